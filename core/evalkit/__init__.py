@@ -1,0 +1,69 @@
+"""evalkit: golden-set evaluation for LLM features and their retrieval step.
+
+The public names below are imported lazily, so ``import evalkit`` (and the CLI's start-up) stays
+cheap; ``from evalkit import GoldenPromptSet`` works as usual.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Answer": "answers",
+    "AssertionKind": "checks",
+    "Assertion": "prompts",
+    "Check": "grading",
+    "Citation": "answers",
+    "Comparison": "verdict",
+    "GenerationRequest": "answers",
+    "GoldenPrompt": "prompts",
+    "GoldenPromptSet": "prompts",
+    "GoldenQuestion": "questions",
+    "GoldenQuestionSet": "questions",
+    "Grading": "grading",
+    "QuestionForm": "questions",
+    "RetrievalProvenance": "questions",
+    "Run": "runs",
+    "CaseResult": "runs",
+    "RunOutcome": "evaluation",
+    "ServingIdentity": "answers",
+    "Tolerances": "tolerance",
+    "Usage": "answers",
+    "Verdict": "evaluation",
+    "evaluate_set": "evaluation",
+    "hookimpl": "hooks",
+    "validate_prompt_set": "validation",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module_name}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from .answers import Answer, Citation, GenerationRequest, ServingIdentity, Usage
+    from .checks import AssertionKind
+    from .evaluation import RunOutcome, Verdict, evaluate_set
+    from .grading import Check, Grading
+    from .hooks import hookimpl
+    from .prompts import Assertion, GoldenPrompt, GoldenPromptSet
+    from .questions import GoldenQuestion, GoldenQuestionSet, QuestionForm, RetrievalProvenance
+    from .runs import CaseResult, Run
+    from .tolerance import Tolerances
+    from .validation import validate_prompt_set
+    from .verdict import Comparison

@@ -1,0 +1,110 @@
+"""What goes to the system under test and what comes back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+__all__ = ["Answer", "Citation", "GenerationRequest", "ServingIdentity", "Usage"]
+
+
+@attrs.frozen
+class GenerationRequest:
+    """One prompt as sent to a generator; ``case_id`` is the golden prompt's id, for generators
+    that look answers up (replay) rather than produce them."""
+
+    prompt: str
+    system_prompt: str | None = None
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    case_id: str | None = None
+
+
+@attrs.frozen
+class Citation:
+    """A source an answer cites, as reported by a RAG application."""
+
+    source_id: str
+    passage: str | None = None
+
+
+@attrs.frozen
+class Usage:
+    """Token counts an endpoint reported for one answer."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    @classmethod
+    def coerce(cls, value: Usage | Mapping[str, Any] | None) -> Usage | None:
+        """Accept a ``Usage``, an OpenAI-style mapping or ``None``."""
+        if value is None or isinstance(value, Usage):
+            return value
+        if isinstance(value, Mapping):
+            return cls(
+                input_tokens=value.get("input_tokens", value.get("prompt_tokens")),
+                output_tokens=value.get("output_tokens", value.get("completion_tokens")),
+            )
+        raise TypeError(f"usage must be a mapping or Usage, not {type(value).__name__}")
+
+
+def _citations(value: Iterable[Citation | str | Mapping[str, Any]] | None) -> tuple[Citation, ...]:
+    out = []
+    for item in value or ():
+        if isinstance(item, Citation):
+            out.append(item)
+        elif isinstance(item, str):
+            out.append(Citation(item))
+        elif isinstance(item, Mapping):
+            out.append(Citation(str(item["source_id"]), item.get("passage")))
+        else:
+            raise TypeError(f"a citation must be a Citation, a source id or a mapping, not {item!r}")
+    return tuple(out)
+
+
+def _strings(value: Iterable[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+@attrs.frozen
+class Answer:
+    """A generator's answer to one prompt.
+
+    ``model`` is the model the endpoint reported; ``abstained``, ``citations`` and ``passages``
+    come from RAG applications that report them — checks that need them fail with a clear
+    reason when they are missing rather than passing.
+    """
+
+    text: str
+    model: str | None = None
+    usage: Usage | None = attrs.field(default=None, converter=Usage.coerce)
+    abstained: bool | None = None
+    citations: tuple[Citation, ...] = attrs.field(default=(), converter=_citations)
+    passages: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    finish_reason: str | None = None
+
+
+@attrs.frozen
+class ServingIdentity:
+    """The content-free proof of who answered: configured instance, alias sent, model reported."""
+
+    provider_instance: str
+    model_alias: str
+    reported_model: str
+    version: int = 1
+
+    def as_mapping(self) -> dict[str, Any]:
+        """The stored form (version first)."""
+        return {
+            "version": self.version,
+            "provider_instance": self.provider_instance,
+            "model_alias": self.model_alias,
+            "reported_model": self.reported_model,
+        }

@@ -1,0 +1,94 @@
+"""The golden sets that installed providers ship, with where each one came from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from . import registry
+from .errors import DuplicateSetError, PluginError, UnknownSetError
+
+__all__ = ["SetCatalog", "SourcedSet", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
+
+
+@attrs.frozen
+class SourcedSet:
+    """A set together with the entry point of the provider that shipped it."""
+
+    set: Any
+    record: registry.PluginRecord
+
+
+@attrs.frozen
+class SetCatalog:
+    """Every set the providers of one group shipped, the providers that failed, and clashes."""
+
+    kind: str
+    sets: dict[str, SourcedSet]
+    failures: tuple[registry.PluginFailure, ...]
+    duplicates: dict[str, tuple[registry.PluginRecord, ...]]
+    providers: tuple[Any, ...] = ()
+
+    def identifiers(self) -> list[str]:
+        """Identifiers in discovery order."""
+        return list(self.sets)
+
+    def get(self, identifier: str) -> SourcedSet:
+        """The set named ``identifier``; raises for unknown or duplicated identifiers."""
+        if identifier in self.duplicates:
+            owners = " and ".join(r.describe() for r in self.duplicates[identifier])
+            raise DuplicateSetError(f'{self.kind} "{identifier}" is shipped by more than one provider: {owners}')
+        if identifier not in self.sets:
+            raise UnknownSetError(identifier, self.identifiers(), self.kind)
+        return self.sets[identifier]
+
+
+def load_catalog(group: str, method: str, kind: str, extra_providers: Iterable[Any] = ()) -> SetCatalog:
+    """Load every provider of ``group``, call ``method`` on it and index the sets it returns.
+
+    A provider that fails to import or raises is recorded in ``failures``; the others still count.
+    """
+    sets: dict[str, SourcedSet] = {}
+    owners: dict[str, list[registry.PluginRecord]] = {}
+    failures: list[registry.PluginFailure] = []
+    providers: list[Any] = []
+    loaded: list[tuple[registry.PluginRecord, Any]] = []
+    for record in registry.records(group):
+        try:
+            factory = registry.load(record)
+            loaded.append((record, registry.instantiate(record, factory)))
+        except PluginError as exc:
+            failures.append(registry.PluginFailure(record, str(exc)))
+    for provider in extra_providers:
+        local = registry.PluginRecord(group, type(provider).__name__, "", "(in process)", "")
+        loaded.append((local, provider))
+    for record, provider in loaded:
+        try:
+            shipped = list(getattr(provider, method)())
+        except Exception as exc:  # a provider's bug must not hide the other providers' sets
+            failures.append(registry.PluginFailure(record, f"{type(exc).__name__} in {method}(): {exc}"))
+            continue
+        providers.append(provider)
+        for item in shipped:
+            identifier = getattr(item, "identifier", None)
+            if not isinstance(identifier, str):
+                failures.append(registry.PluginFailure(record, f"{method}() returned {item!r}, which has no identifier"))
+                continue
+            owners.setdefault(identifier, []).append(record)
+            sets.setdefault(identifier, SourcedSet(item, record))
+    duplicates = {i: tuple(rs) for i, rs in owners.items() if len(rs) > 1}
+    for identifier in duplicates:
+        sets.pop(identifier, None)
+    return SetCatalog(kind, sets, tuple(failures), duplicates, tuple(providers))
+
+
+def prompt_set_catalog(extra_providers: Iterable[Any] = ()) -> SetCatalog:
+    """Golden prompt sets from the ``evalkit.golden_sets`` group."""
+    return load_catalog("evalkit.golden_sets", "golden_prompt_sets", "golden prompt set", extra_providers)
+
+
+def question_set_catalog(extra_providers: Iterable[Any] = ()) -> SetCatalog:
+    """Golden question sets from the ``evalkit.question_sets`` group."""
+    return load_catalog("evalkit.question_sets", "golden_question_sets", "golden question set", extra_providers)

@@ -1,0 +1,233 @@
+"""Assertion kinds: how each kind is validated in a set and evaluated against an answer.
+
+Each kind turns one :class:`~evalkit.prompts.Assertion` into one named :class:`~evalkit.grading.Check`.
+Plugins add kinds through the ``evalkit_assertion_kinds`` hook by returning :class:`AssertionKind`
+objects.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from .answers import Answer
+from .grading import Check
+from .pcre import PatternError, compile_pattern
+from .prompts import Assertion
+from .timeouts import RegexTimeout, search_with_timeout
+
+__all__ = ["AssertionKind", "BUILTIN_KINDS", "evaluate", "parse_json_answer", "load_schema"]
+
+#: PHP's trim set, which the original's ``exact`` uses (Python's strip() removes more).
+TRIM_CHARS = " \t\n\r\0\x0b"
+
+Evaluator = Callable[[Any, Answer], "bool | Check"]
+Validator = Callable[[Any], Iterable[str]]
+
+
+@attrs.frozen
+class AssertionKind:
+    """An assertion kind: its name, how to check its value in a set, how to evaluate it.
+
+    ``evaluate(value, answer)`` returns ``True``/``False`` or a full :class:`Check` (to attach a
+    detail or an error); ``validate(value)`` yields problems with the value, each a short phrase.
+    """
+
+    name: str
+    evaluate: Evaluator
+    validate: Validator = lambda value: ()
+
+
+def _summary(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.strip(TRIM_CHARS)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _non_empty_string(value: Any) -> Iterable[str]:
+    if not isinstance(value, str) or value == "":
+        yield "must be a non-empty string"
+
+
+def _string_list(value: Any) -> Iterable[str]:
+    if not isinstance(value, (tuple, list)) or not value:
+        yield "must be a non-empty list of strings"
+    elif not all(isinstance(v, str) and v for v in value):
+        yield "every entry must be a non-empty string"
+
+
+def _exact(value: str, answer: Answer) -> bool:
+    return answer.text.strip(TRIM_CHARS) == value.strip(TRIM_CHARS)
+
+
+def _contains(value: str, answer: Answer) -> bool:
+    return value in answer.text
+
+
+def _validate_regex(value: Any) -> Iterable[str]:
+    yield from _non_empty_string(value)
+    if isinstance(value, str) and value:
+        try:
+            compile_pattern(value)
+        except PatternError as exc:
+            yield str(exc)
+
+
+def _regex(value: str, answer: Answer) -> bool | Check:
+    try:
+        return search_with_timeout(compile_pattern(value), answer.text)
+    except RegexTimeout:
+        return Check("", False, error=f"regex {_summary(value)} did not finish in time")
+
+
+_FENCE = re.compile(r"\A```[A-Za-z0-9_-]*[ \t]*\n(.*)\n```\Z", re.DOTALL)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json_answer(text: str) -> Any:
+    """Parse an answer as JSON; a single fenced code block around the JSON is accepted.
+
+    ``NaN``/``Infinity`` literals are rejected, as strict JSON parsers do.
+    """
+    stripped = text.strip()
+    fenced = _FENCE.match(stripped)
+    if fenced:
+        stripped = fenced.group(1).strip()
+    return json.loads(stripped, parse_constant=_reject_constant)
+
+
+def load_schema(value: Any) -> Any:
+    """The schema as a Python object (parsed when given as a JSON string)."""
+    if isinstance(value, str):
+        return json.loads(value)
+    return value
+
+
+def _schema_validator(schema: Any) -> Any:
+    from jsonschema.validators import validator_for
+    from referencing import Registry
+
+    def refuse(uri: str) -> Any:
+        raise LookupError(f"remote $ref {uri!r} is not retrieved")
+
+    cls = validator_for(schema)
+    return cls(schema, registry=Registry(retrieve=refuse))
+
+
+def _validate_json_schema(value: Any) -> Iterable[str]:
+    try:
+        schema = load_schema(value)
+    except (TypeError, ValueError) as exc:
+        yield f"is not valid JSON: {exc}"
+        return
+    if not isinstance(schema, (Mapping, bool)):
+        yield "must be a JSON object (or a boolean schema)"
+        return
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        yield f"is not a valid JSON Schema: {exc.message}"
+
+
+_validators: dict[str, Any] = {}
+
+
+def _json_schema(value: Any, answer: Answer) -> bool | Check:
+    key = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    validator = _validators.get(key)
+    if validator is None:
+        validator = _validators[key] = _schema_validator(load_schema(value))
+    try:
+        data = parse_json_answer(answer.text)
+    except ValueError as exc:
+        return Check("", False, detail=f"answer is not JSON: {exc}")
+    error = next(iter(validator.iter_errors(data)), None)
+    if error is None:
+        return True
+    path = "$" + "".join(f"[{p!r}]" for p in error.absolute_path)
+    return Check("", False, detail=f"{error.message} at {path}")
+
+
+def _lowered(values: Iterable[str]) -> list[str]:
+    return [v.casefold() for v in values]
+
+
+def _contains_any(values: tuple[str, ...], answer: Answer) -> bool:
+    text = answer.text.casefold()
+    return any(v in text for v in _lowered(values))
+
+
+def _contains_none(values: tuple[str, ...], answer: Answer) -> bool | Check:
+    text = answer.text.casefold()
+    found = [v for v, low in zip(values, _lowered(values)) if low in text]
+    return True if not found else Check("", False, detail=f"found {', '.join(repr(v) for v in found)}")
+
+
+def _validate_max_words(value: Any) -> Iterable[str]:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        yield "must be a positive integer"
+
+
+def _max_words(limit: int, answer: Answer) -> bool | Check:
+    words = len(answer.text.split())
+    return True if words <= limit else Check("", False, detail=f"{words} words, limit {limit}")
+
+
+def _validate_refusal(value: Any) -> Iterable[str]:
+    if value is not None:
+        yield "takes no value"
+
+
+def _refusal(value: None, answer: Answer) -> bool | Check:
+    if answer.abstained is None:
+        return Check("", False, error="answer carries no abstention flag")
+    return bool(answer.abstained)
+
+
+def _cites_any(source_ids: tuple[str, ...], answer: Answer) -> bool | Check:
+    if not answer.citations:
+        return Check("", False, error="answer carries no citations")
+    cited = {c.source_id for c in answer.citations}
+    return True if cited & set(source_ids) else Check("", False, detail=f"cited {', '.join(sorted(cited))}")
+
+
+BUILTIN_KINDS: Mapping[str, AssertionKind] = {
+    kind.name: kind
+    for kind in (
+        AssertionKind("exact", _exact, _non_empty_string),
+        AssertionKind("contains", _contains, _non_empty_string),
+        AssertionKind("regex", _regex, _validate_regex),
+        AssertionKind("json_schema", _json_schema, _validate_json_schema),
+        AssertionKind("contains_any", _contains_any, _string_list),
+        AssertionKind("contains_none", _contains_none, _string_list),
+        AssertionKind("max_words", _max_words, _validate_max_words),
+        AssertionKind("refusal", _refusal, _validate_refusal),
+        AssertionKind("cites_any", _cites_any, _string_list),
+    )
+}
+
+
+def evaluate(assertion: Assertion, answer: Answer, kinds: Mapping[str, AssertionKind]) -> Check:
+    """Evaluate one assertion against an answer; a plugin kind that raises yields an errored check."""
+    name = assertion.check_name
+    kind = kinds.get(assertion.kind)
+    if kind is None:
+        return Check(name, False, error=f"unknown assertion kind {assertion.kind!r}")
+    try:
+        outcome = kind.evaluate(assertion.value, answer)
+    except Exception as exc:  # a plugin's evaluator must not take the run down
+        return Check(name, False, error=f"{assertion.kind} check raised {type(exc).__name__}: {exc}")
+    if isinstance(outcome, Check):
+        return attrs.evolve(outcome, name=name)
+    detail = None if outcome else f"{assertion.kind}({_summary(assertion.value)}) did not hold"
+    return Check(name, bool(outcome), detail=detail)

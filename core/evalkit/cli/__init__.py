@@ -1,0 +1,74 @@
+"""The ``evalkit`` command line: a thin layer over the library.
+
+Start-up is kept cheap: this module imports only argparse; each command imports what it needs
+when it runs, so ``evalkit --help`` and ``evalkit list`` never load httpx, jsonschema, peewee or
+plugin modules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import import_module
+
+__all__ = ["main", "build_parser"]
+
+#: Command modules, each with ``register(subparsers)``; their top level imports nothing heavy.
+COMMAND_MODULES = ("run_cmd", "list_cmd")
+
+EPILOG = """exit codes: 0 done · 1 gate failed (regression, or not comparable under --fail-on-regression)
+            2 bad usage or invalid input (nothing called, nothing stored) · 3 the run could not complete"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every command registered."""
+    parser = argparse.ArgumentParser(
+        prog="evalkit",
+        description="Evaluate LLM answers and retrieval against golden sets, store every run, flag regressions.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"evalkit {_version()}")
+    parser.add_argument("--traceback", action="store_true", help="show the full traceback on errors")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        import_module(f".{name}", __name__).register(subparsers)
+    return parser
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (see ``evalkit --help``)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        print("evalkit: interrupted", file=sys.stderr)
+        return 3
+    except Exception as exc:
+        from ..errors import EvalkitError, SetValidationError
+
+        if args.traceback or not isinstance(exc, EvalkitError):
+            if not isinstance(exc, EvalkitError):
+                print(f"evalkit: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            import traceback
+
+            traceback.print_exc()
+            return getattr(exc, "exit_code", 2) if isinstance(exc, EvalkitError) else 2
+        if isinstance(exc, SetValidationError):
+            print(f"evalkit: error: the set is invalid ({len(exc.problems)} problem(s)):", file=sys.stderr)
+            for problem in exc.problems:
+                print(f"  - {problem}", file=sys.stderr)
+        else:
+            print(f"evalkit: error: {exc}", file=sys.stderr)
+        return exc.exit_code

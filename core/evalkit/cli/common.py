@@ -1,0 +1,65 @@
+"""Pieces several commands share: output consoles, common options, JSON output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+__all__ = ["add_store_options", "console", "print_json", "add_tolerance_options"]
+
+
+def console(stderr: bool = False) -> Any:
+    """A rich console; plain and wide enough for tables when not a terminal."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    tty = stream.isatty()
+    return Console(
+        file=stream,
+        highlight=False,
+        width=None if tty else int(os.environ.get("COLUMNS", "120")),
+        no_color=not tty or "NO_COLOR" in os.environ,
+        soft_wrap=not tty,
+    )
+
+
+def print_json(document: Any) -> None:
+    """Print one machine-readable JSON document on stdout."""
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    """``--config`` and ``--database``."""
+    parser.add_argument("--config", metavar="PATH", help="configuration file (default: ./evalkit.toml or [tool.evalkit] in ./pyproject.toml)")
+    parser.add_argument(
+        "--database",
+        metavar="URL",
+        help="results database URL (default: EVALKIT_DATABASE_URL, the config's database, or sqlite:///.evalkit/results.db)",
+    )
+
+
+def add_tolerance_options(parser: argparse.ArgumentParser, first: str, second: str, what: tuple[str, str]) -> None:
+    """Two tolerance options (kept as raw text so they are validated exactly) and the gate flag."""
+    parser.add_argument(
+        f"--{first}", default="0.1", metavar="X",
+        help=f"largest accepted absolute drop of the {what[0]}, a finite number in 0..1 (default 0.1; a drop equal to it passes)",
+    )
+    parser.add_argument(
+        f"--{second}", default="0.1", metavar="X",
+        help=f"largest accepted absolute drop of the {what[1]}, a finite number in 0..1 (default 0.1)",
+    )
+    parser.add_argument(
+        "--fail-on-regression", action="store_true",
+        help="exit 1 on a regression, and when the run cannot be compared (for CI)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+
+
+def database_url(args: argparse.Namespace, config: Any) -> str:
+    """The database a command uses: --database, EVALKIT_DATABASE_URL, the config, then the default."""
+    from ..storage import resolve_database_url
+
+    return resolve_database_url(getattr(args, "database", None), config)

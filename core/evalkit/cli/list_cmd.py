@@ -1,0 +1,100 @@
+"""``evalkit list``: installed plugins (from metadata, nothing imported) and the sets they ship."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+WHAT = ("plugins", "sets", "questions")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``list`` command."""
+    parser = subparsers.add_parser(
+        "list",
+        help="list installed plugins, or the golden sets they ship",
+        description=(
+            "`evalkit list` shows every plugin in every evalkit entry-point group with its distribution and "
+            "version, without importing any plugin. `evalkit list sets` loads the golden prompt set providers "
+            "and shows their sets; `evalkit list questions` does the same for golden question sets."
+        ),
+    )
+    parser.add_argument("what", nargs="?", choices=WHAT, default="plugins", help="what to list (default: plugins)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """List, and return 2 when a provider failed or two sets clash (everything else is still shown)."""
+    if args.what == "plugins":
+        return _plugins(args)
+    return _sets(args)
+
+
+def _plugins(args: argparse.Namespace) -> int:
+    from .. import registry
+
+    records = registry.scan()
+    if args.json:
+        from .common import print_json
+
+        print_json([{"group": r.group, "name": r.name, "value": r.value, "distribution": r.distribution, "version": r.version} for r in records])
+        return 0
+    import sys
+
+    write = sys.stdout.write
+    for group in registry.GROUPS:
+        members = [r for r in records if r.group == group]
+        write(f"{group}  ({registry.KIND_BY_GROUP[group]}s)\n")
+        if not members:
+            write("  (none installed)\n")
+        width = max((len(r.name) for r in members), default=0)
+        for record in members:
+            write(f"  {record.name.ljust(width)}  {record.distribution} {record.version}\n")
+    return 0
+
+
+def _sets(args: argparse.Namespace) -> int:
+    from ..catalog import prompt_set_catalog, question_set_catalog
+    from .common import console, print_json
+
+    catalog = prompt_set_catalog() if args.what == "sets" else question_set_catalog()
+    count_attr = "prompts" if args.what == "sets" else "questions"
+    rows = [
+        {
+            "identifier": identifier,
+            "name": sourced.set.name,
+            "count": len(getattr(sourced.set, count_attr)),
+            "distribution": sourced.record.distribution,
+            "version": sourced.record.version,
+            "provider": sourced.record.name,
+        }
+        for identifier, sourced in catalog.sets.items()
+    ]
+    problems = [f"{f.record.kind} {f.record.describe()}: {f.error}" for f in catalog.failures]
+    problems += [
+        f'set "{identifier}" is shipped by more than one distribution: '
+        + " and ".join(f"{r.distribution} {r.version}" for r in owners)
+        for identifier, owners in catalog.duplicates.items()
+    ]
+    if args.json:
+        print_json({"sets": rows, "problems": problems})
+        return 2 if problems else 0
+    from rich.table import Table
+
+    out = console()
+    table = Table(show_edge=False, pad_edge=False)
+    table.add_column("Identifier")
+    table.add_column("Name")
+    table.add_column(count_attr.capitalize(), justify="right")
+    table.add_column("Distribution")
+    for row in rows:
+        table.add_row(row["identifier"], row["name"], str(row["count"]), f"{row['distribution']} {row['version']}")
+    if rows:
+        out.print(table)
+    else:
+        out.print(f"No {catalog.kind}s are installed.")
+    err = console(stderr=True)
+    for problem in problems:
+        err.print(f"[red]error:[/red] {problem}")
+    return 2 if problems else 0

@@ -1,0 +1,200 @@
+"""Rendering runs and verdicts for people (rich) and machines (JSON)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from ..convert import unstructure
+from ..evaluation import RunOutcome
+from ..runs import CaseResult, Run
+
+__all__ = ["ProgressDisplay", "outcome_document", "render_outcome", "run_document", "case_document"]
+
+
+class ProgressDisplay:
+    """A progress bar on stderr while answers come in (only on a terminal)."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._progress: Any = None
+        self._task: Any = None
+
+    def start(self, run: Run, total: int) -> None:
+        """Show the bar for ``total`` cases."""
+        if not self.enabled:
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        from .common import console
+
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=console(stderr=True), transient=True,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(f"{run.set_identifier}", total=total)
+
+    def advance(self, case: CaseResult) -> None:
+        """One more case is in."""
+        if self._progress is not None:
+            self._progress.advance(self._task)
+
+    def stop(self) -> None:
+        """Remove the bar."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+def _percent(value: Any) -> str:
+    return f"{float(value) * 100:.1f}%"
+
+
+def _failed_checks(case: CaseResult) -> str:
+    if case.errored:
+        return f"error: {case.error}"
+    parts = []
+    for check in case.failed_checks:
+        why = check.error or check.detail
+        parts.append(f"{check.name} ({why})" if why else check.name)
+    return ", ".join(parts)
+
+
+def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None) -> None:
+    """The human report of one run: cases, aggregates, identity, then the regression check."""
+    from rich.table import Table
+
+    run = outcome.run
+    out.print(f"[bold]Evaluation: {run.set_identifier}[/bold]  (run {run.id})")
+    for note in outcome.notes:
+        out.print(f"[yellow]{note}[/yellow]")
+    for failure in outcome.plugin_failures:
+        out.print(f"[yellow]warning: {failure}[/yellow]")
+    table = Table(show_edge=False, pad_edge=False)
+    for column, justify in (("Case", "left"), ("Result", "left"), ("Score", "right"), ("Latency (ms)", "right"), ("Failed checks", "left")):
+        table.add_column(column, justify=justify, overflow="fold")
+    for case in run.cases:
+        result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
+        table.add_row(case.case_id, result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _failed_checks(case))
+    out.print(table)
+    render_summary(out, run)
+    render_verdict(out, outcome)
+
+
+def render_summary(out: Any, run: Run) -> None:
+    """Identity and aggregates."""
+    if run.identity is not None:
+        who = f"{run.identity.reported_model} (alias {run.identity.model_alias} via {run.identity.provider_instance})"
+    else:
+        who = "(unknown)"
+    out.print(f"Model:      {who}")
+    out.print(f"Grader:     {run.grader}")
+    out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
+    out.print(f"Pass rate:  {_percent(run.pass_rate)} ({run.passed_count}/{run.answered_count})")
+    out.print(f"Mean score: {run.mean_score:.3f}")
+
+
+def render_verdict(out: Any, outcome: RunOutcome) -> None:
+    """The regression check: first the cases that passed in the baseline and fail now."""
+    verdict = outcome.verdict
+    out.print()
+    out.print("[bold]Regression check[/bold]")
+    if verdict.state == "not_compared":
+        out.print(f"[yellow]{verdict.reason}[/yellow]")
+        return
+    if verdict.state == "baseline":
+        out.print(f"No previous run for this set and serving identity — recorded as the baseline.")
+        return
+    comparison = verdict.comparison
+    assert comparison is not None
+    if comparison.regressed_cases:
+        out.print(f"[red]Passed in run {comparison.baseline_id}, fail now ({len(comparison.regressed_cases)}):[/red]")
+        for case_id in comparison.regressed_cases:
+            out.print(f"  - {case_id}")
+    if comparison.fixed_cases:
+        out.print(f"Fixed since run {comparison.baseline_id}: {', '.join(comparison.fixed_cases)}")
+    style = "red" if comparison.regressed else "green"
+    out.print(f"[{style}]{comparison.summary()}[/{style}]")
+    flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
+    if flips:
+        out.print(
+            f"Flipped cases: {len(comparison.regressed_cases)} regressed, {len(comparison.fixed_cases)} fixed "
+            f"(exact McNemar p = {comparison.mcnemar_p:.3g}"
+            + ("; too few flips to call a trend)" if comparison.mcnemar_p >= 0.05 else ")")
+        )
+    if comparison.regressed:
+        out.print("[red]Quality regression detected against the previous run.[/red]")
+
+
+def case_document(case: CaseResult) -> dict[str, Any]:
+    """A case as JSON-ready data."""
+    return {
+        "id": case.case_id,
+        "passed": case.passed,
+        "score": case.score,
+        "errored": case.errored,
+        "error": case.error,
+        "latency_ms": round(case.latency_s * 1000, 3),
+        "checks": [unstructure(c) for c in case.checks],
+        "yardstick": case.yardstick,
+        "identity": unstructure(case.identity) if case.identity else None,
+        "answer": case.answer_text,
+        "detail": case.detail,
+    }
+
+
+def run_document(run: Run, with_cases: bool = True) -> dict[str, Any]:
+    """A run as JSON-ready data."""
+    document: dict[str, Any] = {
+        "run_id": run.id,
+        "kind": run.kind.value,
+        "set": run.set_identifier,
+        "status": run.status.value,
+        "grader": run.grader,
+        "verified": run.verified,
+        "identity": unstructure(run.identity) if run.identity else None,
+        "identity_note": run.identity_note,
+        "provider_instance": run.provider_instance,
+        "adapter": run.adapter,
+        "model_alias": run.model_alias,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "label": run.label,
+        "privacy": run.privacy,
+        "case_count": run.case_count,
+        "answered": run.answered_count,
+        "passed": run.passed_count,
+        "errored": run.errored_count,
+        "pass_rate": float(run.pass_rate),
+        "mean_score": run.mean_score,
+    }
+    if run.metrics:
+        document["metrics"] = run.metrics
+    if with_cases:
+        document["cases"] = [case_document(c) for c in run.cases]
+    return document
+
+
+def outcome_document(outcome: RunOutcome) -> dict[str, Any]:
+    """The ``--json`` document of ``evalkit run``."""
+    verdict = outcome.verdict
+    comparison = verdict.comparison
+    document = run_document(outcome.run)
+    document["notes"] = list(outcome.notes)
+    document["verdict"] = {
+        "state": verdict.state,
+        "regressed": verdict.regressed,
+        "reason": verdict.reason if comparison is None else comparison.summary(),
+        "baseline_id": comparison.baseline_id if comparison else None,
+    }
+    if comparison is not None:
+        document["verdict"].update(
+            pass_rate_delta=float(comparison.pass_rate_delta),
+            mean_score_delta=float(comparison.mean_score_delta),
+            regressed_cases=list(comparison.regressed_cases),
+            fixed_cases=list(comparison.fixed_cases),
+            mcnemar_p=comparison.mcnemar_p,
+        )
+    document["baseline_id"] = document["verdict"]["baseline_id"]
+    return document

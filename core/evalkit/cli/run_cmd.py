@@ -1,0 +1,89 @@
+"""``evalkit run SET``: answer a golden prompt set, grade it, store it, compare it with its baseline."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import add_store_options, add_tolerance_options
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``run`` command."""
+    parser = subparsers.add_parser(
+        "run",
+        help="run a golden prompt set against a generator and flag regressions",
+        description=(
+            "Answer every prompt of SET, grade the answers, store the run and compare it with the latest "
+            "earlier complete run of the same set, serving identity and grader. With no provider configured, "
+            "the set's own references answer (a self-check)."
+        ),
+    )
+    parser.add_argument("set", metavar="SET", help="golden prompt set identifier (see `evalkit list sets`)")
+    parser.add_argument("--provider", metavar="NAME", help="a configured provider instance, or an adapter for an ad-hoc (never compared) run")
+    parser.add_argument("--model", metavar="ALIAS", help="model alias to send instead of the instance's")
+    parser.add_argument("--grader", default="deterministic", metavar="NAME", help="grader (default: deterministic; see `evalkit list`)")
+    parser.add_argument("--concurrency", type=_positive_int, metavar="N", help="prompts in flight (default: the instance's, else 8)")
+    parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="what answer text is stored (default: config, else metadata)")
+    parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version)")
+    add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+    add_store_options(parser)
+    parser.set_defaults(handler=handle)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Validate everything, run, render, and return the exit code."""
+    from .. import registry
+    from ..catalog import prompt_set_catalog
+    from ..config import load_config
+    from ..evaluation import evaluate_set
+    from ..tolerance import Tolerances
+    from .common import console, database_url, print_json
+    from .render import ProgressDisplay, outcome_document, render_outcome
+
+    config = load_config(args.config)
+    catalog = prompt_set_catalog()
+    golden_set = catalog.get(args.set).set
+    registry.find("evalkit.graders", args.grader)
+    tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
+    out = console()
+    progress = ProgressDisplay(enabled=not args.json)
+    try:
+        outcome = evaluate_set(
+            golden_set,
+            provider=args.provider,
+            model=args.model,
+            grader=args.grader,
+            strict_grader=True,
+            config=config,
+            database=database_url(args, config),
+            tolerances=tolerances,
+            privacy=args.privacy,
+            concurrency=args.concurrency,
+            label=args.label,
+            on_start=progress.start,
+            on_case=progress.advance,
+            **_extra_run_options(args),
+        )
+    finally:
+        progress.stop()
+    if args.json:
+        print_json(outcome_document(outcome))
+    else:
+        render_outcome(out, outcome, golden_set)
+    return outcome.exit_code(args.fail_on_regression)
+
+
+def _extra_run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Options other commands' modules add to ``run`` (resume, shards, judges) — none by default."""
+    return {}

@@ -1,0 +1,183 @@
+"""Turning names into working components: generators from provider instances, graders by name."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from . import registry
+from .answers import Answer, GenerationRequest
+from .config import Config, ProviderInstance
+from .errors import ConfigError, UnknownPluginError
+from .grading import Grading
+from .prompts import GoldenPrompt
+
+__all__ = [
+    "AsyncGenerator",
+    "BoundGenerator",
+    "Generator",
+    "Grader",
+    "ReadinessCheck",
+    "SetAware",
+    "bind_generator",
+    "load_grader",
+    "REFERENCE_INSTANCE",
+]
+
+#: The instance name a run uses when no provider is configured: the set's own references.
+REFERENCE_INSTANCE = "reference"
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """The system under test: answers one prompt."""
+
+    def generate(self, request: GenerationRequest) -> Answer:
+        """Answer ``request``."""
+        ...
+
+
+@runtime_checkable
+class AsyncGenerator(Protocol):
+    """A generator that answers asynchronously; preferred by the runner when present."""
+
+    async def agenerate(self, request: GenerationRequest) -> Answer:
+        """Answer ``request``."""
+        ...
+
+
+@runtime_checkable
+class Grader(Protocol):
+    """Grades one answer to one golden prompt."""
+
+    def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """Grade ``answer``."""
+        ...
+
+
+@runtime_checkable
+class SetAware(Protocol):
+    """A generator that wants to see the set before the run (the reference generator does)."""
+
+    def bind_set(self, golden_set: Any) -> None:
+        """Called once with the golden set about to run."""
+        ...
+
+
+@runtime_checkable
+class ReadinessCheck(Protocol):
+    """A component that can say, before anything is paid for, whether it can run."""
+
+    def check_ready(self) -> None:
+        """Raise :class:`evalkit.errors.GraderUnavailableError` (or another EvalkitError) if not."""
+        ...
+
+
+@attrs.frozen
+class BoundGenerator:
+    """A generator object with the serving facts the runner records for each case.
+
+    ``configured`` is true when the instance came from configuration (or is the built-in
+    reference instance); only such runs can be verified and compared.
+    """
+
+    generator: Any
+    adapter: str
+    instance: str | None
+    alias: str | None
+    configured: bool
+    record: registry.PluginRecord | None = None
+
+    @property
+    def is_async(self) -> bool:
+        """True when the generator has ``async def agenerate``."""
+        return inspect.iscoroutinefunction(getattr(self.generator, "agenerate", None))
+
+    @property
+    def concurrency(self) -> int | None:
+        """The concurrency the generator asks for, if it says."""
+        value = getattr(self.generator, "concurrency", None)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    async def aclose(self) -> None:
+        """Close the generator's resources if it has any."""
+        closer = getattr(self.generator, "aclose", None)
+        if closer is not None and inspect.iscoroutinefunction(closer):
+            await closer()
+            return
+        closer = getattr(self.generator, "close", None)
+        if callable(closer):
+            closer()
+
+
+def _create(adapter: str, options: Mapping[str, Any]) -> tuple[Any, registry.PluginRecord]:
+    record = registry.find("evalkit.generators", adapter)
+    factory = registry.load(record)
+    return registry.instantiate(record, factory, **dict(options)), record
+
+
+def bind_generator(
+    config: Config, provider: str | None = None, model: str | None = None, **overrides: Any
+) -> BoundGenerator:
+    """The generator a run uses.
+
+    ``provider`` names a configured instance (verified runs), or an adapter for an ad-hoc run
+    (never verified); with neither, the built-in reference instance answers with the set's own
+    references.
+    """
+    instance: ProviderInstance | None = None
+    if provider is None:
+        if config.providers and len(config.providers) == 1:
+            instance = next(iter(config.providers.values()))
+        elif config.providers:
+            names = ", ".join(config.providers)
+            raise ConfigError(f"several provider instances are configured ({names}); choose one with --provider")
+        else:
+            generator, record = _create("reference", {})
+            return BoundGenerator(generator, "reference", REFERENCE_INSTANCE, model or "reference", True, record)
+    elif provider in config.providers:
+        instance = config.providers[provider]
+    if instance is not None:
+        options = {**instance.options, **overrides}
+        if model:
+            options["model"] = model
+        generator, record = _create(instance.adapter, options)
+        alias = options.get("model")
+        return BoundGenerator(generator, instance.adapter, instance.name, str(alias) if alias else None, True, record)
+    try:
+        options = dict(overrides)
+        if model:
+            options["model"] = model
+        generator, record = _create(provider, options)  # type: ignore[arg-type]
+    except UnknownPluginError as exc:
+        available = [f"{name} (configured)" for name in config.providers] + list(exc.available)
+        raise UnknownPluginError("provider", provider or "", available) from None
+    return BoundGenerator(generator, provider or "", None, model, False, record)
+
+
+def known_graders() -> list[str]:
+    """Names of every installed grader."""
+    return sorted({r.name for r in registry.records("evalkit.graders")})
+
+
+def load_grader(name: str, *, strict: bool = True, **options: Any) -> tuple[Any, str]:
+    """The grader named ``name`` and the name actually used.
+
+    With ``strict`` an unknown name raises :class:`UnknownPluginError` listing the known ones (the
+    CLI); without it, the deterministic grader is used instead (the library), so a typo never spends
+    judge tokens.
+    """
+    try:
+        record = registry.find("evalkit.graders", name)
+    except UnknownPluginError:
+        if strict:
+            raise
+        warnings.warn(f'unknown grader "{name}"; grading deterministically', stacklevel=2)
+        name = "deterministic"
+        record = registry.find("evalkit.graders", name)
+    grader = registry.instantiate(record, registry.load(record), **options)
+    return grader, name

@@ -1,0 +1,130 @@
+"""The exceptions evalkit raises, and the exit code each maps to at the CLI.
+
+::
+
+    EvalkitError                      root; exit 2 unless a subclass says otherwise
+    ├── UsageError                    a bad option value, an unknown name (exit 2)
+    │   ├── UnknownSetError           with the identifiers that do exist
+    │   ├── UnknownPluginError        unknown grader/generator/retriever, with the known ones
+    │   └── ToleranceError            a --max-*-drop that is not a finite number in 0..1
+    ├── ConfigError                   evalkit.toml / [tool.evalkit] is unreadable or wrong (exit 2)
+    ├── SetValidationError            a golden set breaks a rule; ``problems`` lists them all (exit 2)
+    ├── PluginError                   a plugin failed to import, raised, or broke its contract (exit 2)
+    │   └── DuplicateSetError         two distributions ship one set identifier
+    ├── GenerationError               the system under test failed for one case (stored as errored)
+    ├── RetrievalError                a retriever failed or returned garbage for one question
+    ├── GraderUnavailableError        a judge cannot be reached before the run (exit 2, nothing stored)
+    └── StorageError                  the results store cannot be used (exit 2)
+        └── SchemaOutOfDateError      the database needs ``evalkit db upgrade``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "ConfigError",
+    "DuplicateSetError",
+    "EvalkitError",
+    "GenerationError",
+    "GraderUnavailableError",
+    "PluginError",
+    "RetrievalError",
+    "SchemaOutOfDateError",
+    "SetValidationError",
+    "StorageError",
+    "ToleranceError",
+    "UnknownPluginError",
+    "UnknownSetError",
+    "UsageError",
+]
+
+
+class EvalkitError(Exception):
+    """Root of every error evalkit raises on purpose."""
+
+    exit_code = 2
+
+
+class UsageError(EvalkitError, ValueError):
+    """A command was called with a value it cannot use."""
+
+
+class UnknownSetError(UsageError, LookupError):
+    """No installed provider ships a set with this identifier."""
+
+    def __init__(self, identifier: str, available: Sequence[str], kind: str = "golden prompt set") -> None:
+        self.identifier = identifier
+        self.available = tuple(available)
+        hint = f" Available sets: {', '.join(self.available)}" if self.available else " No sets are installed."
+        super().__init__(f'Unknown {kind} "{identifier}".{hint}')
+
+
+class UnknownPluginError(UsageError, LookupError):
+    """No plugin of this name is registered in the group."""
+
+    def __init__(self, kind: str, name: str, available: Sequence[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.available = tuple(available)
+        known = ", ".join(self.available) or "(none installed)"
+        super().__init__(f'Unknown {kind} "{name}". Available {kind}s: {known}')
+
+
+class ToleranceError(UsageError):
+    """A tolerance option is not a finite number in 0..1."""
+
+    def __init__(self, option: str, raw: object) -> None:
+        self.option = option
+        self.raw = raw
+        super().__init__(f'Option "--{option}" must be a finite number in 0..1 (got {raw!r}).')
+
+
+class ConfigError(EvalkitError):
+    """The configuration file cannot be read or says something impossible."""
+
+
+class SetValidationError(EvalkitError):
+    """A golden set breaks one or more rules; every problem names the set, prompt and field."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(self.problems))
+
+
+class PluginError(EvalkitError):
+    """A plugin failed to import, raised while loading, or broke its contract."""
+
+    def __init__(self, message: str, *, group: str = "", name: str = "", distribution: str = "") -> None:
+        self.group = group
+        self.name = name
+        self.distribution = distribution
+        super().__init__(message)
+
+
+class DuplicateSetError(PluginError):
+    """Two providers ship a set with the same identifier."""
+
+
+class GenerationError(EvalkitError):
+    """The system under test failed to answer one prompt; the case is stored as errored."""
+
+    exit_code = 3
+
+
+class RetrievalError(EvalkitError):
+    """A retriever failed or returned something that is not a ranked list of ids."""
+
+    exit_code = 3
+
+
+class GraderUnavailableError(EvalkitError):
+    """A grader cannot run (its judge is unreachable); raised before anything is paid for."""
+
+
+class StorageError(EvalkitError):
+    """The results store cannot be opened, read or written."""
+
+
+class SchemaOutOfDateError(StorageError):
+    """The database schema is older than this evalkit; run ``evalkit db upgrade``."""

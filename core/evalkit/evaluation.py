@@ -1,0 +1,257 @@
+"""Running a golden prompt set end to end, as a library call; the CLI is a thin layer over this."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from . import components, hooks, runner
+from .catalog import prompt_set_catalog
+from .checks import BUILTIN_KINDS, AssertionKind
+from .config import PRIVACY_LEVELS, Config, load_config
+from .errors import UsageError
+from .prompts import GoldenPromptSet
+from .runs import CaseResult, Run, RunStatus
+from .storage import GeneratorScopedResults, open_repository, resolve_database_url
+from .tolerance import Tolerances
+from .validation import validate_prompt_set
+from .verdict import Comparison, compare
+
+__all__ = ["RunOutcome", "Verdict", "assertion_kinds", "evaluate_set", "verdict_for"]
+
+NO_SCOPED_READS = "not compared: the configured repository has no generator-scoped reads"
+
+
+@attrs.frozen
+class Verdict:
+    """Whether a run was compared, and the outcome.
+
+    ``state`` is ``baseline`` (first comparable run), ``compared``, or ``not_compared`` (with
+    ``reason``). ``comparison`` is set when compared.
+    """
+
+    state: str
+    reason: str | None = None
+    comparison: Comparison | None = None
+    baseline: Run | None = None
+
+    @property
+    def regressed(self) -> bool:
+        """True when compared and an aggregate dropped beyond its tolerance."""
+        return self.comparison is not None and self.comparison.regressed
+
+
+@attrs.frozen
+class RunOutcome:
+    """What a run produced: the stored run (with cases), the verdict and what to tell the user."""
+
+    run: Run
+    verdict: Verdict
+    notes: tuple[str, ...] = ()
+    plugin_failures: tuple[str, ...] = ()
+
+    def exit_code(self, fail_on_regression: bool) -> int:
+        """0 fine · 1 gate failed · 3 the run could not complete."""
+        if self.run.status is RunStatus.RUNNING and not self.run.errored_count:
+            return 0  # a shard finished its slice; the run completes with the last shard
+        if self.run.status is not RunStatus.COMPLETE:
+            return 3
+        if fail_on_regression and (self.verdict.state == "not_compared" or self.verdict.regressed):
+            return 1
+        return 0
+
+
+def assertion_kinds(manager: Any) -> dict[str, AssertionKind]:
+    """Built-in assertion kinds plus those hook plugins add (built-ins win a name clash)."""
+    kinds: dict[str, AssertionKind] = dict(BUILTIN_KINDS)
+    for returned in manager.hook.evalkit_assertion_kinds():
+        for kind in returned or ():
+            if isinstance(kind, AssertionKind) and kind.name not in kinds:
+                kinds[kind.name] = kind
+    return kinds
+
+
+def verdict_for(run: Run, repository: Any, tolerances: Tolerances) -> Verdict:
+    """Find the right baseline for a finished run and compare (the run itself is never its baseline)."""
+    if run.status is not RunStatus.COMPLETE:
+        return Verdict("not_compared", f"not compared: the run is {run.status.value} ({run.errored_count} errored case(s)), so it is never a baseline and is not compared")
+    if run.identity is None:
+        return Verdict("not_compared", f"not compared: no single verified serving identity — {run.identity_note}")
+    if run.grader in ("decision", "decision:failed") or run.grader.endswith(":failed"):
+        if run.grader.endswith(":failed"):
+            return Verdict("not_compared", f'not compared: no grading of this run could be made (stored as "{run.grader}")')
+    if not isinstance(repository, GeneratorScopedResults):
+        return Verdict("not_compared", NO_SCOPED_READS)
+    if any(c.yardstick and c.yardstick != run.grader for c in run.cases if not c.errored):
+        return Verdict(
+            "not_compared",
+            f'not compared: the gradings of this run do not share one yardstick (stored as "{run.grader}"); '
+            "a grading failed for some cases, or the judge model changed during the run",
+        )
+    baseline = repository.baseline_for(run.set_identifier, run.identity, run.grader, exclude_run_id=run.id)
+    if baseline is None:
+        return Verdict("baseline", "no earlier run for this set, serving identity and grader — recorded as the baseline")
+    return Verdict("compared", comparison=compare(run, baseline, tolerances), baseline=baseline)
+
+
+def evaluate_set(
+    set_identifier: str | GoldenPromptSet,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    grader: str = "deterministic",
+    strict_grader: bool = False,
+    grader_options: Mapping[str, Any] | None = None,
+    config: Config | None = None,
+    database: str | None = None,
+    tolerances: Tolerances | None = None,
+    privacy: str | None = None,
+    concurrency: int | None = None,
+    run_id: str | None = None,
+    resume: bool = False,
+    shard: runner.Shard | None = None,
+    label: str | None = None,
+    hook_plugins: Sequence[Any] = (),
+    on_start: Callable[[Run, int], None] | None = None,
+    on_case: Callable[[CaseResult], None] | None = None,
+    cwd: Path | None = None,
+) -> RunOutcome:
+    """Run a golden prompt set, store it, and compare it with its baseline.
+
+    Everything that can be refused (unknown set or grader, an invalid set, bad tolerances, a judge
+    that is not ready) is refused before any generator call and before anything is stored.
+    As a library call an unknown grader falls back to ``deterministic`` unless ``strict_grader``.
+    """
+    config = config if config is not None else load_config(cwd=cwd)
+    tolerances = tolerances or Tolerances()
+    privacy = privacy or config.privacy
+    if privacy not in PRIVACY_LEVELS:
+        raise UsageError(f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {privacy!r}")
+    manager, hook_failures = hooks.plugin_manager(hook_plugins)
+    notes: list[str] = []
+    if isinstance(set_identifier, GoldenPromptSet):
+        golden_set = set_identifier
+    else:
+        golden_set = prompt_set_catalog().get(set_identifier).set
+    kinds = assertion_kinds(manager)
+    validate_prompt_set(golden_set, kinds)
+    grading, grader_name = components.load_grader(grader, strict=strict_grader, **dict(grader_options or {}))
+    bound = components.bind_generator(config, provider, model)
+    if isinstance(bound.generator, components.SetAware):
+        bound.generator.bind_set(golden_set)
+    if isinstance(grading, components.ReadinessCheck):
+        grading.check_ready()
+    if bound.instance == components.REFERENCE_INSTANCE and bound.adapter == "reference":
+        notes.append(
+            "No provider is configured: the answers are the set's own references "
+            "(a self-check of the set, compared only with earlier reference runs)."
+        )
+    repository = open_repository(resolve_database_url(database, config, cwd))
+    try:
+        return _run(
+            golden_set, bound, grading, grader_name, repository, kinds, manager, tolerances, privacy,
+            concurrency, run_id, resume, shard, label, on_start, on_case, notes,
+            tuple(f.error for f in hook_failures),
+        )
+    finally:
+        close = getattr(repository, "close", None)
+        if callable(close):
+            close()
+
+
+def _run(
+    golden_set: GoldenPromptSet,
+    bound: components.BoundGenerator,
+    grading: Any,
+    grader_name: str,
+    repository: Any,
+    kinds: Mapping[str, AssertionKind],
+    manager: Any,
+    tolerances: Tolerances,
+    privacy: str,
+    concurrency: int | None,
+    run_id: str | None,
+    resume: bool,
+    shard: runner.Shard | None,
+    label: str | None,
+    on_start: Callable[[Run, int], None] | None,
+    on_case: Callable[[CaseResult], None] | None,
+    notes: list[str],
+    plugin_failures: tuple[str, ...],
+) -> RunOutcome:
+    started = time.time()
+    if resume and run_id is None:
+        unfinished_finder = getattr(repository, "latest_unfinished_run", None)
+        previous = unfinished_finder(golden_set.identifier, bound.instance, grader_name) if unfinished_finder else None
+        if previous is None:
+            raise UsageError(f'--resume: no interrupted run of "{golden_set.identifier}" to resume')
+        run_id = previous.id
+    header = Run(
+        id=run_id or runner.new_run_id(started),
+        set_identifier=golden_set.identifier,
+        grader=grader_name,
+        started_at=started,
+        case_count=len(golden_set.prompts),
+        set_fingerprint=runner.set_fingerprint(golden_set),
+        provider_instance=bound.instance,
+        adapter=bound.adapter,
+        model_alias=bound.alias,
+        label=label,
+        privacy=privacy,
+    )
+    stored_header = repository.begin_run(header)
+    if stored_header.set_identifier != golden_set.identifier:
+        raise UsageError(f"run {header.id} belongs to set {stored_header.set_identifier}, not {golden_set.identifier}")
+    answered_finder = getattr(repository, "answered_case_ids", None)
+    skip = answered_finder(header.id) if answered_finder else set()
+    if resume and skip:
+        notes.append(f"Resuming run {header.id}: {len(skip)} case(s) already answered are kept.")
+    todo = runner.select_cases(golden_set.prompts, shard, skip)
+    level = runner.default_concurrency(bound, concurrency)
+    manager.hook.evalkit_run_started(run=header, total=len(todo))
+    if on_start is not None:
+        on_start(header, len(todo))
+
+    def case_done(case: CaseResult) -> None:
+        manager.hook.evalkit_case_graded(run=header, case=case)
+        if on_case is not None:
+            on_case(case)
+
+    async def main() -> None:
+        try:
+            await runner.execute_prompts(
+                run=header, prompts=todo, bound=bound, grader=grading, repository=repository,
+                kinds=kinds, concurrency=level, privacy=privacy, on_case=case_done,
+            )
+        finally:
+            await bound.aclose()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        marker = getattr(repository, "mark_status", None)
+        if marker is not None:
+            marker(header.id, RunStatus.INTERRUPTED.value)
+        raise
+    answered = repository.get_run(header.id)
+    status = runner.final_status(header, answered)
+    identity, note = runner.run_identity(answered.cases, bound.configured)
+    yardstick = runner.run_yardstick(answered.cases, grader_name)
+    if status is RunStatus.RUNNING:
+        notes.append(
+            f"Shard done: {answered.answered_count} of {header.case_count} cases of run {header.id} are in; "
+            "the run completes when the other shards finish."
+        )
+    stored = repository.finish_run(
+        header.id, status.value, time.time(), grader=yardstick, identity=identity, identity_note=note
+    )
+    verdict = verdict_for(stored, repository, tolerances) if status is not RunStatus.RUNNING else Verdict(
+        "not_compared", "not compared: the run is not complete yet (other shards are still answering)"
+    )
+    manager.hook.evalkit_run_finished(run=stored)
+    return RunOutcome(stored, verdict, tuple(notes), plugin_failures)

@@ -1,0 +1,220 @@
+"""Plugin discovery: one metadata scan per process, loading by name only when a command needs it.
+
+Listing reads ``entry_points.txt`` files directly — no plugin module and no heavy library is
+imported — so ``evalkit list`` stays fast and a broken plugin cannot break it. Loading goes
+through stevedore, one named plugin at a time; a plugin that fails is reported with its name and
+distribution and never takes the others down.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from .errors import PluginError, UnknownPluginError
+
+__all__ = [
+    "GROUPS",
+    "KIND_BY_GROUP",
+    "PluginFailure",
+    "PluginRecord",
+    "load",
+    "records",
+    "scan",
+    "instantiate",
+]
+
+#: The entry-point groups evalkit reads, with the word a message uses for their members.
+KIND_BY_GROUP = {
+    "evalkit.golden_sets": "golden prompt set provider",
+    "evalkit.question_sets": "golden question set provider",
+    "evalkit.retrievers": "retriever",
+    "evalkit.graders": "grader",
+    "evalkit.generators": "generator",
+    "evalkit.repositories": "repository",
+    "evalkit.hooks": "hook plugin",
+}
+GROUPS = tuple(KIND_BY_GROUP)
+
+
+@attrs.frozen
+class PluginRecord:
+    """One entry point in an evalkit group, as its distribution's metadata declares it."""
+
+    group: str
+    name: str
+    value: str
+    distribution: str
+    version: str
+
+    @property
+    def kind(self) -> str:
+        """What the group's members are called in messages."""
+        return KIND_BY_GROUP.get(self.group, self.group)
+
+    def describe(self) -> str:
+        """``name (distribution version)``."""
+        return f"{self.name} ({self.distribution} {self.version})"
+
+
+@attrs.frozen
+class PluginFailure:
+    """A plugin that could not be loaded or raised, and why."""
+
+    record: PluginRecord
+    error: str
+
+
+def _parse_entry_points(text: str) -> Iterable[tuple[str, str, str]]:
+    group = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            group = line[1:-1].strip()
+            continue
+        if group in KIND_BY_GROUP and "=" in line:
+            name, _, value = line.partition("=")
+            yield group, name.strip(), value.strip()
+
+
+def _dist_name_version(folder: str, meta_dir: str) -> tuple[str, str]:
+    stem = folder.rsplit(".", 1)[0]
+    if folder.endswith(".dist-info") and "-" in stem:
+        name, _, version = stem.partition("-")
+        return name, version
+    # egg-info folders may lack the version in their name; PKG-INFO has both.
+    name, version = stem.split("-")[0], ""
+    for meta in ("PKG-INFO", "METADATA"):
+        try:
+            with open(os.path.join(meta_dir, meta), encoding="utf-8") as fh:
+                for line in fh:
+                    if line.startswith("Name:"):
+                        name = line[5:].strip()
+                    elif line.startswith("Version:"):
+                        version = line[8:].strip()
+                        break
+            break
+        except OSError:
+            continue
+    return name, version
+
+
+_cache: tuple[PluginRecord, ...] | None = None
+
+
+def scan(refresh: bool = False) -> tuple[PluginRecord, ...]:
+    """Every entry point in evalkit's groups, read once per process from the installed metadata.
+
+    Like ``importlib.metadata``, the first distribution of a name on ``sys.path`` shadows later
+    ones.
+    """
+    global _cache
+    if _cache is not None and not refresh:
+        return _cache
+    found: list[PluginRecord] = []
+    seen: set[str] = set()
+    for path in sys.path:
+        try:
+            entries = os.scandir(path or ".")
+        except OSError:
+            continue
+        with entries:
+            folders = sorted(e.name for e in entries if e.name.endswith((".dist-info", ".egg-info")))
+        for folder in folders:
+            meta_dir = os.path.join(path or ".", folder)
+            name, version = _dist_name_version(folder, meta_dir)
+            key = name.lower().replace("-", "_").replace(".", "_")
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                with open(os.path.join(meta_dir, "entry_points.txt"), encoding="utf-8") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            found.extend(PluginRecord(g, n, v, name, version) for g, n, v in _parse_entry_points(text))
+    _cache = tuple(found)
+    return _cache
+
+
+def records(group: str) -> tuple[PluginRecord, ...]:
+    """The entry points of one group, in discovery order."""
+    return tuple(r for r in scan() if r.group == group)
+
+
+def _disabled() -> set[str]:
+    return {n.strip() for n in os.environ.get("EVALKIT_DISABLE_PLUGINS", "").split(",") if n.strip()}
+
+
+def find(group: str, name: str) -> PluginRecord:
+    """The one record named ``name`` in ``group``, or :class:`UnknownPluginError` listing the others."""
+    matches = [r for r in records(group) if r.name == name and r.name not in _disabled()]
+    if not matches:
+        available = sorted({r.name for r in records(group)} - _disabled())
+        raise UnknownPluginError(KIND_BY_GROUP[group], name, available)
+    if len(matches) > 1:
+        owners = ", ".join(f"{r.distribution} {r.version}" for r in matches)
+        raise PluginError(
+            f'{KIND_BY_GROUP[group]} "{name}" is declared by more than one distribution: {owners}',
+            group=group,
+            name=name,
+        )
+    return matches[0]
+
+
+def load(record: PluginRecord) -> Any:
+    """Import the object an entry point names, through stevedore; failures become :class:`PluginError`."""
+    from stevedore import driver
+    from stevedore.exception import NoMatches
+
+    errors: list[BaseException] = []
+
+    def remember(manager: object, entry_point: object, exc: BaseException) -> None:
+        errors.append(exc)
+
+    try:
+        manager = driver.DriverManager(
+            namespace=record.group,
+            name=record.name,
+            invoke_on_load=False,
+            on_load_failure_callback=remember,
+        )
+    except NoMatches:
+        reason = f"{type(errors[0]).__name__}: {errors[0]}" if errors else "its entry point was not found"
+        raise PluginError(
+            f"{record.kind} {record.describe()} failed to load: {reason}",
+            group=record.group,
+            name=record.name,
+            distribution=record.distribution,
+        ) from (errors[0] if errors else None)
+    except Exception as exc:  # stevedore reports several matches and other metadata trouble this way
+        raise PluginError(
+            f"{record.kind} {record.describe()} failed to load: {exc}",
+            group=record.group,
+            name=record.name,
+            distribution=record.distribution,
+        ) from exc
+    return manager.driver
+
+
+def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: Any) -> Any:
+    """Call a plugin's factory with ``options``; anything it raises names the plugin."""
+    from .errors import EvalkitError
+
+    try:
+        return factory(**options)
+    except EvalkitError:
+        raise
+    except Exception as exc:
+        raise PluginError(
+            f"{record.kind} {record.describe()} raised {type(exc).__name__} when created: {exc}",
+            group=record.group,
+            name=record.name,
+            distribution=record.distribution,
+        ) from exc

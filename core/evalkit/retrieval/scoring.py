@@ -1,0 +1,291 @@
+"""Scoring a retrieval step: per-question ranks and hits, per-run rates, MRR, recall and nDCG.
+
+Every metric is computed over the *distinct* ranking: the retriever's ids in rank order with
+empty ids skipped and repeats collapsed onto their first occurrence (a retriever that returns one
+id per chunk ranks documents, not chunks). Relevance is binary: a document is relevant when its
+id is one of the question's expected ids (exact string equality).
+
+For a question with expected ids, and ``r`` the 1-based distinct rank of the first expected id:
+
+* ``hit_at_1`` / ``hit_at_3``: an expected id at distinct rank 1 / within the first 3;
+* ``reciprocal_rank``: ``1 / r`` over the whole ranking, 0.0 when no expected id came back;
+* ``recall_at_k``: expected ids within the first ``k`` distinct ids / number of expected ids;
+* ``ndcg_at_k``: ``sum(1 / log2(rank + 1))`` over the expected ids within the first ``k``,
+  divided by the same sum for an ideal ranking of ``min(len(expected), k)`` relevant ids.
+
+These equal trec_eval's ``success_1``, ``success_3``, ``recip_rank``, ``recall_k`` and
+``ndcg_cut_k`` for every question trec_eval can express. evalkit's rules decide the cases it
+cannot: an empty ranking scores 0.0 everywhere (trec_eval drops the question), and a question
+with no expected id ("nothing in the index answers this") scores 1.0 on every metric and a hit
+on both hit flags when nothing came back, and 0.0 / miss otherwise — one rule, applied to all
+five metrics alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from operator import attrgetter
+
+import attrs
+
+from evalkit.errors import RetrievalError, UsageError
+from evalkit.questions import GoldenQuestion, QuestionForm
+
+__all__ = [
+    "DEFAULT_K",
+    "Breakdown",
+    "QuestionScore",
+    "RetrievalMetrics",
+    "aggregate",
+    "percentile",
+    "rank_distinct",
+    "score_question",
+]
+
+#: Cut-off of recall@k and nDCG@k when a run does not choose one.
+DEFAULT_K = 10
+
+
+def rank_distinct(raw_ids: Iterable[str]) -> tuple[str, ...]:
+    """The distinct ids of a raw ranking, best first: empty ids skipped, repeats dropped.
+
+    Raises :class:`RetrievalError` when an id is not a string.
+    """
+    distinct = dict.fromkeys(raw_ids)
+    distinct.pop("", None)
+    ranked = tuple(distinct)
+    _require_strings(ranked)
+    return ranked
+
+
+def _require_strings(ids: Sequence[object]) -> None:
+    try:
+        # str.join checks every element's type at C speed.
+        "".join(ids)  # type: ignore[arg-type]
+    except TypeError:
+        bad = next(i for i in ids if not isinstance(i, str))
+        raise RetrievalError(f"a retriever returned a document id that is not a string: {bad!r}") from None
+
+
+@attrs.frozen
+class QuestionScore:
+    """How one question fared.
+
+    ``ranked_ids`` are the distinct ids measured, best first, at most ``max(k, 3)`` of them.
+    ``latency_s`` is the wall-clock time the retriever took, in seconds.
+    """
+
+    question_id: str
+    form: QuestionForm
+    hard_class: str | None
+    ranked_ids: tuple[str, ...]
+    hit_at_1: bool
+    hit_at_3: bool
+    reciprocal_rank: float
+    recall_at_k: float
+    ndcg_at_k: float
+    latency_s: float
+
+
+class _Cutoff:
+    """Discounts and ideal DCGs for one ``k``, computed once per process."""
+
+    __slots__ = ("k", "depth", "discount", "ideal")
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.depth = max(k, 3)
+        # 1.0 / log2(i + 2) is trec_eval's gain / log2(rank + 1) for gain 1, bit for bit.
+        self.discount = tuple(1.0 / math.log2(i + 2) for i in range(k))
+        ideal = [0.0]
+        for d in self.discount:
+            ideal.append(ideal[-1] + d)
+        self.ideal = tuple(ideal)
+
+
+_CUTOFFS: dict[int, _Cutoff] = {}
+
+
+def _cutoff(k: int) -> _Cutoff:
+    table = _CUTOFFS.get(k)
+    if table is None:
+        if type(k) is not int or k < 1:
+            raise UsageError(f"k must be a positive integer (got {k!r})")
+        table = _CUTOFFS[k] = _Cutoff(k)
+    return table
+
+
+def score_question(question: GoldenQuestion, ranked: Sequence[str], k: int, latency_s: float) -> QuestionScore:
+    """Score one question against a retriever's ranking of string ids, best first.
+
+    ``ranked`` may be the raw ranking (repeats and empty ids are handled here exactly as
+    :func:`rank_distinct` handles them) or an already distinct one. Element types are not checked
+    here: a runner passes a retriever's return through :func:`rank_distinct`, which rejects
+    non-string ids. ``k`` is the cut-off of recall and nDCG; :class:`UsageError` when it is not a
+    positive integer.
+    """
+    cut = _cutoff(k)
+    if not isinstance(ranked, (list, tuple)):
+        ranked = list(ranked)
+    depth = cut.depth
+    head = ranked[:depth]
+    if "" in head or len(set(head)) != len(head):
+        ranked = rank_distinct(ranked)
+        head = ranked[:depth]
+    # From here on ``head`` is the distinct top-``depth`` and a raw position below ``depth`` is
+    # a distinct rank; any other id ranks at ``depth`` or deeper, past every cut-off but MRR's.
+    expected = question.expected_document_ids
+
+    if not expected:
+        nothing = not head
+        value = 1.0 if nothing else 0.0
+        return QuestionScore(
+            question.id, question.form, question.hard_class, tuple(head),
+            nothing, nothing, value, value, value, latency_s,
+        )  # fmt: skip
+
+    wanted = frozenset(expected)
+    found = wanted.intersection(ranked)
+    if not found:
+        return QuestionScore(
+            question.id, question.form, question.hard_class, tuple(head),
+            False, False, 0.0, 0.0, 0.0, latency_s,
+        )  # fmt: skip
+    positions = sorted(map(ranked.index, found))
+    first = positions[0]
+    if first >= depth:
+        before = ranked[:first]
+        distinct_before = len(set(before)) - ("" in before)
+        return QuestionScore(
+            question.id, question.form, question.hard_class, tuple(head),
+            False, False, 1.0 / (distinct_before + 1), 0.0, 0.0, latency_s,
+        )  # fmt: skip
+
+    k = cut.k
+    discount = cut.discount
+    hits = 0
+    dcg = 0.0
+    for p in positions:
+        if p >= k:
+            break
+        hits += 1
+        dcg += discount[p]
+    n = len(wanted)
+    return QuestionScore(
+        question.id, question.form, question.hard_class, tuple(head),
+        first == 0, first < 3, 1.0 / (first + 1), hits / n, dcg / cut.ideal[n if n < k else k], latency_s,
+    )  # fmt: skip
+
+
+@attrs.frozen
+class Breakdown:
+    """The metrics of one slice of a run (one form, one hard class)."""
+
+    questions: int
+    top1_hit_rate: float
+    top3_hit_rate: float
+    mrr: float
+    recall_at_k: float
+    ndcg_at_k: float
+
+
+@attrs.frozen
+class RetrievalMetrics:
+    """The metrics of a whole run.
+
+    Rates and means are 0.0 for a run without questions, and so are the latency percentiles.
+    ``by_form`` is keyed by form value and ``by_hard_class`` by hard class, both in order of first
+    occurrence; questions without a hard class are not in ``by_hard_class``.
+    """
+
+    k: int
+    question_count: int
+    top1_hits: int
+    top3_hits: int
+    top1_hit_rate: float
+    top3_hit_rate: float
+    mrr: float
+    recall_at_k: float
+    ndcg_at_k: float
+    latency_p50_s: float
+    latency_p95_s: float
+    by_form: dict[str, Breakdown]
+    by_hard_class: dict[str, Breakdown]
+
+
+_hit1 = attrgetter("hit_at_1")
+_hit3 = attrgetter("hit_at_3")
+_rr = attrgetter("reciprocal_rank")
+_recall = attrgetter("recall_at_k")
+_ndcg = attrgetter("ndcg_at_k")
+_latency = attrgetter("latency_s")
+
+
+def _breakdown(scores: Sequence[QuestionScore]) -> Breakdown:
+    n = len(scores)
+    if not n:
+        return Breakdown(0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    return Breakdown(
+        questions=n,
+        top1_hit_rate=sum(map(_hit1, scores)) / n,
+        top3_hit_rate=sum(map(_hit3, scores)) / n,
+        mrr=math.fsum(map(_rr, scores)) / n,
+        recall_at_k=math.fsum(map(_recall, scores)) / n,
+        ndcg_at_k=math.fsum(map(_ndcg, scores)) / n,
+    )
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The ``fraction`` quantile of ``values`` by linear interpolation between closest ranks.
+
+    This is NumPy's default ("linear") method; 0.0 for no values.
+    """
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * fraction
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def aggregate(scores: Iterable[QuestionScore], k: int = DEFAULT_K) -> RetrievalMetrics:
+    """Fold per-question scores into run metrics.
+
+    ``k`` is the cut-off the scores were computed with; it is recorded, not re-applied. MRR,
+    recall@k and nDCG@k are means over all questions (no-result questions included, by the rules
+    in the module docstring); latency percentiles interpolate linearly (see :func:`percentile`).
+    """
+    _cutoff(k)
+    scores = scores if isinstance(scores, (list, tuple)) else list(scores)
+    forms: dict[str, list[QuestionScore]] = {}
+    classes: dict[str, list[QuestionScore]] = {}
+    for s in scores:
+        form = s.form.value if isinstance(s.form, QuestionForm) else str(s.form)
+        group = forms.get(form)
+        if group is None:
+            group = forms[form] = []
+        group.append(s)
+        if s.hard_class is not None:
+            group = classes.get(s.hard_class)
+            if group is None:
+                group = classes[s.hard_class] = []
+            group.append(s)
+    overall = _breakdown(scores)
+    latencies = list(map(_latency, scores))
+    return RetrievalMetrics(
+        k=k,
+        question_count=overall.questions,
+        top1_hits=sum(map(_hit1, scores)),
+        top3_hits=sum(map(_hit3, scores)),
+        top1_hit_rate=overall.top1_hit_rate,
+        top3_hit_rate=overall.top3_hit_rate,
+        mrr=overall.mrr,
+        recall_at_k=overall.recall_at_k,
+        ndcg_at_k=overall.ndcg_at_k,
+        latency_p50_s=percentile(latencies, 0.50),
+        latency_p95_s=percentile(latencies, 0.95),
+        by_form={form: _breakdown(group) for form, group in forms.items()},
+        by_hard_class={name: _breakdown(group) for name, group in classes.items()},
+    )

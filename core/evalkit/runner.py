@@ -1,0 +1,264 @@
+"""The run pipeline: answer every prompt concurrently, grade, persist as cases finish, decide identity.
+
+The runner keeps at most ``concurrency`` prompts in flight, pulling them from one shared iterator
+(never one task per case up front), so a 100,000-case set costs no more memory than a small one.
+Finished cases are committed in small batches, so a crash loses at most the last fraction of a
+second of work and ``--resume`` answers only what is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import time
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import attrs
+
+from .answers import Answer, GenerationRequest, ServingIdentity
+from .checks import AssertionKind
+from .components import BoundGenerator
+from .errors import GenerationError
+from .prompts import GoldenPrompt, GoldenPromptSet
+from .runs import CaseResult, Run, RunStatus
+
+__all__ = ["Shard", "execute_prompts", "new_run_id", "run_identity", "run_yardstick", "select_cases", "set_fingerprint"]
+
+FLUSH_INTERVAL_S = 0.25
+FLUSH_BATCH = 256
+
+
+def new_run_id(now: float | None = None) -> str:
+    """A sortable, unique run id: UTC time to the second plus random hex."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now or time.time()))
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+@attrs.frozen
+class Shard:
+    """Slice ``index`` (1-based) of ``count`` deterministic slices of a set."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """Parse ``I/N``."""
+        from .errors import UsageError
+
+        try:
+            left, right = text.split("/")
+            shard = cls(int(left), int(right))
+        except ValueError:
+            raise UsageError(f'--shard must look like I/N (e.g. 2/4), got "{text}"') from None
+        if not 1 <= shard.index <= shard.count:
+            raise UsageError(f"--shard {text}: I must be between 1 and N")
+        return shard
+
+    def owns(self, case_id: str) -> bool:
+        """True when the case belongs to this slice (stable across processes and machines)."""
+        return zlib.crc32(case_id.encode("utf-8")) % self.count == self.index - 1
+
+
+def select_cases(prompts: Sequence[GoldenPrompt], shard: Shard | None, skip: set[str]) -> list[GoldenPrompt]:
+    """The prompts this process answers: its shard, minus those already stored."""
+    return [p for p in prompts if (shard is None or shard.owns(p.id)) and p.id not in skip]
+
+
+def set_fingerprint(golden_set: GoldenPromptSet) -> str:
+    """A digest of the set's content, so history can tell when a set changed under its name."""
+    import hashlib
+
+    from .convert import dumps
+
+    return "sha256:" + hashlib.sha256(dumps(golden_set).encode("utf-8")).hexdigest()[:32]
+
+
+def run_yardstick(cases: Iterable[CaseResult], requested: str) -> str:
+    """The yardstick a run is stored under: the graders' common one, else the requested grader name."""
+    yardsticks = {c.yardstick for c in cases if c.yardstick and not c.errored}
+    return yardsticks.pop() if len(yardsticks) == 1 else requested
+
+
+def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[ServingIdentity | None, str | None]:
+    """The run's verified serving identity, or ``None`` and the reason."""
+    if not bound_configured:
+        return None, (
+            "the generator is not a configured provider instance (ad-hoc run); "
+            "configure [providers.NAME] in evalkit.toml for comparable runs"
+        )
+    if not cases:
+        return None, "the run has no answered cases"
+    counts: dict[ServingIdentity | None, int] = {}
+    for case in cases:
+        if case.errored:
+            continue
+        counts[case.identity] = counts.get(case.identity, 0) + 1
+    if not counts:
+        return None, "no case was answered"
+    if None in counts:
+        return None, f"the endpoint reported no model for {counts[None]} case(s), so who answered is unknown"
+    if len(counts) > 1:
+        seen = ", ".join(
+            f"{i.reported_model} via {i.provider_instance}/{i.model_alias} ({n} cases)"
+            for i, n in sorted(counts.items(), key=lambda kv: -kv[1])
+            if i is not None
+        )
+        return None, f"the cases disagree on who answered — the endpoint switched models midway: {seen}"
+    identity = next(iter(counts))
+    return identity, None
+
+
+@attrs.define
+class _Recorder:
+    """Buffers finished cases and commits them in small batches."""
+
+    repository: Any
+    run_id: str
+    privacy: str
+    pending: list[CaseResult] = attrs.Factory(list)
+    last_flush: float = attrs.Factory(time.monotonic)
+
+    def add(self, case: CaseResult) -> None:
+        self.pending.append(case)
+        if len(self.pending) >= FLUSH_BATCH or time.monotonic() - self.last_flush >= FLUSH_INTERVAL_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            batch, self.pending = self.pending, []
+            self.repository.record_cases(self.run_id, batch, self.privacy)
+        self.last_flush = time.monotonic()
+
+
+def _case_identity(bound: BoundGenerator, answer: Answer) -> ServingIdentity | None:
+    if not bound.instance or not bound.alias or not answer.model:
+        return None
+    return ServingIdentity(bound.instance, bound.alias, answer.model)
+
+
+def _coerce_answer(value: Any) -> Answer:
+    if isinstance(value, Answer):
+        return value
+    if isinstance(value, str):
+        return Answer(text=value)
+    raise GenerationError(f"the generator returned {type(value).__name__} {str(value)[:80]!r}, not an Answer")
+
+
+async def execute_prompts(
+    *,
+    run: Run,
+    prompts: Sequence[GoldenPrompt],
+    bound: BoundGenerator,
+    grader: Any,
+    repository: Any,
+    kinds: Mapping[str, AssertionKind],
+    concurrency: int,
+    privacy: str,
+    request_options: Mapping[str, Any] | None = None,
+    on_case: Callable[[CaseResult], None] | None = None,
+) -> list[CaseResult]:
+    """Answer and grade ``prompts`` with at most ``concurrency`` in flight; commit each finished case.
+
+    Returns the cases finished by this call. A generator failure makes an errored case (never a
+    pass, never dropped). Cancellation (Ctrl-C) commits what finished before it propagates.
+    """
+    recorder = _Recorder(repository, run.id, privacy)
+    finished: list[CaseResult] = []
+    options = dict(request_options or {})
+    agrade = getattr(grader, "agrade", None)
+    grade_async = asyncio.iscoroutinefunction(agrade)
+    needs_kinds = getattr(grader, "uses_assertion_kinds", False)
+    if needs_kinds:
+        grader.assertion_kinds = kinds
+    pool = None if bound.is_async else ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalkit-gen")
+    loop = asyncio.get_running_loop()
+    queue = iter(prompts)
+
+    async def answer(prompt: GoldenPrompt) -> CaseResult:
+        request = GenerationRequest(
+            prompt=prompt.prompt, system_prompt=prompt.system_prompt, model=bound.alias, case_id=prompt.id, **options
+        )
+        started = time.perf_counter()
+        try:
+            if pool is None:
+                raw = await bound.generator.agenerate(request)
+            else:
+                raw = await loop.run_in_executor(pool, bound.generator.generate, request)
+            reply = _coerce_answer(raw)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return CaseResult(
+                case_id=prompt.id,
+                passed=False,
+                score=0.0,
+                latency_s=time.perf_counter() - started,
+                error=str(exc) if isinstance(exc, GenerationError) else f"{type(exc).__name__}: {exc}",
+                adapter=bound.adapter,
+                finished_at=time.time(),
+            )
+        latency = time.perf_counter() - started
+        try:
+            grading = await agrade(prompt, reply) if grade_async else grader.grade(prompt, reply)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            from .grading import Grading
+
+            grading = Grading(0.0, False, yardstick=getattr(grader, "name", "grader"), error=f"{type(exc).__name__}: {exc}")
+        return CaseResult.from_grading(
+            prompt.id,
+            grading,
+            latency_s=latency,
+            identity=_case_identity(bound, reply),
+            adapter=bound.adapter,
+            answer_text=reply.text,
+            usage=reply.usage,
+            finished_at=time.time(),
+        )
+
+    async def worker() -> None:
+        for prompt in queue:
+            case = await answer(prompt)
+            finished.append(case)
+            recorder.add(case)
+            if on_case is not None:
+                on_case(case)
+
+    try:
+        workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(prompts))))]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            raise
+    finally:
+        recorder.flush()
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+    return finished
+
+
+def default_concurrency(bound: BoundGenerator, requested: int | None) -> int:
+    """``--concurrency``, else what the generator asks for, else 8 (1 for tiny local generators)."""
+    if requested:
+        return requested
+    if bound.concurrency:
+        return bound.concurrency
+    return int(os.environ.get("EVALKIT_CONCURRENCY", "8"))
+
+
+def final_status(run: Run, stored: Run) -> RunStatus:
+    """Complete when every case of the set is answered without error."""
+    if stored.errored_count:
+        return RunStatus.INCOMPLETE
+    if stored.answered_count < run.case_count:
+        return RunStatus.RUNNING
+    return RunStatus.COMPLETE

@@ -1,0 +1,1 @@
+"""evalkit's built-in plugins, registered through the same entry points as any third-party plugin."""

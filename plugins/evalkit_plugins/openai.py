@@ -1,0 +1,363 @@
+"""The built-in ``openai`` generator: any endpoint that speaks OpenAI chat completions.
+
+Registered in the ``evalkit.generators`` group as ``openai``. OpenAI itself, Azure-style gateways
+(through ``extra_headers``), vLLM, Ollama, LiteLLM and llama.cpp servers all fit.
+
+Fault handling, per prompt:
+
+* HTTP 429, any 5xx, timeouts and transport errors (refused or dropped connections) are retried
+  with exponential backoff and full jitter — ``uniform(0, min(backoff_max, backoff_base * 2**(n-1)))``
+  before attempt ``n+1`` — or, when the endpoint sends ``Retry-After`` (seconds or an HTTP date) or
+  ``retry-after-ms``, exactly that long, capped at ``backoff_max``. After ``max_attempts`` attempts
+  the last failure is raised as :class:`~evalkit.errors.GenerationError`.
+* Any other status (400, 401, 404, …) is raised at once, with a shortened body.
+* A 2xx answer that is not a usable completion (not JSON, no ``choices``, no ``message.content``,
+  empty content) is raised at once and not retried: it is what the endpoint deterministically says,
+  and the message shows what came back, shortened to 200 characters.
+
+The API key is read from the environment variable named by ``api_key_env`` when the generator is
+built; it is never an option. It and the ``extra_headers`` values are kept only in the headers the
+HTTP client sends: ``repr()`` and :meth:`OpenAIGenerator.redacted_options` show ``***`` and every
+error message is scrubbed of them, even when an endpoint echoes them back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import os
+import random
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from evalkit.answers import Answer, GenerationRequest
+from evalkit.errors import ConfigError, GenerationError
+
+__all__ = ["OpenAIGenerator"]
+
+OPTIONS = (
+    "base_url",
+    "model",
+    "api_key_env",
+    "timeout",
+    "temperature",
+    "max_tokens",
+    "extra_headers",
+    "concurrency",
+    "max_attempts",
+    "backoff_base",
+    "backoff_max",
+)
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+SHOWN_BODY_CHARS = 200
+REDACTED = "***"
+
+_encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+
+
+class OpenAIGenerator:
+    """A generator for an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Built with a provider instance's options as keyword arguments (see :data:`OPTIONS`); an unknown
+    option or an impossible value raises :class:`~evalkit.errors.ConfigError`. One HTTP connection
+    pool per instance and event loop, sized to ``concurrency``; call :meth:`aclose` when done.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        concurrency: int = 8,
+        max_attempts: int = 5,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        **unknown: Any,
+    ) -> None:
+        if unknown:
+            raise ConfigError(_unknown_options_message(unknown))
+        if base_url is None:
+            base_url = os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self.base_url = _display_url(_check_url(base_url))
+        self.model = _check_optional_str("model", model)
+        if not isinstance(api_key_env, str) or not api_key_env:
+            raise ConfigError(_bad("api_key_env", "the name of an environment variable", api_key_env))
+        self.api_key_env = api_key_env
+        self.timeout = _check_number("timeout", timeout, positive=True)
+        self.temperature = None if temperature is None else _check_number("temperature", temperature, positive=False)
+        self.max_tokens = None if max_tokens is None else _check_int("max_tokens", max_tokens, minimum=1)
+        self.concurrency = _check_int("concurrency", concurrency, minimum=1)
+        self.max_attempts = _check_int("max_attempts", max_attempts, minimum=1)
+        self.backoff_base = _check_number("backoff_base", backoff_base, positive=False)
+        self.backoff_max = _check_number("backoff_max", backoff_max, positive=False)
+        self._header_names = _check_headers(extra_headers)
+
+        self._url = httpx.URL(base_url.rstrip("/") + "/chat/completions")
+        self._where = f"openai generator: POST {self.base_url.rstrip('/')}/chat/completions"
+        key = os.environ.get(api_key_env, "")
+        self._key_missing = not key
+        headers = {"content-type": "application/json", "accept": "application/json"}
+        if key:
+            headers["authorization"] = f"Bearer {key}"
+        headers.update((name.lower(), value) for name, value in (extra_headers or {}).items())
+        self._headers = headers
+        self._secrets = tuple(
+            sorted({key, *(extra_headers or {}).values()} - {""}, key=len, reverse=True)
+        )
+        self._client: httpx.AsyncClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in self.redacted_options().items())
+        return f"{type(self).__name__}({shown})"
+
+    def redacted_options(self) -> dict[str, Any]:
+        """The effective options for display or provenance, with header values as ``***``.
+
+        The key is not an option, so it is not here; ``base_url`` loses any user info and query.
+        """
+        return {
+            "base_url": self.base_url,
+            "model": self.model,
+            "api_key_env": self.api_key_env,
+            "timeout": self.timeout,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "extra_headers": dict.fromkeys(self._header_names, REDACTED),
+            "concurrency": self.concurrency,
+            "max_attempts": self.max_attempts,
+            "backoff_base": self.backoff_base,
+            "backoff_max": self.backoff_max,
+        }
+
+    async def agenerate(self, request: GenerationRequest) -> Answer:
+        """Ask the endpoint for one completion, retrying transient faults; raises ``GenerationError``."""
+        client = self._client
+        if client is None or self._client_loop is not asyncio.get_running_loop():
+            client = self._open_client()
+        return await self._complete(client, self._payload(request))
+
+    def generate(self, request: GenerationRequest) -> Answer:
+        """Synchronous :meth:`agenerate` on a fresh event loop and a one-off connection.
+
+        Must not be called from a running event loop; use :meth:`agenerate` there.
+        """
+        return asyncio.run(self._generate_once(request))
+
+    async def aclose(self) -> None:
+        """Close the connection pool of the running loop; the generator reopens one if used again."""
+        client, self._client = self._client, None
+        loop, self._client_loop = self._client_loop, None
+        if client is not None and loop is asyncio.get_running_loop():
+            await client.aclose()
+
+    async def __aenter__(self) -> OpenAIGenerator:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def _new_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            headers=self._headers,
+            timeout=httpx.Timeout(self.timeout, pool=None),
+            limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency),
+        )
+
+    def _open_client(self) -> httpx.AsyncClient:
+        # A pool is bound to the loop it was first used on; a pool left on a finished loop is abandoned.
+        self._client = self._new_client()
+        self._client_loop = asyncio.get_running_loop()
+        return self._client
+
+    async def _generate_once(self, request: GenerationRequest) -> Answer:
+        async with self._new_client() as client:
+            return await self._complete(client, self._payload(request))
+
+    def _payload(self, request: GenerationRequest) -> bytes:
+        model = request.model or self.model
+        if not model:
+            raise GenerationError(
+                "openai generator: no model to ask — set the provider instance's model option or pass one in the request"
+            )
+        messages = [{"role": "user", "content": request.prompt}]
+        if request.system_prompt:
+            messages.insert(0, {"role": "system", "content": request.system_prompt})
+        body: dict[str, Any] = {"model": model, "messages": messages}
+        temperature = self.temperature if request.temperature is None else request.temperature
+        if temperature is not None:
+            body["temperature"] = temperature
+        max_tokens = self.max_tokens if request.max_tokens is None else request.max_tokens
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        return _encode_json(body).encode()
+
+    async def _complete(self, client: httpx.AsyncClient, payload: bytes) -> Answer:
+        failure = ""
+        cause: Exception | None = None
+        for attempt in range(1, self.max_attempts + 1):
+            wait: float | None = None
+            try:
+                response = await client.post(self._url, content=payload)
+            except httpx.TimeoutException as exc:
+                failure, cause = f"timed out ({type(exc).__name__}, timeout {self.timeout:g} s)", exc
+            except httpx.TransportError as exc:
+                failure, cause = f"connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})", exc
+            else:
+                status = response.status_code
+                if 200 <= status < 300:
+                    return self._answer(response.content)
+                failure, cause = self._status_failure(response), None
+                if status != 429 and status < 500:
+                    raise GenerationError(f"{self._where} answered {failure} (not retried){self._auth_hint(status)}")
+                wait = _retry_after(response.headers)
+            if attempt < self.max_attempts:
+                await asyncio.sleep(self._backoff(attempt, wait))
+        attempts = f"{self.max_attempts} attempt{'s' if self.max_attempts != 1 else ''}"
+        raise GenerationError(f"{self._where} failed after {attempts}; last: {failure}") from cause
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.backoff_max)
+        return random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2.0 ** (attempt - 1)))
+
+    def _answer(self, content: bytes) -> Answer:
+        try:
+            data = json.loads(content)
+        except ValueError:
+            raise self._malformed("a body that is not JSON", content) from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise self._malformed("no choices", content)
+        choice = choices[0]
+        message = choice.get("message")
+        text = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(text, str):
+            raise self._malformed("a choice without message.content", content)
+        if not text:
+            raise self._malformed(f"empty content (finish_reason {choice.get('finish_reason')!r})", content)
+        usage = data.get("usage")
+        model = data.get("model")
+        return Answer(
+            text=text,
+            model=model if isinstance(model, str) else None,
+            usage=usage if isinstance(usage, dict) else None,
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    def _malformed(self, what: str, content: bytes) -> GenerationError:
+        return GenerationError(f"{self._where} answered HTTP 200 with {what} (not retried): {self._shorten(content)}")
+
+    def _status_failure(self, response: httpx.Response) -> str:
+        reason = f" {response.reason_phrase}" if response.reason_phrase else ""
+        return f"HTTP {response.status_code}{reason}: {self._shorten(response.content)}"
+
+    def _auth_hint(self, status: int) -> str:
+        if status in (401, 403) and self._key_missing:
+            return f"; the environment variable {self.api_key_env} is not set, so no Authorization header was sent"
+        return ""
+
+    def _shorten(self, content: bytes) -> str:
+        text = self._scrub(" ".join(content.decode("utf-8", "replace").split()))
+        if not text:
+            return "(empty body)"
+        return text if len(text) <= SHOWN_BODY_CHARS else text[: SHOWN_BODY_CHARS - 1] + "…"
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the endpoint asks to wait (``retry-after-ms``, then ``Retry-After``), or ``None``."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis) / 1000.0
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value):
+            return max(value, 0.0)
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return None
+        return max(when.timestamp() - time.time(), 0.0)
+    return max(value, 0.0) if math.isfinite(value) else None
+
+
+def _unknown_options_message(unknown: Mapping[str, Any]) -> str:
+    names = ", ".join(f'"{name}"' for name in sorted(unknown))
+    message = f"Unknown option{'s' if len(unknown) > 1 else ''} for the openai generator: {names}. Valid options: {', '.join(OPTIONS)}."
+    if any(name.lower() in {"api_key", "apikey", "key", "token", "api_token"} for name in unknown):
+        message += ' The key itself is never an option: put it in an environment variable and name that variable with "api_key_env" (default OPENAI_API_KEY).'
+    return message
+
+
+def _bad(option: str, expected: str, value: object) -> str:
+    return f'Option "{option}" of the openai generator must be {expected} (got {value!r}).'
+
+
+def _check_url(url: object) -> str:
+    if isinstance(url, str):
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL:
+            parsed = None
+        if parsed is not None and parsed.scheme in ("http", "https") and parsed.host:
+            return url
+    # The value is not echoed: a URL may carry credentials.
+    raise ConfigError('Option "base_url" of the openai generator must be an http:// or https:// URL.')
+
+
+def _display_url(url: str) -> str:
+    parsed = httpx.URL(url)
+    return str(parsed.copy_with(username=None, password=None, query=None, fragment=None))
+
+
+def _check_optional_str(option: str, value: object) -> str | None:
+    if value is None or (isinstance(value, str) and value):
+        return value
+    raise ConfigError(_bad(option, "a non-empty string", value))
+
+
+def _check_number(option: str, value: object, *, positive: bool) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        if value > 0 or (value == 0 and not positive):
+            return float(value)
+    expected = "a positive number" if positive else "a number of zero or more"
+    raise ConfigError(_bad(option, expected, value))
+
+
+def _check_int(option: str, value: object, *, minimum: int) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
+        return value
+    raise ConfigError(_bad(option, f"a whole number of at least {minimum}", value))
+
+
+def _check_headers(headers: object) -> tuple[str, ...]:
+    if headers is None:
+        return ()
+    if isinstance(headers, Mapping) and all(
+        isinstance(name, str) and name and isinstance(value, str) for name, value in headers.items()
+    ):
+        return tuple(headers)
+    # Header values may be credentials: describe the shape, never the values.
+    raise ConfigError('Option "extra_headers" of the openai generator must be a table of header names to string values.')

@@ -1,0 +1,57 @@
+"""The ``replay`` generator: answers from a JSONL file of outputs produced elsewhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from evalkit import Answer, GenerationRequest
+from evalkit.errors import ConfigError, GenerationError
+
+
+class ReplayGenerator:
+    """Answers each prompt with the line of ``path`` whose ``id`` is the prompt id.
+
+    Each line is ``{"id": ..., "text": ..., "model": ...}`` and may carry ``abstained``,
+    ``citations`` (source ids or ``{"source_id", "passage"}``) and ``passages``. ``model`` on a line
+    wins over the instance's ``model`` option as the reported model.
+    """
+
+    concurrency = 1
+
+    def __init__(self, path: str, model: str | None = None, base_dir: str | None = None) -> None:
+        file = Path(path)
+        if not file.is_absolute() and base_dir:
+            file = Path(base_dir) / file
+        self.path = file
+        self.model = model
+        self._answers: dict[str, dict[str, Any]] = {}
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ConfigError(f"replay file {file}: {exc.strerror}") from None
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError as exc:
+                raise ConfigError(f"replay file {file}, line {number}: not JSON ({exc})") from None
+            if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(item.get("text"), str):
+                raise ConfigError(f'replay file {file}, line {number}: needs string fields "id" and "text"')
+            self._answers[item["id"]] = item
+
+    def generate(self, request: GenerationRequest) -> Answer:
+        """The recorded answer for the prompt."""
+        prompt_id = request.case_id
+        item = self._answers.get(prompt_id or "")
+        if item is None:
+            raise GenerationError(f"replay file {self.path} has no line for prompt id {prompt_id!r}")
+        return Answer(
+            text=item["text"],
+            model=item.get("model") or self.model,
+            abstained=item.get("abstained"),
+            citations=item.get("citations", ()),
+            passages=item.get("passages", ()),
+        )

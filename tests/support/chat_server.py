@@ -1,0 +1,479 @@
+"""A scriptable OpenAI-compatible chat-completions server on 127.0.0.1, stdlib only.
+
+It speaks enough HTTP/1.1 (keep-alive, ``Content-Length`` bodies) for httpx and the OpenAI SDK, and
+enough of ``POST /v1/chat/completions`` for a generator under test.  Tests script it::
+
+    with ChatServer(delay=0.0) as server:
+        server.fail_next(Fault.rate_limited(retry_after=0.1))
+        server.fail_at(3, Fault.drop())
+        ...  # point a client at server.base_url
+        assert server.requests[0].body["model"] == "gpt-test"
+
+Run standalone (for benchmarks, so the server's CPU is not charged to the client process)::
+
+    python tests/support/chat_server.py --port 0 --delay 0.05
+
+prints the base URL on its first line of output and serves until interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import http
+import json
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ChatServer", "ChatServerProcess", "Fault", "RecordedRequest", "echo_last_user_message", "main"]
+
+CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+DEFAULT_MODEL = "gpt-test-2025-01-01"
+
+Responder = Callable[[Mapping[str, Any]], str]
+
+
+def echo_last_user_message(body: Mapping[str, Any]) -> str:
+    """The default responder: the content of the last ``user`` message (``""`` when there is none)."""
+    for message in reversed(body.get("messages") or ()):
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            content = message.get("content")
+            return content if isinstance(content, str) else json.dumps(content)
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """What the server does to one request instead of answering it normally.
+
+    Build one with the factories (``Fault.rate_limited()``, ``Fault.drop()``, …) and hand it to
+    :meth:`ChatServer.fail_at` or :meth:`ChatServer.fail_next`.
+    """
+
+    kind: str
+    status: int = 200
+    retry_after: str | None = None
+    seconds: float = 0.0
+    model: str | None = None
+    body: bytes | None = None
+
+    @classmethod
+    def http_error(cls, status: int, *, body: bytes | str | None = None, retry_after: float | str | None = None) -> Fault:
+        """Answer with ``status`` and an OpenAI-style error body (or ``body``), optionally with ``Retry-After``."""
+        if isinstance(body, str):
+            body = body.encode()
+        return cls("http_error", status=status, body=body, retry_after=None if retry_after is None else str(retry_after))
+
+    @classmethod
+    def rate_limited(cls, retry_after: float | str | None = 1) -> Fault:
+        """Answer 429 with ``Retry-After: retry_after`` (seconds or an HTTP date; ``None`` omits the header)."""
+        return cls.http_error(429, retry_after=retry_after)
+
+    @classmethod
+    def drop(cls) -> Fault:
+        """Close the connection without sending any response."""
+        return cls("drop")
+
+    @classmethod
+    def garbage(cls, body: bytes | str = b"<html><body>upstream exploded</body></html>") -> Fault:
+        """Answer 200 with a body that is not JSON."""
+        return cls("garbage", body=body.encode() if isinstance(body, str) else body)
+
+    @classmethod
+    def no_choices(cls) -> Fault:
+        """Answer 200 with a completion object that has no ``choices``."""
+        return cls("no_choices")
+
+    @classmethod
+    def empty_content(cls) -> Fault:
+        """Answer 200 with a choice whose ``message.content`` is the empty string."""
+        return cls("empty_content")
+
+    @classmethod
+    def stall(cls, seconds: float) -> Fault:
+        """Sleep ``seconds`` (on top of the server delay) before answering normally — outlast a client timeout."""
+        return cls("stall", seconds=seconds)
+
+    @classmethod
+    def other_model(cls, model: str) -> Fault:
+        """Answer normally but report ``model`` as the model that answered."""
+        return cls("other_model", model=model)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request as the server received it; ``body`` is the parsed JSON, or ``None`` when it was not JSON."""
+
+    number: int
+    method: str
+    path: str
+    headers: dict[str, str] = field(repr=False)
+    body: Any
+    raw_body: bytes = field(repr=False)
+
+
+class ChatServer:
+    """An OpenAI-compatible chat-completions server running on its own event loop in a background thread.
+
+    ``responder(body) -> str`` makes the answer text (default: echo the last user message; ``text``
+    is a shortcut for a fixed answer). ``model`` is the model to report (default: the requested one).
+    ``delay`` seconds are slept (asynchronously) before every answer. ``responder``, ``model`` and
+    ``delay`` may be reassigned while the server runs. Requests are numbered from 1 over all paths;
+    :meth:`reset` forgets requests, faults and the count.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        delay: float = 0.0,
+        responder: Responder | None = None,
+        text: str | None = None,
+        model: str | None = None,
+        record: bool = True,
+    ) -> None:
+        if responder is not None and text is not None:
+            raise ValueError("pass either responder or text, not both")
+        self.host = host
+        self.port = port
+        self.delay = delay
+        self.responder: Responder = responder or (echo_last_user_message if text is None else (lambda _body: text))
+        self.model = model
+        self.record = record
+        self._lock = threading.Lock()
+        self._count = 0
+        self._connections = 0
+        self._faults_at: dict[int, Fault] = {}
+        self._faults_next: collections.deque[Fault] = collections.deque()
+        self._requests: list[RecordedRequest] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._startup_error: BaseException | None = None
+
+    def __repr__(self) -> str:
+        state = self.base_url if self._thread is not None else "stopped"
+        return f"<ChatServer {state} requests={self._count}>"
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-style base URL, ``http://127.0.0.1:PORT/v1``."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of every request received so far, in arrival order (empty when ``record`` is off)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def request_count(self) -> int:
+        """How many requests arrived since the start or the last :meth:`reset`."""
+        return self._count
+
+    @property
+    def connection_count(self) -> int:
+        """How many TCP connections were accepted since the start or the last :meth:`reset`."""
+        return self._connections
+
+    def fail_at(self, number: int, fault: Fault) -> None:
+        """Apply ``fault`` to request ``number`` (1-based, counted over all requests)."""
+        if number < 1:
+            raise ValueError("request numbers start at 1")
+        with self._lock:
+            self._faults_at[number] = fault
+
+    def fail_next(self, fault: Fault, count: int = 1) -> None:
+        """Apply ``fault`` to the next ``count`` requests that no :meth:`fail_at` fault claims.
+
+        Calls queue up: ``fail_next(a); fail_next(b)`` fails the next request with ``a``, the one after with ``b``.
+        """
+        with self._lock:
+            self._faults_next.extend([fault] * count)
+
+    def reset(self) -> None:
+        """Forget recorded requests, pending faults and the request and connection counts."""
+        with self._lock:
+            self._count = 0
+            self._connections = 0
+            self._faults_at.clear()
+            self._faults_next.clear()
+            self._requests.clear()
+
+    def start(self) -> ChatServer:
+        """Bind the socket and start serving in a daemon thread; returns once the server accepts connections."""
+        if self._thread is not None:
+            raise RuntimeError("the server is already running")
+        ready = threading.Event()
+        self._startup_error = None
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, args=(ready,), name=f"chat-server-{id(self):x}", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if self._startup_error is not None:
+            self._thread.join()
+            self._thread = None
+            raise self._startup_error
+        return self
+
+    def stop(self) -> None:
+        """Stop serving: close the listener, cancel in-flight requests and join the thread."""
+        if self._thread is None or self._loop is None:
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._thread = None
+
+    def __enter__(self) -> ChatServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def _run(self, ready: threading.Event) -> None:
+        loop = self._loop
+        assert loop is not None
+        asyncio.set_event_loop(loop)
+        try:
+            server = loop.run_until_complete(
+                asyncio.start_server(self._serve_connection, self.host, self.port, backlog=1024)
+            )
+        except BaseException as exc:  # handed to the starting thread, which re-raises it
+            self._startup_error = exc
+            loop.close()
+            ready.set()
+            return
+        self.port = server.sockets[0].getsockname()[1]
+        ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            server.close()
+            for task in list(self._handlers):
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*self._handlers, return_exceptions=True))
+            loop.run_until_complete(server.wait_closed())
+            loop.close()
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        self._connections += 1
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                except asyncio.LimitOverrunError:
+                    writer.write(_response(431, b"", close=True))
+                    return
+                request_line, _, header_block = head[:-4].partition(b"\r\n")
+                try:
+                    method, path, version = request_line.decode("latin-1").split(" ", 2)
+                except ValueError:
+                    writer.write(_response(400, _error_body(400, "malformed request line"), close=True))
+                    return
+                headers = {}
+                for line in header_block.split(b"\r\n"):
+                    name, _, value = line.partition(b":")
+                    headers[name.decode("latin-1").strip().lower()] = value.decode("latin-1").strip()
+                length = int(headers.get("content-length") or 0)
+                try:
+                    raw = await reader.readexactly(length) if length else b""
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+                if not await self._answer(method, path.split("?", 1)[0], headers, raw, writer, keep_alive):
+                    return
+                await writer.drain()
+                if not keep_alive:
+                    return
+        except ConnectionError:
+            return
+        finally:
+            self._handlers.discard(task)
+            writer.close()
+
+    async def _answer(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        raw: bytes,
+        writer: asyncio.StreamWriter,
+        keep_alive: bool,
+    ) -> bool:
+        """Write the response to one request; ``False`` means the connection must be dropped now."""
+        with self._lock:
+            self._count += 1
+            number = self._count
+            fault = self._faults_at.pop(number, None)
+            if fault is None and self._faults_next:
+                fault = self._faults_next.popleft()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        if self.record:
+            with self._lock:
+                self._requests.append(RecordedRequest(number, method, path, headers, body, raw))
+        close = not keep_alive
+        if path not in CHAT_PATHS:
+            writer.write(_response(404, _error_body(404, f"no route for {path}"), close=close))
+            return True
+        if method != "POST":
+            writer.write(_response(405, _error_body(405, f"{method} is not allowed"), close=close))
+            return True
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body.get("model"):
+            writer.write(_response(400, _error_body(400, "body must be JSON with model and messages"), close=close))
+            return True
+
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        kind = fault.kind if fault is not None else None
+        if kind == "drop":
+            return False
+        if kind == "stall":
+            await asyncio.sleep(fault.seconds)
+        if kind == "http_error":
+            extra = (("Retry-After", fault.retry_after),) if fault.retry_after is not None else ()
+            payload = fault.body if fault.body is not None else _error_body(fault.status)
+            writer.write(_response(fault.status, payload, close=close, extra=extra))
+            return True
+        if kind == "garbage":
+            writer.write(_response(200, fault.body or b"", close=close, content_type="text/html"))
+            return True
+
+        try:
+            text = "" if kind == "empty_content" else self.responder(body)
+        except Exception as exc:  # a broken responder is a test bug; say so in the response
+            writer.write(_response(500, _error_body(500, f"responder raised {exc!r}"), close=close))
+            return True
+        model = fault.model if kind == "other_model" else (self.model or body["model"])
+        prompt_tokens = sum(
+            len(m["content"].split()) for m in body["messages"] if isinstance(m, dict) and isinstance(m.get("content"), str)
+        )
+        completion_tokens = len(text.split())
+        completion: dict[str, Any] = {
+            "id": f"chatcmpl-{number}",
+            "object": "chat.completion",
+            "created": 1735689600,
+            "model": model,
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+        if kind == "no_choices":
+            del completion["choices"]
+        writer.write(_response(200, json.dumps(completion).encode(), close=close))
+        return True
+
+
+def _error_body(status: int, message: str | None = None) -> bytes:
+    kind = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error"}.get(status, "server_error")
+    text = message or http.HTTPStatus(status).phrase
+    return json.dumps({"error": {"message": text, "type": kind, "code": status}}).encode()
+
+
+def _response(
+    status: int,
+    body: bytes,
+    *,
+    close: bool,
+    content_type: str = "application/json",
+    extra: tuple[tuple[str, str], ...] = (),
+) -> bytes:
+    try:
+        reason = http.HTTPStatus(status).phrase
+    except ValueError:
+        reason = "Unknown"
+    lines = [
+        f"HTTP/1.1 {status} {reason}",
+        f"Content-Type: {content_type}",
+        f"Content-Length: {len(body)}",
+        *(f"{name}: {value}" for name, value in extra),
+    ]
+    if close:
+        lines.append("Connection: close")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+class ChatServerProcess:
+    """Run the server standalone in a child process, so its CPU is not charged to the measuring process.
+
+    Use as a context manager; ``base_url`` is set once the child is listening. Faults cannot be
+    scripted across the process boundary — use :class:`ChatServer` for that.
+    """
+
+    def __init__(self, *, delay: float = 0.0, model: str | None = None, text: str | None = None) -> None:
+        self.delay = delay
+        self.model = model
+        self.text = text
+        self.base_url = ""
+        self._process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> ChatServerProcess:
+        command = [sys.executable, __file__, "--port", "0", "--delay", str(self.delay)]
+        if self.model is not None:
+            command += ["--model", self.model]
+        if self.text is not None:
+            command += ["--text", self.text]
+        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert self._process.stdout is not None
+        self.base_url = self._process.stdout.readline().strip()
+        if not self.base_url.startswith("http://"):
+            self._process.kill()
+            self._process.wait()
+            raise RuntimeError(f"the chat server did not start (first output line: {self.base_url!r})")
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._process is None:
+            return
+        self._process.terminate()
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+        self._process = None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve until SIGINT or SIGTERM, after printing the base URL as the first line of output."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before every answer")
+    parser.add_argument("--model", default=None, help="model to report (default: the requested one)")
+    parser.add_argument("--text", default=None, help="fixed answer text (default: echo the last user message)")
+    args = parser.parse_args(argv)
+    stopped = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stopped.set())
+    server = ChatServer(host=args.host, port=args.port, delay=args.delay, model=args.model, text=args.text, record=False)
+    with server:
+        print(server.base_url, flush=True)
+        stopped.wait()
+        print(f"served {server.request_count} requests on {server.connection_count} connections", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
