@@ -68,7 +68,8 @@ class UnknownPluginError(UsageError, LookupError):
         self.name = name
         self.available = tuple(available)
         known = ", ".join(self.available) or "(none installed)"
-        super().__init__(f'Unknown {kind} "{name}". Available {kind}s: {known}')
+        kinds = "repositories" if kind == "repository" else f"{kind}s"
+        super().__init__(f'Unknown {kind} "{name}". Available {kinds}: {known}')
 
 
 class ToleranceError(UsageError):

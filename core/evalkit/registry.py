@@ -11,9 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from .errors import PluginError, UnknownPluginError
 
@@ -28,7 +26,7 @@ __all__ = [
     "instantiate",
 ]
 
-#: The entry-point groups evalkit reads, with the word a message uses for their members.
+#: The entry-point groups evalkit reads, with the words a message uses for their members.
 KIND_BY_GROUP = {
     "evalkit.golden_sets": "golden prompt set provider",
     "evalkit.question_sets": "golden question set provider",
@@ -39,11 +37,19 @@ KIND_BY_GROUP = {
     "evalkit.hooks": "hook plugin",
 }
 GROUPS = tuple(KIND_BY_GROUP)
+PLURALS = {"repository": "repositories"}
 
 
-@attrs.frozen
-class PluginRecord:
-    """One entry point in an evalkit group, as its distribution's metadata declares it."""
+def plural(kind: str) -> str:
+    """``retriever`` → ``retrievers``, ``repository`` → ``repositories``."""
+    return PLURALS.get(kind, kind + "s")
+
+
+class PluginRecord(NamedTuple):
+    """One entry point in an evalkit group, as its distribution's metadata declares it.
+
+    A NamedTuple rather than an attrs class: listing plugins must not pay for importing attrs.
+    """
 
     group: str
     name: str
@@ -61,8 +67,7 @@ class PluginRecord:
         return f"{self.name} ({self.distribution} {self.version})"
 
 
-@attrs.frozen
-class PluginFailure:
+class PluginFailure(NamedTuple):
     """A plugin that could not be loaded or raised, and why."""
 
     record: PluginRecord
@@ -84,13 +89,11 @@ def _parse_entry_points(text: str) -> Iterable[tuple[str, str, str]]:
 
 
 def _dist_name_version(folder: str, meta_dir: str) -> tuple[str, str]:
+    """The distribution's name and version as its metadata spells them (read only for evalkit plugins)."""
     stem = folder.rsplit(".", 1)[0]
-    if folder.endswith(".dist-info") and "-" in stem:
-        name, _, version = stem.partition("-")
-        return name, version
-    # egg-info folders may lack the version in their name; PKG-INFO has both.
-    name, version = stem.split("-")[0], ""
-    for meta in ("PKG-INFO", "METADATA"):
+    name, _, version = stem.partition("-")
+    version = version.split("-")[0]
+    for meta in ("METADATA", "PKG-INFO"):
         try:
             with open(os.path.join(meta_dir, meta), encoding="utf-8") as fh:
                 for line in fh:
@@ -98,6 +101,7 @@ def _dist_name_version(folder: str, meta_dir: str) -> tuple[str, str]:
                         name = line[5:].strip()
                     elif line.startswith("Version:"):
                         version = line[8:].strip()
+                    elif not line.strip():
                         break
             break
         except OSError:
@@ -128,8 +132,7 @@ def scan(refresh: bool = False) -> tuple[PluginRecord, ...]:
             folders = sorted(e.name for e in entries if e.name.endswith((".dist-info", ".egg-info")))
         for folder in folders:
             meta_dir = os.path.join(path or ".", folder)
-            name, version = _dist_name_version(folder, meta_dir)
-            key = name.lower().replace("-", "_").replace(".", "_")
+            key = folder.partition("-")[0].rsplit(".", 1)[0].lower().replace("-", "_").replace(".", "_")
             if key in seen:
                 continue
             seen.add(key)
@@ -138,7 +141,12 @@ def scan(refresh: bool = False) -> tuple[PluginRecord, ...]:
                     text = fh.read()
             except OSError:
                 continue
-            found.extend(PluginRecord(g, n, v, name, version) for g, n, v in _parse_entry_points(text))
+            if "[evalkit." not in text:
+                continue
+            entries = list(_parse_entry_points(text))
+            if entries:
+                name, version = _dist_name_version(folder, meta_dir)
+                found.extend(PluginRecord(g, n, v, name, version) for g, n, v in entries)
     _cache = tuple(found)
     return _cache
 

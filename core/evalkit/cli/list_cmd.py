@@ -45,7 +45,7 @@ def _plugins(args: argparse.Namespace) -> int:
     write = sys.stdout.write
     for group in registry.GROUPS:
         members = [r for r in records if r.group == group]
-        write(f"{group}  ({registry.KIND_BY_GROUP[group]}s)\n")
+        write(f"{group}  ({registry.plural(registry.KIND_BY_GROUP[group])})\n")
         if not members:
             write("  (none installed)\n")
         width = max((len(r.name) for r in members), default=0)

@@ -50,22 +50,23 @@ DEFAULT_K = 10
 def rank_distinct(raw_ids: Iterable[str]) -> tuple[str, ...]:
     """The distinct ids of a raw ranking, best first: empty ids skipped, repeats dropped.
 
-    Raises :class:`RetrievalError` when an id is not a string.
+    Raises :class:`RetrievalError` when ``raw_ids`` is not a list of strings.
     """
-    distinct = dict.fromkeys(raw_ids)
-    distinct.pop("", None)
-    ranked = tuple(distinct)
-    _require_strings(ranked)
-    return ranked
-
-
-def _require_strings(ids: Sequence[object]) -> None:
+    if isinstance(raw_ids, (list, tuple)):
+        ids = raw_ids
+    elif isinstance(raw_ids, (str, bytes)) or not isinstance(raw_ids, Iterable):
+        raise RetrievalError(f"a retriever must return a list of document ids, not {type(raw_ids).__name__}")
+    else:
+        ids = tuple(raw_ids)
     try:
         # str.join checks every element's type at C speed.
-        "".join(ids)  # type: ignore[arg-type]
+        "".join(ids)
     except TypeError:
         bad = next(i for i in ids if not isinstance(i, str))
         raise RetrievalError(f"a retriever returned a document id that is not a string: {bad!r}") from None
+    distinct = dict.fromkeys(ids)
+    distinct.pop("", None)
+    return tuple(distinct)
 
 
 @attrs.frozen
@@ -130,38 +131,34 @@ def score_question(question: GoldenQuestion, ranked: Sequence[str], k: int, late
         ranked = list(ranked)
     depth = cut.depth
     head = ranked[:depth]
+    if type(head) is not tuple:
+        head = tuple(head)
     if "" in head or len(set(head)) != len(head):
         ranked = rank_distinct(ranked)
         head = ranked[:depth]
-    # From here on ``head`` is the distinct top-``depth`` and a raw position below ``depth`` is
-    # a distinct rank; any other id ranks at ``depth`` or deeper, past every cut-off but MRR's.
+    # From here on ``head`` is the distinct top-``depth``: a position in it is a distinct rank,
+    # and every id past it ranks at ``depth`` or deeper, beyond every cut-off but MRR's.
     expected = question.expected_document_ids
 
     if not expected:
         nothing = not head
         value = 1.0 if nothing else 0.0
         return QuestionScore(
-            question.id, question.form, question.hard_class, tuple(head),
+            question.id, question.form, question.hard_class, head,
             nothing, nothing, value, value, value, latency_s,
         )  # fmt: skip
 
     wanted = frozenset(expected)
-    found = wanted.intersection(ranked)
+    found = wanted.intersection(head)
     if not found:
+        first = _first_past_head(wanted, ranked, depth)
         return QuestionScore(
-            question.id, question.form, question.hard_class, tuple(head),
-            False, False, 0.0, 0.0, 0.0, latency_s,
-        )  # fmt: skip
-    positions = sorted(map(ranked.index, found))
-    first = positions[0]
-    if first >= depth:
-        before = ranked[:first]
-        distinct_before = len(set(before)) - ("" in before)
-        return QuestionScore(
-            question.id, question.form, question.hard_class, tuple(head),
-            False, False, 1.0 / (distinct_before + 1), 0.0, 0.0, latency_s,
+            question.id, question.form, question.hard_class, head,
+            False, False, 1.0 / first if first else 0.0, 0.0, 0.0, latency_s,
         )  # fmt: skip
 
+    positions = sorted(map(head.index, found))
+    first = positions[0]
     k = cut.k
     discount = cut.discount
     hits = 0
@@ -173,9 +170,21 @@ def score_question(question: GoldenQuestion, ranked: Sequence[str], k: int, late
         dcg += discount[p]
     n = len(wanted)
     return QuestionScore(
-        question.id, question.form, question.hard_class, tuple(head),
+        question.id, question.form, question.hard_class, head,
         first == 0, first < 3, 1.0 / (first + 1), hits / n, dcg / cut.ideal[n if n < k else k], latency_s,
     )  # fmt: skip
+
+
+def _first_past_head(wanted: frozenset[str], ranked: Sequence[str], depth: int) -> int:
+    """The 1-based distinct rank of the best expected id past the head, 0 when none came back."""
+    if len(ranked) <= depth:
+        return 0
+    found = wanted.intersection(ranked[depth:])
+    if not found:
+        return 0
+    first = min(ranked.index(e, depth) for e in found)
+    before = ranked[:first]
+    return len(set(before)) - ("" in before) + 1
 
 
 @attrs.frozen

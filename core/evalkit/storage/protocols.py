@@ -8,7 +8,13 @@ from typing import Protocol, runtime_checkable
 from ..answers import ServingIdentity
 from ..runs import CaseResult, Run
 
-__all__ = ["ResultRepository", "GeneratorScopedResults", "ProviderModelQualityScores", "RunHistory"]
+__all__ = [
+    "ResultRepository",
+    "GeneratorScopedResults",
+    "ProviderModelQualityScores",
+    "ProviderModelQualityRuns",
+    "RunHistory",
+]
 
 
 @runtime_checkable
@@ -55,6 +61,17 @@ class ProviderModelQualityScores(Protocol):
 
     def mean_quality_for_model(self, model_alias: str, grader: str = "deterministic") -> float | None:
         """Mean of the latest verified run per set for the alias, or ``None`` (no data or ambiguous)."""
+        ...
+
+
+@runtime_checkable
+class ProviderModelQualityRuns(Protocol):
+    """The evidence behind a provider-model quality score: which runs it was averaged from."""
+
+    def quality_runs_for_provider_model(
+        self, provider_instance: str, model_alias: str, grader: str = "deterministic"
+    ) -> list[Run]:
+        """The latest verified complete run per set for this instance and alias, without cases."""
         ...
 
 

@@ -7,8 +7,9 @@ bound to its own database, so several stores can be open in one process.
 from __future__ import annotations
 
 import json
+import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -346,51 +347,63 @@ class SqlRepository:
                 return self.get_run(row.id)
         return None
 
-    def _latest_verified_per_set(self, where: Any) -> list[Any]:
+    def _quality_rows(self, where: Any, exact: Callable[[Any], bool]) -> list[Any]:
+        """Rows that may feed routing quality, newest first: complete, verified prompt runs with
+        answers. ``exact`` re-checks the scope in Python, before any per-set choice, because
+        database collations may match ``Set-A`` or ``DETERMINISTIC`` loosely."""
         R = self.Run
-        rows = self._newest_first(
-            R.select().where(where & (R.verified == True) & (R.status == RunStatus.COMPLETE.value))  # noqa: E712
+        query = R.select().where(
+            where
+            & (R.kind == RunKind.PROMPTS.value)
+            & (R.verified == True)  # noqa: E712 - a SQL expression, not a Python comparison
+            & (R.status == RunStatus.COMPLETE.value)
+            & (R.answered_count > 0)
         )
+        return [row for row in self._newest_first(query) if exact(row)]
+
+    @staticmethod
+    def _latest_per_set(rows: Iterable[Any]) -> list[Any]:
         latest: dict[str, Any] = {}
         for row in rows:
             latest.setdefault(row.set_identifier, row)
         return list(latest.values())
 
+    def quality_runs_for_provider_model(
+        self, provider_instance: str, model_alias: str, grader: str = "deterministic"
+    ) -> list[Run]:
+        """The runs behind :meth:`mean_quality_for_provider_model`: the latest eligible run per set
+        for exactly this instance, alias and grader, newest first, without their cases."""
+        if not provider_instance or not model_alias or not grader:
+            return []
+        R = self.Run
+        rows = self._quality_rows(
+            (R.provider_instance == provider_instance) & (R.model_alias == model_alias) & (R.grader == grader),
+            lambda r: r.provider_instance == provider_instance and r.model_alias == model_alias and r.grader == grader,
+        )
+        return [self._run_from_row(row) for row in self._latest_per_set(rows)]
+
     def mean_quality_for_provider_model(
         self, provider_instance: str, model_alias: str, grader: str = "deterministic"
     ) -> float | None:
-        """Mean score of the latest verified run per set for this instance and alias."""
-        if not provider_instance or not model_alias:
-            return None
-        R = self.Run
-        rows = [
-            r
-            for r in self._latest_verified_per_set(
-                (R.provider_instance == provider_instance) & (R.model_alias == model_alias) & (R.grader == grader)
-            )
-            if r.provider_instance == provider_instance and r.model_alias == model_alias and r.grader == grader
-        ]
-        return sum(r.mean_score for r in rows) / len(rows) if rows else None
+        """Mean score of the latest verified complete run per set for this instance and alias
+        (``None``: no data; a measured 0.0 stays 0.0)."""
+        runs = self.quality_runs_for_provider_model(provider_instance, model_alias, grader)
+        return math.fsum(r.mean_score for r in runs) / len(runs) if runs else None
 
     def mean_quality_for_model(self, model_alias: str, grader: str = "deterministic") -> float | None:
-        """Mean score per alias across instances; ``None`` if several instances measured it."""
-        if not model_alias:
+        """Mean score of the latest verified complete run per set for the alias; ``None`` when there
+        is no data or when eligible runs of the alias come from more than one provider instance."""
+        if not model_alias or not grader:
             return None
         R = self.Run
-        rows = [
-            r
-            for r in self._latest_verified_per_set((R.model_alias == model_alias) & (R.grader == grader))
-            if r.model_alias == model_alias and r.grader == grader
-        ]
-        instances = {
-            r.provider_instance
-            for r in R.select(R.provider_instance).where(
-                (R.model_alias == model_alias) & (R.grader == grader) & (R.verified == True)  # noqa: E712
-            )
-        }
-        if len(instances) > 1 or not rows:
+        rows = self._quality_rows(
+            (R.model_alias == model_alias) & (R.grader == grader),
+            lambda r: r.model_alias == model_alias and r.grader == grader,
+        )
+        if len({r.provider_instance for r in rows}) != 1:
             return None
-        return sum(r.mean_score for r in rows) / len(rows)
+        latest = self._latest_per_set(rows)
+        return math.fsum(r.mean_score for r in latest) / len(latest)
 
     def recent_runs(self, set_identifier: str | None = None, limit: int = 20) -> list[Run]:
         """Runs newest first (without cases)."""

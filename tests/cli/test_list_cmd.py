@@ -1,0 +1,61 @@
+"""`evalkit list`: plugins from metadata only, sets from providers, failures reported by name."""
+
+from __future__ import annotations
+
+
+def test_list_shows_every_group_with_distribution_and_version(evalkit_cli) -> None:
+    result = evalkit_cli("list")
+    assert result.code == 0
+    out = result.stdout
+    for group in ("evalkit.golden_sets", "evalkit.question_sets", "evalkit.retrievers", "evalkit.graders", "evalkit.generators"):
+        assert group in out
+    assert "evalkit.smoke  evalkit 0.1.0" in out
+    assert "arith" in out and "evalkit-set-arith 0.1.0" in out
+    assert "deterministic" in out and "reference" in out and "replay" in out
+
+
+def test_list_sets_shows_the_installed_contrib_distribution(evalkit_cli) -> None:
+    result = evalkit_cli("list", "sets", "--json")
+    assert result.code == 0
+    rows = {row["identifier"]: row for row in result.json()["sets"]}
+    assert rows["arith.basic"]["distribution"] == "evalkit-set-arith"
+    assert rows["arith.basic"]["count"] == 6
+    assert rows["evalkit.smoke"]["distribution"] == "evalkit"
+
+
+def test_broken_plugins_are_listed_without_being_imported(evalkit_cli, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists("evalkit-broken-plugin")}
+    result = evalkit_cli("list", env=env)
+    assert result.code == 0, result.stderr
+    assert "broken_import" in result.stdout and "evalkit-broken-plugin 6.6.6" in result.stdout
+
+
+def test_list_sets_reports_failing_providers_and_lists_the_rest(evalkit_cli, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists("evalkit-broken-plugin")}
+    result = evalkit_cli("list", "sets", env=env)
+    assert result.code == 2
+    assert "evalkit.smoke" in result.stdout and "arith.basic" in result.stdout
+    assert "broken_import (evalkit-broken-plugin 6.6.6) failed to load" in result.stderr
+    assert "No module named 'evalkit_broken_plugin.missing_module'" in result.stderr
+    assert "raising (evalkit-broken-plugin 6.6.6)" in result.stderr
+    assert "the provider's data file is missing" in result.stderr
+
+
+def test_two_sets_with_one_identifier_name_both_distributions(evalkit_cli, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists("evalkit-duplicate-set")}
+    listed = evalkit_cli("list", "sets", env=env)
+    assert listed.code == 2
+    assert 'set "arith.basic" is shipped by more than one distribution' in listed.stderr
+    assert "evalkit-duplicate-set 1.0.0" in listed.stderr and "evalkit-set-arith 0.1.0" in listed.stderr
+    run = evalkit_cli("run", "arith.basic", env=env)
+    assert run.code == 2
+    assert "evalkit-duplicate-set" in run.stderr and "evalkit-set-arith" in run.stderr
+    assert evalkit_cli("run", "evalkit.smoke", env=env).code == 0
+
+
+def test_help_mentions_exit_codes(evalkit_cli) -> None:
+    result = evalkit_cli("--help")
+    assert result.code == 0
+    assert "exit codes" in result.stdout and "run" in result.stdout and "list" in result.stdout
+    run_help = evalkit_cli("run", "--help")
+    assert "--fail-on-regression" in run_help.stdout and "--max-pass-rate-drop" in run_help.stdout

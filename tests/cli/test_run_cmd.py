@@ -1,0 +1,186 @@
+"""`evalkit run` end to end: real subprocesses, real SQLite files, real installed plugins."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+SMOKE_IDS = ["capital-of-france", "two-plus-two", "opening-hours", "contact-json", "receipt-deadline", "colleague-claims", "echo-token"]
+
+
+def stored_runs(project: Path) -> list[tuple]:
+    db = project / ".evalkit" / "results.db"
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as conn:
+        tables = {r[0] for r in conn.execute("select name from sqlite_master where type='table'")}
+        if "evalkit_run" not in tables:
+            return []
+        return conn.execute("select id, status, grader, verified, passed_count, answered_count from evalkit_run order by started_at").fetchall()
+
+
+def write_replay(project: Path, answers: dict[str, str], model: str = "my-app-2025-01") -> None:
+    lines = [json.dumps({"id": cid, "text": text, "model": model}) for cid, text in answers.items()]
+    (project / "answers.jsonl").write_text("\n".join(lines) + "\n")
+    (project / "evalkit.toml").write_text(
+        '[providers.my-app]\nadapter = "replay"\nmodel = "my-app"\npath = "answers.jsonl"\n'
+    )
+
+
+ARITH_GOOD = {"add-2-2": "4", "add-7-5": "12", "add-12-30": "42", "add-99-1": "100", "times-table": "42", "json-sum": '{"sum": 7}'}
+
+
+def test_smoke_run_stores_a_baseline_and_the_second_run_compares(evalkit_cli, project) -> None:
+    first = evalkit_cli("run", "evalkit.smoke")
+    assert first.code == 0, first.stderr
+    assert "answers are the set's own references" in first.stdout
+    assert "Pass rate:  100.0% (7/7)" in first.stdout
+    assert "recorded as the baseline" in first.stdout
+    for case_id in SMOKE_IDS:
+        assert case_id in first.stdout
+    second = evalkit_cli("run", "evalkit.smoke", "--fail-on-regression")
+    assert second.code == 0, second.stderr
+    first_id = stored_runs(project)[0][0]
+    assert f"No regression: pass rate +0.0 pp, mean score +0.000 versus run {first_id}" in second.stdout
+    runs = stored_runs(project)
+    assert [r[1:] for r in runs] == [("complete", "deterministic", 1, 7, 7)] * 2
+
+
+def test_json_output_is_one_document(evalkit_cli) -> None:
+    evalkit_cli("run", "evalkit.smoke")
+    result = evalkit_cli("run", "evalkit.smoke", "--json")
+    assert result.code == 0, result.stderr
+    document = result.json()
+    assert document["set"] == "evalkit.smoke"
+    assert document["pass_rate"] == 1.0 and document["mean_score"] == 1.0
+    assert [c["id"] for c in document["cases"]] == SMOKE_IDS
+    assert {c["name"] for c in document["cases"][2]["checks"]} == {"stated_the_fact", "matches_pattern", "avoided_known_error"}
+    assert document["verdict"]["state"] == "compared"
+    assert document["baseline_id"] and document["verdict"]["regressed"] is False
+    assert document["identity"] == {"version": 1, "provider_instance": "reference", "model_alias": "reference", "reported_model": "reference"}
+
+
+def test_regression_is_flagged_with_the_cases_that_broke_first(evalkit_cli, project) -> None:
+    write_replay(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic").code == 0
+    write_replay(project, {**ARITH_GOOD, "add-7-5": "13", "times-table": "forty-two"})
+    gated = evalkit_cli("run", "arith.basic", "--fail-on-regression")
+    assert gated.code == 1, gated.stdout + gated.stderr
+    out = gated.stdout
+    check_section = out[out.index("Regression check"):]
+    assert check_section.index("add-7-5") < check_section.index("Regression: pass rate dropped 33.3 pp")
+    assert "times-table" in check_section
+    assert "Quality regression detected" in out
+    assert "exact McNemar p" in out
+    ungated = evalkit_cli("run", "arith.basic")
+    assert ungated.code == 0  # no gate: reported, not failed
+
+
+def test_a_drop_equal_to_the_tolerance_passes_the_gate(evalkit_cli, project) -> None:
+    units = {"km-to-m": "3000 metres", "hours-in-week": "168 hours"}
+    write_replay(project, units)
+    assert evalkit_cli("run", "arith.units").code == 0
+    write_replay(project, {**units, "hours-in-week": "about a week"})  # pass rate 1 -> 1/2, mean 1 -> 1/2
+    equal = evalkit_cli("run", "arith.units", "--fail-on-regression", "--max-pass-rate-drop", "0.5", "--max-mean-score-drop", "5e-1")
+    assert equal.code == 0, equal.stdout
+    assert "No regression: pass rate -50.0 pp, mean score -0.500" in equal.stdout
+    beyond = evalkit_cli("run", "arith.units", "--fail-on-regression", "--max-pass-rate-drop", "0.4999", "--max-mean-score-drop", "1")
+    assert beyond.code == 1
+    assert "Regression: pass rate dropped 50.0 pp beyond the configured tolerance" in beyond.stdout
+
+
+@pytest.mark.parametrize("value", ["", "nan", "inf", "-inf", "1.01", "-0.1", "abc", "1e309"])
+@pytest.mark.parametrize("option", ["--max-pass-rate-drop", "--max-mean-score-drop"])
+def test_bad_tolerances_exit_2_before_anything_is_stored(evalkit_cli, project, option, value) -> None:
+    result = evalkit_cli("run", "evalkit.smoke", f"{option}={value}")
+    assert result.code == 2
+    assert f'Option "{option}" must be a finite number in 0..1' in result.stderr
+    assert stored_runs(project) == []
+
+
+def test_unknown_set_lists_the_available_ones(evalkit_cli, project) -> None:
+    result = evalkit_cli("run", "nope.set")
+    assert result.code == 2
+    assert 'Unknown golden prompt set "nope.set"' in result.stderr
+    assert "evalkit.smoke" in result.stderr and "arith.basic" in result.stderr
+    assert stored_runs(project) == []
+
+
+@pytest.mark.parametrize("grader", ["llm_judge", "llm_judg", "DETERMINISTIC"])
+def test_unknown_grader_lists_the_known_ones(evalkit_cli, project, grader) -> None:
+    result = evalkit_cli("run", "evalkit.smoke", "--grader", grader)
+    assert result.code == 2
+    assert f'Unknown grader "{grader}"' in result.stderr and "deterministic" in result.stderr
+    assert stored_runs(project) == []
+
+
+def test_ad_hoc_adapter_runs_are_stored_but_never_compared(evalkit_cli, project) -> None:
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--fail-on-regression")
+    assert result.code == 1
+    assert "not compared: no single verified serving identity" in result.stdout
+    assert "ad-hoc run" in result.stdout
+    assert "Model:      (unknown)" in result.stdout
+    assert [r[1:4] for r in stored_runs(project)] == [("complete", "deterministic", 0)]
+    assert evalkit_cli("run", "evalkit.smoke", "--provider", "reference").code == 0
+
+
+def test_a_case_the_generator_cannot_answer_makes_the_run_incomplete(evalkit_cli, project) -> None:
+    write_replay(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    result = evalkit_cli("run", "arith.basic", "--fail-on-regression")
+    assert result.code == 3
+    assert "ERROR" in result.stdout and "has no line for prompt id 'json-sum'" in result.stdout
+    assert "the run is incomplete" in result.stdout
+    write_replay(project, ARITH_GOOD)
+    after = evalkit_cli("run", "arith.basic")
+    assert after.code == 0
+    assert "recorded as the baseline" in after.stdout  # the incomplete run is never a baseline
+
+
+def test_unknown_provider_lists_instances_and_adapters(evalkit_cli, project) -> None:
+    write_replay(project, ARITH_GOOD)
+    result = evalkit_cli("run", "arith.basic", "--provider", "nope")
+    assert result.code == 2
+    assert 'Unknown provider "nope"' in result.stderr
+    assert "my-app (configured)" in result.stderr and "replay" in result.stderr
+
+
+def test_broken_config_is_a_clear_error(evalkit_cli, project) -> None:
+    (project / "evalkit.toml").write_text("[providers.x]\nmodel = 'm'\n")
+    result = evalkit_cli("run", "evalkit.smoke")
+    assert result.code == 2 and "needs adapter" in result.stderr
+    (project / "evalkit.toml").write_text("[providers\n")
+    result = evalkit_cli("run", "evalkit.smoke")
+    assert result.code == 2 and "is not valid TOML" in result.stderr
+    assert stored_runs(project) == []
+
+
+def test_invalid_set_exits_2_naming_every_problem(evalkit_cli, project, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists("evalkit-broken-plugin")}
+    result = evalkit_cli("run", "broken.invalid", env=env)
+    assert result.code == 2
+    assert 'set "broken.invalid", prompt "bad-regex": field assertions[1] (regex)' in result.stderr
+    assert 'prompt "bad-schema": field assertions[1] (json_schema) is not a valid JSON Schema' in result.stderr
+    assert 'prompt "nothing": field id is used by more than one prompt' in result.stderr
+    assert stored_runs(project) == []
+
+
+def test_a_broken_plugin_does_not_break_a_run_that_does_not_use_it(evalkit_cli, project, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists("evalkit-broken-plugin")}
+    result = evalkit_cli("run", "evalkit.smoke", env=env)
+    assert result.code == 0, result.stderr
+    assert "Pass rate:  100.0% (7/7)" in result.stdout
+
+
+def test_a_hook_plugin_adds_an_assertion_kind_and_sees_the_lifecycle(evalkit_cli, project, plugin_dists) -> None:
+    log = project / "hooks.log"
+    env = {"PYTHONPATH": plugin_dists("evalkit-hook-plugin"), "HOOK_LOG": str(log)}
+    result = evalkit_cli("run", "hook.shout", env=env)
+    assert result.code == 0, result.stderr
+    assert "Pass rate:  50.0% (1/2)" in result.stdout
+    events = log.read_text().splitlines()
+    assert events[0] == "started hook.shout 2"
+    assert sorted(events[1:3]) == ["case loud True", "case quiet False"]
+    assert events[3].startswith("finished ") and events[3].endswith(" complete")

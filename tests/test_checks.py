@@ -1,0 +1,157 @@
+"""Every assertion kind and its edges, through the deterministic grader's evaluation."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from evalkit import Answer, Assertion, Citation
+from evalkit.checks import BUILTIN_KINDS, evaluate, parse_json_answer
+
+
+def check(assertion: Assertion, text: str = "", **answer: object):
+    return evaluate(assertion, Answer(text=text, **answer), BUILTIN_KINDS)
+
+
+@pytest.mark.parametrize(
+    ("text", "held"),
+    [("  Paris  ", True), ("Paris\n", True), ("\tParis\r\n", True), ("London", False), ("paris", False), ("", False),
+     # the original's trim set: form feed and no-break space are content, not padding
+     ("\fParis", False), ("\u00a0Paris", False)],
+)
+def test_exact_trims_only_the_php_trim_set(text: str, held: bool) -> None:
+    assert check(Assertion.exact("Paris"), text).passed is held
+
+
+def test_exact_compares_unicode_code_points() -> None:
+    assert check(Assertion.exact("Zürich"), " Zürich ").passed
+    assert not check(Assertion.exact("Zürich"), "Zu\u0308rich").passed  # decomposed form differs
+
+
+def test_contains_is_a_case_sensitive_substring() -> None:
+    assert check(Assertion.contains("Monday"), "Open Monday to Friday").passed
+    assert not check(Assertion.contains("Monday"), "open monday").passed
+    assert not check(Assertion.contains("Monday"), "").passed
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "held"),
+    [
+        (r"/\b4\b/", "Result: 4", True),
+        (r"/\b4\b/", "Result: five", False),
+        (r"/\b4\b/", "Result: 42", False),
+        (r"/9(:00)?\s*(am|–|-)/i", "Monday to Friday, 9AM to 5PM", True),
+        (r"/9(:00)?\s*(am|–|-)/i", "Weekdays 9–17", True),
+        (r"/9(:00)?\s*(am|–|-)/i", "Weekdays from 10", False),
+        (r"#^ok$#m", "first\nok\nlast", True),
+        (r"{^a.b$}s", "a\nb", True),
+        (r"/^\w+$/", "café", False),  # without u, \w is ASCII as in PCRE
+        (r"/^\w+$/u", "café", True),
+        (r"\d{3}", "call 555 now", True),  # no delimiters: a plain Python regex
+        (r"/abc/A", "xabc", False),
+        (r"/abc/A", "abcx", True),
+    ],
+)
+def test_regex_is_a_search_with_pcre_delimiters_and_modifiers(pattern: str, text: str, held: bool) -> None:
+    assert check(Assertion.regex(pattern), text).passed is held
+
+
+def test_catastrophic_regex_is_bounded_and_recorded_as_errored() -> None:
+    started = time.perf_counter()
+    result = check(Assertion.regex(r"/(a+)+$/"), "a" * 40 + "b")
+    assert time.perf_counter() - started < 5
+    assert not result.passed
+    assert result.error is not None and "did not finish in time" in result.error
+
+
+SCHEMA = '{"type":"object","required":["name","age"],"properties":{"name":{"type":"string"},"age":{"type":"integer"}}}'
+
+
+@pytest.mark.parametrize(
+    ("text", "held"),
+    [
+        ('{"name":"Ada","age":36,"extra":true}', True),
+        ('  {"name":"Ada","age":36}\n', True),
+        ('```json\n{"name":"Ada","age":36}\n```', True),  # one fenced block is accepted
+        ('{"age":"not-a-number","name":"Ada"}', False),
+        ('{"name":"Ada"}', False),
+        ("not json at all", False),
+        ("", False),
+        ('{"name":"Ada","age":NaN}', False),
+        ('Here it is: {"name":"Ada","age":36}', False),  # prose around JSON is not JSON
+    ],
+)
+def test_json_schema(text: str, held: bool) -> None:
+    assert check(Assertion.json_schema(SCHEMA), text).passed is held
+
+
+def test_json_schema_accepts_a_dict_and_full_json_schema_keywords() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 3}}, "additionalProperties": False}
+    assert check(Assertion.json_schema(schema), '{"n": 5}').passed
+    result = check(Assertion.json_schema(schema), '{"n": 1}')
+    assert not result.passed
+    assert "less than the minimum" in (result.detail or "")
+    assert not check(Assertion.json_schema(schema), '{"n": 5, "x": 1}').passed
+
+
+def test_json_schema_nested_required_and_empty_object() -> None:
+    nested = '{"type":"object","properties":{"meta":{"type":"object","required":["id"]}}}'
+    assert not check(Assertion.json_schema(nested), '{"meta":{"other":1}}').passed
+    assert check(Assertion.json_schema('{"type":"object","required":[]}'), "{}").passed
+    assert not check(Assertion.json_schema('{"type":"object","required":["name"]}'), "{}").passed
+
+
+def test_json_schema_never_fetches_a_remote_ref() -> None:
+    schema = {"$ref": "https://example.invalid/schema.json"}
+    result = check(Assertion.json_schema(schema), "{}")
+    assert not result.passed
+    assert result.error is not None
+
+
+def test_parse_json_answer_rejects_infinity() -> None:
+    with pytest.raises(ValueError):
+        parse_json_answer("[Infinity]")
+
+
+def test_contains_any_ignores_case_and_names_the_check() -> None:
+    result = check(Assertion.contains_any(["30 days", "thirty days"]), "Within THIRTY DAYS.")
+    assert result.passed and result.name == "stated_the_fact"
+    assert not check(Assertion.contains_any(["30 days"]), "Within a month.").passed
+
+
+def test_contains_none_catches_known_wrong_answers() -> None:
+    result = check(Assertion.contains_none(["14 days", "as soon as possible"]), "Submit within 14 Days.")
+    assert not result.passed
+    assert result.name == "avoided_known_error"
+    assert "14 days" in (result.detail or "")
+    assert check(Assertion.contains_none(["14 days"]), "Within 30 days.").passed
+
+
+@pytest.mark.parametrize(("text", "held"), [("one two three", True), ("one two three four", False), ("", True), ("  a\n\tb  c ", True)])
+def test_max_words(text: str, held: bool) -> None:
+    assert check(Assertion.max_words(3), text).passed is held
+
+
+def test_refusal_needs_the_structural_flag() -> None:
+    assert check(Assertion.refusal(), "I can't help with that.", abstained=True).passed
+    assert not check(Assertion.refusal(), "Here is the answer.", abstained=False).passed
+    unflagged = check(Assertion.refusal(), "I can't help with that.")
+    assert not unflagged.passed and unflagged.error == "answer carries no abstention flag"
+
+
+def test_cites_any() -> None:
+    cited = check(Assertion.cites_any(["policy#3.2", "handbook#1"]), "x", citations=[Citation("policy#3.2")])
+    assert cited.passed and cited.name == "cited_expected_source"
+    assert not check(Assertion.cites_any(["policy#3.2"]), "x", citations=[Citation("other#1")]).passed
+    missing = check(Assertion.cites_any(["policy#3.2"]), "x")
+    assert not missing.passed and missing.error == "answer carries no citations"
+
+
+def test_a_named_assertion_reports_its_own_check_name() -> None:
+    assert check(Assertion.contains("Paris", name="named_the_capital"), "Paris").name == "named_the_capital"
+
+
+def test_unknown_kind_is_an_errored_check() -> None:
+    result = check(Assertion(kind="nope", value=1), "x")
+    assert not result.passed and "unknown assertion kind" in (result.error or "")

@@ -1,0 +1,83 @@
+"""Set rules, checked before any generator call; every message names the set, the prompt and the field."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalkit import Answer, Assertion, GoldenPrompt, GoldenPromptSet, validate_prompt_set
+from evalkit.checks import BUILTIN_KINDS
+from evalkit.errors import SetValidationError
+from evalkit.validation import prompt_set_problems
+
+
+def one_prompt_set(identifier: str = "pkg.set", **prompt: object) -> GoldenPromptSet:
+    fields = {"id": "p1", "prompt": "Say hi", "assertions": [Assertion.contains("hi")], **prompt}
+    return GoldenPromptSet(identifier=identifier, name="A set", prompts=[GoldenPrompt(**fields)])
+
+
+@pytest.mark.parametrize("identifier", ["nr_ai_search.chat", "test", "a.b.c", "x_1.y_2"])
+def test_valid_identifiers(identifier: str) -> None:
+    validate_prompt_set(one_prompt_set(identifier))
+
+
+@pytest.mark.parametrize("identifier", ["", "NrAiSearch.chat", ".chat", "chat.", "nr ai search", "a..b", "pkg.set\n"])
+def test_invalid_identifiers(identifier: str) -> None:
+    problems = prompt_set_problems(one_prompt_set(identifier), BUILTIN_KINDS)
+    assert len(problems) == 1 and "field identifier" in problems[0]
+
+
+def test_lists_are_kept_as_tuples() -> None:
+    golden = one_prompt_set()
+    assert isinstance(golden.prompts, tuple) and isinstance(golden.prompts[0].assertions, tuple)
+
+
+def test_every_problem_is_reported_with_set_prompt_and_field() -> None:
+    golden = GoldenPromptSet(
+        identifier="pkg.bad",
+        name="",
+        prompts=[
+            GoldenPrompt(id="r", prompt="x", assertions=[Assertion.regex("/(unclosed/")]),
+            GoldenPrompt(id="s", prompt="x", assertions=[Assertion.json_schema('{"type": 12}')]),
+            GoldenPrompt(id="j", prompt="x", assertions=[Assertion.json_schema("{not json")]),
+            GoldenPrompt(id="n", prompt="x"),
+            GoldenPrompt(id="n", prompt="y", reference="ok"),
+            GoldenPrompt(id="e", prompt="x", assertions=[Assertion.contains(""), Assertion.max_words(0), Assertion.contains_any([])]),
+            GoldenPrompt(id="k", prompt="x", assertions=[Assertion(kind="no_such_kind", value="v")]),
+            GoldenPrompt(id="", prompt=""),
+        ],
+    )
+    with pytest.raises(SetValidationError) as caught:
+        validate_prompt_set(golden)
+    problems = caught.value.problems
+    text = "\n".join(problems)
+    assert all(p.startswith('set "pkg.bad"') for p in problems)
+    assert "field name must not be empty" in text
+    assert 'prompt "r": field assertions[1] (regex) invalid regular expression' in text
+    assert 'prompt "s": field assertions[1] (json_schema) is not a valid JSON Schema' in text
+    assert 'prompt "j": field assertions[1] (json_schema) is not valid JSON' in text
+    assert 'prompt "n": field assertions is empty and there is no reference' in text
+    assert 'prompt "n": field id is used by more than one prompt' in text
+    assert 'prompt "e": field assertions[1] (contains) must be a non-empty string' in text
+    assert 'prompt "e": field assertions[2] (max_words) must be a positive integer' in text
+    assert 'prompt "e": field assertions[3] (contains_any) must be a non-empty list of strings' in text
+    assert 'prompt "k": field assertions[1] (no_such_kind): unknown assertion kind' in text
+    assert 'prompt "#8": field id must be a non-empty string' in text
+    assert 'prompt "#8": field prompt must not be empty' in text
+
+
+def test_reference_only_prompts_are_valid_and_whitespace_reference_counts() -> None:
+    validate_prompt_set(one_prompt_set(assertions=[], reference="Paris"))
+    validate_prompt_set(one_prompt_set(assertions=[], reference=" "))
+    validate_prompt_set(one_prompt_set(assertions=[], reference=Answer(text="I can't", abstained=True)))
+    with pytest.raises(SetValidationError):
+        validate_prompt_set(one_prompt_set(assertions=[], reference=""))
+
+
+def test_a_set_needs_prompts() -> None:
+    with pytest.raises(SetValidationError, match="field prompts must hold at least one prompt"):
+        validate_prompt_set(GoldenPromptSet(identifier="pkg.empty", name="Empty"))
+
+
+def test_unsupported_pcre_modifier_is_refused() -> None:
+    with pytest.raises(SetValidationError, match="unsupported PCRE modifier"):
+        validate_prompt_set(one_prompt_set(assertions=[Assertion.regex("/a+/U")]))

@@ -1,0 +1,70 @@
+"""The regression rule with exact arithmetic, per-case flips and the McNemar weight."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from evalkit import CaseResult, Run, Tolerances
+from evalkit.runs import RunStatus
+from evalkit.verdict import compare, exact_score, mcnemar_exact_p
+
+
+def run(run_id: str, outcomes: dict[str, float]) -> Run:
+    cases = [CaseResult(case_id=cid, passed=score == 1.0, score=score) for cid, score in outcomes.items()]
+    return Run(id=run_id, set_identifier="s.t", grader="deterministic", status=RunStatus.COMPLETE, cases=cases)
+
+
+def ten(passing: int) -> dict[str, float]:
+    return {f"c{i}": 1.0 if i < passing else 0.0 for i in range(10)}
+
+
+def test_a_drop_equal_to_the_tolerance_passes() -> None:
+    comparison = compare(run("new", ten(7)), run("old", ten(8)), Tolerances())
+    assert comparison.pass_rate_delta == Fraction(-1, 10)
+    assert comparison.mean_score_delta == Fraction(-1, 10)  # 0.8 -> 0.7 exactly, not 0.09999999999999998
+    assert not comparison.regressed
+
+
+def test_a_drop_beyond_the_tolerance_regresses_and_lists_the_cases_first() -> None:
+    comparison = compare(run("new", ten(6)), run("old", ten(8)), Tolerances())
+    assert comparison.regressed and comparison.pass_rate_regressed and comparison.mean_score_regressed
+    assert comparison.regressed_cases == ("c6", "c7")
+    assert comparison.summary().startswith("Regression: pass rate dropped 20.0 pp and mean score dropped 0.200")
+
+
+@pytest.mark.parametrize(("tolerance", "regressed"), [("0", True), ("-0.0", True), ("0.5", True), ("5e-1", True), ("1", False)])
+def test_full_collapse_against_each_tolerance(tolerance: str, regressed: bool) -> None:
+    comparison = compare(run("new", ten(0)), run("old", ten(10)), Tolerances.parse(tolerance, tolerance))
+    assert comparison.regressed is regressed
+
+
+def test_zero_tolerance_rejects_any_drop_but_accepts_a_rise() -> None:
+    tight = Tolerances.parse("0", "0")
+    assert compare(run("new", ten(9)), run("old", ten(10)), tight).regressed
+    assert not compare(run("new", ten(10)), run("old", ten(9)), tight).regressed
+
+
+def test_case_bookkeeping() -> None:
+    old = run("old", {"a": 1.0, "b": 0.0, "c": 0.0, "gone": 1.0})
+    new = run("new", {"a": 0.0, "b": 1.0, "c": 0.0, "added": 1.0})
+    comparison = compare(new, old, Tolerances.parse("1", "1"))
+    assert comparison.regressed_cases == ("a",)
+    assert comparison.fixed_cases == ("b",)
+    assert comparison.still_failing == ("c",)
+    assert comparison.added_cases == ("added",)
+    assert comparison.removed_cases == ("gone",)
+
+
+def test_mcnemar_exact_p() -> None:
+    assert mcnemar_exact_p(0, 0) == 1.0
+    assert mcnemar_exact_p(1, 0) == 1.0  # one flip on a small set is no evidence
+    assert mcnemar_exact_p(6, 0) == pytest.approx(0.03125)
+    assert mcnemar_exact_p(5, 1) == pytest.approx(0.21875)
+    assert mcnemar_exact_p(10, 10) == 1.0
+
+
+def test_exact_score_recovers_small_fractions() -> None:
+    assert exact_score(1 / 3) == Fraction(1, 3)
+    assert exact_score(0.7) == Fraction(7, 10)
