@@ -87,6 +87,9 @@ def test_a_drop_equal_to_the_tolerance_passes_the_gate(evalkit_cli, project) -> 
     equal = evalkit_cli("run", "arith.units", "--fail-on-regression", "--max-pass-rate-drop", "0.5", "--max-mean-score-drop", "5e-1")
     assert equal.code == 0, equal.stdout
     assert "No regression: pass rate -50.0 pp, mean score -0.500" in equal.stdout
+    write_replay(project, units)
+    assert evalkit_cli("run", "arith.units").code == 0
+    write_replay(project, {**units, "hours-in-week": "about a week"})
     beyond = evalkit_cli("run", "arith.units", "--fail-on-regression", "--max-pass-rate-drop", "0.4999", "--max-mean-score-drop", "1")
     assert beyond.code == 1
     assert "Regression: pass rate dropped 50.0 pp beyond the configured tolerance" in beyond.stdout

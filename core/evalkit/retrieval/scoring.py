@@ -109,7 +109,7 @@ _CUTOFFS: dict[int, _Cutoff] = {}
 
 
 def _cutoff(k: int) -> _Cutoff:
-    table = _CUTOFFS.get(k)
+    table = _CUTOFFS.get(k) if type(k) is int else None
     if table is None:
         if type(k) is not int or k < 1:
             raise UsageError(f"k must be a positive integer (got {k!r})")
