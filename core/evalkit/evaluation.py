@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -17,7 +18,14 @@ from .config import PRIVACY_LEVELS, Config, load_config
 from .errors import UsageError
 from .prompts import GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
-from .storage import GeneratorScopedResults, open_repository, resolve_database_url
+from .storage import (
+    GeneratorScopedResults,
+    ResumableRuns,
+    RunVerdicts,
+    StoredVerdict,
+    open_repository,
+    resolve_database_url,
+)
 from .tolerance import Tolerances
 from .validation import validate_prompt_set
 from .verdict import Comparison, compare
@@ -185,12 +193,20 @@ def _run(
     plugin_failures: tuple[str, ...],
 ) -> RunOutcome:
     started = time.time()
+    if run_id is not None and not _RUN_ID.fullmatch(run_id):
+        raise UsageError(f'run id "{run_id}" must be 1 to 64 letters, digits, ".", "_", ":" or "-", starting with a letter or digit')
     if resume and run_id is None:
-        unfinished_finder = getattr(repository, "latest_unfinished_run", None)
-        previous = unfinished_finder(golden_set.identifier, bound.instance, grader_name) if unfinished_finder else None
+        if not isinstance(repository, ResumableRuns):
+            raise UsageError("--resume without a run id needs a store that can find unfinished runs, and this one cannot; pass the id: --resume RUN_ID")
+        previous = repository.latest_unfinished_run(golden_set.identifier, bound.instance, bound.alias, grader_name)
         if previous is None:
-            raise UsageError(f'--resume: no interrupted run of "{golden_set.identifier}" to resume')
+            raise UsageError(
+                f'--resume: no unfinished run of "{golden_set.identifier}" by {bound.instance}/{bound.alias} '
+                f'with grader "{grader_name}" to resume'
+            )
         run_id = previous.id
+    if shard is not None and run_id is None:
+        raise UsageError("--shard needs --run-id: every shard joins one run (e.g. --run-id \"$CI_PIPELINE_ID\")")
     header = Run(
         id=run_id or runner.new_run_id(started),
         set_identifier=golden_set.identifier,
@@ -204,11 +220,19 @@ def _run(
         label=label,
         privacy=privacy,
     )
+    existing = repository.get_run(header.id, with_cases=False) if run_id is not None else None
+    if resume and existing is None:
+        raise UsageError(f"--resume: there is no run {header.id} in the store")
+    if existing is not None:
+        _check_joinable(existing, header, resume)
     stored_header = repository.begin_run(header)
-    if stored_header.set_identifier != golden_set.identifier:
-        raise UsageError(f"run {header.id} belongs to set {stored_header.set_identifier}, not {golden_set.identifier}")
-    answered_finder = getattr(repository, "answered_case_ids", None)
-    skip = answered_finder(header.id) if answered_finder else set()
+    if isinstance(repository, ResumableRuns):
+        skip = repository.answered_case_ids(header.id)
+        if stored_header.status is RunStatus.INTERRUPTED:
+            repository.mark_status(header.id, RunStatus.RUNNING.value)
+    else:
+        joined = repository.get_run(header.id) if existing is not None else None
+        skip = {c.case_id for c in joined.cases if not c.errored} if joined is not None else set()
     if resume and skip:
         notes.append(f"Resuming run {header.id}: {len(skip)} case(s) already answered are kept.")
     todo = runner.select_cases(golden_set.prompts, shard, skip)
@@ -234,24 +258,55 @@ def _run(
     try:
         asyncio.run(main())
     except KeyboardInterrupt:
-        marker = getattr(repository, "mark_status", None)
-        if marker is not None:
-            marker(header.id, RunStatus.INTERRUPTED.value)
+        if isinstance(repository, ResumableRuns):
+            repository.mark_status(header.id, RunStatus.INTERRUPTED.value)
         raise
     answered = repository.get_run(header.id)
     status = runner.final_status(header, answered)
     identity, note = runner.run_identity(answered.cases, bound.configured)
     yardstick = runner.run_yardstick(answered.cases, grader_name)
-    if status is RunStatus.RUNNING:
-        notes.append(
-            f"Shard done: {answered.answered_count} of {header.case_count} cases of run {header.id} are in; "
-            "the run completes when the other shards finish."
-        )
     stored = repository.finish_run(
         header.id, status.value, time.time(), grader=yardstick, identity=identity, identity_note=note
     )
-    verdict = verdict_for(stored, repository, tolerances) if status is not RunStatus.RUNNING else Verdict(
-        "not_compared", "not compared: the run is not complete yet (other shards are still answering)"
-    )
+    # The stored status wins: another shard may have closed the run after this one read its cases.
+    if stored.status is RunStatus.RUNNING:
+        notes.append(
+            f"Shard done: {stored.answered_count} of {header.case_count} cases of run {header.id} are in; "
+            "the run completes when the other shards finish."
+        )
+        verdict = Verdict("not_compared", "not compared: the run is not complete yet (other shards are still answering)")
+    else:
+        verdict = verdict_for(stored, repository, tolerances)
+        if isinstance(repository, RunVerdicts):
+            repository.record_verdict(stored.id, stored_verdict(verdict))
     manager.hook.evalkit_run_finished(run=stored)
     return RunOutcome(stored, verdict, tuple(notes), plugin_failures)
+
+
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+
+
+def _check_joinable(existing: Run, header: Run, resume: bool) -> None:
+    """Refuse to add cases to a stored run they do not belong to (before anything is written)."""
+    if existing.set_identifier != header.set_identifier:
+        raise UsageError(f'run {existing.id} is a run of set "{existing.set_identifier}", not "{header.set_identifier}"')
+    if resume and existing.status is RunStatus.COMPLETE:
+        raise UsageError(f"run {existing.id} is already complete; there is nothing to resume")
+    if (existing.provider_instance, existing.model_alias) != (header.provider_instance, header.model_alias):
+        raise UsageError(
+            f"run {existing.id} is answered by {existing.provider_instance}/{existing.model_alias}; this process "
+            f"would answer with {header.provider_instance}/{header.model_alias} — use the same --provider and --model"
+        )
+    if existing.set_fingerprint and existing.set_fingerprint != header.set_fingerprint:
+        raise UsageError(
+            f'set "{header.set_identifier}" has changed since run {existing.id} started; its stored cases would '
+            "mix two versions of the set, so start a new run"
+        )
+
+
+def stored_verdict(verdict: Verdict) -> StoredVerdict:
+    """The verdict as a run keeps it in the store (state, baseline id, one-line note)."""
+    comparison = verdict.comparison
+    if comparison is not None:
+        return StoredVerdict("regressed" if comparison.regressed else "ok", comparison.baseline_id, comparison.summary())
+    return StoredVerdict("baseline" if verdict.state == "baseline" else "not_compared", None, verdict.reason)

@@ -2,8 +2,9 @@
 
 The runner keeps at most ``concurrency`` prompts in flight, pulling them from one shared iterator
 (never one task per case up front), so a 100,000-case set costs no more memory than a small one.
-Finished cases are committed in small batches, so a crash loses at most the last fraction of a
-second of work and ``--resume`` answers only what is missing.
+Each finished case is committed as it finishes (the cases finishing in one turn of the event loop
+share a transaction), so a crash loses no finished case and ``--resume`` answers only what is
+missing.
 """
 
 from __future__ import annotations
@@ -27,9 +28,6 @@ from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 
 __all__ = ["Shard", "execute_prompts", "new_run_id", "run_identity", "run_yardstick", "select_cases", "set_fingerprint"]
-
-FLUSH_INTERVAL_S = 0.25
-FLUSH_BATCH = 256
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -115,24 +113,28 @@ def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[S
 
 @attrs.define
 class _Recorder:
-    """Buffers finished cases and commits them in small batches."""
+    """Commits finished cases as they finish.
+
+    A finished case waits one turn of the event loop, so every case finishing in that turn joins
+    one transaction: a slow generator gets a commit per case, a fast one gets group commits.
+    """
 
     repository: Any
     run_id: str
     privacy: str
     pending: list[CaseResult] = attrs.Factory(list)
-    last_flush: float = attrs.Factory(time.monotonic)
 
-    def add(self, case: CaseResult) -> None:
+    async def commit(self, case: CaseResult) -> None:
+        """Store ``case`` (with the others finishing in this turn) before returning."""
         self.pending.append(case)
-        if len(self.pending) >= FLUSH_BATCH or time.monotonic() - self.last_flush >= FLUSH_INTERVAL_S:
-            self.flush()
+        await asyncio.sleep(0)
+        self.flush()
 
     def flush(self) -> None:
+        """Commit what is pending (also on cancellation, so Ctrl-C keeps every finished case)."""
         if self.pending:
             batch, self.pending = self.pending, []
             self.repository.record_cases(self.run_id, batch, self.privacy)
-        self.last_flush = time.monotonic()
 
 
 def _case_identity(bound: BoundGenerator, answer: Answer) -> ServingIdentity | None:
@@ -226,7 +228,7 @@ async def execute_prompts(
         for prompt in queue:
             case = await answer(prompt)
             finished.append(case)
-            recorder.add(case)
+            await recorder.commit(case)
             if on_case is not None:
                 on_case(case)
 

@@ -37,6 +37,7 @@ import httpx
 
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError
+from evalkit_plugins._http11 import Http11Transport, env_proxy_applies
 
 __all__ = ["OpenAIGenerator"]
 
@@ -103,6 +104,7 @@ class OpenAIGenerator:
         self._header_names = _check_headers(extra_headers)
 
         self._url = httpx.URL(base_url.rstrip("/") + "/chat/completions")
+        self._via_proxy = env_proxy_applies(self._url)
         self._where = f"openai generator: POST {self.base_url.rstrip('/')}/chat/completions"
         key = os.environ.get(api_key_env, "")
         self._key_missing = not key
@@ -168,11 +170,13 @@ class OpenAIGenerator:
         await self.aclose()
 
     def _new_client(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(
-            headers=self._headers,
-            timeout=httpx.Timeout(self.timeout, pool=None),
-            limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency),
-        )
+        timeout = httpx.Timeout(self.timeout, pool=None)
+        if self._via_proxy:
+            # Only httpx's own transport speaks to proxies; it is slower but proxy-aware.
+            limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+            return httpx.AsyncClient(headers=self._headers, timeout=timeout, limits=limits)
+        transport = Http11Transport(max_connections=self.concurrency)
+        return httpx.AsyncClient(headers=self._headers, timeout=timeout, transport=transport)
 
     def _open_client(self) -> httpx.AsyncClient:
         # A pool is bound to the loop it was first used on; a pool left on a finished loop is abandoned.

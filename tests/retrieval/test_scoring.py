@@ -130,6 +130,16 @@ def test_ideal_dcg_is_cut_at_k():
     assert s.recall_at_k == 0.5
 
 
+def test_k_below_three_still_measures_hit_at_3():
+    s = score_question(q("a", "b"), ["a", "x", "b"], 2, 0.0)
+    assert (s.hit_at_1, s.hit_at_3) == (True, True)
+    assert s.recall_at_k == 0.5
+    assert s.ndcg_at_k == pytest.approx(1 / (disc(1) + disc(2)))
+    late = score_question(q("b"), ["a", "x", "b"], 1, 0.0)
+    assert (late.hit_at_1, late.hit_at_3, late.recall_at_k, late.ndcg_at_k) == (False, True, 0.0, 0.0)
+    assert late.reciprocal_rank == pytest.approx(1 / 3)
+
+
 def test_a_target_past_k_counts_for_mrr_only():
     ranking = [f"d{i}" for i in range(10)] + ["target"]
     s = score_question(q("target"), ranking, 10, 0.0)

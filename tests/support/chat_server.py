@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,8 +125,9 @@ class ChatServer:
     ``responder(body) -> str`` makes the answer text (default: echo the last user message; ``text``
     is a shortcut for a fixed answer). ``model`` is the model to report (default: the requested one).
     ``delay`` seconds are slept (asynchronously) before every answer. ``responder``, ``model`` and
-    ``delay`` may be reassigned while the server runs. Requests are numbered from 1 over all paths;
-    :meth:`reset` forgets requests, faults and the count.
+    ``delay`` may be reassigned while the server runs. ``chunked`` sends completions with
+    ``Transfer-Encoding: chunked`` instead of ``Content-Length``. Requests are numbered from 1 over
+    all paths; :meth:`reset` forgets requests, faults and the count.
     """
 
     def __init__(
@@ -137,6 +139,7 @@ class ChatServer:
         responder: Responder | None = None,
         text: str | None = None,
         model: str | None = None,
+        chunked: bool = False,
         record: bool = True,
     ) -> None:
         if responder is not None and text is not None:
@@ -146,6 +149,7 @@ class ChatServer:
         self.delay = delay
         self.responder: Responder = responder or (echo_last_user_message if text is None else (lambda _body: text))
         self.model = model
+        self.chunked = chunked
         self.record = record
         self._lock = threading.Lock()
         self._count = 0
@@ -286,7 +290,11 @@ class ChatServer:
                 for line in header_block.split(b"\r\n"):
                     name, _, value = line.partition(b":")
                     headers[name.decode("latin-1").strip().lower()] = value.decode("latin-1").strip()
-                length = int(headers.get("content-length") or 0)
+                try:
+                    length = int(headers.get("content-length") or 0)
+                except ValueError:
+                    writer.write(_response(400, _error_body(400, "bad Content-Length"), close=True))
+                    return
                 try:
                     raw = await reader.readexactly(length) if length else b""
                 except (asyncio.IncompleteReadError, ConnectionError):
@@ -297,7 +305,8 @@ class ChatServer:
                 await writer.drain()
                 if not keep_alive:
                     return
-        except ConnectionError:
+        except (ConnectionError, asyncio.CancelledError):
+            # Cancelled only by stop(); finishing normally keeps asyncio's stream callback quiet.
             return
         finally:
             self._handlers.discard(task)
@@ -379,7 +388,7 @@ class ChatServer:
         }
         if kind == "no_choices":
             del completion["choices"]
-        writer.write(_response(200, json.dumps(completion).encode(), close=close))
+        writer.write(_response(200, json.dumps(completion).encode(), close=close, chunked=self.chunked))
         return True
 
 
@@ -396,6 +405,7 @@ def _response(
     close: bool,
     content_type: str = "application/json",
     extra: tuple[tuple[str, str], ...] = (),
+    chunked: bool = False,
 ) -> bytes:
     try:
         reason = http.HTTPStatus(status).phrase
@@ -404,11 +414,14 @@ def _response(
     lines = [
         f"HTTP/1.1 {status} {reason}",
         f"Content-Type: {content_type}",
-        f"Content-Length: {len(body)}",
+        "Transfer-Encoding: chunked" if chunked else f"Content-Length: {len(body)}",
         *(f"{name}: {value}" for name, value in extra),
     ]
     if close:
         lines.append("Connection: close")
+    if chunked:
+        half = len(body) // 2
+        body = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (body[:half], body[half:]) if part) + b"0\r\n\r\n"
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 
@@ -471,7 +484,11 @@ def main(argv: list[str] | None = None) -> int:
     with server:
         print(server.base_url, flush=True)
         stopped.wait()
-        print(f"served {server.request_count} requests on {server.connection_count} connections", file=sys.stderr)
+        print(
+            f"served {server.request_count} requests on {server.connection_count} connections"
+            f" using {time.process_time():.2f} s of CPU",
+            file=sys.stderr,
+        )
     return 0
 
 

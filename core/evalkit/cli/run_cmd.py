@@ -27,8 +27,23 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="what answer text is stored (default: config, else metadata)")
     parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version)")
     add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+    _add_resume_options(parser)
     add_store_options(parser)
     parser.set_defaults(handler=handle)
+
+
+def _add_resume_options(parser: argparse.ArgumentParser) -> None:
+    """``--resume [RUN_ID]``, ``--shard I/N`` and ``--run-id ID``."""
+    parser.add_argument(
+        "--resume", nargs="?", const="", default=None, metavar="RUN_ID",
+        help="answer only the missing cases of an unfinished run, then complete it "
+        "(default: the newest unfinished run of this set, provider instance, alias and grader)",
+    )
+    parser.add_argument(
+        "--shard", metavar="I/N",
+        help="answer only slice I of N deterministic slices of the set (needs --run-id, the id every shard joins)",
+    )
+    parser.add_argument("--run-id", metavar="ID", help="the run's id; an existing run of that id is joined (shards)")
 
 
 def _positive_int(text: str) -> int:
@@ -85,5 +100,19 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _extra_run_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Options other commands' modules add to ``run`` (resume, shards, judges) — none by default."""
-    return {}
+    """Options other commands' modules add to ``run`` (resume, shards, judges)."""
+    return _resume_options(args)
+
+
+def _resume_options(args: argparse.Namespace) -> dict[str, Any]:
+    from ..errors import UsageError
+    from ..runner import Shard
+
+    run_id = args.run_id
+    if args.resume and run_id and args.resume != run_id:
+        raise UsageError(f"--resume {args.resume} and --run-id {run_id} name two different runs")
+    return {
+        "run_id": args.resume or run_id,
+        "resume": args.resume is not None,
+        "shard": Shard.parse(args.shard) if args.shard else None,
+    }

@@ -6,17 +6,38 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .protocols import GeneratorScopedResults, ProviderModelQualityScores, ResultRepository, RunHistory
+from .protocols import (
+    VERDICT_STATES,
+    GeneratorScopedResults,
+    ProviderModelQualityRuns,
+    ProviderModelQualityScores,
+    ResultRepository,
+    ResumableRuns,
+    RunHistory,
+    RunVerdicts,
+    StoredVerdict,
+)
 
 __all__ = [
     "GeneratorScopedResults",
+    "ProviderModelQualityRuns",
     "ProviderModelQualityScores",
     "ResultRepository",
+    "ResumableRuns",
     "RunHistory",
+    "RunVerdicts",
+    "StoredVerdict",
+    "VERDICT_STATES",
+    "SQL_SCHEMES",
     "default_database_url",
     "resolve_database_url",
     "open_repository",
+    "schema_status",
+    "upgrade_schema",
 ]
+
+#: URL schemes served by the built-in Peewee repository.
+SQL_SCHEMES = ("sqlite", "postgres", "postgresql")
 
 
 def default_database_url(cwd: Path | None = None) -> str:
@@ -48,8 +69,8 @@ def open_repository(url: str, **options: Any) -> Any:
     A plugin in the ``evalkit.repositories`` group whose name is the URL scheme is called with
     ``url`` and must return an object that satisfies :class:`ResultRepository`.
     """
-    scheme = url.split(":", 1)[0].lower()
-    if scheme in ("sqlite", "postgres", "postgresql"):
+    scheme = _scheme(url)
+    if scheme in SQL_SCHEMES:
         from .sql import SqlRepository
 
         return SqlRepository(url, **options)
@@ -57,3 +78,35 @@ def open_repository(url: str, **options: Any) -> Any:
 
     record = registry.find("evalkit.repositories", scheme)
     return registry.instantiate(record, registry.load(record), url=url)
+
+
+def _scheme(url: str) -> str:
+    return url.split(":", 1)[0].lower()
+
+
+def _sql_only(url: str, what: str) -> None:
+    if _scheme(url) not in SQL_SCHEMES:
+        from ..errors import StorageError
+        from .schema import redact_url
+
+        raise StorageError(
+            f"{what} works on the built-in SQLite and PostgreSQL stores; the repository for "
+            f"{redact_url(url)} manages its own storage"
+        )
+
+
+def schema_status(url: str) -> Any:
+    """The :class:`~evalkit.storage.schema.SchemaStatus` of a SQLite or PostgreSQL database
+    (read without creating or upgrading anything)."""
+    _sql_only(url, "evalkit db status")
+    from .sql import read_schema_status
+
+    return read_schema_status(url)
+
+
+def upgrade_schema(url: str) -> tuple[Any, list[int]]:
+    """Apply the pending migrations; returns the status after the upgrade and the versions applied."""
+    _sql_only(url, "evalkit db upgrade")
+    from .sql import apply_migrations
+
+    return apply_migrations(url)

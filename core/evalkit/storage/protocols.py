@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
 
 from ..answers import ServingIdentity
 from ..runs import CaseResult, Run
@@ -13,8 +15,16 @@ __all__ = [
     "GeneratorScopedResults",
     "ProviderModelQualityScores",
     "ProviderModelQualityRuns",
+    "ResumableRuns",
     "RunHistory",
+    "RunVerdicts",
+    "StoredVerdict",
+    "VERDICT_STATES",
 ]
+
+#: What a stored verdict says: first comparable run, compared within tolerance, compared and
+#: regressed, or stored without a comparison (the note says why).
+VERDICT_STATES = ("baseline", "ok", "regressed", "not_compared")
 
 
 @runtime_checkable
@@ -26,11 +36,28 @@ class ResultRepository(Protocol):
         ...
 
     def record_cases(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> None:
-        """Commit finished cases; a case id already stored for the run is left as it is."""
+        """Commit finished cases; a case id already stored for the run is left as it is, unless the
+        stored one is errored (a resume answering it again replaces it)."""
         ...
 
-    def finish_run(self, run_id: str, status: str, finished_at: float) -> Run:
-        """Recompute the aggregates from the stored cases, set the status and return the run with cases."""
+    def finish_run(
+        self,
+        run_id: str,
+        status: str,
+        finished_at: float,
+        *,
+        grader: str | None = None,
+        identity: ServingIdentity | None = None,
+        identity_note: str | None = None,
+        metrics: Mapping[str, Any] | None = None,
+        provenance: Mapping[str, Any] | None = None,
+    ) -> Run:
+        """Recompute the aggregates from the stored cases, set the status and return the run with cases.
+
+        ``grader`` is the yardstick the run is stored under; ``identity`` the verified serving
+        identity (``None``: unverified, ``identity_note`` says why); ``metrics`` and ``provenance``
+        are kept as given when not ``None``.
+        """
         ...
 
     def get_run(self, run_id: str, with_cases: bool = True) -> Run | None:
@@ -80,9 +107,52 @@ class RunHistory(Protocol):
     """Listing and retention."""
 
     def recent_runs(self, set_identifier: str | None = None, limit: int = 20) -> list[Run]:
-        """Runs newest first, without their cases."""
+        """Runs newest first by start time, without their cases."""
         ...
 
     def purge_older_than(self, cutoff: float) -> int:
-        """Delete whole runs finished (or started) before ``cutoff``; return how many."""
+        """Delete whole runs (with their cases) started strictly before ``cutoff``; return how many."""
+        ...
+
+
+@runtime_checkable
+class ResumableRuns(Protocol):
+    """What ``--resume`` and an interrupted run need beyond the base protocol."""
+
+    def answered_case_ids(self, run_id: str) -> set[str]:
+        """The ids of the run's stored cases that have an answer (errored cases are not answered)."""
+        ...
+
+    def latest_unfinished_run(
+        self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str
+    ) -> Run | None:
+        """The newest run of the set for this instance, alias and grader that is not complete."""
+        ...
+
+    def mark_status(self, run_id: str, status: str) -> None:
+        """Set a run's status and nothing else (``interrupted`` on Ctrl-C, ``running`` on resume)."""
+        ...
+
+
+@attrs.frozen
+class StoredVerdict:
+    """The verdict a run got when it was stored: one of :data:`VERDICT_STATES`, the baseline it
+    was compared with, and a one-line note (the summary, or why it was not compared)."""
+
+    state: str = attrs.field(validator=attrs.validators.in_(VERDICT_STATES))
+    baseline_id: str | None = None
+    note: str | None = None
+
+
+@runtime_checkable
+class RunVerdicts(Protocol):
+    """Keeping each run's verdict with it, for ``evalkit history`` and ``evalkit show``."""
+
+    def record_verdict(self, run_id: str, verdict: StoredVerdict) -> None:
+        """Store the verdict of a finished run."""
+        ...
+
+    def verdicts_for(self, run_ids: Sequence[str]) -> dict[str, StoredVerdict]:
+        """The stored verdicts of these runs; runs without one (stored before verdicts were kept,
+        or not finished) are absent."""
         ...

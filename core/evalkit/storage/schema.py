@@ -1,4 +1,14 @@
-"""The tables, their indexes and the numbered migrations that create and evolve them."""
+"""The tables, their indexes and the numbered migrations that create and evolve them.
+
+Migration 1 creates the tables exactly as the first release shipped them, from a frozen copy of
+those model classes (:func:`_v1_tables`); later migrations only add to them. The model classes a
+repository works with (:func:`bind_models`) are the frozen ones plus every column a later migration
+added, declared once in that migration's list, so the models and the migrations cannot drift.
+
+Upgrading is safe with many processes opening one database at once: every pending migration is
+applied in one transaction that holds the database's write lock (SQLite ``BEGIN IMMEDIATE``) or a
+transaction-scoped advisory lock (PostgreSQL), and the applied versions are re-read under that lock.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +18,23 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
+import attrs
 import peewee as pw
 
-__all__ = ["SCHEMA_VERSION", "MIGRATIONS", "bind_models", "current_version", "upgrade", "redact_url"]
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "AppliedMigration",
+    "SchemaStatus",
+    "bind_models",
+    "current_version",
+    "redact_url",
+    "schema_status",
+    "upgrade",
+]
+
+#: Key of the PostgreSQL advisory lock that serialises migrations (any constant; "evalkit" in hex).
+_PG_MIGRATION_LOCK = 0x6576616C6B6974
 
 
 def redact_url(url: str) -> str:
@@ -18,8 +42,8 @@ def redact_url(url: str) -> str:
     return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
 
 
-def bind_models(db: pw.Database) -> SimpleNamespace:
-    """Fresh model classes bound to ``db`` (so several databases can be open in one process)."""
+def _v1_tables(db: pw.Database) -> SimpleNamespace:
+    """The tables as schema version 1 created them. Frozen: never edit, a shipped migration uses it."""
 
     class Base(pw.Model):
         class Meta:
@@ -111,41 +135,139 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
     return SimpleNamespace(Base=Base, SchemaMigration=SchemaMigration, Run=Run, Case=Case)
 
 
-def _create_v1(db: pw.Database, models: SimpleNamespace) -> None:
-    db.create_tables([models.Run, models.Case], safe=True)
+def _v2_run_columns() -> list[tuple[str, pw.Field]]:
+    """Columns migration 2 adds to the run table: the verdict a run got when it was stored.
+
+    All nullable: a run stored before version 2 has no recorded verdict, and none is invented.
+    """
+    return [
+        ("verdict", pw.CharField(max_length=16, null=True)),
+        ("baseline_id", pw.CharField(max_length=64, null=True)),
+        ("verdict_note", pw.TextField(null=True)),
+    ]
+
+
+#: Indexes migration 2 adds: history of a set newest first, and retention by run date.
+_V2_INDEXES = (
+    ("evalkit_run_set_started", "evalkit_run", ("set_identifier", "started_at")),
+    ("evalkit_run_started", "evalkit_run", ("started_at",)),
+)
+
+
+def bind_models(db: pw.Database) -> SimpleNamespace:
+    """Fresh model classes for the current schema, bound to ``db`` (several databases per process)."""
+    models = _v1_tables(db)
+    for name, field in _v2_run_columns():
+        models.Run._meta.add_field(name, field)
+    return models
+
+
+def _migrate_1(db: pw.Database) -> None:
+    tables = _v1_tables(db)
+    db.create_tables([tables.Run, tables.Case], safe=True)
+
+
+def _migrate_2(db: pw.Database) -> None:
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    migrator = SchemaMigrator.from_database(db)
+    existing = {column.name for column in db.get_columns("evalkit_run")}
+    migrate(*(migrator.add_column("evalkit_run", name, field) for name, field in _v2_run_columns() if name not in existing))
+    for index, table, columns in _V2_INDEXES:
+        db.execute_sql(f'CREATE INDEX IF NOT EXISTS "{index}" ON "{table}" ({", ".join(columns)})')
 
 
 #: Numbered migrations, applied in order by ``evalkit db upgrade``; never edit a shipped one.
-MIGRATIONS: list[tuple[int, str, Callable[[pw.Database, SimpleNamespace], None]]] = [
-    (1, "create run and case tables", _create_v1),
+MIGRATIONS: list[tuple[int, str, Callable[[pw.Database], None]]] = [
+    (1, "create run and case tables", _migrate_1),
+    (2, "record each run's verdict and baseline; index history and retention by run date", _migrate_2),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
-def current_version(db: pw.Database, models: SimpleNamespace) -> int:
+@attrs.frozen
+class AppliedMigration:
+    """One migration recorded in the database."""
+
+    version: int
+    name: str
+    applied_at: float
+
+
+@attrs.frozen
+class SchemaStatus:
+    """Where a database's schema stands against this evalkit."""
+
+    url: str
+    engine: str
+    version: int
+    latest: int
+    applied: tuple[AppliedMigration, ...]
+    pending: tuple[tuple[int, str], ...]
+
+    @property
+    def up_to_date(self) -> bool:
+        """True when every migration this evalkit knows is applied (and none it does not know)."""
+        return self.version == self.latest
+
+
+def _migration_table(db: pw.Database) -> type[pw.Model]:
+    return _v1_tables(db).SchemaMigration
+
+
+def current_version(db: pw.Database) -> int:
     """The highest applied migration (0 for an empty database)."""
-    if not db.table_exists(models.SchemaMigration._meta.table_name):
+    table = _migration_table(db)
+    if not db.table_exists(table._meta.table_name):
         return 0
-    value = models.SchemaMigration.select(pw.fn.MAX(models.SchemaMigration.version)).scalar()
-    return int(value or 0)
+    return int(table.select(pw.fn.MAX(table.version)).scalar() or 0)
 
 
-def upgrade(db: pw.Database, models: SimpleNamespace, target: int | None = None) -> list[int]:
-    """Apply the migrations above the current version, each in its own transaction."""
+def _applied(db: pw.Database) -> list[AppliedMigration]:
+    table = _migration_table(db)
+    if not db.table_exists(table._meta.table_name):
+        return []
+    return [AppliedMigration(r.version, r.name, r.applied_at) for r in table.select().order_by(table.version)]
+
+
+def schema_status(db: pw.Database, url: str) -> SchemaStatus:
+    """The applied and pending migrations of ``db``."""
+    applied = _applied(db)
+    done = {m.version for m in applied}
+    return SchemaStatus(
+        url=redact_url(url),
+        engine="sqlite" if isinstance(db, pw.SqliteDatabase) else "postgresql",
+        version=max(done, default=0),
+        latest=SCHEMA_VERSION,
+        applied=tuple(applied),
+        pending=tuple((v, n) for v, n, _ in MIGRATIONS if v not in done),
+    )
+
+
+def _locked_transaction(db: pw.Database) -> Any:
+    if isinstance(db, pw.SqliteDatabase):
+        return db.atomic("IMMEDIATE")
+    return db.atomic()
+
+
+def upgrade(db: pw.Database, target: int | None = None) -> list[int]:
+    """Apply the migrations above the current version (up to ``target``) in one locked transaction.
+
+    Returns the versions applied by this call (empty when another process got there first).
+    """
     applied: list[int] = []
-    db.create_tables([models.SchemaMigration], safe=True)
-    for version, name, step in MIGRATIONS:
-        if target is not None and version > target:
-            break
-        with db.atomic():
-            if models.SchemaMigration.get_or_none(models.SchemaMigration.version == version) is not None:
+    with _locked_transaction(db):
+        if isinstance(db, pw.PostgresqlDatabase):
+            db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_PG_MIGRATION_LOCK,))
+        table = _migration_table(db)
+        db.create_tables([table], safe=True)
+        done = {row.version for row in table.select(table.version)}
+        for version, name, step in MIGRATIONS:
+            if target is not None and version > target:
+                break
+            if version in done:
                 continue
-            step(db, models)
-            models.SchemaMigration.insert(version=version, name=name, applied_at=time.time()).execute()
-        applied.append(version)
+            step(db)
+            table.insert(version=version, name=name, applied_at=time.time()).execute()
+            applied.append(version)
     return applied
-
-
-def describe(models: Any) -> str:
-    """For debugging: the table names."""
-    return ", ".join(m._meta.table_name for m in (models.Run, models.Case))

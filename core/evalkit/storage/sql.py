@@ -21,29 +21,94 @@ from ..grading import Check
 from ..privacy import keeps_text, scrub
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from . import schema
+from .protocols import VERDICT_STATES, StoredVerdict
 
-__all__ = ["SqlRepository", "connect"]
+__all__ = ["SqlRepository", "apply_migrations", "connect", "read_schema_status", "sqlite_path"]
+
+#: How long a writer waits for another process's transaction before giving up (seconds).
+BUSY_TIMEOUT_S = 60
+
+
+def sqlite_path(url: str) -> str | None:
+    """The file a ``sqlite:`` URL names (``:memory:`` for none), or ``None`` for another scheme."""
+    if not url.startswith("sqlite:"):
+        return None
+    path = url.split("sqlite://", 1)[1] if "sqlite://" in url else url[len("sqlite:") :]
+    if path.startswith("/") and not url.startswith("sqlite:////"):
+        path = path[1:]
+    return path or ":memory:"
 
 
 def connect(url: str) -> pw.Database:
-    """Open the database a URL names (``sqlite:///path``, ``postgresql://…``)."""
+    """Open the database a URL names (``sqlite:///path``, ``postgresql://…``).
+
+    SQLite runs in WAL mode (readers never block the writer) with a busy timeout, so concurrent
+    ``evalkit run`` processes wait their turn instead of failing with "database is locked".
+    """
     from playhouse.db_url import parse
 
-    if url.startswith("sqlite:///") or url == "sqlite://" or url.startswith("sqlite:"):
-        path = url.split("sqlite://", 1)[1] or ":memory:"
-        if path.startswith("/") and not url.startswith("sqlite:////"):
-            path = path[1:] or ":memory:"
+    path = sqlite_path(url)
+    if path is not None:
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         return pw.SqliteDatabase(
             path,
-            timeout=30,
-            pragmas={"journal_mode": "wal", "synchronous": "normal", "foreign_keys": 1, "busy_timeout": 30000},
+            timeout=BUSY_TIMEOUT_S,
+            pragmas={
+                "busy_timeout": BUSY_TIMEOUT_S * 1000,
+                "journal_mode": "wal",
+                "synchronous": "normal",
+                "foreign_keys": 1,
+            },
         )
     if url.startswith(("postgres://", "postgresql://")):
         params = parse(url)
         return pw.PostgresqlDatabase(params.pop("database"), **params)
-    raise StorageError(f"unsupported database URL {url!r}; use sqlite:///PATH or postgresql://…")
+    raise StorageError(f"unsupported database URL {schema.redact_url(url)!r}; use sqlite:///PATH or postgresql://…")
+
+
+def _open(url: str) -> pw.Database:
+    db = connect(url)
+    try:
+        db.connect(reuse_if_open=True)
+    except (pw.OperationalError, pw.InterfaceError) as exc:
+        raise StorageError(f"cannot open database {schema.redact_url(url)}: {str(exc).strip()}") from None
+    return db
+
+
+def read_schema_status(url: str) -> schema.SchemaStatus:
+    """Where the database's schema stands; a SQLite file that does not exist yet is version 0."""
+    path = sqlite_path(url)
+    if path is not None and path != ":memory:" and not Path(path).exists():
+        return schema.SchemaStatus(
+            url=schema.redact_url(url), engine="sqlite", version=0, latest=schema.SCHEMA_VERSION, applied=(),
+            pending=tuple((v, n) for v, n, _ in schema.MIGRATIONS),
+        )
+    db = _open(url)
+    try:
+        return schema.schema_status(db, url)
+    finally:
+        db.close()
+
+
+def apply_migrations(url: str) -> tuple[schema.SchemaStatus, list[int]]:
+    """Bring the database up to this evalkit's schema; returns the new status and what was applied."""
+    db = _open(url)
+    try:
+        version = schema.current_version(db)
+        if version > schema.SCHEMA_VERSION:
+            raise SchemaOutOfDateError(_too_new(url, version))
+        applied = schema.upgrade(db)
+        return schema.schema_status(db, url), applied
+    finally:
+        db.close()
+
+
+def _too_new(url: str, version: int) -> str:
+    return (
+        f"database {schema.redact_url(url)} has schema version {version}, newer than this evalkit "
+        f"understands ({schema.SCHEMA_VERSION}); upgrade evalkit"
+    )
 
 
 def _dump(value: Any) -> str | None:
@@ -69,28 +134,26 @@ class SqlRepository:
     """A :class:`~evalkit.storage.ResultRepository` with every optional capability, over Peewee."""
 
     def __init__(self, url: str, *, create: bool = True) -> None:
+        """Open ``url``; an empty database gets the current schema (unless ``create`` is false), an
+        older or newer one is refused with :class:`SchemaOutOfDateError` before anything is written."""
         self.url = url
-        self.db = connect(url)
+        self.db = _open(url)
         self.is_sqlite = isinstance(self.db, pw.SqliteDatabase)
         self.models = schema.bind_models(self.db)
         self.Run = self.models.Run
         self.Case = self.models.Case
-        try:
-            self.db.connect(reuse_if_open=True)
-        except pw.OperationalError as exc:
-            raise StorageError(f"cannot open database {schema.redact_url(url)}: {exc}") from None
-        version = schema.current_version(self.db, self.models)
+        version = schema.current_version(self.db)
         if version == 0 and create:
-            schema.upgrade(self.db, self.models)
-        elif 0 < version < schema.SCHEMA_VERSION:
+            schema.upgrade(self.db)
+            version = schema.current_version(self.db)
+        if version > schema.SCHEMA_VERSION:
+            self.close()
+            raise SchemaOutOfDateError(_too_new(url, version))
+        if version < schema.SCHEMA_VERSION:
+            self.close()
             raise SchemaOutOfDateError(
                 f"database {schema.redact_url(url)} has schema version {version}, this evalkit needs "
-                f"{schema.SCHEMA_VERSION}: run `evalkit db upgrade`"
-            )
-        elif version > schema.SCHEMA_VERSION:
-            raise SchemaOutOfDateError(
-                f"database {schema.redact_url(url)} has schema version {version}, newer than this evalkit "
-                f"understands ({schema.SCHEMA_VERSION}); upgrade evalkit"
+                f"{schema.SCHEMA_VERSION}: run `evalkit db upgrade` (it keeps every stored run)"
             )
 
     def close(self) -> None:
@@ -104,11 +167,9 @@ class SqlRepository:
     # -- writing -------------------------------------------------------------------------------
 
     def begin_run(self, run: Run) -> Run:
-        """Create the run row with status running, or return the stored run of that id."""
+        """Create the run row with status running, or return the stored run of that id (shards
+        joining one run may call this at the same moment; exactly one row results)."""
         with self._atomic():
-            existing = self.Run.get_or_none(self.Run.id == run.id)
-            if existing is not None:
-                return self._run_from_row(existing)
             self.Run.insert(
                 id=run.id,
                 kind=run.kind.value,
@@ -128,17 +189,25 @@ class SqlRepository:
                 benchmark_fingerprint=run.benchmark_fingerprint,
                 variant_fingerprint=run.variant_fingerprint,
                 provenance=_dump(run.provenance),
-            ).execute()
-        return run
+            ).on_conflict_ignore().execute()
+            stored = self.Run.get(self.Run.id == run.id)
+        return self._run_from_row(stored)
 
     def record_cases(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> None:
-        """Commit finished cases in one transaction; already stored case ids are kept as they are."""
+        """Commit finished cases in one transaction. A case id already stored for the run is kept
+        as it is, unless the stored case is errored: then the new result replaces it (a resume)."""
         if not cases:
             return
         rows = [self._case_row(run_id, case, privacy) for case in cases]
+        C = self.Case
+        replaced = [f for f in C._meta.sorted_fields if f.name not in ("id", "run", "case_id")]
         with self._atomic():
             for start in range(0, len(rows), 200):
-                self.Case.insert_many(rows[start : start + 200]).on_conflict_ignore().execute()
+                C.insert_many(rows[start : start + 200]).on_conflict(
+                    conflict_target=[C.run, C.case_id],
+                    preserve=replaced,
+                    where=(C.errored == True),  # noqa: E712 - a SQL expression, not a Python comparison
+                ).execute()
 
     def _case_row(self, run_id: str, case: CaseResult, privacy: str) -> dict[str, Any]:
         text_kept = keeps_text(privacy)
@@ -183,15 +252,31 @@ class SqlRepository:
         metrics: Any = None,
         provenance: Any = None,
     ) -> Run:
-        """Recompute aggregates from the stored cases and close the run in one transaction."""
+        """Recompute aggregates from the stored cases and set the status, in one transaction.
+
+        Concurrent finishers of one run (its shards) are serialised on the run row. A shard that
+        asks for ``running`` after another shard already closed the run with every case leaves the
+        run as that shard stored it: its own view of the cases was older.
+        """
         with self._atomic():
-            rows = list(
-                self.Case.select(self.Case.passed, self.Case.score, self.Case.errored).where(self.Case.run == run_id)
-            )
-            answered = len(rows)
-            passed = sum(1 for r in rows if r.passed)
-            errored = sum(1 for r in rows if r.errored)
-            score_sum = sum(r.score for r in rows)
+            locked = self.Run.select(self.Run.status).where(self.Run.id == run_id)
+            current = (locked if self.is_sqlite else locked.for_update()).first()
+            if current is None:
+                raise StorageError(f"run {run_id} is not in the store, so it cannot be finished")
+            closed = (RunStatus.COMPLETE.value, RunStatus.INCOMPLETE.value)
+            if status == RunStatus.RUNNING.value and current.status in closed:
+                status = ""
+            rows = self.Case.select(self.Case.passed, self.Case.score, self.Case.errored).where(
+                self.Case.run == run_id
+            ).tuples()
+            answered = passed = errored = 0
+            scores: list[float] = []
+            for case_passed, score, case_errored in rows:
+                answered += 1
+                passed += bool(case_passed)
+                errored += bool(case_errored)
+                scores.append(score)
+            score_sum = math.fsum(scores)
             update: dict[Any, Any] = {
                 self.Run.status: status,
                 self.Run.finished_at: finished_at,
@@ -214,24 +299,50 @@ class SqlRepository:
                 update[self.Run.metrics] = _dump(metrics)
             if provenance is not None:
                 update[self.Run.provenance] = _dump(provenance)
-            self.Run.update(update).where(self.Run.id == run_id).execute()
+            if status:
+                self.Run.update(update).where(self.Run.id == run_id).execute()
         run = self.get_run(run_id)
         if run is None:
             raise StorageError(f"run {run_id} disappeared while it was being finished")
         return run
 
     def mark_status(self, run_id: str, status: str) -> None:
-        """Set a run's status without touching anything else (an interrupted run)."""
+        """Set the status of a run that is not complete (``interrupted`` stamps the time it
+        stopped; ``running`` clears it)."""
+        finished_at = None if status == RunStatus.RUNNING.value else time.time()
         with self._atomic():
-            self.Run.update({self.Run.status: status, self.Run.finished_at: time.time()}).where(
-                self.Run.id == run_id
+            self.Run.update({self.Run.status: status, self.Run.finished_at: finished_at}).where(
+                (self.Run.id == run_id) & (self.Run.status != RunStatus.COMPLETE.value)
             ).execute()
+
+    def record_verdict(self, run_id: str, verdict: StoredVerdict) -> None:
+        """Keep the verdict a finished run got, with the baseline it was compared with."""
+        with self._atomic():
+            self.Run.update(
+                {self.Run.verdict: verdict.state, self.Run.baseline_id: verdict.baseline_id, self.Run.verdict_note: verdict.note}
+            ).where(self.Run.id == run_id).execute()
 
     # -- reading -------------------------------------------------------------------------------
 
     def answered_case_ids(self, run_id: str) -> set[str]:
-        """The case ids already stored for a run (what a resume skips)."""
-        return {r.case_id for r in self.Case.select(self.Case.case_id).where(self.Case.run == run_id)}
+        """The ids of the run's stored cases that have an answer (what a resume skips)."""
+        C = self.Case
+        query = C.select(C.case_id).where((C.run == run_id) & (C.errored == False))  # noqa: E712
+        return {case_id for (case_id,) in query.tuples()}
+
+    def verdicts_for(self, run_ids: Sequence[str]) -> dict[str, StoredVerdict]:
+        """The recorded verdicts of these runs (runs stored before schema 2 have none)."""
+        R = self.Run
+        found: dict[str, StoredVerdict] = {}
+        ids = list(run_ids)
+        for start in range(0, len(ids), 500):
+            query = R.select(R.id, R.verdict, R.baseline_id, R.verdict_note).where(
+                R.id.in_(ids[start : start + 500]) & R.verdict.is_null(False)
+            )
+            for run_id, state, baseline_id, note in query.tuples():
+                if state in VERDICT_STATES:
+                    found[run_id] = StoredVerdict(state, baseline_id, note)
+        return found
 
     def get_run(self, run_id: str, with_cases: bool = True) -> Run | None:
         """One run, with its cases unless ``with_cases`` is false."""
@@ -406,39 +517,56 @@ class SqlRepository:
         return math.fsum(r.mean_score for r in latest) / len(latest)
 
     def recent_runs(self, set_identifier: str | None = None, limit: int = 20) -> list[Run]:
-        """Runs newest first (without cases)."""
+        """Runs newest first by start time (without cases); exact match on the set identifier."""
         if limit < 1:
             return []
-        query = self.Run.select()
-        if set_identifier is not None:
-            query = query.where(self.Run.set_identifier == set_identifier)
-        return [self._run_from_row(r) for r in self._newest_first(query).limit(limit)]
-
-    def latest_unfinished_run(self, set_identifier: str, provider_instance: str | None, grader: str) -> Run | None:
-        """The newest interrupted or still-running run of a set for an instance (what resume continues)."""
         R = self.Run
+        query = R.select()
+        if set_identifier is not None:
+            query = query.where(R.set_identifier == set_identifier)
+        rows = query.order_by(R.started_at.desc(), R.id.desc()).limit(limit)
+        return [self._run_from_row(r) for r in rows if set_identifier is None or r.set_identifier == set_identifier]
+
+    def latest_unfinished_run(
+        self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str
+    ) -> Run | None:
+        """The newest run of the set for this instance, alias and grader that is not complete:
+        interrupted, incomplete, or still marked running (a process killed outright leaves that)."""
+        R = self.Run
+        unfinished = [RunStatus.INTERRUPTED.value, RunStatus.RUNNING.value, RunStatus.INCOMPLETE.value]
         query = R.select().where(
             (R.set_identifier == set_identifier)
-            & (R.status.in_([RunStatus.INTERRUPTED.value, RunStatus.RUNNING.value, RunStatus.INCOMPLETE.value]))
-            & (R.grader == grader)
+            & R.status.in_(unfinished)
+            & ((R.grader == grader) | R.grader.startswith(f"{grader}:"))
         )
-        if provider_instance is None:
-            query = query.where(R.provider_instance.is_null())
-        else:
-            query = query.where(R.provider_instance == provider_instance)
-        row = query.order_by(R.started_at.desc()).first()
-        return self._run_from_row(row) if row else None
+        for column, value in ((R.provider_instance, provider_instance), (R.model_alias, model_alias)):
+            query = query.where(column.is_null() if value is None else column == value)
+        for row in query.order_by(R.started_at.desc(), R.id.desc()).limit(50):
+            if (
+                row.set_identifier == set_identifier
+                and row.provider_instance == provider_instance
+                and row.model_alias == model_alias
+                and (row.grader == grader or row.grader.startswith(f"{grader}:"))
+            ):
+                return self._run_from_row(row)
+        return None
 
     def purge_older_than(self, cutoff: float) -> int:
-        """Delete whole runs (their cases with them) that finished before ``cutoff``."""
+        """Delete whole runs, with their cases, started strictly before ``cutoff``; return how many.
+
+        Runs go in chunks, each chunk (cases and runs together) in its own short transaction, so a
+        large purge never holds the write lock long enough to time out a concurrent run.
+        """
         R = self.Run
-        with self._atomic():
-            old = [r.id for r in R.select(R.id).where(pw.fn.COALESCE(R.finished_at, R.started_at) < cutoff)]
-            for start in range(0, len(old), 500):
-                chunk = old[start : start + 500]
+        total = 0
+        while True:
+            with self._atomic():
+                chunk = [run_id for (run_id,) in R.select(R.id).where(R.started_at < cutoff).limit(500).tuples()]
+                if not chunk:
+                    return total
                 self.Case.delete().where(self.Case.run.in_(chunk)).execute()
                 R.delete().where(R.id.in_(chunk)).execute()
-        return len(old)
+            total += len(chunk)
 
     def delete_runs(self, run_ids: Iterable[str]) -> None:
         """Delete the given runs and their cases."""

@@ -1,0 +1,141 @@
+"""``evalkit compare BASE RUN``: any two stored runs of one set, case by case."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import add_store_options, add_tolerance_options
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``compare`` command."""
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare two stored runs of one set, case by case",
+        description=(
+            "Compare the stored run RUN with the stored run BASE (both of one set): the cases that regressed "
+            "(passed in BASE, fail in RUN), were fixed, still fail, were added or removed; the pass-rate and "
+            "mean-score deltas against the tolerances; and the exact McNemar p-value on the flipped cases. "
+            "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs."
+        ),
+    )
+    parser.add_argument("base", metavar="BASE", help="the run compared against (the baseline)")
+    parser.add_argument("run", metavar="RUN", help="the run under review")
+    add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+    add_store_options(parser)
+    parser.set_defaults(handler=handle)
+
+
+def _differences(base: Any, run: Any) -> list[str]:
+    from .stored import identity_label
+
+    notes = []
+    if identity_label(base) != identity_label(run):
+        notes.append(f"The runs were answered by different generators: {identity_label(base)} vs {identity_label(run)}.")
+    if base.grader != run.grader:
+        notes.append(f'The runs were graded by different yardsticks: "{base.grader}" vs "{run.grader}".')
+    if base.set_fingerprint and run.set_fingerprint and base.set_fingerprint != run.set_fingerprint:
+        notes.append("The set changed between the two runs (its fingerprint differs).")
+    for which, stored in (("BASE", base), ("RUN", run)):
+        if stored.status.value != "complete":
+            notes.append(
+                f"{which} {stored.id} is {stored.status.value} ({stored.answered_count} of {stored.case_count} "
+                "case(s) answered): cases it lacks count as added or removed."
+            )
+    return notes
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Compare and print; 1 under --fail-on-regression when an aggregate dropped beyond tolerance."""
+    from ..errors import UsageError
+    from ..tolerance import Tolerances
+    from ..verdict import compare
+    from .common import console, print_json
+    from .render import run_document
+    from .stored import close_store, identity_label, open_store, require_run
+
+    tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
+    repository = open_store(args)
+    try:
+        base = require_run(repository, args.base)
+        run = require_run(repository, args.run)
+    finally:
+        close_store(repository)
+    if base.set_identifier != run.set_identifier:
+        raise UsageError(
+            f'runs {base.id} and {run.id} are of different sets ("{base.set_identifier}" and "{run.set_identifier}"); '
+            "compare two runs of one set"
+        )
+    comparison = compare(run, base, tolerances)
+    notes = _differences(base, run)
+    cases = {
+        "regressed": list(comparison.regressed_cases),
+        "fixed": list(comparison.fixed_cases),
+        "still_failing": list(comparison.still_failing),
+        "added": list(comparison.added_cases),
+        "removed": list(comparison.removed_cases),
+    }
+    exit_code = 1 if args.fail_on_regression and comparison.regressed else 0
+
+    if args.json:
+        print_json(
+            {
+                "set": run.set_identifier,
+                "base": run_document(base, with_cases=False),
+                "run": run_document(run, with_cases=False),
+                "pass_rate_delta": float(comparison.pass_rate_delta),
+                "mean_score_delta": float(comparison.mean_score_delta),
+                "pass_rate_regressed": comparison.pass_rate_regressed,
+                "mean_score_regressed": comparison.mean_score_regressed,
+                "regressed": comparison.regressed,
+                "cases": cases,
+                "mcnemar_p": comparison.mcnemar_p,
+                "summary": comparison.summary(),
+                "notes": notes,
+            }
+        )
+        return exit_code
+
+    from rich.markup import escape
+    from rich.table import Table
+
+    out = console()
+    out.print(f"[bold]Compare: {escape(run.set_identifier)}[/bold]  (base {escape(base.id)} → run {escape(run.id)})")
+    for note in notes:
+        out.print(f"[yellow]{escape(note)}[/yellow]")
+    table = Table(show_edge=False, pad_edge=False)
+    for column, justify in (("", "left"), ("Base", "right"), ("Run", "right"), ("Delta", "right")):
+        table.add_column(column, justify=justify)
+    table.add_row(
+        "Pass rate",
+        f"{float(base.pass_rate) * 100:.1f}% ({base.passed_count}/{base.answered_count})",
+        f"{float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})",
+        f"{float(comparison.pass_rate_delta) * 100:+.1f} pp",
+    )
+    table.add_row("Mean score", f"{base.mean_score:.3f}", f"{run.mean_score:.3f}", f"{float(comparison.mean_score_delta):+.3f}")
+    table.add_row("Model", escape(identity_label(base)), escape(identity_label(run)), "")
+    out.print(table)
+    out.print()
+    labels = (
+        ("regressed", "Regressed (passed in base, fail now)", "red"),
+        ("fixed", "Fixed (failed in base, pass now)", "green"),
+        ("still_failing", "Still failing", None),
+        ("added", "Added (not in base)", None),
+        ("removed", "Removed (not in run)", None),
+    )
+    for key, title, style in labels:
+        ids = cases[key]
+        heading = f"{title}: {len(ids)}"
+        out.print(f"[{style}]{heading}[/{style}]" if style and ids else heading)
+        for case_id in ids:
+            out.print(f"  - {escape(case_id)}")
+    flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
+    weight = "" if flips == 0 or comparison.mcnemar_p < 0.05 else "; too few flips to call a trend"
+    out.print(
+        f"Flipped cases: {len(comparison.regressed_cases)} regressed, {len(comparison.fixed_cases)} fixed "
+        f"(exact McNemar p = {comparison.mcnemar_p:.3g}{weight})"
+    )
+    style = "red" if comparison.regressed else "green"
+    out.print(f"[{style}]{escape(comparison.summary())}[/{style}]")
+    return exit_code

@@ -1,0 +1,175 @@
+"""``evalkit db upgrade|status|prune``: the results store's schema and retention."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+from .common import add_store_options
+
+_DURATION = re.compile(r"(\d+)([smhdw])")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``db`` command and its subcommands."""
+    parser = subparsers.add_parser(
+        "db",
+        help="upgrade the results database schema, show its version, prune old runs",
+        description="Maintain the results store. See `evalkit db SUBCOMMAND --help`.",
+    )
+    commands = parser.add_subparsers(dest="db_command", metavar="SUBCOMMAND")
+    upgrade = commands.add_parser(
+        "upgrade",
+        help="apply the pending schema migrations",
+        description=(
+            "Apply the numbered schema migrations this evalkit knows and the database lacks, in one transaction. "
+            "Stored runs are kept and stay readable; nothing is assigned to them retroactively. Safe to run while "
+            "other processes use the database, and from several machines at once."
+        ),
+    )
+    status = commands.add_parser(
+        "status",
+        help="show the schema version and the pending migrations",
+        description="Show the database's schema version, the migrations applied and those pending (read only).",
+    )
+    prune = commands.add_parser(
+        "prune",
+        help="delete whole runs older than a given age",
+        description=(
+            "Delete every run (with all its cases) that started before now minus the given age, and report how "
+            "many were deleted. Runs go whole: a kept run always has all its cases."
+        ),
+    )
+    prune.add_argument(
+        "--older-than", required=True, metavar="AGE",
+        help="an age such as 90d (days), 12h, 30m, 45s or 2w; runs started strictly before now minus AGE go",
+    )
+    for sub, handler in ((upgrade, _upgrade), (status, _status), (prune, _prune)):
+        sub.add_argument("--json", action="store_true", help="print one JSON document")
+        add_store_options(sub)
+        sub.set_defaults(handler=handler)
+    parser.set_defaults(handler=_help(parser))
+
+
+def _help(parser: argparse.ArgumentParser) -> Any:
+    def show(args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+
+    return show
+
+
+def parse_age(text: str) -> int:
+    """``90d`` → seconds; anything else (no unit, zero, negative) is a usage error."""
+    from ..errors import UsageError
+
+    match = _DURATION.fullmatch(text.strip())
+    if not match or int(match.group(1)) == 0:
+        raise UsageError(
+            f'--older-than must be a positive whole number with a unit s, m, h, d or w (e.g. 90d), got "{text}"'
+        )
+    return int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+def _url(args: argparse.Namespace) -> str:
+    from ..config import load_config
+    from .common import database_url
+
+    return database_url(args, load_config(args.config))
+
+
+def _status_document(status: Any) -> dict[str, Any]:
+    return {
+        "database": status.url,
+        "engine": status.engine,
+        "version": status.version,
+        "latest": status.latest,
+        "up_to_date": status.up_to_date,
+        "applied": [{"version": m.version, "name": m.name, "applied_at": m.applied_at} for m in status.applied],
+        "pending": [{"version": v, "name": n} for v, n in status.pending],
+    }
+
+
+def _print_status(status: Any) -> None:
+    from rich.markup import escape
+
+    from .common import console
+    from .stored import format_date
+
+    out = console()
+    out.print(f"Database: {escape(status.url)} ({status.engine})")
+    if status.version > status.latest:
+        state = f"version {status.version}, newer than this evalkit knows ({status.latest}): upgrade evalkit"
+    elif status.pending:
+        state = (
+            f"version {status.version} of {status.latest}; {len(status.pending)} migration(s) pending — "
+            "run `evalkit db upgrade`"
+        )
+    else:
+        state = f"version {status.version} (up to date)"
+    out.print(f"Schema:   {state}")
+    for migration in status.applied:
+        out.print(f"  {migration.version:>3}  applied {format_date(migration.applied_at)} UTC  {escape(migration.name)}")
+    for version, name in status.pending:
+        out.print(f"  {version:>3}  pending                  {escape(name)}")
+
+
+def _status(args: argparse.Namespace) -> int:
+    from ..storage import schema_status
+    from .common import print_json
+
+    status = schema_status(_url(args))
+    if args.json:
+        print_json(_status_document(status))
+    else:
+        _print_status(status)
+    return 0
+
+
+def _upgrade(args: argparse.Namespace) -> int:
+    from ..storage import schema_status, upgrade_schema
+    from .common import console, print_json
+
+    url = _url(args)
+    before = schema_status(url).version
+    status, applied = upgrade_schema(url)
+    if args.json:
+        print_json({**_status_document(status), "previous_version": before, "applied_now": applied})
+        return 0
+    out = console()
+    if applied:
+        out.print(f"Upgraded {status.url} from schema version {before} to {status.version} (applied {', '.join(map(str, applied))}).")
+    else:
+        out.print(f"{status.url} is at schema version {status.version}; nothing to upgrade.")
+    return 0
+
+
+def _prune(args: argparse.Namespace) -> int:
+    import time
+
+    from ..errors import UsageError
+    from ..storage import RunHistory
+    from .common import console, print_json
+    from .stored import close_store, format_date, open_store
+
+    age = parse_age(args.older_than)
+    cutoff = time.time() - age
+    repository = open_store(args)
+    try:
+        if not isinstance(repository, RunHistory):
+            raise UsageError(
+                f"the configured repository ({type(repository).__name__}) cannot prune: it lacks the RunHistory "
+                "capability (recent_runs, purge_older_than)"
+            )
+        pruned = repository.purge_older_than(cutoff)
+    finally:
+        close_store(repository)
+    if args.json:
+        print_json({"pruned_runs": pruned, "older_than": args.older_than, "cutoff": cutoff})
+        return 0
+    console().print(
+        f"Pruned {pruned} run(s), with their cases, started before {format_date(cutoff)} UTC (older than {args.older_than})."
+    )
+    return 0

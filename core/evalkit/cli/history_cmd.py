@@ -1,0 +1,121 @@
+"""``evalkit history SET``: the stored runs of a set, newest first, with a trend line per series."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import add_store_options
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``history`` command."""
+    parser = subparsers.add_parser(
+        "history",
+        help="list the stored runs of a set, newest first, with a pass-rate trend per series",
+        description=(
+            "List the stored runs of SET, newest first: date (UTC), run id, serving identity, grader, status, "
+            "pass rate, mean score and the verdict the run got. Below the table, one trend line per series "
+            "(serving identity + grader): the pass rate of its listed runs, oldest to newest. Runs stored before "
+            "verdicts were kept show — as their verdict."
+        ),
+    )
+    parser.add_argument("set", metavar="SET", help="golden set identifier (need not be installed any more)")
+    parser.add_argument("--limit", type=_positive_int, default=20, metavar="N", help="at most N runs (default 20)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    add_store_options(parser)
+    parser.set_defaults(handler=handle)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def _series_key(run: Any) -> tuple[str, str]:
+    from .stored import identity_label
+
+    return identity_label(run), run.grader
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Print the history; exit 2 when the store cannot list runs."""
+    from ..errors import UsageError
+    from ..storage import RunHistory
+    from .common import console, print_json
+    from .render import run_document
+    from .stored import close_store, format_date, identity_label, open_store, sparkline, stored_verdicts, verdict_document, verdict_label
+
+    repository = open_store(args)
+    try:
+        if not isinstance(repository, RunHistory):
+            raise UsageError(
+                f"the configured repository ({type(repository).__name__}) cannot list runs: it lacks the "
+                "RunHistory capability (recent_runs, purge_older_than)"
+            )
+        runs = repository.recent_runs(args.set, limit=args.limit)
+        verdicts = stored_verdicts(repository, [r.id for r in runs])
+    finally:
+        close_store(repository)
+
+    series: dict[tuple[str, str], list[Any]] = {}
+    for run in reversed(runs):
+        series.setdefault(_series_key(run), []).append(run)
+    trends = [
+        {
+            "identity": identity,
+            "grader": grader,
+            "runs": [r.id for r in members],
+            "pass_rates": [float(r.pass_rate) for r in members],
+            "sparkline": sparkline(r.pass_rate for r in members),
+        }
+        for (identity, grader), members in series.items()
+    ]
+
+    if args.json:
+        documents = []
+        for run in runs:
+            document = run_document(run, with_cases=False)
+            document["verdict"] = verdict_document(verdicts.get(run.id))
+            documents.append(document)
+        print_json({"set": args.set, "runs": documents, "series": trends})
+        return 0
+
+    out = console()
+    if not runs:
+        out.print(f'No stored runs of set "{args.set}".')
+        return 0
+    from rich.table import Table
+
+    out.print(f"[bold]History: {args.set}[/bold]  ({len(runs)} run(s), newest first)")
+    table = Table(show_edge=False, pad_edge=False)
+    for column, justify in (
+        ("Date (UTC)", "left"), ("Run", "left"), ("Identity", "left"), ("Grader", "left"), ("Status", "left"),
+        ("Pass rate", "right"), ("Mean score", "right"), ("Verdict", "left"),
+    ):
+        table.add_column(column, justify=justify, overflow="fold")
+    for run in runs:
+        verdict = verdicts.get(run.id)
+        shown = verdict_label(verdict)
+        if verdict is not None and verdict.state == "regressed":
+            shown = f"[red]{shown}[/red]"
+        table.add_row(
+            format_date(run.started_at), run.id, identity_label(run), run.grader, run.status.value,
+            f"{float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})",
+            f"{run.mean_score:.3f}", shown,
+        )
+    out.print(table)
+    out.print()
+    out.print("[bold]Trend[/bold] (pass rate, oldest → newest, per serving identity and grader)")
+    for trend in trends:
+        rates = trend["pass_rates"]
+        out.print(
+            f"  {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  "
+            f"({len(rates)} run(s))  {trend['identity']} · {trend['grader']}"
+        )
+    return 0

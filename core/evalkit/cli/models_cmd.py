@@ -1,0 +1,155 @@
+"""``evalkit models rank``: which configured provider instance to call, from measured quality."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .common import add_store_options
+
+#: Kept in step with ``evalkit.routing.POLICIES`` (a test checks); not imported, to keep start-up cheap.
+POLICY_NAMES = ("provider_priority", "balanced", "quality", "economy")
+
+DESCRIPTION = """\
+Rank the configured provider instances ([providers.NAME] in evalkit.toml) for an application to call.
+
+Under --policy (default provider_priority) the order is provider priority first, then the policy's
+score, then configuration order:
+  provider_priority  no measurement is used (quality is shown, not used)
+  balanced           quality 0.4 · health 0.4 · cost 0.2 (cost only with --prefer-lowest-cost)
+  quality            quality 0.7 · health 0.3
+  economy            quality 0.1 · health 0.3 · cost 0.6
+The score is the weighted mean of the signals that have data; none gives 0.5. Quality is the mean of
+the latest verified, complete, deterministic-grader run per golden set for the instance and its model
+alias; unmeasured is no signal, a measured 0.0 is a zero. evalkit has no health signal. The cost
+signal is 1 - min(1, cost_per_1k_tokens / 0.1).
+
+--min-quality Q ranks by measured quality alone instead (select_by_quality): measured candidates
+first, best first, then unmeasured ones in configuration order; with Q > 0 candidates below Q or
+unmeasured are excluded (equal to Q stays). It cannot be combined with --policy."""
+
+EPILOG = "exit codes: 0 a candidate was selected · 1 no candidate qualifies · 2 bad usage or configuration"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``models`` command and its ``rank`` subcommand."""
+    parser = subparsers.add_parser(
+        "models",
+        help="rank the configured provider instances by measured quality",
+        description="Model selection from measured results. See `evalkit models rank --help`.",
+    )
+    commands = parser.add_subparsers(dest="models_command", metavar="SUBCOMMAND")
+    rank = commands.add_parser(
+        "rank",
+        help="rank the configured provider instances and say why each is where it is",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rank.add_argument("--policy", metavar="P", help=f"routing policy: {', '.join(POLICY_NAMES)} (default provider_priority)")
+    rank.add_argument(
+        "--capability", action="append", metavar="C",
+        help="only instances offering this capability (repeat to require several; e.g. chat)",
+    )
+    rank.add_argument(
+        "--prefer-lowest-cost", action="store_true",
+        help="let cost join the balanced score and break ties (cheaper first, unpriced last)",
+    )
+    rank.add_argument(
+        "--min-quality", metavar="Q",
+        help="rank by measured quality alone and exclude candidates below Q (a finite number in 0..1) or unmeasured",
+    )
+    rank.add_argument("--json", action="store_true", help="print one JSON document")
+    add_store_options(rank)
+    rank.set_defaults(handler=handle_rank)
+    parser.set_defaults(handler=lambda args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def handle_rank(args: argparse.Namespace) -> int:
+    """Validate the options, rank, print; 0 when a candidate is selected, 1 when none qualifies."""
+    from ..config import load_config
+    from ..errors import UsageError
+    from ..routing import DEFAULT_POLICY, ModelSelection, SelectionCriteria, parse_min_quality, parse_policy
+    from ..storage import open_repository
+    from .common import database_url, print_json
+
+    policy = parse_policy(args.policy, "policy") if args.policy is not None else None
+    min_quality = parse_min_quality(args.min_quality)
+    if min_quality is not None and (policy is not None or args.prefer_lowest_cost):
+        other = "--policy" if policy is not None else "--prefer-lowest-cost"
+        raise UsageError(
+            f"--min-quality ranks by measured quality alone (select_by_quality) and cannot be combined with {other}"
+        )
+    capabilities = [c.strip() for c in args.capability or ()]
+    if any(not c for c in capabilities):
+        raise UsageError("--capability needs a capability name, e.g. --capability chat")
+    config = load_config(args.config)
+    criteria = SelectionCriteria(capabilities, args.prefer_lowest_cost)
+    repository = open_repository(database_url(args, config))
+    try:
+        selection = ModelSelection(config, repository, policy or DEFAULT_POLICY)
+        if min_quality is not None:
+            ranking = selection.select_by_quality(criteria, min_quality)
+        else:
+            ranking = selection.rank(criteria, explain=True)
+    finally:
+        close = getattr(repository, "close", None)
+        if callable(close):
+            close()
+    if args.json:
+        print_json(ranking.as_dict())
+    else:
+        _render(ranking, configured=bool(config.providers))
+    return 0 if ranking.selected is not None else 1
+
+
+def _render(ranking: Any, *, configured: bool) -> None:
+    write = sys.stdout.write
+    if ranking.method == "select_by_quality":
+        write(f"Ranking by measured quality: {ranking.describe()}\n")
+    else:
+        write(f"Ranking under policy {ranking.policy}: {ranking.describe()}\n")
+    if ranking.criteria.capabilities:
+        write(f"Required capabilities: {', '.join(ranking.criteria.capabilities)}\n")
+    write("\n")
+    for entry in ranking.entries:
+        write(f"{entry.rank:>2}. {_line(entry)}  score {_number(entry.score)}\n")
+        _details(write, entry)
+    if ranking.excluded:
+        write("\nExcluded:\n")
+        for entry in ranking.excluded:
+            write(f"  - {_line(entry)}\n")
+            _details(write, entry)
+    write("\n")
+    if ranking.selected is not None:
+        write(f"Selected: {ranking.selected.name}\n")
+    elif not configured:
+        write("No provider instance is configured: add [providers.NAME] tables (adapter, model) to evalkit.toml.\n")
+    else:
+        write("No candidate qualifies.\n")
+
+
+def _line(entry: Any) -> str:
+    candidate = entry.candidate
+    cost = "—" if candidate.cost_per_1k_tokens is None else f"{candidate.cost_per_1k_tokens:g}"
+    return (
+        f"{candidate.name}  model {candidate.model or '(none)'}  adapter {candidate.adapter}  "
+        f"priority {candidate.priority}  cost/1k {cost}  quality {_number(entry.quality.value)}"
+    )
+
+
+def _details(write: Any, entry: Any) -> None:
+    if entry.quality.source != "none" or entry.quality.runs:
+        runs = ", ".join(f"{r.run_id} ({r.set_identifier} {r.mean_score:.4f})" for r in entry.quality.runs)
+        write(f"      runs: {runs or 'none'}\n")
+    write(f"      why:  {entry.reason}\n")
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"

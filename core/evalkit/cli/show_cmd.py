@@ -1,0 +1,90 @@
+"""``evalkit show RUN_ID``: one stored run with its cases and their named checks."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import add_store_options
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``show`` command."""
+    parser = subparsers.add_parser(
+        "show",
+        help="show one stored run with its cases and checks",
+        description=(
+            "Show the stored run RUN_ID: who answered, grader, status, aggregates, the verdict it got, and every "
+            "case with its named checks (answer text only when the run was stored with privacy redacted or full)."
+        ),
+    )
+    parser.add_argument("run_id", metavar="RUN_ID", help="a run id (see `evalkit history SET`)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    add_store_options(parser)
+    parser.set_defaults(handler=handle)
+
+
+def _checks(case: Any) -> str:
+    if case.errored and not case.checks:
+        return f"error: {case.error}"
+    parts = []
+    for check in case.checks:
+        why = check.error or (check.detail if not check.passed else None)
+        mark = "✓" if check.passed else "✗"
+        parts.append(f"{mark} {check.name}" + (f" ({why})" if why else ""))
+    if case.errored:
+        parts.append(f"error: {case.error}")
+    return ", ".join(parts)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Print the run; exit 2 when there is no such run."""
+    from .common import console, print_json
+    from .render import run_document
+    from .stored import close_store, format_date, identity_label, open_store, require_run, stored_verdicts, verdict_document, verdict_label
+
+    repository = open_store(args)
+    try:
+        run = require_run(repository, args.run_id)
+        verdict = stored_verdicts(repository, [run.id]).get(run.id)
+    finally:
+        close_store(repository)
+
+    if args.json:
+        document = run_document(run)
+        document["verdict"] = verdict_document(verdict)
+        print_json(document)
+        return 0
+
+    from rich.table import Table
+
+    out = console()
+    out.print(f"[bold]Run {run.id}[/bold]  ({run.set_identifier}, {run.kind.value})")
+    out.print(f"Started:    {format_date(run.started_at)} UTC   Finished: {format_date(run.finished_at)} UTC")
+    out.print(f"Model:      {identity_label(run)}")
+    if run.identity is None and run.identity_note:
+        out.print(f"            ({run.identity_note})")
+    out.print(f"Grader:     {run.grader}")
+    errored = f" ({run.errored_count} errored)" if run.errored_count else ""
+    out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {run.case_count} case(s) answered")
+    out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
+    out.print(f"Mean score: {run.mean_score:.3f}")
+    if run.label:
+        out.print(f"Label:      {run.label}")
+    out.print(f"Privacy:    {run.privacy}")
+    out.print(f"Verdict:    {verdict_label(verdict)}" + (f" — {verdict.note}" if verdict and verdict.note else ""))
+    table = Table(show_edge=False, pad_edge=False)
+    for column, justify in (("Case", "left"), ("Result", "left"), ("Score", "right"), ("Latency (ms)", "right"), ("Checks", "left")):
+        table.add_column(column, justify=justify, overflow="fold")
+    for case in run.cases:
+        result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
+        table.add_row(case.case_id, result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _checks(case))
+    out.print()
+    out.print(table)
+    answered = [c for c in run.cases if c.answer_text]
+    if answered:
+        out.print()
+        out.print("[bold]Answers[/bold]")
+        for case in answered:
+            out.print(f"  {case.case_id}: {case.answer_text}", markup=False)
+    return 0

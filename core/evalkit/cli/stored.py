@@ -1,0 +1,103 @@
+"""Pieces the commands that read the results store share (history, show, compare, db).
+
+Imported by those commands' handlers only, never at parser-building time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..runs import Run
+from ..storage import RunVerdicts, StoredVerdict, open_repository
+from .common import database_url
+
+__all__ = [
+    "SPARK_BARS",
+    "format_date",
+    "identity_label",
+    "open_store",
+    "require_run",
+    "sparkline",
+    "stored_verdicts",
+    "verdict_document",
+    "verdict_label",
+]
+
+#: Eight levels, lowest first; a pass rate of 0 is the lowest bar, 1 the highest.
+SPARK_BARS = "▁▂▃▄▅▆▇█"
+
+
+def open_store(args: argparse.Namespace) -> Any:
+    """The repository the command's ``--database``/``--config`` (or the defaults) name."""
+    from ..config import load_config
+
+    config = load_config(getattr(args, "config", None))
+    return open_repository(database_url(args, config))
+
+
+def close_store(repository: Any) -> None:
+    """Close the repository if it holds anything open."""
+    close = getattr(repository, "close", None)
+    if callable(close):
+        close()
+
+
+def require_run(repository: Any, run_id: str, with_cases: bool = True) -> Run:
+    """The stored run ``run_id``, or a usage error naming it."""
+    from ..errors import UsageError
+
+    run = repository.get_run(run_id, with_cases=with_cases)
+    if run is None:
+        raise UsageError(f'there is no run "{run_id}" in the store (see `evalkit history SET` for run ids)')
+    return run
+
+
+def stored_verdicts(repository: Any, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:
+    """The verdicts recorded with these runs, when the repository keeps verdicts."""
+    if not isinstance(repository, RunVerdicts) or not run_ids:
+        return {}
+    return repository.verdicts_for(list(run_ids))
+
+
+def format_date(timestamp: float | None) -> str:
+    """``YYYY-MM-DD HH:MM`` in UTC, or an em dash."""
+    if not timestamp:
+        return "—"
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(timestamp))
+
+
+def identity_label(run: Run) -> str:
+    """Who answered: the verified identity, else what was configured, marked unverified."""
+    if run.identity is not None:
+        who = run.identity
+        return f"{who.reported_model} (alias {who.model_alias} via {who.provider_instance})"
+    if run.provider_instance or run.model_alias:
+        return f"unverified: alias {run.model_alias or '?'} via {run.provider_instance or run.adapter or '?'}"
+    return f"unverified: {run.adapter or 'unknown generator'}"
+
+
+def verdict_label(verdict: StoredVerdict | None) -> str:
+    """A short verdict for a table cell."""
+    if verdict is None:
+        return "—"
+    if verdict.state == "ok":
+        return f"ok vs {verdict.baseline_id}"
+    if verdict.state == "regressed":
+        return f"REGRESSED vs {verdict.baseline_id}"
+    return "not compared" if verdict.state == "not_compared" else "baseline"
+
+
+def verdict_document(verdict: StoredVerdict | None) -> dict[str, Any] | None:
+    """A stored verdict as JSON-ready data (``None`` when the run has none)."""
+    if verdict is None:
+        return None
+    return {"state": verdict.state, "baseline_id": verdict.baseline_id, "note": verdict.note}
+
+
+def sparkline(values: Iterable[float]) -> str:
+    """One bar per value in 0..1 (pass rates), on a fixed scale so a flat 100% reads as full bars."""
+    top = len(SPARK_BARS) - 1
+    return "".join(SPARK_BARS[min(top, max(0, round(float(v) * top)))] for v in values)

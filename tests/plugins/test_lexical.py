@@ -1,0 +1,253 @@
+"""The built-in ``evalkit.lexical`` retriever: corpus formats, the cached index, ranking, provenance."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalkit.errors import ConfigError, RetrievalError
+from evalkit.retrieval.provenance import validate_provenance
+from evalkit_plugins.lexical import LexicalRetriever, default_index_dir, query_terms
+
+DOCS = [
+    {"id": "json.loads", "title": "json.loads", "text": "Deserialize a str instance containing a JSON document to a Python object."},
+    {"id": "json.dumps", "title": "json.dumps", "text": "Serialize a Python object to a JSON formatted str."},
+    {"id": "csv.reader", "title": "csv.reader", "text": "Return a reader object which will iterate over lines in the given CSV file."},
+    {"id": "shutil.copy", "title": "shutil.copy", "text": "Copy data and mode bits. The destination may be a directory."},
+    {"id": "time.sleep", "title": "time.sleep", "text": "Delay execution for a given number of seconds."},
+]
+
+
+def write_jsonl(path: Path, docs: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return write_jsonl(tmp_path / "corpus.jsonl", DOCS)
+
+
+@pytest.fixture
+def index_dir(tmp_path: Path) -> Path:
+    return tmp_path / "indexes"
+
+
+def test_ranking_sanity_on_a_tiny_corpus(corpus, index_dir):
+    r = LexicalRetriever(corpus, index_dir=index_dir)
+    assert r.retrieve("How do I deserialize a JSON document?", 3)[0] == "json.loads"
+    assert r.retrieve("copy a file into a directory", 3)[0] == "shutil.copy"
+    assert r.retrieve("iterate over the lines of a CSV file", 3)[0] == "csv.reader"
+    assert r.retrieve("wait a few seconds", 5) == ["time.sleep"]
+    assert r.retrieve("unrelated zebra question", 5) == []
+
+
+def test_porter_stemming_and_diacritics(corpus, index_dir):
+    r = LexicalRetriever(corpus, index_dir=index_dir)
+    assert r.retrieve("delaying executions", 1) == ["time.sleep"]
+    assert r.retrieve("SERIALIZE", 5)[0] == "json.dumps"
+    assert r.retrieve("délay", 1) == ["time.sleep"]
+
+
+def test_limit_is_respected(corpus, index_dir):
+    r = LexicalRetriever(corpus, index_dir=index_dir)
+    assert len(r.retrieve("a JSON str object file", 2)) == 2
+    assert len(r.retrieve("a JSON str object file", 100)) == 3
+    assert r.retrieve("JSON", 0) == []
+
+
+@pytest.mark.parametrize("question", ["", " ", "j", "the", "What is it? Is it this or that?"])
+def test_questions_without_searchable_terms_return_nothing(corpus, index_dir, question):
+    assert LexicalRetriever(corpus, index_dir=index_dir).retrieve(question, 10) == []
+
+
+@pytest.mark.parametrize(
+    "question", ['json "dumps', "NEAR(json csv)", "json AND NOT csv", "json*", "^json", "title:json", "json -csv {x}"]
+)
+def test_fts5_syntax_in_questions_is_plain_text(corpus, index_dir, question):
+    assert "json.dumps" in LexicalRetriever(corpus, index_dir=index_dir).retrieve(question, 10)
+
+
+def test_query_terms_drop_stopwords_and_repeats():
+    assert query_terms("How is THE json, the JSON and json_dumps?") == ["how", "json", "dumps"]
+
+
+def test_ties_keep_corpus_order(tmp_path, index_dir):
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": "same words here"} for i in range(5)])
+    assert LexicalRetriever(corpus, index_dir=index_dir).retrieve("same words", 10) == [f"d{i}" for i in range(5)]
+
+
+def test_title_weight_moves_title_matches(tmp_path, index_dir):
+    docs = [
+        {"id": "in-title", "title": "zebra", "text": "alpha beta gamma"},
+        {"id": "in-body", "title": "delta", "text": "zebra beta gamma"},
+    ]
+    corpus = write_jsonl(tmp_path / "c.jsonl", docs)
+    assert LexicalRetriever(corpus, index_dir=index_dir, title_weight=5).retrieve("zebra", 2) == ["in-title", "in-body"]
+    assert LexicalRetriever(corpus, index_dir=index_dir, title_weight=0).retrieve("zebra", 2)[0] == "in-body"
+
+
+# --- the cached index ---------------------------------------------------------------------------
+
+
+def test_index_is_built_once_and_reused(corpus, index_dir):
+    first = LexicalRetriever(corpus, index_dir=index_dir).prepare()
+    assert first.built and first.documents == len(DOCS)
+    again = LexicalRetriever(corpus, index_dir=index_dir).prepare()
+    assert not again.built
+    assert again.path == first.path and again.corpus_sha256 == first.corpus_sha256
+    assert [p.name for p in index_dir.iterdir()] == [first.path.name]
+
+
+def test_a_changed_corpus_gets_a_new_index_and_the_stale_one_goes(corpus, index_dir):
+    before = LexicalRetriever(corpus, index_dir=index_dir)
+    old = before.prepare()
+    old_revision = before.provenance().corpus_revision
+    write_jsonl(corpus, DOCS + [{"id": "zipfile.ZipFile", "text": "Open a ZIP archive."}])
+    after = LexicalRetriever(corpus, index_dir=index_dir)
+    new = after.prepare()
+    assert new.built and new.path != old.path and new.documents == len(DOCS) + 1
+    assert after.provenance().corpus_revision != old_revision
+    assert after.retrieve("open a zip archive", 1) == ["zipfile.ZipFile"]
+    assert not old.path.exists()
+    assert [p.name for p in index_dir.iterdir()] == [new.path.name]
+
+
+def test_a_retriever_keeps_the_index_it_declared(corpus, index_dir):
+    r = LexicalRetriever(corpus, index_dir=index_dir)
+    declared = r.provenance()
+    r.retrieve("json", 1)
+    write_jsonl(corpus, DOCS[:1])
+    assert r.provenance() == declared
+    assert len(r.retrieve("a JSON str object file", 10)) == 3
+
+
+def test_corpus_that_changes_while_indexed_is_refused(corpus, index_dir):
+    r = LexicalRetriever(corpus, index_dir=index_dir)
+    r._sha256 = "0" * 64  # what the corpus hashed to when provenance was declared
+    with pytest.raises(RetrievalError, match="changed while it was being indexed"):
+        r.prepare()
+    assert list(index_dir.iterdir()) == []
+
+
+def test_a_corrupt_index_is_rebuilt(corpus, index_dir):
+    path = LexicalRetriever(corpus, index_dir=index_dir).prepare().path
+    path.write_bytes(b"not a database")
+    rebuilt = LexicalRetriever(corpus, index_dir=index_dir)
+    assert rebuilt.prepare().built
+    assert rebuilt.retrieve("deserialize json", 1) == ["json.loads"]
+
+
+def test_default_index_dir_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    assert default_index_dir() == tmp_path / "cache" / "lexical"
+    monkeypatch.delenv("EVALKIT_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_index_dir() == tmp_path / "xdg" / "evalkit" / "lexical"
+
+
+# --- corpus formats -----------------------------------------------------------------------------
+
+
+def test_folder_corpus_ids_are_relative_paths_without_suffix(tmp_path, index_dir):
+    root = tmp_path / "docs"
+    (root / "guides").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "guides" / "install.md").write_text("# Install\nRun pip install to set up the package.", encoding="utf-8")
+    (root / "faq.txt").write_text("Refunds take five working days.", encoding="utf-8")
+    (root / "v1.2").mkdir()
+    (root / "v1.2" / "notes.txt").write_text("Release notes for the refund feature.", encoding="utf-8")
+    (root / ".git" / "HEAD.txt").write_text("refund install", encoding="utf-8")
+    (root / "image.png").write_bytes(b"refund install")
+    r = LexicalRetriever(root, index_dir=index_dir)
+    assert r.prepare().documents == 3
+    assert r.retrieve("how do I install the package", 5) == ["guides/install"]
+    assert set(r.retrieve("refund", 5)) == {"faq", "v1.2/notes"}
+    assert r.retrieve("guides", 5) == ["guides/install"]  # the path is searchable as the title
+
+
+def test_folder_corpus_hash_covers_names_and_content(tmp_path, index_dir):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha", encoding="utf-8")
+    first = LexicalRetriever(root, index_dir=index_dir).provenance().corpus_revision
+    (root / "a.txt").rename(root / "b.txt")
+    renamed = LexicalRetriever(root, index_dir=index_dir).provenance().corpus_revision
+    (root / "b.txt").write_text("beta", encoding="utf-8")
+    edited = LexicalRetriever(root, index_dir=index_dir).provenance().corpus_revision
+    assert len({first, renamed, edited}) == 3
+
+
+def test_beir_layout_with_underscore_id_and_title(tmp_path, index_dir):
+    docs = [
+        {"_id": "4983", "title": "Microstructural development of newborn white matter", "text": "Diffusion tensor imaging."},
+        {"_id": "5836", "title": "Induction of myelodysplasia", "text": "Bone marrow failure in mice."},
+    ]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    r = LexicalRetriever(corpus, index_dir=index_dir)
+    assert r.retrieve("white matter development in newborns", 2)[0] == "4983"
+    assert r.retrieve("myelodysplasia", 2) == ["5836"]
+
+
+def test_numeric_ids_become_strings(tmp_path, index_dir):
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": 42, "text": "answer"}])
+    assert LexicalRetriever(corpus, index_dir=index_dir).retrieve("answer", 1) == ["42"]
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ('{"id": "a", "text": "x"}\nnot json\n', "line 2: not JSON"),
+        ('["a", "x"]\n', "line 1: each line must be a JSON object"),
+        ('{"text": "x"}\n', 'line 1: "id"'),
+        ('{"id": "", "text": "x"}\n', 'line 1: "id"'),
+        ('{"id": "a"}\n', 'line 1: "text"'),
+        ('{"id": "a", "text": "x", "title": 3}\n', 'line 1: "text"'),
+        ('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', '"a" occurs twice'),
+        ("\n\n", "no documents"),
+    ],
+)
+def test_malformed_corpora_are_configuration_errors(tmp_path, index_dir, content, message):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(content, encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        LexicalRetriever(corpus, index_dir=index_dir).prepare()
+    assert not index_dir.exists() or list(index_dir.iterdir()) == []
+
+
+def test_missing_corpus_and_bad_options_fail_at_construction(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        LexicalRetriever(tmp_path / "nowhere.jsonl")
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "text": "x"}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="title_weight"):
+        LexicalRetriever(tmp_path / "c.jsonl", title_weight=-1)
+
+
+def test_nothing_is_read_at_construction(tmp_path, index_dir):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("not json\n", encoding="utf-8")
+    LexicalRetriever(corpus, index_dir=index_dir)
+    assert not index_dir.exists()
+
+
+# --- provenance ---------------------------------------------------------------------------------
+
+
+def test_provenance_declares_corpus_hash_and_lexical_pipeline(corpus, index_dir):
+    r = LexicalRetriever(corpus, index_dir=index_dir)
+    p = r.provenance()
+    assert p.corpus_revision == f"sha256:{r.prepare().corpus_sha256[:16]}"
+    assert (p.model_revision, p.chunking_identity, p.pipeline_identity) == (
+        "not-applicable",
+        "whole-document",
+        "evalkit.lexical-fts5-bm25-v1",
+    )
+    assert p.execution_revision.startswith("sqlite-")
+    assert validate_provenance(p) == []
+
+
+def test_same_content_elsewhere_declares_the_same_corpus(corpus, tmp_path, index_dir):
+    copy = write_jsonl(tmp_path / "copy.jsonl", DOCS)
+    assert LexicalRetriever(copy, index_dir=index_dir).provenance() == LexicalRetriever(corpus, index_dir=index_dir).provenance()

@@ -1,0 +1,335 @@
+"""The ``openai`` generator against a real chat-completions server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import socket
+import time
+
+import httpx
+import pytest
+
+from evalkit.answers import GenerationRequest, Usage
+from evalkit.errors import ConfigError, GenerationError
+from evalkit_plugins.openai import OPTIONS, OpenAIGenerator, _retry_after
+from tests.support.chat_server import ChatServer, Fault
+
+KEY = "sk-test-Zq8X3vT0pL9wK2"
+HEADER_SECRET = "hdr-secret-77f1c0"
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALKIT_TEST_KEY", KEY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def make(server: ChatServer, **options: object) -> OpenAIGenerator:
+    """A generator pointed at ``server`` with fast retries; ``options`` override."""
+    settings: dict[str, object] = {
+        "base_url": server.base_url,
+        "model": "gpt-test",
+        "api_key_env": "EVALKIT_TEST_KEY",
+        "backoff_base": 0.01,
+        "backoff_max": 0.05,
+        "max_attempts": 3,
+    }
+    settings.update(options)
+    return OpenAIGenerator(**settings)
+
+
+def ask(generator: OpenAIGenerator, *requests: GenerationRequest) -> list:
+    """Send ``requests`` concurrently on one event loop, return answers or exceptions, then close."""
+
+    async def run() -> list:
+        try:
+            return await asyncio.gather(*(generator.agenerate(r) for r in requests), return_exceptions=True)
+        finally:
+            await generator.aclose()
+
+    return asyncio.run(run())
+
+
+def fails(generator: OpenAIGenerator, request: GenerationRequest | None = None) -> GenerationError:
+    """The GenerationError one request ends in."""
+    (outcome,) = ask(generator, request or GenerationRequest("hello"))
+    assert isinstance(outcome, GenerationError), outcome
+    assert KEY not in str(outcome) and HEADER_SECRET not in str(outcome)
+    return outcome
+
+
+# --- the success path -------------------------------------------------------------------------
+
+
+def test_answer_carries_text_reported_model_usage_and_finish_reason(chat_server: ChatServer) -> None:
+    chat_server.model = "gpt-test-2025-01-01"
+    chat_server.responder = lambda body: "Paris is the capital of France."
+    (answer,) = ask(make(chat_server), GenerationRequest("What is the capital of France?"))
+    assert answer.text == "Paris is the capital of France."
+    assert answer.model == "gpt-test-2025-01-01"
+    assert answer.usage == Usage(input_tokens=6, output_tokens=6)
+    assert answer.finish_reason == "stop"
+
+
+def test_request_carries_system_prompt_model_sampling_and_key(chat_server: ChatServer) -> None:
+    generator = make(chat_server, temperature=0.2, max_tokens=50, extra_headers={"X-Team": "evals"})
+    ask(generator, GenerationRequest("Hi", system_prompt="Be brief.", model="gpt-other", temperature=0.0, max_tokens=7))
+    (seen,) = chat_server.requests
+    assert seen.path == "/v1/chat/completions"
+    assert seen.body == {
+        "model": "gpt-other",
+        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+        "temperature": 0.0,
+        "max_tokens": 7,
+    }
+    assert seen.headers["authorization"] == f"Bearer {KEY}"
+    assert seen.headers["x-team"] == "evals"
+    assert seen.headers["content-type"] == "application/json"
+
+
+def test_instance_options_fill_in_and_unset_ones_are_omitted(chat_server: ChatServer) -> None:
+    ask(make(chat_server, temperature=0.3, max_tokens=64), GenerationRequest("Hi", system_prompt=""))
+    ask(make(chat_server), GenerationRequest("Hi"))
+    first, second = chat_server.requests
+    assert first.body == {"model": "gpt-test", "messages": [{"role": "user", "content": "Hi"}], "temperature": 0.3, "max_tokens": 64}
+    assert second.body == {"model": "gpt-test", "messages": [{"role": "user", "content": "Hi"}]}
+
+
+def test_base_url_defaults_to_the_environment(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url)
+    generator = OpenAIGenerator(model="gpt-test", api_key_env="EVALKIT_TEST_KEY")
+    assert generator.base_url == chat_server.base_url
+    assert generator.generate(GenerationRequest("echo me")).text == "echo me"
+
+
+def test_default_base_url_is_openai() -> None:
+    assert OpenAIGenerator(model="gpt-4o").base_url == "https://api.openai.com/v1"
+
+
+def test_without_a_key_no_authorization_is_sent_and_a_401_says_why(
+    chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EVALKIT_TEST_KEY")
+    ask(make(chat_server), GenerationRequest("Hi"))
+    assert "authorization" not in chat_server.requests[0].headers
+    chat_server.fail_next(Fault.http_error(401))
+    error = fails(make(chat_server))
+    assert "HTTP 401" in str(error) and "EVALKIT_TEST_KEY is not set" in str(error)
+
+
+def test_connections_are_kept_alive_and_bounded_by_concurrency(chat_server: ChatServer) -> None:
+    chat_server.delay = 0.02
+    answers = ask(make(chat_server, concurrency=4), *(GenerationRequest(f"q{i}") for i in range(24)))
+    assert [a.text for a in answers] == [f"q{i}" for i in range(24)]
+    assert chat_server.connection_count == 4
+
+
+def test_chunked_responses_are_read(chat_server: ChatServer) -> None:
+    chat_server.chunked = True
+    (answer,) = ask(make(chat_server), GenerationRequest("chunk me"))
+    assert answer.text == "chunk me"
+
+
+def test_sync_generate_and_reuse_after_aclose(chat_server: ChatServer) -> None:
+    generator = make(chat_server)
+    assert generator.generate(GenerationRequest("one")).text == "one"
+    assert [a.text for a in ask(generator, GenerationRequest("two"))] == ["two"]
+    assert [a.text for a in ask(generator, GenerationRequest("three"))] == ["three"]
+
+
+def test_no_model_anywhere_is_a_generation_error(chat_server: ChatServer) -> None:
+    error = fails(make(chat_server, model=None))
+    assert "no model" in str(error)
+    assert chat_server.request_count == 0
+
+
+# --- transient faults are retried -------------------------------------------------------------
+
+
+def test_429_waits_for_retry_after_then_succeeds(chat_server: ChatServer) -> None:
+    chat_server.fail_next(Fault.rate_limited(retry_after=0.3))
+    started = time.perf_counter()
+    (answer,) = ask(make(chat_server, backoff_max=5), GenerationRequest("hello"))
+    assert time.perf_counter() - started >= 0.3
+    assert answer.text == "hello"
+    assert chat_server.request_count == 2
+
+
+def test_retry_after_is_capped_at_backoff_max(chat_server: ChatServer) -> None:
+    chat_server.fail_next(Fault.rate_limited(retry_after=30))
+    started = time.perf_counter()
+    (answer,) = ask(make(chat_server, backoff_max=0.05), GenerationRequest("hello"))
+    assert answer.text == "hello" and time.perf_counter() - started < 2
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_server_error_then_success(chat_server: ChatServer, status: int) -> None:
+    chat_server.fail_next(Fault.http_error(status))
+    (answer,) = ask(make(chat_server), GenerationRequest("hello"))
+    assert answer.text == "hello"
+    assert chat_server.request_count == 2
+
+
+def test_dropped_connection_then_success(chat_server: ChatServer) -> None:
+    chat_server.fail_next(Fault.drop())
+    (answer,) = ask(make(chat_server), GenerationRequest("hello"))
+    assert answer.text == "hello"
+    assert chat_server.request_count == 2
+
+
+def test_timeout_then_success(chat_server: ChatServer) -> None:
+    chat_server.fail_next(Fault.stall(2.0))
+    started = time.perf_counter()
+    (answer,) = ask(make(chat_server, timeout=0.2), GenerationRequest("hello"))
+    assert answer.text == "hello"
+    assert time.perf_counter() - started < 1.5
+    assert chat_server.request_count == 2
+
+
+def test_fault_on_a_numbered_request_hits_only_that_request(chat_server: ChatServer) -> None:
+    chat_server.fail_at(2, Fault.http_error(500))
+    generator = make(chat_server, max_attempts=1)
+    first = ask(generator, GenerationRequest("a"))
+    second = ask(generator, GenerationRequest("b"))
+    third = ask(generator, GenerationRequest("c"))
+    assert first[0].text == "a" and isinstance(second[0], GenerationError) and third[0].text == "c"
+
+
+def test_exhausted_retries_say_what_happened_and_how_often(chat_server: ChatServer) -> None:
+    chat_server.fail_next(Fault.http_error(503), count=3)
+    error = fails(make(chat_server, max_attempts=3))
+    assert "failed after 3 attempts" in str(error)
+    assert "HTTP 503" in str(error)
+    assert chat_server.request_count == 3
+
+
+def test_exhausted_retries_on_timeouts(chat_server: ChatServer) -> None:
+    chat_server.fail_next(Fault.stall(2.0), count=2)
+    error = fails(make(chat_server, timeout=0.1, max_attempts=2))
+    assert "failed after 2 attempts" in str(error) and "timed out" in str(error)
+
+
+def test_unreachable_endpoint_is_retried_then_reported() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    generator = OpenAIGenerator(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_attempts=2, backoff_base=0.01)
+    (error,) = ask(generator, GenerationRequest("hello"))
+    assert isinstance(error, GenerationError)
+    assert "failed after 2 attempts" in str(error) and "connection failed (ConnectError" in str(error)
+
+
+# --- permanent faults are not retried ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [400, 401, 404])
+def test_client_errors_are_not_retried(chat_server: ChatServer, status: int) -> None:
+    chat_server.fail_next(Fault.http_error(status, body='{"error": {"message": "nope, bad request"}}'))
+    error = fails(make(chat_server))
+    assert f"HTTP {status}" in str(error) and "nope, bad request" in str(error) and "not retried" in str(error)
+    assert chat_server.request_count == 1
+
+
+def test_echoed_credentials_are_scrubbed_from_error_messages(chat_server: ChatServer) -> None:
+    echo = f'{{"error": "bad auth: Bearer {KEY}, X-Secret: {HEADER_SECRET}"}}'
+    chat_server.fail_next(Fault.http_error(401, body=echo))
+    error = fails(make(chat_server, extra_headers={"X-Secret": HEADER_SECRET}))
+    assert "Bearer ***" in str(error) and "X-Secret: ***" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("fault", "says", "shows"),
+    [
+        (Fault.garbage("<html>upstream exploded</html>"), "not JSON", "<html>upstream exploded</html>"),
+        (Fault.no_choices(), "no choices", '"object": "chat.completion"'),
+        (Fault.empty_content(), "empty content (finish_reason 'stop')", '"content": ""'),
+    ],
+)
+def test_malformed_answers_are_reported_with_the_body_and_not_retried(
+    chat_server: ChatServer, fault: Fault, says: str, shows: str
+) -> None:
+    chat_server.fail_next(fault)
+    error = fails(make(chat_server))
+    assert says in str(error) and shows in str(error)
+    assert chat_server.request_count == 1
+
+
+def test_a_long_body_is_shortened_in_the_message(chat_server: ChatServer) -> None:
+    chat_server.fail_next(Fault.garbage("x" * 5000))
+    message = str(fails(make(chat_server)))
+    assert "x" * 199 + "…" in message and "x" * 200 not in message
+
+
+# --- options ----------------------------------------------------------------------------------
+
+
+def test_unknown_options_are_named_with_the_valid_ones() -> None:
+    with pytest.raises(ConfigError) as caught:
+        OpenAIGenerator(model="m", temprature=0.1, retries=3)
+    message = str(caught.value)
+    assert '"retries", "temprature"' in message
+    assert all(name in message for name in OPTIONS)
+
+
+def test_a_key_is_never_accepted_as_an_option() -> None:
+    with pytest.raises(ConfigError) as caught:
+        OpenAIGenerator(model="m", api_key=KEY)
+    assert "api_key_env" in str(caught.value) and KEY not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"timeout": 0},
+        {"timeout": "60"},
+        {"concurrency": 0},
+        {"concurrency": True},
+        {"max_attempts": 0},
+        {"backoff_base": -1},
+        {"max_tokens": 0},
+        {"temperature": float("nan")},
+        {"model": ""},
+        {"api_key_env": ""},
+        {"base_url": "ftp://example.com"},
+        {"extra_headers": ["X-A"]},
+    ],
+)
+def test_impossible_values_are_config_errors(options: dict[str, object]) -> None:
+    with pytest.raises(ConfigError, match=f'"{next(iter(options))}"'):
+        OpenAIGenerator(**options)
+
+
+def test_header_values_are_not_echoed_by_config_errors() -> None:
+    with pytest.raises(ConfigError) as caught:
+        OpenAIGenerator(model="m", extra_headers={"X-Secret": HEADER_SECRET, "X-Count": 3})
+    assert HEADER_SECRET not in str(caught.value)
+
+
+def test_secrets_stay_out_of_repr_and_redacted_options(chat_server: ChatServer) -> None:
+    generator = make(chat_server, extra_headers={"X-Secret": HEADER_SECRET})
+    shown = f"{generator!r} {generator.redacted_options()!r}"
+    assert KEY not in shown and HEADER_SECRET not in shown
+    assert generator.redacted_options()["extra_headers"] == {"X-Secret": "***"}
+    assert generator.redacted_options()["api_key_env"] == "EVALKIT_TEST_KEY"
+    assert generator.concurrency == 8
+
+
+def test_credentials_in_the_base_url_are_not_displayed() -> None:
+    generator = OpenAIGenerator(base_url="https://user:pw-secret@gateway.example/v1?token=tok-secret", model="m")
+    shown = f"{generator!r}"
+    assert "pw-secret" not in shown and "tok-secret" not in shown
+    assert generator.base_url == "https://gateway.example/v1"
+
+
+# --- Retry-After parsing ----------------------------------------------------------------------
+
+
+def test_retry_after_forms() -> None:
+    in_five = email.utils.formatdate(time.time() + 5, usegmt=True)
+    assert _retry_after(httpx.Headers({"retry-after": "2"})) == 2.0
+    assert 3.0 < _retry_after(httpx.Headers({"retry-after": in_five})) <= 5.0
+    assert _retry_after(httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0
+    assert _retry_after(httpx.Headers({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
+    assert _retry_after(httpx.Headers({"retry-after": "soon"})) is None
+    assert _retry_after(httpx.Headers({})) is None
