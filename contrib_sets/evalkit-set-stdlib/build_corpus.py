@@ -6,11 +6,13 @@ prefix (``open``, ``str.split``), as the Python documentation names them. The do
 of CPython and are distributed under the PSF License (see ``NOTICE``). Output is deterministic for
 a given Python build; the committed corpus was generated with the Python named in ``NOTICE``.
 
-    python build_corpus.py            # rewrites evalkit_set_stdlib/corpus.jsonl
+    python build_corpus.py                 # rewrites evalkit_set_stdlib/corpus.jsonl
+    python build_corpus.py --output FILE   # writes elsewhere (the tests compare)
 """
 
 from __future__ import annotations
 
+import argparse
 import builtins
 import importlib
 import inspect
@@ -49,7 +51,7 @@ CLASSES_WITH_METHODS = [
 BUILTIN_FUNCTIONS = sorted(
     name
     for name, obj in vars(builtins).items()
-    if not name.startswith("_") and inspect.isbuiltin(obj) or name in {"open", "print", "sorted", "range", "enumerate"}
+    if (not name.startswith("_") and inspect.isbuiltin(obj)) or name in {"range", "enumerate", "zip", "map", "filter"}
 )
 
 MAX_CHARS = 900
@@ -88,6 +90,7 @@ def signature(obj: object) -> str:
 
 
 def record(identifier: str, obj: object) -> dict[str, str] | None:
+    """The corpus record of one object, None when it has no docstring."""
     text = summary(obj)
     if text is None:
         return None
@@ -98,12 +101,14 @@ def record(identifier: str, obj: object) -> dict[str, str] | None:
 
 
 def belongs(obj: object, module: object, name: str) -> bool:
+    """Whether ``obj`` is defined by the module (or its C accelerator) rather than imported into it."""
     owner = getattr(obj, "__module__", None)
     real = getattr(module, "__name__", name)
     return owner in {name, real, "_" + real.rsplit(".", 1)[-1], "_" + name.rsplit(".", 1)[-1]}
 
 
 def module_members(name: str) -> Iterator[tuple[str, object]]:
+    """The module itself, then its public classes and functions (``__all__`` when it declares one)."""
     module = importlib.import_module(name)
     yield name, module
     declared = getattr(module, "__all__", None)
@@ -120,6 +125,7 @@ def module_members(name: str) -> Iterator[tuple[str, object]]:
 
 
 def resolve(dotted: str) -> object:
+    """The object a dotted name (``pathlib.Path``, ``str``) stands for."""
     if "." not in dotted:
         return getattr(builtins, dotted)
     parts = dotted.split(".")
@@ -135,6 +141,7 @@ def resolve(dotted: str) -> object:
 
 
 def class_members(dotted: str) -> Iterator[tuple[str, object]]:
+    """The class, then the public methods and properties it defines itself."""
     cls = resolve(dotted)
     yield dotted, cls
     for member, obj in sorted(vars(cls).items()):
@@ -147,6 +154,7 @@ def class_members(dotted: str) -> Iterator[tuple[str, object]]:
 
 
 def entries() -> Iterator[dict[str, str]]:
+    """Every record, builtins first, each identifier once."""
     seen: set[str] = set()
     sources: list[Iterator[tuple[str, object]]] = [iter((n, getattr(builtins, n)) for n in BUILTIN_FUNCTIONS)]
     sources += [module_members(m) for m in MODULES]
@@ -161,11 +169,14 @@ def entries() -> Iterator[dict[str, str]]:
                 yield item
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Write the corpus and report its size."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output", type=Path, default=OUTPUT, help=f"where to write (default: {OUTPUT})")
+    output = parser.parse_args(argv).output
     items = list(entries())
-    OUTPUT.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
-    print(f"{OUTPUT}: {len(items)} documents, {OUTPUT.stat().st_size / 1e6:.2f} MB, Python {sys.version.split()[0]}")
+    output.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+    print(f"{output}: {len(items)} documents, {output.stat().st_size / 1e6:.2f} MB, Python {sys.version.split()[0]}")
 
 
 if __name__ == "__main__":

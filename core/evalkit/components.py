@@ -23,6 +23,7 @@ __all__ = [
     "Grader",
     "ReadinessCheck",
     "SetAware",
+    "SecretHolder",
     "bind_generator",
     "load_grader",
     "REFERENCE_INSTANCE",
@@ -69,6 +70,15 @@ class SetAware(Protocol):
 
 
 @runtime_checkable
+class SecretHolder(Protocol):
+    """A component that holds credentials; their exact values never reach the database."""
+
+    def secret_values(self) -> tuple[str, ...]:
+        """The credential values (API keys, header values) this component sends."""
+        ...
+
+
+@runtime_checkable
 class ReadinessCheck(Protocol):
     """A component that can say, before anything is paid for, whether it can run."""
 
@@ -102,6 +112,12 @@ class BoundGenerator:
         """The concurrency the generator asks for, if it says."""
         value = getattr(self.generator, "concurrency", None)
         return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    def secrets(self) -> tuple[str, ...]:
+        """Credential values the generator sends (empty when it holds none or does not say)."""
+        if isinstance(self.generator, SecretHolder):
+            return tuple(v for v in self.generator.secret_values() if isinstance(v, str) and v)
+        return ()
 
     async def aclose(self) -> None:
         """Close the generator's resources if it has any."""

@@ -13,6 +13,7 @@
     │   └── DuplicateSetError         two distributions ship one set identifier
     ├── GenerationError               the system under test failed for one case (stored as errored)
     ├── RetrievalError                a retriever failed or returned garbage for one question
+    ├── RunInterrupted                Ctrl-C: finished cases are kept, the run can be resumed (exit 3)
     ├── GraderUnavailableError        a judge cannot be reached before the run (exit 2, nothing stored)
     └── StorageError                  the results store cannot be used (exit 2)
         └── SchemaOutOfDateError      the database needs ``evalkit db upgrade``
@@ -30,6 +31,7 @@ __all__ = [
     "GraderUnavailableError",
     "PluginError",
     "RetrievalError",
+    "RunInterrupted",
     "SchemaOutOfDateError",
     "SetValidationError",
     "StorageError",
@@ -117,6 +119,20 @@ class RetrievalError(EvalkitError):
     """A retriever failed or returned something that is not a ranked list of ids."""
 
     exit_code = 3
+
+
+class RunInterrupted(EvalkitError):
+    """The run was interrupted (Ctrl-C); its finished cases are stored and it can be resumed."""
+
+    exit_code = 3
+
+    def __init__(self, run_id: str, set_identifier: str) -> None:
+        self.run_id = run_id
+        self.set_identifier = set_identifier
+        super().__init__(
+            f"interrupted: run {run_id} keeps its finished cases; "
+            f"continue it with `evalkit run {set_identifier} --resume {run_id}`"
+        )
 
 
 class GraderUnavailableError(EvalkitError):

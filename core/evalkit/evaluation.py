@@ -15,7 +15,7 @@ from . import components, hooks, runner
 from .catalog import prompt_set_catalog
 from .checks import BUILTIN_KINDS, AssertionKind
 from .config import PRIVACY_LEVELS, Config, load_config
-from .errors import UsageError
+from .errors import RunInterrupted, UsageError
 from .prompts import GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 from .storage import (
@@ -260,7 +260,7 @@ def _run(
     except KeyboardInterrupt:
         if isinstance(repository, ResumableRuns):
             repository.mark_status(header.id, RunStatus.INTERRUPTED.value)
-        raise
+        raise RunInterrupted(header.id, golden_set.identifier) from None
     answered = repository.get_run(header.id)
     status = runner.final_status(header, answered)
     identity, note = runner.run_identity(answered.cases, bound.configured)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["scrub", "keeps_text", "REDACTION"]
+__all__ = ["scrub", "keeps_text", "remove_secrets", "REDACTION"]
 
 REDACTION = "***"
 
@@ -25,11 +25,17 @@ _PATTERNS = [
 ]
 
 
-def scrub(text: str, extra_secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with secret shapes, e-mail addresses and any of ``extra_secrets`` replaced by ``***``."""
-    for secret in extra_secrets:
+def remove_secrets(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with every exact value of ``secrets`` (credentials a component sends) replaced by ``***``."""
+    for secret in sorted(secrets, key=len, reverse=True):
         if secret and len(secret) >= 4:
             text = text.replace(secret, REDACTION)
+    return text
+
+
+def scrub(text: str, extra_secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with secret shapes, e-mail addresses and any of ``extra_secrets`` replaced by ``***``."""
+    text = remove_secrets(text, extra_secrets)
     for pattern in _PATTERNS:
         text = pattern.sub(REDACTION, text)
     return text

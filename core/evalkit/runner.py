@@ -111,9 +111,27 @@ def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[S
     return identity, None
 
 
+def redact_secrets(case: CaseResult, secrets: Sequence[str]) -> CaseResult:
+    """``case`` with every exact credential value replaced by ``***`` in all of its text."""
+    if not secrets:
+        return case
+    import json
+
+    from .privacy import remove_secrets
+
+    def clean(text: str | None) -> str | None:
+        return None if text is None else remove_secrets(text, tuple(secrets))
+
+    checks = tuple(attrs.evolve(c, error=clean(c.error), detail=clean(c.detail)) for c in case.checks)
+    detail = case.detail
+    if detail is not None:
+        detail = json.loads(clean(json.dumps(detail, ensure_ascii=False)) or "null")
+    return attrs.evolve(case, answer_text=clean(case.answer_text), error=clean(case.error), checks=checks, detail=detail)
+
+
 @attrs.define
 class _Recorder:
-    """Commits finished cases as they finish.
+    """Commits finished cases as they finish, without the generator's credentials.
 
     A finished case waits one turn of the event loop, so every case finishing in that turn joins
     one transaction: a slow generator gets a commit per case, a fast one gets group commits.
@@ -122,11 +140,12 @@ class _Recorder:
     repository: Any
     run_id: str
     privacy: str
+    secrets: tuple[str, ...] = ()
     pending: list[CaseResult] = attrs.Factory(list)
 
     async def commit(self, case: CaseResult) -> None:
         """Store ``case`` (with the others finishing in this turn) before returning."""
-        self.pending.append(case)
+        self.pending.append(redact_secrets(case, self.secrets))
         await asyncio.sleep(0)
         self.flush()
 
@@ -163,14 +182,15 @@ async def execute_prompts(
     privacy: str,
     request_options: Mapping[str, Any] | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
-) -> list[CaseResult]:
+) -> int:
     """Answer and grade ``prompts`` with at most ``concurrency`` in flight; commit each finished case.
 
-    Returns the cases finished by this call. A generator failure makes an errored case (never a
-    pass, never dropped). Cancellation (Ctrl-C) commits what finished before it propagates.
+    Returns how many cases this call finished; the cases themselves are in the repository (memory
+    stays flat however large the set). A generator failure makes an errored case (never a pass,
+    never dropped). Cancellation (Ctrl-C) commits what finished before it propagates.
     """
-    recorder = _Recorder(repository, run.id, privacy)
-    finished: list[CaseResult] = []
+    recorder = _Recorder(repository, run.id, privacy, bound.secrets())
+    finished = 0
     options = dict(request_options or {})
     agrade = getattr(grader, "agrade", None)
     grade_async = asyncio.iscoroutinefunction(agrade)
@@ -225,9 +245,10 @@ async def execute_prompts(
         )
 
     async def worker() -> None:
+        nonlocal finished
         for prompt in queue:
             case = await answer(prompt)
-            finished.append(case)
+            finished += 1
             await recorder.commit(case)
             if on_case is not None:
                 on_case(case)

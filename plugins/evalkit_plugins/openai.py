@@ -142,6 +142,10 @@ class OpenAIGenerator:
             "backoff_max": self.backoff_max,
         }
 
+    def secret_values(self) -> tuple[str, ...]:
+        """The API key and header values, so the kernel can keep them out of every stored byte."""
+        return self._secrets
+
     async def agenerate(self, request: GenerationRequest) -> Answer:
         """Ask the endpoint for one completion, retrying transient faults; raises ``GenerationError``."""
         client = self._client

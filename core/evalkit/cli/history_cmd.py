@@ -88,26 +88,26 @@ def handle(args: argparse.Namespace) -> int:
 
     out = console()
     if not runs:
-        out.print(f'No stored runs of set "{args.set}".')
+        out.print(f'No stored runs of set "{args.set}".', markup=False)
         return 0
+    from rich.markup import escape
     from rich.table import Table
 
-    out.print(f"[bold]History: {args.set}[/bold]  ({len(runs)} run(s), newest first)")
+    out.print(f"[bold]History: {escape(args.set)}[/bold]  ({len(runs)} run(s), newest first)")
     table = Table(show_edge=False, pad_edge=False)
-    for column, justify in (
-        ("Date (UTC)", "left"), ("Run", "left"), ("Identity", "left"), ("Grader", "left"), ("Status", "left"),
-        ("Pass rate", "right"), ("Mean score", "right"), ("Verdict", "left"),
+    for column, justify, wrap in (
+        ("Date (UTC)", "left", False), ("Run", "left", False), ("Identity", "left", True), ("Grader", "left", True),
+        ("Status", "left", False), ("Pass rate", "right", False), ("Mean", "right", False), ("Verdict", "left", False),
     ):
-        table.add_column(column, justify=justify, overflow="fold")
+        table.add_column(column, justify=justify, overflow="fold", no_wrap=not wrap)
     for run in runs:
         verdict = verdicts.get(run.id)
         shown = verdict_label(verdict)
         if verdict is not None and verdict.state == "regressed":
             shown = f"[red]{shown}[/red]"
         table.add_row(
-            format_date(run.started_at), run.id, identity_label(run), run.grader, run.status.value,
-            f"{float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})",
-            f"{run.mean_score:.3f}", shown,
+            format_date(run.started_at), escape(run.id), escape(identity_label(run)), escape(run.grader),
+            run.status.value, f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", shown,
         )
     out.print(table)
     out.print()
@@ -116,6 +116,6 @@ def handle(args: argparse.Namespace) -> int:
         rates = trend["pass_rates"]
         out.print(
             f"  {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  "
-            f"({len(rates)} run(s))  {trend['identity']} · {trend['grader']}"
+            f"({len(rates)} run(s))  {escape(trend['identity'])} · {escape(trend['grader'])}"
         )
     return 0

@@ -194,6 +194,9 @@ def outcome_document(outcome: RunOutcome) -> dict[str, Any]:
             mean_score_delta=float(comparison.mean_score_delta),
             regressed_cases=list(comparison.regressed_cases),
             fixed_cases=list(comparison.fixed_cases),
+            still_failing=list(comparison.still_failing),
+            added_cases=list(comparison.added_cases),
+            removed_cases=list(comparison.removed_cases),
             mcnemar_p=comparison.mcnemar_p,
         )
     document["baseline_id"] = document["verdict"]["baseline_id"]

@@ -70,24 +70,23 @@ def format_date(timestamp: float | None) -> str:
 
 
 def identity_label(run: Run) -> str:
-    """Who answered: the verified identity, else what was configured, marked unverified."""
+    """Who answered: ``reported model (instance/alias)`` when verified, else marked unverified."""
     if run.identity is not None:
         who = run.identity
-        return f"{who.reported_model} (alias {who.model_alias} via {who.provider_instance})"
+        return f"{who.reported_model} ({who.provider_instance}/{who.model_alias})"
     if run.provider_instance or run.model_alias:
-        return f"unverified: alias {run.model_alias or '?'} via {run.provider_instance or run.adapter or '?'}"
-    return f"unverified: {run.adapter or 'unknown generator'}"
+        return f"unverified ({run.provider_instance or run.adapter or '?'}/{run.model_alias or '?'})"
+    return f"unverified ({run.adapter or 'unknown generator'})"
 
 
-def verdict_label(verdict: StoredVerdict | None) -> str:
-    """A short verdict for a table cell."""
+def verdict_label(verdict: StoredVerdict | None, *, with_baseline: bool = False) -> str:
+    """A short verdict for a table cell (``—``: none recorded); optionally naming the baseline."""
     if verdict is None:
         return "—"
-    if verdict.state == "ok":
-        return f"ok vs {verdict.baseline_id}"
-    if verdict.state == "regressed":
-        return f"REGRESSED vs {verdict.baseline_id}"
-    return "not compared" if verdict.state == "not_compared" else "baseline"
+    label = {"ok": "ok", "regressed": "REGRESSED", "not_compared": "not compared", "baseline": "baseline"}[verdict.state]
+    if with_baseline and verdict.baseline_id:
+        label += f" vs {verdict.baseline_id}"
+    return label
 
 
 def verdict_document(verdict: StoredVerdict | None) -> dict[str, Any] | None:

@@ -1,7 +1,7 @@
 """The tables, their indexes and the numbered migrations that create and evolve them.
 
 Migration 1 creates the tables exactly as the first release shipped them, from a frozen copy of
-those model classes (:func:`_v1_tables`); later migrations only add to them. The model classes a
+those model classes (:func:`v1_tables`); later migrations only add to them. The model classes a
 repository works with (:func:`bind_models`) are the frozen ones plus every column a later migration
 added, declared once in that migration's list, so the models and the migrations cannot drift.
 
@@ -23,6 +23,7 @@ import peewee as pw
 
 __all__ = [
     "MIGRATIONS",
+    "v1_tables",
     "SCHEMA_VERSION",
     "AppliedMigration",
     "SchemaStatus",
@@ -42,7 +43,7 @@ def redact_url(url: str) -> str:
     return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
 
 
-def _v1_tables(db: pw.Database) -> SimpleNamespace:
+def v1_tables(db: pw.Database) -> SimpleNamespace:
     """The tables as schema version 1 created them. Frozen: never edit, a shipped migration uses it."""
 
     class Base(pw.Model):
@@ -153,17 +154,39 @@ _V2_INDEXES = (
     ("evalkit_run_started", "evalkit_run", ("started_at",)),
 )
 
+#: PostgreSQL only. Version 1 declared times and scores as Peewee ``FloatField``, which PostgreSQL
+#: stores as 4-byte ``real``: a Unix time then has a resolution of about two minutes, so runs
+#: minutes apart tie and "newest" is decided by the run id. Migration 2 widens them to
+#: ``double precision`` (SQLite's ``REAL`` is already 8 bytes). Values stored before keep the
+#: precision they were stored with.
+_V2_PG_DOUBLE_COLUMNS = {
+    "evalkit_run": ("pass_rate", "mean_score", "started_at", "finished_at"),
+    "evalkit_case": ("score", "latency_s", "finished_at"),
+    "evalkit_schema_migration": ("applied_at",),
+}
+
+#: PostgreSQL only. Version 1's ``varchar(n)`` limits are enforced by PostgreSQL (not by SQLite):
+#: a reported model name, case id or label one character too long failed the run after its
+#: answers were paid for. Migration 2 makes the names and labels unbounded ``text``.
+_V2_PG_TEXT_COLUMNS = {
+    "evalkit_run": (
+        "set_identifier", "set_fingerprint", "grader", "provider_instance", "adapter", "model_alias", "reported_model",
+        "retriever", "deployment", "benchmark_fingerprint", "variant_fingerprint", "label",
+    ),
+    "evalkit_case": ("case_id", "provider_instance", "model_alias", "reported_model", "adapter", "yardstick"),
+}
+
 
 def bind_models(db: pw.Database) -> SimpleNamespace:
     """Fresh model classes for the current schema, bound to ``db`` (several databases per process)."""
-    models = _v1_tables(db)
+    models = v1_tables(db)
     for name, field in _v2_run_columns():
         models.Run._meta.add_field(name, field)
     return models
 
 
 def _migrate_1(db: pw.Database) -> None:
-    tables = _v1_tables(db)
+    tables = v1_tables(db)
     db.create_tables([tables.Run, tables.Case], safe=True)
 
 
@@ -175,12 +198,21 @@ def _migrate_2(db: pw.Database) -> None:
     migrate(*(migrator.add_column("evalkit_run", name, field) for name, field in _v2_run_columns() if name not in existing))
     for index, table, columns in _V2_INDEXES:
         db.execute_sql(f'CREATE INDEX IF NOT EXISTS "{index}" ON "{table}" ({", ".join(columns)})')
+    if isinstance(db, pw.PostgresqlDatabase):
+        for table in ("evalkit_run", "evalkit_case", "evalkit_schema_migration"):
+            changes = [f'ALTER COLUMN "{c}" TYPE double precision' for c in _V2_PG_DOUBLE_COLUMNS.get(table, ())]
+            changes += [f'ALTER COLUMN "{c}" TYPE text' for c in _V2_PG_TEXT_COLUMNS.get(table, ())]
+            db.execute_sql(f'ALTER TABLE "{table}" {", ".join(changes)}')
 
 
 #: Numbered migrations, applied in order by ``evalkit db upgrade``; never edit a shipped one.
 MIGRATIONS: list[tuple[int, str, Callable[[pw.Database], None]]] = [
     (1, "create run and case tables", _migrate_1),
-    (2, "record each run's verdict and baseline; index history and retention by run date", _migrate_2),
+    (
+        2,
+        "keep each run's verdict; index history and retention; PostgreSQL: double times, text names",
+        _migrate_2,
+    ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -212,7 +244,7 @@ class SchemaStatus:
 
 
 def _migration_table(db: pw.Database) -> type[pw.Model]:
-    return _v1_tables(db).SchemaMigration
+    return v1_tables(db).SchemaMigration
 
 
 def current_version(db: pw.Database) -> int:

@@ -1,0 +1,253 @@
+"""Runs against a real chat-completions server on 127.0.0.1: faults, serving identity, privacy, Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.chat_server import Fault
+
+KEY = "sk-test-SECRETKEY0123456789abcdefXYZ"
+HEADER_SECRET = "gateway-token-9f8e7d6c5b4a"
+
+ANSWERS = {
+    "What is 2 + 2?": "4", "What is 7 + 5?": "12", "What is 12 + 30?": "42", "What is 99 + 1?": "100",
+    "What is 6 times 7?": "42", 'Return {"sum": <3 + 4>} as JSON.': '{"sum": 7}',
+}
+
+
+def arithmetic(body) -> str:
+    question = body["messages"][-1]["content"]
+    for prefix, answer in ANSWERS.items():
+        if question.startswith(prefix):
+            return answer
+    return "no idea"
+
+
+def configure(project: Path, server, *, instances=("prod",), model="gpt-test", privacy=None, extra="") -> dict[str, str]:
+    lines = [f'privacy = "{privacy}"'] if privacy else []
+    for name in instances:
+        lines += [
+            f"[providers.{name}]",
+            'adapter = "openai"',
+            f'base_url = "{server.base_url}"',
+            f'model = "{model}"',
+            'api_key_env = "EVALKIT_TEST_KEY"',
+            "backoff_base = 0.01",
+            "backoff_max = 0.05",
+            "max_attempts = 3",
+            "timeout = 5",
+            f'extra_headers = {{ "X-Gateway-Token" = "{HEADER_SECRET}" }}',
+            extra,
+        ]
+    (project / "evalkit.toml").write_text("\n".join(lines) + "\n")
+    return {"EVALKIT_TEST_KEY": KEY}
+
+
+def runs(project: Path) -> list[sqlite3.Row]:
+    with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
+        conn.row_factory = sqlite3.Row
+        return conn.execute("select * from evalkit_run order by started_at").fetchall()
+
+
+def cases(project: Path, run_id: str) -> list[sqlite3.Row]:
+    with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
+        conn.row_factory = sqlite3.Row
+        return conn.execute("select * from evalkit_case where run_id = ? order by case_id", (run_id,)).fetchall()
+
+
+def test_a_configured_instance_is_verified_and_compared(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    chat_server.model = "gpt-test-2025-01-01"
+    env = configure(project, chat_server)
+    first = evalkit_cli("run", "arith.basic", "--provider", "prod", env=env)
+    assert first.code == 0, first.stdout + first.stderr
+    assert "Model:      gpt-test-2025-01-01 (alias gpt-test via prod)" in first.stdout
+    assert "recorded as the baseline" in first.stdout
+    second = evalkit_cli("run", "arith.basic", "--fail-on-regression", env=env)
+    assert second.code == 0 and "No regression" in second.stdout
+    request = chat_server.requests[0]
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+    assert request.body["model"] == "gpt-test"
+    row = runs(project)[0]
+    assert (row["provider_instance"], row["model_alias"], row["reported_model"], row["verified"]) == ("prod", "gpt-test", "gpt-test-2025-01-01", 1)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [Fault.rate_limited(retry_after=0.01), Fault.http_error(500), Fault.http_error(503), Fault.drop()],
+    ids=["429-retry-after", "500", "503", "dropped-connection"],
+)
+def test_transient_faults_are_retried_and_the_run_completes(evalkit_cli, project, chat_server, fault) -> None:
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    chat_server.fail_at(2, fault)
+    result = evalkit_cli("run", "arith.basic", "--concurrency", "1", env=env)
+    assert result.code == 0, result.stdout + result.stderr
+    assert "Pass rate:  100.0% (6/6)" in result.stdout
+    assert chat_server.request_count == 7  # six prompts and one retry
+
+
+def test_a_slow_answer_times_out_and_is_retried(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server, extra="")
+    (project / "evalkit.toml").write_text((project / "evalkit.toml").read_text().replace("timeout = 5", "timeout = 0.5"))
+    chat_server.fail_at(1, Fault.stall(2))
+    result = evalkit_cli("run", "arith.basic", "--concurrency", "1", env=env)
+    assert result.code == 0, result.stdout + result.stderr
+
+
+def test_garbage_is_an_errored_case_that_shows_what_came_back(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    chat_server.fail_at(3, Fault.garbage(b"<html><body>upstream exploded</body></html>"))
+    result = evalkit_cli("run", "arith.basic", "--concurrency", "1", "--fail-on-regression", env=env)
+    assert result.code == 3, result.stdout + result.stderr
+    assert "ERROR" in result.stdout and "upstream exploded" in result.stdout
+    assert "the run is incomplete" in result.stdout
+    (row,) = runs(project)
+    assert row["status"] == "incomplete" and row["errored_count"] == 1 and row["answered_count"] == 6
+    errored = [c for c in cases(project, row["id"]) if c["errored"]]
+    assert len(errored) == 1 and "upstream exploded" in errored[0]["error"]
+
+
+@pytest.mark.parametrize("fault", [Fault.no_choices(), Fault.empty_content()], ids=["no-choices", "empty-content"])
+def test_malformed_completions_are_errors(evalkit_cli, project, chat_server, fault) -> None:
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    chat_server.fail_at(1, fault)
+    result = evalkit_cli("run", "arith.basic", "--concurrency", "1", env=env)
+    assert result.code == 3
+    assert "ERROR" in result.stdout
+
+
+def test_exhausted_retries_are_stored_as_errored_never_as_a_pass(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    chat_server.fail_next(Fault.http_error(502), count=3)
+    result = evalkit_cli("run", "arith.basic", "--concurrency", "1", "--json", env=env)
+    assert result.code == 3
+    document = result.json()
+    assert document["status"] == "incomplete"
+    (errored,) = [c for c in document["cases"] if c["errored"]]
+    assert errored["passed"] is False and "after 3 attempts" in errored["error"] and "502" in errored["error"]
+    assert document["verdict"]["state"] == "not_compared"
+
+
+def test_an_endpoint_that_switches_models_midway_is_stored_but_not_comparable(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    chat_server.model = "gpt-test-2025-01-01"
+    env = configure(project, chat_server)
+    assert evalkit_cli("run", "arith.basic", env=env).code == 0
+    chat_server.fail_at(chat_server.request_count + 4, Fault.other_model("gpt-test-2025-06-01"))
+    result = evalkit_cli("run", "arith.basic", "--concurrency", "1", "--fail-on-regression", env=env)
+    assert result.code == 1
+    assert "switched models midway" in result.stdout
+    assert "gpt-test-2025-06-01" in result.stdout and "Model:      (unknown)" in result.stdout
+    latest = runs(project)[-1]
+    assert latest["status"] == "complete" and latest["verified"] == 0
+    per_case = {c["reported_model"] for c in cases(project, latest["id"])}
+    assert per_case == {"gpt-test-2025-01-01", "gpt-test-2025-06-01"}
+
+
+def test_two_instances_with_one_adapter_and_alias_are_different_generators(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server, instances=("eu", "us"))
+    assert evalkit_cli("run", "arith.basic", "--provider", "eu", env=env).code == 0
+    chat_server.responder = lambda body: "wrong"
+    result = evalkit_cli("run", "arith.basic", "--provider", "us", "--fail-on-regression", env=env)
+    assert result.code == 0  # a first run of "us": its own baseline, never compared with "eu"
+    assert "recorded as the baseline" in result.stdout
+
+
+def test_a_new_snapshot_is_a_new_series(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    chat_server.model = "snap-1"
+    env = configure(project, chat_server)
+    assert evalkit_cli("run", "arith.basic", env=env).code == 0
+    chat_server.model = "snap-2"
+    chat_server.responder = lambda body: "wrong"
+    result = evalkit_cli("run", "arith.basic", "--fail-on-regression", env=env)
+    assert "recorded as the baseline" in result.stdout and result.code == 0
+
+
+def test_model_override_is_the_alias_sent(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    result = evalkit_cli("run", "arith.basic", "--model", "gpt-other", "--json", env=env)
+    assert result.code == 0
+    assert result.json()["identity"]["model_alias"] == "gpt-other"
+    assert {r.body["model"] for r in chat_server.requests} == {"gpt-other"}
+
+
+def test_ad_hoc_openai_run_from_the_environment_is_never_compared(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = {"OPENAI_BASE_URL": chat_server.base_url, "OPENAI_API_KEY": KEY}
+    result = evalkit_cli("run", "arith.basic", "--provider", "openai", "--model", "gpt-x", "--fail-on-regression", env=env)
+    assert result.code == 1, result.stdout + result.stderr
+    assert "Pass rate:  100.0% (6/6)" in result.stdout
+    assert "ad-hoc run" in result.stdout and "not compared" in result.stdout
+    assert chat_server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+LEAKY = "Contact ada@example.org, my key is {key} and the gateway said {header}. Paris."
+
+
+@pytest.mark.parametrize("privacy", ["metadata", "redacted", "full"])
+def test_no_credential_reaches_the_database_at_any_privacy_level(evalkit_cli, project, chat_server, privacy) -> None:
+    chat_server.responder = lambda body: LEAKY.format(key=KEY, header=HEADER_SECRET)
+    env = configure(project, chat_server, privacy=privacy)
+    result = evalkit_cli("run", "evalkit.smoke", env=env)
+    assert result.code == 0, result.stderr
+    raw = b"".join(p.read_bytes() for p in (project / ".evalkit").glob("results.db*"))
+    assert KEY.encode() not in raw
+    assert HEADER_SECRET.encode() not in raw
+    (run,) = runs(project)
+    assert run["provider_instance"] == "prod" and run["reported_model"] == "gpt-test"  # the proof is kept
+    texts = [c["answer_text"] for c in cases(project, run["id"])]
+    if privacy == "metadata":
+        assert texts == [None] * len(texts)
+    elif privacy == "redacted":
+        assert all("ada@example.org" not in t and "***" in t and "Paris" in t for t in texts)
+    else:
+        assert all("ada@example.org" in t and "***" in t for t in texts)
+
+
+def test_privacy_option_overrides_the_config(evalkit_cli, project, chat_server) -> None:
+    chat_server.text = None
+    env = configure(project, chat_server, privacy="metadata")
+    assert evalkit_cli("run", "evalkit.smoke", "--privacy", "full", env=env).code == 0
+    (run,) = runs(project)
+    assert run["privacy"] == "full"
+    assert all(c["answer_text"] is not None for c in cases(project, run["id"]))
+
+
+def test_ctrl_c_keeps_finished_cases_and_marks_the_run_interrupted(project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    chat_server.delay = 0.4
+    env = {**os.environ, **configure(project, chat_server), "NO_COLOR": "1"}
+    env.pop("EVALKIT_DATABASE_URL", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evalkit", "run", "arith.basic", "--concurrency", "1"],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 20
+    while chat_server.request_count < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 3, out + err
+    assert "interrupted" in err
+    (run,) = runs(project)
+    assert run["status"] == "interrupted"
+    kept = cases(project, run["id"])
+    assert 2 <= len(kept) < 6
+    assert re.search(rf"--resume {re.escape(run['id'])}", err)

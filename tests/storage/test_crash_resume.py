@@ -1,0 +1,193 @@
+"""Runs that survive crashes: SIGKILL mid-way then --resume, Ctrl-C, and shards joining one run —
+on both engines, through real ``evalkit run`` processes against a slow chat-completions server."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evalkit.runs import RunStatus
+from evalkit.storage import open_repository
+
+SET = "storagekit.echo"
+SIZE = 40
+
+
+def configure(project: Path, base_url: str, concurrency: int = 2) -> None:
+    (project / "evalkit.toml").write_text(
+        "[providers.slow]\n"
+        'adapter = "openai"\n'
+        f'base_url = "{base_url}"\n'
+        'model = "gpt-test"\n'
+        'api_key_env = "EVALKIT_TEST_KEY"\n'
+        f"concurrency = {concurrency}\n"
+    )
+
+
+def environment(storage_plugins: str, database_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+    env.update(PYTHONPATH=storage_plugins, EVALKIT_TEST_KEY="k", EVALKIT_DATABASE_URL=database_url, NO_COLOR="1", COLUMNS="200")
+    return env
+
+
+def start(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "evalkit", "run", SET, *args],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+    )
+
+
+def requests_per_case(server) -> collections.Counter[str]:  # noqa: ANN001 - a ChatServer
+    counts: collections.Counter[str] = collections.Counter()
+    for request in server.requests:
+        text = request.body["messages"][-1]["content"]
+        counts[text.rsplit(" ", 1)[-1]] += 1
+    return counts
+
+
+def wait_for_cases(database_url: str, at_least: int, timeout: float = 30.0) -> tuple[str, set[str]]:
+    """Poll the store until the newest run of the set has ``at_least`` answered cases."""
+    deadline = time.monotonic() + timeout
+    repo = open_repository(database_url)
+    try:
+        while time.monotonic() < deadline:
+            runs = repo.recent_runs(SET, limit=1)
+            if runs:
+                answered = repo.answered_case_ids(runs[0].id)
+                if len(answered) >= at_least:
+                    return runs[0].id, answered
+            time.sleep(0.02)
+    finally:
+        repo.close()
+    raise AssertionError(f"no run of {SET} reached {at_least} stored cases within {timeout} s")
+
+
+def test_a_run_killed_with_sigkill_resumes_without_generating_a_finished_case_twice(
+    database_url, storage_plugins, project, chat_server, evalkit_cli
+) -> None:
+    chat_server.delay = 0.05
+    configure(project, chat_server.base_url)
+    env = environment(storage_plugins, database_url)
+    victim = start(project, env)
+    try:
+        run_id, _ = wait_for_cases(database_url, at_least=10)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=10)
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+    assert victim.returncode == -signal.SIGKILL
+
+    repo = open_repository(database_url)
+    killed = repo.get_run(run_id)
+    stored_before = repo.answered_case_ids(run_id)
+    repo.close()
+    assert killed.status is RunStatus.RUNNING, "a process killed outright leaves its run marked running"
+    assert 10 <= len(stored_before) < SIZE
+
+    resumed = evalkit_cli("run", SET, "--resume", "--json", env=env)
+    assert resumed.code == 0, resumed.stderr
+    document = resumed.json()
+    assert document["run_id"] == run_id and document["status"] == "complete"
+    assert f"Resuming run {run_id}: {len(stored_before)} case(s) already answered are kept." in document["notes"]
+    assert document["verified"] and document["identity"]["reported_model"] == "gpt-test"
+
+    counts = requests_per_case(chat_server)
+    twice = {case_id for case_id, n in counts.items() if n > 1}
+    assert not (twice & stored_before), "a case finished before the kill was generated again"
+    assert len(twice) <= 2, "only the cases in flight at the kill (concurrency 2) may be asked again"
+    assert set(counts) == {f"token-{n:03d}" for n in range(SIZE)}
+
+    repo = open_repository(database_url)
+    try:
+        final = repo.get_run(run_id)
+        assert final.status is RunStatus.COMPLETE
+        assert sorted(c.case_id for c in final.cases) == sorted(counts)
+        assert final.passed_count == SIZE
+        assert len(repo.recent_runs(SET)) == 1
+    finally:
+        repo.close()
+
+
+def test_ctrl_c_marks_the_run_interrupted_and_resume_completes_it(
+    database_url, storage_plugins, project, chat_server, evalkit_cli
+) -> None:
+    chat_server.delay = 0.05
+    configure(project, chat_server.base_url)
+    env = environment(storage_plugins, database_url)
+    process = start(project, env)
+    run_id, _ = wait_for_cases(database_url, at_least=6)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 3 and "interrupted" in stderr
+
+    repo = open_repository(database_url)
+    interrupted = repo.get_run(run_id)
+    kept = repo.answered_case_ids(run_id)
+    repo.close()
+    assert interrupted.status is RunStatus.INTERRUPTED
+    assert len(kept) == len(interrupted.cases), "every case that finished before Ctrl-C was committed"
+
+    resumed = evalkit_cli("run", SET, "--resume", run_id, "--json", env=env)
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete" and resumed.json()["answered"] == SIZE
+    counts = requests_per_case(chat_server)
+    assert all(counts[case_id] == 1 for case_id in kept)
+
+
+def test_shards_answer_one_run_together_and_the_last_one_completes_it(
+    database_url, storage_plugins, project, chat_server, evalkit_cli
+) -> None:
+    chat_server.delay = 0.01
+    configure(project, chat_server.base_url, concurrency=4)
+    env = environment(storage_plugins, database_url)
+    shards = [start(project, env, "--shard", f"{i}/3", "--run-id", "ci-4711", "--json") for i in (1, 2, 3)]
+    documents = []
+    for shard in shards:
+        stdout, stderr = shard.communicate(timeout=120)
+        assert shard.returncode == 0, stderr
+        documents.append(json.loads(stdout))
+
+    closing = [d for d in documents if d["status"] == "complete"]
+    assert closing, "the shard that stored the last case completes the run"
+    assert all(d["verdict"]["state"] in ("baseline", "not_compared") for d in documents)
+    assert all(d["run_id"] == "ci-4711" for d in documents)
+    counts = requests_per_case(chat_server)
+    assert counts == collections.Counter({f"token-{n:03d}": 1 for n in range(SIZE)}), "the slices are disjoint and cover the set"
+
+    repo = open_repository(database_url)
+    try:
+        run = repo.get_run("ci-4711")
+        assert run.status is RunStatus.COMPLETE and run.answered_count == SIZE and run.verified
+        assert repo.verdicts_for(["ci-4711"])["ci-4711"].state == "baseline"
+        assert [r.id for r in repo.recent_runs(SET)] == ["ci-4711"]
+    finally:
+        repo.close()
+
+    next_run = evalkit_cli("run", SET, "--json", env=env)
+    assert next_run.code == 0, next_run.stderr
+    assert next_run.json()["baseline_id"] == "ci-4711"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--resume", "no-such-run"), "there is no run no-such-run in the store"),
+        (("--resume",), 'no unfinished run of "storagekit.echo" by slow/gpt-test'),
+    ],
+)
+def test_resume_refuses_what_it_cannot_resume_before_calling_anything(
+    database_url, storage_plugins, project, chat_server, evalkit_cli, args, message
+) -> None:
+    configure(project, chat_server.base_url)
+    result = evalkit_cli("run", SET, *args, env=environment(storage_plugins, database_url))
+    assert result.code == 2 and message in result.stderr
+    assert chat_server.request_count == 0

@@ -1,0 +1,204 @@
+"""Numbered migrations: a database written by the first release is refused, upgraded, and read back."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalkit.errors import SchemaOutOfDateError
+from evalkit.runs import RunStatus
+from evalkit.storage import open_repository, schema_status, upgrade_schema
+from evalkit.storage import schema as schema_module
+from evalkit.storage.sql import connect, sqlite_path
+
+KERNEL_V1_DUMP = Path(__file__).resolve().parent.parent / "data" / "storage" / "kernel-v1.sql"
+V1_RUN_IDS = ["20261129T151517-bdb2d3", "20261129T151517-aafc8d", "20261129T151518-1267f0"]
+
+
+def _kernel_rows() -> dict[str, list[dict[str, Any]]]:
+    """The rows the first release wrote, read from its dump."""
+    memory = sqlite3.connect(":memory:")
+    memory.row_factory = sqlite3.Row
+    memory.executescript(KERNEL_V1_DUMP.read_text(encoding="utf-8"))
+    rows = {
+        table: [dict(row) for row in memory.execute(f'SELECT * FROM "{table}" ORDER BY 1')]
+        for table in ("evalkit_run", "evalkit_case", "evalkit_schema_migration")
+    }
+    memory.close()
+    return rows
+
+
+def make_first_release_database(url: str) -> None:
+    """A database at schema version 1 holding the first release's rows, on either engine."""
+    db = connect(url)
+    db.connect()
+    try:
+        assert schema_module.upgrade(db, target=1) == [1]
+        tables = schema_module.v1_tables(db)
+        rows = _kernel_rows()
+        with db.atomic():
+            tables.Run.insert_many(rows["evalkit_run"]).execute()
+            for row in rows["evalkit_case"]:
+                row["run"] = row.pop("run_id")
+                row.pop("id")
+            tables.Case.insert_many(rows["evalkit_case"]).execute()
+    finally:
+        db.close()
+
+
+def test_migration_1_creates_exactly_the_tables_the_first_release_created(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    db = connect(url)
+    db.connect()
+    schema_module.upgrade(db, target=1)
+    db.close()
+
+    def ddl(connection: sqlite3.Connection) -> set[str]:
+        return {sql for (sql,) in connection.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")}
+
+    kernel = sqlite3.connect(":memory:")
+    kernel.executescript(KERNEL_V1_DUMP.read_text(encoding="utf-8"))
+    assert ddl(sqlite3.connect(tmp_path / "fresh.db")) == ddl(kernel)
+
+
+def test_a_first_release_database_is_refused_until_upgraded_then_every_row_reads_back(database_url: str, engine: str) -> None:
+    make_first_release_database(database_url)
+    with pytest.raises(SchemaOutOfDateError, match=r"schema version 1, this evalkit needs 2: run `evalkit db upgrade`"):
+        open_repository(database_url)
+    before = schema_status(database_url)
+    assert (before.version, before.latest, [v for v, _ in before.pending]) == (1, 2, [2])
+
+    status, applied = upgrade_schema(database_url)
+    assert applied == [2] and status.version == 2 and status.up_to_date
+    assert upgrade_schema(database_url)[1] == []
+
+    rows = _kernel_rows()
+    repo = open_repository(database_url)
+    try:
+        listed = repo.recent_runs("evalkit.smoke")
+        assert sorted(r.id for r in listed) == sorted(V1_RUN_IDS)
+        # On PostgreSQL the first release kept times as 4-byte floats: these three runs, a second
+        # apart, tie on their start time, and the run id decides (values stay as they were stored).
+        assert [r.id for r in listed] == [r.id for r in sorted(listed, key=lambda r: (r.started_at, r.id), reverse=True)]
+        if engine == "sqlite":
+            assert [r.id for r in listed] == list(reversed(V1_RUN_IDS))
+        for row in rows["evalkit_run"]:
+            run = repo.get_run(row["id"])
+            expected_cases = [c["case_id"] for c in rows["evalkit_case"] if c["run_id"] == row["id"]]
+            assert [c.case_id for c in run.cases] == expected_cases
+            assert (run.status, run.passed_count, run.answered_count, run.label, run.privacy) == (
+                RunStatus.COMPLETE, row["passed_count"], row["answered_count"], row["label"], row["privacy"]
+            )
+            assert run.verified and run.identity.reported_model == row["reported_model"]
+        replayed = repo.get_run(V1_RUN_IDS[2])
+        assert {c.case_id: c.answer_text for c in replayed.cases}["two-plus-two"] == "four"
+        assert repo.verdicts_for(V1_RUN_IDS) == {}, "nothing is assigned to old rows retroactively"
+        identity = repo.get_run(V1_RUN_IDS[1]).identity
+        reference_runs = [r for r in listed if r.identity == identity]
+        newest = max(reference_runs, key=lambda r: (r.finished_at, r.started_at, r.id))
+        assert repo.baseline_for("evalkit.smoke", identity, "deterministic").id == newest.id
+        if engine == "sqlite":
+            assert newest.id == V1_RUN_IDS[1]
+    finally:
+        repo.close()
+
+
+def test_after_the_upgrade_times_keep_their_precision_and_long_names_fit(database_url: str) -> None:
+    from evalkit import CaseResult, Run, ServingIdentity
+
+    make_first_release_database(database_url)
+    upgrade_schema(database_url)
+    long_model = "m" * 300
+    identity = ServingIdentity("inst", "alias", long_model)
+    repo = open_repository(database_url)
+    try:
+        for run_id, started in (("early", 1_795_965_317.25), ("late", 1_795_965_317.75)):
+            repo.begin_run(Run(id=run_id, set_identifier="pkg." + "s" * 250, grader="deterministic", case_count=1,
+                               started_at=started, provider_instance="inst", model_alias="alias", label="l" * 400))
+            repo.record_cases(run_id, [CaseResult("c" * 300, True, 1 / 3, identity=identity, finished_at=started)], "metadata")
+            repo.finish_run(run_id, "complete", started + 0.1, identity=identity)
+        late = repo.get_run("late")
+        assert late.started_at == 1_795_965_317.75 and late.finished_at == pytest.approx(1_795_965_317.85, abs=1e-6)
+        assert late.cases[0].score == 1 / 3 and late.identity.reported_model == long_model
+        assert [r.id for r in repo.recent_runs("pkg." + "s" * 250)] == ["late", "early"]
+    finally:
+        repo.close()
+
+
+def test_a_newer_schema_is_refused_with_upgrade_evalkit(database_url: str) -> None:
+    open_repository(database_url).close()
+    db = connect(database_url)
+    db.connect()
+    schema_module.v1_tables(db).SchemaMigration.insert(version=99, name="from the future", applied_at=0.0).execute()
+    db.close()
+    with pytest.raises(SchemaOutOfDateError, match="newer than this evalkit understands"):
+        open_repository(database_url)
+    with pytest.raises(SchemaOutOfDateError, match="upgrade evalkit"):
+        upgrade_schema(database_url)
+
+
+def test_many_processes_upgrading_at_once_apply_each_migration_exactly_once(database_url: str) -> None:
+    applied: list[int] = []
+    errors: list[BaseException] = []
+
+    def upgrade() -> None:
+        try:
+            applied.extend(upgrade_schema(database_url)[1])
+        except BaseException as exc:  # reported below, with the others
+            errors.append(exc)
+
+    threads = [threading.Thread(target=upgrade) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert sorted(applied) == [1, 2]
+    assert schema_status(database_url).version == 2
+
+
+def test_status_of_a_missing_sqlite_file_creates_nothing(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'nowhere' / 'results.db'}"
+    status = schema_status(url)
+    assert status.version == 0 and [v for v, _ in status.pending] == [1, 2]
+    assert not Path(sqlite_path(url)).parent.exists()
+
+
+def test_status_names_the_database_without_its_password() -> None:
+    assert schema_module.redact_url("postgresql://ci:s3cret@db:5432/evalkit") == "postgresql://ci:***@db:5432/evalkit"
+
+
+def test_the_cli_refuses_to_write_to_an_old_schema_and_upgrades_it(evalkit_cli, tmp_path: Path) -> None:
+    db_file = tmp_path / "v1.db"
+    connection = sqlite3.connect(db_file)
+    connection.executescript(KERNEL_V1_DUMP.read_text(encoding="utf-8"))
+    connection.close()
+    url = f"sqlite:///{db_file}"
+
+    refused = evalkit_cli("run", "evalkit.smoke", "--database", url)
+    assert refused.code == 2
+    assert "schema version 1, this evalkit needs 2: run `evalkit db upgrade`" in refused.stderr
+    with sqlite3.connect(db_file) as check:
+        assert check.execute("SELECT COUNT(*) FROM evalkit_run").fetchone() == (3,)
+
+    status = evalkit_cli("db", "status", "--database", url)
+    assert status.code == 0 and "version 1 of 2; 1 migration(s) pending" in status.stdout
+    upgraded = evalkit_cli("db", "upgrade", "--database", url)
+    assert upgraded.code == 0, upgraded.stderr
+    assert re.search(r"from schema version 1 to 2 \(applied 2\)", upgraded.stdout)
+
+    history = evalkit_cli("history", "evalkit.smoke", "--database", url, "--json").json()
+    assert [r["run_id"] for r in history["runs"]] == list(reversed(V1_RUN_IDS))
+    assert [r["verdict"] for r in history["runs"]] == [None, None, None]
+    shown = evalkit_cli("show", V1_RUN_IDS[0], "--database", url, "--json").json()
+    assert len(shown["cases"]) == 7 and shown["status"] == "complete"
+
+    fresh = evalkit_cli("run", "evalkit.smoke", "--database", url, "--json")
+    assert fresh.code == 0, fresh.stderr
+    assert fresh.json()["verdict"]["state"] == "compared"
+    assert fresh.json()["baseline_id"] == V1_RUN_IDS[1], "the newest first-release reference run is the baseline"

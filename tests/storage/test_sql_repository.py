@@ -1,0 +1,166 @@
+"""The built-in repository on both engines: writing, finishing, resuming, listing, retention, verdicts."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from evalkit import CaseResult, Run, ServingIdentity
+from evalkit.runs import RunStatus
+from evalkit.storage import (
+    GeneratorScopedResults,
+    ProviderModelQualityScores,
+    ResultRepository,
+    ResumableRuns,
+    RunHistory,
+    RunVerdicts,
+    StoredVerdict,
+)
+
+IDENTITY = ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-08-06")
+_clock = itertools.count(1_000)
+
+
+def header(run_id: str, *, set_id: str = "pkg.set", cases: int = 3, started: float | None = None, **fields) -> Run:
+    return Run(
+        id=run_id, set_identifier=set_id, grader="deterministic", case_count=cases,
+        started_at=float(next(_clock)) if started is None else started,
+        provider_instance=IDENTITY.provider_instance, model_alias=IDENTITY.model_alias, **fields,
+    )
+
+
+def case(case_id: str, *, passed: bool = True, error: str | None = None, score: float | None = None) -> CaseResult:
+    return CaseResult(
+        case_id=case_id, passed=passed and error is None, score=(1.0 if passed else 0.0) if score is None else score,
+        identity=None if error else IDENTITY, yardstick=None if error else "deterministic", error=error, finished_at=1.0,
+    )
+
+
+def test_the_builtin_repository_has_every_capability(repo) -> None:
+    for capability in (ResultRepository, GeneratorScopedResults, ProviderModelQualityScores, RunHistory, ResumableRuns, RunVerdicts):
+        assert isinstance(repo, capability), capability.__name__
+
+
+def test_begin_run_twice_joins_the_stored_run(repo) -> None:
+    first = repo.begin_run(header("r1", started=100.0))
+    again = repo.begin_run(header("r1", started=999.0, label="other"))
+    assert first.status is RunStatus.RUNNING
+    assert again.started_at == 100.0 and again.label is None
+
+
+def test_a_stored_case_is_kept_but_an_errored_one_is_replaced(repo) -> None:
+    repo.begin_run(header("r1"))
+    repo.record_cases("r1", [case("a"), case("b", error="rate limited")], "metadata")
+    assert repo.answered_case_ids("r1") == {"a"}
+    repo.record_cases("r1", [case("a", passed=False), case("b")], "metadata")
+    stored = {c.case_id: c for c in repo.get_run("r1").cases}
+    assert stored["a"].passed and not stored["b"].errored and stored["b"].passed
+    assert repo.answered_case_ids("r1") == {"a", "b"}
+
+
+def test_finish_recomputes_the_aggregates_from_the_stored_cases(repo) -> None:
+    repo.begin_run(header("r1"))
+    repo.record_cases("r1", [case("a"), case("b", passed=False), case("c", score=0.5, passed=True)], "metadata")
+    run = repo.finish_run("r1", "complete", 2_000.0, identity=IDENTITY)
+    assert (run.status, run.answered_count, run.passed_count) == (RunStatus.COMPLETE, 3, 2)
+    assert run.identity == IDENTITY and run.mean_score == pytest.approx(0.5)
+    listed = repo.recent_runs("pkg.set")[0]
+    assert (listed.stored_answered_count, listed.stored_passed_count, listed.stored_mean_score) == (3, 2, 0.5)
+
+
+def test_a_shard_that_finishes_late_with_an_older_view_does_not_reopen_the_run(repo) -> None:
+    repo.begin_run(header("r1", cases=2))
+    repo.record_cases("r1", [case("a"), case("b")], "metadata")
+    repo.finish_run("r1", "complete", 2_000.0, identity=IDENTITY)
+    late = repo.finish_run("r1", "running", 2_001.0, identity=None, identity_note="saw only its own slice")
+    assert late.status is RunStatus.COMPLETE and late.identity == IDENTITY and late.finished_at == 2_000.0
+
+
+def test_mark_status_never_touches_a_complete_run(repo) -> None:
+    repo.begin_run(header("r1", cases=1))
+    repo.mark_status("r1", "interrupted")
+    assert repo.get_run("r1").status is RunStatus.INTERRUPTED
+    repo.mark_status("r1", "running")
+    assert repo.get_run("r1").finished_at is None
+    repo.record_cases("r1", [case("a")], "metadata")
+    repo.finish_run("r1", "complete", 2_000.0, identity=IDENTITY)
+    repo.mark_status("r1", "interrupted")
+    assert repo.get_run("r1").status is RunStatus.COMPLETE
+
+
+def test_latest_unfinished_run_is_scoped_to_set_instance_alias_and_grader(repo) -> None:
+    repo.begin_run(header("old"))
+    repo.mark_status("old", "interrupted")
+    repo.begin_run(header("newer"))
+    repo.begin_run(header("other-set", set_id="pkg.other"))
+    repo.begin_run(Run(id="other-alias", set_identifier="pkg.set", grader="deterministic", started_at=float(next(_clock)),
+                       provider_instance="prod-gpt", model_alias="gpt-4o-mini"))
+    repo.begin_run(header("done", cases=1))
+    repo.record_cases("done", [case("a")], "metadata")
+    repo.finish_run("done", "complete", 5_000.0, identity=IDENTITY)
+    found = repo.latest_unfinished_run("pkg.set", "prod-gpt", "gpt-4o", "deterministic")
+    assert found.id == "newer"
+    assert repo.latest_unfinished_run("pkg.set", "prod-gpt", "gpt-4o", "decision") is None
+    assert repo.latest_unfinished_run("PKG.SET", "prod-gpt", "gpt-4o", "deterministic") is None
+
+
+def test_recent_runs_are_newest_first_limited_and_exact(repo) -> None:
+    for run_id, started in (("a", 10.0), ("b", 30.0), ("c", 20.0)):
+        repo.begin_run(header(run_id, started=started))
+    repo.begin_run(header("x", set_id="pkg.Set", started=40.0))
+    assert [r.id for r in repo.recent_runs("pkg.set")] == ["b", "c", "a"]
+    assert [r.id for r in repo.recent_runs("pkg.set", limit=2)] == ["b", "c"]
+    assert repo.recent_runs("pkg.set", limit=0) == []
+    assert [r.id for r in repo.recent_runs()] == ["x", "b", "c", "a"]
+
+
+def test_purge_deletes_whole_runs_strictly_older_than_the_cutoff(repo) -> None:
+    """The reference study's oracle: runs at 100 and 200, purge older than 200 → 1 deleted."""
+    for run_id, started in (("at-100", 100.0), ("at-200", 200.0)):
+        repo.begin_run(header(run_id, started=started, cases=2))
+        repo.record_cases(run_id, [case("a"), case("b")], "metadata")
+        repo.finish_run(run_id, "complete", started + 1, identity=IDENTITY)
+    assert repo.purge_older_than(200.0) == 1
+    assert repo.get_run("at-100") is None
+    kept = repo.get_run("at-200")
+    assert [c.case_id for c in kept.cases] == ["a", "b"] and kept.status is RunStatus.COMPLETE
+    assert repo.purge_older_than(200.0) == 0
+
+
+def test_purge_goes_in_chunks_and_counts_every_run(repo) -> None:
+    for number in range(1, 1_204):
+        repo.begin_run(header(f"r{number}", started=float(number), cases=1))
+    repo.record_cases("r5", [case("a")], "metadata")
+    assert repo.purge_older_than(1_201.0) == 1_200
+    assert [r.id for r in repo.recent_runs(limit=10)] == ["r1203", "r1202", "r1201"]
+
+
+def test_verdicts_are_kept_with_their_runs(repo) -> None:
+    repo.begin_run(header("base"))
+    repo.begin_run(header("next"))
+    repo.record_verdict("base", StoredVerdict("baseline", None, "recorded as the baseline"))
+    repo.record_verdict("next", StoredVerdict("regressed", "base", "Regression: pass rate dropped 50.0 pp"))
+    verdicts = repo.verdicts_for(["base", "next", "unknown"])
+    assert verdicts == {
+        "base": StoredVerdict("baseline", None, "recorded as the baseline"),
+        "next": StoredVerdict("regressed", "base", "Regression: pass rate dropped 50.0 pp"),
+    }
+
+
+def test_a_stored_verdict_state_is_one_of_the_known_ones() -> None:
+    with pytest.raises(ValueError):
+        StoredVerdict("maybe")
+
+
+def test_baseline_read_is_scoped_and_returns_the_run_with_all_its_cases(repo) -> None:
+    repo.begin_run(header("base", cases=2))
+    repo.record_cases("base", [case("a"), case("b", passed=False)], "metadata")
+    repo.finish_run("base", "complete", 3_000.0, identity=IDENTITY)
+    repo.begin_run(header("unfinished", cases=2))
+    repo.record_cases("unfinished", [case("a")], "metadata")
+    baseline = repo.baseline_for("pkg.set", IDENTITY, "deterministic")
+    assert baseline.id == "base" and [c.case_id for c in baseline.cases] == ["a", "b"]
+    other = ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-11-20")
+    assert repo.baseline_for("pkg.set", other, "deterministic") is None
+    assert repo.baseline_for("pkg.set", IDENTITY, "deterministic", exclude_run_id="base") is None
