@@ -78,7 +78,9 @@ def best_of(repeat: int, run: Callable[[], Any]) -> tuple[float, Any]:
     return best, result
 
 
-def evalkit_scoring(questions: Sequence[GoldenQuestion], rankings: Sequence[list[str]]) -> tuple[list[QuestionScore], RetrievalMetrics]:
+def evalkit_scoring(
+    questions: Sequence[GoldenQuestion], rankings: Sequence[list[str]]
+) -> tuple[list[QuestionScore], RetrievalMetrics]:
     """Score every question and aggregate, exactly as a run does."""
     scores = [score_question(q, r, K, 0.001) for q, r in zip(questions, rankings)]
     return scores, aggregate(scores, K)
@@ -117,7 +119,8 @@ def bench_scoring(count: int, depth: int, repeat: int) -> None:
         evaluator = pytrec_eval.RelevanceEvaluator(qrel, PYTREC_MEASURES)
         results = evaluator.evaluate(run)
         n = len(results)
-        return {m: math.fsum(r[m] for r in results.values()) / n for m in ("success_1", "success_3", "recip_rank", f"recall_{K}", f"ndcg_cut_{K}")}
+        names = ("success_1", "success_3", "recip_rank", f"recall_{K}", f"ndcg_cut_{K}")
+        return {m: math.fsum(r[m] for r in results.values()) / n for m in names}
 
     trec_s, means = best_of(repeat, trec)
     print(f"pytrec_eval evaluator + evaluate + means    {trec_s:8.3f} s")
@@ -157,7 +160,8 @@ def load_beir(root: Path, split: str) -> tuple[Path, list[GoldenQuestion]]:
         for line in handle:
             record = json.loads(line)
             if record["_id"] in relevant:
-                questions.append(GoldenQuestion(record["_id"], record["text"], expected_document_ids=relevant[record["_id"]]))
+                targets = relevant[record["_id"]]
+                questions.append(GoldenQuestion(record["_id"], record["text"], expected_document_ids=targets))
     return root / "corpus.jsonl", questions
 
 

@@ -13,7 +13,12 @@ __all__ = ["Answer", "Citation", "GenerationRequest", "ServingIdentity", "Usage"
 @attrs.frozen
 class GenerationRequest:
     """One prompt as sent to a generator; ``case_id`` is the golden prompt's id, for generators
-    that look answers up (replay) rather than produce them."""
+    that look answers up (replay) rather than produce them.
+
+    ``response_format`` asks for structured output in the OpenAI chat-completions shape
+    (``{"type": "json_object"}`` or ``{"type": "json_schema", "json_schema": {...}}``); judge
+    graders set it, and an adapter that cannot honour it may ignore it (the judge parses strictly).
+    """
 
     prompt: str
     system_prompt: str | None = None
@@ -21,6 +26,7 @@ class GenerationRequest:
     temperature: float | None = None
     max_tokens: int | None = None
     case_id: str | None = None
+    response_format: Mapping[str, Any] | None = None
 
 
 @attrs.frozen

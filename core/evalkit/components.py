@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -16,12 +16,18 @@ from .errors import ConfigError, UnknownPluginError
 from .grading import Grading
 from .prompts import GoldenPrompt
 
+if TYPE_CHECKING:
+    from .runs import CaseResult
+
 __all__ = [
+    "AsyncClosing",
     "AsyncGenerator",
     "BoundGenerator",
     "Generator",
     "Grader",
+    "JudgeGrader",
     "ReadinessCheck",
+    "RunMetricsSource",
     "SetAware",
     "SecretHolder",
     "bind_generator",
@@ -84,6 +90,38 @@ class ReadinessCheck(Protocol):
 
     def check_ready(self) -> None:
         """Raise :class:`evalkit.errors.GraderUnavailableError` (or another EvalkitError) if not."""
+        ...
+
+
+@runtime_checkable
+class JudgeGrader(Protocol):
+    """A grader that asks a judge model, a configured provider instance.
+
+    The kernel calls :meth:`bind_judge` once before the run (before readiness and before anything
+    is stored) with the configuration and the generator under test, so the grader can bind its
+    judge instance and refuse to let the model under test grade itself.
+    """
+
+    def bind_judge(self, config: Config, under_test: BoundGenerator) -> None:
+        """Bind the judge instance; raise :class:`evalkit.errors.UsageError` when it cannot be used."""
+        ...
+
+
+@runtime_checkable
+class RunMetricsSource(Protocol):
+    """A grader that reports run-level measurements (a judge's self-agreement) from the stored cases."""
+
+    def run_metrics(self, cases: Sequence[CaseResult]) -> Mapping[str, Any] | None:
+        """The metrics stored with the run, computed from all of its stored cases (``None``: none)."""
+        ...
+
+
+@runtime_checkable
+class AsyncClosing(Protocol):
+    """A component holding connections that must be closed on the run's event loop."""
+
+    async def aclose(self) -> None:
+        """Release the connections."""
         ...
 
 

@@ -88,19 +88,19 @@ def verdict_for(run: Run, repository: Any, tolerances: Tolerances) -> Verdict:
     """Find the right baseline for a finished run and compare (the run itself is never its baseline)."""
     if run.status is not RunStatus.COMPLETE:
         return Verdict("not_compared", f"not compared: the run is {run.status.value} ({run.errored_count} errored case(s)), so it is never a baseline and is not compared")
-    if run.identity is None:
-        return Verdict("not_compared", f"not compared: no single verified serving identity — {run.identity_note}")
-    if run.grader in ("decision", "decision:failed") or run.grader.endswith(":failed"):
-        if run.grader.endswith(":failed"):
-            return Verdict("not_compared", f'not compared: no grading of this run could be made (stored as "{run.grader}")')
-    if not isinstance(repository, GeneratorScopedResults):
-        return Verdict("not_compared", NO_SCOPED_READS)
+    # The yardstick reasons come first (as in the original): they say what is wrong with the measurement.
+    if run.grader.endswith(":failed"):
+        return Verdict("not_compared", f'not compared: no grading of this run could be made (stored as "{run.grader}")')
     if any(c.yardstick and c.yardstick != run.grader for c in run.cases if not c.errored):
         return Verdict(
             "not_compared",
             f'not compared: the gradings of this run do not share one yardstick (stored as "{run.grader}"); '
             "a grading failed for some cases, or the judge model changed during the run",
         )
+    if run.identity is None:
+        return Verdict("not_compared", f"not compared: no single verified serving identity — {run.identity_note}")
+    if not isinstance(repository, GeneratorScopedResults):
+        return Verdict("not_compared", NO_SCOPED_READS)
     baseline = repository.baseline_for(run.set_identifier, run.identity, run.grader, exclude_run_id=run.id)
     if baseline is None:
         return Verdict("baseline", "no earlier run for this set, serving identity and grader — recorded as the baseline")
@@ -152,6 +152,8 @@ def evaluate_set(
     bound = components.bind_generator(config, provider, model)
     if isinstance(bound.generator, components.SetAware):
         bound.generator.bind_set(golden_set)
+    if isinstance(grading, components.JudgeGrader):
+        grading.bind_judge(config, bound)
     if isinstance(grading, components.ReadinessCheck):
         grading.check_ready()
     if bound.instance == components.REFERENCE_INSTANCE and bound.adapter == "reference":
@@ -254,6 +256,8 @@ def _run(
             )
         finally:
             await bound.aclose()
+            if isinstance(grading, components.AsyncClosing):
+                await grading.aclose()
 
     try:
         asyncio.run(main())
@@ -265,8 +269,9 @@ def _run(
     status = runner.final_status(header, answered)
     identity, note = runner.run_identity(answered.cases, bound.configured)
     yardstick = runner.run_yardstick(answered.cases, grader_name)
+    metrics = grading.run_metrics(answered.cases) if isinstance(grading, components.RunMetricsSource) else None
     stored = repository.finish_run(
-        header.id, status.value, time.time(), grader=yardstick, identity=identity, identity_note=note
+        header.id, status.value, time.time(), grader=yardstick, identity=identity, identity_note=note, metrics=metrics
     )
     # The stored status wins: another shard may have closed the run after this one read its cases.
     if stored.status is RunStatus.RUNNING:

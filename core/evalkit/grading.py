@@ -7,7 +7,11 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Check", "Grading"]
+__all__ = ["AGREEMENT_CHECK", "Check", "Grading"]
+
+#: The check a judge grader asked several times per case adds: it holds when every verdict agreed.
+#: A case where it does not hold is *unstable* and is left out of regression comparisons.
+AGREEMENT_CHECK = "judge_agreement"
 
 
 @attrs.frozen
@@ -56,3 +60,8 @@ class Grading:
     def check_map(self) -> dict[str, bool]:
         """``{check name: held}``."""
         return {c.name: c.passed for c in self.checks}
+
+    @property
+    def unstable(self) -> bool:
+        """True when a judge asked several times disagreed with itself (see :data:`AGREEMENT_CHECK`)."""
+        return any(c.name == AGREEMENT_CHECK and not c.passed for c in self.checks)

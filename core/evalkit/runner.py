@@ -232,7 +232,9 @@ async def execute_prompts(
         except Exception as exc:
             from .grading import Grading
 
-            grading = Grading(0.0, False, yardstick=getattr(grader, "name", "grader"), error=f"{type(exc).__name__}: {exc}")
+            # A grading that raised is no measurement: "<grader>:failed" keeps the run out of comparisons.
+            failed = f"{getattr(grader, 'name', 'grader')}:failed"
+            grading = Grading(0.0, False, yardstick=failed, error=f"{type(exc).__name__}: {exc}")
         return CaseResult.from_grading(
             prompt.id,
             grading,

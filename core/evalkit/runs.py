@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from .answers import ServingIdentity, Usage
-from .grading import Check, Grading
+from .grading import AGREEMENT_CHECK, Check, Grading
 
 __all__ = ["CaseResult", "Run", "RunKind", "RunStatus"]
 
@@ -82,6 +82,15 @@ class CaseResult:
     def failed_checks(self) -> tuple[Check, ...]:
         """The checks that did not hold."""
         return tuple(c for c in self.checks if not c.passed)
+
+    @property
+    def unstable(self) -> bool:
+        """True when the judge, asked several times, disagreed with itself on this case.
+
+        Read from the ``judge_agreement`` check, which is stored at every privacy level; an
+        unstable case never moves a regression verdict (see :func:`evalkit.verdict.compare`).
+        """
+        return any(c.name == AGREEMENT_CHECK and not c.passed for c in self.checks)
 
 
 @attrs.frozen

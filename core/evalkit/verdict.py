@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from fractions import Fraction
 from math import comb
 
 import attrs
 
-from .runs import Run
+from .runs import CaseResult, Run
 from .tolerance import Tolerances
 
 __all__ = ["Comparison", "compare", "mcnemar_exact_p", "exact_score"]
@@ -43,6 +45,8 @@ class Comparison:
     added_cases: tuple[str, ...]
     removed_cases: tuple[str, ...]
     mcnemar_p: float
+    #: Cases the judge disagreed with itself on, in either run: left out of both sides.
+    unstable_cases: tuple[str, ...] = ()
 
     @property
     def regressed(self) -> bool:
@@ -64,12 +68,31 @@ class Comparison:
         return f"Regression: {' and '.join(parts)} beyond the configured tolerance (baseline run {self.baseline_id})."
 
 
+def _rate_and_mean(cases: Sequence[CaseResult]) -> tuple[Fraction, Fraction]:
+    if not cases:
+        return Fraction(0), Fraction(0)
+    passed = sum(1 for c in cases if c.passed)
+    return Fraction(passed, len(cases)), exact_score(math.fsum(c.score for c in cases) / len(cases))
+
+
 def compare(current: Run, baseline: Run, tolerances: Tolerances) -> Comparison:
-    """Compare ``current`` with ``baseline``; a drop equal to its tolerance is accepted."""
-    pass_delta = current.pass_rate - baseline.pass_rate
-    mean_delta = exact_score(current.mean_score) - exact_score(baseline.mean_score)
-    before = baseline.case_map()
-    after = current.case_map()
+    """Compare ``current`` with ``baseline``; a drop equal to its tolerance is accepted.
+
+    A case the judge disagreed with itself on (``CaseResult.unstable``) in either run is left out
+    of both runs' aggregates and of the flipped cases, so a coin-flip verdict cannot flip a gate.
+    """
+    unstable = tuple(dict.fromkeys(c.case_id for run in (current, baseline) for c in run.cases if c.unstable))
+    left_out = set(unstable)
+    if unstable:
+        current_rate, current_mean = _rate_and_mean([c for c in current.cases if c.case_id not in left_out])
+        baseline_rate, baseline_mean = _rate_and_mean([c for c in baseline.cases if c.case_id not in left_out])
+        pass_delta = current_rate - baseline_rate
+        mean_delta = current_mean - baseline_mean
+    else:
+        pass_delta = current.pass_rate - baseline.pass_rate
+        mean_delta = exact_score(current.mean_score) - exact_score(baseline.mean_score)
+    before = {cid: case for cid, case in baseline.case_map().items() if cid not in left_out}
+    after = {cid: case for cid, case in current.case_map().items() if cid not in left_out}
     regressed = tuple(cid for cid, case in after.items() if cid in before and before[cid].passed and not case.passed)
     fixed = tuple(cid for cid, case in after.items() if cid in before and not before[cid].passed and case.passed)
     still = tuple(cid for cid, case in after.items() if cid in before and not before[cid].passed and not case.passed)
@@ -87,4 +110,5 @@ def compare(current: Run, baseline: Run, tolerances: Tolerances) -> Comparison:
         added_cases=added,
         removed_cases=removed,
         mcnemar_p=mcnemar_exact_p(len(regressed), len(fixed)),
+        unstable_cases=unstable,
     )

@@ -12,20 +12,23 @@ terms minus English stopwords, each term quoted so FTS5 syntax in a question is 
 by FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, fixed by SQLite).
 
 On SciFact (BEIR, test split) this scores nDCG@10 0.687 against 0.679 for the published
-Lucene/Anserini BM25 baseline; see ``bench/retrieval.py``.
+Lucene/Anserini BM25 baseline; see ``bench/retrieval.py``. A folder document's title is its id,
+so the words of its path are searchable too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
+import secrets
 import sqlite3
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import attrs
@@ -33,7 +36,15 @@ import attrs
 from evalkit.errors import ConfigError, PluginError, RetrievalError
 from evalkit.questions import NOT_APPLICABLE, RetrievalProvenance
 
-__all__ = ["Document", "LexicalIndex", "LexicalRetriever", "STOPWORDS", "corpus_sha256", "default_index_dir", "query_terms"]
+__all__ = [
+    "Document",
+    "LexicalIndex",
+    "LexicalRetriever",
+    "STOPWORDS",
+    "corpus_sha256",
+    "default_index_dir",
+    "query_terms",
+]
 
 #: Declared as ``pipeline_identity``; bump it when tokenisation, query building or ranking change.
 PIPELINE_IDENTITY = "evalkit.lexical-fts5-bm25-v1"
@@ -190,8 +201,13 @@ class LexicalRetriever:
             raise ConfigError(f'evalkit.lexical: corpus "{corpus}" does not exist')
         if not (path.is_dir() or path.is_file()):
             raise ConfigError(f'evalkit.lexical: corpus "{corpus}" is neither a file nor a folder')
-        if isinstance(title_weight, bool) or not isinstance(title_weight, (int, float)) or not title_weight >= 0:
-            raise ConfigError(f"evalkit.lexical: title_weight must be a number >= 0 (got {title_weight!r})")
+        if (
+            isinstance(title_weight, bool)
+            or not isinstance(title_weight, (int, float))
+            or not math.isfinite(title_weight)
+            or title_weight < 0
+        ):
+            raise ConfigError(f"evalkit.lexical: title_weight must be a finite number >= 0 (got {title_weight!r})")
         self.corpus = path.resolve()
         self.index_dir = Path(index_dir).expanduser() if index_dir is not None else default_index_dir()
         self.title_weight = float(title_weight)
@@ -221,7 +237,11 @@ class LexicalRetriever:
         return self.index_dir / f"{location}-{sha256[:32]}-{INDEX_FORMAT}.sqlite3"
 
     def prepare(self) -> LexicalIndex:
-        """Open the cached index for the corpus as it is now, building it first when there is none."""
+        """Open the index of the corpus as this retriever hashed it, building it first when there is none.
+
+        Raises :class:`RetrievalError` when the corpus no longer has that hash by the time it is
+        indexed: the index must match the provenance already declared.
+        """
         with self._lock:
             if self._index is None:
                 self._index = self._open_or_build()
@@ -246,13 +266,14 @@ class LexicalRetriever:
     @staticmethod
     def _verified_count(path: Path, sha256: str) -> int | None:
         try:
-            with sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True) as db:
+            with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
                 meta = dict(db.execute("SELECT key, value FROM meta"))
         except sqlite3.Error:
             return None
-        if meta.get("corpus_sha256") != sha256 or meta.get("format") != INDEX_FORMAT:
+        documents = meta.get("documents", "")
+        if meta.get("corpus_sha256") != sha256 or meta.get("format") != INDEX_FORMAT or not documents.isdigit():
             return None
-        return int(meta["documents"])
+        return int(documents)
 
     def _documents(self, digest: hashlib._Hash) -> Iterator[Document]:
         if self.corpus.is_dir():
@@ -261,8 +282,7 @@ class LexicalRetriever:
 
     def _build(self, path: Path, sha256: str) -> int:
         self.index_dir.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.index_dir, prefix=path.stem, suffix=".tmp")
-        os.close(handle)
+        temporary = str(path.with_name(f"{path.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp"))
         try:
             digest = hashlib.sha256()
             documents = self._write(Path(temporary), digest)
@@ -337,9 +357,10 @@ class LexicalRetriever:
             return []
         match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
         self.prepare()
-        assert self._connection is not None
         try:
             with self._lock:
+                if self._connection is None:
+                    raise RetrievalError("evalkit.lexical: the retriever was closed while searching")
                 rows = self._connection.execute(
                     """
                     SELECT documents.doc_id FROM (

@@ -146,6 +146,25 @@ class OpenAIGenerator:
         """The API key and header values, so the kernel can keep them out of every stored byte."""
         return self._secrets
 
+    def check_ready(self) -> None:
+        """One free request before anything is paid for: ``GET <base_url>/models``.
+
+        Raises :class:`~evalkit.errors.GenerationError` when the endpoint cannot be reached (refused,
+        dropped, timed out) or rejects the credentials (401, 403). Any other answer, including 404
+        from a server that lists no models, shows the endpoint is there.
+        """
+        where = f"openai generator: GET {self.base_url.rstrip('/')}/models"
+        url = self._url.copy_with(path=self._url.path.removesuffix("/chat/completions") + "/models")
+        headers = {k: v for k, v in self._headers.items() if k != "content-type"}
+        try:
+            response = httpx.get(url, headers=headers, timeout=min(self.timeout, 10.0))
+        except httpx.TimeoutException as exc:
+            raise GenerationError(f"{where} timed out ({type(exc).__name__})") from None
+        except httpx.TransportError as exc:
+            raise GenerationError(f"{where}: connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})") from None
+        if response.status_code in (401, 403):
+            raise GenerationError(f"{where} answered {self._status_failure(response)}{self._auth_hint(response.status_code)}")
+
     async def agenerate(self, request: GenerationRequest) -> Answer:
         """Ask the endpoint for one completion, retrying transient faults; raises ``GenerationError``."""
         client = self._client
@@ -208,6 +227,8 @@ class OpenAIGenerator:
         max_tokens = self.max_tokens if request.max_tokens is None else request.max_tokens
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
+        if request.response_format is not None:
+            body["response_format"] = request.response_format
         return _encode_json(body).encode()
 
     async def _complete(self, client: httpx.AsyncClient, payload: bytes) -> Answer:

@@ -221,8 +221,9 @@ def test_missing_corpus_and_bad_options_fail_at_construction(tmp_path):
     with pytest.raises(ConfigError, match="does not exist"):
         LexicalRetriever(tmp_path / "nowhere.jsonl")
     (tmp_path / "c.jsonl").write_text('{"id": "a", "text": "x"}\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match="title_weight"):
-        LexicalRetriever(tmp_path / "c.jsonl", title_weight=-1)
+    for bad in (-1, float("nan"), float("inf"), "2", True):
+        with pytest.raises(ConfigError, match="title_weight"):
+            LexicalRetriever(tmp_path / "c.jsonl", title_weight=bad)
 
 
 def test_nothing_is_read_at_construction(tmp_path, index_dir):

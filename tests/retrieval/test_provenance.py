@@ -75,6 +75,14 @@ def test_execution_revision_may_be_absent_but_the_others_may_not():
     assert len(validate_provenance(attrs.evolve(FULL, model_revision=None))) == 1
 
 
+@pytest.mark.parametrize("declared", [{"corpus_revision": "c1"}, "c1", ("c1", "m", "c", "p")])
+def test_a_declaration_of_another_type_is_a_problem(declared):
+    assert validate_provenance(declared) == [
+        f"retrieval provenance must be a RetrievalProvenance, not {type(declared).__name__}"
+    ]
+    assert retrieval_identity(qset(Q1), declared, 10).benchmark_fingerprint == ""
+
+
 def test_every_problem_is_listed():
     bad = RetrievalProvenance(NOT_APPLICABLE, "", "a b", "http://x", "ok")
     assert len(validate_provenance(bad)) == 4
@@ -171,7 +179,9 @@ def test_execution_revision_moves_neither():
 def test_k_is_part_of_the_benchmark():
     labels = labels_fingerprint(qset(Q1))
     assert benchmark_fingerprint("c1", labels, 10) != benchmark_fingerprint("c1", labels, 5)
-    assert retrieval_identity(qset(Q1), FULL, 10).variant_fingerprint == retrieval_identity(qset(Q1), FULL, 5).variant_fingerprint
+    at10, at5 = retrieval_identity(qset(Q1), FULL, 10), retrieval_identity(qset(Q1), FULL, 5)
+    assert at10.variant_fingerprint == at5.variant_fingerprint
+    assert at10.labels_fingerprint == at5.labels_fingerprint
 
 
 def test_benchmark_pins_the_scoring_version():

@@ -164,3 +164,12 @@ def test_baseline_read_is_scoped_and_returns_the_run_with_all_its_cases(repo) ->
     other = ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-11-20")
     assert repo.baseline_for("pkg.set", other, "deterministic") is None
     assert repo.baseline_for("pkg.set", IDENTITY, "deterministic", exclude_run_id="base") is None
+
+
+def test_the_baseline_read_searches_the_scope_index(repo, engine) -> None:
+    if engine == "postgresql":
+        repo.db.execute_sql("SET enable_seqscan = off")  # a tiny table: show the index can serve the read
+    plan = "\n".join(repo.explain_baseline("pkg.set", IDENTITY, "deterministic"))
+    assert "run_set_identifier_provider_instance_model_alias_reporte" in plan
+    assert ("SEARCH" in plan) if engine == "sqlite" else ("Index Scan" in plan)
+    assert "SCAN evalkit_run" not in plan and "Seq Scan" not in plan

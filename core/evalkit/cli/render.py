@@ -63,6 +63,7 @@ def _failed_checks(case: CaseResult) -> str:
 
 def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None) -> None:
     """The human report of one run: cases, aggregates, identity, then the regression check."""
+    from rich.markup import escape
     from rich.table import Table
 
     run = outcome.run
@@ -76,7 +77,9 @@ def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None) -> Non
         table.add_column(column, justify=justify, overflow="fold")
     for case in run.cases:
         result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
-        table.add_row(case.case_id, result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _failed_checks(case))
+        if case.unstable:
+            result += " [yellow](unstable)[/yellow]"
+        table.add_row(case.case_id, result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", escape(_failed_checks(case)))
     out.print(table)
     render_summary(out, run)
     render_verdict(out, outcome)
@@ -93,6 +96,15 @@ def render_summary(out: Any, run: Run) -> None:
     out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     out.print(f"Pass rate:  {_percent(run.pass_rate)} ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
+    judge = (run.metrics or {}).get("judge")
+    if isinstance(judge, dict):
+        line = f"Judge:      {judge.get('instance')} (prompt v{judge.get('prompt_version')}, asked {judge.get('repeats')}x per case)"
+        if "self_agreement" in judge:
+            line += (
+                f"; self-agreement {_percent(judge['self_agreement'])} "
+                f"({judge['agreeing_cases']}/{judge['judged_cases']} cases), {len(judge['unstable_cases'])} unstable"
+            )
+        out.print(line, markup=False)
 
 
 def render_verdict(out: Any, outcome: RunOutcome) -> None:
@@ -114,6 +126,12 @@ def render_verdict(out: Any, outcome: RunOutcome) -> None:
             out.print(f"  - {case_id}")
     if comparison.fixed_cases:
         out.print(f"Fixed since run {comparison.baseline_id}: {', '.join(comparison.fixed_cases)}")
+    if comparison.unstable_cases:
+        out.print(
+            f"Left out of the comparison, the judge disagreed with itself ({len(comparison.unstable_cases)}): "
+            + ", ".join(comparison.unstable_cases),
+            markup=False,
+        )
     style = "red" if comparison.regressed else "green"
     out.print(f"[{style}]{comparison.summary()}[/{style}]")
     flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
@@ -138,6 +156,7 @@ def case_document(case: CaseResult) -> dict[str, Any]:
         "latency_ms": round(case.latency_s * 1000, 3),
         "checks": [unstructure(c) for c in case.checks],
         "yardstick": case.yardstick,
+        "unstable": case.unstable,
         "identity": unstructure(case.identity) if case.identity else None,
         "answer": case.answer_text,
         "detail": case.detail,
@@ -194,6 +213,7 @@ def outcome_document(outcome: RunOutcome) -> dict[str, Any]:
             mean_score_delta=float(comparison.mean_score_delta),
             regressed_cases=list(comparison.regressed_cases),
             fixed_cases=list(comparison.fixed_cases),
+            unstable_cases=list(comparison.unstable_cases),
             still_failing=list(comparison.still_failing),
             added_cases=list(comparison.added_cases),
             removed_cases=list(comparison.removed_cases),

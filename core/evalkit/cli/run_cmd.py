@@ -27,9 +27,47 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="what answer text is stored (default: config, else metadata)")
     parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version)")
     add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+    _add_judge_options(parser)
     _add_resume_options(parser)
     add_store_options(parser)
     parser.set_defaults(handler=handle)
+
+
+def _add_judge_options(parser: argparse.ArgumentParser) -> None:
+    """``--judge NAME``, ``--judge-repeats K`` and ``--allow-self-judge`` for judge graders."""
+    parser.add_argument(
+        "--judge", metavar="NAME",
+        help='the configured provider instance a judge grader (decision, groundedness) asks (default: the config\'s judge = "NAME")',
+    )
+    parser.add_argument(
+        "--judge-repeats", type=_positive_int, metavar="K",
+        help="ask the judge K times per case, store every verdict and report its self-agreement (default 1)",
+    )
+    parser.add_argument(
+        "--allow-self-judge", action="store_true",
+        help="let the judge be the provider instance (or model and endpoint) under test; refused otherwise",
+    )
+
+
+def _judge_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The judge flags as grader options; refused for a grader that asks no judge."""
+    from .. import registry
+    from ..components import JudgeGrader
+    from ..errors import UsageError
+
+    options: dict[str, Any] = {}
+    if args.judge is not None:
+        options["judge"] = args.judge
+    if args.judge_repeats is not None:
+        options["repeats"] = args.judge_repeats
+    if args.allow_self_judge:
+        options["allow_self_judge"] = True
+    if not options:
+        return {}
+    factory = registry.load(registry.find("evalkit.graders", args.grader))
+    if not (isinstance(factory, type) and issubclass(factory, JudgeGrader)):
+        raise UsageError(f'--judge, --judge-repeats and --allow-self-judge apply to judge graders; "{args.grader}" asks no judge')
+    return {"grader_options": options}
 
 
 def _add_resume_options(parser: argparse.ArgumentParser) -> None:
@@ -101,7 +139,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def _extra_run_options(args: argparse.Namespace) -> dict[str, Any]:
     """Options other commands' modules add to ``run`` (resume, shards, judges)."""
-    return _resume_options(args)
+    return {**_resume_options(args), **_judge_options(args)}
 
 
 def _resume_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -52,7 +52,7 @@ _FIELDS = ("corpus_revision", "model_revision", "chunking_identity", "pipeline_i
 _MUST_APPLY = ("corpus_revision", "pipeline_identity")
 
 
-def validate_provenance(provenance: RetrievalProvenance) -> list[str]:
+def validate_provenance(provenance: object) -> list[str]:
     """Every problem with a retriever's provenance declaration; empty when it is valid.
 
     Each value (``execution_revision`` may be ``None``) must be a bounded opaque ASCII label: at
@@ -60,6 +60,8 @@ def validate_provenance(provenance: RetrievalProvenance) -> list[str]:
     identity must also not be ``not-applicable``. Problems never quote the value, which might be a
     URL with credentials.
     """
+    if not isinstance(provenance, RetrievalProvenance):
+        return [f"retrieval provenance must be a RetrievalProvenance, not {type(provenance).__name__}"]
     problems = []
     for field in _FIELDS:
         value = getattr(provenance, field)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from itertools import islice
 from operator import attrgetter
 
 import attrs
@@ -123,19 +124,26 @@ def score_question(question: GoldenQuestion, ranked: Sequence[str], k: int, late
     ``ranked`` may be the raw ranking (repeats and empty ids are handled here exactly as
     :func:`rank_distinct` handles them) or an already distinct one. Element types are not checked
     here: a runner passes a retriever's return through :func:`rank_distinct`, which rejects
-    non-string ids. ``k`` is the cut-off of recall and nDCG; :class:`UsageError` when it is not a
-    positive integer.
+    non-string ids. The question's expected ids are taken to be distinct, as
+    :func:`~evalkit.retrieval.validation.validate_question_set` requires. ``k`` is the cut-off of
+    recall and nDCG; :class:`UsageError` when it is not a positive integer.
+
+    The common path touches only the first ``max(k, 3)`` ids; the rest of the ranking is read
+    only to find the reciprocal rank of a question none of whose targets made the top.
     """
-    cut = _cutoff(k)
+    cut = _CUTOFFS.get(k) if type(k) is int else None
+    if cut is None:
+        cut = _cutoff(k)
     if not isinstance(ranked, (list, tuple)):
         ranked = list(ranked)
     depth = cut.depth
     head = ranked[:depth]
-    if type(head) is not tuple:
-        head = tuple(head)
-    if "" in head or len(set(head)) != len(head):
+    seen = set(head)
+    if len(seen) != len(head) or "" in seen:
         ranked = rank_distinct(ranked)
         head = ranked[:depth]
+        seen = set(head)
+    head = tuple(head)
     # From here on ``head`` is the distinct top-``depth``: a position in it is a distinct rank,
     # and every id past it ranks at ``depth`` or deeper, beyond every cut-off but MRR's.
     expected = question.expected_document_ids
@@ -148,10 +156,9 @@ def score_question(question: GoldenQuestion, ranked: Sequence[str], k: int, late
             nothing, nothing, value, value, value, latency_s,
         )  # fmt: skip
 
-    wanted = frozenset(expected)
-    found = wanted.intersection(head)
+    found = seen.intersection(expected)
     if not found:
-        first = _first_past_head(wanted, ranked, depth)
+        first = _first_past_head(expected, ranked, depth)
         return QuestionScore(
             question.id, question.form, question.hard_class, head,
             False, False, 1.0 / first if first else 0.0, 0.0, 0.0, latency_s,
@@ -168,18 +175,18 @@ def score_question(question: GoldenQuestion, ranked: Sequence[str], k: int, late
             break
         hits += 1
         dcg += discount[p]
-    n = len(wanted)
+    n = len(expected)
     return QuestionScore(
         question.id, question.form, question.hard_class, head,
         first == 0, first < 3, 1.0 / (first + 1), hits / n, dcg / cut.ideal[n if n < k else k], latency_s,
     )  # fmt: skip
 
 
-def _first_past_head(wanted: frozenset[str], ranked: Sequence[str], depth: int) -> int:
+def _first_past_head(expected: Sequence[str], ranked: Sequence[str], depth: int) -> int:
     """The 1-based distinct rank of the best expected id past the head, 0 when none came back."""
     if len(ranked) <= depth:
         return 0
-    found = wanted.intersection(ranked[depth:])
+    found = frozenset(expected).intersection(islice(ranked, depth, None))
     if not found:
         return 0
     first = min(ranked.index(e, depth) for e in found)
@@ -231,28 +238,51 @@ _ndcg = attrgetter("ndcg_at_k")
 _latency = attrgetter("latency_s")
 
 
-def _breakdown(scores: Sequence[QuestionScore]) -> Breakdown:
-    n = len(scores)
-    if not n:
-        return Breakdown(0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    return Breakdown(
-        questions=n,
-        top1_hit_rate=sum(map(_hit1, scores)) / n,
-        top3_hit_rate=sum(map(_hit3, scores)) / n,
-        mrr=math.fsum(map(_rr, scores)) / n,
-        recall_at_k=math.fsum(map(_recall, scores)) / n,
-        ndcg_at_k=math.fsum(map(_ndcg, scores)) / n,
-    )
+class _Sums:
+    """Question count, hit counts and exact sums of the rank metrics of one group of scores."""
+
+    __slots__ = ("n", "hit1", "hit3", "rr", "recall", "ndcg")
+
+    def __init__(self, n: int, hit1: int, hit3: int, rr: float, recall: float, ndcg: float) -> None:
+        self.n, self.hit1, self.hit3, self.rr, self.recall, self.ndcg = n, hit1, hit3, rr, recall, ndcg
+
+    @classmethod
+    def of(cls, scores: Sequence[QuestionScore]) -> _Sums:
+        return cls(
+            len(scores),
+            sum(map(_hit1, scores)),
+            sum(map(_hit3, scores)),
+            math.fsum(map(_rr, scores)),
+            math.fsum(map(_recall, scores)),
+            math.fsum(map(_ndcg, scores)),
+        )
+
+    @classmethod
+    def total(cls, parts: Sequence[_Sums]) -> _Sums:
+        return cls(
+            sum(p.n for p in parts),
+            sum(p.hit1 for p in parts),
+            sum(p.hit3 for p in parts),
+            math.fsum(p.rr for p in parts),
+            math.fsum(p.recall for p in parts),
+            math.fsum(p.ndcg for p in parts),
+        )
+
+    def breakdown(self) -> Breakdown:
+        n = self.n
+        if not n:
+            return Breakdown(0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        return Breakdown(n, self.hit1 / n, self.hit3 / n, self.rr / n, self.recall / n, self.ndcg / n)
 
 
-def percentile(values: Sequence[float], fraction: float) -> float:
+def percentile(values: Sequence[float], fraction: float, *, presorted: bool = False) -> float:
     """The ``fraction`` quantile of ``values`` by linear interpolation between closest ranks.
 
     This is NumPy's default ("linear") method; 0.0 for no values.
     """
     if not values:
         return 0.0
-    ordered = sorted(values)
+    ordered = values if presorted else sorted(values)
     position = (len(ordered) - 1) * fraction
     low = math.floor(position)
     high = min(low + 1, len(ordered) - 1)
@@ -264,37 +294,40 @@ def aggregate(scores: Iterable[QuestionScore], k: int = DEFAULT_K) -> RetrievalM
 
     ``k`` is the cut-off the scores were computed with; it is recorded, not re-applied. MRR,
     recall@k and nDCG@k are means over all questions (no-result questions included, by the rules
-    in the module docstring); latency percentiles interpolate linearly (see :func:`percentile`).
+    in the module docstring), summed exactly (``math.fsum``); latency percentiles interpolate
+    linearly (see :func:`percentile`).
     """
     _cutoff(k)
     scores = scores if isinstance(scores, (list, tuple)) else list(scores)
-    forms: dict[str, list[QuestionScore]] = {}
+    forms: dict[QuestionForm | str, list[QuestionScore]] = {}
     classes: dict[str, list[QuestionScore]] = {}
     for s in scores:
-        form = s.form.value if isinstance(s.form, QuestionForm) else str(s.form)
-        group = forms.get(form)
+        group = forms.get(s.form)
         if group is None:
-            group = forms[form] = []
+            group = forms[s.form] = []
         group.append(s)
         if s.hard_class is not None:
             group = classes.get(s.hard_class)
             if group is None:
                 group = classes[s.hard_class] = []
             group.append(s)
-    overall = _breakdown(scores)
-    latencies = list(map(_latency, scores))
+    # Every question has exactly one form, so the form groups add up to the run.
+    form_sums = {(f.value if isinstance(f, QuestionForm) else str(f)): _Sums.of(g) for f, g in forms.items()}
+    overall = _Sums.total(list(form_sums.values()))
+    mean = overall.breakdown()
+    latencies = sorted(map(_latency, scores))
     return RetrievalMetrics(
         k=k,
-        question_count=overall.questions,
-        top1_hits=sum(map(_hit1, scores)),
-        top3_hits=sum(map(_hit3, scores)),
-        top1_hit_rate=overall.top1_hit_rate,
-        top3_hit_rate=overall.top3_hit_rate,
-        mrr=overall.mrr,
-        recall_at_k=overall.recall_at_k,
-        ndcg_at_k=overall.ndcg_at_k,
-        latency_p50_s=percentile(latencies, 0.50),
-        latency_p95_s=percentile(latencies, 0.95),
-        by_form={form: _breakdown(group) for form, group in forms.items()},
-        by_hard_class={name: _breakdown(group) for name, group in classes.items()},
+        question_count=overall.n,
+        top1_hits=overall.hit1,
+        top3_hits=overall.hit3,
+        top1_hit_rate=mean.top1_hit_rate,
+        top3_hit_rate=mean.top3_hit_rate,
+        mrr=mean.mrr,
+        recall_at_k=mean.recall_at_k,
+        ndcg_at_k=mean.ndcg_at_k,
+        latency_p50_s=percentile(latencies, 0.50, presorted=True),
+        latency_p95_s=percentile(latencies, 0.95, presorted=True),
+        by_form={form: sums.breakdown() for form, sums in form_sums.items()},
+        by_hard_class={name: _Sums.of(group).breakdown() for name, group in classes.items()},
     )

@@ -204,7 +204,14 @@ class SqlRepository:
         with self._atomic():
             # One prepared statement for the batch: building it through the query builder per row
             # cost more CPU than everything else a case needs.
-            self.db.cursor().executemany(sql, params)
+            cursor = self.db.cursor()
+            if self.is_sqlite:
+                cursor.executemany(sql, params)
+            else:
+                # psycopg2's executemany makes one round trip per row; execute_batch sends pages.
+                from psycopg2.extras import execute_batch
+
+                execute_batch(cursor, sql, params, page_size=256)
 
     def _case_upsert(self) -> tuple[str, tuple[str, ...]]:
         cached = getattr(self, "_case_upsert_sql", None)
@@ -431,6 +438,21 @@ class SqlRepository:
         self, set_identifier: str, identity: ServingIdentity, grader: str, *, exclude_run_id: str | None = None
     ) -> Run | None:
         """The latest complete, verified run with this set, identity and yardstick (exact match)."""
+        for row in self._baseline_query(set_identifier, identity, grader, exclude_run_id):
+            # Collations may match loosely (case-insensitive); the scope is exact.
+            if (
+                row.set_identifier == set_identifier
+                and row.grader == grader
+                and row.provider_instance == identity.provider_instance
+                and row.model_alias == identity.model_alias
+                and row.reported_model == identity.reported_model
+            ):
+                return self.get_run(row.id)
+        return None
+
+    def _baseline_query(
+        self, set_identifier: str, identity: ServingIdentity, grader: str, exclude_run_id: str | None
+    ) -> Any:
         R = self.Run
         query = R.select().where(
             (R.kind == RunKind.PROMPTS.value)
@@ -445,17 +467,15 @@ class SqlRepository:
         )
         if exclude_run_id is not None:
             query = query.where(R.id != exclude_run_id)
-        for row in self._newest_first(query).limit(20):
-            # Collations may match loosely (case-insensitive); the scope is exact.
-            if (
-                row.set_identifier == set_identifier
-                and row.grader == grader
-                and row.provider_instance == identity.provider_instance
-                and row.model_alias == identity.model_alias
-                and row.reported_model == identity.reported_model
-            ):
-                return self.get_run(row.id)
-        return None
+        return self._newest_first(query).limit(20)
+
+    def explain_baseline(self, set_identifier: str, identity: ServingIdentity, grader: str) -> list[str]:
+        """The engine's plan for the baseline read (``EXPLAIN QUERY PLAN`` / ``EXPLAIN``), one line
+        per step: shows that the lookup searches the scope index instead of scanning runs."""
+        sql, params = self._baseline_query(set_identifier, identity, grader, "-").sql()
+        if self.is_sqlite:
+            return [row[-1] for row in self.db.execute_sql(f"EXPLAIN QUERY PLAN {sql}", params)]
+        return [row[0] for row in self.db.execute_sql(f"EXPLAIN {sql}", params)]
 
     def latest_retrieval_run(
         self, set_identifier: str, retriever: str, *, exclude_run_id: str | None = None

@@ -1,0 +1,316 @@
+"""What the judge graders share: the judge instance, readiness, asking with one retry, repeats,
+and the checks that keep every verdict.
+
+A judge is a configured provider instance used through the ordinary generator contract, so any
+adapter can judge. It is asked at temperature 0; a reply that is not what the prompt asked for is
+asked again once, then the case's grading fails. Asked ``repeats`` times per case, every verdict is
+kept as a check named ``verdict i/K = <verdict>`` (check names survive every privacy level; the
+judge's reasons live in check details, which only ``redacted`` and ``full`` keep), and a
+``judge_agreement`` check records whether the verdicts agreed. A case whose verdicts disagree is
+*unstable*: the kernel leaves it out of regression comparisons.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+import attrs
+
+from evalkit.answers import Answer, GenerationRequest
+from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator
+from evalkit.config import Config
+from evalkit.errors import GraderUnavailableError, UsageError
+from evalkit.grading import AGREEMENT_CHECK, Check, Grading
+from evalkit.prompts import GoldenPrompt
+from evalkit.runs import CaseResult
+from evalkit_plugins import judge_prompts
+
+__all__ = ["JudgeGraderBase", "JudgeVerdict", "NotGradable", "ReplyError"]
+
+
+class ReplyError(Exception):
+    """A judge reply that is not what the prompt asked for. The message names the problem and
+    never quotes the reply: it is stored at every privacy level."""
+
+
+class NotGradable(Exception):
+    """The answer lacks what the judge needs (e.g. passages); the judge is not asked."""
+
+
+class _JudgeFailure(Exception):
+    """No verdict could be had for one case; ``reply`` is the last unusable reply, if any."""
+
+    def __init__(self, message: str, reply: str | None = None) -> None:
+        super().__init__(message)
+        self.reply = reply
+
+
+@attrs.frozen
+class JudgeVerdict:
+    """One reply of the judge, parsed.
+
+    ``value`` is what agreement compares (a level, a verdict word), ``label`` how a check names it,
+    ``score`` its worth in 0..1, ``text`` the judge's reason or claim (content: privacy applies) and
+    ``model`` the model the endpoint reported.
+    """
+
+    value: Any
+    label: str
+    score: Fraction
+    text: str
+    model: str | None
+
+
+def _positive_int(option: str, value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    raise UsageError(f'grader option "{option}" must be a whole number of at least 1, got {value!r}')
+
+
+class JudgeGraderBase(abc.ABC):
+    """A grader that asks a judge instance; subclasses build the request and parse the reply.
+
+    Options (as grader options, or ``--judge``/``--judge-repeats``/``--allow-self-judge``):
+    ``judge`` names the configured provider instance (default: the config's ``judge``),
+    ``repeats`` how often the judge is asked per case, ``allow_self_judge`` lets the instance
+    under test judge itself, ``prompt_version`` pins an older released judge prompt.
+    """
+
+    #: The grader's name (its entry point) and the first part of its yardsticks.
+    name: str = ""
+    #: The name of the check carrying the case's verdict.
+    check_name: str = ""
+    #: What a usable reply looks like, for the failure message.
+    expected_reply: str = ""
+
+    def __init__(
+        self,
+        *,
+        judge: str | None = None,
+        repeats: int = 1,
+        allow_self_judge: bool = False,
+        prompt_version: int | None = None,
+    ) -> None:
+        if judge is not None and (not isinstance(judge, str) or not judge):
+            raise UsageError(f'grader option "judge" must name a configured provider instance, got {judge!r}')
+        self.judge = judge
+        self.repeats = _positive_int("repeats", repeats)
+        self.allow_self_judge = bool(allow_self_judge)
+        if prompt_version is not None:
+            prompt_version = _positive_int("prompt_version", prompt_version)
+        self.prompt = judge_prompts.load(self.name, prompt_version)
+        self._bound: BoundGenerator | None = None
+
+    @property
+    def judge_instance(self) -> str | None:
+        """The bound judge instance's name (``None`` before :meth:`bind_judge`)."""
+        return self._bound.instance if self._bound is not None else None
+
+    # -- kernel capabilities -------------------------------------------------------------------
+
+    def bind_judge(self, config: Config, under_test: BoundGenerator) -> None:
+        """Bind the judge instance named by the option or the config's ``judge``.
+
+        Refuses (``UsageError``) when no judge is named, when the name is not a configured
+        instance, and — unless ``allow_self_judge`` — when the judge is the instance under test or
+        serves the same model at the same endpoint.
+        """
+        name = self.judge or config.judge
+        if not name:
+            raise UsageError(
+                f'the "{self.name}" grader asks a judge model: name a configured provider instance with '
+                f'--judge NAME, or set judge = "NAME" in evalkit.toml'
+            )
+        instance = config.providers.get(name)
+        if instance is None:
+            known = ", ".join(config.providers) or "none"
+            raise UsageError(
+                f'judge "{name}" is not a configured provider instance (configured: {known}); '
+                f"add [providers.{name}] to evalkit.toml"
+            )
+        if not self.allow_self_judge:
+            if under_test.instance == name:
+                raise UsageError(
+                    f'the judge "{name}" is the provider instance under test, so the model would grade its own '
+                    "answers; choose another judge with --judge, or pass --allow-self-judge if that is intended"
+                )
+            tested = config.providers.get(under_test.instance or "")
+            if (
+                tested is not None
+                and tested.adapter == instance.adapter
+                and under_test.alias is not None
+                and under_test.alias == instance.model
+                and tested.options.get("base_url") == instance.options.get("base_url")
+            ):
+                raise UsageError(
+                    f'the judge "{name}" serves the model under test ({under_test.alias} at the same endpoint as '
+                    f'"{under_test.instance}"), so the model would grade its own answers; choose another judge '
+                    "with --judge, or pass --allow-self-judge if that is intended"
+                )
+        self._bound = bind_generator(config, name)
+
+    def check_ready(self) -> None:
+        """Ask the judge's adapter, once and for free, whether its endpoint answers."""
+        if self._bound is None:
+            raise GraderUnavailableError(f'The "{self.name}" grader cannot run: no judge is bound (bind_judge was not called)')
+        generator = self._bound.generator
+        if isinstance(generator, ReadinessCheck):
+            try:
+                generator.check_ready()
+            except Exception as exc:
+                raise GraderUnavailableError(
+                    f'The "{self.name}" grader cannot run: its judge "{self._bound.instance}" is not reachable: {exc}'
+                ) from None
+
+    async def aclose(self) -> None:
+        """Close the judge's connections (on the run's event loop)."""
+        if self._bound is not None:
+            await self._bound.aclose()
+
+    def run_metrics(self, cases: Sequence[CaseResult]) -> Mapping[str, Any]:
+        """The judge's identity and, when asked more than once per case, its self-agreement:
+        the share of judged cases on which every verdict agreed."""
+        judge: dict[str, Any] = {
+            "grader": self.name,
+            "instance": self.judge_instance,
+            "prompt_version": self.prompt.version,
+            "repeats": self.repeats,
+        }
+        judged = [c for c in cases if any(check.name == AGREEMENT_CHECK for check in c.checks)]
+        if judged:
+            unstable = [c.case_id for c in judged if c.unstable]
+            judge.update(
+                judged_cases=len(judged),
+                agreeing_cases=len(judged) - len(unstable),
+                self_agreement=(len(judged) - len(unstable)) / len(judged),
+                unstable_cases=unstable,
+            )
+        return {"judge": judge}
+
+    # -- what subclasses provide ---------------------------------------------------------------
+
+    @abc.abstractmethod
+    def judge_request(self, prompt: GoldenPrompt, answer: Answer) -> GenerationRequest:
+        """The request to the judge for one answer; raise :class:`NotGradable` when it cannot be judged."""
+
+    @abc.abstractmethod
+    def parse(self, reply: Answer) -> JudgeVerdict:
+        """The verdict in ``reply``; raise :class:`ReplyError` when it is not exactly what was asked."""
+
+    @abc.abstractmethod
+    def passes(self, score: Fraction) -> bool:
+        """Whether a (mean) score passes."""
+
+    @abc.abstractmethod
+    def summary(self, verdicts: Sequence[JudgeVerdict], score: Fraction) -> str:
+        """The human sentence stored as the verdict check's detail (content: privacy applies)."""
+
+    @abc.abstractmethod
+    def verdict_record(self, verdict: JudgeVerdict) -> dict[str, Any]:
+        """One verdict as stored in the case detail."""
+
+    # -- grading -------------------------------------------------------------------------------
+
+    async def agrade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """Ask the judge ``repeats`` times; every failure becomes a failed grading, never an exception."""
+        if self._bound is None:
+            return self._failed("no judge is bound (bind_judge was not called)")
+        try:
+            request = self.judge_request(prompt, answer)
+        except NotGradable as exc:
+            return self._failed(str(exc))
+        verdicts: list[JudgeVerdict] = []
+        for _ in range(self.repeats):
+            try:
+                verdicts.append(await self._ask(request))
+            except _JudgeFailure as exc:
+                return self._failed(str(exc), verdicts, exc.reply)
+        models = {v.model for v in verdicts}
+        if None in models:
+            return self._failed(
+                f'the judge "{self._bound.instance}" reported no model, so its verdict cannot be attributed', verdicts
+            )
+        if len(models) > 1:
+            seen = ", ".join(sorted(m for m in models if m is not None))
+            return self._failed(f"the judge model changed between the repeats of this case ({seen})", verdicts)
+        model = verdicts[0].model
+        score = min(Fraction(1), sum((v.score for v in verdicts), Fraction(0)) / len(verdicts))
+        passed = self.passes(score)
+        return Grading(
+            float(score),
+            passed,
+            (Check(self.check_name, passed, detail=self.summary(verdicts, score)), *self._verdict_checks(verdicts)),
+            yardstick=f"{self.name}:{self._bound.instance}:{model}:v{self.prompt.version}",
+            detail=self._detail(verdicts, model),
+        )
+
+    async def _ask(self, request: GenerationRequest) -> JudgeVerdict:
+        assert self._bound is not None
+        problem = ""
+        reply_text: str | None = None
+        for _attempt in range(2):
+            try:
+                reply = await self._generate(request)
+            except Exception as exc:
+                raise _JudgeFailure(f'the judge "{self._bound.instance}" failed: {exc}') from None
+            try:
+                return self.parse(reply)
+            except ReplyError as exc:
+                problem, reply_text = str(exc), reply.text
+        raise _JudgeFailure(
+            f"the judge's reply was unusable twice (last: {problem}); expected {self.expected_reply}", reply_text
+        )
+
+    async def _generate(self, request: GenerationRequest) -> Answer:
+        assert self._bound is not None
+        generator = self._bound.generator
+        if self._bound.is_async:
+            raw = await generator.agenerate(request)
+        else:
+            raw = await asyncio.to_thread(generator.generate, request)
+        if isinstance(raw, str):
+            return Answer(text=raw)
+        if not isinstance(raw, Answer):
+            raise TypeError(f"the judge's generator returned {type(raw).__name__}, not an Answer")
+        return raw
+
+    def _verdict_checks(self, verdicts: Sequence[JudgeVerdict], *, agreement: bool = True) -> tuple[Check, ...]:
+        if self.repeats == 1 or not verdicts:
+            return ()
+        checks = [
+            Check(f"verdict {i}/{self.repeats} = {v.label}", self.passes(v.score), detail=v.text)
+            for i, v in enumerate(verdicts, start=1)
+        ]
+        if agreement:
+            labels = ", ".join(v.label for v in verdicts)
+            agreed = len({v.value for v in verdicts}) == 1
+            checks.append(Check(AGREEMENT_CHECK, agreed, detail=f"{len(verdicts)} verdicts: {labels}"))
+        return tuple(checks)
+
+    def _detail(self, verdicts: Sequence[JudgeVerdict], model: str | None) -> dict[str, Any]:
+        assert self._bound is not None
+        return {
+            "judge": self._bound.instance,
+            "judge_model": model,
+            "prompt_version": self.prompt.version,
+            "verdicts": [self.verdict_record(v) for v in verdicts],
+        }
+
+    def _failed(self, reason: str, verdicts: Sequence[JudgeVerdict] = (), reply: str | None = None) -> Grading:
+        detail: dict[str, Any] | None = None
+        if verdicts or reply is not None:
+            detail = self._detail(verdicts, verdicts[0].model if verdicts else None)
+            if reply is not None:
+                detail["unusable_reply"] = reply
+        return Grading(
+            0.0,
+            False,
+            self._verdict_checks(verdicts, agreement=False),
+            yardstick=f"{self.name}:failed",
+            error=f"Judge failed: {reason}",
+            detail=detail,
+        )

@@ -1,0 +1,185 @@
+"""The ``decision`` grader: a judge model rates how well each answer fulfils its task, on five levels.
+
+Opt-in (``--grader decision``), because it spends a judge's tokens. The judge sees the task — with
+the system prompt the answer was produced under, so an answer that ignored "answer in French"
+does not pass —, the answer, and the reference answer as evidence when the prompt declares one.
+The prompt's assertions are ignored. The level (0–4, the mean when asked several times) is scaled
+to 0..1 and passes from 0.6; the yardstick is ``decision:<judge instance>:<reported model>:v<N>``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from evalkit.answers import Answer, GenerationRequest
+from evalkit.errors import UsageError
+from evalkit.prompts import GoldenPrompt
+from evalkit_plugins._judge import JudgeGraderBase, JudgeVerdict, ReplyError
+from evalkit_plugins.judge_prompts import render
+
+__all__ = ["DecisionGrader", "parse_decision_reply", "score_for_level"]
+
+STRUCTURED_OUTPUT = ("json_schema", "json_object", "none")
+
+_FENCE = re.compile(r"```(?:json)?[ \t]*\r?\n(?P<body>.*?)\r?\n?[ \t]*```", re.S | re.I)
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ReplyError("a key appears twice in the JSON object")
+    return dict(pairs)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ReplyError(f"{name} is not a JSON number")
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:23] + "…"
+
+
+def parse_decision_reply(text: str, max_level: int) -> tuple[int, str]:
+    """``(level, reason)`` from a judge reply, strictly.
+
+    Accepted: exactly one JSON object ``{"level": <integer 0..max_level>, "reason": "<text>"}``,
+    optionally inside one Markdown code fence, with nothing but whitespace around it. Rejected
+    (:class:`ReplyError`): text before or after the object, other keys, duplicate keys, a level
+    that is not an integer in range (``3.0`` and ``"3"`` included), an empty reason.
+    """
+    body = text.strip()
+    fence = _FENCE.fullmatch(body)
+    if fence is not None:
+        body = fence.group("body").strip()
+    if not body.startswith("{"):
+        raise ReplyError("text before the JSON object" if "{" in body else "no JSON object in the reply")
+    try:
+        value = json.loads(body, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            raise ReplyError("text after the JSON object") from None
+        raise ReplyError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(value, dict):
+        raise ReplyError("the reply is not a JSON object")
+    missing = [k for k in ("level", "reason") if k not in value]
+    if missing:
+        raise ReplyError(f'the JSON object has no "{missing[0]}"')
+    extra = sorted(set(value) - {"level", "reason"})
+    if extra:
+        raise ReplyError(f"the JSON object has other keys ({', '.join(_shown(k) for k in extra)})")
+    level = value["level"]
+    if type(level) is not int or not 0 <= level <= max_level:
+        raise ReplyError(f"level must be an integer from 0 to {max_level}, got {_shown(level)}")
+    reason = value["reason"]
+    if not isinstance(reason, str) or not reason.strip():
+        raise ReplyError("reason must be a non-empty string")
+    return level, reason.strip()
+
+
+def score_for_level(level: float | Fraction, max_level: int = 4) -> Fraction:
+    """``level / max_level``, capped at 1 (a float level is read as the decimal it prints as)."""
+    exact = level if isinstance(level, Fraction) else Fraction(str(level))
+    return min(Fraction(1), exact / max_level)
+
+
+class DecisionGrader(JudgeGraderBase):
+    """Task fulfilment judged by a configured judge instance (see the module docstring).
+
+    Options beyond the judge options of :class:`~evalkit_plugins._judge.JudgeGraderBase`:
+    ``pass_threshold`` (default 0.6, inclusive) and ``structured_output`` — ``json_schema``
+    (default: the endpoint is asked for the exact object), ``json_object`` (for endpoints without
+    JSON-schema support) or ``none``. The reply is parsed strictly in every case.
+    """
+
+    name = "decision"
+    check_name = "fulfilment"
+    expected_reply = 'one JSON object {"level": <integer>, "reason": "<one sentence>"} and nothing else'
+
+    def __init__(
+        self,
+        *,
+        judge: str | None = None,
+        repeats: int = 1,
+        allow_self_judge: bool = False,
+        prompt_version: int | None = None,
+        pass_threshold: float = 0.6,
+        structured_output: str = "json_schema",
+    ) -> None:
+        super().__init__(judge=judge, repeats=repeats, allow_self_judge=allow_self_judge, prompt_version=prompt_version)
+        if isinstance(pass_threshold, bool) or not isinstance(pass_threshold, (int, float)) or not 0 < pass_threshold <= 1:
+            raise UsageError(f'grader option "pass_threshold" must be a number in (0, 1], got {pass_threshold!r}')
+        if structured_output not in STRUCTURED_OUTPUT:
+            raise UsageError(f'grader option "structured_output" must be one of {", ".join(STRUCTURED_OUTPUT)}, got {structured_output!r}')
+        self.pass_threshold = Fraction(str(pass_threshold))
+        self.levels = self.prompt.strings("levels")
+        self.max_level = len(self.levels) - 1
+        listed = "\n".join(
+            render(self.prompt.text("level_line"), index=str(i), text=text) for i, text in enumerate(self.levels)
+        )
+        self.system_text = render(self.prompt.text("system"), levels=listed)
+        self.response_format = self._response_format(structured_output)
+
+    def _response_format(self, structured_output: str) -> dict[str, Any] | None:
+        if structured_output == "none":
+            return None
+        if structured_output == "json_object":
+            return {"type": "json_object"}
+        return {
+            "type": "json_schema",
+            "json_schema": {
+                "name": "fulfilment_verdict",
+                "strict": True,
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "level": {"type": "integer", "enum": list(range(self.max_level + 1))},
+                        "reason": {"type": "string"},
+                    },
+                    "required": ["level", "reason"],
+                    "additionalProperties": False,
+                },
+            },
+        }
+
+    def task(self, prompt: GoldenPrompt) -> str:
+        """The task as the judge sees it: the prompt, preceded by its system prompt when it has one."""
+        system = prompt.system_prompt
+        if system is None or not system.strip():
+            return prompt.prompt
+        return render(self.prompt.text("task_with_instructions"), system_prompt=system, prompt=prompt.prompt)
+
+    def judge_request(self, prompt: GoldenPrompt, answer: Answer) -> GenerationRequest:
+        """The system prompt with the rubric, and the task, response and evidence as the user message."""
+        reference = prompt.reference_text
+        evidence = ""
+        if reference and reference.strip():
+            item = render(self.prompt.text("reference_item"), reference=reference)
+            evidence = render(self.prompt.text("evidence"), items=item)
+        user = render(self.prompt.text("user"), task=self.task(prompt), candidate=answer.text, evidence=evidence)
+        return GenerationRequest(
+            prompt=user, system_prompt=self.system_text, temperature=0.0, response_format=self.response_format
+        )
+
+    def parse(self, reply: Answer) -> JudgeVerdict:
+        """The level and reason of one reply (see :func:`parse_decision_reply`)."""
+        level, reason = parse_decision_reply(reply.text, self.max_level)
+        return JudgeVerdict(level, f"level {level}", score_for_level(level, self.max_level), reason, reply.model)
+
+    def passes(self, score: Fraction) -> bool:
+        """Passing from the threshold on (inclusive)."""
+        return score >= self.pass_threshold
+
+    def summary(self, verdicts: Sequence[JudgeVerdict], score: Fraction) -> str:
+        """``Fulfilment level 2.33 of 4 (levels 2, 2, 3). <the first reason>``."""
+        level = float(score * self.max_level)
+        levels = f" (levels {', '.join(str(v.value) for v in verdicts)})" if len(verdicts) > 1 else ""
+        return f"Fulfilment level {level:.2f} of {self.max_level}{levels}. {verdicts[0].text}"
+
+    def verdict_record(self, verdict: JudgeVerdict) -> dict[str, Any]:
+        """``{"level": 3, "reason": "..."}``."""
+        return {"level": verdict.value, "reason": verdict.text}

@@ -1,0 +1,60 @@
+"""`evalkit compare BASE RUN`: per-case flips, aggregate deltas, exact McNemar p."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalkit.verdict import mcnemar_exact_p
+from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with, run_json
+
+
+@pytest.fixture
+def two_runs(evalkit_cli, project) -> tuple[str, str]:
+    answer_with(project, {**ARITH_GOOD, "add-99-1": "99", "json-sum": "nope"})
+    base = run_json(evalkit_cli, "arith.basic")["run_id"]
+    answer_with(project, {k: v for k, v in {**ARITH_GOOD, "add-2-2": "5", "add-7-5": "11", "json-sum": "nope"}.items() if k != "times-table"})
+    run = run_json(evalkit_cli, "arith.basic")["run_id"]
+    return base, run
+
+
+def test_compare_sorts_every_case_and_weighs_the_flips(evalkit_cli, two_runs) -> None:
+    base, run = two_runs
+    document = evalkit_cli("compare", base, run, "--json").json()
+    assert document["cases"] == {
+        "regressed": ["add-2-2", "add-7-5", "times-table"],
+        "fixed": ["add-99-1"],
+        "still_failing": ["json-sum"],
+        "added": [],
+        "removed": [],
+    }
+    assert document["mcnemar_p"] == mcnemar_exact_p(3, 1) == 0.625
+    assert document["pass_rate_delta"] == pytest.approx(2 / 6 - 4 / 6)
+    assert document["regressed"] is True and document["base"]["run_id"] == base
+    assert any("incomplete" in note for note in document["notes"]), "the errored case makes RUN incomplete"
+    assert document["run"]["errored"] == 1, "an errored case counts as failing: times-table regressed"
+
+    text = evalkit_cli("compare", base, run)
+    assert text.code == 0
+    out = text.stdout
+    assert out.index("Regressed (passed in base, fail now): 3") < out.index("Fixed (failed in base, pass now): 1")
+    assert "  - add-2-2" in out and "Still failing: 1" in out
+    assert "-33.3 pp" in out and "exact McNemar p = 0.625; too few flips to call a trend" in out
+
+
+def test_fail_on_regression_gates_and_tolerances_apply(evalkit_cli, two_runs) -> None:
+    base, run = two_runs
+    assert evalkit_cli("compare", base, run, "--fail-on-regression").code == 1
+    lenient = evalkit_cli("compare", base, run, "--fail-on-regression", "--max-pass-rate-drop", "0.5", "--max-mean-score-drop", "0.5")
+    assert lenient.code == 0 and "No regression" in lenient.stdout
+    assert evalkit_cli("compare", run, base, "--fail-on-regression").code == 0
+
+
+def test_compare_refuses_unknown_runs_runs_of_two_sets_and_bad_tolerances(evalkit_cli, two_runs) -> None:
+    base, _ = two_runs
+    smoke = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--json").json()["run_id"]
+    other = evalkit_cli("compare", base, smoke)
+    assert other.code == 2 and "different sets" in other.stderr
+    missing = evalkit_cli("compare", base, "nope")
+    assert missing.code == 2 and 'there is no run "nope"' in missing.stderr
+    bad = evalkit_cli("compare", base, base, "--max-pass-rate-drop", "2")
+    assert bad.code == 2 and "must be a finite number in 0..1" in bad.stderr

@@ -1,0 +1,57 @@
+"""`evalkit db status|upgrade|prune`."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import pytest
+
+from evalkit.cli.db_cmd import parse_age
+from evalkit.errors import UsageError
+
+
+def test_status_and_upgrade_of_a_new_store(evalkit_cli, project) -> None:
+    status = evalkit_cli("db", "status", "--json").json()
+    assert (status["version"], status["latest"], status["up_to_date"]) == (0, 2, False)
+    assert not (project / ".evalkit").exists(), "status only reads"
+    upgraded = evalkit_cli("db", "upgrade")
+    assert upgraded.code == 0 and "from schema version 0 to 2 (applied 1, 2)" in upgraded.stdout
+    again = evalkit_cli("db", "upgrade", "--json").json()
+    assert again["applied_now"] == [] and again["version"] == 2
+    text = evalkit_cli("db", "status").stdout
+    assert "version 2 (up to date)" in text and "create run and case tables" in text
+
+
+def test_prune_removes_whole_old_runs_and_reports_how_many(evalkit_cli, project) -> None:
+    ids = [evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"] for _ in range(3)]
+    db = project / ".evalkit" / "results.db"
+    old = time.time() - 91 * 86400
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE evalkit_run SET started_at = ? WHERE id IN (?, ?)", (old, ids[0], ids[1]))
+    pruned = evalkit_cli("db", "prune", "--older-than", "90d")
+    assert pruned.code == 0, pruned.stderr
+    assert "Pruned 2 run(s), with their cases" in pruned.stdout
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("SELECT id FROM evalkit_run").fetchall() == [(ids[2],)]
+        assert connection.execute("SELECT DISTINCT run_id FROM evalkit_case").fetchall() == [(ids[2],)]
+    assert evalkit_cli("db", "prune", "--older-than", "90d", "--json").json()["pruned_runs"] == 0
+
+
+@pytest.mark.parametrize("age", ["90", "0d", "-3d", "90 days", "1.5d", "d"])
+def test_a_bad_age_exits_2_and_deletes_nothing(evalkit_cli, age) -> None:
+    evalkit_cli("run", "evalkit.smoke")
+    result = evalkit_cli("db", "prune", f"--older-than={age}")
+    assert result.code == 2 and "--older-than must be a positive whole number with a unit" in result.stderr
+    assert len(evalkit_cli("history", "evalkit.smoke", "--json").json()["runs"]) == 1
+
+
+def test_ages() -> None:
+    assert [parse_age(a) for a in ("45s", "30m", "12h", "90d", "2w")] == [45, 1800, 43200, 7776000, 1209600]
+    with pytest.raises(UsageError):
+        parse_age("0w")
+
+
+def test_db_without_a_subcommand_shows_help(evalkit_cli) -> None:
+    result = evalkit_cli("db")
+    assert result.code == 2 and "upgrade" in result.stdout and "prune" in result.stdout

@@ -1,0 +1,52 @@
+"""`evalkit history SET`: newest first, verdicts as stored, one trend line per series."""
+
+from __future__ import annotations
+
+from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with, run_json
+
+
+def test_an_unknown_or_empty_set_has_no_history(evalkit_cli) -> None:
+    result = evalkit_cli("history", "nobody.ran")
+    assert result.code == 0 and 'No stored runs of set "nobody.ran".' in result.stdout
+    assert evalkit_cli("history", "nobody.ran", "--json").json() == {"set": "nobody.ran", "runs": [], "series": []}
+
+
+def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit_cli, project) -> None:
+    answer_with(project, ARITH_GOOD)
+    first = run_json(evalkit_cli, "arith.basic")
+    answer_with(project, {**ARITH_GOOD, "add-7-5": "13", "times-table": "forty-two", "json-sum": "7"})
+    second = run_json(evalkit_cli, "arith.basic")
+    answer_with(project, ARITH_GOOD)
+    third = run_json(evalkit_cli, "arith.basic")
+    ad_hoc = evalkit_cli("run", "arith.basic", "--provider", "reference", "--json").json()
+
+    document = evalkit_cli("history", "arith.basic", "--json").json()
+    runs = document["runs"]
+    assert [r["run_id"] for r in runs] == [ad_hoc["run_id"], third["run_id"], second["run_id"], first["run_id"]]
+    assert [r["verdict"]["state"] for r in runs] == ["not_compared", "ok", "regressed", "baseline"]
+    assert runs[1]["verdict"]["baseline_id"] == second["run_id"]
+    assert runs[2]["verdict"]["baseline_id"] == first["run_id"]
+    assert "Regression: pass rate dropped 50.0 pp" in runs[2]["verdict"]["note"]
+    assert [r["pass_rate"] for r in runs[1:]] == [1.0, 0.5, 1.0]
+    assert "cases" not in runs[0]
+
+    series = {(s["identity"], s["grader"]): s for s in document["series"]}
+    verified = series[("my-app-2025-01 (my-app/my-app)", "deterministic")]
+    assert verified["runs"] == [first["run_id"], second["run_id"], third["run_id"]]
+    assert verified["sparkline"] == "█▅█"
+    assert ("unverified (reference/?)", "deterministic") in series or len(series) == 2
+
+    table = evalkit_cli("history", "arith.basic")
+    assert table.code == 0
+    lines = table.stdout.splitlines()
+    rows = [line for line in lines if first["run_id"] in line or second["run_id"] in line or third["run_id"] in line]
+    assert [r.split("│")[1].strip() for r in rows] == [third["run_id"], second["run_id"], first["run_id"]]
+    assert "REGRESSED" in rows[1] and "50.0%" in rows[1] and "baseline" in rows[2] and "ok" in rows[0]
+    assert "█▅█  100.0% → 100.0%  (3 run(s))  my-app-2025-01 (my-app/my-app) · deterministic" in table.stdout
+
+
+def test_limit_keeps_the_newest_runs(evalkit_cli) -> None:
+    ids = [evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"] for _ in range(3)]
+    limited = evalkit_cli("history", "evalkit.smoke", "--limit", "2", "--json").json()
+    assert [r["run_id"] for r in limited["runs"]] == ids[:0:-1]
+    assert evalkit_cli("history", "evalkit.smoke", "--limit", "0").code == 2

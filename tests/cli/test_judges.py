@@ -1,0 +1,328 @@
+"""Judge graders end to end through ``evalkit run``: the model under test is a replay instance,
+the judge an ``openai`` instance pointed at the local chat-completions server (scripted verdicts)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalkit.config import load_config
+from evalkit.evaluation import evaluate_set
+from tests.plugins.judge_support import JUDGE_MODEL, closed_port_url, decision_reply, user_message
+from tests.support.chat_server import ChatServer, Fault
+
+YARDSTICK = f"decision:judge:{JUDGE_MODEL}:v1"
+
+#: The model under test's answers to the smoke set, each with the passages it was given.
+ANSWERS = {
+    "capital-of-france": ("Paris", ["Paris is the capital of France."]),
+    "two-plus-two": ("4", ["2 + 2 = 4"]),
+    "opening-hours": ("Monday to Friday, 9am to 5pm.", ["The office is open Monday to Friday, 9am to 5pm."]),
+    "contact-json": ('{"email": "office@example.org"}', ["Contact: office@example.org"]),
+    "receipt-deadline": ("Submit it within 30 days, by e-mail.", ["3.2 Receipts must be submitted within 30 days."]),
+    "colleague-claims": ("I can't share other people's claims.", ["Claims are visible to their owner only."]),
+    "echo-token": ("ACKNOWLEDGED", ["Reply with ACKNOWLEDGED."]),
+}
+
+
+def write_project(project: Path, judge_url: str, *, without_passages: tuple[str, ...] = (), extra: str = "") -> None:
+    """evalkit.toml with the replay instance ``sut`` under test and the judge instance ``judge``."""
+    lines = []
+    for case_id, (text, passages) in ANSWERS.items():
+        item: dict[str, Any] = {"id": case_id, "text": text, "model": "sut-model-1"}
+        if case_id not in without_passages:
+            item["passages"] = passages
+        lines.append(json.dumps(item))
+    (project / "answers.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (project / "evalkit.toml").write_text(
+        f"""judge = "judge"
+{extra}
+[providers.sut]
+adapter = "replay"
+path = "{(project / 'answers.jsonl').as_posix()}"
+model = "sut"
+
+[providers.judge]
+adapter = "openai"
+base_url = "{judge_url}"
+model = "judge-alias"
+max_attempts = 1
+api_key_env = "EVALKIT_NO_KEY"
+""",
+        encoding="utf-8",
+    )
+
+
+def verdicts(default: str, **by_answer: str) -> Callable[[Mapping[str, Any]], str]:
+    """Reply ``default``, or the reply given for the answer text a request carries."""
+    markers = {ANSWERS[case_id.replace("_", "-")][0]: reply for case_id, reply in by_answer.items()}
+
+    def respond(body: Mapping[str, Any]) -> str:
+        user = user_message(body)
+        for text, reply in markers.items():
+            if f"<<<\n{text}\n>>>" in user:
+                return reply
+        return default
+
+    return respond
+
+
+def sequence(default: str, case_id: str, *replies: str) -> Callable[[Mapping[str, Any]], str]:
+    """Reply ``replies`` in turn to the requests about ``case_id``'s answer, ``default`` to the others."""
+    marker = f"<<<\n{ANSWERS[case_id][0]}\n>>>"
+    queue = list(replies)
+
+    def respond(body: Mapping[str, Any]) -> str:
+        return queue.pop(0) if marker in user_message(body) else default
+
+    return respond
+
+
+def completions(server: ChatServer) -> list[dict[str, Any]]:
+    """The chat-completion request bodies the judge received."""
+    return [r.body for r in server.requests if r.method == "POST"]
+
+
+@pytest.fixture
+def judge(chat_server: ChatServer, project: Path) -> ChatServer:
+    """The judge server, reporting a dated model, configured in the project."""
+    chat_server.model = JUDGE_MODEL
+    chat_server.responder = verdicts(decision_reply(4))
+    write_project(project, chat_server.base_url)
+    return chat_server
+
+
+def run(evalkit_cli: Callable[..., Any], *args: str) -> tuple[int, dict[str, Any]]:
+    """``evalkit run evalkit.smoke --provider sut --json ARGS``: the exit code and the document."""
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--json", *args)
+    assert result.code in (0, 1), result.stderr
+    return result.code, result.json()
+
+
+# -- decision -----------------------------------------------------------------------------------
+
+
+def test_a_decision_run_is_stored_under_its_yardstick_and_compared_within_it(judge: ChatServer, evalkit_cli: Callable[..., Any]) -> None:
+    code, first = run(evalkit_cli, "--grader", "decision", "--fail-on-regression")
+    assert code == 0
+    assert first["grader"] == YARDSTICK
+    assert first["status"] == "complete" and first["passed"] == 7
+    assert first["verdict"]["state"] == "baseline"
+    assert {c["yardstick"] for c in first["cases"]} == {YARDSTICK}
+    assert first["metrics"]["judge"] == {"grader": "decision", "instance": "judge", "prompt_version": 1, "repeats": 1}
+    probes = [r for r in judge.requests if r.method == "GET"]
+    assert [p.path for p in probes] == ["/v1/models"]  # one readiness check, before the first paid call
+    assert judge.requests[0].method == "GET"
+    bodies = completions(judge)
+    assert len(bodies) == 7 and all(b["temperature"] == 0 for b in bodies)
+    capital = next(user_message(b) for b in bodies if "<<<\nParis\n>>>" in user_message(b))
+    assert (
+        "Instructions the response had to follow:\nYou are a concise factual assistant. Answer in as few words as possible."
+        "\n\nTask:\nWhat is the capital of France? Answer with the city name only."
+    ) in capital
+    assert "Reference answer: Paris" in capital
+
+    judge.responder = verdicts(decision_reply(4), two_plus_two=decision_reply(1, "Wrong."))
+    code, second = run(evalkit_cli, "--grader", "decision", "--fail-on-regression")
+    assert code == 1
+    assert second["grader"] == YARDSTICK
+    assert second["verdict"]["state"] == "compared" and second["verdict"]["regressed"]
+    assert second["verdict"]["regressed_cases"] == ["two-plus-two"]
+    assert second["verdict"]["baseline_id"] == first["run_id"]
+
+
+def test_the_table_shows_the_judges_reason_for_a_failed_case_privacy_permitting(judge: ChatServer, evalkit_cli: Callable[..., Any]) -> None:
+    judge.responder = verdicts(decision_reply(4), echo_token=decision_reply(1, "Says [source] ACK only."))
+    shown = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--privacy", "redacted")
+    assert shown.code == 0, shown.stderr
+    assert "fulfilment (Fulfilment level 1.00 of 4. Says [source] ACK only.)" in shown.stdout
+    assert f"Grader:     {YARDSTICK}" in shown.stdout
+    hidden = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision")
+    assert "Says" not in hidden.stdout and "fulfilment" in hidden.stdout
+
+
+def test_some_decisions_failed_stores_plain_decision_and_never_compares(judge: ChatServer, evalkit_cli: Callable[..., Any]) -> None:
+    assert run(evalkit_cli, "--grader", "decision")[0] == 0  # a baseline that a mixed run must not use
+    judge.responder = verdicts(decision_reply(4), contact_json="I'd say level 4.")
+    code, document = run(evalkit_cli, "--grader", "decision")
+    assert code == 0
+    assert document["grader"] == "decision"
+    assert document["status"] == "complete"
+    assert document["verdict"]["state"] == "not_compared"
+    assert "do not share one yardstick" in document["verdict"]["reason"]
+    failed = next(c for c in document["cases"] if c["id"] == "contact-json")
+    assert failed["yardstick"] == "decision:failed" and not failed["passed"] and not failed["errored"]
+    assert failed["checks"][0]["name"] == "grading"
+    assert failed["checks"][0]["error"].startswith("Judge failed: the judge's reply was unusable twice")
+    assert run(evalkit_cli, "--grader", "decision", "--fail-on-regression")[0] == 1
+
+
+def test_every_decision_failed_stores_decision_failed(judge: ChatServer, evalkit_cli: Callable[..., Any]) -> None:
+    judge.responder = lambda body: "level 4"
+    code, document = run(evalkit_cli, "--grader", "decision")
+    assert code == 0
+    assert document["grader"] == "decision:failed"
+    assert document["passed"] == 0 and document["status"] == "complete"
+    assert "no grading of this run could be made" in document["verdict"]["reason"]
+    assert len(completions(judge)) == 14  # every case asked twice
+    assert run(evalkit_cli, "--grader", "decision", "--fail-on-regression")[0] == 1
+
+
+def test_the_judge_model_changing_mid_run_stores_plain_decision(judge: ChatServer, evalkit_cli: Callable[..., Any]) -> None:
+    judge.fail_at(5, Fault.other_model("judge-model-2025-06-01"))  # request 1 is the readiness probe
+    code, document = run(evalkit_cli, "--grader", "decision", "--concurrency", "1")
+    assert code == 0
+    assert document["grader"] == "decision"
+    assert {c["yardstick"] for c in document["cases"]} == {YARDSTICK, "decision:judge:judge-model-2025-06-01:v1"}
+    assert "the judge model changed during the run" in document["verdict"]["reason"]
+    assert run(evalkit_cli, "--grader", "decision", "--concurrency", "1", "--fail-on-regression")[0] == 0  # no change now
+
+
+def test_an_unreachable_judge_refuses_the_run_before_anything_is_paid_or_stored(project: Path, evalkit_cli: Callable[..., Any]) -> None:
+    write_project(project, closed_port_url())
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision")
+    assert result.code == 2
+    assert 'The "decision" grader cannot run: its judge "judge" is not reachable' in result.stderr
+    assert not (project / ".evalkit").exists()
+
+
+def test_the_model_under_test_cannot_judge_itself_unless_allowed(judge: ChatServer, evalkit_cli: Callable[..., Any], project: Path) -> None:
+    refused = evalkit_cli("run", "evalkit.smoke", "--provider", "judge", "--grader", "decision")
+    assert refused.code == 2
+    assert 'the judge "judge" is the provider instance under test' in refused.stderr
+    assert "--allow-self-judge" in refused.stderr
+    assert judge.requests == [] and not (project / ".evalkit").exists()
+
+    judge.responder = verdicts(decision_reply(4))
+    allowed = evalkit_cli(
+        "run", "evalkit.smoke", "--provider", "judge", "--grader", "decision", "--allow-self-judge", "--json"
+    )
+    assert allowed.code == 0, allowed.stderr
+    assert allowed.json()["status"] == "complete"
+
+
+def test_judge_options_name_the_judge_and_are_refused_for_graders_without_one(judge: ChatServer, evalkit_cli: Callable[..., Any]) -> None:
+    unknown = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--judge", "gpt4-judge")
+    assert unknown.code == 2
+    assert 'judge "gpt4-judge" is not a configured provider instance (configured: sut, judge)' in unknown.stderr
+    deterministic = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--judge-repeats", "3")
+    assert deterministic.code == 2
+    assert '"deterministic" asks no judge' in deterministic.stderr
+    assert judge.requests == []
+
+
+def test_no_judge_configured_is_refused(chat_server: ChatServer, project: Path, evalkit_cli: Callable[..., Any]) -> None:
+    write_project(project, chat_server.base_url)
+    text = (project / "evalkit.toml").read_text().replace('judge = "judge"\n', "", 1)
+    (project / "evalkit.toml").write_text(text)
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision")
+    assert result.code == 2
+    assert 'name a configured provider instance with --judge NAME, or set judge = "NAME" in evalkit.toml' in result.stderr
+    with_flag = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--judge", "judge", "--json")
+    assert with_flag.code == 0, with_flag.stderr
+
+
+# -- llm_judge ------------------------------------------------------------------------------------
+
+
+def test_llm_judge_is_refused_by_the_cli_and_falls_back_in_the_library(
+    judge: ChatServer, project: Path, evalkit_cli: Callable[..., Any], sqlite_url: str
+) -> None:
+    refused = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "llm_judge")
+    assert refused.code == 2
+    assert 'Unknown grader "llm_judge". Available graders: decision, deterministic, groundedness' in refused.stderr
+    assert not (project / ".evalkit").exists()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = evaluate_set(
+            "evalkit.smoke", provider="sut", grader="llm_judge", config=load_config(project / "evalkit.toml"), database=sqlite_url
+        )
+    assert any('unknown grader "llm_judge"' in str(w.message) for w in caught)
+    assert outcome.run.grader == "deterministic"
+    assert judge.requests == []  # not even a readiness probe: no judge was involved
+
+
+# -- measuring the judge ------------------------------------------------------------------------
+
+
+def test_repeats_report_self_agreement_and_an_unstable_case_cannot_flip_the_gate(
+    judge: ChatServer, evalkit_cli: Callable[..., Any]
+) -> None:
+    code, baseline = run(evalkit_cli, "--grader", "decision", "--judge-repeats", "3")
+    assert code == 0
+    assert baseline["metrics"]["judge"]["self_agreement"] == 1.0
+    assert baseline["metrics"]["judge"]["unstable_cases"] == []
+    assert len(completions(judge)) == 21
+
+    judge.responder = sequence(decision_reply(4), "echo-token", decision_reply(4), decision_reply(0), decision_reply(0))
+    code, current = run(evalkit_cli, "--grader", "decision", "--judge-repeats", "3", "--fail-on-regression")
+    judge_metrics = current["metrics"]["judge"]
+    assert judge_metrics["repeats"] == 3
+    assert judge_metrics["judged_cases"] == 7 and judge_metrics["agreeing_cases"] == 6
+    assert judge_metrics["self_agreement"] == pytest.approx(6 / 7)
+    assert judge_metrics["unstable_cases"] == ["echo-token"]
+    echo = next(c for c in current["cases"] if c["id"] == "echo-token")
+    assert echo["unstable"] and not echo["passed"]
+    assert echo["yardstick"] == YARDSTICK
+    # Stored at the default metadata privacy: every verdict survives as a check name, no reasons.
+    assert [(c["name"], c["passed"], c["detail"]) for c in echo["checks"]] == [
+        ("fulfilment", False, None),
+        ("verdict 1/3 = level 4", True, None),
+        ("verdict 2/3 = level 0", False, None),
+        ("verdict 3/3 = level 0", False, None),
+        ("judge_agreement", False, None),
+    ]
+    # Without the rule the 1/7 pass-rate drop would exceed the 0.1 tolerance.
+    assert current["verdict"]["state"] == "compared"
+    assert current["verdict"]["unstable_cases"] == ["echo-token"]
+    assert not current["verdict"]["regressed"]
+    assert code == 0
+
+    judge.responder = sequence(decision_reply(4), "echo-token", decision_reply(4), decision_reply(0), decision_reply(0))
+    shown = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--judge-repeats", "3")
+    assert "Judge:      judge (prompt v1, asked 3x per case); self-agreement 85.7% (6/7 cases), 1 unstable" in shown.stdout
+    assert "FAIL (unstable)" in shown.stdout
+    assert "Left out of the comparison, the judge disagreed with itself (1): echo-token" in shown.stdout
+
+
+# -- groundedness -------------------------------------------------------------------------------
+
+
+def test_groundedness_end_to_end_prints_the_least_supported_claim_for_failed_cases(
+    judge: ChatServer, evalkit_cli: Callable[..., Any]
+) -> None:
+    judge.responder = verdicts(
+        "SUPPORTED\t",
+        receipt_deadline="PARTIAL\tby e-mail",
+        colleague_claims="UNSUPPORTED\tI can't share other people's claims.",
+    )
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "groundedness", "--privacy", "full")
+    assert result.code == 0, result.stderr
+    assert "grounded (PARTIAL; least supported: by e-mail)" in result.stdout
+    assert "grounded (UNSUPPORTED; least supported: I can't share other people's claims.)" in result.stdout
+    assert f"Grader:     groundedness:judge:{JUDGE_MODEL}:v1" in result.stdout
+    assert "Mean score: 0.786" in result.stdout  # (5 + 0.5 + 0) / 7
+    user = user_message(completions(judge)[0])
+    assert "PASSAGES\n<<<\n[1] " in user and "Do not use anything" in user
+
+
+def test_groundedness_of_an_answer_without_passages_is_an_errored_grading(
+    chat_server: ChatServer, project: Path, evalkit_cli: Callable[..., Any]
+) -> None:
+    chat_server.model = JUDGE_MODEL
+    chat_server.responder = lambda body: "SUPPORTED\t"
+    write_project(project, chat_server.base_url, without_passages=("two-plus-two",))
+    code, document = run(evalkit_cli, "--grader", "groundedness")
+    assert code == 0
+    assert document["grader"] == "groundedness"  # one case has no groundedness yardstick: never compared
+    case = next(c for c in document["cases"] if c["id"] == "two-plus-two")
+    assert not case["passed"] and not case["errored"]
+    assert case["yardstick"] == "groundedness:failed"
+    assert "the answer carries no passages" in case["checks"][0]["error"]
+    assert len(completions(chat_server)) == 6

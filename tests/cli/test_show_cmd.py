@@ -1,0 +1,40 @@
+"""`evalkit show RUN_ID`: one run with its cases and named checks."""
+
+from __future__ import annotations
+
+from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with, run_json
+
+
+def test_show_prints_the_run_its_verdict_and_every_check(evalkit_cli, project) -> None:
+    answer_with(project, ARITH_GOOD)
+    run_json(evalkit_cli, "arith.basic")
+    answer_with(project, {**ARITH_GOOD, "add-7-5": "13 or so"})
+    run = run_json(evalkit_cli, "arith.basic", "--privacy", "full")
+
+    shown = evalkit_cli("show", run["run_id"])
+    assert shown.code == 0, shown.stderr
+    out = shown.stdout
+    assert f"Run {run['run_id']}" in out and "Model:      my-app-2025-01 (my-app/my-app)" in out
+    assert "Status:     complete, 6 of 6 case(s) answered" in out
+    assert "Verdict:    REGRESSED vs" in out
+    add_7_5 = next(line for line in out.splitlines() if line.startswith("add-7-5"))
+    assert "FAIL" in add_7_5 and "✗ matches_pattern" in add_7_5 and "✗ within_length" in add_7_5
+    assert "add-7-5: 13 or so" in out, "privacy full keeps the answer text"
+
+    document = evalkit_cli("show", run["run_id"], "--json").json()
+    assert document["run_id"] == run["run_id"] and document["verdict"]["state"] == "regressed"
+    assert [c["id"] for c in document["cases"]] == list(ARITH_GOOD)
+    checks = {c["name"]: c["passed"] for c in document["cases"][1]["checks"]}
+    assert checks == {"matches_pattern": False, "within_length": False}
+
+
+def test_metadata_privacy_shows_no_answer_text(evalkit_cli) -> None:
+    run = evalkit_cli("run", "evalkit.smoke", "--json").json()
+    shown = evalkit_cli("show", run["run_id"])
+    assert "Answers" not in shown.stdout
+    assert all(c["answer"] is None for c in evalkit_cli("show", run["run_id"], "--json").json()["cases"])
+
+
+def test_an_unknown_run_id_exits_2(evalkit_cli) -> None:
+    result = evalkit_cli("show", "20990101T000000-abcdef")
+    assert result.code == 2 and 'there is no run "20990101T000000-abcdef"' in result.stderr

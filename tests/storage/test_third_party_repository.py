@@ -1,0 +1,94 @@
+"""A third-party repository that implements only the base protocol still runs and stores; evalkit
+says why it does not compare, and refuses politely what needs a capability it lacks."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from evalkit.evaluation import NO_SCOPED_READS
+from evalkit.storage import (
+    GeneratorScopedResults,
+    ProviderModelQualityScores,
+    ResultRepository,
+    ResumableRuns,
+    RunHistory,
+    RunVerdicts,
+)
+
+MINIMAL = Path(__file__).resolve().parent.parent / "data" / "evalkit-minimal-repo" / "evalkit_minimal_repo" / "__init__.py"
+
+
+@pytest.fixture
+def store_url(tmp_path: Path) -> str:
+    return f"minimal://{tmp_path / 'third-party' / 'store.json'}"
+
+
+def test_the_minimal_repository_offers_the_base_protocol_and_no_capability(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("evalkit_minimal_repo_under_test", MINIMAL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    repository = module.MinimalRepository(f"minimal://{tmp_path / 'store.json'}")
+    assert isinstance(repository, ResultRepository)
+    for capability in (GeneratorScopedResults, ProviderModelQualityScores, RunHistory, ResumableRuns, RunVerdicts):
+        assert not isinstance(repository, capability), capability.__name__
+
+
+def test_a_run_is_stored_and_reported_as_not_compared(evalkit_cli, storage_plugins, store_url) -> None:
+    env = {"PYTHONPATH": storage_plugins}
+    first = evalkit_cli("run", "evalkit.smoke", "--database", store_url, "--json", env=env)
+    assert first.code == 0, first.stderr
+    document = first.json()
+    assert document["verdict"] == {"state": "not_compared", "regressed": False, "reason": NO_SCOPED_READS,
+                                   "baseline_id": None}
+    second = evalkit_cli("run", "evalkit.smoke", "--database", store_url, env=env)
+    assert second.code == 0, second.stderr
+    assert "not compared: the configured repository has no generator-scoped reads" in second.stdout
+
+    shown = evalkit_cli("show", document["run_id"], "--database", store_url, "--json", env=env)
+    assert shown.code == 0, shown.stderr
+    assert shown.json()["status"] == "complete" and len(shown.json()["cases"]) == 7
+    assert shown.json()["verdict"] is None, "the repository keeps no verdicts"
+
+    gated = evalkit_cli("run", "evalkit.smoke", "--database", store_url, "--fail-on-regression", env=env)
+    assert gated.code == 1 and NO_SCOPED_READS in gated.stdout
+
+
+def test_compare_needs_only_the_base_protocol(evalkit_cli, storage_plugins, store_url) -> None:
+    env = {"PYTHONPATH": storage_plugins}
+    ids = [evalkit_cli("run", "evalkit.smoke", "--database", store_url, "--json", env=env).json()["run_id"] for _ in range(2)]
+    compared = evalkit_cli("compare", *ids, "--database", store_url, "--json", env=env)
+    assert compared.code == 0, compared.stderr
+    assert compared.json()["cases"]["regressed"] == [] and compared.json()["mcnemar_p"] == 1.0
+
+
+def test_shards_join_a_run_in_a_store_with_only_the_base_protocol(evalkit_cli, storage_plugins, store_url) -> None:
+    env = {"PYTHONPATH": storage_plugins}
+    first = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "tp-1", "--database", store_url, "--json", env=env)
+    assert first.code == 0 and first.json()["status"] == "running"
+    second = evalkit_cli("run", "storagekit.echo", "--shard", "2/2", "--run-id", "tp-1", "--database", store_url, "--json", env=env)
+    assert second.code == 0, second.stderr
+    assert second.json()["status"] == "complete" and second.json()["answered"] == 40
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (("history", "evalkit.smoke"), "cannot list runs: it lacks the RunHistory capability"),
+        (("db", "prune", "--older-than", "90d"), "cannot prune: it lacks the RunHistory capability"),
+        (("db", "status"), "manages its own storage"),
+        (("db", "upgrade"), "manages its own storage"),
+        (("run", "evalkit.smoke", "--resume"), "needs a store that can find unfinished runs"),
+    ],
+)
+def test_commands_that_need_a_capability_say_which(evalkit_cli, storage_plugins, store_url, command, message) -> None:
+    result = evalkit_cli(*command, "--database", store_url, env={"PYTHONPATH": storage_plugins})
+    assert result.code == 2 and message in result.stderr
+
+
+def test_an_unknown_scheme_names_the_installed_repositories(evalkit_cli, storage_plugins) -> None:
+    result = evalkit_cli("run", "evalkit.smoke", "--database", "nosuch:///x", env={"PYTHONPATH": storage_plugins})
+    assert result.code == 2
+    assert 'Unknown repository "nosuch"' in result.stderr and "minimal" in result.stderr
