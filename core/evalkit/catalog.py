@@ -15,10 +15,11 @@ __all__ = ["SetCatalog", "SourcedSet", "load_catalog", "prompt_set_catalog", "qu
 
 @attrs.frozen
 class SourcedSet:
-    """A set together with the entry point of the provider that shipped it."""
+    """A set together with the entry point of the provider that shipped it, and that provider."""
 
     set: Any
     record: registry.PluginRecord
+    provider: Any = None
 
 
 @attrs.frozen
@@ -77,7 +78,7 @@ def load_catalog(group: str, method: str, kind: str, extra_providers: Iterable[A
                 failures.append(registry.PluginFailure(record, f"{method}() returned {item!r}, which has no identifier"))
                 continue
             owners.setdefault(identifier, []).append(record)
-            sets.setdefault(identifier, SourcedSet(item, record))
+            sets.setdefault(identifier, SourcedSet(item, record, provider))
     duplicates = {i: tuple(rs) for i, rs in owners.items() if len(rs) > 1}
     for identifier in duplicates:
         sets.pop(identifier, None)

@@ -22,7 +22,7 @@ import attrs
 
 from .answers import Answer, GenerationRequest, ServingIdentity
 from .checks import AssertionKind
-from .components import BoundGenerator
+from .components import BoundGenerator, SecretHolder
 from .errors import GenerationError
 from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
@@ -189,7 +189,8 @@ async def execute_prompts(
     stays flat however large the set). A generator failure makes an errored case (never a pass,
     never dropped). Cancellation (Ctrl-C) commits what finished before it propagates.
     """
-    recorder = _Recorder(repository, run.id, privacy, bound.secrets())
+    secrets = bound.secrets() + (tuple(grader.secret_values()) if isinstance(grader, SecretHolder) else ())
+    recorder = _Recorder(repository, run.id, privacy, secrets)
     finished = 0
     options = dict(request_options or {})
     agrade = getattr(grader, "agrade", None)

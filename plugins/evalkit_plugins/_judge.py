@@ -166,6 +166,10 @@ class JudgeGraderBase(abc.ABC):
                     f'The "{self.name}" grader cannot run: its judge "{self._bound.instance}" is not reachable: {exc}'
                 ) from None
 
+    def secret_values(self) -> tuple[str, ...]:
+        """The judge's credentials, so the kernel keeps them out of stored text too."""
+        return self._bound.secrets() if self._bound is not None else ()
+
     async def aclose(self) -> None:
         """Close the judge's connections (on the run's event loop)."""
         if self._bound is not None:
@@ -220,7 +224,7 @@ class JudgeGraderBase(abc.ABC):
         if self._bound is None:
             return self._failed("no judge is bound (bind_judge was not called)")
         try:
-            request = self.judge_request(prompt, answer)
+            request = attrs.evolve(self.judge_request(prompt, answer), model=self._bound.alias)
         except NotGradable as exc:
             return self._failed(str(exc))
         verdicts: list[JudgeVerdict] = []

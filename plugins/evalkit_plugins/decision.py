@@ -175,10 +175,11 @@ class DecisionGrader(JudgeGraderBase):
         return score >= self.pass_threshold
 
     def summary(self, verdicts: Sequence[JudgeVerdict], score: Fraction) -> str:
-        """``Fulfilment level 2.33 of 4 (levels 2, 2, 3). <the first reason>``."""
+        """``Fulfilment level 2.33 of 4 (levels 2, 3, 2). <the reason of the lowest level>``."""
         level = float(score * self.max_level)
         levels = f" (levels {', '.join(str(v.value) for v in verdicts)})" if len(verdicts) > 1 else ""
-        return f"Fulfilment level {level:.2f} of {self.max_level}{levels}. {verdicts[0].text}"
+        lowest = min(verdicts, key=lambda v: v.score)
+        return f"Fulfilment level {level:.2f} of {self.max_level}{levels}. {lowest.text}"
 
     def verdict_record(self, verdict: JudgeVerdict) -> dict[str, Any]:
         """``{"level": 3, "reason": "..."}``."""

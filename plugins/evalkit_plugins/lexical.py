@@ -189,6 +189,8 @@ class LexicalRetriever:
     """
 
     identifier = "evalkit.lexical"
+    #: Options that are paths: relative ones in a project configuration are resolved against its folder.
+    path_options = ("corpus", "index_dir")
 
     def __init__(
         self,

@@ -326,3 +326,19 @@ def test_groundedness_of_an_answer_without_passages_is_an_errored_grading(
     assert case["yardstick"] == "groundedness:failed"
     assert "the answer carries no passages" in case["checks"][0]["error"]
     assert len(completions(chat_server)) == 6
+
+
+def test_a_judge_that_refuses_the_credentials_stops_the_run_before_anything_is_stored(evalkit_cli, project, chat_server) -> None:
+    from tests.support.chat_server import Fault
+
+    (project / "evalkit.toml").write_text(
+        "[providers.sut]\nadapter = \"reference\"\n\n"
+        f"[providers.judge]\nadapter = \"openai\"\nbase_url = \"{chat_server.base_url}\"\nmodel = \"judge-model\"\n"
+        "api_key_env = \"EVALKIT_TEST_JUDGE_KEY\"\n"
+    )
+    chat_server.fail_next(Fault.http_error(401))
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--judge", "judge")
+    assert result.code == 2, result.stdout + result.stderr
+    assert 'The "decision" grader cannot run' in result.stderr and "judge" in result.stderr
+    assert not (project / ".evalkit").exists()  # the store was never opened
+    assert [r.path for r in chat_server.requests] == ["/v1/models"]

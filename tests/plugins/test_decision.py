@@ -277,6 +277,7 @@ def test_every_verdict_is_kept_as_a_check_and_disagreement_marks_the_case_unstab
     assert grading.unstable
     assert grading.score == pytest.approx(10 / 12)
     assert grading.checks[2].detail == "Half missing."
+    assert grading.checks[0].detail == "Fulfilment level 3.33 of 4 (levels 4, 2, 4). Half missing."
     assert [v["level"] for v in grading.detail["verdicts"]] == [4, 2, 4]
 
 

@@ -337,6 +337,16 @@ class ChatServer:
                 self._requests.append(RecordedRequest(number, method, path, headers, body, raw))
         close = not keep_alive
         if path not in CHAT_PATHS:
+            # Transport-level faults (an error status, a dropped connection) hit any path, so a
+            # readiness probe such as GET /models can be failed too; content faults wait for a chat request.
+            if fault is not None and fault.kind == "http_error":
+                writer.write(_response(fault.status, fault.body or _error_body(fault.status), close=close))
+                return True
+            if fault is not None and fault.kind == "drop":
+                return False
+            if fault is not None:
+                with self._lock:
+                    self._faults_next.appendleft(fault)
             writer.write(_response(404, _error_body(404, f"no route for {path}"), close=close))
             return True
         if method != "POST":

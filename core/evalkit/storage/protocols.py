@@ -16,6 +16,7 @@ __all__ = [
     "ProviderModelQualityScores",
     "ProviderModelQualityRuns",
     "ResumableRuns",
+    "RetrievalBaselines",
     "RunHistory",
     "RunVerdicts",
     "StoredVerdict",
@@ -79,6 +80,23 @@ class GeneratorScopedResults(Protocol):
         self, provider_instance: str, model_alias: str, grader: str = "deterministic"
     ) -> float | None:
         """Mean of the latest verified run per set for this instance and alias (``None``: no data)."""
+        ...
+
+
+@runtime_checkable
+class RetrievalBaselines(Protocol):
+    """The read a retrieval run is compared through: its predecessor in one set, retriever and deployment."""
+
+    def latest_retrieval_run(
+        self,
+        set_identifier: str,
+        retriever: str,
+        *,
+        deployment: str | None = None,
+        exclude_run_id: str | None = None,
+    ) -> Run | None:
+        """The newest complete retrieval run of the set with this retriever in this deployment
+        (``None``: runs without a deployment), whatever its fingerprints, with its cases."""
         ...
 
 

@@ -33,10 +33,12 @@ def sqlite_path(url: str) -> str | None:
     """The file a ``sqlite:`` URL names (``:memory:`` for none), or ``None`` for another scheme."""
     if not url.startswith("sqlite:"):
         return None
-    path = url.split("sqlite://", 1)[1] if "sqlite://" in url else url[len("sqlite:") :]
-    if path.startswith("/") and not url.startswith("sqlite:////"):
-        path = path[1:]
-    return path or ":memory:"
+    rest = url[len("sqlite:") :]
+    if rest.startswith("///"):  # sqlite:///relative/path, sqlite:////absolute/path
+        rest = rest[3:]
+    elif rest.startswith("//"):
+        rest = rest[2:]
+    return rest or ":memory:"
 
 
 def connect(url: str) -> pw.Database:
@@ -50,7 +52,10 @@ def connect(url: str) -> pw.Database:
     path = sqlite_path(url)
     if path is not None:
         if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(f"cannot create the folder of database {url}: {exc.strerror}") from None
         return pw.SqliteDatabase(
             path,
             timeout=BUSY_TIMEOUT_S,
@@ -478,20 +483,27 @@ class SqlRepository:
         return [row[0] for row in self.db.execute_sql(f"EXPLAIN {sql}", params)]
 
     def latest_retrieval_run(
-        self, set_identifier: str, retriever: str, *, exclude_run_id: str | None = None
+        self,
+        set_identifier: str,
+        retriever: str,
+        *,
+        deployment: str | None = None,
+        exclude_run_id: str | None = None,
     ) -> Run | None:
-        """The newest complete retrieval run of the set with this retriever (any fingerprint)."""
+        """The newest complete retrieval run of the set with this retriever in this deployment
+        (``None``: runs without a deployment), whatever its fingerprints."""
         R = self.Run
         query = R.select().where(
             (R.kind == RunKind.RETRIEVAL.value)
             & (R.set_identifier == set_identifier)
             & (R.retriever == retriever)
+            & (R.deployment.is_null() if deployment is None else R.deployment == deployment)
             & (R.status == RunStatus.COMPLETE.value)
         )
         if exclude_run_id is not None:
             query = query.where(R.id != exclude_run_id)
         for row in self._newest_first(query).limit(20):
-            if row.set_identifier == set_identifier and row.retriever == retriever:
+            if row.set_identifier == set_identifier and row.retriever == retriever and row.deployment == deployment:
                 return self.get_run(row.id)
         return None
 

@@ -1,0 +1,698 @@
+"""Running a golden question set against a retriever end to end, as a library call.
+
+The CLI (``evalkit retrieval SET RETRIEVER``) is a thin layer over :func:`evaluate_retrieval`.
+The path mirrors a prompt run: refuse everything refusable before the retriever is created or
+anything is stored, ask every question, store one case per question, then decide the baseline
+state and compare.
+
+Stored like a prompt run (grader ``retrieval_hit_rate``): a case *passes* on a top-1 hit and
+*scores* 1.0 on a top-3 hit, so the stored pass rate is the top-1 hit rate and the mean score
+the top-3 hit rate. Every case carries the checks ``hit_at_1`` and ``hit_at_3`` (kept at every
+privacy level); its ``detail`` — form, hard class, the distinct ranked ids and the question's
+reciprocal rank, recall@k and nDCG@k — is kept at ``redacted`` and ``full`` privacy only, because
+document ids can name content (a path, a title). The run's metrics (every rate, mean and
+breakdown) are stored with the run at every level.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from evalkit import hooks, registry
+from evalkit.catalog import SourcedSet, question_set_catalog
+from evalkit.config import PRIVACY_LEVELS, Config, load_config
+from evalkit.errors import EvalkitError, PluginError, RetrievalError, UsageError
+from evalkit.grading import Check
+from evalkit.questions import GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
+from evalkit.runs import CaseResult, Run, RunKind, RunStatus
+from evalkit.storage import RetrievalBaselines, ResumableRuns, RunVerdicts, StoredVerdict, open_repository, resolve_database_url
+from evalkit.tolerance import Tolerances
+from evalkit.verdict import Comparison, compare
+
+from .contracts import (
+    ClosingRetriever,
+    DeploymentDefaults,
+    PathOptions,
+    PreparedRetriever,
+    RetrievalProvenanceProvider,
+    Retriever,
+)
+from .provenance import (
+    BASELINE,
+    COMPARABLE,
+    MISMATCH,
+    UNKNOWN,
+    RetrievalIdentity,
+    retrieval_identity,
+    validate_provenance,
+)
+from .scoring import DEFAULT_K, QuestionScore, RetrievalMetrics, aggregate, rank_distinct, score_question
+from .validation import check_question_set
+
+__all__ = [
+    "DEPLOYMENT_ENV",
+    "GRADER",
+    "HIT_AT_1",
+    "HIT_AT_3",
+    "MIN_LIMIT",
+    "Deployment",
+    "RetrievalOutcome",
+    "case_from_score",
+    "comparison_summary",
+    "evaluate_retrieval",
+    "metrics_document",
+    "provenance_document",
+    "resolve_deployment",
+    "retrieval_limit",
+    "stored_benchmark",
+]
+
+#: The yardstick every retrieval run is stored under.
+GRADER = "retrieval_hit_rate"
+HIT_AT_1 = "hit_at_1"
+HIT_AT_3 = "hit_at_3"
+#: Every question asks for at least this many ids (the original's 4 x top-3 over-fetch), more when k is larger.
+MIN_LIMIT = 12
+#: Names the deployment when ``--deployment`` is not given.
+DEPLOYMENT_ENV = "EVALKIT_DEPLOYMENT"
+#: Cases are committed in batches of this many, or every ``_FLUSH_S`` seconds, whichever comes first.
+_BATCH = 256
+_FLUSH_S = 0.25
+_PROVENANCE_FIELDS = ("corpus_revision", "model_revision", "chunking_identity", "pipeline_identity")
+
+
+def retrieval_limit(k: int) -> int:
+    """The ``limit`` each question is sent with: ``max(k, 12)``."""
+    return max(k, MIN_LIMIT)
+
+
+# -- deployments --------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Deployment:
+    """The options one retriever is created with, and where they came from.
+
+    ``name`` is ``None`` when no deployment was chosen (the retriever gets no options);
+    ``source`` is ``configuration <path>``, ``provider <distribution>`` or ``none``.
+    """
+
+    name: str | None
+    options: Mapping[str, Any]
+    source: str
+
+
+def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any], str]:
+    if sourced is None or not isinstance(sourced.provider, DeploymentDefaults):
+        return {}, ""
+    where = f"provider {sourced.record.describe()}"
+    try:
+        found = sourced.provider.default_deployments()
+    except Exception as exc:
+        raise PluginError(
+            f"golden question set provider {sourced.record.describe()} raised {type(exc).__name__} "
+            f"in default_deployments(): {exc}",
+            group=sourced.record.group,
+            name=sourced.record.name,
+            distribution=sourced.record.distribution,
+        ) from exc
+    if not isinstance(found, Mapping) or not all(
+        isinstance(d, Mapping) and all(isinstance(o, Mapping) for o in d.values()) for d in found.values()
+    ):
+        raise PluginError(
+            f"golden question set provider {sourced.record.describe()}: default_deployments() must return "
+            "{deployment: {retriever id: {option: value}}}",
+            group=sourced.record.group,
+            name=sourced.record.name,
+            distribution=sourced.record.distribution,
+        )
+    return found, where
+
+
+def _resolve_paths(options: Mapping[str, Any], factory: Any, root: Path) -> dict[str, Any]:
+    """Options with relative paths (for the options the factory declares as paths) made absolute."""
+    resolved = dict(options)
+    if not isinstance(factory, PathOptions):
+        return resolved
+    for name in factory.path_options:
+        value = resolved.get(name)
+        if isinstance(value, str) and value:
+            path = Path(value).expanduser()
+            if not path.is_absolute():
+                resolved[name] = str(root / path)
+    return resolved
+
+
+def resolve_deployment(
+    name: str | None,
+    retriever_id: str,
+    config: Config,
+    *,
+    sourced: SourcedSet | None = None,
+    factory: Any = None,
+) -> Deployment:
+    """The deployment ``name`` (else ``$EVALKIT_DEPLOYMENT``) for ``retriever_id``.
+
+    Deployments come from the project configuration (``[deployments.NAME.retrievers."ID"]``) and
+    from the set's provider (:class:`~evalkit.retrieval.contracts.DeploymentDefaults`); a
+    configured deployment replaces a provider's of the same name. Relative paths in configured
+    options the retriever's factory declares as paths (:class:`PathOptions`) are resolved against
+    the configuration file's folder. Raises :class:`UsageError` for an unknown deployment (listing
+    the known ones) and for a deployment without options for this retriever.
+    """
+    chosen = name if name is not None else (os.environ.get(DEPLOYMENT_ENV) or None)
+    if chosen is None:
+        return Deployment(None, {}, "none")
+    if not chosen:
+        raise UsageError("--deployment must name a deployment")
+    provided, provider_source = _provider_deployments(sourced)
+    origin = f"--deployment {chosen}" if name is not None else f"{DEPLOYMENT_ENV}={chosen}"
+    if chosen in config.deployments:
+        retrievers = config.deployments[chosen]
+        source = f"configuration {config.path}" if config.path else "configuration"
+        root = config.root
+    elif chosen in provided:
+        retrievers = provided[chosen]
+        source = provider_source
+        root = None
+    else:
+        known = sorted({*config.deployments, *provided})
+        listed = ", ".join(known) if known else "(none: add [deployments.NAME.retrievers.\"ID\"] to evalkit.toml)"
+        raise UsageError(f'Unknown deployment "{chosen}" ({origin}). Known deployments: {listed}')
+    if retriever_id not in retrievers:
+        configured = ", ".join(sorted(retrievers)) or "none"
+        hint = ""
+        head = retriever_id.split(".", 1)[0]
+        if "." in retriever_id and head in retrievers:
+            hint = f'; quote an id with dots in the table name: [deployments.{chosen}.retrievers."{retriever_id}"]'
+        raise UsageError(
+            f'deployment "{chosen}" has no options for retriever "{retriever_id}" (it configures: {configured}){hint}'
+        )
+    options = dict(retrievers[retriever_id])
+    if root is not None:
+        options = _resolve_paths(options, factory, root)
+    return Deployment(chosen, options, source)
+
+
+# -- the outcome --------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class RetrievalOutcome:
+    """What a retrieval run produced.
+
+    ``run`` is the stored run with its cases; ``scores`` the per-question scores of the questions
+    the retriever answered (errored questions have a case but no score), keyed by question id in
+    set order. ``state`` is the baseline state (``baseline``, ``comparable``, ``mismatch`` or
+    ``unknown``); ``comparison`` is set only for a complete ``comparable`` run, and ``reason``
+    says why there is no comparison otherwise. ``treatment_changed`` is true when a comparable
+    run's variant (model, chunking, pipeline) differs from the baseline's.
+    """
+
+    run: Run
+    question_set: GoldenQuestionSet
+    deployment: Deployment
+    identity: RetrievalIdentity
+    metrics: RetrievalMetrics
+    scores: Mapping[str, QuestionScore]
+    state: str
+    comparison: Comparison | None = None
+    baseline: Run | None = None
+    reason: str | None = None
+    treatment_changed: bool = False
+    prepare_seconds: float | None = None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    plugin_failures: tuple[str, ...] = ()
+
+    @property
+    def regressed(self) -> bool:
+        """True when compared and the top-1 or top-3 hit rate dropped beyond its tolerance."""
+        return self.comparison is not None and self.comparison.regressed
+
+    def exit_code(self, fail_on_regression: bool) -> int:
+        """0 fine · 1 the gate failed (regression, or ``mismatch``/``unknown`` when strict) · 3 incomplete."""
+        if self.run.status is not RunStatus.COMPLETE:
+            return 3
+        if fail_on_regression and (self.regressed or self.state in (MISMATCH, UNKNOWN)):
+            return 1
+        return 0
+
+
+# -- conversions shared with the benchmark -------------------------------------------------------
+
+
+def case_from_score(score: QuestionScore, k: int, finished_at: float | None = None) -> CaseResult:
+    """The stored case of one scored question (pass = top-1 hit, score = 1.0 on a top-3 hit)."""
+    return CaseResult(
+        case_id=score.question_id,
+        passed=score.hit_at_1,
+        score=1.0 if score.hit_at_3 else 0.0,
+        checks=(Check(HIT_AT_1, score.hit_at_1), Check(HIT_AT_3, score.hit_at_3)),
+        latency_s=score.latency_s,
+        yardstick=GRADER,
+        detail={
+            "form": score.form.value,
+            "hard_class": score.hard_class,
+            "ranked_ids": list(score.ranked_ids),
+            "reciprocal_rank": score.reciprocal_rank,
+            "recall_at_k": score.recall_at_k,
+            "ndcg_at_k": score.ndcg_at_k,
+            "k": k,
+        },
+        finished_at=finished_at if finished_at is not None else time.time(),
+    )
+
+
+def metrics_document(metrics: RetrievalMetrics, errored: int = 0) -> dict[str, Any]:
+    """The run metrics as stored with the run: ``{"retrieval": {...every metric, by_form, by_hard_class}}``."""
+    document = attrs.asdict(metrics)
+    document["errored_questions"] = errored
+    return {"retrieval": document}
+
+
+def provenance_document(identity: RetrievalIdentity) -> dict[str, Any]:
+    """The provenance stored with the run: the declaration (when known), labels fingerprint, scoring version and k."""
+    document: dict[str, Any] = {}
+    if identity.provenance is not None:
+        document.update(attrs.asdict(identity.provenance))
+    document.update(
+        labels_fingerprint=identity.labels_fingerprint, scoring_version=identity.scoring_version, k=identity.k
+    )
+    if identity.problems:
+        document["problems"] = list(identity.problems)
+    return document
+
+
+def stored_benchmark(run: Run) -> str:
+    """A stored run's benchmark fingerprint, ``''`` when its stored declaration is missing or invalid."""
+    stored = run.provenance
+    if not isinstance(stored, Mapping) or not run.benchmark_fingerprint:
+        return ""
+    if not all(isinstance(stored.get(f), str) for f in _PROVENANCE_FIELDS):
+        return ""
+    execution = stored.get("execution_revision")
+    if execution is not None and not isinstance(execution, str):
+        return ""
+    declared = RetrievalProvenance(*(stored[f] for f in _PROVENANCE_FIELDS), execution_revision=execution)
+    return "" if validate_provenance(declared) else run.benchmark_fingerprint
+
+
+# -- asking the questions -----------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Answer:
+    """One question's raw result: the ids as returned (possibly truncated) or the error."""
+
+    ids: Sequence[str] | None
+    latency_s: float
+    error: str | None = None
+    over_limit: int = 0
+
+
+def _id_list(raw: Any) -> Sequence[str]:
+    if isinstance(raw, (list, tuple)):
+        return raw
+    if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable):
+        raise RetrievalError(f"returned {type(raw).__name__} {str(raw)[:60]!r}, not a list of document ids")
+    return list(raw)
+
+
+def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int) -> _Answer:
+    started = time.perf_counter()
+    try:
+        raw = retriever.retrieve(question.question, limit)
+        latency = time.perf_counter() - started
+        ids = _id_list(raw)
+        over = len(ids) if len(ids) > limit else 0
+        if over:
+            ids = ids[:limit]
+        ids = rank_distinct(ids)
+    except RetrievalError as exc:
+        return _Answer(None, time.perf_counter() - started, f'retriever "{retriever_id}" on question "{question.id}": {exc}')
+    except Exception as exc:
+        return _Answer(
+            None,
+            time.perf_counter() - started,
+            f'retriever "{retriever_id}" raised {type(exc).__name__} on question "{question.id}": {exc}',
+        )
+    return _Answer(ids, latency, over_limit=over)
+
+
+def _answers(
+    retriever: Any, retriever_id: str, questions: Sequence[GoldenQuestion], limit: int, concurrency: int
+) -> Iterator[tuple[GoldenQuestion, _Answer]]:
+    """Each question with its answer, in set order; at most ``concurrency`` questions in flight."""
+    if concurrency == 1:
+        for question in questions:
+            yield question, _ask(retriever, retriever_id, question, limit)
+        return
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalkit-retrieve")
+    try:
+        pending: deque[tuple[GoldenQuestion, Future[_Answer]]] = deque()
+        queue = iter(questions)
+        for question in queue:
+            pending.append((question, pool.submit(_ask, retriever, retriever_id, question, limit)))
+            if len(pending) >= concurrency:
+                break
+        while pending:
+            question, future = pending.popleft()
+            following = next(queue, None)
+            if following is not None:
+                pending.append((following, pool.submit(_ask, retriever, retriever_id, following, limit)))
+            yield question, future.result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+def _load_question_set(question_set: str | GoldenQuestionSet) -> tuple[GoldenQuestionSet, SourcedSet | None]:
+    if isinstance(question_set, GoldenQuestionSet):
+        return question_set, None
+    sourced = question_set_catalog().get(question_set)
+    if not isinstance(sourced.set, GoldenQuestionSet):
+        raise PluginError(
+            f"golden question set provider {sourced.record.describe()} returned {type(sourced.set).__name__} "
+            f'for "{question_set}", not a GoldenQuestionSet',
+            group=sourced.record.group,
+            name=sourced.record.name,
+            distribution=sourced.record.distribution,
+        )
+    return sourced.set, sourced
+
+
+def _create_retriever(record: registry.PluginRecord, factory: Any, deployment: Deployment, config: Config) -> Any:
+    try:
+        retriever = registry.instantiate(record, factory, **dict(deployment.options))
+    except PluginError as exc:
+        if deployment.name is None and config.deployments:
+            raise UsageError(
+                f"{exc}. No deployment was chosen, so it got no options; choose one with --deployment NAME "
+                f"(configured: {', '.join(sorted(config.deployments))})"
+            ) from exc
+        raise
+    if not isinstance(retriever, Retriever):
+        raise PluginError(
+            f"retriever {record.describe()} made a {type(retriever).__name__}, which has no retrieve(question, limit)",
+            group=record.group,
+            name=record.name,
+            distribution=record.distribution,
+        )
+    return retriever
+
+
+def _declared_provenance(retriever: Any, retriever_id: str) -> tuple[RetrievalProvenance | None, list[str]]:
+    if not isinstance(retriever, RetrievalProvenanceProvider):
+        return None, []
+    try:
+        declared = retriever.provenance()
+    except Exception as exc:
+        return None, [f'retriever "{retriever_id}": provenance() raised {type(exc).__name__}: {exc}']
+    problems = validate_provenance(declared)
+    if problems:
+        return None, [f'retriever "{retriever_id}": {p}' for p in problems]
+    return declared, []
+
+
+def _prepare(retriever: Any, retriever_id: str) -> float | None:
+    if not isinstance(retriever, PreparedRetriever):
+        return None
+    started = time.perf_counter()
+    try:
+        retriever.prepare()
+    except EvalkitError:
+        raise
+    except Exception as exc:
+        raise RetrievalError(f'retriever "{retriever_id}" could not prepare: {type(exc).__name__}: {exc}') from exc
+    return time.perf_counter() - started
+
+
+def _close(retriever: Any) -> None:
+    if isinstance(retriever, ClosingRetriever):
+        retriever.close()
+
+
+def evaluate_retrieval(
+    question_set: str | GoldenQuestionSet,
+    retriever: str,
+    *,
+    deployment: str | None = None,
+    config: Config | None = None,
+    database: str | None = None,
+    tolerances: Tolerances | None = None,
+    k: int = DEFAULT_K,
+    privacy: str | None = None,
+    label: str | None = None,
+    concurrency: int = 1,
+    hook_plugins: Sequence[Any] = (),
+    on_start: Callable[[Run, int], None] | None = None,
+    on_case: Callable[[CaseResult], None] | None = None,
+    cwd: Path | None = None,
+) -> RetrievalOutcome:
+    """Ask every question of a golden question set, store the run and compare it with its predecessor.
+
+    ``question_set`` is an identifier (or the set itself), ``retriever`` an ``evalkit.retrievers``
+    entry-point name, created with the options of ``deployment`` (else ``$EVALKIT_DEPLOYMENT``,
+    else none; see :func:`resolve_deployment`). Refused before the retriever is created and before
+    anything is stored, in this order: an unknown set, an unknown retriever, an invalid set, a bad
+    ``k``, ``privacy`` or ``concurrency``, an unknown deployment; then the retriever is created,
+    asked for its provenance once and prepared, still before anything is stored.
+
+    Each question is sent with ``limit = max(k, 12)``; ``concurrency`` questions are in flight at
+    once (default 1: sequential, so latencies are not inflated by contention and retrievers need
+    not be thread-safe). A retriever that raises, or returns something other than a list of string
+    ids, makes that question an errored case and the run ``incomplete``; repeated and empty ids
+    are collapsed (a chunk retriever ranks documents through its chunks); ids beyond ``limit`` are
+    dropped with a warning.
+
+    The predecessor is the newest complete run of the same set and retriever in the same
+    deployment; the baseline state follows
+    :func:`~evalkit.retrieval.provenance.baseline_state`, and only a ``comparable`` run is
+    compared (:func:`evalkit.verdict.compare`: pass rate = top-1, mean score = top-3 hit rate).
+    """
+    config = config if config is not None else load_config(cwd=cwd)
+    tolerances = tolerances or Tolerances()
+    golden_set, sourced = _load_question_set(question_set)
+    record = registry.find("evalkit.retrievers", retriever)
+    check_question_set(golden_set)
+    if type(k) is not int or k < 1:
+        raise UsageError(f"k must be a positive integer (got {k!r})")
+    if type(concurrency) is not int or concurrency < 1:
+        raise UsageError(f"concurrency must be a positive integer (got {concurrency!r})")
+    privacy = privacy or config.privacy
+    if privacy not in PRIVACY_LEVELS:
+        raise UsageError(f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {privacy!r}")
+    factory = registry.load(record)
+    chosen = resolve_deployment(deployment, retriever, config, sourced=sourced, factory=factory)
+    manager, hook_failures = hooks.plugin_manager(hook_plugins)
+    instance = _create_retriever(record, factory, chosen, config)
+    try:
+        declared, warnings = _declared_provenance(instance, retriever)
+        identity = retrieval_identity(golden_set, declared, k)
+        prepare_seconds = _prepare(instance, retriever)
+        repository = open_repository(resolve_database_url(database, config, cwd))
+        try:
+            return _run(
+                golden_set, retriever, instance, chosen, identity, repository, tolerances, k, privacy, label,
+                concurrency, manager, on_start, on_case, prepare_seconds, warnings,
+                tuple(f.error for f in hook_failures),
+            )
+        finally:
+            close = getattr(repository, "close", None)
+            if callable(close):
+                close()
+    finally:
+        _close(instance)
+
+
+def _run(
+    golden_set: GoldenQuestionSet,
+    retriever_id: str,
+    retriever: Any,
+    deployment: Deployment,
+    identity: RetrievalIdentity,
+    repository: Any,
+    tolerances: Tolerances,
+    k: int,
+    privacy: str,
+    label: str | None,
+    concurrency: int,
+    manager: Any,
+    on_start: Callable[[Run, int], None] | None,
+    on_case: Callable[[CaseResult], None] | None,
+    prepare_seconds: float | None,
+    warnings: list[str],
+    plugin_failures: tuple[str, ...],
+) -> RetrievalOutcome:
+    from evalkit.runner import new_run_id
+
+    started = time.time()
+    header = Run(
+        id=new_run_id(started),
+        set_identifier=golden_set.identifier,
+        grader=GRADER,
+        kind=RunKind.RETRIEVAL,
+        started_at=started,
+        case_count=len(golden_set.questions),
+        set_fingerprint=identity.labels_fingerprint,
+        adapter=retriever_id,
+        retriever=retriever_id,
+        deployment=deployment.name,
+        benchmark_fingerprint=identity.benchmark_fingerprint,
+        variant_fingerprint=identity.variant_fingerprint,
+        provenance=provenance_document(identity),
+        label=label,
+        privacy=privacy,
+    )
+    repository.begin_run(header)
+    manager.hook.evalkit_run_started(run=header, total=len(golden_set.questions))
+    if on_start is not None:
+        on_start(header, len(golden_set.questions))
+    limit = retrieval_limit(k)
+    scores: dict[str, QuestionScore] = {}
+    errored = 0
+    over_limit: list[int] = []
+    pending: list[CaseResult] = []
+    flushed = time.perf_counter()
+
+    def flush() -> None:
+        nonlocal pending, flushed
+        if pending:
+            batch, pending = pending, []
+            repository.record_cases(header.id, batch, privacy)
+        flushed = time.perf_counter()
+
+    try:
+        for question, answer in _answers(retriever, retriever_id, golden_set.questions, limit, concurrency):
+            if answer.ids is None:
+                errored += 1
+                case = CaseResult(
+                    case_id=question.id, passed=False, score=0.0, latency_s=answer.latency_s,
+                    error=answer.error, yardstick=GRADER, finished_at=time.time(),
+                )  # fmt: skip
+            else:
+                if answer.over_limit:
+                    over_limit.append(answer.over_limit)
+                score = score_question(question, answer.ids, k, answer.latency_s)
+                scores[question.id] = score
+                case = case_from_score(score, k)
+            pending.append(case)
+            if len(pending) >= _BATCH or time.perf_counter() - flushed >= _FLUSH_S:
+                flush()
+            manager.hook.evalkit_case_graded(run=header, case=case)
+            if on_case is not None:
+                on_case(case)
+        flush()
+    except KeyboardInterrupt:
+        flush()
+        if isinstance(repository, ResumableRuns):
+            repository.mark_status(header.id, RunStatus.INTERRUPTED.value)
+        raise
+    if over_limit:
+        warnings.append(
+            f'retriever "{retriever_id}" returned more than limit={limit} ids for {len(over_limit)} question(s) '
+            f"(up to {max(over_limit)}); only the first {limit} of each were scored"
+        )
+    metrics = aggregate(list(scores.values()), k)
+    status = RunStatus.INCOMPLETE if errored else RunStatus.COMPLETE
+    stored = repository.finish_run(
+        header.id, status.value, time.time(), grader=GRADER, metrics=metrics_document(metrics, errored)
+    )
+    outcome = _decide(
+        stored, golden_set, deployment, identity, metrics, scores, repository, tolerances,
+        prepare_seconds, tuple(warnings), plugin_failures,
+    )  # fmt: skip
+    if isinstance(repository, RunVerdicts):
+        repository.record_verdict(stored.id, _stored_verdict(outcome))
+    manager.hook.evalkit_run_finished(run=stored)
+    return outcome
+
+
+def _decide(
+    run: Run,
+    golden_set: GoldenQuestionSet,
+    deployment: Deployment,
+    identity: RetrievalIdentity,
+    metrics: RetrievalMetrics,
+    scores: Mapping[str, QuestionScore],
+    repository: Any,
+    tolerances: Tolerances,
+    prepare_seconds: float | None,
+    warnings: tuple[str, ...],
+    plugin_failures: tuple[str, ...],
+) -> RetrievalOutcome:
+    """The baseline state and, for a complete comparable run, the comparison."""
+    from .provenance import baseline_state
+
+    outcome = RetrievalOutcome(
+        run=run, question_set=golden_set, deployment=deployment, identity=identity, metrics=metrics,
+        scores=scores, state=UNKNOWN, prepare_seconds=prepare_seconds, warnings=warnings,
+        plugin_failures=plugin_failures,
+    )  # fmt: skip
+    notes: list[str] = []
+    if not isinstance(repository, RetrievalBaselines):
+        return attrs.evolve(
+            outcome, reason="not compared: the configured repository cannot read earlier retrieval runs"
+        )
+    previous = repository.latest_retrieval_run(
+        run.set_identifier, run.retriever or "", deployment=deployment.name, exclude_run_id=run.id
+    )
+    state = baseline_state(identity.benchmark_fingerprint, None if previous is None else stored_benchmark(previous))
+    outcome = attrs.evolve(outcome, state=state, baseline=previous)
+    if run.status is not RunStatus.COMPLETE:
+        return attrs.evolve(
+            outcome,
+            reason=(
+                f"not compared: the run is {run.status.value} ({run.errored_count} errored question(s)), "
+                "so it is never a baseline and is not compared"
+            ),
+        )
+    if state == BASELINE:
+        return attrs.evolve(outcome, reason="no earlier run of this set and retriever in this deployment — recorded as the baseline")
+    if state != COMPARABLE:
+        return attrs.evolve(
+            outcome,
+            reason=f"Regression comparison skipped: benchmark provenance is {state}. The measurement was recorded.",
+        )
+    assert previous is not None
+    treatment = previous.variant_fingerprint != identity.variant_fingerprint
+    if treatment:
+        notes.append("Treatment changed: model, chunking or pipeline identity differs; the benchmark remains comparable.")
+    return attrs.evolve(
+        outcome, comparison=compare(run, previous, tolerances), treatment_changed=treatment, notes=tuple(notes)
+    )
+
+
+def comparison_summary(comparison: Comparison) -> str:
+    """One sentence about a comparison, in hit-rate words."""
+    top1 = float(comparison.pass_rate_delta) * 100
+    top3 = float(comparison.mean_score_delta) * 100
+    if not comparison.regressed:
+        return f"No regression: top-1 hit rate {top1:+.1f} pp, top-3 hit rate {top3:+.1f} pp versus run {comparison.baseline_id}."
+    parts = []
+    if comparison.pass_rate_regressed:
+        parts.append(f"top-1 hit rate dropped {-top1:.1f} pp")
+    if comparison.mean_score_regressed:
+        parts.append(f"top-3 hit rate dropped {-top3:.1f} pp")
+    return f"Regression: {' and '.join(parts)} beyond the configured tolerance (baseline run {comparison.baseline_id})."
+
+
+def _stored_verdict(outcome: RetrievalOutcome) -> StoredVerdict:
+    comparison = outcome.comparison
+    if comparison is not None:
+        return StoredVerdict("regressed" if comparison.regressed else "ok", comparison.baseline_id, comparison_summary(comparison))
+    if outcome.state == BASELINE and outcome.run.status is RunStatus.COMPLETE:
+        return StoredVerdict("baseline", None, outcome.reason)
+    return StoredVerdict("not_compared", None, f"baseline state {outcome.state}: {outcome.reason}")
+
