@@ -24,7 +24,10 @@ _EXPORTS = {
     "GoldenQuestionSet": "questions",
     "Grading": "grading",
     "QuestionForm": "questions",
+    "RetrievalOutcome": "retrieval.evaluation",
     "RetrievalProvenance": "questions",
+    "RetrievalProvenanceProvider": "retrieval.contracts",
+    "Retriever": "retrieval.contracts",
     "Run": "runs",
     "CaseResult": "runs",
     "RunOutcome": "evaluation",
@@ -32,6 +35,7 @@ _EXPORTS = {
     "Tolerances": "tolerance",
     "Usage": "answers",
     "Verdict": "evaluation",
+    "evaluate_retrieval": "retrieval.evaluation",
     "evaluate_set": "evaluation",
     "hookimpl": "hooks",
     "validate_prompt_set": "validation",
@@ -63,6 +67,8 @@ if TYPE_CHECKING:
     from .hooks import hookimpl
     from .prompts import Assertion, GoldenPrompt, GoldenPromptSet
     from .questions import GoldenQuestion, GoldenQuestionSet, QuestionForm, RetrievalProvenance
+    from .retrieval.contracts import RetrievalProvenanceProvider, Retriever
+    from .retrieval.evaluation import RetrievalOutcome, evaluate_retrieval
     from .runs import CaseResult, Run
     from .tolerance import Tolerances
     from .validation import validate_prompt_set

@@ -73,7 +73,7 @@ def wait_for_cases(database_url: str, at_least: int, timeout: float = 30.0) -> t
 def test_a_run_killed_with_sigkill_resumes_without_generating_a_finished_case_twice(
     database_url, storage_plugins, project, chat_server, evalkit_cli
 ) -> None:
-    chat_server.delay = 0.05
+    chat_server.delay = 0.1
     configure(project, chat_server.base_url)
     env = environment(storage_plugins, database_url)
     victim = start(project, env)
@@ -120,7 +120,7 @@ def test_a_run_killed_with_sigkill_resumes_without_generating_a_finished_case_tw
 def test_ctrl_c_marks_the_run_interrupted_and_resume_completes_it(
     database_url, storage_plugins, project, chat_server, evalkit_cli
 ) -> None:
-    chat_server.delay = 0.05
+    chat_server.delay = 0.1
     configure(project, chat_server.base_url)
     env = environment(storage_plugins, database_url)
     process = start(project, env)

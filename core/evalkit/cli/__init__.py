@@ -15,7 +15,7 @@ from importlib import import_module
 __all__ = ["main", "build_parser"]
 
 #: Command modules, each with ``register(subparsers)``; their top level imports nothing heavy.
-COMMAND_MODULES = ("run_cmd", "list_cmd", "models_cmd", "history_cmd", "show_cmd", "compare_cmd", "db_cmd")
+COMMAND_MODULES = ("run_cmd", "retrieval_cmd", "list_cmd", "models_cmd", "history_cmd", "show_cmd", "compare_cmd", "db_cmd")
 
 EPILOG = """exit codes: 0 done · 1 gate failed (regression, or not comparable under --fail-on-regression)
             2 bad usage or invalid input (nothing called, nothing stored) · 3 the run could not complete"""

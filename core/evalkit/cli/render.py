@@ -188,6 +188,14 @@ def run_document(run: Run, with_cases: bool = True) -> dict[str, Any]:
         "pass_rate": float(run.pass_rate),
         "mean_score": run.mean_score,
     }
+    if run.retriever is not None:
+        document.update(
+            retriever=run.retriever,
+            deployment=run.deployment,
+            benchmark_fingerprint=run.benchmark_fingerprint,
+            variant_fingerprint=run.variant_fingerprint,
+            provenance=run.provenance,
+        )
     if run.metrics:
         document["metrics"] = run.metrics
     if with_cases:

@@ -51,6 +51,7 @@ from .provenance import (
     MISMATCH,
     UNKNOWN,
     RetrievalIdentity,
+    baseline_state,
     retrieval_identity,
     validate_provenance,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "HIT_AT_1",
     "HIT_AT_3",
     "MIN_LIMIT",
+    "CASE_BATCH",
     "Deployment",
     "RetrievalOutcome",
     "case_from_score",
@@ -83,8 +85,9 @@ HIT_AT_3 = "hit_at_3"
 MIN_LIMIT = 12
 #: Names the deployment when ``--deployment`` is not given.
 DEPLOYMENT_ENV = "EVALKIT_DEPLOYMENT"
-#: Cases are committed in batches of this many, or every ``_FLUSH_S`` seconds, whichever comes first.
-_BATCH = 256
+#: Cases are committed in batches of this many, or every ``_FLUSH_S`` seconds, whichever comes first
+#: (a crash loses at most that last batch; the run is then incomplete and never a baseline).
+CASE_BATCH = 256
 _FLUSH_S = 0.25
 _PROVENANCE_FIELDS = ("corpus_revision", "model_revision", "chunking_identity", "pipeline_identity")
 
@@ -377,14 +380,16 @@ def _answers(
 # -- the run ------------------------------------------------------------------------------------
 
 
-def _load_question_set(question_set: str | GoldenQuestionSet) -> tuple[GoldenQuestionSet, SourcedSet | None]:
+def _load_question_set(
+    question_set: str | GoldenQuestionSet | SourcedSet,
+) -> tuple[GoldenQuestionSet, SourcedSet | None]:
     if isinstance(question_set, GoldenQuestionSet):
         return question_set, None
-    sourced = question_set_catalog().get(question_set)
+    sourced = question_set if isinstance(question_set, SourcedSet) else question_set_catalog().get(question_set)
     if not isinstance(sourced.set, GoldenQuestionSet):
         raise PluginError(
             f"golden question set provider {sourced.record.describe()} returned {type(sourced.set).__name__} "
-            f'for "{question_set}", not a GoldenQuestionSet',
+            f'for "{getattr(sourced.set, "identifier", "?")}", not a GoldenQuestionSet',
             group=sourced.record.group,
             name=sourced.record.name,
             distribution=sourced.record.distribution,
@@ -404,7 +409,8 @@ def _create_retriever(record: registry.PluginRecord, factory: Any, deployment: D
         raise
     if not isinstance(retriever, Retriever):
         raise PluginError(
-            f"retriever {record.describe()} made a {type(retriever).__name__}, which has no retrieve(question, limit)",
+            f"retriever {record.describe()}: its factory returned {type(retriever).__name__!r}, "
+            "which has no retrieve(question, limit) method",
             group=record.group,
             name=record.name,
             distribution=record.distribution,
@@ -412,17 +418,16 @@ def _create_retriever(record: registry.PluginRecord, factory: Any, deployment: D
     return retriever
 
 
-def _declared_provenance(retriever: Any, retriever_id: str) -> tuple[RetrievalProvenance | None, list[str]]:
+def _identity(golden_set: GoldenQuestionSet, retriever: Any, retriever_id: str, k: int) -> RetrievalIdentity:
+    """The run's identity from the retriever's declaration, taken once; a raising or invalid one is unknown."""
     if not isinstance(retriever, RetrievalProvenanceProvider):
-        return None, []
+        return retrieval_identity(golden_set, None, k)
     try:
         declared = retriever.provenance()
     except Exception as exc:
-        return None, [f'retriever "{retriever_id}": provenance() raised {type(exc).__name__}: {exc}']
-    problems = validate_provenance(declared)
-    if problems:
-        return None, [f'retriever "{retriever_id}": {p}' for p in problems]
-    return declared, []
+        problem = f'retriever "{retriever_id}": provenance() raised {type(exc).__name__}: {exc}'
+        return attrs.evolve(retrieval_identity(golden_set, None, k), problems=(problem,))
+    return retrieval_identity(golden_set, declared, k)
 
 
 def _prepare(retriever: Any, retriever_id: str) -> float | None:
@@ -444,7 +449,7 @@ def _close(retriever: Any) -> None:
 
 
 def evaluate_retrieval(
-    question_set: str | GoldenQuestionSet,
+    question_set: str | GoldenQuestionSet | SourcedSet,
     retriever: str,
     *,
     deployment: str | None = None,
@@ -462,7 +467,8 @@ def evaluate_retrieval(
 ) -> RetrievalOutcome:
     """Ask every question of a golden question set, store the run and compare it with its predecessor.
 
-    ``question_set`` is an identifier (or the set itself), ``retriever`` an ``evalkit.retrievers``
+    ``question_set`` is an identifier (or the set itself, or a catalog entry whose provider may
+    ship default deployments), ``retriever`` an ``evalkit.retrievers``
     entry-point name, created with the options of ``deployment`` (else ``$EVALKIT_DEPLOYMENT``,
     else none; see :func:`resolve_deployment`). Refused before the retriever is created and before
     anything is stored, in this order: an unknown set, an unknown retriever, an invalid set, a bad
@@ -498,14 +504,13 @@ def evaluate_retrieval(
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
     instance = _create_retriever(record, factory, chosen, config)
     try:
-        declared, warnings = _declared_provenance(instance, retriever)
-        identity = retrieval_identity(golden_set, declared, k)
+        identity = _identity(golden_set, instance, retriever, k)
         prepare_seconds = _prepare(instance, retriever)
         repository = open_repository(resolve_database_url(database, config, cwd))
         try:
             return _run(
                 golden_set, retriever, instance, chosen, identity, repository, tolerances, k, privacy, label,
-                concurrency, manager, on_start, on_case, prepare_seconds, warnings,
+                concurrency, manager, on_start, on_case, prepare_seconds,
                 tuple(f.error for f in hook_failures),
             )
         finally:
@@ -532,7 +537,6 @@ def _run(
     on_start: Callable[[Run, int], None] | None,
     on_case: Callable[[CaseResult], None] | None,
     prepare_seconds: float | None,
-    warnings: list[str],
     plugin_failures: tuple[str, ...],
 ) -> RetrievalOutcome:
     from evalkit.runner import new_run_id
@@ -588,7 +592,7 @@ def _run(
                 scores[question.id] = score
                 case = case_from_score(score, k)
             pending.append(case)
-            if len(pending) >= _BATCH or time.perf_counter() - flushed >= _FLUSH_S:
+            if len(pending) >= CASE_BATCH or time.perf_counter() - flushed >= _FLUSH_S:
                 flush()
             manager.hook.evalkit_case_graded(run=header, case=case)
             if on_case is not None:
@@ -599,6 +603,7 @@ def _run(
         if isinstance(repository, ResumableRuns):
             repository.mark_status(header.id, RunStatus.INTERRUPTED.value)
         raise
+    warnings = []
     if over_limit:
         warnings.append(
             f'retriever "{retriever_id}" returned more than limit={limit} ids for {len(over_limit)} question(s) '
@@ -633,8 +638,6 @@ def _decide(
     plugin_failures: tuple[str, ...],
 ) -> RetrievalOutcome:
     """The baseline state and, for a complete comparable run, the comparison."""
-    from .provenance import baseline_state
-
     outcome = RetrievalOutcome(
         run=run, question_set=golden_set, deployment=deployment, identity=identity, metrics=metrics,
         scores=scores, state=UNKNOWN, prepare_seconds=prepare_seconds, warnings=warnings,

@@ -205,18 +205,18 @@ class SqlRepository:
             return
         rows = [self._case_row(run_id, case, privacy) for case in cases]
         sql, columns = self._case_upsert()
-        params = [tuple(row[name] for name in columns) + (True,) for row in rows]
+        values = [tuple(row[name] for name in columns) for row in rows]
         with self._atomic():
             # One prepared statement for the batch: building it through the query builder per row
             # cost more CPU than everything else a case needs.
             cursor = self.db.cursor()
             if self.is_sqlite:
-                cursor.executemany(sql, params)
+                cursor.executemany(sql, [row + (True,) for row in values])
             else:
-                # psycopg2's executemany makes one round trip per row; execute_batch sends pages.
-                from psycopg2.extras import execute_batch
+                # psycopg2's executemany is a round trip per row; one multi-row INSERT per page.
+                from psycopg2.extras import execute_values
 
-                execute_batch(cursor, sql, params, page_size=256)
+                execute_values(cursor, sql, values, page_size=256)
 
     def _case_upsert(self) -> tuple[str, tuple[str, ...]]:
         cached = getattr(self, "_case_upsert_sql", None)
@@ -230,10 +230,11 @@ class SqlRepository:
             param = self.db.param
             quoted = ", ".join('"' + n + '"' for n in names)
             updates = ", ".join('"' + n + '" = EXCLUDED."' + n + '"' for n in replaced)
-            placeholders = ", ".join(param for _ in names)
+            placeholders = f"({', '.join(param for _ in names)})" if self.is_sqlite else "%s"
+            errored = param if self.is_sqlite else "true"
             sql = (
-                f'INSERT INTO "{table}" ({quoted}) VALUES ({placeholders}) '
-                f'ON CONFLICT ("run_id", "case_id") DO UPDATE SET {updates} WHERE "{table}"."errored" = {param}'
+                f'INSERT INTO "{table}" ({quoted}) VALUES {placeholders} '
+                f'ON CONFLICT ("run_id", "case_id") DO UPDATE SET {updates} WHERE "{table}"."errored" = {errored}'
             )
             cached = self._case_upsert_sql = (sql, columns)
         return cached

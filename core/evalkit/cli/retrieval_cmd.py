@@ -1,0 +1,320 @@
+"""``evalkit retrieval SET RETRIEVER``: measure a retriever against a golden question set, store it, compare it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import add_store_options, add_tolerance_options
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``retrieval`` command."""
+    parser = subparsers.add_parser(
+        "retrieval",
+        help="measure a retriever against a golden question set and flag regressions",
+        description=(
+            "Ask RETRIEVER every question of SET, score the rankings (top-1/top-3 hit rates, MRR, recall@k, "
+            "nDCG@k, latency), store the run and compare it with the previous run of the same set and retriever "
+            "in the same deployment when both declare the same benchmark (corpus, labels, scoring protocol)."
+        ),
+        epilog=(
+            "baseline states: baseline (first known run) · comparable (same benchmark; compared) · "
+            "mismatch (corpus or labels changed) · unknown (provenance missing or invalid). "
+            "With --fail-on-regression, mismatch and unknown exit 1 as well."
+        ),
+    )
+    parser.add_argument("set", metavar="SET", help="golden question set identifier (see `evalkit list`)")
+    parser.add_argument("retriever", metavar="RETRIEVER", help="retriever id, an evalkit.retrievers entry point (e.g. evalkit.lexical)")
+    parser.add_argument(
+        "--deployment", metavar="NAME",
+        help='whose retriever options to use: [deployments.NAME.retrievers."ID"] in the configuration, or a '
+        "deployment the set's provider ships (default: EVALKIT_DEPLOYMENT, else none)",
+    )
+    parser.add_argument("--k", type=_positive_int, default=10, metavar="N", help="cut-off of recall@k and nDCG@k (default 10)")
+    parser.add_argument(
+        "--concurrency", type=_positive_int, default=1, metavar="N",
+        help="questions in flight at once (default 1; more only for thread-safe retrievers behind a network)",
+    )
+    parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)")
+    parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run")
+    add_tolerance_options(parser, "max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
+    add_store_options(parser)
+    parser.set_defaults(handler=handle)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Refuse what is wrong (set, retriever, tolerances — in that order), run, render, return the exit code."""
+    from .. import registry
+    from ..catalog import question_set_catalog
+    from ..config import load_config
+    from ..retrieval.evaluation import evaluate_retrieval
+    from ..tolerance import Tolerances
+    from .common import console, database_url, print_json
+    from .render import ProgressDisplay
+
+    config = load_config(args.config)
+    sourced = question_set_catalog().get(args.set)
+    registry.find("evalkit.retrievers", args.retriever)
+    tolerances = Tolerances.parse(args.max_top1_drop, args.max_top3_drop, names=("max-top1-drop", "max-top3-drop"))
+    progress = ProgressDisplay(enabled=not args.json)
+    try:
+        outcome = evaluate_retrieval(
+            sourced,
+            args.retriever,
+            deployment=args.deployment,
+            config=config,
+            database=database_url(args, config),
+            tolerances=tolerances,
+            k=args.k,
+            privacy=args.privacy,
+            label=args.label,
+            concurrency=args.concurrency,
+            on_start=progress.start,
+            on_case=progress.advance,
+        )
+    finally:
+        progress.stop()
+    if args.json:
+        print_json(outcome_document(outcome))
+    else:
+        render_outcome(console(), outcome)
+    return outcome.exit_code(args.fail_on_regression)
+
+
+def _hit(value: bool) -> str:
+    return "hit" if value else "[red]MISS[/red]"
+
+
+def _percent(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def render_outcome(out: Any, outcome: Any) -> None:
+    """The human report: questions, rates, breakdowns, provenance, baseline state, regression check."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    run = outcome.run
+    metrics = outcome.metrics
+    k = metrics.k
+    out.print(f"[bold]Retrieval evaluation: {escape(run.set_identifier)} vs {escape(run.retriever or '')}[/bold]  (run {run.id})")
+    for warning in outcome.warnings:
+        out.print(f"[yellow]warning: {escape(warning)}[/yellow]")
+    for failure in outcome.plugin_failures:
+        out.print(f"[yellow]warning: {escape(failure)}[/yellow]")
+    table = Table(show_edge=False, pad_edge=False)
+    columns = (("Question", "left"), ("Form", "left"), ("Hard class", "left"), ("Top-1", "left"), ("Top-3", "left"), ("RR", "right"), ("Latency (ms)", "right"))
+    for column, justify in columns:
+        table.add_column(column, justify=justify, overflow="fold")
+    cases = run.case_map()
+    for question in outcome.question_set.questions:
+        score = outcome.scores.get(question.id)
+        hard = escape(question.hard_class) if question.hard_class else "-"
+        case = cases.get(question.id)
+        if score is None:
+            latency = f"{case.latency_s * 1000:.1f}" if case is not None else "-"
+            table.add_row(escape(question.id), question.form.value, hard, "ERROR", "ERROR", "-", latency)
+            continue
+        table.add_row(
+            escape(question.id), question.form.value, hard, _hit(score.hit_at_1), _hit(score.hit_at_3),
+            f"{score.reciprocal_rank:.3f}", f"{score.latency_s * 1000:.1f}",
+        )  # fmt: skip
+    out.print(table)
+    errors = [c for c in run.cases if c.errored]
+    if errors:
+        out.print(f"[red]Errored questions ({len(errors)}):[/red]")
+        for case in errors:
+            out.print(f"  - {case.error}", markup=False)
+    out.print()
+    deployment = outcome.deployment
+    where = f"{deployment.name} ({deployment.source})" if deployment.name else "(none: the retriever got no options)"
+    out.print(f"Retriever:      {run.retriever}", markup=False)
+    out.print(f"Deployment:     {where}", markup=False)
+    out.print(f"Status:         {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
+    n = metrics.question_count
+    out.print(f"Top-1 hit rate: {_percent(metrics.top1_hit_rate)} ({metrics.top1_hits}/{n})")
+    out.print(f"Top-3 hit rate: {_percent(metrics.top3_hit_rate)} ({metrics.top3_hits}/{n})")
+    if run.errored_count:
+        out.print(f"                (rates over the {n} scored question(s); {run.errored_count} errored)")
+    out.print(f"MRR:            {metrics.mrr:.3f}")
+    out.print(f"{f'Recall@{k}:':<16}{metrics.recall_at_k:.3f}")
+    out.print(f"{f'nDCG@{k}:':<16}{metrics.ndcg_at_k:.3f}")
+    out.print(f"Latency:        p50 {metrics.latency_p50_s * 1000:.1f} ms, p95 {metrics.latency_p95_s * 1000:.1f} ms")
+    if outcome.prepare_seconds is not None:
+        out.print(f"Prepared in:    {outcome.prepare_seconds:.2f} s (not counted as latency)")
+    _render_breakdown(out, "By form", metrics.by_form, k)
+    _render_breakdown(out, "By hard class", metrics.by_hard_class, k)
+    _render_provenance(out, outcome)
+    _render_regression(out, outcome)
+
+
+def _render_breakdown(out: Any, title: str, groups: Any, k: int) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    if not groups:
+        return
+    out.print()
+    out.print(f"[bold]{title}[/bold]")
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("Class", "Questions", "Top-1", "Top-3", "MRR", f"Recall@{k}", f"nDCG@{k}"):
+        table.add_column(column, justify="left" if column == "Class" else "right")
+    for name, b in groups.items():
+        table.add_row(
+            escape(name), str(b.questions), _percent(b.top1_hit_rate), _percent(b.top3_hit_rate),
+            f"{b.mrr:.3f}", f"{b.recall_at_k:.3f}", f"{b.ndcg_at_k:.3f}",
+        )  # fmt: skip
+    out.print(table)
+
+
+_PROVENANCE_LABELS = (
+    ("corpus_revision", "Corpus revision:    "),
+    ("model_revision", "Model revision:     "),
+    ("chunking_identity", "Chunking identity:  "),
+    ("pipeline_identity", "Pipeline identity:  "),
+    ("execution_revision", "Execution revision: "),
+)
+
+
+def _render_provenance(out: Any, outcome: Any) -> None:
+    identity = outcome.identity
+    out.print()
+    out.print("[bold]Retrieval provenance[/bold]")
+    if identity.provenance is None:
+        if not identity.problems:
+            out.print("unknown: the retriever declares no provenance")
+        else:
+            out.print("[yellow]unknown: the retriever's declaration cannot be used[/yellow]")
+            for problem in identity.problems:
+                out.print(f"  - {problem}", markup=False, style="yellow")
+    else:
+        for field, label in _PROVENANCE_LABELS:
+            value = getattr(identity.provenance, field)
+            out.print(f"{label}{value if value is not None else 'unknown'}", markup=False)
+    out.print(f"Baseline state: {outcome.state}")
+
+
+def _render_regression(out: Any, outcome: Any) -> None:
+    from ..retrieval.evaluation import comparison_summary
+
+    out.print()
+    out.print("[bold]Regression check (pass rate = top-1 hit rate, mean score = top-3 hit rate)[/bold]")
+    comparison = outcome.comparison
+    if comparison is None:
+        out.print(f"[yellow]{outcome.reason}[/yellow]" if outcome.state != "baseline" or outcome.run.errored_count else outcome.reason)
+        return
+    for note in outcome.notes:
+        out.print(f"[yellow]{note}[/yellow]")
+    if comparison.regressed_cases:
+        out.print(f"[red]Top-1 hit in run {comparison.baseline_id}, miss now ({len(comparison.regressed_cases)}):[/red]")
+        for case_id in comparison.regressed_cases:
+            out.print(f"  - {case_id}", markup=False)
+    if comparison.fixed_cases:
+        out.print(f"Top-1 hit now, missed in run {comparison.baseline_id}: {', '.join(comparison.fixed_cases)}", markup=False)
+    style = "red" if comparison.regressed else "green"
+    out.print(f"[{style}]{comparison_summary(comparison)}[/{style}]")
+    flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
+    if flips:
+        out.print(
+            f"Flipped questions: {len(comparison.regressed_cases)} lost, {len(comparison.fixed_cases)} gained a top-1 hit "
+            f"(exact McNemar p = {comparison.mcnemar_p:.3g}" + ("; too few flips to call a trend)" if comparison.mcnemar_p >= 0.05 else ")")
+        )
+    if comparison.regressed:
+        out.print("[red]Retrieval regression detected against the previous run.[/red]")
+
+
+def outcome_document(outcome: Any) -> dict[str, Any]:
+    """The ``--json`` document: every question's ranking and metrics, the run metrics, provenance and verdict."""
+    import attrs
+
+    from ..retrieval.evaluation import comparison_summary, retrieval_limit
+
+    run = outcome.run
+    identity = outcome.identity
+    cases = run.case_map()
+    questions = []
+    for question in outcome.question_set.questions:
+        score = outcome.scores.get(question.id)
+        case = cases.get(question.id)
+        entry: dict[str, Any] = {
+            "id": question.id,
+            "form": question.form.value,
+            "hard_class": question.hard_class,
+            "expected_ids": list(question.expected_document_ids),
+        }
+        if score is not None:
+            entry.update(
+                ranked_ids=list(score.ranked_ids),
+                hit_at_1=score.hit_at_1,
+                hit_at_3=score.hit_at_3,
+                reciprocal_rank=score.reciprocal_rank,
+                recall_at_k=score.recall_at_k,
+                ndcg_at_k=score.ndcg_at_k,
+                latency_ms=round(score.latency_s * 1000, 3),
+                error=None,
+            )
+        else:
+            entry.update(error=case.error if case is not None else None, latency_ms=round(case.latency_s * 1000, 3) if case else None)
+        questions.append(entry)
+    comparison = outcome.comparison
+    verdict: dict[str, Any] = {
+        "state": outcome.state,
+        "compared": comparison is not None,
+        "regressed": outcome.regressed,
+        "treatment_changed": outcome.treatment_changed,
+        "reason": comparison_summary(comparison) if comparison is not None else outcome.reason,
+        "baseline_id": outcome.baseline.id if outcome.baseline is not None else None,
+    }
+    if comparison is not None:
+        verdict.update(
+            top1_hit_rate_delta=float(comparison.pass_rate_delta),
+            top3_hit_rate_delta=float(comparison.mean_score_delta),
+            lost_top1_hits=list(comparison.regressed_cases),
+            gained_top1_hits=list(comparison.fixed_cases),
+            added_questions=list(comparison.added_cases),
+            removed_questions=list(comparison.removed_cases),
+            mcnemar_p=comparison.mcnemar_p,
+        )
+    metrics = attrs.asdict(outcome.metrics)
+    metrics["errored_questions"] = run.errored_count
+    return {
+        "run_id": run.id,
+        "kind": run.kind.value,
+        "set": run.set_identifier,
+        "retriever": run.retriever,
+        "deployment": {"name": outcome.deployment.name, "source": outcome.deployment.source},
+        "status": run.status.value,
+        "grader": run.grader,
+        "k": outcome.metrics.k,
+        "limit": retrieval_limit(outcome.metrics.k),
+        "privacy": run.privacy,
+        "label": run.label,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "prepare_seconds": outcome.prepare_seconds,
+        "metrics": metrics,
+        "questions": questions,
+        "provenance": {
+            "declared": attrs.asdict(identity.provenance) if identity.provenance is not None else None,
+            "problems": list(identity.problems),
+            "labels_fingerprint": identity.labels_fingerprint,
+            "benchmark_fingerprint": identity.benchmark_fingerprint,
+            "variant_fingerprint": identity.variant_fingerprint,
+            "scoring_version": identity.scoring_version,
+        },
+        "baseline_state": outcome.state,
+        "verdict": verdict,
+        "warnings": list(outcome.warnings),
+        "notes": list(outcome.notes),
+    }

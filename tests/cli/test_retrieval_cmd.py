@@ -1,0 +1,506 @@
+"""`evalkit retrieval SET RETRIEVER` end to end: real subprocesses, real SQLite files, real installed plugins.
+
+The shipped ``evalkit_stdlib.docs`` set runs with the built-in ``evalkit.lexical`` retriever
+through the set's own ``demo`` deployment; the ``retrievalkit.tiny`` set and the scripted,
+declaring, raising and garbage retrievers come from tests/data/evalkit-retrieval-fixtures.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+FIXTURES = "evalkit-retrieval-fixtures"
+
+#: The fixture distribution's corpus (evalkit_retrieval_fixtures.CORPUS), for evalkit.lexical.
+CORPUS = [
+    {"id": "doc-json", "title": "json.loads", "text": "Deserialize a JSON document string into a Python object."},
+    {"id": "doc-csv", "title": "csv.reader", "text": "Iterate over the rows of a comma separated values file."},
+    {"id": "doc-sleep", "title": "time.sleep", "text": "Suspend execution of the calling thread for some seconds."},
+    {"id": "doc-copy", "title": "shutil.copy", "text": "Copy the contents and permission bits of a file."},
+    {"id": "doc-zip", "title": "zipfile", "text": "Read and write ZIP archive files."},
+]
+#: The questions of retrievalkit.tiny, by id.
+QUESTIONS = {
+    "json": "deserialize a JSON document",
+    "csv": "read rows of a comma separated values file",
+    "nap": "make the program wait a little",
+    "nothing": "quantum chromodynamics lattice",
+}
+PERFECT = {QUESTIONS["json"]: ["doc-json"], QUESTIONS["csv"]: ["doc-csv"], QUESTIONS["nap"]: ["doc-sleep", "doc-json"]}
+
+
+@pytest.fixture(scope="module")
+def index_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One lexical index cache for this module (indexes are keyed by corpus path and content)."""
+    return tmp_path_factory.mktemp("lexical-cache")
+
+
+@pytest.fixture
+def env(plugin_dists, index_cache) -> dict[str, str]:  # noqa: ANN001 - the session fixture
+    """PYTHONPATH with the fixture distribution, and a private cache for lexical indexes."""
+    return {"PYTHONPATH": plugin_dists(FIXTURES), "EVALKIT_CACHE_DIR": str(index_cache)}
+
+
+@pytest.fixture
+def cli(evalkit_cli, env):  # noqa: ANN001, ANN201
+    """``evalkit`` with the fixture distribution installed."""
+
+    def run(*args: str, extra_env: dict[str, str] | None = None, cwd: Path | None = None):  # noqa: ANN202
+        return evalkit_cli(*args, env={**env, **(extra_env or {})}, cwd=cwd)
+
+    return run
+
+
+def toml_value(value: object) -> str:
+    return json.dumps(value)
+
+
+def configure(project: Path, deployments: dict[str, dict[str, dict[str, object]]]) -> None:
+    """Write evalkit.toml with ``[deployments.NAME.retrievers."ID"]`` tables."""
+    lines = []
+    for name, retrievers in deployments.items():
+        for retriever, options in retrievers.items():
+            lines.append(f'[deployments.{name}.retrievers."{retriever}"]')
+            lines.extend(f"{key} = {toml_value(value)}" for key, value in options.items())
+    (project / "evalkit.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_corpus(path: Path, docs: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
+def write_answers(project: Path, table: dict[str, list[str]], name: str = "answers.json") -> str:
+    (project / name).write_text(json.dumps(table), encoding="utf-8")
+    return name
+
+
+def stored(project: Path) -> list[tuple]:
+    db = project / ".evalkit" / "results.db"
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "select id, kind, status, retriever, deployment, grader, passed_count, answered_count, verdict "
+            "from evalkit_run order by started_at, rowid"
+        ).fetchall()
+
+
+# -- the shipped demo ---------------------------------------------------------------------------
+
+
+def test_stdlib_demo_runs_out_of_the_box_and_compares_on_the_second_run(cli, project) -> None:
+    first = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo")
+    assert first.code == 0, first.stderr
+    out = first.stdout
+    assert "Retrieval evaluation: evalkit_stdlib.docs vs evalkit.lexical" in out
+    assert re.search(r"Question\s+┃ Form\s+┃ Hard class\s+┃ Top-1 ┃ Top-3 ┃\s+RR ┃ Latency \(ms\)", out)
+    assert re.search(r"parse-json-string\s+│ match │ near-duplicate\s+│", out)
+    assert re.search(r"nothing-react\s+│ gap\s+│ out-of-scope", out)
+    top1 = re.search(r"Top-1 hit rate: (\d+\.\d)% \((\d+)/61\)", out)
+    top3 = re.search(r"Top-3 hit rate: (\d+\.\d)% \((\d+)/61\)", out)
+    assert top1 and top3 and int(top1.group(2)) <= int(top3.group(2))
+    for line in ("MRR:", "Recall@10:", "nDCG@10:", "Latency:        p50", "By form", "By hard class", "Retrieval provenance"):
+        assert line in out
+    assert re.search(r"Corpus revision:\s+sha256:[0-9a-f]{16}", out)
+    assert re.search(r"Pipeline identity:\s+evalkit\.lexical-fts5-bm25-v1", out)
+    assert "Deployment:     demo (provider evalkit_stdlib.docs (evalkit-set-stdlib" in out
+    assert "Baseline state: baseline" in out
+    assert "recorded as the baseline" in out
+
+    second = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--fail-on-regression")
+    assert second.code == 0, second.stderr
+    assert "Baseline state: comparable" in second.stdout
+    baseline_id = stored(project)[0][0]
+    assert f"No regression: top-1 hit rate +0.0 pp, top-3 hit rate +0.0 pp versus run {baseline_id}." in second.stdout
+    runs = stored(project)
+    assert [r[1:6] for r in runs] == [("retrieval", "complete", "evalkit.lexical", "demo", "retrieval_hit_rate")] * 2
+    assert [r[8] for r in runs] == ["baseline", "ok"]
+    assert runs[0][6] == int(top1.group(2)) and runs[0][7] == 61
+
+
+def test_stdlib_demo_json_has_every_ranking_and_metric(cli) -> None:
+    result = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--json", extra_env={"EVALKIT_DEPLOYMENT": "demo"})
+    assert result.code == 0, result.stderr
+    doc = result.json()
+    assert doc["set"] == "evalkit_stdlib.docs" and doc["retriever"] == "evalkit.lexical"
+    assert doc["deployment"]["name"] == "demo" and doc["k"] == 10 and doc["limit"] == 12
+    questions = doc["questions"]
+    assert len(questions) == 61
+    for q in questions:
+        assert q["error"] is None
+        assert len(q["ranked_ids"]) == len(set(q["ranked_ids"])) <= 10
+        assert 0.0 <= q["ndcg_at_k"] <= 1.0 and 0.0 <= q["recall_at_k"] <= 1.0
+    metrics = doc["metrics"]
+    assert metrics["question_count"] == 61
+    assert metrics["top1_hits"] == sum(q["hit_at_1"] for q in questions)
+    assert metrics["top3_hit_rate"] == pytest.approx(sum(q["hit_at_3"] for q in questions) / 61)
+    assert metrics["mrr"] == pytest.approx(sum(q["reciprocal_rank"] for q in questions) / 61)
+    assert set(metrics["by_form"]) == {"match", "gap"}
+    assert {"near-duplicate", "specific-vs-general", "normal", "out-of-scope"} <= set(metrics["by_hard_class"])
+    assert sum(b["questions"] for b in metrics["by_form"].values()) == 61
+    assert doc["provenance"]["declared"]["corpus_revision"].startswith("sha256:")
+    assert doc["provenance"]["benchmark_fingerprint"].startswith("v1:")
+    assert doc["baseline_state"] == "baseline" and doc["verdict"]["compared"] is False
+    for q in (q for q in questions if not q["expected_ids"]):
+        assert q["hit_at_1"] == (q["ranked_ids"] == [])
+
+
+# -- refusals -----------------------------------------------------------------------------------
+
+
+def test_unknown_set_retriever_and_deployment_exit_2_listing_the_known_ones(cli, project) -> None:
+    unknown_set = cli("retrieval", "nope.set", "evalkit.lexical")
+    assert unknown_set.code == 2
+    assert 'Unknown golden question set "nope.set". Available sets:' in unknown_set.stderr
+    assert "evalkit_stdlib.docs" in unknown_set.stderr and "retrievalkit.tiny" in unknown_set.stderr
+
+    unknown_retriever = cli("retrieval", "retrievalkit.tiny", "nope.retriever")
+    assert unknown_retriever.code == 2
+    assert 'Unknown retriever "nope.retriever". Available retrievers: evalkit.lexical, fixtures.declaring' in unknown_retriever.stderr
+
+    configure(project, {"staging": {"evalkit.lexical": {"corpus": "corpus.jsonl"}}})
+    unknown_deployment = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "prod")
+    assert unknown_deployment.code == 2
+    assert 'Unknown deployment "prod" (--deployment prod). Known deployments: demo, staging' in unknown_deployment.stderr
+    from_env = cli("retrieval", "retrievalkit.tiny", "evalkit.lexical", extra_env={"EVALKIT_DEPLOYMENT": "qa"})
+    assert from_env.code == 2 and 'Unknown deployment "qa" (EVALKIT_DEPLOYMENT=qa). Known deployments: staging' in from_env.stderr
+
+    wrong_retriever = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "staging")
+    assert wrong_retriever.code == 2
+    assert 'deployment "staging" has no options for retriever "fixtures.raising" (it configures: evalkit.lexical)' in wrong_retriever.stderr
+
+    no_options = cli("retrieval", "retrievalkit.tiny", "evalkit.lexical")
+    assert no_options.code == 2
+    assert "No deployment was chosen" in no_options.stderr and "--deployment NAME (configured: staging)" in no_options.stderr
+
+    not_a_retriever = cli("retrieval", "retrievalkit.tiny", "fixtures.not_a_retriever")
+    assert not_a_retriever.code == 2 and "has no retrieve(question, limit) method" in not_a_retriever.stderr
+    assert stored(project) == []
+
+
+def test_unquoted_dotted_retriever_id_gets_a_hint(cli, project) -> None:
+    (project / "evalkit.toml").write_text('[deployments.demo2.retrievers.evalkit.lexical]\ncorpus = "c.jsonl"\n')
+    result = cli("retrieval", "retrievalkit.tiny", "evalkit.lexical", "--deployment", "demo2")
+    assert result.code == 2
+    assert 'quote an id with dots in the table name: [deployments.demo2.retrievers."evalkit.lexical"]' in result.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "-inf", "1.01", "", "1e309"])
+def test_bad_tolerances_exit_2_before_anything_runs_or_is_stored(cli, project, value) -> None:
+    result = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", f"--max-top3-drop={value}")
+    assert result.code == 2
+    assert 'Option "--max-top3-drop" must be a finite number in 0..1' in result.stderr
+    assert not (project / ".evalkit").exists()
+
+
+def test_refusals_come_in_order_set_retriever_tolerances_set_rules(cli, project) -> None:
+    both = cli("retrieval", "nope.set", "nope.retriever", "--max-top1-drop", "nan")
+    assert both.code == 2 and "Unknown golden question set" in both.stderr
+    retriever_first = cli("retrieval", "retrievalkit.broken", "nope.retriever", "--max-top1-drop", "nan")
+    assert retriever_first.code == 2 and "Unknown retriever" in retriever_first.stderr
+    tolerance_first = cli("retrieval", "retrievalkit.broken", "fixtures.raising", "--max-top1-drop", "nan")
+    assert tolerance_first.code == 2 and '"--max-top1-drop"' in tolerance_first.stderr
+    invalid = cli("retrieval", "retrievalkit.broken", "fixtures.raising", "--max-top1-drop", "-0.0", "--max-top3-drop", "1e-1")
+    assert invalid.code == 2
+    assert "the set is invalid (4 problem(s))" in invalid.stderr
+    assert 'question set "retrievalkit.broken", question "twice": field id is used by more than one question' in invalid.stderr
+    assert not (project / ".evalkit").exists()
+
+
+# -- baseline states ----------------------------------------------------------------------------
+
+
+def test_every_baseline_state_with_the_lexical_retriever(cli, project) -> None:
+    corpus = write_corpus(project / "corpus.jsonl", CORPUS)
+    configure(project, {"local": {"evalkit.lexical": {"corpus": "corpus.jsonl"}}})
+    args = ("retrieval", "retrievalkit.tiny", "evalkit.lexical", "--deployment", "local", "--fail-on-regression")
+
+    first = cli(*args, "--json")
+    assert first.code == 0, first.stderr
+    doc = first.json()
+    assert doc["baseline_state"] == "baseline"
+    assert {q["id"]: (q["hit_at_1"], q["ranked_ids"][:1]) for q in doc["questions"]} == {
+        "json": (True, ["doc-json"]),
+        "csv": (True, ["doc-csv"]),
+        "nap": (False, []),
+        "nothing": (True, []),
+    }
+    assert doc["metrics"]["by_hard_class"]["out-of-scope"]["top1_hit_rate"] == 1.0
+
+    second = cli(*args)
+    assert second.code == 0 and "Baseline state: comparable" in second.stdout
+    assert "Treatment changed" not in second.stdout
+
+    write_corpus(corpus, [*CORPUS, {"id": "doc-extra", "text": "An added document about nothing in particular."}])
+    changed = cli(*args)
+    assert changed.code == 1
+    assert "Baseline state: mismatch" in changed.stdout
+    assert "Regression comparison skipped: benchmark provenance is mismatch. The measurement was recorded." in changed.stdout
+    assert "No regression" not in changed.stdout
+    lenient = cli(*args[:-1])
+    assert lenient.code == 0 and "Baseline state: comparable" in lenient.stdout
+
+    runs = stored(project)
+    assert len(runs) == 4 and {r[2] for r in runs} == {"complete"}
+    assert [r[8] for r in runs] == ["baseline", "ok", "not_compared", "ok"]
+
+
+def test_a_retriever_without_provenance_is_unknown_and_fails_the_strict_gate(cli, project) -> None:
+    answers = write_answers(project, PERFECT)
+    configure(project, {"local": {"fixtures.scripted": {"answers": answers}}})
+    args = ("retrieval", "retrievalkit.tiny", "fixtures.scripted", "--deployment", "local")
+    strict = cli(*args, "--fail-on-regression")
+    assert strict.code == 1
+    assert "unknown: the retriever declares no provenance" in strict.stdout
+    assert "Baseline state: unknown" in strict.stdout
+    assert "Regression comparison skipped: benchmark provenance is unknown. The measurement was recorded." in strict.stdout
+    lenient = cli(*args)
+    assert lenient.code == 0 and "Baseline state: unknown" in lenient.stdout
+    assert "Top-1 hit rate: 100.0% (4/4)" in lenient.stdout
+    assert len(stored(project)) == 2
+
+
+def test_invalid_provenance_is_unknown_and_so_is_the_run_after_it(cli, project) -> None:
+    answers = write_answers(project, PERFECT)
+    declared = {"answers": answers, "corpus_revision": "corpus-v1"}
+    configure(
+        project,
+        {
+            "bad": {"fixtures.declaring": {**declared, "corpus_revision": "https://user:secret@host/v1"}},
+            "na": {"fixtures.declaring": {**declared, "pipeline_identity": "not-applicable"}},
+        },
+    )
+    bad = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "bad", "--json")
+    assert bad.code == 0
+    doc = bad.json()
+    assert doc["baseline_state"] == "unknown" and doc["provenance"]["declared"] is None
+    assert any("corpus_revision" in p for p in doc["provenance"]["problems"])
+    assert "secret" not in bad.stdout
+    na = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "na")
+    assert "must declare an applicable revision" in na.stdout and "Baseline state: unknown" in na.stdout
+
+    # The previous run of a deployment recorded no benchmark: the next known run is unknown, then comparable.
+    configure(project, {"bad": {"fixtures.declaring": declared}})
+    after_unknown = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "bad", "--fail-on-regression")
+    assert after_unknown.code == 1 and "Baseline state: unknown" in after_unknown.stdout
+    assert "Corpus revision:    corpus-v1" in after_unknown.stdout
+    again = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "bad", "--fail-on-regression")
+    assert again.code == 0 and "Baseline state: comparable" in again.stdout
+
+
+def test_treatment_change_stays_comparable_and_execution_revision_changes_nothing(cli, project) -> None:
+    answers = write_answers(project, PERFECT)
+    base = {"answers": answers, "model_revision": "embed-v1", "execution_revision": "build-1"}
+    args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--fail-on-regression", "--json")
+
+    configure(project, {"x": {"fixtures.declaring": base}})
+    first = cli(*args).json()
+    configure(project, {"x": {"fixtures.declaring": {**base, "execution_revision": "build-2"}}})
+    rerun = cli(*args)
+    assert rerun.code == 0
+    second = rerun.json()
+    assert second["baseline_state"] == "comparable" and second["verdict"]["treatment_changed"] is False
+    assert second["provenance"]["benchmark_fingerprint"] == first["provenance"]["benchmark_fingerprint"]
+    assert second["provenance"]["variant_fingerprint"] == first["provenance"]["variant_fingerprint"]
+    assert second["provenance"]["declared"]["execution_revision"] == "build-2"
+
+    configure(project, {"x": {"fixtures.declaring": {**base, "model_revision": "embed-v2"}}})
+    treated = cli(*args[:-1])
+    assert treated.code == 0
+    assert "Baseline state: comparable" in treated.stdout
+    assert "Treatment changed: model, chunking or pipeline identity differs; the benchmark remains comparable." in treated.stdout
+    assert "No regression: top-1 hit rate +0.0 pp" in treated.stdout
+
+
+def test_a_regression_fails_the_gate_only_beyond_the_tolerances(cli, project) -> None:
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
+    args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x")
+    assert cli(*args).code == 0
+    worse = {**PERFECT, QUESTIONS["json"]: ["doc-csv", "doc-zip", "doc-copy", "doc-json"]}
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, worse)}}})
+
+    gated = cli(*args, "--fail-on-regression")
+    assert gated.code == 1
+    assert "Top-1 hit in run" in gated.stdout and "  - json" in gated.stdout
+    assert "Regression: top-1 hit rate dropped 25.0 pp and top-3 hit rate dropped 25.0 pp" in gated.stdout
+    assert "Retrieval regression detected against the previous run." in gated.stdout
+
+    # The previous run is now the regressed one; tolerate a drop of exactly 25 pp against a fresh baseline.
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
+    assert cli(*args).code == 0
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, worse)}}})
+    tolerated = cli(*args, "--fail-on-regression", "--max-top1-drop", "0.25", "--max-top3-drop", "2.5e-1", "--json")
+    assert tolerated.code == 0, tolerated.stdout
+    verdict = tolerated.json()["verdict"]
+    assert verdict["regressed"] is False and verdict["top1_hit_rate_delta"] == -0.25
+    assert verdict["lost_top1_hits"] == ["json"]
+    ungated = cli(*args)
+    assert ungated.code == 0
+
+
+def test_changing_k_changes_the_benchmark(cli, project) -> None:
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
+    args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--json")
+    assert cli(*args).json()["baseline_state"] == "baseline"
+    five = cli(*args, "--k", "5").json()
+    assert five["k"] == 5 and five["limit"] == 12 and five["metrics"]["k"] == 5
+    assert five["baseline_state"] == "mismatch"
+    twenty = cli(*args, "--k", "20").json()
+    assert twenty["limit"] == 20 and twenty["baseline_state"] == "mismatch"
+    assert cli(*args, "--k", "0").code == 2
+
+
+# -- deployments --------------------------------------------------------------------------------
+
+
+def test_two_deployments_are_stored_apart_and_have_separate_baselines(cli, project, tmp_path) -> None:
+    write_corpus(project / "staging.jsonl", CORPUS)
+    write_corpus(project / "production.jsonl", [d for d in CORPUS if d["id"] != "doc-csv"])
+    configure(
+        project,
+        {
+            "staging": {"evalkit.lexical": {"corpus": "staging.jsonl"}},
+            "production": {"evalkit.lexical": {"corpus": "production.jsonl"}},
+        },
+    )
+    args = ("retrieval", "retrievalkit.tiny", "evalkit.lexical", "--fail-on-regression", "--json")
+    staging = cli(*args, "--deployment", "staging").json()
+    production = cli(*args, extra_env={"EVALKIT_DEPLOYMENT": "production"}).json()
+    assert staging["baseline_state"] == production["baseline_state"] == "baseline"
+    assert staging["metrics"]["top1_hits"] == 3 and production["metrics"]["top1_hits"] == 2
+    assert staging["provenance"]["benchmark_fingerprint"] != production["provenance"]["benchmark_fingerprint"]
+    # --deployment wins over the environment.
+    again = cli(*args, "--deployment", "staging", extra_env={"EVALKIT_DEPLOYMENT": "production"})
+    assert again.code == 0 and again.json()["baseline_state"] == "comparable"
+    assert again.json()["verdict"]["baseline_id"] == staging["run_id"]
+    assert [(r[3], r[4]) for r in stored(project)] == [
+        ("evalkit.lexical", "staging"), ("evalkit.lexical", "production"), ("evalkit.lexical", "staging"),
+    ]  # fmt: skip
+
+    # Relative corpus paths are relative to the configuration file, not the working directory.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    remote = cli(
+        "retrieval", "retrievalkit.tiny", "evalkit.lexical", "--deployment", "production", "--json",
+        "--config", str(project / "evalkit.toml"), "--database", f"sqlite:///{project / '.evalkit' / 'results.db'}",
+        cwd=elsewhere,
+    )  # fmt: skip
+    assert remote.code == 0, remote.stderr
+    assert remote.json()["baseline_state"] == "comparable"
+
+
+def test_a_configured_deployment_replaces_the_providers_of_the_same_name(cli, project) -> None:
+    configure(project, {"demo": {"evalkit.lexical": {"corpus": "missing.jsonl"}}})
+    result = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo")
+    assert result.code == 2
+    assert "missing.jsonl" in result.stderr and "does not exist" in result.stderr
+
+
+# -- retrievers that misbehave ------------------------------------------------------------------
+
+
+def test_a_raising_retriever_makes_an_incomplete_run_naming_retriever_and_question(cli, project) -> None:
+    configure(project, {"x": {"fixtures.raising": {"fail_on": "rows"}}})
+    result = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "x", "--json")
+    assert result.code == 3
+    doc = result.json()
+    assert doc["status"] == "incomplete" and doc["metrics"]["errored_questions"] == 1
+    errors = {q["id"]: q["error"] for q in doc["questions"]}
+    assert errors["csv"] == 'retriever "fixtures.raising" raised ConnectionError on question "csv": search backend unreachable'
+    assert errors["json"] is None and doc["metrics"]["question_count"] == 3
+    assert doc["verdict"]["compared"] is False and "incomplete" in doc["verdict"]["reason"]
+
+    text = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "x")
+    assert text.code == 3
+    assert "Errored questions (1):" in text.stdout
+    assert "(rates over the 3 scored question(s); 1 errored)" in text.stdout
+    # An incomplete run is never a baseline: a later complete run has no predecessor.
+    configure(project, {"x": {"fixtures.raising": {"fail_on": "no question has this"}}})
+    complete = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "x", "--fail-on-regression")
+    assert complete.code == 0 and "Baseline state: baseline" in complete.stdout
+    assert [r[2] for r in stored(project)] == ["incomplete", "incomplete", "complete"]
+
+
+def test_a_provenance_declaration_that_raises_makes_the_run_unknown(cli, project) -> None:
+    configure(project, {"x": {"fixtures.raising": {"fail_on": "no question has this", "fail_provenance": True}}})
+    result = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "x", "--fail-on-regression")
+    assert result.code == 1
+    assert 'retriever "fixtures.raising": provenance() raised RuntimeError: revision service down' in result.stdout
+    assert "Baseline state: unknown" in result.stdout and "Top-1 hit rate: 25.0% (1/4)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"),
+    [
+        ("non-string", "a retriever returned a document id that is not a string: 42"),
+        ("string", "returned str 'doc-json', not a list of document ids"),
+        ("dict", "returned dict"),
+    ],
+)
+def test_garbage_from_a_retriever_is_an_error_naming_it(cli, project, mode, message) -> None:
+    configure(project, {"x": {"fixtures.garbage": {"mode": mode}}})
+    result = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "x")
+    assert result.code == 3
+    assert f'retriever "fixtures.garbage" on question "json": {message}' in result.stdout
+    assert stored(project)[0][2] == "incomplete"
+
+
+def test_duplicates_are_collapsed_and_ids_past_the_limit_are_dropped_with_a_warning(cli, project) -> None:
+    configure(project, {"dup": {"fixtures.garbage": {"mode": "duplicates"}}, "many": {"fixtures.garbage": {"mode": "too-many"}}})
+    dup = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "dup", "--json")
+    assert dup.code == 0
+    doc = dup.json()
+    assert doc["warnings"] == []
+    ranked = {q["id"]: q["ranked_ids"] for q in doc["questions"]}
+    assert ranked["json"] == ["doc-csv", "doc-json", "doc-sleep"]
+    assert {q["id"]: q["reciprocal_rank"] for q in doc["questions"]}["json"] == 0.5
+
+    many = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "many", "--k", "20", "--json")
+    assert many.code == 0
+    warnings = many.json()["warnings"]
+    assert warnings == [
+        'retriever "fixtures.garbage" returned more than limit=20 ids for 4 question(s) (up to 28); '
+        "only the first 20 of each were scored"
+    ]
+    assert all(len(q["ranked_ids"]) == 20 for q in many.json()["questions"])
+    text = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "many")
+    assert 'warning: retriever "fixtures.garbage" returned more than limit=12 ids' in text.stdout
+
+
+# -- storage ------------------------------------------------------------------------------------
+
+
+def test_a_repository_without_retrieval_reads_stores_and_says_why_it_does_not_compare(cli, project, plugin_dists) -> None:
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
+    env = {"PYTHONPATH": plugin_dists(FIXTURES, "evalkit-minimal-repo")}
+    store = project / "store.json"
+    args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--database", f"minimal://{store}")
+    result = cli(*args, extra_env=env)
+    assert result.code == 0, result.stderr
+    assert "not compared: the configured repository cannot read earlier retrieval runs" in result.stdout
+    assert "Baseline state: unknown" in result.stdout
+    assert cli(*args, "--fail-on-regression", extra_env=env).code == 1
+    assert store.exists()
+
+
+def test_show_and_history_read_a_stored_retrieval_run(cli, project) -> None:
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
+    run = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--privacy", "full", "--json")
+    run_id = run.json()["run_id"]
+    shown = cli("show", run_id, "--json")
+    assert shown.code == 0, shown.stderr
+    doc = shown.json()
+    assert doc["kind"] == "retrieval" and doc["retriever"] == "fixtures.declaring" and doc["deployment"] == "x"
+    assert doc["provenance"]["corpus_revision"] == "corpus-v1" and doc["provenance"]["k"] == 10
+    assert doc["metrics"]["retrieval"]["top1_hit_rate"] == 1.0
+    nap = next(c for c in doc["cases"] if c["id"] == "nap")
+    assert [(c["name"], c["passed"]) for c in nap["checks"]] == [("hit_at_1", True), ("hit_at_3", True)]
+    assert nap["detail"]["ranked_ids"] == ["doc-sleep", "doc-json"]
+    history = cli("history", "retrievalkit.tiny")
+    assert history.code == 0 and run_id in history.stdout and "baseline" in history.stdout

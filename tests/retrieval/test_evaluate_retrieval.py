@@ -1,0 +1,314 @@
+"""``evaluate_retrieval`` as a library call, and the pieces it is made of: deployments, stored cases, stored provenance.
+
+The CLI tests (tests/cli/test_retrieval_cmd.py) drive every baseline state and misbehaving
+retriever through real subprocesses; these tests pin what is stored and how options are resolved.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from evalkit import GoldenQuestion, GoldenQuestionSet, QuestionForm, RetrievalProvenance, hookimpl
+from evalkit.catalog import SourcedSet
+from evalkit.config import Config
+from evalkit.errors import PluginError, SetValidationError, UsageError
+from evalkit.registry import PluginRecord
+from evalkit.retrieval import QuestionScore, aggregate, retrieval_identity
+from evalkit.retrieval.evaluation import (
+    DEPLOYMENT_ENV,
+    GRADER,
+    case_from_score,
+    evaluate_retrieval,
+    metrics_document,
+    provenance_document,
+    resolve_deployment,
+    retrieval_limit,
+    stored_benchmark,
+)
+from evalkit.runs import Run, RunKind, RunStatus
+from evalkit.storage import open_repository
+
+DOCS = [
+    {"id": "json.loads", "title": "json.loads", "text": "Deserialize a JSON document string into a Python object."},
+    {"id": "json.dumps", "title": "json.dumps", "text": "Serialize a Python object to a JSON formatted string."},
+    {"id": "csv.reader", "title": "csv.reader", "text": "Iterate over the rows of a comma separated values file."},
+    {"id": "time.sleep", "title": "time.sleep", "text": "Suspend execution of the calling thread for some seconds."},
+    {"id": "shutil.copy", "title": "shutil.copy", "text": "Copy the contents and permission bits of a file."},
+]
+
+SET = GoldenQuestionSet(
+    "tests.lexical",
+    "Lexical questions",
+    questions=[
+        GoldenQuestion("parse", "deserialize a JSON document", QuestionForm.MATCH, ["json.loads"], "near-duplicate"),
+        GoldenQuestion("dump", "serialize an object to JSON", QuestionForm.MATCH, ["json.dumps"], "near-duplicate"),
+        GoldenQuestion("rows", "iterate over csv rows", QuestionForm.MATCH, ["csv.reader"]),
+        GoldenQuestion("nap", "take a break for a moment", QuestionForm.GAP, ["time.sleep"], "normal"),
+        GoldenQuestion("none", "zebra giraffe safari", QuestionForm.GAP, [], "out-of-scope"),
+    ],
+)
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in DOCS), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def config(corpus: Path, tmp_path: Path) -> Config:
+    options = {"corpus": str(corpus), "index_dir": str(tmp_path / "indexes")}
+    return Config(deployments={"t": {"evalkit.lexical": options}})
+
+
+def run_lexical(config: Config, url: str, **options: Any):  # noqa: ANN201
+    return evaluate_retrieval(SET, "evalkit.lexical", deployment="t", config=config, database=url, **options)
+
+
+# -- deployments --------------------------------------------------------------------------------
+
+
+class Provider:
+    def __init__(self, deployments: Any) -> None:
+        self.deployments = deployments
+
+    def golden_question_sets(self) -> list[GoldenQuestionSet]:
+        return [SET]
+
+    def default_deployments(self) -> Any:
+        if isinstance(self.deployments, Exception):
+            raise self.deployments
+        return self.deployments
+
+
+def sourced(deployments: Any) -> SourcedSet:
+    record = PluginRecord("evalkit.question_sets", "tests", "tests:Provider", "tests-dist", "1.0")
+    return SourcedSet(SET, record, Provider(deployments))
+
+
+class PathFactory:
+    path_options = ("corpus", "index_dir")
+
+
+def test_no_deployment_means_no_options_and_the_environment_names_one(monkeypatch) -> None:
+    monkeypatch.delenv(DEPLOYMENT_ENV, raising=False)
+    assert resolve_deployment(None, "r", Config()) == resolve_deployment(None, "r", Config(), sourced=sourced({}))
+    assert resolve_deployment(None, "r", Config()).name is None
+    config = Config(deployments={"qa": {"r": {"url": "http://qa"}}, "prod": {"r": {"url": "http://prod"}}})
+    monkeypatch.setenv(DEPLOYMENT_ENV, "qa")
+    assert resolve_deployment(None, "r", config).options == {"url": "http://qa"}
+    assert resolve_deployment("prod", "r", config).options == {"url": "http://prod"}
+    monkeypatch.setenv(DEPLOYMENT_ENV, "")
+    assert resolve_deployment(None, "r", config).name is None
+    with pytest.raises(UsageError, match="must name a deployment"):
+        resolve_deployment("", "r", config)
+
+
+def test_configured_deployments_replace_provided_ones_of_the_same_name(tmp_path: Path) -> None:
+    config = Config(path=tmp_path / "evalkit.toml", deployments={"demo": {"r": {"corpus": "mine.jsonl"}}})
+    provided = sourced({"demo": {"r": {"corpus": "/pkg/theirs.jsonl"}}, "extra": {"r": {"corpus": "/pkg/x.jsonl"}}})
+    mine = resolve_deployment("demo", "r", config, sourced=provided, factory=PathFactory)
+    assert mine.options == {"corpus": str(tmp_path / "mine.jsonl")}
+    assert mine.source == f"configuration {tmp_path / 'evalkit.toml'}"
+    theirs = resolve_deployment("extra", "r", config, sourced=provided, factory=PathFactory)
+    assert theirs.options == {"corpus": "/pkg/x.jsonl"} and theirs.source == "provider tests (tests-dist 1.0)"
+    with pytest.raises(UsageError, match=r'Unknown deployment "nope" \(--deployment nope\)\. Known deployments: demo, extra'):
+        resolve_deployment("nope", "r", config, sourced=provided)
+
+
+def test_only_declared_path_options_are_resolved_against_the_configuration_folder(tmp_path: Path) -> None:
+    options = {"corpus": "data/c.jsonl", "index_dir": "~/idx", "collection": "data/c.jsonl", "title_weight": 2}
+    config = Config(path=tmp_path / "evalkit.toml", deployments={"d": {"r": options}})
+    resolved = resolve_deployment("d", "r", config, factory=PathFactory).options
+    assert resolved["corpus"] == str(tmp_path / "data" / "c.jsonl")
+    assert resolved["index_dir"] == "~/idx"  # not relative: left to the retriever
+    assert resolved["collection"] == "data/c.jsonl" and resolved["title_weight"] == 2
+    assert resolve_deployment("d", "r", config, factory=object).options == options
+
+
+def test_a_provider_whose_deployments_are_broken_is_named(monkeypatch) -> None:
+    monkeypatch.delenv(DEPLOYMENT_ENV, raising=False)
+    with pytest.raises(PluginError, match=r"tests \(tests-dist 1.0\) raised RuntimeError in default_deployments\(\): boom"):
+        resolve_deployment("demo", "r", Config(), sourced=sourced(RuntimeError("boom")))
+    with pytest.raises(PluginError, match=r"default_deployments\(\) must return"):
+        resolve_deployment("demo", "r", Config(), sourced=sourced({"demo": ["not", "a", "table"]}))
+    # Not asked at all when no deployment is chosen.
+    assert resolve_deployment(None, "r", Config(), sourced=sourced(RuntimeError("boom"))).name is None
+
+
+# -- what is stored -----------------------------------------------------------------------------
+
+
+def score(hit1: bool, hit3: bool, ranked: tuple[str, ...] = ("a", "b")) -> QuestionScore:
+    return QuestionScore("q", QuestionForm.GAP, "normal", ranked, hit1, hit3, 0.5, 1.0, 0.63, 0.002)
+
+
+def test_a_case_passes_on_a_top1_hit_and_scores_on_a_top3_hit() -> None:
+    miss = case_from_score(score(False, True), 10, finished_at=5.0)
+    assert (miss.passed, miss.score, miss.yardstick) == (False, 1.0, GRADER)
+    assert [(c.name, c.passed) for c in miss.checks] == [("hit_at_1", False), ("hit_at_3", True)]
+    assert miss.detail == {
+        "form": "gap", "hard_class": "normal", "ranked_ids": ["a", "b"], "reciprocal_rank": 0.5,
+        "recall_at_k": 1.0, "ndcg_at_k": 0.63, "k": 10,
+    }  # fmt: skip
+    assert miss.latency_s == 0.002 and miss.finished_at == 5.0
+    assert case_from_score(score(False, False), 10).score == 0.0
+    assert case_from_score(score(True, True), 10).passed
+
+
+def test_metrics_document_holds_every_metric_and_breakdown() -> None:
+    metrics = aggregate([score(True, True), score(False, True)], 10)
+    document = metrics_document(metrics, errored=2)["retrieval"]
+    assert document["top1_hit_rate"] == 0.5 and document["top3_hit_rate"] == 1.0 and document["errored_questions"] == 2
+    assert document["by_form"]["gap"]["questions"] == 2 and document["by_hard_class"]["normal"]["mrr"] == 0.5
+    json.dumps(document)
+
+
+def test_provenance_document_keeps_declarations_labels_and_k() -> None:
+    declared = RetrievalProvenance("corpus-1", "not-applicable", "whole", "pipe-1", None)
+    known = provenance_document(retrieval_identity(SET, declared, 10))
+    assert known["corpus_revision"] == "corpus-1" and known["execution_revision"] is None
+    assert known["labels_fingerprint"].startswith("v1:") and known["k"] == 10 and "problems" not in known
+    unknown = provenance_document(retrieval_identity(SET, None, 5))
+    assert set(unknown) == {"labels_fingerprint", "scoring_version", "k"}
+    invalid = provenance_document(retrieval_identity(SET, attrs.evolve(declared, corpus_revision="http://x"), 10))
+    assert "corpus_revision" not in invalid and len(invalid["problems"]) == 1
+
+
+VALID = {
+    "corpus_revision": "c1", "model_revision": "m1", "chunking_identity": "whole", "pipeline_identity": "p1",
+    "execution_revision": None,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("provenance", "expected"),
+    [
+        (VALID, "v1:abc"),
+        ({**VALID, "execution_revision": "e1"}, "v1:abc"),
+        (None, ""),
+        ("plain-string", ""),
+        ([], ""),
+        ({**VALID, "model_revision": 12}, ""),
+        ({**VALID, "corpus_revision": "https://host/v1"}, ""),
+        ({**VALID, "pipeline_identity": "not-applicable"}, ""),
+        ({**VALID, "execution_revision": []}, ""),
+        ({k: v for k, v in VALID.items() if k != "chunking_identity"}, ""),
+    ],
+)
+def test_a_stored_run_counts_as_known_only_with_a_valid_stored_declaration(provenance, expected) -> None:
+    run = Run("r", "s", GRADER, kind=RunKind.RETRIEVAL, benchmark_fingerprint="v1:abc", provenance=provenance)
+    assert stored_benchmark(run) == expected
+    assert stored_benchmark(attrs.evolve(run, benchmark_fingerprint="")) == ""
+
+
+def test_limit_overfetches_to_at_least_twelve() -> None:
+    assert [retrieval_limit(k) for k in (1, 3, 10, 12, 13, 100)] == [12, 12, 12, 12, 13, 100]
+
+
+# -- a whole run --------------------------------------------------------------------------------
+
+
+def test_a_run_stores_hits_metrics_provenance_and_deployment_at_metadata_privacy(config, sqlite_url) -> None:
+    outcome = run_lexical(config, sqlite_url)
+    assert outcome.state == "baseline" and outcome.exit_code(True) == 0
+    assert outcome.prepare_seconds is not None
+    assert outcome.scores["parse"].ranked_ids[0] == "json.loads"
+    assert outcome.scores["none"].ranked_ids == () and outcome.scores["none"].hit_at_1
+    repository = open_repository(sqlite_url)
+    try:
+        run = repository.get_run(outcome.run.id)
+        verdict = repository.verdicts_for([run.id])[run.id]
+    finally:
+        repository.close()
+    metrics = outcome.metrics
+    assert run.kind is RunKind.RETRIEVAL and run.status is RunStatus.COMPLETE and run.grader == GRADER
+    assert (run.retriever, run.deployment, run.privacy) == ("evalkit.lexical", "t", "metadata")
+    assert float(run.pass_rate) == metrics.top1_hit_rate and run.mean_score == pytest.approx(metrics.top3_hit_rate)
+    assert run.metrics == json.loads(json.dumps(metrics_document(metrics)))
+    assert run.benchmark_fingerprint == outcome.identity.benchmark_fingerprint != ""
+    assert run.provenance["pipeline_identity"] == "evalkit.lexical-fts5-bm25-v1"
+    assert run.set_fingerprint == outcome.identity.labels_fingerprint
+    assert verdict.state == "baseline"
+    for case in run.cases:
+        assert [c.name for c in case.checks] == ["hit_at_1", "hit_at_3"]
+        assert case.detail is None  # document ids can name content: kept at redacted and full only
+        assert case.passed == outcome.scores[case.case_id].hit_at_1
+
+
+def test_full_privacy_keeps_rankings_and_per_question_metrics(config, sqlite_url) -> None:
+    outcome = run_lexical(config, sqlite_url, privacy="full", label="v2 prompt")
+    repository = open_repository(sqlite_url)
+    try:
+        run = repository.get_run(outcome.run.id)
+    finally:
+        repository.close()
+    assert run.label == "v2 prompt"
+    detail = run.case_map()["parse"].detail
+    assert detail["ranked_ids"][0] == "json.loads" and detail["k"] == 10
+    assert detail["reciprocal_rank"] == outcome.scores["parse"].reciprocal_rank
+
+
+def test_concurrency_keeps_set_order_and_scores(config, sqlite_url) -> None:
+    sequential = run_lexical(config, sqlite_url)
+    parallel = run_lexical(config, sqlite_url, concurrency=4)
+    assert list(parallel.scores) == [q.id for q in SET.questions]
+    strip = lambda s: attrs.evolve(s, latency_s=0.0)  # noqa: E731
+    assert [strip(s) for s in parallel.scores.values()] == [strip(s) for s in sequential.scores.values()]
+    assert [c.case_id for c in parallel.run.cases] == [q.id for q in SET.questions]
+    assert parallel.state == "comparable" and not parallel.regressed
+
+
+def test_hooks_see_a_retrieval_run_start_grade_and_finish(config, sqlite_url) -> None:
+    seen: list[tuple[str, Any]] = []
+
+    class Observer:
+        @hookimpl
+        def evalkit_run_started(self, run: Run, total: int) -> None:
+            seen.append(("started", (run.kind, total)))
+
+        @hookimpl
+        def evalkit_case_graded(self, case: Any) -> None:
+            seen.append(("case", case.case_id))
+
+        @hookimpl
+        def evalkit_run_finished(self, run: Run) -> None:
+            seen.append(("finished", run.status))
+
+    run_lexical(config, sqlite_url, hook_plugins=[Observer()])
+    assert seen[0] == ("started", (RunKind.RETRIEVAL, 5))
+    assert [v for k, v in seen if k == "case"] == [q.id for q in SET.questions]
+    assert seen[-1] == ("finished", RunStatus.COMPLETE)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"k": 0}, "k must be a positive integer"),
+        ({"k": True}, "k must be a positive integer"),
+        ({"concurrency": 0}, "concurrency must be a positive integer"),
+        ({"privacy": "none"}, "privacy must be one of"),
+        ({"deployment": "elsewhere"}, 'Unknown deployment "elsewhere"'),
+    ],
+)
+def test_bad_options_are_refused_before_anything_is_stored(config, tmp_path, options, message) -> None:
+    database = tmp_path / "never.db"
+    arguments = {"deployment": "t", **options}
+    with pytest.raises(UsageError, match=message):
+        evaluate_retrieval(SET, "evalkit.lexical", config=config, database=f"sqlite:///{database}", **arguments)
+    assert not database.exists()
+
+
+def test_an_invalid_set_lists_every_problem_before_anything_is_stored(config, tmp_path) -> None:
+    broken = GoldenQuestionSet("Bad Id", "", questions=[GoldenQuestion("a", " ", expected_document_ids=["x", "x"])])
+    database = tmp_path / "never.db"
+    with pytest.raises(SetValidationError) as raised:
+        evaluate_retrieval(broken, "evalkit.lexical", deployment="t", config=config, database=f"sqlite:///{database}")
+    assert len(raised.value.problems) == 4
+    assert not database.exists()
