@@ -6,7 +6,10 @@ cheap; ``from evalkit import GoldenPromptSet`` works as usual.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+# typing is imported only for type checkers: `evalkit --help` must start fast.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 

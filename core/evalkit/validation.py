@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from .checks import AssertionKind
 from .errors import SetValidationError
 from .prompts import GoldenPromptSet
 
-__all__ = ["IDENTIFIER_PATTERN", "prompt_set_problems", "validate_prompt_set"]
+__all__ = ["IDENTIFIER_PATTERN", "members_with_ids", "prompt_set_problems", "set_problems", "validate_prompt_set"]
 
 #: Lowercase segments of ``[a-z0-9_]`` separated by single dots: ``package.set``.
 IDENTIFIER_PATTERN = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
@@ -21,28 +22,43 @@ def _is_answer(value: object) -> bool:
     return isinstance(value, Answer)
 
 
+def set_problems(where: str, identifier: object, name: object, members: Sequence[Any], member: str) -> list[str]:
+    """Problems shared by every kind of golden set: identifier, name, at least one member."""
+    problems: list[str] = []
+    if not isinstance(identifier, str) or not IDENTIFIER_PATTERN.fullmatch(identifier):
+        problems.append(
+            f"{where}: field identifier must be lowercase segments of a-z, 0-9 and _ joined by dots "
+            f"(like package.set), got {identifier!r}"
+        )
+    if not isinstance(name, str) or not name.strip():
+        problems.append(f"{where}: field name must not be empty")
+    if not members:
+        problems.append(f"{where}: field {member}s must hold at least one {member}")
+    return problems
+
+
+def members_with_ids(where: str, members: Sequence[Any], member: str) -> Iterator[tuple[str, Any, list[str]]]:
+    """Each member with its location (``set "x", prompt "p"``) and the problems with its ``id``."""
+    seen: set[str] = set()
+    for index, item in enumerate(members):
+        item_id = item.id if isinstance(item.id, str) and item.id else f"#{index + 1}"
+        at = f'{where}, {member} "{item_id}"'
+        problems = []
+        if not isinstance(item.id, str) or not item.id:
+            problems.append(f"{at}: field id must be a non-empty string")
+        elif item.id in seen:
+            problems.append(f"{at}: field id is used by more than one {member}")
+        else:
+            seen.add(item.id)
+        yield at, item, problems
+
+
 def prompt_set_problems(golden_set: GoldenPromptSet, kinds: Mapping[str, AssertionKind]) -> list[str]:
     """Every problem with ``golden_set``, each naming the set, the prompt id and the field."""
     where = f'set "{golden_set.identifier}"'
-    problems: list[str] = []
-    if not isinstance(golden_set.identifier, str) or not IDENTIFIER_PATTERN.fullmatch(golden_set.identifier):
-        problems.append(
-            f"{where}: field identifier must be lowercase segments of a-z, 0-9 and _ joined by dots "
-            f"(like package.set), got {golden_set.identifier!r}"
-        )
-    if not isinstance(golden_set.name, str) or not golden_set.name.strip():
-        problems.append(f"{where}: field name must not be empty")
-    if not golden_set.prompts:
-        problems.append(f"{where}: field prompts must hold at least one prompt")
-    seen: set[str] = set()
-    for index, prompt in enumerate(golden_set.prompts):
-        pid = prompt.id if isinstance(prompt.id, str) and prompt.id else f"#{index + 1}"
-        at = f'{where}, prompt "{pid}"'
-        if not isinstance(prompt.id, str) or not prompt.id:
-            problems.append(f"{at}: field id must be a non-empty string")
-        elif prompt.id in seen:
-            problems.append(f"{at}: field id is used by more than one prompt")
-        seen.add(prompt.id)
+    problems = set_problems(where, golden_set.identifier, golden_set.name, golden_set.prompts, "prompt")
+    for at, prompt, id_problems in members_with_ids(where, golden_set.prompts, "prompt"):
+        problems.extend(id_problems)
         if not isinstance(prompt.prompt, str) or not prompt.prompt.strip():
             problems.append(f"{at}: field prompt must not be empty")
         if prompt.reference is not None and not isinstance(prompt.reference, str) and not _is_answer(prompt.reference):

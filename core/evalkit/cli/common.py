@@ -6,9 +6,12 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-__all__ = ["add_store_options", "console", "print_json", "add_tolerance_options"]
+__all__ = ["add_store_options", "add_tolerance_options", "console", "positive_int", "print_json"]
 
 
 def console(stderr: bool = False) -> Any:
@@ -24,6 +27,17 @@ def console(stderr: bool = False) -> Any:
         no_color=not tty or "NO_COLOR" in os.environ,
         soft_wrap=not tty,
     )
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
 
 
 def print_json(document: Any) -> None:

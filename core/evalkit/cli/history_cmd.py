@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-from .common import add_store_options
+from .common import add_store_options, positive_int
 
 
 def register(subparsers: Any) -> None:
@@ -21,20 +24,10 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("set", metavar="SET", help="golden set identifier (need not be installed any more)")
-    parser.add_argument("--limit", type=_positive_int, default=20, metavar="N", help="at most N runs (default 20)")
+    parser.add_argument("--limit", type=positive_int, default=20, metavar="N", help="at most N runs (default 20)")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     add_store_options(parser)
     parser.set_defaults(handler=handle)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
 
 
 def _series_key(run: Any) -> tuple[str, str]:

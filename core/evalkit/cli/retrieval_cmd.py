@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-from .common import add_store_options, add_tolerance_options
+from .common import add_store_options, add_tolerance_options, positive_int
 
 
 def register(subparsers: Any) -> None:
@@ -31,9 +34,9 @@ def register(subparsers: Any) -> None:
         help='whose retriever options to use: [deployments.NAME.retrievers."ID"] in the configuration, or a '
         "deployment the set's provider ships (default: EVALKIT_DEPLOYMENT, else none)",
     )
-    parser.add_argument("--k", type=_positive_int, default=10, metavar="N", help="cut-off of recall@k and nDCG@k (default 10)")
+    parser.add_argument("--k", type=positive_int, default=10, metavar="N", help="cut-off of recall@k and nDCG@k (default 10)")
     parser.add_argument(
-        "--concurrency", type=_positive_int, default=1, metavar="N",
+        "--concurrency", type=positive_int, default=1, metavar="N",
         help="questions in flight at once (default 1; more only for thread-safe retrievers behind a network)",
     )
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)")
@@ -41,16 +44,6 @@ def register(subparsers: Any) -> None:
     add_tolerance_options(parser, "max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
     add_store_options(parser)
     parser.set_defaults(handler=handle)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
 
 
 def handle(args: argparse.Namespace) -> int:

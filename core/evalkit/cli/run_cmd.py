@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-from .common import add_store_options, add_tolerance_options
+from .common import add_store_options, add_tolerance_options, positive_int
 
 
 def register(subparsers: Any) -> None:
@@ -23,7 +26,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--provider", metavar="NAME", help="a configured provider instance, or an adapter for an ad-hoc (never compared) run")
     parser.add_argument("--model", metavar="ALIAS", help="model alias to send instead of the instance's")
     parser.add_argument("--grader", default="deterministic", metavar="NAME", help="grader (default: deterministic; see `evalkit list`)")
-    parser.add_argument("--concurrency", type=_positive_int, metavar="N", help="prompts in flight (default: the instance's, else 8)")
+    parser.add_argument("--concurrency", type=positive_int, metavar="N", help="prompts in flight (default: the instance's, else 8)")
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="what answer text is stored (default: config, else metadata)")
     parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version)")
     add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
@@ -40,7 +43,7 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
         help='the configured provider instance a judge grader (decision, groundedness) asks (default: the config\'s judge = "NAME")',
     )
     parser.add_argument(
-        "--judge-repeats", type=_positive_int, metavar="K",
+        "--judge-repeats", type=positive_int, metavar="K",
         help="ask the judge K times per case, store every verdict and report its self-agreement (default 1)",
     )
     parser.add_argument(
@@ -82,16 +85,6 @@ def _add_resume_options(parser: argparse.ArgumentParser) -> None:
         help="answer only slice I of N deterministic slices of the set (needs --run-id, the id every shard joins)",
     )
     parser.add_argument("--run-id", metavar="ID", help="the run's id; an existing run of that id is joined (shards)")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from evalkit.errors import SetValidationError
 from evalkit.questions import GoldenQuestionSet, QuestionForm
+from evalkit.validation import IDENTIFIER_PATTERN, members_with_ids, set_problems
 
 __all__ = ["IDENTIFIER_PATTERN", "check_question_set", "validate_question_set"]
-
-#: Lowercase segments of ``[a-z0-9_]`` separated by single dots: ``package.set``.
-IDENTIFIER_PATTERN = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
 
 
 def validate_question_set(question_set: GoldenQuestionSet) -> list[str]:
@@ -22,26 +18,9 @@ def validate_question_set(question_set: GoldenQuestionSet) -> list[str]:
     hard class ``None`` or a non-empty string.
     """
     where = f'question set "{question_set.identifier}"'
-    problems: list[str] = []
-    if not isinstance(question_set.identifier, str) or not IDENTIFIER_PATTERN.fullmatch(question_set.identifier):
-        problems.append(
-            f"{where}: field identifier must be lowercase segments of a-z, 0-9 and _ joined by dots "
-            f"(like package.set), got {question_set.identifier!r}"
-        )
-    if not isinstance(question_set.name, str) or not question_set.name.strip():
-        problems.append(f"{where}: field name must not be empty")
-    if not question_set.questions:
-        problems.append(f"{where}: field questions must hold at least one question")
-    seen: set[str] = set()
-    for index, question in enumerate(question_set.questions):
-        qid = question.id if isinstance(question.id, str) and question.id else f"#{index + 1}"
-        at = f'{where}, question "{qid}"'
-        if not isinstance(question.id, str) or not question.id:
-            problems.append(f"{at}: field id must be a non-empty string")
-        elif question.id in seen:
-            problems.append(f"{at}: field id is used by more than one question")
-        else:
-            seen.add(question.id)
+    problems = set_problems(where, question_set.identifier, question_set.name, question_set.questions, "question")
+    for at, question, id_problems in members_with_ids(where, question_set.questions, "question"):
+        problems.extend(id_problems)
         if not isinstance(question.question, str) or not question.question.strip():
             problems.append(f"{at}: field question must not be empty")
         if not isinstance(question.form, QuestionForm):
