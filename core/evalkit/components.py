@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -29,6 +30,8 @@ __all__ = [
     "ReadinessCheck",
     "RunMetricsSource",
     "SetAware",
+    "PathOptions",
+    "resolve_paths",
     "SecretHolder",
     "bind_generator",
     "load_grader",
@@ -64,6 +67,31 @@ class Grader(Protocol):
     def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
         """Grade ``answer``."""
         ...
+
+
+@runtime_checkable
+class PathOptions(Protocol):
+    """A plugin factory (usually the class) that says which of its options are file paths.
+
+    A relative path given for one of these options in the project configuration is resolved
+    against the configuration file's folder before the factory is called.
+    """
+
+    path_options: Sequence[str]
+
+
+def resolve_paths(options: Mapping[str, Any], factory: Any, root: Path) -> dict[str, Any]:
+    """``options`` with the relative paths of the factory's declared path options made absolute."""
+    resolved = dict(options)
+    if not isinstance(factory, PathOptions):
+        return resolved
+    for name in factory.path_options:
+        value = resolved.get(name)
+        if isinstance(value, str) and value:
+            path = Path(value).expanduser()
+            if not path.is_absolute():
+                resolved[name] = str(root / path)
+    return resolved
 
 
 @runtime_checkable
@@ -168,9 +196,11 @@ class BoundGenerator:
             closer()
 
 
-def _create(adapter: str, options: Mapping[str, Any]) -> tuple[Any, registry.PluginRecord]:
+def _create(adapter: str, options: Mapping[str, Any], root: Path | None = None) -> tuple[Any, registry.PluginRecord]:
     record = registry.find("evalkit.generators", adapter)
     factory = registry.load(record)
+    if root is not None:
+        options = resolve_paths(options, factory, root)
     return registry.instantiate(record, factory, **dict(options)), record
 
 
@@ -199,7 +229,7 @@ def bind_generator(
         options = {**instance.options, **overrides}
         if model:
             options["model"] = model
-        generator, record = _create(instance.adapter, options)
+        generator, record = _create(instance.adapter, options, config.root)
         alias = options.get("model")
         return BoundGenerator(generator, instance.adapter, instance.name, str(alias) if alias else None, True, record)
     try:

@@ -19,11 +19,11 @@ class ReplayGenerator:
     """
 
     concurrency = 1
+    #: A relative ``path`` in the project configuration is relative to the configuration file.
+    path_options = ("path",)
 
-    def __init__(self, path: str, model: str | None = None, base_dir: str | None = None) -> None:
+    def __init__(self, path: str, model: str | None = None) -> None:
         file = Path(path)
-        if not file.is_absolute() and base_dir:
-            file = Path(base_dir) / file
         self.path = file
         self.model = model
         self._answers: dict[str, dict[str, Any]] = {}

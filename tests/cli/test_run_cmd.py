@@ -187,3 +187,12 @@ def test_a_hook_plugin_adds_an_assertion_kind_and_sees_the_lifecycle(evalkit_cli
     assert events[0] == "started hook.shout 2"
     assert sorted(events[1:3]) == ["case loud True", "case quiet False"]
     assert events[3].startswith("finished ") and events[3].endswith(" complete")
+
+
+def test_a_relative_replay_path_is_relative_to_the_config_file(evalkit_cli, project) -> None:
+    write_replay(project, ARITH_GOOD)
+    elsewhere = project / "sub"
+    elsewhere.mkdir()
+    result = evalkit_cli("run", "arith.basic", "--config", str(project / "evalkit.toml"), cwd=elsewhere)
+    assert result.code == 0, result.stdout + result.stderr
+    assert "Pass rate:  100.0% (6/6)" in result.stdout

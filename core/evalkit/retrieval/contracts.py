@@ -9,8 +9,9 @@ capabilities, each checked with ``isinstance``:
 * :class:`PreparedRetriever` — builds or opens its index once before the first question, so that
   work is not timed as the first question's latency;
 * :class:`ClosingRetriever` — releases files or connections after the run;
-* :class:`PathOptions` (on the factory) — names the options that are file-system paths, so
-  relative paths in the project configuration are resolved against the configuration's folder.
+* :class:`evalkit.components.PathOptions` (on the factory) — names the options that are
+  file-system paths, so relative paths in the project configuration are resolved against the
+  configuration's folder (generators use the same capability).
 
 A question-set provider may offer :class:`DeploymentDefaults`: deployments that work without any
 configuration file (the packaged corpus of a demo set).
@@ -21,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from evalkit.components import PathOptions
 from evalkit.questions import RetrievalProvenance
 
 __all__ = [
     "ClosingRetriever",
     "DeploymentDefaults",
-    "PathOptions",
     "PreparedRetriever",
     "RetrievalProvenanceProvider",
     "Retriever",
@@ -67,17 +68,6 @@ class ClosingRetriever(Protocol):
     def close(self) -> None:
         """Release what the retriever holds."""
         ...
-
-
-@runtime_checkable
-class PathOptions(Protocol):
-    """A retriever factory (usually the class) that says which of its options are paths.
-
-    A relative path given for one of these options in the project configuration is resolved
-    against the configuration file's folder before the factory is called.
-    """
-
-    path_options: Sequence[str]
 
 
 @runtime_checkable

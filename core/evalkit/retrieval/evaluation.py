@@ -34,13 +34,13 @@ from evalkit.grading import Check
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
 from evalkit.runs import CaseResult, Run, RunKind, RunStatus
 from evalkit.storage import RetrievalBaselines, ResumableRuns, RunVerdicts, StoredVerdict, open_repository, resolve_database_url
+from evalkit.components import PathOptions, resolve_paths
 from evalkit.tolerance import Tolerances
 from evalkit.verdict import Comparison, compare
 
 from .contracts import (
     ClosingRetriever,
     DeploymentDefaults,
-    PathOptions,
     PreparedRetriever,
     RetrievalProvenanceProvider,
     Retriever,
@@ -140,20 +140,6 @@ def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any]
     return found, where
 
 
-def _resolve_paths(options: Mapping[str, Any], factory: Any, root: Path) -> dict[str, Any]:
-    """Options with relative paths (for the options the factory declares as paths) made absolute."""
-    resolved = dict(options)
-    if not isinstance(factory, PathOptions):
-        return resolved
-    for name in factory.path_options:
-        value = resolved.get(name)
-        if isinstance(value, str) and value:
-            path = Path(value).expanduser()
-            if not path.is_absolute():
-                resolved[name] = str(root / path)
-    return resolved
-
-
 def resolve_deployment(
     name: str | None,
     retriever_id: str,
@@ -201,7 +187,7 @@ def resolve_deployment(
         )
     options = dict(retrievers[retriever_id])
     if root is not None:
-        options = _resolve_paths(options, factory, root)
+        options = resolve_paths(options, factory, root)
     return Deployment(chosen, options, source)
 
 
