@@ -196,3 +196,14 @@ def test_a_relative_replay_path_is_relative_to_the_config_file(evalkit_cli, proj
     result = evalkit_cli("run", "arith.basic", "--config", str(project / "evalkit.toml"), cwd=elsewhere)
     assert result.code == 0, result.stdout + result.stderr
     assert "Pass rate:  100.0% (6/6)" in result.stdout
+
+
+def test_configuration_in_pyproject_tool_evalkit(evalkit_cli, project) -> None:
+    lines = [json.dumps({"id": cid, "text": text, "model": "m-1"}) for cid, text in ARITH_GOOD.items()]
+    (project / "answers.jsonl").write_text("\n".join(lines) + "\n")
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "someapp"\n\n[tool.evalkit.providers.app]\nadapter = "replay"\nmodel = "app-v1"\npath = "answers.jsonl"\n'
+    )
+    result = evalkit_cli("run", "arith.basic", "--json")
+    assert result.code == 0, result.stderr
+    assert result.json()["identity"] == {"version": 1, "provider_instance": "app", "model_alias": "app-v1", "reported_model": "m-1"}
