@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AsyncClosing",
+    "AssertionKindsAware",
     "AsyncGenerator",
+    "AsyncGrader",
     "BoundGenerator",
     "Generator",
     "Grader",
@@ -113,6 +115,24 @@ class SecretHolder(Protocol):
 
 
 @runtime_checkable
+class AsyncGrader(Protocol):
+    """A grader that grades asynchronously (a judge asking a model); preferred when present."""
+
+    async def agrade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """Grade ``answer``."""
+        ...
+
+
+@runtime_checkable
+class AssertionKindsAware(Protocol):
+    """A grader that evaluates assertions and wants the run's kinds (built-in plus plugin kinds)."""
+
+    def use_assertion_kinds(self, kinds: Mapping[str, Any]) -> None:
+        """Called once before the run with every assertion kind a set may use."""
+        ...
+
+
+@runtime_checkable
 class ReadinessCheck(Protocol):
     """A component that can say, before anything is paid for, whether it can run."""
 
@@ -171,7 +191,7 @@ class BoundGenerator:
     @property
     def is_async(self) -> bool:
         """True when the generator has ``async def agenerate``."""
-        return inspect.iscoroutinefunction(getattr(self.generator, "agenerate", None))
+        return isinstance(self.generator, AsyncGenerator) and inspect.iscoroutinefunction(self.generator.agenerate)
 
     @property
     def concurrency(self) -> int | None:

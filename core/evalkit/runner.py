@@ -22,7 +22,7 @@ import attrs
 
 from .answers import Answer, GenerationRequest, ServingIdentity
 from .checks import AssertionKind
-from .components import BoundGenerator, SecretHolder
+from .components import AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder
 from .errors import GenerationError
 from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
@@ -193,11 +193,9 @@ async def execute_prompts(
     recorder = _Recorder(repository, run.id, privacy, secrets)
     finished = 0
     options = dict(request_options or {})
-    agrade = getattr(grader, "agrade", None)
-    grade_async = asyncio.iscoroutinefunction(agrade)
-    needs_kinds = getattr(grader, "uses_assertion_kinds", False)
-    if needs_kinds:
-        grader.assertion_kinds = kinds
+    grade_async = isinstance(grader, AsyncGrader) and asyncio.iscoroutinefunction(grader.agrade)
+    if isinstance(grader, AssertionKindsAware):
+        grader.use_assertion_kinds(kinds)
     pool = None if bound.is_async else ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalkit-gen")
     loop = asyncio.get_running_loop()
     queue = iter(prompts)
@@ -227,7 +225,7 @@ async def execute_prompts(
             )
         latency = time.perf_counter() - started
         try:
-            grading = await agrade(prompt, reply) if grade_async else grader.grade(prompt, reply)
+            grading = await grader.agrade(prompt, reply) if grade_async else grader.grade(prompt, reply)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -16,11 +16,13 @@ class DeterministicGrader:
     """
 
     name = "deterministic"
-    #: The kernel sets ``assertion_kinds`` (built-ins plus hook-provided kinds) before a run.
-    uses_assertion_kinds = True
 
     def __init__(self) -> None:
         self.assertion_kinds: Mapping[str, AssertionKind] = BUILTIN_KINDS
+
+    def use_assertion_kinds(self, kinds: Mapping[str, AssertionKind]) -> None:
+        """Evaluate with ``kinds`` (the built-ins plus those hook plugins add), as the kernel asks."""
+        self.assertion_kinds = kinds
 
     def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
         """Evaluate every assertion of ``prompt`` against ``answer``."""
