@@ -136,14 +136,22 @@ def test_a_decision_run_is_stored_under_its_yardstick_and_compared_within_it(jud
     assert second["verdict"]["baseline_id"] == first["run_id"]
 
 
-def test_the_table_shows_the_judges_reason_for_a_failed_case_privacy_permitting(judge: ChatServer, evalkit_cli: Callable[..., Any]) -> None:
+def test_the_table_shows_the_judges_reason_and_the_store_keeps_it_privacy_permitting(
+    judge: ChatServer, evalkit_cli: Callable[..., Any], project: Path
+) -> None:
     judge.responder = verdicts(decision_reply(4), echo_token=decision_reply(1, "Says [source] ACK only."))
+    stored = project / ".evalkit" / "results.db"
     shown = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--privacy", "redacted")
     assert shown.code == 0, shown.stderr
     assert "fulfilment (Fulfilment level 1.00 of 4. Says [source] ACK only.)" in shown.stdout
     assert f"Grader:     {YARDSTICK}" in shown.stdout
-    hidden = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision")
-    assert "Says" not in hidden.stdout and "fulfilment" in hidden.stdout
+    assert b"Says [source] ACK only." in b"".join(p.read_bytes() for p in stored.parent.glob("results.db*"))
+    stored.unlink()
+    for extra in stored.parent.glob("results.db-*"):
+        extra.unlink()
+    at_metadata = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision")
+    assert "Says [source] ACK only." in at_metadata.stdout  # shown on this terminal ...
+    assert b"Says" not in b"".join(p.read_bytes() for p in stored.parent.glob("results.db*"))  # ... never stored
 
 
 def test_some_decisions_failed_stores_plain_decision_and_never_compares(judge: ChatServer, evalkit_cli: Callable[..., Any]) -> None:

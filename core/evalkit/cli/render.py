@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from ..convert import unstructure
@@ -61,8 +62,12 @@ def _failed_checks(case: CaseResult) -> str:
     return ", ".join(parts)
 
 
-def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None) -> None:
-    """The human report of one run: cases, aggregates, identity, then the regression check."""
+def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None, live_cases: Mapping[str, CaseResult] | None = None) -> None:
+    """The human report of one run: cases, aggregates, identity, then the regression check.
+
+    ``live_cases`` are the failed cases as graded in this process: their check details (which
+    the privacy level may have kept out of the store) say why a check failed.
+    """
     from rich.markup import escape
     from rich.table import Table
 
@@ -79,7 +84,8 @@ def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None) -> Non
         result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
         if case.unstable:
             result += " [yellow](unstable)[/yellow]"
-        table.add_row(case.case_id, result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", escape(_failed_checks(case)))
+        shown = (live_cases or {}).get(case.case_id, case)
+        table.add_row(case.case_id, result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", escape(_failed_checks(shown)))
     out.print(table)
     render_summary(out, run)
     render_verdict(out, outcome)

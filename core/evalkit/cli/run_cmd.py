@@ -104,6 +104,12 @@ def handle(args: argparse.Namespace) -> int:
     tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
     out = console()
     progress = ProgressDisplay(enabled=not args.json)
+    failed: dict[str, Any] = {}
+
+    def case_done(case: Any) -> None:
+        progress.advance(case)
+        if not case.passed:
+            failed[case.case_id] = case  # shown with its check details, whatever the privacy level
     try:
         outcome = evaluate_set(
             golden_set,
@@ -118,7 +124,7 @@ def handle(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             label=args.label,
             on_start=progress.start,
-            on_case=progress.advance,
+            on_case=case_done,
             **_extra_run_options(args),
         )
     finally:
@@ -126,7 +132,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json(outcome_document(outcome))
     else:
-        render_outcome(out, outcome, golden_set)
+        render_outcome(out, outcome, golden_set, live_cases=failed)
     return outcome.exit_code(args.fail_on_regression)
 
 
