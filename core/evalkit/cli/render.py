@@ -72,11 +72,11 @@ def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None, live_c
     from rich.table import Table
 
     run = outcome.run
-    out.print(f"[bold]Evaluation: {run.set_identifier}[/bold]  (run {run.id})")
+    out.print(f"[bold]Evaluation: {escape(run.set_identifier)}[/bold]  (run {escape(run.id)})")
     for note in outcome.notes:
-        out.print(f"[yellow]{note}[/yellow]")
+        out.print(f"[yellow]{escape(note)}[/yellow]")
     for failure in outcome.plugin_failures:
-        out.print(f"[yellow]warning: {failure}[/yellow]")
+        out.print(f"[yellow]warning: {escape(failure)}[/yellow]")
     table = Table(show_edge=False, pad_edge=False)
     for column, justify in (("Case", "left"), ("Result", "left"), ("Score", "right"), ("Latency (ms)", "right"), ("Failed checks", "left")):
         table.add_column(column, justify=justify, overflow="fold")
@@ -85,7 +85,7 @@ def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None, live_c
         if case.unstable:
             result += " [yellow](unstable)[/yellow]"
         shown = (live_cases or {}).get(case.case_id, case)
-        table.add_row(case.case_id, result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", escape(_failed_checks(shown)))
+        table.add_row(escape(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", escape(_failed_checks(shown)))
     out.print(table)
     render_summary(out, run)
     render_verdict(out, outcome)
@@ -115,23 +115,25 @@ def render_summary(out: Any, run: Run) -> None:
 
 def render_verdict(out: Any, outcome: RunOutcome) -> None:
     """The regression check: first the cases that passed in the baseline and fail now."""
+    from rich.markup import escape
+
     verdict = outcome.verdict
     out.print()
     out.print("[bold]Regression check[/bold]")
     if verdict.state == "not_compared":
-        out.print(f"[yellow]{verdict.reason}[/yellow]")
+        out.print(f"[yellow]{escape(verdict.reason or '')}[/yellow]")
         return
     if verdict.state == "baseline":
-        out.print(f"No previous run for this set and serving identity — recorded as the baseline.")
+        out.print("No previous run for this set and serving identity — recorded as the baseline.")
         return
     comparison = verdict.comparison
     assert comparison is not None
     if comparison.regressed_cases:
         out.print(f"[red]Passed in run {comparison.baseline_id}, fail now ({len(comparison.regressed_cases)}):[/red]")
         for case_id in comparison.regressed_cases:
-            out.print(f"  - {case_id}")
+            out.print(f"  - {escape(case_id)}")
     if comparison.fixed_cases:
-        out.print(f"Fixed since run {comparison.baseline_id}: {', '.join(comparison.fixed_cases)}")
+        out.print(f"Fixed since run {comparison.baseline_id}: {escape(', '.join(comparison.fixed_cases))}")
     if comparison.unstable_cases:
         out.print(
             f"Left out of the comparison, the judge disagreed with itself ({len(comparison.unstable_cases)}): "
