@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from evalkit.components import PathOptions
 from evalkit.questions import RetrievalProvenance
 
 __all__ = [

@@ -16,7 +16,6 @@ breakdown) are stored with the run at every level.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -34,17 +33,16 @@ from evalkit.grading import Check
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
 from evalkit.runs import CaseResult, Run, RunKind, RunStatus
 from evalkit.storage import RetrievalBaselines, ResumableRuns, RunVerdicts, StoredVerdict, open_repository, resolve_database_url
-from evalkit.components import PathOptions, resolve_paths
 from evalkit.tolerance import Tolerances
 from evalkit.verdict import Comparison, compare
 
 from .contracts import (
     ClosingRetriever,
-    DeploymentDefaults,
     PreparedRetriever,
     RetrievalProvenanceProvider,
     Retriever,
 )
+from .deployments import DEPLOYMENT_ENV, Deployment, resolve_deployment
 from .provenance import (
     BASELINE,
     COMPARABLE,
@@ -83,8 +81,6 @@ HIT_AT_1 = "hit_at_1"
 HIT_AT_3 = "hit_at_3"
 #: Every question asks for at least this many ids (the original's 4 x top-3 over-fetch), more when k is larger.
 MIN_LIMIT = 12
-#: Names the deployment when ``--deployment`` is not given.
-DEPLOYMENT_ENV = "EVALKIT_DEPLOYMENT"
 #: Cases are committed in batches of this many, or every ``_FLUSH_S`` seconds, whichever comes first
 #: (a crash loses at most that last batch; the run is then incomplete and never a baseline).
 CASE_BATCH = 256
@@ -95,100 +91,6 @@ _PROVENANCE_FIELDS = ("corpus_revision", "model_revision", "chunking_identity", 
 def retrieval_limit(k: int) -> int:
     """The ``limit`` each question is sent with: ``max(k, 12)``."""
     return max(k, MIN_LIMIT)
-
-
-# -- deployments --------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Deployment:
-    """The options one retriever is created with, and where they came from.
-
-    ``name`` is ``None`` when no deployment was chosen (the retriever gets no options);
-    ``source`` is ``configuration <path>``, ``provider <distribution>`` or ``none``.
-    """
-
-    name: str | None
-    options: Mapping[str, Any]
-    source: str
-
-
-def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any], str]:
-    if sourced is None or not isinstance(sourced.provider, DeploymentDefaults):
-        return {}, ""
-    where = f"provider {sourced.record.describe()}"
-    try:
-        found = sourced.provider.default_deployments()
-    except Exception as exc:
-        raise PluginError(
-            f"golden question set provider {sourced.record.describe()} raised {type(exc).__name__} "
-            f"in default_deployments(): {exc}",
-            group=sourced.record.group,
-            name=sourced.record.name,
-            distribution=sourced.record.distribution,
-        ) from exc
-    if not isinstance(found, Mapping) or not all(
-        isinstance(d, Mapping) and all(isinstance(o, Mapping) for o in d.values()) for d in found.values()
-    ):
-        raise PluginError(
-            f"golden question set provider {sourced.record.describe()}: default_deployments() must return "
-            "{deployment: {retriever id: {option: value}}}",
-            group=sourced.record.group,
-            name=sourced.record.name,
-            distribution=sourced.record.distribution,
-        )
-    return found, where
-
-
-def resolve_deployment(
-    name: str | None,
-    retriever_id: str,
-    config: Config,
-    *,
-    sourced: SourcedSet | None = None,
-    factory: Any = None,
-) -> Deployment:
-    """The deployment ``name`` (else ``$EVALKIT_DEPLOYMENT``) for ``retriever_id``.
-
-    Deployments come from the project configuration (``[deployments.NAME.retrievers."ID"]``) and
-    from the set's provider (:class:`~evalkit.retrieval.contracts.DeploymentDefaults`); a
-    configured deployment replaces a provider's of the same name. Relative paths in configured
-    options the retriever's factory declares as paths (:class:`PathOptions`) are resolved against
-    the configuration file's folder. Raises :class:`UsageError` for an unknown deployment (listing
-    the known ones) and for a deployment without options for this retriever.
-    """
-    chosen = name if name is not None else (os.environ.get(DEPLOYMENT_ENV) or None)
-    if chosen is None:
-        return Deployment(None, {}, "none")
-    if not chosen:
-        raise UsageError("--deployment must name a deployment")
-    provided, provider_source = _provider_deployments(sourced)
-    origin = f"--deployment {chosen}" if name is not None else f"{DEPLOYMENT_ENV}={chosen}"
-    if chosen in config.deployments:
-        retrievers = config.deployments[chosen]
-        source = f"configuration {config.path}" if config.path else "configuration"
-        root = config.root
-    elif chosen in provided:
-        retrievers = provided[chosen]
-        source = provider_source
-        root = None
-    else:
-        known = sorted({*config.deployments, *provided})
-        listed = ", ".join(known) if known else "(none: add [deployments.NAME.retrievers.\"ID\"] to evalkit.toml)"
-        raise UsageError(f'Unknown deployment "{chosen}" ({origin}). Known deployments: {listed}')
-    if retriever_id not in retrievers:
-        configured = ", ".join(sorted(retrievers)) or "none"
-        hint = ""
-        head = retriever_id.split(".", 1)[0]
-        if "." in retriever_id and head in retrievers:
-            hint = f'; quote an id with dots in the table name: [deployments.{chosen}.retrievers."{retriever_id}"]'
-        raise UsageError(
-            f'deployment "{chosen}" has no options for retriever "{retriever_id}" (it configures: {configured}){hint}'
-        )
-    options = dict(retrievers[retriever_id])
-    if root is not None:
-        options = resolve_paths(options, factory, root)
-    return Deployment(chosen, options, source)
 
 
 # -- the outcome --------------------------------------------------------------------------------
