@@ -14,6 +14,7 @@ import time
 
 from evalkit.answers import GenerationRequest
 from evalkit_plugins.openai import OpenAIGenerator
+
 from tests.support.chat_server import ChatServerProcess
 
 

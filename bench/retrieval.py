@@ -84,7 +84,7 @@ def evalkit_scoring(
     questions: Sequence[GoldenQuestion], rankings: Sequence[list[str]]
 ) -> tuple[list[QuestionScore], RetrievalMetrics]:
     """Score every question and aggregate, exactly as a run does."""
-    scores = [score_question(q, r, K, 0.001) for q, r in zip(questions, rankings)]
+    scores = [score_question(q, r, K, 0.001) for q, r in zip(questions, rankings, strict=True)]
     return scores, aggregate(scores, K)
 
 
@@ -155,7 +155,7 @@ def bench_scoring(count: int, depth: int, repeat: int) -> None:
 
     started = time.perf_counter()
     qrel = {q.id: {d: 1 for d in q.expected_document_ids} for q in questions}
-    run = {q.id: {d: float(depth - rank) for rank, d in enumerate(r)} for q, r in zip(questions, rankings)}
+    run = {q.id: {d: float(depth - rank) for rank, d in enumerate(r)} for q, r in zip(questions, rankings, strict=True)}
     convert_s = time.perf_counter() - started
 
     def trec() -> dict[str, float]:
@@ -222,8 +222,8 @@ def bench_beir(root: Path, split: str) -> None:
         elapsed = time.perf_counter() - started
         retriever.close()
     print(f"queries    {len(questions) / elapsed:.0f} per second ({elapsed / len(questions) * 1000:.2f} ms each)")
-    at10 = aggregate([score_question(q, r[:K], K, 0.0) for q, r in zip(questions, rankings)], K)
-    at100 = aggregate([score_question(q, r, 100, 0.0) for q, r in zip(questions, rankings)], 100)
+    at10 = aggregate([score_question(q, r[:K], K, 0.0) for q, r in zip(questions, rankings, strict=True)], K)
+    at100 = aggregate([score_question(q, r, 100, 0.0) for q, r in zip(questions, rankings, strict=True)], 100)
     print(
         f"quality    success@1 {at10.top1_hit_rate:.4f}  success@3 {at10.top3_hit_rate:.4f}  "
         f"MRR@10 {at10.mrr:.4f}  nDCG@10 {at10.ndcg_at_k:.4f}  recall@100 {at100.recall_at_k:.4f}"
@@ -233,7 +233,7 @@ def bench_beir(root: Path, split: str) -> None:
     except ImportError:
         return
     qrel = {q.id: {d: 1 for d in q.expected_document_ids} for q in questions}
-    run = {q.id: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in zip(questions, rankings) if r}
+    run = {q.id: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in zip(questions, rankings, strict=True) if r}
     results = pytrec_eval.RelevanceEvaluator(qrel, {f"ndcg_cut.{K}"}).evaluate(run)
     ndcg = math.fsum(r[f"ndcg_cut_{K}"] for r in results.values()) / len(questions)
     print(f"pytrec_eval nDCG@10 {ndcg:.4f} (queries without results count as 0)")

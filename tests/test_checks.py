@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from evalkit import Answer, Assertion, Citation
 from evalkit.checks import BUILTIN_KINDS, evaluate, parse_json_answer
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-
 from evalkit.errors import ToleranceError
 from evalkit.tolerance import Tolerances, parse_tolerance
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from evalkit import Answer, Assertion, GoldenPrompt, GoldenPromptSet, validate_prompt_set
 from evalkit.checks import BUILTIN_KINDS
 from evalkit.errors import SetValidationError

@@ -5,7 +5,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-
 from evalkit import CaseResult, Run, Tolerances
 from evalkit.runs import RunStatus
 from evalkit.verdict import compare, exact_score, mcnemar_exact_p

@@ -169,7 +169,7 @@ def _contains_any(values: tuple[str, ...], answer: Answer) -> bool:
 
 def _contains_none(values: tuple[str, ...], answer: Answer) -> bool | Check:
     text = answer.text.casefold()
-    found = [v for v, low in zip(values, _lowered(values)) if low in text]
+    found = [v for v, low in zip(values, _lowered(values), strict=True) if low in text]
     return True if not found else Check("", False, detail=f"found {', '.join(repr(v) for v in found)}")
 
 

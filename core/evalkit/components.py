@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
 import warnings
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs

@@ -19,7 +19,6 @@ from fractions import Fraction
 from typing import Any
 
 import attrs
-
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator
 from evalkit.config import Config
@@ -27,6 +26,7 @@ from evalkit.errors import GraderUnavailableError, UsageError
 from evalkit.grading import AGREEMENT_CHECK, Check, Grading
 from evalkit.prompts import GoldenPrompt
 from evalkit.runs import CaseResult
+
 from evalkit_plugins import judge_prompts
 
 __all__ = ["JudgeGraderBase", "JudgeVerdict", "NotGradable", "ReplyError"]

@@ -18,6 +18,7 @@ from typing import Any
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import UsageError
 from evalkit.prompts import GoldenPrompt
+
 from evalkit_plugins._judge import JudgeGraderBase, JudgeVerdict, ReplyError
 from evalkit_plugins.judge_prompts import render
 

@@ -18,6 +18,7 @@ from typing import Any
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import PluginError
 from evalkit.prompts import GoldenPrompt
+
 from evalkit_plugins._judge import JudgeGraderBase, JudgeVerdict, NotGradable, ReplyError
 from evalkit_plugins.judge_prompts import render
 
@@ -76,7 +77,7 @@ class GroundednessGrader(JudgeGraderBase):
         scores = self.prompt.fields.get("scores")
         if not isinstance(scores, list) or len(scores) != len(self.verdicts):
             raise PluginError(f"judge prompt {self.prompt.file_name} needs one score per verdict")
-        self.scores = {v: Fraction(str(s)) for v, s in zip(self.verdicts, scores)}
+        self.scores = {v: Fraction(str(s)) for v, s in zip(self.verdicts, scores, strict=True)}
 
     def judge_request(self, prompt: GoldenPrompt, answer: Answer) -> GenerationRequest:
         """The course prompt with the numbered passages and the answer; no system prompt."""

@@ -32,7 +32,6 @@ from contextlib import closing
 from pathlib import Path
 
 import attrs
-
 from evalkit.errors import ConfigError, PluginError, RetrievalError
 from evalkit.questions import NOT_APPLICABLE, RetrievalProvenance
 

@@ -34,9 +34,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
-
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError
+
 from evalkit_plugins._http11 import Http11Transport, env_proxy_applies
 
 __all__ = ["OpenAIGenerator"]

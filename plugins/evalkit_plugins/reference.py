@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import attrs
-
 from evalkit import Answer, GenerationRequest
 from evalkit.errors import GenerationError
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from evalkit.verdict import mcnemar_exact_p
+
 from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with, run_json
 
 

@@ -6,7 +6,6 @@ import sqlite3
 import time
 
 import pytest
-
 from evalkit.cli.db_cmd import parse_age
 from evalkit.errors import UsageError
 

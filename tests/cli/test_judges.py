@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from evalkit.config import load_config
 from evalkit.evaluation import evaluate_set
+
 from tests.plugins.judge_support import JUDGE_MODEL, closed_port_url, decision_reply, user_message
 from tests.support.chat_server import ChatServer, Fault
 

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-
 from evalkit.cli.models_cmd import POLICY_NAMES
 from evalkit.routing import POLICIES
 from evalkit_plugins.smoke import SmokeSetProvider
+
 from tests.routing.routing_support import Lab, replay_instance
 
 

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from evalkit.cli.reference import render_reference
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"

@@ -14,6 +14,7 @@ from evalkit.components import BoundGenerator
 from evalkit.config import Config, ProviderInstance
 from evalkit.grading import Grading
 from evalkit.prompts import GoldenPrompt
+
 from tests.support.chat_server import ChatServer
 
 JUDGE_ALIAS = "judge-alias"

@@ -5,14 +5,14 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-
 from evalkit.answers import Answer
 from evalkit.components import BoundGenerator, JudgeGrader, ReadinessCheck
 from evalkit.errors import GraderUnavailableError, UsageError
 from evalkit.prompts import Assertion, GoldenPrompt
+from evalkit_plugins._judge import ReplyError
 from evalkit_plugins.decision import DecisionGrader, parse_decision_reply, score_for_level
 from evalkit_plugins.judge_prompts import load
-from evalkit_plugins._judge import ReplyError
+
 from tests.plugins.judge_support import (
     JUDGE_ALIAS,
     JUDGE_MODEL,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-
 from evalkit.answers import Answer
 from evalkit.prompts import GoldenPrompt
 from evalkit.runs import CaseResult
 from evalkit_plugins._judge import ReplyError
 from evalkit_plugins.groundedness import GroundednessGrader, parse_groundedness_reply
+
 from tests.plugins.judge_support import (
     JUDGE_MODEL,
     UNDER_TEST,

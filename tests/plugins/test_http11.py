@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 import pytest
-
 from evalkit_plugins._http11 import Http11Transport, env_proxy_applies
 
 Reply = Callable[[bytes], bytes | None]

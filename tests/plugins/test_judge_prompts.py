@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from evalkit.errors import PluginError
 from evalkit_plugins import judge_prompts
 from evalkit_plugins.judge_prompts import RELEASED, digest, packaged_prompts, verify

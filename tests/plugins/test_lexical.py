@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from evalkit.errors import ConfigError, RetrievalError
 from evalkit.retrieval.provenance import validate_provenance
 from evalkit_plugins.lexical import LexicalRetriever, default_index_dir, query_terms

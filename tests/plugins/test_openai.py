@@ -9,10 +9,10 @@ import time
 
 import httpx
 import pytest
-
 from evalkit.answers import GenerationRequest, Usage
 from evalkit.errors import ConfigError, GenerationError
 from evalkit_plugins.openai import OPTIONS, OpenAIGenerator, _retry_after
+
 from tests.support.chat_server import ChatServer, Fault
 
 KEY = "sk-test-Zq8X3vT0pL9wK2"

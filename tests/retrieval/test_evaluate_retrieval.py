@@ -12,7 +12,6 @@ from typing import Any
 
 import attrs
 import pytest
-
 from evalkit import GoldenQuestion, GoldenQuestionSet, QuestionForm, RetrievalProvenance, hookimpl
 from evalkit.catalog import SourcedSet
 from evalkit.config import Config

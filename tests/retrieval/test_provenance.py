@@ -6,7 +6,6 @@ import hashlib
 
 import attrs
 import pytest
-
 from evalkit.questions import NOT_APPLICABLE, GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
 from evalkit.retrieval.provenance import (
     SCORING_VERSION,

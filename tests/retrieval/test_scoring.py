@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from evalkit.errors import RetrievalError, UsageError
 from evalkit.questions import GoldenQuestion, QuestionForm
 from evalkit.retrieval.scoring import (

@@ -15,7 +15,6 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from evalkit.questions import GoldenQuestion
 from evalkit.retrieval.scoring import aggregate, rank_distinct, score_question
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import attrs
 import pytest
-
 from evalkit.errors import SetValidationError
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet
 from evalkit.retrieval.validation import check_question_set, validate_question_set

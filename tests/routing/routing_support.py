@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import attrs
-
 from evalkit import Assertion, GoldenPrompt, GoldenPromptSet, ServingIdentity, evaluate_set
 from evalkit.config import Config, load_config
 from evalkit.grading import Check

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from evalkit.config import ProviderInstance
 from evalkit.errors import ToleranceError, UsageError
 from evalkit.routing import (
@@ -19,6 +18,7 @@ from evalkit.routing import (
 )
 from evalkit.runs import RunStatus
 from evalkit.storage import GeneratorScopedResults, ProviderModelQualityScores
+
 from tests.routing.routing_support import Lab, replay_instance, store_run
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
 from evalkit.runs import RunStatus
 from evalkit.storage import open_repository
 from evalkit.storage.protocols import ProviderModelQualityRuns
+
 from tests.routing.routing_support import store_run
 
 

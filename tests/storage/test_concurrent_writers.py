@@ -71,7 +71,7 @@ def test_eight_writers_at_once_lose_nothing_and_no_reader_sees_a_half_written_ru
                 writer.kill()
     reader_out, reader_err = reader.communicate(timeout=60)
 
-    for writer, (_, stderr) in zip(writers, results):
+    for writer, (_, stderr) in zip(writers, results, strict=True):
         assert "locked" not in stderr.lower()
         assert writer.returncode == 0, stderr
     documents = [json.loads(stdout) for stdout, _ in results]

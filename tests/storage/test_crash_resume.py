@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from evalkit.runs import RunStatus
 from evalkit.storage import open_repository
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from evalkit.errors import StorageError
 from evalkit.storage import open_repository, schema_status
 from evalkit.storage.sql import sqlite_path

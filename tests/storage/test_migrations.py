@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from evalkit.errors import SchemaOutOfDateError
 from evalkit.runs import RunStatus
 from evalkit.storage import open_repository, schema_status, upgrade_schema

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
 from evalkit import CaseResult, Run, ServingIdentity
 from evalkit.runs import RunStatus
 from evalkit.storage import (

@@ -7,7 +7,6 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
 from evalkit.evaluation import NO_SCOPED_READS
 from evalkit.storage import (
     GeneratorScopedResults,

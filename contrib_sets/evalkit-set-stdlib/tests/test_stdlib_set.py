@@ -14,7 +14,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from evalkit.questions import QuestionForm
 from evalkit.retrieval import aggregate, score_question, validate_question_set
 from evalkit_set_stdlib import SET_IDENTIFIER, StdlibQuestionSets, corpus_path, question_set

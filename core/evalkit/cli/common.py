@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:

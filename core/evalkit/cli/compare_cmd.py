@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,7 +45,16 @@ def handle(args: argparse.Namespace) -> int:
     """Print the run; exit 2 when there is no such run."""
     from .common import console, print_json
     from .render import run_document
-    from .stored import close_store, format_date, identity_label, open_store, require_run, stored_verdicts, verdict_document, verdict_label
+    from .stored import (
+        close_store,
+        format_date,
+        identity_label,
+        open_store,
+        require_run,
+        stored_verdicts,
+        verdict_document,
+        verdict_label,
+    )
 
     repository = open_store(args)
     try:

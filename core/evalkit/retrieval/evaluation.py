@@ -32,7 +32,14 @@ from evalkit.errors import EvalkitError, PluginError, RetrievalError, UsageError
 from evalkit.grading import Check
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
 from evalkit.runs import CaseResult, Run, RunKind, RunStatus
-from evalkit.storage import RetrievalBaselines, ResumableRuns, RunVerdicts, StoredVerdict, open_repository, resolve_database_url
+from evalkit.storage import (
+    ResumableRuns,
+    RetrievalBaselines,
+    RunVerdicts,
+    StoredVerdict,
+    open_repository,
+    resolve_database_url,
+)
 from evalkit.tolerance import Tolerances
 from evalkit.verdict import Comparison, compare
 

@@ -225,7 +225,7 @@ class SqlRepository:
             fields = [f for f in C._meta.sorted_fields if f.name != "id"]
             columns = tuple(f.name for f in fields)
             names = [f.column_name for f in fields]
-            replaced = [n for f, n in zip(fields, names) if f.name not in ("run", "case_id")]
+            replaced = [n for f, n in zip(fields, names, strict=True) if f.name not in ("run", "case_id")]
             table = C._meta.table_name
             param = self.db.param
             quoted = ", ".join('"' + n + '"' for n in names)

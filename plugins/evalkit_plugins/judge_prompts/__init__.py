@@ -18,7 +18,6 @@ from importlib import resources
 from typing import Any
 
 import attrs
-
 from evalkit.errors import PluginError, UsageError
 
 __all__ = ["JudgePrompt", "RELEASED", "digest", "load", "packaged_prompts", "render", "verify"]

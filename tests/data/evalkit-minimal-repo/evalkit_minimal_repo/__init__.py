@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-
 from evalkit import CaseResult, Run, ServingIdentity
 from evalkit.convert import structure, unstructure
 from evalkit.runs import RunStatus
