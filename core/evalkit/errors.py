@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = [
     "ConfigError",
@@ -103,6 +104,11 @@ class PluginError(EvalkitError):
         self.name = name
         self.distribution = distribution
         super().__init__(message)
+
+    @classmethod
+    def for_plugin(cls, record: Any, message: str) -> PluginError:
+        """The error for the plugin an entry-point ``record`` (a ``PluginRecord``) names."""
+        return cls(message, group=record.group, name=record.name, distribution=record.distribution)
 
 
 class DuplicateSetError(PluginError):

@@ -195,18 +195,13 @@ def load(record: PluginRecord) -> Any:
         )
     except NoMatches:
         reason = f"{type(errors[0]).__name__}: {errors[0]}" if errors else "its entry point was not found"
-        raise PluginError(
-            f"{record.kind} {record.describe()} failed to load: {reason}",
-            group=record.group,
-            name=record.name,
-            distribution=record.distribution,
+        raise PluginError.for_plugin(
+            record, f"{record.kind} {record.describe()} failed to load: {reason}"
         ) from (errors[0] if errors else None)
     except Exception as exc:  # stevedore reports several matches and other metadata trouble this way
-        raise PluginError(
+        raise PluginError.for_plugin(
+            record,
             f"{record.kind} {record.describe()} failed to load: {exc}",
-            group=record.group,
-            name=record.name,
-            distribution=record.distribution,
         ) from exc
     return manager.driver
 
@@ -220,9 +215,7 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
     except EvalkitError:
         raise
     except Exception as exc:
-        raise PluginError(
+        raise PluginError.for_plugin(
+            record,
             f"{record.kind} {record.describe()} raised {type(exc).__name__} when created: {exc}",
-            group=record.group,
-            name=record.name,
-            distribution=record.distribution,
         ) from exc

@@ -271,7 +271,7 @@ async def execute_prompts(
 
 
 def default_concurrency(bound: BoundGenerator, requested: int | None) -> int:
-    """``--concurrency``, else what the generator asks for, else 8 (1 for tiny local generators)."""
+    """``--concurrency``, else what the generator asks for, else ``$EVALKIT_CONCURRENCY``, else 8."""
     if requested:
         return requested
     if bound.concurrency:

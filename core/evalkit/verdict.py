@@ -53,18 +53,22 @@ class Comparison:
         """True when either aggregate dropped beyond its tolerance."""
         return self.pass_rate_regressed or self.mean_score_regressed
 
-    def summary(self) -> str:
-        """One sentence, as the CLI prints it."""
+    def summary(self, pass_name: str = "pass rate", mean_name: str = "mean score", mean_in_points: bool = False) -> str:
+        """One sentence, as the CLI prints it; retrieval names the rates after hits, in points."""
+
+        def mean(delta: Fraction, signed: str) -> str:
+            return f"{float(delta) * 100:{signed}.1f} pp" if mean_in_points else f"{float(delta):{signed}.3f}"
+
         if not self.regressed:
             return (
-                f"No regression: pass rate {float(self.pass_rate_delta) * 100:+.1f} pp, "
-                f"mean score {float(self.mean_score_delta):+.3f} versus run {self.baseline_id}."
+                f"No regression: {pass_name} {float(self.pass_rate_delta) * 100:+.1f} pp, "
+                f"{mean_name} {mean(self.mean_score_delta, '+')} versus run {self.baseline_id}."
             )
         parts = []
         if self.pass_rate_regressed:
-            parts.append(f"pass rate dropped {float(-self.pass_rate_delta) * 100:.1f} pp")
+            parts.append(f"{pass_name} dropped {float(-self.pass_rate_delta) * 100:.1f} pp")
         if self.mean_score_regressed:
-            parts.append(f"mean score dropped {float(-self.mean_score_delta):.3f}")
+            parts.append(f"{mean_name} dropped {mean(-self.mean_score_delta, '')}")
         return f"Regression: {' and '.join(parts)} beyond the configured tolerance (baseline run {self.baseline_id})."
 
 

@@ -47,22 +47,18 @@ def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any]
     try:
         found = sourced.provider.default_deployments()
     except Exception as exc:
-        raise PluginError(
+        raise PluginError.for_plugin(
+            sourced.record,
             f"golden question set provider {sourced.record.describe()} raised {type(exc).__name__} "
             f"in default_deployments(): {exc}",
-            group=sourced.record.group,
-            name=sourced.record.name,
-            distribution=sourced.record.distribution,
         ) from exc
     if not isinstance(found, Mapping) or not all(
         isinstance(d, Mapping) and all(isinstance(o, Mapping) for o in d.values()) for d in found.values()
     ):
-        raise PluginError(
+        raise PluginError.for_plugin(
+            sourced.record,
             f"golden question set provider {sourced.record.describe()}: default_deployments() must return "
             "{deployment: {retriever id: {option: value}}}",
-            group=sourced.record.group,
-            name=sourced.record.name,
-            distribution=sourced.record.distribution,
         )
     return found, where
 

@@ -282,12 +282,10 @@ def _load_question_set(
         return question_set, None
     sourced = question_set if isinstance(question_set, SourcedSet) else question_set_catalog().get(question_set)
     if not isinstance(sourced.set, GoldenQuestionSet):
-        raise PluginError(
+        raise PluginError.for_plugin(
+            sourced.record,
             f"golden question set provider {sourced.record.describe()} returned {type(sourced.set).__name__} "
             f'for "{getattr(sourced.set, "identifier", "?")}", not a GoldenQuestionSet',
-            group=sourced.record.group,
-            name=sourced.record.name,
-            distribution=sourced.record.distribution,
         )
     return sourced.set, sourced
 
@@ -303,12 +301,10 @@ def _create_retriever(record: registry.PluginRecord, factory: Any, deployment: D
             ) from exc
         raise
     if not isinstance(retriever, Retriever):
-        raise PluginError(
+        raise PluginError.for_plugin(
+            record,
             f"retriever {record.describe()}: its factory returned {type(retriever).__name__!r}, "
             "which has no retrieve(question, limit) method",
-            group=record.group,
-            name=record.name,
-            distribution=record.distribution,
         )
     return retriever
 
@@ -574,16 +570,7 @@ def _decide(
 
 def comparison_summary(comparison: Comparison) -> str:
     """One sentence about a comparison, in hit-rate words."""
-    top1 = float(comparison.pass_rate_delta) * 100
-    top3 = float(comparison.mean_score_delta) * 100
-    if not comparison.regressed:
-        return f"No regression: top-1 hit rate {top1:+.1f} pp, top-3 hit rate {top3:+.1f} pp versus run {comparison.baseline_id}."
-    parts = []
-    if comparison.pass_rate_regressed:
-        parts.append(f"top-1 hit rate dropped {-top1:.1f} pp")
-    if comparison.mean_score_regressed:
-        parts.append(f"top-3 hit rate dropped {-top3:.1f} pp")
-    return f"Regression: {' and '.join(parts)} beyond the configured tolerance (baseline run {comparison.baseline_id})."
+    return comparison.summary("top-1 hit rate", "top-3 hit rate", mean_in_points=True)
 
 
 def _stored_verdict(outcome: RetrievalOutcome) -> StoredVerdict:

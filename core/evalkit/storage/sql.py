@@ -74,11 +74,20 @@ def connect(url: str) -> pw.Database:
 
 def _open(url: str) -> pw.Database:
     db = connect(url)
-    try:
-        db.connect(reuse_if_open=True)
-    except (pw.OperationalError, pw.InterfaceError) as exc:
-        raise StorageError(f"cannot open database {schema.redact_url(url)}: {str(exc).strip()}") from None
-    return db
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            db.connect(reuse_if_open=True)
+            return db
+        except (pw.OperationalError, pw.InterfaceError) as exc:
+            # Switching a new file to WAL takes an exclusive lock that SQLite does not wait for
+            # (no busy handler), so processes opening one fresh file at once retry here.
+            if "locked" in str(exc) and time.monotonic() < deadline:
+                if not db.is_closed():
+                    db.close()
+                time.sleep(0.05)
+                continue
+            raise StorageError(f"cannot open database {schema.redact_url(url)}: {str(exc).strip()}") from None
 
 
 def read_schema_status(url: str) -> schema.SchemaStatus:
