@@ -9,7 +9,7 @@ def test_list_shows_every_group_with_distribution_and_version(evalkit_cli) -> No
     out = result.stdout
     for group in ("evalkit.golden_sets", "evalkit.question_sets", "evalkit.retrievers", "evalkit.graders", "evalkit.generators"):
         assert group in out
-    assert "evalkit.smoke  evalkit 0.1.0" in out
+    assert "evalkit.smoke  evalkit-golden 0.1.0" in out
     assert "arith" in out and "evalkit-set-arith 0.1.0" in out
     assert "deterministic" in out and "reference" in out and "replay" in out
 
@@ -20,7 +20,7 @@ def test_list_sets_shows_the_installed_contrib_distribution(evalkit_cli) -> None
     rows = {row["identifier"]: row for row in result.json()["sets"]}
     assert rows["arith.basic"]["distribution"] == "evalkit-set-arith"
     assert rows["arith.basic"]["count"] == 6
-    assert rows["evalkit.smoke"]["distribution"] == "evalkit"
+    assert rows["evalkit.smoke"]["distribution"] == "evalkit-golden"
 
 
 def test_broken_plugins_are_listed_without_being_imported(evalkit_cli, plugin_dists) -> None:
