@@ -67,7 +67,8 @@ class Assertion:
         """The answer matches ``pattern`` somewhere.
 
         ``pattern`` is a PCRE-style delimited pattern with modifiers, as in the original
-        (``'/9(:00)?\\s*(am|–|-)/i'``); a pattern without delimiters is a plain Python regex.
+        (``'/9(:00)?\\s*(am|–|-)/i'``), when it starts with one of ``/ # ~ ! @ % | + , ; :`` and
+        that character closes it; anything else (``[0-9]``, ``(a|b)c``) is a plain Python regex.
         """
         return cls("regex", pattern, name)
 
