@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 
+import attrs
 import pytest
-from evalkit.errors import ToleranceError
+from evalkit.errors import ToleranceError, UsageError
 from evalkit.tolerance import Tolerances, parse_tolerance
 
 
@@ -32,3 +34,63 @@ def test_pass_rate_is_checked_first() -> None:
     with pytest.raises(ToleranceError) as caught:
         Tolerances.parse("nan", "also-bad")
     assert caught.value.option == "max-pass-rate-drop"
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [(float("nan"), "nan"), (5, "5"), (True, "True"), (False, "False"), ("0.1", "'0.1'"), (float("inf"), "inf"),
+     (-0.1, "-0.1"), (1.0001, "1.0001"), (None, "None"), ([0.1], "[0.1]"), (Fraction(11, 10), "Fraction(11, 10)"),
+     (Decimal("NaN"), "Decimal('NaN')"), (Decimal("Infinity"), "Decimal('Infinity')")],
+)
+def test_the_library_constructor_refuses_what_the_cli_refuses(raw: object, shown: str) -> None:
+    with pytest.raises(ToleranceError) as caught:
+        Tolerances(max_pass_rate_drop=raw)
+    assert isinstance(caught.value, UsageError)
+    assert str(caught.value).startswith(f'Option "--max-pass-rate-drop" must be a finite number in 0..1 (got {shown})')
+    with pytest.raises(ToleranceError) as caught:
+        Tolerances(Fraction(1, 10), raw)
+    assert caught.value.option == "max-mean-score-drop"
+
+
+def test_text_is_for_parse_and_the_library_error_says_so() -> None:
+    with pytest.raises(ToleranceError) as caught:
+        Tolerances("0.1")
+    assert str(caught.value) == (
+        'Option "--max-pass-rate-drop" must be a finite number in 0..1 (got \'0.1\'); '
+        "Tolerances takes numbers, Tolerances.parse reads text."
+    )
+    assert Tolerances.parse("0.1", "0.2") == Tolerances(Fraction(1, 10), Fraction(1, 5))
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [(0, Fraction(0)), (1, Fraction(1)), (-0.0, Fraction(0)), (0.5, Fraction(1, 2)), (Fraction(1, 3), Fraction(1, 3)),
+     (Decimal("0.1"), Fraction(1, 10))],
+)
+def test_the_library_constructor_keeps_numbers_exact(raw: object, value: Fraction) -> None:
+    tolerances = Tolerances(raw, raw)
+    assert tolerances.max_pass_rate_drop == value and tolerances.max_mean_score_drop == value
+    assert attrs.evolve(tolerances, max_mean_score_drop=1).max_mean_score_drop == 1
+
+
+def test_evolve_validates_too() -> None:
+    with pytest.raises(ToleranceError):
+        attrs.evolve(Tolerances(), max_mean_score_drop=float("nan"))
+
+
+@pytest.mark.parametrize("bad", [0.1, "0.1", {"max_pass_rate_drop": 0.1}])
+def test_a_run_refuses_anything_but_tolerances_before_anything_is_stored(bad: object, tmp_path) -> None:
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with pytest.raises(UsageError, match="tolerances must be an evalkit.Tolerances"):
+        evaluate_set("evalkit.smoke", tolerances=bad, database=url, cwd=tmp_path)
+    assert not (tmp_path / "results.db").exists()
+
+
+def test_retrieval_refuses_anything_but_tolerances_too(tmp_path) -> None:
+    from evalkit import evaluate_retrieval
+
+    with pytest.raises(UsageError, match="tolerances must be an evalkit.Tolerances"):
+        evaluate_retrieval("anything", "evalkit.lexical", tolerances=0.5, database=f"sqlite:///{tmp_path / 'r.db'}", cwd=tmp_path)
+    assert not (tmp_path / "r.db").exists()

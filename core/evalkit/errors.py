@@ -78,10 +78,10 @@ class UnknownPluginError(UsageError, LookupError):
 class ToleranceError(UsageError):
     """A tolerance option is not a finite number in 0..1."""
 
-    def __init__(self, option: str, raw: object) -> None:
+    def __init__(self, option: str, raw: object, hint: str = "") -> None:
         self.option = option
         self.raw = raw
-        super().__init__(f'Option "--{option}" must be a finite number in 0..1 (got {raw!r}).')
+        super().__init__(f'Option "--{option}" must be a finite number in 0..1 (got {raw!r}){hint}.')
 
 
 class ConfigError(EvalkitError):

@@ -26,7 +26,7 @@ from .storage import (
     open_repository,
     resolve_database_url,
 )
-from .tolerance import Tolerances
+from .tolerance import Tolerances, resolve_tolerances
 from .validation import validate_prompt_set
 from .verdict import Comparison, compare
 
@@ -136,7 +136,7 @@ def evaluate_set(
     As a library call an unknown grader falls back to ``deterministic`` unless ``strict_grader``.
     """
     config = config if config is not None else load_config(cwd=cwd)
-    tolerances = tolerances or Tolerances()
+    tolerances = resolve_tolerances(tolerances)
     privacy = privacy or config.privacy
     if privacy not in PRIVACY_LEVELS:
         raise UsageError(f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {privacy!r}")
@@ -239,12 +239,13 @@ def _run(
         notes.append(f"Resuming run {header.id}: {len(skip)} case(s) already answered are kept.")
     todo = runner.select_cases(golden_set.prompts, shard, skip)
     level = runner.default_concurrency(bound, concurrency)
-    manager.hook.evalkit_run_started(run=header, total=len(todo))
+    observers = hooks.Observers(manager)
+    observers.notify("evalkit_run_started", run=header, total=len(todo))
     if on_start is not None:
         on_start(header, len(todo))
 
     def case_done(case: CaseResult) -> None:
-        manager.hook.evalkit_case_graded(run=header, case=case)
+        observers.notify("evalkit_case_graded", run=header, case=case)
         if on_case is not None:
             on_case(case)
 
@@ -284,8 +285,8 @@ def _run(
         verdict = verdict_for(stored, repository, tolerances)
         if isinstance(repository, RunVerdicts):
             repository.record_verdict(stored.id, stored_verdict(verdict))
-    manager.hook.evalkit_run_finished(run=stored)
-    return RunOutcome(stored, verdict, tuple(notes), plugin_failures)
+    observers.notify("evalkit_run_finished", run=stored)
+    return RunOutcome(stored, verdict, tuple(notes), plugin_failures + observers.failures)
 
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")

@@ -2,8 +2,9 @@
 
 A hook plugin is a module or object with ``@evalkit.hookimpl`` functions, registered through the
 ``evalkit.hooks`` entry-point group. Implementations may accept fewer arguments than a spec
-passes, so specs can grow without breaking plugins. An exception raised by an observer hook is
-reported and does not stop the run.
+passes, so specs can grow without breaking plugins. An exception raised by an observer hook
+(run started, case graded, run finished) is reported once per plugin and hook, naming the plugin,
+and does not stop, fail or orphan the run: :class:`Observers` calls them.
 """
 
 from __future__ import annotations
@@ -11,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import pluggy
+
+from .printable import visible
 
 if TYPE_CHECKING:
     from .checks import AssertionKind
     from .runs import CaseResult, Run
 
-__all__ = ["hookimpl", "hookspec", "HookSpecs", "plugin_manager"]
+__all__ = ["hookimpl", "hookspec", "HookSpecs", "Observers", "plugin_manager"]
 
 hookspec = pluggy.HookspecMarker("evalkit")
 hookimpl = pluggy.HookimplMarker("evalkit")
@@ -63,6 +67,44 @@ def plugin_manager(extra: Sequence[Any] = ()) -> tuple[pluggy.PluginManager, lis
         except Exception as exc:
             failures.append(registry.PluginFailure(record, str(exc)))
     for plugin in extra:
-        manager.register(plugin)
+        manager.register(plugin, name=_extra_name(manager, plugin))
     manager.check_pending()
     return manager, failures
+
+
+def _extra_name(manager: pluggy.PluginManager, plugin: Any) -> str:
+    """A readable, unique name for a plugin object a library caller registers."""
+    base = getattr(plugin, "__name__", None) or type(plugin).__qualname__
+    name, number = base, 1
+    while manager.has_plugin(name):
+        number += 1
+        name = f"{base}#{number}"
+    return name
+
+
+@attrs.define
+class Observers:
+    """Calls the observer hooks, one implementation at a time, so one that raises cannot take the
+    run down; each plugin's failure in each hook is reported once (:attr:`failures`)."""
+
+    manager: pluggy.PluginManager
+    _raised: dict[tuple[str, str], tuple[str, int]] = attrs.Factory(dict)
+
+    def notify(self, hook: str, **arguments: Any) -> None:
+        """Call every implementation of ``hook`` (in pluggy's order) with the arguments it accepts."""
+        for impl in reversed(getattr(self.manager.hook, hook).get_hookimpls()):
+            try:
+                impl.function(*(arguments[name] for name in impl.argnames))
+            except Exception as exc:  # an observer must not stop, fail or orphan the run
+                key = (impl.plugin_name, hook)
+                first, count = self._raised.get(key, (visible(f"{type(exc).__name__}: {exc}"), 0))
+                self._raised[key] = (first, count + 1)
+
+    @property
+    def failures(self) -> tuple[str, ...]:
+        """One line per plugin and hook that raised: the plugin, the hook, the first error, how often."""
+        lines = []
+        for (plugin, hook), (first, count) in self._raised.items():
+            times = "" if count == 1 else f" ({count} times; the first shown)"
+            lines.append(f'hook plugin "{visible(plugin)}" raised in {hook}{times}: {first}; the run went on without it')
+        return tuple(lines)

@@ -1,20 +1,44 @@
-"""Regression tolerances: parsed exactly, so a drop equal to the tolerance passes."""
+"""Regression tolerances: parsed exactly, so a drop equal to the tolerance passes.
+
+The rules live here once: :func:`tolerance_value` checks a number, :func:`parse_tolerance` reads
+the text of a command-line option and then applies the same check, and :class:`Tolerances`
+applies it to every value it is built with — so a library caller gets the very
+:class:`~evalkit.errors.ToleranceError` the CLI prints, before anything is called or stored.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from decimal import Decimal
 from fractions import Fraction
 
 import attrs
 
 from .errors import ToleranceError
 
-__all__ = ["Tolerances", "parse_tolerance", "DEFAULT_TOLERANCE"]
+__all__ = ["Tolerances", "parse_tolerance", "resolve_tolerances", "tolerance_value", "DEFAULT_TOLERANCE"]
 
 #: Decimal or scientific notation with an optional sign; no nan, inf, hex or underscores.
 _NUMBER = re.compile(r"\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*")
 
 DEFAULT_TOLERANCE = Fraction(1, 10)
+
+
+def tolerance_value(raw: object, option: str) -> Fraction:
+    """A tolerance given as a number (``int``, ``float``, ``Fraction``, ``Decimal``) as an exact
+    fraction in ``[0, 1]``; anything else — ``True``, text, ``nan``, ``inf``, ``5`` — is refused
+    with :class:`ToleranceError` naming ``option``."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, Fraction, Decimal)):
+        hint = "; Tolerances takes numbers, Tolerances.parse reads text" if isinstance(raw, str) else ""
+        raise ToleranceError(option, raw, hint)
+    try:
+        value = Fraction(raw)
+    except (ValueError, OverflowError):  # nan, inf
+        raise ToleranceError(option, raw) from None
+    if not 0 <= value <= 1:
+        raise ToleranceError(option, raw)
+    return value
 
 
 def parse_tolerance(raw: object, option: str) -> Fraction:
@@ -24,29 +48,33 @@ def parse_tolerance(raw: object, option: str) -> Fraction:
     :class:`ToleranceError` naming ``option``: empty, ``nan``, ``inf``, ``1.01``, ``-0.1``,
     ``abc``, ``1e309``.
     """
-    if isinstance(raw, bool):
-        raise ToleranceError(option, raw)
-    if isinstance(raw, Fraction):
-        value = raw
-    elif isinstance(raw, (int, float)):
-        if raw != raw or raw in (float("inf"), float("-inf")):
+    if isinstance(raw, str):
+        if not _NUMBER.fullmatch(raw):
             raise ToleranceError(option, raw)
-        value = Fraction(raw)
-    elif isinstance(raw, str) and _NUMBER.fullmatch(raw):
         value = Fraction(raw.strip())
-    else:
-        raise ToleranceError(option, raw)
-    if not 0 <= value <= 1:
-        raise ToleranceError(option, raw)
-    return value
+        if not 0 <= value <= 1:
+            raise ToleranceError(option, raw)
+        return value
+    return tolerance_value(raw, option)
+
+
+def _checked(option: str) -> Callable[[object], Fraction]:
+    def convert(raw: object) -> Fraction:
+        return tolerance_value(raw, option)
+
+    return convert
 
 
 @attrs.frozen
 class Tolerances:
-    """How far each aggregate may drop before a run counts as a regression (absolute, 0..1)."""
+    """How far each aggregate may drop before a run counts as a regression (absolute, 0..1).
 
-    max_pass_rate_drop: Fraction = DEFAULT_TOLERANCE
-    max_mean_score_drop: Fraction = DEFAULT_TOLERANCE
+    Built from numbers; a value that is not a finite number in 0..1 raises the same
+    :class:`~evalkit.errors.ToleranceError` (a ``UsageError``) as the command-line options.
+    """
+
+    max_pass_rate_drop: Fraction = attrs.field(default=DEFAULT_TOLERANCE, converter=_checked("max-pass-rate-drop"))
+    max_mean_score_drop: Fraction = attrs.field(default=DEFAULT_TOLERANCE, converter=_checked("max-mean-score-drop"))
 
     @classmethod
     def parse(
@@ -56,5 +84,17 @@ class Tolerances:
         *,
         names: tuple[str, str] = ("max-pass-rate-drop", "max-mean-score-drop"),
     ) -> Tolerances:
-        """Validate both tolerances (pass rate first) and build the pair."""
+        """Validate both tolerances given as text or numbers (pass rate first) and build the pair."""
         return cls(parse_tolerance(pass_rate, names[0]), parse_tolerance(mean_score, names[1]))
+
+
+def resolve_tolerances(value: object) -> Tolerances:
+    """``value`` as the tolerances of a run: ``None`` means the defaults; anything but a
+    :class:`Tolerances` is refused with a :class:`~evalkit.errors.UsageError` (library calls)."""
+    if value is None:
+        return Tolerances()
+    if not isinstance(value, Tolerances):
+        from .errors import UsageError
+
+        raise UsageError(f"tolerances must be an evalkit.Tolerances, got {type(value).__name__} {value!r}")
+    return value

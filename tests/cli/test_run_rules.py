@@ -34,3 +34,40 @@ def test_regex_patterns_mean_what_they_look_like(evalkit_cli, project, plugin_di
     assert result.code == 0, result.stderr
     outcome = {case["id"]: case["passed"] for case in result.json()["cases"]}
     assert outcome == {cid: held for cid, (_, held) in REGEX_ANSWERS.items()}
+
+
+def test_observer_hooks_that_raise_are_reported_once_and_the_run_goes_on(evalkit_cli, project, plugin_dists) -> None:
+    log = project / "hooks.log"
+    env = {"PYTHONPATH": plugin_dists("evalkit-failing-hook", "evalkit-hook-plugin"), "HOOK_LOG": str(log)}
+    first = evalkit_cli("run", "evalkit.smoke", "--fail-on-regression", env=env)
+    assert first.code == 0, first.stdout + first.stderr
+    warnings = [line for line in first.stdout.splitlines() if line.startswith("warning: ")]
+    plugin = "evalkit-failing-hook:explode"
+    assert warnings == [
+        f'warning: hook plugin "{plugin}" raised in evalkit_run_started: RuntimeError: [bold]start of 7[/bold] '
+        "broke\\x1b[31m; the run went on without it",
+        f'warning: hook plugin "{plugin}" raised in evalkit_case_graded (7 times; the first shown): RuntimeError: '
+        "[bold]case[/bold] broke\\x1b[31m; the run went on without it",
+        f'warning: hook plugin "{plugin}" raised in evalkit_run_finished: RuntimeError: [bold]finish[/bold] '
+        "broke\\x1b[31m; the run went on without it",
+    ]
+    assert "Pass rate:  100.0% (7/7)" in first.stdout and "recorded as the baseline" in first.stdout
+    # The other hook plugin still saw the whole lifecycle.
+    events = log.read_text().splitlines()
+    assert events[0] == "started evalkit.smoke 7" and events[-1].endswith(" complete") and len(events) == 9
+    # The run is complete, not orphaned as running: the next run compares with it.
+    second = evalkit_cli("run", "evalkit.smoke", "--fail-on-regression", "--json", env=env)
+    assert second.code == 0, second.stderr
+    document = second.json()
+    assert document["status"] == "complete"
+    assert document["warnings"] == [w.removeprefix("warning: ") for w in warnings]
+
+
+def test_a_raising_hook_does_not_stop_a_retrieval_run(evalkit_cli, project, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists("evalkit-failing-hook"), "FAILING_HOOKS": "evalkit_case_graded"}
+    result = evalkit_cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", env=env)
+    assert result.code == 0, result.stdout + result.stderr
+    warnings = [line for line in result.stdout.splitlines() if line.startswith("warning: hook plugin")]
+    assert len(warnings) == 1
+    assert warnings[0].startswith('warning: hook plugin "evalkit-failing-hook:explode" raised in evalkit_case_graded (')
+    assert "complete" in evalkit_cli("history", "evalkit_stdlib.docs").stdout

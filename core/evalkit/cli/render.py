@@ -217,6 +217,7 @@ def outcome_document(outcome: RunOutcome) -> dict[str, Any]:
     comparison = verdict.comparison
     document = run_document(outcome.run)
     document["notes"] = list(outcome.notes)
+    document["warnings"] = list(outcome.plugin_failures)
     document["verdict"] = {
         "state": verdict.state,
         "regressed": verdict.regressed,

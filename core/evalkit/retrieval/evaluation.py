@@ -40,7 +40,7 @@ from evalkit.storage import (
     open_repository,
     resolve_database_url,
 )
-from evalkit.tolerance import Tolerances
+from evalkit.tolerance import Tolerances, resolve_tolerances
 from evalkit.verdict import Comparison, compare
 
 from .contracts import (
@@ -379,7 +379,7 @@ def evaluate_retrieval(
     compared (:func:`evalkit.verdict.compare`: pass rate = top-1, mean score = top-3 hit rate).
     """
     config = config if config is not None else load_config(cwd=cwd)
-    tolerances = tolerances or Tolerances()
+    tolerances = resolve_tolerances(tolerances)
     golden_set, sourced = _load_question_set(question_set)
     record = registry.find("evalkit.retrievers", retriever)
     check_question_set(golden_set)
@@ -451,7 +451,8 @@ def _run(
         privacy=privacy,
     )
     repository.begin_run(header)
-    manager.hook.evalkit_run_started(run=header, total=len(golden_set.questions))
+    observers = hooks.Observers(manager)
+    observers.notify("evalkit_run_started", run=header, total=len(golden_set.questions))
     if on_start is not None:
         on_start(header, len(golden_set.questions))
     limit = retrieval_limit(k)
@@ -485,7 +486,7 @@ def _run(
             pending.append(case)
             if len(pending) >= CASE_BATCH or time.perf_counter() - flushed >= _FLUSH_S:
                 flush()
-            manager.hook.evalkit_case_graded(run=header, case=case)
+            observers.notify("evalkit_case_graded", run=header, case=case)
             if on_case is not None:
                 on_case(case)
         flush()
@@ -511,8 +512,8 @@ def _run(
     )  # fmt: skip
     if isinstance(repository, RunVerdicts):
         repository.record_verdict(stored.id, _stored_verdict(outcome))
-    manager.hook.evalkit_run_finished(run=stored)
-    return outcome
+    observers.notify("evalkit_run_finished", run=stored)
+    return attrs.evolve(outcome, plugin_failures=outcome.plugin_failures + observers.failures)
 
 
 def _decide(
