@@ -24,6 +24,8 @@ from .answers import Answer, GenerationRequest, ServingIdentity
 from .checks import AssertionKind
 from .components import AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder
 from .errors import GenerationError
+from .identity import identity_problems
+from .printable import visible
 from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 
@@ -83,7 +85,11 @@ def run_yardstick(cases: Iterable[CaseResult], requested: str) -> str:
 
 
 def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[ServingIdentity | None, str | None]:
-    """The run's verified serving identity, or ``None`` and the reason."""
+    """The run's verified serving identity, or ``None`` and the reason (control characters visible).
+
+    Verified only when the instance is configured, every answered case carries an identity, every
+    identity is well formed (:func:`evalkit.identity.identity_problems`) and all of them agree.
+    """
     if not bound_configured:
         return None, (
             "the generator is not a configured provider instance (ad-hoc run); "
@@ -98,11 +104,18 @@ def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[S
         counts[case.identity] = counts.get(case.identity, 0) + 1
     if not counts:
         return None, "no case was answered"
+    malformed = [(i, n) for i, n in counts.items() if i is not None and identity_problems(i)]
+    if malformed:
+        bad_cases = sum(n for _, n in malformed)
+        return None, (
+            f"{bad_cases} case(s) carry a serving identity that is not well formed, so it is no evidence of "
+            f"who answered: {'; '.join(identity_problems(malformed[0][0]))}"
+        )
     if None in counts:
         return None, f"the endpoint reported no model for {counts[None]} case(s), so who answered is unknown"
     if len(counts) > 1:
         seen = ", ".join(
-            f"{i.reported_model} via {i.provider_instance}/{i.model_alias} ({n} cases)"
+            visible(f"{i.reported_model} via {i.provider_instance}/{i.model_alias} ({n} cases)")
             for i, n in sorted(counts.items(), key=lambda kv: -kv[1])
             if i is not None
         )
@@ -123,10 +136,20 @@ def redact_secrets(case: CaseResult, secrets: Sequence[str]) -> CaseResult:
         return None if text is None else remove_secrets(text, tuple(secrets))
 
     checks = tuple(attrs.evolve(c, error=clean(c.error), detail=clean(c.detail)) for c in case.checks)
+    identity = case.identity
+    if identity is not None:
+        identity = attrs.evolve(
+            identity,
+            provider_instance=clean(identity.provider_instance),
+            model_alias=clean(identity.model_alias),
+            reported_model=clean(identity.reported_model),
+        )
     detail = case.detail
     if detail is not None:
         detail = json.loads(clean(json.dumps(detail, ensure_ascii=False)) or "null")
-    return attrs.evolve(case, answer_text=clean(case.answer_text), error=clean(case.error), checks=checks, detail=detail)
+    return attrs.evolve(
+        case, answer_text=clean(case.answer_text), error=clean(case.error), checks=checks, detail=detail, identity=identity
+    )
 
 
 @attrs.define

@@ -71,3 +71,47 @@ def test_a_raising_hook_does_not_stop_a_retrieval_run(evalkit_cli, project, plug
     assert len(warnings) == 1
     assert warnings[0].startswith('warning: hook plugin "evalkit-failing-hook:explode" raised in evalkit_case_graded (')
     assert "complete" in evalkit_cli("history", "evalkit_stdlib.docs").stdout
+
+
+def stored_run_rows(project: Path) -> list[tuple]:
+    import sqlite3
+
+    with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
+        return conn.execute("select status, verified, reported_model from evalkit_run order by started_at").fetchall()
+
+
+def test_a_malformed_reported_model_is_no_evidence_the_run_is_stored_not_compared(evalkit_cli, project, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists(SETS)}
+    evil = "http://evil host\nx"
+    write_replay(project, [{"id": cid, "text": text, "model": evil} for cid, (text, _) in REGEX_ANSWERS.items()])
+    first = evalkit_cli("run", "rules.regex", env=env)
+    assert first.code == 0, first.stderr
+    reason = (
+        "not compared: no single verified serving identity — 10 case(s) carry a serving identity that is not well "
+        'formed, so it is no evidence of who answered: reported model "http://evil host\\x0ax" contains control or '
+        "invisible characters"
+    )
+    assert reason in first.stdout
+    assert "Model:      (unknown)" in first.stdout
+    assert "evil host\nx" not in first.stdout  # never printed raw
+    # Stored, and under the gate a run that cannot be compared fails it.
+    gated = evalkit_cli("run", "rules.regex", "--fail-on-regression", "--json", env=env)
+    assert gated.code == 1, gated.stderr
+    document = gated.json()
+    assert document["verified"] is False and document["identity"] is None
+    assert document["verdict"]["state"] == "not_compared" and document["verdict"]["reason"] == reason
+    assert [row[:2] for row in stored_run_rows(project)] == [("complete", 0), ("complete", 0)]
+    # A well-formed model afterwards is a first verified run: the malformed ones are never its baseline.
+    write_replay(project, [{"id": cid, "text": text, "model": "app-2025-01"} for cid, (text, _) in REGEX_ANSWERS.items()])
+    clean = evalkit_cli("run", "rules.regex", "--fail-on-regression", env=env)
+    assert clean.code == 0, clean.stdout
+    assert "recorded as the baseline" in clean.stdout
+
+
+def test_an_alias_that_is_a_url_with_credentials_is_no_evidence(evalkit_cli, project, plugin_dists) -> None:
+    write_replay(project, [{"id": cid, "text": text, "model": "app-2025"} for cid, (text, _) in REGEX_ANSWERS.items()])
+    result = evalkit_cli(
+        "run", "rules.regex", "--model", "https://user:hunter2@example.com/v1", "--json", env={"PYTHONPATH": plugin_dists(SETS)}
+    )
+    assert result.code == 0, result.stderr
+    assert result.json()["verdict"]["reason"].endswith('model alias "https://user:***/v1" is a URL')

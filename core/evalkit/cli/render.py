@@ -93,11 +93,13 @@ def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None, live_c
 
 def render_summary(out: Any, run: Run) -> None:
     """Identity and aggregates."""
+    from ..printable import visible
+
     if run.identity is not None:
         who = f"{run.identity.reported_model} (alias {run.identity.model_alias} via {run.identity.provider_instance})"
     else:
         who = "(unknown)"
-    out.print(f"Model:      {who}")
+    out.print(f"Model:      {visible(who)}", markup=False)
     out.print(f"Grader:     {run.grader}")
     out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     out.print(f"Pass rate:  {_percent(run.pass_rate)} ({run.passed_count}/{run.answered_count})")
@@ -121,7 +123,9 @@ def render_verdict(out: Any, outcome: RunOutcome) -> None:
     out.print()
     out.print("[bold]Regression check[/bold]")
     if verdict.state == "not_compared":
-        out.print(f"[yellow]{escape(verdict.reason or '')}[/yellow]")
+        from ..printable import visible
+
+        out.print(f"[yellow]{escape(visible(verdict.reason or ''))}[/yellow]")
         return
     if verdict.state == "baseline":
         out.print("No previous run for this set and serving identity — recorded as the baseline.")

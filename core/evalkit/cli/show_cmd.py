@@ -72,12 +72,14 @@ def handle(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
 
+    from ..printable import visible
+
     out = console()
     out.print(f"[bold]Run {escape(run.id)}[/bold]  ({escape(run.set_identifier)}, {run.kind.value})")
     out.print(f"Started:    {format_date(run.started_at)} UTC   Finished: {format_date(run.finished_at)} UTC")
     out.print(f"Model:      {identity_label(run)}", markup=False)
     if run.identity is None and run.identity_note:
-        out.print(f"            ({run.identity_note})", markup=False)
+        out.print(f"            ({visible(run.identity_note)})", markup=False)
     out.print(f"Grader:     {run.grader}", markup=False)
     errored = f" ({run.errored_count} errored)" if run.errored_count else ""
     out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {run.case_count} case(s) answered")
