@@ -154,3 +154,57 @@ def test_a_named_assertion_reports_its_own_check_name() -> None:
 def test_unknown_kind_is_an_errored_check() -> None:
     result = check(Assertion(kind="nope", value=1), "x")
     assert not result.passed and "unknown assertion kind" in (result.error or "")
+
+
+def test_citations_resolve_by_source_id_and_by_quote() -> None:
+    from evalkit import Passage
+
+    sent = [Passage("Receipts within 30 days.", "policy#3.2"), "Keep the\noriginal receipt."]
+    resolve = Assertion.citations_resolve()
+    assert resolve.check_name == "citations_resolve"
+    assert check(resolve, "x", citations=["policy#3.2"], passages=sent).passed
+    assert check(resolve, "x", citations=[{"passage": "keep"}, {"passage": "the original"}], passages=sent).detail is not None
+    assert check(resolve, "x", citations=[{"passage": "Keep the original"}], passages=sent).passed
+    assert check(resolve, "x", citations=[Citation("other", "the  original receipt")], passages=sent).passed
+    failed = check(resolve, "x", citations=["policy#3.2", "policy#9", "policy#9", Citation(passage="")], passages=sent)
+    assert not failed.passed and failed.error is None
+    assert failed.detail == 'unresolved citation(s): policy#9, "" (passages sent: policy#3.2, "Keep the original receipt.")'
+    assert check(resolve, "x", citations=[{"passage": "Receipts within"}], passages=sent[:1]).detail == (
+        'unresolved citation(s): "Receipts within" (passages sent: policy#3.2)'
+    )
+
+
+def test_citations_resolve_needs_citations_and_passages() -> None:
+    resolve = Assertion.citations_resolve()
+    nothing_cited = check(resolve, "x", passages=["a"])
+    assert (nothing_cited.passed, nothing_cited.detail, nothing_cited.error) == (False, "the answer cites no source", None)
+    no_passages = check(resolve, "x", citations=["a"])
+    assert not no_passages.passed
+    assert no_passages.error == "answer carries no passages, so its citations cannot be resolved"
+
+
+@pytest.mark.parametrize(
+    ("passages", "expected"),
+    [("one", (("one", None),)), (["a", {"text": "b", "source_id": "s"}, {"text": "c"}], (("a", None), ("b", "s"), ("c", None))),
+     (None, ())],
+)
+def test_passages_keep_plain_strings_working(passages: object, expected: tuple) -> None:
+    answer = Answer("x", passages=passages)
+    assert tuple((p.text, p.source_id) for p in answer.passages) == expected
+
+
+@pytest.mark.parametrize("bad", [[1], [{"source_id": "s"}], [{"text": "t", "source_id": 3}]])
+def test_a_malformed_passage_is_refused(bad: object) -> None:
+    with pytest.raises(TypeError, match="a passage must be"):
+        Answer("x", passages=bad)
+
+
+@pytest.mark.parametrize("bad", [[1], [{"source_id": 3}], [{"passage": 4}]])
+def test_a_malformed_citation_is_refused(bad: object) -> None:
+    with pytest.raises(TypeError, match="a citation must be"):
+        Answer("x", citations=bad)
+
+
+def test_citations_resolve_takes_no_value() -> None:
+    assert list(BUILTIN_KINDS["citations_resolve"].validate("x")) == ["takes no value"]
+    assert list(BUILTIN_KINDS["citations_resolve"].validate(None)) == []

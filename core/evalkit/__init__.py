@@ -19,6 +19,7 @@ _EXPORTS = {
     "Assertion": "prompts",
     "Check": "grading",
     "Citation": "answers",
+    "Passage": "answers",
     "Comparison": "verdict",
     "GenerationRequest": "answers",
     "GoldenPrompt": "prompts",
@@ -63,7 +64,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from .answers import Answer, Citation, GenerationRequest, ServingIdentity, Usage
+    from .answers import Answer, Citation, GenerationRequest, Passage, ServingIdentity, Usage
     from .checks import AssertionKind
     from .evaluation import RunOutcome, Verdict, evaluate_set
     from .grading import Check, Grading

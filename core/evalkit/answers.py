@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Answer", "Citation", "GenerationRequest", "ServingIdentity", "Usage"]
+__all__ = ["Answer", "Citation", "GenerationRequest", "Passage", "ServingIdentity", "Usage"]
 
 
 @attrs.frozen
@@ -31,10 +31,19 @@ class GenerationRequest:
 
 @attrs.frozen
 class Citation:
-    """A source an answer cites, as reported by a RAG application."""
+    """A source an answer cites, as reported by a RAG application: the source id, and the text it
+    quotes from that source when the application reports it (``""`` as id: a quote only)."""
 
-    source_id: str
+    source_id: str = ""
     passage: str | None = None
+
+
+@attrs.frozen
+class Passage:
+    """A passage sent with the prompt (retrieved context), with the id of its source when known."""
+
+    text: str
+    source_id: str | None = None
 
 
 @attrs.frozen
@@ -64,19 +73,30 @@ def _citations(value: Iterable[Citation | str | Mapping[str, Any]] | None) -> tu
             out.append(item)
         elif isinstance(item, str):
             out.append(Citation(item))
-        elif isinstance(item, Mapping):
-            out.append(Citation(str(item["source_id"]), item.get("passage")))
+        elif isinstance(item, Mapping) and isinstance(item.get("source_id", ""), str) and isinstance(item.get("passage"), (str, type(None))):
+            out.append(Citation(item.get("source_id", ""), item.get("passage")))
         else:
-            raise TypeError(f"a citation must be a Citation, a source id or a mapping, not {item!r}")
+            raise TypeError(
+                'a citation must be a Citation, a source id or a mapping with "source_id" and/or "passage", '
+                f"not {item!r}"
+            )
     return tuple(out)
 
 
-def _strings(value: Iterable[str] | None) -> tuple[str, ...]:
+def _passages(value: Iterable[Passage | str | Mapping[str, Any]] | str | None) -> tuple[Passage, ...]:
     if value is None:
         return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(value)
+    out = []
+    for item in (value,) if isinstance(value, str) else value:
+        if isinstance(item, Passage):
+            out.append(item)
+        elif isinstance(item, str):
+            out.append(Passage(item))
+        elif isinstance(item, Mapping) and isinstance(item.get("text"), str) and isinstance(item.get("source_id"), (str, type(None))):
+            out.append(Passage(item["text"], item.get("source_id")))
+        else:
+            raise TypeError(f'a passage must be a Passage, a string or a mapping with "text" and "source_id", not {item!r}')
+    return tuple(out)
 
 
 @attrs.frozen
@@ -85,7 +105,9 @@ class Answer:
 
     ``model`` is the model the endpoint reported; ``abstained``, ``citations`` and ``passages``
     come from RAG applications that report them — checks that need them fail with a clear
-    reason when they are missing rather than passing.
+    reason when they are missing rather than passing. ``passages`` are the passages sent with the
+    prompt: plain strings, or :class:`Passage` objects (or ``{"text", "source_id"}`` mappings)
+    that name their source, so citations can be resolved by id.
     """
 
     text: str
@@ -93,7 +115,7 @@ class Answer:
     usage: Usage | None = attrs.field(default=None, converter=Usage.coerce)
     abstained: bool | None = None
     citations: tuple[Citation, ...] = attrs.field(default=(), converter=_citations)
-    passages: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    passages: tuple[Passage, ...] = attrs.field(default=(), converter=_passages)
     finish_reason: str | None = None
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from .answers import Answer
+from .answers import Answer, Citation, Passage
 from .grading import Check
 from .pcre import PatternError, compile_pattern
 from .prompts import Assertion
@@ -183,7 +183,7 @@ def _max_words(limit: int, answer: Answer) -> bool | Check:
     return True if words <= limit else Check("", False, detail=f"{words} words, limit {limit}")
 
 
-def _validate_refusal(value: Any) -> Iterable[str]:
+def _takes_no_value(value: Any) -> Iterable[str]:
     if value is not None:
         yield "takes no value"
 
@@ -201,6 +201,36 @@ def _cites_any(source_ids: tuple[str, ...], answer: Answer) -> bool | Check:
     return True if cited & set(source_ids) else Check("", False, detail=f"cited {', '.join(sorted(cited))}")
 
 
+def _normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _citation_label(citation: Citation) -> str:
+    if citation.source_id:
+        return citation.source_id
+    return f'"{_summary(_normalised(citation.passage or ""))}"'
+
+
+def _resolves(citation: Citation, passages: tuple[Passage, ...]) -> bool:
+    """By source id; else by the quoted text, within a passage that names no source."""
+    if citation.source_id and any(p.source_id == citation.source_id for p in passages):
+        return True
+    quote = _normalised(citation.passage or "")
+    return bool(quote) and any(p.source_id is None and quote in _normalised(p.text) for p in passages)
+
+
+def _citations_resolve(value: None, answer: Answer) -> bool | Check:
+    if not answer.passages:
+        return Check("", False, error="answer carries no passages, so its citations cannot be resolved")
+    if not answer.citations:
+        return Check("", False, detail="the answer cites no source")
+    unresolved = list(dict.fromkeys(_citation_label(c) for c in answer.citations if not _resolves(c, answer.passages)))
+    if not unresolved:
+        return True
+    sent = ", ".join(p.source_id or f'"{_summary(_normalised(p.text))}"' for p in answer.passages)
+    return Check("", False, detail=f"unresolved citation(s): {', '.join(unresolved)} (passages sent: {sent})")
+
+
 BUILTIN_KINDS: Mapping[str, AssertionKind] = {
     kind.name: kind
     for kind in (
@@ -211,8 +241,9 @@ BUILTIN_KINDS: Mapping[str, AssertionKind] = {
         AssertionKind("contains_any", _contains_any, _string_list),
         AssertionKind("contains_none", _contains_none, _string_list),
         AssertionKind("max_words", _max_words, _validate_max_words),
-        AssertionKind("refusal", _refusal, _validate_refusal),
+        AssertionKind("refusal", _refusal, _takes_no_value),
         AssertionKind("cites_any", _cites_any, _string_list),
+        AssertionKind("citations_resolve", _citations_resolve, _takes_no_value),
     )
 }
 

@@ -31,6 +31,7 @@ DEFAULT_CHECK_NAMES: Mapping[str, str] = {
     "max_words": "within_length",
     "refusal": "refused",
     "cites_any": "cited_expected_source",
+    "citations_resolve": "citations_resolve",
 }
 
 
@@ -101,6 +102,13 @@ class Assertion:
     def cites_any(cls, source_ids: Iterable[str], *, name: str | None = None) -> Assertion:
         """One of the answer's citations names one of ``source_ids``."""
         return cls("cites_any", _tuple(source_ids), name)
+
+    @classmethod
+    def citations_resolve(cls, *, name: str | None = None) -> Assertion:
+        """The answer cites at least one source, and every citation resolves to a passage sent
+        with the prompt (``Answer.passages``): by source id, else by the text it quotes from a
+        passage that names no source. A failure names the citations that do not resolve."""
+        return cls("citations_resolve", None, name)
 
 
 @attrs.frozen

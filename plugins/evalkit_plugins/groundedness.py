@@ -84,7 +84,8 @@ class GroundednessGrader(JudgeGraderBase):
         if not answer.passages:
             raise NotGradable(NO_PASSAGES)
         passages = self.prompt.text("passage_separator").join(
-            render(self.prompt.text("passage"), number=str(i), text=text) for i, text in enumerate(answer.passages, 1)
+            render(self.prompt.text("passage"), number=str(i), text=passage.text)
+            for i, passage in enumerate(answer.passages, 1)
         )
         user = render(self.prompt.text("user"), passages=passages, answer=answer.text)
         return GenerationRequest(prompt=user, temperature=0.0)

@@ -14,8 +14,9 @@ class ReplayGenerator:
     """Answers each prompt with the line of ``path`` whose ``id`` is the prompt id.
 
     Each line is ``{"id": ..., "text": ..., "model": ...}`` and may carry ``abstained``,
-    ``citations`` (source ids or ``{"source_id", "passage"}``) and ``passages``. ``model`` on a line
-    wins over the instance's ``model`` option as the reported model.
+    ``citations`` (source ids, or ``{"source_id": ..., "passage": "quoted text"}`` with either key)
+    and ``passages`` (the passages sent with the prompt: strings, or ``{"source_id": ..., "text":
+    ...}``). ``model`` on a line wins over the instance's ``model`` option as the reported model.
     """
 
     concurrency = 1

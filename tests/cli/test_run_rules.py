@@ -115,3 +115,40 @@ def test_an_alias_that_is_a_url_with_credentials_is_no_evidence(evalkit_cli, pro
     )
     assert result.code == 0, result.stderr
     assert result.json()["verdict"]["reason"].endswith('model alias "https://user:***/v1" is a URL')
+
+
+POLICY = {"source_id": "policy#3.2", "text": "3.2 Receipts must be submitted within 30 days of the journey."}
+HANDBOOK = "Travel handbook: keep   the original\nreceipt until the claim is paid."
+
+#: case id of rules.cited -> (the replayed answer line, passed?, the detail or error of the check)
+CITED = {
+    "by-id": ({"citations": ["policy#3.2"], "passages": [POLICY, HANDBOOK]}, True, None),
+    "by-quote": ({"citations": [{"passage": "keep the original receipt"}], "passages": [POLICY, HANDBOOK]}, True, None),
+    "unresolved": (
+        {"citations": ["policy#3.2", "policy#9.9", {"passage": "within 60 days"}], "passages": [POLICY, HANDBOOK]},
+        False,
+        'unresolved citation(s): policy#9.9, "within 60 days" (passages sent: policy#3.2, "Travel handbook: keep the original re...")',
+    ),
+    "no-citation": ({"citations": [], "passages": [POLICY]}, False, "the answer cites no source"),
+    "no-passages": ({"citations": ["policy#3.2"]}, False, "answer carries no passages, so its citations cannot be resolved"),
+    # A quote resolves only within a passage that names no source: an id-bearing passage is cited by id.
+    "quote-of-an-id-passage": (
+        {"citations": [{"passage": "within 30 days"}], "passages": [POLICY]},
+        False,
+        'unresolved citation(s): "within 30 days" (passages sent: policy#3.2)',
+    ),
+}
+
+
+def test_citations_resolve_pass_and_fail_paths(evalkit_cli, project, plugin_dists) -> None:
+    write_replay(project, [{"id": cid, "text": "Within 30 days.", "model": "rag-2025", **line} for cid, (line, _, _) in CITED.items()])
+    result = evalkit_cli("run", "rules.cited", "--json", "--privacy", "full", env={"PYTHONPATH": plugin_dists(SETS)})
+    assert result.code == 0, result.stderr
+    cases = {case["id"]: case for case in result.json()["cases"]}
+    for case_id, (_, passed, why) in CITED.items():
+        (check,) = cases[case_id]["checks"]
+        assert check["name"] == "citations_resolve"
+        assert (check["passed"], check["detail"] or check["error"]) == (passed, why), case_id
+    table = evalkit_cli("run", "rules.cited", env={"PYTHONPATH": plugin_dists(SETS)})
+    assert "Pass rate:  33.3% (2/6)" in table.stdout
+    assert "citations_resolve (unresolved citation(s): policy#9.9" in table.stdout

@@ -17,12 +17,24 @@ REGEX_CASES = {
 }
 
 
+#: case ids of rules.cited: each answer must cite, and every citation must resolve
+CITED_CASES = ("by-id", "by-quote", "unresolved", "no-citation", "no-passages", "quote-of-an-id-passage")
+
+
 class VerdictRuleSets:
     """The sets of this distribution."""
 
     def golden_prompt_sets(self):
-        """``rules.regex``."""
+        """``rules.regex`` and ``rules.cited``."""
         return [
+            GoldenPromptSet(
+                identifier="rules.cited",
+                name="Citations that resolve",
+                prompts=[
+                    GoldenPrompt(id=case_id, prompt="How long do I have to submit receipts?", assertions=[Assertion.citations_resolve()])
+                    for case_id in CITED_CASES
+                ],
+            ),
             GoldenPromptSet(
                 identifier="rules.regex",
                 name="Regex patterns mean what they look like",
