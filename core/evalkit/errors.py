@@ -12,6 +12,7 @@
     ├── PluginError                   a plugin failed to import, raised, or broke its contract (exit 2)
     │   └── DuplicateSetError         two distributions ship one set identifier
     ├── GenerationError               the system under test failed for one case (stored as errored)
+    │   └── RequestRejected           the endpoint refused a field of the request (not retried)
     ├── RetrievalError                a retriever failed or returned garbage for one question
     ├── RunInterrupted                Ctrl-C: finished cases are kept, the run can be resumed (exit 3)
     ├── GraderUnavailableError        a judge cannot be reached before the run (exit 2, nothing stored)
@@ -31,6 +32,7 @@ __all__ = [
     "GenerationError",
     "GraderUnavailableError",
     "PluginError",
+    "RequestRejected",
     "RetrievalError",
     "RunInterrupted",
     "SchemaOutOfDateError",
@@ -119,6 +121,21 @@ class GenerationError(EvalkitError):
     """The system under test failed to answer one prompt; the case is stored as errored."""
 
     exit_code = 3
+
+
+class RequestRejected(GenerationError):
+    """The endpoint refused the request because of one of its fields (an unsupported
+    ``response_format``, a ``temperature`` out of range…); asking again cannot help.
+
+    ``field`` names the request field the endpoint's error names (``None`` when it names none);
+    a caller that can ask differently — a judge negotiating structured output — uses it to change
+    the request instead of failing.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None, status: int | None = None) -> None:
+        self.field = field
+        self.status = status
+        super().__init__(message)
 
 
 class RetrievalError(EvalkitError):

@@ -8,6 +8,12 @@ kept as a check named ``verdict i/K = <verdict>`` (check names survive every pri
 judge's reasons live in check details, which only ``redacted`` and ``full`` keep), and a
 ``judge_agreement`` check records whether the verdicts agreed. A case whose verdicts disagree is
 *unstable*: the kernel leaves it out of regression comparisons.
+
+Structured output is negotiated: a judge asks for ``response_format`` ``json_schema`` first; when
+the endpoint refuses that field (:class:`~evalkit.errors.RequestRejected`), it asks again with
+``json_object``, and when that is refused too, with no ``response_format`` at all (plain prompting,
+the strict parser still decides). What was accepted is remembered for the rest of the run — the
+grader is bound to one judge endpoint per run — and reported in the run's judge metrics.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import attrs
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator
 from evalkit.config import Config
-from evalkit.errors import GraderUnavailableError, UsageError
+from evalkit.errors import GraderUnavailableError, RequestRejected, UsageError
 from evalkit.grading import AGREEMENT_CHECK, Check, Grading
 from evalkit.prompts import GoldenPrompt
 from evalkit.runs import CaseResult
@@ -65,6 +71,17 @@ class JudgeVerdict:
     model: str | None
 
 
+#: Structured-output modes, strictest first; ``none`` sends no ``response_format``.
+STRUCTURED_MODES = ("json_schema", "json_object", "none")
+
+
+def _mode_of(response_format: Mapping[str, Any] | None) -> str:
+    if response_format is None:
+        return "none"
+    kind = response_format.get("type")
+    return kind if kind in STRUCTURED_MODES else "json_schema"
+
+
 def _positive_int(option: str, value: object) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return value
@@ -104,6 +121,10 @@ class JudgeGraderBase(abc.ABC):
             prompt_version = _positive_int("prompt_version", prompt_version)
         self.prompt = judge_prompts.load(self.name, prompt_version)
         self._bound: BoundGenerator | None = None
+        #: The structured-output mode the endpoint accepted (``None``: not narrowed yet).
+        self._accepted_mode: str | None = None
+        #: Why stricter modes were given up, in order (endpoint messages, credentials scrubbed).
+        self._refused_modes: list[str] = []
 
     @property
     def judge_instance(self) -> str | None:
@@ -184,6 +205,9 @@ class JudgeGraderBase(abc.ABC):
             "prompt_version": self.prompt.version,
             "repeats": self.repeats,
         }
+        if self._accepted_mode is not None:
+            judge["structured_output"] = self._accepted_mode
+            judge["structured_output_refused"] = list(self._refused_modes)
         judged = [c for c in cases if any(check.name == AGREEMENT_CHECK for check in c.checks)]
         if judged:
             unstable = [c.case_id for c in judged if c.unstable]
@@ -271,16 +295,49 @@ class JudgeGraderBase(abc.ABC):
 
     async def _generate(self, request: GenerationRequest) -> Answer:
         assert self._bound is not None
-        generator = self._bound.generator
-        if self._bound.is_async:
-            raw = await generator.agenerate(request)
-        else:
-            raw = await asyncio.to_thread(generator.generate, request)
+        while True:
+            request = self._negotiated(request)
+            try:
+                raw = await self._call_generator(request)
+            except RequestRejected as exc:
+                if exc.field != "response_format" or request.response_format is None:
+                    raise
+                self._give_up_mode(_mode_of(request.response_format), str(exc))
+                continue
+            if self._accepted_mode is None and request.response_format is not None:
+                self._accepted_mode = _mode_of(request.response_format)
+            break
         if isinstance(raw, str):
             return Answer(text=raw)
         if not isinstance(raw, Answer):
             raise TypeError(f"the judge's generator returned {type(raw).__name__}, not an Answer")
         return raw
+
+    async def _call_generator(self, request: GenerationRequest) -> Any:
+        assert self._bound is not None
+        generator = self._bound.generator
+        if self._bound.is_async:
+            return await generator.agenerate(request)
+        return await asyncio.to_thread(generator.generate, request)
+
+    def _negotiated(self, request: GenerationRequest) -> GenerationRequest:
+        """``request`` with its ``response_format`` no stricter than what the endpoint accepts."""
+        if self._accepted_mode is None or request.response_format is None:
+            return request
+        wanted = _mode_of(request.response_format)
+        if STRUCTURED_MODES.index(wanted) >= STRUCTURED_MODES.index(self._accepted_mode):
+            return request
+        if self._accepted_mode == "none":
+            return attrs.evolve(request, response_format=None)
+        return attrs.evolve(request, response_format={"type": self._accepted_mode})
+
+    def _give_up_mode(self, refused: str, reason: str) -> None:
+        """Step down from ``refused`` to the next mode (once, however many requests were refused at once)."""
+        following = STRUCTURED_MODES[STRUCTURED_MODES.index(refused) + 1]
+        if self._accepted_mode is not None and STRUCTURED_MODES.index(self._accepted_mode) >= STRUCTURED_MODES.index(following):
+            return
+        self._accepted_mode = following
+        self._refused_modes.append(f"{refused}: {reason}")
 
     def _verdict_checks(self, verdicts: Sequence[JudgeVerdict], *, agreement: bool = True) -> tuple[Check, ...]:
         if self.repeats == 1 or not verdicts:

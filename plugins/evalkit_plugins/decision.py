@@ -19,12 +19,12 @@ from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import UsageError
 from evalkit.prompts import GoldenPrompt
 
-from evalkit_plugins._judge import JudgeGraderBase, JudgeVerdict, ReplyError
+from evalkit_plugins._judge import STRUCTURED_MODES, JudgeGraderBase, JudgeVerdict, ReplyError
 from evalkit_plugins.judge_prompts import render
 
 __all__ = ["DecisionGrader", "parse_decision_reply", "score_for_level"]
 
-STRUCTURED_OUTPUT = ("json_schema", "json_object", "none")
+STRUCTURED_OUTPUT = STRUCTURED_MODES
 
 _FENCE = re.compile(r"```(?:json)?[ \t]*\r?\n(?P<body>.*?)\r?\n?[ \t]*```", re.S | re.I)
 

@@ -10,7 +10,11 @@ Fault handling, per prompt:
   before attempt ``n+1`` — or, when the endpoint sends ``Retry-After`` (seconds or an HTTP date) or
   ``retry-after-ms``, exactly that long, capped at ``backoff_max``. After ``max_attempts`` attempts
   the last failure is raised as :class:`~evalkit.errors.GenerationError`.
-* Any other status (400, 401, 404, …) is raised at once, with a shortened body.
+* Any other status (400, 401, 404, …) is raised at once, with a shortened body. An error that
+  names a field of the request — a 400/422, or a 5xx whose body is a validation error such as
+  llama-cpp-python's HTTP 500 "Input should be 'text' or 'json_object'" for ``response_format`` —
+  is raised at once as :class:`~evalkit.errors.RequestRejected` naming that field: asking again
+  cannot help, and a caller that can ask differently (a judge negotiating structured output) does.
 * A 2xx answer that is not a usable completion (not JSON, no ``choices``, no ``message.content``,
   empty content) is raised at once and not retried: it is what the endpoint deterministically says,
   and the message shows what came back, shortened to 200 characters.
@@ -35,7 +39,7 @@ from typing import Any
 
 import httpx
 from evalkit.answers import Answer, GenerationRequest
-from evalkit.errors import ConfigError, GenerationError
+from evalkit.errors import ConfigError, GenerationError, RequestRejected
 
 from evalkit_plugins._http11 import Http11Transport, env_proxy_applies
 
@@ -247,6 +251,13 @@ class OpenAIGenerator:
                 if 200 <= status < 300:
                     return self._answer(response.content)
                 failure, cause = self._status_failure(response), None
+                field = _rejected_field(status, response.content)
+                if field is not None:
+                    raise RequestRejected(
+                        f"{self._where} answered {failure} (the endpoint refused the request's {field!r}; not retried)",
+                        field=field,
+                        status=status,
+                    )
                 if status != 429 and status < 500:
                     raise GenerationError(f"{self._where} answered {failure} (not retried){self._auth_hint(status)}")
                 wait = _retry_after(response.headers)
@@ -306,6 +317,40 @@ class OpenAIGenerator:
         for secret in self._secrets:
             text = text.replace(secret, REDACTED)
         return text
+
+
+#: Request fields an endpoint's validation error may name, most specific first. ``model`` and
+#: ``messages`` are left out: "model" appears in many errors that are not about the request's field.
+_REQUEST_FIELDS = ("response_format", "max_tokens", "temperature")
+_VALIDATION_MARKERS = (
+    "input should be",
+    "validation",
+    "literal_error",
+    "extra_forbidden",
+    "not supported",
+    "unsupported",
+    "invalid",
+    "unrecognized",
+    "unknown",
+)
+
+
+def _rejected_field(status: int, body: bytes) -> str | None:
+    """The request field an error names when it is a deterministic refusal of that field, else ``None``.
+
+    A 400 or 422 that names a field is such a refusal; so is a 5xx whose body is a validation
+    error naming a field (some servers answer 500 to a schema violation). 429 and other 5xx stay
+    transient.
+    """
+    if status not in (400, 422) and status < 500:
+        return None
+    text = body[:65536].decode("utf-8", "replace").lower()
+    named = next((field for field in _REQUEST_FIELDS if field in text), None)
+    if named is None:
+        return None
+    if status in (400, 422) or any(marker in text for marker in _VALIDATION_MARKERS):
+        return named
+    return None
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:

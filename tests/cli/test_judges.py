@@ -114,7 +114,14 @@ def test_a_decision_run_is_stored_under_its_yardstick_and_compared_within_it(jud
     assert first["status"] == "complete" and first["passed"] == 7
     assert first["verdict"]["state"] == "baseline"
     assert {c["yardstick"] for c in first["cases"]} == {YARDSTICK}
-    assert first["metrics"]["judge"] == {"grader": "decision", "instance": "judge", "prompt_version": 1, "repeats": 1}
+    assert first["metrics"]["judge"] == {
+        "grader": "decision",
+        "instance": "judge",
+        "prompt_version": 1,
+        "repeats": 1,
+        "structured_output": "json_schema",
+        "structured_output_refused": [],
+    }
     probes = [r for r in judge.requests if r.method == "GET"]
     assert [p.path for p in probes] == ["/v1/models"]  # one readiness check, before the first paid call
     assert judge.requests[0].method == "GET"
@@ -350,3 +357,55 @@ def test_a_judge_that_refuses_the_credentials_stops_the_run_before_anything_is_s
     assert 'The "decision" grader cannot run' in result.stderr and "judge" in result.stderr
     assert not (project / ".evalkit").exists()  # the store was never opened
     assert [r.path for r in chat_server.requests] == ["/v1/models"]
+
+
+# -- structured output negotiation ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("accepted", "refuse_status", "expected_mode", "expected_formats"),
+    [
+        (frozenset({"json_schema", "json_object", "text"}), 400, "json_schema", ["json_schema"]),
+        (frozenset({"json_object", "text"}), 500, "json_object", ["json_schema", "json_object"]),
+        (frozenset({"json_object", "text"}), 400, "json_object", ["json_schema", "json_object"]),
+        (frozenset(), 500, "none", ["json_schema", "json_object", None]),
+        (frozenset(), 422, "none", ["json_schema", "json_object", None]),
+    ],
+    ids=["json_schema-accepted", "llama.cpp-500", "openai-400", "none-500", "none-422"],
+)
+def test_the_judge_negotiates_structured_output_and_remembers_it_for_the_run(
+    judge: ChatServer,
+    evalkit_cli: Callable[..., Any],
+    accepted: frozenset[str],
+    refuse_status: int,
+    expected_mode: str,
+    expected_formats: list[str | None],
+) -> None:
+    judge.response_formats = accepted
+    judge.refuse_status = refuse_status
+    code, document = run(evalkit_cli, "--grader", "decision", "--concurrency", "1")
+    assert code == 0
+    assert document["status"] == "complete" and document["grader"] == YARDSTICK and document["passed"] == 7
+    judge_metrics = document["metrics"]["judge"]
+    assert judge_metrics["structured_output"] == expected_mode
+    assert len(judge_metrics["structured_output_refused"]) == len(expected_formats) - 1
+    asked = [(b.get("response_format") or {}).get("type") for b in completions(judge)]
+    # The refused modes are each asked once, never retried; every later request uses what was accepted.
+    assert asked[: len(expected_formats)] == expected_formats
+    assert asked[len(expected_formats) :] == [expected_formats[-1]] * 6
+    assert len(asked) == len(expected_formats) + 6
+
+
+def test_an_error_naming_another_request_field_is_not_retried_and_fails_only_the_grading(
+    judge: ChatServer, evalkit_cli: Callable[..., Any], project: Path
+) -> None:
+    config = project / "evalkit.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace("max_attempts = 1", "max_attempts = 5"), encoding="utf-8")
+    body = json.dumps({"error": {"message": "[{'loc': ('body', 'temperature'), 'msg': 'Input should be less than 2'}]"}})
+    judge.fail_at(2, Fault.http_error(500, body=body))  # request 1 is the readiness probe
+    code, document = run(evalkit_cli, "--grader", "decision", "--concurrency", "1")
+    assert code == 0
+    grading_errors = [check["error"] for c in document["cases"] for check in c["checks"] if check["name"] == "grading"]
+    assert len(grading_errors) == 1
+    assert "'temperature'" in grading_errors[0] and "not retried" in grading_errors[0]
+    assert len(completions(judge)) == 7  # the refused request was asked once, not five times

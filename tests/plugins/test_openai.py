@@ -333,3 +333,23 @@ def test_retry_after_forms() -> None:
     assert _retry_after(httpx.Headers({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
     assert _retry_after(httpx.Headers({"retry-after": "soon"})) is None
     assert _retry_after(httpx.Headers({})) is None
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "field"),
+    [
+        (400, b'{"error": {"message": "response_format is not supported with this model"}}', "response_format"),
+        (422, b'{"detail": [{"loc": ["body", "max_tokens"], "msg": "must be positive"}]}', "max_tokens"),
+        (500, b"{\"error\": {\"message\": \"[{'loc': ('body', 'response_format', 'type'), 'msg': \\\"Input should be 'text'\\\"}]\"}}", "response_format"),
+        (500, b'{"error": {"message": "upstream timed out while streaming response_format output"}}', None),
+        (503, b'{"error": {"message": "overloaded"}}', None),
+        (429, b'{"error": {"message": "invalid temperature? slow down"}}', None),
+        (400, b'{"error": {"message": "messages must not be empty"}}', None),
+    ],
+)
+def test_an_error_is_a_refusal_of_a_request_field_only_when_it_names_one_deterministically(
+    status: int, body: bytes, field: str | None
+) -> None:
+    from evalkit_plugins.openai import _rejected_field
+
+    assert _rejected_field(status, body) == field

@@ -128,6 +128,10 @@ class ChatServer:
     ``delay`` may be reassigned while the server runs. ``chunked`` sends completions with
     ``Transfer-Encoding: chunked`` instead of ``Content-Length``. Requests are numbered from 1 over
     all paths; :meth:`reset` forgets requests, faults and the count.
+
+    ``response_formats`` names the ``response_format`` types the server accepts (``None``: any);
+    a request asking for another type is refused with ``refuse_status`` and a validation-error
+    body naming the field — 400 as OpenAI answers, or 500 as llama-cpp-python's server does.
     """
 
     def __init__(
@@ -141,6 +145,8 @@ class ChatServer:
         model: str | None = None,
         chunked: bool = False,
         record: bool = True,
+        response_formats: frozenset[str] | None = None,
+        refuse_status: int = 400,
     ) -> None:
         if responder is not None and text is not None:
             raise ValueError("pass either responder or text, not both")
@@ -151,6 +157,8 @@ class ChatServer:
         self.model = model
         self.chunked = chunked
         self.record = record
+        self.response_formats = response_formats
+        self.refuse_status = refuse_status
         self._lock = threading.Lock()
         self._count = 0
         self._connections = 0
@@ -355,6 +363,14 @@ class ChatServer:
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body.get("model"):
             writer.write(_response(400, _error_body(400, "body must be JSON with model and messages"), close=close))
             return True
+
+        requested_format = body.get("response_format")
+        if self.response_formats is not None and isinstance(requested_format, dict):
+            if requested_format.get("type") not in self.response_formats:
+                allowed = " or ".join(f"'{kind}'" for kind in sorted(self.response_formats)) or "nothing"
+                detail = [{"type": "literal_error", "loc": ["body", "response_format", "type"], "msg": f"Input should be {allowed}"}]
+                writer.write(_response(self.refuse_status, _error_body(self.refuse_status, json.dumps(detail)), close=close))
+                return True
 
         if self.delay:
             await asyncio.sleep(self.delay)
