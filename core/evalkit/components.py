@@ -35,6 +35,7 @@ __all__ = [
     "PathOptions",
     "resolve_paths",
     "SecretHolder",
+    "ServingEvidence",
     "bind_generator",
     "load_grader",
     "REFERENCE_INSTANCE",
@@ -161,6 +162,19 @@ class RunMetricsSource(Protocol):
 
     def run_metrics(self, cases: Sequence[CaseResult]) -> Mapping[str, Any] | None:
         """The metrics stored with the run, computed from all of its stored cases (``None``: none)."""
+        ...
+
+
+@runtime_checkable
+class ServingEvidence(Protocol):
+    """A generator that can say, for free, what serves behind its endpoint beyond the model name
+    its replies report: the model file and size a llama.cpp server loaded, the deployment a
+    gateway routed to. Servers that echo the requested model name prove nothing with it; this is
+    the evidence they do give. Called once after the run's cases are answered; a failure is
+    ignored (the evidence is then simply absent)."""
+
+    def serving_evidence(self) -> Mapping[str, Any]:
+        """Short strings and numbers, stored with the run under ``metrics["serving"]``."""
         ...
 
 

@@ -271,6 +271,9 @@ def _run(
     identity, note = runner.run_identity(answered.cases, bound.configured)
     yardstick = runner.run_yardstick(answered.cases, grader_name)
     metrics = grading.run_metrics(answered.cases) if isinstance(grading, components.RunMetricsSource) else None
+    serving = runner.serving_metrics(bound, identity)
+    if serving is not None:
+        metrics = {**(metrics or {}), **serving}
     stored = repository.finish_run(
         header.id, status.value, time.time(), grader=yardstick, identity=identity, identity_note=note, metrics=metrics
     )

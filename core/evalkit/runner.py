@@ -22,7 +22,7 @@ import attrs
 
 from .answers import Answer, GenerationRequest, ServingIdentity
 from .checks import AssertionKind
-from .components import AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder
+from .components import AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, ServingEvidence
 from .errors import GenerationError
 from .identity import identity_problems
 from .printable import visible
@@ -122,6 +122,30 @@ def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[S
         return None, f"the cases disagree on who answered — the endpoint switched models midway: {seen}"
     identity = next(iter(counts))
     return identity, None
+
+
+#: The note shown when the reported model is just the alias the request sent.
+ECHOED_MODEL_NOTE = "reported model is the alias sent; the server does not report its own"
+
+
+def serving_metrics(bound: BoundGenerator, identity: ServingIdentity | None) -> dict[str, Any] | None:
+    """What is known about who served beyond the identity: whether the reported model merely
+    echoes the alias sent, and the generator's own free evidence (:class:`ServingEvidence`).
+
+    ``None`` when there is nothing to say. Evidence a generator fails to give is left out.
+    """
+    serving: dict[str, Any] = {}
+    if identity is not None and identity.reported_model == identity.model_alias:
+        serving["reported_model_is_alias"] = True
+        serving["note"] = ECHOED_MODEL_NOTE
+    if isinstance(bound.generator, ServingEvidence):
+        try:
+            evidence = dict(bound.generator.serving_evidence())
+        except Exception:  # evidence is a bonus; a server that does not give it is not an error
+            evidence = {}
+        if evidence:
+            serving["evidence"] = evidence
+    return {"serving": serving} if serving else None
 
 
 def redact_secrets(case: CaseResult, secrets: Sequence[str]) -> CaseResult:

@@ -122,6 +122,10 @@ class OpenAIGenerator:
         )
         self._client: httpx.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        #: Models a gateway said it routed to (LiteLLM's ``x-litellm-model-name``), as seen.
+        self._routed_models: set[str] = set()
+        #: The model name the last request sent (a run's override may differ from ``model``).
+        self._sent_model: str | None = self.model
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={value!r}" for name, value in self.redacted_options().items())
@@ -168,6 +172,43 @@ class OpenAIGenerator:
             raise GenerationError(f"{where}: connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})") from None
         if response.status_code in (401, 403):
             raise GenerationError(f"{where} answered {self._status_failure(response)}{self._auth_hint(response.status_code)}")
+
+    def serving_evidence(self) -> dict[str, Any]:
+        """What the endpoint says, for free, about what serves behind it (see ``ServingEvidence``).
+
+        * the model a LiteLLM gateway routed to (``x-litellm-model-name`` on the replies);
+        * this alias's entry in ``GET <base_url>/models``: ``owned_by`` and, from llama.cpp's
+          server, its ``meta`` (parameters, size, context length);
+        * from a llama.cpp server, ``GET /props``: the model file it loaded and its slots.
+
+        Servers that echo the requested model name (llama.cpp, LiteLLM) prove nothing with the
+        reported model; this is what they do prove. Values are shortened and credentials scrubbed.
+        """
+        evidence: dict[str, Any] = {}
+        if self._routed_models:
+            evidence["routed_model"] = ", ".join(sorted(self._routed_models))
+        headers = {k: v for k, v in self._headers.items() if k != "content-type"}
+        models_url = self._url.copy_with(path=self._url.path.removesuffix("/chat/completions") + "/models")
+        listing = _get_json(models_url, headers, min(self.timeout, 5.0))
+        entries = listing.get("data") if isinstance(listing, dict) else None
+        entry = next(
+            (e for e in entries or () if isinstance(e, dict) and e.get("id") == self._sent_model), None
+        )
+        if entry is not None:
+            if isinstance(entry.get("owned_by"), str):
+                evidence["owned_by"] = entry["owned_by"]
+            meta = entry.get("meta")
+            if isinstance(meta, dict):
+                evidence.update((f"meta.{k}", v) for k, v in meta.items() if isinstance(v, (int, float, str)))
+        if entry is not None and (entry.get("owned_by") == "llamacpp" or "meta" in entry):
+            props = _get_json(self._url.copy_with(path="/props"), headers, min(self.timeout, 5.0))
+            if isinstance(props, dict):
+                if isinstance(props.get("model_path"), str):
+                    evidence["model_file"] = props["model_path"].replace("\\", "/").rsplit("/", 1)[-1]
+                for key in ("total_slots", "build_info"):
+                    if isinstance(props.get(key), (int, str)):
+                        evidence[key] = props[key]
+        return {k: self._scrub(v)[:200] if isinstance(v, str) else v for k, v in evidence.items()}
 
     async def agenerate(self, request: GenerationRequest) -> Answer:
         """Ask the endpoint for one completion, retrying transient faults; raises ``GenerationError``."""
@@ -224,6 +265,7 @@ class OpenAIGenerator:
         messages = [{"role": "user", "content": request.prompt}]
         if request.system_prompt:
             messages.insert(0, {"role": "system", "content": request.system_prompt})
+        self._sent_model = model
         body: dict[str, Any] = {"model": model, "messages": messages}
         temperature = self.temperature if request.temperature is None else request.temperature
         if temperature is not None:
@@ -249,6 +291,9 @@ class OpenAIGenerator:
             else:
                 status = response.status_code
                 if 200 <= status < 300:
+                    routed = response.headers.get("x-litellm-model-name")
+                    if routed:
+                        self._routed_models.add(routed[:200])
                     return self._answer(response.content)
                 failure, cause = self._status_failure(response), None
                 field = _rejected_field(status, response.content)
@@ -351,6 +396,17 @@ def _rejected_field(status: int, body: bytes) -> str | None:
     if status in (400, 422) or any(marker in text for marker in _VALIDATION_MARKERS):
         return named
     return None
+
+
+def _get_json(url: httpx.URL, headers: Mapping[str, str], timeout: float) -> Any:
+    """The JSON body of a GET that answered 200, else ``None`` (never raises)."""
+    try:
+        response = httpx.get(url, headers=headers, timeout=timeout)
+        if response.status_code != 200 or len(response.content) > 1_000_000:
+            return None
+        return response.json()
+    except (httpx.HTTPError, ValueError):
+        return None
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:

@@ -64,6 +64,11 @@ def cases(project: Path, run_id: str) -> list[sqlite3.Row]:
         return conn.execute("select * from evalkit_case where run_id = ? order by case_id", (run_id,)).fetchall()
 
 
+def completions(server) -> list:
+    """The chat-completion requests the server received (free GETs such as /models left out)."""
+    return [r for r in server.requests if r.method == "POST"]
+
+
 def test_a_configured_instance_is_verified_and_compared(evalkit_cli, project, chat_server) -> None:
     chat_server.responder = arithmetic
     chat_server.model = "gpt-test-2025-01-01"
@@ -93,7 +98,7 @@ def test_transient_faults_are_retried_and_the_run_completes(evalkit_cli, project
     result = evalkit_cli("run", "arith.basic", "--concurrency", "1", env=env)
     assert result.code == 0, result.stdout + result.stderr
     assert "Pass rate:  100.0% (6/6)" in result.stdout
-    assert chat_server.request_count == 7  # six prompts and one retry
+    assert len(completions(chat_server)) == 7  # six prompts and one retry
 
 
 def test_a_slow_answer_times_out_and_is_retried(evalkit_cli, project, chat_server) -> None:
@@ -185,7 +190,7 @@ def test_model_override_is_the_alias_sent(evalkit_cli, project, chat_server) -> 
     result = evalkit_cli("run", "arith.basic", "--model", "gpt-other", "--json", env=env)
     assert result.code == 0
     assert result.json()["identity"]["model_alias"] == "gpt-other"
-    assert {r.body["model"] for r in chat_server.requests} == {"gpt-other"}
+    assert {r.body["model"] for r in completions(chat_server)} == {"gpt-other"}
 
 
 def test_ad_hoc_openai_run_from_the_environment_is_never_compared(evalkit_cli, project, chat_server) -> None:
@@ -251,3 +256,47 @@ def test_ctrl_c_keeps_finished_cases_and_marks_the_run_interrupted(project, chat
     kept = cases(project, run["id"])
     assert 2 <= len(kept) < 6
     assert re.search(rf"--resume {re.escape(run['id'])}", err)
+
+
+def test_a_server_that_echoes_the_alias_is_said_to_and_its_own_evidence_is_stored(evalkit_cli, project, chat_server) -> None:
+    """llama.cpp's and LiteLLM's servers report whatever model the request named; the run says so and
+    keeps what they do report for free: the models listing's meta, /props, the gateway's routed model."""
+    chat_server.responder = arithmetic  # chat_server.model is None: the requested alias is echoed
+    chat_server.pages = {
+        "/v1/models": {"object": "list", "data": [
+            {"id": "other", "owned_by": "llamacpp"},
+            {"id": "gpt-test", "owned_by": "llamacpp", "meta": {"n_params": 134515008, "size": 97000000, "n_ctx_train": 8192}},
+        ]},
+        "/props": {"model_path": "/models/SmolLM2-135M-Instruct.Q4_1.gguf", "total_slots": 2, "secret": KEY},
+    }
+    chat_server.reply_headers = (("x-litellm-model-name", "[bold]smollm2-q4[/bold]"),)
+    env = configure(project, chat_server)
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--json", env=env)
+    assert result.code == 0, result.stderr
+    serving = result.json()["metrics"]["serving"]
+    assert serving["reported_model_is_alias"] is True
+    assert serving["note"] == "reported model is the alias sent; the server does not report its own"
+    assert serving["evidence"] == {
+        "routed_model": "[bold]smollm2-q4[/bold]",
+        "owned_by": "llamacpp",
+        "meta.n_params": 134515008,
+        "meta.size": 97000000,
+        "meta.n_ctx_train": 8192,
+        "model_file": "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "total_slots": 2,
+    }
+    shown = evalkit_cli("run", "arith.basic", "--provider", "prod", env=env)
+    assert "(reported model is the alias sent; the server does not report its own)" in shown.stdout
+    assert "Served by:  routed_model [bold]smollm2-q4[/bold], owned_by llamacpp" in shown.stdout  # markup shown, not applied
+    assert KEY.encode() not in b"".join(p.read_bytes() for p in (project / ".evalkit").glob("results.db*"))
+
+
+def test_a_server_that_reports_its_own_snapshot_gets_no_echo_note(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    chat_server.model = "gpt-test-2025-01-01"
+    env = configure(project, chat_server)
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--json", env=env)
+    assert result.code == 0
+    assert "serving" not in (result.json().get("metrics") or {})
+    probes = [r.path for r in chat_server.requests if r.method == "GET"]
+    assert probes == ["/v1/models"]  # no /props asked of a server that is not llama.cpp

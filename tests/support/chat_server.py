@@ -132,6 +132,9 @@ class ChatServer:
     ``response_formats`` names the ``response_format`` types the server accepts (``None``: any);
     a request asking for another type is refused with ``refuse_status`` and a validation-error
     body naming the field — 400 as OpenAI answers, or 500 as llama-cpp-python's server does.
+
+    ``pages`` maps other paths (``/v1/models``, ``/props``) to JSON documents answered to a GET;
+    ``reply_headers`` are sent with every completion (a gateway's ``x-litellm-model-name``).
     """
 
     def __init__(
@@ -159,6 +162,8 @@ class ChatServer:
         self.record = record
         self.response_formats = response_formats
         self.refuse_status = refuse_status
+        self.pages: dict[str, Any] = {}
+        self.reply_headers: tuple[tuple[str, str], ...] = ()
         self._lock = threading.Lock()
         self._count = 0
         self._connections = 0
@@ -355,6 +360,9 @@ class ChatServer:
             if fault is not None:
                 with self._lock:
                     self._faults_next.appendleft(fault)
+            if method == "GET" and path in self.pages:
+                writer.write(_response(200, json.dumps(self.pages[path]).encode(), close=close))
+                return True
             writer.write(_response(404, _error_body(404, f"no route for {path}"), close=close))
             return True
         if method != "POST":
@@ -414,7 +422,7 @@ class ChatServer:
         }
         if kind == "no_choices":
             del completion["choices"]
-        writer.write(_response(200, json.dumps(completion).encode(), close=close, chunked=self.chunked))
+        writer.write(_response(200, json.dumps(completion).encode(), close=close, chunked=self.chunked, extra=self.reply_headers))
         return True
 
 

@@ -100,6 +100,12 @@ def render_summary(out: Any, run: Run) -> None:
     else:
         who = "(unknown)"
     out.print(f"Model:      {visible(who)}", markup=False)
+    serving = (run.metrics or {}).get("serving") or {}
+    if serving.get("note"):
+        out.print(f"            ({visible(str(serving['note']))})", markup=False)
+    if serving.get("evidence"):
+        shown = ", ".join(f"{key} {value}" for key, value in serving["evidence"].items())
+        out.print(f"Served by:  {visible(shown)}", markup=False)
     out.print(f"Grader:     {run.grader}")
     out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     out.print(f"Pass rate:  {_percent(run.pass_rate)} ({run.passed_count}/{run.answered_count})")
