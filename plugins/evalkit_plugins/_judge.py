@@ -94,7 +94,9 @@ class JudgeGraderBase(abc.ABC):
     Options (as grader options, or ``--judge``/``--judge-repeats``/``--allow-self-judge``):
     ``judge`` names the configured provider instance (default: the config's ``judge``),
     ``repeats`` how often the judge is asked per case, ``allow_self_judge`` lets the instance
-    under test judge itself, ``prompt_version`` pins an older released judge prompt.
+    under test judge itself, ``prompt_version`` pins an older released judge prompt,
+    ``temperature`` (default 0) the judge's sampling temperature — above 0, repeats measure how
+    stable its verdicts are.
     """
 
     #: The grader's name (its entry point) and the first part of its yardsticks.
@@ -111,12 +113,16 @@ class JudgeGraderBase(abc.ABC):
         repeats: int = 1,
         allow_self_judge: bool = False,
         prompt_version: int | None = None,
+        temperature: float = 0.0,
     ) -> None:
         if judge is not None and (not isinstance(judge, str) or not judge):
             raise UsageError(f'grader option "judge" must name a configured provider instance, got {judge!r}')
         self.judge = judge
         self.repeats = _positive_int("repeats", repeats)
         self.allow_self_judge = bool(allow_self_judge)
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
+            raise UsageError(f'grader option "temperature" must be a number from 0 to 2, got {temperature!r}')
+        self.temperature = float(temperature)
         if prompt_version is not None:
             prompt_version = _positive_int("prompt_version", prompt_version)
         self.prompt = judge_prompts.load(self.name, prompt_version)
@@ -205,6 +211,8 @@ class JudgeGraderBase(abc.ABC):
             "prompt_version": self.prompt.version,
             "repeats": self.repeats,
         }
+        if self.temperature:
+            judge["temperature"] = self.temperature
         if self._accepted_mode is not None:
             judge["structured_output"] = self._accepted_mode
             judge["structured_output_refused"] = list(self._refused_modes)
@@ -248,7 +256,7 @@ class JudgeGraderBase(abc.ABC):
         if self._bound is None:
             return self._failed("no judge is bound (bind_judge was not called)")
         try:
-            request = attrs.evolve(self.judge_request(prompt, answer), model=self._bound.alias)
+            request = attrs.evolve(self.judge_request(prompt, answer), model=self._bound.alias, temperature=self.temperature)
         except NotGradable as exc:
             return self._failed(str(exc))
         verdicts: list[JudgeVerdict] = []

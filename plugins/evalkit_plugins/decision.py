@@ -108,10 +108,13 @@ class DecisionGrader(JudgeGraderBase):
         repeats: int = 1,
         allow_self_judge: bool = False,
         prompt_version: int | None = None,
+        temperature: float = 0.0,
         pass_threshold: float = 0.6,
         structured_output: str = "json_schema",
     ) -> None:
-        super().__init__(judge=judge, repeats=repeats, allow_self_judge=allow_self_judge, prompt_version=prompt_version)
+        super().__init__(
+            judge=judge, repeats=repeats, allow_self_judge=allow_self_judge, prompt_version=prompt_version, temperature=temperature
+        )
         if isinstance(pass_threshold, bool) or not isinstance(pass_threshold, (int, float)) or not 0 < pass_threshold <= 1:
             raise UsageError(f'grader option "pass_threshold" must be a number in (0, 1], got {pass_threshold!r}')
         if structured_output not in STRUCTURED_OUTPUT:

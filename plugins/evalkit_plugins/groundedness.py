@@ -71,8 +71,11 @@ class GroundednessGrader(JudgeGraderBase):
         repeats: int = 1,
         allow_self_judge: bool = False,
         prompt_version: int | None = None,
+        temperature: float = 0.0,
     ) -> None:
-        super().__init__(judge=judge, repeats=repeats, allow_self_judge=allow_self_judge, prompt_version=prompt_version)
+        super().__init__(
+            judge=judge, repeats=repeats, allow_self_judge=allow_self_judge, prompt_version=prompt_version, temperature=temperature
+        )
         self.verdicts = self.prompt.strings("verdicts")
         scores = self.prompt.fields.get("scores")
         if not isinstance(scores, list) or len(scores) != len(self.verdicts):

@@ -41,6 +41,19 @@ def positive_int(text: str) -> int:
     return value
 
 
+def temperature(text: str) -> float:
+    """An argparse type: a sampling temperature, a plain decimal number from 0 to 2."""
+    if len(text) > 16:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 2, got {text[:16]!r}…")
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 2, got {text!r}") from None
+    if not 0.0 <= value <= 2.0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 2, got {text!r}")
+    return value
+
+
 def print_json(document: Any) -> None:
     """Print one machine-readable JSON document on stdout."""
     sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")

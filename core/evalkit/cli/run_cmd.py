@@ -9,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from .common import add_store_options, add_tolerance_options, positive_int
+from .common import add_store_options, add_tolerance_options, positive_int, temperature
 
 
 def register(subparsers: Any) -> None:
@@ -48,6 +48,10 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
         help="ask the judge K times per case, store every verdict and report its self-agreement (default 1)",
     )
     parser.add_argument(
+        "--judge-temperature", type=temperature, metavar="T",
+        help="the judge's sampling temperature (default 0); above 0, --judge-repeats measures how stable its verdicts are",
+    )
+    parser.add_argument(
         "--allow-self-judge", action="store_true",
         help="let the judge be the provider instance (or model and endpoint) under test; refused otherwise",
     )
@@ -66,11 +70,15 @@ def _judge_options(args: argparse.Namespace) -> dict[str, Any]:
         options["repeats"] = args.judge_repeats
     if args.allow_self_judge:
         options["allow_self_judge"] = True
+    if args.judge_temperature is not None:
+        options["temperature"] = args.judge_temperature
     if not options:
         return {}
     factory = registry.load(registry.find("evalkit.graders", args.grader))
     if not (isinstance(factory, type) and issubclass(factory, JudgeGrader)):
-        raise UsageError(f'--judge, --judge-repeats and --allow-self-judge apply to judge graders; "{args.grader}" asks no judge')
+        raise UsageError(
+            f'--judge, --judge-repeats, --judge-temperature and --allow-self-judge apply to judge graders; "{args.grader}" asks no judge'
+        )
     return {"grader_options": options}
 
 
