@@ -7,7 +7,8 @@ asked again once, then the case's grading fails. Asked ``repeats`` times per cas
 kept as a check named ``verdict i/K = <verdict>`` (check names survive every privacy level; the
 judge's reasons live in check details, which only ``redacted`` and ``full`` keep), and a
 ``judge_agreement`` check records whether the verdicts agreed. A case whose verdicts disagree is
-*unstable*: the kernel leaves it out of regression comparisons.
+*unstable*: the kernel leaves it out of regression comparisons. The repeats of a case are asked in
+parallel, within the judge instance's own ``concurrency`` across all cases in flight.
 
 Structured output is negotiated: a judge asks for ``response_format`` ``json_schema`` first; when
 the endpoint refuses that field (:class:`~evalkit.errors.RequestRejected`), it asks again with
@@ -71,6 +72,9 @@ class JudgeVerdict:
     model: str | None
 
 
+#: Requests in flight at a judge whose instance does not say its ``concurrency``.
+DEFAULT_JUDGE_CONCURRENCY = 8
+
 #: Structured-output modes, strictest first; ``none`` sends no ``response_format``.
 STRUCTURED_MODES = ("json_schema", "json_object", "none")
 
@@ -131,6 +135,8 @@ class JudgeGraderBase(abc.ABC):
         self._accepted_mode: str | None = None
         #: Why stricter modes were given up, in order (endpoint messages, credentials scrubbed).
         self._refused_modes: list[str] = []
+        #: The judge's request slots, made on the run's event loop at the first request.
+        self._slots: asyncio.Semaphore | None = None
 
     @property
     def judge_instance(self) -> str | None:
@@ -260,11 +266,13 @@ class JudgeGraderBase(abc.ABC):
         except NotGradable as exc:
             return self._failed(str(exc))
         verdicts: list[JudgeVerdict] = []
-        for _ in range(self.repeats):
-            try:
-                verdicts.append(await self._ask(request))
-            except _JudgeFailure as exc:
-                return self._failed(str(exc), verdicts, exc.reply)
+        asked = await asyncio.gather(*(self._ask_in_turn(request) for _ in range(self.repeats)), return_exceptions=True)
+        for outcome in asked:
+            if isinstance(outcome, _JudgeFailure):
+                return self._failed(str(outcome), verdicts, outcome.reply)
+            if isinstance(outcome, BaseException):
+                raise outcome
+            verdicts.append(outcome)
         models = {v.model for v in verdicts}
         if None in models:
             return self._failed(
@@ -283,6 +291,16 @@ class JudgeGraderBase(abc.ABC):
             yardstick=f"{self.name}:{self._bound.instance}:{model}:v{self.prompt.version}",
             detail=self._detail(verdicts, model),
         )
+
+    async def _ask_in_turn(self, request: GenerationRequest) -> JudgeVerdict:
+        """:meth:`_ask`, holding one of the judge instance's slots: the repeats of a case are asked
+        in parallel, and all cases together never have more requests in flight at the judge than
+        its own ``concurrency``."""
+        assert self._bound is not None
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._bound.concurrency or DEFAULT_JUDGE_CONCURRENCY)
+        async with self._slots:
+            return await self._ask(request)
 
     async def _ask(self, request: GenerationRequest) -> JudgeVerdict:
         assert self._bound is not None

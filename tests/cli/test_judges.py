@@ -409,3 +409,16 @@ def test_an_error_naming_another_request_field_is_not_retried_and_fails_only_the
     assert len(grading_errors) == 1
     assert "'temperature'" in grading_errors[0] and "not retried" in grading_errors[0]
     assert len(completions(judge)) == 7  # the refused request was asked once, not five times
+
+
+@pytest.mark.parametrize(("judge_concurrency", "expected"), [(None, 3), (2, 2)])
+def test_the_repeats_of_a_case_are_asked_in_parallel_within_the_judges_own_concurrency(
+    judge: ChatServer, evalkit_cli: Callable[..., Any], project: Path, judge_concurrency: int | None, expected: int
+) -> None:
+    if judge_concurrency is not None:
+        config = project / "evalkit.toml"
+        config.write_text(config.read_text(encoding="utf-8") + f"concurrency = {judge_concurrency}\n", encoding="utf-8")
+    judge.delay = 0.2
+    code, document = run(evalkit_cli, "--grader", "decision", "--judge-repeats", "3", "--concurrency", "1")
+    assert code == 0 and document["metrics"]["judge"]["judged_cases"] == 7
+    assert judge.max_in_flight == expected

@@ -163,6 +163,9 @@ class ChatServer:
         self.response_formats = response_formats
         self.refuse_status = refuse_status
         self.pages: dict[str, Any] = {}
+        #: The most requests the server was answering at one moment (reset by :meth:`reset`).
+        self.max_in_flight = 0
+        self._in_flight = 0
         self.reply_headers: tuple[tuple[str, str], ...] = ()
         self._lock = threading.Lock()
         self._count = 0
@@ -223,6 +226,7 @@ class ChatServer:
             self._faults_at.clear()
             self._faults_next.clear()
             self._requests.clear()
+            self.max_in_flight = 0
 
     def start(self) -> ChatServer:
         """Bind the socket and start serving in a daemon thread; returns once the server accepts connections."""
@@ -313,7 +317,13 @@ class ChatServer:
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
                 keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-                if not await self._answer(method, path.split("?", 1)[0], headers, raw, writer, keep_alive):
+                self._in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self._in_flight)
+                try:
+                    answered = await self._answer(method, path.split("?", 1)[0], headers, raw, writer, keep_alive)
+                finally:
+                    self._in_flight -= 1
+                if not answered:
                     return
                 await writer.drain()
                 if not keep_alive:
