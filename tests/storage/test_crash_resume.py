@@ -47,6 +47,8 @@ def start(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[st
 def requests_per_case(server) -> collections.Counter[str]:  # noqa: ANN001 - a ChatServer
     counts: collections.Counter[str] = collections.Counter()
     for request in server.requests:
+        if request.method != "POST":  # free GETs (/models) are not answers
+            continue
         text = request.body["messages"][-1]["content"]
         counts[text.rsplit(" ", 1)[-1]] += 1
     return counts
