@@ -3,11 +3,13 @@
 For the smoke set (7 prompts) and 50 prompts of the stdlib questions (``stdlib.asked``, shipped by
 the test distribution tests/data/evalkit-rag-app), at temperature 0 and concurrency 1:
 
-* **model time** — the same requests (same messages, temperature and max_tokens as evalkit sends)
-  asked by a bare HTTP client, one after another: wall per request;
+* **model time** — the server's own processing time for each request (llama-cpp-python's
+  ``openai-processing-ms`` header), asking the same requests (same messages, temperature and
+  max_tokens as evalkit sends) with a bare HTTP client, one after another; its wall per request
+  is printed too;
 * **evalkit** — ``evalkit run SET --provider smol --concurrency 1`` as a fresh process: wall from
   spawn to exit per case, and the in-run figure (the cases' stored latencies, in-process);
-* **overhead per case** = evalkit's in-run wall per case − model time per case, and the same for
+* **overhead per case** = evalkit's in-run wall per case − the model's time per case, and the same for
   the whole process (start-up, store, report included), each as a share of the model's time.
   Goal: under 2 % in-run at concurrency 1.
 
@@ -51,11 +53,13 @@ def prompts_of(set_id: str, env: dict[str, str]) -> list[tuple[str | None, str]]
     return [tuple(pair) for pair in json.loads(done.stdout)]
 
 
-async def bare_client(base_url: str, prompts: list[tuple[str | None, str]], max_tokens: int, concurrency: int) -> tuple[float, list[float], int]:
-    """Ask every prompt with a plain httpx client: total wall, per-request walls, completion tokens."""
+async def bare_client(base_url: str, prompts: list[tuple[str | None, str]], max_tokens: int, concurrency: int) -> tuple[float, list[float], int, float]:
+    """Ask every prompt with a plain httpx client: total wall, per-request walls, completion tokens
+    and the server's own processing seconds (summed)."""
     import httpx
 
     walls: list[float] = []
+    processing = 0.0
     tokens = 0
     queue = list(prompts)
 
@@ -70,11 +74,13 @@ async def bare_client(base_url: str, prompts: list[tuple[str | None, str]], max_
             walls.append(time.perf_counter() - started)
             response.raise_for_status()
             tokens += response.json()["usage"]["completion_tokens"]
+            nonlocal processing
+            processing += float(response.headers.get("openai-processing-ms", "nan")) / 1000.0
 
     started = time.perf_counter()
     async with httpx.AsyncClient(timeout=600) as client:
         await asyncio.gather(*(worker(client) for _ in range(concurrency)))
-    return time.perf_counter() - started, walls, tokens
+    return time.perf_counter() - started, walls, tokens, processing
 
 
 def evalkit_run(set_id: str, project: Path, env: dict[str, str]) -> tuple[float, float, int]:
@@ -105,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         with LlamaServer(threads=args.threads) as server:
             print(f"SmolLM2-135M-Instruct (Q4_1) on llama-cpp-python's server, {args.threads} thread(s), "
                   f"temperature 0, max_tokens {args.max_tokens}, concurrency 1")
-            print(f"{'set':<14}{'cases':>6}{'model s/case':>14}{'evalkit in-run':>16}{'overhead':>11}{'share':>8}"
-                  f"{'process s/case':>16}{'overhead':>11}{'share':>8}")
+            print(f"{'set':<14}{'cases':>6}{'model s/case':>14}{'bare client':>13}{'evalkit in-run':>16}{'overhead':>11}"
+                  f"{'share':>8}{'process s/case':>16}{'overhead':>11}{'share':>8}")
             for set_id in ("evalkit.smoke", "stdlib.asked"):
                 project = scratch_path / set_id
                 project.mkdir()
@@ -116,18 +122,19 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 prompts = prompts_of(set_id, env)
                 asyncio.run(bare_client(server.base_url, prompts[:1], args.max_tokens, 1))  # warm the server's caches
-                model_wall, _walls, _tokens = asyncio.run(bare_client(server.base_url, prompts, args.max_tokens, 1))
+                bare_wall, _walls, _tokens, processing = asyncio.run(bare_client(server.base_url, prompts, args.max_tokens, 1))
                 process_wall, in_run, cases = evalkit_run(set_id, project, env)
-                model = model_wall / len(prompts)
+                model = processing / len(prompts)
+                bare = bare_wall / len(prompts)
                 run_case = in_run / cases
                 process_case = process_wall / cases
-                print(f"{set_id:<14}{cases:>6}{model:>14.3f}{run_case:>16.3f}{(run_case - model) * 1000:>9.1f}ms"
+                print(f"{set_id:<14}{cases:>6}{model:>14.3f}{bare:>13.3f}{run_case:>16.3f}{(run_case - model) * 1000:>9.1f}ms"
                       f"{(run_case - model) / model:>8.1%}{process_case:>16.3f}{(process_case - model) * 1000:>9.1f}ms"
                       f"{(process_case - model) / model:>8.1%}")
             prompts = prompts_of("stdlib.asked", env)[:24]
             print("\ngeneration throughput (stdlib.asked, first 24 prompts, completion tokens from the server's usage)")
             for concurrency in (1, 4):
-                wall, _walls, tokens = asyncio.run(bare_client(server.base_url, prompts, args.max_tokens, concurrency))
+                wall, _walls, tokens, _processing = asyncio.run(bare_client(server.base_url, prompts, args.max_tokens, concurrency))
                 print(f"  concurrency {concurrency}: {tokens / wall:7.1f} tokens/s  ({tokens} tokens in {wall:.2f} s)")
     return 0
 
