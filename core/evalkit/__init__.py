@@ -43,6 +43,7 @@ _EXPORTS = {
     "evaluate_set": "evaluation",
     "hookimpl": "hooks",
     "validate_prompt_set": "validation",
+    "validate_question_set": "retrieval.validation",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     from .questions import GoldenQuestion, GoldenQuestionSet, QuestionForm, RetrievalProvenance
     from .retrieval.contracts import RetrievalProvenanceProvider, Retriever
     from .retrieval.evaluation import RetrievalOutcome, evaluate_retrieval
+    from .retrieval.validation import validate_question_set
     from .runs import CaseResult, Run
     from .tolerance import Tolerances
     from .validation import validate_prompt_set

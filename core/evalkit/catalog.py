@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from . import registry
-from .errors import DuplicateSetError, PluginError, UnknownSetError
+from .errors import DuplicateSetError, PluginError, SetValidationError, UnknownSetError
 
-__all__ = ["SetCatalog", "SourcedSet", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
+__all__ = ["ConfigAware", "SetCatalog", "SourcedSet", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
+
+
+@runtime_checkable
+class ConfigAware(Protocol):
+    """A set provider that reads the project configuration (the ``evalkit.files`` provider does).
+
+    The catalog hands it the configuration the command was given before asking for sets.
+    """
+
+    def bind_config(self, config: Any) -> None:
+        """Remember ``config`` (an :class:`evalkit.config.Config`)."""
 
 
 @attrs.frozen
@@ -37,19 +48,36 @@ class SetCatalog:
         return list(self.sets)
 
     def get(self, identifier: str) -> SourcedSet:
-        """The set named ``identifier``; raises for unknown or duplicated identifiers."""
+        """The set named ``identifier``; raises for unknown or duplicated identifiers.
+
+        When the set is not found and a provider refused invalid sets (set files with mistakes),
+        that provider's :class:`SetValidationError` is raised instead: the set may be among them.
+        """
         if identifier in self.duplicates:
             owners = " and ".join(r.describe() for r in self.duplicates[identifier])
             raise DuplicateSetError(f'{self.kind} "{identifier}" is shipped by more than one provider: {owners}')
         if identifier not in self.sets:
+            refused = self.invalid_sets()
+            if refused is not None:
+                raise refused
             raise UnknownSetError(identifier, self.identifiers(), self.kind)
         return self.sets[identifier]
 
+    def invalid_sets(self) -> SetValidationError | None:
+        """The first provider failure that is a refusal of invalid sets, if any."""
+        for failure in self.failures:
+            if isinstance(failure.exception, SetValidationError):
+                return failure.exception
+        return None
 
-def load_catalog(group: str, method: str, kind: str, extra_providers: Iterable[Any] = ()) -> SetCatalog:
+
+def load_catalog(
+    group: str, method: str, kind: str, extra_providers: Iterable[Any] = (), config: Any = None
+) -> SetCatalog:
     """Load every provider of ``group``, call ``method`` on it and index the sets it returns.
 
     A provider that fails to import or raises is recorded in ``failures``; the others still count.
+    A :class:`ConfigAware` provider is given ``config`` first (when one is passed).
     """
     sets: dict[str, SourcedSet] = {}
     owners: dict[str, list[registry.PluginRecord]] = {}
@@ -67,7 +95,12 @@ def load_catalog(group: str, method: str, kind: str, extra_providers: Iterable[A
         loaded.append((local, provider))
     for record, provider in loaded:
         try:
+            if config is not None and isinstance(provider, ConfigAware):
+                provider.bind_config(config)
             shipped = list(getattr(provider, method)())
+        except SetValidationError as exc:
+            failures.append(registry.PluginFailure(record, "; ".join(exc.problems), exc))
+            continue
         except Exception as exc:  # a provider's bug must not hide the other providers' sets
             failures.append(registry.PluginFailure(record, f"{type(exc).__name__} in {method}(): {exc}"))
             continue
@@ -85,11 +118,11 @@ def load_catalog(group: str, method: str, kind: str, extra_providers: Iterable[A
     return SetCatalog(kind, sets, tuple(failures), duplicates, tuple(providers))
 
 
-def prompt_set_catalog(extra_providers: Iterable[Any] = ()) -> SetCatalog:
+def prompt_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None) -> SetCatalog:
     """Golden prompt sets from the ``evalkit.golden_sets`` group."""
-    return load_catalog("evalkit.golden_sets", "golden_prompt_sets", "golden prompt set", extra_providers)
+    return load_catalog("evalkit.golden_sets", "golden_prompt_sets", "golden prompt set", extra_providers, config)
 
 
-def question_set_catalog(extra_providers: Iterable[Any] = ()) -> SetCatalog:
+def question_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None) -> SetCatalog:
     """Golden question sets from the ``evalkit.question_sets`` group."""
-    return load_catalog("evalkit.question_sets", "golden_question_sets", "golden question set", extra_providers)
+    return load_catalog("evalkit.question_sets", "golden_question_sets", "golden question set", extra_providers, config)

@@ -145,7 +145,7 @@ def evaluate_set(
     if isinstance(set_identifier, GoldenPromptSet):
         golden_set = set_identifier
     else:
-        golden_set = prompt_set_catalog().get(set_identifier).set
+        golden_set = prompt_set_catalog(config=config).get(set_identifier).set
     kinds = assertion_kinds(manager)
     validate_prompt_set(golden_set, kinds)
     grading, grader_name = components.load_grader(grader, strict=strict_grader, **dict(grader_options or {}))

@@ -68,10 +68,11 @@ class PluginRecord(NamedTuple):
 
 
 class PluginFailure(NamedTuple):
-    """A plugin that could not be loaded or raised, and why."""
+    """A plugin that could not be loaded or raised, and why (with the exception, when one was kept)."""
 
     record: PluginRecord
     error: str
+    exception: BaseException | None = None
 
 
 def _parse_entry_points(text: str) -> Iterable[tuple[str, str, str]]:

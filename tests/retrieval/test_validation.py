@@ -6,7 +6,7 @@ import attrs
 import pytest
 from evalkit.errors import SetValidationError
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet
-from evalkit.retrieval.validation import check_question_set, validate_question_set
+from evalkit.retrieval.validation import check_question_set, question_set_problems
 
 GOOD = GoldenQuestionSet(
     "demo.docs",
@@ -23,29 +23,29 @@ def with_question(**changes) -> GoldenQuestionSet:
 
 
 def test_a_good_set_has_no_problems():
-    assert validate_question_set(GOOD) == []
+    assert question_set_problems(GOOD) == []
     check_question_set(GOOD)
 
 
 @pytest.mark.parametrize("identifier", ["", "Demo.docs", "demo..docs", "demo.", ".demo", "demo-docs", "demo docs"])
 def test_identifier_must_be_dotted_lowercase_segments(identifier):
-    problems = validate_question_set(attrs.evolve(GOOD, identifier=identifier))
+    problems = question_set_problems(attrs.evolve(GOOD, identifier=identifier))
     assert len(problems) == 1
     assert "field identifier" in problems[0] and f'question set "{identifier}"' in problems[0]
 
 
 @pytest.mark.parametrize("identifier", ["demo", "demo.docs", "evalkit_stdlib.docs", "a1.b_2.c3"])
 def test_accepted_identifiers(identifier):
-    assert validate_question_set(attrs.evolve(GOOD, identifier=identifier)) == []
+    assert question_set_problems(attrs.evolve(GOOD, identifier=identifier)) == []
 
 
 def test_name_must_not_be_empty():
-    problems = validate_question_set(attrs.evolve(GOOD, name=" "))
+    problems = question_set_problems(attrs.evolve(GOOD, name=" "))
     assert problems == ['question set "demo.docs": field name must not be empty']
 
 
 def test_a_set_needs_a_question():
-    problems = validate_question_set(attrs.evolve(GOOD, questions=[]))
+    problems = question_set_problems(attrs.evolve(GOOD, questions=[]))
     assert problems == ['question set "demo.docs": field questions must hold at least one question']
 
 
@@ -61,25 +61,25 @@ def test_a_set_needs_a_question():
     ],
 )
 def test_each_question_rule_names_set_question_and_field(changes, field):
-    problems = validate_question_set(with_question(**changes))
+    problems = question_set_problems(with_question(**changes))
     assert len(problems) == 1
     assert problems[0].startswith('question set "demo.docs", question "parse-json": ')
     assert field in problems[0]
 
 
 def test_a_question_without_id_is_named_by_position():
-    problems = validate_question_set(with_question(id=""))
+    problems = question_set_problems(with_question(id=""))
     assert problems == ['question set "demo.docs", question "#1": field id must be a non-empty string']
 
 
 def test_duplicate_question_ids_are_rejected():
     duplicate = attrs.evolve(GOOD.questions[1], id="parse-json")
-    problems = validate_question_set(attrs.evolve(GOOD, questions=[GOOD.questions[0], duplicate]))
+    problems = question_set_problems(attrs.evolve(GOOD, questions=[GOOD.questions[0], duplicate]))
     assert problems == ['question set "demo.docs", question "parse-json": field id is used by more than one question']
 
 
 def test_an_empty_expected_list_is_allowed():
-    assert validate_question_set(with_question(expected_document_ids=[])) == []
+    assert question_set_problems(with_question(expected_document_ids=[])) == []
 
 
 def test_every_problem_is_reported_at_once():
@@ -89,7 +89,7 @@ def test_every_problem_is_reported_at_once():
         name="",
         questions=[GoldenQuestion("a", "", expected_document_ids=["", "x", "x"], hard_class=""), GoldenQuestion("a", "q")],
     )
-    problems = validate_question_set(broken)
+    problems = question_set_problems(broken)
     assert len(problems) == 7
     with pytest.raises(SetValidationError) as caught:
         check_question_set(broken)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from evalkit.questions import QuestionForm
-from evalkit.retrieval import aggregate, score_question, validate_question_set
+from evalkit.retrieval import aggregate, question_set_problems, score_question
 from evalkit_set_stdlib import SET_IDENTIFIER, StdlibQuestionSets, corpus_path, question_set
 
 DISTRIBUTION = Path(__file__).resolve().parent.parent
@@ -28,7 +28,7 @@ def corpus_records() -> list[dict]:
 def test_the_set_follows_the_rules():
     qs = question_set()
     assert qs.identifier == SET_IDENTIFIER == "evalkit_stdlib.docs"
-    assert validate_question_set(qs) == []
+    assert question_set_problems(qs) == []
     assert 40 <= len(qs.questions) <= 65
 
 

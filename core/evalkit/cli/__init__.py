@@ -16,6 +16,7 @@ __all__ = ["main", "build_parser"]
 
 #: Command modules, each with ``register(subparsers)``; their top level imports nothing heavy.
 COMMAND_MODULES = ("run_cmd", "retrieval_cmd", "list_cmd", "models_cmd", "history_cmd", "show_cmd", "compare_cmd", "db_cmd")
+COMMAND_MODULES += ("validate_cmd", "schema_cmd", "init_cmd")
 
 EPILOG = """exit codes: 0 done · 1 gate failed (regression, or not comparable under --fail-on-regression)
             2 bad usage or invalid input (nothing called, nothing stored) · 3 the run could not complete"""
@@ -66,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
             return getattr(exc, "exit_code", 2) if isinstance(exc, EvalkitError) else 2
         if isinstance(exc, SetValidationError):
-            print(f"evalkit: error: the set is invalid ({len(exc.problems)} problem(s)):", file=sys.stderr)
+            subject = getattr(exc, "subject", "the set is invalid")
+            print(f"evalkit: error: {subject} ({len(exc.problems)} problem(s)):", file=sys.stderr)
             for problem in exc.problems:
                 print(f"  - {problem}", file=sys.stderr)
         else:

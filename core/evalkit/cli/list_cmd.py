@@ -25,6 +25,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("what", nargs="?", choices=WHAT, default="plugins", help="what to list (default: plugins)")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--config", metavar="PATH", help="configuration file, for sets declared in files (default: ./evalkit.toml or [tool.evalkit] in ./pyproject.toml)")
     parser.set_defaults(handler=handle)
 
 
@@ -60,9 +61,12 @@ def _plugins(args: argparse.Namespace) -> int:
 
 def _sets(args: argparse.Namespace) -> int:
     from ..catalog import prompt_set_catalog, question_set_catalog
+    from ..config import load_config
+    from ..errors import SetValidationError
     from .common import console, print_json
 
-    catalog = prompt_set_catalog() if args.what == "sets" else question_set_catalog()
+    config = load_config(args.config)
+    catalog = prompt_set_catalog(config=config) if args.what == "sets" else question_set_catalog(config=config)
     count_attr = "prompts" if args.what == "sets" else "questions"
     rows = [
         {
@@ -75,7 +79,13 @@ def _sets(args: argparse.Namespace) -> int:
         }
         for identifier, sourced in catalog.sets.items()
     ]
-    problems = [f"{f.record.kind} {f.record.describe()}: {f.error}" for f in catalog.failures]
+    problems = []
+    for failure in catalog.failures:
+        where = f"{failure.record.kind} {failure.record.describe()}"
+        if isinstance(failure.exception, SetValidationError):
+            problems += [f"{where}: {problem}" for problem in failure.exception.problems]
+        else:
+            problems.append(f"{where}: {failure.error}")
     problems += [
         f'set "{identifier}" is shipped by more than one distribution: '
         + " and ".join(f"{r.distribution} {r.version}" for r in owners)
@@ -84,6 +94,7 @@ def _sets(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"sets": rows, "problems": problems})
         return 2 if problems else 0
+    from rich.markup import escape
     from rich.table import Table
 
     out = console()
@@ -100,5 +111,5 @@ def _sets(args: argparse.Namespace) -> int:
         out.print(f"No {catalog.kind}s are installed.")
     err = console(stderr=True)
     for problem in problems:
-        err.print(f"[red]error:[/red] {problem}")
+        err.print(f"[red]error:[/red] {escape(problem)}")
     return 2 if problems else 0

@@ -58,7 +58,7 @@ def handle(args: argparse.Namespace) -> int:
     from .render import ProgressDisplay
 
     config = load_config(args.config)
-    sourced = question_set_catalog().get(args.set)
+    sourced = question_set_catalog(config=config).get(args.set)
     registry.find("evalkit.retrievers", args.retriever)
     tolerances = Tolerances.parse(args.max_top1_drop, args.max_top3_drop, names=("max-top1-drop", "max-top3-drop"))
     progress = ProgressDisplay(enabled=not args.json)

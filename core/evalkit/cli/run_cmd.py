@@ -107,7 +107,7 @@ def handle(args: argparse.Namespace) -> int:
     from .render import ProgressDisplay, outcome_document, render_outcome
 
     config = load_config(args.config)
-    catalog = prompt_set_catalog()
+    catalog = prompt_set_catalog(config=config)
     golden_set = catalog.get(args.set).set
     registry.find("evalkit.graders", args.grader)
     tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)

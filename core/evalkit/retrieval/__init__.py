@@ -26,7 +26,7 @@ from .scoring import (
     rank_distinct,
     score_question,
 )
-from .validation import check_question_set, validate_question_set
+from .validation import check_question_set, question_set_problems, validate_question_set
 
 __all__ = [
     "BASELINE",
@@ -45,6 +45,7 @@ __all__ = [
     "check_question_set",
     "labels_fingerprint",
     "percentile",
+    "question_set_problems",
     "rank_distinct",
     "retrieval_identity",
     "score_question",

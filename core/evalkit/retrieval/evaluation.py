@@ -276,11 +276,11 @@ def _answers(
 
 
 def _load_question_set(
-    question_set: str | GoldenQuestionSet | SourcedSet,
+    question_set: str | GoldenQuestionSet | SourcedSet, config: Config | None = None
 ) -> tuple[GoldenQuestionSet, SourcedSet | None]:
     if isinstance(question_set, GoldenQuestionSet):
         return question_set, None
-    sourced = question_set if isinstance(question_set, SourcedSet) else question_set_catalog().get(question_set)
+    sourced = question_set if isinstance(question_set, SourcedSet) else question_set_catalog(config=config).get(question_set)
     if not isinstance(sourced.set, GoldenQuestionSet):
         raise PluginError.for_plugin(
             sourced.record,
@@ -380,7 +380,7 @@ def evaluate_retrieval(
     """
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
-    golden_set, sourced = _load_question_set(question_set)
+    golden_set, sourced = _load_question_set(question_set, config)
     record = registry.find("evalkit.retrievers", retriever)
     check_question_set(golden_set)
     if type(k) is not int or k < 1:

@@ -125,7 +125,7 @@ def score_question(question: GoldenQuestion, ranked: Sequence[str], k: int, late
     :func:`rank_distinct` handles them) or an already distinct one. Element types are not checked
     here: a runner passes a retriever's return through :func:`rank_distinct`, which rejects
     non-string ids. The question's expected ids are taken to be distinct, as
-    :func:`~evalkit.retrieval.validation.validate_question_set` requires. ``k`` is the cut-off of
+    :func:`~evalkit.retrieval.validation.question_set_problems` requires. ``k`` is the cut-off of
     recall and nDCG; :class:`UsageError` when it is not a positive integer.
 
     The common path touches only the first ``max(k, 3)`` ids; the rest of the ranking is read

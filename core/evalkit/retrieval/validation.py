@@ -6,10 +6,10 @@ from evalkit.errors import SetValidationError
 from evalkit.questions import GoldenQuestionSet, QuestionForm
 from evalkit.validation import IDENTIFIER_PATTERN, members_with_ids, set_problems
 
-__all__ = ["IDENTIFIER_PATTERN", "check_question_set", "validate_question_set"]
+__all__ = ["IDENTIFIER_PATTERN", "check_question_set", "question_set_problems", "validate_question_set"]
 
 
-def validate_question_set(question_set: GoldenQuestionSet) -> list[str]:
+def question_set_problems(question_set: GoldenQuestionSet) -> list[str]:
     """Every problem with ``question_set``; each names the set, the question id and the field.
 
     Rules: identifier like ``package.set``; a non-empty name; at least one question; question
@@ -39,8 +39,16 @@ def validate_question_set(question_set: GoldenQuestionSet) -> list[str]:
     return problems
 
 
-def check_question_set(question_set: GoldenQuestionSet) -> None:
-    """Raise :class:`SetValidationError` listing every problem with ``question_set``."""
-    problems = validate_question_set(question_set)
+def validate_question_set(question_set: GoldenQuestionSet) -> None:
+    """Raise :class:`SetValidationError` listing every problem with ``question_set``.
+
+    The counterpart of :func:`evalkit.validate_prompt_set`; :func:`question_set_problems` returns
+    the list instead.
+    """
+    problems = question_set_problems(question_set)
     if problems:
         raise SetValidationError(problems)
+
+
+#: The earlier name of :func:`validate_question_set`.
+check_question_set = validate_question_set

@@ -1,0 +1,65 @@
+"""``evalkit init``: a starter configuration, an example set file and recorded answers that run green."""
+
+from __future__ import annotations
+
+import argparse
+
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Package file → where it goes in the project.
+STARTER_FILES = (
+    ("evalkit.toml", "evalkit.toml"),
+    ("example.yaml", "evals/example.yaml"),
+    ("example-answers.jsonl", "evals/example-answers.jsonl"),
+)
+NEXT_COMMANDS = (
+    ("evalkit validate", "check the set files"),
+    ("evalkit run starter.faq --provider recorded", "answer, grade and store the example set"),
+    ("evalkit history starter.faq", "the stored runs of the set"),
+)
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``init`` command."""
+    parser = subparsers.add_parser(
+        "init",
+        help="write a starter evalkit.toml, an example set file and recorded answers",
+        description=(
+            "Write evalkit.toml, evals/example.yaml and evals/example-answers.jsonl into DIR (default: the "
+            "current directory): a golden set in a file and a replay provider that answers it, so that "
+            "`evalkit run starter.faq --provider recorded` passes. Existing files are never overwritten."
+        ),
+    )
+    parser.add_argument("directory", nargs="?", default=".", metavar="DIR", help="the project folder (default: .)")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Refuse if any starter file exists, else write them all and print the next commands."""
+    import sys
+    from importlib import resources
+    from pathlib import Path
+
+    from ..errors import UsageError
+
+    root = Path(args.directory)
+    targets = [(source, root / target) for source, target in STARTER_FILES]
+    existing = [str(path) for _, path in targets if path.exists()]
+    if existing:
+        raise UsageError(f"evalkit init writes nothing: {', '.join(existing)} already exist(s); move them away or choose another DIR")
+    starter = resources.files("evalkit.starter")
+    for source, path in targets:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write(starter.joinpath(source).read_text(encoding="utf-8"))
+    write = sys.stdout.write
+    for _, path in targets:
+        write(f"wrote {path}\n")
+    write("\nNext:\n" if root == Path(".") else f"\nNext, in {root}:\n")
+    width = max(len(command) for command, _ in NEXT_COMMANDS)
+    for command, why in NEXT_COMMANDS:
+        write(f"  {command.ljust(width)}  # {why}\n")
+    return 0

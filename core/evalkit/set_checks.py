@@ -1,0 +1,155 @@
+"""Checking set files and installed sets without running them (``evalkit validate``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .config import Config
+from .setfiles import SUFFIXES, FileProblem, SetFileError, SetFiles, load_configured_sets, load_set_files
+
+__all__ = ["SetProblem", "ValidationReport", "check_everything", "check_targets"]
+
+
+@attrs.frozen
+class SetProblem:
+    """A problem with an installed set (or with finding it): the set and the reason."""
+
+    target: str
+    reason: str
+
+    def __str__(self) -> str:
+        from .setfiles.problems import visible
+
+        return visible(f"{self.target}: {self.reason}")
+
+    def as_dict(self) -> dict[str, object]:
+        """The machine-readable form."""
+        return {"set": self.target, "reason": self.reason}
+
+
+@attrs.frozen
+class ValidationReport:
+    """What was checked (one line each) and every problem found."""
+
+    checked: tuple[str, ...] = ()
+    problems: tuple[FileProblem | SetProblem, ...] = ()
+
+    def as_dict(self) -> dict[str, object]:
+        """The ``--json`` document."""
+        return {"valid": not self.problems, "checked": list(self.checked), "problems": [p.as_dict() for p in self.problems]}
+
+
+def _kinds() -> dict[str, Any]:
+    from .evaluation import assertion_kinds
+    from .hooks import plugin_manager
+
+    manager, _ = plugin_manager()
+    return assertion_kinds(manager)
+
+
+def _file_lines(loaded: SetFiles, root: Path | None) -> list[str]:
+    bad = {p.file for p in loaded.problems}
+    lines = []
+    for path in loaded.files:
+        shown = str(path.relative_to(root)) if root is not None and path.is_relative_to(root) else str(path)
+        if shown not in bad:
+            lines.append(f"{shown}")
+    return lines + [_describe(s) for s in (*loaded.prompt_sets, *loaded.question_sets)]
+
+
+def _describe(item: Any) -> str:
+    members = getattr(item, "prompts", None)
+    noun = "prompt"
+    if members is None:
+        members, noun = getattr(item, "questions", ()), "question"
+    return f"set {item.identifier} ({len(members)} {noun}s)"
+
+
+def _installed(
+    config: Config, kinds: dict[str, Any], wanted: Iterable[str] | None
+) -> tuple[list[str], list[Any], set[str], SetFileError | None]:
+    """Kernel validation of installed sets (all, or the ``wanted`` identifiers).
+
+    Also returns the identifiers found and the set files' refusal, if the configured files are invalid.
+    """
+    from .catalog import prompt_set_catalog, question_set_catalog
+    from .retrieval.validation import question_set_problems
+    from .validation import prompt_set_problems
+
+    checked: list[str] = []
+    problems: list[Any] = []
+    found: set[str] = set()
+    refused: SetFileError | None = None
+    want = set(wanted) if wanted is not None else None
+    for catalog, rules in (
+        (prompt_set_catalog(config=config), lambda s: prompt_set_problems(s, kinds)),
+        (question_set_catalog(config=config), question_set_problems),
+    ):
+        for failure in catalog.failures:
+            if isinstance(failure.exception, SetFileError):
+                refused = failure.exception
+                continue  # the set files are checked (and reported) on their own
+            if want is None:
+                problems.append(SetProblem(f"{failure.record.kind} {failure.record.describe()}", failure.error))
+        for identifier, owners in catalog.duplicates.items():
+            if want is None or identifier in want:
+                found.add(identifier)
+                names = " and ".join(r.describe() for r in owners)
+                problems.append(SetProblem(identifier, f"is shipped by more than one provider: {names}"))
+        for identifier, sourced in catalog.sets.items():
+            if want is not None and identifier not in want:
+                continue
+            if sourced.record.name == "evalkit.files" and want is None:
+                continue  # already checked as files
+            found.add(identifier)
+            issues = rules(sourced.set)
+            problems.extend(SetProblem(identifier, issue) for issue in issues)
+            if not issues:
+                checked.append(f"{_describe(sourced.set)} from {sourced.record.describe()}")
+    return checked, problems, found, refused
+
+
+def check_everything(config: Config) -> ValidationReport:
+    """Every configured set file and every installed set."""
+    kinds = _kinds()
+    loaded = load_configured_sets(config, kinds)
+    checked, problems, _, _ = _installed(config, kinds, None)
+    return ValidationReport(tuple(_file_lines(loaded, config.root) + checked), (*loaded.problems, *problems))
+
+
+def _files_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+
+
+def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
+    """The named files, folders and installed set identifiers."""
+    kinds = _kinds()
+    files: list[Path] = []
+    identifiers: list[str] = []
+    for target in targets:
+        path = Path(target)
+        if path.is_dir():
+            files.extend(_files_in(path))
+        elif path.exists() or path.suffix.lower() in SUFFIXES:
+            files.append(path)
+        else:
+            identifiers.append(target)
+    loaded = load_set_files(files, kinds) if files else SetFiles()
+    checked = _file_lines(loaded, None)
+    problems: list[Any] = list(loaded.problems)
+    if identifiers:
+        more, found_problems, found, refused = _installed(config, kinds, identifiers)
+        checked += more
+        problems += found_problems
+        missing = [i for i in identifiers if i not in found]
+        if missing and refused is not None:
+            # the sets may be in a configured file that is invalid
+            problems += [SetProblem(i, "is not among the installed sets; the configured set files are invalid, it may be declared there") for i in missing]
+            problems += refused.file_problems
+        elif missing:
+            problems += [SetProblem(i, "is neither a file nor an installed set (see `evalkit list sets`)") for i in missing]
+    return ValidationReport(tuple(checked), tuple(dict.fromkeys(problems)))

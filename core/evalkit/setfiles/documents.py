@@ -1,0 +1,332 @@
+"""Reading set files (YAML, JSON, JSONL, TOML) into plain data, remembering where each value sits.
+
+Each reader returns a :class:`SetDocument`: the parsed data and a map from JSON paths
+(``("prompts", 3, "assertions", 0)``) to the line and column the loader saw them at, so a problem
+found later by the schema or the kernel's rules can point into the file. YAML is composed into
+nodes (which carry marks) before it is constructed; JSON and JSONL are scanned once more for
+offsets; TOML has no positions in :mod:`tomllib`, so its ``[[array.of.tables]]`` headers and
+``key =`` lines are located by a line scan.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+import tomllib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .problems import FileProblem, JsonPath
+
+__all__ = ["SUFFIXES", "FileSyntaxError", "SetDocument", "read_document"]
+
+#: File suffixes and the reader for each.
+SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".toml")
+#: Members of a set, by the key that holds them.
+MEMBER_KEYS = ("prompts", "questions")
+
+
+class FileSyntaxError(Exception):
+    """A set file cannot be parsed; ``problems`` says where and why."""
+
+    def __init__(self, problems: list[FileProblem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(str(p) for p in problems))
+
+
+@attrs.frozen
+class SetDocument:
+    """One parsed set file: its data and the line and column of each JSON path the loader knows."""
+
+    file: Path
+    data: Any
+    positions: Mapping[JsonPath, tuple[int, int]] = attrs.Factory(dict)
+    #: Positions of mapping keys (``path + (key,)``), to point at an unexpected field's name.
+    key_positions: Mapping[JsonPath, tuple[int, int]] = attrs.Factory(dict)
+    #: Problems the reader found in well-formed text (a repeated key).
+    problems: tuple[FileProblem, ...] = ()
+
+    def position(self, path: JsonPath) -> tuple[int, int] | None:
+        """The position of ``path``, else of its nearest ancestor the loader located."""
+        for end in range(len(path), -1, -1):
+            found = self.positions.get(path[:end])
+            if found is not None:
+                return found
+        return None
+
+    def problem(self, path: JsonPath, reason: str, *, at_key: bool = False) -> FileProblem:
+        """A problem at ``path`` with the best position known."""
+        where = self.key_positions.get(path) if at_key else None
+        where = where or self.position(path)
+        line, column = where if where else (None, None)
+        return FileProblem(str(self.file), reason, path, line, column)
+
+
+def read_document(file: Path) -> SetDocument:
+    """Parse ``file`` by its suffix; raises :class:`FileSyntaxError` when it cannot be parsed."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileSyntaxError([FileProblem(str(file), f"is not UTF-8 text ({exc.reason} at byte {exc.start})")]) from None
+    except OSError as exc:
+        raise FileSyntaxError([FileProblem(str(file), f"cannot be read: {exc.strerror}")]) from None
+    suffix = file.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        return _read_yaml(file, text)
+    if suffix == ".json":
+        return _read_json(file, text)
+    if suffix == ".jsonl":
+        return _read_jsonl(file, text)
+    if suffix == ".toml":
+        return _read_toml(file, text)
+    raise FileSyntaxError([FileProblem(str(file), f"has an unsupported type; use one of {', '.join(SUFFIXES)}")])
+
+
+# --- YAML -------------------------------------------------------------------------------------
+
+
+def _read_yaml(file: Path, text: str) -> SetDocument:
+    import yaml
+
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        reason = " ".join(part for part in (exc.context, exc.problem) if part) or "cannot be parsed"
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        raise FileSyntaxError([FileProblem(str(file), f"YAML syntax: {reason}", (), line, column)]) from None
+    except yaml.YAMLError as exc:
+        raise FileSyntaxError([FileProblem(str(file), f"YAML syntax: {exc}")]) from None
+    finally:
+        loader.dispose()
+    positions: dict[JsonPath, tuple[int, int]] = {}
+    keys: dict[JsonPath, tuple[int, int]] = {}
+    problems: list[FileProblem] = []
+    if node is not None:
+        _walk_yaml(node, (), positions, keys, problems, file)
+    return SetDocument(file, data, positions, keys, tuple(problems))
+
+
+def _walk_yaml(
+    node: Any,
+    path: JsonPath,
+    positions: dict[JsonPath, tuple[int, int]],
+    keys: dict[JsonPath, tuple[int, int]],
+    problems: list[FileProblem],
+    file: Path,
+) -> None:
+    import yaml
+
+    positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = key_node.value
+            where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            if key in seen:
+                problems.append(FileProblem(str(file), f"key {key!r} appears more than once", path + (key,), *where))
+            seen.add(key)
+            keys[path + (key,)] = where
+            _walk_yaml(value_node, path + (key,), positions, keys, problems, file)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk_yaml(item, path + (index,), positions, keys, problems, file)
+
+
+# --- JSON and JSONL ---------------------------------------------------------------------------
+
+
+class _Lines:
+    """Turns character offsets into 1-based line and column numbers."""
+
+    def __init__(self, text: str, first_line: int = 1) -> None:
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.first_line = first_line
+
+    def at(self, offset: int) -> tuple[int, int]:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        return self.first_line + index, offset - self.starts[index] + 1
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _scan_json(
+    text: str,
+    lines: _Lines,
+    prefix: JsonPath,
+    positions: dict[JsonPath, tuple[int, int]],
+    keys: dict[JsonPath, tuple[int, int]],
+    repeated: list[tuple[JsonPath, tuple[int, int]]],
+) -> None:
+    """Record the offset of every value in ``text`` (already known to be valid JSON)."""
+    from json.decoder import scanstring
+
+    decoder = json.JSONDecoder()
+
+    def skip(i: int) -> int:
+        return _WHITESPACE.match(text, i).end()  # type: ignore[union-attr]
+
+    def value(i: int, path: JsonPath) -> int:
+        i = skip(i)
+        positions[path] = lines.at(i)
+        opener = text[i]
+        if opener == "{":
+            i = skip(i + 1)
+            seen: set[str] = set()
+            if text[i] == "}":
+                return i + 1
+            while True:
+                i = skip(i)
+                key_at = lines.at(i)
+                key, i = scanstring(text, i + 1)
+                if key in seen:
+                    repeated.append((path + (key,), key_at))
+                seen.add(key)
+                keys[path + (key,)] = key_at
+                i = skip(i) + 1  # the colon
+                i = skip(value(i, path + (key,)))
+                if text[i] == "}":
+                    return i + 1
+                i += 1  # the comma
+        if opener == "[":
+            i = skip(i + 1)
+            if text[i] == "]":
+                return i + 1
+            index = 0
+            while True:
+                i = skip(value(i, path + (index,)))
+                index += 1
+                if text[i] == "]":
+                    return i + 1
+                i += 1
+        _, end = decoder.raw_decode(text, i)
+        return end
+
+    value(0, prefix)
+
+
+def _repeated_problems(file: Path, repeated: list[tuple[JsonPath, tuple[int, int]]]) -> Iterator[FileProblem]:
+    for path, (line, column) in repeated:
+        yield FileProblem(str(file), f"key {path[-1]!r} appears more than once", path, line, column)
+
+
+def _parse_json(file: Path, text: str, first_line: int = 1) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = exc.lineno + first_line - 1
+        raise FileSyntaxError([FileProblem(str(file), f"JSON syntax: {exc.msg}", (), line, exc.colno)]) from None
+    except RecursionError:
+        raise FileSyntaxError([FileProblem(str(file), "JSON syntax: nested too deeply")]) from None
+
+
+def _read_json(file: Path, text: str) -> SetDocument:
+    data = _parse_json(file, text)
+    positions: dict[JsonPath, tuple[int, int]] = {}
+    keys: dict[JsonPath, tuple[int, int]] = {}
+    repeated: list[tuple[JsonPath, tuple[int, int]]] = []
+    _scan_json(text, _Lines(text), (), positions, keys, repeated)
+    return SetDocument(file, data, positions, keys, tuple(_repeated_problems(file, repeated)))
+
+
+def _read_jsonl(file: Path, text: str) -> SetDocument:
+    """One member per line; a first line without ``prompt``/``question`` is the set's header.
+
+    Without a header the set's identifier and name are the file name without ``.jsonl``
+    (``myapp.faq.jsonl`` holds the set ``myapp.faq``).
+    """
+    positions: dict[JsonPath, tuple[int, int]] = {}
+    keys: dict[JsonPath, tuple[int, int]] = {}
+    repeated: list[tuple[JsonPath, tuple[int, int]]] = []
+    problems: list[FileProblem] = []
+    rows: list[tuple[int, str, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, line, _parse_json(file, line, number)))
+        except FileSyntaxError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise FileSyntaxError(problems)
+    header: dict[str, Any] = {}
+    header_line = None
+    if rows and isinstance(rows[0][2], dict) and not {"prompt", "question"} & set(rows[0][2]):
+        header_line, line_text, header = rows.pop(0)
+        _scan_json(line_text, _Lines(line_text, header_line), (), positions, keys, repeated)
+    member_key = "questions" if any(isinstance(r[2], dict) and "question" in r[2] for r in rows) else "prompts"
+    data: dict[str, Any] = {}
+    if header_line is None:
+        stem = file.name[: -len(file.suffix)]
+        data.update(identifier=stem, name=stem)
+        positions[()] = (1, 1)
+    data.update(header)
+    data[member_key] = [row for _, _, row in rows]
+    positions.setdefault((member_key,), (rows[0][0], 1) if rows else (header_line or 1, 1))
+    for index, (number, line_text, _) in enumerate(rows):
+        _scan_json(line_text, _Lines(line_text, number), (member_key, index), positions, keys, repeated)
+    problems.extend(_repeated_problems(file, repeated))
+    return SetDocument(file, data, positions, keys, tuple(problems))
+
+
+# --- TOML -------------------------------------------------------------------------------------
+
+_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+_TOML_TABLE = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_TOML_KEY = re.compile(r"^\s*([A-Za-z0-9_-]+|\"[^\"]*\")\s*=")
+
+
+def _read_toml(file: Path, text: str) -> SetDocument:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        found = _TOML_POSITION.search(message)
+        line, column = (int(found.group(1)), int(found.group(2))) if found else (None, None)
+        reason = _TOML_POSITION.sub("", message).strip()
+        raise FileSyntaxError([FileProblem(str(file), f"TOML syntax: {reason}", (), line, column)]) from None
+    positions, keys = _toml_positions(text)
+    return SetDocument(file, data, positions, keys)
+
+
+def _toml_positions(text: str) -> tuple[dict[JsonPath, tuple[int, int]], dict[JsonPath, tuple[int, int]]]:
+    """Lines of ``[table]`` / ``[[array.of.tables]]`` headers and of ``key =`` lines under them."""
+    positions: dict[JsonPath, tuple[int, int]] = {(): (1, 1)}
+    keys: dict[JsonPath, tuple[int, int]] = {}
+    indexes: dict[str, int] = {}
+    current: JsonPath = ()
+    for number, line in enumerate(text.splitlines(), start=1):
+        table = _TOML_TABLE.match(line)
+        if table:
+            name = table.group(2).replace(" ", "")
+            if table.group(1) == "[[":
+                indexes[name] = indexes.get(name, -1) + 1
+                for other in [n for n in indexes if n.startswith(name + ".")]:
+                    del indexes[other]
+            path: list[str | int] = []
+            segments = name.split(".")
+            for count in range(1, len(segments) + 1):
+                path.append(segments[count - 1].strip('"'))
+                prefix = ".".join(segments[:count])
+                if prefix in indexes:
+                    path.append(indexes[prefix])
+            current = tuple(path)
+            positions.setdefault(current, (number, 1))
+            continue
+        key = _TOML_KEY.match(line)
+        if key:
+            name = key.group(1).strip('"')
+            where = (number, line.index(key.group(1)) + 1)
+            keys.setdefault(current + (name,), where)
+            positions.setdefault(current + (name,), where)
+    return positions, keys

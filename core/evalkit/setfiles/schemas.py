@@ -1,0 +1,98 @@
+"""The JSON Schemas (draft 2020-12) of golden-set and question-set files, and checking a document.
+
+The schemas are files in the package (``evalkit/schemas/*.schema.json``) so editors can use them;
+``evalkit schema golden-set`` prints one.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from .documents import SetDocument
+from .problems import FileProblem
+
+__all__ = ["SCHEMA_KINDS", "document_kind", "schema", "schema_problems", "schema_text"]
+
+#: The schema names ``evalkit schema`` accepts.
+SCHEMA_KINDS = ("golden-set", "question-set")
+
+_ONE_KIND = "needs exactly one assertion kind key ({kinds}), or kind: with value: for a kind a plugin adds"
+
+
+def schema_text(kind: str) -> str:
+    """The schema file's text."""
+    if kind not in SCHEMA_KINDS:
+        raise ValueError(f"unknown schema {kind!r}; choose one of {', '.join(SCHEMA_KINDS)}")
+    return resources.files("evalkit.schemas").joinpath(f"{kind}.schema.json").read_text(encoding="utf-8")
+
+
+@cache
+def schema(kind: str) -> dict[str, Any]:
+    """The schema as a dict."""
+    return json.loads(schema_text(kind))
+
+
+def document_kind(data: Any) -> str:
+    """``question-set`` when the document's sets hold ``questions``, else ``golden-set``."""
+    candidates = data.get("sets") if isinstance(data, dict) and isinstance(data.get("sets"), list) else [data]
+    if any(isinstance(item, dict) and "questions" in item and "prompts" not in item for item in candidates):
+        return "question-set"
+    return "golden-set"
+
+
+@cache
+def _validator(kind: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema(kind))
+
+
+def schema_problems(document: SetDocument, kind: str) -> list[FileProblem]:
+    """Every place ``document`` breaks the schema of ``kind``, in file order."""
+    defs = schema(kind)["$defs"]
+    problems = [_problem(document, error, defs) for error in _validator(kind).iter_errors(document.data)]
+    problems = [p for group in problems for p in group]
+    # A misspelt kind key is one mistake: "unknown field" says it; drop "needs exactly one kind".
+    misspelt = {p.path[:-1] for p in problems if p.reason.startswith("unknown field")}
+    problems = [p for p in problems if not (p.path in misspelt and p.reason.startswith("needs exactly one"))]
+    return sorted(problems, key=lambda p: (p.line or 0, p.column or 0, p.json_path))
+
+
+def _problem(document: SetDocument, error: Any, defs: dict[str, Any]) -> list[FileProblem]:
+    path = tuple(error.absolute_path)
+    instance = error.instance
+    if error.validator == "additionalProperties" and isinstance(instance, dict):
+        allowed = set(error.schema.get("properties", {}))
+        extra = [k for k in instance if k not in allowed]
+        known = ", ".join(sorted(allowed))
+        return [document.problem(path + (k,), f"unknown field {k!r}; allowed here: {known}", at_key=True) for k in extra]
+    if error.validator == "oneOf" and error.schema is defs.get("assertion"):
+        kinds = ", ".join(k for k in error.schema["properties"] if k not in ("name", "kind", "value"))
+        return [document.problem(path, _ONE_KIND.format(kinds=kinds))]
+    if error.validator == "required":
+        return [document.problem(path, error.message.replace("is a required property", "is required"))]
+    if error.validator == "pattern" and error.schema.get("pattern") == "\\S":
+        return [document.problem(path, "must not be empty")]
+    if error.validator == "pattern" and "description" in error.schema:
+        return [document.problem(path, f"{_short(instance)} does not match: {error.schema['description']}")]
+    if error.validator == "dependentRequired":
+        return [document.problem(path, "value: belongs to a plugin assertion kind; add kind: NAME")]
+    if error.validator == "if":
+        return []
+    return [document.problem(path, _shorten_message(error.message, instance))]
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _shorten_message(message: str, instance: Any) -> str:
+    """jsonschema puts the whole offending value first; keep it short."""
+    full = repr(instance)
+    if message.startswith(full) and len(full) > 60:
+        return _short(instance) + message[len(full):]
+    return message

@@ -1,0 +1,176 @@
+"""Turning a schema-valid document into golden sets, checking the kernel's rules with file positions.
+
+The schema catches shapes and types; the rules it cannot express (a regex that does not compile,
+a JSON Schema that is not one, repeated ids, an unknown plugin assertion kind, a prompt with
+neither assertions nor a reference) are checked here with the kernel's own assertion-kind
+validators, so each problem still points at its line and JSON path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..answers import Answer
+from ..checks import AssertionKind
+from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
+from ..questions import GoldenQuestion, GoldenQuestionSet
+from .documents import SetDocument
+from .problems import FileProblem, JsonPath
+
+__all__ = ["build_sets", "kernel_problems", "rule_problems", "set_entries"]
+
+#: Keys of an assertion object that are not its kind.
+_NOT_KINDS = ("name", "kind", "value")
+
+
+def set_entries(data: Any) -> Iterator[tuple[JsonPath, Any]]:
+    """Each set object in a document with its path: the document itself, or ``sets[i]``."""
+    if isinstance(data, dict) and isinstance(data.get("sets"), list):
+        for index, item in enumerate(data["sets"]):
+            yield ("sets", index), item
+    else:
+        yield (), data
+
+
+def _near(path: JsonPath, flagged: set[JsonPath]) -> bool:
+    """True when the schema already reported ``path``, one of its ancestors or descendants."""
+    return any(path[: len(f)] == f or f[: len(path)] == path for f in flagged)
+
+
+def rule_problems(
+    document: SetDocument, kind: str, kinds: Mapping[str, AssertionKind], flagged: set[JsonPath]
+) -> list[FileProblem]:
+    """The kernel's rules the schema cannot express, checked on whatever parts are well-formed.
+
+    Parts the schema already reported (``flagged`` paths) are skipped, so one mistake is reported once.
+    """
+    member_key = "questions" if kind == "question-set" else "prompts"
+    problems: list[FileProblem] = []
+    for where, entry in set_entries(document.data):
+        members = entry.get(member_key) if isinstance(entry, dict) else None
+        if not isinstance(members, list):
+            continue
+        problems.extend(_repeated_ids(document, where, member_key, members, flagged))
+        if kind == "question-set":
+            continue
+        for index, raw in enumerate(members):
+            at = where + ("prompts", index)
+            if not isinstance(raw, dict) or at in flagged:
+                continue
+            assertions = raw.get("assertions", [])
+            if isinstance(assertions, list):
+                for number, raw_assertion in enumerate(assertions):
+                    path = at + ("assertions", number)
+                    if isinstance(raw_assertion, dict) and not _near(path, flagged):
+                        problems.extend(_assertion_problems(document, path, raw_assertion, kinds))
+            reference = raw.get("reference")
+            reference_text = reference.get("text") if isinstance(reference, dict) else reference
+            if not assertions and not reference_text and not _near(at + ("assertions",), flagged):
+                problems.append(document.problem(at, "has no assertions and no reference; declare at least one"))
+    return problems
+
+
+def _repeated_ids(
+    document: SetDocument, where: JsonPath, key: str, members: list[Any], flagged: set[JsonPath]
+) -> Iterator[FileProblem]:
+    seen: dict[str, int] = {}
+    for index, member in enumerate(members):
+        member_id = member.get("id") if isinstance(member, dict) else None
+        if not isinstance(member_id, str) or _near(where + (key, index, "id"), flagged):
+            continue
+        if member_id in seen:
+            yield document.problem(where + (key, index, "id"), f"id {member_id!r} is already used by {key}[{seen[member_id]}]")
+        else:
+            seen[member_id] = index
+
+
+def _assertion_parts(raw: dict[str, Any]) -> tuple[str, Any, str]:
+    """The kind, the value as the kernel takes it, and the key the value sits under."""
+    if "kind" in raw:
+        return raw["kind"], raw.get("value"), "value"
+    kind_name = next(k for k in raw if k not in _NOT_KINDS)
+    value = raw[kind_name]
+    if kind_name == "refusal":
+        value = None
+    elif isinstance(value, list):
+        value = tuple(value)
+    return kind_name, value, kind_name
+
+
+def _assertion_problems(
+    document: SetDocument, at: JsonPath, raw: dict[str, Any], kinds: Mapping[str, AssertionKind]
+) -> list[FileProblem]:
+    kind_name, value, key = _assertion_parts(raw)
+    if kind_name not in kinds:
+        known = ", ".join(sorted(kinds))
+        return [document.problem(at + ("kind",), f"unknown assertion kind {kind_name!r}; known kinds: {known}")]
+    try:
+        issues = list(kinds[kind_name].validate(value))
+    except Exception as exc:  # a plugin's validator must not hide the other problems
+        issues = [f"validator raised {type(exc).__name__}: {exc}"]
+    return [document.problem(at + (key,), issue) for issue in issues]
+
+
+def _reference(raw: Any) -> str | Answer | None:
+    if raw is None or isinstance(raw, str):
+        return raw
+    return Answer(text=raw["text"], abstained=raw.get("abstained"), citations=raw.get("citations", ()))
+
+
+def build_sets(document: SetDocument, kind: str) -> list[tuple[JsonPath, Any]]:
+    """The sets a document that passed the schema and the rules declares, each with its path."""
+    build = _question_set if kind == "question-set" else _prompt_set
+    return [(where, build(entry)) for where, entry in set_entries(document.data)]
+
+
+def _prompt_set(entry: dict[str, Any]) -> GoldenPromptSet:
+    prompts = [
+        GoldenPrompt(
+            id=raw["id"],
+            prompt=raw["prompt"],
+            assertions=[Assertion(*_assertion_parts(a)[:2], a.get("name")) for a in raw.get("assertions", ())],
+            reference=_reference(raw.get("reference")),
+            system_prompt=raw.get("system_prompt"),
+            tags=raw.get("tags", ()),
+        )
+        for raw in entry["prompts"]
+    ]
+    return GoldenPromptSet(
+        identifier=entry["identifier"],
+        name=entry["name"],
+        description=entry.get("description", ""),
+        prompts=prompts,
+        version=entry.get("version"),
+    )
+
+
+def _question_set(entry: dict[str, Any]) -> GoldenQuestionSet:
+    return GoldenQuestionSet(
+        identifier=entry["identifier"],
+        name=entry["name"],
+        description=entry.get("description", ""),
+        questions=[
+            GoldenQuestion(
+                id=raw["id"],
+                question=raw["question"],
+                form=raw.get("form", "match"),
+                expected_document_ids=raw.get("expected_document_ids", ()),
+                hard_class=raw.get("hard_class"),
+                answer_gist=raw.get("answer_gist"),
+            )
+            for raw in entry["questions"]
+        ],
+    )
+
+
+def kernel_problems(document: SetDocument, built: list[tuple[JsonPath, Any]], kinds: Mapping[str, AssertionKind]) -> list[FileProblem]:
+    """The kernel's own validation of each built set (a safety net: the checks above cover its rules)."""
+    from ..retrieval.validation import question_set_problems
+    from ..validation import prompt_set_problems
+
+    problems = []
+    for where, item in built:
+        rules = question_set_problems(item) if isinstance(item, GoldenQuestionSet) else prompt_set_problems(item, kinds)
+        problems.extend(document.problem(where, rule) for rule in rules)
+    return problems

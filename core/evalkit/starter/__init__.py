@@ -1,0 +1,1 @@
+"""The files ``evalkit init`` writes into a new project."""

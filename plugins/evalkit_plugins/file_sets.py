@@ -1,0 +1,57 @@
+"""``evalkit.files``: golden prompt sets and question sets declared in YAML, JSON, JSONL or TOML files.
+
+Registered in both ``evalkit.golden_sets`` and ``evalkit.question_sets``. The files are the ones the
+configuration names (``[sets] paths = ["evals/*.yaml"]``, relative to the configuration file);
+every file is checked before any set is handed out, and any problem in any file refuses them all
+(:class:`evalkit.setfiles.SetFileError`, every problem with file, line, column and JSON path).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.config import Config, load_config
+from evalkit.setfiles import SetFiles, load_configured_sets
+
+
+class FileSetProvider:
+    """Ships the sets of the configured set files.
+
+    ``config`` is the project configuration; evalkit binds the one a command was given
+    (``bind_config``), and without one the configuration of the working directory is read.
+    """
+
+    def __init__(self, config: Config | None = None) -> None:
+        self._config = config
+        self._loaded: SetFiles | None = None
+
+    def bind_config(self, config: Config) -> None:
+        """Use ``config`` (the command's ``--config``) instead of the working directory's."""
+        if config is not self._config:
+            self._config = config
+            self._loaded = None
+
+    def load(self) -> SetFiles:
+        """Read and check every configured file once; raise when any has a problem."""
+        if self._loaded is None:
+            config = self._config if self._config is not None else load_config()
+            self._loaded = load_configured_sets(config, _assertion_kinds())
+        self._loaded.raise_for_problems()
+        return self._loaded
+
+    def golden_prompt_sets(self) -> tuple[Any, ...]:
+        """The golden prompt sets the files declare."""
+        return self.load().prompt_sets
+
+    def golden_question_sets(self) -> tuple[Any, ...]:
+        """The golden question sets the files declare."""
+        return self.load().question_sets
+
+
+def _assertion_kinds() -> dict[str, Any]:
+    """Built-in kinds plus those hook plugins add, so files may use plugin kinds."""
+    from evalkit.evaluation import assertion_kinds
+    from evalkit.hooks import plugin_manager
+
+    manager, _ = plugin_manager()
+    return assertion_kinds(manager)
