@@ -1,0 +1,210 @@
+"""Sets in files through the CLI: run, list, validate, schema and init, end to end."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+GOOD = """\
+identifier: myapp.faq
+name: FAQ answers
+prompts:
+  - id: capital
+    prompt: What is the capital of France?
+    reference: Paris
+    assertions:
+      - contains: Paris
+      - regex: '/^paris$/i'
+        name: only_the_city
+"""
+
+BROKEN = """\
+identifier: myapp.broken
+name: Broken
+prompts:
+  - id: a
+    prompt: Say hi
+    assertions:
+      - regex: '/(unclosed/'
+  - id: a
+    prompt: Say bye
+    assertions:
+      - max_words: zero
+"""
+
+
+def project_with(project: Path, files: dict[str, str], paths: str = '["evals/*.yaml", "evals/**/*.json"]') -> Path:
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "evalkit.toml").write_text(f"[sets]\npaths = {paths}\n", encoding="utf-8")
+    for name, text in files.items():
+        path = project / "evals" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return project
+
+
+def stored_runs(project: Path) -> int:
+    database = project / ".evalkit" / "results.db"
+    if not database.exists():
+        return 0
+    with sqlite3.connect(database) as connection:
+        return connection.execute("select count(*) from evalkit_run").fetchone()[0]
+
+
+def test_a_set_file_runs_like_an_installed_set(evalkit_cli, project: Path) -> None:
+    project_with(project, {"faq.yaml": GOOD})
+    listed = evalkit_cli("list", "sets", "--json")
+    assert listed.code == 0, listed.stderr
+    rows = {r["identifier"]: r for r in listed.json()["sets"]}
+    assert rows["myapp.faq"]["provider"] == "evalkit.files" and rows["myapp.faq"]["distribution"] == "evalkit-golden"
+    result = evalkit_cli("run", "myapp.faq", "--json")
+    assert result.code == 0, result.stderr
+    document = result.json()
+    assert document["set"] == "myapp.faq" and document["pass_rate"] == 1.0
+    assert {c["id"] for c in document["cases"]} == {"capital"}
+    assert stored_runs(project) == 1
+
+
+def test_mistakes_in_set_files_refuse_the_run_listing_every_one_and_store_nothing(evalkit_cli, project: Path) -> None:
+    project_with(project, {"faq.yaml": GOOD, "broken.yaml": BROKEN})
+    result = evalkit_cli("run", "myapp.faq")
+    assert result.code == 2
+    assert "the set files are invalid (3 problem(s))" in result.stderr
+    assert "evals/broken.yaml:7:16: prompts[0].assertions[0].regex: invalid regular expression" in result.stderr
+    assert "evals/broken.yaml:8:9: prompts[1].id: id 'a' is already used by prompts[0]" in result.stderr
+    assert "evals/broken.yaml:11:20: prompts[1].assertions[0].max_words: 'zero' is not of type 'integer'" in result.stderr
+    assert stored_runs(project) == 0
+    assert evalkit_cli("run", "evalkit.smoke").code == 0  # other providers' sets still run
+
+
+def test_the_config_option_chooses_whose_set_files_are_read(evalkit_cli, project: Path, tmp_path: Path) -> None:
+    elsewhere = project_with(tmp_path / "elsewhere", {"faq.yaml": GOOD})
+    assert evalkit_cli("run", "myapp.faq").code == 2
+    result = evalkit_cli("run", "myapp.faq", "--config", str(elsewhere / "evalkit.toml"))
+    assert result.code == 0, result.stderr
+    assert evalkit_cli("list", "sets", "--config", str(elsewhere / "evalkit.toml")).stdout.count("myapp.faq") == 1
+
+
+def test_list_sets_prints_each_file_problem_on_its_own_line(evalkit_cli, project: Path) -> None:
+    project_with(project, {"broken.yaml": BROKEN})
+    result = evalkit_cli("list", "sets")
+    assert result.code == 2
+    assert "evalkit.smoke" in result.stdout
+    lines = [line for line in result.stderr.splitlines() if "evals/broken.yaml" in line]
+    assert len(lines) == 3
+
+
+def test_validate_checks_configured_files_and_installed_sets(evalkit_cli, project: Path) -> None:
+    project_with(project, {"faq.yaml": GOOD})
+    result = evalkit_cli("validate")
+    assert result.code == 0, result.stderr
+    assert "ok  evals/faq.yaml" in result.stdout and "ok  set myapp.faq (1 prompts)" in result.stdout
+    assert "ok  set arith.basic (6 prompts) from arith (evalkit-set-arith 0.1.0)" in result.stdout
+    assert "ok  set evalkit_stdlib.docs" in result.stdout
+
+
+def test_validate_reports_every_problem_as_json_with_positions(evalkit_cli, project: Path) -> None:
+    project_with(project, {"broken.yaml": BROKEN})
+    result = evalkit_cli("validate", "--json")
+    assert result.code == 2
+    document = result.json()
+    assert document["valid"] is False
+    assert {(p["file"], p["line"], p["column"], p["path"]) for p in document["problems"]} == {
+        ("evals/broken.yaml", 7, 16, "prompts[0].assertions[0].regex"),
+        ("evals/broken.yaml", 8, 9, "prompts[1].id"),
+        ("evals/broken.yaml", 11, 20, "prompts[1].assertions[0].max_words"),
+    }
+
+
+def test_validate_named_files_folders_and_sets(evalkit_cli, project: Path) -> None:
+    (project / "one.json").write_text(json.dumps({"identifier": "x.one", "name": "One", "prompts": [{"id": "p", "prompt": "q", "reference": "r"}]}))
+    folder = project / "more"
+    folder.mkdir()
+    (folder / "two.yaml").write_text(GOOD)
+    result = evalkit_cli("validate", "one.json", "more", "arith.basic")
+    assert result.code == 0, result.stderr
+    assert "set x.one (1 prompts)" in result.stdout and "set myapp.faq" in result.stdout and "set arith.basic" in result.stdout
+    missing = evalkit_cli("validate", "no.such_set", "absent.yaml")
+    assert missing.code == 2
+    assert "no.such_set: is neither a file nor an installed set" in missing.stderr
+    assert "absent.yaml: cannot be read" in missing.stderr
+
+
+def test_validate_a_named_set_from_an_invalid_configuration_shows_the_file_problems(evalkit_cli, project: Path) -> None:
+    project_with(project, {"broken.yaml": BROKEN})
+    result = evalkit_cli("validate", "myapp.broken")
+    assert result.code == 2
+    assert "evals/broken.yaml:7:16" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["golden-set", "question-set"])
+def test_schema_prints_the_shipped_draft_2020_12_schema(evalkit_cli, kind: str) -> None:
+    from importlib import resources
+
+    from jsonschema import Draft202012Validator
+
+    result = evalkit_cli("schema", kind)
+    assert result.code == 0
+    schema = json.loads(result.stdout)
+    Draft202012Validator.check_schema(schema)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    shipped = resources.files("evalkit.schemas").joinpath(f"{kind}.schema.json").read_text(encoding="utf-8")
+    assert result.stdout == shipped
+
+
+def test_the_schema_accepts_the_smoke_set_written_as_a_file(evalkit_cli) -> None:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(evalkit_cli("schema", "golden-set").stdout)
+    document = {
+        "identifier": "a.b", "name": "N",
+        "prompts": [{"id": "p", "prompt": "q", "assertions": [{"refusal": True}, {"cites_any": ["x"], "name": "cited"}]}],
+    }
+    assert list(Draft202012Validator(schema).iter_errors(document)) == []
+    assert list(Draft202012Validator(schema).iter_errors({"sets": [document, document]})) == []
+    assert list(Draft202012Validator(schema).iter_errors({"sets": [document], "name": "stray"}))
+
+
+def test_init_writes_a_project_that_runs_green_and_refuses_to_overwrite(evalkit_cli, project: Path) -> None:
+    result = evalkit_cli("init")
+    assert result.code == 0, result.stderr
+    for name in ("evalkit.toml", "evals/example.yaml", "evals/example-answers.jsonl"):
+        assert (project / name).is_file()
+        assert f"wrote {name}" in result.stdout
+    commands = [line.split("#")[0].strip() for line in result.stdout.split("Next:")[1].strip().splitlines()]
+    assert commands == ["evalkit validate", "evalkit run starter.faq --provider recorded", "evalkit history starter.faq"]
+    for command in commands:
+        done = evalkit_cli(*command.split()[1:])
+        assert done.code == 0, (command, done.stdout, done.stderr)
+    before = (project / "evalkit.toml").read_text()
+    (project / "evalkit.toml").write_text(before + "# mine\n")
+    again = evalkit_cli("init")
+    assert again.code == 2 and "writes nothing" in again.stderr and "evalkit.toml" in again.stderr
+    assert (project / "evalkit.toml").read_text().endswith("# mine\n")
+
+
+def test_init_into_a_folder_refuses_when_any_one_file_exists(evalkit_cli, project: Path) -> None:
+    (project / "new" / "evals").mkdir(parents=True)
+    (project / "new" / "evals" / "example.yaml").write_text("keep me")
+    result = evalkit_cli("init", "new")
+    assert result.code == 2 and "example.yaml" in result.stderr
+    assert not (project / "new" / "evalkit.toml").exists()
+    assert (project / "new" / "evals" / "example.yaml").read_text() == "keep me"
+
+
+def test_help_and_list_import_neither_yaml_nor_jsonschema_nor_plugins(project: Path) -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, io, contextlib\nfrom evalkit.cli import main\n"
+        "for argv in (['--help'], ['list']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        try:\n            main(argv)\n        except SystemExit:\n            pass\n"
+        "print(sorted(m for m in ('yaml', 'jsonschema', 'evalkit_plugins', 'evalkit.setfiles') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=project, check=True)
+    assert done.stdout.strip() == "[]"
