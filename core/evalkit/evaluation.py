@@ -128,12 +128,15 @@ def evaluate_set(
     on_start: Callable[[Run, int], None] | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
     cwd: Path | None = None,
+    bound_generator: components.BoundGenerator | None = None,
 ) -> RunOutcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
 
     Everything that can be refused (unknown set or grader, an invalid set, bad tolerances, a judge
     that is not ready) is refused before any generator call and before anything is stored.
     As a library call an unknown grader falls back to ``deterministic`` unless ``strict_grader``.
+    ``bound_generator`` answers instead of ``provider``/``model`` (``evalkit.testing`` runs a
+    generator object that is not installed this way).
     """
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
@@ -149,7 +152,7 @@ def evaluate_set(
     kinds = assertion_kinds(manager)
     validate_prompt_set(golden_set, kinds)
     grading, grader_name = components.load_grader(grader, strict=strict_grader, **dict(grader_options or {}))
-    bound = components.bind_generator(config, provider, model)
+    bound = bound_generator or components.bind_generator(config, provider, model)
     if isinstance(bound.generator, components.SetAware):
         bound.generator.bind_set(golden_set)
     if isinstance(grading, components.JudgeGrader):

@@ -1,0 +1,43 @@
+"""The pytest plugin (``pytest11`` entry point ``evalkit``), active only when asked.
+
+Ask with ``pytest -p evalkit``, with ``evalkit = true`` in the pytest ini options, or by passing
+``--evalkit-set``. Until then this module only declares its options: it imports nothing of
+evalkit's kernel, so installing evalkit costs other test suites nothing. Once active,
+:mod:`evalkit.testing.pytest_fixtures` is registered: the ``evalkit_store`` and ``evalkit_run``
+fixtures, and one test per case of each ``--evalkit-set`` plus a final regression-gate test.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The ``--evalkit-*`` options and the ``evalkit`` ini switch."""
+    group = parser.getgroup("evalkit", "evalkit golden sets (active with -p evalkit or the evalkit ini option)")
+    group.addoption(
+        "--evalkit-set", action="append", default=[], metavar="SET",
+        help="run this installed golden set: one test per case and a final regression-gate test (repeatable)",
+    )
+    group.addoption("--evalkit-provider", metavar="NAME", help="the configured provider instance that answers (default: as evalkit run)")
+    group.addoption("--evalkit-model", metavar="ALIAS", help="model alias to send instead of the instance's")
+    group.addoption("--evalkit-grader", default="deterministic", metavar="NAME", help="grader (default: deterministic)")
+    group.addoption("--evalkit-database", metavar="URL", help="results store (default: as evalkit run); baselines live here")
+    group.addoption("--evalkit-config", metavar="PATH", help="evalkit configuration file (default: ./evalkit.toml or pyproject.toml)")
+    parser.addini("evalkit", type="bool", default=False, help="activate the evalkit pytest plugin (fixtures and --evalkit-set)")
+
+
+def is_active(config: pytest.Config) -> bool:
+    """True when the run asked for the plugin."""
+    asked = [str(p) for p in (getattr(config.option, "plugins", None) or [])]
+    return bool(config.getini("evalkit")) or "evalkit" in asked or bool(config.getoption("evalkit_set"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the fixtures and the set collection when the plugin is active."""
+    if is_active(config) and not config.pluginmanager.has_plugin("evalkit-active"):
+        from evalkit.testing import pytest_fixtures
+
+        config.pluginmanager.register(pytest_fixtures, "evalkit-active")

@@ -1,0 +1,165 @@
+"""What the evalkit pytest plugin adds once active: fixtures, and installed sets as test cases."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+__all__ = ["TemporaryStore", "evalkit_run", "evalkit_store"]
+
+
+@attrs.frozen
+class TemporaryStore:
+    """A fresh SQLite results store for one test."""
+
+    path: Path
+
+    @property
+    def url(self) -> str:
+        """The database URL to pass as ``database=``."""
+        return f"sqlite:///{self.path}"
+
+    def runs(self, set_identifier: str | None = None) -> list[Any]:
+        """The stored runs (newest first), with their cases."""
+        from ..storage import open_repository
+
+        repository = open_repository(self.url)
+        try:
+            return [repository.get_run(r.id) for r in repository.recent_runs(set_identifier, limit=1_000)]
+        finally:
+            repository.close()
+
+
+@pytest.fixture
+def evalkit_store(tmp_path: Path) -> TemporaryStore:
+    """A temporary SQLite results store (``.url`` for ``database=``, ``.runs()`` to read it back)."""
+    return TemporaryStore(tmp_path / "evalkit-results.db")
+
+
+@pytest.fixture
+def evalkit_run(evalkit_store: TemporaryStore) -> Callable[..., Any]:
+    """``evalkit_run(set_id, provider=None, **options)`` → :class:`evalkit.RunOutcome`, stored in ``evalkit_store``.
+
+    ``options`` are :func:`evalkit.evaluate_set`'s (``model``, ``grader``, ``tolerances``…).
+    """
+    from ..evaluation import evaluate_set
+
+    def run(set_id: Any, provider: str | None = None, **options: Any) -> Any:
+        options.setdefault("database", evalkit_store.url)
+        return evaluate_set(set_id, provider=provider, **options)
+
+    return run
+
+
+class GoldenSetRun(pytest.Collector):
+    """One ``--evalkit-set``: its cases as tests and the regression gate; the set runs once, on first use."""
+
+    def __init__(self, *, set_id: str, prompts: tuple[Any, ...], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.set_id = set_id
+        self.prompts = prompts
+        self._outcome: Any = None
+        self._failure: str | None = None
+        #: Each case as graded, with its check details whatever the privacy level keeps in the store.
+        self.graded: dict[str, Any] = {}
+
+    def collect(self) -> list[pytest.Item]:
+        """One item per case, then the gate."""
+        items: list[pytest.Item] = [GoldenCase.from_parent(self, name=p.id, case_id=p.id) for p in self.prompts]
+        items.append(RegressionGate.from_parent(self, name="regression-gate"))
+        return items
+
+    def outcome(self) -> Any:
+        """Run the set (once) with the options the session was given."""
+        if self._outcome is None and self._failure is None:
+            from ..config import load_config
+            from ..errors import EvalkitError
+            from ..evaluation import evaluate_set
+
+            option = self.config.getoption
+            try:
+                config = load_config(option("evalkit_config"))
+                self._outcome = evaluate_set(
+                    self.set_id, provider=option("evalkit_provider"), model=option("evalkit_model"),
+                    grader=option("evalkit_grader"), strict_grader=True, config=config,
+                    database=option("evalkit_database"),
+                    on_case=lambda case: self.graded.__setitem__(case.case_id, case),
+                )
+            except EvalkitError as exc:
+                self._failure = f"evalkit could not run {self.set_id}: {exc}"
+        if self._failure is not None:
+            pytest.fail(self._failure, pytrace=False)
+        return self._outcome
+
+
+class GoldenCase(pytest.Item):
+    """One case of the set: fails with the checks that failed."""
+
+    def __init__(self, *, case_id: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case_id = case_id
+
+    def runtest(self) -> None:
+        """Look the case up in the run and fail with its failed checks."""
+        outcome = self.parent.outcome()
+        case = self.parent.graded.get(self.case_id) or next((c for c in outcome.run.cases if c.case_id == self.case_id), None)
+        if case is None:
+            pytest.fail(f"case {self.case_id!r} was not answered", pytrace=False)
+        if case.errored:
+            pytest.fail(f"the generator failed: {case.error}", pytrace=False)
+        if not case.passed:
+            lines = [
+                f"{check.name}: " + (check.error or check.detail or "did not hold")
+                for check in case.checks if not check.passed
+            ] or [f"score {case.score:.2f} is below the pass mark"]
+            pytest.fail("failed checks:\n  " + "\n  ".join(lines), pytrace=False)
+
+    def reportinfo(self) -> tuple[Path, None, str]:
+        """Where the case comes from, for the report's headings."""
+        return self.path, None, f"{self.parent.set_id} case {self.case_id}"
+
+
+
+class RegressionGate(pytest.Item):
+    """The run compared with its baseline, as ``evalkit run --fail-on-regression`` decides."""
+
+    def runtest(self) -> None:
+        """Fail on a regression, an incomplete run, or a run that cannot be compared."""
+        outcome = self.parent.outcome()
+        verdict = outcome.verdict
+        code = outcome.exit_code(fail_on_regression=True)
+        if code == 3:
+            pytest.fail(f"run {outcome.run.id} is {outcome.run.status.value}: {outcome.run.errored_count} case(s) errored", pytrace=False)
+        if code == 1 and verdict.comparison is not None:
+            pytest.fail(verdict.comparison.summary(), pytrace=False)
+        if code == 1:
+            pytest.fail(verdict.reason or "not compared", pytrace=False)
+
+    def reportinfo(self) -> tuple[Path, None, str]:
+        """The gate's heading in reports."""
+        return self.path, None, f"{self.parent.set_id} regression gate"
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Append the cases of each ``--evalkit-set`` (and its gate) to the collected tests."""
+    from ..catalog import prompt_set_catalog
+    from ..config import load_config
+    from ..errors import EvalkitError
+
+    set_ids = config.getoption("evalkit_set")
+    if not set_ids:
+        return
+    try:
+        catalog = prompt_set_catalog(config=load_config(config.getoption("evalkit_config")))
+        sets = [catalog.get(set_id).set for set_id in set_ids]
+    except EvalkitError as exc:
+        raise pytest.UsageError(f"--evalkit-set: {exc}") from None
+    for golden_set in sets:
+        collector = GoldenSetRun.from_parent(
+            session, name=f"evalkit-set[{golden_set.identifier}]", set_id=golden_set.identifier, prompts=golden_set.prompts
+        )
+        items.extend(collector.collect())

@@ -1,0 +1,100 @@
+"""evalkit.testing.check_repository: the repository contract suite, against any URL or object."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+import pytest
+from evalkit.testing import check_repository
+
+MINIMAL = Path(__file__).resolve().parent.parent / "data" / "evalkit-minimal-repo" / "evalkit_minimal_repo" / "__init__.py"
+
+
+def minimal_module():
+    spec = importlib.util.spec_from_file_location("evalkit_minimal_repo_for_the_kit", MINIMAL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_builtin_repository_passes_on_every_engine(database_url: str) -> None:
+    check_repository(database_url)
+    check_repository(database_url)  # again, on a store that already holds the first suite's runs
+
+
+def test_a_third_party_repository_with_only_the_base_protocol_passes(tmp_path: Path) -> None:
+    check_repository(minimal_module().MinimalRepository(f"minimal://{tmp_path / 'store.json'}"))
+
+
+def test_a_repository_that_overwrites_answers_and_keeps_private_text_fails_with_every_problem(tmp_path: Path) -> None:
+    base = minimal_module().MinimalRepository
+
+    class Careless(base):
+        def record_cases(self, run_id: str, cases: Sequence, privacy: str) -> None:
+            data = self._load()
+            for case in cases:  # overwrites answered cases, and ignores the privacy level
+                data[run_id]["cases"][case.case_id] = __import__("evalkit.convert").convert.unstructure(case)
+            self._save(data)
+
+        def begin_run(self, run):
+            data = self._load()
+            data.pop(run.id, None)  # a shard joining wipes the run
+            self._save(data)
+            return super().begin_run(run)
+
+    with pytest.raises(AssertionError) as error:
+        check_repository(Careless(f"minimal://{tmp_path / 'store.json'}"))
+    message = str(error.value)
+    assert message.startswith("repository Careless breaks the evalkit contract")
+    assert "begin_run() with an existing id must return the stored run unchanged" in message
+    assert "record_cases() must keep a stored case as it is" in message
+    assert 'record_cases(privacy="metadata") must not keep answer text' in message
+
+
+def test_a_claimed_capability_is_a_promise(tmp_path: Path, sqlite_url: str) -> None:
+    from evalkit.storage import open_repository
+
+    repository = open_repository(sqlite_url)
+
+    class WrongBaselines:
+        """Delegates to the real store but reads baselines without the yardstick scope."""
+
+        def __getattr__(self, name):
+            return getattr(repository, name)
+
+        def begin_run(self, run):
+            return repository.begin_run(run)
+
+        def record_cases(self, run_id, cases, privacy):
+            return repository.record_cases(run_id, cases, privacy)
+
+        def finish_run(self, run_id, status, finished_at, **fields):
+            return repository.finish_run(run_id, status, finished_at, **fields)
+
+        def get_run(self, run_id, with_cases=True):
+            return repository.get_run(run_id, with_cases)
+
+        def baseline_for(self, set_identifier, identity, grader, exclude_run_id=None):
+            return repository.baseline_for(set_identifier, identity, "deterministic", exclude_run_id=exclude_run_id)
+
+        def mean_quality_for_provider_model(self, *args, **kwargs):
+            return repository.mean_quality_for_provider_model(*args, **kwargs)
+
+    with pytest.raises(AssertionError, match="baseline_for\\(\\) must be scoped to the grading yardstick"):
+        check_repository(WrongBaselines())
+    repository.close()
+
+
+def test_an_unknown_scheme_is_reported_not_raised_past_the_kit() -> None:
+    with pytest.raises(AssertionError, match="opening the repository raised UnknownPluginError"):
+        check_repository("nosuchstore:///tmp/x")
+
+
+def test_the_kit_keeps_credentials_out_of_its_message() -> None:
+    with pytest.raises(AssertionError) as error:
+        check_repository("nosuchstore://user:hunter2@host/db")
+    assert "hunter2" not in str(error.value)
+    assert attrs is not None

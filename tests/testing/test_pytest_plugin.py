@@ -1,0 +1,100 @@
+"""The evalkit pytest plugin, in a real pytest subprocess: inert until asked, fixtures, sets as tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURE_TEST = """\
+def test_smoke_runs_into_a_temporary_store(evalkit_store, evalkit_run):
+    outcome = evalkit_run("evalkit.smoke")
+    assert outcome.run.pass_rate == 1.0 and outcome.verdict.state == "baseline"
+    again = evalkit_run("evalkit.smoke")
+    assert again.verdict.state == "compared" and not again.verdict.regressed
+    assert [r.id for r in evalkit_store.runs("evalkit.smoke")] == [again.run.id, outcome.run.id]
+    assert evalkit_store.url.startswith("sqlite:///")
+"""
+
+
+def pytest_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "EVALKIT_DATABASE"))}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        cwd=folder, env=environment, capture_output=True, text=True, timeout=300,
+    )
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    folder = tmp_path / "plugin-suite"
+    folder.mkdir()
+    (folder / "test_with_fixtures.py").write_text(FIXTURE_TEST)
+    return folder
+
+
+def test_the_plugin_is_inert_until_asked(suite: Path) -> None:
+    done = pytest_run(suite)
+    assert done.returncode == 1
+    assert "fixture 'evalkit_store' not found" in done.stdout
+
+
+def test_dash_p_evalkit_activates_the_fixtures(suite: Path) -> None:
+    done = pytest_run(suite, "-p", "evalkit")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
+def test_the_ini_option_activates_the_fixtures(suite: Path) -> None:
+    (suite / "pytest.ini").write_text("[pytest]\nevalkit = true\n")
+    done = pytest_run(suite)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def project_with_replay(folder: Path, answers: dict[str, str]) -> None:
+    (folder / "evalkit.toml").write_text(
+        '[sets]\npaths = ["faq.yaml"]\n\n[providers.my-app]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "app-v1"\n'
+    )
+    (folder / "faq.yaml").write_text(
+        "identifier: myapp.faq\nname: FAQ\nprompts:\n"
+        "  - {id: capital, prompt: Capital of France?, assertions: [{contains: Paris}, {max_words: 3}]}\n"
+        "  - {id: sum, prompt: 2 + 2?, assertions: [{regex: '/^4$/', name: just_the_digit}]}\n"
+    )
+    (folder / "answers.jsonl").write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in answers.items()))
+
+
+def test_a_set_becomes_one_test_per_case_and_a_regression_gate(tmp_path: Path) -> None:
+    folder = tmp_path / "app"
+    folder.mkdir()
+    project_with_replay(folder, {"capital": "Paris", "sum": "4"})
+    store = f"sqlite:///{tmp_path / 'results.db'}"
+    args = ("-p", "evalkit", "--evalkit-set", "myapp.faq", "--evalkit-provider", "my-app", "--evalkit-database", store, "-vv")
+    first = pytest_run(folder, *args)
+    assert first.returncode == 0, first.stdout + first.stderr
+    for name in ("capital", "sum", "regression-gate"):
+        assert f"evalkit-set[myapp.faq]::{name} PASSED" in first.stdout
+
+    project_with_replay(folder, {"capital": "It is Paris, of course", "sum": "four"})
+    second = pytest_run(folder, *args)
+    assert second.returncode == 1
+    assert "evalkit-set[myapp.faq]::capital FAILED" in second.stdout
+    assert "within_length: 5 words, limit 3" in second.stdout
+    assert "just_the_digit: regex(/^4$/) did not hold" in second.stdout
+    assert "evalkit-set[myapp.faq]::regression-gate FAILED" in second.stdout
+    assert "Regression" in second.stdout
+
+
+def test_an_unknown_set_is_a_usage_error(tmp_path: Path) -> None:
+    done = pytest_run(tmp_path, "-p", "evalkit", "--evalkit-set", "no.such_set")
+    assert done.returncode == 4
+    assert 'Unknown golden prompt set "no.such_set"' in done.stderr
+
+
+def test_a_run_that_cannot_start_fails_every_case_with_the_reason(tmp_path: Path) -> None:
+    done = pytest_run(tmp_path, "-p", "evalkit", "--evalkit-set", "evalkit.smoke", "--evalkit-provider", "no-such-provider")
+    assert done.returncode == 1
+    assert done.stdout.count('Unknown provider "no-such-provider"') >= 8
