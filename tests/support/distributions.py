@@ -2,6 +2,9 @@
 
 A test adds a folder to ``PYTHONPATH`` for one ``evalkit`` subprocess, so a deliberately broken or
 clashing distribution is installed for real without touching the shared test environment.
+The distributions declare ``dependencies = ["evalkit-golden"]`` like real plugins; they are
+installed with ``--no-deps`` because the kernel under test is already installed, so nothing is
+ever fetched from an index.
 """
 
 from __future__ import annotations
