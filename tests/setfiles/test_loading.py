@@ -32,12 +32,14 @@ prompts:
       - max_words: 12
       - refusal: true
       - cites_any: [policy#3]
+      - citations_resolve: true
       - kind: shouting
         value: 3
         name: is_loud
   - id: reference-only
     prompt: Say hello.
-    reference: {text: Hello, abstained: false, citations: [greetings, {source_id: manual, passage: p. 3}]}
+    reference: {text: Hello, abstained: false, citations: [greetings, {source_id: manual, passage: p. 3}, {passage: hi}],
+                passages: [say hi, {text: greetings page, source_id: greetings}]}
 """
 
 
@@ -71,10 +73,23 @@ def test_yaml_expresses_every_assertion_kind_named_checks_and_references(tmp_pat
         Assertion.max_words(12),
         Assertion.refusal(),
         Assertion.cites_any(["policy#3"]),
+        Assertion.citations_resolve(),
         Assertion("shouting", 3, "is_loud"),
     )
     assert [a.check_name for a in hours.assertions][2] == "opening_time"
-    assert reference_only.reference == Answer(text="Hello", abstained=False, citations=["greetings", {"source_id": "manual", "passage": "p. 3"}])
+    assert reference_only.reference == Answer(
+        text="Hello", abstained=False,
+        citations=["greetings", {"source_id": "manual", "passage": "p. 3"}, {"passage": "hi"}],
+        passages=["say hi", {"text": "greetings page", "source_id": "greetings"}],
+    )
+
+
+def test_the_schema_offers_every_builtin_assertion_kind() -> None:
+    from evalkit.checks import BUILTIN_KINDS
+    from evalkit.setfiles.schemas import schema
+
+    offered = set(schema("golden-set")["$defs"]["assertion"]["properties"]) - {"name", "kind", "value"}
+    assert offered == set(BUILTIN_KINDS)
 
 
 def test_json_toml_and_jsonl_declare_the_same_set(tmp_path: Path) -> None:

@@ -22,6 +22,8 @@ __all__ = ["build_sets", "kernel_problems", "rule_problems", "set_entries"]
 
 #: Keys of an assertion object that are not its kind.
 _NOT_KINDS = ("name", "kind", "value")
+#: Kinds that take no value: a file writes ``refusal: true``.
+_FLAG_KINDS = ("refusal", "citations_resolve")
 
 
 def set_entries(data: Any) -> Iterator[tuple[JsonPath, Any]]:
@@ -91,7 +93,7 @@ def _assertion_parts(raw: dict[str, Any]) -> tuple[str, Any, str]:
         return raw["kind"], raw.get("value"), "value"
     kind_name = next(k for k in raw if k not in _NOT_KINDS)
     value = raw[kind_name]
-    if kind_name == "refusal":
+    if kind_name in _FLAG_KINDS:
         value = None
     elif isinstance(value, list):
         value = tuple(value)
@@ -115,7 +117,9 @@ def _assertion_problems(
 def _reference(raw: Any) -> str | Answer | None:
     if raw is None or isinstance(raw, str):
         return raw
-    return Answer(text=raw["text"], abstained=raw.get("abstained"), citations=raw.get("citations", ()))
+    return Answer(
+        text=raw["text"], abstained=raw.get("abstained"), citations=raw.get("citations", ()), passages=raw.get("passages", ())
+    )
 
 
 def build_sets(document: SetDocument, kind: str) -> list[tuple[JsonPath, Any]]:
