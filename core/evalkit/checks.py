@@ -18,7 +18,7 @@ from .answers import Answer, Citation, Passage
 from .grading import Check
 from .pcre import PatternError, compile_pattern
 from .prompts import Assertion
-from .timeouts import RegexTimeout, search_with_timeout
+from .timeouts import RegexTimeout, call_with_timeout, search_with_timeout
 
 __all__ = ["AssertionKind", "BUILTIN_KINDS", "evaluate", "parse_json_answer", "load_schema"]
 
@@ -137,25 +137,107 @@ def _validate_json_schema(value: Any) -> Iterable[str]:
         validator_for(schema).check_schema(schema)
     except SchemaError as exc:
         yield f"is not a valid JSON Schema: {exc.message}"
+        return
+    for ref in _unresolvable_refs(schema):
+        yield f"holds a $ref that cannot be resolved: {_summary(ref)!r} (remote references are never retrieved)"
 
+
+def _unresolvable_refs(schema: Any) -> list[str]:
+    """Every ``$ref`` of ``schema`` that points nowhere (or outside the schema), in schema order.
+
+    The walk follows the schema's own dialect (``$schema``, default 2020-12), so a ``$ref`` inside
+    ``const`` or ``enum`` data is not mistaken for a reference.
+    """
+    from referencing import Registry, Resource
+    from referencing.exceptions import Unresolvable, Unretrievable
+    from referencing.jsonschema import DRAFT202012
+
+    def refuse(uri: str) -> Any:
+        raise LookupError(uri)
+
+    try:
+        root = Resource.from_contents(schema, default_specification=DRAFT202012)
+    except Exception:  # an unknown $schema dialect: check_schema has already said what it can
+        return []
+    bad: list[str] = []
+
+    def walk(resource: Any, resolver: Any) -> None:
+        contents = resource.contents
+        ref = contents.get("$ref") if isinstance(contents, Mapping) else None
+        if isinstance(ref, str):
+            try:
+                resolver.lookup(ref)
+            except (Unresolvable, Unretrievable, LookupError, ValueError):
+                bad.append(ref)
+        for sub in resource.subresources():
+            walk(sub, resolver.in_subresource(sub))
+
+    try:
+        walk(root, Registry(retrieve=refuse).resolver_with_root(root))
+    except RecursionError:
+        bad.append("(the schema is nested too deeply to check)")
+    return bad
+
+
+#: How long validating one answer may take when the schema holds regexes (``pattern``,
+#: ``patternProperties``): a pattern such as ``(a+)+$`` backtracks for ever on some answers.
+SCHEMA_PATTERN_TIMEOUT_S = 2.0
 
 _validators: dict[str, Any] = {}
+_pattern_schemas: dict[str, bool] = {}
+
+
+def _uses_patterns(schema: Any) -> bool:
+    """True when ``schema`` holds a ``pattern`` or ``patternProperties`` keyword anywhere."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            if isinstance(node.get("pattern"), str) or isinstance(node.get("patternProperties"), Mapping):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _first_schema_error(key: str, value: Any, data: Any) -> str | None:
+    """The first validation error of ``data`` against the schema ``value``, as a detail (``None``: valid).
+
+    Module level and free of unpicklable state, so :func:`~evalkit.timeouts.call_with_timeout` can
+    run it in a helper process off the main thread.
+    """
+    validator = _validators.get(key)
+    if validator is None:
+        validator = _validators[key] = _schema_validator(load_schema(value))
+    error = next(iter(validator.iter_errors(data)), None)
+    if error is None:
+        return None
+    path = "$" + "".join(f"[{p!r}]" for p in error.absolute_path)
+    return f"{error.message} at {path}"
 
 
 def _json_schema(value: Any, answer: Answer) -> bool | Check:
     key = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    validator = _validators.get(key)
-    if validator is None:
-        validator = _validators[key] = _schema_validator(load_schema(value))
     try:
         data = parse_json_answer(answer.text)
     except ValueError as exc:
         return Check("", False, detail=f"answer is not JSON: {exc}")
-    error = next(iter(validator.iter_errors(data)), None)
-    if error is None:
-        return True
-    path = "$" + "".join(f"[{p!r}]" for p in error.absolute_path)
-    return Check("", False, detail=f"{error.message} at {path}")
+    uses_patterns = _pattern_schemas.get(key)
+    if uses_patterns is None:
+        uses_patterns = _pattern_schemas[key] = _uses_patterns(load_schema(value))
+    if uses_patterns:
+        try:
+            problem = call_with_timeout(_first_schema_error, key, value, data, timeout_s=SCHEMA_PATTERN_TIMEOUT_S)
+        except RegexTimeout:
+            return Check(
+                "", False,
+                error=f"pattern timed out: validating the answer against the schema's regexes took over "
+                f"{SCHEMA_PATTERN_TIMEOUT_S:g} s",
+            )
+    else:
+        problem = _first_schema_error(key, value, data)
+    return True if problem is None else Check("", False, detail=problem)
 
 
 def _lowered(values: Iterable[str]) -> list[str]:

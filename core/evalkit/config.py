@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -80,8 +81,10 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise ConfigError(f"{where}: [providers.{name}] priority must be an integer")
     cost = table.get("cost_per_1k_tokens")
-    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0):
-        raise ConfigError(f"{where}: [providers.{name}] cost_per_1k_tokens must be a non-negative number")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or not 0 <= cost < math.inf):
+        raise ConfigError(
+            f"{where}: [providers.{name}] cost_per_1k_tokens must be a finite number of zero or more, got {cost!r}"
+        )
     capabilities = table.get("capabilities", ["chat"])
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
         raise ConfigError(f"{where}: [providers.{name}] capabilities must be a list of strings")

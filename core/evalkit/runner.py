@@ -317,13 +317,36 @@ async def execute_prompts(
     return finished
 
 
+#: The largest concurrency accepted from ``$EVALKIT_CONCURRENCY`` (as for ``--concurrency``).
+MAX_CONCURRENCY = 1_000_000
+
+
 def default_concurrency(bound: BoundGenerator, requested: int | None) -> int:
-    """``--concurrency``, else what the generator asks for, else ``$EVALKIT_CONCURRENCY``, else 8."""
+    """``--concurrency``, else what the generator asks for, else ``$EVALKIT_CONCURRENCY``, else 8.
+
+    A ``$EVALKIT_CONCURRENCY`` that is not a whole number from 1 to :data:`MAX_CONCURRENCY`
+    (``-5``, ``0``, ``abc``, ``1e3``) raises :class:`~evalkit.errors.UsageError`, whichever value
+    wins: the environment is checked before anything is called or stored.
+    """
+    from_env = concurrency_from_environment()
     if requested:
         return requested
     if bound.concurrency:
         return bound.concurrency
-    return int(os.environ.get("EVALKIT_CONCURRENCY", "8"))
+    return from_env if from_env is not None else 8
+
+
+def concurrency_from_environment() -> int | None:
+    """``$EVALKIT_CONCURRENCY`` as a whole number (``None`` when unset or empty), or a usage error."""
+    from .errors import UsageError
+
+    raw = os.environ.get("EVALKIT_CONCURRENCY", "").strip()
+    if not raw:
+        return None
+    if len(raw) <= len(str(MAX_CONCURRENCY)) and raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_CONCURRENCY:
+        return int(raw)
+    shown = raw if len(raw) <= 20 else raw[:20] + "…"
+    raise UsageError(f"EVALKIT_CONCURRENCY must be a whole number from 1 to {MAX_CONCURRENCY}, got {shown!r}")
 
 
 def final_status(run: Run, stored: Run) -> RunStatus:

@@ -1,8 +1,12 @@
-"""Bounded-time regular-expression search, so a catastrophically backtracking pattern cannot hang a run.
+"""Bounded-time calls, so a catastrophically backtracking pattern cannot hang a run.
 
-In the main thread the search is guarded by ``SIGALRM`` (CPython's regex engine checks for
-signals while it backtracks, so the alarm interrupts it). Elsewhere the search runs in a helper
-process that is killed when the time is up.
+In the main thread the call is guarded by ``SIGALRM`` (CPython's regex engine checks for
+signals while it backtracks, so the alarm interrupts it). Elsewhere the call runs in a helper
+process that is killed when the time is up; the function and its arguments must then pickle.
+
+:func:`search_with_timeout` bounds one regular-expression search (the ``regex`` assertion kind);
+:func:`call_with_timeout` bounds any call (the ``json_schema`` kind validates an answer with it when
+the schema holds ``pattern`` or ``patternProperties`` regexes).
 """
 
 from __future__ import annotations
@@ -10,16 +14,20 @@ from __future__ import annotations
 import re
 import signal
 import threading
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, TypeVar
 
-__all__ = ["RegexTimeout", "search_with_timeout", "DEFAULT_REGEX_TIMEOUT_S"]
+__all__ = ["RegexTimeout", "call_with_timeout", "search_with_timeout", "DEFAULT_REGEX_TIMEOUT_S"]
 
 DEFAULT_REGEX_TIMEOUT_S = 1.0
 
+T = TypeVar("T")
+
 
 class RegexTimeout(Exception):
-    """The search did not finish in time."""
+    """The call did not finish in time."""
 
 
 def _raise_timeout(signum: int, frame: object) -> None:
@@ -34,13 +42,13 @@ _pool: ProcessPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-def _search_in_process(compiled: re.Pattern[str], text: str, timeout_s: float) -> bool:
+def _call_in_process(function: Callable[..., T], args: tuple[Any, ...], timeout_s: float) -> T:
     global _pool
     with _pool_lock:
         if _pool is None:
             _pool = ProcessPoolExecutor(max_workers=1)
         pool = _pool
-    future = pool.submit(_search_in_child, compiled.pattern, compiled.flags, text)
+    future = pool.submit(function, *args)
     try:
         return future.result(timeout=timeout_s)
     except FutureTimeout:
@@ -52,14 +60,23 @@ def _search_in_process(compiled: re.Pattern[str], text: str, timeout_s: float) -
         raise RegexTimeout() from None
 
 
-def search_with_timeout(compiled: re.Pattern[str], text: str, timeout_s: float = DEFAULT_REGEX_TIMEOUT_S) -> bool:
-    """Return whether ``compiled`` matches anywhere in ``text``; raise :class:`RegexTimeout` when too slow."""
+def call_with_timeout(function: Callable[..., T], *args: Any, timeout_s: float = DEFAULT_REGEX_TIMEOUT_S) -> T:
+    """``function(*args)``, or :class:`RegexTimeout` when it runs longer than ``timeout_s``.
+
+    Off the main thread ``function`` runs in a helper process: it must be a module-level function
+    and its arguments and result must pickle.
+    """
     if threading.current_thread() is not threading.main_thread():
-        return _search_in_process(compiled, text, timeout_s)
+        return _call_in_process(function, args, timeout_s)
     previous = signal.signal(signal.SIGALRM, _raise_timeout)
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
-        return compiled.search(text) is not None
+        return function(*args)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def search_with_timeout(compiled: re.Pattern[str], text: str, timeout_s: float = DEFAULT_REGEX_TIMEOUT_S) -> bool:
+    """Return whether ``compiled`` matches anywhere in ``text``; raise :class:`RegexTimeout` when too slow."""
+    return call_with_timeout(_search_in_child, compiled.pattern, compiled.flags, text, timeout_s=timeout_s)

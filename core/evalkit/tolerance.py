@@ -20,7 +20,14 @@ from .errors import ToleranceError
 __all__ = ["Tolerances", "parse_tolerance", "resolve_tolerances", "tolerance_value", "DEFAULT_TOLERANCE"]
 
 #: Decimal or scientific notation with an optional sign; no nan, inf, hex or underscores.
-_NUMBER = re.compile(r"\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*")
+_NUMBER = re.compile(r"\s*[+-]?(?P<mantissa>\d+(?:\.\d*)?|\.\d+)(?:[eE](?P<exponent>[+-]?\d+))?\s*")
+
+#: Longer text is refused before it is parsed: no tolerance needs more digits, and parsing a
+#: number of millions of digits (or an exponent of ``1e99999999``) would take minutes.
+MAX_TOLERANCE_CHARS = 64
+#: The largest exponent magnitude parsed exactly; beyond it a non-zero value is out of range
+#: (too large) or too small to differ from 0 in any measurable drop, and is refused.
+MAX_EXPONENT = 400
 
 DEFAULT_TOLERANCE = Fraction(1, 10)
 
@@ -32,6 +39,8 @@ def tolerance_value(raw: object, option: str) -> Fraction:
     if isinstance(raw, bool) or not isinstance(raw, (int, float, Fraction, Decimal)):
         hint = "; Tolerances takes numbers, Tolerances.parse reads text" if isinstance(raw, str) else ""
         raise ToleranceError(option, raw, hint)
+    if isinstance(raw, Decimal) and raw.is_finite() and not raw.is_zero() and abs(raw.adjusted()) > MAX_EXPONENT:
+        raise ToleranceError(option, raw, f"; its exponent is beyond ±{MAX_EXPONENT}")  # Fraction() would take minutes
     try:
         value = Fraction(raw)
     except (ValueError, OverflowError):  # nan, inf
@@ -44,14 +53,13 @@ def tolerance_value(raw: object, option: str) -> Fraction:
 def parse_tolerance(raw: object, option: str) -> Fraction:
     """Parse a tolerance given as text (or a number) into an exact fraction in ``[0, 1]``.
 
-    Accepted: ``0``, ``-0.0``, ``1``, ``0.1``, ``1e-1``, ``.5``. Refused with
+    Accepted: ``0``, ``-0.0``, ``1``, ``0.1``, ``1e-1``, ``.5``, ``0e99999999``. Refused with
     :class:`ToleranceError` naming ``option``: empty, ``nan``, ``inf``, ``1.01``, ``-0.1``,
-    ``abc``, ``1e309``.
+    ``abc``, ``1e309``, ``1e99999999`` and ``1e-99999999`` (exponent beyond ±400), text longer
+    than 64 characters — every refusal is instant, whatever the text.
     """
     if isinstance(raw, str):
-        if not _NUMBER.fullmatch(raw):
-            raise ToleranceError(option, raw)
-        value = Fraction(raw.strip())
+        value = _parse_text(raw, option)
         if not 0 <= value <= 1:
             raise ToleranceError(option, raw)
         return value
@@ -63,6 +71,20 @@ def _checked(option: str) -> Callable[[object], Fraction]:
         return tolerance_value(raw, option)
 
     return convert
+
+
+def _parse_text(raw: str, option: str) -> Fraction:
+    if len(raw) > MAX_TOLERANCE_CHARS:
+        raise ToleranceError(option, raw[:MAX_TOLERANCE_CHARS] + "…", f"; longer than {MAX_TOLERANCE_CHARS} characters")
+    match = _NUMBER.fullmatch(raw)
+    if match is None:
+        raise ToleranceError(option, raw)
+    if not match.group("mantissa").strip(".0"):
+        return Fraction(0)  # zero whatever the exponent: 0e99999999 is 0
+    exponent = int(match.group("exponent") or 0)
+    if abs(exponent) > MAX_EXPONENT:
+        raise ToleranceError(option, raw, f"; its exponent is beyond ±{MAX_EXPONENT}")
+    return Fraction(raw.strip())
 
 
 @attrs.frozen

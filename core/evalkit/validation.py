@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .checks import AssertionKind
 from .errors import SetValidationError
-from .prompts import GoldenPromptSet
+from .prompts import Assertion, GoldenPrompt, GoldenPromptSet
 
 __all__ = ["IDENTIFIER_PATTERN", "members_with_ids", "prompt_set_problems", "set_problems", "validate_prompt_set"]
 
@@ -57,10 +58,15 @@ def prompt_set_problems(golden_set: GoldenPromptSet, kinds: Mapping[str, Asserti
     """Every problem with ``golden_set``, each naming the set, the prompt id and the field."""
     where = f'set "{golden_set.identifier}"'
     problems = set_problems(where, golden_set.identifier, golden_set.name, golden_set.prompts, "prompt")
+    strays = [(n, p) for n, p in enumerate(golden_set.prompts, start=1) if not isinstance(p, GoldenPrompt)]
+    for number, stray in strays:
+        problems.append(f"{where}, prompt #{number}: must be an evalkit.GoldenPrompt, got {_describe(stray)}")
+    if strays:
+        return problems
     for at, prompt, id_problems in members_with_ids(where, golden_set.prompts, "prompt"):
         problems.extend(id_problems)
-        if not isinstance(prompt.prompt, str) or not prompt.prompt.strip():
-            problems.append(f"{at}: field prompt must not be empty")
+        if not isinstance(prompt.prompt, str) or not has_visible_text(prompt.prompt):
+            problems.append(f"{at}: field prompt must not be empty (or hold only whitespace and control characters)")
         if prompt.reference is not None and not isinstance(prompt.reference, str) and not _is_answer(prompt.reference):
             problems.append(f"{at}: field reference must be a string or an evalkit.Answer")
         if prompt.system_prompt is not None and not isinstance(prompt.system_prompt, str):
@@ -68,6 +74,12 @@ def prompt_set_problems(golden_set: GoldenPromptSet, kinds: Mapping[str, Asserti
         if not prompt.assertions and not prompt.reference_text:
             problems.append(f"{at}: field assertions is empty and there is no reference; declare at least one")
         for number, assertion in enumerate(prompt.assertions, start=1):
+            if not isinstance(assertion, Assertion):
+                problems.append(
+                    f"{at}: field assertions[{number}] must be an evalkit.Assertion (e.g. Assertion.contains(...)), "
+                    f"got {_describe(assertion)}"
+                )
+                continue
             kind = kinds.get(assertion.kind)
             field = f"assertions[{number}] ({assertion.kind})"
             if kind is None:
@@ -80,6 +92,17 @@ def prompt_set_problems(golden_set: GoldenPromptSet, kinds: Mapping[str, Asserti
                 issues = [f"validator raised {type(exc).__name__}: {exc}"]
             problems.extend(f"{at}: field {field} {issue}" for issue in issues)
     return problems
+
+
+def has_visible_text(text: str) -> bool:
+    """True when ``text`` holds something besides whitespace and control characters (``"\\x00"`` does not)."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in text)
+
+
+def _describe(value: object) -> str:
+    """``str 'contains Paris'``: a stray value's type and a short repr, for a problem message."""
+    shown = repr(value)
+    return f"{type(value).__name__} {shown if len(shown) <= 60 else shown[:57] + '...'}"
 
 
 def validate_prompt_set(golden_set: GoldenPromptSet, kinds: Mapping[str, AssertionKind] | None = None) -> None:
