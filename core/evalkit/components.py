@@ -263,7 +263,10 @@ def bind_generator(
         options = {**instance.options, **overrides}
         if model:
             options["model"] = model
-        generator, record = _create(instance.adapter, options, config.root)
+        try:
+            generator, record = _create(instance.adapter, options, config.root)
+        except ConfigError as exc:
+            raise ConfigError(f'provider instance "{instance.name}" ({instance.adapter}): {exc}') from None
         alias = options.get("model")
         return BoundGenerator(generator, instance.adapter, instance.name, str(alias) if alias else None, True, record)
     try:

@@ -16,6 +16,7 @@ from .catalog import prompt_set_catalog
 from .checks import BUILTIN_KINDS, AssertionKind
 from .config import PRIVACY_LEVELS, Config, load_config
 from .errors import RunInterrupted, UsageError
+from .privacy import MIN_SECRET_LENGTH, is_scrubbable
 from .prompts import GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 from .storage import (
@@ -107,6 +108,26 @@ def verdict_for(run: Run, repository: Any, tolerances: Tolerances) -> Verdict:
     return Verdict("compared", comparison=compare(run, baseline, tolerances), baseline=baseline)
 
 
+def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> list[str]:
+    """A warning for each component whose credentials include a value too short to be a real secret.
+
+    Such a value (a dummy key like ``x`` for a local server) is not scrubbed from stored or printed
+    text: masking every ``x`` would mangle answers. The value itself is never shown.
+    """
+    holders = [(f'provider instance "{bound.instance or bound.adapter}"', bound.secrets())]
+    if isinstance(grading, components.SecretHolder):
+        holders.append((f'the grader\'s judge "{getattr(grading, "judge_instance", None) or "?"}"', tuple(grading.secret_values())))
+    warnings = []
+    for who, values in holders:
+        short = [v for v in values if isinstance(v, str) and v and not is_scrubbable(v)]
+        if short:
+            warnings.append(
+                f"warning: {who} sends {len(short)} credential value(s) shorter than {MIN_SECRET_LENGTH} characters; "
+                "that is not a real secret, so it is not scrubbed from stored or printed text"
+            )
+    return warnings
+
+
 def evaluate_set(
     set_identifier: str | GoldenPromptSet,
     *,
@@ -159,16 +180,18 @@ def evaluate_set(
         grading.bind_judge(config, bound)
     if isinstance(grading, components.ReadinessCheck):
         grading.check_ready()
+    notes.extend(short_secret_warnings(bound, grading))
     if bound.instance == components.REFERENCE_INSTANCE and bound.adapter == "reference":
         notes.append(
             "No provider is configured: the answers are the set's own references "
             "(a self-check of the set, compared only with earlier reference runs)."
         )
+    level = runner.default_concurrency(bound, concurrency)
     repository = open_repository(resolve_database_url(database, config, cwd))
     try:
         return _run(
             golden_set, bound, grading, grader_name, repository, kinds, manager, tolerances, privacy,
-            concurrency, run_id, resume, shard, label, on_start, on_case, notes,
+            level, run_id, resume, shard, label, on_start, on_case, notes,
             tuple(f.error for f in hook_failures),
         )
     finally:
@@ -187,7 +210,7 @@ def _run(
     manager: Any,
     tolerances: Tolerances,
     privacy: str,
-    concurrency: int | None,
+    level: int,
     run_id: str | None,
     resume: bool,
     shard: runner.Shard | None,
@@ -241,7 +264,6 @@ def _run(
     if resume and skip:
         notes.append(f"Resuming run {header.id}: {len(skip)} case(s) already answered are kept.")
     todo = runner.select_cases(golden_set.prompts, shard, skip)
-    level = runner.default_concurrency(bound, concurrency)
     observers = hooks.Observers(manager)
     observers.notify("evalkit_run_started", run=header, total=len(todo))
     if on_start is not None:

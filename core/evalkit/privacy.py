@@ -8,8 +8,20 @@ answers or judges; ``redacted`` keeps that text with secrets and e-mail addresse
 from __future__ import annotations
 
 import re
+import weakref
+from collections.abc import Iterable
+from typing import Any
 
-__all__ = ["scrub", "keeps_text", "remove_secrets", "REDACTION"]
+__all__ = [
+    "scrub",
+    "keeps_text",
+    "is_scrubbable",
+    "remember_secret_holder",
+    "remove_secrets",
+    "secrets_to_hide",
+    "MIN_SECRET_LENGTH",
+    "REDACTION",
+]
 
 REDACTION = "***"
 
@@ -25,10 +37,24 @@ _PATTERNS = [
 ]
 
 
-def remove_secrets(text: str, secrets: tuple[str, ...]) -> str:
-    """``text`` with every exact value of ``secrets`` (credentials a component sends) replaced by ``***``."""
+#: Secret values shorter than this are not scrubbed: a dummy key such as ``x`` (local servers
+#: accept anything) would otherwise turn "text" into "te***t". A run warns about such a key.
+MIN_SECRET_LENGTH = 8
+
+
+def is_scrubbable(secret: str) -> bool:
+    """True when ``secret`` is long enough to be scrubbed as a secret (see :data:`MIN_SECRET_LENGTH`)."""
+    return len(secret) >= MIN_SECRET_LENGTH
+
+
+def remove_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every exact value of ``secrets`` (credentials a component sends) replaced by ``***``.
+
+    Values shorter than :data:`MIN_SECRET_LENGTH` are left alone: they are no real secret, and
+    replacing them would mangle ordinary text.
+    """
     for secret in sorted(secrets, key=len, reverse=True):
-        if secret and len(secret) >= 4:
+        if isinstance(secret, str) and is_scrubbable(secret):
             text = text.replace(secret, REDACTION)
     return text
 
@@ -44,3 +70,35 @@ def scrub(text: str, extra_secrets: tuple[str, ...] = ()) -> str:
 def keeps_text(level: str) -> bool:
     """True when ``level`` stores answer and judge text (scrubbed or verbatim)."""
     return level in ("redacted", "full")
+
+
+# Secret values of the components built in this process, so every printed line can be scrubbed of
+# them. A component's values are noted when it is built (the run's report is printed after its
+# generator is gone) and asked again at print time while it lives (a judge grader learns its
+# judge's credentials after it is built).
+_values: set[str] = set()
+_holders: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _declared(component: Any) -> set[str]:
+    try:
+        declared = tuple(component.secret_values())
+    except Exception:  # a broken secret_values() must not take the output down
+        return set()
+    return {v for v in declared if isinstance(v, str) and is_scrubbable(v)}
+
+
+def remember_secret_holder(component: Any) -> None:
+    """Remember a component with ``secret_values()``, so :func:`secrets_to_hide` includes its values."""
+    _values.update(_declared(component))
+    try:
+        _holders.add(component)
+    except TypeError:  # no __weakref__ slot: its values as of now are what is known
+        pass
+
+
+def secrets_to_hide() -> tuple[str, ...]:
+    """The scrubbable secret values of every component remembered in this process."""
+    for holder in list(_holders):
+        _values.update(_declared(holder))
+    return tuple(_values)

@@ -208,11 +208,17 @@ def load(record: PluginRecord) -> Any:
 
 
 def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: Any) -> Any:
-    """Call a plugin's factory with ``options``; anything it raises names the plugin."""
+    """Call a plugin's factory with ``options``; anything it raises names the plugin.
+
+    A created component that holds credentials (``secret_values()``) is remembered, so the CLI
+    scrubs its secrets from every line it prints (see :func:`evalkit.privacy.secrets_to_hide`).
+    """
+    from .components import SecretHolder
     from .errors import EvalkitError
+    from .privacy import remember_secret_holder
 
     try:
-        return factory(**options)
+        created = factory(**options)
     except EvalkitError:
         raise
     except Exception as exc:
@@ -220,3 +226,6 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
             record,
             f"{record.kind} {record.describe()} raised {type(exc).__name__} when created: {exc}",
         ) from exc
+    if isinstance(created, SecretHolder):
+        remember_secret_holder(created)  # its secrets are scrubbed from everything printed, too
+    return created

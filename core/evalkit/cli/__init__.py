@@ -58,19 +58,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
     except Exception as exc:
         from ..errors import EvalkitError, SetValidationError
+        from .render import literal
+
+        def say(line: str) -> None:
+            # A message quotes sets, plugins and endpoints: shown literally, secrets scrubbed.
+            print(literal(line, markup=False), file=sys.stderr)
 
         if args.traceback or not isinstance(exc, EvalkitError):
             if not isinstance(exc, EvalkitError):
-                print(f"evalkit: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+                say(f"evalkit: internal error: {type(exc).__name__}: {exc}")
             import traceback
 
-            traceback.print_exc()
+            say(traceback.format_exc().rstrip("\n"))
             return getattr(exc, "exit_code", 2) if isinstance(exc, EvalkitError) else 2
         if isinstance(exc, SetValidationError):
             subject = getattr(exc, "subject", "the set is invalid")
-            print(f"evalkit: error: {subject} ({len(exc.problems)} problem(s)):", file=sys.stderr)
+            say(f"evalkit: error: {subject} ({len(exc.problems)} problem(s)):")
             for problem in exc.problems:
-                print(f"  - {problem}", file=sys.stderr)
+                say(f"  - {problem}")
         else:
-            print(f"evalkit: error: {exc}", file=sys.stderr)
+            say(f"evalkit: error: {exc}")
         return exc.exit_code

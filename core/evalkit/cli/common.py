@@ -24,20 +24,28 @@ def console(stderr: bool = False) -> Any:
     return Console(
         file=stream,
         highlight=False,
+        emoji=False,  # ":warning:" in a case id is text, not an emoji code
         width=None if tty else int(os.environ.get("COLUMNS", "120")),
         no_color=not tty or "NO_COLOR" in os.environ,
         soft_wrap=not tty,
     )
 
 
+#: The largest whole number a count option takes; longer text is refused before it is parsed.
+MAX_COUNT = 1_000_000
+
+
 def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
+    """An argparse type: a whole number from 1 to :data:`MAX_COUNT`, refused at once otherwise."""
+    shown = text if len(text) <= 20 else text[:20] + "…"
+    if len(text.strip()) > len(str(MAX_COUNT)) + 2:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_COUNT}, got {shown!r}")
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {shown!r}") from None
+    if not 1 <= value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_COUNT}, got {shown!r}")
     return value
 
 
@@ -55,8 +63,29 @@ def temperature(text: str) -> float:
 
 
 def print_json(document: Any) -> None:
-    """Print one machine-readable JSON document on stdout."""
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+    """Print one machine-readable JSON document on stdout.
+
+    Strings are scrubbed of secrets (as every printed line is), and characters a terminal would
+    act on that JSON leaves raw (DEL, C1 controls, bidirectional overrides, line separators, lone
+    surrogates) are written as ``\\uXXXX`` escapes: the document parses to the same data.
+    """
+    from ..privacy import remove_secrets, secrets_to_hide
+    from .render import UNSAFE_CHARACTERS
+
+    secrets = secrets_to_hide()
+
+    def scrubbed(value: Any) -> Any:
+        if isinstance(value, str):
+            return remove_secrets(value, secrets)
+        if isinstance(value, dict):
+            return {scrubbed(k): scrubbed(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [scrubbed(v) for v in value]
+        return value
+
+    text = json.dumps(scrubbed(document) if secrets else document, indent=2, ensure_ascii=False, default=str)
+    # json.dumps already escapes the C0 controls; the rest of what a terminal acts on is escaped here.
+    sys.stdout.write(UNSAFE_CHARACTERS.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:

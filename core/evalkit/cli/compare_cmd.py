@@ -101,13 +101,14 @@ def handle(args: argparse.Namespace) -> int:
         )
         return exit_code
 
-    from rich.markup import escape
     from rich.table import Table
 
+    from .render import literal
+
     out = console()
-    out.print(f"[bold]Compare: {escape(run.set_identifier)}[/bold]  (base {escape(base.id)} → run {escape(run.id)})")
+    out.print(f"[bold]Compare: {literal(run.set_identifier)}[/bold]  (base {literal(base.id)} → run {literal(run.id)})")
     for note in notes:
-        out.print(f"[yellow]{escape(note)}[/yellow]")
+        out.print(f"[yellow]{literal(note)}[/yellow]")
     table = Table(show_edge=False, pad_edge=False)
     for column, justify in (("", "left"), ("Base", "right"), ("Run", "right"), ("Delta", "right")):
         table.add_column(column, justify=justify)
@@ -118,7 +119,7 @@ def handle(args: argparse.Namespace) -> int:
         f"{float(comparison.pass_rate_delta) * 100:+.1f} pp",
     )
     table.add_row("Mean score", f"{base.mean_score:.3f}", f"{run.mean_score:.3f}", f"{float(comparison.mean_score_delta):+.3f}")
-    table.add_row("Model", escape(identity_label(base)), escape(identity_label(run)), "")
+    table.add_row("Model", literal(identity_label(base)), literal(identity_label(run)), "")
     out.print(table)
     out.print()
     labels = (
@@ -133,7 +134,7 @@ def handle(args: argparse.Namespace) -> int:
         heading = f"{title}: {len(ids)}"
         out.print(f"[{style}]{heading}[/{style}]" if style and ids else heading)
         for case_id in ids:
-            out.print(f"  - {escape(case_id)}")
+            out.print(f"  - {literal(case_id)}")
     flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
     weight = "" if flips == 0 or comparison.mcnemar_p < 0.05 else "; too few flips to call a trend"
     out.print(
@@ -141,5 +142,5 @@ def handle(args: argparse.Namespace) -> int:
         f"(exact McNemar p = {comparison.mcnemar_p:.3g}{weight})"
     )
     style = "red" if comparison.regressed else "green"
-    out.print(f"[{style}]{escape(comparison.summary())}[/{style}]")
+    out.print(f"[{style}]{literal(comparison.summary())}[/{style}]")
     return exit_code

@@ -97,13 +97,12 @@ def _status_document(status: Any) -> dict[str, Any]:
 
 
 def _print_status(status: Any) -> None:
-    from rich.markup import escape
-
     from .common import console
+    from .render import literal
     from .stored import format_date
 
     out = console()
-    out.print(f"Database: {escape(status.url)} ({status.engine})")
+    out.print(f"Database: {literal(status.url)} ({status.engine})")
     if status.version > status.latest:
         state = f"version {status.version}, newer than this evalkit knows ({status.latest}): upgrade evalkit"
     elif status.pending:
@@ -115,9 +114,9 @@ def _print_status(status: Any) -> None:
         state = f"version {status.version} (up to date)"
     out.print(f"Schema:   {state}")
     for migration in status.applied:
-        out.print(f"  {migration.version:>3}  applied {format_date(migration.applied_at)} UTC  {escape(migration.name)}")
+        out.print(f"  {migration.version:>3}  applied {format_date(migration.applied_at)} UTC  {literal(migration.name)}")
     for version, name in status.pending:
-        out.print(f"  {version:>3}  pending                  {escape(name)}")
+        out.print(f"  {version:>3}  pending                  {literal(name)}")
 
 
 def _status(args: argparse.Namespace) -> int:

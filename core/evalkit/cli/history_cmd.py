@@ -89,14 +89,15 @@ def handle(args: argparse.Namespace) -> int:
         print_json({"set": args.set, "runs": documents, "series": trends})
         return 0
 
+    from .render import literal
+
     out = console()
     if not runs:
-        out.print(f'No stored runs of set "{args.set}".', markup=False)
+        out.print(f'No stored runs of set "{literal(args.set)}".')
         return 0
-    from rich.markup import escape
     from rich.table import Table
 
-    out.print(f"[bold]History: {escape(args.set)}[/bold]  ({len(runs)} run(s), newest first)")
+    out.print(f"[bold]History: {literal(args.set)}[/bold]  ({len(runs)} run(s), newest first)")
     table = Table(show_edge=False, pad_edge=False)
     for column, justify, wrap in (
         ("Date (UTC)", "left", False), ("Run", "left", False), ("Identity", "left", True), ("Grader", "left", True),
@@ -109,8 +110,8 @@ def handle(args: argparse.Namespace) -> int:
         if verdict is not None and verdict.state == "regressed":
             shown = f"[red]{shown}[/red]"
         table.add_row(
-            format_date(run.started_at), escape(run.id), escape(identity_label(run)), escape(run.grader),
-            run.status.value, f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", shown,
+            format_date(run.started_at), literal(run.id), literal(identity_label(run)), literal(run.grader),
+            literal(run.status.value), f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", shown,
         )
     out.print(table)
     out.print()
@@ -119,6 +120,6 @@ def handle(args: argparse.Namespace) -> int:
         rates = trend["pass_rates"]
         out.print(
             f"  {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  "
-            f"({len(rates)} run(s))  {escape(trend['identity'])} · {escape(trend['grader'])}"
+            f"({len(rates)} run(s))  {literal(trend['identity'])} · {literal(trend['grader'])}"
         )
     return 0

@@ -47,7 +47,11 @@ def _plugins(args: argparse.Namespace) -> int:
         return 0
     import sys
 
-    write = sys.stdout.write
+    from .render import literal
+
+    def write(text: str) -> None:
+        sys.stdout.write(literal(text, markup=False))  # names and versions come from installed metadata
+
     for group in registry.GROUPS:
         members = [r for r in records if r.group == group]
         write(f"{group}  ({registry.plural(registry.KIND_BY_GROUP[group])})\n")
@@ -94,8 +98,9 @@ def _sets(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"sets": rows, "problems": problems})
         return 2 if problems else 0
-    from rich.markup import escape
     from rich.table import Table
+
+    from .render import literal
 
     out = console()
     table = Table(show_edge=False, pad_edge=False)
@@ -104,12 +109,15 @@ def _sets(args: argparse.Namespace) -> int:
     table.add_column(count_attr.capitalize(), justify="right")
     table.add_column("Distribution")
     for row in rows:
-        table.add_row(row["identifier"], row["name"], str(row["count"]), f"{row['distribution']} {row['version']}")
+        table.add_row(
+            literal(row["identifier"]), literal(row["name"]), str(row["count"]),
+            literal(f"{row['distribution']} {row['version']}"),
+        )
     if rows:
         out.print(table)
     else:
-        out.print(f"No {catalog.kind}s are installed.")
+        out.print(f"No {literal(catalog.kind)}s are installed.")
     err = console(stderr=True)
     for problem in problems:
-        err.print(f"[red]error:[/red] {escape(problem)}")
+        err.print(f"[red]error:[/red] {literal(problem)}")
     return 2 if problems else 0

@@ -114,7 +114,10 @@ def handle_rank(args: argparse.Namespace) -> int:
 
 
 def _render(ranking: Any, *, configured: bool) -> None:
-    write = sys.stdout.write
+    from .render import literal
+
+    def write(text: str) -> None:
+        sys.stdout.write(literal(text, markup=False))  # names, aliases and run ids come from config and store
     if ranking.method == "select_by_quality":
         write(f"Ranking by measured quality: {ranking.describe()}\n")
     else:

@@ -1,16 +1,61 @@
-"""Rendering runs and verdicts for people (rich) and machines (JSON)."""
+"""Rendering runs and verdicts for people (rich) and machines (JSON).
+
+Every string that comes from a plugin, a set, an endpoint or the store goes through
+:func:`literal` before it is printed: secrets are scrubbed, control characters made visible and
+rich markup escaped, so what is shown is exactly the text, never an instruction to the terminal.
+This module imports nothing heavy at the top: ``evalkit list`` uses :func:`literal` too.
+"""
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Mapping
-from typing import Any
 
-from ..convert import unstructure
-from ..evaluation import RunOutcome
-from ..runs import CaseResult, Run
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
-__all__ = ["ProgressDisplay", "outcome_document", "render_outcome", "run_document", "case_document"]
+    from ..evaluation import RunOutcome
+    from ..runs import CaseResult, Run
+
+__all__ = ["ProgressDisplay", "literal", "outcome_document", "render_outcome", "run_document", "case_document"]
+
+#: Characters never sent raw to a terminal: C0 controls but tab and newline (ESC starts ANSI CSI and
+#: OSC sequences, CR overwrites a line), DEL and the C1 controls (U+009B is a one-byte CSI), the
+#: bidirectional overrides and isolates (they reorder what is shown), the Unicode line and
+#: paragraph separators, and lone surrogates (undecodable bytes; they cannot even be encoded).
+UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with every unsafe character written as its escape (``\\x1b``, ``\\u202e``)."""
+    return UNSAFE_CHARACTERS.sub(_escaped, text)
+
+
+def literal(value: object, *, markup: bool = True) -> str:
+    """``value`` as text that prints as itself: the one output filter of the CLI.
+
+    Secret values of the components built in this process (``secret_values()``) become ``***``,
+    control characters become visible escapes (``\\x1b``, ``\\r``, ``\\x00``), and — unless
+    ``markup`` is false, for text printed without rich markup — rich markup is escaped, so a set
+    named ``[/]`` is shown as ``[/]``.
+    """
+    from ..privacy import remove_secrets, secrets_to_hide
+
+    text = value if isinstance(value, str) else str(value)
+    text = visible_controls(remove_secrets(text, secrets_to_hide()))
+    if markup:
+        from rich.markup import escape
+
+        text = escape(text)
+    return text
 
 
 class ProgressDisplay:
@@ -34,7 +79,7 @@ class ProgressDisplay:
             console=console(stderr=True), transient=True,
         )
         self._progress.start()
-        self._task = self._progress.add_task(f"{run.set_identifier}", total=total)
+        self._task = self._progress.add_task(literal(run.set_identifier), total=total)
 
     def advance(self, case: CaseResult) -> None:
         """One more case is in."""
@@ -68,15 +113,14 @@ def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None, live_c
     ``live_cases`` are the failed cases as graded in this process: their check details (which
     the privacy level may have kept out of the store) say why a check failed.
     """
-    from rich.markup import escape
     from rich.table import Table
 
     run = outcome.run
-    out.print(f"[bold]Evaluation: {escape(run.set_identifier)}[/bold]  (run {escape(run.id)})")
+    out.print(f"[bold]Evaluation: {literal(run.set_identifier)}[/bold]  (run {literal(run.id)})")
     for note in outcome.notes:
-        out.print(f"[yellow]{escape(note)}[/yellow]")
+        out.print(f"[yellow]{literal(note)}[/yellow]")
     for failure in outcome.plugin_failures:
-        out.print(f"[yellow]warning: {escape(failure)}[/yellow]")
+        out.print(f"[yellow]warning: {literal(failure)}[/yellow]")
     table = Table(show_edge=False, pad_edge=False)
     for column, justify in (("Case", "left"), ("Result", "left"), ("Score", "right"), ("Latency (ms)", "right"), ("Failed checks", "left")):
         table.add_column(column, justify=justify, overflow="fold")
@@ -85,7 +129,7 @@ def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None, live_c
         if case.unstable:
             result += " [yellow](unstable)[/yellow]"
         shown = (live_cases or {}).get(case.case_id, case)
-        table.add_row(escape(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", escape(_failed_checks(shown)))
+        table.add_row(literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_failed_checks(shown)))
     out.print(table)
     render_summary(out, run)
     render_verdict(out, outcome)
@@ -93,20 +137,18 @@ def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None, live_c
 
 def render_summary(out: Any, run: Run) -> None:
     """Identity and aggregates."""
-    from ..printable import visible
-
     if run.identity is not None:
         who = f"{run.identity.reported_model} (alias {run.identity.model_alias} via {run.identity.provider_instance})"
     else:
         who = "(unknown)"
-    out.print(f"Model:      {visible(who)}", markup=False)
+    out.print(f"Model:      {literal(who)}")
     serving = (run.metrics or {}).get("serving") or {}
     if serving.get("note"):
-        out.print(f"            ({visible(str(serving['note']))})", markup=False)
+        out.print(f"            ({literal(serving['note'])})")
     if serving.get("evidence"):
         shown = ", ".join(f"{key} {value}" for key, value in serving["evidence"].items())
-        out.print(f"Served by:  {visible(shown)}", markup=False)
-    out.print(f"Grader:     {run.grader}")
+        out.print(f"Served by:  {literal(shown)}")
+    out.print(f"Grader:     {literal(run.grader)}")
     out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     out.print(f"Pass rate:  {_percent(run.pass_rate)} ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
@@ -118,20 +160,16 @@ def render_summary(out: Any, run: Run) -> None:
                 f"; self-agreement {_percent(judge['self_agreement'])} "
                 f"({judge['agreeing_cases']}/{judge['judged_cases']} cases), {len(judge['unstable_cases'])} unstable"
             )
-        out.print(line, markup=False)
+        out.print(literal(line))
 
 
 def render_verdict(out: Any, outcome: RunOutcome) -> None:
     """The regression check: first the cases that passed in the baseline and fail now."""
-    from rich.markup import escape
-
     verdict = outcome.verdict
     out.print()
     out.print("[bold]Regression check[/bold]")
     if verdict.state == "not_compared":
-        from ..printable import visible
-
-        out.print(f"[yellow]{escape(visible(verdict.reason or ''))}[/yellow]")
+        out.print(f"[yellow]{literal(verdict.reason or '')}[/yellow]")
         return
     if verdict.state == "baseline":
         out.print("No previous run for this set and serving identity — recorded as the baseline.")
@@ -139,19 +177,18 @@ def render_verdict(out: Any, outcome: RunOutcome) -> None:
     comparison = verdict.comparison
     assert comparison is not None
     if comparison.regressed_cases:
-        out.print(f"[red]Passed in run {comparison.baseline_id}, fail now ({len(comparison.regressed_cases)}):[/red]")
+        out.print(f"[red]Passed in run {literal(comparison.baseline_id)}, fail now ({len(comparison.regressed_cases)}):[/red]")
         for case_id in comparison.regressed_cases:
-            out.print(f"  - {escape(case_id)}")
+            out.print(f"  - {literal(case_id)}")
     if comparison.fixed_cases:
-        out.print(f"Fixed since run {comparison.baseline_id}: {escape(', '.join(comparison.fixed_cases))}")
+        out.print(f"Fixed since run {literal(comparison.baseline_id)}: {literal(', '.join(comparison.fixed_cases))}")
     if comparison.unstable_cases:
         out.print(
             f"Left out of the comparison, the judge disagreed with itself ({len(comparison.unstable_cases)}): "
-            + ", ".join(comparison.unstable_cases),
-            markup=False,
+            + literal(", ".join(comparison.unstable_cases))
         )
     style = "red" if comparison.regressed else "green"
-    out.print(f"[{style}]{comparison.summary()}[/{style}]")
+    out.print(f"[{style}]{literal(comparison.summary())}[/{style}]")
     flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
     if flips:
         out.print(
@@ -165,6 +202,8 @@ def render_verdict(out: Any, outcome: RunOutcome) -> None:
 
 def case_document(case: CaseResult) -> dict[str, Any]:
     """A case as JSON-ready data."""
+    from ..convert import unstructure
+
     return {
         "id": case.case_id,
         "passed": case.passed,
@@ -183,6 +222,8 @@ def case_document(case: CaseResult) -> dict[str, Any]:
 
 def run_document(run: Run, with_cases: bool = True) -> dict[str, Any]:
     """A run as JSON-ready data."""
+    from ..convert import unstructure
+
     document: dict[str, Any] = {
         "run_id": run.id,
         "kind": run.kind.value,

@@ -96,17 +96,20 @@ def _percent(value: float) -> str:
 
 def render_outcome(out: Any, outcome: Any) -> None:
     """The human report: questions, rates, breakdowns, provenance, baseline state, regression check."""
-    from rich.markup import escape
     from rich.table import Table
+
+    from .render import literal
 
     run = outcome.run
     metrics = outcome.metrics
     k = metrics.k
-    out.print(f"[bold]Retrieval evaluation: {escape(run.set_identifier)} vs {escape(run.retriever or '')}[/bold]  (run {run.id})")
+    out.print(
+        f"[bold]Retrieval evaluation: {literal(run.set_identifier)} vs {literal(run.retriever or '')}[/bold]  (run {literal(run.id)})"
+    )
     for warning in outcome.warnings:
-        out.print(f"[yellow]warning: {escape(warning)}[/yellow]")
+        out.print(f"[yellow]warning: {literal(warning)}[/yellow]")
     for failure in outcome.plugin_failures:
-        out.print(f"[yellow]warning: {escape(failure)}[/yellow]")
+        out.print(f"[yellow]warning: {literal(failure)}[/yellow]")
     table = Table(show_edge=False, pad_edge=False)
     columns = (("Question", "left"), ("Form", "left"), ("Hard class", "left"), ("Top-1", "left"), ("Top-3", "left"), ("RR", "right"), ("Latency (ms)", "right"))
     for column, justify in columns:
@@ -114,14 +117,14 @@ def render_outcome(out: Any, outcome: Any) -> None:
     cases = run.case_map()
     for question in outcome.question_set.questions:
         score = outcome.scores.get(question.id)
-        hard = escape(question.hard_class) if question.hard_class else "-"
+        hard = literal(question.hard_class) if question.hard_class else "-"
         case = cases.get(question.id)
         if score is None:
             latency = f"{case.latency_s * 1000:.1f}" if case is not None else "-"
-            table.add_row(escape(question.id), question.form.value, hard, "ERROR", "ERROR", "-", latency)
+            table.add_row(literal(question.id), question.form.value, hard, "ERROR", "ERROR", "-", latency)
             continue
         table.add_row(
-            escape(question.id), question.form.value, hard, _hit(score.hit_at_1), _hit(score.hit_at_3),
+            literal(question.id), question.form.value, hard, _hit(score.hit_at_1), _hit(score.hit_at_3),
             f"{score.reciprocal_rank:.3f}", f"{score.latency_s * 1000:.1f}",
         )  # fmt: skip
     out.print(table)
@@ -129,12 +132,12 @@ def render_outcome(out: Any, outcome: Any) -> None:
     if errors:
         out.print(f"[red]Errored questions ({len(errors)}):[/red]")
         for case in errors:
-            out.print(f"  - {case.error}", markup=False)
+            out.print(f"  - {literal(case.error)}")
     out.print()
     deployment = outcome.deployment
     where = f"{deployment.name} ({deployment.source})" if deployment.name else "(none: the retriever got no options)"
-    out.print(f"Retriever:      {run.retriever}", markup=False)
-    out.print(f"Deployment:     {where}", markup=False)
+    out.print(f"Retriever:      {literal(run.retriever)}")
+    out.print(f"Deployment:     {literal(where)}")
     out.print(f"Status:         {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     n = metrics.question_count
     out.print(f"Top-1 hit rate: {_percent(metrics.top1_hit_rate)} ({metrics.top1_hits}/{n})")
@@ -154,8 +157,9 @@ def render_outcome(out: Any, outcome: Any) -> None:
 
 
 def _render_breakdown(out: Any, title: str, groups: Any, k: int) -> None:
-    from rich.markup import escape
     from rich.table import Table
+
+    from .render import literal
 
     if not groups:
         return
@@ -166,7 +170,7 @@ def _render_breakdown(out: Any, title: str, groups: Any, k: int) -> None:
         table.add_column(column, justify="left" if column == "Class" else "right")
     for name, b in groups.items():
         table.add_row(
-            escape(name), str(b.questions), _percent(b.top1_hit_rate), _percent(b.top3_hit_rate),
+            literal(name), str(b.questions), _percent(b.top1_hit_rate), _percent(b.top3_hit_rate),
             f"{b.mrr:.3f}", f"{b.recall_at_k:.3f}", f"{b.ndcg_at_k:.3f}",
         )  # fmt: skip
     out.print(table)
@@ -182,6 +186,8 @@ _PROVENANCE_LABELS = (
 
 
 def _render_provenance(out: Any, outcome: Any) -> None:
+    from .render import literal
+
     identity = outcome.identity
     out.print()
     out.print("[bold]Retrieval provenance[/bold]")
@@ -191,33 +197,35 @@ def _render_provenance(out: Any, outcome: Any) -> None:
         else:
             out.print("[yellow]unknown: the retriever's declaration cannot be used[/yellow]")
             for problem in identity.problems:
-                out.print(f"  - {problem}", markup=False, style="yellow")
+                out.print(f"  - {literal(problem)}", style="yellow")
     else:
         for field, label in _PROVENANCE_LABELS:
             value = getattr(identity.provenance, field)
-            out.print(f"{label}{value if value is not None else 'unknown'}", markup=False)
+            out.print(f"{label}{literal(value) if value is not None else 'unknown'}")
     out.print(f"Baseline state: {outcome.state}")
 
 
 def _render_regression(out: Any, outcome: Any) -> None:
     from ..retrieval.evaluation import comparison_summary
+    from .render import literal
 
     out.print()
     out.print("[bold]Regression check (pass rate = top-1 hit rate, mean score = top-3 hit rate)[/bold]")
     comparison = outcome.comparison
     if comparison is None:
-        out.print(f"[yellow]{outcome.reason}[/yellow]" if outcome.state != "baseline" or outcome.run.errored_count else outcome.reason)
+        reason = literal(outcome.reason)
+        out.print(f"[yellow]{reason}[/yellow]" if outcome.state != "baseline" or outcome.run.errored_count else reason)
         return
     for note in outcome.notes:
-        out.print(f"[yellow]{note}[/yellow]")
+        out.print(f"[yellow]{literal(note)}[/yellow]")
     if comparison.regressed_cases:
-        out.print(f"[red]Top-1 hit in run {comparison.baseline_id}, miss now ({len(comparison.regressed_cases)}):[/red]")
+        out.print(f"[red]Top-1 hit in run {literal(comparison.baseline_id)}, miss now ({len(comparison.regressed_cases)}):[/red]")
         for case_id in comparison.regressed_cases:
-            out.print(f"  - {case_id}", markup=False)
+            out.print(f"  - {literal(case_id)}")
     if comparison.fixed_cases:
-        out.print(f"Top-1 hit now, missed in run {comparison.baseline_id}: {', '.join(comparison.fixed_cases)}", markup=False)
+        out.print(f"Top-1 hit now, missed in run {literal(comparison.baseline_id)}: {literal(', '.join(comparison.fixed_cases))}")
     style = "red" if comparison.regressed else "green"
-    out.print(f"[{style}]{comparison_summary(comparison)}[/{style}]")
+    out.print(f"[{style}]{literal(comparison_summary(comparison))}[/{style}]")
     flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
     if flips:
         out.print(

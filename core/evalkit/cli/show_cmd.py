@@ -69,32 +69,33 @@ def handle(args: argparse.Namespace) -> int:
         print_json(document)
         return 0
 
-    from rich.markup import escape
     from rich.table import Table
 
-    from ..printable import visible
+    from .render import literal
 
     out = console()
-    out.print(f"[bold]Run {escape(run.id)}[/bold]  ({escape(run.set_identifier)}, {run.kind.value})")
+    out.print(f"[bold]Run {literal(run.id)}[/bold]  ({literal(run.set_identifier)}, {run.kind.value})")
     out.print(f"Started:    {format_date(run.started_at)} UTC   Finished: {format_date(run.finished_at)} UTC")
-    out.print(f"Model:      {identity_label(run)}", markup=False)
+    out.print(f"Model:      {literal(identity_label(run))}")
     if run.identity is None and run.identity_note:
-        out.print(f"            ({visible(run.identity_note)})", markup=False)
-    out.print(f"Grader:     {run.grader}", markup=False)
+        out.print(f"            ({literal(run.identity_note)})")
+    out.print(f"Grader:     {literal(run.grader)}")
     errored = f" ({run.errored_count} errored)" if run.errored_count else ""
     out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {run.case_count} case(s) answered")
     out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
     if run.label:
-        out.print(f"Label:      {run.label}", markup=False)
-    out.print(f"Privacy:    {run.privacy}")
-    out.print(f"Verdict:    {verdict_label(verdict, with_baseline=True)}" + (f" — {verdict.note}" if verdict and verdict.note else ""), markup=False)
+        out.print(f"Label:      {literal(run.label)}")
+    out.print(f"Privacy:    {literal(run.privacy)}")
+    out.print(
+        "Verdict:    " + literal(verdict_label(verdict, with_baseline=True) + (f" — {verdict.note}" if verdict and verdict.note else ""))
+    )
     table = Table(show_edge=False, pad_edge=False)
     for column, justify in (("Case", "left"), ("Result", "left"), ("Score", "right"), ("Latency (ms)", "right"), ("Checks", "left")):
         table.add_column(column, justify=justify, overflow="fold")
     for case in run.cases:
         result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
-        table.add_row(escape(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", escape(_checks(case)))
+        table.add_row(literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_checks(case)))
     out.print()
     out.print(table)
     answered = [c for c in run.cases if c.answer_text]
@@ -102,5 +103,5 @@ def handle(args: argparse.Namespace) -> int:
         out.print()
         out.print("[bold]Answers[/bold]")
         for case in answered:
-            out.print(f"  {case.case_id}: {case.answer_text}", markup=False)
+            out.print(f"  {literal(case.case_id)}: {literal(case.answer_text)}")
     return 0
