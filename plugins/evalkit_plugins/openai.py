@@ -40,6 +40,7 @@ from typing import Any
 import httpx
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
+from evalkit.privacy import remove_secrets
 
 from evalkit_plugins._http11 import Http11Transport, env_proxy_applies
 
@@ -93,7 +94,8 @@ class OpenAIGenerator:
             raise ConfigError(_unknown_options_message(unknown))
         if base_url is None:
             base_url = os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self.base_url = _display_url(_check_url(base_url))
+        base = _check_url(base_url)
+        self.base_url = _display_url(base)
         self.model = _check_optional_str("model", model)
         if not isinstance(api_key_env, str) or not api_key_env:
             raise ConfigError(_bad("api_key_env", "the name of an environment variable", api_key_env))
@@ -106,8 +108,14 @@ class OpenAIGenerator:
         self.backoff_base = _check_number("backoff_base", backoff_base, positive=False)
         self.backoff_max = _check_number("backoff_max", backoff_max, positive=False)
         self._header_names = _check_headers(extra_headers)
+        if self.model is None:
+            raise ConfigError(
+                'Option "model" of the openai generator is required: set model = "<the model alias to send>" '
+                "in the provider instance (or pass --model)."
+            )
 
-        self._url = httpx.URL(base_url.rstrip("/") + "/chat/completions")
+        # The path is extended and the query kept: …/v1/chat/completions?api-version=… (Azure OpenAI).
+        self._url = base.copy_with(path=base.path.rstrip("/") + "/chat/completions")
         self._via_proxy = env_proxy_applies(self._url)
         self._where = f"openai generator: POST {self.base_url.rstrip('/')}/chat/completions"
         key = os.environ.get(api_key_env, "")
@@ -118,7 +126,7 @@ class OpenAIGenerator:
         headers.update((name.lower(), value) for name, value in (extra_headers or {}).items())
         self._headers = headers
         self._secrets = tuple(
-            sorted({key, *(extra_headers or {}).values()} - {""}, key=len, reverse=True)
+            sorted({key, *(extra_headers or {}).values(), *_query_secrets(base)} - {""}, key=len, reverse=True)
         )
         self._client: httpx.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -151,7 +159,8 @@ class OpenAIGenerator:
         }
 
     def secret_values(self) -> tuple[str, ...]:
-        """The API key and header values, so the kernel can keep them out of every stored byte."""
+        """The API key, the header values and the values of ``base_url``'s query parameters (as
+        given and URL-encoded), so the kernel keeps them out of every stored and printed byte."""
         return self._secrets
 
     def check_ready(self) -> None:
@@ -359,9 +368,7 @@ class OpenAIGenerator:
         return text if len(text) <= SHOWN_BODY_CHARS else text[: SHOWN_BODY_CHARS - 1] + "…"
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+        return remove_secrets(text, self._secrets)
 
 
 #: Request fields an endpoint's validation error may name, most specific first. ``model`` and
@@ -445,21 +452,39 @@ def _bad(option: str, expected: str, value: object) -> str:
     return f'Option "{option}" of the openai generator must be {expected} (got {value!r}).'
 
 
-def _check_url(url: object) -> str:
+def _check_url(url: object) -> httpx.URL:
+    """The base URL, parsed; refused (without echoing it: it may carry credentials) when it is not
+    http(s), has no host, or carries user info — which httpx would send as Basic auth in place of
+    the ``api_key_env`` Bearer token."""
+    parsed = None
     if isinstance(url, str):
         try:
             parsed = httpx.URL(url)
         except httpx.InvalidURL:
             parsed = None
-        if parsed is not None and parsed.scheme in ("http", "https") and parsed.host:
-            return url
-    # The value is not echoed: a URL may carry credentials.
-    raise ConfigError('Option "base_url" of the openai generator must be an http:// or https:// URL.')
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ConfigError('Option "base_url" of the openai generator must be an http:// or https:// URL.')
+    if parsed.userinfo:
+        raise ConfigError(
+            'Option "base_url" of the openai generator must not carry user info ("user:password@"): it would be '
+            "sent as Basic auth instead of the API key. Put the key in an environment variable named by "
+            '"api_key_env", or a gateway credential in "extra_headers".'
+        )
+    return parsed.copy_with(fragment=None)
 
 
-def _display_url(url: str) -> str:
-    parsed = httpx.URL(url)
-    return str(parsed.copy_with(username=None, password=None, query=None, fragment=None))
+def _display_url(url: httpx.URL) -> str:
+    return str(url.copy_with(query=None, fragment=None))
+
+
+def _query_secrets(url: httpx.URL) -> set[str]:
+    """Every query parameter value of ``url``, decoded and as sent, and the raw query string."""
+    from urllib.parse import quote, quote_plus
+
+    values = {url.query.decode("ascii", "replace")}
+    for _, value in url.params.multi_items():
+        values.update((value, quote(value, safe=""), quote_plus(value)))
+    return values
 
 
 def _check_optional_str(option: str, value: object) -> str | None:

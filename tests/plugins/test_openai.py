@@ -138,9 +138,9 @@ def test_sync_generate_and_reuse_after_aclose(chat_server: ChatServer) -> None:
     assert [a.text for a in ask(generator, GenerationRequest("three"))] == ["three"]
 
 
-def test_no_model_anywhere_is_a_generation_error(chat_server: ChatServer) -> None:
-    error = fails(make(chat_server, model=None))
-    assert "no model" in str(error)
+def test_no_model_is_refused_when_the_generator_is_built(chat_server: ChatServer) -> None:
+    with pytest.raises(ConfigError, match='"model" of the openai generator is required'):
+        make(chat_server, model=None)
     assert chat_server.request_count == 0
 
 
@@ -315,11 +315,25 @@ def test_secrets_stay_out_of_repr_and_redacted_options(chat_server: ChatServer) 
     assert generator.concurrency == 8
 
 
-def test_credentials_in_the_base_url_are_not_displayed() -> None:
-    generator = OpenAIGenerator(base_url="https://user:pw-secret@gateway.example/v1?token=tok-secret", model="m")
+def test_user_info_in_the_base_url_is_refused_without_echoing_it() -> None:
+    with pytest.raises(ConfigError, match="must not carry user info") as caught:
+        OpenAIGenerator(base_url="https://user:pw-secret@gateway.example/v1", model="m")
+    assert "pw-secret" not in str(caught.value) and "user" not in str(caught.value).split("user info")[0]
+
+
+def test_query_credentials_in_the_base_url_are_secrets_and_not_displayed() -> None:
+    generator = OpenAIGenerator(base_url="https://gateway.example/v1?token=tok-secret-42&api-version=2024-02-01", model="m")
     shown = f"{generator!r}"
-    assert "pw-secret" not in shown and "tok-secret" not in shown
+    assert "tok-secret-42" not in shown
     assert generator.base_url == "https://gateway.example/v1"
+    assert {"tok-secret-42", "2024-02-01"} <= set(generator.secret_values())
+
+
+def test_a_base_url_with_a_query_keeps_it_after_the_path(chat_server: ChatServer) -> None:
+    (answer,) = ask(make(chat_server, base_url=chat_server.base_url + "?api-version=2024-02-01"), GenerationRequest("hi"))
+    assert answer.text == "hi"
+    assert chat_server.requests[0].path == "/v1/chat/completions"
+    assert chat_server.requests[0].query == "api-version=2024-02-01"
 
 
 # --- Retry-After parsing ----------------------------------------------------------------------

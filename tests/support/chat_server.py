@@ -109,7 +109,8 @@ class Fault:
 
 @dataclass(frozen=True, slots=True)
 class RecordedRequest:
-    """One request as the server received it; ``body`` is the parsed JSON, or ``None`` when it was not JSON."""
+    """One request as the server received it; ``body`` is the parsed JSON, or ``None`` when it was not JSON;
+    ``path`` is the request target without its query string, which is ``query``."""
 
     number: int
     method: str
@@ -117,6 +118,7 @@ class RecordedRequest:
     headers: dict[str, str] = field(repr=False)
     body: Any
     raw_body: bytes = field(repr=False)
+    query: str = ""
 
 
 class ChatServer:
@@ -320,7 +322,7 @@ class ChatServer:
                 self._in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self._in_flight)
                 try:
-                    answered = await self._answer(method, path.split("?", 1)[0], headers, raw, writer, keep_alive)
+                    answered = await self._answer(method, path, headers, raw, writer, keep_alive)
                 finally:
                     self._in_flight -= 1
                 if not answered:
@@ -345,6 +347,7 @@ class ChatServer:
         keep_alive: bool,
     ) -> bool:
         """Write the response to one request; ``False`` means the connection must be dropped now."""
+        path, _, query = path.partition("?")
         with self._lock:
             self._count += 1
             number = self._count
@@ -357,7 +360,7 @@ class ChatServer:
             body = None
         if self.record:
             with self._lock:
-                self._requests.append(RecordedRequest(number, method, path, headers, body, raw))
+                self._requests.append(RecordedRequest(number, method, path, headers, body, raw, query))
         close = not keep_alive
         if path not in CHAT_PATHS:
             # Transport-level faults (an error status, a dropped connection) hit any path, so a
