@@ -1,0 +1,188 @@
+"""Hostile strings for evalkit's hostile-input tests.
+
+Every string a set, a retriever or a generator hands evalkit is data. These fixtures carry what a
+terminal or rich would act on — rich markup (``[/]`` closes a tag that was never opened and made
+rich raise), ANSI CSI and OSC sequences, carriage returns, NUL, C1 controls, bidirectional
+overrides, emoji codes — so a test can check every command shows them literally.
+
+Also here: sets that break the rules in ways that once reached a traceback (an assertion list
+holding a plain string, a prompt of NUL characters only, a ``json_schema`` whose ``$ref`` points
+nowhere, a ``pattern`` that backtracks catastrophically), and ``hostile.leaky``, a generator that
+declares a secret and puts it in its answers and errors.
+"""
+
+from __future__ import annotations
+
+from evalkit import (
+    Assertion,
+    GenerationRequest,
+    GoldenPrompt,
+    GoldenPromptSet,
+    GoldenQuestion,
+    GoldenQuestionSet,
+    QuestionForm,
+)
+from evalkit.answers import Answer
+from evalkit.errors import GenerationError
+
+#: Markup rich would interpret, or choke on.
+MARKUP = "[/]"
+#: ANSI: a colour (CSI), a screen clear, an OSC 8 hyperlink and an OSC window title.
+ANSI_COLOUR = "\x1b[31mred\x1b[0m"
+ANSI_CLEAR = "\x1b[2J"
+OSC_LINK = "\x1b]8;;https://evil.example/\x07click\x1b]8;;\x07"
+OSC_TITLE = "\x1b]0;pwned\x07"
+#: Other controls: carriage return (overwrites the line), NUL, a one-byte C1 CSI, a bidi override.
+CONTROLS = "cr\roverwrite nul\x00 c1\x9b31m bidi\u202eevil"
+
+#: Case ids of ``hostile.markup``; every one passes with the answer "ok".
+CASE_IDS = (
+    "[bold]bold[/bold]",
+    MARKUP,
+    f"ansi-{ANSI_COLOUR}",
+    f"clear-{ANSI_CLEAR}",
+    f"link-{OSC_LINK}",
+    "cr\rover",
+    "c1\x9b2J",
+    "bidi\u202edi",
+    ":warning:",
+)
+#: The case whose check fails (its check name and value are hostile too).
+FAILING_CASE = f"fails-{OSC_TITLE}"
+
+#: The secret ``hostile.leaky`` declares; it puts it in every answer and error.
+LEAKY_SECRET = "leaky-secret-7f3a9c2e"
+
+_MARKUP_SET = GoldenPromptSet(
+    identifier="hostile.markup",
+    name=f"{MARKUP} {ANSI_COLOUR} [bold red]not bold[/]",
+    description=f"{OSC_LINK} {CONTROLS}",
+    prompts=[
+        *(
+            GoldenPrompt(id=case_id, prompt=f"Say ok ({number})", assertions=[Assertion.contains("ok")], reference="ok")
+            for number, case_id in enumerate(CASE_IDS)
+        ),
+        GoldenPrompt(
+            id=FAILING_CASE,
+            prompt="Say ok (failing)",
+            assertions=[Assertion.contains(f"{MARKUP}{ANSI_COLOUR}", name=f"[red]check[/red]{ANSI_CLEAR}")],
+            reference="ok",
+        ),
+    ],
+)
+
+_PLAIN_STRING_ASSERTION = GoldenPromptSet(
+    identifier="hostile.plain_string_assertion",
+    name="An assertion list holding a plain string",
+    prompts=[GoldenPrompt(id="p1", prompt="Say Paris", assertions=["contains Paris"], reference="Paris")],
+)
+
+_NUL_PROMPT = GoldenPromptSet(
+    identifier="hostile.nul_prompt",
+    name="A prompt of NUL characters only",
+    prompts=[GoldenPrompt(id="p1", prompt="\x00\x00\x00", assertions=[Assertion.contains("x")], reference="x")],
+)
+
+_DANGLING_REF = GoldenPromptSet(
+    identifier="hostile.dangling_ref",
+    name="A json_schema whose $ref points nowhere",
+    prompts=[
+        GoldenPrompt(
+            id="p1",
+            prompt="Return {}",
+            assertions=[Assertion.json_schema({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}})],
+            reference="{}",
+        )
+    ],
+)
+
+_CATASTROPHIC_PATTERN = GoldenPromptSet(
+    identifier="hostile.catastrophic_pattern",
+    name="A json_schema pattern that backtracks for ever",
+    prompts=[
+        GoldenPrompt(
+            id="pattern",
+            prompt="Return the name",
+            assertions=[
+                Assertion.json_schema(
+                    {"type": "object", "properties": {"name": {"type": "string", "pattern": "^(a+)+$"}}}
+                )
+            ],
+            reference='{"name": "' + "a" * 40 + '!"}',
+        ),
+        GoldenPrompt(
+            id="pattern_properties",
+            prompt="Return the keys",
+            assertions=[
+                Assertion.json_schema({"type": "object", "patternProperties": {"^(a|a)+$": {"type": "integer"}}})
+            ],
+            reference='{"' + "a" * 40 + '!": 1}',
+        ),
+        GoldenPrompt(
+            id="quick",
+            prompt="Return ok",
+            assertions=[Assertion.json_schema({"type": "object", "properties": {"v": {"pattern": "^ok$"}}})],
+            reference='{"v": "ok"}',
+        ),
+    ],
+)
+
+
+class HostileSets:
+    """Ships ``hostile.markup`` (hostile strings) and four sets that must be refused, and one that must not hang."""
+
+    def golden_prompt_sets(self) -> list[GoldenPromptSet]:
+        """Every hostile prompt set."""
+        return [_MARKUP_SET, _PLAIN_STRING_ASSERTION, _NUL_PROMPT, _DANGLING_REF, _CATASTROPHIC_PATTERN]
+
+
+#: Question ids and document ids of ``hostile.questions``: ``HostileRetriever`` finds each question's document.
+QUESTIONS = {MARKUP: f"doc-{ANSI_COLOUR}", f"q-{OSC_TITLE}": "doc-[/]", "cr\rq": "doc-\x9b"}
+
+
+class HostileQuestionSets:
+    """Ships ``hostile.questions``: question ids, hard classes and document ids with markup and controls."""
+
+    def golden_question_sets(self) -> list[GoldenQuestionSet]:
+        """The hostile question set."""
+        questions = [
+            GoldenQuestion(qid, f"question {number}", QuestionForm.MATCH, [doc], hard_class=f"{MARKUP}{ANSI_CLEAR}")
+            for number, (qid, doc) in enumerate(QUESTIONS.items())
+        ]
+        questions.append(GoldenQuestion("raises", "question that raises", QuestionForm.MATCH, ["doc-x"]))
+        return [
+            GoldenQuestionSet(
+                identifier="hostile.questions", name=f"{MARKUP} questions {ANSI_COLOUR}", description=CONTROLS,
+                questions=questions,
+            )
+        ]
+
+
+class HostileRetriever:
+    """Returns each question's document first; raises with markup and ANSI in the message for "question that raises"."""
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        """The hostile document id of ``question``."""
+        if question == "question that raises":
+            raise RuntimeError(f"backend said {MARKUP}{ANSI_COLOUR}{OSC_TITLE}")
+        number = int(question.rsplit(" ", 1)[1])
+        return [list(QUESTIONS.values())[number], "doc-other"]
+
+
+class LeakyGenerator:
+    """A generator that declares ``secret`` (default :data:`LEAKY_SECRET`) and leaks it: in every answer,
+    in the reported model, and in the error it raises for prompts containing "fail"."""
+
+    def __init__(self, secret: str = LEAKY_SECRET, model: str = "leaky-model") -> None:
+        self.secret = secret
+        self.model = model
+
+    def secret_values(self) -> tuple[str, ...]:
+        """The credential this generator sends."""
+        return (self.secret,)
+
+    def generate(self, request: GenerationRequest) -> Answer:
+        """An answer quoting the secret, or an error quoting it."""
+        if "fail" in request.prompt:
+            raise GenerationError(f"upstream rejected key {self.secret}")
+        return Answer(text=f"ok, my key is {self.secret}", model=f"{self.model}")

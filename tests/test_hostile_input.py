@@ -1,0 +1,288 @@
+"""Hostile input, as an attacker or an unlucky operator sends it: a catalogue, one test per class of issue 11.
+
+Every test drives the real CLI in a subprocess against a real SQLite file. The classes of the
+hostile-storage work (4–8, 10) live in their own module; the numbers below are the issue's.
+See docs/failure-modes.md for what evalkit does in each case.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.support.chat_server import Fault
+
+pytestmark = pytest.mark.usefixtures("hostile_env")
+
+KEY = "sk-hostile-KEY-0123456789abcdef"
+QUERY_SECRET = "qs-code-55aa77bb99cc"
+USERINFO_SECRET = "pw-userinfo-31337x"
+LEAKY_SECRET = "leaky-secret-7f3a9c2e"  # evalkit_hostile_sets.LEAKY_SECRET
+
+#: What a terminal acts on: ESC (CSI, OSC), BEL, CR, NUL, the one-byte C1 CSI, a bidi override.
+RAW_CONTROLS = ("\x1b", "\x07", "\r", "\x00", "\x9b", "\u202e")
+
+
+@pytest.fixture
+def hostile_env(plugin_dists) -> dict[str, str]:
+    """PYTHONPATH with the hostile test distribution installed."""
+    return {"PYTHONPATH": plugin_dists("evalkit-hostile-sets")}
+
+
+@pytest.fixture
+def cli(evalkit_cli, hostile_env):
+    """``evalkit`` with the hostile distribution installed; extra environment merges in."""
+
+    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120):
+        return evalkit_cli(*args, env={**hostile_env, **(env or {})}, timeout=timeout)
+
+    return run
+
+
+def database(project: Path) -> Path:
+    return project / ".evalkit" / "results.db"
+
+
+def stored_runs(project: Path) -> int:
+    """How many runs the project's SQLite store holds (0 when there is no store)."""
+    if not database(project).exists():
+        return 0
+    with sqlite3.connect(database(project)) as conn:
+        return conn.execute("select count(*) from evalkit_run").fetchone()[0]
+
+
+def assert_shown_literally(*texts: str) -> None:
+    """Nothing a terminal would act on, and no traceback, in what a command printed."""
+    for text in texts:
+        for control in RAW_CONTROLS:
+            assert control not in text, f"raw {control!r} printed"
+        assert "Traceback" not in text and "internal error" not in text
+
+
+def assert_nowhere(secret: str, project: Path, *texts: str) -> None:
+    """``secret`` is in no printed text and in no byte of the SQLite store (WAL included)."""
+    for text in texts:
+        assert secret not in text
+    for path in database(project).parent.glob("results.db*"):
+        assert secret.encode() not in path.read_bytes(), path.name
+
+
+def configure_openai(project: Path, server, *, base_url: str, privacy: str = "metadata", model: str | None = "gpt-test") -> dict[str, str]:
+    lines = [
+        f'privacy = "{privacy}"',
+        "[providers.prod]",
+        'adapter = "openai"',
+        f'base_url = "{base_url}"',
+        'api_key_env = "EVALKIT_TEST_KEY"',
+        "max_attempts = 2",
+        "backoff_base = 0.01",
+        "backoff_max = 0.02",
+        "timeout = 5",
+    ]
+    if model is not None:
+        lines.append(f'model = "{model}"')
+    (project / "evalkit.toml").write_text("\n".join(lines) + "\n")
+    return {"EVALKIT_TEST_KEY": KEY}
+
+
+# --- 1, 2: credentials in base_url ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("privacy", ["metadata", "redacted", "full"])
+def test_class01_query_credentials_in_base_url_are_never_stored_or_printed(cli, project, chat_server, privacy) -> None:
+    # The endpoint echoes the credential back: in an answer, and in an error body.
+    chat_server.responder = lambda body: f"4 (you sent code={QUERY_SECRET})"
+    chat_server.fail_at(2, Fault.http_error(400, body=f"bad request /v1/chat/completions?code={QUERY_SECRET}"))
+    base_url = f"{chat_server.base_url}?code={QUERY_SECRET}&api-version=2024-02-01"
+    env = configure_openai(project, chat_server, base_url=base_url, privacy=privacy)
+    table = cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", env=env)
+    as_json = cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--json", env=env)
+    assert table.code == 3 and as_json.code == 0, table.stdout + table.stderr
+    assert "***" in table.stdout  # the echoed error was shown, scrubbed
+    history = cli("history", "arith.basic", "--json")
+    run_id = history.json()["runs"][0]["run_id"]
+    shown = cli("show", run_id)
+    assert_nowhere(QUERY_SECRET, project, table.stdout, table.stderr, as_json.stdout, history.stdout, shown.stdout)
+
+
+def test_class02_a_base_url_query_goes_after_the_path_as_azure_needs(cli, project, chat_server) -> None:
+    chat_server.responder = lambda body: "4"
+    env = configure_openai(project, chat_server, base_url=f"{chat_server.base_url}/?api-version=2024-02-01")
+    cli("run", "arith.basic", "--provider", "prod", env=env)
+    request = chat_server.requests[0]
+    assert (request.path, request.query) == ("/v1/chat/completions", "api-version=2024-02-01")
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_class02_user_info_in_base_url_is_refused_naming_the_instance(cli, project, chat_server) -> None:
+    base_url = chat_server.base_url.replace("http://", f"http://operator:{USERINFO_SECRET}@")
+    env = configure_openai(project, chat_server, base_url=base_url)
+    result = cli("run", "arith.basic", "--provider", "prod", env=env)
+    assert result.code == 2
+    assert 'provider instance "prod"' in result.stderr and "user info" in result.stderr
+    assert USERINFO_SECRET not in result.stdout + result.stderr
+    assert chat_server.request_count == 0 and stored_runs(project) == 0
+
+
+# --- 3: secrets a plugin declares ----------------------------------------------------------------
+
+
+def test_class03_declared_secrets_are_scrubbed_from_everything_printed(cli, project) -> None:
+    # hostile.leaky puts its secret in every answer, and in the error it raises for the failing case.
+    table = cli("run", "hostile.markup", "--provider", "hostile.leaky", "--privacy", "full")
+    as_json = cli("run", "hostile.markup", "--provider", "hostile.leaky", "--privacy", "full", "--json")
+    assert table.code == 3 and as_json.code == 3, table.stdout + table.stderr
+    assert "upstream rejected key ***" in table.stdout
+    cases = as_json.json()["cases"]
+    assert {c["answer"] for c in cases if not c["errored"]} == {"ok, my key is ***"}
+    run_id = as_json.json()["run_id"]
+    shown = cli("show", run_id)
+    assert_nowhere(LEAKY_SECRET, project, table.stdout, table.stderr, as_json.stdout, shown.stdout)
+
+
+def test_class03_a_key_shorter_than_8_characters_is_not_scrubbed_but_warned_about(cli, project) -> None:
+    (project / "evalkit.toml").write_text('[providers.local]\nadapter = "hostile.leaky"\nsecret = "x"\n')
+    result = cli("run", "hostile.markup", "--privacy", "full", "--json")
+    document = result.json()
+    assert any("shorter than 8 characters" in note and "not a real secret" in note for note in document["notes"])
+    assert {c["answer"] for c in document["cases"] if not c["errored"]} == {"ok, my key is x"}  # not "ok, my key is ***"
+    assert "te***t" not in result.stdout
+
+
+# --- 9: a json_schema pattern that backtracks for ever --------------------------------------------
+
+
+def test_class09_json_schema_patterns_are_time_bounded(cli, project) -> None:
+    result = cli("run", "hostile.catastrophic_pattern", "--json", timeout=60)
+    assert result.code == 0, result.stderr
+    cases = {c["id"]: c for c in result.json()["cases"]}
+    for case_id in ("pattern", "pattern_properties"):
+        (check,) = cases[case_id]["checks"]
+        assert not check["passed"] and "pattern timed out" in check["error"]
+    assert cases["quick"]["passed"]
+
+
+# --- 11: numeric options are refused at once ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "culprit"),
+    [
+        (("run", "evalkit.smoke", "--max-pass-rate-drop", "1e99999999"), "--max-pass-rate-drop"),
+        (("run", "evalkit.smoke", "--max-mean-score-drop", "1e-99999999"), "--max-mean-score-drop"),
+        (("run", "evalkit.smoke", "--max-pass-rate-drop", "0." + "0" * 5000 + "1"), "--max-pass-rate-drop"),
+        (("run", "evalkit.smoke", "--concurrency", "9" * 5000), "--concurrency"),
+        (("run", "evalkit.smoke", "--judge-repeats", "1e3"), "--judge-repeats"),
+        (("compare", "a", "b", "--max-mean-score-drop", "9e99999999"), "--max-mean-score-drop"),
+        (("retrieval", "hostile.questions", "hostile.retriever", "--max-top1-drop", "1e99999999"), "--max-top1-drop"),
+        (("retrieval", "hostile.questions", "hostile.retriever", "--k", "10" * 40), "--k"),
+        (("history", "evalkit.smoke", "--limit", "1e9"), "--limit"),
+        (("models", "rank", "--min-quality", "1e99999999"), "--min-quality"),
+    ],
+)
+def test_class11_absurd_numbers_are_refused_instantly(cli, project, args, culprit) -> None:
+    result = cli(*args, timeout=30)  # minutes of parsing would time out here
+    assert result.code == 2, result.stdout + result.stderr
+    assert culprit in result.stderr
+    assert_shown_literally(result.stderr)
+    assert stored_runs(project) == 0
+
+
+# --- 12: output that must not be interpreted ------------------------------------------------------
+
+
+def write_replay(project: Path) -> None:
+    """Replay answers with ANSI, OSC, CR and NUL in the text and rich markup in the reported model."""
+    import evalkit_hostile_sets as hostile
+
+    lines = [
+        json.dumps({"id": case_id, "text": "ok \x1b[31m[/]\x1b]0;title\x07 \r\x00", "model": "[/]\x1b[31mmodel\x9b"})
+        for case_id in (*hostile.CASE_IDS, hostile.FAILING_CASE)
+    ]
+    (project / "answers.jsonl").write_text("\n".join(lines) + "\n")
+    (project / "evalkit.toml").write_text(
+        'privacy = "full"\n[providers.hostile]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "alias-[/]"\n'
+    )
+
+
+def test_class12_every_command_shows_hostile_strings_literally(cli, project, hostile_env, monkeypatch) -> None:
+    monkeypatch.syspath_prepend(hostile_env["PYTHONPATH"])
+    write_replay(project)
+    outputs = []
+
+    def ok(*args: str, code: int = 0):
+        result = cli(*args)
+        assert result.code == code, f"{args}: {result.stdout}{result.stderr}"
+        assert_shown_literally(result.stdout, result.stderr)
+        outputs.append(result)
+        return result
+
+    listed = ok("list", "sets")
+    assert "[/] \\x1b[31mred\\x1b[0m [bold red]not bold[/]" in listed.stdout  # the name, exactly, and the other sets too
+    assert "evalkit.smoke" in listed.stdout
+    ok("list", "sets", "--json")
+    ok("list", "questions")
+    ok("list")
+    first = ok("run", "hostile.markup")
+    assert "Model:      [/]\\x1b[31mmodel\\x9b (alias alias-[/] via hostile)" in first.stdout
+    assert "fails-\\x1b]0;pwned\\x07" in first.stdout and "[red]check[/red]\\x1b[2J" in first.stdout
+    assert "bidi\\u202edi" in first.stdout and ":warning:" in first.stdout and "cr\\x0dover" in first.stdout
+    second = ok("run", "hostile.markup", "--json")
+    document = second.json()  # and the JSON still carries the exact strings
+    assert document["identity"]["reported_model"] == "[/]\x1b[31mmodel\x9b"
+    ok("history", "hostile.markup")
+    ok("history", "hostile.markup", "--json")
+    shown = ok("show", document["run_id"])
+    assert "ok \\x1b[31m[/]\\x1b]0;title\\x07 \\x0d\\x00" in shown.stdout
+    ok("show", document["run_id"], "--json")
+    ok("compare", first.stdout.split("(run ", 1)[1].split(")", 1)[0], document["run_id"])
+    ok("models", "rank")
+    retrieval = ok("retrieval", "hostile.questions", "hostile.retriever", code=3)
+    assert "backend said [/]\\x1b[31mred\\x1b[0m\\x1b]0;pwned\\x07" in retrieval.stdout
+    ok("retrieval", "hostile.questions", "hostile.retriever", "--json", code=3)
+    assert len(outputs) == 14  # every command above ran and was checked
+
+
+# --- 13: bad values are refused before anything is called or stored --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("set_identifier", "culprit"),
+    [
+        ("hostile.plain_string_assertion", 'prompt "p1": field assertions[1] must be an evalkit.Assertion'),
+        ("hostile.nul_prompt", 'prompt "p1": field prompt must not be empty'),
+        ("hostile.dangling_ref", "$ref that cannot be resolved: '#/$defs/missing'"),
+    ],
+)
+def test_class13_invalid_sets_are_refused_naming_the_culprit(cli, project, set_identifier, culprit) -> None:
+    result = cli("run", set_identifier)
+    assert result.code == 2, result.stdout + result.stderr
+    assert f'set "{set_identifier}"' in result.stderr and culprit in result.stderr
+    assert_shown_literally(result.stderr)
+    assert stored_runs(project) == 0
+
+
+def test_class13_an_openai_instance_without_model_is_refused(cli, project, chat_server) -> None:
+    env = configure_openai(project, chat_server, base_url=chat_server.base_url, model=None)
+    result = cli("run", "arith.basic", "--provider", "prod", env=env)
+    assert result.code == 2 and 'provider instance "prod"' in result.stderr and '"model"' in result.stderr
+    assert chat_server.request_count == 0 and stored_runs(project) == 0
+
+
+@pytest.mark.parametrize("cost", ["nan", "inf", "-1.0"])
+def test_class13_a_cost_that_is_not_a_finite_non_negative_number_is_refused(cli, project, cost) -> None:
+    (project / "evalkit.toml").write_text(f'[providers.p]\nadapter = "reference"\ncost_per_1k_tokens = {cost}\n')
+    for args in (("run", "evalkit.smoke"), ("models", "rank")):
+        result = cli(*args)
+        assert result.code == 2 and "[providers.p] cost_per_1k_tokens" in result.stderr, result.stderr
+    assert stored_runs(project) == 0
+
+
+@pytest.mark.parametrize("value", ["-5", "0", "abc", "1e3", "9" * 5000])
+def test_class13_a_bad_evalkit_concurrency_is_refused_before_the_run_exists(cli, project, value) -> None:
+    result = cli("run", "evalkit.smoke", env={"EVALKIT_CONCURRENCY": value})
+    assert result.code == 2 and "EVALKIT_CONCURRENCY" in result.stderr, result.stderr
+    assert stored_runs(project) == 0
