@@ -286,3 +286,74 @@ def test_class13_a_bad_evalkit_concurrency_is_refused_before_the_run_exists(cli,
     result = cli("run", "evalkit.smoke", env={"EVALKIT_CONCURRENCY": value})
     assert result.code == 2 and "EVALKIT_CONCURRENCY" in result.stderr, result.stderr
     assert stored_runs(project) == 0
+
+
+# --- 14: size ------------------------------------------------------------------------------------
+
+
+def stored_answer(project: Path) -> str:
+    with sqlite3.connect(database(project)) as conn:
+        return conn.execute("select answer_text from evalkit_case order by finished_at desc limit 1").fetchone()[0]
+
+
+def replay_one_answer(project: Path, text: str, extra: str = "") -> None:
+    (project / "answers.jsonl").write_text(json.dumps({"id": "big", "text": text, "model": "m"}) + "\n")
+    (project / "evalkit.toml").write_text(f'{extra}\n[providers.r]\nadapter = "replay"\npath = "answers.jsonl"\n')
+
+
+def test_class14_a_long_answer_is_graded_whole_and_stored_cut(cli, project) -> None:
+    answer = "x" * 1_500_000 + "THE-END"  # passes only when graded whole: the marker is past the cap
+    replay_one_answer(project, answer)
+    result = cli("run", "hostile.sized", "--privacy", "full", "--json")
+    assert result.code == 0 and result.json()["passed"] == 1, result.stderr
+    stored = stored_answer(project)
+    assert stored.startswith("x" * 1024 * 1024) and "THE-END" not in stored
+    assert stored.endswith("[truncated by evalkit: the answer was 1500007 bytes; the first 1048576 are stored]")
+
+    replay_one_answer(project, answer, extra="max_answer_bytes = 4096")  # configurable
+    assert cli("run", "hostile.sized", "--privacy", "full").code == 0
+    assert stored_answer(project).startswith("x" * 4096 + "\n… [truncated by evalkit")
+
+    assert cli("run", "hostile.sized", "--privacy", "redacted").code == 0  # the original's 2,000 characters
+    assert stored_answer(project) == "x" * 2000 + "… [truncated]"
+
+
+def run_measured(project: Path, env: dict[str, str], *args: str) -> tuple[int, str, int]:
+    """Run the CLI as a child and return its exit code, stderr and peak resident memory in bytes."""
+    import os
+    import subprocess
+    import sys
+
+    environment = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+    environment.update({"NO_COLOR": "1", "COLUMNS": "200", **env})
+    child = subprocess.Popen(
+        [sys.executable, "-m", "evalkit", *args], cwd=project, env=environment,
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    stderr = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return child.returncode, stderr, usage.ru_maxrss * 1024  # Linux reports KiB
+
+
+@pytest.mark.parametrize(
+    ("framing", "via_proxy"),
+    [("close", False), ("chunked", False), ("length", False), ("chunked", True), ("close", True)],
+)
+def test_class14_a_300_mb_reply_stops_at_the_cap_and_errors_the_case(project, chat_server, hostile_env, framing, via_proxy) -> None:
+    env = {**configure_openai(project, chat_server, base_url=chat_server.base_url, privacy="full"), **hostile_env}
+    if via_proxy:  # httpx's own transport, used behind a proxy: the test server plays the proxy
+        env.update(HTTP_PROXY=f"http://127.0.0.1:{chat_server.port}", NO_PROXY="", no_proxy="")
+    chat_server.responder = lambda body: "THE-END"
+    code, stderr, normal_rss = run_measured(project, env, "run", "hostile.sized", "--provider", "prod")
+    assert code == 0, stderr
+
+    chat_server.fail_next(Fault.huge(300_000_000, framing=framing))
+    code, stderr, huge_rss = run_measured(project, env, "run", "hostile.sized", "--provider", "prod", "--json")
+    assert code == 3, stderr
+    with sqlite3.connect(database(project)) as conn:
+        (error,) = conn.execute("select error from evalkit_case where errored order by finished_at desc limit 1").fetchone()
+    assert "larger than max_response_bytes (16 MiB)" in error and "stopped reading" in error
+    # Reading stopped at the 16 MiB cap: the peak grows by a few times the cap, never by the reply.
+    print(f"peak RSS {normal_rss >> 20} MiB normal, {huge_rss >> 20} MiB with a 300 MB reply")
+    assert huge_rss - normal_rss < 96 * 1024 * 1024, (normal_rss, huge_rss)

@@ -4,6 +4,7 @@
 
     database = "sqlite:///.evalkit/results.db"   # or postgresql://…; EVALKIT_DATABASE_URL wins
     privacy = "metadata"                           # metadata | redacted | full
+    max_answer_bytes = 1048576                     # longer answers are stored cut (graded whole)
     judge = "judge-gpt"                            # provider instance used by judge graders
 
     [providers.prod-gpt]
@@ -28,11 +29,13 @@ import attrs
 
 from .errors import ConfigError
 
-__all__ = ["Config", "ProviderInstance", "load_config", "PRIVACY_LEVELS", "ROUTING_KEYS"]
+__all__ = ["Config", "ProviderInstance", "load_config", "DEFAULT_MAX_ANSWER_BYTES", "PRIVACY_LEVELS", "ROUTING_KEYS"]
 
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
 #: Provider-instance keys that belong to evalkit's routing, not to the adapter.
 ROUTING_KEYS = ("adapter", "priority", "cost_per_1k_tokens", "capabilities")
+#: Answers longer than this many bytes (UTF-8) are stored cut, with a marker; they are graded whole.
+DEFAULT_MAX_ANSWER_BYTES = 1024 * 1024
 
 
 @attrs.frozen
@@ -61,6 +64,7 @@ class Config:
     database: str | None = None
     privacy: str = "metadata"
     judge: str | None = None
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
     providers: Mapping[str, ProviderInstance] = attrs.Factory(dict)
     deployments: Mapping[str, Mapping[str, Mapping[str, Any]]] = attrs.Factory(dict)
     raw: Mapping[str, Any] = attrs.Factory(dict)
@@ -144,11 +148,15 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     judge = data.get("judge")
     if judge is not None and not isinstance(judge, str):
         raise ConfigError(f"{where}: judge must name a provider instance")
+    max_answer_bytes = data.get("max_answer_bytes", DEFAULT_MAX_ANSWER_BYTES)
+    if isinstance(max_answer_bytes, bool) or not isinstance(max_answer_bytes, int) or max_answer_bytes < 1024:
+        raise ConfigError(f"{where}: max_answer_bytes must be a whole number of bytes, at least 1024, got {max_answer_bytes!r}")
     return Config(
         path=chosen.resolve(),
         database=database,
         privacy=privacy,
         judge=judge,
+        max_answer_bytes=max_answer_bytes,
         providers=providers,
         deployments=_deployments(data.get("deployments", {}), where),
         raw=data,

@@ -192,7 +192,7 @@ def evaluate_set(
         return _run(
             golden_set, bound, grading, grader_name, repository, kinds, manager, tolerances, privacy,
             level, run_id, resume, shard, label, on_start, on_case, notes,
-            tuple(f.error for f in hook_failures),
+            tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes,
         )
     finally:
         close = getattr(repository, "close", None)
@@ -219,6 +219,8 @@ def _run(
     on_case: Callable[[CaseResult], None] | None,
     notes: list[str],
     plugin_failures: tuple[str, ...],
+    *,
+    max_answer_bytes: int | None = None,
 ) -> RunOutcome:
     started = time.time()
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
@@ -278,7 +280,7 @@ def _run(
         try:
             await runner.execute_prompts(
                 run=header, prompts=todo, bound=bound, grader=grading, repository=repository,
-                kinds=kinds, concurrency=level, privacy=privacy, on_case=case_done,
+                kinds=kinds, concurrency=level, privacy=privacy, on_case=case_done, max_answer_bytes=max_answer_bytes,
             )
         finally:
             await bound.aclose()

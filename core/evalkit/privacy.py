@@ -20,7 +20,9 @@ __all__ = [
     "remove_secrets",
     "secrets_to_hide",
     "MIN_SECRET_LENGTH",
+    "REDACTED_DETAIL_CHARS",
     "REDACTION",
+    "redacted_text",
 ]
 
 REDACTION = "***"
@@ -64,6 +66,21 @@ def scrub(text: str, extra_secrets: tuple[str, ...] = ()) -> str:
     text = remove_secrets(text, extra_secrets)
     for pattern in _PATTERNS:
         text = pattern.sub(REDACTION, text)
+    return text
+
+
+#: At ``redacted``, each stored text (answer, check detail, judge detail) is cut to this many
+#: characters after scrubbing, with :data:`TRUNCATION_MARKER` appended — the original's rule; a
+#: cut JSON detail no longer parses and reads back as no detail.
+REDACTED_DETAIL_CHARS = 2000
+TRUNCATION_MARKER = "… [truncated]"
+
+
+def redacted_text(text: str, extra_secrets: tuple[str, ...] = ()) -> str:
+    """``text`` as the ``redacted`` level stores it: scrubbed, then cut to :data:`REDACTED_DETAIL_CHARS`."""
+    text = scrub(text, extra_secrets)
+    if len(text) > REDACTED_DETAIL_CHARS:
+        text = text[:REDACTED_DETAIL_CHARS] + TRUNCATION_MARKER
     return text
 
 

@@ -209,6 +209,18 @@ def _case_identity(bound: BoundGenerator, answer: Answer) -> ServingIdentity | N
     return ServingIdentity(bound.instance, bound.alias, answer.model)
 
 
+def stored_answer(text: str, max_bytes: int | None) -> str:
+    """``text`` as a case keeps it: whole up to ``max_bytes`` bytes of UTF-8, else cut there (on a
+    character boundary) with a marker saying how long the answer was. Grading sees the whole text."""
+    if max_bytes is None or len(text) * 4 <= max_bytes:
+        return text  # cannot exceed the limit: no need to encode
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) <= max_bytes:
+        return text
+    kept = encoded[:max_bytes].decode("utf-8", "ignore")
+    return f"{kept}\n… [truncated by evalkit: the answer was {len(encoded)} bytes; the first {max_bytes} are stored]"
+
+
 def _coerce_answer(value: Any) -> Answer:
     if isinstance(value, Answer):
         return value
@@ -229,12 +241,14 @@ async def execute_prompts(
     privacy: str,
     request_options: Mapping[str, Any] | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
+    max_answer_bytes: int | None = None,
 ) -> int:
     """Answer and grade ``prompts`` with at most ``concurrency`` in flight; commit each finished case.
 
     Returns how many cases this call finished; the cases themselves are in the repository (memory
     stays flat however large the set). A generator failure makes an errored case (never a pass,
-    never dropped). Cancellation (Ctrl-C) commits what finished before it propagates.
+    never dropped). Cancellation (Ctrl-C) commits what finished before it propagates. An answer
+    longer than ``max_answer_bytes`` is graded whole and stored cut (see :func:`stored_answer`).
     """
     secrets = bound.secrets() + (tuple(grader.secret_values()) if isinstance(grader, SecretHolder) else ())
     recorder = _Recorder(repository, run.id, privacy, secrets)
@@ -287,7 +301,7 @@ async def execute_prompts(
             latency_s=latency,
             identity=_case_identity(bound, reply),
             adapter=bound.adapter,
-            answer_text=reply.text,
+            answer_text=stored_answer(reply.text, max_answer_bytes),
             usage=reply.usage,
             finished_at=time.time(),
         )

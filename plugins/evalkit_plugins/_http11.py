@@ -10,7 +10,9 @@ with ``readuntil``/``readexactly``.
 
 What it does not do: proxies, HTTP/2, streaming response bodies (every body is read in full
 before the response is returned), ``Expect: 100-continue``. The ``read`` timeout bounds the whole
-response, not each socket read.
+response, not each socket read. A body longer than ``max_body_bytes`` is not read: the transport
+stops at the limit, drops the connection and raises :class:`ResponseTooLarge`, so a 300 MB reply
+costs no more memory than the limit.
 """
 
 from __future__ import annotations
@@ -23,11 +25,24 @@ import urllib.request
 
 import httpx
 
-__all__ = ["Http11Transport", "env_proxy_applies"]
+__all__ = ["Http11Transport", "ResponseTooLarge", "env_proxy_applies"]
 
 _HEADER_END = b"\r\n\r\n"
 _CRLF = b"\r\n"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_READ_SIZE = 1 << 16
+
+
+class ResponseTooLarge(Exception):
+    """A response body is longer than the limit; reading stopped there and the connection is dropped.
+
+    Deliberately not an ``httpx.TransportError``: a reply that is too large is what the endpoint
+    says, not a transient fault to retry.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"the response body is larger than {limit} bytes; reading stopped there")
 
 
 def env_proxy_applies(url: httpx.URL) -> bool:
@@ -63,8 +78,16 @@ class Http11Transport(httpx.AsyncBaseTransport):
     bound to the event loop it is first used on.
     """
 
-    def __init__(self, *, max_connections: int, keepalive_expiry: float = 5.0, ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_connections: int,
+        keepalive_expiry: float = 5.0,
+        ssl_context: ssl.SSLContext | None = None,
+        max_body_bytes: int | None = None,
+    ) -> None:
         self._slots = asyncio.Semaphore(max_connections)
+        self._max_body = max_body_bytes
         self._keepalive_expiry = keepalive_expiry
         self._ssl_context = ssl_context
         self._idle: dict[tuple[str, str, int], collections.deque[_Connection]] = {}
@@ -179,14 +202,17 @@ class Http11Transport(httpx.AsyncBaseTransport):
                     status, reason, headers, framing, keep_alive = _parse_head(head)
                     if not 100 <= status < 200:
                         break
+                limit = self._max_body
                 if request.method == "HEAD" or status in (204, 304):
                     content = b""
                 elif framing == "chunked":
-                    content = await _read_chunked(reader)
+                    content = await _read_chunked(reader, limit)
                 elif framing is not None:
+                    if limit is not None and framing > limit:
+                        raise ResponseTooLarge(limit)
                     content = await reader.readexactly(framing)
                 else:
-                    content = await reader.read()
+                    content = await _read_to_close(reader, limit)
                     keep_alive = False
         except TimeoutError:
             raise httpx.ReadTimeout("Timed out reading the response.", request=request) from None
@@ -235,13 +261,30 @@ def _parse_head(head: bytes) -> tuple[int, bytes, list[tuple[bytes, bytes]], int
     return status, reason, headers, framing, keep_alive
 
 
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+async def _read_chunked(reader: asyncio.StreamReader, limit: int | None) -> bytes:
     chunks = []
+    total = 0
     while True:
         size = int((await reader.readuntil(_CRLF)).split(b";", 1)[0].strip(), 16)
         if size == 0:
             while await reader.readuntil(_CRLF) != _CRLF:
                 pass
             return b"".join(chunks)
+        total += size
+        if limit is not None and total > limit:
+            raise ResponseTooLarge(limit)
         chunks.append(await reader.readexactly(size))
         await reader.readexactly(2)
+
+
+async def _read_to_close(reader: asyncio.StreamReader, limit: int | None) -> bytes:
+    if limit is None:
+        return await reader.read()
+    chunks = []
+    total = 0
+    while chunk := await reader.read(_READ_SIZE):
+        total += len(chunk)
+        if total > limit:
+            raise ResponseTooLarge(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -18,6 +18,9 @@ Fault handling, per prompt:
 * A 2xx answer that is not a usable completion (not JSON, no ``choices``, no ``message.content``,
   empty content) is raised at once and not retried: it is what the endpoint deterministically says,
   and the message shows what came back, shortened to 200 characters.
+* A response body longer than ``max_response_bytes`` (default 16 MiB) is not read past that many
+  bytes — on the lean transport and on httpx's own (proxies) alike — and is raised at once, not
+  retried: a 300 MB reply costs the limit in memory, not the reply.
 
 The API key is read from the environment variable named by ``api_key_env`` when the generator is
 built; it is never an option. It and the ``extra_headers`` values are kept only in the headers the
@@ -42,7 +45,7 @@ from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
 from evalkit.privacy import remove_secrets
 
-from evalkit_plugins._http11 import Http11Transport, env_proxy_applies
+from evalkit_plugins._http11 import Http11Transport, ResponseTooLarge, env_proxy_applies
 
 __all__ = ["OpenAIGenerator"]
 
@@ -58,8 +61,12 @@ OPTIONS = (
     "max_attempts",
     "backoff_base",
     "backoff_max",
+    "max_response_bytes",
 )
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: The largest response body read (16 MiB): room for a 1 MiB answer even when every character is
+#: JSON-escaped, far below what would hurt the process.
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 SHOWN_BODY_CHARS = 200
 REDACTED = "***"
 
@@ -88,6 +95,7 @@ class OpenAIGenerator:
         max_attempts: int = 5,
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         **unknown: Any,
     ) -> None:
         if unknown:
@@ -107,6 +115,7 @@ class OpenAIGenerator:
         self.max_attempts = _check_int("max_attempts", max_attempts, minimum=1)
         self.backoff_base = _check_number("backoff_base", backoff_base, positive=False)
         self.backoff_max = _check_number("backoff_max", backoff_max, positive=False)
+        self.max_response_bytes = _check_int("max_response_bytes", max_response_bytes, minimum=1024)
         self._header_names = _check_headers(extra_headers)
         if self.model is None:
             raise ConfigError(
@@ -156,6 +165,7 @@ class OpenAIGenerator:
             "max_attempts": self.max_attempts,
             "backoff_base": self.backoff_base,
             "backoff_max": self.backoff_max,
+            "max_response_bytes": self.max_response_bytes,
         }
 
     def secret_values(self) -> tuple[str, ...]:
@@ -174,13 +184,16 @@ class OpenAIGenerator:
         url = self._url.copy_with(path=self._url.path.removesuffix("/chat/completions") + "/models")
         headers = {k: v for k, v in self._headers.items() if k != "content-type"}
         try:
-            response = httpx.get(url, headers=headers, timeout=min(self.timeout, 10.0))
+            with httpx.stream("GET", url, headers=headers, timeout=min(self.timeout, 10.0)) as response:
+                if response.status_code not in (401, 403):
+                    return  # the endpoint is there; its body (a model list) is not needed
+                content = b"".join(_take(response.iter_bytes(), SHOWN_BODY_CHARS * 4))
         except httpx.TimeoutException as exc:
             raise GenerationError(f"{where} timed out ({type(exc).__name__})") from None
         except httpx.TransportError as exc:
             raise GenerationError(f"{where}: connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})") from None
-        if response.status_code in (401, 403):
-            raise GenerationError(f"{where} answered {self._status_failure(response)}{self._auth_hint(response.status_code)}")
+        failure = self._status_failure(response, content)
+        raise GenerationError(f"{where} answered {failure}{self._auth_hint(response.status_code)}")
 
     def serving_evidence(self) -> dict[str, Any]:
         """What the endpoint says, for free, about what serves behind it (see ``ServingEvidence``).
@@ -252,7 +265,7 @@ class OpenAIGenerator:
             # Only httpx's own transport speaks to proxies; it is slower but proxy-aware.
             limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
             return httpx.AsyncClient(headers=self._headers, timeout=timeout, limits=limits)
-        transport = Http11Transport(max_connections=self.concurrency)
+        transport = Http11Transport(max_connections=self.concurrency, max_body_bytes=self.max_response_bytes)
         return httpx.AsyncClient(headers=self._headers, timeout=timeout, transport=transport)
 
     def _open_client(self) -> httpx.AsyncClient:
@@ -292,7 +305,12 @@ class OpenAIGenerator:
         for attempt in range(1, self.max_attempts + 1):
             wait: float | None = None
             try:
-                response = await client.post(self._url, content=payload)
+                response, content = await self._post(client, payload)
+            except ResponseTooLarge:
+                raise GenerationError(
+                    f"{self._where} answered with a body larger than max_response_bytes "
+                    f"({_size(self.max_response_bytes)}); evalkit stopped reading it (not retried)"
+                ) from None
             except httpx.TimeoutException as exc:
                 failure, cause = f"timed out ({type(exc).__name__}, timeout {self.timeout:g} s)", exc
             except httpx.TransportError as exc:
@@ -303,9 +321,9 @@ class OpenAIGenerator:
                     routed = response.headers.get("x-litellm-model-name")
                     if routed:
                         self._routed_models.add(routed[:200])
-                    return self._answer(response.content)
-                failure, cause = self._status_failure(response), None
-                field = _rejected_field(status, response.content)
+                    return self._answer(content)
+                failure, cause = self._status_failure(response, content), None
+                field = _rejected_field(status, content)
                 if field is not None:
                     raise RequestRejected(
                         f"{self._where} answered {failure} (the endpoint refused the request's {field!r}; not retried)",
@@ -319,6 +337,24 @@ class OpenAIGenerator:
                 await asyncio.sleep(self._backoff(attempt, wait))
         attempts = f"{self.max_attempts} attempt{'s' if self.max_attempts != 1 else ''}"
         raise GenerationError(f"{self._where} failed after {attempts}; last: {failure}") from cause
+
+    async def _post(self, client: httpx.AsyncClient, payload: bytes) -> tuple[httpx.Response, bytes]:
+        """POST the payload; the response and its body, read up to ``max_response_bytes`` (then
+        :class:`ResponseTooLarge`). The lean transport enforces the limit itself; httpx's own
+        transport (behind a proxy) streams, and the body is counted as it arrives, decoded."""
+        limit = self.max_response_bytes
+        async with client.stream("POST", self._url, content=payload) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise ResponseTooLarge(limit)
+            chunks = []
+            total = 0
+            async for chunk in response.aiter_bytes():
+                total += len(chunk)
+                if total > limit:
+                    raise ResponseTooLarge(limit)
+                chunks.append(chunk)
+        return response, b"".join(chunks)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -352,9 +388,9 @@ class OpenAIGenerator:
     def _malformed(self, what: str, content: bytes) -> GenerationError:
         return GenerationError(f"{self._where} answered HTTP 200 with {what} (not retried): {self._shorten(content)}")
 
-    def _status_failure(self, response: httpx.Response) -> str:
+    def _status_failure(self, response: httpx.Response, content: bytes) -> str:
         reason = f" {response.reason_phrase}" if response.reason_phrase else ""
-        return f"HTTP {response.status_code}{reason}: {self._shorten(response.content)}"
+        return f"HTTP {response.status_code}{reason}: {self._shorten(content)}"
 
     def _auth_hint(self, status: int) -> str:
         if status in (401, 403) and self._key_missing:
@@ -405,15 +441,41 @@ def _rejected_field(status: int, body: bytes) -> str | None:
     return None
 
 
+#: The largest metadata document (``/models``, ``/props``) read for serving evidence.
+_MAX_METADATA_BYTES = 1_000_000
+
+
 def _get_json(url: httpx.URL, headers: Mapping[str, str], timeout: float) -> Any:
-    """The JSON body of a GET that answered 200, else ``None`` (never raises)."""
+    """The JSON body of a GET that answered 200, else ``None`` (never raises); a body over
+    :data:`_MAX_METADATA_BYTES` is not read past that."""
     try:
-        response = httpx.get(url, headers=headers, timeout=timeout)
-        if response.status_code != 200 or len(response.content) > 1_000_000:
-            return None
-        return response.json()
+        with httpx.stream("GET", url, headers=headers, timeout=timeout) as response:
+            if response.status_code != 200:
+                return None
+            body = b"".join(_take(response.iter_bytes(), _MAX_METADATA_BYTES + 1))
+        return None if len(body) > _MAX_METADATA_BYTES else json.loads(body)
     except (httpx.HTTPError, ValueError):
         return None
+
+
+def _take(chunks: Any, limit: int) -> list[bytes]:
+    """The first ``limit`` bytes of an iterator of byte chunks (the rest is not read)."""
+    taken: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        taken.append(chunk[: limit - size])
+        size += len(taken[-1])
+        if size >= limit:
+            break
+    return taken
+
+
+def _size(count: int) -> str:
+    """``16 MiB``, ``1.5 KiB``, ``900 bytes``."""
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= scale:
+            return f"{count / scale:g} {unit}"
+    return f"{count} bytes"
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:

@@ -63,6 +63,8 @@ class Fault:
     seconds: float = 0.0
     model: str | None = None
     body: bytes | None = None
+    size: int = 0
+    framing: str = "length"
 
     @classmethod
     def http_error(cls, status: int, *, body: bytes | str | None = None, retry_after: float | str | None = None) -> Fault:
@@ -100,6 +102,15 @@ class Fault:
     def stall(cls, seconds: float) -> Fault:
         """Sleep ``seconds`` (on top of the server delay) before answering normally — outlast a client timeout."""
         return cls("stall", seconds=seconds)
+
+    @classmethod
+    def huge(cls, size: int, *, framing: str = "close") -> Fault:
+        """Answer 200 with a ``size``-byte body, streamed (never held in memory): framed by
+        ``Content-Length`` (``"length"``), ``"chunked"``, or by closing the connection (``"close"``).
+        The body is a JSON completion whose content never ends; a client that stops reading ends it."""
+        if framing not in ("length", "chunked", "close"):
+            raise ValueError(f"framing must be length, chunked or close, not {framing!r}")
+        return cls("huge", size=size, framing=framing)
 
     @classmethod
     def other_model(cls, model: str) -> Fault:
@@ -347,6 +358,8 @@ class ChatServer:
         keep_alive: bool,
     ) -> bool:
         """Write the response to one request; ``False`` means the connection must be dropped now."""
+        if path.startswith(("http://", "https://")):  # absolute form: the client takes this server for a proxy
+            path = "/" + path.split("://", 1)[1].partition("/")[2]
         path, _, query = path.partition("?")
         with self._lock:
             self._count += 1
@@ -408,6 +421,9 @@ class ChatServer:
         if kind == "garbage":
             writer.write(_response(200, fault.body or b"", close=close, content_type="text/html"))
             return True
+        if kind == "huge":
+            await _stream_huge(writer, fault.size, fault.framing)
+            return False
 
         try:
             text = "" if kind == "empty_content" else self.responder(body)
@@ -437,6 +453,36 @@ class ChatServer:
             del completion["choices"]
         writer.write(_response(200, json.dumps(completion).encode(), close=close, chunked=self.chunked, extra=self.reply_headers))
         return True
+
+
+_FILLER = b"x" * (1 << 20)
+
+
+async def _stream_huge(writer: asyncio.StreamWriter, size: int, framing: str) -> None:
+    """Write a 200 response whose body is ``size`` bytes, a megabyte at a time, then close.
+
+    A client that stops reading makes a write fail; that ends the response early.
+    """
+    lines = ["HTTP/1.1 200 OK", "Content-Type: application/json", "Connection: close"]
+    if framing == "length":
+        lines.append(f"Content-Length: {size}")
+    elif framing == "chunked":
+        lines.append("Transfer-Encoding: chunked")
+    head = b'{"choices":[{"message":{"role":"assistant","content":"'
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+    sent = 0
+    try:
+        while sent < size:
+            piece = head if sent == 0 else _FILLER[: min(len(_FILLER), size - sent)]
+            piece = piece[: size - sent]
+            writer.write(b"%x\r\n%s\r\n" % (len(piece), piece) if framing == "chunked" else piece)
+            sent += len(piece)
+            await writer.drain()
+        if framing == "chunked":
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+    except (ConnectionError, RuntimeError):
+        return
 
 
 def _error_body(status: int, message: str | None = None) -> bytes:

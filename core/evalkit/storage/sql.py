@@ -18,7 +18,7 @@ import peewee as pw
 from ..answers import ServingIdentity, Usage
 from ..errors import SchemaOutOfDateError, StorageError
 from ..grading import Check
-from ..privacy import keeps_text, scrub
+from ..privacy import keeps_text, redacted_text, scrub
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from . import schema
 from .protocols import VERDICT_STATES, StoredVerdict
@@ -254,7 +254,7 @@ class SqlRepository:
         def text(value: str | None) -> str | None:
             if value is None or not text_kept:
                 return None
-            return value if privacy == "full" else scrub(value)
+            return value if privacy == "full" else redacted_text(value)
 
         checks = [[c.name, c.passed, c.error, text(c.detail)] for c in case.checks]
         detail = _dump(case.detail) if case.detail is not None else None

@@ -128,12 +128,22 @@ _CATASTROPHIC_PATTERN = GoldenPromptSet(
 )
 
 
+#: ``hostile.sized``: one prompt whose answer passes only when graded whole (the marker is at its end).
+END_MARKER = "THE-END"
+_SIZED = GoldenPromptSet(
+    identifier="hostile.sized",
+    name="One prompt for answers of any size",
+    prompts=[GoldenPrompt(id="big", prompt="Write a lot, then THE-END", assertions=[Assertion.contains(END_MARKER)], reference=END_MARKER)],
+)
+
+
 class HostileSets:
-    """Ships ``hostile.markup`` (hostile strings) and four sets that must be refused, and one that must not hang."""
+    """Ships ``hostile.markup`` (hostile strings), three sets that must be refused, one that must not
+    hang and one for answers of any size."""
 
     def golden_prompt_sets(self) -> list[GoldenPromptSet]:
         """Every hostile prompt set."""
-        return [_MARKUP_SET, _PLAIN_STRING_ASSERTION, _NUL_PROMPT, _DANGLING_REF, _CATASTROPHIC_PATTERN]
+        return [_MARKUP_SET, _PLAIN_STRING_ASSERTION, _NUL_PROMPT, _DANGLING_REF, _CATASTROPHIC_PATTERN, _SIZED]
 
 
 #: Question ids and document ids of ``hostile.questions``: ``HostileRetriever`` finds each question's document.
