@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evalkit.errors import SetValidationError
 from evalkit.questions import GoldenQuestionSet, QuestionForm
-from evalkit.validation import IDENTIFIER_PATTERN, members_with_ids, set_problems
+from evalkit.validation import IDENTIFIER_PATTERN, has_visible_text, members_with_ids, set_problems
 
 __all__ = ["IDENTIFIER_PATTERN", "check_question_set", "question_set_problems", "validate_question_set"]
 
@@ -21,8 +21,8 @@ def question_set_problems(question_set: GoldenQuestionSet) -> list[str]:
     problems = set_problems(where, question_set.identifier, question_set.name, question_set.questions, "question")
     for at, question, id_problems in members_with_ids(where, question_set.questions, "question"):
         problems.extend(id_problems)
-        if not isinstance(question.question, str) or not question.question.strip():
-            problems.append(f"{at}: field question must not be empty")
+        if not isinstance(question.question, str) or not has_visible_text(question.question):
+            problems.append(f"{at}: field question must not be empty (or hold only whitespace and control characters)")
         if not isinstance(question.form, QuestionForm):
             problems.append(f"{at}: field form must be one of {', '.join(f.value for f in QuestionForm)}")
         if question.hard_class is not None and (not isinstance(question.hard_class, str) or not question.hard_class):

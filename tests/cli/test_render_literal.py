@@ -1,0 +1,48 @@
+"""The CLI's one output filter: what a plugin, set, endpoint or store says is shown as itself."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from evalkit.cli.common import print_json
+from evalkit.cli.render import literal
+from evalkit.privacy import remember_secret_holder
+from rich.console import Console
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("[/]", "[/]"),
+        ("[bold red]x[/]", "[bold red]x[/]"),
+        ("trailing backslash \\", "trailing backslash \\"),
+        ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
+        ("\x1b]0;title\x07", "\\x1b]0;title\\x07"),
+        ("cr\rnul\x00del\x7f c1\x9b", "cr\\x0dnul\\x00del\\x7f c1\\x9b"),
+        ("bidi\u202eiso\u2066sep\u2028", "bidi\\u202eiso\\u2066sep\\u2028"),
+        ("surrogate \udcff", "surrogate \\udcff"),
+        ("tab\tand\nnewline stay", "tab\tand\nnewline stay"),
+        (":warning: ✓ é 漢", ":warning: ✓ é 漢"),
+    ],
+)
+def test_rich_prints_the_text_itself(text: str, shown: str) -> None:
+    out = io.StringIO()
+    Console(file=out, width=200, no_color=True, highlight=False, emoji=False).print(f"[bold]{literal(text)}[/bold]")
+    assert out.getvalue() == shown.expandtabs(8) + "\n"  # rich expands tabs, nothing else
+    assert literal(text, markup=False) == shown
+
+
+class _Holder:
+    def secret_values(self) -> tuple[str, ...]:
+        return ("render-test-secret-1234", "short")
+
+
+def test_declared_secrets_are_scrubbed_from_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    holder = _Holder()
+    remember_secret_holder(holder)
+    assert literal("key render-test-secret-1234 in a short text") == "key *** in a short text"
+    print_json({"error": "key render-test-secret-1234", "list": ["render-test-secret-1234\x9b"]})
+    document = json.loads(capsys.readouterr().out)
+    assert document == {"error": "key ***", "list": ["***\x9b"]}
