@@ -143,6 +143,14 @@ def test_class03_declared_secrets_are_scrubbed_from_everything_printed(cli, proj
     assert_nowhere(LEAKY_SECRET, project, table.stdout, table.stderr, as_json.stdout, shown.stdout)
 
 
+def test_class03_a_retrievers_declared_secret_is_neither_stored_nor_printed(cli, project) -> None:
+    table = cli("retrieval", "hostile.questions", "hostile.retriever", "--privacy", "full")
+    as_json = cli("retrieval", "hostile.questions", "hostile.retriever", "--privacy", "full", "--json")
+    assert table.code == 3 and as_json.code == 3, table.stdout + table.stderr
+    assert "to key ***" in table.stdout
+    assert_nowhere("retriever-secret-0042xy", project, table.stdout, table.stderr, as_json.stdout)
+
+
 def test_class03_a_key_shorter_than_8_characters_is_not_scrubbed_but_warned_about(cli, project) -> None:
     (project / "evalkit.toml").write_text('[providers.local]\nadapter = "hostile.leaky"\nsecret = "x"\n')
     result = cli("run", "hostile.markup", "--privacy", "full", "--json")

@@ -27,9 +27,11 @@ import attrs
 
 from evalkit import hooks, registry
 from evalkit.catalog import SourcedSet, question_set_catalog
+from evalkit.components import SecretHolder
 from evalkit.config import PRIVACY_LEVELS, Config, load_config
 from evalkit.errors import EvalkitError, PluginError, RetrievalError, UsageError
 from evalkit.grading import Check
+from evalkit.privacy import remove_secrets
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
 from evalkit.runs import CaseResult, Run, RunKind, RunStatus
 from evalkit.storage import (
@@ -461,6 +463,8 @@ def _run(
     over_limit: list[int] = []
     pending: list[CaseResult] = []
     flushed = time.perf_counter()
+    # A retriever's own credentials never reach the store (nor, through the CLI's filter, the screen).
+    secrets = tuple(retriever.secret_values()) if isinstance(retriever, SecretHolder) else ()
 
     def flush() -> None:
         nonlocal pending, flushed
@@ -475,7 +479,7 @@ def _run(
                 errored += 1
                 case = CaseResult(
                     case_id=question.id, passed=False, score=0.0, latency_s=answer.latency_s,
-                    error=answer.error, yardstick=GRADER, finished_at=time.time(),
+                    error=remove_secrets(answer.error, secrets) if answer.error else answer.error, yardstick=GRADER, finished_at=time.time(),
                 )  # fmt: skip
             else:
                 if answer.over_limit:

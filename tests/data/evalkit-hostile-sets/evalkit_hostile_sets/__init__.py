@@ -168,13 +168,22 @@ class HostileQuestionSets:
         ]
 
 
+#: The secret ``hostile.retriever`` declares; it quotes it in the error it raises.
+RETRIEVER_SECRET = "retriever-secret-0042xy"
+
+
 class HostileRetriever:
-    """Returns each question's document first; raises with markup and ANSI in the message for "question that raises"."""
+    """Returns each question's document first; raises with markup, ANSI and its declared secret in the
+    message for "question that raises"."""
+
+    def secret_values(self) -> tuple[str, ...]:
+        """The credential this retriever sends to its backend."""
+        return (RETRIEVER_SECRET,)
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         """The hostile document id of ``question``."""
         if question == "question that raises":
-            raise RuntimeError(f"backend said {MARKUP}{ANSI_COLOUR}{OSC_TITLE}")
+            raise RuntimeError(f"backend said {MARKUP}{ANSI_COLOUR}{OSC_TITLE} to key {RETRIEVER_SECRET}")
         number = int(question.rsplit(" ", 1)[1])
         return [list(QUESTIONS.values())[number], "doc-other"]
 
