@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["visible"]
+__all__ = ["HIDDEN_CATEGORIES", "json_visible", "visible"]
+
+#: Unicode categories never sent raw to a terminal: controls (ESC of ANSI CSI/OSC sequences, CR,
+#: NUL, the one-byte C1 CSI), format characters (bidi overrides, zero-width joiners), lone
+#: surrogates (undecodable bytes; they cannot even be encoded) and line/paragraph separators.
+HIDDEN_CATEGORIES = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
+
+
+def _hidden(char: str) -> bool:
+    return not char.isprintable() and unicodedata.category(char) in HIDDEN_CATEGORIES
 
 
 def _escape(char: str) -> str:
@@ -15,7 +24,30 @@ def _escape(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
-def visible(text: str) -> str:
-    """``text`` with every control character (``\\n``, ``\\x1b``, …) and invisible format character
-    (bidi overrides, zero-width joiners) replaced by its backslash escape; the rest unchanged."""
-    return "".join(_escape(c) if unicodedata.category(c) in ("Cc", "Cf") else c for c in text)
+def visible(text: str, keep: str = "") -> str:
+    """``text`` with every control character (``\\n``, ``\\x1b``, …), invisible format character
+    (bidi overrides, zero-width joiners), lone surrogate and line separator replaced by its
+    backslash escape; the rest — and any character in ``keep`` (``"\\n\\t"`` for multi-line
+    text) — unchanged."""
+    if text.isprintable():
+        return text
+    return "".join(_escape(c) if c not in keep and _hidden(c) else c for c in text)
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def json_visible(json_text: str) -> str:
+    """JSON text with every hidden character that ``json.dumps(ensure_ascii=False)`` leaves raw
+    (DEL, C1 controls, bidi overrides, lone surrogates, …) written as a ``\\uXXXX`` escape: the
+    document parses to the same data. Only valid in JSON text, where such characters can only be
+    inside strings."""
+    return "\n".join(
+        line if line.isprintable() else "".join(_json_escape(c) if _hidden(c) else c for c in line)
+        for line in json_text.split("\n")
+    )

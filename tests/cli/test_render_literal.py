@@ -23,15 +23,28 @@ from rich.console import Console
         ("cr\rnul\x00del\x7f c1\x9b", "cr\\x0dnul\\x00del\\x7f c1\\x9b"),
         ("bidi\u202eiso\u2066sep\u2028", "bidi\\u202eiso\\u2066sep\\u2028"),
         ("surrogate \udcff", "surrogate \\udcff"),
-        ("tab\tand\nnewline stay", "tab\tand\nnewline stay"),
+        ("tab\tand\nnewline", "tab\\x09and\\x0anewline"),
+        ("zero\u200bwidth \U000e0001tag", "zero\\u200bwidth \\U000e0001tag"),
         (":warning: ✓ é 漢", ":warning: ✓ é 漢"),
     ],
 )
 def test_rich_prints_the_text_itself(text: str, shown: str) -> None:
     out = io.StringIO()
     Console(file=out, width=200, no_color=True, highlight=False, emoji=False).print(f"[bold]{literal(text)}[/bold]")
-    assert out.getvalue() == shown.expandtabs(8) + "\n"  # rich expands tabs, nothing else
+    assert out.getvalue() == shown + "\n"
     assert literal(text, markup=False) == shown
+
+
+def test_multiline_text_keeps_its_lines_and_tabs_only() -> None:
+    assert literal("line 1\n\tline 2\r\x1b[2J", multiline=True) == "line 1\n\tline 2\\x0d\\x1b[2J"
+
+
+def test_json_output_parses_to_the_same_text(capsys: pytest.CaptureFixture[str]) -> None:
+    hostile = "\x1b[31m \x9b \u202e \u2028 \udcff \U000e0001 [/] \n"
+    print_json({"text": hostile})
+    out = capsys.readouterr().out
+    assert json.loads(out) == {"text": hostile}
+    assert out.isascii() or all(ch.isprintable() or ch in "\n " for ch in out)
 
 
 class _Holder:

@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         def say(line: str) -> None:
             # A message quotes sets, plugins and endpoints: shown literally, secrets scrubbed.
-            print(literal(line, markup=False), file=sys.stderr)
+            print(literal(line, markup=False, multiline=True), file=sys.stderr)
 
         if args.traceback or not isinstance(exc, EvalkitError):
             if not isinstance(exc, EvalkitError):

@@ -67,10 +67,11 @@ def print_json(document: Any) -> None:
 
     Strings are scrubbed of secrets (as every printed line is), and characters a terminal would
     act on that JSON leaves raw (DEL, C1 controls, bidirectional overrides, line separators, lone
-    surrogates) are written as ``\\uXXXX`` escapes: the document parses to the same data.
+    surrogates, zero-width characters) are written as ``\\uXXXX`` escapes: the document parses to
+    the same data.
     """
+    from ..printable import json_visible
     from ..privacy import remove_secrets, secrets_to_hide
-    from .render import UNSAFE_CHARACTERS
 
     secrets = secrets_to_hide()
 
@@ -85,7 +86,7 @@ def print_json(document: Any) -> None:
 
     text = json.dumps(scrubbed(document) if secrets else document, indent=2, ensure_ascii=False, default=str)
     # json.dumps already escapes the C0 controls; the rest of what a terminal acts on is escaped here.
-    sys.stdout.write(UNSAFE_CHARACTERS.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
+    sys.stdout.write(json_visible(text) + "\n")
 
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:

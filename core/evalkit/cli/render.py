@@ -8,7 +8,6 @@ This module imports nothing heavy at the top: ``evalkit list`` uses :func:`liter
 
 from __future__ import annotations
 
-import re
 import sys
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -22,35 +21,20 @@ if TYPE_CHECKING:
 
 __all__ = ["ProgressDisplay", "literal", "outcome_document", "render_outcome", "run_document", "case_document"]
 
-#: Characters never sent raw to a terminal: C0 controls but tab and newline (ESC starts ANSI CSI and
-#: OSC sequences, CR overwrites a line), DEL and the C1 controls (U+009B is a one-byte CSI), the
-#: bidirectional overrides and isolates (they reorder what is shown), the Unicode line and
-#: paragraph separators, and lone surrogates (undecodable bytes; they cannot even be encoded).
-UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ud800-\udfff]")
-
-
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def visible_controls(text: str) -> str:
-    """``text`` with every unsafe character written as its escape (``\\x1b``, ``\\u202e``)."""
-    return UNSAFE_CHARACTERS.sub(_escaped, text)
-
-
-def literal(value: object, *, markup: bool = True) -> str:
+def literal(value: object, *, markup: bool = True, multiline: bool = False) -> str:
     """``value`` as text that prints as itself: the one output filter of the CLI.
 
-    Secret values of the components built in this process (``secret_values()``) become ``***``,
-    control characters become visible escapes (``\\x1b``, ``\\r``, ``\\x00``), and — unless
-    ``markup`` is false, for text printed without rich markup — rich markup is escaped, so a set
-    named ``[/]`` is shown as ``[/]``.
+    Secret values of the components built in this process (``secret_values()``) become ``***``;
+    control and format characters become visible escapes (``\\x1b``, ``\\r``, ``\\x00``, and
+    ``\\n`` unless ``multiline``, for answers and messages whose lines are meant; see
+    :func:`evalkit.printable.visible`); and — unless ``markup`` is false, for text printed without
+    rich markup — rich markup is escaped, so a set named ``[/]`` is shown as ``[/]``.
     """
+    from ..printable import visible
     from ..privacy import remove_secrets, secrets_to_hide
 
     text = value if isinstance(value, str) else str(value)
-    text = visible_controls(remove_secrets(text, secrets_to_hide()))
+    text = visible(remove_secrets(text, secrets_to_hide()), keep="\n\t" if multiline else "")
     if markup:
         from rich.markup import escape
 

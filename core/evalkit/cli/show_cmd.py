@@ -103,5 +103,5 @@ def handle(args: argparse.Namespace) -> int:
         out.print()
         out.print("[bold]Answers[/bold]")
         for case in answered:
-            out.print(f"  {literal(case.case_id)}: {literal(case.answer_text)}")
+            out.print(f"  {literal(case.case_id)}: {literal(case.answer_text, multiline=True)}")
     return 0
