@@ -235,12 +235,13 @@ def test_class12_every_command_shows_hostile_strings_literally(cli, project, hos
     ok("list", "questions")
     ok("list")
     first = ok("run", "hostile.markup")
-    assert "Model:      [/]\\x1b[31mmodel\\x9b (alias alias-[/] via hostile)" in first.stdout
+    # Such a model is no evidence of who answered (not compared), and the reason shows it as it is.
+    assert 'reported model "[/]\\x1b[31mmodel\\x9b"' in first.stdout and 'alias "alias-[/]"' in first.stdout
     assert "fails-\\x1b]0;pwned\\x07" in first.stdout and "[red]check[/red]\\x1b[2J" in first.stdout
     assert "bidi\\u202edi" in first.stdout and ":warning:" in first.stdout and "cr\\x0dover" in first.stdout
     second = ok("run", "hostile.markup", "--json")
     document = second.json()  # and the JSON still carries the exact strings
-    assert document["identity"]["reported_model"] == "[/]\x1b[31mmodel\x9b"
+    assert document["cases"][0]["identity"]["reported_model"] == "[/]\x1b[31mmodel\x9b"
     ok("history", "hostile.markup")
     ok("history", "hostile.markup", "--json")
     shown = ok("show", document["run_id"])
