@@ -233,7 +233,8 @@ def test_class12_every_command_shows_hostile_strings_literally(cli, project, hos
     assert "evalkit.smoke" in listed.stdout
     ok("list", "sets", "--json")
     ok("list", "questions")
-    ok("list")
+    plugins = ok("list")
+    assert "\n  hostilekit " in plugins.stdout and "\\x0a" not in plugins.stdout  # one line per plugin
     first = ok("run", "hostile.markup")
     # Such a model is no evidence of who answered (not compared), and the reason shows it as it is.
     assert 'reported model "[/]\\x1b[31mmodel\\x9b"' in first.stdout and 'alias "alias-[/]"' in first.stdout
@@ -248,7 +249,8 @@ def test_class12_every_command_shows_hostile_strings_literally(cli, project, hos
     assert "ok \\x1b[31m[/]\\x1b]0;title\\x07 \\x0d\\x00" in shown.stdout
     ok("show", document["run_id"], "--json")
     ok("compare", first.stdout.split("(run ", 1)[1].split(")", 1)[0], document["run_id"])
-    ok("models", "rank")
+    ranked = ok("models", "rank")
+    assert "model alias-[/]  adapter replay" in ranked.stdout and "\nSelected: hostile\n" in ranked.stdout
     retrieval = ok("retrieval", "hostile.questions", "hostile.retriever", code=3)
     assert "backend said [/]\\x1b[31mred\\x1b[0m\\x1b]0;pwned\\x07" in retrieval.stdout
     ok("retrieval", "hostile.questions", "hostile.retriever", "--json", code=3)

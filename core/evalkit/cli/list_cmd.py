@@ -49,17 +49,17 @@ def _plugins(args: argparse.Namespace) -> int:
 
     from .render import literal
 
-    def write(text: str) -> None:
-        sys.stdout.write(literal(text, markup=False))  # names and versions come from installed metadata
-
+    write = sys.stdout.write
     for group in registry.GROUPS:
         members = [r for r in records if r.group == group]
         write(f"{group}  ({registry.plural(registry.KIND_BY_GROUP[group])})\n")
         if not members:
             write("  (none installed)\n")
-        width = max((len(r.name) for r in members), default=0)
-        for record in members:
-            write(f"  {record.name.ljust(width)}  {record.distribution} {record.version}\n")
+        # Names and versions come from installed metadata: shown literally.
+        names = [literal(r.name, markup=False) for r in members]
+        width = max((len(name) for name in names), default=0)
+        for name, record in zip(names, members, strict=True):
+            write(f"  {name.ljust(width)}  {literal(f'{record.distribution} {record.version}', markup=False)}\n")
     return 0
 
 

@@ -113,17 +113,21 @@ def handle_rank(args: argparse.Namespace) -> int:
     return 0 if ranking.selected is not None else 1
 
 
-def _render(ranking: Any, *, configured: bool) -> None:
+def _shown(value: object) -> str:
+    """A name, alias, run id or reason from the configuration or the store, shown literally."""
     from .render import literal
 
-    def write(text: str) -> None:
-        sys.stdout.write(literal(text, markup=False))  # names, aliases and run ids come from config and store
+    return literal(value, markup=False)
+
+
+def _render(ranking: Any, *, configured: bool) -> None:
+    write = sys.stdout.write
     if ranking.method == "select_by_quality":
-        write(f"Ranking by measured quality: {ranking.describe()}\n")
+        write(f"Ranking by measured quality: {_shown(ranking.describe())}\n")
     else:
-        write(f"Ranking under policy {ranking.policy}: {ranking.describe()}\n")
+        write(f"Ranking under policy {_shown(ranking.policy)}: {_shown(ranking.describe())}\n")
     if ranking.criteria.capabilities:
-        write(f"Required capabilities: {', '.join(ranking.criteria.capabilities)}\n")
+        write(f"Required capabilities: {_shown(', '.join(ranking.criteria.capabilities))}\n")
     write("\n")
     for entry in ranking.entries:
         write(f"{entry.rank:>2}. {_line(entry)}  score {_number(entry.score)}\n")
@@ -135,7 +139,7 @@ def _render(ranking: Any, *, configured: bool) -> None:
             _details(write, entry)
     write("\n")
     if ranking.selected is not None:
-        write(f"Selected: {ranking.selected.name}\n")
+        write(f"Selected: {_shown(ranking.selected.name)}\n")
     elif not configured:
         write("No provider instance is configured: add [providers.NAME] tables (adapter, model) to evalkit.toml.\n")
     else:
@@ -146,7 +150,7 @@ def _line(entry: Any) -> str:
     candidate = entry.candidate
     cost = "—" if candidate.cost_per_1k_tokens is None else f"{candidate.cost_per_1k_tokens:g}"
     return (
-        f"{candidate.name}  model {candidate.model or '(none)'}  adapter {candidate.adapter}  "
+        f"{_shown(candidate.name)}  model {_shown(candidate.model or '(none)')}  adapter {_shown(candidate.adapter)}  "
         f"priority {candidate.priority}  cost/1k {cost}  quality {_number(entry.quality.value)}"
     )
 
@@ -154,8 +158,8 @@ def _line(entry: Any) -> str:
 def _details(write: Any, entry: Any) -> None:
     if entry.quality.source != "none" or entry.quality.runs:
         runs = ", ".join(f"{r.run_id} ({r.set_identifier} {r.mean_score:.4f})" for r in entry.quality.runs)
-        write(f"      runs: {runs or 'none'}\n")
-    write(f"      why:  {entry.reason}\n")
+        write(f"      runs: {_shown(runs or 'none')}\n")
+    write(f"      why:  {_shown(entry.reason)}\n")
 
 
 def _number(value: float | None) -> str:
