@@ -98,5 +98,5 @@ def test_every_problem_is_reported_at_once():
 
 @pytest.mark.parametrize("text", ["", "   ", "\x00\x00", "\x1b\r\n", "\u200b\u202e"])
 def test_a_question_of_only_whitespace_or_control_characters_is_empty(text):
-    (problem,) = validate_question_set(with_question(question=text))
+    (problem,) = question_set_problems(with_question(question=text))
     assert 'question "parse-json": field question must not be empty' in problem
