@@ -26,6 +26,7 @@ __all__ = [
     "AsyncGenerator",
     "AsyncGrader",
     "BoundGenerator",
+    "ConcurrencyAware",
     "Generator",
     "Grader",
     "JudgeGrader",
@@ -179,6 +180,21 @@ class ServingEvidence(Protocol):
 
 
 @runtime_checkable
+class ConcurrencyAware(Protocol):
+    """A generator that sizes its resources (a connection pool) for the requests in flight.
+
+    The kernel calls :meth:`use_concurrency` once, before the first request, with the run's
+    effective concurrency (``--concurrency``, else the instance's ``concurrency`` option, else
+    ``$EVALKIT_CONCURRENCY``, else what the generator asks for, else 8), so a pool never caps a
+    run below what the user asked for.
+    """
+
+    def use_concurrency(self, requests: int) -> None:
+        """Allow ``requests`` requests in flight from now on."""
+        ...
+
+
+@runtime_checkable
 class AsyncClosing(Protocol):
     """A component holding connections that must be closed on the run's event loop."""
 
@@ -201,6 +217,8 @@ class BoundGenerator:
     alias: str | None
     configured: bool
     record: registry.PluginRecord | None = None
+    #: The instance's ``concurrency`` option as configured (``None``: not set in the config).
+    configured_concurrency: int | None = None
 
     @property
     def is_async(self) -> bool:
@@ -268,7 +286,11 @@ def bind_generator(
         except ConfigError as exc:
             raise ConfigError(f'provider instance "{instance.name}" ({instance.adapter}): {exc}') from None
         alias = options.get("model")
-        return BoundGenerator(generator, instance.adapter, instance.name, str(alias) if alias else None, True, record)
+        configured = instance.options.get("concurrency")
+        return BoundGenerator(
+            generator, instance.adapter, instance.name, str(alias) if alias else None, True, record,
+            configured_concurrency=configured if isinstance(configured, int) and not isinstance(configured, bool) else None,
+        )
     try:
         options = dict(overrides)
         if model:

@@ -63,6 +63,8 @@ class RunOutcome:
     verdict: Verdict
     notes: tuple[str, ...] = ()
     plugin_failures: tuple[str, ...] = ()
+    #: The requests the run kept in flight (``None`` when the run answered nothing itself).
+    concurrency: int | None = None
 
     def exit_code(self, fail_on_regression: bool) -> int:
         """0 fine · 1 gate failed · 3 the run could not complete."""
@@ -266,6 +268,8 @@ def _run(
     if resume and skip:
         notes.append(f"Resuming run {header.id}: {len(skip)} case(s) already answered are kept.")
     todo = runner.select_cases(golden_set.prompts, shard, skip)
+    if isinstance(bound.generator, components.ConcurrencyAware):
+        bound.generator.use_concurrency(level)
     observers = hooks.Observers(manager)
     observers.notify("evalkit_run_started", run=header, total=len(todo))
     if on_start is not None:
@@ -316,7 +320,7 @@ def _run(
         if isinstance(repository, RunVerdicts):
             repository.record_verdict(stored.id, stored_verdict(verdict))
     observers.notify("evalkit_run_finished", run=stored)
-    return RunOutcome(stored, verdict, tuple(notes), plugin_failures + observers.failures)
+    return RunOutcome(stored, verdict, tuple(notes), plugin_failures + observers.failures, concurrency=level)
 
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")

@@ -336,7 +336,8 @@ MAX_CONCURRENCY = 1_000_000
 
 
 def default_concurrency(bound: BoundGenerator, requested: int | None) -> int:
-    """``--concurrency``, else what the generator asks for, else ``$EVALKIT_CONCURRENCY``, else 8.
+    """The run's effective concurrency: ``--concurrency``, else the instance's configured
+    ``concurrency``, else ``$EVALKIT_CONCURRENCY``, else what the generator asks for, else 8.
 
     A ``$EVALKIT_CONCURRENCY`` that is not a whole number from 1 to :data:`MAX_CONCURRENCY`
     (``-5``, ``0``, ``abc``, ``1e3``) raises :class:`~evalkit.errors.UsageError`, whichever value
@@ -345,9 +346,11 @@ def default_concurrency(bound: BoundGenerator, requested: int | None) -> int:
     from_env = concurrency_from_environment()
     if requested:
         return requested
-    if bound.concurrency:
-        return bound.concurrency
-    return from_env if from_env is not None else 8
+    if bound.configured_concurrency:
+        return bound.configured_concurrency
+    if from_env is not None:
+        return from_env
+    return bound.concurrency or 8
 
 
 def concurrency_from_environment() -> int | None:

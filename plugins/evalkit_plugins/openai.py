@@ -173,6 +173,14 @@ class OpenAIGenerator:
         given and URL-encoded), so the kernel keeps them out of every stored and printed byte."""
         return self._secrets
 
+    def use_concurrency(self, requests: int) -> None:
+        """Size the connection pool for ``requests`` in flight (the run's effective concurrency).
+
+        Called by the kernel before the first request; a pool already open keeps its size until
+        :meth:`aclose`.
+        """
+        self.concurrency = _check_int("concurrency", requests, minimum=1)
+
     def check_ready(self) -> None:
         """One free request before anything is paid for: ``GET <base_url>/models``.
 

@@ -101,6 +101,8 @@ def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None, live_c
 
     run = outcome.run
     out.print(f"[bold]Evaluation: {literal(run.set_identifier)}[/bold]  (run {literal(run.id)})")
+    if outcome.concurrency is not None:
+        out.print(f"Concurrency: {outcome.concurrency} request{'s' if outcome.concurrency != 1 else ''} in flight")
     for note in outcome.notes:
         out.print(f"[yellow]{literal(note)}[/yellow]")
     for failure in outcome.plugin_failures:
@@ -253,6 +255,7 @@ def outcome_document(outcome: RunOutcome) -> dict[str, Any]:
     document = run_document(outcome.run)
     document["notes"] = list(outcome.notes)
     document["warnings"] = list(outcome.plugin_failures)
+    document["concurrency"] = outcome.concurrency
     document["verdict"] = {
         "state": verdict.state,
         "regressed": verdict.regressed,

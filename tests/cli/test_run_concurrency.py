@@ -1,0 +1,51 @@
+"""The effective concurrency (--concurrency, else the instance's option, else $EVALKIT_CONCURRENCY,
+else the generator's own, else 8) sizes both the runner and the openai generator's connection pool:
+counted as requests in flight at the test server."""
+
+from __future__ import annotations
+
+import pytest
+
+SET = "stdlib.asked"  # 50 prompts, from the test distribution evalkit-rag-app
+
+
+def configure(project, server, concurrency: int | None) -> None:
+    lines = [
+        "[providers.app]",
+        'adapter = "openai"',
+        f'base_url = "{server.base_url}"',
+        'model = "app-model"',
+        'api_key_env = "EVALKIT_NO_KEY"',
+    ]
+    if concurrency is not None:
+        lines.append(f"concurrency = {concurrency}")
+    (project / "evalkit.toml").write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("cli", "configured", "environment", "expected"),
+    [
+        (16, None, None, 16),  # CLI only: the pool no longer stays at the generator's default of 8
+        (None, 12, None, 12),  # config only
+        (16, 4, "3", 16),  # both: the command line wins
+        (None, None, "10", 10),  # the environment, when neither says
+        (None, 5, "10", 5),  # the instance's option beats the environment
+        (None, None, None, 8),  # nothing said: 8
+    ],
+    ids=["cli-only", "config-only", "cli-and-config", "env-only", "config-over-env", "default"],
+)
+def test_requests_in_flight_follow_the_effective_concurrency(
+    project, evalkit_cli, chat_server, plugin_dists, cli, configured, environment, expected
+) -> None:
+    chat_server.delay = 0.3
+    configure(project, chat_server, configured)
+    env = {"PYTHONPATH": plugin_dists("evalkit-rag-app")}
+    if environment is not None:
+        env["EVALKIT_CONCURRENCY"] = environment
+    args = ["run", SET, "--provider", "app"] + (["--concurrency", str(cli)] if cli else [])
+    result = evalkit_cli(*args, env=env)
+    assert result.code == 0, result.stderr
+    assert f"Concurrency: {expected} requests in flight" in result.stdout
+    assert chat_server.max_in_flight == expected
+    document = evalkit_cli(*args, "--json", env=env).json()
+    assert document["concurrency"] == expected
