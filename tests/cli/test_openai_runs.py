@@ -114,9 +114,10 @@ def test_garbage_is_an_errored_case_that_shows_what_came_back(evalkit_cli, proje
     chat_server.responder = arithmetic
     env = configure(project, chat_server)
     chat_server.fail_at(3, Fault.garbage(b"<html><body>upstream exploded</body></html>"))
+    env["COLUMNS"] = "400"  # the whole message on one line of the table
     result = evalkit_cli("run", "arith.basic", "--concurrency", "1", "--fail-on-regression", env=env)
     assert result.code == 3, result.stdout + result.stderr
-    assert "ERROR" in result.stdout and "upstream exploded" in result.stdout
+    assert "ERROR" in result.stdout and "upstream exploded" in result.stdout, result.stdout
     assert "the run is incomplete" in result.stdout
     (row,) = runs(project)
     assert row["status"] == "incomplete" and row["errored_count"] == 1 and row["answered_count"] == 6

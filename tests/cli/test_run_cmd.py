@@ -207,3 +207,14 @@ def test_configuration_in_pyproject_tool_evalkit(evalkit_cli, project) -> None:
     result = evalkit_cli("run", "arith.basic", "--json")
     assert result.code == 0, result.stderr
     assert result.json()["identity"] == {"version": 1, "provider_instance": "app", "model_alias": "app-v1", "reported_model": "m-1"}
+
+
+def test_the_table_lists_what_needs_a_look_and_counts_the_passing_cases(evalkit_cli) -> None:
+    quiet = evalkit_cli("run", "evalkit.smoke")
+    assert quiet.code == 0
+    assert "All 7 cases passed (--show-all lists them)." in quiet.stdout
+    assert "capital-of-france" not in quiet.stdout and "Case" not in quiet.stdout
+    every = evalkit_cli("run", "evalkit.smoke", "--show-all")
+    assert every.code == 0 and "All 7 cases passed" not in every.stdout
+    for case_id in ("capital-of-france", "two-plus-two", "opening-hours", "contact-json", "echo-token"):
+        assert case_id in every.stdout

@@ -91,11 +91,19 @@ def _failed_checks(case: CaseResult) -> str:
     return ", ".join(parts)
 
 
-def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None, live_cases: Mapping[str, CaseResult] | None = None) -> None:
+def render_outcome(
+    out: Any,
+    outcome: RunOutcome,
+    golden_set: Any = None,
+    live_cases: Mapping[str, CaseResult] | None = None,
+    show_all: bool = False,
+) -> None:
     """The human report of one run: cases, aggregates, identity, then the regression check.
 
-    ``live_cases`` are the failed cases as graded in this process: their check details (which
-    the privacy level may have kept out of the store) say why a check failed.
+    The table lists the cases that need a look — failed, errored, unstable — and counts the
+    passing ones in one line; ``show_all`` lists every case. ``live_cases`` are the failed cases
+    as graded in this process: their check details (which the privacy level may have kept out of
+    the store) say why a check failed.
     """
     from rich.table import Table
 
@@ -110,13 +118,23 @@ def render_outcome(out: Any, outcome: RunOutcome, golden_set: Any = None, live_c
     table = Table(show_edge=False, pad_edge=False)
     for column, justify in (("Case", "left"), ("Result", "left"), ("Score", "right"), ("Latency (ms)", "right"), ("Failed checks", "left")):
         table.add_column(column, justify=justify, overflow="fold")
+    hidden = 0
     for case in run.cases:
+        if case.passed and not case.unstable and not show_all:
+            hidden += 1
+            continue
         result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
         if case.unstable:
             result += " [yellow](unstable)[/yellow]"
         shown = (live_cases or {}).get(case.case_id, case)
         table.add_row(literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_failed_checks(shown)))
-    out.print(table)
+    if table.row_count:
+        out.print(table)
+    if hidden:
+        if hidden == len(run.cases):
+            out.print(f"All {hidden} case{'s' if hidden != 1 else ''} passed (--show-all lists them).")
+        else:
+            out.print(f"{hidden} passing case{'s are' if hidden != 1 else ' is'} not listed (--show-all lists every case).")
     render_summary(out, run)
     render_verdict(out, outcome)
 

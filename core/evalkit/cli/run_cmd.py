@@ -28,6 +28,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--model", metavar="ALIAS", help="model alias to send instead of the instance's")
     parser.add_argument("--grader", default="deterministic", metavar="NAME", help="grader (default: deterministic; see `evalkit list`)")
     parser.add_argument("--concurrency", type=positive_int, metavar="N", help="prompts in flight (default: the instance's, else 8)")
+    parser.add_argument(
+        "--show-all", action="store_true",
+        help="list every case in the table (default: failed, errored and unstable cases; passing ones are counted)",
+    )
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="what answer text is stored (default: config, else metadata)")
     parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version)")
     add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
@@ -141,7 +145,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json(outcome_document(outcome))
     else:
-        render_outcome(out, outcome, golden_set, live_cases=failed)
+        render_outcome(out, outcome, golden_set, live_cases=failed, show_all=args.show_all)
     return outcome.exit_code(args.fail_on_regression)
 
 
