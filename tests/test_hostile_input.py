@@ -235,7 +235,7 @@ def test_class12_every_command_shows_hostile_strings_literally(cli, project, hos
     ok("list", "questions")
     plugins = ok("list")
     assert "\n  hostilekit " in plugins.stdout and "\\x0a" not in plugins.stdout  # one line per plugin
-    first = ok("run", "hostile.markup")
+    first = ok("run", "hostile.markup", "--show-all")  # every case, passing ones too
     # Such a model is no evidence of who answered (not compared), and the reason shows it as it is.
     assert 'reported model "[/]\\x1b[31mmodel\\x9b"' in first.stdout and 'alias "alias-[/]"' in first.stdout
     assert "fails-\\x1b]0;pwned\\x07" in first.stdout and "[red]check[/red]\\x1b[2J" in first.stdout

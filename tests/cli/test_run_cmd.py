@@ -34,7 +34,7 @@ ARITH_GOOD = {"add-2-2": "4", "add-7-5": "12", "add-12-30": "42", "add-99-1": "1
 
 
 def test_smoke_run_stores_a_baseline_and_the_second_run_compares(evalkit_cli, project) -> None:
-    first = evalkit_cli("run", "evalkit.smoke")
+    first = evalkit_cli("run", "evalkit.smoke", "--show-all")
     assert first.code == 0, first.stderr
     assert "answers are the set's own references" in first.stdout
     assert "Pass rate:  100.0% (7/7)" in first.stdout
