@@ -80,3 +80,34 @@ def test_a_set_needs_prompts() -> None:
 def test_unsupported_pcre_modifier_is_refused() -> None:
     with pytest.raises(SetValidationError, match="unsupported PCRE modifier"):
         validate_prompt_set(one_prompt_set(assertions=[Assertion.regex("/a+/U")]))
+
+
+def test_each_problem_word_for_word() -> None:
+    from evalkit.checks import AssertionKind
+
+    def broken(value: object) -> list[str]:
+        raise RuntimeError("no idea")
+
+    kinds = {**BUILTIN_KINDS, "flaky": AssertionKind("flaky", lambda value, answer: True, broken)}
+    golden = GoldenPromptSet(
+        identifier="Bad Id",
+        name=" ",
+        prompts=[
+            GoldenPrompt(id="a", prompt="x", reference=42, system_prompt=7),  # type: ignore[arg-type]
+            GoldenPrompt(id="b", prompt="x", assertions=[Assertion(kind="flaky"), Assertion(kind="nope")]),
+        ],
+    )
+    assert prompt_set_problems(golden, kinds) == [
+        'set "Bad Id": field identifier must be lowercase segments of a-z, 0-9 and _ joined by dots (like package.set), '
+        "got 'Bad Id'",
+        'set "Bad Id": field name must not be empty',
+        'set "Bad Id", prompt "a": field reference must be a string or an evalkit.Answer',
+        'set "Bad Id", prompt "a": field system_prompt must be a string',
+        'set "Bad Id", prompt "b": field assertions[1] (flaky) validator raised RuntimeError: no idea',
+        'set "Bad Id", prompt "b": field assertions[2] (nope): unknown assertion kind; known kinds: '
+        + ", ".join(sorted(kinds)),
+    ]
+
+
+def test_a_string_system_prompt_and_an_answer_reference_are_fine() -> None:
+    validate_prompt_set(one_prompt_set(system_prompt="", reference=Answer("hi")))

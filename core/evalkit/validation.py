@@ -67,11 +67,12 @@ def prompt_set_problems(golden_set: GoldenPromptSet, kinds: Mapping[str, Asserti
         problems.extend(id_problems)
         if not isinstance(prompt.prompt, str) or not has_visible_text(prompt.prompt):
             problems.append(f"{at}: field prompt must not be empty (or hold only whitespace and control characters)")
-        if prompt.reference is not None and not isinstance(prompt.reference, str) and not _is_answer(prompt.reference):
+        reference_ok = prompt.reference is None or isinstance(prompt.reference, str) or _is_answer(prompt.reference)
+        if not reference_ok:
             problems.append(f"{at}: field reference must be a string or an evalkit.Answer")
         if prompt.system_prompt is not None and not isinstance(prompt.system_prompt, str):
             problems.append(f"{at}: field system_prompt must be a string")
-        if not prompt.assertions and not prompt.reference_text:
+        if not prompt.assertions and reference_ok and not prompt.reference_text:
             problems.append(f"{at}: field assertions is empty and there is no reference; declare at least one")
         for number, assertion in enumerate(prompt.assertions, start=1):
             if not isinstance(assertion, Assertion):
