@@ -208,3 +208,89 @@ def test_a_malformed_citation_is_refused(bad: object) -> None:
 def test_citations_resolve_takes_no_value() -> None:
     assert list(BUILTIN_KINDS["citations_resolve"].validate("x")) == ["takes no value"]
     assert list(BUILTIN_KINDS["citations_resolve"].validate(None)) == []
+
+
+SCHEMA_WITH_AGE = '{"type":"object","required":["name","age"],"properties":{"age":{"type":"integer"}}}'
+NESTED = '{"type":"object","properties":{"items":{"type":"array","items":{"properties":{"n":{"type":"integer"}}}}}}'
+
+
+def test_characters_outside_the_trim_set_are_content() -> None:
+    assert not check(Assertion.exact("Paris"), "XParisX").passed
+
+
+@pytest.mark.parametrize(
+    ("assertion", "text", "detail"),
+    [
+        (Assertion.exact("a" * 40), "b", f"exact({'a' * 40}) did not hold"),
+        (Assertion.exact("a" * 41), "b", f"exact({'a' * 37}...) did not hold"),
+        (Assertion.contains_any(["café", "thé"]), "tea", 'contains_any(["café","thé"]) did not hold'.replace(",", ", ")),
+        (Assertion.regex("/x/"), "y", "regex(/x/) did not hold"),
+        (Assertion.contains_none(["Lyon", "Nice", "Paris"]), "lyon or NICE", "found 'Lyon', 'Nice'"),
+        (Assertion.max_words(2), "one two three", "3 words, limit 2"),
+        (Assertion.cites_any(["policy#1"]), "x", "cited a#1, b#2"),
+        (Assertion.json_schema('{"type": "object"}'), "NaN", "answer is not JSON: NaN is not JSON"),
+        (Assertion.json_schema(SCHEMA_WITH_AGE), '{"name": "x", "age": "7"}', "'7' is not of type 'integer' at $['age']"),
+        (Assertion.json_schema(SCHEMA_WITH_AGE), '{"name": "x"}', "'age' is a required property at $"),
+        (Assertion.json_schema(NESTED), '{"items": [{"n": 1}, {"n": "2"}]}', "'2' is not of type 'integer' at $['items'][1]['n']"),
+    ],
+)
+def test_a_failed_check_says_why_in_words(assertion: Assertion, text: str, detail: str) -> None:
+    answer = {"citations": ["b#2", "a#1"]} if assertion.kind == "cites_any" else {}
+    result = check(assertion, text, **answer)
+    assert (result.passed, result.detail, result.error) == (False, detail, None)
+
+
+
+def test_errored_checks_say_why_in_words() -> None:
+    from evalkit.checks import AssertionKind
+
+    assert check(Assertion("nope")).error == "unknown assertion kind 'nope'"
+
+    def boom(value: object, answer: Answer) -> bool:
+        raise ValueError("bad value")
+
+    raised = evaluate(Assertion("boom", 1), Answer("x"), {"boom": AssertionKind("boom", boom)})
+    assert (raised.name, raised.passed, raised.error) == ("boom", False, "boom check raised ValueError: bad value")
+    remote = check(Assertion.json_schema({"$ref": "https://example.org/s.json"}), "{}")
+    assert not remote.passed and remote.error is not None
+    assert remote.error.endswith("Unresolvable: https://example.org/s.json")  # refused, never fetched
+
+
+def test_the_regex_timeout_names_the_pattern() -> None:
+    assert check(Assertion.regex(r"/(a+)+$/"), "a" * 40 + "b").error == "regex /(a+)+$/ did not finish in time"
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "problems"),
+    [
+        ("regex", 5, ["must be a non-empty string"]),
+        ("regex", "", ["must be a non-empty string"]),
+        ("regex", "/a/U", ["unsupported PCRE modifier(s) 'U' in '/a/U'"]),
+        ("regex", "[0-9]", []),
+        ("contains_any", "ok", ["must be a non-empty list of strings"]),
+        ("contains_any", [], ["must be a non-empty list of strings"]),
+        ("contains_any", ["ok", ""], ["every entry must be a non-empty string"]),
+        ("contains_none", ["ok", 3], ["every entry must be a non-empty string"]),
+        ("contains_any", ("ok",), []),
+        ("cites_any", ["a#1"], []),
+        ("max_words", 1, []),
+        ("max_words", 0, ["must be a positive integer"]),
+        ("max_words", 2.5, ["must be a positive integer"]),
+        ("max_words", True, ["must be a positive integer"]),
+        ("max_words", "3", ["must be a positive integer"]),
+        ("json_schema", "[1]", ["must be a JSON object (or a boolean schema)"]),
+        ("json_schema", True, []),
+        ("json_schema", {"type": "nope"}, ["is not a valid JSON Schema: 'nope' is not valid under any of the given schemas"]),
+        ("refusal", None, []),
+        ("refusal", 1, ["takes no value"]),
+        ("exact", "", ["must be a non-empty string"]),
+    ],
+)
+def test_each_kind_validates_its_value(kind: str, value: object, problems: list[str]) -> None:
+    assert list(BUILTIN_KINDS[kind].validate(value)) == problems
+
+
+def test_the_json_schema_cache_keeps_equal_schemas_apart_from_different_ones() -> None:
+    first = Assertion.json_schema({"type": "object", "required": ["a"]})
+    second = Assertion.json_schema({"required": ["b"], "type": "object"})
+    assert check(first, '{"a": 1}').passed and not check(second, '{"a": 1}').passed

@@ -146,3 +146,28 @@ def test_an_invalid_pattern_is_refused_naming_it(pattern: str) -> None:
     with pytest.raises(PatternError) as caught:
         compile_pattern(pattern)
     assert str(caught.value).startswith(f"invalid regular expression {pattern!r}: ")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "flags"),
+    [("/x/", re.ASCII), ("/x/u", re.UNICODE), ("/x/uDAS", re.UNICODE), ("/x/i", re.ASCII | re.IGNORECASE),
+     ("/x/ms", re.ASCII | re.MULTILINE | re.DOTALL), ("/x/xu", re.UNICODE | re.VERBOSE), ("x", re.UNICODE)],
+)
+def test_modifiers_set_exactly_their_flags(pattern: str, flags: int) -> None:
+    assert compile_pattern(pattern).flags == flags
+
+
+@pytest.mark.parametrize(
+    ("pattern", "translated"),
+    [("/a$/D", r"a\Z"), ("/a$|[$]b$/D", r"a\Z|[$]b\Z"), ("/a $ # $\n$/Dx", "a \\Z # $\n\\Z"), ("/abc/A", r"\A(?:abc)"),
+     ("/(?i)(?s)a/A", r"(?i)(?s)\A(?:a)"), ("/a # c/Ax", "\\A(?:a # c\n)"), ("/a$/Dm", "a$"), ("/a$/", "a$"),
+     ("/a[b$]c$/D", r"a[b$]c\Z"), ("/a[^]$]$/D", r"a[^]$]\Z"), ("/a[]b$]$/D", r"a[]b$]\Z"), ("/a\\$b$/D", r"a\$b\Z"),
+     ("/a\\\\$/D", r"a\\\Z"), ("/a#$\n$/Dx", "a#$\n\\Z"), ("/a#$/D", r"a#\Z")],
+)
+def test_the_translated_pattern(pattern: str, translated: str) -> None:
+    assert compile_pattern(pattern).pattern == translated
+
+
+def test_only_the_listed_characters_delimit() -> None:
+    assert split_delimited("XaX") is None and split_delimited("aba") is None and split_delimited("[a[") is None
+    assert matches("XaX", "XaX") and not matches("XaX", "a")

@@ -94,3 +94,27 @@ def test_retrieval_refuses_anything_but_tolerances_too(tmp_path) -> None:
     with pytest.raises(UsageError, match="tolerances must be an evalkit.Tolerances"):
         evaluate_retrieval("anything", "evalkit.lexical", tolerances=0.5, database=f"sqlite:///{tmp_path / 'r.db'}", cwd=tmp_path)
     assert not (tmp_path / "r.db").exists()
+
+
+def test_the_default_tolerance_is_one_tenth() -> None:
+    from evalkit.tolerance import DEFAULT_TOLERANCE
+
+    assert DEFAULT_TOLERANCE == Fraction(1, 10)
+    assert Tolerances() == Tolerances(Fraction(1, 10), Fraction(1, 10)) == Tolerances.parse()
+
+
+def test_parse_names_the_mean_score_option_second() -> None:
+    with pytest.raises(ToleranceError) as caught:
+        Tolerances.parse("0.1", "nan")
+    assert caught.value.option == "max-mean-score-drop"
+
+
+def test_resolve_tolerances_message_names_what_it_got() -> None:
+    from evalkit.tolerance import resolve_tolerances
+
+    assert resolve_tolerances(None) == Tolerances()
+    chosen = Tolerances(0, 1)
+    assert resolve_tolerances(chosen) is chosen
+    with pytest.raises(UsageError) as caught:
+        resolve_tolerances(0.5)
+    assert str(caught.value) == "tolerances must be an evalkit.Tolerances, got float 0.5"

@@ -67,3 +67,57 @@ def test_mcnemar_exact_p() -> None:
 def test_exact_score_recovers_small_fractions() -> None:
     assert exact_score(1 / 3) == Fraction(1, 3)
     assert exact_score(0.7) == Fraction(7, 10)
+
+
+def test_exact_score_limits_the_denominator_to_a_million() -> None:
+    assert exact_score(1 / 3) == Fraction(1, 3)
+    assert exact_score(1 / 1_000_001) == Fraction(1, 1_000_000)
+
+
+def test_one_aggregate_beyond_its_tolerance_is_a_regression() -> None:
+    only_rate = compare(run("new", ten(7)), run("old", ten(8)), Tolerances(Fraction(0), Fraction(1)))
+    assert only_rate.pass_rate_regressed and not only_rate.mean_score_regressed and only_rate.regressed
+    only_mean = compare(run("new", ten(7)), run("old", ten(8)), Tolerances(Fraction(1), Fraction(0)))
+    assert only_mean.mean_score_regressed and not only_mean.pass_rate_regressed and only_mean.regressed
+    assert only_mean.summary() == (
+        "Regression: mean score dropped 0.100 beyond the configured tolerance (baseline run old)."
+    )
+
+
+def test_the_summary_sentences() -> None:
+    same = compare(run("new", ten(8)), run("old", ten(7)), Tolerances())
+    assert same.summary() == "No regression: pass rate +10.0 pp, mean score +0.100 versus run old."
+    assert same.summary("top-1 hit rate", "top-3 hit rate", mean_in_points=True) == (
+        "No regression: top-1 hit rate +10.0 pp, top-3 hit rate +10.0 pp versus run old."
+    )
+    dropped = compare(run("new", ten(5)), run("old", ten(8)), Tolerances())
+    assert dropped.summary("top-1 hit rate", "top-3 hit rate", mean_in_points=True) == (
+        "Regression: top-1 hit rate dropped 30.0 pp and top-3 hit rate dropped 30.0 pp beyond the configured "
+        "tolerance (baseline run old)."
+    )
+
+
+def test_the_mean_without_unstable_cases_is_an_average() -> None:
+    from evalkit.grading import AGREEMENT_CHECK, Check
+
+    def judged(case_id: str, score: float, unstable: bool = False) -> CaseResult:
+        checks = [Check("fulfilment", score == 1.0), Check(AGREEMENT_CHECK, not unstable)]
+        return CaseResult(case_id, score == 1.0, score, checks=checks)
+
+    current = Run("new", "s.t", "g", cases=[judged("a", 1.0), judged("b", 0.5), judged("c", 0.0, unstable=True)])
+    baseline = Run("old", "s.t", "g", cases=[judged("a", 1.0), judged("b", 1.0), judged("c", 1.0)])
+    comparison = compare(current, baseline, Tolerances())
+    assert comparison.unstable_cases == ("c",)
+    assert comparison.mean_score_delta == Fraction(-1, 4)  # (1 + 0.5) / 2 against (1 + 1) / 2
+    assert comparison.pass_rate_delta == Fraction(-1, 2)
+
+
+def test_a_side_left_empty_by_unstable_cases_counts_as_zero() -> None:
+    from evalkit.grading import AGREEMENT_CHECK, Check
+
+    unstable = CaseResult("a", False, 0.0, checks=[Check(AGREEMENT_CHECK, False)])
+    current = Run("new", "s.t", "g", cases=[unstable])
+    baseline = Run("old", "s.t", "g", cases=[CaseResult("a", True, 1.0), CaseResult("b", True, 1.0)])
+    comparison = compare(current, baseline, Tolerances())
+    assert (comparison.pass_rate_delta, comparison.mean_score_delta) == (Fraction(-1), Fraction(-1))
+    assert comparison.removed_cases == ("b",)

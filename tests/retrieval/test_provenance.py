@@ -6,7 +6,7 @@ import hashlib
 
 import attrs
 import pytest
-from evalkit.questions import NOT_APPLICABLE, GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
+from evalkit.questions import NOT_APPLICABLE, GoldenQuestion, GoldenQuestionSet, QuestionForm, RetrievalProvenance
 from evalkit.retrieval.provenance import (
     SCORING_VERSION,
     baseline_state,
@@ -236,3 +236,45 @@ def test_invalid_declaration_counts_as_unknown_with_its_problems():
 )
 def test_baseline_state_decision_table(current, previous, state):
     assert baseline_state(current, previous) == state
+
+
+def _scheme_digest(payload: object) -> str:
+    """The documented digest: compact JSON (non-ASCII kept), SHA-256, prefixed ``v1:``."""
+    import json
+
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    return "v1:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def test_the_variant_fingerprint_follows_its_documented_scheme() -> None:
+    provenance = RetrievalProvenance("corpus-1", "model-2", "chunks-3", "pipe-4")
+    assert variant_fingerprint(provenance) == _scheme_digest(["variant-v1", "model-2", "chunks-3", "pipe-4"])
+
+
+def test_labels_are_ordered_by_the_raw_bytes_of_the_question_ids() -> None:
+    import base64
+
+    def b64(text: str) -> str:
+        return base64.b64encode(text.encode("utf-8")).decode("ascii")
+
+    # U+0300 encodes as CC 80 and U+0400 as D0 80: raw byte order and base64 text order disagree.
+    questions = [GoldenQuestion(i, "q", QuestionForm.MATCH, ["d"]) for i in ("\u0400", "\u0300")]
+    rows = [[b64(i), b64("q"), "match", None, [b64("d")]] for i in ("\u0300", "\u0400")]
+    assert labels_fingerprint(questions) == _scheme_digest(["labels-bytes-v1", rows])
+
+
+def test_undecodable_and_lone_surrogate_ids_are_fingerprinted_not_crashed_on() -> None:
+    prints = {labels_fingerprint([GoldenQuestion(i, "q", QuestionForm.MATCH, [])]) for i in ("\ud800", "\ud801", "\udcff")}
+    assert len(prints) == 3
+
+
+def test_each_provenance_problem_word_for_word() -> None:
+    bad = RetrievalProvenance(NOT_APPLICABLE, "bad label", "c\ud800", NOT_APPLICABLE)
+    assert validate_provenance(bad) == [
+        'retrieval provenance corpus_revision: must declare an applicable revision, not "not-applicable"',
+        "retrieval provenance model_revision: must be a bounded opaque ASCII revision label without URL scheme "
+        "(1-190 characters from A-Z a-z 0-9 . _ : + / -, starting with a letter or digit, no '://')",
+        "retrieval provenance chunking_identity: must be a bounded opaque ASCII revision label without URL scheme "
+        "(1-190 characters from A-Z a-z 0-9 . _ : + / -, starting with a letter or digit, no '://')",
+        'retrieval provenance pipeline_identity: must declare an applicable revision, not "not-applicable"',
+    ]

@@ -281,3 +281,38 @@ def test_aggregate_of_scored_questions_end_to_end():
     assert m.by_form["gap"].top1_hit_rate == 0.5
     assert m.by_hard_class["normal"].top3_hit_rate == 0.5
     assert m.by_hard_class["nothing"].mrr == 1.0
+
+
+def test_the_default_cut_off_is_ten() -> None:
+    from evalkit.retrieval.scoring import DEFAULT_K
+
+    assert DEFAULT_K == 10
+
+
+def test_percentile_sorts_unless_told_the_values_are_sorted() -> None:
+    from evalkit.retrieval.scoring import percentile
+
+    assert percentile([3.0, 1.0, 2.0], 0.5) == 2.0
+    assert percentile([1.0, 2.0, 3.0, 4.0], 0.95, presorted=True) == pytest.approx(3.85)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [("doc-1", "a retriever must return a list of document ids, not str"),
+     (5, "a retriever must return a list of document ids, not int"),
+     (["a", 3], "a retriever returned a document id that is not a string: 3")],
+)
+def test_a_bad_ranking_is_refused_word_for_word(raw: object, message: str) -> None:
+    from evalkit.retrieval.scoring import rank_distinct
+
+    with pytest.raises(RetrievalError) as caught:
+        rank_distinct(raw)  # type: ignore[arg-type]
+    assert str(caught.value) == message
+
+
+def test_a_bad_cut_off_is_refused_word_for_word() -> None:
+    from evalkit.retrieval.scoring import aggregate
+
+    with pytest.raises(UsageError) as caught:
+        aggregate([], 0)
+    assert str(caught.value) == "k must be a positive integer (got 0)"
