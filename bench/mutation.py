@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import importlib.util
 import os
 import signal
 import subprocess
@@ -196,8 +197,6 @@ class _MutantFinder:
         self.path = path
 
     def find_spec(self, fullname: str, target: object = None, module: object = None) -> object:
-        import importlib.util
-
         return importlib.util.spec_from_file_location(fullname, self.path) if fullname == self.name else None
 
 
@@ -234,7 +233,9 @@ def _child(mutant: Mutant, file: str, tests: list[str]) -> int:
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.dup2(null, 2)
-    return int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", *tests]))
+    # evalkit's own pytest plugin (an entry point) would make pytest rewrite, and so load from disk,
+    # every evalkit module ahead of this finder: keep it out, and keep assertions plain.
+    return int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", "-p", "no:evalkit", "--assert=plain", *tests]))
 
 
 def _start(mutant: Mutant, config: ModuleConfig, scratch: Path) -> tuple[int, str] | Result:
