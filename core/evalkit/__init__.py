@@ -28,6 +28,8 @@ _EXPORTS = {
     "GoldenQuestionSet": "questions",
     "Grading": "grading",
     "QuestionForm": "questions",
+    "Report": "reports",
+    "Reporter": "reports",
     "RetrievalOutcome": "retrieval.evaluation",
     "RetrievalProvenance": "questions",
     "RetrievalProvenanceProvider": "retrieval.contracts",

@@ -15,6 +15,7 @@
     │   └── RequestRejected           the endpoint refused a field of the request (not retried)
     ├── RetrievalError                a retriever failed or returned garbage for one question
     ├── RunInterrupted                Ctrl-C: finished cases are kept, the run can be resumed (exit 3)
+    ├── RunNotFinished                waited for a run's shards until the time limit (exit 3)
     ├── GraderUnavailableError        a judge cannot be reached before the run (exit 2, nothing stored)
     └── StorageError                  the results store cannot be used (exit 2)
         └── SchemaOutOfDateError      the database needs ``evalkit db upgrade``
@@ -35,6 +36,7 @@ __all__ = [
     "RequestRejected",
     "RetrievalError",
     "RunInterrupted",
+    "RunNotFinished",
     "SchemaOutOfDateError",
     "SetValidationError",
     "StorageError",
@@ -156,6 +158,12 @@ class RunInterrupted(EvalkitError):
             f"interrupted: run {run_id} keeps its finished cases; "
             f"continue it with `evalkit run {set_identifier} --resume {run_id}`"
         )
+
+
+class RunNotFinished(EvalkitError):
+    """A run's shards were not all in (or its verdict not recorded) when the wait ran out."""
+
+    exit_code = 3
 
 
 class GraderUnavailableError(EvalkitError):

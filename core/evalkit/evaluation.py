@@ -31,7 +31,7 @@ from .tolerance import Tolerances, resolve_tolerances
 from .validation import validate_prompt_set
 from .verdict import Comparison, compare
 
-__all__ = ["RunOutcome", "Verdict", "assertion_kinds", "evaluate_set", "verdict_for"]
+__all__ = ["RunOutcome", "Verdict", "assertion_kinds", "evaluate_set", "stored_run_verdict", "verdict_for"]
 
 NO_SCOPED_READS = "not compared: the configured repository has no generator-scoped reads"
 
@@ -350,3 +350,20 @@ def stored_verdict(verdict: Verdict) -> StoredVerdict:
     if comparison is not None:
         return StoredVerdict("regressed" if comparison.regressed else "ok", comparison.baseline_id, comparison.summary())
     return StoredVerdict("baseline" if verdict.state == "baseline" else "not_compared", None, verdict.reason)
+
+
+def stored_run_verdict(run: Run, repository: Any, tolerances: Tolerances) -> Verdict:
+    """The verdict of a finished, stored run, as the process that closed it decided it.
+
+    Read back from the store (the baseline it was compared with is compared again under
+    ``tolerances``, for the deltas and the case lists); a run stored without a verdict is judged
+    now by :func:`verdict_for`. This is how the final job of a sharded CI run learns its verdict.
+    """
+    recorded = repository.verdicts_for([run.id]).get(run.id) if isinstance(repository, RunVerdicts) else None
+    if recorded is None or run.status is not RunStatus.COMPLETE:
+        return verdict_for(run, repository, tolerances)
+    if recorded.baseline_id:
+        baseline = repository.get_run(recorded.baseline_id)
+        if baseline is not None:
+            return Verdict("compared", comparison=compare(run, baseline, tolerances), baseline=baseline)
+    return Verdict("baseline" if recorded.state == "baseline" else "not_compared", recorded.note)

@@ -35,6 +35,7 @@ KIND_BY_GROUP = {
     "evalkit.generators": "generator",
     "evalkit.repositories": "repository",
     "evalkit.hooks": "hook plugin",
+    "evalkit.reporters": "reporter",
 }
 GROUPS = tuple(KIND_BY_GROUP)
 PLURALS = {"repository": "repositories"}

@@ -17,6 +17,7 @@ __all__ = ["main", "build_parser"]
 #: Command modules, each with ``register(subparsers)``; their top level imports nothing heavy.
 COMMAND_MODULES = ("run_cmd", "retrieval_cmd", "list_cmd", "models_cmd", "history_cmd", "show_cmd", "compare_cmd", "db_cmd")
 COMMAND_MODULES += ("validate_cmd", "schema_cmd", "init_cmd")
+COMMAND_MODULES += ("report_cmd",)
 
 EPILOG = """exit codes: 0 done · 1 gate failed (regression, or not comparable under --fail-on-regression)
             2 bad usage or invalid input (nothing called, nothing stored) · 3 the run could not complete"""

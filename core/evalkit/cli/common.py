@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["add_store_options", "add_tolerance_options", "console", "positive_int", "print_json"]
+__all__ = ["add_report_option", "add_store_options", "add_tolerance_options", "console", "positive_int", "print_json"]
 
 
 def console(stderr: bool = False) -> Any:
@@ -121,3 +121,13 @@ def database_url(args: argparse.Namespace, config: Any) -> str:
     from ..storage import resolve_database_url
 
     return resolve_database_url(getattr(args, "database", None), config)
+
+
+def add_report_option(parser: argparse.ArgumentParser) -> None:
+    """``--report FORMAT[:PATH]``, repeatable (checked when the command runs, before anything is called)."""
+    parser.add_argument(
+        "--report", action="append", metavar="FORMAT[:PATH]",
+        help="also write a report: junit, markdown, html, json or an installed reporter (see `evalkit list`); "
+        'repeatable; PATH "-" is standard output; without a path markdown is appended to $GITHUB_STEP_SUMMARY '
+        "when set, other formats print. A failing reporter is named on stderr and does not change the exit code",
+    )

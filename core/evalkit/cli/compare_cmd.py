@@ -9,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from .common import add_store_options, add_tolerance_options
+from .common import add_report_option, add_store_options, add_tolerance_options
 
 
 def register(subparsers: Any) -> None:
@@ -27,6 +27,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("base", metavar="BASE", help="the run compared against (the baseline)")
     parser.add_argument("run", metavar="RUN", help="the run under review")
     add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+    add_report_option(parser)
     add_store_options(parser)
     parser.set_defaults(handler=handle)
 
@@ -57,9 +58,11 @@ def handle(args: argparse.Namespace) -> int:
     from ..verdict import compare
     from .common import console, print_json
     from .render import run_document
+    from .reporting import deliver_reports, report_targets
     from .stored import close_store, identity_label, open_store, require_run
 
     tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
+    targets = report_targets(args)
     repository = open_store(args)
     try:
         base = require_run(repository, args.base)
@@ -81,6 +84,7 @@ def handle(args: argparse.Namespace) -> int:
         "removed": list(comparison.removed_cases),
     }
     exit_code = 1 if args.fail_on_regression and comparison.regressed else 0
+    rendered = _render_reports(args, targets, base, run, comparison, notes)
 
     if args.json:
         print_json(
@@ -99,13 +103,14 @@ def handle(args: argparse.Namespace) -> int:
                 "notes": notes,
             }
         )
+        deliver_reports(rendered)
         return exit_code
 
     from rich.table import Table
 
     from .render import literal
 
-    out = console()
+    out = console(stderr=rendered.takes_stdout)
     out.print(f"[bold]Compare: {literal(run.set_identifier)}[/bold]  (base {literal(base.id)} → run {literal(run.id)})")
     for note in notes:
         out.print(f"[yellow]{literal(note)}[/yellow]")
@@ -143,4 +148,19 @@ def handle(args: argparse.Namespace) -> int:
     )
     style = "red" if comparison.regressed else "green"
     out.print(f"[{style}]{literal(comparison.summary())}[/{style}]")
+    deliver_reports(rendered)
     return exit_code
+
+
+def _render_reports(args: argparse.Namespace, targets: Any, base: Any, run: Any, comparison: Any, notes: list[str]) -> Any:
+    """The ``--report`` documents of RUN against BASE (the verdict is this comparison's)."""
+    from ..config import load_config
+    from ..storage import StoredVerdict
+    from .common import database_url
+    from .reporting import render_for
+
+    verdict = StoredVerdict("regressed" if comparison.regressed else "ok", base.id, comparison.summary())
+    return render_for(
+        targets, database_url(args, load_config(args.config)), run, verdict=verdict, comparison=comparison,
+        baseline=base, fail_on_regression=args.fail_on_regression, notes=notes,
+    )  # fmt: skip

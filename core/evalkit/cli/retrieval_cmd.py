@@ -9,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from .common import add_store_options, add_tolerance_options, positive_int
+from .common import add_report_option, add_store_options, add_tolerance_options, positive_int
 
 
 def register(subparsers: Any) -> None:
@@ -43,6 +43,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)")
     parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run")
     add_tolerance_options(parser, "max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
+    add_report_option(parser)
     add_store_options(parser)
     parser.set_defaults(handler=handle)
 
@@ -56,11 +57,14 @@ def handle(args: argparse.Namespace) -> int:
     from ..tolerance import Tolerances
     from .common import console, database_url, print_json
     from .render import ProgressDisplay
+    from .reporting import deliver_reports, report_targets
 
     config = load_config(args.config)
     sourced = question_set_catalog(config=config).get(args.set)
     registry.find("evalkit.retrievers", args.retriever)
     tolerances = Tolerances.parse(args.max_top1_drop, args.max_top3_drop, names=("max-top1-drop", "max-top3-drop"))
+    targets = report_targets(args)
+    database = database_url(args, config)
     progress = ProgressDisplay(enabled=not args.json)
     try:
         outcome = evaluate_retrieval(
@@ -68,7 +72,7 @@ def handle(args: argparse.Namespace) -> int:
             args.retriever,
             deployment=args.deployment,
             config=config,
-            database=database_url(args, config),
+            database=database,
             tolerances=tolerances,
             k=args.k,
             privacy=args.privacy,
@@ -79,11 +83,28 @@ def handle(args: argparse.Namespace) -> int:
         )
     finally:
         progress.stop()
+    rendered = _render_reports(targets, database, outcome, args.fail_on_regression)
     if args.json:
         print_json(outcome_document(outcome))
     else:
-        render_outcome(console(), outcome)
+        render_outcome(console(stderr=rendered.takes_stdout), outcome)
+    deliver_reports(rendered)
     return outcome.exit_code(args.fail_on_regression)
+
+
+def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regression: bool) -> Any:
+    """The ``--report`` documents of a retrieval run, with every question's ranking as scored here."""
+    from ..reports import question_infos
+    from ..retrieval.evaluation import case_from_score
+    from .reporting import render_for
+
+    k = outcome.metrics.k
+    return render_for(
+        targets, database, outcome.run,
+        comparison=outcome.comparison, baseline=outcome.baseline, questions=question_infos(outcome.question_set),
+        live_cases={qid: case_from_score(score, k) for qid, score in outcome.scores.items()},
+        fail_on_regression=fail_on_regression, notes=(*outcome.warnings, *outcome.notes),
+    )  # fmt: skip
 
 
 def _hit(value: bool) -> str:

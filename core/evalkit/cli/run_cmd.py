@@ -9,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from .common import add_store_options, add_tolerance_options, positive_int, temperature
+from .common import add_report_option, add_store_options, add_tolerance_options, positive_int, temperature
 
 
 def register(subparsers: Any) -> None:
@@ -37,6 +37,7 @@ def register(subparsers: Any) -> None:
     add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
     _add_judge_options(parser)
     _add_resume_options(parser)
+    add_report_option(parser)
     add_store_options(parser)
     parser.set_defaults(handler=handle)
 
@@ -95,9 +96,23 @@ def _add_resume_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--shard", metavar="I/N",
-        help="answer only slice I of N deterministic slices of the set (needs --run-id, the id every shard joins)",
+        help="answer only slice I of N deterministic slices of the set; auto: from the CI's parallel-job variables "
+        "(GitLab CI_NODE_INDEX/CI_NODE_TOTAL, CircleCI CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL, Buildkite "
+        "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT)",
     )
-    parser.add_argument("--run-id", metavar="ID", help="the run's id; an existing run of that id is joined (shards)")
+    parser.add_argument(
+        "--run-id", metavar="ID",
+        help="the run's id; an existing run of that id is joined (shards). With --shard or --wait-for-shards it "
+        "defaults to one derived from the CI pipeline id (GitLab, GitHub Actions, CircleCI, Buildkite) and the "
+        "set, provider, model and grader",
+    )
+    from .report_cmd import add_wait_options
+
+    add_wait_options(
+        parser, "--wait-for-shards",
+        "answer nothing: wait until every shard of the run is in, then print its verdict, write the reports "
+        "and exit with its code (the final job of a sharded CI run)",
+    )
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -105,17 +120,21 @@ def handle(args: argparse.Namespace) -> int:
     from .. import registry
     from ..catalog import prompt_set_catalog
     from ..config import load_config
-    from ..evaluation import evaluate_set
+    from ..evaluation import evaluate_set, stored_verdict
     from ..tolerance import Tolerances
     from .common import console, database_url, print_json
     from .render import ProgressDisplay, outcome_document, render_outcome
+    from .reporting import deliver_reports, render_for, report_targets
 
     config = load_config(args.config)
     catalog = prompt_set_catalog(config=config)
     golden_set = catalog.get(args.set).set
     registry.find("evalkit.graders", args.grader)
     tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
-    out = console()
+    targets = report_targets(args)
+    database = database_url(args, config)
+    if args.wait:
+        return _verdict_job(args, golden_set, database, tolerances, targets)
     progress = ProgressDisplay(enabled=not args.json)
     failed: dict[str, Any] = {}
 
@@ -131,7 +150,7 @@ def handle(args: argparse.Namespace) -> int:
             grader=args.grader,
             strict_grader=True,
             config=config,
-            database=database_url(args, config),
+            database=database,
             tolerances=tolerances,
             privacy=args.privacy,
             concurrency=args.concurrency,
@@ -142,10 +161,18 @@ def handle(args: argparse.Namespace) -> int:
         )
     finally:
         progress.stop()
+    verdict = outcome.verdict
+    rendered = render_for(
+        targets, database, outcome.run,
+        verdict=None if outcome.run.status.value == "running" else stored_verdict(verdict),
+        comparison=verdict.comparison, baseline=verdict.baseline, live_cases=failed,
+        fail_on_regression=args.fail_on_regression, notes=outcome.notes,
+    )  # fmt: skip
     if args.json:
         print_json(outcome_document(outcome))
     else:
-        render_outcome(out, outcome, golden_set, live_cases=failed, show_all=args.show_all)
+        render_outcome(console(stderr=rendered.takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all)
+    deliver_reports(rendered)
     return outcome.exit_code(args.fail_on_regression)
 
 
@@ -155,14 +182,65 @@ def _extra_run_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _resume_options(args: argparse.Namespace) -> dict[str, Any]:
+    import os
+
+    from ..ci import shard_from_environment
     from ..errors import UsageError
     from ..runner import Shard
 
-    run_id = args.run_id
+    shard = None
+    if args.shard == "auto":
+        shard = shard_from_environment(os.environ)
+    elif args.shard:
+        shard = Shard.parse(args.shard)
+    run_id = args.run_id or (_pipeline_run_id(args) if shard is not None and not args.resume else None)
     if args.resume and run_id and args.resume != run_id:
         raise UsageError(f"--resume {args.resume} and --run-id {run_id} name two different runs")
-    return {
-        "run_id": args.resume or run_id,
-        "resume": args.resume is not None,
-        "shard": Shard.parse(args.shard) if args.shard else None,
-    }
+    return {"run_id": args.resume or run_id, "resume": args.resume is not None, "shard": shard}
+
+
+def _pipeline_run_id(args: argparse.Namespace) -> str | None:
+    """The run id every job of this CI pipeline derives for this set, provider, model and grader."""
+    import os
+
+    from ..ci import pipeline_run_id
+
+    return pipeline_run_id(os.environ, (args.set, args.provider, args.model, args.grader))
+
+
+def _verdict_job(args: argparse.Namespace, golden_set: Any, database: str, tolerances: Any, targets: Any) -> int:
+    """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
+    from ..errors import UsageError
+    from ..evaluation import RunOutcome, stored_run_verdict, stored_verdict
+    from ..storage import open_repository
+    from .common import console, print_json
+    from .render import outcome_document, render_outcome
+    from .report_cmd import wait_for
+    from .reporting import deliver_reports, render_for
+
+    if args.shard or args.resume is not None:
+        raise UsageError("--wait-for-shards answers nothing itself; it cannot be combined with --shard or --resume")
+    run_id = args.run_id or _pipeline_run_id(args)
+    if run_id is None:
+        raise UsageError("--wait-for-shards needs the run's id: pass --run-id ID (no CI pipeline id is set to derive it from)")
+    repository = open_repository(database)
+    try:
+        run = wait_for(args, repository, run_id)
+        if run.set_identifier != golden_set.identifier:
+            raise UsageError(f'run {run.id} is a run of set "{run.set_identifier}", not "{golden_set.identifier}"')
+        verdict = stored_run_verdict(run, repository, tolerances)
+    finally:
+        close = getattr(repository, "close", None)
+        if callable(close):
+            close()
+    outcome = RunOutcome(run, verdict, (f"Every shard of run {run.id} is in.",))
+    rendered = render_for(
+        targets, database, run, verdict=stored_verdict(verdict), comparison=verdict.comparison,
+        baseline=verdict.baseline, fail_on_regression=args.fail_on_regression, notes=outcome.notes,
+    )  # fmt: skip
+    if args.json:
+        print_json(outcome_document(outcome))
+    else:
+        render_outcome(console(stderr=rendered.takes_stdout), outcome, golden_set)
+    deliver_reports(rendered)
+    return outcome.exit_code(args.fail_on_regression)

@@ -1,0 +1,92 @@
+"""``--report`` for the commands that produce a verdict (run, retrieval, compare, report).
+
+Imported by command handlers only. The flow: :func:`report_targets` refuses a bad ``--report``
+before anything is called; after the run is stored, :func:`render_for` assembles the report from
+the store and renders every target; the command prints its own output (on stderr when a report
+takes standard output); :func:`deliver_reports` writes the files and names any reporter that
+failed. A failing reporter never changes the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import UsageError
+from ..reports.targets import (
+    STDOUT,
+    RenderedReport,
+    ReportFailure,
+    ReportTarget,
+    deliver,
+    parse_targets,
+    render_reports,
+)
+
+__all__ = ["Rendered", "deliver_reports", "render_for", "report_targets"]
+
+
+def report_targets(args: argparse.Namespace) -> tuple[ReportTarget, ...]:
+    """The command's ``--report`` values, parsed; refused with ``--json`` when both want stdout."""
+    targets = parse_targets(getattr(args, "report", None))
+    if getattr(args, "json", False) and any(t.path == STDOUT for t in targets):
+        raise UsageError("--json and --report FORMAT:- both write to standard output; give the report a path")
+    return targets
+
+
+class Rendered:
+    """Reports rendered for one command, not yet written."""
+
+    def __init__(
+        self, reports: Sequence[RenderedReport] = (), failures: Sequence[ReportFailure] = (), report: Any = None
+    ) -> None:
+        self.reports = list(reports)
+        self.failures = list(failures)
+        #: The :class:`~evalkit.reports.Report` they were rendered from (``None`` when nothing was asked).
+        self.report = report
+
+    @property
+    def takes_stdout(self) -> bool:
+        """True when a report prints on standard output (the command's own output then goes to stderr)."""
+        return any(r.destination == STDOUT for r in self.reports)
+
+
+def render_for(targets: Sequence[ReportTarget], database: str, run: Any, **assemble: Any) -> Rendered:
+    """Assemble the report of the stored ``run`` from ``database`` and render every target."""
+    if not targets:
+        return Rendered()
+    from ..reports.assemble import assemble_report
+    from ..storage import open_repository
+
+    repository = open_repository(database)
+    try:
+        report = assemble_report(repository, run, **assemble)
+    finally:
+        close = getattr(repository, "close", None)
+        if callable(close):
+            close()
+    reports, failures = render_reports(targets, report)
+    return Rendered(reports, failures, report)
+
+
+def deliver_reports(rendered: Rendered) -> None:
+    """Write the rendered reports; name each one written and each reporter that failed (stderr)."""
+    if not rendered.reports and not rendered.failures:
+        return
+    from ..reports.escape import one_line
+    from .common import console
+
+    written, failures = deliver(rendered.reports)
+    err = console(stderr=True)
+    for item in written:
+        if item.destination != STDOUT:
+            verb = "appended to" if item.appended else "written to"
+            err.print(f"Report {item.format} {verb} {one_line(item.destination)}", markup=False, highlight=False)
+    for failure in [*rendered.failures, *failures]:
+        err.print(
+            f'evalkit: error: reporter "{failure.format}" failed: {failure.message} '
+            "(the run's stored result and exit code are unchanged)",
+            markup=False,
+            highlight=False,
+        )

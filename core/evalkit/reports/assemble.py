@@ -1,0 +1,130 @@
+"""Building a :class:`~evalkit.reports.model.Report` from the results store.
+
+This is the one place that knows how a stored run's verdict, comparison and history are found,
+so ``evalkit run``, ``evalkit retrieval``, ``evalkit compare`` and ``evalkit report`` hand their
+reporters the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from ..runs import CaseResult, Run, RunKind, RunStatus
+from ..storage import RunHistory, RunVerdicts, StoredVerdict
+from ..tolerance import Tolerances
+from ..verdict import Comparison, compare
+from .model import HistoryPoint, QuestionInfo, Report, figures_of
+
+__all__ = ["assemble_report", "history_of", "question_infos", "scope_key"]
+
+#: How many runs of a scope a report's trend shows at most.
+HISTORY_LIMIT = 60
+
+
+def scope_key(run: Run) -> tuple[Any, ...]:
+    """The series a run belongs to: set, kind, then who answered and under which yardstick
+    (prompt runs) or which retriever in which deployment (retrieval runs)."""
+    if run.kind is RunKind.RETRIEVAL:
+        return (run.set_identifier, run.kind, run.retriever, run.deployment)
+    who = run.identity
+    answered = (who.provider_instance, who.model_alias, who.reported_model) if who else (run.provider_instance, run.model_alias, None)
+    return (run.set_identifier, run.kind, answered, run.grader)
+
+
+def accepted(run: Run, verdict: StoredVerdict | None) -> bool:
+    """Whether a stored run counts as an accepted baseline of its scope: complete, and either
+    the first of its scope or compared without a regression."""
+    return run.status is RunStatus.COMPLETE and verdict is not None and verdict.state in ("baseline", "ok")
+
+
+def history_of(repository: Any, run: Run, limit: int = HISTORY_LIMIT) -> tuple[HistoryPoint, ...]:
+    """The runs of ``run``'s scope up to and including it, oldest first (empty when the store
+    cannot list runs)."""
+    if not isinstance(repository, RunHistory):
+        return ()
+    listed = repository.recent_runs(run.set_identifier, limit=limit * 4)
+    key = scope_key(run)
+    members = [r for r in listed if scope_key(r) == key and (r.started_at, r.id) <= (run.started_at, run.id)]
+    if all(r.id != run.id for r in members):
+        members.append(run)
+    members.sort(key=lambda r: (r.started_at, r.id))
+    members = members[-limit:]
+    verdicts = repository.verdicts_for([r.id for r in members]) if isinstance(repository, RunVerdicts) else {}
+    points = []
+    for member in members:
+        verdict = verdicts.get(member.id)
+        points.append(
+            HistoryPoint(
+                run_id=member.id,
+                started_at=member.started_at,
+                status=member.status,
+                figures=figures_of(member),
+                verdict_state=verdict.state if verdict is not None else None,
+                accepted=accepted(member, verdict),
+                current=member.id == run.id,
+                label=member.label,
+            )
+        )
+    return tuple(points)
+
+
+def question_infos(question_set: Any) -> dict[str, QuestionInfo]:
+    """``{question id: QuestionInfo}`` for a :class:`~evalkit.questions.GoldenQuestionSet`."""
+    return {
+        q.id: QuestionInfo(q.question, tuple(q.expected_document_ids), q.form.value, q.hard_class)
+        for q in question_set.questions
+    }
+
+
+def _with_live_details(cases: Iterable[CaseResult], live: Mapping[str, CaseResult]) -> tuple[CaseResult, ...]:
+    """Stored cases, with the checks and detail this process graded where the privacy level kept
+    them out of the store (answer text always stays as stored)."""
+    merged = []
+    for case in cases:
+        fresh = live.get(case.case_id)
+        if fresh is not None and not case.errored:
+            case = attrs.evolve(case, checks=fresh.checks, detail=fresh.detail if fresh.detail is not None else case.detail)
+        merged.append(case)
+    return tuple(merged)
+
+
+def assemble_report(
+    repository: Any,
+    run: Run,
+    *,
+    verdict: StoredVerdict | None = None,
+    comparison: Comparison | None = None,
+    baseline: Run | None = None,
+    tolerances: Tolerances | None = None,
+    questions: Mapping[str, QuestionInfo] | None = None,
+    live_cases: Mapping[str, CaseResult] | None = None,
+    fail_on_regression: bool = False,
+    notes: Iterable[str] = (),
+) -> Report:
+    """The report of a stored run.
+
+    ``verdict`` defaults to the one stored with the run. When no ``comparison`` is given and the
+    verdict names a baseline run, the run is compared with it again (under ``tolerances``) for
+    the case-by-case sections and deltas; the verdict itself stays the stored one.
+    """
+    if verdict is None and isinstance(repository, RunVerdicts):
+        verdict = repository.verdicts_for([run.id]).get(run.id)
+    if comparison is None and verdict is not None and verdict.baseline_id:
+        baseline = repository.get_run(verdict.baseline_id)
+        if baseline is not None:
+            comparison = compare(run, baseline, tolerances or Tolerances())
+    if live_cases:
+        run = run.with_cases(_with_live_details(run.cases, live_cases))
+    return Report(
+        run=run,
+        verdict=verdict,
+        comparison=comparison,
+        baseline=baseline if comparison is not None else None,
+        history=history_of(repository, run),
+        questions=dict(questions or {}),
+        fail_on_regression=fail_on_regression,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,280 @@
+"""What a reporter is given: one stored run, its verdict and comparison, and its scope's history.
+
+:class:`Report` is the single input every reporter (JUnit, Markdown, HTML, JSON, third-party)
+renders. It is assembled in one place (:mod:`evalkit.reports.assemble`) from the results store,
+so a change to how verdicts or comparisons are made is adapted there and nowhere else.
+
+Every string in it (set and case ids, check details, answers, notes) is data from a plugin, a
+set, an endpoint or a stored row: a reporter escapes it for its format
+(:mod:`evalkit.reports.escape`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+import attrs
+
+from ..runs import CaseResult, Run, RunKind, RunStatus
+from ..storage import StoredVerdict
+from ..verdict import Comparison
+
+__all__ = [
+    "CHANGE_SECTIONS",
+    "Figure",
+    "HistoryPoint",
+    "QuestionInfo",
+    "Report",
+    "figures_of",
+    "verdict_word",
+]
+
+#: The comparison's case sections, in the order reports list them: attribute, heading, and the
+#: short tag a per-case table shows. Regressed cases always come first.
+CHANGE_SECTIONS: tuple[tuple[str, str, str], ...] = (
+    ("regressed_cases", "Regressed (passed in the baseline, fail now)", "regressed"),
+    ("fixed_cases", "Fixed (failed in the baseline, pass now)", "fixed"),
+    ("still_failing", "Still failing", "still failing"),
+    ("added_cases", "Added (not in the baseline)", "added"),
+    ("removed_cases", "Removed (not in this run)", "removed"),
+)
+
+
+@attrs.frozen
+class Figure:
+    """One headline number of a run, beside the same number of its baseline.
+
+    ``percent`` figures are rates shown as percentages with deltas in points; the others are
+    0..1 means shown with three decimals.
+    """
+
+    key: str
+    label: str
+    value: float | None
+    baseline: float | None = None
+    percent: bool = True
+
+    @property
+    def delta(self) -> float | None:
+        """This run minus the baseline, when both are known."""
+        if self.value is None or self.baseline is None:
+            return None
+        return self.value - self.baseline
+
+    def show(self, value: float | None) -> str:
+        """``66.7%`` or ``0.667``; an em dash when unknown."""
+        if value is None:
+            return "—"
+        return f"{value * 100:.1f}%" if self.percent else f"{value:.3f}"
+
+    def show_delta(self) -> str:
+        """``-33.3 pp`` or ``+0.120``; empty when there is no baseline."""
+        delta = self.delta
+        if delta is None:
+            return ""
+        return f"{delta * 100:+.1f} pp" if self.percent else f"{delta:+.3f}"
+
+
+def _retrieval_metrics(run: Run) -> Mapping[str, Any]:
+    metrics = (run.metrics or {}).get("retrieval")
+    return metrics if isinstance(metrics, Mapping) else {}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+        return None
+    return float(value)
+
+
+def figures_of(run: Run) -> dict[str, float | None]:
+    """The headline numbers of one run by key: ``pass_rate``/``mean_score`` for a prompt run;
+    ``hit_at_1``/``hit_at_3``/``mrr_at_k``/``ndcg_at_k`` for a retrieval run (read from its stored
+    metrics; the hit rates fall back to the stored pass rate and mean score)."""
+    if run.kind is not RunKind.RETRIEVAL:
+        return {"pass_rate": float(run.pass_rate), "mean_score": float(run.mean_score)}
+    metrics = _retrieval_metrics(run)
+    hit1 = _number(metrics.get("top1_hit_rate"))
+    hit3 = _number(metrics.get("top3_hit_rate"))
+    return {
+        "hit_at_1": hit1 if hit1 is not None else float(run.pass_rate),
+        "hit_at_3": hit3 if hit3 is not None else float(run.mean_score),
+        "mrr_at_k": _number(metrics.get("mrr_at_k", metrics.get("mrr"))),
+        "ndcg_at_k": _number(metrics.get("ndcg_at_k")),
+    }
+
+
+def _figure_labels(run: Run) -> tuple[tuple[str, str, bool], ...]:
+    if run.kind is not RunKind.RETRIEVAL:
+        return (("pass_rate", "Pass rate", True), ("mean_score", "Mean score", False))
+    k = _retrieval_metrics(run).get("k")
+    k_label = str(k) if isinstance(k, int) else "k"
+    return (
+        ("hit_at_1", "hit@1", True),
+        ("hit_at_3", "hit@3", True),
+        ("mrr_at_k", f"MRR@{k_label}", False),
+        ("ndcg_at_k", f"nDCG@{k_label}", False),
+    )
+
+
+def verdict_word(run: Run, verdict: StoredVerdict | None, gate_failed: bool) -> str:
+    """The verdict in one upper-case word or two, as every report's first line shows it."""
+    if run.status is RunStatus.RUNNING:
+        return "PENDING"
+    if run.status is not RunStatus.COMPLETE:
+        return run.status.value.upper()
+    state = verdict.state if verdict is not None else "not_compared"
+    if state == "regressed":
+        return "REGRESSED"
+    if state == "not_compared":
+        return "NOT COMPARED (GATE FAILED)" if gate_failed else "NOT COMPARED"
+    if state == "baseline":
+        return "BASELINE"
+    return "PASSED"
+
+
+@attrs.frozen
+class HistoryPoint:
+    """One earlier (or this) run of the same scope, for trend charts.
+
+    ``accepted`` marks a run that is (or was) a baseline of its scope; ``current`` the run the
+    report is about.
+    """
+
+    run_id: str
+    started_at: float
+    status: RunStatus
+    figures: Mapping[str, float | None]
+    verdict_state: str | None = None
+    accepted: bool = False
+    current: bool = False
+    label: str | None = None
+
+
+@attrs.frozen
+class QuestionInfo:
+    """What a golden question asks and expects, for showing a retrieval run's rankings."""
+
+    question: str
+    expected_ids: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    form: str | None = None
+    hard_class: str | None = None
+
+
+@attrs.frozen
+class Report:
+    """Everything a reporter renders.
+
+    ``run`` is the stored run with its cases (answer text only where its privacy level kept it).
+    ``verdict`` is the verdict as stored (``None`` while the run is not finished); ``comparison``
+    the case-by-case comparison with ``baseline`` (both ``None`` when the run was not compared).
+    ``history`` holds the scope's runs oldest first, this run included. ``questions`` describes a
+    retrieval run's questions by id (empty when the set is not installed). ``fail_on_regression``
+    is the gate the command ran with: a run that could not be compared fails it too.
+    """
+
+    run: Run
+    verdict: StoredVerdict | None = None
+    comparison: Comparison | None = None
+    baseline: Run | None = None
+    history: tuple[HistoryPoint, ...] = attrs.field(default=(), converter=tuple)
+    questions: Mapping[str, QuestionInfo] = attrs.field(factory=dict)
+    fail_on_regression: bool = False
+    notes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    generated_at: float = attrs.field(factory=time.time)
+
+    @property
+    def retrieval(self) -> bool:
+        """True for a retrieval run (questions, rankings, hit rates)."""
+        return self.run.kind is RunKind.RETRIEVAL
+
+    @property
+    def gate_failed(self) -> bool:
+        """True when the regression gate fails: a regression, an incomplete or pending run, or,
+        under ``fail_on_regression``, a run that could not be compared."""
+        if self.run.status is not RunStatus.COMPLETE:
+            return self.fail_on_regression or self.run.status is not RunStatus.RUNNING
+        state = self.verdict.state if self.verdict is not None else "not_compared"
+        return state == "regressed" or (self.fail_on_regression and state == "not_compared")
+
+    @property
+    def verdict_word(self) -> str:
+        """``PASSED``, ``REGRESSED``, ``BASELINE``, ``NOT COMPARED``, ``PENDING``, ``INCOMPLETE`` …"""
+        return verdict_word(self.run, self.verdict, self.gate_failed)
+
+    @property
+    def verdict_sentence(self) -> str:
+        """The stored verdict's one-line note, or why there is none."""
+        if self.run.status is RunStatus.RUNNING:
+            return (
+                f"{self.run.answered_count} of {self.run.case_count} case(s) are in; "
+                "the verdict is pending until every shard has finished."
+            )
+        if self.verdict is not None and self.verdict.note:
+            return self.verdict.note
+        if self.run.status is not RunStatus.COMPLETE:
+            return f"The run is {self.run.status.value} ({self.run.errored_count} errored case(s)); it is not compared."
+        return "No verdict was recorded for this run."
+
+    @property
+    def identity(self) -> str:
+        """Who answered (prompt runs) or which retriever in which deployment (retrieval runs)."""
+        run = self.run
+        if self.retrieval:
+            return f"{run.retriever or run.adapter or '?'}" + (f" (deployment {run.deployment})" if run.deployment else "")
+        if run.identity is not None:
+            who = run.identity
+            return f"{who.reported_model} ({who.provider_instance}/{who.model_alias})"
+        return f"unverified ({run.provider_instance or run.adapter or '?'}/{run.model_alias or '?'})"
+
+    def figures(self) -> tuple[Figure, ...]:
+        """The run's headline numbers, each beside the baseline's."""
+        mine = figures_of(self.run)
+        theirs = figures_of(self.baseline) if self.baseline is not None and self.comparison is not None else {}
+        return tuple(
+            Figure(key, label, mine.get(key), theirs.get(key), percent)
+            for key, label, percent in _figure_labels(self.run)
+        )
+
+    def changes(self) -> dict[str, str]:
+        """``{case id: tag}`` from the comparison (``regressed``, ``fixed``, ``added`` …)."""
+        if self.comparison is None:
+            return {}
+        tags: dict[str, str] = {}
+        for attribute, _, tag in CHANGE_SECTIONS:
+            for case_id in getattr(self.comparison, attribute):
+                tags.setdefault(case_id, tag)
+        return tags
+
+    def sections(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The comparison's sections as ``(heading, case ids)``, regressed first."""
+        if self.comparison is None:
+            return ()
+        return tuple((heading, tuple(getattr(self.comparison, attribute))) for attribute, heading, _ in CHANGE_SECTIONS)
+
+    @property
+    def regressed_cases(self) -> tuple[str, ...]:
+        """The cases that passed in the baseline and fail now."""
+        return self.comparison.regressed_cases if self.comparison is not None else ()
+
+    @staticmethod
+    def failed_checks(case: CaseResult) -> tuple[str, ...]:
+        """A case's failed checks as ``name (why)``, or its error."""
+        if case.errored and not case.failed_checks:
+            return (f"error: {case.error}",)
+        parts = []
+        for check in case.failed_checks:
+            why = check.error or check.detail
+            parts.append(f"{check.name} ({why})" if why else check.name)
+        if case.errored:
+            parts.append(f"error: {case.error}")
+        return tuple(parts)
+
+    def ranking(self, case: CaseResult) -> tuple[str, ...] | None:
+        """The ids a retriever ranked for this question, when the run's privacy level kept them."""
+        ranked = (case.detail or {}).get("ranked_ids")
+        if not isinstance(ranked, (list, tuple)):
+            return None
+        return tuple(str(item) for item in ranked)

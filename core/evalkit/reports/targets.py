@@ -1,0 +1,195 @@
+"""``--report FORMAT[:PATH]``: parsing the option, and writing every requested report.
+
+Parsing happens before a run starts (an unknown format or a malformed value is a usage error:
+exit 2, nothing called, nothing stored). Writing happens after the run is stored and its verdict
+decided: a reporter that fails to load, raises or returns something other than text is reported
+by name in a :class:`ReportFailure` and the other reports are still written — the run's stored
+result and its exit code do not change.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+import attrs
+
+from .. import registry
+from ..errors import UsageError
+from .contract import DefaultDestination, Reporter
+from .model import Report
+
+__all__ = [
+    "GROUP",
+    "STDOUT",
+    "RenderedReport",
+    "ReportFailure",
+    "ReportTarget",
+    "ReportWritten",
+    "deliver",
+    "parse_targets",
+    "render_reports",
+    "write_reports",
+]
+
+GROUP = "evalkit.reporters"
+#: The path that means standard output.
+STDOUT = "-"
+
+
+@attrs.frozen
+class ReportTarget:
+    """One ``--report``: a reporter name and where its output goes (``None``: the reporter's
+    default destination, else standard output; ``-``: standard output)."""
+
+    format: str
+    path: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> ReportTarget:
+        """``junit:out/results.xml``, ``markdown``, ``html:-`` → a target whose reporter exists."""
+        name, colon, path = text.partition(":")
+        name = name.strip()
+        if not name:
+            raise UsageError(f'--report "{text}": name a format before the colon, e.g. junit:results.xml')
+        if colon and not path:
+            raise UsageError(f'--report "{text}": the path after the colon is empty (use "-" for standard output)')
+        registry.find(GROUP, name)
+        return cls(name, path or None)
+
+
+def parse_targets(values: Sequence[str] | None) -> tuple[ReportTarget, ...]:
+    """Every ``--report`` value parsed; at most one of them may write to standard output."""
+    targets = tuple(ReportTarget.parse(value) for value in values or ())
+    explicit_stdout = [t for t in targets if t.path == STDOUT]
+    if len(explicit_stdout) > 1:
+        raise UsageError("only one --report can write to standard output (-); give the others a path")
+    return targets
+
+
+@attrs.frozen
+class ReportWritten:
+    """A report that was written: its format and where (``-`` for standard output)."""
+
+    format: str
+    destination: str
+    appended: bool = False
+
+
+@attrs.frozen
+class ReportFailure:
+    """A reporter that failed, named, with why."""
+
+    format: str
+    message: str
+
+
+def _render(target: ReportTarget, report: Report) -> tuple[str, object]:
+    """The text and the reporter object (for its default destination)."""
+    record = registry.find(GROUP, target.format)
+    reporter = registry.instantiate(record, registry.load(record))
+    if not isinstance(reporter, Reporter):
+        raise TypeError(f"{type(reporter).__name__} has no render(report) method")
+    text = reporter.render(report)
+    if not isinstance(text, str):
+        raise TypeError(f"render() returned {type(text).__name__}, not text")
+    return text, reporter
+
+
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+def _write_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a CI artifact is never half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        os.chmod(temporary, 0o666 & ~_umask())
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@attrs.frozen
+class RenderedReport:
+    """A report rendered and not yet written: its text and resolved destination."""
+
+    format: str
+    text: str
+    destination: str
+    append: bool = False
+
+
+def render_reports(
+    targets: Sequence[ReportTarget], report: Report, *, environ: Mapping[str, str] | None = None
+) -> tuple[list[RenderedReport], list[ReportFailure]]:
+    """Render every target and resolve where it goes; a reporter's fault becomes a failure.
+
+    At most one report goes to standard output; a second one is a failure naming it.
+    """
+    environ = os.environ if environ is None else environ
+    rendered: list[RenderedReport] = []
+    failures: list[ReportFailure] = []
+    for target in targets:
+        try:
+            text, reporter = _render(target, report)
+            destination, append = target.path, False
+            if destination is None and isinstance(reporter, DefaultDestination):
+                default = reporter.default_destination(environ)
+                if default:
+                    destination, append = default, True
+            destination = destination or STDOUT
+        except Exception as exc:  # a reporter's fault never changes the run
+            failures.append(ReportFailure(target.format, f"{type(exc).__name__}: {exc}"))
+            continue
+        if destination == STDOUT and any(r.destination == STDOUT for r in rendered):
+            failures.append(ReportFailure(target.format, "another report already writes to standard output; give this one a path"))
+            continue
+        rendered.append(RenderedReport(target.format, text, destination, append))
+    return rendered, failures
+
+
+def deliver(rendered: Sequence[RenderedReport], *, stdout: TextIO | None = None) -> tuple[list[ReportWritten], list[ReportFailure]]:
+    """Write rendered reports: files whole (or appended), standard output as is."""
+    written: list[ReportWritten] = []
+    failures: list[ReportFailure] = []
+    for item in rendered:
+        text = item.text if item.text.endswith("\n") else item.text + "\n"
+        try:
+            if item.destination == STDOUT:
+                stream = stdout or sys.stdout
+                stream.write(text)
+                stream.flush()
+            elif item.append:
+                with open(item.destination, "a", encoding="utf-8", newline="\n") as out:
+                    out.write(text)
+            else:
+                _write_file(Path(item.destination), text)
+        except OSError as exc:
+            failures.append(ReportFailure(item.format, f"cannot write {item.destination}: {exc.strerror or exc}"))
+            continue
+        written.append(ReportWritten(item.format, item.destination, item.append))
+    return written, failures
+
+
+def write_reports(
+    targets: Sequence[ReportTarget],
+    report: Report,
+    *,
+    environ: Mapping[str, str] | None = None,
+    stdout: TextIO | None = None,
+) -> tuple[list[ReportWritten], list[ReportFailure]]:
+    """Render and write every target (a library call's one step); never raises for a reporter's fault."""
+    rendered, failures = render_reports(targets, report, environ=environ)
+    written, more = deliver(rendered, stdout=stdout)
+    return written, failures + more

@@ -1,0 +1,78 @@
+"""Waiting for a sharded run: the final CI job polls the store until every shard is in.
+
+The run is finished when its stored status is no longer ``running`` (the last shard closes it)
+and, on a store that keeps verdicts, its verdict is recorded. A run that does not exist yet is
+waited for too: the final job may start before the first shard has written anything.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .errors import RunNotFinished
+from .runs import Run, RunStatus
+from .storage import RunVerdicts
+
+__all__ = ["parse_duration", "wait_for_run"]
+
+_UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``90s``, ``30m``, ``1.5h`` → seconds; a usage error otherwise."""
+    from .errors import UsageError
+
+    raw = text.strip().lower()
+    unit = raw[-1:] if raw[-1:] in _UNITS else "s"
+    number = raw[:-1] if raw[-1:] in _UNITS else raw
+    try:
+        if len(number) > 12:
+            raise ValueError
+        value = float(number)
+    except ValueError:
+        raise UsageError(f'a duration must look like 90s, 30m or 2h, got "{text}"') from None
+    seconds = value * _UNITS[unit]
+    if not 0 < seconds <= 7 * 86400:
+        raise UsageError(f'a duration must be more than 0 and at most 7 days, got "{text}"')
+    return seconds
+
+
+def _finished(repository: Any, run: Run | None) -> bool:
+    if run is None or run.status is RunStatus.RUNNING:
+        return False
+    if run.status is RunStatus.COMPLETE and isinstance(repository, RunVerdicts):
+        return run.id in repository.verdicts_for([run.id])
+    return True
+
+
+def wait_for_run(
+    repository: Any,
+    run_id: str,
+    *,
+    timeout_s: float,
+    poll_s: float = 5.0,
+    on_poll: Callable[[Run | None], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Run:
+    """The run ``run_id`` once every shard is in (with its cases); :class:`RunNotFinished` when
+    ``timeout_s`` passes first."""
+    deadline = clock() + timeout_s
+    while True:
+        run = repository.get_run(run_id, with_cases=False)
+        if _finished(repository, run):
+            full = repository.get_run(run_id)
+            assert full is not None
+            return full
+        if on_poll is not None:
+            on_poll(run)
+        if clock() >= deadline:
+            if run is None:
+                raise RunNotFinished(f"run {run_id} did not appear in the store within {timeout_s:g} s; did any shard start?")
+            raise RunNotFinished(
+                f"run {run_id}: {run.answered_count} of {run.case_count} case(s) are in after {timeout_s:g} s "
+                "and the run is still running; the verdict is pending (resume the missing shards, then wait again)"
+            )
+        sleep(max(0.0, min(poll_s, deadline - clock())))

@@ -1,0 +1,1 @@
+"""evalkit's built-in reporters (``evalkit.reporters`` entry points: junit, markdown, html, json)."""
