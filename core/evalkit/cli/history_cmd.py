@@ -95,25 +95,25 @@ def handle(args: argparse.Namespace) -> int:
     if not runs:
         out.print(f'No stored runs of set "{literal(args.set)}".')
         return 0
-    from rich.table import Table
+    from .layout import Column, print_rows
 
     out.print(f"[bold]History: {literal(args.set)}[/bold]  ({len(runs)} run(s), newest first)")
-    table = Table(show_edge=False, pad_edge=False)
-    for column, justify, wrap in (
-        ("Date (UTC)", "left", False), ("Run", "left", False), ("Identity", "left", True), ("Grader", "left", True),
-        ("Status", "left", False), ("Pass rate", "right", False), ("Mean", "right", False), ("Verdict", "left", False),
-    ):
-        table.add_column(column, justify=justify, overflow="fold", no_wrap=not wrap)
+    columns = (
+        Column("Date (UTC)", whole=True), Column("Run", whole=True, primary=True), Column("Identity"), Column("Grader"),
+        Column("Status", whole=True), Column("Pass rate", "right", whole=True), Column("Mean", "right", whole=True),
+        Column("Verdict", whole=True, primary=True),
+    )  # fmt: skip
+    rows = []
     for run in runs:
         verdict = verdicts.get(run.id)
         shown = verdict_label(verdict)
         if verdict is not None and verdict.state == "regressed":
             shown = f"[red]{shown}[/red]"
-        table.add_row(
+        rows.append([
             format_date(run.started_at), literal(run.id), literal(identity_label(run)), literal(run.grader),
             literal(run.status.value), f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", shown,
-        )
-    out.print(table)
+        ])  # fmt: skip
+    print_rows(out, columns, rows)
     out.print()
     out.print("[bold]Trend[/bold] (pass rate, oldest → newest, per serving identity and grader)")
     for trend in trends:

@@ -105,7 +105,7 @@ def render_outcome(
     as graded in this process: their check details (which the privacy level may have kept out of
     the store) say why a check failed.
     """
-    from rich.table import Table
+    from .layout import Column, print_rows
 
     run = outcome.run
     out.print(f"[bold]Evaluation: {literal(run.set_identifier)}[/bold]  (run {literal(run.id)})")
@@ -115,9 +115,11 @@ def render_outcome(
         out.print(f"[yellow]{literal(note)}[/yellow]")
     for failure in outcome.plugin_failures:
         out.print(f"[yellow]warning: {literal(failure)}[/yellow]")
-    table = Table(show_edge=False, pad_edge=False)
-    for column, justify in (("Case", "left"), ("Result", "left"), ("Score", "right"), ("Latency (ms)", "right"), ("Failed checks", "left")):
-        table.add_column(column, justify=justify, overflow="fold")
+    columns = (
+        Column("Case", whole=True, primary=True), Column("Result", whole=True, primary=True),
+        Column("Score", "right", whole=True), Column("Latency (ms)", "right", whole=True), Column("Failed checks"),
+    )  # fmt: skip
+    rows = []
     hidden = 0
     for case in run.cases:
         if case.passed and not case.unstable and not show_all:
@@ -127,9 +129,9 @@ def render_outcome(
         if case.unstable:
             result += " [yellow](unstable)[/yellow]"
         shown = (live_cases or {}).get(case.case_id, case)
-        table.add_row(literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_failed_checks(shown)))
-    if table.row_count:
-        out.print(table)
+        rows.append([literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_failed_checks(shown))])
+    if rows:
+        print_rows(out, columns, rows)
     if hidden:
         if hidden == len(run.cases):
             out.print(f"All {hidden} case{'s' if hidden != 1 else ''} passed (--show-all lists them).")

@@ -117,7 +117,7 @@ def _percent(value: float) -> str:
 
 def render_outcome(out: Any, outcome: Any) -> None:
     """The human report: questions, rates, breakdowns, provenance, baseline state, regression check."""
-    from rich.table import Table
+    from .layout import Column, print_rows
 
     from .render import literal
 
@@ -131,10 +131,12 @@ def render_outcome(out: Any, outcome: Any) -> None:
         out.print(f"[yellow]warning: {literal(warning)}[/yellow]")
     for failure in outcome.plugin_failures:
         out.print(f"[yellow]warning: {literal(failure)}[/yellow]")
-    table = Table(show_edge=False, pad_edge=False)
-    columns = (("Question", "left"), ("Form", "left"), ("Hard class", "left"), ("Top-1", "left"), ("Top-3", "left"), ("RR", "right"), ("Latency (ms)", "right"))
-    for column, justify in columns:
-        table.add_column(column, justify=justify, overflow="fold")
+    columns = (
+        Column("Question", whole=True, primary=True), Column("Form", whole=True), Column("Hard class"),
+        Column("Top-1", whole=True, primary=True), Column("Top-3", whole=True), Column("RR", "right", whole=True),
+        Column("Latency (ms)", "right", whole=True),
+    )  # fmt: skip
+    rows = []
     cases = run.case_map()
     for question in outcome.question_set.questions:
         score = outcome.scores.get(question.id)
@@ -142,13 +144,13 @@ def render_outcome(out: Any, outcome: Any) -> None:
         case = cases.get(question.id)
         if score is None:
             latency = f"{case.latency_s * 1000:.1f}" if case is not None else "-"
-            table.add_row(literal(question.id), question.form.value, hard, "ERROR", "ERROR", "-", latency)
+            rows.append([literal(question.id), question.form.value, hard, "ERROR", "ERROR", "-", latency])
             continue
-        table.add_row(
+        rows.append([
             literal(question.id), question.form.value, hard, _hit(score.hit_at_1), _hit(score.hit_at_3),
             f"{score.reciprocal_rank:.3f}", f"{score.latency_s * 1000:.1f}",
-        )  # fmt: skip
-    out.print(table)
+        ])  # fmt: skip
+    print_rows(out, columns, rows)
     errors = [c for c in run.cases if c.errored]
     if errors:
         out.print(f"[red]Errored questions ({len(errors)}):[/red]")

@@ -69,7 +69,7 @@ def handle(args: argparse.Namespace) -> int:
         print_json(document)
         return 0
 
-    from rich.table import Table
+    from .layout import Column, print_rows
 
     from .render import literal
 
@@ -88,16 +88,19 @@ def handle(args: argparse.Namespace) -> int:
         out.print(f"Label:      {literal(run.label)}")
     out.print(f"Privacy:    {literal(run.privacy)}")
     out.print(
-        "Verdict:    " + literal(verdict_label(verdict, with_baseline=True) + (f" — {verdict.note}" if verdict and verdict.note else ""))
+        "Verdict:    " + literal(verdict_label(verdict, with_baseline=True) + (f" — {verdict.note}" if verdict and verdict.note else "")),
+        soft_wrap=False,
     )
-    table = Table(show_edge=False, pad_edge=False)
-    for column, justify in (("Case", "left"), ("Result", "left"), ("Score", "right"), ("Latency (ms)", "right"), ("Checks", "left")):
-        table.add_column(column, justify=justify, overflow="fold")
+    columns = (
+        Column("Case", whole=True, primary=True), Column("Result", whole=True, primary=True),
+        Column("Score", "right", whole=True), Column("Latency (ms)", "right", whole=True), Column("Checks"),
+    )  # fmt: skip
+    rows = []
     for case in run.cases:
         result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
-        table.add_row(literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_checks(case)))
+        rows.append([literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_checks(case))])
     out.print()
-    out.print(table)
+    print_rows(out, columns, rows)
     answered = [c for c in run.cases if c.answer_text]
     if answered:
         out.print()

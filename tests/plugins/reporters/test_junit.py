@@ -50,7 +50,7 @@ def test_a_regressed_run_is_one_suite_with_failed_cases_and_a_failed_gate(cli, p
     assert second.code == 1, second.stderr
     run = second.json()
     path = project / "reports" / "second.xml"
-    assert f"Report junit written to reports/second.xml" in second.stderr
+    assert "Report junit written to reports/second.xml" in second.stderr
     validate(path, schemas)
     validate(project / "reports" / "first.xml", schemas)
 

@@ -1,0 +1,133 @@
+"""A run fanned out across CI machines, end to end: shard processes started as a CI's parallel
+jobs would start them (``--shard auto`` from GitLab's variables, the run id derived from the
+pipeline id), all writing one PostgreSQL database, and a final verdict job that waits for them,
+prints the verdict, writes JUnit, HTML and the Markdown job summary, and sets the exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from junitparser import Failure, JUnitXml
+
+from tests.storage.conftest import fresh_postgres_database
+from tests.support.reports import HOSTILE_IDS, REPORT_PLUGINS, answer_hostile
+
+SET = "reportkit.hostile"
+SHARDS = 3
+
+
+def environment(plugins: str, database: str, **extra: str) -> dict[str, str]:
+    """The environment of one CI job: a clean one, the plugins, the shared database, CI variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CI_", "GITHUB_", "CIRCLE_", "BUILDKITE"))}
+    env.update({"NO_COLOR": "1", "COLUMNS": "200", "PYTHONPATH": plugins, "EVALKIT_DATABASE_URL": database, **extra})
+    return env
+
+
+def start(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def pipeline(project: Path, plugins: str, database: str, pipeline_id: str) -> tuple[int, str, str, list[dict]]:
+    """One pipeline: the verdict job starts first and waits; three shard jobs answer in parallel."""
+    summary = project / f"summary-{pipeline_id}.md"
+    verdict_env = environment(plugins, database, CI_PIPELINE_ID=pipeline_id, GITHUB_STEP_SUMMARY=str(summary))
+    verdict = start(
+        project, verdict_env, "run", SET, "--provider", "app", "--wait-for-shards", "--timeout", "5m", "--poll", "0.2s",
+        "--fail-on-regression", "--report", f"junit:reports/{pipeline_id}.xml", "--report", f"html:reports/{pipeline_id}.html",
+        "--report", "markdown",
+    )  # fmt: skip
+    shards = [
+        start(
+            project,
+            environment(plugins, database, CI_PIPELINE_ID=pipeline_id, CI_NODE_INDEX=str(i), CI_NODE_TOTAL=str(SHARDS)),
+            "run", SET, "--provider", "app", "--shard", "auto", "--json",
+        )
+        for i in range(1, SHARDS + 1)
+    ]
+    shard_documents = []
+    for process in shards:
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+        shard_documents.append(json.loads(out))
+    out, err = verdict.communicate(timeout=330)
+    return verdict.returncode, out, err, shard_documents
+
+
+@pytest.fixture
+def postgres_url():  # noqa: ANN201
+    with fresh_postgres_database() as url:
+        yield url
+
+
+@pytest.mark.postgres
+def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, postgres_url) -> None:
+    plugins = plugin_dists(REPORT_PLUGINS)
+    answer_hostile(project)
+    code, out, err, shards = pipeline(project, plugins, postgres_url, "1001")
+    assert code == 0, err
+    run_id = shards[0]["run_id"]
+    assert run_id.startswith("gitlab-1001-") and {s["run_id"] for s in shards} == {run_id}
+    assert {case["id"] for shard in shards for case in shard["cases"]} == set(HOSTILE_IDS)
+    assert "Pass rate:  100.0% (6/6)" in out  # every case answered once, the run closed by its last shard
+    assert f"Every shard of run {run_id} is in." in out
+    assert "No previous run for this set and serving identity — recorded as the baseline." in out
+    assert "Report junit written to reports/1001.xml" in err
+
+    answer_hostile(project, failing=HOSTILE_IDS[:2])
+    code, out, err, shards = pipeline(project, plugins, postgres_url, "1002")
+    assert code == 1, err  # the gate failed: the verdict job's exit code
+    second = shards[0]["run_id"]
+    assert second.startswith("gitlab-1002-") and second != run_id
+    assert f"Passed in run {run_id}, fail now (2):" in out
+    assert "Regression: pass rate dropped 33.3 pp" in out
+
+    (suite,) = list(JUnitXml.fromfile(str(project / "reports" / "1002.xml")))
+    cases = {case.name: case for case in suite}
+    (gate,) = cases["regression-gate"].result
+    assert isinstance(gate, Failure) and gate.message.startswith("REGRESSED: Regression: pass rate dropped 33.3 pp")
+    assert {p.name: p.value for p in suite.properties()}["run_id"] == second
+    page = (project / "reports" / "1002.html").read_text()
+    assert '<div id="verdict" class="verdict bad">REGRESSED</div>' in page and f"<code id=\"run-id\">{second}</code>" in page
+    summary = (project / "summary-1002.md").read_text()
+    assert summary.startswith(f"**❌ REGRESSED** — reportkit\\.hostile, run {second.replace('-', chr(92) + '-')}")
+
+    again = subprocess.run(
+        [sys.executable, "-m", "evalkit", "report", second, "--wait", "--timeout", "1m", "--fail-on-regression", "-o", "late.html"],
+        cwd=project, env=environment(plugins, postgres_url), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert again.returncode == 1 and again.stdout.startswith(f"REGRESSED: reportkit.hostile run {second}")
+
+
+def test_auto_shards_outside_a_parallel_ci_job_are_refused_before_anything_runs(evalkit_cli, plugin_dists, project) -> None:
+    env = {"PYTHONPATH": plugin_dists(REPORT_PLUGINS), "CI_NODE_INDEX": "", "CIRCLE_NODE_INDEX": "", "BUILDKITE_PARALLEL_JOB": ""}
+    answer_hostile(project)
+    result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", env=env)
+    assert result.code == 2
+    assert "--shard auto: no CI parallel-job variables are set" in result.stderr
+    assert not (project / ".evalkit" / "results.db").exists()
+    waiting = evalkit_cli("run", SET, "--provider", "app", "--wait-for-shards", env={**env, "CI_PIPELINE_ID": "", "GITHUB_RUN_ID": ""})
+    assert waiting.code == 2 and "--wait-for-shards needs the run's id: pass --run-id ID" in waiting.stderr
+
+
+def test_circleci_shards_answer_their_own_slices(evalkit_cli, plugin_dists, project) -> None:
+    plugins = plugin_dists(REPORT_PLUGINS)
+    answer_hostile(project)
+    seen = []
+    for index in range(2):
+        env = {"PYTHONPATH": plugins, "CIRCLE_NODE_INDEX": str(index), "CIRCLE_NODE_TOTAL": "2", "CIRCLE_WORKFLOW_ID": "wf-9"}
+        result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", "--json", env=env)
+        assert result.code == 0, result.stderr
+        document = result.json()
+        seen.append(document)
+    assert seen[0]["run_id"] == seen[1]["run_id"] and seen[0]["run_id"].startswith("circleci-wf-9-")
+    assert seen[0]["status"] == "running" and seen[1]["status"] == "complete"
+    assert sorted(c["id"] for c in seen[1]["cases"]) == sorted(HOSTILE_IDS)

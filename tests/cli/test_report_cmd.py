@@ -1,0 +1,144 @@
+"""Reporters through the CLI: `--report` on run and compare, `evalkit report RUN_ID`, third-party
+and failing reporters, and waiting for a run's shards."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from tests.support.reports import HOSTILE_IDS, REPORT_PLUGINS, answer_hostile
+
+SET = "reportkit.hostile"
+
+
+@pytest.fixture
+def cli(evalkit_cli, plugin_dists):  # noqa: ANN001, ANN201
+    """``evalkit`` with the report test distribution installed."""
+    base = {"PYTHONPATH": plugin_dists(REPORT_PLUGINS)}
+    return lambda *args, env=None: evalkit_cli(*args, env={**base, **(env or {})})
+
+
+def run_ids(project) -> list[str]:  # noqa: ANN001
+    db = project / ".evalkit" / "results.db"
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as conn:
+        return [r[0] for r in conn.execute("select id from evalkit_run order by started_at")]
+
+
+def test_evalkit_list_shows_the_built_in_and_third_party_reporters(cli) -> None:
+    result = cli("list", "--json")
+    assert result.code == 0, result.stderr
+    reporters = {(r["name"], r["distribution"]) for r in result.json() if r["group"] == "evalkit.reporters"}
+    assert reporters >= {
+        ("junit", "evalkit-golden"), ("markdown", "evalkit-golden"), ("html", "evalkit-golden"), ("json", "evalkit-golden"),
+        ("one-line", "evalkit-report-plugins"), ("explodes", "evalkit-report-plugins"),
+    }  # fmt: skip
+    text = cli("list").stdout
+    assert "evalkit.reporters  (reporters)" in text
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("nope:out.xml", 'Unknown reporter "nope". Available reporters: '),
+        ("junit:", 'the path after the colon is empty (use "-" for standard output)'),
+        (":out.xml", "name a format before the colon"),
+    ],
+)
+def test_a_bad_report_option_is_refused_before_anything_runs(cli, project, value, message) -> None:
+    answer_hostile(project)
+    result = cli("run", SET, "--provider", "app", "--report", value)
+    assert result.code == 2
+    assert message in result.stderr
+    assert run_ids(project) == []
+
+
+def test_a_failing_reporter_is_named_and_changes_neither_the_run_nor_its_exit_code(cli, project) -> None:
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app").code == 0
+    answer_hostile(project, failing=HOSTILE_IDS[3:4])
+    result = cli(
+        "run", SET, "--provider", "app", "--fail-on-regression",
+        "--report", "explodes:never.txt", "--report", "junit:results.xml",
+    )  # fmt: skip
+    assert result.code == 1  # the run's own code: it regressed (one case of six is beyond the 0.1 tolerance)
+    assert (
+        'evalkit: error: reporter "explodes" failed: RuntimeError: the exploding reporter exploded on purpose '
+        "(the run's stored result and exit code are unchanged)"
+    ) in result.stderr
+    assert "Report junit written to results.xml" in result.stderr
+    assert (project / "results.xml").exists() and not (project / "never.txt").exists()
+    shown = cli("show", run_ids(project)[-1], "--json").json()
+    assert shown["status"] == "complete" and shown["verdict"]["state"] == "regressed"
+
+    answer_hostile(project)
+    fine = cli("run", SET, "--provider", "app", "--report", "explodes")
+    assert fine.code == 0
+    assert 'reporter "explodes" failed' in fine.stderr
+
+
+def test_report_renders_any_stored_run_later_in_any_format(cli, project) -> None:
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app").code == 0
+    answer_hostile(project, failing=HOSTILE_IDS[:2])
+    assert cli("run", SET, "--provider", "app").code == 0
+    first, second = run_ids(project)
+
+    html = cli("report", second, "--format", "html", "-o", "reports/run.html")
+    assert html.code == 0, html.stderr
+    assert html.stdout.startswith(f"REGRESSED: reportkit.hostile run {second}\nRegression: pass rate dropped 33.3 pp")
+    page = (project / "reports" / "run.html").read_text()
+    assert page.startswith("<!doctype html>") and f'<code id="run-id">{second}</code>' in page
+
+    third_party = cli("report", second, "--format", "one-line")
+    assert third_party.code == 0
+    assert third_party.stdout == f"one-line {second} REGRESSED 6\n"
+    assert third_party.stderr.startswith(f"REGRESSED: reportkit.hostile run {second}")
+
+    document = json.loads(cli("report", second, "--format", "json").stdout)
+    assert document["run"]["id"] == second and document["verdict"]["state"] == "regressed"
+    assert document["comparison"]["regressed_cases"] == list(HOSTILE_IDS[:2])
+    assert [p["run_id"] for p in document["history"]] == [first, second]
+    assert [p["accepted"] for p in document["history"]] == [True, False]
+
+    strict = cli("report", second, "--format", "junit", "-o", "gate.xml", "--fail-on-regression")
+    assert strict.code == 1
+    assert cli("report", first, "--fail-on-regression", "-o", "first.html").code == 0
+    missing = cli("report", "no-such-run")
+    assert missing.code == 2 and 'there is no run "no-such-run" in the store' in missing.stderr
+
+
+def test_compare_writes_reports_of_the_run_against_the_base(cli, project) -> None:
+    answer_hostile(project)
+    cli("run", SET, "--provider", "app")
+    answer_hostile(project, failing=HOSTILE_IDS[:1])
+    cli("run", SET, "--provider", "app")
+    base, run = run_ids(project)
+    result = cli("compare", base, run, "--report", "markdown:cmp.md", "--report", "junit:cmp.xml", "--max-pass-rate-drop", "0.5", "--max-mean-score-drop", "0.5")
+    assert result.code == 0, result.stderr
+    markdown = (project / "cmp.md").read_text()
+    assert markdown.startswith(f"**✅ PASSED** — reportkit\\.hostile, run {run.replace('-', chr(92) + '-')}")
+    assert "| Pass rate | 100.0% | 83.3% | -16.7 pp |" in markdown
+    assert 'name="regression-gate" time="0.000" />' in (project / "cmp.xml").read_text()
+
+
+def test_waiting_for_a_run_whose_shards_are_not_all_in_times_out_with_exit_3(cli, project) -> None:
+    answer_hostile(project)
+    shard = cli("run", SET, "--provider", "app", "--shard", "1/2", "--run-id", "pipeline-41")
+    assert shard.code == 0, shard.stderr
+    pending = cli("report", "pipeline-41", "--format", "markdown", "-o", "pending.md", "--fail-on-regression")
+    assert pending.code == 1
+    assert pending.stdout.startswith("PENDING: reportkit.hostile run pipeline-41")
+    assert "the verdict is pending until every shard has finished" in (project / "pending.md").read_text()
+    waited = cli("report", "pipeline-41", "--wait", "--timeout", "1s", "--poll", "0.2s", "-o", "late.html")
+    assert waited.code == 3
+    assert "Waiting up to 1s for every shard of run pipeline-41" in waited.stderr
+    assert "case(s) are in after 1 s and the run is still running; the verdict is pending" in waited.stderr
+    assert not (project / "late.html").exists()
+    never = cli("report", "pipeline-42", "--wait", "--timeout", "0.5s", "--poll", "0.1s")
+    assert never.code == 3 and "run pipeline-42 did not appear in the store within 0.5 s" in never.stderr
+    bad = cli("report", "pipeline-41", "--wait", "--timeout", "soon")
+    assert bad.code == 2 and 'a duration must look like 90s, 30m or 2h, got "soon"' in bad.stderr

@@ -1,0 +1,108 @@
+"""Terminal output that fits: at 80 and 120 columns, every run id, case id and verdict that
+history, show, compare, run and retrieval print appears whole (never truncated, never folded),
+and no line is wider than the terminal. Sharded runs with long CI ids make the ids long."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.support.reports import HOSTILE_IDS, REPORT_PLUGINS, answer_hostile
+
+SET = "reportkit.hostile"
+WIDTHS = (80, 120)
+LONG_ID = "gitlab-pipeline-123456789-shards-and-a-long-suffix-abcdef12"
+
+
+@pytest.fixture
+def cli(evalkit_cli, plugin_dists):  # noqa: ANN001, ANN201
+    """``evalkit`` with the report test distribution installed, at a chosen terminal width."""
+    base = {"PYTHONPATH": plugin_dists(REPORT_PLUGINS, "evalkit-retrieval-fixtures")}
+
+    def run(*args: str, columns: int = 200):  # noqa: ANN202
+        return evalkit_cli(*args, env={**base, "COLUMNS": str(columns)})
+
+    return run
+
+
+def assert_fits(text: str, columns: int) -> None:
+    from rich.text import Text
+
+    widest = max((Text(line).cell_len for line in text.splitlines()), default=0)
+    assert widest <= columns, f"a line is {widest} cells wide at {columns} columns:\n{text}"
+
+
+def whole(text: str, word: str) -> bool:
+    """``word`` appears with no character of it cut off or moved to another line."""
+    return re.search(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", text) is not None
+
+
+@pytest.fixture
+def three_runs(cli, project) -> list[str]:  # noqa: ANN001
+    """A baseline, an accepted run with a long id, and a regressed run, of the hostile set."""
+    answer_hostile(project)
+    ids = [cli("run", SET, "--provider", "app", "--json").json()["run_id"]]
+    ids.append(cli("run", SET, "--provider", "app", "--run-id", LONG_ID, "--json").json()["run_id"])
+    answer_hostile(project, failing=HOSTILE_IDS[:2])
+    ids.append(cli("run", SET, "--provider", "app", "--json").json()["run_id"])
+    assert ids[1] == LONG_ID
+    return ids
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_history_keeps_every_run_id_and_verdict_whole(cli, three_runs, columns) -> None:
+    result = cli("history", SET, columns=columns)
+    assert result.code == 0, result.stderr
+    out = result.stdout
+    assert_fits(out, columns)
+    for run_id in three_runs:
+        assert whole(out, run_id), out
+    for verdict in ("baseline", "ok", "REGRESSED"):
+        assert whole(out, verdict), out
+    assert "report-app-1 (app/app)" in out and "deterministic" in out  # identity and grader are not dropped
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_show_and_compare_keep_case_ids_and_run_ids_whole(cli, three_runs, columns) -> None:
+    shown = cli("show", three_runs[2], columns=columns)
+    assert shown.code == 0, shown.stderr
+    assert_fits(shown.stdout.split("\nAnswers")[0], columns)
+    assert whole(shown.stdout, three_runs[2]) and whole(shown.stdout, LONG_ID)
+    for case_id in HOSTILE_IDS:
+        assert case_id in shown.stdout, shown.stdout
+    assert shown.stdout.count("FAIL") == 2
+    compared = cli("compare", three_runs[1], three_runs[2], columns=columns)
+    assert compared.code == 0, compared.stderr
+    for run_id in three_runs[1:]:
+        assert whole(compared.stdout, run_id)
+    for case_id in HOSTILE_IDS[:2]:
+        assert f"  - {case_id}\n" in compared.stdout
+    assert "Regression: pass rate dropped 33.3 pp" in compared.stdout
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_a_run_keeps_its_case_ids_whole(cli, project, columns) -> None:
+    answer_hostile(project, failing=HOSTILE_IDS[1:2])
+    result = cli("run", SET, "--provider", "app", "--run-id", LONG_ID, columns=columns)
+    assert result.code == 0, result.stderr
+    table = result.stdout.split("\nModel:")[0]
+    assert_fits(table.split("\n", 1)[1], columns)  # the heading may be longer than the terminal; the table is not
+    assert whole(result.stdout, LONG_ID)
+    for case_id in HOSTILE_IDS:
+        assert case_id in table, table
+    assert table.count("FAIL") == 1
+    assert "recorded as the baseline" in result.stdout
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_a_retrieval_run_keeps_its_question_ids_and_hits_whole(cli, project, columns) -> None:
+    (project / "answers.json").write_text('{"deserialize a JSON document": ["doc-json"]}')
+    (project / "evalkit.toml").write_text('[deployments.local.retrievers."fixtures.scripted"]\nanswers = "answers.json"\n')
+    result = cli("retrieval", "retrievalkit.tiny", "fixtures.scripted", "--deployment", "local", columns=columns)
+    assert result.code == 0, result.stderr
+    table = result.stdout.split("\nRetriever:")[0].split("\n", 1)[1]
+    assert_fits(table, columns)
+    for question in ("json", "csv", "nap", "nothing"):
+        assert re.search(rf"^{question}\s", table, re.M), table
+    assert len(re.findall(r"\bhit\b", table)) >= 2 and "MISS" in table

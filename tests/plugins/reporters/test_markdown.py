@@ -1,0 +1,88 @@
+"""The ``markdown`` reporter end to end, rendered with markdown-it-py (CommonMark + GFM tables)."""
+
+from __future__ import annotations
+
+import html as html_module
+import re
+
+import pytest
+from markdown_it import MarkdownIt
+
+from tests.support.reports import HOSTILE_IDS, REPORT_PLUGINS, answer_hostile
+
+SET = "reportkit.hostile"
+
+
+@pytest.fixture
+def cli(evalkit_cli, plugin_dists):  # noqa: ANN001, ANN201
+    """``evalkit`` with the report test distribution installed."""
+    base = {"PYTHONPATH": plugin_dists(REPORT_PLUGINS)}
+    return lambda *args, env=None: evalkit_cli(*args, env={**base, **(env or {})})
+
+
+def render(markdown: str) -> str:
+    """HTML as GitHub would show it (tables on, raw HTML allowed: what the report escapes must not need a sanitizer)."""
+    return MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown)
+
+
+def cells(html: str) -> list[list[str]]:
+    """Every table row's cells as text (tags stripped, entities decoded)."""
+    rows = []
+    for row in re.findall(r"<tr>(.*?)</tr>", html, re.S):
+        rows.append([html_module.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)])
+    return rows
+
+
+def test_summary_is_appended_to_the_step_summary_with_the_verdict_first(cli, project) -> None:
+    summary = project / "summary.md"
+    summary.write_text("# Earlier step\n\n")
+    env = {"GITHUB_STEP_SUMMARY": str(summary)}
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app", "--report", "markdown", env=env).code == 0
+    answer_hostile(project, failing=HOSTILE_IDS[:2])
+    second = cli("run", SET, "--provider", "app", "--report", "markdown", "--json", env=env)
+    assert second.code == 0, second.stderr
+    assert f"Report markdown appended to {summary}" in second.stderr
+    text = summary.read_text()
+    assert text.startswith("# Earlier step\n\n**✅ BASELINE**")  # appended, never overwritten
+    report = text[text.index("**❌ REGRESSED**"):]
+    assert report.splitlines()[0].startswith("**❌ REGRESSED** — reportkit\\.hostile, run ")
+
+    html = render(report)
+    table = cells(html)
+    run_id = second.json()["verdict"]["baseline_id"]
+    assert table[0][1] == f"Baseline (run {run_id})"
+    assert table[1] == ["Pass rate", "100.0%", "66.7%", "-33.3 pp"]
+    assert table[2] == ["Mean score", "1.000", "0.667", "-0.333"]
+    # regressed cases first, each with its failed check, ids shown literally (escaped, not markup)
+    regressed = html[html.index("Regressed cases (2)"):html.index("<details>")]
+    assert "&lt;script&gt;window.__evalkitInjected=1&lt;/script&gt;" in regressed
+    assert "<script>" not in html
+    assert "pipe|cell*star*_[link](http://example.invalid)" in regressed
+    assert "<a " not in html and "<em>" not in html
+    assert "contains (contains(yes) did not hold)" in regressed
+    # every case in the folded table: one row each, the pipe stayed inside its cell
+    case_rows = [row for row in table if len(row) == 4 and row[1] in ("pass", "FAIL")]
+    assert [row[0] for row in case_rows] == list(HOSTILE_IDS)
+    assert [row[1] for row in case_rows] == ["FAIL", "FAIL", "pass", "pass", "pass", "pass"]
+    assert "<details>" in html and "<summary>All cases (6)</summary>" in html
+
+
+def test_without_a_step_summary_a_pathless_markdown_prints_and_the_tables_move_to_stderr(cli, project) -> None:
+    answer_hostile(project)
+    result = cli("run", SET, "--provider", "app", "--report", "markdown", env={"GITHUB_STEP_SUMMARY": ""})
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith("**✅ BASELINE** — reportkit\\.hostile")
+    assert "Evaluation: reportkit.hostile" in result.stderr
+    assert "Evaluation:" not in result.stdout
+
+
+def test_markdown_to_a_file_and_json_on_stdout_together(cli, project) -> None:
+    answer_hostile(project)
+    result = cli("run", SET, "--provider", "app", "--report", "markdown:out/summary.md", "--json")
+    assert result.code == 0, result.stderr
+    assert result.json()["set"] == SET
+    assert (project / "out" / "summary.md").read_text().startswith("**✅ BASELINE**")
+    clash = cli("run", SET, "--provider", "app", "--report", "markdown:-", "--json")
+    assert clash.code == 2
+    assert "--json and --report FORMAT:- both write to standard output" in clash.stderr
