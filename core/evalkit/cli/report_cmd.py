@@ -87,11 +87,13 @@ def handle(args: argparse.Namespace) -> int:
     finally:
         close_store(repository)
     from ..config import load_config
+    from ..reports.assemble import installed_questions
     from .common import database_url
 
     rendered = render_for(
-        targets, database_url(args, load_config(args.config)), run, fail_on_regression=args.fail_on_regression
-    )
+        targets, database_url(args, load_config(args.config)), run,
+        questions=installed_questions(run), fail_on_regression=args.fail_on_regression,
+    )  # fmt: skip
     report = rendered.report
     out = console(stderr=rendered.takes_stdout)
     out.print(f"{report.verdict_word}: {one_line(run.set_identifier)} run {one_line(run.id)}", markup=False, highlight=False)

@@ -18,7 +18,7 @@ from ..tolerance import Tolerances
 from ..verdict import Comparison, compare
 from .model import HistoryPoint, QuestionInfo, Report, figures_of
 
-__all__ = ["assemble_report", "history_of", "question_infos", "scope_key"]
+__all__ = ["assemble_report", "history_of", "installed_questions", "question_infos", "scope_key"]
 
 #: How many runs of a scope a report's trend shows at most.
 HISTORY_LIMIT = 60
@@ -77,6 +77,25 @@ def question_infos(question_set: Any) -> dict[str, QuestionInfo]:
         q.id: QuestionInfo(q.question, tuple(q.expected_document_ids), q.form.value, q.hard_class)
         for q in question_set.questions
     }
+
+
+def installed_questions(run: Run) -> dict[str, QuestionInfo]:
+    """The questions of a stored retrieval run, from its installed question set, when the set is
+    still installed with the same labels the run was measured against (else empty: a report then
+    shows rankings without marking the expected ids)."""
+    if run.kind is not RunKind.RETRIEVAL:
+        return {}
+    from ..catalog import question_set_catalog
+    from ..errors import EvalkitError
+    from ..retrieval.provenance import labels_fingerprint
+
+    try:
+        question_set = question_set_catalog().get(run.set_identifier).set
+        if labels_fingerprint(question_set) != run.set_fingerprint:
+            return {}
+    except (EvalkitError, AttributeError, TypeError):
+        return {}
+    return question_infos(question_set)
 
 
 def _with_live_details(cases: Iterable[CaseResult], live: Mapping[str, CaseResult]) -> tuple[CaseResult, ...]:

@@ -154,8 +154,11 @@ def test_a_retrieval_run_shows_each_ranking_with_the_expected_ids_highlighted(cl
     assert cli(*args).code == 0
     worse = {**perfect, questions["csv"]: ["doc-zip", "doc-copy", "doc-csv"]}
     (project / "answers.json").write_text(json.dumps(worse))
-    result = cli(*args, "--report", "html:retrieval.html", "--report", "junit:retrieval.xml")
+    result = cli(*args, "--report", "html:retrieval.html", "--report", "junit:retrieval.xml", "--json")
     assert result.code == 0, result.stderr
+    later = cli("report", result.json()["run_id"], "-o", "later.html")  # the installed set still knows the labels
+    assert later.code == 0, later.stderr
+    assert '<li class="expected" title="expected">doc-csv</li>' in (project / "later.html").read_text()
 
     for width in WIDTHS:
         page = Page(browser, project / "retrieval.html", width)
