@@ -29,7 +29,7 @@ def test_visible_writes_out_what_a_terminal_or_xml_cannot_show(raw, shown) -> No
 
 
 def test_one_line_keeps_a_cell_on_its_row() -> None:
-    assert one_line("a\nb\tc\x1b") == "a\\nb\\tc\\x1b"
+    assert one_line("a\nb\tc\x1b\u202e") == "a\\x0ab\\x09c\\x1b\\u202e"
 
 
 def test_html_text_escapes_markup_and_quotes() -> None:

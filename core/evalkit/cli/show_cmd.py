@@ -70,7 +70,6 @@ def handle(args: argparse.Namespace) -> int:
         return 0
 
     from .layout import Column, print_rows
-
     from .render import literal
 
     out = console()
