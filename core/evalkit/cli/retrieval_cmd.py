@@ -118,7 +118,6 @@ def _percent(value: float) -> str:
 def render_outcome(out: Any, outcome: Any) -> None:
     """The human report: questions, rates, breakdowns, provenance, baseline state, regression check."""
     from .layout import Column, print_rows
-
     from .render import literal
 
     run = outcome.run
