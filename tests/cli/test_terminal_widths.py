@@ -84,7 +84,7 @@ def test_show_and_compare_keep_case_ids_and_run_ids_whole(cli, three_runs, colum
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_a_run_keeps_its_case_ids_whole(cli, project, columns) -> None:
     answer_hostile(project, failing=HOSTILE_IDS[1:2])
-    result = cli("run", SET, "--provider", "app", "--run-id", LONG_ID, columns=columns)
+    result = cli("run", SET, "--provider", "app", "--run-id", LONG_ID, "--show-all", columns=columns)
     assert result.code == 0, result.stderr
     table = result.stdout.split("\nModel:")[0]
     assert_fits(table.split("\n", 1)[1], columns)  # the heading may be longer than the terminal; the table is not
