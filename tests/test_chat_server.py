@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
-import time
 from urllib.parse import urlsplit
 
 import httpx
@@ -95,9 +94,8 @@ def test_delays_overlap_across_concurrent_requests(chat_server: ChatServer) -> N
             responses = await asyncio.gather(*(client.post(chat_server.base_url + "/chat/completions", json=BODY) for _ in range(50)))
         return [r.status_code for r in responses]
 
-    started = time.perf_counter()
     assert asyncio.run(burst()) == [200] * 50
-    assert time.perf_counter() - started < 1.5
+    assert chat_server.max_in_flight > 1  # the delays overlapped (counted, not timed: the machine may be loaded)
 
 
 def test_standalone_process_prints_its_url_and_serves() -> None:
