@@ -1,22 +1,32 @@
-"""Throughput of a whole run against an OpenAI-compatible endpoint with a fixed 50 ms delay.
+"""Throughput of `evalkit run` as a user measures it: a fresh process, wall from spawn to exit.
 
-2,000 prompts with three checks each, at concurrency 1, 16 and 64, through the real kernel
-(`evaluate_set`: the openai generator, the deterministic grader, a SQLite store). The server runs
-in a child process so its CPU is not charged to the client. Each concurrency runs in a fresh
-process, so peak memory (max RSS) is that configuration's own. Prints wall time, client CPU seconds
-per 1,000 prompts, peak memory and wall-time efficiency = (N × delay / concurrency) / wall.
+Every measurement spawns ``evalkit run bench.capitals --provider bench --concurrency C --json`` as a
+child process against an OpenAI-compatible chat server in its own child process (fixed delay), in a
+fresh project folder (SQLite store, no baseline). The set comes from a real installed provider:
+tests/data/evalkit-bench-sets, pip-installed into a temporary folder put on ``PYTHONPATH``, sized by
+``EVALKIT_BENCH_PROMPTS``; every prompt has three checks. Figures, per child process:
 
-Goals: efficiency >= 0.9 at 16 and >= 0.75 at 64; client CPU under 1 s per 1,000 prompts.
+* wall: spawn to exit; CPU: user + system of the child (``os.wait4`` rusage); peak RSS: its max RSS;
+* in flight: the most requests the server was answering at one moment;
+* efficiency = N x delay / C / wall (1.0 is the physical limit);
+* the same job through a bare asyncio HTTP/1.1 client (below, ~80 lines, also a child process),
+  and evalkit's figures as ratios to it: absolute times move between machines, the ratio is the figure.
 
-    python bench/throughput.py [--prompts 2000] [--delay 0.05] [--concurrency 1 16 64]
+A scaling table runs 2,000 / 20,000 / 100,000 prompts at 1 ms server delay. Each measurement is
+repeated ``--repeats`` times (runs over 20,000 prompts once) and the best (lowest) wall, CPU and RSS
+are printed: on a shared, loaded machine the best run is the one least disturbed by others.
+
+    python bench/throughput.py [--prompts 2000] [--delay 0.05] [--concurrency 16 64] [--repeats 3]
+                               [--scale 2000 20000 100000] [--scale-delay 0.001] [--scale-concurrency 64]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
-import resource
+import re
 import subprocess
 import sys
 import tempfile
@@ -26,81 +36,182 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+ANSWER = "The capital of France is Paris."
+KEY_VARIABLE = "EVALKIT_BENCH_KEY"
 
-def build_set(prompts: int):
-    """A set of ``prompts`` prompts, each with three checks the server's answer satisfies."""
-    from evalkit import Assertion, GoldenPrompt, GoldenPromptSet
 
-    return GoldenPromptSet(
-        identifier="bench.throughput",
-        name="Throughput benchmark",
-        prompts=[
-            GoldenPrompt(
-                id=f"p{i:06d}",
-                prompt=f"Question number {i}: what is the capital of France?",
-                assertions=[Assertion.contains("Paris"), Assertion.regex(r"/\bparis\b/i"), Assertion.max_words(20)],
+def bare_client(base_url: str, prompts: int, concurrency: int) -> None:
+    """The yardstick: the same job with a hand-rolled keep-alive HTTP/1.1 client, no framework.
+
+    ``concurrency`` workers share a queue of prompts; each owns one connection, posts a chat
+    completion, parses the JSON reply and applies the three checks. Prints the passed count.
+    """
+    host, _, rest = base_url.removeprefix("http://").partition(":")
+    port, _, prefix = rest.partition("/")
+    path = f"/{prefix}/chat/completions".encode()
+    word_limit, paris = 20, re.compile(r"\bparis\b", re.IGNORECASE)
+
+    async def worker(queue: asyncio.Queue[int], passed: list[int]) -> None:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        while not queue.empty():
+            number = queue.get_nowait()
+            body = json.dumps({
+                "model": "bench-model",
+                "messages": [{"role": "user", "content": f"Question number {number}: what is the capital of France?"}],
+                "temperature": 0,
+            }).encode()
+            writer.write(
+                b"POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                b"Authorization: Bearer bench\r\n\r\n%s" % (path, host.encode(), len(body), body)
             )
-            for i in range(prompts)
-        ],
-    )
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            if not head.startswith(b"HTTP/1.1 200"):
+                raise RuntimeError(head.decode("latin-1"))
+            reply = json.loads(await reader.readexactly(length))
+            text = reply["choices"][0]["message"]["content"]
+            if "Paris" in text and paris.search(text) and len(text.split()) <= word_limit:
+                passed[0] += 1
+        writer.close()
+        await writer.wait_closed()
+
+    async def job() -> int:
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        for number in range(prompts):
+            queue.put_nowait(number)
+        passed = [0]
+        await asyncio.gather(*(worker(queue, passed) for _ in range(concurrency)))
+        return passed[0]
+
+    print(json.dumps({"passed": asyncio.run(job())}))
 
 
-def measure_one(base_url: str, prompts: int, concurrency: int) -> dict[str, float]:
-    """Run the set once in this process and return the figures."""
-    from evalkit.config import Config, ProviderInstance
-    from evalkit.evaluation import evaluate_set
+def spawn(command: list[str], env: dict[str, str], cwd: Path, output: Path) -> dict[str, float]:
+    """Run ``command`` as a child, output to ``output``; wall from spawn to exit, CPU and peak RSS from its rusage."""
+    with output.open("wb") as sink:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, env=env, cwd=cwd, stdout=sink, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    error = child.stderr.read().decode(errors="replace") if child.stderr else ""
+    if child.stderr:
+        child.stderr.close()
+    if child.returncode != 0:
+        raise RuntimeError(f"{command[:3]} exited {child.returncode}: {error[-2000:]}")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024}
 
-    golden = build_set(prompts)
-    config = Config(
-        providers={
-            "bench": ProviderInstance(
-                "bench", "openai",
-                {"base_url": base_url, "model": "bench-model", "concurrency": concurrency, "api_key_env": "BENCH_KEY"},
-            )
-        }
-    )
-    with tempfile.TemporaryDirectory() as folder:
-        cpu, wall = time.process_time(), time.perf_counter()
-        outcome = evaluate_set(
-            golden, provider="bench", config=config, database=f"sqlite:///{folder}/bench.db", concurrency=concurrency
+
+def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency: int) -> dict[str, float]:
+    """One measurement in a fresh project folder against a fresh server: ``kind`` is json, terminal or bare."""
+    from tests.support.chat_server import ChatServerProcess
+
+    env = {**os.environ, "PYTHONPATH": str(plugins), "EVALKIT_BENCH_PROMPTS": str(prompts), KEY_VARIABLE: "bench"}
+    env.pop("EVALKIT_CONFIG", None)
+    with tempfile.TemporaryDirectory() as folder, ChatServerProcess(delay=delay, text=ANSWER, quiet=True) as server:
+        project = Path(folder)
+        (project / "evalkit.toml").write_text(
+            f'[providers.bench]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "bench-model"\n'
+            f'api_key_env = "{KEY_VARIABLE}"\n'
         )
-        wall = time.perf_counter() - wall
-        cpu = time.process_time() - cpu
-    run = outcome.run
-    assert run.passed_count == prompts, f"only {run.passed_count} of {prompts} passed: {run.status}"
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"wall_s": wall, "cpu_s": cpu, "peak_mib": peak_kib / 1024, "passed": run.passed_count}
+        output = project / "output.txt"
+        if kind == "bare":
+            env["PYTHONPATH"] = str(ROOT)
+            command = [sys.executable, __file__, "--bare", server.base_url, str(prompts), str(concurrency)]
+        else:
+            evalkit = str(Path(sys.executable).parent / "evalkit")
+            command = [evalkit, "run", "bench.capitals", "--provider", "bench", "--concurrency", str(concurrency)]
+            command += ["--json"] if kind == "json" else []
+        figures = spawn(command, env, project, output)
+        text = output.read_text()
+        if kind == "terminal":
+            figures["passed"] = prompts if re.search(rf"\b{prompts:,}\b|\b{prompts}\b", text) else -1
+            figures["output_bytes"] = len(text.encode())
+        else:
+            figures["passed"] = json.loads(text)["passed"]
+    figures["in_flight"] = server.stats.get("max_in_flight", 0)
+    if kind != "terminal" and figures["passed"] != prompts:
+        raise RuntimeError(f"{kind}: only {figures['passed']} of {prompts} passed")
+    return figures
+
+
+def best_of(repeats: int, **kwargs: object) -> dict[str, float]:
+    """``repeats`` measurements; the lowest wall, CPU and RSS and the highest in-flight count."""
+    runs = [measure(**kwargs) for _ in range(repeats)]  # type: ignore[arg-type]
+    best = dict(runs[0])
+    for key in ("wall", "cpu", "rss_mib"):
+        best[key] = min(run[key] for run in runs)
+    best["in_flight"] = max(run["in_flight"] for run in runs)
+    return best
+
+
+def install_plugins(folder: Path) -> Path:
+    """pip-install the benchmark set's distribution into ``folder`` (like any third-party provider)."""
+    from tests.support.distributions import install_into
+
+    return install_into(folder / "plugins", "evalkit-bench-sets")
 
 
 def main() -> None:
-    """Start the server, measure every concurrency in a fresh process, print the table."""
+    """Install the set, measure evalkit and the bare client, print the tables."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompts", type=int, default=2000)
     parser.add_argument("--delay", type=float, default=0.05)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
-    parser.add_argument("--child", nargs=3, metavar=("URL", "PROMPTS", "CONCURRENCY"), help=argparse.SUPPRESS)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scale", type=int, nargs="*", default=[2000, 20000, 100000])
+    parser.add_argument("--scale-delay", type=float, default=0.001)
+    parser.add_argument("--scale-concurrency", type=int, default=64)
+    parser.add_argument("--bare", nargs=3, metavar=("URL", "PROMPTS", "CONCURRENCY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        url, prompts, concurrency = args.child
-        print(json.dumps(measure_one(url, int(prompts), int(concurrency))))
+    if args.bare:
+        url, prompts, concurrency = args.bare
+        bare_client(url, int(prompts), int(concurrency))
         return
-    from tests.support.chat_server import ChatServerProcess
 
-    print(f"{args.prompts} prompts x 3 checks, server delay {args.delay * 1000:.0f} ms, SQLite store")
-    print(f"{'concurrency':>11} {'wall s':>8} {'CPU s/1k':>9} {'peak MiB':>9} {'efficiency':>10}")
-    with ChatServerProcess(delay=args.delay, text="The capital of France is Paris.") as server:
+    load = os.getloadavg()[0]
+    print(f"{args.prompts:,} prompts x 3 checks, server delay {args.delay * 1000:g} ms, fresh process and SQLite store per run,")
+    print(f"best of {args.repeats}; load average {load:.1f} on {os.cpu_count()} cores at the start")
+    with tempfile.TemporaryDirectory() as folder:
+        plugins = install_plugins(Path(folder))
+        header = f"{'':<28}{'C':>4}{'wall s':>8}{'effic.':>8}{'CPU s/1k':>10}{'RSS MiB':>9}{'in flight':>10}"
+        print(header)
+        print("-" * len(header))
         for concurrency in args.concurrency:
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", server.base_url, str(args.prompts), str(concurrency)],
-                capture_output=True, text=True, env=env, check=True,
-            )
-            figures = json.loads(done.stdout.strip().splitlines()[-1])
             ideal = args.prompts * args.delay / concurrency
-            print(
-                f"{concurrency:>11} {figures['wall_s']:>8.2f} {figures['cpu_s'] / args.prompts * 1000:>9.3f} "
-                f"{figures['peak_mib']:>9.1f} {ideal / figures['wall_s']:>10.3f}"
-            )
+            common = {"plugins": plugins, "prompts": args.prompts, "delay": args.delay, "concurrency": concurrency}
+            bare = best_of(args.repeats, kind="bare", **common)
+            rows = [("bare asyncio client", bare), ("evalkit run --json", best_of(args.repeats, kind="json", **common))]
+            rows.append(("evalkit run (terminal)", best_of(args.repeats, kind="terminal", **common)))
+            for label, figures in rows:
+                print(
+                    f"{label:<28}{concurrency:>4}{figures['wall']:>8.2f}{ideal / figures['wall']:>8.3f}"
+                    f"{figures['cpu'] / args.prompts * 1000:>10.3f}{figures['rss_mib']:>9.1f}{figures['in_flight']:>10}"
+                )
+            for label, figures in rows[1:]:
+                print(
+                    f"  {label} / bare: wall x{figures['wall'] / bare['wall']:.2f}, CPU x{figures['cpu'] / bare['cpu']:.2f},"
+                    f" RSS x{figures['rss_mib'] / bare['rss_mib']:.2f}"
+                )
+        if args.scale:
+            print()
+            print(f"scaling: evalkit run --json, C={args.scale_concurrency}, server delay {args.scale_delay * 1000:g} ms, best of {args.repeats}")
+            header = f"{'prompts':>9}{'wall s':>9}{'CPU s/1k':>10}{'RSS MiB':>9}{'bare CPU s/1k':>15}"
+            print(header)
+            print("-" * len(header))
+            for prompts in args.scale:
+                common = {"plugins": plugins, "prompts": prompts, "delay": args.scale_delay, "concurrency": args.scale_concurrency}
+                repeats = args.repeats if prompts <= 20000 else 1
+                figures = best_of(repeats, kind="json", **common)
+                bare = best_of(repeats, kind="bare", **common)
+                print(
+                    f"{prompts:>9,}{figures['wall']:>9.2f}{figures['cpu'] / prompts * 1000:>10.3f}"
+                    f"{figures['rss_mib']:>9.1f}{bare['cpu'] / prompts * 1000:>15.3f}"
+                )
 
 
 if __name__ == "__main__":

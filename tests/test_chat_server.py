@@ -104,3 +104,13 @@ def test_standalone_process_prints_its_url_and_serves() -> None:
     completion = json.loads(raw)
     assert status == 200 and server.base_url.startswith("http://127.0.0.1:")
     assert (completion["model"], completion["choices"][0]["message"]["content"]) == ("gpt-standalone", "fixed")
+
+
+def test_standalone_process_reports_its_figures_when_stopped() -> None:
+    with ChatServerProcess(text="fixed") as server:
+        for _ in range(3):
+            assert post(server.base_url, BODY)[0] == 200
+        assert server.stats == {}
+    assert server.stats["requests"] == 3
+    assert server.stats["max_in_flight"] == 1
+    assert server.stats["connections"] >= 1

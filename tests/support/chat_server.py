@@ -13,7 +13,8 @@ Run standalone (for benchmarks, so the server's CPU is not charged to the client
 
     python tests/support/chat_server.py --port 0 --delay 0.05
 
-prints the base URL on its first line of output and serves until interrupted.
+prints the base URL on its first line of output and serves until interrupted; its last line is then a
+JSON object of figures (requests, connections, max_in_flight, cpu_s).
 """
 
 from __future__ import annotations
@@ -521,15 +522,22 @@ def _response(
 class ChatServerProcess:
     """Run the server standalone in a child process, so its CPU is not charged to the measuring process.
 
-    Use as a context manager; ``base_url`` is set once the child is listening. Faults cannot be
+    Use as a context manager; ``base_url`` is set once the child is listening, ``stats`` once it has
+    stopped; ``quiet`` drops its closing summary on stderr. Faults cannot be
     scripted across the process boundary — use :class:`ChatServer` for that.
     """
 
-    def __init__(self, *, delay: float = 0.0, model: str | None = None, text: str | None = None) -> None:
+    def __init__(
+        self, *, delay: float = 0.0, model: str | None = None, text: str | None = None, quiet: bool = False
+    ) -> None:
         self.delay = delay
+        self.quiet = quiet
         self.model = model
         self.text = text
         self.base_url = ""
+        #: What the child reported when it stopped: ``requests``, ``connections``, ``max_in_flight``,
+        #: ``cpu_s`` (empty until the context exits).
+        self.stats: dict[str, Any] = {}
         self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> ChatServerProcess:
@@ -538,7 +546,8 @@ class ChatServerProcess:
             command += ["--model", self.model]
         if self.text is not None:
             command += ["--text", self.text]
-        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        stderr = subprocess.DEVNULL if self.quiet else None
+        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True)
         assert self._process.stdout is not None
         self.base_url = self._process.stdout.readline().strip()
         if not self.base_url.startswith("http://"):
@@ -557,7 +566,10 @@ class ChatServerProcess:
             self._process.kill()
             self._process.wait()
         if self._process.stdout is not None:
+            last = self._process.stdout.read().strip().splitlines()
             self._process.stdout.close()
+            if last:
+                self.stats = json.loads(last[-1])
         self._process = None
 
 
@@ -582,6 +594,12 @@ def main(argv: list[str] | None = None) -> int:
             f" using {time.process_time():.2f} s of CPU",
             file=sys.stderr,
         )
+        # The last line of output, for ChatServerProcess.stats.
+        stats = {
+            "requests": server.request_count, "connections": server.connection_count,
+            "max_in_flight": server.max_in_flight, "cpu_s": time.process_time(),
+        }
+        print(json.dumps(stats), flush=True)
     return 0
 
 
