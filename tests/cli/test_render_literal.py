@@ -52,10 +52,24 @@ class _Holder:
         return ("render-test-secret-1234", "short")
 
 
-def test_declared_secrets_are_scrubbed_from_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("compact", [False, True])
+def test_declared_secrets_are_scrubbed_from_text_and_json(capsys: pytest.CaptureFixture[str], compact: bool) -> None:
     holder = _Holder()
     remember_secret_holder(holder)
     assert literal("key render-test-secret-1234 in a short text") == "key *** in a short text"
-    print_json({"error": "key render-test-secret-1234", "list": ["render-test-secret-1234\x9b"]})
-    document = json.loads(capsys.readouterr().out)
-    assert document == {"error": "key ***", "list": ["***\x9b"]}
+    print_json({"error": "key render-test-secret-1234", "list": ["render-test-secret-1234\x9b"]}, compact=compact)
+    out = capsys.readouterr().out
+    assert json.loads(out) == {"error": "key ***", "list": ["***\x9b"]}
+    assert out.count("\n") == (1 if compact else 6)
+
+
+class _QuotingHolder:
+    def secret_values(self) -> tuple[str, ...]:
+        return ('quote"and\\backslash-secret',)
+
+
+def test_a_secret_json_escapes_is_scrubbed_too(capsys: pytest.CaptureFixture[str]) -> None:
+    holder = _QuotingHolder()
+    remember_secret_holder(holder)
+    print_json({"detail": 'got quote"and\\backslash-secret back'}, compact=True)
+    assert json.loads(capsys.readouterr().out) == {"detail": "got *** back"}

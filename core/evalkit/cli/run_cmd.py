@@ -122,7 +122,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..config import load_config
     from ..evaluation import evaluate_set, stored_verdict
     from ..tolerance import Tolerances
-    from .common import console, database_url, print_json
+    from .common import COMPACT_JSON_CASES, console, database_url, print_json
     from .render import ProgressDisplay, outcome_document, render_outcome
     from .reporting import deliver_reports, render_for, report_targets
 
@@ -169,7 +169,7 @@ def handle(args: argparse.Namespace) -> int:
         fail_on_regression=args.fail_on_regression, notes=outcome.notes,
     )  # fmt: skip
     if args.json:
-        print_json(outcome_document(outcome))
+        print_json(outcome_document(outcome), compact=outcome.run.case_count > COMPACT_JSON_CASES)
     else:
         render_outcome(console(stderr=rendered.takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all)
     deliver_reports(rendered)

@@ -1,0 +1,18 @@
+"""`evalkit run --json` at scale: the document is compact past 1,000 cases, indented below."""
+
+from __future__ import annotations
+
+import json
+
+
+def test_json_of_a_large_run_is_compact_and_of_a_small_one_indented(evalkit_cli, project, plugin_dists) -> None:
+    plugins = plugin_dists("evalkit-bench-sets")
+    large = evalkit_cli("run", "bench.capitals", "--json", env={"PYTHONPATH": plugins, "EVALKIT_BENCH_PROMPTS": "1001"})
+    assert large.code == 0, large.stderr
+    assert large.stdout.count("\n") == 1  # one line: the compact encoder
+    document = json.loads(large.stdout)
+    assert (document["case_count"], document["passed"], len(document["cases"])) == (1001, 1001, 1001)
+    small = evalkit_cli("run", "bench.capitals", "--json", env={"PYTHONPATH": plugins, "EVALKIT_BENCH_PROMPTS": "3"})
+    assert small.code == 0, small.stderr
+    assert small.stdout.startswith('{\n  "run_id": ')
+    assert json.loads(small.stdout)["passed"] == 3
