@@ -129,7 +129,7 @@ def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency
         figures = spawn(command, env, project, output)
         text = output.read_text()
         if kind == "terminal":
-            figures["passed"] = prompts if re.search(rf"\b{prompts:,}\b|\b{prompts}\b", text) else -1
+            figures["passed"] = prompts if f"({prompts}/{prompts})" in text else -1
             figures["output_bytes"] = len(text.encode())
         else:
             figures["passed"] = json.loads(text)["passed"]

@@ -43,7 +43,7 @@ def literal(value: object, *, markup: bool = True, multiline: bool = False) -> s
 
 
 class ProgressDisplay:
-    """A progress bar on stderr while answers come in (only on a terminal)."""
+    """A progress bar on stderr while answers come in (only on a terminal): count, rate and time remaining."""
 
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled and sys.stderr.isatty()
@@ -57,9 +57,10 @@ class ProgressDisplay:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
         from .common import console
+        from .rate_column import CaseRateColumn
 
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), CaseRateColumn(), TimeRemainingColumn(),
             console=console(stderr=True), transient=True,
         )
         self._progress.start()

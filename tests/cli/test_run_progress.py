@@ -1,0 +1,42 @@
+"""`evalkit run` on a terminal: the progress bar shows count, rate and time remaining."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run_on_a_terminal(project: Path, env: dict[str, str], *args: str) -> tuple[int, str]:
+    """Run ``evalkit ARGS`` with stdout and stderr on a pseudo-terminal; the exit code and everything it drew."""
+    main, child = pty.openpty()
+    environment = {**os.environ, "COLUMNS": "160", "TERM": "xterm", **env}
+    environment.pop("NO_COLOR", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evalkit", *args], cwd=project, env=environment,
+        stdin=subprocess.DEVNULL, stdout=child, stderr=child,
+    )
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main)
+    return process.wait(timeout=120), b"".join(chunks).decode(errors="replace")
+
+
+def test_the_progress_bar_shows_the_rate_and_the_time_remaining(project, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists("evalkit-bench-sets"), "EVALKIT_BENCH_PROMPTS": "400"}
+    code, drawn = run_on_a_terminal(project, env, "run", "bench.capitals")
+    assert code == 0, drawn
+    assert re.search(r"\d+/400", drawn), drawn
+    assert re.search(r"(\?|[\d,.]+) cases/s", drawn), drawn
+    assert "Pass rate:  100.0% (400/400)" in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", drawn)
