@@ -16,9 +16,14 @@
     ├── RetrievalError                a retriever failed or returned garbage for one question
     ├── RunInterrupted                Ctrl-C: finished cases are kept, the run can be resumed (exit 3)
     ├── RunNotFinished                waited for a run's shards until the time limit (exit 3)
+    ├── RunStoreFailed                the store failed mid-run: committed cases kept, resumable (exit 3)
     ├── GraderUnavailableError        a judge cannot be reached before the run (exit 2, nothing stored)
     └── StorageError                  the results store cannot be used (exit 2)
-        └── SchemaOutOfDateError      the database needs ``evalkit db upgrade``
+        ├── SchemaOutOfDateError      the database needs ``evalkit db upgrade``
+        └── StoreFailure              the store failed while in use (disk full, locked, connection lost)
+
+``evalkit.leases`` adds two ``UsageError`` subclasses: ``RunBusyError`` (another live process is
+answering the run) and ``ShardMismatchError`` (a shard gives another N than the run's shards).
 """
 
 from __future__ import annotations
@@ -37,9 +42,11 @@ __all__ = [
     "RetrievalError",
     "RunInterrupted",
     "RunNotFinished",
+    "RunStoreFailed",
     "SchemaOutOfDateError",
     "SetValidationError",
     "StorageError",
+    "StoreFailure",
     "ToleranceError",
     "UnknownPluginError",
     "UnknownSetError",
@@ -166,6 +173,24 @@ class RunNotFinished(EvalkitError):
     exit_code = 3
 
 
+class RunStoreFailed(EvalkitError):
+    """The results store failed during a run: the cases committed before the fault are kept, and
+    the run is marked ``interrupted`` when the store still answers; it can be resumed."""
+
+    exit_code = 3
+
+    def __init__(self, run_id: str, set_identifier: str, cause: str, *, kept: int | None, marked: bool, resumable: bool = True) -> None:
+        self.run_id = run_id
+        self.set_identifier = set_identifier
+        self.cause = cause
+        self.kept = kept
+        self.marked = marked
+        kept_text = "the cases committed before the fault are kept" if kept is None else f"{kept} case(s) committed before the fault are kept"
+        state = "the run is marked interrupted" if marked else "the run could not be marked interrupted (the store does not answer)"
+        resume = f"; continue it with `evalkit run {set_identifier} --resume {run_id}`" if resumable else ""
+        super().__init__(f"the results store failed during run {run_id}: {cause} — {kept_text}, {state}{resume}")
+
+
 class GraderUnavailableError(EvalkitError):
     """A grader cannot run (its judge is unreachable); raised before anything is paid for."""
 
@@ -176,3 +201,13 @@ class StorageError(EvalkitError):
 
 class SchemaOutOfDateError(StorageError):
     """The database schema is older than this evalkit; run ``evalkit db upgrade``."""
+
+
+class StoreFailure(StorageError):
+    """The store failed while in use; ``cause`` names the real cause in one line ("database or disk
+    is full", "database is locked after 60 s", "connection to PostgreSQL lost")."""
+
+    def __init__(self, cause: str, *, connection_lost: bool = False) -> None:
+        self.cause = cause
+        self.connection_lost = connection_lost
+        super().__init__(cause)

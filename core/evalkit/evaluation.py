@@ -15,15 +15,19 @@ from . import components, hooks, runner
 from .catalog import prompt_set_catalog
 from .checks import BUILTIN_KINDS, AssertionKind
 from .config import PRIVACY_LEVELS, Config, load_config
-from .errors import RunInterrupted, UsageError
+from .errors import RunInterrupted, StoreFailure, UsageError
+from .interruptions import mark_interrupted, store_failed
+from .leases import WHOLE_RUN, LeaseKeeper, LeaseOwner, shard_part
 from .privacy import MIN_SECRET_LENGTH, is_scrubbable
 from .prompts import GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 from .storage import (
     GeneratorScopedResults,
     ResumableRuns,
+    RunLeases,
     RunVerdicts,
     StoredVerdict,
+    is_in_memory,
     open_repository,
     resolve_database_url,
 )
@@ -40,8 +44,9 @@ NO_SCOPED_READS = "not compared: the configured repository has no generator-scop
 class Verdict:
     """Whether a run was compared, and the outcome.
 
-    ``state`` is ``baseline`` (first comparable run), ``compared``, or ``not_compared`` (with
-    ``reason``). ``comparison`` is set when compared.
+    ``state`` is ``baseline`` (first comparable run), ``compared``, ``not_compared`` (with
+    ``reason``), or ``pending`` (a shard finished its slice; the run is not complete yet, so
+    there is no verdict to give). ``comparison`` is set when compared.
     """
 
     state: str
@@ -67,9 +72,11 @@ class RunOutcome:
     concurrency: int | None = None
 
     def exit_code(self, fail_on_regression: bool) -> int:
-        """0 fine · 1 gate failed · 3 the run could not complete."""
+        """0 fine · 1 gate failed (or its verdict is still pending) · 3 the run could not complete."""
         if self.run.status is RunStatus.RUNNING and not self.run.errored_count:
-            return 0  # a shard finished its slice; the run completes with the last shard
+            # A shard finished its slice; the run completes with the last shard. A gate asked of
+            # it has no verdict yet, which must never read as a pass.
+            return 1 if fail_on_regression else 0
         if self.run.status is not RunStatus.COMPLETE:
             return 3
         if fail_on_regression and (self.verdict.state == "not_compared" or self.verdict.regressed):
@@ -180,8 +187,6 @@ def evaluate_set(
         bound.generator.bind_set(golden_set)
     if isinstance(grading, components.JudgeGrader):
         grading.bind_judge(config, bound)
-    if isinstance(grading, components.ReadinessCheck):
-        grading.check_ready()
     notes.extend(short_secret_warnings(bound, grading))
     if bound.instance == components.REFERENCE_INSTANCE and bound.adapter == "reference":
         notes.append(
@@ -189,8 +194,13 @@ def evaluate_set(
             "(a self-check of the set, compared only with earlier reference runs)."
         )
     level = runner.default_concurrency(bound, concurrency)
-    repository = open_repository(resolve_database_url(database, config, cwd))
+    url = resolve_database_url(database, config, cwd)
+    repository = open_repository(url)
     try:
+        if isinstance(grading, components.ReadinessCheck):
+            grading.check_ready()
+        if is_in_memory(url):
+            notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
         return _run(
             golden_set, bound, grading, grader_name, repository, kinds, manager, tolerances, privacy,
             level, run_id, resume, shard, label, on_start, on_case, notes,
@@ -258,19 +268,83 @@ def _run(
     if existing is not None:
         _check_joinable(existing, header, resume)
     stored_header = repository.begin_run(header)
+    owner = LeaseOwner.this_process()
+    part = WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)
+    leased = isinstance(repository, RunLeases)
+    if leased:
+        # Refused here (exit 2, nothing called) while another live process answers this part.
+        repository.acquire_lease(header.id, part, owner, shard_count=None if shard is None else shard.count)
+    keeper = LeaseKeeper(repository, header.id, part, owner).start() if leased else None
+    observers = hooks.Observers(manager)
+    slice_done = False
+    try:
+        try:
+            stored, verdict = _answer_and_finish(
+                header, stored_header, existing is not None, golden_set, bound, grading, grader_name, repository,
+                kinds, observers, tolerances, privacy, level, shard, resume, on_start, on_case, notes,
+                lambda: _release(keeper, repository, header.id, part, owner, done=True),
+                max_answer_bytes=max_answer_bytes,
+            )
+            slice_done = True
+        except KeyboardInterrupt:
+            mark_interrupted(repository, header.id)
+            raise RunInterrupted(header.id, golden_set.identifier) from None
+        except StoreFailure as exc:
+            raise store_failed(repository, header, exc) from None
+    finally:
+        if not slice_done:
+            _release(keeper, repository, header.id, part, owner, done=False)
+    observers.notify("evalkit_run_finished", run=stored)
+    return RunOutcome(stored, verdict, tuple(notes), plugin_failures + observers.failures, concurrency=level)
+
+
+def _release(keeper: LeaseKeeper | None, repository: Any, run_id: str, part: str, owner: LeaseOwner, *, done: bool) -> None:
+    """Stop the heartbeat and give the lease up (once; a store that fails here changes nothing)."""
+    if keeper is None:
+        return
+    keeper.stop()
+    try:
+        repository.release_lease(run_id, part, owner, done=done)
+    except StoreFailure:
+        pass
+
+
+def _answer_and_finish(
+    header: Run,
+    stored_header: Run,
+    joining: bool,
+    golden_set: GoldenPromptSet,
+    bound: components.BoundGenerator,
+    grading: Any,
+    grader_name: str,
+    repository: Any,
+    kinds: Mapping[str, AssertionKind],
+    observers: hooks.Observers,
+    tolerances: Tolerances,
+    privacy: str,
+    level: int,
+    shard: runner.Shard | None,
+    resume: bool,
+    on_start: Callable[[Run, int], None] | None,
+    on_case: Callable[[CaseResult], None] | None,
+    notes: list[str],
+    slice_done: Callable[[], None],
+    *,
+    max_answer_bytes: int | None = None,
+) -> tuple[Run, Verdict]:
+    """Answer what is missing of the run (or of its shard), then store its status and verdict."""
     if isinstance(repository, ResumableRuns):
         skip = repository.answered_case_ids(header.id)
         if stored_header.status is RunStatus.INTERRUPTED:
             repository.mark_status(header.id, RunStatus.RUNNING.value)
     else:
-        joined = repository.get_run(header.id) if existing is not None else None
+        joined = repository.get_run(header.id) if joining else None
         skip = {c.case_id for c in joined.cases if not c.errored} if joined is not None else set()
     if resume and skip:
         notes.append(f"Resuming run {header.id}: {len(skip)} case(s) already answered are kept.")
     todo = runner.select_cases(golden_set.prompts, shard, skip)
     if isinstance(bound.generator, components.ConcurrencyAware):
         bound.generator.use_concurrency(level)
-    observers = hooks.Observers(manager)
     observers.notify("evalkit_run_started", run=header, total=len(todo))
     if on_start is not None:
         on_start(header, len(todo))
@@ -291,12 +365,8 @@ def _run(
             if isinstance(grading, components.AsyncClosing):
                 await grading.aclose()
 
-    try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        if isinstance(repository, ResumableRuns):
-            repository.mark_status(header.id, RunStatus.INTERRUPTED.value)
-        raise RunInterrupted(header.id, golden_set.identifier) from None
+    asyncio.run(main())
+    slice_done()
     answered = repository.get_run(header.id)
     status = runner.final_status(header, answered)
     identity, note = runner.run_identity(answered.cases, bound.configured)
@@ -310,17 +380,20 @@ def _run(
     )
     # The stored status wins: another shard may have closed the run after this one read its cases.
     if stored.status is RunStatus.RUNNING:
+        shards = repository.shard_progress(header.id) if isinstance(repository, RunLeases) else None
+        where = f" ({shards.describe()})" if shards is not None and shards.count is not None else ""
         notes.append(
-            f"Shard done: {stored.answered_count} of {header.case_count} cases of run {header.id} are in; "
+            f"Shard done: {stored.answered_count} of {header.case_count} cases of run {header.id} are in{where}; "
             "the run completes when the other shards finish."
         )
-        verdict = Verdict("not_compared", "not compared: the run is not complete yet (other shards are still answering)")
-    else:
-        verdict = verdict_for(stored, repository, tolerances)
-        if isinstance(repository, RunVerdicts):
-            repository.record_verdict(stored.id, stored_verdict(verdict))
-    observers.notify("evalkit_run_finished", run=stored)
-    return RunOutcome(stored, verdict, tuple(notes), plugin_failures + observers.failures, concurrency=level)
+        return stored, Verdict(
+            "pending",
+            f"verdict pending: run {header.id} is not complete yet{where}; its verdict is given when the last shard finishes",
+        )
+    verdict = verdict_for(stored, repository, tolerances)
+    if isinstance(repository, RunVerdicts):
+        repository.record_verdict(stored.id, stored_verdict(verdict))
+    return stored, verdict
 
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
@@ -342,6 +415,8 @@ def _check_joinable(existing: Run, header: Run, resume: bool) -> None:
             f'set "{header.set_identifier}" has changed since run {existing.id} started; its stored cases would '
             "mix two versions of the set, so start a new run"
         )
+    if existing.status is RunStatus.COMPLETE:
+        raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new --run-id")
 
 
 def stored_verdict(verdict: Verdict) -> StoredVerdict:

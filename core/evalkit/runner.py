@@ -61,7 +61,7 @@ class Shard:
 
     def owns(self, case_id: str) -> bool:
         """True when the case belongs to this slice (stable across processes and machines)."""
-        return zlib.crc32(case_id.encode("utf-8")) % self.count == self.index - 1
+        return zlib.crc32(case_id.encode("utf-8", "surrogatepass")) % self.count == self.index - 1
 
 
 def select_cases(prompts: Sequence[GoldenPrompt], shard: Shard | None, skip: set[str]) -> list[GoldenPrompt]:
@@ -75,7 +75,7 @@ def set_fingerprint(golden_set: GoldenPromptSet) -> str:
 
     from .convert import dumps
 
-    return "sha256:" + hashlib.sha256(dumps(golden_set).encode("utf-8")).hexdigest()[:32]
+    return "sha256:" + hashlib.sha256(dumps(golden_set).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def run_yardstick(cases: Iterable[CaseResult], requested: str) -> str:
@@ -367,9 +367,10 @@ def concurrency_from_environment() -> int | None:
 
 
 def final_status(run: Run, stored: Run) -> RunStatus:
-    """Complete when every case of the set is answered without error."""
-    if stored.errored_count:
-        return RunStatus.INCOMPLETE
+    """Complete when every case of the set is answered without error; still running while cases
+    are missing (shards not all in), even when some stored case errored; incomplete otherwise."""
     if stored.answered_count < run.case_count:
         return RunStatus.RUNNING
+    if stored.errored_count:
+        return RunStatus.INCOMPLETE
     return RunStatus.COMPLETE

@@ -13,13 +13,18 @@ from evalkit.storage.sql import sqlite_path
     [
         ("sqlite:////srv/evalkit/results.db", "/srv/evalkit/results.db"),
         ("sqlite:///.evalkit/results.db", ".evalkit/results.db"),
-        ("sqlite://", ":memory:"),
         ("sqlite:///:memory:", ":memory:"),
         ("postgresql://ci@db/evalkit", None),
     ],
 )
 def test_sqlite_paths(url: str, path: str | None) -> None:
     assert sqlite_path(url) == path
+
+
+@pytest.mark.parametrize("url", ["sqlite:///", "sqlite://", "sqlite:", "sqlite://:memory:", "sqlite:///  "])
+def test_a_sqlite_url_without_a_file_is_refused_not_silently_in_memory(url: str) -> None:
+    with pytest.raises(StorageError, match="names no file"):
+        sqlite_path(url)
 
 
 def test_a_folder_that_cannot_be_created_is_a_storage_error() -> None:

@@ -175,7 +175,7 @@ def render_verdict(out: Any, outcome: RunOutcome) -> None:
     verdict = outcome.verdict
     out.print()
     out.print("[bold]Regression check[/bold]")
-    if verdict.state == "not_compared":
+    if verdict.state in ("not_compared", "pending"):
         out.print(f"[yellow]{literal(verdict.reason or '')}[/yellow]")
         return
     if verdict.state == "baseline":

@@ -21,10 +21,15 @@ from evalkit.errors import PluginError, UsageError
 
 from .contracts import DeploymentDefaults
 
-__all__ = ["DEPLOYMENT_ENV", "Deployment", "resolve_deployment"]
+__all__ = ["DEFAULT_TIMEOUT_S", "DEPLOYMENT_ENV", "TIMEOUT_OPTION", "Deployment", "resolve_deployment"]
 
 #: Names the deployment when ``--deployment`` is not given.
 DEPLOYMENT_ENV = "EVALKIT_DEPLOYMENT"
+#: How long one ``retrieve`` call may take before its question is errored (seconds).
+DEFAULT_TIMEOUT_S = 60.0
+#: The option of a deployment's retriever table that evalkit keeps for itself: the per-question
+#: time limit in seconds (not passed to the retriever's factory).
+TIMEOUT_OPTION = "timeout"
 
 
 @attrs.frozen
@@ -32,12 +37,27 @@ class Deployment:
     """The options one retriever is created with, and where they came from.
 
     ``name`` is ``None`` when no deployment was chosen (the retriever gets no options);
-    ``source`` is ``configuration <path>``, ``provider <distribution>`` or ``none``.
+    ``source`` is ``configuration <path>``, ``provider <distribution>`` or ``none``; ``timeout``
+    is how long one question may take (the table's ``timeout`` option, else
+    :data:`DEFAULT_TIMEOUT_S`).
     """
 
     name: str | None
     options: Mapping[str, Any]
     source: str
+    timeout: float = DEFAULT_TIMEOUT_S
+
+
+def _time_limit(options: dict[str, Any], deployment: str, retriever_id: str) -> float:
+    """Take ``timeout`` out of the options: a number of seconds above 0, at most a day."""
+    raw = options.pop(TIMEOUT_OPTION, DEFAULT_TIMEOUT_S)
+    valid = isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 < raw <= 86400
+    if not valid:
+        raise UsageError(
+            f'deployment "{deployment}", retriever "{retriever_id}": {TIMEOUT_OPTION} must be a number of seconds '
+            f"above 0 and at most 86400, got {raw!r}"
+        )
+    return float(raw)
 
 
 def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any], str]:
@@ -109,6 +129,7 @@ def resolve_deployment(
             f'deployment "{chosen}" has no options for retriever "{retriever_id}" (it configures: {configured}){hint}'
         )
     options = dict(retrievers[retriever_id])
+    timeout = _time_limit(options, chosen, retriever_id)
     if root is not None:
         options = resolve_paths(options, factory, root)
-    return Deployment(chosen, options, source)
+    return Deployment(chosen, options, source, timeout)

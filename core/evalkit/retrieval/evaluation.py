@@ -19,7 +19,8 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
@@ -29,29 +30,31 @@ from evalkit import hooks, registry
 from evalkit.catalog import SourcedSet, question_set_catalog
 from evalkit.components import SecretHolder
 from evalkit.config import PRIVACY_LEVELS, Config, load_config
-from evalkit.errors import EvalkitError, PluginError, RetrievalError, UsageError
+from evalkit.errors import EvalkitError, PluginError, RetrievalError, StoreFailure, UsageError
 from evalkit.grading import Check
+from evalkit.interruptions import mark_interrupted, store_failed
 from evalkit.privacy import remove_secrets
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
 from evalkit.runs import CaseResult, Run, RunKind, RunStatus
 from evalkit.storage import (
-    ResumableRuns,
     RetrievalBaselines,
     RunVerdicts,
     StoredVerdict,
+    is_in_memory,
     open_repository,
     resolve_database_url,
 )
 from evalkit.tolerance import Tolerances, resolve_tolerances
 from evalkit.verdict import Comparison, compare
 
+from .bounded import BoundedCalls
 from .contracts import (
     ClosingRetriever,
     PreparedRetriever,
     RetrievalProvenanceProvider,
     Retriever,
 )
-from .deployments import DEPLOYMENT_ENV, Deployment, resolve_deployment
+from .deployments import DEFAULT_TIMEOUT_S, DEPLOYMENT_ENV, Deployment, resolve_deployment
 from .provenance import (
     BASELINE,
     COMPARABLE,
@@ -249,29 +252,45 @@ def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int
 
 
 def _answers(
-    retriever: Any, retriever_id: str, questions: Sequence[GoldenQuestion], limit: int, concurrency: int
+    retriever: Any,
+    retriever_id: str,
+    questions: Sequence[GoldenQuestion],
+    limit: int,
+    concurrency: int,
+    time_limit: float = DEFAULT_TIMEOUT_S,
 ) -> Iterator[tuple[GoldenQuestion, _Answer]]:
-    """Each question with its answer, in set order; at most ``concurrency`` questions in flight."""
-    if concurrency == 1:
-        for question in questions:
-            yield question, _ask(retriever, retriever_id, question, limit)
-        return
-    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalkit-retrieve")
+    """Each question with its answer, in set order; at most ``concurrency`` questions in flight,
+    each given ``time_limit`` seconds (a retriever that does not answer in time errs that question)."""
+    calls = BoundedCalls(concurrency)
     try:
-        pending: deque[tuple[GoldenQuestion, Future[_Answer]]] = deque()
+        pending: deque[tuple[GoldenQuestion, Future[_Answer], float]] = deque()
         queue = iter(questions)
+
+        def submit(question: GoldenQuestion) -> None:
+            pending.append((question, calls.submit(_ask, retriever, retriever_id, question, limit), time.monotonic()))
+
         for question in queue:
-            pending.append((question, pool.submit(_ask, retriever, retriever_id, question, limit)))
+            submit(question)
             if len(pending) >= concurrency:
                 break
         while pending:
-            question, future = pending.popleft()
+            question, future, submitted = pending.popleft()
+            try:
+                answer = future.result(timeout=max(0.0, submitted + time_limit - time.monotonic()))
+            except FutureTimeout:
+                calls.abandon(future)
+                answer = _Answer(
+                    None,
+                    time.monotonic() - submitted,
+                    f'retriever "{retriever_id}" on question "{question.id}": no answer within {time_limit:g} s '
+                    "(the deployment's timeout); the call was abandoned",
+                )
             following = next(queue, None)
             if following is not None:
-                pending.append((following, pool.submit(_ask, retriever, retriever_id, following, limit)))
-            yield question, future.result()
+                submit(following)
+            yield question, answer
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        calls.close()
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -395,23 +414,30 @@ def evaluate_retrieval(
     factory = registry.load(record)
     chosen = resolve_deployment(deployment, retriever, config, sourced=sourced, factory=factory)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
-    instance = _create_retriever(record, factory, chosen, config)
+    # The store is opened (and a bad one refused) before the retriever is created or prepared.
+    url = resolve_database_url(database, config, cwd)
+    repository = open_repository(url)
     try:
-        identity = _identity(golden_set, instance, retriever, k)
-        prepare_seconds = _prepare(instance, retriever)
-        repository = open_repository(resolve_database_url(database, config, cwd))
+        instance = _create_retriever(record, factory, chosen, config)
         try:
-            return _run(
+            identity = _identity(golden_set, instance, retriever, k)
+            prepare_seconds = _prepare(instance, retriever)
+            outcome = _run(
                 golden_set, retriever, instance, chosen, identity, repository, tolerances, k, privacy, label,
                 concurrency, manager, on_start, on_case, prepare_seconds,
                 tuple(f.error for f in hook_failures),
             )
         finally:
-            close = getattr(repository, "close", None)
-            if callable(close):
-                close()
+            _close(instance)
     finally:
-        _close(instance)
+        close = getattr(repository, "close", None)
+        if callable(close):
+            close()
+    if is_in_memory(url):
+        outcome = attrs.evolve(
+            outcome, notes=(*outcome.notes, f"The store is in memory ({url}): this run will not be kept.")
+        )
+    return outcome
 
 
 def _run(
@@ -473,8 +499,11 @@ def _run(
             repository.record_cases(header.id, batch, privacy)
         flushed = time.perf_counter()
 
-    try:
-        for question, answer in _answers(retriever, retriever_id, golden_set.questions, limit, concurrency):
+    def _ask_all() -> None:
+        nonlocal errored
+        for question, answer in _answers(
+            retriever, retriever_id, golden_set.questions, limit, concurrency, deployment.timeout
+        ):
             if answer.ids is None:
                 errored += 1
                 case = CaseResult(
@@ -494,11 +523,18 @@ def _run(
             if on_case is not None:
                 on_case(case)
         flush()
+
+    try:
+        _ask_all()
     except KeyboardInterrupt:
-        flush()
-        if isinstance(repository, ResumableRuns):
-            repository.mark_status(header.id, RunStatus.INTERRUPTED.value)
+        try:
+            flush()
+        except StoreFailure:
+            pass
+        mark_interrupted(repository, header.id)
         raise
+    except StoreFailure as exc:
+        raise store_failed(repository, header, exc, resumable=False) from None
     warnings = []
     if over_limit:
         warnings.append(
@@ -507,15 +543,18 @@ def _run(
         )
     metrics = aggregate(list(scores.values()), k)
     status = RunStatus.INCOMPLETE if errored else RunStatus.COMPLETE
-    stored = repository.finish_run(
-        header.id, status.value, time.time(), grader=GRADER, metrics=metrics_document(metrics, errored)
-    )
-    outcome = _decide(
-        stored, golden_set, deployment, identity, metrics, scores, repository, tolerances,
-        prepare_seconds, tuple(warnings), plugin_failures,
-    )  # fmt: skip
-    if isinstance(repository, RunVerdicts):
-        repository.record_verdict(stored.id, _stored_verdict(outcome))
+    try:
+        stored = repository.finish_run(
+            header.id, status.value, time.time(), grader=GRADER, metrics=metrics_document(metrics, errored)
+        )
+        outcome = _decide(
+            stored, golden_set, deployment, identity, metrics, scores, repository, tolerances,
+            prepare_seconds, tuple(warnings), plugin_failures,
+        )  # fmt: skip
+        if isinstance(repository, RunVerdicts):
+            repository.record_verdict(stored.id, _stored_verdict(outcome))
+    except StoreFailure as exc:
+        raise store_failed(repository, header, exc, resumable=False) from None
     observers.notify("evalkit_run_finished", run=stored)
     return attrs.evolve(outcome, plugin_failures=outcome.plugin_failures + observers.failures)
 

@@ -15,6 +15,7 @@ from .protocols import (
     ResumableRuns,
     RetrievalBaselines,
     RunHistory,
+    RunLeases,
     RunVerdicts,
     StoredVerdict,
 )
@@ -27,11 +28,13 @@ __all__ = [
     "ResumableRuns",
     "RetrievalBaselines",
     "RunHistory",
+    "RunLeases",
     "RunVerdicts",
     "StoredVerdict",
     "VERDICT_STATES",
     "SQL_SCHEMES",
     "default_database_url",
+    "is_in_memory",
     "resolve_database_url",
     "open_repository",
     "schema_status",
@@ -40,6 +43,13 @@ __all__ = [
 
 #: URL schemes served by the built-in Peewee repository.
 SQL_SCHEMES = ("sqlite", "postgres", "postgresql")
+
+
+def is_in_memory(url: str) -> bool:
+    """True for ``sqlite:///:memory:``, a store that keeps nothing after the process ends."""
+    from .urls import is_in_memory as in_memory
+
+    return in_memory(url)
 
 
 def default_database_url(cwd: Path | None = None) -> str:

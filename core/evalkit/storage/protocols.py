@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from ..answers import ServingIdentity
+from ..leases import LeaseOwner, ShardProgress
 from ..runs import CaseResult, Run
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "ProviderModelQualityRuns",
     "ResumableRuns",
     "RetrievalBaselines",
+    "RunLeases",
     "RunHistory",
     "RunVerdicts",
     "StoredVerdict",
@@ -149,6 +151,33 @@ class ResumableRuns(Protocol):
 
     def mark_status(self, run_id: str, status: str) -> None:
         """Set a run's status and nothing else (``interrupted`` on Ctrl-C, ``running`` on resume)."""
+        ...
+
+
+@runtime_checkable
+class RunLeases(Protocol):
+    """Who is answering a run: leases with a heartbeat (see :mod:`evalkit.leases`), and the shards' state."""
+
+    def acquire_lease(self, run_id: str, part: str, owner: LeaseOwner, *, shard_count: int | None = None) -> None:
+        """Take the lease on ``part`` (``*`` or ``I/N``) of the run, atomically; raise
+        :class:`~evalkit.leases.RunBusyError` when a live lease overlaps it and
+        :class:`~evalkit.leases.ShardMismatchError` when a stored shard gives another N."""
+        ...
+
+    def renew_lease(self, run_id: str, part: str, owner: LeaseOwner) -> bool:
+        """Refresh the heartbeat; ``False`` when the lease is no longer this owner's."""
+        ...
+
+    def release_lease(self, run_id: str, part: str, owner: LeaseOwner, *, done: bool) -> None:
+        """Give the lease up; ``done`` records that this part's cases are all in."""
+        ...
+
+    def release_thread_connection(self) -> None:
+        """Close whatever connection the calling thread opened (the heartbeat thread calls it last)."""
+        ...
+
+    def shard_progress(self, run_id: str) -> ShardProgress:
+        """Which shards of the run are in and which are being answered now."""
         ...
 
 

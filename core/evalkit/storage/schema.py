@@ -177,11 +177,54 @@ _V2_PG_TEXT_COLUMNS = {
 }
 
 
+def v4_lease_table(db: pw.Database, run_table: type[pw.Model]) -> type[pw.Model]:
+    """The lease table as schema version 4 created it. Frozen: never edit, a shipped migration uses it.
+
+    One row per part of a run a process answers: ``*`` for the whole run (a run, or a resume) or
+    ``I/N`` for a shard. The owner (host, pid, random token) refreshes ``heartbeat_at`` while it
+    answers and clears itself when it stops; ``done_at`` is set when a shard's slice is in.
+    """
+
+    class RunLease(pw.Model):
+        id = pw.AutoField()
+        run = pw.ForeignKeyField(run_table, column_name="run_id", on_delete="CASCADE", field="id")
+        part = pw.TextField()
+        shard_index = pw.IntegerField(null=True)
+        shard_count = pw.IntegerField(null=True)
+        owner_host = pw.TextField(null=True)
+        owner_pid = pw.IntegerField(null=True)
+        owner_token = pw.TextField(null=True)
+        acquired_at = pw.DoubleField()
+        heartbeat_at = pw.DoubleField(null=True)
+        done_at = pw.DoubleField(null=True)
+
+        class Meta:
+            database = db
+            table_name = "evalkit_run_lease"
+            indexes = ((("run", "part"), True),)
+
+    return RunLease
+
+
+def _store_text_losslessly(model: type[pw.Model]) -> None:
+    """Route every text column of ``model`` through :mod:`.textcodec` (NUL, lone surrogates)."""
+    from .textcodec import decode_text, encode_text
+
+    for field in model._meta.sorted_fields:
+        if isinstance(field, pw._StringField) and not field.primary_key:
+            adapt = field.adapt
+            field.db_value = lambda value, adapt=adapt: None if value is None else encode_text(adapt(value))
+            field.python_value = lambda value: None if value is None else decode_text(value)
+
+
 def bind_models(db: pw.Database) -> SimpleNamespace:
     """Fresh model classes for the current schema, bound to ``db`` (several databases per process)."""
     models = v1_tables(db)
     for name, field in _v2_run_columns():
         models.Run._meta.add_field(name, field)
+    models.RunLease = v4_lease_table(db, models.Run)
+    for model in (models.Run, models.Case, models.RunLease):
+        _store_text_losslessly(model)
     return models
 
 
@@ -205,6 +248,10 @@ def _migrate_2(db: pw.Database) -> None:
             db.execute_sql(f'ALTER TABLE "{table}" {", ".join(changes)}')
 
 
+def _migrate_4(db: pw.Database) -> None:
+    db.create_tables([v4_lease_table(db, v1_tables(db).Run)], safe=True)
+
+
 #: Numbered migrations, applied in order by ``evalkit db upgrade``; never edit a shipped one.
 MIGRATIONS: list[tuple[int, str, Callable[[pw.Database], None]]] = [
     (1, "create run and case tables", _migrate_1),
@@ -213,6 +260,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[pw.Database], None]]] = [
         "keep each run's verdict; index history and retention; PostgreSQL: double times, text names",
         _migrate_2,
     ),
+    (4, "run leases: who is answering a run or shard, with a heartbeat; which shards are in", _migrate_4),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -6,43 +6,94 @@ bound to its own database, so several stores can be open in one process.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import peewee as pw
 
 from ..answers import ServingIdentity, Usage
-from ..errors import SchemaOutOfDateError, StorageError
+from ..errors import SchemaOutOfDateError, StorageError, StoreFailure, UsageError
 from ..grading import Check
+from ..leases import WHOLE_RUN, LeaseHolder, LeaseOwner, RunBusyError, ShardMismatchError, ShardProgress, overlaps
 from ..privacy import keeps_text, redacted_text, scrub
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from . import schema
 from .protocols import VERDICT_STATES, StoredVerdict
+from .textcodec import encode_text
+from .urls import check_postgres_url, check_sqlite_file, sqlite_path
 
-__all__ = ["SqlRepository", "apply_migrations", "connect", "read_schema_status", "sqlite_path"]
+__all__ = [
+    "BUSY_TIMEOUT_ENV",
+    "SqlRepository",
+    "apply_migrations",
+    "busy_timeout_s",
+    "connect",
+    "failure_cause",
+    "read_schema_status",
+    "sqlite_path",
+]
 
-#: How long a writer waits for another process's transaction before giving up (seconds).
+#: How long a writer waits for another process's transaction before giving up (seconds), unless
+#: ``$EVALKIT_BUSY_TIMEOUT`` says otherwise.
 BUSY_TIMEOUT_S = 60
+#: Environment variable overriding :data:`BUSY_TIMEOUT_S` (seconds, a number above 0 up to a day).
+BUSY_TIMEOUT_ENV = "EVALKIT_BUSY_TIMEOUT"
+
+_T = TypeVar("_T")
+
+#: What psycopg2 and peewee say when the server went away (restarted, terminated the backend,
+#: the network dropped): the run cannot go on, and the message says so in plain words.
+_PG_LOST = (
+    "server closed the connection",
+    "terminating connection",
+    "connection already closed",
+    "connection not open",
+    "no connection to the server",
+    "could not receive data",
+    "could not send data",
+    "ssl connection has been closed",
+    "connection to server",
+    "the database system is shutting down",
+    "cursor already closed",
+)
 
 
-def sqlite_path(url: str) -> str | None:
-    """The file a ``sqlite:`` URL names (``:memory:`` for none), or ``None`` for another scheme."""
-    if not url.startswith("sqlite:"):
-        return None
-    rest = url[len("sqlite:") :]
-    if rest.startswith("///"):  # sqlite:///relative/path, sqlite:////absolute/path
-        rest = rest[3:]
-    elif rest.startswith("//"):
-        rest = rest[2:]
-    return rest or ":memory:"
+def busy_timeout_s() -> float:
+    """The busy timeout in seconds: ``$EVALKIT_BUSY_TIMEOUT``, else :data:`BUSY_TIMEOUT_S`."""
+    raw = os.environ.get(BUSY_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return float(BUSY_TIMEOUT_S)
+    try:
+        value = float(raw) if len(raw) <= 20 else math.nan
+    except ValueError:
+        value = math.nan
+    if not (0 < value <= 86400):
+        raise UsageError(f"{BUSY_TIMEOUT_ENV} must be a number of seconds above 0 and at most 86400, got {raw[:40]!r}")
+    return value
 
 
-def connect(url: str) -> pw.Database:
-    """Open the database a URL names (``sqlite:///path``, ``postgresql://…``).
+def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -> tuple[str, bool]:
+    """A one-line cause for a database error, and whether the connection is lost."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    lowered = text.lower()
+    if is_sqlite:
+        if "locked" in lowered or "busy" in lowered:
+            return f"database is locked after {busy_timeout:g} s (another process held the write lock that long)", False
+        return text, False
+    if isinstance(exc, pw.InterfaceError) or any(marker in lowered for marker in _PG_LOST):
+        return f"connection to PostgreSQL lost ({text})", True
+    return text, False
+
+
+def connect(url: str, *, writing: bool = False) -> pw.Database:
+    """Open the database a URL names (``sqlite:///path``, ``postgresql://…``), after refusing what
+    cannot hold a store (see :mod:`evalkit.storage.urls`); ``writing`` also refuses read-only files.
 
     SQLite runs in WAL mode (readers never block the writer) with a busy timeout, so concurrent
     ``evalkit run`` processes wait their turn instead of failing with "database is locked".
@@ -56,30 +107,33 @@ def connect(url: str) -> pw.Database:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StorageError(f"cannot create the folder of database {url}: {exc.strerror}") from None
+            check_sqlite_file(url, path, writing=writing)
+        timeout = busy_timeout_s()
         return pw.SqliteDatabase(
             path,
-            timeout=BUSY_TIMEOUT_S,
+            timeout=timeout,
             pragmas={
-                "busy_timeout": BUSY_TIMEOUT_S * 1000,
+                "busy_timeout": int(timeout * 1000),
                 "journal_mode": "wal",
                 "synchronous": "normal",
                 "foreign_keys": 1,
             },
         )
     if url.startswith(("postgres://", "postgresql://")):
+        check_postgres_url(url)
         params = parse(url)
         return pw.PostgresqlDatabase(params.pop("database"), **params)
     raise StorageError(f"unsupported database URL {schema.redact_url(url)!r}; use sqlite:///PATH or postgresql://…")
 
 
-def _open(url: str) -> pw.Database:
-    db = connect(url)
-    deadline = time.monotonic() + BUSY_TIMEOUT_S
+def _open(url: str, *, writing: bool = False) -> pw.Database:
+    db = connect(url, writing=writing)
+    deadline = time.monotonic() + busy_timeout_s()
     while True:
         try:
             db.connect(reuse_if_open=True)
             return db
-        except (pw.OperationalError, pw.InterfaceError) as exc:
+        except (pw.DatabaseError, pw.InterfaceError) as exc:
             # Switching a new file to WAL takes an exclusive lock that SQLite does not wait for
             # (no busy handler), so processes opening one fresh file at once retry here.
             if "locked" in str(exc) and time.monotonic() < deadline:
@@ -87,7 +141,21 @@ def _open(url: str) -> pw.Database:
                     db.close()
                 time.sleep(0.05)
                 continue
-            raise StorageError(f"cannot open database {schema.redact_url(url)}: {str(exc).strip()}") from None
+            raise StorageError(f"cannot open database {schema.redact_url(url)}: {' '.join(str(exc).split())}") from None
+
+
+def _guarded(method: Callable[..., _T]) -> Callable[..., _T]:
+    """Turn a database error raised by a repository method into :class:`StoreFailure` (one line,
+    the real cause); a lost PostgreSQL connection is dropped so the next call reconnects."""
+
+    @functools.wraps(method)
+    def call(self: SqlRepository, *args: Any, **kwargs: Any) -> _T:
+        try:
+            return method(self, *args, **kwargs)
+        except (pw.DatabaseError, pw.InterfaceError) as exc:
+            raise self._failure(exc) from None
+
+    return call
 
 
 def read_schema_status(url: str) -> schema.SchemaStatus:
@@ -101,19 +169,23 @@ def read_schema_status(url: str) -> schema.SchemaStatus:
     db = _open(url)
     try:
         return schema.schema_status(db, url)
+    except (pw.DatabaseError, pw.InterfaceError) as exc:
+        raise StorageError(f"cannot read database {schema.redact_url(url)}: {' '.join(str(exc).split())}") from None
     finally:
         db.close()
 
 
 def apply_migrations(url: str) -> tuple[schema.SchemaStatus, list[int]]:
     """Bring the database up to this evalkit's schema; returns the new status and what was applied."""
-    db = _open(url)
+    db = _open(url, writing=True)
     try:
         version = schema.current_version(db)
         if version > schema.SCHEMA_VERSION:
             raise SchemaOutOfDateError(_too_new(url, version))
         applied = schema.upgrade(db)
         return schema.schema_status(db, url), applied
+    except (pw.DatabaseError, pw.InterfaceError) as exc:
+        raise StorageError(f"cannot upgrade database {schema.redact_url(url)}: {' '.join(str(exc).split())}") from None
     finally:
         db.close()
 
@@ -127,6 +199,10 @@ def _too_new(url: str, version: int) -> str:
 
 def _dump(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _stored(value: Any) -> Any:
+    return encode_text(value) if isinstance(value, str) else value
 
 
 def _load(text: str | None) -> Any:
@@ -151,15 +227,27 @@ class SqlRepository:
         """Open ``url``; an empty database gets the current schema (unless ``create`` is false), an
         older or newer one is refused with :class:`SchemaOutOfDateError` before anything is written."""
         self.url = url
-        self.db = _open(url)
+        self.busy_timeout = busy_timeout_s()
+        self.db = _open(url, writing=True)
         self.is_sqlite = isinstance(self.db, pw.SqliteDatabase)
+        self.in_memory = sqlite_path(url) == ":memory:"
         self.models = schema.bind_models(self.db)
         self.Run = self.models.Run
         self.Case = self.models.Case
-        version = schema.current_version(self.db)
-        if version == 0 and create:
-            schema.upgrade(self.db)
+        self.Lease = self.models.RunLease
+        try:
             version = schema.current_version(self.db)
+            if version == 0 and create:
+                schema.upgrade(self.db)
+                version = schema.current_version(self.db)
+            if self.is_sqlite and not self.in_memory:
+                # A file can be readable and still refuse writes (a read-only mount): find out now.
+                self.db.execute_sql("BEGIN IMMEDIATE")
+                self.db.execute_sql("ROLLBACK")
+        except (pw.DatabaseError, pw.InterfaceError) as exc:
+            self.close()
+            cause, _ = failure_cause(exc, is_sqlite=self.is_sqlite, busy_timeout=self.busy_timeout)
+            raise StorageError(f"cannot use database {schema.redact_url(url)}: {cause}") from None
         if version > schema.SCHEMA_VERSION:
             self.close()
             raise SchemaOutOfDateError(_too_new(url, version))
@@ -172,14 +260,36 @@ class SqlRepository:
 
     def close(self) -> None:
         """Close the connection."""
-        if not self.db.is_closed():
-            self.db.close()
+        try:
+            if not self.db.is_closed():
+                self.db.close()
+        except (pw.DatabaseError, pw.InterfaceError):
+            self._drop_connection()
+
+    def release_thread_connection(self) -> None:
+        """Close the calling thread's connection (peewee keeps one per thread)."""
+        self.close()
+
+    def _drop_connection(self) -> None:
+        """Forget a connection that is broken (and any transaction on it); the next call reconnects."""
+        try:
+            self.db._state.conn.close()
+        except Exception:  # noqa: BLE001 - the connection is already gone
+            pass
+        self.db._state.reset()
+
+    def _failure(self, exc: BaseException) -> StoreFailure:
+        cause, lost = failure_cause(exc, is_sqlite=self.is_sqlite, busy_timeout=self.busy_timeout)
+        if lost:
+            self._drop_connection()
+        return StoreFailure(cause, connection_lost=lost)
 
     def _atomic(self) -> Any:
         return self.db.atomic("IMMEDIATE") if self.is_sqlite else self.db.atomic()
 
     # -- writing -------------------------------------------------------------------------------
 
+    @_guarded
     def begin_run(self, run: Run) -> Run:
         """Create the run row with status running, or return the stored run of that id (shards
         joining one run may call this at the same moment; exactly one row results)."""
@@ -207,6 +317,7 @@ class SqlRepository:
             stored = self.Run.get(self.Run.id == run.id)
         return self._run_from_row(stored)
 
+    @_guarded
     def record_cases(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> None:
         """Commit finished cases in one transaction. A case id already stored for the run is kept
         as it is, unless the stored case is errored: then the new result replaces it (a resume)."""
@@ -214,7 +325,8 @@ class SqlRepository:
             return
         rows = [self._case_row(run_id, case, privacy) for case in cases]
         sql, columns = self._case_upsert()
-        values = [tuple(row[name] for name in columns) for row in rows]
+        # The statement bypasses the models' fields, so their text encoding is applied here.
+        values = [tuple(_stored(row[name]) for name in columns) for row in rows]
         with self._atomic():
             # One prepared statement for the batch: building it through the query builder per row
             # cost more CPU than everything else a case needs.
@@ -279,6 +391,7 @@ class SqlRepository:
             "finished_at": case.finished_at or time.time(),
         }
 
+    @_guarded
     def finish_run(
         self,
         run_id: str,
@@ -345,6 +458,7 @@ class SqlRepository:
             raise StorageError(f"run {run_id} disappeared while it was being finished")
         return run
 
+    @_guarded
     def mark_status(self, run_id: str, status: str) -> None:
         """Set the status of a run that is not complete (``interrupted`` stamps the time it
         stopped; ``running`` clears it)."""
@@ -354,6 +468,7 @@ class SqlRepository:
                 (self.Run.id == run_id) & (self.Run.status != RunStatus.COMPLETE.value)
             ).execute()
 
+    @_guarded
     def record_verdict(self, run_id: str, verdict: StoredVerdict) -> None:
         """Keep the verdict a finished run got, with the baseline it was compared with."""
         with self._atomic():
@@ -363,12 +478,14 @@ class SqlRepository:
 
     # -- reading -------------------------------------------------------------------------------
 
+    @_guarded
     def answered_case_ids(self, run_id: str) -> set[str]:
         """The ids of the run's stored cases that have an answer (what a resume skips)."""
         C = self.Case
         query = C.select(C.case_id).where((C.run == run_id) & (C.errored == False))  # noqa: E712
         return {case_id for (case_id,) in query.tuples()}
 
+    @_guarded
     def verdicts_for(self, run_ids: Sequence[str]) -> dict[str, StoredVerdict]:
         """The recorded verdicts of these runs (runs stored before schema 2 have none)."""
         R = self.Run
@@ -383,6 +500,7 @@ class SqlRepository:
                     found[run_id] = StoredVerdict(state, baseline_id, note)
         return found
 
+    @_guarded
     def get_run(self, run_id: str, with_cases: bool = True) -> Run | None:
         """One run, with its cases unless ``with_cases`` is false."""
         row = self.Run.get_or_none(self.Run.id == run_id)
@@ -450,6 +568,7 @@ class SqlRepository:
     def _newest_first(self, query: Any) -> Any:
         return query.order_by(self.Run.finished_at.desc(), self.Run.started_at.desc(), self.Run.id.desc())
 
+    @_guarded
     def baseline_for(
         self, set_identifier: str, identity: ServingIdentity, grader: str, *, exclude_run_id: str | None = None
     ) -> Run | None:
@@ -493,6 +612,7 @@ class SqlRepository:
             return [row[-1] for row in self.db.execute_sql(f"EXPLAIN QUERY PLAN {sql}", params)]
         return [row[0] for row in self.db.execute_sql(f"EXPLAIN {sql}", params)]
 
+    @_guarded
     def latest_retrieval_run(
         self,
         set_identifier: str,
@@ -539,6 +659,7 @@ class SqlRepository:
             latest.setdefault(row.set_identifier, row)
         return list(latest.values())
 
+    @_guarded
     def quality_runs_for_provider_model(
         self, provider_instance: str, model_alias: str, grader: str = "deterministic"
     ) -> list[Run]:
@@ -561,6 +682,7 @@ class SqlRepository:
         runs = self.quality_runs_for_provider_model(provider_instance, model_alias, grader)
         return math.fsum(r.mean_score for r in runs) / len(runs) if runs else None
 
+    @_guarded
     def mean_quality_for_model(self, model_alias: str, grader: str = "deterministic") -> float | None:
         """Mean score of the latest verified complete run per set for the alias; ``None`` when there
         is no data or when eligible runs of the alias come from more than one provider instance."""
@@ -576,6 +698,7 @@ class SqlRepository:
         latest = self._latest_per_set(rows)
         return math.fsum(r.mean_score for r in latest) / len(latest)
 
+    @_guarded
     def recent_runs(self, set_identifier: str | None = None, limit: int = 20) -> list[Run]:
         """Runs newest first by start time (without cases); exact match on the set identifier."""
         if limit < 1:
@@ -587,6 +710,7 @@ class SqlRepository:
         rows = query.order_by(R.started_at.desc(), R.id.desc()).limit(limit)
         return [self._run_from_row(r) for r in rows if set_identifier is None or r.set_identifier == set_identifier]
 
+    @_guarded
     def latest_unfinished_run(
         self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str
     ) -> Run | None:
@@ -611,6 +735,7 @@ class SqlRepository:
                 return self._run_from_row(row)
         return None
 
+    @_guarded
     def purge_older_than(self, cutoff: float) -> int:
         """Delete whole runs, with their cases, started strictly before ``cutoff``; return how many.
 
@@ -624,13 +749,90 @@ class SqlRepository:
                 chunk = [run_id for (run_id,) in R.select(R.id).where(R.started_at < cutoff).limit(500).tuples()]
                 if not chunk:
                     return total
+                self.Lease.delete().where(self.Lease.run.in_(chunk)).execute()
                 self.Case.delete().where(self.Case.run.in_(chunk)).execute()
                 R.delete().where(R.id.in_(chunk)).execute()
             total += len(chunk)
 
+    @_guarded
     def delete_runs(self, run_ids: Iterable[str]) -> None:
         """Delete the given runs and their cases."""
         ids = list(run_ids)
         with self._atomic():
+            self.Lease.delete().where(self.Lease.run.in_(ids)).execute()
             self.Case.delete().where(self.Case.run.in_(ids)).execute()
             self.Run.delete().where(self.Run.id.in_(ids)).execute()
+
+    # -- leases --------------------------------------------------------------------------------
+
+    @_guarded
+    def acquire_lease(self, run_id: str, part: str, owner: LeaseOwner, *, shard_count: int | None = None) -> None:
+        """Take the lease on ``part`` of the run in one transaction serialised on the run row;
+        refused (:class:`RunBusyError`) while a live lease overlaps it, and
+        (:class:`ShardMismatchError`) when a stored shard of the run gives another N."""
+        L = self.Lease
+        now = time.time()
+        with self._atomic():
+            locked = self.Run.select(self.Run.id).where(self.Run.id == run_id)
+            if (locked if self.is_sqlite else locked.for_update()).first() is None:
+                raise StorageError(f"run {run_id} is not in the store, so no lease can be taken on it")
+            rows = list(L.select().where(L.run == run_id))
+            if shard_count is not None:
+                counts = {r.shard_count for r in rows if r.shard_count is not None}
+                if counts - {shard_count}:
+                    raise ShardMismatchError(run_id, part, counts)
+            for row in rows:
+                holder = LeaseHolder(row.part, row.owner_host, row.owner_pid, row.heartbeat_at)
+                if row.owner_token != owner.token and overlaps(part, row.part) and holder.is_live(now):
+                    raise RunBusyError(run_id, part, holder, now)
+            index = int(part.split("/", 1)[0]) if part != WHOLE_RUN else None
+            claim = {
+                L.owner_host: owner.host, L.owner_pid: owner.pid, L.owner_token: owner.token,
+                L.acquired_at: now, L.heartbeat_at: now,
+            }
+            if any(row.part == part for row in rows):
+                L.update(claim).where((L.run == run_id) & (L.part == part)).execute()
+            else:
+                L.insert(
+                    run=run_id, part=part, shard_index=index, shard_count=shard_count, owner_host=owner.host,
+                    owner_pid=owner.pid, owner_token=owner.token, acquired_at=now, heartbeat_at=now,
+                ).execute()
+
+    @_guarded
+    def renew_lease(self, run_id: str, part: str, owner: LeaseOwner) -> bool:
+        """Refresh the heartbeat of this owner's lease; ``False`` when another process took it over.
+        (An in-memory store is private to its connection: nothing else can see it, nothing to refresh.)"""
+        if self.in_memory:
+            return True
+        L = self.Lease
+        with self._atomic():
+            changed = L.update({L.heartbeat_at: time.time()}).where(
+                (L.run == run_id) & (L.part == part) & (L.owner_token == owner.token)
+            ).execute()
+        return bool(changed)
+
+    @_guarded
+    def release_lease(self, run_id: str, part: str, owner: LeaseOwner, *, done: bool) -> None:
+        """Clear this owner from the lease; ``done`` stamps the part as in."""
+        L = self.Lease
+        update: dict[Any, Any] = {L.owner_host: None, L.owner_pid: None, L.owner_token: None, L.heartbeat_at: None}
+        if done:
+            update[L.done_at] = time.time()
+        with self._atomic():
+            L.update(update).where((L.run == run_id) & (L.part == part) & (L.owner_token == owner.token)).execute()
+
+    @_guarded
+    def shard_progress(self, run_id: str) -> ShardProgress:
+        """The run's N (``None``: not sharded), the shards whose slice is in and those answered now."""
+        L = self.Lease
+        now = time.time()
+        rows = list(L.select().where((L.run == run_id) & L.shard_count.is_null(False)))
+        if not rows:
+            return ShardProgress(None)
+        return ShardProgress(
+            count=max(r.shard_count for r in rows),
+            done=frozenset(r.shard_index for r in rows if r.done_at is not None),
+            answering=frozenset(
+                r.shard_index for r in rows if LeaseHolder(r.part, r.owner_host, r.owner_pid, r.heartbeat_at).is_live(now)
+            ),
+        )

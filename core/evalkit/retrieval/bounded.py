@@ -1,0 +1,64 @@
+"""Retriever calls with a time limit: a call that never returns costs one question, not the run.
+
+Calls run on daemon threads, at most ``concurrency`` at once. When a call outlives its limit the
+caller stops waiting (the question becomes an errored case) and a fresh thread takes the stuck
+one's place; the stuck thread is abandoned — Python cannot stop it — and, being a daemon, never
+keeps the process from exiting (``concurrent.futures`` threads would: they are joined at exit).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+__all__ = ["BoundedCalls"]
+
+_T = TypeVar("_T")
+_STOP = None
+
+
+class BoundedCalls:
+    """A pool of daemon threads whose callers wait a bounded time for each result."""
+
+    def __init__(self, concurrency: int, name: str = "evalkit-retrieve") -> None:
+        self._tasks: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None] = queue.SimpleQueue()
+        self._name = name
+        self._workers = 0
+        for _ in range(concurrency):
+            self._spawn()
+
+    def _spawn(self) -> None:
+        self._workers += 1
+        threading.Thread(target=self._work, name=f"{self._name}-{self._workers}", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            task = self._tasks.get()
+            if task is _STOP:
+                return
+            future, call, args = task
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call(*args))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                future.set_exception(exc)
+
+    def submit(self, call: Callable[..., _T], *args: Any) -> Future[_T]:
+        """Queue ``call(*args)``; a free thread starts it at once (one thread per call in flight)."""
+        future: Future[_T] = Future()
+        self._tasks.put((future, call, args))
+        return future
+
+    def abandon(self, future: Future[Any]) -> None:
+        """Stop waiting for ``future``: its thread stays stuck, a new one takes its place."""
+        if not future.cancel():
+            self._spawn()
+
+    def close(self) -> None:
+        """Let the idle threads end (stuck ones end with the process)."""
+        for _ in range(self._workers):
+            self._tasks.put(_STOP)

@@ -1,0 +1,104 @@
+"""What a database URL names, and the stores refused before anything is called.
+
+A store that cannot keep a run is refused up front (exit 2), never discovered mid-run: a
+``sqlite:`` URL with no path (which SQLite would silently open in memory, so every run is lost
+and the gate never fires), a path that is not a regular file (``/dev/null``, a folder), a file
+or folder that cannot be written, a file that is not an SQLite database or is truncated, and a
+PostgreSQL URL that does not parse. An in-memory store is allowed only when spelled
+``sqlite:///:memory:``; runs then say they will not be kept.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..errors import StorageError
+from .schema import redact_url
+
+__all__ = ["MEMORY_URL", "check_postgres_url", "check_sqlite_file", "is_in_memory", "sqlite_path"]
+
+#: The one spelling of an in-memory SQLite store.
+MEMORY_URL = "sqlite:///:memory:"
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def is_in_memory(url: str) -> bool:
+    """True for ``sqlite:///:memory:``: a store that keeps nothing after the process ends."""
+    return url == MEMORY_URL
+
+
+def sqlite_path(url: str) -> str | None:
+    """The file a ``sqlite:`` URL names (``:memory:`` for :data:`MEMORY_URL`), or ``None`` for
+    another scheme. A ``sqlite:`` URL without a path is refused with :class:`StorageError`."""
+    if not url.startswith("sqlite:"):
+        return None
+    if is_in_memory(url):
+        return ":memory:"
+    rest = url[len("sqlite:") :]
+    if rest.startswith("///"):  # sqlite:///relative/path, sqlite:////absolute/path
+        rest = rest[3:]
+    elif rest.startswith("//"):
+        rest = rest[2:]
+    if not rest.strip() or rest == ":memory:":
+        raise StorageError(
+            f'database URL "{url}" names no file, so SQLite would keep the runs in memory and lose them; '
+            f"use sqlite:///PATH (or {MEMORY_URL} for a store that is deliberately not kept)"
+        )
+    return rest
+
+
+def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
+    """Refuse a SQLite path that cannot hold a store: not a regular file, not an SQLite database,
+    truncated, or (when ``writing``) a file or folder that cannot be written."""
+    file = Path(path)
+    try:
+        info = file.stat()
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise StorageError(f"database {url}: {exc.strerror}") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        what = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise StorageError(f"database {url}: {path} is {what}; a SQLite store must be a file")
+    folder = file.parent if str(file.parent) else Path(".")
+    if writing:
+        if info is not None and not os.access(file, os.W_OK):
+            raise StorageError(f"database {url}: {path} is read-only (or immutable), so no run could be stored in it")
+        if folder.is_dir() and not os.access(folder, os.W_OK):
+            raise StorageError(
+                f"database {url}: the folder {folder} is read-only; SQLite needs to create its -wal and -shm files there"
+            )
+    if info is None or info.st_size == 0:
+        return
+    try:
+        with file.open("rb") as handle:
+            header = handle.read(100)
+    except OSError as exc:
+        raise StorageError(f"database {url}: {exc.strerror}") from None
+    if len(header) < 100 or not header.startswith(_SQLITE_HEADER):
+        raise StorageError(f"database {url}: {path} is not an SQLite database")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    change_counter, valid_for = header[24:28], header[92:96]
+    # The in-header size is trustworthy only when written by a SQLite that maintains it (3.7.0+).
+    if change_counter == valid_for and pages and info.st_size < pages * page_size:
+        raise StorageError(
+            f"database {url}: {path} is truncated ({info.st_size} bytes, its header says {pages * page_size}); "
+            "restore it from a backup"
+        )
+
+
+def check_postgres_url(url: str) -> None:
+    """Refuse a PostgreSQL URL that does not parse (a bad IPv6 host, a port that is not a number)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parsing the port is the check
+    except ValueError as exc:
+        raise StorageError(f'database URL "{redact_url(url)}" is malformed: {exc}') from None
+    if not parts.path.strip("/"):
+        raise StorageError(f'database URL "{redact_url(url)}" names no database: use postgresql://USER@HOST[:PORT]/DATABASE')
