@@ -27,6 +27,7 @@ from .storage import (
     RunLeases,
     RunVerdicts,
     StoredVerdict,
+    check_database_url,
     is_in_memory,
     open_repository,
     resolve_database_url,
@@ -195,10 +196,11 @@ def evaluate_set(
         )
     level = runner.default_concurrency(bound, concurrency)
     url = resolve_database_url(database, config, cwd)
+    check_database_url(url)  # a bad store is refused before the judge is asked anything
+    if isinstance(grading, components.ReadinessCheck):
+        grading.check_ready()
     repository = open_repository(url)
     try:
-        if isinstance(grading, components.ReadinessCheck):
-            grading.check_ready()
         if is_in_memory(url):
             notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
         return _run(

@@ -45,8 +45,19 @@ def _version() -> str:
     return __version__
 
 
+def _never_fail_on_output() -> None:
+    """Text that is not valid Unicode (a lone surrogate kept from undecodable bytes) is written as
+    its escape (``\\udcff``) instead of raising mid-report or being sent as raw bytes."""
+    import io
+
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):  # not when a caller swapped in a StringIO
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (see ``evalkit --help``)."""
+    _never_fail_on_output()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):

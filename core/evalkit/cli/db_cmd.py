@@ -66,15 +66,20 @@ def _help(parser: argparse.ArgumentParser) -> Any:
 
 
 def parse_age(text: str) -> int:
-    """``90d`` → seconds; anything else (no unit, zero, negative) is a usage error."""
+    """``90d`` → seconds; anything else (no unit, zero, negative, reaching before 1970) is a usage error."""
+    import time
+
     from ..errors import UsageError
 
-    match = _DURATION.fullmatch(text.strip())
+    match = _DURATION.fullmatch(text.strip()) if len(text) <= 40 else None
     if not match or int(match.group(1)) == 0:
         raise UsageError(
-            f'--older-than must be a positive whole number with a unit s, m, h, d or w (e.g. 90d), got "{text}"'
+            f'--older-than must be a positive whole number with a unit s, m, h, d or w (e.g. 90d), got "{text[:40]}"'
         )
-    return int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    seconds = int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if seconds >= time.time():
+        raise UsageError(f'--older-than {text}: that reaches back before 1970, when no run can have started')
+    return seconds
 
 
 def _url(args: argparse.Namespace) -> str:

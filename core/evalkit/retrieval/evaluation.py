@@ -40,6 +40,7 @@ from evalkit.storage import (
     RetrievalBaselines,
     RunVerdicts,
     StoredVerdict,
+    check_database_url,
     is_in_memory,
     open_repository,
     resolve_database_url,
@@ -414,25 +415,25 @@ def evaluate_retrieval(
     factory = registry.load(record)
     chosen = resolve_deployment(deployment, retriever, config, sourced=sourced, factory=factory)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
-    # The store is opened (and a bad one refused) before the retriever is created or prepared.
     url = resolve_database_url(database, config, cwd)
-    repository = open_repository(url)
+    check_database_url(url)  # a bad store is refused before the retriever is created
+    instance = _create_retriever(record, factory, chosen, config)
     try:
-        instance = _create_retriever(record, factory, chosen, config)
+        identity = _identity(golden_set, instance, retriever, k)
+        prepare_seconds = _prepare(instance, retriever)
+        repository = open_repository(url)
         try:
-            identity = _identity(golden_set, instance, retriever, k)
-            prepare_seconds = _prepare(instance, retriever)
             outcome = _run(
                 golden_set, retriever, instance, chosen, identity, repository, tolerances, k, privacy, label,
                 concurrency, manager, on_start, on_case, prepare_seconds,
                 tuple(f.error for f in hook_failures),
             )
         finally:
-            _close(instance)
+            close = getattr(repository, "close", None)
+            if callable(close):
+                close()
     finally:
-        close = getattr(repository, "close", None)
-        if callable(close):
-            close()
+        _close(instance)
     if is_in_memory(url):
         outcome = attrs.evolve(
             outcome, notes=(*outcome.notes, f"The store is in memory ({url}): this run will not be kept.")

@@ -33,6 +33,7 @@ __all__ = [
     "StoredVerdict",
     "VERDICT_STATES",
     "SQL_SCHEMES",
+    "check_database_url",
     "default_database_url",
     "is_in_memory",
     "resolve_database_url",
@@ -50,6 +51,15 @@ def is_in_memory(url: str) -> bool:
     from .urls import is_in_memory as in_memory
 
     return in_memory(url)
+
+
+def check_database_url(url: str) -> None:
+    """Refuse (:class:`~evalkit.errors.StorageError`) a built-in store that cannot hold runs —
+    no path, not a regular file, not SQLite, truncated, read-only, a malformed PostgreSQL URL —
+    without connecting or creating anything. Other schemes are their repository's business."""
+    from .urls import check_database_url as check
+
+    check(url)
 
 
 def default_database_url(cwd: Path | None = None) -> str:

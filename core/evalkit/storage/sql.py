@@ -78,8 +78,27 @@ def busy_timeout_s() -> float:
     return value
 
 
+def _first_database_error(exc: BaseException) -> BaseException:
+    """The earliest error raised by peewee or a driver in ``exc``'s chain of handled errors."""
+    first = exc
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current).__module__.split(".")[0] in ("peewee", "sqlite3", "psycopg2"):
+            first = current
+        current = current.__context__
+    return first
+
+
 def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -> tuple[str, bool]:
-    """A one-line cause for a database error, and whether the connection is lost."""
+    """A one-line cause for a database error, and whether the connection is lost.
+
+    The first database error in the chain is the cause: a failed transaction's rollback often
+    fails too ("cannot rollback - no transaction is active" after SQLite already rolled back a
+    full disk; "connection already closed" after PostgreSQL went away) and would hide it.
+    """
+    exc = _first_database_error(exc)
     text = " ".join(str(exc).split()) or type(exc).__name__
     lowered = text.lower()
     if is_sqlite:
@@ -463,10 +482,22 @@ class SqlRepository:
         """Set the status of a run that is not complete (``interrupted`` stamps the time it
         stopped; ``running`` clears it)."""
         finished_at = None if status == RunStatus.RUNNING.value else time.time()
-        with self._atomic():
-            self.Run.update({self.Run.status: status, self.Run.finished_at: finished_at}).where(
-                (self.Run.id == run_id) & (self.Run.status != RunStatus.COMPLETE.value)
-            ).execute()
+
+        def update() -> None:
+            with self._atomic():
+                self.Run.update({self.Run.status: status, self.Run.finished_at: finished_at}).where(
+                    (self.Run.id == run_id) & (self.Run.status != RunStatus.COMPLETE.value)
+                ).execute()
+
+        try:
+            update()
+        except pw.OperationalError as exc:
+            if not (self.is_sqlite and "full" in str(exc)):
+                raise
+            # A full disk: moving the write-ahead log into the database and truncating it frees the
+            # log's space (often enough for this one-row update, so the run says it was interrupted).
+            self.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            update()
 
     @_guarded
     def record_verdict(self, run_id: str, verdict: StoredVerdict) -> None:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from ..errors import StorageError
 from .schema import redact_url
 
-__all__ = ["MEMORY_URL", "check_postgres_url", "check_sqlite_file", "is_in_memory", "sqlite_path"]
+__all__ = ["MEMORY_URL", "check_database_url", "check_postgres_url", "check_sqlite_file", "is_in_memory", "sqlite_path"]
 
 #: The one spelling of an in-memory SQLite store.
 MEMORY_URL = "sqlite:///:memory:"
@@ -85,8 +85,12 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     change_counter, valid_for = header[24:28], header[92:96]
-    # The in-header size is trustworthy only when written by a SQLite that maintains it (3.7.0+).
-    if change_counter == valid_for and pages and info.st_size < pages * page_size:
+    # The in-header size is trustworthy only when written by a SQLite that maintains it (3.7.0+),
+    # and only without a write-ahead log: a checkpoint cut short (a full disk) leaves the file
+    # shorter than its header while the log still holds the pages.
+    wal = Path(f"{path}-wal")
+    logged = wal.exists() and wal.stat().st_size > 0
+    if change_counter == valid_for and pages and not logged and info.st_size < pages * page_size:
         raise StorageError(
             f"database {url}: {path} is truncated ({info.st_size} bytes, its header says {pages * page_size}); "
             "restore it from a backup"
@@ -102,3 +106,13 @@ def check_postgres_url(url: str) -> None:
         raise StorageError(f'database URL "{redact_url(url)}" is malformed: {exc}') from None
     if not parts.path.strip("/"):
         raise StorageError(f'database URL "{redact_url(url)}" names no database: use postgresql://USER@HOST[:PORT]/DATABASE')
+
+
+def check_database_url(url: str) -> None:
+    """Every refusal above that needs no connection, creating nothing: run before anything is called."""
+    path = sqlite_path(url)
+    if path is not None:
+        if path != ":memory:":
+            check_sqlite_file(url, path, writing=True)
+    elif url.startswith(("postgres://", "postgresql://")):
+        check_postgres_url(url)

@@ -1,0 +1,485 @@
+"""Issue 11, storage classes, as a catalogue: one section per class, each through the real CLI, on
+SQLite and PostgreSQL (``database_url``) unless the fault only exists on one engine.
+
+4  NUL and undecodable text stored exactly       7  leases: one live process per run (or shard)
+5  a store failing mid-run: exit 3, resumable    8  shards: one N, pending until all are in
+6  bad stores refused before anything is called  10 a retriever that never returns
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from evalkit.leases import LeaseOwner
+from evalkit.runs import RunStatus
+from evalkit.storage import open_repository
+
+HOSTILE_IDS = ("plain", "nul\x00inside", "bytes-\udcff-undecodable", "nonchar-\uffff0-escape")
+HOSTILE_TEXT = "ok \x00 NUL, \ud800 lone surrogate, \uffff0 noncharacter"
+HOSTILE_MODEL = "model\x00-\udcff-v1"
+
+
+@pytest.fixture
+def hostile_plugins(plugin_dists) -> str:  # noqa: ANN001 - the session fixture from tests/conftest.py
+    """PYTHONPATH with the storage sets and the hostile-storage fixtures installed."""
+    return plugin_dists("evalkit-storage-sets", "evalkit-hostile-storage")
+
+
+def cli_env(plugins: str, database_url: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+    env.update(PYTHONPATH=plugins, EVALKIT_DATABASE_URL=database_url, EVALKIT_TEST_KEY="k", NO_COLOR="1", COLUMNS="200")
+    env.update(extra)
+    return env
+
+
+def configure_endpoint(project: Path, base_url: str, concurrency: int = 2) -> None:
+    (project / "evalkit.toml").write_text(
+        "[providers.slow]\n"
+        'adapter = "openai"\n'
+        f'base_url = "{base_url}"\n'
+        'model = "gpt-test"\n'
+        'api_key_env = "EVALKIT_TEST_KEY"\n'
+        f"concurrency = {concurrency}\n"
+    )
+
+
+def start_run(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "evalkit", "run", *args],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+    )
+
+
+def wait_for_cases(database_url: str, run_id: str | None, set_id: str, at_least: int, timeout: float = 60.0) -> str:
+    """Poll the store until the run (else the newest run of ``set_id``) has ``at_least`` answered cases."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        repo = open_repository(database_url)
+        try:
+            found = run_id or next((r.id for r in repo.recent_runs(set_id, limit=1)), None)
+            if found and len(repo.answered_case_ids(found)) >= at_least:
+                return found
+        finally:
+            repo.close()
+        time.sleep(0.05)
+    raise AssertionError(f"no run of {set_id} reached {at_least} stored cases within {timeout} s")
+
+
+def stored(database_url: str, run_id: str):  # noqa: ANN201 - a Run
+    repo = open_repository(database_url)
+    try:
+        return repo.get_run(run_id)
+    finally:
+        repo.close()
+
+
+# -- 4. NUL and undecodable text --------------------------------------------------------------
+
+
+def write_replay(project: Path, lines: list[dict]) -> None:
+    (project / "answers.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    (project / "evalkit.toml").write_text('[providers.replayed]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "alias-1"\n')
+
+
+@pytest.mark.parametrize("privacy", ["metadata", "redacted", "full"])
+def test_4_nul_and_undecodable_text_is_stored_exactly_and_resumes(
+    database_url, hostile_plugins, project, evalkit_cli, privacy
+) -> None:
+    env = cli_env(hostile_plugins, database_url)
+    # The answer for one case is missing at first: that case errs, with its id (NUL and all) in the error.
+    write_replay(project, [{"id": case_id, "text": HOSTILE_TEXT, "model": HOSTILE_MODEL} for case_id in HOSTILE_IDS[:-1]])
+    first = evalkit_cli("run", "hostilestore.ids", "--run-id", "hostile-1", "--privacy", privacy, "--json", env=env)
+    assert first.code == 3, first.stderr
+    assert "Traceback" not in first.stderr
+    run = stored(database_url, "hostile-1")
+    assert run.status is RunStatus.INCOMPLETE
+    assert [c.case_id for c in run.cases] == list(HOSTILE_IDS)
+    kept_before = {c.case_id: c.finished_at for c in run.cases if not c.errored}
+    assert set(kept_before) == set(HOSTILE_IDS[:-1])
+    assert {c.identity.reported_model for c in run.cases if not c.errored} == {HOSTILE_MODEL}
+    if privacy == "full":
+        assert {c.answer_text for c in run.cases if not c.errored} == {HOSTILE_TEXT}
+    elif privacy == "metadata":
+        assert {c.answer_text for c in run.cases} == {None}
+
+    write_replay(project, [{"id": case_id, "text": HOSTILE_TEXT, "model": HOSTILE_MODEL} for case_id in HOSTILE_IDS])
+    resumed = evalkit_cli("run", "hostilestore.ids", "--resume", "hostile-1", "--privacy", privacy, "--json", env=env)
+    assert resumed.code == 0, resumed.stderr
+    document = resumed.json()
+    assert document["status"] == "complete" and document["identity"]["reported_model"] == HOSTILE_MODEL
+    assert [c["id"] for c in document["cases"]] == list(HOSTILE_IDS), "the JSON output reads back every id exactly"
+    run = stored(database_url, "hostile-1")
+    assert run.status is RunStatus.COMPLETE and run.verified and run.identity.reported_model == HOSTILE_MODEL
+    assert {c.case_id: c.finished_at for c in run.cases if c.case_id in kept_before} == kept_before, (
+        "a resume does not answer a stored case again, whatever its id holds"
+    )
+
+    # The next run finds that run as its baseline: the scope read matches the model name exactly.
+    again = evalkit_cli("run", "hostilestore.ids", "--privacy", privacy, "--json", env=env)
+    assert again.code == 0, again.stderr
+    assert again.json()["baseline_id"] == "hostile-1"
+    shown = evalkit_cli("show", "hostile-1", "--json", env=env)
+    assert shown.code == 0 and [c["id"] for c in shown.json()["cases"]] == list(HOSTILE_IDS)
+    # The table is for people: how it shows an undecodable byte is the output's business (bytes here).
+    human = subprocess.run(
+        [sys.executable, "-m", "evalkit", "show", "hostile-1"], cwd=project, env=env, capture_output=True, timeout=60
+    )
+    assert human.returncode == 0 and b"Traceback" not in human.stderr
+
+
+def test_4_an_error_body_with_nul_is_stored_as_sent(database_url, hostile_plugins, project, chat_server, evalkit_cli) -> None:
+    from tests.support.chat_server import Fault
+
+    configure_endpoint(project, chat_server.base_url, concurrency=1)
+    chat_server.fail_at(1, Fault.http_error(400, body=b"upstream said: bad \x00 request"))
+    result = evalkit_cli("run", "hostilestore.ids", "--provider", "slow", "--privacy", "full", "--json", env=cli_env(hostile_plugins, database_url))
+    assert result.code == 3, result.stderr
+    errors = [c.error for c in stored(database_url, result.json()["run_id"]).cases if c.errored]
+    assert len(errors) == 1 and "upstream said: bad \x00 request" in errors[0]
+
+
+def test_4_undecodable_question_and_document_ids_are_stored_exactly(database_url, hostile_plugins, project, evalkit_cli) -> None:
+    result = evalkit_cli(
+        "retrieval", "hostilestore.questions", "hostile.echo", "--privacy", "full", "--json",
+        env=cli_env(hostile_plugins, database_url),
+    )
+    assert result.code == 0, result.stderr
+    run = stored(database_url, result.json()["run_id"])
+    assert [c.case_id for c in run.cases] == list(HOSTILE_IDS)
+    assert all(c.passed for c in run.cases)
+    assert [c.detail["ranked_ids"] for c in run.cases] == [[f"doc-{i}", "extra-\x00-\udc80"] for i in HOSTILE_IDS]
+
+
+# -- 5. a store failing mid-run ---------------------------------------------------------------
+
+
+@pytest.fixture
+def tiny_filesystem(tmp_path: Path):  # noqa: ANN201 - yields the mount point
+    """A 384 KiB tmpfs (needs root and mount; skipped where either is missing)."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=384k", "tmpfs", str(mount)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def assert_store_fault(result_code: int, stderr: str, cause: str, run_id: str, marked: bool | None) -> bool:
+    """The one-line report of a store fault; returns whether it says the run was marked interrupted
+    (``marked`` is what the test knows it must say, ``None`` when the fault decides)."""
+    assert result_code == 3, stderr
+    assert "Traceback" not in stderr and "internal error" not in stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, f"one line, got: {stderr!r}"
+    assert cause in lines[0]
+    assert f"--resume {run_id}`" in lines[0]
+    said = "the run is marked interrupted" in lines[0]
+    assert said or "the run could not be marked interrupted (the store does not answer)" in lines[0]
+    assert marked is None or said is marked
+    return said
+
+
+def test_5_a_full_disk_ends_the_run_with_exit_3_and_it_resumes(
+    hostile_plugins, project, chat_server, evalkit_cli, tiny_filesystem
+) -> None:
+    database_url = f"sqlite:///{tiny_filesystem / 'results.db'}"
+    chat_server.responder = lambda body: body["messages"][-1]["content"] + " " + "x" * 6000
+    configure_endpoint(project, chat_server.base_url)
+    env = cli_env(hostile_plugins, database_url)
+    result = evalkit_cli("run", "storagekit.wide", "--privacy", "full", "--run-id", "full-disk", env=env)
+    # Whether the one-row status update still fits on a disk that is full is up to the disk; the
+    # message says which, truthfully.
+    marked = assert_store_fault(result.code, result.stderr, "database or disk is full", "full-disk", marked=None)
+    run = stored(database_url, "full-disk")
+    assert run.status is (RunStatus.INTERRUPTED if marked else RunStatus.RUNNING)
+    assert 0 < len(run.cases) < 240, "the cases committed before the fault are kept"
+    kept = {c.case_id for c in run.cases}
+
+    # Room again: the resume answers only what is missing.
+    subprocess.run(["mount", "-o", "remount,size=64m", str(tiny_filesystem)], check=True, capture_output=True)
+    before = chat_server.request_count
+    resumed = evalkit_cli("run", "storagekit.wide", "--resume", "full-disk", "--privacy", "full", "--json", env=env)
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
+    assert chat_server.request_count - before == 240 - len(kept)
+
+
+def test_5_a_lock_held_past_the_busy_timeout_ends_the_run_with_exit_3(
+    sqlite_url, hostile_plugins, project, chat_server, evalkit_cli
+) -> None:
+    chat_server.delay = 0.05
+    configure_endpoint(project, chat_server.base_url)
+    env = cli_env(hostile_plugins, sqlite_url, EVALKIT_BUSY_TIMEOUT="1")
+    process = start_run(project, env, "storagekit.wide", "--run-id", "locked-out")
+    wait_for_cases(sqlite_url, "locked-out", "storagekit.wide", at_least=5)
+    holder = sqlite3.connect(sqlite_url[len("sqlite:///"):], isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    # While the lock is held the store does not answer, so the run cannot be marked either.
+    assert_store_fault(process.returncode, stderr, "database is locked after 1 s", "locked-out", marked=False)
+    run = stored(sqlite_url, "locked-out")
+    assert run.status is RunStatus.RUNNING and 5 <= len(run.cases) < 240
+    resumed = evalkit_cli("run", "storagekit.wide", "--resume", "locked-out", "--json", env=env)
+    assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
+
+
+@pytest.mark.postgres
+def test_5_a_lost_postgresql_connection_ends_the_run_with_exit_3(
+    hostile_plugins, project, chat_server, evalkit_cli
+) -> None:
+    import psycopg2
+
+    from tests.storage.conftest import fresh_postgres_database
+
+    with fresh_postgres_database() as database_url:
+        chat_server.delay = 0.05
+        configure_endpoint(project, chat_server.base_url)
+        env = cli_env(hostile_plugins, database_url)
+        process = start_run(project, env, "storagekit.wide", "--run-id", "pg-gone")
+        wait_for_cases(database_url, "pg-gone", "storagekit.wide", at_least=5)
+        admin = psycopg2.connect(os.environ["EVALKIT_TEST_POSTGRES_URL"])
+        admin.autocommit = True
+        try:
+            with admin.cursor() as cursor:
+                name = database_url.rsplit("/", 1)[-1]
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                    (name,),
+                )
+                assert cursor.fetchall(), "the run's connection was terminated"
+        finally:
+            admin.close()
+        _, stderr = process.communicate(timeout=60)
+        assert_store_fault(process.returncode, stderr, "connection to PostgreSQL lost", "pg-gone", marked=True)
+        run = stored(database_url, "pg-gone")
+        assert run.status is RunStatus.INTERRUPTED and 5 <= len(run.cases) < 240
+        resumed = evalkit_cli("run", "storagekit.wide", "--resume", "pg-gone", "--json", env=env)
+        assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
+
+
+# -- 6. bad stores, refused before anything is called -----------------------------------------
+
+
+def _bad_stores(tmp_path: Path) -> dict[str, str]:
+    not_sqlite = tmp_path / "notes.db"
+    not_sqlite.write_text("these are notes, not a database\n" * 10)
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    return {
+        "sqlite:///": "names no file",
+        "sqlite://": "names no file",
+        "sqlite:": "names no file",
+        "sqlite:////dev/null": "/dev/null is not a regular file",
+        f"sqlite:///{not_sqlite}": "is not an SQLite database",
+        f"sqlite:///{folder}": "is a folder",
+        "postgresql://ci:s3cret@[::1/evalkit": "is malformed",
+        "postgresql://ci@db:port/evalkit": "is malformed",
+    }
+
+
+def test_6_bad_stores_are_refused_before_anything_is_called(tmp_path, project, chat_server, evalkit_cli, sqlite_url) -> None:
+    configure_endpoint(project, chat_server.base_url)
+    for url, message in _bad_stores(tmp_path).items():
+        for command in (("run", "evalkit.smoke", "--provider", "slow"), ("history", "evalkit.smoke"), ("db", "upgrade")):
+            result = evalkit_cli(*command, "--database", url, env={"EVALKIT_TEST_KEY": "k"})
+            assert result.code == 2, (url, command, result.stderr)
+            assert message in result.stderr and "Traceback" not in result.stderr, (url, result.stderr)
+            assert "s3cret" not in result.stderr
+    assert chat_server.request_count == 0
+    assert not (project / ".evalkit").exists()
+
+
+def test_6_a_truncated_database_is_refused(tmp_path, project, evalkit_cli) -> None:
+    whole = tmp_path / "whole.db"
+    url = f"sqlite:///{whole}"
+    for _ in range(3):
+        assert evalkit_cli("run", "evalkit.smoke", "--database", url, "--privacy", "full").code == 0
+    with sqlite3.connect(whole) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    truncated = tmp_path / "truncated.db"
+    truncated.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    result = evalkit_cli("run", "evalkit.smoke", "--database", f"sqlite:///{truncated}")
+    assert result.code == 2 and "is truncated" in result.stderr, result.stderr
+
+
+def test_6_a_read_only_database_is_refused(tmp_path, project, evalkit_cli) -> None:
+    folder = tmp_path / "kept"
+    folder.mkdir()
+    url = f"sqlite:///{folder / 'results.db'}"
+    assert evalkit_cli("run", "evalkit.smoke", "--database", url).code == 0
+    if os.geteuid() == 0:  # root writes through file modes: make the folder a read-only mount instead
+        bound = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True)
+        if bound.returncode != 0:
+            pytest.skip("root, and no read-only bind mount possible here")
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], check=True, capture_output=True)
+    else:
+        (folder / "results.db").chmod(0o444)
+    try:
+        result = evalkit_cli("run", "evalkit.smoke", "--database", url)
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+    assert result.code == 2 and "read-only" in result.stderr, result.stderr
+
+
+def test_6_an_in_memory_store_is_allowed_only_by_name_and_says_so(project, evalkit_cli) -> None:
+    result = evalkit_cli("run", "evalkit.smoke", "--database", "sqlite:///:memory:")
+    assert result.code == 0, result.stderr
+    assert "The store is in memory (sqlite:///:memory:): this run will not be kept" in result.stdout
+    assert not (project / ".evalkit").exists()
+
+
+@pytest.mark.parametrize("age", ["99999999999999999999d", "1" + "0" * 5000 + "d", "60000w", "-5d", "1.5d"])
+def test_6_prune_refuses_an_absurd_age(project, evalkit_cli, age) -> None:
+    result = evalkit_cli("db", "prune", "--older-than", age)
+    assert result.code == 2 and "--older-than" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert not (project / ".evalkit").exists()
+
+
+# -- 7. leases ----------------------------------------------------------------------------------
+
+
+def test_7_a_run_another_live_process_answers_is_refused_and_taken_over_once_it_is_gone(
+    database_url, hostile_plugins, project, chat_server, evalkit_cli
+) -> None:
+    chat_server.delay = 0.2
+    configure_endpoint(project, chat_server.base_url, concurrency=1)
+    env = cli_env(hostile_plugins, database_url)
+    first = start_run(project, env, "storagekit.wide", "--run-id", "leased")
+    try:
+        wait_for_cases(database_url, "leased", "storagekit.wide", at_least=2)
+        for args in (("--resume", "leased"), ("--resume",), ("--run-id", "leased")):
+            refused = evalkit_cli("run", "storagekit.wide", *args, env=env)
+            assert refused.code == 2, (args, refused.stderr)
+            assert "run leased is being answered by another process" in refused.stderr
+            assert f"pid {first.pid}" in refused.stderr
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    chat_server.delay = 0.0
+    taken = evalkit_cli("run", "storagekit.wide", "--resume", "leased", "--json", env=env)
+    assert taken.code == 0, taken.stderr
+    assert taken.json()["status"] == "complete"
+    counts: dict[str, int] = {}
+    for request in chat_server.requests:
+        token = request.body["messages"][-1]["content"].rsplit(" ", 1)[-1]
+        counts[token] = counts.get(token, 0) + 1
+    assert sum(1 for n in counts.values() if n > 1) <= 1, "only the case in flight at the kill is asked twice"
+
+    done = evalkit_cli("run", "storagekit.wide", "--run-id", "leased", env=env)
+    assert done.code == 2 and "run leased is already complete" in done.stderr
+
+
+def test_7_a_lease_with_a_stale_heartbeat_is_taken_over(database_url, hostile_plugins, project, evalkit_cli) -> None:
+    from evalkit.leases import STALE_AFTER_S
+
+    env = cli_env(hostile_plugins, database_url)
+    write_replay(project, [{"id": case_id, "text": "ok", "model": "m"} for case_id in HOSTILE_IDS[:2]])
+    assert evalkit_cli("run", "hostilestore.ids", "--run-id", "elsewhere", env=env).code == 3
+    repo = open_repository(database_url)
+    try:
+        repo.acquire_lease("elsewhere", "*", LeaseOwner("another-host", 4242, "their-token"))
+    finally:
+        repo.close()
+    write_replay(project, [{"id": case_id, "text": "ok", "model": "m"} for case_id in HOSTILE_IDS])
+    refused = evalkit_cli("run", "hostilestore.ids", "--resume", "elsewhere", env=env)
+    assert refused.code == 2 and "pid 4242 on host another-host" in refused.stderr, refused.stderr
+    assert stored(database_url, "elsewhere").status is RunStatus.INCOMPLETE, "nothing was stored"
+
+    repo = open_repository(database_url)
+    try:
+        repo.Lease.update({repo.Lease.heartbeat_at: time.time() - STALE_AFTER_S - 5}).execute()
+    finally:
+        repo.close()
+    taken = evalkit_cli("run", "hostilestore.ids", "--resume", "elsewhere", "--json", env=env)
+    assert taken.code == 0 and taken.json()["status"] == "complete", taken.stderr
+
+
+# -- 8. shards ----------------------------------------------------------------------------------
+
+
+def test_8_shards_give_one_n_and_the_verdict_is_pending_until_all_are_in(
+    database_url, hostile_plugins, project, chat_server, evalkit_cli
+) -> None:
+    from tests.support.chat_server import Fault
+
+    configure_endpoint(project, chat_server.base_url)
+    env = cli_env(hostile_plugins, database_url)
+    chat_server.fail_at(1, Fault.http_error(400))
+    first = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--json", env=env)
+    assert first.code == 3, "this shard's slice has an errored case"
+    assert stored(database_url, "split").status is RunStatus.RUNNING, "the run stays running until every shard is in"
+
+    asked = chat_server.request_count
+    for args in (("--shard", "2/3"), ("--shard", "1/1")):
+        refused = evalkit_cli("run", "storagekit.echo", *args, "--run-id", "split", env=env)
+        assert refused.code == 2 and "every shard of a run must give the same N" in refused.stderr, refused.stderr
+    assert chat_server.request_count == asked
+
+    again = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--fail-on-regression", "--json", env=env)
+    assert again.code == 1, again.stderr
+    document = again.json()
+    assert document["status"] == "running" and document["verdict"]["state"] == "pending"
+    assert "verdict pending" in document["verdict"]["reason"] and "waiting for 2" in document["verdict"]["reason"]
+    repo = open_repository(database_url)
+    try:
+        progress = repo.shard_progress("split")
+        assert (progress.count, progress.done, progress.missing) == (2, frozenset({1}), (2,))
+    finally:
+        repo.close()
+
+    last = evalkit_cli("run", "storagekit.echo", "--shard", "2/2", "--run-id", "split", "--fail-on-regression", "--json", env=env)
+    assert last.code == 0, last.stderr
+    assert last.json()["status"] == "complete" and last.json()["verdict"]["state"] == "baseline"
+    repo = open_repository(database_url)
+    try:
+        assert repo.shard_progress("split").all_in
+    finally:
+        repo.close()
+
+
+# -- 10. a retriever that never returns ---------------------------------------------------------
+
+
+def test_10_a_retriever_that_never_returns_errs_its_question_not_the_run(
+    database_url, hostile_plugins, project, evalkit_cli
+) -> None:
+    (project / "evalkit.toml").write_text(
+        '[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "never returns"\ntimeout = 0.5\n'
+    )
+    env = cli_env(hostile_plugins, database_url)
+    for concurrency in ("1", "2"):
+        result = evalkit_cli(
+            "retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", "--concurrency", concurrency,
+            "--json", env=env, timeout=60,
+        )
+        assert result.code == 3, result.stderr
+        run = stored(database_url, result.json()["run_id"])
+        assert run.status is RunStatus.INCOMPLETE
+        by_id = {c.case_id: c for c in run.cases}
+        assert [c.case_id for c in run.cases] == ["first", "stuck", "last"]
+        assert by_id["first"].passed and by_id["last"].passed
+        assert by_id["stuck"].errored and "no answer within 0.5 s" in by_id["stuck"].error
+
+    (project / "evalkit.toml").write_text('[deployments.ci.retrievers."hostile.sleeper"]\ntimeout = -1\n')
+    refused = evalkit_cli("retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", env=env)
+    assert refused.code == 2 and "timeout must be a number of seconds" in refused.stderr
