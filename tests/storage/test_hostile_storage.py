@@ -73,6 +73,11 @@ def wait_for_cases(database_url: str, run_id: str | None, set_id: str, at_least:
     raise AssertionError(f"no run of {set_id} reached {at_least} stored cases within {timeout} s")
 
 
+def answers_asked(server) -> int:  # noqa: ANN001 - a ChatServer
+    """Chat completions asked of the server (the free GET /models probe is not an answer)."""
+    return sum(1 for request in server.requests if request.method == "POST")
+
+
 def stored(database_url: str, run_id: str):  # noqa: ANN201 - a Run
     repo = open_repository(database_url)
     try:
@@ -114,18 +119,26 @@ def test_4_nul_and_undecodable_text_is_stored_exactly_and_resumes(
     resumed = evalkit_cli("run", "hostilestore.ids", "--resume", "hostile-1", "--privacy", privacy, "--json", env=env)
     assert resumed.code == 0, resumed.stderr
     document = resumed.json()
-    assert document["status"] == "complete" and document["identity"]["reported_model"] == HOSTILE_MODEL
+    assert document["status"] == "complete"
     assert [c["id"] for c in document["cases"]] == list(HOSTILE_IDS), "the JSON output reads back every id exactly"
     run = stored(database_url, "hostile-1")
-    assert run.status is RunStatus.COMPLETE and run.verified and run.identity.reported_model == HOSTILE_MODEL
+    assert run.status is RunStatus.COMPLETE
+    assert {c.identity.reported_model for c in run.cases} == {HOSTILE_MODEL}, "kept exactly, though it is no evidence"
+    assert not run.verified and "not well formed" in run.identity_note
     assert {c.case_id: c.finished_at for c in run.cases if c.case_id in kept_before} == kept_before, (
         "a resume does not answer a stored case again, whatever its id holds"
     )
 
-    # The next run finds that run as its baseline: the scope read matches the model name exactly.
+    # With a well-formed model the runs are verified: the next one is compared case by case with
+    # the one before, matching the hostile case ids exactly.
+    write_replay(project, [{"id": case_id, "text": HOSTILE_TEXT, "model": "gpt-ok"} for case_id in HOSTILE_IDS])
+    base = evalkit_cli("run", "hostilestore.ids", "--privacy", privacy, "--json", env=env)
+    assert base.code == 0 and base.json()["verdict"]["state"] == "baseline", base.stderr
     again = evalkit_cli("run", "hostilestore.ids", "--privacy", privacy, "--json", env=env)
     assert again.code == 0, again.stderr
-    assert again.json()["baseline_id"] == "hostile-1"
+    verdict = again.json()["verdict"]
+    assert verdict["state"] == "compared" and again.json()["baseline_id"] == base.json()["run_id"]
+    assert verdict["regressed_cases"] == [] and verdict["added_cases"] == [] and verdict["removed_cases"] == []
     shown = evalkit_cli("show", "hostile-1", "--json", env=env)
     assert shown.code == 0 and [c["id"] for c in shown.json()["cases"]] == list(HOSTILE_IDS)
     # The table is for people: how it shows an undecodable byte is the output's business (bytes here).
@@ -210,31 +223,43 @@ def test_5_a_full_disk_ends_the_run_with_exit_3_and_it_resumes(
 
     # Room again: the resume answers only what is missing.
     subprocess.run(["mount", "-o", "remount,size=64m", str(tiny_filesystem)], check=True, capture_output=True)
-    before = chat_server.request_count
+    before = answers_asked(chat_server)
     resumed = evalkit_cli("run", "storagekit.wide", "--resume", "full-disk", "--privacy", "full", "--json", env=env)
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
-    assert chat_server.request_count - before == 240 - len(kept)
+    assert answers_asked(chat_server) - before == 240 - len(kept)
+
+
+def hold_lock(database_url: str, engine: str, run_id: str):  # noqa: ANN201 - a DB-API connection
+    """Another session holding what the run must write: SQLite's write lock, or the run's row on PostgreSQL."""
+    if engine == "sqlite":
+        holder = sqlite3.connect(database_url[len("sqlite:///"):], isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        return holder
+    import psycopg2
+
+    holder = psycopg2.connect(database_url)
+    holder.cursor().execute("SELECT id FROM evalkit_run WHERE id = %s FOR UPDATE", (run_id,))
+    return holder
 
 
 def test_5_a_lock_held_past_the_busy_timeout_ends_the_run_with_exit_3(
-    sqlite_url, hostile_plugins, project, chat_server, evalkit_cli
+    database_url, engine, hostile_plugins, project, chat_server, evalkit_cli
 ) -> None:
     chat_server.delay = 0.05
     configure_endpoint(project, chat_server.base_url)
-    env = cli_env(hostile_plugins, sqlite_url, EVALKIT_BUSY_TIMEOUT="1")
+    env = cli_env(hostile_plugins, database_url, EVALKIT_BUSY_TIMEOUT="1")
     process = start_run(project, env, "storagekit.wide", "--run-id", "locked-out")
-    wait_for_cases(sqlite_url, "locked-out", "storagekit.wide", at_least=5)
-    holder = sqlite3.connect(sqlite_url[len("sqlite:///"):], isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
+    wait_for_cases(database_url, "locked-out", "storagekit.wide", at_least=5)
+    holder = hold_lock(database_url, engine, "locked-out")
     try:
         _, stderr = process.communicate(timeout=60)
     finally:
-        holder.execute("ROLLBACK")
+        holder.rollback()
         holder.close()
     # While the lock is held the store does not answer, so the run cannot be marked either.
     assert_store_fault(process.returncode, stderr, "database is locked after 1 s", "locked-out", marked=False)
-    run = stored(sqlite_url, "locked-out")
+    run = stored(database_url, "locked-out")
     assert run.status is RunStatus.RUNNING and 5 <= len(run.cases) < 240
     resumed = evalkit_cli("run", "storagekit.wide", "--resume", "locked-out", "--json", env=env)
     assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
@@ -381,6 +406,8 @@ def test_7_a_run_another_live_process_answers_is_refused_and_taken_over_once_it_
     assert taken.json()["status"] == "complete"
     counts: dict[str, int] = {}
     for request in chat_server.requests:
+        if request.method != "POST":  # free GETs (/models) are not answers
+            continue
         token = request.body["messages"][-1]["content"].rsplit(" ", 1)[-1]
         counts[token] = counts.get(token, 0) + 1
     assert sum(1 for n in counts.values() if n > 1) <= 1, "only the case in flight at the kill is asked twice"
@@ -429,11 +456,11 @@ def test_8_shards_give_one_n_and_the_verdict_is_pending_until_all_are_in(
     assert first.code == 3, "this shard's slice has an errored case"
     assert stored(database_url, "split").status is RunStatus.RUNNING, "the run stays running until every shard is in"
 
-    asked = chat_server.request_count
+    asked = answers_asked(chat_server)
     for args in (("--shard", "2/3"), ("--shard", "1/1")):
         refused = evalkit_cli("run", "storagekit.echo", *args, "--run-id", "split", env=env)
         assert refused.code == 2 and "every shard of a run must give the same N" in refused.stderr, refused.stderr
-    assert chat_server.request_count == asked
+    assert answers_asked(chat_server) == asked
 
     again = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--fail-on-regression", "--json", env=env)
     assert again.code == 1, again.stderr

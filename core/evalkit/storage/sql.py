@@ -105,6 +105,8 @@ def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -
         if "locked" in lowered or "busy" in lowered:
             return f"database is locked after {busy_timeout:g} s (another process held the write lock that long)", False
         return text, False
+    if "lock timeout" in lowered:
+        return f"database is locked after {busy_timeout:g} s (another session held a lock that long)", False
     if isinstance(exc, pw.InterfaceError) or any(marker in lowered for marker in _PG_LOST):
         return f"connection to PostgreSQL lost ({text})", True
     return text, False
@@ -141,6 +143,10 @@ def connect(url: str, *, writing: bool = False) -> pw.Database:
     if url.startswith(("postgres://", "postgresql://")):
         check_postgres_url(url)
         params = parse(url)
+        options = str(params.get("options", ""))
+        if "lock_timeout" not in options:
+            # A row lock held by another session gets the busy timeout SQLite has, not forever.
+            params["options"] = f"{options} -c lock_timeout={int(busy_timeout_s() * 1000)}".strip()
         return pw.PostgresqlDatabase(params.pop("database"), **params)
     raise StorageError(f"unsupported database URL {schema.redact_url(url)!r}; use sqlite:///PATH or postgresql://…")
 
@@ -346,9 +352,10 @@ class SqlRepository:
         sql, columns = self._case_upsert()
         # The statement bypasses the models' fields, so their text encoding is applied here.
         values = [tuple(_stored(row[name]) for name in columns) for row in rows]
-        with self._atomic():
+        with self._atomic(), pw.__exception_wrapper__:
             # One prepared statement for the batch: building it through the query builder per row
-            # cost more CPU than everything else a case needs.
+            # cost more CPU than everything else a case needs. (The driver's errors become
+            # peewee's, like every other statement's, so a failing store is reported the same way.)
             cursor = self.db.cursor()
             if self.is_sqlite:
                 cursor.executemany(sql, [row + (True,) for row in values])
