@@ -12,8 +12,15 @@
     model = "gpt-4o-mini"                          # the alias sent
     base_url = "https://…/v1"                      # every other key goes to the adapter
 
+    [deployments.staging]
+    retriever = "evalkit.lexical"                  # what `evalkit retrieval SET --deployment staging` runs
+
     [deployments.staging.retrievers."evalkit.lexical"]
     corpus = "docs/corpus.jsonl"
+
+    [question_sets."beir.scifact"]                 # a standard collection as a question set
+    path = "data/scifact"                          # BEIR folder (format = "trec": topics, qrels, corpus)
+    split = "test"
 """
 
 from __future__ import annotations
@@ -68,6 +75,10 @@ class Config:
     providers: Mapping[str, ProviderInstance] = attrs.Factory(dict)
     deployments: Mapping[str, Mapping[str, Mapping[str, Any]]] = attrs.Factory(dict)
     raw: Mapping[str, Any] = attrs.Factory(dict)
+    #: ``[deployments.NAME] retriever = "ID"``: the retriever each deployment names, when it names one.
+    deployment_retrievers: Mapping[str, str] = attrs.Factory(dict)
+    #: ``[question_sets."ID"]`` tables, read by the built-in collection provider (paths as written).
+    question_sets: Mapping[str, Mapping[str, Any]] = attrs.Factory(dict)
 
     @property
     def root(self) -> Path:
@@ -96,16 +107,35 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
     return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities))
 
 
-def _deployments(table: Any, where: str) -> dict[str, dict[str, Mapping[str, Any]]]:
+def _deployments(table: Any, where: str) -> tuple[dict[str, dict[str, Mapping[str, Any]]], dict[str, str]]:
     if not isinstance(table, Mapping):
         raise ConfigError(f"{where}: [deployments] must be a table")
     out: dict[str, dict[str, Mapping[str, Any]]] = {}
+    named: dict[str, str] = {}
     for name, deployment in table.items():
         retrievers = deployment.get("retrievers", {}) if isinstance(deployment, Mapping) else None
         if not isinstance(retrievers, Mapping) or not all(isinstance(v, Mapping) for v in retrievers.values()):
             raise ConfigError(f'{where}: [deployments.{name}.retrievers."<retriever id>"] must hold option tables')
+        assert isinstance(deployment, Mapping)
+        unknown = sorted(set(deployment) - {"retriever", "retrievers"})
+        if unknown:
+            raise ConfigError(
+                f'{where}: [deployments.{name}] takes retriever = "ID" and [deployments.{name}.retrievers."ID"] '
+                f"option tables; unknown key(s): {', '.join(unknown)}"
+            )
+        retriever = deployment.get("retriever")
+        if retriever is not None:
+            if not isinstance(retriever, str) or not retriever:
+                raise ConfigError(f'{where}: [deployments.{name}] retriever must name a retriever, e.g. "evalkit.lexical"')
+            named[name] = retriever
         out[name] = {rid: dict(options) for rid, options in retrievers.items()}
-    return out
+    return out, named
+
+
+def _question_sets(table: Any, where: str) -> dict[str, Mapping[str, Any]]:
+    if not isinstance(table, Mapping) or not all(isinstance(v, Mapping) for v in table.values()):
+        raise ConfigError(f'{where}: [question_sets."<set identifier>"] must be tables (path = "…", split = "test")')
+    return {identifier: dict(options) for identifier, options in table.items()}
 
 
 def _read(path: Path) -> Mapping[str, Any]:
@@ -151,6 +181,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     max_answer_bytes = data.get("max_answer_bytes", DEFAULT_MAX_ANSWER_BYTES)
     if isinstance(max_answer_bytes, bool) or not isinstance(max_answer_bytes, int) or max_answer_bytes < 1024:
         raise ConfigError(f"{where}: max_answer_bytes must be a whole number of bytes, at least 1024, got {max_answer_bytes!r}")
+    deployments, deployment_retrievers = _deployments(data.get("deployments", {}), where)
     return Config(
         path=chosen.resolve(),
         database=database,
@@ -158,6 +189,8 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         judge=judge,
         max_answer_bytes=max_answer_bytes,
         providers=providers,
-        deployments=_deployments(data.get("deployments", {}), where),
+        deployments=deployments,
         raw=data,
+        deployment_retrievers=deployment_retrievers,
+        question_sets=_question_sets(data.get("question_sets", {}), where),
     )

@@ -60,11 +60,14 @@ class UsageError(EvalkitError, ValueError):
 class UnknownSetError(UsageError, LookupError):
     """No installed provider ships a set with this identifier."""
 
-    def __init__(self, identifier: str, available: Sequence[str], kind: str = "golden prompt set") -> None:
+    def __init__(
+        self, identifier: str, available: Sequence[str], kind: str = "golden prompt set", failures: Sequence[str] = ()
+    ) -> None:
         self.identifier = identifier
         self.available = tuple(available)
         hint = f" Available sets: {', '.join(self.available)}" if self.available else " No sets are installed."
-        super().__init__(f'Unknown {kind} "{identifier}".{hint}')
+        failed = "".join(f"\n  provider failed: {f}" for f in failures)
+        super().__init__(f'Unknown {kind} "{identifier}".{hint}{failed}')
 
 
 class UnknownPluginError(UsageError, LookupError):

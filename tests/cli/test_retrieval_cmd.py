@@ -171,9 +171,10 @@ def test_unknown_set_retriever_and_deployment_exit_2_listing_the_known_ones(cli,
     from_env = cli("retrieval", "retrievalkit.tiny", "evalkit.lexical", extra_env={"EVALKIT_DEPLOYMENT": "qa"})
     assert from_env.code == 2 and 'Unknown deployment "qa" (EVALKIT_DEPLOYMENT=qa). Known deployments: staging' in from_env.stderr
 
-    wrong_retriever = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "staging")
+    # An explicit retriever must be one the deployment has options for, or one that takes none.
+    wrong_retriever = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "staging")
     assert wrong_retriever.code == 2
-    assert 'deployment "staging" has no options for retriever "fixtures.raising" (it configures: evalkit.lexical)' in wrong_retriever.stderr
+    assert 'deployment "staging" has no options for retriever "fixtures.garbage" (it configures: evalkit.lexical)' in wrong_retriever.stderr
 
     no_options = cli("retrieval", "retrievalkit.tiny", "evalkit.lexical")
     assert no_options.code == 2

@@ -29,16 +29,27 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("set", metavar="SET", help="golden question set identifier (see `evalkit list`)")
-    parser.add_argument("retriever", metavar="RETRIEVER", help="retriever id, an evalkit.retrievers entry point (e.g. evalkit.lexical)")
+    parser.add_argument(
+        "retriever", metavar="RETRIEVER", nargs="?",
+        help="retriever id, an evalkit.retrievers entry point (e.g. evalkit.lexical); default: the one the deployment names",
+    )
     parser.add_argument(
         "--deployment", metavar="NAME",
-        help='whose retriever options to use: [deployments.NAME.retrievers."ID"] in the configuration, or a '
-        "deployment the set's provider ships (default: EVALKIT_DEPLOYMENT, else none)",
+        help='the deployment to measure: its retriever ([deployments.NAME] retriever = "ID") and options '
+        '([deployments.NAME.retrievers."ID"]), from the configuration or the set\'s provider '
+        "(default: EVALKIT_DEPLOYMENT, else none; see `evalkit list deployments`)",
     )
     parser.add_argument("--k", type=positive_int, default=10, metavar="N", help="cut-off of recall@k and nDCG@k (default 10)")
     parser.add_argument(
+        "--relevance-threshold", type=positive_int, default=1, metavar="GRADE",
+        help="the grade from which a judged document counts as relevant for hit@1, hit@3, MRR and recall "
+        "(default 1; nDCG uses the grades themselves; trec_eval's -l)",
+    )
+    parser.add_argument("--export-run", metavar="PATH", help="also write the rankings as a TREC run file (qid Q0 docid rank score tag)")
+    parser.add_argument("--export-qrels", metavar="PATH", help="also write the set's judgements as TREC qrels (qid 0 docid grade)")
+    parser.add_argument(
         "--concurrency", type=positive_int, default=1, metavar="N",
-        help="questions in flight at once (default 1; more only for thread-safe retrievers behind a network)",
+        help="questions in flight at once (default 1; more only for retrievers that declare thread_safe = True)",
     )
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)")
     parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run")
@@ -61,10 +72,12 @@ def handle(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     sourced = question_set_catalog(config=config).get(args.set)
-    registry.find("evalkit.retrievers", args.retriever)
+    if args.retriever is not None:
+        registry.find("evalkit.retrievers", args.retriever)
     tolerances = Tolerances.parse(args.max_top1_drop, args.max_top3_drop, names=("max-top1-drop", "max-top3-drop"))
     targets = report_targets(args)
     database = database_url(args, config)
+    _check_export_paths(args)
     progress = ProgressDisplay(enabled=not args.json)
     try:
         outcome = evaluate_retrieval(
@@ -75,6 +88,7 @@ def handle(args: argparse.Namespace) -> int:
             database=database,
             tolerances=tolerances,
             k=args.k,
+            relevance_threshold=args.relevance_threshold,
             privacy=args.privacy,
             label=args.label,
             concurrency=args.concurrency,
@@ -84,10 +98,14 @@ def handle(args: argparse.Namespace) -> int:
     finally:
         progress.stop()
     rendered = _render_reports(targets, database, outcome, args.fail_on_regression)
+    exported = _export(args, outcome)
     if args.json:
         print_json(outcome_document(outcome))
     else:
-        render_outcome(console(stderr=rendered.takes_stdout), outcome)
+        out = console(stderr=rendered.takes_stdout)
+        render_outcome(out, outcome)
+        for line in exported:
+            out.print(line, markup=False)
     deliver_reports(rendered)
     return outcome.exit_code(args.fail_on_regression)
 
@@ -105,6 +123,35 @@ def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regressio
         live_cases={qid: case_from_score(score, k) for qid, score in outcome.scores.items()},
         fail_on_regression=fail_on_regression, notes=(*outcome.warnings, *outcome.notes),
     )  # fmt: skip
+
+
+def _check_export_paths(args: argparse.Namespace) -> None:
+    """Refuse, before anything runs, an export path whose folder does not exist or that is a folder."""
+    from pathlib import Path
+
+    from ..errors import UsageError
+
+    for option, value in (("--export-run", args.export_run), ("--export-qrels", args.export_qrels)):
+        if value is None:
+            continue
+        path = Path(value)
+        if path.is_dir() or not path.parent.is_dir():
+            raise UsageError(f"{option} {value}: must be a file in an existing folder")
+
+
+def _export(args: argparse.Namespace, outcome: Any) -> list[str]:
+    """Write the TREC run and qrels files asked for; one line per file written."""
+    from ..retrieval.trec import write_qrels, write_run
+
+    written = []
+    if args.export_run:
+        tag = f"evalkit-{outcome.run.id}"
+        path = write_run(args.export_run, outcome.rankings, tag)
+        written.append(f"TREC run:       {path} ({len(outcome.rankings)} question(s), tag {tag})")
+    if args.export_qrels:
+        path = write_qrels(args.export_qrels, outcome.question_set.questions)
+        written.append(f"TREC qrels:     {path}")
+    return written
 
 
 def _hit(value: bool) -> str:
@@ -277,9 +324,13 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
             "hard_class": question.hard_class,
             "expected_ids": list(question.expected_document_ids),
         }
+        if question.grades is not None:
+            entry["grades"] = list(question.grades)
         if score is not None:
+            ranking = outcome.rankings.get(question.id)
             entry.update(
                 ranked_ids=list(score.ranked_ids),
+                ranking=ranking.pairs() if ranking is not None else None,
                 hit_at_1=score.hit_at_1,
                 hit_at_3=score.hit_at_3,
                 reciprocal_rank=score.reciprocal_rank,
@@ -321,6 +372,7 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "status": run.status.value,
         "grader": run.grader,
         "k": outcome.metrics.k,
+        "relevance_threshold": identity.threshold,
         "limit": retrieval_limit(outcome.metrics.k),
         "privacy": run.privacy,
         "label": run.label,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -50,8 +50,16 @@ from .contracts import (
     PreparedRetriever,
     RetrievalProvenanceProvider,
     Retriever,
+    ThreadSafeRetriever,
 )
-from .deployments import DEPLOYMENT_ENV, Deployment, resolve_deployment
+from .deployments import (
+    DEPLOYMENT_ENV,
+    Deployment,
+    choose_deployment,
+    deployment_options,
+    resolve_deployment,
+    retriever_of,
+)
 from .provenance import (
     BASELINE,
     COMPARABLE,
@@ -62,7 +70,15 @@ from .provenance import (
     retrieval_identity,
     validate_provenance,
 )
-from .scoring import DEFAULT_K, QuestionScore, RetrievalMetrics, aggregate, rank_distinct, score_question
+from .ranking import Ranking, read_ranking
+from .scoring import (
+    DEFAULT_K,
+    DEFAULT_RELEVANCE_THRESHOLD,
+    QuestionScore,
+    RetrievalMetrics,
+    aggregate,
+    score_question,
+)
 from .validation import check_question_set
 
 __all__ = [
@@ -111,7 +127,8 @@ class RetrievalOutcome:
 
     ``run`` is the stored run with its cases; ``scores`` the per-question scores of the questions
     the retriever answered (errored questions have a case but no score), keyed by question id in
-    set order. ``state`` is the baseline state (``baseline``, ``comparable``, ``mismatch`` or
+    set order, and ``rankings`` what the retriever returned for them (distinct ids to the fetch
+    depth, with scores when it gave them). ``state`` is the baseline state (``baseline``, ``comparable``, ``mismatch`` or
     ``unknown``); ``comparison`` is set only for a complete ``comparable`` run, and ``reason``
     says why there is no comparison otherwise. ``treatment_changed`` is true when a comparable
     run's variant (model, chunking, pipeline) differs from the baseline's.
@@ -124,6 +141,7 @@ class RetrievalOutcome:
     metrics: RetrievalMetrics
     scores: Mapping[str, QuestionScore]
     state: str
+    rankings: Mapping[str, Ranking] = attrs.Factory(dict)
     comparison: Comparison | None = None
     baseline: Run | None = None
     reason: str | None = None
@@ -150,8 +168,25 @@ class RetrievalOutcome:
 # -- conversions shared with the benchmark -------------------------------------------------------
 
 
-def case_from_score(score: QuestionScore, k: int, finished_at: float | None = None) -> CaseResult:
-    """The stored case of one scored question (pass = top-1 hit, score = 1.0 on a top-3 hit)."""
+def case_from_score(
+    score: QuestionScore, k: int, finished_at: float | None = None, ranking: Ranking | None = None
+) -> CaseResult:
+    """The stored case of one scored question (pass = top-1 hit, score = 1.0 on a top-3 hit).
+
+    With ``ranking`` (a run at ``full`` privacy) the detail also keeps every returned id to the
+    fetch depth with the retriever's score (``[[id, score or null], ...]``).
+    """
+    detail: dict[str, Any] = {
+        "form": score.form.value,
+        "hard_class": score.hard_class,
+        "ranked_ids": list(score.ranked_ids),
+        "reciprocal_rank": score.reciprocal_rank,
+        "recall_at_k": score.recall_at_k,
+        "ndcg_at_k": score.ndcg_at_k,
+        "k": k,
+    }
+    if ranking is not None:
+        detail["ranking"] = ranking.pairs()
     return CaseResult(
         case_id=score.question_id,
         passed=score.hit_at_1,
@@ -159,15 +194,7 @@ def case_from_score(score: QuestionScore, k: int, finished_at: float | None = No
         checks=(Check(HIT_AT_1, score.hit_at_1), Check(HIT_AT_3, score.hit_at_3)),
         latency_s=score.latency_s,
         yardstick=GRADER,
-        detail={
-            "form": score.form.value,
-            "hard_class": score.hard_class,
-            "ranked_ids": list(score.ranked_ids),
-            "reciprocal_rank": score.reciprocal_rank,
-            "recall_at_k": score.recall_at_k,
-            "ndcg_at_k": score.ndcg_at_k,
-            "k": k,
-        },
+        detail=detail,
         finished_at=finished_at if finished_at is not None else time.time(),
     )
 
@@ -187,6 +214,8 @@ def provenance_document(identity: RetrievalIdentity) -> dict[str, Any]:
     document.update(
         labels_fingerprint=identity.labels_fingerprint, scoring_version=identity.scoring_version, k=identity.k
     )
+    if identity.threshold != DEFAULT_RELEVANCE_THRESHOLD:
+        document["relevance_threshold"] = identity.threshold
     if identity.problems:
         document["problems"] = list(identity.problems)
     return document
@@ -211,20 +240,12 @@ def stored_benchmark(run: Run) -> str:
 
 @attrs.frozen
 class _Answer:
-    """One question's raw result: the ids as returned (possibly truncated) or the error."""
+    """One question's result: the ranking read from what the retriever returned, or the error."""
 
-    ids: Sequence[str] | None
+    ranking: Ranking | None
     latency_s: float
     error: str | None = None
     over_limit: int = 0
-
-
-def _id_list(raw: Any) -> Sequence[str]:
-    if isinstance(raw, (list, tuple)):
-        return raw
-    if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable):
-        raise RetrievalError(f"returned {type(raw).__name__} {str(raw)[:60]!r}, not a list of document ids")
-    return list(raw)
 
 
 def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int) -> _Answer:
@@ -232,11 +253,7 @@ def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int
     try:
         raw = retriever.retrieve(question.question, limit)
         latency = time.perf_counter() - started
-        ids = _id_list(raw)
-        over = len(ids) if len(ids) > limit else 0
-        if over:
-            ids = ids[:limit]
-        ids = rank_distinct(ids)
+        ranking, over = read_ranking(raw, limit)
     except RetrievalError as exc:
         return _Answer(None, time.perf_counter() - started, f'retriever "{retriever_id}" on question "{question.id}": {exc}')
     except Exception as exc:
@@ -245,7 +262,7 @@ def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int
             time.perf_counter() - started,
             f'retriever "{retriever_id}" raised {type(exc).__name__} on question "{question.id}": {exc}',
         )
-    return _Answer(ids, latency, over_limit=over)
+    return _Answer(ranking, latency, over_limit=over)
 
 
 def _answers(
@@ -311,16 +328,18 @@ def _create_retriever(record: registry.PluginRecord, factory: Any, deployment: D
     return retriever
 
 
-def _identity(golden_set: GoldenQuestionSet, retriever: Any, retriever_id: str, k: int) -> RetrievalIdentity:
+def _identity(
+    golden_set: GoldenQuestionSet, retriever: Any, retriever_id: str, k: int, threshold: int
+) -> RetrievalIdentity:
     """The run's identity from the retriever's declaration, taken once; a raising or invalid one is unknown."""
     if not isinstance(retriever, RetrievalProvenanceProvider):
-        return retrieval_identity(golden_set, None, k)
+        return retrieval_identity(golden_set, None, k, threshold)
     try:
         declared = retriever.provenance()
     except Exception as exc:
         problem = f'retriever "{retriever_id}": provenance() raised {type(exc).__name__}: {exc}'
-        return attrs.evolve(retrieval_identity(golden_set, None, k), problems=(problem,))
-    return retrieval_identity(golden_set, declared, k)
+        return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
+    return retrieval_identity(golden_set, declared, k, threshold)
 
 
 def _prepare(retriever: Any, retriever_id: str) -> float | None:
@@ -343,13 +362,14 @@ def _close(retriever: Any) -> None:
 
 def evaluate_retrieval(
     question_set: str | GoldenQuestionSet | SourcedSet,
-    retriever: str,
+    retriever: str | None = None,
     *,
     deployment: str | None = None,
     config: Config | None = None,
     database: str | None = None,
     tolerances: Tolerances | None = None,
     k: int = DEFAULT_K,
+    relevance_threshold: int = DEFAULT_RELEVANCE_THRESHOLD,
     privacy: str | None = None,
     label: str | None = None,
     concurrency: int = 1,
@@ -362,8 +382,10 @@ def evaluate_retrieval(
 
     ``question_set`` is an identifier (or the set itself, or a catalog entry whose provider may
     ship default deployments), ``retriever`` an ``evalkit.retrievers``
-    entry-point name, created with the options of ``deployment`` (else ``$EVALKIT_DEPLOYMENT``,
-    else none; see :func:`resolve_deployment`). Refused before the retriever is created and before
+    entry-point name (``None``: the one the deployment names), created with the options of
+    ``deployment`` (else ``$EVALKIT_DEPLOYMENT``, else none; see
+    :mod:`evalkit.retrieval.deployments`). ``relevance_threshold`` is the grade from which a
+    judged document counts for hit@1, hit@3, MRR and recall (nDCG uses the grades themselves). Refused before the retriever is created and before
     anything is stored, in this order: an unknown set, an unknown retriever, an invalid set, a bad
     ``k``, ``privacy`` or ``concurrency``, an unknown deployment; then the retriever is created,
     asked for its provenance once and prepared, still before anything is stored.
@@ -371,9 +393,11 @@ def evaluate_retrieval(
     Each question is sent with ``limit = max(k, 12)``; ``concurrency`` questions are in flight at
     once (default 1: sequential, so latencies are not inflated by contention and retrievers need
     not be thread-safe). A retriever that raises, or returns something other than a list of string
-    ids, makes that question an errored case and the run ``incomplete``; repeated and empty ids
-    are collapsed (a chunk retriever ranks documents through its chunks); ids beyond ``limit`` are
-    dropped with a warning.
+    ids (or ``(id, score)`` pairs), makes that question an errored case and the run
+    ``incomplete``; repeated and empty ids are collapsed (a chunk retriever ranks documents
+    through its chunks); ids beyond ``limit`` are dropped with a warning. ``concurrency`` above 1
+    is refused for a retriever that does not declare itself thread-safe
+    (:class:`~evalkit.retrieval.contracts.ThreadSafeRetriever`).
 
     The predecessor is the newest complete run of the same set and retriever in the same
     deployment; the baseline state follows
@@ -383,21 +407,34 @@ def evaluate_retrieval(
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
     golden_set, sourced = _load_question_set(question_set, config)
+    choice = None
+    if retriever is None:
+        choice = choose_deployment(deployment, config, sourced=sourced)
+        retriever = retriever_of(choice, None)
     record = registry.find("evalkit.retrievers", retriever)
     check_question_set(golden_set)
     if type(k) is not int or k < 1:
         raise UsageError(f"k must be a positive integer (got {k!r})")
+    if type(relevance_threshold) is not int or relevance_threshold < 1:
+        raise UsageError(f"the relevance threshold must be a positive integer (got {relevance_threshold!r})")
     if type(concurrency) is not int or concurrency < 1:
         raise UsageError(f"concurrency must be a positive integer (got {concurrency!r})")
     privacy = privacy or config.privacy
     if privacy not in PRIVACY_LEVELS:
         raise UsageError(f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {privacy!r}")
     factory = registry.load(record)
-    chosen = resolve_deployment(deployment, retriever, config, sourced=sourced, factory=factory)
+    if choice is None:
+        choice = choose_deployment(deployment, config, sourced=sourced)
+    chosen = deployment_options(choice, retriever, factory)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
     instance = _create_retriever(record, factory, chosen, config)
     try:
-        identity = _identity(golden_set, instance, retriever, k)
+        if concurrency > 1 and not (isinstance(instance, ThreadSafeRetriever) and instance.thread_safe is True):
+            raise UsageError(
+                f'--concurrency {concurrency}: retriever "{retriever}" does not declare itself thread-safe '
+                "(thread_safe = True), so its questions are asked one at a time; drop --concurrency"
+            )
+        identity = _identity(golden_set, instance, retriever, k, relevance_threshold)
         prepare_seconds = _prepare(instance, retriever)
         repository = open_repository(resolve_database_url(database, config, cwd))
         try:
@@ -458,7 +495,10 @@ def _run(
     if on_start is not None:
         on_start(header, len(golden_set.questions))
     limit = retrieval_limit(k)
+    threshold = identity.threshold
+    keep_ranking = privacy == "full"
     scores: dict[str, QuestionScore] = {}
+    rankings: dict[str, Ranking] = {}
     errored = 0
     over_limit: list[int] = []
     pending: list[CaseResult] = []
@@ -475,7 +515,7 @@ def _run(
 
     try:
         for question, answer in _answers(retriever, retriever_id, golden_set.questions, limit, concurrency):
-            if answer.ids is None:
+            if answer.ranking is None:
                 errored += 1
                 case = CaseResult(
                     case_id=question.id, passed=False, score=0.0, latency_s=answer.latency_s,
@@ -484,9 +524,11 @@ def _run(
             else:
                 if answer.over_limit:
                     over_limit.append(answer.over_limit)
-                score = score_question(question, answer.ids, k, answer.latency_s)
+                ranking = answer.ranking
+                score = score_question(question, ranking.ids, k, answer.latency_s, threshold)
                 scores[question.id] = score
-                case = case_from_score(score, k)
+                rankings[question.id] = ranking
+                case = case_from_score(score, k, ranking=ranking if keep_ranking else None)
             pending.append(case)
             if len(pending) >= CASE_BATCH or time.perf_counter() - flushed >= _FLUSH_S:
                 flush()
@@ -514,6 +556,7 @@ def _run(
         stored, golden_set, deployment, identity, metrics, scores, repository, tolerances,
         prepare_seconds, tuple(warnings), plugin_failures,
     )  # fmt: skip
+    outcome = attrs.evolve(outcome, rankings=rankings)
     if isinstance(repository, RunVerdicts):
         repository.record_verdict(stored.id, _stored_verdict(outcome))
     observers.notify("evalkit_run_finished", run=stored)
