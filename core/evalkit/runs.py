@@ -52,6 +52,8 @@ class CaseResult:
     usage: Usage | None = None
     detail: Mapping[str, Any] | None = None
     finished_at: float = 0.0
+    #: Numbers a retrieval case is scored by (reciprocal rank, recall@k, nDCG@k), kept at every privacy level.
+    measures: Mapping[str, float] | None = None
 
     @property
     def errored(self) -> bool:

@@ -8,18 +8,23 @@ import time
 import pytest
 from evalkit.cli.db_cmd import parse_age
 from evalkit.errors import UsageError
+from evalkit.storage.schema import MIGRATIONS
+from evalkit.storage.schema import SCHEMA_VERSION as LATEST
+
+#: Every migration this evalkit knows (tests follow the list as migrations are added).
+VERSIONS = [version for version, _, _ in MIGRATIONS]
 
 
 def test_status_and_upgrade_of_a_new_store(evalkit_cli, project) -> None:
     status = evalkit_cli("db", "status", "--json").json()
-    assert (status["version"], status["latest"], status["up_to_date"]) == (0, 2, False)
+    assert (status["version"], status["latest"], status["up_to_date"]) == (0, LATEST, False)
     assert not (project / ".evalkit").exists(), "status only reads"
     upgraded = evalkit_cli("db", "upgrade")
-    assert upgraded.code == 0 and "from schema version 0 to 2 (applied 1, 2)" in upgraded.stdout
+    assert upgraded.code == 0 and f"from schema version 0 to {LATEST} (applied {', '.join(map(str, VERSIONS))})" in upgraded.stdout
     again = evalkit_cli("db", "upgrade", "--json").json()
-    assert again["applied_now"] == [] and again["version"] == 2
+    assert again["applied_now"] == [] and again["version"] == LATEST
     text = evalkit_cli("db", "status").stdout
-    assert "version 2 (up to date)" in text and "create run and case tables" in text
+    assert f"version {LATEST} (up to date)" in text and "create run and case tables" in text
 
 
 def test_prune_removes_whole_old_runs_and_reports_how_many(evalkit_cli, project) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
 from pathlib import Path
@@ -14,6 +13,10 @@ from evalkit.runs import RunStatus
 from evalkit.storage import open_repository, schema_status, upgrade_schema
 from evalkit.storage import schema as schema_module
 from evalkit.storage.sql import connect, sqlite_path
+
+#: Every migration this evalkit knows, and the newest (tests follow the list as migrations are added).
+VERSIONS = [version for version, _, _ in schema_module.MIGRATIONS]
+LATEST = schema_module.SCHEMA_VERSION
 
 KERNEL_V1_DUMP = Path(__file__).resolve().parent.parent / "data" / "storage" / "kernel-v1.sql"
 V1_RUN_IDS = ["20261129T151517-bdb2d3", "20261129T151517-aafc8d", "20261129T151518-1267f0"]
@@ -67,13 +70,13 @@ def test_migration_1_creates_exactly_the_tables_the_first_release_created(tmp_pa
 
 def test_a_first_release_database_is_refused_until_upgraded_then_every_row_reads_back(database_url: str, engine: str) -> None:
     make_first_release_database(database_url)
-    with pytest.raises(SchemaOutOfDateError, match=r"schema version 1, this evalkit needs 2: run `evalkit db upgrade`"):
+    with pytest.raises(SchemaOutOfDateError, match=rf"schema version 1, this evalkit needs {LATEST}: run `evalkit db upgrade`"):
         open_repository(database_url)
     before = schema_status(database_url)
-    assert (before.version, before.latest, [v for v, _ in before.pending]) == (1, 2, [2])
+    assert (before.version, before.latest, [v for v, _ in before.pending]) == (1, LATEST, VERSIONS[1:])
 
     status, applied = upgrade_schema(database_url)
-    assert applied == [2] and status.version == 2 and status.up_to_date
+    assert applied == VERSIONS[1:] and status.version == LATEST and status.up_to_date
     assert upgrade_schema(database_url)[1] == []
 
     rows = _kernel_rows()
@@ -157,14 +160,14 @@ def test_many_processes_upgrading_at_once_apply_each_migration_exactly_once(data
     for thread in threads:
         thread.join()
     assert errors == []
-    assert sorted(applied) == [1, 2]
-    assert schema_status(database_url).version == 2
+    assert sorted(applied) == VERSIONS
+    assert schema_status(database_url).version == LATEST
 
 
 def test_status_of_a_missing_sqlite_file_creates_nothing(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'nowhere' / 'results.db'}"
     status = schema_status(url)
-    assert status.version == 0 and [v for v, _ in status.pending] == [1, 2]
+    assert status.version == 0 and [v for v, _ in status.pending] == VERSIONS
     assert not Path(sqlite_path(url)).parent.exists()
 
 
@@ -181,15 +184,15 @@ def test_the_cli_refuses_to_write_to_an_old_schema_and_upgrades_it(evalkit_cli, 
 
     refused = evalkit_cli("run", "evalkit.smoke", "--database", url)
     assert refused.code == 2
-    assert "schema version 1, this evalkit needs 2: run `evalkit db upgrade`" in refused.stderr
+    assert f"schema version 1, this evalkit needs {LATEST}: run `evalkit db upgrade`" in refused.stderr
     with sqlite3.connect(db_file) as check:
         assert check.execute("SELECT COUNT(*) FROM evalkit_run").fetchone() == (3,)
 
     status = evalkit_cli("db", "status", "--database", url)
-    assert status.code == 0 and "version 1 of 2; 1 migration(s) pending" in status.stdout
+    assert status.code == 0 and f"version 1 of {LATEST}; {len(VERSIONS) - 1} migration(s) pending" in status.stdout
     upgraded = evalkit_cli("db", "upgrade", "--database", url)
     assert upgraded.code == 0, upgraded.stderr
-    assert re.search(r"from schema version 1 to 2 \(applied 2\)", upgraded.stdout)
+    assert f"from schema version 1 to {LATEST} (applied {', '.join(map(str, VERSIONS[1:]))})" in upgraded.stdout
 
     history = evalkit_cli("history", "evalkit.smoke", "--database", url, "--json").json()
     assert [r["run_id"] for r in history["runs"]] == list(reversed(V1_RUN_IDS))

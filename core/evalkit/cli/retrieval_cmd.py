@@ -51,6 +51,11 @@ def register(subparsers: Any) -> None:
         "--concurrency", type=positive_int, default=1, metavar="N",
         help="questions in flight at once (default 1; more only for retrievers that declare thread_safe = True)",
     )
+    parser.add_argument(
+        "--resume", nargs="?", const="", default=None, metavar="RUN_ID",
+        help="ask only the questions an unfinished run has no answer for, then complete it "
+        "(default: the newest unfinished run of this set, retriever and deployment)",
+    )
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)")
     parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run")
     add_tolerance_options(parser, "max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
@@ -92,6 +97,8 @@ def handle(args: argparse.Namespace) -> int:
             privacy=args.privacy,
             label=args.label,
             concurrency=args.concurrency,
+            run_id=args.resume or None,
+            resume=args.resume is not None,
             on_start=progress.start,
             on_case=progress.advance,
         )
@@ -177,6 +184,8 @@ def render_outcome(out: Any, outcome: Any) -> None:
         out.print(f"[yellow]warning: {literal(warning)}[/yellow]")
     for failure in outcome.plugin_failures:
         out.print(f"[yellow]warning: {literal(failure)}[/yellow]")
+    if outcome.resume_note:
+        out.print(outcome.resume_note, markup=False)
     columns = (
         Column("Question", whole=True, primary=True), Column("Form", whole=True), Column("Hard class"),
         Column("Top-1", whole=True, primary=True), Column("Top-3", whole=True), Column("RR", "right", whole=True),
@@ -393,4 +402,5 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "verdict": verdict,
         "warnings": list(outcome.warnings),
         "notes": list(outcome.notes),
+        "resumed": outcome.resume_note,
     }

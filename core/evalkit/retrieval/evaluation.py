@@ -35,6 +35,7 @@ from evalkit.privacy import remove_secrets
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
 from evalkit.runs import CaseResult, Run, RunKind, RunStatus
 from evalkit.storage import (
+    ResumableRetrievalRuns,
     ResumableRuns,
     RetrievalBaselines,
     RunVerdicts,
@@ -106,10 +107,8 @@ HIT_AT_1 = "hit_at_1"
 HIT_AT_3 = "hit_at_3"
 #: Every question asks for at least this many ids (the original's 4 x top-3 over-fetch), more when k is larger.
 MIN_LIMIT = 12
-#: Cases are committed in batches of this many, or every ``_FLUSH_S`` seconds, whichever comes first
-#: (a crash loses at most that last batch; the run is then incomplete and never a baseline).
+#: The batch size the storage benchmark commits in; a run commits every question as it is scored.
 CASE_BATCH = 256
-_FLUSH_S = 0.25
 _PROVENANCE_FIELDS = ("corpus_revision", "model_revision", "chunking_identity", "pipeline_identity")
 
 
@@ -150,6 +149,8 @@ class RetrievalOutcome:
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     plugin_failures: tuple[str, ...] = ()
+    #: Set when the run continued an unfinished one: how many questions were kept and asked.
+    resume_note: str | None = None
 
     @property
     def regressed(self) -> bool:
@@ -188,6 +189,11 @@ def case_from_score(
     if ranking is not None:
         detail["ranking"] = ranking.pairs()
     return CaseResult(
+        measures={
+            "reciprocal_rank": score.reciprocal_rank,
+            "recall_at_k": score.recall_at_k,
+            "ndcg_at_k": score.ndcg_at_k,
+        },
         case_id=score.question_id,
         passed=score.hit_at_1,
         score=1.0 if score.hit_at_3 else 0.0,
@@ -373,6 +379,8 @@ def evaluate_retrieval(
     privacy: str | None = None,
     label: str | None = None,
     concurrency: int = 1,
+    run_id: str | None = None,
+    resume: bool = False,
     hook_plugins: Sequence[Any] = (),
     on_start: Callable[[Run, int], None] | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
@@ -398,6 +406,12 @@ def evaluate_retrieval(
     through its chunks); ids beyond ``limit`` are dropped with a warning. ``concurrency`` above 1
     is refused for a retriever that does not declare itself thread-safe
     (:class:`~evalkit.retrieval.contracts.ThreadSafeRetriever`).
+
+    Every question's case is committed as soon as it is scored. ``resume`` continues an
+    unfinished run (``run_id``, else the newest unfinished run of the same set, retriever and
+    deployment): only the questions it has no answer for are asked, and the run's metrics cover
+    all of them. A run that measured something else (labels, benchmark, ``k``, threshold) is
+    refused, as is a complete one.
 
     The predecessor is the newest complete run of the same set and retriever in the same
     deployment; the baseline state follows
@@ -438,10 +452,12 @@ def evaluate_retrieval(
         prepare_seconds = _prepare(instance, retriever)
         repository = open_repository(resolve_database_url(database, config, cwd))
         try:
+            resumed = _resumed_run(repository, golden_set, retriever, chosen, identity, run_id) if resume else None
             return _run(
-                golden_set, retriever, instance, chosen, identity, repository, tolerances, k, privacy, label,
+                golden_set, retriever, instance, chosen, identity, repository, tolerances, k,
+                resumed.privacy if resumed is not None and resumed.privacy else privacy, label,
                 concurrency, manager, on_start, on_case, prepare_seconds,
-                tuple(f.error for f in hook_failures),
+                tuple(f.error for f in hook_failures), resumed,
             )
         finally:
             close = getattr(repository, "close", None)
@@ -468,12 +484,13 @@ def _run(
     on_case: Callable[[CaseResult], None] | None,
     prepare_seconds: float | None,
     plugin_failures: tuple[str, ...],
+    resumed: Run | None = None,
 ) -> RetrievalOutcome:
     from evalkit.runner import new_run_id
 
     started = time.time()
     header = Run(
-        id=new_run_id(started),
+        id=resumed.id if resumed is not None else new_run_id(started),
         set_identifier=golden_set.identifier,
         grader=GRADER,
         kind=RunKind.RETRIEVAL,
@@ -490,31 +507,37 @@ def _run(
         privacy=privacy,
     )
     repository.begin_run(header)
+    kept = _answered_before(repository, resumed, golden_set, k) if resumed is not None else {}
+    if resumed is not None and isinstance(repository, ResumableRuns):
+        repository.mark_status(header.id, RunStatus.RUNNING.value)
+    todo = [q for q in golden_set.questions if q.id not in kept]
     observers = hooks.Observers(manager)
-    observers.notify("evalkit_run_started", run=header, total=len(golden_set.questions))
+    observers.notify("evalkit_run_started", run=header, total=len(todo))
     if on_start is not None:
-        on_start(header, len(golden_set.questions))
+        on_start(header, len(todo))
     limit = retrieval_limit(k)
     threshold = identity.threshold
     keep_ranking = privacy == "full"
     scores: dict[str, QuestionScore] = {}
     rankings: dict[str, Ranking] = {}
+    for question_id, (score, ranking) in kept.items():
+        scores[question_id] = score
+        if ranking is not None:
+            rankings[question_id] = ranking
     errored = 0
     over_limit: list[int] = []
     pending: list[CaseResult] = []
-    flushed = time.perf_counter()
     # A retriever's own credentials never reach the store (nor, through the CLI's filter, the screen).
     secrets = tuple(retriever.secret_values()) if isinstance(retriever, SecretHolder) else ()
 
     def flush() -> None:
-        nonlocal pending, flushed
+        nonlocal pending
         if pending:
             batch, pending = pending, []
             repository.record_cases(header.id, batch, privacy)
-        flushed = time.perf_counter()
 
     try:
-        for question, answer in _answers(retriever, retriever_id, golden_set.questions, limit, concurrency):
+        for question, answer in _answers(retriever, retriever_id, todo, limit, concurrency):
             if answer.ranking is None:
                 errored += 1
                 case = CaseResult(
@@ -530,8 +553,7 @@ def _run(
                 rankings[question.id] = ranking
                 case = case_from_score(score, k, ranking=ranking if keep_ranking else None)
             pending.append(case)
-            if len(pending) >= CASE_BATCH or time.perf_counter() - flushed >= _FLUSH_S:
-                flush()
+            flush()  # committed per question: a crash loses at most the questions in flight
             observers.notify("evalkit_case_graded", run=header, case=case)
             if on_case is not None:
                 on_case(case)
@@ -547,6 +569,9 @@ def _run(
             f'retriever "{retriever_id}" returned more than limit={limit} ids for {len(over_limit)} question(s) '
             f"(up to {max(over_limit)}); only the first {limit} of each were scored"
         )
+    order = {q.id: n for n, q in enumerate(golden_set.questions)}
+    scores = dict(sorted(scores.items(), key=lambda item: order[item[0]]))
+    rankings = {q: rankings[q] for q in scores if q in rankings}
     metrics = aggregate(list(scores.values()), k)
     status = RunStatus.INCOMPLETE if errored else RunStatus.COMPLETE
     stored = repository.finish_run(
@@ -557,6 +582,9 @@ def _run(
         prepare_seconds, tuple(warnings), plugin_failures,
     )  # fmt: skip
     outcome = attrs.evolve(outcome, rankings=rankings)
+    if resumed is not None:
+        note = f"Resumed run {header.id}: {len(kept)} question(s) answered before were kept, {len(todo)} asked now."
+        outcome = attrs.evolve(outcome, resume_note=note)
     if isinstance(repository, RunVerdicts):
         repository.record_verdict(stored.id, _stored_verdict(outcome))
     observers.notify("evalkit_run_finished", run=stored)
@@ -614,6 +642,85 @@ def _decide(
     return attrs.evolve(
         outcome, comparison=compare(run, previous, tolerances), treatment_changed=treatment, notes=tuple(notes)
     )
+
+
+def _resumed_run(
+    repository: Any,
+    golden_set: GoldenQuestionSet,
+    retriever_id: str,
+    deployment: Deployment,
+    identity: RetrievalIdentity,
+    run_id: str | None,
+) -> Run:
+    """The unfinished run a resume continues; :class:`UsageError` when there is none or it measured something else."""
+    where = f'set "{golden_set.identifier}", retriever "{retriever_id}", deployment {deployment.name or "(none)"}'
+    if not run_id:
+        if not isinstance(repository, ResumableRetrievalRuns):
+            raise UsageError(
+                "--resume without a run id needs a store that can find unfinished retrieval runs, and this one "
+                "cannot; pass the id: --resume RUN_ID"
+            )
+        found = repository.latest_unfinished_retrieval_run(golden_set.identifier, retriever_id, deployment=deployment.name)
+        if found is None:
+            raise UsageError(f"--resume: no unfinished retrieval run of {where} to resume")
+        run_id = found.id
+    existing = repository.get_run(run_id, with_cases=False)
+    if existing is None:
+        raise UsageError(f"--resume: there is no run {run_id} in the store")
+    if existing.status is RunStatus.COMPLETE:
+        raise UsageError(f"run {run_id} is already complete; there is nothing to resume")
+    stored = existing.provenance if isinstance(existing.provenance, Mapping) else {}
+    differences = [
+        what
+        for what, ours, theirs in (
+            ("kind", RunKind.RETRIEVAL.value, existing.kind.value),
+            ("set", golden_set.identifier, existing.set_identifier),
+            ("retriever", retriever_id, existing.retriever),
+            ("deployment", deployment.name, existing.deployment),
+            ("labels", identity.labels_fingerprint, existing.set_fingerprint),
+            ("benchmark", identity.benchmark_fingerprint, existing.benchmark_fingerprint),
+            ("k", identity.k, stored.get("k")),
+            ("relevance threshold", identity.threshold, stored.get("relevance_threshold", DEFAULT_RELEVANCE_THRESHOLD)),
+        )
+        if ours != theirs
+    ]
+    if differences:
+        raise UsageError(
+            f"--resume: run {run_id} measured something else ({', '.join(differences)} differ); "
+            f"it cannot be continued as a run of {where}"
+        )
+    return existing
+
+
+def _answered_before(
+    repository: Any, resumed: Run, golden_set: GoldenQuestionSet, k: int
+) -> dict[str, tuple[QuestionScore, Ranking | None]]:
+    """The scores (and, at ``full`` privacy, rankings) of the questions a resumed run already answered."""
+    stored = repository.get_run(resumed.id)
+    cases = stored.case_map() if stored is not None else {}
+    kept: dict[str, tuple[QuestionScore, Ranking | None]] = {}
+    for question in golden_set.questions:
+        case = cases.get(question.id)
+        if case is None or case.errored:
+            continue
+        measures = case.measures or {}
+        hits = {c.name: c.passed for c in case.checks}
+        values = [measures.get(m) for m in ("reciprocal_rank", "recall_at_k", "ndcg_at_k")]
+        if HIT_AT_1 not in hits or HIT_AT_3 not in hits or not all(isinstance(v, (int, float)) for v in values):
+            continue  # stored before measures were kept: asked again
+        detail = case.detail if isinstance(case.detail, Mapping) else {}
+        score = QuestionScore(
+            question.id, question.form, question.hard_class, tuple(detail.get("ranked_ids", ())),
+            hits[HIT_AT_1], hits[HIT_AT_3], *(float(v) for v in values), case.latency_s,
+        )  # fmt: skip
+        pairs = detail.get("ranking")
+        ranking = None
+        if isinstance(pairs, list):
+            ids = tuple(str(p[0]) for p in pairs)
+            given = [p[1] for p in pairs]
+            ranking = Ranking(ids, tuple(float(v) for v in given) if all(v is not None for v in given) else None)
+        kept[question.id] = (score, ranking)
+    return kept
 
 
 def comparison_summary(comparison: Comparison) -> str:

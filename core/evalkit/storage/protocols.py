@@ -152,6 +152,17 @@ class ResumableRuns(Protocol):
         ...
 
 
+@runtime_checkable
+class ResumableRetrievalRuns(Protocol):
+    """What ``evalkit retrieval --resume`` without a run id needs: the unfinished run to continue."""
+
+    def latest_unfinished_retrieval_run(
+        self, set_identifier: str, retriever: str, *, deployment: str | None = None
+    ) -> Run | None:
+        """The newest retrieval run of the set with this retriever in this deployment that is not complete."""
+        ...
+
+
 @attrs.frozen
 class StoredVerdict:
     """The verdict a run got when it was stored: one of :data:`VERDICT_STATES`, the baseline it

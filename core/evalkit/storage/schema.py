@@ -177,11 +177,23 @@ _V2_PG_TEXT_COLUMNS = {
 }
 
 
+def _v5_case_columns() -> list[tuple[str, pw.Field]]:
+    """Columns migration 5 adds to the case table: a retrieval question's rank measures.
+
+    ``measures`` is JSON (``{"reciprocal_rank": …, "recall_at_k": …, "ndcg_at_k": …}``), kept at
+    every privacy level (numbers name no content), so a resumed retrieval run can average the
+    questions answered before the interruption. Null for prompt cases and for cases stored before.
+    """
+    return [("measures", pw.TextField(null=True))]
+
+
 def bind_models(db: pw.Database) -> SimpleNamespace:
     """Fresh model classes for the current schema, bound to ``db`` (several databases per process)."""
     models = v1_tables(db)
     for name, field in _v2_run_columns():
         models.Run._meta.add_field(name, field)
+    for name, field in _v5_case_columns():
+        models.Case._meta.add_field(name, field)
     return models
 
 
@@ -205,6 +217,14 @@ def _migrate_2(db: pw.Database) -> None:
             db.execute_sql(f'ALTER TABLE "{table}" {", ".join(changes)}')
 
 
+def _migrate_5(db: pw.Database) -> None:
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    migrator = SchemaMigrator.from_database(db)
+    existing = {column.name for column in db.get_columns("evalkit_case")}
+    migrate(*(migrator.add_column("evalkit_case", name, field) for name, field in _v5_case_columns() if name not in existing))
+
+
 #: Numbered migrations, applied in order by ``evalkit db upgrade``; never edit a shipped one.
 MIGRATIONS: list[tuple[int, str, Callable[[pw.Database], None]]] = [
     (1, "create run and case tables", _migrate_1),
@@ -213,6 +233,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[pw.Database], None]]] = [
         "keep each run's verdict; index history and retention; PostgreSQL: double times, text names",
         _migrate_2,
     ),
+    (5, "keep each retrieval question's rank measures at every privacy level (resumable retrieval runs)", _migrate_5),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -275,6 +275,7 @@ class SqlRepository:
             "yardstick": case.yardstick,
             "answer_text": text(case.answer_text),
             "detail": text(detail),
+            "measures": _dump(dict(case.measures)) if case.measures is not None else None,
             "usage": _dump([case.usage.input_tokens, case.usage.output_tokens]) if case.usage else None,
             "finished_at": case.finished_at or time.time(),
         }
@@ -445,6 +446,7 @@ class SqlRepository:
             usage=Usage(*usage) if usage else None,
             detail=_load(row.detail),
             finished_at=row.finished_at,
+            measures=_load(row.measures),
         )
 
     def _newest_first(self, query: Any) -> Any:
@@ -516,6 +518,25 @@ class SqlRepository:
         for row in self._newest_first(query).limit(20):
             if row.set_identifier == set_identifier and row.retriever == retriever and row.deployment == deployment:
                 return self.get_run(row.id)
+        return None
+
+    def latest_unfinished_retrieval_run(
+        self, set_identifier: str, retriever: str, *, deployment: str | None = None
+    ) -> Run | None:
+        """The newest retrieval run of the set with this retriever in this deployment (``None``:
+        runs without one) that is interrupted, incomplete or still marked running."""
+        R = self.Run
+        unfinished = [RunStatus.INTERRUPTED.value, RunStatus.RUNNING.value, RunStatus.INCOMPLETE.value]
+        query = R.select().where(
+            (R.kind == RunKind.RETRIEVAL.value)
+            & (R.set_identifier == set_identifier)
+            & (R.retriever == retriever)
+            & (R.deployment.is_null() if deployment is None else R.deployment == deployment)
+            & R.status.in_(unfinished)
+        )
+        for row in query.order_by(R.started_at.desc(), R.id.desc()).limit(20):
+            if row.set_identifier == set_identifier and row.retriever == retriever and row.deployment == deployment:
+                return self._run_from_row(row)
         return None
 
     def _quality_rows(self, where: Any, exact: Callable[[Any], bool]) -> list[Any]:
