@@ -150,8 +150,9 @@ def _deployments(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"deployments": rows, "problems": problems})
         return 2 if problems else 0
-    from rich.markup import escape
     from rich.table import Table
+
+    from .render import literal
 
     out = console()
     if rows:
@@ -160,15 +161,15 @@ def _deployments(args: argparse.Namespace) -> int:
             table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(
-                escape(row["name"]),
-                escape(row["retriever"]) if row["retriever"] else "(none named: give RETRIEVER)",
-                escape(", ".join(row["retrievers"]) or "-"),
-                escape("\n".join(row["defined_in"])),
+                literal(row["name"]),
+                literal(row["retriever"]) if row["retriever"] else "(none named: give RETRIEVER)",
+                literal(", ".join(row["retrievers"]) or "-"),
+                "\n".join(literal(source) for source in row["defined_in"]),
             )
         out.print(table)
     else:
         out.print('No deployments: add [deployments.NAME] with retriever = "ID" to evalkit.toml.')
     err = console(stderr=True)
     for problem in problems:
-        err.print(f"[red]error:[/red] {escape(problem)}")
+        err.print(f"[red]error:[/red] {literal(problem)}")
     return 2 if problems else 0
