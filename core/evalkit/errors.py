@@ -65,9 +65,11 @@ class UnknownSetError(UsageError, LookupError):
     ) -> None:
         self.identifier = identifier
         self.available = tuple(available)
-        hint = f" Available sets: {', '.join(self.available)}" if self.available else " No sets are installed."
+        from .suggestions import did_you_mean
+
+        hint = f" Available sets: {', '.join(self.available)}." if self.available else " No sets are installed."
         failed = "".join(f"\n  provider failed: {f}" for f in failures)
-        super().__init__(f'Unknown {kind} "{identifier}".{hint}{failed}')
+        super().__init__(f'Unknown {kind} "{identifier}".{did_you_mean(identifier, self.available)}{hint}{failed}')
 
 
 class UnknownPluginError(UsageError, LookupError):
@@ -77,9 +79,12 @@ class UnknownPluginError(UsageError, LookupError):
         self.kind = kind
         self.name = name
         self.available = tuple(available)
+        from .suggestions import did_you_mean
+
         known = ", ".join(self.available) or "(none installed)"
         kinds = "repositories" if kind == "repository" else f"{kind}s"
-        super().__init__(f'Unknown {kind} "{name}". Available {kinds}: {known}')
+        hint = did_you_mean(name, [a.removesuffix(" (configured)") for a in self.available])
+        super().__init__(f'Unknown {kind} "{name}".{hint} Available {kinds}: {known}.')
 
 
 class ToleranceError(UsageError):

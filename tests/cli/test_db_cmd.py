@@ -16,8 +16,10 @@ VERSIONS = [version for version, _, _ in MIGRATIONS]
 
 
 def test_status_and_upgrade_of_a_new_store(evalkit_cli, project) -> None:
-    status = evalkit_cli("db", "status", "--json").json()
-    assert (status["version"], status["latest"], status["up_to_date"]) == (0, LATEST, False)
+    status = evalkit_cli("db", "status", "--json")
+    assert status.code == 2 and status.stdout == ""
+    assert f"There is no results store at {project / '.evalkit' / 'results.db'} yet" in status.stderr
+    assert "the first `evalkit run` will create it" in status.stderr and "db upgrade" not in status.stderr
     assert not (project / ".evalkit").exists(), "status only reads"
     upgraded = evalkit_cli("db", "upgrade")
     assert upgraded.code == 0 and f"from schema version 0 to {LATEST} (applied {', '.join(map(str, VERSIONS))})" in upgraded.stdout

@@ -5,10 +5,19 @@ from __future__ import annotations
 from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with, run_json
 
 
-def test_an_unknown_or_empty_set_has_no_history(evalkit_cli) -> None:
+def test_an_unknown_or_empty_set_has_no_history(evalkit_cli, project) -> None:
+    assert evalkit_cli("run", "evalkit.smoke").code == 0
     result = evalkit_cli("history", "nobody.ran")
     assert result.code == 0 and 'No stored runs of set "nobody.ran".' in result.stdout
     assert evalkit_cli("history", "nobody.ran", "--json").json() == {"set": "nobody.ran", "runs": [], "series": []}
+
+
+def test_history_without_a_store_names_the_path_and_creates_nothing(evalkit_cli, project) -> None:
+    result = evalkit_cli("history", "evalkit.smoke")
+    assert result.code == 2 and result.stdout == ""
+    assert f"There is no results store at {project / '.evalkit' / 'results.db'}" in result.stderr
+    assert "No configuration file was found" in result.stderr
+    assert not (project / ".evalkit").exists()
 
 
 def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit_cli, project) -> None:

@@ -104,11 +104,14 @@ def print_json(document: Any, *, compact: bool = False) -> None:
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:
     """``--config`` and ``--database``."""
-    parser.add_argument("--config", metavar="PATH", help="configuration file (default: ./evalkit.toml or [tool.evalkit] in ./pyproject.toml)")
+    parser.add_argument(
+        "--config", metavar="PATH",
+        help="configuration file (default: the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)",
+    )
     parser.add_argument(
         "--database",
         metavar="URL",
-        help="results database URL (default: EVALKIT_DATABASE_URL, the config's database, or sqlite:///.evalkit/results.db)",
+        help="results database URL (default: EVALKIT_DATABASE_URL, the config's database, or .evalkit/results.db in the project root)",
     )
 
 
