@@ -320,7 +320,7 @@ class UnknownProviderError(UnknownPluginError):
         if config.path is None:
             where = f"No configuration file was found ({config.describe_search()})"
         elif configured:
-            where = f"{config.path} configures {', '.join(configured)}"
+            where = f"Available providers: {', '.join(self.available)} (configured in {config.path})"
         else:
             where = f"{config.path} configures no provider instance"
         adapters_text = ", ".join(f'"{a}"' for a in adapters) or "none installed"
