@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from . import components, hooks, runner
+from .baselines import NO_ACCEPTANCE, Acceptance, BaselineScope, scope_mismatch
 from .catalog import prompt_set_catalog
 from .checks import BUILTIN_KINDS, AssertionKind
 from .config import PRIVACY_LEVELS, Config, load_config
@@ -20,6 +21,7 @@ from .privacy import MIN_SECRET_LENGTH, is_scrubbable
 from .prompts import GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 from .storage import (
+    AcceptedBaselines,
     GeneratorScopedResults,
     ResumableRuns,
     RunVerdicts,
@@ -31,7 +33,17 @@ from .tolerance import Tolerances, resolve_tolerances
 from .validation import validate_prompt_set
 from .verdict import Comparison, compare
 
-__all__ = ["RunOutcome", "Verdict", "assertion_kinds", "evaluate_set", "stored_run_verdict", "verdict_for"]
+__all__ = [
+    "RunOutcome",
+    "Verdict",
+    "assertion_kinds",
+    "automatic_acceptance",
+    "check_chosen_baseline",
+    "evaluate_set",
+    "record_verdict",
+    "stored_run_verdict",
+    "verdict_for",
+]
 
 NO_SCOPED_READS = "not compared: the configured repository has no generator-scoped reads"
 
@@ -48,6 +60,8 @@ class Verdict:
     reason: str | None = None
     comparison: Comparison | None = None
     baseline: Run | None = None
+    #: Set when the run became its scope's accepted baseline (first of its scope, or no regression).
+    acceptance: Acceptance | None = None
 
     @property
     def regressed(self) -> bool:
@@ -87,8 +101,13 @@ def assertion_kinds(manager: Any) -> dict[str, AssertionKind]:
     return kinds
 
 
-def verdict_for(run: Run, repository: Any, tolerances: Tolerances) -> Verdict:
-    """Find the right baseline for a finished run and compare (the run itself is never its baseline)."""
+def verdict_for(run: Run, repository: Any, tolerances: Tolerances, *, baseline_id: str | None = None) -> Verdict:
+    """Find the right baseline for a finished run and compare (the run itself is never its baseline).
+
+    The baseline is the most recently accepted run of the run's scope (see :mod:`evalkit.baselines`),
+    or the stored run ``baseline_id`` when one is chosen; a chosen run of another scope is not
+    compared with, and the verdict says why.
+    """
     if run.status is not RunStatus.COMPLETE:
         return Verdict("not_compared", f"not compared: the run is {run.status.value} ({run.errored_count} errored case(s)), so it is never a baseline and is not compared")
     # The yardstick reasons come first (as in the original): they say what is wrong with the measurement.
@@ -100,13 +119,23 @@ def verdict_for(run: Run, repository: Any, tolerances: Tolerances) -> Verdict:
             f'not compared: the gradings of this run do not share one yardstick (stored as "{run.grader}"); '
             "a grading failed for some cases, or the judge model changed during the run",
         )
-    if run.identity is None:
+    scope = BaselineScope.of_run(run)
+    if scope is None:
         return Verdict("not_compared", f"not compared: no single verified serving identity — {run.identity_note}")
+    if baseline_id is not None:
+        chosen = repository.get_run(baseline_id)
+        problem = scope_mismatch(chosen, scope) if chosen is not None else f"run {baseline_id} is no longer in the store"
+        if problem is not None:
+            return Verdict("not_compared", f"not compared with the chosen baseline: {problem}")
+        assert chosen is not None
+        return Verdict("compared", comparison=compare(run, chosen, tolerances), baseline=chosen)
     if not isinstance(repository, GeneratorScopedResults):
         return Verdict("not_compared", NO_SCOPED_READS)
-    baseline = repository.baseline_for(run.set_identifier, run.identity, run.grader, exclude_run_id=run.id)
+    if not isinstance(repository, AcceptedBaselines):
+        return Verdict("not_compared", NO_ACCEPTANCE)
+    baseline = repository.accepted_baseline(scope, exclude_run_id=run.id)
     if baseline is None:
-        return Verdict("baseline", "no earlier run for this set, serving identity and grader — recorded as the baseline")
+        return Verdict("baseline", "no accepted run for this set, serving identity and grader — recorded as the baseline")
     return Verdict("compared", comparison=compare(run, baseline, tolerances), baseline=baseline)
 
 
@@ -130,6 +159,66 @@ def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> lis
     return warnings
 
 
+def automatic_acceptance(verdict: Verdict, repository: Any, at: float | None = None) -> Acceptance | None:
+    """The acceptance a run earns by itself: the first of its scope, or compared with an accepted
+    run without a regression and without a new failure (an added or edited case that fails).
+    ``None`` for every other run: regressed, not compared, incomplete, or compared with a chosen
+    run that is not itself accepted."""
+    when = at if at is not None else time.time()
+    if verdict.state == "baseline":
+        return Acceptance("first", when, None, "the first run of its scope")
+    comparison = verdict.comparison
+    if verdict.state != "compared" or comparison is None or comparison.regressed:
+        return None
+    if not isinstance(repository, AcceptedBaselines) or comparison.baseline_id not in repository.acceptances_for([comparison.baseline_id]):
+        return None
+    return Acceptance("no_regression", when, None, f"no regression against accepted run {comparison.baseline_id}")
+
+
+def record_verdict(run: Run, verdict: Verdict, repository: Any, stored: StoredVerdict) -> Verdict:
+    """Keep the verdict with the run and, when it earned one, its acceptance; returns the verdict
+    carrying the acceptance that was recorded."""
+    if isinstance(repository, RunVerdicts):
+        repository.record_verdict(run.id, stored)
+    acceptance = automatic_acceptance(verdict, repository)
+    if acceptance is None or not isinstance(repository, AcceptedBaselines):
+        return verdict
+    repository.accept_run(run.id, acceptance)
+    return attrs.evolve(verdict, acceptance=acceptance)
+
+
+def check_chosen_baseline(
+    repository: Any, baseline_id: str, set_identifier: str, instance: str | None, alias: str | None, grader: str
+) -> None:
+    """Refuse, before anything is called or stored, a chosen baseline that cannot be of this run's scope.
+
+    What is known before the run is checked here (the set, a complete prompt run, the provider
+    instance, the alias and the grader); the reported model and the exact yardstick are known only
+    after the run, and a mismatch there makes the run "not compared" with the reason.
+    """
+    chosen = repository.get_run(baseline_id, with_cases=False)
+    if chosen is None:
+        raise UsageError(f'--baseline: there is no run "{baseline_id}" in the store (see `evalkit history SET` for run ids)')
+    problems = []
+    if chosen.kind.value != "prompts":
+        problems.append(f"it is a {chosen.kind.value} run")
+    if chosen.set_identifier != set_identifier:
+        problems.append(f'it is a run of set "{chosen.set_identifier}", not "{set_identifier}"')
+    if chosen.status is not RunStatus.COMPLETE:
+        problems.append(f"it is {chosen.status.value}; only a complete run can be a baseline")
+    if chosen.identity is None:
+        problems.append("it has no verified serving identity, so it belongs to no scope")
+    elif (chosen.identity.provider_instance, chosen.identity.model_alias) != (instance, alias):
+        problems.append(
+            f"it was answered by {chosen.identity.provider_instance}/{chosen.identity.model_alias}, this run asks "
+            + (f"{instance}/{alias}" if instance is not None else "an ad-hoc generator (never compared)")
+        )
+    if chosen.grader != grader and not chosen.grader.startswith(f"{grader}:"):
+        problems.append(f'it was graded by "{chosen.grader}", this run by "{grader}"')
+    if problems:
+        raise UsageError(f"--baseline {chosen.id} is of another scope: {'; '.join(problems)}")
+
+
 def evaluate_set(
     set_identifier: str | GoldenPromptSet,
     *,
@@ -147,6 +236,7 @@ def evaluate_set(
     resume: bool = False,
     shard: runner.Shard | None = None,
     label: str | None = None,
+    baseline: str | None = None,
     hook_plugins: Sequence[Any] = (),
     on_start: Callable[[Run, int], None] | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
@@ -160,6 +250,8 @@ def evaluate_set(
     As a library call an unknown grader falls back to ``deterministic`` unless ``strict_grader``.
     ``bound_generator`` answers instead of ``provider``/``model`` (``evalkit.testing`` runs a
     generator object that is not installed this way).
+    ``baseline`` names a stored run to compare with instead of the scope's accepted baseline; one
+    of another set, provider instance, alias or grader is refused before anything is called.
     """
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
@@ -191,10 +283,12 @@ def evaluate_set(
     level = runner.default_concurrency(bound, concurrency)
     repository = open_repository(resolve_database_url(database, config, cwd))
     try:
+        if baseline is not None:
+            check_chosen_baseline(repository, baseline, golden_set.identifier, bound.instance, bound.alias, grader_name)
         return _run(
             golden_set, bound, grading, grader_name, repository, kinds, manager, tolerances, privacy,
             level, run_id, resume, shard, label, on_start, on_case, notes,
-            tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes,
+            tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes, baseline_id=baseline,
         )
     finally:
         close = getattr(repository, "close", None)
@@ -223,6 +317,7 @@ def _run(
     plugin_failures: tuple[str, ...],
     *,
     max_answer_bytes: int | None = None,
+    baseline_id: str | None = None,
 ) -> RunOutcome:
     started = time.time()
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
@@ -316,9 +411,8 @@ def _run(
         )
         verdict = Verdict("not_compared", "not compared: the run is not complete yet (other shards are still answering)")
     else:
-        verdict = verdict_for(stored, repository, tolerances)
-        if isinstance(repository, RunVerdicts):
-            repository.record_verdict(stored.id, stored_verdict(verdict))
+        verdict = verdict_for(stored, repository, tolerances, baseline_id=baseline_id)
+        verdict = record_verdict(stored, verdict, repository, stored_verdict(verdict))
     observers.notify("evalkit_run_finished", run=stored)
     return RunOutcome(stored, verdict, tuple(notes), plugin_failures + observers.failures, concurrency=level)
 

@@ -127,6 +127,9 @@ class Run:
     metrics: Mapping[str, Any] | None = None
     label: str | None = None
     privacy: str = "metadata"
+    #: ``{case id: fingerprint}`` of the set version the run answered (see :mod:`evalkit.set_versions`);
+    #: ``None`` for a run stored before fingerprints were kept.
+    case_fingerprints: Mapping[str, str] | None = None
     # Aggregates as stored; derived from ``cases`` when the run carries them.
     stored_passed_count: int | None = None
     stored_errored_count: int | None = None

@@ -33,8 +33,11 @@ def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit
     runs = document["runs"]
     assert [r["run_id"] for r in runs] == [ad_hoc["run_id"], third["run_id"], second["run_id"], first["run_id"]]
     assert [r["verdict"]["state"] for r in runs] == ["not_compared", "ok", "regressed", "baseline"]
-    assert runs[1]["verdict"]["baseline_id"] == second["run_id"]
+    # The regressed run never became the baseline: the third run is compared with the first.
+    assert runs[1]["verdict"]["baseline_id"] == first["run_id"]
     assert runs[2]["verdict"]["baseline_id"] == first["run_id"]
+    assert [r["accepted"] and r["accepted"]["how"] for r in runs] == [None, "no_regression", None, "first"]
+    assert [r["current_baseline"] for r in runs] == [False, True, False, False]
     assert "Regression: pass rate dropped 50.0 pp" in runs[2]["verdict"]["note"]
     assert [r["pass_rate"] for r in runs[1:]] == [1.0, 0.5, 1.0]
     assert "cases" not in runs[0]
@@ -51,6 +54,7 @@ def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit
     rows = [line for line in lines if first["run_id"] in line or second["run_id"] in line or third["run_id"] in line]
     assert [r.split("│")[1].strip() for r in rows] == [third["run_id"], second["run_id"], first["run_id"]]
     assert "REGRESSED" in rows[1] and "50.0%" in rows[1] and "baseline" in rows[2] and "ok" in rows[0]
+    assert rows[0].rstrip().endswith("* no regression") and rows[1].rstrip().endswith("no") and rows[2].rstrip().endswith("first")
     assert "█▅█  100.0% → 100.0%  (3 run(s))  my-app-2025-01 (my-app/my-app) · deterministic" in table.stdout
 
 

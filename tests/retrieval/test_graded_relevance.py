@@ -55,7 +55,7 @@ def test_graded_metrics_equal_trec_eval_per_question_and_on_average(k: int, thre
         theirs = expected[score.question_id]
         assert score.ndcg_at_k == pytest.approx(theirs[f"ndcg_cut_{k}"], abs=1e-15)
         assert score.recall_at_k == pytest.approx(theirs[f"recall_{k}"], abs=1e-15)
-        assert score.reciprocal_rank == pytest.approx(theirs["recip_rank"], abs=1e-15)
+        assert score.reciprocal_rank_at_k == pytest.approx(theirs["recip_rank"], abs=1e-15)
         assert score.hit_at_1 == bool(theirs["success_1"]) and score.hit_at_3 == bool(theirs["success_3"])
     metrics = aggregate(scores, k)
     mean = math.fsum(r[f"ndcg_cut_{k}"] for r in expected.values()) / len(expected)
@@ -68,18 +68,18 @@ def test_the_gain_is_the_grade_and_negative_grades_count_as_zero() -> None:
     dcg = 2 / math.log2(3) + 1 / math.log2(5)
     ideal = 3 + 2 / math.log2(3) + 1 / math.log2(4)
     assert score.ndcg_at_k == pytest.approx(dcg / ideal, abs=1e-15)
-    assert score.reciprocal_rank == 0.5 and not score.hit_at_1 and score.hit_at_3
+    assert score.reciprocal_rank_at_k == 0.5 and not score.hit_at_1 and score.hit_at_3
     assert score.recall_at_k == pytest.approx(2 / 3)
     strict = score_question(question, ["b", "a", "d", "c", "x"], 10, 0.0, threshold=3)
     assert strict.ndcg_at_k == score.ndcg_at_k  # the threshold plays no part in nDCG
-    assert strict.reciprocal_rank == 0.0 and strict.recall_at_k == 0.0
+    assert strict.reciprocal_rank_at_k == 0.0 and strict.recall_at_k == 0.0
 
 
 def test_a_question_judging_only_non_relevant_documents_scores_zero_not_as_nothing_answers_this() -> None:
     question = GoldenQuestion.graded("q", "question", {"a": 0, "b": -1})
     for ranking in ([], ["x"], ["a"]):
         score = score_question(question, ranking, 10, 0.0)
-        assert (score.hit_at_1, score.reciprocal_rank, score.recall_at_k, score.ndcg_at_k) == (False, 0.0, 0.0, 0.0)
+        assert (score.hit_at_1, score.reciprocal_rank_at_k, score.recall_at_k, score.ndcg_at_k) == (False, 0.0, 0.0, 0.0)
 
 
 def test_grades_of_one_score_exactly_like_an_ungraded_question() -> None:

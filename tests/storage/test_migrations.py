@@ -19,6 +19,9 @@ VERSIONS = [version for version, _, _ in schema_module.MIGRATIONS]
 LATEST = schema_module.SCHEMA_VERSION
 
 KERNEL_V1_DUMP = Path(__file__).resolve().parent.parent / "data" / "storage" / "kernel-v1.sql"
+#: The schema version this evalkit ships, and every migration above the first release.
+LATEST = schema_module.SCHEMA_VERSION
+SINCE_V1 = [v for v, _, _ in schema_module.MIGRATIONS if v > 1]
 V1_RUN_IDS = ["20261129T151517-bdb2d3", "20261129T151517-aafc8d", "20261129T151518-1267f0"]
 
 
@@ -197,6 +200,8 @@ def test_the_cli_refuses_to_write_to_an_old_schema_and_upgrades_it(evalkit_cli, 
     history = evalkit_cli("history", "evalkit.smoke", "--database", url, "--json").json()
     assert [r["run_id"] for r in history["runs"]] == list(reversed(V1_RUN_IDS))
     assert [r["verdict"] for r in history["runs"]] == [None, None, None]
+    # Complete, verified runs stored before verdicts were kept were baselines then: they count as accepted.
+    assert [r["accepted"]["how"] for r in history["runs"]] == ["migrated"] * 3
     shown = evalkit_cli("show", V1_RUN_IDS[0], "--database", url, "--json").json()
     assert len(shown["cases"]) == 7 and shown["status"] == "complete"
 

@@ -23,6 +23,7 @@ __all__ = ["main", "build_parser"]
 COMMAND_MODULES = ("run_cmd", "retrieval_cmd", "list_cmd", "models_cmd", "history_cmd", "show_cmd", "compare_cmd", "db_cmd")
 COMMAND_MODULES += ("validate_cmd", "schema_cmd", "init_cmd")
 COMMAND_MODULES += ("report_cmd",)
+COMMAND_MODULES += ("baseline_cmd",)
 
 #: Options accepted before the subcommand as well as after it: (flag, destination when given first).
 GLOBAL_OPTIONS = (("--config", "global_config"), ("--database", "global_database"), ("--json", "global_json"), ("--traceback", "global_traceback"))

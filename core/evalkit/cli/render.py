@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..evaluation import RunOutcome
     from ..runs import CaseResult, Run
 
-__all__ = ["ProgressDisplay", "literal", "outcome_document", "render_outcome", "run_document", "case_document"]
+__all__ = ["ProgressDisplay", "acceptance_document", "acceptance_line", "literal", "outcome_document", "render_outcome", "run_document", "case_document"]
 
 def literal(value: object, *, markup: bool = True, multiline: bool = False) -> str:
     """``value`` as text that prints as itself: the one output filter of the CLI.
@@ -170,16 +170,40 @@ def render_summary(out: Any, run: Run) -> None:
         out.print(literal(line))
 
 
+def acceptance_line(acceptance: Any, baseline_id: str | None, complete: bool) -> str | None:
+    """Whether the run became its scope's baseline, in one line (``None`` for a run that cannot be)."""
+    if acceptance is not None:
+        return f"Accepted as the baseline of its scope ({acceptance.describe().removeprefix('accepted ')})."
+    if not complete:
+        return None
+    if baseline_id is not None:
+        return (
+            f"Not accepted as the baseline: run {baseline_id} stays the baseline "
+            f"(accept this run on purpose with `evalkit baseline accept RUN_ID --reason TEXT`)."
+        )
+    return "Not accepted as the baseline: the run could not be compared."
+
+
 def render_verdict(out: Any, outcome: RunOutcome) -> None:
     """The regression check: first the cases that passed in the baseline and fail now."""
     verdict = outcome.verdict
     out.print()
     out.print("[bold]Regression check[/bold]")
+    _render_comparison(out, outcome)
+    complete = outcome.run.status.value == "complete" and outcome.run.verified
+    line = acceptance_line(verdict.acceptance, verdict.baseline.id if verdict.baseline is not None else None, complete)
+    if line is not None:
+        out.print(literal(line))
+
+
+def _render_comparison(out: Any, outcome: RunOutcome) -> None:
+
+    verdict = outcome.verdict
     if verdict.state == "not_compared":
         out.print(f"[yellow]{literal(verdict.reason or '')}[/yellow]")
         return
     if verdict.state == "baseline":
-        out.print("No previous run for this set and serving identity — recorded as the baseline.")
+        out.print("No accepted run for this set, serving identity and grader — recorded as the baseline.")
         return
     comparison = verdict.comparison
     assert comparison is not None
@@ -269,6 +293,13 @@ def run_document(run: Run, with_cases: bool = True) -> dict[str, Any]:
     return document
 
 
+def acceptance_document(acceptance: Any) -> dict[str, Any] | None:
+    """An acceptance as JSON-ready data (``None`` for a run that is not accepted)."""
+    if acceptance is None:
+        return None
+    return {"how": acceptance.how, "at": acceptance.at, "by": acceptance.by, "reason": acceptance.reason, "summary": acceptance.describe()}
+
+
 def outcome_document(outcome: RunOutcome) -> dict[str, Any]:
     """The ``--json`` document of ``evalkit run``."""
     verdict = outcome.verdict
@@ -283,6 +314,7 @@ def outcome_document(outcome: RunOutcome) -> dict[str, Any]:
         "reason": verdict.reason if comparison is None else comparison.summary(),
         "baseline_id": comparison.baseline_id if comparison else None,
     }
+    document["accepted"] = acceptance_document(verdict.acceptance)
     if comparison is not None:
         document["verdict"].update(
             pass_rate_delta=float(comparison.pass_rate_delta),

@@ -9,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from .common import add_report_option, add_store_options, add_tolerance_options, positive_int
+from .common import add_baseline_option, add_report_option, add_store_options, add_tolerance_options, positive_int
 
 
 def register(subparsers: Any) -> None:
@@ -18,9 +18,10 @@ def register(subparsers: Any) -> None:
         "retrieval",
         help="measure a retriever against a golden question set and flag regressions",
         description=(
-            "Ask RETRIEVER every question of SET, score the rankings (top-1/top-3 hit rates, MRR, recall@k, "
-            "nDCG@k, latency), store the run and compare it with the previous run of the same set and retriever "
-            "in the same deployment when both declare the same benchmark (corpus, labels, scoring protocol)."
+            "Ask RETRIEVER every question of SET, score the rankings (top-1/top-3 hit rates, MRR@k, recall@k, "
+            "nDCG@k, latency), store the run and compare it with the baseline of its scope — the most recently "
+            "accepted run of the same set and retriever in the same deployment — when both declare the same "
+            "benchmark (corpus, labels, scoring protocol)."
         ),
         epilog=(
             "baseline states: baseline (first known run) · comparable (same benchmark; compared) · "
@@ -60,6 +61,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run")
     add_tolerance_options(parser, "max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
     add_report_option(parser)
+    add_baseline_option(parser)
     add_store_options(parser)
     parser.set_defaults(handler=handle)
 
@@ -99,6 +101,7 @@ def handle(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             run_id=args.resume or None,
             resume=args.resume is not None,
+            baseline=args.baseline,
             on_start=progress.start,
             on_case=progress.advance,
         )
@@ -188,7 +191,7 @@ def render_outcome(out: Any, outcome: Any) -> None:
         out.print(outcome.resume_note, markup=False)
     columns = (
         Column("Question", whole=True, primary=True), Column("Form", whole=True), Column("Hard class"),
-        Column("Top-1", whole=True, primary=True), Column("Top-3", whole=True), Column("RR", "right", whole=True),
+        Column("Top-1", whole=True, primary=True), Column("Top-3", whole=True), Column(f"RR@{k}", "right", whole=True),
         Column("Latency (ms)", "right", whole=True),
     )  # fmt: skip
     rows = []
@@ -203,7 +206,7 @@ def render_outcome(out: Any, outcome: Any) -> None:
             continue
         rows.append([
             literal(question.id), question.form.value, hard, _hit(score.hit_at_1), _hit(score.hit_at_3),
-            f"{score.reciprocal_rank:.3f}", f"{score.latency_s * 1000:.1f}",
+            f"{score.reciprocal_rank_at_k:.3f}", f"{score.latency_s * 1000:.1f}",
         ])  # fmt: skip
     print_rows(out, columns, rows)
     errors = [c for c in run.cases if c.errored]
@@ -222,7 +225,7 @@ def render_outcome(out: Any, outcome: Any) -> None:
     out.print(f"Top-3 hit rate: {_percent(metrics.top3_hit_rate)} ({metrics.top3_hits}/{n})")
     if run.errored_count:
         out.print(f"                (rates over the {n} scored question(s); {run.errored_count} errored)")
-    out.print(f"MRR:            {metrics.mrr:.3f}")
+    out.print(f"{f'MRR@{k}:':<16}{metrics.mrr_at_k:.3f}")
     out.print(f"{f'Recall@{k}:':<16}{metrics.recall_at_k:.3f}")
     out.print(f"{f'nDCG@{k}:':<16}{metrics.ndcg_at_k:.3f}")
     out.print(f"Latency:        p50 {metrics.latency_p50_s * 1000:.1f} ms, p95 {metrics.latency_p95_s * 1000:.1f} ms")
@@ -244,12 +247,12 @@ def _render_breakdown(out: Any, title: str, groups: Any, k: int) -> None:
     out.print()
     out.print(f"[bold]{title}[/bold]")
     table = Table(show_edge=False, pad_edge=False)
-    for column in ("Class", "Questions", "Top-1", "Top-3", "MRR", f"Recall@{k}", f"nDCG@{k}"):
+    for column in ("Class", "Questions", "Top-1", "Top-3", f"MRR@{k}", f"Recall@{k}", f"nDCG@{k}"):
         table.add_column(column, justify="left" if column == "Class" else "right")
     for name, b in groups.items():
         table.add_row(
             literal(name), str(b.questions), _percent(b.top1_hit_rate), _percent(b.top3_hit_rate),
-            f"{b.mrr:.3f}", f"{b.recall_at_k:.3f}", f"{b.ndcg_at_k:.3f}",
+            f"{b.mrr_at_k:.3f}", f"{b.recall_at_k:.3f}", f"{b.ndcg_at_k:.3f}",
         )  # fmt: skip
     out.print(table)
 
@@ -284,14 +287,25 @@ def _render_provenance(out: Any, outcome: Any) -> None:
 
 
 def _render_regression(out: Any, outcome: Any) -> None:
-    from ..retrieval.evaluation import comparison_summary
-    from .render import literal
+    from .render import acceptance_line
 
     out.print()
     out.print("[bold]Regression check (pass rate = top-1 hit rate, mean score = top-3 hit rate)[/bold]")
+    _render_comparison(out, outcome)
+
+    baseline_id = outcome.baseline.id if outcome.baseline is not None else None
+    line = acceptance_line(outcome.acceptance, baseline_id, outcome.run.status.value == "complete")
+    if line is not None:
+        out.print(line, markup=False)
+
+
+def _render_comparison(out: Any, outcome: Any) -> None:
+    from ..retrieval.evaluation import comparison_summary
+    from .render import literal
+
     comparison = outcome.comparison
     if comparison is None:
-        reason = literal(outcome.reason)
+        reason = literal(outcome.reason or "")
         out.print(f"[yellow]{reason}[/yellow]" if outcome.state != "baseline" or outcome.run.errored_count else reason)
         return
     for note in outcome.notes:
@@ -319,6 +333,7 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
     import attrs
 
     from ..retrieval.evaluation import comparison_summary, retrieval_limit
+    from .render import acceptance_document
 
     run = outcome.run
     identity = outcome.identity
@@ -342,7 +357,7 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
                 ranking=ranking.pairs() if ranking is not None else None,
                 hit_at_1=score.hit_at_1,
                 hit_at_3=score.hit_at_3,
-                reciprocal_rank=score.reciprocal_rank,
+                reciprocal_rank_at_k=score.reciprocal_rank_at_k,
                 recall_at_k=score.recall_at_k,
                 ndcg_at_k=score.ndcg_at_k,
                 latency_ms=round(score.latency_s * 1000, 3),
@@ -403,4 +418,5 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "warnings": list(outcome.warnings),
         "notes": list(outcome.notes),
         "resumed": outcome.resume_note,
+        "accepted": acceptance_document(outcome.acceptance),
     }

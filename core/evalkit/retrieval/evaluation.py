@@ -9,7 +9,7 @@ Stored like a prompt run (grader ``retrieval_hit_rate``): a case *passes* on a t
 *scores* 1.0 on a top-3 hit, so the stored pass rate is the top-1 hit rate and the mean score
 the top-3 hit rate. Every case carries the checks ``hit_at_1`` and ``hit_at_3`` (kept at every
 privacy level); its ``detail`` — form, hard class, the distinct ranked ids and the question's
-reciprocal rank, recall@k and nDCG@k — is kept at ``redacted`` and ``full`` privacy only, because
+reciprocal rank within k, recall@k and nDCG@k — is kept at ``redacted`` and ``full`` privacy only, because
 document ids can name content (a path, a title). The run's metrics (every rate, mean and
 breakdown) are stored with the run at every level.
 """
@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from evalkit import hooks, registry
+from evalkit.baselines import Acceptance, BaselineScope, scope_mismatch
 from evalkit.catalog import SourcedSet, question_set_catalog
 from evalkit.components import SecretHolder
 from evalkit.config import PRIVACY_LEVELS, Config, load_config
@@ -35,9 +36,9 @@ from evalkit.privacy import remove_secrets
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
 from evalkit.runs import CaseResult, Run, RunKind, RunStatus
 from evalkit.storage import (
+    AcceptedBaselines,
     ResumableRetrievalRuns,
     ResumableRuns,
-    RetrievalBaselines,
     RunVerdicts,
     StoredVerdict,
     open_repository,
@@ -145,6 +146,8 @@ class RetrievalOutcome:
     baseline: Run | None = None
     reason: str | None = None
     treatment_changed: bool = False
+    #: Set when the run became the accepted baseline of its scope (set, retriever, deployment).
+    acceptance: Acceptance | None = None
     prepare_seconds: float | None = None
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -181,7 +184,7 @@ def case_from_score(
         "form": score.form.value,
         "hard_class": score.hard_class,
         "ranked_ids": list(score.ranked_ids),
-        "reciprocal_rank": score.reciprocal_rank,
+        "reciprocal_rank_at_k": score.reciprocal_rank_at_k,
         "recall_at_k": score.recall_at_k,
         "ndcg_at_k": score.ndcg_at_k,
         "k": k,
@@ -190,7 +193,7 @@ def case_from_score(
         detail["ranking"] = ranking.pairs()
     return CaseResult(
         measures={
-            "reciprocal_rank": score.reciprocal_rank,
+            "reciprocal_rank_at_k": score.reciprocal_rank_at_k,
             "recall_at_k": score.recall_at_k,
             "ndcg_at_k": score.ndcg_at_k,
         },
@@ -381,6 +384,7 @@ def evaluate_retrieval(
     concurrency: int = 1,
     run_id: str | None = None,
     resume: bool = False,
+    baseline: str | None = None,
     hook_plugins: Sequence[Any] = (),
     on_start: Callable[[Run, int], None] | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
@@ -413,10 +417,13 @@ def evaluate_retrieval(
     all of them. A run that measured something else (labels, benchmark, ``k``, threshold) is
     refused, as is a complete one.
 
-    The predecessor is the newest complete run of the same set and retriever in the same
-    deployment; the baseline state follows
-    :func:`~evalkit.retrieval.provenance.baseline_state`, and only a ``comparable`` run is
-    compared (:func:`evalkit.verdict.compare`: pass rate = top-1, mean score = top-3 hit rate).
+    The baseline is the most recently accepted run of the same set and retriever in the same
+    deployment (see :mod:`evalkit.baselines`), or the stored run ``baseline`` when one is chosen (a
+    run of another set, retriever or deployment is refused before the retriever is created). The
+    baseline state follows :func:`~evalkit.retrieval.provenance.baseline_state`, and only a
+    ``comparable`` run is compared (:func:`evalkit.verdict.compare`: pass rate = top-1, mean
+    score = top-3 hit rate). A complete run is accepted automatically when it is the first of its
+    scope or compared with an accepted run without a regression.
     """
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
@@ -440,6 +447,8 @@ def evaluate_retrieval(
     if choice is None:
         choice = choose_deployment(deployment, config, sourced=sourced)
     chosen = deployment_options(choice, retriever, factory)
+    if baseline is not None:
+        _check_chosen_baseline(resolve_database_url(database, config, cwd), baseline, golden_set.identifier, retriever, chosen.name)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
     instance = _create_retriever(record, factory, chosen, config)
     try:
@@ -457,7 +466,7 @@ def evaluate_retrieval(
                 golden_set, retriever, instance, chosen, identity, repository, tolerances, k,
                 resumed.privacy if resumed is not None and resumed.privacy else privacy, label,
                 concurrency, manager, on_start, on_case, prepare_seconds,
-                tuple(f.error for f in hook_failures), resumed,
+                tuple(f.error for f in hook_failures), resumed, baseline,
             )
         finally:
             close = getattr(repository, "close", None)
@@ -485,6 +494,7 @@ def _run(
     prepare_seconds: float | None,
     plugin_failures: tuple[str, ...],
     resumed: Run | None = None,
+    baseline_id: str | None = None,
 ) -> RetrievalOutcome:
     from evalkit.runner import new_run_id
 
@@ -579,7 +589,7 @@ def _run(
     )
     outcome = _decide(
         stored, golden_set, deployment, identity, metrics, scores, repository, tolerances,
-        prepare_seconds, tuple(warnings), plugin_failures,
+        prepare_seconds, tuple(warnings), plugin_failures, baseline_id,
     )  # fmt: skip
     outcome = attrs.evolve(outcome, rankings=rankings)
     if resumed is not None:
@@ -587,6 +597,10 @@ def _run(
         outcome = attrs.evolve(outcome, resume_note=note)
     if isinstance(repository, RunVerdicts):
         repository.record_verdict(stored.id, _stored_verdict(outcome))
+    acceptance = _automatic_acceptance(outcome, repository)
+    if acceptance is not None:
+        repository.accept_run(stored.id, acceptance)
+        outcome = attrs.evolve(outcome, acceptance=acceptance)
     observers.notify("evalkit_run_finished", run=stored)
     return attrs.evolve(outcome, plugin_failures=outcome.plugin_failures + observers.failures)
 
@@ -603,6 +617,7 @@ def _decide(
     prepare_seconds: float | None,
     warnings: tuple[str, ...],
     plugin_failures: tuple[str, ...],
+    baseline_id: str | None = None,
 ) -> RetrievalOutcome:
     """The baseline state and, for a complete comparable run, the comparison."""
     outcome = RetrievalOutcome(
@@ -611,13 +626,19 @@ def _decide(
         plugin_failures=plugin_failures,
     )  # fmt: skip
     notes: list[str] = []
-    if not isinstance(repository, RetrievalBaselines):
+    scope = BaselineScope.of_run(run)
+    assert scope is not None  # every retrieval run has a scope
+    if baseline_id is not None:
+        previous = repository.get_run(baseline_id)
+        problem = scope_mismatch(previous, scope) if previous is not None else f"run {baseline_id} is no longer in the store"
+        if problem is not None:
+            return attrs.evolve(outcome, reason=f"not compared with the chosen baseline: {problem}")
+    elif not isinstance(repository, AcceptedBaselines):
         return attrs.evolve(
             outcome, reason="not compared: the configured repository cannot read earlier retrieval runs"
         )
-    previous = repository.latest_retrieval_run(
-        run.set_identifier, run.retriever or "", deployment=deployment.name, exclude_run_id=run.id
-    )
+    else:
+        previous = repository.accepted_baseline(scope, exclude_run_id=run.id)
     state = baseline_state(identity.benchmark_fingerprint, None if previous is None else stored_benchmark(previous))
     outcome = attrs.evolve(outcome, state=state, baseline=previous)
     if run.status is not RunStatus.COMPLETE:
@@ -629,7 +650,7 @@ def _decide(
             ),
         )
     if state == BASELINE:
-        return attrs.evolve(outcome, reason="no earlier run of this set and retriever in this deployment — recorded as the baseline")
+        return attrs.evolve(outcome, reason="no accepted run of this set and retriever in this deployment — recorded as the baseline")
     if state != COMPARABLE:
         return attrs.evolve(
             outcome,
@@ -705,7 +726,7 @@ def _answered_before(
             continue
         measures = case.measures or {}
         hits = {c.name: c.passed for c in case.checks}
-        values = [measures.get(m) for m in ("reciprocal_rank", "recall_at_k", "ndcg_at_k")]
+        values = [measures.get(m) for m in ("reciprocal_rank_at_k", "recall_at_k", "ndcg_at_k")]
         if HIT_AT_1 not in hits or HIT_AT_3 not in hits or not all(isinstance(v, (int, float)) for v in values):
             continue  # stored before measures were kept: asked again
         detail = case.detail if isinstance(case.detail, Mapping) else {}
@@ -721,6 +742,39 @@ def _answered_before(
             ranking = Ranking(ids, tuple(float(v) for v in given) if all(v is not None for v in given) else None)
         kept[question.id] = (score, ranking)
     return kept
+
+
+def _check_chosen_baseline(url: str, baseline_id: str, set_identifier: str, retriever: str, deployment: str | None) -> None:
+    """Refuse a chosen baseline of another scope before the retriever is created or anything is stored."""
+    repository = open_repository(url)
+    try:
+        chosen = repository.get_run(baseline_id, with_cases=False)
+    finally:
+        close = getattr(repository, "close", None)
+        if callable(close):
+            close()
+    if chosen is None:
+        raise UsageError(f'--baseline: there is no run "{baseline_id}" in the store (see `evalkit history SET` for run ids)')
+    scope = BaselineScope(RunKind.RETRIEVAL, set_identifier, retriever=retriever, deployment=deployment)
+    if chosen.kind is not RunKind.RETRIEVAL:
+        raise UsageError(f"--baseline {chosen.id} is of another scope: it is a {chosen.kind.value} run, not a retrieval run")
+    problem = scope_mismatch(chosen, scope)
+    if problem is not None:
+        raise UsageError(f"--baseline {chosen.id} is of another scope: {problem}")
+
+
+def _automatic_acceptance(outcome: RetrievalOutcome, repository: Any) -> Acceptance | None:
+    """First of its scope, or compared with an accepted run without a regression: accepted."""
+    if not isinstance(repository, AcceptedBaselines) or outcome.run.status is not RunStatus.COMPLETE:
+        return None
+    if outcome.state == BASELINE:
+        return Acceptance("first", time.time(), None, "the first run of its scope")
+    comparison = outcome.comparison
+    if comparison is None or comparison.regressed:
+        return None
+    if comparison.baseline_id not in repository.acceptances_for([comparison.baseline_id]):
+        return None
+    return Acceptance("no_regression", time.time(), None, f"no regression against accepted run {comparison.baseline_id}")
 
 
 def comparison_summary(comparison: Comparison) -> str:

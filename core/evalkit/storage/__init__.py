@@ -8,6 +8,7 @@ from typing import Any
 
 from .protocols import (
     VERDICT_STATES,
+    AcceptedBaselines,
     GeneratorScopedResults,
     ProviderModelQualityRuns,
     ProviderModelQualityScores,
@@ -21,6 +22,7 @@ from .protocols import (
 )
 
 __all__ = [
+    "AcceptedBaselines",
     "GeneratorScopedResults",
     "ProviderModelQualityRuns",
     "ProviderModelQualityScores",
