@@ -20,6 +20,7 @@ from .errors import RunInterrupted, UsageError
 from .privacy import MIN_SECRET_LENGTH, is_scrubbable
 from .prompts import GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
+from .set_versions import case_fingerprints
 from .storage import (
     AcceptedBaselines,
     GeneratorScopedResults,
@@ -68,6 +69,11 @@ class Verdict:
         """True when compared and an aggregate dropped beyond its tolerance."""
         return self.comparison is not None and self.comparison.regressed
 
+    @property
+    def new_failures(self) -> tuple[str, ...]:
+        """Added or edited cases that fail now (empty when not compared)."""
+        return self.comparison.new_failures if self.comparison is not None else ()
+
 
 @attrs.frozen
 class RunOutcome:
@@ -80,13 +86,19 @@ class RunOutcome:
     #: The requests the run kept in flight (``None`` when the run answered nothing itself).
     concurrency: int | None = None
 
-    def exit_code(self, fail_on_regression: bool) -> int:
-        """0 fine · 1 gate failed · 3 the run could not complete."""
+    def exit_code(self, fail_on_regression: bool, fail_on_new_failures: bool = False) -> int:
+        """0 fine · 1 gate failed · 3 the run could not complete.
+
+        The gate fails under ``fail_on_regression`` on a regression or when the run could not be
+        compared, and under ``fail_on_new_failures`` when an added or edited case fails.
+        """
         if self.run.status is RunStatus.RUNNING and not self.run.errored_count:
             return 0  # a shard finished its slice; the run completes with the last shard
         if self.run.status is not RunStatus.COMPLETE:
             return 3
         if fail_on_regression and (self.verdict.state == "not_compared" or self.verdict.regressed):
+            return 1
+        if fail_on_new_failures and self.verdict.new_failures:
             return 1
         return 0
 
@@ -159,28 +171,34 @@ def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> lis
     return warnings
 
 
-def automatic_acceptance(verdict: Verdict, repository: Any, at: float | None = None) -> Acceptance | None:
+def automatic_acceptance(
+    verdict: Verdict, repository: Any, at: float | None = None, *, fail_on_new_failures: bool = False
+) -> Acceptance | None:
     """The acceptance a run earns by itself: the first of its scope, or compared with an accepted
-    run without a regression and without a new failure (an added or edited case that fails).
-    ``None`` for every other run: regressed, not compared, incomplete, or compared with a chosen
-    run that is not itself accepted."""
+    run without a regression (and, when ``fail_on_new_failures`` gates, without an added or edited
+    case that fails). ``None`` for every other run: regressed, not compared, incomplete, or
+    compared with a chosen run that is not itself accepted."""
     when = at if at is not None else time.time()
     if verdict.state == "baseline":
         return Acceptance("first", when, None, "the first run of its scope")
     comparison = verdict.comparison
     if verdict.state != "compared" or comparison is None or comparison.regressed:
         return None
+    if fail_on_new_failures and comparison.new_failures:
+        return None
     if not isinstance(repository, AcceptedBaselines) or comparison.baseline_id not in repository.acceptances_for([comparison.baseline_id]):
         return None
     return Acceptance("no_regression", when, None, f"no regression against accepted run {comparison.baseline_id}")
 
 
-def record_verdict(run: Run, verdict: Verdict, repository: Any, stored: StoredVerdict) -> Verdict:
+def record_verdict(
+    run: Run, verdict: Verdict, repository: Any, stored: StoredVerdict, *, fail_on_new_failures: bool = False
+) -> Verdict:
     """Keep the verdict with the run and, when it earned one, its acceptance; returns the verdict
     carrying the acceptance that was recorded."""
     if isinstance(repository, RunVerdicts):
         repository.record_verdict(run.id, stored)
-    acceptance = automatic_acceptance(verdict, repository)
+    acceptance = automatic_acceptance(verdict, repository, fail_on_new_failures=fail_on_new_failures)
     if acceptance is None or not isinstance(repository, AcceptedBaselines):
         return verdict
     repository.accept_run(run.id, acceptance)
@@ -237,6 +255,7 @@ def evaluate_set(
     shard: runner.Shard | None = None,
     label: str | None = None,
     baseline: str | None = None,
+    fail_on_new_failures: bool = False,
     hook_plugins: Sequence[Any] = (),
     on_start: Callable[[Run, int], None] | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
@@ -252,6 +271,8 @@ def evaluate_set(
     generator object that is not installed this way).
     ``baseline`` names a stored run to compare with instead of the scope's accepted baseline; one
     of another set, provider instance, alias or grader is refused before anything is called.
+    ``fail_on_new_failures``: the caller's gate also fails when an added or edited case fails, so
+    such a run is not accepted as the baseline automatically.
     """
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
@@ -289,6 +310,7 @@ def evaluate_set(
             golden_set, bound, grading, grader_name, repository, kinds, manager, tolerances, privacy,
             level, run_id, resume, shard, label, on_start, on_case, notes,
             tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes, baseline_id=baseline,
+            fail_on_new_failures=fail_on_new_failures,
         )
     finally:
         close = getattr(repository, "close", None)
@@ -318,6 +340,7 @@ def _run(
     *,
     max_answer_bytes: int | None = None,
     baseline_id: str | None = None,
+    fail_on_new_failures: bool = False,
 ) -> RunOutcome:
     started = time.time()
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
@@ -341,6 +364,7 @@ def _run(
         started_at=started,
         case_count=len(golden_set.prompts),
         set_fingerprint=runner.set_fingerprint(golden_set),
+        case_fingerprints=case_fingerprints(golden_set),
         provider_instance=bound.instance,
         adapter=bound.adapter,
         model_alias=bound.alias,
@@ -412,7 +436,9 @@ def _run(
         verdict = Verdict("not_compared", "not compared: the run is not complete yet (other shards are still answering)")
     else:
         verdict = verdict_for(stored, repository, tolerances, baseline_id=baseline_id)
-        verdict = record_verdict(stored, verdict, repository, stored_verdict(verdict))
+        verdict = record_verdict(
+            stored, verdict, repository, stored_verdict(verdict), fail_on_new_failures=fail_on_new_failures
+        )
     observers.notify("evalkit_run_finished", run=stored)
     return RunOutcome(stored, verdict, tuple(notes), plugin_failures + observers.failures, concurrency=level)
 

@@ -341,9 +341,9 @@ def test_a_regression_fails_the_gate_only_beyond_the_tolerances(cli, project) ->
 
     gated = cli(*args, "--fail-on-regression")
     assert gated.code == 1
-    assert "Top-1 hit in run" in gated.stdout and "  - json" in gated.stdout
+    assert "Lost a top-1 hit (hit in the baseline, miss now): 1\n  - json" in gated.stdout
     assert "Regression: top-1 hit rate dropped 25.0 pp and top-3 hit rate dropped 25.0 pp" in gated.stdout
-    assert "Retrieval regression detected against the previous run." in gated.stdout
+    assert "Retrieval regression detected against the baseline." in gated.stdout
 
     # The previous run is now the regressed one; tolerate a drop of exactly 25 pp against a fresh baseline.
     configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})

@@ -129,6 +129,10 @@ def add_tolerance_options(parser: argparse.ArgumentParser, first: str, second: s
         "--fail-on-regression", action="store_true",
         help="exit 1 on a regression, and when the run cannot be compared (for CI)",
     )
+    parser.add_argument(
+        "--fail-on-new-failures", action="store_true",
+        help="exit 1 also when a case added to the set, or edited since the baseline, fails",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
 
 

@@ -102,6 +102,7 @@ def handle(args: argparse.Namespace) -> int:
             run_id=args.resume or None,
             resume=args.resume is not None,
             baseline=args.baseline,
+            fail_on_new_failures=args.fail_on_new_failures,
             on_start=progress.start,
             on_case=progress.advance,
         )
@@ -113,11 +114,11 @@ def handle(args: argparse.Namespace) -> int:
         print_json(outcome_document(outcome))
     else:
         out = console(stderr=rendered.takes_stdout)
-        render_outcome(out, outcome)
+        render_outcome(out, outcome, fail_on_new_failures=args.fail_on_new_failures)
         for line in exported:
             out.print(line, markup=False)
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
 
 def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regression: bool) -> Any:
@@ -172,7 +173,7 @@ def _percent(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def render_outcome(out: Any, outcome: Any) -> None:
+def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False) -> None:
     """The human report: questions, rates, breakdowns, provenance, baseline state, regression check."""
     from .layout import Column, print_rows
     from .render import literal
@@ -234,7 +235,7 @@ def render_outcome(out: Any, outcome: Any) -> None:
     _render_breakdown(out, "By form", metrics.by_form, k)
     _render_breakdown(out, "By hard class", metrics.by_hard_class, k)
     _render_provenance(out, outcome)
-    _render_regression(out, outcome)
+    _render_regression(out, outcome, fail_on_new_failures)
 
 
 def _render_breakdown(out: Any, title: str, groups: Any, k: int) -> None:
@@ -286,12 +287,21 @@ def _render_provenance(out: Any, outcome: Any) -> None:
     out.print(f"Baseline state: {outcome.state}")
 
 
-def _render_regression(out: Any, outcome: Any) -> None:
+def _render_regression(out: Any, outcome: Any, fail_on_new_failures: bool) -> None:
+    from rich.markup import escape
+
+    from .comparison_view import RETRIEVAL_WORDS, render_comparison
     from .render import acceptance_line
 
     out.print()
     out.print("[bold]Regression check (pass rate = top-1 hit rate, mean score = top-3 hit rate)[/bold]")
-    _render_comparison(out, outcome)
+    if outcome.comparison is None:
+        reason = escape(outcome.reason or "")
+        out.print(f"[yellow]{reason}[/yellow]" if outcome.state != "baseline" or outcome.run.errored_count else reason)
+    else:
+        for note in outcome.notes:
+            out.print(f"[yellow]{escape(note)}[/yellow]")
+        render_comparison(out, outcome.comparison, RETRIEVAL_WORDS, fail_on_new_failures=fail_on_new_failures)
 
     baseline_id = outcome.baseline.id if outcome.baseline is not None else None
     line = acceptance_line(outcome.acceptance, baseline_id, outcome.run.status.value == "complete")
@@ -299,40 +309,12 @@ def _render_regression(out: Any, outcome: Any) -> None:
         out.print(line, markup=False)
 
 
-def _render_comparison(out: Any, outcome: Any) -> None:
-    from ..retrieval.evaluation import comparison_summary
-    from .render import literal
-
-    comparison = outcome.comparison
-    if comparison is None:
-        reason = literal(outcome.reason or "")
-        out.print(f"[yellow]{reason}[/yellow]" if outcome.state != "baseline" or outcome.run.errored_count else reason)
-        return
-    for note in outcome.notes:
-        out.print(f"[yellow]{literal(note)}[/yellow]")
-    if comparison.regressed_cases:
-        out.print(f"[red]Top-1 hit in run {literal(comparison.baseline_id)}, miss now ({len(comparison.regressed_cases)}):[/red]")
-        for case_id in comparison.regressed_cases:
-            out.print(f"  - {literal(case_id)}")
-    if comparison.fixed_cases:
-        out.print(f"Top-1 hit now, missed in run {literal(comparison.baseline_id)}: {literal(', '.join(comparison.fixed_cases))}")
-    style = "red" if comparison.regressed else "green"
-    out.print(f"[{style}]{literal(comparison_summary(comparison))}[/{style}]")
-    flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
-    if flips:
-        out.print(
-            f"Flipped questions: {len(comparison.regressed_cases)} lost, {len(comparison.fixed_cases)} gained a top-1 hit "
-            f"(exact McNemar p = {comparison.mcnemar_p:.3g}" + ("; too few flips to call a trend)" if comparison.mcnemar_p >= 0.05 else ")")
-        )
-    if comparison.regressed:
-        out.print("[red]Retrieval regression detected against the previous run.[/red]")
-
-
 def outcome_document(outcome: Any) -> dict[str, Any]:
     """The ``--json`` document: every question's ranking and metrics, the run metrics, provenance and verdict."""
     import attrs
 
     from ..retrieval.evaluation import comparison_summary, retrieval_limit
+    from .comparison_view import RETRIEVAL_WORDS, comparison_document
     from .render import acceptance_document
 
     run = outcome.run
@@ -376,14 +358,15 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "baseline_id": outcome.baseline.id if outcome.baseline is not None else None,
     }
     if comparison is not None:
+        verdict.update(comparison_document(comparison, RETRIEVAL_WORDS))
         verdict.update(
             top1_hit_rate_delta=float(comparison.pass_rate_delta),
             top3_hit_rate_delta=float(comparison.mean_score_delta),
             lost_top1_hits=list(comparison.regressed_cases),
             gained_top1_hits=list(comparison.fixed_cases),
             added_questions=list(comparison.added_cases),
+            edited_questions=[e.case_id for e in comparison.edited_cases],
             removed_questions=list(comparison.removed_cases),
-            mcnemar_p=comparison.mcnemar_p,
         )
     metrics = attrs.asdict(outcome.metrics)
     metrics["errored_questions"] = run.errored_count

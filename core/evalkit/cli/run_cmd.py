@@ -165,6 +165,7 @@ def handle(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             label=args.label,
             baseline=args.baseline,
+            fail_on_new_failures=args.fail_on_new_failures,
             on_start=progress.start,
             on_case=case_done,
             **_extra_run_options(args),
@@ -181,9 +182,12 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json(outcome_document(outcome), compact=outcome.run.case_count > COMPACT_JSON_CASES)
     else:
-        render_outcome(console(stderr=rendered.takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all)
+        render_outcome(
+            console(stderr=rendered.takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,
+            fail_on_new_failures=args.fail_on_new_failures,
+        )
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
 
 def _extra_run_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from evalkit.grading import Check
 from evalkit.privacy import remove_secrets
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
 from evalkit.runs import CaseResult, Run, RunKind, RunStatus
+from evalkit.set_versions import case_fingerprints
 from evalkit.storage import (
     AcceptedBaselines,
     ResumableRetrievalRuns,
@@ -66,9 +67,11 @@ from .provenance import (
     BASELINE,
     COMPARABLE,
     MISMATCH,
+    SCORING_VERSION,
     UNKNOWN,
     RetrievalIdentity,
     baseline_state,
+    benchmark_fingerprint,
     retrieval_identity,
     validate_provenance,
 )
@@ -160,11 +163,19 @@ class RetrievalOutcome:
         """True when compared and the top-1 or top-3 hit rate dropped beyond its tolerance."""
         return self.comparison is not None and self.comparison.regressed
 
-    def exit_code(self, fail_on_regression: bool) -> int:
-        """0 fine · 1 the gate failed (regression, or ``mismatch``/``unknown`` when strict) · 3 incomplete."""
+    @property
+    def new_failures(self) -> tuple[str, ...]:
+        """Added or edited questions that miss their top-1 hit now (empty when not compared)."""
+        return self.comparison.new_failures if self.comparison is not None else ()
+
+    def exit_code(self, fail_on_regression: bool, fail_on_new_failures: bool = False) -> int:
+        """0 fine · 1 the gate failed (regression, or ``mismatch``/``unknown`` when strict; an added
+        or edited question that misses under ``fail_on_new_failures``) · 3 incomplete."""
         if self.run.status is not RunStatus.COMPLETE:
             return 3
         if fail_on_regression and (self.regressed or self.state in (MISMATCH, UNKNOWN)):
+            return 1
+        if fail_on_new_failures and self.new_failures:
             return 1
         return 0
 
@@ -385,6 +396,7 @@ def evaluate_retrieval(
     run_id: str | None = None,
     resume: bool = False,
     baseline: str | None = None,
+    fail_on_new_failures: bool = False,
     hook_plugins: Sequence[Any] = (),
     on_start: Callable[[Run, int], None] | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
@@ -466,7 +478,7 @@ def evaluate_retrieval(
                 golden_set, retriever, instance, chosen, identity, repository, tolerances, k,
                 resumed.privacy if resumed is not None and resumed.privacy else privacy, label,
                 concurrency, manager, on_start, on_case, prepare_seconds,
-                tuple(f.error for f in hook_failures), resumed, baseline,
+                tuple(f.error for f in hook_failures), resumed, baseline, fail_on_new_failures,
             )
         finally:
             close = getattr(repository, "close", None)
@@ -495,6 +507,7 @@ def _run(
     plugin_failures: tuple[str, ...],
     resumed: Run | None = None,
     baseline_id: str | None = None,
+    fail_on_new_failures: bool = False,
 ) -> RetrievalOutcome:
     from evalkit.runner import new_run_id
 
@@ -507,6 +520,7 @@ def _run(
         started_at=started,
         case_count=len(golden_set.questions),
         set_fingerprint=identity.labels_fingerprint,
+        case_fingerprints=case_fingerprints(golden_set),
         adapter=retriever_id,
         retriever=retriever_id,
         deployment=deployment.name,
@@ -597,7 +611,7 @@ def _run(
         outcome = attrs.evolve(outcome, resume_note=note)
     if isinstance(repository, RunVerdicts):
         repository.record_verdict(stored.id, _stored_verdict(outcome))
-    acceptance = _automatic_acceptance(outcome, repository)
+    acceptance = _automatic_acceptance(outcome, repository, fail_on_new_failures)
     if acceptance is not None:
         repository.accept_run(stored.id, acceptance)
         outcome = attrs.evolve(outcome, acceptance=acceptance)
@@ -640,6 +654,12 @@ def _decide(
     else:
         previous = repository.accepted_baseline(scope, exclude_run_id=run.id)
     state = baseline_state(identity.benchmark_fingerprint, None if previous is None else stored_benchmark(previous))
+    if state == MISMATCH and previous is not None and _only_questions_changed(previous, identity):
+        state = COMPARABLE
+        notes.append(
+            "The question set changed since the baseline (same corpus, scoring and k): compared on the unchanged "
+            "questions; added, edited and removed questions are reported apart."
+        )
     outcome = attrs.evolve(outcome, state=state, baseline=previous)
     if run.status is not RunStatus.COMPLETE:
         return attrs.evolve(
@@ -744,6 +764,18 @@ def _answered_before(
     return kept
 
 
+def _only_questions_changed(previous: Run, identity: RetrievalIdentity) -> bool:
+    """True when the baseline's benchmark differs from this run's only by its questions: the same
+    corpus revision, scoring version and k, so the unchanged questions are measured alike."""
+    stored = previous.provenance
+    if not isinstance(stored, Mapping) or identity.provenance is None:
+        return False
+    if stored.get("scoring_version") != SCORING_VERSION or stored.get("k") != identity.k:
+        return False
+    rebuilt = benchmark_fingerprint(stored.get("corpus_revision"), identity.labels_fingerprint, identity.k)
+    return rebuilt == identity.benchmark_fingerprint
+
+
 def _check_chosen_baseline(url: str, baseline_id: str, set_identifier: str, retriever: str, deployment: str | None) -> None:
     """Refuse a chosen baseline of another scope before the retriever is created or anything is stored."""
     repository = open_repository(url)
@@ -763,14 +795,15 @@ def _check_chosen_baseline(url: str, baseline_id: str, set_identifier: str, retr
         raise UsageError(f"--baseline {chosen.id} is of another scope: {problem}")
 
 
-def _automatic_acceptance(outcome: RetrievalOutcome, repository: Any) -> Acceptance | None:
-    """First of its scope, or compared with an accepted run without a regression: accepted."""
+def _automatic_acceptance(outcome: RetrievalOutcome, repository: Any, fail_on_new_failures: bool) -> Acceptance | None:
+    """First of its scope, or compared with an accepted run without a regression (and without a
+    new failure when ``fail_on_new_failures`` gates): accepted."""
     if not isinstance(repository, AcceptedBaselines) or outcome.run.status is not RunStatus.COMPLETE:
         return None
     if outcome.state == BASELINE:
         return Acceptance("first", time.time(), None, "the first run of its scope")
     comparison = outcome.comparison
-    if comparison is None or comparison.regressed:
+    if comparison is None or comparison.regressed or (fail_on_new_failures and comparison.new_failures):
         return None
     if comparison.baseline_id not in repository.acceptances_for([comparison.baseline_id]):
         return None
@@ -779,7 +812,7 @@ def _automatic_acceptance(outcome: RetrievalOutcome, repository: Any) -> Accepta
 
 def comparison_summary(comparison: Comparison) -> str:
     """One sentence about a comparison, in hit-rate words."""
-    return comparison.summary("top-1 hit rate", "top-3 hit rate", mean_in_points=True)
+    return comparison.summary("top-1 hit rate", "top-3 hit rate", mean_in_points=True, unit="question")
 
 
 def _stored_verdict(outcome: RetrievalOutcome) -> StoredVerdict:
