@@ -94,11 +94,11 @@ def handle_accept(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"run_id": run.id, "scope": _scope_document(scope), "acceptance": acceptance_document(acceptance)})
         return 0
-    from ..printable import visible
+    from .render import literal
 
     out = console()
-    out.print(visible(f"Run {run.id} is now the baseline of {scope.describe()}."), markup=False)
-    out.print(visible(f"Accepted by {acceptance.by} on {format_date(acceptance.at)} UTC: {acceptance.reason}"), markup=False)
+    out.print(literal(f"Run {run.id} is now the baseline of {scope.describe()}."))
+    out.print(literal(f"Accepted by {acceptance.by} on {format_date(acceptance.at)} UTC: {acceptance.reason}"))
     return 0
 
 
@@ -135,21 +135,21 @@ def handle_show(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    from ..printable import visible
+    from .render import literal
 
     out = console()
     if not baselines:
-        out.print(visible(f'No accepted baseline of set "{args.set}" matches.'), markup=False)
+        out.print(literal(f'No accepted baseline of set "{args.set}" matches.'))
         return 0
-    out.print(visible(f'Baselines of set "{args.set}" ({len(baselines)} scope(s))'), markup=False)
+    out.print(literal(f'Baselines of set "{args.set}" ({len(baselines)} scope(s))'))
     for current in baselines:
         run = current.run
         who = run.retriever if run.kind.value == "retrieval" else identity_label(run)
         where = f" in deployment {run.deployment}" if run.kind.value == "retrieval" and run.deployment else ""
         grader = "" if run.kind.value == "retrieval" else f", grader {run.grader}"
         out.print()
-        out.print(visible(f"{who}{where}{grader}"), markup=False)
+        out.print(literal(f"{who}{where}{grader}"))
         out.print(f"  Baseline:  run {run.id} ({format_date(run.started_at)} UTC), pass rate {float(run.pass_rate) * 100:.1f}%", markup=False)
-        out.print(visible(f"  Why:       {current.acceptance.describe()}"), markup=False)
+        out.print(literal(f"  Why:       {current.acceptance.describe()}"))
         out.print(f"  Accepted:  {format_date(current.acceptance.at)} UTC", markup=False)
     return 0

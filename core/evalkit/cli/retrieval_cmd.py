@@ -288,25 +288,23 @@ def _render_provenance(out: Any, outcome: Any) -> None:
 
 
 def _render_regression(out: Any, outcome: Any, fail_on_new_failures: bool) -> None:
-    from rich.markup import escape
-
     from .comparison_view import RETRIEVAL_WORDS, render_comparison
-    from .render import acceptance_line
+    from .render import acceptance_line, literal
 
     out.print()
     out.print("[bold]Regression check (pass rate = top-1 hit rate, mean score = top-3 hit rate)[/bold]")
     if outcome.comparison is None:
-        reason = escape(outcome.reason or "")
+        reason = literal(outcome.reason or "")
         out.print(f"[yellow]{reason}[/yellow]" if outcome.state != "baseline" or outcome.run.errored_count else reason)
     else:
         for note in outcome.notes:
-            out.print(f"[yellow]{escape(note)}[/yellow]")
+            out.print(f"[yellow]{literal(note)}[/yellow]")
         render_comparison(out, outcome.comparison, RETRIEVAL_WORDS, fail_on_new_failures=fail_on_new_failures)
 
     baseline_id = outcome.baseline.id if outcome.baseline is not None else None
     line = acceptance_line(outcome.acceptance, baseline_id, outcome.run.status.value == "complete")
     if line is not None:
-        out.print(line, markup=False)
+        out.print(literal(line))
 
 
 def outcome_document(outcome: Any) -> dict[str, Any]:
