@@ -40,9 +40,15 @@ def trec(cases, k: int, threshold: int) -> dict[str, dict[str, float]]:
         distinct = rank_distinct(ranking)
         run[question.id] = {d: float(len(distinct) - r) for r, d in enumerate(distinct)}
     evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels, {"recip_rank", f"recall.{k}", f"ndcg_cut.{k}", "success.1,3"}, relevance_level=threshold
+        qrels, {f"recall.{k}", f"ndcg_cut.{k}", "success.1,3"}, relevance_level=threshold
     )
-    return evaluator.evaluate(run)
+    measured = evaluator.evaluate(run)
+    # MRR@k is trec_eval's recip_rank on the ranking cut at k.
+    cut = {qid: dict(sorted(docs.items(), key=lambda item: -item[1])[:k]) for qid, docs in run.items()}
+    reciprocal = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}, relevance_level=threshold).evaluate(cut)
+    for qid, values in measured.items():
+        values["recip_rank"] = reciprocal.get(qid, {}).get("recip_rank", 0.0)
+    return measured
 
 
 @pytest.mark.parametrize("threshold", [1, 2, 3])

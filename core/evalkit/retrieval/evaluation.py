@@ -772,7 +772,7 @@ def _only_questions_changed(previous: Run, identity: RetrievalIdentity) -> bool:
         return False
     if stored.get("scoring_version") != SCORING_VERSION or stored.get("k") != identity.k:
         return False
-    rebuilt = benchmark_fingerprint(stored.get("corpus_revision"), identity.labels_fingerprint, identity.k)
+    rebuilt = benchmark_fingerprint(stored.get("corpus_revision"), identity.labels_fingerprint, identity.k, identity.threshold)
     return rebuilt == identity.benchmark_fingerprint
 
 
