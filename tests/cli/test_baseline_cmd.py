@@ -89,9 +89,9 @@ def test_baseline_show_says_who_accepted_when_and_why(evalkit_cli, project) -> N
 
 
 def test_accept_refuses_what_cannot_be_a_baseline(evalkit_cli, project) -> None:
-    assert "there is no run" in evalkit_cli("baseline", "accept", "nope", "--reason", "x").stderr
     answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})  # one case cannot be answered
     incomplete = run_json(evalkit_cli, "arith.basic")
+    assert "there is no run" in evalkit_cli("baseline", "accept", "nope", "--reason", "x").stderr
     refused = evalkit_cli("baseline", "accept", incomplete["run_id"], "--reason", "x")
     assert refused.code == 2 and "is incomplete: only a complete run can be accepted" in refused.stderr
     ad_hoc = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--json").json()
