@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-realmodel-") as scratch:
         scratch_path = Path(scratch)
         plugins = install_into(scratch_path / "dists", "evalkit-rag-app")
-        env = {**os.environ, "PYTHONPATH": str(plugins), "NO_COLOR": "1"}
+        env = {**os.environ, "PYTHONPATH": str(plugins), "NO_COLOR": "1", "EVALKIT_SMOL_KEY": "sk-local-llama-unused"}
         env.pop("EVALKIT_DATABASE_URL", None)
         with LlamaServer(threads=args.threads) as server:
             print(f"SmolLM2-135M-Instruct (Q4_1) on llama-cpp-python's server, {args.threads} thread(s), "

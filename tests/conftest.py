@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import attrs
@@ -28,6 +28,16 @@ class CliResult:
     def json(self) -> object:
         """stdout parsed as JSON."""
         return json.loads(self.stdout)
+
+
+@pytest.fixture(autouse=True)
+def fresh_plugin_scan() -> Iterator[None]:
+    """Forget the per-process plugin scan after each test: a test that put distributions on
+    ``sys.path`` (monkeypatch undoes that) must not leave their entry points to the next test."""
+    yield
+    from evalkit import registry
+
+    registry.scan(refresh=True)
 
 
 @pytest.fixture

@@ -60,7 +60,12 @@ class SetCatalog:
             refused = self.invalid_sets()
             if refused is not None:
                 raise refused
-            raise UnknownSetError(identifier, self.identifiers(), self.kind)
+            raise UnknownSetError(
+                identifier,
+                self.identifiers(),
+                self.kind,
+                failures=[f"{f.record.describe()}: {f.error}" for f in self.failures],
+            )
         return self.sets[identifier]
 
     def invalid_sets(self) -> SetValidationError | None:

@@ -13,7 +13,7 @@ import attrs
 from . import registry
 from .answers import Answer, GenerationRequest
 from .config import Config, ProviderInstance
-from .errors import ConfigError, UnknownPluginError
+from .errors import ConfigError, UnknownPluginError, UsageError
 from .grading import Grading
 from .prompts import GoldenPrompt
 
@@ -40,6 +40,7 @@ __all__ = [
     "bind_generator",
     "load_grader",
     "REFERENCE_INSTANCE",
+    "UnknownProviderError",
 ]
 
 #: The instance name a run uses when no provider is configured: the set's own references.
@@ -297,9 +298,40 @@ def bind_generator(
             options["model"] = model
         generator, record = _create(provider, options)  # type: ignore[arg-type]
     except UnknownPluginError as exc:
-        available = [f"{name} (configured)" for name in config.providers] + list(exc.available)
-        raise UnknownPluginError("provider", provider or "", available) from None
+        raise UnknownProviderError(provider or "", config, exc.available) from None
     return BoundGenerator(generator, provider or "", None, model, False, record)
+
+
+class UnknownProviderError(UnknownPluginError):
+    """``--provider NAME`` is neither a configured instance nor an installed adapter.
+
+    The message says where the configuration was looked for, which names are adapters, and shows
+    the ``[providers.NAME]`` table that would define ``NAME``.
+    """
+
+    def __init__(self, name: str, config: Config, adapters: Sequence[str]) -> None:
+        from .suggestions import did_you_mean
+
+        configured = list(config.providers)
+        UsageError.__init__(self)
+        self.kind, self.name = "provider", name
+        self.available = tuple([f"{n} (configured)" for n in configured] + list(adapters))
+        hint = did_you_mean(name, [*configured, *adapters])
+        if config.path is None:
+            where = f"No configuration file was found ({config.describe_search()})"
+        elif configured:
+            where = f"Available providers: {', '.join(self.available)} (configured in {config.path})"
+        else:
+            where = f"{config.path} configures no provider instance"
+        adapters_text = ", ".join(f'"{a}"' for a in adapters) or "none installed"
+        example = next((a for a in ("openai", "replay") if a in adapters), adapters[0] if adapters else "openai")
+        table = f'    [providers.{name}]\n    adapter = "{example}"\n    model = "MODEL-ALIAS"'
+        self.args = (
+            f'Unknown provider "{name}": it is not a configured provider instance, nor an adapter.{hint} {where}. '
+            f"Adapters (evalkit.generators, usable as --provider for an ad-hoc run) are {adapters_text}. "
+            f"To define {name}, add this table to {config.path or 'evalkit.toml in your project root'}"
+            f" (adapter options such as base_url or path go in it too; see `evalkit list plugins --options`):\n{table}",
+        )
 
 
 def known_graders() -> list[str]:

@@ -1,5 +1,11 @@
 """Project configuration: ``evalkit.toml`` or ``[tool.evalkit]`` in ``pyproject.toml``.
 
+The file is found the way pytest finds its rootdir: ``--config`` wins; otherwise the current
+directory and then each parent is searched, and in each the first of ``evalkit.toml`` or a
+``pyproject.toml`` holding a ``[tool.evalkit]`` table is used. The folder holding that file is the
+project root: relative paths in the file, and the default SQLite store ``<root>/.evalkit/``, are
+resolved against it.
+
 ::
 
     database = "sqlite:///.evalkit/results.db"   # or postgresql://…; EVALKIT_DATABASE_URL wins
@@ -12,8 +18,15 @@
     model = "gpt-4o-mini"                          # the alias sent
     base_url = "https://…/v1"                      # every other key goes to the adapter
 
+    [deployments.staging]
+    retriever = "evalkit.lexical"                  # what `evalkit retrieval SET --deployment staging` runs
+
     [deployments.staging.retrievers."evalkit.lexical"]
     corpus = "docs/corpus.jsonl"
+
+    [question_sets."beir.scifact"]                 # a standard collection as a question set
+    path = "data/scifact"                          # BEIR folder (format = "trec": topics, qrels, corpus)
+    split = "test"
 """
 
 from __future__ import annotations
@@ -29,7 +42,13 @@ import attrs
 
 from .errors import ConfigError
 
-__all__ = ["Config", "ProviderInstance", "load_config", "DEFAULT_MAX_ANSWER_BYTES", "PRIVACY_LEVELS", "ROUTING_KEYS"]
+__all__ = [
+    "Config", "ProviderInstance", "find_config", "load_config", "DEFAULT_MAX_ANSWER_BYTES", "PRIVACY_LEVELS", "ROUTING_KEYS",
+    "CONFIG_NAMES",
+]
+
+#: The file names looked for in each folder, in order of preference.
+CONFIG_NAMES = ("evalkit.toml", "pyproject.toml")
 
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
 #: Provider-instance keys that belong to evalkit's routing, not to the adapter.
@@ -61,6 +80,8 @@ class Config:
     """Everything read from the configuration file (empty when there is none)."""
 
     path: Path | None = None
+    #: Where the search started when no file was given (the working directory).
+    start: Path | None = None
     database: str | None = None
     privacy: str = "metadata"
     judge: str | None = None
@@ -68,11 +89,34 @@ class Config:
     providers: Mapping[str, ProviderInstance] = attrs.Factory(dict)
     deployments: Mapping[str, Mapping[str, Mapping[str, Any]]] = attrs.Factory(dict)
     raw: Mapping[str, Any] = attrs.Factory(dict)
+    #: ``[deployments.NAME] retriever = "ID"``: the retriever each deployment names, when it names one.
+    deployment_retrievers: Mapping[str, str] = attrs.Factory(dict)
+    #: ``[question_sets."ID"]`` tables, read by the built-in collection provider (paths as written).
+    question_sets: Mapping[str, Mapping[str, Any]] = attrs.Factory(dict)
 
     @property
     def root(self) -> Path:
-        """The folder relative paths in the configuration are resolved against."""
-        return self.path.parent if self.path else Path.cwd()
+        """The project root: the configuration file's folder, else the folder the search started in."""
+        if self.path is not None:
+            return self.path.parent
+        return self.start if self.start is not None else Path.cwd()
+
+    def searched(self) -> tuple[Path, ...]:
+        """The folders looked in for a configuration file, nearest first (empty when one was given)."""
+        if self.path is not None:
+            return ()
+        start = (self.start or Path.cwd()).resolve()
+        return (start, *start.parents)
+
+    def describe_search(self) -> str:
+        """Where a configuration file was looked for, for messages when none was found."""
+        folders = self.searched()
+        if not folders:
+            return f"the configuration is {self.path}"
+        first = folders[0]
+        if len(folders) == 1:
+            return f"looked for evalkit.toml and [tool.evalkit] in pyproject.toml in {first}"
+        return f"looked for evalkit.toml and [tool.evalkit] in pyproject.toml in {first} and its parents up to {folders[-1]}"
 
 
 def _provider(name: str, table: Any, where: str) -> ProviderInstance:
@@ -96,16 +140,35 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
     return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities))
 
 
-def _deployments(table: Any, where: str) -> dict[str, dict[str, Mapping[str, Any]]]:
+def _deployments(table: Any, where: str) -> tuple[dict[str, dict[str, Mapping[str, Any]]], dict[str, str]]:
     if not isinstance(table, Mapping):
         raise ConfigError(f"{where}: [deployments] must be a table")
     out: dict[str, dict[str, Mapping[str, Any]]] = {}
+    named: dict[str, str] = {}
     for name, deployment in table.items():
         retrievers = deployment.get("retrievers", {}) if isinstance(deployment, Mapping) else None
         if not isinstance(retrievers, Mapping) or not all(isinstance(v, Mapping) for v in retrievers.values()):
             raise ConfigError(f'{where}: [deployments.{name}.retrievers."<retriever id>"] must hold option tables')
+        assert isinstance(deployment, Mapping)
+        unknown = sorted(set(deployment) - {"retriever", "retrievers"})
+        if unknown:
+            raise ConfigError(
+                f'{where}: [deployments.{name}] takes retriever = "ID" and [deployments.{name}.retrievers."ID"] '
+                f"option tables; unknown key(s): {', '.join(unknown)}"
+            )
+        retriever = deployment.get("retriever")
+        if retriever is not None:
+            if not isinstance(retriever, str) or not retriever:
+                raise ConfigError(f'{where}: [deployments.{name}] retriever must name a retriever, e.g. "evalkit.lexical"')
+            named[name] = retriever
         out[name] = {rid: dict(options) for rid, options in retrievers.items()}
-    return out
+    return out, named
+
+
+def _question_sets(table: Any, where: str) -> dict[str, Mapping[str, Any]]:
+    if not isinstance(table, Mapping) or not all(isinstance(v, Mapping) for v in table.values()):
+        raise ConfigError(f'{where}: [question_sets."<set identifier>"] must be tables (path = "…", split = "test")')
+    return {identifier: dict(options) for identifier, options in table.items()}
 
 
 def _read(path: Path) -> Mapping[str, Any]:
@@ -120,20 +183,51 @@ def _read(path: Path) -> Mapping[str, Any]:
     return data
 
 
+def _declares_evalkit(pyproject: Path) -> bool:
+    """True when ``pyproject`` has a ``[tool.evalkit]`` table (a cheap text test, then TOML)."""
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    if "tool.evalkit" not in text and "[tool]" not in text:
+        return False
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return "[tool.evalkit" in text  # let the real read report the syntax error
+    tool = data.get("tool")
+    return isinstance(tool, Mapping) and "evalkit" in tool
+
+
+def find_config(cwd: Path | None = None) -> Path | None:
+    """The configuration file for ``cwd``: the nearest folder, walking up, with ``evalkit.toml`` or a
+    ``pyproject.toml`` holding ``[tool.evalkit]`` (``evalkit.toml`` first in the same folder)."""
+    start = (cwd or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        candidate = folder / "evalkit.toml"
+        if candidate.is_file():
+            return candidate
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file() and _declares_evalkit(candidate):
+            return candidate
+    return None
+
+
 def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Config:
-    """Read ``path``, else ``evalkit.toml``, else ``pyproject.toml``'s ``[tool.evalkit]`` in ``cwd``."""
+    """Read ``path``, else the file :func:`find_config` finds from ``cwd``; an empty :class:`Config` when none."""
     base = cwd or Path.cwd()
     if path is not None:
         chosen = Path(path)
+        if chosen.is_dir():
+            raise ConfigError(f"--config names the folder {chosen}; give the file (evalkit.toml or pyproject.toml)")
         if not chosen.exists():
             raise ConfigError(f"configuration file {chosen} does not exist")
     else:
-        chosen = next((p for p in (base / "evalkit.toml", base / "pyproject.toml") if p.is_file()), None)
-        if chosen is None:
-            return Config()
+        found = find_config(base)
+        if found is None:
+            return Config(start=base)
+        chosen = found
     data = _read(chosen)
-    if not data and chosen.name == "pyproject.toml" and path is None:
-        return Config()
     where = str(chosen)
     privacy = data.get("privacy", "metadata")
     if privacy not in PRIVACY_LEVELS:
@@ -151,13 +245,17 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     max_answer_bytes = data.get("max_answer_bytes", DEFAULT_MAX_ANSWER_BYTES)
     if isinstance(max_answer_bytes, bool) or not isinstance(max_answer_bytes, int) or max_answer_bytes < 1024:
         raise ConfigError(f"{where}: max_answer_bytes must be a whole number of bytes, at least 1024, got {max_answer_bytes!r}")
+    deployments, deployment_retrievers = _deployments(data.get("deployments", {}), where)
     return Config(
         path=chosen.resolve(),
+        start=base,
         database=database,
         privacy=privacy,
         judge=judge,
         max_answer_bytes=max_answer_bytes,
         providers=providers,
-        deployments=_deployments(data.get("deployments", {}), where),
+        deployments=deployments,
         raw=data,
+        deployment_retrievers=deployment_retrievers,
+        question_sets=_question_sets(data.get("question_sets", {}), where),
     )

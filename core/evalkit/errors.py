@@ -67,11 +67,16 @@ class UsageError(EvalkitError, ValueError):
 class UnknownSetError(UsageError, LookupError):
     """No installed provider ships a set with this identifier."""
 
-    def __init__(self, identifier: str, available: Sequence[str], kind: str = "golden prompt set") -> None:
+    def __init__(
+        self, identifier: str, available: Sequence[str], kind: str = "golden prompt set", failures: Sequence[str] = ()
+    ) -> None:
         self.identifier = identifier
         self.available = tuple(available)
-        hint = f" Available sets: {', '.join(self.available)}" if self.available else " No sets are installed."
-        super().__init__(f'Unknown {kind} "{identifier}".{hint}')
+        from .suggestions import did_you_mean
+
+        hint = f" Available sets: {', '.join(self.available)}." if self.available else " No sets are installed."
+        failed = "".join(f"\n  provider failed: {f}" for f in failures)
+        super().__init__(f'Unknown {kind} "{identifier}".{did_you_mean(identifier, self.available)}{hint}{failed}')
 
 
 class UnknownPluginError(UsageError, LookupError):
@@ -81,9 +86,12 @@ class UnknownPluginError(UsageError, LookupError):
         self.kind = kind
         self.name = name
         self.available = tuple(available)
+        from .suggestions import did_you_mean
+
         known = ", ".join(self.available) or "(none installed)"
         kinds = "repositories" if kind == "repository" else f"{kind}s"
-        super().__init__(f'Unknown {kind} "{name}". Available {kinds}: {known}')
+        hint = did_you_mean(name, [a.removesuffix(" (configured)") for a in self.available])
+        super().__init__(f'Unknown {kind} "{name}".{hint} Available {kinds}: {known}.')
 
 
 class ToleranceError(UsageError):

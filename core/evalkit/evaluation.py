@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from . import components, hooks, runner
+from .baselines import NO_ACCEPTANCE, Acceptance, BaselineScope, scope_mismatch
 from .catalog import prompt_set_catalog
 from .checks import BUILTIN_KINDS, AssertionKind
 from .config import PRIVACY_LEVELS, Config, load_config
@@ -21,7 +22,9 @@ from .leases import WHOLE_RUN, LeaseKeeper, LeaseOwner, shard_part
 from .privacy import MIN_SECRET_LENGTH, is_scrubbable
 from .prompts import GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
+from .set_versions import case_fingerprints
 from .storage import (
+    AcceptedBaselines,
     GeneratorScopedResults,
     ResumableRuns,
     RunLeases,
@@ -36,7 +39,17 @@ from .tolerance import Tolerances, resolve_tolerances
 from .validation import validate_prompt_set
 from .verdict import Comparison, compare
 
-__all__ = ["RunOutcome", "Verdict", "assertion_kinds", "evaluate_set", "stored_run_verdict", "verdict_for"]
+__all__ = [
+    "RunOutcome",
+    "Verdict",
+    "assertion_kinds",
+    "automatic_acceptance",
+    "check_chosen_baseline",
+    "evaluate_set",
+    "record_verdict",
+    "stored_run_verdict",
+    "verdict_for",
+]
 
 NO_SCOPED_READS = "not compared: the configured repository has no generator-scoped reads"
 
@@ -54,11 +67,18 @@ class Verdict:
     reason: str | None = None
     comparison: Comparison | None = None
     baseline: Run | None = None
+    #: Set when the run became its scope's accepted baseline (first of its scope, or no regression).
+    acceptance: Acceptance | None = None
 
     @property
     def regressed(self) -> bool:
         """True when compared and an aggregate dropped beyond its tolerance."""
         return self.comparison is not None and self.comparison.regressed
+
+    @property
+    def new_failures(self) -> tuple[str, ...]:
+        """Added or edited cases that fail now (empty when not compared)."""
+        return self.comparison.new_failures if self.comparison is not None else ()
 
 
 @attrs.frozen
@@ -72,8 +92,13 @@ class RunOutcome:
     #: The requests the run kept in flight (``None`` when the run answered nothing itself).
     concurrency: int | None = None
 
-    def exit_code(self, fail_on_regression: bool) -> int:
-        """0 fine · 1 gate failed (or its verdict is still pending) · 3 the run could not complete."""
+    def exit_code(self, fail_on_regression: bool, fail_on_new_failures: bool = False) -> int:
+        """0 fine · 1 gate failed (or its verdict is still pending) · 3 the run could not complete.
+
+        The gate fails under ``fail_on_regression`` on a regression, when the run could not be
+        compared or while its verdict is pending (a shard of an unfinished run), and under
+        ``fail_on_new_failures`` when an added or edited case fails.
+        """
         if self.run.status is RunStatus.RUNNING and not self.run.errored_count:
             # A shard finished its slice; the run completes with the last shard. A gate asked of
             # it has no verdict yet, which must never read as a pass.
@@ -81,6 +106,8 @@ class RunOutcome:
         if self.run.status is not RunStatus.COMPLETE:
             return 3
         if fail_on_regression and (self.verdict.state == "not_compared" or self.verdict.regressed):
+            return 1
+        if fail_on_new_failures and self.verdict.new_failures:
             return 1
         return 0
 
@@ -95,8 +122,13 @@ def assertion_kinds(manager: Any) -> dict[str, AssertionKind]:
     return kinds
 
 
-def verdict_for(run: Run, repository: Any, tolerances: Tolerances) -> Verdict:
-    """Find the right baseline for a finished run and compare (the run itself is never its baseline)."""
+def verdict_for(run: Run, repository: Any, tolerances: Tolerances, *, baseline_id: str | None = None) -> Verdict:
+    """Find the right baseline for a finished run and compare (the run itself is never its baseline).
+
+    The baseline is the most recently accepted run of the run's scope (see :mod:`evalkit.baselines`),
+    or the stored run ``baseline_id`` when one is chosen; a chosen run of another scope is not
+    compared with, and the verdict says why.
+    """
     if run.status is not RunStatus.COMPLETE:
         return Verdict("not_compared", f"not compared: the run is {run.status.value} ({run.errored_count} errored case(s)), so it is never a baseline and is not compared")
     # The yardstick reasons come first (as in the original): they say what is wrong with the measurement.
@@ -108,13 +140,23 @@ def verdict_for(run: Run, repository: Any, tolerances: Tolerances) -> Verdict:
             f'not compared: the gradings of this run do not share one yardstick (stored as "{run.grader}"); '
             "a grading failed for some cases, or the judge model changed during the run",
         )
-    if run.identity is None:
+    scope = BaselineScope.of_run(run)
+    if scope is None:
         return Verdict("not_compared", f"not compared: no single verified serving identity — {run.identity_note}")
+    if baseline_id is not None:
+        chosen = repository.get_run(baseline_id)
+        problem = scope_mismatch(chosen, scope) if chosen is not None else f"run {baseline_id} is no longer in the store"
+        if problem is not None:
+            return Verdict("not_compared", f"not compared with the chosen baseline: {problem}")
+        assert chosen is not None
+        return Verdict("compared", comparison=compare(run, chosen, tolerances), baseline=chosen)
     if not isinstance(repository, GeneratorScopedResults):
         return Verdict("not_compared", NO_SCOPED_READS)
-    baseline = repository.baseline_for(run.set_identifier, run.identity, run.grader, exclude_run_id=run.id)
+    if not isinstance(repository, AcceptedBaselines):
+        return Verdict("not_compared", NO_ACCEPTANCE)
+    baseline = repository.accepted_baseline(scope, exclude_run_id=run.id)
     if baseline is None:
-        return Verdict("baseline", "no earlier run for this set, serving identity and grader — recorded as the baseline")
+        return Verdict("baseline", "no accepted run for this set, serving identity and grader — recorded as the baseline")
     return Verdict("compared", comparison=compare(run, baseline, tolerances), baseline=baseline)
 
 
@@ -138,6 +180,72 @@ def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> lis
     return warnings
 
 
+def automatic_acceptance(
+    verdict: Verdict, repository: Any, at: float | None = None, *, fail_on_new_failures: bool = False
+) -> Acceptance | None:
+    """The acceptance a run earns by itself: the first of its scope, or compared with an accepted
+    run without a regression (and, when ``fail_on_new_failures`` gates, without an added or edited
+    case that fails). ``None`` for every other run: regressed, not compared, incomplete, or
+    compared with a chosen run that is not itself accepted."""
+    when = at if at is not None else time.time()
+    if verdict.state == "baseline":
+        return Acceptance("first", when, None, "the first run of its scope")
+    comparison = verdict.comparison
+    if verdict.state != "compared" or comparison is None or comparison.regressed:
+        return None
+    if fail_on_new_failures and comparison.new_failures:
+        return None
+    if not isinstance(repository, AcceptedBaselines) or comparison.baseline_id not in repository.acceptances_for([comparison.baseline_id]):
+        return None
+    return Acceptance("no_regression", when, None, f"no regression against accepted run {comparison.baseline_id}")
+
+
+def record_verdict(
+    run: Run, verdict: Verdict, repository: Any, stored: StoredVerdict, *, fail_on_new_failures: bool = False
+) -> Verdict:
+    """Keep the verdict with the run and, when it earned one, its acceptance; returns the verdict
+    carrying the acceptance that was recorded."""
+    if isinstance(repository, RunVerdicts):
+        repository.record_verdict(run.id, stored)
+    acceptance = automatic_acceptance(verdict, repository, fail_on_new_failures=fail_on_new_failures)
+    if acceptance is None or not isinstance(repository, AcceptedBaselines):
+        return verdict
+    repository.accept_run(run.id, acceptance)
+    return attrs.evolve(verdict, acceptance=acceptance)
+
+
+def check_chosen_baseline(
+    repository: Any, baseline_id: str, set_identifier: str, instance: str | None, alias: str | None, grader: str
+) -> None:
+    """Refuse, before anything is called or stored, a chosen baseline that cannot be of this run's scope.
+
+    What is known before the run is checked here (the set, a complete prompt run, the provider
+    instance, the alias and the grader); the reported model and the exact yardstick are known only
+    after the run, and a mismatch there makes the run "not compared" with the reason.
+    """
+    chosen = repository.get_run(baseline_id, with_cases=False)
+    if chosen is None:
+        raise UsageError(f'--baseline: there is no run "{baseline_id}" in the store (see `evalkit history SET` for run ids)')
+    problems = []
+    if chosen.kind.value != "prompts":
+        problems.append(f"it is a {chosen.kind.value} run")
+    if chosen.set_identifier != set_identifier:
+        problems.append(f'it is a run of set "{chosen.set_identifier}", not "{set_identifier}"')
+    if chosen.status is not RunStatus.COMPLETE:
+        problems.append(f"it is {chosen.status.value}; only a complete run can be a baseline")
+    if chosen.identity is None:
+        problems.append("it has no verified serving identity, so it belongs to no scope")
+    elif (chosen.identity.provider_instance, chosen.identity.model_alias) != (instance, alias):
+        problems.append(
+            f"it was answered by {chosen.identity.provider_instance}/{chosen.identity.model_alias}, this run asks "
+            + (f"{instance}/{alias}" if instance is not None else "an ad-hoc generator (never compared)")
+        )
+    if chosen.grader != grader and not chosen.grader.startswith(f"{grader}:"):
+        problems.append(f'it was graded by "{chosen.grader}", this run by "{grader}"')
+    if problems:
+        raise UsageError(f"--baseline {chosen.id} is of another scope: {'; '.join(problems)}")
+
+
 def evaluate_set(
     set_identifier: str | GoldenPromptSet,
     *,
@@ -155,6 +263,8 @@ def evaluate_set(
     resume: bool = False,
     shard: runner.Shard | None = None,
     label: str | None = None,
+    baseline: str | None = None,
+    fail_on_new_failures: bool = False,
     hook_plugins: Sequence[Any] = (),
     on_start: Callable[[Run, int], None] | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
@@ -168,6 +278,10 @@ def evaluate_set(
     As a library call an unknown grader falls back to ``deterministic`` unless ``strict_grader``.
     ``bound_generator`` answers instead of ``provider``/``model`` (``evalkit.testing`` runs a
     generator object that is not installed this way).
+    ``baseline`` names a stored run to compare with instead of the scope's accepted baseline; one
+    of another set, provider instance, alias or grader is refused before anything is called.
+    ``fail_on_new_failures``: the caller's gate also fails when an added or edited case fails, so
+    such a run is not accepted as the baseline automatically.
     """
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
@@ -203,10 +317,13 @@ def evaluate_set(
     try:
         if is_in_memory(url):
             notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
+        if baseline is not None:
+            check_chosen_baseline(repository, baseline, golden_set.identifier, bound.instance, bound.alias, grader_name)
         return _run(
             golden_set, bound, grading, grader_name, repository, kinds, manager, tolerances, privacy,
             level, run_id, resume, shard, label, on_start, on_case, notes,
-            tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes,
+            tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes, baseline_id=baseline,
+            fail_on_new_failures=fail_on_new_failures,
         )
     finally:
         close = getattr(repository, "close", None)
@@ -235,6 +352,8 @@ def _run(
     plugin_failures: tuple[str, ...],
     *,
     max_answer_bytes: int | None = None,
+    baseline_id: str | None = None,
+    fail_on_new_failures: bool = False,
 ) -> RunOutcome:
     started = time.time()
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
@@ -258,6 +377,7 @@ def _run(
         started_at=started,
         case_count=len(golden_set.prompts),
         set_fingerprint=runner.set_fingerprint(golden_set),
+        case_fingerprints=case_fingerprints(golden_set),
         provider_instance=bound.instance,
         adapter=bound.adapter,
         model_alias=bound.alias,
@@ -285,7 +405,7 @@ def _run(
                 header, stored_header, existing is not None, golden_set, bound, grading, grader_name, repository,
                 kinds, observers, tolerances, privacy, level, shard, resume, on_start, on_case, notes,
                 lambda: _release(keeper, repository, header.id, part, owner, done=True),
-                max_answer_bytes=max_answer_bytes,
+                max_answer_bytes=max_answer_bytes, baseline_id=baseline_id, fail_on_new_failures=fail_on_new_failures,
             )
             slice_done = True
         except KeyboardInterrupt:
@@ -333,6 +453,8 @@ def _answer_and_finish(
     slice_done: Callable[[], None],
     *,
     max_answer_bytes: int | None = None,
+    baseline_id: str | None = None,
+    fail_on_new_failures: bool = False,
 ) -> tuple[Run, Verdict]:
     """Answer what is missing of the run (or of its shard), then store its status and verdict."""
     if isinstance(repository, ResumableRuns):
@@ -392,9 +514,8 @@ def _answer_and_finish(
             "pending",
             f"verdict pending: run {header.id} is not complete yet{where}; its verdict is given when the last shard finishes",
         )
-    verdict = verdict_for(stored, repository, tolerances)
-    if isinstance(repository, RunVerdicts):
-        repository.record_verdict(stored.id, stored_verdict(verdict))
+    verdict = verdict_for(stored, repository, tolerances, baseline_id=baseline_id)
+    verdict = record_verdict(stored, verdict, repository, stored_verdict(verdict), fail_on_new_failures=fail_on_new_failures)
     return stored, verdict
 
 

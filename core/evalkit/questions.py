@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -27,6 +27,9 @@ class QuestionForm(str, enum.Enum):
     MATCH = "match"
     #: An everyday rewording with little overlap — where retrieval problems live.
     GAP = "gap"
+    #: Not labelled: standard collections (BEIR, TREC) say nothing about wording; the run's
+    #: by-form table leaves these questions out rather than calling them ``match``.
+    UNSPECIFIED = "unspecified"
 
 
 def _tuple(value: Iterable[Any] | None) -> tuple[Any, ...]:
@@ -41,12 +44,22 @@ def _form(value: QuestionForm | str) -> QuestionForm:
     return value if isinstance(value, QuestionForm) else QuestionForm(str(value).lower())
 
 
+def _grades(value: Iterable[int] | None) -> tuple[int, ...] | None:
+    return None if value is None else tuple(value)
+
+
 @attrs.frozen
 class GoldenQuestion:
     """A question with every document id that answers it.
 
     An empty ``expected_document_ids`` declares that nothing in the index answers the question:
     it scores as a hit only when the retriever returns nothing.
+
+    ``grades`` (graded relevance, as a qrels file gives it) holds one integer per expected id,
+    in the same order; ``None`` means every expected id is relevant with grade 1. nDCG uses the
+    grade as the gain; the binary metrics count an id as relevant when its grade reaches the
+    run's threshold (default 1); a grade of 0 or below is judged non-relevant. Build a graded
+    question with :meth:`graded`.
     """
 
     id: str
@@ -55,11 +68,25 @@ class GoldenQuestion:
     expected_document_ids: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     hard_class: str | None = None
     answer_gist: str | None = None
+    grades: tuple[int, ...] | None = attrs.field(default=None, converter=_grades)
+
+    @classmethod
+    def graded(
+        cls, id: str, question: str, judgements: Mapping[str, int], **fields: Any
+    ) -> GoldenQuestion:
+        """A question whose expected ids carry grades: ``{document id: grade}`` in qrels order."""
+        return cls(id, question, expected_document_ids=tuple(judgements), grades=tuple(judgements.values()), **fields)
 
     @property
     def expects_no_result(self) -> bool:
-        """True when nothing in the index answers this question."""
+        """True when nothing in the index answers this question (no judged document at all)."""
         return not self.expected_document_ids
+
+    def judgements(self) -> dict[str, int]:
+        """``{expected id: grade}``; grade 1 for every id of an ungraded question."""
+        if self.grades is None:
+            return dict.fromkeys(self.expected_document_ids, 1)
+        return dict(zip(self.expected_document_ids, self.grades, strict=False))
 
 
 @attrs.frozen

@@ -52,6 +52,8 @@ class CaseResult:
     usage: Usage | None = None
     detail: Mapping[str, Any] | None = None
     finished_at: float = 0.0
+    #: Numbers a retrieval case is scored by (reciprocal rank, recall@k, nDCG@k), kept at every privacy level.
+    measures: Mapping[str, float] | None = None
 
     @property
     def errored(self) -> bool:
@@ -125,6 +127,9 @@ class Run:
     metrics: Mapping[str, Any] | None = None
     label: str | None = None
     privacy: str = "metadata"
+    #: ``{case id: fingerprint}`` of the set version the run answered (see :mod:`evalkit.set_versions`);
+    #: ``None`` for a run stored before fingerprints were kept.
+    case_fingerprints: Mapping[str, str] | None = None
     # Aggregates as stored; derived from ``cases`` when the run carries them.
     stored_passed_count: int | None = None
     stored_errored_count: int | None = None

@@ -22,7 +22,7 @@ class SetProblem:
     reason: str
 
     def __str__(self) -> str:
-        from .setfiles.problems import visible
+        from .printable import visible
 
         return visible(f"{self.target}: {self.reason}")
 

@@ -1,4 +1,12 @@
-"""Comparing a run with its baseline: aggregate tolerances, per-case flips and their weight."""
+"""Comparing a run with its baseline: aggregate tolerances, per-case flips and their weight, on the
+cases both runs measured the same way.
+
+A comparison splits the two runs' cases by set version (:mod:`evalkit.set_versions`): *unchanged*
+cases (in both runs, same fingerprint) carry the gate — the pass-rate and mean-score deltas, the
+per-case regressions and the McNemar test; *added*, *edited* and *removed* cases are reported apart
+and never count as a regression. ``--fail-on-new-failures`` additionally fails the gate when an
+added or edited case fails (:attr:`Comparison.new_failures`).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +18,10 @@ from math import comb
 import attrs
 
 from .runs import CaseResult, Run
+from .set_versions import split_cases
 from .tolerance import Tolerances
 
-__all__ = ["Comparison", "compare", "mcnemar_exact_p", "exact_score"]
+__all__ = ["Comparison", "EditedCase", "compare", "mcnemar_exact_p", "exact_score"]
 
 
 def exact_score(value: float) -> Fraction:
@@ -31,8 +40,37 @@ def mcnemar_exact_p(regressed: int, fixed: int) -> float:
 
 
 @attrs.frozen
+class EditedCase:
+    """A case whose content (prompt, system prompt, assertions, reference — or a question's text,
+    expected ids, form) changed between the runs, with its result in each."""
+
+    case_id: str
+    baseline_passed: bool
+    passed: bool
+    baseline_score: float
+    score: float
+
+
+@attrs.frozen
 class Comparison:
-    """The verdict of one run against its baseline."""
+    """The verdict of one run against its baseline, complete enough for any report to render.
+
+    The gate is computed on :attr:`compared_cases`: the cases present in both runs whose content
+    did not change (and that the judge did not disagree with itself on).
+
+    * ``pass_rate_delta`` / ``mean_score_delta``: run minus baseline over the compared cases,
+      exactly; ``*_regressed`` when the drop exceeds its tolerance (a drop equal to it passes).
+      ``baseline_pass_rate``, ``pass_rate``, ``baseline_mean_score`` and ``mean_score`` are the
+      four sides of those deltas.
+    * ``regressed_cases``: compared cases that passed in the baseline and fail now (listed first
+      in every report); ``fixed_cases``: failed then, pass now; ``still_failing``: fail in both.
+    * ``mcnemar_p``: the exact two-sided McNemar p-value of regressed versus fixed cases.
+    * ``added_cases`` (with ``added_failing``, those of them that fail), ``edited_cases`` (with
+      their old and new result) and ``removed_cases``: the set changed — reported apart, never a
+      regression. ``fingerprints_known`` is false when either run was stored before case
+      fingerprints were kept: every case present in both then counts as unchanged.
+    * ``unstable_cases``: cases the judge disagreed with itself on, in either run: left out of the gate.
+    """
 
     baseline_id: str
     pass_rate_delta: Fraction
@@ -47,29 +85,65 @@ class Comparison:
     mcnemar_p: float
     #: Cases the judge disagreed with itself on, in either run: left out of both sides.
     unstable_cases: tuple[str, ...] = ()
+    edited_cases: tuple[EditedCase, ...] = ()
+    added_failing: tuple[str, ...] = ()
+    compared_cases: tuple[str, ...] = ()
+    baseline_pass_rate: Fraction = Fraction(0)
+    pass_rate: Fraction = Fraction(0)
+    baseline_mean_score: Fraction = Fraction(0)
+    mean_score: Fraction = Fraction(0)
+    fingerprints_known: bool = True
 
     @property
     def regressed(self) -> bool:
         """True when either aggregate dropped beyond its tolerance."""
         return self.pass_rate_regressed or self.mean_score_regressed
 
-    def summary(self, pass_name: str = "pass rate", mean_name: str = "mean score", mean_in_points: bool = False) -> str:
-        """One sentence, as the CLI prints it; retrieval names the rates after hits, in points."""
+    @property
+    def set_changed(self) -> bool:
+        """True when a case was added, edited or removed between the runs."""
+        return bool(self.added_cases or self.edited_cases or self.removed_cases)
+
+    @property
+    def edited_failing(self) -> tuple[str, ...]:
+        """Edited cases that fail now."""
+        return tuple(e.case_id for e in self.edited_cases if not e.passed)
+
+    @property
+    def new_failures(self) -> tuple[str, ...]:
+        """Added or edited cases that fail now: what ``--fail-on-new-failures`` gates on."""
+        return (*self.added_failing, *self.edited_failing)
+
+    def summary(
+        self, pass_name: str = "pass rate", mean_name: str = "mean score", mean_in_points: bool = False, unit: str = "case"
+    ) -> str:
+        """One sentence, as every report prints it; retrieval names the rates after hits, in points,
+        and its cases questions (``unit``).
+
+        When the set changed, the sentence says the gate was computed on the unchanged cases.
+        """
 
         def mean(delta: Fraction, signed: str) -> str:
             return f"{float(delta) * 100:{signed}.1f} pp" if mean_in_points else f"{float(delta):{signed}.3f}"
 
+        scope = ""
+        if self.set_changed:
+            scope = (
+                f" on the {len(self.compared_cases)} unchanged {unit}(s) "
+                f"({len(self.added_cases)} added, {len(self.edited_cases)} edited, {len(self.removed_cases)} removed "
+                "are reported apart)"
+            )
         if not self.regressed:
             return (
                 f"No regression: {pass_name} {float(self.pass_rate_delta) * 100:+.1f} pp, "
-                f"{mean_name} {mean(self.mean_score_delta, '+')} versus run {self.baseline_id}."
+                f"{mean_name} {mean(self.mean_score_delta, '+')} versus run {self.baseline_id}{scope}."
             )
         parts = []
         if self.pass_rate_regressed:
             parts.append(f"{pass_name} dropped {float(-self.pass_rate_delta) * 100:.1f} pp")
         if self.mean_score_regressed:
             parts.append(f"{mean_name} dropped {mean(-self.mean_score_delta, '')}")
-        return f"Regression: {' and '.join(parts)} beyond the configured tolerance (baseline run {self.baseline_id})."
+        return f"Regression: {' and '.join(parts)} beyond the configured tolerance (baseline run {self.baseline_id}){scope}."
 
 
 def _rate_and_mean(cases: Sequence[CaseResult]) -> tuple[Fraction, Fraction]:
@@ -82,26 +156,26 @@ def _rate_and_mean(cases: Sequence[CaseResult]) -> tuple[Fraction, Fraction]:
 def compare(current: Run, baseline: Run, tolerances: Tolerances) -> Comparison:
     """Compare ``current`` with ``baseline``; a drop equal to its tolerance is accepted.
 
-    A case the judge disagreed with itself on (``CaseResult.unstable``) in either run is left out
-    of both runs' aggregates and of the flipped cases, so a coin-flip verdict cannot flip a gate.
+    Only the unchanged cases present in both runs carry the gate (see the module docstring). A
+    case the judge disagreed with itself on (``CaseResult.unstable``) in either run is left out of
+    both runs' aggregates and of the flipped cases, so a coin-flip verdict cannot flip a gate.
     """
+    before = baseline.case_map()
+    after = current.case_map()
+    split = split_cases(before, after, baseline.case_fingerprints, current.case_fingerprints)
     unstable = tuple(dict.fromkeys(c.case_id for run in (current, baseline) for c in run.cases if c.unstable))
     left_out = set(unstable)
-    if unstable:
-        current_rate, current_mean = _rate_and_mean([c for c in current.cases if c.case_id not in left_out])
-        baseline_rate, baseline_mean = _rate_and_mean([c for c in baseline.cases if c.case_id not in left_out])
-        pass_delta = current_rate - baseline_rate
-        mean_delta = current_mean - baseline_mean
-    else:
-        pass_delta = current.pass_rate - baseline.pass_rate
-        mean_delta = exact_score(current.mean_score) - exact_score(baseline.mean_score)
-    before = {cid: case for cid, case in baseline.case_map().items() if cid not in left_out}
-    after = {cid: case for cid, case in current.case_map().items() if cid not in left_out}
-    regressed = tuple(cid for cid, case in after.items() if cid in before and before[cid].passed and not case.passed)
-    fixed = tuple(cid for cid, case in after.items() if cid in before and not before[cid].passed and case.passed)
-    still = tuple(cid for cid, case in after.items() if cid in before and not before[cid].passed and not case.passed)
-    added = tuple(cid for cid in after if cid not in before)
-    removed = tuple(cid for cid in before if cid not in after)
+    compared = tuple(cid for cid in split.unchanged if cid not in left_out)
+    baseline_rate, baseline_mean = _rate_and_mean([before[cid] for cid in compared])
+    current_rate, current_mean = _rate_and_mean([after[cid] for cid in compared])
+    pass_delta = current_rate - baseline_rate
+    mean_delta = current_mean - baseline_mean
+    regressed = tuple(cid for cid in compared if before[cid].passed and not after[cid].passed)
+    fixed = tuple(cid for cid in compared if not before[cid].passed and after[cid].passed)
+    still = tuple(cid for cid in compared if not before[cid].passed and not after[cid].passed)
+    edited = tuple(
+        EditedCase(cid, before[cid].passed, after[cid].passed, before[cid].score, after[cid].score) for cid in split.edited
+    )
     return Comparison(
         baseline_id=baseline.id,
         pass_rate_delta=pass_delta,
@@ -111,8 +185,16 @@ def compare(current: Run, baseline: Run, tolerances: Tolerances) -> Comparison:
         regressed_cases=regressed,
         fixed_cases=fixed,
         still_failing=still,
-        added_cases=added,
-        removed_cases=removed,
+        added_cases=split.added,
+        removed_cases=split.removed,
         mcnemar_p=mcnemar_exact_p(len(regressed), len(fixed)),
         unstable_cases=unstable,
+        edited_cases=edited,
+        added_failing=tuple(cid for cid in split.added if not after[cid].passed),
+        compared_cases=compared,
+        baseline_pass_rate=baseline_rate,
+        pass_rate=current_rate,
+        baseline_mean_score=baseline_mean,
+        mean_score=current_mean,
+        fingerprints_known=split.fingerprints_known,
     )

@@ -1,15 +1,20 @@
 """``evalkit.lexical``: BM25 over a local corpus, with SQLite FTS5 and nothing else.
 
 The corpus is a JSONL file of ``{"id": ..., "text": ..., "title": ...}`` objects (BEIR's
-``corpus.jsonl`` with ``_id`` works as it is) or a folder of ``.txt``/``.md`` files, each file one
-document whose id is its path relative to the folder without the suffix (``guides/install``).
+``corpus.jsonl`` with ``_id`` works as it is), a BEIR folder (one holding ``corpus.jsonl``: that
+file is the corpus, so the retriever and the ``evalkit.collections`` question set can point at the
+same folder) or a folder of ``.txt``/``.md`` files, each file one document whose id is its path
+relative to the folder without the suffix (``guides/install``).
 
 Documents are indexed once into an FTS5 table (Porter stemming over ``unicode61`` tokens,
 diacritics folded, title and text as two columns) in a cache directory, under a name derived
 from the corpus path and its content hash: an unchanged corpus reuses its index, a changed one
 gets a new index and the stale one is removed. A question becomes an OR query of its distinct
 terms minus English stopwords, each term quoted so FTS5 syntax in a question is just text, ranked
-by FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, fixed by SQLite).
+by FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, fixed by SQLite). Results come back as ``(id, score)``
+pairs, the score being BM25 (higher is better). With ``min_score`` set, documents scoring below
+it are not returned, so a question nothing in the corpus answers can come back empty (see
+docs/retrieval.md, "Choosing min_score").
 
 On SciFact (BEIR, test split) this scores nDCG@10 0.687 against 0.679 for the published
 Lucene/Anserini BM25 baseline; see ``bench/retrieval.py``. A folder document's title is its id,
@@ -56,6 +61,8 @@ STOPWORDS = frozenset(
     " these they this to was will with".split()
 )
 FOLDER_SUFFIXES = (".txt", ".md")
+#: The corpus file of a BEIR folder.
+BEIR_CORPUS = "corpus.jsonl"
 _TERM = re.compile(r"[^\W_]+")
 _CHUNK = 1 << 20
 
@@ -182,12 +189,16 @@ class LexicalRetriever:
     """BM25 retrieval over a local corpus (see the module docstring).
 
     Options (the deployment's ``[deployments.<name>.retrievers."evalkit.lexical"]`` table):
-    ``corpus`` (required: JSONL file or folder), ``index_dir`` (default :func:`default_index_dir`)
-    and ``title_weight`` (BM25 column weight of titles against 1.0 for text, default 1.0).
+    ``corpus`` (required: JSONL file, BEIR folder or folder of text files), ``index_dir``
+    (default :func:`default_index_dir`), ``title_weight`` (BM25 column weight of titles against
+    1.0 for text, default 1.0) and ``min_score`` (BM25 floor: documents scoring below it are not
+    returned; default none).
     Nothing is read until :meth:`provenance`, :meth:`prepare` or :meth:`retrieve` is called.
     """
 
     identifier = "evalkit.lexical"
+    #: Searches share one read-only connection under a lock: safe to ask from several threads.
+    thread_safe = True
     #: Options that are paths: relative ones in a project configuration are resolved against its folder.
     path_options = ("corpus", "index_dir")
 
@@ -196,10 +207,13 @@ class LexicalRetriever:
         corpus: str | os.PathLike[str],
         index_dir: str | os.PathLike[str] | None = None,
         title_weight: float = 1.0,
+        min_score: float | None = None,
     ) -> None:
         path = Path(corpus).expanduser()
         if not path.exists():
             raise ConfigError(f'evalkit.lexical: corpus "{corpus}" does not exist')
+        if path.is_dir() and (path / BEIR_CORPUS).is_file():
+            path = path / BEIR_CORPUS
         if not (path.is_dir() or path.is_file()):
             raise ConfigError(f'evalkit.lexical: corpus "{corpus}" is neither a file nor a folder')
         if (
@@ -209,6 +223,11 @@ class LexicalRetriever:
             or title_weight < 0
         ):
             raise ConfigError(f"evalkit.lexical: title_weight must be a finite number >= 0 (got {title_weight!r})")
+        if min_score is not None and (
+            isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score)
+        ):
+            raise ConfigError(f"evalkit.lexical: min_score must be a finite number (got {min_score!r})")
+        self.min_score = None if min_score is None else float(min_score)
         self.corpus = path.resolve()
         self.index_dir = Path(index_dir).expanduser() if index_dir is not None else default_index_dir()
         self.title_weight = float(title_weight)
@@ -344,11 +363,12 @@ class LexicalRetriever:
                 except OSError:
                     pass  # still open elsewhere (Windows); the next build retries
 
-    def retrieve(self, question: str, limit: int) -> list[str]:
-        """Up to ``limit`` document ids, best BM25 score first (ties in corpus order).
+    def retrieve(self, question: str, limit: int) -> list[tuple[str, float]]:
+        """Up to ``limit`` ``(document id, BM25 score)`` pairs, best first (ties in corpus order).
 
         A question shorter than two characters, or without a term that is not a stopword,
-        returns ``[]`` without searching — so a "nothing answers this" question can score.
+        returns ``[]`` without searching, and so does one whose best document scores below
+        ``min_score`` — so a "nothing answers this" question can score.
         """
         question = question.strip()
         if limit < 1 or len(question) < 2:
@@ -364,7 +384,7 @@ class LexicalRetriever:
                     raise RetrievalError("evalkit.lexical: the retriever was closed while searching")
                 rows = self._connection.execute(
                     """
-                    SELECT documents.doc_id FROM (
+                    SELECT documents.doc_id, -hits.score FROM (
                         SELECT rowid, bm25(passages, ?, 1.0) AS score FROM passages
                         WHERE passages MATCH ? ORDER BY score, rowid LIMIT ?
                     ) AS hits JOIN documents ON documents.rowid = hits.rowid
@@ -374,7 +394,10 @@ class LexicalRetriever:
                 ).fetchall()
         except sqlite3.Error as exc:
             raise RetrievalError(f"evalkit.lexical: search failed: {exc}") from exc
-        return [doc_id for (doc_id,) in rows]
+        floor = self.min_score
+        if floor is not None:
+            return [(doc_id, score) for doc_id, score in rows if score >= floor]
+        return rows
 
     def close(self) -> None:
         """Release the index file."""

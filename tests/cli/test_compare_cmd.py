@@ -25,6 +25,7 @@ def test_compare_sorts_every_case_and_weighs_the_flips(evalkit_cli, two_runs) ->
         "fixed": ["add-99-1"],
         "still_failing": ["json-sum"],
         "added": [],
+        "edited": [],
         "removed": [],
     }
     assert document["mcnemar_p"] == mcnemar_exact_p(3, 1) == 0.625
@@ -36,7 +37,7 @@ def test_compare_sorts_every_case_and_weighs_the_flips(evalkit_cli, two_runs) ->
     text = evalkit_cli("compare", base, run)
     assert text.code == 0
     out = text.stdout
-    assert out.index("Regressed (passed in base, fail now): 3") < out.index("Fixed (failed in base, pass now): 1")
+    assert out.index("Regressed (passed in the baseline, fail now): 3") < out.index("Fixed (failed in the baseline, pass now): 1")
     assert "  - add-2-2" in out and "Still failing: 1" in out
     assert "-33.3 pp" in out and "exact McNemar p = 0.625; too few flips to call a trend" in out
 

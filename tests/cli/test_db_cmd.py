@@ -8,21 +8,25 @@ import time
 import pytest
 from evalkit.cli.db_cmd import parse_age
 from evalkit.errors import UsageError
+from evalkit.storage.schema import MIGRATIONS
+from evalkit.storage.schema import SCHEMA_VERSION as LATEST
+
+#: Every migration this evalkit knows (tests follow the list as migrations are added).
+VERSIONS = [version for version, _, _ in MIGRATIONS]
 
 
 def test_status_and_upgrade_of_a_new_store(evalkit_cli, project) -> None:
-    from evalkit.storage.schema import MIGRATIONS, SCHEMA_VERSION
-
-    every = ", ".join(str(version) for version, _, _ in MIGRATIONS)
-    status = evalkit_cli("db", "status", "--json").json()
-    assert (status["version"], status["latest"], status["up_to_date"]) == (0, SCHEMA_VERSION, False)
+    status = evalkit_cli("db", "status", "--json")
+    assert status.code == 2 and status.stdout == ""
+    assert f"There is no results store at {project / '.evalkit' / 'results.db'} yet" in status.stderr
+    assert "the first `evalkit run` will create it" in status.stderr and "db upgrade" not in status.stderr
     assert not (project / ".evalkit").exists(), "status only reads"
     upgraded = evalkit_cli("db", "upgrade")
-    assert upgraded.code == 0 and f"from schema version 0 to {SCHEMA_VERSION} (applied {every})" in upgraded.stdout
+    assert upgraded.code == 0 and f"from schema version 0 to {LATEST} (applied {', '.join(map(str, VERSIONS))})" in upgraded.stdout
     again = evalkit_cli("db", "upgrade", "--json").json()
-    assert again["applied_now"] == [] and again["version"] == SCHEMA_VERSION
+    assert again["applied_now"] == [] and again["version"] == LATEST
     text = evalkit_cli("db", "status").stdout
-    assert f"version {SCHEMA_VERSION} (up to date)" in text and "create run and case tables" in text
+    assert f"version {LATEST} (up to date)" in text and "create run and case tables" in text
 
 
 def test_prune_removes_whole_old_runs_and_reports_how_many(evalkit_cli, project) -> None:

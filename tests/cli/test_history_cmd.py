@@ -5,10 +5,19 @@ from __future__ import annotations
 from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with, run_json
 
 
-def test_an_unknown_or_empty_set_has_no_history(evalkit_cli) -> None:
+def test_an_unknown_or_empty_set_has_no_history(evalkit_cli, project) -> None:
+    assert evalkit_cli("run", "evalkit.smoke").code == 0
     result = evalkit_cli("history", "nobody.ran")
     assert result.code == 0 and 'No stored runs of set "nobody.ran".' in result.stdout
     assert evalkit_cli("history", "nobody.ran", "--json").json() == {"set": "nobody.ran", "runs": [], "series": []}
+
+
+def test_history_without_a_store_names_the_path_and_creates_nothing(evalkit_cli, project) -> None:
+    result = evalkit_cli("history", "evalkit.smoke")
+    assert result.code == 2 and result.stdout == ""
+    assert f"There is no results store at {project / '.evalkit' / 'results.db'}" in result.stderr
+    assert "No configuration file was found" in result.stderr
+    assert not (project / ".evalkit").exists()
 
 
 def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit_cli, project) -> None:
@@ -24,8 +33,11 @@ def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit
     runs = document["runs"]
     assert [r["run_id"] for r in runs] == [ad_hoc["run_id"], third["run_id"], second["run_id"], first["run_id"]]
     assert [r["verdict"]["state"] for r in runs] == ["not_compared", "ok", "regressed", "baseline"]
-    assert runs[1]["verdict"]["baseline_id"] == second["run_id"]
+    # The regressed run never became the baseline: the third run is compared with the first.
+    assert runs[1]["verdict"]["baseline_id"] == first["run_id"]
     assert runs[2]["verdict"]["baseline_id"] == first["run_id"]
+    assert [r["accepted"] and r["accepted"]["how"] for r in runs] == [None, "no_regression", None, "first"]
+    assert [r["current_baseline"] for r in runs] == [False, True, False, False]
     assert "Regression: pass rate dropped 50.0 pp" in runs[2]["verdict"]["note"]
     assert [r["pass_rate"] for r in runs[1:]] == [1.0, 0.5, 1.0]
     assert "cases" not in runs[0]
@@ -42,6 +54,7 @@ def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit
     rows = [line for line in lines if first["run_id"] in line or second["run_id"] in line or third["run_id"] in line]
     assert [r.split("│")[1].strip() for r in rows] == [third["run_id"], second["run_id"], first["run_id"]]
     assert "REGRESSED" in rows[1] and "50.0%" in rows[1] and "baseline" in rows[2] and "ok" in rows[0]
+    assert rows[0].rstrip().endswith("* no regression") and rows[1].rstrip().endswith("no") and rows[2].rstrip().endswith("first")
     assert "█▅█  100.0% → 100.0%  (3 run(s))  my-app-2025-01 (my-app/my-app) · deterministic" in table.stdout
 
 

@@ -129,10 +129,11 @@ def test_nothing_qualifying_exits_1(evalkit_cli, lab: Lab) -> None:
     assert "excluded: quality 0.5000 is below the minimum 1" in result.stdout
 
 
-def test_no_configured_instance_exits_1_with_a_hint(evalkit_cli, project: Path) -> None:
+def test_no_configured_instance_is_a_usage_error_with_a_hint(evalkit_cli, project: Path) -> None:
     result = evalkit_cli("models", "rank", "--database", f"sqlite:///{project / 'r.db'}")
-    assert result.code == 1
-    assert "No provider instance is configured" in result.stdout
+    assert result.code == 2, "nothing configured is a usage problem, not a gate that failed"
+    assert "No provider instance is configured" in result.stderr and "[providers.NAME]" in result.stderr
+    assert not (project / "r.db").exists()
 
 
 @pytest.mark.parametrize(

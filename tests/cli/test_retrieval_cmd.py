@@ -99,13 +99,14 @@ def test_stdlib_demo_runs_out_of_the_box_and_compares_on_the_second_run(cli, pro
     assert first.code == 0, first.stderr
     out = first.stdout
     assert "Retrieval evaluation: evalkit_stdlib.docs vs evalkit.lexical" in out
-    assert re.search(r"Question\s+┃ Form\s+┃ Hard class\s+┃ Top-1 ┃ Top-3 ┃\s+RR ┃ Latency \(ms\)", out)
+    assert re.search(r"Question\s+┃ Form\s+┃ Hard class\s+┃ Top-1 ┃ Top-3 ┃\s+RR@10 ┃ Latency \(ms\)", out)
     assert re.search(r"parse-json-string\s+│ match │ near-duplicate\s+│", out)
     assert re.search(r"nothing-react\s+│ gap\s+│ out-of-scope", out)
     top1 = re.search(r"Top-1 hit rate: (\d+\.\d)% \((\d+)/61\)", out)
     top3 = re.search(r"Top-3 hit rate: (\d+\.\d)% \((\d+)/61\)", out)
     assert top1 and top3 and int(top1.group(2)) <= int(top3.group(2))
-    for line in ("MRR:", "Recall@10:", "nDCG@10:", "Latency:        p50", "By form", "By hard class", "Retrieval provenance"):
+    assert "MRR:" not in out
+    for line in ("MRR@10:", "Recall@10:", "nDCG@10:", "Latency:        p50", "By form", "By hard class", "Retrieval provenance"):
         assert line in out
     assert re.search(r"Corpus revision:\s+sha256:[0-9a-f]{16}", out)
     assert re.search(r"Pipeline identity:\s+evalkit\.lexical-fts5-bm25-v1", out)
@@ -140,7 +141,8 @@ def test_stdlib_demo_json_has_every_ranking_and_metric(cli) -> None:
     assert metrics["question_count"] == 61
     assert metrics["top1_hits"] == sum(q["hit_at_1"] for q in questions)
     assert metrics["top3_hit_rate"] == pytest.approx(sum(q["hit_at_3"] for q in questions) / 61)
-    assert metrics["mrr"] == pytest.approx(sum(q["reciprocal_rank"] for q in questions) / 61)
+    assert "mrr" not in metrics and "reciprocal_rank" not in questions[0]
+    assert metrics["mrr_at_k"] == pytest.approx(sum(q["reciprocal_rank_at_k"] for q in questions) / 61)
     assert set(metrics["by_form"]) == {"match", "gap"}
     assert {"near-duplicate", "specific-vs-general", "normal", "out-of-scope"} <= set(metrics["by_hard_class"])
     assert sum(b["questions"] for b in metrics["by_form"].values()) == 61
@@ -171,9 +173,10 @@ def test_unknown_set_retriever_and_deployment_exit_2_listing_the_known_ones(cli,
     from_env = cli("retrieval", "retrievalkit.tiny", "evalkit.lexical", extra_env={"EVALKIT_DEPLOYMENT": "qa"})
     assert from_env.code == 2 and 'Unknown deployment "qa" (EVALKIT_DEPLOYMENT=qa). Known deployments: staging' in from_env.stderr
 
-    wrong_retriever = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "staging")
+    # An explicit retriever must be one the deployment has options for, or one that takes none.
+    wrong_retriever = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "staging")
     assert wrong_retriever.code == 2
-    assert 'deployment "staging" has no options for retriever "fixtures.raising" (it configures: evalkit.lexical)' in wrong_retriever.stderr
+    assert 'deployment "staging" has no options for retriever "fixtures.garbage" (it configures: evalkit.lexical)' in wrong_retriever.stderr
 
     no_options = cli("retrieval", "retrievalkit.tiny", "evalkit.lexical")
     assert no_options.code == 2
@@ -243,12 +246,20 @@ def test_every_baseline_state_with_the_lexical_retriever(cli, project) -> None:
     assert "Baseline state: mismatch" in changed.stdout
     assert "Regression comparison skipped: benchmark provenance is mismatch. The measurement was recorded." in changed.stdout
     assert "No regression" not in changed.stdout
+    assert "Not accepted as the baseline" in changed.stdout
+    # The mismatched run is not accepted: the baseline stays the old corpus's run until a person accepts.
     lenient = cli(*args[:-1])
-    assert lenient.code == 0 and "Baseline state: comparable" in lenient.stdout
+    assert lenient.code == 0 and "Baseline state: mismatch" in lenient.stdout
+    changed_id = stored(project)[2][0]
+    accepted = cli("baseline", "accept", changed_id, "--reason", "the corpus grew by one document")
+    assert accepted.code == 0, accepted.stderr
+    after = cli(*args)
+    assert after.code == 0 and "Baseline state: comparable" in after.stdout
+    assert f"versus run {changed_id}" in after.stdout
 
     runs = stored(project)
-    assert len(runs) == 4 and {r[2] for r in runs} == {"complete"}
-    assert [r[8] for r in runs] == ["baseline", "ok", "not_compared", "ok"]
+    assert len(runs) == 5 and {r[2] for r in runs} == {"complete"}
+    assert [r[8] for r in runs] == ["baseline", "ok", "not_compared", "not_compared", "ok"]
 
 
 def test_a_retriever_without_provenance_is_unknown_and_fails_the_strict_gate(cli, project) -> None:
@@ -266,7 +277,7 @@ def test_a_retriever_without_provenance_is_unknown_and_fails_the_strict_gate(cli
     assert len(stored(project)) == 2
 
 
-def test_invalid_provenance_is_unknown_and_so_is_the_run_after_it(cli, project) -> None:
+def test_invalid_provenance_is_unknown_and_never_becomes_the_baseline(cli, project) -> None:
     answers = write_answers(project, PERFECT)
     declared = {"answers": answers, "corpus_revision": "corpus-v1"}
     configure(
@@ -285,10 +296,13 @@ def test_invalid_provenance_is_unknown_and_so_is_the_run_after_it(cli, project) 
     na = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "na")
     assert "must declare an applicable revision" in na.stdout and "Baseline state: unknown" in na.stdout
 
-    # The previous run of a deployment recorded no benchmark: the next known run is unknown, then comparable.
+    # A run of unknown provenance is never accepted, so the first run with a known benchmark is the first
+    # baseline of its scope, and the next one is comparable.
+    assert "Not accepted as the baseline: the run could not be compared." in na.stdout
     configure(project, {"bad": {"fixtures.declaring": declared}})
     after_unknown = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "bad", "--fail-on-regression")
-    assert after_unknown.code == 1 and "Baseline state: unknown" in after_unknown.stdout
+    assert after_unknown.code == 0 and "Baseline state: baseline" in after_unknown.stdout
+    assert "Accepted as the baseline of its scope (automatically: the first run of its scope)." in after_unknown.stdout
     assert "Corpus revision:    corpus-v1" in after_unknown.stdout
     again = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "bad", "--fail-on-regression")
     assert again.code == 0 and "Baseline state: comparable" in again.stdout
@@ -327,9 +341,9 @@ def test_a_regression_fails_the_gate_only_beyond_the_tolerances(cli, project) ->
 
     gated = cli(*args, "--fail-on-regression")
     assert gated.code == 1
-    assert "Top-1 hit in run" in gated.stdout and "  - json" in gated.stdout
+    assert "Lost a top-1 hit (hit in the baseline, miss now): 1\n  - json" in gated.stdout
     assert "Regression: top-1 hit rate dropped 25.0 pp and top-3 hit rate dropped 25.0 pp" in gated.stdout
-    assert "Retrieval regression detected against the previous run." in gated.stdout
+    assert "Retrieval regression detected against the baseline." in gated.stdout
 
     # The previous run is now the regressed one; tolerate a drop of exactly 25 pp against a fresh baseline.
     configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
@@ -459,7 +473,7 @@ def test_duplicates_are_collapsed_and_ids_past_the_limit_are_dropped_with_a_warn
     assert doc["warnings"] == []
     ranked = {q["id"]: q["ranked_ids"] for q in doc["questions"]}
     assert ranked["json"] == ["doc-csv", "doc-json", "doc-sleep"]
-    assert {q["id"]: q["reciprocal_rank"] for q in doc["questions"]}["json"] == 0.5
+    assert {q["id"]: q["reciprocal_rank_at_k"] for q in doc["questions"]}["json"] == 0.5
 
     many = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "many", "--k", "20", "--json")
     assert many.code == 0
@@ -504,3 +518,68 @@ def test_show_and_history_read_a_stored_retrieval_run(cli, project) -> None:
     assert nap["detail"]["ranked_ids"] == ["doc-sleep", "doc-json"]
     history = cli("history", "retrievalkit.tiny")
     assert history.code == 0 and run_id in history.stdout and "baseline" in history.stdout
+
+
+# -- accepted baselines -------------------------------------------------------------------------
+
+
+def test_a_regressed_retrieval_run_never_becomes_the_baseline_until_accepted(cli, project) -> None:
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
+    args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--fail-on-regression")
+    first = cli(*args, "--json")
+    assert first.code == 0 and first.json()["accepted"]["how"] == "first"
+    baseline_id = first.json()["run_id"]
+    worse = {**PERFECT, QUESTIONS["json"]: ["doc-csv", "doc-zip", "doc-copy", "doc-json"]}
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, worse)}}})
+
+    regressed = cli(*args)
+    assert regressed.code == 1 and f"(baseline run {baseline_id})" in regressed.stdout
+    assert f"Not accepted as the baseline: run {baseline_id} stays the baseline" in regressed.stdout
+    again = cli(*args, "--json")
+    assert again.code == 1, again.stdout
+    document = again.json()
+    assert document["verdict"]["baseline_id"] == baseline_id and document["accepted"] is None
+    assert document["verdict"]["lost_top1_hits"] == ["json"]
+
+    accepted = cli("baseline", "accept", document["run_id"], "--reason", "json docs moved", extra_env={"USER": "bob"})
+    assert accepted.code == 0, accepted.stderr
+    assert 'retriever "fixtures.declaring", deployment "x"' in accepted.stdout
+    passing = cli(*args, "--json")
+    assert passing.code == 0, passing.stdout
+    assert passing.json()["verdict"]["baseline_id"] == document["run_id"]
+    assert passing.json()["accepted"]["how"] == "no_regression"
+
+    shown = cli("baseline", "show", "retrievalkit.tiny", "--retriever", "fixtures.declaring", "--deployment", "x", "--json")
+    baselines = shown.json()["baselines"]
+    assert [b["run_id"] for b in baselines] == [passing.json()["run_id"]]
+    assert baselines[0]["scope"] == {"kind": "retrieval", "set": "retrievalkit.tiny", "retriever": "fixtures.declaring", "deployment": "x"}
+    assert cli("baseline", "show", "retrievalkit.tiny", "--deployment", "y", "--json").json()["baselines"] == []
+
+
+def test_a_chosen_retrieval_baseline_of_another_scope_is_refused_before_anything_runs(cli, project) -> None:
+    answers = write_answers(project, PERFECT)
+    configure(project, {"x": {"fixtures.declaring": {"answers": answers}}, "y": {"fixtures.declaring": {"answers": answers}}})
+    x = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--json").json()
+    count = len(stored(project))
+    refused = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "y", "--baseline", x["run_id"])
+    assert refused.code == 2 and f"--baseline {x['run_id']} is of another scope" in refused.stderr
+    assert 'deployment "x"' in refused.stderr and len(stored(project)) == count
+    chosen = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--baseline", x["run_id"], "--json")
+    assert chosen.code == 0 and chosen.json()["verdict"]["baseline_id"] == x["run_id"]
+
+
+def test_mrr_at_k_is_one_figure_in_the_report_the_json_and_the_store(cli, project) -> None:
+    """The first relevant id at rank 4: RR@3 is 0, RR@10 is 1/4; printed, emitted and stored alike."""
+    late = {**PERFECT, QUESTIONS["json"]: ["doc-csv", "doc-zip", "doc-copy", "doc-json"]}
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, late)}}})
+    for k, expected in ((3, (0 + 1 + 1 + 1) / 4), (10, (0.25 + 1 + 1 + 1) / 4)):
+        args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--k", str(k), "--privacy", "full")
+        document = cli(*args, "--json").json()
+        assert document["metrics"]["mrr_at_k"] == pytest.approx(expected)
+        assert {q["id"]: q["reciprocal_rank_at_k"] for q in document["questions"]}["json"] == (0.0 if k == 3 else 0.25)
+        text = cli(*args).stdout
+        assert f"{f'MRR@{k}:':<16}{expected:.3f}" in text
+        assert re.search(rf"Class\s+┃ Questions ┃\s+Top-1 ┃\s+Top-3 ┃\s+MRR@{k} ┃", text)
+        shown = cli("show", document["run_id"], "--json").json()
+        assert shown["metrics"]["retrieval"]["mrr_at_k"] == pytest.approx(expected)
+        assert {c["id"]: c["detail"]["reciprocal_rank_at_k"] for c in shown["cases"]}["json"] == (0.0 if k == 3 else 0.25)

@@ -208,3 +208,28 @@ def test_help_and_list_import_neither_yaml_nor_jsonschema_nor_plugins(project: P
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=project, check=True)
     assert done.stdout.strip() == "[]"
+
+
+QUESTIONS = """\
+identifier: myapp.help
+name: Help pages
+questions:
+  - {id: reset, question: How do I reset my password?, expected_document_ids: [password]}
+  - {id: invoices, question: Where are my invoices?, form: gap, expected_document_ids: [billing], hard_class: wording}
+  - {id: weather, question: Will it rain tomorrow?, expected_document_ids: []}
+"""
+
+
+def test_a_question_set_file_runs_through_evalkit_retrieval(evalkit_cli, project: Path) -> None:
+    project_with(project, {"questions/help.yaml": QUESTIONS}, paths='["evals/**/*.yaml"]')
+    (project / "pages.jsonl").write_text(
+        '{"id": "password", "title": "Reset your password", "text": "Choose reset password on the sign-in page."}\n'
+        '{"id": "billing", "title": "Invoices", "text": "Download every invoice under Billing."}\n'
+    )
+    with open(project / "evalkit.toml", "a", encoding="utf-8") as fh:
+        fh.write('\n[deployments.local.retrievers."evalkit.lexical"]\ncorpus = "pages.jsonl"\n')
+    listed = evalkit_cli("list", "questions", "--json")
+    assert [r["identifier"] for r in listed.json()["sets"] if r["provider"] == "evalkit.files"] == ["myapp.help"]
+    result = evalkit_cli("retrieval", "myapp.help", "evalkit.lexical", "--deployment", "local", "--json")
+    assert result.code == 0, result.stderr
+    assert result.json()["status"] == "complete"

@@ -36,5 +36,6 @@ def test_metadata_privacy_shows_no_answer_text(evalkit_cli) -> None:
 
 
 def test_an_unknown_run_id_exits_2(evalkit_cli) -> None:
+    assert evalkit_cli("run", "evalkit.smoke").code == 0
     result = evalkit_cli("show", "20990101T000000-abcdef")
     assert result.code == 2 and 'there is no run "20990101T000000-abcdef"' in result.stderr

@@ -19,6 +19,11 @@ DOCS = [
 ]
 
 
+def ids(results: list[tuple[str, float]]) -> list[str]:
+    """The document ids of a lexical result list, best first (it returns (id, BM25 score) pairs)."""
+    return [doc_id for doc_id, _ in results]
+
+
 def write_jsonl(path: Path, docs: list[dict]) -> Path:
     path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
     return path
@@ -36,37 +41,37 @@ def index_dir(tmp_path: Path) -> Path:
 
 def test_ranking_sanity_on_a_tiny_corpus(corpus, index_dir):
     r = LexicalRetriever(corpus, index_dir=index_dir)
-    assert r.retrieve("How do I deserialize a JSON document?", 3)[0] == "json.loads"
-    assert r.retrieve("copy a file into a directory", 3)[0] == "shutil.copy"
-    assert r.retrieve("iterate over the lines of a CSV file", 3)[0] == "csv.reader"
-    assert r.retrieve("wait a few seconds", 5) == ["time.sleep"]
-    assert r.retrieve("unrelated zebra question", 5) == []
+    assert ids(r.retrieve("How do I deserialize a JSON document?", 3))[0] == "json.loads"
+    assert ids(r.retrieve("copy a file into a directory", 3))[0] == "shutil.copy"
+    assert ids(r.retrieve("iterate over the lines of a CSV file", 3))[0] == "csv.reader"
+    assert ids(r.retrieve("wait a few seconds", 5)) == ["time.sleep"]
+    assert ids(r.retrieve("unrelated zebra question", 5)) == []
 
 
 def test_porter_stemming_and_diacritics(corpus, index_dir):
     r = LexicalRetriever(corpus, index_dir=index_dir)
-    assert r.retrieve("delaying executions", 1) == ["time.sleep"]
-    assert r.retrieve("SERIALIZE", 5)[0] == "json.dumps"
-    assert r.retrieve("délay", 1) == ["time.sleep"]
+    assert ids(r.retrieve("delaying executions", 1)) == ["time.sleep"]
+    assert ids(r.retrieve("SERIALIZE", 5))[0] == "json.dumps"
+    assert ids(r.retrieve("délay", 1)) == ["time.sleep"]
 
 
 def test_limit_is_respected(corpus, index_dir):
     r = LexicalRetriever(corpus, index_dir=index_dir)
-    assert len(r.retrieve("a JSON str object file", 2)) == 2
-    assert len(r.retrieve("a JSON str object file", 100)) == 3
-    assert r.retrieve("JSON", 0) == []
+    assert len(ids(r.retrieve("a JSON str object file", 2))) == 2
+    assert len(ids(r.retrieve("a JSON str object file", 100))) == 3
+    assert ids(r.retrieve("JSON", 0)) == []
 
 
 @pytest.mark.parametrize("question", ["", " ", "j", "the", "What is it? Is it this or that?"])
 def test_questions_without_searchable_terms_return_nothing(corpus, index_dir, question):
-    assert LexicalRetriever(corpus, index_dir=index_dir).retrieve(question, 10) == []
+    assert ids(LexicalRetriever(corpus, index_dir=index_dir).retrieve(question, 10)) == []
 
 
 @pytest.mark.parametrize(
     "question", ['json "dumps', "NEAR(json csv)", "json AND NOT csv", "json*", "^json", "title:json", "json -csv {x}"]
 )
 def test_fts5_syntax_in_questions_is_plain_text(corpus, index_dir, question):
-    assert "json.dumps" in LexicalRetriever(corpus, index_dir=index_dir).retrieve(question, 10)
+    assert "json.dumps" in ids(LexicalRetriever(corpus, index_dir=index_dir).retrieve(question, 10))
 
 
 def test_query_terms_drop_stopwords_and_repeats():
@@ -75,7 +80,7 @@ def test_query_terms_drop_stopwords_and_repeats():
 
 def test_ties_keep_corpus_order(tmp_path, index_dir):
     corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": "same words here"} for i in range(5)])
-    assert LexicalRetriever(corpus, index_dir=index_dir).retrieve("same words", 10) == [f"d{i}" for i in range(5)]
+    assert ids(LexicalRetriever(corpus, index_dir=index_dir).retrieve("same words", 10)) == [f"d{i}" for i in range(5)]
 
 
 def test_title_weight_moves_title_matches(tmp_path, index_dir):
@@ -84,8 +89,8 @@ def test_title_weight_moves_title_matches(tmp_path, index_dir):
         {"id": "in-body", "title": "delta", "text": "zebra beta gamma"},
     ]
     corpus = write_jsonl(tmp_path / "c.jsonl", docs)
-    assert LexicalRetriever(corpus, index_dir=index_dir, title_weight=5).retrieve("zebra", 2) == ["in-title", "in-body"]
-    assert LexicalRetriever(corpus, index_dir=index_dir, title_weight=0).retrieve("zebra", 2)[0] == "in-body"
+    assert ids(LexicalRetriever(corpus, index_dir=index_dir, title_weight=5).retrieve("zebra", 2)) == ["in-title", "in-body"]
+    assert ids(LexicalRetriever(corpus, index_dir=index_dir, title_weight=0).retrieve("zebra", 2))[0] == "in-body"
 
 
 # --- the cached index ---------------------------------------------------------------------------
@@ -109,7 +114,7 @@ def test_a_changed_corpus_gets_a_new_index_and_the_stale_one_goes(corpus, index_
     new = after.prepare()
     assert new.built and new.path != old.path and new.documents == len(DOCS) + 1
     assert after.provenance().corpus_revision != old_revision
-    assert after.retrieve("open a zip archive", 1) == ["zipfile.ZipFile"]
+    assert ids(after.retrieve("open a zip archive", 1)) == ["zipfile.ZipFile"]
     assert not old.path.exists()
     assert [p.name for p in index_dir.iterdir()] == [new.path.name]
 
@@ -117,10 +122,10 @@ def test_a_changed_corpus_gets_a_new_index_and_the_stale_one_goes(corpus, index_
 def test_a_retriever_keeps_the_index_it_declared(corpus, index_dir):
     r = LexicalRetriever(corpus, index_dir=index_dir)
     declared = r.provenance()
-    r.retrieve("json", 1)
+    ids(r.retrieve("json", 1))
     write_jsonl(corpus, DOCS[:1])
     assert r.provenance() == declared
-    assert len(r.retrieve("a JSON str object file", 10)) == 3
+    assert len(ids(r.retrieve("a JSON str object file", 10))) == 3
 
 
 def test_corpus_that_changes_while_indexed_is_refused(corpus, index_dir):
@@ -136,7 +141,7 @@ def test_a_corrupt_index_is_rebuilt(corpus, index_dir):
     path.write_bytes(b"not a database")
     rebuilt = LexicalRetriever(corpus, index_dir=index_dir)
     assert rebuilt.prepare().built
-    assert rebuilt.retrieve("deserialize json", 1) == ["json.loads"]
+    assert ids(rebuilt.retrieve("deserialize json", 1)) == ["json.loads"]
 
 
 def test_default_index_dir_follows_the_environment(monkeypatch, tmp_path):
@@ -162,9 +167,9 @@ def test_folder_corpus_ids_are_relative_paths_without_suffix(tmp_path, index_dir
     (root / "image.png").write_bytes(b"refund install")
     r = LexicalRetriever(root, index_dir=index_dir)
     assert r.prepare().documents == 3
-    assert r.retrieve("how do I install the package", 5) == ["guides/install"]
-    assert set(r.retrieve("refund", 5)) == {"faq", "v1.2/notes"}
-    assert r.retrieve("guides", 5) == ["guides/install"]  # the path is searchable as the title
+    assert ids(r.retrieve("how do I install the package", 5)) == ["guides/install"]
+    assert set(ids(r.retrieve("refund", 5))) == {"faq", "v1.2/notes"}
+    assert ids(r.retrieve("guides", 5)) == ["guides/install"]  # the path is searchable as the title
 
 
 def test_folder_corpus_hash_covers_names_and_content(tmp_path, index_dir):
@@ -186,13 +191,13 @@ def test_beir_layout_with_underscore_id_and_title(tmp_path, index_dir):
     ]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     r = LexicalRetriever(corpus, index_dir=index_dir)
-    assert r.retrieve("white matter development in newborns", 2)[0] == "4983"
-    assert r.retrieve("myelodysplasia", 2) == ["5836"]
+    assert ids(r.retrieve("white matter development in newborns", 2))[0] == "4983"
+    assert ids(r.retrieve("myelodysplasia", 2)) == ["5836"]
 
 
 def test_numeric_ids_become_strings(tmp_path, index_dir):
     corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": 42, "text": "answer"}])
-    assert LexicalRetriever(corpus, index_dir=index_dir).retrieve("answer", 1) == ["42"]
+    assert ids(LexicalRetriever(corpus, index_dir=index_dir).retrieve("answer", 1)) == ["42"]
 
 
 @pytest.mark.parametrize(
@@ -251,3 +256,35 @@ def test_provenance_declares_corpus_hash_and_lexical_pipeline(corpus, index_dir)
 def test_same_content_elsewhere_declares_the_same_corpus(corpus, tmp_path, index_dir):
     copy = write_jsonl(tmp_path / "copy.jsonl", DOCS)
     assert LexicalRetriever(copy, index_dir=index_dir).provenance() == LexicalRetriever(corpus, index_dir=index_dir).provenance()
+
+
+def test_results_carry_decreasing_bm25_scores(corpus, index_dir) -> None:
+    results = LexicalRetriever(corpus, index_dir=index_dir).retrieve("a JSON str object file", 10)
+    scores = [score for _, score in results]
+    assert len(results) == 3 and all(s > 0 for s in scores) and scores == sorted(scores, reverse=True)
+
+
+def test_min_score_drops_weak_matches_so_nothing_can_come_back(corpus, index_dir) -> None:
+    everything = LexicalRetriever(corpus, index_dir=index_dir).retrieve("a JSON str object file", 10)
+    middle = everything[1][1]
+    floored = LexicalRetriever(corpus, index_dir=index_dir, min_score=middle).retrieve("a JSON str object file", 10)
+    assert floored == everything[:2]
+    above_all = LexicalRetriever(corpus, index_dir=index_dir, min_score=everything[0][1] + 1).retrieve("a JSON str object file", 10)
+    assert above_all == []
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), "3", True])
+def test_min_score_must_be_a_finite_number(corpus, bad) -> None:
+    with pytest.raises(ConfigError, match="min_score must be a finite number"):
+        LexicalRetriever(corpus, min_score=bad)
+
+
+def test_a_beir_folder_is_indexed_through_its_corpus_file(tmp_path, index_dir) -> None:
+    folder = tmp_path / "collection"
+    (folder / "qrels").mkdir(parents=True)
+    write_jsonl(folder / "corpus.jsonl", [{"_id": "7", "title": "Zebra stripes", "text": "Why the animal is striped."}])
+    (folder / "notes.txt").write_text("not a document of the collection")
+    r = LexicalRetriever(folder, index_dir=index_dir)
+    assert r.corpus == (folder / "corpus.jsonl").resolve()
+    assert ids(r.retrieve("zebra", 5)) == ["7"]  # found through the title
+    assert ids(r.retrieve("collection", 5)) == []

@@ -15,7 +15,10 @@ import pytest
 
 from tests.support.llama_server import ALIAS, LlamaServer, LlamaUnavailable, gguf_path
 
-__all__ = ["ALIAS", "gguf_file", "llama_config", "llama_server", "unavailable"]
+__all__ = ["ALIAS", "KEY_ENV", "gguf_file", "llama_config", "llama_server", "unavailable"]
+
+#: The local server takes any key; the instance names a variable, and the tests set it.
+KEY_ENV = {"EVALKIT_SMOL_KEY": "sk-local-llama-unused"}
 
 REQUIRED = os.environ.get("EVALKIT_REQUIRE_REALMODEL", "") == "1"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.realmodel.llama_support import ALIAS, llama_config
+from tests.realmodel.llama_support import ALIAS, KEY_ENV, llama_config
 
 pytestmark = pytest.mark.realmodel
 
@@ -28,7 +28,7 @@ def assert_no_traceback(result) -> None:
 
 def test_the_smoke_set_runs_is_stored_and_compared_with_itself(llama_server, project, evalkit_cli) -> None:
     (project / "evalkit.toml").write_text(llama_config(llama_server))
-    first = evalkit_cli("run", "evalkit.smoke", "--provider", "smol", "--json", timeout=TIMEOUT)
+    first = evalkit_cli("run", "evalkit.smoke", "--provider", "smol", "--json", env=KEY_ENV, timeout=TIMEOUT)
     assert_no_traceback(first)
     assert first.code == 0, first.stderr
     document = first.json()
@@ -41,7 +41,7 @@ def test_the_smoke_set_runs_is_stored_and_compared_with_itself(llama_server, pro
         input_tokens, output_tokens = json.loads(row["usage"])
         assert input_tokens > 0 and output_tokens > 0
         assert (row["provider_instance"], row["reported_model"]) == ("smol", ALIAS)
-    second = evalkit_cli("run", "evalkit.smoke", "--provider", "smol", timeout=TIMEOUT)
+    second = evalkit_cli("run", "evalkit.smoke", "--provider", "smol", env=KEY_ENV, timeout=TIMEOUT)
     assert_no_traceback(second)
     assert second.code == 0
     assert "No regression" in second.stdout  # temperature 0: the same answers, the same pass rate
@@ -68,7 +68,7 @@ def test_the_model_judging_itself_ends_as_the_rules_say_whatever_it_replies(llam
     (project / "evalkit.toml").write_text(llama_config(llama_server))
     result = evalkit_cli(
         "run", "evalkit.smoke", "--provider", "smol", "--grader", "decision", "--judge", "smol", "--allow-self-judge", "--json",
-        timeout=TIMEOUT,
+        env=KEY_ENV, timeout=TIMEOUT,
     )
     assert_no_traceback(result)
     assert result.code == 0, result.stderr
@@ -93,7 +93,7 @@ def test_judge_repeats_at_a_temperature_above_zero_report_a_real_self_agreement(
     result = evalkit_cli(
         "run", "evalkit.smoke", "--provider", "smol", "--grader", "decision", "--judge", "smol", "--allow-self-judge",
         "--judge-repeats", "3", "--judge-temperature", "0.9", "--json",
-        timeout=TIMEOUT,
+        env=KEY_ENV, timeout=TIMEOUT,
     )
     assert_no_traceback(result)
     assert result.code == 0, result.stderr
@@ -122,7 +122,7 @@ model = "{ALIAS}"
 index_dir = "{(project / 'index').as_posix()}"
 """
     )
-    env = {"PYTHONPATH": plugin_dists("evalkit-rag-app")}
+    env = {"PYTHONPATH": plugin_dists("evalkit-rag-app"), **KEY_ENV}
     result = evalkit_cli(
         "run", "rag.stdlib", "--provider", "rag", "--grader", "groundedness", "--judge", "smol", "--json", "--privacy", "full",
         env=env, timeout=TIMEOUT,

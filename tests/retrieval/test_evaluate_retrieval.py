@@ -153,7 +153,7 @@ def test_a_case_passes_on_a_top1_hit_and_scores_on_a_top3_hit() -> None:
     assert (miss.passed, miss.score, miss.yardstick) == (False, 1.0, GRADER)
     assert [(c.name, c.passed) for c in miss.checks] == [("hit_at_1", False), ("hit_at_3", True)]
     assert miss.detail == {
-        "form": "gap", "hard_class": "normal", "ranked_ids": ["a", "b"], "reciprocal_rank": 0.5,
+        "form": "gap", "hard_class": "normal", "ranked_ids": ["a", "b"], "reciprocal_rank_at_k": 0.5,
         "recall_at_k": 1.0, "ndcg_at_k": 0.63, "k": 10,
     }  # fmt: skip
     assert miss.latency_s == 0.002 and miss.finished_at == 5.0
@@ -165,7 +165,8 @@ def test_metrics_document_holds_every_metric_and_breakdown() -> None:
     metrics = aggregate([score(True, True), score(False, True)], 10)
     document = metrics_document(metrics, errored=2)["retrieval"]
     assert document["top1_hit_rate"] == 0.5 and document["top3_hit_rate"] == 1.0 and document["errored_questions"] == 2
-    assert document["by_form"]["gap"]["questions"] == 2 and document["by_hard_class"]["normal"]["mrr"] == 0.5
+    assert document["by_form"]["gap"]["questions"] == 2 and document["by_hard_class"]["normal"]["mrr_at_k"] == 0.5
+    assert document["mrr_at_k"] == 0.5 and "mrr" not in document
     json.dumps(document)
 
 
@@ -251,7 +252,7 @@ def test_full_privacy_keeps_rankings_and_per_question_metrics(config, sqlite_url
     assert run.label == "v2 prompt"
     detail = run.case_map()["parse"].detail
     assert detail["ranked_ids"][0] == "json.loads" and detail["k"] == 10
-    assert detail["reciprocal_rank"] == outcome.scores["parse"].reciprocal_rank
+    assert detail["reciprocal_rank_at_k"] == outcome.scores["parse"].reciprocal_rank_at_k
 
 
 def test_concurrency_keeps_set_order_and_scores(config, sqlite_url) -> None:

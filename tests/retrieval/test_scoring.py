@@ -47,7 +47,7 @@ def test_rank_distinct_rejects_what_is_not_a_list_of_strings(bad):
 def test_target_third_is_a_top3_hit_and_a_top1_miss():
     s = score_question(q("c"), ["a", "b", "c"], 10, 0.002)
     assert (s.hit_at_1, s.hit_at_3) == (False, True)
-    assert s.reciprocal_rank == pytest.approx(1 / 3)
+    assert s.reciprocal_rank_at_k == pytest.approx(1 / 3)
     assert s.recall_at_k == 1.0
     assert s.ndcg_at_k == pytest.approx(disc(3))
     assert s.ranked_ids == ("a", "b", "c")
@@ -57,7 +57,7 @@ def test_target_third_is_a_top3_hit_and_a_top1_miss():
 def test_target_at_raw_rank_four_but_distinct_rank_three_is_a_top3_hit():
     s = score_question(q("c"), ["a", "a", "b", "c"], 10, 0.0)
     assert (s.hit_at_1, s.hit_at_3) == (False, True)
-    assert s.reciprocal_rank == pytest.approx(1 / 3)
+    assert s.reciprocal_rank_at_k == pytest.approx(1 / 3)
     assert s.ranked_ids == ("a", "b", "c")
 
 
@@ -65,14 +65,14 @@ def test_repeats_collapse_onto_their_first_occurrence():
     s = score_question(q("b"), ["a", "a", "a", "b"], 10, 0.0)
     assert (s.hit_at_1, s.hit_at_3) == (False, True)
     assert s.ranked_ids == ("a", "b")
-    assert s.reciprocal_rank == 0.5
+    assert s.reciprocal_rank_at_k == 0.5
 
 
 def test_empty_ids_are_skipped():
     s = score_question(q("a"), ["", "a"], 10, 0.0)
     assert (s.hit_at_1, s.hit_at_3) == (True, True)
     assert s.ranked_ids == ("a",)
-    assert (s.reciprocal_rank, s.recall_at_k, s.ndcg_at_k) == (1.0, 1.0, 1.0)
+    assert (s.reciprocal_rank_at_k, s.recall_at_k, s.ndcg_at_k) == (1.0, 1.0, 1.0)
 
 
 def test_ranked_ids_keep_max_k_3_distinct_ids():
@@ -85,13 +85,13 @@ def test_ranked_ids_keep_max_k_3_distinct_ids():
 def test_empty_ranking_with_targets_misses_everything():
     s = score_question(q("a", "b"), [], 10, 0.0)
     assert (s.hit_at_1, s.hit_at_3) == (False, False)
-    assert (s.reciprocal_rank, s.recall_at_k, s.ndcg_at_k) == (0.0, 0.0, 0.0)
+    assert (s.reciprocal_rank_at_k, s.recall_at_k, s.ndcg_at_k) == (0.0, 0.0, 0.0)
     assert s.ranked_ids == ()
 
 
 def test_ranking_without_any_target_misses_everything():
     s = score_question(q("z"), [f"d{i}" for i in range(50)], 10, 0.0)
-    assert (s.hit_at_1, s.hit_at_3, s.reciprocal_rank, s.recall_at_k, s.ndcg_at_k) == (False, False, 0.0, 0.0, 0.0)
+    assert (s.hit_at_1, s.hit_at_3, s.reciprocal_rank_at_k, s.recall_at_k, s.ndcg_at_k) == (False, False, 0.0, 0.0, 0.0)
 
 
 # --- no-result questions ("nothing in the index answers this") ----------------------------------
@@ -101,7 +101,7 @@ def test_ranking_without_any_target_misses_everything():
 def test_no_result_question_is_a_full_hit_when_nothing_comes_back(ranking):
     s = score_question(q(), ranking, 10, 0.0)
     assert (s.hit_at_1, s.hit_at_3) == (True, True)
-    assert (s.reciprocal_rank, s.recall_at_k, s.ndcg_at_k) == (1.0, 1.0, 1.0)
+    assert (s.reciprocal_rank_at_k, s.recall_at_k, s.ndcg_at_k) == (1.0, 1.0, 1.0)
     assert s.ranked_ids == ()
 
 
@@ -109,17 +109,17 @@ def test_no_result_question_is_a_full_hit_when_nothing_comes_back(ranking):
 def test_no_result_question_misses_when_anything_comes_back(ranking):
     s = score_question(q(), ranking, 10, 0.0)
     assert (s.hit_at_1, s.hit_at_3) == (False, False)
-    assert (s.reciprocal_rank, s.recall_at_k, s.ndcg_at_k) == (0.0, 0.0, 0.0)
+    assert (s.reciprocal_rank_at_k, s.recall_at_k, s.ndcg_at_k) == (0.0, 0.0, 0.0)
 
 
-# --- MRR, recall@k, nDCG@k ----------------------------------------------------------------------
+# --- MRR@k, recall@k, nDCG@k ----------------------------------------------------------------------
 
 
 def test_several_targets_share_recall_and_ndcg():
     s = score_question(q("a", "z", "c"), ["a", "b", "c"], 10, 0.0)
     assert s.recall_at_k == pytest.approx(2 / 3)
     assert s.ndcg_at_k == pytest.approx((disc(1) + disc(3)) / (disc(1) + disc(2) + disc(3)))
-    assert s.reciprocal_rank == 1.0
+    assert s.reciprocal_rank_at_k == 1.0
 
 
 def test_ideal_dcg_is_cut_at_k():
@@ -136,16 +136,18 @@ def test_k_below_three_still_measures_hit_at_3():
     assert s.ndcg_at_k == pytest.approx(1 / (disc(1) + disc(2)))
     late = score_question(q("b"), ["a", "x", "b"], 1, 0.0)
     assert (late.hit_at_1, late.hit_at_3, late.recall_at_k, late.ndcg_at_k) == (False, True, 0.0, 0.0)
-    assert late.reciprocal_rank == pytest.approx(1 / 3)
+    assert late.reciprocal_rank_at_k == 0.0, "rank 3 is past k = 1"
+    assert score_question(q("b"), ["a", "x", "b"], 3, 0.0).reciprocal_rank_at_k == pytest.approx(1 / 3)
 
 
-def test_a_target_past_k_counts_for_mrr_only():
+def test_a_target_past_k_counts_for_nothing():
     ranking = [f"d{i}" for i in range(10)] + ["target"]
     s = score_question(q("target"), ranking, 10, 0.0)
-    assert s.reciprocal_rank == pytest.approx(1 / 11)
+    assert s.reciprocal_rank_at_k == 0.0
     assert (s.recall_at_k, s.ndcg_at_k, s.hit_at_3) == (0.0, 0.0, False)
+    assert score_question(q("target"), ranking, 11, 0.0).reciprocal_rank_at_k == pytest.approx(1 / 11)
     s5 = score_question(q("target", "d4"), ranking, 5, 0.0)
-    assert s5.reciprocal_rank == pytest.approx(1 / 5)
+    assert s5.reciprocal_rank_at_k == pytest.approx(1 / 5)
     assert s5.recall_at_k == 0.5
     assert s5.ndcg_at_k == pytest.approx(disc(5) / (disc(1) + disc(2)))
 
@@ -154,14 +156,16 @@ def test_deep_target_behind_repeats_gets_its_distinct_rank():
     head = [f"d{i}" for i in range(10)]
     ranking = head + ["d0", "", "x", "d3", "target"]
     s = score_question(q("target"), ranking, 10, 0.0)
-    assert s.reciprocal_rank == pytest.approx(1 / 12)
+    assert s.reciprocal_rank_at_k == 0.0
     assert s.ranked_ids == tuple(head)
+    assert score_question(q("target"), ranking, 12, 0.0).reciprocal_rank_at_k == pytest.approx(1 / 12)
+    assert score_question(q("target"), ranking, 11, 0.0).reciprocal_rank_at_k == 0.0
 
 
 def test_repeats_inside_the_head_move_deep_targets_up():
     ranking = ["a", "a", "a"] + [f"d{i}" for i in range(8)] + ["target"]
     s = score_question(q("target"), ranking, 10, 0.0)
-    assert s.reciprocal_rank == pytest.approx(1 / 10)
+    assert s.reciprocal_rank_at_k == pytest.approx(1 / 10)
     assert s.recall_at_k == 1.0
     assert s.ndcg_at_k == pytest.approx(disc(10))
 
@@ -170,7 +174,7 @@ def test_any_sequence_or_iterable_of_ids_is_accepted():
     from_tuple = score_question(q("b"), ("a", "b"), 10, 0.0)
     from_iter = score_question(q("b"), iter(["a", "b"]), 10, 0.0)
     assert from_tuple == from_iter
-    assert from_tuple.reciprocal_rank == 0.5
+    assert from_tuple.reciprocal_rank_at_k == 0.5
 
 
 def test_score_carries_question_identity():
@@ -212,7 +216,7 @@ def test_hit_rates_are_hits_over_questions():
 
 def test_means_of_rank_metrics():
     m = aggregate([score(True, True, rr=1.0, recall=1.0, ndcg=1.0), score(False, True, rr=1 / 3, recall=0.5, ndcg=0.25)])
-    assert m.mrr == pytest.approx(2 / 3)
+    assert m.mrr_at_k == pytest.approx(2 / 3)
     assert m.recall_at_k == 0.75
     assert m.ndcg_at_k == 0.625
 
@@ -227,9 +231,9 @@ def test_breakdown_by_form_in_order_of_first_occurrence():
     )
     assert list(m.by_form) == ["gap", "match"]
     match = m.by_form["match"]
-    assert (match.questions, match.top1_hit_rate, match.top3_hit_rate, match.mrr) == (2, 0.5, 1.0, 0.75)
+    assert (match.questions, match.top1_hit_rate, match.top3_hit_rate, match.mrr_at_k) == (2, 0.5, 1.0, 0.75)
     gap = m.by_form["gap"]
-    assert (gap.questions, gap.top1_hit_rate, gap.top3_hit_rate, gap.mrr, gap.ndcg_at_k) == (1, 0.0, 0.0, 0.0, 0.0)
+    assert (gap.questions, gap.top1_hit_rate, gap.top3_hit_rate, gap.mrr_at_k, gap.ndcg_at_k) == (1, 0.0, 0.0, 0.0, 0.0)
 
 
 def test_breakdown_by_hard_class_skips_unclassified_questions():
@@ -255,7 +259,7 @@ def test_no_hard_class_gives_an_empty_breakdown():
 def test_empty_run_has_zero_rates_and_empty_breakdowns():
     m = aggregate([])
     assert (m.question_count, m.top1_hits, m.top3_hits) == (0, 0, 0)
-    assert (m.top1_hit_rate, m.top3_hit_rate, m.mrr, m.recall_at_k, m.ndcg_at_k) == (0.0,) * 5
+    assert (m.top1_hit_rate, m.top3_hit_rate, m.mrr_at_k, m.recall_at_k, m.ndcg_at_k) == (0.0,) * 5
     assert (m.latency_p50_s, m.latency_p95_s) == (0.0, 0.0)
     assert (m.by_form, m.by_hard_class) == ({}, {})
 
@@ -277,10 +281,10 @@ def test_aggregate_of_scored_questions_end_to_end():
     ]
     m = aggregate((score_question(x, r, 10, 0.001 * i) for i, (x, r) in enumerate(questions)), 10)
     assert (m.top1_hits, m.top3_hits) == (2, 3)
-    assert m.mrr == pytest.approx((1 / 3 + 1 + 1 + 0) / 4)
+    assert m.mrr_at_k == pytest.approx((1 / 3 + 1 + 1 + 0) / 4)
     assert m.by_form["gap"].top1_hit_rate == 0.5
     assert m.by_hard_class["normal"].top3_hit_rate == 0.5
-    assert m.by_hard_class["nothing"].mrr == 1.0
+    assert m.by_hard_class["nothing"].mrr_at_k == 1.0
 
 
 def test_the_default_cut_off_is_ten() -> None:

@@ -14,7 +14,14 @@ from evalkit.storage import open_repository, schema_status, upgrade_schema
 from evalkit.storage import schema as schema_module
 from evalkit.storage.sql import connect, sqlite_path
 
+#: Every migration this evalkit knows, and the newest (tests follow the list as migrations are added).
+VERSIONS = [version for version, _, _ in schema_module.MIGRATIONS]
+LATEST = schema_module.SCHEMA_VERSION
+
 KERNEL_V1_DUMP = Path(__file__).resolve().parent.parent / "data" / "storage" / "kernel-v1.sql"
+#: The schema version this evalkit ships, and every migration above the first release.
+LATEST = schema_module.SCHEMA_VERSION
+SINCE_V1 = [v for v, _, _ in schema_module.MIGRATIONS if v > 1]
 V1_RUN_IDS = ["20261129T151517-bdb2d3", "20261129T151517-aafc8d", "20261129T151518-1267f0"]
 #: The schema this evalkit writes, and every migration it knows (later helpers add to the list).
 LATEST = schema_module.SCHEMA_VERSION
@@ -72,10 +79,10 @@ def test_a_first_release_database_is_refused_until_upgraded_then_every_row_reads
     with pytest.raises(SchemaOutOfDateError, match=rf"schema version 1, this evalkit needs {LATEST}: run `evalkit db upgrade`"):
         open_repository(database_url)
     before = schema_status(database_url)
-    assert (before.version, before.latest, [v for v, _ in before.pending]) == (1, LATEST, ALL_VERSIONS[1:])
+    assert (before.version, before.latest, [v for v, _ in before.pending]) == (1, LATEST, VERSIONS[1:])
 
     status, applied = upgrade_schema(database_url)
-    assert applied == ALL_VERSIONS[1:] and status.version == LATEST and status.up_to_date
+    assert applied == VERSIONS[1:] and status.version == LATEST and status.up_to_date
     assert upgrade_schema(database_url)[1] == []
 
     rows = _kernel_rows()
@@ -159,14 +166,14 @@ def test_many_processes_upgrading_at_once_apply_each_migration_exactly_once(data
     for thread in threads:
         thread.join()
     assert errors == []
-    assert sorted(applied) == ALL_VERSIONS
+    assert sorted(applied) == VERSIONS
     assert schema_status(database_url).version == LATEST
 
 
 def test_status_of_a_missing_sqlite_file_creates_nothing(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'nowhere' / 'results.db'}"
     status = schema_status(url)
-    assert status.version == 0 and [v for v, _ in status.pending] == ALL_VERSIONS
+    assert status.version == 0 and [v for v, _ in status.pending] == VERSIONS
     assert not Path(sqlite_path(url)).parent.exists()
 
 
@@ -188,15 +195,16 @@ def test_the_cli_refuses_to_write_to_an_old_schema_and_upgrades_it(evalkit_cli, 
         assert check.execute("SELECT COUNT(*) FROM evalkit_run").fetchone() == (3,)
 
     status = evalkit_cli("db", "status", "--database", url)
-    assert status.code == 0 and f"version 1 of {LATEST}; {len(ALL_VERSIONS) - 1} migration(s) pending" in status.stdout
+    assert status.code == 0 and f"version 1 of {LATEST}; {len(VERSIONS) - 1} migration(s) pending" in status.stdout
     upgraded = evalkit_cli("db", "upgrade", "--database", url)
     assert upgraded.code == 0, upgraded.stderr
-    applied_now = ", ".join(map(str, ALL_VERSIONS[1:]))
-    assert f"from schema version 1 to {LATEST} (applied {applied_now})" in upgraded.stdout
+    assert f"from schema version 1 to {LATEST} (applied {', '.join(map(str, VERSIONS[1:]))})" in upgraded.stdout
 
     history = evalkit_cli("history", "evalkit.smoke", "--database", url, "--json").json()
     assert [r["run_id"] for r in history["runs"]] == list(reversed(V1_RUN_IDS))
     assert [r["verdict"] for r in history["runs"]] == [None, None, None]
+    # Complete, verified runs stored before verdicts were kept were baselines then: they count as accepted.
+    assert [r["accepted"]["how"] for r in history["runs"]] == ["migrated"] * 3
     shown = evalkit_cli("show", V1_RUN_IDS[0], "--database", url, "--json").json()
     assert len(shown["cases"]) == 7 and shown["status"] == "complete"
 

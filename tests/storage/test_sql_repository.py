@@ -172,3 +172,11 @@ def test_the_baseline_read_searches_the_scope_index(repo, engine) -> None:
     assert "run_set_identifier_provider_instance_model_alias_reporte" in plan
     assert ("SEARCH" in plan) if engine == "sqlite" else ("Index Scan" in plan)
     assert "SCAN evalkit_run" not in plan and "Seq Scan" not in plan
+
+
+def test_case_fingerprints_are_stored_with_the_run_and_absent_for_older_runs(repo) -> None:  # noqa: ANN001
+    fingerprints = {"c1": "sha256:" + "a" * 64, "c2": "sha256:" + "b" * 64}
+    repo.begin_run(Run(id="with", set_identifier="pkg.set", grader="deterministic", case_count=2, case_fingerprints=fingerprints))
+    repo.begin_run(Run(id="without", set_identifier="pkg.set", grader="deterministic", case_count=2))
+    assert repo.get_run("with").case_fingerprints == fingerprints
+    assert repo.get_run("without").case_fingerprints is None

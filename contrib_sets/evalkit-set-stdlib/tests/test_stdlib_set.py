@@ -70,7 +70,7 @@ def test_the_lexical_retriever_finds_what_the_match_questions_ask_for(tmp_path):
     options = StdlibQuestionSets().default_deployments()["demo"]["evalkit.lexical"]
     retriever = lexical.LexicalRetriever(**options, index_dir=tmp_path)
     qs = question_set()
-    scores = [score_question(q, retriever.retrieve(q.question, 12), 10, 0.0) for q in qs.questions]
+    scores = [score_question(q, [d for d, _ in retriever.retrieve(q.question, 12)], 10, 0.0) for q in qs.questions]
     metrics = aggregate(scores, 10)
     # Labels and corpus agree: wording-overlap questions are mostly found; reworded ones are hard.
     assert metrics.by_form["match"].top3_hit_rate >= 0.6

@@ -12,31 +12,101 @@ import sys
 from collections.abc import Sequence
 from importlib import import_module
 
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 __all__ = ["main", "build_parser"]
 
 #: Command modules, each with ``register(subparsers)``; their top level imports nothing heavy.
 COMMAND_MODULES = ("run_cmd", "retrieval_cmd", "list_cmd", "models_cmd", "history_cmd", "show_cmd", "compare_cmd", "db_cmd")
 COMMAND_MODULES += ("validate_cmd", "schema_cmd", "init_cmd")
 COMMAND_MODULES += ("report_cmd",)
+COMMAND_MODULES += ("baseline_cmd",)
+
+#: Options accepted before the subcommand as well as after it: (flag, destination when given first).
+GLOBAL_OPTIONS = (("--config", "global_config"), ("--database", "global_database"), ("--json", "global_json"), ("--traceback", "global_traceback"))
 
 EPILOG = """exit codes: 0 done · 1 gate failed (regression, or not comparable under --fail-on-regression)
             2 bad usage or invalid input (nothing called, nothing stored) · 3 the run could not complete"""
 
 
+class EvalkitArgumentParser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for a mistyped subcommand, choice or option."""
+
+    def error(self, message: str) -> NoReturn:  # noqa: D102 - argparse's own contract
+        message += _suggestion(self, message)
+        super().error(message)
+
+
+def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
+    import re
+
+    from ..suggestions import did_you_mean
+
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if choice:
+        return did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+    unknown = re.match(r"unrecognized arguments: (\S+)", message)
+    if unknown and unknown.group(1).startswith("--"):
+        return did_you_mean(unknown.group(1).split("=", 1)[0], _all_options(parser))
+    return ""
+
+
+def _all_options(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string of ``parser`` and its subcommands (argparse reports strays from the top)."""
+    found = list(parser._option_string_actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                found.extend(_all_options(sub))
+    return found
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every command registered."""
-    parser = argparse.ArgumentParser(
+    parser = EvalkitArgumentParser(
         prog="evalkit",
         description="Evaluate LLM answers and retrieval against golden sets, store every run, flag regressions.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"evalkit {_version()}")
-    parser.add_argument("--traceback", action="store_true", help="show the full traceback on errors")
+    parser.add_argument("--config", dest="global_config", metavar="PATH", help="configuration file (default: the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)")
+    parser.add_argument("--database", dest="global_database", metavar="URL", help="results database URL (default: <project root>/.evalkit/results.db)")
+    parser.add_argument("--json", dest="global_json", action="store_true", help="print one JSON document, for commands that can")
+    parser.add_argument("--traceback", dest="global_traceback", action="store_true", help="show the full traceback on errors")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         import_module(f".{name}", __name__).register(subparsers)
+    _accept_traceback_everywhere(parser)
     return parser
+
+
+def _accept_traceback_everywhere(parser: argparse.ArgumentParser) -> None:
+    """Let ``--traceback`` follow any (sub)command too."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                if "--traceback" not in sub._option_string_actions:
+                    sub.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS, help="show the full traceback on errors")
+                _accept_traceback_everywhere(sub)
+
+
+def _merge_global_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Fold the options given before the subcommand into the ones the subcommand reads."""
+    command = getattr(args, "command", None) or "evalkit"
+    for flag, dest in GLOBAL_OPTIONS:
+        name = flag[2:]
+        early = getattr(args, dest)
+        delattr(args, dest)
+        late = getattr(args, name, None)
+        if name == "json" and early and not hasattr(args, "json"):
+            parser.error(f"--json does not apply to `evalkit {command}`: it prints no JSON document")
+        if early and late and early is not True and early != late:
+            parser.error(f"{flag} is given twice with different values ({early} and {late})")
+        setattr(args, name, late or early or (False if early is False else None))
 
 
 def _version() -> str:
@@ -60,6 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _never_fail_on_output()
     parser = build_parser()
     args = parser.parse_args(argv)
+    _merge_global_options(parser, args)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2

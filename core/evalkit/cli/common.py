@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["COMPACT_JSON_CASES", "add_report_option", "add_store_options", "add_tolerance_options", "console", "positive_int", "print_json"]
+__all__ = ["COMPACT_JSON_CASES", "add_baseline_option", "add_report_option", "add_store_options", "add_tolerance_options", "console", "positive_int", "print_json"]
 
 
 def console(stderr: bool = False) -> Any:
@@ -104,11 +104,14 @@ def print_json(document: Any, *, compact: bool = False) -> None:
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:
     """``--config`` and ``--database``."""
-    parser.add_argument("--config", metavar="PATH", help="configuration file (default: ./evalkit.toml or [tool.evalkit] in ./pyproject.toml)")
+    parser.add_argument(
+        "--config", metavar="PATH",
+        help="configuration file (default: the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)",
+    )
     parser.add_argument(
         "--database",
         metavar="URL",
-        help="results database URL (default: EVALKIT_DATABASE_URL, the config's database, or sqlite:///.evalkit/results.db)",
+        help="results database URL (default: EVALKIT_DATABASE_URL, the config's database, or .evalkit/results.db in the project root)",
     )
 
 
@@ -126,7 +129,19 @@ def add_tolerance_options(parser: argparse.ArgumentParser, first: str, second: s
         "--fail-on-regression", action="store_true",
         help="exit 1 on a regression, and when the run cannot be compared (for CI)",
     )
+    parser.add_argument(
+        "--fail-on-new-failures", action="store_true",
+        help="exit 1 also when a case added to the set, or edited since the baseline, fails",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+
+
+def add_baseline_option(parser: argparse.ArgumentParser) -> None:
+    """``--baseline RUN_ID``: compare with a chosen stored run of the same scope."""
+    parser.add_argument(
+        "--baseline", metavar="RUN_ID",
+        help="compare with this stored run instead of the scope's accepted baseline (refused, exit 2, when it is of another scope)",
+    )
 
 
 def database_url(args: argparse.Namespace, config: Any) -> str:

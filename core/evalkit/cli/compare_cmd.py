@@ -18,9 +18,11 @@ def register(subparsers: Any) -> None:
         "compare",
         help="compare two stored runs of one set, case by case",
         description=(
-            "Compare the stored run RUN with the stored run BASE (both of one set): the cases that regressed "
-            "(passed in BASE, fail in RUN), were fixed, still fail, were added or removed; the pass-rate and "
-            "mean-score deltas against the tolerances; and the exact McNemar p-value on the flipped cases. "
+            "Compare the stored run RUN with the stored run BASE (both of one set), by the same rule as `evalkit run`: "
+            "the pass-rate and mean-score deltas against the tolerances, the cases that regressed (passed in BASE, "
+            "fail in RUN), were fixed or still fail, and the exact McNemar p-value on the flipped cases, all on the "
+            "cases whose content is unchanged; cases added, edited or removed between the two set versions are "
+            "listed apart and are never a regression. "
             "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs."
         ),
     )
@@ -41,7 +43,7 @@ def _differences(base: Any, run: Any) -> list[str]:
     if base.grader != run.grader:
         notes.append(f'The runs were graded by different yardsticks: "{base.grader}" vs "{run.grader}".')
     if base.set_fingerprint and run.set_fingerprint and base.set_fingerprint != run.set_fingerprint:
-        notes.append("The set changed between the two runs (its fingerprint differs).")
+        notes.append("The set changed between the two runs (its fingerprint differs): the gate counts only the unchanged cases.")
     for which, stored in (("BASE", base), ("RUN", run)):
         if stored.status.value != "complete":
             notes.append(
@@ -52,11 +54,13 @@ def _differences(base: Any, run: Any) -> list[str]:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Compare and print; 1 under --fail-on-regression when an aggregate dropped beyond tolerance."""
+    """Compare and print; 1 under --fail-on-regression when an aggregate dropped beyond tolerance,
+    and under --fail-on-new-failures when an added or edited case fails."""
     from ..errors import UsageError
     from ..tolerance import Tolerances
     from ..verdict import compare
     from .common import console, print_json
+    from .comparison_view import PROMPT_WORDS, RETRIEVAL_WORDS, comparison_document, render_comparison
     from .render import run_document
     from .reporting import deliver_reports, report_targets
     from .stored import close_store, identity_label, open_store, require_run
@@ -75,15 +79,21 @@ def handle(args: argparse.Namespace) -> int:
             "compare two runs of one set"
         )
     comparison = compare(run, base, tolerances)
+    words = RETRIEVAL_WORDS if run.kind.value == "retrieval" and base.kind.value == "retrieval" else PROMPT_WORDS
     notes = _differences(base, run)
     cases = {
         "regressed": list(comparison.regressed_cases),
         "fixed": list(comparison.fixed_cases),
         "still_failing": list(comparison.still_failing),
         "added": list(comparison.added_cases),
+        "edited": [e.case_id for e in comparison.edited_cases],
         "removed": list(comparison.removed_cases),
     }
-    exit_code = 1 if args.fail_on_regression and comparison.regressed else 0
+    exit_code = 0
+    if args.fail_on_regression and comparison.regressed:
+        exit_code = 1
+    if args.fail_on_new_failures and comparison.new_failures:
+        exit_code = 1
     rendered = _render_reports(args, targets, base, run, comparison, notes)
 
     if args.json:
@@ -99,7 +109,8 @@ def handle(args: argparse.Namespace) -> int:
                 "regressed": comparison.regressed,
                 "cases": cases,
                 "mcnemar_p": comparison.mcnemar_p,
-                "summary": comparison.summary(),
+                "summary": words.summary(comparison),
+                "comparison": comparison_document(comparison, words),
                 "notes": notes,
             }
         )
@@ -127,27 +138,7 @@ def handle(args: argparse.Namespace) -> int:
     table.add_row("Model", literal(identity_label(base)), literal(identity_label(run)), "")
     out.print(table)
     out.print()
-    labels = (
-        ("regressed", "Regressed (passed in base, fail now)", "red"),
-        ("fixed", "Fixed (failed in base, pass now)", "green"),
-        ("still_failing", "Still failing", None),
-        ("added", "Added (not in base)", None),
-        ("removed", "Removed (not in run)", None),
-    )
-    for key, title, style in labels:
-        ids = cases[key]
-        heading = f"{title}: {len(ids)}"
-        out.print(f"[{style}]{heading}[/{style}]" if style and ids else heading)
-        for case_id in ids:
-            out.print(f"  - {literal(case_id)}")
-    flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
-    weight = "" if flips == 0 or comparison.mcnemar_p < 0.05 else "; too few flips to call a trend"
-    out.print(
-        f"Flipped cases: {len(comparison.regressed_cases)} regressed, {len(comparison.fixed_cases)} fixed "
-        f"(exact McNemar p = {comparison.mcnemar_p:.3g}{weight})"
-    )
-    style = "red" if comparison.regressed else "green"
-    out.print(f"[{style}]{literal(comparison.summary())}[/{style}]")
+    render_comparison(out, comparison, words, fail_on_new_failures=args.fail_on_new_failures)
     deliver_reports(rendered)
     return exit_code
 

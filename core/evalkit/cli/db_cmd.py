@@ -125,10 +125,21 @@ def _print_status(status: Any) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from ..storage import schema_status
-    from .common import print_json
+    from ..config import load_config
+    from ..errors import UsageError
+    from ..storage import missing_store, schema_status
+    from .common import database_url, print_json
+    from .stored import store_origin
 
-    status = schema_status(_url(args))
+    config = load_config(args.config)
+    url = database_url(args, config)
+    path = missing_store(url)
+    if path is not None:
+        raise UsageError(
+            f"There is no results store at {path} yet: the first `evalkit run` will create it at the latest "
+            f"schema version (nothing to upgrade). {store_origin(config)}"
+        )
+    status = schema_status(url)
     if args.json:
         print_json(_status_document(status))
     else:

@@ -19,7 +19,8 @@ def register(subparsers: Any) -> None:
         help="list the stored runs of a set, newest first, with a pass-rate trend per series",
         description=(
             "List the stored runs of SET, newest first: date (UTC), run id, serving identity, grader, status, "
-            "pass rate, mean score and the verdict the run got. Below the table, one trend line per series "
+            "pass rate, mean score, the verdict the run got and whether it is an accepted baseline (first of its scope, "
+            "no regression, accepted by a person, or migrated; * marks each scope's current baseline). Below the table, one trend line per series "
             "(serving identity + grader): the pass rate of its listed runs, oldest to newest. Runs stored before "
             "verdicts were kept show — as their verdict."
         ),
@@ -37,12 +38,32 @@ def _series_key(run: Any) -> tuple[str, str]:
     return identity_label(run), run.grader
 
 
+def _acceptances(repository: Any, set_identifier: str, run_ids: list[str]) -> tuple[dict[str, Any], set[str]]:
+    """The acceptances of the listed runs and the ids of the set's current baselines (empty when the
+    store keeps no acceptances)."""
+    from ..baselines import current_baselines
+    from ..storage import AcceptedBaselines
+
+    if not isinstance(repository, AcceptedBaselines) or not run_ids:
+        return {}, set()
+    return repository.acceptances_for(run_ids), {b.run.id for b in current_baselines(repository, set_identifier)}
+
+
+def _accepted_label(acceptance: Any, current: bool) -> str:
+    if acceptance is None:
+        return "no"
+    how = {"first": "first", "no_regression": "no regression", "manual": f"by {acceptance.by}", "migrated": "migrated"}
+    from .render import literal
+
+    return ("* " if current else "") + literal(how.get(acceptance.how, acceptance.how))
+
+
 def handle(args: argparse.Namespace) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
     from ..storage import RunHistory
     from .common import console, print_json
-    from .render import run_document
+    from .render import acceptance_document, run_document
     from .stored import (
         close_store,
         format_date,
@@ -63,6 +84,7 @@ def handle(args: argparse.Namespace) -> int:
             )
         runs = repository.recent_runs(args.set, limit=args.limit)
         verdicts = stored_verdicts(repository, [r.id for r in runs])
+        acceptances, current = _acceptances(repository, args.set, [r.id for r in runs])
     finally:
         close_store(repository)
 
@@ -85,6 +107,8 @@ def handle(args: argparse.Namespace) -> int:
         for run in runs:
             document = run_document(run, with_cases=False)
             document["verdict"] = verdict_document(verdicts.get(run.id))
+            document["accepted"] = acceptance_document(acceptances.get(run.id))
+            document["current_baseline"] = run.id in current
             documents.append(document)
         print_json({"set": args.set, "runs": documents, "series": trends})
         return 0
@@ -101,7 +125,7 @@ def handle(args: argparse.Namespace) -> int:
     columns = (
         Column("Date (UTC)", whole=True), Column("Run", whole=True, primary=True), Column("Identity"), Column("Grader"),
         Column("Status", whole=True), Column("Pass rate", "right", whole=True), Column("Mean", "right", whole=True),
-        Column("Verdict", whole=True, primary=True),
+        Column("Verdict", whole=True, primary=True), Column("Accepted", whole=True),
     )  # fmt: skip
     rows = []
     for run in runs:
@@ -112,6 +136,7 @@ def handle(args: argparse.Namespace) -> int:
         rows.append([
             format_date(run.started_at), literal(run.id), literal(identity_label(run)), literal(run.grader),
             literal(run.status.value), f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", shown,
+            _accepted_label(acceptances.get(run.id), run.id in current),
         ])  # fmt: skip
     print_rows(out, columns, rows)
     out.print()

@@ -9,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-WHAT = ("plugins", "sets", "questions")
+WHAT = ("plugins", "sets", "questions", "deployments")
 
 
 def register(subparsers: Any) -> None:
@@ -20,12 +20,14 @@ def register(subparsers: Any) -> None:
         description=(
             "`evalkit list` shows every plugin in every evalkit entry-point group with its distribution and "
             "version, without importing any plugin. `evalkit list sets` loads the golden prompt set providers "
-            "and shows their sets; `evalkit list questions` does the same for golden question sets."
+            "and shows their sets; `evalkit list questions` does the same for golden question sets (including the "
+            "collections declared under [question_sets] in the configuration); `evalkit list deployments` shows each "
+            "retrieval deployment, the retriever it runs and where it was defined."
         ),
     )
     parser.add_argument("what", nargs="?", choices=WHAT, default="plugins", help="what to list (default: plugins)")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--config", metavar="PATH", help="configuration file, for sets declared in files (default: ./evalkit.toml or [tool.evalkit] in ./pyproject.toml)")
+    parser.add_argument("--config", metavar="PATH", help="configuration file, for sets declared in files and [question_sets] collections (default: ./evalkit.toml or [tool.evalkit] in ./pyproject.toml)")
     parser.set_defaults(handler=handle)
 
 
@@ -33,6 +35,8 @@ def handle(args: argparse.Namespace) -> int:
     """List, and return 2 when a provider failed or two sets clash (everything else is still shown)."""
     if args.what == "plugins":
         return _plugins(args)
+    if args.what == "deployments":
+        return _deployments(args)
     return _sets(args)
 
 
@@ -117,6 +121,54 @@ def _sets(args: argparse.Namespace) -> int:
         out.print(table)
     else:
         out.print(f"No {literal(catalog.kind)}s are installed.")
+    err = console(stderr=True)
+    for problem in problems:
+        err.print(f"[red]error:[/red] {literal(problem)}")
+    return 2 if problems else 0
+
+
+def _deployments(args: argparse.Namespace) -> int:
+    """Every deployment (configuration and question-set providers), its retriever and its origin."""
+    from ..catalog import question_set_catalog
+    from ..config import load_config
+    from ..retrieval.deployments import known_deployments
+    from .common import console, print_json
+
+    config = load_config(args.config)
+    catalog = question_set_catalog(config=config)
+    problems = [f"{f.record.kind} {f.record.describe()}: {f.error}" for f in catalog.failures]
+    deployments = known_deployments(config, catalog.sets.values())
+    rows = [
+        {
+            "name": name,
+            "retriever": choice.retriever,
+            "retrievers": {rid: entry.source for rid, entry in choice.retrievers.items()},
+            "defined_in": list(choice.sources),
+        }
+        for name, choice in sorted(deployments.items())
+    ]
+    if args.json:
+        print_json({"deployments": rows, "problems": problems})
+        return 2 if problems else 0
+    from rich.table import Table
+
+    from .render import literal
+
+    out = console()
+    if rows:
+        table = Table(show_edge=False, pad_edge=False)
+        for column in ("Deployment", "Retriever", "Options for", "Defined in"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(
+                literal(row["name"]),
+                literal(row["retriever"]) if row["retriever"] else "(none named: give RETRIEVER)",
+                literal(", ".join(row["retrievers"]) or "-"),
+                "\n".join(literal(source) for source in row["defined_in"]),
+            )
+        out.print(table)
+    else:
+        out.print('No deployments: add [deployments.NAME] with retriever = "ID" to evalkit.toml.')
     err = console(stderr=True)
     for problem in problems:
         err.print(f"[red]error:[/red] {literal(problem)}")

@@ -94,8 +94,19 @@ def handle_rank(args: argparse.Namespace) -> int:
     if any(not c for c in capabilities):
         raise UsageError("--capability needs a capability name, e.g. --capability chat")
     config = load_config(args.config)
+    if not config.providers:
+        where = f"in {config.path}" if config.path else f"(no configuration file: {config.describe_search()})"
+        raise UsageError(
+            f"No provider instance is configured {where}: there is nothing to rank. "
+            "Add [providers.NAME] tables with adapter and model to evalkit.toml."
+        )
     criteria = SelectionCriteria(capabilities, args.prefer_lowest_cost)
-    repository = open_repository(database_url(args, config))
+    url = database_url(args, config)
+    from ..storage import missing_store
+
+    if missing_store(url) is not None:
+        url = "sqlite:///:memory:"  # nothing measured yet: rank on configuration alone, create nothing
+    repository = open_repository(url)
     try:
         selection = ModelSelection(config, repository, policy or DEFAULT_POLICY)
         if min_quality is not None:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..evaluation import RunOutcome
     from ..runs import CaseResult, Run
 
-__all__ = ["ProgressDisplay", "literal", "outcome_document", "render_outcome", "run_document", "case_document"]
+__all__ = ["ProgressDisplay", "acceptance_document", "acceptance_line", "literal", "outcome_document", "render_outcome", "run_document", "case_document"]
 
 def literal(value: object, *, markup: bool = True, multiline: bool = False) -> str:
     """``value`` as text that prints as itself: the one output filter of the CLI.
@@ -98,6 +98,7 @@ def render_outcome(
     golden_set: Any = None,
     live_cases: Mapping[str, CaseResult] | None = None,
     show_all: bool = False,
+    fail_on_new_failures: bool = False,
 ) -> None:
     """The human report of one run: cases, aggregates, identity, then the regression check.
 
@@ -139,7 +140,7 @@ def render_outcome(
         else:
             out.print(f"{hidden} passing case{'s are' if hidden != 1 else ' is'} not listed (--show-all lists every case).")
     render_summary(out, run)
-    render_verdict(out, outcome)
+    render_verdict(out, outcome, fail_on_new_failures=fail_on_new_failures)
 
 
 def render_summary(out: Any, run: Run) -> None:
@@ -170,41 +171,38 @@ def render_summary(out: Any, run: Run) -> None:
         out.print(literal(line))
 
 
-def render_verdict(out: Any, outcome: RunOutcome) -> None:
+def acceptance_line(acceptance: Any, baseline_id: str | None, complete: bool) -> str | None:
+    """Whether the run became its scope's baseline, in one line (``None`` for a run that cannot be)."""
+    if acceptance is not None:
+        return f"Accepted as the baseline of its scope ({acceptance.describe().removeprefix('accepted ')})."
+    if not complete:
+        return None
+    if baseline_id is not None:
+        return (
+            f"Not accepted as the baseline: run {baseline_id} stays the baseline "
+            f"(accept this run on purpose with `evalkit baseline accept RUN_ID --reason TEXT`)."
+        )
+    return "Not accepted as the baseline: the run could not be compared."
+
+
+def render_verdict(out: Any, outcome: RunOutcome, *, fail_on_new_failures: bool = False) -> None:
     """The regression check: first the cases that passed in the baseline and fail now."""
+    from .comparison_view import render_comparison
+
     verdict = outcome.verdict
     out.print()
     out.print("[bold]Regression check[/bold]")
     if verdict.state in ("not_compared", "pending"):
         out.print(f"[yellow]{literal(verdict.reason or '')}[/yellow]")
-        return
-    if verdict.state == "baseline":
-        out.print("No previous run for this set and serving identity — recorded as the baseline.")
-        return
-    comparison = verdict.comparison
-    assert comparison is not None
-    if comparison.regressed_cases:
-        out.print(f"[red]Passed in run {literal(comparison.baseline_id)}, fail now ({len(comparison.regressed_cases)}):[/red]")
-        for case_id in comparison.regressed_cases:
-            out.print(f"  - {literal(case_id)}")
-    if comparison.fixed_cases:
-        out.print(f"Fixed since run {literal(comparison.baseline_id)}: {literal(', '.join(comparison.fixed_cases))}")
-    if comparison.unstable_cases:
-        out.print(
-            f"Left out of the comparison, the judge disagreed with itself ({len(comparison.unstable_cases)}): "
-            + literal(", ".join(comparison.unstable_cases))
-        )
-    style = "red" if comparison.regressed else "green"
-    out.print(f"[{style}]{literal(comparison.summary())}[/{style}]")
-    flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
-    if flips:
-        out.print(
-            f"Flipped cases: {len(comparison.regressed_cases)} regressed, {len(comparison.fixed_cases)} fixed "
-            f"(exact McNemar p = {comparison.mcnemar_p:.3g}"
-            + ("; too few flips to call a trend)" if comparison.mcnemar_p >= 0.05 else ")")
-        )
-    if comparison.regressed:
-        out.print("[red]Quality regression detected against the previous run.[/red]")
+    elif verdict.state == "baseline":
+        out.print("No accepted run for this set, serving identity and grader — recorded as the baseline.")
+    else:
+        assert verdict.comparison is not None
+        render_comparison(out, verdict.comparison, fail_on_new_failures=fail_on_new_failures)
+    complete = outcome.run.status.value == "complete" and outcome.run.verified
+    line = acceptance_line(verdict.acceptance, verdict.baseline.id if verdict.baseline is not None else None, complete)
+    if line is not None:
+        out.print(literal(line))
 
 
 def case_document(case: CaseResult) -> dict[str, Any]:
@@ -269,6 +267,13 @@ def run_document(run: Run, with_cases: bool = True) -> dict[str, Any]:
     return document
 
 
+def acceptance_document(acceptance: Any) -> dict[str, Any] | None:
+    """An acceptance as JSON-ready data (``None`` for a run that is not accepted)."""
+    if acceptance is None:
+        return None
+    return {"how": acceptance.how, "at": acceptance.at, "by": acceptance.by, "reason": acceptance.reason, "summary": acceptance.describe()}
+
+
 def outcome_document(outcome: RunOutcome) -> dict[str, Any]:
     """The ``--json`` document of ``evalkit run``."""
     verdict = outcome.verdict
@@ -283,17 +288,11 @@ def outcome_document(outcome: RunOutcome) -> dict[str, Any]:
         "reason": verdict.reason if comparison is None else comparison.summary(),
         "baseline_id": comparison.baseline_id if comparison else None,
     }
+    document["accepted"] = acceptance_document(verdict.acceptance)
     if comparison is not None:
-        document["verdict"].update(
-            pass_rate_delta=float(comparison.pass_rate_delta),
-            mean_score_delta=float(comparison.mean_score_delta),
-            regressed_cases=list(comparison.regressed_cases),
-            fixed_cases=list(comparison.fixed_cases),
-            unstable_cases=list(comparison.unstable_cases),
-            still_failing=list(comparison.still_failing),
-            added_cases=list(comparison.added_cases),
-            removed_cases=list(comparison.removed_cases),
-            mcnemar_p=comparison.mcnemar_p,
-        )
+        from .comparison_view import comparison_document
+
+        document["verdict"].update(comparison_document(comparison))
+        document["verdict"]["regressed"] = verdict.regressed
     document["baseline_id"] = document["verdict"]["baseline_id"]
     return document

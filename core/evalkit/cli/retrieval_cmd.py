@@ -9,7 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from .common import add_report_option, add_store_options, add_tolerance_options, positive_int
+from .common import add_baseline_option, add_report_option, add_store_options, add_tolerance_options, positive_int
 
 
 def register(subparsers: Any) -> None:
@@ -18,9 +18,10 @@ def register(subparsers: Any) -> None:
         "retrieval",
         help="measure a retriever against a golden question set and flag regressions",
         description=(
-            "Ask RETRIEVER every question of SET, score the rankings (top-1/top-3 hit rates, MRR, recall@k, "
-            "nDCG@k, latency), store the run and compare it with the previous run of the same set and retriever "
-            "in the same deployment when both declare the same benchmark (corpus, labels, scoring protocol)."
+            "Ask RETRIEVER every question of SET, score the rankings (top-1/top-3 hit rates, MRR@k, recall@k, "
+            "nDCG@k, latency), store the run and compare it with the baseline of its scope — the most recently "
+            "accepted run of the same set and retriever in the same deployment — when both declare the same "
+            "benchmark (corpus, labels, scoring protocol)."
         ),
         epilog=(
             "baseline states: baseline (first known run) · comparable (same benchmark; compared) · "
@@ -29,21 +30,38 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("set", metavar="SET", help="golden question set identifier (see `evalkit list`)")
-    parser.add_argument("retriever", metavar="RETRIEVER", help="retriever id, an evalkit.retrievers entry point (e.g. evalkit.lexical)")
+    parser.add_argument(
+        "retriever", metavar="RETRIEVER", nargs="?",
+        help="retriever id, an evalkit.retrievers entry point (e.g. evalkit.lexical); default: the one the deployment names",
+    )
     parser.add_argument(
         "--deployment", metavar="NAME",
-        help='whose retriever options to use: [deployments.NAME.retrievers."ID"] in the configuration, or a '
-        "deployment the set's provider ships (default: EVALKIT_DEPLOYMENT, else none)",
+        help='the deployment to measure: its retriever ([deployments.NAME] retriever = "ID") and options '
+        '([deployments.NAME.retrievers."ID"]), from the configuration or the set\'s provider '
+        "(default: EVALKIT_DEPLOYMENT, else none; see `evalkit list deployments`)",
     )
     parser.add_argument("--k", type=positive_int, default=10, metavar="N", help="cut-off of recall@k and nDCG@k (default 10)")
     parser.add_argument(
+        "--relevance-threshold", type=positive_int, default=1, metavar="GRADE",
+        help="the grade from which a judged document counts as relevant for hit@1, hit@3, MRR and recall "
+        "(default 1; nDCG uses the grades themselves; trec_eval's -l)",
+    )
+    parser.add_argument("--export-run", metavar="PATH", help="also write the rankings as a TREC run file (qid Q0 docid rank score tag)")
+    parser.add_argument("--export-qrels", metavar="PATH", help="also write the set's judgements as TREC qrels (qid 0 docid grade)")
+    parser.add_argument(
         "--concurrency", type=positive_int, default=1, metavar="N",
-        help="questions in flight at once (default 1; more only for thread-safe retrievers behind a network)",
+        help="questions in flight at once (default 1; more only for retrievers that declare thread_safe = True)",
+    )
+    parser.add_argument(
+        "--resume", nargs="?", const="", default=None, metavar="RUN_ID",
+        help="ask only the questions an unfinished run has no answer for, then complete it "
+        "(default: the newest unfinished run of this set, retriever and deployment)",
     )
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)")
     parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run")
     add_tolerance_options(parser, "max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
     add_report_option(parser)
+    add_baseline_option(parser)
     add_store_options(parser)
     parser.set_defaults(handler=handle)
 
@@ -61,10 +79,12 @@ def handle(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     sourced = question_set_catalog(config=config).get(args.set)
-    registry.find("evalkit.retrievers", args.retriever)
+    if args.retriever is not None:
+        registry.find("evalkit.retrievers", args.retriever)
     tolerances = Tolerances.parse(args.max_top1_drop, args.max_top3_drop, names=("max-top1-drop", "max-top3-drop"))
     targets = report_targets(args)
     database = database_url(args, config)
+    _check_export_paths(args)
     progress = ProgressDisplay(enabled=not args.json)
     try:
         outcome = evaluate_retrieval(
@@ -75,21 +95,30 @@ def handle(args: argparse.Namespace) -> int:
             database=database,
             tolerances=tolerances,
             k=args.k,
+            relevance_threshold=args.relevance_threshold,
             privacy=args.privacy,
             label=args.label,
             concurrency=args.concurrency,
+            run_id=args.resume or None,
+            resume=args.resume is not None,
+            baseline=args.baseline,
+            fail_on_new_failures=args.fail_on_new_failures,
             on_start=progress.start,
             on_case=progress.advance,
         )
     finally:
         progress.stop()
     rendered = _render_reports(targets, database, outcome, args.fail_on_regression)
+    exported = _export(args, outcome)
     if args.json:
         print_json(outcome_document(outcome))
     else:
-        render_outcome(console(stderr=rendered.takes_stdout), outcome)
+        out = console(stderr=rendered.takes_stdout)
+        render_outcome(out, outcome, fail_on_new_failures=args.fail_on_new_failures)
+        for line in exported:
+            out.print(line, markup=False)
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
 
 def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regression: bool) -> Any:
@@ -107,6 +136,35 @@ def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regressio
     )  # fmt: skip
 
 
+def _check_export_paths(args: argparse.Namespace) -> None:
+    """Refuse, before anything runs, an export path whose folder does not exist or that is a folder."""
+    from pathlib import Path
+
+    from ..errors import UsageError
+
+    for option, value in (("--export-run", args.export_run), ("--export-qrels", args.export_qrels)):
+        if value is None:
+            continue
+        path = Path(value)
+        if path.is_dir() or not path.parent.is_dir():
+            raise UsageError(f"{option} {value}: must be a file in an existing folder")
+
+
+def _export(args: argparse.Namespace, outcome: Any) -> list[str]:
+    """Write the TREC run and qrels files asked for; one line per file written."""
+    from ..retrieval.trec import write_qrels, write_run
+
+    written = []
+    if args.export_run:
+        tag = f"evalkit-{outcome.run.id}"
+        path = write_run(args.export_run, outcome.rankings, tag)
+        written.append(f"TREC run:       {path} ({len(outcome.rankings)} question(s), tag {tag})")
+    if args.export_qrels:
+        path = write_qrels(args.export_qrels, outcome.question_set.questions)
+        written.append(f"TREC qrels:     {path}")
+    return written
+
+
 def _hit(value: bool) -> str:
     return "hit" if value else "[red]MISS[/red]"
 
@@ -115,7 +173,7 @@ def _percent(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def render_outcome(out: Any, outcome: Any) -> None:
+def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False) -> None:
     """The human report: questions, rates, breakdowns, provenance, baseline state, regression check."""
     from .layout import Column, print_rows
     from .render import literal
@@ -130,9 +188,11 @@ def render_outcome(out: Any, outcome: Any) -> None:
         out.print(f"[yellow]warning: {literal(warning)}[/yellow]")
     for failure in outcome.plugin_failures:
         out.print(f"[yellow]warning: {literal(failure)}[/yellow]")
+    if outcome.resume_note:
+        out.print(outcome.resume_note, markup=False)
     columns = (
         Column("Question", whole=True, primary=True), Column("Form", whole=True), Column("Hard class"),
-        Column("Top-1", whole=True, primary=True), Column("Top-3", whole=True), Column("RR", "right", whole=True),
+        Column("Top-1", whole=True, primary=True), Column("Top-3", whole=True), Column(f"RR@{k}", "right", whole=True),
         Column("Latency (ms)", "right", whole=True),
     )  # fmt: skip
     rows = []
@@ -147,7 +207,7 @@ def render_outcome(out: Any, outcome: Any) -> None:
             continue
         rows.append([
             literal(question.id), question.form.value, hard, _hit(score.hit_at_1), _hit(score.hit_at_3),
-            f"{score.reciprocal_rank:.3f}", f"{score.latency_s * 1000:.1f}",
+            f"{score.reciprocal_rank_at_k:.3f}", f"{score.latency_s * 1000:.1f}",
         ])  # fmt: skip
     print_rows(out, columns, rows)
     errors = [c for c in run.cases if c.errored]
@@ -166,7 +226,7 @@ def render_outcome(out: Any, outcome: Any) -> None:
     out.print(f"Top-3 hit rate: {_percent(metrics.top3_hit_rate)} ({metrics.top3_hits}/{n})")
     if run.errored_count:
         out.print(f"                (rates over the {n} scored question(s); {run.errored_count} errored)")
-    out.print(f"MRR:            {metrics.mrr:.3f}")
+    out.print(f"{f'MRR@{k}:':<16}{metrics.mrr_at_k:.3f}")
     out.print(f"{f'Recall@{k}:':<16}{metrics.recall_at_k:.3f}")
     out.print(f"{f'nDCG@{k}:':<16}{metrics.ndcg_at_k:.3f}")
     out.print(f"Latency:        p50 {metrics.latency_p50_s * 1000:.1f} ms, p95 {metrics.latency_p95_s * 1000:.1f} ms")
@@ -175,7 +235,7 @@ def render_outcome(out: Any, outcome: Any) -> None:
     _render_breakdown(out, "By form", metrics.by_form, k)
     _render_breakdown(out, "By hard class", metrics.by_hard_class, k)
     _render_provenance(out, outcome)
-    _render_regression(out, outcome)
+    _render_regression(out, outcome, fail_on_new_failures)
 
 
 def _render_breakdown(out: Any, title: str, groups: Any, k: int) -> None:
@@ -188,12 +248,12 @@ def _render_breakdown(out: Any, title: str, groups: Any, k: int) -> None:
     out.print()
     out.print(f"[bold]{title}[/bold]")
     table = Table(show_edge=False, pad_edge=False)
-    for column in ("Class", "Questions", "Top-1", "Top-3", "MRR", f"Recall@{k}", f"nDCG@{k}"):
+    for column in ("Class", "Questions", "Top-1", "Top-3", f"MRR@{k}", f"Recall@{k}", f"nDCG@{k}"):
         table.add_column(column, justify="left" if column == "Class" else "right")
     for name, b in groups.items():
         table.add_row(
             literal(name), str(b.questions), _percent(b.top1_hit_rate), _percent(b.top3_hit_rate),
-            f"{b.mrr:.3f}", f"{b.recall_at_k:.3f}", f"{b.ndcg_at_k:.3f}",
+            f"{b.mrr_at_k:.3f}", f"{b.recall_at_k:.3f}", f"{b.ndcg_at_k:.3f}",
         )  # fmt: skip
     out.print(table)
 
@@ -227,35 +287,24 @@ def _render_provenance(out: Any, outcome: Any) -> None:
     out.print(f"Baseline state: {outcome.state}")
 
 
-def _render_regression(out: Any, outcome: Any) -> None:
-    from ..retrieval.evaluation import comparison_summary
-    from .render import literal
+def _render_regression(out: Any, outcome: Any, fail_on_new_failures: bool) -> None:
+    from .comparison_view import RETRIEVAL_WORDS, render_comparison
+    from .render import acceptance_line, literal
 
     out.print()
     out.print("[bold]Regression check (pass rate = top-1 hit rate, mean score = top-3 hit rate)[/bold]")
-    comparison = outcome.comparison
-    if comparison is None:
-        reason = literal(outcome.reason)
+    if outcome.comparison is None:
+        reason = literal(outcome.reason or "")
         out.print(f"[yellow]{reason}[/yellow]" if outcome.state != "baseline" or outcome.run.errored_count else reason)
-        return
-    for note in outcome.notes:
-        out.print(f"[yellow]{literal(note)}[/yellow]")
-    if comparison.regressed_cases:
-        out.print(f"[red]Top-1 hit in run {literal(comparison.baseline_id)}, miss now ({len(comparison.regressed_cases)}):[/red]")
-        for case_id in comparison.regressed_cases:
-            out.print(f"  - {literal(case_id)}")
-    if comparison.fixed_cases:
-        out.print(f"Top-1 hit now, missed in run {literal(comparison.baseline_id)}: {literal(', '.join(comparison.fixed_cases))}")
-    style = "red" if comparison.regressed else "green"
-    out.print(f"[{style}]{literal(comparison_summary(comparison))}[/{style}]")
-    flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
-    if flips:
-        out.print(
-            f"Flipped questions: {len(comparison.regressed_cases)} lost, {len(comparison.fixed_cases)} gained a top-1 hit "
-            f"(exact McNemar p = {comparison.mcnemar_p:.3g}" + ("; too few flips to call a trend)" if comparison.mcnemar_p >= 0.05 else ")")
-        )
-    if comparison.regressed:
-        out.print("[red]Retrieval regression detected against the previous run.[/red]")
+    else:
+        for note in outcome.notes:
+            out.print(f"[yellow]{literal(note)}[/yellow]")
+        render_comparison(out, outcome.comparison, RETRIEVAL_WORDS, fail_on_new_failures=fail_on_new_failures)
+
+    baseline_id = outcome.baseline.id if outcome.baseline is not None else None
+    line = acceptance_line(outcome.acceptance, baseline_id, outcome.run.status.value == "complete")
+    if line is not None:
+        out.print(literal(line))
 
 
 def outcome_document(outcome: Any) -> dict[str, Any]:
@@ -263,6 +312,8 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
     import attrs
 
     from ..retrieval.evaluation import comparison_summary, retrieval_limit
+    from .comparison_view import RETRIEVAL_WORDS, comparison_document
+    from .render import acceptance_document
 
     run = outcome.run
     identity = outcome.identity
@@ -277,12 +328,16 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
             "hard_class": question.hard_class,
             "expected_ids": list(question.expected_document_ids),
         }
+        if question.grades is not None:
+            entry["grades"] = list(question.grades)
         if score is not None:
+            ranking = outcome.rankings.get(question.id)
             entry.update(
                 ranked_ids=list(score.ranked_ids),
+                ranking=ranking.pairs() if ranking is not None else None,
                 hit_at_1=score.hit_at_1,
                 hit_at_3=score.hit_at_3,
-                reciprocal_rank=score.reciprocal_rank,
+                reciprocal_rank_at_k=score.reciprocal_rank_at_k,
                 recall_at_k=score.recall_at_k,
                 ndcg_at_k=score.ndcg_at_k,
                 latency_ms=round(score.latency_s * 1000, 3),
@@ -301,14 +356,15 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "baseline_id": outcome.baseline.id if outcome.baseline is not None else None,
     }
     if comparison is not None:
+        verdict.update(comparison_document(comparison, RETRIEVAL_WORDS))
         verdict.update(
             top1_hit_rate_delta=float(comparison.pass_rate_delta),
             top3_hit_rate_delta=float(comparison.mean_score_delta),
             lost_top1_hits=list(comparison.regressed_cases),
             gained_top1_hits=list(comparison.fixed_cases),
             added_questions=list(comparison.added_cases),
+            edited_questions=[e.case_id for e in comparison.edited_cases],
             removed_questions=list(comparison.removed_cases),
-            mcnemar_p=comparison.mcnemar_p,
         )
     metrics = attrs.asdict(outcome.metrics)
     metrics["errored_questions"] = run.errored_count
@@ -321,6 +377,7 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "status": run.status.value,
         "grader": run.grader,
         "k": outcome.metrics.k,
+        "relevance_threshold": identity.threshold,
         "limit": retrieval_limit(outcome.metrics.k),
         "privacy": run.privacy,
         "label": run.label,
@@ -341,4 +398,6 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "verdict": verdict,
         "warnings": list(outcome.warnings),
         "notes": list(outcome.notes),
+        "resumed": outcome.resume_note,
+        "accepted": acceptance_document(outcome.acceptance),
     }

@@ -9,7 +9,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from .common import add_report_option, add_store_options, add_tolerance_options, positive_int, temperature
+from .common import (
+    add_baseline_option,
+    add_report_option,
+    add_store_options,
+    add_tolerance_options,
+    positive_int,
+    temperature,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -18,8 +25,9 @@ def register(subparsers: Any) -> None:
         "run",
         help="run a golden prompt set against a generator and flag regressions",
         description=(
-            "Answer every prompt of SET, grade the answers, store the run and compare it with the latest "
-            "earlier complete run of the same set, serving identity and grader. With no provider configured, "
+            "Answer every prompt of SET, grade the answers, store the run and compare it with the baseline of its "
+            "scope: the most recently accepted run of the same set, serving identity and grader (see `evalkit "
+            "baseline`). With no provider configured, "
             "the set's own references answer (a self-check)."
         ),
     )
@@ -35,6 +43,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="what answer text is stored (default: config, else metadata)")
     parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version)")
     add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+    add_baseline_option(parser)
     _add_judge_options(parser)
     _add_resume_options(parser)
     add_report_option(parser)
@@ -155,6 +164,8 @@ def handle(args: argparse.Namespace) -> int:
             privacy=args.privacy,
             concurrency=args.concurrency,
             label=args.label,
+            baseline=args.baseline,
+            fail_on_new_failures=args.fail_on_new_failures,
             on_start=progress.start,
             on_case=case_done,
             **_extra_run_options(args),
@@ -171,9 +182,12 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json(outcome_document(outcome), compact=outcome.run.case_count > COMPACT_JSON_CASES)
     else:
-        render_outcome(console(stderr=rendered.takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all)
+        render_outcome(
+            console(stderr=rendered.takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,
+            fail_on_new_failures=args.fail_on_new_failures,
+        )
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
 
 def _extra_run_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -41,10 +41,18 @@ def _checks(case: Any) -> str:
     return ", ".join(parts)
 
 
+def _acceptance(repository: Any, run_id: str) -> Any:
+    from ..storage import AcceptedBaselines
+
+    if not isinstance(repository, AcceptedBaselines):
+        return None
+    return repository.acceptances_for([run_id]).get(run_id)
+
+
 def handle(args: argparse.Namespace) -> int:
     """Print the run; exit 2 when there is no such run."""
     from .common import console, print_json
-    from .render import run_document
+    from .render import acceptance_document, run_document
     from .stored import (
         close_store,
         format_date,
@@ -60,12 +68,14 @@ def handle(args: argparse.Namespace) -> int:
     try:
         run = require_run(repository, args.run_id)
         verdict = stored_verdicts(repository, [run.id]).get(run.id)
+        acceptance = _acceptance(repository, run.id)
     finally:
         close_store(repository)
 
     if args.json:
         document = run_document(run)
         document["verdict"] = verdict_document(verdict)
+        document["accepted"] = acceptance_document(acceptance)
         print_json(document)
         return 0
 
@@ -90,6 +100,7 @@ def handle(args: argparse.Namespace) -> int:
         "Verdict:    " + literal(verdict_label(verdict, with_baseline=True) + (f" — {verdict.note}" if verdict and verdict.note else "")),
         soft_wrap=False,
     )
+    out.print(f"Baseline:   {literal(acceptance.describe()) if acceptance is not None else 'not accepted'}")
     columns = (
         Column("Case", whole=True, primary=True), Column("Result", whole=True, primary=True),
         Column("Score", "right", whole=True), Column("Latency (ms)", "right", whole=True), Column("Checks"),

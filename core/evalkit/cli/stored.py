@@ -19,6 +19,8 @@ __all__ = [
     "format_date",
     "identity_label",
     "open_store",
+    "require_existing_store",
+    "store_origin",
     "require_run",
     "sparkline",
     "stored_verdicts",
@@ -31,11 +33,40 @@ SPARK_BARS = "▁▂▃▄▅▆▇█"
 
 
 def open_store(args: argparse.Namespace) -> Any:
-    """The repository the command's ``--database``/``--config`` (or the defaults) name."""
+    """The repository the command's ``--database``/``--config`` (or the defaults) name.
+
+    For commands that only read: a SQLite store that does not exist is never created; the command
+    stops with a usage error naming the path it looked at (see :func:`require_existing_store`).
+    """
     from ..config import load_config
 
     config = load_config(getattr(args, "config", None))
-    return open_repository(database_url(args, config))
+    url = database_url(args, config)
+    require_existing_store(url, config)
+    return open_repository(url)
+
+
+def require_existing_store(url: str, config: Any) -> None:
+    """Refuse (exit 2) when ``url`` names a SQLite file that does not exist yet, saying where it looked."""
+    from ..errors import UsageError
+    from ..storage import missing_store
+
+    path = missing_store(url)
+    if path is None:
+        return
+    raise UsageError(
+        f"There is no results store at {path}: nothing has been run here yet (`evalkit run SET` creates it). "
+        f"{store_origin(config)}"
+    )
+
+
+def store_origin(config: Any) -> str:
+    """One sentence on why the store is looked for where it is, and how to choose another."""
+    if config.path is not None:
+        where = f"The default store sits next to the configuration file {config.path}"
+    else:
+        where = f"No configuration file was found ({config.describe_search()}), so the default store is in the working directory"
+    return f"{where}; --config PATH or --database URL chooses another."
 
 
 def close_store(repository: Any) -> None:

@@ -48,7 +48,7 @@ def _print(report: Any) -> None:
     """One line per checked item on stdout, every problem on stderr, then a count."""
     import sys
 
-    from ..setfiles.problems import visible
+    from ..printable import visible
 
     for line in report.checked:
         sys.stdout.write(visible(f"ok  {line}") + "\n")

@@ -1,15 +1,28 @@
-"""Deployments: which options each retriever is created with, per environment.
+"""Deployments: which retriever runs, and with which options, per environment.
 
-``[deployments.NAME.retrievers."ID"]`` tables in the project configuration, or a question-set
-provider's :class:`~evalkit.retrieval.contracts.DeploymentDefaults`, chosen by ``--deployment`` or
-``$EVALKIT_DEPLOYMENT``. The same question set then measures staging and production retrievers
-without code changes.
+A deployment is ``[deployments.NAME]`` in the project configuration — ``retriever = "ID"`` names
+the retriever it runs, ``[deployments.NAME.retrievers."ID"]`` tables hold each retriever's
+options — or one a question-set provider ships
+(:class:`~evalkit.retrieval.contracts.DeploymentDefaults`). It is chosen by ``--deployment`` or
+``$EVALKIT_DEPLOYMENT``; the same question set then measures staging and production without
+code changes, and switching what production runs is a one-line change.
+
+A deployment's retriever is its ``retriever`` key, else the only retriever it has options for.
+An explicit RETRIEVER argument wins, and must be one the deployment has options for or one
+that takes no options.
+
+A project deployment that shares its name with a provider's is **merged per retriever**: the
+project's options for a retriever replace the provider's options for that retriever (whole
+tables, not key by key), the provider's other retrievers stay, and the project's ``retriever``
+key (if any) decides what runs. Nothing the provider ships is silently lost.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -21,7 +34,16 @@ from evalkit.errors import PluginError, UsageError
 
 from .contracts import DeploymentDefaults
 
-__all__ = ["DEFAULT_TIMEOUT_S", "DEPLOYMENT_ENV", "TIMEOUT_OPTION", "Deployment", "resolve_deployment"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "DEPLOYMENT_ENV",
+    "TIMEOUT_OPTION",
+    "Deployment",
+    "DeploymentChoice",
+    "choose_deployment",
+    "known_deployments",
+    "resolve_deployment",
+]
 
 #: Names the deployment when ``--deployment`` is not given.
 DEPLOYMENT_ENV = "EVALKIT_DEPLOYMENT"
@@ -37,7 +59,8 @@ class Deployment:
     """The options one retriever is created with, and where they came from.
 
     ``name`` is ``None`` when no deployment was chosen (the retriever gets no options);
-    ``source`` is ``configuration <path>``, ``provider <distribution>`` or ``none``; ``timeout``
+    ``source`` is ``configuration <path>``, ``provider <distribution>``, both joined by `` + ``
+    when a project deployment was merged with a provider's, or ``none``. ``timeout``
     is how long one question may take (the table's ``timeout`` option, else
     :data:`DEFAULT_TIMEOUT_S`).
     """
@@ -58,6 +81,34 @@ def _time_limit(options: dict[str, Any], deployment: str, retriever_id: str) -> 
             f"above 0 and at most 86400, got {raw!r}"
         )
     return float(raw)
+
+
+@attrs.frozen
+class _Options:
+    """One retriever's options in a deployment and where they were defined (root: for relative paths)."""
+
+    options: Mapping[str, Any]
+    source: str
+    root: Path | None
+
+
+@attrs.frozen
+class DeploymentChoice:
+    """A deployment as defined (project configuration, provider defaults, or both merged).
+
+    ``retriever`` is the retriever it runs (``None`` when it names none and has options for
+    several); ``retrievers`` each retriever's options and their origin.
+    """
+
+    name: str
+    retriever: str | None
+    retrievers: Mapping[str, _Options]
+    source: str
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Every place that defined part of this deployment."""
+        return tuple(self.source.split(" + "))
 
 
 def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any], str]:
@@ -83,6 +134,124 @@ def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any]
     return found, where
 
 
+def _only(retrievers: Iterable[str]) -> str | None:
+    names = list(retrievers)
+    return names[0] if len(names) == 1 else None
+
+
+def known_deployments(config: Config, sourced: Iterable[SourcedSet] = ()) -> dict[str, DeploymentChoice]:
+    """Every deployment the configuration and the given sets' providers define, merged per retriever.
+
+    Each provider is asked once, however many of its sets are given; two providers defining
+    the same deployment name are merged in the order given (the first keeps a retriever).
+    """
+    provided: dict[str, DeploymentChoice] = {}
+    asked: set[int] = set()
+    for entry in sourced:
+        if id(entry.provider) in asked:
+            continue
+        asked.add(id(entry.provider))
+        found, where = _provider_deployments(entry)
+        for name, retrievers in found.items():
+            options = {rid: _Options(dict(o), where, None) for rid, o in retrievers.items()}
+            earlier = provided.get(name)
+            if earlier is not None:
+                options = {**options, **earlier.retrievers}
+                where = earlier.source if where in earlier.sources else f"{earlier.source} + {where}"
+            provided[name] = DeploymentChoice(name, _only(options), options, where)
+    chosen = dict(provided)
+    configured_at = f"configuration {config.path}" if config.path else "configuration"
+    for name, retrievers in config.deployments.items():
+        options = {rid: _Options(dict(o), configured_at, config.root) for rid, o in retrievers.items()}
+        source = configured_at
+        named = config.deployment_retrievers.get(name)
+        base = provided.get(name)
+        if base is not None:
+            options = {**base.retrievers, **options}
+            source = f"{configured_at} + {base.source}"
+        chosen[name] = DeploymentChoice(name, named or _only(options), options, source)
+    return chosen
+
+
+def choose_deployment(name: str | None, config: Config, *, sourced: SourcedSet | None = None) -> DeploymentChoice | None:
+    """The deployment ``name`` (else ``$EVALKIT_DEPLOYMENT``), ``None`` when neither names one.
+
+    Raises :class:`UsageError` for an unknown deployment, listing the known ones.
+    """
+    chosen = name if name is not None else (os.environ.get(DEPLOYMENT_ENV) or None)
+    if chosen is None:
+        return None
+    if not chosen:
+        raise UsageError("--deployment must name a deployment")
+    known = known_deployments(config, [sourced] if sourced is not None else [])
+    if chosen not in known:
+        origin = f"--deployment {chosen}" if name is not None else f"{DEPLOYMENT_ENV}={chosen}"
+        listed = ", ".join(sorted(known)) if known else '(none: add [deployments.NAME] with retriever = "ID" to evalkit.toml)'
+        raise UsageError(f'Unknown deployment "{chosen}" ({origin}). Known deployments: {listed}')
+    return known[chosen]
+
+
+def takes_no_options(factory: Any) -> bool:
+    """True when ``factory`` can be called without arguments (a retriever that needs no options)."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return False
+    return all(
+        p.default is not inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in signature.parameters.values()
+    )
+
+
+def retriever_of(choice: DeploymentChoice | None, explicit: str | None) -> str:
+    """The retriever a run uses: ``explicit`` when given, else the deployment's.
+
+    Raises :class:`UsageError` when neither names one.
+    """
+    if explicit is not None:
+        return explicit
+    if choice is None:
+        raise UsageError(
+            "name a RETRIEVER, or choose a deployment that names one (--deployment NAME or "
+            f'{DEPLOYMENT_ENV}; [deployments.NAME] retriever = "ID" in evalkit.toml)'
+        )
+    if choice.retriever is None:
+        configured = ", ".join(sorted(choice.retrievers)) or "none"
+        raise UsageError(
+            f'deployment "{choice.name}" names no retriever and has options for several ({configured}); '
+            f'name one: evalkit retrieval SET RETRIEVER, or retriever = "ID" under [deployments.{choice.name}]'
+        )
+    return choice.retriever
+
+
+def deployment_options(choice: DeploymentChoice | None, retriever_id: str, factory: Any = None) -> Deployment:
+    """The options ``retriever_id`` is created with in ``choice``.
+
+    Relative paths in configured options the factory declares as paths (:class:`PathOptions`)
+    are resolved against the configuration file's folder. Raises :class:`UsageError` when the
+    deployment has no options for a retriever that needs some.
+    """
+    if choice is None:
+        return Deployment(None, {}, "none")
+    entry = choice.retrievers.get(retriever_id)
+    if entry is None:
+        if retriever_id == choice.retriever or (factory is not None and takes_no_options(factory)):
+            return Deployment(choice.name, {}, choice.source)
+        configured = ", ".join(sorted(choice.retrievers)) or "none"
+        hint = ""
+        head = retriever_id.split(".", 1)[0]
+        if "." in retriever_id and head in choice.retrievers:
+            hint = f'; quote an id with dots in the table name: [deployments.{choice.name}.retrievers."{retriever_id}"]'
+        raise UsageError(
+            f'deployment "{choice.name}" has no options for retriever "{retriever_id}" (it configures: {configured}){hint}'
+        )
+    options = dict(entry.options)
+    timeout = _time_limit(options, choice.name, retriever_id)
+    if entry.root is not None:
+        options = resolve_paths(options, factory, entry.root)
+    return Deployment(choice.name, options, entry.source, timeout)
+
+
 def resolve_deployment(
     name: str | None,
     retriever_id: str,
@@ -91,45 +260,9 @@ def resolve_deployment(
     sourced: SourcedSet | None = None,
     factory: Any = None,
 ) -> Deployment:
-    """The deployment ``name`` (else ``$EVALKIT_DEPLOYMENT``) for ``retriever_id``.
+    """The options of ``retriever_id`` in deployment ``name`` (else ``$EVALKIT_DEPLOYMENT``, else none).
 
-    Deployments come from the project configuration (``[deployments.NAME.retrievers."ID"]``) and
-    from the set's provider (:class:`~evalkit.retrieval.contracts.DeploymentDefaults`); a
-    configured deployment replaces a provider's of the same name. Relative paths in configured
-    options the retriever's factory declares as paths (:class:`PathOptions`) are resolved against
-    the configuration file's folder. Raises :class:`UsageError` for an unknown deployment (listing
-    the known ones) and for a deployment without options for this retriever.
+    :func:`choose_deployment` then :func:`deployment_options`; see the module docstring for
+    how project and provider deployments combine.
     """
-    chosen = name if name is not None else (os.environ.get(DEPLOYMENT_ENV) or None)
-    if chosen is None:
-        return Deployment(None, {}, "none")
-    if not chosen:
-        raise UsageError("--deployment must name a deployment")
-    provided, provider_source = _provider_deployments(sourced)
-    origin = f"--deployment {chosen}" if name is not None else f"{DEPLOYMENT_ENV}={chosen}"
-    if chosen in config.deployments:
-        retrievers = config.deployments[chosen]
-        source = f"configuration {config.path}" if config.path else "configuration"
-        root = config.root
-    elif chosen in provided:
-        retrievers = provided[chosen]
-        source = provider_source
-        root = None
-    else:
-        known = sorted({*config.deployments, *provided})
-        listed = ", ".join(known) if known else "(none: add [deployments.NAME.retrievers.\"ID\"] to evalkit.toml)"
-        raise UsageError(f'Unknown deployment "{chosen}" ({origin}). Known deployments: {listed}')
-    if retriever_id not in retrievers:
-        configured = ", ".join(sorted(retrievers)) or "none"
-        hint = ""
-        head = retriever_id.split(".", 1)[0]
-        if "." in retriever_id and head in retrievers:
-            hint = f'; quote an id with dots in the table name: [deployments.{chosen}.retrievers."{retriever_id}"]'
-        raise UsageError(
-            f'deployment "{chosen}" has no options for retriever "{retriever_id}" (it configures: {configured}){hint}'
-        )
-    options = dict(retrievers[retriever_id])
-    timeout = _time_limit(options, chosen, retriever_id)
-    if root is not None:
-        options = resolve_paths(options, factory, root)
-    return Deployment(chosen, options, source, timeout)
+    return deployment_options(choose_deployment(name, config, sourced=sourced), retriever_id, factory)

@@ -9,7 +9,7 @@ Stored like a prompt run (grader ``retrieval_hit_rate``): a case *passes* on a t
 *scores* 1.0 on a top-3 hit, so the stored pass rate is the top-1 hit rate and the mean score
 the top-3 hit rate. Every case carries the checks ``hit_at_1`` and ``hit_at_3`` (kept at every
 privacy level); its ``detail`` — form, hard class, the distinct ranked ids and the question's
-reciprocal rank, recall@k and nDCG@k — is kept at ``redacted`` and ``full`` privacy only, because
+reciprocal rank within k, recall@k and nDCG@k — is kept at ``redacted`` and ``full`` privacy only, because
 document ids can name content (a path, a title). The run's metrics (every rate, mean and
 breakdown) are stored with the run at every level.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 
 from evalkit import hooks, registry
+from evalkit.baselines import Acceptance, BaselineScope, scope_mismatch
 from evalkit.catalog import SourcedSet, question_set_catalog
 from evalkit.components import SecretHolder
 from evalkit.config import PRIVACY_LEVELS, Config, load_config
@@ -36,8 +37,11 @@ from evalkit.interruptions import mark_interrupted, store_failed
 from evalkit.privacy import remove_secrets
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
 from evalkit.runs import CaseResult, Run, RunKind, RunStatus
+from evalkit.set_versions import case_fingerprints
 from evalkit.storage import (
-    RetrievalBaselines,
+    AcceptedBaselines,
+    ResumableRetrievalRuns,
+    ResumableRuns,
     RunVerdicts,
     StoredVerdict,
     check_database_url,
@@ -54,19 +58,38 @@ from .contracts import (
     PreparedRetriever,
     RetrievalProvenanceProvider,
     Retriever,
+    ThreadSafeRetriever,
 )
-from .deployments import DEFAULT_TIMEOUT_S, DEPLOYMENT_ENV, Deployment, resolve_deployment
+from .deployments import (
+    DEFAULT_TIMEOUT_S,
+    DEPLOYMENT_ENV,
+    Deployment,
+    choose_deployment,
+    deployment_options,
+    resolve_deployment,
+    retriever_of,
+)
 from .provenance import (
     BASELINE,
     COMPARABLE,
     MISMATCH,
+    SCORING_VERSION,
     UNKNOWN,
     RetrievalIdentity,
     baseline_state,
+    benchmark_fingerprint,
     retrieval_identity,
     validate_provenance,
 )
-from .scoring import DEFAULT_K, QuestionScore, RetrievalMetrics, aggregate, rank_distinct, score_question
+from .ranking import Ranking, read_ranking
+from .scoring import (
+    DEFAULT_K,
+    DEFAULT_RELEVANCE_THRESHOLD,
+    QuestionScore,
+    RetrievalMetrics,
+    aggregate,
+    score_question,
+)
 from .validation import check_question_set
 
 __all__ = [
@@ -94,10 +117,8 @@ HIT_AT_1 = "hit_at_1"
 HIT_AT_3 = "hit_at_3"
 #: Every question asks for at least this many ids (the original's 4 x top-3 over-fetch), more when k is larger.
 MIN_LIMIT = 12
-#: Cases are committed in batches of this many, or every ``_FLUSH_S`` seconds, whichever comes first
-#: (a crash loses at most that last batch; the run is then incomplete and never a baseline).
+#: The batch size the storage benchmark commits in; a run commits every question as it is scored.
 CASE_BATCH = 256
-_FLUSH_S = 0.25
 _PROVENANCE_FIELDS = ("corpus_revision", "model_revision", "chunking_identity", "pipeline_identity")
 
 
@@ -115,7 +136,8 @@ class RetrievalOutcome:
 
     ``run`` is the stored run with its cases; ``scores`` the per-question scores of the questions
     the retriever answered (errored questions have a case but no score), keyed by question id in
-    set order. ``state`` is the baseline state (``baseline``, ``comparable``, ``mismatch`` or
+    set order, and ``rankings`` what the retriever returned for them (distinct ids to the fetch
+    depth, with scores when it gave them). ``state`` is the baseline state (``baseline``, ``comparable``, ``mismatch`` or
     ``unknown``); ``comparison`` is set only for a complete ``comparable`` run, and ``reason``
     says why there is no comparison otherwise. ``treatment_changed`` is true when a comparable
     run's variant (model, chunking, pipeline) differs from the baseline's.
@@ -128,25 +150,38 @@ class RetrievalOutcome:
     metrics: RetrievalMetrics
     scores: Mapping[str, QuestionScore]
     state: str
+    rankings: Mapping[str, Ranking] = attrs.Factory(dict)
     comparison: Comparison | None = None
     baseline: Run | None = None
     reason: str | None = None
     treatment_changed: bool = False
+    #: Set when the run became the accepted baseline of its scope (set, retriever, deployment).
+    acceptance: Acceptance | None = None
     prepare_seconds: float | None = None
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     plugin_failures: tuple[str, ...] = ()
+    #: Set when the run continued an unfinished one: how many questions were kept and asked.
+    resume_note: str | None = None
 
     @property
     def regressed(self) -> bool:
         """True when compared and the top-1 or top-3 hit rate dropped beyond its tolerance."""
         return self.comparison is not None and self.comparison.regressed
 
-    def exit_code(self, fail_on_regression: bool) -> int:
-        """0 fine · 1 the gate failed (regression, or ``mismatch``/``unknown`` when strict) · 3 incomplete."""
+    @property
+    def new_failures(self) -> tuple[str, ...]:
+        """Added or edited questions that miss their top-1 hit now (empty when not compared)."""
+        return self.comparison.new_failures if self.comparison is not None else ()
+
+    def exit_code(self, fail_on_regression: bool, fail_on_new_failures: bool = False) -> int:
+        """0 fine · 1 the gate failed (regression, or ``mismatch``/``unknown`` when strict; an added
+        or edited question that misses under ``fail_on_new_failures``) · 3 incomplete."""
         if self.run.status is not RunStatus.COMPLETE:
             return 3
         if fail_on_regression and (self.regressed or self.state in (MISMATCH, UNKNOWN)):
+            return 1
+        if fail_on_new_failures and self.new_failures:
             return 1
         return 0
 
@@ -154,24 +189,38 @@ class RetrievalOutcome:
 # -- conversions shared with the benchmark -------------------------------------------------------
 
 
-def case_from_score(score: QuestionScore, k: int, finished_at: float | None = None) -> CaseResult:
-    """The stored case of one scored question (pass = top-1 hit, score = 1.0 on a top-3 hit)."""
+def case_from_score(
+    score: QuestionScore, k: int, finished_at: float | None = None, ranking: Ranking | None = None
+) -> CaseResult:
+    """The stored case of one scored question (pass = top-1 hit, score = 1.0 on a top-3 hit).
+
+    With ``ranking`` (a run at ``full`` privacy) the detail also keeps every returned id to the
+    fetch depth with the retriever's score (``[[id, score or null], ...]``).
+    """
+    detail: dict[str, Any] = {
+        "form": score.form.value,
+        "hard_class": score.hard_class,
+        "ranked_ids": list(score.ranked_ids),
+        "reciprocal_rank_at_k": score.reciprocal_rank_at_k,
+        "recall_at_k": score.recall_at_k,
+        "ndcg_at_k": score.ndcg_at_k,
+        "k": k,
+    }
+    if ranking is not None:
+        detail["ranking"] = ranking.pairs()
     return CaseResult(
+        measures={
+            "reciprocal_rank_at_k": score.reciprocal_rank_at_k,
+            "recall_at_k": score.recall_at_k,
+            "ndcg_at_k": score.ndcg_at_k,
+        },
         case_id=score.question_id,
         passed=score.hit_at_1,
         score=1.0 if score.hit_at_3 else 0.0,
         checks=(Check(HIT_AT_1, score.hit_at_1), Check(HIT_AT_3, score.hit_at_3)),
         latency_s=score.latency_s,
         yardstick=GRADER,
-        detail={
-            "form": score.form.value,
-            "hard_class": score.hard_class,
-            "ranked_ids": list(score.ranked_ids),
-            "reciprocal_rank": score.reciprocal_rank,
-            "recall_at_k": score.recall_at_k,
-            "ndcg_at_k": score.ndcg_at_k,
-            "k": k,
-        },
+        detail=detail,
         finished_at=finished_at if finished_at is not None else time.time(),
     )
 
@@ -191,6 +240,8 @@ def provenance_document(identity: RetrievalIdentity) -> dict[str, Any]:
     document.update(
         labels_fingerprint=identity.labels_fingerprint, scoring_version=identity.scoring_version, k=identity.k
     )
+    if identity.threshold != DEFAULT_RELEVANCE_THRESHOLD:
+        document["relevance_threshold"] = identity.threshold
     if identity.problems:
         document["problems"] = list(identity.problems)
     return document
@@ -215,20 +266,12 @@ def stored_benchmark(run: Run) -> str:
 
 @attrs.frozen
 class _Answer:
-    """One question's raw result: the ids as returned (possibly truncated) or the error."""
+    """One question's result: the ranking read from what the retriever returned, or the error."""
 
-    ids: Sequence[str] | None
+    ranking: Ranking | None
     latency_s: float
     error: str | None = None
     over_limit: int = 0
-
-
-def _id_list(raw: Any) -> Sequence[str]:
-    if isinstance(raw, (list, tuple)):
-        return raw
-    if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable):
-        raise RetrievalError(f"returned {type(raw).__name__} {str(raw)[:60]!r}, not a list of document ids")
-    return list(raw)
 
 
 def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int) -> _Answer:
@@ -236,11 +279,7 @@ def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int
     try:
         raw = retriever.retrieve(question.question, limit)
         latency = time.perf_counter() - started
-        ids = _id_list(raw)
-        over = len(ids) if len(ids) > limit else 0
-        if over:
-            ids = ids[:limit]
-        ids = rank_distinct(ids)
+        ranking, over = read_ranking(raw, limit)
     except RetrievalError as exc:
         return _Answer(None, time.perf_counter() - started, f'retriever "{retriever_id}" on question "{question.id}": {exc}')
     except Exception as exc:
@@ -249,7 +288,7 @@ def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int
             time.perf_counter() - started,
             f'retriever "{retriever_id}" raised {type(exc).__name__} on question "{question.id}": {exc}',
         )
-    return _Answer(ids, latency, over_limit=over)
+    return _Answer(ranking, latency, over_limit=over)
 
 
 def _answers(
@@ -331,16 +370,18 @@ def _create_retriever(record: registry.PluginRecord, factory: Any, deployment: D
     return retriever
 
 
-def _identity(golden_set: GoldenQuestionSet, retriever: Any, retriever_id: str, k: int) -> RetrievalIdentity:
+def _identity(
+    golden_set: GoldenQuestionSet, retriever: Any, retriever_id: str, k: int, threshold: int
+) -> RetrievalIdentity:
     """The run's identity from the retriever's declaration, taken once; a raising or invalid one is unknown."""
     if not isinstance(retriever, RetrievalProvenanceProvider):
-        return retrieval_identity(golden_set, None, k)
+        return retrieval_identity(golden_set, None, k, threshold)
     try:
         declared = retriever.provenance()
     except Exception as exc:
         problem = f'retriever "{retriever_id}": provenance() raised {type(exc).__name__}: {exc}'
-        return attrs.evolve(retrieval_identity(golden_set, None, k), problems=(problem,))
-    return retrieval_identity(golden_set, declared, k)
+        return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
+    return retrieval_identity(golden_set, declared, k, threshold)
 
 
 def _prepare(retriever: Any, retriever_id: str) -> float | None:
@@ -363,16 +404,21 @@ def _close(retriever: Any) -> None:
 
 def evaluate_retrieval(
     question_set: str | GoldenQuestionSet | SourcedSet,
-    retriever: str,
+    retriever: str | None = None,
     *,
     deployment: str | None = None,
     config: Config | None = None,
     database: str | None = None,
     tolerances: Tolerances | None = None,
     k: int = DEFAULT_K,
+    relevance_threshold: int = DEFAULT_RELEVANCE_THRESHOLD,
     privacy: str | None = None,
     label: str | None = None,
     concurrency: int = 1,
+    run_id: str | None = None,
+    resume: bool = False,
+    baseline: str | None = None,
+    fail_on_new_failures: bool = False,
     hook_plugins: Sequence[Any] = (),
     on_start: Callable[[Run, int], None] | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
@@ -382,8 +428,10 @@ def evaluate_retrieval(
 
     ``question_set`` is an identifier (or the set itself, or a catalog entry whose provider may
     ship default deployments), ``retriever`` an ``evalkit.retrievers``
-    entry-point name, created with the options of ``deployment`` (else ``$EVALKIT_DEPLOYMENT``,
-    else none; see :func:`resolve_deployment`). Refused before the retriever is created and before
+    entry-point name (``None``: the one the deployment names), created with the options of
+    ``deployment`` (else ``$EVALKIT_DEPLOYMENT``, else none; see
+    :mod:`evalkit.retrieval.deployments`). ``relevance_threshold`` is the grade from which a
+    judged document counts for hit@1, hit@3, MRR and recall (nDCG uses the grades themselves). Refused before the retriever is created and before
     anything is stored, in this order: an unknown set, an unknown retriever, an invalid set, a bad
     ``k``, ``privacy`` or ``concurrency``, an unknown deployment; then the retriever is created,
     asked for its provenance once and prepared, still before anything is stored.
@@ -391,42 +439,70 @@ def evaluate_retrieval(
     Each question is sent with ``limit = max(k, 12)``; ``concurrency`` questions are in flight at
     once (default 1: sequential, so latencies are not inflated by contention and retrievers need
     not be thread-safe). A retriever that raises, or returns something other than a list of string
-    ids, makes that question an errored case and the run ``incomplete``; repeated and empty ids
-    are collapsed (a chunk retriever ranks documents through its chunks); ids beyond ``limit`` are
-    dropped with a warning.
+    ids (or ``(id, score)`` pairs), makes that question an errored case and the run
+    ``incomplete``; repeated and empty ids are collapsed (a chunk retriever ranks documents
+    through its chunks); ids beyond ``limit`` are dropped with a warning. ``concurrency`` above 1
+    is refused for a retriever that does not declare itself thread-safe
+    (:class:`~evalkit.retrieval.contracts.ThreadSafeRetriever`).
 
-    The predecessor is the newest complete run of the same set and retriever in the same
-    deployment; the baseline state follows
-    :func:`~evalkit.retrieval.provenance.baseline_state`, and only a ``comparable`` run is
-    compared (:func:`evalkit.verdict.compare`: pass rate = top-1, mean score = top-3 hit rate).
+    Every question's case is committed as soon as it is scored. ``resume`` continues an
+    unfinished run (``run_id``, else the newest unfinished run of the same set, retriever and
+    deployment): only the questions it has no answer for are asked, and the run's metrics cover
+    all of them. A run that measured something else (labels, benchmark, ``k``, threshold) is
+    refused, as is a complete one.
+
+    The baseline is the most recently accepted run of the same set and retriever in the same
+    deployment (see :mod:`evalkit.baselines`), or the stored run ``baseline`` when one is chosen (a
+    run of another set, retriever or deployment is refused before the retriever is created). The
+    baseline state follows :func:`~evalkit.retrieval.provenance.baseline_state`, and only a
+    ``comparable`` run is compared (:func:`evalkit.verdict.compare`: pass rate = top-1, mean
+    score = top-3 hit rate). A complete run is accepted automatically when it is the first of its
+    scope or compared with an accepted run without a regression.
     """
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
     golden_set, sourced = _load_question_set(question_set, config)
+    choice = None
+    if retriever is None:
+        choice = choose_deployment(deployment, config, sourced=sourced)
+        retriever = retriever_of(choice, None)
     record = registry.find("evalkit.retrievers", retriever)
     check_question_set(golden_set)
     if type(k) is not int or k < 1:
         raise UsageError(f"k must be a positive integer (got {k!r})")
+    if type(relevance_threshold) is not int or relevance_threshold < 1:
+        raise UsageError(f"the relevance threshold must be a positive integer (got {relevance_threshold!r})")
     if type(concurrency) is not int or concurrency < 1:
         raise UsageError(f"concurrency must be a positive integer (got {concurrency!r})")
     privacy = privacy or config.privacy
     if privacy not in PRIVACY_LEVELS:
         raise UsageError(f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {privacy!r}")
     factory = registry.load(record)
-    chosen = resolve_deployment(deployment, retriever, config, sourced=sourced, factory=factory)
+    if choice is None:
+        choice = choose_deployment(deployment, config, sourced=sourced)
+    chosen = deployment_options(choice, retriever, factory)
+    if baseline is not None:
+        _check_chosen_baseline(resolve_database_url(database, config, cwd), baseline, golden_set.identifier, retriever, chosen.name)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)  # a bad store is refused before the retriever is created
     instance = _create_retriever(record, factory, chosen, config)
     try:
-        identity = _identity(golden_set, instance, retriever, k)
+        if concurrency > 1 and not (isinstance(instance, ThreadSafeRetriever) and instance.thread_safe is True):
+            raise UsageError(
+                f'--concurrency {concurrency}: retriever "{retriever}" does not declare itself thread-safe '
+                "(thread_safe = True), so its questions are asked one at a time; drop --concurrency"
+            )
+        identity = _identity(golden_set, instance, retriever, k, relevance_threshold)
         prepare_seconds = _prepare(instance, retriever)
         repository = open_repository(url)
         try:
+            resumed = _resumed_run(repository, golden_set, retriever, chosen, identity, run_id) if resume else None
             outcome = _run(
-                golden_set, retriever, instance, chosen, identity, repository, tolerances, k, privacy, label,
+                golden_set, retriever, instance, chosen, identity, repository, tolerances, k,
+                resumed.privacy if resumed is not None and resumed.privacy else privacy, label,
                 concurrency, manager, on_start, on_case, prepare_seconds,
-                tuple(f.error for f in hook_failures),
+                tuple(f.error for f in hook_failures), resumed, baseline, fail_on_new_failures,
             )
         finally:
             close = getattr(repository, "close", None)
@@ -458,18 +534,22 @@ def _run(
     on_case: Callable[[CaseResult], None] | None,
     prepare_seconds: float | None,
     plugin_failures: tuple[str, ...],
+    resumed: Run | None = None,
+    baseline_id: str | None = None,
+    fail_on_new_failures: bool = False,
 ) -> RetrievalOutcome:
     from evalkit.runner import new_run_id
 
     started = time.time()
     header = Run(
-        id=new_run_id(started),
+        id=resumed.id if resumed is not None else new_run_id(started),
         set_identifier=golden_set.identifier,
         grader=GRADER,
         kind=RunKind.RETRIEVAL,
         started_at=started,
         case_count=len(golden_set.questions),
         set_fingerprint=identity.labels_fingerprint,
+        case_fingerprints=case_fingerprints(golden_set),
         adapter=retriever_id,
         retriever=retriever_id,
         deployment=deployment.name,
@@ -480,32 +560,39 @@ def _run(
         privacy=privacy,
     )
     repository.begin_run(header)
+    kept = _answered_before(repository, resumed, golden_set, k) if resumed is not None else {}
+    if resumed is not None and isinstance(repository, ResumableRuns):
+        repository.mark_status(header.id, RunStatus.RUNNING.value)
+    todo = [q for q in golden_set.questions if q.id not in kept]
     observers = hooks.Observers(manager)
-    observers.notify("evalkit_run_started", run=header, total=len(golden_set.questions))
+    observers.notify("evalkit_run_started", run=header, total=len(todo))
     if on_start is not None:
-        on_start(header, len(golden_set.questions))
+        on_start(header, len(todo))
     limit = retrieval_limit(k)
+    threshold = identity.threshold
+    keep_ranking = privacy == "full"
     scores: dict[str, QuestionScore] = {}
+    rankings: dict[str, Ranking] = {}
+    for question_id, (score, ranking) in kept.items():
+        scores[question_id] = score
+        if ranking is not None:
+            rankings[question_id] = ranking
     errored = 0
     over_limit: list[int] = []
     pending: list[CaseResult] = []
-    flushed = time.perf_counter()
     # A retriever's own credentials never reach the store (nor, through the CLI's filter, the screen).
     secrets = tuple(retriever.secret_values()) if isinstance(retriever, SecretHolder) else ()
 
     def flush() -> None:
-        nonlocal pending, flushed
+        nonlocal pending
         if pending:
             batch, pending = pending, []
             repository.record_cases(header.id, batch, privacy)
-        flushed = time.perf_counter()
 
     def _ask_all() -> None:
         nonlocal errored
-        for question, answer in _answers(
-            retriever, retriever_id, golden_set.questions, limit, concurrency, deployment.timeout
-        ):
-            if answer.ids is None:
+        for question, answer in _answers(retriever, retriever_id, todo, limit, concurrency, deployment.timeout):
+            if answer.ranking is None:
                 errored += 1
                 case = CaseResult(
                     case_id=question.id, passed=False, score=0.0, latency_s=answer.latency_s,
@@ -514,12 +601,13 @@ def _run(
             else:
                 if answer.over_limit:
                     over_limit.append(answer.over_limit)
-                score = score_question(question, answer.ids, k, answer.latency_s)
+                ranking = answer.ranking
+                score = score_question(question, ranking.ids, k, answer.latency_s, threshold)
                 scores[question.id] = score
-                case = case_from_score(score, k)
+                rankings[question.id] = ranking
+                case = case_from_score(score, k, ranking=ranking if keep_ranking else None)
             pending.append(case)
-            if len(pending) >= CASE_BATCH or time.perf_counter() - flushed >= _FLUSH_S:
-                flush()
+            flush()  # committed per question: a crash loses at most the questions in flight
             observers.notify("evalkit_case_graded", run=header, case=case)
             if on_case is not None:
                 on_case(case)
@@ -542,6 +630,9 @@ def _run(
             f'retriever "{retriever_id}" returned more than limit={limit} ids for {len(over_limit)} question(s) '
             f"(up to {max(over_limit)}); only the first {limit} of each were scored"
         )
+    order = {q.id: n for n, q in enumerate(golden_set.questions)}
+    scores = dict(sorted(scores.items(), key=lambda item: order[item[0]]))
+    rankings = {q: rankings[q] for q in scores if q in rankings}
     metrics = aggregate(list(scores.values()), k)
     status = RunStatus.INCOMPLETE if errored else RunStatus.COMPLETE
     try:
@@ -550,10 +641,18 @@ def _run(
         )
         outcome = _decide(
             stored, golden_set, deployment, identity, metrics, scores, repository, tolerances,
-            prepare_seconds, tuple(warnings), plugin_failures,
+            prepare_seconds, tuple(warnings), plugin_failures, baseline_id,
         )  # fmt: skip
+        outcome = attrs.evolve(outcome, rankings=rankings)
+        if resumed is not None:
+            note = f"Resumed run {header.id}: {len(kept)} question(s) answered before were kept, {len(todo)} asked now."
+            outcome = attrs.evolve(outcome, resume_note=note)
         if isinstance(repository, RunVerdicts):
             repository.record_verdict(stored.id, _stored_verdict(outcome))
+        acceptance = _automatic_acceptance(outcome, repository, fail_on_new_failures)
+        if acceptance is not None:
+            repository.accept_run(stored.id, acceptance)
+            outcome = attrs.evolve(outcome, acceptance=acceptance)
     except StoreFailure as exc:
         raise store_failed(repository, header, exc, resumable=False) from None
     observers.notify("evalkit_run_finished", run=stored)
@@ -572,6 +671,7 @@ def _decide(
     prepare_seconds: float | None,
     warnings: tuple[str, ...],
     plugin_failures: tuple[str, ...],
+    baseline_id: str | None = None,
 ) -> RetrievalOutcome:
     """The baseline state and, for a complete comparable run, the comparison."""
     outcome = RetrievalOutcome(
@@ -580,14 +680,26 @@ def _decide(
         plugin_failures=plugin_failures,
     )  # fmt: skip
     notes: list[str] = []
-    if not isinstance(repository, RetrievalBaselines):
+    scope = BaselineScope.of_run(run)
+    assert scope is not None  # every retrieval run has a scope
+    if baseline_id is not None:
+        previous = repository.get_run(baseline_id)
+        problem = scope_mismatch(previous, scope) if previous is not None else f"run {baseline_id} is no longer in the store"
+        if problem is not None:
+            return attrs.evolve(outcome, reason=f"not compared with the chosen baseline: {problem}")
+    elif not isinstance(repository, AcceptedBaselines):
         return attrs.evolve(
             outcome, reason="not compared: the configured repository cannot read earlier retrieval runs"
         )
-    previous = repository.latest_retrieval_run(
-        run.set_identifier, run.retriever or "", deployment=deployment.name, exclude_run_id=run.id
-    )
+    else:
+        previous = repository.accepted_baseline(scope, exclude_run_id=run.id)
     state = baseline_state(identity.benchmark_fingerprint, None if previous is None else stored_benchmark(previous))
+    if state == MISMATCH and previous is not None and _only_questions_changed(previous, identity):
+        state = COMPARABLE
+        notes.append(
+            "The question set changed since the baseline (same corpus, scoring and k): compared on the unchanged "
+            "questions; added, edited and removed questions are reported apart."
+        )
     outcome = attrs.evolve(outcome, state=state, baseline=previous)
     if run.status is not RunStatus.COMPLETE:
         return attrs.evolve(
@@ -598,7 +710,7 @@ def _decide(
             ),
         )
     if state == BASELINE:
-        return attrs.evolve(outcome, reason="no earlier run of this set and retriever in this deployment — recorded as the baseline")
+        return attrs.evolve(outcome, reason="no accepted run of this set and retriever in this deployment — recorded as the baseline")
     if state != COMPARABLE:
         return attrs.evolve(
             outcome,
@@ -613,9 +725,134 @@ def _decide(
     )
 
 
+def _resumed_run(
+    repository: Any,
+    golden_set: GoldenQuestionSet,
+    retriever_id: str,
+    deployment: Deployment,
+    identity: RetrievalIdentity,
+    run_id: str | None,
+) -> Run:
+    """The unfinished run a resume continues; :class:`UsageError` when there is none or it measured something else."""
+    where = f'set "{golden_set.identifier}", retriever "{retriever_id}", deployment {deployment.name or "(none)"}'
+    if not run_id:
+        if not isinstance(repository, ResumableRetrievalRuns):
+            raise UsageError(
+                "--resume without a run id needs a store that can find unfinished retrieval runs, and this one "
+                "cannot; pass the id: --resume RUN_ID"
+            )
+        found = repository.latest_unfinished_retrieval_run(golden_set.identifier, retriever_id, deployment=deployment.name)
+        if found is None:
+            raise UsageError(f"--resume: no unfinished retrieval run of {where} to resume")
+        run_id = found.id
+    existing = repository.get_run(run_id, with_cases=False)
+    if existing is None:
+        raise UsageError(f"--resume: there is no run {run_id} in the store")
+    if existing.status is RunStatus.COMPLETE:
+        raise UsageError(f"run {run_id} is already complete; there is nothing to resume")
+    stored = existing.provenance if isinstance(existing.provenance, Mapping) else {}
+    differences = [
+        what
+        for what, ours, theirs in (
+            ("kind", RunKind.RETRIEVAL.value, existing.kind.value),
+            ("set", golden_set.identifier, existing.set_identifier),
+            ("retriever", retriever_id, existing.retriever),
+            ("deployment", deployment.name, existing.deployment),
+            ("labels", identity.labels_fingerprint, existing.set_fingerprint),
+            ("benchmark", identity.benchmark_fingerprint, existing.benchmark_fingerprint),
+            ("k", identity.k, stored.get("k")),
+            ("relevance threshold", identity.threshold, stored.get("relevance_threshold", DEFAULT_RELEVANCE_THRESHOLD)),
+        )
+        if ours != theirs
+    ]
+    if differences:
+        raise UsageError(
+            f"--resume: run {run_id} measured something else ({', '.join(differences)} differ); "
+            f"it cannot be continued as a run of {where}"
+        )
+    return existing
+
+
+def _answered_before(
+    repository: Any, resumed: Run, golden_set: GoldenQuestionSet, k: int
+) -> dict[str, tuple[QuestionScore, Ranking | None]]:
+    """The scores (and, at ``full`` privacy, rankings) of the questions a resumed run already answered."""
+    stored = repository.get_run(resumed.id)
+    cases = stored.case_map() if stored is not None else {}
+    kept: dict[str, tuple[QuestionScore, Ranking | None]] = {}
+    for question in golden_set.questions:
+        case = cases.get(question.id)
+        if case is None or case.errored:
+            continue
+        measures = case.measures or {}
+        hits = {c.name: c.passed for c in case.checks}
+        values = [measures.get(m) for m in ("reciprocal_rank_at_k", "recall_at_k", "ndcg_at_k")]
+        if HIT_AT_1 not in hits or HIT_AT_3 not in hits or not all(isinstance(v, (int, float)) for v in values):
+            continue  # stored before measures were kept: asked again
+        detail = case.detail if isinstance(case.detail, Mapping) else {}
+        score = QuestionScore(
+            question.id, question.form, question.hard_class, tuple(detail.get("ranked_ids", ())),
+            hits[HIT_AT_1], hits[HIT_AT_3], *(float(v) for v in values), case.latency_s,
+        )  # fmt: skip
+        pairs = detail.get("ranking")
+        ranking = None
+        if isinstance(pairs, list):
+            ids = tuple(str(p[0]) for p in pairs)
+            given = [p[1] for p in pairs]
+            ranking = Ranking(ids, tuple(float(v) for v in given) if all(v is not None for v in given) else None)
+        kept[question.id] = (score, ranking)
+    return kept
+
+
+def _only_questions_changed(previous: Run, identity: RetrievalIdentity) -> bool:
+    """True when the baseline's benchmark differs from this run's only by its questions: the same
+    corpus revision, scoring version and k, so the unchanged questions are measured alike."""
+    stored = previous.provenance
+    if not isinstance(stored, Mapping) or identity.provenance is None:
+        return False
+    if stored.get("scoring_version") != SCORING_VERSION or stored.get("k") != identity.k:
+        return False
+    rebuilt = benchmark_fingerprint(stored.get("corpus_revision"), identity.labels_fingerprint, identity.k, identity.threshold)
+    return rebuilt == identity.benchmark_fingerprint
+
+
+def _check_chosen_baseline(url: str, baseline_id: str, set_identifier: str, retriever: str, deployment: str | None) -> None:
+    """Refuse a chosen baseline of another scope before the retriever is created or anything is stored."""
+    repository = open_repository(url)
+    try:
+        chosen = repository.get_run(baseline_id, with_cases=False)
+    finally:
+        close = getattr(repository, "close", None)
+        if callable(close):
+            close()
+    if chosen is None:
+        raise UsageError(f'--baseline: there is no run "{baseline_id}" in the store (see `evalkit history SET` for run ids)')
+    scope = BaselineScope(RunKind.RETRIEVAL, set_identifier, retriever=retriever, deployment=deployment)
+    if chosen.kind is not RunKind.RETRIEVAL:
+        raise UsageError(f"--baseline {chosen.id} is of another scope: it is a {chosen.kind.value} run, not a retrieval run")
+    problem = scope_mismatch(chosen, scope)
+    if problem is not None:
+        raise UsageError(f"--baseline {chosen.id} is of another scope: {problem}")
+
+
+def _automatic_acceptance(outcome: RetrievalOutcome, repository: Any, fail_on_new_failures: bool) -> Acceptance | None:
+    """First of its scope, or compared with an accepted run without a regression (and without a
+    new failure when ``fail_on_new_failures`` gates): accepted."""
+    if not isinstance(repository, AcceptedBaselines) or outcome.run.status is not RunStatus.COMPLETE:
+        return None
+    if outcome.state == BASELINE:
+        return Acceptance("first", time.time(), None, "the first run of its scope")
+    comparison = outcome.comparison
+    if comparison is None or comparison.regressed or (fail_on_new_failures and comparison.new_failures):
+        return None
+    if comparison.baseline_id not in repository.acceptances_for([comparison.baseline_id]):
+        return None
+    return Acceptance("no_regression", time.time(), None, f"no regression against accepted run {comparison.baseline_id}")
+
+
 def comparison_summary(comparison: Comparison) -> str:
     """One sentence about a comparison, in hit-rate words."""
-    return comparison.summary("top-1 hit rate", "top-3 hit rate", mean_in_points=True)
+    return comparison.summary("top-1 hit rate", "top-3 hit rate", mean_in_points=True, unit="question")
 
 
 def _stored_verdict(outcome: RetrievalOutcome) -> StoredVerdict:

@@ -108,32 +108,45 @@ def _b64(text: str) -> str:
 
 
 def _question_labels(question: GoldenQuestion) -> tuple[bytes, list[Any]]:
-    targets = sorted(_raw_bytes(t) for t in question.expected_document_ids)
-    return _raw_bytes(question.id), [
+    judged = sorted((_raw_bytes(t), g) for t, g in question.judgements().items())
+    row = [
         _b64(question.id),
         _b64(question.question),
         question.form.value,
         None if question.hard_class is None else _b64(question.hard_class),
-        [base64.b64encode(t).decode("ascii") for t in targets],
+        [base64.b64encode(t).decode("ascii") for t, _ in judged],
     ]
+    if any(g != 1 for _, g in judged):
+        # Grades other than 1 change nDCG (and, with a threshold, the binary metrics); a set whose
+        # grades are all 1 keeps the fingerprint it had before grades existed.
+        row.append([g for _, g in judged])
+    return _raw_bytes(question.id), row
 
 
 def labels_fingerprint(question_set: GoldenQuestionSet | Iterable[GoldenQuestion]) -> str:
     """Digest of everything a question set's scores depend on (``labels-bytes-v1``).
 
-    Covers each question's id, text, form, hard class and expected ids; ignores the answer gist,
-    the set's name and description, and the order of questions and of expected ids.
+    Covers each question's id, text, form, hard class, expected ids and their grades (when any
+    grade is not 1); ignores the answer gist, the set's name and description, and the order of
+    questions and of expected ids.
     """
     questions = question_set.questions if isinstance(question_set, GoldenQuestionSet) else question_set
     rows = sorted((_question_labels(q) for q in questions), key=lambda row: row[0])
     return _digest(["labels-bytes-v1", [row for _, row in rows]])
 
 
-def benchmark_fingerprint(corpus_revision: str | None, labels_fp: str, k: int) -> str:
-    """Digest of corpus revision, labels, scoring protocol and cut-off ``k``; ``''`` when the corpus is unknown."""
+def benchmark_fingerprint(corpus_revision: str | None, labels_fp: str, k: int, threshold: int = 1) -> str:
+    """Digest of corpus revision, labels, scoring protocol, cut-off ``k`` and relevance threshold.
+
+    ``''`` when the corpus is unknown; the default threshold (1) is left out of the digest, so
+    runs stored before thresholds existed stay comparable.
+    """
     if not corpus_revision:
         return ""
-    return _digest(["benchmark-v1", corpus_revision, labels_fp, SCORING_VERSION, k])
+    payload: list[Any] = ["benchmark-v1", corpus_revision, labels_fp, SCORING_VERSION, k]
+    if threshold != 1:
+        payload.append(["relevance-threshold", threshold])
+    return _digest(payload)
 
 
 def variant_fingerprint(provenance: RetrievalProvenance | None) -> str:
@@ -160,25 +173,28 @@ class RetrievalIdentity:
     k: int
     scoring_version: str = SCORING_VERSION
     problems: tuple[str, ...] = ()
+    threshold: int = 1
 
 
 def retrieval_identity(
-    question_set: GoldenQuestionSet, provenance: RetrievalProvenance | None, k: int
+    question_set: GoldenQuestionSet, provenance: RetrievalProvenance | None, k: int, threshold: int = 1
 ) -> RetrievalIdentity:
-    """The identity of a run of ``question_set`` at cut-off ``k`` against a retriever declaring ``provenance``.
+    """The identity of a run of ``question_set`` at cut-off ``k`` (and relevance ``threshold``)
+    against a retriever declaring ``provenance``.
 
     An invalid declaration counts as unknown provenance, with its problems kept.
     """
     labels = labels_fingerprint(question_set)
     problems = tuple(validate_provenance(provenance)) if provenance is not None else ()
     if provenance is None or problems:
-        return RetrievalIdentity(None, labels, "", "", k, problems=problems)
+        return RetrievalIdentity(None, labels, "", "", k, problems=problems, threshold=threshold)
     return RetrievalIdentity(
         provenance,
         labels,
-        benchmark_fingerprint(provenance.corpus_revision, labels, k),
+        benchmark_fingerprint(provenance.corpus_revision, labels, k, threshold),
         variant_fingerprint(provenance),
         k,
+        threshold=threshold,
     )
 
 

@@ -1,20 +1,26 @@
-"""Scoring a retrieval step: per-question ranks and hits, per-run rates, MRR, recall and nDCG.
+"""Scoring a retrieval step: per-question ranks and hits, per-run rates, MRR@k, recall@k and nDCG@k.
 
 Every metric is computed over the *distinct* ranking: the retriever's ids in rank order with
 empty ids skipped and repeats collapsed onto their first occurrence (a retriever that returns one
-id per chunk ranks documents, not chunks). Relevance is binary: a document is relevant when its
-id is one of the question's expected ids (exact string equality).
+id per chunk ranks documents, not chunks). A document is relevant when its id is one of the
+question's expected ids (exact string equality) and its grade reaches the run's relevance
+threshold (default 1; an ungraded expected id has grade 1, a grade of 0 or below is never
+relevant). Graded questions (see :attr:`~evalkit.questions.GoldenQuestion.grades`) use the grade
+as nDCG's gain, as trec_eval does: ``sum(grade / log2(rank + 1))`` over the positive grades in
+the first ``k``, divided by the same sum for the grades sorted best first; the threshold plays
+no part in nDCG (trec_eval's ``-l`` does not either).
 
 For a question with expected ids, and ``r`` the 1-based distinct rank of the first expected id:
 
 * ``hit_at_1`` / ``hit_at_3``: an expected id at distinct rank 1 / within the first 3;
-* ``reciprocal_rank``: ``1 / r`` over the whole ranking, 0.0 when no expected id came back;
+* ``reciprocal_rank_at_k``: ``1 / r`` when ``r <= k``, 0.0 when no expected id is within the
+  first ``k`` distinct ids (its mean over a run is MRR@k);
 * ``recall_at_k``: expected ids within the first ``k`` distinct ids / number of expected ids;
 * ``ndcg_at_k``: ``sum(1 / log2(rank + 1))`` over the expected ids within the first ``k``,
   divided by the same sum for an ideal ranking of ``min(len(expected), k)`` relevant ids.
 
-These equal trec_eval's ``success_1``, ``success_3``, ``recip_rank``, ``recall_k`` and
-``ndcg_cut_k`` for every question trec_eval can express. evalkit's rules decide the cases it
+These equal trec_eval's ``success_1``, ``success_3``, ``recall_k`` and ``ndcg_cut_k`` (with
+``-l threshold``), and its ``recip_rank`` on the ranking cut at ``k``, for every question trec_eval can express. evalkit's rules decide the cases it
 cannot: an empty ranking scores 0.0 everywhere (trec_eval drops the question), and a question
 with no expected id ("nothing in the index answers this") scores 1.0 on every metric and a hit
 on both hit flags when nothing came back, and 0.0 / miss otherwise — one rule, applied to all
@@ -35,6 +41,7 @@ from evalkit.questions import GoldenQuestion, QuestionForm
 
 __all__ = [
     "DEFAULT_K",
+    "DEFAULT_RELEVANCE_THRESHOLD",
     "Breakdown",
     "QuestionScore",
     "RetrievalMetrics",
@@ -44,8 +51,10 @@ __all__ = [
     "score_question",
 ]
 
-#: Cut-off of recall@k and nDCG@k when a run does not choose one.
+#: Cut-off of MRR@k, recall@k and nDCG@k when a run does not choose one.
 DEFAULT_K = 10
+#: The grade from which a judged document counts as relevant for the binary metrics (trec_eval's ``-l``).
+DEFAULT_RELEVANCE_THRESHOLD = 1
 
 
 def rank_distinct(raw_ids: Iterable[str]) -> tuple[str, ...]:
@@ -84,7 +93,7 @@ class QuestionScore:
     ranked_ids: tuple[str, ...]
     hit_at_1: bool
     hit_at_3: bool
-    reciprocal_rank: float
+    reciprocal_rank_at_k: float
     recall_at_k: float
     ndcg_at_k: float
     latency_s: float
@@ -118,7 +127,13 @@ def _cutoff(k: int) -> _Cutoff:
     return table
 
 
-def score_question(question: GoldenQuestion, ranked: Sequence[str], k: int, latency_s: float) -> QuestionScore:
+def score_question(
+    question: GoldenQuestion,
+    ranked: Sequence[str],
+    k: int,
+    latency_s: float,
+    threshold: int = DEFAULT_RELEVANCE_THRESHOLD,
+) -> QuestionScore:
     """Score one question against a retriever's ranking of string ids, best first.
 
     ``ranked`` may be the raw ranking (repeats and empty ids are handled here exactly as
@@ -126,10 +141,11 @@ def score_question(question: GoldenQuestion, ranked: Sequence[str], k: int, late
     here: a runner passes a retriever's return through :func:`rank_distinct`, which rejects
     non-string ids. The question's expected ids are taken to be distinct, as
     :func:`~evalkit.retrieval.validation.question_set_problems` requires. ``k`` is the cut-off of
-    recall and nDCG; :class:`UsageError` when it is not a positive integer.
+    the reciprocal rank, recall and nDCG; :class:`UsageError` when it is not a positive integer.
+    ``threshold`` is the grade from which a judged id counts as relevant for hit@1, hit@3, MRR@k
+    and recall.
 
-    The common path touches only the first ``max(k, 3)`` ids; the rest of the ranking is read
-    only to find the reciprocal rank of a question none of whose targets made the top.
+    Only the first ``max(k, 3)`` distinct ids are read: nothing past them counts.
     """
     cut = _CUTOFFS.get(k) if type(k) is int else None
     if cut is None:
@@ -145,8 +161,10 @@ def score_question(question: GoldenQuestion, ranked: Sequence[str], k: int, late
         seen = set(head)
     head = tuple(head)
     # From here on ``head`` is the distinct top-``depth``: a position in it is a distinct rank,
-    # and every id past it ranks at ``depth`` or deeper, beyond every cut-off but MRR's.
+    # and every id past it ranks at ``depth`` or deeper, beyond every cut-off.
     expected = question.expected_document_ids
+    if (question.grades is not None or threshold != 1) and expected:
+        return _score_graded(question, head, ranked, cut, threshold, latency_s)
 
     if not expected:
         nothing = not head
@@ -158,11 +176,9 @@ def score_question(question: GoldenQuestion, ranked: Sequence[str], k: int, late
 
     found = seen.intersection(expected)
     if not found:
-        first = _first_past_head(expected, ranked, depth)
         return QuestionScore(
-            question.id, question.form, question.hard_class, head,
-            False, False, 1.0 / first if first else 0.0, 0.0, 0.0, latency_s,
-        )  # fmt: skip
+            question.id, question.form, question.hard_class, head, False, False, 0.0, 0.0, 0.0, latency_s
+        )
 
     positions = sorted(map(head.index, found))
     first = positions[0]
@@ -178,7 +194,38 @@ def score_question(question: GoldenQuestion, ranked: Sequence[str], k: int, late
     n = len(expected)
     return QuestionScore(
         question.id, question.form, question.hard_class, head,
-        first == 0, first < 3, 1.0 / (first + 1), hits / n, dcg / cut.ideal[n if n < k else k], latency_s,
+        first == 0, first < 3, 1.0 / (first + 1) if first < k else 0.0, hits / n, dcg / cut.ideal[n if n < k else k],
+        latency_s,
+    )  # fmt: skip
+
+
+def _score_graded(
+    question: GoldenQuestion, head: tuple[str, ...], ranked: Sequence[str], cut: _Cutoff, threshold: int, latency_s: float
+) -> QuestionScore:
+    """Score a question whose judgements carry grades, or any question under a threshold other than 1."""
+    if type(threshold) is not int or threshold < 1:
+        raise UsageError(f"the relevance threshold must be a positive integer (got {threshold!r})")
+    judged = question.judgements()
+    relevant = [d for d, g in judged.items() if g >= threshold]
+    k = cut.k
+    positions = sorted(i for i, d in enumerate(head) if d in judged and judged[d] >= threshold)
+    if positions:
+        first = positions[0] + 1
+    else:
+        first = _first_past_head(relevant, ranked, cut.depth) if relevant else 0
+    hits = sum(1 for p in positions if p < k)
+    dcg = 0.0
+    for i, d in enumerate(head[:k]):
+        gain = judged.get(d, 0)
+        if gain > 0:
+            dcg += gain / math.log2(i + 2)
+    ideal = 0.0
+    for i, gain in enumerate(sorted((g for g in judged.values() if g > 0), reverse=True)[:k]):
+        ideal += gain / math.log2(i + 2)
+    return QuestionScore(
+        question.id, question.form, question.hard_class, head,
+        first == 1, 0 < first <= 3, 1.0 / first if 0 < first <= k else 0.0,
+        hits / len(relevant) if relevant else 0.0, dcg / ideal if ideal > 0 else 0.0, latency_s,
     )  # fmt: skip
 
 
@@ -201,7 +248,7 @@ class Breakdown:
     questions: int
     top1_hit_rate: float
     top3_hit_rate: float
-    mrr: float
+    mrr_at_k: float
     recall_at_k: float
     ndcg_at_k: float
 
@@ -212,7 +259,8 @@ class RetrievalMetrics:
 
     Rates and means are 0.0 for a run without questions, and so are the latency percentiles.
     ``by_form`` is keyed by form value and ``by_hard_class`` by hard class, both in order of first
-    occurrence; questions without a hard class are not in ``by_hard_class``.
+    occurrence; questions without a hard class are not in ``by_hard_class``, and questions of form
+    ``unspecified`` are not in ``by_form`` (a collection without wording labels has no form table).
     """
 
     k: int
@@ -221,7 +269,7 @@ class RetrievalMetrics:
     top3_hits: int
     top1_hit_rate: float
     top3_hit_rate: float
-    mrr: float
+    mrr_at_k: float
     recall_at_k: float
     ndcg_at_k: float
     latency_p50_s: float
@@ -232,7 +280,7 @@ class RetrievalMetrics:
 
 _hit1 = attrgetter("hit_at_1")
 _hit3 = attrgetter("hit_at_3")
-_rr = attrgetter("reciprocal_rank")
+_rr = attrgetter("reciprocal_rank_at_k")
 _recall = attrgetter("recall_at_k")
 _ndcg = attrgetter("ndcg_at_k")
 _latency = attrgetter("latency_s")
@@ -292,7 +340,7 @@ def percentile(values: Sequence[float], fraction: float, *, presorted: bool = Fa
 def aggregate(scores: Iterable[QuestionScore], k: int = DEFAULT_K) -> RetrievalMetrics:
     """Fold per-question scores into run metrics.
 
-    ``k`` is the cut-off the scores were computed with; it is recorded, not re-applied. MRR,
+    ``k`` is the cut-off the scores were computed with; it is recorded, not re-applied. MRR@k,
     recall@k and nDCG@k are means over all questions (no-result questions included, by the rules
     in the module docstring), summed exactly (``math.fsum``); latency percentiles interpolate
     linearly (see :func:`percentile`).
@@ -323,11 +371,11 @@ def aggregate(scores: Iterable[QuestionScore], k: int = DEFAULT_K) -> RetrievalM
         top3_hits=overall.hit3,
         top1_hit_rate=mean.top1_hit_rate,
         top3_hit_rate=mean.top3_hit_rate,
-        mrr=mean.mrr,
+        mrr_at_k=mean.mrr_at_k,
         recall_at_k=mean.recall_at_k,
         ndcg_at_k=mean.ndcg_at_k,
         latency_p50_s=percentile(latencies, 0.50, presorted=True),
         latency_p95_s=percentile(latencies, 0.95, presorted=True),
-        by_form={form: sums.breakdown() for form, sums in form_sums.items()},
+        by_form={form: sums.breakdown() for form, sums in form_sums.items() if form != QuestionForm.UNSPECIFIED.value},
         by_hard_class={name: _Sums.of(group).breakdown() for name, group in classes.items()},
     )

@@ -15,7 +15,7 @@ def question_set_problems(question_set: GoldenQuestionSet) -> list[str]:
     Rules: identifier like ``package.set``; a non-empty name; at least one question; question
     ids non-empty and unique; question text non-empty; form a :class:`QuestionForm`; expected
     ids non-empty strings without repeats (an empty list is allowed: "nothing answers this");
-    hard class ``None`` or a non-empty string.
+    hard class ``None`` or a non-empty string; grades, when given, one integer per expected id.
     """
     where = f'question set "{question_set.identifier}"'
     problems = set_problems(where, question_set.identifier, question_set.name, question_set.questions, "question")
@@ -36,6 +36,15 @@ def question_set_problems(question_set: GoldenQuestionSet) -> list[str]:
                 problems.append(f"{at}: field {field} repeats document id {target!r}")
             else:
                 expected_seen.add(target)
+        grades = question.grades
+        if grades is not None:
+            if len(grades) != len(question.expected_document_ids):
+                problems.append(
+                    f"{at}: field grades has {len(grades)} grade(s) for {len(question.expected_document_ids)} expected id(s)"
+                )
+            for number, grade in enumerate(grades, start=1):
+                if isinstance(grade, bool) or not isinstance(grade, int):
+                    problems.append(f"{at}: field grades[{number}] must be an integer (got {grade!r})")
     return problems
 
 

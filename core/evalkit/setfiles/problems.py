@@ -8,19 +8,14 @@ from collections.abc import Sequence
 import attrs
 
 from ..errors import SetValidationError
+from ..printable import visible
 
-__all__ = ["FileProblem", "JsonPath", "SetFileError", "format_path", "visible"]
+__all__ = ["FileProblem", "JsonPath", "SetFileError", "format_path"]
 
 #: A location inside a document: keys and list indexes from the top.
 JsonPath = tuple["str | int", ...]
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _IDENTIFIER_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-
-
-def visible(text: str) -> str:
-    """``text`` with control and bidirectional-override characters shown as escapes."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def format_path(path: JsonPath) -> str:

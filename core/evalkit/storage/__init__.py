@@ -8,10 +8,12 @@ from typing import Any
 
 from .protocols import (
     VERDICT_STATES,
+    AcceptedBaselines,
     GeneratorScopedResults,
     ProviderModelQualityRuns,
     ProviderModelQualityScores,
     ResultRepository,
+    ResumableRetrievalRuns,
     ResumableRuns,
     RetrievalBaselines,
     RunHistory,
@@ -21,10 +23,12 @@ from .protocols import (
 )
 
 __all__ = [
+    "AcceptedBaselines",
     "GeneratorScopedResults",
     "ProviderModelQualityRuns",
     "ProviderModelQualityScores",
     "ResultRepository",
+    "ResumableRetrievalRuns",
     "ResumableRuns",
     "RetrievalBaselines",
     "RunHistory",
@@ -37,6 +41,8 @@ __all__ = [
     "default_database_url",
     "is_in_memory",
     "resolve_database_url",
+    "missing_store",
+    "sqlite_file",
     "open_repository",
     "schema_status",
     "upgrade_schema",
@@ -63,7 +69,7 @@ def check_database_url(url: str) -> None:
 
 
 def default_database_url(cwd: Path | None = None) -> str:
-    """``EVALKIT_DATABASE_URL``, else a SQLite file under ``.evalkit/`` in the working directory."""
+    """``EVALKIT_DATABASE_URL``, else a SQLite file under ``.evalkit/`` in ``cwd`` (the project root)."""
     env = os.environ.get("EVALKIT_DATABASE_URL")
     if env:
         return env
@@ -72,7 +78,8 @@ def default_database_url(cwd: Path | None = None) -> str:
 
 def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = None) -> str:
     """The database to use: ``explicit`` (``--database``), ``EVALKIT_DATABASE_URL``, the config's
-    ``database`` (a relative SQLite path is relative to the config file), then the default."""
+    ``database`` (a relative SQLite path is relative to the config file), then the default: SQLite
+    under ``.evalkit/`` in the project root (the config file's folder, else ``cwd``)."""
     if explicit:
         return explicit
     if os.environ.get("EVALKIT_DATABASE_URL"):
@@ -82,7 +89,31 @@ def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = N
         if url.startswith("sqlite:///") and not url.startswith("sqlite:////") and config.path is not None:
             return f"sqlite:///{config.root / url[len('sqlite:///'):]}"
         return url
-    return default_database_url(cwd)
+    if getattr(config, "path", None) is not None:
+        return default_database_url(config.root)
+    return default_database_url(cwd or getattr(config, "root", None))
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file a ``sqlite:///`` URL names (``None`` for other URLs and in-memory databases)."""
+    if not url.startswith("sqlite:"):
+        return None
+    rest = url[len("sqlite:") :]
+    if rest.startswith("///"):  # the same reading as storage.sql.sqlite_path, without importing Peewee
+        rest = rest[3:]
+    elif rest.startswith("//"):
+        rest = rest[2:]
+    if not rest or rest == ":memory:":
+        return None
+    return Path(rest)
+
+
+def missing_store(url: str) -> Path | None:
+    """The SQLite file ``url`` names when it does not exist yet (a read would create it), else ``None``."""
+    path = sqlite_file(url)
+    if path is None or path.exists():
+        return None
+    return path
 
 
 def open_repository(url: str, **options: Any) -> Any:

@@ -8,10 +8,12 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from ..answers import ServingIdentity
+from ..baselines import Acceptance, BaselineScope
 from ..leases import LeaseOwner, ShardProgress
 from ..runs import CaseResult, Run
 
 __all__ = [
+    "AcceptedBaselines",
     "ResultRepository",
     "GeneratorScopedResults",
     "ProviderModelQualityScores",
@@ -181,6 +183,17 @@ class RunLeases(Protocol):
         ...
 
 
+@runtime_checkable
+class ResumableRetrievalRuns(Protocol):
+    """What ``evalkit retrieval --resume`` without a run id needs: the unfinished run to continue."""
+
+    def latest_unfinished_retrieval_run(
+        self, set_identifier: str, retriever: str, *, deployment: str | None = None
+    ) -> Run | None:
+        """The newest retrieval run of the set with this retriever in this deployment that is not complete."""
+        ...
+
+
 @attrs.frozen
 class StoredVerdict:
     """The verdict a run got when it was stored: one of :data:`VERDICT_STATES`, the baseline it
@@ -202,4 +215,30 @@ class RunVerdicts(Protocol):
     def verdicts_for(self, run_ids: Sequence[str]) -> dict[str, StoredVerdict]:
         """The stored verdicts of these runs; runs without one (stored before verdicts were kept,
         or not finished) are absent."""
+        ...
+
+
+@runtime_checkable
+class AcceptedBaselines(Protocol):
+    """Keeping which runs are accepted baselines, and reading a scope's current baseline.
+
+    The kernel compares a run only through this capability: a store without it stores runs and
+    says why it does not compare (see :mod:`evalkit.baselines`).
+    """
+
+    def accepted_baseline(self, scope: BaselineScope, *, exclude_run_id: str | None = None) -> Run | None:
+        """The scope's baseline with its cases: of the complete, accepted runs of exactly this scope
+        (a prompt run also verified, with at least one answer), the most recently accepted."""
+        ...
+
+    def accept_run(self, run_id: str, acceptance: Acceptance) -> None:
+        """Record that the run is accepted (replacing an earlier acceptance of the same run)."""
+        ...
+
+    def acceptances_for(self, run_ids: Sequence[str]) -> dict[str, Acceptance]:
+        """The acceptances of these runs; runs that are not accepted are absent."""
+        ...
+
+    def accepted_runs(self, set_identifier: str) -> list[Run]:
+        """Every complete, accepted run of the set, most recently accepted first, without cases."""
         ...

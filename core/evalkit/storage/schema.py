@@ -217,11 +217,45 @@ def _store_text_losslessly(model: type[pw.Model]) -> None:
             field.python_value = lambda value: None if value is None else decode_text(value)
 
 
+def _v3_run_columns() -> list[tuple[str, pw.Field]]:
+    """Columns migration 3 adds to the run table: whether and why the run is an accepted baseline,
+    and the fingerprint of each case of the set version it ran.
+
+    A run is accepted when ``accepted_at`` is set; ``acceptance`` says how (see
+    :data:`evalkit.baselines.ACCEPTANCE_KINDS`), ``accepted_by`` who and ``acceptance_reason`` why.
+    ``case_fingerprints`` is a JSON object ``{case id: fingerprint}`` (``NULL`` for runs stored
+    before: every case of theirs counts as unchanged in a comparison).
+    """
+    return [
+        ("accepted_at", pw.DoubleField(null=True)),
+        ("acceptance", pw.CharField(max_length=16, null=True)),
+        ("accepted_by", pw.TextField(null=True)),
+        ("acceptance_reason", pw.TextField(null=True)),
+        ("case_fingerprints", pw.TextField(null=True)),
+    ]
+
+
+#: Indexes migration 3 adds: the accepted runs of a set, most recently accepted first.
+_V3_INDEXES = (("evalkit_run_set_accepted", "evalkit_run", ("set_identifier", "accepted_at")),)
+
+
+def _v5_case_columns() -> list[tuple[str, pw.Field]]:
+    """Columns migration 5 adds to the case table: a retrieval question's rank measures.
+
+    ``measures`` is JSON (``{"reciprocal_rank_at_k": …, "recall_at_k": …, "ndcg_at_k": …}``), kept at
+    every privacy level (numbers name no content), so a resumed retrieval run can average the
+    questions answered before the interruption. Null for prompt cases and for cases stored before.
+    """
+    return [("measures", pw.TextField(null=True))]
+
+
 def bind_models(db: pw.Database) -> SimpleNamespace:
     """Fresh model classes for the current schema, bound to ``db`` (several databases per process)."""
     models = v1_tables(db)
-    for name, field in _v2_run_columns():
+    for name, field in (*_v2_run_columns(), *_v3_run_columns()):
         models.Run._meta.add_field(name, field)
+    for name, field in _v5_case_columns():
+        models.Case._meta.add_field(name, field)
     models.RunLease = v4_lease_table(db, models.Run)
     for model in (models.Run, models.Case, models.RunLease):
         _store_text_losslessly(model)
@@ -252,6 +286,41 @@ def _migrate_4(db: pw.Database) -> None:
     db.create_tables([v4_lease_table(db, v1_tables(db).Run)], safe=True)
 
 
+def _migrate_3(db: pw.Database) -> None:
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    from .metric_names import migrate_retrieval_metric_names
+
+    migrator = SchemaMigrator.from_database(db)
+    existing = {column.name for column in db.get_columns("evalkit_run")}
+    migrate(*(migrator.add_column("evalkit_run", name, field) for name, field in _v3_run_columns() if name not in existing))
+    for index, table, columns in _V3_INDEXES:
+        db.execute_sql(f'CREATE INDEX IF NOT EXISTS "{index}" ON "{table}" ({", ".join(columns)})')
+    # Existing complete runs that did not regress count as accepted: those whose stored verdict is
+    # "baseline" or "ok", and those stored before verdicts were kept (they were baselines under the
+    # rules they were stored with). Prompt runs only when verified: no other prompt run has a scope.
+    eligible = "status = 'complete' AND (kind = 'retrieval' OR verified = %s)" % ("1" if isinstance(db, pw.SqliteDatabase) else "true")
+    db.execute_sql(
+        "UPDATE evalkit_run SET accepted_at = COALESCE(finished_at, started_at), acceptance = 'migrated', "
+        "acceptance_reason = 'a complete run whose stored verdict was ' || verdict "
+        f"WHERE {eligible} AND verdict IN ('baseline', 'ok')"
+    )
+    db.execute_sql(
+        "UPDATE evalkit_run SET accepted_at = COALESCE(finished_at, started_at), acceptance = 'migrated', "
+        "acceptance_reason = 'a complete run stored before verdicts were kept' "
+        f"WHERE {eligible} AND verdict IS NULL"
+    )
+    migrate_retrieval_metric_names(db)
+
+
+def _migrate_5(db: pw.Database) -> None:
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    migrator = SchemaMigrator.from_database(db)
+    existing = {column.name for column in db.get_columns("evalkit_case")}
+    migrate(*(migrator.add_column("evalkit_case", name, field) for name, field in _v5_case_columns() if name not in existing))
+
+
 #: Numbered migrations, applied in order by ``evalkit db upgrade``; never edit a shipped one.
 MIGRATIONS: list[tuple[int, str, Callable[[pw.Database], None]]] = [
     (1, "create run and case tables", _migrate_1),
@@ -260,7 +329,13 @@ MIGRATIONS: list[tuple[int, str, Callable[[pw.Database], None]]] = [
         "keep each run's verdict; index history and retention; PostgreSQL: double times, text names",
         _migrate_2,
     ),
+    (
+        3,
+        "accepted baselines (who, when, why); retrieval MRR stored as MRR@k",
+        _migrate_3,
+    ),
     (4, "run leases: who is answering a run or shard, with a heartbeat; which shards are in", _migrate_4),
+    (5, "keep each retrieval question's rank measures at every privacy level (resumable retrieval runs)", _migrate_5),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import peewee as pw
 
 from ..answers import ServingIdentity, Usage
+from ..baselines import ACCEPTANCE_KINDS, Acceptance, BaselineScope
 from ..errors import SchemaOutOfDateError, StorageError, StoreFailure, UsageError
 from ..grading import Check
 from ..leases import WHOLE_RUN, LeaseHolder, LeaseOwner, RunBusyError, ShardMismatchError, ShardProgress, overlaps
@@ -239,6 +240,14 @@ def _load(text: str | None) -> Any:
         return None
 
 
+def _fingerprints(text: str | None) -> dict[str, str] | None:
+    """Stored case fingerprints, or ``None`` when absent or unreadable (all cases then count as unchanged)."""
+    value = _load(text)
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return None
+    return value
+
+
 def _identity(instance: str | None, alias: str | None, reported: str | None) -> ServingIdentity | None:
     if instance is None or alias is None or reported is None:
         return None
@@ -338,6 +347,7 @@ class SqlRepository:
                 benchmark_fingerprint=run.benchmark_fingerprint,
                 variant_fingerprint=run.variant_fingerprint,
                 provenance=_dump(run.provenance),
+                case_fingerprints=_dump(dict(run.case_fingerprints)) if run.case_fingerprints is not None else None,
             ).on_conflict_ignore().execute()
             stored = self.Run.get(self.Run.id == run.id)
         return self._run_from_row(stored)
@@ -413,6 +423,7 @@ class SqlRepository:
             "yardstick": case.yardstick,
             "answer_text": text(case.answer_text),
             "detail": text(detail),
+            "measures": _dump(dict(case.measures)) if case.measures is not None else None,
             "usage": _dump([case.usage.input_tokens, case.usage.output_tokens]) if case.usage else None,
             "finished_at": case.finished_at or time.time(),
         }
@@ -514,7 +525,75 @@ class SqlRepository:
                 {self.Run.verdict: verdict.state, self.Run.baseline_id: verdict.baseline_id, self.Run.verdict_note: verdict.note}
             ).where(self.Run.id == run_id).execute()
 
+    def accept_run(self, run_id: str, acceptance: Acceptance) -> None:
+        """Record that the run is an accepted baseline (how, when, by whom, why)."""
+        R = self.Run
+        with self._atomic():
+            R.update(
+                {
+                    R.accepted_at: acceptance.at,
+                    R.acceptance: acceptance.how,
+                    R.accepted_by: acceptance.by,
+                    R.acceptance_reason: acceptance.reason,
+                }
+            ).where(R.id == run_id).execute()
+
     # -- reading -------------------------------------------------------------------------------
+
+    def acceptances_for(self, run_ids: Sequence[str]) -> dict[str, Acceptance]:
+        """The acceptances of these runs (runs that are not accepted are absent)."""
+        R = self.Run
+        found: dict[str, Acceptance] = {}
+        ids = list(run_ids)
+        for start in range(0, len(ids), 500):
+            query = R.select(R.id, R.acceptance, R.accepted_at, R.accepted_by, R.acceptance_reason).where(
+                R.id.in_(ids[start : start + 500]) & R.accepted_at.is_null(False)
+            )
+            for run_id, how, at, by, reason in query.tuples():
+                if how in ACCEPTANCE_KINDS:
+                    found[run_id] = Acceptance(how, at, by, reason)
+        return found
+
+    def accepted_runs(self, set_identifier: str) -> list[Run]:
+        """Every complete, accepted run of the set, most recently accepted first, without cases."""
+        R = self.Run
+        query = R.select().where(
+            (R.set_identifier == set_identifier) & R.accepted_at.is_null(False) & (R.status == RunStatus.COMPLETE.value)
+        )
+        rows = query.order_by(R.accepted_at.desc(), R.finished_at.desc(), R.id.desc())
+        return [self._run_from_row(r) for r in rows if r.set_identifier == set_identifier]
+
+    def accepted_baseline(self, scope: BaselineScope, *, exclude_run_id: str | None = None) -> Run | None:
+        """The most recently accepted complete run of exactly this scope, with its cases."""
+        R = self.Run
+        query = R.select().where(
+            (R.kind == scope.kind.value)
+            & (R.set_identifier == scope.set_identifier)
+            & (R.status == RunStatus.COMPLETE.value)
+            & R.accepted_at.is_null(False)
+        )
+        if scope.kind is RunKind.PROMPTS:
+            query = query.where(
+                (R.provider_instance == scope.provider_instance)
+                & (R.model_alias == scope.model_alias)
+                & (R.reported_model == scope.reported_model)
+                & (R.grader == scope.grader)
+                & (R.verified == True)  # noqa: E712 - a SQL expression, not a Python comparison
+                & (R.answered_count > 0)
+            )
+        else:
+            query = query.where(
+                (R.retriever == scope.retriever)
+                & (R.deployment.is_null() if scope.deployment is None else R.deployment == scope.deployment)
+            )
+        if exclude_run_id is not None:
+            query = query.where(R.id != exclude_run_id)
+        for row in query.order_by(R.accepted_at.desc(), R.finished_at.desc(), R.id.desc()).limit(20):
+            run = self._run_from_row(row)
+            # Collations may match loosely (case-insensitive); the scope is exact.
+            if BaselineScope.of_run(run) == scope:
+                return self.get_run(row.id)
+        return None
 
     @_guarded
     def answered_case_ids(self, run_id: str) -> set[str]:
@@ -578,6 +657,7 @@ class SqlRepository:
             metrics=_load(row.metrics),
             label=row.label,
             privacy=row.privacy,
+            case_fingerprints=_fingerprints(row.case_fingerprints),
             stored_passed_count=row.passed_count,
             stored_errored_count=row.errored_count,
             stored_answered_count=row.answered_count,
@@ -601,6 +681,7 @@ class SqlRepository:
             usage=Usage(*usage) if usage else None,
             detail=_load(row.detail),
             finished_at=row.finished_at,
+            measures=_load(row.measures),
         )
 
     def _newest_first(self, query: Any) -> Any:
@@ -674,6 +755,25 @@ class SqlRepository:
         for row in self._newest_first(query).limit(20):
             if row.set_identifier == set_identifier and row.retriever == retriever and row.deployment == deployment:
                 return self.get_run(row.id)
+        return None
+
+    def latest_unfinished_retrieval_run(
+        self, set_identifier: str, retriever: str, *, deployment: str | None = None
+    ) -> Run | None:
+        """The newest retrieval run of the set with this retriever in this deployment (``None``:
+        runs without one) that is interrupted, incomplete or still marked running."""
+        R = self.Run
+        unfinished = [RunStatus.INTERRUPTED.value, RunStatus.RUNNING.value, RunStatus.INCOMPLETE.value]
+        query = R.select().where(
+            (R.kind == RunKind.RETRIEVAL.value)
+            & (R.set_identifier == set_identifier)
+            & (R.retriever == retriever)
+            & (R.deployment.is_null() if deployment is None else R.deployment == deployment)
+            & R.status.in_(unfinished)
+        )
+        for row in query.order_by(R.started_at.desc(), R.id.desc()).limit(20):
+            if row.set_identifier == set_identifier and row.retriever == retriever and row.deployment == deployment:
+                return self._run_from_row(row)
         return None
 
     def _quality_rows(self, where: Any, exact: Callable[[Any], bool]) -> list[Any]:

@@ -174,6 +174,13 @@ def grading_problems(grading: Any) -> list[str]:
     return problems
 
 
+def _result_id(result: Any) -> Any:
+    """The document id of one retrieved result: a plain id, an ``(id, score)`` pair or a ``ScoredDocument``."""
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        return result[0]
+    return getattr(result, "id", result)
+
+
 def check_retriever(
     factory: Any, *, question_set: GoldenQuestionSet, k: int = 10, require_provenance: bool = True, **options: Any
 ) -> None:
@@ -182,13 +189,16 @@ def check_retriever(
     Asks for the :class:`~evalkit.Retriever` protocol; a valid provenance declaration when it
     offers ``provenance()`` (checked with the kernel's rules, and the same on a second call);
     ``prepare()`` and ``close()`` working when offered; and for each question a list of at most
-    ``limit`` non-empty string ids, each question scored by the kernel's scoring. A retriever
+    ``limit`` non-empty string ids (plain, as ``(id, score)`` pairs with finite scores, or as
+    ``ScoredDocument`` results), each question scored by the kernel's scoring. A retriever
     without ``provenance()`` is a problem unless ``require_provenance=False`` (its runs are stored
     but never compared). Raises one
     ``AssertionError`` listing every problem.
     """
+    from ..errors import RetrievalError
     from ..retrieval.contracts import ClosingRetriever, PreparedRetriever, RetrievalProvenanceProvider, Retriever
     from ..retrieval.provenance import validate_provenance
+    from ..retrieval.ranking import read_ranking
     from ..retrieval.scoring import score_question
     from ..retrieval.validation import question_set_problems
 
@@ -219,14 +229,20 @@ def check_retriever(
         if isinstance(ranked, (str, bytes)) or not isinstance(ranked, Sequence):
             report.add(f'question "{question.id}": retrieve() must return a list of document ids, got {type(ranked).__name__}')
             continue
-        wrong = [i for i in ranked if not isinstance(i, str) or not i]
+        ids = [_result_id(i) for i in ranked]
+        wrong = [i for i in ids if not isinstance(i, str) or not i]
         if wrong:
             report.add(f'question "{question.id}": retrieve() returned ids that are not non-empty strings: {wrong[:3]!r}')
+            continue
+        try:
+            ranking, _ = read_ranking(ranked, len(ranked))
+        except RetrievalError as exc:
+            report.add(f'question "{question.id}": retrieve() returned something that is not a ranking: {exc}')
             continue
         if len(ranked) > limit:
             report.add(f'question "{question.id}": retrieve() returned {len(ranked)} ids for limit {limit}')
         with report.step(f'scoring question "{question.id}"'):
-            score_question(question, list(ranked), k, 0.0)
+            score_question(question, list(ranking.ids), k, 0.0)
     if isinstance(retriever, ClosingRetriever):
         report.call("close()", retriever.close)
     report.raise_if_any()

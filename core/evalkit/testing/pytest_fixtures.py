@@ -9,6 +9,8 @@ from typing import Any
 import attrs
 import pytest
 
+from ..printable import visible
+
 __all__ = ["TemporaryStore", "evalkit_run", "evalkit_store"]
 
 
@@ -110,13 +112,13 @@ class GoldenCase(pytest.Item):
         if case is None:
             pytest.fail(f"case {self.case_id!r} was not answered", pytrace=False)
         if case.errored:
-            pytest.fail(f"the generator failed: {case.error}", pytrace=False)
+            pytest.fail(visible(f"the generator failed: {case.error}"), pytrace=False)
         if not case.passed:
             lines = [
                 f"{check.name}: " + (check.error or check.detail or "did not hold")
                 for check in case.checks if not check.passed
             ] or [f"score {case.score:.2f} is below the pass mark"]
-            pytest.fail("failed checks:\n  " + "\n  ".join(lines), pytrace=False)
+            pytest.fail("failed checks:\n  " + "\n  ".join(visible(line) for line in lines), pytrace=False)
 
     def reportinfo(self) -> tuple[Path, None, str]:
         """Where the case comes from, for the report's headings."""

@@ -241,7 +241,8 @@ class HtmlReporter:
 
     @staticmethod
     def _reciprocal_rank(case: CaseResult) -> str:
-        value = (case.detail or {}).get("reciprocal_rank")
+        detail = case.detail or {}
+        value = detail.get("reciprocal_rank_at_k", detail.get("reciprocal_rank"))
         return f"{value:.3f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "—"
 
     @staticmethod

@@ -134,3 +134,23 @@ class GarbageRetriever:
 def not_a_retriever() -> object:
     """A factory whose product has no ``retrieve``."""
     return object()
+
+
+class SlowRetriever(ScriptedRetriever):
+    """A scripted retriever that appends each question to ``log`` and then takes ``delay`` seconds (a remote index)."""
+
+    thread_safe = True
+
+    def __init__(self, answers: str, log: str, delay: float = 0.0) -> None:
+        super().__init__(answers)
+        self.log = Path(log)
+        self.delay = float(delay)
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        """Log the question, wait, answer from the script."""
+        import time
+
+        with self.log.open("a", encoding="utf-8") as handle:
+            handle.write(question + "\n")
+        time.sleep(self.delay)
+        return super().retrieve(question, limit)

@@ -1,0 +1,229 @@
+"""Accepted baselines: which stored run a new run is compared with, and how a run earns that place.
+
+The baseline of a *scope* is the most recently accepted run of that scope. A scope is
+
+* for a prompt run: the set, the serving identity (provider instance, model alias, reported model)
+  and the grader's yardstick;
+* for a retrieval run: the set, the retriever and the deployment.
+
+A run is accepted automatically when it is complete and either the first run of its scope (there
+is no accepted run yet) or its comparison with an accepted run found no regression. A run that
+regressed, could not be compared, or is incomplete is stored and shown but never accepted, so
+re-running a failing CI job compares against the same good run again and fails again. People
+accept a run on purpose (an intended change of behaviour) with :func:`accept_run`
+(``evalkit baseline accept RUN_ID --reason TEXT``), which records who, when and why.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from .errors import UsageError
+from .runs import Run, RunKind, RunStatus
+
+__all__ = [
+    "ACCEPTANCE_KINDS",
+    "Acceptance",
+    "BaselineScope",
+    "CurrentBaseline",
+    "NO_ACCEPTANCE",
+    "accept_run",
+    "current_baselines",
+    "current_user",
+    "scope_mismatch",
+]
+
+#: How a run came to be accepted: first of its scope, compared without regression, accepted by a
+#: person, or counted as accepted when an older database was upgraded (migration 3).
+ACCEPTANCE_KINDS = ("first", "no_regression", "manual", "migrated")
+
+#: Why a comparison is impossible with a store that cannot keep acceptances.
+NO_ACCEPTANCE = "not compared: the configured repository keeps no accepted baselines (AcceptedBaselines capability)"
+
+
+@attrs.frozen
+class Acceptance:
+    """Why a run is an accepted baseline: ``how`` (one of :data:`ACCEPTANCE_KINDS`), when (Unix
+    time), by whom (``None`` for evalkit itself) and a one-line reason."""
+
+    how: str = attrs.field(validator=attrs.validators.in_(ACCEPTANCE_KINDS))
+    at: float
+    by: str | None = None
+    reason: str | None = None
+
+    def describe(self) -> str:
+        """One line: how and why, e.g. ``accepted by alice: new prompt wording``."""
+        if self.how == "manual":
+            return f"accepted by {self.by or 'unknown'}: {self.reason or '(no reason given)'}"
+        if self.how == "first":
+            return "accepted automatically: the first run of its scope"
+        if self.how == "no_regression":
+            return f"accepted automatically: {self.reason or 'its comparison found no regression'}"
+        return f"accepted when the database was upgraded: {self.reason or 'a complete run that did not regress'}"
+
+
+@attrs.frozen
+class BaselineScope:
+    """What must be equal for two runs to be compared automatically.
+
+    Prompt runs fill ``provider_instance``, ``model_alias``, ``reported_model`` and ``grader`` (the
+    yardstick); retrieval runs fill ``retriever`` and ``deployment`` (``None``: no deployment).
+    """
+
+    kind: RunKind
+    set_identifier: str
+    provider_instance: str | None = None
+    model_alias: str | None = None
+    reported_model: str | None = None
+    grader: str | None = None
+    retriever: str | None = None
+    deployment: str | None = None
+
+    @classmethod
+    def of_run(cls, run: Run) -> BaselineScope | None:
+        """The scope of a stored run; ``None`` for a prompt run without a verified serving identity
+        (it belongs to no scope and is never a baseline)."""
+        if run.kind is RunKind.RETRIEVAL:
+            return cls(RunKind.RETRIEVAL, run.set_identifier, retriever=run.retriever or "", deployment=run.deployment)
+        if run.identity is None:
+            return None
+        who = run.identity
+        return cls(
+            RunKind.PROMPTS, run.set_identifier, who.provider_instance, who.model_alias, who.reported_model, run.grader
+        )
+
+    def describe(self) -> str:
+        """The scope in words, for messages."""
+        if self.kind is RunKind.RETRIEVAL:
+            where = f'deployment "{self.deployment}"' if self.deployment is not None else "no deployment"
+            return f'set "{self.set_identifier}", retriever "{self.retriever}", {where}'
+        return (
+            f'set "{self.set_identifier}", {self.reported_model} ({self.provider_instance}/{self.model_alias}), '
+            f'grader "{self.grader}"'
+        )
+
+
+def scope_mismatch(chosen: Run, scope: BaselineScope) -> str | None:
+    """Why the stored run ``chosen`` cannot be the baseline of a run of ``scope`` (``None``: it can).
+
+    The chosen run must be complete and of exactly this scope.
+    """
+    if chosen.status is not RunStatus.COMPLETE:
+        return f"run {chosen.id} is {chosen.status.value}; only a complete run can be a baseline"
+    theirs = BaselineScope.of_run(chosen)
+    if theirs is None:
+        return f"run {chosen.id} has no verified serving identity ({chosen.identity_note or 'unverified'}), so it belongs to no scope"
+    if theirs != scope:
+        return f"run {chosen.id} is of another scope ({theirs.describe()}), not {scope.describe()}"
+    return None
+
+
+def current_user() -> str:
+    """Who is accepting: ``$USER``, else what :func:`getpass.getuser` finds, else ``unknown``."""
+    user = os.environ.get("USER")
+    if user:
+        return user
+    try:
+        return getpass.getuser()
+    except Exception:  # getpass raises OSError (or KeyError on old Pythons) without a login name
+        return "unknown"
+
+
+def accept_run(repository: Any, run_id: str, reason: str, *, by: str | None = None, at: float | None = None) -> tuple[Run, Acceptance]:
+    """Accept the stored run ``run_id`` as the baseline of its scope, on purpose.
+
+    Refused with :class:`UsageError` (nothing written) when the store cannot keep acceptances, the
+    run does not exist, is not complete, belongs to no scope, or ``reason`` is blank. Accepting a run
+    that is already accepted records the new acceptance, which makes it the scope's baseline again.
+    """
+    from .storage import AcceptedBaselines
+
+    if not isinstance(repository, AcceptedBaselines):
+        raise UsageError(
+            f"the configured repository ({type(repository).__name__}) cannot keep accepted baselines: it lacks "
+            "the AcceptedBaselines capability"
+        )
+    if not reason.strip():
+        raise UsageError("--reason must say why this run is accepted (it is recorded with the acceptance)")
+    if not all(ch.isprintable() for ch in reason):
+        raise UsageError(f"--reason must be printable text on one line, got {reason!r}")
+    run = repository.get_run(run_id, with_cases=False)
+    if run is None:
+        raise UsageError(f'there is no run "{run_id}" in the store (see `evalkit history SET` for run ids)')
+    if run.status is not RunStatus.COMPLETE:
+        raise UsageError(f"run {run.id} is {run.status.value}: only a complete run can be accepted as a baseline")
+    if BaselineScope.of_run(run) is None:
+        raise UsageError(
+            f"run {run.id} has no verified serving identity ({run.identity_note or 'unverified'}), so it belongs to no "
+            "baseline scope and cannot be accepted"
+        )
+    who = "".join(ch if ch.isprintable() else "?" for ch in (by or current_user()))
+    acceptance = Acceptance("manual", at if at is not None else time.time(), who, reason.strip())
+    repository.accept_run(run.id, acceptance)
+    return run, acceptance
+
+
+@attrs.frozen
+class CurrentBaseline:
+    """The baseline of one scope as ``evalkit baseline show`` reports it."""
+
+    scope: BaselineScope
+    run: Run
+    acceptance: Acceptance
+
+
+def current_baselines(
+    repository: Any,
+    set_identifier: str,
+    *,
+    provider_instance: str | None = None,
+    model_alias: str | None = None,
+    grader: str | None = None,
+    retriever: str | None = None,
+    deployment: str | None = None,
+) -> list[CurrentBaseline]:
+    """The current baseline of every scope of a set, optionally narrowed by the given parts of the
+    scope (a grader matches its yardstick exactly or as its prefix, ``decision`` → ``decision:…``)."""
+    from .storage import AcceptedBaselines
+
+    if not isinstance(repository, AcceptedBaselines):
+        raise UsageError(
+            f"the configured repository ({type(repository).__name__}) keeps no accepted baselines: it lacks the "
+            "AcceptedBaselines capability"
+        )
+    runs = repository.accepted_runs(set_identifier)
+    acceptances = repository.acceptances_for([r.id for r in runs])
+    seen: dict[BaselineScope, CurrentBaseline] = {}
+    for run in runs:
+        scope = BaselineScope.of_run(run)
+        if scope is None or scope in seen or run.id not in acceptances:
+            continue
+        seen[scope] = CurrentBaseline(scope, run, acceptances[run.id])
+    return [b for b in seen.values() if _matches(b.scope, provider_instance, model_alias, grader, retriever, deployment)]
+
+
+def _matches(
+    scope: BaselineScope,
+    provider_instance: str | None,
+    model_alias: str | None,
+    grader: str | None,
+    retriever: str | None,
+    deployment: str | None,
+) -> bool:
+    wanted: Sequence[tuple[str | None, str | None]] = (
+        (provider_instance, scope.provider_instance),
+        (model_alias, scope.model_alias),
+        (retriever, scope.retriever),
+        (deployment, scope.deployment),
+    )
+    if any(want is not None and want != have for want, have in wanted):
+        return False
+    if grader is not None and scope.grader is not None:
+        return scope.grader == grader or scope.grader.startswith(f"{grader}:")
+    return grader is None or scope.kind is RunKind.PROMPTS

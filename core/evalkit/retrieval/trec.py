@@ -1,0 +1,81 @@
+"""A retrieval run as trec_eval's two files: the run (``qid Q0 docid rank score tag``) and the qrels.
+
+``trec_eval -l THRESHOLD -m ... qrels run`` (or pytrec_eval on the same files) then recomputes
+every metric evalkit printed. trec_eval ignores the rank column and orders each question's
+documents by score, best first, breaking ties by document id; so the score column carries the
+retriever's own scores only when they strictly decrease down the ranking, and otherwise
+``n, n-1, ..., 1`` (n the ranking's length), which keeps evalkit's order. The qrels carry every
+judged document with its grade (1 for an ungraded expected id). A question with no expected id
+("nothing answers this") has no qrels line: trec_eval cannot express it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from evalkit.errors import UsageError
+from evalkit.questions import GoldenQuestion
+
+from .ranking import Ranking
+
+__all__ = ["export_scores", "write_qrels", "write_run"]
+
+_FIELD = re.compile(r"\S+")
+
+
+def _field(value: str, what: str) -> str:
+    if not _FIELD.fullmatch(value):
+        raise UsageError(f"cannot write {what} {value!r} to a TREC file: it is empty or contains whitespace")
+    return value
+
+
+def export_scores(ranking: Ranking) -> tuple[float, ...]:
+    """The score column for ``ranking``: its own scores when strictly decreasing, else ``n .. 1``."""
+    scores = ranking.scores
+    if scores is not None and all(a > b for a, b in zip(scores, scores[1:], strict=False)):
+        return scores
+    n = len(ranking.ids)
+    return tuple(float(n - rank) for rank in range(n))
+
+
+def _write(path: str | os.PathLike[str], lines: Iterable[str]) -> Path:
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.tmp")
+    try:
+        with temporary.open("w", encoding="utf-8", newline="\n") as handle:
+            handle.writelines(lines)
+        os.replace(temporary, target)
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+    return target
+
+
+def write_run(path: str | os.PathLike[str], rankings: Mapping[str, Ranking], tag: str) -> Path:
+    """Write ``{question id: ranking}`` as a TREC run file tagged ``tag``; the path written."""
+    tag = _field(tag, "run tag")
+
+    def lines() -> Iterable[str]:
+        for question_id, ranking in rankings.items():
+            qid = _field(question_id, "question id")
+            for rank, (doc_id, score) in enumerate(zip(ranking.ids, export_scores(ranking), strict=True), start=1):
+                yield f"{qid} Q0 {_field(doc_id, 'document id')} {rank} {score!r} {tag}\n"
+
+    return _write(path, lines())
+
+
+def write_qrels(path: str | os.PathLike[str], questions: Iterable[GoldenQuestion]) -> Path:
+    """Write every question's judged documents as TREC qrels (``qid 0 docid grade``); the path written."""
+
+    def lines() -> Iterable[str]:
+        for question in questions:
+            qid = _field(question.id, "question id")
+            for doc_id, grade in question.judgements().items():
+                yield f"{qid} 0 {_field(doc_id, 'document id')} {grade}\n"
+
+    return _write(path, lines())

@@ -1,0 +1,131 @@
+"""Set versions: a fingerprint per case, so a comparison can tell a changed set from a regression.
+
+A case's fingerprint is the SHA-256 of the canonical JSON of what its result depends on, built
+through the one cattrs converter (:mod:`evalkit.convert`): keys sorted, ASCII only, no spaces.
+
+* a golden prompt: its prompt, system prompt, assertions (kind, value, name) and reference (a
+  string or a whole :class:`~evalkit.Answer`) — not its tags, not the set's name or description;
+* a golden question: its question text, expected document ids (order ignored) and form — not its
+  hard class or answer gist, which label the question without changing its score.
+
+A run stores ``{case id: fingerprint}`` for the whole set it answered (``Run.case_fingerprints``).
+Two runs' cases then split into *unchanged* (in both, same fingerprint), *edited* (in both,
+fingerprints differ), *added* (only in the newer run) and *removed* (only in the older one).
+A run stored before fingerprints were kept has none: every case of it present in both runs counts
+as unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from .convert import unstructure
+from .prompts import GoldenPrompt, GoldenPromptSet
+from .questions import GoldenQuestion, GoldenQuestionSet
+
+__all__ = [
+    "CaseSplit",
+    "case_fingerprint",
+    "case_fingerprints",
+    "question_fingerprint",
+    "set_version_fingerprint",
+    "split_cases",
+]
+
+
+def _digest(document: Any) -> str:
+    canonical = json.dumps(document, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def case_fingerprint(prompt: GoldenPrompt) -> str:
+    """The fingerprint of a golden prompt: prompt, system prompt, assertions and reference."""
+    return _digest(
+        [
+            "prompt-case-v1",
+            unstructure(
+                {
+                    "prompt": prompt.prompt,
+                    "system_prompt": prompt.system_prompt,
+                    "assertions": prompt.assertions,
+                    "reference": prompt.reference,
+                }
+            ),
+        ]
+    )
+
+
+def question_fingerprint(question: GoldenQuestion) -> str:
+    """The fingerprint of a golden question: its text, expected ids (in any order) and form."""
+    expected = sorted(
+        (unstructure(e) for e in question.expected_document_ids), key=lambda e: json.dumps(e, sort_keys=True, default=str)
+    )
+    return _digest(["question-case-v1", {"question": question.question, "expected": expected, "form": question.form.value}])
+
+
+def case_fingerprints(golden_set: GoldenPromptSet | GoldenQuestionSet) -> dict[str, str]:
+    """``{case id: fingerprint}`` of every prompt (or question) of the set, in set order."""
+    if isinstance(golden_set, GoldenQuestionSet):
+        return {q.id: question_fingerprint(q) for q in golden_set.questions}
+    return {p.id: case_fingerprint(p) for p in golden_set.prompts}
+
+
+def set_version_fingerprint(fingerprints: Mapping[str, str]) -> str:
+    """One fingerprint of a set version: its case ids with their fingerprints, order ignored."""
+    return _digest(["set-version-v1", sorted(fingerprints.items())])
+
+
+@attrs.frozen
+class CaseSplit:
+    """The cases of two runs of one set, by what happened to them between the runs (ids in the
+    newer run's order, removed ones in the older run's). ``fingerprints_known`` is false when
+    either run was stored without fingerprints (then nothing counts as edited)."""
+
+    unchanged: tuple[str, ...]
+    edited: tuple[str, ...]
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    fingerprints_known: bool
+
+    @property
+    def set_changed(self) -> bool:
+        """True when a case was edited, added or removed."""
+        return bool(self.edited or self.added or self.removed)
+
+
+def split_cases(
+    baseline_ids: Iterable[str],
+    current_ids: Iterable[str],
+    baseline_fingerprints: Mapping[str, str] | None,
+    current_fingerprints: Mapping[str, str] | None,
+) -> CaseSplit:
+    """Split two runs' case ids into unchanged, edited, added and removed.
+
+    A case whose fingerprint is missing on either side (a run stored before fingerprints, or a
+    case id the stored map lacks) counts as unchanged when it is in both runs.
+    """
+    before = list(dict.fromkeys(baseline_ids))
+    after = list(dict.fromkeys(current_ids))
+    known_before = set(before)
+    known_after = set(after)
+    old = baseline_fingerprints or {}
+    new = current_fingerprints or {}
+    unchanged: list[str] = []
+    edited: list[str] = []
+    for case_id in after:
+        if case_id not in known_before:
+            continue
+        a, b = old.get(case_id), new.get(case_id)
+        (edited if a is not None and b is not None and a != b else unchanged).append(case_id)
+    return CaseSplit(
+        unchanged=tuple(unchanged),
+        edited=tuple(edited),
+        added=tuple(c for c in after if c not in known_before),
+        removed=tuple(c for c in before if c not in known_after),
+        fingerprints_known=baseline_fingerprints is not None and current_fingerprints is not None,
+    )

@@ -1,0 +1,130 @@
+"""Migration 3's data step: stored retrieval metrics renamed to what they are (``MRR@k``).
+
+Before schema 3 a retrieval run stored ``mrr``: the mean reciprocal rank over the whole fetched
+ranking, ``max(k, 12)`` ids deep, while the label suggested a cut-off of ``k``. Since schema 3
+the store keeps ``mrr_at_k`` (and each question's ``reciprocal_rank_at_k``), the reciprocal rank
+of the first relevant id within the first ``k`` ids, 0 past it (trec_eval's ``recip_rank`` on the
+ranking cut at ``k``). Stored rows are rewritten exactly where the data allows:
+
+* a question's stored ``reciprocal_rank`` (``1/r``) becomes ``reciprocal_rank_at_k``: the same
+  value when ``r <= k``, else 0.0 — exact, since ``k`` is stored beside it;
+* a run stored with ``k >= 12`` fetched exactly ``k`` ids, so its ``mrr`` *was* MRR@k: renamed;
+* a run with ``k < 12`` whose questions all kept their detail (privacy ``redacted``/``full``):
+  MRR@k is recomputed from them, overall and per form and hard class;
+* otherwise (privacy ``metadata``, ``k < 12``) MRR@k cannot be known: ``mrr_at_k`` is ``null``
+  and the old value is kept as ``mrr_at_depth`` with ``mrr_depth`` = 12, its real cut-off.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import peewee as pw
+
+__all__ = ["FETCH_DEPTH", "migrate_retrieval_metric_names", "reciprocal_rank_at_k"]
+
+#: The fetch depth of every stored retrieval run before schema 3 when k was smaller.
+FETCH_DEPTH = 12
+
+
+def reciprocal_rank_at_k(reciprocal_rank: float, k: int) -> float:
+    """``1/r`` cut at ``k``: unchanged when the first relevant rank ``r`` is at most ``k``, else 0.0."""
+    if reciprocal_rank <= 0:
+        return 0.0
+    return reciprocal_rank if round(1 / reciprocal_rank) <= k else 0.0
+
+
+def _load(text: str | None) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _migrated_detail(detail: Any) -> Any:
+    """A case detail with ``reciprocal_rank`` replaced by ``reciprocal_rank_at_k`` (or ``None``: unchanged)."""
+    if not isinstance(detail, dict) or "reciprocal_rank" not in detail:
+        return None
+    k = detail.get("k")
+    rr = detail.pop("reciprocal_rank")
+    if type(k) is int and k > 0 and isinstance(rr, (int, float)):
+        detail["reciprocal_rank_at_k"] = reciprocal_rank_at_k(float(rr), k)
+    else:
+        detail["reciprocal_rank_at_k"] = None
+    return detail
+
+
+def _rename_breakdowns(document: dict[str, Any], value_for: Any) -> None:
+    for key in ("by_form", "by_hard_class"):
+        groups = document.get(key)
+        if not isinstance(groups, dict):
+            continue
+        for name, group in groups.items():
+            if isinstance(group, dict) and "mrr" in group:
+                old = group.pop("mrr")
+                group["mrr_at_k"] = value_for(key, name, old)
+
+
+def _mean(values: list[float]) -> float:
+    return math.fsum(values) / len(values) if values else 0.0
+
+
+def _migrated_metrics(metrics: Any, details: list[Mapping[str, Any]]) -> Any:
+    """The run metrics with ``mrr`` renamed or recomputed (``None``: nothing to change)."""
+    if not isinstance(metrics, dict) or not isinstance(metrics.get("retrieval"), dict):
+        return None
+    document = metrics["retrieval"]
+    if "mrr" not in document:
+        return None
+    k = document.get("k")
+    old = document.pop("mrr")
+    if type(k) is int and k >= FETCH_DEPTH:
+        document["mrr_at_k"] = old
+        _rename_breakdowns(document, lambda _key, _name, value: value)
+        return metrics
+    scored = document.get("question_count")
+    usable = [d for d in details if isinstance(d.get("reciprocal_rank_at_k"), (int, float))]
+    if type(k) is int and isinstance(scored, int) and scored == len(usable) == len(details):
+        groups: dict[tuple[str, str], list[float]] = {}
+        for detail in usable:
+            value = float(detail["reciprocal_rank_at_k"])
+            groups.setdefault(("by_form", str(detail.get("form"))), []).append(value)
+            if detail.get("hard_class") is not None:
+                groups.setdefault(("by_hard_class", str(detail["hard_class"])), []).append(value)
+        document["mrr_at_k"] = _mean([float(d["reciprocal_rank_at_k"]) for d in usable])
+        _rename_breakdowns(document, lambda key, name, _value: _mean(groups.get((key, name), [])))
+        return metrics
+    document["mrr_at_k"] = None
+    document["mrr_at_depth"] = old
+    document["mrr_depth"] = FETCH_DEPTH
+    _rename_breakdowns(document, lambda _key, _name, _value: None)
+    return metrics
+
+
+def migrate_retrieval_metric_names(db: pw.Database) -> None:
+    """Rewrite every stored retrieval run's metrics and case details (see the module docstring)."""
+    runs = db.execute_sql("SELECT id, metrics FROM evalkit_run WHERE kind = 'retrieval'").fetchall()
+    param = db.param
+    for run_id, metrics_text in runs:
+        details: list[Mapping[str, Any]] = []
+        cases = db.execute_sql(
+            f"SELECT id, detail FROM evalkit_case WHERE run_id = {param} AND errored = {param}", (run_id, False)
+        ).fetchall()
+        for case_pk, detail_text in cases:
+            detail = _migrated_detail(_load(detail_text))
+            if detail is None:
+                continue
+            details.append(detail)
+            db.execute_sql(f"UPDATE evalkit_case SET detail = {param} WHERE id = {param}", (_dump(detail), case_pk))
+        metrics = _migrated_metrics(_load(metrics_text), details)
+        if metrics is not None:
+            db.execute_sql(f"UPDATE evalkit_run SET metrics = {param} WHERE id = {param}", (_dump(metrics), run_id))

@@ -1,0 +1,213 @@
+"""``evalkit.collections``: standard test collections (BEIR folders, TREC files) as golden question sets, from configuration.
+
+Each ``[question_sets."ID"]`` table of the project configuration becomes the question set ``ID``::
+
+    [question_sets."beir.scifact"]          # a BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv
+    path = "data/scifact"
+    split = "test"                          # default "test"
+
+    [question_sets."trec.robust"]           # TREC files
+    format = "trec"
+    topics = "data/robust/topics.txt"       # <top> SGML (the <title> is the question), qid<TAB>text, or queries.jsonl
+    qrels = "data/robust/qrels.txt"         # qid 0 docid grade
+    corpus = "data/robust/corpus.jsonl"     # optional: checked to exist; what a retriever indexes
+
+Optional in both: ``name`` and ``description``. Relative paths follow the configuration file.
+
+Every query with at least one qrels line becomes a question, in the order of the queries file;
+its judged documents are its expected ids with their grades exactly as the qrels give them
+(so 0 and negative grades are kept, and judged non-relevant). A question whose grades are all 1
+is stored ungraded. Questions have the form ``unspecified`` and no hard class. A qrels line for
+a query the queries file lacks, a document judged twice for one query, or an unreadable line is
+an error naming the file and line.
+
+The built-in ``evalkit.lexical`` retriever indexes the same BEIR folder (title + text) when its
+``corpus`` option points at it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from evalkit.config import Config
+from evalkit.errors import ConfigError
+from evalkit.questions import GoldenQuestion, GoldenQuestionSet, QuestionForm
+
+__all__ = ["CollectionSets", "read_qrels", "read_queries"]
+
+_BEIR_KEYS = {"path", "split", "name", "description", "format"}
+_TREC_KEYS = {"topics", "qrels", "corpus", "name", "description", "format"}
+_TOP = re.compile(r"<top>(.*?)</top>", re.S | re.I)
+_NUM = re.compile(r"<num>\s*(?:Number:)?\s*(\S+)", re.I)
+_TITLE = re.compile(r"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<[a-z/]|$)", re.S | re.I)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            for number, line in enumerate(handle, start=1):
+                yield number, line.rstrip("\r\n")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 ({exc.reason})") from None
+
+
+def _is_int(text: str) -> bool:
+    return text.lstrip("+-").isdigit()
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """``{query id: {document id: grade}}`` from BEIR (``query-id corpus-id score``, header row) or TREC (``qid iter docid rel``) qrels."""
+    judged: dict[str, dict[str, int]] = {}
+    for number, line in _lines(path):
+        if not line.strip():
+            continue
+        fields = line.split("\t") if "\t" in line else line.split()
+        fields = [f.strip() for f in fields]
+        if len(fields) not in (3, 4):
+            raise ConfigError(f"{path}, line {number}: expected 'query doc grade' or 'query iteration doc grade', got {line[:80]!r}")
+        if not _is_int(fields[-1]):
+            if not judged and number == 1:
+                continue  # BEIR's header row
+            raise ConfigError(f"{path}, line {number}: the grade must be an integer, got {fields[-1][:40]!r}")
+        query, document, grade = fields[0], fields[-2], int(fields[-1])
+        if not query or not document:
+            raise ConfigError(f"{path}, line {number}: empty query or document id")
+        grades = judged.setdefault(query, {})
+        if document in grades:
+            raise ConfigError(f'{path}, line {number}: document "{document}" is judged twice for query "{query}"')
+        grades[document] = grade
+    return judged
+
+
+def _jsonl_queries(path: Path) -> dict[str, str]:
+    queries: dict[str, str] = {}
+    for number, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}, line {number}: not JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise ConfigError(f"{path}, line {number}: each line must be a JSON object")
+        query_id = record.get("_id", record.get("id"))
+        if isinstance(query_id, int) and not isinstance(query_id, bool):
+            query_id = str(query_id)
+        text = record.get("text")
+        if not isinstance(query_id, str) or not query_id or not isinstance(text, str):
+            raise ConfigError(f'{path}, line {number}: needs "_id" (a non-empty string) and "text" (a string)')
+        queries[query_id] = text
+    return queries
+
+
+def read_queries(path: Path) -> dict[str, str]:
+    """``{query id: text}`` in file order from ``queries.jsonl``, TREC ``<top>`` topics (the title) or ``qid<TAB>text`` lines."""
+    if path.suffix == ".jsonl":
+        return _jsonl_queries(path)
+    text = "\n".join(line for _, line in _lines(path))
+    if "<top>" in text.lower():
+        queries: dict[str, str] = {}
+        for topic in _TOP.findall(text):
+            number, title = _NUM.search(topic), _TITLE.search(topic)
+            if number is None or title is None:
+                raise ConfigError(f"{path}: a <top> without <num> or <title>: {topic.strip()[:80]!r}")
+            queries[number.group(1)] = " ".join(title.group(1).split())
+        return queries
+    queries = {}
+    for number, line in _lines(path):
+        if not line.strip():
+            continue
+        query_id, _, query = line.partition("\t") if "\t" in line else line.partition(" ")
+        if not query_id.strip() or not query.strip():
+            raise ConfigError(f"{path}, line {number}: expected 'query-id<TAB>text', got {line[:80]!r}")
+        queries[query_id.strip()] = query.strip()
+    return queries
+
+
+def _question(query_id: str, text: str, grades: Mapping[str, int]) -> GoldenQuestion:
+    if all(g == 1 for g in grades.values()):
+        return GoldenQuestion(query_id, text, form=QuestionForm.UNSPECIFIED, expected_document_ids=tuple(grades))
+    return GoldenQuestion.graded(query_id, text, grades, form=QuestionForm.UNSPECIFIED)
+
+
+def _file(options: Mapping[str, Any], key: str, root: Path, where: str) -> Path:
+    value = options.get(key)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f'{where}: {key} = "…" (a path) is required')
+    path = Path(value).expanduser()
+    path = path if path.is_absolute() else root / path
+    if not path.exists():
+        raise ConfigError(f"{where}: {key} {path} does not exist")
+    return path
+
+
+class CollectionSets:
+    """The question-set provider for ``[question_sets."ID"]`` tables (see the module docstring).
+
+    Shipped with evalkit and registered in ``evalkit.question_sets`` like any provider; it
+    ships nothing until :meth:`bind_config` gives it the project configuration.
+    """
+
+    def __init__(self) -> None:
+        self._tables: Mapping[str, Mapping[str, Any]] = {}
+        self._root = Path.cwd()
+        self._where = "configuration"
+
+    def bind_config(self, config: Config) -> None:
+        """Take the ``[question_sets]`` tables of the project configuration."""
+        self._tables = config.question_sets
+        self._root = config.root
+        self._where = str(config.path) if config.path else "configuration"
+
+    def golden_question_sets(self) -> list[GoldenQuestionSet]:
+        """One set per configured table, read from its files now."""
+        return [self._load(identifier, options) for identifier, options in self._tables.items()]
+
+    def _load(self, identifier: str, options: Mapping[str, Any]) -> GoldenQuestionSet:
+        where = f'{self._where} [question_sets."{identifier}"]'
+        kind = options.get("format", "beir")
+        if kind == "beir":
+            allowed = _BEIR_KEYS
+            folder = _file(options, "path", self._root, where)
+            split = options.get("split", "test")
+            if not isinstance(split, str) or not split or "/" in split or "\\" in split:
+                raise ConfigError(f'{where}: split must name a file of {folder / "qrels"} without ".tsv", e.g. "test"')
+            queries_file, qrels_file = folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"
+            for needed in (queries_file, qrels_file):
+                if not needed.is_file():
+                    raise ConfigError(f"{where}: {needed} does not exist (a BEIR folder has queries.jsonl and qrels/<split>.tsv)")
+            description = f"BEIR collection {folder.name}, split {split}"
+        elif kind == "trec":
+            allowed = _TREC_KEYS
+            queries_file = _file(options, "topics", self._root, where)
+            qrels_file = _file(options, "qrels", self._root, where)
+            if "corpus" in options:
+                _file(options, "corpus", self._root, where)
+            description = f"TREC topics {queries_file.name} with qrels {qrels_file.name}"
+        else:
+            raise ConfigError(f'{where}: format must be "beir" or "trec", got {kind!r}')
+        unknown = sorted(set(options) - allowed)
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} (it takes {', '.join(sorted(allowed))})")
+        queries = read_queries(queries_file)
+        judged = read_qrels(qrels_file)
+        missing = [q for q in judged if q not in queries]
+        if missing:
+            raise ConfigError(
+                f"{where}: {qrels_file} judges {len(missing)} quer(y/ies) {queries_file} does not have "
+                f"(first: {missing[0]!r})"
+            )
+        questions = [_question(q, text, judged[q]) for q, text in queries.items() if q in judged]
+        name = options.get("name", identifier)
+        return GoldenQuestionSet(
+            identifier=identifier,
+            name=name if isinstance(name, str) and name else identifier,
+            description=str(options.get("description", description)),
+            questions=questions,
+        )

@@ -1,0 +1,135 @@
+"""Accepted baselines end to end: a regressed run never becomes the baseline by itself; `evalkit baseline
+accept|show`, `evalkit run --baseline RUN_ID` and the acceptance shown by `history` and `show`."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with, run_json
+
+BROKEN = {**ARITH_GOOD, "add-7-5": "13", "times-table": "forty-two"}
+ALICE = {"USER": "alice"}
+
+
+def run_count(project) -> int:  # noqa: ANN001
+    db = project / ".evalkit" / "results.db"
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as connection:
+        return connection.execute("SELECT COUNT(*) FROM evalkit_run").fetchone()[0]
+
+
+def test_a_regressed_run_never_becomes_the_baseline_until_accepted(evalkit_cli, project) -> None:
+    answer_with(project, ARITH_GOOD)
+    first = evalkit_cli("run", "arith.basic", "--fail-on-regression", "--json")
+    assert first.code == 0, first.stderr
+    baseline_id = first.json()["run_id"]
+    assert first.json()["accepted"]["how"] == "first"
+
+    answer_with(project, BROKEN)
+    regressed = evalkit_cli("run", "arith.basic", "--fail-on-regression")
+    assert regressed.code == 1, regressed.stdout + regressed.stderr
+    assert f"(baseline run {baseline_id})" in regressed.stdout
+    assert f"Not accepted as the baseline: run {baseline_id} stays the baseline" in regressed.stdout
+
+    # The identical CI job again: still compared with the original baseline, still failing.
+    again = evalkit_cli("run", "arith.basic", "--fail-on-regression", "--json")
+    assert again.code == 1
+    document = again.json()
+    assert document["verdict"]["baseline_id"] == baseline_id and document["verdict"]["regressed"] is True
+    assert document["verdict"]["regressed_cases"] == ["add-7-5", "times-table"]
+    assert document["accepted"] is None
+    again_text = evalkit_cli("run", "arith.basic", "--fail-on-regression")
+    assert again_text.code == 1 and f"(baseline run {baseline_id})" in again_text.stdout
+
+    # The change is intended: accept the regressed run on purpose, and the same job passes.
+    accepted = evalkit_cli("baseline", "accept", document["run_id"], "--reason", "new rounding rules", env=ALICE)
+    assert accepted.code == 0, accepted.stderr
+    assert f"Run {document['run_id']} is now the baseline of set \"arith.basic\"" in accepted.stdout
+    assert "Accepted by alice on " in accepted.stdout and "new rounding rules" in accepted.stdout
+    passing = evalkit_cli("run", "arith.basic", "--fail-on-regression", "--json")
+    assert passing.code == 0, passing.stdout
+    assert passing.json()["verdict"]["baseline_id"] == document["run_id"]
+    assert passing.json()["accepted"]["how"] == "no_regression"
+
+    shown = evalkit_cli("baseline", "show", "arith.basic", "--json").json()
+    assert [b["run_id"] for b in shown["baselines"]] == [passing.json()["run_id"]]
+    assert shown["baselines"][0]["scope"] == {
+        "kind": "prompts", "set": "arith.basic", "provider_instance": "my-app", "model_alias": "my-app",
+        "reported_model": "my-app-2025-01", "grader": "deterministic",
+    }  # fmt: skip
+    assert shown["baselines"][0]["acceptance"]["how"] == "no_regression"
+    assert document["run_id"] in shown["baselines"][0]["acceptance"]["reason"]
+
+
+def test_baseline_show_says_who_accepted_when_and_why(evalkit_cli, project) -> None:
+    answer_with(project, ARITH_GOOD)
+    run_json(evalkit_cli, "arith.basic")
+    answer_with(project, BROKEN)
+    regressed = run_json(evalkit_cli, "arith.basic")
+    accepted = evalkit_cli("baseline", "accept", regressed["run_id"], "--reason", "model retired", "--json", env=ALICE)
+    assert accepted.code == 0, accepted.stderr
+    assert accepted.json()["acceptance"]["by"] == "alice" and accepted.json()["acceptance"]["how"] == "manual"
+
+    text = evalkit_cli("baseline", "show", "arith.basic", "--provider", "my-app", "--grader", "deterministic")
+    assert text.code == 0, text.stderr
+    assert f"Baseline:  run {regressed['run_id']}" in text.stdout
+    assert "Why:       accepted by alice: model retired" in text.stdout
+    assert "my-app-2025-01 (my-app/my-app), grader deterministic" in text.stdout
+    assert "No accepted baseline" in evalkit_cli("baseline", "show", "arith.basic", "--provider", "other").stdout
+    assert evalkit_cli("baseline", "show", "arith.basic", "--grader", "decision", "--json").json()["baselines"] == []
+
+    history = evalkit_cli("history", "arith.basic", "--json").json()["runs"]
+    assert [r["accepted"]["how"] for r in history] == ["manual", "first"]
+    assert history[0]["accepted"]["reason"] == "model retired" and history[0]["current_baseline"]
+    table = evalkit_cli("history", "arith.basic").stdout
+    assert "* by alice" in table
+    show = evalkit_cli("show", regressed["run_id"]).stdout
+    assert "Baseline:   accepted by alice: model retired" in show
+
+
+def test_accept_refuses_what_cannot_be_a_baseline(evalkit_cli, project) -> None:
+    answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})  # one case cannot be answered
+    incomplete = run_json(evalkit_cli, "arith.basic")
+    assert "there is no run" in evalkit_cli("baseline", "accept", "nope", "--reason", "x").stderr
+    refused = evalkit_cli("baseline", "accept", incomplete["run_id"], "--reason", "x")
+    assert refused.code == 2 and "is incomplete: only a complete run can be accepted" in refused.stderr
+    ad_hoc = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--json").json()
+    refused = evalkit_cli("baseline", "accept", ad_hoc["run_id"], "--reason", "x")
+    assert refused.code == 2 and "no verified serving identity" in refused.stderr
+    answer_with(project, ARITH_GOOD)
+    good = run_json(evalkit_cli, "arith.basic")
+    for reason, message in (("   ", "--reason must say why"), ("two\nlines", "printable text on one line")):
+        refused = evalkit_cli("baseline", "accept", good["run_id"], "--reason", reason)
+        assert refused.code == 2 and message in refused.stderr
+    assert evalkit_cli("baseline", "accept", good["run_id"]).code == 2  # --reason is required
+
+
+def test_run_with_a_chosen_baseline_compares_with_it_and_refuses_another_scope(evalkit_cli, project) -> None:
+    answer_with(project, ARITH_GOOD)
+    good = run_json(evalkit_cli, "arith.basic")
+    answer_with(project, BROKEN)
+    broken = run_json(evalkit_cli, "arith.basic")
+    answer_with(project, ARITH_GOOD)
+    # Compared with the chosen (regressed, not accepted) run: fixed cases, no regression, not accepted.
+    chosen = evalkit_cli("run", "arith.basic", "--baseline", broken["run_id"], "--fail-on-regression", "--json")
+    assert chosen.code == 0, chosen.stderr
+    assert chosen.json()["verdict"]["baseline_id"] == broken["run_id"]
+    assert chosen.json()["verdict"]["fixed_cases"] == ["add-7-5", "times-table"]
+    assert chosen.json()["accepted"] is None, "compared with a run that is not accepted: it vouches for nothing"
+    against_good = evalkit_cli("run", "arith.basic", "--baseline", good["run_id"], "--json")
+    assert against_good.json()["accepted"]["how"] == "no_regression"
+
+    smoke = evalkit_cli("run", "evalkit.smoke", "--json").json()
+    before = run_count(project)
+    for baseline, message in (
+        (smoke["run_id"], 'it is a run of set "evalkit.smoke", not "arith.basic"'),
+        ("no-such-run", 'there is no run "no-such-run"'),
+    ):
+        refused = evalkit_cli("run", "arith.basic", "--baseline", baseline, "--fail-on-regression")
+        assert refused.code == 2, refused.stdout
+        assert message in refused.stderr
+    other_provider = evalkit_cli("run", "arith.basic", "--baseline", good["run_id"], "--provider", "reference")
+    assert other_provider.code == 2 and "is of another scope" in other_provider.stderr
+    assert "answered by my-app/my-app, this run asks an ad-hoc generator" in other_provider.stderr
+    assert run_count(project) == before, "nothing stored"

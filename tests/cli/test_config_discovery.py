@@ -1,0 +1,104 @@
+"""The configuration is found like pytest's rootdir, the store lives next to it, and the global
+options are accepted before or after the subcommand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REFERENCE_INSTANCE = '[providers.self]\nadapter = "reference"\nmodel = "reference"\n'
+
+
+def _project(root: Path, text: str = REFERENCE_INSTANCE, name: str = "evalkit.toml") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / name).write_text(text)
+    (root / "src" / "deep").mkdir(parents=True)
+    return root
+
+
+def test_a_subdirectory_uses_the_parent_config_and_its_store(evalkit_cli, project: Path) -> None:
+    _project(project)
+    first = evalkit_cli("run", "evalkit.smoke", "--json", cwd=project / "src" / "deep").json()
+    assert first["verdict"]["state"] == "baseline"
+    assert (project / ".evalkit" / "results.db").is_file()
+    assert not (project / "src" / "deep" / ".evalkit").exists()
+    second = evalkit_cli("run", "evalkit.smoke", "--json").json()
+    assert second["verdict"]["baseline_id"] == first["run_id"], "the run from the root sees the same store"
+
+
+def test_pyproject_counts_only_with_a_tool_evalkit_table(evalkit_cli, project: Path) -> None:
+    _project(project, '[tool.evalkit]\nprivacy = "full"\n[tool.evalkit.providers.self]\nadapter = "reference"\n', "pyproject.toml")
+    inner = project / "src"
+    (inner / "pyproject.toml").write_text('[project]\nname = "inner"\nversion = "1"\n')
+    result = evalkit_cli("run", "evalkit.smoke", "--json", cwd=inner)
+    assert result.code == 0, result.stderr
+    assert result.json()["provider_instance"] == "self"
+    assert (project / ".evalkit" / "results.db").is_file() and not (inner / ".evalkit").exists()
+
+
+def test_evalkit_toml_is_preferred_in_one_folder_and_the_nearest_folder_wins(evalkit_cli, project: Path) -> None:
+    _project(project, '[providers.outer]\nadapter = "reference"\n')
+    (project / "pyproject.toml").write_text('[tool.evalkit.providers.ignored]\nadapter = "reference"\n')
+    (project / "src" / "evalkit.toml").write_text('[providers.inner]\nadapter = "reference"\n')
+    assert evalkit_cli("run", "evalkit.smoke", "--json").json()["provider_instance"] == "outer"
+    assert evalkit_cli("run", "evalkit.smoke", "--json", cwd=project / "src" / "deep").json()["provider_instance"] == "inner"
+    assert (project / "src" / ".evalkit" / "results.db").is_file()
+
+
+def test_config_from_elsewhere_uses_the_store_next_to_it(evalkit_cli, project: Path, tmp_path: Path) -> None:
+    _project(project)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    config = str(project / "evalkit.toml")
+    first = evalkit_cli("run", "evalkit.smoke", "--json", cwd=project).json()
+    again = evalkit_cli("--config", config, "run", "evalkit.smoke", "--json", cwd=elsewhere)
+    assert again.code == 0, again.stderr
+    assert again.json()["verdict"]["baseline_id"] == first["run_id"]
+    assert not (elsewhere / ".evalkit").exists(), "no second, empty store where the command ran"
+    history = evalkit_cli("history", "evalkit.smoke", "--config", config, "--json", cwd=elsewhere).json()
+    assert len(history["runs"]) == 2
+
+
+@pytest.mark.parametrize("command", [["history", "evalkit.smoke"], ["show", "20990101T000000-abcdef"], ["compare", "a", "b"], ["db", "status"]])
+def test_read_only_commands_never_create_a_store(evalkit_cli, project: Path, command: list[str]) -> None:
+    _project(project)
+    result = evalkit_cli(*command, cwd=project / "src")
+    assert result.code == 2, result.stderr
+    assert f"There is no results store at {project / '.evalkit' / 'results.db'}" in result.stderr
+    assert f"next to the configuration file {project / 'evalkit.toml'}" in result.stderr
+    assert not (project / ".evalkit").exists() and not (project / "src" / ".evalkit").exists()
+
+
+def test_global_options_go_before_or_after_the_subcommand(evalkit_cli, project: Path, tmp_path: Path) -> None:
+    _project(project)
+    db = f"sqlite:///{tmp_path / 'chosen.db'}"
+    before = evalkit_cli("--database", db, "--json", "run", "evalkit.smoke", cwd=tmp_path)
+    assert before.code == 0, before.stderr
+    after = evalkit_cli("run", "evalkit.smoke", "--database", db, "--json", cwd=tmp_path)
+    assert after.json()["verdict"]["baseline_id"] == before.json()["run_id"]
+    status = evalkit_cli("--json", "--database", db, "db", "status")
+    assert status.code == 0 and status.json()["up_to_date"] is True
+    traced = evalkit_cli("show", "nope", "--database", db, "--traceback")
+    assert traced.code == 2 and "Traceback" in traced.stderr
+    refused = evalkit_cli("--json", "models")
+    assert refused.code == 2 and "--json does not apply to `evalkit models`" in refused.stderr
+    clash = evalkit_cli("--database", db, "history", "x", "--database", "sqlite:///other.db")
+    assert clash.code == 2 and "--database is given twice" in clash.stderr
+
+
+def test_a_mistyped_subcommand_or_option_gets_a_suggestion(evalkit_cli) -> None:
+    command = evalkit_cli("histroy", "x")
+    assert command.code == 2 and 'Did you mean "history"?' in command.stderr
+    option = evalkit_cli("run", "evalkit.smoke", "--provder", "x")
+    assert option.code == 2 and 'Did you mean "--provider"?' in option.stderr
+
+
+def test_an_undefined_provider_without_config_explains_adapters_and_the_table(evalkit_cli, project: Path) -> None:
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "my-app")
+    assert result.code == 2 and result.stdout == ""
+    assert "No configuration file was found (looked for evalkit.toml and [tool.evalkit] in pyproject.toml in" in result.stderr
+    assert str(project) in result.stderr
+    assert '"openai", "reference", "replay"' in result.stderr
+    assert '[providers.my-app]\n    adapter = "openai"\n    model = "MODEL-ALIAS"' in result.stderr
+    assert not (project / ".evalkit").exists()

@@ -1,0 +1,51 @@
+"""Deployments name their retriever; `evalkit list deployments`; a project deployment merges with a provider's of the same name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def write(project: Path, text: str) -> None:
+    (project / "evalkit.toml").write_text(text, encoding="utf-8")
+
+
+def test_list_deployments_shows_retriever_and_origin_and_merges_per_retriever(evalkit_cli, project) -> None:
+    # The stdlib set's provider ships "demo" (evalkit.lexical over its packaged corpus); the
+    # project defines "demo" too, for another retriever: both stay, the project names what runs.
+    write(
+        project,
+        '[deployments.demo]\nretriever = "acme.vector"\n[deployments.demo.retrievers."acme.vector"]\nurl = "http://x"\n\n'
+        '[deployments.prod]\nretriever = "evalkit.lexical"\n\n'
+        '[deployments.multi.retrievers."a.one"]\n[deployments.multi.retrievers."a.two"]\n',
+    )
+    listed = evalkit_cli("list", "deployments", "--json")
+    assert listed.code == 0, listed.stderr
+    rows = {row["name"]: row for row in listed.json()["deployments"]}
+    demo = rows["demo"]
+    assert demo["retriever"] == "acme.vector"
+    assert set(demo["retrievers"]) == {"acme.vector", "evalkit.lexical"}
+    assert demo["retrievers"]["evalkit.lexical"].startswith("provider ") and "evalkit-set-stdlib" in demo["retrievers"]["evalkit.lexical"]
+    assert demo["retrievers"]["acme.vector"].startswith("configuration ")
+    assert len(demo["defined_in"]) == 2
+    assert rows["prod"]["retriever"] == "evalkit.lexical" and rows["prod"]["retrievers"] == {}
+    assert rows["multi"]["retriever"] is None
+    table = evalkit_cli("list", "deployments")
+    assert table.code == 0 and "(none named: give RETRIEVER)" in table.stdout and "acme.vector" in table.stdout
+
+
+def test_a_merged_deployment_still_runs_the_providers_retriever_when_named(evalkit_cli, project, tmp_path) -> None:
+    write(project, '[deployments.demo]\nretriever = "acme.vector"\n[deployments.demo.retrievers."acme.vector"]\nurl = "http://x"\n')
+    env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    # the explicit retriever wins, with the options the provider ships for it
+    explicit = evalkit_cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", env=env)
+    assert explicit.code == 0, explicit.stderr
+    assert "Deployment:     demo (provider" in explicit.stdout
+    # the deployment's own retriever is not installed: refused before anything runs
+    named = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "demo", env=env)
+    assert named.code == 2 and 'Unknown retriever "acme.vector"' in named.stderr
+
+
+def test_a_deployment_table_with_an_unknown_key_is_refused(evalkit_cli, project) -> None:
+    write(project, '[deployments.prod]\nretreiver = "evalkit.lexical"\n')
+    result = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "prod")
+    assert result.code == 2 and "unknown key(s): retreiver" in result.stderr

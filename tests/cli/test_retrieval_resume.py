@@ -1,0 +1,54 @@
+"""`evalkit retrieval --resume`: what is refused before anything runs, and resuming an incomplete run
+asks only its errored questions (metrics kept at metadata privacy for the others)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+FIXTURES = "evalkit-retrieval-fixtures"
+
+
+def write_config(project: Path, fail_on: str) -> None:
+    (project / "evalkit.toml").write_text(
+        '[deployments.flaky]\nretriever = "fixtures.raising"\n'
+        f'[deployments.flaky.retrievers."fixtures.raising"]\nfail_on = {json.dumps(fail_on)}\n'
+    )
+
+
+def test_resume_refusals_exit_2_naming_the_reason(evalkit_cli, project, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists(FIXTURES)}
+    write_config(project, fail_on="nothing-matches-this")
+    nothing = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--resume", env=env)
+    assert nothing.code == 2
+    assert 'no unfinished retrieval run of set "retrievalkit.tiny", retriever "fixtures.raising", deployment flaky' in nothing.stderr
+    missing = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--resume", "r-404", env=env)
+    assert missing.code == 2 and "there is no run r-404 in the store" in missing.stderr
+    done = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--json", env=env)
+    assert done.code == 0
+    run_id = done.json()["run_id"]
+    complete = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--resume", run_id, env=env)
+    assert complete.code == 2 and f"run {run_id} is already complete" in complete.stderr
+    other_k = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--k", "5", "--resume", run_id, env=env)
+    assert other_k.code == 2 and "is already complete" in other_k.stderr
+
+
+def test_resuming_an_incomplete_run_asks_only_its_errored_questions(evalkit_cli, project, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists(FIXTURES)}
+    write_config(project, fail_on="JSON")  # the "json" question fails
+    broken = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--json", env=env)
+    assert broken.code == 3 and broken.json()["status"] == "incomplete"
+    run_id = broken.json()["run_id"]
+    other = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--k", "5", "--resume", run_id, env=env)
+    assert other.code == 2 and "measured something else (benchmark, k differ)" in other.stderr
+    write_config(project, fail_on="comma")  # now only "csv" would fail, and it is not asked again
+    resumed = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--resume", "--json", env=env)
+    assert resumed.code == 0, resumed.stderr
+    document = resumed.json()
+    assert document["run_id"] == run_id and document["status"] == "complete"
+    assert document["resumed"] == f"Resumed run {run_id}: 3 question(s) answered before were kept, 1 asked now."
+    # every question answers doc-json: a top-1 hit for "json" only, and "nothing" misses
+    metrics = document["metrics"]
+    assert metrics["question_count"] == 4 and metrics["top1_hits"] == 1 and metrics["mrr"] == 0.25
+    text = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", env=env)
+    assert text.code == 3  # a new run: "csv" fails now

@@ -1,0 +1,96 @@
+"""The built-in ``evalkit.collections`` provider: BEIR folders and TREC files declared in configuration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from evalkit.config import load_config
+from evalkit.errors import ConfigError
+from evalkit.questions import QuestionForm
+from evalkit_plugins.collections import CollectionSets, read_qrels, read_queries
+
+
+def beir_folder(root: Path, qrels: str, split: str = "test") -> Path:
+    (root / "qrels").mkdir(parents=True)
+    docs = [{"_id": "d1", "title": "Zebra", "text": "stripes"}, {"_id": "d2", "title": "", "text": "lions roar"}]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    queries = [{"_id": "q2", "text": "why do lions roar"}, {"_id": "q1", "text": "zebra stripes"}, {"_id": "q9", "text": "unjudged"}]
+    (root / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    (root / "qrels" / f"{split}.tsv").write_text(qrels)
+    return root
+
+
+def provider(tmp_path: Path, toml: str) -> CollectionSets:
+    (tmp_path / "evalkit.toml").write_text(toml)
+    sets = CollectionSets()
+    sets.bind_config(load_config(cwd=tmp_path))
+    return sets
+
+
+def test_unconfigured_it_ships_nothing() -> None:
+    assert CollectionSets().golden_question_sets() == []
+
+
+def test_a_beir_folder_becomes_a_set_of_its_judged_queries_in_file_order(tmp_path) -> None:
+    beir_folder(tmp_path / "col", "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t2\nq2\td1\t0\n")
+    sets = provider(tmp_path, '[question_sets."beir.col"]\npath = "col"\n').golden_question_sets()
+    [question_set] = sets
+    assert question_set.identifier == "beir.col" and question_set.name == "beir.col"
+    assert [q.id for q in question_set.questions] == ["q2", "q1"]  # queries.jsonl order; q9 has no judgement
+    q2, q1 = question_set.questions
+    assert q2.judgements() == {"d2": 2, "d1": 0} and q2.grades == (2, 0)
+    assert q1.expected_document_ids == ("d1",) and q1.grades is None  # all grades 1: stored ungraded
+    assert {q.form for q in question_set.questions} == {QuestionForm.UNSPECIFIED}
+
+
+def test_trec_topics_and_qrels(tmp_path) -> None:
+    (tmp_path / "topics.txt").write_text(
+        "<top>\n<num> Number: 301\n<title> Topic: international organized crime\n<desc> Description:\nlong\n</top>\n"
+        "<top>\n<num> Number: 302\n<title> poliomyelitis and post-polio\n\n<desc>\nx\n</top>\n"
+    )
+    (tmp_path / "qrels.txt").write_text("301 0 FBIS-1 1\n301 0 FBIS-2 -1\n302 0 LA-9 3\n")
+    (tmp_path / "corpus.jsonl").write_text("")
+    toml = '[question_sets."trec.robust"]\nformat = "trec"\ntopics = "topics.txt"\nqrels = "qrels.txt"\ncorpus = "corpus.jsonl"\nname = "Robust"\n'
+    [question_set] = provider(tmp_path, toml).golden_question_sets()
+    assert question_set.name == "Robust"
+    assert [(q.id, q.question, q.judgements()) for q in question_set.questions] == [
+        ("301", "international organized crime", {"FBIS-1": 1, "FBIS-2": -1}),
+        ("302", "poliomyelitis and post-polio", {"LA-9": 3}),
+    ]
+
+
+def test_tab_separated_topics(tmp_path) -> None:
+    (tmp_path / "topics.tsv").write_text("1\tfirst question\n2\tsecond one\n")
+    assert read_queries(tmp_path / "topics.tsv") == {"1": "first question", "2": "second one"}
+
+
+@pytest.mark.parametrize(
+    ("qrels", "message"),
+    [
+        ("q1 d1\n", "line 1: expected 'query doc grade'"),
+        ("q1 0 d1 1\nq1 0 d1 2\n", 'line 2: document "d1" is judged twice for query "q1"'),
+        ("q1 0 d1 1\nq1 0 d2 high\n", "line 2: the grade must be an integer"),
+    ],
+)
+def test_bad_qrels_name_the_file_and_line(tmp_path, qrels, message) -> None:
+    (tmp_path / "qrels.txt").write_text(qrels)
+    with pytest.raises(ConfigError, match=message):
+        read_qrels(tmp_path / "qrels.txt")
+
+
+def test_bad_configuration_says_what_is_wrong(tmp_path) -> None:
+    beir_folder(tmp_path / "col", "q1\td1\t1\nq7\td1\t1\n")
+    cases = {
+        '[question_sets."a.b"]\nsplit = "test"\n': 'path = "…" (a path) is required',
+        '[question_sets."a.b"]\npath = "nowhere"\n': "does not exist",
+        '[question_sets."a.b"]\npath = "col"\nsplit = "dev"\n': "dev.tsv does not exist",
+        '[question_sets."a.b"]\npath = "col"\nformat = "csv"\n': 'format must be "beir" or "trec"',
+        '[question_sets."a.b"]\npath = "col"\nsplitt = "test"\n': "unknown key(s) splitt",
+        '[question_sets."a.b"]\npath = "col"\n': "judges 1 quer(y/ies)",
+    }
+    for toml, message in cases.items():
+        with pytest.raises(ConfigError) as raised:
+            provider(tmp_path, toml).golden_question_sets()
+        assert message in str(raised.value) and '[question_sets."a.b"]' in str(raised.value)

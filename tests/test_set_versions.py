@@ -1,0 +1,112 @@
+"""Case fingerprints and the unchanged / edited / added / removed split, and the comparison built on it."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import attrs
+from evalkit import Answer, Assertion, CaseResult, GoldenPrompt, GoldenPromptSet, GoldenQuestion, GoldenQuestionSet, Run
+from evalkit.set_versions import (
+    case_fingerprint,
+    case_fingerprints,
+    question_fingerprint,
+    set_version_fingerprint,
+    split_cases,
+)
+from evalkit.tolerance import Tolerances
+from evalkit.verdict import EditedCase, compare
+
+PROMPT = GoldenPrompt("p1", "What is 2+2?", [Assertion.contains("4")], reference="4", system_prompt="Be terse.")
+
+
+def test_a_prompt_fingerprint_covers_prompt_system_prompt_assertions_and_reference() -> None:
+    fingerprint = case_fingerprint(PROMPT)
+    assert fingerprint.startswith("sha256:") and len(fingerprint) == 7 + 64
+    assert case_fingerprint(attrs.evolve(PROMPT)) == fingerprint
+    for changed in (
+        attrs.evolve(PROMPT, prompt="What is 2+3?"),
+        attrs.evolve(PROMPT, system_prompt=None),
+        attrs.evolve(PROMPT, assertions=(Assertion.contains("5"),)),
+        attrs.evolve(PROMPT, assertions=(Assertion.contains("4", name="stated_four"),)),
+        attrs.evolve(PROMPT, reference="four"),
+        attrs.evolve(PROMPT, reference=Answer("4", abstained=False)),
+    ):
+        assert case_fingerprint(changed) != fingerprint, changed
+    # What does not change what the case measures does not change its fingerprint.
+    assert case_fingerprint(attrs.evolve(PROMPT, tags=("smoke",))) == fingerprint
+    assert case_fingerprint(attrs.evolve(PROMPT, id="renamed")) == fingerprint
+    schema_a = GoldenPrompt("j", "json", [Assertion.json_schema({"type": "object", "required": ["a"]})])
+    schema_b = GoldenPrompt("j", "json", [Assertion.json_schema({"required": ["a"], "type": "object"})])
+    assert case_fingerprint(schema_a) == case_fingerprint(schema_b), "canonical: key order does not count"
+
+
+def test_a_question_fingerprint_covers_text_expected_ids_and_form() -> None:
+    question = GoldenQuestion("q", "deserialize json", "match", ["doc-a", "doc-b"], "normal", "gist")
+    fingerprint = question_fingerprint(question)
+    assert question_fingerprint(attrs.evolve(question, expected_document_ids=("doc-b", "doc-a"))) == fingerprint
+    assert question_fingerprint(attrs.evolve(question, hard_class="other", answer_gist=None)) == fingerprint
+    for changed in (
+        attrs.evolve(question, question="parse json"),
+        attrs.evolve(question, expected_document_ids=("doc-a",)),
+        attrs.evolve(question, form="gap"),
+    ):
+        assert question_fingerprint(changed) != fingerprint
+
+
+def test_set_fingerprints_map_every_case_and_a_set_version_ignores_order() -> None:
+    other = GoldenPrompt("p2", "Capital of France?", [Assertion.contains("Paris")])
+    prompts = case_fingerprints(GoldenPromptSet("pkg.set", "Set", prompts=[PROMPT, other]))
+    assert list(prompts) == ["p1", "p2"]
+    assert set_version_fingerprint(prompts) == set_version_fingerprint(dict(reversed(list(prompts.items()))))
+    questions = case_fingerprints(GoldenQuestionSet("pkg.q", "Q", questions=[GoldenQuestion("q1", "x", expected_document_ids=["d"])]))
+    assert list(questions) == ["q1"]
+
+
+def test_split_cases_by_fingerprint_and_treats_unknown_fingerprints_as_unchanged() -> None:
+    before = {"a": "1", "b": "2", "c": "3"}
+    after = {"a": "1", "b": "changed", "d": "4"}
+    split = split_cases(["a", "b", "c"], ["a", "b", "d"], before, after)
+    assert (split.unchanged, split.edited, split.added, split.removed) == (("a",), ("b",), ("d",), ("c",))
+    assert split.fingerprints_known and split.set_changed
+    old = split_cases(["a", "b", "c"], ["a", "b", "d"], None, after)
+    assert (old.unchanged, old.edited, old.added, old.removed) == (("a", "b"), (), ("d",), ("c",))
+    assert not old.fingerprints_known
+
+
+def case(case_id: str, passed: bool) -> CaseResult:
+    return CaseResult(case_id, passed, 1.0 if passed else 0.0)
+
+
+def run(run_id: str, results: dict[str, bool], fingerprints: dict[str, str] | None) -> Run:
+    return Run(run_id, "pkg.set", "deterministic", cases=[case(c, p) for c, p in results.items()], case_fingerprints=fingerprints)
+
+
+def test_the_gate_counts_only_the_unchanged_cases_in_both_runs() -> None:
+    base = run("base", {"a": True, "b": True, "c": True, "d": True}, {"a": "1", "b": "2", "c": "3", "d": "4"})
+    # Two added failing cases, one edited case that now fails, one removed case; a and b unchanged and passing.
+    now = run("now", {"a": True, "b": True, "c": False, "n1": False, "n2": False},
+              {"a": "1", "b": "2", "c": "3-edited", "n1": "5", "n2": "6"})
+    comparison = compare(now, base, Tolerances())
+    assert not comparison.regressed and comparison.pass_rate_delta == 0 and comparison.mean_score_delta == 0
+    assert comparison.compared_cases == ("a", "b")
+    assert (comparison.added_cases, comparison.added_failing, comparison.removed_cases) == (("n1", "n2"), ("n1", "n2"), ("d",))
+    assert comparison.edited_cases == (EditedCase("c", True, False, 1.0, 0.0),)
+    assert comparison.new_failures == ("n1", "n2", "c") and comparison.set_changed
+    assert comparison.summary() == (
+        "No regression: pass rate +0.0 pp, mean score +0.000 versus run base on the 2 unchanged case(s) "
+        "(2 added, 1 edited, 1 removed are reported apart)."
+    )
+    broken = run("broken", {"a": False, "b": True, "n1": True}, {"a": "1", "b": "2", "n1": "5"})
+    regressed = compare(broken, base, Tolerances())
+    assert regressed.regressed and regressed.regressed_cases == ("a",)
+    assert (regressed.baseline_pass_rate, regressed.pass_rate) == (Fraction(1), Fraction(1, 2))
+    assert regressed.new_failures == ()
+
+
+def test_runs_stored_without_fingerprints_compare_every_common_case_as_unchanged() -> None:
+    base = run("base", {"a": True, "b": True}, None)
+    now = run("now", {"a": True, "b": False, "n": False}, {"a": "1", "b": "2-edited", "n": "3"})
+    comparison = compare(now, base, Tolerances())
+    assert comparison.compared_cases == ("a", "b") and comparison.edited_cases == ()
+    assert comparison.regressed_cases == ("b",) and comparison.added_cases == ("n",)
+    assert not comparison.fingerprints_known
