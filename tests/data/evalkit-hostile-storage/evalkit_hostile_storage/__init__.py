@@ -74,7 +74,10 @@ class EchoRetriever:
 
 
 class SleepingRetriever:
-    """Answers ``["doc-a"]``, except on questions containing ``hang_on``: those never return."""
+    """Answers ``["doc-a"]``, except on questions containing ``hang_on``: those never return.
+    It holds no state, so it may be asked from several threads (``--concurrency``)."""
+
+    thread_safe = True
 
     def __init__(self, hang_on: str = "never") -> None:
         self.hang_on = hang_on
