@@ -289,6 +289,11 @@ def trec_means(qrels_path: Path, run_path: Path, k: int, threshold: int) -> dict
         run.setdefault(query, {})[doc] = float(score)
     measures = {"success.1,3", "recip_rank", f"recall.{k}", f"ndcg_cut.{k}"}
     results = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=threshold).evaluate(run)
+    # MRR@k is trec_eval's recip_rank on the ranking cut at k.
+    cut = {q: dict(sorted(docs.items(), key=lambda item: -item[1])[:k]) for q, docs in run.items()}
+    reciprocal = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}, relevance_level=threshold).evaluate(cut)
+    for q, values in results.items():
+        values["recip_rank"] = reciprocal.get(q, {}).get("recip_rank", 0.0)
     names = ("success_1", "success_3", "recip_rank", f"recall_{k}", f"ndcg_cut_{k}")
     return {m: math.fsum(results.get(q, {}).get(m, 0.0) for q in qrels) / len(qrels) for m in names}
 
@@ -349,7 +354,7 @@ def cli_run(collection: str, table: str, corpus: Path, repeat: int, threshold: i
     pairs = (
         ("top-1 hit rate", "top1_hit_rate", "success_1"),
         ("top-3 hit rate", "top3_hit_rate", "success_3"),
-        ("MRR", "mrr", "recip_rank"),
+        (f"MRR@{K}", "mrr_at_k", "recip_rank"),
         (f"recall@{K}", "recall_at_k", f"recall_{K}"),
         (f"nDCG@{K}", "ndcg_at_k", f"ndcg_cut_{K}"),
     )

@@ -557,6 +557,14 @@ def stored_run_verdict(run: Run, repository: Any, tolerances: Tolerances) -> Ver
     ``tolerances``, for the deltas and the case lists); a run stored without a verdict is judged
     now by :func:`verdict_for`. This is how the final job of a sharded CI run learns its verdict.
     """
+    verdict = _recorded_verdict(run, repository, tolerances)
+    if isinstance(repository, AcceptedBaselines):
+        # The process that closed the run accepted it or not; the verdict says which.
+        verdict = attrs.evolve(verdict, acceptance=repository.acceptances_for([run.id]).get(run.id))
+    return verdict
+
+
+def _recorded_verdict(run: Run, repository: Any, tolerances: Tolerances) -> Verdict:
     recorded = repository.verdicts_for([run.id]).get(run.id) if isinstance(repository, RunVerdicts) else None
     if recorded is None or run.status is not RunStatus.COMPLETE:
         return verdict_for(run, repository, tolerances)

@@ -79,7 +79,7 @@ def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, 
     assert {case["id"] for shard in shards for case in shard["cases"]} == set(HOSTILE_IDS)
     assert "Pass rate:  100.0% (6/6)" in out  # every case answered once, the run closed by its last shard
     assert f"Every shard of run {run_id} is in." in out
-    assert "No previous run for this set and serving identity — recorded as the baseline." in out
+    assert "No accepted run for this set, serving identity and grader — recorded as the baseline." in out
     assert "Report junit written to reports/1001.xml" in err
 
     answer_hostile(project, failing=HOSTILE_IDS[:2])
@@ -87,7 +87,7 @@ def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, 
     assert code == 1, err  # the gate failed: the verdict job's exit code
     second = shards[0]["run_id"]
     assert second.startswith("gitlab-1002-") and second != run_id
-    assert f"Passed in run {run_id}, fail now (2):" in out
+    assert "Regressed (passed in the baseline, fail now): 2" in out and f"(baseline run {run_id})" in out, out
     assert "Regression: pass rate dropped 33.3 pp" in out
 
     (suite,) = list(JUnitXml.fromfile(str(project / "reports" / "1002.xml")))

@@ -65,6 +65,11 @@ def trec_means(qrels_path: Path, run_path: Path, k: int, threshold: int) -> dict
     names = {"success_1": "success.1,3", "success_3": "success.1,3", "recip_rank": "recip_rank",
              f"recall_{k}": f"recall.{k}", f"ndcg_cut_{k}": f"ndcg_cut.{k}"}  # fmt: skip
     results = pytrec_eval.RelevanceEvaluator(qrels, set(names.values()), relevance_level=threshold).evaluate(run)
+    # MRR@k is trec_eval's recip_rank on the ranking cut at k.
+    cut = {q: dict(sorted(docs.items(), key=lambda item: -item[1])[:k]) for q, docs in run.items()}
+    reciprocal = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}, relevance_level=threshold).evaluate(cut)
+    for q, values in results.items():
+        values["recip_rank"] = reciprocal.get(q, {}).get("recip_rank", 0.0)
     return {m: math.fsum(results.get(q, {}).get(m, 0.0) for q in qrels) / len(qrels) for m in names}
 
 
@@ -86,7 +91,7 @@ def test_exported_files_recompute_the_stored_means_with_trec_eval(evalkit_cli, p
         repository.close()
     means = stored.metrics["retrieval"]
     theirs = trec_means(project / "qrels.txt", project / "run.txt", k, threshold)
-    ours = {"success_1": means["top1_hit_rate"], "success_3": means["top3_hit_rate"], "recip_rank": means["mrr"],
+    ours = {"success_1": means["top1_hit_rate"], "success_3": means["top3_hit_rate"], "recip_rank": means["mrr_at_k"],
             f"recall_{k}": means["recall_at_k"], f"ndcg_cut_{k}": means["ndcg_at_k"]}  # fmt: skip
     for measure, value in theirs.items():
         assert abs(ours[measure] - value) <= 1e-12, measure
