@@ -16,6 +16,8 @@ import pytest
 from evalkit.runs import RunStatus
 from evalkit.storage import open_repository
 
+from tests.support.crashes import kept_by_store, sigkill_when
+
 SET = "storagekit.echo"
 SIZE = 40
 
@@ -78,19 +80,8 @@ def test_a_run_killed_with_sigkill_resumes_without_generating_a_finished_case_tw
     configure(project, chat_server.base_url)
     env = environment(storage_plugins, database_url)
     victim = start(project, env)
-    try:
-        run_id, _ = wait_for_cases(database_url, at_least=10)
-        victim.send_signal(signal.SIGKILL)
-        victim.wait(timeout=10)
-    finally:
-        if victim.poll() is None:
-            victim.kill()
-    assert victim.returncode == -signal.SIGKILL
-
-    repo = open_repository(database_url)
-    killed = repo.get_run(run_id)
-    stored_before = repo.answered_case_ids(run_id)
-    repo.close()
+    run_id, _ = sigkill_when(victim, lambda: wait_for_cases(database_url, at_least=10))
+    killed, stored_before = kept_by_store(database_url, run_id)
     assert killed.status is RunStatus.RUNNING, "a process killed outright leaves its run marked running"
     assert 10 <= len(stored_before) < SIZE
 

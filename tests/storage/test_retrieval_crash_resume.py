@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -15,6 +14,8 @@ from pathlib import Path
 
 from evalkit.runs import RunStatus
 from evalkit.storage import open_repository
+
+from tests.support.crashes import kept_by_store, sigkill_when
 
 SET = "beir.slow"
 SIZE = 30
@@ -67,19 +68,8 @@ def test_a_retrieval_run_killed_with_sigkill_resumes_asking_only_what_was_not_st
         [sys.executable, "-m", "evalkit", "retrieval", SET, "--deployment", "slow", "--privacy", "full"],
         cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
     )  # fmt: skip
-    try:
-        run_id, _ = unfinished_run(database_url, at_least=5)
-        victim.send_signal(signal.SIGKILL)
-        victim.wait(timeout=10)
-    finally:
-        if victim.poll() is None:
-            victim.kill()
-    assert victim.returncode == -signal.SIGKILL
-
-    repo = open_repository(database_url)
-    killed = repo.get_run(run_id)
-    stored_before = repo.answered_case_ids(run_id)
-    repo.close()
+    run_id, _ = sigkill_when(victim, lambda: unfinished_run(database_url, at_least=5))
+    killed, stored_before = kept_by_store(database_url, run_id)
     assert killed.status is RunStatus.RUNNING, "a process killed outright leaves its run marked running"
     assert 5 <= len(stored_before) < SIZE
 
