@@ -110,3 +110,22 @@ def test_runs_stored_without_fingerprints_compare_every_common_case_as_unchanged
     assert comparison.compared_cases == ("a", "b") and comparison.edited_cases == ()
     assert comparison.regressed_cases == ("b",) and comparison.added_cases == ("n",)
     assert not comparison.fingerprints_known
+
+
+def test_the_set_fingerprint_is_the_digest_of_the_whole_sets_json() -> None:
+    """Hashed a prompt at a time, the set fingerprint is still the digest of the set's compact JSON
+    (stored runs keep it: a resume compares it), whatever the set's text holds."""
+    import hashlib
+
+    from evalkit import Assertion, GoldenPrompt, GoldenPromptSet
+    from evalkit.convert import dumps
+    from evalkit.runner import set_fingerprint
+
+    tricky = 'has "prompts":[] in it, \\ and \ud800'
+    for prompts in ([], [GoldenPrompt(id="a", prompt="x", assertions=[Assertion.contains("x")])], [
+        GoldenPrompt(id=f"p{i}", prompt=f"{tricky} {i}", system_prompt=tricky, assertions=[Assertion.regex("/x/i")], reference=tricky)
+        for i in range(3)
+    ]):
+        golden_set = GoldenPromptSet(identifier="pkg.set", name=tricky, description=tricky, prompts=prompts, version="2")
+        whole = "sha256:" + hashlib.sha256(dumps(golden_set).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        assert set_fingerprint(golden_set) == whole

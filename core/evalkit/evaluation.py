@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from .storage import (
     RunLeases,
     RunVerdicts,
     StoredVerdict,
+    StreamedCases,
     check_database_url,
     is_in_memory,
     open_repository,
@@ -37,7 +38,7 @@ from .storage import (
 )
 from .tolerance import Tolerances, resolve_tolerances
 from .validation import validate_prompt_set
-from .verdict import Comparison, compare
+from .verdict import Comparison, compare, compare_pairs
 
 __all__ = [
     "RunOutcome",
@@ -134,7 +135,12 @@ def verdict_for(run: Run, repository: Any, tolerances: Tolerances, *, baseline_i
     # The yardstick reasons come first (as in the original): they say what is wrong with the measurement.
     if run.grader.endswith(":failed"):
         return Verdict("not_compared", f'not compared: no grading of this run could be made (stored as "{run.grader}")')
-    if any(c.yardstick and c.yardstick != run.grader for c in run.cases if not c.errored):
+    streamed = _streams(run, repository)
+    if streamed:
+        yardsticks: Iterable[str | None] = repository.case_tally(run.id).yardsticks
+    else:
+        yardsticks = (c.yardstick for c in run.cases if not c.errored)
+    if any(y and y != run.grader for y in yardsticks):
         return Verdict(
             "not_compared",
             f'not compared: the gradings of this run do not share one yardstick (stored as "{run.grader}"); '
@@ -144,20 +150,36 @@ def verdict_for(run: Run, repository: Any, tolerances: Tolerances, *, baseline_i
     if scope is None:
         return Verdict("not_compared", f"not compared: no single verified serving identity — {run.identity_note}")
     if baseline_id is not None:
-        chosen = repository.get_run(baseline_id)
+        chosen = repository.get_run(baseline_id, with_cases=not streamed)
         problem = scope_mismatch(chosen, scope) if chosen is not None else f"run {baseline_id} is no longer in the store"
         if problem is not None:
             return Verdict("not_compared", f"not compared with the chosen baseline: {problem}")
         assert chosen is not None
-        return Verdict("compared", comparison=compare(run, chosen, tolerances), baseline=chosen)
+        return Verdict("compared", comparison=_compare(run, chosen, repository, tolerances, streamed), baseline=chosen)
     if not isinstance(repository, GeneratorScopedResults):
         return Verdict("not_compared", NO_SCOPED_READS)
     if not isinstance(repository, AcceptedBaselines):
         return Verdict("not_compared", NO_ACCEPTANCE)
-    baseline = repository.accepted_baseline(scope, exclude_run_id=run.id)
+    if streamed:
+        baseline = repository.accepted_baseline(scope, exclude_run_id=run.id, with_cases=False)  # type: ignore[call-arg]
+    else:
+        baseline = repository.accepted_baseline(scope, exclude_run_id=run.id)
     if baseline is None:
         return Verdict("baseline", "no accepted run for this set, serving identity and grader — recorded as the baseline")
-    return Verdict("compared", comparison=compare(run, baseline, tolerances), baseline=baseline)
+    return Verdict("compared", comparison=_compare(run, baseline, repository, tolerances, streamed), baseline=baseline)
+
+
+def _streams(run: Run, repository: Any) -> bool:
+    """True when ``run`` comes without its cases from a store that streams them: the verdict then
+    reads the cases from the store a page at a time instead of from the run."""
+    return not run.cases and isinstance(repository, StreamedCases)
+
+
+def _compare(run: Run, baseline: Run, repository: Any, tolerances: Tolerances, streamed: bool) -> Comparison:
+    """:func:`~evalkit.verdict.compare`, with the cases matched and read by the store when ``streamed``."""
+    if streamed:
+        return compare_pairs(run, baseline, repository.paired_cases(run.id, baseline.id), tolerances)
+    return compare(run, baseline, tolerances)
 
 
 def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> list[str]:
@@ -270,6 +292,7 @@ def evaluate_set(
     on_case: Callable[[CaseResult], None] | None = None,
     cwd: Path | None = None,
     bound_generator: components.BoundGenerator | None = None,
+    keep_cases: bool = True,
 ) -> RunOutcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
 
@@ -282,6 +305,10 @@ def evaluate_set(
     of another set, provider instance, alias or grader is refused before anything is called.
     ``fail_on_new_failures``: the caller's gate also fails when an added or edited case fails, so
     such a run is not accepted as the baseline automatically.
+    ``keep_cases=False``: the outcome's run comes without its cases (its aggregates are the
+    store's), and with a store that streams cases (:class:`~evalkit.storage.StreamedCases`) no case
+    is read back at all: the verdict is counted and compared by the store a page at a time, so
+    memory stays flat however large the set. The CLI reads the cases it prints from the store.
     """
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
@@ -323,7 +350,7 @@ def evaluate_set(
             golden_set, bound, grading, grader_name, repository, kinds, manager, tolerances, privacy,
             level, run_id, resume, shard, label, on_start, on_case, notes,
             tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes, baseline_id=baseline,
-            fail_on_new_failures=fail_on_new_failures,
+            fail_on_new_failures=fail_on_new_failures, keep_cases=keep_cases,
         )
     finally:
         close = getattr(repository, "close", None)
@@ -354,6 +381,7 @@ def _run(
     max_answer_bytes: int | None = None,
     baseline_id: str | None = None,
     fail_on_new_failures: bool = False,
+    keep_cases: bool = True,
 ) -> RunOutcome:
     started = time.time()
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
@@ -406,6 +434,7 @@ def _run(
                 kinds, observers, tolerances, privacy, level, shard, resume, on_start, on_case, notes,
                 lambda: _release(keeper, repository, header.id, part, owner, done=True),
                 max_answer_bytes=max_answer_bytes, baseline_id=baseline_id, fail_on_new_failures=fail_on_new_failures,
+                keep_cases=keep_cases,
             )
             slice_done = True
         except KeyboardInterrupt:
@@ -416,7 +445,10 @@ def _run(
     finally:
         if not slice_done:
             _release(keeper, repository, header.id, part, owner, done=False)
-    observers.notify("evalkit_run_finished", run=stored)
+    finished = stored
+    if not stored.cases and stored.answered_count and manager.hook.evalkit_run_finished.get_hookimpls():
+        finished = repository.get_run(header.id) or stored  # the hook's contract: the run with its cases
+    observers.notify("evalkit_run_finished", run=finished)
     return RunOutcome(stored, verdict, tuple(notes), plugin_failures + observers.failures, concurrency=level)
 
 
@@ -455,6 +487,7 @@ def _answer_and_finish(
     max_answer_bytes: int | None = None,
     baseline_id: str | None = None,
     fail_on_new_failures: bool = False,
+    keep_cases: bool = True,
 ) -> tuple[Run, Verdict]:
     """Answer what is missing of the run (or of its shard), then store its status and verdict."""
     if isinstance(repository, ResumableRuns):
@@ -491,16 +524,31 @@ def _answer_and_finish(
 
     asyncio.run(main())
     slice_done()
-    answered = repository.get_run(header.id)
-    status = runner.final_status(header, answered)
-    identity, note = runner.run_identity(answered.cases, bound.configured)
-    yardstick = runner.run_yardstick(answered.cases, grader_name)
-    metrics = grading.run_metrics(answered.cases) if isinstance(grading, components.RunMetricsSource) else None
+    streamed = not keep_cases and isinstance(repository, StreamedCases)
+    if streamed:
+        # Counted by the store: no case is read back (a 100,000-case run stays flat in memory).
+        tally = repository.case_tally(header.id)
+        counted = attrs.evolve(header, stored_answered_count=tally.answered, stored_errored_count=tally.errored)
+        status = runner.final_status(header, counted)
+        identity, note = _tally_identity(tally, bound.configured)
+        yardstick = next(iter(tally.yardsticks)) if len(tally.yardsticks) == 1 else grader_name
+        metrics = None
+        if isinstance(grading, components.RunMetricsSource):
+            answered = repository.get_run(header.id)  # a judge's run metrics read every case (judged runs are small)
+            metrics = grading.run_metrics(answered.cases)
+    else:
+        answered = repository.get_run(header.id)
+        status = runner.final_status(header, answered)
+        identity, note = runner.run_identity(answered.cases, bound.configured)
+        yardstick = runner.run_yardstick(answered.cases, grader_name)
+        metrics = grading.run_metrics(answered.cases) if isinstance(grading, components.RunMetricsSource) else None
     serving = runner.serving_metrics(bound, identity)
     if serving is not None:
         metrics = {**(metrics or {}), **serving}
+    finish_options = {"with_cases": False} if streamed else {}
     stored = repository.finish_run(
-        header.id, status.value, time.time(), grader=yardstick, identity=identity, identity_note=note, metrics=metrics
+        header.id, status.value, time.time(), grader=yardstick, identity=identity, identity_note=note, metrics=metrics,
+        **finish_options,
     )
     # The stored status wins: another shard may have closed the run after this one read its cases.
     if stored.status is RunStatus.RUNNING:
@@ -520,6 +568,13 @@ def _answer_and_finish(
 
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+
+
+def _tally_identity(tally: Any, configured: bool) -> tuple[Any, str | None]:
+    """:func:`evalkit.runner.run_identity` from the store's count of the answered cases."""
+    if not configured or not tally.answered:
+        return runner.run_identity((), configured)
+    return runner.identity_from_counts(tally.identities)
 
 
 def _check_joinable(existing: Run, header: Run, resume: bool) -> None:
@@ -569,7 +624,8 @@ def _recorded_verdict(run: Run, repository: Any, tolerances: Tolerances) -> Verd
     if recorded is None or run.status is not RunStatus.COMPLETE:
         return verdict_for(run, repository, tolerances)
     if recorded.baseline_id:
-        baseline = repository.get_run(recorded.baseline_id)
+        streamed = _streams(run, repository)
+        baseline = repository.get_run(recorded.baseline_id, with_cases=not streamed)
         if baseline is not None:
-            return Verdict("compared", comparison=compare(run, baseline, tolerances), baseline=baseline)
+            return Verdict("compared", comparison=_compare(run, baseline, repository, tolerances, streamed), baseline=baseline)
     return Verdict("baseline" if recorded.state == "baseline" else "not_compared", recorded.note)

@@ -29,7 +29,7 @@ from .printable import visible
 from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 
-__all__ = ["Shard", "execute_prompts", "new_run_id", "run_identity", "run_yardstick", "select_cases", "set_fingerprint"]
+__all__ = ["Shard", "execute_prompts", "identity_from_counts", "new_run_id", "run_identity", "run_yardstick", "select_cases", "set_fingerprint"]
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -70,12 +70,26 @@ def select_cases(prompts: Sequence[GoldenPrompt], shard: Shard | None, skip: set
 
 
 def set_fingerprint(golden_set: GoldenPromptSet) -> str:
-    """A digest of the set's content, so history can tell when a set changed under its name."""
+    """A digest of the set's content, so history can tell when a set changed under its name.
+
+    The digest of the set's compact JSON (:func:`evalkit.convert.dumps`), hashed a prompt at a
+    time: the JSON of a 100,000-prompt set is never built whole (it took 150 MiB at its peak).
+    """
     import hashlib
 
     from .convert import dumps
 
-    return "sha256:" + hashlib.sha256(dumps(golden_set).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    digest = hashlib.sha256()
+    marker = '"prompts":[]'
+    head, found, tail = dumps(attrs.evolve(golden_set, prompts=())).partition(marker)
+    if not found:  # not the expected shape: hash the whole text
+        digest.update(dumps(golden_set).encode("utf-8", "surrogatepass"))
+        return "sha256:" + digest.hexdigest()[:32]
+    digest.update((head + '"prompts":[').encode("utf-8", "surrogatepass"))
+    for number, prompt in enumerate(golden_set.prompts):
+        digest.update(("," * bool(number) + dumps(prompt)).encode("utf-8", "surrogatepass"))
+    digest.update(("]" + tail).encode("utf-8", "surrogatepass"))
+    return "sha256:" + digest.hexdigest()[:32]
 
 
 def run_yardstick(cases: Iterable[CaseResult], requested: str) -> str:
@@ -102,6 +116,13 @@ def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[S
         if case.errored:
             continue
         counts[case.identity] = counts.get(case.identity, 0) + 1
+    return identity_from_counts(counts)
+
+
+def identity_from_counts(counts: Mapping[ServingIdentity | None, int]) -> tuple[ServingIdentity | None, str | None]:
+    """:func:`run_identity` from the answered cases counted per identity (``None``: the case
+    carries none), for a configured instance whose run has cases — what a store's
+    :class:`~evalkit.storage.CaseTally` gives without reading the cases back."""
     if not counts:
         return None, "no case was answered"
     malformed = [(i, n) for i, n in counts.items() if i is not None and identity_problems(i)]

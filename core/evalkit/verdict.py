@@ -11,17 +11,18 @@ added or edited case fails (:attr:`Comparison.new_failures`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from math import comb
 
 import attrs
 
 from .runs import CaseResult, Run
-from .set_versions import split_cases
+from .storage.protocols import CaseMark, CasePair
 from .tolerance import Tolerances
 
-__all__ = ["Comparison", "EditedCase", "compare", "mcnemar_exact_p", "exact_score"]
+__all__ = ["Comparison", "EditedCase", "case_pairs", "compare", "compare_pairs", "mcnemar_exact_p", "exact_score"]
 
 
 def exact_score(value: float) -> Fraction:
@@ -146,11 +147,31 @@ class Comparison:
         return f"Regression: {' and '.join(parts)} beyond the configured tolerance (baseline run {self.baseline_id}){scope}."
 
 
-def _rate_and_mean(cases: Sequence[CaseResult]) -> tuple[Fraction, Fraction]:
-    if not cases:
+def _rate_and_mean(passed: int, scores: Sequence[float]) -> tuple[Fraction, Fraction]:
+    if not scores:
         return Fraction(0), Fraction(0)
-    passed = sum(1 for c in cases if c.passed)
-    return Fraction(passed, len(cases)), exact_score(math.fsum(c.score for c in cases) / len(cases))
+    return Fraction(passed, len(scores)), exact_score(math.fsum(scores) / len(scores))
+
+
+def _mark(case: CaseResult, position: int) -> CaseMark:
+    return CaseMark(case.passed, case.score, case.unstable, position)
+
+
+def case_pairs(current: Run, baseline: Run) -> Iterator[CasePair]:
+    """The two runs' cases matched by id, in the order :meth:`StreamedCases.paired_cases` gives
+    (the current run's order, then the baseline's cases it lacks); a repeated id counts once,
+    at its first place, with its last result."""
+    before = baseline.case_map()
+    after = current.case_map()
+    positions = {}
+    for position, case in enumerate(baseline.cases):
+        positions.setdefault(case.case_id, position)
+    for position, case_id in enumerate(dict.fromkeys(c.case_id for c in current.cases)):
+        old = before.get(case_id)
+        yield CasePair(case_id, _mark(after[case_id], position), None if old is None else _mark(old, positions[case_id]))
+    for case_id in dict.fromkeys(c.case_id for c in baseline.cases):
+        if case_id not in after:
+            yield CasePair(case_id, None, _mark(before[case_id], positions[case_id]))
 
 
 def compare(current: Run, baseline: Run, tolerances: Tolerances) -> Comparison:
@@ -160,41 +181,89 @@ def compare(current: Run, baseline: Run, tolerances: Tolerances) -> Comparison:
     case the judge disagreed with itself on (``CaseResult.unstable``) in either run is left out of
     both runs' aggregates and of the flipped cases, so a coin-flip verdict cannot flip a gate.
     """
-    before = baseline.case_map()
-    after = current.case_map()
-    split = split_cases(before, after, baseline.case_fingerprints, current.case_fingerprints)
-    unstable = tuple(dict.fromkeys(c.case_id for run in (current, baseline) for c in run.cases if c.unstable))
-    left_out = set(unstable)
-    compared = tuple(cid for cid in split.unchanged if cid not in left_out)
-    baseline_rate, baseline_mean = _rate_and_mean([before[cid] for cid in compared])
-    current_rate, current_mean = _rate_and_mean([after[cid] for cid in compared])
+    return compare_pairs(current, baseline, case_pairs(current, baseline), tolerances)
+
+
+def compare_pairs(current: Run, baseline: Run, pairs: Iterable[CasePair], tolerances: Tolerances) -> Comparison:
+    """:func:`compare` over the runs' cases given as matched pairs, read once, in the order
+    :func:`case_pairs` gives them (a store streams them: :class:`~evalkit.storage.StreamedCases`).
+
+    ``current`` and ``baseline`` give the ids and the case fingerprints; their case lists are not
+    read. What is kept is what the verdict and its report name (case ids of the flipped, edited,
+    added, removed and unstable cases, and of the compared ones) plus one float per compared case.
+    """
+    old_prints = baseline.case_fingerprints or {}
+    new_prints = current.case_fingerprints or {}
+    compared: list[str] = []
+    before_scores: array[float] = array("d")
+    after_scores: array[float] = array("d")
+    before_passed = after_passed = 0
+    regressed: list[str] = []
+    fixed: list[str] = []
+    still: list[str] = []
+    edited: list[EditedCase] = []
+    added: list[str] = []
+    added_failing: list[str] = []
+    removed: list[str] = []
+    unstable_now: list[str] = []
+    unstable_before: list[tuple[int, str]] = []
+    for pair in pairs:
+        case_id, now, then = pair.case_id, pair.current, pair.baseline
+        if now is not None and now.unstable:
+            unstable_now.append(case_id)
+        if then is not None and then.unstable:
+            unstable_before.append((then.position, case_id))
+        if now is None:
+            assert then is not None
+            removed.append(case_id)
+            continue
+        if then is None:
+            added.append(case_id)
+            if not now.passed:
+                added_failing.append(case_id)
+            continue
+        a, b = old_prints.get(case_id), new_prints.get(case_id)
+        if a is not None and b is not None and a != b:
+            edited.append(EditedCase(case_id, then.passed, now.passed, then.score, now.score))
+            continue
+        if now.unstable or then.unstable:
+            continue
+        compared.append(case_id)
+        before_scores.append(then.score)
+        after_scores.append(now.score)
+        before_passed += then.passed
+        after_passed += now.passed
+        if then.passed and not now.passed:
+            regressed.append(case_id)
+        elif not then.passed and now.passed:
+            fixed.append(case_id)
+        elif not then.passed and not now.passed:
+            still.append(case_id)
+    unstable_before.sort()
+    unstable = tuple(dict.fromkeys([*unstable_now, *(case_id for _, case_id in unstable_before)]))
+    baseline_rate, baseline_mean = _rate_and_mean(before_passed, before_scores)
+    current_rate, current_mean = _rate_and_mean(after_passed, after_scores)
     pass_delta = current_rate - baseline_rate
     mean_delta = current_mean - baseline_mean
-    regressed = tuple(cid for cid in compared if before[cid].passed and not after[cid].passed)
-    fixed = tuple(cid for cid in compared if not before[cid].passed and after[cid].passed)
-    still = tuple(cid for cid in compared if not before[cid].passed and not after[cid].passed)
-    edited = tuple(
-        EditedCase(cid, before[cid].passed, after[cid].passed, before[cid].score, after[cid].score) for cid in split.edited
-    )
     return Comparison(
         baseline_id=baseline.id,
         pass_rate_delta=pass_delta,
         mean_score_delta=mean_delta,
         pass_rate_regressed=-pass_delta > tolerances.max_pass_rate_drop,
         mean_score_regressed=-mean_delta > tolerances.max_mean_score_drop,
-        regressed_cases=regressed,
-        fixed_cases=fixed,
-        still_failing=still,
-        added_cases=split.added,
-        removed_cases=split.removed,
+        regressed_cases=tuple(regressed),
+        fixed_cases=tuple(fixed),
+        still_failing=tuple(still),
+        added_cases=tuple(added),
+        removed_cases=tuple(removed),
         mcnemar_p=mcnemar_exact_p(len(regressed), len(fixed)),
         unstable_cases=unstable,
-        edited_cases=edited,
-        added_failing=tuple(cid for cid in split.added if not after[cid].passed),
-        compared_cases=compared,
+        edited_cases=tuple(edited),
+        added_failing=tuple(added_failing),
+        compared_cases=tuple(compared),
         baseline_pass_rate=baseline_rate,
         pass_rate=current_rate,
         baseline_mean_score=baseline_mean,
         mean_score=current_mean,
-        fingerprints_known=split.fingerprints_known,
+        fingerprints_known=baseline.case_fingerprints is not None and current.case_fingerprints is not None,
     )

@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["COMPACT_JSON_CASES", "add_baseline_option", "add_report_option", "add_store_options", "add_tolerance_options", "console", "positive_int", "print_json"]
+__all__ = ["COMPACT_JSON_CASES", "add_baseline_option", "add_report_option", "add_store_options", "add_tolerance_options", "console", "positive_int", "print_json", "print_json_streamed"]
 
 
 def console(stderr: bool = False) -> Any:
@@ -75,31 +75,69 @@ def print_json(document: Any, *, compact: bool = False) -> None:
     surrogates, zero-width characters) are written as ``\\uXXXX`` escapes: the document parses to
     the same data.
     """
-    from ..printable import json_visible
-    from ..privacy import is_scrubbable, remove_secrets, secrets_to_hide
+    writer = _JsonWriter(compact)
+    sys.stdout.write(writer.text(document) + "\n")
 
-    def scrubbed(value: Any) -> Any:
-        if isinstance(value, str):
-            return remove_secrets(value, secrets)
-        if isinstance(value, dict):
-            return {scrubbed(k): scrubbed(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [scrubbed(v) for v in value]
-        return value
 
-    def dumped(value: Any) -> str:
-        if compact:
+def print_json_streamed(document: dict[str, Any], key: str, items: Any) -> None:
+    """Print ``document`` compact, with ``document[key]`` a list written from the iterable
+    ``items`` one element at a time (each scrubbed and escaped as :func:`print_json` does): a
+    100,000-case ``--json`` never holds the whole list, nor the whole text, in memory."""
+    writer = _JsonWriter(compact=True)
+    marker = "@evalkit:streamed-list@"
+    head, separator, tail = writer.text({**document, key: marker}).partition(json.dumps(marker))
+    if not separator:  # a secret or an escape changed the marker: print the list whole
+        print_json({**document, key: list(items)}, compact=True)
+        return
+    out = sys.stdout
+    out.write(head + "[")
+    chunk: list[str] = []
+    first = True
+    for item in items:
+        chunk.append(writer.text(item) if first else "," + writer.text(item))
+        first = False
+        if len(chunk) >= 500:
+            out.write("".join(chunk))
+            chunk = []
+    out.write("".join(chunk) + "]" + tail + "\n")
+
+
+class _JsonWriter:
+    """JSON text of one value, scrubbed of secrets and with what a terminal acts on escaped."""
+
+    def __init__(self, compact: bool) -> None:
+        from ..privacy import is_scrubbable, secrets_to_hide
+
+        self.compact = compact
+        self.secrets = [secret for secret in secrets_to_hide() if isinstance(secret, str) and is_scrubbable(secret)]
+        self.escaped = [json.dumps(secret, ensure_ascii=False)[1:-1] for secret in self.secrets]
+
+    def dumped(self, value: Any) -> str:
+        if self.compact:
             return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
         return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
-    secrets = [secret for secret in secrets_to_hide() if isinstance(secret, str) and is_scrubbable(secret)]
-    text = dumped(document)
-    # A secret inside a string shows in the text as its JSON-escaped form; only when one does is
-    # the document walked and scrubbed string by string (a walk in Python, slow on 100,000 cases).
-    if any(json.dumps(secret, ensure_ascii=False)[1:-1] in text for secret in secrets):
-        text = dumped(scrubbed(document))
-    # json.dumps already escapes the C0 controls; the rest of what a terminal acts on is escaped here.
-    sys.stdout.write(json_visible(text) + "\n")
+    def scrubbed(self, value: Any) -> Any:
+        from ..privacy import remove_secrets
+
+        if isinstance(value, str):
+            return remove_secrets(value, self.secrets)
+        if isinstance(value, dict):
+            return {self.scrubbed(k): self.scrubbed(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.scrubbed(v) for v in value]
+        return value
+
+    def text(self, value: Any) -> str:
+        from ..printable import json_visible
+
+        text = self.dumped(value)
+        # A secret inside a string shows in the text as its JSON-escaped form; only when one does is
+        # the value walked and scrubbed string by string (a walk in Python, slow on 100,000 cases).
+        if any(secret in text for secret in self.escaped):
+            text = self.dumped(self.scrubbed(value))
+        # json.dumps already escapes the C0 controls; the rest of what a terminal acts on is escaped here.
+        return json_visible(text)
 
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:

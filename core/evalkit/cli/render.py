@@ -13,7 +13,7 @@ import sys
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Any
 
     from ..evaluation import RunOutcome
@@ -99,13 +99,16 @@ def render_outcome(
     live_cases: Mapping[str, CaseResult] | None = None,
     show_all: bool = False,
     fail_on_new_failures: bool = False,
+    cases: Iterable[CaseResult] | None = None,
 ) -> None:
     """The human report of one run: cases, aggregates, identity, then the regression check.
 
     The table lists the cases that need a look — failed, errored, unstable — and counts the
     passing ones in one line; ``show_all`` lists every case. ``live_cases`` are the failed cases
     as graded in this process: their check details (which the privacy level may have kept out of
-    the store) say why a check failed.
+    the store) say why a check failed. ``cases`` are the run's cases read from the store when the
+    run comes without them — every case under ``show_all``, else at least the ones listed; the
+    passing ones are counted from the run's aggregates.
     """
     from .layout import Column, print_rows
 
@@ -123,7 +126,7 @@ def render_outcome(
     )  # fmt: skip
     rows = []
     hidden = 0
-    for case in run.cases:
+    for case in run.cases if cases is None else cases:
         if case.passed and not case.unstable and not show_all:
             hidden += 1
             continue
@@ -132,10 +135,12 @@ def render_outcome(
             result += " [yellow](unstable)[/yellow]"
         shown = (live_cases or {}).get(case.case_id, case)
         rows.append([literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_failed_checks(shown))])
+    if cases is not None and not show_all:
+        hidden = run.answered_count - len(rows)
     if rows:
         print_rows(out, columns, rows)
     if hidden:
-        if hidden == len(run.cases):
+        if hidden == run.answered_count:
             out.print(f"All {hidden} case{'s' if hidden != 1 else ''} passed (--show-all lists them).")
         else:
             out.print(f"{hidden} passing case{'s are' if hidden != 1 else ' is'} not listed (--show-all lists every case).")

@@ -61,6 +61,12 @@ def render_for(targets: Sequence[ReportTarget], database: str, run: Any, **assem
 
     repository = open_repository(database)
     try:
+        # A report lists every case: a run (or baseline) that came without its cases is read back whole.
+        if not run.cases and run.answered_count:
+            run = repository.get_run(run.id) or run
+        baseline = assemble.get("baseline")
+        if baseline is not None and not baseline.cases and baseline.answered_count:
+            assemble["baseline"] = repository.get_run(baseline.id) or baseline
         report = assemble_report(repository, run, **assemble)
     finally:
         close = getattr(repository, "close", None)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
 from .common import (
@@ -126,12 +128,15 @@ def _add_resume_options(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Validate everything, run, render, and return the exit code."""
+    import attrs
+
     from .. import registry
     from ..catalog import prompt_set_catalog
     from ..config import load_config
     from ..evaluation import evaluate_set, stored_verdict
+    from ..storage import is_in_memory
     from ..tolerance import Tolerances
-    from .common import COMPACT_JSON_CASES, console, database_url, print_json
+    from .common import COMPACT_JSON_CASES, console, database_url, print_json, print_json_streamed
     from .render import ProgressDisplay, outcome_document, render_outcome
     from .reporting import deliver_reports, render_for, report_targets
 
@@ -168,6 +173,8 @@ def handle(args: argparse.Namespace) -> int:
             fail_on_new_failures=args.fail_on_new_failures,
             on_start=progress.start,
             on_case=case_done,
+            # Not kept in memory: the verdict is counted by the store and the output reads the cases back.
+            keep_cases=is_in_memory(database),
             **_extra_run_options(args),
         )
     finally:
@@ -179,15 +186,41 @@ def handle(args: argparse.Namespace) -> int:
         comparison=verdict.comparison, baseline=verdict.baseline, live_cases=failed,
         fail_on_regression=args.fail_on_regression, notes=outcome.notes,
     )  # fmt: skip
-    if args.json:
-        print_json(outcome_document(outcome), compact=outcome.run.case_count > COMPACT_JSON_CASES)
-    else:
-        render_outcome(
-            console(stderr=rendered.takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,
-            fail_on_new_failures=args.fail_on_new_failures,
-        )
+    with stored_cases(database, outcome.run, notable_only=not (args.json or args.show_all)) as cases:
+        if args.json and outcome.run.case_count > COMPACT_JSON_CASES and cases is not None:
+            from .render import case_document
+
+            print_json_streamed(outcome_document(outcome), "cases", (case_document(c) for c in cases))
+        elif args.json:
+            if cases is not None:
+                outcome = attrs.evolve(outcome, run=outcome.run.with_cases(cases))
+            print_json(outcome_document(outcome), compact=outcome.run.case_count > COMPACT_JSON_CASES)
+        else:
+            render_outcome(
+                console(stderr=rendered.takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,
+                fail_on_new_failures=args.fail_on_new_failures, cases=cases,
+            )
     deliver_reports(rendered)
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+
+
+@contextlib.contextmanager
+def stored_cases(database: str, run: Any, *, notable_only: bool) -> Iterator[Iterable[Any] | None]:
+    """The run's cases read back from the store a page at a time (``notable_only``: the failed,
+    errored and unstable ones), while the store is open; ``None`` when the run carries its cases
+    (or has none, or the store cannot stream them)."""
+    if run.cases or not run.answered_count:
+        yield None
+        return
+    from ..storage import StreamedCases, open_repository
+
+    repository = open_repository(database)
+    try:
+        yield repository.iter_cases(run.id, notable_only=notable_only) if isinstance(repository, StreamedCases) else None
+    finally:
+        close = getattr(repository, "close", None)
+        if callable(close):
+            close()
 
 
 def _extra_run_options(args: argparse.Namespace) -> dict[str, Any]:

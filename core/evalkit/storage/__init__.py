@@ -9,6 +9,9 @@ from typing import Any
 from .protocols import (
     VERDICT_STATES,
     AcceptedBaselines,
+    CaseMark,
+    CasePair,
+    CaseTally,
     GeneratorScopedResults,
     ProviderModelQualityRuns,
     ProviderModelQualityScores,
@@ -20,10 +23,14 @@ from .protocols import (
     RunLeases,
     RunVerdicts,
     StoredVerdict,
+    StreamedCases,
 )
 
 __all__ = [
     "AcceptedBaselines",
+    "CaseMark",
+    "CasePair",
+    "CaseTally",
     "GeneratorScopedResults",
     "ProviderModelQualityRuns",
     "ProviderModelQualityScores",
@@ -35,6 +42,7 @@ __all__ = [
     "RunLeases",
     "RunVerdicts",
     "StoredVerdict",
+    "StreamedCases",
     "VERDICT_STATES",
     "SQL_SCHEMES",
     "check_database_url",

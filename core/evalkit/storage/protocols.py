@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -14,6 +14,9 @@ from ..runs import CaseResult, Run
 
 __all__ = [
     "AcceptedBaselines",
+    "CaseMark",
+    "CasePair",
+    "CaseTally",
     "ResultRepository",
     "GeneratorScopedResults",
     "ProviderModelQualityScores",
@@ -24,6 +27,7 @@ __all__ = [
     "RunHistory",
     "RunVerdicts",
     "StoredVerdict",
+    "StreamedCases",
     "VERDICT_STATES",
 ]
 
@@ -241,4 +245,66 @@ class AcceptedBaselines(Protocol):
 
     def accepted_runs(self, set_identifier: str) -> list[Run]:
         """Every complete, accepted run of the set, most recently accepted first, without cases."""
+        ...
+
+
+@attrs.frozen
+class CaseTally:
+    """What the end of a run needs to know of its stored cases, counted by the store without
+    reading them back: the aggregates, who answered and under which yardsticks.
+
+    ``identities`` counts the answered (not errored) cases per serving identity (``None``: the
+    case carries none); ``yardsticks`` are the non-empty yardsticks of those cases.
+    """
+
+    answered: int = 0
+    passed: int = 0
+    errored: int = 0
+    score_sum: float = 0.0
+    identities: Mapping[ServingIdentity | None, int] = attrs.field(factory=dict)
+    yardsticks: frozenset[str] = frozenset()
+
+
+@attrs.frozen
+class CaseMark:
+    """What a comparison needs of one stored case: its result, whether the judge disagreed with
+    itself on it, and its place in its run's stored order."""
+
+    passed: bool
+    score: float
+    unstable: bool = False
+    position: int = 0
+
+
+@attrs.frozen
+class CasePair:
+    """One case id of two runs: its mark in the current run and in the baseline (``None`` where
+    the run has no such case)."""
+
+    case_id: str
+    current: CaseMark | None
+    baseline: CaseMark | None
+
+
+@runtime_checkable
+class StreamedCases(Protocol):
+    """Reading a run's cases a page at a time, so the end of a 100,000-case run holds no case list.
+
+    A store offering this capability also accepts ``with_cases=False`` on ``finish_run`` and on
+    ``accepted_baseline`` (the run is returned without its cases; aggregates come from the store).
+    """
+
+    def case_tally(self, run_id: str) -> CaseTally:
+        """The run's aggregates, identities and yardsticks, computed by the store."""
+        ...
+
+    def iter_cases(self, run_id: str, *, notable_only: bool = False) -> Iterator[CaseResult]:
+        """The run's cases in stored order, read a page at a time; ``notable_only`` yields only
+        the failed, errored and unstable ones."""
+        ...
+
+    def paired_cases(self, run_id: str, baseline_id: str) -> Iterator[CasePair]:
+        """Every case id of either run: first the current run's cases in its stored order (with
+        the baseline's case of the same id, if any), then the baseline's cases the current run
+        does not have, in the baseline's order."""
         ...

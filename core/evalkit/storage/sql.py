@@ -11,7 +11,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,12 +20,12 @@ import peewee as pw
 from ..answers import ServingIdentity, Usage
 from ..baselines import ACCEPTANCE_KINDS, Acceptance, BaselineScope
 from ..errors import SchemaOutOfDateError, StorageError, StoreFailure, UsageError
-from ..grading import Check
+from ..grading import AGREEMENT_CHECK, Check
 from ..leases import WHOLE_RUN, LeaseHolder, LeaseOwner, RunBusyError, ShardMismatchError, ShardProgress, overlaps
 from ..privacy import keeps_text, redacted_text, scrub
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from . import schema
-from .protocols import VERDICT_STATES, StoredVerdict
+from .protocols import VERDICT_STATES, CaseMark, CasePair, CaseTally, StoredVerdict
 from .textcodec import encode_text
 from .urls import check_postgres_url, check_sqlite_file, sqlite_path
 
@@ -248,6 +248,17 @@ def _fingerprints(text: str | None) -> dict[str, str] | None:
     return value
 
 
+def _mark(passed: Any, score: float, checks: str | None, position: int) -> CaseMark:
+    """A case's comparison mark from its stored columns; the checks are parsed only when their
+    text names the judge-agreement check (nearly never), to tell whether the case is unstable."""
+    unstable = False
+    if checks and AGREEMENT_CHECK in checks:
+        unstable = any(
+            isinstance(c, list) and len(c) >= 2 and c[0] == AGREEMENT_CHECK and not c[1] for c in (_load(checks) or [])
+        )
+    return CaseMark(bool(passed), score, unstable, position)
+
+
 def _identity(instance: str | None, alias: str | None, reported: str | None) -> ServingIdentity | None:
     if instance is None or alias is None or reported is None:
         return None
@@ -440,12 +451,14 @@ class SqlRepository:
         identity_note: str | None = None,
         metrics: Any = None,
         provenance: Any = None,
+        with_cases: bool = True,
     ) -> Run:
         """Recompute aggregates from the stored cases and set the status, in one transaction.
 
         Concurrent finishers of one run (its shards) are serialised on the run row. A shard that
         asks for ``running`` after another shard already closed the run with every case leaves the
-        run as that shard stored it: its own view of the cases was older.
+        run as that shard stored it: its own view of the cases was older. The run is returned with
+        its cases unless ``with_cases`` is false (its aggregates are then the stored ones).
         """
         with self._atomic():
             locked = self.Run.select(self.Run.status).where(self.Run.id == run_id)
@@ -455,17 +468,7 @@ class SqlRepository:
             closed = (RunStatus.COMPLETE.value, RunStatus.INCOMPLETE.value)
             if status == RunStatus.RUNNING.value and current.status in closed:
                 status = ""
-            rows = self.Case.select(self.Case.passed, self.Case.score, self.Case.errored).where(
-                self.Case.run == run_id
-            ).tuples()
-            answered = passed = errored = 0
-            scores: list[float] = []
-            for case_passed, score, case_errored in rows:
-                answered += 1
-                passed += bool(case_passed)
-                errored += bool(case_errored)
-                scores.append(score)
-            score_sum = math.fsum(scores)
+            answered, passed, errored, score_sum = self._aggregates(run_id)
             update: dict[Any, Any] = {
                 self.Run.status: status,
                 self.Run.finished_at: finished_at,
@@ -490,10 +493,111 @@ class SqlRepository:
                 update[self.Run.provenance] = _dump(provenance)
             if status:
                 self.Run.update(update).where(self.Run.id == run_id).execute()
-        run = self.get_run(run_id)
+        run = self.get_run(run_id, with_cases=with_cases)
         if run is None:
             raise StorageError(f"run {run_id} disappeared while it was being finished")
         return run
+
+    def _aggregates(self, run_id: str) -> tuple[int, int, int, float]:
+        """Answered, passed and errored counts (counted in SQL) and the exact sum of the scores
+        (``math.fsum`` over the one score column, read without building a row object)."""
+        C = self.Case
+        passed_one = pw.Case(None, ((C.passed, 1),), 0)
+        errored_one = pw.Case(None, ((C.errored, 1),), 0)
+        query = C.select(pw.fn.COUNT(C.id), pw.fn.SUM(passed_one), pw.fn.SUM(errored_one)).where(C.run == run_id)
+        answered, passed, errored = query.tuples().get()
+        scores = C.select(C.score).where(C.run == run_id).tuples().iterator()
+        return answered or 0, int(passed or 0), int(errored or 0), math.fsum(score for (score,) in scores)
+
+    @_guarded
+    def case_tally(self, run_id: str) -> CaseTally:
+        """The run's aggregates, and its answered cases counted per serving identity and yardstick
+        (one grouped query), without reading a case back."""
+        answered, passed, errored, score_sum = self._aggregates(run_id)
+        C = self.Case
+        query = (
+            C.select(C.provider_instance, C.model_alias, C.reported_model, C.yardstick, pw.fn.COUNT(C.id))
+            .where((C.run == run_id) & (C.errored == False))  # noqa: E712 - a SQL expression
+            .group_by(C.provider_instance, C.model_alias, C.reported_model, C.yardstick)
+        )
+        identities: dict[ServingIdentity | None, int] = {}
+        yardsticks: set[str] = set()
+        for instance, alias, reported, yardstick, count in query.tuples():
+            identity = _identity(instance, alias, reported)
+            identities[identity] = identities.get(identity, 0) + count
+            if yardstick:
+                yardsticks.add(yardstick)
+        return CaseTally(answered, passed, errored, score_sum, identities, frozenset(yardsticks))
+
+    #: Rows read per page when a run's cases are streamed (bounded memory on every engine:
+    #: psycopg2 would otherwise fetch a whole result into the client at once).
+    PAGE_SIZE = 2000
+
+    def _pages(self, make_query: Callable[[int], Any], position: Callable[[Any], int]) -> Iterator[Any]:
+        """Rows of a query ordered by case row id, a page at a time (keyset pagination)."""
+        after = -1
+        while True:
+            rows = list(make_query(after).limit(self.PAGE_SIZE))
+            yield from rows
+            if len(rows) < self.PAGE_SIZE:
+                return
+            after = position(rows[-1])
+
+    def iter_cases(self, run_id: str, *, notable_only: bool = False) -> Iterator[CaseResult]:
+        """The run's cases in stored order, a page at a time; ``notable_only``: only the failed,
+        errored and unstable ones (the ones a run's table lists)."""
+        C = self.Case
+
+        def page(after: int) -> Any:
+            where = (C.run == run_id) & (C.id > after)
+            if notable_only:
+                where &= (C.passed == False) | C.checks.contains(AGREEMENT_CHECK)  # noqa: E712
+            return C.select().where(where).order_by(C.id).namedtuples()
+
+        for row in self._guarded_rows(self._pages(page, lambda row: row.id)):
+            case = self._case_from_row(row)
+            if not notable_only or not case.passed or case.unstable:
+                yield case
+
+    def paired_cases(self, run_id: str, baseline_id: str) -> Iterator[CasePair]:
+        """Both runs' cases matched by id in SQL, a page at a time: the current run's in stored
+        order (with the baseline's case of that id), then the baseline's cases the run lacks."""
+        C = self.Case
+        B = self.Case.alias()
+
+        def current_page(after: int) -> Any:
+            return (
+                C.select(C.id, C.case_id, C.passed, C.score, C.checks, B.id, B.passed, B.score, B.checks)
+                .join(B, pw.JOIN.LEFT_OUTER, on=((B.run == baseline_id) & (B.case_id == C.case_id)))
+                .where((C.run == run_id) & (C.id > after))
+                .order_by(C.id)
+                .tuples()
+            )
+
+        for row in self._guarded_rows(self._pages(current_page, lambda row: row[0])):
+            position, case_id, passed, score, checks, b_position, b_passed, b_score, b_checks = row
+            baseline = None if b_position is None else _mark(b_passed, b_score, b_checks, b_position)
+            yield CasePair(case_id, _mark(passed, score, checks, position), baseline)
+        current = self.Case.alias()
+        missing = ~pw.fn.EXISTS(current.select(current.id).where((current.run == run_id) & (current.case_id == C.case_id)))
+
+        def removed_page(after: int) -> Any:
+            return (
+                C.select(C.id, C.case_id, C.passed, C.score, C.checks)
+                .where((C.run == baseline_id) & (C.id > after) & missing)
+                .order_by(C.id)
+                .tuples()
+            )
+
+        for position, case_id, passed, score, checks in self._guarded_rows(self._pages(removed_page, lambda row: row[0])):
+            yield CasePair(case_id, None, _mark(passed, score, checks, position))
+
+    def _guarded_rows(self, rows: Iterator[_T]) -> Iterator[_T]:
+        """``rows``, with a database error raised while reading them turned into :class:`StoreFailure`."""
+        try:
+            yield from rows
+        except (pw.DatabaseError, pw.InterfaceError) as exc:
+            raise self._failure(exc) from None
 
     @_guarded
     def mark_status(self, run_id: str, status: str) -> None:
@@ -563,8 +667,11 @@ class SqlRepository:
         rows = query.order_by(R.accepted_at.desc(), R.finished_at.desc(), R.id.desc())
         return [self._run_from_row(r) for r in rows if r.set_identifier == set_identifier]
 
-    def accepted_baseline(self, scope: BaselineScope, *, exclude_run_id: str | None = None) -> Run | None:
-        """The most recently accepted complete run of exactly this scope, with its cases."""
+    def accepted_baseline(
+        self, scope: BaselineScope, *, exclude_run_id: str | None = None, with_cases: bool = True
+    ) -> Run | None:
+        """The most recently accepted complete run of exactly this scope, with its cases unless
+        ``with_cases`` is false."""
         R = self.Run
         query = R.select().where(
             (R.kind == scope.kind.value)
@@ -592,7 +699,7 @@ class SqlRepository:
             run = self._run_from_row(row)
             # Collations may match loosely (case-insensitive); the scope is exact.
             if BaselineScope.of_run(run) == scope:
-                return self.get_run(row.id)
+                return self.get_run(row.id) if with_cases else run
         return None
 
     @_guarded

@@ -1,0 +1,123 @@
+"""The streamed end of a run on both engines: the store counts a run's cases and matches two runs'
+cases a page at a time, and the verdict it gives is exactly the one computed from whole runs."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import attrs
+import pytest
+from evalkit import CaseResult, Run, ServingIdentity
+from evalkit.grading import AGREEMENT_CHECK, Check
+from evalkit.storage import CaseTally, StreamedCases
+from evalkit.tolerance import Tolerances
+from evalkit.verdict import compare, compare_pairs
+
+IDENTITY = ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-08-06")
+_clock = itertools.count(5_000)
+
+
+def _case(case_id: str, passed: bool, score: float | None = None, *, unstable: bool = False, error: str | None = None) -> CaseResult:
+    checks = (Check("contains", passed),)
+    if unstable:
+        checks += (Check(AGREEMENT_CHECK, False),)
+    return CaseResult(
+        case_id=case_id, passed=passed and error is None, score=(1.0 if passed else 0.0) if score is None else score,
+        checks=checks, identity=None if error else IDENTITY, yardstick=None if error else "deterministic",
+        error=error, finished_at=1.0,
+    )
+
+
+def _store(repo, run_id: str, cases: list[CaseResult], fingerprints: dict[str, str] | None) -> None:
+    repo.begin_run(
+        Run(
+            id=run_id, set_identifier="pkg.set", grader="deterministic", case_count=len(cases),
+            started_at=float(next(_clock)), provider_instance=IDENTITY.provider_instance,
+            model_alias=IDENTITY.model_alias, case_fingerprints=fingerprints,
+        )
+    )
+    # in several batches, so the stored order is the order given
+    for start in range(0, len(cases), 7):
+        repo.record_cases(run_id, cases[start : start + 7], "metadata")
+    repo.finish_run(run_id, "complete", float(next(_clock)), grader="deterministic", identity=IDENTITY)
+
+
+def _two_runs(repo) -> None:
+    """A baseline and a run of a set that changed between them: kept, edited, added and removed
+    cases, flips both ways, unstable cases on either side, scores that are not 0 or 1."""
+    base = [_case(f"k{n:03d}", n % 3 != 0, score=[0.25, 1 / 3, 0.7][n % 3]) for n in range(40)]
+    base += [_case("gone-1", True), _case("e-1", True), _case("e-2", False), _case("u-base", True, unstable=True)]
+    base += [_case("gone-2", False, unstable=True)]
+    now = [_case(f"k{n:03d}", n % 4 != 0, score=[0.5, 0.75, 1.0, 0.1][n % 4]) for n in reversed(range(40))]
+    now += [_case("new-1", False), _case("new-2", True, unstable=True), _case("e-1", False), _case("e-2", True)]
+    now += [_case("u-base", True), _case("k-now-unstable", True)]
+    now.insert(5, _case("k-now-unstable-2", False, unstable=True))
+    prints_base = {c.case_id: "fp-" + c.case_id for c in base}
+    prints_now = {c.case_id: "fp-" + c.case_id for c in now}
+    prints_now["e-1"] = prints_now["e-2"] = "changed"
+    _store(repo, "base", base, prints_base)
+    _store(repo, "now", now, prints_now)
+
+
+@pytest.mark.parametrize("page", [3, 2000])
+def test_the_streamed_comparison_is_the_whole_runs_comparison(repo, page) -> None:
+    assert isinstance(repo, StreamedCases)
+    _two_runs(repo)
+    repo.PAGE_SIZE = page
+    tolerances = Tolerances(0, 0)
+    whole = compare(repo.get_run("now"), repo.get_run("base"), tolerances)
+    now, base = repo.get_run("now", with_cases=False), repo.get_run("base", with_cases=False)
+    assert not now.cases and not base.cases
+    streamed = compare_pairs(now, base, repo.paired_cases("now", "base"), tolerances)
+    assert streamed == whole
+    assert set(streamed.added_cases) == {"new-1", "new-2", "k-now-unstable", "k-now-unstable-2"}
+    assert streamed.removed_cases == ("gone-1", "gone-2")
+    assert [e.case_id for e in streamed.edited_cases] == ["e-1", "e-2"]
+    assert set(streamed.unstable_cases) == {"u-base", "gone-2", "new-2", "k-now-unstable-2"}
+    assert streamed.regressed_cases and streamed.fixed_cases
+
+
+def test_runs_stored_without_fingerprints_compare_alike_streamed(repo) -> None:
+    _store(repo, "base", [_case("a", True), _case("b", False), _case("c", True)], None)
+    _store(repo, "now", [_case("c", False), _case("a", True), _case("d", True)], {"a": "x", "c": "y", "d": "z"})
+    whole = compare(repo.get_run("now"), repo.get_run("base"), Tolerances())
+    streamed = compare_pairs(
+        repo.get_run("now", with_cases=False), repo.get_run("base", with_cases=False), repo.paired_cases("now", "base"), Tolerances()
+    )
+    assert streamed == whole and not streamed.fingerprints_known and streamed.regressed_cases == ("c",)
+
+
+def test_the_tally_counts_what_reading_every_case_gives(repo) -> None:
+    other = ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-mini")
+    cases = [_case("a", True, 0.7), _case("b", False, 1 / 3), _case("c", True, error="timeout")]
+    cases += [attrs.evolve(_case("d", True), identity=other), attrs.evolve(_case("e", True), identity=None, yardstick="judge:x")]
+    _store(repo, "r", cases, None)
+    tally = repo.case_tally("r")
+    run = repo.get_run("r")
+    assert tally == CaseTally(
+        answered=5, passed=3, errored=1, score_sum=math.fsum(c.score for c in cases),
+        identities={IDENTITY: 2, other: 1, None: 1}, yardsticks=frozenset({"deterministic", "judge:x"}),
+    )
+    assert (run.answered_count, run.passed_count, run.errored_count) == (tally.answered, tally.passed, tally.errored)
+    assert run.mean_score == pytest.approx(tally.score_sum / tally.answered)
+    assert repo.case_tally("no-such-run") == CaseTally()
+
+
+@pytest.mark.parametrize("page", [2, 2000])
+def test_iter_cases_reads_the_stored_order_and_the_notable_ones(repo, page) -> None:
+    _two_runs(repo)
+    repo.PAGE_SIZE = page
+    whole = repo.get_run("now").cases
+    assert tuple(repo.iter_cases("now")) == whole
+    notable = tuple(repo.iter_cases("now", notable_only=True))
+    assert notable == tuple(c for c in whole if not c.passed or c.unstable)
+    assert any(c.passed and c.unstable for c in notable)
+
+
+def test_finish_run_and_the_baseline_come_without_cases_when_asked(repo) -> None:
+    _two_runs(repo)
+    finished = repo.finish_run("now", "complete", 9e9, grader="deterministic", identity=IDENTITY, with_cases=False)
+    whole = repo.get_run("now")
+    assert not finished.cases and finished.answered_count == len(whole.cases) == whole.answered_count
+    assert finished.passed_count == whole.passed_count and finished.mean_score == pytest.approx(whole.mean_score)
