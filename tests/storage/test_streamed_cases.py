@@ -121,3 +121,24 @@ def test_finish_run_and_the_baseline_come_without_cases_when_asked(repo) -> None
     whole = repo.get_run("now")
     assert not finished.cases and finished.answered_count == len(whole.cases) == whole.answered_count
     assert finished.passed_count == whole.passed_count and finished.mean_score == pytest.approx(whole.mean_score)
+
+
+def test_case_fingerprints_read_back_are_the_stored_ones_whichever_run_was_written_last(repo, database_url) -> None:
+    """The repository parses a run's fingerprints once and lets the database compare the text
+    afterwards; a run stored with other fingerprints (by another process) still reads as stored."""
+    from evalkit.storage import open_repository
+
+    first = {"a": "fp-a", "b": "fp-b"}
+    _store(repo, "one", [_case("a", True), _case("b", True)], first)
+    other = open_repository(database_url)
+    try:
+        _store(other, "two", [_case("a", True)], {"a": "fp-other"})
+        joined = other.begin_run(Run(id="one", set_identifier="pkg.set", grader="deterministic", case_fingerprints={"a": "x"}))
+        assert joined.case_fingerprints == first
+    finally:
+        other.close()
+    assert repo.get_run("two", with_cases=False).case_fingerprints == {"a": "fp-other"}
+    assert repo.get_run("one", with_cases=False).case_fingerprints == first
+    assert repo.get_run("two").case_fingerprints == {"a": "fp-other"}
+    _store(repo, "three", [_case("a", True)], None)
+    assert repo.get_run("three").case_fingerprints is None and repo.get_run("one").case_fingerprints == first
