@@ -8,7 +8,8 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from . import registry
-from .errors import DuplicateSetError, PluginError, SetValidationError, UnknownSetError
+from .errors import ConfigError, DuplicateSetError, PluginError, SetValidationError, UnknownSetError
+from .options import DeclaresOptions, TableOptions
 
 __all__ = ["ConfigAware", "SetCatalog", "SourcedSet", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
 
@@ -81,9 +82,23 @@ def load_catalog(
 ) -> SetCatalog:
     """Load every provider of ``group``, call ``method`` on it and index the sets it returns.
 
-    A provider that fails to import or raises is recorded in ``failures``; the others still count.
-    A :class:`ConfigAware` provider is given ``config`` first (when one is passed).
+    A provider that declares options (:mod:`evalkit.options`) gets them from its table in
+    ``config`` (found from the working directory when not given, and only then). A
+    :class:`ConfigAware` provider is given ``config`` first (when one is passed). A provider that
+    fails to import, is missing an option, or raises is recorded in ``failures``; the others still
+    count.
     """
+    from .options import provider_table
+
+    configs: list[Any] = [config]
+
+    def project_config() -> Any:
+        if configs[0] is None:
+            from .config import load_config
+
+            configs[0] = load_config()
+        return configs[0]
+
     sets: dict[str, SourcedSet] = {}
     owners: dict[str, list[registry.PluginRecord]] = {}
     failures: list[registry.PluginFailure] = []
@@ -92,8 +107,11 @@ def load_catalog(
     for record in registry.records(group):
         try:
             factory = registry.load(record)
-            loaded.append((record, registry.instantiate(record, factory)))
-        except PluginError as exc:
+            options: dict[str, Any] = {}
+            if isinstance(factory, (DeclaresOptions, TableOptions)):
+                _, options = provider_table(record, factory, project_config())
+            loaded.append((record, registry.instantiate(record, factory, **options)))
+        except (PluginError, ConfigError) as exc:
             failures.append(registry.PluginFailure(record, str(exc)))
     for provider in extra_providers:
         local = registry.PluginRecord(group, type(provider).__name__, "", "(in process)", "")
@@ -124,10 +142,10 @@ def load_catalog(
 
 
 def prompt_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None) -> SetCatalog:
-    """Golden prompt sets from the ``evalkit.golden_sets`` group."""
+    """Golden prompt sets from the ``evalkit.golden_sets`` group (providers' options from ``config``)."""
     return load_catalog("evalkit.golden_sets", "golden_prompt_sets", "golden prompt set", extra_providers, config)
 
 
 def question_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None) -> SetCatalog:
-    """Golden question sets from the ``evalkit.question_sets`` group."""
+    """Golden question sets from the ``evalkit.question_sets`` group (providers' options from ``config``)."""
     return load_catalog("evalkit.question_sets", "golden_question_sets", "golden question set", extra_providers, config)

@@ -249,12 +249,14 @@ class BoundGenerator:
             closer()
 
 
-def _create(adapter: str, options: Mapping[str, Any], root: Path | None = None) -> tuple[Any, registry.PluginRecord]:
+def _create(
+    adapter: str, options: Mapping[str, Any], table: str, root: Path | None = None
+) -> tuple[Any, registry.PluginRecord]:
     record = registry.find("evalkit.generators", adapter)
     factory = registry.load(record)
     if root is not None:
         options = resolve_paths(options, factory, root)
-    return registry.instantiate(record, factory, **dict(options)), record
+    return registry.build(record, factory, options, table), record
 
 
 def bind_generator(
@@ -274,7 +276,7 @@ def bind_generator(
             names = ", ".join(config.providers)
             raise ConfigError(f"several provider instances are configured ({names}); choose one with --provider")
         else:
-            generator, record = _create("reference", {})
+            generator, record = _create("reference", {}, "the built-in reference instance")
             return BoundGenerator(generator, "reference", REFERENCE_INSTANCE, model or "reference", True, record)
     elif provider in config.providers:
         instance = config.providers[provider]
@@ -282,8 +284,9 @@ def bind_generator(
         options = {**instance.options, **overrides}
         if model:
             options["model"] = model
+        where = f" of {config.path}" if config.path else ""
         try:
-            generator, record = _create(instance.adapter, options, config.root)
+            generator, record = _create(instance.adapter, options, f"[providers.{instance.name}]{where}", config.root)
         except ConfigError as exc:
             raise ConfigError(f'provider instance "{instance.name}" ({instance.adapter}): {exc}') from None
         alias = options.get("model")
@@ -296,7 +299,7 @@ def bind_generator(
         options = dict(overrides)
         if model:
             options["model"] = model
-        generator, record = _create(provider, options)  # type: ignore[arg-type]
+        generator, record = _create(provider, options, f"the ad-hoc --provider {provider} run")  # type: ignore[arg-type]
     except UnknownPluginError as exc:
         raise UnknownProviderError(provider or "", config, exc.available) from None
     return BoundGenerator(generator, provider or "", None, model, False, record)
@@ -354,5 +357,5 @@ def load_grader(name: str, *, strict: bool = True, **options: Any) -> tuple[Any,
         warnings.warn(f'unknown grader "{name}"; grading deterministically', stacklevel=2)
         name = "deterministic"
         record = registry.find("evalkit.graders", name)
-    grader = registry.instantiate(record, registry.load(record), **options)
+    grader = registry.build(record, registry.load(record), options, "the grader options (--judge, --judge-repeats, --judge-temperature, --allow-self-judge)")
     return grader, name

@@ -9,13 +9,32 @@ from typing import Any, TypeVar
 import cattrs
 from cattrs.preconf.json import make_converter
 
-__all__ = ["converter", "dumps", "structure", "unstructure"]
+__all__ = ["converter", "options_converter", "dumps", "structure", "unstructure"]
 
 T = TypeVar("T")
 
 converter: cattrs.Converter = make_converter(omit_if_default=False)
 converter.register_unstructure_hook(Fraction, float)
 converter.register_structure_hook(Fraction, lambda value, _: Fraction(value))
+
+
+def _strict(kind: type, accepted: tuple[type, ...], name: str) -> Any:
+    def structure_strictly(value: Any, _: Any) -> Any:
+        if isinstance(value, bool) and kind is not bool or not isinstance(value, accepted):
+            raise TypeError(f"expected {name}, got {type(value).__name__}")
+        return kind(value)
+
+    return structure_strictly
+
+
+#: The converter for configuration tables a person wrote: the same converter, but a value of the wrong
+#: kind is refused instead of coerced (``"false"`` is not a bool, ``5`` is not a path) and unknown keys
+#: in nested tables are refused.
+options_converter: cattrs.Converter = converter.copy(forbid_extra_keys=True)
+options_converter.register_structure_hook(str, _strict(str, (str,), "a string"))
+options_converter.register_structure_hook(bool, _strict(bool, (bool,), "true or false"))
+options_converter.register_structure_hook(int, _strict(int, (int,), "a whole number"))
+options_converter.register_structure_hook(float, _strict(float, (int, float), "a number"))
 
 
 def unstructure(obj: Any) -> Any:

@@ -24,6 +24,7 @@ __all__ = [
     "records",
     "scan",
     "instantiate",
+    "build",
 ]
 
 #: The entry-point groups evalkit reads, with the words a message uses for their members.
@@ -230,3 +231,14 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
     if isinstance(created, SecretHolder):
         remember_secret_holder(created)  # its secrets are scrubbed from everything printed, too
     return created
+
+
+def build(record: PluginRecord, factory: Callable[..., Any], options: Any, table: str) -> Any:
+    """Check ``options`` against what the factory declares (:mod:`evalkit.options`), then call it.
+
+    ``table`` says where the options came from (``[providers.my-app] of /path/evalkit.toml``), for
+    the messages about a missing, unknown or mistyped option.
+    """
+    from .options import check_options
+
+    return instantiate(record, factory, **check_options(record, factory, options, table))

@@ -31,6 +31,7 @@ from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator
 from evalkit.config import Config
 from evalkit.errors import GraderUnavailableError, RequestRejected, UsageError
 from evalkit.grading import AGREEMENT_CHECK, Check, Grading
+from evalkit.options import option
 from evalkit.prompts import GoldenPrompt
 from evalkit.runs import CaseResult
 
@@ -92,6 +93,17 @@ def _positive_int(option: str, value: object) -> int:
     raise UsageError(f'grader option "{option}" must be a whole number of at least 1, got {value!r}')
 
 
+@attrs.frozen
+class JudgeOptions:
+    """The options every judge grader takes (``--judge``, ``--judge-repeats``, ``--allow-self-judge``)."""
+
+    judge: str | None = option("the configured provider instance that judges (default: the config's judge)", default=None)
+    repeats: int = option("how often the judge is asked per case (its self-agreement is reported)", default=1)
+    allow_self_judge: bool = option("let the instance under test judge itself", default=False)
+    prompt_version: int | None = option("pin an older released judge prompt (default: the newest)", default=None)
+    temperature: float = option("the judge's sampling temperature, 0 to 2 (above 0, repeats measure its stability)", default=0.0)
+
+
 class JudgeGraderBase(abc.ABC):
     """A grader that asks a judge instance; subclasses build the request and parse the reply.
 
@@ -103,6 +115,8 @@ class JudgeGraderBase(abc.ABC):
     stable its verdicts are.
     """
 
+    #: The options this grader declares (evalkit checks them before building it).
+    Options: type = JudgeOptions
     #: The grader's name (its entry point) and the first part of its yardsticks.
     name: str = ""
     #: The name of the check carrying the case's verdict.

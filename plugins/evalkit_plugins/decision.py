@@ -15,11 +15,13 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+import attrs
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import UsageError
+from evalkit.options import option
 from evalkit.prompts import GoldenPrompt
 
-from evalkit_plugins._judge import STRUCTURED_MODES, JudgeGraderBase, JudgeVerdict, ReplyError
+from evalkit_plugins._judge import STRUCTURED_MODES, JudgeGraderBase, JudgeOptions, JudgeVerdict, ReplyError
 from evalkit_plugins.judge_prompts import render
 
 __all__ = ["DecisionGrader", "parse_decision_reply", "score_for_level"]
@@ -88,6 +90,14 @@ def score_for_level(level: float | Fraction, max_level: int = 4) -> Fraction:
     return min(Fraction(1), exact / max_level)
 
 
+@attrs.frozen
+class DecisionOptions(JudgeOptions):
+    """The judge options plus the decision grader's own."""
+
+    pass_threshold: float = option("the lowest fulfilment (0..1, inclusive) that passes", default=0.6)
+    structured_output: str = option("how the endpoint is asked for JSON: json_schema, json_object or none", default="json_schema")
+
+
 class DecisionGrader(JudgeGraderBase):
     """Task fulfilment judged by a configured judge instance (see the module docstring).
 
@@ -97,6 +107,7 @@ class DecisionGrader(JudgeGraderBase):
     JSON-schema support) or ``none``. The reply is parsed strictly in every case.
     """
 
+    Options = DecisionOptions
     name = "decision"
     check_name = "fulfilment"
     expected_reply = 'one JSON object {"level": <integer>, "reason": "<one sentence>"} and nothing else'

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import attrs
 from evalkit import Answer, Check, GoldenPrompt, Grading
 from evalkit.checks import BUILTIN_KINDS, AssertionKind, evaluate
+
+
+@attrs.frozen
+class DeterministicOptions:
+    """The deterministic grader takes no options."""
 
 
 class DeterministicGrader:
@@ -16,6 +22,8 @@ class DeterministicGrader:
     """
 
     name = "deterministic"
+
+    Options = DeterministicOptions
 
     def __init__(self) -> None:
         self.assertion_kinds: Mapping[str, AssertionKind] = BUILTIN_KINDS

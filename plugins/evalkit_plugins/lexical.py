@@ -38,6 +38,7 @@ from pathlib import Path
 
 import attrs
 from evalkit.errors import ConfigError, PluginError, RetrievalError
+from evalkit.options import option
 from evalkit.questions import NOT_APPLICABLE, RetrievalProvenance
 
 __all__ = [
@@ -185,6 +186,16 @@ def _require_fts5() -> None:
         probe.close()
 
 
+@attrs.frozen
+class LexicalOptions:
+    """The options of ``evalkit.lexical`` (a deployment's ``[deployments.NAME.retrievers."evalkit.lexical"]``)."""
+
+    corpus: str = option("JSONL file ({\"id\", \"title\", \"text\"} a line) or folder of text files; relative to the config file")
+    index_dir: str | None = option("where the FTS5 index is cached (default: the user cache folder)", default=None)
+    title_weight: float = option("BM25 weight of titles against 1.0 for text", default=1.0)
+    min_score: float | None = option("BM25 floor: documents scoring below it are not returned", default=None)
+
+
 class LexicalRetriever:
     """BM25 retrieval over a local corpus (see the module docstring).
 
@@ -199,6 +210,7 @@ class LexicalRetriever:
     identifier = "evalkit.lexical"
     #: Searches share one read-only connection under a lock: safe to ask from several threads.
     thread_safe = True
+    Options = LexicalOptions
     #: Options that are paths: relative ones in a project configuration are resolved against its folder.
     path_options = ("corpus", "index_dir")
 

@@ -40,29 +40,17 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
 import httpx
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
 from evalkit.privacy import remove_secrets
+from evalkit.options import option
 
 from evalkit_plugins._http11 import Http11Transport, ResponseTooLarge, env_proxy_applies
 
 __all__ = ["OpenAIGenerator"]
 
-OPTIONS = (
-    "base_url",
-    "model",
-    "api_key_env",
-    "timeout",
-    "temperature",
-    "max_tokens",
-    "extra_headers",
-    "concurrency",
-    "max_attempts",
-    "backoff_base",
-    "backoff_max",
-    "max_response_bytes",
-)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: The largest response body read (16 MiB): room for a 1 MiB answer even when every character is
 #: JSON-escaped, far below what would hurt the process.
@@ -73,6 +61,28 @@ REDACTED = "***"
 _encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
 
+@attrs.frozen
+class OpenAIOptions:
+    """The options of an ``openai`` provider instance (the key itself is never one)."""
+
+    base_url: str | None = option("the endpoint, e.g. https://api.openai.com/v1 (default: $OPENAI_BASE_URL, else OpenAI)", default=None)
+    model: str | None = option("the model alias sent with every request", default=None)
+    api_key_env: str = option("the NAME of the environment variable holding the API key", default="OPENAI_API_KEY")
+    timeout: float = option("seconds to wait for one response", default=60.0)
+    temperature: float | None = option("sampling temperature (default: the endpoint's)", default=None)
+    max_tokens: int | None = option("answer length limit in tokens (default: the endpoint's)", default=None)
+    extra_headers: dict[str, str] | None = option("headers sent with every request (values never stored or shown)", default=None)
+    concurrency: int = option("prompts in flight (--concurrency overrides)", default=8)
+    max_attempts: int = option("attempts per prompt on 429, 5xx, timeouts and dropped connections", default=5)
+    backoff_base: float = option("first retry delay in seconds (doubles per attempt, full jitter)", default=0.5)
+    backoff_max: float = option("longest retry delay in seconds", default=30.0)
+    max_response_bytes: int = option("a response body longer than this is refused unread (at least 1024)", default=DEFAULT_MAX_RESPONSE_BYTES)
+
+
+#: The option names, in the order the docs list them.
+OPTIONS = tuple(field.name for field in attrs.fields(OpenAIOptions))
+
+
 class OpenAIGenerator:
     """A generator for an OpenAI-compatible ``/chat/completions`` endpoint.
 
@@ -80,6 +90,8 @@ class OpenAIGenerator:
     option or an impossible value raises :class:`~evalkit.errors.ConfigError`. One HTTP connection
     pool per instance and event loop, sized to ``concurrency``; call :meth:`aclose` when done.
     """
+
+    Options = OpenAIOptions
 
     def __init__(
         self,

@@ -5,6 +5,14 @@ from __future__ import annotations
 import attrs
 from evalkit import Answer, GenerationRequest
 from evalkit.errors import GenerationError
+from evalkit.options import option
+
+
+@attrs.frozen
+class ReferenceOptions:
+    """The options of a ``reference`` provider instance."""
+
+    model: str = option("the model name reported for every answer", default="reference")
 
 
 class ReferenceGenerator:
@@ -15,6 +23,7 @@ class ReferenceGenerator:
     """
 
     concurrency = 1
+    Options = ReferenceOptions
 
     def __init__(self, model: str = "reference", references: dict[str, str] | None = None) -> None:
         self.model = model

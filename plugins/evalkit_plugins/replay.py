@@ -6,8 +6,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 from evalkit import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError
+from evalkit.options import option
+
+
+@attrs.frozen
+class ReplayOptions:
+    """The options of a ``replay`` provider instance."""
+
+    path: str = option("JSONL file of recorded answers, one {\"id\", \"text\", \"model\"} object a line; relative to the config file")
+    model: str | None = option("the model reported when a line names none", default=None)
 
 
 class ReplayGenerator:
@@ -20,6 +30,7 @@ class ReplayGenerator:
     """
 
     concurrency = 1
+    Options = ReplayOptions
     #: A relative ``path`` in the project configuration is relative to the configuration file.
     path_options = ("path",)
 

@@ -139,6 +139,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("evalkit: interrupted", file=sys.stderr)
         return 3
+    except BrokenPipeError:  # `evalkit list | head`: the reader has what it wanted
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:
         from ..errors import EvalkitError, SetValidationError
         from .render import literal

@@ -26,8 +26,12 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("what", nargs="?", choices=WHAT, default="plugins", help="what to list (default: plugins)")
+    parser.add_argument(
+        "--options", action="store_true",
+        help="with plugins: load each plugin and show the options it declares (name, type, default, help)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--config", metavar="PATH", help="configuration file, for sets declared in files and [question_sets] collections (default: ./evalkit.toml or [tool.evalkit] in ./pyproject.toml)")
+    parser.add_argument("--config", metavar="PATH", help="configuration file, for sets declared in files and [question_sets] collections (default: the nearest evalkit.toml or [tool.evalkit], here or in a parent folder)")
     parser.set_defaults(handler=handle)
 
 
@@ -35,6 +39,10 @@ def handle(args: argparse.Namespace) -> int:
     """List, and return 2 when a provider failed or two sets clash (everything else is still shown)."""
     if args.what == "plugins":
         return _plugins(args)
+    if args.options:
+        from ..errors import UsageError
+
+        raise UsageError(f"--options applies to `evalkit list plugins`, not to `evalkit list {args.what}`")
     if args.what == "deployments":
         return _deployments(args)
     return _sets(args)
@@ -44,11 +52,18 @@ def _plugins(args: argparse.Namespace) -> int:
     from .. import registry
 
     records = registry.scan()
+    options = {r: plugin_options(r) for r in records} if args.options else {}
     if args.json:
         from .common import print_json
 
-        print_json([{"group": r.group, "name": r.name, "value": r.value, "distribution": r.distribution, "version": r.version} for r in records])
-        return 0
+        rows = []
+        for r in records:
+            row: dict[str, Any] = {"group": r.group, "name": r.name, "value": r.value, "distribution": r.distribution, "version": r.version}
+            if args.options:
+                row["options"], row["options_error"] = options[r]
+            rows.append(row)
+        print_json(rows)
+        return 2 if any(error for _, error in options.values()) else 0
     import sys
 
     from .render import literal
@@ -64,7 +79,50 @@ def _plugins(args: argparse.Namespace) -> int:
         width = max((len(name) for name in names), default=0)
         for name, record in zip(names, members, strict=True):
             write(f"  {name.ljust(width)}  {literal(f'{record.distribution} {record.version}', markup=False)}\n")
-    return 0
+            if args.options:
+                for line in option_lines(*options[record]):
+                    write(f"      {literal(line, markup=False)}\n")
+    return 2 if any(error for _, error in options.values()) else 0
+
+
+def plugin_options(record: Any) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """The options ``record``'s plugin declares (``None``: it declares none), or why it failed to load."""
+    from .. import registry
+    from ..errors import PluginError
+    from ..options import option_specs
+
+    try:
+        specs = option_specs(registry.load(record))
+    except PluginError as exc:
+        return None, str(exc)
+    if specs is None:
+        return None, None
+    return [{"name": s.name, "type": s.type, "required": s.required, "default": s.default, "help": s.help} for s in specs], None
+
+
+def option_lines(specs: list[dict[str, Any]] | None, error: str | None) -> list[str]:
+    """Lines describing a plugin's options for the text listing and the CLI reference."""
+    if error is not None:
+        return [f"(could not load: {error})"]
+    if specs is None:
+        return ["(declares no options)"]
+    if not specs:
+        return ["(takes no options)"]
+    lines = []
+    for spec in specs:
+        default = "required" if spec["required"] else f"default {_shown(spec['default'])}"
+        lines.append(f"{spec['name']}: {spec['type']}, {default}" + (f" — {spec['help']}" if spec["help"] else ""))
+    return lines
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
 
 
 def _sets(args: argparse.Namespace) -> int:
@@ -122,7 +180,7 @@ def _sets(args: argparse.Namespace) -> int:
     else:
         out.print(f"No {literal(catalog.kind)}s are installed.")
     err = console(stderr=True)
-    for problem in problems:
+    for problem in problems:  # a provider's words and the user's table names are data, not markup
         err.print(f"[red]error:[/red] {literal(problem)}")
     return 2 if problems else 0
 

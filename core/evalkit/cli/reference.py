@@ -44,7 +44,27 @@ def render_reference() -> str:
 
     for name, sub in _subcommands(parser):
         add(f"evalkit {name}", sub)
+    parts.extend(_builtin_plugin_options())
     return "\n".join(parts)
+
+
+def _builtin_plugin_options() -> list[str]:
+    """The options the built-in plugins declare, as ``evalkit list plugins --options`` shows them."""
+    from .. import registry
+    from .list_cmd import option_lines, plugin_options
+
+    parts = [
+        "## Options of the built-in plugins",
+        "",
+        "What `evalkit list plugins --options` prints for the plugins evalkit ships; it shows installed",
+        "third-party plugins' options the same way. Where each table lives: docs/plugins.md.",
+        "",
+    ]
+    for record in registry.scan():
+        if record.distribution != "evalkit-golden":
+            continue
+        parts.extend([f"### {record.kind} `{record.name}`", "", "```text", *option_lines(*plugin_options(record)), "```", ""])
+    return parts
 
 
 if __name__ == "__main__":

@@ -69,6 +69,8 @@ class Deployment:
     options: Mapping[str, Any]
     source: str
     timeout: float = DEFAULT_TIMEOUT_S
+    #: Where the options were written, for messages about a missing or unknown option.
+    table: str = "no deployment (none chosen: the retriever gets no options)"
 
 
 def _time_limit(options: dict[str, Any], deployment: str, retriever_id: str) -> float:
@@ -236,7 +238,7 @@ def deployment_options(choice: DeploymentChoice | None, retriever_id: str, facto
     entry = choice.retrievers.get(retriever_id)
     if entry is None:
         if retriever_id == choice.retriever or (factory is not None and takes_no_options(factory)):
-            return Deployment(choice.name, {}, choice.source)
+            return Deployment(choice.name, {}, choice.source, table=_table(choice.name, retriever_id, choice.source, None))
         configured = ", ".join(sorted(choice.retrievers)) or "none"
         hint = ""
         head = retriever_id.split(".", 1)[0]
@@ -249,7 +251,14 @@ def deployment_options(choice: DeploymentChoice | None, retriever_id: str, facto
     timeout = _time_limit(options, choice.name, retriever_id)
     if entry.root is not None:
         options = resolve_paths(options, factory, entry.root)
-    return Deployment(choice.name, options, entry.source, timeout)
+    return Deployment(choice.name, options, entry.source, timeout, _table(choice.name, retriever_id, entry.source, entry.root))
+
+
+def _table(deployment: str, retriever_id: str, source: str, root: Path | None) -> str:
+    """Where a retriever's options in a deployment are written, as a user would look for them."""
+    if root is not None:
+        return f'[deployments.{deployment}.retrievers."{retriever_id}"] of {source}'
+    return f'deployment "{deployment}" of {source}'
 
 
 def resolve_deployment(

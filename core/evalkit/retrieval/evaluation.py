@@ -31,7 +31,7 @@ from evalkit.baselines import Acceptance, BaselineScope, scope_mismatch
 from evalkit.catalog import SourcedSet, question_set_catalog
 from evalkit.components import SecretHolder
 from evalkit.config import PRIVACY_LEVELS, Config, load_config
-from evalkit.errors import EvalkitError, PluginError, RetrievalError, StoreFailure, UsageError
+from evalkit.errors import ConfigError, EvalkitError, PluginError, RetrievalError, StoreFailure, UsageError
 from evalkit.grading import Check
 from evalkit.interruptions import mark_interrupted, store_failed
 from evalkit.privacy import remove_secrets
@@ -353,8 +353,8 @@ def _load_question_set(
 
 def _create_retriever(record: registry.PluginRecord, factory: Any, deployment: Deployment, config: Config) -> Any:
     try:
-        retriever = registry.instantiate(record, factory, **dict(deployment.options))
-    except PluginError as exc:
+        retriever = registry.build(record, factory, deployment.options, deployment.table)
+    except (PluginError, ConfigError) as exc:
         if deployment.name is None and config.deployments:
             raise UsageError(
                 f"{exc}. No deployment was chosen, so it got no options; choose one with --deployment NAME "
