@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -38,6 +38,7 @@ __all__ = [
     "SecretHolder",
     "ServingEvidence",
     "bind_generator",
+    "check_generator_ready",
     "load_grader",
     "REFERENCE_INSTANCE",
     "UnknownProviderError",
@@ -137,11 +138,33 @@ class AssertionKindsAware(Protocol):
 
 @runtime_checkable
 class ReadinessCheck(Protocol):
-    """A component that can say, before anything is paid for, whether it can run."""
+    """A component that can say, before anything is paid for, whether it can run.
 
-    def check_ready(self) -> None:
-        """Raise :class:`evalkit.errors.GraderUnavailableError` (or another EvalkitError) if not."""
+    Judges (graders) and generators both have it: the kernel calls it once before the run, before
+    anything is stored. It raises when the component cannot run (an unreachable endpoint, refused
+    credentials) and may return warnings (strings) that do not stop the run.
+    """
+
+    def check_ready(self) -> Iterable[str] | None:
+        """Raise an :class:`~evalkit.errors.EvalkitError` (or any exception) if not ready; return warnings."""
         ...
+
+
+def check_generator_ready(bound: BoundGenerator) -> list[str]:
+    """Ask the generator under test whether it can run; its warnings, or
+    :class:`~evalkit.errors.GeneratorUnavailableError` (exit 2, nothing stored) naming the instance."""
+    from .errors import GeneratorUnavailableError
+
+    if not isinstance(bound.generator, ReadinessCheck):
+        return []
+    who = f'provider instance "{bound.instance}"' if bound.instance else f'the ad-hoc "{bound.adapter}" generator'
+    try:
+        warnings_given = bound.generator.check_ready()
+    except Exception as exc:  # whatever it raises, nothing has been paid for or stored yet
+        raise GeneratorUnavailableError(
+            f"{who} is not ready, so nothing was run or stored: {exc}"
+        ) from None
+    return [f"{who}: {w}" for w in (warnings_given or ()) if isinstance(w, str) and w]
 
 
 @runtime_checkable

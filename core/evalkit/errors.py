@@ -18,6 +18,7 @@
     ├── RunNotFinished                waited for a run's shards until the time limit (exit 3)
     ├── RunStoreFailed                the store failed mid-run: committed cases kept, resumable (exit 3)
     ├── GraderUnavailableError        a judge cannot be reached before the run (exit 2, nothing stored)
+    ├── GeneratorUnavailableError     the endpoint under test refuses or cannot be reached before the run (exit 2)
     └── StorageError                  the results store cannot be used (exit 2)
         ├── SchemaOutOfDateError      the database needs ``evalkit db upgrade``
         └── StoreFailure              the store failed while in use (disk full, locked, connection lost)
@@ -36,6 +37,7 @@ __all__ = [
     "DuplicateSetError",
     "EvalkitError",
     "GenerationError",
+    "GeneratorUnavailableError",
     "GraderUnavailableError",
     "PluginError",
     "RequestRejected",
@@ -201,6 +203,10 @@ class RunStoreFailed(EvalkitError):
 
 class GraderUnavailableError(EvalkitError):
     """A grader cannot run (its judge is unreachable); raised before anything is paid for."""
+
+
+class GeneratorUnavailableError(EvalkitError):
+    """The generator under test said, before the first paid request, that it cannot run."""
 
 
 class StorageError(EvalkitError):

@@ -337,9 +337,12 @@ def evaluate_set(
         )
     level = runner.default_concurrency(bound, concurrency)
     url = resolve_database_url(database, config, cwd)
-    check_database_url(url)  # a bad store is refused before the judge is asked anything
+    check_database_url(url)  # a bad store is refused before the judge or the generator is asked anything
     if isinstance(grading, components.ReadinessCheck):
         grading.check_ready()
+    if not resume and run_id is None:
+        # the generator's one free readiness probe, before the store is even opened
+        notes.extend(components.check_generator_ready(bound))
     repository = open_repository(url)
     try:
         if is_in_memory(url):
@@ -417,6 +420,9 @@ def _run(
         raise UsageError(f"--resume: there is no run {header.id} in the store")
     if existing is not None:
         _check_joinable(existing, header, resume)
+    if resume or run_id is not None:
+        # resuming or joining: the probe waits for the checks that need the store, and still precedes any write
+        notes.extend(components.check_generator_ready(bound))
     stored_header = repository.begin_run(header)
     owner = LeaseOwner.this_process()
     part = WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)

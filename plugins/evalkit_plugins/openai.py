@@ -36,6 +36,7 @@ import json
 import math
 import os
 import random
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -55,6 +56,9 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: The largest response body read (16 MiB): room for a 1 MiB answer even when every character is
 #: JSON-escaped, far below what would hurt the process.
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+#: The most of a ``GET /models`` listing the readiness probe reads.
+MODEL_LIST_BYTES = 1_000_000
 SHOWN_BODY_CHARS = 200
 REDACTED = "***"
 
@@ -67,7 +71,10 @@ class OpenAIOptions:
 
     base_url: str | None = option("the endpoint, e.g. https://api.openai.com/v1 (default: $OPENAI_BASE_URL, else OpenAI)", default=None)
     model: str | None = option("the model alias sent with every request", default=None)
-    api_key_env: str = option("the NAME of the environment variable holding the API key", default="OPENAI_API_KEY")
+    api_key_env: str | None = option(
+        'the NAME of the environment variable holding the API key (default OPENAI_API_KEY; a named one must be set; "" for no key)',
+        default=None
+    )
     timeout: float = option("seconds to wait for one response", default=60.0)
     temperature: float | None = option("sampling temperature (default: the endpoint's)", default=None)
     max_tokens: int | None = option("answer length limit in tokens (default: the endpoint's)", default=None)
@@ -98,7 +105,7 @@ class OpenAIGenerator:
         *,
         base_url: str | None = None,
         model: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str | None = None,
         timeout: float = 60.0,
         temperature: float | None = None,
         max_tokens: int | None = None,
@@ -117,8 +124,11 @@ class OpenAIGenerator:
         base = _check_url(base_url)
         self.base_url = _display_url(base)
         self.model = _check_optional_str("model", model)
-        if not isinstance(api_key_env, str) or not api_key_env:
-            raise ConfigError(_bad("api_key_env", "the name of an environment variable", api_key_env))
+        # None: the default variable, optional; a name: that variable must be set; "": no key at all.
+        self._api_key_env_given = api_key_env is not None
+        api_key_env = DEFAULT_API_KEY_ENV if api_key_env is None else api_key_env
+        if not isinstance(api_key_env, str):
+            raise ConfigError(_bad("api_key_env", 'the name of an environment variable ("" for an endpoint without keys)', api_key_env))
         self.api_key_env = api_key_env
         self.timeout = _check_number("timeout", timeout, positive=True)
         self.temperature = None if temperature is None else _check_number("temperature", temperature, positive=False)
@@ -139,7 +149,7 @@ class OpenAIGenerator:
         self._url = base.copy_with(path=base.path.rstrip("/") + "/chat/completions")
         self._via_proxy = env_proxy_applies(self._url)
         self._where = f"openai generator: POST {self.base_url.rstrip('/')}/chat/completions"
-        key = os.environ.get(api_key_env, "")
+        key = os.environ.get(api_key_env, "") if api_key_env else ""
         self._key_missing = not key
         headers = {"content-type": "application/json", "accept": "application/json"}
         if key:
@@ -193,27 +203,63 @@ class OpenAIGenerator:
         """
         self.concurrency = _check_int("concurrency", requests, minimum=1)
 
-    def check_ready(self) -> None:
+    def check_ready(self) -> list[str]:
         """One free request before anything is paid for: ``GET <base_url>/models``.
 
-        Raises :class:`~evalkit.errors.GenerationError` when the endpoint cannot be reached (refused,
-        dropped, timed out) or rejects the credentials (401, 403). Any other answer, including 404
-        from a server that lists no models, shows the endpoint is there.
+        Raises :class:`~evalkit.errors.GenerationError` when the variable ``api_key_env`` names
+        explicitly is not set, when the endpoint cannot be reached (refused, dropped, timed out), or
+        when it rejects the credentials: 401, 403, or a 5xx whose body is about a missing or invalid
+        key (LiteLLM answers a missing key with HTTP 500). Any other answer, including 404 from a
+        server that lists no models, shows the endpoint is there. Returns warnings: the alias is
+        not in the endpoint's model list (many gateways do not list aliases), or the probe got 5xx.
         """
         where = f"openai generator: GET {self.base_url.rstrip('/')}/models"
+        if self._key_missing and self._api_key_env_given and self.api_key_env:
+            raise GenerationError(
+                f"the environment variable {self.api_key_env} (api_key_env) is not set, so no key would be sent; "
+                'set it, or write api_key_env = "" for an endpoint that takes no key'
+            )
         url = self._url.copy_with(path=self._url.path.removesuffix("/chat/completions") + "/models")
         headers = {k: v for k, v in self._headers.items() if k != "content-type"}
         try:
             with httpx.stream("GET", url, headers=headers, timeout=min(self.timeout, 10.0)) as response:
-                if response.status_code not in (401, 403):
-                    return  # the endpoint is there; its body (a model list) is not needed
-                content = b"".join(_take(response.iter_bytes(), SHOWN_BODY_CHARS * 4))
+                status = response.status_code
+                limit = MODEL_LIST_BYTES if status == 200 else SHOWN_BODY_CHARS * 4
+                content = b"".join(_take(response.iter_bytes(), limit + 1))  # never more than that is read
         except httpx.TimeoutException as exc:
             raise GenerationError(f"{where} timed out ({type(exc).__name__})") from None
         except httpx.TransportError as exc:
             raise GenerationError(f"{where}: connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})") from None
-        failure = self._status_failure(response, content)
-        raise GenerationError(f"{where} answered {failure}{self._auth_hint(response.status_code)}")
+        if status in (401, 403) or (status >= 500 and _about_credentials(content)):
+            raise GenerationError(f"{where} answered {self._status_failure(response, content)}{self._auth_hint(status, content)}")
+        if status >= 500:
+            return [f"{where} answered {self._status_failure(response, content)}; the run goes on (5xx answers are retried)"]
+        return self._model_listed_warning(status, content if len(content) <= limit else b"")
+
+    def _model_listed_warning(self, status: int, content: bytes) -> list[str]:
+        """A warning when the endpoint lists its models and the alias is not among them (the listing
+        is kept for :meth:`serving_evidence`, so the endpoint is asked once)."""
+        self._listing = None
+        if status != 200 or not content:
+            return []
+        try:
+            self._listing = json.loads(content)
+        except ValueError:
+            return []
+        if not self.model:
+            return []
+        try:
+            listed = self._listing.get("data")
+            ids = {item["id"] for item in listed if isinstance(item, dict) and isinstance(item.get("id"), str)}
+        except (ValueError, AttributeError, TypeError, KeyError):
+            return []
+        if not ids or self.model in ids:
+            return []
+        shown = ", ".join(sorted(ids)[:5]) + (", …" if len(ids) > 5 else "")
+        return [
+            f'the model "{self.model}" is not in the endpoint\'s model list ({shown}); '
+            "going on, since many gateways serve aliases they do not list"
+        ]
 
     def serving_evidence(self) -> dict[str, Any]:
         """What the endpoint says, for free, about what serves behind it (see ``ServingEvidence``).
@@ -350,8 +396,9 @@ class OpenAIGenerator:
                         field=field,
                         status=status,
                     )
-                if status != 429 and status < 500:
-                    raise GenerationError(f"{self._where} answered {failure} (not retried){self._auth_hint(status)}")
+                if (status != 429 and status < 500) or (status >= 500 and _about_credentials(content)):
+                    hint = self._auth_hint(status, content)
+                    raise GenerationError(f"{self._where} answered {failure} (not retried){hint}")
                 wait = _retry_after(response.headers)
             if attempt < self.max_attempts:
                 await asyncio.sleep(self._backoff(attempt, wait))
@@ -412,9 +459,14 @@ class OpenAIGenerator:
         reason = f" {response.reason_phrase}" if response.reason_phrase else ""
         return f"HTTP {response.status_code}{reason}: {self._shorten(content)}"
 
-    def _auth_hint(self, status: int) -> str:
-        if status in (401, 403) and self._key_missing:
+    def _auth_hint(self, status: int, content: bytes = b"") -> str:
+        about_key = status in (401, 403) or (status >= 500 and _CREDENTIAL_WORDS.search(content.decode("utf-8", "replace")) is not None)
+        if about_key and self._key_missing and not self.api_key_env:
+            return '; api_key_env is "", so no Authorization header was sent'
+        if about_key and self._key_missing:
             return f"; the environment variable {self.api_key_env} is not set, so no Authorization header was sent"
+        if about_key and status >= 500:
+            return "; the endpoint (a gateway such as LiteLLM) reports a credentials problem as a server error"
         return ""
 
     def _shorten(self, content: bytes) -> str:
@@ -496,6 +548,18 @@ def _size(count: int) -> str:
         if count >= scale:
             return f"{count / scale:g} {unit}"
     return f"{count} bytes"
+
+
+#: Words with which gateways (LiteLLM answers a missing key with HTTP 500) describe a credentials problem.
+_CREDENTIAL_WORDS = re.compile(
+    r"authenticationerror|api[ _-]?key|unauthori[sz]ed|no (?:auth|credentials)|invalid (?:auth|credentials|token)|missing (?:auth|credentials|token)",
+    re.IGNORECASE,
+)
+
+
+def _about_credentials(content: bytes) -> bool:
+    """A (5xx) body about a missing or invalid key (LiteLLM's way of saying 401)."""
+    return _CREDENTIAL_WORDS.search(content[:65536].decode("utf-8", "replace")) is not None
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:

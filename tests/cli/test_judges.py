@@ -52,7 +52,7 @@ adapter = "openai"
 base_url = "{judge_url}"
 model = "judge-alias"
 max_attempts = 1
-api_key_env = "EVALKIT_NO_KEY"
+api_key_env = ""
 """,
         encoding="utf-8",
     )
@@ -352,7 +352,8 @@ def test_a_judge_that_refuses_the_credentials_stops_the_run_before_anything_is_s
         "api_key_env = \"EVALKIT_TEST_JUDGE_KEY\"\n"
     )
     chat_server.fail_next(Fault.http_error(401))
-    result = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--judge", "judge")
+    env = {"EVALKIT_TEST_JUDGE_KEY": "a-revoked-key"}
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--judge", "judge", env=env)
     assert result.code == 2, result.stdout + result.stderr
     assert 'The "decision" grader cannot run' in result.stderr and "judge" in result.stderr
     assert not (project / ".evalkit").exists()  # the store was never opened

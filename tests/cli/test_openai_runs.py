@@ -79,7 +79,8 @@ def test_a_configured_instance_is_verified_and_compared(evalkit_cli, project, ch
     assert "recorded as the baseline" in first.stdout
     second = evalkit_cli("run", "arith.basic", "--fail-on-regression", env=env)
     assert second.code == 0 and "No regression" in second.stdout
-    request = chat_server.requests[0]
+    probe, request = chat_server.requests[0], chat_server.requests[1]
+    assert (probe.method, probe.path) == ("GET", "/v1/models"), "one free readiness probe before the first paid request"
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert request.body["model"] == "gpt-test"
     row = runs(project)[0]
@@ -138,7 +139,7 @@ def test_malformed_completions_are_errors(evalkit_cli, project, chat_server, fau
 def test_exhausted_retries_are_stored_as_errored_never_as_a_pass(evalkit_cli, project, chat_server) -> None:
     chat_server.responder = arithmetic
     env = configure(project, chat_server)
-    chat_server.fail_next(Fault.http_error(502), count=3)
+    chat_server.fail_next(Fault.http_error(502), count=4)  # the first answers the readiness probe: a warning only
     result = evalkit_cli("run", "arith.basic", "--concurrency", "1", "--json", env=env)
     assert result.code == 3
     document = result.json()
@@ -246,7 +247,7 @@ def test_ctrl_c_keeps_finished_cases_and_marks_the_run_interrupted(project, chat
         cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     deadline = time.monotonic() + 20
-    while chat_server.request_count < 3 and time.monotonic() < deadline:
+    while chat_server.request_count < 4 and time.monotonic() < deadline:  # the readiness probe and three prompts
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)

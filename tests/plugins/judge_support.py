@@ -26,7 +26,7 @@ UNDER_TEST = BoundGenerator(generator=object(), adapter="reference", instance="r
 
 def judge_instance(base_url: str, name: str = "judge", **options: Any) -> ProviderInstance:
     """An ``openai`` provider instance pointed at ``base_url`` without retries."""
-    settings: dict[str, Any] = {"base_url": base_url, "model": JUDGE_ALIAS, "max_attempts": 1, "api_key_env": "EVALKIT_NO_KEY"}
+    settings: dict[str, Any] = {"base_url": base_url, "model": JUDGE_ALIAS, "max_attempts": 1, "api_key_env": ""}
     settings.update(options)
     return ProviderInstance(name, "openai", settings)
 

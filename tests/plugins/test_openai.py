@@ -290,7 +290,7 @@ def test_a_key_is_never_accepted_as_an_option() -> None:
         {"max_tokens": 0},
         {"temperature": float("nan")},
         {"model": ""},
-        {"api_key_env": ""},
+        {"api_key_env": 5},
         {"base_url": "ftp://example.com"},
         {"extra_headers": ["X-A"]},
     ],

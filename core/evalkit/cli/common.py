@@ -15,17 +15,52 @@ if TYPE_CHECKING:
 __all__ = ["COMPACT_JSON_CASES", "add_baseline_option", "add_report_option", "add_store_options", "add_tolerance_options", "console", "positive_int", "print_json", "print_json_streamed"]
 
 
+#: Width of the output when it is not a terminal and COLUMNS is not set: wide enough that a
+#: table's cells are not wrapped for a log or a pipe (the padding is trimmed anyway).
+PIPE_WIDTH = 240
+
+
+class TrimmedLines:
+    """A text stream wrapper that drops the spaces rich pads lines with, for pipes and logs."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        """Write the complete lines of ``text`` without trailing spaces; keep the last partial line."""
+        lines = (self._pending + text).split("\n")
+        self._pending = lines.pop()
+        if lines:
+            self.stream.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        """Write the partial line kept back, then flush."""
+        if self._pending:
+            self.stream.write(self._pending.rstrip(" "))
+            self._pending = ""
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        """Never a terminal (only pipes and files are wrapped)."""
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 def console(stderr: bool = False) -> Any:
-    """A rich console; plain and wide enough for tables when not a terminal."""
+    """A rich console; when not a terminal: no colour, no wrapped cells, no padding or trailing spaces."""
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
     tty = stream.isatty()
     return Console(
-        file=stream,
+        file=stream if tty else TrimmedLines(stream),
         highlight=False,
         emoji=False,  # ":warning:" in a case id is text, not an emoji code
-        width=None if tty else int(os.environ.get("COLUMNS", "120")),
+        width=None if tty else int(os.environ.get("COLUMNS", str(PIPE_WIDTH))),
         no_color=not tty or "NO_COLOR" in os.environ,
         soft_wrap=not tty,
     )

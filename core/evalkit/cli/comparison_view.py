@@ -11,6 +11,7 @@ from __future__ import annotations
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 __all__ = ["PROMPT_WORDS", "RETRIEVAL_WORDS", "ComparisonWords", "comparison_document", "render_comparison"]
@@ -75,24 +76,33 @@ def _result(passed: bool) -> str:
     return "pass" if passed else "FAIL"
 
 
-def render_comparison(out: Any, comparison: Any, words: ComparisonWords = PROMPT_WORDS, *, fail_on_new_failures: bool = False) -> None:
+def render_comparison(
+    out: Any,
+    comparison: Any,
+    words: ComparisonWords = PROMPT_WORDS,
+    *,
+    fail_on_new_failures: bool = False,
+    case_notes: Mapping[str, str] | None = None,
+) -> None:
     """Print the comparison's sections (only those with cases), the McNemar line, the summary and
-    the gate lines. Case ids are data: printed without markup."""
+    the gate lines. ``case_notes`` adds a note after a regressed case's id (its failed checks).
+    Case ids are data: printed without markup."""
     from .render import literal
 
     def visible(text: str) -> str:
         return literal(text, markup=False)
 
-    def section(title: str, ids: Any, style: str | None = None) -> None:
+    def section(title: str, ids: Any, style: str | None = None, notes: Mapping[str, str] | None = None) -> None:
         if not ids:
             return
         heading = f"{title}: {len(ids)}"
         out.print(f"[{style}]{literal(heading)}[/{style}]" if style else visible(heading), markup=style is not None)
         for case_id in ids:
-            out.print(f"  - {visible(case_id)}", markup=False)
+            note = (notes or {}).get(case_id)
+            out.print(f"  - {visible(case_id)}" + (f": {visible(note)}" if note else ""), markup=False)
 
     plural = f"{words.cases}s"
-    section(words.regressed, comparison.regressed_cases, "red")
+    section(words.regressed, comparison.regressed_cases, "red", case_notes)
     section(words.fixed, comparison.fixed_cases)
     section(words.still_failing, comparison.still_failing)
     if comparison.unstable_cases:

@@ -176,6 +176,20 @@ def render_summary(out: Any, run: Run) -> None:
         out.print(literal(line))
 
 
+def failed_checks(cases: Any) -> dict[str, str]:
+    """``{case id: "check_a, check_b"}`` — the named checks each failing case failed (or ``errored``).
+
+    The names are raw: the caller prints them without markup, visibly escaped."""
+    notes: dict[str, str] = {}
+    for case in cases:
+        names = [check.name for check in case.checks if not check.passed]
+        if case.errored:
+            names.append("errored")
+        if names:
+            notes[case.case_id] = ", ".join(names)
+    return notes
+
+
 def acceptance_line(acceptance: Any, baseline_id: str | None, complete: bool) -> str | None:
     """Whether the run became its scope's baseline, in one line (``None`` for a run that cannot be)."""
     if acceptance is not None:
@@ -203,7 +217,11 @@ def render_verdict(out: Any, outcome: RunOutcome, *, fail_on_new_failures: bool 
         out.print("No accepted run for this set, serving identity and grader — recorded as the baseline.")
     else:
         assert verdict.comparison is not None
-        render_comparison(out, verdict.comparison, fail_on_new_failures=fail_on_new_failures)
+        regressed = set(verdict.comparison.regressed_cases)
+        render_comparison(
+            out, verdict.comparison, fail_on_new_failures=fail_on_new_failures,
+            case_notes=failed_checks(case for case in outcome.run.cases if case.case_id in regressed),
+        )
     complete = outcome.run.status.value == "complete" and outcome.run.verified
     line = acceptance_line(verdict.acceptance, verdict.baseline.id if verdict.baseline is not None else None, complete)
     if line is not None:

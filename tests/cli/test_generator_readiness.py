@@ -1,0 +1,69 @@
+"""Before the first paid request the generator under test says whether it can run: one free
+``GET /models``; refusals exit 2 with nothing stored, a missing alias is only a warning."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from tests.support.chat_server import Fault
+
+
+def configure(project: Path, base_url: str, *, key_env: str | None = "EVALKIT_TEST_KEY", model: str = "gpt-test") -> None:
+    lines = ["[providers.prod]", 'adapter = "openai"', f'base_url = "{base_url}"', f'model = "{model}"', "max_attempts = 1"]
+    if key_env is not None:
+        lines.append(f'api_key_env = "{key_env}"')
+    (project / "evalkit.toml").write_text("\n".join(lines) + "\n")
+
+
+def refused(result, project: Path) -> None:  # noqa: ANN001 - a CliResult
+    assert result.code == 2, result.stdout + result.stderr
+    assert 'provider instance "prod" is not ready, so nothing was run or stored' in result.stderr
+    assert not (project / ".evalkit").exists(), "nothing stored"
+
+
+def test_an_unreachable_endpoint_is_refused_before_anything_is_stored(evalkit_cli, project) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    configure(project, f"http://127.0.0.1:{port}/v1")
+    result = evalkit_cli("run", "evalkit.smoke", env={"EVALKIT_TEST_KEY": "k"})
+    refused(result, project)
+    assert "connection failed" in result.stderr
+
+
+def test_rejected_credentials_are_refused_after_one_free_request(evalkit_cli, project, chat_server) -> None:
+    configure(project, chat_server.base_url)
+    chat_server.fail_next(Fault.http_error(401))
+    result = evalkit_cli("run", "evalkit.smoke", env={"EVALKIT_TEST_KEY": "revoked"})
+    refused(result, project)
+    assert "HTTP 401" in result.stderr and "revoked" not in result.stderr
+    assert [(r.method, r.path) for r in chat_server.requests] == [("GET", "/v1/models")]
+
+
+def test_an_unset_key_variable_is_refused_without_any_request(evalkit_cli, project, chat_server) -> None:
+    configure(project, chat_server.base_url, key_env="EVALKIT_UNSET_KEY")
+    result = evalkit_cli("run", "evalkit.smoke")
+    refused(result, project)
+    assert "EVALKIT_UNSET_KEY (api_key_env) is not set" in result.stderr
+    assert chat_server.request_count == 0
+
+
+def test_a_gateway_reporting_a_missing_key_as_500_is_recognised(evalkit_cli, project, chat_server) -> None:
+    configure(project, chat_server.base_url, key_env=None)
+    body = '{"error": {"message": "litellm.AuthenticationError: Missing API Key - no key passed in.", "code": "500"}}'
+    chat_server.fail_next(Fault.http_error(500, body=body))
+    result = evalkit_cli("run", "evalkit.smoke", env={"OPENAI_API_KEY": ""})
+    refused(result, project)
+    assert "HTTP 500" in result.stderr and "OPENAI_API_KEY is not set" in result.stderr
+
+
+def test_an_alias_the_model_list_lacks_is_only_a_warning(evalkit_cli, project, chat_server) -> None:
+    chat_server.models = ["gpt-4o", "gpt-4o-mini"]
+    configure(project, chat_server.base_url, key_env="")
+    result = evalkit_cli("run", "evalkit.smoke")
+    assert result.code in (0, 1), result.stdout + result.stderr  # the echo server's answers may fail checks
+    assert 'the model "gpt-test" is not in the endpoint\'s model list (gpt-4o, gpt-4o-mini)' in result.stdout
+    assert (project / ".evalkit" / "results.db").is_file()
+    listed = evalkit_cli("run", "evalkit.smoke", "--model", "gpt-4o")
+    assert "model list" not in listed.stdout
