@@ -28,8 +28,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
 from evalkit.answers import Answer, GenerationRequest, Usage
 from evalkit.errors import ConfigError, GenerationError
+from evalkit.options import option
 
 __all__ = ["LLMGenerator"]
 
@@ -41,6 +43,15 @@ _REQUEST_OPTIONS = ("temperature", "max_tokens")
 _IDENTITY_UNSAFE = re.compile(r"[^A-Za-z0-9_./:@+-]")
 
 
+@attrs.frozen
+class LLMOptions:
+    """The options of an ``llm`` provider instance."""
+
+    model: str | None = option("an llm model id or alias (required; `llm models` lists them)", default=None)
+    options: dict[str, Any] | None = option("llm model options passed with every prompt (e.g. temperature)", default=None)
+    concurrency: int = option("prompts in flight", default=1)
+
+
 class LLMGenerator:
     """A generator that asks a model through the ``llm`` library (synchronously, in a worker thread).
 
@@ -48,6 +59,8 @@ class LLMGenerator:
     validated by the model's own ``Options`` class), ``concurrency`` (default 1: local models are
     not safe to call from several threads at once; raise it for hosted models).
     """
+
+    Options = LLMOptions
 
     def __init__(self, *, model: str | None = None, options: Mapping[str, Any] | None = None, concurrency: int = 1, **unknown: Any) -> None:
         if unknown:

@@ -59,6 +59,8 @@ DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 #: The most of a ``GET /models`` listing the readiness probe reads.
 MODEL_LIST_BYTES = 1_000_000
+#: The readiness probe has not read ``GET /models`` yet.
+_NOT_ASKED = object()
 SHOWN_BODY_CHARS = 200
 REDACTED = "***"
 
@@ -159,6 +161,7 @@ class OpenAIGenerator:
         self._secrets = tuple(
             sorted({key, *(extra_headers or {}).values(), *_query_secrets(base)} - {""}, key=len, reverse=True)
         )
+        self._listing: Any = _NOT_ASKED  # GET /models as the readiness probe read it (None: no listing)
         self._client: httpx.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         #: Models a gateway said it routed to (LiteLLM's ``x-litellm-model-name``), as seen.
@@ -277,7 +280,7 @@ class OpenAIGenerator:
             evidence["routed_model"] = ", ".join(sorted(self._routed_models))
         headers = {k: v for k, v in self._headers.items() if k != "content-type"}
         models_url = self._url.copy_with(path=self._url.path.removesuffix("/chat/completions") + "/models")
-        listing = _get_json(models_url, headers, min(self.timeout, 5.0))
+        listing = self._listing if self._listing is not _NOT_ASKED else _get_json(models_url, headers, min(self.timeout, 5.0))
         entries = listing.get("data") if isinstance(listing, dict) else None
         entry = next(
             (e for e in entries or () if isinstance(e, dict) and e.get("id") == self._sent_model), None

@@ -59,7 +59,7 @@ def test_a_gateway_reporting_a_missing_key_as_500_is_recognised(evalkit_cli, pro
 
 
 def test_an_alias_the_model_list_lacks_is_only_a_warning(evalkit_cli, project, chat_server) -> None:
-    chat_server.models = ["gpt-4o", "gpt-4o-mini"]
+    chat_server.pages["/v1/models"] = {"object": "list", "data": [{"id": "gpt-4o"}, {"id": "gpt-4o-mini"}]}
     configure(project, chat_server.base_url, key_env="")
     result = evalkit_cli("run", "evalkit.smoke")
     assert result.code in (0, 1), result.stdout + result.stderr  # the echo server's answers may fail checks
