@@ -58,7 +58,7 @@ def test_a_run_with_one_malformed_case_identity_is_not_verified() -> None:
     identity, note = run_identity([case("a", GOOD), case("b", bad), case("c", GOOD)], True)
     assert identity is None
     assert note == (
-        "1 case(s) carry a serving identity that is not well formed, so it is no evidence of who answered: "
+        "1 case carries a serving identity that is not well formed, so it is no evidence of who answered: "
         'reported model "x y" may only use ASCII letters, digits and _ . / : @ + -'
     )
 

@@ -39,6 +39,7 @@ from .storage import (
 from .tolerance import Tolerances, resolve_tolerances
 from .validation import validate_prompt_set
 from .verdict import Comparison, compare, compare_pairs
+from .wording import counted
 
 __all__ = [
     "RunOutcome",
@@ -131,7 +132,7 @@ def verdict_for(run: Run, repository: Any, tolerances: Tolerances, *, baseline_i
     compared with, and the verdict says why.
     """
     if run.status is not RunStatus.COMPLETE:
-        return Verdict("not_compared", f"not compared: the run is {run.status.value} ({run.errored_count} errored case(s)), so it is never a baseline and is not compared")
+        return Verdict("not_compared", f"not compared: the run is {run.status.value} ({counted(run.errored_count, 'errored case')}), so it is never a baseline and is not compared")
     # The yardstick reasons come first (as in the original): they say what is wrong with the measurement.
     if run.grader.endswith(":failed"):
         return Verdict("not_compared", f'not compared: no grading of this run could be made (stored as "{run.grader}")')
@@ -504,7 +505,7 @@ def _answer_and_finish(
         joined = repository.get_run(header.id) if joining else None
         skip = {c.case_id for c in joined.cases if not c.errored} if joined is not None else set()
     if resume and skip:
-        notes.append(f"Resuming run {header.id}: {len(skip)} case(s) already answered are kept.")
+        notes.append(f"Resuming run {header.id}: {counted(len(skip), 'case')} already answered {'is' if len(skip) == 1 else 'are'} kept.")
     todo = runner.select_cases(golden_set.prompts, shard, skip)
     if isinstance(bound.generator, components.ConcurrencyAware):
         bound.generator.use_concurrency(level)

@@ -28,6 +28,7 @@ from .identity import identity_problems
 from .printable import visible
 from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
+from .wording import counted
 
 __all__ = ["Shard", "execute_prompts", "identity_from_counts", "new_run_id", "run_identity", "run_yardstick", "select_cases", "set_fingerprint"]
 
@@ -129,11 +130,11 @@ def identity_from_counts(counts: Mapping[ServingIdentity | None, int]) -> tuple[
     if malformed:
         bad_cases = sum(n for _, n in malformed)
         return None, (
-            f"{bad_cases} case(s) carry a serving identity that is not well formed, so it is no evidence of "
+            f"{counted(bad_cases, 'case')} {'carries' if bad_cases == 1 else 'carry'} a serving identity that is not well formed, so it is no evidence of "
             f"who answered: {'; '.join(identity_problems(malformed[0][0]))}"
         )
     if None in counts:
-        return None, f"the endpoint reported no model for {counts[None]} case(s), so who answered is unknown"
+        return None, f"the endpoint reported no model for {counted(counts[None], 'case')}, so who answered is unknown"
     if len(counts) > 1:
         seen = ", ".join(
             visible(f"{i.reported_model} via {i.provider_instance}/{i.model_alias} ({n} cases)")

@@ -37,7 +37,7 @@ def test_prune_removes_whole_old_runs_and_reports_how_many(evalkit_cli, project)
         connection.execute("UPDATE evalkit_run SET started_at = ? WHERE id IN (?, ?)", (old, ids[0], ids[1]))
     pruned = evalkit_cli("db", "prune", "--older-than", "90d")
     assert pruned.code == 0, pruned.stderr
-    assert "Pruned 2 run(s), with their cases" in pruned.stdout
+    assert "Pruned 2 runs, with their cases" in pruned.stdout
     with sqlite3.connect(db) as connection:
         assert connection.execute("SELECT id FROM evalkit_run").fetchall() == [(ids[2],)]
         assert connection.execute("SELECT DISTINCT run_id FROM evalkit_case").fetchall() == [(ids[2],)]

@@ -73,6 +73,8 @@ def test_the_readme_tour_from_the_project_a_subdirectory_and_elsewhere(evalkit_c
 
     history = evalkit_cli("--config", config, "history", "myapp.faq", "--json", env=env, cwd=elsewhere)
     assert history.code == 0 and len(history.json()["runs"]) == 3
+    table = evalkit_cli("history", "myapp.faq", env=env, cwd=project / "myapp")
+    assert "(3 runs, newest first)" in table.stdout
 
 
 def test_the_tours_mistakes_end_in_clear_messages(evalkit_cli, installed_tour, tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit
     assert [r.split("│")[1].strip() for r in rows] == [third["run_id"], second["run_id"], first["run_id"]]
     assert "REGRESSED" in rows[1] and "50.0%" in rows[1] and "baseline" in rows[2] and "ok" in rows[0]
     assert rows[0].rstrip().endswith("* no regression") and rows[1].rstrip().endswith("no") and rows[2].rstrip().endswith("first")
-    assert "█▅█  100.0% → 100.0%  (3 run(s))  my-app-2025-01 (my-app/my-app) · deterministic" in table.stdout
+    assert "█▅█  100.0% → 100.0%  (3 runs)  my-app-2025-01 (my-app/my-app) · deterministic" in table.stdout
 
 
 def test_limit_keeps_the_newest_runs(evalkit_cli) -> None:

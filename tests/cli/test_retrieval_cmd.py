@@ -211,7 +211,7 @@ def test_refusals_come_in_order_set_retriever_tolerances_set_rules(cli, project)
     assert tolerance_first.code == 2 and '"--max-top1-drop"' in tolerance_first.stderr
     invalid = cli("retrieval", "retrievalkit.broken", "fixtures.raising", "--max-top1-drop", "-0.0", "--max-top3-drop", "1e-1")
     assert invalid.code == 2
-    assert "the set is invalid (4 problem(s))" in invalid.stderr
+    assert "the set is invalid (4 problems)" in invalid.stderr
     assert 'question set "retrievalkit.broken", question "twice": field id is used by more than one question' in invalid.stderr
     assert not (project / ".evalkit").exists()
 
@@ -433,7 +433,7 @@ def test_a_raising_retriever_makes_an_incomplete_run_naming_retriever_and_questi
     text = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "x")
     assert text.code == 3
     assert "Errored questions (1):" in text.stdout
-    assert "(rates over the 3 scored question(s); 1 errored)" in text.stdout
+    assert "(rates over the 3 scored questions; 1 errored)" in text.stdout
     # An incomplete run is never a baseline: a later complete run has no predecessor.
     configure(project, {"x": {"fixtures.raising": {"fail_on": "no question has this"}}})
     complete = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "x", "--fail-on-regression")

@@ -87,7 +87,7 @@ def test_a_malformed_reported_model_is_no_evidence_the_run_is_stored_not_compare
     first = evalkit_cli("run", "rules.regex", env=env)
     assert first.code == 0, first.stderr
     reason = (
-        "not compared: no single verified serving identity — 10 case(s) carry a serving identity that is not well "
+        "not compared: no single verified serving identity — 10 cases carry a serving identity that is not well "
         'formed, so it is no evidence of who answered: reported model "http://evil host\\x0ax" contains control or '
         "invisible characters"
     )

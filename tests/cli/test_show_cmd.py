@@ -15,7 +15,7 @@ def test_show_prints_the_run_its_verdict_and_every_check(evalkit_cli, project) -
     assert shown.code == 0, shown.stderr
     out = shown.stdout
     assert f"Run {run['run_id']}" in out and "Model:      my-app-2025-01 (my-app/my-app)" in out
-    assert "Status:     complete, 6 of 6 case(s) answered" in out
+    assert "Status:     complete, 6 of 6 cases answered" in out
     assert "Verdict:    REGRESSED vs" in out
     add_7_5 = next(line for line in out.splitlines() if line.startswith("add-7-5"))
     assert "FAIL" in add_7_5 and "✗ matches_pattern" in add_7_5 and "✗ within_length" in add_7_5

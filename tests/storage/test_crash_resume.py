@@ -89,7 +89,7 @@ def test_a_run_killed_with_sigkill_resumes_without_generating_a_finished_case_tw
     assert resumed.code == 0, resumed.stderr
     document = resumed.json()
     assert document["run_id"] == run_id and document["status"] == "complete"
-    assert f"Resuming run {run_id}: {len(stored_before)} case(s) already answered are kept." in document["notes"]
+    assert f"Resuming run {run_id}: {len(stored_before)} cases already answered are kept." in document["notes"]
     assert document["verified"] and document["identity"]["reported_model"] == "gpt-test"
 
     counts = requests_per_case(chat_server)

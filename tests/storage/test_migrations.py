@@ -195,7 +195,7 @@ def test_the_cli_refuses_to_write_to_an_old_schema_and_upgrades_it(evalkit_cli, 
         assert check.execute("SELECT COUNT(*) FROM evalkit_run").fetchone() == (3,)
 
     status = evalkit_cli("db", "status", "--database", url)
-    assert status.code == 0 and f"version 1 of {LATEST}; {len(VERSIONS) - 1} migration(s) pending" in status.stdout
+    assert status.code == 0 and f"version 1 of {LATEST}; {len(VERSIONS) - 1} migrations pending" in status.stdout
     upgraded = evalkit_cli("db", "upgrade", "--database", url)
     assert upgraded.code == 0, upgraded.stderr
     assert f"from schema version 1 to {LATEST} (applied {', '.join(map(str, VERSIONS[1:]))})" in upgraded.stdout

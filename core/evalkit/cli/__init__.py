@@ -24,6 +24,7 @@ COMMAND_MODULES = ("run_cmd", "retrieval_cmd", "list_cmd", "models_cmd", "histor
 COMMAND_MODULES += ("validate_cmd", "schema_cmd", "init_cmd")
 COMMAND_MODULES += ("report_cmd",)
 COMMAND_MODULES += ("baseline_cmd",)
+COMMAND_MODULES += ("completion_cmd",)
 
 #: Options accepted before the subcommand as well as after it: (flag, destination when given first).
 GLOBAL_OPTIONS = (("--config", "global_config"), ("--database", "global_database"), ("--json", "global_json"), ("--traceback", "global_traceback"))
@@ -160,8 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(traceback.format_exc().rstrip("\n"))
             return getattr(exc, "exit_code", 2) if isinstance(exc, EvalkitError) else 2
         if isinstance(exc, SetValidationError):
+            from ..wording import counted
+
             subject = getattr(exc, "subject", "the set is invalid")
-            say(f"evalkit: error: {subject} ({len(exc.problems)} problem(s)):")
+            say(f"evalkit: error: {subject} ({counted(len(exc.problems), 'problem')}):")
             for problem in exc.problems:
                 say(f"  - {problem}")
         else:

@@ -10,6 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+from ..wording import counted
 from .common import add_store_options
 
 _DURATION = re.compile(r"(\d+)([smhdw])")
@@ -112,7 +113,7 @@ def _print_status(status: Any) -> None:
         state = f"version {status.version}, newer than this evalkit knows ({status.latest}): upgrade evalkit"
     elif status.pending:
         state = (
-            f"version {status.version} of {status.latest}; {len(status.pending)} migration(s) pending — "
+            f"version {status.version} of {status.latest}; {counted(len(status.pending), 'migration')} pending — "
             "run `evalkit db upgrade`"
         )
     else:
@@ -189,6 +190,6 @@ def _prune(args: argparse.Namespace) -> int:
         print_json({"pruned_runs": pruned, "older_than": args.older_than, "cutoff": cutoff})
         return 0
     console().print(
-        f"Pruned {pruned} run(s), with their cases, started before {format_date(cutoff)} UTC (older than {args.older_than})."
+        f"Pruned {counted(pruned, 'run')}, with their cases, started before {format_date(cutoff)} UTC (older than {args.older_than})."
     )
     return 0

@@ -9,6 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+from ..wording import counted
 from .common import add_store_options, positive_int
 
 
@@ -121,7 +122,7 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     from .layout import Column, print_rows
 
-    out.print(f"[bold]History: {literal(args.set)}[/bold]  ({len(runs)} run(s), newest first)")
+    out.print(f"[bold]History: {literal(args.set)}[/bold]  ({counted(len(runs), 'run')}, newest first)")
     columns = (
         Column("Date (UTC)", whole=True), Column("Run", whole=True, primary=True), Column("Identity"), Column("Grader"),
         Column("Status", whole=True), Column("Pass rate", "right", whole=True), Column("Mean", "right", whole=True),
@@ -145,6 +146,6 @@ def handle(args: argparse.Namespace) -> int:
         rates = trend["pass_rates"]
         out.print(
             f"  {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  "
-            f"({len(rates)} run(s))  {literal(trend['identity'])} · {literal(trend['grader'])}"
+            f"({counted(len(rates), 'run')})  {literal(trend['identity'])} · {literal(trend['grader'])}"
         )
     return 0

@@ -9,6 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+from ..wording import counted
 from .common import add_baseline_option, add_report_option, add_store_options, add_tolerance_options, positive_int
 
 
@@ -225,7 +226,7 @@ def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False
     out.print(f"Top-1 hit rate: {_percent(metrics.top1_hit_rate)} ({metrics.top1_hits}/{n})")
     out.print(f"Top-3 hit rate: {_percent(metrics.top3_hit_rate)} ({metrics.top3_hits}/{n})")
     if run.errored_count:
-        out.print(f"                (rates over the {n} scored question(s); {run.errored_count} errored)")
+        out.print(f"                (rates over the {counted(n, 'scored question')}; {run.errored_count} errored)")
     out.print(f"{f'MRR@{k}:':<16}{metrics.mrr_at_k:.3f}")
     out.print(f"{f'Recall@{k}:':<16}{metrics.recall_at_k:.3f}")
     out.print(f"{f'nDCG@{k}:':<16}{metrics.ndcg_at_k:.3f}")

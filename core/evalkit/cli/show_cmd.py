@@ -9,6 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+from ..wording import counted
 from .common import add_store_options
 
 
@@ -90,7 +91,7 @@ def handle(args: argparse.Namespace) -> int:
         out.print(f"            ({literal(run.identity_note)})")
     out.print(f"Grader:     {literal(run.grader)}")
     errored = f" ({run.errored_count} errored)" if run.errored_count else ""
-    out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {run.case_count} case(s) answered")
+    out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {counted(run.case_count, 'case')} answered")
     out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
     if run.label:
