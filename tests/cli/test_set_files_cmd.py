@@ -72,7 +72,7 @@ def test_mistakes_in_set_files_refuse_the_run_listing_every_one_and_store_nothin
     project_with(project, {"faq.yaml": GOOD, "broken.yaml": BROKEN})
     result = evalkit_cli("run", "myapp.faq")
     assert result.code == 2
-    assert "the set files are invalid (3 problem(s))" in result.stderr
+    assert "the set files are invalid (3 problems)" in result.stderr
     assert "evals/broken.yaml:7:16: prompts[0].assertions[0].regex: invalid regular expression" in result.stderr
     assert "evals/broken.yaml:8:9: prompts[1].id: id 'a' is already used by prompts[0]" in result.stderr
     assert "evals/broken.yaml:11:20: prompts[1].assertions[0].max_words: 'zero' is not of type 'integer'" in result.stderr
