@@ -45,8 +45,8 @@ import attrs
 import httpx
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
-from evalkit.privacy import remove_secrets
 from evalkit.options import option
+from evalkit.privacy import remove_secrets
 
 from evalkit_plugins._http11 import Http11Transport, ResponseTooLarge, env_proxy_applies
 
