@@ -95,7 +95,7 @@ def test_an_errored_case_is_an_error_and_the_incomplete_run_fails_the_gate(cli, 
     assert isinstance(error, Error)
     assert "has no line for prompt id 'plain-2'" in error.message
     (gate,) = cases["regression-gate"].result
-    assert isinstance(gate, Failure) and gate.message.startswith("INCOMPLETE: not compared: the run is incomplete (1 errored case(s))")
+    assert isinstance(gate, Failure) and gate.message.startswith("INCOMPLETE: not compared: the run is incomplete (1 errored case)")
 
 
 def test_a_run_that_is_not_compared_skips_the_gate_unless_it_is_strict(cli, project, schemas) -> None:
