@@ -112,7 +112,8 @@ def test_class02_a_base_url_query_goes_after_the_path_as_azure_needs(cli, projec
     chat_server.responder = lambda body: "4"
     env = configure_openai(project, chat_server, base_url=f"{chat_server.base_url}/?api-version=2024-02-01")
     cli("run", "arith.basic", "--provider", "prod", env=env)
-    request = chat_server.requests[0]
+    probe, request = chat_server.requests[0], chat_server.requests[1]
+    assert (probe.method, probe.path, probe.query) == ("GET", "/v1/models", "api-version=2024-02-01")
     assert (request.path, request.query) == ("/v1/chat/completions", "api-version=2024-02-01")
     assert request.headers["authorization"] == f"Bearer {KEY}"
 

@@ -93,7 +93,7 @@ def test_the_gate_counts_only_the_unchanged_cases_in_both_runs() -> None:
     assert comparison.edited_cases == (EditedCase("c", True, False, 1.0, 0.0),)
     assert comparison.new_failures == ("n1", "n2", "c") and comparison.set_changed
     assert comparison.summary() == (
-        "No regression: pass rate +0.0 pp, mean score +0.000 versus run base on the 2 unchanged case(s) "
+        "No regression: pass rate +0.0 pp, mean score +0.000 versus run base on the 2 unchanged cases "
         "(2 added, 1 edited, 1 removed are reported apart)."
     )
     broken = run("broken", {"a": False, "b": True, "n1": True}, {"a": "1", "b": "2", "n1": "5"})

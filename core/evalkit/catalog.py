@@ -65,7 +65,7 @@ class SetCatalog:
                 identifier,
                 self.identifiers(),
                 self.kind,
-                failures=[f"{f.record.describe()}: {f.error}" for f in self.failures],
+                failures=[f"{f.record.kind} {f.record.describe()}: {f.error}" for f in self.failures],
             )
         return self.sets[identifier]
 

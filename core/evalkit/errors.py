@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .wording import counted
+
 __all__ = [
     "ConfigError",
     "DuplicateSetError",
@@ -195,7 +197,7 @@ class RunStoreFailed(EvalkitError):
         self.cause = cause
         self.kept = kept
         self.marked = marked
-        kept_text = "the cases committed before the fault are kept" if kept is None else f"{kept} case(s) committed before the fault are kept"
+        kept_text = "the cases committed before the fault are kept" if kept is None else f"{counted(kept, 'case')} committed before the fault {'is' if kept == 1 else 'are'} kept"
         state = "the run is marked interrupted" if marked else "the run could not be marked interrupted (the store does not answer)"
         resume = f"; continue it with `evalkit run {set_identifier} --resume {run_id}`" if resumable else ""
         super().__init__(f"the results store failed during run {run_id}: {cause} — {kept_text}, {state}{resume}")

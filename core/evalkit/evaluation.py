@@ -197,7 +197,7 @@ def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> lis
         short = [v for v in values if isinstance(v, str) and v and not is_scrubbable(v)]
         if short:
             warnings.append(
-                f"warning: {who} sends {len(short)} credential value(s) shorter than {MIN_SECRET_LENGTH} characters; "
+                f"warning: {who} sends {counted(len(short), 'credential value')} shorter than {MIN_SECRET_LENGTH} characters; "
                 "that is not a real secret, so it is not scrubbed from stored or printed text"
             )
     return warnings

@@ -43,6 +43,7 @@ from .errors import UsageError
 from .runs import Run
 from .storage.protocols import GeneratorScopedResults, ProviderModelQualityRuns, ProviderModelQualityScores
 from .tolerance import parse_tolerance
+from .wording import counted
 
 __all__ = [
     "COST_CEILING_PER_1K",
@@ -274,7 +275,7 @@ class QualityReading:
         if self.value == 0.0:
             text += " (a measured zero)"
         if self.runs:
-            text += f" from {len(self.runs)} run(s)"
+            text += f" from {counted(len(self.runs), 'run')}"
         if self.source == "model":
             text += " (alias-wide read: the repository has no instance-scoped read)"
         return text
@@ -548,7 +549,7 @@ class ModelSelection:
         elif quality.value == 0.0:
             notes.append("a measured zero counts as zero")
         if quality.runs:
-            notes.append(f"quality from {len(quality.runs)} run(s)")
+            notes.append(f"quality from {counted(len(quality.runs), 'run')}")
         if uses_cost and cost is None:
             notes.append("no cost configured (no cost signal)")
         notes.append("health: no signal in evalkit")
@@ -598,7 +599,7 @@ class ModelSelection:
                 text += " behind the measured candidates"
             return text
         previous = ordered[index - 1] if index else None
-        runs = f" from {len(quality.runs)} run(s)" if quality.runs else ""
+        runs = f" from {counted(len(quality.runs), 'run')}" if quality.runs else ""
         zero = " (a measured zero)" if value == 0.0 else ""
         if previous is None:
             text = f"highest measured quality {value:.4f}{zero}{runs}"

@@ -21,6 +21,7 @@ import attrs
 from .runs import CaseResult, Run
 from .storage.protocols import CaseMark, CasePair
 from .tolerance import Tolerances
+from .wording import counted
 
 __all__ = ["Comparison", "EditedCase", "case_pairs", "compare", "compare_pairs", "mcnemar_exact_p", "exact_score"]
 
@@ -130,7 +131,7 @@ class Comparison:
         scope = ""
         if self.set_changed:
             scope = (
-                f" on the {len(self.compared_cases)} unchanged {unit}(s) "
+                f" on the {counted(len(self.compared_cases), 'unchanged ' + unit)} "
                 f"({len(self.added_cases)} added, {len(self.edited_cases)} edited, {len(self.removed_cases)} removed "
                 "are reported apart)"
             )

@@ -14,6 +14,7 @@ from typing import Any
 from .errors import RunNotFinished
 from .runs import Run, RunStatus
 from .storage import RunVerdicts
+from .wording import counted
 
 __all__ = ["parse_duration", "wait_for_run"]
 
@@ -72,7 +73,7 @@ def wait_for_run(
             if run is None:
                 raise RunNotFinished(f"run {run_id} did not appear in the store within {timeout_s:g} s; did any shard start?")
             raise RunNotFinished(
-                f"run {run_id}: {run.answered_count} of {run.case_count} case(s) are in after {timeout_s:g} s "
+                f"run {run_id}: {run.answered_count} of {counted(run.case_count, 'case')} are in after {timeout_s:g} s "
                 "and the run is still running; the verdict is pending (resume the missing shards, then wait again)"
             )
         sleep(max(0.0, min(poll_s, deadline - clock())))

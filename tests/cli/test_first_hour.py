@@ -51,7 +51,7 @@ def test_the_readme_tour_from_the_project_a_subdirectory_and_elsewhere(evalkit_c
     first = evalkit_cli("run", "myapp.faq", env=env, cwd=project)
     assert first.code == 0, first.stdout + first.stderr
     assert "Pass rate:  100.0% (2/2)" in first.stdout
-    assert "No previous run for this set and serving identity — recorded as the baseline." in first.stdout
+    assert "No accepted run for this set, serving identity and grader — recorded as the baseline." in first.stdout
     assert (project / ".evalkit" / "results.db").is_file()
 
     again = evalkit_cli("run", "myapp.faq", env=env, cwd=project / "myapp")
@@ -66,15 +66,23 @@ def test_the_readme_tour_from_the_project_a_subdirectory_and_elsewhere(evalkit_c
     config = str(project / "evalkit.toml")
     gated = evalkit_cli("run", "myapp.faq", "--fail-on-regression", "--config", config, env=env, cwd=elsewhere)
     assert gated.code == 1, gated.stdout + gated.stderr
-    assert re.search(r"Passed in run \S+, fail now \(1\):\n  - receipts: stated_the_fact, avoided_known_error\n", gated.stdout)
+    assert "Regressed (passed in the baseline, fail now): 1\n  - receipts: stated_the_fact, avoided_known_error\n" in gated.stdout
     assert "Regression: pass rate dropped 50.0 pp and mean score dropped 0.500" in gated.stdout
     assert not (elsewhere / ".evalkit").exists(), "no second store where the command ran"
     assert not any(line.endswith(" ") for line in gated.stdout.splitlines()), "no padding when piped"
 
+    again = evalkit_cli("run", "myapp.faq", "--fail-on-regression", env=env, cwd=project)
+    assert again.code == 1, "a regressed run never becomes the baseline by itself"
+    regressed_id = re.search(r"\(run (\S+)\)", again.stdout).group(1)
+    accepted = evalkit_cli("baseline", "accept", regressed_id, "--reason", "14 days is the new policy", env=env, cwd=project)
+    assert accepted.code == 0, accepted.stdout + accepted.stderr
+    after = evalkit_cli("run", "myapp.faq", "--fail-on-regression", env=env, cwd=project)
+    assert after.code == 0 and "No regression" in after.stdout, after.stdout
+
     history = evalkit_cli("--config", config, "history", "myapp.faq", "--json", env=env, cwd=elsewhere)
-    assert history.code == 0 and len(history.json()["runs"]) == 3
+    assert history.code == 0 and len(history.json()["runs"]) == 5
     table = evalkit_cli("history", "myapp.faq", env=env, cwd=project / "myapp")
-    assert "(3 runs, newest first)" in table.stdout
+    assert "(5 runs, newest first)" in table.stdout
 
 
 def test_the_tours_mistakes_end_in_clear_messages(evalkit_cli, installed_tour, tmp_path: Path) -> None:

@@ -136,7 +136,7 @@ def test_waiting_for_a_run_whose_shards_are_not_all_in_times_out_with_exit_3(cli
     waited = cli("report", "pipeline-41", "--wait", "--timeout", "1s", "--poll", "0.2s", "-o", "late.html")
     assert waited.code == 3
     assert "Waiting up to 1s for every shard of run pipeline-41" in waited.stderr
-    assert "case(s) are in after 1 s and the run is still running; the verdict is pending" in waited.stderr
+    assert "cases are in after 1 s and the run is still running; the verdict is pending" in waited.stderr
     assert not (project / "late.html").exists()
     never = cli("report", "pipeline-42", "--wait", "--timeout", "0.5s", "--poll", "0.1s")
     assert never.code == 3 and "run pipeline-42 did not appear in the store within 0.5 s" in never.stderr

@@ -479,7 +479,7 @@ def test_duplicates_are_collapsed_and_ids_past_the_limit_are_dropped_with_a_warn
     assert many.code == 0
     warnings = many.json()["warnings"]
     assert warnings == [
-        'retriever "fixtures.garbage" returned more than limit=20 ids for 4 question(s) (up to 28); '
+        'retriever "fixtures.garbage" returned more than limit=20 ids for 4 questions (up to 28); '
         "only the first 20 of each were scored"
     ]
     assert all(len(q["ranked_ids"]) == 20 for q in many.json()["questions"])

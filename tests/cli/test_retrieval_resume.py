@@ -46,7 +46,7 @@ def test_resuming_an_incomplete_run_asks_only_its_errored_questions(evalkit_cli,
     assert resumed.code == 0, resumed.stderr
     document = resumed.json()
     assert document["run_id"] == run_id and document["status"] == "complete"
-    assert document["resumed"] == f"Resumed run {run_id}: 3 question(s) answered before were kept, 1 asked now."
+    assert document["resumed"] == f"Resumed run {run_id}: 3 questions answered before were kept, 1 asked now."
     # every question answers doc-json: a top-1 hit for "json" only, and "nothing" misses
     metrics = document["metrics"]
     assert metrics["question_count"] == 4 and metrics["top1_hits"] == 1 and metrics["mrr_at_k"] == 0.25

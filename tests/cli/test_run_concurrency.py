@@ -15,7 +15,7 @@ def configure(project, server, concurrency: int | None) -> None:
         'adapter = "openai"',
         f'base_url = "{server.base_url}"',
         'model = "app-model"',
-        'api_key_env = "EVALKIT_NO_KEY"',
+        'api_key_env = ""',
     ]
     if concurrency is not None:
         lines.append(f"concurrency = {concurrency}")

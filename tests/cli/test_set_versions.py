@@ -74,10 +74,10 @@ def test_added_failing_prompts_are_reported_apart_and_never_a_regression(cli, pr
     assert "dropped" not in strict.stdout and "Quality regression detected" not in strict.stdout
     assert section(strict.stdout, "Added cases") == ["Added cases (not in the baseline; 2 fail): 2", "  - n1  FAIL", "  - n2  FAIL"]
     assert (
-        f"No regression: pass rate +0.0 pp, mean score +0.000 versus run {baseline_id} on the 4 unchanged case(s) "
+        f"No regression: pass rate +0.0 pp, mean score +0.000 versus run {baseline_id} on the 4 unchanged cases "
         "(2 added, 0 edited, 0 removed are reported apart)." in strict.stdout
     )
-    assert "New failures: 2 added or edited case(s) fail: n1, n2 — the gate fails (--fail-on-new-failures)." in strict.stdout
+    assert "New failures: 2 added or edited cases fail: n1, n2 — the gate fails (--fail-on-new-failures)." in strict.stdout
     assert f"Not accepted as the baseline: run {baseline_id} stays the baseline" in strict.stdout
 
     gated = cli("run", "versioned.prompts", "--fail-on-regression", "--json")
@@ -103,7 +103,7 @@ def test_an_unchanged_case_that_breaks_is_still_a_regression_beside_added_ones(c
     answer_with(project, {**GOOD, "p2": "wrong", "n1": "new-1"})
     result = cli("run", "versioned.prompts", "--fail-on-regression", "--max-pass-rate-drop", "0.2")
     assert result.code == 1, result.stdout
-    assert section(result.stdout, "Regressed") == ["Regressed (passed in the baseline, fail now): 1", "  - p2"]
+    assert section(result.stdout, "Regressed") == ["Regressed (passed in the baseline, fail now): 1", "  - p2: contains"]
     assert "Regression: pass rate dropped 25.0 pp and mean score dropped 0.250 beyond the configured tolerance" in result.stdout
     assert section(result.stdout, "Added cases") == ["Added cases (not in the baseline; 0 fail): 1", "  - n1  pass"]
 
@@ -127,8 +127,8 @@ def test_edited_and_removed_cases_have_sections_of_their_own(cli, project, sets_
         "Edited cases (content changed; baseline → now): 2", "  - p1: pass → FAIL", "  - p3: pass → pass",
     ]  # fmt: skip
     assert section(out, "Removed cases") == ["Removed cases (not in this run): 1", "  - p4"]
-    assert "on the 1 unchanged case(s) (0 added, 2 edited, 1 removed are reported apart)" in out
-    assert "New failures: 1 added or edited case(s) fail: p1" in out
+    assert "on the 1 unchanged case (0 added, 2 edited, 1 removed are reported apart)" in out
+    assert "New failures: 1 added or edited case fail: p1" in out
     strict = cli("run", "versioned.prompts", "--baseline", base, "--fail-on-new-failures", "--json")
     assert strict.code == 1
     assert strict.json()["verdict"]["edited_cases"][0] == {
@@ -185,7 +185,7 @@ def test_changed_questions_keep_the_run_comparable_on_the_unchanged_ones(cli, pr
     assert "The question set changed" in result.stdout
     assert section(result.stdout, "Added questions") == ["Added questions (not in the baseline; 1 fail): 1", "  - nap  FAIL"]
     assert section(result.stdout, "Edited questions") == ["Edited questions (content changed; baseline → now): 1", "  - csv: pass → FAIL"]
-    assert "on the 1 unchanged question(s) (1 added, 1 edited, 0 removed are reported apart)" in result.stdout
+    assert "on the 1 unchanged question (1 added, 1 edited, 0 removed are reported apart)" in result.stdout
     assert "Regression:" not in result.stdout
 
     # A new corpus is still a different benchmark: not compared.

@@ -152,7 +152,7 @@ def test_4_an_error_body_with_nul_is_stored_as_sent(database_url, hostile_plugin
     from tests.support.chat_server import Fault
 
     configure_endpoint(project, chat_server.base_url, concurrency=1)
-    chat_server.fail_at(1, Fault.http_error(400, body=b"upstream said: bad \x00 request"))
+    chat_server.fail_at(2, Fault.http_error(400, body=b"upstream said: bad \x00 request"))  # request 1 is the readiness probe
     result = evalkit_cli("run", "hostilestore.ids", "--provider", "slow", "--privacy", "full", "--json", env=cli_env(hostile_plugins, database_url))
     assert result.code == 3, result.stderr
     errors = [c.error for c in stored(database_url, result.json()["run_id"]).cases if c.errored]
@@ -451,7 +451,7 @@ def test_8_shards_give_one_n_and_the_verdict_is_pending_until_all_are_in(
 
     configure_endpoint(project, chat_server.base_url)
     env = cli_env(hostile_plugins, database_url)
-    chat_server.fail_at(1, Fault.http_error(400))
+    chat_server.fail_at(2, Fault.http_error(400))  # request 1 is the readiness probe
     first = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--json", env=env)
     assert first.code == 3, "this shard's slice has an errored case"
     assert stored(database_url, "split").status is RunStatus.RUNNING, "the run stays running until every shard is in"

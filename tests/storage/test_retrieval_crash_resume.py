@@ -79,7 +79,7 @@ def test_a_retrieval_run_killed_with_sigkill_resumes_asking_only_what_was_not_st
     document = resumed.json()
     assert document["run_id"] == run_id and document["status"] == "complete"
     assert document["resumed"] == (
-        f"Resumed run {run_id}: {len(stored_before)} question(s) answered before were kept, "
+        f"Resumed run {run_id}: {len(stored_before)} questions answered before were kept, "
         f"{SIZE - len(stored_before)} asked now."
     )
     assert document["privacy"] == "full"  # the run's own level, not this invocation's default

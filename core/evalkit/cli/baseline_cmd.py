@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..wording import counted
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,7 +143,7 @@ def handle_show(args: argparse.Namespace) -> int:
     if not baselines:
         out.print(literal(f'No accepted baseline of set "{args.set}" matches.'))
         return 0
-    out.print(literal(f'Baselines of set "{args.set}" ({len(baselines)} scope(s))'))
+    out.print(literal(f'Baselines of set "{args.set}" ({counted(len(baselines), "scope")})'))
     for current in baselines:
         run = current.run
         who = run.retriever if run.kind.value == "retrieval" else identity_label(run)

@@ -8,6 +8,8 @@ never a regression; then the flips' McNemar weight, the summary sentence and the
 
 from __future__ import annotations
 
+from ..wording import counted
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -145,7 +147,7 @@ def render_comparison(
         out.print(f"[red]{words.detected}[/red]")
     new_failures = comparison.new_failures
     if new_failures:
-        line = f"New failures: {len(new_failures)} added or edited {words.cases}(s) fail: {', '.join(visible(c) for c in new_failures)}"
+        line = f"New failures: {counted(len(new_failures), 'added or edited ' + words.cases)} fail: {', '.join(visible(c) for c in new_failures)}"
         if fail_on_new_failures:
             out.print(f"[red]{literal(line)} — the gate fails (--fail-on-new-failures).[/red]")
         else:

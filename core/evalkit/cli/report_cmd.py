@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..wording import counted
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,7 +64,7 @@ def wait_for(args: argparse.Namespace, repository: Any, run_id: str) -> Any:
     def on_poll(run: Any) -> None:
         if not told:
             told.append(True)
-            seen = "not in the store yet" if run is None else f"{run.answered_count} of {run.case_count} case(s) in"
+            seen = "not in the store yet" if run is None else f"{run.answered_count} of {counted(run.case_count, 'case')} in"
             err.print(f"Waiting up to {args.timeout} for every shard of run {run_id} ({seen})…", markup=False, highlight=False)
 
     return wait_for_run(repository, run_id, timeout_s=timeout, poll_s=poll, on_poll=on_poll)

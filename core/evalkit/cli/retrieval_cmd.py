@@ -159,7 +159,7 @@ def _export(args: argparse.Namespace, outcome: Any) -> list[str]:
     if args.export_run:
         tag = f"evalkit-{outcome.run.id}"
         path = write_run(args.export_run, outcome.rankings, tag)
-        written.append(f"TREC run:       {path} ({len(outcome.rankings)} question(s), tag {tag})")
+        written.append(f"TREC run:       {path} ({counted(len(outcome.rankings), 'question')}, tag {tag})")
     if args.export_qrels:
         path = write_qrels(args.export_qrels, outcome.question_set.questions)
         written.append(f"TREC qrels:     {path}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..wording import counted
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,6 +57,6 @@ def _print(report: Any) -> None:
     for problem in report.problems:
         sys.stderr.write(f"{problem}\n")
     if report.problems:
-        sys.stderr.write(f"evalkit: {len(report.problems)} problem(s); nothing was run\n")
+        sys.stderr.write(f"evalkit: {counted(len(report.problems), 'problem')}; nothing was run\n")
     elif not report.checked:
         sys.stdout.write("nothing to check: no [sets] paths are configured and no sets are installed\n")

@@ -21,6 +21,7 @@ import attrs
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..storage import StoredVerdict
 from ..verdict import Comparison
+from ..wording import counted
 
 __all__ = [
     "CHANGE_SECTIONS",
@@ -209,13 +210,13 @@ class Report:
         """The stored verdict's one-line note, or why there is none."""
         if self.run.status is RunStatus.RUNNING:
             return (
-                f"{self.run.answered_count} of {self.run.case_count} case(s) are in; "
+                f"{self.run.answered_count} of {counted(self.run.case_count, 'case')} are in; "
                 "the verdict is pending until every shard has finished."
             )
         if self.verdict is not None and self.verdict.note:
             return self.verdict.note
         if self.run.status is not RunStatus.COMPLETE:
-            return f"The run is {self.run.status.value} ({self.run.errored_count} errored case(s)); it is not compared."
+            return f"The run is {self.run.status.value} ({counted(self.run.errored_count, 'errored case')}); it is not compared."
         return "No verdict was recorded for this run."
 
     @property

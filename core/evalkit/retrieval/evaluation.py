@@ -52,6 +52,7 @@ from evalkit.storage import (
 from evalkit.tolerance import Tolerances, resolve_tolerances
 from evalkit.verdict import Comparison, compare
 
+from ..wording import counted
 from .bounded import BoundedCalls
 from .contracts import (
     ClosingRetriever,
@@ -627,7 +628,7 @@ def _run(
     warnings = []
     if over_limit:
         warnings.append(
-            f'retriever "{retriever_id}" returned more than limit={limit} ids for {len(over_limit)} question(s) '
+            f'retriever "{retriever_id}" returned more than limit={limit} ids for {counted(len(over_limit), "question")} '
             f"(up to {max(over_limit)}); only the first {limit} of each were scored"
         )
     order = {q.id: n for n, q in enumerate(golden_set.questions)}
@@ -645,7 +646,7 @@ def _run(
         )  # fmt: skip
         outcome = attrs.evolve(outcome, rankings=rankings)
         if resumed is not None:
-            note = f"Resumed run {header.id}: {len(kept)} question(s) answered before were kept, {len(todo)} asked now."
+            note = f"Resumed run {header.id}: {counted(len(kept), 'question')} answered before {'was' if len(kept) == 1 else 'were'} kept, {len(todo)} asked now."
             outcome = attrs.evolve(outcome, resume_note=note)
         if isinstance(repository, RunVerdicts):
             repository.record_verdict(stored.id, _stored_verdict(outcome))
@@ -705,7 +706,7 @@ def _decide(
         return attrs.evolve(
             outcome,
             reason=(
-                f"not compared: the run is {run.status.value} ({run.errored_count} errored question(s)), "
+                f"not compared: the run is {run.status.value} ({counted(run.errored_count, 'errored question')}), "
                 "so it is never a baseline and is not compared"
             ),
         )

@@ -24,6 +24,7 @@ from importlib import resources
 from evalkit.reports import CHANGE_SECTIONS, Report
 from evalkit.reports.escape import html_text
 from evalkit.runs import CaseResult
+from evalkit.wording import counted
 
 from .trend_chart import SERIES_CLASSES, trend_svg
 
@@ -169,7 +170,7 @@ class HtmlReporter:
         accepted = sum(1 for p in report.history if p.accepted)
         return (
             '<section id="trend">\n<h2>Trend</h2>\n'
-            f"<p>{len(report.history)} run(s) of this set with the same "
+            f"<p>{counted(len(report.history), 'run')} of this set with the same "
             f"{'retriever and deployment' if report.retrieval else 'serving identity and grader'}, oldest to newest; "
             f"{accepted} accepted as baseline.</p>\n{svg}\n<ul class=\"legend\">{legend}</ul>\n</section>"
         )

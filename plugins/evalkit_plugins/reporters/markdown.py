@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from evalkit.reports import Report
 from evalkit.reports.escape import html_text, markdown_inline
 from evalkit.runs import CaseResult
+from evalkit.wording import counted
 
 __all__ = ["MarkdownReporter", "STEP_SUMMARY"]
 
@@ -48,7 +49,7 @@ class MarkdownReporter:
             f"{markdown_inline(report.verdict_sentence)}",
             "",
             f"{markdown_inline(report.identity)} · grader {markdown_inline(run.grader)} · "
-            f"{run.answered_count} of {run.case_count} {'question' if report.retrieval else 'case'}(s) answered"
+            f"{run.answered_count} of {counted(run.case_count, 'question' if report.retrieval else 'case')} answered"
             + (f" · label {markdown_inline(run.label)}" if run.label else ""),
             "",
         ]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from evalkit.reports import Figure, HistoryPoint
 from evalkit.reports.escape import html_text
+from evalkit.wording import counted
 
 __all__ = ["SERIES_CLASSES", "trend_svg"]
 
@@ -43,7 +44,7 @@ def trend_svg(history: Sequence[HistoryPoint], figures: Sequence[Figure]) -> str
     count = len(history)
     parts = [
         f'<svg class="trend" viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" '
-        f'aria-label="Trend over {count} run(s), oldest to newest" xmlns="http://www.w3.org/2000/svg">'
+        f'aria-label="Trend over {counted(count, "run")}, oldest to newest" xmlns="http://www.w3.org/2000/svg">'
     ]
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         y = _y(tick)
