@@ -126,7 +126,12 @@ def render_outcome(
     )  # fmt: skip
     rows = []
     hidden = 0
+    comparison = outcome.verdict.comparison
+    regressed = set(comparison.regressed_cases) if comparison is not None else set()
+    regressed_checks: dict[str, str] = {}
     for case in run.cases if cases is None else cases:
+        if case.case_id in regressed:
+            regressed_checks[case.case_id] = check_names(case)
         if case.passed and not case.unstable and not show_all:
             hidden += 1
             continue
@@ -145,7 +150,7 @@ def render_outcome(
         else:
             out.print(f"{hidden} passing case{'s are' if hidden != 1 else ' is'} not listed (--show-all lists every case).")
     render_summary(out, run)
-    render_verdict(out, outcome, fail_on_new_failures=fail_on_new_failures)
+    render_verdict(out, outcome, fail_on_new_failures=fail_on_new_failures, case_notes=regressed_checks)
 
 
 def render_summary(out: Any, run: Run) -> None:
@@ -176,18 +181,13 @@ def render_summary(out: Any, run: Run) -> None:
         out.print(literal(line))
 
 
-def failed_checks(cases: Any) -> dict[str, str]:
-    """``{case id: "check_a, check_b"}`` — the named checks each failing case failed (or ``errored``).
-
-    The names are raw: the caller prints them without markup, visibly escaped."""
-    notes: dict[str, str] = {}
-    for case in cases:
-        names = [check.name for check in case.checks if not check.passed]
-        if case.errored:
-            names.append("errored")
-        if names:
-            notes[case.case_id] = ", ".join(names)
-    return notes
+def check_names(case: CaseResult) -> str:
+    """``check_a, check_b`` — the named checks a case failed (``errored`` for an error), for the
+    regression list. The names are raw: the caller prints them without markup, visibly escaped."""
+    names = [check.name for check in case.failed_checks]
+    if case.errored:
+        names.append("errored")
+    return ", ".join(names)
 
 
 def acceptance_line(acceptance: Any, baseline_id: str | None, complete: bool) -> str | None:
@@ -204,8 +204,11 @@ def acceptance_line(acceptance: Any, baseline_id: str | None, complete: bool) ->
     return "Not accepted as the baseline: the run could not be compared."
 
 
-def render_verdict(out: Any, outcome: RunOutcome, *, fail_on_new_failures: bool = False) -> None:
-    """The regression check: first the cases that passed in the baseline and fail now."""
+def render_verdict(
+    out: Any, outcome: RunOutcome, *, fail_on_new_failures: bool = False, case_notes: Mapping[str, str] | None = None
+) -> None:
+    """The regression check: first the cases that passed in the baseline and fail now, each with
+    its ``case_notes`` entry (its failed checks) when there is one."""
     from .comparison_view import render_comparison
 
     verdict = outcome.verdict
@@ -217,11 +220,7 @@ def render_verdict(out: Any, outcome: RunOutcome, *, fail_on_new_failures: bool 
         out.print("No accepted run for this set, serving identity and grader — recorded as the baseline.")
     else:
         assert verdict.comparison is not None
-        regressed = set(verdict.comparison.regressed_cases)
-        render_comparison(
-            out, verdict.comparison, fail_on_new_failures=fail_on_new_failures,
-            case_notes=failed_checks(case for case in outcome.run.cases if case.case_id in regressed),
-        )
+        render_comparison(out, verdict.comparison, fail_on_new_failures=fail_on_new_failures, case_notes=case_notes)
     complete = outcome.run.status.value == "complete" and outcome.run.verified
     line = acceptance_line(verdict.acceptance, verdict.baseline.id if verdict.baseline is not None else None, complete)
     if line is not None:
