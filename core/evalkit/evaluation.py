@@ -535,8 +535,8 @@ def _answer_and_finish(
     if streamed:
         # Counted by the store: no case is read back (a 100,000-case run stays flat in memory).
         tally = repository.case_tally(header.id)
-        counted = attrs.evolve(header, stored_answered_count=tally.answered, stored_errored_count=tally.errored)
-        status = runner.final_status(header, counted)
+        tallied = attrs.evolve(header, stored_answered_count=tally.answered, stored_errored_count=tally.errored)
+        status = runner.final_status(header, tallied)
         identity, note = _tally_identity(tally, bound.configured)
         yardstick = next(iter(tally.yardsticks)) if len(tally.yardsticks) == 1 else grader_name
         metrics = None
