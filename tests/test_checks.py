@@ -168,9 +168,9 @@ def test_citations_resolve_by_source_id_and_by_quote() -> None:
     assert check(resolve, "x", citations=[Citation("other", "the  original receipt")], passages=sent).passed
     failed = check(resolve, "x", citations=["policy#3.2", "policy#9", "policy#9", Citation(passage="")], passages=sent)
     assert not failed.passed and failed.error is None
-    assert failed.detail == 'unresolved citation(s): policy#9, "" (passages sent: policy#3.2, "Keep the original receipt.")'
+    assert failed.detail == 'unresolved citations: policy#9, "" (passages sent: policy#3.2, "Keep the original receipt.")'
     assert check(resolve, "x", citations=[{"passage": "Receipts within"}], passages=sent[:1]).detail == (
-        'unresolved citation(s): "Receipts within" (passages sent: policy#3.2)'
+        'unresolved citation: "Receipts within" (passages sent: policy#3.2)'
     )
 
 

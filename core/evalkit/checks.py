@@ -310,7 +310,7 @@ def _citations_resolve(value: None, answer: Answer) -> bool | Check:
     if not unresolved:
         return True
     sent = ", ".join(p.source_id or f'"{_summary(_normalised(p.text))}"' for p in answer.passages)
-    return Check("", False, detail=f"unresolved citation(s): {', '.join(unresolved)} (passages sent: {sent})")
+    return Check("", False, detail=f"unresolved {'citation' if len(unresolved) == 1 else 'citations'}: {', '.join(unresolved)} (passages sent: {sent})")
 
 
 BUILTIN_KINDS: Mapping[str, AssertionKind] = {

@@ -154,7 +154,7 @@ def _deployments(table: Any, where: str) -> tuple[dict[str, dict[str, Mapping[st
         if unknown:
             raise ConfigError(
                 f'{where}: [deployments.{name}] takes retriever = "ID" and [deployments.{name}.retrievers."ID"] '
-                f"option tables; unknown key(s): {', '.join(unknown)}"
+                f"option tables; unknown {'key' if len(unknown) == 1 else 'keys'}: {', '.join(unknown)}"
             )
         retriever = deployment.get("retriever")
         if retriever is not None:

@@ -194,7 +194,7 @@ class CollectionSets:
             raise ConfigError(f'{where}: format must be "beir" or "trec", got {kind!r}')
         unknown = sorted(set(options) - allowed)
         if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} (it takes {', '.join(sorted(allowed))})")
+            raise ConfigError(f"{where}: unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(unknown)} (it takes {', '.join(sorted(allowed))})")
         queries = read_queries(queries_file)
         judged = read_qrels(qrels_file)
         missing = [q for q in judged if q not in queries]

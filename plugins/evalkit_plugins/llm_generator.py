@@ -65,7 +65,7 @@ class LLMGenerator:
     def __init__(self, *, model: str | None = None, options: Mapping[str, Any] | None = None, concurrency: int = 1, **unknown: Any) -> None:
         if unknown:
             names = ", ".join(f'"{name}"' for name in sorted(unknown))
-            raise ConfigError(f"Unknown option(s) for the llm generator: {names}. Valid options: {', '.join(OPTIONS)}.")
+            raise ConfigError(f"Unknown {'option' if len(unknown) == 1 else 'options'} for the llm generator: {names}. Valid options: {', '.join(OPTIONS)}.")
         if not isinstance(model, str) or not model:
             raise ConfigError('The llm generator needs "model": an llm model id or alias (run `llm models` to list them).')
         if not isinstance(options, (Mapping, type(None))):

@@ -48,4 +48,4 @@ def test_a_merged_deployment_still_runs_the_providers_retriever_when_named(evalk
 def test_a_deployment_table_with_an_unknown_key_is_refused(evalkit_cli, project) -> None:
     write(project, '[deployments.prod]\nretreiver = "evalkit.lexical"\n')
     result = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "prod")
-    assert result.code == 2 and "unknown key(s): retreiver" in result.stderr
+    assert result.code == 2 and "unknown key: retreiver" in result.stderr

@@ -127,7 +127,7 @@ CITED = {
     "unresolved": (
         {"citations": ["policy#3.2", "policy#9.9", {"passage": "within 60 days"}], "passages": [POLICY, HANDBOOK]},
         False,
-        'unresolved citation(s): policy#9.9, "within 60 days" (passages sent: policy#3.2, "Travel handbook: keep the original re...")',
+        'unresolved citations: policy#9.9, "within 60 days" (passages sent: policy#3.2, "Travel handbook: keep the original re...")',
     ),
     "no-citation": ({"citations": [], "passages": [POLICY]}, False, "the answer cites no source"),
     "no-passages": ({"citations": ["policy#3.2"]}, False, "answer carries no passages, so its citations cannot be resolved"),
@@ -135,7 +135,7 @@ CITED = {
     "quote-of-an-id-passage": (
         {"citations": [{"passage": "within 30 days"}], "passages": [POLICY]},
         False,
-        'unresolved citation(s): "within 30 days" (passages sent: policy#3.2)',
+        'unresolved citation: "within 30 days" (passages sent: policy#3.2)',
     ),
 }
 
@@ -151,4 +151,4 @@ def test_citations_resolve_pass_and_fail_paths(evalkit_cli, project, plugin_dist
         assert (check["passed"], check["detail"] or check["error"]) == (passed, why), case_id
     table = evalkit_cli("run", "rules.cited", env={"PYTHONPATH": plugin_dists(SETS)})
     assert "Pass rate:  33.3% (2/6)" in table.stdout
-    assert "citations_resolve (unresolved citation(s): policy#9.9" in table.stdout
+    assert "citations_resolve (unresolved citations: policy#9.9" in table.stdout

@@ -87,7 +87,7 @@ def test_bad_configuration_says_what_is_wrong(tmp_path) -> None:
         '[question_sets."a.b"]\npath = "nowhere"\n': "does not exist",
         '[question_sets."a.b"]\npath = "col"\nsplit = "dev"\n': "dev.tsv does not exist",
         '[question_sets."a.b"]\npath = "col"\nformat = "csv"\n': 'format must be "beir" or "trec"',
-        '[question_sets."a.b"]\npath = "col"\nsplitt = "test"\n': "unknown key(s) splitt",
+        '[question_sets."a.b"]\npath = "col"\nsplitt = "test"\n': "unknown key splitt",
         '[question_sets."a.b"]\npath = "col"\n': "judges 1 quer(y/ies)",
     }
     for toml, message in cases.items():

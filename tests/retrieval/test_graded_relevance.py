@@ -123,7 +123,7 @@ def test_grades_are_validated_against_the_expected_ids() -> None:
         ],
     )  # fmt: skip
     problems = "\n".join(question_set_problems(bad))
-    assert 'question "q1"' in problems and "field grades has 1 grade(s) for 2 expected id(s)" in problems
+    assert 'question "q1"' in problems and "field grades has 1 grade for 2 expected ids" in problems
     assert "grades[1] must be an integer (got True)" in problems and "grades[1] must be an integer (got '2')" in problems
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..wording import counted
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,8 +49,8 @@ def _differences(base: Any, run: Any) -> list[str]:
     for which, stored in (("BASE", base), ("RUN", run)):
         if stored.status.value != "complete":
             notes.append(
-                f"{which} {stored.id} is {stored.status.value} ({stored.answered_count} of {stored.case_count} "
-                "case(s) answered): cases it lacks count as added or removed."
+                f"{which} {stored.id} is {stored.status.value} ({stored.answered_count} of "
+                f"{counted(stored.case_count, 'case')} answered): cases it lacks count as added or removed."
             )
     return notes
 

@@ -49,7 +49,7 @@ def handle(args: argparse.Namespace) -> int:
     targets = [(source, root / target) for source, target in STARTER_FILES]
     existing = [str(path) for _, path in targets if path.exists()]
     if existing:
-        raise UsageError(f"evalkit init writes nothing: {', '.join(existing)} already exist(s); move them away or choose another DIR")
+        raise UsageError(f"evalkit init writes nothing: {', '.join(existing)} already {'exists' if len(existing) == 1 else 'exist'}; move them away or choose another DIR")
     starter = resources.files("evalkit.starter")
     for source, path in targets:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,8 @@ from evalkit.errors import SetValidationError
 from evalkit.questions import GoldenQuestionSet, QuestionForm
 from evalkit.validation import IDENTIFIER_PATTERN, has_visible_text, members_with_ids, set_problems
 
+from ..wording import counted
+
 __all__ = ["IDENTIFIER_PATTERN", "check_question_set", "question_set_problems", "validate_question_set"]
 
 
@@ -40,7 +42,7 @@ def question_set_problems(question_set: GoldenQuestionSet) -> list[str]:
         if grades is not None:
             if len(grades) != len(question.expected_document_ids):
                 problems.append(
-                    f"{at}: field grades has {len(grades)} grade(s) for {len(question.expected_document_ids)} expected id(s)"
+                    f"{at}: field grades has {counted(len(grades), 'grade')} for {counted(len(question.expected_document_ids), 'expected id')}"
                 )
             for number, grade in enumerate(grades, start=1):
                 if isinstance(grade, bool) or not isinstance(grade, int):
