@@ -1,57 +1,195 @@
-"""Throughput and client CPU of the ``openai`` generator alone, against the test chat server.
+"""Throughput and client CPU of the ``openai`` generator's transport against kept HTTP clients.
 
-The server runs in a child process, so ``time.process_time()`` here is the generator's CPU only::
+The same job — POST a chat completion, read the JSON answer — with at most C requests in flight,
+against the test chat server in a child process, through:
 
-    PYTHONPATH=core:plugins:. python bench/generator_openai.py --requests 2000 --concurrency 64 --delay 0.05
+* ``evalkit``: the ``openai`` generator itself (httpx's ``AsyncClient`` over the hand-written
+  HTTP/1.1 transport in ``evalkit_plugins/_http11.py``), as a run uses it;
+* ``aiohttp``: one ``aiohttp.ClientSession`` with a ``TCPConnector(limit=C)``;
+* ``httpx``: one ``httpx.AsyncClient`` with its own pool (httpcore), HTTP/1.1,
+  ``Limits(max_connections=C, max_keepalive_connections=C)``;
+* ``bare``: a hand-rolled asyncio client, one keep-alive connection per worker (the floor).
+
+Each client runs in a fresh child process; its CPU (user + system) and peak RSS come from the
+child's rusage, so imports count as they do for a user. A client whose library is not installed
+is reported as such (``pip install aiohttp``), not skipped silently::
+
+    PYTHONPATH=core:plugins:. python bench/generator_openai.py --requests 2000 --concurrency 16 64 --delay 0.05
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
+import json
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
-from evalkit.answers import GenerationRequest
-from evalkit_plugins.openai import OpenAIGenerator
+ROOT = Path(__file__).resolve().parent.parent
+CLIENTS = ("evalkit", "aiohttp", "httpx", "bare")
+BODY = {"model": "gpt-test", "messages": [{"role": "system", "content": "Be brief."}]}
 
-from tests.support.chat_server import ChatServerProcess
+
+def _payload(number: int) -> bytes:
+    messages = [*BODY["messages"], {"role": "user", "content": f"Prompt number {number}: what is the capital of France?"}]
+    return json.dumps({**BODY, "messages": messages}).encode()
 
 
-async def _run(base_url: str, requests: int, concurrency: int) -> tuple[float, float, float]:
-    generator = OpenAIGenerator(base_url=base_url, model="gpt-test", concurrency=concurrency, api_key_env="EVALKIT_BENCH_KEY")
-    prompts = iter([GenerationRequest(f"Prompt number {i}: what is the capital of France?", system_prompt="Be brief.") for i in range(requests)])
+def _text(body: bytes) -> str:
+    text = json.loads(body)["choices"][0]["message"]["content"]
+    assert text
+    return text
+
+
+async def _workers(concurrency: int, requests: int, one: object) -> None:
+    numbers = iter(range(requests))
 
     async def worker() -> None:
-        for request in prompts:
-            answer = await generator.agenerate(request)
-            assert answer.text
+        for number in numbers:
+            await one(number)  # type: ignore[operator]
 
-    wall, cpu, kernel = time.perf_counter(), time.process_time(), os.times().system
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    wall, cpu, kernel = time.perf_counter() - wall, time.process_time() - cpu, os.times().system - kernel
+
+
+async def run_evalkit(base_url: str, requests: int, concurrency: int) -> None:
+    from evalkit.answers import GenerationRequest
+    from evalkit_plugins.openai import OpenAIGenerator
+
+    generator = OpenAIGenerator(base_url=base_url, model="gpt-test", concurrency=concurrency, api_key_env="EVALKIT_BENCH_KEY")
+
+    async def one(number: int) -> None:
+        answer = await generator.agenerate(
+            GenerationRequest(f"Prompt number {number}: what is the capital of France?", system_prompt="Be brief.")
+        )
+        assert answer.text
+
+    await _workers(concurrency, requests, one)
     await generator.aclose()
-    return wall, cpu, kernel
+
+
+async def run_aiohttp(base_url: str, requests: int, concurrency: int) -> None:
+    import aiohttp
+
+    url = f"{base_url}/chat/completions"
+    headers = {"content-type": "application/json", "authorization": "Bearer bench"}
+    connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=concurrency)
+    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
+
+        async def one(number: int) -> None:
+            async with session.post(url, data=_payload(number)) as response:
+                body = await response.read()
+                assert response.status == 200
+                _text(body)
+
+        await _workers(concurrency, requests, one)
+
+
+async def run_httpx(base_url: str, requests: int, concurrency: int) -> None:
+    import httpx
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    headers = {"content-type": "application/json", "authorization": "Bearer bench"}
+    async with httpx.AsyncClient(limits=limits, headers=headers, http2=False, timeout=httpx.Timeout(30.0, pool=None)) as client:
+        url = f"{base_url}/chat/completions"
+
+        async def one(number: int) -> None:
+            response = await client.post(url, content=_payload(number))
+            assert response.status_code == 200
+            _text(response.content)
+
+        await _workers(concurrency, requests, one)
+
+
+async def run_bare(base_url: str, requests: int, concurrency: int) -> None:
+    host, _, rest = base_url.removeprefix("http://").partition(":")
+    port, _, prefix = rest.partition("/")
+    path = f"/{prefix}/chat/completions".encode()
+    numbers = iter(range(requests))
+
+    async def worker() -> None:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        for number in numbers:
+            body = _payload(number)
+            writer.write(
+                b"POST " + path + b" HTTP/1.1\r\nHost: " + host.encode() + b"\r\nContent-Type: application/json\r\n"
+                b"Authorization: Bearer bench\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+            )
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+            _text(await reader.readexactly(length))
+        writer.close()
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+def child(client: str, base_url: str, requests: int, concurrency: int) -> None:
+    """Run one client's job in this (child) process and print its wall time as JSON."""
+    started = time.perf_counter()
+    asyncio.run(globals()[f"run_{client}"](base_url, requests, concurrency))
+    print(json.dumps({"wall": time.perf_counter() - started}))
+
+
+def available(client: str) -> str | None:
+    """``None`` when the client can run here, else why not."""
+    if client in ("aiohttp", "httpx") and importlib.util.find_spec(client) is None:
+        return f"{client} is not installed here (pip install {client})"
+    return None
+
+
+def measure(client: str, base_url: str, requests: int, concurrency: int) -> dict[str, float]:
+    """One child process: wall of the job, CPU and peak RSS of the whole process (rusage)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "core"), str(ROOT / "plugins"), str(ROOT)]), "EVALKIT_BENCH_KEY": "bench"}
+    command = [sys.executable, __file__, "--child", client, base_url, str(requests), str(concurrency)]
+    child_process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child_process.pid, 0)
+    out = child_process.stdout.read() if child_process.stdout else b""
+    err = child_process.stderr.read() if child_process.stderr else b""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{client} failed: {err.decode(errors='replace')[-1500:]}")
+    return {"wall": json.loads(out)["wall"], "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss / 1024}
 
 
 def main() -> None:
-    """Print wall time, requests per second and CPU seconds (user + system) per 1,000 requests."""
+    """Print, per concurrency, each client's wall, efficiency, CPU per 1,000 requests and peak RSS."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--delay", type=float, default=0.05)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--clients", nargs="+", default=list(CLIENTS), choices=CLIENTS)
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    with ChatServerProcess(delay=args.delay) as server:
-        for _ in range(args.repeat):
-            wall, cpu, kernel = asyncio.run(_run(server.base_url, args.requests, args.concurrency))
-            floor = args.requests / args.concurrency * args.delay
-            print(
-                f"{args.requests} requests at concurrency {args.concurrency}, {args.delay * 1000:g} ms server delay: "
-                f"wall {wall:.2f} s (floor {floor:.2f} s, {args.requests / wall:.0f} req/s), "
-                f"client CPU {cpu:.2f} s = {cpu / args.requests * 1000:.3f} s per 1,000 requests"
-                f" ({kernel / args.requests * 1000:.3f} s of it in the OS)"
-            )
+    if args.child:
+        client, url, requests, concurrency = args.child
+        child(client, url, int(requests), int(concurrency))
+        return
+    sys.path[:0] = [str(ROOT / "core"), str(ROOT / "plugins"), str(ROOT)]
+    from tests.support.chat_server import ChatServerProcess
+
+    print(
+        f"{args.requests:,} chat completions, server delay {args.delay * 1000:g} ms, each client in a fresh process, "
+        f"best of {args.repeat}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the start"
+    )
+    header = f"{'client':<10}{'C':>4}{'wall s':>8}{'effic.':>8}{'CPU s/1k':>10}{'RSS MiB':>9}"
+    print(header)
+    print("-" * len(header))
+    with ChatServerProcess(delay=args.delay, quiet=True) as server:
+        for concurrency in args.concurrency:
+            ideal = args.requests * args.delay / concurrency
+            for client in args.clients:
+                missing = available(client)
+                if missing is not None:
+                    print(f"{client:<10}{concurrency:>4}  not measured: {missing}")
+                    continue
+                runs = [measure(client, server.base_url, args.requests, concurrency) for _ in range(args.repeat)]
+                wall = min(r["wall"] for r in runs)
+                cpu = min(r["cpu"] for r in runs)
+                rss = min(r["rss"] for r in runs)
+                print(f"{client:<10}{concurrency:>4}{wall:>8.2f}{ideal / wall:>8.3f}{cpu / args.requests * 1000:>10.3f}{rss:>9.1f}")
 
 
 if __name__ == "__main__":

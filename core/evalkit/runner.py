@@ -273,6 +273,11 @@ async def execute_prompts(
     longer than ``max_answer_bytes`` is graded whole and stored cut (see :func:`stored_answer`).
     """
     secrets = bound.secrets() + (tuple(grader.secret_values()) if isinstance(grader, SecretHolder) else ())
+    # Only values long enough to be scrubbed are looked for (see evalkit.privacy.remove_secrets):
+    # with none, a finished case is stored as it is, without copying it field by field.
+    from .privacy import is_scrubbable
+
+    secrets = tuple(s for s in secrets if isinstance(s, str) and is_scrubbable(s))
     recorder = _Recorder(repository, run.id, privacy, secrets)
     finished = 0
     options = dict(request_options or {})
