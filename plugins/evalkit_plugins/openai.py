@@ -225,7 +225,7 @@ class OpenAIGenerator:
         url = self._url.copy_with(path=self._url.path.removesuffix("/chat/completions") + "/models")
         headers = {k: v for k, v in self._headers.items() if k != "content-type"}
         try:
-            with httpx.stream("GET", url, headers=headers, timeout=min(self.timeout, 10.0)) as response:
+            with httpx.stream("GET", url, headers=headers, timeout=min(self.timeout, 10.0), verify=_tls(url)) as response:
                 status = response.status_code
                 limit = MODEL_LIST_BYTES if status == 200 else SHOWN_BODY_CHARS * 4
                 content = b"".join(_take(response.iter_bytes(), limit + 1))  # never more than that is read
@@ -524,13 +524,22 @@ def _get_json(url: httpx.URL, headers: Mapping[str, str], timeout: float) -> Any
     """The JSON body of a GET that answered 200, else ``None`` (never raises); a body over
     :data:`_MAX_METADATA_BYTES` is not read past that."""
     try:
-        with httpx.stream("GET", url, headers=headers, timeout=timeout) as response:
+        with httpx.stream("GET", url, headers=headers, timeout=timeout, verify=_tls(url)) as response:
             if response.status_code != 200:
                 return None
             body = b"".join(_take(response.iter_bytes(), _MAX_METADATA_BYTES + 1))
         return None if len(body) > _MAX_METADATA_BYTES else json.loads(body)
     except (httpx.HTTPError, ValueError):
         return None
+
+
+def _tls(url: httpx.URL) -> bool:
+    """httpx's ``verify`` for a one-off GET: ``False`` only where no TLS can happen — a plain
+    ``http://`` URL with no proxy in the environment (redirects are not followed) — so the GET
+    skips building a certificate store it would never use (40 ms of CPU per run); ``True`` otherwise."""
+    if url.scheme != "http":
+        return True
+    return any(name.lower().endswith("_proxy") and value.strip() for name, value in os.environ.items())
 
 
 def _take(chunks: Any, limit: int) -> list[bytes]:

@@ -367,3 +367,17 @@ def test_an_error_is_a_refusal_of_a_request_field_only_when_it_names_one_determi
     from evalkit_plugins.openai import _rejected_field
 
     assert _rejected_field(status, body) == field
+
+
+def test_a_one_off_get_skips_the_certificate_store_only_where_no_tls_can_happen(monkeypatch) -> None:
+    """The readiness probe and the evidence reads build no certificate store for a plain http://
+    endpoint (40 ms of CPU per run); an https:// endpoint, or any proxy in the environment, verifies."""
+    import httpx
+    from evalkit_plugins.openai import _tls
+
+    for name in [n for n in __import__("os").environ if n.lower().endswith("_proxy")]:
+        monkeypatch.delenv(name)
+    assert _tls(httpx.URL("http://127.0.0.1:8080/v1/models")) is False
+    assert _tls(httpx.URL("https://api.example.com/v1/models")) is True
+    monkeypatch.setenv("HTTPS_PROXY", "https://proxy.example:3128")
+    assert _tls(httpx.URL("http://127.0.0.1:8080/v1/models")) is True
