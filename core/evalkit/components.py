@@ -250,6 +250,11 @@ class BoundGenerator:
         return isinstance(self.generator, AsyncGenerator) and inspect.iscoroutinefunction(self.generator.agenerate)
 
     @property
+    def is_reference_self_check(self) -> bool:
+        """True for the built-in reference instance: the set's own references answer, no model is served."""
+        return self.instance == REFERENCE_INSTANCE and self.adapter == "reference"
+
+    @property
     def concurrency(self) -> int | None:
         """The concurrency the generator asks for, if it says."""
         value = getattr(self.generator, "concurrency", None)

@@ -331,7 +331,7 @@ def evaluate_set(
     if isinstance(grading, components.JudgeGrader):
         grading.bind_judge(config, bound)
     notes.extend(short_secret_warnings(bound, grading))
-    if bound.instance == components.REFERENCE_INSTANCE and bound.adapter == "reference":
+    if bound.is_reference_self_check:
         notes.append(
             "No provider is configured: the answers are the set's own references "
             "(a self-check of the set, compared only with earlier reference runs)."

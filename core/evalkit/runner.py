@@ -152,12 +152,14 @@ ECHOED_MODEL_NOTE = "reported model is the alias sent; the server does not repor
 
 def serving_metrics(bound: BoundGenerator, identity: ServingIdentity | None) -> dict[str, Any] | None:
     """What is known about who served beyond the identity: whether the reported model merely
-    echoes the alias sent, and the generator's own free evidence (:class:`ServingEvidence`).
+    echoes the alias sent (never said of the reference self-check, which serves no model), and the
+    generator's own free evidence (:class:`ServingEvidence`).
 
     ``None`` when there is nothing to say. Evidence a generator fails to give is left out.
     """
     serving: dict[str, Any] = {}
-    if identity is not None and identity.reported_model == identity.model_alias:
+    # The reference self-check serves no model: its "reported model" is its name, not an echo.
+    if identity is not None and identity.reported_model == identity.model_alias and not bound.is_reference_self_check:
         serving["reported_model_is_alias"] = True
         serving["note"] = ECHOED_MODEL_NOTE
     if isinstance(bound.generator, ServingEvidence):

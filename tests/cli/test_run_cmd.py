@@ -37,6 +37,7 @@ def test_smoke_run_stores_a_baseline_and_the_second_run_compares(evalkit_cli, pr
     first = evalkit_cli("run", "evalkit.smoke", "--show-all")
     assert first.code == 0, first.stderr
     assert "answers are the set's own references" in first.stdout
+    assert "does not report its own" not in first.stdout, "the reference self-check serves no model to echo an alias"
     assert "Pass rate:  100.0% (7/7)" in first.stdout
     assert "recorded as the baseline" in first.stdout
     for case_id in SMOKE_IDS:
@@ -61,6 +62,7 @@ def test_json_output_is_one_document(evalkit_cli) -> None:
     assert document["verdict"]["state"] == "compared"
     assert document["baseline_id"] and document["verdict"]["regressed"] is False
     assert document["identity"] == {"version": 1, "provider_instance": "reference", "model_alias": "reference", "reported_model": "reference"}
+    assert "serving" not in (document.get("metrics") or {}), "no echoed-alias note for the reference self-check"
 
 
 def test_regression_is_flagged_with_the_cases_that_broke_first(evalkit_cli, project) -> None:
