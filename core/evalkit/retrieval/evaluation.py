@@ -711,7 +711,7 @@ def _decide(
             ),
         )
     if state == BASELINE:
-        return attrs.evolve(outcome, reason="no accepted run of this set and retriever in this deployment — recorded as the baseline")
+        return attrs.evolve(outcome, reason="No accepted run for this set, retriever and deployment — recorded as the baseline.")
     if state != COMPARABLE:
         return attrs.evolve(
             outcome,
