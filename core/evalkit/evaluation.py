@@ -32,6 +32,7 @@ from .storage import (
     StoredVerdict,
     StreamedCases,
     check_database_url,
+    close_repository,
     is_in_memory,
     open_repository,
     resolve_database_url,
@@ -357,9 +358,7 @@ def evaluate_set(
             fail_on_new_failures=fail_on_new_failures, keep_cases=keep_cases,
         )
     finally:
-        close = getattr(repository, "close", None)
-        if callable(close):
-            close()
+        close_repository(repository)
 
 
 def _run(

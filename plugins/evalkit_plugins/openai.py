@@ -47,6 +47,7 @@ from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
 from evalkit.options import option
 from evalkit.privacy import remove_secrets
+from evalkit.wording import counted
 
 from evalkit_plugins._http11 import Http11Transport, ResponseTooLarge, env_proxy_applies
 
@@ -405,7 +406,7 @@ class OpenAIGenerator:
                 wait = _retry_after(response.headers)
             if attempt < self.max_attempts:
                 await asyncio.sleep(self._backoff(attempt, wait))
-        attempts = f"{self.max_attempts} attempt{'s' if self.max_attempts != 1 else ''}"
+        attempts = counted(self.max_attempts, "attempt")
         raise GenerationError(f"{self._where} failed after {attempts}; last: {failure}") from cause
 
     async def _post(self, client: httpx.AsyncClient, payload: bytes) -> tuple[httpx.Response, bytes]:
@@ -600,7 +601,7 @@ def _retry_after(headers: httpx.Headers) -> float | None:
 
 def _unknown_options_message(unknown: Mapping[str, Any]) -> str:
     names = ", ".join(f'"{name}"' for name in sorted(unknown))
-    message = f"Unknown option{'s' if len(unknown) > 1 else ''} for the openai generator: {names}. Valid options: {', '.join(OPTIONS)}."
+    message = f"Unknown {'option' if len(unknown) == 1 else 'options'} for the openai generator: {names}. Valid options: {', '.join(OPTIONS)}."
     if any(name.lower() in {"api_key", "apikey", "key", "token", "api_token"} for name in unknown):
         message += ' The key itself is never an option: put it in an environment variable and name that variable with "api_key_env" (default OPENAI_API_KEY).'
     return message

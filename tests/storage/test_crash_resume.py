@@ -16,21 +16,10 @@ import pytest
 from evalkit.runs import RunStatus
 from evalkit.storage import open_repository
 
-from tests.support.crashes import kept_by_store, sigkill_when
+from tests.support.crashes import configure_slow_endpoint, kept_by_store, sigkill_when
 
 SET = "storagekit.echo"
 SIZE = 40
-
-
-def configure(project: Path, base_url: str, concurrency: int = 2) -> None:
-    (project / "evalkit.toml").write_text(
-        "[providers.slow]\n"
-        'adapter = "openai"\n'
-        f'base_url = "{base_url}"\n'
-        'model = "gpt-test"\n'
-        'api_key_env = "EVALKIT_TEST_KEY"\n'
-        f"concurrency = {concurrency}\n"
-    )
 
 
 def environment(storage_plugins: str, database_url: str) -> dict[str, str]:
@@ -77,7 +66,7 @@ def test_a_run_killed_with_sigkill_resumes_without_generating_a_finished_case_tw
     database_url, storage_plugins, project, chat_server, evalkit_cli
 ) -> None:
     chat_server.delay = 0.1
-    configure(project, chat_server.base_url)
+    configure_slow_endpoint(project, chat_server.base_url)
     env = environment(storage_plugins, database_url)
     victim = start(project, env)
     run_id, _ = sigkill_when(victim, lambda: wait_for_cases(database_url, at_least=10))
@@ -113,7 +102,7 @@ def test_ctrl_c_marks_the_run_interrupted_and_resume_completes_it(
     database_url, storage_plugins, project, chat_server, evalkit_cli
 ) -> None:
     chat_server.delay = 0.1
-    configure(project, chat_server.base_url)
+    configure_slow_endpoint(project, chat_server.base_url)
     env = environment(storage_plugins, database_url)
     process = start(project, env)
     run_id, _ = wait_for_cases(database_url, at_least=6)
@@ -139,7 +128,7 @@ def test_shards_answer_one_run_together_and_the_last_one_completes_it(
     database_url, storage_plugins, project, chat_server, evalkit_cli
 ) -> None:
     chat_server.delay = 0.01
-    configure(project, chat_server.base_url, concurrency=4)
+    configure_slow_endpoint(project, chat_server.base_url, concurrency=4)
     env = environment(storage_plugins, database_url)
     shards = [start(project, env, "--shard", f"{i}/3", "--run-id", "ci-4711", "--json") for i in (1, 2, 3)]
     documents = []
@@ -179,7 +168,7 @@ def test_shards_answer_one_run_together_and_the_last_one_completes_it(
 def test_resume_refuses_what_it_cannot_resume_before_calling_anything(
     database_url, storage_plugins, project, chat_server, evalkit_cli, args, message
 ) -> None:
-    configure(project, chat_server.base_url)
+    configure_slow_endpoint(project, chat_server.base_url)
     result = evalkit_cli("run", SET, *args, env=environment(storage_plugins, database_url))
     assert result.code == 2 and message in result.stderr
     assert chat_server.request_count == 0

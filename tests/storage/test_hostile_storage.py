@@ -22,6 +22,8 @@ from evalkit.leases import LeaseOwner
 from evalkit.runs import RunStatus
 from evalkit.storage import open_repository
 
+from tests.support.crashes import configure_slow_endpoint
+
 HOSTILE_IDS = ("plain", "nul\x00inside", "bytes-\udcff-undecodable", "nonchar-\uffff0-escape")
 HOSTILE_TEXT = "ok \x00 NUL, \ud800 lone surrogate, \uffff0 noncharacter"
 HOSTILE_MODEL = "model\x00-\udcff-v1"
@@ -38,17 +40,6 @@ def cli_env(plugins: str, database_url: str, **extra: str) -> dict[str, str]:
     env.update(PYTHONPATH=plugins, EVALKIT_DATABASE_URL=database_url, EVALKIT_TEST_KEY="k", NO_COLOR="1", COLUMNS="200")
     env.update(extra)
     return env
-
-
-def configure_endpoint(project: Path, base_url: str, concurrency: int = 2) -> None:
-    (project / "evalkit.toml").write_text(
-        "[providers.slow]\n"
-        'adapter = "openai"\n'
-        f'base_url = "{base_url}"\n'
-        'model = "gpt-test"\n'
-        'api_key_env = "EVALKIT_TEST_KEY"\n'
-        f"concurrency = {concurrency}\n"
-    )
 
 
 def start_run(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
@@ -151,7 +142,7 @@ def test_4_nul_and_undecodable_text_is_stored_exactly_and_resumes(
 def test_4_an_error_body_with_nul_is_stored_as_sent(database_url, hostile_plugins, project, chat_server, evalkit_cli) -> None:
     from tests.support.chat_server import Fault
 
-    configure_endpoint(project, chat_server.base_url, concurrency=1)
+    configure_slow_endpoint(project, chat_server.base_url, concurrency=1)
     chat_server.fail_at(2, Fault.http_error(400, body=b"upstream said: bad \x00 request"))  # request 1 is the readiness probe
     result = evalkit_cli("run", "hostilestore.ids", "--provider", "slow", "--privacy", "full", "--json", env=cli_env(hostile_plugins, database_url))
     assert result.code == 3, result.stderr
@@ -210,7 +201,7 @@ def test_5_a_full_disk_ends_the_run_with_exit_3_and_it_resumes(
 ) -> None:
     database_url = f"sqlite:///{tiny_filesystem / 'results.db'}"
     chat_server.responder = lambda body: body["messages"][-1]["content"] + " " + "x" * 6000
-    configure_endpoint(project, chat_server.base_url)
+    configure_slow_endpoint(project, chat_server.base_url)
     env = cli_env(hostile_plugins, database_url)
     result = evalkit_cli("run", "storagekit.wide", "--privacy", "full", "--run-id", "full-disk", env=env)
     # Whether the one-row status update still fits on a disk that is full is up to the disk; the
@@ -247,7 +238,7 @@ def test_5_a_lock_held_past_the_busy_timeout_ends_the_run_with_exit_3(
     database_url, engine, hostile_plugins, project, chat_server, evalkit_cli
 ) -> None:
     chat_server.delay = 0.05
-    configure_endpoint(project, chat_server.base_url)
+    configure_slow_endpoint(project, chat_server.base_url)
     env = cli_env(hostile_plugins, database_url, EVALKIT_BUSY_TIMEOUT="1")
     process = start_run(project, env, "storagekit.wide", "--run-id", "locked-out")
     wait_for_cases(database_url, "locked-out", "storagekit.wide", at_least=5)
@@ -275,7 +266,7 @@ def test_5_a_lost_postgresql_connection_ends_the_run_with_exit_3(
 
     with fresh_postgres_database() as database_url:
         chat_server.delay = 0.05
-        configure_endpoint(project, chat_server.base_url)
+        configure_slow_endpoint(project, chat_server.base_url)
         env = cli_env(hostile_plugins, database_url)
         process = start_run(project, env, "storagekit.wide", "--run-id", "pg-gone")
         wait_for_cases(database_url, "pg-gone", "storagekit.wide", at_least=5)
@@ -320,7 +311,7 @@ def _bad_stores(tmp_path: Path) -> dict[str, str]:
 
 
 def test_6_bad_stores_are_refused_before_anything_is_called(tmp_path, project, chat_server, evalkit_cli, sqlite_url) -> None:
-    configure_endpoint(project, chat_server.base_url)
+    configure_slow_endpoint(project, chat_server.base_url)
     for url, message in _bad_stores(tmp_path).items():
         for command in (("run", "evalkit.smoke", "--provider", "slow"), ("history", "evalkit.smoke"), ("db", "upgrade")):
             result = evalkit_cli(*command, "--database", url, env={"EVALKIT_TEST_KEY": "k"})
@@ -385,7 +376,7 @@ def test_7_a_run_another_live_process_answers_is_refused_and_taken_over_once_it_
     database_url, hostile_plugins, project, chat_server, evalkit_cli
 ) -> None:
     chat_server.delay = 0.2
-    configure_endpoint(project, chat_server.base_url, concurrency=1)
+    configure_slow_endpoint(project, chat_server.base_url, concurrency=1)
     env = cli_env(hostile_plugins, database_url)
     first = start_run(project, env, "storagekit.wide", "--run-id", "leased")
     try:
@@ -449,7 +440,7 @@ def test_8_shards_give_one_n_and_the_verdict_is_pending_until_all_are_in(
 ) -> None:
     from tests.support.chat_server import Fault
 
-    configure_endpoint(project, chat_server.base_url)
+    configure_slow_endpoint(project, chat_server.base_url)
     env = cli_env(hostile_plugins, database_url)
     chat_server.fail_at(2, Fault.http_error(400))  # request 1 is the readiness probe
     first = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--json", env=env)

@@ -1,16 +1,31 @@
-"""Killing a running ``evalkit`` process outright, as a crash would, and reading what its store kept."""
+"""Killing a running ``evalkit`` process outright, as a crash would, and reading what its store kept;
+the endpoint those runs answer from."""
 
 from __future__ import annotations
 
 import signal
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from evalkit.runs import Run
 from evalkit.storage import open_repository
 
 T = TypeVar("T")
+
+
+def configure_slow_endpoint(project: Path, base_url: str, concurrency: int = 2) -> None:
+    """Write the project's ``[providers.slow]``: the openai instance at ``base_url`` the crash and
+    store-failure tests run against (key from ``EVALKIT_TEST_KEY``)."""
+    (project / "evalkit.toml").write_text(
+        "[providers.slow]\n"
+        'adapter = "openai"\n'
+        f'base_url = "{base_url}"\n'
+        'model = "gpt-test"\n'
+        'api_key_env = "EVALKIT_TEST_KEY"\n'
+        f"concurrency = {concurrency}\n"
+    )
 
 
 def sigkill_when(process: subprocess.Popen[str], ready: Callable[[], T]) -> T:

@@ -82,15 +82,16 @@ def _scope_document(scope: Any) -> dict[str, Any]:
 def handle_accept(args: argparse.Namespace) -> int:
     """Accept the run; exit 2 when it cannot be (unknown, incomplete, without a scope)."""
     from ..baselines import BaselineScope, accept_run
+    from ..storage import close_repository
     from .common import console, print_json
     from .render import acceptance_document
-    from .stored import close_store, format_date, open_store
+    from .stored import format_date, open_store
 
     repository = open_store(args)
     try:
         run, acceptance = accept_run(repository, args.run_id, args.reason)
     finally:
-        close_store(repository)
+        close_repository(repository)
     scope = BaselineScope.of_run(run)
     assert scope is not None
     if args.json:
@@ -107,9 +108,10 @@ def handle_accept(args: argparse.Namespace) -> int:
 def handle_show(args: argparse.Namespace) -> int:
     """Print the current baselines of the set (exit 0 even when there is none)."""
     from ..baselines import current_baselines
+    from ..storage import close_repository
     from .common import console, print_json
     from .render import acceptance_document
-    from .stored import close_store, format_date, identity_label, open_store
+    from .stored import format_date, identity_label, open_store
 
     repository = open_store(args)
     try:
@@ -118,7 +120,7 @@ def handle_show(args: argparse.Namespace) -> int:
             retriever=args.retriever, deployment=args.deployment,
         )  # fmt: skip
     finally:
-        close_store(repository)
+        close_repository(repository)
     if args.json:
         print_json(
             {

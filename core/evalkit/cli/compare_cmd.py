@@ -59,13 +59,14 @@ def handle(args: argparse.Namespace) -> int:
     """Compare and print; 1 under --fail-on-regression when an aggregate dropped beyond tolerance,
     and under --fail-on-new-failures when an added or edited case fails."""
     from ..errors import UsageError
+    from ..storage import close_repository
     from ..tolerance import Tolerances
     from ..verdict import compare
     from .common import console, print_json
     from .comparison_view import PROMPT_WORDS, RETRIEVAL_WORDS, comparison_document, render_comparison
     from .render import run_document
     from .reporting import deliver_reports, report_targets
-    from .stored import close_store, identity_label, open_store, require_run
+    from .stored import identity_label, open_store, require_run
 
     tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
     targets = report_targets(args)
@@ -74,7 +75,7 @@ def handle(args: argparse.Namespace) -> int:
         base = require_run(repository, args.base)
         run = require_run(repository, args.run)
     finally:
-        close_store(repository)
+        close_repository(repository)
     if base.set_identifier != run.set_identifier:
         raise UsageError(
             f'runs {base.id} and {run.id} are of different sets ("{base.set_identifier}" and "{run.set_identifier}"); '

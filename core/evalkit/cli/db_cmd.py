@@ -170,9 +170,9 @@ def _prune(args: argparse.Namespace) -> int:
     import time
 
     from ..errors import UsageError
-    from ..storage import RunHistory
+    from ..storage import RunHistory, close_repository
     from .common import console, print_json
-    from .stored import close_store, format_date, open_store
+    from .stored import format_date, open_store
 
     age = parse_age(args.older_than)
     cutoff = time.time() - age
@@ -185,7 +185,7 @@ def _prune(args: argparse.Namespace) -> int:
             )
         pruned = repository.purge_older_than(cutoff)
     finally:
-        close_store(repository)
+        close_repository(repository)
     if args.json:
         print_json({"pruned_runs": pruned, "older_than": args.older_than, "cutoff": cutoff})
         return 0

@@ -62,11 +62,10 @@ def _accepted_label(acceptance: Any, current: bool) -> str:
 def handle(args: argparse.Namespace) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
-    from ..storage import RunHistory
+    from ..storage import RunHistory, close_repository
     from .common import console, print_json
     from .render import acceptance_document, run_document
     from .stored import (
-        close_store,
         format_date,
         identity_label,
         open_store,
@@ -87,7 +86,7 @@ def handle(args: argparse.Namespace) -> int:
         verdicts = stored_verdicts(repository, [r.id for r in runs])
         acceptances, current = _acceptances(repository, args.set, [r.id for r in runs])
     finally:
-        close_store(repository)
+        close_repository(repository)
 
     series: dict[tuple[str, str], list[Any]] = {}
     for run in reversed(runs):

@@ -80,7 +80,7 @@ def handle_rank(args: argparse.Namespace) -> int:
     from ..config import load_config
     from ..errors import UsageError
     from ..routing import DEFAULT_POLICY, ModelSelection, SelectionCriteria, parse_min_quality, parse_policy
-    from ..storage import open_repository
+    from ..storage import close_repository, open_repository
     from .common import database_url, print_json
 
     policy = parse_policy(args.policy, "policy") if args.policy is not None else None
@@ -114,9 +114,7 @@ def handle_rank(args: argparse.Namespace) -> int:
         else:
             ranking = selection.rank(criteria, explain=True)
     finally:
-        close = getattr(repository, "close", None)
-        if callable(close):
-            close()
+        close_repository(repository)
     if args.json:
         print_json(ranking.as_dict())
     else:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 
+from ..wording import counted
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -115,7 +117,7 @@ def render_outcome(
     run = outcome.run
     out.print(f"[bold]Evaluation: {literal(run.set_identifier)}[/bold]  (run {literal(run.id)})")
     if outcome.concurrency is not None:
-        out.print(f"Concurrency: {outcome.concurrency} request{'s' if outcome.concurrency != 1 else ''} in flight")
+        out.print(f"Concurrency: {counted(outcome.concurrency, 'request')} in flight")
     for note in outcome.notes:
         out.print(f"[yellow]{literal(note)}[/yellow]")
     for failure in outcome.plugin_failures:
@@ -146,9 +148,9 @@ def render_outcome(
         print_rows(out, columns, rows)
     if hidden:
         if hidden == run.answered_count:
-            out.print(f"All {hidden} case{'s' if hidden != 1 else ''} passed (--show-all lists them).")
+            out.print(f"All {counted(hidden, 'case')} passed (--show-all lists them).")
         else:
-            out.print(f"{hidden} passing case{'s are' if hidden != 1 else ' is'} not listed (--show-all lists every case).")
+            out.print(f"{counted(hidden, 'passing case')} {'is' if hidden == 1 else 'are'} not listed (--show-all lists every case).")
     render_summary(out, run)
     render_verdict(out, outcome, fail_on_new_failures=fail_on_new_failures, case_notes=regressed_checks)
 

@@ -75,9 +75,10 @@ def handle(args: argparse.Namespace) -> int:
     from ..reports.escape import one_line
     from ..reports.targets import ReportTarget
     from ..runs import RunStatus
+    from ..storage import close_repository
     from .common import console
     from .reporting import deliver_reports, render_for, report_targets
-    from .stored import close_store, open_store, require_run
+    from .stored import open_store, require_run
 
     extra = report_targets(args)
     fmt = args.format or ("html" if not extra or args.output else None)
@@ -87,7 +88,7 @@ def handle(args: argparse.Namespace) -> int:
     try:
         run = wait_for(args, repository, args.run_id) if args.wait else require_run(repository, args.run_id)
     finally:
-        close_store(repository)
+        close_repository(repository)
     from ..config import load_config
     from ..reports.assemble import installed_questions
     from .common import database_url

@@ -57,7 +57,7 @@ def render_for(targets: Sequence[ReportTarget], database: str, run: Any, **assem
     if not targets:
         return Rendered()
     from ..reports.assemble import assemble_report
-    from ..storage import open_repository
+    from ..storage import close_repository, open_repository
 
     repository = open_repository(database)
     try:
@@ -69,9 +69,7 @@ def render_for(targets: Sequence[ReportTarget], database: str, run: Any, **assem
             assemble["baseline"] = repository.get_run(baseline.id) or baseline
         report = assemble_report(repository, run, **assemble)
     finally:
-        close = getattr(repository, "close", None)
-        if callable(close):
-            close()
+        close_repository(repository)
     reports, failures = render_reports(targets, report)
     return Rendered(reports, failures, report)
 

@@ -212,15 +212,13 @@ def stored_cases(database: str, run: Any, *, notable_only: bool) -> Iterator[Ite
     if run.cases or not run.answered_count:
         yield None
         return
-    from ..storage import StreamedCases, open_repository
+    from ..storage import StreamedCases, close_repository, open_repository
 
     repository = open_repository(database)
     try:
         yield repository.iter_cases(run.id, notable_only=notable_only) if isinstance(repository, StreamedCases) else None
     finally:
-        close = getattr(repository, "close", None)
-        if callable(close):
-            close()
+        close_repository(repository)
 
 
 def _extra_run_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -259,7 +257,7 @@ def _verdict_job(args: argparse.Namespace, golden_set: Any, database: str, toler
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..errors import UsageError
     from ..evaluation import RunOutcome, stored_run_verdict, stored_verdict
-    from ..storage import open_repository
+    from ..storage import close_repository, open_repository
     from .common import console, print_json
     from .render import outcome_document, render_outcome
     from .report_cmd import wait_for
@@ -277,9 +275,7 @@ def _verdict_job(args: argparse.Namespace, golden_set: Any, database: str, toler
             raise UsageError(f'run {run.id} is a run of set "{run.set_identifier}", not "{golden_set.identifier}"')
         verdict = stored_run_verdict(run, repository, tolerances)
     finally:
-        close = getattr(repository, "close", None)
-        if callable(close):
-            close()
+        close_repository(repository)
     outcome = RunOutcome(run, verdict, (f"Every shard of run {run.id} is in.",))
     rendered = render_for(
         targets, database, run, verdict=stored_verdict(verdict), comparison=verdict.comparison,

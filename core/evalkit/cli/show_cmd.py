@@ -52,10 +52,10 @@ def _acceptance(repository: Any, run_id: str) -> Any:
 
 def handle(args: argparse.Namespace) -> int:
     """Print the run; exit 2 when there is no such run."""
+    from ..storage import close_repository
     from .common import console, print_json
     from .render import acceptance_document, run_document
     from .stored import (
-        close_store,
         format_date,
         identity_label,
         open_store,
@@ -71,7 +71,7 @@ def handle(args: argparse.Namespace) -> int:
         verdict = stored_verdicts(repository, [run.id]).get(run.id)
         acceptance = _acceptance(repository, run.id)
     finally:
-        close_store(repository)
+        close_repository(repository)
 
     if args.json:
         document = run_document(run)

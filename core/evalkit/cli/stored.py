@@ -69,11 +69,6 @@ def store_origin(config: Any) -> str:
     return f"{where}; --config PATH or --database URL chooses another."
 
 
-def close_store(repository: Any) -> None:
-    """Close the repository if it holds anything open."""
-    close = getattr(repository, "close", None)
-    if callable(close):
-        close()
 
 
 def require_run(repository: Any, run_id: str, with_cases: bool = True) -> Run:

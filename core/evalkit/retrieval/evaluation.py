@@ -45,6 +45,7 @@ from evalkit.storage import (
     RunVerdicts,
     StoredVerdict,
     check_database_url,
+    close_repository,
     is_in_memory,
     open_repository,
     resolve_database_url,
@@ -506,9 +507,7 @@ def evaluate_retrieval(
                 tuple(f.error for f in hook_failures), resumed, baseline, fail_on_new_failures,
             )
         finally:
-            close = getattr(repository, "close", None)
-            if callable(close):
-                close()
+            close_repository(repository)
     finally:
         _close(instance)
     if is_in_memory(url):
@@ -823,9 +822,7 @@ def _check_chosen_baseline(url: str, baseline_id: str, set_identifier: str, retr
     try:
         chosen = repository.get_run(baseline_id, with_cases=False)
     finally:
-        close = getattr(repository, "close", None)
-        if callable(close):
-            close()
+        close_repository(repository)
     if chosen is None:
         raise UsageError(f'--baseline: there is no run "{baseline_id}" in the store (see `evalkit history SET` for run ids)')
     scope = BaselineScope(RunKind.RETRIEVAL, set_identifier, retriever=retriever, deployment=deployment)

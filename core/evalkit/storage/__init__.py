@@ -12,6 +12,7 @@ from .protocols import (
     CaseMark,
     CasePair,
     CaseTally,
+    ClosableRepository,
     GeneratorScopedResults,
     ProviderModelQualityRuns,
     ProviderModelQualityScores,
@@ -31,6 +32,7 @@ __all__ = [
     "CaseMark",
     "CasePair",
     "CaseTally",
+    "ClosableRepository",
     "GeneratorScopedResults",
     "ProviderModelQualityRuns",
     "ProviderModelQualityScores",
@@ -46,6 +48,7 @@ __all__ = [
     "VERDICT_STATES",
     "SQL_SCHEMES",
     "check_database_url",
+    "close_repository",
     "default_database_url",
     "is_in_memory",
     "resolve_database_url",
@@ -171,3 +174,9 @@ def upgrade_schema(url: str) -> tuple[Any, list[int]]:
     from .sql import apply_migrations
 
     return apply_migrations(url)
+
+
+def close_repository(repository: Any) -> None:
+    """Close ``repository`` when it holds anything open (:class:`ClosableRepository`); else nothing."""
+    if isinstance(repository, ClosableRepository):
+        repository.close()

@@ -287,6 +287,15 @@ class CasePair:
 
 
 @runtime_checkable
+class ClosableRepository(Protocol):
+    """A repository that holds a connection or a file open until it is closed."""
+
+    def close(self) -> None:
+        """Release what the repository holds open."""
+        ...
+
+
+@runtime_checkable
 class StreamedCases(Protocol):
     """Reading a run's cases a page at a time, so the end of a 100,000-case run holds no case list.
 

@@ -190,6 +190,7 @@ def check_repository(url: str | Any) -> None:
         ResumableRuns,
         RunHistory,
         RunVerdicts,
+        close_repository,
         open_repository,
     )
     from ..storage.schema import redact_url
@@ -223,7 +224,5 @@ def check_repository(url: str | Any) -> None:
                 section(suite, section_report)
             report.extend([f"{title}: {p}" if not p.startswith(title) else p for p in section_report.problems])
     finally:
-        close = getattr(repository, "close", None)
-        if callable(close):
-            close()
+        close_repository(repository)
     report.raise_if_any()
