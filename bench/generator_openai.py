@@ -3,8 +3,8 @@
 The same job — POST a chat completion, read the JSON answer — with at most C requests in flight,
 against the test chat server in a child process, through:
 
-* ``evalkit``: the ``openai`` generator itself (httpx's ``AsyncClient`` over the hand-written
-  HTTP/1.1 transport in ``evalkit_plugins/_http11.py``), as a run uses it;
+* ``evalkit``: the ``openai`` generator itself (its pre-encoded request head sent by the
+  hand-written HTTP/1.1 transport in ``evalkit_plugins/_http11.py``), as a run uses it;
 * ``aiohttp``: one ``aiohttp.ClientSession`` with a ``TCPConnector(limit=C)``;
 * ``httpx``: one ``httpx.AsyncClient`` with its own pool (httpcore), HTTP/1.1,
   ``Limits(max_connections=C, max_keepalive_connections=C)``;

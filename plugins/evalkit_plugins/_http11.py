@@ -6,7 +6,8 @@ rescans every pooled connection (encode/httpcore#1035). At concurrency 64 that i
 request, far above what an evaluation run can afford. This transport keeps httpx's client API —
 requests, responses, headers, content decoding, exception types — and replaces only the wire
 layer: a bounded pool of idle connections per origin, one write per request, and a response read
-with ``readuntil``/``readexactly``.
+with ``readuntil``/``readexactly``. :meth:`Http11Transport.send` skips httpx's client layer too
+(a pre-encoded request head in, a :class:`Reply` out): the ``openai`` generator's path.
 
 What it does not do: proxies, HTTP/2, streaming response bodies (every body is read in full
 before the response is returned), ``Expect: 100-continue``. The ``read`` timeout bounds the whole
@@ -25,12 +26,34 @@ import urllib.request
 
 import httpx
 
-__all__ = ["Http11Transport", "ResponseTooLarge", "env_proxy_applies"]
+__all__ = ["Http11Transport", "Reply", "ResponseTooLarge", "env_proxy_applies"]
 
 _HEADER_END = b"\r\n\r\n"
 _CRLF = b"\r\n"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _READ_SIZE = 1 << 16
+#: A request body at least this long is written after its head rather than copied onto it.
+_SEPARATE_BODY = 1 << 16
+
+
+class Reply:
+    """A fully read HTTP/1.1 response: status code, reason phrase, raw headers and body bytes."""
+
+    __slots__ = ("status", "reason", "headers", "content")
+
+    def __init__(self, status: int, reason: bytes, headers: list[tuple[bytes, bytes]], content: bytes) -> None:
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+        self.content = content
+
+    def header(self, name: bytes) -> bytes | None:
+        """The last value of the header ``name`` (lower-case bytes), or ``None``."""
+        found = None
+        for key, value in self.headers:
+            if key.lower() == name:
+                found = value
+        return found
 
 
 class ResponseTooLarge(Exception):
@@ -95,8 +118,6 @@ class Http11Transport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` on a pooled connection and return the fully read response."""
-        if self._closed:
-            raise RuntimeError("the transport is closed")
         url = request.url
         scheme = url.scheme
         if scheme not in _DEFAULT_PORTS:
@@ -104,21 +125,59 @@ class Http11Transport(httpx.AsyncBaseTransport):
         timeouts = request.extensions.get("timeout") or {}
         origin = (scheme, url.host, url.port or _DEFAULT_PORTS[scheme])
         body = await request.aread()
+        lines = [b"%s %s HTTP/1.1" % (request.method.encode(), url.raw_path)]
+        lines.extend(b"%s: %s" % pair for pair in request.headers.raw)
+        reply = await self.send(
+            origin,
+            _CRLF.join(lines) + _HEADER_END,
+            body,
+            pool=timeouts.get("pool"),
+            connect=timeouts.get("connect"),
+            write=timeouts.get("write"),
+            read=timeouts.get("read"),
+            bodiless=request.method == "HEAD",
+        )
+        return httpx.Response(
+            reply.status,
+            headers=reply.headers,
+            stream=httpx.ByteStream(reply.content),
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": reply.reason},
+        )
 
+    async def send(
+        self,
+        origin: tuple[str, str, int],
+        head: bytes,
+        body: bytes,
+        *,
+        pool: float | None = None,
+        connect: float | None = None,
+        write: float | None = None,
+        read: float | None = None,
+        bodiless: bool = False,
+    ) -> Reply:
+        """Send a request whose head (request line and headers, ending in a blank line) is
+        already encoded, on a pooled connection to ``origin`` (scheme, host, port), and return
+        the fully read response.
+
+        The cheap path for a caller that sends many requests of one shape (the ``openai``
+        generator builds its head once): no ``httpx.Request`` or ``httpx.Response`` is built.
+        Failures raise httpx's exception types (without a request), as :meth:`handle_async_request` does.
+        """
+        if self._closed:
+            raise RuntimeError("the transport is closed")
         if self._slots.locked():
             try:
-                async with asyncio.timeout(timeouts.get("pool")):
+                async with asyncio.timeout(pool):
                     await self._slots.acquire()
             except TimeoutError:
-                raise httpx.PoolTimeout("Timed out waiting for a free connection.", request=request) from None
+                raise httpx.PoolTimeout("Timed out waiting for a free connection.") from None
         else:
             await self._slots.acquire()
         try:
-            connection = self._take_idle(origin) or await self._connect(origin, request, timeouts.get("connect"))
+            connection = self._take_idle(origin) or await self._connect(origin, connect)
             try:
-                status, reason, headers, content, reusable = await self._exchange(
-                    connection, request, body, timeouts.get("write"), timeouts.get("read")
-                )
+                reply, reusable = await self._exchange(connection, head, body, write, read, bodiless)
             except BaseException:
                 connection.close()
                 raise
@@ -129,12 +188,7 @@ class Http11Transport(httpx.AsyncBaseTransport):
                 connection.close()
         finally:
             self._slots.release()
-        return httpx.Response(
-            status,
-            headers=headers,
-            stream=httpx.ByteStream(content),
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason},
-        )
+        return reply
 
     async def aclose(self) -> None:
         """Close every idle connection; connections in use close when their response is read."""
@@ -156,7 +210,7 @@ class Http11Transport(httpx.AsyncBaseTransport):
             connection.close()
         return None
 
-    async def _connect(self, origin: tuple[str, str, int], request: httpx.Request, timeout: float | None) -> _Connection:
+    async def _connect(self, origin: tuple[str, str, int], timeout: float | None) -> _Connection:
         scheme, host, port = origin
         tls = None
         if scheme == "https":
@@ -167,31 +221,32 @@ class Http11Transport(httpx.AsyncBaseTransport):
             async with asyncio.timeout(timeout):
                 reader, writer = await asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls else None)
         except TimeoutError:
-            raise httpx.ConnectTimeout(f"Timed out connecting to {host}:{port}.", request=request) from None
+            raise httpx.ConnectTimeout(f"Timed out connecting to {host}:{port}.") from None
         except (OSError, ssl.SSLError) as exc:
-            raise httpx.ConnectError(str(exc) or type(exc).__name__, request=request) from exc
+            raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
         return _Connection(reader, writer)
 
     async def _exchange(
         self,
         connection: _Connection,
-        request: httpx.Request,
+        head: bytes,
         body: bytes,
         write_timeout: float | None,
         read_timeout: float | None,
-    ) -> tuple[int, bytes, list[tuple[bytes, bytes]], bytes, bool]:
+        bodiless: bool,
+    ) -> tuple[Reply, bool]:
         reader, writer = connection.reader, connection.writer
-        lines = [b"%s %s HTTP/1.1" % (request.method.encode(), request.url.raw_path)]
-        lines.extend(b"%s: %s" % pair for pair in request.headers.raw)
         try:
-            writer.write(_CRLF.join(lines) + _HEADER_END + body)
+            writer.write(head + body if len(body) < _SEPARATE_BODY else head)
+            if len(body) >= _SEPARATE_BODY:
+                writer.write(body)
             if writer.transport.get_write_buffer_size():
                 async with asyncio.timeout(write_timeout):
                     await writer.drain()
         except TimeoutError:
-            raise httpx.WriteTimeout("Timed out sending the request.", request=request) from None
+            raise httpx.WriteTimeout("Timed out sending the request.") from None
         except OSError as exc:
-            raise httpx.WriteError(str(exc) or type(exc).__name__, request=request) from exc
+            raise httpx.WriteError(str(exc) or type(exc).__name__) from exc
 
         started = False
         try:
@@ -203,7 +258,7 @@ class Http11Transport(httpx.AsyncBaseTransport):
                     if not 100 <= status < 200:
                         break
                 limit = self._max_body
-                if request.method == "HEAD" or status in (204, 304):
+                if bodiless or status in (204, 304):
                     content = b""
                 elif framing == "chunked":
                     content = await _read_chunked(reader, limit)
@@ -215,19 +270,19 @@ class Http11Transport(httpx.AsyncBaseTransport):
                     content = await _read_to_close(reader, limit)
                     keep_alive = False
         except TimeoutError:
-            raise httpx.ReadTimeout("Timed out reading the response.", request=request) from None
+            raise httpx.ReadTimeout("Timed out reading the response.") from None
         except asyncio.IncompleteReadError:
             message = (
                 "peer closed connection without sending complete message body"
                 if started
                 else "Server disconnected without sending a response."
             )
-            raise httpx.RemoteProtocolError(message, request=request) from None
+            raise httpx.RemoteProtocolError(message) from None
         except (asyncio.LimitOverrunError, ValueError) as exc:
-            raise httpx.RemoteProtocolError(f"malformed HTTP response: {exc}", request=request) from None
+            raise httpx.RemoteProtocolError(f"malformed HTTP response: {exc}") from None
         except OSError as exc:
-            raise httpx.ReadError(str(exc) or type(exc).__name__, request=request) from exc
-        return status, reason, headers, content, keep_alive
+            raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+        return Reply(status, reason, headers, content), keep_alive
 
 
 def _parse_head(head: bytes) -> tuple[int, bytes, list[tuple[bytes, bytes]], int | str | None, bool]:

@@ -38,18 +38,20 @@ import os
 import random
 import re
 import time
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 import httpx
+from evalkit import __version__ as _EVALKIT_VERSION
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
 from evalkit.options import option
 from evalkit.privacy import remove_secrets
 from evalkit.wording import counted
 
-from evalkit_plugins._http11 import Http11Transport, ResponseTooLarge, env_proxy_applies
+from evalkit_plugins._http11 import Http11Transport, Reply, ResponseTooLarge, env_proxy_applies
 
 __all__ = ["OpenAIGenerator"]
 
@@ -158,13 +160,14 @@ class OpenAIGenerator:
         if key:
             headers["authorization"] = f"Bearer {key}"
         headers.update((name.lower(), value) for name, value in (extra_headers or {}).items())
+        _check_header_values(headers, api_key_env)
         self._headers = headers
         self._secrets = tuple(
             sorted({key, *(extra_headers or {}).values(), *_query_secrets(base)} - {""}, key=len, reverse=True)
         )
         self._listing: Any = _NOT_ASKED  # GET /models as the readiness probe read it (None: no listing)
-        self._client: httpx.AsyncClient | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._poster: _LeanPoster | _ProxyPoster | None = None
+        self._poster_loop: asyncio.AbstractEventLoop | None = None
         #: Models a gateway said it routed to (LiteLLM's ``x-litellm-model-name``), as seen.
         self._routed_models: set[str] = set()
         #: The model name the last request sent (a run's override may differ from ``model``).
@@ -235,9 +238,11 @@ class OpenAIGenerator:
         except httpx.TransportError as exc:
             raise GenerationError(f"{where}: connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})") from None
         if status in (401, 403) or (status >= 500 and _about_credentials(content)):
-            raise GenerationError(f"{where} answered {self._status_failure(response, content)}{self._auth_hint(status, content)}")
+            failure = self._status_failure(status, response.reason_phrase, content)
+            raise GenerationError(f"{where} answered {failure}{self._auth_hint(status, content)}")
         if status >= 500:
-            return [f"{where} answered {self._status_failure(response, content)}; the run goes on (5xx answers are retried)"]
+            failure = self._status_failure(status, response.reason_phrase, content)
+            return [f"{where} answered {failure}; the run goes on (5xx answers are retried)"]
         return self._model_listed_warning(status, content if len(content) <= limit else b"")
 
     def _model_listed_warning(self, status: int, content: bytes) -> list[str]:
@@ -304,10 +309,10 @@ class OpenAIGenerator:
 
     async def agenerate(self, request: GenerationRequest) -> Answer:
         """Ask the endpoint for one completion, retrying transient faults; raises ``GenerationError``."""
-        client = self._client
-        if client is None or self._client_loop is not asyncio.get_running_loop():
-            client = self._open_client()
-        return await self._complete(client, self._payload(request))
+        poster = self._poster
+        if poster is None or self._poster_loop is not asyncio.get_running_loop():
+            poster = self._open_poster()
+        return await self._complete(poster, self._payload(request))
 
     def generate(self, request: GenerationRequest) -> Answer:
         """Synchronous :meth:`agenerate` on a fresh event loop and a one-off connection.
@@ -318,10 +323,10 @@ class OpenAIGenerator:
 
     async def aclose(self) -> None:
         """Close the connection pool of the running loop; the generator reopens one if used again."""
-        client, self._client = self._client, None
-        loop, self._client_loop = self._client_loop, None
-        if client is not None and loop is asyncio.get_running_loop():
-            await client.aclose()
+        poster, self._poster = self._poster, None
+        loop, self._poster_loop = self._poster_loop, None
+        if poster is not None and loop is asyncio.get_running_loop():
+            await poster.aclose()
 
     async def __aenter__(self) -> OpenAIGenerator:
         return self
@@ -329,24 +334,24 @@ class OpenAIGenerator:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    def _new_client(self) -> httpx.AsyncClient:
-        timeout = httpx.Timeout(self.timeout, pool=None)
+    def _new_poster(self) -> _LeanPoster | _ProxyPoster:
         if self._via_proxy:
             # Only httpx's own transport speaks to proxies; it is slower but proxy-aware.
-            limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-            return httpx.AsyncClient(headers=self._headers, timeout=timeout, limits=limits)
-        transport = Http11Transport(max_connections=self.concurrency, max_body_bytes=self.max_response_bytes)
-        return httpx.AsyncClient(headers=self._headers, timeout=timeout, transport=transport)
+            return _ProxyPoster(self._url, self._headers, self.timeout, self.concurrency, self.max_response_bytes)
+        return _LeanPoster(self._url, self._headers, self.timeout, self.concurrency, self.max_response_bytes)
 
-    def _open_client(self) -> httpx.AsyncClient:
+    def _open_poster(self) -> _LeanPoster | _ProxyPoster:
         # A pool is bound to the loop it was first used on; a pool left on a finished loop is abandoned.
-        self._client = self._new_client()
-        self._client_loop = asyncio.get_running_loop()
-        return self._client
+        self._poster = self._new_poster()
+        self._poster_loop = asyncio.get_running_loop()
+        return self._poster
 
     async def _generate_once(self, request: GenerationRequest) -> Answer:
-        async with self._new_client() as client:
-            return await self._complete(client, self._payload(request))
+        poster = self._new_poster()
+        try:
+            return await self._complete(poster, self._payload(request))
+        finally:
+            await poster.aclose()
 
     def _payload(self, request: GenerationRequest) -> bytes:
         model = request.model or self.model
@@ -369,30 +374,32 @@ class OpenAIGenerator:
             body["response_format"] = request.response_format
         return _encode_json(body).encode()
 
-    async def _complete(self, client: httpx.AsyncClient, payload: bytes) -> Answer:
+    async def _complete(self, poster: _LeanPoster | _ProxyPoster, payload: bytes) -> Answer:
         failure = ""
         cause: Exception | None = None
         for attempt in range(1, self.max_attempts + 1):
             wait: float | None = None
             try:
-                response, content = await self._post(client, payload)
+                reply = await poster.post(payload)
             except ResponseTooLarge:
                 raise GenerationError(
                     f"{self._where} answered with a body larger than max_response_bytes "
                     f"({_size(self.max_response_bytes)}); evalkit stopped reading it (not retried)"
                 ) from None
+            except _UndecodableBody as exc:
+                raise GenerationError(f"{self._where} answered with {self._scrub(exc.what)} (not retried)") from None
             except httpx.TimeoutException as exc:
                 failure, cause = f"timed out ({type(exc).__name__}, timeout {self.timeout:g} s)", exc
             except httpx.TransportError as exc:
                 failure, cause = f"connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})", exc
             else:
-                status = response.status_code
+                status, content = reply.status, reply.content
                 if 200 <= status < 300:
-                    routed = response.headers.get("x-litellm-model-name")
+                    routed = reply.header(b"x-litellm-model-name")
                     if routed:
-                        self._routed_models.add(routed[:200])
+                        self._routed_models.add(routed[:200].decode("latin-1"))
                     return self._answer(content)
-                failure, cause = self._status_failure(response, content), None
+                failure, cause = self._status_failure(status, reply.reason.decode("latin-1"), content), None
                 field = _rejected_field(status, content)
                 if field is not None:
                     raise RequestRejected(
@@ -403,29 +410,11 @@ class OpenAIGenerator:
                 if (status != 429 and status < 500) or (status >= 500 and _about_credentials(content)):
                     hint = self._auth_hint(status, content)
                     raise GenerationError(f"{self._where} answered {failure} (not retried){hint}")
-                wait = _retry_after(response.headers)
+                wait = _retry_after(reply)
             if attempt < self.max_attempts:
                 await asyncio.sleep(self._backoff(attempt, wait))
         attempts = counted(self.max_attempts, "attempt")
         raise GenerationError(f"{self._where} failed after {attempts}; last: {failure}") from cause
-
-    async def _post(self, client: httpx.AsyncClient, payload: bytes) -> tuple[httpx.Response, bytes]:
-        """POST the payload; the response and its body, read up to ``max_response_bytes`` (then
-        :class:`ResponseTooLarge`). The lean transport enforces the limit itself; httpx's own
-        transport (behind a proxy) streams, and the body is counted as it arrives, decoded."""
-        limit = self.max_response_bytes
-        async with client.stream("POST", self._url, content=payload) as response:
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > limit:
-                raise ResponseTooLarge(limit)
-            chunks = []
-            total = 0
-            async for chunk in response.aiter_bytes():
-                total += len(chunk)
-                if total > limit:
-                    raise ResponseTooLarge(limit)
-                chunks.append(chunk)
-        return response, b"".join(chunks)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -459,9 +448,9 @@ class OpenAIGenerator:
     def _malformed(self, what: str, content: bytes) -> GenerationError:
         return GenerationError(f"{self._where} answered HTTP 200 with {what} (not retried): {self._shorten(content)}")
 
-    def _status_failure(self, response: httpx.Response, content: bytes) -> str:
-        reason = f" {response.reason_phrase}" if response.reason_phrase else ""
-        return f"HTTP {response.status_code}{reason}: {self._shorten(content)}"
+    def _status_failure(self, status: int, reason_phrase: str, content: bytes) -> str:
+        reason = f" {self._scrub(reason_phrase[:80])}" if reason_phrase else ""
+        return f"HTTP {status}{reason}: {self._shorten(content)}"
 
     def _auth_hint(self, status: int, content: bytes = b"") -> str:
         about_key = status in (401, 403) or (status >= 500 and _CREDENTIAL_WORDS.search(content.decode("utf-8", "replace")) is not None)
@@ -481,6 +470,152 @@ class OpenAIGenerator:
 
     def _scrub(self, text: str) -> str:
         return remove_secrets(text, self._secrets)
+
+
+#: What the generator says it is, on every request.
+USER_AGENT = f"evalkit/{_EVALKIT_VERSION}"
+#: The content codings the lean path asks for and decodes itself.
+_ACCEPTED_CODINGS = "gzip, deflate"
+
+
+class _UndecodableBody(Exception):
+    """A reply's body in a content coding evalkit did not ask for, or not valid in the one it names."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        super().__init__(what)
+
+
+class _LeanPoster:
+    """POSTs JSON bodies to one URL over :class:`Http11Transport`, the request head encoded once.
+
+    Builds no ``httpx.Request``, ``httpx.Response`` or cookie jar per request: httpx's client layer
+    cost more CPU per request than the transport under it (``bench/generator_openai.py``). Sends
+    what httpx's client sent (host, accept-encoding, connection, user-agent, then the generator's
+    own headers, which win) and decodes ``gzip`` and ``deflate`` bodies within the size limit.
+    """
+
+    def __init__(self, url: httpx.URL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
+        scheme = url.scheme
+        self._origin = (scheme, url.host, url.port or (443 if scheme == "https" else 80))
+        fields = {
+            "host": url.netloc.decode("ascii"),
+            "accept-encoding": _ACCEPTED_CODINGS,
+            "connection": "keep-alive",
+            "user-agent": USER_AGENT,
+        }
+        fields.update(headers)
+        for framing in ("content-length", "transfer-encoding"):
+            fields.pop(framing, None)
+        lines = [b"POST " + url.raw_path + b" HTTP/1.1", *(f"{name}: {value}".encode("ascii") for name, value in fields.items())]
+        self._head = b"\r\n".join(lines) + b"\r\ncontent-length: "
+        self._timeout = timeout
+        self._max_body = max_body
+        self._transport = Http11Transport(max_connections=connections, max_body_bytes=max_body)
+
+    async def post(self, payload: bytes) -> Reply:
+        """The endpoint's reply to ``payload``, its body read whole and decoded (see the class docstring)."""
+        timeout = self._timeout
+        reply = await self._transport.send(
+            self._origin, self._head + b"%d\r\n\r\n" % len(payload), payload, connect=timeout, write=timeout, read=timeout
+        )
+        coding = reply.header(b"content-encoding")
+        if coding is not None:
+            reply.content = _decoded(reply.content, coding, self._max_body)
+        return reply
+
+    async def aclose(self) -> None:
+        """Close the idle connections."""
+        await self._transport.aclose()
+
+
+class _ProxyPoster:
+    """POSTs through httpx's own client, the only one here that speaks to proxies; the body is
+    counted as it arrives (decoded) and not read past the limit."""
+
+    def __init__(self, url: httpx.URL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        self._client = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, pool=None), limits=limits)
+        self._url = url
+        self._max_body = max_body
+
+    async def post(self, payload: bytes) -> Reply:
+        """The endpoint's reply to ``payload``, its body read whole (see the class docstring)."""
+        limit = self._max_body
+        try:
+            async with self._client.stream("POST", self._url, content=payload) as response:
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > limit:
+                    raise ResponseTooLarge(limit)
+                chunks = []
+                total = 0
+                async for chunk in response.aiter_bytes():
+                    total += len(chunk)
+                    if total > limit:
+                        raise ResponseTooLarge(limit)
+                    chunks.append(chunk)
+        except httpx.DecodingError as exc:
+            raise _UndecodableBody(f"a body httpx could not decode ({exc})") from None
+        reason = response.reason_phrase.encode("latin-1", "replace")
+        return Reply(response.status_code, reason, list(response.headers.raw), b"".join(chunks))
+
+    async def aclose(self) -> None:
+        """Close the client's connections."""
+        await self._client.aclose()
+
+
+def _decoded(content: bytes, coding: bytes, limit: int) -> bytes:
+    """``content`` decoded from the codings ``coding`` names (last applied first), never more
+    than ``limit`` bytes of output (else :class:`ResponseTooLarge`: a small gzip bomb is refused)."""
+    for name in reversed([c.strip().lower() for c in coding.split(b",")]):
+        if name in (b"", b"identity"):
+            continue
+        if name in (b"gzip", b"x-gzip"):
+            attempts = (16 + zlib.MAX_WBITS,)
+        elif name == b"deflate":
+            attempts = (zlib.MAX_WBITS, -zlib.MAX_WBITS)  # zlib-wrapped, or raw as some servers send it
+        else:
+            raise _UndecodableBody(f"Content-Encoding {name[:40].decode('latin-1')!r}, which evalkit did not ask for")
+        for number, wbits in enumerate(attempts, start=1):
+            decoder = zlib.decompressobj(wbits)
+            try:
+                decoded = decoder.decompress(content, limit + 1)
+            except zlib.error:
+                if number < len(attempts):
+                    continue
+                raise _UndecodableBody(f"a body that is not valid {name.decode('latin-1')}") from None
+            break
+        if len(decoded) > limit or decoder.unconsumed_tail:
+            raise ResponseTooLarge(limit)
+        content = decoded
+    return content
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("latin-1")
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+
+
+def _check_header_values(headers: Mapping[str, str], api_key_env: str) -> None:
+    """Refuse, before any request, a header an HTTP/1.1 request cannot carry as given: a name that
+    is not a token, a value with a line break, another control character or a non-ASCII character
+    (a key pasted with its newline). The value is never shown: it may be a credential."""
+    for name, value in headers.items():
+        if name == "authorization" and not _HEADER_VALUE.fullmatch(value):
+            raise ConfigError(
+                f"The API key in the environment variable {api_key_env} contains a line break, a control character "
+                "or a non-ASCII character, which an HTTP header cannot carry; set it to the key alone."
+            )
+        if not _HEADER_NAME.fullmatch(name):
+            raise ConfigError(f'Option "extra_headers" of the openai generator: {name[:60]!r} is not a valid HTTP header name.')
+        if not _HEADER_VALUE.fullmatch(value):
+            raise ConfigError(
+                f'Option "extra_headers" of the openai generator: the value of header {name!r} contains a line break, '
+                "a control character or a non-ASCII character, which an HTTP header cannot carry (the value is not shown)."
+            )
 
 
 #: Request fields an endpoint's validation error may name, most specific first. ``model`` and
@@ -575,9 +710,9 @@ def _about_credentials(content: bytes) -> bool:
     return _CREDENTIAL_WORDS.search(content[:65536].decode("utf-8", "replace")) is not None
 
 
-def _retry_after(headers: httpx.Headers) -> float | None:
+def _retry_after(reply: Reply) -> float | None:
     """Seconds the endpoint asks to wait (``retry-after-ms``, then ``Retry-After``), or ``None``."""
-    millis = headers.get("retry-after-ms")
+    millis = _text(reply.header(b"retry-after-ms"))
     if millis is not None:
         try:
             value = float(millis) / 1000.0
@@ -585,7 +720,7 @@ def _retry_after(headers: httpx.Headers) -> float | None:
             value = math.nan
         if math.isfinite(value):
             return max(value, 0.0)
-    raw = headers.get("retry-after")
+    raw = _text(reply.header(b"retry-after"))
     if raw is None:
         return None
     try:

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from evalkit.answers import GenerationRequest, Usage
 from evalkit.errors import ConfigError, GenerationError
+from evalkit_plugins._http11 import Reply
 from evalkit_plugins.openai import OPTIONS, OpenAIGenerator, _retry_after
 
 from tests.support.chat_server import ChatServer, Fault
@@ -339,14 +340,19 @@ def test_a_base_url_with_a_query_keeps_it_after_the_path(chat_server: ChatServer
 # --- Retry-After parsing ----------------------------------------------------------------------
 
 
+def reply_with(**headers: str) -> Reply:
+    """A 503 reply carrying ``headers`` (underscores in names become dashes)."""
+    return Reply(503, b"Service Unavailable", [(k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()], b"")
+
+
 def test_retry_after_forms() -> None:
     in_five = email.utils.formatdate(time.time() + 5, usegmt=True)
-    assert _retry_after(httpx.Headers({"retry-after": "2"})) == 2.0
-    assert 3.0 < _retry_after(httpx.Headers({"retry-after": in_five})) <= 5.0
-    assert _retry_after(httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0
-    assert _retry_after(httpx.Headers({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
-    assert _retry_after(httpx.Headers({"retry-after": "soon"})) is None
-    assert _retry_after(httpx.Headers({})) is None
+    assert _retry_after(reply_with(retry_after="2")) == 2.0
+    assert 3.0 < _retry_after(reply_with(retry_after=in_five)) <= 5.0
+    assert _retry_after(reply_with(retry_after="Wed, 21 Oct 2015 07:28:00 GMT")) == 0.0
+    assert _retry_after(reply_with(retry_after_ms="250", retry_after="9")) == 0.25
+    assert _retry_after(reply_with(retry_after="soon")) is None
+    assert _retry_after(reply_with()) is None
 
 
 @pytest.mark.parametrize(
@@ -372,7 +378,6 @@ def test_an_error_is_a_refusal_of_a_request_field_only_when_it_names_one_determi
 def test_a_one_off_get_skips_the_certificate_store_only_where_no_tls_can_happen(monkeypatch) -> None:
     """The readiness probe and the evidence reads build no certificate store for a plain http://
     endpoint (40 ms of CPU per run); an https:// endpoint, or any proxy in the environment, verifies."""
-    import httpx
     from evalkit_plugins.openai import _tls
 
     for name in [n for n in __import__("os").environ if n.lower().endswith("_proxy")]:
