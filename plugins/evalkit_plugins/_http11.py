@@ -63,8 +63,11 @@ class ResponseTooLarge(Exception):
     says, not a transient fault to retry.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, status: int = 0, reason: bytes = b"") -> None:
         self.limit = limit
+        #: The response's status code and reason phrase (when its head was read before the body proved too long).
+        self.status = status
+        self.reason = reason
         super().__init__(f"the response body is larger than {limit} bytes; reading stopped there")
 
 
@@ -258,17 +261,20 @@ class Http11Transport(httpx.AsyncBaseTransport):
                     if not 100 <= status < 200:
                         break
                 limit = self._max_body
-                if bodiless or status in (204, 304):
-                    content = b""
-                elif framing == "chunked":
-                    content = await _read_chunked(reader, limit)
-                elif framing is not None:
-                    if limit is not None and framing > limit:
-                        raise ResponseTooLarge(limit)
-                    content = await reader.readexactly(framing)
-                else:
-                    content = await _read_to_close(reader, limit)
-                    keep_alive = False
+                try:
+                    if bodiless or status in (204, 304):
+                        content = b""
+                    elif framing == "chunked":
+                        content = await _read_chunked(reader, limit)
+                    elif framing is not None:
+                        if limit is not None and framing > limit:
+                            raise ResponseTooLarge(limit)
+                        content = await reader.readexactly(framing)
+                    else:
+                        content = await _read_to_close(reader, limit)
+                        keep_alive = False
+                except ResponseTooLarge as exc:
+                    raise ResponseTooLarge(exc.limit, status, reason) from None
         except TimeoutError:
             raise httpx.ReadTimeout("Timed out reading the response.") from None
         except asyncio.IncompleteReadError:

@@ -227,23 +227,47 @@ class OpenAIGenerator:
                 'set it, or write api_key_env = "" for an endpoint that takes no key'
             )
         url = self._url.copy_with(path=self._url.path.removesuffix("/chat/completions") + "/models")
-        headers = {k: v for k, v in self._headers.items() if k != "content-type"}
         try:
-            with httpx.stream("GET", url, headers=headers, timeout=min(self.timeout, 10.0), verify=_tls(url)) as response:
-                status = response.status_code
-                limit = MODEL_LIST_BYTES if status == 200 else SHOWN_BODY_CHARS * 4
-                content = b"".join(_take(response.iter_bytes(), limit + 1))  # never more than that is read
+            status, reason, content = self._fetch(url, min(self.timeout, 10.0), MODEL_LIST_BYTES)
         except httpx.TimeoutException as exc:
             raise GenerationError(f"{where} timed out ({type(exc).__name__})") from None
         except httpx.TransportError as exc:
             raise GenerationError(f"{where}: connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})") from None
-        if status in (401, 403) or (status >= 500 and _about_credentials(content)):
-            failure = self._status_failure(status, response.reason_phrase, content)
-            raise GenerationError(f"{where} answered {failure}{self._auth_hint(status, content)}")
+        shown = content[: SHOWN_BODY_CHARS * 4] if content is not None else b"(a body over 1 MB)"
+        if status in (401, 403) or (status >= 500 and _about_credentials(shown)):
+            failure = self._status_failure(status, reason, shown)
+            raise GenerationError(f"{where} answered {failure}{self._auth_hint(status, shown)}")
         if status >= 500:
-            failure = self._status_failure(status, response.reason_phrase, content)
+            failure = self._status_failure(status, reason, shown)
             return [f"{where} answered {failure}; the run goes on (5xx answers are retried)"]
-        return self._model_listed_warning(status, content if len(content) <= limit else b"")
+        return self._model_listed_warning(status, content or b"")
+
+    def _fetch(self, url: httpx.URL, timeout: float, limit: int) -> tuple[int, str, bytes | None]:
+        """``GET url`` with the generator's headers: the status, the reason phrase and the body
+        (``None`` when it is longer than ``limit`` bytes; no more than that is read).
+
+        Off a proxy and outside a running event loop, on the lean transport (one connection, no
+        httpx client to build); else through httpx's own. Raises httpx's ``TimeoutException`` or
+        ``TransportError``.
+        """
+        headers = {k: v for k, v in self._headers.items() if k != "content-type"}
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            if not self._via_proxy:
+                return asyncio.run(_lean_get(url, headers, timeout, limit))
+        with httpx.stream("GET", url, headers=headers, timeout=timeout, verify=_tls(url)) as response:
+            content = b"".join(_take(response.iter_bytes(), limit + 1))  # never more than that is read
+            return response.status_code, response.reason_phrase, content if len(content) <= limit else None
+
+    def _get_json(self, url: httpx.URL, timeout: float) -> Any:
+        """The JSON body of a GET that answered 200, else ``None`` (never raises); a body over
+        :data:`_MAX_METADATA_BYTES` is not read past that."""
+        try:
+            status, _, body = self._fetch(url, timeout, _MAX_METADATA_BYTES)
+            return json.loads(body) if status == 200 and body is not None else None
+        except (httpx.HTTPError, ValueError):
+            return None
 
     def _model_listed_warning(self, status: int, content: bytes) -> list[str]:
         """A warning when the endpoint lists its models and the alias is not among them (the listing
@@ -284,9 +308,8 @@ class OpenAIGenerator:
         evidence: dict[str, Any] = {}
         if self._routed_models:
             evidence["routed_model"] = ", ".join(sorted(self._routed_models))
-        headers = {k: v for k, v in self._headers.items() if k != "content-type"}
         models_url = self._url.copy_with(path=self._url.path.removesuffix("/chat/completions") + "/models")
-        listing = self._listing if self._listing is not _NOT_ASKED else _get_json(models_url, headers, min(self.timeout, 5.0))
+        listing = self._listing if self._listing is not _NOT_ASKED else self._get_json(models_url, min(self.timeout, 5.0))
         entries = listing.get("data") if isinstance(listing, dict) else None
         entry = next(
             (e for e in entries or () if isinstance(e, dict) and e.get("id") == self._sent_model), None
@@ -298,7 +321,7 @@ class OpenAIGenerator:
             if isinstance(meta, dict):
                 evidence.update((f"meta.{k}", v) for k, v in meta.items() if isinstance(v, (int, float, str)))
         if entry is not None and (entry.get("owned_by") == "llamacpp" or "meta" in entry):
-            props = _get_json(self._url.copy_with(path="/props"), headers, min(self.timeout, 5.0))
+            props = self._get_json(self._url.copy_with(path="/props"), min(self.timeout, 5.0))
             if isinstance(props, dict):
                 if isinstance(props.get("model_path"), str):
                     evidence["model_file"] = props["model_path"].replace("\\", "/").rsplit("/", 1)[-1]
@@ -529,6 +552,28 @@ class _LeanPoster:
         await self._transport.aclose()
 
 
+async def _lean_get(url: httpx.URL, headers: Mapping[str, str], timeout: float, limit: int) -> tuple[int, str, bytes | None]:
+    """:meth:`OpenAIGenerator._fetch` on a one-connection :class:`Http11Transport`."""
+    scheme = url.scheme
+    fields = {"host": url.netloc.decode("ascii"), "accept-encoding": "identity", "user-agent": USER_AGENT, **headers}
+    lines = [b"GET " + url.raw_path + b" HTTP/1.1", *(f"{name}: {value}".encode("ascii") for name, value in fields.items())]
+    transport = Http11Transport(max_connections=1, max_body_bytes=limit)
+    try:
+        reply = await transport.send(
+            (scheme, url.host, url.port or (443 if scheme == "https" else 80)),
+            b"\r\n".join(lines) + b"\r\n\r\n",
+            b"",
+            connect=timeout,
+            write=timeout,
+            read=timeout,
+        )
+    except ResponseTooLarge as exc:
+        return exc.status, exc.reason.decode("latin-1"), None
+    finally:
+        await transport.aclose()
+    return reply.status, reply.reason.decode("latin-1"), reply.content
+
+
 class _ProxyPoster:
     """POSTs through httpx's own client, the only one here that speaks to proxies; the body is
     counted as it arrives (decoded) and not read past the limit."""
@@ -654,19 +699,6 @@ def _rejected_field(status: int, body: bytes) -> str | None:
 
 #: The largest metadata document (``/models``, ``/props``) read for serving evidence.
 _MAX_METADATA_BYTES = 1_000_000
-
-
-def _get_json(url: httpx.URL, headers: Mapping[str, str], timeout: float) -> Any:
-    """The JSON body of a GET that answered 200, else ``None`` (never raises); a body over
-    :data:`_MAX_METADATA_BYTES` is not read past that."""
-    try:
-        with httpx.stream("GET", url, headers=headers, timeout=timeout, verify=_tls(url)) as response:
-            if response.status_code != 200:
-                return None
-            body = b"".join(_take(response.iter_bytes(), _MAX_METADATA_BYTES + 1))
-        return None if len(body) > _MAX_METADATA_BYTES else json.loads(body)
-    except (httpx.HTTPError, ValueError):
-        return None
 
 
 def _tls(url: httpx.URL) -> bool:

@@ -146,3 +146,59 @@ def test_a_key_pasted_with_its_newline_is_refused_naming_the_variable_not_the_ke
         OpenAIGenerator(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY")
     assert "The API key in the environment variable EVALKIT_WIRE_KEY contains a line break" in str(raised.value)
     assert KEY not in str(raised.value)
+
+
+def probe(respond: Callable[[bytes], bytes]) -> tuple[object, list[bytes]]:
+    """``check_ready()`` against a raw server answering ``respond(head)`` on a thread of its own;
+    the warnings (or the GenerationError) and the request heads the server saw."""
+    import socket
+    import threading
+
+    heads: list[bytes] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve_one() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += connection.recv(65536)
+            heads.append(head)
+            connection.sendall(respond(head))
+
+    thread = threading.Thread(target=serve_one, daemon=True)
+    thread.start()
+    generator = OpenAIGenerator(base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key_env="EVALKIT_WIRE_KEY")
+    try:
+        outcome: object = generator.check_ready()
+    except GenerationError as exc:
+        outcome = exc
+    thread.join(5)
+    listener.close()
+    return outcome, heads
+
+
+def status(code: int, body: bytes) -> bytes:
+    """A response with status ``code``, ``Content-Length`` framing and ``body``."""
+    return b"HTTP/1.1 %d Whatever\r\nContent-Length: %d\r\n\r\n" % (code, len(body)) + body
+
+
+def test_the_readiness_probe_asks_for_the_model_list_without_a_body_type_and_warns_about_a_missing_alias() -> None:
+    listing = json.dumps({"data": [{"id": "other-model"}]}).encode()
+    outcome, heads = probe(lambda head: status(200, listing))
+    assert outcome == ['the model "m" is not in the endpoint\'s model list (other-model); going on, since many gateways serve aliases they do not list']
+    head = heads[0].lower()
+    assert head.startswith(b"get /v1/models http/1.1\r\n")
+    assert b"content-type" not in head and f"authorization: bearer {KEY.lower()}".encode() in head
+
+
+def test_a_model_list_over_a_megabyte_is_not_read_and_is_no_failure() -> None:
+    outcome, _ = probe(lambda head: status(200, b"[" + b" " * 2_000_000 + b"]"))
+    assert outcome == []
+
+
+def test_a_refused_key_with_a_huge_body_is_still_named_as_a_401() -> None:
+    outcome, _ = probe(lambda head: status(401, b"x" * 2_000_000))
+    assert isinstance(outcome, GenerationError)
+    assert "GET http://127.0.0.1:" in str(outcome) and "answered HTTP 401 Whatever: (a body over 1 MB)" in str(outcome)
