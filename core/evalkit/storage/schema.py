@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import time
+import weakref
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -366,8 +367,16 @@ class SchemaStatus:
         return self.version == self.latest
 
 
+#: The migration log's model per open database: opening a store asks for it several times, and
+#: building the v1 tables each time cost more than the queries.
+_MIGRATION_TABLES: weakref.WeakKeyDictionary[pw.Database, type[pw.Model]] = weakref.WeakKeyDictionary()
+
+
 def _migration_table(db: pw.Database) -> type[pw.Model]:
-    return v1_tables(db).SchemaMigration
+    table = _MIGRATION_TABLES.get(db)
+    if table is None:
+        table = _MIGRATION_TABLES[db] = v1_tables(db).SchemaMigration
+    return table
 
 
 def current_version(db: pw.Database) -> int:
