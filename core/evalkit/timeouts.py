@@ -15,9 +15,10 @@ import re
 import signal
 import threading
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 __all__ = ["RegexTimeout", "call_with_timeout", "search_with_timeout", "DEFAULT_REGEX_TIMEOUT_S"]
 
@@ -43,6 +44,11 @@ _pool_lock = threading.Lock()
 
 
 def _call_in_process(function: Callable[..., T], args: tuple[Any, ...], timeout_s: float) -> T:
+    # Imported here: concurrent.futures.process pulls in multiprocessing, and most runs never
+    # need a helper process (the main thread's calls use SIGALRM).
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import TimeoutError as FutureTimeout
+
     global _pool
     with _pool_lock:
         if _pool is None:

@@ -11,25 +11,26 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..reports.targets import (
-    STDOUT,
-    RenderedReport,
-    ReportFailure,
-    ReportTarget,
-    deliver,
-    parse_targets,
-    render_reports,
-)
+
+if TYPE_CHECKING:
+    from ..reports.targets import RenderedReport, ReportFailure, ReportTarget
+
+# evalkit.reports (its model, assembly and escaping) is imported only when a report is asked for:
+# a run without --report does not pay for it.
 
 __all__ = ["Rendered", "deliver_reports", "render_for", "report_targets"]
 
 
 def report_targets(args: argparse.Namespace) -> tuple[ReportTarget, ...]:
     """The command's ``--report`` values, parsed; refused with ``--json`` when both want stdout."""
-    targets = parse_targets(getattr(args, "report", None))
+    if not getattr(args, "report", None):
+        return ()
+    from ..reports.targets import STDOUT, parse_targets
+
+    targets = parse_targets(args.report)
     if getattr(args, "json", False) and any(t.path == STDOUT for t in targets):
         raise UsageError("--json and --report FORMAT:- both write to standard output; give the report a path")
     return targets
@@ -49,6 +50,10 @@ class Rendered:
     @property
     def takes_stdout(self) -> bool:
         """True when a report prints on standard output (the command's own output then goes to stderr)."""
+        if not self.reports:
+            return False
+        from ..reports.targets import STDOUT
+
         return any(r.destination == STDOUT for r in self.reports)
 
 
@@ -57,6 +62,7 @@ def render_for(targets: Sequence[ReportTarget], database: str, run: Any, **assem
     if not targets:
         return Rendered()
     from ..reports.assemble import assemble_report
+    from ..reports.targets import render_reports
     from ..storage import close_repository, open_repository
 
     repository = open_repository(database)
@@ -79,6 +85,7 @@ def deliver_reports(rendered: Rendered) -> None:
     if not rendered.reports and not rendered.failures:
         return
     from ..reports.escape import one_line
+    from ..reports.targets import STDOUT, deliver
     from .common import console
 
     written, failures = deliver(rendered.reports)

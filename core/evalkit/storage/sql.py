@@ -120,8 +120,6 @@ def connect(url: str, *, writing: bool = False) -> pw.Database:
     SQLite runs in WAL mode (readers never block the writer) with a busy timeout, so concurrent
     ``evalkit run`` processes wait their turn instead of failing with "database is locked".
     """
-    from playhouse.db_url import parse
-
     path = sqlite_path(url)
     if path is not None:
         if path != ":memory:":
@@ -142,6 +140,8 @@ def connect(url: str, *, writing: bool = False) -> pw.Database:
             },
         )
     if url.startswith(("postgres://", "postgresql://")):
+        from playhouse.db_url import parse  # imports every playhouse backend: only for PostgreSQL
+
         check_postgres_url(url)
         params = parse(url)
         options = str(params.get("options", ""))
