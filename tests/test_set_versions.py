@@ -78,7 +78,9 @@ def case(case_id: str, passed: bool) -> CaseResult:
 
 
 def run(run_id: str, results: dict[str, bool], fingerprints: dict[str, str] | None) -> Run:
-    return Run(run_id, "pkg.set", "deterministic", cases=[case(c, p) for c, p in results.items()], case_fingerprints=fingerprints)
+    """A run whose cases carry ``fingerprints`` (``None``: a run stored before fingerprints were kept)."""
+    cases = [attrs.evolve(case(c, p), fingerprint=(fingerprints or {}).get(c)) for c, p in results.items()]
+    return Run(run_id, "pkg.set", "deterministic", cases=cases, fingerprints_kept=fingerprints is not None)
 
 
 def test_the_gate_counts_only_the_unchanged_cases_in_both_runs() -> None:

@@ -22,7 +22,6 @@ from .leases import WHOLE_RUN, LeaseKeeper, LeaseOwner, shard_part
 from .privacy import MIN_SECRET_LENGTH, is_scrubbable
 from .prompts import GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
-from .set_versions import case_fingerprints
 from .storage import (
     AcceptedBaselines,
     GeneratorScopedResults,
@@ -408,7 +407,7 @@ def _run(
         started_at=started,
         case_count=len(golden_set.prompts),
         set_fingerprint=runner.set_fingerprint(golden_set),
-        case_fingerprints=case_fingerprints(golden_set),
+        fingerprints_kept=True,  # each case carries its prompt's fingerprint (the runner sets it)
         provider_instance=bound.instance,
         adapter=bound.adapter,
         model_alias=bound.alias,

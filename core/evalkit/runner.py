@@ -28,6 +28,7 @@ from .identity import identity_problems
 from .printable import visible
 from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
+from .set_versions import case_fingerprint
 from .wording import counted
 
 __all__ = ["Shard", "execute_prompts", "identity_from_counts", "new_run_id", "run_identity", "run_yardstick", "select_cases", "set_fingerprint"]
@@ -270,7 +271,7 @@ async def execute_prompts(
     """Answer and grade ``prompts`` with at most ``concurrency`` in flight; commit each finished case.
 
     Returns how many cases this call finished; the cases themselves are in the repository (memory
-    stays flat however large the set). A generator failure makes an errored case (never a pass,
+    stays flat however large the set), each with its prompt's fingerprint (errored ones too). A generator failure makes an errored case (never a pass,
     never dropped). Cancellation (Ctrl-C) commits what finished before it propagates. An answer
     longer than ``max_answer_bytes`` is graded whole and stored cut (see :func:`stored_answer`).
     """
@@ -312,6 +313,7 @@ async def execute_prompts(
                 error=str(exc) if isinstance(exc, GenerationError) else f"{type(exc).__name__}: {exc}",
                 adapter=bound.adapter,
                 finished_at=time.time(),
+                fingerprint=case_fingerprint(prompt),
             )
         latency = time.perf_counter() - started
         try:
@@ -333,6 +335,7 @@ async def execute_prompts(
             answer_text=stored_answer(reply.text, max_answer_bytes),
             usage=reply.usage,
             finished_at=time.time(),
+            fingerprint=case_fingerprint(prompt),
         )
 
     async def worker() -> None:

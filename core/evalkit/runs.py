@@ -54,6 +54,10 @@ class CaseResult:
     finished_at: float = 0.0
     #: Numbers a retrieval case is scored by (reciprocal rank, recall@k, nDCG@k), kept at every privacy level.
     measures: Mapping[str, float] | None = None
+    #: The fingerprint of the case's content in the set version the run answered (a prompt's or
+    #: question's, see :mod:`evalkit.set_versions`); ``None`` for a case stored before fingerprints
+    #: were kept. A comparison tells an edited case (same id, other fingerprint) by it.
+    fingerprint: str | None = None
 
     @property
     def errored(self) -> bool:
@@ -127,9 +131,10 @@ class Run:
     metrics: Mapping[str, Any] | None = None
     label: str | None = None
     privacy: str = "metadata"
-    #: ``{case id: fingerprint}`` of the set version the run answered (see :mod:`evalkit.set_versions`);
-    #: ``None`` for a run stored before fingerprints were kept.
-    case_fingerprints: Mapping[str, str] | None = None
+    #: True when the run keeps the fingerprint of each case it answered (:attr:`CaseResult.fingerprint`,
+    #: see :mod:`evalkit.set_versions`); false for a run stored before fingerprints were kept (schema 3):
+    #: a comparison with it then says that every case present in both runs counted as unchanged.
+    fingerprints_kept: bool = False
     # Aggregates as stored; derived from ``cases`` when the run carries them.
     stored_passed_count: int | None = None
     stored_errored_count: int | None = None

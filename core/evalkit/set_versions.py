@@ -8,7 +8,8 @@ through the one cattrs converter (:mod:`evalkit.convert`): keys sorted, ASCII on
 * a golden question: its question text, expected document ids (order ignored) and form — not its
   hard class or answer gist, which label the question without changing its score.
 
-A run stores ``{case id: fingerprint}`` for the whole set it answered (``Run.case_fingerprints``).
+Each stored case carries the fingerprint of the prompt or question it answered
+(``CaseResult.fingerprint``), and its run says that it keeps them (``Run.fingerprints_kept``).
 Two runs' cases then split into *unchanged* (in both, same fingerprint), *edited* (in both,
 fingerprints differ), *added* (only in the newer run) and *removed* (only in the older one).
 A run stored before fingerprints were kept has none: every case of it present in both runs counts
@@ -69,7 +70,8 @@ def question_fingerprint(question: GoldenQuestion) -> str:
 
 
 def case_fingerprints(golden_set: GoldenPromptSet | GoldenQuestionSet) -> dict[str, str]:
-    """``{case id: fingerprint}`` of every prompt (or question) of the set, in set order."""
+    """``{case id: fingerprint}`` of every prompt (or question) of the set, in set order (a run does
+    not build it: each case is stored with its own fingerprint)."""
     if isinstance(golden_set, GoldenQuestionSet):
         return {q.id: question_fingerprint(q) for q in golden_set.questions}
     return {p.id: case_fingerprint(p) for p in golden_set.prompts}

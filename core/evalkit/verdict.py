@@ -155,7 +155,7 @@ def _rate_and_mean(passed: int, scores: Sequence[float]) -> tuple[Fraction, Frac
 
 
 def _mark(case: CaseResult, position: int) -> CaseMark:
-    return CaseMark(case.passed, case.score, case.unstable, position)
+    return CaseMark(case.passed, case.score, case.unstable, position, case.fingerprint)
 
 
 def case_pairs(current: Run, baseline: Run) -> Iterator[CasePair]:
@@ -189,12 +189,12 @@ def compare_pairs(current: Run, baseline: Run, pairs: Iterable[CasePair], tolera
     """:func:`compare` over the runs' cases given as matched pairs, read once, in the order
     :func:`case_pairs` gives them (a store streams them: :class:`~evalkit.storage.StreamedCases`).
 
-    ``current`` and ``baseline`` give the ids and the case fingerprints; their case lists are not
-    read. What is kept is what the verdict and its report name (case ids of the flipped, edited,
+    ``current`` and ``baseline`` give the run ids and whether each kept its cases' fingerprints
+    (:attr:`~evalkit.runs.Run.fingerprints_kept`); the fingerprints themselves come with the pairs
+    (:attr:`~evalkit.storage.CaseMark.fingerprint`), and the runs' case lists are not read. A case
+    whose fingerprint is missing on either side counts as unchanged. What is kept is what the verdict and its report name (case ids of the flipped, edited,
     added, removed and unstable cases, and of the compared ones) plus one float per compared case.
     """
-    old_prints = baseline.case_fingerprints or {}
-    new_prints = current.case_fingerprints or {}
     compared: list[str] = []
     before_scores: array[float] = array("d")
     after_scores: array[float] = array("d")
@@ -223,7 +223,7 @@ def compare_pairs(current: Run, baseline: Run, pairs: Iterable[CasePair], tolera
             if not now.passed:
                 added_failing.append(case_id)
             continue
-        a, b = old_prints.get(case_id), new_prints.get(case_id)
+        a, b = then.fingerprint, now.fingerprint
         if a is not None and b is not None and a != b:
             edited.append(EditedCase(case_id, then.passed, now.passed, then.score, now.score))
             continue
@@ -266,5 +266,5 @@ def compare_pairs(current: Run, baseline: Run, pairs: Iterable[CasePair], tolera
         pass_rate=current_rate,
         baseline_mean_score=baseline_mean,
         mean_score=current_mean,
-        fingerprints_known=baseline.case_fingerprints is not None and current.case_fingerprints is not None,
+        fingerprints_known=baseline.fingerprints_kept and current.fingerprints_kept,
     )

@@ -174,9 +174,13 @@ def test_the_baseline_read_searches_the_scope_index(repo, engine) -> None:
     assert "SCAN evalkit_run" not in plan and "Seq Scan" not in plan
 
 
-def test_case_fingerprints_are_stored_with_the_run_and_absent_for_older_runs(repo) -> None:  # noqa: ANN001
+def test_case_fingerprints_are_stored_with_each_case_and_older_runs_say_they_have_none(repo) -> None:  # noqa: ANN001
     fingerprints = {"c1": "sha256:" + "a" * 64, "c2": "sha256:" + "b" * 64}
-    repo.begin_run(Run(id="with", set_identifier="pkg.set", grader="deterministic", case_count=2, case_fingerprints=fingerprints))
+    repo.begin_run(Run(id="with", set_identifier="pkg.set", grader="deterministic", case_count=2, fingerprints_kept=True))
+    repo.record_cases("with", [CaseResult(c, True, 1.0, fingerprint=f) for c, f in fingerprints.items()], "metadata")
     repo.begin_run(Run(id="without", set_identifier="pkg.set", grader="deterministic", case_count=2))
-    assert repo.get_run("with").case_fingerprints == fingerprints
-    assert repo.get_run("without").case_fingerprints is None
+    repo.record_cases("without", [CaseResult("c1", True, 1.0)], "metadata")
+    assert {c.case_id: c.fingerprint for c in repo.get_run("with").cases} == fingerprints
+    assert repo.get_run("with", with_cases=False).fingerprints_kept
+    without = repo.get_run("without")
+    assert not without.fingerprints_kept and without.cases[0].fingerprint is None

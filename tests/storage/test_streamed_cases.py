@@ -30,11 +30,14 @@ def _case(case_id: str, passed: bool, score: float | None = None, *, unstable: b
 
 
 def _store(repo, run_id: str, cases: list[CaseResult], fingerprints: dict[str, str] | None) -> None:
+    """Store a complete run; ``fingerprints`` go onto its cases (``None``: a run stored before they were kept)."""
+    if fingerprints is not None:
+        cases = [attrs.evolve(c, fingerprint=fingerprints.get(c.case_id)) for c in cases]
     repo.begin_run(
         Run(
             id=run_id, set_identifier="pkg.set", grader="deterministic", case_count=len(cases),
             started_at=float(next(_clock)), provider_instance=IDENTITY.provider_instance,
-            model_alias=IDENTITY.model_alias, case_fingerprints=fingerprints,
+            model_alias=IDENTITY.model_alias, fingerprints_kept=fingerprints is not None,
         )
     )
     # in several batches, so the stored order is the order given
@@ -123,22 +126,35 @@ def test_finish_run_and_the_baseline_come_without_cases_when_asked(repo) -> None
     assert finished.passed_count == whole.passed_count and finished.mean_score == pytest.approx(whole.mean_score)
 
 
-def test_case_fingerprints_read_back_are_the_stored_ones_whichever_run_was_written_last(repo, database_url) -> None:
-    """The repository parses a run's fingerprints once and lets the database compare the text
-    afterwards; a run stored with other fingerprints (by another process) still reads as stored."""
+@pytest.mark.parametrize("page", [2, 2000])
+def test_each_case_reads_back_with_its_own_fingerprint_on_every_path(repo, database_url, page) -> None:
+    """A case's fingerprint is stored with the case: whole-run reads, streamed reads and the pairs
+    of two runs give it back (across page borders); the run row says whether its cases have them."""
     from evalkit.storage import open_repository
 
-    first = {"a": "fp-a", "b": "fp-b"}
-    _store(repo, "one", [_case("a", True), _case("b", True)], first)
+    repo.PAGE_SIZE = page
+    _store(repo, "one", [_case("a", True), _case("b", True), _case("gone", False)], {"a": "fp-a", "b": "fp-b", "gone": "fp-g"})
     other = open_repository(database_url)
     try:
-        _store(other, "two", [_case("a", True)], {"a": "fp-other"})
-        joined = other.begin_run(Run(id="one", set_identifier="pkg.set", grader="deterministic", case_fingerprints={"a": "x"}))
-        assert joined.case_fingerprints == first
+        _store(other, "two", [_case("a", True), _case("b", False), _case("new", True)], {"a": "fp-a", "b": "fp-b2"})
+        # A shard joining keeps the run as the first one stored it.
+        joined = other.begin_run(Run(id="one", set_identifier="pkg.set", grader="deterministic", fingerprints_kept=False))
+        assert joined.fingerprints_kept
     finally:
         other.close()
-    assert repo.get_run("two", with_cases=False).case_fingerprints == {"a": "fp-other"}
-    assert repo.get_run("one", with_cases=False).case_fingerprints == first
-    assert repo.get_run("two").case_fingerprints == {"a": "fp-other"}
-    _store(repo, "three", [_case("a", True)], None)
-    assert repo.get_run("three").case_fingerprints is None and repo.get_run("one").case_fingerprints == first
+    _store(repo, "old", [_case("a", True)], None)
+    assert [(c.case_id, c.fingerprint) for c in repo.get_run("two").cases] == [("a", "fp-a"), ("b", "fp-b2"), ("new", None)]
+    assert [c.fingerprint for c in repo.iter_cases("one")] == ["fp-a", "fp-b", "fp-g"]
+    assert [c.fingerprint for c in repo.iter_cases("two", notable_only=True)] == ["fp-b2"]
+    assert repo.get_run("one", with_cases=False).fingerprints_kept and not repo.get_run("old").fingerprints_kept
+    assert repo.get_run("old").cases[0].fingerprint is None
+    pairs = {p.case_id: (p.current and p.current.fingerprint, p.baseline and p.baseline.fingerprint) for p in repo.paired_cases("two", "one")}
+    assert pairs == {"a": ("fp-a", "fp-a"), "b": ("fp-b2", "fp-b"), "new": (None, None), "gone": (None, "fp-g")}
+    streamed = compare_pairs(repo.get_run("two", with_cases=False), repo.get_run("one", with_cases=False), repo.paired_cases("two", "one"), Tolerances())
+    assert [e.case_id for e in streamed.edited_cases] == ["b"] and streamed.compared_cases == ("a",) and streamed.fingerprints_known
+    assert streamed == compare(repo.get_run("two"), repo.get_run("one"), Tolerances())
+    # A resume replaces an errored case: the new result brings its own fingerprint.
+    repo.begin_run(Run(id="resumed", set_identifier="pkg.set", grader="deterministic", fingerprints_kept=True))
+    repo.record_cases("resumed", [attrs.evolve(_case("a", False, error="timeout"), fingerprint="fp-old")], "metadata")
+    repo.record_cases("resumed", [attrs.evolve(_case("a", True), fingerprint="fp-new")], "metadata")
+    assert [c.fingerprint for c in repo.get_run("resumed").cases] == ["fp-new"]

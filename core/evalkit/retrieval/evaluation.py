@@ -37,7 +37,7 @@ from evalkit.interruptions import mark_interrupted, store_failed
 from evalkit.privacy import remove_secrets
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, RetrievalProvenance
 from evalkit.runs import CaseResult, Run, RunKind, RunStatus
-from evalkit.set_versions import case_fingerprints
+from evalkit.set_versions import question_fingerprint
 from evalkit.storage import (
     AcceptedBaselines,
     ResumableRetrievalRuns,
@@ -192,12 +192,17 @@ class RetrievalOutcome:
 
 
 def case_from_score(
-    score: QuestionScore, k: int, finished_at: float | None = None, ranking: Ranking | None = None
+    score: QuestionScore,
+    k: int,
+    finished_at: float | None = None,
+    ranking: Ranking | None = None,
+    fingerprint: str | None = None,
 ) -> CaseResult:
     """The stored case of one scored question (pass = top-1 hit, score = 1.0 on a top-3 hit).
 
     With ``ranking`` (a run at ``full`` privacy) the detail also keeps every returned id to the
-    fetch depth with the retriever's score (``[[id, score or null], ...]``).
+    fetch depth with the retriever's score (``[[id, score or null], ...]``); ``fingerprint`` is the
+    question's (:func:`evalkit.set_versions.question_fingerprint`).
     """
     detail: dict[str, Any] = {
         "form": score.form.value,
@@ -224,6 +229,7 @@ def case_from_score(
         yardstick=GRADER,
         detail=detail,
         finished_at=finished_at if finished_at is not None else time.time(),
+        fingerprint=fingerprint,
     )
 
 
@@ -549,7 +555,7 @@ def _run(
         started_at=started,
         case_count=len(golden_set.questions),
         set_fingerprint=identity.labels_fingerprint,
-        case_fingerprints=case_fingerprints(golden_set),
+        fingerprints_kept=True,  # each question's case carries its fingerprint
         adapter=retriever_id,
         retriever=retriever_id,
         deployment=deployment.name,
@@ -597,6 +603,7 @@ def _run(
                 case = CaseResult(
                     case_id=question.id, passed=False, score=0.0, latency_s=answer.latency_s,
                     error=remove_secrets(answer.error, secrets) if answer.error else answer.error, yardstick=GRADER, finished_at=time.time(),
+                    fingerprint=question_fingerprint(question),
                 )  # fmt: skip
             else:
                 if answer.over_limit:
@@ -605,7 +612,7 @@ def _run(
                 score = score_question(question, ranking.ids, k, answer.latency_s, threshold)
                 scores[question.id] = score
                 rankings[question.id] = ranking
-                case = case_from_score(score, k, ranking=ranking if keep_ranking else None)
+                case = case_from_score(score, k, ranking=ranking if keep_ranking else None, fingerprint=question_fingerprint(question))
             pending.append(case)
             flush()  # committed per question: a crash loses at most the questions in flight
             observers.notify("evalkit_case_graded", run=header, case=case)

@@ -268,12 +268,14 @@ class CaseTally:
 @attrs.frozen
 class CaseMark:
     """What a comparison needs of one stored case: its result, whether the judge disagreed with
-    itself on it, and its place in its run's stored order."""
+    itself on it, its place in its run's stored order and the fingerprint of its content
+    (:attr:`~evalkit.runs.CaseResult.fingerprint`; ``None`` when the case was stored without one)."""
 
     passed: bool
     score: float
     unstable: bool = False
     position: int = 0
+    fingerprint: str | None = None
 
 
 @attrs.frozen

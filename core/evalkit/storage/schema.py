@@ -1,9 +1,11 @@
 """The tables, their indexes and the numbered migrations that create and evolve them.
 
 Migration 1 creates the tables exactly as the first release shipped them, from a frozen copy of
-those model classes (:func:`v1_tables`); later migrations only add to them. The model classes a
+those model classes (:func:`v1_tables`); later migrations add to them, and migration 6 drops the one
+column whose data it moved elsewhere (:data:`_V6_DROPPED_RUN_COLUMNS`). The model classes a
 repository works with (:func:`bind_models`) are the frozen ones plus every column a later migration
-added, declared once in that migration's list, so the models and the migrations cannot drift.
+added, declared once in that migration's list, less the dropped ones, so the models and the
+migrations cannot drift.
 
 Upgrading is safe with many processes opening one database at once: every pending migration is
 applied in one transaction that holds the database's write lock (SQLite ``BEGIN IMMEDIATE``) or a
@@ -225,7 +227,8 @@ def _v3_run_columns() -> list[tuple[str, pw.Field]]:
     A run is accepted when ``accepted_at`` is set; ``acceptance`` says how (see
     :data:`evalkit.baselines.ACCEPTANCE_KINDS`), ``accepted_by`` who and ``acceptance_reason`` why.
     ``case_fingerprints`` is a JSON object ``{case id: fingerprint}`` (``NULL`` for runs stored
-    before: every case of theirs counts as unchanged in a comparison).
+    before: every case of theirs counts as unchanged in a comparison). Migration 6 moves it onto
+    the case rows and drops it.
     """
     return [
         ("accepted_at", pw.DoubleField(null=True)),
@@ -250,12 +253,37 @@ def _v5_case_columns() -> list[tuple[str, pw.Field]]:
     return [("measures", pw.TextField(null=True))]
 
 
+def _v6_run_columns() -> list[tuple[str, pw.Field]]:
+    """Columns migration 6 adds to the run table: whether the run keeps its cases' fingerprints.
+
+    ``fingerprints_kept`` is true for a run whose cases carry the fingerprint of the set version it
+    answered (the case column ``fingerprint``), false for a run stored before fingerprints were kept
+    (before schema 3, or with a map that could not be read): a comparison with such a run counts
+    every case present in both runs as unchanged and says so (``fingerprints_known``).
+    """
+    return [("fingerprints_kept", pw.BooleanField(default=False))]
+
+
+def _v6_case_columns() -> list[tuple[str, pw.Field]]:
+    """Columns migration 6 adds to the case table: the case's fingerprint (a prompt's or question's,
+    see :mod:`evalkit.set_versions`); null for a case stored without one (it counts as unchanged)."""
+    return [("fingerprint", pw.TextField(null=True))]
+
+
+#: Run columns migration 6 empties and drops: migration 3's ``case_fingerprints`` (a JSON map of
+#: the whole set, 8 MiB at 100,000 cases, rewritten with every update of the run row), whose
+#: entries it moves onto the case rows. Where SQLite is older than 3.35 (no ``DROP COLUMN``) the
+#: column stays, emptied; no model declares it.
+_V6_DROPPED_RUN_COLUMNS = ("case_fingerprints",)
+
+
 def bind_models(db: pw.Database) -> SimpleNamespace:
     """Fresh model classes for the current schema, bound to ``db`` (several databases per process)."""
     models = v1_tables(db)
-    for name, field in (*_v2_run_columns(), *_v3_run_columns()):
-        models.Run._meta.add_field(name, field)
-    for name, field in _v5_case_columns():
+    for name, field in (*_v2_run_columns(), *_v3_run_columns(), *_v6_run_columns()):
+        if name not in _V6_DROPPED_RUN_COLUMNS:
+            models.Run._meta.add_field(name, field)
+    for name, field in (*_v5_case_columns(), *_v6_case_columns()):
         models.Case._meta.add_field(name, field)
     models.RunLease = v4_lease_table(db, models.Run)
     for model in (models.Run, models.Case, models.RunLease):
@@ -322,6 +350,123 @@ def _migrate_5(db: pw.Database) -> None:
     migrate(*(migrator.add_column("evalkit_case", name, field) for name, field in _v5_case_columns() if name not in existing))
 
 
+#: Runs whose ids are read per query while migration 6 moves fingerprints, and the most map text
+#: (characters) read into memory at once: a 100,000-case run's map is about 8 MiB.
+_V6_RUN_PAGE = 500
+_V6_TEXT_BUDGET = 32 * 1024 * 1024
+#: Case rows updated per statement (batch) while migration 6 moves fingerprints.
+_V6_CASE_BATCH = 2000
+
+
+def _v6_fingerprint_map(text: str | None) -> dict[str, str] | None:
+    """A run's stored ``case_fingerprints`` as migration 3 wrote them (JSON ``{case id: fingerprint}``,
+    through :mod:`.textcodec`), or ``None`` when absent or unreadable — as version 5 read them: such
+    a run counted as stored without fingerprints. Frozen: migration 6 uses it."""
+    import json
+
+    from .textcodec import decode_text
+
+    if not text:
+        return None
+    try:
+        value = json.loads(decode_text(text))
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return None
+    return value
+
+
+def _v6_move_run_fingerprints(db: pw.Database, run_id: str, prints: dict[str, str]) -> None:
+    """Write one run's map onto its case rows (cases the map lacks keep ``NULL``), a batch per
+    statement. Frozen: migration 6 uses it."""
+    from .textcodec import encode_text
+
+    items = list(prints.items())
+    cursor = db.cursor()
+    for start in range(0, len(items), _V6_CASE_BATCH):
+        batch = [(run_id, encode_text(case_id), encode_text(fingerprint)) for case_id, fingerprint in items[start : start + _V6_CASE_BATCH]]
+        if isinstance(db, pw.PostgresqlDatabase):
+            from psycopg2.extras import execute_values
+
+            execute_values(
+                cursor,
+                "UPDATE evalkit_case AS c SET fingerprint = v.fingerprint FROM (VALUES %s) AS v(run_id, case_id, fingerprint) "
+                "WHERE c.run_id = v.run_id AND c.case_id = v.case_id",
+                batch,
+                page_size=len(batch),
+            )
+        else:
+            cursor.executemany(
+                "UPDATE evalkit_case SET fingerprint = ? WHERE run_id = ? AND case_id = ?",
+                [(fingerprint, run, case_id) for run, case_id, fingerprint in batch],
+            )
+    db.execute_sql(f"UPDATE evalkit_run SET fingerprints_kept = {db.param} WHERE id = {db.param}", (True, run_id))
+
+
+def _v6_can_drop_column(db: pw.Database) -> bool:
+    """True when the engine has ``ALTER TABLE … DROP COLUMN`` (PostgreSQL; SQLite from 3.35)."""
+    if not isinstance(db, pw.SqliteDatabase):
+        return True
+    import sqlite3
+
+    version = getattr(db, "server_version", None)
+    return (version if isinstance(version, tuple) and version else sqlite3.sqlite_version_info) >= (3, 35, 0)
+
+
+def _migrate_6(db: pw.Database) -> None:
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    migrator = SchemaMigrator.from_database(db)
+    existing = {column.name for column in db.get_columns("evalkit_case")}
+    migrate(*(migrator.add_column("evalkit_case", name, field) for name, field in _v6_case_columns() if name not in existing))
+    # NOT NULL with a default in the one ADD COLUMN both engines accept: peewee would add it nullable
+    # and then rebuild the SQLite table to set NOT NULL (renaming a table the case rows refer to).
+    boolean, false = ("INTEGER", "0") if isinstance(db, pw.SqliteDatabase) else ("BOOLEAN", "false")
+    existing = {column.name for column in db.get_columns("evalkit_run")}
+    for name, _ in _v6_run_columns():
+        if name not in existing:
+            db.execute_sql(f'ALTER TABLE "evalkit_run" ADD COLUMN "{name}" {boolean} NOT NULL DEFAULT {false}')
+    if "case_fingerprints" not in {column.name for column in db.get_columns("evalkit_run")}:
+        return
+    # Each run's map onto its case rows: run ids a page at a time (keyset), the maps read a few
+    # at a time within a text budget, so a store of many large runs never sits in memory at once.
+    param = db.param
+    after = ""
+    while True:
+        page = db.execute_sql(
+            "SELECT id, LENGTH(case_fingerprints) FROM evalkit_run "
+            f"WHERE case_fingerprints IS NOT NULL AND id > {param} ORDER BY id LIMIT {_V6_RUN_PAGE}",
+            (after,),
+        ).fetchall()
+        if not page:
+            break
+        after = page[-1][0]
+        chunks: list[list[str]] = [[]]
+        budget = 0
+        for run_id, length in page:
+            if chunks[-1] and budget + (length or 0) > _V6_TEXT_BUDGET:
+                chunks.append([])
+                budget = 0
+            chunks[-1].append(run_id)
+            budget += length or 0
+        for chunk in chunks:
+            rows = db.execute_sql(
+                f"SELECT id, case_fingerprints FROM evalkit_run WHERE id IN ({', '.join(param for _ in chunk)})", tuple(chunk)
+            ).fetchall()
+            for run_id, text in rows:
+                prints = _v6_fingerprint_map(text)
+                if prints is not None:
+                    _v6_move_run_fingerprints(db, run_id, prints)
+            del rows
+    # One source of truth: the map goes (emptied where this SQLite cannot drop a column).
+    for column in _V6_DROPPED_RUN_COLUMNS:
+        if _v6_can_drop_column(db):
+            db.execute_sql(f'ALTER TABLE "evalkit_run" DROP COLUMN "{column}"')
+        else:
+            db.execute_sql(f'UPDATE "evalkit_run" SET "{column}" = NULL WHERE "{column}" IS NOT NULL')
+
+
 #: Numbered migrations, applied in order by ``evalkit db upgrade``; never edit a shipped one.
 MIGRATIONS: list[tuple[int, str, Callable[[pw.Database], None]]] = [
     (1, "create run and case tables", _migrate_1),
@@ -337,6 +482,8 @@ MIGRATIONS: list[tuple[int, str, Callable[[pw.Database], None]]] = [
     ),
     (4, "run leases: who is answering a run or shard, with a heartbeat; which shards are in", _migrate_4),
     (5, "keep each retrieval question's rank measures at every privacy level (resumable retrieval runs)", _migrate_5),
+    # (the name column is varchar(100) on PostgreSQL)
+    (6, "each case keeps its fingerprint, moved from the run's map (dropped); runs say if they kept them", _migrate_6),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -11,7 +11,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -227,22 +227,6 @@ def _dump(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _dump_fingerprints(prints: Mapping[str, str]) -> str:
-    """``{case id: fingerprint}`` as :func:`_dump` writes it, written a pair at a time into one
-    buffer: json.dumps keeps four small strings per case until it joins them (a transient 34 MiB
-    at 100,000 cases for 8 MiB of text, left behind as a higher peak RSS)."""
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in prints.items()):
-        return json.dumps(dict(prints), ensure_ascii=False, separators=(",", ":"))
-    quote = json.encoder.encode_basestring  # type: ignore[attr-defined]
-    text = bytearray(b"{")
-    for k, v in prints.items():
-        if len(text) > 1:
-            text += b","
-        text += f"{quote(k)}:{quote(v)}".encode("utf-8", "surrogatepass")
-    text += b"}"
-    return text.decode("utf-8", "surrogatepass")
-
-
 def _stored(value: Any) -> Any:
     return encode_text(value) if isinstance(value, str) else value
 
@@ -256,15 +240,7 @@ def _load(text: str | None) -> Any:
         return None
 
 
-def _fingerprints(text: str | None) -> dict[str, str] | None:
-    """Stored case fingerprints, or ``None`` when absent or unreadable (all cases then count as unchanged)."""
-    value = _load(text)
-    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        return None
-    return value
-
-
-def _mark(passed: Any, score: float, checks: str | None, position: int) -> CaseMark:
+def _mark(passed: Any, score: float, checks: str | None, position: int, fingerprint: str | None) -> CaseMark:
     """A case's comparison mark from its stored columns; the checks are parsed only when their
     text names the judge-agreement check (nearly never), to tell whether the case is unstable."""
     unstable = False
@@ -272,7 +248,7 @@ def _mark(passed: Any, score: float, checks: str | None, position: int) -> CaseM
         unstable = any(
             isinstance(c, list) and len(c) >= 2 and c[0] == AGREEMENT_CHECK and not c[1] for c in (_load(checks) or [])
         )
-    return CaseMark(bool(passed), score, unstable, position)
+    return CaseMark(bool(passed), score, unstable, position, fingerprint)
 
 
 def _identity(instance: str | None, alias: str | None, reported: str | None) -> ServingIdentity | None:
@@ -296,7 +272,6 @@ class SqlRepository:
         self.Run = self.models.Run
         self.Case = self.models.Case
         self.Lease = self.models.RunLease
-        self._prints_cache: tuple[str, Mapping[str, str]] | None = None
         try:
             version = schema.current_version(self.db)
             if version == 0 and create:
@@ -355,11 +330,6 @@ class SqlRepository:
     def begin_run(self, run: Run) -> Run:
         """Create the run row with status running, or return the stored run of that id (shards
         joining one run may call this at the same moment; exactly one row results)."""
-        prints = run.case_fingerprints
-        prints_text = _dump_fingerprints(prints) if prints is not None else None
-        if prints is not None and prints_text is not None and all(isinstance(k, str) and isinstance(v, str) for k, v in prints.items()):
-            # The map as given is what the stored text reads back as: reads of this run share it.
-            self._prints_cache = (prints_text, prints)
         with self._atomic():
             self.Run.insert(
                 id=run.id,
@@ -380,29 +350,16 @@ class SqlRepository:
                 benchmark_fingerprint=run.benchmark_fingerprint,
                 variant_fingerprint=run.variant_fingerprint,
                 provenance=_dump(run.provenance),
-                case_fingerprints=prints_text,
+                fingerprints_kept=run.fingerprints_kept,
             ).on_conflict_ignore().execute()
             stored = self._run_by_id(run.id)
         assert stored is not None
         return stored
 
     def _run_by_id(self, run_id: str) -> Run | None:
-        """The run row as a :class:`Run` (no cases). The case fingerprints this repository last
-        wrote or read (8 MiB of text at 100,000 cases) are compared by the database, not read
-        back: an equal text gives the map already parsed."""
-        R = self.Run
-        cached = self._prints_cache
-        if cached is None:
-            row = R.get_or_none(R.id == run_id)
-            return None if row is None else self._run_from_row(row)
-        others = [f for f in R._meta.sorted_fields if f is not R.case_fingerprints]
-        same = (R.case_fingerprints == cached[0]).alias("same_prints")
-        row = R.select(*others, same).where(R.id == run_id).objects().get_or_none()
-        if row is None:
-            return None
-        if row.same_prints:
-            return self._run_from_row(row, case_fingerprints=cached[1])
-        return self._run_from_row(R.get(R.id == run_id))
+        """The run row as a :class:`Run` (no cases)."""
+        row = self.Run.get_or_none(self.Run.id == run_id)
+        return None if row is None else self._run_from_row(row)
 
     @_guarded
     def record_cases(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> None:
@@ -478,6 +435,7 @@ class SqlRepository:
             "measures": _dump(dict(case.measures)) if case.measures is not None else None,
             "usage": _dump([case.usage.input_tokens, case.usage.output_tokens]) if case.usage else None,
             "finished_at": case.finished_at or time.time(),
+            "fingerprint": case.fingerprint,
         }
 
     @_guarded
@@ -608,7 +566,7 @@ class SqlRepository:
 
         def current_page(after: int) -> Any:
             return (
-                C.select(C.id, C.case_id, C.passed, C.score, C.checks, B.id, B.passed, B.score, B.checks)
+                C.select(C.id, C.case_id, C.passed, C.score, C.checks, C.fingerprint, B.id, B.passed, B.score, B.checks, B.fingerprint)
                 .join(B, pw.JOIN.LEFT_OUTER, on=((B.run == baseline_id) & (B.case_id == C.case_id)))
                 .where((C.run == run_id) & (C.id > after))
                 .order_by(C.id)
@@ -616,22 +574,22 @@ class SqlRepository:
             )
 
         for row in self._guarded_rows(self._pages(current_page, lambda row: row[0])):
-            position, case_id, passed, score, checks, b_position, b_passed, b_score, b_checks = row
-            baseline = None if b_position is None else _mark(b_passed, b_score, b_checks, b_position)
-            yield CasePair(case_id, _mark(passed, score, checks, position), baseline)
+            position, case_id, passed, score, checks, fingerprint, b_position, b_passed, b_score, b_checks, b_fingerprint = row
+            baseline = None if b_position is None else _mark(b_passed, b_score, b_checks, b_position, b_fingerprint)
+            yield CasePair(case_id, _mark(passed, score, checks, position, fingerprint), baseline)
         current = self.Case.alias()
         missing = ~pw.fn.EXISTS(current.select(current.id).where((current.run == run_id) & (current.case_id == C.case_id)))
 
         def removed_page(after: int) -> Any:
             return (
-                C.select(C.id, C.case_id, C.passed, C.score, C.checks)
+                C.select(C.id, C.case_id, C.passed, C.score, C.checks, C.fingerprint)
                 .where((C.run == baseline_id) & (C.id > after) & missing)
                 .order_by(C.id)
                 .tuples()
             )
 
-        for position, case_id, passed, score, checks in self._guarded_rows(self._pages(removed_page, lambda row: row[0])):
-            yield CasePair(case_id, None, _mark(passed, score, checks, position))
+        for position, case_id, passed, score, checks, fingerprint in self._guarded_rows(self._pages(removed_page, lambda row: row[0])):
+            yield CasePair(case_id, None, _mark(passed, score, checks, position, fingerprint))
 
     def _guarded_rows(self, rows: Iterator[_T]) -> Iterator[_T]:
         """``rows``, with a database error raised while reading them turned into :class:`StoreFailure`."""
@@ -777,7 +735,7 @@ class SqlRepository:
             run = run.with_cases(self._case_from_row(c) for c in cases)
         return run
 
-    def _run_from_row(self, row: Any, *, case_fingerprints: Any = "read") -> Run:
+    def _run_from_row(self, row: Any) -> Run:
         identity = None
         if row.verified:
             identity = _identity(row.provider_instance, row.model_alias, row.reported_model)
@@ -804,23 +762,12 @@ class SqlRepository:
             metrics=_load(row.metrics),
             label=row.label,
             privacy=row.privacy,
-            case_fingerprints=self._fingerprints_of(row.case_fingerprints) if case_fingerprints == "read" else case_fingerprints,
+            fingerprints_kept=bool(row.fingerprints_kept),
             stored_passed_count=row.passed_count,
             stored_errored_count=row.errored_count,
             stored_answered_count=row.answered_count,
             stored_mean_score=row.mean_score,
         )
-
-    def _fingerprints_of(self, text: str | None) -> Mapping[str, str] | None:
-        """The case fingerprints stored as ``text``, parsed once per text: a run read several
-        times (begun, finished, compared) shares one map, not one per read (100,000 cases: 23 MiB each)."""
-        cached = self._prints_cache
-        if cached is not None and text is not None and cached[0] == text:
-            return cached[1]
-        value = _fingerprints(text)
-        if text is not None and value is not None:
-            self._prints_cache = (text, value)
-        return value
 
     def _case_from_row(self, row: Any) -> CaseResult:
         checks = tuple(Check(n, bool(p), e, d) for n, p, e, d in (_load(row.checks) or []))
@@ -840,6 +787,7 @@ class SqlRepository:
             detail=_load(row.detail),
             finished_at=row.finished_at,
             measures=_load(row.measures),
+            fingerprint=row.fingerprint,
         )
 
     def _newest_first(self, query: Any) -> Any:
