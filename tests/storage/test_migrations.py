@@ -212,3 +212,157 @@ def test_the_cli_refuses_to_write_to_an_old_schema_and_upgrades_it(evalkit_cli, 
     assert fresh.code == 0, fresh.stderr
     assert fresh.json()["verdict"]["state"] == "compared"
     assert fresh.json()["baseline_id"] == V1_RUN_IDS[1], "the newest first-release reference run is the baseline"
+
+
+KERNEL_V5_DUMP = Path(__file__).resolve().parent.parent / "data" / "storage" / "kernel-v5.sql"
+#: What version 5 said comparing the dump's runs (current, baseline), computed by that release before
+#: the dump was taken: the split of the cases, the regressed ones and whether both kept fingerprints.
+V5_VERDICTS = {
+    ("v5-now", "v5-base"): (("a", "b", "nul\x00id"), ("edited", "lone-\udcff"), ("new", "not-in-map"), ("c",), ("b",), True),
+    ("v5-now", "v5-old"): (("a", "b"), (), ("edited", "nul\x00id", "lone-\udcff", "new", "not-in-map"), ("c",), ("b",), False),
+    ("v5-old", "v5-base"): (("a", "b", "c"), (), (), ("edited", "nul\x00id", "lone-\udcff"), ("c",), False),
+    ("v5-retrieval-now", "v5-retrieval-base"): (("q1",), ("q2",), (), (), ("q1",), True),
+}
+
+
+def _load_rows(dump: Path) -> dict[str, list[dict[str, Any]]]:
+    memory = sqlite3.connect(":memory:")
+    memory.row_factory = sqlite3.Row
+    memory.executescript(dump.read_text(encoding="utf-8"))
+    rows = {table: [dict(r) for r in memory.execute(f'SELECT * FROM "{table}" ORDER BY rowid')] for table in ("evalkit_run", "evalkit_case")}
+    memory.close()
+    return rows
+
+
+def make_version_5_database(url: str, engine: str) -> None:
+    """The store of ``kernel-v5.sql`` at schema version 5: SQLite loads the dump as it is; PostgreSQL
+    gets the schema from migrations 1 to 5 and the dump's rows, as stored (text already encoded)."""
+    if engine == "sqlite":
+        Path(sqlite_path(url)).parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(sqlite_path(url))
+        connection.executescript(KERNEL_V5_DUMP.read_text(encoding="utf-8"))
+        connection.close()
+        return
+    db = connect(url)
+    db.connect()
+    try:
+        assert schema_module.upgrade(db, target=5) == [1, 2, 3, 4, 5]
+        with db.atomic():
+            for table, rows in _load_rows(KERNEL_V5_DUMP).items():
+                booleans = {c.name for c in db.get_columns(table) if c.data_type == "boolean"}
+                for row in rows:
+                    row.pop("id") if table == "evalkit_case" else None
+                    names = list(row)
+                    values = [bool(row[n]) if n in booleans and row[n] is not None else row[n] for n in names]
+                    db.execute_sql(
+                        f'INSERT INTO "{table}" ({", ".join(chr(34) + n + chr(34) for n in names)}) VALUES ({", ".join(db.param for _ in names)})',
+                        values,
+                    )
+    finally:
+        db.close()
+
+
+def _run_columns(url: str) -> set[str]:
+    db = connect(url)
+    db.connect()
+    try:
+        return {c.name for c in db.get_columns("evalkit_run")}
+    finally:
+        db.close()
+
+
+def test_migration_6_moves_each_runs_fingerprints_onto_its_cases_and_every_verdict_stays(database_url: str, engine: str) -> None:
+    from evalkit.tolerance import Tolerances
+    from evalkit.verdict import compare, compare_pairs
+
+    make_version_5_database(database_url, engine)
+    assert "case_fingerprints" in _run_columns(database_url)
+    status, applied = upgrade_schema(database_url)
+    assert applied == [6] and status.up_to_date
+    assert "case_fingerprints" not in _run_columns(database_url), "one source of truth: the map column is gone"
+    repo = open_repository(database_url)
+    try:
+        now = repo.get_run("v5-now")
+        assert now.fingerprints_kept and not repo.get_run("v5-old").fingerprints_kept
+        prints = {c.case_id: c.fingerprint for c in now.cases}
+        assert prints["edited"] == "sha256:" + "E" * 64 and prints["lone-\udcff"] == "sha256:" + "S" * 64
+        assert prints["nul\x00id"] == "sha256:" + "n" * 64 and prints["not-in-map"] is None
+        assert all(c.fingerprint is None for c in repo.get_run("v5-old").cases)
+        assert {c.case_id: c.fingerprint for c in repo.get_run("v5-retrieval-now").cases} == {"q1": "sha256:" + "1" * 64, "q2": "sha256:" + "X" * 64}
+        for (current, baseline), expected in V5_VERDICTS.items():
+            whole = compare(repo.get_run(current), repo.get_run(baseline), Tolerances(0, 0))
+            streamed = compare_pairs(
+                repo.get_run(current, with_cases=False), repo.get_run(baseline, with_cases=False),
+                repo.paired_cases(current, baseline), Tolerances(0, 0),
+            )  # fmt: skip
+            assert streamed == whole
+            got = (whole.compared_cases, tuple(e.case_id for e in whole.edited_cases), whole.added_cases,
+                   whole.removed_cases, whole.regressed_cases, whole.fingerprints_known)  # fmt: skip
+            assert got == expected, (current, baseline)
+    finally:
+        repo.close()
+
+
+def _version_5_store_with_maps(url: str) -> dict[str, str | None]:
+    """A schema-5 store written row by row: a run of 2,500 cases with its map, runs whose map is
+    empty, unreadable or not a map of strings, and a run without one. Returns each run's map text."""
+    import json
+
+    from evalkit.storage.textcodec import encode_text
+
+    big = {f"case-{n:05d}": f"sha256:{n:064x}" for n in range(2500)}
+    maps: dict[str, str | None] = {
+        "big": json.dumps(big), "empty": "{}", "unreadable": "{not json", "list": '["a"]',
+        "numbers": '{"a": 1}', "none": None, "other": json.dumps({"case-00000": "sha256:other"}),
+    }
+    db = connect(url)
+    db.connect()
+    try:
+        schema_module.upgrade(db, target=5)
+        tables = schema_module.v1_tables(db)
+        with db.atomic():
+            for number, (run_id, text) in enumerate(maps.items()):
+                tables.Run.insert(id=run_id, set_identifier="pkg.set", grader="deterministic", status="complete", started_at=float(number)).execute()
+                db.execute_sql(f"UPDATE evalkit_run SET case_fingerprints = {db.param} WHERE id = {db.param}", (None if text is None else encode_text(text), run_id))
+                ids = list(big) if run_id == "big" else ["case-00000", "a"]
+                tables.Case.insert_many([{"run": run_id, "case_id": c, "passed": True, "score": 1.0, "finished_at": 1.0} for c in ids]).execute()
+    finally:
+        db.close()
+    return maps
+
+
+@pytest.mark.parametrize("can_drop", [True, False], ids=["drop-column", "no-drop-column"])
+def test_migration_6_reads_maps_a_few_at_a_time_and_keeps_only_readable_ones(database_url: str, monkeypatch, can_drop: bool) -> None:
+    """Paged through the runs, maps read within a small text budget, cases updated in batches; an
+    unreadable map means "stored without fingerprints", as version 5 read it. Where the engine cannot
+    drop a column (SQLite before 3.35) the map column stays, emptied, and nothing reads it."""
+    maps = _version_5_store_with_maps(database_url)
+    monkeypatch.setattr(schema_module, "_V6_RUN_PAGE", 2)
+    monkeypatch.setattr(schema_module, "_V6_TEXT_BUDGET", 10)
+    monkeypatch.setattr(schema_module, "_V6_CASE_BATCH", 700)
+    monkeypatch.setattr(schema_module, "_v6_can_drop_column", lambda db: can_drop)
+    assert upgrade_schema(database_url)[1] == [6]
+    assert ("case_fingerprints" in _run_columns(database_url)) is not can_drop
+    if not can_drop:
+        db = connect(database_url)
+        db.connect()
+        assert db.execute_sql("SELECT COUNT(*) FROM evalkit_run WHERE case_fingerprints IS NOT NULL").fetchone()[0] == 0
+        db.close()
+    repo = open_repository(database_url)
+    try:
+        kept = {run_id: repo.get_run(run_id, with_cases=False).fingerprints_kept for run_id in maps}
+        assert kept == {"big": True, "empty": True, "unreadable": False, "list": False, "numbers": False, "none": False, "other": True}
+        big = repo.get_run("big").cases
+        assert len(big) == 2500 and all(c.fingerprint == f"sha256:{n:064x}" for n, c in enumerate(big))
+        assert {c.case_id: c.fingerprint for c in repo.get_run("other").cases} == {"case-00000": "sha256:other", "a": None}
+        for run_id in ("empty", "unreadable", "none"):
+            assert all(c.fingerprint is None for c in repo.get_run(run_id).cases)
+        # The store goes on: a new run keeps its cases' fingerprints.
+        from evalkit import CaseResult, Run
+
+        repo.begin_run(Run(id="after", set_identifier="pkg.set", grader="deterministic", fingerprints_kept=True))
+        repo.record_cases("after", [CaseResult("a", True, 1.0, fingerprint="sha256:new")], "metadata")
+        after = repo.get_run("after")
+        assert after.fingerprints_kept and after.cases[0].fingerprint == "sha256:new"
+    finally:
+        repo.close()
