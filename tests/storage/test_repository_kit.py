@@ -98,3 +98,20 @@ def test_the_kit_keeps_credentials_out_of_its_message() -> None:
         check_repository("nosuchstore://user:hunter2@host/db")
     assert "hunter2" not in str(error.value)
     assert attrs is not None
+
+
+def test_a_repository_that_drops_case_fingerprints_fails(tmp_path: Path) -> None:
+    base = minimal_module().MinimalRepository
+
+    class Forgetful(base):
+        def begin_run(self, run):
+            return super().begin_run(attrs.evolve(run, fingerprints_kept=False))
+
+        def record_cases(self, run_id: str, cases: Sequence, privacy: str) -> None:
+            super().record_cases(run_id, [attrs.evolve(case, fingerprint=None) for case in cases], privacy)
+
+    with pytest.raises(AssertionError) as error:
+        check_repository(Forgetful(f"minimal://{tmp_path / 'store.json'}"))
+    message = str(error.value)
+    assert "case fingerprints: begin_run() must keep Run.fingerprints_kept" in message
+    assert "case fingerprints: record_cases() must keep each case's fingerprint as given" in message

@@ -6,6 +6,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
 from ..answers import ServingIdentity
 from ..grading import Check
 from ..runs import CaseResult, Run, RunStatus
@@ -93,6 +95,22 @@ def _base(suite: _Suite, report: ContractReport) -> None:
         report.add("get_run() of an unknown id must return None")
 
 
+def _fingerprints(suite: _Suite, report: ContractReport) -> None:
+    repo = suite.repository
+    run = attrs.evolve(suite.header("prints", suite.set_id("prints"), cases=2), fingerprints_kept=True)
+    repo.begin_run(run)
+    repo.record_cases(run.id, [attrs.evolve(suite.case("a"), fingerprint="sha256:kit-a"), suite.case("b", error="timed out")], "full")
+    stored = repo.get_run(run.id)
+    if stored is None:
+        report.add("get_run() does not find a run that was begun")
+        return
+    if not stored.fingerprints_kept:
+        report.add("begin_run() must keep Run.fingerprints_kept: without it every edited case would be compared as unchanged")
+    prints = {c.case_id: c.fingerprint for c in stored.cases}
+    if prints.get("a") != "sha256:kit-a" or prints.get("b") is not None:
+        report.add(f"record_cases() must keep each case's fingerprint as given (an edited case is told by it); got {prints}")
+
+
 def _privacy(suite: _Suite, report: ContractReport) -> None:
     repo = suite.repository
     run = suite.header("private", suite.set_id("privacy"), cases=1)
@@ -177,7 +195,7 @@ def check_repository(url: str | Any) -> None:
     """Run the repository contract suite against the store ``url`` opens (or a repository object).
 
     Every store must satisfy :class:`~evalkit.storage.ResultRepository`: begin (and join) a run,
-    record cases (a stored answer is kept, an errored one replaced), honour the privacy level,
+    record cases (a stored answer is kept, an errored one replaced) with their fingerprints, honour the privacy level,
     recompute aggregates on finish, read runs back. Each optional capability the store claims
     (``ResumableRuns``, ``GeneratorScopedResults``, ``RunHistory``, ``RunVerdicts``) is checked
     too: a capability claimed is a promise. The suite writes runs under unique ``evalkit_kit_*``
@@ -210,6 +228,7 @@ def check_repository(url: str | Any) -> None:
         suite = _Suite(repository)
         sections: list[tuple[str, Callable[[_Suite, ContractReport], None], Any]] = [
             ("storing runs and cases", _base, None),
+            ("case fingerprints", _fingerprints, None),
             ("the privacy level", _privacy, None),
             ("resume (ResumableRuns)", _resumable, ResumableRuns),
             ("baseline reads (GeneratorScopedResults)", _baselines, GeneratorScopedResults),
