@@ -74,7 +74,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..config import load_config
     from ..retrieval.evaluation import evaluate_retrieval
     from ..tolerance import Tolerances
-    from .common import console, database_url, print_json
+    from .common import console, database_url, print_json, run_started
     from .render import ProgressDisplay
     from .reporting import deliver_reports, report_targets
 
@@ -104,7 +104,7 @@ def handle(args: argparse.Namespace) -> int:
             resume=args.resume is not None,
             baseline=args.baseline,
             fail_on_new_failures=args.fail_on_new_failures,
-            on_start=progress.start,
+            on_start=run_started(progress.start),
             on_case=progress.advance,
         )
     finally:

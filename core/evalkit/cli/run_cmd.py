@@ -136,7 +136,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_set, stored_verdict
     from ..storage import is_in_memory
     from ..tolerance import Tolerances
-    from .common import COMPACT_JSON_CASES, console, database_url, print_json, print_json_streamed
+    from .common import COMPACT_JSON_CASES, console, database_url, print_json, print_json_streamed, run_started
     from .render import ProgressDisplay, outcome_document, render_outcome
     from .reporting import deliver_reports, render_for, report_targets
 
@@ -171,7 +171,7 @@ def handle(args: argparse.Namespace) -> int:
             label=args.label,
             baseline=args.baseline,
             fail_on_new_failures=args.fail_on_new_failures,
-            on_start=progress.start,
+            on_start=run_started(progress.start),
             on_case=case_done,
             # Not kept in memory: the verdict is counted by the store and the output reads the cases back.
             keep_cases=is_in_memory(database),
