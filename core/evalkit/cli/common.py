@@ -118,6 +118,11 @@ def run_started(progress_start: Callable[[Any, int], None]) -> Callable[[Any, in
     return start
 
 
+#: How many elements of a streamed list are encoded by one ``json.dumps`` call (one call per
+#: element cost more than the encoding itself).
+STREAMED_BATCH = 500
+
+
 def print_json(document: Any, *, compact: bool = False) -> None:
     """Print one machine-readable JSON document on stdout, indented unless ``compact``.
 
@@ -142,15 +147,16 @@ def print_json_streamed(document: dict[str, Any], key: str, items: Any) -> None:
         return
     out = sys.stdout
     out.write(head + "[")
-    chunk: list[str] = []
+    batch: list[Any] = []
     first = True
     for item in items:
-        chunk.append(writer.text(item) if first else "," + writer.text(item))
-        first = False
-        if len(chunk) >= 500:
-            out.write("".join(chunk))
-            chunk = []
-    out.write("".join(chunk) + "]" + tail + "\n")
+        batch.append(item)
+        if len(batch) >= STREAMED_BATCH:
+            out.write(("" if first else ",") + writer.text(batch)[1:-1])
+            batch, first = [], False
+    if batch:
+        out.write(("" if first else ",") + writer.text(batch)[1:-1])
+    out.write("]" + tail + "\n")
 
 
 class _JsonWriter:
