@@ -72,6 +72,23 @@ def test_a_large_run_gives_the_verdict_of_whole_runs(cli, project: Path, sets_fi
     assert listed == [c["id"] for c in failing]
     assert f"{len(document['cases']) - len(failing)} passing cases are not listed" in table.stdout
 
+    # `evalkit show` reads the stored run a page at a time: the same document, every case in order,
+    # and by default a table of the failed cases only.
+    shown = cli("show", document["run_id"], "--json")
+    assert shown.code == 0, shown.stderr
+    assert "\n" not in shown.stdout.rstrip("\n"), "a large run's document is written compact, case by case"
+    shown_document = shown.json()
+    assert shown_document["cases"] == document["cases"]
+    assert shown_document["verdict"]["state"] == ("regressed" if verdict["regressed"] else "ok")
+    assert list(shown_document)[-3:] == ["cases", "verdict", "accepted"]
+    shown_table = cli("show", document["run_id"])
+    assert shown_table.code == 0, shown_table.stderr
+    shown_listed = [line.split()[0] for line in shown_table.stdout.splitlines() if " FAIL " in f" {line} "]
+    assert shown_listed == [c["id"] for c in failing]
+    assert f"{len(document['cases']) - len(failing)} passing cases are not listed (--show-all lists every case)." in shown_table.stdout
+    every = cli("show", document["run_id"], "--show-all")
+    assert sum(1 for line in every.stdout.splitlines() if line.startswith(("p0", "n"))) == len(document["cases"])
+
 
 def _comparison_document(comparison, verdict: dict) -> dict:
     from evalkit.cli.comparison_view import comparison_document

@@ -28,6 +28,19 @@ def test_show_prints_the_run_its_verdict_and_every_check(evalkit_cli, project) -
     assert checks == {"matches_pattern": False, "within_length": False}
 
 
+def test_show_lists_the_cases_that_need_a_look_unless_asked_for_all(evalkit_cli, project) -> None:
+    answer_with(project, {**ARITH_GOOD, "add-7-5": "13 or so"})
+    run = run_json(evalkit_cli, "arith.basic", "--privacy", "full")
+    listed = evalkit_cli("show", run["run_id"]).stdout
+    case_lines = [line.split()[0] for line in listed.splitlines() if line.split() and line.split()[0] in ARITH_GOOD]
+    assert case_lines == ["add-7-5"]
+    assert "5 passing cases are not listed (--show-all lists every case)." in listed
+    assert "add-7-5: 13 or so" in listed and f"{next(iter(ARITH_GOOD))}:" not in listed  # answers of the listed cases
+    every = evalkit_cli("show", run["run_id"], "--show-all").stdout
+    assert [line.split()[0] for line in every.splitlines() if line.split() and line.split()[0] in ARITH_GOOD] == list(ARITH_GOOD)
+    assert "not listed" not in every
+
+
 def test_metadata_privacy_shows_no_answer_text(evalkit_cli) -> None:
     run = evalkit_cli("run", "evalkit.smoke", "--json").json()
     shown = evalkit_cli("show", run["run_id"])

@@ -19,12 +19,15 @@ def register(subparsers: Any) -> None:
         "show",
         help="show one stored run with its cases and checks",
         description=(
-            "Show the stored run RUN_ID: who answered, grader, status, aggregates, the verdict it got, and every "
-            "case with its named checks (answer text only when the run was stored with privacy redacted or full)."
+            "Show the stored run RUN_ID: who answered, grader, status, aggregates, the verdict it got, and the "
+            "cases that need a look (failed, errored, unstable) with their named checks and answers (answer text "
+            "only when the run was stored with privacy redacted or full); --show-all lists every case. --json "
+            "lists every case, written case by case for a large run."
         ),
     )
     parser.add_argument("run_id", metavar="RUN_ID", help="a run id (see `evalkit history SET`)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables (every case)")
+    parser.add_argument("--show-all", action="store_true", help="list every case, passing ones too (default: failed, errored and unstable ones)")
     add_store_options(parser)
     parser.set_defaults(handler=handle)
 
@@ -52,36 +55,51 @@ def _acceptance(repository: Any, run_id: str) -> Any:
 
 def handle(args: argparse.Namespace) -> int:
     """Print the run; exit 2 when there is no such run."""
-    from ..storage import close_repository
-    from .common import console, print_json
-    from .render import acceptance_document, run_document
-    from .stored import (
-        format_date,
-        identity_label,
-        open_store,
-        require_run,
-        stored_verdicts,
-        verdict_document,
-        verdict_label,
-    )
+    from ..storage import StreamedCases, close_repository
+    from .stored import open_store, require_run, stored_verdicts
 
     repository = open_store(args)
     try:
-        run = require_run(repository, args.run_id)
+        # A store that streams cases is read a page at a time: a 100,000-case run is never held.
+        streamed = isinstance(repository, StreamedCases)
+        run = require_run(repository, args.run_id, with_cases=not streamed)
         verdict = stored_verdicts(repository, [run.id]).get(run.id)
         acceptance = _acceptance(repository, run.id)
+        if streamed:
+            cases = repository.iter_cases(run.id, notable_only=not (args.json or args.show_all))
+        else:
+            cases = run.cases if args.json or args.show_all else [c for c in run.cases if not c.passed or c.unstable]
+        if args.json:
+            _print_json(run, verdict, acceptance, cases)
+        else:
+            _print_tables(run, verdict, acceptance, cases, args.show_all)
     finally:
         close_repository(repository)
+    return 0
 
-    if args.json:
-        document = run_document(run)
-        document["verdict"] = verdict_document(verdict)
-        document["accepted"] = acceptance_document(acceptance)
-        print_json(document)
-        return 0
 
+def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
+    from .common import COMPACT_JSON_CASES, print_json_streamed
+    from .render import acceptance_document, case_document, run_document
+    from .stored import verdict_document
+
+    document = run_document(run, with_cases=False)
+    document["cases"] = None  # keeps its place: written case by case below
+    document["verdict"] = verdict_document(verdict)
+    document["accepted"] = acceptance_document(acceptance)
+    if run.case_count > COMPACT_JSON_CASES:
+        print_json_streamed(document, "cases", (case_document(c) for c in cases))
+    else:
+        from .common import print_json
+
+        print_json({**document, "cases": [case_document(c) for c in cases]})
+
+
+def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool) -> None:
+    from .common import console
     from .layout import Column, print_rows
     from .render import literal
+    from .stored import format_date, identity_label, verdict_label
 
     out = console()
     out.print(f"[bold]Run {literal(run.id)}[/bold]  ({literal(run.set_identifier)}, {run.kind.value})")
@@ -107,15 +125,26 @@ def handle(args: argparse.Namespace) -> int:
         Column("Score", "right", whole=True), Column("Latency (ms)", "right", whole=True), Column("Checks"),
     )  # fmt: skip
     rows = []
-    for case in run.cases:
+    answers = []
+    for case in cases:
         result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
+        if case.unstable:
+            result += " [yellow](unstable)[/yellow]"
         rows.append([literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_checks(case))])
-    out.print()
-    print_rows(out, columns, rows)
-    answered = [c for c in run.cases if c.answer_text]
-    if answered:
+        if case.answer_text:
+            answers.append((case.case_id, case.answer_text))
+    if rows:
+        out.print()
+        print_rows(out, columns, rows)
+    hidden = run.answered_count - len(rows)
+    if hidden > 0 and not show_all:
+        out.print()
+        if hidden == run.answered_count:
+            out.print(f"All {counted(hidden, 'case')} passed (--show-all lists them).")
+        else:
+            out.print(f"{counted(hidden, 'passing case')} {'is' if hidden == 1 else 'are'} not listed (--show-all lists every case).")
+    if answers:
         out.print()
         out.print("[bold]Answers[/bold]")
-        for case in answered:
-            out.print(f"  {literal(case.case_id)}: {literal(case.answer_text, multiline=True)}")
-    return 0
+        for case_id, text in answers:
+            out.print(f"  {literal(case_id)}: {literal(text, multiline=True)}")
