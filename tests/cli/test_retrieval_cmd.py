@@ -113,9 +113,16 @@ def test_stdlib_demo_runs_out_of_the_box_and_compares_on_the_second_run(cli, pro
     assert "Deployment:     demo (provider evalkit_stdlib.docs (evalkit-set-stdlib" in out
     assert "Baseline state: baseline" in out
     assert "recorded as the baseline" in out
+    # The table lists the questions that missed somewhere; the others are counted in one line.
+    listed = re.findall(r"│ (?:hit|MISS|ERROR)\s+│ (?:hit|MISS|ERROR)\s+│", out)
+    both = re.search(r"(\d+) questions that hit at top-1 and top-3 are not listed \(--show-all lists every question\)\.", out)
+    assert both and int(both.group(1)) + len(listed) == 61
+    assert not re.search(r"│ hit\s+│ hit\s+│", out)
 
-    second = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--fail-on-regression")
+    second = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--fail-on-regression", "--show-all")
     assert second.code == 0, second.stderr
+    assert len(re.findall(r"│ (?:hit|MISS|ERROR)\s+│ (?:hit|MISS|ERROR)\s+│", second.stdout)) == 61
+    assert "not listed" not in second.stdout
     assert "Baseline state: comparable" in second.stdout
     baseline_id = stored(project)[0][0]
     assert f"No regression: top-1 hit rate +0.0 pp, top-3 hit rate +0.0 pp versus run {baseline_id}." in second.stdout

@@ -60,6 +60,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)")
     parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run")
+    parser.add_argument(
+        "--show-all", action="store_true",
+        help="list every question (default: the ones that missed at top-1 or top-3, or errored; the others are counted)",
+    )
     add_tolerance_options(parser, "max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
     add_report_option(parser)
     add_baseline_option(parser)
@@ -115,7 +119,7 @@ def handle(args: argparse.Namespace) -> int:
         print_json(outcome_document(outcome))
     else:
         out = console(stderr=rendered.takes_stdout)
-        render_outcome(out, outcome, fail_on_new_failures=args.fail_on_new_failures)
+        render_outcome(out, outcome, fail_on_new_failures=args.fail_on_new_failures, show_all=args.show_all)
         for line in exported:
             out.print(line, markup=False)
     deliver_reports(rendered)
@@ -174,8 +178,12 @@ def _percent(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False) -> None:
-    """The human report: questions, rates, breakdowns, provenance, baseline state, regression check."""
+def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False, show_all: bool = False) -> None:
+    """The human report: questions, rates, breakdowns, provenance, baseline state, regression check.
+
+    The table lists the questions that need a look — a miss at top-1 or top-3, or an error — and
+    counts the others in one line; ``show_all`` lists every question.
+    """
     from .layout import Column, print_rows
     from .render import literal
 
@@ -197,9 +205,13 @@ def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False
         Column("Latency (ms)", "right", whole=True),
     )  # fmt: skip
     rows = []
+    hidden = 0
     cases = run.case_map()
     for question in outcome.question_set.questions:
         score = outcome.scores.get(question.id)
+        if score is not None and score.hit_at_1 and score.hit_at_3 and not show_all:
+            hidden += 1
+            continue
         hard = literal(question.hard_class) if question.hard_class else "-"
         case = cases.get(question.id)
         if score is None:
@@ -210,7 +222,14 @@ def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False
             literal(question.id), question.form.value, hard, _hit(score.hit_at_1), _hit(score.hit_at_3),
             f"{score.reciprocal_rank_at_k:.3f}", f"{score.latency_s * 1000:.1f}",
         ])  # fmt: skip
-    print_rows(out, columns, rows)
+    if rows:
+        print_rows(out, columns, rows)
+    if hidden:
+        if hidden == len(outcome.question_set.questions):
+            out.print(f"All {counted(hidden, 'question')} hit at top-1 and top-3 (--show-all lists them).")
+        else:
+            verb = "is" if hidden == 1 else "are"
+            out.print(f"{counted(hidden, 'question')} that hit at top-1 and top-3 {verb} not listed (--show-all lists every question).")
     errors = [c for c in run.cases if c.errored]
     if errors:
         out.print(f"[red]Errored questions ({len(errors)}):[/red]")
