@@ -220,3 +220,14 @@ def test_the_table_lists_what_needs_a_look_and_counts_the_passing_cases(evalkit_
     assert every.code == 0 and "All 7 cases passed" not in every.stdout
     for case_id in ("capital-of-france", "two-plus-two", "opening-hours", "contact-json", "echo-token"):
         assert case_id in every.stdout
+
+
+def test_the_failed_cases_kept_for_the_table_are_bounded() -> None:
+    from evalkit.cli.run_cmd import LiveFailures
+    from evalkit.runs import CaseResult
+
+    kept = LiveFailures()
+    kept.LIMIT = 3
+    for number in range(10):
+        kept.keep(CaseResult(case_id=f"c{number}", passed=number % 2 == 0, score=0.0))
+    assert list(kept) == ["c1", "c3", "c5"]  # failed ones only, up to the limit

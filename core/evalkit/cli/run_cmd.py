@@ -126,6 +126,22 @@ def _add_resume_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class LiveFailures(dict):  # type: ignore[type-arg]
+    """The failed cases as graded in this process, by case id: the table and the reports show their
+    check details whatever the privacy level kept in the store.
+
+    Bounded: past :attr:`LIMIT` failed cases (a run whose endpoint went down errors every case) the
+    rest are shown as the store keeps them, so such a run does not hold them all in memory.
+    """
+
+    LIMIT = 1000
+
+    def keep(self, case: Any) -> None:
+        """Keep ``case`` when it failed and there is room."""
+        if not case.passed and len(self) < self.LIMIT:
+            self[case.case_id] = case
+
+
 def handle(args: argparse.Namespace) -> int:
     """Validate everything, run, render, and return the exit code."""
     import attrs
@@ -150,12 +166,11 @@ def handle(args: argparse.Namespace) -> int:
     if args.wait:
         return _verdict_job(args, golden_set, database, tolerances, targets)
     progress = ProgressDisplay(enabled=not args.json)
-    failed: dict[str, Any] = {}
+    failed = LiveFailures()
 
     def case_done(case: Any) -> None:
         progress.advance(case)
-        if not case.passed:
-            failed[case.case_id] = case  # shown with its check details, whatever the privacy level
+        failed.keep(case)
     try:
         outcome = evaluate_set(
             golden_set,
