@@ -12,7 +12,8 @@ tests/data/evalkit-bench-sets, pip-installed into a temporary folder put on ``PY
 * the same job through a bare asyncio HTTP/1.1 client (below, ~80 lines, also a child process),
   and evalkit's figures as ratios to it: absolute times move between machines, the ratio is the figure.
 
-A scaling table runs 2,000 / 20,000 / 100,000 prompts at 1 ms server delay. Each measurement is
+A scaling table runs 2,000 / 20,000 / 100,000 prompts at 1 ms server delay, then prints each stored
+run again with ``evalkit show RUN_ID --json`` (wall and peak RSS of printing every case). Each measurement is
 repeated ``--repeats`` times (runs over 20,000 prompts once) and the best (lowest) wall, CPU and RSS
 are printed: on a shared, loaded machine the best run is the one least disturbed by others.
 
@@ -106,8 +107,11 @@ def spawn(command: list[str], env: dict[str, str], cwd: Path, output: Path) -> d
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024}
 
 
-def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency: int) -> dict[str, float]:
-    """One measurement in a fresh project folder against a fresh server: ``kind`` is json, terminal or bare."""
+def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency: int, show: bool = False) -> dict[str, float]:
+    """One measurement in a fresh project folder against a fresh server: ``kind`` is json, terminal or bare.
+
+    ``show``: then print the stored run again with ``evalkit show RUN_ID --json`` (a fresh process
+    too), and add its wall (``show_wall``) and peak RSS (``show_rss_mib``): printing every case."""
     from tests.support.chat_server import ChatServerProcess
 
     env = {**os.environ, "PYTHONPATH": str(plugins), "EVALKIT_BENCH_PROMPTS": str(prompts), KEY_VARIABLE: "bench"}
@@ -135,7 +139,14 @@ def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency
             figures["passed"] = prompts if f"({prompts}/{prompts})" in text else -1
             figures["output_bytes"] = len(text.encode())
         else:
-            figures["passed"] = json.loads(text)["passed"]
+            document = json.loads(text)
+            figures["passed"] = document["passed"]
+            if show:
+                shown = spawn([command[0], "show", document["run_id"], "--json"], env, project, project / "shown.txt")
+                if json.loads((project / "shown.txt").read_text())["answered"] != prompts:
+                    raise RuntimeError("evalkit show did not print the run")
+                figures["show_wall"], figures["show_rss_mib"] = shown["wall"], shown["rss_mib"]
+            del document
     figures["in_flight"] = server.stats.get("max_in_flight", 0)
     if kind != "terminal" and figures["passed"] != prompts:
         raise RuntimeError(f"{kind}: only {figures['passed']} of {prompts} passed")
@@ -149,6 +160,9 @@ def best_of(repeats: int, **kwargs: object) -> dict[str, float]:
     for key in ("wall", "cpu", "rss_mib"):
         best[key] = min(run[key] for run in runs)
     best["in_flight"] = max(run["in_flight"] for run in runs)
+    for key in ("show_wall", "show_rss_mib"):
+        if key in best:
+            best[key] = min(run[key] for run in runs)
     return best
 
 
@@ -206,17 +220,18 @@ def main() -> None:
         if args.scale:
             print()
             print(f"scaling: evalkit run --json, C={args.scale_concurrency}, server delay {args.scale_delay * 1000:g} ms, best of {args.repeats}")
-            header = f"{'prompts':>9}{'wall s':>9}{'CPU s/1k':>10}{'RSS MiB':>9}{'bare CPU s/1k':>15}"
+            header = f"{'prompts':>9}{'wall s':>9}{'CPU s/1k':>10}{'RSS MiB':>9}{'bare CPU s/1k':>15}{'show --json s':>15}{'show MiB':>10}"
             print(header)
             print("-" * len(header))
             for prompts in args.scale:
                 common = {"plugins": plugins, "prompts": prompts, "delay": args.scale_delay, "concurrency": args.scale_concurrency}
                 repeats = args.repeats if prompts <= 20000 else 1
-                figures = best_of(repeats, kind="json", **common)
+                figures = best_of(repeats, kind="json", show=True, **common)
                 bare = best_of(repeats, kind="bare", **common)
                 print(
                     f"{prompts:>9,}{figures['wall']:>9.2f}{figures['cpu'] / prompts * 1000:>10.3f}"
                     f"{figures['rss_mib']:>9.1f}{bare['cpu'] / prompts * 1000:>15.3f}"
+                    f"{figures['show_wall']:>15.2f}{figures['show_rss_mib']:>10.1f}"
                 )
 
 

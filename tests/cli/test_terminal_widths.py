@@ -65,7 +65,7 @@ def test_history_keeps_every_run_id_and_verdict_whole(cli, three_runs, columns) 
 
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_show_and_compare_keep_case_ids_and_run_ids_whole(cli, three_runs, columns) -> None:
-    shown = cli("show", three_runs[2], columns=columns)
+    shown = cli("show", three_runs[2], "--show-all", columns=columns)
     assert shown.code == 0, shown.stderr
     assert_fits(shown.stdout.split("\nAnswers")[0], columns)
     assert whole(shown.stdout, three_runs[2]) and whole(shown.stdout, LONG_ID)
@@ -99,7 +99,7 @@ def test_a_run_keeps_its_case_ids_whole(cli, project, columns) -> None:
 def test_a_retrieval_run_keeps_its_question_ids_and_hits_whole(cli, project, columns) -> None:
     (project / "answers.json").write_text('{"deserialize a JSON document": ["doc-json"]}')
     (project / "evalkit.toml").write_text('[deployments.local.retrievers."fixtures.scripted"]\nanswers = "answers.json"\n')
-    result = cli("retrieval", "retrievalkit.tiny", "fixtures.scripted", "--deployment", "local", columns=columns)
+    result = cli("retrieval", "retrievalkit.tiny", "fixtures.scripted", "--deployment", "local", "--show-all", columns=columns)
     assert result.code == 0, result.stderr
     table = result.stdout.split("\nRetriever:")[0].split("\n", 1)[1]
     assert_fits(table, columns)
