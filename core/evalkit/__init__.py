@@ -24,6 +24,7 @@ _EXPORTS = {
     "GenerationRequest": "answers",
     "GoldenPrompt": "prompts",
     "GoldenPromptSet": "prompts",
+    "PromptStream": "prompts",
     "GoldenQuestion": "questions",
     "GoldenQuestionSet": "questions",
     "Grading": "grading",
@@ -72,7 +73,7 @@ if TYPE_CHECKING:
     from .evaluation import RunOutcome, Verdict, evaluate_set
     from .grading import Check, Grading
     from .hooks import hookimpl
-    from .prompts import Assertion, GoldenPrompt, GoldenPromptSet
+    from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
     from .questions import GoldenQuestion, GoldenQuestionSet, QuestionForm, RetrievalProvenance
     from .retrieval.contracts import RetrievalProvenanceProvider, Retriever
     from .retrieval.evaluation import RetrievalOutcome, evaluate_retrieval

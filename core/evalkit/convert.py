@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 import cattrs
 from cattrs.preconf.json import make_converter
 
+from .prompts import PromptStream
+
 __all__ = ["converter", "options_converter", "dumps", "structure", "unstructure"]
 
 T = TypeVar("T")
@@ -16,6 +18,8 @@ T = TypeVar("T")
 converter: cattrs.Converter = make_converter(omit_if_default=False)
 converter.register_unstructure_hook(Fraction, float)
 converter.register_structure_hook(Fraction, lambda value, _: Fraction(value))
+# A streamed set's prompts as the list a tuple of them gives: the same JSON either way.
+converter.register_unstructure_hook(PromptStream, lambda stream: [converter.unstructure(p) for p in stream])
 
 
 def _strict(kind: type, accepted: tuple[type, ...], name: str) -> Any:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
 
 from .answers import Answer
 
-__all__ = ["Assertion", "GoldenPrompt", "GoldenPromptSet", "DEFAULT_CHECK_NAMES"]
+__all__ = ["Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES"]
 
 
 def _tuple(value: Iterable[Any] | None) -> tuple[Any, ...]:
@@ -134,6 +134,59 @@ class GoldenPrompt:
         return self.reference.text
 
 
+@attrs.define(eq=False, repr=False)
+class PromptStream:
+    """A set's prompts produced on demand, never held all at once: how a large set ships.
+
+    ``produce`` is called for every pass over the prompts (each ``iter()``) and must yield the same
+    :class:`GoldenPrompt` objects, in the same order, every time: evalkit checks and fingerprints the
+    set in one pass and answers it in another. ``count`` is how many prompts it yields; given, it
+    spares a pass (``evalkit list`` shows it, the run's progress total starts from it) and the check
+    before a run refuses a stream that yields another number. Without it, ``len()`` counts the
+    prompts by iterating once; any complete pass also remembers the count.
+
+    Pass one as ``GoldenPromptSet(prompts=PromptStream(...))``: the set keeps it as it is, where a
+    list or tuple is copied into a tuple. A stream compares equal only to itself.
+    """
+
+    produce: Callable[[], Iterable[GoldenPrompt]]
+    count: int | None = None
+    _counted: int | None = attrs.field(default=None, init=False)
+
+    def __iter__(self) -> Iterator[GoldenPrompt]:
+        counted = 0
+        for prompt in self.produce():
+            counted += 1
+            yield prompt
+        self._counted = counted  # only a complete pass counts
+
+    def __len__(self) -> int:
+        if self._counted is not None:
+            return self._counted
+        if self.count is not None:
+            return self.count
+        for _ in self:
+            pass
+        return self._counted or 0
+
+    def __bool__(self) -> bool:
+        if self._counted is not None or self.count is not None:
+            return len(self) > 0
+        return next(iter(self.produce()), _NOTHING) is not _NOTHING
+
+    def __repr__(self) -> str:
+        shown = f"{self.count} prompts" if self.count is not None else "prompts not counted"
+        return f"PromptStream({getattr(self.produce, '__qualname__', repr(self.produce))}, {shown})"
+
+
+_NOTHING = object()
+
+
+def _prompts(value: Iterable[Any] | None) -> tuple[Any, ...] | PromptStream:
+    """A set's prompts as kept: a :class:`PromptStream` as it is, anything else as a tuple."""
+    return value if isinstance(value, PromptStream) else _tuple(value)
+
+
 @attrs.frozen
 class GoldenPromptSet:
     """A named, versioned collection of golden prompts shipped by a package.
@@ -141,10 +194,14 @@ class GoldenPromptSet:
     The identifier is namespaced (``package.set``) so sets of different packages never collide.
     Construction never raises for content problems; :func:`evalkit.validate_prompt_set` lists
     them all at once, naming the set, the prompt and the field.
+
+    ``prompts`` is a tuple (a list or any iterable is copied into one), or a :class:`PromptStream`
+    kept as it is, for a set too large to hold: evalkit only ever iterates over a set's prompts
+    and asks ``len()``, never indexes them.
     """
 
     identifier: str
     name: str
     description: str = ""
-    prompts: tuple[GoldenPrompt, ...] = attrs.field(default=(), converter=_tuple)
+    prompts: tuple[GoldenPrompt, ...] | PromptStream = attrs.field(default=(), converter=_prompts)
     version: str | None = None

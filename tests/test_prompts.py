@@ -1,0 +1,94 @@
+"""Golden prompt sets' types: a :class:`PromptStream` is kept as a stream, produced anew on each
+pass, counted once; lists and tuples are kept as tuples as before."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from evalkit import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
+from evalkit.convert import dumps
+
+
+def prompts(size: int) -> Iterator[GoldenPrompt]:
+    for number in range(size):
+        yield GoldenPrompt(id=f"p{number}", prompt=f"Question {number}?", assertions=[Assertion.contains("x")])
+
+
+class Producer:
+    """A producer that counts how often it is asked for the prompts."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.calls = 0
+
+    def __call__(self) -> Iterator[GoldenPrompt]:
+        self.calls += 1
+        return prompts(self.size)
+
+
+def test_a_set_keeps_a_stream_as_it_is_and_each_pass_produces_the_prompts_again() -> None:
+    producer = Producer(3)
+    stream = PromptStream(producer)
+    golden = GoldenPromptSet(identifier="pkg.set", name="A set", prompts=stream)
+    assert golden.prompts is stream and producer.calls == 0
+    assert [p.id for p in golden.prompts] == ["p0", "p1", "p2"]
+    assert [p.id for p in golden.prompts] == ["p0", "p1", "p2"]
+    assert producer.calls == 2
+
+
+def test_len_is_the_declared_count_else_counted_once_and_remembered() -> None:
+    declared = Producer(3)
+    assert len(PromptStream(declared, count=3)) == 3 and declared.calls == 0
+    counted = Producer(4)
+    stream = PromptStream(counted)
+    assert len(stream) == 4 and len(stream) == 4 and counted.calls == 1
+    passed = Producer(2)
+    walked = PromptStream(passed)
+    assert sum(1 for _ in walked) == 2 and len(walked) == 2 and passed.calls == 1  # a complete pass counts
+    partly = Producer(5)
+    broken_off = PromptStream(partly)
+    next(iter(broken_off))
+    assert len(broken_off) == 5 and partly.calls == 2  # a pass broken off counts nothing
+
+
+def test_a_complete_pass_wins_over_a_wrong_declared_count() -> None:
+    stream = PromptStream(Producer(2), count=7)
+    assert len(stream) == 7
+    list(stream)
+    assert len(stream) == 2
+
+
+def test_truth_does_not_walk_the_whole_stream() -> None:
+    taken: list[int] = []
+
+    def produce() -> Iterator[GoldenPrompt]:
+        for prompt in prompts(1000):
+            taken.append(1)
+            yield prompt
+
+    assert PromptStream(produce) and len(taken) == 1
+    assert not PromptStream(lambda: iter(()))
+    assert not PromptStream(Producer(0), count=0)
+
+
+def test_repr_and_equality_do_not_produce_the_prompts() -> None:
+    producer = Producer(3)
+    stream = PromptStream(producer, count=3)
+    golden = GoldenPromptSet(identifier="pkg.set", name="A set", prompts=stream)
+    assert "PromptStream(" in repr(golden) and "3 prompts" in repr(golden) and producer.calls == 0
+    assert golden == GoldenPromptSet(identifier="pkg.set", name="A set", prompts=stream)
+    assert golden != GoldenPromptSet(identifier="pkg.set", name="A set", prompts=PromptStream(producer, count=3))
+    assert hash(golden) == hash(GoldenPromptSet(identifier="pkg.set", name="A set", prompts=stream))
+    assert producer.calls == 0
+
+
+def test_lists_and_iterables_are_still_kept_as_tuples() -> None:
+    assert isinstance(GoldenPromptSet(identifier="a.b", name="n", prompts=list(prompts(2))).prompts, tuple)
+    assert isinstance(GoldenPromptSet(identifier="a.b", name="n", prompts=prompts(2)).prompts, tuple)
+    assert GoldenPromptSet(identifier="a.b", name="n").prompts == ()
+
+
+def test_a_streamed_set_has_the_json_of_the_same_prompts_in_a_tuple() -> None:
+    streamed = GoldenPromptSet(identifier="a.b", name="n", prompts=PromptStream(Producer(3)))
+    tupled = GoldenPromptSet(identifier="a.b", name="n", prompts=prompts(3))
+    assert dumps(streamed) == dumps(tupled)
