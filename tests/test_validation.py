@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import attrs
 import pytest
-from evalkit import Answer, Assertion, GoldenPrompt, GoldenPromptSet, validate_prompt_set
+from evalkit import Answer, Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, validate_prompt_set
 from evalkit.checks import BUILTIN_KINDS
 from evalkit.errors import SetValidationError
-from evalkit.validation import prompt_set_problems
+from evalkit.validation import prompt_set_problems, survey_prompt_set
 
 
 def one_prompt_set(identifier: str = "pkg.set", **prompt: object) -> GoldenPromptSet:
@@ -111,3 +114,70 @@ def test_each_problem_word_for_word() -> None:
 
 def test_a_string_system_prompt_and_an_answer_reference_are_fine() -> None:
     validate_prompt_set(one_prompt_set(system_prompt="", reference=Answer("hi")))
+
+
+def streamed(golden: GoldenPromptSet, count: int | None = None) -> GoldenPromptSet:
+    """``golden`` with its prompts behind a :class:`PromptStream` (produced anew on each pass)."""
+    prompts = tuple(golden.prompts)
+    return attrs.evolve(golden, prompts=PromptStream(lambda: iter(prompts), count=count))
+
+
+def test_a_streamed_set_gets_the_same_problems_word_for_word_in_one_pass() -> None:
+    golden = GoldenPromptSet(
+        identifier="pkg.bad",
+        name="",
+        prompts=[
+            GoldenPrompt(id="n", prompt="x"),
+            GoldenPrompt(id="n", prompt="y", reference="ok"),
+            GoldenPrompt(id="e", prompt="x", assertions=[Assertion.contains(""), Assertion.max_words(0)]),
+            GoldenPrompt(id="", prompt=""),
+        ],
+    )
+    passes = []
+    stream = PromptStream(lambda: passes.append(1) or iter(golden.prompts))
+    survey = survey_prompt_set(attrs.evolve(golden, prompts=stream), BUILTIN_KINDS)
+    assert list(survey.problems) == prompt_set_problems(golden, BUILTIN_KINDS) and survey.count == 4
+    assert len(passes) == 1
+    assert len(stream) == 4 and len(passes) == 1  # the complete pass counted it
+
+
+def test_a_stray_in_a_stream_is_named_by_its_position_and_only_strays_are_reported() -> None:
+    golden = GoldenPromptSet(
+        identifier="pkg.strays",
+        name="Strays",
+        prompts=[GoldenPrompt(id="a", prompt=""), "What is 2 + 2?", GoldenPrompt(id="b", prompt="x"), 42],
+    )
+    expected = [
+        'set "pkg.strays", prompt #2: must be an evalkit.GoldenPrompt, got str \'What is 2 + 2?\'',
+        'set "pkg.strays", prompt #4: must be an evalkit.GoldenPrompt, got int 42',
+    ]
+    assert prompt_set_problems(golden, BUILTIN_KINDS) == expected
+    assert prompt_set_problems(streamed(golden), BUILTIN_KINDS) == expected
+
+
+def test_an_empty_stream_a_wrong_count_and_a_failing_producer_are_problems() -> None:
+    good = one_prompt_set()
+    assert prompt_set_problems(streamed(good, count=1), BUILTIN_KINDS) == []
+    empty = attrs.evolve(good, prompts=PromptStream(lambda: iter(())))
+    assert prompt_set_problems(empty, BUILTIN_KINDS) == ['set "pkg.set": field prompts must hold at least one prompt']
+    assert prompt_set_problems(streamed(good, count=3), BUILTIN_KINDS) == [
+        'set "pkg.set": field prompts: the PromptStream declares 3 prompts but yields 1'
+    ]
+
+    def failing() -> Iterator[GoldenPrompt]:
+        yield from good.prompts
+        raise OSError("the prompts file went away")
+
+    assert prompt_set_problems(attrs.evolve(good, prompts=PromptStream(failing)), BUILTIN_KINDS) == [
+        'set "pkg.set": field prompts: producing prompt #2 raised OSError: the prompts file went away'
+    ]
+
+
+def test_validate_prompt_set_returns_the_count_and_shows_each_prompt_to_visit_once() -> None:
+    golden = GoldenPromptSet(
+        identifier="pkg.two", name="Two",
+        prompts=[GoldenPrompt(id=i, prompt="x", assertions=[Assertion.contains("x")]) for i in ("a", "b")],
+    )
+    seen: list[str] = []
+    assert validate_prompt_set(streamed(golden), visit=lambda p: seen.append(p.id)) == 2
+    assert seen == ["a", "b"]

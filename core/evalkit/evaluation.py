@@ -323,7 +323,9 @@ def evaluate_set(
     else:
         golden_set = prompt_set_catalog(config=config).get(set_identifier).set
     kinds = assertion_kinds(manager)
-    validate_prompt_set(golden_set, kinds)
+    # One pass over the prompts checks, counts and fingerprints the set (a stream is never held).
+    digest = runner.SetDigest(golden_set)
+    case_count = validate_prompt_set(golden_set, kinds, visit=digest.add)
     grading, grader_name = components.load_grader(grader, strict=strict_grader, **dict(grader_options or {}))
     bound = bound_generator or components.bind_generator(config, provider, model)
     if isinstance(bound.generator, components.SetAware):
@@ -355,6 +357,7 @@ def evaluate_set(
             level, run_id, resume, shard, label, on_start, on_case, notes,
             tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes, baseline_id=baseline,
             fail_on_new_failures=fail_on_new_failures, keep_cases=keep_cases,
+            case_count=case_count, set_fingerprint=digest.fingerprint(),
         )
     finally:
         close_repository(repository)
@@ -384,6 +387,8 @@ def _run(
     baseline_id: str | None = None,
     fail_on_new_failures: bool = False,
     keep_cases: bool = True,
+    case_count: int,
+    set_fingerprint: str,
 ) -> RunOutcome:
     started = time.time()
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
@@ -405,8 +410,8 @@ def _run(
         set_identifier=golden_set.identifier,
         grader=grader_name,
         started_at=started,
-        case_count=len(golden_set.prompts),
-        set_fingerprint=runner.set_fingerprint(golden_set),
+        case_count=case_count,
+        set_fingerprint=set_fingerprint,
         fingerprints_kept=True,  # each case carries its prompt's fingerprint (the runner sets it)
         provider_instance=bound.instance,
         adapter=bound.adapter,

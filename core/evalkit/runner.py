@@ -14,7 +14,7 @@ import os
 import secrets
 import time
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -31,7 +31,18 @@ from .runs import CaseResult, Run, RunStatus
 from .set_versions import case_fingerprint
 from .wording import counted
 
-__all__ = ["Shard", "execute_prompts", "identity_from_counts", "new_run_id", "run_identity", "run_yardstick", "select_cases", "set_fingerprint"]
+__all__ = [
+    "CaseSelection",
+    "SetDigest",
+    "Shard",
+    "execute_prompts",
+    "identity_from_counts",
+    "new_run_id",
+    "run_identity",
+    "run_yardstick",
+    "select_cases",
+    "set_fingerprint",
+]
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -66,32 +77,105 @@ class Shard:
         return zlib.crc32(case_id.encode("utf-8", "surrogatepass")) % self.count == self.index - 1
 
 
-def select_cases(prompts: Sequence[GoldenPrompt], shard: Shard | None, skip: set[str]) -> list[GoldenPrompt]:
-    """The prompts this process answers: its shard, minus those already stored."""
-    return [p for p in prompts if (shard is None or shard.owns(p.id)) and p.id not in skip]
+@attrs.define(eq=False)
+class CaseSelection:
+    """The prompts this process answers: its shard of the set, minus those already stored.
+
+    Lazy and re-iterable: each pass filters the set's prompts as they come (a
+    :class:`~evalkit.PromptStream` is never materialized). ``len()`` is the set's own count when
+    nothing is filtered out, else counted in one pass (no list) and remembered.
+    """
+
+    prompts: Iterable[GoldenPrompt]
+    shard: Shard | None = None
+    skip: Collection[str] = frozenset()
+    _count: int | None = attrs.field(default=None, init=False)
+
+    def __iter__(self) -> Iterator[GoldenPrompt]:
+        shard, skip = self.shard, self.skip
+        for prompt in self.prompts:
+            if (shard is None or shard.owns(prompt.id)) and prompt.id not in skip:
+                yield prompt
+
+    def __len__(self) -> int:
+        if self._count is None:
+            if self.shard is None and not self.skip and isinstance(self.prompts, Sized):
+                self._count = len(self.prompts)
+            else:
+                self._count = sum(1 for _ in self)
+        return self._count
+
+
+def select_cases(prompts: Iterable[GoldenPrompt], shard: Shard | None, skip: Collection[str]) -> CaseSelection:
+    """The prompts this process answers: its shard, minus those already stored (lazily: see
+    :class:`CaseSelection`)."""
+    return CaseSelection(prompts, shard, skip)
+
+
+class SetDigest:
+    """:func:`set_fingerprint` built a prompt at a time, so it can share a pass over the prompts.
+
+    Feed it every prompt of the set, in order, with :meth:`add`; :meth:`fingerprint` gives the
+    digest of those prompts under the set's other fields. Nothing is serialized before the first
+    prompt is added, so a set that turns out to be invalid is refused by its checks first.
+    """
+
+    _MARKER = '"prompts":[]'
+
+    def __init__(self, golden_set: GoldenPromptSet) -> None:
+        import hashlib
+
+        from .convert import dumps
+
+        self._dumps = dumps
+        self._set: GoldenPromptSet | None = golden_set
+        self._digest = hashlib.sha256()
+        self._added = 0
+        self._tail = ""
+        self._whole: GoldenPromptSet | None = None  # not the expected shape: the whole text is hashed
+
+    def _start(self) -> None:
+        golden_set, self._set = self._set, None
+        if golden_set is None:
+            return
+        head, found, self._tail = self._dumps(attrs.evolve(golden_set, prompts=())).partition(self._MARKER)
+        if found:
+            self._digest.update((head + '"prompts":[').encode("utf-8", "surrogatepass"))
+        else:
+            self._whole = golden_set
+
+    def add(self, prompt: GoldenPrompt) -> None:
+        """Hash the next prompt of the set."""
+        if self._set is not None:
+            self._start()
+        if self._whole is None:
+            self._digest.update(("," * bool(self._added) + self._dumps(prompt)).encode("utf-8", "surrogatepass"))
+            self._added += 1
+
+    def fingerprint(self) -> str:
+        """``sha256:`` and 32 hex digits of the set's compact JSON, the prompts added so far in it."""
+        import hashlib
+
+        self._start()
+        if self._whole is not None:
+            return "sha256:" + hashlib.sha256(self._dumps(self._whole).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        digest = self._digest.copy()
+        digest.update(("]" + self._tail).encode("utf-8", "surrogatepass"))
+        return "sha256:" + digest.hexdigest()[:32]
 
 
 def set_fingerprint(golden_set: GoldenPromptSet) -> str:
     """A digest of the set's content, so history can tell when a set changed under its name.
 
     The digest of the set's compact JSON (:func:`evalkit.convert.dumps`), hashed a prompt at a
-    time: the JSON of a 100,000-prompt set is never built whole (it took 150 MiB at its peak).
+    time (:class:`SetDigest`): the JSON of a 100,000-prompt set is never built whole (it took
+    150 MiB at its peak), and a :class:`~evalkit.PromptStream` gives the digest the same prompts
+    in a tuple give.
     """
-    import hashlib
-
-    from .convert import dumps
-
-    digest = hashlib.sha256()
-    marker = '"prompts":[]'
-    head, found, tail = dumps(attrs.evolve(golden_set, prompts=())).partition(marker)
-    if not found:  # not the expected shape: hash the whole text
-        digest.update(dumps(golden_set).encode("utf-8", "surrogatepass"))
-        return "sha256:" + digest.hexdigest()[:32]
-    digest.update((head + '"prompts":[').encode("utf-8", "surrogatepass"))
-    for number, prompt in enumerate(golden_set.prompts):
-        digest.update(("," * bool(number) + dumps(prompt)).encode("utf-8", "surrogatepass"))
-    digest.update(("]" + tail).encode("utf-8", "surrogatepass"))
-    return "sha256:" + digest.hexdigest()[:32]
+    digest = SetDigest(golden_set)
+    for prompt in golden_set.prompts:
+        digest.add(prompt)
+    return digest.fingerprint()
 
 
 def run_yardstick(cases: Iterable[CaseResult], requested: str) -> str:
@@ -257,7 +341,7 @@ def _coerce_answer(value: Any) -> Answer:
 async def execute_prompts(
     *,
     run: Run,
-    prompts: Sequence[GoldenPrompt],
+    prompts: Iterable[GoldenPrompt],
     bound: BoundGenerator,
     grader: Any,
     repository: Any,
@@ -269,6 +353,10 @@ async def execute_prompts(
     max_answer_bytes: int | None = None,
 ) -> int:
     """Answer and grade ``prompts`` with at most ``concurrency`` in flight; commit each finished case.
+
+    ``prompts`` is iterated once, as the workers pull from it (a :class:`CaseSelection` or a
+    :class:`~evalkit.PromptStream` is never held whole); its ``len()``, when it has one, only caps
+    the number of workers.
 
     Returns how many cases this call finished; the cases themselves are in the repository (memory
     stays flat however large the set), each with its prompt's fingerprint (errored ones too). A generator failure makes an errored case (never a pass,
@@ -348,7 +436,8 @@ async def execute_prompts(
                 on_case(case)
 
     try:
-        workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(prompts))))]
+        wanted = min(concurrency, len(prompts)) if isinstance(prompts, Sized) else concurrency
+        workers = [asyncio.ensure_future(worker()) for _ in range(max(1, wanted))]
         try:
             await asyncio.gather(*workers)
         except BaseException:

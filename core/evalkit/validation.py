@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
+
+import attrs
 
 from .checks import AssertionKind
 from .errors import SetValidationError
-from .prompts import Assertion, GoldenPrompt, GoldenPromptSet
+from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
+from .wording import counted
 
-__all__ = ["IDENTIFIER_PATTERN", "members_with_ids", "prompt_set_problems", "set_problems", "validate_prompt_set"]
+__all__ = [
+    "IDENTIFIER_PATTERN",
+    "PromptSetSurvey",
+    "members_with_ids",
+    "prompt_set_problems",
+    "set_problems",
+    "survey_prompt_set",
+    "validate_prompt_set",
+]
 
 #: Lowercase segments of ``[a-z0-9_]`` separated by single dots: ``package.set``.
 IDENTIFIER_PATTERN = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
@@ -25,6 +36,13 @@ def _is_answer(value: object) -> bool:
 
 def set_problems(where: str, identifier: object, name: object, members: Sequence[Any], member: str) -> list[str]:
     """Problems shared by every kind of golden set: identifier, name, at least one member."""
+    problems = _naming_problems(where, identifier, name)
+    if not members:
+        problems.append(_empty_problem(where, member))
+    return problems
+
+
+def _naming_problems(where: str, identifier: object, name: object) -> list[str]:
     problems: list[str] = []
     if not isinstance(identifier, str) or not IDENTIFIER_PATTERN.fullmatch(identifier):
         problems.append(
@@ -33,9 +51,11 @@ def set_problems(where: str, identifier: object, name: object, members: Sequence
         )
     if not isinstance(name, str) or not name.strip():
         problems.append(f"{where}: field name must not be empty")
-    if not members:
-        problems.append(f"{where}: field {member}s must hold at least one {member}")
     return problems
+
+
+def _empty_problem(where: str, member: str) -> str:
+    return f"{where}: field {member}s must hold at least one {member}"
 
 
 def members_with_ids(where: str, members: Sequence[Any], member: str) -> Iterator[tuple[str, Any, list[str]]]:
@@ -54,44 +74,107 @@ def members_with_ids(where: str, members: Sequence[Any], member: str) -> Iterato
         yield at, item, problems
 
 
+@attrs.frozen
+class PromptSetSurvey:
+    """What one pass over a prompt set found: every problem with it and how many prompts it has."""
+
+    problems: tuple[str, ...]
+    count: int
+
+
 def prompt_set_problems(golden_set: GoldenPromptSet, kinds: Mapping[str, AssertionKind]) -> list[str]:
     """Every problem with ``golden_set``, each naming the set, the prompt id and the field."""
+    return list(survey_prompt_set(golden_set, kinds).problems)
+
+
+def survey_prompt_set(
+    golden_set: GoldenPromptSet,
+    kinds: Mapping[str, AssertionKind],
+    visit: Callable[[GoldenPrompt], None] | None = None,
+) -> PromptSetSurvey:
+    """Check ``golden_set`` in one pass over its prompts, counting them on the way.
+
+    The prompts are only iterated, never held (a :class:`~evalkit.PromptStream` stays a stream):
+    what is kept is the problems and the ids seen, to find duplicates. ``visit`` is called with
+    each prompt while no prompt has turned out not to be a :class:`GoldenPrompt` (another
+    consumer's share of the same pass: the run fingerprints the set with it). A stream whose
+    producer raises, or yields another number of prompts than the ``count`` it declares, is a
+    problem too.
+    """
     where = f'set "{golden_set.identifier}"'
-    problems = set_problems(where, golden_set.identifier, golden_set.name, golden_set.prompts, "prompt")
-    strays = [(n, p) for n, p in enumerate(golden_set.prompts, start=1) if not isinstance(p, GoldenPrompt)]
-    for number, stray in strays:
-        problems.append(f"{where}, prompt #{number}: must be an evalkit.GoldenPrompt, got {_describe(stray)}")
-    if strays:
-        return problems
-    for at, prompt, id_problems in members_with_ids(where, golden_set.prompts, "prompt"):
-        problems.extend(id_problems)
-        if not isinstance(prompt.prompt, str) or not has_visible_text(prompt.prompt):
-            problems.append(f"{at}: field prompt must not be empty (or hold only whitespace and control characters)")
-        reference_ok = prompt.reference is None or isinstance(prompt.reference, str) or _is_answer(prompt.reference)
-        if not reference_ok:
-            problems.append(f"{at}: field reference must be a string or an evalkit.Answer")
-        if prompt.system_prompt is not None and not isinstance(prompt.system_prompt, str):
-            problems.append(f"{at}: field system_prompt must be a string")
-        if not prompt.assertions and reference_ok and not prompt.reference_text:
-            problems.append(f"{at}: field assertions is empty and there is no reference; declare at least one")
-        for number, assertion in enumerate(prompt.assertions, start=1):
-            if not isinstance(assertion, Assertion):
-                problems.append(
-                    f"{at}: field assertions[{number}] must be an evalkit.Assertion (e.g. Assertion.contains(...)), "
-                    f"got {_describe(assertion)}"
-                )
-                continue
-            kind = kinds.get(assertion.kind)
-            field = f"assertions[{number}] ({assertion.kind})"
-            if kind is None:
-                known = ", ".join(sorted(kinds))
-                problems.append(f"{at}: field {field}: unknown assertion kind; known kinds: {known}")
-                continue
-            try:
-                issues = list(kind.validate(assertion.value))
-            except Exception as exc:  # a plugin's validator must not hide the other problems
-                issues = [f"validator raised {type(exc).__name__}: {exc}"]
-            problems.extend(f"{at}: field {field} {issue}" for issue in issues)
+    problems = _naming_problems(where, golden_set.identifier, golden_set.name)
+    strays: list[str] = []
+    prompt_problems: list[str] = []
+    seen: set[str] = set()
+    count = 0
+    prompts = iter(golden_set.prompts)
+    while True:
+        try:
+            item = next(prompts)
+        except StopIteration:
+            break
+        except Exception as exc:  # a stream's producer failed: a problem of the set, not a crash
+            strays.append(f"{where}: field prompts: producing prompt #{count + 1} raised {type(exc).__name__}: {exc}")
+            break
+        count += 1
+        if not isinstance(item, GoldenPrompt):
+            strays.append(f"{where}, prompt #{count}: must be an evalkit.GoldenPrompt, got {_describe(item)}")
+            continue
+        if strays:
+            continue  # only the strays are reported once there is one
+        if visit is not None:
+            visit(item)
+        prompt_problems.extend(_prompt_problems(where, count, item, seen, kinds))
+    if not count and not strays:
+        problems.append(_empty_problem(where, "prompt"))
+    declared = golden_set.prompts.count if isinstance(golden_set.prompts, PromptStream) else None
+    if declared is not None and declared != count and not strays:
+        problems.append(
+            f"{where}: field prompts: the PromptStream declares {counted(declared, 'prompt')} but yields {count}"
+        )
+    return PromptSetSurvey(tuple(problems + (strays or prompt_problems)), count)
+
+
+def _prompt_problems(
+    where: str, number: int, prompt: GoldenPrompt, seen: set[str], kinds: Mapping[str, AssertionKind]
+) -> list[str]:
+    """The problems of prompt ``number`` (1-based) of a set; ``seen`` holds the ids before it."""
+    problems = []
+    prompt_id = prompt.id if isinstance(prompt.id, str) and prompt.id else f"#{number}"
+    at = f'{where}, prompt "{prompt_id}"'
+    if not isinstance(prompt.id, str) or not prompt.id:
+        problems.append(f"{at}: field id must be a non-empty string")
+    elif prompt.id in seen:
+        problems.append(f"{at}: field id is used by more than one prompt")
+    else:
+        seen.add(prompt.id)
+    if not isinstance(prompt.prompt, str) or not has_visible_text(prompt.prompt):
+        problems.append(f"{at}: field prompt must not be empty (or hold only whitespace and control characters)")
+    reference_ok = prompt.reference is None or isinstance(prompt.reference, str) or _is_answer(prompt.reference)
+    if not reference_ok:
+        problems.append(f"{at}: field reference must be a string or an evalkit.Answer")
+    if prompt.system_prompt is not None and not isinstance(prompt.system_prompt, str):
+        problems.append(f"{at}: field system_prompt must be a string")
+    if not prompt.assertions and reference_ok and not prompt.reference_text:
+        problems.append(f"{at}: field assertions is empty and there is no reference; declare at least one")
+    for number, assertion in enumerate(prompt.assertions, start=1):
+        if not isinstance(assertion, Assertion):
+            problems.append(
+                f"{at}: field assertions[{number}] must be an evalkit.Assertion (e.g. Assertion.contains(...)), "
+                f"got {_describe(assertion)}"
+            )
+            continue
+        kind = kinds.get(assertion.kind)
+        field = f"assertions[{number}] ({assertion.kind})"
+        if kind is None:
+            known = ", ".join(sorted(kinds))
+            problems.append(f"{at}: field {field}: unknown assertion kind; known kinds: {known}")
+            continue
+        try:
+            issues = list(kind.validate(assertion.value))
+        except Exception as exc:  # a plugin's validator must not hide the other problems
+            issues = [f"validator raised {type(exc).__name__}: {exc}"]
+        problems.extend(f"{at}: field {field} {issue}" for issue in issues)
     return problems
 
 
@@ -106,12 +189,18 @@ def _describe(value: object) -> str:
     return f"{type(value).__name__} {shown if len(shown) <= 60 else shown[:57] + '...'}"
 
 
-def validate_prompt_set(golden_set: GoldenPromptSet, kinds: Mapping[str, AssertionKind] | None = None) -> None:
-    """Raise :class:`SetValidationError` listing every problem with ``golden_set``."""
+def validate_prompt_set(
+    golden_set: GoldenPromptSet,
+    kinds: Mapping[str, AssertionKind] | None = None,
+    visit: Callable[[GoldenPrompt], None] | None = None,
+) -> int:
+    """Raise :class:`SetValidationError` listing every problem with ``golden_set``; else return
+    how many prompts it has. One pass over the prompts (``visit``: see :func:`survey_prompt_set`)."""
     if kinds is None:
         from .checks import BUILTIN_KINDS
 
         kinds = BUILTIN_KINDS
-    problems = prompt_set_problems(golden_set, kinds)
-    if problems:
-        raise SetValidationError(problems)
+    survey = survey_prompt_set(golden_set, kinds, visit)
+    if survey.problems:
+        raise SetValidationError(list(survey.problems))
+    return survey.count

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,7 @@ def evalkit_run(evalkit_store: TemporaryStore) -> Callable[..., Any]:
 class GoldenSetRun(pytest.Collector):
     """One ``--evalkit-set``: its cases as tests and the regression gate; the set runs once, on first use."""
 
-    def __init__(self, *, set_id: str, prompts: tuple[Any, ...], **kwargs: Any) -> None:
+    def __init__(self, *, set_id: str, prompts: Iterable[Any], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.set_id = set_id
         self.prompts = prompts
