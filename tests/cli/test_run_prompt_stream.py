@@ -1,0 +1,94 @@
+"""`evalkit run` on a set an installed distribution ships as an :class:`evalkit.PromptStream`
+(tests/data/evalkit-streamed-sets): the same results as the same prompts in a tuple, a bounded
+number of passes over the stream, never all of its prompts alive at once; shards, resume,
+``list`` and ``validate`` read it as they read any set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SIZE = 3000
+
+
+@pytest.fixture
+def streamed(plugin_dists, tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """The environment that installs the streamed sets, and the file their witness writes."""
+    log = tmp_path / "witness.log"
+    env = {
+        "PYTHONPATH": plugin_dists("evalkit-streamed-sets"),
+        "EVALKIT_STREAMED_PROMPTS": str(SIZE),
+        "EVALKIT_STREAMED_LOG": str(log),
+    }
+    return env, log
+
+
+def witnessed(log: Path) -> tuple[list[str], int]:
+    """The passes the last process made over the streams, and the most prompts alive at once."""
+    lines = log.read_text(encoding="utf-8").splitlines()
+    log.unlink()
+    passes = [line.removeprefix("pass ") for line in lines if line.startswith("pass ")]
+    most = [int(line.removeprefix("most alive ")) for line in lines if line.startswith("most alive ")]
+    return passes, most[-1]
+
+
+def outcome(document: dict) -> list[tuple[str, bool, float]]:  # type: ignore[type-arg]
+    return sorted((case["id"], case["passed"], case["score"]) for case in document["cases"])
+
+
+@pytest.mark.parametrize("identifier", ["streamed.capitals", "streamed.uncounted"])
+def test_a_streamed_set_runs_like_its_tuple_twin_in_two_passes_never_held(evalkit_cli, streamed, identifier) -> None:
+    env, log = streamed
+    tupled = evalkit_cli("run", "tupled.capitals", "--json", env=env)
+    assert tupled.code == 0, tupled.stderr
+    log.unlink(missing_ok=True)
+    run = evalkit_cli("run", identifier, "--json", "--concurrency", "4", env=env)
+    assert run.code == 0, run.stderr
+    document, twin = run.json(), tupled.json()
+    assert (document["case_count"], document["passed"]) == (SIZE, SIZE)
+    assert outcome(document) == outcome(twin)
+    passes, most_alive = witnessed(log)
+    # checked, counted and fingerprinted in one pass; answered in another; the case fingerprints
+    # and the reference generator's references (this run's generator) read it once each
+    assert set(passes) == {identifier} and len(passes) <= 4, passes
+    assert most_alive < SIZE // 10, most_alive
+
+
+def test_shards_and_resume_of_a_streamed_set_answer_every_case_once(evalkit_cli, streamed) -> None:
+    env, log = streamed
+    first = evalkit_cli("run", "streamed.capitals", "--json", "--shard", "1/2", "--run-id", "nightly", env=env)
+    assert first.code == 0, first.stderr
+    ours = {case["id"] for case in first.json()["cases"]}
+    assert 0 < len(ours) < SIZE
+    resumed = evalkit_cli("run", "streamed.capitals", "--json", "--resume", "nightly", env=env)
+    assert resumed.code == 0, resumed.stderr
+    document = resumed.json()
+    assert (document["status"], document["case_count"], document["passed"]) == ("complete", SIZE, SIZE)
+    assert {case["id"] for case in document["cases"]} == {f"c{n:05d}" for n in range(SIZE)}
+    _, most_alive = witnessed(log)
+    assert most_alive < SIZE // 10
+
+
+def test_list_and_validate_read_a_stream_and_name_a_stray_prompt(evalkit_cli, streamed) -> None:
+    env, log = streamed
+    listed = evalkit_cli("list", "sets", "--json", env=env)
+    assert listed.code == 0, listed.stderr
+    counts = {row["identifier"]: row["count"] for row in listed.json()["sets"]}  # type: ignore[index]
+    assert counts["streamed.capitals"] == counts["streamed.uncounted"] == SIZE
+    assert witnessed(log)[0] == ["streamed.uncounted"]  # the declared count spares a pass
+    broken = evalkit_cli("validate", "streamed.broken", env={**env, "EVALKIT_STREAMED_BROKEN": "1"})
+    assert broken.code != 0
+    assert "prompt #3: must be an evalkit.GoldenPrompt, got str 'What is the capital of Spain?'" in broken.stdout + broken.stderr
+    good = evalkit_cli("validate", "streamed.capitals", env=env)
+    assert good.code == 0, good.stdout + good.stderr
+
+
+def test_the_kit_checks_a_streamed_set_provider(plugin_dists, monkeypatch) -> None:
+    from evalkit.testing import check_prompt_set_provider
+
+    monkeypatch.syspath_prepend(plugin_dists("evalkit-streamed-sets"))
+    monkeypatch.setenv("EVALKIT_STREAMED_PROMPTS", "200")
+    from evalkit_streamed_sets import StreamedSets
+
+    check_prompt_set_provider(StreamedSets)
