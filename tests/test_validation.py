@@ -181,3 +181,21 @@ def test_validate_prompt_set_returns_the_count_and_shows_each_prompt_to_visit_on
     seen: list[str] = []
     assert validate_prompt_set(streamed(golden), visit=lambda p: seen.append(p.id)) == 2
     assert seen == ["a", "b"]
+
+
+def test_visit_stops_at_the_first_problem_so_it_never_sees_a_malformed_prompt() -> None:
+    golden = GoldenPromptSet(
+        identifier="pkg.three", name="Three",
+        prompts=[
+            GoldenPrompt(id="a", prompt="x", assertions=[Assertion.contains("x")]),
+            GoldenPrompt(id="b", prompt="x", assertions=["contains x"]),  # type: ignore[list-item]
+            GoldenPrompt(id="c", prompt="x", assertions=[Assertion.contains("x")]),
+        ],
+    )
+    seen: list[str] = []
+    survey = survey_prompt_set(streamed(golden), BUILTIN_KINDS, visit=lambda p: seen.append(p.id))
+    assert seen == ["a"] and survey.count == 3
+    assert survey.problems == (
+        'set "pkg.three", prompt "b": field assertions[1] must be an evalkit.Assertion (e.g. Assertion.contains(...)), '
+        "got str 'contains x'",
+    )

@@ -96,8 +96,9 @@ def survey_prompt_set(
 
     The prompts are only iterated, never held (a :class:`~evalkit.PromptStream` stays a stream):
     what is kept is the problems and the ids seen, to find duplicates. ``visit`` is called with
-    each prompt while no prompt has turned out not to be a :class:`GoldenPrompt` (another
-    consumer's share of the same pass: the run fingerprints the set with it). A stream whose
+    each prompt, in order, as long as the set has shown no problem (another consumer's share of
+    the same pass: the run fingerprints the set with it, and a set with problems is refused, so
+    the consumer never sees a malformed prompt). A stream whose
     producer raises, or yields another number of prompts than the ``count`` it declares, is a
     problem too.
     """
@@ -122,9 +123,9 @@ def survey_prompt_set(
             continue
         if strays:
             continue  # only the strays are reported once there is one
-        if visit is not None:
-            visit(item)
         prompt_problems.extend(_prompt_problems(where, count, item, seen, kinds))
+        if visit is not None and not problems and not prompt_problems:
+            visit(item)
     if not count and not strays:
         problems.append(_empty_problem(where, "prompt"))
     declared = golden_set.prompts.count if isinstance(golden_set.prompts, PromptStream) else None
