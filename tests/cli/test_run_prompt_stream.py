@@ -49,9 +49,9 @@ def test_a_streamed_set_runs_like_its_tuple_twin_in_two_passes_never_held(evalki
     assert (document["case_count"], document["passed"]) == (SIZE, SIZE)
     assert outcome(document) == outcome(twin)
     passes, most_alive = witnessed(log)
-    # checked, counted and fingerprinted in one pass; answered in another; the case fingerprints
-    # and the reference generator's references (this run's generator) read it once each
-    assert set(passes) == {identifier} and len(passes) <= 4, passes
+    # checked, counted and fingerprinted in one pass, answered in another; the reference
+    # generator (this run's generator) reads the references in a third
+    assert passes == [identifier] * 3, passes
     assert most_alive < SIZE // 10, most_alive
 
 
