@@ -165,7 +165,10 @@ def probe(respond: Callable[[bytes], bytes]) -> tuple[object, list[bytes]]:
             while b"\r\n\r\n" not in head:
                 head += connection.recv(65536)
             heads.append(head)
-            connection.sendall(respond(head))
+            try:
+                connection.sendall(respond(head))
+            except ConnectionError:
+                pass  # the client stopped reading a body over its limit and closed: the point of some tests
 
     thread = threading.Thread(target=serve_one, daemon=True)
     thread.start()
