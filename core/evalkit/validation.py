@@ -62,16 +62,23 @@ def members_with_ids(where: str, members: Sequence[Any], member: str) -> Iterato
     """Each member with its location (``set "x", prompt "p"``) and the problems with its ``id``."""
     seen: set[str] = set()
     for index, item in enumerate(members):
-        item_id = item.id if isinstance(item.id, str) and item.id else f"#{index + 1}"
-        at = f'{where}, {member} "{item_id}"'
-        problems = []
-        if not isinstance(item.id, str) or not item.id:
-            problems.append(f"{at}: field id must be a non-empty string")
-        elif item.id in seen:
-            problems.append(f"{at}: field id is used by more than one {member}")
-        else:
-            seen.add(item.id)
+        at, problems = _located(where, member, item, index + 1, seen)
         yield at, item, problems
+
+
+def _located(where: str, member: str, item: Any, number: int, seen: set[str]) -> tuple[str, list[str]]:
+    """Member ``number``'s location (``set "x", prompt "p"``) and the problems with its ``id``;
+    ``seen`` holds the ids before it and gets this one."""
+    item_id = item.id if isinstance(item.id, str) and item.id else f"#{number}"
+    at = f'{where}, {member} "{item_id}"'
+    problems = []
+    if not isinstance(item.id, str) or not item.id:
+        problems.append(f"{at}: field id must be a non-empty string")
+    elif item.id in seen:
+        problems.append(f"{at}: field id is used by more than one {member}")
+    else:
+        seen.add(item.id)
+    return at, problems
 
 
 @attrs.frozen
@@ -140,15 +147,7 @@ def _prompt_problems(
     where: str, number: int, prompt: GoldenPrompt, seen: set[str], kinds: Mapping[str, AssertionKind]
 ) -> list[str]:
     """The problems of prompt ``number`` (1-based) of a set; ``seen`` holds the ids before it."""
-    problems = []
-    prompt_id = prompt.id if isinstance(prompt.id, str) and prompt.id else f"#{number}"
-    at = f'{where}, prompt "{prompt_id}"'
-    if not isinstance(prompt.id, str) or not prompt.id:
-        problems.append(f"{at}: field id must be a non-empty string")
-    elif prompt.id in seen:
-        problems.append(f"{at}: field id is used by more than one prompt")
-    else:
-        seen.add(prompt.id)
+    at, problems = _located(where, "prompt", prompt, number, seen)
     if not isinstance(prompt.prompt, str) or not has_visible_text(prompt.prompt):
         problems.append(f"{at}: field prompt must not be empty (or hold only whitespace and control characters)")
     reference_ok = prompt.reference is None or isinstance(prompt.reference, str) or _is_answer(prompt.reference)
