@@ -47,6 +47,7 @@ __all__ = [
     "assertion_kinds",
     "automatic_acceptance",
     "check_chosen_baseline",
+    "compare_stored",
     "evaluate_set",
     "record_verdict",
     "stored_run_verdict",
@@ -181,6 +182,14 @@ def _compare(run: Run, baseline: Run, repository: Any, tolerances: Tolerances, s
     if streamed:
         return compare_pairs(run, baseline, repository.paired_cases(run.id, baseline.id), tolerances)
     return compare(run, baseline, tolerances)
+
+
+def compare_stored(run: Run, baseline: Run, repository: Any, tolerances: Tolerances) -> Comparison:
+    """:func:`~evalkit.verdict.compare` of two stored runs; when both come without their cases from
+    a store that streams them (:class:`~evalkit.storage.StreamedCases`), the store matches and
+    reads the cases a page at a time, so two 100,000-case runs are never held."""
+    streamed = _streams(run, repository) and _streams(baseline, repository)
+    return _compare(run, baseline, repository, tolerances, streamed)
 
 
 def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> list[str]:

@@ -86,6 +86,15 @@ def test_a_large_run_gives_the_verdict_of_whole_runs(cli, project: Path, sets_fi
     shown_listed = [line.split()[0] for line in shown_table.stdout.splitlines() if " FAIL " in f" {line} "]
     assert shown_listed == [c["id"] for c in failing]
     assert f"{len(document['cases']) - len(failing)} passing cases are not listed (--show-all lists every case)." in shown_table.stdout
+    # `evalkit compare` lets the store match the two runs a page at a time: the same lists as whole runs.
+    compared = cli("compare", base.id, run.id, "--json", "--max-pass-rate-drop", "0.01")
+    assert compared.code == 0, compared.stderr
+    lists = compared.json()["cases"]
+    assert lists["regressed"] == list(whole.regressed_cases) and lists["fixed"] == list(whole.fixed_cases)
+    assert lists["added"] == list(whole.added_cases) and lists["removed"] == list(whole.removed_cases)
+    assert lists["edited"] == [e.case_id for e in whole.edited_cases]
+    assert compared.json()["regressed"] == whole.regressed and compared.json()["mcnemar_p"] == whole.mcnemar_p
+
     every = cli("show", document["run_id"], "--show-all")
     assert sum(1 for line in every.stdout.splitlines() if line.startswith(("p0", "n"))) == len(document["cases"])
 

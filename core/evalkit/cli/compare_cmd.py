@@ -59,9 +59,9 @@ def handle(args: argparse.Namespace) -> int:
     """Compare and print; 1 under --fail-on-regression when an aggregate dropped beyond tolerance,
     and under --fail-on-new-failures when an added or edited case fails."""
     from ..errors import UsageError
-    from ..storage import close_repository
+    from ..evaluation import compare_stored
+    from ..storage import StreamedCases, close_repository
     from ..tolerance import Tolerances
-    from ..verdict import compare
     from .common import console, print_json
     from .comparison_view import PROMPT_WORDS, RETRIEVAL_WORDS, comparison_document, render_comparison
     from .render import run_document
@@ -72,16 +72,18 @@ def handle(args: argparse.Namespace) -> int:
     targets = report_targets(args)
     repository = open_store(args)
     try:
-        base = require_run(repository, args.base)
-        run = require_run(repository, args.run)
+        # A store that streams cases matches the two runs itself, a page at a time.
+        whole = not isinstance(repository, StreamedCases)
+        base = require_run(repository, args.base, with_cases=whole)
+        run = require_run(repository, args.run, with_cases=whole)
+        if base.set_identifier != run.set_identifier:
+            raise UsageError(
+                f'runs {base.id} and {run.id} are of different sets ("{base.set_identifier}" and "{run.set_identifier}"); '
+                "compare two runs of one set"
+            )
+        comparison = compare_stored(run, base, repository, tolerances)
     finally:
         close_repository(repository)
-    if base.set_identifier != run.set_identifier:
-        raise UsageError(
-            f'runs {base.id} and {run.id} are of different sets ("{base.set_identifier}" and "{run.set_identifier}"); '
-            "compare two runs of one set"
-        )
-    comparison = compare(run, base, tolerances)
     words = RETRIEVAL_WORDS if run.kind.value == "retrieval" and base.kind.value == "retrieval" else PROMPT_WORDS
     notes = _differences(base, run)
     cases = {
