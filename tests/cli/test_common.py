@@ -19,3 +19,31 @@ def test_a_run_starts_with_what_is_already_built_frozen_out_of_garbage_collectio
         assert gc.get_freeze_count() > 0  # imported modules, plugins and configuration are frozen
     finally:
         gc.unfreeze()
+
+
+def test_a_streamed_list_prints_in_batches_as_one_document_scrubbed_and_escaped(capsys, monkeypatch) -> None:
+    import json
+
+    from evalkit import privacy
+    from evalkit.cli.common import STREAMED_BATCH, print_json_streamed
+
+    secret = "sk-streamed-0123456789abcdef"
+
+    class Holder:
+        def secret_values(self) -> tuple[str, ...]:
+            return (secret,)
+
+    holder = Holder()
+    monkeypatch.setattr(privacy, "_values", set())
+    privacy.remember_secret_holder(holder)
+    count = 2 * STREAMED_BATCH + 3  # two whole batches and a part
+    items = [{"id": f"c{n}", "answer": f"key {secret} at {n}" if n % 400 == 7 else "ok \u202e\x7f"} for n in range(count)]
+    print_json_streamed({"run_id": "r1", "cases": None, "passed": count}, "cases", iter(items))
+    text = capsys.readouterr().out
+    assert secret not in text and "\u202e" not in text and "\x7f" not in text
+    assert "\\u202e" in text and "\\u007f" in text  # what a terminal acts on is escaped, and parses back
+    document = json.loads(text)
+    assert list(document) == ["run_id", "cases", "passed"] and document["passed"] == count
+    assert [case["id"] for case in document["cases"]] == [f"c{n}" for n in range(count)]
+    assert document["cases"][1]["answer"] == "ok \u202e\x7f"
+    assert secret not in document["cases"][7]["answer"] and document["cases"][7]["answer"].endswith(" at 7")
