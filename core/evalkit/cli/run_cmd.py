@@ -126,7 +126,7 @@ def _add_resume_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class LiveFailures(dict):  # type: ignore[type-arg]
+class LiveFailures(dict):  # type: ignore[type-arg]  (typing is not imported at run time here)
     """The failed cases as graded in this process, by case id: the table and the reports show their
     check details whatever the privacy level kept in the store.
 
