@@ -122,7 +122,7 @@ def main() -> None:
         child(args.child)
         return
 
-    from bench.throughput import KEY_VARIABLE, install_plugins
+    from bench.throughput import KEY_VARIABLE, install_plugins, write_project
     from tests.support.chat_server import ChatServerProcess
 
     with tempfile.TemporaryDirectory() as folder:
@@ -135,10 +135,7 @@ def main() -> None:
             with ChatServerProcess(delay=args.delay, text="The capital of France is Paris.", quiet=True) as server:
                 project = Path(folder) / f"project-{time.monotonic_ns()}"
                 project.mkdir()
-                (project / "evalkit.toml").write_text(
-                    f'[providers.bench]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "bench-model"\n'
-                    f'api_key_env = "{KEY_VARIABLE}"\n'
-                )
+                write_project(project, server.base_url)
                 command = [sys.executable, str(Path(__file__).resolve()), "--child", "run", "bench.capitals", "--provider", "bench",
                            "--concurrency", str(args.concurrency), "--json"]  # fmt: skip
                 spawned = time.perf_counter()

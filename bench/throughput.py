@@ -162,6 +162,15 @@ def run_child(command: list[str], env: dict[str, str], cwd: Path, output: Path) 
     return spawn(command, env, cwd, output)
 
 
+def write_project(project: Path, base_url: str) -> None:
+    """The benchmark's ``evalkit.toml`` in ``project``: provider instance ``bench``, the openai
+    generator against ``base_url``, its key in :data:`KEY_VARIABLE`."""
+    (project / "evalkit.toml").write_text(
+        f'[providers.bench]\nadapter = "openai"\nbase_url = "{base_url}"\nmodel = "bench-model"\n'
+        f'api_key_env = "{KEY_VARIABLE}"\n'
+    )
+
+
 def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency: int, show: bool = False) -> dict[str, float]:
     """One measurement in a fresh project folder against a fresh server: ``kind`` is json, terminal or bare.
 
@@ -176,10 +185,7 @@ def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory() as folder, ChatServerProcess(delay=delay, text=ANSWER, quiet=True) as server:
         project = Path(folder)
-        (project / "evalkit.toml").write_text(
-            f'[providers.bench]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "bench-model"\n'
-            f'api_key_env = "{KEY_VARIABLE}"\n'
-        )
+        write_project(project, server.base_url)
         output = project / "output.txt"
         if kind == "bare":
             env["PYTHONPATH"] = str(ROOT)

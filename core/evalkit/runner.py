@@ -10,6 +10,7 @@ missing.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import secrets
 import time
@@ -123,8 +124,6 @@ class SetDigest:
     _MARKER = '"prompts":[]'
 
     def __init__(self, golden_set: GoldenPromptSet) -> None:
-        import hashlib
-
         from .convert import dumps
 
         self._dumps = dumps
@@ -154,8 +153,6 @@ class SetDigest:
 
     def fingerprint(self) -> str:
         """``sha256:`` and 32 hex digits of the set's compact JSON, the prompts added so far in it."""
-        import hashlib
-
         self._start()
         if self._whole is not None:
             return "sha256:" + hashlib.sha256(self._dumps(self._whole).encode("utf-8", "surrogatepass")).hexdigest()[:32]

@@ -90,6 +90,11 @@ class CaseResult:
         return tuple(c for c in self.checks if not c.passed)
 
     @property
+    def needs_a_look(self) -> bool:
+        """True when the case failed, errored or is unstable: what a run's table lists by default."""
+        return not self.passed or self.unstable
+
+    @property
     def unstable(self) -> bool:
         """True when the judge, asked several times, disagreed with itself on this case.
 

@@ -23,10 +23,11 @@ import collections
 import ssl
 import time
 import urllib.request
+from collections.abc import Iterable
 
 import httpx
 
-__all__ = ["Http11Transport", "Reply", "ResponseTooLarge", "env_proxy_applies"]
+__all__ = ["Http11Transport", "Reply", "ResponseTooLarge", "env_proxy_applies", "head_lines", "origin_of"]
 
 _HEADER_END = b"\r\n\r\n"
 _CRLF = b"\r\n"
@@ -69,6 +70,17 @@ class ResponseTooLarge(Exception):
         self.status = status
         self.reason = reason
         super().__init__(f"the response body is larger than {limit} bytes; reading stopped there")
+
+
+def origin_of(url: httpx.URL) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of an ``http``/``https`` URL, the port defaulted: what a pool is keyed by."""
+    return url.scheme, url.host, url.port or _DEFAULT_PORTS[url.scheme]
+
+
+def head_lines(method: bytes, target: bytes, fields: Iterable[tuple[bytes, bytes]]) -> bytes:
+    """The request line and header lines of a request, each ending in CRLF; the blank line that
+    ends the head is the caller's (a caller may add a ``content-length`` line per request first)."""
+    return b"".join([b"%s %s HTTP/1.1\r\n" % (method, target), *(b"%s: %s\r\n" % field for field in fields)])
 
 
 def env_proxy_applies(url: httpx.URL) -> bool:
@@ -126,13 +138,10 @@ class Http11Transport(httpx.AsyncBaseTransport):
         if scheme not in _DEFAULT_PORTS:
             raise httpx.UnsupportedProtocol(f"Request URL has an unsupported protocol '{scheme}://'.", request=request)
         timeouts = request.extensions.get("timeout") or {}
-        origin = (scheme, url.host, url.port or _DEFAULT_PORTS[scheme])
         body = await request.aread()
-        lines = [b"%s %s HTTP/1.1" % (request.method.encode(), url.raw_path)]
-        lines.extend(b"%s: %s" % pair for pair in request.headers.raw)
         reply = await self.send(
-            origin,
-            _CRLF.join(lines) + _HEADER_END,
+            origin_of(url),
+            head_lines(request.method.encode(), url.raw_path, request.headers.raw) + _CRLF,
             body,
             pool=timeouts.get("pool"),
             connect=timeouts.get("connect"),
@@ -240,9 +249,10 @@ class Http11Transport(httpx.AsyncBaseTransport):
     ) -> tuple[Reply, bool]:
         reader, writer = connection.reader, connection.writer
         try:
-            writer.write(head + body if len(body) < _SEPARATE_BODY else head)
-            if len(body) >= _SEPARATE_BODY:
-                writer.write(body)
+            if len(body) < _SEPARATE_BODY:
+                writer.write(head + body)
+            else:
+                writer.writelines((head, body))
             if writer.transport.get_write_buffer_size():
                 async with asyncio.timeout(write_timeout):
                     await writer.drain()

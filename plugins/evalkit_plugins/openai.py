@@ -51,7 +51,7 @@ from evalkit.options import option
 from evalkit.privacy import remove_secrets
 from evalkit.wording import counted
 
-from evalkit_plugins._http11 import Http11Transport, Reply, ResponseTooLarge, env_proxy_applies
+from evalkit_plugins._http11 import Http11Transport, Reply, ResponseTooLarge, env_proxy_applies, head_lines, origin_of
 
 __all__ = ["OpenAIGenerator"]
 
@@ -476,7 +476,7 @@ class OpenAIGenerator:
         return f"HTTP {status}{reason}: {self._shorten(content)}"
 
     def _auth_hint(self, status: int, content: bytes = b"") -> str:
-        about_key = status in (401, 403) or (status >= 500 and _CREDENTIAL_WORDS.search(content.decode("utf-8", "replace")) is not None)
+        about_key = status in (401, 403) or (status >= 500 and _about_credentials(content))
         if about_key and self._key_missing and not self.api_key_env:
             return '; api_key_env is "", so no Authorization header was sent'
         if about_key and self._key_missing:
@@ -519,19 +519,11 @@ class _LeanPoster:
     """
 
     def __init__(self, url: httpx.URL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
-        scheme = url.scheme
-        self._origin = (scheme, url.host, url.port or (443 if scheme == "https" else 80))
-        fields = {
-            "host": url.netloc.decode("ascii"),
-            "accept-encoding": _ACCEPTED_CODINGS,
-            "connection": "keep-alive",
-            "user-agent": USER_AGENT,
-        }
-        fields.update(headers)
+        self._origin = origin_of(url)
+        fields = {"accept-encoding": _ACCEPTED_CODINGS, "connection": "keep-alive", **headers}
         for framing in ("content-length", "transfer-encoding"):
             fields.pop(framing, None)
-        lines = [b"POST " + url.raw_path + b" HTTP/1.1", *(f"{name}: {value}".encode("ascii") for name, value in fields.items())]
-        self._head = b"\r\n".join(lines) + b"\r\ncontent-length: "
+        self._head = _request_head(b"POST", url, fields) + b"content-length: "
         self._timeout = timeout
         self._max_body = max_body
         self._transport = Http11Transport(max_connections=connections, max_body_bytes=max_body)
@@ -554,14 +546,11 @@ class _LeanPoster:
 
 async def _lean_get(url: httpx.URL, headers: Mapping[str, str], timeout: float, limit: int) -> tuple[int, str, bytes | None]:
     """:meth:`OpenAIGenerator._fetch` on a one-connection :class:`Http11Transport`."""
-    scheme = url.scheme
-    fields = {"host": url.netloc.decode("ascii"), "accept-encoding": "identity", "user-agent": USER_AGENT, **headers}
-    lines = [b"GET " + url.raw_path + b" HTTP/1.1", *(f"{name}: {value}".encode("ascii") for name, value in fields.items())]
     transport = Http11Transport(max_connections=1, max_body_bytes=limit)
     try:
         reply = await transport.send(
-            (scheme, url.host, url.port or (443 if scheme == "https" else 80)),
-            b"\r\n".join(lines) + b"\r\n\r\n",
+            origin_of(url),
+            _request_head(b"GET", url, {"accept-encoding": "identity", **headers}) + b"\r\n",
             b"",
             connect=timeout,
             write=timeout,
@@ -572,6 +561,13 @@ async def _lean_get(url: httpx.URL, headers: Mapping[str, str], timeout: float, 
     finally:
         await transport.aclose()
     return reply.status, reply.reason.decode("latin-1"), reply.content
+
+
+def _request_head(method: bytes, url: httpx.URL, fields: Mapping[str, str]) -> bytes:
+    """The head of a request to ``url`` without its closing blank line: the host and evalkit's
+    user agent first, then ``fields`` (which win over them). The values were checked to be ASCII."""
+    fields = {"host": url.netloc.decode("ascii"), "user-agent": USER_AGENT, **fields}
+    return head_lines(method, url.raw_path, ((name.encode("ascii"), value.encode("ascii")) for name, value in fields.items()))
 
 
 class _ProxyPoster:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["COMPACT_JSON_CASES", "add_baseline_option", "add_report_option", "add_store_options", "add_tolerance_options", "console", "positive_int", "print_json", "print_json_streamed", "run_started"]
+__all__ = ["COMPACT_JSON_CASES", "add_baseline_option", "add_report_option", "add_store_options", "add_tolerance_options", "console", "positive_int", "print_cases_json", "print_json", "print_json_streamed", "run_started"]
 
 
 #: Width of the output when it is not a terminal and COLUMNS is not set: wide enough that a
@@ -145,18 +145,26 @@ def print_json_streamed(document: dict[str, Any], key: str, items: Any) -> None:
     if not separator:  # a secret or an escape changed the marker: print the list whole
         print_json({**document, key: list(items)}, compact=True)
         return
+    import itertools
+
     out = sys.stdout
     out.write(head + "[")
-    batch: list[Any] = []
-    first = True
-    for item in items:
-        batch.append(item)
-        if len(batch) >= STREAMED_BATCH:
-            out.write(("" if first else ",") + writer.text(batch)[1:-1])
-            batch, first = [], False
-    if batch:
-        out.write(("" if first else ",") + writer.text(batch)[1:-1])
+    separator = ""
+    items = iter(items)
+    while batch := list(itertools.islice(items, STREAMED_BATCH)):
+        out.write(separator + writer.text(batch)[1:-1])
+        separator = ","
     out.write("]" + tail + "\n")
+
+
+def print_cases_json(document: dict[str, Any], case_documents: Any, case_count: int) -> None:
+    """Print ``document`` with its ``"cases"`` made of ``case_documents`` (an iterable): whole and
+    indented for a run of at most :data:`COMPACT_JSON_CASES` cases, else compact and case by case
+    (:func:`print_json_streamed`), so a 100,000-case run never holds the list."""
+    if case_count > COMPACT_JSON_CASES:
+        print_json_streamed(document, "cases", case_documents)
+    else:
+        print_json({**document, "cases": list(case_documents)})
 
 
 class _JsonWriter:

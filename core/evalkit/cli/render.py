@@ -135,7 +135,7 @@ def render_outcome(
     for case in run.cases if cases is None else cases:
         if case.case_id in regressed:
             regressed_checks[case.case_id] = check_names(case)
-        if case.passed and not case.unstable and not show_all:
+        if not case.needs_a_look and not show_all:
             hidden += 1
             continue
         result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
@@ -148,12 +148,16 @@ def render_outcome(
     if rows:
         print_rows(out, columns, rows)
     if hidden:
-        if hidden == run.answered_count:
-            out.print(f"All {counted(hidden, 'case')} passed (--show-all lists them).")
-        else:
-            out.print(f"{counted(hidden, 'passing case')} {'is' if hidden == 1 else 'are'} not listed (--show-all lists every case).")
+        out.print(unlisted_cases_line(hidden, run.answered_count))
     render_summary(out, run)
     render_verdict(out, outcome, fail_on_new_failures=fail_on_new_failures, case_notes=regressed_checks)
+
+
+def unlisted_cases_line(hidden: int, answered: int) -> str:
+    """The line that counts the passing cases a table left out (``--show-all`` lists them)."""
+    if hidden == answered:
+        return f"All {counted(hidden, 'case')} passed (--show-all lists them)."
+    return f"{counted(hidden, 'passing case')} {'is' if hidden == 1 else 'are'} not listed (--show-all lists every case)."
 
 
 def render_summary(out: Any, run: Run) -> None:

@@ -144,16 +144,14 @@ class LiveFailures(dict):  # type: ignore[type-arg]  (typing is not imported at 
 
 def handle(args: argparse.Namespace) -> int:
     """Validate everything, run, render, and return the exit code."""
-    import attrs
-
     from .. import registry
     from ..catalog import prompt_set_catalog
     from ..config import load_config
     from ..evaluation import evaluate_set, stored_verdict
     from ..storage import is_in_memory
     from ..tolerance import Tolerances
-    from .common import COMPACT_JSON_CASES, console, database_url, print_json, print_json_streamed, run_started
-    from .render import ProgressDisplay, outcome_document, render_outcome
+    from .common import console, database_url, print_cases_json, run_started
+    from .render import ProgressDisplay, case_document, outcome_document, render_outcome
     from .reporting import deliver_reports, render_for, report_targets
 
     config = load_config(args.config)
@@ -202,14 +200,10 @@ def handle(args: argparse.Namespace) -> int:
         fail_on_regression=args.fail_on_regression, notes=outcome.notes,
     )  # fmt: skip
     with stored_cases(database, outcome.run, notable_only=not (args.json or args.show_all)) as cases:
-        if args.json and outcome.run.case_count > COMPACT_JSON_CASES and cases is not None:
-            from .render import case_document
-
-            print_json_streamed(outcome_document(outcome), "cases", (case_document(c) for c in cases))
-        elif args.json:
-            if cases is not None:
-                outcome = attrs.evolve(outcome, run=outcome.run.with_cases(cases))
-            print_json(outcome_document(outcome), compact=outcome.run.case_count > COMPACT_JSON_CASES)
+        if args.json:
+            document = outcome_document(outcome)  # with the cases the run carries, if it carries them
+            case_documents = document["cases"] if cases is None else (case_document(c) for c in cases)
+            print_cases_json(document, case_documents, outcome.run.case_count)
         else:
             render_outcome(
                 console(stderr=rendered.takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,

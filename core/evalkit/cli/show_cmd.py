@@ -68,7 +68,7 @@ def handle(args: argparse.Namespace) -> int:
         if streamed:
             cases = repository.iter_cases(run.id, notable_only=not (args.json or args.show_all))
         else:
-            cases = run.cases if args.json or args.show_all else [c for c in run.cases if not c.passed or c.unstable]
+            cases = run.cases if args.json or args.show_all else [c for c in run.cases if c.needs_a_look]
         if args.json:
             _print_json(run, verdict, acceptance, cases)
         else:
@@ -79,26 +79,21 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
-    from .common import COMPACT_JSON_CASES, print_json_streamed
+    from .common import print_cases_json
     from .render import acceptance_document, case_document, run_document
     from .stored import verdict_document
 
     document = run_document(run, with_cases=False)
-    document["cases"] = None  # keeps its place: written case by case below
+    document["cases"] = None  # keeps its place: filled from the cases below
     document["verdict"] = verdict_document(verdict)
     document["accepted"] = acceptance_document(acceptance)
-    if run.case_count > COMPACT_JSON_CASES:
-        print_json_streamed(document, "cases", (case_document(c) for c in cases))
-    else:
-        from .common import print_json
-
-        print_json({**document, "cases": [case_document(c) for c in cases]})
+    print_cases_json(document, (case_document(c) for c in cases), run.case_count)
 
 
 def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool) -> None:
     from .common import console
     from .layout import Column, print_rows
-    from .render import literal
+    from .render import literal, unlisted_cases_line
     from .stored import format_date, identity_label, verdict_label
 
     out = console()
@@ -139,10 +134,7 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
     hidden = run.answered_count - len(rows)
     if hidden > 0 and not show_all:
         out.print()
-        if hidden == run.answered_count:
-            out.print(f"All {counted(hidden, 'case')} passed (--show-all lists them).")
-        else:
-            out.print(f"{counted(hidden, 'passing case')} {'is' if hidden == 1 else 'are'} not listed (--show-all lists every case).")
+        out.print(unlisted_cases_line(hidden, run.answered_count))
     if answers:
         out.print()
         out.print("[bold]Answers[/bold]")

@@ -26,7 +26,7 @@ from ..privacy import keeps_text, redacted_text, scrub
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from . import schema
 from .protocols import VERDICT_STATES, CaseMark, CasePair, CaseTally, StoredVerdict
-from .textcodec import ESCAPE, decode_text, encode_text
+from .textcodec import decode_text, encode_text
 from .urls import check_postgres_url, check_sqlite_file, sqlite_path
 
 __all__ = [
@@ -582,8 +582,8 @@ class SqlRepository:
 
         # Read raw: peewee's per-value conversion cost more than the rest of a 100,000-case --json.
         for row in self._guarded_rows(self._pages(page, lambda row: row[0], raw=True)):
-            case = self._case_from_row(_CaseRow._make([decode_text(v) if v.__class__ is str and ESCAPE in v else v for v in row]))
-            if not notable_only or not case.passed or case.unstable:
+            case = self._case_from_row(_CaseRow._make([decode_text(v) if isinstance(v, str) else v for v in row]))
+            if not notable_only or case.needs_a_look:
                 yield case
 
     def paired_cases(self, run_id: str, baseline_id: str) -> Iterator[CasePair]:
