@@ -11,7 +11,7 @@ from cattrs.preconf.json import make_converter
 
 from .prompts import PromptStream
 
-__all__ = ["converter", "options_converter", "dumps", "structure", "unstructure"]
+__all__ = ["compact_json", "converter", "options_converter", "dumps", "structure", "unstructure"]
 
 T = TypeVar("T")
 
@@ -51,6 +51,11 @@ def structure(data: Any, cls: type[T]) -> T:
     return converter.structure(data, cls)
 
 
-def dumps(obj: Any, **kwargs: Any) -> str:
+#: Compact JSON text of plain data (``json.dumps`` with keyword arguments builds a new encoder per
+#: call, a third of the cost of encoding a prompt).
+compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def dumps(obj: Any) -> str:
     """Compact JSON for ``obj`` (domain objects are unstructured first)."""
-    return json.dumps(unstructure(obj), ensure_ascii=False, separators=(",", ":"), **kwargs)
+    return compact_json(unstructure(obj))

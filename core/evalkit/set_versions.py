@@ -39,8 +39,12 @@ __all__ = [
 ]
 
 
+#: The canonical JSON text a fingerprint hashes (one encoder for every case).
+_canonical_json = json.JSONEncoder(sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str).encode
+
+
 def _digest(document: Any) -> str:
-    canonical = json.dumps(document, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str)
+    canonical = _canonical_json(document)
     return "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 

@@ -223,8 +223,11 @@ def _too_new(url: str, version: int) -> str:
     )
 
 
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return None if value is None else _compact_json(value)
 
 
 def _stored(value: Any) -> Any:
