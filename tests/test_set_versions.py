@@ -131,3 +131,22 @@ def test_the_set_fingerprint_is_the_digest_of_the_whole_sets_json() -> None:
         golden_set = GoldenPromptSet(identifier="pkg.set", name=tricky, description=tricky, prompts=prompts, version="2")
         whole = "sha256:" + hashlib.sha256(dumps(golden_set).encode("utf-8", "surrogatepass")).hexdigest()[:32]
         assert set_fingerprint(golden_set) == whole
+
+
+def test_prompt_fingerprints_are_the_ones_stored_runs_carry() -> None:
+    """Pinned values (computed by the first release that kept fingerprints): a faster way of
+    computing them must not change one, or every stored case would count as edited."""
+    hostile = GoldenPrompt(
+        "h1",
+        "Naïve \x00 \u202e<b>x</b> \ud800?",
+        [
+            Assertion.regex(r"/\bparis\b/i"),
+            Assertion.max_words(20),
+            Assertion(kind="similar", value=Fraction(3, 4), name="close"),
+            Assertion.json_schema({"type": "object", "required": ["a", "b"]}),
+            Assertion(kind="contains_any", value=("a", "b")),
+        ],
+        reference=Answer("Paris", abstained=False, citations=("doc-1",)),
+    )
+    assert case_fingerprint(PROMPT) == "sha256:022bd6c0bcf2e017711edb4f1a7d04ef455fa75f6be39e8b8cb8aefcb741ca04"
+    assert case_fingerprint(hostile) == "sha256:a2ca310fcc355ce92c587a0c4f71797869c95f889b588455c871417f4b48ae5e"
