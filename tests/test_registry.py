@@ -6,7 +6,6 @@ import json
 import sys
 
 import pytest
-
 from evalkit import registry
 from evalkit.errors import PluginError
 from evalkit.registry import PluginRecord

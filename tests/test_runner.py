@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import time
+from collections.abc import Iterator, Sequence
 
 import attrs
+import pytest
 from evalkit import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
-from evalkit.runner import CaseSelection, SetDigest, Shard, select_cases, set_fingerprint
+from evalkit.answers import Answer, GenerationRequest
+from evalkit.checks import BUILTIN_KINDS
+from evalkit.components import BoundGenerator
+from evalkit.errors import StoreFailure
+from evalkit.runner import (
+    COMMIT_BATCH,
+    COMMIT_WAIT_S,
+    CaseSelection,
+    SetDigest,
+    Shard,
+    execute_prompts,
+    select_cases,
+    set_fingerprint,
+)
+from evalkit.runs import CaseResult, Run
+from evalkit_plugins.deterministic import DeterministicGrader
 
 PROMPTS = tuple(
     GoldenPrompt(id=f"p{n}", prompt=f"Question {n}?", assertions=[Assertion.contains("x")], reference="x", tags=["t"])
@@ -70,3 +88,91 @@ def test_the_shards_of_a_stream_partition_it() -> None:
     ids = [p.id for index in (1, 2, 3) for p in select_cases(stream, Shard(index, 3), set())]
     assert sorted(ids) == sorted(p.id for p in PROMPTS)
 
+
+
+class _TimedStore:
+    """A repository that keeps each group commit (its cases and when it came); ``fail_at`` makes
+    that commit (1-based) raise, as a store that breaks mid-run does."""
+
+    def __init__(self, fail_at: int | None = None) -> None:
+        self.batches: list[tuple[float, list[str]]] = []
+        self.fail_at = fail_at
+
+    def record_cases(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> None:
+        if self.fail_at is not None and len(self.batches) + 1 == self.fail_at:
+            raise StoreFailure("the store went away")
+        self.batches.append((time.monotonic(), [c.case_id for c in cases]))
+
+    @property
+    def stored(self) -> list[str]:
+        return [case_id for _, ids in self.batches for case_id in ids]
+
+
+class _Sleepy:
+    """An async generator answering every prompt after ``delay`` seconds."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.started: list[tuple[float, str]] = []
+
+    async def agenerate(self, request: GenerationRequest) -> Answer:
+        self.started.append((time.monotonic(), request.case_id or ""))
+        await asyncio.sleep(self.delay)
+        return Answer(request.prompt, model="m")
+
+
+def _answer_all(store: _TimedStore, generator: _Sleepy, size: int, concurrency: int, on_case=None) -> int:  # noqa: ANN001
+    prompts = [GoldenPrompt(f"c{n:04d}", f"say {n}", reference=f"say {n}") for n in range(size)]
+    return asyncio.run(
+        execute_prompts(
+            run=Run("r", "s", "deterministic"), prompts=prompts, bound=BoundGenerator(generator, "sleepy", "inst", "alias", True),
+            grader=DeterministicGrader(), repository=store, kinds=BUILTIN_KINDS, concurrency=concurrency, privacy="metadata",
+            on_case=on_case,
+        )
+    )
+
+
+def test_a_slow_generator_gets_a_commit_per_case_before_the_next_request() -> None:
+    store, generator = _TimedStore(), _Sleepy(COMMIT_WAIT_S * 2)
+    assert _answer_all(store, generator, 4, concurrency=1) == 4
+    assert [ids for _, ids in store.batches] == [["c0000"], ["c0001"], ["c0002"], ["c0003"]]
+    for (committed, _), (asked, _) in zip(store.batches[:-1], generator.started[1:], strict=True):
+        assert committed <= asked, "each case was committed before the next prompt was asked"
+
+
+def test_a_fast_generator_gets_group_commits_and_every_case_once() -> None:
+    store = _TimedStore()
+    assert _answer_all(store, _Sleepy(0.001), 800, concurrency=16) == 800
+    assert sorted(store.stored) == [f"c{n:04d}" for n in range(800)]
+    assert len(store.batches) < 800 / 4, f"{len(store.batches)} commits for 800 cases"
+    assert max(len(ids) for _, ids in store.batches) <= COMMIT_BATCH
+
+
+def test_a_commit_that_fails_on_the_timer_stops_the_run_with_the_stores_error() -> None:
+    store = _TimedStore(fail_at=2)
+    with pytest.raises(StoreFailure, match="the store went away"):
+        _answer_all(store, _Sleepy(0.001), 400, concurrency=8)
+    assert len(store.batches) == 1, "nothing is committed after the store failed"
+
+
+def test_cancelling_a_run_commits_every_case_that_finished() -> None:
+    store, finished = _TimedStore(), []
+
+    async def run_then_cancel() -> None:
+        prompts = [GoldenPrompt(f"c{n:04d}", f"say {n}", reference=f"say {n}") for n in range(10_000)]
+        task = asyncio.ensure_future(
+            execute_prompts(
+                run=Run("r", "s", "deterministic"), prompts=prompts,
+                bound=BoundGenerator(_Sleepy(0.001), "sleepy", "inst", "alias", True), grader=DeterministicGrader(),
+                repository=store, kinds=BUILTIN_KINDS, concurrency=8, privacy="metadata",
+                on_case=lambda case: finished.append(case.case_id),
+            )
+        )
+        while len(finished) < 50:
+            await asyncio.sleep(0.001)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(run_then_cancel())
+    assert sorted(store.stored) == sorted(finished), "every case that finished is committed, none twice"

@@ -9,7 +9,6 @@ import time
 from typing import Any
 
 import pytest
-
 from evalkit.timeouts import RegexTimeout, call_with_timeout, search_with_timeout
 
 RUNAWAY = re.compile(r"(a+)+$")

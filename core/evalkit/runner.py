@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import os
 import secrets
 import time
@@ -284,10 +285,18 @@ def redact_secrets(case: CaseResult, secrets: Sequence[str]) -> CaseResult:
 
 @attrs.define
 class _Recorder:
-    """Commits finished cases as they finish, without the generator's credentials.
+    """Commits finished cases in groups, without the generator's credentials.
 
-    A finished case waits one turn of the event loop, so every case finishing in that turn joins
-    one transaction: a slow generator gets a commit per case, a fast one gets group commits.
+    A case that finishes when nothing was committed for :data:`COMMIT_WAIT_S` is committed at
+    once (a slow generator gets a commit per case, as before); one that finishes sooner after a
+    commit waits for the next, at most :data:`COMMIT_WAIT_S` after the last one, in one transaction
+    with every case finishing meanwhile (at most :data:`COMMIT_BATCH`). A group costs about what one
+    case's commit costs: at 64 in flight a run stores 2,000 cases in ~40 transactions instead of
+    ~540, 0.3 s less CPU (``bench/throughput.py``). A hard kill therefore loses at most the cases
+    that finished in the last :data:`COMMIT_WAIT_S` (a resume answers them again); every other way
+    out of the run (the end, Ctrl-C, an error) commits what is pending first (:meth:`flush`). A
+    commit that fails on the timer is raised by the next :meth:`commit` or :meth:`flush`, in a
+    worker, so the run stops on it.
     """
 
     repository: Any
@@ -295,18 +304,47 @@ class _Recorder:
     privacy: str
     secrets: tuple[str, ...] = ()
     pending: list[CaseResult] = attrs.Factory(list)
+    _timer: asyncio.TimerHandle | None = None
+    _failure: BaseException | None = None
+    _committed_at: float = -math.inf
 
-    async def commit(self, case: CaseResult) -> None:
-        """Store ``case`` (with the others finishing in this turn) before returning."""
+    def commit(self, case: CaseResult) -> None:
+        """Commit ``case`` now, or with the group that is gathering (see the class docstring)."""
+        if self._failure is not None:
+            raise self._failure
         self.pending.append(redact_secrets(case, self.secrets))
-        await asyncio.sleep(0)
-        self.flush()
+        if self._timer is not None and len(self.pending) < COMMIT_BATCH:
+            return
+        waited = time.monotonic() - self._committed_at
+        if waited >= COMMIT_WAIT_S or len(self.pending) >= COMMIT_BATCH:
+            self.flush()
+        else:
+            self._timer = asyncio.get_running_loop().call_later(COMMIT_WAIT_S - waited, self._flush_due)
+
+    def _flush_due(self) -> None:
+        self._timer = None
+        try:
+            self.flush()
+        except BaseException as exc:  # raised again by the next commit() or flush(), in a worker
+            self._failure = exc
 
     def flush(self) -> None:
         """Commit what is pending (also on cancellation, so Ctrl-C keeps every finished case)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._failure is not None:
+            raise self._failure
         if self.pending:
             batch, self.pending = self.pending, []
             self.repository.record_cases(self.run_id, batch, self.privacy)
+            self._committed_at = time.monotonic()
+
+
+#: The longest a finished case waits for its group commit (see :class:`_Recorder`).
+COMMIT_WAIT_S = 0.05
+#: The most cases one group commit stores.
+COMMIT_BATCH = 256
 
 
 def _case_identity(bound: BoundGenerator, answer: Answer) -> ServingIdentity | None:
@@ -428,7 +466,7 @@ async def execute_prompts(
         for prompt in queue:
             case = await answer(prompt)
             finished += 1
-            await recorder.commit(case)
+            recorder.commit(case)
             if on_case is not None:
                 on_case(case)
 

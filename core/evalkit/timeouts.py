@@ -11,12 +11,11 @@ the schema holds ``pattern`` or ``patternProperties`` regexes).
 
 from __future__ import annotations
 
-import re
-import threading
-
 # The C functions under the signal module: its wrappers turn every handler and number into an enum
 # and back, 13 µs of the 15 a guarded call spent installing and restoring the handler.
 import _signal
+import re
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 

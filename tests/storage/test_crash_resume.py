@@ -84,7 +84,9 @@ def test_a_run_killed_with_sigkill_resumes_without_generating_a_finished_case_tw
     counts = requests_per_case(chat_server)
     twice = {case_id for case_id, n in counts.items() if n > 1}
     assert not (twice & stored_before), "a case finished before the kill was generated again"
-    assert len(twice) <= 2, "only the cases in flight at the kill (concurrency 2) may be asked again"
+    # In flight at the kill (concurrency 2), or finished in its last COMMIT_WAIT_S and not yet committed
+    # (at 100 ms per answer and 2 in flight, at most 2 finish in 50 ms).
+    assert len(twice) <= 4, "only the cases in flight at the kill or in its last group commit may be asked again"
     assert set(counts) == {f"token-{n:03d}" for n in range(SIZE)}
 
     repo = open_repository(database_url)
