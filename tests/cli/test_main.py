@@ -1,0 +1,93 @@
+"""The command line's parser: a command named on the command line is parsed by a parser holding only
+that command, with exactly the outcome (arguments, help, errors) of the parser holding all of them."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import subprocess
+import sys
+
+import pytest
+from evalkit.cli import COMMAND_MODULES, _named_command, _parse, build_parser
+
+COMMANDS = [name.removesuffix("_cmd") for name in COMMAND_MODULES]
+
+#: Command lines of every command, each as a user types it.
+COMMAND_LINES = [
+    ["run", "pkg.set", "--provider", "p", "--concurrency", "64", "--json", "--show-all"],
+    ["--config", "x.toml", "run", "pkg.set", "--resume"],
+    ["--database", "sqlite:///x.db", "--json", "retrieval", "pkg.q", "evalkit.lexical", "--deployment", "demo"],
+    ["list", "--json"],
+    ["models", "rank", "pkg.set"],
+    ["history", "pkg.set", "--limit", "3"],
+    ["show", "RUN", "--json"],
+    ["compare", "A", "B"],
+    ["db", "upgrade"],
+    ["validate", "pkg.set"],
+    ["schema", "golden-set"],
+    ["init"],
+    ["report", "RUN", "--format", "junit"],
+    ["baseline", "show", "pkg.set"],
+    ["completion", "bash"],
+    ["--conf", "run", "show", "RUN"],  # an abbreviated option's value that names a command
+]
+
+
+def _outcome(parse) -> tuple[str, object]:  # noqa: ANN001
+    """What parsing gives: the arguments, or the exit status and what was printed."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            return "parsed", vars(parse())
+        except SystemExit as exc:
+            return "exited", (exc.code, out.getvalue(), err.getvalue())
+
+
+@pytest.mark.parametrize("argv", COMMAND_LINES, ids=" ".join)
+def test_a_named_command_parses_as_the_whole_parser_parses_it(argv: list[str]) -> None:
+    assert _outcome(lambda: _parse(argv)[1]) == _outcome(lambda: build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_commands_help_and_its_errors_are_the_whole_parsers(command: str) -> None:
+    for argv in ([command, "--help"], [command, "--no-such-option"], [command, "--traceback", "--help"]):
+        one, whole = _outcome(lambda: _parse(argv)[1]), _outcome(lambda: build_parser().parse_args(argv))  # noqa: B023
+        assert one == whole, argv
+        assert one[0] == "exited"
+
+
+def test_every_command_is_registered_by_the_module_named_after_it() -> None:
+    for command in COMMANDS:
+        (subparsers,) = (a for a in build_parser(command)._actions if isinstance(a, argparse._SubParsersAction))
+        assert list(subparsers.choices) == [command]
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["run", "x"], "run"),
+        (["--config", "run", "show", "R"], "show"),
+        (["--config=a.toml", "--json", "db", "status"], "db"),
+        (["--help", "run"], None),
+        (["--version"], None),
+        (["runn", "x"], None),
+        (["--", "run"], None),
+        ([], None),
+    ],
+)
+def test_the_command_word_is_found_after_the_global_options(argv: list[str], command: str | None) -> None:
+    assert _named_command(argv) == command
+
+
+def test_a_run_imports_no_other_commands_module() -> None:
+    code = (
+        "import sys\n"
+        "from evalkit.cli import main\n"
+        "try:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(','.join(sorted(m for m in sys.modules if m.startswith('evalkit.cli.') and m.endswith('_cmd'))), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # run's --report option is report_cmd's: the one other command module a run needs.
+    assert done.stderr.strip().splitlines()[-1] == "evalkit.cli.report_cmd,evalkit.cli.run_cmd"
