@@ -91,3 +91,41 @@ def test_a_run_imports_no_other_commands_module() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     # run's --report option is report_cmd's: the one other command module a run needs.
     assert done.stderr.strip().splitlines()[-1] == "evalkit.cli.report_cmd,evalkit.cli.run_cmd"
+
+
+def test_a_run_imports_without_garbage_collection_and_collects_from_its_start(tmp_path) -> None:  # noqa: ANN001
+    code = (
+        "import gc, sys\n"
+        "from evalkit.cli import common, main\n"
+        "seen = []\n"
+        "original = common.run_started\n"
+        "def spy(progress_start):\n"
+        "    start = original(progress_start)\n"
+        "    def started(run, total):\n"
+        "        seen.append(gc.isenabled())\n"
+        "        start(run, total)\n"
+        "        seen.append(gc.isenabled())\n"
+        "    return started\n"
+        "common.run_started = spy\n"
+        "code = main(['run', 'evalkit.smoke'])\n"
+        "print(code, seen, gc.isenabled(), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert done.stderr.strip().splitlines()[-1] == "0 [False, True] True"
+
+
+def test_main_leaves_garbage_collection_as_it_found_it(tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    import gc
+
+    from evalkit.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert gc.isenabled()
+    assert main(["run", "no.such.set"]) == 2  # refused before the run starts
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert main(["list"]) == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

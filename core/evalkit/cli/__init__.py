@@ -181,8 +181,25 @@ def _never_fail_on_output() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (see ``evalkit --help``)."""
+    import gc
+
+    collecting = gc.isenabled()
+    # Off while a run's modules and plugins are imported (common.run_started turns it back on when
+    # the run starts); on for every other command's own work, and as it was when main() returns.
+    gc.disable()
+    try:
+        return _main(argv, collecting)
+    finally:
+        (gc.enable if collecting else gc.disable)()
+
+
+def _main(argv: Sequence[str] | None, collecting: bool) -> int:
+    import gc
+
     _never_fail_on_output()
     parser, args = _parse(sys.argv[1:] if argv is None else list(argv))
+    if collecting and not getattr(args, "collects_garbage_from_run_start", False):
+        gc.enable()
     _merge_global_options(parser, args)
     if not getattr(args, "handler", None):
         parser.print_help()

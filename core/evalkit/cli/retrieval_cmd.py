@@ -68,7 +68,7 @@ def register(subparsers: Any) -> None:
     add_report_option(parser)
     add_baseline_option(parser)
     add_store_options(parser)
-    parser.set_defaults(handler=handle)
+    parser.set_defaults(handler=handle, collects_garbage_from_run_start=True)
 
 
 def handle(args: argparse.Namespace) -> int:

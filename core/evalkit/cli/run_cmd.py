@@ -50,7 +50,7 @@ def register(subparsers: Any) -> None:
     _add_resume_options(parser)
     add_report_option(parser)
     add_store_options(parser)
-    parser.set_defaults(handler=handle)
+    parser.set_defaults(handler=handle, collects_garbage_from_run_start=True)
 
 
 def _add_judge_options(parser: argparse.ArgumentParser) -> None:
