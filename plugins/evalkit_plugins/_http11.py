@@ -24,8 +24,12 @@ import ssl
 import time
 import urllib.request
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import httpx
+
+if TYPE_CHECKING:
+    from evalkit_plugins._urls import EndpointURL
 
 __all__ = ["Http11Transport", "Reply", "ResponseTooLarge", "env_proxy_applies", "head_lines", "origin_of"]
 
@@ -72,8 +76,11 @@ class ResponseTooLarge(Exception):
         super().__init__(f"the response body is larger than {limit} bytes; reading stopped there")
 
 
-def origin_of(url: httpx.URL) -> tuple[str, str, int]:
-    """``(scheme, host, port)`` of an ``http``/``https`` URL, the port defaulted: what a pool is keyed by."""
+def origin_of(url: EndpointURL | httpx.URL) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of an ``http``/``https`` URL, the port defaulted: what a pool is keyed by.
+
+    For an :class:`~evalkit_plugins._urls.EndpointURL` the host is IDNA-encoded, as httpx's own
+    transport connects (``httpx.URL.host`` decodes a host that starts with ``xn--``)."""
     return url.scheme, url.host, url.port or _DEFAULT_PORTS[url.scheme]
 
 
@@ -83,7 +90,7 @@ def head_lines(method: bytes, target: bytes, fields: Iterable[tuple[bytes, bytes
     return b"".join([b"%s %s HTTP/1.1\r\n" % (method, target), *(b"%s: %s\r\n" % field for field in fields)])
 
 
-def env_proxy_applies(url: httpx.URL) -> bool:
+def env_proxy_applies(url: EndpointURL) -> bool:
     """Whether the environment routes ``url`` through a proxy (``HTTPS_PROXY``, ``ALL_PROXY``, … minus ``NO_PROXY``)."""
     proxies = urllib.request.getproxies()
     if not (proxies.get(url.scheme) or proxies.get("all")):

@@ -41,6 +41,7 @@ import time
 import zlib
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl, quote, quote_plus
 
 import attrs
 import httpx
@@ -52,6 +53,7 @@ from evalkit.privacy import remove_secrets
 from evalkit.wording import counted
 
 from evalkit_plugins._http11 import Http11Transport, Reply, ResponseTooLarge, env_proxy_applies, head_lines, origin_of
+from evalkit_plugins._urls import EndpointURL, InvalidURL
 
 __all__ = ["OpenAIGenerator"]
 
@@ -151,7 +153,7 @@ class OpenAIGenerator:
             )
 
         # The path is extended and the query kept: …/v1/chat/completions?api-version=… (Azure OpenAI).
-        self._url = base.copy_with(path=base.path.rstrip("/") + "/chat/completions")
+        self._url = base.copy_with(path=base.decoded_path.rstrip("/") + "/chat/completions")
         self._via_proxy = env_proxy_applies(self._url)
         self._where = f"openai generator: POST {self.base_url.rstrip('/')}/chat/completions"
         key = os.environ.get(api_key_env, "") if api_key_env else ""
@@ -226,7 +228,7 @@ class OpenAIGenerator:
                 f"the environment variable {self.api_key_env} (api_key_env) is not set, so no key would be sent; "
                 'set it, or write api_key_env = "" for an endpoint that takes no key'
             )
-        url = self._url.copy_with(path=self._url.path.removesuffix("/chat/completions") + "/models")
+        url = self._url.copy_with(path=self._url.decoded_path.removesuffix("/chat/completions") + "/models")
         try:
             status, reason, content = self._fetch(url, min(self.timeout, 10.0), MODEL_LIST_BYTES)
         except httpx.TimeoutException as exc:
@@ -242,7 +244,7 @@ class OpenAIGenerator:
             return [f"{where} answered {failure}; the run goes on (5xx answers are retried)"]
         return self._model_listed_warning(status, content or b"")
 
-    def _fetch(self, url: httpx.URL, timeout: float, limit: int) -> tuple[int, str, bytes | None]:
+    def _fetch(self, url: EndpointURL, timeout: float, limit: int) -> tuple[int, str, bytes | None]:
         """``GET url`` with the generator's headers: the status, the reason phrase and the body
         (``None`` when it is longer than ``limit`` bytes; no more than that is read).
 
@@ -256,11 +258,11 @@ class OpenAIGenerator:
         except RuntimeError:
             if not self._via_proxy:
                 return asyncio.run(_lean_get(url, headers, timeout, limit))
-        with httpx.stream("GET", url, headers=headers, timeout=timeout, verify=_tls(url)) as response:
+        with httpx.stream("GET", _httpx_url(url), headers=headers, timeout=timeout, verify=_tls(url)) as response:
             content = b"".join(_take(response.iter_bytes(), limit + 1))  # never more than that is read
             return response.status_code, response.reason_phrase, content if len(content) <= limit else None
 
-    def _get_json(self, url: httpx.URL, timeout: float) -> Any:
+    def _get_json(self, url: EndpointURL, timeout: float) -> Any:
         """The JSON body of a GET that answered 200, else ``None`` (never raises); a body over
         :data:`_MAX_METADATA_BYTES` is not read past that."""
         try:
@@ -308,7 +310,7 @@ class OpenAIGenerator:
         evidence: dict[str, Any] = {}
         if self._routed_models:
             evidence["routed_model"] = ", ".join(sorted(self._routed_models))
-        models_url = self._url.copy_with(path=self._url.path.removesuffix("/chat/completions") + "/models")
+        models_url = self._url.copy_with(path=self._url.decoded_path.removesuffix("/chat/completions") + "/models")
         listing = self._listing if self._listing is not _NOT_ASKED else self._get_json(models_url, min(self.timeout, 5.0))
         entries = listing.get("data") if isinstance(listing, dict) else None
         entry = next(
@@ -518,7 +520,7 @@ class _LeanPoster:
     own headers, which win) and decodes ``gzip`` and ``deflate`` bodies within the size limit.
     """
 
-    def __init__(self, url: httpx.URL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
+    def __init__(self, url: EndpointURL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
         self._origin = origin_of(url)
         fields = {"accept-encoding": _ACCEPTED_CODINGS, "connection": "keep-alive", **headers}
         for framing in ("content-length", "transfer-encoding"):
@@ -544,7 +546,7 @@ class _LeanPoster:
         await self._transport.aclose()
 
 
-async def _lean_get(url: httpx.URL, headers: Mapping[str, str], timeout: float, limit: int) -> tuple[int, str, bytes | None]:
+async def _lean_get(url: EndpointURL, headers: Mapping[str, str], timeout: float, limit: int) -> tuple[int, str, bytes | None]:
     """:meth:`OpenAIGenerator._fetch` on a one-connection :class:`Http11Transport`."""
     transport = Http11Transport(max_connections=1, max_body_bytes=limit)
     try:
@@ -563,21 +565,35 @@ async def _lean_get(url: httpx.URL, headers: Mapping[str, str], timeout: float, 
     return reply.status, reply.reason.decode("latin-1"), reply.content
 
 
-def _request_head(method: bytes, url: httpx.URL, fields: Mapping[str, str]) -> bytes:
+def _request_head(method: bytes, url: EndpointURL, fields: Mapping[str, str]) -> bytes:
     """The head of a request to ``url`` without its closing blank line: the host and evalkit's
     user agent first, then ``fields`` (which win over them). The values were checked to be ASCII."""
-    fields = {"host": url.netloc.decode("ascii"), "user-agent": USER_AGENT, **fields}
+    fields = {"host": url.netloc, "user-agent": USER_AGENT, **fields}
     return head_lines(method, url.raw_path, ((name.encode("ascii"), value.encode("ascii")) for name, value in fields.items()))
+
+
+def _httpx_url(url: EndpointURL) -> httpx.URL:
+    """``url`` as an ``httpx.URL``, built from its parts: as one string it may be longer than
+    the 64 KiB httpx accepts, though no part is."""
+    return httpx.URL(
+        scheme=url.scheme,
+        userinfo=url.userinfo.encode("ascii"),
+        host=url.host,
+        port=url.port,
+        path=url.path,
+        query=None if url.query is None else url.query.encode("ascii"),
+        fragment=url.fragment,
+    )
 
 
 class _ProxyPoster:
     """POSTs through httpx's own client, the only one here that speaks to proxies; the body is
     counted as it arrives (decoded) and not read past the limit."""
 
-    def __init__(self, url: httpx.URL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
+    def __init__(self, url: EndpointURL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
         self._client = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, pool=None), limits=limits)
-        self._url = url
+        self._url = _httpx_url(url)
         self._max_body = max_body
 
     async def post(self, payload: bytes) -> Reply:
@@ -697,7 +713,7 @@ def _rejected_field(status: int, body: bytes) -> str | None:
 _MAX_METADATA_BYTES = 1_000_000
 
 
-def _tls(url: httpx.URL) -> bool:
+def _tls(url: EndpointURL) -> bool:
     """httpx's ``verify`` for a one-off GET: ``False`` only where no TLS can happen — a plain
     ``http://`` URL with no proxy in the environment (redirects are not followed) — so the GET
     skips building a certificate store it would never use (40 ms of CPU per run); ``True`` otherwise."""
@@ -774,15 +790,15 @@ def _bad(option: str, expected: str, value: object) -> str:
     return f'Option "{option}" of the openai generator must be {expected} (got {value!r}).'
 
 
-def _check_url(url: object) -> httpx.URL:
+def _check_url(url: object) -> EndpointURL:
     """The base URL, parsed; refused (without echoing it: it may carry credentials) when it is not
     http(s), has no host, or carries user info — which httpx would send as Basic auth in place of
     the ``api_key_env`` Bearer token."""
     parsed = None
     if isinstance(url, str):
         try:
-            parsed = httpx.URL(url)
-        except httpx.InvalidURL:
+            parsed = EndpointURL.parse(url)
+        except InvalidURL:
             parsed = None
     if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
         raise ConfigError('Option "base_url" of the openai generator must be an http:// or https:// URL.')
@@ -795,16 +811,14 @@ def _check_url(url: object) -> httpx.URL:
     return parsed.copy_with(fragment=None)
 
 
-def _display_url(url: httpx.URL) -> str:
+def _display_url(url: EndpointURL) -> str:
     return str(url.copy_with(query=None, fragment=None))
 
 
-def _query_secrets(url: httpx.URL) -> set[str]:
+def _query_secrets(url: EndpointURL) -> set[str]:
     """Every query parameter value of ``url``, decoded and as sent, and the raw query string."""
-    from urllib.parse import quote, quote_plus
-
-    values = {url.query.decode("ascii", "replace")}
-    for _, value in url.params.multi_items():
+    values = {url.query or ""}
+    for _, value in parse_qsl(url.query or "", keep_blank_values=True):
         values.update((value, quote(value, safe=""), quote_plus(value)))
     return values
 

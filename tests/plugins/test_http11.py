@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 from evalkit_plugins._http11 import Http11Transport, env_proxy_applies
+from evalkit_plugins._urls import EndpointURL
 
 Reply = Callable[[bytes], bytes | None]
 
@@ -157,7 +158,7 @@ def test_waiting_for_a_free_connection_is_bounded_by_the_pool_timeout() -> None:
 def test_proxy_environment_is_detected(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
         monkeypatch.delenv(name, raising=False)
-    url = httpx.URL("https://api.example.com/v1/chat/completions")
+    url = EndpointURL.parse("https://api.example.com/v1/chat/completions")
     assert not env_proxy_applies(url)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
     assert env_proxy_applies(url)

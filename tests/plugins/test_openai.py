@@ -7,11 +7,11 @@ import email.utils
 import socket
 import time
 
-import httpx
 import pytest
 from evalkit.answers import GenerationRequest, Usage
 from evalkit.errors import ConfigError, GenerationError
 from evalkit_plugins._http11 import Reply
+from evalkit_plugins._urls import EndpointURL
 from evalkit_plugins.openai import OPTIONS, OpenAIGenerator, _retry_after
 
 from tests.support.chat_server import ChatServer, Fault
@@ -382,7 +382,7 @@ def test_a_one_off_get_skips_the_certificate_store_only_where_no_tls_can_happen(
 
     for name in [n for n in __import__("os").environ if n.lower().endswith("_proxy")]:
         monkeypatch.delenv(name)
-    assert _tls(httpx.URL("http://127.0.0.1:8080/v1/models")) is False
-    assert _tls(httpx.URL("https://api.example.com/v1/models")) is True
+    assert _tls(EndpointURL.parse("http://127.0.0.1:8080/v1/models")) is False
+    assert _tls(EndpointURL.parse("https://api.example.com/v1/models")) is True
     monkeypatch.setenv("HTTPS_PROXY", "https://proxy.example:3128")
-    assert _tls(httpx.URL("http://127.0.0.1:8080/v1/models")) is True
+    assert _tls(EndpointURL.parse("http://127.0.0.1:8080/v1/models")) is True

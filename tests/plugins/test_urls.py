@@ -1,14 +1,21 @@
 """``EndpointURL`` against ``httpx.URL``, on ordinary and hostile base URLs: the same bytes or the same refusal.
 
-The two types are compared component by component and through every ``copy_with`` the ``openai``
-generator makes.
+The first half compares the two types component by component and through every ``copy_with`` the
+``openai`` generator makes; the second compares what the generator derives from a ``base_url``
+(what it sends, shows and keeps secret, or how it refuses) with what it derived when it parsed
+the URL with httpx.
 """
 
 from __future__ import annotations
 
+from urllib.parse import quote, quote_plus
+
 import httpx
 import pytest
+from evalkit.errors import ConfigError
+from evalkit_plugins._http11 import origin_of
 from evalkit_plugins._urls import EndpointURL, InvalidURL
+from evalkit_plugins.openai import OpenAIGenerator, _httpx_url
 
 BASE_URLS = [
     # ordinary
@@ -216,7 +223,7 @@ def test_every_copy_the_generator_makes_matches_httpxs(base_url: str) -> None:
             return
         our_copy = step(Decoded(our[source]))
         assert ours(our_copy) == theirs(their_copy)
-        assert str(our_copy) == str(their_copy)
+        assert _httpx_url(our_copy) == their_copy  # what the proxy path hands to httpx
         their[name], our[name] = their_copy, our_copy
 
 
@@ -235,3 +242,78 @@ def test_invalid_url_keeps_httpxs_class_name() -> None:
     with pytest.raises(InvalidURL, match="Invalid port: 'x'"):
         EndpointURL.parse("http://h:x/")
     assert InvalidURL.__name__ == httpx.InvalidURL.__name__
+
+
+# --- the generator: what it sends, shows and keeps secret, or how it refuses ----------------------
+
+
+def the_generator_with_httpx(base_url: str) -> object:
+    """What ``OpenAIGenerator`` derived from ``base_url`` when it parsed it with ``httpx.URL``
+    (the code before ``EndpointURL``): the refusal, or the displayed URL, the POST's origin
+    (httpx's own transport connects to ``raw_host``), target and Host header, the GETs'
+    targets, and the query values kept secret."""
+    try:
+        parsed = httpx.URL(base_url)
+    except httpx.InvalidURL:
+        parsed = None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        return "refused: not an http(s) URL"
+    if parsed.userinfo:
+        return "refused: user info"
+    base = parsed.copy_with(fragment=None)
+    display = str(base.copy_with(query=None, fragment=None))
+    url = base.copy_with(path=base.path.rstrip("/") + "/chat/completions")
+    models = url.copy_with(path=url.path.removesuffix("/chat/completions") + "/models")
+    origin = (url.scheme, url.raw_host.decode(), url.port or {"http": 80, "https": 443}[url.scheme])
+    secrets = {base.query.decode("ascii", "replace")}
+    for _, value in base.params.multi_items():
+        secrets.update((value, quote(value, safe=""), quote_plus(value)))
+    return (
+        display,
+        origin,
+        url.raw_path,
+        url.netloc.decode(),
+        models.raw_path,
+        url.copy_with(path="/props").raw_path,
+        secrets - {""},
+    )
+
+
+def the_generator(base_url: str) -> object:
+    try:
+        generator = OpenAIGenerator(base_url=base_url, model="m", api_key_env="")
+    except ConfigError as exc:
+        return "refused: user info" if "user info" in str(exc) else "refused: not an http(s) URL"
+    url = generator._url
+    models = url.copy_with(path=url.decoded_path.removesuffix("/chat/completions") + "/models")
+    props = url.copy_with(path="/props").raw_path
+    return (
+        generator.base_url,
+        origin_of(url),
+        url.raw_path,
+        url.netloc,
+        models.raw_path,
+        props,
+        set(generator.secret_values()),
+    )
+
+
+@pytest.mark.parametrize("base_url", BASE_URLS, ids=shown)
+def test_the_generator_sends_shows_and_hides_what_it_did_with_httpx(
+    base_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert outcome(the_generator, base_url) == outcome(the_generator_with_httpx, base_url)
+
+
+def test_the_config_errors_name_the_option_and_never_echo_the_url() -> None:
+    for base_url, wording in [
+        ("http://h:x/v1", "must be an http:// or https:// URL"),
+        ("ftp://h/v1", "must be an http:// or https:// URL"),
+        ("http:///v1", "must be an http:// or https:// URL"),
+        ("http://h/\x00", "must be an http:// or https:// URL"),
+        ("https://user:s3cret@h/v1", "must not carry user info"),
+    ]:
+        with pytest.raises(ConfigError, match=wording) as caught:
+            OpenAIGenerator(base_url=base_url, model="m")
+        assert 'Option "base_url" of the openai generator' in str(caught.value) and "s3cret" not in str(caught.value)
