@@ -31,6 +31,7 @@ error message is scrubbed of them, even when an endpoint echoes them back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import math
@@ -39,7 +40,7 @@ import random
 import re
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus
 
@@ -52,7 +53,17 @@ from evalkit.options import option
 from evalkit.privacy import remove_secrets
 from evalkit.wording import counted
 
-from evalkit_plugins._http11 import Http11Transport, Reply, ResponseTooLarge, env_proxy_applies, head_lines, origin_of
+from evalkit_plugins._http11 import (
+    TRANSPORT_ERRORS,
+    Http11Transport,
+    Reply,
+    ResponseTooLarge,
+    TimeoutException,
+    TransportError,
+    env_proxy_applies,
+    head_lines,
+    origin_of,
+)
 from evalkit_plugins._urls import EndpointURL, InvalidURL
 
 __all__ = ["OpenAIGenerator"]
@@ -231,9 +242,9 @@ class OpenAIGenerator:
         url = self._url.copy_with(path=self._url.decoded_path.removesuffix("/chat/completions") + "/models")
         try:
             status, reason, content = self._fetch(url, min(self.timeout, 10.0), MODEL_LIST_BYTES)
-        except httpx.TimeoutException as exc:
+        except TimeoutException as exc:
             raise GenerationError(f"{where} timed out ({type(exc).__name__})") from None
-        except httpx.TransportError as exc:
+        except TransportError as exc:
             raise GenerationError(f"{where}: connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})") from None
         shown = content[: SHOWN_BODY_CHARS * 4] if content is not None else b"(a body over 1 MB)"
         if status in (401, 403) or (status >= 500 and _about_credentials(shown)):
@@ -249,8 +260,8 @@ class OpenAIGenerator:
         (``None`` when it is longer than ``limit`` bytes; no more than that is read).
 
         Off a proxy and outside a running event loop, on the lean transport (one connection, no
-        httpx client to build); else through httpx's own. Raises httpx's ``TimeoutException`` or
-        ``TransportError``.
+        httpx client to build); else through httpx's own. Raises a ``TimeoutException`` or another
+        ``TransportError`` (:mod:`._http11`'s), or ``_UndecodableBody`` (httpx's ``DecodingError``).
         """
         headers = {k: v for k, v in self._headers.items() if k != "content-type"}
         try:
@@ -258,9 +269,7 @@ class OpenAIGenerator:
         except RuntimeError:
             if not self._via_proxy:
                 return asyncio.run(_lean_get(url, headers, timeout, limit))
-        with httpx.stream("GET", _httpx_url(url), headers=headers, timeout=timeout, verify=_tls(url)) as response:
-            content = b"".join(_take(response.iter_bytes(), limit + 1))  # never more than that is read
-            return response.status_code, response.reason_phrase, content if len(content) <= limit else None
+        return _httpx_get(url, headers, timeout, limit)
 
     def _get_json(self, url: EndpointURL, timeout: float) -> Any:
         """The JSON body of a GET that answered 200, else ``None`` (never raises); a body over
@@ -268,7 +277,7 @@ class OpenAIGenerator:
         try:
             status, _, body = self._fetch(url, timeout, _MAX_METADATA_BYTES)
             return json.loads(body) if status == 200 and body is not None else None
-        except (httpx.HTTPError, ValueError):
+        except (TransportError, _UndecodableBody, ValueError):
             return None
 
     def _model_listed_warning(self, status: int, content: bytes) -> list[str]:
@@ -413,9 +422,9 @@ class OpenAIGenerator:
                 ) from None
             except _UndecodableBody as exc:
                 raise GenerationError(f"{self._where} answered with {self._scrub(exc.what)} (not retried)") from None
-            except httpx.TimeoutException as exc:
+            except TimeoutException as exc:
                 failure, cause = f"timed out ({type(exc).__name__}, timeout {self.timeout:g} s)", exc
-            except httpx.TransportError as exc:
+            except TransportError as exc:
                 failure, cause = f"connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})", exc
             else:
                 status, content = reply.status, reply.content
@@ -572,6 +581,20 @@ def _request_head(method: bytes, url: EndpointURL, fields: Mapping[str, str]) ->
     return head_lines(method, url.raw_path, ((name.encode("ascii"), value.encode("ascii")) for name, value in fields.items()))
 
 
+def _httpx_get(
+    url: EndpointURL, headers: Mapping[str, str], timeout: float, limit: int
+) -> tuple[int, str, bytes | None]:
+    """:meth:`OpenAIGenerator._fetch` through httpx's own client (behind a proxy, or inside a
+    running event loop), its failures raised as :mod:`._http11`'s (see :func:`_httpx_errors_as_ours`)."""
+    with _httpx_errors_as_ours():
+        try:
+            with httpx.stream("GET", _httpx_url(url), headers=headers, timeout=timeout, verify=_tls(url)) as response:
+                content = b"".join(_take(response.iter_bytes(), limit + 1))  # never more than that is read
+        except httpx.DecodingError as exc:
+            raise _UndecodableBody(str(exc)) from exc
+    return response.status_code, response.reason_phrase, content if len(content) <= limit else None
+
+
 def _httpx_url(url: EndpointURL) -> httpx.URL:
     """``url`` as an ``httpx.URL``, built from its parts: as one string it may be longer than
     the 64 KiB httpx accepts, though no part is."""
@@ -586,9 +609,21 @@ def _httpx_url(url: EndpointURL) -> httpx.URL:
     )
 
 
+@contextlib.contextmanager
+def _httpx_errors_as_ours() -> Iterator[None]:
+    """Re-raise httpx's transport errors as their namesakes in :mod:`._http11` (``ConnectError``
+    as ``ConnectError``, …), so one ``except`` per kind of failure serves both paths."""
+    try:
+        yield
+    except httpx.TransportError as exc:
+        namesake = next(TRANSPORT_ERRORS[cls.__name__] for cls in type(exc).__mro__ if cls.__name__ in TRANSPORT_ERRORS)
+        raise namesake(str(exc)) from exc
+
+
 class _ProxyPoster:
     """POSTs through httpx's own client, the only one here that speaks to proxies; the body is
-    counted as it arrives (decoded) and not read past the limit."""
+    counted as it arrives (decoded) and not read past the limit. Failures are raised as
+    :mod:`._http11`'s."""
 
     def __init__(self, url: EndpointURL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
@@ -600,17 +635,18 @@ class _ProxyPoster:
         """The endpoint's reply to ``payload``, its body read whole (see the class docstring)."""
         limit = self._max_body
         try:
-            async with self._client.stream("POST", self._url, content=payload) as response:
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > limit:
-                    raise ResponseTooLarge(limit)
-                chunks = []
-                total = 0
-                async for chunk in response.aiter_bytes():
-                    total += len(chunk)
-                    if total > limit:
+            with _httpx_errors_as_ours():
+                async with self._client.stream("POST", self._url, content=payload) as response:
+                    declared = response.headers.get("content-length", "")
+                    if declared.isdigit() and int(declared) > limit:
                         raise ResponseTooLarge(limit)
-                    chunks.append(chunk)
+                    chunks = []
+                    total = 0
+                    async for chunk in response.aiter_bytes():
+                        total += len(chunk)
+                        if total > limit:
+                            raise ResponseTooLarge(limit)
+                        chunks.append(chunk)
         except httpx.DecodingError as exc:
             raise _UndecodableBody(f"a body httpx could not decode ({exc})") from None
         reason = response.reason_phrase.encode("latin-1", "replace")

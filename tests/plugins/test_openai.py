@@ -7,9 +7,11 @@ import email.utils
 import socket
 import time
 
+import httpx
 import pytest
 from evalkit.answers import GenerationRequest, Usage
 from evalkit.errors import ConfigError, GenerationError
+from evalkit_plugins import _http11
 from evalkit_plugins._http11 import Reply
 from evalkit_plugins._urls import EndpointURL
 from evalkit_plugins.openai import OPTIONS, OpenAIGenerator, _retry_after
@@ -386,3 +388,52 @@ def test_a_one_off_get_skips_the_certificate_store_only_where_no_tls_can_happen(
     assert _tls(EndpointURL.parse("https://api.example.com/v1/models")) is True
     monkeypatch.setenv("HTTPS_PROXY", "https://proxy.example:3128")
     assert _tls(EndpointURL.parse("http://127.0.0.1:8080/v1/models")) is True
+
+
+# --- the proxy path ---------------------------------------------------------------------------
+
+
+def test_behind_a_proxy_httpxs_client_answers(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test server plays the proxy: httpx sends it the absolute URL, and it answers."""
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{chat_server.port}")
+    monkeypatch.setenv("NO_PROXY", "")
+    monkeypatch.delenv("no_proxy", raising=False)
+    generator = make(chat_server)
+    assert generator._via_proxy
+    (answer,) = ask(generator, GenerationRequest("hello"))
+    assert answer.text == "hello"
+    assert generator.check_ready() == []
+
+
+def test_behind_a_proxy_httpxs_errors_are_raised_as_the_transports_namesakes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proxy that refuses connections: the same message, naming ``ConnectError``, as off a proxy,
+    and the cause is the ``_http11`` class of that name (httpx's own chained under it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    generator = OpenAIGenerator(base_url="https://api.example.com/v1", model="m", max_attempts=1)
+    assert generator._via_proxy
+    (error,) = ask(generator, GenerationRequest("hello"))
+    assert isinstance(error, GenerationError) and "connection failed (ConnectError: " in str(error)
+    assert type(error.__cause__) is _http11.ConnectError and isinstance(error.__cause__.__cause__, httpx.ConnectError)
+    with pytest.raises(GenerationError, match=r"/v1/models: connection failed \(ConnectError: "):
+        generator.check_ready()
+    assert generator.serving_evidence() == {}
+
+
+def httpx_transport_errors() -> list[type]:
+    """Every class of httpx's ``TransportError`` family."""
+    return [cls for cls in vars(httpx).values() if isinstance(cls, type) and issubclass(cls, httpx.TransportError)]
+
+
+@pytest.mark.parametrize("httpx_error", httpx_transport_errors(), ids=lambda cls: cls.__name__)
+def test_every_httpx_transport_error_has_a_namesake_of_the_same_kind(httpx_error: type) -> None:
+    from evalkit_plugins.openai import _httpx_errors_as_ours
+
+    with pytest.raises(_http11.TransportError) as caught, _httpx_errors_as_ours():
+        raise httpx_error("what httpx said")
+    assert type(caught.value).__name__ == httpx_error.__name__ and str(caught.value) == "what httpx said"
+    assert isinstance(caught.value, _http11.TimeoutException) == issubclass(httpx_error, httpx.TimeoutException)
