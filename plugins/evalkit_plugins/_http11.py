@@ -6,9 +6,10 @@ rescans every pooled connection (encode/httpcore#1035). At concurrency 64 that i
 request, far above what an evaluation run can afford; httpx's client layer on top cost more again.
 :class:`Http11Transport` keeps only the wire layer: a bounded pool of idle connections per origin,
 one write per request (a head the caller encoded once, then the body), and a response read with
-``readuntil``/``readexactly`` into a :class:`Reply`. Its :class:`TransportError` hierarchy
-carries httpx's class names, so the generator's messages, which name the kind of failure, read the
-same whether this transport or httpx's own (behind a proxy) failed.
+``readuntil``/``readexactly`` into a :class:`Reply`. It never imports httpx, which the generator
+uses only behind a proxy, and imports ``urllib.request`` only where a proxy may be configured
+(:func:`proxy_settings_possible`). Its :class:`TransportError` hierarchy carries httpx's class
+names, so the generator's messages, which name the kind of failure, read the same on either path.
 
 What it does not do: proxies, HTTP/2, streaming response bodies (every body is read in full
 before the response is returned), content decoding, ``Expect: 100-continue``. The ``read``
@@ -21,13 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import os
 import ssl
+import sys
 import time
-import urllib.request
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
-
-import httpx
 
 if TYPE_CHECKING:
     from evalkit_plugins._urls import EndpointURL
@@ -56,6 +56,7 @@ __all__ = [
     "env_proxy_applies",
     "head_lines",
     "origin_of",
+    "proxy_settings_possible",
 ]
 
 _HEADER_END = b"\r\n\r\n"
@@ -205,8 +206,23 @@ def head_lines(method: bytes, target: bytes, fields: Iterable[tuple[bytes, bytes
     return b"".join([b"%s %s HTTP/1.1\r\n" % (method, target), *(b"%s: %s\r\n" % field for field in fields)])
 
 
+def proxy_settings_possible() -> bool:
+    """Whether any proxy may be configured: a non-empty ``*_proxy`` variable (any case) is set, or
+    this is macOS or Windows, where ``urllib.request.getproxies`` also reads the system settings.
+
+    ``False`` proves that ``getproxies()`` is empty, without importing ``urllib.request``.
+    """
+    if sys.platform == "darwin" or os.name == "nt":
+        return True
+    return any(value and name.lower().endswith("_proxy") for name, value in os.environ.items())
+
+
 def env_proxy_applies(url: EndpointURL) -> bool:
     """Whether the environment routes ``url`` through a proxy (``HTTPS_PROXY``, ``ALL_PROXY``, … minus ``NO_PROXY``)."""
+    if not proxy_settings_possible():
+        return False
+    import urllib.request
+
     proxies = urllib.request.getproxies()
     if not (proxies.get(url.scheme) or proxies.get("all")):
         return False
@@ -323,7 +339,7 @@ class Http11Transport:
         tls = None
         if scheme == "https":
             if self._ssl_context is None:
-                self._ssl_context = httpx.create_ssl_context()
+                self._ssl_context = _default_tls_context()
             tls = self._ssl_context
         try:
             async with asyncio.timeout(timeout):
@@ -394,6 +410,18 @@ class Http11Transport:
         except OSError as exc:
             raise ReadError(str(exc) or type(exc).__name__) from exc
         return Reply(status, reason, headers, content), keep_alive
+
+
+def _default_tls_context() -> ssl.SSLContext:
+    """What ``httpx.create_ssl_context()`` builds: certificates verified against the file
+    ``$SSL_CERT_FILE``, else the directory ``$SSL_CERT_DIR``, else certifi's bundle."""
+    if os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+    if os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 def _parse_head(head: bytes) -> tuple[int, bytes, list[tuple[bytes, bytes]], int | str | None, bool]:

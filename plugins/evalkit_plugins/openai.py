@@ -63,6 +63,7 @@ from evalkit_plugins._http11 import (
     env_proxy_applies,
     head_lines,
     origin_of,
+    proxy_settings_possible,
 )
 from evalkit_plugins._urls import EndpointURL, InvalidURL
 
@@ -751,11 +752,9 @@ _MAX_METADATA_BYTES = 1_000_000
 
 def _tls(url: EndpointURL) -> bool:
     """httpx's ``verify`` for a one-off GET: ``False`` only where no TLS can happen — a plain
-    ``http://`` URL with no proxy in the environment (redirects are not followed) — so the GET
-    skips building a certificate store it would never use (40 ms of CPU per run); ``True`` otherwise."""
-    if url.scheme != "http":
-        return True
-    return any(name.lower().endswith("_proxy") and value.strip() for name, value in os.environ.items())
+    ``http://`` URL and no proxy configured (redirects are not followed) — so the GET skips
+    building a certificate store it would never use (40 ms of CPU per run); ``True`` otherwise."""
+    return url.scheme != "http" or proxy_settings_possible()
 
 
 def _take(chunks: Any, limit: int) -> list[bytes]:

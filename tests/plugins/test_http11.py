@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import os
+import ssl
+import sys
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -16,6 +19,7 @@ from evalkit_plugins._http11 import (
     TransportError,
     env_proxy_applies,
     head_lines,
+    proxy_settings_possible,
 )
 from evalkit_plugins._urls import EndpointURL
 
@@ -244,3 +248,62 @@ def test_proxy_environment_is_detected(monkeypatch: pytest.MonkeyPatch) -> None:
     assert env_proxy_applies(url)
     monkeypatch.setenv("NO_PROXY", "api.example.com")
     assert not env_proxy_applies(url)
+
+
+@pytest.mark.skipif(sys.platform == "darwin" or os.name == "nt", reason="system proxy settings count there")
+@pytest.mark.parametrize("name", ["https_proxy", "HTTP_PROXY", "All_Proxy", "no_proxy", "ftp_proxy"])
+def test_proxy_settings_are_possible_just_when_urllib_finds_a_variable(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    import urllib.request
+
+    for variable in [n for n in os.environ if n.lower().endswith("_proxy")]:
+        monkeypatch.delenv(variable)
+    assert not proxy_settings_possible() and urllib.request.getproxies() == {}
+    monkeypatch.setenv(name, "")
+    assert not proxy_settings_possible() and urllib.request.getproxies() == {}
+    monkeypatch.setenv(name, "http://proxy.internal:3128")
+    assert proxy_settings_possible() and urllib.request.getproxies() != {}
+
+
+def test_the_default_tls_context_is_httpxs(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """Built as ``httpx.create_ssl_context()`` builds it: certifi's bundle, or $SSL_CERT_FILE, or $SSL_CERT_DIR."""
+    import certifi
+    import httpx
+    from evalkit_plugins._http11 import _default_tls_context
+
+    def described(context: ssl.SSLContext) -> tuple:
+        settings = ("verify_mode", "check_hostname", "options", "minimum_version", "maximum_version")
+        return (*(getattr(context, name) for name in settings), context.cert_store_stats())
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    assert described(_default_tls_context()) == described(httpx.create_ssl_context())
+    assert _default_tls_context().cert_store_stats()["x509_ca"] > 0
+    (tmp_path / "certs").mkdir()
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path / "certs"))
+    assert described(_default_tls_context()) == described(httpx.create_ssl_context())
+    assert _default_tls_context().cert_store_stats()["x509_ca"] == 0
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    assert described(_default_tls_context()) == described(httpx.create_ssl_context())
+    assert _default_tls_context().cert_store_stats()["x509_ca"] > 0
+
+
+def test_the_tls_context_is_built_on_the_first_https_connection_only() -> None:
+    async def scenario() -> list:
+        server = await asyncio.start_server(lambda reader, writer: writer.close(), "127.0.0.1", 0)  # hangs up at once
+        port = server.sockets[0].getsockname()[1]
+        transport = Http11Transport(max_connections=1)
+        seen = []
+        for scheme in ("http", "https"):
+            try:
+                await transport.send((scheme, "127.0.0.1", port), request_head("/", port), BODY, connect=2.0, read=2.0)
+            except TransportError as exc:
+                seen.append((scheme, type(exc), transport._ssl_context))
+        server.close()
+        await server.wait_closed()
+        return seen
+
+    (_, _, plain), (_, failure, context) = run(scenario())
+    assert plain is None
+    assert failure is ConnectError and isinstance(context, ssl.SSLContext)

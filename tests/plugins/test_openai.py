@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import os
 import socket
+import sys
 import time
 
 import httpx
@@ -377,12 +379,13 @@ def test_an_error_is_a_refusal_of_a_request_field_only_when_it_names_one_determi
     assert _rejected_field(status, body) == field
 
 
+@pytest.mark.skipif(sys.platform == "darwin" or os.name == "nt", reason="system proxy settings count there")
 def test_a_one_off_get_skips_the_certificate_store_only_where_no_tls_can_happen(monkeypatch) -> None:
     """The readiness probe and the evidence reads build no certificate store for a plain http://
     endpoint (40 ms of CPU per run); an https:// endpoint, or any proxy in the environment, verifies."""
     from evalkit_plugins.openai import _tls
 
-    for name in [n for n in __import__("os").environ if n.lower().endswith("_proxy")]:
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
         monkeypatch.delenv(name)
     assert _tls(EndpointURL.parse("http://127.0.0.1:8080/v1/models")) is False
     assert _tls(EndpointURL.parse("https://api.example.com/v1/models")) is True
