@@ -3,6 +3,14 @@
 Registered in the ``evalkit.generators`` group as ``openai``. OpenAI itself, Azure-style gateways
 (through ``extra_headers``), vLLM, Ollama, LiteLLM and llama.cpp servers all fit.
 
+Requests go over the hand-written HTTP/1.1 transport in :mod:`evalkit_plugins._http11`, to a
+``base_url`` parsed by :mod:`evalkit_plugins._urls` (byte for byte what ``httpx.URL`` makes of
+it). httpx's own client is used only where that transport cannot go: behind a proxy that the
+environment (or, on macOS and Windows, the system) configures for the endpoint, and for the
+one-off readiness and evidence GETs when they are made inside a running event loop. httpx is
+imported there and only there, so a run without a proxy never imports it (nor ``urllib.request``);
+its transport errors are re-raised as the same-named classes of ``_http11``.
+
 Fault handling, per prompt:
 
 * HTTP 429, any 5xx, timeouts and transport errors (refused or dropped connections) are retried
@@ -32,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import json
 import math
 import os
@@ -45,7 +52,6 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus
 
 import attrs
-import httpx
 from evalkit import __version__ as _EVALKIT_VERSION
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
@@ -587,6 +593,8 @@ def _httpx_get(
 ) -> tuple[int, str, bytes | None]:
     """:meth:`OpenAIGenerator._fetch` through httpx's own client (behind a proxy, or inside a
     running event loop), its failures raised as :mod:`._http11`'s (see :func:`_httpx_errors_as_ours`)."""
+    import httpx
+
     with _httpx_errors_as_ours():
         try:
             with httpx.stream("GET", _httpx_url(url), headers=headers, timeout=timeout, verify=_tls(url)) as response:
@@ -596,9 +604,11 @@ def _httpx_get(
     return response.status_code, response.reason_phrase, content if len(content) <= limit else None
 
 
-def _httpx_url(url: EndpointURL) -> httpx.URL:
+def _httpx_url(url: EndpointURL) -> Any:
     """``url`` as an ``httpx.URL``, built from its parts: as one string it may be longer than
     the 64 KiB httpx accepts, though no part is."""
+    import httpx
+
     return httpx.URL(
         scheme=url.scheme,
         userinfo=url.userinfo.encode("ascii"),
@@ -614,6 +624,8 @@ def _httpx_url(url: EndpointURL) -> httpx.URL:
 def _httpx_errors_as_ours() -> Iterator[None]:
     """Re-raise httpx's transport errors as their namesakes in :mod:`._http11` (``ConnectError``
     as ``ConnectError``, …), so one ``except`` per kind of failure serves both paths."""
+    import httpx
+
     try:
         yield
     except httpx.TransportError as exc:
@@ -622,11 +634,13 @@ def _httpx_errors_as_ours() -> Iterator[None]:
 
 
 class _ProxyPoster:
-    """POSTs through httpx's own client, the only one here that speaks to proxies; the body is
-    counted as it arrives (decoded) and not read past the limit. Failures are raised as
-    :mod:`._http11`'s."""
+    """POSTs through httpx's own client, the only one here that speaks to proxies (httpx is
+    imported on this path only); the body is counted as it arrives (decoded) and not read past
+    the limit. Failures are raised as :mod:`._http11`'s."""
 
     def __init__(self, url: EndpointURL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
+        import httpx
+
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
         self._client = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, pool=None), limits=limits)
         self._url = _httpx_url(url)
@@ -634,6 +648,8 @@ class _ProxyPoster:
 
     async def post(self, payload: bytes) -> Reply:
         """The endpoint's reply to ``payload``, its body read whole (see the class docstring)."""
+        import httpx
+
         limit = self._max_body
         try:
             with _httpx_errors_as_ours():
@@ -805,6 +821,8 @@ def _retry_after(reply: Reply) -> float | None:
     try:
         value = float(raw)
     except ValueError:
+        import email.utils  # only here: few endpoints send an HTTP date
+
         try:
             when = email.utils.parsedate_to_datetime(raw)
         except (TypeError, ValueError):

@@ -6,6 +6,7 @@ import asyncio
 import email.utils
 import os
 import socket
+import subprocess
 import sys
 import time
 
@@ -393,7 +394,22 @@ def test_a_one_off_get_skips_the_certificate_store_only_where_no_tls_can_happen(
     assert _tls(EndpointURL.parse("http://127.0.0.1:8080/v1/models")) is True
 
 
-# --- the proxy path ---------------------------------------------------------------------------
+# --- imports and the proxy path ---------------------------------------------------------------
+
+
+def test_the_generator_module_imports_neither_httpx_nor_urllib_request_nor_email_utils() -> None:
+    """Each is imported only where it is needed: httpx and ``urllib.request`` behind a proxy,
+    ``email.utils`` for a Retry-After date (which then works)."""
+    probe = (
+        "import sys\n"
+        "from evalkit_plugins import openai\n"
+        "watched = ('httpx', 'urllib.request', 'email.utils')\n"
+        "print([m for m in watched if m in sys.modules])\n"
+        "reply = openai.Reply(503, b'', [(b'retry-after', b'Wed, 21 Oct 2015 07:28:00 GMT')], b'')\n"
+        "print(openai._retry_after(reply), [m for m in watched if m in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["[]", "0.0 ['email.utils']"]
 
 
 def test_behind_a_proxy_httpxs_client_answers(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
