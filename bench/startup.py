@@ -38,20 +38,26 @@ def best_of(command: list[str], runs: int) -> float:
     return min(times)
 
 
-def heavy_imports(args: list[str]) -> list[str]:
-    """Modules from HEAVY that ``evalkit ARGS`` imported."""
+def imported_modules(
+    argv: list[str], modules: tuple[str, ...] = HEAVY, *, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> list[str]:
+    """Those of ``modules`` that ``evalkit ARGV`` imported, run in a fresh interpreter (in ``cwd``,
+    with ``env``) whose output is discarded; RuntimeError, with its stderr, when it does not exit 0."""
     probe = (
         "import sys, io, contextlib\n"
         "from evalkit.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    try:\n"
-        f"        main({args!r})\n"
-        "    except SystemExit:\n"
-        "        pass\n"
-        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+        f"        code = main({argv!r})\n"
+        "    except SystemExit as exc:\n"
+        "        code = exc.code\n"
+        f"print(code, ','.join(m for m in {modules!r} if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
-    return [m for m in done.stdout.strip().split(",") if m]
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False, cwd=cwd, env=env)
+    code, _, loaded = done.stdout.strip().rpartition("\n")[2].partition(" ")
+    if done.returncode or code not in ("0", "None"):
+        raise RuntimeError(f"evalkit {' '.join(argv)} exited {code or done.returncode}:\n{done.stderr}")
+    return [m for m in loaded.split(",") if m]
 
 
 def main() -> None:
@@ -68,7 +74,7 @@ def main() -> None:
     print(f"evalkit --help   {helptime * 1000:7.1f} ms   ratio {helptime / bare:4.2f}  (budget 6)")
     print(f"evalkit list     {listtime * 1000:7.1f} ms   ratio {listtime / bare:4.2f}  (budget 8)")
     for argv in (["--help"], ["list"]):
-        loaded = heavy_imports(argv)
+        loaded = imported_modules(argv)
         print(f"evalkit {' '.join(argv):<8} imported heavy modules: {', '.join(loaded) or 'none'}")
 
 

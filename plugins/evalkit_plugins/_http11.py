@@ -1,33 +1,63 @@
-"""A lean HTTP/1.1 keep-alive transport for httpx, on plain asyncio streams.
+"""A lean HTTP/1.1 keep-alive client transport on plain asyncio streams: the ``openai`` generator's.
 
 httpx's default transport (httpcore 1.0 over anyio and h11) costs about 0.9 ms of CPU per request
 on a small pool and grows quadratically with the pool size, because every request start and end
 rescans every pooled connection (encode/httpcore#1035). At concurrency 64 that is 7-9 ms of CPU per
-request, far above what an evaluation run can afford. This transport keeps httpx's client API —
-requests, responses, headers, content decoding, exception types — and replaces only the wire
-layer: a bounded pool of idle connections per origin, one write per request, and a response read
-with ``readuntil``/``readexactly``. :meth:`Http11Transport.send` skips httpx's client layer too
-(a pre-encoded request head in, a :class:`Reply` out): the ``openai`` generator's path.
+request, far above what an evaluation run can afford; httpx's client layer on top cost more again.
+:class:`Http11Transport` keeps only the wire layer: a bounded pool of idle connections per origin,
+one write per request (a head the caller encoded once, then the body), and a response read with
+``readuntil``/``readexactly`` into a :class:`Reply`. It never imports httpx, which the generator
+uses only behind a proxy, and imports ``urllib.request`` only where a proxy may be configured
+(:func:`proxy_settings_possible`). Its :class:`TransportError` hierarchy carries httpx's class
+names, so the generator's messages, which name the kind of failure, read the same on either path.
 
 What it does not do: proxies, HTTP/2, streaming response bodies (every body is read in full
-before the response is returned), ``Expect: 100-continue``. The ``read`` timeout bounds the whole
-response, not each socket read. A body longer than ``max_body_bytes`` is not read: the transport
-stops at the limit, drops the connection and raises :class:`ResponseTooLarge`, so a 300 MB reply
-costs no more memory than the limit.
+before the response is returned), content decoding, ``Expect: 100-continue``. The ``read``
+timeout bounds the whole response, not each socket read. A body longer than ``max_body_bytes`` is
+not read: the transport stops at the limit, drops the connection and raises
+:class:`ResponseTooLarge`, so a 300 MB reply costs no more memory than the limit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import os
 import ssl
+import sys
 import time
-import urllib.request
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:
+    from evalkit_plugins._urls import EndpointURL
 
-__all__ = ["Http11Transport", "Reply", "ResponseTooLarge", "env_proxy_applies", "head_lines", "origin_of"]
+__all__ = [
+    "TRANSPORT_ERRORS",
+    "CloseError",
+    "ConnectError",
+    "ConnectTimeout",
+    "Http11Transport",
+    "LocalProtocolError",
+    "NetworkError",
+    "PoolTimeout",
+    "ProtocolError",
+    "ProxyError",
+    "ReadError",
+    "ReadTimeout",
+    "RemoteProtocolError",
+    "Reply",
+    "ResponseTooLarge",
+    "TimeoutException",
+    "TransportError",
+    "UnsupportedProtocol",
+    "WriteError",
+    "WriteTimeout",
+    "env_proxy_applies",
+    "head_lines",
+    "origin_of",
+    "proxy_settings_possible",
+]
 
 _HEADER_END = b"\r\n\r\n"
 _CRLF = b"\r\n"
@@ -35,6 +65,98 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _READ_SIZE = 1 << 16
 #: A request body at least this long is written after its head rather than copied onto it.
 _SEPARATE_BODY = 1 << 16
+
+
+class TransportError(Exception):
+    """The request could not be sent or its response not read; worth another attempt.
+
+    This class and its subclasses bear the names of httpx's: the ``openai`` generator raises
+    them on both of its paths (it translates httpx's own behind a proxy), and its messages name them.
+    """
+
+
+class TimeoutException(TransportError):
+    """A timeout expired."""
+
+
+class ConnectTimeout(TimeoutException):
+    """No connection within the ``connect`` timeout."""
+
+
+class ReadTimeout(TimeoutException):
+    """No complete response within the ``read`` timeout."""
+
+
+class WriteTimeout(TimeoutException):
+    """The request was not sent within the ``write`` timeout."""
+
+
+class PoolTimeout(TimeoutException):
+    """No connection of the pool came free within the ``pool`` timeout."""
+
+
+class NetworkError(TransportError):
+    """The network failed: a socket operation raised."""
+
+
+class ConnectError(NetworkError):
+    """The connection could not be opened (refused, unresolvable, a TLS handshake that failed)."""
+
+
+class ReadError(NetworkError):
+    """Reading the response failed."""
+
+
+class WriteError(NetworkError):
+    """Sending the request failed."""
+
+
+class CloseError(NetworkError):
+    """Closing a connection failed (raised by httpx only, behind a proxy)."""
+
+
+class ProtocolError(TransportError):
+    """Someone broke HTTP/1.1."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The server broke HTTP/1.1: no response, a malformed one or a body cut short."""
+
+
+class LocalProtocolError(ProtocolError):
+    """The request broke HTTP/1.1 (raised by httpx only, behind a proxy)."""
+
+
+class ProxyError(TransportError):
+    """The proxy refused or failed the request (raised by httpx only)."""
+
+
+class UnsupportedProtocol(TransportError):
+    """A URL scheme that cannot be spoken (raised by httpx only)."""
+
+
+#: Every class above by name: the proxy path re-raises each httpx transport error as its namesake.
+TRANSPORT_ERRORS: dict[str, type[TransportError]] = {
+    cls.__name__: cls
+    for cls in (
+        TransportError,
+        TimeoutException,
+        ConnectTimeout,
+        ReadTimeout,
+        WriteTimeout,
+        PoolTimeout,
+        NetworkError,
+        ConnectError,
+        ReadError,
+        WriteError,
+        CloseError,
+        ProtocolError,
+        RemoteProtocolError,
+        LocalProtocolError,
+        ProxyError,
+        UnsupportedProtocol,
+    )
+}
 
 
 class Reply:
@@ -60,7 +182,7 @@ class Reply:
 class ResponseTooLarge(Exception):
     """A response body is longer than the limit; reading stopped there and the connection is dropped.
 
-    Deliberately not an ``httpx.TransportError``: a reply that is too large is what the endpoint
+    Deliberately not a :class:`TransportError`: a reply that is too large is what the endpoint
     says, not a transient fault to retry.
     """
 
@@ -72,8 +194,9 @@ class ResponseTooLarge(Exception):
         super().__init__(f"the response body is larger than {limit} bytes; reading stopped there")
 
 
-def origin_of(url: httpx.URL) -> tuple[str, str, int]:
-    """``(scheme, host, port)`` of an ``http``/``https`` URL, the port defaulted: what a pool is keyed by."""
+def origin_of(url: EndpointURL) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of an ``http``/``https`` URL, the port defaulted: what a pool is keyed by
+    and connected to (the host IDNA-encoded, as httpx's own transport connects)."""
     return url.scheme, url.host, url.port or _DEFAULT_PORTS[url.scheme]
 
 
@@ -83,8 +206,23 @@ def head_lines(method: bytes, target: bytes, fields: Iterable[tuple[bytes, bytes
     return b"".join([b"%s %s HTTP/1.1\r\n" % (method, target), *(b"%s: %s\r\n" % field for field in fields)])
 
 
-def env_proxy_applies(url: httpx.URL) -> bool:
+def proxy_settings_possible() -> bool:
+    """Whether any proxy may be configured: a non-empty ``*_proxy`` variable (any case) is set, or
+    this is macOS or Windows, where ``urllib.request.getproxies`` also reads the system settings.
+
+    ``False`` proves that ``getproxies()`` is empty, without importing ``urllib.request``.
+    """
+    if sys.platform == "darwin" or os.name == "nt":
+        return True
+    return any(value and name.lower().endswith("_proxy") for name, value in os.environ.items())
+
+
+def env_proxy_applies(url: EndpointURL) -> bool:
     """Whether the environment routes ``url`` through a proxy (``HTTPS_PROXY``, ``ALL_PROXY``, … minus ``NO_PROXY``)."""
+    if not proxy_settings_possible():
+        return False
+    import urllib.request
+
     proxies = urllib.request.getproxies()
     if not (proxies.get(url.scheme) or proxies.get("all")):
         return False
@@ -108,8 +246,8 @@ class _Connection:
         self.writer.close()
 
 
-class Http11Transport(httpx.AsyncBaseTransport):
-    """An ``httpx.AsyncBaseTransport`` speaking HTTP/1.1 with keep-alive over asyncio streams.
+class Http11Transport:
+    """A client transport speaking HTTP/1.1 with keep-alive over asyncio streams.
 
     At most ``max_connections`` requests are in flight at once (the rest wait, bounded by the
     ``pool`` timeout); idle connections are reused for ``keepalive_expiry`` seconds. A transport is
@@ -131,31 +269,6 @@ class Http11Transport(httpx.AsyncBaseTransport):
         self._idle: dict[tuple[str, str, int], collections.deque[_Connection]] = {}
         self._closed = False
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send ``request`` on a pooled connection and return the fully read response."""
-        url = request.url
-        scheme = url.scheme
-        if scheme not in _DEFAULT_PORTS:
-            raise httpx.UnsupportedProtocol(f"Request URL has an unsupported protocol '{scheme}://'.", request=request)
-        timeouts = request.extensions.get("timeout") or {}
-        body = await request.aread()
-        reply = await self.send(
-            origin_of(url),
-            head_lines(request.method.encode(), url.raw_path, request.headers.raw) + _CRLF,
-            body,
-            pool=timeouts.get("pool"),
-            connect=timeouts.get("connect"),
-            write=timeouts.get("write"),
-            read=timeouts.get("read"),
-            bodiless=request.method == "HEAD",
-        )
-        return httpx.Response(
-            reply.status,
-            headers=reply.headers,
-            stream=httpx.ByteStream(reply.content),
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": reply.reason},
-        )
-
     async def send(
         self,
         origin: tuple[str, str, int],
@@ -166,15 +279,14 @@ class Http11Transport(httpx.AsyncBaseTransport):
         connect: float | None = None,
         write: float | None = None,
         read: float | None = None,
-        bodiless: bool = False,
     ) -> Reply:
         """Send a request whose head (request line and headers, ending in a blank line) is
         already encoded, on a pooled connection to ``origin`` (scheme, host, port), and return
         the fully read response.
 
         The cheap path for a caller that sends many requests of one shape (the ``openai``
-        generator builds its head once): no ``httpx.Request`` or ``httpx.Response`` is built.
-        Failures raise httpx's exception types (without a request), as :meth:`handle_async_request` does.
+        generator builds its head once). Failures raise a :class:`TransportError` (a
+        :class:`TimeoutException` for each timeout), or :class:`ResponseTooLarge`.
         """
         if self._closed:
             raise RuntimeError("the transport is closed")
@@ -183,13 +295,13 @@ class Http11Transport(httpx.AsyncBaseTransport):
                 async with asyncio.timeout(pool):
                     await self._slots.acquire()
             except TimeoutError:
-                raise httpx.PoolTimeout("Timed out waiting for a free connection.") from None
+                raise PoolTimeout("Timed out waiting for a free connection.") from None
         else:
             await self._slots.acquire()
         try:
             connection = self._take_idle(origin) or await self._connect(origin, connect)
             try:
-                reply, reusable = await self._exchange(connection, head, body, write, read, bodiless)
+                reply, reusable = await self._exchange(connection, head, body, write, read)
             except BaseException:
                 connection.close()
                 raise
@@ -227,15 +339,15 @@ class Http11Transport(httpx.AsyncBaseTransport):
         tls = None
         if scheme == "https":
             if self._ssl_context is None:
-                self._ssl_context = httpx.create_ssl_context()
+                self._ssl_context = _default_tls_context()
             tls = self._ssl_context
         try:
             async with asyncio.timeout(timeout):
                 reader, writer = await asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls else None)
         except TimeoutError:
-            raise httpx.ConnectTimeout(f"Timed out connecting to {host}:{port}.") from None
+            raise ConnectTimeout(f"Timed out connecting to {host}:{port}.") from None
         except (OSError, ssl.SSLError) as exc:
-            raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
+            raise ConnectError(str(exc) or type(exc).__name__) from exc
         return _Connection(reader, writer)
 
     async def _exchange(
@@ -245,7 +357,6 @@ class Http11Transport(httpx.AsyncBaseTransport):
         body: bytes,
         write_timeout: float | None,
         read_timeout: float | None,
-        bodiless: bool,
     ) -> tuple[Reply, bool]:
         reader, writer = connection.reader, connection.writer
         try:
@@ -257,9 +368,9 @@ class Http11Transport(httpx.AsyncBaseTransport):
                 async with asyncio.timeout(write_timeout):
                     await writer.drain()
         except TimeoutError:
-            raise httpx.WriteTimeout("Timed out sending the request.") from None
+            raise WriteTimeout("Timed out sending the request.") from None
         except OSError as exc:
-            raise httpx.WriteError(str(exc) or type(exc).__name__) from exc
+            raise WriteError(str(exc) or type(exc).__name__) from exc
 
         started = False
         try:
@@ -272,7 +383,7 @@ class Http11Transport(httpx.AsyncBaseTransport):
                         break
                 limit = self._max_body
                 try:
-                    if bodiless or status in (204, 304):
+                    if status in (204, 304):
                         content = b""
                     elif framing == "chunked":
                         content = await _read_chunked(reader, limit)
@@ -286,19 +397,31 @@ class Http11Transport(httpx.AsyncBaseTransport):
                 except ResponseTooLarge as exc:
                     raise ResponseTooLarge(exc.limit, status, reason) from None
         except TimeoutError:
-            raise httpx.ReadTimeout("Timed out reading the response.") from None
+            raise ReadTimeout("Timed out reading the response.") from None
         except asyncio.IncompleteReadError:
             message = (
                 "peer closed connection without sending complete message body"
                 if started
                 else "Server disconnected without sending a response."
             )
-            raise httpx.RemoteProtocolError(message) from None
+            raise RemoteProtocolError(message) from None
         except (asyncio.LimitOverrunError, ValueError) as exc:
-            raise httpx.RemoteProtocolError(f"malformed HTTP response: {exc}") from None
+            raise RemoteProtocolError(f"malformed HTTP response: {exc}") from None
         except OSError as exc:
-            raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+            raise ReadError(str(exc) or type(exc).__name__) from exc
         return Reply(status, reason, headers, content), keep_alive
+
+
+def _default_tls_context() -> ssl.SSLContext:
+    """What ``httpx.create_ssl_context()`` builds: certificates verified against the file
+    ``$SSL_CERT_FILE``, else the directory ``$SSL_CERT_DIR``, else certifi's bundle."""
+    if os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+    if os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 def _parse_head(head: bytes) -> tuple[int, bytes, list[tuple[bytes, bytes]], int | str | None, bool]:

@@ -3,6 +3,14 @@
 Registered in the ``evalkit.generators`` group as ``openai``. OpenAI itself, Azure-style gateways
 (through ``extra_headers``), vLLM, Ollama, LiteLLM and llama.cpp servers all fit.
 
+Requests go over the hand-written HTTP/1.1 transport in :mod:`evalkit_plugins._http11`, to a
+``base_url`` parsed by :mod:`evalkit_plugins._urls` (byte for byte what ``httpx.URL`` makes of
+it). httpx's own client is used only where that transport cannot go: behind a proxy that the
+environment (or, on macOS and Windows, the system) configures for the endpoint, and for the
+one-off readiness and evidence GETs when they are made inside a running event loop. httpx is
+imported there and only there, so a run without a proxy never imports it (nor ``urllib.request``);
+its transport errors are re-raised as the same-named classes of ``_http11``.
+
 Fault handling, per prompt:
 
 * HTTP 429, any 5xx, timeouts and transport errors (refused or dropped connections) are retried
@@ -31,7 +39,7 @@ error message is scrubbed of them, even when an endpoint echoes them back.
 from __future__ import annotations
 
 import asyncio
-import email.utils
+import contextlib
 import json
 import math
 import os
@@ -39,11 +47,11 @@ import random
 import re
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
+from urllib.parse import parse_qsl, quote, quote_plus
 
 import attrs
-import httpx
 from evalkit import __version__ as _EVALKIT_VERSION
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
@@ -51,7 +59,19 @@ from evalkit.options import option
 from evalkit.privacy import remove_secrets
 from evalkit.wording import counted
 
-from evalkit_plugins._http11 import Http11Transport, Reply, ResponseTooLarge, env_proxy_applies, head_lines, origin_of
+from evalkit_plugins._http11 import (
+    TRANSPORT_ERRORS,
+    Http11Transport,
+    Reply,
+    ResponseTooLarge,
+    TimeoutException,
+    TransportError,
+    env_proxy_applies,
+    head_lines,
+    origin_of,
+    proxy_settings_possible,
+)
+from evalkit_plugins._urls import EndpointURL, InvalidURL
 
 __all__ = ["OpenAIGenerator"]
 
@@ -151,7 +171,7 @@ class OpenAIGenerator:
             )
 
         # The path is extended and the query kept: …/v1/chat/completions?api-version=… (Azure OpenAI).
-        self._url = base.copy_with(path=base.path.rstrip("/") + "/chat/completions")
+        self._url = base.copy_with(path=base.decoded_path.rstrip("/") + "/chat/completions")
         self._via_proxy = env_proxy_applies(self._url)
         self._where = f"openai generator: POST {self.base_url.rstrip('/')}/chat/completions"
         key = os.environ.get(api_key_env, "") if api_key_env else ""
@@ -226,12 +246,12 @@ class OpenAIGenerator:
                 f"the environment variable {self.api_key_env} (api_key_env) is not set, so no key would be sent; "
                 'set it, or write api_key_env = "" for an endpoint that takes no key'
             )
-        url = self._url.copy_with(path=self._url.path.removesuffix("/chat/completions") + "/models")
+        url = self._url.copy_with(path=self._url.decoded_path.removesuffix("/chat/completions") + "/models")
         try:
             status, reason, content = self._fetch(url, min(self.timeout, 10.0), MODEL_LIST_BYTES)
-        except httpx.TimeoutException as exc:
+        except TimeoutException as exc:
             raise GenerationError(f"{where} timed out ({type(exc).__name__})") from None
-        except httpx.TransportError as exc:
+        except TransportError as exc:
             raise GenerationError(f"{where}: connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})") from None
         shown = content[: SHOWN_BODY_CHARS * 4] if content is not None else b"(a body over 1 MB)"
         if status in (401, 403) or (status >= 500 and _about_credentials(shown)):
@@ -242,13 +262,13 @@ class OpenAIGenerator:
             return [f"{where} answered {failure}; the run goes on (5xx answers are retried)"]
         return self._model_listed_warning(status, content or b"")
 
-    def _fetch(self, url: httpx.URL, timeout: float, limit: int) -> tuple[int, str, bytes | None]:
+    def _fetch(self, url: EndpointURL, timeout: float, limit: int) -> tuple[int, str, bytes | None]:
         """``GET url`` with the generator's headers: the status, the reason phrase and the body
         (``None`` when it is longer than ``limit`` bytes; no more than that is read).
 
         Off a proxy and outside a running event loop, on the lean transport (one connection, no
-        httpx client to build); else through httpx's own. Raises httpx's ``TimeoutException`` or
-        ``TransportError``.
+        httpx client to build); else through httpx's own. Raises a ``TimeoutException`` or another
+        ``TransportError`` (:mod:`._http11`'s), or ``_UndecodableBody`` (httpx's ``DecodingError``).
         """
         headers = {k: v for k, v in self._headers.items() if k != "content-type"}
         try:
@@ -256,17 +276,15 @@ class OpenAIGenerator:
         except RuntimeError:
             if not self._via_proxy:
                 return asyncio.run(_lean_get(url, headers, timeout, limit))
-        with httpx.stream("GET", url, headers=headers, timeout=timeout, verify=_tls(url)) as response:
-            content = b"".join(_take(response.iter_bytes(), limit + 1))  # never more than that is read
-            return response.status_code, response.reason_phrase, content if len(content) <= limit else None
+        return _httpx_get(url, headers, timeout, limit)
 
-    def _get_json(self, url: httpx.URL, timeout: float) -> Any:
+    def _get_json(self, url: EndpointURL, timeout: float) -> Any:
         """The JSON body of a GET that answered 200, else ``None`` (never raises); a body over
         :data:`_MAX_METADATA_BYTES` is not read past that."""
         try:
             status, _, body = self._fetch(url, timeout, _MAX_METADATA_BYTES)
             return json.loads(body) if status == 200 and body is not None else None
-        except (httpx.HTTPError, ValueError):
+        except (TransportError, _UndecodableBody, ValueError):
             return None
 
     def _model_listed_warning(self, status: int, content: bytes) -> list[str]:
@@ -308,7 +326,7 @@ class OpenAIGenerator:
         evidence: dict[str, Any] = {}
         if self._routed_models:
             evidence["routed_model"] = ", ".join(sorted(self._routed_models))
-        models_url = self._url.copy_with(path=self._url.path.removesuffix("/chat/completions") + "/models")
+        models_url = self._url.copy_with(path=self._url.decoded_path.removesuffix("/chat/completions") + "/models")
         listing = self._listing if self._listing is not _NOT_ASKED else self._get_json(models_url, min(self.timeout, 5.0))
         entries = listing.get("data") if isinstance(listing, dict) else None
         entry = next(
@@ -411,9 +429,9 @@ class OpenAIGenerator:
                 ) from None
             except _UndecodableBody as exc:
                 raise GenerationError(f"{self._where} answered with {self._scrub(exc.what)} (not retried)") from None
-            except httpx.TimeoutException as exc:
+            except TimeoutException as exc:
                 failure, cause = f"timed out ({type(exc).__name__}, timeout {self.timeout:g} s)", exc
-            except httpx.TransportError as exc:
+            except TransportError as exc:
                 failure, cause = f"connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})", exc
             else:
                 status, content = reply.status, reply.content
@@ -518,7 +536,7 @@ class _LeanPoster:
     own headers, which win) and decodes ``gzip`` and ``deflate`` bodies within the size limit.
     """
 
-    def __init__(self, url: httpx.URL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
+    def __init__(self, url: EndpointURL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
         self._origin = origin_of(url)
         fields = {"accept-encoding": _ACCEPTED_CODINGS, "connection": "keep-alive", **headers}
         for framing in ("content-length", "transfer-encoding"):
@@ -544,7 +562,7 @@ class _LeanPoster:
         await self._transport.aclose()
 
 
-async def _lean_get(url: httpx.URL, headers: Mapping[str, str], timeout: float, limit: int) -> tuple[int, str, bytes | None]:
+async def _lean_get(url: EndpointURL, headers: Mapping[str, str], timeout: float, limit: int) -> tuple[int, str, bytes | None]:
     """:meth:`OpenAIGenerator._fetch` on a one-connection :class:`Http11Transport`."""
     transport = Http11Transport(max_connections=1, max_body_bytes=limit)
     try:
@@ -563,38 +581,89 @@ async def _lean_get(url: httpx.URL, headers: Mapping[str, str], timeout: float, 
     return reply.status, reply.reason.decode("latin-1"), reply.content
 
 
-def _request_head(method: bytes, url: httpx.URL, fields: Mapping[str, str]) -> bytes:
+def _request_head(method: bytes, url: EndpointURL, fields: Mapping[str, str]) -> bytes:
     """The head of a request to ``url`` without its closing blank line: the host and evalkit's
     user agent first, then ``fields`` (which win over them). The values were checked to be ASCII."""
-    fields = {"host": url.netloc.decode("ascii"), "user-agent": USER_AGENT, **fields}
+    fields = {"host": url.netloc, "user-agent": USER_AGENT, **fields}
     return head_lines(method, url.raw_path, ((name.encode("ascii"), value.encode("ascii")) for name, value in fields.items()))
 
 
-class _ProxyPoster:
-    """POSTs through httpx's own client, the only one here that speaks to proxies; the body is
-    counted as it arrives (decoded) and not read past the limit."""
+def _httpx_get(
+    url: EndpointURL, headers: Mapping[str, str], timeout: float, limit: int
+) -> tuple[int, str, bytes | None]:
+    """:meth:`OpenAIGenerator._fetch` through httpx's own client (behind a proxy, or inside a
+    running event loop), its failures raised as :mod:`._http11`'s (see :func:`_httpx_errors_as_ours`)."""
+    import httpx
 
-    def __init__(self, url: httpx.URL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
+    with _httpx_errors_as_ours():
+        try:
+            with httpx.stream("GET", _httpx_url(url), headers=headers, timeout=timeout, verify=_tls(url)) as response:
+                content = b"".join(_take(response.iter_bytes(), limit + 1))  # never more than that is read
+        except httpx.DecodingError as exc:
+            raise _UndecodableBody(str(exc)) from exc
+    return response.status_code, response.reason_phrase, content if len(content) <= limit else None
+
+
+def _httpx_url(url: EndpointURL) -> Any:
+    """``url`` as an ``httpx.URL``, built from its parts: as one string it may be longer than
+    the 64 KiB httpx accepts, though no part is."""
+    import httpx
+
+    return httpx.URL(
+        scheme=url.scheme,
+        userinfo=url.userinfo.encode("ascii"),
+        host=url.host,
+        port=url.port,
+        path=url.path,
+        query=None if url.query is None else url.query.encode("ascii"),
+        fragment=url.fragment,
+    )
+
+
+@contextlib.contextmanager
+def _httpx_errors_as_ours() -> Iterator[None]:
+    """Re-raise httpx's transport errors as their namesakes in :mod:`._http11` (``ConnectError``
+    as ``ConnectError``, …), so one ``except`` per kind of failure serves both paths."""
+    import httpx
+
+    try:
+        yield
+    except httpx.TransportError as exc:
+        namesake = next(TRANSPORT_ERRORS[cls.__name__] for cls in type(exc).__mro__ if cls.__name__ in TRANSPORT_ERRORS)
+        raise namesake(str(exc)) from exc
+
+
+class _ProxyPoster:
+    """POSTs through httpx's own client, the only one here that speaks to proxies (httpx is
+    imported on this path only); the body is counted as it arrives (decoded) and not read past
+    the limit. Failures are raised as :mod:`._http11`'s."""
+
+    def __init__(self, url: EndpointURL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
+        import httpx
+
         limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
         self._client = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, pool=None), limits=limits)
-        self._url = url
+        self._url = _httpx_url(url)
         self._max_body = max_body
 
     async def post(self, payload: bytes) -> Reply:
         """The endpoint's reply to ``payload``, its body read whole (see the class docstring)."""
+        import httpx
+
         limit = self._max_body
         try:
-            async with self._client.stream("POST", self._url, content=payload) as response:
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > limit:
-                    raise ResponseTooLarge(limit)
-                chunks = []
-                total = 0
-                async for chunk in response.aiter_bytes():
-                    total += len(chunk)
-                    if total > limit:
+            with _httpx_errors_as_ours():
+                async with self._client.stream("POST", self._url, content=payload) as response:
+                    declared = response.headers.get("content-length", "")
+                    if declared.isdigit() and int(declared) > limit:
                         raise ResponseTooLarge(limit)
-                    chunks.append(chunk)
+                    chunks = []
+                    total = 0
+                    async for chunk in response.aiter_bytes():
+                        total += len(chunk)
+                        if total > limit:
+                            raise ResponseTooLarge(limit)
+                        chunks.append(chunk)
         except httpx.DecodingError as exc:
             raise _UndecodableBody(f"a body httpx could not decode ({exc})") from None
         reason = response.reason_phrase.encode("latin-1", "replace")
@@ -697,13 +766,11 @@ def _rejected_field(status: int, body: bytes) -> str | None:
 _MAX_METADATA_BYTES = 1_000_000
 
 
-def _tls(url: httpx.URL) -> bool:
+def _tls(url: EndpointURL) -> bool:
     """httpx's ``verify`` for a one-off GET: ``False`` only where no TLS can happen — a plain
-    ``http://`` URL with no proxy in the environment (redirects are not followed) — so the GET
-    skips building a certificate store it would never use (40 ms of CPU per run); ``True`` otherwise."""
-    if url.scheme != "http":
-        return True
-    return any(name.lower().endswith("_proxy") and value.strip() for name, value in os.environ.items())
+    ``http://`` URL and no proxy configured (redirects are not followed) — so the GET skips
+    building a certificate store it would never use (40 ms of CPU per run); ``True`` otherwise."""
+    return url.scheme != "http" or proxy_settings_possible()
 
 
 def _take(chunks: Any, limit: int) -> list[bytes]:
@@ -754,6 +821,8 @@ def _retry_after(reply: Reply) -> float | None:
     try:
         value = float(raw)
     except ValueError:
+        import email.utils  # only here: few endpoints send an HTTP date
+
         try:
             when = email.utils.parsedate_to_datetime(raw)
         except (TypeError, ValueError):
@@ -774,15 +843,15 @@ def _bad(option: str, expected: str, value: object) -> str:
     return f'Option "{option}" of the openai generator must be {expected} (got {value!r}).'
 
 
-def _check_url(url: object) -> httpx.URL:
+def _check_url(url: object) -> EndpointURL:
     """The base URL, parsed; refused (without echoing it: it may carry credentials) when it is not
     http(s), has no host, or carries user info — which httpx would send as Basic auth in place of
     the ``api_key_env`` Bearer token."""
     parsed = None
     if isinstance(url, str):
         try:
-            parsed = httpx.URL(url)
-        except httpx.InvalidURL:
+            parsed = EndpointURL.parse(url)
+        except InvalidURL:
             parsed = None
     if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
         raise ConfigError('Option "base_url" of the openai generator must be an http:// or https:// URL.')
@@ -795,16 +864,14 @@ def _check_url(url: object) -> httpx.URL:
     return parsed.copy_with(fragment=None)
 
 
-def _display_url(url: httpx.URL) -> str:
+def _display_url(url: EndpointURL) -> str:
     return str(url.copy_with(query=None, fragment=None))
 
 
-def _query_secrets(url: httpx.URL) -> set[str]:
+def _query_secrets(url: EndpointURL) -> set[str]:
     """Every query parameter value of ``url``, decoded and as sent, and the raw query string."""
-    from urllib.parse import quote, quote_plus
-
-    values = {url.query.decode("ascii", "replace")}
-    for _, value in url.params.multi_items():
+    values = {url.query or ""}
+    for _, value in parse_qsl(url.query or "", keep_blank_values=True):
         values.update((value, quote(value, safe=""), quote_plus(value)))
     return values
 

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import os
 import socket
+import subprocess
+import sys
 import time
 
 import httpx
 import pytest
 from evalkit.answers import GenerationRequest, Usage
 from evalkit.errors import ConfigError, GenerationError
+from evalkit_plugins import _http11
 from evalkit_plugins._http11 import Reply
+from evalkit_plugins._urls import EndpointURL
 from evalkit_plugins.openai import OPTIONS, OpenAIGenerator, _retry_after
 
 from tests.support.chat_server import ChatServer, Fault
@@ -375,14 +380,79 @@ def test_an_error_is_a_refusal_of_a_request_field_only_when_it_names_one_determi
     assert _rejected_field(status, body) == field
 
 
+@pytest.mark.skipif(sys.platform == "darwin" or os.name == "nt", reason="system proxy settings count there")
 def test_a_one_off_get_skips_the_certificate_store_only_where_no_tls_can_happen(monkeypatch) -> None:
     """The readiness probe and the evidence reads build no certificate store for a plain http://
     endpoint (40 ms of CPU per run); an https:// endpoint, or any proxy in the environment, verifies."""
     from evalkit_plugins.openai import _tls
 
-    for name in [n for n in __import__("os").environ if n.lower().endswith("_proxy")]:
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
         monkeypatch.delenv(name)
-    assert _tls(httpx.URL("http://127.0.0.1:8080/v1/models")) is False
-    assert _tls(httpx.URL("https://api.example.com/v1/models")) is True
+    assert _tls(EndpointURL.parse("http://127.0.0.1:8080/v1/models")) is False
+    assert _tls(EndpointURL.parse("https://api.example.com/v1/models")) is True
     monkeypatch.setenv("HTTPS_PROXY", "https://proxy.example:3128")
-    assert _tls(httpx.URL("http://127.0.0.1:8080/v1/models")) is True
+    assert _tls(EndpointURL.parse("http://127.0.0.1:8080/v1/models")) is True
+
+
+# --- imports and the proxy path ---------------------------------------------------------------
+
+
+def test_the_generator_module_imports_neither_httpx_nor_urllib_request_nor_email_utils() -> None:
+    """Each is imported only where it is needed: httpx and ``urllib.request`` behind a proxy,
+    ``email.utils`` for a Retry-After date (which then works)."""
+    probe = (
+        "import sys\n"
+        "from evalkit_plugins import openai\n"
+        "watched = ('httpx', 'urllib.request', 'email.utils')\n"
+        "print([m for m in watched if m in sys.modules])\n"
+        "reply = openai.Reply(503, b'', [(b'retry-after', b'Wed, 21 Oct 2015 07:28:00 GMT')], b'')\n"
+        "print(openai._retry_after(reply), [m for m in watched if m in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["[]", "0.0 ['email.utils']"]
+
+
+def test_behind_a_proxy_httpxs_client_answers(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test server plays the proxy: httpx sends it the absolute URL, and it answers."""
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{chat_server.port}")
+    monkeypatch.setenv("NO_PROXY", "")
+    monkeypatch.delenv("no_proxy", raising=False)
+    generator = make(chat_server)
+    assert generator._via_proxy
+    (answer,) = ask(generator, GenerationRequest("hello"))
+    assert answer.text == "hello"
+    assert generator.check_ready() == []
+
+
+def test_behind_a_proxy_httpxs_errors_are_raised_as_the_transports_namesakes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proxy that refuses connections: the same message, naming ``ConnectError``, as off a proxy,
+    and the cause is the ``_http11`` class of that name (httpx's own chained under it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    generator = OpenAIGenerator(base_url="https://api.example.com/v1", model="m", max_attempts=1)
+    assert generator._via_proxy
+    (error,) = ask(generator, GenerationRequest("hello"))
+    assert isinstance(error, GenerationError) and "connection failed (ConnectError: " in str(error)
+    assert type(error.__cause__) is _http11.ConnectError and isinstance(error.__cause__.__cause__, httpx.ConnectError)
+    with pytest.raises(GenerationError, match=r"/v1/models: connection failed \(ConnectError: "):
+        generator.check_ready()
+    assert generator.serving_evidence() == {}
+
+
+def httpx_transport_errors() -> list[type]:
+    """Every class of httpx's ``TransportError`` family."""
+    return [cls for cls in vars(httpx).values() if isinstance(cls, type) and issubclass(cls, httpx.TransportError)]
+
+
+@pytest.mark.parametrize("httpx_error", httpx_transport_errors(), ids=lambda cls: cls.__name__)
+def test_every_httpx_transport_error_has_a_namesake_of_the_same_kind(httpx_error: type) -> None:
+    from evalkit_plugins.openai import _httpx_errors_as_ours
+
+    with pytest.raises(_http11.TransportError) as caught, _httpx_errors_as_ours():
+        raise httpx_error("what httpx said")
+    assert type(caught.value).__name__ == httpx_error.__name__ and str(caught.value) == "what httpx said"
+    assert isinstance(caught.value, _http11.TimeoutException) == issubclass(httpx_error, httpx.TimeoutException)
