@@ -73,3 +73,24 @@ def test_a_secret_json_escapes_is_scrubbed_too(capsys: pytest.CaptureFixture[str
     remember_secret_holder(holder)
     print_json({"detail": 'got quote"and\\backslash-secret back'}, compact=True)
     assert json.loads(capsys.readouterr().out) == {"detail": "got *** back"}
+
+
+def test_case_documents_of_shared_and_distinct_checks_are_each_cases_own_data() -> None:
+    """``case_document`` reuses the check data of cases that share one tuple of checks; each case
+    still prints exactly its own checks, whatever came before it."""
+    from evalkit.cli.render import case_document
+    from evalkit.convert import unstructure
+    from evalkit.grading import Check
+    from evalkit.runs import CaseResult
+
+    shared = (Check("contains", True), Check("within_length", True))
+    other = (Check("contains", False, detail="no 'Paris'"),)
+    equal_but_separate = tuple(Check(c.name, c.passed) for c in shared)
+    cases = [
+        CaseResult(case_id=name, passed=all(c.passed for c in checks), score=1.0, checks=checks)
+        for name, checks in [("a", shared), ("b", other), ("c", shared), ("d", equal_but_separate), ("e", ())]
+    ]
+    documents = [case_document(case) for case in cases]
+    assert [d["checks"] for d in documents] == [[unstructure(c) for c in case.checks] for case in cases]
+    assert documents[0]["checks"] is documents[2]["checks"]
+    assert documents[1]["checks"] == [{"name": "contains", "passed": False, "error": None, "detail": "no 'Paris'"}]

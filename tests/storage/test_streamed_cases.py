@@ -158,3 +158,27 @@ def test_each_case_reads_back_with_its_own_fingerprint_on_every_path(repo, datab
     repo.record_cases("resumed", [attrs.evolve(_case("a", False, error="timeout"), fingerprint="fp-old")], "metadata")
     repo.record_cases("resumed", [attrs.evolve(_case("a", True), fingerprint="fp-new")], "metadata")
     assert [c.fingerprint for c in repo.get_run("resumed").cases] == ["fp-new"]
+
+
+def test_cases_with_the_same_stored_checks_share_them_and_the_others_keep_their_own(repo) -> None:
+    """Checks and token counts read back through a cache keyed by their stored text: equal texts
+    give one shared (frozen) tuple, and a case whose checks or usage differ never gets another's."""
+    from evalkit import Usage
+
+    shapes = [
+        (Check("contains", True), Check("matches_pattern", True)),
+        (Check("contains", False), Check("matches_pattern", True)),
+        (Check("contains", True, error="regex ran out of time"),),
+        (),
+    ]
+    usages = [Usage(3, 5), None, Usage(3, 6), Usage(None, 2)]
+    cases = [
+        attrs.evolve(_case(f"c{n:02d}", True), checks=shapes[n % 4], passed=all(c.passed for c in shapes[n % 4]), usage=usages[n % 3])
+        for n in range(24)
+    ]
+    _store(repo, "r", cases, None)
+    read = list(repo.iter_cases("r"))
+    assert [(c.case_id, c.checks, c.usage, c.passed) for c in read] == [(c.case_id, c.checks, c.usage, c.passed) for c in cases]
+    assert read[0].checks is read[4].checks and read[1].checks is read[5].checks
+    assert read[0].checks is not read[1].checks
+    assert read[0].usage is read[3].usage and read[0].usage is not read[2].usage

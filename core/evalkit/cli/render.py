@@ -244,13 +244,31 @@ def case_document(case: CaseResult) -> dict[str, Any]:
         "errored": case.errored,
         "error": case.error,
         "latency_ms": round(case.latency_s * 1000, 3),
-        "checks": [check_data(c) for c in case.checks],
+        "checks": _check_documents(case.checks, check_data),
         "yardstick": case.yardstick,
         "unstable": case.unstable,
         "identity": identity_data(case.identity) if case.identity else None,
         "answer": case.answer_text,
         "detail": case.detail,
     }
+
+
+_CHECK_DOCUMENTS: dict[int, tuple[tuple[Any, ...], list[Any]]] = {}
+
+
+def _check_documents(checks: tuple[Any, ...], check_data: Callable[[Any], Any]) -> list[Any]:
+    """A case's checks as JSON-ready data, shared (read-only) by the cases that share one tuple of
+    checks: a store hands the cases whose checks read the same one tuple, so a 100,000-case
+    ``--json`` unstructures a handful of check lists instead of 300,000 checks. Keyed by the
+    tuple's identity; the entry keeps the tuple alive, so the key cannot be reused."""
+    entry = _CHECK_DOCUMENTS.get(id(checks))
+    if entry is not None and entry[0] is checks:
+        return entry[1]
+    documents = [check_data(c) for c in checks]
+    if len(_CHECK_DOCUMENTS) >= 1024:
+        _CHECK_DOCUMENTS.clear()
+    _CHECK_DOCUMENTS[id(checks)] = (checks, documents)
+    return documents
 
 
 @functools.cache

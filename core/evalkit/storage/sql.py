@@ -254,6 +254,21 @@ def _mark(passed: Any, score: float, checks: str | None, position: int, fingerpr
     return CaseMark(bool(passed), score, unstable, position, fingerprint)
 
 
+@functools.lru_cache(maxsize=1024)
+def _stored_checks(text: str | None) -> tuple[Check, ...]:
+    """A case's checks from their stored JSON text. Cached: most cases of a run store the same
+    text (every check held), and a check is frozen, so those cases share one tuple."""
+    return tuple(Check(n, bool(p), e, d) for n, p, e, d in (_load(text) or []))
+
+
+@functools.lru_cache(maxsize=1024)
+def _stored_usage(text: str | None) -> Usage | None:
+    """A case's token counts from their stored JSON text; cached as :func:`_stored_checks` is."""
+    usage = _load(text)
+    return Usage(*usage) if usage else None
+
+
+@functools.lru_cache(maxsize=64)
 def _identity(instance: str | None, alias: str | None, reported: str | None) -> ServingIdentity | None:
     if instance is None or alias is None or reported is None:
         return None
@@ -801,8 +816,7 @@ class SqlRepository:
         )
 
     def _case_from_row(self, row: Any) -> CaseResult:
-        checks = tuple(Check(n, bool(p), e, d) for n, p, e, d in (_load(row.checks) or []))
-        usage = _load(row.usage)
+        checks = _stored_checks(row.checks)
         return CaseResult(
             case_id=row.case_id,
             passed=bool(row.passed),
@@ -814,7 +828,7 @@ class SqlRepository:
             adapter=row.adapter,
             yardstick=row.yardstick,
             answer_text=row.answer_text,
-            usage=Usage(*usage) if usage else None,
+            usage=_stored_usage(row.usage),
             detail=_load(row.detail),
             finished_at=row.finished_at,
             measures=_load(row.measures),
