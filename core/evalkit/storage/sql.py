@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import operator
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -547,8 +548,9 @@ class SqlRepository:
         errored_one = pw.Case(None, ((C.errored, 1),), 0)
         query = C.select(pw.fn.COUNT(C.id), pw.fn.SUM(passed_one), pw.fn.SUM(errored_one)).where(C.run == run_id)
         answered, passed, errored = query.tuples().get()
-        scores = C.select(C.score).where(C.run == run_id).tuples().iterator()
-        return answered or 0, int(passed or 0), int(errored or 0), math.fsum(score for (score,) in scores)
+        # The scores straight from the driver's cursor: peewee's row handling cost ten times the sum.
+        scores = self.db.execute_sql(*C.select(C.score).where(C.run == run_id).sql())
+        return answered or 0, int(passed or 0), int(errored or 0), math.fsum(map(operator.itemgetter(0), scores))
 
     @_guarded
     def case_tally(self, run_id: str) -> CaseTally:
