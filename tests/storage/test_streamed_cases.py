@@ -182,3 +182,19 @@ def test_cases_with_the_same_stored_checks_share_them_and_the_others_keep_their_
     assert read[0].checks is read[4].checks and read[1].checks is read[5].checks
     assert read[0].checks is not read[1].checks
     assert read[0].usage is read[3].usage and read[0].usage is not read[2].usage
+
+
+def test_long_stored_checks_read_back_whole_and_are_not_kept(repo) -> None:
+    """A check list longer than the cache takes (a plugin's detail can be any size) reads back
+    whole, each time on its own; the short ones are still shared."""
+    from evalkit.storage import sql
+
+    long_error = "unresolved citations: " + ", ".join(f"doc-{n}" for n in range(1000))
+    long_checks = (Check("cites_sources", False, error=long_error),)
+    cases = [attrs.evolve(_case(f"c{n}", False), checks=long_checks) for n in range(3)] + [_case("short", True)]
+    _store(repo, "r", cases, None)
+    before = sql._cached_checks.cache_info().currsize
+    read = list(repo.iter_cases("r"))
+    assert [c.checks for c in read[:3]] == [long_checks] * 3
+    assert read[0].checks[0].passed is False and read[0].checks is not read[1].checks
+    assert sql._cached_checks.cache_info().currsize <= before + 1

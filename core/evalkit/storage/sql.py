@@ -255,16 +255,29 @@ def _mark(passed: Any, score: float, checks: str | None, position: int, fingerpr
     return CaseMark(bool(passed), score, unstable, position, fingerprint)
 
 
-@functools.lru_cache(maxsize=1024)
-def _stored_checks(text: str | None) -> tuple[Check, ...]:
-    """A case's checks from their stored JSON text. Cached: most cases of a run store the same
-    text (every check held), and a check is frozen, so those cases share one tuple."""
+#: Stored texts at most this long are parsed once per distinct text (see :func:`_stored_checks`);
+#: a longer one (a plugin's check detail can hold anything) is parsed each time, never cached.
+_CACHED_TEXT_CHARS = 2048
+
+
+def _parsed_checks(text: str | None) -> tuple[Check, ...]:
     return tuple(Check(n, bool(p), e, d) for n, p, e, d in (_load(text) or []))
 
 
-@functools.lru_cache(maxsize=1024)
+_cached_checks = functools.lru_cache(maxsize=512)(_parsed_checks)
+
+
+def _stored_checks(text: str | None) -> tuple[Check, ...]:
+    """A case's checks from their stored JSON text. Most cases of a run store the same text (every
+    check held): a short text is parsed once, and the cases that store it share one (frozen) tuple."""
+    if text is not None and len(text) > _CACHED_TEXT_CHARS:
+        return _parsed_checks(text)
+    return _cached_checks(text)
+
+
+@functools.lru_cache(maxsize=512)
 def _stored_usage(text: str | None) -> Usage | None:
-    """A case's token counts from their stored JSON text; cached as :func:`_stored_checks` is."""
+    """A case's token counts from their stored JSON text (a few short texts per run, cached)."""
     usage = _load(text)
     return Usage(*usage) if usage else None
 
