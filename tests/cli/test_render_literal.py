@@ -94,3 +94,17 @@ def test_case_documents_of_shared_and_distinct_checks_are_each_cases_own_data() 
     assert [d["checks"] for d in documents] == [[unstructure(c) for c in case.checks] for case in cases]
     assert documents[0]["checks"] is documents[2]["checks"]
     assert documents[1]["checks"] == [{"name": "contains", "passed": False, "error": None, "detail": "no 'Paris'"}]
+
+
+def test_case_documents_keep_only_a_few_check_lists_alive() -> None:
+    """Cases whose checks are never shared (long plugin messages are not cached by the store) do
+    not pile up: only the last few check lists printed are remembered."""
+    from evalkit.cli import render
+    from evalkit.grading import Check
+    from evalkit.runs import CaseResult
+
+    for n in range(200):
+        checks = (Check("cites_sources", False, error=f"unresolved: doc-{n} " + "x" * 10_000),)
+        document = render.case_document(CaseResult(case_id=f"c{n}", passed=False, score=0.0, checks=checks))
+        assert document["checks"][0]["error"].startswith(f"unresolved: doc-{n} ")
+    assert len(render._CHECK_DOCUMENTS) <= render._CHECK_DOCUMENTS_KEPT

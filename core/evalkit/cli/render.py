@@ -253,20 +253,23 @@ def case_document(case: CaseResult) -> dict[str, Any]:
     }
 
 
+#: The check data of the last few tuples of checks printed, by the tuple's identity (each entry
+#: keeps its tuple alive, so an identity is never reused while it is a key). A few are enough: a
+#: store shares one tuple among the cases whose stored checks read the same, and a run has a
+#: handful of such shapes; more would keep long, never-shared check lists alive.
 _CHECK_DOCUMENTS: dict[int, tuple[tuple[Any, ...], list[Any]]] = {}
+_CHECK_DOCUMENTS_KEPT = 16
 
 
 def _check_documents(checks: tuple[Any, ...], check_data: Callable[[Any], Any]) -> list[Any]:
     """A case's checks as JSON-ready data, shared (read-only) by the cases that share one tuple of
-    checks: a store hands the cases whose checks read the same one tuple, so a 100,000-case
-    ``--json`` unstructures a handful of check lists instead of 300,000 checks. Keyed by the
-    tuple's identity; the entry keeps the tuple alive, so the key cannot be reused."""
+    checks, so a 100,000-case ``--json`` unstructures a handful of check lists, not 300,000 checks."""
     entry = _CHECK_DOCUMENTS.get(id(checks))
     if entry is not None and entry[0] is checks:
         return entry[1]
     documents = [check_data(c) for c in checks]
-    if len(_CHECK_DOCUMENTS) >= 1024:
-        _CHECK_DOCUMENTS.clear()
+    if len(_CHECK_DOCUMENTS) >= _CHECK_DOCUMENTS_KEPT:
+        del _CHECK_DOCUMENTS[next(iter(_CHECK_DOCUMENTS))]
     _CHECK_DOCUMENTS[id(checks)] = (checks, documents)
     return documents
 

@@ -561,7 +561,7 @@ class SqlRepository:
         errored_one = pw.Case(None, ((C.errored, 1),), 0)
         query = C.select(pw.fn.COUNT(C.id), pw.fn.SUM(passed_one), pw.fn.SUM(errored_one)).where(C.run == run_id)
         answered, passed, errored = query.tuples().get()
-        # The scores straight from the driver's cursor: peewee's row handling cost ten times the sum.
+        # The scores straight from the driver's cursor: peewee's per-row handling was a third of this method.
         scores = self.db.execute_sql(*C.select(C.score).where(C.run == run_id).sql())
         return answered or 0, int(passed or 0), int(errored or 0), math.fsum(map(operator.itemgetter(0), scores))
 
