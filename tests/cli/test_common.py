@@ -47,3 +47,31 @@ def test_a_streamed_list_prints_in_batches_as_one_document_scrubbed_and_escaped(
     assert [case["id"] for case in document["cases"]] == [f"c{n}" for n in range(count)]
     assert document["cases"][1]["answer"] == "ok \u202e\x7f"
     assert secret not in document["cases"][7]["answer"] and document["cases"][7]["answer"].endswith(" at 7")
+
+
+def test_a_streamed_list_of_encoded_texts_prints_as_its_elements_would(capsys, monkeypatch) -> None:
+    """Elements handed over as their compact JSON text (``encoded``) come out exactly as the
+    elements themselves would: hidden characters escaped, and a batch holding a secret scrubbed."""
+    import json
+
+    from evalkit import privacy
+    from evalkit.cli.common import STREAMED_BATCH, print_json_streamed
+
+    secret = "sk-encoded-0123456789abcdef"
+
+    class Holder:
+        def secret_values(self) -> tuple[str, ...]:
+            return (secret,)
+
+    monkeypatch.setattr(privacy, "_values", set())
+    privacy.remember_secret_holder(Holder())
+    count = STREAMED_BATCH + 5
+    items = [{"id": f"c{n}", "answer": f"key {secret}!" if n == STREAMED_BATCH + 2 else "ok \u202e\x7f\x00", "score": n / 3} for n in range(count)]
+    print_json_streamed({"run_id": "r1", "cases": None}, "cases", iter(items))
+    as_elements = capsys.readouterr().out
+    texts = (json.dumps(item, separators=(",", ":"), ensure_ascii=False) for item in items)
+    print_json_streamed({"run_id": "r1", "cases": None}, "cases", texts, encoded=True)
+    as_texts = capsys.readouterr().out
+    assert as_texts == as_elements
+    assert secret not in as_texts and "\u202e" not in as_texts and "\\u202e" in as_texts
+    assert json.loads(as_texts)["cases"][STREAMED_BATCH + 2]["answer"] == "key ***!"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 import pytest
 from evalkit.cli.common import print_json
@@ -108,3 +109,62 @@ def test_case_documents_keep_only_a_few_check_lists_alive() -> None:
         document = render.case_document(CaseResult(case_id=f"c{n}", passed=False, score=0.0, checks=checks))
         assert document["checks"][0]["error"].startswith(f"unresolved: doc-{n} ")
     assert len(render._CHECK_DOCUMENTS) <= render._CHECK_DOCUMENTS_KEPT
+
+
+def _hostile_cases() -> list[Any]:
+    """Cases with every kind of value ``case_json`` must write as ``json.dumps`` would."""
+    import collections
+    import math
+
+    from evalkit.answers import ServingIdentity
+    from evalkit.grading import AGREEMENT_CHECK, Check
+    from evalkit.runs import CaseResult
+
+    class Label(str):
+        """A ``str`` subclass, as a plugin could hand over."""
+
+    identity = ServingIdentity("inst\u202e", "alias\x00", "rep\udcff")
+    shared = (Check("contains", True), Check("matches_pattern", False, detail='quote " and \\ and \n'))
+    unstable = (Check(AGREEMENT_CHECK, False, detail="2 of 3"), Check("judge", True))
+    return [
+        CaseResult(case_id="plain", passed=True, score=1.0, checks=shared, latency_s=0.0123456, identity=identity),
+        CaseResult(case_id="again", passed=True, score=1.0, checks=shared, latency_s=1e-9, identity=identity),
+        CaseResult(case_id=Label("sub"), passed=False, score=0, checks=unstable, error="boom\x00\x1b[31m", yardstick="judge:x"),
+        CaseResult(case_id="nan", passed=False, score=math.nan, latency_s=math.inf, answer_text="\udcff\ud800 not UTF-8"),
+        CaseResult(case_id="neg-inf", passed=False, score=-math.inf, checks=(), answer_text="\u2028\u0085\x7f" * 3),
+        CaseResult(case_id="big", passed=True, score=10**30, answer_text="é" * 100_000, detail={"k": [1, 2.5, None, {"x": "\x00"}]}),
+        CaseResult(case_id="odd detail", passed=True, score=0.5, detail=collections.OrderedDict(b=object(), a=(1, 2))),
+        CaseResult(case_id="mapping", passed=True, score=0.25, detail=types_mapping()),
+    ]
+
+
+def types_mapping() -> Any:
+    """A read-only mapping (not a dict): ``json.dumps`` writes it through ``default=str``."""
+    import types
+
+    return types.MappingProxyType({"a": 1})
+
+
+def test_case_json_is_exactly_the_compact_text_of_the_case_document() -> None:
+    """``case_json`` writes the scalars itself and shared parts once; the text must be byte for
+    byte what ``json.dumps`` writes for ``case_document`` (hostile strings, NaN, infinities, a
+    ``str`` subclass, an int score, mappings that are not dicts), repeated cases included."""
+    from evalkit.cli.render import case_document, case_json
+
+    for case in _hostile_cases() * 2:
+        expected = json.dumps(case_document(case), separators=(",", ":"), ensure_ascii=False, default=str)
+        assert case_json(case) == expected, case.case_id
+
+
+def test_case_json_keeps_only_a_few_shared_texts_alive() -> None:
+    from evalkit.answers import ServingIdentity
+    from evalkit.cli import render
+    from evalkit.grading import Check
+    from evalkit.runs import CaseResult
+
+    for n in range(200):
+        checks = (Check("cites_sources", False, error=f"unresolved: doc-{n} " + "x" * 10_000),)
+        case = CaseResult(case_id=f"c{n}", passed=False, score=0.0, checks=checks, identity=ServingIdentity("i", f"a{n}", "r"))
+        assert json.loads(render.case_json(case))["checks"][0]["error"].startswith(f"unresolved: doc-{n} ")
+    assert len(render._CHECK_TEXTS) <= render._CHECK_DOCUMENTS_KEPT
+    assert len(render._IDENTITY_TEXTS) <= render._CHECK_DOCUMENTS_KEPT

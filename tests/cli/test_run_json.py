@@ -15,4 +15,11 @@ def test_json_of_a_large_run_is_compact_and_of_a_small_one_indented(evalkit_cli,
     small = evalkit_cli("run", "bench.capitals", "--json", env={"PYTHONPATH": plugins, "EVALKIT_BENCH_PROMPTS": "3"})
     assert small.code == 0, small.stderr
     assert small.stdout.startswith('{\n  "run_id": ')
-    assert json.loads(small.stdout)["passed"] == 3
+    small_document = json.loads(small.stdout)
+    assert small_document["passed"] == 3
+    # Written case by case or whole, the document has the same keys in the same order.
+    assert list(document) == list(small_document)
+    assert [list(case) for case in document["cases"][:3]] == [list(case) for case in small_document["cases"]]
+    shown = evalkit_cli("show", document["run_id"], "--json", env={"PYTHONPATH": plugins})
+    assert shown.code == 0, shown.stderr
+    assert json.loads(shown.stdout)["cases"] == document["cases"]

@@ -139,15 +139,20 @@ def print_json(document: Any, *, compact: bool = False) -> None:
     sys.stdout.write(writer.text(document) + "\n")
 
 
-def print_json_streamed(document: dict[str, Any], key: str, items: Any) -> None:
+def print_json_streamed(document: dict[str, Any], key: str, items: Any, *, encoded: bool = False) -> None:
     """Print ``document`` compact, with ``document[key]`` a list written from the iterable
     ``items`` one element at a time (each scrubbed and escaped as :func:`print_json` does): a
-    100,000-case ``--json`` never holds the whole list, nor the whole text, in memory."""
+    100,000-case ``--json`` never holds the whole list, nor the whole text, in memory.
+
+    ``encoded``: each item is already the compact JSON text of its element (as ``json.dumps(item,
+    separators=(",", ":"), ensure_ascii=False)`` writes it); it is scrubbed and escaped the same way.
+    """
     writer = _JsonWriter(compact=True)
     marker = "@evalkit:streamed-list@"
     head, separator, tail = writer.text({**document, key: marker}).partition(json.dumps(marker))
     if not separator:  # a secret or an escape changed the marker: print the list whole
-        print_json({**document, key: list(items)}, compact=True)
+        elements = [json.loads(item) for item in items] if encoded else list(items)
+        print_json({**document, key: elements}, compact=True)
         return
     import itertools
 
@@ -156,19 +161,23 @@ def print_json_streamed(document: dict[str, Any], key: str, items: Any) -> None:
     separator = ""
     items = iter(items)
     while batch := list(itertools.islice(items, STREAMED_BATCH)):
-        out.write(separator + writer.text(batch)[1:-1])
+        out.write(separator + (writer.encoded_text(",".join(batch)) if encoded else writer.text(batch)[1:-1]))
         separator = ","
     out.write("]" + tail + "\n")
 
 
-def print_cases_json(document: dict[str, Any], case_documents: Any, case_count: int) -> None:
-    """Print ``document`` with its ``"cases"`` made of ``case_documents`` (an iterable): whole and
-    indented for a run of at most :data:`COMPACT_JSON_CASES` cases, else compact and case by case
-    (:func:`print_json_streamed`), so a 100,000-case run never holds the list."""
+def print_cases_json(document: dict[str, Any], cases: Any, case_count: int) -> None:
+    """Print ``document`` with its ``"cases"`` made of ``cases`` (an iterable of
+    :class:`~evalkit.runs.CaseResult`): whole and indented for a run of at most
+    :data:`COMPACT_JSON_CASES` cases, else compact and case by case (:func:`print_json_streamed`,
+    each case's text written by :func:`~evalkit.cli.render.case_json`), so a 100,000-case run never
+    holds the list, nor a document per case."""
+    from .render import case_document, case_json
+
     if case_count > COMPACT_JSON_CASES:
-        print_json_streamed(document, "cases", case_documents)
+        print_json_streamed(document, "cases", map(case_json, cases), encoded=True)
     else:
-        print_json({**document, "cases": list(case_documents)})
+        print_json({**document, "cases": [case_document(case) for case in cases]})
 
 
 class _JsonWriter:
@@ -198,6 +207,7 @@ class _JsonWriter:
         return value
 
     def text(self, value: Any) -> str:
+        """``value`` as JSON text, scrubbed and escaped."""
         from ..printable import json_visible
 
         text = self.dumped(value)
@@ -206,6 +216,15 @@ class _JsonWriter:
         if any(secret in text for secret in self.escaped):
             text = self.dumped(self.scrubbed(value))
         # json.dumps already escapes the C0 controls; the rest of what a terminal acts on is escaped here.
+        return json_visible(text)
+
+    def encoded_text(self, text: str) -> str:
+        """JSON text of compact elements joined by commas (what this writer's compact
+        :meth:`dumped` wrote for them), scrubbed and escaped as :meth:`text` does."""
+        if any(secret in text for secret in self.escaped):
+            return self.text(json.loads(f"[{text}]"))[1:-1]
+        from ..printable import json_visible
+
         return json_visible(text)
 
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..evaluation import RunOutcome
     from ..runs import CaseResult, Run
 
-__all__ = ["ProgressDisplay", "acceptance_document", "acceptance_line", "literal", "outcome_document", "render_outcome", "run_document", "case_document"]
+__all__ = ["ProgressDisplay", "acceptance_document", "acceptance_line", "literal", "outcome_document", "render_outcome", "run_document", "case_document", "case_json"]
 
 def literal(value: object, *, markup: bool = True, multiline: bool = False) -> str:
     """``value`` as text that prints as itself: the one output filter of the CLI.
@@ -268,10 +268,94 @@ def _check_documents(checks: tuple[Any, ...], check_data: Callable[[Any], Any]) 
     if entry is not None and entry[0] is checks:
         return entry[1]
     documents = [check_data(c) for c in checks]
-    if len(_CHECK_DOCUMENTS) >= _CHECK_DOCUMENTS_KEPT:
-        del _CHECK_DOCUMENTS[next(iter(_CHECK_DOCUMENTS))]
-    _CHECK_DOCUMENTS[id(checks)] = (checks, documents)
+    _keep(_CHECK_DOCUMENTS, checks, documents)
     return documents
+
+
+def _keep(cache: dict[int, Any], shared: Any, data: Any) -> None:
+    """Remember ``data`` for the object ``shared`` by its identity (keeping it alive), forgetting
+    the oldest entry beyond :data:`_CHECK_DOCUMENTS_KEPT`."""
+    if len(cache) >= _CHECK_DOCUMENTS_KEPT:
+        del cache[next(iter(cache))]
+    cache[id(shared)] = (shared, data)
+
+
+#: A shared tuple of checks (or serving identity) and its compact JSON text, by identity, as
+#: :data:`_CHECK_DOCUMENTS`; a checks entry also says whether the case is unstable.
+_CHECK_TEXTS: dict[int, tuple[tuple[Any, ...], tuple[str, bool]]] = {}
+_IDENTITY_TEXTS: dict[int, tuple[Any, str]] = {}
+
+
+def case_json(case: CaseResult) -> str:
+    """``case_document(case)`` as compact JSON text, exactly what ``json.dumps(document,
+    separators=(",", ":"), ensure_ascii=False, default=str)`` writes: the scalars are written one by
+    one and a shared tuple of checks or serving identity is encoded once, so a 100,000-case
+    ``--json`` builds no document per case. Secrets and hidden characters are left to the caller,
+    as for a document (see :func:`evalkit.cli.common.print_json_streamed`)."""
+    checks = case.checks
+    entry = _CHECK_TEXTS.get(id(checks))
+    if entry is None or entry[0] is not checks:
+        check_data, _ = _case_hooks()
+        data = (_compact_json([check_data(c) for c in checks]), case.unstable)
+        _keep(_CHECK_TEXTS, checks, data)
+    else:
+        data = entry[1]
+    checks_text, unstable = data
+    identity = case.identity
+    if identity is None:
+        identity_text = "null"
+    else:
+        known = _IDENTITY_TEXTS.get(id(identity))
+        if known is None or known[0] is not identity:
+            identity_text = _compact_json(_case_hooks()[1](identity))
+            _keep(_IDENTITY_TEXTS, identity, identity_text)
+        else:
+            identity_text = known[1]
+    value = _json_value
+    detail = case.detail
+    return (
+        f'{{"id":{value(case.case_id)},"passed":{value(case.passed)},"score":{value(case.score)},'
+        f'"errored":{value(case.errored)},"error":{value(case.error)},'
+        f'"latency_ms":{value(round(case.latency_s * 1000, 3))},"checks":{checks_text},'
+        f'"yardstick":{value(case.yardstick)},"unstable":{"true" if unstable else "false"},'
+        f'"identity":{identity_text},"answer":{value(case.answer_text)},'
+        f'"detail":{"null" if detail is None else _compact_json(detail)}}}'
+    )
+
+
+def _json_value(value: Any) -> str:
+    """One value as compact JSON text, as :func:`_compact_json` writes it; the common scalars
+    without the encoder's set-up."""
+    kind = type(value)
+    if kind is str:
+        return _encode_string(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is float and value - value == 0.0:  # finite: json writes float.__repr__
+        return float.__repr__(value)
+    if kind is int:
+        return int.__repr__(value)
+    return _compact_json(value)
+
+
+def _encode_string(text: str) -> str:
+    """``text`` as a JSON string (``ensure_ascii=False``): json's C encoder, which replaces this
+    function on its first call (``json`` stays out of the import of this module)."""
+    from json.encoder import encode_basestring
+
+    global _encode_string
+    _encode_string = encode_basestring
+    return encode_basestring(text)
+
+
+def _compact_json(value: Any) -> str:
+    """``value`` as the compact JSON text ``--json`` prints (no spaces, characters as they are,
+    anything else by ``str``)."""
+    import json
+
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 @functools.cache
@@ -334,11 +418,13 @@ def acceptance_document(acceptance: Any) -> dict[str, Any] | None:
     return {"how": acceptance.how, "at": acceptance.at, "by": acceptance.by, "reason": acceptance.reason, "summary": acceptance.describe()}
 
 
-def outcome_document(outcome: RunOutcome) -> dict[str, Any]:
-    """The ``--json`` document of ``evalkit run``."""
+def outcome_document(outcome: RunOutcome, with_cases: bool = True) -> dict[str, Any]:
+    """The ``--json`` document of ``evalkit run``; without ``with_cases`` its ``"cases"`` is
+    ``None`` (keeping its place for cases printed one by one)."""
     verdict = outcome.verdict
     comparison = verdict.comparison
-    document = run_document(outcome.run)
+    document = run_document(outcome.run, with_cases=with_cases)
+    document.setdefault("cases", None)
     document["notes"] = list(outcome.notes)
     document["warnings"] = list(outcome.plugin_failures)
     document["concurrency"] = outcome.concurrency

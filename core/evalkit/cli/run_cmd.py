@@ -151,7 +151,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..storage import is_in_memory
     from ..tolerance import Tolerances
     from .common import console, database_url, print_cases_json, run_started
-    from .render import ProgressDisplay, case_document, outcome_document, render_outcome
+    from .render import ProgressDisplay, outcome_document, render_outcome
     from .reporting import deliver_reports, render_for, report_targets
 
     config = load_config(args.config)
@@ -201,9 +201,8 @@ def handle(args: argparse.Namespace) -> int:
     )  # fmt: skip
     with stored_cases(database, outcome.run, notable_only=not (args.json or args.show_all)) as cases:
         if args.json:
-            document = outcome_document(outcome)  # with the cases the run carries, if it carries them
-            case_documents = document["cases"] if cases is None else (case_document(c) for c in cases)
-            print_cases_json(document, case_documents, outcome.run.case_count)
+            document = outcome_document(outcome, with_cases=False)
+            print_cases_json(document, outcome.run.cases if cases is None else cases, outcome.run.case_count)
         else:
             render_outcome(
                 console(stderr=rendered.takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,

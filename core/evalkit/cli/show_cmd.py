@@ -80,14 +80,14 @@ def handle(args: argparse.Namespace) -> int:
 
 def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
     from .common import print_cases_json
-    from .render import acceptance_document, case_document, run_document
+    from .render import acceptance_document, run_document
     from .stored import verdict_document
 
     document = run_document(run, with_cases=False)
     document["cases"] = None  # keeps its place: filled from the cases below
     document["verdict"] = verdict_document(verdict)
     document["accepted"] = acceptance_document(acceptance)
-    print_cases_json(document, (case_document(c) for c in cases), run.case_count)
+    print_cases_json(document, cases, run.case_count)
 
 
 def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool) -> None:

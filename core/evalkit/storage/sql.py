@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 import peewee as pw
 
@@ -289,28 +289,38 @@ def _identity(instance: str | None, alias: str | None, reported: str | None) -> 
     return ServingIdentity(instance, alias, reported)
 
 
-class _CaseRow(NamedTuple):
-    """The case columns :meth:`SqlRepository.iter_cases` reads, decoded (see :mod:`.textcodec`)."""
+#: The case columns a :class:`~evalkit.runs.CaseResult` is built from, in the order
+#: :func:`_case_from_columns` takes them.
+_CASE_COLUMNS = (
+    "case_id", "passed", "score", "errored", "error", "checks", "latency_s", "provider_instance", "model_alias",
+    "reported_model", "adapter", "yardstick", "answer_text", "detail", "usage", "finished_at", "measures", "fingerprint",
+)  # fmt: skip
 
-    id: int
-    case_id: str
-    passed: Any
-    score: float
-    errored: Any
-    error: str | None
-    checks: str | None
-    latency_s: float
-    provider_instance: str | None
-    model_alias: str | None
-    reported_model: str | None
-    adapter: str | None
-    yardstick: str | None
-    answer_text: str | None
-    detail: str | None
-    usage: str | None
-    finished_at: float
-    measures: str | None
-    fingerprint: str | None
+
+def _case_from_columns(
+    case_id: str, passed: Any, score: float, errored: Any, error: str | None, checks: str | None, latency_s: float,
+    instance: str | None, alias: str | None, reported: str | None, adapter: str | None, yardstick: str | None,
+    answer_text: str | None, detail: str | None, usage: str | None, finished_at: float, measures: str | None,
+    fingerprint: str | None,
+) -> CaseResult:  # fmt: skip
+    """A case from its decoded stored columns (:data:`_CASE_COLUMNS`)."""
+    return CaseResult(
+        case_id=case_id,
+        passed=bool(passed),
+        score=score,
+        checks=_stored_checks(checks),
+        latency_s=latency_s,
+        error=error if errored else None,
+        identity=_identity(instance, alias, reported),
+        adapter=adapter,
+        yardstick=yardstick,
+        answer_text=answer_text,
+        usage=_stored_usage(usage),
+        detail=_load(detail),
+        finished_at=finished_at,
+        measures=_load(measures),
+        fingerprint=fingerprint,
+    )
 
 
 class SqlRepository:
@@ -605,17 +615,17 @@ class SqlRepository:
         """The run's cases in stored order, a page at a time; ``notable_only``: only the failed,
         errored and unstable ones (the ones a run's table lists)."""
         C = self.Case
-        columns = [getattr(C, name) for name in _CaseRow._fields]
+        columns = [getattr(C, name) for name in _CASE_COLUMNS]
 
         def page(after: int) -> Any:
             where = (C.run == run_id) & (C.id > after)
             if notable_only:
                 where &= (C.passed == False) | C.checks.contains(AGREEMENT_CHECK)  # noqa: E712
-            return C.select(*columns).where(where).order_by(C.id)
+            return C.select(C.id, *columns).where(where).order_by(C.id)
 
         # Read raw: peewee's per-value conversion cost more than the rest of a 100,000-case --json.
-        for row in self._guarded_rows(self._pages(page, lambda row: row[0], raw=True)):
-            case = self._case_from_row(_CaseRow._make([decode_text(v) if isinstance(v, str) else v for v in row]))
+        for _, *values in self._guarded_rows(self._pages(page, lambda row: row[0], raw=True)):
+            case = _case_from_columns(*[decode_text(v) if isinstance(v, str) else v for v in values])
             if not notable_only or case.needs_a_look:
                 yield case
 
@@ -792,8 +802,9 @@ class SqlRepository:
             return None
         if with_cases:
             # Named tuples, not model instances: a 20,000-case read costs about 30% less CPU.
-            cases = self.Case.select().where(self.Case.run == run_id).order_by(self.Case.id).namedtuples()
-            run = run.with_cases(self._case_from_row(c) for c in cases)
+            C = self.Case
+            cases = C.select(*(getattr(C, name) for name in _CASE_COLUMNS)).where(C.run == run_id).order_by(C.id).tuples()
+            run = run.with_cases(_case_from_columns(*values) for values in cases)
         return run
 
     def _run_from_row(self, row: Any) -> Run:
@@ -828,26 +839,6 @@ class SqlRepository:
             stored_errored_count=row.errored_count,
             stored_answered_count=row.answered_count,
             stored_mean_score=row.mean_score,
-        )
-
-    def _case_from_row(self, row: Any) -> CaseResult:
-        checks = _stored_checks(row.checks)
-        return CaseResult(
-            case_id=row.case_id,
-            passed=bool(row.passed),
-            score=row.score,
-            checks=checks,
-            latency_s=row.latency_s,
-            error=row.error if row.errored else None,
-            identity=_identity(row.provider_instance, row.model_alias, row.reported_model),
-            adapter=row.adapter,
-            yardstick=row.yardstick,
-            answer_text=row.answer_text,
-            usage=_stored_usage(row.usage),
-            detail=_load(row.detail),
-            finished_at=row.finished_at,
-            measures=_load(row.measures),
-            fingerprint=row.fingerprint,
         )
 
     def _newest_first(self, query: Any) -> Any:
