@@ -198,3 +198,41 @@ def test_long_stored_checks_read_back_whole_and_are_not_kept(repo) -> None:
     assert [c.checks for c in read[:3]] == [long_checks] * 3
     assert read[0].checks[0].passed is False and read[0].checks is not read[1].checks
     assert sql._cached_checks.cache_info().currsize <= before + 1
+
+
+HOSTILE = "nul\x00 lone\udcff\ud800 escape\uffff\uffff0 bidi\u202e sep\u2028 \x1b[31m"
+
+
+@pytest.mark.parametrize("privacy", ["full", "redacted", "metadata"])
+def test_every_stored_column_reads_back_what_was_recorded_on_every_path(repo, privacy) -> None:
+    """Each column ``record_cases`` writes (texts encoded for storage by hand, the statement
+    bypassing the models) reads back exactly, through ``iter_cases`` and ``get_run``: NUL, lone
+    surrogates and the escape character itself in every text, a non-ASCII measures key, token
+    counts, an errored case; answers and details only where the privacy level keeps them."""
+    from evalkit import Usage
+
+    identity = ServingIdentity("inst-" + HOSTILE, "alias-" + HOSTILE, "rep-" + HOSTILE)
+    full = CaseResult(
+        case_id="id-" + HOSTILE, passed=True, score=0.625, latency_s=0.125,
+        checks=(Check("name-" + HOSTILE, True, detail="detail-" + HOSTILE), Check("second", False, error="err-" + HOSTILE)),
+        identity=identity, adapter="adapter-" + HOSTILE, yardstick="judge:" + HOSTILE, answer_text="answer-" + HOSTILE,
+        usage=Usage(7, None), detail={"why-" + HOSTILE: ["v-" + HOSTILE, 1.5, None]}, finished_at=42.5,
+        measures={"recall_at_k": 0.5, "naïve-" + HOSTILE: 1.0}, fingerprint="fp-" + HOSTILE,
+    )  # fmt: skip
+    errored = CaseResult(case_id="errored-" + HOSTILE, passed=False, score=0.0, error="boom-" + HOSTILE, finished_at=43.0)
+    repo.begin_run(Run(id="r", set_identifier="pkg.set", grader="deterministic", case_count=2, started_at=1.0))
+    repo.record_cases("r", [full, errored], privacy)
+    if privacy == "full":
+        expected = [full, errored]
+    else:
+        kept = privacy == "redacted"  # redacted keeps scrubbed texts (these hold no secret shape)
+        expected = [
+            attrs.evolve(
+                full,
+                checks=tuple(attrs.evolve(c, detail=c.detail if kept else None) for c in full.checks),
+                answer_text=full.answer_text if kept else None, detail=full.detail if kept else None,
+            ),
+            errored,
+        ]  # fmt: skip
+    assert list(repo.iter_cases("r")) == expected
+    assert list(repo.get_run("r").cases) == expected

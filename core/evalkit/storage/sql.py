@@ -235,6 +235,21 @@ def _stored(value: Any) -> Any:
     return encode_text(value) if isinstance(value, str) else value
 
 
+#: The columns :meth:`SqlRepository.record_cases` writes, in the order
+#: :meth:`SqlRepository._case_values` gives them: every column of a case but its row id.
+_RECORDED_COLUMNS = (
+    "run", "case_id", "passed", "score", "errored", "error", "checks", "latency_s", "provider_instance",
+    "model_alias", "reported_model", "adapter", "yardstick", "answer_text", "detail", "measures", "usage",
+    "finished_at", "fingerprint",
+)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=64)
+def _identity_values(identity: ServingIdentity) -> tuple[Any, Any, Any]:
+    """A serving identity's three stored columns (a run's cases share one or a few identities)."""
+    return _stored(identity.provider_instance), _stored(identity.model_alias), _stored(identity.reported_model)
+
+
 def _load(text: str | None) -> Any:
     if not text:
         return None
@@ -433,10 +448,9 @@ class SqlRepository:
         as it is, unless the stored case is errored: then the new result replaces it (a resume)."""
         if not cases:
             return
-        rows = [self._case_row(run_id, case, privacy) for case in cases]
-        sql, columns = self._case_upsert()
-        # The statement bypasses the models' fields, so their text encoding is applied here.
-        values = [tuple(_stored(row[name]) for name in columns) for row in rows]
+        sql = self._case_upsert()
+        stored_run_id = encode_text(run_id)
+        values = [self._case_values(stored_run_id, case, privacy) for case in cases]
         with self._atomic(), pw.__exception_wrapper__:
             # One prepared statement for the batch: building it through the query builder per row
             # cost more CPU than everything else a case needs. (The driver's errors become
@@ -450,12 +464,15 @@ class SqlRepository:
 
                 execute_values(cursor, sql, values, page_size=256)
 
-    def _case_upsert(self) -> tuple[str, tuple[str, ...]]:
+    def _case_upsert(self) -> str:
+        """The statement :meth:`record_cases` runs, its columns in :data:`_RECORDED_COLUMNS` order."""
         cached = getattr(self, "_case_upsert_sql", None)
         if cached is None:
             C = self.Case
-            fields = [f for f in C._meta.sorted_fields if f.name != "id"]
-            columns = tuple(f.name for f in fields)
+            stored = {f.name for f in C._meta.sorted_fields if f.name != "id"}
+            if stored != set(_RECORDED_COLUMNS):  # a column added to the schema must be written too
+                raise RuntimeError(f"record_cases writes {sorted(_RECORDED_COLUMNS)}, the case table has {sorted(stored)}")
+            fields = [C._meta.fields[name] for name in _RECORDED_COLUMNS]
             names = [f.column_name for f in fields]
             replaced = [n for f, n in zip(fields, names, strict=True) if f.name not in ("run", "case_id")]
             table = C._meta.table_name
@@ -464,45 +481,53 @@ class SqlRepository:
             updates = ", ".join('"' + n + '" = EXCLUDED."' + n + '"' for n in replaced)
             placeholders = f"({', '.join(param for _ in names)})" if self.is_sqlite else "%s"
             errored = param if self.is_sqlite else "true"
-            sql = (
+            cached = self._case_upsert_sql = (
                 f'INSERT INTO "{table}" ({quoted}) VALUES {placeholders} '
                 f'ON CONFLICT ("run_id", "case_id") DO UPDATE SET {updates} WHERE "{table}"."errored" = {errored}'
             )
-            cached = self._case_upsert_sql = (sql, columns)
         return cached
 
-    def _case_row(self, run_id: str, case: CaseResult, privacy: str) -> dict[str, Any]:
+    @staticmethod
+    def _case_values(stored_run_id: str, case: CaseResult, privacy: str) -> tuple[Any, ...]:
+        """The stored values of ``case`` in :data:`_RECORDED_COLUMNS` order, texts encoded (the
+        statement bypasses the models' fields, see :mod:`.textcodec`) and reduced to ``privacy``."""
         text_kept = keeps_text(privacy)
+        verbatim = privacy == "full"
 
         def text(value: str | None) -> str | None:
             if value is None or not text_kept:
                 return None
-            return value if privacy == "full" else redacted_text(value)
+            return value if verbatim else redacted_text(value)
 
-        checks = [[c.name, c.passed, c.error, text(c.detail)] for c in case.checks]
-        detail = _dump(case.detail) if case.detail is not None else None
+        checks = _dump([[c.name, c.passed, c.error, text(c.detail)] for c in case.checks])
         identity = case.identity
-        return {
-            "run": run_id,
-            "case_id": case.case_id,
-            "passed": case.passed,
-            "score": case.score,
-            "errored": case.errored,
-            "error": scrub(case.error) if case.error else None,
-            "checks": _dump(checks),
-            "latency_s": case.latency_s,
-            "provider_instance": identity.provider_instance if identity else None,
-            "model_alias": identity.model_alias if identity else None,
-            "reported_model": identity.reported_model if identity else None,
-            "adapter": case.adapter,
-            "yardstick": case.yardstick,
-            "answer_text": text(case.answer_text),
-            "detail": text(detail),
-            "measures": _dump(dict(case.measures)) if case.measures is not None else None,
-            "usage": _dump([case.usage.input_tokens, case.usage.output_tokens]) if case.usage else None,
-            "finished_at": case.finished_at or time.time(),
-            "fingerprint": case.fingerprint,
-        }
+        error = case.error
+        detail = case.detail
+        answer = text(case.answer_text)
+        if detail is not None:
+            detail = text(_dump(detail))
+        measures = case.measures
+        usage = case.usage
+        adapter, yardstick, fingerprint = case.adapter, case.yardstick, case.fingerprint
+        return (
+            stored_run_id,
+            _stored(case.case_id),
+            case.passed,
+            case.score,
+            error is not None,
+            encode_text(scrub(error)) if error else None,
+            encode_text(checks),
+            case.latency_s,
+            *(_identity_values(identity) if identity is not None else (None, None, None)),
+            None if adapter is None else _stored(adapter),
+            None if yardstick is None else _stored(yardstick),
+            None if answer is None else encode_text(answer),
+            None if detail is None else encode_text(detail),
+            None if measures is None else encode_text(_dump(dict(measures))),
+            None if usage is None else encode_text(_dump([usage.input_tokens, usage.output_tokens])),
+            case.finished_at or time.time(),
+            None if fingerprint is None else _stored(fingerprint),
+        )
 
     @_guarded
     def finish_run(
