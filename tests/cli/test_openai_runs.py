@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.chat_server import Fault
+from tests.support.crashes import ctrl_c_reaches_child
 
 KEY = "sk-test-SECRETKEY0123456789abcdefXYZ"
 HEADER_SECRET = "gateway-token-9f8e7d6c5b4a"
@@ -259,7 +260,7 @@ def test_ctrl_c_keeps_finished_cases_and_marks_the_run_interrupted(project, chat
     env.pop("EVALKIT_DATABASE_URL", None)
     process = subprocess.Popen(
         [sys.executable, "-m", "evalkit", "run", "arith.basic", "--concurrency", "1"],
-        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_reaches_child,
     )
     deadline = time.monotonic() + 20
     while chat_server.request_count < 4 and time.monotonic() < deadline:  # the readiness probe and three prompts

@@ -16,7 +16,7 @@ import pytest
 from evalkit.runs import RunStatus
 from evalkit.storage import open_repository
 
-from tests.support.crashes import configure_slow_endpoint, kept_by_store, sigkill_when
+from tests.support.crashes import configure_slow_endpoint, ctrl_c_reaches_child, kept_by_store, sigkill_when
 
 SET = "storagekit.echo"
 SIZE = 40
@@ -32,6 +32,7 @@ def start(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[st
     return subprocess.Popen(
         [sys.executable, "-m", "evalkit", "run", SET, *args],
         cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        preexec_fn=ctrl_c_reaches_child,
     )
 
 

@@ -48,3 +48,12 @@ def kept_by_store(database_url: str, run_id: str) -> tuple[Run, set[str]]:
         return repository.get_run(run_id), repository.answered_case_ids(run_id)
     finally:
         repository.close()
+
+
+def ctrl_c_reaches_child() -> None:
+    """``preexec_fn`` for a child a test interrupts with SIGINT: Ctrl-C's default action restored.
+
+    A shell runs a background job (``… &``, ``nohup``) with SIGINT ignored, every process started
+    from it inherits that, and a Python started so never turns SIGINT into KeyboardInterrupt; the
+    suite run that way would see ``evalkit`` ignore the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
