@@ -196,18 +196,11 @@ def test_init_into_a_folder_refuses_when_any_one_file_exists(evalkit_cli, projec
 
 
 def test_help_and_list_import_neither_yaml_nor_jsonschema_nor_plugins(project: Path) -> None:
-    import subprocess
-    import sys
+    from bench.startup import imported_modules
 
-    probe = (
-        "import sys, io, contextlib\nfrom evalkit.cli import main\n"
-        "for argv in (['--help'], ['list']):\n"
-        "    with contextlib.redirect_stdout(io.StringIO()):\n"
-        "        try:\n            main(argv)\n        except SystemExit:\n            pass\n"
-        "print(sorted(m for m in ('yaml', 'jsonschema', 'evalkit_plugins', 'evalkit.setfiles') if m in sys.modules))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=project, check=True)
-    assert done.stdout.strip() == "[]"
+    watched = ("yaml", "jsonschema", "evalkit_plugins", "evalkit.setfiles")
+    for argv in (["--help"], ["list"]):
+        assert imported_modules(argv, watched, cwd=project) == [], argv
 
 
 QUESTIONS = """\
