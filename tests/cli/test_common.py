@@ -75,3 +75,28 @@ def test_a_streamed_list_of_encoded_texts_prints_as_its_elements_would(capsys, m
     assert as_texts == as_elements
     assert secret not in as_texts and "\u202e" not in as_texts and "\\u202e" in as_texts
     assert json.loads(as_texts)["cases"][STREAMED_BATCH + 2]["answer"] == "key ***!"
+
+
+def test_encoded_texts_still_print_whole_when_a_secret_hides_in_the_list_marker(capsys, monkeypatch) -> None:
+    """The streamed writer finds the list's place by a marker string; a secret that happens to be
+    part of that marker is scrubbed from it, and the document is then printed whole — with encoded
+    elements too, which are parsed back to data for it."""
+    import json
+
+    from evalkit import privacy
+    from evalkit.cli.common import print_json_streamed
+
+    secret = "evalkit:streamed-list"
+
+    class Holder:
+        def secret_values(self) -> tuple[str, ...]:
+            return (secret,)
+
+    monkeypatch.setattr(privacy, "_values", set())
+    privacy.remember_secret_holder(Holder())
+    items = [{"id": f"c{n}", "note": f"ok {n} \u202e"} for n in range(3)]
+    texts = [json.dumps(item, separators=(",", ":"), ensure_ascii=False) for item in items]
+    print_json_streamed({"run_id": "r1", "cases": None}, "cases", iter(texts), encoded=True)
+    text = capsys.readouterr().out
+    assert "\u202e" not in text
+    assert json.loads(text) == {"run_id": "r1", "cases": items}
