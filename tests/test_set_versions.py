@@ -150,3 +150,65 @@ def test_prompt_fingerprints_are_the_ones_stored_runs_carry() -> None:
     )
     assert case_fingerprint(PROMPT) == "sha256:022bd6c0bcf2e017711edb4f1a7d04ef455fa75f6be39e8b8cb8aefcb741ca04"
     assert case_fingerprint(hostile) == "sha256:a2ca310fcc355ce92c587a0c4f71797869c95f889b588455c871417f4b48ae5e"
+
+
+class _NamedPrompt(GoldenPrompt):
+    """A subclass of GoldenPrompt, as a plugin could hand over."""
+
+
+def hostile_prompts() -> list[GoldenPrompt]:
+    """Prompts whose fingerprint and set-digest text are written directly, and the shapes that
+    must go through the converter instead (each must still give the converter's text)."""
+    text = "Größe \x00 nul \udcff\ud800 lone \u2028 sep \u202e bidi \x1b[31m \uffff \U0001f600"
+    return [
+        PROMPT,
+        GoldenPrompt("p-" + text, text, [Assertion.contains(text), Assertion.regex(r"/\bx\b/i", name=text)], reference=text, system_prompt=text, tags=(text, "t")),
+        GoldenPrompt("ints", "n", [Assertion.max_words(10**30), Assertion("custom", -7), Assertion("flag", True), Assertion("none", None)]),
+        GoldenPrompt("floats", "f", [Assertion("ratio", 0.1 + 0.2), Assertion("tiny", 5e-324), Assertion("neg", -0.0)]),
+        # through the converter
+        GoldenPrompt("nan", "f", [Assertion("ratio", float("nan")), Assertion("inf", float("inf"))]),
+        GoldenPrompt("listy", "l", [Assertion.contains_any(["a", text]), Assertion.json_schema({"type": "object", "b": [1, {"é": None}]})]),
+        GoldenPrompt("fraction", "q", [Assertion("ratio", Fraction(1, 3))]),
+        GoldenPrompt("answer", "a", [Assertion.contains("4")], reference=Answer("4", abstained=False)),
+        _NamedPrompt("sub", "s", [Assertion.contains("4")]),
+    ]
+
+
+#: The prompts of :func:`hostile_prompts` whose texts are written directly.
+WRITTEN_DIRECTLY = {"p1", "ints", "floats"}
+
+
+def test_a_prompts_fingerprint_is_the_digest_of_its_canonical_json_whichever_way_it_is_written() -> None:
+    """``case_fingerprint`` writes the canonical text itself for plain prompts; it must be the
+    SHA-256 of exactly what ``json.dumps`` (keys sorted, ASCII, compact) writes for the
+    converter's data, for every prompt, so stored fingerprints never change."""
+    import hashlib
+    import json
+
+    from evalkit import set_versions
+    from evalkit.convert import unstructure
+
+    for prompt in hostile_prompts():
+        data = unstructure(prompt)
+        picked = {name: data[name] for name in ("prompt", "system_prompt", "assertions", "reference")}
+        canonical = json.dumps(["prompt-case-v1", picked], sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str)
+        assert case_fingerprint(prompt) == "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest(), prompt.id
+    written = {p.id for p in hostile_prompts() if set_versions._plain_prompt_case_json(p) is not None}
+    assert written == {*WRITTEN_DIRECTLY, hostile_prompts()[1].id}
+
+
+def test_a_prompts_set_digest_text_is_the_converters_json_whichever_way_it_is_written() -> None:
+    """The set digest hashes each prompt's compact JSON; the text written directly for plain
+    prompts is the converter's, and the other shapes get ``None`` (the converter writes them)."""
+    from evalkit.convert import dumps
+    from evalkit.runner import _plain_prompt_json
+
+    stray = GoldenPrompt("stray", "s", ["contains 4"])  # type: ignore[list-item]  # a set's check refuses it first
+    int_tag = GoldenPrompt("int-tag", "t", [Assertion.contains("4")], tags=(3,))  # type: ignore[arg-type]
+    written = set()
+    for prompt in [*hostile_prompts(), stray, int_tag]:
+        text = _plain_prompt_json(prompt)
+        if text is not None:
+            written.add(prompt.id)
+            assert text == dumps(prompt), prompt.id
+    assert written == {*WRITTEN_DIRECTLY, hostile_prompts()[1].id, "int-tag"}

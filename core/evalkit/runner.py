@@ -27,8 +27,9 @@ from .checks import AssertionKind
 from .components import AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, ServingEvidence
 from .errors import GenerationError
 from .identity import identity_problems
+from .jsontext import scalar_text
 from .printable import visible
-from .prompts import GoldenPrompt, GoldenPromptSet
+from .prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 from .set_versions import case_fingerprint
 from .wording import counted
@@ -149,7 +150,10 @@ class SetDigest:
         if self._set is not None:
             self._start()
         if self._whole is None:
-            self._digest.update(("," * bool(self._added) + self._dumps(prompt)).encode("utf-8", "surrogatepass"))
+            text = _plain_prompt_json(prompt)
+            if text is None:
+                text = self._dumps(prompt)
+            self._digest.update(("," * bool(self._added) + text).encode("utf-8", "surrogatepass"))
             self._added += 1
 
     def fingerprint(self) -> str:
@@ -160,6 +164,31 @@ class SetDigest:
         digest = self._digest.copy()
         digest.update(("]" + self._tail).encode("utf-8", "surrogatepass"))
         return "sha256:" + digest.hexdigest()[:32]
+
+
+def _plain_prompt_json(prompt: GoldenPrompt) -> str | None:
+    """``evalkit.convert.dumps(prompt)`` written directly for the usual prompt (every field,
+    assertion value and tag a plain scalar, the reference a string or nothing); ``None`` for any
+    other, which goes through the converter. Both give the same text (tests pin it)."""
+    if type(prompt) is not GoldenPrompt:
+        return None
+    assertions = []
+    for assertion in prompt.assertions:
+        if type(assertion) is not Assertion:
+            return None
+        kind, value, name = scalar_text(assertion.kind), scalar_text(assertion.value), scalar_text(assertion.name)
+        if kind is None or value is None or name is None:
+            return None
+        assertions.append(f'{{"kind":{kind},"value":{value},"name":{name}}}')
+    tags = [scalar_text(tag) for tag in prompt.tags]
+    fields = [scalar_text(v) for v in (prompt.id, prompt.prompt, prompt.reference, prompt.system_prompt)]
+    if None in tags or None in fields:
+        return None
+    case_id, text, reference, system = fields
+    return (
+        f'{{"id":{case_id},"prompt":{text},"assertions":[{",".join(assertions)}],"reference":{reference},'
+        f'"system_prompt":{system},"tags":[{",".join(tags)}]}}'  # type: ignore[arg-type]
+    )
 
 
 def set_fingerprint(golden_set: GoldenPromptSet) -> str:

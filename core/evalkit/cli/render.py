@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import sys
 
+from ..jsontext import scalar_text
 from ..wording import counted
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -324,30 +325,9 @@ def case_json(case: CaseResult) -> str:
 
 
 def _json_value(value: Any) -> str:
-    """One value as compact JSON text, as :func:`_compact_json` writes it; the common scalars
+    """One value as compact JSON text, as :func:`_compact_json` writes it; the plain scalars
     without the encoder's set-up."""
-    kind = type(value)
-    if kind is str:
-        return _encode_string(value)
-    if value is None:
-        return "null"
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is float and value - value == 0.0:  # finite: json writes float.__repr__
-        return float.__repr__(value)
-    if kind is int:
-        return int.__repr__(value)
-    return _compact_json(value)
-
-
-def _encode_string(text: str) -> str:
-    """``text`` as a JSON string (``ensure_ascii=False``): json's C encoder, which replaces this
-    function on its first call (``json`` stays out of the import of this module)."""
-    from json.encoder import encode_basestring
-
-    global _encode_string
-    _encode_string = encode_basestring
-    return encode_basestring(text)
+    return scalar_text(value) or _compact_json(value)
 
 
 def _compact_json(value: Any) -> str:
