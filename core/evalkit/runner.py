@@ -29,9 +29,9 @@ from .errors import GenerationError
 from .identity import identity_problems
 from .jsontext import scalar_text
 from .printable import visible
-from .prompts import Assertion, GoldenPrompt, GoldenPromptSet
+from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
-from .set_versions import case_fingerprint
+from .set_versions import case_fingerprint, plain_assertion_texts
 from .wording import counted
 
 __all__ = [
@@ -170,23 +170,17 @@ def _plain_prompt_json(prompt: GoldenPrompt) -> str | None:
     """``evalkit.convert.dumps(prompt)`` written directly for the usual prompt (every field,
     assertion value and tag a plain scalar, the reference a string or nothing); ``None`` for any
     other, which goes through the converter. Both give the same text (tests pin it)."""
-    if type(prompt) is not GoldenPrompt:
+    assertions = plain_assertion_texts(prompt, ascii=False)
+    if assertions is None:
         return None
-    assertions = []
-    for assertion in prompt.assertions:
-        if type(assertion) is not Assertion:
-            return None
-        kind, value, name = scalar_text(assertion.kind), scalar_text(assertion.value), scalar_text(assertion.name)
-        if kind is None or value is None or name is None:
-            return None
-        assertions.append(f'{{"kind":{kind},"value":{value},"name":{name}}}')
     tags = [scalar_text(tag) for tag in prompt.tags]
     fields = [scalar_text(v) for v in (prompt.id, prompt.prompt, prompt.reference, prompt.system_prompt)]
     if None in tags or None in fields:
         return None
     case_id, text, reference, system = fields
+    written = ",".join([f'{{"kind":{kind},"value":{value},"name":{name}}}' for kind, value, name in assertions])
     return (
-        f'{{"id":{case_id},"prompt":{text},"assertions":[{",".join(assertions)}],"reference":{reference},'
+        f'{{"id":{case_id},"prompt":{text},"assertions":[{written}],"reference":{reference},'
         f'"system_prompt":{system},"tags":[{",".join(tags)}]}}'  # type: ignore[arg-type]
     )
 

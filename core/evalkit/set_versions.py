@@ -64,24 +64,40 @@ def case_fingerprint(prompt: GoldenPrompt) -> str:
     return _digest(["prompt-case-v1", {name: data[name] for name in _PROMPT_CASE_FIELDS}])
 
 
+def plain_assertion_texts(prompt: GoldenPrompt, *, ascii: bool) -> list[tuple[str, str, str]] | None:
+    """The JSON texts (:func:`~evalkit.jsontext.scalar_text`) of the kind, value and name of each
+    assertion of a plain prompt — exactly a :class:`GoldenPrompt`, whose assertions are exactly
+    :class:`Assertion` objects holding plain scalars —; ``None`` for any other prompt (its JSON is
+    the converter's to write). What the fingerprint and the set digest write directly."""
+    if type(prompt) is not GoldenPrompt:
+        return None
+    texts = []
+    for assertion in prompt.assertions:
+        if type(assertion) is not Assertion:
+            return None
+        kind = scalar_text(assertion.kind, ascii=ascii)
+        value = scalar_text(assertion.value, ascii=ascii)
+        name = scalar_text(assertion.name, ascii=ascii)
+        if kind is None or value is None or name is None:
+            return None
+        texts.append((kind, value, name))
+    return texts
+
+
 def _plain_prompt_case_json(prompt: GoldenPrompt) -> str | None:
     """The canonical JSON :func:`case_fingerprint` hashes, written directly for the usual prompt
     (every field and assertion value a plain scalar, the reference a string or nothing); ``None``
     for any other, which goes through the converter. Both give the same text (tests pin it)."""
-    if type(prompt) is not GoldenPrompt:
+    assertions = plain_assertion_texts(prompt, ascii=True)
+    if assertions is None:
         return None
-    assertions = []
-    for assertion in prompt.assertions:
-        if type(assertion) is not Assertion:
-            return None
-        kind, name, value = scalar_text(assertion.kind, ascii=True), scalar_text(assertion.name, ascii=True), scalar_text(assertion.value, ascii=True)
-        if kind is None or name is None or value is None:
-            return None
-        assertions.append(f'{{"kind":{kind},"name":{name},"value":{value}}}')
-    text, reference, system = (scalar_text(v, ascii=True) for v in (prompt.prompt, prompt.reference, prompt.system_prompt))
+    text = scalar_text(prompt.prompt, ascii=True)
+    reference = scalar_text(prompt.reference, ascii=True)
+    system = scalar_text(prompt.system_prompt, ascii=True)
     if text is None or reference is None or system is None:
         return None
-    return f'["prompt-case-v1",{{"assertions":[{",".join(assertions)}],"prompt":{text},"reference":{reference},"system_prompt":{system}}}]'
+    written = ",".join([f'{{"kind":{kind},"name":{name},"value":{value}}}' for kind, value, name in assertions])
+    return f'["prompt-case-v1",{{"assertions":[{written}],"prompt":{text},"reference":{reference},"system_prompt":{system}}}]'
 
 
 def question_fingerprint(question: GoldenQuestion) -> str:
