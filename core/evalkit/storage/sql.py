@@ -502,13 +502,9 @@ class SqlRepository:
         checks = _dump([[c.name, c.passed, c.error, text(c.detail)] for c in case.checks])
         identity = case.identity
         error = case.error
-        detail = case.detail
-        answer = text(case.answer_text)
-        if detail is not None:
-            detail = text(_dump(detail))
+        detail = None if case.detail is None else text(_dump(case.detail))
         measures = case.measures
         usage = case.usage
-        adapter, yardstick, fingerprint = case.adapter, case.yardstick, case.fingerprint
         return (
             stored_run_id,
             _stored(case.case_id),
@@ -519,14 +515,14 @@ class SqlRepository:
             encode_text(checks),
             case.latency_s,
             *(_identity_values(identity) if identity is not None else (None, None, None)),
-            None if adapter is None else _stored(adapter),
-            None if yardstick is None else _stored(yardstick),
-            None if answer is None else encode_text(answer),
-            None if detail is None else encode_text(detail),
+            _stored(case.adapter),
+            _stored(case.yardstick),
+            _stored(text(case.answer_text)),
+            _stored(detail),
             None if measures is None else encode_text(_dump(dict(measures))),
             None if usage is None else encode_text(_dump([usage.input_tokens, usage.output_tokens])),
             case.finished_at or time.time(),
-            None if fingerprint is None else _stored(fingerprint),
+            _stored(case.fingerprint),
         )
 
     @_guarded
