@@ -254,37 +254,34 @@ def case_document(case: CaseResult) -> dict[str, Any]:
     }
 
 
-#: The check data of the last few tuples of checks printed, by the tuple's identity (each entry
-#: keeps its tuple alive, so an identity is never reused while it is a key). A few are enough: a
-#: store shares one tuple among the cases whose stored checks read the same, and a run has a
-#: handful of such shapes; more would keep long, never-shared check lists alive.
-_CHECK_DOCUMENTS: dict[int, tuple[tuple[Any, ...], list[Any]]] = {}
+#: What was made of the last few shared objects printed — a case's tuple of checks, a serving
+#: identity — by the object's identity, one dict per use (each entry keeps its object alive, so an
+#: identity is never reused while it is a key). A few are enough: a store shares one tuple among
+#: the cases whose stored checks read the same, and a run has a handful of such shapes and
+#: identities; more would keep long, never-shared check lists alive.
+_CHECK_DOCUMENTS: dict[int, tuple[Any, Any]] = {}
+_CHECK_TEXTS: dict[int, tuple[Any, Any]] = {}
+_IDENTITY_TEXTS: dict[int, tuple[Any, Any]] = {}
 _CHECK_DOCUMENTS_KEPT = 16
+
+
+def _made_once(made: dict[int, tuple[Any, Any]], shared: Any, make: Callable[[Any], Any]) -> Any:
+    """``make(shared)``, made once per object ``shared`` while it stays among the last
+    :data:`_CHECK_DOCUMENTS_KEPT` objects remembered in ``made``."""
+    entry = made.get(id(shared))
+    if entry is not None and entry[0] is shared:
+        return entry[1]
+    result = make(shared)
+    if len(made) >= _CHECK_DOCUMENTS_KEPT:
+        del made[next(iter(made))]
+    made[id(shared)] = (shared, result)
+    return result
 
 
 def _check_documents(checks: tuple[Any, ...], check_data: Callable[[Any], Any]) -> list[Any]:
     """A case's checks as JSON-ready data, shared (read-only) by the cases that share one tuple of
     checks, so a 100,000-case ``--json`` unstructures a handful of check lists, not 300,000 checks."""
-    entry = _CHECK_DOCUMENTS.get(id(checks))
-    if entry is not None and entry[0] is checks:
-        return entry[1]
-    documents = [check_data(c) for c in checks]
-    _keep(_CHECK_DOCUMENTS, checks, documents)
-    return documents
-
-
-def _keep(cache: dict[int, Any], shared: Any, data: Any) -> None:
-    """Remember ``data`` for the object ``shared`` by its identity (keeping it alive), forgetting
-    the oldest entry beyond :data:`_CHECK_DOCUMENTS_KEPT`."""
-    if len(cache) >= _CHECK_DOCUMENTS_KEPT:
-        del cache[next(iter(cache))]
-    cache[id(shared)] = (shared, data)
-
-
-#: A shared tuple of checks (or serving identity) and its compact JSON text, by identity, as
-#: :data:`_CHECK_DOCUMENTS`; a checks entry also says whether the case is unstable.
-_CHECK_TEXTS: dict[int, tuple[tuple[Any, ...], tuple[str, bool]]] = {}
-_IDENTITY_TEXTS: dict[int, tuple[Any, str]] = {}
+    return _made_once(_CHECK_DOCUMENTS, checks, lambda shared: [check_data(c) for c in shared])
 
 
 def case_json(case: CaseResult) -> str:
@@ -293,25 +290,12 @@ def case_json(case: CaseResult) -> str:
     one and a shared tuple of checks or serving identity is encoded once, so a 100,000-case
     ``--json`` builds no document per case. Secrets and hidden characters are left to the caller,
     as for a document (see :func:`evalkit.cli.common.print_json_streamed`)."""
-    checks = case.checks
-    entry = _CHECK_TEXTS.get(id(checks))
-    if entry is None or entry[0] is not checks:
-        check_data, _ = _case_hooks()
-        data = (_compact_json([check_data(c) for c in checks]), case.unstable)
-        _keep(_CHECK_TEXTS, checks, data)
-    else:
-        data = entry[1]
-    checks_text, unstable = data
+    # Whether a case is unstable is read from its checks alone, so it is kept with their text.
+    checks_text, unstable = _made_once(
+        _CHECK_TEXTS, case.checks, lambda checks: (_compact_json(_check_documents(checks, _case_hooks()[0])), case.unstable)
+    )
     identity = case.identity
-    if identity is None:
-        identity_text = "null"
-    else:
-        known = _IDENTITY_TEXTS.get(id(identity))
-        if known is None or known[0] is not identity:
-            identity_text = _compact_json(_case_hooks()[1](identity))
-            _keep(_IDENTITY_TEXTS, identity, identity_text)
-        else:
-            identity_text = known[1]
+    identity_text = "null" if identity is None else _made_once(_IDENTITY_TEXTS, identity, _identity_text)
     value = _json_value
     detail = case.detail
     return (
@@ -322,6 +306,11 @@ def case_json(case: CaseResult) -> str:
         f'"identity":{identity_text},"answer":{value(case.answer_text)},'
         f'"detail":{"null" if detail is None else _compact_json(detail)}}}'
     )
+
+
+def _identity_text(identity: Any) -> str:
+    """A serving identity as compact JSON text."""
+    return _compact_json(_case_hooks()[1](identity))
 
 
 def _json_value(value: Any) -> str:
