@@ -9,9 +9,10 @@ plain scalar (a list, a mapping, a subclass, NaN) gets ``None``, and the caller 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from json.encoder import encode_basestring, encode_basestring_ascii
 
-__all__ = ["scalar_text"]
+__all__ = ["scalar_text", "scalar_texts"]
 
 
 def scalar_text(value: object, *, ascii: bool = False) -> str | None:
@@ -29,3 +30,14 @@ def scalar_text(value: object, *, ascii: bool = False) -> str | None:
     if kind is float and value - value == 0.0:  # type: ignore[operator]  # finite: json writes float.__repr__
         return float.__repr__(value)  # type: ignore[arg-type]
     return None
+
+
+def scalar_texts(values: Iterable[object], *, ascii: bool = False) -> list[str] | None:
+    """:func:`scalar_text` of each of ``values``; ``None`` when any of them is not a plain scalar."""
+    texts = []
+    for value in values:
+        text = scalar_text(value, ascii=ascii)
+        if text is None:
+            return None
+        texts.append(text)
+    return texts

@@ -27,7 +27,7 @@ from .checks import AssertionKind
 from .components import AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, ServingEvidence
 from .errors import GenerationError
 from .identity import identity_problems
-from .jsontext import scalar_text
+from .jsontext import scalar_texts
 from .printable import visible
 from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
@@ -173,9 +173,9 @@ def _plain_prompt_json(prompt: GoldenPrompt) -> str | None:
     assertions = plain_assertion_texts(prompt, ascii=False)
     if assertions is None:
         return None
-    tags = [scalar_text(tag) for tag in prompt.tags]
-    fields = [scalar_text(v) for v in (prompt.id, prompt.prompt, prompt.reference, prompt.system_prompt)]
-    if None in tags or None in fields:
+    tags = scalar_texts(prompt.tags)
+    fields = scalar_texts((prompt.id, prompt.prompt, prompt.reference, prompt.system_prompt))
+    if tags is None or fields is None:
         return None
     case_id, text, reference, system = fields
     written = ",".join([f'{{"kind":{kind},"value":{value},"name":{name}}}' for kind, value, name in assertions])

@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from .convert import unstructure
-from .jsontext import scalar_text
+from .jsontext import scalar_texts
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from .questions import GoldenQuestion, GoldenQuestionSet
 
@@ -64,7 +64,7 @@ def case_fingerprint(prompt: GoldenPrompt) -> str:
     return _digest(["prompt-case-v1", {name: data[name] for name in _PROMPT_CASE_FIELDS}])
 
 
-def plain_assertion_texts(prompt: GoldenPrompt, *, ascii: bool) -> list[tuple[str, str, str]] | None:
+def plain_assertion_texts(prompt: GoldenPrompt, *, ascii: bool) -> list[list[str]] | None:
     """The JSON texts (:func:`~evalkit.jsontext.scalar_text`) of the kind, value and name of each
     assertion of a plain prompt — exactly a :class:`GoldenPrompt`, whose assertions are exactly
     :class:`Assertion` objects holding plain scalars —; ``None`` for any other prompt (its JSON is
@@ -75,12 +75,10 @@ def plain_assertion_texts(prompt: GoldenPrompt, *, ascii: bool) -> list[tuple[st
     for assertion in prompt.assertions:
         if type(assertion) is not Assertion:
             return None
-        kind = scalar_text(assertion.kind, ascii=ascii)
-        value = scalar_text(assertion.value, ascii=ascii)
-        name = scalar_text(assertion.name, ascii=ascii)
-        if kind is None or value is None or name is None:
+        kind_value_name = scalar_texts((assertion.kind, assertion.value, assertion.name), ascii=ascii)
+        if kind_value_name is None:
             return None
-        texts.append((kind, value, name))
+        texts.append(kind_value_name)
     return texts
 
 
@@ -91,11 +89,10 @@ def _plain_prompt_case_json(prompt: GoldenPrompt) -> str | None:
     assertions = plain_assertion_texts(prompt, ascii=True)
     if assertions is None:
         return None
-    text = scalar_text(prompt.prompt, ascii=True)
-    reference = scalar_text(prompt.reference, ascii=True)
-    system = scalar_text(prompt.system_prompt, ascii=True)
-    if text is None or reference is None or system is None:
+    fields = scalar_texts((prompt.prompt, prompt.reference, prompt.system_prompt), ascii=True)
+    if fields is None:
         return None
+    text, reference, system = fields
     written = ",".join([f'{{"kind":{kind},"name":{name},"value":{value}}}' for kind, value, name in assertions])
     return f'["prompt-case-v1",{{"assertions":[{written}],"prompt":{text},"reference":{reference},"system_prompt":{system}}}]'
 
