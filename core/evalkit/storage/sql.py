@@ -305,17 +305,14 @@ def _identity(instance: str | None, alias: str | None, reported: str | None) -> 
 
 
 #: The case columns a :class:`~evalkit.runs.CaseResult` is built from, in the order
-#: :func:`_case_from_columns` takes them.
-_CASE_COLUMNS = (
-    "case_id", "passed", "score", "errored", "error", "checks", "latency_s", "provider_instance", "model_alias",
-    "reported_model", "adapter", "yardstick", "answer_text", "detail", "usage", "finished_at", "measures", "fingerprint",
-)  # fmt: skip
+#: :func:`_case_from_columns` takes them: every recorded column but the run's id.
+_CASE_COLUMNS = _RECORDED_COLUMNS[1:]
 
 
 def _case_from_columns(
     case_id: str, passed: Any, score: float, errored: Any, error: str | None, checks: str | None, latency_s: float,
     instance: str | None, alias: str | None, reported: str | None, adapter: str | None, yardstick: str | None,
-    answer_text: str | None, detail: str | None, usage: str | None, finished_at: float, measures: str | None,
+    answer_text: str | None, detail: str | None, measures: str | None, usage: str | None, finished_at: float,
     fingerprint: str | None,
 ) -> CaseResult:  # fmt: skip
     """A case from its decoded stored columns (:data:`_CASE_COLUMNS`)."""
