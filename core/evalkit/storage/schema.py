@@ -561,10 +561,33 @@ def _locked_transaction(db: pw.Database) -> Any:
     return db.atomic()
 
 
+def _creates_in_one_step(db: pw.Database) -> bool:
+    """True for an empty SQLite store (none of its tables) when :mod:`.sqlite_schema` is current."""
+    from . import sqlite_schema
+
+    if not isinstance(db, pw.SqliteDatabase) or sqlite_schema.VERSION != SCHEMA_VERSION:
+        return False
+    marks = ", ".join("?" for _ in sqlite_schema.TABLES)
+    return db.execute_sql(f"SELECT 1 FROM sqlite_master WHERE name IN ({marks})", sqlite_schema.TABLES).fetchone() is None
+
+
+def _create_current(db: pw.Database, table: type[pw.Model]) -> list[int]:
+    """Create the current schema on an empty SQLite store and log every migration as applied."""
+    from . import sqlite_schema
+
+    for statement in sqlite_schema.STATEMENTS:
+        db.execute_sql(statement)
+    applied_at = time.time()
+    table.insert_many([{"version": v, "name": n, "applied_at": applied_at} for v, n, _ in MIGRATIONS]).execute()
+    return [version for version, _, _ in MIGRATIONS]
+
+
 def upgrade(db: pw.Database, target: int | None = None) -> list[int]:
     """Apply the migrations above the current version (up to ``target``) in one locked transaction.
 
-    Returns the versions applied by this call (empty when another process got there first).
+    An empty SQLite store asked for the latest version gets it in one step, from
+    :mod:`.sqlite_schema` (the same tables, as its test proves). Returns the versions applied by
+    this call (empty when another process got there first).
     """
     applied: list[int] = []
     with _locked_transaction(db):
@@ -573,6 +596,8 @@ def upgrade(db: pw.Database, target: int | None = None) -> list[int]:
         table = _migration_table(db)
         db.create_tables([table], safe=True)
         done = {row.version for row in table.select(table.version)}
+        if not done and target is None and _creates_in_one_step(db):
+            return _create_current(db, table)
         for version, name, step in MIGRATIONS:
             if target is not None and version > target:
                 break
