@@ -14,6 +14,11 @@ from evalkit.storage import schema as schema_module
 from evalkit.storage.sql import connect
 
 VERSIONS = [version for version, _, _ in schema_module.MIGRATIONS]
+#: Before 3.35 SQLite has no DROP COLUMN: migration 6 leaves its column, emptied, so the migrated
+#: tables differ from the one-step ones by design (no model declares that column).
+drops_columns = pytest.mark.skipif(
+    sqlite3.sqlite_version_info < (3, 35, 0), reason="this SQLite cannot drop a column (migration 6 keeps it)"
+)
 
 
 def _schema_of(path: Path) -> tuple[list[tuple[str, ...]], list[tuple[str, tuple[tuple[object, ...], ...]]], list[tuple[int, str]]]:
@@ -32,6 +37,7 @@ def _schema_of(path: Path) -> tuple[list[tuple[str, ...]], list[tuple[str, tuple
     return master, columns, log
 
 
+@drops_columns
 def test_the_one_step_schema_is_what_the_migrations_build() -> None:
     assert sqlite_schema.migrated_statements() == (sqlite_schema.VERSION, sqlite_schema.STATEMENTS), (
         "a migration changed the SQLite schema: replace VERSION and STATEMENTS in "
@@ -40,6 +46,7 @@ def test_the_one_step_schema_is_what_the_migrations_build() -> None:
     )
 
 
+@drops_columns
 def test_a_fresh_store_is_the_migrated_one_table_for_table(tmp_path: Path) -> None:
     migrated, fresh = tmp_path / "migrated.db", tmp_path / "fresh.db"
     db = connect(f"sqlite:///{migrated}")
