@@ -14,8 +14,10 @@ tests/data/evalkit-bench-sets, pip-installed into a temporary folder put on ``PY
 
 A scaling table runs 2,000 / 20,000 / 100,000 prompts at 1 ms server delay, then prints each stored
 run again with ``evalkit show RUN_ID --json`` (wall and peak RSS of printing every case). Each measurement is
-repeated ``--repeats`` times (runs over 20,000 prompts once) and the best (lowest) wall, CPU and RSS
-are printed: on a shared, loaded machine the best run is the one least disturbed by others.
+repeated ``--repeats`` times (runs over 20,000 prompts once), the kinds compared taking turns (bare,
+``--json``, terminal, bare, …) so that their figures come from the same minutes, and the best
+(lowest) wall, CPU and RSS are printed: on a shared, loaded machine the best run is the one least
+disturbed by others.
 
     python bench/throughput.py [--prompts 2000] [--delay 0.05] [--concurrency 16 64] [--repeats 3]
                                [--scale 2000 20000 100000] [--scale-delay 0.001] [--scale-concurrency 64]
@@ -214,16 +216,21 @@ def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency
     return figures
 
 
-def best_of(repeats: int, **kwargs: object) -> dict[str, float]:
-    """``repeats`` measurements; the lowest wall, CPU and RSS and the highest in-flight count."""
-    runs = [measure(**kwargs) for _ in range(repeats)]  # type: ignore[arg-type]
+def best_of(repeats: int, kinds: list[dict[str, object]], **common: object) -> list[dict[str, float]]:
+    """``repeats`` rounds, each measuring every one of ``kinds`` (the keyword arguments of
+    :func:`measure` that differ, e.g. ``{"kind": "bare"}``) in turn, so the figures compared are
+    taken in the same minutes (the machine's speed drifts); per kind, the lowest wall, CPU and RSS
+    and the highest in-flight count."""
+    rounds = [[measure(**kind, **common) for kind in kinds] for _ in range(repeats)]  # type: ignore[arg-type]
+    return [_best([measured[index] for measured in rounds]) for index in range(len(kinds))]
+
+
+def _best(runs: list[dict[str, float]]) -> dict[str, float]:
     best = dict(runs[0])
-    for key in ("wall", "cpu", "rss_mib"):
-        best[key] = min(run[key] for run in runs)
-    best["in_flight"] = max(run["in_flight"] for run in runs)
-    for key in ("show_wall", "show_rss_mib"):
+    for key in ("wall", "cpu", "rss_mib", "show_wall", "show_rss_mib"):
         if key in best:
             best[key] = min(run[key] for run in runs)
+    best["in_flight"] = max(run["in_flight"] for run in runs)
     return best
 
 
@@ -271,9 +278,8 @@ def main() -> None:
         for concurrency in args.concurrency:
             ideal = args.prompts * args.delay / concurrency
             common = {"plugins": plugins, "prompts": args.prompts, "delay": args.delay, "concurrency": concurrency}
-            bare = best_of(args.repeats, kind="bare", **common)
-            rows = [("bare asyncio client", bare), ("evalkit run --json", best_of(args.repeats, kind="json", **common))]
-            rows.append(("evalkit run (terminal)", best_of(args.repeats, kind="terminal", **common)))
+            bare, as_json, terminal = best_of(args.repeats, [{"kind": "bare"}, {"kind": "json"}, {"kind": "terminal"}], **common)
+            rows = [("bare asyncio client", bare), ("evalkit run --json", as_json), ("evalkit run (terminal)", terminal)]
             for label, figures in rows:
                 print(
                     f"{label:<28}{concurrency:>4}{figures['wall']:>8.2f}{ideal / figures['wall']:>8.3f}"
@@ -293,8 +299,7 @@ def main() -> None:
             for prompts in args.scale:
                 common = {"plugins": plugins, "prompts": prompts, "delay": args.scale_delay, "concurrency": args.scale_concurrency}
                 repeats = args.repeats if prompts <= 20000 else 1
-                figures = best_of(repeats, kind="json", show=True, **common)
-                bare = best_of(repeats, kind="bare", **common)
+                figures, bare = best_of(repeats, [{"kind": "json", "show": True}, {"kind": "bare"}], **common)
                 print(
                     f"{prompts:>9,}{figures['wall']:>9.2f}{figures['cpu'] / prompts * 1000:>10.3f}"
                     f"{figures['rss_mib']:>9.1f}{bare['cpu'] / prompts * 1000:>15.3f}"
