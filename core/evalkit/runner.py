@@ -150,9 +150,7 @@ class SetDigest:
         if self._set is not None:
             self._start()
         if self._whole is None:
-            text = _plain_prompt_json(prompt)
-            if text is None:
-                text = self._dumps(prompt)
+            text = _plain_prompt_json(prompt) or self._dumps(prompt)
             self._digest.update(("," * bool(self._added) + text).encode("utf-8", "surrogatepass"))
             self._added += 1
 

@@ -507,7 +507,7 @@ class SqlRepository:
             _stored(case.case_id),
             case.passed,
             case.score,
-            error is not None,
+            case.errored,
             encode_text(scrub(error)) if error else None,
             encode_text(checks),
             case.latency_s,

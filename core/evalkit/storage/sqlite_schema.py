@@ -35,8 +35,8 @@ STATEMENTS = (
     'CREATE UNIQUE INDEX "runlease_run_id_part" ON "evalkit_run_lease" ("run_id", "part")',
 )
 
-#: The tables :data:`STATEMENTS` creates: a file holding any of them is left to the migrations.
-TABLES = ("evalkit_run", "evalkit_case", "evalkit_run_lease")
+#: The tables :data:`STATEMENTS` creates (read from them): a file holding any is left to the migrations.
+TABLES = tuple(statement.split('"')[1] for statement in STATEMENTS if statement.startswith("CREATE TABLE "))
 
 
 def migrated_statements() -> tuple[int, tuple[str, ...]]:
