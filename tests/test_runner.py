@@ -176,3 +176,50 @@ def test_cancelling_a_run_commits_every_case_that_finished() -> None:
 
     asyncio.run(run_then_cancel())
     assert sorted(store.stored) == sorted(finished), "every case that finished is committed, none twice"
+
+
+HOSTILE = "nul\x00 lone\udcff escape\uffff0 bidi\u202e sep\u2028 \x1b[31m sk-" + "k" * 40
+
+
+class _Hostile:
+    """An async generator whose answers carry what a store and a terminal must survive, its API
+    key among them (a secret it holds: the stored case has it scrubbed), and long enough to be cut
+    by the ``redacted`` level."""
+
+    def secret_values(self) -> list[str]:
+        return ["secret-api-key-0123456789"]
+
+    async def agenerate(self, request: GenerationRequest) -> Answer:
+        await asyncio.sleep(0.0005)
+        answer = f"{request.prompt} {HOSTILE} secret-api-key-0123456789 " + "long " * 200 * (request.case_id[-1] == "7")
+        return Answer(answer, model="m")
+
+
+@pytest.mark.parametrize("privacy", ["full", "redacted", "metadata"])
+def test_on_stored_gets_each_commit_as_the_store_reads_it_back(tmp_path, privacy) -> None:  # noqa: ANN001
+    """What ``on_stored`` is given — every commit's cases in commit order, as the store keeps them
+    (secrets scrubbed, texts reduced to the privacy level, NUL and lone surrogates kept) — is exactly
+    what reading the run back gives, case for case and in the same order."""
+    from evalkit.storage import close_repository, open_repository
+
+    repository = open_repository(f"sqlite:///{tmp_path / 'results.db'}")
+    try:
+        run = repository.begin_run(Run("r", "s", "deterministic", case_count=600))
+        prompts = [
+            GoldenPrompt(f"c{n:04d}-{HOSTILE}", f"say {n}", assertions=[Assertion.contains(str(n))]) for n in range(600)
+        ]
+        commits: list[list[CaseResult]] = []
+        answered = asyncio.run(
+            execute_prompts(
+                run=run, prompts=prompts, bound=BoundGenerator(_Hostile(), "hostile", "inst", "alias", True),
+                grader=DeterministicGrader(), repository=repository, kinds=BUILTIN_KINDS, concurrency=16,
+                privacy=privacy, on_stored=commits.append,
+            )
+        )  # fmt: skip
+        assert answered == 600 and len(commits) > 1
+        given = [case for commit in commits for case in commit]
+        assert given == list(repository.iter_cases("r"))
+        assert all("secret-api-key" not in (case.answer_text or "") for case in given)
+        assert any(case.answer_text for case in given) == (privacy != "metadata")
+    finally:
+        close_repository(repository)

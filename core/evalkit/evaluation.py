@@ -303,6 +303,7 @@ def evaluate_set(
     cwd: Path | None = None,
     bound_generator: components.BoundGenerator | None = None,
     keep_cases: bool = True,
+    on_stored: Callable[[list[CaseResult]], None] | None = None,
 ) -> RunOutcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
 
@@ -319,6 +320,11 @@ def evaluate_set(
     store's), and with a store that streams cases (:class:`~evalkit.storage.StreamedCases`) no case
     is read back at all: the verdict is counted and compared by the store a page at a time, so
     memory stays flat however large the set. The CLI reads the cases it prints from the store.
+    ``on_stored``: for a run this call begins (not one resumed or joined), called after each commit
+    with the cases it stored, in stored order and as the store reads them back (privacy level and
+    secrets applied), when the store can tell that without reading
+    (:class:`~evalkit.storage.StoredCaseForms`): the CLI writes a large run's ``--json`` cases so as
+    they come, instead of reading the run back at its end.
     """
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
@@ -366,7 +372,7 @@ def evaluate_set(
             level, run_id, resume, shard, label, on_start, on_case, notes,
             tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes, baseline_id=baseline,
             fail_on_new_failures=fail_on_new_failures, keep_cases=keep_cases,
-            case_count=case_count, set_fingerprint=digest.fingerprint(),
+            case_count=case_count, set_fingerprint=digest.fingerprint(), on_stored=on_stored,
         )
     finally:
         close_repository(repository)
@@ -398,6 +404,7 @@ def _run(
     keep_cases: bool = True,
     case_count: int,
     set_fingerprint: str,
+    on_stored: Callable[[list[CaseResult]], None] | None = None,
 ) -> RunOutcome:
     started = time.time()
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
@@ -453,7 +460,7 @@ def _run(
                 kinds, observers, tolerances, privacy, level, shard, resume, on_start, on_case, notes,
                 lambda: _release(keeper, repository, header.id, part, owner, done=True),
                 max_answer_bytes=max_answer_bytes, baseline_id=baseline_id, fail_on_new_failures=fail_on_new_failures,
-                keep_cases=keep_cases,
+                keep_cases=keep_cases, on_stored=on_stored if existing is None else None,
             )
             slice_done = True
         except KeyboardInterrupt:
@@ -507,6 +514,7 @@ def _answer_and_finish(
     baseline_id: str | None = None,
     fail_on_new_failures: bool = False,
     keep_cases: bool = True,
+    on_stored: Callable[[list[CaseResult]], None] | None = None,
 ) -> tuple[Run, Verdict]:
     """Answer what is missing of the run (or of its shard), then store its status and verdict."""
     if isinstance(repository, ResumableRuns):
@@ -535,6 +543,7 @@ def _answer_and_finish(
             await runner.execute_prompts(
                 run=header, prompts=todo, bound=bound, grader=grading, repository=repository,
                 kinds=kinds, concurrency=level, privacy=privacy, on_case=case_done, max_answer_bytes=max_answer_bytes,
+                on_stored=on_stored,
             )
         finally:
             await bound.aclose()

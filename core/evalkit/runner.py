@@ -324,6 +324,8 @@ class _Recorder:
     run_id: str
     privacy: str
     secrets: tuple[str, ...] = ()
+    #: Called after each commit with its cases as the store reads them back (see ``execute_prompts``).
+    on_stored: Callable[[list[CaseResult]], None] | None = None
     pending: list[CaseResult] = attrs.Factory(list)
     _timer: asyncio.TimerHandle | None = None
     _failure: BaseException | None = None
@@ -358,8 +360,14 @@ class _Recorder:
             raise self._failure
         if self.pending:
             batch, self.pending = self.pending, []
-            self.repository.record_cases(self.run_id, batch, self.privacy)
-            self._committed_at = time.monotonic()
+            if self.on_stored is None:
+                self.repository.record_cases(self.run_id, batch, self.privacy)
+                self._committed_at = time.monotonic()
+            else:
+                stored = self.repository.record_cases_as_stored(self.run_id, batch, self.privacy)
+                self._committed_at = time.monotonic()
+                if stored is not None:
+                    self.on_stored(stored)
 
 
 #: The longest a finished case waits for its group commit (see :class:`_Recorder`).
@@ -407,6 +415,7 @@ async def execute_prompts(
     request_options: Mapping[str, Any] | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
     max_answer_bytes: int | None = None,
+    on_stored: Callable[[list[CaseResult]], None] | None = None,
 ) -> int:
     """Answer and grade ``prompts`` with at most ``concurrency`` in flight; commit each finished case.
 
@@ -418,6 +427,8 @@ async def execute_prompts(
     stays flat however large the set), each with its prompt's fingerprint (errored ones too). A generator failure makes an errored case (never a pass,
     never dropped). Cancellation (Ctrl-C) commits what finished before it propagates. An answer
     longer than ``max_answer_bytes`` is graded whole and stored cut (see :func:`stored_answer`).
+    ``on_stored`` (with a repository that is :class:`~evalkit.storage.StoredCaseForms`) is called
+    after each commit with the cases it stored, in stored order, as the store reads them back.
     """
     secrets = bound.secrets() + (tuple(grader.secret_values()) if isinstance(grader, SecretHolder) else ())
     # Only values long enough to be scrubbed are looked for (see evalkit.privacy.remove_secrets):
@@ -425,7 +436,11 @@ async def execute_prompts(
     from .privacy import is_scrubbable
 
     secrets = tuple(s for s in secrets if isinstance(s, str) and is_scrubbable(s))
-    recorder = _Recorder(repository, run.id, privacy, secrets)
+    if on_stored is not None:
+        from .storage.protocols import StoredCaseForms
+
+        on_stored = on_stored if isinstance(repository, StoredCaseForms) else None
+    recorder = _Recorder(repository, run.id, privacy, secrets, on_stored=on_stored)
     finished = 0
     options = dict(request_options or {})
     grade_async = isinstance(grader, AsyncGrader) and asyncio.iscoroutinefunction(grader.agrade)

@@ -208,7 +208,8 @@ def test_every_stored_column_reads_back_what_was_recorded_on_every_path(repo, pr
     """Each column ``record_cases`` writes (texts encoded for storage by hand, the statement
     bypassing the models) reads back exactly, through ``iter_cases`` and ``get_run``: NUL, lone
     surrogates and the escape character itself in every text, a non-ASCII measures key, token
-    counts, an errored case; answers and details only where the privacy level keeps them."""
+    counts, an errored case; answers and details only where the privacy level keeps them; and
+    ``record_cases_as_stored`` says exactly that without reading."""
     from evalkit import Usage
 
     identity = ServingIdentity("inst-" + HOSTILE, "alias-" + HOSTILE, "rep-" + HOSTILE)
@@ -221,7 +222,8 @@ def test_every_stored_column_reads_back_what_was_recorded_on_every_path(repo, pr
     )  # fmt: skip
     errored = CaseResult(case_id="errored-" + HOSTILE, passed=False, score=0.0, error="boom-" + HOSTILE, finished_at=43.0)
     repo.begin_run(Run(id="r", set_identifier="pkg.set", grader="deterministic", case_count=2, started_at=1.0))
-    repo.record_cases("r", [full, errored], privacy)
+    # what the store says it keeps, without reading (the CLI's --json of a large run prints that)
+    said = repo.record_cases_as_stored("r", [full, errored], privacy)
     if privacy == "full":
         expected = [full, errored]
     else:
@@ -236,3 +238,37 @@ def test_every_stored_column_reads_back_what_was_recorded_on_every_path(repo, pr
         ]  # fmt: skip
     assert list(repo.iter_cases("r")) == expected
     assert list(repo.get_run("r").cases) == expected
+    assert said == expected
+
+
+def test_cases_said_as_stored_go_through_a_subclass_record_cases(database_url) -> None:
+    """A store built on the built-in one that changes what ``record_cases`` keeps is still the one
+    that decides: what ``record_cases_as_stored`` says is what its ``record_cases`` wrote (here: in
+    two writes, without fingerprints), and a subclass that keeps cases its own way says nothing
+    (``None``: the CLI then reads the run back)."""
+    from evalkit.storage.sql import SqlRepository
+
+    class WithoutFingerprints(SqlRepository):
+        def record_cases(self, run_id, cases, privacy) -> None:  # noqa: ANN001
+            cases = [attrs.evolve(case, fingerprint=None) for case in cases]
+            super().record_cases(run_id, cases[:1], privacy)
+            super().record_cases(run_id, cases[1:], privacy)
+
+    class KeptElsewhere(SqlRepository):
+        def record_cases(self, run_id, cases, privacy) -> None:  # noqa: ANN001
+            self.kept = list(cases)
+
+    cases = [attrs.evolve(_case(f"c{n}", n % 2 == 0), fingerprint=f"fp{n}") for n in range(3)]
+    repository = WithoutFingerprints(database_url)
+    try:
+        repository.begin_run(Run(id="r", set_identifier="pkg.set", grader="deterministic", case_count=3, started_at=1.0))
+        said = repository.record_cases_as_stored("r", cases, "metadata")
+        assert said == list(repository.iter_cases("r")) == [attrs.evolve(c, fingerprint=None) for c in cases]
+    finally:
+        repository.close()
+    elsewhere = KeptElsewhere(database_url)
+    try:
+        assert elsewhere.record_cases_as_stored("r", cases, "metadata") is None
+        assert elsewhere.kept == cases
+    finally:
+        elsewhere.close()

@@ -23,6 +23,7 @@ from .protocols import (
     RunHistory,
     RunLeases,
     RunVerdicts,
+    StoredCaseForms,
     StoredVerdict,
     StreamedCases,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "RunHistory",
     "RunLeases",
     "RunVerdicts",
+    "StoredCaseForms",
     "StoredVerdict",
     "StreamedCases",
     "VERDICT_STATES",

@@ -26,6 +26,7 @@ __all__ = [
     "RunLeases",
     "RunHistory",
     "RunVerdicts",
+    "StoredCaseForms",
     "StoredVerdict",
     "StreamedCases",
     "VERDICT_STATES",
@@ -318,4 +319,17 @@ class StreamedCases(Protocol):
         """Every case id of either run: first the current run's cases in its stored order (with
         the baseline's case of the same id, if any), then the baseline's cases the current run
         does not have, in the baseline's order."""
+        ...
+
+
+@runtime_checkable
+class StoredCaseForms(Protocol):
+    """Committing cases and saying, without reading them, how they read back: a caller that prints
+    a run's cases as the store keeps them (answers reduced to the privacy level, secrets scrubbed)
+    gets them as they are committed, instead of reading the whole run back at its end."""
+
+    def record_cases_as_stored(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> list[CaseResult] | None:
+        """Commit ``cases`` as ``record_cases`` does, and return them exactly as
+        :meth:`StreamedCases.iter_cases` reads them back (for ids the run did not hold before), in
+        stored order; ``None`` when the store committed them but cannot say so."""
         ...

@@ -347,6 +347,8 @@ class SqlRepository:
         self.is_sqlite = isinstance(self.db, pw.SqliteDatabase)
         self.in_memory = sqlite_path(url) == ":memory:"
         self.models = schema.bind_models(self.db)
+        #: The rows record_cases wrote, collected while record_cases_as_stored asks for them.
+        self._written_rows: list[tuple[Any, ...]] | None = None
         self.Run = self.models.Run
         self.Case = self.models.Case
         self.Lease = self.models.RunLease
@@ -443,8 +445,29 @@ class SqlRepository:
     def record_cases(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> None:
         """Commit finished cases in one transaction. A case id already stored for the run is kept
         as it is, unless the stored case is errored: then the new result replaces it (a resume)."""
+        rows = self._commit_cases(run_id, cases, privacy)
+        if self._written_rows is not None:
+            self._written_rows.extend(rows)
+
+    def record_cases_as_stored(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> list[CaseResult] | None:
+        """Commit ``cases`` through :meth:`record_cases` (a subclass's own, if it has one), and
+        return what it wrote as :meth:`iter_cases` reads it back: made from the very values written,
+        decoded, without reading. ``None`` when nothing was written through this class's
+        ``record_cases`` (a subclass storing cases its own way)."""
+        self._written_rows = []
+        try:
+            self.record_cases(run_id, cases, privacy)
+            rows = self._written_rows
+        finally:
+            self._written_rows = None
+        if not rows and cases:
+            return None
+        return [_case_from_columns(*[decode_text(v) if isinstance(v, str) else v for v in row[1:]]) for row in rows]
+
+    def _commit_cases(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> list[tuple[Any, ...]]:
+        """Commit ``cases``; return the values written, a row per case (see :meth:`_case_values`)."""
         if not cases:
-            return
+            return []
         sql = self._case_upsert()
         stored_run_id = encode_text(run_id)
         values = [self._case_values(stored_run_id, case, privacy) for case in cases]
@@ -460,6 +483,7 @@ class SqlRepository:
                 from psycopg2.extras import execute_values
 
                 execute_values(cursor, sql, values, page_size=256)
+        return values
 
     def _case_upsert(self) -> str:
         """The statement :meth:`record_cases` runs, its columns in :data:`_RECORDED_COLUMNS` order."""
