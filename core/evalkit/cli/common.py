@@ -139,13 +139,16 @@ def print_json(document: Any, *, compact: bool = False) -> None:
     sys.stdout.write(writer.text(document) + "\n")
 
 
-def print_json_streamed(document: dict[str, Any], key: str, items: Any, *, encoded: bool = False) -> None:
+def print_json_streamed(
+    document: dict[str, Any], key: str, items: Any, *, encoded: bool = False, batch: int = STREAMED_BATCH
+) -> None:
     """Print ``document`` compact, with ``document[key]`` a list written from the iterable
     ``items`` one element at a time (each scrubbed and escaped as :func:`print_json` does): a
     100,000-case ``--json`` never holds the whole list, nor the whole text, in memory.
 
     ``encoded``: each item is already the compact JSON text of its element (as ``json.dumps(item,
-    separators=(",", ":"), ensure_ascii=False)`` writes it); it is scrubbed and escaped the same way.
+    separators=(",", ":"), ensure_ascii=False)`` writes it), or of several joined by commas; it is
+    scrubbed and escaped the same way. ``batch``: how many items one write takes.
     """
     writer = _JsonWriter(compact=True)
     marker = "@evalkit:streamed-list@"
@@ -160,8 +163,8 @@ def print_json_streamed(document: dict[str, Any], key: str, items: Any, *, encod
     out.write(head + "[")
     separator = ""
     items = iter(items)
-    while batch := list(itertools.islice(items, STREAMED_BATCH)):
-        out.write(separator + (writer.encoded_text(",".join(batch)) if encoded else writer.text(batch)[1:-1]))
+    while group := list(itertools.islice(items, batch)):
+        out.write(separator + (writer.encoded_text(",".join(group)) if encoded else writer.text(group)[1:-1]))
         separator = ","
     out.write("]" + tail + "\n")
 

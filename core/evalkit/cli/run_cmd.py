@@ -150,8 +150,9 @@ def handle(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_set, stored_verdict
     from ..storage import is_in_memory
     from ..tolerance import Tolerances
-    from .common import console, database_url, print_cases_json, run_started
-    from .render import ProgressDisplay, outcome_document, render_outcome
+    from .case_spool import CaseJsonSpool
+    from .common import database_url, print_json_streamed, run_started
+    from .render import ProgressDisplay, outcome_document
     from .reporting import deliver_reports, render_for, report_targets
 
     config = load_config(args.config)
@@ -165,51 +166,72 @@ def handle(args: argparse.Namespace) -> int:
         return _verdict_job(args, golden_set, database, tolerances, targets)
     progress = ProgressDisplay(enabled=not args.json)
     failed = LiveFailures()
+    keep_cases = is_in_memory(database)
+    # A large run's --json cases are written out as they are committed, not read back at its end.
+    with CaseJsonSpool(wanted=args.json and not keep_cases) as spool:
 
-    def case_done(case: Any) -> None:
-        progress.advance(case)
-        failed.keep(case)
-    try:
-        outcome = evaluate_set(
-            golden_set,
-            provider=args.provider,
-            model=args.model,
-            grader=args.grader,
-            strict_grader=True,
-            config=config,
-            database=database,
-            tolerances=tolerances,
-            privacy=args.privacy,
-            concurrency=args.concurrency,
-            label=args.label,
-            baseline=args.baseline,
-            fail_on_new_failures=args.fail_on_new_failures,
-            on_start=run_started(progress.start),
-            on_case=case_done,
-            # Not kept in memory: the verdict is counted by the store and the output reads the cases back.
-            keep_cases=is_in_memory(database),
-            **_extra_run_options(args),
-        )
-    finally:
-        progress.stop()
-    verdict = outcome.verdict
-    rendered = render_for(
-        targets, database, outcome.run,
-        verdict=None if outcome.run.status.value == "running" else stored_verdict(verdict),
-        comparison=verdict.comparison, baseline=verdict.baseline, live_cases=failed,
-        fail_on_regression=args.fail_on_regression, notes=outcome.notes,
-    )  # fmt: skip
+        def started(run: Any, total: int) -> None:
+            spool.start(run, total)
+            progress.start(run, total)
+
+        def case_done(case: Any) -> None:
+            progress.advance(case)
+            failed.keep(case)
+
+        try:
+            outcome = evaluate_set(
+                golden_set,
+                provider=args.provider,
+                model=args.model,
+                grader=args.grader,
+                strict_grader=True,
+                config=config,
+                database=database,
+                tolerances=tolerances,
+                privacy=args.privacy,
+                concurrency=args.concurrency,
+                label=args.label,
+                baseline=args.baseline,
+                fail_on_new_failures=args.fail_on_new_failures,
+                on_start=run_started(started),
+                on_case=case_done,
+                # Not kept in memory: the verdict is counted by the store and the output reads the cases back.
+                keep_cases=keep_cases,
+                on_stored=spool.add if spool.wanted else None,
+                **_extra_run_options(args),
+            )
+        finally:
+            progress.stop()
+        verdict = outcome.verdict
+        rendered = render_for(
+            targets, database, outcome.run,
+            verdict=None if outcome.run.status.value == "running" else stored_verdict(verdict),
+            comparison=verdict.comparison, baseline=verdict.baseline, live_cases=failed,
+            fail_on_regression=args.fail_on_regression, notes=outcome.notes,
+        )  # fmt: skip
+        if args.json and spool.holds(outcome.run):
+            print_json_streamed(outcome_document(outcome, with_cases=False), "cases", spool.texts(), encoded=True, batch=1)
+        else:
+            spool.close()
+            _print_outcome(args, outcome, golden_set, database, failed, rendered.takes_stdout)
+    deliver_reports(rendered)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+
+
+def _print_outcome(args: argparse.Namespace, outcome: Any, golden_set: Any, database: str, failed: Any, takes_stdout: bool) -> None:
+    """Print the run's table, or its JSON document, with its cases read back from the store."""
+    from .common import console, print_cases_json
+    from .render import outcome_document, render_outcome
+
     with stored_cases(database, outcome.run, notable_only=not (args.json or args.show_all)) as cases:
         if args.json:
             document = outcome_document(outcome, with_cases=False)
             print_cases_json(document, outcome.run.cases if cases is None else cases, outcome.run.case_count)
         else:
             render_outcome(
-                console(stderr=rendered.takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,
+                console(stderr=takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,
                 fail_on_new_failures=args.fail_on_new_failures, cases=cases,
             )
-    deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
 
 @contextlib.contextmanager
