@@ -24,6 +24,7 @@ from .prompts import GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 from .storage import (
     AcceptedBaselines,
+    CaseTally,
     GeneratorScopedResults,
     ResumableRuns,
     RunLeases,
@@ -125,12 +126,16 @@ def assertion_kinds(manager: Any) -> dict[str, AssertionKind]:
     return kinds
 
 
-def verdict_for(run: Run, repository: Any, tolerances: Tolerances, *, baseline_id: str | None = None) -> Verdict:
+def verdict_for(
+    run: Run, repository: Any, tolerances: Tolerances, *, baseline_id: str | None = None, tally: CaseTally | None = None
+) -> Verdict:
     """Find the right baseline for a finished run and compare (the run itself is never its baseline).
 
     The baseline is the most recently accepted run of the run's scope (see :mod:`evalkit.baselines`),
     or the stored run ``baseline_id`` when one is chosen; a chosen run of another scope is not
-    compared with, and the verdict says why.
+    compared with, and the verdict says why. ``tally``: the store's count of the run's cases when
+    the caller already has it (and no other process can have added cases since), so a streamed run
+    is not counted again.
     """
     if run.status is not RunStatus.COMPLETE:
         return Verdict("not_compared", f"not compared: the run is {run.status.value} ({counted(run.errored_count, 'errored case')}), so it is never a baseline and is not compared")
@@ -139,7 +144,7 @@ def verdict_for(run: Run, repository: Any, tolerances: Tolerances, *, baseline_i
         return Verdict("not_compared", f'not compared: no grading of this run could be made (stored as "{run.grader}")')
     streamed = _streams(run, repository)
     if streamed:
-        yardsticks: Iterable[str | None] = repository.case_tally(run.id).yardsticks
+        yardsticks: Iterable[str | None] = (tally or repository.case_tally(run.id)).yardsticks
     else:
         yardsticks = (c.yardstick for c in run.cases if not c.errored)
     if any(y and y != run.grader for y in yardsticks):
@@ -590,7 +595,9 @@ def _answer_and_finish(
             "pending",
             f"verdict pending: run {header.id} is not complete yet{where}; its verdict is given when the last shard finishes",
         )
-    verdict = verdict_for(stored, repository, tolerances, baseline_id=baseline_id)
+    # Whole runs only: a shard's count may miss what the other shards stored after it.
+    counted_cases = tally if streamed and shard is None else None
+    verdict = verdict_for(stored, repository, tolerances, baseline_id=baseline_id, tally=counted_cases)
     verdict = record_verdict(stored, verdict, repository, stored_verdict(verdict), fail_on_new_failures=fail_on_new_failures)
     return stored, verdict
 
