@@ -13,7 +13,9 @@ tests/data/evalkit-bench-sets, pip-installed into a temporary folder put on ``PY
   and evalkit's figures as ratios to it: absolute times move between machines, the ratio is the figure.
 
 A scaling table runs 2,000 / 20,000 / 100,000 prompts at 1 ms server delay, then prints each stored
-run again with ``evalkit show RUN_ID --json`` (wall and peak RSS of printing every case). Each measurement is
+run again with ``evalkit show RUN_ID --json`` (wall and peak RSS of printing every case); "after last"
+is how long the run's process took to exit once the server had written its last answer (the
+verdict, the ``--json`` document, the exit: what a user waits for at the end). Each measurement is
 repeated ``--repeats`` times (runs over 20,000 prompts once), the kinds compared taking turns (bare,
 ``--json``, terminal, bare, …) so that their figures come from the same minutes, and the best
 (lowest) wall, CPU and RSS are printed: on a shared, loaded machine the best run is the one least
@@ -100,13 +102,14 @@ def spawn(command: list[str], env: dict[str, str], cwd: Path, output: Path) -> d
         child = subprocess.Popen(command, env=env, cwd=cwd, stdout=sink, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - started
+        exited_at = time.time()
     child.returncode = os.waitstatus_to_exitcode(status)
     error = child.stderr.read().decode(errors="replace") if child.stderr else ""
     if child.stderr:
         child.stderr.close()
     if child.returncode != 0:
         raise RuntimeError(f"{command[:3]} exited {child.returncode}: {error[-2000:]}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024}
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024, "exited_at": exited_at}
 
 
 class Spawner:
@@ -211,6 +214,8 @@ def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency
                 figures["show_wall"], figures["show_rss_mib"] = shown["wall"], shown["rss_mib"]
             del document
     figures["in_flight"] = server.stats.get("max_in_flight", 0)
+    # What the user waits for once the last answer is in: the verdict, the output, the exit.
+    figures["after_last_answer"] = figures["exited_at"] - server.stats.get("last_answer_at", figures["exited_at"])
     if kind != "terminal" and figures["passed"] != prompts:
         raise RuntimeError(f"{kind}: only {figures['passed']} of {prompts} passed")
     return figures
@@ -227,7 +232,7 @@ def best_of(repeats: int, kinds: list[dict[str, object]], **common: object) -> l
 
 def _best(runs: list[dict[str, float]]) -> dict[str, float]:
     best = dict(runs[0])
-    for key in ("wall", "cpu", "rss_mib", "show_wall", "show_rss_mib"):
+    for key in ("wall", "cpu", "rss_mib", "show_wall", "show_rss_mib", "after_last_answer"):
         if key in best:
             best[key] = min(run[key] for run in runs)
     best["in_flight"] = max(run["in_flight"] for run in runs)
@@ -293,7 +298,10 @@ def main() -> None:
         if args.scale:
             print()
             print(f"scaling: evalkit run --json, C={args.scale_concurrency}, server delay {args.scale_delay * 1000:g} ms, best of {args.repeats}")
-            header = f"{'prompts':>9}{'wall s':>9}{'CPU s/1k':>10}{'RSS MiB':>9}{'bare CPU s/1k':>15}{'show --json s':>15}{'show MiB':>10}"
+            header = (
+                f"{'prompts':>9}{'wall s':>9}{'CPU s/1k':>10}{'RSS MiB':>9}{'bare CPU s/1k':>15}{'after last s':>14}"
+                f"{'show --json s':>15}{'show MiB':>10}"
+            )
             print(header)
             print("-" * len(header))
             for prompts in args.scale:
@@ -302,7 +310,7 @@ def main() -> None:
                 figures, bare = best_of(repeats, [{"kind": "json", "show": True}, {"kind": "bare"}], **common)
                 print(
                     f"{prompts:>9,}{figures['wall']:>9.2f}{figures['cpu'] / prompts * 1000:>10.3f}"
-                    f"{figures['rss_mib']:>9.1f}{bare['cpu'] / prompts * 1000:>15.3f}"
+                    f"{figures['rss_mib']:>9.1f}{bare['cpu'] / prompts * 1000:>15.3f}{figures['after_last_answer']:>14.2f}"
                     f"{figures['show_wall']:>15.2f}{figures['show_rss_mib']:>10.1f}"
                 )
 

@@ -180,6 +180,8 @@ class ChatServer:
         #: The most requests the server was answering at one moment (reset by :meth:`reset`).
         self.max_in_flight = 0
         self._in_flight = 0
+        #: When the last answer was written (``time.time()``; 0.0 before the first).
+        self.last_answer_at = 0.0
         self.reply_headers: tuple[tuple[str, str], ...] = ()
         self._lock = threading.Lock()
         self._count = 0
@@ -340,6 +342,7 @@ class ChatServer:
                 if not answered:
                     return
                 await writer.drain()
+                self.last_answer_at = time.time()
                 if not keep_alive:
                     return
         except (ConnectionError, asyncio.CancelledError):
@@ -598,6 +601,7 @@ def main(argv: list[str] | None = None) -> int:
         stats = {
             "requests": server.request_count, "connections": server.connection_count,
             "max_in_flight": server.max_in_flight, "cpu_s": time.process_time(),
+            "last_answer_at": server.last_answer_at,
         }
         print(json.dumps(stats), flush=True)
     return 0
