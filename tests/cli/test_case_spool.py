@@ -72,3 +72,12 @@ def test_a_temporary_file_that_cannot_be_written_is_given_up(monkeypatch: pytest
         spool.add([_case(1)])  # never raises: the run goes on
         spool.add([_case(2)])
         assert not spool.holds(_run(2)) and not spool.holds(_run(0))
+
+
+def test_a_case_whose_text_cannot_be_made_gives_the_file_up_without_failing_the_run() -> None:
+    with CaseJsonSpool() as spool:
+        spool.start(_run(0), 2)
+        spool.add([_case(1)])
+        spool.add([object()])  # not a case: its text fails
+        spool.add([_case(2)])
+        assert not spool.holds(_run(1)) and not spool.holds(_run(2))

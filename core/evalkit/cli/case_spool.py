@@ -20,8 +20,8 @@ class CaseJsonSpool:
     comma-separated cases per commit, in stored order), in an unnamed temporary file.
 
     It is used only when it holds the whole run (:meth:`holds`); a temporary file that cannot be
-    written (a full or missing temporary folder) is given up, and the run's cases are read back
-    from the store as before — the run itself never fails on it.
+    written (a full or missing temporary folder), or a case whose text cannot be made, gives it up,
+    and the run's cases are read back from the store as before — the run never fails on it.
     """
 
     def __init__(self, wanted: bool = True) -> None:
@@ -50,7 +50,7 @@ class CaseJsonSpool:
                 # Lone surrogates are written as they are: the text is escaped when it is printed.
                 self._file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="\n")
             self._file.write(",".join(map(case_json, cases)) + "\n")
-        except OSError:
+        except Exception:  # whatever went wrong here, the store still has every case
             self._failed = True
             self.close()
             return
