@@ -33,51 +33,48 @@ sys.exit(main(["run", "bench.capitals", "--json"]))
 """
 
 
-def _run_patched(project, plugins: str, patch: str):  # noqa: ANN001, ANN202
+def _run_patched(project, plugins: str, patch: str, evalkit_cli) -> tuple[str, dict]:  # noqa: ANN001
+    """``evalkit run bench.capitals --json`` of 1,001 cases in a process that first runs ``patch``;
+    checks it exits 0 and prints exactly the cases ``evalkit show`` reads back; returns its output."""
     import os
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
     env.update({"PYTHONPATH": plugins, "EVALKIT_BENCH_PROMPTS": "1001", "NO_COLOR": "1"})
-    return subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-c", _RUN_PATCHED.format(patch=patch)], cwd=project, env=env, capture_output=True, text=True,
         timeout=120, stdin=subprocess.DEVNULL,
     )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert (document["answered"], len(document["cases"])) == (1001, 1001)
+    shown = evalkit_cli("show", document["run_id"], "--json", env={"PYTHONPATH": plugins})
+    assert shown.code == 0, shown.stderr
+    assert json.loads(shown.stdout)["cases"] == document["cases"]
+    return done.stdout, document
 
 
 def test_a_large_run_prints_the_cases_it_committed_without_reading_them_back(evalkit_cli, project, plugin_dists) -> None:
     """Past 1,000 cases the run's cases are written out as each group is committed: reading them
     back from the store at the end (which cost ~2 s of a 100,000-case run) would fail here, and the
     document is still exactly what ``evalkit show`` reads back."""
-    plugins = plugin_dists("evalkit-bench-sets")
     patch = (
         "from evalkit.storage.sql import SqlRepository\n"
         "def refuse(*args, **kwargs):\n    raise AssertionError('the run read its cases back')\n"
         "SqlRepository.iter_cases = refuse\n"
     )
-    done = _run_patched(project, plugins, patch)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.count("\n") == 1
-    document = json.loads(done.stdout)
-    assert (document["answered"], len(document["cases"])) == (1001, 1001)
-    shown = evalkit_cli("show", document["run_id"], "--json", env={"PYTHONPATH": plugins})
-    assert shown.code == 0, shown.stderr
-    assert json.loads(shown.stdout)["cases"] == document["cases"]
+    output, _ = _run_patched(project, plugin_dists("evalkit-bench-sets"), patch, evalkit_cli)
+    assert output.count("\n") == 1
 
 
 def test_a_large_run_whose_temporary_file_fails_reads_its_cases_back(evalkit_cli, project, plugin_dists) -> None:
     """No room for the temporary file (here: every one refused) never fails the run: its cases are
     read back from the store, as for a resumed run."""
-    plugins = plugin_dists("evalkit-bench-sets")
     patch = (
         "import errno, tempfile\n"
         "def full(*args, **kwargs):\n    raise OSError(errno.ENOSPC, 'No space left on device')\n"
         "tempfile.TemporaryFile = full\n"
     )
-    done = _run_patched(project, plugins, patch)
-    assert done.returncode == 0, done.stderr
-    document = json.loads(done.stdout)
-    assert len(document["cases"]) == 1001
-    shown = evalkit_cli("show", document["run_id"], "--json", env={"PYTHONPATH": plugins})
-    assert json.loads(shown.stdout)["cases"] == document["cases"]
+    _, document = _run_patched(project, plugin_dists("evalkit-bench-sets"), patch, evalkit_cli)
+    assert document["passed"] == 1001
