@@ -144,7 +144,7 @@ def verdict_for(
         return Verdict("not_compared", f'not compared: no grading of this run could be made (stored as "{run.grader}")')
     streamed = _streams(run, repository)
     if streamed:
-        yardsticks: Iterable[str | None] = (tally or repository.case_tally(run.id)).yardsticks
+        yardsticks: Iterable[str | None] = (tally if tally is not None else repository.case_tally(run.id)).yardsticks
     else:
         yardsticks = (c.yardstick for c in run.cases if not c.errored)
     if any(y and y != run.grader for y in yardsticks):
