@@ -21,14 +21,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .convert import unstructure
 from .jsontext import scalar_texts
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet
-from .questions import GoldenQuestion, GoldenQuestionSet
+
+if TYPE_CHECKING:  # imported where used: a prompt run never needs the question types (~3 ms)
+    from .questions import GoldenQuestion, GoldenQuestionSet
 
 __all__ = [
     "CaseSplit",
@@ -108,6 +110,8 @@ def question_fingerprint(question: GoldenQuestion) -> str:
 def case_fingerprints(golden_set: GoldenPromptSet | GoldenQuestionSet) -> dict[str, str]:
     """``{case id: fingerprint}`` of every prompt (or question) of the set, in set order (a run does
     not build it: each case is stored with its own fingerprint)."""
+    from .questions import GoldenQuestionSet
+
     if isinstance(golden_set, GoldenQuestionSet):
         return {q.id: question_fingerprint(q) for q in golden_set.questions}
     return {p.id: case_fingerprint(p) for p in golden_set.prompts}
