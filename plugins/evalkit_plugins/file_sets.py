@@ -8,10 +8,12 @@ every file is checked before any set is handed out, and any problem in any file 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.config import Config, load_config
-from evalkit.setfiles import SetFiles, load_configured_sets
+
+if TYPE_CHECKING:  # imported when a configuration names set files: most runs read none
+    from evalkit.setfiles import SetFiles
 
 
 class FileSetProvider:
@@ -33,19 +35,30 @@ class FileSetProvider:
 
     def load(self) -> SetFiles:
         """Read and check every configured file once; raise when any has a problem."""
+        from evalkit.setfiles import load_configured_sets
+
         if self._loaded is None:
-            config = self._config if self._config is not None else load_config()
-            self._loaded = load_configured_sets(config, _assertion_kinds())
+            self._loaded = load_configured_sets(self._configuration(), _assertion_kinds())
         self._loaded.raise_for_problems()
         return self._loaded
 
     def golden_prompt_sets(self) -> tuple[Any, ...]:
         """The golden prompt sets the files declare."""
-        return self.load().prompt_sets
+        return self.load().prompt_sets if self._names_files() else ()
 
     def golden_question_sets(self) -> tuple[Any, ...]:
         """The golden question sets the files declare."""
-        return self.load().question_sets
+        return self.load().question_sets if self._names_files() else ()
+
+    def _configuration(self) -> Config:
+        if self._config is None:
+            self._config = load_config()
+        return self._config
+
+    def _names_files(self) -> bool:
+        """Whether the configuration has a ``[sets]`` table (without one there is no file to read,
+        and neither the set-file readers nor the hook plugins are loaded for it)."""
+        return self._configuration().raw.get("sets") is not None
 
 
 def _assertion_kinds() -> dict[str, Any]:

@@ -92,13 +92,14 @@ def test_a_run_without_a_proxy_imports_neither_httpx_nor_urllib_request(project,
     """httpx (about 65 ms of imports per process) serves the generator only behind a proxy; off
     one, a whole run imports neither it nor ``urllib.request``. (``email.utils`` is left out:
     ``importlib.metadata`` imports it for stevedore; see the generator's own import test.) Nor
-    does a prompt run import the question types (~3 ms)."""
+    does a prompt run import the question types (~3 ms), nor, in a project that names no set
+    files, the set-file readers (~8 ms)."""
     from bench.startup import imported_modules
 
     chat_server.responder = arithmetic
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and k != "EVALKIT_DATABASE_URL"}
     env.update(configure(project, chat_server), NO_COLOR="1")
-    watched = ("httpx", "httpcore", "urllib.request", "evalkit.questions", "evalkit_plugins.openai")
+    watched = ("httpx", "httpcore", "urllib.request", "evalkit.questions", "evalkit.setfiles", "evalkit_plugins.openai")
     loaded = imported_modules(["run", "arith.basic", "--provider", "prod"], watched, cwd=project, env=env)
     assert loaded == ["evalkit_plugins.openai"]
     assert completions(chat_server) and [r.path for r in chat_server.requests if r.method == "GET"] == ["/v1/models"]
