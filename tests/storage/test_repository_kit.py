@@ -115,3 +115,24 @@ def test_a_repository_that_drops_case_fingerprints_fails(tmp_path: Path) -> None
     message = str(error.value)
     assert "case fingerprints: begin_run() must keep Run.fingerprints_kept" in message
     assert "case fingerprints: record_cases() must keep each case's fingerprint as given" in message
+
+
+def test_a_store_that_says_its_cases_read_back_as_given_when_they_do_not_fails(sqlite_url: str) -> None:
+    """``StoredCaseForms`` is a promise too: a store whose ``record_cases_as_stored`` hands back the
+    cases as given (the answer kept at ``privacy="metadata"``) is caught, and one that declines
+    (``None``) passes."""
+    from evalkit.storage.sql import SqlRepository
+
+    class AsGiven(SqlRepository):
+        def record_cases_as_stored(self, run_id, cases, privacy):  # noqa: ANN001, ANN201
+            self.record_cases(run_id, cases, privacy)
+            return list(cases)
+
+    class Declines(SqlRepository):
+        def record_cases_as_stored(self, run_id, cases, privacy):  # noqa: ANN001, ANN201
+            self.record_cases(run_id, cases, privacy)
+
+    with pytest.raises(AssertionError) as error:
+        check_repository(AsGiven(sqlite_url))
+    assert "cases as stored (StoredCaseForms): record_cases_as_stored() must return the cases exactly as get_run() reads them back" in str(error.value)
+    check_repository(Declines(sqlite_url))

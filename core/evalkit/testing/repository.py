@@ -191,13 +191,33 @@ def _verdicts(suite: _Suite, report: ContractReport) -> None:
         report.add("verdicts_for() must return the recorded verdict of each known run, and nothing for unknown ids")
 
 
+def _stored_forms(suite: _Suite, report: ContractReport) -> None:
+    repo = suite.repository
+    run = suite.header("forms", suite.set_id("forms"), cases=3)
+    repo.begin_run(run)
+    said = repo.record_cases_as_stored(run.id, [suite.case("a", text="a kept answer"), suite.case("b", passed=False)], "metadata")
+    said_full = repo.record_cases_as_stored(run.id, [suite.case("c", text="a full answer"), suite.case("d", error="rate limited")], "full")
+    stored = repo.get_run(run.id)
+    if stored is None:
+        return  # the base section reports a store that loses runs
+    read_back = {c.case_id: c for c in stored.cases}
+    for given, ids in ((said, ["a", "b"]), (said_full, ["c", "d"])):
+        if given is None:
+            continue  # allowed: the store committed them and says it cannot tell how they read back
+        if [c.case_id for c in given] != ids:
+            report.add(f"record_cases_as_stored() must return each case it was given, in order; got {[c.case_id for c in given]}")
+        elif any(case != read_back.get(case.case_id) for case in given):
+            report.add("record_cases_as_stored() must return the cases exactly as get_run() reads them back (privacy level applied)")
+
+
 def check_repository(url: str | Any) -> None:
     """Run the repository contract suite against the store ``url`` opens (or a repository object).
 
     Every store must satisfy :class:`~evalkit.storage.ResultRepository`: begin (and join) a run,
     record cases (a stored answer is kept, an errored one replaced) with their fingerprints, honour the privacy level,
     recompute aggregates on finish, read runs back. Each optional capability the store claims
-    (``ResumableRuns``, ``GeneratorScopedResults``, ``RunHistory``, ``RunVerdicts``) is checked
+    (``ResumableRuns``, ``GeneratorScopedResults``, ``RunHistory``, ``RunVerdicts``,
+    ``StoredCaseForms``) is checked
     too: a capability claimed is a promise. The suite writes runs under unique ``evalkit_kit_*``
     set identifiers, so an existing store can be used. Raises one ``AssertionError`` listing every
     problem.
@@ -208,6 +228,7 @@ def check_repository(url: str | Any) -> None:
         ResumableRuns,
         RunHistory,
         RunVerdicts,
+        StoredCaseForms,
         close_repository,
         open_repository,
     )
@@ -234,6 +255,7 @@ def check_repository(url: str | Any) -> None:
             ("baseline reads (GeneratorScopedResults)", _baselines, GeneratorScopedResults),
             ("history (RunHistory)", _history, RunHistory),
             ("verdicts (RunVerdicts)", _verdicts, RunVerdicts),
+            ("cases as stored (StoredCaseForms)", _stored_forms, StoredCaseForms),
         ]
         for title, section, capability in sections:
             if capability is not None and not isinstance(repository, capability):
