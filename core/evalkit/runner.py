@@ -360,14 +360,11 @@ class _Recorder:
             raise self._failure
         if self.pending:
             batch, self.pending = self.pending, []
-            if self.on_stored is None:
-                self.repository.record_cases(self.run_id, batch, self.privacy)
-                self._committed_at = time.monotonic()
-            else:
-                stored = self.repository.record_cases_as_stored(self.run_id, batch, self.privacy)
-                self._committed_at = time.monotonic()
-                if stored is not None:
-                    self.on_stored(stored)
+            record = self.repository.record_cases if self.on_stored is None else self.repository.record_cases_as_stored
+            stored = record(self.run_id, batch, self.privacy)
+            self._committed_at = time.monotonic()
+            if stored is not None and self.on_stored is not None:
+                self.on_stored(stored)
 
 
 #: The longest a finished case waits for its group commit (see :class:`_Recorder`).

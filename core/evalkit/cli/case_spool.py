@@ -31,11 +31,11 @@ class CaseJsonSpool:
         self._failed = False
 
     def start(self, run: Any, total: int) -> None:
-        """Keep the cases only when the run prints them compact (more than
-        :data:`~evalkit.cli.common.COMPACT_JSON_CASES`): a smaller run's are read back and indented."""
-        from .common import COMPACT_JSON_CASES
+        """Keep the cases only when the run prints them compact
+        (:func:`~evalkit.cli.common.prints_compact`): a smaller run's are read back and indented."""
+        from .common import prints_compact
 
-        self.wanted = self.wanted and run.case_count > COMPACT_JSON_CASES
+        self.wanted = self.wanted and prints_compact(run.case_count)
 
     def add(self, cases: list[Any]) -> None:
         """Write the text of ``cases`` (:class:`~evalkit.runs.CaseResult`, as stored) as one line."""
@@ -58,10 +58,11 @@ class CaseJsonSpool:
 
     def holds(self, run: Any) -> bool:
         """Whether this holds every stored case of ``run`` (as many as the store counted), so
-        ``--json`` can print them from here."""
-        from .common import COMPACT_JSON_CASES
+        ``--json`` can print them from here; if so, the file is rewound for :meth:`texts` (a file
+        that cannot be is not used, before anything is printed)."""
+        from .common import prints_compact
 
-        if not self.wanted or self._failed or run.case_count <= COMPACT_JSON_CASES:
+        if not self.wanted or self._failed or not prints_compact(run.case_count):
             return False
         if self.count != run.answered_count:
             return False

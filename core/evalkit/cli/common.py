@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["COMPACT_JSON_CASES", "add_baseline_option", "add_report_option", "add_store_options", "add_tolerance_options", "console", "positive_int", "print_cases_json", "print_json", "print_json_streamed", "run_started"]
+__all__ = ["COMPACT_JSON_CASES", "add_baseline_option", "add_report_option", "add_store_options", "add_tolerance_options", "console", "positive_int", "print_cases_json", "print_json", "print_json_streamed", "prints_compact", "run_started"]
 
 
 #: Width of the output when it is not a terminal and COLUMNS is not set: wide enough that a
@@ -103,6 +103,12 @@ def temperature(text: str) -> float:
 COMPACT_JSON_CASES = 1000
 
 
+def prints_compact(case_count: int) -> bool:
+    """Whether a run of ``case_count`` cases prints its ``--json`` document compact, case by case
+    (more than :data:`COMPACT_JSON_CASES`), rather than whole and indented."""
+    return case_count > COMPACT_JSON_CASES
+
+
 def run_started(progress_start: Callable[[Any, int], None]) -> Callable[[Any, int], None]:
     """``progress_start``, preceded by :func:`gc.freeze` and :func:`gc.enable`: called when every
     plugin is loaded and the first request is about to go out, so the objects built so far
@@ -177,7 +183,7 @@ def print_cases_json(document: dict[str, Any], cases: Any, case_count: int) -> N
     holds the list, nor a document per case."""
     from .render import case_document, case_json
 
-    if case_count > COMPACT_JSON_CASES:
+    if prints_compact(case_count):
         print_json_streamed(document, "cases", map(case_json, cases), encoded=True)
     else:
         print_json({**document, "cases": [case_document(case) for case in cases]})
