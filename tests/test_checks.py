@@ -229,6 +229,7 @@ def test_characters_outside_the_trim_set_are_content() -> None:
         (Assertion.max_words(2), "one two three", "3 words, limit 2"),
         (Assertion.cites_any(["policy#1"]), "x", "cited a#1, b#2"),
         (Assertion.json_schema('{"type": "object"}'), "NaN", "answer is not JSON: NaN is not JSON"),
+        (Assertion.json_schema('{"type": "array"}'), "[" * 100_000, "answer is not JSON: nested too deeply: line 1 column 501 (char 500)"),
         (Assertion.json_schema(SCHEMA_WITH_AGE), '{"name": "x", "age": "7"}', "'7' is not of type 'integer' at $['age']"),
         (Assertion.json_schema(SCHEMA_WITH_AGE), '{"name": "x"}', "'age' is a required property at $"),
         (Assertion.json_schema(NESTED), '{"items": [{"n": 1}, {"n": "2"}]}', "'2' is not of type 'integer' at $['items'][1]['n']"),

@@ -16,6 +16,7 @@ import attrs
 
 from .answers import Answer, Citation, Passage
 from .grading import Check
+from .jsonparse import parse_json
 from .pcre import PatternError, compile_pattern
 from .prompts import Assertion
 from .timeouts import RegexTimeout, call_with_timeout, search_with_timeout
@@ -100,7 +101,7 @@ def parse_json_answer(text: str) -> Any:
     fenced = _FENCE.match(stripped)
     if fenced:
         stripped = fenced.group(1).strip()
-    return json.loads(stripped, parse_constant=_reject_constant)
+    return parse_json(stripped, parse_constant=_reject_constant)
 
 
 def load_schema(value: Any) -> Any:

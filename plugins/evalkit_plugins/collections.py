@@ -35,6 +35,7 @@ from typing import Any
 
 from evalkit.config import Config
 from evalkit.errors import ConfigError
+from evalkit.jsonparse import parse_json
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, QuestionForm
 
 __all__ = ["CollectionSets", "read_qrels", "read_queries"]
@@ -91,7 +92,7 @@ def _jsonl_queries(path: Path) -> dict[str, str]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = parse_json(line)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}, line {number}: not JSON ({exc.msg})") from None
         if not isinstance(record, dict):

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import attrs
 from evalkit.errors import ConfigError, PluginError, RetrievalError
+from evalkit.jsonparse import parse_json
 from evalkit.options import option
 from evalkit.questions import NOT_APPLICABLE, RetrievalProvenance
 
@@ -141,7 +142,7 @@ def _jsonl_documents(path: Path, digest: hashlib._Hash) -> Iterator[Document]:
                 continue
             where = f"{path}, line {number}"
             try:
-                record = json.loads(line)
+                record = parse_json(line)
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"evalkit.lexical corpus {where}: not JSON ({exc.msg})") from None
             if not isinstance(record, dict):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import attrs
 from evalkit import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError
+from evalkit.jsonparse import parse_json
 from evalkit.options import option
 
 
@@ -43,11 +43,13 @@ class ReplayGenerator:
             lines = file.read_text(encoding="utf-8").splitlines()
         except OSError as exc:
             raise ConfigError(f"replay file {file}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"replay file {file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
-                item = json.loads(line)
+                item = parse_json(line)
             except ValueError as exc:
                 raise ConfigError(f"replay file {file}, line {number}: not JSON ({exc})") from None
             if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(item.get("text"), str):

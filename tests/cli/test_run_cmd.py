@@ -200,6 +200,22 @@ def test_a_relative_replay_path_is_relative_to_the_config_file(evalkit_cli, proj
     assert "Pass rate:  100.0% (6/6)" in result.stdout
 
 
+@pytest.mark.parametrize(
+    ("tail", "reason"),
+    [
+        (b'{"id": "add-2-2", "text": "caf\xe9"}\n', "not UTF-8 text (invalid continuation byte at byte "),
+        (b"[" * 100_000 + b"]" * 100_000 + b"\n", "line 7: not JSON (nested too deeply: line 1 column 501 (char 500))"),
+    ],
+)
+def test_a_replay_file_no_reader_can_follow_is_a_usage_error_naming_it(evalkit_cli, project, tail: bytes, reason: str) -> None:
+    write_replay(project, ARITH_GOOD)
+    (project / "answers.jsonl").write_bytes((project / "answers.jsonl").read_bytes() + tail)
+    result = evalkit_cli("run", "arith.basic")
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f'evalkit: error: provider instance "my-app" (replay): replay file {project / "answers.jsonl"}'), result.stderr
+    assert reason in result.stderr, result.stderr
+
+
 def test_configuration_in_pyproject_tool_evalkit(evalkit_cli, project) -> None:
     lines = [json.dumps({"id": cid, "text": text, "model": "m-1"}) for cid, text in ARITH_GOOD.items()]
     (project / "answers.jsonl").write_text("\n".join(lines) + "\n")

@@ -61,6 +61,12 @@ def test_trec_topics_and_qrels(tmp_path) -> None:
     ]
 
 
+def test_a_query_line_nested_too_deeply_is_not_json_naming_its_line(tmp_path) -> None:
+    (tmp_path / "queries.jsonl").write_text('{"_id": "1", "text": "ok"}\n' + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ConfigError, match=r"queries.jsonl, line 2: not JSON \(nested too deeply\)"):
+        read_queries(tmp_path / "queries.jsonl")
+
+
 def test_tab_separated_topics(tmp_path) -> None:
     (tmp_path / "topics.tsv").write_text("1\tfirst question\n2\tsecond one\n")
     assert read_queries(tmp_path / "topics.tsv") == {"1": "first question", "2": "second one"}

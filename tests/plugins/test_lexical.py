@@ -204,6 +204,7 @@ def test_numeric_ids_become_strings(tmp_path, index_dir):
     "content,message",
     [
         ('{"id": "a", "text": "x"}\nnot json\n', "line 2: not JSON"),
+        ('{"id": "a", "text": "x"}\n' + "[" * 100_000 + "]" * 100_000 + "\n", r"line 2: not JSON \(nested too deeply\)"),
         ('["a", "x"]\n', "line 1: each line must be a JSON object"),
         ('{"text": "x"}\n', 'line 1: "id"'),
         ('{"id": "", "text": "x"}\n', 'line 1: "id"'),
