@@ -176,8 +176,12 @@ def _read(path: Path) -> Mapping[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read configuration {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path} is not valid TOML: arrays or inline tables nested too deeply") from None
     if path.name == "pyproject.toml":
         return data.get("tool", {}).get("evalkit", {})
     return data
@@ -186,15 +190,15 @@ def _read(path: Path) -> Mapping[str, Any]:
 def _declares_evalkit(pyproject: Path) -> bool:
     """True when ``pyproject`` has a ``[tool.evalkit]`` table (a cheap text test, then TOML)."""
     try:
-        text = pyproject.read_text(encoding="utf-8")
+        raw = pyproject.read_bytes()
     except OSError:
         return False
-    if "tool.evalkit" not in text and "[tool]" not in text:
+    if b"tool.evalkit" not in raw and b"[tool]" not in raw:
         return False
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return "[tool.evalkit" in text  # let the real read report the syntax error
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return b"[tool.evalkit" in raw  # let the real read report what is wrong with it
     tool = data.get("tool")
     return isinstance(tool, Mapping) and "evalkit" in tool
 

@@ -102,3 +102,27 @@ def test_an_undefined_provider_without_config_explains_adapters_and_the_table(ev
     assert '"openai", "reference", "replay"' in result.stderr
     assert '[providers.my-app]\n    adapter = "openai"\n    model = "MODEL-ALIAS"' in result.stderr
     assert not (project / ".evalkit").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b'[providers.self]\nadapter = "reference"\n# caf\xe9\n', "is not UTF-8 text (invalid continuation byte at byte 44)"),
+        (b"x = " + b"[" * 100_000 + b"]" * 100_000 + b"\n", "is not valid TOML: arrays or inline tables nested too deeply"),
+    ],
+)
+def test_a_configuration_no_reader_can_follow_is_a_usage_error_naming_it(evalkit_cli, project: Path, content: bytes, reason: str) -> None:
+    (project / "evalkit.toml").write_bytes(content)
+    result = evalkit_cli("run", "evalkit.smoke")
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"evalkit: error: {project / 'evalkit.toml'} {reason}"), result.stderr
+    assert not (project / ".evalkit").exists()
+
+
+def test_a_pyproject_that_is_not_utf8_is_reported_only_when_it_is_evalkits(evalkit_cli, project: Path) -> None:
+    (project / "pyproject.toml").write_bytes(b'[project]\nname = "caf\xe9"\n')  # someone else's, not UTF-8: walked past
+    assert evalkit_cli("list").code == 0
+    (project / "pyproject.toml").write_bytes(b'[tool.evalkit]\nprivacy = "full"\n# caf\xe9\n')
+    result = evalkit_cli("run", "evalkit.smoke")
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"evalkit: error: {project / 'pyproject.toml'} is not UTF-8 text"), result.stderr

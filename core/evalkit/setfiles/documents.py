@@ -14,12 +14,13 @@ import bisect
 import json
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from ..jsonparse import parse_json
 from .problems import FileProblem, JsonPath
 
 __all__ = ["SUFFIXES", "FileSyntaxError", "SetDocument", "read_document"]
@@ -28,6 +29,10 @@ __all__ = ["SUFFIXES", "FileSyntaxError", "SetDocument", "read_document"]
 SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".toml")
 #: Members of a set, by the key that holds them.
 MEMBER_KEYS = ("prompts", "questions")
+#: How deep a set file's lists and mappings may nest (the set itself is level 0; a prompt's JSON
+#: Schema assertion sits at level 5). A deeper file is refused before anything walks it: the
+#: schema, the kernel's rules and every later reader of the values would run out of stack.
+MAX_NESTING = 64
 
 
 class FileSyntaxError(Exception):
@@ -66,6 +71,31 @@ class SetDocument:
         return FileProblem(str(self.file), reason, path, line, column)
 
 
+def nested_too_deeply(data: Any) -> JsonPath | None:
+    """Where ``data`` nests more than :data:`MAX_NESTING` lists and mappings deep: the path of the
+    innermost named value (mapping key) above the level that is too deep, at most its first eight
+    steps (``prompts[0].metadata``); ``None`` when it does not."""
+    if not isinstance(data, (dict, list)):
+        return None
+    stack: list[tuple[Any, JsonPath]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        if len(path) > MAX_NESTING:
+            named = max((i for i, part in enumerate(path) if isinstance(part, str)), default=-1)
+            return path[: min(named + 1, 8)]
+        stack.extend((child, (*path, key)) for key, child in items if isinstance(child, (dict, list)))
+    return None
+
+
+def _refuse_deep(file: Path, data: Any, position: Callable[[JsonPath], tuple[int, int]] | None = None) -> None:
+    path = nested_too_deeply(data)
+    if path is not None:
+        line, column = position(path) if position is not None else (None, None)
+        reason = f"nested more than {MAX_NESTING} lists and mappings deep; a set file may not nest deeper"
+        raise FileSyntaxError([FileProblem(str(file), reason, path, line, column)])
+
+
 def read_document(file: Path) -> SetDocument:
     """Parse ``file`` by its suffix; raises :class:`FileSyntaxError` when it cannot be parsed."""
     try:
@@ -96,7 +126,11 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
     loader = loader_class(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            _check_aliases(file, node)
         data = loader.construct_document(node) if node is not None else None
+    except RecursionError:  # the pure-Python loader composes nested nodes recursively
+        raise FileSyntaxError([FileProblem(str(file), "YAML syntax: nested too deeply")]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = " ".join(part for part in (exc.context, exc.problem) if part) or "cannot be parsed"
@@ -106,12 +140,81 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
         raise FileSyntaxError([FileProblem(str(file), f"YAML syntax: {exc}")]) from None
     finally:
         loader.dispose()
+    _refuse_deep(file, data, lambda path: _yaml_position(node, path))
     positions: dict[JsonPath, tuple[int, int]] = {}
     keys: dict[JsonPath, tuple[int, int]] = {}
     problems: list[FileProblem] = []
     if node is not None:
         _walk_yaml(node, (), positions, keys, problems, file)
     return SetDocument(file, data, positions, keys, tuple(problems))
+
+
+#: How many values aliases may add to a YAML document beyond the ones written in it: this many,
+#: or ten times as many as are written, whichever is more. Aliases share one node where they
+#: are written, but everything after the loader (the positions, the schema, the kernel's rules)
+#: sees each value as often as it is aliased: nine lines aliasing nine times would be 43 million.
+ALIASED_VALUES_ALLOWED = 1_000_000
+
+
+def _check_aliases(file: Path, root: Any) -> None:
+    """Refuse a YAML node graph that contains itself (``&a [*a]``) or whose aliases expand it
+    past :data:`ALIASED_VALUES_ALLOWED`, before anything walks it value by value."""
+    import yaml
+
+    expanded: dict[int, int] = {}  # id(node) -> how many values it stands for, aliases expanded
+    ancestors: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, children_counted = stack.pop()
+        children = _yaml_children(node, yaml)
+        if children_counted:
+            ancestors.discard(id(node))
+            expanded[id(node)] = 1 + sum(expanded[id(child)] for child in children)
+            continue
+        if id(node) in expanded:
+            continue
+        if id(node) in ancestors:
+            mark = node.start_mark
+            raise FileSyntaxError([FileProblem(
+                str(file), "YAML alias: an alias refers to a value that contains it, so the value would never end",
+                (), mark.line + 1, mark.column + 1,
+            )])  # fmt: skip
+        ancestors.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in expanded)
+    written = len(expanded)
+    total = expanded[id(root)]
+    allowed = max(ALIASED_VALUES_ALLOWED, 10 * written)
+    if total - written > allowed:
+        raise FileSyntaxError([FileProblem(
+            str(file), f"YAML aliases: the {written:,} values written here stand for {total:,} with every alias "
+            f"expanded, more than {allowed:,} added by aliases; write the repeated values out or alias fewer of them",
+        )])  # fmt: skip
+
+
+def _yaml_position(node: Any, path: JsonPath) -> tuple[int, int]:
+    """The line and column of the node at ``path``, or of the nearest ancestor found along it."""
+    import yaml
+
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            found = [value for key, value in node.value if isinstance(key, yaml.ScalarNode) and key.value == part]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            found = [node.value[part]]
+        else:
+            found = []
+        if not found:
+            break
+        node = found[-1]
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _yaml_children(node: Any, yaml: Any) -> list[Any]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _walk_yaml(
@@ -222,16 +325,15 @@ def _repeated_problems(file: Path, repeated: list[tuple[JsonPath, tuple[int, int
 
 def _parse_json(file: Path, text: str, first_line: int = 1) -> Any:
     try:
-        return json.loads(text)
+        return parse_json(text)
     except json.JSONDecodeError as exc:
         line = exc.lineno + first_line - 1
         raise FileSyntaxError([FileProblem(str(file), f"JSON syntax: {exc.msg}", (), line, exc.colno)]) from None
-    except RecursionError:
-        raise FileSyntaxError([FileProblem(str(file), "JSON syntax: nested too deeply")]) from None
 
 
 def _read_json(file: Path, text: str) -> SetDocument:
     data = _parse_json(file, text)
+    _refuse_deep(file, data)
     positions: dict[JsonPath, tuple[int, int]] = {}
     keys: dict[JsonPath, tuple[int, int]] = {}
     repeated: list[tuple[JsonPath, tuple[int, int]]] = []
@@ -260,10 +362,9 @@ def _read_jsonl(file: Path, text: str) -> SetDocument:
     if problems:
         raise FileSyntaxError(problems)
     header: dict[str, Any] = {}
-    header_line = None
+    header_line = header_text = None
     if rows and isinstance(rows[0][2], dict) and not {"prompt", "question"} & set(rows[0][2]):
-        header_line, line_text, header = rows.pop(0)
-        _scan_json(line_text, _Lines(line_text, header_line), (), positions, keys, repeated)
+        header_line, header_text, header = rows.pop(0)
     member_key = "questions" if any(isinstance(r[2], dict) and "question" in r[2] for r in rows) else "prompts"
     data: dict[str, Any] = {}
     if header_line is None:
@@ -272,6 +373,14 @@ def _read_jsonl(file: Path, text: str) -> SetDocument:
         positions[()] = (1, 1)
     data.update(header)
     data[member_key] = [row for _, _, row in rows]
+
+    def line_of(path: JsonPath) -> tuple[int, int]:
+        member = len(path) > 1 and path[0] == member_key and isinstance(path[1], int)
+        return (rows[path[1]][0] if member else header_line or 1), 1  # type: ignore[index]
+
+    _refuse_deep(file, data, line_of)
+    if header_line is not None and header_text is not None:
+        _scan_json(header_text, _Lines(header_text, header_line), (), positions, keys, repeated)
     positions.setdefault((member_key,), (rows[0][0], 1) if rows else (header_line or 1, 1))
     for index, (number, line_text, _) in enumerate(rows):
         _scan_json(line_text, _Lines(line_text, number), (member_key, index), positions, keys, repeated)
@@ -295,6 +404,9 @@ def _read_toml(file: Path, text: str) -> SetDocument:
         line, column = (int(found.group(1)), int(found.group(2))) if found else (None, None)
         reason = _TOML_POSITION.sub("", message).strip()
         raise FileSyntaxError([FileProblem(str(file), f"TOML syntax: {reason}", (), line, column)]) from None
+    except RecursionError:
+        raise FileSyntaxError([FileProblem(str(file), "TOML syntax: arrays or inline tables nested too deeply")]) from None
+    _refuse_deep(file, data)
     positions, keys = _toml_positions(text)
     return SetDocument(file, data, positions, keys)
 
