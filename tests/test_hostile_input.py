@@ -267,6 +267,11 @@ def test_class12_every_command_shows_hostile_strings_literally(cli, project, hos
         ("hostile.plain_string_assertion", 'prompt "p1": field assertions[1] must be an evalkit.Assertion'),
         ("hostile.nul_prompt", 'prompt "p1": field prompt must not be empty'),
         ("hostile.dangling_ref", "$ref that cannot be resolved: '#/$defs/missing'"),
+        ("hostile.deep_value", 'prompt "p1": field assertions[1] (json_schema): its value is nested more than 64 lists and mappings deep'),
+        ("hostile.looped_value", 'prompt "p1": field assertions[1] (json_schema): its value contains itself'),
+        ("hostile.fanned_value", 'prompt "p1": field assertions[1] (json_schema): its value holds more than 100,000 lists and mappings'),
+        ("hostile.tag_not_string", 'prompt "p1": field tags must hold strings, got list [[]]'),
+        ("hostile.huge_id", f'prompt "{"i" * 57}...": field id is 10,000,000 characters long, more than the 1,000 allowed'),
     ],
 )
 def test_class13_invalid_sets_are_refused_naming_the_culprit(cli, project, set_identifier, culprit) -> None:

@@ -199,3 +199,63 @@ def test_visit_stops_at_the_first_problem_so_it_never_sees_a_malformed_prompt() 
         'set "pkg.three", prompt "b": field assertions[1] must be an evalkit.Assertion (e.g. Assertion.contains(...)), '
         "got str 'contains x'",
     )
+
+
+def nested(depth: int, container: type = list) -> object:
+    value: object = "x"
+    for _ in range(depth):
+        value = container([value]) if container is not dict else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("container", [list, tuple, dict])
+def test_an_assertion_value_may_nest_up_to_the_limit_and_no_deeper(container: type) -> None:
+    from evalkit.validation import MAX_VALUE_NESTING
+
+    assert prompt_set_problems(one_prompt_set(assertions=[Assertion("json_schema", {"enum": [nested(MAX_VALUE_NESTING - 1, container)]})]), BUILTIN_KINDS) == []
+    (problem,) = prompt_set_problems(one_prompt_set(assertions=[Assertion("json_schema", {"enum": [nested(MAX_VALUE_NESTING, container)]})]), BUILTIN_KINDS)
+    assert problem == 'set "pkg.set", prompt "p1": field assertions[1] (json_schema): its value is nested more than 64 lists and mappings deep'
+
+
+def test_a_value_referenced_twice_is_fine_and_one_containing_itself_is_not() -> None:
+    shared = ["a", "b"]
+    assert prompt_set_problems(one_prompt_set(assertions=[Assertion("json_schema", {"enum": [shared, shared]})]), BUILTIN_KINDS) == []
+    looped: list[object] = ["a"]
+    looped.append({"again": looped})
+    (problem,) = prompt_set_problems(one_prompt_set(assertions=[Assertion("json_schema", {"enum": looped})]), BUILTIN_KINDS)
+    assert problem.endswith("field assertions[1] (json_schema): its value contains itself, so it would never end")
+
+
+def test_a_value_that_fans_out_by_reference_is_refused_without_walking_it_all() -> None:
+    fanned: object = ["x"] * 9
+    for _ in range(8):  # 9 ** 8 = 43 million lists when walked
+        fanned = [fanned] * 9
+    (problem,) = prompt_set_problems(one_prompt_set(assertions=[Assertion("json_schema", {"enum": fanned})]), BUILTIN_KINDS)
+    assert "its value holds more than 100,000 lists and mappings" in problem
+
+
+def test_ids_names_and_identifiers_longer_than_1000_characters_are_refused_shown_short() -> None:
+    assert prompt_set_problems(one_prompt_set(id="i" * 1_000), BUILTIN_KINDS) == []
+    (problem,) = prompt_set_problems(one_prompt_set(id="i" * 1_001), BUILTIN_KINDS)
+    assert problem == f'set "pkg.set", prompt "{"i" * 57}...": field id is 1,001 characters long, more than the 1,000 allowed'
+    (problem,) = prompt_set_problems(one_prompt_set("a" * 2_000), BUILTIN_KINDS)
+    assert problem.endswith("field identifier is 2,000 characters long, more than the 1,000 allowed")
+    long_name = GoldenPromptSet(identifier="pkg.set", name="N" * 5_000, prompts=[GoldenPrompt(id="p1", prompt="hi", reference="x")])
+    (problem,) = prompt_set_problems(long_name, BUILTIN_KINDS)
+    assert problem == 'set "pkg.set": field name is 5,000 characters long, more than the 1,000 allowed'
+
+
+def test_tags_must_be_strings() -> None:
+    (problem,) = prompt_set_problems(one_prompt_set(tags=["ok", 3]), BUILTIN_KINDS)
+    assert problem == 'set "pkg.set", prompt "p1": field tags must hold strings, got int 3'
+
+
+def test_a_stray_value_that_cannot_be_shown_is_still_named() -> None:
+    class Unprintable:
+        def __repr__(self) -> str:
+            raise RuntimeError("no")
+
+    (first,) = prompt_set_problems(one_prompt_set(tags=[10**5000]), BUILTIN_KINDS)
+    assert first.endswith("field tags must hold strings, got int (not shown: repr() raised ValueError)")
+    (second,) = prompt_set_problems(one_prompt_set(assertions=[Unprintable()]), BUILTIN_KINDS)
+    assert "must be an evalkit.Assertion (e.g. Assertion.contains(...)), got Unprintable (not shown: repr() raised RuntimeError)" in second

@@ -26,6 +26,14 @@ __all__ = [
 
 #: Lowercase segments of ``[a-z0-9_]`` separated by single dots: ``package.set``.
 IDENTIFIER_PATTERN = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
+#: The longest set identifier, set name or member id, in characters: they are names people read
+#: in tables and reports, and keys the store indexes, not payloads.
+MAX_NAME_CHARS = 1_000
+#: How deep an assertion's value may nest lists and mappings (as in set files: docs/sets.md).
+MAX_VALUE_NESTING = 64
+#: How many lists and mappings an assertion's value may hold, each counted as often as it is
+#: referenced: a list holding nine references to a list of nine ... is 43 million at 8 levels.
+MAX_VALUE_CONTAINERS = 100_000
 
 
 def _is_answer(value: object) -> bool:
@@ -44,14 +52,22 @@ def set_problems(where: str, identifier: object, name: object, members: Sequence
 
 def _naming_problems(where: str, identifier: object, name: object) -> list[str]:
     problems: list[str] = []
-    if not isinstance(identifier, str) or not IDENTIFIER_PATTERN.fullmatch(identifier):
+    if isinstance(identifier, str) and len(identifier) > MAX_NAME_CHARS:
+        problems.append(f"{where}: field identifier {_too_long(identifier)}")
+    elif not isinstance(identifier, str) or not IDENTIFIER_PATTERN.fullmatch(identifier):
         problems.append(
             f"{where}: field identifier must be lowercase segments of a-z, 0-9 and _ joined by dots "
-            f"(like package.set), got {identifier!r}"
+            f"(like package.set), got {_short_repr(identifier)}"
         )
     if not isinstance(name, str) or not name.strip():
         problems.append(f"{where}: field name must not be empty")
+    elif len(name) > MAX_NAME_CHARS:
+        problems.append(f"{where}: field name {_too_long(name)}")
     return problems
+
+
+def _too_long(text: str) -> str:
+    return f"is {len(text):,} characters long, more than the {MAX_NAME_CHARS:,} allowed"
 
 
 def _empty_problem(where: str, member: str) -> str:
@@ -70,10 +86,12 @@ def _located(where: str, member: str, item: Any, number: int, seen: set[str]) ->
     """Member ``number``'s location (``set "x", prompt "p"``) and the problems with its ``id``;
     ``seen`` holds the ids before it and gets this one."""
     item_id = item.id if isinstance(item.id, str) and item.id else f"#{number}"
-    at = f'{where}, {member} "{item_id}"'
+    at = f'{where}, {member} "{item_id if len(item_id) <= 60 else item_id[:57] + "..."}"'
     problems = []
     if not isinstance(item.id, str) or not item.id:
         problems.append(f"{at}: field id must be a non-empty string")
+    elif len(item.id) > MAX_NAME_CHARS:
+        problems.append(f"{at}: field id {_too_long(item.id)}")
     elif item.id in seen:
         problems.append(f"{at}: field id is used by more than one {member}")
     else:
@@ -155,6 +173,9 @@ def _prompt_problems(
         problems.append(f"{at}: field reference must be a string or an evalkit.Answer")
     if prompt.system_prompt is not None and not isinstance(prompt.system_prompt, str):
         problems.append(f"{at}: field system_prompt must be a string")
+    stray_tags = [tag for tag in prompt.tags if not isinstance(tag, str)]
+    if stray_tags:
+        problems.append(f"{at}: field tags must hold strings, got {_describe(stray_tags[0])}")
     if not prompt.assertions and reference_ok and not prompt.reference_text:
         problems.append(f"{at}: field assertions is empty and there is no reference; declare at least one")
     for number, assertion in enumerate(prompt.assertions, start=1):
@@ -166,6 +187,10 @@ def _prompt_problems(
             continue
         kind = kinds.get(assertion.kind)
         field = f"assertions[{number}] ({assertion.kind})"
+        shape = value_shape_problem(assertion.value)
+        if shape is not None:
+            problems.append(f"{at}: field {field}: its value {shape}")
+            continue
         if kind is None:
             known = ", ".join(sorted(kinds))
             problems.append(f"{at}: field {field}: unknown assertion kind; known kinds: {known}")
@@ -178,6 +203,29 @@ def _prompt_problems(
     return problems
 
 
+def value_shape_problem(value: object) -> str | None:
+    """What makes ``value`` impossible to fingerprint, store or print, if anything: a list or
+    mapping that contains itself, nesting deeper than :data:`MAX_VALUE_NESTING`, or more than
+    :data:`MAX_VALUE_CONTAINERS` lists and mappings counted as often as they are referenced."""
+    if not isinstance(value, (dict, list, tuple)):
+        return None
+    stack: list[tuple[Any, int, tuple[int, ...]]] = [(value, 0, ())]
+    visited = 0
+    while stack:
+        current, depth, holders = stack.pop()
+        visited += 1
+        if visited > MAX_VALUE_CONTAINERS:
+            return f"holds more than {MAX_VALUE_CONTAINERS:,} lists and mappings, counting each as often as it is referenced"
+        if id(current) in holders:
+            return "contains itself, so it would never end"
+        if depth > MAX_VALUE_NESTING:
+            return f"is nested more than {MAX_VALUE_NESTING} lists and mappings deep"
+        children = current.values() if isinstance(current, dict) else current
+        inside = (*holders, id(current))
+        stack.extend((child, depth + 1, inside) for child in children if isinstance(child, (dict, list, tuple)))
+    return None
+
+
 def has_visible_text(text: str) -> bool:
     """True when ``text`` holds something besides whitespace and control characters (``"\\x00"`` does not)."""
     return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in text)
@@ -185,8 +233,15 @@ def has_visible_text(text: str) -> bool:
 
 def _describe(value: object) -> str:
     """``str 'contains Paris'``: a stray value's type and a short repr, for a problem message."""
-    shown = repr(value)
-    return f"{type(value).__name__} {shown if len(shown) <= 60 else shown[:57] + '...'}"
+    return f"{type(value).__name__} {_short_repr(value)}"
+
+
+def _short_repr(value: object) -> str:
+    try:
+        shown = repr(value)
+    except Exception as exc:  # a plugin's __repr__ that raises, an int past the digit limit
+        return f"(not shown: repr() raised {type(exc).__name__})"
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def validate_prompt_set(

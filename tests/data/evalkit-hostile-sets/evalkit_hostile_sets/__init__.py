@@ -96,6 +96,41 @@ _DANGLING_REF = GoldenPromptSet(
     ],
 )
 
+def _nested(depth: int) -> list[object]:
+    value: list[object] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _looped() -> dict[str, object]:
+    schema: dict[str, object] = {"type": "object"}
+    schema["properties"] = {"again": schema}
+    return schema
+
+
+def _fanned_out(levels: int) -> list[object]:
+    """Nine references to nine references to ...: few objects, 9 ** levels lists when walked."""
+    value: list[object] = ["x"] * 9
+    for _ in range(levels):
+        value = [value] * 9
+    return value
+
+
+def _one_prompt_set(identifier: str, name: str, **prompt: object) -> GoldenPromptSet:
+    fields: dict[str, object] = {"id": "p1", "prompt": "Say x", "reference": "x", **prompt}
+    return GoldenPromptSet(identifier=identifier, name=name, prompts=[GoldenPrompt(**fields)])  # type: ignore[arg-type]
+
+
+#: Sets whose values no fingerprint, store or terminal could take: each is refused, naming why.
+_SHAPES = [
+    _one_prompt_set("hostile.deep_value", "An assertion value 5,000 lists deep", assertions=[Assertion.json_schema({"enum": [_nested(5000)]})]),
+    _one_prompt_set("hostile.looped_value", "A JSON Schema that contains itself", assertions=[Assertion.json_schema(_looped())]),
+    _one_prompt_set("hostile.fanned_value", "An assertion value of 43 million lists by reference", assertions=[Assertion.json_schema({"enum": _fanned_out(8)})]),
+    _one_prompt_set("hostile.tag_not_string", "A tag that is a list holding itself", tags=[_nested(1)], assertions=[Assertion.contains("x")]),
+    _one_prompt_set("hostile.huge_id", "A 10 MB prompt id", id="i" * 10_000_000, assertions=[Assertion.contains("x")]),
+]
+
 _CATASTROPHIC_PATTERN = GoldenPromptSet(
     identifier="hostile.catastrophic_pattern",
     name="A json_schema pattern that backtracks for ever",
@@ -138,12 +173,12 @@ _SIZED = GoldenPromptSet(
 
 
 class HostileSets:
-    """Ships ``hostile.markup`` (hostile strings), three sets that must be refused, one that must not
+    """Ships ``hostile.markup`` (hostile strings), eight sets that must be refused, one that must not
     hang and one for answers of any size."""
 
     def golden_prompt_sets(self) -> list[GoldenPromptSet]:
         """Every hostile prompt set."""
-        return [_MARKUP_SET, _PLAIN_STRING_ASSERTION, _NUL_PROMPT, _DANGLING_REF, _CATASTROPHIC_PATTERN, _SIZED]
+        return [_MARKUP_SET, _PLAIN_STRING_ASSERTION, _NUL_PROMPT, _DANGLING_REF, _CATASTROPHIC_PATTERN, _SIZED, *_SHAPES]
 
 
 #: Question ids and document ids of ``hostile.questions``: ``HostileRetriever`` finds each question's document.
