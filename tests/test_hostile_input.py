@@ -282,6 +282,44 @@ def test_class13_invalid_sets_are_refused_naming_the_culprit(cli, project, set_i
     assert stored_runs(project) == 0
 
 
+def test_class13_a_grading_that_breaks_the_rules_fails_its_case_and_never_counts(cli, project) -> None:
+    (project / "evalkit.toml").write_text('privacy = "full"\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    args = ("run", "hostile.graded", "--grader", "hostile.broken_grading", "--concurrency", "1")
+    table = cli(*args)
+    assert table.code == 0, table.stderr
+    assert_shown_literally(table.stdout, table.stderr)
+    assert "Pass rate:  12.5% (1/8)" in table.stdout and "Mean score: 0.125" in table.stdout
+    assert "not compared: the gradings of this run do not share one yardstick" in table.stdout
+    document = cli(*args, "--json", "--fail-on-regression")
+    assert document.code == 1, document.stderr  # not comparable under --fail-on-regression
+    cases = {case["id"]: case for case in document.json()["cases"]}
+    prefix = "the grader returned a grading evalkit cannot use: "
+    expected = {
+        "g1": "score must be a finite number in 0..1, got nan",
+        "g2": "passed must be True or False, got 'no'",  # a truthy string is no pass
+        "g3": "score must be a finite number in 0..1, got 7.5",
+        "g4": "detail cannot be written as JSON: Object of type object is not JSON serializable",
+        "g5": "detail contains itself, so it would never end",
+        "g6": "yardstick must be a non-empty string of at most 1,000 characters, got 6,000,000 characters",
+        "g7": "NoneType None is not an evalkit.Grading",
+    }
+    for case_id, reason in expected.items():
+        case = cases[case_id]
+        assert (case["passed"], case["score"], case["yardstick"]) == (False, 0.0, "hostile.broken_grading:failed")
+        assert case["checks"] == [{"name": "grading", "passed": False, "error": prefix + reason, "detail": None}]
+    assert (cases["g8"]["passed"], cases["g8"]["yardstick"]) == (True, "hostile.broken_grading")
+    assert stored_runs(project) == 2
+
+
+def test_class13_an_answer_whose_text_is_not_text_is_an_errored_case(cli, project) -> None:
+    (project / "evalkit.toml").write_text('[providers.bytes]\nadapter = "hostile.bytes"\nmodel = "b"\n')
+    result = cli("run", "evalkit.smoke", "--json")
+    assert result.code == 3, result.stderr  # every case errored: the run is incomplete
+    assert result.json()["status"] == "incomplete"
+    errors = {case["error"] for case in result.json()["cases"]}
+    assert errors == {"the generator returned an Answer whose text is bytes, not str"}
+
+
 def test_class13_an_openai_instance_without_model_is_refused(cli, project, chat_server) -> None:
     env = configure_openai(project, chat_server, base_url=chat_server.base_url, model=None)
     result = cli("run", "arith.basic", "--provider", "prod", env=env)

@@ -210,7 +210,7 @@ def nested(depth: int, container: type = list) -> object:
 
 @pytest.mark.parametrize("container", [list, tuple, dict])
 def test_an_assertion_value_may_nest_up_to_the_limit_and_no_deeper(container: type) -> None:
-    from evalkit.validation import MAX_VALUE_NESTING
+    from evalkit.shapes import MAX_VALUE_NESTING
 
     assert prompt_set_problems(one_prompt_set(assertions=[Assertion("json_schema", {"enum": [nested(MAX_VALUE_NESTING - 1, container)]})]), BUILTIN_KINDS) == []
     (problem,) = prompt_set_problems(one_prompt_set(assertions=[Assertion("json_schema", {"enum": [nested(MAX_VALUE_NESTING, container)]})]), BUILTIN_KINDS)

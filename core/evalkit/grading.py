@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
-__all__ = ["AGREEMENT_CHECK", "Check", "Grading"]
+from .shapes import short_repr, value_shape_problem
+
+__all__ = ["AGREEMENT_CHECK", "MAX_YARDSTICK_CHARS", "Check", "Grading", "grading_problems"]
 
 #: The check a judge grader asked several times per case adds: it holds when every verdict agreed.
 #: A case where it does not hold is *unstable* and is left out of regression comparisons.
 AGREEMENT_CHECK = "judge_agreement"
+#: The longest yardstick, in characters: it names an instrument in every table, report and scope.
+MAX_YARDSTICK_CHARS = 1_000
 
 
 @attrs.frozen
@@ -65,3 +71,55 @@ class Grading:
     def unstable(self) -> bool:
         """True when a judge asked several times disagreed with itself (see :data:`AGREEMENT_CHECK`)."""
         return any(c.name == AGREEMENT_CHECK and not c.passed for c in self.checks)
+
+
+def grading_problems(grading: object) -> list[str]:
+    """What is wrong with one grading by the kernel's rules; empty when nothing is.
+
+    A run applies them to every grading a grader returns (one that breaks them is a failed
+    grading, like one that raised: ``<grader>:failed``, never a pass) and the contract kit
+    (:func:`evalkit.testing.check_grader`) to a grader's gradings. A :class:`Grading`; a finite
+    score in 0..1; ``passed`` exactly ``True`` or ``False`` (``"no"`` is not false enough); checks
+    with a non-empty name and a bool ``passed`` (``error`` and ``detail`` text or ``None``); a
+    non-empty yardstick of at most :data:`MAX_YARDSTICK_CHARS` characters; ``error`` text or
+    ``None``; ``detail`` ``None`` or a mapping that can be written as JSON.
+    """
+    if not isinstance(grading, Grading):
+        return [f"{type(grading).__name__} {short_repr(grading)} is not an evalkit.Grading"]
+    problems = []
+    score = grading.score
+    if not isinstance(score, (float, int)) or isinstance(score, bool) or not math.isfinite(score) or not 0 <= score <= 1:
+        problems.append(f"score must be a finite number in 0..1, got {short_repr(score)}")
+    if not isinstance(grading.passed, bool):
+        problems.append(f"passed must be True or False, got {short_repr(grading.passed)}")
+    for check in grading.checks:
+        if not isinstance(check, Check):
+            problems.append(f"a check must be an evalkit.Check, got {short_repr(check)}")
+        elif not isinstance(check.name, str) or not check.name:
+            problems.append(f"a check has no name: {short_repr(check)}")
+        elif not isinstance(check.passed, bool):
+            problems.append(f"check {short_repr(check.name)}: passed must be True or False, got {short_repr(check.passed)}")
+        elif not isinstance(check.error, (str, type(None))) or not isinstance(check.detail, (str, type(None))):
+            problems.append(f"check {short_repr(check.name)}: error and detail must be text or None")
+    yardstick = grading.yardstick
+    if not isinstance(yardstick, str) or not yardstick or len(yardstick) > MAX_YARDSTICK_CHARS:
+        shown = f"{len(yardstick):,} characters" if isinstance(yardstick, str) and yardstick else short_repr(yardstick)
+        problems.append(f"yardstick must be a non-empty string of at most {MAX_YARDSTICK_CHARS:,} characters, got {shown}")
+    if not isinstance(grading.error, (str, type(None))):
+        problems.append(f"error must be text or None, got {short_repr(grading.error)}")
+    if grading.detail is not None:
+        problems.extend(_detail_problems(grading.detail))
+    return problems
+
+
+def _detail_problems(detail: object) -> list[str]:
+    if not isinstance(detail, Mapping):
+        return [f"detail must be a mapping or None, got {short_repr(detail)}"]
+    shape = value_shape_problem(dict(detail))
+    if shape is not None:
+        return [f"detail {shape}"]
+    try:
+        json.dumps(detail, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        return [f"detail cannot be written as JSON: {exc}"]
+    return []

@@ -26,6 +26,7 @@ from .answers import Answer, GenerationRequest, ServingIdentity
 from .checks import AssertionKind
 from .components import AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, ServingEvidence
 from .errors import GenerationError
+from .grading import Grading, grading_problems
 from .identity import identity_problems
 from .jsontext import scalar_texts
 from .printable import visible
@@ -373,6 +374,14 @@ COMMIT_WAIT_S = 0.05
 COMMIT_BATCH = 256
 
 
+def _failed_grading(grader: Any, error: str) -> Grading:
+    """A grading that raised or broke the rules (:func:`~evalkit.grading.grading_problems`) is no
+    measurement: it fails, and its yardstick ``<grader>:failed`` keeps the run out of comparisons."""
+    name = getattr(grader, "name", None)
+    named = isinstance(name, str) and 0 < len(name) <= 200
+    return Grading(0.0, False, yardstick=f"{name if named else 'grader'}:failed", error=error)
+
+
 def _case_identity(bound: BoundGenerator, answer: Answer) -> ServingIdentity | None:
     if not bound.instance or not bound.alias or not answer.model:
         return None
@@ -393,6 +402,8 @@ def stored_answer(text: str, max_bytes: int | None) -> str:
 
 def _coerce_answer(value: Any) -> Answer:
     if isinstance(value, Answer):
+        if not isinstance(value.text, str):
+            raise GenerationError(f"the generator returned an Answer whose text is {type(value.text).__name__}, not str")
         return value
     if isinstance(value, str):
         return Answer(text=value)
@@ -477,11 +488,11 @@ async def execute_prompts(
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            from .grading import Grading
-
-            # A grading that raised is no measurement: "<grader>:failed" keeps the run out of comparisons.
-            failed = f"{getattr(grader, 'name', 'grader')}:failed"
-            grading = Grading(0.0, False, yardstick=failed, error=f"{type(exc).__name__}: {exc}")
+            grading = _failed_grading(grader, f"{type(exc).__name__}: {exc}")
+        else:
+            broken = grading_problems(grading)
+            if broken:
+                grading = _failed_grading(grader, f"the grader returned a grading evalkit cannot use: {'; '.join(broken)}")
         return CaseResult.from_grading(
             prompt.id,
             grading,

@@ -12,6 +12,7 @@ import attrs
 from .checks import AssertionKind
 from .errors import SetValidationError
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
+from .shapes import short_repr, value_shape_problem
 from .wording import counted
 
 __all__ = [
@@ -29,11 +30,6 @@ IDENTIFIER_PATTERN = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
 #: The longest set identifier, set name or member id, in characters: they are names people read
 #: in tables and reports, and keys the store indexes, not payloads.
 MAX_NAME_CHARS = 1_000
-#: How deep an assertion's value may nest lists and mappings (as in set files: docs/sets.md).
-MAX_VALUE_NESTING = 64
-#: How many lists and mappings an assertion's value may hold, each counted as often as it is
-#: referenced: a list holding nine references to a list of nine ... is 43 million at 8 levels.
-MAX_VALUE_CONTAINERS = 100_000
 
 
 def _is_answer(value: object) -> bool:
@@ -57,7 +53,7 @@ def _naming_problems(where: str, identifier: object, name: object) -> list[str]:
     elif not isinstance(identifier, str) or not IDENTIFIER_PATTERN.fullmatch(identifier):
         problems.append(
             f"{where}: field identifier must be lowercase segments of a-z, 0-9 and _ joined by dots "
-            f"(like package.set), got {_short_repr(identifier)}"
+            f"(like package.set), got {short_repr(identifier)}"
         )
     if not isinstance(name, str) or not name.strip():
         problems.append(f"{where}: field name must not be empty")
@@ -203,29 +199,6 @@ def _prompt_problems(
     return problems
 
 
-def value_shape_problem(value: object) -> str | None:
-    """What makes ``value`` impossible to fingerprint, store or print, if anything: a list or
-    mapping that contains itself, nesting deeper than :data:`MAX_VALUE_NESTING`, or more than
-    :data:`MAX_VALUE_CONTAINERS` lists and mappings counted as often as they are referenced."""
-    if not isinstance(value, (dict, list, tuple)):
-        return None
-    stack: list[tuple[Any, int, tuple[int, ...]]] = [(value, 0, ())]
-    visited = 0
-    while stack:
-        current, depth, holders = stack.pop()
-        visited += 1
-        if visited > MAX_VALUE_CONTAINERS:
-            return f"holds more than {MAX_VALUE_CONTAINERS:,} lists and mappings, counting each as often as it is referenced"
-        if id(current) in holders:
-            return "contains itself, so it would never end"
-        if depth > MAX_VALUE_NESTING:
-            return f"is nested more than {MAX_VALUE_NESTING} lists and mappings deep"
-        children = current.values() if isinstance(current, dict) else current
-        inside = (*holders, id(current))
-        stack.extend((child, depth + 1, inside) for child in children if isinstance(child, (dict, list, tuple)))
-    return None
-
-
 def has_visible_text(text: str) -> bool:
     """True when ``text`` holds something besides whitespace and control characters (``"\\x00"`` does not)."""
     return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in text)
@@ -233,15 +206,7 @@ def has_visible_text(text: str) -> bool:
 
 def _describe(value: object) -> str:
     """``str 'contains Paris'``: a stray value's type and a short repr, for a problem message."""
-    return f"{type(value).__name__} {_short_repr(value)}"
-
-
-def _short_repr(value: object) -> str:
-    try:
-        shown = repr(value)
-    except Exception as exc:  # a plugin's __repr__ that raises, an int past the digit limit
-        return f"(not shown: repr() raised {type(exc).__name__})"
-    return shown if len(shown) <= 60 else shown[:57] + "..."
+    return f"{type(value).__name__} {short_repr(value)}"
 
 
 def validate_prompt_set(

@@ -167,7 +167,7 @@ def test_a_grader_breaking_the_grading_rules_gets_every_problem() -> None:
         check_grader(Moody)
     problems = problems_of(error)
     assert "grading a wrong answer: score must be a finite number in 0..1, got 1.5" in problems
-    assert "grading the reference answer: passed must be a bool, got 'yes'" in problems
+    assert "grading the reference answer: passed must be True or False, got 'yes'" in problems
     assert any("different yardsticks" in p for p in problems)
     assert "the reference answer scores 0.0 and a wrong answer 1.5" in problems
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..answers import Answer
-from ..grading import Grading
+from ..grading import Grading, grading_problems
 from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ..questions import GoldenQuestionSet
 from .problems import ContractReport
@@ -152,26 +152,6 @@ def check_grader(factory: Any, **options: Any) -> None:
 
 def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def grading_problems(grading: Any) -> list[str]:
-    """What is wrong with one grading, by the kernel's rules."""
-    if not isinstance(grading, Grading):
-        return [f"returned {type(grading).__name__}, not an evalkit.Grading"]
-    problems = []
-    if not _finite(grading.score) or not 0 <= grading.score <= 1:
-        problems.append(f"score must be a finite number in 0..1, got {grading.score!r}")
-    if not isinstance(grading.passed, bool):
-        problems.append(f"passed must be a bool, got {grading.passed!r}")
-    for check in grading.checks:
-        name = getattr(check, "name", None)
-        if not isinstance(name, str) or not name:
-            problems.append(f"a check has no name: {check!r}")
-        elif not isinstance(getattr(check, "passed", None), bool):
-            problems.append(f"check {name!r}: passed must be a bool")
-    if not isinstance(grading.yardstick, str) or not grading.yardstick:
-        problems.append(f"yardstick must be a non-empty string, got {grading.yardstick!r}")
-    return problems
 
 
 def _result_id(result: Any) -> Any:

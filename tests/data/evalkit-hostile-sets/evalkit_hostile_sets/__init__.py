@@ -24,6 +24,7 @@ from evalkit import (
 )
 from evalkit.answers import Answer
 from evalkit.errors import GenerationError
+from evalkit.grading import Check, Grading
 
 #: Markup rich would interpret, or choke on.
 MARKUP = "[/]"
@@ -178,7 +179,7 @@ class HostileSets:
 
     def golden_prompt_sets(self) -> list[GoldenPromptSet]:
         """Every hostile prompt set."""
-        return [_MARKUP_SET, _PLAIN_STRING_ASSERTION, _NUL_PROMPT, _DANGLING_REF, _CATASTROPHIC_PATTERN, _SIZED, *_SHAPES]
+        return [_MARKUP_SET, _PLAIN_STRING_ASSERTION, _NUL_PROMPT, _DANGLING_REF, _CATASTROPHIC_PATTERN, _SIZED, *_SHAPES, _GRADED]
 
 
 #: Question ids and document ids of ``hostile.questions``: ``HostileRetriever`` finds each question's document.
@@ -240,3 +241,56 @@ class LeakyGenerator:
         if "fail" in request.prompt:
             raise GenerationError(f"upstream rejected key {self.secret}")
         return Answer(text=f"ok, my key is {self.secret}", model=f"{self.model}")
+
+
+def _looped_detail() -> dict[str, object]:
+    detail: dict[str, object] = {"judge": "x"}
+    detail["again"] = detail
+    return detail
+
+
+#: What ``hostile.broken_grading`` returns for each prompt id of ``hostile.markup``, in turn: each
+#: breaks one rule a grading must follow (evalkit.grading.grading_problems); the last is fine.
+BROKEN_GRADINGS = [
+    lambda: Grading(score=float("nan"), passed=True),
+    lambda: Grading(score=1.0, passed="no"),  # a truthy string must not count as a pass
+    lambda: Grading(score=7.5, passed=True),
+    lambda: Grading(score=1.0, passed=True, detail={"weights": object()}),
+    lambda: Grading(score=1.0, passed=True, detail=_looped_detail()),
+    lambda: Grading(score=1.0, passed=True, yardstick="y\x1b[31m" * 1_000_000),
+    lambda: None,
+    lambda: Grading(score=1.0, passed=True, checks=[Check("fine", True)], yardstick="hostile.broken_grading"),
+]
+
+
+#: ``hostile.graded``: one prompt per entry of :data:`BROKEN_GRADINGS`, for ``hostile.broken_grading``.
+_GRADED = GoldenPromptSet(
+    identifier="hostile.graded", name="Prompts for a grader that breaks the rules",
+    prompts=[GoldenPrompt(id=f"g{n}", prompt="Say x", reference="x") for n in range(1, 9)],
+)
+
+
+class BrokenGradingGrader:
+    """Returns the gradings of :data:`BROKEN_GRADINGS`, one per call, in order (concurrency 1)."""
+
+    name = "hostile.broken_grading"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def grade(self, prompt: GoldenPrompt, answer: Answer) -> object:
+        """The next broken grading."""
+        made = BROKEN_GRADINGS[self.calls % len(BROKEN_GRADINGS)]()
+        self.calls += 1
+        return made
+
+
+class BytesGenerator:
+    """Answers with bytes where the text belongs."""
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model
+
+    def generate(self, request: GenerationRequest) -> Answer:
+        """An answer whose text is bytes."""
+        return Answer(text=b"Paris")  # type: ignore[arg-type]

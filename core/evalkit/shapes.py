@@ -1,0 +1,52 @@
+"""Values a plugin hands over, checked before anything walks them, and shown short in messages.
+
+A set's assertion value or a grader's ``detail`` is fingerprinted, stored as JSON and printed;
+each of those walks it recursively. A list that contains itself, nesting deeper than the stack,
+or a few objects referenced so often that walking them never ends would fail the run far from
+the plugin that made them. :func:`value_shape_problem` says so up front, without recursion.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["MAX_VALUE_CONTAINERS", "MAX_VALUE_NESTING", "short_repr", "value_shape_problem"]
+
+#: How deep a value may nest lists and mappings (as set files: docs/sets.md).
+MAX_VALUE_NESTING = 64
+#: How many lists and mappings a value may hold, each counted as often as it is referenced: a
+#: list holding nine references to a list of nine ... is 43 million at 8 levels.
+MAX_VALUE_CONTAINERS = 100_000
+
+
+def value_shape_problem(value: object) -> str | None:
+    """What makes ``value`` impossible to fingerprint, store or print, if anything: a list or
+    mapping that contains itself, nesting deeper than :data:`MAX_VALUE_NESTING`, or more than
+    :data:`MAX_VALUE_CONTAINERS` lists and mappings counted as often as they are referenced."""
+    if not isinstance(value, (dict, list, tuple)):
+        return None
+    stack: list[tuple[Any, int, tuple[int, ...]]] = [(value, 0, ())]
+    visited = 0
+    while stack:
+        current, depth, holders = stack.pop()
+        visited += 1
+        if visited > MAX_VALUE_CONTAINERS:
+            return f"holds more than {MAX_VALUE_CONTAINERS:,} lists and mappings, counting each as often as it is referenced"
+        if id(current) in holders:
+            return "contains itself, so it would never end"
+        if depth > MAX_VALUE_NESTING:
+            return f"is nested more than {MAX_VALUE_NESTING} lists and mappings deep"
+        children = current.values() if isinstance(current, dict) else current
+        inside = (*holders, id(current))
+        stack.extend((child, depth + 1, inside) for child in children if isinstance(child, (dict, list, tuple)))
+    return None
+
+
+def short_repr(value: object, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters with ``...``; a repr that raises (a plugin's
+    ``__repr__``, an int past Python's digit limit) is named instead of failing the message."""
+    try:
+        shown = repr(value)
+    except Exception as exc:
+        return f"(not shown: repr() raised {type(exc).__name__})"
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."

@@ -1,0 +1,46 @@
+"""Values from plugins are checked for shapes no recursive reader survives, without recursing."""
+
+from __future__ import annotations
+
+from evalkit.shapes import MAX_VALUE_CONTAINERS, MAX_VALUE_NESTING, short_repr, value_shape_problem
+
+
+def nested(depth: int) -> object:
+    value: object = "leaf"
+    for level in range(depth):
+        value = [value] if level % 3 == 0 else ({"k": value} if level % 3 == 1 else (value,))
+    return value
+
+
+def test_scalars_and_plain_values_have_no_problem() -> None:
+    for value in ("text", 3, None, 2.5, {"a": [1, {"b": (2, 3)}]}, []):
+        assert value_shape_problem(value) is None
+
+
+def test_nesting_up_to_the_limit_is_fine_and_one_level_more_is_not() -> None:
+    assert value_shape_problem(nested(MAX_VALUE_NESTING + 1)) is None  # the outermost container is level 0
+    assert value_shape_problem(nested(MAX_VALUE_NESTING + 2)) == f"is nested more than {MAX_VALUE_NESTING} lists and mappings deep"
+    assert value_shape_problem(nested(100_000)) is not None  # far past the stack: still no recursion
+
+
+def test_sharing_is_fine_containing_itself_is_not() -> None:
+    shared = [1, 2]
+    assert value_shape_problem({"a": shared, "b": [shared, shared]}) is None
+    loop: dict[str, object] = {}
+    loop["inner"] = [{"back": loop}]
+    assert value_shape_problem(loop) == "contains itself, so it would never end"
+
+
+def test_a_fan_out_by_reference_is_counted_as_walked() -> None:
+    fanned: object = ["x"]
+    for _ in range(8):
+        fanned = [fanned] * 9
+    assert value_shape_problem(fanned) == (
+        f"holds more than {MAX_VALUE_CONTAINERS:,} lists and mappings, counting each as often as it is referenced"
+    )
+
+
+def test_short_repr_cuts_long_values_and_names_those_it_cannot_show() -> None:
+    assert short_repr("short") == "'short'"
+    assert short_repr("x" * 100) == "'" + "x" * 56 + "..."
+    assert short_repr(10**5000) == "(not shown: repr() raised ValueError)"  # past Python's digit limit
