@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from evalkit.cli import COMMAND_MODULES, _named_command, _parse, build_parser
@@ -129,3 +131,18 @@ def test_main_leaves_garbage_collection_as_it_found_it(tmp_path, monkeypatch, ca
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("args", [("list",), ("run", "evalkit.smoke", "--json"), ("run", "evalkit.smoke", "--show-all")])
+def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(project: Path, args: tuple[str, ...]) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+    with open("/dev/full", "w") as full:  # every write: "No space left on device"
+        done = subprocess.run(
+            [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120
+        )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.endswith(
+        "evalkit: error: could not write the output: No space left on device (anything the command stored is kept)\n"
+    ), done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr

@@ -4,7 +4,10 @@ and failing reporters, and waiting for a run's shards."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
+import threading
 
 import pytest
 
@@ -142,3 +145,29 @@ def test_waiting_for_a_run_whose_shards_are_not_all_in_times_out_with_exit_3(cli
     assert never.code == 3 and "run pipeline-42 did not appear in the store within 0.5 s" in never.stderr
     bad = cli("report", "pipeline-41", "--wait", "--timeout", "soon")
     assert bad.code == 2 and 'a duration must look like 90s, 30m or 2h, got "soon"' in bad.stderr
+
+
+def test_a_report_goes_into_a_pipe_a_link_or_standard_output_without_replacing_it(cli, project) -> None:
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app").code == 0
+    (run_id,) = run_ids(project)
+
+    pipe = project / "report.pipe"
+    os.mkfifo(pipe)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_text()), daemon=True)
+    reader.start()
+    into_pipe = cli("report", run_id, "--format", "markdown", "-o", str(pipe))
+    reader.join(timeout=60)
+    assert into_pipe.code == 0, into_pipe.stderr
+    assert received and received[0].startswith("**✅ BASELINE**") and stat.S_ISFIFO(os.lstat(pipe).st_mode)
+
+    (project / "kept.md").write_text("old")
+    (project / "latest.md").symlink_to("kept.md")
+    through_link = cli("report", run_id, "--format", "markdown", "-o", "latest.md")
+    assert through_link.code == 0, through_link.stderr
+    assert (project / "latest.md").is_symlink() and (project / "kept.md").read_text().startswith("**✅ BASELINE**")
+
+    to_stdout = cli("report", run_id, "--format", "markdown", "-o", "/dev/stdout")
+    assert to_stdout.code == 0 and to_stdout.stdout.startswith("**✅ BASELINE**")
+    assert to_stdout.stderr.startswith(f"BASELINE: reportkit.hostile run {run_id}")  # the verdict lines stay out of it

@@ -8,6 +8,7 @@ plugin modules.
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -30,7 +31,8 @@ COMMAND_MODULES += ("completion_cmd",)
 GLOBAL_OPTIONS = (("--config", "global_config"), ("--database", "global_database"), ("--json", "global_json"), ("--traceback", "global_traceback"))
 
 EPILOG = """exit codes: 0 done · 1 gate failed (regression, or not comparable under --fail-on-regression)
-            2 bad usage or invalid input (nothing called, nothing stored) · 3 the run could not complete"""
+            2 bad usage or invalid input (nothing called, nothing stored) · 3 the run could not complete
+            (or the output could not be written: a full disk)"""
 
 
 class EvalkitArgumentParser(argparse.ArgumentParser):
@@ -205,37 +207,62 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # a full disk or a vanished reader is reported here, not after exit
+        return code
     except KeyboardInterrupt:
         print("evalkit: interrupted", file=sys.stderr)
         return 3
     except BrokenPipeError:  # `evalkit list | head`: the reader has what it wanted
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _discard_stdout()
         return 0
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_ERRNOS:
+            return _failed(args, exc)
+        _discard_stdout()  # what could not be written is not written again at exit
+        print(f"evalkit: error: could not write the output: {exc.strerror or exc} (anything the command stored is kept)", file=sys.stderr)
+        return 3
     except Exception as exc:
-        from ..errors import EvalkitError, SetValidationError
-        from .render import literal
+        return _failed(args, exc)
 
-        def say(line: str) -> None:
-            # A message quotes sets, plugins and endpoints: shown literally, secrets scrubbed.
-            print(literal(line, markup=False, multiline=True), file=sys.stderr)
 
-        if args.traceback or not isinstance(exc, EvalkitError):
-            if not isinstance(exc, EvalkitError):
-                say(f"evalkit: internal error: {type(exc).__name__}: {exc}")
-            import traceback
+#: What writing to standard output fails with when it cannot take the text: a full disk or
+#: quota, a file grown past its limit, an I/O error. Reported as such (exit 3), not as a crash.
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
-            say(traceback.format_exc().rstrip("\n"))
-            return getattr(exc, "exit_code", 2) if isinstance(exc, EvalkitError) else 2
-        if isinstance(exc, SetValidationError):
-            from ..wording import counted
 
-            subject = getattr(exc, "subject", "the set is invalid")
-            say(f"evalkit: error: {subject} ({counted(len(exc.problems), 'problem')}):")
-            for problem in exc.problems:
-                say(f"  - {problem}")
-        else:
-            say(f"evalkit: error: {exc}")
-        return exc.exit_code
+def _discard_stdout() -> None:
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor behind stdout (a caller's StringIO)
+        pass
+
+
+def _failed(args: argparse.Namespace, exc: Exception) -> int:
+    """Say why the command failed (literally, secrets scrubbed); its exit code."""
+    from ..errors import EvalkitError, SetValidationError
+    from .render import literal
+
+    def say(line: str) -> None:
+        # A message quotes sets, plugins and endpoints: shown literally, secrets scrubbed.
+        print(literal(line, markup=False, multiline=True), file=sys.stderr)
+
+    if args.traceback or not isinstance(exc, EvalkitError):
+        if not isinstance(exc, EvalkitError):
+            say(f"evalkit: internal error: {type(exc).__name__}: {exc}")
+        import traceback
+
+        say(traceback.format_exc().rstrip("\n"))
+        return getattr(exc, "exit_code", 2) if isinstance(exc, EvalkitError) else 2
+    if isinstance(exc, SetValidationError):
+        from ..wording import counted
+
+        subject = getattr(exc, "subject", "the set is invalid")
+        say(f"evalkit: error: {subject} ({counted(len(exc.problems), 'problem')}):")
+        for problem in exc.problems:
+            say(f"  - {problem}")
+    else:
+        say(f"evalkit: error: {exc}")
+    return exc.exit_code

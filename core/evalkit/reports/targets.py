@@ -39,6 +39,8 @@ __all__ = [
 GROUP = "evalkit.reporters"
 #: The path that means standard output.
 STDOUT = "-"
+#: Paths that name standard output too: written as ``-`` is, so the verdict lines go to stderr.
+STDOUT_PATHS = frozenset({STDOUT, "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
 
 
 @attrs.frozen
@@ -59,7 +61,7 @@ class ReportTarget:
         if colon and not path:
             raise UsageError(f'--report "{text}": the path after the colon is empty (use "-" for standard output)')
         registry.find(GROUP, name)
-        return cls(name, path or None)
+        return cls(name, STDOUT if path in STDOUT_PATHS else path or None)
 
 
 def parse_targets(values: Sequence[str] | None) -> tuple[ReportTarget, ...]:
@@ -107,7 +109,17 @@ def _umask() -> int:
 
 
 def _write_file(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (a CI artifact is never half a file)."""
+    """Write ``text`` to ``path`` whole or not at all (a CI artifact is never half a file).
+
+    A regular file is replaced at once from a temporary file beside it. A symbolic link, and a
+    path that is not a regular file (``/dev/null``, a named pipe), is written into as ``>`` would:
+    replacing it would put a file where the link, the device or the pipe was (and ``/dev/full``
+    says "no space left", as it should).
+    """
+    if path.is_symlink() or (path.exists() and not path.is_file() and not path.is_dir()):
+        with open(path, "w", encoding="utf-8", newline="\n") as out:
+            out.write(text)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
