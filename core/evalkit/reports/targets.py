@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
@@ -20,6 +19,7 @@ import attrs
 
 from .. import registry
 from ..errors import UsageError
+from ..textfiles import write_text_file
 from .contract import DefaultDestination, Reporter
 from .model import Report
 
@@ -102,36 +102,6 @@ def _render(target: ReportTarget, report: Report) -> tuple[str, object]:
     return text, reporter
 
 
-def _umask() -> int:
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
-
-
-def _write_file(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (a CI artifact is never half a file).
-
-    A regular file is replaced at once from a temporary file beside it. A symbolic link, and a
-    path that is not a regular file (``/dev/null``, a named pipe), is written into as ``>`` would:
-    replacing it would put a file where the link, the device or the pipe was (and ``/dev/full``
-    says "no space left", as it should).
-    """
-    if path.is_symlink() or (path.exists() and not path.is_file() and not path.is_dir()):
-        with open(path, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.chmod(temporary, 0o666 & ~_umask())
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 @attrs.frozen
 class RenderedReport:
     """A report rendered and not yet written: its text and resolved destination."""
@@ -186,7 +156,7 @@ def deliver(rendered: Sequence[RenderedReport], *, stdout: TextIO | None = None)
                 with open(item.destination, "a", encoding="utf-8", newline="\n") as out:
                     out.write(text)
             else:
-                _write_file(Path(item.destination), text)
+                write_text_file(Path(item.destination), (text,))
         except OSError as exc:
             failures.append(ReportFailure(item.format, f"cannot write {item.destination}: {exc.strerror or exc}"))
             continue

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from evalkit.errors import UsageError
 from evalkit.questions import GoldenQuestion
+from evalkit.textfiles import write_text_file
 
 from .ranking import Ranking
 
@@ -43,16 +44,10 @@ def export_scores(ranking: Ranking) -> tuple[float, ...]:
 
 def _write(path: str | os.PathLike[str], lines: Iterable[str]) -> Path:
     target = Path(path)
-    temporary = target.with_name(f".{target.name}.tmp")
     try:
-        with temporary.open("w", encoding="utf-8", newline="\n") as handle:
-            handle.writelines(lines)
-        os.replace(temporary, target)
+        write_text_file(target, lines)
     except OSError as exc:
         raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
-    finally:
-        if temporary.exists():
-            temporary.unlink()
     return target
 
 
