@@ -190,6 +190,9 @@ def test_class09_json_schema_patterns_are_time_bounded(cli, project) -> None:
         (("retrieval", "hostile.questions", "hostile.retriever", "--k", "10" * 40), "--k"),
         (("history", "evalkit.smoke", "--limit", "1e9"), "--limit"),
         (("models", "rank", "--min-quality", "1e99999999"), "--min-quality"),
+        (("run", "evalkit.smoke", "--label", "L" * 100_000), "--label is 100,000 characters long, more than the 1,000 allowed"),
+        (("retrieval", "hostile.questions", "hostile.retriever", "--label", "L" * 1_001), "--label is 1,001 characters long"),
+        (("run", "evalkit.smoke", "--run-id", "r" * 100_000), f'run id "{"r" * 77}..." must be 1 to 64 letters'),
     ],
 )
 def test_class11_absurd_numbers_are_refused_instantly(cli, project, args, culprit) -> None:

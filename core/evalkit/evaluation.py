@@ -38,7 +38,7 @@ from .storage import (
     resolve_database_url,
 )
 from .tolerance import Tolerances, resolve_tolerances
-from .validation import validate_prompt_set
+from .validation import check_label, validate_prompt_set
 from .verdict import Comparison, compare, compare_pairs
 from .wording import counted
 
@@ -331,6 +331,7 @@ def evaluate_set(
     (:class:`~evalkit.storage.StoredCaseForms`): the CLI writes a large run's ``--json`` cases so as
     they come, instead of reading the run back at its end.
     """
+    check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
     privacy = privacy or config.privacy
@@ -413,7 +414,8 @@ def _run(
 ) -> RunOutcome:
     started = time.time()
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
-        raise UsageError(f'run id "{run_id}" must be 1 to 64 letters, digits, ".", "_", ":" or "-", starting with a letter or digit')
+        shown = run_id if len(run_id) <= 80 else f"{run_id[:77]}..."
+        raise UsageError(f'run id "{shown}" must be 1 to 64 letters, digits, ".", "_", ":" or "-", starting with a letter or digit')
     if resume and run_id is None:
         if not isinstance(repository, ResumableRuns):
             raise UsageError("--resume without a run id needs a store that can find unfinished runs, and this one cannot; pass the id: --resume RUN_ID")

@@ -32,6 +32,19 @@ IDENTIFIER_PATTERN = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
 MAX_NAME_CHARS = 1_000
 
 
+def check_label(label: object) -> None:
+    """Raise :class:`~evalkit.errors.UsageError` unless ``label`` (a run's ``--label``) is
+    ``None`` or text of at most :data:`MAX_NAME_CHARS` characters."""
+    from .errors import UsageError
+
+    if label is None:
+        return
+    if not isinstance(label, str):
+        raise UsageError(f"a run label must be text, got {_describe(label)}")
+    if len(label) > MAX_NAME_CHARS:
+        raise UsageError(f"--label {_too_long(label)}")
+
+
 def _is_answer(value: object) -> bool:
     from .answers import Answer
 

@@ -59,7 +59,7 @@ def register(subparsers: Any) -> None:
         "(default: the newest unfinished run of this set, retriever and deployment)",
     )
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)")
-    parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run")
+    parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run, at most 1,000 characters")
     parser.add_argument(
         "--show-all", action="store_true",
         help="list every question (default: the ones that missed at top-1 or top-3, or errored; the others are counted)",

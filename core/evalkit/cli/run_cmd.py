@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
         help="list every case in the table (default: failed, errored and unstable cases; passing ones are counted)",
     )
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="what answer text is stored (default: config, else metadata)")
-    parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version)")
+    parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version), at most 1,000 characters")
     add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
     add_baseline_option(parser)
     _add_judge_options(parser)

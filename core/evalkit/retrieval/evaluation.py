@@ -51,6 +51,7 @@ from evalkit.storage import (
     resolve_database_url,
 )
 from evalkit.tolerance import Tolerances, resolve_tolerances
+from evalkit.validation import check_label
 from evalkit.verdict import Comparison, compare
 
 from ..wording import counted
@@ -467,6 +468,7 @@ def evaluate_retrieval(
     score = top-3 hit rate). A complete run is accepted automatically when it is the first of its
     scope or compared with an accepted run without a regression.
     """
+    check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
     golden_set, sourced = _load_question_set(question_set, config)
