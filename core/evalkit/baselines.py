@@ -26,6 +26,7 @@ import attrs
 
 from .errors import UsageError
 from .runs import Run, RunKind, RunStatus
+from .shapes import short_repr
 
 __all__ = [
     "ACCEPTANCE_KINDS",
@@ -42,6 +43,8 @@ __all__ = [
 #: How a run came to be accepted: first of its scope, compared without regression, accepted by a
 #: person, or counted as accepted when an older database was upgraded (migration 3).
 ACCEPTANCE_KINDS = ("first", "no_regression", "manual", "migrated")
+#: The longest ``--reason`` for accepting a baseline, in characters (shown in history and reports).
+MAX_REASON_CHARS = 1_000
 
 #: Why a comparison is impossible with a store that cannot keep acceptances.
 NO_ACCEPTANCE = "not compared: the configured repository keeps no accepted baselines (AcceptedBaselines capability)"
@@ -151,8 +154,10 @@ def accept_run(repository: Any, run_id: str, reason: str, *, by: str | None = No
         )
     if not reason.strip():
         raise UsageError("--reason must say why this run is accepted (it is recorded with the acceptance)")
+    if len(reason) > MAX_REASON_CHARS:
+        raise UsageError(f"--reason is {len(reason):,} characters long, more than the {MAX_REASON_CHARS:,} allowed")
     if not all(ch.isprintable() for ch in reason):
-        raise UsageError(f"--reason must be printable text on one line, got {reason!r}")
+        raise UsageError(f"--reason must be printable text on one line, got {short_repr(reason)}")
     run = repository.get_run(run_id, with_cases=False)
     if run is None:
         raise UsageError(f'there is no run "{run_id}" in the store (see `evalkit history SET` for run ids)')
