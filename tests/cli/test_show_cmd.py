@@ -52,3 +52,14 @@ def test_an_unknown_run_id_exits_2(evalkit_cli) -> None:
     assert evalkit_cli("run", "evalkit.smoke").code == 0
     result = evalkit_cli("show", "20990101T000000-abcdef")
     assert result.code == 2 and 'there is no run "20990101T000000-abcdef"' in result.stderr
+
+
+def test_a_long_answer_is_shown_cut_with_how_to_see_it_whole(evalkit_cli, project) -> None:
+    answer_with(project, {**ARITH_GOOD, "add-7-5": "13 " + "\x1b[31m" * 10_000})
+    run = run_json(evalkit_cli, "arith.basic", "--privacy", "full")
+    shown = evalkit_cli("show", run["run_id"]).stdout
+    (line,) = [line for line in shown.splitlines() if line.startswith("  add-7-5: ")]
+    assert line == "  add-7-5: 13 " + "\\x1b[31m" * 399 + "\\x1b["  # 2,000 characters, escaped
+    assert f"  … 48,003 more characters (`evalkit show {run['run_id']} --json` prints the whole answer)" in shown
+    whole = evalkit_cli("show", run["run_id"], "--json").json()
+    assert next(c["answer"] for c in whole["cases"] if c["id"] == "add-7-5") == "13 " + "\x1b[31m" * 10_000

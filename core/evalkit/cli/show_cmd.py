@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 from ..wording import counted
 from .common import add_store_options
 
+#: How much of each stored answer the terminal shows; ``--json`` has every character.
+SHOWN_ANSWER_CHARS = 2_000
+
 
 def register(subparsers: Any) -> None:
     """Add the ``show`` command."""
@@ -139,4 +142,7 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
         out.print()
         out.print("[bold]Answers[/bold]")
         for case_id, text in answers:
-            out.print(f"  {literal(case_id)}: {literal(text, multiline=True)}")
+            shown = text if len(text) <= SHOWN_ANSWER_CHARS else text[:SHOWN_ANSWER_CHARS]
+            out.print(f"  {literal(case_id)}: {literal(shown, multiline=True)}")
+            if shown is not text:
+                out.print(f"  … {len(text) - len(shown):,} more characters (`evalkit show {literal(run.id)} --json` prints the whole answer)")
