@@ -12,11 +12,12 @@ from evalkit import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.checks import BUILTIN_KINDS
 from evalkit.components import BoundGenerator
-from evalkit.errors import StoreFailure
+from evalkit.errors import SetChangedError, StoreFailure
 from evalkit.runner import (
     COMMIT_BATCH,
     COMMIT_WAIT_S,
     CaseSelection,
+    PromptOrder,
     SetDigest,
     Shard,
     execute_prompts,
@@ -223,3 +224,51 @@ def test_on_stored_gets_each_commit_as_the_store_reads_it_back(tmp_path, privacy
         assert any(case.answer_text for case in given) == (privacy != "metadata")
     finally:
         close_repository(repository)
+
+
+def _prompts(*ids: str) -> list[GoldenPrompt]:
+    return [GoldenPrompt(id=i, prompt="p", reference="r") for i in ids]
+
+
+def _order(*ids: str) -> PromptOrder:
+    order = PromptOrder("pkg.set")
+    for prompt_id in ids:
+        order.see(prompt_id)
+    return order
+
+
+def test_a_later_pass_with_the_same_ids_goes_through_whole() -> None:
+    ids = [f"p{n}" for n in range(100)]
+    assert [p.id for p in _order(*ids).follow(_prompts(*ids))] == ids
+
+
+@pytest.mark.parametrize(
+    ("later", "where", "yielded_before"),
+    [
+        (["x", "b", "c", "d", "e"], 'prompt #1 differs (#1 is "x" now, "a" when checked)', 0),
+        (["a", "b", "x", "d", "e"], "prompts #3 to #4 differ", 3),  # found at the next checkpoint
+        (["a", "b", "c", "d", "x"], "prompt #5 differs", 5),  # past the last checkpoint: at the end
+        (["a", "b", "c", "d", "e", "f"], "it yielded 6 prompts this time, 5 when checked", 6),
+        (["a", "b", "c", "d"], "it yielded 4 prompts this time, 5 when checked", 4),
+        (["a", "b", "c", "e", "d"], 'prompts #3 to #4 differ (#4 is "e" now, "d" when checked)', 3),  # reordered
+    ],
+)
+def test_a_later_pass_that_differs_raises_where_it_is_found(later: list[str], where: str, yielded_before: int) -> None:
+    seen: list[str] = []
+    with pytest.raises(SetChangedError) as raised:
+        for prompt in _order("a", "b", "c", "d", "e").follow(_prompts(*later)):
+            seen.append(prompt.id)
+    assert len(seen) == yielded_before
+    assert str(raised.value) == (
+        f'set "pkg.set" changed while it ran: its prompts are not the ones checked before the run began ({where}); '
+        "a PromptStream must yield the same prompts, in the same order, every time"
+    )
+    assert raised.value.exit_code == 3
+
+
+def test_a_case_selection_holds_every_pass_to_the_order_before_filtering() -> None:
+    order = _order("a", "b", "c")
+    selection = select_cases(_prompts("a", "b", "c"), None, {"a"}, order)
+    assert [p.id for p in selection] == ["b", "c"] and len(selection) == 2
+    with pytest.raises(SetChangedError):
+        list(select_cases(_prompts("a", "x", "c"), None, {"a"}, order))

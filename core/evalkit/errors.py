@@ -179,6 +179,14 @@ class RunInterrupted(EvalkitError):
         )
 
 
+class SetChangedError(EvalkitError):
+    """A set's prompts were not the same when the run answered them as when it checked and
+    fingerprinted them (a :class:`~evalkit.PromptStream` that yields other prompts on another
+    pass): the run stops, is marked ``interrupted`` and is never compared."""
+
+    exit_code = 3
+
+
 class RunNotFinished(EvalkitError):
     """A run's shards were not all in (or its verdict not recorded) when the wait ran out."""
 

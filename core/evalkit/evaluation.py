@@ -16,11 +16,11 @@ from .baselines import NO_ACCEPTANCE, Acceptance, BaselineScope, scope_mismatch
 from .catalog import prompt_set_catalog
 from .checks import BUILTIN_KINDS, AssertionKind
 from .config import PRIVACY_LEVELS, Config, load_config
-from .errors import RunInterrupted, StoreFailure, UsageError
+from .errors import RunInterrupted, SetChangedError, StoreFailure, UsageError
 from .interruptions import mark_interrupted, store_failed
 from .leases import WHOLE_RUN, LeaseKeeper, LeaseOwner, shard_part
 from .privacy import MIN_SECRET_LENGTH, is_scrubbable
-from .prompts import GoldenPromptSet
+from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 from .storage import (
     AcceptedBaselines,
@@ -346,7 +346,13 @@ def evaluate_set(
     kinds = assertion_kinds(manager)
     # One pass over the prompts checks, counts and fingerprints the set (a stream is never held).
     digest = runner.SetDigest(golden_set)
-    case_count = validate_prompt_set(golden_set, kinds, visit=digest.add)
+    order = runner.PromptOrder(golden_set.identifier)
+
+    def visit(prompt: GoldenPrompt) -> None:
+        digest.add(prompt)
+        order.see(prompt.id)
+
+    case_count = validate_prompt_set(golden_set, kinds, visit=visit)
     grading, grader_name = components.load_grader(grader, strict=strict_grader, **dict(grader_options or {}))
     bound = bound_generator or components.bind_generator(config, provider, model)
     if isinstance(bound.generator, components.SetAware):
@@ -378,7 +384,7 @@ def evaluate_set(
             level, run_id, resume, shard, label, on_start, on_case, notes,
             tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes, baseline_id=baseline,
             fail_on_new_failures=fail_on_new_failures, keep_cases=keep_cases,
-            case_count=case_count, set_fingerprint=digest.fingerprint(), on_stored=on_stored,
+            case_count=case_count, set_fingerprint=digest.fingerprint(), on_stored=on_stored, prompt_order=order,
         )
     finally:
         close_repository(repository)
@@ -411,6 +417,7 @@ def _run(
     case_count: int,
     set_fingerprint: str,
     on_stored: Callable[[list[CaseResult]], None] | None = None,
+    prompt_order: runner.PromptOrder | None = None,
 ) -> RunOutcome:
     started = time.time()
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
@@ -467,12 +474,15 @@ def _run(
                 kinds, observers, tolerances, privacy, level, shard, resume, on_start, on_case, notes,
                 lambda: _release(keeper, repository, header.id, part, owner, done=True),
                 max_answer_bytes=max_answer_bytes, baseline_id=baseline_id, fail_on_new_failures=fail_on_new_failures,
-                keep_cases=keep_cases, on_stored=on_stored if existing is None else None,
+                keep_cases=keep_cases, on_stored=on_stored if existing is None else None, prompt_order=prompt_order,
             )
             slice_done = True
         except KeyboardInterrupt:
             mark_interrupted(repository, header.id)
             raise RunInterrupted(header.id, golden_set.identifier) from None
+        except SetChangedError:
+            mark_interrupted(repository, header.id)  # never complete, never compared
+            raise
         except StoreFailure as exc:
             raise store_failed(repository, header, exc) from None
     finally:
@@ -522,6 +532,7 @@ def _answer_and_finish(
     fail_on_new_failures: bool = False,
     keep_cases: bool = True,
     on_stored: Callable[[list[CaseResult]], None] | None = None,
+    prompt_order: runner.PromptOrder | None = None,
 ) -> tuple[Run, Verdict]:
     """Answer what is missing of the run (or of its shard), then store its status and verdict."""
     if isinstance(repository, ResumableRuns):
@@ -533,7 +544,7 @@ def _answer_and_finish(
         skip = {c.case_id for c in joined.cases if not c.errored} if joined is not None else set()
     if resume and skip:
         notes.append(f"Resuming run {header.id}: {counted(len(skip), 'case')} already answered {'is' if len(skip) == 1 else 'are'} kept.")
-    todo = runner.select_cases(golden_set.prompts, shard, skip)
+    todo = runner.select_cases(golden_set.prompts, shard, skip, prompt_order)
     if isinstance(bound.generator, components.ConcurrencyAware):
         bound.generator.use_concurrency(level)
     observers.notify("evalkit_run_started", run=header, total=len(todo))

@@ -44,6 +44,7 @@ __all__ = [
     "new_run_id",
     "run_identity",
     "run_yardstick",
+    "PromptOrder",
     "select_cases",
     "set_fingerprint",
 ]
@@ -93,11 +94,13 @@ class CaseSelection:
     prompts: Iterable[GoldenPrompt]
     shard: Shard | None = None
     skip: Collection[str] = frozenset()
+    #: The order the set's check saw; each pass is held to it (see :class:`PromptOrder`).
+    order: PromptOrder | None = None
     _count: int | None = attrs.field(default=None, init=False)
 
     def __iter__(self) -> Iterator[GoldenPrompt]:
         shard, skip = self.shard, self.skip
-        for prompt in self.prompts:
+        for prompt in self.prompts if self.order is None else self.order.follow(self.prompts):
             if (shard is None or shard.owns(prompt.id)) and prompt.id not in skip:
                 yield prompt
 
@@ -110,10 +113,77 @@ class CaseSelection:
         return self._count
 
 
-def select_cases(prompts: Iterable[GoldenPrompt], shard: Shard | None, skip: Collection[str]) -> CaseSelection:
+def select_cases(
+    prompts: Iterable[GoldenPrompt], shard: Shard | None, skip: Collection[str], order: PromptOrder | None = None
+) -> CaseSelection:
     """The prompts this process answers: its shard, minus those already stored (lazily: see
-    :class:`CaseSelection`)."""
-    return CaseSelection(prompts, shard, skip)
+    :class:`CaseSelection`), held to ``order`` when given."""
+    return CaseSelection(prompts, shard, skip, order)
+
+
+@attrs.define
+class PromptOrder:
+    """The ids of a set's prompts, in the order one pass saw them, to hold a later pass to it.
+
+    A run checks and fingerprints a set on one pass over its prompts and answers them on another;
+    a :class:`~evalkit.PromptStream` must yield the same prompts, in the same order, each time.
+    :meth:`see` each id of the first pass; :meth:`follow` then passes a later pass's prompts
+    through, raising :class:`~evalkit.errors.SetChangedError` at the first checkpoint (prompts 1,
+    2, 4, 8, …) where the ids so far differ, or at its end. Memory: one checkpoint per power of two.
+    """
+
+    set_identifier: str
+    count: int = 0
+    _crc: int = 0
+    _checkpoints: dict[int, tuple[int, str]] = attrs.Factory(dict)  # position: (crc so far, id there)
+
+    def see(self, prompt_id: str) -> None:
+        """Take the next id of the first pass."""
+        self._crc = _crc_with(self._crc, prompt_id)
+        self.count += 1
+        if self.count & (self.count - 1) == 0:
+            self._checkpoints[self.count] = (self._crc, prompt_id)
+
+    def follow(self, prompts: Iterable[GoldenPrompt]) -> Iterator[GoldenPrompt]:
+        """``prompts``, each checked against the first pass before it is yielded."""
+        crc = position = 0
+        for prompt in prompts:
+            crc = _crc_with(crc, getattr(prompt, "id", prompt))
+            position += 1
+            if position & (position - 1) == 0:
+                checked = self._checkpoints.get(position)
+                if checked is None or checked[0] != crc:
+                    now = visible(str(getattr(prompt, "id", prompt)))
+                    then = f'"{visible(checked[1])}"' if checked is not None else "none"
+                    shown = f' (#{position:,} is "{now}" now, {then} when checked)' if f'"{now}"' != then else ""
+                    self._changed(f"{_differ(position // 2 + 1, position)}{shown}")
+            yield prompt
+        if position != self.count:
+            self._changed(f"it yielded {position:,} prompt{'s' * (position != 1)} this time, {self.count:,} when checked")
+        if crc != self._crc:
+            self._changed(_differ(_last_power(position) + 1, position))
+
+    def _changed(self, where: str) -> None:
+        from .errors import SetChangedError
+
+        raise SetChangedError(
+            f'set "{visible(self.set_identifier)}" changed while it ran: its prompts are not the ones checked '
+            f"before the run began ({where}); a PromptStream must yield the same prompts, in the same order, every time"
+        )
+
+
+def _crc_with(crc: int, prompt_id: object) -> int:
+    text = prompt_id if isinstance(prompt_id, str) else repr(prompt_id)  # a stray on a later pass differs
+    return zlib.crc32((text + "\x00").encode("utf-8", "surrogatepass"), crc)
+
+
+def _differ(first: int, last: int) -> str:
+    return f"prompt #{last:,} differs" if first == last else f"prompts #{first:,} to #{last:,} differ"
+
+
+def _last_power(number: int) -> int:
+    """The largest power of two not above ``number`` (``number`` ≥ 1)."""
+    return 1 << (number.bit_length() - 1)
 
 
 class SetDigest:

@@ -92,3 +92,26 @@ def test_the_kit_checks_a_streamed_set_provider(plugin_dists, monkeypatch) -> No
     from evalkit_streamed_sets import StreamedSets
 
     check_prompt_set_provider(StreamedSets)
+
+
+@pytest.mark.parametrize(
+    ("how", "where"),
+    [
+        ("first", 'prompt #1 differs (#1 is "moved-0" now, "c00000" when checked)'),
+        ("last", "prompts #2,049 to #3,000 differ"),
+        ("longer", f"it yielded {SIZE + 1:,} prompts this time, {SIZE:,} when checked"),
+    ],
+)
+def test_a_stream_that_yields_other_prompts_when_answered_stops_the_run_uncompared(evalkit_cli, streamed, project, how, where) -> None:
+    env, _ = streamed
+    result = evalkit_cli("run", "streamed.shifting", "--json", env={**env, "EVALKIT_STREAMED_SHIFTING": how})
+    assert result.code == 3 and result.stdout == "", result.stderr
+    assert result.stderr == (
+        'evalkit: error: set "streamed.shifting" changed while it ran: its prompts are not the ones checked before the run '
+        f"began ({where}); a PromptStream must yield the same prompts, in the same order, every time\n"
+    )
+    history = evalkit_cli("history", "streamed.shifting", "--json", env=env).json()
+    (run,) = history["runs"]
+    assert (run["status"], run["verdict"], run["accepted"]) == ("interrupted", None, None), run
+    if how == "first":  # caught before the first prompt was answered
+        assert run["answered"] == 0

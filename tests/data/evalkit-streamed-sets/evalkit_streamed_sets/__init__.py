@@ -18,6 +18,7 @@ import os
 import weakref
 from collections.abc import Iterator
 
+import attrs
 from evalkit import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
 
 ANSWER = "The capital of France is Paris."
@@ -80,6 +81,23 @@ def broken() -> Iterator[object]:
     yield from (good[0], good[1], "What is the capital of Spain?", good[2])
 
 
+def shifting(size: int, how: str) -> PromptStream:
+    """A stream that breaks the contract: its second pass differs from its first, ``how``:
+    ``first`` (the first prompt's id), ``last`` (the last prompt's id) or ``longer`` (one more)."""
+    passes = 0
+
+    def produce() -> Iterator[GoldenPrompt]:
+        nonlocal passes
+        passes += 1
+        prompts = list(capital_prompts(size + (how == "longer" and passes > 1)))
+        if passes > 1 and how in ("first", "last"):
+            at = 0 if how == "first" else size - 1
+            prompts[at] = attrs.evolve(prompts[at], id=f"moved-{at}")
+        return iter(prompts)
+
+    return PromptStream(produce)
+
+
 class StreamedSets:
     """Ships the sets above, sized by ``EVALKIT_STREAMED_PROMPTS``."""
 
@@ -97,4 +115,6 @@ class StreamedSets:
         ]
         if os.environ.get("EVALKIT_STREAMED_BROKEN") == "1":
             sets.append(made("streamed.broken", PromptStream(broken, count=4)))
+        if os.environ.get("EVALKIT_STREAMED_SHIFTING"):
+            sets.append(made("streamed.shifting", shifting(size, os.environ["EVALKIT_STREAMED_SHIFTING"])))
         return sets
