@@ -295,3 +295,19 @@ def test_the_json_schema_cache_keeps_equal_schemas_apart_from_different_ones() -
     first = Assertion.json_schema({"type": "object", "required": ["a"]})
     second = Assertion.json_schema({"required": ["b"], "type": "object"})
     assert check(first, '{"a": 1}').passed and not check(second, '{"a": 1}').passed
+
+
+@pytest.mark.parametrize(
+    ("answer", "problems"),
+    [
+        (Answer("Paris", model="m", abstained=False, finish_reason="stop"), []),
+        (Answer("Paris", abstained=None), []),
+        (Answer(b"Paris"), ["text is bytes, not str"]),  # type: ignore[arg-type]
+        (Answer("No.", abstained="no"), ["abstained must be True, False or None, got 'no'"]),  # truthy: would pass refusal
+        (Answer("x", model=5, finish_reason=["stop"]), ["model must be text or None, got 5", "finish_reason must be text or None, got ['stop']"]),  # type: ignore[arg-type]
+    ],
+)
+def test_answers_are_held_to_their_declared_types(answer: Answer, problems: list[str]) -> None:
+    from evalkit.answers import answer_problems
+
+    assert answer_problems(answer) == problems

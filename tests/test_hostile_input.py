@@ -320,7 +320,7 @@ def test_class13_an_answer_whose_text_is_not_text_is_an_errored_case(cli, projec
     assert result.code == 3, result.stderr  # every case errored: the run is incomplete
     assert result.json()["status"] == "incomplete"
     errors = {case["error"] for case in result.json()["cases"]}
-    assert errors == {"the generator returned an Answer whose text is bytes, not str"}
+    assert errors == {"the generator returned an Answer evalkit cannot use: text is bytes, not str"}
 
 
 def test_class13_an_openai_instance_without_model_is_refused(cli, project, chat_server) -> None:

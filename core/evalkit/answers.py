@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Answer", "Citation", "GenerationRequest", "Passage", "ServingIdentity", "Usage"]
+__all__ = ["Answer", "Citation", "GenerationRequest", "Passage", "ServingIdentity", "Usage", "answer_problems"]
 
 
 @attrs.frozen
@@ -117,6 +117,26 @@ class Answer:
     citations: tuple[Citation, ...] = attrs.field(default=(), converter=_citations)
     passages: tuple[Passage, ...] = attrs.field(default=(), converter=_passages)
     finish_reason: str | None = None
+
+
+def answer_problems(answer: Answer) -> list[str]:
+    """What in ``answer`` the kernel cannot use, by the types :class:`Answer` declares; empty
+    when nothing. The run holds every answer to them (one that breaks them is an errored case,
+    never graded): ``text`` a ``str``; ``model`` and ``finish_reason`` text or ``None``;
+    ``abstained`` exactly ``True``, ``False`` or ``None`` (``"no"`` would pass a refusal check).
+    """
+    from .shapes import short_repr
+
+    problems = []
+    if not isinstance(answer.text, str):
+        problems.append(f"text is {type(answer.text).__name__}, not str")
+    if not isinstance(answer.abstained, (bool, type(None))):
+        problems.append(f"abstained must be True, False or None, got {short_repr(answer.abstained)}")
+    for field in ("model", "finish_reason"):
+        value = getattr(answer, field)
+        if not isinstance(value, (str, type(None))):
+            problems.append(f"{field} must be text or None, got {short_repr(value)}")
+    return problems
 
 
 @attrs.frozen

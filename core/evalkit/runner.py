@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from .answers import Answer, GenerationRequest, ServingIdentity
+from .answers import Answer, GenerationRequest, ServingIdentity, answer_problems
 from .checks import AssertionKind
 from .components import AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, ServingEvidence
 from .errors import GenerationError
@@ -472,8 +472,9 @@ def stored_answer(text: str, max_bytes: int | None) -> str:
 
 def _coerce_answer(value: Any) -> Answer:
     if isinstance(value, Answer):
-        if not isinstance(value.text, str):
-            raise GenerationError(f"the generator returned an Answer whose text is {type(value.text).__name__}, not str")
+        broken = answer_problems(value)
+        if broken:
+            raise GenerationError(f"the generator returned an Answer evalkit cannot use: {'; '.join(broken)}")
         return value
     if isinstance(value, str):
         return Answer(text=value)

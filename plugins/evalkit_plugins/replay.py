@@ -54,6 +54,8 @@ class ReplayGenerator:
                 raise ConfigError(f"replay file {file}, line {number}: not JSON ({exc})") from None
             if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(item.get("text"), str):
                 raise ConfigError(f'replay file {file}, line {number}: needs string fields "id" and "text"')
+            if not isinstance(item.get("model"), (str, type(None))) or not isinstance(item.get("abstained"), (bool, type(None))):
+                raise ConfigError(f'replay file {file}, line {number}: "model" must be a string or null, "abstained" true, false or null')
             self._answers[item["id"]] = item
 
     def generate(self, request: GenerationRequest) -> Answer:
