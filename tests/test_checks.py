@@ -311,3 +311,14 @@ def test_answers_are_held_to_their_declared_types(answer: Answer, problems: list
     from evalkit.answers import answer_problems
 
     assert answer_problems(answer) == problems
+
+
+def test_token_counts_are_whole_numbers_the_store_can_keep() -> None:
+    from evalkit.answers import Usage, answer_problems
+
+    assert answer_problems(Answer("x", usage=Usage(0, 2**63 - 1))) == []
+    assert answer_problems(Answer("x", usage={"prompt_tokens": -1, "completion_tokens": 2**63})) == [
+        "usage input_tokens must be a whole number from 0 or None, got -1",
+        "usage output_tokens must be a whole number from 0 or None, got 9223372036854775808",
+    ]
+    assert answer_problems(Answer("x", usage={"prompt_tokens": "5"})) == ["usage input_tokens must be a whole number from 0 or None, got '5'"]

@@ -123,7 +123,8 @@ def answer_problems(answer: Answer) -> list[str]:
     """What in ``answer`` the kernel cannot use, by the types :class:`Answer` declares; empty
     when nothing. The run holds every answer to them (one that breaks them is an errored case,
     never graded): ``text`` a ``str``; ``model`` and ``finish_reason`` text or ``None``;
-    ``abstained`` exactly ``True``, ``False`` or ``None`` (``"no"`` would pass a refusal check).
+    ``abstained`` exactly ``True``, ``False`` or ``None`` (``"no"`` would pass a refusal check);
+    token counts whole numbers from 0 (below 2**63, what the store can keep) or ``None``.
     """
     from .shapes import short_repr
 
@@ -136,6 +137,11 @@ def answer_problems(answer: Answer) -> list[str]:
         value = getattr(answer, field)
         if not isinstance(value, (str, type(None))):
             problems.append(f"{field} must be text or None, got {short_repr(value)}")
+    usage = answer.usage
+    for field in ("input_tokens", "output_tokens") if usage is not None else ():
+        count = getattr(usage, field)
+        if count is not None and (type(count) is not int or not 0 <= count < 2**63):
+            problems.append(f"usage {field} must be a whole number from 0 or None, got {short_repr(count)}")
     return problems
 
 

@@ -477,13 +477,14 @@ class OpenAIGenerator:
             raise self._malformed("a choice without message.content", content)
         if not text:
             raise self._malformed(f"empty content (finish_reason {choice.get('finish_reason')!r})", content)
-        usage = data.get("usage")
         model = data.get("model")
+        finish_reason = choice.get("finish_reason")
+        # What the endpoint says beside the answer is kept only when it has the declared type.
         return Answer(
             text=text,
             model=model if isinstance(model, str) else None,
-            usage=usage if isinstance(usage, dict) else None,
-            finish_reason=choice.get("finish_reason"),
+            usage=_token_counts(data.get("usage")),
+            finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         )
 
     def _malformed(self, what: str, content: bytes) -> GenerationError:
@@ -905,3 +906,15 @@ def _check_headers(headers: object) -> tuple[str, ...]:
         return tuple(headers)
     # Header values may be credentials: describe the shape, never the values.
     raise ConfigError('Option "extra_headers" of the openai generator must be a table of header names to string values.')
+
+
+def _token_counts(usage: object) -> dict[str, int] | None:
+    """The endpoint's ``usage`` with only the token counts that are whole non-negative numbers."""
+    if not isinstance(usage, dict):
+        return None
+    counts = {
+        name: value
+        for name in ("prompt_tokens", "completion_tokens")
+        if type(value := usage.get(name)) is int and 0 <= value < 2**63
+    }
+    return counts or None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import os
 import socket
 import subprocess
@@ -76,6 +77,22 @@ def test_answer_carries_text_reported_model_usage_and_finish_reason(chat_server:
     assert answer.model == "gpt-test-2025-01-01"
     assert answer.usage == Usage(input_tokens=6, output_tokens=6)
     assert answer.finish_reason == "stop"
+
+
+@pytest.mark.parametrize(
+    ("usage", "finish_reason", "kept"),
+    [
+        ({"prompt_tokens": "5", "completion_tokens": -1}, 7, None),
+        ({"prompt_tokens": 3, "completion_tokens": 10**40}, ["stop"], Usage(input_tokens=3)),
+        ({"prompt_tokens": True, "completion_tokens": 4.0}, None, None),
+        ("lots", {"why": "stop"}, None),
+    ],
+)
+def test_odd_usage_and_finish_reason_are_dropped_and_the_answer_kept(chat_server: ChatServer, usage, finish_reason, kept) -> None:  # noqa: ANN001
+    body = {"model": "m-1", "choices": [{"message": {"content": "Paris"}, "finish_reason": finish_reason}], "usage": usage}
+    chat_server.fail_next(Fault.garbage(json.dumps(body)))
+    (answer,) = ask(make(chat_server), GenerationRequest("What is the capital of France?"))
+    assert (answer.text, answer.model, answer.usage, answer.finish_reason) == ("Paris", "m-1", kept, None)
 
 
 def test_request_carries_system_prompt_model_sampling_and_key(chat_server: ChatServer) -> None:
