@@ -21,8 +21,9 @@ def test_smoke_runs_into_a_temporary_store(evalkit_store, evalkit_run):
 """
 
 
-def pytest_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def pytest_run(folder: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "EVALKIT_DATABASE"))}
+    environment.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
         cwd=folder, env=environment, capture_output=True, text=True, timeout=300,
@@ -98,3 +99,14 @@ def test_a_run_that_cannot_start_fails_every_case_with_the_reason(tmp_path: Path
     done = pytest_run(tmp_path, "-p", "evalkit", "--evalkit-set", "evalkit.smoke", "--evalkit-provider", "no-such-provider")
     assert done.returncode == 1
     assert done.stdout.count('Unknown provider "no-such-provider"') >= 8
+
+
+def test_a_sets_hostile_ids_reach_pytests_output_escaped(tmp_path: Path, plugin_dists) -> None:  # noqa: ANN001
+    (tmp_path / "evalkit.toml").write_text('[providers.self]\nadapter = "reference"\n')
+    env = {"PYTHONPATH": plugin_dists("evalkit-hostile-sets")}
+    done = pytest_run(tmp_path, "-p", "evalkit", "--evalkit-set", "hostile.markup", "-vv", "-rA", env=env)
+    assert done.returncode == 1, done.stdout + done.stderr  # the case "fails-…" fails its check
+    for control in ("\x1b", "\x07", "\r", "\x9b", "\u202e"):
+        assert control not in done.stdout + done.stderr, f"raw {control!r} printed"
+    assert "evalkit-set[hostile.markup]::fails-\\x1b]0;pwned\\x07 FAILED" in done.stdout
+    assert "evalkit-set[hostile.markup]::ansi-\\x1b[31mred\\x1b[0m PASSED" in done.stdout

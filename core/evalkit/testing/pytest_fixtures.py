@@ -71,7 +71,8 @@ class GoldenSetRun(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         """One item per case, then the gate."""
-        items: list[pytest.Item] = [GoldenCase.from_parent(self, name=p.id, case_id=p.id) for p in self.prompts]
+        # Test ids are printed by pytest as they are: a set's ids are shown with controls escaped.
+        items: list[pytest.Item] = [GoldenCase.from_parent(self, name=visible(str(p.id)), case_id=p.id) for p in self.prompts]
         items.append(RegressionGate.from_parent(self, name="regression-gate"))
         return items
 
@@ -122,7 +123,7 @@ class GoldenCase(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, None, str]:
         """Where the case comes from, for the report's headings."""
-        return self.path, None, f"{self.parent.set_id} case {self.case_id}"
+        return self.path, None, visible(f"{self.parent.set_id} case {self.case_id}")
 
 
 
@@ -137,13 +138,13 @@ class RegressionGate(pytest.Item):
         if code == 3:
             pytest.fail(f"run {outcome.run.id} is {outcome.run.status.value}: {outcome.run.errored_count} case(s) errored", pytrace=False)
         if code == 1 and verdict.comparison is not None:
-            pytest.fail(verdict.comparison.summary(), pytrace=False)
+            pytest.fail(visible(verdict.comparison.summary()), pytrace=False)
         if code == 1:
-            pytest.fail(verdict.reason or "not compared", pytrace=False)
+            pytest.fail(visible(verdict.reason or "not compared"), pytrace=False)
 
     def reportinfo(self) -> tuple[Path, None, str]:
         """The gate's heading in reports."""
-        return self.path, None, f"{self.parent.set_id} regression gate"
+        return self.path, None, visible(f"{self.parent.set_id} regression gate")
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -162,6 +163,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         raise pytest.UsageError(f"--evalkit-set: {exc}") from None
     for golden_set in sets:
         collector = GoldenSetRun.from_parent(
-            session, name=f"evalkit-set[{golden_set.identifier}]", set_id=golden_set.identifier, prompts=golden_set.prompts
+            session, name=visible(f"evalkit-set[{golden_set.identifier}]"), set_id=golden_set.identifier, prompts=golden_set.prompts
         )
         items.extend(collector.collect())
