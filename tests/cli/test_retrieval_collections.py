@@ -123,3 +123,17 @@ def test_a_broken_collection_is_named_when_its_set_is_asked_for(evalkit_cli, pro
     assert result.code == 2
     assert 'Unknown golden question set "beir.gone"' in result.stderr
     assert "evalkit.collections" in result.stderr and "does not exist" in result.stderr
+
+
+def test_a_grade_past_what_ndcg_can_use_is_refused_before_anything_runs(evalkit_cli, project, collection) -> None:
+    qrels = project / "col" / "qrels" / "test.tsv"
+    first_query, judged = next(iter(collection.items()))
+    document = next(iter(judged))
+    lines = qrels.read_text().splitlines()
+    lines = [f"{first_query}\t{document}\t{10**400}" if line.startswith(f"{first_query}\t{document}\t") else line for line in lines]
+    qrels.write_text("\n".join(lines) + "\n")
+    result = evalkit_cli("retrieval", "beir.col", "--deployment", "prod")
+    assert result.code == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f'question "{first_query}": field grades[' in result.stderr
+    assert "must be from -2,147,483,648 to 2,147,483,647" in result.stderr
+    assert not (project / ".evalkit" / "results.db").exists() or "beir.col" not in evalkit_cli("history", "beir.col").stdout

@@ -120,11 +120,15 @@ def test_grades_are_validated_against_the_expected_ids() -> None:
             GoldenQuestion("q1", "t", expected_document_ids=["a", "b"], grades=[1]),
             GoldenQuestion("q2", "t", expected_document_ids=["a"], grades=[True]),
             GoldenQuestion("q3", "t", expected_document_ids=["a"], grades=["2"]),
+            GoldenQuestion("q4", "t", expected_document_ids=["a", "b"], grades=[10**400, -(2**31)]),
         ],
     )  # fmt: skip
     problems = "\n".join(question_set_problems(bad))
     assert 'question "q1"' in problems and "field grades has 1 grade for 2 expected ids" in problems
     assert "grades[1] must be an integer (got True)" in problems and "grades[1] must be an integer (got '2')" in problems
+    # a grade is nDCG's gain: one past what a float holds failed the run mid-way with OverflowError
+    assert 'question "q4": field grades[1] must be from -2,147,483,648 to 2,147,483,647 (got 1000000' in problems
+    assert "grades[2]" not in problems
 
 
 def test_unspecified_questions_count_in_the_run_but_not_in_the_by_form_table() -> None:

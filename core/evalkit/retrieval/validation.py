@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from evalkit.errors import SetValidationError
 from evalkit.questions import GoldenQuestionSet, QuestionForm
+from evalkit.shapes import short_repr
 from evalkit.validation import IDENTIFIER_PATTERN, has_visible_text, members_with_ids, set_problems
 
 from ..wording import counted
@@ -35,7 +36,7 @@ def question_set_problems(question_set: GoldenQuestionSet) -> list[str]:
             if not isinstance(target, str) or not target:
                 problems.append(f"{at}: field {field} must be a non-empty document id")
             elif target in expected_seen:
-                problems.append(f"{at}: field {field} repeats document id {target!r}")
+                problems.append(f"{at}: field {field} repeats document id {short_repr(target)}")
             else:
                 expected_seen.add(target)
         grades = question.grades
@@ -46,7 +47,9 @@ def question_set_problems(question_set: GoldenQuestionSet) -> list[str]:
                 )
             for number, grade in enumerate(grades, start=1):
                 if isinstance(grade, bool) or not isinstance(grade, int):
-                    problems.append(f"{at}: field grades[{number}] must be an integer (got {grade!r})")
+                    problems.append(f"{at}: field grades[{number}] must be an integer (got {short_repr(grade)})")
+                elif not -(2**31) <= grade < 2**31:
+                    problems.append(f"{at}: field grades[{number}] must be from -2,147,483,648 to 2,147,483,647 (got {short_repr(grade)})")
     return problems
 
 
