@@ -133,6 +133,31 @@ def test_main_leaves_garbage_collection_as_it_found_it(tmp_path, monkeypatch, ca
         gc.enable()
 
 
+def test_main_stops_on_sigterm_as_on_ctrl_c_and_leaves_a_callers_handler_alone(tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    import signal
+
+    from evalkit.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    seen = []
+
+    def list_under_sigterm(argv: list[str]) -> int:
+        monkeypatch.setattr("evalkit.cli.list_cmd.handle", lambda args: seen.append(signal.getsignal(signal.SIGTERM)) or 0)
+        return main(argv)
+
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        assert list_under_sigterm(["list"]) == 0
+        assert seen[-1] is signal.default_int_handler  # SIGTERM raises KeyboardInterrupt while evalkit runs
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # and is given back
+        ours = lambda signum, frame: None  # noqa: E731
+        signal.signal(signal.SIGTERM, ours)
+        assert list_under_sigterm(["list"]) == 0
+        assert seen[-1] is ours and signal.getsignal(signal.SIGTERM) is ours
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 @pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("args", [("list",), ("run", "evalkit.smoke", "--json"), ("run", "evalkit.smoke", "--show-all")])
 def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(project: Path, args: tuple[str, ...]) -> None:

@@ -255,7 +255,9 @@ def test_privacy_option_overrides_the_config(evalkit_cli, project, chat_server) 
     assert all(c["answer_text"] is not None for c in cases(project, run["id"]))
 
 
-def test_ctrl_c_keeps_finished_cases_and_marks_the_run_interrupted(project, chat_server) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_keeps_finished_cases_and_marks_the_run_interrupted(project, chat_server, stop) -> None:  # noqa: ANN001
+    """SIGTERM (a CI job's timeout, ``docker stop``) stops a run as Ctrl-C does."""
     chat_server.responder = arithmetic
     chat_server.delay = 0.4
     env = {**os.environ, **configure(project, chat_server), "NO_COLOR": "1"}
@@ -267,7 +269,7 @@ def test_ctrl_c_keeps_finished_cases_and_marks_the_run_interrupted(project, chat
     deadline = time.monotonic() + 20
     while chat_server.request_count < 4 and time.monotonic() < deadline:  # the readiness probe and three prompts
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 3, out + err
     assert "interrupted" in err
