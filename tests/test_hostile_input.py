@@ -323,6 +323,21 @@ def test_class13_an_answer_whose_text_is_not_text_is_an_errored_case(cli, projec
     assert errors == {"the generator returned an Answer evalkit cannot use: text is bytes, not str"}
 
 
+@pytest.mark.parametrize("args", [("run", "noisy.set", "--json"), ("run", "noisy.set", "--report", "junit:-"), ("list", "sets", "--json")])
+def test_class12_what_a_plugin_prints_goes_to_stderr_never_into_evalkits_output(cli, project, args) -> None:
+    (project / "evalkit.toml").write_text('[providers.noisy]\nadapter = "hostile.noisy"\nmodel = "m"\n')
+    result = cli(*args)
+    assert result.code == 0, result.stderr
+    assert "noisy:" not in result.stdout
+    assert "noisy: imported" in result.stderr and "noisy: fd 1 at import" in result.stderr
+    if args[-1] == "--json":
+        json.loads(result.stdout)  # one clean document
+    else:
+        assert result.stdout.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    if args[0] == "run":
+        assert "noisy: answering n1" in result.stderr and "noisy: fd 1 while answering" in result.stderr
+
+
 def test_class13_an_openai_instance_without_model_is_refused(cli, project, chat_server) -> None:
     env = configure_openai(project, chat_server, base_url=chat_server.base_url, model=None)
     result = cli("run", "arith.basic", "--provider", "prod", env=env)

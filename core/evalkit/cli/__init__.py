@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import io
 import signal
 import sys
 from collections.abc import Sequence
@@ -175,8 +176,6 @@ def _version() -> str:
 def _never_fail_on_output() -> None:
     """Text that is not valid Unicode (a lone surrogate kept from undecodable bytes) is written as
     its escape (``\\udcff``) instead of raising mid-report or being sent as raw bytes."""
-    import io
-
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):  # not when a caller swapped in a StringIO
             stream.reconfigure(errors="backslashreplace")
@@ -226,9 +225,19 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    from .stdout import plugin_output_to_stderr
+
+    with plugin_output_to_stderr():  # a plugin's print() never lands in evalkit's output
+        return _handle(args)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    """Run the command's handler; its exit code, every failure said on stderr."""
+    from .stdout import stdout
+
     try:
         code = int(args.handler(args) or 0)
-        sys.stdout.flush()  # a full disk or a vanished reader is reported here, not after exit
+        stdout().flush()  # a full disk or a vanished reader is reported here, not after exit
         return code
     except KeyboardInterrupt:
         print("evalkit: interrupted", file=sys.stderr)
@@ -254,9 +263,11 @@ _OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 def _discard_stdout() -> None:
     import os
 
+    from .stdout import stdout
+
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):  # no file descriptor behind stdout (a caller's StringIO)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout().fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):  # no file descriptor behind it (a StringIO)
         pass
 
 

@@ -7,6 +7,8 @@ import json
 import os
 import sys
 
+from .stdout import stdout
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,7 +57,7 @@ def console(stderr: bool = False) -> Any:
     """A rich console; when not a terminal: no colour, no wrapped cells, no padding or trailing spaces."""
     from rich.console import Console
 
-    stream = sys.stderr if stderr else sys.stdout
+    stream = sys.stderr if stderr else stdout()
     tty = stream.isatty()
     return Console(
         file=stream if tty else TrimmedLines(stream),
@@ -142,7 +144,7 @@ def print_json(document: Any, *, compact: bool = False) -> None:
     the same data.
     """
     writer = _JsonWriter(compact)
-    sys.stdout.write(writer.text(document) + "\n")
+    stdout().write(writer.text(document) + "\n")
 
 
 def print_json_streamed(
@@ -165,7 +167,7 @@ def print_json_streamed(
         return
     import itertools
 
-    out = sys.stdout
+    out = stdout()
     out.write(head + "[")
     separator = ""
     items = iter(items)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from .stdout import stdout
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,11 +43,9 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Print the script, or (for the script itself) the names of one kind."""
-    import sys
-
     if args.names:
         for name in completion_names(args.names, args.config):
-            sys.stdout.write(name + "\n")
+            stdout().write(name + "\n")
         return 0
     if not args.shell:
         from ..errors import UsageError
@@ -55,7 +55,7 @@ def handle(args: argparse.Namespace) -> int:
 
     parser = build_parser()
     script = {"bash": bash_script, "zsh": zsh_script, "fish": fish_script}[args.shell](command_options(parser))
-    sys.stdout.write(script)
+    stdout().write(script)
     return 0
 
 

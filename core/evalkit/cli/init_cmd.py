@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from .stdout import stdout
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +41,6 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Refuse if any starter file exists, else write them all and print the next commands."""
-    import sys
     from importlib import resources
     from pathlib import Path
 
@@ -55,7 +56,7 @@ def handle(args: argparse.Namespace) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "x", encoding="utf-8") as fh:
             fh.write(starter.joinpath(source).read_text(encoding="utf-8"))
-    write = sys.stdout.write
+    write = stdout().write
     for _, path in targets:
         write(f"wrote {path}\n")
     write("\nNext:\n" if root == Path(".") else f"\nNext, in {root}:\n")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from .stdout import stdout
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,11 +66,10 @@ def _plugins(args: argparse.Namespace) -> int:
             rows.append(row)
         print_json(rows)
         return 2 if any(error for _, error in options.values()) else 0
-    import sys
 
     from .render import literal
 
-    write = sys.stdout.write
+    write = stdout().write
     for group in registry.GROUPS:
         members = [r for r in records if r.group == group]
         write(f"{group}  ({registry.plural(registry.KIND_BY_GROUP[group])})\n")

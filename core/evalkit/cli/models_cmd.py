@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .stdout import stdout
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -130,7 +132,7 @@ def _shown(value: object) -> str:
 
 
 def _render(ranking: Any, *, configured: bool) -> None:
-    write = sys.stdout.write
+    write = stdout().write
     if ranking.method == "select_by_quality":
         write(f"Ranking by measured quality: {_shown(ranking.describe())}\n")
     else:

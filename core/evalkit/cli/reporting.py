@@ -87,8 +87,9 @@ def deliver_reports(rendered: Rendered) -> None:
     from ..reports.escape import one_line
     from ..reports.targets import STDOUT, deliver
     from .common import console
+    from .stdout import stdout
 
-    written, failures = deliver(rendered.reports)
+    written, failures = deliver(rendered.reports, stdout=stdout())
     err = console(stderr=True)
     for item in written:
         if item.destination != STDOUT:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from .stdout import stdout
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,9 +30,7 @@ def register(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Print the schema file."""
-    import sys
-
     from ..setfiles.schemas import schema_text
 
-    sys.stdout.write(schema_text(args.kind))
+    stdout().write(schema_text(args.kind))
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..wording import counted
+from .stdout import stdout
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -53,10 +54,10 @@ def _print(report: Any) -> None:
     from ..printable import visible
 
     for line in report.checked:
-        sys.stdout.write(visible(f"ok  {line}") + "\n")
+        stdout().write(visible(f"ok  {line}") + "\n")
     for problem in report.problems:
         sys.stderr.write(f"{problem}\n")
     if report.problems:
         sys.stderr.write(f"evalkit: {counted(len(report.problems), 'problem')}; nothing was run\n")
     elif not report.checked:
-        sys.stdout.write("nothing to check: no [sets] paths are configured and no sets are installed\n")
+        stdout().write("nothing to check: no [sets] paths are configured and no sets are installed\n")

@@ -1,0 +1,68 @@
+"""evalkit's standard output, kept apart from what plugins print.
+
+A plugin that prints while it is imported or called (``print("loaded")``, a library's banner, an
+``os.write(1, …)``) would otherwise land in the middle of ``evalkit run --json`` and break every
+``| jq`` after it. While a command runs, file descriptor 1 points at standard error, so anything
+written to ``sys.stdout`` or to fd 1 by anyone goes there; evalkit's own output goes to
+:func:`stdout`, a stream over the real standard output, and fd 1 is given back at the end.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+__all__ = ["plugin_output_to_stderr", "stdout"]
+
+_real_stdout: TextIO | None = None
+
+
+def stdout() -> TextIO:
+    """The stream for evalkit's own output: the real standard output while a command runs
+    (:func:`plugin_output_to_stderr`), else ``sys.stdout`` as it is."""
+    return _real_stdout if _real_stdout is not None else sys.stdout
+
+
+@contextmanager
+def plugin_output_to_stderr() -> Iterator[None]:
+    """While inside, fd 1 is standard error and :func:`stdout` writes to the real standard output.
+
+    Only when ``sys.stdout`` is the process's own (not a caller's StringIO or pytest's capture)
+    and both streams have file descriptors; otherwise nothing changes. On the way out evalkit's
+    stream is flushed (a full disk is raised here, for the caller to report) and fd 1 restored.
+    """
+    global _real_stdout
+    try:
+        usable = sys.stdout is sys.__stdout__ and sys.stdout is not None and sys.stdout.fileno() == 1 and sys.stderr.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        usable = False
+    if not usable:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    real = io.TextIOWrapper(
+        io.FileIO(saved, "w", closefd=False),
+        encoding=sys.stdout.encoding,
+        errors="backslashreplace",
+        line_buffering=os.isatty(saved),
+        write_through=False,
+    )
+    os.dup2(sys.stderr.fileno(), 1)
+    _real_stdout = real
+    try:
+        yield
+        real.flush()
+    finally:
+        _real_stdout = None
+        try:
+            real.flush()
+        except OSError:
+            pass  # already reported by the flush above, or the process is going down anyway
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
