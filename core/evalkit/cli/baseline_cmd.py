@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from .common import add_store_options
+from .stdout import stdout
 
 
 def register(subparsers: Any) -> None:
@@ -63,7 +64,7 @@ def register(subparsers: Any) -> None:
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help()
+    parser.print_help(stdout())
     return 2
 
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 from ..wording import counted
 from .common import add_store_options
+from .stdout import stdout
 
 _DURATION = re.compile(r"(\d+)([smhdw])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -60,7 +61,7 @@ def register(subparsers: Any) -> None:
 
 def _help(parser: argparse.ArgumentParser) -> Any:
     def show(args: argparse.Namespace) -> int:
-        parser.print_help()
+        parser.print_help(stdout())
         return 2
 
     return show
