@@ -272,3 +272,12 @@ def test_a_case_selection_holds_every_pass_to_the_order_before_filtering() -> No
     assert [p.id for p in selection] == ["b", "c"] and len(selection) == 2
     with pytest.raises(SetChangedError):
         list(select_cases(_prompts("a", "x", "c"), None, {"a"}, order))
+
+
+def test_a_producer_that_fails_on_a_later_pass_is_a_changed_set() -> None:
+    def failing() -> Iterator[GoldenPrompt]:
+        yield from _prompts("a", "b")
+        raise OSError("gone")
+
+    with pytest.raises(SetChangedError, match=r"\(producing prompt #3 raised OSError: gone\)"):
+        list(_order("a", "b", "c").follow(failing()))

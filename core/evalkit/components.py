@@ -109,6 +109,21 @@ class SetAware(Protocol):
         ...
 
 
+def bind_set(bound: BoundGenerator, golden_set: Any) -> None:
+    """Show ``golden_set`` to a :class:`SetAware` generator; whatever it raises (reading a streamed
+    set again can fail) is a :class:`~evalkit.errors.GeneratorUnavailableError` (exit 2) naming the
+    generator, before anything is stored."""
+    from .errors import GeneratorUnavailableError
+
+    try:
+        bound.generator.bind_set(golden_set)
+    except Exception as exc:
+        who = f'provider instance "{bound.instance}"' if bound.instance else f'the ad-hoc "{bound.adapter}" generator'
+        raise GeneratorUnavailableError(
+            f"{who} could not take in the set, so nothing was run or stored: {type(exc).__name__}: {exc}"
+        ) from None
+
+
 @runtime_checkable
 class SecretHolder(Protocol):
     """A component that holds credentials; their exact values never reach the database."""

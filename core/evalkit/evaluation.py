@@ -356,7 +356,7 @@ def evaluate_set(
     grading, grader_name = components.load_grader(grader, strict=strict_grader, **dict(grader_options or {}))
     bound = bound_generator or components.bind_generator(config, provider, model)
     if isinstance(bound.generator, components.SetAware):
-        bound.generator.bind_set(golden_set)
+        components.bind_set(bound, golden_set)
     if isinstance(grading, components.JudgeGrader):
         grading.bind_judge(config, bound)
     notes.extend(short_secret_warnings(bound, grading))

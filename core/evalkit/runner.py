@@ -147,7 +147,14 @@ class PromptOrder:
     def follow(self, prompts: Iterable[GoldenPrompt]) -> Iterator[GoldenPrompt]:
         """``prompts``, each checked against the first pass before it is yielded."""
         crc = position = 0
-        for prompt in prompts:
+        produced = iter(prompts)
+        while True:
+            try:
+                prompt = next(produced)
+            except StopIteration:
+                break
+            except Exception as exc:  # the producer failed on this pass (it did not on the check's)
+                self._changed(f"producing prompt #{position + 1:,} raised {type(exc).__name__}: {exc}")
             crc = _crc_with(crc, getattr(prompt, "id", prompt))
             position += 1
             if position & (position - 1) == 0:

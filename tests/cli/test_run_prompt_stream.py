@@ -115,3 +115,23 @@ def test_a_stream_that_yields_other_prompts_when_answered_stops_the_run_uncompar
     assert (run["status"], run["verdict"], run["accepted"]) == ("interrupted", None, None), run
     if how == "first":  # caught before the first prompt was answered
         assert run["answered"] == 0
+
+
+def test_a_stream_whose_producer_fails_on_a_later_pass_is_named_not_a_traceback(evalkit_cli, streamed, project) -> None:
+    env, _ = streamed
+    env = {**env, "EVALKIT_STREAMED_SHIFTING": "raises", "EVALKIT_STREAMED_PROMPTS": "5"}
+    # the reference generator reads the set again before the run: refused there, nothing stored
+    before = evalkit_cli("run", "streamed.shifting", env=env)
+    assert before.code == 2 and "Traceback" not in before.stderr, before.stderr
+    assert before.stderr.startswith(
+        "evalkit: error: provider instance \"reference\" could not take in the set, so nothing was run or stored: "
+        "ConnectionError: the prompt database went away"
+    ), before.stderr
+    # a generator that does not read the set meets the failure while answering: the run stops there
+    (project / "answers.jsonl").write_text("".join(f'{{"id": "c{n:05d}", "text": "Paris"}}\n' for n in range(5)))
+    (project / "evalkit.toml").write_text('[providers.app]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "app"\n')
+    during = evalkit_cli("run", "streamed.shifting", env=env)
+    assert during.code == 3 and "Traceback" not in during.stderr, during.stderr
+    assert "(producing prompt #3 raised ConnectionError: the prompt database went away)" in during.stderr
+    (run,) = evalkit_cli("history", "streamed.shifting", "--json", env=env).json()["runs"]
+    assert run["status"] == "interrupted"

@@ -83,12 +83,15 @@ def broken() -> Iterator[object]:
 
 def shifting(size: int, how: str) -> PromptStream:
     """A stream that breaks the contract: its second pass differs from its first, ``how``:
-    ``first`` (the first prompt's id), ``last`` (the last prompt's id) or ``longer`` (one more)."""
+    ``first`` (the first prompt's id), ``last`` (the last prompt's id), ``longer`` (one more) or
+    ``raises`` (its producer fails at the third prompt)."""
     passes = 0
 
     def produce() -> Iterator[GoldenPrompt]:
         nonlocal passes
         passes += 1
+        if how == "raises" and passes > 1:
+            return _failing_at_third(size)
         prompts = list(capital_prompts(size + (how == "longer" and passes > 1)))
         if passes > 1 and how in ("first", "last"):
             at = 0 if how == "first" else size - 1
@@ -96,6 +99,13 @@ def shifting(size: int, how: str) -> PromptStream:
         return iter(prompts)
 
     return PromptStream(produce)
+
+
+def _failing_at_third(size: int) -> Iterator[GoldenPrompt]:
+    for number, prompt in enumerate(capital_prompts(size)):
+        if number == 2:
+            raise ConnectionError("the prompt database went away")
+        yield prompt
 
 
 class StreamedSets:
