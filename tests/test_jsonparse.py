@@ -28,3 +28,10 @@ def test_nesting_past_the_stack_is_a_decode_error_at_the_bracket_too_deep() -> N
 
 def test_nesting_the_parser_can_follow_is_parsed() -> None:
     assert parse_json("[" * 200 + "]" * 200) is not None
+
+
+def test_bytes_parse_as_json_loads_parses_them_and_too_deep_bytes_say_where() -> None:
+    assert parse_json(b'{"a": 1}') == {"a": 1}
+    with pytest.raises(json.JSONDecodeError) as raised:
+        parse_json(b"[" * 100_000)
+    assert (raised.value.msg, raised.value.colno) == ("nested too deeply", REPORTED_DEPTH + 1)

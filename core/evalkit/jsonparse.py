@@ -21,13 +21,15 @@ REPORTED_DEPTH = 500
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 
 
-def parse_json(text: str, **options: Any) -> Any:
+def parse_json(text: str | bytes, **options: Any) -> Any:
     """``json.loads(text, **options)``; text nested too deeply raises ``JSONDecodeError("nested
-    too deeply")`` at the bracket where the nesting passes :data:`REPORTED_DEPTH` levels."""
+    too deeply")`` at the bracket where the nesting passes :data:`REPORTED_DEPTH` levels (for
+    bytes, a position in their UTF-8 decoding)."""
     try:
         return json.loads(text, **options)
     except RecursionError:
-        raise json.JSONDecodeError("nested too deeply", text, _too_deep_at(text)) from None
+        shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
+        raise json.JSONDecodeError("nested too deeply", shown, _too_deep_at(shown)) from None
 
 
 def _too_deep_at(text: str) -> int:

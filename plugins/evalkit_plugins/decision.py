@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import UsageError
+from evalkit.jsonparse import parse_json
 from evalkit.options import option
 from evalkit.prompts import GoldenPrompt
 
@@ -62,7 +63,7 @@ def parse_decision_reply(text: str, max_level: int) -> tuple[int, str]:
     if not body.startswith("{"):
         raise ReplyError("text before the JSON object" if "{" in body else "no JSON object in the reply")
     try:
-        value = json.loads(body, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
+        value = parse_json(body, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
             raise ReplyError("text after the JSON object") from None

@@ -55,6 +55,7 @@ import attrs
 from evalkit import __version__ as _EVALKIT_VERSION
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
+from evalkit.jsonparse import parse_json
 from evalkit.options import option
 from evalkit.privacy import remove_secrets
 from evalkit.wording import counted
@@ -283,7 +284,7 @@ class OpenAIGenerator:
         :data:`_MAX_METADATA_BYTES` is not read past that."""
         try:
             status, _, body = self._fetch(url, timeout, _MAX_METADATA_BYTES)
-            return json.loads(body) if status == 200 and body is not None else None
+            return parse_json(body) if status == 200 and body is not None else None
         except (TransportError, _UndecodableBody, ValueError):
             return None
 
@@ -294,7 +295,7 @@ class OpenAIGenerator:
         if status != 200 or not content:
             return []
         try:
-            self._listing = json.loads(content)
+            self._listing = parse_json(content)
         except ValueError:
             return []
         if not self.model:
@@ -464,7 +465,7 @@ class OpenAIGenerator:
 
     def _answer(self, content: bytes) -> Answer:
         try:
-            data = json.loads(content)
+            data = parse_json(content)
         except ValueError:
             raise self._malformed("a body that is not JSON", content) from None
         choices = data.get("choices") if isinstance(data, dict) else None

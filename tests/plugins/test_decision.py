@@ -225,6 +225,7 @@ def test_accepted_replies(reply: str) -> None:
         ('{"level": NaN, "reason": "ok"}', "NaN is not a JSON number"),
         ('{"level": 3, "reason": "  "}', "reason must be a non-empty string"),
         ("", "no JSON object"),
+        ('{"level": ' + "[" * 100_000 + "]" * 100_000 + "}", "not valid JSON (nested too deeply at character 509)"),
     ],
 )
 def test_rejected_replies(reply: str, problem: str) -> None:

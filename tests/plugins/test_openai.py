@@ -265,6 +265,7 @@ def test_echoed_credentials_are_scrubbed_from_error_messages(chat_server: ChatSe
     ("fault", "says", "shows"),
     [
         (Fault.garbage("<html>upstream exploded</html>"), "not JSON", "<html>upstream exploded</html>"),
+        (Fault.garbage("[" * 100_000 + "]" * 100_000), "a body that is not JSON", "[[[["),  # past the parser's stack
         (Fault.no_choices(), "no choices", '"object": "chat.completion"'),
         (Fault.empty_content(), "empty content (finish_reason 'stop')", '"content": ""'),
     ],
