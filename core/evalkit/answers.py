@@ -7,6 +7,8 @@ from typing import Any
 
 import attrs
 
+from .shapes import short_repr
+
 __all__ = ["Answer", "Citation", "GenerationRequest", "Passage", "ServingIdentity", "Usage", "answer_problems"]
 
 
@@ -126,8 +128,6 @@ def answer_problems(answer: Answer) -> list[str]:
     ``abstained`` exactly ``True``, ``False`` or ``None`` (``"no"`` would pass a refusal check);
     token counts whole numbers from 0 (below 2**63, what the store can keep) or ``None``.
     """
-    from .shapes import short_repr
-
     problems = []
     if not isinstance(answer.text, str):
         problems.append(f"text is {type(answer.text).__name__}, not str")

@@ -26,7 +26,7 @@ import attrs
 
 from .errors import UsageError
 from .runs import Run, RunKind, RunStatus
-from .shapes import short_repr
+from .shapes import short_repr, too_long
 
 __all__ = [
     "ACCEPTANCE_KINDS",
@@ -154,8 +154,8 @@ def accept_run(repository: Any, run_id: str, reason: str, *, by: str | None = No
         )
     if not reason.strip():
         raise UsageError("--reason must say why this run is accepted (it is recorded with the acceptance)")
-    if len(reason) > MAX_REASON_CHARS:
-        raise UsageError(f"--reason is {len(reason):,} characters long, more than the {MAX_REASON_CHARS:,} allowed")
+    if (length := too_long(reason, MAX_REASON_CHARS)) is not None:
+        raise UsageError(f"--reason {length}")
     if not all(ch.isprintable() for ch in reason):
         raise UsageError(f"--reason must be printable text on one line, got {short_repr(reason)}")
     run = repository.get_run(run_id, with_cases=False)

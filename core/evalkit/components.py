@@ -118,10 +118,14 @@ def bind_set(bound: BoundGenerator, golden_set: Any) -> None:
     try:
         bound.generator.bind_set(golden_set)
     except Exception as exc:
-        who = f'provider instance "{bound.instance}"' if bound.instance else f'the ad-hoc "{bound.adapter}" generator'
         raise GeneratorUnavailableError(
-            f"{who} could not take in the set, so nothing was run or stored: {type(exc).__name__}: {exc}"
+            f"{_named(bound)} could not take in the set, so nothing was run or stored: {type(exc).__name__}: {exc}"
         ) from None
+
+
+def _named(bound: BoundGenerator) -> str:
+    """``provider instance "prod"``, or ``the ad-hoc "openai" generator``: who a message is about."""
+    return f'provider instance "{bound.instance}"' if bound.instance else f'the ad-hoc "{bound.adapter}" generator'
 
 
 @runtime_checkable
@@ -172,7 +176,7 @@ def check_generator_ready(bound: BoundGenerator) -> list[str]:
 
     if not isinstance(bound.generator, ReadinessCheck):
         return []
-    who = f'provider instance "{bound.instance}"' if bound.instance else f'the ad-hoc "{bound.adapter}" generator'
+    who = _named(bound)
     try:
         warnings_given = bound.generator.check_ready()
     except Exception as exc:  # whatever it raises, nothing has been paid for or stored yet

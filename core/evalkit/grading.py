@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
-from .shapes import short_repr, value_shape_problem
+from .shapes import finite_number, short_repr, value_shape_problem
 
 __all__ = ["AGREEMENT_CHECK", "MAX_YARDSTICK_CHARS", "Check", "Grading", "grading_problems"]
 
@@ -88,7 +87,7 @@ def grading_problems(grading: object) -> list[str]:
         return [f"{type(grading).__name__} {short_repr(grading)} is not an evalkit.Grading"]
     problems = []
     score = grading.score
-    if not isinstance(score, (float, int)) or isinstance(score, bool) or not math.isfinite(score) or not 0 <= score <= 1:
+    if not finite_number(score) or not 0 <= score <= 1:
         problems.append(f"score must be a finite number in 0..1, got {short_repr(score)}")
     if not isinstance(grading.passed, bool):
         problems.append(f"passed must be True or False, got {short_repr(grading.passed)}")

@@ -8,9 +8,10 @@ the plugin that made them. :func:`value_shape_problem` says so up front, without
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-__all__ = ["MAX_VALUE_CONTAINERS", "MAX_VALUE_NESTING", "short_repr", "value_shape_problem"]
+__all__ = ["MAX_VALUE_CONTAINERS", "MAX_VALUE_NESTING", "finite_number", "short_repr", "too_long", "value_shape_problem"]
 
 #: How deep a value may nest lists and mappings (as set files: docs/sets.md).
 MAX_VALUE_NESTING = 64
@@ -40,6 +41,16 @@ def value_shape_problem(value: object) -> str | None:
         inside = (*holders, id(current))
         stack.extend((child, depth + 1, inside) for child in children if isinstance(child, (dict, list, tuple)))
     return None
+
+
+def finite_number(value: object) -> bool:
+    """True for an ``int`` or ``float`` (or a subclass, as numpy's) that is finite and not a ``bool``."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def too_long(text: str, limit: int) -> str | None:
+    """``"is 1,001 characters long, more than the 1,000 allowed"`` when ``text`` is over ``limit``."""
+    return f"is {len(text):,} characters long, more than the {limit:,} allowed" if len(text) > limit else None
 
 
 def short_repr(value: object, limit: int = 60) -> str:

@@ -12,7 +12,7 @@ import attrs
 from .checks import AssertionKind
 from .errors import SetValidationError
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
-from .shapes import short_repr, value_shape_problem
+from .shapes import short_repr, too_long, value_shape_problem
 from .wording import counted
 
 __all__ = [
@@ -75,8 +75,8 @@ def _naming_problems(where: str, identifier: object, name: object) -> list[str]:
     return problems
 
 
-def _too_long(text: str) -> str:
-    return f"is {len(text):,} characters long, more than the {MAX_NAME_CHARS:,} allowed"
+def _too_long(text: str) -> str | None:
+    return too_long(text, MAX_NAME_CHARS)
 
 
 def _empty_problem(where: str, member: str) -> str:

@@ -267,7 +267,7 @@ def _discard_stdout() -> None:
 
     try:
         os.dup2(os.open(os.devnull, os.O_WRONLY), stdout().fileno())
-    except (OSError, ValueError, io.UnsupportedOperation):  # no file descriptor behind it (a StringIO)
+    except (OSError, ValueError):  # no file descriptor behind it (a StringIO)
         pass
 
 

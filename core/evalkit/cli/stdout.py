@@ -32,12 +32,12 @@ def plugin_output_to_stderr() -> Iterator[None]:
     """While inside, fd 1 is standard error and :func:`stdout` writes to the real standard output.
 
     Only when ``sys.stdout`` is the process's own (not a caller's StringIO or pytest's capture)
-    and both streams have file descriptors; otherwise nothing changes. On the way out evalkit's
-    stream is flushed (a full disk is raised here, for the caller to report) and fd 1 restored.
+    and both streams have file descriptors; otherwise nothing changes. The command flushes
+    :func:`stdout` itself, to report a full disk; on the way out fd 1 is restored.
     """
     global _real_stdout
     try:
-        usable = sys.stdout is sys.__stdout__ and sys.stdout is not None and sys.stdout.fileno() == 1 and sys.stderr.fileno() >= 0
+        usable = sys.stdout is sys.__stdout__ and sys.stdout.fileno() == 1 and sys.stderr.fileno() >= 0
     except (AttributeError, OSError, ValueError):
         usable = False
     if not usable:
@@ -56,13 +56,12 @@ def plugin_output_to_stderr() -> Iterator[None]:
     _real_stdout = real
     try:
         yield
-        real.flush()
     finally:
         _real_stdout = None
         try:
             real.flush()
         except OSError:
-            pass  # already reported by the flush above, or the process is going down anyway
+            pass  # the command flushes (and reports) its own output; this is only the rest
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)

@@ -9,13 +9,13 @@ score. The retriever's order is the ranking; scores are recorded, never used to 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from evalkit.errors import RetrievalError
+from evalkit.shapes import finite_number
 
 from .contracts import ScoredDocument
 from .scoring import rank_distinct
@@ -38,7 +38,7 @@ class Ranking:
 
 
 def _score(value: Any, at: int) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not finite_number(value):
         raise RetrievalError(f"result {at}: the score must be a finite number, not {value!r}")
     return float(value)
 

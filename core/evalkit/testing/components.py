@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import math
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -13,6 +12,7 @@ from ..answers import Answer
 from ..grading import Grading, grading_problems
 from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ..questions import GoldenQuestionSet
+from ..shapes import finite_number
 from .problems import ContractReport
 
 __all__ = ["KIT_SET", "check_generator", "check_grader", "check_retriever"]
@@ -144,14 +144,10 @@ def check_grader(factory: Any, **options: Any) -> None:
     if len(yardsticks) > 1:
         report.add(f"the gradings carry different yardsticks {sorted(map(str, yardsticks))}; one grader must grade under one yardstick")
     good, bad = gradings.get("the reference answer"), gradings.get("a wrong answer")
-    if isinstance(good, Grading) and isinstance(bad, Grading) and _finite(good.score) and _finite(bad.score):
+    if isinstance(good, Grading) and isinstance(bad, Grading) and finite_number(good.score) and finite_number(bad.score):
         if good.score < bad.score:
             report.add(f"the reference answer scores {good.score} and a wrong answer {bad.score}")
     report.raise_if_any()
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _result_id(result: Any) -> Any:
