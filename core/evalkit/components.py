@@ -16,11 +16,13 @@ from .config import Config, ProviderInstance
 from .errors import ConfigError, UnknownPluginError, UsageError
 from .grading import Grading
 from .prompts import GoldenPrompt
+from .shapes import short_repr
 
 if TYPE_CHECKING:
     from .runs import CaseResult
 
 __all__ = [
+    "MAX_CONCURRENCY",
     "AsyncClosing",
     "AssertionKindsAware",
     "AsyncGenerator",
@@ -246,6 +248,11 @@ class AsyncClosing(Protocol):
         ...
 
 
+#: The largest concurrency a run accepts, from ``--concurrency``, ``$EVALKIT_CONCURRENCY`` or an
+#: instance's configured ``concurrency``.
+MAX_CONCURRENCY = 1_000_000
+
+
 @attrs.frozen
 class BoundGenerator:
     """A generator object with the serving facts the runner records for each case.
@@ -275,9 +282,9 @@ class BoundGenerator:
 
     @property
     def concurrency(self) -> int | None:
-        """The concurrency the generator asks for, if it says."""
+        """The concurrency the generator asks for, if it says (at most :data:`MAX_CONCURRENCY`)."""
         value = getattr(self.generator, "concurrency", None)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+        return min(value, MAX_CONCURRENCY) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
     def secrets(self) -> tuple[str, ...]:
         """Credential values the generator sends (empty when it holds none or does not say)."""
@@ -338,6 +345,11 @@ def bind_generator(
             raise ConfigError(f'provider instance "{instance.name}" ({instance.adapter}): {exc}') from None
         alias = options.get("model")
         configured = instance.options.get("concurrency")
+        if isinstance(configured, int) and not isinstance(configured, bool) and not 1 <= configured <= MAX_CONCURRENCY:
+            raise ConfigError(
+                f'provider instance "{instance.name}": concurrency must be a whole number from 1 to {MAX_CONCURRENCY:,} '
+                f"(in [providers.{instance.name}]{where}), got {short_repr(configured)}"
+            )
         return BoundGenerator(
             generator, instance.adapter, instance.name, str(alias) if alias else None, True, record,
             configured_concurrency=configured if isinstance(configured, int) and not isinstance(configured, bool) else None,

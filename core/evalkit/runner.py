@@ -24,7 +24,7 @@ import attrs
 
 from .answers import Answer, GenerationRequest, ServingIdentity, answer_problems
 from .checks import AssertionKind
-from .components import AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, ServingEvidence
+from .components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, ServingEvidence
 from .errors import GenerationError
 from .grading import Grading, grading_problems
 from .identity import identity_problems
@@ -608,9 +608,6 @@ async def execute_prompts(
             pool.shutdown(wait=False, cancel_futures=True)
     return finished
 
-
-#: The largest concurrency accepted from ``$EVALKIT_CONCURRENCY`` (as for ``--concurrency``).
-MAX_CONCURRENCY = 1_000_000
 
 
 def default_concurrency(bound: BoundGenerator, requested: int | None) -> int:

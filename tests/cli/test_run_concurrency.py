@@ -49,3 +49,26 @@ def test_requests_in_flight_follow_the_effective_concurrency(
     assert chat_server.max_in_flight == expected
     document = evalkit_cli(*args, "--json", env=env).json()
     assert document["concurrency"] == expected
+
+
+@pytest.mark.parametrize("configured", [1_000_001, 10**20])
+def test_a_configured_concurrency_past_the_limit_is_refused_like_the_command_lines(
+    project, evalkit_cli, chat_server, configured
+) -> None:
+    """``--concurrency`` and ``$EVALKIT_CONCURRENCY`` stop at 1,000,000; the instance's option did not."""
+    configure(project, chat_server, configured)
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "app")
+    assert result.code == 2, result.stdout + result.stderr
+    assert 'provider instance "app": concurrency must be a whole number from 1 to 1,000,000' in result.stderr
+    assert f"got {configured}" in result.stderr
+    assert chat_server.requests == [] and not (project / ".evalkit" / "results.db").exists()
+
+
+def test_a_generator_asking_for_more_than_the_limit_gets_the_limit() -> None:
+    from evalkit.components import MAX_CONCURRENCY, BoundGenerator
+
+    class Greedy:
+        concurrency = 10**20
+
+    bound = BoundGenerator(Greedy(), "greedy", "greedy", None, True, None)
+    assert bound.concurrency == MAX_CONCURRENCY
