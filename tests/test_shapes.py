@@ -44,3 +44,20 @@ def test_short_repr_cuts_long_values_and_names_those_it_cannot_show() -> None:
     assert short_repr("short") == "'short'"
     assert short_repr("x" * 100) == "'" + "x" * 56 + "..."
     assert short_repr(10**5000) == "(not shown: repr() raised ValueError)"  # past Python's digit limit
+
+
+def test_clipped_keeps_short_text_and_says_how_long_a_cut_one_was() -> None:
+    from evalkit.shapes import clipped
+
+    assert clipped("x" * 200) == "x" * 200
+    assert clipped("x" * 201) == "x" * 200 + "… (201 characters)"
+
+
+def test_clipped_lines_cuts_each_long_line_in_its_middle_keeping_its_end() -> None:
+    from evalkit.shapes import clipped_lines
+
+    text = "short\n" + "a" * 10 + "m" * 5_000 + "z: the reason"
+    shown = clipped_lines(text, 100).split("\n")
+    assert shown[0] == "short"
+    assert shown[1].startswith("a" * 10) and shown[1].endswith("z: the reason")
+    assert "… 4,923 characters cut …" in shown[1] and len(shown[1]) < 140

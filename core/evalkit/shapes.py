@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["MAX_VALUE_CONTAINERS", "MAX_VALUE_NESTING", "finite_number", "short_repr", "too_long", "value_shape_problem"]
+__all__ = ["MAX_VALUE_CONTAINERS", "MAX_VALUE_NESTING", "clipped", "clipped_lines", "finite_number", "short_repr", "too_long", "value_shape_problem"]
 
 #: How deep a value may nest lists and mappings (as set files: docs/sets.md).
 MAX_VALUE_NESTING = 64
@@ -51,6 +51,22 @@ def finite_number(value: object) -> bool:
 def too_long(text: str, limit: int) -> str | None:
     """``"is 1,001 characters long, more than the 1,000 allowed"`` when ``text`` is over ``limit``."""
     return f"is {len(text):,} characters long, more than the {limit:,} allowed" if len(text) > limit else None
+
+
+def clipped(text: str, limit: int = 200) -> str:
+    """``text`` as a message shows it: whole up to ``limit`` characters, else its first ``limit``
+    and how long it is (``"xxx… (100,000 characters)"``), so a hostile value never floods a terminal."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def clipped_lines(text: str, limit: int = 2_000) -> str:
+    """``text`` with each line over ``limit`` characters cut in its middle (``"… 98,000 characters
+    cut …"``): a message's start and its end, usually the reason, stay."""
+    half = limit // 2
+    return "\n".join(
+        line if len(line) <= limit else f"{line[:half]} … {len(line) - 2 * half:,} characters cut … {line[-half:]}"
+        for line in text.split("\n")
+    )
 
 
 def short_repr(value: object, limit: int = 60) -> str:

@@ -43,3 +43,47 @@ def test_the_cli_says_so_and_exits_2(evalkit_cli) -> None:
     result = evalkit_cli("run", "evalkit.smoke", "--database", "postgresql://ci:s3cret@127.0.0.1:1/evalkit")
     assert result.code == 2 and "cannot open database postgresql://ci:***@127.0.0.1:1/evalkit" in result.stderr
     assert "s3cret" not in result.stderr + result.stdout
+
+
+#: Commands that read the store (never create it) and the one that writes it.
+_STORE_COMMANDS = (("history", "evalkit.smoke"), ("show", "r1"), ("db", "status"), ("baseline", "show", "evalkit.smoke"), ("run", "evalkit.smoke"))
+
+
+@pytest.mark.parametrize("command", _STORE_COMMANDS, ids=lambda c: c[0])
+def test_a_path_too_long_to_look_up_is_named_and_cut_not_a_crash(evalkit_cli, command: tuple[str, ...]) -> None:
+    url = "sqlite:///" + "x" * 100_000
+    result = evalkit_cli(*command, "--database", url)
+    assert result.code == 2, result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert "File name too long" in result.stderr and "(100,010 characters)" in result.stderr
+    assert len(result.stderr) < 1_000  # the URL is shown cut, once
+
+
+def test_a_missing_store_under_a_long_path_is_shown_cut(evalkit_cli) -> None:
+    path = "no-such-folder/" + "/".join(["y" * 100] * 30)  # within the system's limits: simply not there
+    result = evalkit_cli("history", "evalkit.smoke", "--database", f"sqlite:///{path}")
+    assert result.code == 2 and "There is no results store at no-such-folder/yyy" in result.stderr
+    assert f"({len(path):,} characters)" in result.stderr and len(result.stderr) < 1_000
+
+
+def test_a_loop_of_links_is_named(evalkit_cli, tmp_path) -> None:
+    loop = tmp_path / "loop.db"
+    loop.symlink_to(loop)
+    result = evalkit_cli("history", "evalkit.smoke", "--database", f"sqlite:///{loop}")
+    assert result.code == 2 and "Too many levels of symbolic links" in result.stderr, result.stderr
+    assert "internal error" not in result.stderr
+
+
+def test_a_store_name_with_no_room_for_its_log_is_refused_before_the_run(evalkit_cli, project) -> None:
+    (project / ("z" * 255)).touch()  # a name at the system's limit: SQLite cannot make its -wal beside it
+    result = evalkit_cli("run", "evalkit.smoke", "--database", "sqlite:///" + "z" * 255)
+    assert result.code == 2 and "internal error" not in result.stderr, result.stderr
+    assert "(265 characters)" in result.stderr
+
+
+def test_messages_cut_a_long_url_and_still_hide_the_password() -> None:
+    from evalkit.storage.urls import redact_url
+
+    shown = redact_url("postgresql://ci:s3cret@host/" + "d" * 10_000)
+    assert shown.startswith("postgresql://ci:***@host/ddd") and "s3cret" not in shown
+    assert shown.endswith(f"… ({len('postgresql://ci:***@host/') + 10_000:,} characters)") and len(shown) < 250

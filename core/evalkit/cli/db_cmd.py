@@ -129,6 +129,7 @@ def _print_status(status: Any) -> None:
 def _status(args: argparse.Namespace) -> int:
     from ..config import load_config
     from ..errors import UsageError
+    from ..shapes import clipped
     from ..storage import missing_store, schema_status
     from .common import database_url, print_json
     from .stored import store_origin
@@ -138,7 +139,7 @@ def _status(args: argparse.Namespace) -> int:
     path = missing_store(url)
     if path is not None:
         raise UsageError(
-            f"There is no results store at {path} yet: the first `evalkit run` will create it at the latest "
+            f"There is no results store at {clipped(str(path))} yet: the first `evalkit run` will create it at the latest "
             f"schema version (nothing to upgrade). {store_origin(config)}"
         )
     status = schema_status(url)

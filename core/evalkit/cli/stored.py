@@ -49,13 +49,14 @@ def open_store(args: argparse.Namespace) -> Any:
 def require_existing_store(url: str, config: Any) -> None:
     """Refuse (exit 2) when ``url`` names a SQLite file that does not exist yet, saying where it looked."""
     from ..errors import UsageError
+    from ..shapes import clipped
     from ..storage import missing_store
 
     path = missing_store(url)
     if path is None:
         return
     raise UsageError(
-        f"There is no results store at {path}: nothing has been run here yet (`evalkit run SET` creates it). "
+        f"There is no results store at {clipped(str(path))}: nothing has been run here yet (`evalkit run SET` creates it). "
         f"{store_origin(config)}"
     )
 

@@ -122,11 +122,22 @@ def sqlite_file(url: str) -> Path | None:
 
 
 def missing_store(url: str) -> Path | None:
-    """The SQLite file ``url`` names when it does not exist yet (a read would create it), else ``None``."""
+    """The SQLite file ``url`` names when it does not exist yet (a read would create it), else
+    ``None``. A path the system cannot even look up (a name too long, a loop of links) is refused
+    with :class:`~evalkit.errors.StorageError` naming the URL and why."""
     path = sqlite_file(url)
-    if path is None or path.exists():
+    if path is None:
         return None
-    return path
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return path
+    except OSError as exc:
+        from ..errors import StorageError
+        from .urls import redact_url
+
+        raise StorageError(f"database {redact_url(url)}: {exc.strerror}") from None
+    return None
 
 
 def open_repository(url: str, **options: Any) -> Any:
@@ -153,7 +164,7 @@ def _scheme(url: str) -> str:
 def _sql_only(url: str, what: str) -> None:
     if _scheme(url) not in SQL_SCHEMES:
         from ..errors import StorageError
-        from .schema import redact_url
+        from .urls import redact_url
 
         raise StorageError(
             f"{what} works on the built-in SQLite and PostgreSQL stores; the repository for "

@@ -14,7 +14,6 @@ transaction-scoped advisory lock (PostgreSQL), and the applied versions are re-r
 
 from __future__ import annotations
 
-import re
 import time
 import weakref
 from collections.abc import Callable
@@ -23,6 +22,8 @@ from typing import Any
 
 import attrs
 import peewee as pw
+
+from .urls import redact_url
 
 __all__ = [
     "MIGRATIONS",
@@ -39,11 +40,6 @@ __all__ = [
 
 #: Key of the PostgreSQL advisory lock that serialises migrations (any constant; "evalkit" in hex).
 _PG_MIGRATION_LOCK = 0x6576616C6B6974
-
-
-def redact_url(url: str) -> str:
-    """A database URL with its password replaced, for messages."""
-    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
 
 
 def v1_tables(db: pw.Database) -> SimpleNamespace:

@@ -127,7 +127,7 @@ def connect(url: str, *, writing: bool = False) -> pw.Database:
             try:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise StorageError(f"cannot create the folder of database {url}: {exc.strerror}") from None
+                raise StorageError(f"cannot create the folder of database {schema.redact_url(url)}: {exc.strerror}") from None
             check_sqlite_file(url, path, writing=writing)
         timeout = busy_timeout_s()
         return pw.SqliteDatabase(

@@ -11,19 +11,33 @@ PostgreSQL URL that does not parse. An in-memory store is allowed only when spel
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import StorageError
-from .schema import redact_url
+from ..shapes import clipped
 
-__all__ = ["MEMORY_URL", "check_database_url", "check_postgres_url", "check_sqlite_file", "is_in_memory", "sqlite_path"]
+__all__ = [
+    "MEMORY_URL",
+    "check_database_url",
+    "check_postgres_url",
+    "check_sqlite_file",
+    "is_in_memory",
+    "redact_url",
+    "sqlite_path",
+]
 
 #: The one spelling of an in-memory SQLite store.
 MEMORY_URL = "sqlite:///:memory:"
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def redact_url(url: str) -> str:
+    """A database URL as a message shows it: its password replaced, and cut when it is long."""
+    return clipped(re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url))
 
 
 def is_in_memory(url: str) -> bool:
@@ -45,7 +59,7 @@ def sqlite_path(url: str) -> str | None:
         rest = rest[2:]
     if not rest.strip() or rest == ":memory:":
         raise StorageError(
-            f'database URL "{url}" names no file, so SQLite would keep the runs in memory and lose them; '
+            f'database URL "{redact_url(url)}" names no file, so SQLite would keep the runs in memory and lose them; '
             f"use sqlite:///PATH (or {MEMORY_URL} for a store that is deliberately not kept)"
         )
     return rest
@@ -55,6 +69,7 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
     """Refuse a SQLite path that cannot hold a store: not a regular file, not an SQLite database,
     truncated, or (when ``writing``) a file or folder that cannot be written."""
     file = Path(path)
+    url, path = redact_url(url), clipped(path)  # as the messages below show them
     try:
         info = file.stat()
     except FileNotFoundError:
@@ -88,8 +103,10 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
     # The in-header size is trustworthy only when written by a SQLite that maintains it (3.7.0+),
     # and only without a write-ahead log: a checkpoint cut short (a full disk) leaves the file
     # shorter than its header while the log still holds the pages.
-    wal = Path(f"{path}-wal")
-    logged = wal.exists() and wal.stat().st_size > 0
+    try:
+        logged = os.stat(f"{file}-wal").st_size > 0
+    except OSError:  # no log (or a name that cannot have one: SQLite could not write it either)
+        logged = False
     if change_counter == valid_for and pages and not logged and info.st_size < pages * page_size:
         raise StorageError(
             f"database {url}: {path} is truncated ({info.st_size} bytes, its header says {pages * page_size}); "
