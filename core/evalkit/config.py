@@ -53,6 +53,8 @@ CONFIG_NAMES = ("evalkit.toml", "pyproject.toml")
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
 #: Provider-instance keys that belong to evalkit's routing, not to the adapter.
 ROUTING_KEYS = ("adapter", "priority", "cost_per_1k_tokens", "capabilities")
+#: The largest configuration file read (``evalkit.toml`` or ``pyproject.toml``), in bytes.
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
 #: Answers longer than this many bytes (UTF-8) are stored cut, with a marker; they are graded whole.
 DEFAULT_MAX_ANSWER_BYTES = 1024 * 1024
 
@@ -172,8 +174,10 @@ def _question_sets(table: Any, where: str) -> dict[str, Mapping[str, Any]]:
 
 
 def _read(path: Path) -> Mapping[str, Any]:
+    from .textfiles import read_whole_file
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_whole_file(path, MAX_CONFIG_BYTES).decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read configuration {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
@@ -189,8 +193,10 @@ def _read(path: Path) -> Mapping[str, Any]:
 
 def _declares_evalkit(pyproject: Path) -> bool:
     """True when ``pyproject`` has a ``[tool.evalkit]`` table (a cheap text test, then TOML)."""
+    from .textfiles import read_whole_file
+
     try:
-        raw = pyproject.read_bytes()
+        raw = read_whole_file(pyproject, MAX_CONFIG_BYTES)
     except OSError:
         return False
     if b"tool.evalkit" not in raw and b"[tool]" not in raw:

@@ -37,6 +37,7 @@ from evalkit.config import Config
 from evalkit.errors import ConfigError
 from evalkit.jsonparse import parse_json
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, QuestionForm
+from evalkit.textfiles import open_regular_file
 
 __all__ = ["CollectionSets", "read_qrels", "read_queries"]
 
@@ -49,7 +50,7 @@ _TITLE = re.compile(r"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<[a-z/]|$)", re.S | re.
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     try:
-        with path.open(encoding="utf-8-sig") as handle:
+        with open_regular_file(path, "r", encoding="utf-8-sig") as handle:
             for number, line in enumerate(handle, start=1):
                 yield number, line.rstrip("\r\n")
     except OSError as exc:

@@ -41,6 +41,7 @@ from evalkit.errors import ConfigError, PluginError, RetrievalError
 from evalkit.jsonparse import parse_json
 from evalkit.options import option
 from evalkit.questions import NOT_APPLICABLE, RetrievalProvenance
+from evalkit.textfiles import open_regular_file
 
 __all__ = [
     "Document",
@@ -115,7 +116,7 @@ def _folder_files(root: Path) -> list[tuple[str, Path]]:
 
 
 def _hash_file(digest: hashlib._Hash, path: Path) -> None:
-    with path.open("rb") as handle:
+    with open_regular_file(path) as handle:
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
 
@@ -134,7 +135,7 @@ def corpus_sha256(corpus: str | os.PathLike[str]) -> str:
 
 
 def _jsonl_documents(path: Path, digest: hashlib._Hash) -> Iterator[Document]:
-    with path.open("rb") as handle:
+    with open_regular_file(path) as handle:
         for number, raw in enumerate(handle, start=1):
             digest.update(raw)
             line = raw.decode("utf-8-sig" if number == 1 else "utf-8", "strict").strip()

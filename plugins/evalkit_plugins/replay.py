@@ -10,6 +10,10 @@ from evalkit import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError
 from evalkit.jsonparse import parse_json
 from evalkit.options import option
+from evalkit.textfiles import read_whole_file
+
+#: The largest file of recorded answers read, in bytes.
+MAX_REPLAY_BYTES = 1024 * 1024 * 1024
 
 
 @attrs.frozen
@@ -40,7 +44,7 @@ class ReplayGenerator:
         self.model = model
         self._answers: dict[str, dict[str, Any]] = {}
         try:
-            lines = file.read_text(encoding="utf-8").splitlines()
+            lines = read_whole_file(file, MAX_REPLAY_BYTES).decode("utf-8").splitlines()
         except OSError as exc:
             raise ConfigError(f"replay file {file}: {exc.strerror}") from None
         except UnicodeDecodeError as exc:

@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from ..jsonparse import parse_json
+from ..textfiles import read_whole_file
 from .problems import FileProblem, JsonPath
 
 __all__ = ["SUFFIXES", "FileSyntaxError", "SetDocument", "read_document"]
@@ -33,6 +34,8 @@ MEMBER_KEYS = ("prompts", "questions")
 #: Schema assertion sits at level 5). A deeper file is refused before anything walks it: the
 #: schema, the kernel's rules and every later reader of the values would run out of stack.
 MAX_NESTING = 64
+#: The largest set file read, in bytes (a larger set is a provider's job: a PromptStream).
+MAX_SET_FILE_BYTES = 256 * 1024 * 1024
 
 
 class FileSyntaxError(Exception):
@@ -99,7 +102,7 @@ def _refuse_deep(file: Path, data: Any, position: Callable[[JsonPath], tuple[int
 def read_document(file: Path) -> SetDocument:
     """Parse ``file`` by its suffix; raises :class:`FileSyntaxError` when it cannot be parsed."""
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_whole_file(file, MAX_SET_FILE_BYTES).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FileSyntaxError([FileProblem(str(file), f"is not UTF-8 text ({exc.reason} at byte {exc.start})")]) from None
     except OSError as exc:
