@@ -8,6 +8,7 @@ See docs/failure-modes.md for what evalkit does in each case.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -430,3 +431,95 @@ def test_class14_a_300_mb_reply_stops_at_the_cap_and_errors_the_case(project, ch
     # Reading stopped at the 16 MiB cap: the peak grows by a few times the cap, never by the reply.
     print(f"peak RSS {normal_rss >> 20} MiB normal, {huge_rss >> 20} MiB with a 300 MB reply")
     assert huge_rss - normal_rss < 96 * 1024 * 1024, (normal_rss, huge_rss)
+
+
+# --- Files that never end, or never open: devices, named pipes, files past their reader's limit ---
+# Each reader of a path a user names (configuration, set files, recorded answers, a corpus, a
+# collection's files) once read /dev/zero until the system killed evalkit, or waited for ever on
+# a named pipe nobody wrote. Each now names the file and why within seconds (exit 2).
+
+needs_devices = pytest.mark.skipif(not Path("/dev/zero").is_char_device(), reason="needs /dev/zero")
+
+
+@needs_devices
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("list", "sets")], ids=lambda c: c[0])
+def test_a_device_named_as_the_configuration_is_refused_naming_it(cli, command) -> None:
+    result = cli("--config", "/dev/zero", *command, timeout=30)
+    assert result.code == 2, result.stderr
+    assert "cannot read configuration /dev/zero: not a regular file but a character device" in result.stderr
+
+
+def test_a_configuration_past_16_mib_is_refused_naming_the_limit(cli, project) -> None:
+    (project / "evalkit.toml").write_bytes(b"#" * (16 * 1024 * 1024 + 1))
+    result = cli("run", "evalkit.smoke", timeout=30)
+    assert result.code == 2, result.stderr
+    assert "larger than the 16,777,216 bytes it may hold" in result.stderr
+
+
+@needs_devices
+def test_set_files_that_are_a_device_or_a_pipe_nobody_writes_are_problems_not_a_hang(cli, project) -> None:
+    sets = project / "sets"
+    sets.mkdir()
+    (sets / "endless.yaml").symlink_to("/dev/urandom")
+    os.mkfifo(sets / "waiting.yaml")
+    result = cli("validate", "sets/endless.yaml", "sets/waiting.yaml", timeout=30)
+    assert result.code == 2, result.stdout + result.stderr
+    assert "sets/endless.yaml: cannot be read: not a regular file but a character device" in result.stdout + result.stderr
+    assert "sets/waiting.yaml" in result.stdout + result.stderr  # read as empty: nothing to run
+
+
+@needs_devices
+def test_a_replay_file_that_is_a_device_is_refused_before_the_run(cli, project) -> None:
+    (project / "evalkit.toml").write_text('[providers.r]\nadapter = "replay"\npath = "/dev/zero"\n')
+    result = cli("run", "evalkit.smoke", "--provider", "r", timeout=30)
+    assert result.code == 2, result.stderr
+    assert "replay file /dev/zero: not a regular file but a character device" in result.stderr
+    assert not (project / ".evalkit" / "results.db").exists()
+
+
+@needs_devices
+def test_a_lexical_corpus_that_is_a_device_is_refused(cli, project) -> None:
+    (project / "evalkit.toml").write_text('[deployments.d.retrievers."evalkit.lexical"]\ncorpus = "/dev/zero"\n')
+    result = cli("retrieval", "hostile.questions", "evalkit.lexical", "--deployment", "d", timeout=30)
+    assert result.code == 2, result.stderr
+    assert 'corpus "/dev/zero" is neither a file nor a folder' in result.stderr
+
+
+def test_a_collection_whose_qrels_are_a_pipe_nobody_writes_is_refused_not_waited_on(cli, project) -> None:
+    root = project / "beir"
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text('{"_id": "d1", "text": "w1"}\n')
+    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "w1"}\n')
+    os.mkfifo(root / "qrels" / "test.tsv")
+    (project / "evalkit.toml").write_text('[question_sets."beir.pipe"]\npath = "beir"\n')
+    result = cli("retrieval", "beir.pipe", "evalkit.lexical", timeout=30)
+    assert result.code == 2, result.stderr
+    assert "qrels/test.tsv does not exist" in result.stderr  # not a file it can read: named, not waited on
+
+
+# --- Names a hundred thousand characters long, on the command line -------------------------------
+
+HUGE = "r" * 100_000
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("show", HUGE), ("compare", HUGE, HUGE), ("report", HUGE), ("run", HUGE), ("retrieval", HUGE, "evalkit.lexical"),
+     ("run", "evalkit.smoke", "--provider", HUGE), ("run", "evalkit.smoke", "--grader", HUGE), ("list", HUGE), ("validate", HUGE)],
+    ids=["show", "compare", "report", "run", "retrieval", "provider", "grader", "list", "validate"],
+)  # fmt: skip
+def test_a_huge_name_is_echoed_cut_in_its_middle_not_whole(cli, args) -> None:
+    """Every message quoted the value whole (`--provider` three times: 300 KB of stderr); `validate`
+    of a name too long for the system crashed with OSError."""
+    assert cli("run", "evalkit.smoke").code == 0  # a store to look in
+    result = cli(*args)
+    assert result.code == 2, result.stderr[-500:]
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert "characters cut …" in result.stderr
+    assert len(result.stderr) < 12_000, len(result.stderr)
+    assert max(len(line) for line in result.stderr.splitlines()) <= 2_100
+
+
+def test_validate_names_a_file_whose_name_is_too_long_for_the_system(cli) -> None:
+    result = cli("validate", "r" * 1_000)
+    assert result.code == 2 and "cannot be read: File name too long" in result.stderr, result.stderr[-500:]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -132,9 +133,16 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
     identifiers: list[str] = []
     for target in targets:
         path = Path(target)
-        if path.is_dir():
+        try:
+            found = path.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            found = None
+        except OSError:  # cannot even be looked up (a name too long): a file, whose reader says why
+            files.append(path)
+            continue
+        if found is not None and stat.S_ISDIR(found.st_mode):
             files.extend(_files_in(path))
-        elif path.exists() or path.suffix.lower() in SUFFIXES:
+        elif found is not None or path.suffix.lower() in SUFFIXES:
             files.append(path)
         else:
             identifiers.append(target)

@@ -171,3 +171,31 @@ def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(projec
         "evalkit: error: could not write the output: No space left on device (anything the command stored is kept)\n"
     ), done.stderr
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("args", [("--help",), ("--version",), ("run", "--help"), ()], ids=["help", "version", "run-help", "bare"])
+def test_help_that_cannot_be_written_is_an_error_not_a_silent_success(project: Path, args: tuple[str, ...]) -> None:
+    """argparse ignores a failed write of help or the version: `evalkit --help > /dev/full` exited 0."""
+    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr == "evalkit: error: could not write the output: No space left on device\n"
+
+
+@pytest.mark.parametrize("args", [("--help",), ()], ids=["help", "bare"])
+def test_help_into_a_closed_pipe_keeps_its_exit_code(project: Path, args: tuple[str, ...]) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader is gone before evalkit writes (`evalkit --help | true`)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, stdout=writer, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    finally:
+        os.close(writer)
+    assert done.returncode == (0 if args else 2), done.stderr
+    assert done.stderr == ""

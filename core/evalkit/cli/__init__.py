@@ -18,7 +18,7 @@ from importlib import import_module
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NoReturn
+    from typing import IO, NoReturn
 
 __all__ = ["main", "build_parser"]
 
@@ -37,6 +37,10 @@ EPILOG = """exit codes: 0 done · 1 gate failed (regression, or not comparable u
             (or the output could not be written: a full disk)"""
 
 
+#: The longest line of an error message shown; longer ones are cut, saying how long they were.
+MAX_MESSAGE_LINE = 2_000
+
+
 class EvalkitArgumentParser(argparse.ArgumentParser):
     """argparse with a "did you mean" for a mistyped subcommand, choice or option."""
 
@@ -44,7 +48,15 @@ class EvalkitArgumentParser(argparse.ArgumentParser):
         if _one_command_parse:
             raise _OneCommandParseFailed(message)
         message += _suggestion(self, message)
-        super().error(message)
+        from ..shapes import clipped_lines
+
+        super().error(clipped_lines(message, MAX_MESSAGE_LINE))
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        if file is sys.stdout and message:
+            file.write(message)  # argparse ignores a failed write; help into a full disk is reported (exit 3)
+        else:
+            super()._print_message(message, file)
 
 
 class _OneCommandParseFailed(Exception):
@@ -218,13 +230,23 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
     import gc
 
     _never_fail_on_output()
-    parser, args = _parse(sys.argv[1:] if argv is None else list(argv))
+    try:
+        parser, args = _parse(sys.argv[1:] if argv is None else list(argv))
+    except SystemExit as exc:
+        if exc.code in (0, None):  # --help or --version printed: it must have reached the output
+            raise SystemExit(_printed(0)) from None
+        raise
+    except OSError as exc:  # help or the version could not be written
+        return _output_failed(exc, 0)
     if collecting and not getattr(args, "collects_garbage_from_run_start", False):
         gc.enable()
     _merge_global_options(parser, args)
     if not getattr(args, "handler", None):
-        parser.print_help()
-        return 2
+        try:
+            parser.print_help()
+        except OSError as exc:
+            return _output_failed(exc, 2)
+        return _printed(2)
     from .stdout import plugin_output_to_stderr
 
     with plugin_output_to_stderr():  # a plugin's print() never lands in evalkit's output
@@ -248,11 +270,36 @@ def _handle(args: argparse.Namespace) -> int:
     except OSError as exc:
         if exc.errno not in _OUTPUT_ERRNOS:
             return _failed(args, exc)
-        _discard_stdout()  # what could not be written is not written again at exit
-        print(f"evalkit: error: could not write the output: {exc.strerror or exc} (anything the command stored is kept)", file=sys.stderr)
-        return 3
+        return _unwritable(exc, " (anything the command stored is kept)")
     except Exception as exc:
         return _failed(args, exc)
+
+
+def _printed(code: int) -> int:
+    """``code`` once what argparse printed (help, the version) is flushed; else as :func:`_output_failed`."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        return _output_failed(exc, code)
+    return code
+
+
+def _output_failed(exc: OSError, code: int) -> int:
+    """Standard output refused help or the version: ``code`` when the reader left (``| head``), 3
+    when it could not take the text (a full disk); anything else is not an output failure."""
+    if isinstance(exc, BrokenPipeError):
+        _discard_stdout()
+        return code
+    if exc.errno not in _OUTPUT_ERRNOS:
+        raise exc
+    return _unwritable(exc)
+
+
+def _unwritable(exc: OSError, kept: str = "") -> int:
+    """Say that standard output could not take the text (exit 3); it is not written again at exit."""
+    _discard_stdout()
+    print(f"evalkit: error: could not write the output: {exc.strerror or exc}{kept}", file=sys.stderr)
+    return 3
 
 
 #: What writing to standard output fails with when it cannot take the text: a full disk or
@@ -274,11 +321,13 @@ def _discard_stdout() -> None:
 def _failed(args: argparse.Namespace, exc: Exception) -> int:
     """Say why the command failed (literally, secrets scrubbed); its exit code."""
     from ..errors import EvalkitError, SetValidationError
+    from ..shapes import clipped_lines
     from .render import literal
 
-    def say(line: str) -> None:
-        # A message quotes sets, plugins and endpoints: shown literally, secrets scrubbed.
-        print(literal(line, markup=False, multiline=True), file=sys.stderr)
+    def say(text: str) -> None:
+        # A message quotes sets, plugins and endpoints: shown literally, secrets scrubbed, and
+        # each line cut, so a 100,000-character run id or set name is not echoed whole.
+        print(literal(clipped_lines(text, MAX_MESSAGE_LINE), markup=False, multiline=True), file=sys.stderr)
 
     if args.traceback or not isinstance(exc, EvalkitError):
         if not isinstance(exc, EvalkitError):

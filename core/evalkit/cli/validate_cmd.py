@@ -52,11 +52,13 @@ def _print(report: Any) -> None:
     import sys
 
     from ..printable import visible
+    from ..shapes import clipped_lines
+    from . import MAX_MESSAGE_LINE
 
     for line in report.checked:
-        stdout().write(visible(f"ok  {line}") + "\n")
+        stdout().write(visible(clipped_lines(f"ok  {line}", MAX_MESSAGE_LINE)) + "\n")
     for problem in report.problems:
-        sys.stderr.write(f"{problem}\n")
+        sys.stderr.write(f"{clipped_lines(str(problem), MAX_MESSAGE_LINE)}\n")
     if report.problems:
         sys.stderr.write(f"evalkit: {counted(len(report.problems), 'problem')}; nothing was run\n")
     elif not report.checked:
