@@ -292,7 +292,7 @@ def test_class13_a_grading_that_breaks_the_rules_fails_its_case_and_never_counts
     table = cli(*args)
     assert table.code == 0, table.stderr
     assert_shown_literally(table.stdout, table.stderr)
-    assert "Pass rate:  12.5% (1/8)" in table.stdout and "Mean score: 0.125" in table.stdout
+    assert "Pass rate:  11.1% (1/9)" in table.stdout and "Mean score: 0.111" in table.stdout
     assert "not compared: the gradings of this run do not share one yardstick" in table.stdout
     document = cli(*args, "--json", "--fail-on-regression")
     assert document.code == 1, document.stderr  # not comparable under --fail-on-regression
@@ -306,12 +306,13 @@ def test_class13_a_grading_that_breaks_the_rules_fails_its_case_and_never_counts
         "g5": "detail contains itself, so it would never end",
         "g6": "yardstick must be a non-empty string of at most 1,000 characters, got 6,000,000 characters",
         "g7": "NoneType None is not an evalkit.Grading",
+        "g8": "score must be a finite number in 0..1, got " + repr(10**400)[:57] + "...",  # crashed the run
     }
     for case_id, reason in expected.items():
         case = cases[case_id]
         assert (case["passed"], case["score"], case["yardstick"]) == (False, 0.0, "hostile.broken_grading:failed")
         assert case["checks"] == [{"name": "grading", "passed": False, "error": prefix + reason, "detail": None}]
-    assert (cases["g8"]["passed"], cases["g8"]["yardstick"]) == (True, "hostile.broken_grading")
+    assert (cases["g9"]["passed"], cases["g9"]["yardstick"]) == (True, "hostile.broken_grading")
     assert stored_runs(project) == 2
 
 
@@ -346,7 +347,7 @@ def test_class13_an_openai_instance_without_model_is_refused(cli, project, chat_
     assert chat_server.request_count == 0 and stored_runs(project) == 0
 
 
-@pytest.mark.parametrize("cost", ["nan", "inf", "-1.0"])
+@pytest.mark.parametrize("cost", ["nan", "inf", "-1.0", "1" + "0" * 400])  # 10**400: past a float (crashed `models rank`)
 def test_class13_a_cost_that_is_not_a_finite_non_negative_number_is_refused(cli, project, cost) -> None:
     (project / "evalkit.toml").write_text(f'[providers.p]\nadapter = "reference"\ncost_per_1k_tokens = {cost}\n')
     for args in (("run", "evalkit.smoke"), ("models", "rank")):
@@ -523,3 +524,62 @@ def test_a_huge_name_is_echoed_cut_in_its_middle_not_whole(cli, args) -> None:
 def test_validate_names_a_file_whose_name_is_too_long_for_the_system(cli) -> None:
     result = cli("validate", "r" * 1_000)
     assert result.code == 2 and "cannot be read: File name too long" in result.stderr, result.stderr[-500:]
+
+
+# --- A generator that never returns ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("adapter", ["hostile.stuck", "hostile.stuck_async"], ids=["sync", "async"])
+@pytest.mark.parametrize("concurrency", ["1", "4"])
+def test_a_generator_that_never_answers_one_case_costs_that_case_not_the_run(cli, project, adapter, concurrency) -> None:
+    """Each answer has a time limit (the instance's answer_timeout, default 600 s): the stuck case
+    is errored, the others are answered and stored, and the abandoned call does not keep the
+    process from exiting (a concurrent.futures thread would have been joined at exit, for ever)."""
+    (project / "evalkit.toml").write_text(f'[providers.slow]\nadapter = "{adapter}"\nmodel = "m"\nanswer_timeout = 1\n')
+    result = cli("run", "evalkit.smoke", "--provider", "slow", "--concurrency", concurrency, "--json",
+                 env={"EVALKIT_HOSTILE_STUCK": "two-plus-two"}, timeout=60)  # fmt: skip
+    assert result.code == 3, result.stderr
+    document = json.loads(result.stdout)
+    assert document["status"] == "incomplete" and document["answered"] == 7 and document["errored"] == 1
+    (stuck,) = [case for case in document["cases"] if case["error"]]
+    assert stuck["id"] == "two-plus-two"
+    assert stuck["error"] == "no answer within 1 s (the provider instance's answer_timeout); the call was abandoned"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", "inf", '"60"', "true", "1" + "0" * 20])
+def test_an_answer_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
+    (project / "evalkit.toml").write_text(f'[providers.slow]\nadapter = "hostile.stuck"\nanswer_timeout = {value}\n')
+    result = cli("run", "evalkit.smoke", "--provider", "slow")
+    assert result.code == 2, result.stderr
+    assert "[providers.slow] answer_timeout must be a number of seconds above 0 and at most 86400" in result.stderr
+    assert len(result.stderr) < 1_000 and not (project / ".evalkit" / "results.db").exists()
+
+
+# --- Numbers longer than Python converts ---------------------------------------------------------
+
+LONG_NUMBER = "9" * 5_000  # past sys.get_int_max_str_digits() (4,300): int() raises ValueError
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("long.json", '{"id": "s.long", "name": "x", "prompts": [{"id": "p", "prompt": "q", "assertions": '
+                      f'[{{"kind": "contains", "value": {LONG_NUMBER}}}]}}]}}', "long.json:1:"),
+        ("long.yaml", f"id: s.long\nname: x\nprompts:\n  - id: p\n    prompt: q\n    assertions:\n"
+                      f"      - kind: contains\n        value: {LONG_NUMBER}\n", "long.yaml:8:16"),
+        ("long.toml", f'id = "s.long"\nname = "x"\n[[prompts]]\nid = "p"\nprompt = "q"\nn = {LONG_NUMBER}\n', "long.toml:6:5"),
+    ],
+    ids=["json", "yaml", "toml"],
+)  # fmt: skip
+def test_a_set_file_with_a_number_past_pythons_digit_limit_is_a_syntax_problem(cli, project, name, text, where) -> None:
+    (project / name).write_text(text)
+    result = cli("validate", name)
+    assert result.code == 2, result.stderr[-500:]
+    assert "internal error" not in result.stderr
+    assert f"{where}" in result.stderr and "syntax: a number with more than 4,300 digits" in result.stderr
+
+
+def test_a_configuration_with_a_number_past_pythons_digit_limit_is_refused(cli, project) -> None:
+    (project / "evalkit.toml").write_text(f"max_answer_bytes = {LONG_NUMBER}\n")
+    result = cli("run", "evalkit.smoke")
+    assert result.code == 2 and "is not valid TOML: a number with more than 4,300 digits" in result.stderr, result.stderr[-500:]

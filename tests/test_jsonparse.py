@@ -35,3 +35,18 @@ def test_bytes_parse_as_json_loads_parses_them_and_too_deep_bytes_say_where() ->
     with pytest.raises(json.JSONDecodeError) as raised:
         parse_json(b"[" * 100_000)
     assert (raised.value.msg, raised.value.colno) == ("nested too deeply", REPORTED_DEPTH + 1)
+
+
+def test_a_number_past_pythons_digit_limit_is_not_json_at_its_position() -> None:
+    import json
+
+    import pytest
+    from evalkit.jsonparse import parse_json
+
+    text = '{"a": [1, ' + "7" * 5_000 + "]}"
+    with pytest.raises(json.JSONDecodeError) as caught:
+        parse_json(text)
+    assert caught.value.msg == "a number with more than 4,300 digits" and caught.value.pos == 10
+    with pytest.raises(json.JSONDecodeError):
+        parse_json(text.encode())
+    assert parse_json('{"a": ' + "7" * 4_300 + "}")["a"] > 0

@@ -61,3 +61,9 @@ def test_clipped_lines_cuts_each_long_line_in_its_middle_keeping_its_end() -> No
     assert shown[0] == "short"
     assert shown[1].startswith("a" * 10) and shown[1].endswith("z: the reason")
     assert "… 4,923 characters cut …" in shown[1] and len(shown[1]) < 140
+
+
+def test_an_int_past_what_a_float_holds_is_not_a_finite_number() -> None:
+    from evalkit.shapes import finite_number
+
+    assert finite_number(10**300) and not finite_number(10**400) and not finite_number(-(10**400))

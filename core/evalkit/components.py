@@ -12,7 +12,7 @@ import attrs
 
 from . import registry
 from .answers import Answer, GenerationRequest
-from .config import Config, ProviderInstance
+from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
 from .errors import ConfigError, UnknownPluginError, UsageError
 from .grading import Grading
 from .prompts import GoldenPrompt
@@ -269,6 +269,8 @@ class BoundGenerator:
     record: registry.PluginRecord | None = None
     #: The instance's ``concurrency`` option as configured (``None``: not set in the config).
     configured_concurrency: int | None = None
+    #: Seconds one answer may take (the instance's ``answer_timeout``); then the case errs.
+    answer_timeout: float = DEFAULT_ANSWER_TIMEOUT_S
 
     @property
     def is_async(self) -> bool:
@@ -353,6 +355,7 @@ def bind_generator(
         return BoundGenerator(
             generator, instance.adapter, instance.name, str(alias) if alias else None, True, record,
             configured_concurrency=configured if isinstance(configured, int) and not isinstance(configured, bool) else None,
+            answer_timeout=instance.answer_timeout,
         )
     try:
         options = dict(overrides)

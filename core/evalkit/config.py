@@ -31,7 +31,6 @@ resolved against it.
 
 from __future__ import annotations
 
-import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -41,9 +40,11 @@ from typing import Any
 import attrs
 
 from .errors import ConfigError
+from .shapes import finite_number, short_repr
 
 __all__ = [
     "Config", "ProviderInstance", "find_config", "load_config", "DEFAULT_MAX_ANSWER_BYTES", "PRIVACY_LEVELS", "ROUTING_KEYS",
+    "DEFAULT_ANSWER_TIMEOUT_S",
     "CONFIG_NAMES",
 ]
 
@@ -52,7 +53,11 @@ CONFIG_NAMES = ("evalkit.toml", "pyproject.toml")
 
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
 #: Provider-instance keys that belong to evalkit's routing, not to the adapter.
-ROUTING_KEYS = ("adapter", "priority", "cost_per_1k_tokens", "capabilities")
+ROUTING_KEYS = ("adapter", "priority", "cost_per_1k_tokens", "capabilities", "answer_timeout")
+#: How long one answer may take (seconds) unless the instance's ``answer_timeout`` says otherwise.
+DEFAULT_ANSWER_TIMEOUT_S = 600.0
+#: The longest ``answer_timeout`` accepted: a day.
+MAX_ANSWER_TIMEOUT_S = 86_400
 #: The largest configuration file read (``evalkit.toml`` or ``pyproject.toml``), in bytes.
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 #: Answers longer than this many bytes (UTF-8) are stored cut, with a marker; they are graded whole.
@@ -69,6 +74,8 @@ class ProviderInstance:
     priority: int = 0
     cost_per_1k_tokens: float | None = None
     capabilities: tuple[str, ...] = ("chat",)
+    #: Seconds one answer may take; a generator that outlives it errs that case, the run goes on.
+    answer_timeout: float = DEFAULT_ANSWER_TIMEOUT_S
 
     @property
     def model(self) -> str | None:
@@ -131,15 +138,21 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise ConfigError(f"{where}: [providers.{name}] priority must be an integer")
     cost = table.get("cost_per_1k_tokens")
-    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or not 0 <= cost < math.inf):
+    if cost is not None and not (finite_number(cost) and cost >= 0):
         raise ConfigError(
-            f"{where}: [providers.{name}] cost_per_1k_tokens must be a finite number of zero or more, got {cost!r}"
+            f"{where}: [providers.{name}] cost_per_1k_tokens must be a finite number of zero or more, got {short_repr(cost)}"
         )
     capabilities = table.get("capabilities", ["chat"])
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
         raise ConfigError(f"{where}: [providers.{name}] capabilities must be a list of strings")
+    answer_timeout = table.get("answer_timeout", DEFAULT_ANSWER_TIMEOUT_S)
+    if isinstance(answer_timeout, bool) or not isinstance(answer_timeout, (int, float)) or not 0 < answer_timeout <= MAX_ANSWER_TIMEOUT_S:
+        raise ConfigError(
+            f"{where}: [providers.{name}] answer_timeout must be a number of seconds above 0 and at most "
+            f"{MAX_ANSWER_TIMEOUT_S}, got {short_repr(answer_timeout)}"
+        )
     options = {k: v for k, v in table.items() if k not in ROUTING_KEYS}
-    return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities))
+    return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities), float(answer_timeout))
 
 
 def _deployments(table: Any, where: str) -> tuple[dict[str, dict[str, Mapping[str, Any]]], dict[str, str]]:
@@ -184,6 +197,12 @@ def _read(path: Path) -> Mapping[str, Any]:
         raise ConfigError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    except ValueError as exc:  # tomllib converts integers itself: one of 5,000 digits raises this
+        from .jsonparse import TOO_MANY_DIGITS, too_many_digits
+
+        if not too_many_digits(exc):
+            raise
+        raise ConfigError(f"{path} is not valid TOML: {TOO_MANY_DIGITS}") from None
     except RecursionError:
         raise ConfigError(f"{path} is not valid TOML: arrays or inline tables nested too deeply") from None
     if path.name == "pyproject.toml":
@@ -203,7 +222,7 @@ def _declares_evalkit(pyproject: Path) -> bool:
         return False
     try:
         data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not UTF-8, not TOML, a number past Python's digit limit
         return b"[tool.evalkit" in raw  # let the real read report what is wrong with it
     tool = data.get("tool")
     return isinstance(tool, Mapping) and "evalkit" in tool

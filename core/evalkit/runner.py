@@ -17,12 +17,12 @@ import secrets
 import time
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import attrs
 
 from .answers import Answer, GenerationRequest, ServingIdentity, answer_problems
+from .bounded import BoundedCalls
 from .checks import AssertionKind
 from .components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, ServingEvidence
 from .errors import GenerationError
@@ -532,8 +532,11 @@ async def execute_prompts(
     grade_async = isinstance(grader, AsyncGrader) and asyncio.iscoroutinefunction(grader.agrade)
     if isinstance(grader, AssertionKindsAware):
         grader.use_assertion_kinds(kinds)
-    pool = None if bound.is_async else ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalkit-gen")
-    loop = asyncio.get_running_loop()
+    wanted = min(concurrency, len(prompts)) if isinstance(prompts, Sized) else concurrency
+    # A synchronous generator answers on daemon threads: one that never returns is abandoned at
+    # its time limit (a thread of a concurrent.futures pool would be joined at exit, for ever).
+    pool = None if bound.is_async else BoundedCalls(max(1, wanted), name="evalkit-gen")
+    time_limit = bound.answer_timeout
     queue = iter(prompts)
 
     async def answer(prompt: GoldenPrompt) -> CaseResult:
@@ -541,21 +544,33 @@ async def execute_prompts(
             prompt=prompt.prompt, system_prompt=prompt.system_prompt, model=bound.alias, case_id=prompt.id, **options
         )
         started = time.perf_counter()
+        called = None
         try:
-            if pool is None:
-                raw = await bound.generator.agenerate(request)
-            else:
-                raw = await loop.run_in_executor(pool, bound.generator.generate, request)
+            async with asyncio.timeout(time_limit) as limit:
+                if pool is None:
+                    raw = await bound.generator.agenerate(request)
+                else:
+                    called = pool.submit(bound.generator.generate, request)
+                    raw = await asyncio.wrap_future(called)
             reply = _coerce_answer(raw)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            if isinstance(exc, TimeoutError) and limit.expired():
+                if called is not None:
+                    pool.abandon(called)  # type: ignore[union-attr]
+                error = (
+                    f"no answer within {time_limit:g} s (the provider instance's answer_timeout); "
+                    "the call was abandoned"
+                )
+            else:
+                error = str(exc) if isinstance(exc, GenerationError) else f"{type(exc).__name__}: {exc}"
             return CaseResult(
                 case_id=prompt.id,
                 passed=False,
                 score=0.0,
                 latency_s=time.perf_counter() - started,
-                error=str(exc) if isinstance(exc, GenerationError) else f"{type(exc).__name__}: {exc}",
+                error=error,
                 adapter=bound.adapter,
                 finished_at=time.time(),
                 fingerprint=case_fingerprint(prompt),
@@ -568,7 +583,10 @@ async def execute_prompts(
         except Exception as exc:
             grading = _failed_grading(grader, f"{type(exc).__name__}: {exc}")
         else:
-            broken = grading_problems(grading)
+            try:
+                broken = grading_problems(grading)
+            except Exception as exc:  # a grading built to break the check itself (a raising property)
+                broken = [f"checking it raised {type(exc).__name__}: {exc}"]
             if broken:
                 grading = _failed_grading(grader, f"the grader returned a grading evalkit cannot use: {'; '.join(broken)}")
         return CaseResult.from_grading(
@@ -593,7 +611,6 @@ async def execute_prompts(
                 on_case(case)
 
     try:
-        wanted = min(concurrency, len(prompts)) if isinstance(prompts, Sized) else concurrency
         workers = [asyncio.ensure_future(worker()) for _ in range(max(1, wanted))]
         try:
             await asyncio.gather(*workers)
@@ -605,7 +622,7 @@ async def execute_prompts(
     finally:
         recorder.flush()
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.close()
     return finished
 
 

@@ -44,8 +44,14 @@ def value_shape_problem(value: object) -> str | None:
 
 
 def finite_number(value: object) -> bool:
-    """True for an ``int`` or ``float`` (or a subclass, as numpy's) that is finite and not a ``bool``."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """True for an ``int`` or ``float`` (or a subclass, as numpy's) that is finite and not a
+    ``bool``; an ``int`` past what a float holds (``10**400``) is not one."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def too_long(text: str, limit: int) -> str | None:

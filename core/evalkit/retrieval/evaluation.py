@@ -54,8 +54,8 @@ from evalkit.tolerance import Tolerances, resolve_tolerances
 from evalkit.validation import check_label
 from evalkit.verdict import Comparison, compare
 
+from ..bounded import BoundedCalls
 from ..wording import counted
-from .bounded import BoundedCalls
 from .contracts import (
     ClosingRetriever,
     PreparedRetriever,

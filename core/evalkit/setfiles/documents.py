@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from ..jsonparse import parse_json
+from ..jsonparse import TOO_MANY_DIGITS, long_number_at, parse_json, too_many_digits
 from ..textfiles import read_whole_file
 from .problems import FileProblem, JsonPath
 
@@ -141,6 +141,10 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
         raise FileSyntaxError([FileProblem(str(file), f"YAML syntax: {reason}", (), line, column)]) from None
     except yaml.YAMLError as exc:
         raise FileSyntaxError([FileProblem(str(file), f"YAML syntax: {exc}")]) from None
+    except ValueError as exc:
+        if not too_many_digits(exc):
+            raise
+        raise _long_number_problem(file, text, "YAML") from None
     finally:
         loader.dispose()
     _refuse_deep(file, data, lambda path: _yaml_position(node, path))
@@ -398,6 +402,14 @@ _TOML_TABLE = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 _TOML_KEY = re.compile(r"^\s*([A-Za-z0-9_-]+|\"[^\"]*\")\s*=")
 
 
+def _long_number_problem(file: Path, text: str, syntax: str) -> FileSyntaxError:
+    """The problem of a file holding a number longer than Python converts, at its line and column."""
+    at = long_number_at(text)
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    return FileSyntaxError([FileProblem(str(file), f"{syntax} syntax: {TOO_MANY_DIGITS}", (), line, column)])
+
+
 def _read_toml(file: Path, text: str) -> SetDocument:
     try:
         data = tomllib.loads(text)
@@ -409,6 +421,10 @@ def _read_toml(file: Path, text: str) -> SetDocument:
         raise FileSyntaxError([FileProblem(str(file), f"TOML syntax: {reason}", (), line, column)]) from None
     except RecursionError:
         raise FileSyntaxError([FileProblem(str(file), "TOML syntax: arrays or inline tables nested too deeply")]) from None
+    except ValueError as exc:
+        if not too_many_digits(exc):
+            raise
+        raise _long_number_problem(file, text, "TOML") from None
     _refuse_deep(file, data)
     positions, keys = _toml_positions(text)
     return SetDocument(file, data, positions, keys)

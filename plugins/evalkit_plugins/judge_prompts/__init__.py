@@ -84,7 +84,7 @@ def verify(grader: str, version: int, text: str) -> JudgePrompt:
         )
     try:
         fields = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # TOMLDecodeError, or a number past Python's digit limit
         raise PluginError(f"judge prompt {name} is not valid TOML: {exc}") from None
     if fields.get("version") != version:
         raise PluginError(f"judge prompt {name} says version = {fields.get('version')!r}; its file name says {version}")

@@ -259,6 +259,7 @@ BROKEN_GRADINGS = [
     lambda: Grading(score=1.0, passed=True, detail=_looped_detail()),
     lambda: Grading(score=1.0, passed=True, yardstick="y\x1b[31m" * 1_000_000),
     lambda: None,
+    lambda: Grading(score=10**400, passed=True),  # past what a float holds: math.isfinite overflows
     lambda: Grading(score=1.0, passed=True, checks=[Check("fine", True)], yardstick="hostile.broken_grading"),
 ]
 
@@ -266,7 +267,7 @@ BROKEN_GRADINGS = [
 #: ``hostile.graded``: one prompt per entry of :data:`BROKEN_GRADINGS`, for ``hostile.broken_grading``.
 _GRADED = GoldenPromptSet(
     identifier="hostile.graded", name="Prompts for a grader that breaks the rules",
-    prompts=[GoldenPrompt(id=f"g{n}", prompt="Say x", reference="x") for n in range(1, 9)],
+    prompts=[GoldenPrompt(id=f"g{n}", prompt="Say x", reference="x") for n in range(1, 10)],
 )
 
 
@@ -294,3 +295,40 @@ class BytesGenerator:
     def generate(self, request: GenerationRequest) -> Answer:
         """An answer whose text is bytes."""
         return Answer(text=b"Paris")  # type: ignore[arg-type]
+
+
+def _stuck_case() -> str | None:
+    import os
+
+    return os.environ.get("EVALKIT_HOSTILE_STUCK")
+
+
+class StuckGenerator:
+    """Never returns for the case ``$EVALKIT_HOSTILE_STUCK`` names (its thread blocks for ever);
+    answers every other case at once."""
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model
+
+    def generate(self, request: GenerationRequest) -> Answer:
+        """An answer, except for the stuck case."""
+        if request.case_id == _stuck_case():
+            import threading
+
+            threading.Event().wait()
+        return Answer(text="an answer", model="stuck-model")
+
+
+class StuckAsyncGenerator:
+    """``async`` twin of :class:`StuckGenerator`: awaits for ever on the stuck case."""
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model
+
+    async def agenerate(self, request: GenerationRequest) -> Answer:
+        """An answer, except for the stuck case."""
+        if request.case_id == _stuck_case():
+            import asyncio
+
+            await asyncio.Event().wait()
+        return Answer(text="an answer", model="stuck-model")

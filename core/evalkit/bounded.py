@@ -1,7 +1,8 @@
-"""Retriever calls with a time limit: a call that never returns costs one question, not the run.
+"""Plugin calls with a time limit: a call that never returns costs one case, not the run.
 
-Calls run on daemon threads, at most ``concurrency`` at once. When a call outlives its limit the
-caller stops waiting (the question becomes an errored case) and a fresh thread takes the stuck
+Retrievers (each question) and synchronous generators (each answer) are called on daemon threads,
+at most ``concurrency`` at once. When a call outlives its limit the
+caller stops waiting (the case becomes an errored one) and a fresh thread takes the stuck
 one's place; the stuck thread is abandoned — Python cannot stop it — and, being a daemon, never
 keeps the process from exiting (``concurrent.futures`` threads would: they are joined at exit).
 """
@@ -21,14 +22,19 @@ _STOP = None
 
 
 class BoundedCalls:
-    """A pool of daemon threads whose callers wait a bounded time for each result."""
+    """A pool of daemon threads whose callers wait a bounded time for each result.
+
+    Threads start as calls need them (as ``concurrent.futures`` pools do), at most ``concurrency``
+    busy at once: a pool sized for a million calls in flight starts only as many as are made.
+    """
 
     def __init__(self, concurrency: int, name: str = "evalkit-retrieve") -> None:
         self._tasks: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None] = queue.SimpleQueue()
         self._name = name
+        self._limit = concurrency
         self._workers = 0
-        for _ in range(concurrency):
-            self._spawn()
+        self._idle = threading.Semaphore(0)  # one count per thread waiting for a call
+        self._lock = threading.Lock()
 
     def _spawn(self) -> None:
         self._workers += 1
@@ -40,23 +46,29 @@ class BoundedCalls:
             if task is _STOP:
                 return
             future, call, args = task
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(call(*args))
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
-                future.set_exception(exc)
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(call(*args))
+                except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                    future.set_exception(exc)
+            self._idle.release()
 
     def submit(self, call: Callable[..., _T], *args: Any) -> Future[_T]:
-        """Queue ``call(*args)``; a free thread starts it at once (one thread per call in flight)."""
+        """Queue ``call(*args)``; an idle thread, or a new one while fewer than ``concurrency``
+        run, starts it at once."""
         future: Future[_T] = Future()
         self._tasks.put((future, call, args))
+        with self._lock:
+            if not self._idle.acquire(blocking=False) and self._workers < self._limit:
+                self._spawn()
         return future
 
     def abandon(self, future: Future[Any]) -> None:
         """Stop waiting for ``future``: its thread stays stuck, a new one takes its place."""
         if not future.cancel():
-            self._spawn()
+            with self._lock:
+                self._limit += 1
+                self._spawn()
 
     def close(self) -> None:
         """Let the idle threads end (stuck ones end with the process)."""
