@@ -21,6 +21,8 @@ __all__ = ["COMPACT_JSON_CASES", "add_baseline_option", "add_report_option", "ad
 #: Width of the output when it is not a terminal and COLUMNS is not set: wide enough that a
 #: table's cells are not wrapped for a log or a pipe (the padding is trimmed anyway).
 PIPE_WIDTH = 240
+#: The narrowest and widest output a ``COLUMNS`` value may ask for; outside, it is ignored.
+COLUMNS_RANGE = (20, 100_000)
 
 
 class TrimmedLines:
@@ -63,10 +65,28 @@ def console(stderr: bool = False) -> Any:
         file=stream if tty else TrimmedLines(stream),
         highlight=False,
         emoji=False,  # ":warning:" in a case id is text, not an emoji code
-        width=None if tty else int(os.environ.get("COLUMNS", str(PIPE_WIDTH))),
+        width=output_width(stream, tty),
         no_color=not tty or "NO_COLOR" in os.environ,
         soft_wrap=not tty,
     )
+
+
+def output_width(stream: Any, tty: bool) -> int | None:
+    """The width to render at: ``COLUMNS`` when it is a whole number in :data:`COLUMNS_RANGE`;
+    else, on a terminal, its own width (``None``: rich asks it), and :data:`PIPE_WIDTH` elsewhere.
+    ``COLUMNS=abc`` crashed a run's output, and ``0`` or ``-5`` printed nothing at all."""
+    raw = os.environ.get("COLUMNS", "")
+    usable = raw.isascii() and raw.isdigit() and len(raw) <= 6 and COLUMNS_RANGE[0] <= int(raw) <= COLUMNS_RANGE[1]
+    if usable:
+        return int(raw)
+    if not tty:
+        return PIPE_WIDTH
+    if not raw:
+        return None
+    try:  # set but unusable: rich would take it as it is, so the terminal is asked here
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        return 80
 
 
 #: The largest whole number a count option takes; longer text is refused before it is parsed.
