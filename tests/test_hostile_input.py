@@ -583,3 +583,36 @@ def test_a_configuration_with_a_number_past_pythons_digit_limit_is_refused(cli, 
     (project / "evalkit.toml").write_text(f"max_answer_bytes = {LONG_NUMBER}\n")
     result = cli("run", "evalkit.smoke")
     assert result.code == 2 and "is not valid TOML: a number with more than 4,300 digits" in result.stderr, result.stderr[-500:]
+
+
+# --- A plugin that calls sys.exit() ----------------------------------------------------------------
+# A library that "exits" on an error ended `evalkit run` with its code: sys.exit(0) in a generator
+# or a grader passed a CI gate with the run left half done and "running".
+
+
+@pytest.mark.parametrize("adapter", ["hostile.exiting", "hostile.exiting_async"], ids=["sync", "async"])
+def test_a_generator_calling_sys_exit_errs_its_case_and_the_gate_fails(cli, project, adapter) -> None:
+    (project / "evalkit.toml").write_text(f'[providers.x]\nadapter = "{adapter}"\nmodel = "m"\n')
+    result = cli("run", "evalkit.smoke", "--provider", "x", "--json", env={"EVALKIT_HOSTILE_STUCK": "two-plus-two"})
+    assert result.code == 3, result.stderr
+    document = json.loads(result.stdout)
+    assert document["status"] == "incomplete" and document["answered"] == 7
+    assert [(case["id"], case["error"]) for case in document["cases"] if case["error"]] == [("two-plus-two", "SystemExit: 0")]
+
+
+def test_a_grader_calling_sys_exit_fails_its_case_and_the_run_completes(cli, project) -> None:
+    (project / "evalkit.toml").write_text('[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    result = cli("run", "evalkit.smoke", "--grader", "hostile.exiting_grader", "--json", env={"EVALKIT_HOSTILE_STUCK": "two-plus-two"})
+    document = json.loads(result.stdout)
+    assert document["status"] == "complete" and document["passed"] == 6, result.stderr
+    (failed,) = [case for case in document["cases"] if not case["passed"]]
+    assert failed["id"] == "two-plus-two" and failed["yardstick"] == "hostile.exiting_grader:failed"
+    assert failed["checks"][0]["error"] == "SystemExit: 0"
+
+
+def test_a_plugin_module_calling_sys_exit_at_import_is_a_plugin_that_failed_to_load(cli, project) -> None:
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "hostile.exits_at_import"\n')
+    result = cli("run", "evalkit.smoke", "--provider", "x")
+    assert result.code == 2, result.stderr
+    assert "failed to load: SystemExit: 0" in result.stderr
+    assert not (project / ".evalkit" / "results.db").exists()

@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from . import registry
-from .errors import ConfigError, DuplicateSetError, PluginError, SetValidationError, UnknownSetError
+from .errors import PLUGIN_FAILURES, ConfigError, DuplicateSetError, PluginError, SetValidationError, UnknownSetError
 from .options import DeclaresOptions, TableOptions
 
 __all__ = ["ConfigAware", "SetCatalog", "SourcedSet", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
@@ -124,7 +124,7 @@ def load_catalog(
         except SetValidationError as exc:
             failures.append(registry.PluginFailure(record, "; ".join(exc.problems), exc))
             continue
-        except Exception as exc:  # a provider's bug must not hide the other providers' sets
+        except PLUGIN_FAILURES as exc:  # a provider's bug must not hide the other providers' sets
             failures.append(registry.PluginFailure(record, f"{type(exc).__name__} in {method}(): {exc}"))
             continue
         providers.append(provider)

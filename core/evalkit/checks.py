@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from .answers import Answer, Citation, Passage
+from .errors import PLUGIN_FAILURES
 from .grading import Check
 from .jsonparse import parse_json
 from .pcre import PatternError, compile_pattern
@@ -339,7 +340,7 @@ def evaluate(assertion: Assertion, answer: Answer, kinds: Mapping[str, Assertion
         return Check(name, False, error=f"unknown assertion kind {assertion.kind!r}")
     try:
         outcome = kind.evaluate(assertion.value, answer)
-    except Exception as exc:  # a plugin's evaluator must not take the run down
+    except PLUGIN_FAILURES as exc:  # a plugin's evaluator must not take the run down
         return Check(name, False, error=f"{assertion.kind} check raised {type(exc).__name__}: {exc}")
     if isinstance(outcome, Check):
         return attrs.evolve(outcome, name=name)

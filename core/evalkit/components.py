@@ -13,7 +13,7 @@ import attrs
 from . import registry
 from .answers import Answer, GenerationRequest
 from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
-from .errors import ConfigError, UnknownPluginError, UsageError
+from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError
 from .grading import Grading
 from .prompts import GoldenPrompt
 from .shapes import short_repr
@@ -119,7 +119,7 @@ def bind_set(bound: BoundGenerator, golden_set: Any) -> None:
 
     try:
         bound.generator.bind_set(golden_set)
-    except Exception as exc:
+    except PLUGIN_FAILURES as exc:
         raise GeneratorUnavailableError(
             f"{_named(bound)} could not take in the set, so nothing was run or stored: {type(exc).__name__}: {exc}"
         ) from None

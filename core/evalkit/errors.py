@@ -35,6 +35,7 @@ from typing import Any
 from .wording import counted
 
 __all__ = [
+    "PLUGIN_FAILURES",
     "ConfigError",
     "DuplicateSetError",
     "EvalkitError",
@@ -56,6 +57,13 @@ __all__ = [
     "UnknownSetError",
     "UsageError",
 ]
+
+
+#: What a call into a plugin may raise that evalkit turns into that plugin's failure (its case
+#: errored, its grading failed, its set refused, the plugin named): any error, and ``SystemExit``.
+#: A library that "exits" on an error would otherwise end ``evalkit run`` with its code, 0
+#: included, and pass a CI gate with the run half done. ``KeyboardInterrupt`` still stops evalkit.
+PLUGIN_FAILURES: tuple[type[BaseException], ...] = (Exception, SystemExit)
 
 
 class EvalkitError(Exception):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
+from .errors import PLUGIN_FAILURES
 from .printable import visible
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def plugin_manager(extra: Sequence[Any] = ()) -> tuple[pluggy.PluginManager, lis
     for record in registry.records("evalkit.hooks"):
         try:
             manager.register(registry.load(record), name=f"{record.distribution}:{record.name}")
-        except Exception as exc:
+        except PLUGIN_FAILURES as exc:
             failures.append(registry.PluginFailure(record, str(exc)))
     for plugin in extra:
         manager.register(plugin, name=_extra_name(manager, plugin))
@@ -95,7 +96,7 @@ class Observers:
         for impl in reversed(getattr(self.manager.hook, hook).get_hookimpls()):
             try:
                 impl.function(*(arguments[name] for name in impl.argnames))
-            except Exception as exc:  # an observer must not stop, fail or orphan the run
+            except PLUGIN_FAILURES as exc:  # an observer must not stop, fail or orphan the run
                 key = (impl.plugin_name, hook)
                 first, count = self._raised.get(key, (visible(f"{type(exc).__name__}: {exc}"), 0))
                 self._raised[key] = (first, count + 1)

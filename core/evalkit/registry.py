@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from .errors import PluginError, UnknownPluginError
+from .errors import PLUGIN_FAILURES, PluginError, UnknownPluginError
 
 __all__ = [
     "GROUPS",
@@ -199,7 +199,7 @@ def load(record: PluginRecord) -> Any:
         loaded = importlib.import_module(module_name)
         for name in path:
             loaded = getattr(loaded, name)
-    except Exception as exc:  # a plugin that fails to import names itself, and never takes the others down
+    except PLUGIN_FAILURES as exc:  # a plugin that fails to import (or exits) names itself, and never takes the others down
         raise PluginError.for_plugin(
             record, f"{record.kind} {record.describe()} failed to load: {type(exc).__name__}: {exc}"
         ) from exc
@@ -220,7 +220,7 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
         created = factory(**options)
     except EvalkitError:
         raise
-    except Exception as exc:
+    except PLUGIN_FAILURES as exc:
         raise PluginError.for_plugin(
             record,
             f"{record.kind} {record.describe()} raised {type(exc).__name__} when created: {exc}",

@@ -25,7 +25,7 @@ from .answers import Answer, GenerationRequest, ServingIdentity, answer_problems
 from .bounded import BoundedCalls
 from .checks import AssertionKind
 from .components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, ServingEvidence
-from .errors import GenerationError
+from .errors import PLUGIN_FAILURES, GenerationError
 from .grading import Grading, grading_problems
 from .identity import identity_problems
 from .jsontext import scalar_texts
@@ -153,7 +153,7 @@ class PromptOrder:
                 prompt = next(produced)
             except StopIteration:
                 break
-            except Exception as exc:  # the producer failed on this pass (it did not on the check's)
+            except PLUGIN_FAILURES as exc:  # the producer failed on this pass (it did not on the check's)
                 self._changed(f"producing prompt #{position + 1:,} raised {type(exc).__name__}: {exc}")
             crc = _crc_with(crc, getattr(prompt, "id", prompt))
             position += 1
@@ -555,7 +555,7 @@ async def execute_prompts(
             reply = _coerce_answer(raw)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except PLUGIN_FAILURES as exc:  # sys.exit() in a plugin ends its case, never the run (exit 0)
             if isinstance(exc, TimeoutError) and limit.expired():
                 if called is not None:
                     pool.abandon(called)  # type: ignore[union-attr]
@@ -580,7 +580,7 @@ async def execute_prompts(
             grading = await grader.agrade(prompt, reply) if grade_async else grader.grade(prompt, reply)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except PLUGIN_FAILURES as exc:
             grading = _failed_grading(grader, f"{type(exc).__name__}: {exc}")
         else:
             try:

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from .checks import AssertionKind
-from .errors import SetValidationError
+from .errors import PLUGIN_FAILURES, SetValidationError
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
 from .shapes import short_repr, too_long, value_shape_problem
 from .wording import counted
@@ -148,7 +148,7 @@ def survey_prompt_set(
             item = next(prompts)
         except StopIteration:
             break
-        except Exception as exc:  # a stream's producer failed: a problem of the set, not a crash
+        except PLUGIN_FAILURES as exc:  # a stream's producer failed: a problem of the set, not a crash
             strays.append(f"{where}: field prompts: producing prompt #{count + 1} raised {type(exc).__name__}: {exc}")
             break
         count += 1
@@ -206,7 +206,7 @@ def _prompt_problems(
             continue
         try:
             issues = list(kind.validate(assertion.value))
-        except Exception as exc:  # a plugin's validator must not hide the other problems
+        except PLUGIN_FAILURES as exc:  # a plugin's validator must not hide the other problems
             issues = [f"validator raised {type(exc).__name__}: {exc}"]
         problems.extend(f"{at}: field {field} {issue}" for issue in issues)
     return problems

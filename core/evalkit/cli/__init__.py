@@ -264,6 +264,13 @@ def _handle(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("evalkit: interrupted", file=sys.stderr)
         return 3
+    except SystemExit as exc:  # no command of evalkit's raises it: a plugin called sys.exit()
+        print(
+            f"evalkit: error: a plugin ended the command with sys.exit({_exit_shown(exc.code)}); "
+            "what it was doing did not complete (a CI gate must not read this as success)",
+            file=sys.stderr,
+        )
+        return 3
     except BrokenPipeError:  # `evalkit list | head`: the reader has what it wanted
         _discard_stdout()
         return 0
@@ -273,6 +280,12 @@ def _handle(args: argparse.Namespace) -> int:
         return _unwritable(exc, " (anything the command stored is kept)")
     except Exception as exc:
         return _failed(args, exc)
+
+
+def _exit_shown(code: object) -> str:
+    from ..shapes import short_repr
+
+    return short_repr(code)
 
 
 def _printed(code: int) -> int:

@@ -30,7 +30,7 @@ import attrs
 from evalkit.catalog import SourcedSet
 from evalkit.components import resolve_paths
 from evalkit.config import Config
-from evalkit.errors import PluginError, UsageError
+from evalkit.errors import PLUGIN_FAILURES, PluginError, UsageError
 
 from .contracts import DeploymentDefaults
 
@@ -119,7 +119,7 @@ def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any]
     where = f"provider {sourced.record.describe()}"
     try:
         found = sourced.provider.default_deployments()
-    except Exception as exc:
+    except PLUGIN_FAILURES as exc:
         raise PluginError.for_plugin(
             sourced.record,
             f"golden question set provider {sourced.record.describe()} raised {type(exc).__name__} "

@@ -31,7 +31,15 @@ from evalkit.baselines import Acceptance, BaselineScope, scope_mismatch
 from evalkit.catalog import SourcedSet, question_set_catalog
 from evalkit.components import SecretHolder
 from evalkit.config import PRIVACY_LEVELS, Config, load_config
-from evalkit.errors import ConfigError, EvalkitError, PluginError, RetrievalError, StoreFailure, UsageError
+from evalkit.errors import (
+    PLUGIN_FAILURES,
+    ConfigError,
+    EvalkitError,
+    PluginError,
+    RetrievalError,
+    StoreFailure,
+    UsageError,
+)
 from evalkit.grading import Check
 from evalkit.interruptions import mark_interrupted, store_failed
 from evalkit.privacy import remove_secrets
@@ -291,7 +299,7 @@ def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int
         ranking, over = read_ranking(raw, limit)
     except RetrievalError as exc:
         return _Answer(None, time.perf_counter() - started, f'retriever "{retriever_id}" on question "{question.id}": {exc}')
-    except Exception as exc:
+    except PLUGIN_FAILURES as exc:
         return _Answer(
             None,
             time.perf_counter() - started,
@@ -387,7 +395,7 @@ def _identity(
         return retrieval_identity(golden_set, None, k, threshold)
     try:
         declared = retriever.provenance()
-    except Exception as exc:
+    except PLUGIN_FAILURES as exc:
         problem = f'retriever "{retriever_id}": provenance() raised {type(exc).__name__}: {exc}'
         return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
     return retrieval_identity(golden_set, declared, k, threshold)
@@ -401,7 +409,7 @@ def _prepare(retriever: Any, retriever_id: str) -> float | None:
         retriever.prepare()
     except EvalkitError:
         raise
-    except Exception as exc:
+    except PLUGIN_FAILURES as exc:
         raise RetrievalError(f'retriever "{retriever_id}" could not prepare: {type(exc).__name__}: {exc}') from exc
     return time.perf_counter() - started
 

@@ -332,3 +332,41 @@ class StuckAsyncGenerator:
 
             await asyncio.Event().wait()
         return Answer(text="an answer", model="stuck-model")
+
+
+class ExitingGenerator:
+    """Calls ``sys.exit(0)`` for the case ``$EVALKIT_HOSTILE_STUCK`` names: a library that "exits"
+    on an error, inside a run whose exit code is a CI gate."""
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model
+
+    def generate(self, request: GenerationRequest) -> Answer:
+        """An answer, except for the case that exits."""
+        if request.case_id == _stuck_case():
+            import sys
+
+            sys.exit(0)
+        return Answer(text="an answer", model="exiting-model")
+
+
+class ExitingAsyncGenerator(ExitingGenerator):
+    """``async`` twin of :class:`ExitingGenerator`."""
+
+    async def agenerate(self, request: GenerationRequest) -> Answer:
+        """An answer, except for the case that exits."""
+        return self.generate(request)
+
+
+class ExitingGrader:
+    """Calls ``sys.exit(0)`` when grading the case ``$EVALKIT_HOSTILE_STUCK`` names."""
+
+    name = "hostile.exiting_grader"
+
+    def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """A pass, except for the case that exits."""
+        if prompt.id == _stuck_case():
+            import sys
+
+            sys.exit(0)
+        return Grading(score=1.0, passed=True, yardstick="hostile.exiting_grader")
