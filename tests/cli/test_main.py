@@ -199,3 +199,28 @@ def test_help_into_a_closed_pipe_keeps_its_exit_code(project: Path, args: tuple[
         os.close(writer)
     assert done.returncode == (0 if args else 2), done.stderr
     assert done.stderr == ""
+
+
+@pytest.mark.parametrize("closed", [(1,), (2,), (1, 2), (0, 1, 2)], ids=["stdout", "stderr", "both", "all"])
+def test_closed_standard_streams_are_not_a_crash_and_never_reach_the_store(project: Path, closed: tuple[int, ...]) -> None:
+    """`evalkit run >&-` had no sys.stdout (an internal error at the first write), and the store,
+    opened next, would have taken the free descriptor and received what was printed."""
+    import sqlite3
+
+    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+
+    def close_them() -> None:
+        for descriptor in closed:
+            os.close(descriptor)
+
+    for args in (("run", "evalkit.smoke", "--json"), ("run", "evalkit.smoke"), ("list",), ("--help",)):
+        done = subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=project, env=env, preexec_fn=close_them,  # noqa: PLW1509
+                              capture_output=False, timeout=120)  # fmt: skip
+        assert done.returncode == 0, args
+    store = project / ".evalkit" / "results.db"
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("pragma integrity_check").fetchone() == ("ok",)
+        assert conn.execute("select count(*), min(status) from evalkit_run").fetchone() == (2, "complete")
+    history = subprocess.run([sys.executable, "-m", "evalkit", "history", "evalkit.smoke"], cwd=project, env=env,
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert history.returncode == 0 and "(2 runs)" in history.stdout, history.stderr

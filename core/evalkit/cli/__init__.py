@@ -197,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (see ``evalkit --help``)."""
     import gc
 
+    _open_standard_streams()
     collecting = gc.isenabled()
     # Off while a run's modules and plugins are imported (common.run_started turns it back on when
     # the run starts); on for every other command's own work, and as it was when main() returns.
@@ -208,6 +209,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         (gc.enable if collecting else gc.disable)()
         if terminating is not None:
             signal.signal(signal.SIGTERM, terminating)
+
+
+def _open_standard_streams() -> None:
+    """Give a closed standard stream (``evalkit run >&-``, ``2>&-``) ``/dev/null``.
+
+    Python then has no ``sys.stdout`` (every write was an internal error), and the next file
+    opened takes the free number: the SQLite store would become fd 1 or 2 and receive whatever is
+    printed. Output that nobody reads is discarded; the command runs and exits as it would.
+    """
+    import os
+
+    for descriptor in (0, 1, 2):
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            opened = os.open(os.devnull, os.O_RDWR)
+            if opened != descriptor:
+                os.dup2(opened, descriptor)
+                os.close(opened)
+    if sys.stdout is None:
+        sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+    if sys.stderr is None:
+        sys.stderr = sys.__stderr__ = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
 
 
 def _stop_on_sigterm() -> object:
