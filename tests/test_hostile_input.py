@@ -616,3 +616,22 @@ def test_a_plugin_module_calling_sys_exit_at_import_is_a_plugin_that_failed_to_l
     assert result.code == 2, result.stderr
     assert "failed to load: SystemExit: 0" in result.stderr
     assert not (project / ".evalkit" / "results.db").exists()
+
+
+@pytest.mark.parametrize(
+    "command", [("show", "ID"), ("compare", "ID", "r1"), ("report", "ID"), ("baseline", "accept", "ID", "--reason", "ok")], ids=lambda c: c[0]
+)
+def test_a_run_id_that_is_not_utf8_is_no_run_not_a_crash(project, evalkit_cli, command) -> None:
+    """Bytes that are not UTF-8 in argv reach evalkit as lone surrogates, which no database binds:
+    `evalkit show $'\\xff'` was an internal error (UnicodeEncodeError)."""
+    import os
+    import subprocess
+    import sys
+
+    assert evalkit_cli("run", "evalkit.smoke").code == 0
+    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+    argv = [os.fsencode(sys.executable), b"-m", b"evalkit", *(b"\xff\xfebad" if a == "ID" else a.encode() for a in command)]
+    done = subprocess.run(argv, cwd=project, env=env, capture_output=True, timeout=60)
+    stderr = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 2, stderr
+    assert 'there is no run "\\udcff\\udcfebad"' in stderr and "internal error" not in stderr

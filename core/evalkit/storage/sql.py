@@ -437,8 +437,9 @@ class SqlRepository:
         return stored
 
     def _run_by_id(self, run_id: str) -> Run | None:
-        """The run row as a :class:`Run` (no cases)."""
-        row = self.Run.get_or_none(self.Run.id == run_id)
+        """The run row as a :class:`Run` (no cases). ``run_id`` is looked up as it is stored (a
+        user's ``evalkit show $'\\xff'`` holds a surrogate no engine can bind)."""
+        row = self.Run.get_or_none(self.Run.id == encode_text(run_id))
         return None if row is None else self._run_from_row(row)
 
     @_guarded
@@ -845,7 +846,7 @@ class SqlRepository:
         if with_cases:
             # Named tuples, not model instances: a 20,000-case read costs about 30% less CPU.
             C = self.Case
-            cases = C.select(*(getattr(C, name) for name in _CASE_COLUMNS)).where(C.run == run_id).order_by(C.id).tuples()
+            cases = C.select(*(getattr(C, name) for name in _CASE_COLUMNS)).where(C.run == encode_text(run_id)).order_by(C.id).tuples()
             run = run.with_cases(_case_from_columns(*values) for values in cases)
         return run
 
