@@ -142,6 +142,7 @@ def survey_prompt_set(
     prompt_problems: list[str] = []
     seen: set[str] = set()
     count = 0
+    declared = golden_set.prompts.count if isinstance(golden_set.prompts, PromptStream) else None
     prompts = iter(golden_set.prompts)
     while True:
         try:
@@ -152,6 +153,9 @@ def survey_prompt_set(
             strays.append(f"{where}: field prompts: producing prompt #{count + 1} raised {type(exc).__name__}: {exc}")
             break
         count += 1
+        if declared is not None and count > declared:  # an endless producer is refused, not followed
+            strays.append(f"{where}: field prompts: the PromptStream declares {counted(declared, 'prompt')} but yields more")
+            break
         if not isinstance(item, GoldenPrompt):
             strays.append(f"{where}, prompt #{count}: must be an evalkit.GoldenPrompt, got {_describe(item)}")
             continue
@@ -162,7 +166,6 @@ def survey_prompt_set(
             visit(item)
     if not count and not strays:
         problems.append(_empty_problem(where, "prompt"))
-    declared = golden_set.prompts.count if isinstance(golden_set.prompts, PromptStream) else None
     if declared is not None and declared != count and not strays:
         problems.append(
             f"{where}: field prompts: the PromptStream declares {counted(declared, 'prompt')} but yields {count}"

@@ -84,6 +84,16 @@ def test_list_and_validate_read_a_stream_and_name_a_stray_prompt(evalkit_cli, st
     assert good.code == 0, good.stdout + good.stderr
 
 
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_stream_that_yields_past_its_declared_count_is_refused_not_followed_for_ever(evalkit_cli, streamed, command) -> None:
+    """A producer that never ends, declaring 5 prompts, was followed for ever (the ids seen kept
+    growing); the check stops at the sixth prompt."""
+    env, _ = streamed
+    result = evalkit_cli(command, "streamed.endless", env={**env, "EVALKIT_STREAMED_ENDLESS": "1"}, timeout=60)
+    assert result.code == 2, result.stderr
+    assert 'set "streamed.endless": field prompts: the PromptStream declares 5 prompts but yields more' in result.stdout + result.stderr
+
+
 def test_the_kit_checks_a_streamed_set_provider(plugin_dists, monkeypatch) -> None:
     from evalkit.testing import check_prompt_set_provider
 

@@ -125,6 +125,8 @@ class StreamedSets:
         ]
         if os.environ.get("EVALKIT_STREAMED_BROKEN") == "1":
             sets.append(made("streamed.broken", PromptStream(broken, count=4)))
+        if os.environ.get("EVALKIT_STREAMED_ENDLESS") == "1":  # declares 5, never ends
+            sets.append(made("streamed.endless", PromptStream(lambda: capital_prompts(10**18), count=5)))
         if os.environ.get("EVALKIT_STREAMED_SHIFTING"):
             sets.append(made("streamed.shifting", shifting(size, os.environ["EVALKIT_STREAMED_SHIFTING"])))
         return sets
