@@ -67,3 +67,13 @@ def test_an_int_past_what_a_float_holds_is_not_a_finite_number() -> None:
     from evalkit.shapes import finite_number
 
     assert finite_number(10**300) and not finite_number(10**400) and not finite_number(-(10**400))
+
+
+def test_a_repr_that_exits_is_named_not_followed() -> None:
+    from evalkit.shapes import short_repr
+
+    class Exits:
+        def __repr__(self) -> str:
+            raise SystemExit(0)
+
+    assert short_repr(Exits()) == "(not shown: repr() raised SystemExit)"

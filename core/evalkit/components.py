@@ -181,7 +181,7 @@ def check_generator_ready(bound: BoundGenerator) -> list[str]:
     who = _named(bound)
     try:
         warnings_given = bound.generator.check_ready()
-    except Exception as exc:  # whatever it raises, nothing has been paid for or stored yet
+    except PLUGIN_FAILURES as exc:  # whatever it raises, nothing has been paid for or stored yet
         raise GeneratorUnavailableError(
             f"{who} is not ready, so nothing was run or stored: {exc}"
         ) from None

@@ -12,6 +12,8 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
+from .errors import PLUGIN_FAILURES
+
 __all__ = [
     "scrub",
     "keeps_text",
@@ -100,7 +102,7 @@ _holders: weakref.WeakSet[Any] = weakref.WeakSet()
 def _declared(component: Any) -> set[str]:
     try:
         declared = tuple(component.secret_values())
-    except Exception:  # a broken secret_values() must not take the output down
+    except PLUGIN_FAILURES:  # a broken secret_values() must not take the output down
         return set()
     return {v for v in declared if isinstance(v, str) and is_scrubbable(v)}
 

@@ -347,7 +347,7 @@ def serving_metrics(bound: BoundGenerator, identity: ServingIdentity | None) -> 
     if isinstance(bound.generator, ServingEvidence):
         try:
             evidence = dict(bound.generator.serving_evidence())
-        except Exception:  # evidence is a bonus; a server that does not give it is not an error
+        except PLUGIN_FAILURES:  # evidence is a bonus; a server that does not give it is not an error
             evidence = {}
         if evidence:
             serving["evidence"] = evidence
@@ -585,7 +585,7 @@ async def execute_prompts(
         else:
             try:
                 broken = grading_problems(grading)
-            except Exception as exc:  # a grading built to break the check itself (a raising property)
+            except PLUGIN_FAILURES as exc:  # a grading built to break the check itself (a raising property)
                 broken = [f"checking it raised {type(exc).__name__}: {exc}"]
             if broken:
                 grading = _failed_grading(grader, f"the grader returned a grading evalkit cannot use: {'; '.join(broken)}")

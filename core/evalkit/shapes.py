@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .errors import PLUGIN_FAILURES
+
 __all__ = ["MAX_VALUE_CONTAINERS", "MAX_VALUE_NESTING", "clipped", "clipped_lines", "finite_number", "short_repr", "too_long", "value_shape_problem"]
 
 #: How deep a value may nest lists and mappings (as set files: docs/sets.md).
@@ -80,6 +82,6 @@ def short_repr(value: object, limit: int = 60) -> str:
     ``__repr__``, an int past Python's digit limit) is named instead of failing the message."""
     try:
         shown = repr(value)
-    except Exception as exc:
+    except PLUGIN_FAILURES as exc:
         return f"(not shown: repr() raised {type(exc).__name__})"
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."

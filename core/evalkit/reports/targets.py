@@ -18,7 +18,7 @@ from typing import TextIO
 import attrs
 
 from .. import registry
-from ..errors import UsageError
+from ..errors import PLUGIN_FAILURES, UsageError
 from ..textfiles import write_text_file
 from .contract import DefaultDestination, Reporter
 from .model import Report
@@ -131,7 +131,7 @@ def render_reports(
                 if default:
                     destination, append = default, True
             destination = destination or STDOUT
-        except Exception as exc:  # a reporter's fault never changes the run
+        except PLUGIN_FAILURES as exc:  # a reporter's fault never changes the run
             failures.append(ReportFailure(target.format, f"{type(exc).__name__}: {exc}"))
             continue
         if destination == STDOUT and any(r.destination == STDOUT for r in rendered):
