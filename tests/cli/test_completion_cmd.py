@@ -51,3 +51,24 @@ def test_zsh_and_fish_scripts_and_the_name_lists(evalkit_cli, project: Path) -> 
     assert missing.code == 2 and "evalkit completion bash" in missing.stderr
     wrong = evalkit_cli("completion", "bsh")
     assert wrong.code == 2 and 'Did you mean "bash"?' in wrong.stderr
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_names_from_an_untrusted_project_never_run_as_shell_code_on_tab(evalkit_cli, project: Path, tmp_path: Path) -> None:
+    """bash's compgen -W expands its words: a provider or deployment named `$(touch …)` in a
+    cloned project's evalkit.toml ran that command when the user pressed Tab."""
+    witness = tmp_path / "pwned"
+    evil = f"$(touch${{IFS}}{witness})"
+    (project / "evalkit.toml").write_text(
+        f'[providers."{evil}"]\nadapter = "reference"\n[providers.fine-app]\nadapter = "reference"\n'
+        f'[deployments."`touch {witness}`".retrievers."evalkit.lexical"]\ncorpus = "c.jsonl"\n'
+    )
+    names = evalkit_cli("completion", "--names", "providers").stdout.split("\n")
+    assert "fine-app" in names and not any("$" in name for name in names)
+    assert evalkit_cli("completion", "--names", "deployments").stdout == ""
+    script = project / "evalkit.bash"
+    script.write_text(evalkit_cli("completion", "bash").stdout)
+    offered = complete(script, project, "run", "arith.basic", "--provider", "")
+    assert "fine-app" in offered
+    complete(script, project, "retrieval", "evalkit_stdlib.docs", "--deployment", "")
+    assert not witness.exists()

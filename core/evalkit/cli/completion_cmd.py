@@ -60,11 +60,21 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def completion_names(kind: str, config_path: str | None = None) -> list[str]:
-    """The names of ``kind`` a user may type here (never raises: completion must stay quiet)."""
+    """The names of ``kind`` a user may type here (never raises: completion must stay quiet).
+
+    Only names made of letters, digits and ``_ . : @ + / , % -`` are offered. bash's ``compgen
+    -W`` (zsh's too, through bashcompinit) expands the words it is given: a provider named
+    ``$(touch /tmp/x)`` in a cloned project's evalkit.toml, or a set id in its set files, ran that
+    command when the user pressed Tab. A name with other characters can still be typed.
+    """
+    import re
+
     try:
-        return _names(kind, config_path)
-    except Exception:
+        names = _names(kind, config_path)
+    except BaseException:  # noqa: BLE001 - a plugin's failure (or sys.exit) must not reach the shell
         return []
+    safe = re.compile(r"[\w.:@+/,%-]+")
+    return [name for name in names if isinstance(name, str) and safe.fullmatch(name) and not name.startswith("-")]
 
 
 def _names(kind: str, config_path: str | None) -> list[str]:
