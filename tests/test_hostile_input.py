@@ -635,3 +635,26 @@ def test_a_run_id_that_is_not_utf8_is_no_run_not_a_crash(project, evalkit_cli, c
     stderr = done.stderr.decode("utf-8", "replace")
     assert done.returncode == 2, stderr
     assert 'there is no run "\\udcff\\udcfebad"' in stderr and "internal error" not in stderr
+
+
+@pytest.mark.parametrize("reporter", ["json", "html", "junit", "markdown"])
+def test_a_report_file_holding_text_that_was_not_utf8_is_written_with_escapes(project, evalkit_cli, reporter) -> None:
+    """A label given as bytes that are not UTF-8 is stored as it came (lone surrogates); writing a
+    report file that showed it was an internal error (UnicodeEncodeError) — stdout took it."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+    labelled = [os.fsencode(sys.executable), b"-m", b"evalkit", b"run", b"evalkit.smoke", b"--label", b"\xff\xfebad", b"--json"]
+    done = subprocess.run(labelled, cwd=project, env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    run_id = json.loads(done.stdout)["run_id"]
+    out = project / f"report.{reporter}"
+    result = evalkit_cli("report", run_id, "--format", reporter, "-o", str(out))
+    assert result.code == 0 and "internal error" not in result.stderr, result.stderr
+    text = out.read_text(encoding="utf-8")
+    if reporter != "markdown":  # the markdown summary shows no label
+        assert "\\udcff\\udcfebad" in text
+    if reporter == "json":
+        assert json.loads(text)["run"]["label"] == "\udcff\udcfebad"

@@ -70,18 +70,19 @@ def read_whole_file(path: str | os.PathLike[str], limit: int) -> bytes:
 
 
 def write_text_file(path: Path, chunks: Iterable[str]) -> None:
-    """Write ``chunks`` to ``path`` (UTF-8, ``\\n`` line ends): a regular file or a new one is
+    """Write ``chunks`` to ``path`` (UTF-8, ``\\n`` line ends; a lone surrogate — a stored name
+    that was not UTF-8 — as its escape ``\\udcff``, which JSON reads back): a regular file or a new one is
     replaced whole (its folder is created); a link, pipe or device is written into. An
     ``OSError`` (a full disk, a folder where the file should be) leaves any earlier file as it was."""
     if path.is_symlink() or (path.exists() and not path.is_file() and not path.is_dir()):
-        with open(path, "w", encoding="utf-8", newline="\n") as out:
+        with open(path, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
             out.writelines(chunks)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.chmod(temporary, 0o666 & ~_umask())
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
             out.writelines(chunks)
         os.replace(temporary, path)
     except BaseException:
