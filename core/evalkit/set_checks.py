@@ -131,6 +131,7 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
     kinds = _kinds()
     files: list[Path] = []
     identifiers: list[str] = []
+    empty: list[SetProblem] = []
     for target in targets:
         path = Path(target)
         try:
@@ -141,14 +142,17 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
             files.append(path)
             continue
         if found is not None and stat.S_ISDIR(found.st_mode):
-            files.extend(_files_in(path))
+            inside = _files_in(path)
+            if not inside:  # `evalkit validate evals/` of a folder with no set file is no success
+                empty.append(SetProblem(target, f"is a folder holding no set file ({', '.join(SUFFIXES)})"))
+            files.extend(inside)
         elif found is not None or path.suffix.lower() in SUFFIXES:
             files.append(path)
         else:
             identifiers.append(target)
     loaded = load_set_files(files, kinds) if files else SetFiles()
     checked = _file_lines(loaded, None)
-    problems: list[Any] = list(loaded.problems)
+    problems: list[Any] = [*empty, *loaded.problems]
     if identifiers:
         more, found_problems, found, refused = _installed(config, kinds, identifiers)
         checked += more

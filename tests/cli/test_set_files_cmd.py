@@ -226,3 +226,13 @@ def test_a_question_set_file_runs_through_evalkit_retrieval(evalkit_cli, project
     result = evalkit_cli("retrieval", "myapp.help", "evalkit.lexical", "--deployment", "local", "--json")
     assert result.code == 0, result.stderr
     assert result.json()["status"] == "complete"
+
+
+def test_validate_of_a_folder_holding_no_set_file_is_a_problem_not_a_success(evalkit_cli, project: Path) -> None:
+    """`evalkit validate evals/` of an empty folder (or one of other files) said "nothing to check:
+    no [sets] paths are configured" and exited 0: a CI step checking the wrong folder passed."""
+    (project / "evals").mkdir()
+    (project / "evals" / "notes.txt").write_text("not a set")
+    result = evalkit_cli("validate", "evals")
+    assert result.code == 2, result.stdout + result.stderr
+    assert "evals: is a folder holding no set file (.yaml, .yml, .json, .jsonl, .toml)" in result.stderr
