@@ -52,7 +52,7 @@ __all__ = [
 CONFIG_NAMES = ("evalkit.toml", "pyproject.toml")
 
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
-#: Provider-instance keys that belong to evalkit's routing, not to the adapter.
+#: Provider-instance keys that are evalkit's (routing, and the answer time limit), not the adapter's.
 ROUTING_KEYS = ("adapter", "priority", "cost_per_1k_tokens", "capabilities", "answer_timeout")
 #: How long one answer may take (seconds) unless the instance's ``answer_timeout`` says otherwise.
 DEFAULT_ANSWER_TIMEOUT_S = 600.0

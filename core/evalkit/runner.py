@@ -626,7 +626,6 @@ async def execute_prompts(
     return finished
 
 
-
 def default_concurrency(bound: BoundGenerator, requested: int | None) -> int:
     """The run's effective concurrency: ``--concurrency``, else the instance's configured
     ``concurrency``, else ``$EVALKIT_CONCURRENCY``, else what the generator asks for, else 8.
