@@ -195,6 +195,25 @@ def test_init_into_a_folder_refuses_when_any_one_file_exists(evalkit_cli, projec
     assert (project / "new" / "evals" / "example.yaml").read_text() == "keep me"
 
 
+def test_init_into_what_cannot_be_a_project_folder_is_a_usage_error_leaving_nothing(evalkit_cli, project: Path) -> None:
+    """`evalkit init /dev/null`, `init <a name too long>` and `init` into a folder where a starter
+    file's folder is a file were internal errors (FileExistsError, OSError)."""
+    (project / "afile").write_text("x")
+    refused = {
+        "afile": "evalkit init writes into a folder, and afile is not one",
+        "x" * 300: "cannot write into xxx",
+    }
+    for target, message in refused.items():
+        result = evalkit_cli("init", target)
+        assert result.code == 2 and message in result.stderr, result.stderr
+        assert "internal error" not in result.stderr
+    (project / "half").mkdir()
+    (project / "half" / "evals").write_text("a file where the starter's evals/ folder goes")
+    half = evalkit_cli("init", "half")
+    assert half.code == 2 and "evalkit init cannot write into half" in half.stderr, half.stderr
+    assert not (project / "half" / "evalkit.toml").exists()  # the file written first is taken back
+
+
 def test_help_and_list_import_neither_yaml_nor_jsonschema_nor_plugins(project: Path) -> None:
     from bench.startup import imported_modules
 
