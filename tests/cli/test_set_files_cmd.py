@@ -255,3 +255,10 @@ def test_validate_of_a_folder_holding_no_set_file_is_a_problem_not_a_success(eva
     result = evalkit_cli("validate", "evals")
     assert result.code == 2, result.stdout + result.stderr
     assert "evals: is a folder holding no set file (.yaml, .yml, .json, .jsonl, .toml)" in result.stderr
+
+
+def test_a_sets_path_holding_nul_is_a_problem_not_a_crash(evalkit_cli, project: Path) -> None:
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals\\u0000/*.yaml"]\n', encoding="utf-8")
+    result = evalkit_cli("validate")
+    assert result.code == 2 and "internal error" not in result.stderr, result.stderr
+    assert "evals\\x00/*.yaml: is named in [sets] paths but holds a NUL character" in result.stderr

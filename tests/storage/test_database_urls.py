@@ -87,3 +87,14 @@ def test_messages_cut_a_long_url_and_still_hide_the_password() -> None:
     shown = redact_url("postgresql://ci:s3cret@host/" + "d" * 10_000)
     assert shown.startswith("postgresql://ci:***@host/ddd") and "s3cret" not in shown
     assert shown.endswith(f"… ({len('postgresql://ci:***@host/') + 10_000:,} characters)") and len(shown) < 250
+
+
+@pytest.mark.parametrize("command", _STORE_COMMANDS, ids=lambda c: c[0])
+def test_a_database_path_holding_nul_is_refused_naming_it(evalkit_cli, project, command) -> None:
+    """A configuration may write "\\u0000" in a string; the system calls raised ValueError
+    ("embedded null byte"), an internal error in every command that opens the store."""
+    (project / "evalkit.toml").write_text('database = "sqlite:///runs\\u0000.db"\n')
+    result = evalkit_cli(*command)
+    assert result.code == 2, result.stderr
+    assert 'runs\\x00.db" holds a NUL character, which no file name can' in result.stderr
+    assert "internal error" not in result.stderr

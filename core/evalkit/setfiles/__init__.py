@@ -80,6 +80,9 @@ def expand_patterns(patterns: Iterable[str], root: Path) -> tuple[list[Path], li
     files: list[Path] = []
     problems: list[FileProblem] = []
     for pattern in patterns:
+        if "\x00" in pattern:  # no file name holds one; the system calls raise ValueError
+            problems.append(FileProblem(pattern, "is named in [sets] paths but holds a NUL character, which no file name can"))
+            continue
         full = pattern if os.path.isabs(pattern) else os.path.join(root, pattern)
         if not glob.has_magic(pattern):
             if not os.path.isfile(full):

@@ -128,6 +128,10 @@ def missing_store(url: str) -> Path | None:
     path = sqlite_file(url)
     if path is None:
         return None
+    if "\x00" in str(path):
+        from .urls import sqlite_path
+
+        sqlite_path(url)  # refuses it, naming the URL
     try:
         path.stat()
     except (FileNotFoundError, NotADirectoryError):

@@ -57,6 +57,8 @@ def sqlite_path(url: str) -> str | None:
         rest = rest[3:]
     elif rest.startswith("//"):
         rest = rest[2:]
+    if "\x00" in rest:  # the system calls raise ValueError ("embedded null byte") for such a path
+        raise StorageError(f'database URL "{redact_url(url)}" holds a NUL character, which no file name can')
     if not rest.strip() or rest == ":memory:":
         raise StorageError(
             f'database URL "{redact_url(url)}" names no file, so SQLite would keep the runs in memory and lose them; '
