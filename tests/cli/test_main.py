@@ -224,3 +224,17 @@ def test_closed_standard_streams_are_not_a_crash_and_never_reach_the_store(proje
     history = subprocess.run([sys.executable, "-m", "evalkit", "history", "evalkit.smoke"], cwd=project, env=env,
                              capture_output=True, text=True, timeout=60)  # fmt: skip
     assert history.returncode == 0 and "(2 runs)" in history.stdout, history.stderr
+
+
+def test_a_sys_exit_no_plugin_call_caught_ends_the_command_with_3_saying_so(capsys) -> None:
+    """The backstop: every call into a plugin catches SystemExit itself; one raised anywhere else
+    in a command never becomes that command's exit code (0 would pass a CI gate)."""
+    import argparse
+
+    from evalkit.cli import _handle
+
+    def exits(args: argparse.Namespace) -> int:
+        raise SystemExit(0)
+
+    assert _handle(argparse.Namespace(handler=exits, traceback=False)) == 3
+    assert "a plugin ended the command with sys.exit(0)" in capsys.readouterr().err
