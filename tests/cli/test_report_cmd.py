@@ -171,3 +171,23 @@ def test_a_report_goes_into_a_pipe_a_link_or_standard_output_without_replacing_i
     to_stdout = cli("report", run_id, "--format", "markdown", "-o", "/dev/stdout")
     assert to_stdout.code == 0 and to_stdout.stdout.startswith("**✅ BASELINE**")
     assert to_stdout.stderr.startswith(f"BASELINE: reportkit.hostile run {run_id}")  # the verdict lines stay out of it
+
+
+def test_a_reporter_naming_a_number_as_its_destination_is_a_failing_reporter(cli, project) -> None:
+    """``open(1, "a")`` appends to a file descriptor: a reporter's default destination that is not
+    a path must not be opened."""
+    answer_hostile(project)
+    result = cli("run", SET, "--provider", "app", "--report", "to-a-number", "--json")
+    assert result.code == 0, result.stderr
+    assert 'reporter "to-a-number" failed: TypeError: default_destination() returned int, not a path' in result.stderr
+    assert "a report" not in result.stdout
+    result.json()  # standard output is the run's document alone
+
+
+def test_a_report_appended_to_a_file_keeps_text_that_was_not_utf8_as_escapes(tmp_path) -> None:
+    from evalkit.reports.targets import RenderedReport, deliver
+
+    summary = tmp_path / "summary.md"
+    written, failures = deliver([RenderedReport("markdown", "case \udcff\udcfe", str(summary), append=True)])
+    assert failures == [] and len(written) == 1
+    assert summary.read_text(encoding="utf-8") == "case \\udcff\\udcfe\n"

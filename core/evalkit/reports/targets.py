@@ -128,6 +128,8 @@ def render_reports(
             destination, append = target.path, False
             if destination is None and isinstance(reporter, DefaultDestination):
                 default = reporter.default_destination(environ)
+                if default is not None and not isinstance(default, str):  # an int would be a file descriptor to open()
+                    raise TypeError(f"default_destination() returned {type(default).__name__}, not a path")
                 if default:
                     destination, append = default, True
             destination = destination or STDOUT
@@ -153,7 +155,7 @@ def deliver(rendered: Sequence[RenderedReport], *, stdout: TextIO | None = None)
                 stream.write(text)
                 stream.flush()
             elif item.append:
-                with open(item.destination, "a", encoding="utf-8", newline="\n") as out:
+                with open(item.destination, "a", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
                     out.write(text)
             else:
                 write_text_file(Path(item.destination), (text,))

@@ -46,3 +46,16 @@ class ExplodingReporter:
     def render(self, report):  # noqa: ANN001, ANN201
         """Raise."""
         raise RuntimeError("the exploding reporter exploded on purpose")
+
+
+class DescriptorReporter:
+    """A reporter whose default destination is a number: ``open()`` would take it for a file
+    descriptor (fd 1 or the store's) and write into it."""
+
+    def render(self, report):  # noqa: ANN001, ANN201
+        """One line."""
+        return "a report"
+
+    def default_destination(self, environ):  # noqa: ANN001, ANN201
+        """A number, not a path."""
+        return 1
