@@ -501,3 +501,26 @@ def test_10_a_retriever_that_never_returns_errs_its_question_not_the_run(
     (project / "evalkit.toml").write_text('[deployments.ci.retrievers."hostile.sleeper"]\ntimeout = -1\n')
     refused = evalkit_cli("retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", env=env)
     assert refused.code == 2 and "timeout must be a number of seconds" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("tamper", "message"),
+    [
+        ("update evalkit_run set status = 'archived' where id = :run", "in the store has status 'archived', which this evalkit does not know"),
+        ("update evalkit_run set kind = 'images' where id = :run", "in the store has kind 'images', which this evalkit does not know"),
+        ("update evalkit_case set score = 'high' where run_id = :run", "case 'capital-of-france' in the store has score 'high', not a number"),
+    ],
+    ids=["status", "kind", "score"],
+)
+def test_a_store_written_by_something_else_is_named_not_an_internal_error(evalkit_cli, project, tamper, message) -> None:
+    """A newer evalkit (or a hand, or another program) may leave values this one does not know:
+    SQLite keeps text in a REAL column. Every read command crashed with ValueError or TypeError."""
+    first = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
+    second = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
+    with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
+        conn.execute(tamper, {"run": second})
+    readers = [("compare", first, second), ("report", second, "--format", "json"), ("show", second, "--json")]
+    for args in readers:
+        result = evalkit_cli(*args)
+        assert result.code == 2, (args, result.stderr)
+        assert message in result.stderr and "internal error" not in result.stderr, (args, result.stderr)

@@ -25,6 +25,7 @@ from ..grading import AGREEMENT_CHECK, Check
 from ..leases import WHOLE_RUN, LeaseHolder, LeaseOwner, RunBusyError, ShardMismatchError, ShardProgress, overlaps
 from ..privacy import keeps_text, redacted_text, scrub
 from ..runs import CaseResult, Run, RunKind, RunStatus
+from ..shapes import short_repr
 from . import schema
 from .protocols import VERDICT_STATES, CaseMark, CasePair, CaseTally, StoredVerdict
 from .textcodec import decode_text, encode_text
@@ -259,9 +260,22 @@ def _load(text: str | None) -> Any:
         return None
 
 
-def _mark(passed: Any, score: float, checks: str | None, position: int, fingerprint: str | None) -> CaseMark:
+def _stored_number(value: Any, case_id: str, name: str) -> Any:
+    """``value`` when the store holds a number there; else a :class:`StorageError` naming the case
+    (SQLite keeps whatever text a hand or another program put in a REAL column)."""
+    if type(value) is not float and type(value) is not int:
+        raise StorageError(
+            f"case {short_repr(case_id)} in the store has {name} {short_repr(value)}, not a number: "
+            "the database was written by something else than evalkit"
+        )
+    return value
+
+
+def _mark(case_id: str, passed: Any, score: float, checks: str | None, position: int, fingerprint: str | None) -> CaseMark:
     """A case's comparison mark from its stored columns; the checks are parsed only when their
     text names the judge-agreement check (nearly never), to tell whether the case is unstable."""
+    if type(score) is not float:
+        _stored_number(score, case_id, "score")
     unstable = False
     if checks and AGREEMENT_CHECK in checks:
         unstable = any(
@@ -316,6 +330,9 @@ def _case_from_columns(
     fingerprint: str | None,
 ) -> CaseResult:  # fmt: skip
     """A case from its decoded stored columns (:data:`_CASE_COLUMNS`)."""
+    if type(score) is not float or type(latency_s) is not float or type(finished_at) is not float:
+        for name, value in (("score", score), ("latency_s", latency_s), ("finished_at", finished_at)):
+            _stored_number(value, case_id, name)
     return CaseResult(
         case_id=case_id,
         passed=bool(passed),
@@ -333,6 +350,18 @@ def _case_from_columns(
         measures=_load(measures),
         fingerprint=fingerprint,
     )
+
+
+def _stored_enum(kind: Any, value: Any, run_id: str, field: str) -> Any:
+    """``kind(value)``, or a :class:`StorageError` naming the run when the store holds a value this
+    evalkit does not know (written by a newer evalkit without a schema version, or by hand)."""
+    try:
+        return kind(value)
+    except ValueError:
+        raise StorageError(
+            f"run {short_repr(run_id)} in the store has {field} {short_repr(value)}, which this evalkit does not know: "
+            "it was written by a newer evalkit or by something else"
+        ) from None
 
 
 class SqlRepository:
@@ -689,8 +718,8 @@ class SqlRepository:
 
         for row in self._guarded_rows(self._pages(current_page, lambda row: row[0])):
             position, case_id, passed, score, checks, fingerprint, b_position, b_passed, b_score, b_checks, b_fingerprint = row
-            baseline = None if b_position is None else _mark(b_passed, b_score, b_checks, b_position, b_fingerprint)
-            yield CasePair(case_id, _mark(passed, score, checks, position, fingerprint), baseline)
+            baseline = None if b_position is None else _mark(case_id, b_passed, b_score, b_checks, b_position, b_fingerprint)
+            yield CasePair(case_id, _mark(case_id, passed, score, checks, position, fingerprint), baseline)
         current = self.Case.alias()
         missing = ~pw.fn.EXISTS(current.select(current.id).where((current.run == run_id) & (current.case_id == C.case_id)))
 
@@ -703,7 +732,7 @@ class SqlRepository:
             )
 
         for position, case_id, passed, score, checks, fingerprint in self._guarded_rows(self._pages(removed_page, lambda row: row[0])):
-            yield CasePair(case_id, None, _mark(passed, score, checks, position, fingerprint))
+            yield CasePair(case_id, None, _mark(case_id, passed, score, checks, position, fingerprint))
 
     def _guarded_rows(self, rows: Iterator[_T]) -> Iterator[_T]:
         """``rows``, with a database error raised while reading them turned into :class:`StoreFailure`."""
@@ -858,8 +887,8 @@ class SqlRepository:
             id=row.id,
             set_identifier=row.set_identifier,
             grader=row.grader,
-            kind=RunKind(row.kind),
-            status=RunStatus(row.status),
+            kind=_stored_enum(RunKind, row.kind, row.id, "kind"),
+            status=_stored_enum(RunStatus, row.status, row.id, "status"),
             started_at=row.started_at,
             finished_at=row.finished_at,
             case_count=row.case_count,
