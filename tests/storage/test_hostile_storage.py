@@ -509,8 +509,10 @@ def test_10_a_retriever_that_never_returns_errs_its_question_not_the_run(
         ("update evalkit_run set status = 'archived' where id = :run", "in the store has status 'archived', which this evalkit does not know"),
         ("update evalkit_run set kind = 'images' where id = :run", "in the store has kind 'images', which this evalkit does not know"),
         ("update evalkit_case set score = 'high' where run_id = :run", "case 'capital-of-france' in the store has score 'high', not a number"),
+        ("update evalkit_run set started_at = 'noon' where id = :run", "in the store has started_at 'noon', not a number"),
+        ("update evalkit_run set finished_at = 'late' where id = :run", "in the store has finished_at 'late', not a number"),
     ],
-    ids=["status", "kind", "score"],
+    ids=["status", "kind", "score", "started", "finished"],
 )
 def test_a_store_written_by_something_else_is_named_not_an_internal_error(evalkit_cli, project, tamper, message) -> None:
     """A newer evalkit (or a hand, or another program) may leave values this one does not know:

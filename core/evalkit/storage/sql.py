@@ -260,12 +260,13 @@ def _load(text: str | None) -> Any:
         return None
 
 
-def _stored_number(value: Any, case_id: str, name: str) -> Any:
+def _stored_number(value: Any, case_id: str, name: str, owner: str = "case") -> Any:
     """``value`` when the store holds a number there; else a :class:`StorageError` naming the case
-    (SQLite keeps whatever text a hand or another program put in a REAL column)."""
+    (or, with ``owner="run"``, the run): SQLite keeps whatever text a hand or another program put
+    in a REAL column."""
     if type(value) is not float and type(value) is not int:
         raise StorageError(
-            f"case {short_repr(case_id)} in the store has {name} {short_repr(value)}, not a number: "
+            f"{owner} {short_repr(case_id)} in the store has {name} {short_repr(value)}, not a number: "
             "the database was written by something else than evalkit"
         )
     return value
@@ -880,6 +881,10 @@ class SqlRepository:
         return run
 
     def _run_from_row(self, row: Any) -> Run:
+        if type(row.started_at) is not float or (row.finished_at is not None and type(row.finished_at) is not float):
+            _stored_number(row.started_at, row.id, "started_at", owner="run")
+            if row.finished_at is not None:
+                _stored_number(row.finished_at, row.id, "finished_at", owner="run")
         identity = None
         if row.verified:
             identity = _identity(row.provider_instance, row.model_alias, row.reported_model)
