@@ -146,7 +146,7 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
         raise ConfigError(f"{where}: [providers.{name}] capabilities must be a list of strings")
     answer_timeout = table.get("answer_timeout", DEFAULT_ANSWER_TIMEOUT_S)
-    if isinstance(answer_timeout, bool) or not isinstance(answer_timeout, (int, float)) or not 0 < answer_timeout <= MAX_ANSWER_TIMEOUT_S:
+    if not (finite_number(answer_timeout) and 0 < answer_timeout <= MAX_ANSWER_TIMEOUT_S):
         raise ConfigError(
             f"{where}: [providers.{name}] answer_timeout must be a number of seconds above 0 and at most "
             f"{MAX_ANSWER_TIMEOUT_S}, got {short_repr(answer_timeout)}"

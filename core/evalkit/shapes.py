@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import PLUGIN_FAILURES
 
-__all__ = ["MAX_VALUE_CONTAINERS", "MAX_VALUE_NESTING", "clipped", "clipped_lines", "finite_number", "short_repr", "too_long", "value_shape_problem"]
+__all__ = ["MAX_MESSAGE_LINE", "MAX_VALUE_CONTAINERS", "MAX_VALUE_NESTING", "clipped", "clipped_lines", "finite_number", "short_repr", "too_long", "value_shape_problem"]
 
 #: How deep a value may nest lists and mappings (as set files: docs/sets.md).
 MAX_VALUE_NESTING = 64
@@ -67,7 +67,11 @@ def clipped(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
-def clipped_lines(text: str, limit: int = 2_000) -> str:
+#: The longest line of a message shown whole (:func:`clipped_lines`).
+MAX_MESSAGE_LINE = 2_000
+
+
+def clipped_lines(text: str, limit: int = MAX_MESSAGE_LINE) -> str:
     """``text`` with each line over ``limit`` characters cut in its middle (``"… 98,000 characters
     cut …"``): a message's start and its end, usually the reason, stay."""
     half = limit // 2

@@ -37,10 +37,6 @@ EPILOG = """exit codes: 0 done · 1 gate failed (regression, or not comparable u
             (or the output could not be written: a full disk)"""
 
 
-#: The longest line of an error message shown; longer ones are cut, saying how long they were.
-MAX_MESSAGE_LINE = 2_000
-
-
 class EvalkitArgumentParser(argparse.ArgumentParser):
     """argparse with a "did you mean" for a mistyped subcommand, choice or option."""
 
@@ -50,7 +46,7 @@ class EvalkitArgumentParser(argparse.ArgumentParser):
         message += _suggestion(self, message)
         from ..shapes import clipped_lines
 
-        super().error(clipped_lines(message, MAX_MESSAGE_LINE))
+        super().error(clipped_lines(message))
 
     def _print_message(self, message: str, file: IO[str] | None = None) -> None:
         if file is sys.stdout and message:
@@ -289,8 +285,10 @@ def _handle(args: argparse.Namespace) -> int:
         print("evalkit: interrupted", file=sys.stderr)
         return 3
     except SystemExit as exc:  # no command of evalkit's raises it: a plugin called sys.exit()
+        from ..shapes import short_repr
+
         print(
-            f"evalkit: error: a plugin ended the command with sys.exit({_exit_shown(exc.code)}); "
+            f"evalkit: error: a plugin ended the command with sys.exit({short_repr(exc.code)}); "
             "what it was doing did not complete (a CI gate must not read this as success)",
             file=sys.stderr,
         )
@@ -304,12 +302,6 @@ def _handle(args: argparse.Namespace) -> int:
         return _unwritable(exc, " (anything the command stored is kept)")
     except Exception as exc:
         return _failed(args, exc)
-
-
-def _exit_shown(code: object) -> str:
-    from ..shapes import short_repr
-
-    return short_repr(code)
 
 
 def _printed(code: int) -> int:
@@ -364,7 +356,7 @@ def _failed(args: argparse.Namespace, exc: Exception) -> int:
     def say(text: str) -> None:
         # A message quotes sets, plugins and endpoints: shown literally, secrets scrubbed, and
         # each line cut, so a 100,000-character run id or set name is not echoed whole.
-        print(literal(clipped_lines(text, MAX_MESSAGE_LINE), markup=False, multiline=True), file=sys.stderr)
+        print(literal(clipped_lines(text), markup=False, multiline=True), file=sys.stderr)
 
     if args.traceback or not isinstance(exc, EvalkitError):
         if not isinstance(exc, EvalkitError):

@@ -49,27 +49,24 @@ def handle(args: argparse.Namespace) -> int:
 
     root = Path(args.directory)
     targets = [(source, root / target) for source, target in STARTER_FILES]
+    starter = resources.files("evalkit.starter")
+    written: list[Path] = []
     try:
         if root.exists() and not root.is_dir():
             raise UsageError(f"evalkit init writes into a folder, and {clipped(str(root))} is not one")
         existing = [str(path) for _, path in targets if path.exists()]
-    except OSError as exc:  # a name too long to look up
-        raise UsageError(f"evalkit init cannot write into {clipped(str(root))}: {exc.strerror}") from None
-    if existing:
-        them = "it" if len(existing) == 1 else "them"
-        raise UsageError(
-            f"evalkit init writes nothing: {', '.join(existing)} already {'exists' if len(existing) == 1 else 'exist'}; "
-            f"move {them} away or choose another DIR"
-        )
-    starter = resources.files("evalkit.starter")
-    written: list[Path] = []
-    try:
+        if existing:
+            one = len(existing) == 1
+            raise UsageError(
+                f"evalkit init writes nothing: {', '.join(existing)} already {'exists' if one else 'exist'}; "
+                f"move {'it' if one else 'them'} away or choose another DIR"
+            )
         for source, path in targets:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "x", encoding="utf-8") as fh:
                 written.append(path)
                 fh.write(starter.joinpath(source).read_text(encoding="utf-8"))
-    except OSError as exc:  # DIR is a file, a device, unwritable, or the disk is full: nothing is left half-written
+    except OSError as exc:  # a name too long, DIR unwritable, a full disk: nothing is left half-written
         for path in written:
             path.unlink(missing_ok=True)
         raise UsageError(f"evalkit init cannot write into {clipped(str(root))}: {exc.strerror}") from None

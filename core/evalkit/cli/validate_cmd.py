@@ -53,12 +53,11 @@ def _print(report: Any) -> None:
 
     from ..printable import visible
     from ..shapes import clipped_lines
-    from . import MAX_MESSAGE_LINE
 
     for line in report.checked:
-        stdout().write(visible(clipped_lines(f"ok  {line}", MAX_MESSAGE_LINE)) + "\n")
+        stdout().write(visible(clipped_lines(f"ok  {line}")) + "\n")
     for problem in report.problems:
-        sys.stderr.write(f"{clipped_lines(str(problem), MAX_MESSAGE_LINE)}\n")
+        sys.stderr.write(f"{clipped_lines(str(problem))}\n")
     if report.problems:
         sys.stderr.write(f"evalkit: {counted(len(report.problems), 'problem')}; nothing was run\n")
     elif not report.checked:

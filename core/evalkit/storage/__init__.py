@@ -108,17 +108,12 @@ def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = N
 
 
 def sqlite_file(url: str) -> Path | None:
-    """The file a ``sqlite:///`` URL names (``None`` for other URLs and in-memory databases)."""
-    if not url.startswith("sqlite:"):
-        return None
-    rest = url[len("sqlite:") :]
-    if rest.startswith("///"):  # the same reading as storage.sql.sqlite_path, without importing Peewee
-        rest = rest[3:]
-    elif rest.startswith("//"):
-        rest = rest[2:]
-    if not rest or rest == ":memory:":
-        return None
-    return Path(rest)
+    """The file a ``sqlite:///`` URL names (``None`` for other URLs and the in-memory store); a URL
+    that names no file or holds a NUL is refused as opening it would (:func:`.urls.sqlite_path`)."""
+    from .urls import sqlite_path
+
+    path = sqlite_path(url)
+    return None if path is None or path == ":memory:" else Path(path)
 
 
 def missing_store(url: str) -> Path | None:
@@ -128,10 +123,6 @@ def missing_store(url: str) -> Path | None:
     path = sqlite_file(url)
     if path is None:
         return None
-    if "\x00" in str(path):
-        from .urls import sqlite_path
-
-        sqlite_path(url)  # refuses it, naming the URL
     try:
         path.stat()
     except (FileNotFoundError, NotADirectoryError):

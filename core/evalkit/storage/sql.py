@@ -260,13 +260,13 @@ def _load(text: str | None) -> Any:
         return None
 
 
-def _stored_number(value: Any, case_id: str, name: str, owner: str = "case") -> Any:
-    """``value`` when the store holds a number there; else a :class:`StorageError` naming the case
-    (or, with ``owner="run"``, the run): SQLite keeps whatever text a hand or another program put
-    in a REAL column."""
+def _stored_number(value: Any, owner: str, field: str) -> Any:
+    """``value`` when the store holds a number there; else a :class:`StorageError` naming its
+    ``owner`` (``case 'x'``, ``run 'y'``) and ``field``: SQLite keeps whatever text a hand or
+    another program put in a REAL column."""
     if type(value) is not float and type(value) is not int:
         raise StorageError(
-            f"{owner} {short_repr(case_id)} in the store has {name} {short_repr(value)}, not a number: "
+            f"{owner} in the store has {field} {short_repr(value)}, not a number: "
             "the database was written by something else than evalkit"
         )
     return value
@@ -276,7 +276,7 @@ def _mark(case_id: str, passed: Any, score: float, checks: str | None, position:
     """A case's comparison mark from its stored columns; the checks are parsed only when their
     text names the judge-agreement check (nearly never), to tell whether the case is unstable."""
     if type(score) is not float:
-        _stored_number(score, case_id, "score")
+        _stored_number(score, f"case {short_repr(case_id)}", "score")
     unstable = False
     if checks and AGREEMENT_CHECK in checks:
         unstable = any(
@@ -332,8 +332,8 @@ def _case_from_columns(
 ) -> CaseResult:  # fmt: skip
     """A case from its decoded stored columns (:data:`_CASE_COLUMNS`)."""
     if type(score) is not float or type(latency_s) is not float or type(finished_at) is not float:
-        for name, value in (("score", score), ("latency_s", latency_s), ("finished_at", finished_at)):
-            _stored_number(value, case_id, name)
+        for field, value in (("score", score), ("latency_s", latency_s), ("finished_at", finished_at)):
+            _stored_number(value, f"case {short_repr(case_id)}", field)
     return CaseResult(
         case_id=case_id,
         passed=bool(passed),
@@ -882,9 +882,9 @@ class SqlRepository:
 
     def _run_from_row(self, row: Any) -> Run:
         if type(row.started_at) is not float or (row.finished_at is not None and type(row.finished_at) is not float):
-            _stored_number(row.started_at, row.id, "started_at", owner="run")
+            _stored_number(row.started_at, f"run {short_repr(row.id)}", "started_at")
             if row.finished_at is not None:
-                _stored_number(row.finished_at, row.id, "finished_at", owner="run")
+                _stored_number(row.finished_at, f"run {short_repr(row.id)}", "finished_at")
         identity = None
         if row.verified:
             identity = _identity(row.provider_instance, row.model_alias, row.reported_model)
