@@ -555,6 +555,36 @@ def test_an_answer_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refuse
     assert len(result.stderr) < 1_000 and not (project / ".evalkit" / "results.db").exists()
 
 
+# --- A grader that never returns ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("grader", ["hostile.stuck_grader", "hostile.stuck_async_grader"], ids=["sync", "async"])
+@pytest.mark.parametrize("concurrency", ["1", "4"])
+def test_a_grader_that_never_returns_fails_that_grading_not_the_run(cli, project, grader, concurrency) -> None:
+    """Grading one answer has a time limit (grade_timeout, default 600 s): a synchronous grader is
+    interrupted (even one that swallows every Exception), an async one cancelled; the case's grading
+    fails, the other cases are graded, and the run is kept out of comparisons by its failed yardstick."""
+    (project / "evalkit.toml").write_text('grade_timeout = 1\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    result = cli("run", "evalkit.smoke", "--grader", grader, "--concurrency", concurrency, "--json",
+                 env={"EVALKIT_HOSTILE_STUCK": "two-plus-two"}, timeout=60)  # fmt: skip
+    assert "internal error" not in result.stderr and result.code in (0, 1), result.stderr[-1000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "complete" and document["passed"] == 6, result.stderr[-1000:]
+    (stuck,) = [case for case in document["cases"] if not case["passed"]]
+    assert stuck["id"] == "two-plus-two" and stuck["yardstick"] == f"{grader}:failed"
+    how = "cancelled" if "async" in grader else "interrupted"
+    assert stuck["checks"][0]["error"] == f"no grading within 1 s (grade_timeout); the grader was {how}"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", '"60"', "true", "1" + "0" * 20])
+def test_a_grade_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
+    (project / "evalkit.toml").write_text(f"grade_timeout = {value}\n")
+    result = cli("run", "evalkit.smoke")
+    assert result.code == 2, result.stderr
+    assert "grade_timeout must be a number of seconds above 0 and at most 86400" in result.stderr
+    assert len(result.stderr) < 1_000 and not (project / ".evalkit" / "results.db").exists()
+
+
 # --- Numbers longer than Python converts ---------------------------------------------------------
 
 LONG_NUMBER = "9" * 5_000  # past sys.get_int_max_str_digits() (4,300): int() raises ValueError

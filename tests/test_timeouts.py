@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 import pytest
-from evalkit.timeouts import RegexTimeout, call_with_timeout, search_with_timeout
+from evalkit.timeouts import RegexTimeout, alarm_bounded, call_with_timeout, search_with_timeout
 
 RUNAWAY = re.compile(r"(a+)+$")
 
@@ -70,3 +70,111 @@ def test_off_the_main_thread_a_runaway_search_is_stopped_in_a_helper_process() -
     thread.start()
     thread.join(30)
     assert len(outcome) == 1 and isinstance(outcome[0], RegexTimeout)
+
+
+# --- Guards that nest (a regex check inside a grader with its own time limit) -----------------------
+
+
+class Outer(BaseException):
+    """The outer guard's exception in these tests."""
+
+
+def test_an_inner_limit_that_passes_first_is_the_inner_ones_and_the_outer_still_holds() -> None:
+    seen: list[str] = []
+
+    def grader() -> None:
+        try:
+            search_with_timeout(RUNAWAY, "a" * 40 + "b", timeout_s=0.2)
+        except RegexTimeout:
+            seen.append("regex timed out")
+        time.sleep(10)  # past the outer limit: interrupted
+
+    started = time.perf_counter()
+    with pytest.raises(Outer):
+        alarm_bounded(grader, (), 0.6, Outer)
+    assert seen == ["regex timed out"] and time.perf_counter() - started < 5
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_an_outer_limit_that_passes_first_is_raised_through_the_inner_guard() -> None:
+    def grader() -> None:
+        search_with_timeout(RUNAWAY, "a" * 40 + "b", timeout_s=30)
+
+    started = time.perf_counter()
+    with pytest.raises(Outer):
+        alarm_bounded(grader, (), 0.3, Outer)
+    assert time.perf_counter() - started < 5
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_call_that_swallows_exceptions_is_still_stopped() -> None:
+    def stubborn() -> None:
+        while True:
+            try:
+                time.sleep(10)
+            except Exception:  # noqa: S112 - the point: an except Exception cannot keep it going
+                continue
+
+    started = time.perf_counter()
+    with pytest.raises(Outer):
+        alarm_bounded(stubborn, (), 0.2, Outer)
+    assert time.perf_counter() - started < 5
+
+
+def test_a_call_that_catches_even_the_limit_gets_it_again_until_it_ends() -> None:
+    caught: list[BaseException] = []
+
+    def retrying() -> None:
+        for _ in range(2):
+            try:
+                time.sleep(10)
+            except BaseException as exc:  # noqa: BLE001 - swallowing on purpose
+                caught.append(exc)
+        time.sleep(10)
+
+    started = time.perf_counter()
+    with pytest.raises(Outer):
+        alarm_bounded(retrying, (), 0.2, Outer)
+    assert [type(exc) for exc in caught] == [Outer, Outer] and time.perf_counter() - started < 5
+
+
+def test_a_timer_the_process_had_set_is_set_again_less_the_time_taken() -> None:
+    calls: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: calls.append(signum))
+    signal.setitimer(signal.ITIMER_REAL, 30)
+    try:
+        assert alarm_bounded(time.sleep, (0.2,), 5, Outer) is None
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 25 < remaining <= 29.85
+        assert calls == []
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_timer_that_fell_due_during_the_call_rings_right_after_it() -> None:
+    calls: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: calls.append(signum))
+    signal.setitimer(signal.ITIMER_REAL, 0.1)
+    try:
+        alarm_bounded(time.sleep, (0.3,), 5, Outer)
+        time.sleep(0.2)
+        assert calls == [signal.SIGALRM]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_alarm_bounded_refuses_to_run_off_the_main_thread() -> None:
+    outcome: list[BaseException] = []
+
+    def off_main() -> None:
+        try:
+            alarm_bounded(len, ("abc",), 1, Outer)
+        except RuntimeError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=off_main)
+    thread.start()
+    thread.join(10)
+    assert len(outcome) == 1 and "main thread" in str(outcome[0])

@@ -11,6 +11,7 @@ resolved against it.
     database = "sqlite:///.evalkit/results.db"   # or postgresql://…; EVALKIT_DATABASE_URL wins
     privacy = "metadata"                           # metadata | redacted | full
     max_answer_bytes = 1048576                     # longer answers are stored cut (graded whole)
+    grade_timeout = 600                            # seconds grading one answer may take
     judge = "judge-gpt"                            # provider instance used by judge graders
 
     [providers.prod-gpt]
@@ -56,8 +57,10 @@ PRIVACY_LEVELS = ("metadata", "redacted", "full")
 ROUTING_KEYS = ("adapter", "priority", "cost_per_1k_tokens", "capabilities", "answer_timeout")
 #: How long one answer may take (seconds) unless the instance's ``answer_timeout`` says otherwise.
 DEFAULT_ANSWER_TIMEOUT_S = 600.0
-#: The longest ``answer_timeout`` accepted: a day.
+#: The longest ``answer_timeout`` (and ``grade_timeout``) accepted: a day.
 MAX_ANSWER_TIMEOUT_S = 86_400
+#: How long grading one answer may take (seconds) unless ``grade_timeout`` says otherwise.
+DEFAULT_GRADE_TIMEOUT_S = 600.0
 #: The largest configuration file read (``evalkit.toml`` or ``pyproject.toml``), in bytes.
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 #: Answers longer than this many bytes (UTF-8) are stored cut, with a marker; they are graded whole.
@@ -95,6 +98,8 @@ class Config:
     privacy: str = "metadata"
     judge: str | None = None
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+    #: Seconds grading one answer may take; a grader that outlives it fails that case's grading.
+    grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
     providers: Mapping[str, ProviderInstance] = attrs.Factory(dict)
     deployments: Mapping[str, Mapping[str, Mapping[str, Any]]] = attrs.Factory(dict)
     raw: Mapping[str, Any] = attrs.Factory(dict)
@@ -145,14 +150,16 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
     capabilities = table.get("capabilities", ["chat"])
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
         raise ConfigError(f"{where}: [providers.{name}] capabilities must be a list of strings")
-    answer_timeout = table.get("answer_timeout", DEFAULT_ANSWER_TIMEOUT_S)
-    if not (finite_number(answer_timeout) and 0 < answer_timeout <= MAX_ANSWER_TIMEOUT_S):
-        raise ConfigError(
-            f"{where}: [providers.{name}] answer_timeout must be a number of seconds above 0 and at most "
-            f"{MAX_ANSWER_TIMEOUT_S}, got {short_repr(answer_timeout)}"
-        )
+    answer_timeout = _seconds(table.get("answer_timeout", DEFAULT_ANSWER_TIMEOUT_S), f"{where}: [providers.{name}] answer_timeout")
     options = {k: v for k, v in table.items() if k not in ROUTING_KEYS}
-    return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities), float(answer_timeout))
+    return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities), answer_timeout)
+
+
+def _seconds(value: Any, what: str) -> float:
+    """``value`` as a time limit in seconds: a number above 0 and at most :data:`MAX_ANSWER_TIMEOUT_S`."""
+    if not (finite_number(value) and 0 < value <= MAX_ANSWER_TIMEOUT_S):
+        raise ConfigError(f"{what} must be a number of seconds above 0 and at most {MAX_ANSWER_TIMEOUT_S}, got {short_repr(value)}")
+    return float(value)
 
 
 def _deployments(table: Any, where: str) -> tuple[dict[str, dict[str, Mapping[str, Any]]], dict[str, str]]:
@@ -274,6 +281,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     max_answer_bytes = data.get("max_answer_bytes", DEFAULT_MAX_ANSWER_BYTES)
     if isinstance(max_answer_bytes, bool) or not isinstance(max_answer_bytes, int) or max_answer_bytes < 1024:
         raise ConfigError(f"{where}: max_answer_bytes must be a whole number of bytes, at least 1024, got {max_answer_bytes!r}")
+    grade_timeout = _seconds(data.get("grade_timeout", DEFAULT_GRADE_TIMEOUT_S), f"{where}: grade_timeout")
     deployments, deployment_retrievers = _deployments(data.get("deployments", {}), where)
     return Config(
         path=chosen.resolve(),
@@ -282,6 +290,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         privacy=privacy,
         judge=judge,
         max_answer_bytes=max_answer_bytes,
+        grade_timeout=grade_timeout,
         providers=providers,
         deployments=deployments,
         raw=data,

@@ -15,7 +15,7 @@ from . import components, hooks, runner
 from .baselines import NO_ACCEPTANCE, Acceptance, BaselineScope, scope_mismatch
 from .catalog import prompt_set_catalog
 from .checks import BUILTIN_KINDS, AssertionKind
-from .config import PRIVACY_LEVELS, Config, load_config
+from .config import DEFAULT_GRADE_TIMEOUT_S, PRIVACY_LEVELS, Config, load_config
 from .errors import RunInterrupted, SetChangedError, StoreFailure, UsageError
 from .interruptions import mark_interrupted, store_failed
 from .leases import WHOLE_RUN, LeaseKeeper, LeaseOwner, shard_part
@@ -382,7 +382,7 @@ def evaluate_set(
         return _run(
             golden_set, bound, grading, grader_name, repository, kinds, manager, tolerances, privacy,
             level, run_id, resume, shard, label, on_start, on_case, notes,
-            tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes, baseline_id=baseline,
+            tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout, baseline_id=baseline,
             fail_on_new_failures=fail_on_new_failures, keep_cases=keep_cases,
             case_count=case_count, set_fingerprint=digest.fingerprint(), on_stored=on_stored, prompt_order=order,
         )
@@ -411,6 +411,7 @@ def _run(
     plugin_failures: tuple[str, ...],
     *,
     max_answer_bytes: int | None = None,
+    grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S,
     baseline_id: str | None = None,
     fail_on_new_failures: bool = False,
     keep_cases: bool = True,
@@ -473,7 +474,7 @@ def _run(
                 header, stored_header, existing is not None, golden_set, bound, grading, grader_name, repository,
                 kinds, observers, tolerances, privacy, level, shard, resume, on_start, on_case, notes,
                 lambda: _release(keeper, repository, header.id, part, owner, done=True),
-                max_answer_bytes=max_answer_bytes, baseline_id=baseline_id, fail_on_new_failures=fail_on_new_failures,
+                max_answer_bytes=max_answer_bytes, grade_timeout=grade_timeout, baseline_id=baseline_id, fail_on_new_failures=fail_on_new_failures,
                 keep_cases=keep_cases, on_stored=on_stored if existing is None else None, prompt_order=prompt_order,
             )
             slice_done = True
@@ -528,6 +529,7 @@ def _answer_and_finish(
     slice_done: Callable[[], None],
     *,
     max_answer_bytes: int | None = None,
+    grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S,
     baseline_id: str | None = None,
     fail_on_new_failures: bool = False,
     keep_cases: bool = True,
@@ -561,6 +563,7 @@ def _answer_and_finish(
             await runner.execute_prompts(
                 run=header, prompts=todo, bound=bound, grader=grading, repository=repository,
                 kinds=kinds, concurrency=level, privacy=privacy, on_case=case_done, max_answer_bytes=max_answer_bytes,
+                grade_timeout=grade_timeout,
                 on_stored=on_stored,
             )
         finally:

@@ -14,6 +14,7 @@ import hashlib
 import math
 import os
 import secrets
+import threading
 import time
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
@@ -25,6 +26,7 @@ from .answers import Answer, GenerationRequest, ServingIdentity, answer_problems
 from .bounded import BoundedCalls
 from .checks import AssertionKind
 from .components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, ServingEvidence
+from .config import DEFAULT_GRADE_TIMEOUT_S
 from .errors import PLUGIN_FAILURES, GenerationError
 from .grading import Grading, grading_problems
 from .identity import identity_problems
@@ -33,6 +35,7 @@ from .printable import visible
 from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 from .set_versions import case_fingerprint, plain_assertion_texts
+from .timeouts import TimeLimitExceeded, alarm_bounded
 from .wording import counted
 
 __all__ = [
@@ -502,6 +505,7 @@ async def execute_prompts(
     on_case: Callable[[CaseResult], None] | None = None,
     max_answer_bytes: int | None = None,
     on_stored: Callable[[list[CaseResult]], None] | None = None,
+    grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S,
 ) -> int:
     """Answer and grade ``prompts`` with at most ``concurrency`` in flight; commit each finished case.
 
@@ -513,6 +517,9 @@ async def execute_prompts(
     stays flat however large the set), each with its prompt's fingerprint (errored ones too). A generator failure makes an errored case (never a pass,
     never dropped). Cancellation (Ctrl-C) commits what finished before it propagates. An answer
     longer than ``max_answer_bytes`` is graded whole and stored cut (see :func:`stored_answer`).
+    Grading one answer may take ``grade_timeout`` seconds, then it is a failed grading: an async
+    grader is cancelled, a synchronous one interrupted by ``SIGALRM`` (:func:`~evalkit.timeouts.alarm_bounded`;
+    off the main thread, where no signal reaches it, a synchronous grader has no time limit).
     ``on_stored`` (with a repository that is :class:`~evalkit.storage.StoredCaseForms`) is called
     after each commit with the cases it stored, in stored order, as the store reads them back.
     """
@@ -537,6 +544,9 @@ async def execute_prompts(
     # its time limit (a thread of a concurrent.futures pool would be joined at exit, for ever).
     pool = None if bound.is_async else BoundedCalls(max(1, wanted), name="evalkit-gen")
     time_limit = bound.answer_timeout
+    # Signals reach the main thread only: elsewhere (a library caller's thread) a synchronous
+    # grader runs unguarded.
+    guard_grading = not grade_async and threading.current_thread() is threading.main_thread()
     queue = iter(prompts)
 
     async def answer(prompt: GoldenPrompt) -> CaseResult:
@@ -576,12 +586,24 @@ async def execute_prompts(
                 fingerprint=case_fingerprint(prompt),
             )
         latency = time.perf_counter() - started
+        grading_limit = None
         try:
-            grading = await grader.agrade(prompt, reply) if grade_async else grader.grade(prompt, reply)
+            if grade_async:
+                async with asyncio.timeout(grade_timeout) as grading_limit:
+                    grading = await grader.agrade(prompt, reply)
+            elif guard_grading:
+                grading = alarm_bounded(grader.grade, (prompt, reply), grade_timeout, TimeLimitExceeded)
+            else:
+                grading = grader.grade(prompt, reply)
         except asyncio.CancelledError:
             raise
-        except PLUGIN_FAILURES as exc:
-            grading = _failed_grading(grader, f"{type(exc).__name__}: {exc}")
+        except (TimeLimitExceeded, *PLUGIN_FAILURES) as exc:
+            if isinstance(exc, TimeLimitExceeded) or (grading_limit is not None and grading_limit.expired()):
+                grading = _failed_grading(
+                    grader, f"no grading within {grade_timeout:g} s (grade_timeout); the grader was {'cancelled' if grade_async else 'interrupted'}"
+                )
+            else:
+                grading = _failed_grading(grader, f"{type(exc).__name__}: {exc}")
         else:
             try:
                 broken = grading_problems(grading)

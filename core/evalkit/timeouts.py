@@ -1,4 +1,4 @@
-"""Bounded-time calls, so a catastrophically backtracking pattern cannot hang a run.
+"""Bounded-time calls, so a catastrophically backtracking pattern or a stuck grader cannot hang a run.
 
 In the main thread the call is guarded by ``SIGALRM`` (CPython's regex engine checks for
 signals while it backtracks, so the alarm interrupts it). Elsewhere the call runs in a helper
@@ -6,7 +6,13 @@ process that is killed when the time is up; the function and its arguments must 
 
 :func:`search_with_timeout` bounds one regular-expression search (the ``regex`` assertion kind);
 :func:`call_with_timeout` bounds any call (the ``json_schema`` kind validates an answer with it when
-the schema holds ``pattern`` or ``patternProperties`` regexes).
+the schema holds ``pattern`` or ``patternProperties`` regexes); :func:`alarm_bounded` bounds a call
+in the main thread only, raising the caller's exception into it (a synchronous grader).
+
+Guards nest: a regex search inside a guarded grader keeps both limits, the alarm is set for the
+nearer one, and when the outer limit passes first its exception is the one raised. A timer the
+process had set before the outermost guard (``pytest-timeout``'s, say) is set again afterwards,
+less the time the call took.
 """
 
 from __future__ import annotations
@@ -16,13 +22,14 @@ from __future__ import annotations
 import _signal
 import re
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["RegexTimeout", "call_with_timeout", "search_with_timeout", "DEFAULT_REGEX_TIMEOUT_S"]
+__all__ = ["RegexTimeout", "TimeLimitExceeded", "alarm_bounded", "call_with_timeout", "search_with_timeout", "DEFAULT_REGEX_TIMEOUT_S"]
 
 DEFAULT_REGEX_TIMEOUT_S = 1.0
 
@@ -33,8 +40,70 @@ class RegexTimeout(Exception):
     """The call did not finish in time."""
 
 
-def _raise_timeout(signum: int, frame: object) -> None:
-    raise RegexTimeout()
+class TimeLimitExceeded(BaseException):
+    """Raised into a call that outlived its time limit (see :func:`alarm_bounded`). Not an
+    :class:`Exception`, so the call's own ``except Exception`` cannot swallow it."""
+
+
+#: Once a limit has passed, the alarm rings again this often until the guarded call has ended:
+#: a call that catches the first exception (a retry loop) gets another.
+_RING_AGAIN_S = 0.1
+
+
+class _Deadline:
+    __slots__ = ("at", "error")
+
+    def __init__(self, at: float, error: type[BaseException]) -> None:
+        self.at = at
+        self.error = error
+
+
+#: The guards in force in the main thread, outermost first.
+_deadlines: list[_Deadline] = []
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    now = time.monotonic()
+    for deadline in _deadlines:
+        if now >= deadline.at:
+            _signal.setitimer(_signal.ITIMER_REAL, _RING_AGAIN_S)
+            raise deadline.error()
+    _arm_nearest()
+
+
+def _arm_nearest() -> None:
+    if _deadlines:
+        nearest = min(deadline.at for deadline in _deadlines)
+        _signal.setitimer(_signal.ITIMER_REAL, max(nearest - time.monotonic(), 1e-6))
+
+
+def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: float, error: type[BaseException]) -> T:
+    """``function(*args)``, with ``error()`` raised into it once it has run ``timeout_s`` seconds
+    (and every 0.1 s after, until it ends). Main thread only (signals are delivered there);
+    :class:`RuntimeError` elsewhere. The process's own ``SIGALRM`` handler and timer are put back."""
+    if threading.current_thread() is not threading.main_thread():
+        raise RuntimeError("alarm_bounded works in the main thread only")
+    started = time.monotonic()
+    depth = len(_deadlines)
+    if depth == 0:
+        previous_handler = _signal.signal(_signal.SIGALRM, _on_alarm)
+        _deadlines.append(_Deadline(started + timeout_s, error))
+        previous_timer = _signal.setitimer(_signal.ITIMER_REAL, timeout_s)
+    else:
+        _deadlines.append(_Deadline(started + timeout_s, error))
+        _arm_nearest()
+    try:
+        return function(*args)
+    finally:
+        del _deadlines[depth:]  # this guard's and any inner one an exception cut short
+        if depth == 0:
+            _signal.setitimer(_signal.ITIMER_REAL, 0)
+            _signal.signal(_signal.SIGALRM, previous_handler)
+            delay, interval = previous_timer
+            if delay or interval:
+                _signal.setitimer(_signal.ITIMER_REAL, max(delay - (time.monotonic() - started), 1e-6), interval)
+        else:
+            _arm_nearest()
 
 
 def _search_in_child(pattern: str, flags: int, text: str) -> bool:
@@ -76,13 +145,7 @@ def call_with_timeout(function: Callable[..., T], *args: Any, timeout_s: float =
     """
     if threading.current_thread() is not threading.main_thread():
         return _call_in_process(function, args, timeout_s)
-    previous = _signal.signal(_signal.SIGALRM, _raise_timeout)
-    _signal.setitimer(_signal.ITIMER_REAL, timeout_s)
-    try:
-        return function(*args)
-    finally:
-        _signal.setitimer(_signal.ITIMER_REAL, 0)
-        _signal.signal(_signal.SIGALRM, previous)
+    return alarm_bounded(function, args, timeout_s, RegexTimeout)
 
 
 def search_with_timeout(compiled: re.Pattern[str], text: str, timeout_s: float = DEFAULT_REGEX_TIMEOUT_S) -> bool:

@@ -358,6 +358,43 @@ class ExitingAsyncGenerator(ExitingGenerator):
         return self.generate(request)
 
 
+class StuckGrader:
+    """Never returns when grading the case ``$EVALKIT_HOSTILE_STUCK`` names: it waits for ever and
+    swallows every ``Exception`` that interrupts it (a retry loop); passes every other case."""
+
+    name = "hostile.stuck_grader"
+
+    def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """A pass, except for the stuck case."""
+        if prompt.id == _stuck_case():
+            import threading
+
+            while True:
+                try:
+                    threading.Event().wait()
+                except Exception:  # noqa: S112 - the hostile part
+                    continue
+        return Grading(score=1.0, passed=True, yardstick="hostile.stuck_grader")
+
+
+class StuckAsyncGrader:
+    """``async`` twin of :class:`StuckGrader`: awaits for ever on the stuck case."""
+
+    name = "hostile.stuck_async_grader"
+
+    async def agrade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """A pass, except for the stuck case."""
+        if prompt.id == _stuck_case():
+            import asyncio
+
+            await asyncio.Event().wait()
+        return Grading(score=1.0, passed=True, yardstick="hostile.stuck_async_grader")
+
+    def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """Not called: evalkit awaits :meth:`agrade`."""
+        raise AssertionError("the synchronous grade() of an async grader was called")
+
+
 class ExitingGrader:
     """Calls ``sys.exit(0)`` when grading the case ``$EVALKIT_HOSTILE_STUCK`` names."""
 
