@@ -555,6 +555,45 @@ def test_an_answer_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refuse
     assert len(result.stderr) < 1_000 and not (project / ".evalkit" / "results.db").exists()
 
 
+# --- Text a CI runner would act on ---------------------------------------------------------------
+# A case id or an answer line starting with "::" is a GitHub Actions workflow command when it starts
+# a line of the job's log (::add-mask:: hides the log, ::error:: fakes an annotation,
+# ::stop-commands:: silences the real ones); "##vso[" anywhere is an Azure Pipelines one
+# (##vso[task.complete result=Succeeded] ends the step as passed).
+
+RUNNER_SET = {
+    "identifier": "ci.commands",
+    "name": "##vso[task.setvariable variable=gate]open",
+    "prompts": [
+        {"id": "::error title=pwned::injected", "prompt": "q", "reference": "no",
+         "assertions": [{"kind": "contains", "value": "##vso[task.complete result=Succeeded]"}]},
+        {"id": "two", "prompt": "q", "reference": "an answer\n::add-mask::FAIL\n  ##[error]fake",
+         "assertions": [{"kind": "contains", "value": "yes"}]},
+    ],
+}  # fmt: skip
+
+
+def _acted_on_by_a_runner(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.lstrip().startswith("::") or "##vso[" in line.lower() or "##[" in line]
+
+
+def test_no_line_evalkit_prints_is_a_ci_runners_command(cli, project) -> None:
+    (project / "evals.json").write_text(json.dumps(RUNNER_SET))
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals.json"]\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    run = cli("run", "ci.commands", "--privacy", "full", "--show-all")
+    assert run.code == 0 and "\\x3a:error title=pwned::injected" in run.stdout, run.stderr[-1000:]
+    assert _acted_on_by_a_runner(run.stdout + run.stderr) == []
+    document = cli("run", "ci.commands", "--privacy", "full", "--json")
+    assert _acted_on_by_a_runner(document.stdout) == []
+    data = json.loads(document.stdout)  # the data is unchanged: only its JSON text is escaped
+    assert data["cases"][0]["id"] == "::error title=pwned::injected"
+    for command in (("show", data["run_id"]), ("show", data["run_id"], "--json"), ("history", "ci.commands"),
+                    ("report", data["run_id"], "--format", "markdown"), ("report", data["run_id"], "--format", "junit")):  # fmt: skip
+        shown = cli(*command)
+        assert shown.code == 0, (command, shown.stderr[-500:])
+        assert _acted_on_by_a_runner(shown.stdout + shown.stderr) == [], command
+
+
 # --- A grader that never returns ------------------------------------------------------------------
 
 

@@ -1,11 +1,13 @@
 """Making hostile text printable: a string from a plugin, a set, an endpoint or a stored row is
-data, so its control and format characters are shown as escapes rather than acted on."""
+data, so its control and format characters are shown as escapes rather than acted on — by a
+terminal, or by the CI runner reading the job's log (see :data:`RUNNER_COMMAND`)."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
-__all__ = ["HIDDEN_CATEGORIES", "json_visible", "visible"]
+__all__ = ["HIDDEN_CATEGORIES", "RUNNER_COMMAND", "json_visible", "visible"]
 
 #: Unicode categories never sent raw to a terminal: controls (ESC of ANSI CSI/OSC sequences, CR,
 #: NUL, the one-byte C1 CSI), format characters (bidi overrides, zero-width joiners), lone
@@ -24,14 +26,32 @@ def _escape(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+#: What a CI runner acts on in a job's log, so never printed as it came: a line that starts (after
+#: spaces) with ``::`` is a GitHub Actions workflow command (``::add-mask::``, ``::error::``,
+#: ``::stop-commands::``, ``::set-output``); ``##vso[`` is an Azure Pipelines logging command and
+#: ``##[`` a GitHub/Azure one, anywhere in a line; ``##teamcity[`` a TeamCity service message.
+#: Group 1: the ``:`` or ``#`` shown as an escape (``\\x3a``, ``\\x23``) so the text reads the same.
+RUNNER_COMMAND = re.compile(r"(?m:^[^\S\n]*(:):)|(#)#(?=(?:vso|teamcity)?\[)", re.IGNORECASE)
+#: The first ``#`` of a ``##vso[``, ``##[`` or ``##teamcity[`` (in JSON text).
+_RUNNER_PREFIX = re.compile(r"#(?=#(?:vso|teamcity)?\[)", re.IGNORECASE)
+
+
+def _defused(match: re.Match[str]) -> str:
+    whole = match.group(0)
+    return whole[:-2] + "\\x3a:" if match.group(1) else "\\x23#"
+
+
 def visible(text: str, keep: str = "") -> str:
     """``text`` with every control character (``\\n``, ``\\x1b``, …), invisible format character
     (bidi overrides, zero-width joiners), lone surrogate and line separator replaced by its
-    backslash escape; the rest — and any character in ``keep`` (``"\\n\\t"`` for multi-line
-    text) — unchanged."""
-    if text.isprintable():
-        return text
-    return "".join(_escape(c) if c not in keep and _hidden(c) else c for c in text)
+    backslash escape, and a CI runner's command (:data:`RUNNER_COMMAND`) defused by one such
+    escape; the rest — and any character in ``keep`` (``"\\n\\t"`` for multi-line text) —
+    unchanged."""
+    if not text.isprintable():
+        text = "".join(_escape(c) if c not in keep and _hidden(c) else c for c in text)
+    if "::" in text or "##" in text:
+        text = RUNNER_COMMAND.sub(_defused, text)
+    return text
 
 
 def _json_escape(char: str) -> str:
@@ -47,7 +67,9 @@ def json_visible(json_text: str) -> str:
     (DEL, C1 controls, bidi overrides, lone surrogates, …) written as a ``\\uXXXX`` escape: the
     document parses to the same data. Only valid in JSON text, where such characters can only be
     inside strings."""
-    return "\n".join(
+    json_text = "\n".join(
         line if line.isprintable() else "".join(_json_escape(c) if _hidden(c) else c for c in line)
         for line in json_text.split("\n")
     )
+    # A JSON line never starts with "::"; "##vso[" and the like can only be inside a string.
+    return _RUNNER_PREFIX.sub(r"\\u0023", json_text) if "##" in json_text else json_text
