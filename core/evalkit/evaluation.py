@@ -16,7 +16,7 @@ from .baselines import NO_ACCEPTANCE, Acceptance, BaselineScope, scope_mismatch
 from .catalog import prompt_set_catalog
 from .checks import BUILTIN_KINDS, AssertionKind
 from .config import DEFAULT_GRADE_TIMEOUT_S, PRIVACY_LEVELS, Config, load_config
-from .errors import RunInterrupted, SetChangedError, StoreFailure, UsageError
+from .errors import RunInterrupted, SetChangedError, StorageError, StoreFailure, UsageError
 from .interruptions import mark_interrupted, store_failed
 from .leases import WHOLE_RUN, LeaseKeeper, LeaseOwner, shard_part
 from .privacy import MIN_SECRET_LENGTH, is_scrubbable
@@ -613,7 +613,12 @@ def _answer_and_finish(
         )
     # Whole runs only: a shard's count may miss what the other shards stored after it.
     counted_cases = tally if streamed and shard is None else None
-    verdict = verdict_for(stored, repository, tolerances, baseline_id=baseline_id, tally=counted_cases)
+    try:
+        verdict = verdict_for(stored, repository, tolerances, baseline_id=baseline_id, tally=counted_cases)
+    except StoreFailure:
+        raise
+    except StorageError as exc:  # an earlier run in the store this evalkit cannot read: this one is stored
+        verdict = Verdict("not_compared", f"not compared: the baseline could not be read from the store — {exc}")
     verdict = record_verdict(stored, verdict, repository, stored_verdict(verdict), fail_on_new_failures=fail_on_new_failures)
     return stored, verdict
 

@@ -526,3 +526,26 @@ def test_a_store_written_by_something_else_is_named_not_an_internal_error(evalki
         result = evalkit_cli(*args)
         assert result.code == 2, (args, result.stderr)
         assert message in result.stderr and "internal error" not in result.stderr, (args, result.stderr)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("run", "evalkit.smoke"), ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo")],
+    ids=["run", "retrieval"],
+)
+def test_a_baseline_this_evalkit_cannot_read_leaves_the_new_run_stored_and_not_compared(evalkit_cli, project, command) -> None:
+    """The new run is stored before its baseline is read: an unreadable baseline made it exit 2
+    ("bad input, nothing stored") with the run stored and no verdict. Now it is a run that could
+    not be compared, for the reason named: exit 0, or 1 under --fail-on-regression."""
+    first = evalkit_cli(*command, "--json")
+    assert first.code == 0, first.stderr[-500:]
+    with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
+        conn.execute("update evalkit_run set started_at = 'noon' where id = :run", {"run": first.json()["run_id"]})
+    reason = "not compared: the baseline could not be read from the store — "
+    second = evalkit_cli(*command, "--json")
+    assert second.code == 0 and "internal error" not in second.stderr, second.stderr[-500:]
+    document = second.json()
+    assert document["status"] == "complete" and reason in json.dumps(document, ensure_ascii=False)
+    gated = evalkit_cli(*command, "--fail-on-regression")
+    assert gated.code == 1 and reason in gated.stdout + gated.stderr, gated.stderr[-500:]
+    assert "started_at 'noon', not a number" in gated.stdout + gated.stderr

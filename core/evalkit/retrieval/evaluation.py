@@ -37,6 +37,7 @@ from evalkit.errors import (
     EvalkitError,
     PluginError,
     RetrievalError,
+    StorageError,
     StoreFailure,
     UsageError,
 )
@@ -699,17 +700,22 @@ def _decide(
     notes: list[str] = []
     scope = BaselineScope.of_run(run)
     assert scope is not None  # every retrieval run has a scope
-    if baseline_id is not None:
-        previous = repository.get_run(baseline_id)
-        problem = scope_mismatch(previous, scope) if previous is not None else f"run {baseline_id} is no longer in the store"
-        if problem is not None:
-            return attrs.evolve(outcome, reason=f"not compared with the chosen baseline: {problem}")
-    elif not isinstance(repository, AcceptedBaselines):
-        return attrs.evolve(
-            outcome, reason="not compared: the configured repository cannot read earlier retrieval runs"
-        )
-    else:
-        previous = repository.accepted_baseline(scope, exclude_run_id=run.id)
+    try:
+        if baseline_id is not None:
+            previous = repository.get_run(baseline_id)
+            problem = scope_mismatch(previous, scope) if previous is not None else f"run {baseline_id} is no longer in the store"
+            if problem is not None:
+                return attrs.evolve(outcome, reason=f"not compared with the chosen baseline: {problem}")
+        elif not isinstance(repository, AcceptedBaselines):
+            return attrs.evolve(
+                outcome, reason="not compared: the configured repository cannot read earlier retrieval runs"
+            )
+        else:
+            previous = repository.accepted_baseline(scope, exclude_run_id=run.id)
+    except StoreFailure:
+        raise
+    except StorageError as exc:  # an earlier run in the store this evalkit cannot read: this one is stored
+        return attrs.evolve(outcome, reason=f"not compared: the baseline could not be read from the store — {exc}")
     state = baseline_state(identity.benchmark_fingerprint, None if previous is None else stored_benchmark(previous))
     if state == MISMATCH and previous is not None and _only_questions_changed(previous, identity):
         state = COMPARABLE
