@@ -123,7 +123,10 @@ def check_everything(config: Config) -> ValidationReport:
 
 
 def _files_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
+    from .setfiles import glob_once
+
+    found = (Path(p) for p in glob_once(str(folder / "**" / "*")))
+    return sorted(p for p in found if p.suffix.lower() in SUFFIXES and p.is_file())
 
 
 def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:

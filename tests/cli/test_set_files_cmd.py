@@ -262,3 +262,20 @@ def test_a_sets_path_holding_nul_is_a_problem_not_a_crash(evalkit_cli, project: 
     result = evalkit_cli("validate")
     assert result.code == 2 and "internal error" not in result.stderr, result.stderr
     assert "evals\\x00/*.yaml: is named in [sets] paths but holds a NUL character" in result.stderr
+
+
+def test_symbolic_links_back_up_the_tree_do_not_hang_a_cloned_project(evalkit_cli, project: Path) -> None:
+    """`[sets] paths = ["evals/**/*.yaml"]` with two links from evals/ back to the project root
+    made every command take exponential time (glob.glob follows them round)."""
+    (project / "evals").mkdir()
+    (project / "evals" / "faq.yaml").write_text(
+        "identifier: loop.faq\nname: F\nprompts: [{id: p, prompt: q, reference: r, assertions: [{kind: contains, value: r}]}]\n"
+    )
+    (project / "evals" / "up").symlink_to("..")
+    (project / "evals" / "up-again").symlink_to("..")
+    for paths in ('["evals/**/*.yaml"]', '["evals"]'):
+        (project / "evalkit.toml").write_text(f"[sets]\npaths = {paths}\n")
+        checked = evalkit_cli("validate", timeout=60)
+        assert checked.code == 0 and "ok  set loop.faq (1 prompts)" in checked.stdout, (paths, checked.stderr[-500:])
+        assert evalkit_cli("run", "loop.faq", timeout=60).code == 0
+    assert evalkit_cli("validate", "evals", timeout=60).code == 0

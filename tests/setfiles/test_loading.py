@@ -260,3 +260,32 @@ def test_a_wrong_sets_table_is_a_configuration_error(tmp_path: Path, table: str)
     write(tmp_path, "evalkit.toml", table + "\n")
     with pytest.raises(ConfigError, match=r"\[sets\]"):
         load_configured_sets(load_config(cwd=tmp_path))
+
+
+def test_a_folder_named_without_wildcards_stands_for_every_set_file_under_it(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    write(project, "evalkit.toml", '[sets]\npaths = ["evals"]\n')
+    write(project, "evals/a.yaml", "identifier: p.a\nname: A\nprompts: [{id: p, prompt: q, reference: r}]\n")
+    write(project, "evals/deep/b.json", '{"identifier": "p.b", "name": "B", "prompts": [{"id": "p", "prompt": "q", "reference": "r"}]}')
+    write(project, "evals/notes.txt", "not a set file")
+    loaded = load_configured_sets(load_config(project / "evalkit.toml", cwd=tmp_path))
+    assert [s.identifier for s in loaded.prompt_sets] == ["p.a", "p.b"] and loaded.problems == ()
+
+
+def test_double_star_enters_each_real_folder_once_through_symbolic_links(tmp_path: Path) -> None:
+    """Two links back to a folder above made glob.glob take exponential time (a cloned project
+    hung every command); a folder reached through a link is followed, once."""
+    import time
+
+    project = tmp_path / "project"
+    write(project, "evalkit.toml", '[sets]\npaths = ["evals/**/*.yaml"]\n')
+    write(project, "evals/a.yaml", "identifier: p.a\nname: A\nprompts: [{id: p, prompt: q, reference: r}]\n")
+    write(project, "shared/b.yaml", "identifier: p.b\nname: B\nprompts: [{id: p, prompt: q, reference: r}]\n")
+    (project / "evals" / "loop").symlink_to("..")
+    (project / "evals" / "again").symlink_to("..")
+    (project / "evals" / "shared").symlink_to(project / "shared")
+    started = time.perf_counter()
+    loaded = load_configured_sets(load_config(project / "evalkit.toml", cwd=tmp_path))
+    assert time.perf_counter() - started < 10
+    assert sorted(s.identifier for s in loaded.prompt_sets) == ["p.a", "p.b"]
+    assert loaded.problems == ()

@@ -35,6 +35,7 @@ __all__ = [
     "configured_patterns",
     "expand_patterns",
     "format_path",
+    "glob_once",
     "load_configured_sets",
     "load_set_files",
 ]
@@ -75,7 +76,9 @@ def configured_patterns(config: Any) -> tuple[str, ...]:
 def expand_patterns(patterns: Iterable[str], root: Path) -> tuple[list[Path], list[FileProblem]]:
     """The files the glob ``patterns`` name (relative to ``root``; ``**`` descends), in order.
 
-    A pattern without wildcards that names no file is a problem: a typo must not hide a set.
+    A folder named without wildcards stands for every set file under it (``folder/**/*`` with a
+    set file's suffix). A pattern without wildcards that names nothing is a problem: a typo must
+    not hide a set. ``**`` visits each real folder once (see :func:`glob_once`).
     """
     files: list[Path] = []
     problems: list[FileProblem] = []
@@ -85,17 +88,105 @@ def expand_patterns(patterns: Iterable[str], root: Path) -> tuple[list[Path], li
             continue
         full = pattern if os.path.isabs(pattern) else os.path.join(root, pattern)
         if not glob.has_magic(pattern):
-            if not os.path.isfile(full):
+            if os.path.isdir(full):
+                matches = [m for m in sorted(glob_once(os.path.join(full, "**", "*"))) if m.lower().endswith(SUFFIXES)]
+            elif os.path.isfile(full):
+                matches = [full]
+            else:
                 problems.append(FileProblem(pattern, f"is named in [sets] paths but does not exist (looked in {root})"))
                 continue
-            matches = [full]
         else:
-            matches = sorted(glob.glob(full, recursive=True))
+            matches = sorted(glob_once(full))
         for match in matches:
             path = Path(match)
             if path.is_file() and path not in files:
                 files.append(path)
     return files, problems
+
+
+def glob_once(pattern: str) -> list[str]:
+    """The paths ``pattern`` matches, as :func:`glob.glob` with ``recursive=True`` finds them
+    (``**`` is zero or more folders; a wildcard matches no name starting with a dot), except that
+    ``**`` enters each real folder once: a symbolic link to a folder is followed, but not one to
+    the folder it is in or a folder above it (two such links made ``glob`` take exponential
+    time: a cloned project hung ``evalkit run``), and a folder reached by two links is listed
+    once."""
+    if not any(part == "**" for part in pattern.replace(os.sep, "/").split("/")):
+        return glob.glob(pattern)
+    parts = pattern.replace(os.sep, "/").split("/")
+    fixed = 0
+    while fixed < len(parts) and not glob.has_magic(parts[fixed]):
+        fixed += 1
+    base = "/".join(parts[:fixed]) or ("/" if pattern.startswith("/") else os.curdir)
+    found: list[str] = []
+    _match(base, parts[fixed:], 0, set(), found, prefix="/".join(parts[:fixed]))
+    return found
+
+
+def _match(folder: str, segments: list[str], depth: int, entered: set[tuple[int, int, int]], found: list[str], prefix: str) -> None:
+    """Add to ``found`` what ``segments`` match under ``folder`` (shown as ``prefix``)."""
+    import fnmatch
+
+    if not segments:
+        found.append(prefix)
+        return
+    head, rest = segments[0], segments[1:]
+    if head == "**":
+        try:
+            status = os.stat(folder)
+        except OSError:
+            return
+        key = (depth, status.st_dev, status.st_ino)
+        if key in entered:
+            return
+        entered.add(key)
+        _match(folder, rest, depth + 1, entered, found, prefix)  # zero folders
+        if not rest:  # a last "**" matches the files in each folder too
+            found.extend(f"{prefix}/{name}" if prefix else name for name in _files(folder))
+        here = None
+        for name, path, linked in _subfolders(folder):
+            if linked:  # a link to this folder or one above it is a loop: not followed
+                here = here or os.path.realpath(folder)
+                target = os.path.realpath(path)
+                if here == target or here.startswith(target.rstrip(os.sep) + os.sep):
+                    continue
+            _match(path, segments, depth, entered, found, f"{prefix}/{name}" if prefix else name)
+        return
+    if glob.has_magic(head):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return
+        for name in names:
+            if (name.startswith(".") and not head.startswith(".")) or not fnmatch.fnmatchcase(name, head):
+                continue
+            path = os.path.join(folder, name)
+            if rest and not os.path.isdir(path):
+                continue
+            _match(path, rest, depth + 1, entered, found, f"{prefix}/{name}" if prefix else name)
+        return
+    path = os.path.join(folder, head)
+    if os.path.lexists(path):
+        _match(path, rest, depth + 1, entered, found, f"{prefix}/{head}" if prefix else head)
+
+
+def _files(folder: str) -> list[str]:
+    """The names of what is not a folder in ``folder``, not starting with a dot."""
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(e.name for e in entries if not e.name.startswith(".") and not e.is_dir())
+    except OSError:
+        return []
+
+
+def _subfolders(folder: str) -> list[tuple[str, str, bool]]:
+    """``(name, path, is a link)`` of the folders in ``folder`` (links to folders too) whose names
+    do not start with a dot."""
+    try:
+        with os.scandir(folder) as entries:
+            return sorted((e.name, e.path, e.is_symlink()) for e in entries if not e.name.startswith(".") and e.is_dir())
+    except OSError:
+        return []
 
 
 def _display(path: Path, root: Path | None) -> Path:
