@@ -98,3 +98,15 @@ def test_a_database_path_holding_nul_is_refused_naming_it(evalkit_cli, project, 
     assert result.code == 2, result.stderr
     assert 'runs\\x00.db" holds a NUL character, which no file name can' in result.stderr
     assert "internal error" not in result.stderr
+
+
+def test_a_store_under_the_home_folder_is_there_not_in_a_folder_named_tilde(evalkit_cli, project, tmp_path) -> None:
+    """`--database sqlite:///~/runs.db` created ./~/runs.db (and `database = "sqlite:///~/x.db"`
+    in the configuration <root>/~/x.db): a user's home, like a shell's, is meant."""
+    home = tmp_path / "home"
+    home.mkdir()
+    assert evalkit_cli("run", "evalkit.smoke", "--database", "sqlite:///~/runs.db", env={"HOME": str(home)}).code == 0
+    (project / "evalkit.toml").write_text('database = "sqlite:///~/configured.db"\n')
+    assert evalkit_cli("run", "evalkit.smoke", env={"HOME": str(home)}).code == 0
+    assert sorted(p.name for p in home.iterdir() if p.suffix == ".db") == ["configured.db", "runs.db"]
+    assert not (project / "~").exists()

@@ -99,7 +99,7 @@ def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = N
         return os.environ["EVALKIT_DATABASE_URL"]
     url = getattr(config, "database", None)
     if url:
-        if url.startswith("sqlite:///") and not url.startswith("sqlite:////") and config.path is not None:
+        if url.startswith("sqlite:///") and not url.startswith(("sqlite:////", "sqlite:///~")) and config.path is not None:
             return f"sqlite:///{config.root / url[len('sqlite:///'):]}"
         return url
     if getattr(config, "path", None) is not None:

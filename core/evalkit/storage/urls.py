@@ -64,6 +64,8 @@ def sqlite_path(url: str) -> str | None:
             f'database URL "{redact_url(url)}" names no file, so SQLite would keep the runs in memory and lose them; '
             f"use sqlite:///PATH (or {MEMORY_URL} for a store that is deliberately not kept)"
         )
+    if rest.startswith("~"):  # sqlite:///~/runs.db is in the home folder, not in a new folder named "~"
+        rest = os.path.expanduser(rest)
     return rest
 
 
