@@ -863,6 +863,8 @@ def _check_url(url: object) -> EndpointURL:
             "sent as Basic auth instead of the API key. Put the key in an environment variable named by "
             '"api_key_env", or a gateway credential in "extra_headers".'
         )
+    if parsed.port is not None and not 0 < parsed.port <= 65535:
+        raise ConfigError(f'Option "base_url" of the openai generator has port {parsed.port}; a TCP port is 1 to 65535.')
     return parsed.copy_with(fragment=None)
 
 

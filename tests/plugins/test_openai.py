@@ -345,6 +345,14 @@ def test_user_info_in_the_base_url_is_refused_without_echoing_it() -> None:
     assert "pw-secret" not in str(caught.value) and "user" not in str(caught.value).split("user info")[0]
 
 
+@pytest.mark.parametrize("port", ["0", "99999", "4294967297"])
+def test_a_base_url_port_that_is_no_tcp_port_is_refused_naming_it(port: str) -> None:
+    """Port 99999 was accepted and failed at the readiness probe with "connect(): port must be
+    0-65535.", naming neither the option nor the instance."""
+    with pytest.raises(ConfigError, match=f'Option "base_url" of the openai generator has port {port}; a TCP port is 1 to 65535'):
+        OpenAIGenerator(base_url=f"http://127.0.0.1:{port}/v1", model="m")
+
+
 def test_query_credentials_in_the_base_url_are_secrets_and_not_displayed() -> None:
     generator = OpenAIGenerator(base_url="https://gateway.example/v1?token=tok-secret-42&api-version=2024-02-01", model="m")
     shown = f"{generator!r}"

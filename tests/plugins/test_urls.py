@@ -260,6 +260,8 @@ def the_generator_with_httpx(base_url: str) -> object:
         return "refused: not an http(s) URL"
     if parsed.userinfo:
         return "refused: user info"
+    if parsed.port is not None and not 0 < parsed.port <= 65535:  # a departure: httpx connected and failed
+        return "refused: no TCP port"
     base = parsed.copy_with(fragment=None)
     display = str(base.copy_with(query=None, fragment=None))
     url = base.copy_with(path=base.path.rstrip("/") + "/chat/completions")
@@ -283,6 +285,8 @@ def the_generator(base_url: str) -> object:
     try:
         generator = OpenAIGenerator(base_url=base_url, model="m", api_key_env="")
     except ConfigError as exc:
+        if "a TCP port is 1 to 65535" in str(exc):
+            return "refused: no TCP port"
         return "refused: user info" if "user info" in str(exc) else "refused: not an http(s) URL"
     url = generator._url
     models = url.copy_with(path=url.decoded_path.removesuffix("/chat/completions") + "/models")
