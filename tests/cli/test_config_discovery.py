@@ -92,6 +92,10 @@ def test_a_mistyped_subcommand_or_option_gets_a_suggestion(evalkit_cli) -> None:
     assert command.code == 2 and 'Did you mean "history"?' in command.stderr
     option = evalkit_cli("run", "evalkit.smoke", "--provder", "x")
     assert option.code == 2 and 'Did you mean "--provider"?' in option.stderr
+    # Only the named command's options (and the global ones): `db prune --older-than` is not run's.
+    other = evalkit_cli("run", "evalkit.smoke", "--older-thn", "3d")
+    assert other.code == 2 and "unrecognized arguments: --older-thn" in other.stderr and "Did you mean" not in other.stderr
+    assert 'Did you mean "--json"?' in evalkit_cli("db", "prune", "--older-than", "3d", "--jsn").stderr
 
 
 def test_an_undefined_provider_without_config_explains_adapters_and_the_table(evalkit_cli, project: Path) -> None:

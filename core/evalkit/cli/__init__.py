@@ -61,6 +61,8 @@ class _OneCommandParseFailed(Exception):
 
 #: True while a parser holding only the command named on the command line parses it (see :func:`main`).
 _one_command_parse = False
+#: The command the command line names (see :func:`_named_command`), for suggestions.
+_command_named: str | None = None
 
 
 def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
@@ -73,16 +75,19 @@ def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
         return did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
     unknown = re.match(r"unrecognized arguments: (\S+)", message)
     if unknown and unknown.group(1).startswith("--"):
-        return did_you_mean(unknown.group(1).split("=", 1)[0], _all_options(parser))
+        return did_you_mean(unknown.group(1).split("=", 1)[0], _all_options(parser, _command_named))
     return ""
 
 
-def _all_options(parser: argparse.ArgumentParser) -> list[str]:
-    """Every option string of ``parser`` and its subcommands (argparse reports strays from the top)."""
+def _all_options(parser: argparse.ArgumentParser, command: str | None = None) -> list[str]:
+    """Every option string of ``parser`` and its subcommands (argparse reports strays from the
+    top), or only of ``command`` (with the global ones) when the command line named one: `evalkit
+    run --tolerance` must not suggest another command's ``--older-than``."""
     found = list(parser._option_string_actions)
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            for sub in dict.fromkeys(action.choices.values()):
+            chosen = action.choices.get(command) if command is not None else None
+            for sub in [chosen] if chosen is not None else dict.fromkeys(action.choices.values()):
                 found.extend(_all_options(sub))
     return found
 
@@ -139,9 +144,9 @@ def _parse(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace
     holding only that command parses it first (registering every command imports 14 modules, ~25
     ms of a run's start-up); help, a typo or anything that parser refuses goes to the whole parser,
     so every message and suggestion is the one the whole parser gives."""
-    global _one_command_parse
+    global _one_command_parse, _command_named
 
-    command = _named_command(argv)
+    command = _command_named = _named_command(argv)
     if command is not None:
         parser = build_parser(command)
         _one_command_parse = True
