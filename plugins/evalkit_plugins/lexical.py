@@ -90,6 +90,13 @@ class LexicalIndex:
     seconds: float
 
 
+def _cache_origin() -> str:
+    """Where :func:`default_index_dir` took its folder from, for messages."""
+    if os.environ.get("EVALKIT_CACHE_DIR"):
+        return "$EVALKIT_CACHE_DIR"
+    return "$XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else "the user cache folder"
+
+
 def default_index_dir() -> Path:
     """``$EVALKIT_CACHE_DIR/lexical``, else ``$XDG_CACHE_HOME/evalkit/lexical``, else ``~/.cache/evalkit/lexical``."""
     if os.environ.get("EVALKIT_CACHE_DIR"):
@@ -244,6 +251,7 @@ class LexicalRetriever:
         self.min_score = None if min_score is None else float(min_score)
         self.corpus = path.resolve()
         self.index_dir = Path(index_dir).expanduser() if index_dir is not None else default_index_dir()
+        self._index_dir_from = "its index_dir option" if index_dir is not None else _cache_origin()
         self.title_weight = float(title_weight)
         self._sha256: str | None = None
         self._index: LexicalIndex | None = None
@@ -315,7 +323,15 @@ class LexicalRetriever:
         return _jsonl_documents(self.corpus, digest)
 
     def _build(self, path: Path, sha256: str) -> int:
-        self.index_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+            writable = os.access(self.index_dir, os.W_OK | os.X_OK)
+        except OSError as exc:
+            raise ConfigError(
+                f"evalkit.lexical: cannot make its index folder {self.index_dir} (from {self._index_dir_from}): {exc.strerror}"
+            ) from None
+        if not writable:
+            raise ConfigError(f"evalkit.lexical: its index folder {self.index_dir} (from {self._index_dir_from}) is not writable")
         temporary = str(path.with_name(f"{path.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp"))
         try:
             digest = hashlib.sha256()
