@@ -72,3 +72,23 @@ def test_scope_is_case_sensitive(repo) -> None:
     store(repo, set_id="Pkg.Set")
     store(repo, grader="DETERMINISTIC")
     assert repo.baseline_for("pkg.set", IDENTITY, "deterministic") is None
+
+
+def test_a_first_run_that_loses_the_race_to_another_is_compared_with_it(repo) -> None:
+    """Two first runs of a scope finishing at once: each read "no baseline yet". The one that
+    records its acceptance second is not a second "first": it is decided again, against the
+    other, and accepted (or not) as any compared run."""
+    from evalkit.baselines import Acceptance
+    from evalkit.evaluation import record_verdict, stored_verdict, verdict_for
+    from evalkit.tolerance import Tolerances
+
+    winner, loser = store(repo), store(repo, passed=False)
+    loser_run = repo.get_run(loser)
+    too_early = verdict_for(loser_run, repo, Tolerances())  # read before the winner was accepted
+    assert too_early.state == "baseline"
+    repo.accept_run(winner, Acceptance("first", 1.0, None, "the first run of its scope"))
+    kept = record_verdict(loser_run, too_early, repo, stored_verdict(too_early),
+                          recompare=lambda: verdict_for(loser_run, repo, Tolerances()))  # fmt: skip
+    assert kept.state == "compared" and kept.comparison.baseline_id == winner and kept.comparison.regressed
+    assert kept.acceptance is None and list(repo.acceptances_for([winner, loser])) == [winner]
+    assert repo.verdicts_for([loser])[loser].state == "regressed"

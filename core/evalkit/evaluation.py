@@ -25,6 +25,7 @@ from .runs import CaseResult, Run, RunStatus
 from .storage import (
     AcceptedBaselines,
     CaseTally,
+    FirstAcceptance,
     GeneratorScopedResults,
     ResumableRuns,
     RunLeases,
@@ -238,16 +239,33 @@ def automatic_acceptance(
 
 
 def record_verdict(
-    run: Run, verdict: Verdict, repository: Any, stored: StoredVerdict, *, fail_on_new_failures: bool = False
+    run: Run,
+    verdict: Verdict,
+    repository: Any,
+    stored: StoredVerdict,
+    *,
+    fail_on_new_failures: bool = False,
+    recompare: Callable[[], Verdict] | None = None,
 ) -> Verdict:
     """Keep the verdict with the run and, when it earned one, its acceptance; returns the verdict
-    carrying the acceptance that was recorded."""
+    carrying the acceptance that was recorded.
+
+    A run that would be the first of its scope is accepted only if no other run of the scope was
+    accepted meanwhile (:class:`~evalkit.storage.FirstAcceptance`): when one was — two first runs
+    of a new store finishing at once — the verdict is taken again with ``recompare``, now against
+    that run, and kept instead."""
     if isinstance(repository, RunVerdicts):
         repository.record_verdict(run.id, stored)
     acceptance = automatic_acceptance(verdict, repository, fail_on_new_failures=fail_on_new_failures)
     if acceptance is None or not isinstance(repository, AcceptedBaselines):
         return verdict
-    repository.accept_run(run.id, acceptance)
+    scope = BaselineScope.of_run(run) if acceptance.how == "first" and recompare is not None else None
+    if scope is not None and isinstance(repository, FirstAcceptance):
+        if not repository.accept_if_first(run.id, scope, acceptance):
+            again = recompare()  # type: ignore[misc]  # scope is set only when recompare is
+            return record_verdict(run, again, repository, stored_verdict(again), fail_on_new_failures=fail_on_new_failures)
+    else:
+        repository.accept_run(run.id, acceptance)
     return attrs.evolve(verdict, acceptance=acceptance)
 
 
@@ -619,7 +637,10 @@ def _answer_and_finish(
         raise
     except StorageError as exc:  # an earlier run in the store this evalkit cannot read: this one is stored
         verdict = Verdict("not_compared", f"not compared: the baseline could not be read from the store — {exc}")
-    verdict = record_verdict(stored, verdict, repository, stored_verdict(verdict), fail_on_new_failures=fail_on_new_failures)
+    verdict = record_verdict(
+        stored, verdict, repository, stored_verdict(verdict), fail_on_new_failures=fail_on_new_failures,
+        recompare=lambda: verdict_for(stored, repository, tolerances, baseline_id=baseline_id, tally=counted_cases),
+    )  # fmt: skip
     return stored, verdict
 
 

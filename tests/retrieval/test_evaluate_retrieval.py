@@ -312,3 +312,27 @@ def test_an_invalid_set_lists_every_problem_before_anything_is_stored(config, tm
         evaluate_retrieval(broken, "evalkit.lexical", deployment="t", config=config, database=f"sqlite:///{database}")
     assert len(raised.value.problems) == 4
     assert not database.exists()
+
+
+def test_a_first_retrieval_run_that_loses_the_race_is_compared_with_the_winner(config, tmp_path, monkeypatch) -> None:
+    """Two first runs of a scope finishing at once: the one whose acceptance comes second is
+    decided again, against the first, instead of being a second "first"."""
+    import sqlite3
+
+    from evalkit.storage.sql import SqlRepository
+
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    winner = run_lexical(config, url).run.id
+    with sqlite3.connect(tmp_path / "race.db") as conn:  # as if the winner had not been accepted yet
+        conn.execute("update evalkit_run set accepted_at = null, acceptance = null, acceptance_reason = null")
+    original = SqlRepository.accept_if_first
+
+    def the_other_was_quicker(self, run_id, scope, acceptance):  # noqa: ANN001, ANN202
+        with sqlite3.connect(tmp_path / "race.db") as conn:
+            conn.execute("update evalkit_run set accepted_at = 1, acceptance = 'first' where id = ?", (winner,))
+        return original(self, run_id, scope, acceptance)
+
+    monkeypatch.setattr(SqlRepository, "accept_if_first", the_other_was_quicker)
+    outcome = run_lexical(config, url)
+    assert outcome.state != "baseline" and outcome.comparison is not None and outcome.comparison.baseline_id == winner
+    assert outcome.acceptance is not None and outcome.acceptance.how == "no_regression"

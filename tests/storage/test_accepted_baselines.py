@@ -133,3 +133,32 @@ def test_migration_3_accepts_what_did_not_regress_and_renames_mrr(database_url: 
         assert [c.detail["reciprocal_rank_at_k"] for c in deep.cases] == [1.0, pytest.approx(1 / 11)]
     finally:
         repo.close()
+
+
+def test_only_one_run_is_accepted_as_the_first_of_its_scope(repo, database_url) -> None:  # noqa: ANN001
+    """Two first runs finishing at once both read "no baseline yet" and both became "the first".
+    accept_if_first checks and accepts in one transaction, serialised per scope."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from evalkit.storage import FirstAcceptance
+
+    assert isinstance(repo, FirstAcceptance)
+    ids = [f"r{n}" for n in range(6)]
+    for n, run_id in enumerate(ids):
+        store(repo, run_id, 100.0 + n)
+    store(repo, "elsewhere", 99.0, set_id="pkg.other")
+
+    def claim(run_id: str) -> bool:
+        own = open_repository(database_url)  # a process of its own, as parallel CI jobs are
+        try:
+            return own.accept_if_first(run_id, SCOPE, Acceptance("first", 1.0, None, "the first run of its scope"))
+        finally:
+            own.close()
+
+    with ThreadPoolExecutor(len(ids)) as pool:
+        won = list(pool.map(claim, ids))
+    assert won.count(True) == 1
+    assert list(repo.acceptances_for(ids)) == [ids[won.index(True)]]
+    other_scope = BaselineScope(RunKind.PROMPTS, "pkg.other", "prod", "gpt", "gpt-2025", "deterministic")
+    assert repo.accept_if_first("elsewhere", other_scope, Acceptance("first", 1.0)), "another scope has its own first"
+    assert not repo.accept_if_first(ids[won.index(False)], SCOPE, Acceptance("first", 2.0))

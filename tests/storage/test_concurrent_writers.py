@@ -84,6 +84,9 @@ def test_eight_writers_at_once_lose_nothing_and_no_reader_sees_a_half_written_ru
         if verdict["state"] == "compared":
             assert verdict["baseline_id"] in run_ids
             assert verdict["added_cases"] == [] and verdict["removed_cases"] == [], "compared with a half-written run"
+    # All eight start on an empty store; exactly one is the first of the scope, the others are
+    # compared (two first runs finishing at once were both "the first").
+    assert [d["verdict"]["state"] for d in documents].count("baseline") == 1
 
     assert reader.returncode == 0, reader_err
     observed = json.loads(reader_out)
@@ -99,5 +102,6 @@ def test_eight_writers_at_once_lose_nothing_and_no_reader_sees_a_half_written_ru
             assert full.status is RunStatus.COMPLETE
             assert len({c.case_id for c in full.cases}) == len(full.cases) == SIZE
         assert set(repo.verdicts_for(sorted(run_ids))) == run_ids
+        assert [a.how for a in repo.acceptances_for(sorted(run_ids)).values()].count("first") == 1
     finally:
         repo.close()

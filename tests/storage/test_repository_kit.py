@@ -136,3 +136,17 @@ def test_a_store_that_says_its_cases_read_back_as_given_when_they_do_not_fails(s
         check_repository(AsGiven(sqlite_url))
     assert "cases as stored (StoredCaseForms): record_cases_as_stored() must return the cases exactly as get_run() reads them back" in str(error.value)
     check_repository(Declines(sqlite_url))
+
+
+def test_a_store_whose_accept_if_first_always_accepts_fails(sqlite_url: str) -> None:
+    """``FirstAcceptance`` is a promise: accepting a second "first" of a scope is caught."""
+    from evalkit.storage.sql import SqlRepository
+
+    class Credulous(SqlRepository):
+        def accept_if_first(self, run_id, scope, acceptance):  # noqa: ANN001, ANN201
+            self.accept_run(run_id, acceptance)
+            return True
+
+    with pytest.raises(AssertionError) as error:
+        check_repository(Credulous(sqlite_url))
+    assert "the first of a scope (FirstAcceptance): accept_if_first() must refuse (return False)" in str(error.value)

@@ -49,6 +49,7 @@ from evalkit.runs import CaseResult, Run, RunKind, RunStatus
 from evalkit.set_versions import question_fingerprint
 from evalkit.storage import (
     AcceptedBaselines,
+    FirstAcceptance,
     ResumableRetrievalRuns,
     ResumableRuns,
     RunVerdicts,
@@ -657,20 +658,29 @@ def _run(
         stored = repository.finish_run(
             header.id, status.value, time.time(), grader=GRADER, metrics=metrics_document(metrics, errored)
         )
-        outcome = _decide(
-            stored, golden_set, deployment, identity, metrics, scores, repository, tolerances,
-            prepare_seconds, tuple(warnings), plugin_failures, baseline_id,
-        )  # fmt: skip
+        for attempt in ("first", "again"):
+            outcome = _decide(
+                stored, golden_set, deployment, identity, metrics, scores, repository, tolerances,
+                prepare_seconds, tuple(warnings), plugin_failures, baseline_id,
+            )  # fmt: skip
+            if isinstance(repository, RunVerdicts):
+                repository.record_verdict(stored.id, _stored_verdict(outcome))
+            acceptance = _automatic_acceptance(outcome, repository, fail_on_new_failures)
+            if acceptance is None:
+                break
+            if acceptance.how == "first" and attempt == "first" and isinstance(repository, FirstAcceptance):
+                # Two first runs of a scope finishing at once: one is the first, the other is
+                # decided again, against it.
+                if not repository.accept_if_first(stored.id, BaselineScope.of_run(stored), acceptance):  # type: ignore[arg-type]
+                    continue
+            else:
+                repository.accept_run(stored.id, acceptance)
+            outcome = attrs.evolve(outcome, acceptance=acceptance)
+            break
         outcome = attrs.evolve(outcome, rankings=rankings)
         if resumed is not None:
             note = f"Resumed run {header.id}: {counted(len(kept), 'question')} answered before {'was' if len(kept) == 1 else 'were'} kept, {len(todo)} asked now."
             outcome = attrs.evolve(outcome, resume_note=note)
-        if isinstance(repository, RunVerdicts):
-            repository.record_verdict(stored.id, _stored_verdict(outcome))
-        acceptance = _automatic_acceptance(outcome, repository, fail_on_new_failures)
-        if acceptance is not None:
-            repository.accept_run(stored.id, acceptance)
-            outcome = attrs.evolve(outcome, acceptance=acceptance)
     except StoreFailure as exc:
         raise store_failed(repository, header, exc, resumable=False) from None
     observers.notify("evalkit_run_finished", run=stored)

@@ -17,6 +17,7 @@ __all__ = [
     "CaseMark",
     "CasePair",
     "CaseTally",
+    "FirstAcceptance",
     "ResultRepository",
     "GeneratorScopedResults",
     "ProviderModelQualityScores",
@@ -246,6 +247,18 @@ class AcceptedBaselines(Protocol):
 
     def accepted_runs(self, set_identifier: str) -> list[Run]:
         """Every complete, accepted run of the set, most recently accepted first, without cases."""
+        ...
+
+
+@runtime_checkable
+class FirstAcceptance(Protocol):
+    """Accepting a run as the first of its scope atomically: two first runs of one scope finishing
+    at the same moment (parallel CI jobs on a new store) must not both become "the first"."""
+
+    def accept_if_first(self, run_id: str, scope: BaselineScope, acceptance: Acceptance) -> bool:
+        """Accept the run when no other run of ``scope`` is an accepted baseline, in one
+        transaction that concurrent callers are serialised on; ``False`` (and nothing written) when
+        one is."""
         ...
 
 

@@ -324,6 +324,16 @@ def _identity(instance: str | None, alias: str | None, reported: str | None) -> 
 _CASE_COLUMNS = _RECORDED_COLUMNS[1:]
 
 
+def _scope_lock_key(scope: BaselineScope) -> int:
+    """A PostgreSQL advisory-lock key (a signed 64-bit number) for ``scope``."""
+    import hashlib
+
+    fields = (scope.kind.value, scope.set_identifier, scope.provider_instance, scope.model_alias, scope.reported_model,
+              scope.grader, scope.retriever, scope.deployment)  # fmt: skip
+    text = "\x1f".join("" if v is None else v for v in fields)
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "big", signed=True)
+
+
 def _case_from_columns(
     case_id: str, passed: Any, score: float, errored: Any, error: str | None, checks: str | None, latency_s: float,
     instance: str | None, alias: str | None, reported: str | None, adapter: str | None, yardstick: str | None,
@@ -784,6 +794,19 @@ class SqlRepository:
                     R.acceptance_reason: acceptance.reason,
                 }
             ).where(R.id == run_id).execute()
+
+    @_guarded
+    def accept_if_first(self, run_id: str, scope: BaselineScope, acceptance: Acceptance) -> bool:
+        """Accept the run unless another run of ``scope`` already is, atomically: SQLite's write
+        lock (``BEGIN IMMEDIATE``) or, on PostgreSQL, a transaction lock on the scope serialises
+        concurrent first runs, and the check reads inside it."""
+        with self._atomic():
+            if not self.is_sqlite:
+                self.db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_scope_lock_key(scope),))
+            if self.accepted_baseline(scope, exclude_run_id=run_id, with_cases=False) is not None:
+                return False
+            self.accept_run(run_id, acceptance)
+        return True
 
     # -- reading -------------------------------------------------------------------------------
 

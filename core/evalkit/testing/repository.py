@@ -210,6 +210,28 @@ def _stored_forms(suite: _Suite, report: ContractReport) -> None:
             report.add("record_cases_as_stored() must return the cases exactly as get_run() reads them back (privacy level applied)")
 
 
+def _first_acceptance(suite: _Suite, report: ContractReport) -> None:
+    from ..baselines import Acceptance, BaselineScope
+
+    repo = suite.repository
+    set_id = suite.set_id("first")
+    one = suite.complete(suite.header("f1", set_id, cases=1), [suite.case("a")])
+    two = suite.complete(suite.header("f2", set_id, cases=1), [suite.case("a")])
+    scope = BaselineScope.of_run(one)
+    if scope is None:
+        report.add("finish_run() must return the run with its serving identity (needed for its baseline scope)")
+        return
+    first = Acceptance("first", one.started_at or 0.0, None, "the first run of its scope")
+    if not repo.accept_if_first(one.id, scope, first):
+        report.add("accept_if_first() must accept a run when no run of its scope is accepted")
+    if repo.accept_if_first(two.id, scope, first):
+        report.add("accept_if_first() must refuse (return False) when another run of the scope is already accepted")
+    elsewhere = suite.complete(suite.header("f3", suite.set_id("first-other"), cases=1), [suite.case("a")])
+    other_scope = BaselineScope.of_run(elsewhere)
+    if other_scope is not None and not repo.accept_if_first(elsewhere.id, other_scope, first):
+        report.add("accept_if_first() must judge each scope on its own")
+
+
 def check_repository(url: str | Any) -> None:
     """Run the repository contract suite against the store ``url`` opens (or a repository object).
 
@@ -217,12 +239,13 @@ def check_repository(url: str | Any) -> None:
     record cases (a stored answer is kept, an errored one replaced) with their fingerprints, honour the privacy level,
     recompute aggregates on finish, read runs back. Each optional capability the store claims
     (``ResumableRuns``, ``GeneratorScopedResults``, ``RunHistory``, ``RunVerdicts``,
-    ``StoredCaseForms``) is checked
+    ``StoredCaseForms``, ``FirstAcceptance``) is checked
     too: a capability claimed is a promise. The suite writes runs under unique ``evalkit_kit_*``
     set identifiers, so an existing store can be used. Raises one ``AssertionError`` listing every
     problem.
     """
     from ..storage import (
+        FirstAcceptance,
         GeneratorScopedResults,
         ResultRepository,
         ResumableRuns,
@@ -256,6 +279,7 @@ def check_repository(url: str | Any) -> None:
             ("history (RunHistory)", _history, RunHistory),
             ("verdicts (RunVerdicts)", _verdicts, RunVerdicts),
             ("cases as stored (StoredCaseForms)", _stored_forms, StoredCaseForms),
+            ("the first of a scope (FirstAcceptance)", _first_acceptance, FirstAcceptance),
         ]
         for title, section, capability in sections:
             if capability is not None and not isinstance(repository, capability):
