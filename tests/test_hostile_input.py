@@ -615,13 +615,27 @@ def test_a_grader_that_never_returns_fails_that_grading_not_the_run(cli, project
     assert stuck["checks"][0]["error"] == f"no grading within 1 s (grade_timeout); the grader was {how}"
 
 
+def test_a_set_provider_that_never_returns_is_a_failed_provider_not_a_hung_command(cli, project) -> None:
+    """A provider whose listing stalls (a download) hung every command that lists sets: `list
+    sets`, `validate` and the `run` of any set. Its call has a time limit (set_load_timeout,
+    default 300 s): it is reported by name, the other providers' sets are listed and run."""
+    (project / "evalkit.toml").write_text("set_load_timeout = 1\n")
+    hang = {"EVALKIT_HOSTILE_HANG_SETS": "1"}
+    listed = cli("list", "sets", env=hang, timeout=60)
+    assert listed.code == 2 and "evalkit.smoke" in listed.stdout, listed.stderr[-500:]
+    assert "provider hanging (evalkit-hostile-sets 0.1.0): golden_prompt_sets() did not return within 1 s (set_load_timeout)" in listed.stderr
+    ran = cli("run", "evalkit.smoke", "--json", env=hang, timeout=60)
+    assert ran.code == 0 and json.loads(ran.stdout)["status"] == "complete", ran.stderr[-500:]
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", '"60"', "true", "1" + "0" * 20])
-def test_a_grade_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
-    (project / "evalkit.toml").write_text(f"grade_timeout = {value}\n")
-    result = cli("run", "evalkit.smoke")
-    assert result.code == 2, result.stderr
-    assert "grade_timeout must be a number of seconds above 0 and at most 86400" in result.stderr
-    assert len(result.stderr) < 1_000 and not (project / ".evalkit" / "results.db").exists()
+def test_a_grade_or_set_load_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
+    for key in ("grade_timeout", "set_load_timeout"):
+        (project / "evalkit.toml").write_text(f"{key} = {value}\n")
+        result = cli("run", "evalkit.smoke")
+        assert result.code == 2, result.stderr
+        assert f"{key} must be a number of seconds above 0 and at most 86400" in result.stderr
+        assert len(result.stderr) < 1_000 and not (project / ".evalkit" / "results.db").exists()
 
 
 # --- Numbers longer than Python converts ---------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
 
@@ -77,6 +78,10 @@ class SetCatalog:
         return None
 
 
+def _listed(listing: Any) -> list[Any]:
+    return list(listing())
+
+
 def load_catalog(
     group: str, method: str, kind: str, extra_providers: Iterable[Any] = (), config: Any = None
 ) -> SetCatalog:
@@ -116,11 +121,22 @@ def load_catalog(
     for provider in extra_providers:
         local = registry.PluginRecord(group, type(provider).__name__, "", "(in process)", "")
         loaded.append((local, provider))
+    # A provider that never returns (a download that stalls) would hang every command that lists
+    # sets: in the main thread, where signals arrive, its call has a time limit.
+    from .config import DEFAULT_SET_LOAD_TIMEOUT_S
+    from .timeouts import TimeLimitExceeded, alarm_bounded
+
+    limit = getattr(config, "set_load_timeout", DEFAULT_SET_LOAD_TIMEOUT_S)
+    bounded = threading.current_thread() is threading.main_thread()
     for record, provider in loaded:
         try:
             if config is not None and isinstance(provider, ConfigAware):
                 provider.bind_config(config)
-            shipped = list(getattr(provider, method)())
+            listing = getattr(provider, method)
+            shipped = alarm_bounded(_listed, (listing,), limit, TimeLimitExceeded) if bounded else _listed(listing)
+        except TimeLimitExceeded:
+            failures.append(registry.PluginFailure(record, f"{method}() did not return within {limit:g} s (set_load_timeout); it was interrupted"))
+            continue
         except SetValidationError as exc:
             failures.append(registry.PluginFailure(record, "; ".join(exc.problems), exc))
             continue

@@ -12,6 +12,7 @@ resolved against it.
     privacy = "metadata"                           # metadata | redacted | full
     max_answer_bytes = 1048576                     # longer answers are stored cut (graded whole)
     grade_timeout = 600                            # seconds grading one answer may take
+    set_load_timeout = 300                         # seconds a set provider may take to list its sets
     judge = "judge-gpt"                            # provider instance used by judge graders
 
     [providers.prod-gpt]
@@ -61,6 +62,8 @@ DEFAULT_ANSWER_TIMEOUT_S = 600.0
 MAX_ANSWER_TIMEOUT_S = 86_400
 #: How long grading one answer may take (seconds) unless ``grade_timeout`` says otherwise.
 DEFAULT_GRADE_TIMEOUT_S = 600.0
+#: How long a set provider may take to return its sets (seconds) unless ``set_load_timeout`` says otherwise.
+DEFAULT_SET_LOAD_TIMEOUT_S = 300.0
 #: The largest configuration file read (``evalkit.toml`` or ``pyproject.toml``), in bytes.
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 #: Answers longer than this many bytes (UTF-8) are stored cut, with a marker; they are graded whole.
@@ -100,6 +103,8 @@ class Config:
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
     #: Seconds grading one answer may take; a grader that outlives it fails that case's grading.
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
+    #: Seconds a set provider may take to return its sets; one that outlives it is a failed provider.
+    set_load_timeout: float = DEFAULT_SET_LOAD_TIMEOUT_S
     providers: Mapping[str, ProviderInstance] = attrs.Factory(dict)
     deployments: Mapping[str, Mapping[str, Mapping[str, Any]]] = attrs.Factory(dict)
     raw: Mapping[str, Any] = attrs.Factory(dict)
@@ -282,6 +287,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     if isinstance(max_answer_bytes, bool) or not isinstance(max_answer_bytes, int) or max_answer_bytes < 1024:
         raise ConfigError(f"{where}: max_answer_bytes must be a whole number of bytes, at least 1024, got {max_answer_bytes!r}")
     grade_timeout = _seconds(data.get("grade_timeout", DEFAULT_GRADE_TIMEOUT_S), f"{where}: grade_timeout")
+    set_load_timeout = _seconds(data.get("set_load_timeout", DEFAULT_SET_LOAD_TIMEOUT_S), f"{where}: set_load_timeout")
     deployments, deployment_retrievers = _deployments(data.get("deployments", {}), where)
     return Config(
         path=chosen.resolve(),
@@ -291,6 +297,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         judge=judge,
         max_answer_bytes=max_answer_bytes,
         grade_timeout=grade_timeout,
+        set_load_timeout=set_load_timeout,
         providers=providers,
         deployments=deployments,
         raw=data,

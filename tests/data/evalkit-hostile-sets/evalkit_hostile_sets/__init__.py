@@ -358,6 +358,23 @@ class ExitingAsyncGenerator(ExitingGenerator):
         return self.generate(request)
 
 
+class HangingSets:
+    """A set provider whose listing never returns while ``$EVALKIT_HOSTILE_HANG_SETS`` is set (a
+    download that stalls), swallowing every ``Exception`` that interrupts it; no sets otherwise."""
+
+    def golden_prompt_sets(self) -> list[GoldenPromptSet]:
+        """Nothing, or never."""
+        import os
+        import threading
+
+        while os.environ.get("EVALKIT_HOSTILE_HANG_SETS"):
+            try:
+                threading.Event().wait()
+            except Exception:  # noqa: S112 - the hostile part
+                continue
+        return []
+
+
 class StuckGrader:
     """Never returns when grading the case ``$EVALKIT_HOSTILE_STUCK`` names: it waits for ever and
     swallows every ``Exception`` that interrupts it (a retry loop); passes every other case."""
