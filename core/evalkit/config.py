@@ -202,7 +202,7 @@ def _read(path: Path) -> Mapping[str, Any]:
     from .textfiles import read_whole_file
 
     try:
-        data = tomllib.loads(read_whole_file(path, MAX_CONFIG_BYTES).decode("utf-8"))
+        data = tomllib.loads(read_whole_file(path, MAX_CONFIG_BYTES).decode("utf-8-sig"))
     except OSError as exc:
         raise ConfigError(f"cannot read configuration {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
@@ -233,7 +233,7 @@ def _declares_evalkit(pyproject: Path) -> bool:
     if b"tool.evalkit" not in raw and b"[tool]" not in raw:
         return False
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8-sig"))
     except (ValueError, RecursionError):  # not UTF-8, not TOML, a number past Python's digit limit
         return b"[tool.evalkit" in raw  # let the real read report what is wrong with it
     tool = data.get("tool")

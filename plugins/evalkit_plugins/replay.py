@@ -44,7 +44,7 @@ class ReplayGenerator:
         self.model = model
         self._answers: dict[str, dict[str, Any]] = {}
         try:
-            lines = read_whole_file(file, MAX_REPLAY_BYTES).decode("utf-8").splitlines()
+            lines = read_whole_file(file, MAX_REPLAY_BYTES).decode("utf-8-sig").splitlines()
         except OSError as exc:
             raise ConfigError(f"replay file {file}: {exc.strerror}") from None
         except UnicodeDecodeError as exc:

@@ -279,3 +279,25 @@ def test_symbolic_links_back_up_the_tree_do_not_hang_a_cloned_project(evalkit_cl
         assert checked.code == 0 and "ok  set loop.faq (1 prompts)" in checked.stdout, (paths, checked.stderr[-500:])
         assert evalkit_cli("run", "loop.faq", timeout=60).code == 0
     assert evalkit_cli("validate", "evals", timeout=60).code == 0
+
+
+def test_files_saved_with_a_utf8_byte_order_mark_are_read(evalkit_cli, project: Path) -> None:
+    """Notepad and PowerShell's Out-File save "UTF-8 with BOM": evalkit.toml was "not valid TOML:
+    Invalid statement (at line 1, column 1)" and a JSON set file "Unexpected UTF-8 BOM (decode
+    using utf-8-sig)". Corpora and collections already took one."""
+    assert evalkit_cli("init").code == 0
+    (project / "evals" / "more.json").write_text(json.dumps(
+        {"identifier": "starter.more", "name": "M", "prompts": [{"id": "p", "prompt": "q", "reference": "r"}]}
+    ))  # fmt: skip
+    (project / "evals" / "more.toml").write_text('identifier = "starter.toml"\nname = "T"\n[[prompts]]\nid = "p"\nprompt = "q"\nreference = "r"\n')
+    config = project / "evalkit.toml"
+    config.write_text(config.read_text().replace('paths = ["evals/*.yaml"]', 'paths = ["evals/*.yaml", "evals/*.json", "evals/*.toml"]'))
+    for path in [project / "evalkit.toml", *sorted((project / "evals").iterdir())]:
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    checked = evalkit_cli("validate")
+    assert checked.code == 0, checked.stderr[-500:]
+    assert all(f"ok  set {s}" in checked.stdout for s in ("starter.faq", "starter.more", "starter.toml"))
+    assert evalkit_cli("run", "starter.faq", "--provider", "recorded").code == 0
+    (project / "evalkit.toml").rename(project / "elsewhere.toml")
+    (project / "pyproject.toml").write_bytes(b"\xef\xbb\xbf" + b'[tool.evalkit]\nprivacy = "full"\n')
+    assert evalkit_cli("run", "evalkit.smoke", "--json").json()["privacy"] == "full"

@@ -102,7 +102,7 @@ def _refuse_deep(file: Path, data: Any, position: Callable[[JsonPath], tuple[int
 def read_document(file: Path) -> SetDocument:
     """Parse ``file`` by its suffix; raises :class:`FileSyntaxError` when it cannot be parsed."""
     try:
-        text = read_whole_file(file, MAX_SET_FILE_BYTES).decode("utf-8")
+        text = read_whole_file(file, MAX_SET_FILE_BYTES).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise FileSyntaxError([FileProblem(str(file), f"is not UTF-8 text ({exc.reason} at byte {exc.start})")]) from None
     except OSError as exc:
