@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
 
@@ -91,7 +90,8 @@ def load_catalog(
     ``config`` (found from the working directory when not given, and only then). A
     :class:`ConfigAware` provider is given ``config`` first (when one is passed). A provider that
     fails to import, is missing an option, or raises is recorded in ``failures``; the others still
-    count.
+    count. So is one whose ``method`` does not return within ``config.set_load_timeout`` seconds
+    (default 300; in the main thread, where :func:`~evalkit.timeouts.alarm_bounded` can interrupt it).
     """
     from .options import provider_table
 
@@ -124,10 +124,10 @@ def load_catalog(
     # A provider that never returns (a download that stalls) would hang every command that lists
     # sets: in the main thread, where signals arrive, its call has a time limit.
     from .config import DEFAULT_SET_LOAD_TIMEOUT_S
-    from .timeouts import TimeLimitExceeded, alarm_bounded
+    from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
     limit = getattr(config, "set_load_timeout", DEFAULT_SET_LOAD_TIMEOUT_S)
-    bounded = threading.current_thread() is threading.main_thread()
+    bounded = alarms_reach_this_thread()
     for record, provider in loaded:
         try:
             if config is not None and isinstance(provider, ConfigAware):

@@ -14,7 +14,6 @@ import hashlib
 import math
 import os
 import secrets
-import threading
 import time
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
@@ -35,7 +34,7 @@ from .printable import visible
 from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 from .set_versions import case_fingerprint, plain_assertion_texts
-from .timeouts import TimeLimitExceeded, alarm_bounded
+from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 from .wording import counted
 
 __all__ = [
@@ -546,7 +545,7 @@ async def execute_prompts(
     time_limit = bound.answer_timeout
     # Signals reach the main thread only: elsewhere (a library caller's thread) a synchronous
     # grader runs unguarded.
-    guard_grading = not grade_async and threading.current_thread() is threading.main_thread()
+    guard_grading = not grade_async and alarms_reach_this_thread()
     queue = iter(prompts)
 
     async def answer(prompt: GoldenPrompt) -> CaseResult:

@@ -29,7 +29,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["RegexTimeout", "TimeLimitExceeded", "alarm_bounded", "call_with_timeout", "search_with_timeout", "DEFAULT_REGEX_TIMEOUT_S"]
+__all__ = [
+    "RegexTimeout",
+    "TimeLimitExceeded",
+    "alarm_bounded",
+    "alarms_reach_this_thread",
+    "call_with_timeout",
+    "search_with_timeout",
+    "DEFAULT_REGEX_TIMEOUT_S",
+]
 
 DEFAULT_REGEX_TIMEOUT_S = 1.0
 
@@ -77,11 +85,17 @@ def _arm_nearest() -> None:
         _signal.setitimer(_signal.ITIMER_REAL, max(nearest - time.monotonic(), 1e-6))
 
 
+def alarms_reach_this_thread() -> bool:
+    """True in the main thread: the only one Python delivers signals to, so the only one
+    :func:`alarm_bounded` can guard."""
+    return threading.current_thread() is threading.main_thread()
+
+
 def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: float, error: type[BaseException]) -> T:
     """``function(*args)``, with ``error()`` raised into it once it has run ``timeout_s`` seconds
     (and every 0.1 s after, until it ends). Main thread only (signals are delivered there);
     :class:`RuntimeError` elsewhere. The process's own ``SIGALRM`` handler and timer are put back."""
-    if threading.current_thread() is not threading.main_thread():
+    if not alarms_reach_this_thread():
         raise RuntimeError("alarm_bounded works in the main thread only")
     started = time.monotonic()
     depth = len(_deadlines)
@@ -143,7 +157,7 @@ def call_with_timeout(function: Callable[..., T], *args: Any, timeout_s: float =
     Off the main thread ``function`` runs in a helper process: it must be a module-level function
     and its arguments and result must pickle.
     """
-    if threading.current_thread() is not threading.main_thread():
+    if not alarms_reach_this_thread():
         return _call_in_process(function, args, timeout_s)
     return alarm_bounded(function, args, timeout_s, RegexTimeout)
 
