@@ -38,6 +38,7 @@ __all__ = [
     "current_baselines",
     "current_user",
     "scope_mismatch",
+    "unreadable_baseline",
 ]
 
 #: How a run came to be accepted: first of its scope, compared without regression, accepted by a
@@ -48,6 +49,12 @@ MAX_REASON_CHARS = 1_000
 
 #: Why a comparison is impossible with a store that cannot keep acceptances.
 NO_ACCEPTANCE = "not compared: the configured repository keeps no accepted baselines (AcceptedBaselines capability)"
+
+
+def unreadable_baseline(error: Exception) -> str:
+    """Why a stored run was not compared when reading its baseline raised ``error`` (a run written
+    by something else than this evalkit): the new run is kept, its verdict says so."""
+    return f"not compared: the baseline could not be read from the store — {error}"
 
 
 @attrs.frozen

@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from . import components, hooks, runner
-from .baselines import NO_ACCEPTANCE, Acceptance, BaselineScope, scope_mismatch
+from .baselines import NO_ACCEPTANCE, Acceptance, BaselineScope, scope_mismatch, unreadable_baseline
 from .catalog import prompt_set_catalog
 from .checks import BUILTIN_KINDS, AssertionKind
 from .config import DEFAULT_GRADE_TIMEOUT_S, PRIVACY_LEVELS, Config, load_config
@@ -631,16 +631,19 @@ def _answer_and_finish(
         )
     # Whole runs only: a shard's count may miss what the other shards stored after it.
     counted_cases = tally if streamed and shard is None else None
-    try:
-        verdict = verdict_for(stored, repository, tolerances, baseline_id=baseline_id, tally=counted_cases)
-    except StoreFailure:
-        raise
-    except StorageError as exc:  # an earlier run in the store this evalkit cannot read: this one is stored
-        verdict = Verdict("not_compared", f"not compared: the baseline could not be read from the store — {exc}")
+
+    def decide() -> Verdict:
+        try:
+            return verdict_for(stored, repository, tolerances, baseline_id=baseline_id, tally=counted_cases)
+        except StoreFailure:
+            raise
+        except StorageError as exc:  # an earlier run in the store this evalkit cannot read: this one is stored
+            return Verdict("not_compared", unreadable_baseline(exc))
+
+    verdict = decide()
     verdict = record_verdict(
-        stored, verdict, repository, stored_verdict(verdict), fail_on_new_failures=fail_on_new_failures,
-        recompare=lambda: verdict_for(stored, repository, tolerances, baseline_id=baseline_id, tally=counted_cases),
-    )  # fmt: skip
+        stored, verdict, repository, stored_verdict(verdict), fail_on_new_failures=fail_on_new_failures, recompare=decide
+    )
     return stored, verdict
 
 

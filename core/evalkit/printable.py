@@ -30,15 +30,17 @@ def _escape(char: str) -> str:
 #: spaces) with ``::`` is a GitHub Actions workflow command (``::add-mask::``, ``::error::``,
 #: ``::stop-commands::``, ``::set-output``); ``##vso[`` is an Azure Pipelines logging command and
 #: ``##[`` a GitHub/Azure one, anywhere in a line; ``##teamcity[`` a TeamCity service message.
-#: Group 1: the ``:`` or ``#`` shown as an escape (``\\x3a``, ``\\x23``) so the text reads the same.
-RUNNER_COMMAND = re.compile(r"(?m:^[^\S\n]*(:):)|(#)#(?=(?:vso|teamcity)?\[)", re.IGNORECASE)
+#: A match ends with the one ``:`` or ``#`` shown as an escape (``\\x3a``, ``\\x23``), so the text
+#: reads the same; group 1 is the spaces before a line's ``::``.
+_HASH_COMMAND = r"#(?=#(?:vso|teamcity)?\[)"
+RUNNER_COMMAND = re.compile(rf"(?m:^([^\S\n]*):(?=:))|{_HASH_COMMAND}", re.IGNORECASE)
 #: The first ``#`` of a ``##vso[``, ``##[`` or ``##teamcity[`` (in JSON text).
-_RUNNER_PREFIX = re.compile(r"#(?=#(?:vso|teamcity)?\[)", re.IGNORECASE)
+_HASH_PREFIX = re.compile(_HASH_COMMAND, re.IGNORECASE)
 
 
 def _defused(match: re.Match[str]) -> str:
-    whole = match.group(0)
-    return whole[:-2] + "\\x3a:" if match.group(1) else "\\x23#"
+    spaces = match.group(1)
+    return "\\x23" if spaces is None else spaces + "\\x3a"
 
 
 def visible(text: str, keep: str = "") -> str:
@@ -72,4 +74,4 @@ def json_visible(json_text: str) -> str:
         for line in json_text.split("\n")
     )
     # A JSON line never starts with "::"; "##vso[" and the like can only be inside a string.
-    return _RUNNER_PREFIX.sub(r"\\u0023", json_text) if "##" in json_text else json_text
+    return _HASH_PREFIX.sub(r"\\u0023", json_text) if "##" in json_text else json_text

@@ -10,7 +10,15 @@ from typing import Any
 import attrs
 
 from .config import Config
-from .setfiles import SUFFIXES, FileProblem, SetFileError, SetFiles, load_configured_sets, load_set_files
+from .setfiles import (
+    SUFFIXES,
+    FileProblem,
+    SetFileError,
+    SetFiles,
+    load_configured_sets,
+    load_set_files,
+    set_files_under,
+)
 
 __all__ = ["SetProblem", "ValidationReport", "check_everything", "check_targets"]
 
@@ -122,13 +130,6 @@ def check_everything(config: Config) -> ValidationReport:
     return ValidationReport(tuple(_file_lines(loaded, config.root) + checked), (*loaded.problems, *problems))
 
 
-def _files_in(folder: Path) -> list[Path]:
-    from .setfiles import glob_once
-
-    found = (Path(p) for p in glob_once(str(folder / "**" / "*")))
-    return sorted(p for p in found if p.suffix.lower() in SUFFIXES and p.is_file())
-
-
 def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
     """The named files, folders and installed set identifiers."""
     kinds = _kinds()
@@ -145,7 +146,7 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
             files.append(path)
             continue
         if found is not None and stat.S_ISDIR(found.st_mode):
-            inside = _files_in(path)
+            inside = set_files_under(path)
             if not inside:  # `evalkit validate evals/` of a folder with no set file is no success
                 empty.append(SetProblem(target, f"is a folder holding no set file ({', '.join(SUFFIXES)})"))
             files.extend(inside)

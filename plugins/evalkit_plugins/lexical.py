@@ -90,19 +90,18 @@ class LexicalIndex:
     seconds: float
 
 
-def _cache_origin() -> str:
-    """Where :func:`default_index_dir` took its folder from, for messages."""
+def _default_index_dir_and_origin() -> tuple[Path, str]:
+    """:func:`default_index_dir`, and where it came from (for messages)."""
     if os.environ.get("EVALKIT_CACHE_DIR"):
-        return "$EVALKIT_CACHE_DIR"
-    return "$XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else "the user cache folder"
+        return Path(os.environ["EVALKIT_CACHE_DIR"]).expanduser() / "lexical", "$EVALKIT_CACHE_DIR"
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "evalkit" / "lexical", "$XDG_CACHE_HOME"
+    return Path.home() / ".cache" / "evalkit" / "lexical", "the user cache folder"
 
 
 def default_index_dir() -> Path:
     """``$EVALKIT_CACHE_DIR/lexical``, else ``$XDG_CACHE_HOME/evalkit/lexical``, else ``~/.cache/evalkit/lexical``."""
-    if os.environ.get("EVALKIT_CACHE_DIR"):
-        return Path(os.environ["EVALKIT_CACHE_DIR"]).expanduser() / "lexical"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "evalkit" / "lexical"
+    return _default_index_dir_and_origin()[0]
 
 
 def query_terms(question: str) -> list[str]:
@@ -250,8 +249,10 @@ class LexicalRetriever:
             raise ConfigError(f"evalkit.lexical: min_score must be a finite number (got {min_score!r})")
         self.min_score = None if min_score is None else float(min_score)
         self.corpus = path.resolve()
-        self.index_dir = Path(index_dir).expanduser() if index_dir is not None else default_index_dir()
-        self._index_dir_from = "its index_dir option" if index_dir is not None else _cache_origin()
+        if index_dir is not None:
+            self.index_dir, self._index_dir_from = Path(index_dir).expanduser(), "its index_dir option"
+        else:
+            self.index_dir, self._index_dir_from = _default_index_dir_and_origin()
         self.title_weight = float(title_weight)
         self._sha256: str | None = None
         self._index: LexicalIndex | None = None

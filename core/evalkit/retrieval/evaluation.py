@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from evalkit import hooks, registry
-from evalkit.baselines import Acceptance, BaselineScope, scope_mismatch
+from evalkit.baselines import Acceptance, BaselineScope, scope_mismatch, unreadable_baseline
 from evalkit.catalog import SourcedSet, question_set_catalog
 from evalkit.components import SecretHolder
 from evalkit.config import PRIVACY_LEVELS, Config, load_config
@@ -725,7 +725,7 @@ def _decide(
     except StoreFailure:
         raise
     except StorageError as exc:  # an earlier run in the store this evalkit cannot read: this one is stored
-        return attrs.evolve(outcome, reason=f"not compared: the baseline could not be read from the store — {exc}")
+        return attrs.evolve(outcome, reason=unreadable_baseline(exc))
     state = baseline_state(identity.benchmark_fingerprint, None if previous is None else stored_benchmark(previous))
     if state == MISMATCH and previous is not None and _only_questions_changed(previous, identity):
         state = COMPARABLE

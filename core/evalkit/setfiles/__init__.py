@@ -14,6 +14,7 @@ and ``evalkit validate`` are thin layers over this module.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,6 +39,7 @@ __all__ = [
     "glob_once",
     "load_configured_sets",
     "load_set_files",
+    "set_files_under",
 ]
 
 
@@ -89,7 +91,7 @@ def expand_patterns(patterns: Iterable[str], root: Path) -> tuple[list[Path], li
         full = pattern if os.path.isabs(pattern) else os.path.join(root, pattern)
         if not glob.has_magic(pattern):
             if os.path.isdir(full):
-                matches = [m for m in sorted(glob_once(os.path.join(full, "**", "*"))) if m.lower().endswith(SUFFIXES)]
+                matches = [str(path) for path in set_files_under(full)]
             elif os.path.isfile(full):
                 matches = [full]
             else:
@@ -111,9 +113,9 @@ def glob_once(pattern: str) -> list[str]:
     the folder it is in or a folder above it (two such links made ``glob`` take exponential
     time: a cloned project hung ``evalkit run``), and a folder reached by two links is listed
     once."""
-    if not any(part == "**" for part in pattern.replace(os.sep, "/").split("/")):
-        return glob.glob(pattern)
     parts = pattern.replace(os.sep, "/").split("/")
+    if "**" not in parts:
+        return glob.glob(pattern)
     fixed = 0
     while fixed < len(parts) and not glob.has_magic(parts[fixed]):
         fixed += 1
@@ -125,8 +127,6 @@ def glob_once(pattern: str) -> list[str]:
 
 def _match(folder: str, segments: list[str], depth: int, entered: set[tuple[int, int, int]], found: list[str], prefix: str) -> None:
     """Add to ``found`` what ``segments`` match under ``folder`` (shown as ``prefix``)."""
-    import fnmatch
-
     if not segments:
         found.append(prefix)
         return
@@ -168,6 +168,13 @@ def _match(folder: str, segments: list[str], depth: int, entered: set[tuple[int,
     path = os.path.join(folder, head)
     if os.path.lexists(path):
         _match(path, rest, depth + 1, entered, found, f"{prefix}/{head}" if prefix else head)
+
+
+def set_files_under(folder: str | os.PathLike[str]) -> list[Path]:
+    """Every set file (by :data:`SUFFIXES`) under ``folder``, at any depth, in order (what a folder
+    named in ``[sets] paths`` or given to ``evalkit validate`` stands for)."""
+    found = (Path(path) for path in glob_once(os.path.join(folder, "**", "*")))
+    return sorted(path for path in found if path.suffix.lower() in SUFFIXES and path.is_file())
 
 
 def _files(folder: str) -> list[str]:
