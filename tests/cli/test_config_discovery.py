@@ -130,3 +130,44 @@ def test_a_pyproject_that_is_not_utf8_is_reported_only_when_it_is_evalkits(evalk
     result = evalkit_cli("run", "evalkit.smoke")
     assert result.code == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith(f"evalkit: error: {project / 'pyproject.toml'} is not UTF-8 text"), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        # a command's option before the command: argparse alone says "invalid choice: '3'"
+        (("--concurrency", "3", "run", "evalkit.smoke"), '--concurrency is an option of "evalkit run" and "evalkit retrieval", not of evalkit itself: put it after the command ("evalkit run … --concurrency")'),
+        (("--concurrency", "3", "retrieval", "q", "r"), '("evalkit retrieval … --concurrency")'),
+        (("--older-than", "3d", "db", "prune"), '--older-than is an option of "evalkit db prune", not of evalkit itself'),
+        # mistyped as well as misplaced
+        (("--concurency", "3", "run", "evalkit.smoke"), 'unknown option --concurency before the command. Did you mean "--concurrency" (an option of evalkit run and evalkit retrieval, after the command)?'),
+        (("--concurency", "run", "evalkit.smoke"), 'Did you mean "--concurrency" (an option of evalkit run and evalkit retrieval, after the command)?'),
+        (("--databse", "x.db", "history", "s"), 'unknown option --databse before the command. Did you mean "--database"?'),
+        (("--bogus", "list"), "no command takes the option --bogus (see evalkit --help, or evalkit list --help)"),
+    ],
+)
+def test_an_option_before_the_command_that_evalkit_does_not_take_is_named(evalkit_cli, argv: tuple[str, ...], said: str) -> None:
+    result = evalkit_cli(*argv)
+    assert result.code == 2 and said in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_global_options_before_the_command_still_parse_abbreviated_or_with_values(evalkit_cli, project) -> None:  # noqa: ANN001
+    db = f"sqlite:///{project / 'r.db'}"
+    # parsed (--trace is --traceback), so the command itself answers: there is no store there yet
+    missing = evalkit_cli("--trace", "--database", db, "--json", "db", "status")
+    assert missing.code == 2 and "There is no results store at" in missing.stderr and "Traceback" in missing.stderr
+    assert "--database names it." in missing.stderr and "No configuration file" not in missing.stderr
+    assert evalkit_cli("run", "evalkit.smoke", "--database", db).code == 0
+    assert evalkit_cli(f"--database={db}", "history", "evalkit.smoke").code == 0
+    named = evalkit_cli("history", "evalkit.smoke", env={"EVALKIT_DATABASE_URL": f"sqlite:///{project / 'none.db'}"})
+    assert named.code == 2 and "The environment variable EVALKIT_DATABASE_URL names it" in named.stderr
+
+
+def test_a_missing_store_is_explained_by_what_chose_it(evalkit_cli, project) -> None:  # noqa: ANN001
+    (project / "evalkit.toml").write_text('database = "sqlite:///stores/results.db"\n')
+    chosen = evalkit_cli("history", "evalkit.smoke")
+    assert chosen.code == 2 and f"The configuration file {project / 'evalkit.toml'} names it (database)" in chosen.stderr
+    (project / "evalkit.toml").write_text("")
+    default = evalkit_cli("history", "evalkit.smoke")
+    assert default.code == 2 and "The default store sits next to the configuration file" in default.stderr

@@ -63,6 +63,9 @@ class _OneCommandParseFailed(Exception):
 _one_command_parse = False
 #: The command the command line names (see :func:`_named_command`), for suggestions.
 _command_named: str | None = None
+#: The first option before the command that evalkit itself does not take, and the command word
+#: after it, if any (see :func:`_option_before_command`), for the message when the parse fails.
+_misplaced: tuple[str, str | None] | None = None
 
 
 def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
@@ -70,6 +73,8 @@ def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
 
     from ..suggestions import did_you_mean
 
+    if _misplaced is not None and parser.prog == "evalkit":
+        return _misplaced_hint(parser, *_misplaced)
     choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
     if choice:
         return did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
@@ -77,6 +82,64 @@ def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
     if unknown and unknown.group(1).startswith("--"):
         return did_you_mean(unknown.group(1).split("=", 1)[0], _all_options(parser, _command_named))
     return ""
+
+
+def _misplaced_hint(parser: argparse.ArgumentParser, option: str, command: str | None) -> str:
+    """Why an option before the command failed: it is a command's option (they go after the
+    command), or no option at all (with the nearest ones)."""
+    from ..suggestions import close_matches
+
+    owners = _commands_taking(parser, option)
+    if owners:
+        takers = " and ".join(f'"evalkit {name}"' for name in owners)
+        where = next((name for name in owners if name.split()[0] == command), owners[0])
+        return f'\n{option} is an option of {takers}, not of evalkit itself: put it after the command ("evalkit {where} … {option}")'
+    found = close_matches(option, _all_options(parser, command))
+    if not found:
+        return f"\nno command takes the option {option} (see evalkit --help, or evalkit {command or 'COMMAND'} --help)"
+    hints = []
+    for name in found:
+        takers = _commands_taking(parser, name)
+        hints.append(f'"{name}"' + (f" (an option of {' and '.join(f'evalkit {t}' for t in takers)}, after the command)" if takers else ""))
+    return f"\nunknown option {option} before the command. Did you mean {' or '.join(hints)}?"
+
+
+def _commands_taking(parser: argparse.ArgumentParser, option: str, prefix: str = "") -> list[str]:
+    """The commands (``db prune`` for a subcommand's) that take ``option``; none when evalkit
+    itself takes it, before any command."""
+    if not prefix and option in parser._option_string_actions:
+        return []
+    found: list[str] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                path = f"{prefix}{name}"
+                if option in sub._option_string_actions and path not in found:
+                    found.append(path)
+                found.extend(t for t in _commands_taking(sub, option, f"{path} ") if t not in found)
+    return found
+
+
+def _option_before_command(argv: Sequence[str]) -> tuple[str, str | None] | None:
+    """The first option before the command word that evalkit itself does not take (``evalkit
+    --concurrency 3 run``), with the command word found after it, if any."""
+    takes_value = False
+    stray = None
+    for token in argv:
+        if takes_value:
+            takes_value = False
+        elif token in ("-h", "--help", "--version", "--"):
+            return None
+        elif token.startswith("-"):
+            name = token.split("=", 1)[0]
+            # argparse takes a unique prefix of a long option (--trace for --traceback)
+            known = [flag for flag in _GLOBAL_FLAGS if flag == name or (len(name) > 2 and flag.startswith(name))]
+            takes_value = "=" not in token and any(flag in _VALUED_GLOBAL_OPTIONS for flag in known)
+            if not known and stray is None:
+                stray = name
+        elif f"{token}_cmd" in COMMAND_MODULES:
+            return (stray, token) if stray else None
+    return (stray, None) if stray else None
 
 
 def _all_options(parser: argparse.ArgumentParser, command: str | None = None) -> list[str]:
@@ -144,9 +207,10 @@ def _parse(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace
     holding only that command parses it first (registering every command imports 14 modules, ~25
     ms of a run's start-up); help, a typo or anything that parser refuses goes to the whole parser,
     so every message and suggestion is the one the whole parser gives."""
-    global _one_command_parse, _command_named
+    global _one_command_parse, _command_named, _misplaced
 
     command = _command_named = _named_command(argv)
+    _misplaced = None
     if command is not None:
         parser = build_parser(command)
         _one_command_parse = True
@@ -157,11 +221,14 @@ def _parse(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace
         finally:
             _one_command_parse = False
     parser = build_parser()
+    _misplaced = _option_before_command(argv)
     return parser, parser.parse_args(argv)
 
 
 #: Options before the command that take a value as the next argument.
 _VALUED_GLOBAL_OPTIONS = frozenset({"--config", "--database"})
+#: Every option evalkit itself takes before the command.
+_GLOBAL_FLAGS = frozenset(flag for flag, _ in GLOBAL_OPTIONS) | {"-h", "--help", "--version"}
 
 
 def _named_command(argv: Sequence[str]) -> str | None:

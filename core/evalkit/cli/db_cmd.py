@@ -140,7 +140,7 @@ def _status(args: argparse.Namespace) -> int:
     if path is not None:
         raise UsageError(
             f"There is no results store at {clipped(str(path))} yet: the first `evalkit run` will create it at the latest "
-            f"schema version (nothing to upgrade). {store_origin(config)}"
+            f"schema version (nothing to upgrade). {store_origin(config, args.database)}"
         )
     status = schema_status(url)
     if args.json:

@@ -42,11 +42,11 @@ def open_store(args: argparse.Namespace) -> Any:
 
     config = load_config(getattr(args, "config", None))
     url = database_url(args, config)
-    require_existing_store(url, config)
+    require_existing_store(url, config, getattr(args, "database", None))
     return open_repository(url)
 
 
-def require_existing_store(url: str, config: Any) -> None:
+def require_existing_store(url: str, config: Any, explicit: str | None = None) -> None:
     """Refuse (exit 2) when ``url`` names a SQLite file that does not exist yet, saying where it looked."""
     from ..errors import UsageError
     from ..shapes import clipped
@@ -57,12 +57,21 @@ def require_existing_store(url: str, config: Any) -> None:
         return
     raise UsageError(
         f"There is no results store at {clipped(str(path))}: nothing has been run here yet (`evalkit run SET` creates it). "
-        f"{store_origin(config)}"
+        f"{store_origin(config, explicit)}"
     )
 
 
-def store_origin(config: Any) -> str:
-    """One sentence on why the store is looked for where it is, and how to choose another."""
+def store_origin(config: Any, explicit: str | None = None) -> str:
+    """One sentence on why the store is looked for where it is, and how to choose another
+    (``explicit``: the ``--database`` given, which chose it)."""
+    import os
+
+    if explicit:
+        return "--database names it."
+    if os.environ.get("EVALKIT_DATABASE_URL"):
+        return "The environment variable EVALKIT_DATABASE_URL names it; --database URL chooses another."
+    if getattr(config, "database", None):
+        return f"The configuration file {config.path} names it (database); --database URL chooses another."
     if config.path is not None:
         where = f"The default store sits next to the configuration file {config.path}"
     else:
