@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 import pytest
-from evalkit.timeouts import RegexTimeout, alarm_bounded, call_with_timeout, search_with_timeout
+from evalkit.timeouts import RegexTimeout, alarm_bounded, alarm_scope, call_with_timeout, search_with_timeout
 
 RUNAWAY = re.compile(r"(a+)+$")
 
@@ -178,3 +178,64 @@ def test_alarm_bounded_refuses_to_run_off_the_main_thread() -> None:
     thread.start()
     thread.join(10)
     assert len(outcome) == 1 and "main thread" in str(outcome[0])
+
+
+def test_inside_a_scope_guards_that_end_in_time_leave_one_timer_set_and_the_scope_puts_the_handler_back() -> None:
+    previous = signal.getsignal(signal.SIGALRM)
+    with alarm_scope():
+        for _ in range(1000):
+            assert alarm_bounded(len, ("abc",), 30, Outer) == 3
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 29 < remaining <= 30  # set once, by the first guard: the later ones are no nearer
+        # a nearer limit (a regex search's) sets the timer nearer; its ringing with nothing due moves it on
+        assert search_with_timeout(re.compile("b"), "abc", timeout_s=0.1) is True
+        assert signal.getitimer(signal.ITIMER_REAL)[0] <= 0.1
+        time.sleep(0.3)
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # nothing was in force: off
+    assert signal.getsignal(signal.SIGALRM) is previous
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_inside_a_scope_limits_still_stop_calls_nested_or_not() -> None:
+    with alarm_scope():
+        started = time.perf_counter()
+        with pytest.raises(Outer):
+            alarm_bounded(time.sleep, (10,), 0.2, Outer)
+        assert time.perf_counter() - started < 5
+
+        def grader() -> None:
+            alarm_bounded(len, ("x",), 0.05, RegexTimeout)  # an inner guard that ends in time
+            time.sleep(10)
+
+        with pytest.raises(Outer):
+            alarm_bounded(grader, (), 0.3, Outer)
+        assert time.perf_counter() - started < 5
+
+        caught: list[BaseException] = []
+
+        def retrying() -> None:
+            for _ in range(2):
+                try:
+                    time.sleep(10)
+                except BaseException as exc:  # noqa: BLE001 - swallowing on purpose
+                    caught.append(exc)
+            time.sleep(10)
+
+        with pytest.raises(Outer):
+            alarm_bounded(retrying, (), 0.2, Outer)
+        assert [type(exc) for exc in caught] == [Outer, Outer]
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_scope_leaves_a_process_timer_alone_and_guards_as_before() -> None:
+    calls: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: calls.append(signum))
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    try:
+        with alarm_scope():
+            assert alarm_bounded(time.sleep, (0.05,), 5, Outer) is None
+            time.sleep(0.5)
+        assert calls == [signal.SIGALRM]  # rang on time, inside the scope
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -34,7 +34,7 @@ from .printable import visible
 from .prompts import GoldenPrompt, GoldenPromptSet
 from .runs import CaseResult, Run, RunStatus
 from .set_versions import case_fingerprint, plain_assertion_texts
-from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
+from .timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope, alarms_reach_this_thread
 from .wording import counted
 
 __all__ = [
@@ -632,14 +632,16 @@ async def execute_prompts(
                 on_case(case)
 
     try:
-        workers = [asyncio.ensure_future(worker()) for _ in range(max(1, wanted))]
-        try:
-            await asyncio.gather(*workers)
-        except BaseException:
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
-            raise
+        # One SIGALRM handler for the whole run: a grading that ends in time costs no system call.
+        with alarm_scope():
+            workers = [asyncio.ensure_future(worker()) for _ in range(max(1, wanted))]
+            try:
+                await asyncio.gather(*workers)
+            except BaseException:
+                for task in workers:
+                    task.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                raise
     finally:
         recorder.flush()
         if pool is not None:
