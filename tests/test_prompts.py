@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import pytest
 from evalkit import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
 from evalkit.convert import dumps
 
@@ -92,3 +93,27 @@ def test_a_streamed_set_has_the_json_of_the_same_prompts_in_a_tuple() -> None:
     streamed = GoldenPromptSet(identifier="a.b", name="n", prompts=PromptStream(Producer(3)))
     tupled = GoldenPromptSet(identifier="a.b", name="n", prompts=prompts(3))
     assert dumps(streamed) == dumps(tupled)
+
+
+def test_a_stream_with_a_time_limit_interrupts_a_producer_that_stalls_at_its_start_or_later() -> None:
+    import time
+
+    def stalls_later():  # noqa: ANN202
+        yield GoldenPrompt(id="a", prompt="p", assertions=[Assertion.contains("x")])
+        time.sleep(60)
+        yield GoldenPrompt(id="b", prompt="p", assertions=[Assertion.contains("x")])
+
+    def stalls_at_start():  # noqa: ANN202
+        time.sleep(60)
+        return []
+
+    for produce, yielded in ((stalls_later, ["a"]), (stalls_at_start, [])):
+        stream = PromptStream(produce)
+        stream.time_limit = 0.2
+        seen: list[str] = []
+        started = time.monotonic()
+        with pytest.raises(TimeoutError, match=r"no prompt within 0\.2 s \(set_load_timeout\); the producer was interrupted"):
+            seen.extend(prompt.id for prompt in stream)
+        assert seen == yielded and time.monotonic() - started < 10
+    unlimited = PromptStream(lambda: [GoldenPrompt(id="a", prompt="p", assertions=[Assertion.contains("x")])])
+    assert unlimited.time_limit is None and [p.id for p in unlimited] == ["a"] and len(unlimited) == 1

@@ -10,6 +10,7 @@ import attrs
 from . import registry
 from .errors import PLUGIN_FAILURES, ConfigError, DuplicateSetError, PluginError, SetValidationError, UnknownSetError
 from .options import DeclaresOptions, TableOptions
+from .prompts import PromptStream
 
 __all__ = ["ConfigAware", "SetCatalog", "SourcedSet", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
 
@@ -149,6 +150,9 @@ def load_catalog(
             if not isinstance(identifier, str):
                 failures.append(registry.PluginFailure(record, f"{method}() returned {item!r}, which has no identifier"))
                 continue
+            stream = getattr(item, "prompts", None)
+            if isinstance(stream, PromptStream):  # its producer may stall as the listing could
+                stream.time_limit = limit
             owners.setdefault(identifier, []).append(record)
             sets.setdefault(identifier, SourcedSet(item, record, provider))
     duplicates = {i: tuple(rs) for i, rs in owners.items() if len(rs) > 1}

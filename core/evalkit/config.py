@@ -12,7 +12,7 @@ resolved against it.
     privacy = "metadata"                           # metadata | redacted | full
     max_answer_bytes = 1048576                     # longer answers are stored cut (graded whole)
     grade_timeout = 600                            # seconds grading one answer may take
-    set_load_timeout = 300                         # seconds a set provider may take to list its sets
+    set_load_timeout = 300                         # seconds a set provider may take to list its sets, or a stream a prompt
     judge = "judge-gpt"                            # provider instance used by judge graders
 
     [providers.prod-gpt]

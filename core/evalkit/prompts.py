@@ -147,18 +147,42 @@ class PromptStream:
 
     Pass one as ``GoldenPromptSet(prompts=PromptStream(...))``: the set keeps it as it is, where a
     list or tuple is copied into a tuple. A stream compares equal only to itself.
+
+    ``time_limit`` (seconds; set by evalkit from ``set_load_timeout`` for the streams its providers
+    ship) bounds ``produce()`` and each prompt it yields, in the main thread: a producer that stalls
+    (a database that stopped answering) is interrupted, and the pass raises :class:`TimeoutError`
+    saying which prompt it was waiting for, instead of hanging the check or the run.
     """
 
     produce: Callable[[], Iterable[GoldenPrompt]]
     count: int | None = None
+    time_limit: float | None = attrs.field(default=None, init=False)
     _counted: int | None = attrs.field(default=None, init=False)
 
     def __iter__(self) -> Iterator[GoldenPrompt]:
         counted = 0
-        for prompt in self.produce():
+        produced = self._bounded(lambda: iter(self.produce()))
+        while True:
+            prompt = self._bounded(lambda: next(produced, _NOTHING))
+            if prompt is _NOTHING:
+                break
             counted += 1
             yield prompt
         self._counted = counted  # only a complete pass counts
+
+    def _bounded(self, call: Callable[[], Any]) -> Any:
+        """``call()``, interrupted after :attr:`time_limit` seconds (when set, in the main thread)."""
+        from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
+
+        limit = self.time_limit
+        if limit is None or not alarms_reach_this_thread():
+            return call()
+        try:
+            return alarm_bounded(call, (), limit, TimeLimitExceeded)
+        except TimeLimitExceeded:
+            raise TimeoutError(
+                f"no prompt within {limit:g} s (set_load_timeout); the producer was interrupted"
+            ) from None
 
     def __len__(self) -> int:
         if self._counted is not None:
@@ -172,7 +196,7 @@ class PromptStream:
     def __bool__(self) -> bool:
         if self._counted is not None or self.count is not None:
             return len(self) > 0
-        return next(iter(self.produce()), _NOTHING) is not _NOTHING
+        return next(iter(self), _NOTHING) is not _NOTHING
 
     def __repr__(self) -> str:
         shown = f"{self.count} prompts" if self.count is not None else "prompts not counted"

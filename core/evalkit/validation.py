@@ -13,6 +13,7 @@ from .checks import AssertionKind
 from .errors import PLUGIN_FAILURES, SetValidationError
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
 from .shapes import short_repr, too_long, value_shape_problem
+from .timeouts import alarm_scope
 from .wording import counted
 
 __all__ = [
@@ -143,27 +144,29 @@ def survey_prompt_set(
     seen: set[str] = set()
     count = 0
     declared = golden_set.prompts.count if isinstance(golden_set.prompts, PromptStream) else None
-    prompts = iter(golden_set.prompts)
-    while True:
-        try:
-            item = next(prompts)
-        except StopIteration:
-            break
-        except PLUGIN_FAILURES as exc:  # a stream's producer failed: a problem of the set, not a crash
-            strays.append(f"{where}: field prompts: producing prompt #{count + 1} raised {type(exc).__name__}: {exc}")
-            break
-        count += 1
-        if declared is not None and count > declared:  # an endless producer is refused, not followed
-            strays.append(f"{where}: field prompts: the PromptStream declares {counted(declared, 'prompt')} but yields more")
-            break
-        if not isinstance(item, GoldenPrompt):
-            strays.append(f"{where}, prompt #{count}: must be an evalkit.GoldenPrompt, got {_describe(item)}")
-            continue
-        if strays:
-            continue  # only the strays are reported once there is one
-        prompt_problems.extend(_prompt_problems(where, count, item, seen, kinds))
-        if visit is not None and not problems and not prompt_problems:
-            visit(item)
+    # A bounded stream's prompts (see PromptStream.time_limit) then cost no system call each.
+    with alarm_scope():
+        prompts = iter(golden_set.prompts)
+        while True:
+            try:
+                item = next(prompts)
+            except StopIteration:
+                break
+            except PLUGIN_FAILURES as exc:  # a stream's producer failed: a problem of the set, not a crash
+                strays.append(f"{where}: field prompts: producing prompt #{count + 1} raised {type(exc).__name__}: {exc}")
+                break
+            count += 1
+            if declared is not None and count > declared:  # an endless producer is refused, not followed
+                strays.append(f"{where}: field prompts: the PromptStream declares {counted(declared, 'prompt')} but yields more")
+                break
+            if not isinstance(item, GoldenPrompt):
+                strays.append(f"{where}, prompt #{count}: must be an evalkit.GoldenPrompt, got {_describe(item)}")
+                continue
+            if strays:
+                continue  # only the strays are reported once there is one
+            prompt_problems.extend(_prompt_problems(where, count, item, seen, kinds))
+            if visit is not None and not problems and not prompt_problems:
+                visit(item)
     if not count and not strays:
         problems.append(_empty_problem(where, "prompt"))
     if declared is not None and declared != count and not strays:

@@ -145,3 +145,28 @@ def test_a_stream_whose_producer_fails_on_a_later_pass_is_named_not_a_traceback(
     assert "(producing prompt #3 raised ConnectionError: the prompt database went away)" in during.stderr
     (run,) = evalkit_cli("history", "streamed.shifting", "--json", env=env).json()["runs"]
     assert run["status"] == "interrupted"
+
+
+def test_a_stream_whose_producer_stalls_is_interrupted_at_set_load_timeout_not_waited_for(evalkit_cli, streamed, project) -> None:
+    env, _ = streamed
+    env = {**env, "EVALKIT_STREAMED_PROMPTS": "5"}
+    (project / "answers.jsonl").write_text("".join(f'{{"id": "c{n:05d}", "text": "Paris"}}\n' for n in range(5)))
+    (project / "evalkit.toml").write_text(
+        'set_load_timeout = 1\n[providers.app]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "app"\n'
+    )
+    # stalled on the check's pass: the set is refused, nothing is answered or stored
+    checked = evalkit_cli("run", "streamed.shifting", env={**env, "EVALKIT_STREAMED_SHIFTING": "stalls-first"}, timeout=60)
+    assert checked.code == 2 and "Traceback" not in checked.stderr, checked.stderr
+    assert (
+        'set "streamed.shifting": field prompts: producing prompt #3 raised TimeoutError: no prompt within 1 s '
+        "(set_load_timeout); the producer was interrupted"
+    ) in checked.stderr
+    assert not (project / ".evalkit" / "results.db").exists()
+    # stalled on the answering pass: the run stops there, marked interrupted, never compared
+    during = evalkit_cli("run", "streamed.shifting", "--json", env={**env, "EVALKIT_STREAMED_SHIFTING": "stalls"}, timeout=60)
+    assert during.code == 3 and during.stdout == "" and "Traceback" not in during.stderr, during.stderr
+    assert (
+        "(producing prompt #3 raised TimeoutError: no prompt within 1 s (set_load_timeout); the producer was interrupted)"
+    ) in during.stderr
+    (run,) = evalkit_cli("history", "streamed.shifting", "--json", env=env).json()["runs"]
+    assert (run["status"], run["verdict"]) == ("interrupted", None) and run["answered"] <= 2, run

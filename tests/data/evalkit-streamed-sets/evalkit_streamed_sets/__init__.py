@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import time
 import weakref
 from collections.abc import Iterator
 
@@ -84,7 +85,8 @@ def broken() -> Iterator[object]:
 def shifting(size: int, how: str) -> PromptStream:
     """A stream that breaks the contract: its second pass differs from its first, ``how``:
     ``first`` (the first prompt's id), ``last`` (the last prompt's id), ``longer`` (one more) or
-    ``raises`` (its producer fails at the third prompt)."""
+    ``raises`` (its producer fails at the third prompt), ``stalls`` (its producer stops answering at
+    the third prompt: blocks for ever) or ``stalls-first`` (so does its first pass)."""
     passes = 0
 
     def produce() -> Iterator[GoldenPrompt]:
@@ -92,6 +94,8 @@ def shifting(size: int, how: str) -> PromptStream:
         passes += 1
         if how == "raises" and passes > 1:
             return _failing_at_third(size)
+        if (how == "stalls" and passes > 1) or how == "stalls-first":
+            return _stalling_at_third(size)
         prompts = list(capital_prompts(size + (how == "longer" and passes > 1)))
         if passes > 1 and how in ("first", "last"):
             at = 0 if how == "first" else size - 1
@@ -105,6 +109,17 @@ def _failing_at_third(size: int) -> Iterator[GoldenPrompt]:
     for number, prompt in enumerate(capital_prompts(size)):
         if number == 2:
             raise ConnectionError("the prompt database went away")
+        yield prompt
+
+
+def _stalling_at_third(size: int) -> Iterator[GoldenPrompt]:
+    for number, prompt in enumerate(capital_prompts(size)):
+        if number == 2:
+            while True:  # a database that stopped answering; catching Exception does not save it
+                try:
+                    time.sleep(3600)
+                except Exception:  # noqa: BLE001,S112
+                    continue
         yield prompt
 
 
