@@ -629,8 +629,8 @@ def test_a_set_provider_that_never_returns_is_a_failed_provider_not_a_hung_comma
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", '"60"', "true", "1" + "0" * 20])
-def test_a_grade_or_set_load_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
-    for key in ("grade_timeout", "set_load_timeout"):
+def test_a_grade_set_load_or_hook_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
+    for key in ("grade_timeout", "set_load_timeout", "hook_timeout"):
         (project / "evalkit.toml").write_text(f"{key} = {value}\n")
         result = cli("run", "evalkit.smoke")
         assert result.code == 2, result.stderr

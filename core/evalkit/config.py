@@ -13,6 +13,7 @@ resolved against it.
     max_answer_bytes = 1048576                     # longer answers are stored cut (graded whole)
     grade_timeout = 600                            # seconds grading one answer may take
     set_load_timeout = 300                         # seconds a set provider may take to list its sets, or a stream a prompt
+    hook_timeout = 60                              # seconds one observer hook call may take
     judge = "judge-gpt"                            # provider instance used by judge graders
 
     [providers.prod-gpt]
@@ -64,6 +65,8 @@ MAX_ANSWER_TIMEOUT_S = 86_400
 DEFAULT_GRADE_TIMEOUT_S = 600.0
 #: How long a set provider may take to return its sets (seconds) unless ``set_load_timeout`` says otherwise.
 DEFAULT_SET_LOAD_TIMEOUT_S = 300.0
+#: How long one call of an observer hook may take (seconds) unless ``hook_timeout`` says otherwise.
+DEFAULT_HOOK_TIMEOUT_S = 60.0
 #: The largest configuration file read (``evalkit.toml`` or ``pyproject.toml``), in bytes.
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 #: Answers longer than this many bytes (UTF-8) are stored cut, with a marker; they are graded whole.
@@ -105,6 +108,7 @@ class Config:
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
     #: Seconds a set provider may take to return its sets; one that outlives it is a failed provider.
     set_load_timeout: float = DEFAULT_SET_LOAD_TIMEOUT_S
+    hook_timeout: float = DEFAULT_HOOK_TIMEOUT_S
     providers: Mapping[str, ProviderInstance] = attrs.Factory(dict)
     deployments: Mapping[str, Mapping[str, Mapping[str, Any]]] = attrs.Factory(dict)
     raw: Mapping[str, Any] = attrs.Factory(dict)
@@ -288,6 +292,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         raise ConfigError(f"{where}: max_answer_bytes must be a whole number of bytes, at least 1024, got {max_answer_bytes!r}")
     grade_timeout = _seconds(data.get("grade_timeout", DEFAULT_GRADE_TIMEOUT_S), f"{where}: grade_timeout")
     set_load_timeout = _seconds(data.get("set_load_timeout", DEFAULT_SET_LOAD_TIMEOUT_S), f"{where}: set_load_timeout")
+    hook_timeout = _seconds(data.get("hook_timeout", DEFAULT_HOOK_TIMEOUT_S), f"{where}: hook_timeout")
     deployments, deployment_retrievers = _deployments(data.get("deployments", {}), where)
     return Config(
         path=chosen.resolve(),
@@ -298,6 +303,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         max_answer_bytes=max_answer_bytes,
         grade_timeout=grade_timeout,
         set_load_timeout=set_load_timeout,
+        hook_timeout=hook_timeout,
         providers=providers,
         deployments=deployments,
         raw=data,

@@ -15,7 +15,7 @@ from . import components, hooks, runner
 from .baselines import NO_ACCEPTANCE, Acceptance, BaselineScope, scope_mismatch, unreadable_baseline
 from .catalog import prompt_set_catalog
 from .checks import BUILTIN_KINDS, AssertionKind
-from .config import DEFAULT_GRADE_TIMEOUT_S, PRIVACY_LEVELS, Config, load_config
+from .config import DEFAULT_GRADE_TIMEOUT_S, DEFAULT_HOOK_TIMEOUT_S, PRIVACY_LEVELS, Config, load_config
 from .errors import RunInterrupted, SetChangedError, StorageError, StoreFailure, UsageError
 from .interruptions import mark_interrupted, store_failed
 from .leases import WHOLE_RUN, LeaseKeeper, LeaseOwner, shard_part
@@ -400,7 +400,8 @@ def evaluate_set(
         return _run(
             golden_set, bound, grading, grader_name, repository, kinds, manager, tolerances, privacy,
             level, run_id, resume, shard, label, on_start, on_case, notes,
-            tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout, baseline_id=baseline,
+            tuple(f.error for f in hook_failures), max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout, hook_timeout=config.hook_timeout,
+            baseline_id=baseline,
             fail_on_new_failures=fail_on_new_failures, keep_cases=keep_cases,
             case_count=case_count, set_fingerprint=digest.fingerprint(), on_stored=on_stored, prompt_order=order,
         )
@@ -430,6 +431,7 @@ def _run(
     *,
     max_answer_bytes: int | None = None,
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S,
+    hook_timeout: float = DEFAULT_HOOK_TIMEOUT_S,
     baseline_id: str | None = None,
     fail_on_new_failures: bool = False,
     keep_cases: bool = True,
@@ -484,7 +486,7 @@ def _run(
         # Refused here (exit 2, nothing called) while another live process answers this part.
         repository.acquire_lease(header.id, part, owner, shard_count=None if shard is None else shard.count)
     keeper = LeaseKeeper(repository, header.id, part, owner).start() if leased else None
-    observers = hooks.Observers(manager)
+    observers = hooks.Observers(manager, hook_timeout)
     slice_done = False
     try:
         try:

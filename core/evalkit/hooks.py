@@ -86,16 +86,35 @@ def _extra_name(manager: pluggy.PluginManager, plugin: Any) -> str:
 @attrs.define
 class Observers:
     """Calls the observer hooks, one implementation at a time, so one that raises cannot take the
-    run down; each plugin's failure in each hook is reported once (:attr:`failures`)."""
+    run down; each plugin's failure in each hook is reported once (:attr:`failures`).
+
+    A call that outlives ``time_limit`` seconds (``hook_timeout``; in the main thread, where
+    ``SIGALRM`` can interrupt it) is interrupted, and that plugin is not called again in this run:
+    a webhook that stopped answering would otherwise hold every case for as long.
+    """
 
     manager: pluggy.PluginManager
+    time_limit: float | None = None
     _raised: dict[tuple[str, str], tuple[str, int]] = attrs.Factory(dict)
+    #: Plugins interrupted at the time limit, and the hook they were in: not called again.
+    _stalled: dict[str, str] = attrs.Factory(dict)
 
     def notify(self, hook: str, **arguments: Any) -> None:
         """Call every implementation of ``hook`` (in pluggy's order) with the arguments it accepts."""
+        from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
+
+        limit = self.time_limit if alarms_reach_this_thread() else None
         for impl in reversed(getattr(self.manager.hook, hook).get_hookimpls()):
+            if impl.plugin_name in self._stalled:
+                continue
+            called = tuple(arguments[name] for name in impl.argnames)
             try:
-                impl.function(*(arguments[name] for name in impl.argnames))
+                if limit is None:
+                    impl.function(*called)
+                else:
+                    alarm_bounded(impl.function, called, limit, TimeLimitExceeded)
+            except TimeLimitExceeded:
+                self._stalled[impl.plugin_name] = hook
             except PLUGIN_FAILURES as exc:  # an observer must not stop, fail or orphan the run
                 key = (impl.plugin_name, hook)
                 first, count = self._raised.get(key, (visible(f"{type(exc).__name__}: {exc}"), 0))
@@ -103,8 +122,12 @@ class Observers:
 
     @property
     def failures(self) -> tuple[str, ...]:
-        """One line per plugin and hook that raised: the plugin, the hook, the first error, how often."""
-        lines = []
+        """One line per plugin and hook that raised (the first error, how often) or was interrupted."""
+        lines = [
+            f'hook plugin "{visible(plugin)}" did not return from {hook} within {self.time_limit:g} s (hook_timeout): '
+            "it was interrupted and not called again; the run went on without it"
+            for plugin, hook in self._stalled.items()
+        ]
         for (plugin, hook), (first, count) in self._raised.items():
             times = "" if count == 1 else f" ({count} times; the first shown)"
             lines.append(f'hook plugin "{visible(plugin)}" raised in {hook}{times}: {first}; the run went on without it')

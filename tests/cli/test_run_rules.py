@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+
+import pytest
 
 SETS = "evalkit-verdict-sets"
 
@@ -71,6 +74,9 @@ def test_a_raising_hook_does_not_stop_a_retrieval_run(evalkit_cli, project, plug
     assert len(warnings) == 1
     assert warnings[0].startswith('warning: hook plugin "evalkit-failing-hook:explode" raised in evalkit_case_graded (')
     assert "complete" in evalkit_cli("history", "evalkit_stdlib.docs").stdout
+    # --json carries the same warning (it printed none)
+    document = evalkit_cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--json", env=env).json()
+    assert document["warnings"] == [warnings[0].removeprefix("warning: ")]
 
 
 def stored_run_rows(project: Path) -> list[tuple]:
@@ -152,3 +158,19 @@ def test_citations_resolve_pass_and_fail_paths(evalkit_cli, project, plugin_dist
     table = evalkit_cli("run", "rules.cited", env={"PYTHONPATH": plugin_dists(SETS)})
     assert "Pass rate:  33.3% (2/6)" in table.stdout
     assert "citations_resolve (unresolved citations: policy#9.9" in table.stdout
+
+
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo")])
+def test_an_observer_hook_that_never_returns_is_interrupted_once_and_not_called_again(evalkit_cli, project, plugin_dists, command) -> None:
+    (project / "evalkit.toml").write_text("hook_timeout = 1\n")
+    env = {"PYTHONPATH": plugin_dists("evalkit-failing-hook"), "FAILING_HOOKS": "", "STALLING_HOOKS": "evalkit_case_graded"}
+    started = time.monotonic()
+    result = evalkit_cli(*command, "--json", env=env, timeout=60)
+    assert result.code == 0, result.stderr
+    assert time.monotonic() - started < 30  # one interrupted call, not one per case
+    document = result.json()
+    assert document["status"] == "complete"
+    assert document["warnings"] == [
+        'hook plugin "evalkit-failing-hook:explode" did not return from evalkit_case_graded within 1 s (hook_timeout): '
+        "it was interrupted and not called again; the run went on without it"
+    ]

@@ -416,7 +416,7 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         },
         "baseline_state": outcome.state,
         "verdict": verdict,
-        "warnings": list(outcome.warnings),
+        "warnings": [*outcome.warnings, *outcome.plugin_failures],  # as the terminal prints them
         "notes": list(outcome.notes),
         "resumed": outcome.resume_note,
         "accepted": acceptance_document(outcome.acceptance),

@@ -30,7 +30,7 @@ from evalkit import hooks, registry
 from evalkit.baselines import Acceptance, BaselineScope, scope_mismatch, unreadable_baseline
 from evalkit.catalog import SourcedSet, question_set_catalog
 from evalkit.components import SecretHolder
-from evalkit.config import PRIVACY_LEVELS, Config, load_config
+from evalkit.config import DEFAULT_HOOK_TIMEOUT_S, PRIVACY_LEVELS, Config, load_config
 from evalkit.errors import (
     PLUGIN_FAILURES,
     ConfigError,
@@ -523,6 +523,7 @@ def evaluate_retrieval(
                 resumed.privacy if resumed is not None and resumed.privacy else privacy, label,
                 concurrency, manager, on_start, on_case, prepare_seconds,
                 tuple(f.error for f in hook_failures), resumed, baseline, fail_on_new_failures,
+                hook_timeout=config.hook_timeout,
             )
         finally:
             close_repository(repository)
@@ -555,6 +556,8 @@ def _run(
     resumed: Run | None = None,
     baseline_id: str | None = None,
     fail_on_new_failures: bool = False,
+    *,
+    hook_timeout: float = DEFAULT_HOOK_TIMEOUT_S,
 ) -> RetrievalOutcome:
     from evalkit.runner import new_run_id
 
@@ -582,7 +585,7 @@ def _run(
     if resumed is not None and isinstance(repository, ResumableRuns):
         repository.mark_status(header.id, RunStatus.RUNNING.value)
     todo = [q for q in golden_set.questions if q.id not in kept]
-    observers = hooks.Observers(manager)
+    observers = hooks.Observers(manager, hook_timeout)
     observers.notify("evalkit_run_started", run=header, total=len(todo))
     if on_start is not None:
         on_start(header, len(todo))

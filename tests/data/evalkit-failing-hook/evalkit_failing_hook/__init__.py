@@ -1,11 +1,19 @@
-"""Observer hooks that raise: in every hook named in $FAILING_HOOKS (comma-separated; default all three)."""
+"""Observer hooks that raise: in every hook named in $FAILING_HOOKS (comma-separated; default all
+three); and that never return (a webhook that stopped answering) in every hook named in $STALLING_HOOKS."""
 
 import os
+import time
 
 from evalkit import hookimpl
 
 
 def _maybe_raise(hook, what):
+    if hook in os.environ.get("STALLING_HOOKS", "").split(","):
+        while True:
+            try:
+                time.sleep(3600)
+            except Exception:  # noqa: BLE001,S112 - catching Exception does not save it
+                continue
     chosen = os.environ.get("FAILING_HOOKS", "evalkit_run_started,evalkit_case_graded,evalkit_run_finished")
     if hook in chosen.split(","):
         raise RuntimeError(f"[bold]{what}[/bold] broke\x1b[31m")
