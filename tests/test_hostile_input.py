@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -741,3 +742,19 @@ def test_a_report_file_holding_text_that_was_not_utf8_is_written_with_escapes(pr
         assert "\\udcff\\udcfebad" in text
     if reporter == "json":
         assert json.loads(text)["run"]["label"] == "\udcff\udcfebad"
+
+
+def test_a_missing_set_lists_the_sets_here_and_a_stalled_provider_only_delays_the_error(cli, project) -> None:
+    named = cli("run")
+    assert named.code == 2 and "the following arguments are required: SET" in named.stderr
+    assert "\nsets here: hostile.markup, hostile.plain_string_assertion, " in named.stderr, named.stderr
+    assert " more (`evalkit list sets` lists the installed sets)\n" in named.stderr  # eight are shown
+    questions = cli("retrieval")
+    assert questions.code == 2 and "sets here: hostile.questions" in questions.stderr and "evalkit.smoke" not in questions.stderr
+    # a provider that never returns: the error still comes, with the pointer instead of the list
+    started = time.monotonic()
+    stalled = cli("history", env={"EVALKIT_HOSTILE_HANG_SETS": "1"}, timeout=60)
+    assert stalled.code == 2 and stalled.stderr.rstrip().endswith("`evalkit list sets` lists the installed sets"), stalled.stderr
+    assert time.monotonic() - started < 30
+    shown = cli("show")
+    assert shown.code == 2 and "run ids: `evalkit history SET` lists a set's stored runs" in shown.stderr

@@ -117,3 +117,20 @@ def test_a_stream_with_a_time_limit_interrupts_a_producer_that_stalls_at_its_sta
         assert seen == yielded and time.monotonic() - started < 10
     unlimited = PromptStream(lambda: [GoldenPrompt(id="a", prompt="p", assertions=[Assertion.contains("x")])])
     assert unlimited.time_limit is None and [p.id for p in unlimited] == ["a"] and len(unlimited) == 1
+
+
+def test_an_outer_limit_that_passes_while_a_stream_produces_is_the_outer_ones() -> None:
+    import time
+
+    from evalkit.timeouts import TimeLimitExceeded, alarm_bounded
+
+    def slow():  # noqa: ANN202
+        time.sleep(10)
+        yield GoldenPrompt(id="a", prompt="p", assertions=[Assertion.contains("x")])
+
+    stream = PromptStream(slow)
+    stream.time_limit = 30  # its own limit is far: the outer one (a grading's) passes first
+    started = time.monotonic()
+    with pytest.raises(TimeLimitExceeded) as raised:
+        alarm_bounded(list, (stream,), 0.2, TimeLimitExceeded)
+    assert type(raised.value) is TimeLimitExceeded and time.monotonic() - started < 5

@@ -11,6 +11,7 @@ from . import registry
 from .errors import PLUGIN_FAILURES, ConfigError, DuplicateSetError, PluginError, SetValidationError, UnknownSetError
 from .options import DeclaresOptions, TableOptions
 from .prompts import PromptStream
+from .timeouts import TimeLimitExceeded
 
 __all__ = ["ConfigAware", "SetCatalog", "SourcedSet", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
 
@@ -125,7 +126,7 @@ def load_catalog(
     # A provider that never returns (a download that stalls) would hang every command that lists
     # sets: in the main thread, where signals arrive, its call has a time limit.
     from .config import DEFAULT_SET_LOAD_TIMEOUT_S
-    from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
+    from .timeouts import alarm_bounded, alarms_reach_this_thread
 
     limit = getattr(config, "set_load_timeout", DEFAULT_SET_LOAD_TIMEOUT_S)
     bounded = alarms_reach_this_thread()
@@ -134,8 +135,8 @@ def load_catalog(
             if config is not None and isinstance(provider, ConfigAware):
                 provider.bind_config(config)
             listing = getattr(provider, method)
-            shipped = alarm_bounded(_listed, (listing,), limit, TimeLimitExceeded) if bounded else _listed(listing)
-        except TimeLimitExceeded:
+            shipped = alarm_bounded(_listed, (listing,), limit, _ListingStalled) if bounded else _listed(listing)
+        except _ListingStalled:
             failures.append(registry.PluginFailure(record, f"{method}() did not return within {limit:g} s (set_load_timeout); it was interrupted"))
             continue
         except SetValidationError as exc:
@@ -159,6 +160,11 @@ def load_catalog(
     for identifier in duplicates:
         sets.pop(identifier, None)
     return SetCatalog(kind, sets, tuple(failures), duplicates, tuple(providers))
+
+
+class _ListingStalled(TimeLimitExceeded):
+    """A provider's listing outlived ``set_load_timeout`` (its own class: an outer limit is never
+    taken for it)."""
 
 
 def prompt_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None) -> SetCatalog:

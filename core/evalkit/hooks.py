@@ -17,6 +17,7 @@ import pluggy
 
 from .errors import PLUGIN_FAILURES
 from .printable import visible
+from .timeouts import TimeLimitExceeded
 
 if TYPE_CHECKING:
     from .checks import AssertionKind
@@ -83,6 +84,10 @@ def _extra_name(manager: pluggy.PluginManager, plugin: Any) -> str:
     return name
 
 
+class _HookStalled(TimeLimitExceeded):
+    """An observer call's own limit passed (its own class: an outer limit is never taken for it)."""
+
+
 @attrs.define
 class Observers:
     """Calls the observer hooks, one implementation at a time, so one that raises cannot take the
@@ -101,7 +106,7 @@ class Observers:
 
     def notify(self, hook: str, **arguments: Any) -> None:
         """Call every implementation of ``hook`` (in pluggy's order) with the arguments it accepts."""
-        from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
+        from .timeouts import alarm_bounded, alarms_reach_this_thread
 
         limit = self.time_limit if alarms_reach_this_thread() else None
         for impl in reversed(getattr(self.manager.hook, hook).get_hookimpls()):
@@ -112,8 +117,8 @@ class Observers:
                 if limit is None:
                     impl.function(*called)
                 else:
-                    alarm_bounded(impl.function, called, limit, TimeLimitExceeded)
-            except TimeLimitExceeded:
+                    alarm_bounded(impl.function, called, limit, _HookStalled)
+            except _HookStalled:
                 self._stalled[impl.plugin_name] = hook
             except PLUGIN_FAILURES as exc:  # an observer must not stop, fail or orphan the run
                 key = (impl.plugin_name, hook)

@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from .answers import Answer
+from .timeouts import TimeLimitExceeded
 
 __all__ = ["Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES"]
 
@@ -172,14 +173,14 @@ class PromptStream:
 
     def _bounded(self, call: Callable[[], Any]) -> Any:
         """``call()``, interrupted after :attr:`time_limit` seconds (when set, in the main thread)."""
-        from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
+        from .timeouts import alarm_bounded, alarms_reach_this_thread
 
         limit = self.time_limit
         if limit is None or not alarms_reach_this_thread():
             return call()
         try:
-            return alarm_bounded(call, (), limit, TimeLimitExceeded)
-        except TimeLimitExceeded:
+            return alarm_bounded(call, (), limit, _ProducerStalled)
+        except _ProducerStalled:
             raise TimeoutError(
                 f"no prompt within {limit:g} s (set_load_timeout); the producer was interrupted"
             ) from None
@@ -204,6 +205,11 @@ class PromptStream:
 
 
 _NOTHING = object()
+
+
+class _ProducerStalled(TimeLimitExceeded):
+    """A stream's own limit passed: its own class, so that an outer limit (a grading's) is never
+    taken for it."""
 
 
 def _prompts(value: Iterable[Any] | None) -> tuple[Any, ...] | PromptStream:

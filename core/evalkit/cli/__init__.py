@@ -75,6 +75,10 @@ def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
 
     if _misplaced is not None and parser.prog == "evalkit":
         return _misplaced_hint(parser, *_misplaced)
+    if message.startswith("the following arguments are required: SET"):
+        return _installed_sets_hint(_SET_KINDS.get(parser.prog, ()))
+    if re.match(r"the following arguments are required: (RUN_ID|BASE|RUN)\b", message):
+        return "\nrun ids: `evalkit history SET` lists a set's stored runs"
     choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
     if choice:
         return did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
@@ -82,6 +86,45 @@ def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
     if unknown and unknown.group(1).startswith("--"):
         return did_you_mean(unknown.group(1).split("=", 1)[0], _all_options(parser, _command_named))
     return ""
+
+
+#: The kinds of set each command that takes a SET names.
+_SET_KINDS = {"evalkit run": ("prompt",), "evalkit retrieval": ("question",), "evalkit history": ("prompt", "question")}
+#: The most set identifiers a missing SET lists, and how long finding them may take (seconds).
+_SETS_SHOWN, _SETS_FOUND_WITHIN_S = 8, 5.0
+
+
+def _installed_sets_hint(kinds: Sequence[str]) -> str:
+    """The sets a command could name (``kinds``: prompt, question), as a line for its error; a
+    pointer to `evalkit list sets` when they cannot be listed promptly (a provider that fails or
+    stalls, a configuration with a mistake)."""
+    from ..printable import visible
+    from ..timeouts import alarm_bounded, alarms_reach_this_thread
+
+    pointer = "`evalkit list sets` lists the installed sets"
+
+    class TooSlow(BaseException):
+        """Our own limit's exception: a provider's own limit (set_load_timeout) must not catch it."""
+
+    def identifiers() -> list[str]:
+        from ..catalog import prompt_set_catalog, question_set_catalog
+        from ..config import load_config
+
+        config = load_config()
+        found: list[str] = []
+        for kind in kinds:
+            found += (prompt_set_catalog if kind == "prompt" else question_set_catalog)(config=config).identifiers()
+        return found
+
+    try:
+        found = alarm_bounded(identifiers, (), _SETS_FOUND_WITHIN_S, TooSlow) if alarms_reach_this_thread() else identifiers()
+    except (Exception, TooSlow):  # noqa: BLE001 - only a hint: the error itself stands
+        return f"\n{pointer}"
+    if not found:
+        return f"\nno set is installed here; {pointer} and the plugins that ship them"
+    shown = ", ".join(visible(name) for name in found[:_SETS_SHOWN])
+    more = f" and {len(found) - _SETS_SHOWN} more" if len(found) > _SETS_SHOWN else ""
+    return f"\nsets here: {shown}{more} ({pointer})"
 
 
 def _misplaced_hint(parser: argparse.ArgumentParser, option: str, command: str | None) -> str:
