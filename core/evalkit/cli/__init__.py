@@ -163,28 +163,6 @@ def _commands_taking(parser: argparse.ArgumentParser, option: str, prefix: str =
     return found
 
 
-def _option_before_command(argv: Sequence[str]) -> tuple[str, str | None] | None:
-    """The first option before the command word that evalkit itself does not take (``evalkit
-    --concurrency 3 run``), with the command word found after it, if any."""
-    takes_value = False
-    stray = None
-    for token in argv:
-        if takes_value:
-            takes_value = False
-        elif token in ("-h", "--help", "--version", "--"):
-            return None
-        elif token.startswith("-"):
-            name = token.split("=", 1)[0]
-            # argparse takes a unique prefix of a long option (--trace for --traceback)
-            known = [flag for flag in _GLOBAL_FLAGS if flag == name or (len(name) > 2 and flag.startswith(name))]
-            takes_value = "=" not in token and any(flag in _VALUED_GLOBAL_OPTIONS for flag in known)
-            if not known and stray is None:
-                stray = name
-        elif f"{token}_cmd" in COMMAND_MODULES:
-            return (stray, token) if stray else None
-    return (stray, None) if stray else None
-
-
 def _all_options(parser: argparse.ArgumentParser, command: str | None = None) -> list[str]:
     """Every option string of ``parser`` and its subcommands (argparse reports strays from the
     top), or only of ``command`` (with the global ones) when the command line named one: `evalkit
@@ -277,17 +255,39 @@ _GLOBAL_FLAGS = frozenset(flag for flag, _ in GLOBAL_OPTIONS) | {"-h", "--help",
 def _named_command(argv: Sequence[str]) -> str | None:
     """The command the first positional argument names, or ``None`` (help or version asked
     before it, an unknown word, none at all)."""
+    first, command, _ = _before_command(argv)
+    return command if first == command else None
+
+
+def _option_before_command(argv: Sequence[str]) -> tuple[str, str | None] | None:
+    """The first option before the command word that evalkit itself does not take (``evalkit
+    --concurrency 3 run``), with the command word found after it, if any."""
+    _, command, stray = _before_command(argv)
+    return (stray, command) if stray else None
+
+
+def _before_command(argv: Sequence[str]) -> tuple[str | None, str | None, str | None]:
+    """What comes before the command: the first positional word, the first one that names a
+    command (words between may be a stray option's value), and the first option evalkit itself
+    does not take. All ``None`` once help or version is asked (or ``--``) before a command."""
     takes_value = False
+    first = stray = None
     for token in argv:
         if takes_value:
             takes_value = False
         elif token in ("-h", "--help", "--version", "--"):
-            return None
+            return None, None, None
         elif token.startswith("-"):
-            takes_value = token in _VALUED_GLOBAL_OPTIONS
+            name = token.split("=", 1)[0]
+            # argparse takes a unique prefix of a long option (--trace for --traceback)
+            known = [flag for flag in _GLOBAL_FLAGS if flag == name or (len(name) > 2 and flag.startswith(name))]
+            takes_value = "=" not in token and any(flag in _VALUED_GLOBAL_OPTIONS for flag in known)
+            stray = stray or (None if known else name)
         else:
-            return token if f"{token}_cmd" in COMMAND_MODULES else None
-    return None
+            first = first or token
+            if f"{token}_cmd" in COMMAND_MODULES:
+                return first, token, stray
+    return first, None, stray
 
 
 def _version() -> str:
