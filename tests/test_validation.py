@@ -259,3 +259,21 @@ def test_a_stray_value_that_cannot_be_shown_is_still_named() -> None:
     assert first.endswith("field tags must hold strings, got int (not shown: repr() raised ValueError)")
     (second,) = prompt_set_problems(one_prompt_set(assertions=[Unprintable()]), BUILTIN_KINDS)
     assert "must be an evalkit.Assertion (e.g. Assertion.contains(...)), got Unprintable (not shown: repr() raised RuntimeError)" in second
+
+
+def test_long_ids_are_told_apart_and_repeated_ones_found_by_their_digest() -> None:
+    from evalkit import Assertion, GoldenPrompt, GoldenPromptSet, validate_prompt_set
+    from evalkit.errors import SetValidationError
+
+    stem = "x" * 900
+
+    def prompt(prompt_id: str) -> GoldenPrompt:
+        return GoldenPrompt(id=prompt_id, prompt="p", assertions=[Assertion.contains("a")])
+
+    distinct = GoldenPromptSet(identifier="t.long", name="t", prompts=[prompt(stem + "a"), prompt(stem + "b"), prompt("a")])
+    validate_prompt_set(distinct)  # 900 shared characters, one that differs: no duplicate
+    repeated = GoldenPromptSet(identifier="t.long", name="t", prompts=[prompt(stem + "a"), prompt(stem + "b"), prompt(stem + "a")])
+    with pytest.raises(SetValidationError) as raised:
+        validate_prompt_set(repeated)
+    (problem,) = raised.value.problems
+    assert problem.startswith('set "t.long", prompt "xxxx') and problem.endswith("field id is used by more than one prompt")

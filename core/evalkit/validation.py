@@ -86,13 +86,13 @@ def _empty_problem(where: str, member: str) -> str:
 
 def members_with_ids(where: str, members: Sequence[Any], member: str) -> Iterator[tuple[str, Any, list[str]]]:
     """Each member with its location (``set "x", prompt "p"``) and the problems with its ``id``."""
-    seen: set[str] = set()
+    seen: set[str | bytes] = set()
     for index, item in enumerate(members):
         at, problems = _located(where, member, item, index + 1, seen)
         yield at, item, problems
 
 
-def _located(where: str, member: str, item: Any, number: int, seen: set[str]) -> tuple[str, list[str]]:
+def _located(where: str, member: str, item: Any, number: int, seen: set[str | bytes]) -> tuple[str, list[str]]:
     """Member ``number``'s location (``set "x", prompt "p"``) and the problems with its ``id``;
     ``seen`` holds the ids before it and gets this one."""
     item_id = item.id if isinstance(item.id, str) and item.id else f"#{number}"
@@ -102,11 +102,25 @@ def _located(where: str, member: str, item: Any, number: int, seen: set[str]) ->
         problems.append(f"{at}: field id must be a non-empty string")
     elif len(item.id) > MAX_NAME_CHARS:
         problems.append(f"{at}: field id {_too_long(item.id)}")
-    elif item.id in seen:
+    elif (key := _seen_key(item.id)) in seen:
         problems.append(f"{at}: field id is used by more than one {member}")
     else:
-        seen.add(item.id)
+        seen.add(key)
     return at, problems
+
+
+#: Ids longer than this are remembered by a 16-byte digest (a million ids of 1,000 characters
+#: held whole would take a gigabyte); shorter ones as they are (their digest would be no smaller).
+_SEEN_WHOLE_CHARS = 32
+
+
+def _seen_key(item_id: str) -> str | bytes:
+    """What the duplicate check remembers of ``item_id``: itself, or the digest of a long one."""
+    if len(item_id) <= _SEEN_WHOLE_CHARS:
+        return item_id
+    import hashlib
+
+    return hashlib.blake2b(item_id.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 @attrs.frozen
@@ -141,7 +155,7 @@ def survey_prompt_set(
     problems = _naming_problems(where, golden_set.identifier, golden_set.name)
     strays: list[str] = []
     prompt_problems: list[str] = []
-    seen: set[str] = set()
+    seen: set[str | bytes] = set()
     count = 0
     declared = golden_set.prompts.count if isinstance(golden_set.prompts, PromptStream) else None
     # A bounded stream's prompts (see PromptStream.time_limit) then cost no system call each.
@@ -177,7 +191,7 @@ def survey_prompt_set(
 
 
 def _prompt_problems(
-    where: str, number: int, prompt: GoldenPrompt, seen: set[str], kinds: Mapping[str, AssertionKind]
+    where: str, number: int, prompt: GoldenPrompt, seen: set[str | bytes], kinds: Mapping[str, AssertionKind]
 ) -> list[str]:
     """The problems of prompt ``number`` (1-based) of a set; ``seen`` holds the ids before it."""
     at, problems = _located(where, "prompt", prompt, number, seen)

@@ -109,11 +109,13 @@ def _installed_sets_hint(kinds: Sequence[str]) -> str:
     def identifiers() -> list[str]:
         from ..catalog import prompt_set_catalog, question_set_catalog
         from ..config import load_config
+        from .stdout import plugin_output_to_stderr
 
         config = load_config()
         found: list[str] = []
-        for kind in kinds:
-            found += (prompt_set_catalog if kind == "prompt" else question_set_catalog)(config=config).identifiers()
+        with plugin_output_to_stderr():  # a provider that prints must not write to standard output
+            for kind in kinds:
+                found += (prompt_set_catalog if kind == "prompt" else question_set_catalog)(config=config).identifiers()
         return found
 
     try:
