@@ -384,6 +384,12 @@ def evaluate_set(
             "(a self-check of the set, compared only with earlier reference runs)."
         )
     level = runner.default_concurrency(bound, concurrency)
+    if isinstance(bound.generator, components.ConcurrencyAware):  # it opens a connection per request in flight
+        from .openfiles import make_room_for
+
+        too_few_files = make_room_for(min(level, case_count))
+        if too_few_files is not None:
+            notes.append(too_few_files)
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)  # a bad store is refused before the judge or the generator is asked anything
     if isinstance(grading, components.ReadinessCheck):

@@ -4,6 +4,12 @@ counted as requests in flight at the test server."""
 
 from __future__ import annotations
 
+import json
+import os
+import resource
+import subprocess
+import sys
+
 import pytest
 
 SET = "stdlib.asked"  # 50 prompts, from the test distribution evalkit-rag-app
@@ -72,3 +78,36 @@ def test_a_generator_asking_for_more_than_the_limit_gets_the_limit() -> None:
 
     bound = BoundGenerator(Greedy(), "greedy", "greedy", None, True, None)
     assert bound.concurrency == MAX_CONCURRENCY
+
+
+def _run_with_open_file_limit(project, soft: int, hard: int, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``evalkit ARGS`` in ``project`` started with RLIMIT_NOFILE at (``soft``, ``hard``)."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+    environment = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+    environment.update({"NO_COLOR": "1", "COLUMNS": "200", **env})
+    return subprocess.run(
+        [sys.executable, "-m", "evalkit", *args], cwd=project, env=environment, capture_output=True, text=True,
+        timeout=120, preexec_fn=limit,  # noqa: PLW1509 - only sets a limit, before exec
+    )
+
+
+def test_a_concurrency_past_the_soft_open_file_limit_raises_it_and_past_the_hard_one_says_so(project, chat_server, plugin_dists) -> None:
+    chat_server.delay = 0.3
+    configure(project, chat_server, None)
+    env = {"PYTHONPATH": plugin_dists("evalkit-rag-app")}
+    args = ("run", SET, "--provider", "app", "--concurrency", "50", "--json")
+    # soft 40: 50 connections did not fit ("Too many open files"); the run raises its soft limit
+    raised = _run_with_open_file_limit(project, 40, 4096, *args, env=env)
+    assert raised.returncode == 0, raised.stderr
+    document = json.loads(raised.stdout)
+    assert document["status"] == "complete" and document["answered"] == 50 and document["errored"] == 0, document
+    assert not any("open files" in note for note in document["notes"])
+    assert chat_server.max_in_flight == 50
+    # hard 60: it cannot, and says so before the first request (the run goes ahead as asked)
+    refused = _run_with_open_file_limit(project, 60, 60, *args, env=env)
+    document = json.loads(refused.stdout)
+    (note,) = [note for note in document["notes"] if "open files" in note]
+    assert note.startswith("--concurrency 50 holds up to 50 connections beside evalkit's own 64 files, and this process may open 60 files in all")
