@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 
@@ -81,16 +80,16 @@ def test_a_generator_asking_for_more_than_the_limit_gets_the_limit() -> None:
 
 
 def _run_with_open_file_limit(project, soft: int, hard: int, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``evalkit ARGS`` in ``project`` started with RLIMIT_NOFILE at (``soft``, ``hard``)."""
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-
+    """``evalkit ARGS`` in ``project``, in a process whose RLIMIT_NOFILE is (``soft``, ``hard``)."""
+    start = (
+        "import resource, runpy, sys; "
+        f"resource.setrlimit(resource.RLIMIT_NOFILE, ({soft}, {hard})); "
+        "sys.argv[0] = 'evalkit'; runpy.run_module('evalkit', run_name='__main__', alter_sys=True)"
+    )
     environment = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
     environment.update({"NO_COLOR": "1", "COLUMNS": "200", **env})
     return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args], cwd=project, env=environment, capture_output=True, text=True,
-        timeout=120, preexec_fn=limit,  # noqa: PLW1509 - only sets a limit, before exec
+        [sys.executable, "-c", start, *args], cwd=project, env=environment, capture_output=True, text=True, timeout=120
     )
 
 
