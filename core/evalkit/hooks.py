@@ -17,7 +17,7 @@ import pluggy
 
 from .errors import PLUGIN_FAILURES
 from .printable import visible
-from .timeouts import TimeLimitExceeded
+from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
 if TYPE_CHECKING:
     from .checks import AssertionKind
@@ -106,8 +106,6 @@ class Observers:
 
     def notify(self, hook: str, **arguments: Any) -> None:
         """Call every implementation of ``hook`` (in pluggy's order) with the arguments it accepts."""
-        from .timeouts import alarm_bounded, alarms_reach_this_thread
-
         limit = self.time_limit if alarms_reach_this_thread() else None
         for impl in reversed(getattr(self.manager.hook, hook).get_hookimpls()):
             if impl.plugin_name in self._stalled:

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from .answers import Answer
-from .timeouts import TimeLimitExceeded
+from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
 __all__ = ["Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES"]
 
@@ -151,8 +151,8 @@ class PromptStream:
 
     ``time_limit`` (seconds; set by evalkit from ``set_load_timeout`` for the streams its providers
     ship) bounds ``produce()`` and each prompt it yields, in the main thread: a producer that stalls
-    (a database that stopped answering) is interrupted, and the pass raises :class:`TimeoutError`
-    saying which prompt it was waiting for, instead of hanging the check or the run.
+    (a database that stopped answering) is interrupted and the pass raises :class:`TimeoutError`
+    (evalkit names the prompt it was waiting for), instead of hanging the check or the run.
     """
 
     produce: Callable[[], Iterable[GoldenPrompt]]
@@ -173,8 +173,6 @@ class PromptStream:
 
     def _bounded(self, call: Callable[[], Any]) -> Any:
         """``call()``, interrupted after :attr:`time_limit` seconds (when set, in the main thread)."""
-        from .timeouts import alarm_bounded, alarms_reach_this_thread
-
         limit = self.time_limit
         if limit is None or not alarms_reach_this_thread():
             return call()
