@@ -161,27 +161,14 @@ class PromptStream:
     _counted: int | None = attrs.field(default=None, init=False)
 
     def __iter__(self) -> Iterator[GoldenPrompt]:
+        # The limit applies where a signal can interrupt the producer: the main thread.
+        limit = self.time_limit if alarms_reach_this_thread() else None
+        produced = _within(limit, lambda: iter(self.produce()))
         counted = 0
-        produced = self._bounded(lambda: iter(self.produce()))
-        while True:
-            prompt = self._bounded(lambda: next(produced, _NOTHING))
-            if prompt is _NOTHING:
-                break
+        while (prompt := _within(limit, next, produced, _NOTHING)) is not _NOTHING:
             counted += 1
             yield prompt
         self._counted = counted  # only a complete pass counts
-
-    def _bounded(self, call: Callable[[], Any]) -> Any:
-        """``call()``, interrupted after :attr:`time_limit` seconds (when set, in the main thread)."""
-        limit = self.time_limit
-        if limit is None or not alarms_reach_this_thread():
-            return call()
-        try:
-            return alarm_bounded(call, (), limit, _ProducerStalled)
-        except _ProducerStalled:
-            raise TimeoutError(
-                f"no prompt within {limit:g} s (set_load_timeout); the producer was interrupted"
-            ) from None
 
     def __len__(self) -> int:
         if self._counted is not None:
@@ -208,6 +195,16 @@ _NOTHING = object()
 class _ProducerStalled(TimeLimitExceeded):
     """A stream's own limit passed: its own class, so that an outer limit (a grading's) is never
     taken for it."""
+
+
+def _within(limit: float | None, function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)``, interrupted after ``limit`` seconds (``None``: no limit)."""
+    if limit is None:
+        return function(*args)
+    try:
+        return alarm_bounded(function, args, limit, _ProducerStalled)
+    except _ProducerStalled:
+        raise TimeoutError(f"no prompt within {limit:g} s (set_load_timeout); the producer was interrupted") from None
 
 
 def _prompts(value: Iterable[Any] | None) -> tuple[Any, ...] | PromptStream:

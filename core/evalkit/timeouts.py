@@ -117,9 +117,9 @@ def _arm_nearest() -> None:
 @contextlib.contextmanager
 def alarm_scope() -> Iterator[None]:
     """Guarded calls inside it (main thread) share one installed handler and a lazily set timer
-    (see the module docstring); on leaving it the process's own handler is put back, and its
-    timer, less the time spent inside. Off the main thread, inside another scope, or when the
-    process has a timer of its own running (its alarm must ring on time), it changes nothing."""
+    (see the module docstring); on leaving it the timer is stopped and the process's own handler
+    put back. Off the main thread, inside another scope or guard, or when the process has a timer
+    of its own running (its alarm must ring on time), it changes nothing."""
     global _scope
     if _scope is not None or _deadlines or not alarms_reach_this_thread() or _signal.getitimer(_signal.ITIMER_REAL)[0]:
         yield

@@ -94,6 +94,11 @@ _SET_KINDS = {"evalkit run": ("prompt",), "evalkit retrieval": ("question",), "e
 _SETS_SHOWN, _SETS_FOUND_WITHIN_S = 8, 5.0
 
 
+class _ListingTooSlow(BaseException):
+    """The missing-SET hint's own limit passed (its own class: a provider's ``set_load_timeout``
+    guard, nested inside, must not take it for its own)."""
+
+
 def _installed_sets_hint(kinds: Sequence[str]) -> str:
     """The sets a command could name (``kinds``: prompt, question), as a line for its error; a
     pointer to `evalkit list sets` when they cannot be listed promptly (a provider that fails or
@@ -102,9 +107,6 @@ def _installed_sets_hint(kinds: Sequence[str]) -> str:
     from ..timeouts import alarm_bounded, alarms_reach_this_thread
 
     pointer = "`evalkit list sets` lists the installed sets"
-
-    class TooSlow(BaseException):
-        """Our own limit's exception: a provider's own limit (set_load_timeout) must not catch it."""
 
     def identifiers() -> list[str]:
         from ..catalog import prompt_set_catalog, question_set_catalog
@@ -119,8 +121,8 @@ def _installed_sets_hint(kinds: Sequence[str]) -> str:
         return found
 
     try:
-        found = alarm_bounded(identifiers, (), _SETS_FOUND_WITHIN_S, TooSlow) if alarms_reach_this_thread() else identifiers()
-    except (Exception, TooSlow):  # noqa: BLE001 - only a hint: the error itself stands
+        found = alarm_bounded(identifiers, (), _SETS_FOUND_WITHIN_S, _ListingTooSlow) if alarms_reach_this_thread() else identifiers()
+    except (Exception, _ListingTooSlow):  # noqa: BLE001 - only a hint: the error itself stands
         return f"\n{pointer}"
     if not found:
         return f"\nno set is installed here; {pointer} and the plugins that ship them"

@@ -64,13 +64,14 @@ def require_existing_store(url: str, config: Any, explicit: str | None = None) -
 def store_origin(config: Any, explicit: str | None = None) -> str:
     """One sentence on why the store is looked for where it is, and how to choose another
     (``explicit``: the ``--database`` given, which chose it)."""
-    import os
+    from ..storage import database_source
 
-    if explicit:
+    source = database_source(explicit, config)
+    if source == "--database":
         return "--database names it."
-    if os.environ.get("EVALKIT_DATABASE_URL"):
+    if source == "EVALKIT_DATABASE_URL":
         return "The environment variable EVALKIT_DATABASE_URL names it; --database URL chooses another."
-    if getattr(config, "database", None):
+    if source == "config":
         return f"The configuration file {config.path} names it (database); --database URL chooses another."
     if config.path is not None:
         where = f"The default store sits next to the configuration file {config.path}"

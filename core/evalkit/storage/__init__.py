@@ -55,6 +55,7 @@ __all__ = [
     "close_repository",
     "default_database_url",
     "is_in_memory",
+    "database_source",
     "resolve_database_url",
     "missing_store",
     "sqlite_file",
@@ -91,16 +92,27 @@ def default_database_url(cwd: Path | None = None) -> str:
     return f"sqlite:///{(cwd or Path.cwd()) / '.evalkit' / 'results.db'}"
 
 
+def database_source(explicit: str | None, config: Any) -> str:
+    """Which setting chooses the database (:func:`resolve_database_url`'s order): ``"--database"``
+    (``explicit``), ``"EVALKIT_DATABASE_URL"``, ``"config"`` (its ``database``) or ``"default"``."""
+    if explicit:
+        return "--database"
+    if os.environ.get("EVALKIT_DATABASE_URL"):
+        return "EVALKIT_DATABASE_URL"
+    return "config" if getattr(config, "database", None) else "default"
+
+
 def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = None) -> str:
     """The database to use: ``explicit`` (``--database``), ``EVALKIT_DATABASE_URL``, the config's
     ``database`` (a relative SQLite path is relative to the config file), then the default: SQLite
     under ``.evalkit/`` in the project root (the config file's folder, else ``cwd``)."""
-    if explicit:
-        return explicit
-    if os.environ.get("EVALKIT_DATABASE_URL"):
+    source = database_source(explicit, config)
+    if source == "--database":
+        return explicit  # type: ignore[return-value]
+    if source == "EVALKIT_DATABASE_URL":
         return os.environ["EVALKIT_DATABASE_URL"]
-    url = getattr(config, "database", None)
-    if url:
+    if source == "config":
+        url: str = config.database
         if url.startswith("sqlite:///") and not url.startswith(("sqlite:////", "sqlite:///~")) and config.path is not None:
             return f"sqlite:///{config.root / url[len('sqlite:///'):]}"
         return url
