@@ -171,3 +171,10 @@ def test_a_missing_store_is_explained_by_what_chose_it(evalkit_cli, project) -> 
     (project / "evalkit.toml").write_text("")
     default = evalkit_cli("history", "evalkit.smoke")
     assert default.code == 2 and "The default store sits next to the configuration file" in default.stderr
+
+
+def test_words_quoted_back_by_a_usage_error_show_their_control_characters(evalkit_cli) -> None:
+    for argv in (("run", "x", "--bo\x1b[31mgus"), ("--bo\x1b[31mgus", "3", "run", "x"), ("hist\x07ory",)):
+        result = evalkit_cli(*argv)
+        assert result.code == 2 and "\x1b" not in result.stderr and "\x07" not in result.stderr, result.stderr
+        assert "\\x1b[31m" in result.stderr or "\\x07" in result.stderr

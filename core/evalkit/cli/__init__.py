@@ -44,9 +44,11 @@ class EvalkitArgumentParser(argparse.ArgumentParser):
         if _one_command_parse:
             raise _OneCommandParseFailed(message)
         message += _suggestion(self, message)
+        from ..printable import visible
         from ..shapes import clipped_lines
 
-        super().error(clipped_lines(message))
+        # The words quoted back come from the command line (a pasted escape sequence, a NUL).
+        super().error(clipped_lines(visible(message, keep="\n")))
 
     def _print_message(self, message: str, file: IO[str] | None = None) -> None:
         if file is sys.stdout and message:
