@@ -10,7 +10,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from evalkit.textfiles import FileTooLarge, NotARegularFile, open_regular_file, read_whole_file, write_text_file
+from evalkit import textfiles
+from evalkit.textfiles import (
+    FileTooLarge,
+    NoReaderOnPipe,
+    NotARegularFile,
+    append_text_file,
+    open_regular_file,
+    read_whole_file,
+    write_text_file,
+)
 
 
 def test_a_new_file_and_its_folder_are_created_with_the_umasks_mode(tmp_path: Path) -> None:
@@ -107,3 +116,90 @@ def test_a_file_past_the_limit_is_refused_naming_the_limit(tmp_path: Path) -> No
 def test_a_folder_is_refused_as_a_folder(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError):
         read_whole_file(tmp_path, 100)
+
+
+def _failing_midway() -> Iterator[str]:
+    yield "new, half"
+    raise ValueError("the writer failed")
+
+
+def test_a_links_target_is_replaced_whole_never_half_written(tmp_path: Path) -> None:
+    (tmp_path / "real.txt").write_text("old")
+    os.chmod(tmp_path / "real.txt", 0o640)
+    (tmp_path / "link.txt").symlink_to("real.txt")
+    with pytest.raises(ValueError, match="the writer failed"):
+        write_text_file(tmp_path / "link.txt", _failing_midway())
+    assert (tmp_path / "real.txt").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.txt", "real.txt"], "no temporary file left"
+    before = (tmp_path / "real.txt").stat().st_ino
+    write_text_file(tmp_path / "link.txt", ["new"])
+    assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "real.txt").read_text() == "new"
+    assert (tmp_path / "real.txt").stat().st_ino != before, "replaced by a rename, not written into"
+    assert stat.S_IMODE((tmp_path / "real.txt").stat().st_mode) == 0o640, "the target keeps its permissions"
+
+
+def test_a_link_to_a_file_in_another_folder_is_replaced_there(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "summary.md").write_text("old\n")
+    (tmp_path / "summary.md").symlink_to(tmp_path / "elsewhere" / "summary.md")
+    append_text_file(tmp_path / "summary.md", ["more\n"])
+    assert (tmp_path / "elsewhere" / "summary.md").read_text() == "old\nmore\n"
+    assert [p.name for p in (tmp_path / "elsewhere").iterdir()] == ["summary.md"]
+
+
+def test_an_append_is_whole_or_not_at_all(tmp_path: Path) -> None:
+    summary = tmp_path / "step_summary.md"
+    summary.write_text("# earlier step\n")
+    append_text_file(summary, ["# evalkit\n", "all good\n"])
+    assert summary.read_text() == "# earlier step\n# evalkit\nall good\n"
+    with pytest.raises(ValueError, match="the writer failed"):
+        append_text_file(summary, _failing_midway())
+    assert summary.read_text() == "# earlier step\n# evalkit\nall good\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["step_summary.md"]
+    append_text_file(tmp_path / "new.md", ["first\n"])
+    assert (tmp_path / "new.md").read_text() == "first\n"
+
+
+@pytest.mark.parametrize("write", [write_text_file, append_text_file])
+def test_a_named_pipe_with_no_reader_is_refused_not_waited_on_for_ever(tmp_path: Path, write) -> None:
+    pipe = tmp_path / "report.xml"
+    os.mkfifo(pipe)
+    with pytest.raises(NoReaderOnPipe) as caught:
+        write(pipe, ["<a/>"])
+    assert caught.value.strerror.startswith("no reader on the pipe")
+    assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
+
+
+def test_a_link_to_a_named_pipe_with_no_reader_is_refused(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "link").symlink_to("pipe")
+    with pytest.raises(NoReaderOnPipe, match="no reader on the pipe"):
+        write_text_file(tmp_path / "link", ["x"])
+    assert (tmp_path / "link").is_symlink()
+
+
+def test_a_pipe_whose_reader_stops_taking_data_ends_the_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textfiles, "PIPE_STALL_S", 0.2)
+    pipe = tmp_path / "export.trec"
+    os.mkfifo(pipe)
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)  # open, and never read
+    try:
+        with pytest.raises(NoReaderOnPipe, match="took no data"):
+            write_text_file(pipe, ["x" * 1_000_000])
+    finally:
+        os.close(reader)
+
+
+def test_a_descriptor_name_is_written_into_never_replaced(tmp_path: Path) -> None:
+    target = tmp_path / "redirected.txt"
+    with open(target, "w") as held:
+        write_text_file(Path(f"/proc/self/fd/{held.fileno()}"), ["through the descriptor\n"])
+    assert target.read_text() == "through the descriptor\n"
+
+
+def test_a_loop_of_links_is_named_by_the_system(tmp_path: Path) -> None:
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    with pytest.raises(OSError) as caught:
+        write_text_file(tmp_path / "a", ["x"])
+    assert caught.value.strerror == "Too many levels of symbolic links"

@@ -1,10 +1,15 @@
-"""Files a user named: written whole or not at all, never over a device, pipe or link; read only
-when they are regular files of a bounded size.
+"""Files a user named: written whole or not at all, never over a device or pipe; read only when
+they are regular files of a bounded size.
 
-Reports and TREC files are CI artifacts: a reader must never see half of one, so a regular file
-is written to a temporary file beside it and renamed over it at once. Renaming over anything
-else would destroy it: ``-o /dev/full`` (as root) once put a regular file where the device was.
-A symbolic link, a named pipe or a device is therefore written into as ``>`` would.
+Reports, exports and the step summary are CI artifacts: a reader must never see half of one, so a
+regular file is written to a temporary file in its own folder and renamed over it at once, or not
+changed at all (a full disk, a writer that fails midway). A symbolic link is followed and its
+target is replaced whole the same way; the link stays a link. Renaming over anything else would
+destroy it: ``-o /dev/full`` (as root) once put a regular file where the device was. A named pipe
+or a device is therefore written into as ``>`` would, and so is whatever ``/dev/stdout`` or
+``/proc/self/fd/N`` names (a shell's redirection must keep its file). A named pipe with no reader
+is refused within :data:`PIPE_READER_WAIT_S` (:class:`NoReaderOnPipe`: opening it for writing
+blocked for ever), and a reader that takes no data for :data:`PIPE_STALL_S` ends the write.
 
 A file read is a regular file, or for a file read whole a pipe too (``--config <(…)``), and a
 file read whole has a size limit: ``/dev/zero`` or ``/dev/urandom`` named as a configuration, a
@@ -18,13 +23,20 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import select
+import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["FileTooLarge", "NotARegularFile", "open_regular_file", "read_whole_file", "write_text_file"]
+__all__ = [
+    "FileTooLarge", "NoReaderOnPipe", "NotARegularFile", "PIPE_READER_WAIT_S", "PIPE_STALL_S",
+    "append_text_file", "open_regular_file", "read_whole_file", "write_text_file",
+]
 
 
 class NotARegularFile(OSError):
@@ -69,25 +81,119 @@ def read_whole_file(path: str | os.PathLike[str], limit: int) -> bytes:
     return data
 
 
+#: How long (seconds) a named pipe to write is waited on for a reader before it is refused.
+PIPE_READER_WAIT_S = 1.0
+#: How long (seconds) the reader of a named pipe may take no data before the write is given up.
+PIPE_STALL_S = 60.0
+#: Names that stand for a file another program holds open (``/dev/stdout``, ``/dev/fd/1``,
+#: ``/proc/self/fd/1``): written into, never replaced, whatever they point at.
+_DESCRIPTOR_NAME = re.compile(r"/(?:dev/(?:stdout|stderr|fd/)|proc/[^/]+/fd/)")
+
+
+class NoReaderOnPipe(OSError):
+    """A named pipe to write has no reader (``strerror`` says so), or its reader stopped taking data."""
+
+
 def write_text_file(path: Path, chunks: Iterable[str]) -> None:
     """Write ``chunks`` to ``path`` (UTF-8, ``\\n`` line ends; a lone surrogate — a stored name
-    that was not UTF-8 — as its escape ``\\udcff``, which JSON reads back): a regular file or a new one is
-    replaced whole (its folder is created); a link, pipe or device is written into. An
-    ``OSError`` (a full disk, a folder where the file should be) leaves any earlier file as it was."""
-    if path.is_symlink() or (path.exists() and not path.is_file() and not path.is_dir()):
-        with open(path, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
+    that was not UTF-8 — as its escape ``\\udcff``, which JSON reads back).
+
+    A regular file or a new one is replaced whole (its folder is created); a symbolic link's
+    target likewise, the link kept; a named pipe or a device is written into (a pipe without a
+    reader raises :class:`NoReaderOnPipe`). An ``OSError`` (a full disk, a folder where the file
+    should be) or an exception from ``chunks`` leaves any earlier file as it was.
+    """
+    _write(Path(path), chunks, append=False)
+
+
+def append_text_file(path: Path, chunks: Iterable[str]) -> None:
+    """Add ``chunks`` at the end of ``path`` (``$GITHUB_STEP_SUMMARY``) as :func:`write_text_file`
+    writes: a regular file gets its old text and the new in one replacement, or stays as it was."""
+    _write(Path(path), chunks, append=True)
+
+
+def _write(path: Path, chunks: Iterable[str], *, append: bool) -> None:
+    try:
+        mode_bits: int | None = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode_bits = None  # nothing there, or a link to nothing: created
+    if mode_bits is not None and stat.S_ISDIR(mode_bits):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if mode_bits is not None and stat.S_ISFIFO(mode_bits):
+        _write_pipe(path, chunks)
+        return
+    if (mode_bits is not None and not stat.S_ISREG(mode_bits)) or _names_a_descriptor(path):
+        with open(path, "a" if append else "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
             out.writelines(chunks)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    if target is path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    _replace(target, chunks, append=append)
+
+
+def _names_a_descriptor(path: Path) -> bool:
+    """True when ``path``, or the link it is, names another program's open file (``/dev/stdout``,
+    ``/proc/self/fd/1``): standard output redirected to a file must keep writing into that file."""
+    if _DESCRIPTOR_NAME.match(os.path.abspath(path)):
+        return True
+    return path.is_symlink() and _DESCRIPTOR_NAME.match(os.readlink(path)) is not None
+
+
+def _replace(target: Path, chunks: Iterable[str], *, append: bool) -> None:
+    """Write a temporary file beside ``target`` and rename it over ``target`` (after its old
+    bytes when ``append``), keeping an existing file's permission bits."""
     try:
-        os.chmod(temporary, 0o666 & ~_umask())
+        old = os.stat(target)
+    except FileNotFoundError:
+        old = None
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        os.chmod(temporary, stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_umask())
         with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
+            if append and old is not None:
+                with open(target, "rb") as before:
+                    out.flush()
+                    shutil.copyfileobj(before, out.buffer)
             out.writelines(chunks)
-        os.replace(temporary, path)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _write_pipe(path: Path, chunks: Iterable[str]) -> None:
+    """Write into the named pipe ``path``: refused when no reader opens it within
+    :data:`PIPE_READER_WAIT_S`, given up when its reader takes nothing for :data:`PIPE_STALL_S`."""
+    deadline = time.monotonic() + PIPE_READER_WAIT_S
+    while True:
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+            if time.monotonic() >= deadline:
+                raise NoReaderOnPipe(
+                    errno.ENXIO, f"no reader on the pipe (waited {PIPE_READER_WAIT_S:g} s for one)", str(path)
+                ) from None
+            time.sleep(0.02)
+    try:
+        for chunk in chunks:
+            data = memoryview(chunk.encode("utf-8", "backslashreplace"))
+            while data:
+                try:
+                    data = data[os.write(descriptor, data):]
+                except BlockingIOError:
+                    _, ready, _ = select.select([], [descriptor], [], PIPE_STALL_S)
+                    if not ready:
+                        raise NoReaderOnPipe(
+                            errno.ETIMEDOUT, f"the reader of the pipe took no data for {PIPE_STALL_S:g} s", str(path)
+                        ) from None
+    finally:
+        os.close(descriptor)
 
 
 def _umask() -> int:

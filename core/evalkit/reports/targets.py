@@ -19,7 +19,7 @@ import attrs
 
 from .. import registry
 from ..errors import PLUGIN_FAILURES, UsageError
-from ..textfiles import write_text_file
+from ..textfiles import append_text_file, write_text_file
 from .contract import DefaultDestination, Reporter
 from .model import Report
 
@@ -155,8 +155,7 @@ def deliver(rendered: Sequence[RenderedReport], *, stdout: TextIO | None = None)
                 stream.write(text)
                 stream.flush()
             elif item.append:
-                with open(item.destination, "a", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
-                    out.write(text)
+                append_text_file(Path(item.destination), (text,))
             else:
                 write_text_file(Path(item.destination), (text,))
         except OSError as exc:
