@@ -759,3 +759,55 @@ def test_a_missing_set_lists_the_sets_here_and_a_stalled_provider_only_delays_th
     assert time.monotonic() - started < 30
     shown = cli("show")
     assert shown.code == 2 and "run ids: `evalkit history SET` lists a set's stored runs" in shown.stderr
+
+
+# --- issue 34: trust boundaries -------------------------------------------------------------------
+
+SLASHED_KEY = "sk-hostile/KEY+0123456789abcdef"
+
+
+def echoed_forms(secret: str) -> dict[str, str]:
+    """The forms an endpoint may echo a key back in: JSON-escaped, percent-encoded, Basic auth."""
+    import base64
+    import re
+    import urllib.parse
+
+    return {
+        "json slash": secret.replace("/", "\\/"),
+        "json u002f": secret.replace("/", "\\u002f"),
+        "json every character": "".join(f"\\u{ord(c):04X}" for c in secret),
+        "percent upper": urllib.parse.quote(secret, safe=""),
+        "percent lower": re.sub("%[0-9A-F]{2}", lambda hex_pair: hex_pair.group().lower(), urllib.parse.quote(secret, safe="")),
+        "basic auth": base64.b64encode(f"svc:{secret}".encode()).decode(),
+    }
+
+
+def assert_no_form_anywhere(secret: str, project: Path, *texts: str) -> None:
+    """Neither ``secret`` nor any echoed form of it in a printed text, a file or the store."""
+    forms = [secret, *echoed_forms(secret).values()]
+    files = [*database(project).parent.glob("results.db*"), *project.glob("report.*")]
+    for form in forms:
+        for text in texts:
+            assert form not in text, form
+        for path in files:
+            assert form.encode() not in path.read_bytes(), (form, path.name)
+
+
+@pytest.mark.parametrize("privacy", ["redacted", "full"])
+def test_issue34_02_a_key_echoed_escaped_or_encoded_is_scrubbed_everywhere(cli, project, chat_server, privacy) -> None:
+    forms = echoed_forms(SLASHED_KEY)
+    # The endpoint echoes the key in every form in its answers, and percent-encoded in an error body.
+    chat_server.responder = lambda body: "you sent " + " | ".join(forms.values())
+    chat_server.fail_at(2, Fault.http_error(400, body=f"bad key {forms['percent lower']} / {forms['json u002f']}"))
+    env = configure_openai(project, chat_server, base_url=chat_server.base_url, privacy=privacy)
+    env["EVALKIT_TEST_KEY"] = SLASHED_KEY
+    reports = ["--report", "junit:report.xml", "--report", "html:report.html", "--report", "markdown:report.md", "--report", "json:report.json"]
+    table = cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", *reports, env=env)
+    as_json = cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--json", env=env)
+    assert table.code == 3, table.stdout + table.stderr  # the case that met the error
+    assert "you sent ***" in as_json.stdout and "bad key ***" in table.stdout
+    run_id = as_json.json()["run_id"]
+    shown = cli("show", run_id)
+    shown_json = cli("show", run_id, "--json")
+    assert "***" in shown_json.stdout
+    assert_no_form_anywhere(SLASHED_KEY, project, table.stdout, table.stderr, as_json.stdout, shown.stdout, shown_json.stdout)

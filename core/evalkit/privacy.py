@@ -3,10 +3,17 @@
 ``metadata`` keeps aggregates, per-case verdicts and the serving-identity proof, and no text from
 answers or judges; ``redacted`` keeps that text with secrets and e-mail addresses replaced by
 ``***``; ``full`` keeps everything. Error messages are always scrubbed.
+
+A secret a component declares is removed in every form it may come back in — an endpoint that
+echoes the key JSON-escaped (``sk-abc\\/def``, ``\\u002f``), percent-encoded, HTML-escaped, or
+base64-encoded as ``user:key`` for HTTP Basic authentication — by :func:`remove_secrets`, the one
+function every printed and stored text passes through.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
 import re
 import weakref
 from collections.abc import Iterable
@@ -21,6 +28,7 @@ __all__ = [
     "remember_secret_holder",
     "remove_secrets",
     "secrets_to_hide",
+    "secret_pattern",
     "MIN_SECRET_LENGTH",
     "REDACTED_DETAIL_CHARS",
     "REDACTION",
@@ -52,15 +60,134 @@ def is_scrubbable(secret: str) -> bool:
 
 
 def remove_secrets(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every exact value of ``secrets`` (credentials a component sends) replaced by ``***``.
+    """``text`` with every value of ``secrets`` (credentials a component sends) replaced by ``***``,
+    in each form an endpoint or a log may echo it back in (:func:`secret_pattern`).
 
     Values shorter than :data:`MIN_SECRET_LENGTH` are left alone: they are no real secret, and
     replacing them would mangle ordinary text.
     """
+    matcher = _matcher_of(secrets)
+    if matcher is None:
+        return text
+    pattern, cores = matcher
+    spans: list[list[int]] = []
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        if match.group() in cores:  # the whole base64 word: its other characters carry bits of the key
+            while start > 0 and text[start - 1] in _BASE64_CHARACTERS:
+                start -= 1
+            while end < len(text) and text[end] in _BASE64_CHARACTERS:
+                end += 1
+            while end < len(text) and text[end] == "=":
+                end += 1
+        while spans and start <= spans[-1][1]:  # overlapping or touching: one replacement
+            before, after = spans.pop()
+            start, end = min(start, before), max(end, after)
+        spans.append([start, end])
+    if not spans:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for start, end in spans:
+        pieces += (text[last:start], REDACTION)
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+#: A compiled alternation and the base64 cores among its alternatives.
+_Matcher = tuple[re.Pattern[str], frozenset[str]]
+#: The pattern of each tuple of secrets :func:`remove_secrets` was given as it was given: a run
+#: passes the same tuple for every text, and sorting it each time cost more than the search.
+_MATCHER_OF_TUPLE: dict[tuple[Any, ...], _Matcher | None] = {}
+
+
+def _matcher_of(secrets: Iterable[str]) -> _Matcher | None:
+    if not secrets:
+        return None
+    if type(secrets) is not tuple:
+        return _matcher(_scrubbable(secrets))
+    try:
+        return _MATCHER_OF_TUPLE[secrets]
+    except KeyError:
+        pass
+    except TypeError:  # a value that is not hashable: not a secret either
+        return _matcher(_scrubbable(secrets))
+    if len(_MATCHER_OF_TUPLE) >= 256:
+        _MATCHER_OF_TUPLE.clear()
+    matcher = _MATCHER_OF_TUPLE[secrets] = _matcher(_scrubbable(secrets))
+    return matcher
+
+
+def _scrubbable(secrets: Iterable[str]) -> tuple[str, ...]:
+    """The distinct scrubbable values of ``secrets``, in one order (the cache key of their pattern)."""
+    return tuple(sorted({s for s in secrets if isinstance(s, str) and is_scrubbable(s)}))
+
+
+#: The characters of base64 (standard and URL-safe) a word holding an encoded secret is made of.
+_BASE64_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_")
+#: JSON's two-character escapes, and the entities of HTML's escaping, by the character they stand for.
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_HTML_ESCAPES = {"&": ("&amp;",), "<": ("&lt;",), ">": ("&gt;",), '"': ("&quot;", "&#34;", "&#x22;"), "'": ("&#x27;", "&#39;")}
+
+
+def secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One compiled alternation matching every value of ``secrets`` (none: ``None``) as written and
+    as echoed: JSON-escaped (``\\/``, and any character as ``\\u002f`` in either case, surrogate
+    pairs included), percent-encoded (any character as ``%2F`` or ``%2f``, a space as ``+``),
+    HTML-escaped, or any mix of these one character at a time; and inside base64 — of the value,
+    or of ``user:value`` as HTTP Basic authentication sends it, whatever the user — which
+    :func:`remove_secrets` widens to the whole base64 word. Longer values first, so a value holding
+    another is replaced whole. Cached: a run asks for the same values every time."""
+    matcher = _matcher(_scrubbable(secrets))
+    return matcher[0] if matcher is not None else None
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher(secrets: tuple[str, ...]) -> _Matcher | None:
+    """:func:`secret_pattern` and its base64 cores. Every alternative starts with one literal
+    character (the first character's forms are spelled out), so the search skips in C to the
+    places where a secret can start."""
+    if not secrets:
+        return None
+    alternatives: list[str] = []
     for secret in sorted(secrets, key=len, reverse=True):
-        if isinstance(secret, str) and is_scrubbable(secret):
-            text = text.replace(secret, REDACTION)
-    return text
+        rest = "".join(f"(?:{'|'.join(_character_forms(c))})" for c in secret[1:])
+        alternatives += (first + rest for first in _character_forms(secret[0]))
+    cores = _base64_cores(secrets)
+    alternatives += (re.escape(core) for core in sorted(cores, key=len, reverse=True))
+    return re.compile("|".join(alternatives)), cores
+
+
+def _character_forms(character: str) -> list[str]:
+    """Regular expressions for ``character`` and each form it may be echoed in."""
+    forms = [re.escape(character)]
+    if character in _JSON_ESCAPES:
+        forms.append(re.escape(_JSON_ESCAPES[character]))
+    forms += (re.escape(entity) for entity in _HTML_ESCAPES.get(character, ()))
+    units = character.encode("utf-16-be", "surrogatepass")
+    forms.append("".join(rf"\\u(?i:{units[i]:02x}{units[i + 1]:02x})" for i in range(0, len(units), 2)))
+    forms.append("".join(f"%(?i:{byte:02x})" for byte in character.encode("utf-8", "surrogatepass")))
+    if character == " ":
+        forms.append(r"\+")
+    return forms
+
+
+def _base64_cores(secrets: tuple[str, ...]) -> frozenset[str]:
+    """The base64 characters that only a secret's bytes decide, for each of the three places it can
+    start at in a byte string (``user:`` before it is 5 bytes long, ``:`` 1), in the standard and
+    the URL-safe alphabet: whatever comes before or after, an encoding holding the secret holds
+    one of these."""
+    cores: set[str] = set()
+    for secret in secrets:
+        data = secret.encode("utf-8", "surrogatepass")
+        for shift in range(3):
+            encoded = base64.b64encode(bytes(shift) + data).decode("ascii")
+            first = -(-8 * shift // 6)  # the first character made only of the secret's bits
+            last = 8 * (shift + len(data)) // 6  # one past the last such character
+            core = encoded[first:last]
+            cores.update((core, core.replace("+", "-").replace("/", "_")))
+    return frozenset(cores)
 
 
 def scrub(text: str, extra_secrets: tuple[str, ...] = ()) -> str:

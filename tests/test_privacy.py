@@ -1,0 +1,83 @@
+"""A declared secret is removed from text in every form an endpoint may echo it back in."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import urllib.parse
+
+import pytest
+from evalkit.privacy import MIN_SECRET_LENGTH, REDACTION, remove_secrets, scrub, secret_pattern
+
+KEY = "sk-abc/def+ghi=jkl0123456789"
+
+
+def _unicode_escaped(text: str, upper: bool = False) -> str:
+    return "".join((f"\\u{ord(c):04X}" if upper else f"\\u{ord(c):04x}") for c in text)
+
+
+FORMS = {
+    "literal": KEY,
+    "JSON as json.dumps writes it": json.dumps(KEY)[1:-1],
+    "JSON with a slash escaped": KEY.replace("/", "\\/"),
+    "JSON with \\u002f": KEY.replace("/", "\\u002f"),
+    "JSON with \\u002F": KEY.replace("/", "\\u002F"),
+    "JSON with every character escaped": _unicode_escaped(KEY),
+    "JSON with every character escaped, upper-case hex": _unicode_escaped(KEY, upper=True),
+    "percent-encoded, upper-case hex": urllib.parse.quote(KEY, safe=""),
+    "percent-encoded, lower-case hex": re.sub("%[0-9A-F]{2}", lambda pair: pair.group().lower(), urllib.parse.quote(KEY, safe="")),
+    "percent-encoded, every character": "".join(f"%{b:02x}" for b in KEY.encode()),
+    "base64 of the key": base64.b64encode(KEY.encode()).decode(),
+    "base64 of user:key (Basic)": base64.b64encode(f"user:{KEY}".encode()).decode(),
+    "base64 of a:key": base64.b64encode(f"a:{KEY}".encode()).decode(),
+    "base64 of ab:key": base64.b64encode(f"ab:{KEY}".encode()).decode(),
+    "URL-safe base64 of user:key": base64.urlsafe_b64encode(f"user:{KEY}".encode()).decode(),
+}
+
+
+@pytest.mark.parametrize("form", FORMS.values(), ids=FORMS.keys())
+def test_every_echoed_form_of_a_secret_is_replaced_whole(form: str) -> None:
+    assert remove_secrets(f"you sent {form}, thanks", (KEY,)) == f"you sent {REDACTION}, thanks"
+
+
+def test_a_basic_authorization_header_is_replaced_with_its_padding() -> None:
+    header = "Basic " + base64.b64encode(f"svc:{KEY}".encode()).decode()
+    assert remove_secrets(f"echo: Authorization: {header}.", [KEY]) == f"echo: Authorization: Basic {REDACTION}."
+
+
+def test_characters_a_secret_shares_with_text_are_left_alone() -> None:
+    text = "sk-abc and def+ghi are ordinary words; 50% of %2F is fine; c2stYWJj"
+    assert remove_secrets(text, (KEY,)) == text
+
+
+def test_a_secret_holding_another_is_replaced_whole_and_short_values_are_kept() -> None:
+    inner = "token-12345678"
+    outer = f"{inner}-and-more"
+    assert remove_secrets(f"[{outer}] [{inner}]", (inner, outer)) == f"[{REDACTION}] [{REDACTION}]"
+    short = "x" * (MIN_SECRET_LENGTH - 1)
+    assert remove_secrets(f"text {short}", (short,)) == f"text {short}"
+    assert secret_pattern((short,)) is None
+
+
+def test_non_ascii_secrets_and_escapes_of_their_surrogate_pairs() -> None:
+    secret = "päss-wörd-€-😀-0123"
+    escaped = json.dumps(secret)[1:-1]  # ensure_ascii: \u00e4, \u20ac, \ud83d\ude00
+    assert "\\ud83d\\ude00" in escaped
+    for form in (secret, escaped, urllib.parse.quote(secret), base64.b64encode(f"me:{secret}".encode()).decode()):
+        assert remove_secrets(f"<{form}>", [secret]) == f"<{REDACTION}>", form
+
+
+def test_the_pattern_is_compiled_once_per_set_of_secrets() -> None:
+    assert secret_pattern((KEY, "another-secret-value")) is secret_pattern(("another-secret-value", KEY, KEY))
+
+
+def test_an_html_escaped_secret_is_replaced() -> None:
+    secret = "p&ss<w>rd\"0123'"
+    escaped = secret.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#x27;")
+    assert remove_secrets(f"<td>{escaped}</td>", [secret]) == f"<td>{REDACTION}</td>"
+
+
+def test_scrub_removes_declared_secrets_in_their_echoed_forms_too() -> None:
+    echoed = " ".join((KEY.replace("/", "%2F"), KEY.replace("/", "\\/")))
+    assert scrub(f"echo {echoed}", (KEY,)) == f"echo {REDACTION} {REDACTION}"
