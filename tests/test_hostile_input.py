@@ -38,8 +38,8 @@ def hostile_env(plugin_dists) -> dict[str, str]:
 def cli(evalkit_cli, hostile_env):
     """``evalkit`` with the hostile distribution installed; extra environment merges in."""
 
-    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120):
-        return evalkit_cli(*args, env={**hostile_env, **(env or {})}, timeout=timeout)
+    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120, cwd: Path | None = None):
+        return evalkit_cli(*args, env={**hostile_env, **(env or {})}, timeout=timeout, cwd=cwd)
 
     return run
 
@@ -811,3 +811,67 @@ def test_issue34_02_a_key_echoed_escaped_or_encoded_is_scrubbed_everywhere(cli, 
     shown_json = cli("show", run_id, "--json")
     assert "***" in shown_json.stdout
     assert_no_form_anywhere(SLASHED_KEY, project, table.stdout, table.stderr, as_json.stdout, shown.stdout, shown_json.stdout)
+
+
+def plant_hostile_config(folder: Path, server) -> Path:
+    """``folder/evalkit.toml`` as someone else would plant it: their endpoint, and the CI's token."""
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "evalkit.toml"
+    config.write_text(
+        f'database = "sqlite:///{folder}/theirs.db"\n'
+        '[providers.prod]\nadapter = "openai"\nmodel = "gpt-test"\n'
+        f'base_url = "{server.base_url}"\napi_key_env = "GITHUB_TOKEN"\n'
+    )
+    (folder / "work").mkdir()
+    return config
+
+
+@pytest.mark.parametrize("planted", ["in a folder anyone can write (/tmp)", "owned by another user"])
+def test_issue34_01_a_configuration_someone_else_wrote_is_refused_before_anything_is_sent(
+    cli, tmp_path, chat_server, planted
+) -> None:
+    shared = tmp_path / "tmp"
+    config = plant_hostile_config(shared, chat_server)
+    if planted.startswith("owned"):
+        if os.geteuid() != 0:
+            pytest.skip("giving a file to another user (uid 65534) needs root")
+        os.chown(config, 65534, -1)
+        reason = "is owned by"
+    else:
+        os.chmod(shared, 0o1777)
+        reason = "is writable by others (mode 1777)"
+    work = shared / "work"
+    env = {"GITHUB_TOKEN": "ghp_" + "x" * 36}
+    for command in (["run", "arith.basic", "--provider", "prod"], ["list", "sets"], ["validate"], ["history", "arith.basic"]):
+        result = cli(*command, env=env, cwd=work)
+        assert result.code == 2, (command, result.stdout, result.stderr)
+        assert f"refusing the configuration file {config}" in result.stderr and reason in result.stderr
+        assert f"--config {config}" in result.stderr and "EVALKIT_TRUSTED_CONFIG_DIRS" in result.stderr
+        assert "Traceback" not in result.stderr
+    assert chat_server.request_count == 0, "nothing was sent to the planted endpoint"
+    assert not (shared / "theirs.db").exists() and not (work / ".evalkit").exists(), "no store was opened"
+    trusted = cli("run", "arith.basic", "--provider", "prod", env={**env, "EVALKIT_TRUSTED_CONFIG_DIRS": str(shared)}, cwd=work)
+    assert trusted.code in (0, 1, 3) and chat_server.request_count > 0, "trusted by name, it is used"
+
+
+def test_issue34_01_naming_a_configuration_with_evalkit_config_trusts_it(cli, tmp_path, chat_server) -> None:
+    shared = tmp_path / "tmp"
+    config = plant_hostile_config(shared, chat_server)
+    os.chmod(shared, 0o1777)
+    result = cli("history", "arith.basic", env={"EVALKIT_CONFIG": str(config)}, cwd=shared / "work")
+    assert "refusing" not in result.stderr and str(shared / "theirs.db") in result.stderr  # it looked in their store
+    empty = cli("list", "sets", env={"EVALKIT_CONFIG": ""}, cwd=shared / "work")
+    assert empty.code == 2 and "EVALKIT_CONFIG is set but empty" in empty.stderr
+
+
+@pytest.mark.parametrize("pyproject", ["[tool]\nevalkit = 5\n", '[tool]\nevalkit = "yes"\n'])
+def test_issue34_05_a_tool_evalkit_that_is_not_a_table_is_named_from_every_folder(cli, project, pyproject) -> None:
+    (project / "pyproject.toml").write_text(pyproject)
+    (project / "src" / "deep").mkdir(parents=True)
+    for cwd, command in ((project, ["list", "sets"]), (project / "src" / "deep", ["run", "arith.basic"]), (project / "src", ["validate"])):
+        result = cli(*command, cwd=cwd)
+        assert result.code == 2, (command, result.stderr)
+        assert f"{project / 'pyproject.toml'}: [tool] evalkit must be a table" in result.stderr
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    named = cli("--config", str(project / "pyproject.toml"), "list", "sets", cwd=Path("/"))
+    assert named.code == 2 and "[tool] evalkit must be a table" in named.stderr

@@ -1,10 +1,11 @@
 """Project configuration: ``evalkit.toml`` or ``[tool.evalkit]`` in ``pyproject.toml``.
 
-The file is found the way pytest finds its rootdir: ``--config`` wins; otherwise the current
-directory and then each parent is searched, and in each the first of ``evalkit.toml`` or a
-``pyproject.toml`` holding a ``[tool.evalkit]`` table is used. The folder holding that file is the
-project root: relative paths in the file, and the default SQLite store ``<root>/.evalkit/``, are
-resolved against it.
+The file is found the way pytest finds its rootdir: ``--config`` wins, then ``$EVALKIT_CONFIG``;
+otherwise the current directory and then each parent is searched, and in each the first of
+``evalkit.toml`` or a ``pyproject.toml`` holding a ``[tool.evalkit]`` table is used — unless
+someone else could have written it, which is refused (:mod:`evalkit.config_trust`). The folder
+holding that file is the project root: relative paths in the file, and the default SQLite store
+``<root>/.evalkit/``, are resolved against it.
 
 ::
 
@@ -48,7 +49,7 @@ from .shapes import finite_number, short_repr
 __all__ = [
     "Config", "ProviderInstance", "find_config", "load_config", "DEFAULT_MAX_ANSWER_BYTES", "PRIVACY_LEVELS", "ROUTING_KEYS",
     "DEFAULT_ANSWER_TIMEOUT_S",
-    "CONFIG_NAMES",
+    "CONFIG_NAMES", "CONFIG_VARIABLE", "named_config",
 ]
 
 #: The file names looked for in each folder, in order of preference.
@@ -221,9 +222,21 @@ def _read(path: Path) -> Mapping[str, Any]:
         raise ConfigError(f"{path} is not valid TOML: {TOO_MANY_DIGITS}") from None
     except RecursionError:
         raise ConfigError(f"{path} is not valid TOML: arrays or inline tables nested too deeply") from None
-    if path.name == "pyproject.toml":
-        return data.get("tool", {}).get("evalkit", {})
-    return data
+    if path.name != "pyproject.toml":
+        return data
+    tool = data.get("tool", {})
+    if not isinstance(tool, Mapping):
+        raise ConfigError(f"{path}: tool must be a table ([tool.evalkit] holds evalkit's configuration), got {_kind(tool)}")
+    table = tool.get("evalkit", {})
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{path}: [tool] evalkit must be a table ([tool.evalkit]), got {_kind(table)}")
+    return table
+
+
+def _kind(value: Any) -> str:
+    """What a TOML value is, for a message that must not quote it: ``an integer``, ``a string``."""
+    kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array"}
+    return next((name for type_, name in kinds.items() if isinstance(value, type_)), "a date or time")
 
 
 def _declares_evalkit(pyproject: Path) -> bool:
@@ -246,27 +259,53 @@ def _declares_evalkit(pyproject: Path) -> bool:
 
 def find_config(cwd: Path | None = None) -> Path | None:
     """The configuration file for ``cwd``: the nearest folder, walking up, with ``evalkit.toml`` or a
-    ``pyproject.toml`` holding ``[tool.evalkit]`` (``evalkit.toml`` first in the same folder)."""
+    ``pyproject.toml`` holding ``[tool.evalkit]`` (``evalkit.toml`` first in the same folder).
+
+    A file found that someone else could have written (another owner, or writable by others) is
+    refused with :class:`~evalkit.config_trust.UntrustedConfigError` before anything reads it as a
+    configuration: see :mod:`evalkit.config_trust`."""
+    from .config_trust import check_trusted
+
     start = (cwd or Path.cwd()).resolve()
     for folder in (start, *start.parents):
-        candidate = folder / "evalkit.toml"
-        if candidate.is_file():
-            return candidate
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file() and _declares_evalkit(candidate):
-            return candidate
+        for name in CONFIG_NAMES:
+            candidate = folder / name
+            if candidate.is_file() and (name == "evalkit.toml" or _declares_evalkit(candidate)):
+                check_trusted(candidate)
+                return candidate
     return None
 
 
-def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Config:
-    """Read ``path``, else the file :func:`find_config` finds from ``cwd``; an empty :class:`Config` when none."""
-    base = cwd or Path.cwd()
+#: The environment variable naming the configuration file, as ``--config`` does (``--config`` wins).
+CONFIG_VARIABLE = "EVALKIT_CONFIG"
+
+
+def named_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None) -> tuple[Path, str] | None:
+    """The configuration named explicitly, and by what: ``path`` (``--config``), else
+    ``$EVALKIT_CONFIG``; ``None`` when neither names one (then it is discovered)."""
     if path is not None:
-        chosen = Path(path)
+        return Path(path), "--config"
+    value = (os.environ if environ is None else environ).get(CONFIG_VARIABLE)
+    if value is None:
+        return None
+    if not value.strip():
+        raise ConfigError(f"{CONFIG_VARIABLE} is set but empty; name the configuration file, or unset it to look for one")
+    return Path(value), CONFIG_VARIABLE
+
+
+def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Config:
+    """Read ``path`` (``--config``), else ``$EVALKIT_CONFIG``, else the file :func:`find_config`
+    finds from ``cwd`` (refusing one someone else could have written); an empty :class:`Config`
+    when there is none."""
+    base = cwd or Path.cwd()
+    named = named_config(path)
+    if named is not None:
+        chosen, by = named
         if chosen.is_dir():
-            raise ConfigError(f"--config names the folder {chosen}; give the file (evalkit.toml or pyproject.toml)")
+            raise ConfigError(f"{by} names the folder {chosen}; give the file (evalkit.toml or pyproject.toml)")
         if not chosen.exists():
-            raise ConfigError(f"configuration file {chosen} does not exist")
+            named_by = "" if by == "--config" else f" (named by {by})"
+            raise ConfigError(f"configuration file {chosen}{named_by} does not exist")
     else:
         found = find_config(base)
         if found is None:
