@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 import attrs
 
 from .config import Config
+from .project_files import ProjectBoundary
 from .setfiles import (
     SUFFIXES,
     FileProblem,
@@ -131,11 +133,14 @@ def check_everything(config: Config) -> ValidationReport:
 
 
 def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
-    """The named files, folders and installed set identifiers."""
+    """The named files, folders and installed set identifiers. A file named is read wherever it is
+    (the user chose it); a file under a named folder only when it resolves inside that folder, the
+    project, or a place ``[sets] allow_outside`` lists."""
     kinds = _kinds()
     files: list[Path] = []
     identifiers: list[str] = []
     empty: list[SetProblem] = []
+    outside: list[FileProblem] = []
     for target in targets:
         path = Path(target)
         try:
@@ -149,14 +154,22 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
             inside = set_files_under(path)
             if not inside:  # `evalkit validate evals/` of a folder with no set file is no success
                 empty.append(SetProblem(target, f"is a folder holding no set file ({', '.join(SUFFIXES)})"))
-            files.extend(inside)
+            # the folder is named, so read wherever it is; a link in it that leads out of it and
+            # out of the project is not (evals/creds.yaml -> ~/.aws/credentials)
+            boundary = ProjectBoundary.of(config).allowing([path])
+            for file in inside:
+                reason = boundary.outside(os.path.abspath(file))
+                if reason is None:
+                    files.append(file)
+                else:
+                    outside.append(FileProblem(str(file), reason))
         elif found is not None or path.suffix.lower() in SUFFIXES:
             files.append(path)
         else:
             identifiers.append(target)
     loaded = load_set_files(files, kinds) if files else SetFiles()
     checked = _file_lines(loaded, None)
-    problems: list[Any] = [*empty, *loaded.problems]
+    problems: list[Any] = [*empty, *outside, *loaded.problems]
     if identifiers:
         more, found_problems, found, refused = _installed(config, kinds, identifiers)
         checked += more

@@ -14,18 +14,23 @@ and ``evalkit validate`` are thin layers over this module.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import glob
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..errors import ConfigError
 from .documents import SUFFIXES, FileSyntaxError, SetDocument, read_document
-from .problems import FileProblem, SetFileError, format_path
+from .problems import FileProblem, SetFileError, format_path, quoted
+
+if TYPE_CHECKING:
+    from ..project_files import ProjectBoundary
 
 __all__ = [
     "SUFFIXES",
@@ -60,6 +65,8 @@ class SetFiles:
 
 def configured_patterns(config: Any) -> tuple[str, ...]:
     """The ``[sets] paths`` patterns of a :class:`~evalkit.config.Config` (empty when absent)."""
+    from ..project_files import allowed_outside
+
     table = config.raw.get("sets")
     if table is None:
         return ()
@@ -69,18 +76,25 @@ def configured_patterns(config: Any) -> tuple[str, ...]:
     paths = table.get("paths", [])
     if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
         raise ConfigError(f'{where}: [sets] paths must be a list of file patterns, like ["evals/*.yaml"]')
-    unknown = sorted(set(table) - {"paths"})
+    unknown = sorted(set(table) - {"paths", "allow_outside"})
     if unknown:
-        raise ConfigError(f"{where}: [sets] has unknown key(s) {', '.join(unknown)}; it takes paths")
+        raise ConfigError(f"{where}: [sets] has unknown key(s) {', '.join(unknown)}; it takes paths and allow_outside")
+    allowed_outside(table, where)
     return tuple(paths)
 
 
-def expand_patterns(patterns: Iterable[str], root: Path) -> tuple[list[Path], list[FileProblem]]:
+def expand_patterns(
+    patterns: Iterable[str], root: Path, boundary: ProjectBoundary | None = None
+) -> tuple[list[Path], list[FileProblem]]:
     """The files the glob ``patterns`` name (relative to ``root``; ``**`` descends), in order.
 
     A folder named without wildcards stands for every set file under it (``folder/**/*`` with a
     set file's suffix). A pattern without wildcards that names nothing is a problem: a typo must
-    not hide a set. ``**`` visits each real folder once (see :func:`glob_once`).
+    not hide a set; so is one that names a loop of symbolic links, a link to nothing, a device or
+    a socket, each by its real cause (a named pipe is read: a set made on the fly). ``**`` visits
+    each real folder once (see :func:`glob_once`). With a ``boundary``, a file that resolves
+    outside the project and the places it allows is a problem naming it, and a pattern whose
+    folder lies outside them is one problem, its folders never walked (``/proc/**/*.json``).
     """
     files: list[Path] = []
     problems: list[FileProblem] = []
@@ -90,20 +104,67 @@ def expand_patterns(patterns: Iterable[str], root: Path) -> tuple[list[Path], li
             continue
         full = pattern if os.path.isabs(pattern) else os.path.join(root, pattern)
         if not glob.has_magic(pattern):
-            if os.path.isdir(full):
-                matches = [str(path) for path in set_files_under(full)]
-            elif os.path.isfile(full):
-                matches = [full]
-            else:
-                problems.append(FileProblem(pattern, f"is named in [sets] paths but does not exist (looked in {root})"))
+            found, cause = _what_is_there(full)
+            if cause is not None:
+                looked = f" (looked in {root})" if cause == "does not exist" else ""
+                problems.append(FileProblem(pattern, f"is named in [sets] paths but {cause}{looked}"))
                 continue
+            if found == "folder":
+                matches = [str(path) for path in set_files_under(full)]
+            else:
+                matches = [full]
         else:
-            matches = sorted(glob_once(full))
+            folder = _fixed_folder(full)
+            if boundary is not None and not boundary.may_hold_allowed(folder):
+                reason = boundary.outside(folder, folder=True)
+                problems.append(FileProblem(pattern, f"is named in [sets] paths but its folder {folder} {reason}"))
+                continue
+            matches = [m for m in sorted(glob_once(full)) if os.path.isfile(m)]
         for match in matches:
             path = Path(match)
-            if path.is_file() and path not in files:
-                files.append(path)
+            if path in files:
+                continue
+            reason = boundary.outside(path) if boundary is not None else None
+            if reason is not None:
+                problems.append(FileProblem(_shown(path, root), reason))
+                continue
+            files.append(path)
     return files, problems
+
+
+def _what_is_there(path: str) -> tuple[str, str | None]:
+    """``("folder" | "file", None)`` for a folder, a regular file or a named pipe at ``path``
+    (links followed); else ``("", cause)``, the real reason nothing can be read there."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return "", f"is a symbolic link to {os.readlink(path)}, which does not exist"
+        return "", "does not exist"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "", "is a loop of symbolic links (a link that leads back to itself)"
+        return "", f"cannot be looked up: {exc.strerror}"
+    if stat.S_ISDIR(mode):
+        return "folder", None
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
+        return "file", None
+    kind = "a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else "a socket"
+    return "", f"is {kind}, not a set file"
+
+
+def _fixed_folder(pattern: str) -> str:
+    """The folder a glob ``pattern`` starts in: its path up to the first part with a wildcard."""
+    parts = pattern.replace(os.sep, "/").split("/")
+    fixed = 0
+    while fixed < len(parts) and not glob.has_magic(parts[fixed]):
+        fixed += 1
+    return "/".join(parts[:fixed]) or ("/" if pattern.startswith("/") else os.curdir)
+
+
+def _shown(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` when it is under it (as problems show set files)."""
+    return str(_display(path, root))
 
 
 def glob_once(pattern: str) -> list[str]:
@@ -254,7 +315,7 @@ def load_set_files(
             first = declared.get(built_set.identifier)
             if first is not None:
                 problems.append(
-                    document.problem(where + ("identifier",), f"set {built_set.identifier!r} is already declared at {first.file}:{first.line}")
+                    document.problem(where + ("identifier",), f"set {quoted(built_set.identifier)} is already declared at {first.file}:{first.line}")
                 )
                 continue
             declared[built_set.identifier] = document.problem(where, "")
@@ -264,9 +325,11 @@ def load_set_files(
 
 def load_configured_sets(config: Any, kinds: Mapping[str, Any] | None = None) -> SetFiles:
     """Every set file the configuration's ``[sets] paths`` name, loaded with :func:`load_set_files`."""
+    from ..project_files import ProjectBoundary
+
     patterns = configured_patterns(config)
     if not patterns:
         return SetFiles()
-    files, problems = expand_patterns(patterns, config.root)
+    files, problems = expand_patterns(patterns, config.root, ProjectBoundary.of(config))
     loaded = load_set_files(files, kinds, config.root)
     return attrs.evolve(loaded, problems=tuple(problems) + loaded.problems)

@@ -22,7 +22,7 @@ import attrs
 
 from ..jsonparse import TOO_MANY_DIGITS, long_number_at, parse_json, too_many_digits
 from ..textfiles import read_whole_file
-from .problems import FileProblem, JsonPath
+from .problems import FileProblem, JsonPath, quoted, quoted_key
 
 __all__ = ["SUFFIXES", "FileSyntaxError", "SetDocument", "read_document"]
 
@@ -153,7 +153,25 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
     problems: list[FileProblem] = []
     if node is not None:
         _walk_yaml(node, (), positions, keys, problems, file)
+    not_text = [p for p in problems if p.reason.startswith(_KEY_NOT_TEXT)]
+    if not_text:  # nothing after the reader expects a key that is not text (null, a number): refuse here
+        raise FileSyntaxError(not_text)
     return SetDocument(file, data, positions, keys, tuple(problems))
+
+
+#: YAML tags a key may carry: text, and ``<<`` (a merge key, which the loader resolves away).
+_TEXT_KEY_TAGS = ("tag:yaml.org,2002:str", "tag:yaml.org,2002:merge")
+#: What a plain YAML key reads as, by the tag the resolver gave it.
+_KEY_READ_AS = {"null": "null", "bool": "a boolean", "int": "a number", "float": "a number", "timestamp": "a date"}
+_KEY_NOT_TEXT = "the key "
+
+
+def _key_not_text(key_node: Any) -> str | None:
+    """Why a YAML key is no text (``~``, ``1``, ``yes``, ``2024-01-01`` unquoted), else ``None``."""
+    if key_node.tag in _TEXT_KEY_TAGS:
+        return None
+    what = _KEY_READ_AS.get(key_node.tag.rsplit(":", 1)[-1], f"a value tagged {key_node.tag}")
+    return f"{_KEY_NOT_TEXT}{quoted(key_node.value)} is read as {what}, not as text; every key in a set file is text (put it in quotes)"
 
 
 #: How many values aliases may add to a YAML document beyond the ones written in it: this many,
@@ -242,8 +260,12 @@ def _walk_yaml(
                 continue
             key = key_node.value
             where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            not_text = _key_not_text(key_node)
+            if not_text is not None:
+                problems.append(FileProblem(str(file), not_text, path, *where))
+                continue
             if key in seen:
-                problems.append(FileProblem(str(file), f"key {key!r} appears more than once", path + (key,), *where))
+                problems.append(FileProblem(str(file), f"key {quoted_key(key)} appears more than once", path + (key,), *where))
             seen.add(key)
             keys[path + (key,)] = where
             _walk_yaml(value_node, path + (key,), positions, keys, problems, file)
@@ -327,7 +349,7 @@ def _scan_json(
 
 def _repeated_problems(file: Path, repeated: list[tuple[JsonPath, tuple[int, int]]]) -> Iterator[FileProblem]:
     for path, (line, column) in repeated:
-        yield FileProblem(str(file), f"key {path[-1]!r} appears more than once", path, line, column)
+        yield FileProblem(str(file), f"key {quoted_key(path[-1])} appears more than once", path, line, column)
 
 
 def _parse_json(file: Path, text: str, first_line: int = 1) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -10,12 +11,47 @@ import attrs
 from ..errors import SetValidationError
 from ..printable import visible
 
-__all__ = ["FileProblem", "JsonPath", "SetFileError", "format_path"]
+__all__ = ["MAX_QUOTED_CHARACTERS", "FileProblem", "JsonPath", "SetFileError", "format_path", "quoted"]
 
 #: A location inside a document: keys and list indexes from the top.
 JsonPath = tuple["str | int", ...]
 
 _IDENTIFIER_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+#: The longest text from a set file a problem quotes; a longer value is described, not quoted.
+MAX_QUOTED_CHARACTERS = 40
+
+
+def quoted(value: object, *, as_json: bool = False) -> str:
+    """A value read from a set file as a problem may show it: a short scalar as itself
+    (``'zero'``, ``5``, ``null``; ``"zero"`` ``as_json``), anything else by its type and size
+    (``a string of 58 characters``, ``a list of 3 items``). A file that is not a set file at all
+    (a link to ``~/.aws/credentials``) must not have its content quoted into a terminal, a report
+    or a CI log: a string is quoted only when it is at most :data:`MAX_QUOTED_CHARACTERS` long and
+    looks like no secret (:func:`evalkit.privacy.scrub`), with its control and format characters
+    escaped (``'a\\x1b[31m'``)."""
+    from ..privacy import scrub
+
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
+    if isinstance(value, (int, float)):
+        text = repr(value)
+        return text if len(text) <= MAX_QUOTED_CHARACTERS else f"a number of {len(text):,} characters"
+    if isinstance(value, str):
+        if len(value) <= MAX_QUOTED_CHARACTERS and scrub(value) == value:
+            return json.dumps(value, ensure_ascii=False) if as_json else repr(value)
+        return f"a string of {len(value):,} characters"
+    if isinstance(value, list):
+        return "[]" if not value else f"a list of {len(value):,} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, dict):
+        return "{}" if not value else f"a mapping of {len(value):,} key{'s' if len(value) != 1 else ''}"
+    return f"a value of type {type(value).__name__}"
+
+
+def quoted_key(key: object) -> str:
+    """A mapping key from a set file as a problem names it (``'contian'``, or its length)."""
+    shown = quoted(key)
+    return shown if shown[:1] in ("'", '"') else f"({shown})"
 
 
 def format_path(path: JsonPath) -> str:
@@ -24,10 +60,12 @@ def format_path(path: JsonPath) -> str:
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif not isinstance(part, str):  # a YAML key that is not text (null, a number), reported as such
+            out += f"[{quoted(part)}]"
         elif _IDENTIFIER_KEY.fullmatch(part):
             out += f".{part}" if out else part
         else:
-            out += f"[{part!r}]"
+            out += f"[{quoted_key(part)}]"
     return out
 
 

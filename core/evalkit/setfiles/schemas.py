@@ -12,7 +12,7 @@ from importlib import resources
 from typing import Any
 
 from .documents import SetDocument
-from .problems import FileProblem
+from .problems import FileProblem, quoted, quoted_key
 
 __all__ = ["SCHEMA_KINDS", "document_kind", "schema", "schema_problems", "schema_text"]
 
@@ -62,13 +62,15 @@ def schema_problems(document: SetDocument, kind: str) -> list[FileProblem]:
 
 
 def _problem(document: SetDocument, error: Any, defs: dict[str, Any]) -> list[FileProblem]:
+    """The problems one schema error stands for, describing a wrong value by its type and place,
+    never by quoting more than a short scalar of the file (:func:`~.problems.quoted`)."""
     path = tuple(error.absolute_path)
     instance = error.instance
     if error.validator == "additionalProperties" and isinstance(instance, dict):
         allowed = set(error.schema.get("properties", {}))
         extra = [k for k in instance if k not in allowed]
         known = ", ".join(sorted(allowed))
-        return [document.problem(path + (k,), f"unknown field {k!r}; allowed here: {known}", at_key=True) for k in extra]
+        return [document.problem(path + (k,), f"unknown field {quoted_key(k)}; allowed here: {known}", at_key=True) for k in extra]
     if error.validator == "oneOf" and error.schema is defs.get("assertion"):
         kinds = ", ".join(k for k in error.schema["properties"] if k not in ("name", "kind", "value"))
         return [document.problem(path, _ONE_KIND.format(kinds=kinds))]
@@ -77,22 +79,18 @@ def _problem(document: SetDocument, error: Any, defs: dict[str, Any]) -> list[Fi
     if error.validator == "pattern" and error.schema.get("pattern") == "\\S":
         return [document.problem(path, "must not be empty")]
     if error.validator == "pattern" and "description" in error.schema:
-        return [document.problem(path, f"{_short(instance)} does not match: {error.schema['description']}")]
+        return [document.problem(path, f"{quoted(instance, as_json=True)} does not match: {error.schema['description']}")]
     if error.validator == "dependentRequired":
         return [document.problem(path, "value: belongs to a plugin assertion kind; add kind: NAME")]
     if error.validator == "if":
         return []
-    return [document.problem(path, _shorten_message(error.message, instance))]
+    return [document.problem(path, _without_the_value(error.message, instance))]
 
 
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _shorten_message(message: str, instance: Any) -> str:
-    """jsonschema puts the whole offending value first; keep it short."""
+def _without_the_value(message: str, instance: Any) -> str:
+    """jsonschema's ``message`` with the offending value (which it writes whole, as ``repr``)
+    replaced by :func:`~.problems.quoted`: ``a string of 58 characters is not of type 'object'``."""
     full = repr(instance)
-    if message.startswith(full) and len(full) > 60:
-        return _short(instance) + message[len(full):]
-    return message
+    if full in message:
+        return message.replace(full, quoted(instance))
+    return message if len(message) <= 200 else message[:197] + "..."

@@ -16,7 +16,7 @@ from ..checks import AssertionKind
 from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ..questions import GoldenQuestion, GoldenQuestionSet
 from .documents import SetDocument
-from .problems import FileProblem, JsonPath
+from .problems import FileProblem, JsonPath, quoted
 
 __all__ = ["build_sets", "kernel_problems", "rule_problems", "set_entries"]
 
@@ -82,7 +82,7 @@ def _repeated_ids(
         if not isinstance(member_id, str) or _near(where + (key, index, "id"), flagged):
             continue
         if member_id in seen:
-            yield document.problem(where + (key, index, "id"), f"id {member_id!r} is already used by {key}[{seen[member_id]}]")
+            yield document.problem(where + (key, index, "id"), f"id {quoted(member_id)} is already used by {key}[{seen[member_id]}]")
         else:
             seen[member_id] = index
 
@@ -106,7 +106,7 @@ def _assertion_problems(
     kind_name, value, key = _assertion_parts(raw)
     if kind_name not in kinds:
         known = ", ".join(sorted(kinds))
-        return [document.problem(at + ("kind",), f"unknown assertion kind {kind_name!r}; known kinds: {known}")]
+        return [document.problem(at + ("kind",), f"unknown assertion kind {quoted(kind_name)}; known kinds: {known}")]
     try:
         issues = list(kinds[kind_name].validate(value))
     except Exception as exc:  # a plugin's validator must not hide the other problems

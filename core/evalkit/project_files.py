@@ -1,0 +1,150 @@
+"""Files a configuration or a set file names must lie inside the project, unless allowed.
+
+A cloned project is someone else's text: a set file that is a symbolic link to
+``~/.aws/credentials``, or ``[sets] paths = ["/proc/**/*.json"]``, would make evalkit read files
+that were never the project's and quote them in its messages, its reports and a CI log. So every
+file evalkit reads because the configuration or a set file names it must resolve (symbolic links
+followed) inside the project root — the configuration file's folder — or inside a place listed in
+``[sets] allow_outside``::
+
+    [sets]
+    paths = ["evals/*.yaml", "/srv/shared-evals/*.yaml"]
+    allow_outside = ["/srv/shared-evals", "~/datasets/**/*.jsonl"]   # folders, or globs
+
+A file named on the command line is the user's own choice and is read wherever it is. Every kind of
+file a configuration names calls :func:`check_inside_project` (or :meth:`ProjectBoundary.outside`
+where problems are collected rather than raised), so the rule is one rule.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .errors import ConfigError
+
+__all__ = ["ALLOW_OUTSIDE", "OutsideProjectError", "ProjectBoundary", "allowed_outside", "check_inside_project"]
+
+#: Where the configuration lists the places outside the project that may be read.
+ALLOW_OUTSIDE = "[sets] allow_outside"
+
+
+class OutsideProjectError(ConfigError):
+    """A file a configuration or a set file names resolves outside the project (exit 2)."""
+
+
+def allowed_outside(table: Any, where: str) -> tuple[str, ...]:
+    """The ``allow_outside`` entries of a ``[sets]`` table (checked: a list of non-empty strings)."""
+    if not isinstance(table, Mapping) or "allow_outside" not in table:
+        return ()
+    entries = table["allow_outside"]
+    if not isinstance(entries, list) or not all(isinstance(e, str) and e.strip() and "\x00" not in e for e in entries):
+        raise ConfigError(f'{where}: [sets] allow_outside must be a list of folders or globs, like ["/srv/shared-evals"]')
+    return tuple(entries)
+
+
+@attrs.frozen
+class ProjectBoundary:
+    """The project root and the places outside it a configuration allows to be read."""
+
+    #: The project root with its links resolved.
+    root: Path
+    #: ``allow_outside`` entries, absolute, with the links of their fixed part resolved.
+    allowed: tuple[str, ...] = ()
+    #: The configuration file the entries come from (for messages), if any.
+    config_path: Path | None = None
+
+    @classmethod
+    def of(cls, config: Any) -> ProjectBoundary:
+        """The boundary of a :class:`~evalkit.config.Config`: its root and its ``[sets] allow_outside``."""
+        root = Path(os.path.realpath(config.root))
+        where = str(config.path) if config.path is not None else "configuration"
+        entries = allowed_outside(config.raw.get("sets"), where)
+        return cls(root, tuple(_absolute(entry, root) for entry in entries), config.path)
+
+    def allowing(self, folders: Iterable[str | os.PathLike[str]]) -> ProjectBoundary:
+        """This boundary with ``folders`` allowed too (folders named on the command line)."""
+        extra = tuple(os.path.realpath(folder) for folder in folders)
+        return attrs.evolve(self, allowed=self.allowed + extra)
+
+    def outside(self, path: str | os.PathLike[str], *, folder: bool = False) -> str | None:
+        """``None`` when ``path`` (relative to the root; links followed) lies inside the project or
+        an allowed place, else why it may not be read — where it leads, and how to allow it —
+        to follow the path's name in a message (``evals/creds.yaml`` *resolves to …*)."""
+        absolute = os.path.abspath(os.path.join(self.root, path))
+        real = os.path.realpath(absolute)
+        if self._inside(real):
+            return None
+        leads = f"resolves to {real}, outside" if real != absolute else "lies outside"
+        place = real if folder else os.path.dirname(real)
+        return (
+            f"{leads} the project ({self.root}); evalkit reads a file outside it only when the file is named "
+            f'on the command line or its place is listed in {ALLOW_OUTSIDE}{self._of_config()} (allow_outside = ["{place}"])'
+        )
+
+    def may_hold_allowed(self, folder: str | os.PathLike[str]) -> bool:
+        """Whether anything under ``folder`` could be read: it is inside the project or an allowed
+        place, or holds one (so a glob over it is worth walking)."""
+        real = os.path.realpath(os.path.join(self.root, folder))
+        if self._inside(real):
+            return True
+        for entry in (str(self.root), *self.allowed):
+            fixed = _fixed_part(entry)
+            if fixed == real or fixed.startswith(real.rstrip(os.sep) + os.sep) or real.startswith(fixed.rstrip(os.sep) + os.sep):
+                return True
+        return False
+
+    def _inside(self, real: str) -> bool:
+        for place in (str(self.root), *self.allowed):
+            if glob.has_magic(place):
+                if fnmatch.fnmatchcase(real, place):
+                    return True
+            elif real == place or real.startswith(place.rstrip(os.sep) + os.sep):
+                return True
+        return False
+
+    def _of_config(self) -> str:
+        return f" of {self.config_path}" if self.config_path is not None else ""
+
+
+def check_inside_project(config: Any, path: str | os.PathLike[str], what: str) -> Path:
+    """``path`` (relative to the project root) as an absolute path, when it may be read: inside the
+    project or a place ``[sets] allow_outside`` lists; else :class:`OutsideProjectError` naming
+    ``what`` it is (``the replay file of [providers.x]``) — the one check every file a
+    configuration or a set file names goes through. A file the user named on the command line
+    does not come here."""
+    boundary = ProjectBoundary.of(config)
+    reason = boundary.outside(path)
+    if reason is not None:
+        raise OutsideProjectError(f"{what} {path} {reason}")
+    return Path(os.path.join(boundary.root, path))
+
+
+def _absolute(entry: str, root: Path) -> str:
+    """An ``allow_outside`` entry as an absolute path (``~`` expanded, relative to ``root``), the
+    links of its part before any wildcard resolved."""
+    full = os.path.join(root, os.path.expanduser(entry))
+    if not glob.has_magic(full):
+        return os.path.realpath(full)
+    parts = os.path.normpath(full).split(os.sep)
+    fixed = 0
+    while fixed < len(parts) and not glob.has_magic(parts[fixed]):
+        fixed += 1
+    return os.path.join(os.path.realpath(os.sep.join(parts[:fixed]) or os.sep), *parts[fixed:])
+
+
+def _fixed_part(entry: str) -> str:
+    """The folder part of ``entry`` before its first wildcard (all of it when it has none)."""
+    if not glob.has_magic(entry):
+        return entry
+    parts = entry.split(os.sep)
+    fixed = 0
+    while fixed < len(parts) and not glob.has_magic(parts[fixed]):
+        fixed += 1
+    return os.sep.join(parts[:fixed]) or os.sep
