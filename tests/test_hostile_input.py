@@ -875,3 +875,111 @@ def test_issue34_05_a_tool_evalkit_that_is_not_a_table_is_named_from_every_folde
         assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     named = cli("--config", str(project / "pyproject.toml"), "list", "sets", cwd=Path("/"))
     assert named.code == 2 and "[tool] evalkit must be a table" in named.stderr
+
+
+FAKE_CREDENTIALS = "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY\n"
+ONE_LINE_CREDENTIALS = "aws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY\n"
+
+
+@pytest.mark.parametrize(
+    ("planted", "paths"),
+    [("a set file linking to ~/.aws/credentials", '["evals"]'), ("a pattern reaching into /proc", '["evals", "/proc/**/*.json"]')],
+    ids=["link", "proc"],
+)
+def test_issue34_03_files_outside_the_project_are_refused_and_never_quoted(evalkit_cli, project, tmp_path, planted, paths) -> None:
+    home = tmp_path / "home" / ".aws"
+    home.mkdir(parents=True)
+    (home / "credentials").write_text(ONE_LINE_CREDENTIALS)
+    (project / "evals").mkdir()
+    (project / "evals" / "good.yaml").write_text(
+        "identifier: mine.good\nname: Good\nprompts:\n  - id: p\n    prompt: hi\n    assertions: [{contains: hi}]\n"
+    )
+    if planted.startswith("a set file"):
+        (project / "evals" / "creds.yaml").symlink_to(home / "credentials")
+        culprit, reason = "evals/creds.yaml", f"resolves to {home / 'credentials'}, outside the project"
+    else:
+        culprit, reason = "/proc/**/*.json", "is named in [sets] paths but its folder /proc lies outside the project"
+    (project / "evalkit.toml").write_text(f"[sets]\npaths = {paths}\n")
+    outputs = []
+    for command in (["validate"], ["validate", "--json"], ["list", "sets"], ["run", "mine.good"], ["run", "mine.good", "--json"]):
+        result = evalkit_cli(*command)
+        assert result.code == 2, (command, result.stdout, result.stderr)
+        printed = result.stdout + result.stderr
+        assert culprit in printed and reason in printed and "[sets] allow_outside" in printed, (command, printed)
+        outputs.append(printed)
+    assert not any("wJalrXUtnFEMI" in text or "aws_secret" in text for text in outputs)
+    assert stored_runs(project) == 0
+    if planted.startswith("a set file"):  # allowed by name, it is read; its content is described, never quoted
+        (project / "evalkit.toml").write_text(f'[sets]\npaths = {paths}\nallow_outside = ["{home}"]\n')
+        allowed = evalkit_cli("validate")
+        printed = allowed.stdout + allowed.stderr
+        described = f"evals/creds.yaml:1:1: a string of {len(ONE_LINE_CREDENTIALS.strip())} characters is not of type 'object'"
+        assert allowed.code == 2 and described in printed and "outside the project" not in printed
+        assert "wJalrXUtnFEMI" not in printed
+
+
+def test_issue34_03_a_file_named_on_the_command_line_is_read_but_its_content_is_not_quoted(evalkit_cli, project, tmp_path) -> None:
+    outside = tmp_path / "credentials.yaml"
+    outside.write_text(FAKE_CREDENTIALS)
+    one_line = tmp_path / "one-line.json"
+    one_line.write_text(json.dumps(ONE_LINE_CREDENTIALS))
+    result = evalkit_cli("validate", str(outside), str(one_line), "--json")
+    assert result.code == 2
+    reasons = [p["reason"] for p in result.json()["problems"]]
+    assert reasons and "outside the project" not in " ".join(reasons)
+    assert "a string of 63 characters is not of type 'object'" in reasons
+    assert "wJalrXUtnFEMI" not in result.stdout + result.stderr and "AKIAIOSFODNN7" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("line", ["~: y", "1: y"], ids=["null key", "number key"])
+def test_issue34_05_a_yaml_key_that_is_not_text_names_the_file_and_key_not_a_traceback(evalkit_cli, project, line) -> None:
+    (project / "evals").mkdir()
+    (project / "evals" / "odd.yaml").write_text(
+        f"identifier: mine.odd\nname: Odd\nprompts:\n  - id: p\n    prompt: hi\n    assertions: [{{contains: hi}}]\n{line}\n"
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals"]\n')
+    key = line.split(":")[0]
+    for command in (["validate"], ["list", "sets"], ["run", "mine.odd"], ["run", "mine.odd", "--json"]):
+        result = evalkit_cli(*command)
+        assert result.code == 2, (command, result.stdout, result.stderr)
+        assert f"evals/odd.yaml:7:1: the key '{key}' is read as" in result.stdout + result.stderr
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
+def test_issue34_12_a_link_loop_or_a_pipe_in_sets_paths_is_named_by_its_real_cause(evalkit_cli, project) -> None:
+    (project / "loop.yaml").symlink_to("loop.yaml")
+    (project / "a.yaml").symlink_to("b.yaml")
+    (project / "b.yaml").symlink_to("a.yaml")
+    (project / "gone.yaml").symlink_to("nowhere.yaml")
+    os.mkfifo(project / "live.yaml")
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["loop.yaml", "a.yaml", "gone.yaml", "live.yaml"]\n')
+    result = evalkit_cli("validate", "--json")
+    assert result.code == 2
+    reasons = {p["file"]: p["reason"] for p in result.json()["problems"]}
+    assert reasons["loop.yaml"] == reasons["a.yaml"] == "is named in [sets] paths but is a loop of symbolic links"
+    assert reasons["gone.yaml"] == "is named in [sets] paths but is a symbolic link to nowhere.yaml, which does not exist"
+    assert "does not exist" not in reasons.get("live.yaml", "")  # a pipe is read: nobody writes it, so it is empty
+
+
+def test_issue34_08_a_report_or_export_path_that_is_a_pipe_nobody_reads_is_refused_not_waited_on(cli, project) -> None:
+    os.mkfifo(project / "report.xml")
+    os.mkfifo(project / "run.trec")
+    summary = project / "summary"
+    os.mkfifo(summary)
+    report = cli("run", "evalkit.smoke", "--report", "junit:report.xml", timeout=60)
+    assert report.code == 0 and "cannot write report.xml: no reader on the pipe" in report.stderr, report.stderr
+    step = cli("run", "evalkit.smoke", "--report", "markdown", env={"GITHUB_STEP_SUMMARY": str(summary)}, timeout=60)
+    assert step.code == 0 and f"cannot write {summary}: no reader on the pipe" in step.stderr, step.stderr
+    export = cli("retrieval", "hostile.questions", "hostile.retriever", "--export-run", "run.trec", timeout=60)
+    assert "cannot write run.trec: no reader on the pipe" in export.stderr, export.stderr
+
+
+def test_issue34_06_an_export_through_a_link_that_fails_midway_leaves_the_target_whole(cli, project, tmp_path) -> None:
+    target = tmp_path / "kept.trec"
+    target.write_text("the previous export\n")
+    (project / "run.trec").symlink_to(target)
+    # a question id holding whitespace cannot be written to a TREC file: the writer fails midway
+    result = cli("retrieval", "hostile.questions", "hostile.retriever", "--export-run", "run.trec")
+    assert "contains whitespace" in result.stderr, result.stderr
+    assert target.read_text() == "the previous export\n" and (project / "run.trec").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

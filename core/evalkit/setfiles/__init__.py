@@ -143,7 +143,7 @@ def _what_is_there(path: str) -> tuple[str, str | None]:
         return "", "does not exist"
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            return "", "is a loop of symbolic links (a link that leads back to itself)"
+            return "", "is a loop of symbolic links"
         return "", f"cannot be looked up: {exc.strerror}"
     if stat.S_ISDIR(mode):
         return "folder", None
