@@ -70,7 +70,10 @@ def untrusted_because(path: Path, environ: Mapping[str, str] | None = None) -> s
         places[0] = (f"the file it links to, {target},", target)
         places.append((f"that file's folder {target.parent}", target.parent))
     for what, place in places:
-        status = os.stat(place)
+        try:
+            status = os.stat(place)
+        except OSError as exc:  # it was just found: it changed, or a folder cannot be looked into
+            return f"{what} cannot be looked up ({exc.strerror}), so who can write it is unknown"
         if status.st_uid not in trusted_owners:
             you = "root (you)" if os.geteuid() == 0 else f"you ({_user(os.geteuid())}) or root"
             return f"{what} is owned by {_user(status.st_uid)}, not by {you}"
