@@ -81,3 +81,27 @@ def test_an_html_escaped_secret_is_replaced() -> None:
 def test_scrub_removes_declared_secrets_in_their_echoed_forms_too() -> None:
     echoed = " ".join((KEY.replace("/", "%2F"), KEY.replace("/", "\\/")))
     assert scrub(f"echo {echoed}", (KEY,)) == f"echo {REDACTION} {REDACTION}"
+
+
+def test_escaped_forms_are_found_wherever_they_sit_among_other_escapes() -> None:
+    """The pattern runs only near escape characters: forms far apart, side by side, at either end
+    of a long text, among lone escapes, are all found (compared with scanning the whole text)."""
+    import random
+
+    rng = random.Random(34)
+    forms = list(FORMS.values())
+    pattern = secret_pattern((KEY,))
+    for _ in range(200):
+        pieces = []
+        for _ in range(rng.randint(1, 6)):
+            pieces.append("".join(rng.choices("abc %&\\\n", k=rng.randint(0, 3000))))
+            pieces.append(rng.choice(forms))
+        text = "".join(pieces) + rng.choice(["", "%", "\\", "tail"])
+        scrubbed = remove_secrets(text, (KEY,))
+        assert not any(form in scrubbed for form in forms)
+        assert pattern.search(scrubbed) is None
+
+
+def test_a_text_shorter_than_every_secret_is_returned_as_it_is() -> None:
+    text = "sk-abc\\/d"
+    assert remove_secrets(text, (KEY,)) is text

@@ -19,6 +19,8 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
+import attrs
+
 from .errors import PLUGIN_FAILURES
 
 __all__ = [
@@ -67,23 +69,27 @@ def remove_secrets(text: str, secrets: Iterable[str]) -> str:
     replacing them would mangle ordinary text.
     """
     matcher = _matcher_of(secrets)
-    if matcher is None:
+    if matcher is None or len(text) < matcher.shortest:  # no form of a secret fits (most texts printed)
         return text
-    pattern, cores = matcher
-    spans: list[list[int]] = []
-    for match in pattern.finditer(text):
-        start, end = match.span()
-        if match.group() in cores:  # the whole base64 word: its other characters carry bits of the key
+    found = _echoed_spans(text, matcher)
+    # base64 words: first a plain substring test per core (far faster than a pattern over text
+    # whose every letter may start one), then the whole word of each, its other characters too
+    if any(core in text for core in matcher.cores):
+        for match in matcher.encoded.finditer(text):
+            start, end = match.span()
             while start > 0 and text[start - 1] in _BASE64_CHARACTERS:
                 start -= 1
             while end < len(text) and text[end] in _BASE64_CHARACTERS:
                 end += 1
             while end < len(text) and text[end] == "=":
                 end += 1
-        while spans and start <= spans[-1][1]:  # overlapping or touching: one replacement
-            before, after = spans.pop()
-            start, end = min(start, before), max(end, after)
-        spans.append([start, end])
+            found.append((start, end))
+    spans: list[list[int]] = []
+    for start, end in sorted(found):
+        if spans and start <= spans[-1][1]:  # overlapping or touching: one replacement
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
     if not spans:
         return text
     pieces: list[str] = []
@@ -95,8 +101,61 @@ def remove_secrets(text: str, secrets: Iterable[str]) -> str:
     return "".join(pieces)
 
 
-#: A compiled alternation and the base64 cores among its alternatives.
-_Matcher = tuple[re.Pattern[str], frozenset[str]]
+@attrs.frozen
+class _Matcher:
+    """What finds one set of secrets in a text, compiled once (:func:`_matcher`)."""
+
+    #: The secrets, longest first.
+    secrets: tuple[str, ...]
+    #: The alternation of their literal and echoed forms (:func:`secret_pattern`).
+    echoed: re.Pattern[str]
+    #: The most characters an echoed form can take.
+    reach: int
+    #: The alternation of their base64 cores, and the cores.
+    encoded: re.Pattern[str]
+    cores: frozenset[str]
+    #: The characters an escape starts with (``\\ % &``, and ``+`` when a secret holds a space).
+    escapes: tuple[str, ...]
+    #: The length of the shortest secret: a shorter text holds none.
+    shortest: int
+
+
+#: The most characters one character of a secret can take when echoed (``\ud83d\ude00``, ``%F0%9F%98%80``).
+_LONGEST_FORM = 12
+
+
+def _echoed_spans(text: str, matcher: _Matcher) -> list[tuple[int, int]]:
+    """Where ``text`` holds a secret as written or echoed. The literal values are found by substring
+    search; the alternation runs only near the first character of an escape (``\\ % & +``), which
+    every other form holds within ``reach`` of where it starts, so ordinary prose costs a few
+    substring searches."""
+    reach, escapes = matcher.reach, matcher.escapes
+    found: list[tuple[int, int]] = []
+    for secret in matcher.secrets:
+        start = text.find(secret)
+        while start != -1:
+            found.append((start, start + len(secret)))
+            start = text.find(secret, start + len(secret))
+    end = len(text)
+    at = _first_of(text, escapes, 0)
+    while at != -1:
+        low, high = max(0, at - reach), min(end, at + reach + 1)
+        while True:  # widen the window while it holds another escape further on
+            last = max(text.rfind(c, at + 1, high) for c in escapes)
+            if last == -1 or min(end, last + reach + 1) == high:
+                break
+            at, high = last, min(end, last + reach + 1)
+        found += (match.span() for match in matcher.echoed.finditer(text, low, high))
+        at = _first_of(text, escapes, high)
+    return found
+
+
+def _first_of(text: str, characters: tuple[str, ...], start: int) -> int:
+    """The first place at or after ``start`` where ``text`` holds one of ``characters``, else -1."""
+    places = [place for place in (text.find(c, start) for c in characters) if place != -1]
+    return min(places) if places else -1
+
+
 #: The pattern of each tuple of secrets :func:`remove_secrets` was given as it was given: a run
 #: passes the same tuple for every text, and sorting it each time cost more than the search.
 _MATCHER_OF_TUPLE: dict[tuple[Any, ...], _Matcher | None] = {}
@@ -135,19 +194,20 @@ def secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
     """One compiled alternation matching every value of ``secrets`` (none: ``None``) as written and
     as echoed: JSON-escaped (``\\/``, and any character as ``\\u002f`` in either case, surrogate
     pairs included), percent-encoded (any character as ``%2F`` or ``%2f``, a space as ``+``),
-    HTML-escaped, or any mix of these one character at a time; and inside base64 — of the value,
-    or of ``user:value`` as HTTP Basic authentication sends it, whatever the user — which
-    :func:`remove_secrets` widens to the whole base64 word. Longer values first, so a value holding
-    another is replaced whole. Cached: a run asks for the same values every time."""
+    HTML-escaped, or any mix of these one character at a time. Longer values first, so a value
+    holding another is replaced whole. Cached: a run asks for the same values every time.
+    (:func:`remove_secrets` also finds each value inside base64 — of the value, or of
+    ``user:value`` as HTTP Basic authentication sends it, whatever the user — by the characters
+    only the value decides, and replaces the whole base64 word.)"""
     matcher = _matcher(_scrubbable(secrets))
-    return matcher[0] if matcher is not None else None
+    return matcher.echoed if matcher is not None else None
 
 
 @functools.lru_cache(maxsize=64)
 def _matcher(secrets: tuple[str, ...]) -> _Matcher | None:
-    """:func:`secret_pattern` and its base64 cores. Every alternative starts with one literal
-    character (the first character's forms are spelled out), so the search skips in C to the
-    places where a secret can start."""
+    """The patterns of :func:`secret_pattern` and of the base64 cores, and the cores. Every
+    alternative starts with one literal character (the first character's forms are spelled out),
+    so the search skips in C to the places where a secret can start."""
     if not secrets:
         return None
     alternatives: list[str] = []
@@ -155,8 +215,12 @@ def _matcher(secrets: tuple[str, ...]) -> _Matcher | None:
         rest = "".join(f"(?:{'|'.join(_character_forms(c))})" for c in secret[1:])
         alternatives += (first + rest for first in _character_forms(secret[0]))
     cores = _base64_cores(secrets)
-    alternatives += (re.escape(core) for core in sorted(cores, key=len, reverse=True))
-    return re.compile("|".join(alternatives)), cores
+    encoded = re.compile("|".join(re.escape(core) for core in sorted(cores, key=len, reverse=True)))
+    longest_first = tuple(sorted(secrets, key=len, reverse=True))
+    reach = _LONGEST_FORM * len(longest_first[0])
+    escapes = ("\\", "%", "&", "+") if any(" " in secret for secret in secrets) else ("\\", "%", "&")
+    shortest = min(len(secret) for secret in secrets)
+    return _Matcher(longest_first, re.compile("|".join(alternatives)), reach, encoded, cores, escapes, shortest)
 
 
 def _character_forms(character: str) -> list[str]:
