@@ -30,6 +30,8 @@ __all__ = [
     "PluginFailure",
     "PluginRecord",
     "build",
+    "disabled",
+    "driver",
     "enabled",
     "find",
     "forget",
@@ -133,31 +135,34 @@ _scanned: tuple[PluginRecord, ...] | None = None
 def _discover() -> tuple[PluginRecord, ...]:
     """Every entry point in evalkit's groups, from one ``importlib.metadata.entry_points()`` call.
 
-    Ordered as the metadata lies on ``sys.path`` (then by distribution name, whatever order the
-    file system lists a folder in); each distribution's ``METADATA`` is parsed once, and only for
-    distributions with an evalkit entry point.
+    In the order the metadata lies on ``sys.path``, distributions of one folder by name (whatever
+    order the file system lists them in), each one's entry points as its ``entry_points.txt``
+    lists them. ``METADATA`` is parsed once per distribution, and only for distributions with an
+    evalkit entry point.
     """
     from importlib.metadata import entry_points
 
     position: dict[str, int] = {}
     for index, entry in enumerate(sys.path):
         position.setdefault(os.path.abspath(entry or "."), index)
-    named: dict[int, tuple[int, str, str]] = {}
-    found: list[tuple[int, str, int, PluginRecord]] = []
-    every = entry_points()
+    every = entry_points()  # Python 3.11: by group, not in file order, hence the sort below
+    by_dist: dict[int, Any] = {}
     for group in GROUPS:
         for ep in every.select(group=group):
-            dist = ep.dist
-            if dist is None:  # not from a distribution's metadata (never, from entry_points())
-                continue
-            if id(dist) not in named:
-                meta = dist.metadata
-                where = os.path.abspath(str(dist.locate_file("")))
-                named[id(dist)] = (position.get(where, len(position)), meta.get("Name") or "(unnamed)", meta.get("Version") or "")
-            at, name, version = named[id(dist)]
-            found.append((at, name.lower(), len(found), PluginRecord(group, ep.name, ep.value, name, version)))
-    found.sort(key=lambda item: item[:3])
-    return tuple(item[3] for item in found)
+            if ep.dist is not None:
+                by_dist.setdefault(id(ep.dist), ep.dist)
+    found: list[tuple[int, str, PluginRecord]] = []
+    for dist in by_dist.values():
+        meta = dist.metadata
+        name = meta.get("Name") or "(unnamed)"
+        version = meta.get("Version") or ""
+        at = position.get(os.path.abspath(str(dist.locate_file(""))), len(position))
+        key = name.lower().replace("-", "_").replace(".", "_")
+        found.extend(
+            (at, key, PluginRecord(ep.group, ep.name, ep.value, name, version)) for ep in dist.entry_points if ep.group in KIND_BY_GROUP
+        )
+    found.sort(key=lambda item: item[:2])  # stable: a distribution's own order stays
+    return tuple(item[2] for item in found)
 
 
 def scan(refresh: bool = False) -> tuple[PluginRecord, ...]:
@@ -177,12 +182,16 @@ def scan(refresh: bool = False) -> tuple[PluginRecord, ...]:
 def forget() -> None:
     """Forget this process's scan; the next listing or lookup reads the metadata again.
 
-    For tests and long-lived processes that change ``sys.path`` or install distributions. stevedore's
-    own caches (its class-level ``ENTRY_POINT_CACHE`` and the files under ``~/.cache/python-entrypoints``)
-    are never used by evalkit's managers, so there is nothing of theirs to forget.
+    For tests and long-lived processes that change ``sys.path`` or install distributions; the
+    import system's finder caches are invalidated too, so a distribution installed since is found
+    and imported. stevedore's own caches (its class-level ``ENTRY_POINT_CACHE``, the files under
+    ``~/.cache/python-entrypoints``) are never used by evalkit's managers: nothing of theirs to forget.
     """
     global _scanned
     _scanned = None
+    import importlib
+
+    importlib.invalidate_caches()
 
 
 def records(group: str) -> tuple[PluginRecord, ...]:
@@ -190,14 +199,15 @@ def records(group: str) -> tuple[PluginRecord, ...]:
     return tuple(r for r in scan() if r.group == group)
 
 
-def _disabled() -> set[str]:
-    return {n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip()}
+def disabled() -> frozenset[str]:
+    """The entry-point names :data:`DISABLE_ENV` names (read each time: library callers may set it)."""
+    return frozenset(n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip())
 
 
 def enabled(group: str) -> tuple[PluginRecord, ...]:
     """The entry points of one group that :data:`DISABLE_ENV` does not name."""
-    disabled = _disabled()
-    return tuple(r for r in records(group) if r.name not in disabled)
+    off = disabled()
+    return tuple(r for r in records(group) if r.name not in off)
 
 
 def find(group: str, name: str) -> PluginRecord:
@@ -233,6 +243,16 @@ def load(record: PluginRecord) -> Any:
     from .plugin_managers import RecordDriver
 
     return RecordDriver(record, _raise_failure).driver
+
+
+def driver(group: str, name: str) -> tuple[PluginRecord, Any]:
+    """The record ``name`` chooses in ``group`` (:func:`find`) and the object it names (:func:`load`).
+
+    The driver pattern: a deployment's ``retriever = "ID"``, a provider instance's ``adapter``, a
+    grader, reporter or repository name picks one implementation among those installed.
+    """
+    record = find(group, name)
+    return record, load(record)
 
 
 def load_group(group: str) -> tuple[Loaded, ...]:
