@@ -175,3 +175,16 @@ def test_a_group_manager_lists_its_records_and_imports_only_what_it_names(tmp_pa
     one = GroupManager(GRADERS, records, ["lazy_b"], fail)
     assert [e.entry_point.describe() for e in one.extensions] == ["lazy_b (evalkit-lazy 1.0)"]
     assert "evalkit_lazy_a" not in sys.modules and "evalkit_lazy_b" in sys.modules
+
+
+def test_a_distribution_in_a_zip_archive_on_sys_path_is_found(tmp_path: Path, on_path) -> None:
+    import zipfile
+
+    folder = write_distribution(tmp_path / "unzipped", "evalkit-zipped", "1.0", {GRADERS: {"zipped": "json:dumps"}})
+    archive = tmp_path / "plugins.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in folder.rglob("*"):
+            zipped.write(path, path.relative_to(folder).as_posix())
+    on_path(archive)
+    record, factory = registry.driver(GRADERS, "zipped")
+    assert record.describe() == "zipped (evalkit-zipped 1.0)" and factory.__name__ == "dumps"
