@@ -31,9 +31,7 @@ class GroupManager(NamedExtensionManager):  # type: ignore[type-arg]
 
     def __init__(self, group: str, records: Sequence[Any], names: Sequence[str], on_failure: FailureCallback) -> None:
         self._records = list(records)  # before stevedore's __init__, which lists and loads
-        super().__init__(
-            group, names=list(names), on_load_failure_callback=on_failure, on_missing_entrypoints_callback=None
-        )
+        super().__init__(group, names=list(names), on_load_failure_callback=on_failure)
 
     def list_entry_points(self) -> list[Any]:
         """The group's records, as :func:`evalkit.registry.scan` found them (nothing imported)."""
@@ -50,9 +48,7 @@ class RecordDriver(DriverManager):  # type: ignore[type-arg]
 
     def __init__(self, record: Any, on_failure: FailureCallback) -> None:
         self._records = [record]
-        super().__init__(
-            record.group, record.name, on_load_failure_callback=on_failure, on_missing_entrypoints_callback=None
-        )
+        super().__init__(record.group, record.name, on_load_failure_callback=on_failure)
 
     def list_entry_points(self) -> list[Any]:
         """The one record this driver loads."""
