@@ -126,7 +126,8 @@ class Loaded(NamedTuple):
 
     record: PluginRecord
     plugin: Any = None
-    error: PluginError | None = None
+    #: A :class:`PluginError` naming the plugin, its distribution and what went wrong.
+    error: BaseException | None = None
 
 
 _scanned: tuple[PluginRecord, ...] | None = None
@@ -145,7 +146,7 @@ def _discover() -> tuple[PluginRecord, ...]:
     position: dict[str, int] = {}
     for index, entry in enumerate(sys.path):
         position.setdefault(os.path.abspath(entry or "."), index)
-    every = entry_points()  # Python 3.11: by group, not in file order, hence the sort below
+    every = entry_points()  # on Python 3.11 grouped, so each distribution's own list gives the file's order
     by_dist: dict[int, Any] = {}
     for group in GROUPS:
         for ep in every.select(group=group):
@@ -263,12 +264,10 @@ def load_group(group: str) -> tuple[Loaded, ...]:
     """
     from .plugin_managers import GroupManager
 
-    errors: dict[int, PluginError] = {}
+    errors: dict[int, BaseException] = {}
 
     def isolate(manager: Any, entry_point: Any, exc: BaseException) -> None:
-        errors[id(entry_point)] = exc if isinstance(exc, PluginError) else PluginError.for_plugin(
-            entry_point, f"{entry_point.kind} {entry_point.describe()} failed to load: {type(exc).__name__}: {exc}"
-        )
+        errors[id(entry_point)] = exc  # a PluginError: PluginRecord.load raises nothing else
 
     wanted = enabled(group)
     manager = GroupManager(group, records(group), [r.name for r in wanted], isolate)
