@@ -28,3 +28,21 @@ def install_into(target: Path, *names: str) -> Path:
         text=True,
     )
     return target
+
+
+def write_distribution(
+    folder: Path, name: str, version: str, entry_points: dict[str, dict[str, str]], modules: dict[str, str] | None = None
+) -> Path:
+    """Lay out an installed distribution by hand in ``folder`` (a ``sys.path`` entry): its
+    ``NAME-VERSION.dist-info`` with ``METADATA`` and ``entry_points.txt``, and ``modules``
+    (file name → source) beside it. Quicker than pip for tests that need several versions of one
+    distribution, or a plugin module that misbehaves at import. Returns ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    info = folder / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\nA test distribution.\n")
+    sections = [f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in members.items()) for group, members in entry_points.items()]
+    (info / "entry_points.txt").write_text("\n".join(sections))
+    for filename, source in (modules or {}).items():
+        (folder / filename).write_text(source)
+    return folder
