@@ -188,8 +188,9 @@ def _unresolvable_refs(schema: Any) -> list[str]:
     return bad
 
 
-#: How much processor time the regexes of a schema (``pattern``, ``patternProperties``) may take
-#: validating one answer: a pattern such as ``(a|aa)+$`` backtracks for ever on some answers.
+#: How long the regexes of a schema (``pattern``, ``patternProperties``) may take validating one
+#: answer, in seconds from the validation's start, each match using what is left as processor time
+#: (:func:`evalkit.schema_patterns.patterns_within`): ``(a|aa)+$`` backtracks for ever on some answers.
 SCHEMA_PATTERN_TIMEOUT_S = 2.0
 
 _validators: dict[str, Any] = {}

@@ -10,9 +10,9 @@ including a pattern whose delimiter is never closed, is a plain pattern.
 Every pattern is compiled by `regex` in its version 0 (the syntax and meaning of Python's ``re``),
 which also reads what PCRE users write and ``re`` refuses: Unicode properties (``\\p{L}``,
 ``\\p{Lu}``), atomic groups ``(?>…)``, possessive quantifiers (``a++``), inline flags anywhere
-(``a(?i)b``: from there on, as in PCRE) and repeated group names. A match is given
-:data:`MATCH_TIMEOUT_S` of processor time (`regex`'s ``timeout=``, in any thread), then raises
-:class:`TimeoutError`.
+(``a(?i)b``: from there on, as in PCRE) and repeated group names. Callers match with
+``timeout=`` :data:`MATCH_TIMEOUT_S`: `regex` stops a match after that much processor time, in any
+thread, raising :class:`TimeoutError`.
 
 Honoured modifiers: ``i m s x u D A`` (and ``S``, a PCRE optimisation hint with no effect on
 what matches, and ``J``, which allows repeated group names: `regex` always does). Without ``u``
