@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-HEAVY = ("httpx", "jsonschema", "yaml", "peewee", "cattrs", "rich", "stevedore", "evalkit_plugins")
+HEAVY = ("httpx", "jsonschema", "regex", "yaml", "peewee", "cattrs", "rich", "stevedore", "evalkit_plugins")
 
 
 def evalkit_command() -> list[str]:
