@@ -1,0 +1,1 @@
+"""Verdict statistics: paired comparisons with their uncertainty, in the standard library only."""
