@@ -27,20 +27,24 @@ def outcomes(values: Sequence[object], name: str) -> list[bool]:
     return result
 
 
-def fractions(values: Sequence[object], name: str) -> list[float]:
-    """``values`` as finite numbers in ``[0, 1]`` (floats; ``bool`` counts as 0 or 1)."""
-    result = [float(value) if type(value) is float or type(value) is int else _fraction(value, name, index)
-              for index, value in enumerate(values)]
-    if not all(0.0 <= number <= 1.0 for number in result):  # also refuses nan
-        index = next(i for i, number in enumerate(result) if not 0.0 <= number <= 1.0)
-        raise StatisticsInputError(f"{name}[{index}] is {values[index]!r}, not a number in [0, 1]")
+def fractions(values: Sequence[object], name: str, *, low: float = 0.0) -> list[float]:
+    """``values`` as finite numbers in ``[low, 1]`` (floats; ``bool`` counts as 0 or 1): fractions,
+    or with ``low = -1`` differences of fractions."""
+    kind = "a number in [0, 1]" if low == 0 else f"a difference in [{low:g}, 1]"
+    result = [
+        float(value) if type(value) is float or type(value) is int else _real(value, name, index, kind)
+        for index, value in enumerate(values)
+    ]
+    if not all(low <= number <= 1.0 for number in result):  # also refuses nan
+        index = next(i for i, number in enumerate(result) if not low <= number <= 1.0)
+        raise StatisticsInputError(f"{name}[{index}] is {values[index]!r}, not {kind}")
     return result
 
 
-def _fraction(value: object, name: str, index: int) -> float:
+def _real(value: object, name: str, index: int, kind: str) -> float:
     """A value that is not a plain float or int: any real number (Fraction, Decimal, bool, numpy)."""
     if not isinstance(value, Real):
-        raise StatisticsInputError(f"{name}[{index}] is {value!r}, not a number in [0, 1]")
+        raise StatisticsInputError(f"{name}[{index}] is {value!r}, not {kind}")
     return float(value)
 
 
