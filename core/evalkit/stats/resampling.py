@@ -46,6 +46,7 @@ __all__ = [
     "BootstrapInterval",
     "RandomizationTest",
     "bootstrap_from_differences",
+    "bootstrap_intervals",
     "paired_bootstrap",
     "quantile",
     "sign_flip_from_differences",
@@ -120,7 +121,20 @@ def bootstrap_from_differences(
     method: BootstrapMethod = "bca",
 ) -> BootstrapInterval:
     """:func:`paired_bootstrap` on paired differences already taken (each in [−1, 1])."""
-    confidence = _checks.probability(confidence, "confidence")
+    return bootstrap_intervals(diffs, (confidence,), resamples=resamples, seed=seed, method=method)[0]
+
+
+def bootstrap_intervals(
+    diffs: Sequence[float],
+    confidences: Sequence[float],
+    *,
+    resamples: int = 2_000,
+    seed: int = 0,
+    method: BootstrapMethod = "bca",
+) -> tuple[BootstrapInterval, ...]:
+    """Bootstrap intervals of the mean of ``diffs`` at several confidence levels, all read from
+    the same ``resamples`` (a verdict's 95 % interval and its decision's ``1 − 2α`` one)."""
+    levels = [_checks.probability(c, "confidence") for c in confidences]
     resamples = _checks.count(resamples, "resamples", minimum=1)
     seed = _checks.seed(seed)
     if method not in ("bca", "percentile"):
@@ -130,11 +144,12 @@ def bootstrap_from_differences(
         raise _checks.StatisticsInputError("no paired cases: the differences are empty")
     delta = math.fsum(diffs) / n
     if n == 1:  # one case says nothing about noise
-        return BootstrapInterval(n, delta, Interval(-1.0, 1.0, confidence), method, resamples, seed)
+        return tuple(BootstrapInterval(n, delta, Interval(-1.0, 1.0, c), method, resamples, seed) for c in levels)
     if all(d == diffs[0] for d in diffs):  # every resample is the same: no spread
-        return BootstrapInterval(n, diffs[0], Interval(diffs[0], diffs[0], confidence), method, resamples, seed)
+        point = diffs[0]
+        return tuple(BootstrapInterval(n, point, Interval(point, point, c), method, resamples, seed) for c in levels)
     means = _resampled_means(diffs, resamples, seed)
-    return _interval(diffs, delta, means, confidence, method, seed)
+    return tuple(_interval(diffs, delta, means, c, method, seed) for c in levels)
 
 
 def _interval(
