@@ -97,12 +97,12 @@ def paired_t_from_differences(
     if n == 1:
         return PairedMean(n, baseline_mean, mean, diffs[0], None, None, df, Interval(-1.0, 1.0, confidence), 1.0, 1.0)
     first = diffs[0]
-    if all(d == first for d in diffs):  # no spread: a point interval, and no test statistic
-        point = Interval(first, first, confidence)
-        p_value, p_drop = (1.0, 1.0) if first == 0 else (0.0, 0.0 if first < 0 else 1.0)
-        return PairedMean(n, baseline_mean, mean, first, 0.0, None, df, point, p_value, p_drop)
-    delta, sd = mean_and_sd(diffs)
+    delta, sd = (first, 0.0) if all(d == first for d in diffs) else mean_and_sd(diffs)
     se = sd / math.sqrt(n)
+    if se == 0:  # no spread (or one below float resolution): a point interval, and no statistic
+        point = Interval(delta, delta, confidence)
+        p_value, p_drop = (1.0, 1.0) if delta == 0 else (0.0, 0.0 if delta < 0 else 1.0)
+        return PairedMean(n, baseline_mean, mean, delta, sd, None, df, point, p_value, p_drop)
     t = delta / se
     half = student_t_quantile(0.5 + confidence / 2, df) * se
     interval = Interval(max(-1.0, delta - half), min(1.0, delta + half), confidence)

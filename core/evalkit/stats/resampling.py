@@ -104,6 +104,8 @@ def _bca_levels(diffs: Sequence[float], delta: float, means: Sequence[float], co
     # acceleration from the jackknife: for the mean, U_i = d_i − d̄
     spread = [d - delta for d in diffs]
     squares = math.fsum(u * u for u in spread)
+    if squares == 0:  # a spread below float resolution
+        return None
     acceleration = math.fsum(u**3 for u in spread) / (6 * squares**1.5)
     levels = []
     for z in (normal_quantile((1 - confidence) / 2), normal_quantile((1 + confidence) / 2)):
