@@ -129,7 +129,12 @@ def test_exact_detectable_drop_edges_and_large_sets() -> None:
     perfect = mcnemar_detectable_drop(30, 1.0)
     assert mcnemar_power(30, 1.0, perfect.drop) >= 0.8
     large = mcnemar_detectable_drop(20_000, 0.8)
-    assert large.method == "connor"
+    assert large.method == "exact_mcnemar"
+    # on a large set the exact test's drop meets Connor's normal approximation, and the formula's
+    z_alpha, z_power = stats.norm.ppf(0.95), stats.norm.ppf(0.8)
+    flips = 0.8 * (1 - 0.8 + large.drop) + 0.2 * (0.8 - large.drop)
+    connor = (z_alpha * math.sqrt(flips) + z_power * math.sqrt(flips - large.drop**2)) / math.sqrt(20_000)
+    assert large.drop == pytest.approx(connor, rel=0.01)
     assert large.drop == pytest.approx(minimum_detectable_drop(noise_from_rate(0.8), 20_000).drop, rel=0.05)
     assert mcnemar_power(10, 0.8, 0.0) <= 0.05  # no drop: the test keeps its level
     assert mcnemar_power(10, 0.0, 0.0) == 0.0

@@ -105,7 +105,7 @@ def test_exact_sign_flip_equals_scipy_exact_permutation(size: int) -> None:
 @pytest.mark.parametrize(("baseline", "current"), TABLES[:6], ids=IDS[:6])
 def test_sampled_sign_flip_is_close_to_scipy(baseline: list[float], current: list[float]) -> None:
     diffs = np.array(current) - np.array(baseline)
-    ours = sign_flip_test(baseline, current, samples=20_000, seed=3)
+    ours = sign_flip_test(baseline, current, samples=20_000, seed=3, stop_after=None)
     # two independent samplers of 20,000: the one-sided p-values differ by 0.005 (sd) at most;
     # scipy doubles a one-sided tail for the two-sided one, which doubles its noise
     for alternative, value, within in (("less", ours.p_drop, 0.02), ("two-sided", ours.p_value, 0.03)):
@@ -114,7 +114,8 @@ def test_sampled_sign_flip_is_close_to_scipy(baseline: list[float], current: lis
             n_resamples=20_000, alternative=alternative, rng=np.random.default_rng(3),
         ).pvalue
         assert abs(value - theirs) < within
-    assert ours.seed == 3 and ours == sign_flip_test(baseline, current, samples=20_000, seed=3)
+    assert ours.seed == 3 and ours == sign_flip_test(baseline, current, samples=20_000, seed=3, stop_after=None)
+    assert ours.samples == (20_000 if ours.method == "monte_carlo" else 0)
 
 
 def test_hit_rates_get_the_exact_sign_test_which_is_mcnemar() -> None:
@@ -142,6 +143,20 @@ def test_many_sizes_sample_from_byte_tables_and_huge_sets_use_the_normal_limit()
     normal = sign_flip_from_differences(huge)
     assert normal.method == "normal" and 0 < normal.error_bound <= 0.01 and normal.samples == 0
     assert normal.p_drop == pytest.approx(stats.ttest_1samp(huge, 0.0, alternative="less").pvalue, abs=0.01)
+
+
+def test_large_p_values_stop_sampling_early() -> None:
+    rng = random.Random(21)
+    baseline = [rng.random() for _ in range(300)]
+    current = [min(1.0, max(0.0, b + rng.gauss(0.0, 0.1))) for b in baseline]
+    early = sign_flip_test(baseline, current, samples=20_000, seed=1)
+    full = sign_flip_test(baseline, current, samples=20_000, seed=1, stop_after=None)
+    assert early.method == full.method == "monte_carlo"
+    assert early.samples < 2_000 < full.samples
+    assert early.p_drop == pytest.approx(full.p_drop, rel=0.2)
+    assert early.p_value == pytest.approx(full.p_value, rel=0.2)
+    regressed = sign_flip_test(baseline, [max(0.0, c - 0.05) for c in current], samples=3_000, seed=1)
+    assert regressed.samples == 3_000 and regressed.p_drop < 0.01
 
 
 def test_sign_flip_edges() -> None:

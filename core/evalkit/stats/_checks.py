@@ -15,16 +15,18 @@ class StatisticsInputError(UsageError):
 
 
 def outcomes(values: Sequence[object], name: str) -> list[bool]:
-    """``values`` as pass/fail outcomes: ``bool`` or the integers 0 and 1, nothing else."""
-    result = []
-    for index, value in enumerate(values):
-        if isinstance(value, bool):
-            result.append(value)
-        elif isinstance(value, int) and value in (0, 1):
-            result.append(bool(value))
-        else:
-            raise StatisticsInputError(f"{name}[{index}] is {value!r}, not a pass/fail outcome (a bool, or 0 or 1)")
+    """``values`` as pass/fail outcomes: ``bool``, or the numbers 0 and 1 (a hit@k per question is
+    the float 0.0 or 1.0), nothing else."""
+    result = [value == 1 for value in values]
+    if not all(value is True or value is False or (type(value) in _NUMBERS and value in (0, 1)) for value in values):
+        index, value = next(
+            (i, v) for i, v in enumerate(values) if not (v is True or v is False or (type(v) in _NUMBERS and v in (0, 1)))
+        )
+        raise StatisticsInputError(f"{name}[{index}] is {value!r}, not a pass/fail outcome (a bool, or 0 or 1)")
     return result
+
+
+_NUMBERS = (int, float)
 
 
 def fractions(values: Sequence[object], name: str, *, low: float = 0.0) -> list[float]:

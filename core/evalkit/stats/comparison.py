@@ -23,7 +23,7 @@ from typing import Literal
 import attrs
 
 from . import _checks
-from .binary import paired_binary
+from .binary import newcombe_interval, paired_binary
 from .gate import MetricEvidence, decision_confidence
 from .intervals import Interval
 from .means import paired_fractions, paired_t_from_differences
@@ -33,7 +33,6 @@ from .power import (
     choose_noise,
     mcnemar_detectable_drop,
     minimum_detectable_drop,
-    noise_from_differences,
     noise_from_rate,
 )
 from .resampling import bootstrap_intervals, sign_flip_from_differences
@@ -134,7 +133,9 @@ def compare_pass_rates(
     settings = settings or StatisticsSettings()
     tolerance = _checks.tolerance(tolerance)
     report = paired_binary(baseline, current, 0.95)
-    decision = paired_binary(baseline, current, decision_confidence(settings.alpha))
+    decision = newcombe_interval(
+        report.both_passed, report.regressed, report.fixed, report.both_failed, decision_confidence(settings.alpha)
+    )
     chosen = choose_noise(noise)
     if chosen is None:
         detectable = mcnemar_detectable_drop(report.n, report.baseline_rate, alpha=settings.alpha, power=settings.power)
@@ -147,7 +148,7 @@ def compare_pass_rates(
         value=report.rate,
         delta=report.delta,
         ci95=report.interval,
-        decision_interval=decision.interval,
+        decision_interval=decision,
         p_value=report.p_value,
         p_drop=report.p_drop,
         detectable=detectable,
@@ -201,7 +202,8 @@ def compare_values(
     else:
         flip = sign_flip_from_differences(diffs, samples=settings.samples, seed=settings.seed)
         p_value, p_drop = flip.p_value, flip.p_drop
-    observed = noise_from_differences(diffs, repeats) if n >= 2 else None
+    # the spread the t interval measured, per answer (the same as noise_from_differences, once)
+    observed = None if t_report.sd is None else NoiseEstimate(t_report.sd**2 * repeats, repeats, "observed", n)
     chosen = choose_noise(noise, observed, noise_from_rate(min(1.0, max(0.0, means[0])), repeats))
     assert chosen is not None
     detectable = minimum_detectable_drop(chosen, n, alpha=settings.alpha, power=settings.power)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from statistics import NormalDist
 
 __all__ = [
@@ -223,6 +224,7 @@ _EXACT_TRIALS = 2_048
 _GUARD_BITS = 128
 
 
+@lru_cache(maxsize=16)  # a comparison asks for the same tail twice (two-sided and one-sided p)
 def _tail_bounds(n: int, k: int) -> tuple[int, int, int]:
     """``(low, high, denominator)`` with ``low / denominator <= P(X <= k) <= high / denominator``
     for ``X ~ Binomial(n, 1/2)`` and ``0 <= k < n / 2``.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from operator import mul
 
 import attrs
 
@@ -36,7 +37,8 @@ def mean_and_sd(values: Sequence[float]) -> tuple[float, float]:
     """The mean and the sample standard deviation (``n − 1`` in the denominator; at least two values)."""
     n = len(values)
     mean = math.fsum(values) / n
-    return mean, math.sqrt(math.fsum((x - mean) ** 2 for x in values) / (n - 1))
+    deviations = [x - mean for x in values]
+    return mean, math.sqrt(math.fsum(map(mul, deviations, deviations)) / (n - 1))
 
 
 @attrs.frozen

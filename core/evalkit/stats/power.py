@@ -254,27 +254,72 @@ def _binomial_upper(successes: int, trials: int, probability: float) -> float:
     return regularized_beta(probability, successes, trials - successes + 1)
 
 
-def _binomial_pmf(k: int, trials: int, probability: float) -> float:
-    if probability <= 0.0:
-        return 1.0 if k == 0 else 0.0
-    if probability >= 1.0:
-        return 1.0 if k == trials else 0.0
-    log = (
-        math.lgamma(trials + 1) - math.lgamma(k + 1) - math.lgamma(trials - k + 1)
-        + k * math.log(probability) + (trials - k) * math.log1p(-probability)
-    )
-    return math.exp(log)
+class _UpperTail:
+    """``P(Binomial(m, p) >= c)`` while ``m`` grows one at a time and ``c`` moves a little: each
+    step is a few probability terms (``P(X(m) >= c) = P(X(m−1) >= c) + p P(X(m−1) = c − 1)``),
+    not a new incomplete beta function."""
+
+    def __init__(self, probability: float) -> None:
+        self.p = probability
+        self.log_p = math.log(probability)
+        self.log_q = math.log1p(-probability)
+        self.m = -2
+        self.c = 0
+        self.tail = 0.0
+
+    def pmf(self, j: int, m: int) -> float:
+        if j < 0 or j > m:
+            return 0.0
+        return math.exp(
+            math.lgamma(m + 1) - math.lgamma(j + 1) - math.lgamma(m - j + 1) + j * self.log_p + (m - j) * self.log_q
+        )
+
+    def at(self, m: int, c: int) -> float:
+        if m == self.m + 1 and abs(c - self.c) <= 8:
+            tail = self.tail + self.p * self.pmf(self.c - 1, self.m)
+            k = self.c
+            while k < c:
+                tail -= self.pmf(k, m)
+                k += 1
+            while k > c:
+                k -= 1
+                tail += self.pmf(k, m)
+        elif m == self.m and abs(c - self.c) <= 8:
+            tail, k = self.tail, self.c
+            while k < c:
+                tail -= self.pmf(k, m)
+                k += 1
+            while k > c:
+                k -= 1
+                tail += self.pmf(k, m)
+        else:
+            tail = _binomial_upper(c, m, self.p)
+        self.m, self.c, self.tail = m, c, min(1.0, max(0.0, tail))
+        return self.tail
 
 
-def _critical_regressions(discordant: int, alpha: float, start: int) -> int:
-    """The fewest regressions among ``discordant`` flipped cases that the exact one-sided McNemar
-    test flags at ``alpha`` (``discordant + 1`` when none does); ``start`` is a guess."""
-    r = max(start, discordant // 2)
-    while r <= discordant and _binomial_upper(r, discordant, 0.5) > alpha:
-        r += 1
-    while r - 1 > discordant // 2 and _binomial_upper(r - 1, discordant, 0.5) <= alpha:
-        r -= 1
-    return r
+class _CriticalRegressions:
+    """The fewest regressions among ``m`` flipped cases the exact one-sided McNemar test flags at
+    ``alpha`` (``m + 1`` when none does), for ``m`` asked in increasing order (cached)."""
+
+    def __init__(self, alpha: float) -> None:
+        self.alpha = alpha
+        self.tail = _UpperTail(0.5)
+        self.known: dict[int, int] = {}
+        self.z = normal_quantile(1 - alpha)
+
+    def __call__(self, m: int) -> int:
+        if m in self.known:
+            return self.known[m]
+        previous = self.known.get(m - 1)
+        r = previous if previous is not None else max(m // 2 + 1, math.ceil(m / 2 + self.z * math.sqrt(m) / 2))
+        r = min(r, m + 1)
+        while r <= m and self.tail.at(m, r) > self.alpha:
+            r += 1
+        while r - 1 > m // 2 and self.tail.at(m, r - 1) <= self.alpha:
+            r -= 1
+        self.known[m] = r
+        return r
 
 
 def _check_rate_drop(rate: object, drop: object) -> tuple[float, float]:
@@ -294,20 +339,25 @@ def _discordance(rate: float, drop: float) -> tuple[float, float]:
     return discordance, (regress / discordance if discordance else 0.0)
 
 
-def _exact_power(n: int, rate: float, drop: float, alpha: float, critical: dict[int, int]) -> float:
+def _exact_power(n: int, rate: float, drop: float, critical: _CriticalRegressions) -> float:
     discordance, share = _discordance(rate, drop)
     if discordance == 0:
         return 0.0
     centre = n * discordance
     spread = 8 * math.sqrt(n * discordance * (1 - discordance)) + 8  # beyond: below 1e-15 of the mass
+    flips = _UpperTail(discordance) if discordance < 1 else None
+    regressions = _UpperTail(share) if 0 < share < 1 else None
     total = 0.0
-    guess = 0
     for m in range(max(0, math.floor(centre - spread)), min(n, math.ceil(centre + spread)) + 1):
-        if m not in critical:
-            critical[m] = _critical_regressions(m, alpha, guess)
-        guess = critical[m]
-        if guess <= m:
-            total += _binomial_pmf(m, n, discordance) * _binomial_upper(guess, m, share)
+        needed = critical(m)
+        if needed > m:
+            continue
+        weight = flips.pmf(m, n) if flips is not None else float(m == n)
+        if regressions is not None:
+            caught = regressions.at(m, needed)
+        else:
+            caught = 1.0 if share >= 1 else 0.0
+        total += weight * caught
     return min(1.0, total)
 
 
@@ -318,65 +368,72 @@ def mcnemar_power(n: int, rate: float, drop: float, *, alpha: float = 0.05) -> f
 
     A case regresses with probability ``r = rate (1 − rate + drop)`` and is fixed with ``f =
     (1 − rate) (rate − drop)``; the discordant count ``m`` is ``Binomial(n, r + f)`` and, given
-    ``m``, the regressions are ``Binomial(m, r / (r + f))``; the test flags ``c(m)`` or more.
+    ``m``, the regressions are ``Binomial(m, r / (r + f))``; the test flags ``c(m)`` or more. The
+    sum over ``m`` keeps the terms within 8 standard deviations of its mean.
     """
     n = _checks.count(n, "n", minimum=1)
     alpha = _checks.alpha_level(alpha)
     rate, drop = _check_rate_drop(rate, drop)
-    return _exact_power(n, rate, drop, alpha, {})
+    return _exact_power(n, rate, drop, _CriticalRegressions(alpha))
 
 
-#: Above this many cases :func:`mcnemar_detectable_drop` solves Connor's normal approximation
-#: instead of the exact power (within 3 % of it at 1,000 cases, closer beyond).
-EXACT_POWER_CASES = 2_000
+def _connor_drop(n: int, rate: float, alpha: float, power: float) -> float:
+    """The drop solving Connor's (1987) normal approximation ``Δ √n = z(1 − α) √ψ + z(power)
+    √(ψ − Δ²)`` (by bisection; ``rate`` when it has no root below it)."""
+    z_alpha, z_power = normal_quantile(1 - alpha), normal_quantile(power)
+
+    def gap(drop: float) -> float:
+        flips, _ = _discordance(rate, drop)
+        return drop * math.sqrt(n) - z_alpha * math.sqrt(flips) - z_power * math.sqrt(max(0.0, flips - drop * drop))
+
+    low, high = 0.0, rate
+    if gap(high) < 0:
+        return rate
+    while high - low > 1e-9:
+        middle = (low + high) / 2
+        low, high = (low, middle) if gap(middle) >= 0 else (middle, high)
+    return high
 
 
-def _connor_gap(n: int, rate: float, drop: float, z_alpha: float, z_power: float) -> float:
-    """Connor (1987): ``Δ √n − z(1 − α) √ψ − z(power) √(ψ − Δ²)``, positive once ``Δ`` is detected."""
-    discordance, _ = _discordance(rate, drop)
-    return drop * math.sqrt(n) - z_alpha * math.sqrt(discordance) - z_power * math.sqrt(max(0.0, discordance - drop * drop))
+def _bracket(n: int, rate: float, alpha: float, power: float, critical: _CriticalRegressions) -> tuple[float, float]:
+    """``(low, high)`` with the exact power below ``power`` at ``low`` and at least it at
+    ``high``: around Connor's approximation, widened until it holds (a few exact sums instead of
+    bisecting all of ``[0, rate]``)."""
+    guess = _connor_drop(n, rate, alpha, power)
+    low, high = 0.9 * guess, min(rate, 1.1 * guess + 1e-4)
+    while high < rate and _exact_power(n, rate, high, critical) < power:
+        low, high = high, min(rate, 2 * high)
+    while low > 0 and _exact_power(n, rate, low, critical) >= power:
+        high, low = low, low / 2 if low > 1e-4 else 0.0
+    return low, high
 
 
 def mcnemar_detectable_drop(n: int, rate: float, *, alpha: float = 0.05, power: float = 0.8) -> DetectableDrop:
     """The smallest drop from ``rate`` that the exact one-sided McNemar test on ``n`` cases
-    answered once detects with probability ``power``; 1 when no drop does (the run cannot fall
-    below 0).
+    answered once detects with probability ``power`` (:func:`mcnemar_power` solved by bisection,
+    to 1e-5); 1 when no drop does (the run cannot fall below 0).
 
-    Up to :data:`EXACT_POWER_CASES` cases it solves :func:`mcnemar_power` by bisection
-    (``method = "exact_mcnemar"``); above, Connor's normal approximation of the same test
-    (Connor 1987, Biometrics 43:207–211: ``Δ √n = z(1 − α) √ψ + z(power) √(ψ − Δ²)``, ``ψ`` the
-    chance a case flips; ``method = "connor"``). The normal formula of
-    :func:`minimum_detectable_drop` assumes the noise under a drop equals the noise without one;
-    pass/fail answers vary more as their rate nears ½, and the exact test is discrete, so for
-    small sets this is the drop the gate really detects (30 cases at 0.8: about 0.33, where the
-    formula says 0.26).
+    The normal formula of :func:`minimum_detectable_drop` assumes the noise under a drop equals
+    the noise without one; pass/fail answers vary more as their rate nears ½ and the exact test
+    is discrete, so for small sets this is the drop the gate really detects (30 cases at 0.8:
+    about 0.33, where the formula says 0.26). Connor (1987, Biometrics 43:207–211) gives the
+    normal approximation of the same test, ``Δ √n = z(1 − α) √ψ + z(power) √(ψ − Δ²)`` with
+    ``ψ`` the chance a case flips; the exact sum agrees with it on large sets and is cheap at any
+    size.
     """
     n = _checks.count(n, "n", minimum=1)
     alpha = _checks.alpha_level(alpha)
     target = _checks.probability(power, "power")
     noise = noise_from_rate(rate)
     rate = float(rate)
-    if n > EXACT_POWER_CASES:
-        z_alpha, z_power = normal_quantile(1 - alpha), normal_quantile(target)
-
-        def detected(drop: float) -> bool:
-            return _connor_gap(n, rate, drop, z_alpha, z_power) >= 0
-
-        method = "connor"
-    else:
-        critical: dict[int, int] = {}
-
-        def detected(drop: float) -> bool:
-            return _exact_power(n, rate, drop, alpha, critical) >= target
-
-        method = "exact_mcnemar"
-    if not detected(rate):
-        return DetectableDrop(1.0, n, 1, noise.sd, noise.source, alpha, target, 0.0, method)
-    low, high = 0.0, rate
+    critical = _CriticalRegressions(alpha)
+    if _exact_power(n, rate, rate, critical) < target:
+        return DetectableDrop(1.0, n, 1, noise.sd, noise.source, alpha, target, 0.0, "exact_mcnemar")
+    low, high = _bracket(n, rate, alpha, target, critical)
     while high - low > 1e-5:
         middle = (low + high) / 2
-        if detected(middle):
+        if _exact_power(n, rate, middle, critical) >= target:
             high = middle
         else:
             low = middle
-    return DetectableDrop(high, n, 1, noise.sd, noise.source, alpha, target, 0.0, method)
+    return DetectableDrop(high, n, 1, noise.sd, noise.source, alpha, target, 0.0, "exact_mcnemar")
