@@ -46,7 +46,7 @@ def verdict_statistics(data: dict[str, tuple[list[float], list[float]]], setting
             if name.startswith("hit@"):
                 metrics.append(compare_pass_rates(baseline, current, tolerance=0.05, settings=settings, name=name))
             else:
-                metrics.append(compare_values(baseline, current, tolerance=0.05, settings=settings, name=name, test="sign_flip"))
+                metrics.append(compare_values(baseline, current, tolerance=0.05, settings=settings, name=name))
         return decide([m.evidence for m in metrics], settings.alpha)
 
     return run
@@ -67,7 +67,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="calls per figure; the best is printed (default 3)")
     parser.add_argument("--sizes", default="20,200,2000,100000", help="paired cases, comma-separated")
     args = parser.parse_args()
-    settings = StatisticsSettings()
+    settings = StatisticsSettings(test="sign_flip")
     sizes = [int(size) for size in args.sizes.split(",")]
     print(f"verdict statistics, 5 metrics (2 pass/fail, 3 in [0, 1] with a {settings.samples:,}-sample sign-flip test)")
     print(f"{'cases':>9}  {'verdict':>10}  {'per metric':>46}  {'bootstrap (2,000)':>18}")
@@ -79,7 +79,7 @@ def main() -> None:
             if name.startswith("hit@"):
                 one = best_time(lambda b=baseline, c=current: compare_pass_rates(b, c, tolerance=0.05), args.repeat)
             else:
-                one = best_time(lambda b=baseline, c=current: compare_values(b, c, tolerance=0.05, test="sign_flip"), args.repeat)
+                one = best_time(lambda b=baseline, c=current: compare_values(b, c, tolerance=0.05, settings=settings), args.repeat)
             parts.append(f"{one * 1000:.0f}")
         if n <= 2_000:
             baseline, current = data["ndcg@10"]

@@ -67,9 +67,21 @@ def _label_positions(labels: Sequence[Label]) -> dict[tuple[type, Label], int]:
     return positions
 
 
-def _positions(values: Sequence[Label], name: str, positions: dict[tuple[type, Label], int], labels: Sequence[Label]) -> list[int]:
-    result = []
+def _positions(
+    values: Sequence[Label | None],
+    name: str,
+    positions: dict[tuple[type, Label], int],
+    labels: Sequence[Label],
+    *,
+    missing: bool = False,
+) -> list[int]:
+    """Each value's position among the declared labels (``None`` kept as ``None`` when
+    ``missing`` answers are allowed); a value outside them is refused, naming it."""
+    result: list = []
     for index, value in enumerate(values):
+        if value is None and missing:
+            result.append(None)
+            continue
         position = positions.get((type(value), value)) if isinstance(value, Hashable) else None
         if position is None:
             raise StatisticsInputError(f"{name}[{index}] is {value!r}, not one of the labels {list(labels)!r}")
@@ -340,7 +352,8 @@ def krippendorff_alpha(
     for index, item in enumerate(data):
         if isinstance(item, (str, bytes)):
             raise StatisticsInputError(f"data[{index}] is {item!r}: each item is a sequence of answers")
-        answers = _positions([v for v in item if v is not None], f"data[{index}]", positions, labels)
+        # positions of the answers given; a missing one (None) keeps the others' indices in messages
+        answers = [p for p in _positions(item, f"data[{index}]", positions, labels, missing=True) if p is not None]
         m = len(answers)
         if m < 2:
             continue

@@ -149,8 +149,8 @@ def test_labels_are_checked_as_declared() -> None:
         cohen_kappa([0], [0], [0, 1], weights="cubic")  # type: ignore[arg-type]
     with pytest.raises(StatisticsInputError, match=r"positive\[0\] is 'yes'"):
         judge_agreement([0], [0], [0, 1], positive=["yes"])
-    with pytest.raises(StatisticsInputError, match=r"data\[0\]\[?"):
-        krippendorff_alpha([[0, 7]], labels=[0, 1])
+    with pytest.raises(StatisticsInputError, match=r"data\[1\]\[2\] is 7, not one of the labels \[0, 1\]"):
+        krippendorff_alpha([[0, 1], [None, 1, 7]], labels=[0, 1])
 
 
 @settings(max_examples=100, deadline=None)

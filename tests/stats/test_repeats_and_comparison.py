@@ -106,11 +106,11 @@ def test_values_with_every_interval_and_test() -> None:
     assert plain.ci95 == t.interval and (plain.p_value, plain.p_drop) == (t.p_value, t.p_drop)
     assert plain.decision_interval == paired_t(baseline, current, 0.9).interval
     assert plain.detectable.source == "observed" and plain.method == "paired t interval, paired t test"
-    settings_ = StatisticsSettings(seed=4, resamples=800, samples=800)
-    resampled = compare_values(baseline, current, tolerance=0.05, settings=settings_, interval="bootstrap", test="sign_flip", name="ndcg@10")
+    settings_ = StatisticsSettings(interval="bootstrap", test="sign_flip", seed=4, resamples=800, samples=800)
+    resampled = compare_values(baseline, current, tolerance=0.05, settings=settings_, name="ndcg@10")
     assert resampled.name == "ndcg@10" and resampled.method == "BCa bootstrap interval, sign-flip test"
     assert resampled.decision_interval.low >= resampled.ci95.low and resampled.decision_interval.high <= resampled.ci95.high
-    assert resampled == compare_values(baseline, current, tolerance=0.05, settings=settings_, interval="bootstrap", test="sign_flip", name="ndcg@10")
+    assert resampled == compare_values(baseline, current, tolerance=0.05, settings=settings_, name="ndcg@10")
     gate = decide([plain.evidence, resampled.evidence])
     assert gate.state in set(GateState)
     identical = compare_values(baseline, baseline, tolerance=0.05, repeats=3)
@@ -119,10 +119,10 @@ def test_values_with_every_interval_and_test() -> None:
 
 
 def test_comparison_input_is_checked() -> None:
-    with pytest.raises(StatisticsInputError, match="interval"):
-        compare_values([0.1], [0.2], tolerance=0.1, interval="wilson")  # type: ignore[arg-type]
-    with pytest.raises(StatisticsInputError, match="test"):
-        compare_values([0.1], [0.2], tolerance=0.1, test="wilcoxon")  # type: ignore[arg-type]
+    with pytest.raises(StatisticsInputError, match="interval is 'wilson'"):
+        StatisticsSettings(interval="wilson")  # type: ignore[arg-type]
+    with pytest.raises(StatisticsInputError, match="test is 'wilcoxon'"):
+        StatisticsSettings(test="wilcoxon")  # type: ignore[arg-type]
     with pytest.raises(StatisticsInputError, match="tolerance is 2"):
         compare_pass_rates([True], [False], tolerance=2)
     with pytest.raises(StatisticsInputError, match="alpha"):

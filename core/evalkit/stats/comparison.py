@@ -47,17 +47,25 @@ def _alpha(value: object) -> float:
 @attrs.frozen
 class StatisticsSettings:
     """How a verdict's statistics are computed: the gate's ``alpha`` and the ``power`` its
-    minimum detectable drop promises, the ``seed`` of every resampling, and how many bootstrap
-    ``resamples`` and sign-flip ``samples`` to draw."""
+    minimum detectable drop promises; for values in [0, 1] the ``interval`` (``t`` or the
+    ``bootstrap``) and the ``test`` (``t`` or ``sign_flip``, as retrieval practice recommends);
+    the ``seed`` of every resampling, and how many bootstrap ``resamples`` and sign-flip
+    ``samples`` to draw."""
 
     alpha: float = attrs.field(default=0.05, converter=_alpha)
     power: float = 0.8
+    interval: Literal["t", "bootstrap"] = "t"
+    test: Literal["t", "sign_flip"] = "t"
     seed: int = 0
     resamples: int = 2_000
     samples: int = 10_000
 
     def __attrs_post_init__(self) -> None:
         _checks.probability(self.power, "power")
+        if self.interval not in ("t", "bootstrap"):
+            raise _checks.StatisticsInputError(f"interval is {self.interval!r}: 't' or 'bootstrap'")
+        if self.test not in ("t", "sign_flip"):
+            raise _checks.StatisticsInputError(f"test is {self.test!r}: 't' or 'sign_flip'")
         _checks.seed(self.seed)
         _checks.count(self.resamples, "resamples", minimum=1)
         _checks.count(self.samples, "samples", minimum=1)
@@ -165,26 +173,21 @@ def compare_values(
     tolerance: float | Fraction,
     settings: StatisticsSettings | None = None,
     name: str = "mean_score",
-    interval: Literal["t", "bootstrap"] = "t",
-    test: Literal["t", "sign_flip"] = "t",
     repeats: int = 1,
     noise: NoiseEstimate | None = None,
 ) -> MetricComparison:
     """A metric of values in [0, 1] (a case's score, pass fraction over ``repeats`` answers, or a
     question's retrieval metric) of a run against its baseline on the same cases.
 
-    ``interval``: the paired t interval, or the seeded BCa bootstrap; ``test``: the paired t
-    test, or the seeded sign-flip randomization test. The minimum detectable drop uses the best
+    ``settings.interval``: the paired t interval, or the seeded BCa bootstrap; ``settings.test``:
+    the paired t test, or the seeded sign-flip randomization test. The minimum detectable drop uses the best
     noise available: ``noise`` (earlier unchanged runs, or repeats), else the spread of the
     paired differences at hand, else the conservative bound at the baseline mean.
     """
     settings = settings or StatisticsSettings()
     tolerance = _checks.tolerance(tolerance)
     repeats = _checks.count(repeats, "repeats", minimum=1)
-    if interval not in ("t", "bootstrap"):
-        raise _checks.StatisticsInputError(f"interval is {interval!r}: 't' or 'bootstrap'")
-    if test not in ("t", "sign_flip"):
-        raise _checks.StatisticsInputError(f"test is {test!r}: 't' or 'sign_flip'")
+    interval, test = settings.interval, settings.test
     before, after = paired_fractions(baseline, current)
     n = len(before)
     means = (math.fsum(before) / n, math.fsum(after) / n)

@@ -292,8 +292,11 @@ def sign_flip_from_differences(
     normal_error: float = 0.01,
     stop_after: int | None = SEQUENTIAL_HITS,
 ) -> RandomizationTest:
-    """:func:`sign_flip_test` on paired differences already taken (each in [−1, 1]); ``stop_after``
-    hits in both tails end the sampling early (``None``: always draw ``samples``)."""
+    """:func:`sign_flip_test` on paired differences already taken (each in [−1, 1]).
+
+    ``stop_after`` hits in both tails end the sampling early (``None``: always draw
+    ``samples``); ``normal_error`` is the largest Berry–Esseen bound at which the normal limit
+    replaces sampling."""
     samples = _checks.count(samples, "samples", minimum=1)
     seed = _checks.seed(seed)
     n = len(diffs)
