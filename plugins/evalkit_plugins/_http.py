@@ -32,12 +32,14 @@ import ssl
 import urllib.request
 import zlib
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiohttp
 import attrs
-from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
+
+if TYPE_CHECKING:
+    from multidict import CIMultiDict, CIMultiDictProxy
 
 __all__ = [
     "ACCEPTED_CODINGS",
@@ -133,9 +135,9 @@ class EndpointSession:
             cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=False,  # decoded within the limit by _Decoder
             timeout=aiohttp.ClientTimeout(total=settings.timeout),
-            proxy=settings.proxy,
             trust_env=False,  # the proxy was looked up once (see the module docstring)
         )
+        self._proxy = settings.proxy
         self._slots = asyncio.Semaphore(connections)
 
     async def send(self, method: str, url: URL, body: bytes | None, limit: int) -> Reply:
@@ -143,7 +145,9 @@ class EndpointSession:
 
         Raises one of :data:`TRANSPORT_FAILURES`, :class:`ResponseTooLarge` or :class:`UndecodableBody`.
         """
-        async with self._slots, self._session.request(method, url, data=body, allow_redirects=False) as response:
+        async with self._slots, self._session.request(
+            method, url, data=body, allow_redirects=False, proxy=self._proxy
+        ) as response:
             try:
                 content = await _read_body(response, limit)
             except ResponseTooLarge:
