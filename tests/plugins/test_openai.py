@@ -446,3 +446,39 @@ def test_the_generator_module_imports_no_httpx_and_email_utils_only_through_aioh
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == ["[]", "0.0"]
+
+
+# --- a reset connection and a server that never finishes --------------------------------------
+
+
+def test_a_reset_connection_is_retried(chat_server: ChatServer) -> None:
+    chat_server.fail_next(Fault.reset())
+    (answer,) = ask(make(chat_server), GenerationRequest("hello"))
+    assert answer.text == "hello"
+    assert chat_server.request_count == 2
+
+
+def test_a_reset_on_every_attempt_says_the_connection_failed(chat_server: ChatServer) -> None:
+    chat_server.fail_next(Fault.reset(), count=2)
+    error = fails(make(chat_server, max_attempts=2))
+    assert "failed after 2 attempts; last: connection failed (" in str(error)
+
+
+def test_a_server_that_trickles_its_answer_for_ever_hits_the_timeout(chat_server: ChatServer) -> None:
+    """A slow-loris endpoint sends a byte every 50 ms: no read ever waits long, but ``timeout``
+    bounds the whole response, so each attempt ends and the prompt fails (and is retried)."""
+    chat_server.fail_next(Fault.trickle(0.05), count=2)
+    generator = make(chat_server, timeout=0.5, max_attempts=2)
+
+    async def run() -> BaseException | object:
+        try:  # the outer limit only turns a regression (a hang) into a failure
+            return await asyncio.wait_for(generator.agenerate(GenerationRequest("hello")), 60)
+        except Exception as exc:
+            return exc
+        finally:
+            await generator.aclose()
+
+    error = asyncio.run(run())
+    assert isinstance(error, GenerationError), error
+    assert "failed after 2 attempts; last: timed out (ReadTimeout, timeout 0.5 s)" in str(error)
+    assert chat_server.request_count == 2

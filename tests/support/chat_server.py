@@ -26,7 +26,9 @@ import collections
 import http
 import json
 import signal
+import socket
 import ssl
+import struct
 import subprocess
 import sys
 import threading
@@ -85,6 +87,17 @@ class Fault:
     def drop(cls) -> Fault:
         """Close the connection without sending any response."""
         return cls("drop")
+
+    @classmethod
+    def reset(cls) -> Fault:
+        """Reset the connection (TCP RST) without sending any response: ``ECONNRESET`` at the client."""
+        return cls("reset")
+
+    @classmethod
+    def trickle(cls, seconds: float = 0.05) -> Fault:
+        """Start a 200 response, then send its body one byte every ``seconds``, for ever (a
+        slow-loris server: never idle long enough for a per-read timeout, never done)."""
+        return cls("trickle", seconds=seconds)
 
     @classmethod
     def garbage(cls, body: bytes | str = b"<html><body>upstream exploded</body></html>") -> Fault:
@@ -421,6 +434,13 @@ class ChatServer:
         kind = fault.kind if fault is not None else None
         if kind == "drop":
             return False
+        if kind == "reset":
+            writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+            return False
+        if kind == "trickle":
+            await _trickle(writer, fault.seconds)
+            return False
         if kind == "stall":
             await asyncio.sleep(fault.seconds)
         if kind == "http_error":
@@ -491,6 +511,18 @@ async def _stream_huge(writer: asyncio.StreamWriter, size: int, framing: str) ->
         if framing == "chunked":
             writer.write(b"0\r\n\r\n")
             await writer.drain()
+    except (ConnectionError, RuntimeError):
+        return
+
+
+async def _trickle(writer: asyncio.StreamWriter, seconds: float) -> None:
+    """A 200 response announcing a megabyte, then one byte of it every ``seconds`` until the client goes."""
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n{")
+    try:
+        while not writer.is_closing():
+            await writer.drain()
+            await asyncio.sleep(seconds)
+            writer.write(b" ")
     except (ConnectionError, RuntimeError):
         return
 
