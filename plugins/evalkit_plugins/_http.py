@@ -129,9 +129,9 @@ class EndpointSession:
         connector = aiohttp.TCPConnector(limit=connections, limit_per_host=0, ssl=settings.tls, keepalive_timeout=KEEPALIVE_SECONDS)
         self._session = aiohttp.ClientSession(
             connector=connector,
+            # Every header aiohttp would add is given (no skip_auto_headers: aiohttp's fast path),
+            # and it adds no body type to a GET.
             headers=settings.headers,
-            # Every header aiohttp would add is given, or not wanted (no body type on a GET).
-            skip_auto_headers=("Content-Type",),
             cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=False,  # decoded within the limit by _Decoder
             timeout=aiohttp.ClientTimeout(total=settings.timeout),
