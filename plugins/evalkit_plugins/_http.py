@@ -50,12 +50,13 @@ __all__ = [
     "ResponseTooLarge",
     "UndecodableBody",
     "environment_proxy",
+    "failure_detail",
     "failure_kind",
     "run_blocking",
     "tls_context",
 ]
 
-#: The content codings evalkit asks for; aiohttp decodes them.
+#: The content codings evalkit asks for (and decodes itself, within the size limit).
 ACCEPTED_CODINGS = "gzip, deflate"
 #: Seconds an idle connection is kept for reuse (many servers close theirs after 5 s).
 KEEPALIVE_SECONDS = 4.0

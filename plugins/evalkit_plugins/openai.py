@@ -241,8 +241,9 @@ class OpenAIGenerator:
         }
 
     def secret_values(self) -> tuple[str, ...]:
-        """The API key, the header values and the values of ``base_url``'s query parameters (as
-        given and URL-encoded), so the kernel keeps them out of every stored and printed byte."""
+        """The API key, the header values, the values of ``base_url``'s query parameters (as given
+        and URL-encoded) and the password of the environment's proxy URL, so the kernel keeps them
+        out of every stored and printed byte."""
         return self._secrets
 
     def use_concurrency(self, requests: int) -> None:
