@@ -418,7 +418,7 @@ def run_measured(project: Path, env: dict[str, str], *args: str) -> tuple[int, s
 )
 def test_class14_a_300_mb_reply_stops_at_the_cap_and_errors_the_case(project, chat_server, hostile_env, framing, via_proxy) -> None:
     env = {**configure_openai(project, chat_server, base_url=chat_server.base_url, privacy="full"), **hostile_env}
-    if via_proxy:  # httpx's own transport, used behind a proxy: the test server plays the proxy
+    if via_proxy:  # through a proxy (aiohttp sends it the absolute URL): the test server plays the proxy
         env.update(HTTP_PROXY=f"http://127.0.0.1:{chat_server.port}", NO_PROXY="", no_proxy="")
     chat_server.responder = lambda body: "THE-END"
     code, stderr, normal_rss = run_measured(project, env, "run", "hostile.sized", "--provider", "prod")
