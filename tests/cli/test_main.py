@@ -160,12 +160,10 @@ def test_main_stops_on_sigterm_as_on_ctrl_c_and_leaves_a_callers_handler_alone(t
 
 @pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("args", [("list",), ("run", "evalkit.smoke", "--json"), ("run", "evalkit.smoke", "--show-all")])
-def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(project: Path, args: tuple[str, ...]) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(evalkit_process, args: tuple[str, ...]) -> None:  # noqa: ANN001
+    # A process of its own: its standard output is /dev/full, and what the interpreter does at exit counts.
     with open("/dev/full", "w") as full:  # every write: "No space left on device"
-        done = subprocess.run(
-            [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120
-        )
+        done = evalkit_process.run(*args, stdout=full, timeout=120)
     assert done.returncode == 3, done.stderr
     assert done.stderr.endswith(
         "evalkit: error: could not write the output: No space left on device (anything the command stored is kept)\n"
@@ -175,26 +173,22 @@ def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(projec
 
 @pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("args", [("--help",), ("--version",), ("run", "--help"), ()], ids=["help", "version", "run-help", "bare"])
-def test_help_that_cannot_be_written_is_an_error_not_a_silent_success(project: Path, args: tuple[str, ...]) -> None:
+def test_help_that_cannot_be_written_is_an_error_not_a_silent_success(evalkit_process, args: tuple[str, ...]) -> None:  # noqa: ANN001
     """argparse ignores a failed write of help or the version: `evalkit --help > /dev/full` exited 0."""
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+    # A process of its own: its standard output is /dev/full, and what the interpreter does at exit counts.
     with open("/dev/full", "w") as full:
-        done = subprocess.run(
-            [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60
-        )
+        done = evalkit_process.run(*args, stdout=full, timeout=60)
     assert done.returncode == 3, done.stderr
     assert done.stderr == "evalkit: error: could not write the output: No space left on device\n"
 
 
 @pytest.mark.parametrize("args", [("--help",), ()], ids=["help", "bare"])
-def test_help_into_a_closed_pipe_keeps_its_exit_code(project: Path, args: tuple[str, ...]) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+def test_help_into_a_closed_pipe_keeps_its_exit_code(evalkit_process, args: tuple[str, ...]) -> None:  # noqa: ANN001
+    # A process of its own: a broken pipe is SIGPIPE/EPIPE on the process's own standard output.
     reader, writer = os.pipe()
     os.close(reader)  # the reader is gone before evalkit writes (`evalkit --help | true`)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, stdout=writer, stderr=subprocess.PIPE, text=True, timeout=60
-        )
+        done = evalkit_process.run(*args, stdout=writer, timeout=60)
     finally:
         os.close(writer)
     assert done.returncode == (0 if args else 2), done.stderr
@@ -202,28 +196,27 @@ def test_help_into_a_closed_pipe_keeps_its_exit_code(project: Path, args: tuple[
 
 
 @pytest.mark.parametrize("closed", [(1,), (2,), (1, 2), (0, 1, 2)], ids=["stdout", "stderr", "both", "all"])
-def test_closed_standard_streams_are_not_a_crash_and_never_reach_the_store(project: Path, closed: tuple[int, ...]) -> None:
+def test_closed_standard_streams_are_not_a_crash_and_never_reach_the_store(
+    project: Path, evalkit_process, evalkit_cli, closed: tuple[int, ...]
+) -> None:  # noqa: ANN001
     """`evalkit run >&-` had no sys.stdout (an internal error at the first write), and the store,
     opened next, would have taken the free descriptor and received what was printed."""
     import sqlite3
-
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
 
     def close_them() -> None:
         for descriptor in closed:
             os.close(descriptor)
 
     for args in (("run", "evalkit.smoke", "--json"), ("run", "evalkit.smoke"), ("list",), ("--help",)):
-        done = subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=project, env=env, preexec_fn=close_them,  # noqa: PLW1509
-                              capture_output=False, timeout=120)  # fmt: skip
+        # A process of its own: it starts with the standard streams closed.
+        done = evalkit_process.run(*args, preexec_fn=close_them, stdin=None, stdout=None, stderr=None, timeout=120)  # noqa: PLW1509
         assert done.returncode == 0, args
     store = project / ".evalkit" / "results.db"
     with sqlite3.connect(store) as conn:
         assert conn.execute("pragma integrity_check").fetchone() == ("ok",)
         assert conn.execute("select count(*), min(status) from evalkit_run").fetchone() == (2, "complete")
-    history = subprocess.run([sys.executable, "-m", "evalkit", "history", "evalkit.smoke"], cwd=project, env=env,
-                             capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert history.returncode == 0 and "(2 runs)" in history.stdout, history.stderr
+    history = evalkit_cli("history", "evalkit.smoke", timeout=60)
+    assert history.code == 0 and "(2 runs)" in history.stdout, history.stderr
 
 
 def test_a_sys_exit_no_plugin_call_caught_ends_the_command_with_3_saying_so(capsys) -> None:
