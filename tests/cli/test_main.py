@@ -158,6 +158,51 @@ def test_main_stops_on_sigterm_as_on_ctrl_c_and_leaves_a_callers_handler_alone(t
         signal.signal(signal.SIGTERM, previous)
 
 
+def test_main_forgets_the_secrets_its_command_remembered_and_keeps_the_callers(tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    """main() may be called again in the same process: the next command scrubs its own secrets
+    and its caller's, not the last command's."""
+    from evalkit import privacy
+    from evalkit.cli import main
+
+    class Holder:
+        def __init__(self, secret: str) -> None:
+            self.secret = secret
+
+        def secret_values(self) -> tuple[str, ...]:
+            return (self.secret,)
+
+    monkeypatch.chdir(tmp_path)
+    callers, commands = Holder("sk-callers-0123456789abcdef"), Holder("sk-commands-0123456789abcdef")
+    with privacy.secrets_remembered_within():
+        privacy.remember_secret_holder(callers)
+        seen: list[tuple[str, ...]] = []
+
+        def handle(args: argparse.Namespace) -> int:
+            privacy.remember_secret_holder(commands)
+            seen.append(privacy.secrets_to_hide())
+            return 0
+
+        monkeypatch.setattr("evalkit.cli.list_cmd.handle", handle)
+        assert main(["list"]) == 0
+        assert {callers.secret, commands.secret} <= set(seen[-1])  # while the command runs: both
+        assert callers.secret in privacy.secrets_to_hide() and commands.secret not in privacy.secrets_to_hide()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux's /proc")
+def test_discarding_standard_output_leaves_no_descriptor_open(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    from evalkit.cli import _discard_stdout
+
+    with open(tmp_path / "out", "w") as out:
+        monkeypatch.setattr("evalkit.cli.stdout.stdout", lambda: out)
+        before = len(os.listdir("/proc/self/fd"))
+        _discard_stdout()
+        after = len(os.listdir("/proc/self/fd"))
+        out.write("dropped")
+        out.flush()
+    assert after == before
+    assert (tmp_path / "out").read_text() == ""
+
+
 @pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("args", [("list",), ("run", "evalkit.smoke", "--json"), ("run", "evalkit.smoke", "--show-all")])
 def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(evalkit_process, args: tuple[str, ...]) -> None:  # noqa: ANN001

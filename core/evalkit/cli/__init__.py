@@ -320,8 +320,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the run starts); on for every other command's own work, and as it was when main() returns.
     gc.disable()
     terminating = _stop_on_sigterm()
+    from ..privacy import secrets_remembered_within
+
     try:
-        return _main(argv, collecting)
+        with secrets_remembered_within():  # a second main() in this process scrubs its own secrets, not these
+            return _main(argv, collecting)
     finally:
         (gc.enable if collecting else gc.disable)()
         if terminating is not None:
