@@ -65,14 +65,15 @@ def evalkit_process(project: Path) -> ProcessRunner:
 @pytest.fixture(scope="session")
 def plugin_dists(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., str]:
     """Install test distributions from tests/data into a folder; returns it for PYTHONPATH."""
-    from tests.support.distributions import install_into
+    from tests.support.distributions import TestDistributions
 
+    distributions = TestDistributions(tmp_path_factory.mktemp("staged-dists"))
     cache: dict[tuple[str, ...], str] = {}
 
     def install(*names: str) -> str:
         key = tuple(sorted(names))
         if key not in cache:
-            cache[key] = str(install_into(tmp_path_factory.mktemp("dists"), *key))
+            cache[key] = str(distributions.install(tmp_path_factory.mktemp("dists"), *key))
         return cache[key]
 
     return install

@@ -16,13 +16,14 @@ it recreates what a fresh ``python -m evalkit`` would have found:
   level (fds 1 and 2 point at temporary files, ``sys.stdout``/``sys.__stdout__`` are new streams
   over them), so what the CLI does with fd 1 while a command runs (core/evalkit/cli/stdout.py) is
   exercised as it is in a real process;
-- the interpreter's own warning filters (pytest's would record a warning a child prints); no
-  asyncio event loop running and asyncio's default policy;
+- the interpreter's own warning filters (pytest's would record a warning a child prints), a
+  root logger without handlers, no asyncio event loop running and asyncio's default policy;
 - at the end, what an exiting interpreter does: non-daemon threads are waited for, standard output
   flushed.
 
 Whatever state the CLI itself keeps between calls is the kernel's to reset (``main()`` must be
-reentrant): this module resets only what a test process has and a fresh child would not.
+reentrant): this module resets only what a test process has and a fresh child would not, and
+fails a call that leaves a signal handler, the alarm timer or garbage collection changed.
 
 :class:`ProcessRunner` spawns a real ``python -m evalkit``, for the tests where the process itself
 is under test (signals, a killed run and its resume, closed or full standard streams, a terminal,
@@ -38,10 +39,12 @@ import asyncio
 import atexit
 import contextlib
 import functools
+import gc
 import importlib
 import importlib.util
 import io
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -156,14 +159,16 @@ class InProcessRunner:
         """Run ``evalkit ARGS`` to its end; its exit code, stdout and stderr."""
         environment = command_environment(env)
         folder = Path(cwd or self.default_cwd).resolve()
-        import_folders = [str(folder), *_python_path(environment.get("PYTHONPATH", ""))]
+        import_folders = [str(folder), *_python_path(environment.get("PYTHONPATH", ""), folder)]
         with contextlib.ExitStack() as stack:
+            stack.enter_context(_process_state_kept(args))
             stack.enter_context(_environment(environment))
             stack.enter_context(_working_directory(folder))
             stack.enter_context(_importable(import_folders))
             stack.enter_context(_arguments(args))
             stack.enter_context(_interpreter_warnings(environment.get("PYTHONWARNINGS", "")))
             stack.enter_context(_no_event_loop())
+            stack.enter_context(_unconfigured_logging())
             streams = stack.enter_context(_captured_streams())
             at_exit = stack.enter_context(_exit_handlers(import_folders))
             code = _call_main(args, timeout, at_exit)
@@ -280,9 +285,9 @@ class _Watchdog:
         self.timer.cancel()
 
 
-def _python_path(value: str) -> list[str]:
-    """The folders ``PYTHONPATH`` names, as the interpreter takes them (empty entries skipped)."""
-    return [os.path.abspath(entry) for entry in value.split(os.pathsep) if entry]
+def _python_path(value: str, cwd: Path) -> list[str]:
+    """The folders ``PYTHONPATH`` names, as a process started in ``cwd`` takes them (empty entries skipped)."""
+    return [os.path.normpath(os.path.join(cwd, entry)) for entry in value.split(os.pathsep) if entry]
 
 
 @contextlib.contextmanager
@@ -409,6 +414,51 @@ def _interpreter_warnings(pythonwarnings: str) -> Iterator[None]:
                 warnings._setoption(option)  # type: ignore[attr-defined]
         warnings.showwarning = warnings._showwarning_orig  # type: ignore[attr-defined]
         yield
+
+
+@contextlib.contextmanager
+def _unconfigured_logging() -> Iterator[None]:
+    """The root logger as in a new process: no handlers (a record of WARNING or above goes to
+    stderr through logging's last resort), level WARNING; pytest's capturing handlers are put back."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    root.handlers.clear()
+    root.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+
+
+#: Process-wide settings a command may change while it runs and must give back (main() is
+#: reentrant): each with how to read it and how to put it back.
+_PROCESS_SETTINGS: dict[str, tuple[Callable[[], object], Callable[[Any], object]]] = {
+    **{
+        f"the {signal.Signals(number).name} handler": (
+            functools.partial(signal.getsignal, number), functools.partial(signal.signal, number)
+        )
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
+    },
+    "the SIGALRM timer": (
+        lambda: signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0),
+        lambda running: signal.setitimer(signal.ITIMER_REAL, 0),
+    ),
+    "garbage collection": (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
+}
+
+
+@contextlib.contextmanager
+def _process_state_kept(args: Sequence[str]) -> Iterator[None]:
+    """Fails the call (AssertionError) when the command left a process-wide setting changed — a
+    second ``main()`` in a process would not start as the first did — after putting it back, so
+    the next test starts clean."""
+    before = {name: read() for name, (read, _) in _PROCESS_SETTINGS.items()}
+    yield
+    changed = [name for name, (read, _) in _PROCESS_SETTINGS.items() if read() != before[name]]
+    for name in changed:
+        _PROCESS_SETTINGS[name][1](before[name])
+    assert not changed, f"evalkit {' '.join(args)} left {', '.join(changed)} changed: main() must give them back"
 
 
 @contextlib.contextmanager
