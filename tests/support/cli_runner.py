@@ -30,7 +30,10 @@ is under test (signals, a killed run and its resume, closed or full standard str
 resource limits, several concurrent processes).
 
 Both take the same arguments and return the same :class:`CliResult`; a later engine (click's
-``CliRunner``) replaces :class:`InProcessRunner` in this file only.
+``CliRunner``) replaces :class:`InProcessRunner` in this file only. ``CliRunner`` captures at the
+``sys.stdout`` level only (evalkit then sends a plugin's ``print()`` to stderr at that level, see
+core/evalkit/cli/stdout.py): keep :func:`_captured_streams` around it and add what reached fds 1
+and 2 to its result, or the tests of a plugin's ``os.write(1, …)`` lose what they check.
 """
 
 from __future__ import annotations
