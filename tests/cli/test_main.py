@@ -84,6 +84,7 @@ def test_the_command_word_is_found_after_the_global_options(argv: list[str], com
 
 
 def test_a_run_imports_no_other_commands_module() -> None:
+    # A process of its own: what a fresh interpreter imports (this one has imported every command).
     code = (
         "import sys\n"
         "from evalkit.cli import main\n"
@@ -96,6 +97,7 @@ def test_a_run_imports_no_other_commands_module() -> None:
 
 
 def test_a_run_imports_without_garbage_collection_and_collects_from_its_start(tmp_path) -> None:  # noqa: ANN001
+    # A process of its own: the modules a run imports are imported for the first time.
     code = (
         "import gc, sys\n"
         "from evalkit.cli import common, main\n"
