@@ -6,8 +6,6 @@ import os
 import re
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -266,15 +264,13 @@ def test_privacy_option_overrides_the_config(evalkit_cli, project, chat_server) 
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_ctrl_c_keeps_finished_cases_and_marks_the_run_interrupted(project, chat_server, stop) -> None:  # noqa: ANN001
+def test_ctrl_c_keeps_finished_cases_and_marks_the_run_interrupted(project, chat_server, evalkit_process, stop) -> None:  # noqa: ANN001
     """SIGTERM (a CI job's timeout, ``docker stop``) stops a run as Ctrl-C does."""
     chat_server.responder = arithmetic
     chat_server.delay = 0.4
-    env = {**os.environ, **configure(project, chat_server), "NO_COLOR": "1"}
-    env.pop("EVALKIT_DATABASE_URL", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "evalkit", "run", "arith.basic", "--concurrency", "1"],
-        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_reaches_child,
+    # A process of its own: the signal is sent to the process, as a terminal or CI runner sends it.
+    process = evalkit_process.start(
+        "run", "arith.basic", "--concurrency", "1", env=configure(project, chat_server), preexec_fn=ctrl_c_reaches_child
     )
     deadline = time.monotonic() + 20
     while chat_server.request_count < 4 and time.monotonic() < deadline:  # the readiness probe and three prompts
