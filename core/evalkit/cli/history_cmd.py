@@ -43,11 +43,12 @@ def _acceptances(repository: Any, set_identifier: str, run_ids: list[str]) -> tu
     """The acceptances of the listed runs and the ids of the set's current baselines (empty when the
     store keeps no acceptances)."""
     from ..baselines import current_baselines
-    from ..storage import AcceptedBaselines
+    from ..storage import capabilities
 
-    if not isinstance(repository, AcceptedBaselines) or not run_ids:
+    baselines = capabilities(repository).baselines
+    if baselines is None or not run_ids:
         return {}, set()
-    return repository.acceptances_for(run_ids), {b.run.id for b in current_baselines(repository, set_identifier)}
+    return baselines.acceptances_for(run_ids), {b.run.id for b in current_baselines(repository, set_identifier)}
 
 
 def _accepted_label(acceptance: Any, current: bool) -> str:
@@ -62,7 +63,7 @@ def _accepted_label(acceptance: Any, current: bool) -> str:
 def handle(args: argparse.Namespace) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
-    from ..storage import RunHistory, close_repository
+    from ..storage import capabilities, close_repository
     from .common import console, print_json
     from .render import acceptance_document, run_document
     from .stored import (
@@ -77,12 +78,13 @@ def handle(args: argparse.Namespace) -> int:
 
     repository = open_store(args)
     try:
-        if not isinstance(repository, RunHistory):
+        history = capabilities(repository).history
+        if history is None:
             raise UsageError(
                 f"the configured repository ({type(repository).__name__}) cannot list runs: it lacks the "
                 "RunHistory capability (recent_runs, purge_older_than)"
             )
-        runs = repository.recent_runs(args.set, limit=args.limit)
+        runs = history.recent_runs(args.set, limit=args.limit)
         verdicts = stored_verdicts(repository, [r.id for r in runs])
         acceptances, current = _acceptances(repository, args.set, [r.id for r in runs])
     finally:
