@@ -103,6 +103,108 @@ def _coerce_answer(value: Any) -> Answer:
     raise GenerationError(f"the generator returned {type(value).__name__} {str(value)[:80]!r}, not an Answer")
 
 
+class _Answerer:
+    """Answers and grades one prompt at a time for :func:`answer_prompts` (its workers share one)."""
+
+    def __init__(self, job: PromptJob, pool: BoundedCalls | None) -> None:
+        self.job = job
+        self.bound = job.bound
+        self.grader = job.grader
+        self.pool = pool
+        self.options = dict(job.request_options)
+        self.grade_async = isinstance(job.grader, AsyncGrader) and asyncio.iscoroutinefunction(job.grader.agrade)
+        # Signals reach the main thread only: elsewhere (a library caller's thread) a synchronous
+        # grader runs unguarded.
+        self.guard_grading = not self.grade_async and alarms_reach_this_thread()
+
+    async def answer(self, prompt: GoldenPrompt) -> CaseResult:
+        """The case of ``prompt``: answered and graded, or errored when the generator failed."""
+        started = time.perf_counter()
+        reply = await self._generate(prompt, started)
+        if isinstance(reply, CaseResult):
+            return reply
+        latency = time.perf_counter() - started
+        grading = await self._grade(prompt, reply)
+        bound = self.bound
+        return CaseResult.from_grading(
+            prompt.id,
+            grading,
+            latency_s=latency,
+            identity=_case_identity(bound, reply),
+            adapter=bound.adapter,
+            answer_text=stored_answer(reply.text, self.job.max_answer_bytes),
+            usage=reply.usage,
+            finished_at=time.time(),
+            fingerprint=case_fingerprint(prompt),
+        )
+
+    async def _generate(self, prompt: GoldenPrompt, started: float) -> Answer | CaseResult:
+        """The generator's answer, or the errored case of a generator that failed or took too long."""
+        bound, pool = self.bound, self.pool
+        request = GenerationRequest(
+            prompt=prompt.prompt, system_prompt=prompt.system_prompt, model=bound.alias, case_id=prompt.id, **self.options
+        )
+        called = None
+        try:
+            async with asyncio.timeout(bound.answer_timeout) as limit:
+                if pool is None:
+                    raw = await bound.generator.agenerate(request)
+                else:
+                    called = pool.submit(bound.generator.generate, request)
+                    raw = await asyncio.wrap_future(called)
+            return _coerce_answer(raw)
+        except asyncio.CancelledError:
+            raise
+        except PLUGIN_FAILURES as exc:  # sys.exit() in a plugin ends its case, never the run (exit 0)
+            if isinstance(exc, TimeoutError) and limit.expired():
+                if called is not None:
+                    pool.abandon(called)  # type: ignore[union-attr]
+                error = (
+                    f"no answer within {bound.answer_timeout:g} s (the provider instance's answer_timeout); "
+                    "the call was abandoned"
+                )
+            else:
+                error = str(exc) if isinstance(exc, GenerationError) else f"{type(exc).__name__}: {exc}"
+            return CaseResult(
+                case_id=prompt.id,
+                passed=False,
+                score=0.0,
+                latency_s=time.perf_counter() - started,
+                error=error,
+                adapter=bound.adapter,
+                finished_at=time.time(),
+                fingerprint=case_fingerprint(prompt),
+            )
+
+    async def _grade(self, prompt: GoldenPrompt, reply: Answer) -> Grading:
+        """The grader's grading, or a failed one: it raised, took longer than ``grade_timeout`` or
+        broke the rules (:func:`~evalkit.grading.grading_problems`)."""
+        grader, grade_timeout = self.grader, self.job.grade_timeout
+        grading_limit = None
+        try:
+            if self.grade_async:
+                async with asyncio.timeout(grade_timeout) as grading_limit:
+                    grading = await grader.agrade(prompt, reply)
+            elif self.guard_grading:
+                grading = alarm_bounded(grader.grade, (prompt, reply), grade_timeout, TimeLimitExceeded)
+            else:
+                grading = grader.grade(prompt, reply)
+        except asyncio.CancelledError:
+            raise
+        except (TimeLimitExceeded, *PLUGIN_FAILURES) as exc:
+            if isinstance(exc, TimeLimitExceeded) or (grading_limit is not None and grading_limit.expired()):
+                how = "cancelled" if self.grade_async else "interrupted"
+                return _failed_grading(grader, f"no grading within {grade_timeout:g} s (grade_timeout); the grader was {how}")
+            return _failed_grading(grader, f"{type(exc).__name__}: {exc}")
+        try:
+            broken = grading_problems(grading)
+        except PLUGIN_FAILURES as exc:  # a grading built to break the check itself (a raising property)
+            broken = [f"checking it raised {type(exc).__name__}: {exc}"]
+        if broken:
+            return _failed_grading(grader, f"the grader returned a grading evalkit cannot use: {'; '.join(broken)}")
+        return grading
+
+
 async def answer_prompts(job: PromptJob, sink: CaseSink) -> int:
     """Answer and grade ``job.prompts`` with at most ``job.concurrency`` in flight; commit each
     finished case through ``sink``.
@@ -120,101 +222,21 @@ async def answer_prompts(job: PromptJob, sink: CaseSink) -> int:
     ``SIGALRM`` (:func:`~evalkit.timeouts.alarm_bounded`; off the main thread, where no signal
     reaches it, a synchronous grader has no time limit).
     """
-    prompts, bound, grader, kinds = job.prompts, job.bound, job.grader, job.kinds
-    concurrency, max_answer_bytes, grade_timeout = job.concurrency, job.max_answer_bytes, job.grade_timeout
-    finished = 0
-    options = dict(job.request_options)
-    grade_async = isinstance(grader, AsyncGrader) and asyncio.iscoroutinefunction(grader.agrade)
-    if isinstance(grader, AssertionKindsAware):
-        grader.use_assertion_kinds(kinds)
+    prompts, concurrency = job.prompts, job.concurrency
+    if isinstance(job.grader, AssertionKindsAware):
+        job.grader.use_assertion_kinds(job.kinds)
     wanted = min(concurrency, len(prompts)) if isinstance(prompts, Sized) else concurrency
     # A synchronous generator answers on daemon threads: one that never returns is abandoned at
     # its time limit (a thread of a concurrent.futures pool would be joined at exit, for ever).
-    pool = None if bound.is_async else BoundedCalls(max(1, wanted), name="evalkit-gen")
-    time_limit = bound.answer_timeout
-    # Signals reach the main thread only: elsewhere (a library caller's thread) a synchronous
-    # grader runs unguarded.
-    guard_grading = not grade_async and alarms_reach_this_thread()
+    pool = None if job.bound.is_async else BoundedCalls(max(1, wanted), name="evalkit-gen")
+    answerer = _Answerer(job, pool)
     queue = iter(prompts)
-
-    async def answer(prompt: GoldenPrompt) -> CaseResult:
-        request = GenerationRequest(
-            prompt=prompt.prompt, system_prompt=prompt.system_prompt, model=bound.alias, case_id=prompt.id, **options
-        )
-        started = time.perf_counter()
-        called = None
-        try:
-            async with asyncio.timeout(time_limit) as limit:
-                if pool is None:
-                    raw = await bound.generator.agenerate(request)
-                else:
-                    called = pool.submit(bound.generator.generate, request)
-                    raw = await asyncio.wrap_future(called)
-            reply = _coerce_answer(raw)
-        except asyncio.CancelledError:
-            raise
-        except PLUGIN_FAILURES as exc:  # sys.exit() in a plugin ends its case, never the run (exit 0)
-            if isinstance(exc, TimeoutError) and limit.expired():
-                if called is not None:
-                    pool.abandon(called)  # type: ignore[union-attr]
-                error = (
-                    f"no answer within {time_limit:g} s (the provider instance's answer_timeout); "
-                    "the call was abandoned"
-                )
-            else:
-                error = str(exc) if isinstance(exc, GenerationError) else f"{type(exc).__name__}: {exc}"
-            return CaseResult(
-                case_id=prompt.id,
-                passed=False,
-                score=0.0,
-                latency_s=time.perf_counter() - started,
-                error=error,
-                adapter=bound.adapter,
-                finished_at=time.time(),
-                fingerprint=case_fingerprint(prompt),
-            )
-        latency = time.perf_counter() - started
-        grading_limit = None
-        try:
-            if grade_async:
-                async with asyncio.timeout(grade_timeout) as grading_limit:
-                    grading = await grader.agrade(prompt, reply)
-            elif guard_grading:
-                grading = alarm_bounded(grader.grade, (prompt, reply), grade_timeout, TimeLimitExceeded)
-            else:
-                grading = grader.grade(prompt, reply)
-        except asyncio.CancelledError:
-            raise
-        except (TimeLimitExceeded, *PLUGIN_FAILURES) as exc:
-            if isinstance(exc, TimeLimitExceeded) or (grading_limit is not None and grading_limit.expired()):
-                grading = _failed_grading(
-                    grader, f"no grading within {grade_timeout:g} s (grade_timeout); the grader was {'cancelled' if grade_async else 'interrupted'}"
-                )
-            else:
-                grading = _failed_grading(grader, f"{type(exc).__name__}: {exc}")
-        else:
-            try:
-                broken = grading_problems(grading)
-            except PLUGIN_FAILURES as exc:  # a grading built to break the check itself (a raising property)
-                broken = [f"checking it raised {type(exc).__name__}: {exc}"]
-            if broken:
-                grading = _failed_grading(grader, f"the grader returned a grading evalkit cannot use: {'; '.join(broken)}")
-        return CaseResult.from_grading(
-            prompt.id,
-            grading,
-            latency_s=latency,
-            identity=_case_identity(bound, reply),
-            adapter=bound.adapter,
-            answer_text=stored_answer(reply.text, max_answer_bytes),
-            usage=reply.usage,
-            finished_at=time.time(),
-            fingerprint=case_fingerprint(prompt),
-        )
+    finished = 0
 
     async def worker() -> None:
         nonlocal finished
         for prompt in queue:
-            case = await answer(prompt)
+            case = await answerer.answer(prompt)
             finished += 1
             sink.commit(case)
 
