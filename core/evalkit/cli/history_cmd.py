@@ -9,6 +9,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..storage.protocols import ResultRepository
+
 from ..wording import counted
 from .common import add_store_options, positive_int
 
@@ -39,7 +41,7 @@ def _series_key(run: Any) -> tuple[str, str]:
     return identity_label(run), run.grader
 
 
-def _acceptances(repository: Any, set_identifier: str, run_ids: list[str]) -> tuple[dict[str, Any], set[str]]:
+def _acceptances(repository: ResultRepository, set_identifier: str, run_ids: list[str]) -> tuple[dict[str, Any], set[str]]:
     """The acceptances of the listed runs and the ids of the set's current baselines (empty when the
     store keeps no acceptances)."""
     from ..baselines import current_baselines

@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any
 
+    from ..storage.protocols import ResultRepository
+
 from .common import (
     add_baseline_option,
     add_report_option,
@@ -297,7 +299,7 @@ def pipeline_run_id(scope: tuple[str | None, ...]) -> str | None:
     return derived(os.environ, scope)
 
 
-def waited_run(args: argparse.Namespace, repository: Any, scope: tuple[str | None, ...], golden_set: Any) -> Any:
+def waited_run(args: argparse.Namespace, repository: ResultRepository, scope: tuple[str | None, ...], golden_set: Any) -> Any:
     """``--wait-for-shards``: the run once every shard is in (refusing what cannot be waited for)."""
     from ..errors import UsageError
     from .report_cmd import wait_for

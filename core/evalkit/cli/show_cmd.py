@@ -9,6 +9,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..storage.protocols import ResultRepository
+
 from ..wording import counted
 from .common import add_store_options
 
@@ -48,7 +50,7 @@ def _checks(case: Any) -> str:
     return ", ".join(parts)
 
 
-def _acceptance(repository: Any, run_id: str) -> Any:
+def _acceptance(repository: ResultRepository, run_id: str) -> Any:
     from ..storage import capabilities
 
     baselines = capabilities(repository).baselines

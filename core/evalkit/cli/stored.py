@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..runs import Run
-from ..storage import StoredVerdict, capabilities, open_repository
+from ..storage import ResultRepository, StoredVerdict, capabilities, open_repository
 from .common import database_url
 
 __all__ = [
@@ -82,7 +82,7 @@ def store_origin(config: Any, explicit: str | None = None) -> str:
 
 
 
-def require_run(repository: Any, run_id: str, with_cases: bool = True) -> Run:
+def require_run(repository: ResultRepository, run_id: str, with_cases: bool = True) -> Run:
     """The stored run ``run_id``, or a usage error naming it."""
     from ..errors import UsageError
 
@@ -92,7 +92,7 @@ def require_run(repository: Any, run_id: str, with_cases: bool = True) -> Run:
     return run
 
 
-def stored_verdicts(repository: Any, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:
+def stored_verdicts(repository: ResultRepository, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:
     """The verdicts recorded with these runs, when the repository keeps verdicts."""
     baselines = capabilities(repository).baselines
     if baselines is None or not run_ids:

@@ -24,7 +24,7 @@ import asyncio
 import math
 import time
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -112,7 +112,7 @@ class CaseRecorder:
     Without a window (``0``, retrieval runs, no event loop) every case is committed as it comes.
     """
 
-    repository: Any
+    repository: ResultRepository
     run_id: str
     privacy: str
     secrets: tuple[str, ...] = ()
@@ -153,7 +153,8 @@ class CaseRecorder:
             raise self._failure
         if self.pending:
             batch, self.pending = self.pending, []
-            record = self.repository.record_cases if self.on_stored is None else self.repository.record_cases_as_stored
+            # on_stored is given only for a store that streams its cases (it says how they read back)
+            record = self.repository.record_cases if self.on_stored is None else cast(StreamedCases, self.repository).record_cases_as_stored
             stored = record(self.run_id, batch, self.privacy)
             self._committed_at = time.monotonic()
             if stored is not None and self.on_stored is not None:

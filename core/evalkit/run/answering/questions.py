@@ -51,7 +51,7 @@ from ...retrieval.stored import (
 )
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...set_versions import question_fingerprint
-from ...storage.protocols import Capabilities
+from ...storage.protocols import Capabilities, ResultRepository
 from ...storage.values import NOT_COMPARABLE
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import counted
@@ -687,7 +687,7 @@ def close_retriever(retriever: Any) -> None:
         retriever.close()
 
 
-def check_chosen_baseline(repository: Any, baseline_id: str, resolved: ResolvedQuestions) -> None:
+def check_chosen_baseline(repository: ResultRepository, baseline_id: str, resolved: ResolvedQuestions) -> None:
     """Refuse a chosen baseline of another scope before the retriever is created or anything is stored."""
     from ...baselines import scope_mismatch
     from ...storage.values import BaselineScope
