@@ -27,8 +27,6 @@ from ..storage import check_database_url, close_repository, is_in_memory, open_r
 from ..storage.protocols import ResultRepository
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import check_label
-from .answering import prompts as prompt_answering
-from .answering import questions as question_answering
 from .lifecycle import execute
 from .outcome import Outcome
 from .plan import Gate, Observing, Placement, RunPlan, Shard
@@ -105,6 +103,8 @@ def evaluate_set(
     (:class:`~evalkit.storage.StreamedCases`): the CLI writes a large run's ``--json`` cases so as
     they come, instead of reading the run back at its end.
     """
+    from .answering import prompts as prompt_answering  # here: a retrieval run does not import it
+
     check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
@@ -197,6 +197,8 @@ def evaluate_retrieval(
     it is the first of its scope or compared with an accepted run without a regression.
     ``keep_cases=False``: as for :func:`evaluate_set` (the detail keeps the errored questions' cases).
     """
+    from .answering import questions as question_answering  # here: a prompt run does not import retrieval
+
     check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
     tolerances = resolve_tolerances(tolerances)
