@@ -61,6 +61,7 @@ __all__ = [
     "recorded_verdict",
     "settle",
     "stored_verdict",
+    "streams",
 ]
 
 

@@ -18,10 +18,12 @@ from typing import Any
 import attrs
 
 from .. import hooks
+from ..catalog import SourcedSet
 from ..components import BoundGenerator
 from ..config import PRIVACY_LEVELS, Config, load_config
 from ..errors import UsageError
 from ..prompts import GoldenPromptSet
+from ..questions import GoldenQuestionSet
 from ..runs import CaseResult, Run
 from ..storage import check_database_url, close_repository, is_in_memory, open_repository, resolve_database_url
 from ..storage.protocols import ResultRepository
@@ -135,7 +137,7 @@ def evaluate_set(
 
 
 def evaluate_retrieval(
-    question_set: Any,
+    question_set: str | GoldenQuestionSet | SourcedSet,
     retriever: str | None = None,
     *,
     deployment: str | None = None,

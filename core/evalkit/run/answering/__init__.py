@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..decide import KindRules
     from ..plan import Placement, Shard
 
-__all__ = ["Answering", "CaseSink", "Finish", "Slice"]
+__all__ = ["Answering", "CaseSink", "Finish", "Slice", "final_status"]
 
 
 class CaseSink(Protocol):

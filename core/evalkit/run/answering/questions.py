@@ -22,12 +22,23 @@ from typing import Any
 
 import attrs
 
+from ... import registry
+from ...baselines import scope_mismatch
 from ...bounded import BoundedCalls
+from ...catalog import SourcedSet, question_set_catalog
 from ...components import SecretHolder
-from ...errors import PLUGIN_FAILURES, RetrievalError, UsageError
+from ...config import PRIVACY_LEVELS
+from ...errors import PLUGIN_FAILURES, ConfigError, EvalkitError, PluginError, RetrievalError, UsageError
 from ...privacy import remove_secrets
 from ...questions import GoldenQuestion, GoldenQuestionSet
-from ...retrieval.deployments import DEFAULT_TIMEOUT_S, Deployment
+from ...retrieval.contracts import (
+    ClosingRetriever,
+    PreparedRetriever,
+    RetrievalProvenanceProvider,
+    Retriever,
+    ThreadSafeRetriever,
+)
+from ...retrieval.deployments import DEFAULT_TIMEOUT_S, Deployment, choose_deployment, deployment_options, retriever_of
 from ...retrieval.provenance import (
     BASELINE,
     COMPARABLE,
@@ -37,22 +48,25 @@ from ...retrieval.provenance import (
     RetrievalIdentity,
     baseline_state,
     benchmark_fingerprint,
+    retrieval_identity,
 )
 from ...retrieval.ranking import Ranking, read_ranking
 from ...retrieval.scoring import QuestionScore, RetrievalMetrics, aggregate, score_question
 from ...retrieval.stored import (
     GRADER,
     case_from_score,
+    identity_of_run,
     metrics_document,
     provenance_document,
     retrieval_limit,
     score_from_case,
     stored_benchmark,
 )
+from ...retrieval.validation import check_question_set
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...set_versions import question_fingerprint
 from ...storage.protocols import Capabilities, ResultRepository
-from ...storage.values import NOT_COMPARABLE
+from ...storage.values import NOT_COMPARABLE, BaselineScope
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import counted
 from ..decide import Judging
@@ -96,7 +110,6 @@ class QuestionsDetail:
     run's variant (model, chunking, pipeline) differs from the baseline's. ``resume_note`` is set
     when the run continued an unfinished one: how many questions were kept and asked.
     """
-
     question_set: GoldenQuestionSet
     deployment: Deployment
     identity: RetrievalIdentity
@@ -131,7 +144,6 @@ class QuestionRules:
     """What a retrieval run adds to the one decide step (:class:`~evalkit.run.decide.KindRules`):
     it is compared only with a baseline of the same benchmark (corpus, labels, scoring protocol, k)
     — or one whose benchmark differs only by the questions, compared on the unchanged ones."""
-
     identity: RetrievalIdentity
     unit: str = "question"
     first_run_reason: str = "No accepted run for this set, retriever and deployment — recorded as the baseline."
@@ -190,7 +202,6 @@ def _recorded_state(verdict: Verdict) -> Verdict:
 @attrs.frozen
 class _Answer:
     """One question's result: the ranking read from what the retriever returned, or the error."""
-
     ranking: Ranking | None
     latency_s: float
     error: str | None = None
@@ -218,7 +229,6 @@ def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int
 class Asking:
     """How questions are asked: of which retriever (and its id, for messages), with which ``limit``,
     how many in flight, each within ``time_limit`` seconds."""
-
     retriever: Any
     retriever_id: str
     limit: int
@@ -273,7 +283,6 @@ class QuestionAnswering:
     provenance taken and the retriever prepared. It keeps, while the run goes, the scores, rankings
     and errored cases of the questions this process asked.
     """
-
     golden_set: GoldenQuestionSet
     retriever_id: str
     retriever: Any
@@ -504,8 +513,6 @@ def _detail(answering: QuestionAnswering, metrics: RetrievalMetrics, verdict: Ve
 def stored_answering(run: Run, question_set: GoldenQuestionSet, deployment: Deployment, store: Capabilities) -> QuestionAnswering:
     """The answering of a stored retrieval run, read back from the store (nothing is asked): what
     the final job of a sharded run reports (see :func:`recorded_detail`)."""
-    from ...retrieval.stored import identity_of_run
-
     answering = QuestionAnswering(question_set, run.retriever or "", None, deployment, identity_of_run(run))
     answering._read_back(Slice(run.id, None, (), store, run.privacy or "metadata").stored_cases())
     order = {q.id: n for n, q in enumerate(question_set.questions)}
@@ -530,8 +537,7 @@ class QuestionSource:
     set itself, or a catalog entry whose provider may ship default deployments), the retriever
     (``None``: the one the deployment names) and the deployment, the cut-off ``k``, the relevance
     threshold and the questions in flight."""
-
-    question_set: Any
+    question_set: str | GoldenQuestionSet | SourcedSet
     retriever: str | None = None
     deployment: str | None = None
     k: int = 10
@@ -544,7 +550,6 @@ class QuestionSource:
 class ResolvedQuestions:
     """A retrieval run's parts, resolved and checked before the retriever is created: the set, the
     retriever's entry point and factory, the deployment chosen, and the privacy level."""
-
     golden_set: GoldenQuestionSet
     retriever_id: str
     record: Any
@@ -554,10 +559,7 @@ class ResolvedQuestions:
     source: QuestionSource
 
 
-def _load_question_set(question_set: Any, config: Any) -> tuple[GoldenQuestionSet, Any]:
-    from ...catalog import SourcedSet, question_set_catalog
-    from ...errors import PluginError
-
+def _load_question_set(question_set: str | GoldenQuestionSet | SourcedSet, config: Any) -> tuple[GoldenQuestionSet, SourcedSet | None]:
     if isinstance(question_set, GoldenQuestionSet):
         return question_set, None
     sourced = question_set if isinstance(question_set, SourcedSet) else question_set_catalog(config=config).get(question_set)
@@ -574,11 +576,6 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
     """Resolve and check a retrieval run's parts, refusing, in this order: an unknown set, an
     unknown retriever, an invalid set, a bad ``k``, threshold, ``concurrency`` or privacy level,
     an unknown deployment — before the retriever is created and before anything is stored."""
-    from ... import registry
-    from ...config import PRIVACY_LEVELS
-    from ...retrieval.deployments import choose_deployment, deployment_options, retriever_of
-    from ...retrieval.validation import check_question_set
-
     golden_set, sourced = _load_question_set(source.question_set, config)
     retriever, choice = source.retriever, None
     if retriever is None:
@@ -599,10 +596,6 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
 
 
 def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
-    from ... import registry
-    from ...errors import ConfigError, PluginError
-    from ...retrieval.contracts import Retriever
-
     record, deployment = resolved.record, resolved.deployment
     try:
         retriever = registry.build(record, resolved.factory, deployment.options, deployment.table)
@@ -624,9 +617,6 @@ def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
 
 def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
     """The run's identity from the retriever's declaration, taken once; a raising or invalid one is unknown."""
-    from ...retrieval.contracts import RetrievalProvenanceProvider
-    from ...retrieval.provenance import retrieval_identity
-
     golden_set, k, threshold = resolved.golden_set, resolved.source.k, resolved.source.relevance_threshold
     if not isinstance(retriever, RetrievalProvenanceProvider):
         return retrieval_identity(golden_set, None, k, threshold)
@@ -639,9 +629,6 @@ def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
 
 
 def _prepare(retriever: Any, retriever_id: str) -> float | None:
-    from ...errors import EvalkitError
-    from ...retrieval.contracts import PreparedRetriever
-
     if not isinstance(retriever, PreparedRetriever):
         return None
     started = time.perf_counter()
@@ -658,8 +645,6 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
     """Create the retriever (with the deployment's options), refuse ``concurrency`` above 1 for one
     that is not thread-safe, take its provenance once and prepare it — still before anything is
     stored. The caller closes it (:func:`close_retriever`), whatever happens next."""
-    from ...retrieval.contracts import ThreadSafeRetriever
-
     retriever = _create_retriever(resolved, config)
     concurrency = resolved.source.concurrency
     try:
@@ -681,17 +666,12 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
 
 def close_retriever(retriever: Any) -> None:
     """Close a retriever that holds something open."""
-    from ...retrieval.contracts import ClosingRetriever
-
     if isinstance(retriever, ClosingRetriever):
         retriever.close()
 
 
 def check_chosen_baseline(repository: ResultRepository, baseline_id: str, resolved: ResolvedQuestions) -> None:
     """Refuse a chosen baseline of another scope before the retriever is created or anything is stored."""
-    from ...baselines import scope_mismatch
-    from ...storage.values import BaselineScope
-
     chosen = repository.get_run(baseline_id, with_cases=False)
     if chosen is None:
         raise UsageError(f'--baseline: there is no run "{baseline_id}" in the store (see `evalkit history SET` for run ids)')
