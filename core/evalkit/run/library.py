@@ -13,17 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .. import hooks
-from ..catalog import SourcedSet
 from ..components import BoundGenerator
 from ..config import PRIVACY_LEVELS, Config, load_config
 from ..errors import UsageError
 from ..prompts import GoldenPromptSet
-from ..questions import GoldenQuestionSet
 from ..runs import CaseResult, Run
 from ..storage import check_database_url, close_repository, is_in_memory, open_repository, resolve_database_url
 from ..storage.protocols import ResultRepository
@@ -32,6 +30,10 @@ from ..validation import check_label
 from .lifecycle import execute
 from .outcome import Outcome
 from .plan import Gate, Observing, Placement, RunPlan, Shard
+
+if TYPE_CHECKING:  # a prompt run imports no question types (tests/cli/test_openai_runs.py)
+    from ..catalog import SourcedSet
+    from ..questions import GoldenQuestionSet
 
 __all__ = ["evaluate_retrieval", "evaluate_set"]
 
