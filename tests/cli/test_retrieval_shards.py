@@ -114,6 +114,7 @@ def test_a_retrieval_run_sharded_over_two_processes_gets_the_verdict_of_one_proc
         for document in documents:
             if document["status"] == "running":
                 assert document["verdict"]["state"] == "pending" and "verdict pending" in document["verdict"]["reason"]
+                assert document["baseline_state"] is None, "the shard that completes the run decides it"
         for document in closing:
             assert document["verdict"] == single["verdict"]
             assert document["hit_rate_changes"] == single["hit_rate_changes"]

@@ -336,3 +336,27 @@ def test_a_first_retrieval_run_that_loses_the_race_is_compared_with_the_winner(c
     outcome = run_lexical(config, url)
     assert outcome.verdict.state != "baseline" and outcome.comparison is not None and outcome.comparison.baseline_id == winner
     assert outcome.acceptance is not None and outcome.acceptance.how == "no_regression"
+
+
+def test_a_shard_whose_run_another_shard_closes_meanwhile_reports_the_whole_run(config, sqlite_url, monkeypatch) -> None:
+    """Shard 1 reads the store, sees its own questions only and finishes the run as still running;
+    before its finish is stored, shard 2 stores the rest and completes the run. The store keeps the
+    run complete, and shard 1's outcome covers the whole run, not the part it saw."""
+    from evalkit.run.plan import Shard
+    from evalkit.storage.sql import SqlRepository
+
+    original = SqlRepository.finish_run
+    closing: list[Any] = []
+
+    def closed_meanwhile(self, run_id, status, finished_at, **fields):  # noqa: ANN001, ANN202
+        if status == "running" and not closing:
+            closing.append(run_lexical(config, sqlite_url, run_id="split", shard=Shard(2, 2)))
+        return original(self, run_id, status, finished_at, **fields)
+
+    monkeypatch.setattr(SqlRepository, "finish_run", closed_meanwhile)
+    first = run_lexical(config, sqlite_url, run_id="split", shard=Shard(1, 2))
+    (second,) = closing
+    assert second.run.status is RunStatus.COMPLETE and first.run.status is RunStatus.COMPLETE
+    assert list(first.detail.scores) == list(second.detail.scores) == [q.id for q in SET.questions]
+    assert first.detail.metrics == second.detail.metrics and first.detail.metrics.question_count == 5
+    assert first.verdict.state == second.verdict.state == "baseline"

@@ -363,7 +363,7 @@ def _render_provenance(out: Any, outcome: Any) -> None:
         for field, label in _PROVENANCE_LABELS:
             value = getattr(identity.provenance, field)
             out.print(f"{label}{literal(value) if value is not None else 'unknown'}")
-    out.print(f"Baseline state: {outcome.detail.baseline_state}")
+    out.print(f"Baseline state: {outcome.detail.baseline_state or 'pending (the shard that completes the run decides it)'}")
 
 
 def _render_regression(out: Any, outcome: Any, fail_on_new_failures: bool) -> None:

@@ -66,7 +66,7 @@ from ...retrieval.validation import check_question_set
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...set_versions import question_fingerprint
 from ...storage.protocols import Capabilities, ResultRepository
-from ...storage.values import NOT_COMPARABLE, BaselineScope
+from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import counted
 from ..decide import Judging
@@ -106,7 +106,8 @@ class QuestionsDetail:
     questions have a case in ``errors`` and no score), keyed by question id in set order;
     ``rankings`` what the retriever returned for them (distinct ids to the fetch depth, with scores
     when it gave them). ``baseline_state`` is the benchmark provenance word (``baseline``,
-    ``comparable``, ``mismatch`` or ``unknown``); ``treatment_changed`` is true when a compared
+    ``comparable``, ``mismatch`` or ``unknown``; ``None`` while the verdict is pending: the last
+    shard decides it); ``treatment_changed`` is true when a compared
     run's variant (model, chunking, pipeline) differs from the baseline's. ``resume_note`` is set
     when the run continued an unfinished one: how many questions were kept and asked.
     """
@@ -117,7 +118,7 @@ class QuestionsDetail:
     scores: Mapping[str, QuestionScore]
     rankings: Mapping[str, Ranking] = attrs.Factory(dict)
     errors: Mapping[str, CaseResult] = attrs.Factory(dict)
-    baseline_state: str = UNKNOWN
+    baseline_state: str | None = UNKNOWN
     treatment_changed: bool = False
     prepare_seconds: float | None = None
     warnings: tuple[str, ...] = ()
@@ -451,18 +452,24 @@ class QuestionAnswering:
     def finish(self, header: Run, store: Capabilities, streamed: bool) -> Finish:
         """The status and the run's metrics, over every question of the run: those asked here, and
         (a resumed run, a shard joining others) those the store already holds."""
-        questions = self.golden_set.questions
-        asked = self.scores.keys() | self.errors.keys()
-        if any(q.id not in asked for q in questions):
-            self._read_back(Slice(header.id, None, (), store, header.privacy).stored_cases())
-        order = {q.id: n for n, q in enumerate(questions)}
+        self._take_stored(header.id, store, header.privacy)
+        metrics = self._metrics = aggregate(list(self.scores.values()), self.k)
+        status = final_status(len(self.golden_set.questions), len(self.scores) + len(self.errors), len(self.errors))
+        return Finish(status, GRADER, metrics=metrics_document(metrics, len(self.errors)))
+
+    def _missing(self) -> bool:
+        """True while a question of the set is neither scored nor errored in this process's view."""
+        return any(q.id not in self.scores and q.id not in self.errors for q in self.golden_set.questions)
+
+    def _take_stored(self, run_id: str, store: Capabilities, privacy: str) -> None:
+        """Read back the run's questions this process has not seen (when there are any), and keep
+        the scores, rankings and errors in set order."""
+        if self._missing():
+            self._read_back(Slice(run_id, None, (), store, privacy).stored_cases())
+        order = {q.id: n for n, q in enumerate(self.golden_set.questions)}
         self.scores = dict(sorted(self.scores.items(), key=lambda item: order[item[0]]))
         self.rankings = {q: self.rankings[q] for q in self.scores if q in self.rankings}
         self.errors = dict(sorted(self.errors.items(), key=lambda item: order[item[0]]))
-        metrics = aggregate(list(self.scores.values()), self.k)
-        self._metrics = metrics
-        status = final_status(len(questions), len(self.scores) + len(self.errors), len(self.errors))
-        return Finish(status, GRADER, metrics=metrics_document(metrics, len(self.errors)))
 
     def _read_back(self, cases: Iterable[CaseResult]) -> None:
         """Take the stored questions this process did not ask: their scores, or their errors."""
@@ -481,7 +488,14 @@ class QuestionAnswering:
                     self.rankings[case.case_id] = ranking
 
     def detail(self, run: Run, verdict: Verdict, store: Capabilities) -> QuestionsDetail:
-        """The question set, deployment, provenance, metrics and every question's score."""
+        """The question set, deployment, provenance, metrics and every question's score.
+
+        When another shard closed the run after this one read the store (its finish saw the run
+        still running, the store's status won), the questions it had not seen are read now, so the
+        outcome of a complete run always covers the whole run."""
+        if run.status is not RunStatus.RUNNING and self._missing():
+            self._take_stored(run.id, store, run.privacy or "metadata")
+            self._metrics = None
         metrics = self._metrics if self._metrics is not None else aggregate(list(self.scores.values()), self.k)
         return _detail(self, metrics, verdict)
 
@@ -502,7 +516,7 @@ def _detail(answering: QuestionAnswering, metrics: RetrievalMetrics, verdict: Ve
         scores=dict(answering.scores),
         rankings=dict(answering.rankings),
         errors=dict(answering.errors),
-        baseline_state=(check.label or UNKNOWN) if check is not None else UNKNOWN,
+        baseline_state=None if verdict.state == PENDING else (check.label or UNKNOWN) if check is not None else UNKNOWN,
         treatment_changed=compared and check is not None and check.treatment_changed,
         prepare_seconds=answering.prepare_seconds,
         warnings=tuple(answering.warnings),
@@ -514,10 +528,7 @@ def stored_answering(run: Run, question_set: GoldenQuestionSet, deployment: Depl
     """The answering of a stored retrieval run, read back from the store (nothing is asked): what
     the final job of a sharded run reports (see :func:`recorded_detail`)."""
     answering = QuestionAnswering(question_set, run.retriever or "", None, deployment, identity_of_run(run))
-    answering._read_back(Slice(run.id, None, (), store, run.privacy or "metadata").stored_cases())
-    order = {q.id: n for n, q in enumerate(question_set.questions)}
-    answering.scores = dict(sorted(answering.scores.items(), key=lambda item: order[item[0]]))
-    answering.errors = dict(sorted(answering.errors.items(), key=lambda item: order[item[0]]))
+    answering._take_stored(run.id, store, run.privacy or "metadata")
     return answering
 
 
