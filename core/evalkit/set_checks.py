@@ -55,8 +55,7 @@ class ValidationReport:
 
 
 def _kinds() -> dict[str, Any]:
-    from .evaluation import assertion_kinds
-    from .hooks import plugin_manager
+    from .hooks import assertion_kinds, plugin_manager
 
     manager, _ = plugin_manager()
     return assertion_kinds(manager)

@@ -19,17 +19,31 @@ from typing import Any, TypeVar
 import peewee as pw
 
 from ..answers import ServingIdentity, Usage
-from ..baselines import ACCEPTANCE_KINDS, Acceptance, BaselineScope
 from ..errors import SchemaOutOfDateError, StorageError, StoreFailure, UsageError
 from ..grading import AGREEMENT_CHECK, Check
-from ..leases import WHOLE_RUN, LeaseHolder, LeaseOwner, RunBusyError, ShardMismatchError, ShardProgress, overlaps
 from ..privacy import keeps_text, redacted_text, scrub
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..shapes import short_repr
 from . import schema
-from .protocols import VERDICT_STATES, CaseMark, CasePair, CaseTally, StoredVerdict
 from .textcodec import decode_text, encode_text
 from .urls import check_postgres_url, check_sqlite_file, sqlite_path
+from .values import (  # values below the store: nothing it imports imports a store
+    ACCEPTANCE_KINDS,
+    VERDICT_STATES,
+    WHOLE_RUN,
+    Acceptance,
+    BaselineScope,
+    CaseMark,
+    CasePair,
+    CaseTally,
+    LeaseHolder,
+    LeaseOwner,
+    RunBusyError,
+    ShardMismatchError,
+    ShardProgress,
+    StoredVerdict,
+    overlaps,
+)
 
 __all__ = [
     "BUSY_TIMEOUT_ENV",
