@@ -27,7 +27,7 @@ from ...storage.values import CaseTally
 if TYPE_CHECKING:
     from ...verdict import Verdict
     from ..decide import KindRules
-    from ..plan import Placement, Shard
+    from ..placement import Placement, Shard
 
 __all__ = ["Answering", "CaseSink", "Finish", "Slice", "final_status"]
 

@@ -20,7 +20,7 @@ from ...jsontext import scalar_texts
 from ...printable import visible
 from ...prompts import GoldenPrompt, GoldenPromptSet
 from ...set_versions import plain_assertion_texts
-from ..plan import Shard
+from ..placement import Shard
 
 __all__ = ["CaseSelection", "PromptOrder", "SetDigest", "select_cases", "set_fingerprint"]
 
