@@ -187,7 +187,7 @@ def test_cases_with_the_same_stored_checks_share_them_and_the_others_keep_their_
 def test_long_stored_checks_read_back_whole_and_are_not_kept(repo) -> None:
     """A check list longer than the cache takes (a plugin's detail can be any size) reads back
     whole, each time on its own; the short ones are still shared."""
-    from evalkit.storage import sql
+    from evalkit.storage.sql import repository as sql
 
     long_error = "unresolved citations: " + ", ".join(f"doc-{n}" for n in range(1000))
     long_checks = (Check("cites_sources", False, error=long_error),)

@@ -44,7 +44,7 @@ def migrated_statements() -> tuple[int, tuple[str, ...]]:
     an empty in-memory database (the migration log's table left out) — what :data:`VERSION` and
     :data:`STATEMENTS` must be."""
     from . import schema
-    from .sql import connect
+    from .engine import connect
 
     db = connect("sqlite:///:memory:")
     db.connect()

@@ -10,180 +10,29 @@ import functools
 import json
 import math
 import operator
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import peewee as pw
 
-from ..answers import ServingIdentity, Usage
-from ..baselines import ACCEPTANCE_KINDS, Acceptance, BaselineScope
-from ..errors import SchemaOutOfDateError, StorageError, StoreFailure, UsageError
-from ..grading import AGREEMENT_CHECK, Check
-from ..leases import WHOLE_RUN, LeaseHolder, LeaseOwner, RunBusyError, ShardMismatchError, ShardProgress, overlaps
-from ..privacy import keeps_text, redacted_text, scrub
-from ..runs import CaseResult, Run, RunKind, RunStatus
-from ..shapes import short_repr
-from . import schema
-from .protocols import VERDICT_STATES, CaseMark, CasePair, CaseTally, StoredVerdict
-from .textcodec import decode_text, encode_text
-from .urls import check_postgres_url, check_sqlite_file, sqlite_path
+from ...answers import ServingIdentity, Usage
+from ...baselines import ACCEPTANCE_KINDS, Acceptance, BaselineScope
+from ...errors import SchemaOutOfDateError, StorageError
+from ...grading import AGREEMENT_CHECK, Check
+from ...leases import WHOLE_RUN, LeaseHolder, LeaseOwner, RunBusyError, ShardMismatchError, ShardProgress, overlaps
+from ...privacy import keeps_text, redacted_text, scrub
+from ...runs import CaseResult, Run, RunKind, RunStatus
+from ...shapes import short_repr
+from .. import schema
+from ..engine import open_database
+from ..protocols import VERDICT_STATES, CaseMark, CasePair, CaseTally, StoredVerdict
+from ..textcodec import decode_text, encode_text
+from ..urls import redact_url, sqlite_path
+from .store import SqlStore, guarded, too_new
 
-__all__ = [
-    "BUSY_TIMEOUT_ENV",
-    "SqlRepository",
-    "apply_migrations",
-    "busy_timeout_s",
-    "connect",
-    "failure_cause",
-    "read_schema_status",
-    "sqlite_path",
-]
-
-#: How long a writer waits for another process's transaction before giving up (seconds), unless
-#: ``$EVALKIT_BUSY_TIMEOUT`` says otherwise.
-BUSY_TIMEOUT_S = 60
-#: Environment variable overriding :data:`BUSY_TIMEOUT_S` (seconds, a number above 0 up to a day).
-BUSY_TIMEOUT_ENV = "EVALKIT_BUSY_TIMEOUT"
-
-_T = TypeVar("_T")
-
-#: What psycopg2 and peewee say when the server went away (restarted, terminated the backend,
-#: the network dropped): the run cannot go on, and the message says so in plain words.
-_PG_LOST = (
-    "server closed the connection",
-    "terminating connection",
-    "connection already closed",
-    "connection not open",
-    "no connection to the server",
-    "could not receive data",
-    "could not send data",
-    "ssl connection has been closed",
-    "connection to server",
-    "the database system is shutting down",
-    "cursor already closed",
-)
-
-
-def busy_timeout_s() -> float:
-    """The busy timeout in seconds: ``$EVALKIT_BUSY_TIMEOUT``, else :data:`BUSY_TIMEOUT_S`."""
-    raw = os.environ.get(BUSY_TIMEOUT_ENV, "").strip()
-    if not raw:
-        return float(BUSY_TIMEOUT_S)
-    try:
-        value = float(raw) if len(raw) <= 20 else math.nan
-    except ValueError:
-        value = math.nan
-    if not (0 < value <= 86400):
-        raise UsageError(f"{BUSY_TIMEOUT_ENV} must be a number of seconds above 0 and at most 86400, got {raw[:40]!r}")
-    return value
-
-
-def _first_database_error(exc: BaseException) -> BaseException:
-    """The earliest error raised by peewee or a driver in ``exc``'s chain of handled errors."""
-    first = exc
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if type(current).__module__.split(".")[0] in ("peewee", "sqlite3", "psycopg2"):
-            first = current
-        current = current.__context__
-    return first
-
-
-def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -> tuple[str, bool]:
-    """A one-line cause for a database error, and whether the connection is lost.
-
-    The first database error in the chain is the cause: a failed transaction's rollback often
-    fails too ("cannot rollback - no transaction is active" after SQLite already rolled back a
-    full disk; "connection already closed" after PostgreSQL went away) and would hide it.
-    """
-    exc = _first_database_error(exc)
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    lowered = text.lower()
-    if is_sqlite:
-        if "locked" in lowered or "busy" in lowered:
-            return f"database is locked after {busy_timeout:g} s (another process held the write lock that long)", False
-        return text, False
-    if "lock timeout" in lowered:
-        return f"database is locked after {busy_timeout:g} s (another session held a lock that long)", False
-    if isinstance(exc, pw.InterfaceError) or any(marker in lowered for marker in _PG_LOST):
-        return f"connection to PostgreSQL lost ({text})", True
-    return text, False
-
-
-def connect(url: str, *, writing: bool = False) -> pw.Database:
-    """Open the database a URL names (``sqlite:///path``, ``postgresql://…``), after refusing what
-    cannot hold a store (see :mod:`evalkit.storage.urls`); ``writing`` also refuses read-only files.
-
-    SQLite runs in WAL mode (readers never block the writer) with a busy timeout, so concurrent
-    ``evalkit run`` processes wait their turn instead of failing with "database is locked".
-    """
-    path = sqlite_path(url)
-    if path is not None:
-        if path != ":memory:":
-            try:
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StorageError(f"cannot create the folder of database {schema.redact_url(url)}: {exc.strerror}") from None
-            check_sqlite_file(url, path, writing=writing)
-        timeout = busy_timeout_s()
-        return pw.SqliteDatabase(
-            path,
-            timeout=timeout,
-            pragmas={
-                "busy_timeout": int(timeout * 1000),
-                "journal_mode": "wal",
-                "synchronous": "normal",
-                "foreign_keys": 1,
-            },
-        )
-    if url.startswith(("postgres://", "postgresql://")):
-        from playhouse.db_url import parse  # imports every playhouse backend: only for PostgreSQL
-
-        check_postgres_url(url)
-        params = parse(url)
-        options = str(params.get("options", ""))
-        if "lock_timeout" not in options:
-            # A row lock held by another session gets the busy timeout SQLite has, not forever.
-            params["options"] = f"{options} -c lock_timeout={int(busy_timeout_s() * 1000)}".strip()
-        return pw.PostgresqlDatabase(params.pop("database"), **params)
-    raise StorageError(f"unsupported database URL {schema.redact_url(url)!r}; use sqlite:///PATH or postgresql://…")
-
-
-def _open(url: str, *, writing: bool = False) -> pw.Database:
-    db = connect(url, writing=writing)
-    deadline = time.monotonic() + busy_timeout_s()
-    while True:
-        try:
-            db.connect(reuse_if_open=True)
-            return db
-        except (pw.DatabaseError, pw.InterfaceError) as exc:
-            # Switching a new file to WAL takes an exclusive lock that SQLite does not wait for
-            # (no busy handler), so processes opening one fresh file at once retry here.
-            if "locked" in str(exc) and time.monotonic() < deadline:
-                if not db.is_closed():
-                    db.close()
-                time.sleep(0.05)
-                continue
-            raise StorageError(f"cannot open database {schema.redact_url(url)}: {' '.join(str(exc).split())}") from None
-
-
-def _guarded(method: Callable[..., _T]) -> Callable[..., _T]:
-    """Turn a database error raised by a repository method into :class:`StoreFailure` (one line,
-    the real cause); a lost PostgreSQL connection is dropped so the next call reconnects."""
-
-    @functools.wraps(method)
-    def call(self: SqlRepository, *args: Any, **kwargs: Any) -> _T:
-        try:
-            return method(self, *args, **kwargs)
-        except (pw.DatabaseError, pw.InterfaceError) as exc:
-            raise self._failure(exc) from None
-
-    return call
+__all__ = ["SqlRepository", "apply_migrations", "read_schema_status"]
 
 
 def read_schema_status(url: str) -> schema.SchemaStatus:
@@ -191,38 +40,31 @@ def read_schema_status(url: str) -> schema.SchemaStatus:
     path = sqlite_path(url)
     if path is not None and path != ":memory:" and not Path(path).exists():
         return schema.SchemaStatus(
-            url=schema.redact_url(url), engine="sqlite", version=0, latest=schema.SCHEMA_VERSION, applied=(),
+            url=redact_url(url), engine="sqlite", version=0, latest=schema.SCHEMA_VERSION, applied=(),
             pending=tuple((v, n) for v, n, _ in schema.MIGRATIONS),
         )
-    db = _open(url)
+    db = open_database(url)
     try:
         return schema.schema_status(db, url)
     except (pw.DatabaseError, pw.InterfaceError) as exc:
-        raise StorageError(f"cannot read database {schema.redact_url(url)}: {' '.join(str(exc).split())}") from None
+        raise StorageError(f"cannot read database {redact_url(url)}: {' '.join(str(exc).split())}") from None
     finally:
         db.close()
 
 
 def apply_migrations(url: str) -> tuple[schema.SchemaStatus, list[int]]:
     """Bring the database up to this evalkit's schema; returns the new status and what was applied."""
-    db = _open(url, writing=True)
+    db = open_database(url, writing=True)
     try:
         version = schema.current_version(db)
         if version > schema.SCHEMA_VERSION:
-            raise SchemaOutOfDateError(_too_new(url, version))
+            raise SchemaOutOfDateError(too_new(url, version))
         applied = schema.upgrade(db)
         return schema.schema_status(db, url), applied
     except (pw.DatabaseError, pw.InterfaceError) as exc:
-        raise StorageError(f"cannot upgrade database {schema.redact_url(url)}: {' '.join(str(exc).split())}") from None
+        raise StorageError(f"cannot upgrade database {redact_url(url)}: {' '.join(str(exc).split())}") from None
     finally:
         db.close()
-
-
-def _too_new(url: str, version: int) -> str:
-    return (
-        f"database {schema.redact_url(url)} has schema version {version}, newer than this evalkit "
-        f"understands ({schema.SCHEMA_VERSION}); upgrade evalkit"
-    )
 
 
 _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -375,78 +217,12 @@ def _stored_enum(kind: Any, value: Any, run_id: str, field: str) -> Any:
         ) from None
 
 
-class SqlRepository:
+class SqlRepository(SqlStore):
     """A :class:`~evalkit.storage.ResultRepository` with every optional capability, over Peewee."""
-
-    def __init__(self, url: str, *, create: bool = True) -> None:
-        """Open ``url``; an empty database gets the current schema (unless ``create`` is false), an
-        older or newer one is refused with :class:`SchemaOutOfDateError` before anything is written."""
-        self.url = url
-        self.busy_timeout = busy_timeout_s()
-        self.db = _open(url, writing=True)
-        self.is_sqlite = isinstance(self.db, pw.SqliteDatabase)
-        self.in_memory = sqlite_path(url) == ":memory:"
-        self.models = schema.bind_models(self.db)
-        #: The rows record_cases wrote, collected while record_cases_as_stored asks for them.
-        self._written_rows: list[tuple[Any, ...]] | None = None
-        self.Run = self.models.Run
-        self.Case = self.models.Case
-        self.Lease = self.models.RunLease
-        try:
-            version = schema.current_version(self.db)
-            if version == 0 and create:
-                schema.upgrade(self.db)
-                version = schema.current_version(self.db)
-            if self.is_sqlite and not self.in_memory:
-                # A file can be readable and still refuse writes (a read-only mount): find out now.
-                self.db.execute_sql("BEGIN IMMEDIATE")
-                self.db.execute_sql("ROLLBACK")
-        except (pw.DatabaseError, pw.InterfaceError) as exc:
-            self.close()
-            cause, _ = failure_cause(exc, is_sqlite=self.is_sqlite, busy_timeout=self.busy_timeout)
-            raise StorageError(f"cannot use database {schema.redact_url(url)}: {cause}") from None
-        if version > schema.SCHEMA_VERSION:
-            self.close()
-            raise SchemaOutOfDateError(_too_new(url, version))
-        if version < schema.SCHEMA_VERSION:
-            self.close()
-            raise SchemaOutOfDateError(
-                f"database {schema.redact_url(url)} has schema version {version}, this evalkit needs "
-                f"{schema.SCHEMA_VERSION}: run `evalkit db upgrade` (it keeps every stored run)"
-            )
-
-    def close(self) -> None:
-        """Close the connection."""
-        try:
-            if not self.db.is_closed():
-                self.db.close()
-        except (pw.DatabaseError, pw.InterfaceError):
-            self._drop_connection()
-
-    def release_thread_connection(self) -> None:
-        """Close the calling thread's connection (peewee keeps one per thread)."""
-        self.close()
-
-    def _drop_connection(self) -> None:
-        """Forget a connection that is broken (and any transaction on it); the next call reconnects."""
-        try:
-            self.db._state.conn.close()
-        except Exception:  # noqa: BLE001 - the connection is already gone
-            pass
-        self.db._state.reset()
-
-    def _failure(self, exc: BaseException) -> StoreFailure:
-        cause, lost = failure_cause(exc, is_sqlite=self.is_sqlite, busy_timeout=self.busy_timeout)
-        if lost:
-            self._drop_connection()
-        return StoreFailure(cause, connection_lost=lost)
-
-    def _atomic(self) -> Any:
-        return self.db.atomic("IMMEDIATE") if self.is_sqlite else self.db.atomic()
 
     # -- writing -------------------------------------------------------------------------------
 
-    @_guarded
+    @guarded
     def begin_run(self, run: Run) -> Run:
         """Create the run row with status running, or return the stored run of that id (shards
         joining one run may call this at the same moment; exactly one row results)."""
@@ -482,7 +258,7 @@ class SqlRepository:
         row = self.Run.get_or_none(self.Run.id == encode_text(run_id))
         return None if row is None else self._run_from_row(row)
 
-    @_guarded
+    @guarded
     def record_cases(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> None:
         """Commit finished cases in one transaction. A case id already stored for the run is kept
         as it is, unless the stored case is errored: then the new result replaces it (a resume)."""
@@ -587,7 +363,7 @@ class SqlRepository:
             _stored(case.fingerprint),
         )
 
-    @_guarded
+    @guarded
     def finish_run(
         self,
         run_id: str,
@@ -658,7 +434,7 @@ class SqlRepository:
         scores = self.db.execute_sql(*C.select(C.score).where(C.run == run_id).sql())
         return answered or 0, int(passed or 0), int(errored or 0), math.fsum(map(operator.itemgetter(0), scores))
 
-    @_guarded
+    @guarded
     def case_tally(self, run_id: str) -> CaseTally:
         """The run's aggregates, and its answered cases counted per serving identity and yardstick
         (one grouped query), without reading a case back."""
@@ -745,14 +521,7 @@ class SqlRepository:
         for position, case_id, passed, score, checks, fingerprint in self._guarded_rows(self._pages(removed_page, lambda row: row[0])):
             yield CasePair(case_id, None, _mark(case_id, passed, score, checks, position, fingerprint))
 
-    def _guarded_rows(self, rows: Iterator[_T]) -> Iterator[_T]:
-        """``rows``, with a database error raised while reading them turned into :class:`StoreFailure`."""
-        try:
-            yield from rows
-        except (pw.DatabaseError, pw.InterfaceError) as exc:
-            raise self._failure(exc) from None
-
-    @_guarded
+    @guarded
     def mark_status(self, run_id: str, status: str) -> None:
         """Set the status of a run that is not complete (``interrupted`` stamps the time it
         stopped; ``running`` clears it)."""
@@ -774,7 +543,7 @@ class SqlRepository:
             self.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
             update()
 
-    @_guarded
+    @guarded
     def record_verdict(self, run_id: str, verdict: StoredVerdict) -> None:
         """Keep the verdict a finished run got, with the baseline it was compared with."""
         with self._atomic():
@@ -795,7 +564,7 @@ class SqlRepository:
                 }
             ).where(R.id == run_id).execute()
 
-    @_guarded
+    @guarded
     def accept_if_first(self, run_id: str, scope: BaselineScope, acceptance: Acceptance) -> bool:
         """Accept the run unless another run of ``scope`` already is, atomically: SQLite's write
         lock (``BEGIN IMMEDIATE``) or, on PostgreSQL, a transaction lock on the scope serialises
@@ -868,14 +637,14 @@ class SqlRepository:
                 return self.get_run(row.id) if with_cases else run
         return None
 
-    @_guarded
+    @guarded
     def answered_case_ids(self, run_id: str) -> set[str]:
         """The ids of the run's stored cases that have an answer (what a resume skips)."""
         C = self.Case
         query = C.select(C.case_id).where((C.run == run_id) & (C.errored == False))  # noqa: E712
         return {case_id for (case_id,) in query.tuples()}
 
-    @_guarded
+    @guarded
     def verdicts_for(self, run_ids: Sequence[str]) -> dict[str, StoredVerdict]:
         """The recorded verdicts of these runs (runs stored before schema 2 have none)."""
         R = self.Run
@@ -890,7 +659,7 @@ class SqlRepository:
                     found[run_id] = StoredVerdict(state, baseline_id, note)
         return found
 
-    @_guarded
+    @guarded
     def get_run(self, run_id: str, with_cases: bool = True) -> Run | None:
         """One run, with its cases unless ``with_cases`` is false."""
         run = self._run_by_id(run_id)
@@ -944,7 +713,7 @@ class SqlRepository:
     def _newest_first(self, query: Any) -> Any:
         return query.order_by(self.Run.finished_at.desc(), self.Run.started_at.desc(), self.Run.id.desc())
 
-    @_guarded
+    @guarded
     def baseline_for(
         self, set_identifier: str, identity: ServingIdentity, grader: str, *, exclude_run_id: str | None = None
     ) -> Run | None:
@@ -988,7 +757,7 @@ class SqlRepository:
             return [row[-1] for row in self.db.execute_sql(f"EXPLAIN QUERY PLAN {sql}", params)]
         return [row[0] for row in self.db.execute_sql(f"EXPLAIN {sql}", params)]
 
-    @_guarded
+    @guarded
     def latest_retrieval_run(
         self,
         set_identifier: str,
@@ -1054,7 +823,7 @@ class SqlRepository:
             latest.setdefault(row.set_identifier, row)
         return list(latest.values())
 
-    @_guarded
+    @guarded
     def quality_runs_for_provider_model(
         self, provider_instance: str, model_alias: str, grader: str = "deterministic"
     ) -> list[Run]:
@@ -1077,7 +846,7 @@ class SqlRepository:
         runs = self.quality_runs_for_provider_model(provider_instance, model_alias, grader)
         return math.fsum(r.mean_score for r in runs) / len(runs) if runs else None
 
-    @_guarded
+    @guarded
     def mean_quality_for_model(self, model_alias: str, grader: str = "deterministic") -> float | None:
         """Mean score of the latest verified complete run per set for the alias; ``None`` when there
         is no data or when eligible runs of the alias come from more than one provider instance."""
@@ -1093,7 +862,7 @@ class SqlRepository:
         latest = self._latest_per_set(rows)
         return math.fsum(r.mean_score for r in latest) / len(latest)
 
-    @_guarded
+    @guarded
     def recent_runs(self, set_identifier: str | None = None, limit: int = 20) -> list[Run]:
         """Runs newest first by start time (without cases); exact match on the set identifier."""
         if limit < 1:
@@ -1105,7 +874,7 @@ class SqlRepository:
         rows = query.order_by(R.started_at.desc(), R.id.desc()).limit(limit)
         return [self._run_from_row(r) for r in rows if set_identifier is None or r.set_identifier == set_identifier]
 
-    @_guarded
+    @guarded
     def latest_unfinished_run(
         self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str
     ) -> Run | None:
@@ -1130,7 +899,7 @@ class SqlRepository:
                 return self._run_from_row(row)
         return None
 
-    @_guarded
+    @guarded
     def purge_older_than(self, cutoff: float) -> int:
         """Delete whole runs, with their cases, started strictly before ``cutoff``; return how many.
 
@@ -1149,7 +918,7 @@ class SqlRepository:
                 R.delete().where(R.id.in_(chunk)).execute()
             total += len(chunk)
 
-    @_guarded
+    @guarded
     def delete_runs(self, run_ids: Iterable[str]) -> None:
         """Delete the given runs and their cases."""
         ids = list(run_ids)
@@ -1160,7 +929,7 @@ class SqlRepository:
 
     # -- leases --------------------------------------------------------------------------------
 
-    @_guarded
+    @guarded
     def acquire_lease(self, run_id: str, part: str, owner: LeaseOwner, *, shard_count: int | None = None) -> None:
         """Take the lease on ``part`` of the run in one transaction serialised on the run row;
         refused (:class:`RunBusyError`) while a live lease overlaps it, and
@@ -1193,7 +962,7 @@ class SqlRepository:
                     owner_pid=owner.pid, owner_token=owner.token, acquired_at=now, heartbeat_at=now,
                 ).execute()
 
-    @_guarded
+    @guarded
     def renew_lease(self, run_id: str, part: str, owner: LeaseOwner) -> bool:
         """Refresh the heartbeat of this owner's lease; ``False`` when another process took it over.
         (An in-memory store is private to its connection: nothing else can see it, nothing to refresh.)"""
@@ -1206,7 +975,7 @@ class SqlRepository:
             ).execute()
         return bool(changed)
 
-    @_guarded
+    @guarded
     def release_lease(self, run_id: str, part: str, owner: LeaseOwner, *, done: bool) -> None:
         """Clear this owner from the lease; ``done`` stamps the part as in."""
         L = self.Lease
@@ -1216,7 +985,7 @@ class SqlRepository:
         with self._atomic():
             L.update(update).where((L.run == run_id) & (L.part == part) & (L.owner_token == owner.token)).execute()
 
-    @_guarded
+    @guarded
     def shard_progress(self, run_id: str) -> ShardProgress:
         """The run's N (``None``: not sharded), the shards whose slice is in and those answered now."""
         L = self.Lease
