@@ -6,8 +6,6 @@ bound to its own database, so several stores can be open in one process.
 
 from __future__ import annotations
 
-import functools
-import json
 import math
 import operator
 import time
@@ -17,19 +15,27 @@ from typing import Any
 
 import peewee as pw
 
-from ...answers import ServingIdentity, Usage
+from ...answers import ServingIdentity
 from ...baselines import ACCEPTANCE_KINDS, Acceptance, BaselineScope
 from ...errors import SchemaOutOfDateError, StorageError
-from ...grading import AGREEMENT_CHECK, Check
+from ...grading import AGREEMENT_CHECK
 from ...leases import WHOLE_RUN, LeaseHolder, LeaseOwner, RunBusyError, ShardMismatchError, ShardProgress, overlaps
-from ...privacy import keeps_text, redacted_text, scrub
 from ...runs import CaseResult, Run, RunKind, RunStatus
-from ...shapes import short_repr
 from .. import schema
 from ..engine import open_database
-from ..protocols import VERDICT_STATES, CaseMark, CasePair, CaseTally, StoredVerdict
+from ..protocols import VERDICT_STATES, CasePair, CaseTally, StoredVerdict
 from ..textcodec import decode_text, encode_text
 from ..urls import redact_url, sqlite_path
+from .rows import (
+    CASE_COLUMNS,
+    RECORDED_COLUMNS,
+    case_from_columns,
+    case_mark,
+    case_values,
+    dump_json,
+    run_from_row,
+    serving_identity,
+)
 from .store import SqlStore, guarded, too_new
 
 __all__ = ["SqlRepository", "apply_migrations", "read_schema_status"]
@@ -67,105 +73,6 @@ def apply_migrations(url: str) -> tuple[schema.SchemaStatus, list[int]]:
         db.close()
 
 
-_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
-def _dump(value: Any) -> str | None:
-    return None if value is None else _compact_json(value)
-
-
-def _stored(value: Any) -> Any:
-    return encode_text(value) if isinstance(value, str) else value
-
-
-#: The columns :meth:`SqlRepository.record_cases` writes, in the order
-#: :meth:`SqlRepository._case_values` gives them: every column of a case but its row id.
-_RECORDED_COLUMNS = (
-    "run", "case_id", "passed", "score", "errored", "error", "checks", "latency_s", "provider_instance",
-    "model_alias", "reported_model", "adapter", "yardstick", "answer_text", "detail", "measures", "usage",
-    "finished_at", "fingerprint",
-)  # fmt: skip
-
-
-@functools.lru_cache(maxsize=64)
-def _identity_values(identity: ServingIdentity) -> tuple[Any, Any, Any]:
-    """A serving identity's three stored columns (a run's cases share one or a few identities)."""
-    return _stored(identity.provider_instance), _stored(identity.model_alias), _stored(identity.reported_model)
-
-
-def _load(text: str | None) -> Any:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def _stored_number(value: Any, owner: str, field: str) -> Any:
-    """``value`` when the store holds a number there; else a :class:`StorageError` naming its
-    ``owner`` (``case 'x'``, ``run 'y'``) and ``field``: SQLite keeps whatever text a hand or
-    another program put in a REAL column."""
-    if type(value) is not float and type(value) is not int:
-        raise StorageError(
-            f"{owner} in the store has {field} {short_repr(value)}, not a number: "
-            "the database was written by something else than evalkit"
-        )
-    return value
-
-
-def _mark(case_id: str, passed: Any, score: float, checks: str | None, position: int, fingerprint: str | None) -> CaseMark:
-    """A case's comparison mark from its stored columns; the checks are parsed only when their
-    text names the judge-agreement check (nearly never), to tell whether the case is unstable."""
-    if type(score) is not float:
-        _stored_number(score, f"case {short_repr(case_id)}", "score")
-    unstable = False
-    if checks and AGREEMENT_CHECK in checks:
-        unstable = any(
-            isinstance(c, list) and len(c) >= 2 and c[0] == AGREEMENT_CHECK and not c[1] for c in (_load(checks) or [])
-        )
-    return CaseMark(bool(passed), score, unstable, position, fingerprint)
-
-
-#: Stored texts at most this long are parsed once per distinct text (see :func:`_stored_checks`);
-#: a longer one (a plugin's check detail can hold anything) is parsed each time, never cached.
-_CACHED_TEXT_CHARS = 2048
-
-
-def _parsed_checks(text: str | None) -> tuple[Check, ...]:
-    return tuple(Check(n, bool(p), e, d) for n, p, e, d in (_load(text) or []))
-
-
-_cached_checks = functools.lru_cache(maxsize=512)(_parsed_checks)
-
-
-def _stored_checks(text: str | None) -> tuple[Check, ...]:
-    """A case's checks from their stored JSON text. Most cases of a run store the same text (every
-    check held): a short text is parsed once, and the cases that store it share one (frozen) tuple."""
-    if text is not None and len(text) > _CACHED_TEXT_CHARS:
-        return _parsed_checks(text)
-    return _cached_checks(text)
-
-
-@functools.lru_cache(maxsize=512)
-def _stored_usage(text: str | None) -> Usage | None:
-    """A case's token counts from their stored JSON text (a few short texts per run, cached)."""
-    usage = _load(text)
-    return Usage(*usage) if usage else None
-
-
-@functools.lru_cache(maxsize=64)
-def _identity(instance: str | None, alias: str | None, reported: str | None) -> ServingIdentity | None:
-    if instance is None or alias is None or reported is None:
-        return None
-    return ServingIdentity(instance, alias, reported)
-
-
-#: The case columns a :class:`~evalkit.runs.CaseResult` is built from, in the order
-#: :func:`_case_from_columns` takes them: every recorded column but the run's id.
-_CASE_COLUMNS = _RECORDED_COLUMNS[1:]
-
-
 def _scope_lock_key(scope: BaselineScope) -> int:
     """A PostgreSQL advisory-lock key (a signed 64-bit number) for ``scope``."""
     import hashlib
@@ -174,47 +81,6 @@ def _scope_lock_key(scope: BaselineScope) -> int:
               scope.grader, scope.retriever, scope.deployment)  # fmt: skip
     text = "\x1f".join("" if v is None else v for v in fields)
     return int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "big", signed=True)
-
-
-def _case_from_columns(
-    case_id: str, passed: Any, score: float, errored: Any, error: str | None, checks: str | None, latency_s: float,
-    instance: str | None, alias: str | None, reported: str | None, adapter: str | None, yardstick: str | None,
-    answer_text: str | None, detail: str | None, measures: str | None, usage: str | None, finished_at: float,
-    fingerprint: str | None,
-) -> CaseResult:  # fmt: skip
-    """A case from its decoded stored columns (:data:`_CASE_COLUMNS`)."""
-    if type(score) is not float or type(latency_s) is not float or type(finished_at) is not float:
-        for field, value in (("score", score), ("latency_s", latency_s), ("finished_at", finished_at)):
-            _stored_number(value, f"case {short_repr(case_id)}", field)
-    return CaseResult(
-        case_id=case_id,
-        passed=bool(passed),
-        score=score,
-        checks=_stored_checks(checks),
-        latency_s=latency_s,
-        error=error if errored else None,
-        identity=_identity(instance, alias, reported),
-        adapter=adapter,
-        yardstick=yardstick,
-        answer_text=answer_text,
-        usage=_stored_usage(usage),
-        detail=_load(detail),
-        finished_at=finished_at,
-        measures=_load(measures),
-        fingerprint=fingerprint,
-    )
-
-
-def _stored_enum(kind: Any, value: Any, run_id: str, field: str) -> Any:
-    """``kind(value)``, or a :class:`StorageError` naming the run when the store holds a value this
-    evalkit does not know (written by a newer evalkit without a schema version, or by hand)."""
-    try:
-        return kind(value)
-    except ValueError:
-        raise StorageError(
-            f"run {short_repr(run_id)} in the store has {field} {short_repr(value)}, which this evalkit does not know: "
-            "it was written by a newer evalkit or by something else"
-        ) from None
 
 
 class SqlRepository(SqlStore):
@@ -245,7 +111,7 @@ class SqlRepository(SqlStore):
                 privacy=run.privacy,
                 benchmark_fingerprint=run.benchmark_fingerprint,
                 variant_fingerprint=run.variant_fingerprint,
-                provenance=_dump(run.provenance),
+                provenance=dump_json(run.provenance),
                 fingerprints_kept=run.fingerprints_kept,
             ).on_conflict_ignore().execute()
             stored = self._run_by_id(run.id)
@@ -256,7 +122,7 @@ class SqlRepository(SqlStore):
         """The run row as a :class:`Run` (no cases). ``run_id`` is looked up as it is stored (a
         user's ``evalkit show $'\\xff'`` holds a surrogate no engine can bind)."""
         row = self.Run.get_or_none(self.Run.id == encode_text(run_id))
-        return None if row is None else self._run_from_row(row)
+        return None if row is None else run_from_row(row)
 
     @guarded
     def record_cases(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> None:
@@ -279,7 +145,7 @@ class SqlRepository(SqlStore):
             self._written_rows = None
         if not rows and cases:
             return None
-        return [_case_from_columns(*[decode_text(v) if isinstance(v, str) else v for v in row[1:]]) for row in rows]
+        return [case_from_columns(*[decode_text(v) if isinstance(v, str) else v for v in row[1:]]) for row in rows]
 
     def _commit_cases(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> list[tuple[Any, ...]]:
         """Commit ``cases``; return the values written, a row per case (see :meth:`_case_values`)."""
@@ -287,7 +153,7 @@ class SqlRepository(SqlStore):
             return []
         sql = self._case_upsert()
         stored_run_id = encode_text(run_id)
-        values = [self._case_values(stored_run_id, case, privacy) for case in cases]
+        values = [case_values(stored_run_id, case, privacy) for case in cases]
         with self._atomic(), pw.__exception_wrapper__:
             # One prepared statement for the batch: building it through the query builder per row
             # cost more CPU than everything else a case needs. (The driver's errors become
@@ -303,14 +169,14 @@ class SqlRepository(SqlStore):
         return values
 
     def _case_upsert(self) -> str:
-        """The statement :meth:`record_cases` runs, its columns in :data:`_RECORDED_COLUMNS` order."""
+        """The statement :meth:`record_cases` runs, its columns in :data:`RECORDED_COLUMNS` order."""
         cached = getattr(self, "_case_upsert_sql", None)
         if cached is None:
             C = self.Case
             stored = {f.name for f in C._meta.sorted_fields if f.name != "id"}
-            if stored != set(_RECORDED_COLUMNS):  # a column added to the schema must be written too
-                raise RuntimeError(f"record_cases writes {sorted(_RECORDED_COLUMNS)}, the case table has {sorted(stored)}")
-            fields = [C._meta.fields[name] for name in _RECORDED_COLUMNS]
+            if stored != set(RECORDED_COLUMNS):  # a column added to the schema must be written too
+                raise RuntimeError(f"record_cases writes {sorted(RECORDED_COLUMNS)}, the case table has {sorted(stored)}")
+            fields = [C._meta.fields[name] for name in RECORDED_COLUMNS]
             names = [f.column_name for f in fields]
             replaced = [n for f, n in zip(fields, names, strict=True) if f.name not in ("run", "case_id")]
             table = C._meta.table_name
@@ -324,44 +190,6 @@ class SqlRepository(SqlStore):
                 f'ON CONFLICT ("run_id", "case_id") DO UPDATE SET {updates} WHERE "{table}"."errored" = {errored}'
             )
         return cached
-
-    @staticmethod
-    def _case_values(stored_run_id: str, case: CaseResult, privacy: str) -> tuple[Any, ...]:
-        """The stored values of ``case`` in :data:`_RECORDED_COLUMNS` order, texts encoded (the
-        statement bypasses the models' fields, see :mod:`.textcodec`) and reduced to ``privacy``."""
-        text_kept = keeps_text(privacy)
-        verbatim = privacy == "full"
-
-        def text(value: str | None) -> str | None:
-            if value is None or not text_kept:
-                return None
-            return value if verbatim else redacted_text(value)
-
-        checks = _dump([[c.name, c.passed, c.error, text(c.detail)] for c in case.checks])
-        identity = case.identity
-        error = case.error
-        detail = None if case.detail is None else text(_dump(case.detail))
-        measures = case.measures
-        usage = case.usage
-        return (
-            stored_run_id,
-            _stored(case.case_id),
-            case.passed,
-            case.score,
-            case.errored,
-            encode_text(scrub(error)) if error else None,
-            encode_text(checks),
-            case.latency_s,
-            *(_identity_values(identity) if identity is not None else (None, None, None)),
-            _stored(case.adapter),
-            _stored(case.yardstick),
-            _stored(text(case.answer_text)),
-            _stored(detail),
-            None if measures is None else encode_text(_dump(dict(measures))),
-            None if usage is None else encode_text(_dump([usage.input_tokens, usage.output_tokens])),
-            case.finished_at or time.time(),
-            _stored(case.fingerprint),
-        )
 
     @guarded
     def finish_run(
@@ -404,7 +232,7 @@ class SqlRepository(SqlStore):
                 self.Run.verified: identity is not None,
                 self.Run.identity_note: identity_note,
                 self.Run.reported_model: identity.reported_model if identity else None,
-                self.Run.generator_provenance: _dump(identity.as_mapping()) if identity else None,
+                self.Run.generator_provenance: dump_json(identity.as_mapping()) if identity else None,
             }
             if identity is not None:
                 update[self.Run.provider_instance] = identity.provider_instance
@@ -412,9 +240,9 @@ class SqlRepository(SqlStore):
             if grader is not None:
                 update[self.Run.grader] = grader
             if metrics is not None:
-                update[self.Run.metrics] = _dump(metrics)
+                update[self.Run.metrics] = dump_json(metrics)
             if provenance is not None:
-                update[self.Run.provenance] = _dump(provenance)
+                update[self.Run.provenance] = dump_json(provenance)
             if status:
                 self.Run.update(update).where(self.Run.id == run_id).execute()
         run = self.get_run(run_id, with_cases=with_cases)
@@ -448,7 +276,7 @@ class SqlRepository(SqlStore):
         identities: dict[ServingIdentity | None, int] = {}
         yardsticks: set[str] = set()
         for instance, alias, reported, yardstick, count in query.tuples():
-            identity = _identity(instance, alias, reported)
+            identity = serving_identity(instance, alias, reported)
             identities[identity] = identities.get(identity, 0) + count
             if yardstick:
                 yardsticks.add(yardstick)
@@ -474,7 +302,7 @@ class SqlRepository(SqlStore):
         """The run's cases in stored order, a page at a time; ``notable_only``: only the failed,
         errored and unstable ones (the ones a run's table lists)."""
         C = self.Case
-        columns = [getattr(C, name) for name in _CASE_COLUMNS]
+        columns = [getattr(C, name) for name in CASE_COLUMNS]
 
         def page(after: int) -> Any:
             where = (C.run == run_id) & (C.id > after)
@@ -484,7 +312,7 @@ class SqlRepository(SqlStore):
 
         # Read raw: peewee's per-value conversion cost more than the rest of a 100,000-case --json.
         for _, *values in self._guarded_rows(self._pages(page, lambda row: row[0], raw=True)):
-            case = _case_from_columns(*[decode_text(v) if isinstance(v, str) else v for v in values])
+            case = case_from_columns(*[decode_text(v) if isinstance(v, str) else v for v in values])
             if not notable_only or case.needs_a_look:
                 yield case
 
@@ -505,8 +333,8 @@ class SqlRepository(SqlStore):
 
         for row in self._guarded_rows(self._pages(current_page, lambda row: row[0])):
             position, case_id, passed, score, checks, fingerprint, b_position, b_passed, b_score, b_checks, b_fingerprint = row
-            baseline = None if b_position is None else _mark(case_id, b_passed, b_score, b_checks, b_position, b_fingerprint)
-            yield CasePair(case_id, _mark(case_id, passed, score, checks, position, fingerprint), baseline)
+            baseline = None if b_position is None else case_mark(case_id, b_passed, b_score, b_checks, b_position, b_fingerprint)
+            yield CasePair(case_id, case_mark(case_id, passed, score, checks, position, fingerprint), baseline)
         current = self.Case.alias()
         missing = ~pw.fn.EXISTS(current.select(current.id).where((current.run == run_id) & (current.case_id == C.case_id)))
 
@@ -519,7 +347,7 @@ class SqlRepository(SqlStore):
             )
 
         for position, case_id, passed, score, checks, fingerprint in self._guarded_rows(self._pages(removed_page, lambda row: row[0])):
-            yield CasePair(case_id, None, _mark(case_id, passed, score, checks, position, fingerprint))
+            yield CasePair(case_id, None, case_mark(case_id, passed, score, checks, position, fingerprint))
 
     @guarded
     def mark_status(self, run_id: str, status: str) -> None:
@@ -600,7 +428,7 @@ class SqlRepository(SqlStore):
             (R.set_identifier == set_identifier) & R.accepted_at.is_null(False) & (R.status == RunStatus.COMPLETE.value)
         )
         rows = query.order_by(R.accepted_at.desc(), R.finished_at.desc(), R.id.desc())
-        return [self._run_from_row(r) for r in rows if r.set_identifier == set_identifier]
+        return [run_from_row(r) for r in rows if r.set_identifier == set_identifier]
 
     def accepted_baseline(
         self, scope: BaselineScope, *, exclude_run_id: str | None = None, with_cases: bool = True
@@ -631,7 +459,7 @@ class SqlRepository(SqlStore):
         if exclude_run_id is not None:
             query = query.where(R.id != exclude_run_id)
         for row in query.order_by(R.accepted_at.desc(), R.finished_at.desc(), R.id.desc()).limit(20):
-            run = self._run_from_row(row)
+            run = run_from_row(row)
             # Collations may match loosely (case-insensitive); the scope is exact.
             if BaselineScope.of_run(run) == scope:
                 return self.get_run(row.id) if with_cases else run
@@ -668,47 +496,9 @@ class SqlRepository(SqlStore):
         if with_cases:
             # Named tuples, not model instances: a 20,000-case read costs about 30% less CPU.
             C = self.Case
-            cases = C.select(*(getattr(C, name) for name in _CASE_COLUMNS)).where(C.run == encode_text(run_id)).order_by(C.id).tuples()
-            run = run.with_cases(_case_from_columns(*values) for values in cases)
+            cases = C.select(*(getattr(C, name) for name in CASE_COLUMNS)).where(C.run == encode_text(run_id)).order_by(C.id).tuples()
+            run = run.with_cases(case_from_columns(*values) for values in cases)
         return run
-
-    def _run_from_row(self, row: Any) -> Run:
-        if type(row.started_at) is not float or (row.finished_at is not None and type(row.finished_at) is not float):
-            _stored_number(row.started_at, f"run {short_repr(row.id)}", "started_at")
-            if row.finished_at is not None:
-                _stored_number(row.finished_at, f"run {short_repr(row.id)}", "finished_at")
-        identity = None
-        if row.verified:
-            identity = _identity(row.provider_instance, row.model_alias, row.reported_model)
-        return Run(
-            id=row.id,
-            set_identifier=row.set_identifier,
-            grader=row.grader,
-            kind=_stored_enum(RunKind, row.kind, row.id, "kind"),
-            status=_stored_enum(RunStatus, row.status, row.id, "status"),
-            started_at=row.started_at,
-            finished_at=row.finished_at,
-            case_count=row.case_count,
-            set_fingerprint=row.set_fingerprint or "",
-            identity=identity,
-            identity_note=row.identity_note,
-            provider_instance=row.provider_instance,
-            adapter=row.adapter,
-            model_alias=row.model_alias,
-            retriever=row.retriever,
-            deployment=row.deployment,
-            benchmark_fingerprint=row.benchmark_fingerprint or "",
-            variant_fingerprint=row.variant_fingerprint or "",
-            provenance=_load(row.provenance),
-            metrics=_load(row.metrics),
-            label=row.label,
-            privacy=row.privacy,
-            fingerprints_kept=bool(row.fingerprints_kept),
-            stored_passed_count=row.passed_count,
-            stored_errored_count=row.errored_count,
-            stored_answered_count=row.answered_count,
-            stored_mean_score=row.mean_score,
-        )
 
     def _newest_first(self, query: Any) -> Any:
         return query.order_by(self.Run.finished_at.desc(), self.Run.started_at.desc(), self.Run.id.desc())
@@ -799,7 +589,7 @@ class SqlRepository(SqlStore):
         )
         for row in query.order_by(R.started_at.desc(), R.id.desc()).limit(20):
             if row.set_identifier == set_identifier and row.retriever == retriever and row.deployment == deployment:
-                return self._run_from_row(row)
+                return run_from_row(row)
         return None
 
     def _quality_rows(self, where: Any, exact: Callable[[Any], bool]) -> list[Any]:
@@ -836,7 +626,7 @@ class SqlRepository(SqlStore):
             (R.provider_instance == provider_instance) & (R.model_alias == model_alias) & (R.grader == grader),
             lambda r: r.provider_instance == provider_instance and r.model_alias == model_alias and r.grader == grader,
         )
-        return [self._run_from_row(row) for row in self._latest_per_set(rows)]
+        return [run_from_row(row) for row in self._latest_per_set(rows)]
 
     def mean_quality_for_provider_model(
         self, provider_instance: str, model_alias: str, grader: str = "deterministic"
@@ -872,7 +662,7 @@ class SqlRepository(SqlStore):
         if set_identifier is not None:
             query = query.where(R.set_identifier == set_identifier)
         rows = query.order_by(R.started_at.desc(), R.id.desc()).limit(limit)
-        return [self._run_from_row(r) for r in rows if set_identifier is None or r.set_identifier == set_identifier]
+        return [run_from_row(r) for r in rows if set_identifier is None or r.set_identifier == set_identifier]
 
     @guarded
     def latest_unfinished_run(
@@ -896,7 +686,7 @@ class SqlRepository(SqlStore):
                 and row.model_alias == model_alias
                 and (row.grader == grader or row.grader.startswith(f"{grader}:"))
             ):
-                return self._run_from_row(row)
+                return run_from_row(row)
         return None
 
     @guarded
