@@ -58,8 +58,6 @@ class SqlStore:
         self.is_sqlite = isinstance(self.db, pw.SqliteDatabase)
         self.in_memory = sqlite_path(url) == ":memory:"
         self.models = schema.bind_models(self.db)
-        #: The rows record_cases wrote, collected while record_cases_as_stored asks for them.
-        self._written_rows: list[tuple[Any, ...]] | None = None
         self.Run = self.models.Run
         self.Case = self.models.Case
         self.Lease = self.models.RunLease
