@@ -20,6 +20,7 @@ from ..engine import open_database
 from ..urls import redact_url, sqlite_path
 from .baselines import BaselinesAndVerdicts
 from .leases import Leases
+from .retrieval import RetrievalReads
 from .rows import run_from_row
 from .store import guarded, too_new
 
@@ -58,53 +59,8 @@ def apply_migrations(url: str) -> tuple[schema.SchemaStatus, list[int]]:
         db.close()
 
 
-class SqlRepository(BaselinesAndVerdicts, Leases):
+class SqlRepository(BaselinesAndVerdicts, RetrievalReads, Leases):
     """A :class:`~evalkit.storage.ResultRepository` with every optional capability, over Peewee."""
-
-    @guarded
-    def latest_retrieval_run(
-        self,
-        set_identifier: str,
-        retriever: str,
-        *,
-        deployment: str | None = None,
-        exclude_run_id: str | None = None,
-    ) -> Run | None:
-        """The newest complete retrieval run of the set with this retriever in this deployment
-        (``None``: runs without a deployment), whatever its fingerprints."""
-        R = self.Run
-        query = R.select().where(
-            (R.kind == RunKind.RETRIEVAL.value)
-            & (R.set_identifier == set_identifier)
-            & (R.retriever == retriever)
-            & (R.deployment.is_null() if deployment is None else R.deployment == deployment)
-            & (R.status == RunStatus.COMPLETE.value)
-        )
-        if exclude_run_id is not None:
-            query = query.where(R.id != exclude_run_id)
-        for row in self._newest_first(query).limit(20):
-            if row.set_identifier == set_identifier and row.retriever == retriever and row.deployment == deployment:
-                return self.get_run(row.id)
-        return None
-
-    def latest_unfinished_retrieval_run(
-        self, set_identifier: str, retriever: str, *, deployment: str | None = None
-    ) -> Run | None:
-        """The newest retrieval run of the set with this retriever in this deployment (``None``:
-        runs without one) that is interrupted, incomplete or still marked running."""
-        R = self.Run
-        unfinished = [RunStatus.INTERRUPTED.value, RunStatus.RUNNING.value, RunStatus.INCOMPLETE.value]
-        query = R.select().where(
-            (R.kind == RunKind.RETRIEVAL.value)
-            & (R.set_identifier == set_identifier)
-            & (R.retriever == retriever)
-            & (R.deployment.is_null() if deployment is None else R.deployment == deployment)
-            & R.status.in_(unfinished)
-        )
-        for row in query.order_by(R.started_at.desc(), R.id.desc()).limit(20):
-            if row.set_identifier == set_identifier and row.retriever == retriever and row.deployment == deployment:
-                return run_from_row(row)
-        return None
 
     def _quality_rows(self, where: Any, exact: Callable[[Any], bool]) -> list[Any]:
         """Rows that may feed routing quality, newest first: complete, verified prompt runs with
