@@ -8,8 +8,9 @@ one part per concern, each a module of this package; every part works through th
 from __future__ import annotations
 
 from ..engine import BUSY_TIMEOUT_ENV, busy_timeout_s, connect, failure_cause
+from ..schema import apply_migrations, read_schema_status
 from ..urls import sqlite_path
-from .repository import SqlRepository, apply_migrations, read_schema_status
+from .repository import SqlRepository
 
 __all__ = [
     "BUSY_TIMEOUT_ENV",

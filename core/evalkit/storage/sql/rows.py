@@ -44,15 +44,17 @@ _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).enco
 
 
 def dump_json(value: Any) -> str | None:
+    """``value`` as compact JSON text (``None`` stays ``None``)."""
     return None if value is None else _compact_json(value)
 
 
 def stored_text(value: Any) -> Any:
+    """A string as the store keeps it (:mod:`evalkit.storage.textcodec`); any other value as it is."""
     return encode_text(value) if isinstance(value, str) else value
 
 
-#: The columns :meth:`SqlRepository.record_cases` writes, in the order
-#: :meth:`SqlRepository._case_values` gives them: every column of a case but its row id.
+#: The columns ``record_cases`` writes (:mod:`.runs`), in the order :func:`case_values` gives
+#: them: every column of a case but its row id.
 RECORDED_COLUMNS = (
     "run", "case_id", "passed", "score", "errored", "error", "checks", "latency_s", "provider_instance",
     "model_alias", "reported_model", "adapter", "yardstick", "answer_text", "detail", "measures", "usage",
@@ -67,6 +69,7 @@ def identity_values(identity: ServingIdentity) -> tuple[Any, Any, Any]:
 
 
 def load_json(text: str | None) -> Any:
+    """Stored JSON text as a value; ``None`` when there is none or it is not JSON."""
     if not text:
         return None
     try:
@@ -129,6 +132,7 @@ def stored_usage(text: str | None) -> Usage | None:
 
 @functools.lru_cache(maxsize=64)
 def serving_identity(instance: str | None, alias: str | None, reported: str | None) -> ServingIdentity | None:
+    """The serving identity of three stored columns (``None`` unless all three are there; shared)."""
     if instance is None or alias is None or reported is None:
         return None
     return ServingIdentity(instance, alias, reported)

@@ -101,7 +101,7 @@ class RunsAndCases(SqlStore):
         return [case_from_columns(*[decode_text(v) if isinstance(v, str) else v for v in row[1:]]) for row in rows]
 
     def _commit_cases(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> list[tuple[Any, ...]]:
-        """Commit ``cases``; return the values written, a row per case (see :meth:`_case_values`)."""
+        """Commit ``cases``; return the values written, a row per case (see :func:`.rows.case_values`)."""
         if not cases:
             return []
         sql = self._case_upsert()

@@ -16,9 +16,10 @@ import peewee as pw
 from ...errors import SchemaOutOfDateError, StorageError, StoreFailure
 from .. import schema
 from ..engine import busy_timeout_s, failure_cause, open_database
+from ..models import models_for
 from ..urls import redact_url, sqlite_path
 
-__all__ = ["SqlStore", "guarded", "too_new"]
+__all__ = ["SqlStore", "guarded"]
 
 _T = TypeVar("_T")
 
@@ -37,14 +38,6 @@ def guarded(method: Callable[..., _T]) -> Callable[..., _T]:
     return call
 
 
-def too_new(url: str, version: int) -> str:
-    """The refusal of a database whose schema is newer than this evalkit."""
-    return (
-        f"database {redact_url(url)} has schema version {version}, newer than this evalkit "
-        f"understands ({schema.SCHEMA_VERSION}); upgrade evalkit"
-    )
-
-
 class SqlStore:
     """The open database a :class:`~evalkit.storage.sql.SqlRepository` works through, its model
     classes (``Run``, ``Case``, ``Lease``), its write transactions and its failures."""
@@ -57,7 +50,7 @@ class SqlStore:
         self.db = open_database(url, writing=True)
         self.is_sqlite = isinstance(self.db, pw.SqliteDatabase)
         self.in_memory = sqlite_path(url) == ":memory:"
-        self.models = schema.bind_models(self.db)
+        self.models = models_for(self.db)
         self.Run = self.models.Run
         self.Case = self.models.Case
         self.Lease = self.models.RunLease
@@ -76,13 +69,10 @@ class SqlStore:
             raise StorageError(f"cannot use database {redact_url(url)}: {cause}") from None
         if version > schema.SCHEMA_VERSION:
             self.close()
-            raise SchemaOutOfDateError(too_new(url, version))
+            raise SchemaOutOfDateError(schema.too_new(url, version))
         if version < schema.SCHEMA_VERSION:
             self.close()
-            raise SchemaOutOfDateError(
-                f"database {redact_url(url)} has schema version {version}, this evalkit needs "
-                f"{schema.SCHEMA_VERSION}: run `evalkit db upgrade` (it keeps every stored run)"
-            )
+            raise SchemaOutOfDateError(schema.too_old(url, version))
 
     def close(self) -> None:
         """Close the connection."""
