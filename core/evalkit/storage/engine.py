@@ -94,8 +94,9 @@ def connect(url: str, *, writing: bool = False) -> pw.Database:
     """Open the database a URL names (``sqlite:///path``, ``postgresql://…``), after refusing what
     cannot hold a store (see :mod:`evalkit.storage.urls`); ``writing`` also refuses read-only files.
 
-    SQLite runs in WAL mode (readers never block the writer) with a busy timeout, so concurrent
-    ``evalkit run`` processes wait their turn instead of failing with "database is locked".
+    SQLite runs in WAL mode (readers never block the writer) with a busy timeout, and its
+    transactions begin with ``BEGIN IMMEDIATE``, so concurrent ``evalkit run`` processes wait their
+    turn instead of failing with "database is locked".
     """
     path = sqlite_path(url)
     if path is not None:
@@ -109,6 +110,9 @@ def connect(url: str, *, writing: bool = False) -> pw.Database:
         return pw.SqliteDatabase(
             path,
             timeout=timeout,
+            # Every transaction takes the write lock when it begins: one that reads and then writes
+            # would otherwise fail at once with "database is locked" when another process writes.
+            lock_type="IMMEDIATE",
             pragmas={
                 "busy_timeout": int(timeout * 1000),
                 "journal_mode": "wal",

@@ -101,9 +101,9 @@ class SqlStore:
         return StoreFailure(cause, connection_lost=lost)
 
     def _atomic(self) -> Any:
-        """A write transaction: on SQLite ``BEGIN IMMEDIATE``, so a transaction that reads before it
-        writes waits for the write lock instead of failing with "database is locked"."""
-        return self.db.atomic("IMMEDIATE") if self.is_sqlite else self.db.atomic()
+        """A write transaction (on SQLite ``BEGIN IMMEDIATE``, the database's lock type: see
+        :func:`evalkit.storage.engine.connect`)."""
+        return self.db.atomic()
 
     def _guarded_rows(self, rows: Iterator[_T]) -> Iterator[_T]:
         """``rows``, with a database error raised while reading them turned into :class:`StoreFailure`."""
