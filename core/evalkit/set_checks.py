@@ -141,6 +141,7 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
     identifiers: list[str] = []
     empty: list[SetProblem] = []
     outside: list[FileProblem] = []
+    folders: list[Path] = []
     for target in targets:
         path = Path(target)
         try:
@@ -157,6 +158,7 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
             # the folder is named, so read wherever it is; a link in it that leads out of it and
             # out of the project is not (evals/creds.yaml -> ~/.aws/credentials)
             boundary = ProjectBoundary.of(config).allowing([path])
+            folders.append(path)
             for file in inside:
                 reason = boundary.outside(os.path.abspath(file))
                 if reason is None:
@@ -167,7 +169,9 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
             files.append(path)
         else:
             identifiers.append(target)
-    loaded = load_set_files(files, kinds) if files else SetFiles()
+    # a table of variables a set file names is read where the project, [sets] allow_outside or a
+    # folder named here allows: naming a set file does not vouch for the files it names
+    loaded = load_set_files(files, kinds, None, ProjectBoundary.of(config).allowing(folders)) if files else SetFiles()
     checked = _file_lines(loaded, None)
     problems: list[Any] = [*empty, *outside, *loaded.problems]
     if identifiers:

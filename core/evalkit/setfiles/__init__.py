@@ -270,14 +270,19 @@ def load_set_files(
     files: Sequence[str | os.PathLike[str]],
     kinds: Mapping[str, Any] | None = None,
     root: Path | None = None,
+    boundary: ProjectBoundary | None = None,
 ) -> SetFiles:
     """Read, schema-check and build every set in ``files``; problems are collected, never raised.
 
     ``kinds`` are the assertion kinds sets may use (default: the built-in ones). File names in
-    problems are shown relative to ``root`` when given.
+    problems are shown relative to ``root`` when given. A file a set file names (a template's
+    table of variables) is read only when it lies inside ``boundary`` (the project and the places
+    ``[sets] allow_outside`` lists); without one, only inside the set file's own folder.
     """
+    from ..project_files import ProjectBoundary
     from .schemas import document_kind, schema_problems
     from .sets import build_sets, kernel_problems, rule_problems
+    from .templates import TemplateReading, expand_templates
 
     if kinds is None:
         from ..checks import BUILTIN_KINDS
@@ -302,11 +307,17 @@ def load_set_files(
         kind = document_kind(document.data)
         found = schema_problems(document, kind)
         found += rule_problems(document, kind, kinds, {p.path for p in found})
-        found.sort(key=lambda p: (p.line or 0, p.column or 0))
+        expansions: dict[Any, Any] = {}
+        if kind == "golden-set":
+            where = boundary or ProjectBoundary(Path(os.path.realpath(path.parent)))
+            reading = TemplateReading(path, where, kinds, lambda table: str(_display(table, root)))
+            expansions, expanded = expand_templates(document, reading, {p.path for p in found})
+            found += expanded
+        found.sort(key=lambda p: (p.file != str(shown), p.file, p.line or 0, p.column or 0))
         if found or document.problems:
             problems.extend(found)
             continue
-        built = build_sets(document, kind)
+        built = build_sets(document, kind, expansions)
         found = kernel_problems(document, built, kinds)
         if found:
             problems.extend(found)
@@ -331,5 +342,5 @@ def load_configured_sets(config: Any, kinds: Mapping[str, Any] | None = None) ->
     if not patterns:
         return SetFiles()
     files, problems = expand_patterns(patterns, config.root, ProjectBoundary.of(config))
-    loaded = load_set_files(files, kinds, config.root)
+    loaded = load_set_files(files, kinds, config.root, ProjectBoundary.of(config))
     return attrs.evolve(loaded, problems=tuple(problems) + loaded.problems)
