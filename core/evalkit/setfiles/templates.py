@@ -326,7 +326,7 @@ class _Expansion:
             self.problem(
                 self.at + ("vars",),
                 f"{'column' if len(unused) == 1 else 'columns'} {names} {'is' if len(unused) == 1 else 'are'} used by no "
-                "placeholder; use them, or list them in ignore_columns",
+                f"placeholder; use {'it' if len(unused) == 1 else 'them'}, or list {'it' if len(unused) == 1 else 'them'} in ignore_columns",
             )
             fits = False
         return fits
