@@ -17,6 +17,7 @@ from .setfiles import (
     FileProblem,
     SetFileError,
     SetFiles,
+    SkippedPrompt,
     load_configured_sets,
     load_set_files,
     set_files_under,
@@ -48,10 +49,15 @@ class ValidationReport:
 
     checked: tuple[str, ...] = ()
     problems: tuple[FileProblem | SetProblem, ...] = ()
+    #: Prompts the set files keep but mark ``skip: REASON`` (checked, never run).
+    skipped: tuple[SkippedPrompt, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         """The ``--json`` document."""
-        return {"valid": not self.problems, "checked": list(self.checked), "problems": [p.as_dict() for p in self.problems]}
+        return {
+            "valid": not self.problems, "checked": list(self.checked), "problems": [p.as_dict() for p in self.problems],
+            "skipped": [s.as_dict() for s in self.skipped],
+        }  # fmt: skip
 
 
 def _kinds() -> dict[str, Any]:
@@ -129,7 +135,7 @@ def check_everything(config: Config) -> ValidationReport:
     kinds = _kinds()
     loaded = load_configured_sets(config, kinds)
     checked, problems, _, _ = _installed(config, kinds, None)
-    return ValidationReport(tuple(_file_lines(loaded, config.root) + checked), (*loaded.problems, *problems))
+    return ValidationReport(tuple(_file_lines(loaded, config.root) + checked), (*loaded.problems, *problems), loaded.skipped)
 
 
 def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
@@ -185,4 +191,4 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
             problems += refused.file_problems
         elif missing:
             problems += [SetProblem(i, "is neither a file nor an installed set (see `evalkit list sets`)") for i in missing]
-    return ValidationReport(tuple(checked), tuple(dict.fromkeys(problems)))
+    return ValidationReport(tuple(checked), tuple(dict.fromkeys(problems)), loaded.skipped)

@@ -113,3 +113,40 @@ def test_the_schema_accepts_a_template_entry(evalkit_cli) -> None:
     assert list(Draft202012Validator(schema).iter_errors({**document, "prompts": [{**entry, "vars": "rows.csv"}]})) == []
     for wrong in ({**entry, "prompt": "q"}, {**entry, "vars": []}, {**entry, "vars": [{"w": True}]}, {"id": "t", "template": "x"}):
         assert list(Draft202012Validator(schema).iter_errors({**document, "prompts": [wrong]})), wrong
+
+
+CONVERSATION = """\
+identifier: chat.support
+name: Support
+prompts:
+  - id: lamp
+    messages:
+      - {role: system, content: You are the shop's assistant.}
+      - {role: user, content: I bought a lamp.}
+      - {role: assistant, content: Which order?}
+      - {role: user, content: A-1234. Can I return it?}
+    assertions: [{contains: "30 days"}]
+  - id: weather
+    messages:
+      - {role: user, content: Weather in Paris?}
+      - role: assistant
+        tool_calls: [{id: call_1, name: get_weather, arguments: {city: Paris}}]
+      - {role: tool, tool_call_id: call_1, content: '{"temp": 18}'}
+    skip: holds tool calls
+    reference: 18 degrees.
+"""
+
+
+def test_a_conversation_validates_and_runs_and_a_skipped_prompt_is_listed_not_run(evalkit_cli, project: Path) -> None:
+    (project / "evals").mkdir()
+    (project / "evals" / "chat.yaml").write_text(CONVERSATION)
+    answer_with(project, {"lamp": "Yes, within 30 days.", "weather": "18 degrees."})
+    checked = evalkit_cli("validate")
+    assert checked.code == 0, checked.stderr
+    assert "ok  set chat.support (1 prompts)" in checked.stdout
+    assert "skip  evals/chat.yaml:11: prompts[1] 'weather': holds tool calls" in checked.stdout
+    as_json = evalkit_cli("validate", "--json").json()
+    assert as_json["skipped"] == [{"file": "evals/chat.yaml", "line": 11, "path": "prompts[1]", "id": "weather", "reason": "holds tool calls"}]
+    result = evalkit_cli("run", "chat.support", "--provider", "app", "--json")
+    assert result.code == 0, result.stderr
+    assert [c["id"] for c in result.json()["cases"]] == ["lamp"]

@@ -38,6 +38,7 @@ __all__ = [
     "SetDocument",
     "SetFileError",
     "SetFiles",
+    "SkippedPrompt",
     "configured_patterns",
     "expand_patterns",
     "format_path",
@@ -49,13 +50,36 @@ __all__ = [
 
 
 @attrs.frozen
+class SkippedPrompt:
+    """A prompt a set file keeps but marks ``skip: REASON``: where it is, its id and the reason."""
+
+    file: str
+    line: int | None
+    path: str
+    id: str
+    reason: str
+
+    def __str__(self) -> str:
+        from ..printable import visible
+
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return visible(f"{where}: {self.path} {quoted(self.id)}: {self.reason}")
+
+    def as_dict(self) -> dict[str, object]:
+        """The machine-readable form (``evalkit validate --json``)."""
+        return {"file": self.file, "line": self.line, "path": self.path, "id": self.id, "reason": self.reason}
+
+
+@attrs.frozen
 class SetFiles:
-    """What a group of set files declares: the sets of each kind, the files read, every problem."""
+    """What a group of set files declares: the sets of each kind, the files read, every problem,
+    and the prompts kept but marked ``skip``."""
 
     files: tuple[Path, ...] = ()
     prompt_sets: tuple[Any, ...] = ()
     question_sets: tuple[Any, ...] = ()
     problems: tuple[FileProblem, ...] = ()
+    skipped: tuple[SkippedPrompt, ...] = ()
 
     def raise_for_problems(self) -> None:
         """Raise :class:`SetFileError` listing every problem, if there is one."""
@@ -281,7 +305,7 @@ def load_set_files(
     """
     from ..project_files import ProjectBoundary
     from .schemas import document_kind, schema_problems
-    from .sets import build_sets, kernel_problems, rule_problems
+    from .sets import build_sets, kernel_problems, rule_problems, skipped_prompts
     from .templates import TemplateReading, expand_templates
 
     if kinds is None:
@@ -291,6 +315,7 @@ def load_set_files(
     prompt_sets: list[Any] = []
     question_sets: list[Any] = []
     problems: list[FileProblem] = []
+    skipped: list[SkippedPrompt] = []
     declared: dict[str, FileProblem] = {}
     read: list[Path] = []
     for name in files:
@@ -322,6 +347,9 @@ def load_set_files(
         if found:
             problems.extend(found)
             continue
+        for at, prompt_id, reason in skipped_prompts(document) if kind == "golden-set" else ():
+            line = document.problem(at, "").line
+            skipped.append(SkippedPrompt(str(shown), line, format_path(at), prompt_id, reason))
         for where, built_set in built:
             first = declared.get(built_set.identifier)
             if first is not None:
@@ -331,7 +359,7 @@ def load_set_files(
                 continue
             declared[built_set.identifier] = document.problem(where, "")
             (question_sets if kind == "question-set" else prompt_sets).append(built_set)
-    return SetFiles(tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems))
+    return SetFiles(tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped))
 
 
 def load_configured_sets(config: Any, kinds: Mapping[str, Any] | None = None) -> SetFiles:

@@ -15,10 +15,11 @@ from ..answers import Answer
 from ..checks import AssertionKind
 from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ..questions import GoldenQuestion, GoldenQuestionSet
+from .conversations import conversation_problems, single_prompt
 from .documents import SetDocument
 from .problems import FileProblem, JsonPath, quoted
 
-__all__ = ["build_sets", "kernel_problems", "near", "rule_problems", "set_entries"]
+__all__ = ["build_sets", "kernel_problems", "near", "rule_problems", "set_entries", "skipped_prompts"]
 
 #: Keys of an assertion object that are not its kind.
 _NOT_KINDS = ("name", "kind", "value")
@@ -70,6 +71,8 @@ def rule_problems(
             reference_text = reference.get("text") if isinstance(reference, dict) else reference
             if not assertions and not reference_text and not near(at + ("assertions",), flagged):
                 problems.append(document.problem(at, "has no assertions and no reference; declare at least one"))
+            if isinstance(raw.get("messages"), list) and not near(at + ("messages",), flagged):
+                problems.extend(conversation_problems(document, at, raw))
     return problems
 
 
@@ -132,26 +135,40 @@ def build_sets(document: SetDocument, kind: str, expansions: Mapping[JsonPath, l
 
 
 def _prompt_objects(entry: dict[str, Any], where: JsonPath, expansions: Mapping[JsonPath, list[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
-    """The set's prompt objects in order, each template entry replaced by its expansion."""
+    """The set's prompt objects to run, in order: each template entry replaced by its expansion,
+    skipped prompts left out."""
     for index, raw in enumerate(entry["prompts"]):
         if "template" in raw:
             yield from expansions[where + ("prompts", index)]
-        else:
+        elif "skip" not in raw:
             yield raw
 
 
+def skipped_prompts(document: SetDocument) -> Iterator[tuple[JsonPath, str, str]]:
+    """``(path, id, reason)`` of every prompt of the document marked ``skip``."""
+    for where, entry in set_entries(document.data):
+        for index, raw in enumerate(entry.get("prompts", ())):
+            if "skip" in raw:
+                yield where + ("prompts", index), raw["id"], raw["skip"]
+
+
+def _golden_prompt(raw: dict[str, Any]) -> GoldenPrompt:
+    if "messages" in raw:
+        prompt, system_prompt = single_prompt(raw["messages"])
+    else:
+        prompt, system_prompt = raw["prompt"], raw.get("system_prompt")
+    return GoldenPrompt(
+        id=raw["id"],
+        prompt=prompt,
+        assertions=[Assertion(*_assertion_parts(a)[:2], a.get("name")) for a in raw.get("assertions", ())],
+        reference=_reference(raw.get("reference")),
+        system_prompt=system_prompt,
+        tags=raw.get("tags", ()),
+    )
+
+
 def _prompt_set(entry: dict[str, Any], where: JsonPath, expansions: Mapping[JsonPath, list[dict[str, Any]]]) -> GoldenPromptSet:
-    prompts = [
-        GoldenPrompt(
-            id=raw["id"],
-            prompt=raw["prompt"],
-            assertions=[Assertion(*_assertion_parts(a)[:2], a.get("name")) for a in raw.get("assertions", ())],
-            reference=_reference(raw.get("reference")),
-            system_prompt=raw.get("system_prompt"),
-            tags=raw.get("tags", ()),
-        )
-        for raw in _prompt_objects(entry, where, expansions)
-    ]
+    prompts = [_golden_prompt(raw) for raw in _prompt_objects(entry, where, expansions)]
     return GoldenPromptSet(
         identifier=entry["identifier"],
         name=entry["name"],
