@@ -83,7 +83,7 @@ def read_spans(path: Path) -> SpanReading:
             spans += found
         else:
             unreadable.append(number)
-    return SpanReading(tuple(spans), tuple(unreadable))
+    return SpanReading(tuple(spans), tuple(sorted(unreadable)))
 
 
 def _field(mapping: Any, camel: str) -> Any:
