@@ -87,3 +87,13 @@ def test_a_set_whose_every_prompt_is_skipped_is_a_problem(tmp_path: Path) -> Non
     path.write_text("identifier: a.b\nname: N\nprompts:\n  - {id: p, prompt: q, reference: r, skip: not yet}\n")
     (problem,) = load_set_files([path], root=tmp_path).problems
     assert "prompts must hold at least one prompt" in str(problem)
+
+
+def test_a_conversation_on_the_first_line_of_a_jsonl_file_is_a_prompt_not_the_header(tmp_path: Path) -> None:
+    import json
+
+    path = tmp_path / "chat.support.jsonl"
+    path.write_text(json.dumps({"id": "c", "messages": [{"role": "user", "content": "hi"}], "reference": "hello"}) + "\n")
+    loaded = load_set_files([path], root=tmp_path)
+    assert loaded.problems == ()
+    assert [(s.identifier, [p.prompt for p in s.prompts]) for s in loaded.prompt_sets] == [("chat.support", ["hi"])]
