@@ -51,6 +51,7 @@ def test_the_sdks_json_lines_become_one_case_per_model_call(tmp_path: Path) -> N
     single, conversation, agent = found.cases
     assert single.turns == (Turn("system", "You are the shop's assistant."), Turn("user", "When can I return a lamp?"))
     assert single.single_prompt and single.answer == "Within 30 days." and single.model == "gpt-4o-mini-2024-07-18"
+    assert single.provider == "openai"
     assert [t.role for t in conversation.turns] == ["user", "assistant", "user"] and not conversation.single_prompt
     assert agent.uses_tools
     assert agent.turns[1] == Turn("assistant", None, ({"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}},))
@@ -134,6 +135,7 @@ def test_the_written_set_file_loads_with_its_conversations_and_skips(tmp_path: P
     (golden,) = loaded.prompt_sets
     assert [p.prompt for p in golden.prompts] == ["When can I return a lamp?", "A-1234."]
     assert golden.prompts[0].system_prompt == "You are the shop's assistant."
+    assert golden.prompts[0].tags == (f"trace:{outcome.found.cases[0].trace_id}", "provider:openai")
     assert [s.reason for s in loaded.skipped] == ["holds tool calls, which evalkit cannot send yet (imported from a trace; review it)"]
     answers = [json.loads(line) for line in target.answers_file.read_text().splitlines()]
     assert [a["text"] for a in answers] == ["Within 30 days.", "Order A-1234 can be returned until May 3.", "It is 18 °C in Paris."]

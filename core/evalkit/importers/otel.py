@@ -12,7 +12,7 @@ present form) through v1.44, now kept in OpenTelemetry's semantic-conventions-ge
   observed answer, ``tool_call`` parts its tool calls;
 * ``gen_ai.system_instructions`` — the system prompt, sent apart from the history;
 * ``gen_ai.response.model`` (else ``gen_ai.request.model``) — the model that answered;
-  ``gen_ai.provider.name`` (else the deprecated ``gen_ai.system``);
+  ``gen_ai.provider.name`` (else the deprecated ``gen_ai.system``) — who served it, a tag;
 * ``gen_ai.operation.name`` — ``chat``, ``text_completion`` and ``generate_content`` spans are
   model calls and imported; ``execute_tool``, ``invoke_agent``, ``embeddings``, … are not.
 
@@ -84,6 +84,8 @@ class ImportedCase:
     answer: str
     answer_tool_calls: tuple[dict[str, Any], ...] = ()
     model: str | None = None
+    #: ``gen_ai.provider.name`` (else the deprecated ``gen_ai.system``): ``openai``, ``aws.bedrock``, …
+    provider: str | None = None
 
     @property
     def single_prompt(self) -> bool:
@@ -176,6 +178,7 @@ def _case(span: Span, position: int) -> ImportedCase | str:
     if turns[-1].role in ("assistant", "system"):
         return ENDS_ON_ANSWER
     model = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
+    provider = attributes.get("gen_ai.provider.name") or attributes.get("gen_ai.system")
     return ImportedCase(
         id=span.span_id or f"span-{position + 1}",
         trace_id=span.trace_id,
@@ -183,6 +186,7 @@ def _case(span: Span, position: int) -> ImportedCase | str:
         answer=text,
         answer_tool_calls=calls,
         model=scrub(model, secrets) if isinstance(model, str) else None,
+        provider=scrub(provider, secrets) if isinstance(provider, str) else None,
     )
 
 

@@ -61,8 +61,10 @@ def set_document(cases: Sequence[ImportedCase], target: ImportTarget) -> dict[st
             prompt["messages"] = [turn.as_dict() for turn in case.turns]
             if case.uses_tools:
                 prompt["skip"] = TOOLS_SKIP_REASON
-        if case.trace_id:
-            prompt["tags"] = [f"trace:{case.trace_id}"]
+        tags = [f"trace:{case.trace_id}"] if case.trace_id else []
+        tags += [f"provider:{case.provider}"] if case.provider else []
+        if tags:
+            prompt["tags"] = tags
         prompt["reference"] = case.answer
         prompt["assertions"] = [{"exact": case.answer, "name": OBSERVED_CHECK}]
         prompts.append(prompt)
