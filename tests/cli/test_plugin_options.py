@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 import pytest
 from evalkit import registry
-from evalkit.options import declared_options
+from evalkit.options import declared_options, receives_options
 
 
 def test_a_missing_required_option_names_plugin_option_and_table(evalkit_cli, project: Path) -> None:
@@ -85,21 +85,15 @@ BUILT_IN = [
 
 
 @pytest.mark.parametrize("record", BUILT_IN, ids=lambda r: f"{r.group}:{r.name}")
-def test_every_built_in_plugin_declares_options_that_match_its_constructor(record: registry.PluginRecord) -> None:
+def test_every_built_in_plugin_declares_its_options_once_and_receives_them_as_one_object(record: registry.PluginRecord) -> None:
     factory = registry.load(record)
     options = declared_options(factory)
     assert options is not None, f"{record.describe()} declares no Options"
-    parameters = {
-        name: p for name, p in inspect.signature(factory).parameters.items() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
-    }
-    declared = {f.name: f for f in attrs.fields(options)}
-    assert set(declared) <= set(parameters), "every declared option is a constructor argument"
-    for name, field in declared.items():
-        default = parameters[name].default
-        if field.default is attrs.NOTHING:
-            assert default is inspect.Parameter.empty, f"{name} is required in Options but not in the constructor"
-        else:
-            assert field.default == default, f"{record.name}: {name} defaults differ ({field.default!r} vs {default!r})"
+    assert receives_options(factory) == "options", f"{record.describe()} must take its Options object, not repeat its options"
+    parameters = [p for p in inspect.signature(factory).parameters.values() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    assert [p.name for p in parameters] == ["options"], "no option is repeated in the constructor"
+    assert all(field.metadata.get("help") for field in attrs.fields(options)), "every option has its line of help"
+    assert not hasattr(factory, "path_options"), "path options are marked on their fields (option(..., path=True))"
 
 
 def test_set_providers_receive_their_options_from_config(evalkit_cli, project: Path, plugin_dists) -> None:
