@@ -336,16 +336,16 @@ def structure_options(cls: type, given: Mapping[str, Any], *, plugin: str, table
             help_text = field.metadata.get("help")
             what = f" ({help_text})" if help_text else ""
             problems.append(f'{plugin} needs option "{name}"{what}: set {name} = … in {table}.')
+    attrs.resolve_types(cls)
+    values = {name: _fspath(fields[name], value) for name, value in given.items() if name in fields}
+    for name, value in values.items():
+        problems.extend(_field_problems(fields[name], value, plugin, table))
     if not problems:
-        attrs.resolve_types(cls)
-        values = {name: _fspath(fields[name], value) for name, value in given.items()}
         try:
             return options_converter.structure(values, cls)
-        except Exception as exc:  # cattrs' detailed validation, or a field's validator
-            problems = _type_problems(exc, values, fields, plugin, table) + _value_problems(cls, values, plugin, table)
-            if not problems:  # a check across options (``__attrs_post_init__``) refused them together
-                cause = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) and exc.exceptions else exc
-                problems.append(f"{plugin} cannot take the options in {table}: {cause}")
+        except Exception as exc:  # a check across options (``__attrs_post_init__``) refused them together
+            cause = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) and exc.exceptions else exc
+            problems.append(f"{plugin} cannot take the options in {table}: {cause}")
     heading = "its options are wrong:" if plugin == "it" else f"the options of {plugin} are wrong:"
     raise OptionsError(problems[0] if len(problems) == 1 else "\n".join([heading, *problems]))
 
@@ -355,51 +355,33 @@ def _fspath(field: attrs.Attribute, value: Any) -> Any:  # type: ignore[type-arg
     return os.fspath(value) if field.metadata.get("path") and isinstance(value, os.PathLike) else value
 
 
-def _type_problems(exc: Exception, given: Mapping[str, Any], fields: Mapping[str, Any], plugin: str, table: str) -> list[str]:
-    """One line per value of the wrong type (cattrs' detailed validation), or none when the
-    structuring failed only in the class's own validators."""
+def _field_problems(field: attrs.Attribute, value: Any, plugin: str, table: str) -> list[str]:  # type: ignore[type-arg]
+    """What is wrong with one option's value: its type (cattrs' strict structuring, one line per
+    wrong part of a table or list), else what its validator refuses; nothing when it is right."""
     import cattrs
 
-    if not isinstance(exc, cattrs.BaseValidationError) or not any(_at_a_field(e) for e in exc.exceptions):
-        return []
-    problems = []
-    for line in cattrs.transform_error(exc, path="$"):
-        message, _, where = line.rpartition(" @ ")
-        name = where.removeprefix("$.").removeprefix("$") or "?"
-        top = name.split(".")[0].split("[")[0]
-        field = fields.get(top)
-        shown = "value not shown" if field is not None and field.metadata.get("secret") else f"got {_short(given.get(top))}"
-        problems.append(f'{plugin} has a wrong value for option "{name}" in {table}: {message} ({shown}).')
-    return problems
-
-
-def _at_a_field(exc: BaseException) -> bool:
-    """Whether cattrs raised ``exc`` structuring one attribute (it notes which), not the class itself."""
-    return any("attribute" in str(note) for note in getattr(exc, "__notes__", ()))
-
-
-def _value_problems(cls: type, given: Mapping[str, Any], plugin: str, table: str) -> list[str]:
-    """The validators of ``cls`` run on each given value alone (those of the right type): one line
-    per value they refuse."""
     from .convert import options_converter
 
-    problems = []
-    for field in attrs.fields(cls):
-        if field.validator is None or field.name not in given:
-            continue
-        try:
-            value = options_converter.structure(given[field.name], field.type)
-        except Exception:  # of the wrong type: reported as such
-            continue
-        try:
-            field.validator(None, field, value)
-        except OptionError as exc:  # shown with the value as written, not as structured
-            shown = exc.value if exc.value is attrs.NOTHING else given[field.name]
-            reason = OptionError(exc.option, exc.requirement, shown).reason()
-            problems.append(f'{plugin} has a wrong value for option "{field.name}" in {table}: {reason}.')
-        except Exception as exc:  # attrs' own validators, or a plugin's (which may raise its ConfigError)
-            problems.append(f'{plugin} has a wrong value for option "{field.name}" in {table}: {exc}')
-    return problems
+    secret = bool(field.metadata.get("secret"))
+    try:
+        structured = options_converter.structure(value, field.type)
+    except Exception as exc:
+        problems = []
+        for line in cattrs.transform_error(exc, path=f"$.{field.name}"):
+            message, _, where = line.rpartition(" @ ")
+            shown = "value not shown" if secret else f"got {_short(value)}"
+            problems.append(f'{plugin} has a wrong value for option "{where.removeprefix("$.")}" in {table}: {message} ({shown}).')
+        return problems
+    if field.validator is None:
+        return []
+    try:
+        field.validator(None, field, structured)
+    except OptionError as exc:  # shown with the value as written, not as structured
+        reason = OptionError(exc.option, exc.requirement, attrs.NOTHING if secret else value).reason()
+        return [f'{plugin} has a wrong value for option "{field.name}" in {table}: {reason}.']
+    except Exception as exc:  # attrs' own validators, or a plugin's (which may raise its ConfigError)
+        return [f'{plugin} has a wrong value for option "{field.name}" in {table}: {exc}']
+    return []
 
 
 def _short(value: Any) -> str:
