@@ -69,6 +69,7 @@ __all__ = [
     "path_options",
     "provider_table",
     "receives_options",
+    "requirement",
     "structure_options",
     "text",
     "whole",
@@ -172,6 +173,7 @@ def number(*, at_least: float | None = None, above: float | None = None, at_most
         if not (fits and (at_most is None or value <= at_most)):
             raise OptionError(attribute.name, requirement, _shown(attribute, value))
 
+    check.requirement = requirement  # type: ignore[attr-defined]
     return check
 
 
@@ -184,6 +186,7 @@ def whole(*, at_least: int | None = None, at_most: int | None = None) -> Callabl
         if not (fits and (at_least is None or value >= at_least) and (at_most is None or value <= at_most)):
             raise OptionError(attribute.name, requirement, _shown(attribute, value))
 
+    check.requirement = requirement  # type: ignore[attr-defined]
     return check
 
 
@@ -195,6 +198,7 @@ def text(*, empty: bool = False) -> Callable[..., None]:
         if not isinstance(value, str) or not (empty or value):
             raise OptionError(attribute.name, requirement, _shown(attribute, value))
 
+    check.requirement = requirement  # type: ignore[attr-defined]
     return check
 
 
@@ -207,6 +211,7 @@ def one_of(*choices: str) -> Callable[..., None]:
         if not isinstance(value, str) or value not in choices:
             raise OptionError(attribute.name, requirement, _shown(attribute, value))
 
+    check.requirement = requirement  # type: ignore[attr-defined]
     return check
 
 
@@ -257,6 +262,16 @@ def option_specs(factory: Any) -> list[OptionSpec] | None:
             OptionSpec(field.name, _type_text(field.type), required, None if required else default, field.metadata.get("help", ""))
         )
     return specs
+
+
+def requirement(validator: Any) -> str | None:
+    """What a field's validator allows, as its message says it (``must be a number above 0``), when
+    it says: the validators of this module do, also inside ``attrs.validators.optional``."""
+    said = getattr(validator, "requirement", None)
+    if isinstance(said, str):
+        return said
+    inner = getattr(validator, "validator", None)  # attrs.validators.optional(...)
+    return requirement(inner) if inner is not None and inner is not validator else None
 
 
 def path_options(factory: Any) -> tuple[str, ...]:

@@ -144,7 +144,10 @@ def _question(query_id: str, text: str, grades: Mapping[str, int]) -> GoldenQues
 def _split_name(instance: object, attribute: attrs.Attribute, value: str | None) -> None:  # type: ignore[type-arg]
     """The ``split`` validator: a file name of the folder's ``qrels/``, not a path."""
     if value is not None and (not isinstance(value, str) or not value or "/" in value or "\\" in value):
-        raise OptionError(attribute.name, 'must name a file of the folder\'s qrels/ without ".tsv", e.g. "test"', value)
+        raise OptionError(attribute.name, _split_name.requirement, value)  # type: ignore[attr-defined]
+
+
+_split_name.requirement = 'must name a file of the folder\'s qrels/ without ".tsv", e.g. "test"'  # type: ignore[attr-defined]
 
 
 @attrs.frozen

@@ -97,11 +97,17 @@ def _valid_base_url(instance: object, attribute: attrs.Attribute, value: str | N
         _check_url(value)
 
 
+_valid_base_url.requirement = "must be an http:// or https:// URL, without user info"  # type: ignore[attr-defined]
+
+
 def _valid_headers(instance: object, attribute: attrs.Attribute, value: Mapping[str, str] | None) -> None:  # type: ignore[type-arg]
     """The ``extra_headers`` validator: names that are HTTP tokens, values an HTTP/1.1 header can
     carry (never echoed: they may be credentials)."""
     if value is not None:
         _check_header_values({name.lower(): header for name, header in _check_headers(value).items()}, None)
+
+
+_valid_headers.requirement = "must be a table of HTTP header names to printable ASCII values"  # type: ignore[attr-defined]
 
 
 @attrs.frozen
@@ -136,7 +142,7 @@ class OpenAIOptions:
     )
     backoff_max: float = option("longest retry delay in seconds", default=30.0, validator=number(at_least=0))
     max_response_bytes: int = option(
-        "a response body longer than this is refused unread (at least 1024)", default=DEFAULT_MAX_RESPONSE_BYTES, validator=whole(at_least=1024)
+        "a response body longer than this is refused unread", default=DEFAULT_MAX_RESPONSE_BYTES, validator=whole(at_least=1024)
     )
     ca_bundle: str | None = option(
         "a PEM file of the certificate authorities to trust for an https endpoint, in place of the system's "
