@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 import os
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -231,9 +232,7 @@ class OptionSpec:
 
 def declared_options(factory: Any) -> type | None:
     """The attrs class ``factory`` declares its options with, or ``None``."""
-    if not isinstance(factory, DeclaresOptions):
-        return None
-    cls = factory.Options
+    cls = getattr(factory, "Options", None)  # what isinstance(factory, DeclaresOptions) asks, for less
     if not (isinstance(cls, type) and attrs.has(cls)):
         return None
     return cls
@@ -294,6 +293,23 @@ def receives_options(factory: Any) -> str | None:
     parameter is annotated with the class (or a base of it) or, unannotated, is named ``options``
     and the class has no option of that name.
     """
+    try:
+        return _contracts[factory]
+    except (KeyError, TypeError):  # not asked yet, or a factory that cannot be a key
+        pass
+    parameter = _parameter_for_options(factory)
+    try:
+        _contracts[factory] = parameter
+    except TypeError:
+        pass
+    return parameter
+
+
+#: :func:`receives_options` per factory, asked once per process (a signature costs ~100 µs).
+_contracts: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
+
+
+def _parameter_for_options(factory: Any) -> str | None:
     cls = declared_options(factory)
     if cls is None:
         return None
@@ -353,14 +369,17 @@ def structure_options(cls: type, given: Mapping[str, Any], *, plugin: str, table
             problems.append(f'{plugin} needs option "{name}"{what}: set {name} = … in {table}.')
     attrs.resolve_types(cls)
     values = {name: _fspath(fields[name], value) for name, value in given.items() if name in fields}
-    for name, value in values.items():
-        problems.extend(_field_problems(fields[name], value, plugin, table))
+    failure: Exception | None = None
     if not problems:
         try:
             return options_converter.structure(values, cls)
-        except Exception as exc:  # a check across options (``__attrs_post_init__``) refused them together
-            cause = exc.exceptions[0] if isinstance(exc, BaseExceptionGroup) and exc.exceptions else exc
-            problems.append(f"{plugin} cannot take the options in {table}: {cause}")
+        except Exception as exc:  # which values were wrong is found below, one option at a time
+            failure = exc
+    for name, value in values.items():
+        problems.extend(_field_problems(fields[name], value, plugin, table))
+    if not problems and failure is not None:  # a check across options (``__attrs_post_init__``) refused them together
+        cause = failure.exceptions[0] if isinstance(failure, BaseExceptionGroup) and failure.exceptions else failure
+        problems.append(f"{plugin} cannot take the options in {table}: {cause}")
     heading = "its options are wrong:" if plugin == "it" else f"the options of {plugin} are wrong:"
     raise OptionsError(problems[0] if len(problems) == 1 else "\n".join([heading, *problems]))
 
