@@ -104,9 +104,10 @@ def resolve_paths(
     :class:`~evalkit.project_files.OutsideProjectError` (exit 2) naming the option, ``table``, the
     path, where it leads and how to allow it.
     """
-    from .options import path_options
+    from .options import path_options, paths_anywhere
 
     resolved = dict(options)
+    anywhere = paths_anywhere(factory)
     for name in path_options(factory):
         value = resolved.get(name)
         if not isinstance(value, str) or not value:
@@ -114,7 +115,7 @@ def resolve_paths(
         path = root / Path(value).expanduser()  # an absolute path stays itself
         if not Path(value).expanduser().is_absolute():
             resolved[name] = str(path)
-        if boundary is not None:
+        if boundary is not None and name not in anywhere:
             reason = boundary.outside(path, folder=os.path.isdir(path))
             if reason is not None:
                 from .project_files import OutsideProjectError

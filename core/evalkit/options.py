@@ -68,6 +68,7 @@ __all__ = [
     "option",
     "option_specs",
     "path_options",
+    "paths_anywhere",
     "provider_table",
     "receives_options",
     "requirement",
@@ -124,19 +125,22 @@ class OptionError(OptionsError):
         return f"{self.option} {self.requirement}{got}"
 
 
-def option(help: str, *, path: bool = False, secret: bool = False, **kwargs: Any) -> Any:  # noqa: A002 - the word the docs use
+def option(help: str, *, path: bool = False, anywhere: bool = False, secret: bool = False, **kwargs: Any) -> Any:  # noqa: A002 - the word the docs use
     """An attrs field with one line of ``help`` (shown by ``evalkit list plugins --options`` and the
     docs' option tables).
 
     ``path=True`` marks a file or folder: a relative one in a configuration is made absolute against
     the configuration file's folder, and it must lie inside the project (or a place ``[sets]
-    allow_outside`` lists). ``secret=True`` keeps the value out of every message (header values,
+    allow_outside`` lists) — unless ``anywhere=True`` also says it is a file evalkit only trusts or
+    uses and never quotes, stores or sends (a CA bundle in ``/etc/ssl``). ``secret=True`` keeps the value out of every message (header values,
     URLs that may carry credentials). Other keyword arguments (``default``, ``validator``,
     ``factory``, ``converter``) are ``attrs.field``'s.
     """
     metadata = {**kwargs.pop("metadata", {}), "help": help}
     if path:
         metadata["path"] = True
+        if anywhere:
+            metadata["anywhere"] = True
     if secret:
         metadata["secret"] = True
     return attrs.field(metadata=metadata, **kwargs)
@@ -282,6 +286,14 @@ def path_options(factory: Any) -> tuple[str, ...]:
     if isinstance(listed, str) or not isinstance(listed, (tuple, list)):
         listed = ()
     return marked + tuple(name for name in listed if isinstance(name, str) and name not in marked)
+
+
+def paths_anywhere(factory: Any) -> frozenset[str]:
+    """The path options of ``factory`` that may lie outside the project (marked ``anywhere=True``)."""
+    cls = declared_options(factory)
+    if cls is None:
+        return frozenset()
+    return frozenset(f.name for f in attrs.fields(cls) if f.metadata.get("anywhere"))
 
 
 def receives_options(factory: Any) -> str | None:

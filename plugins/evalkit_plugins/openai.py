@@ -146,8 +146,9 @@ class OpenAIOptions:
     )
     ca_bundle: str | None = option(
         "a PEM file of the certificate authorities to trust for an https endpoint, in place of the system's "
-        "(relative to the config file; default: the system's store, or $SSL_CERT_FILE)",
-        default=None, path=True, validator=attrs.validators.optional(text()),
+        "(relative to the config file, or anywhere: the system's own bundles live in /etc/ssl; default: the "
+        "system's store, or $SSL_CERT_FILE)",
+        default=None, path=True, anywhere=True, validator=attrs.validators.optional(text()),
     )
 
 
