@@ -65,7 +65,7 @@ exit codes: 0 done · 1 gate failed (regression, or not comparable under --fail-
 
 #: What click's help option says (argparse's words, kept).
 HELP_HELP = "show this help message and exit"
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 120}
 
 
 class Printed(Exception):
@@ -104,11 +104,9 @@ def merged_global_options(ctx: click.Context) -> dict[str, Any]:
         current = current.parent
     merged: dict[str, Any] = {}
     for name in GLOBAL_OPTIONS:
-        early: Any = None
-        for level in lineage:
-            if name not in level.params:
-                continue
-            late = level.params[name]
+        given = [level.params[name] for level in lineage if name in level.params]
+        early = given[0] if given else None
+        for late in given[1:]:
             if early and late and early is not True and early != late:
                 raise click.UsageError(f"--{name} is given twice with different values ({early} and {late})", ctx)
             early = late or early or (False if early is False else None)
@@ -183,6 +181,22 @@ def unabbreviated(command: click.Command, ctx: click.Context, args: Sequence[str
 class _Shared:
     """What evalkit's commands and groups add to click's."""
 
+    def add_reference_text(self) -> None:
+        """Append to the help what the CLI reference (docs/cli.md, made by mkdocs-click) shows
+        below the description and ``--help`` shows elsewhere: the positional arguments and the
+        epilog, in Markdown, after click's ``\\f`` (``--help`` stops at it; mkdocs-click renders a
+        command's help but neither its arguments nor its epilog)."""
+        command: click.Command = self  # type: ignore[assignment]
+        documented = [param for param in command.params if isinstance(param, click.Argument) and param.help]
+        parts = []
+        if documented:
+            parts.append("**Arguments:**\n\n" + "\n".join(f"- `{param.human_readable_name}`: {param.help}" for param in documented))
+        if command.epilog:
+            epilog = command.epilog
+            parts.append(f"```text\n{epilog.removeprefix(chr(8) + chr(10))}\n```" if epilog.startswith("\b\n") else epilog)
+        if parts:
+            command.help = f"{command.help or ''}\n\f\n" + "\n\n".join(parts)
+
     def get_help_option(self, ctx: click.Context) -> click.Option | None:
         """click's help option, raising :class:`Printed` instead of printing (see the module)."""
         option = super().get_help_option(ctx)  # type: ignore[misc]
@@ -201,6 +215,7 @@ class EvalkitCommand(_Shared, click.Command):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("context_settings", CONTEXT_SETTINGS)
         super().__init__(*args, **kwargs)
+        self.add_reference_text()
 
 
 class EvalkitGroup(_Shared, click.Group):
@@ -213,6 +228,7 @@ class EvalkitGroup(_Shared, click.Group):
         kwargs.setdefault("context_settings", CONTEXT_SETTINGS)
         kwargs.setdefault("invoke_without_command", True)
         super().__init__(*args, **kwargs)
+        self.add_reference_text()
 
 
 def group_without_command(*, stderr: bool = False) -> None:

@@ -19,13 +19,15 @@ POLICY_NAMES = ("provider_priority", "balanced", "quality", "economy")
 DESCRIPTION = """\
 Rank the configured provider instances ([providers.NAME] in evalkit.toml) for an application to call.
 
-\b
 Under --policy (default provider_priority) the order is provider priority first, then the policy's
 score, then configuration order:
-  provider_priority  no measurement is used (quality is shown, not used)
-  balanced           quality 0.4 · health 0.4 · cost 0.2 (cost only with --prefer-lowest-cost)
-  quality            quality 0.7 · health 0.3
-  economy            quality 0.1 · health 0.3 · cost 0.6
+
+\b
+- provider_priority  no measurement is used (quality is shown, not used)
+- balanced           quality 0.4 · health 0.4 · cost 0.2 (cost only with --prefer-lowest-cost)
+- quality            quality 0.7 · health 0.3
+- economy            quality 0.1 · health 0.3 · cost 0.6
+
 The score is the weighted mean of the signals that have data; none gives 0.5. Quality is the mean of
 the latest verified, complete, deterministic-grader run per golden set for the instance and its model
 alias; unmeasured is no signal, a measured 0.0 is a zero. evalkit has no health signal. The cost
