@@ -375,7 +375,11 @@ def _top_level_names(folders: Sequence[str]) -> set[str]:
             continue
         for entry in entries:
             name = entry.name
-            if entry.is_dir():
+            try:
+                folder_entry = entry.is_dir()
+            except OSError:  # a symbolic link loop (a test's hostile project): no module, as for the import system
+                folder_entry = False
+            if folder_entry:
                 module = name if os.path.exists(os.path.join(entry.path, "__init__.py")) else ""
             else:
                 module = name.partition(".")[0] if name.endswith((".py", ".pyc", ".so")) else ""
