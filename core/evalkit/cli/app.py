@@ -205,8 +205,14 @@ class _Shared:
         return option
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """click's, after :func:`unabbreviated`."""
-        return super().parse_args(ctx, unabbreviated(self, ctx, args))  # type: ignore[misc, arg-type]
+        """click's, after :func:`unabbreviated`; a usage error its parser raised without a context
+        (``Option '--label' requires an argument.``) gets this command's, for its usage line."""
+        try:
+            return super().parse_args(ctx, unabbreviated(self, ctx, args))  # type: ignore[misc, arg-type]
+        except click.UsageError as exc:
+            if exc.ctx is None:
+                exc.ctx = ctx
+            raise
 
 
 class EvalkitCommand(_Shared, click.Command):
