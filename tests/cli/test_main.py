@@ -38,6 +38,7 @@ def parsed(*argv: str) -> Arguments:
         (["validate", "pkg.set", "x.yaml"], "validate_cmd.handle", {"targets": ["pkg.set", "x.yaml"]}),
         (["schema", "golden-set"], "schema_cmd.handle", {"kind": "golden-set"}),
         (["init"], "init_cmd.handle", {"directory": "."}),
+        (["import", "otel", "t.jsonl", "-o", "s.yaml", "--force"], "import_cmd.handle", {"file": "t.jsonl", "output": "s.yaml", "force": True}),
         (["report", "RUN", "-o", "r.xml", "--format", "junit", "--wait"], "report_cmd.handle", {"output": "r.xml", "format": "junit", "wait": True}),
         (["baseline", "accept", "RUN", "--reason", "intended"], "baseline_cmd.handle_accept", {"run_id": "RUN", "reason": "intended"}),
         (["completion", "bash"], "completion_cmd.handle", {"shell": "bash"}),
@@ -83,6 +84,8 @@ def test_a_group_named_alone_prints_its_help_and_exits_2() -> None:
         with pytest.raises(Printed) as printed:
             parsed(*argv)
         assert (printed.value.code, printed.value.stderr) == (2, stderr)
+    with pytest.raises(click.UsageError, match="Missing command"):  # a source is required
+        parsed("import")
 
 
 @pytest.mark.parametrize(

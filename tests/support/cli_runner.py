@@ -376,10 +376,10 @@ def _top_level_names(folders: Sequence[str]) -> set[str]:
         for entry in entries:
             name = entry.name
             try:
-                folder_entry = entry.is_dir()
-            except OSError:  # a symbolic link loop (a test's hostile project): no module, as for the import system
-                folder_entry = False
-            if folder_entry:
+                is_folder = entry.is_dir()
+            except OSError:  # a loop of symbolic links (a hostile-input test makes one): no module
+                continue
+            if is_folder:
                 module = name if os.path.exists(os.path.join(entry.path, "__init__.py")) else ""
             else:
                 module = name.partition(".")[0] if name.endswith((".py", ".pyc", ".so")) else ""

@@ -50,6 +50,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("validate_cmd", "check set files and installed sets without running them (exit 0 or 2)"),
     "schema": ("schema_cmd", "print the JSON Schema of golden-set or question-set files"),
     "init": ("init_cmd", "write a starter evalkit.toml, an example set file and recorded answers"),
+    "import": ("import_cmd", "turn recorded traces into a set file and recorded answers to review"),
     "report": ("report_cmd", "render a stored run as HTML, JUnit XML, Markdown or JSON (optionally waiting for its shards)"),
     "baseline": ("baseline_cmd", "accept a run as the baseline of its scope, or show the current baselines"),
     "completion": ("completion_cmd", "print a shell completion script (bash, zsh or fish)"),
