@@ -24,6 +24,7 @@ SEMCONV_VERSIONS = "v1.37-v1.44"
     help="Turn what an application recorded into a golden set to review, with its answers as a replay file.",
     subcommand_metavar="SOURCE [ARGS]...",
     invoke_without_command=False,  # a source is required: `evalkit import` alone is a usage error
+    no_args_is_help=False,
 )
 @global_options(config=None, database=None)
 def command(**params: Any) -> None:
