@@ -1,8 +1,7 @@
-"""Pieces several commands share: output consoles, common options, JSON output."""
+"""Pieces several commands share: output consoles, JSON output, the store a command uses."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["COMPACT_JSON_CASES", "add_baseline_option", "add_report_option", "add_store_options", "add_tolerance_options", "console", "positive_int", "print_cases_json", "print_json", "print_json_streamed", "prints_compact", "run_started"]
+__all__ = ["COMPACT_JSON_CASES", "console", "database_url", "print_cases_json", "print_json", "print_json_streamed", "prints_compact", "run_started"]
 
 
 #: Width of the output when it is not a terminal and COLUMNS is not set: wide enough that a
@@ -87,37 +86,6 @@ def output_width(stream: Any, tty: bool) -> int | None:
         return os.get_terminal_size(stream.fileno()).columns or 80
     except (AttributeError, OSError, ValueError):
         return 80
-
-
-#: The largest whole number a count option takes; longer text is refused before it is parsed.
-MAX_COUNT = 1_000_000
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number from 1 to :data:`MAX_COUNT`, refused at once otherwise."""
-    shown = text if len(text) <= 20 else text[:20] + "…"
-    if len(text.strip()) > len(str(MAX_COUNT)) + 2:
-        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_COUNT}, got {shown!r}")
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {shown!r}") from None
-    if not 1 <= value <= MAX_COUNT:
-        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_COUNT}, got {shown!r}")
-    return value
-
-
-def temperature(text: str) -> float:
-    """An argparse type: a sampling temperature, a plain decimal number from 0 to 2."""
-    if len(text) > 16:
-        raise argparse.ArgumentTypeError(f"must be a number from 0 to 2, got {text[:16]!r}…")
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number from 0 to 2, got {text!r}") from None
-    if not 0.0 <= value <= 2.0:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"must be a number from 0 to 2, got {text!r}")
-    return value
 
 
 #: A ``--json`` document listing more cases than this is printed compact (one line, no
@@ -259,60 +227,8 @@ class _JsonWriter:
         return json_visible(text)
 
 
-def add_store_options(parser: argparse.ArgumentParser) -> None:
-    """``--config`` and ``--database``."""
-    parser.add_argument(
-        "--config", metavar="PATH",
-        help="configuration file (default: $EVALKIT_CONFIG, else the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)",
-    )
-    parser.add_argument(
-        "--database",
-        metavar="URL",
-        help="results database URL (default: EVALKIT_DATABASE_URL, the config's database, or .evalkit/results.db in the project root)",
-    )
-
-
-def add_tolerance_options(parser: argparse.ArgumentParser, first: str, second: str, what: tuple[str, str]) -> None:
-    """Two tolerance options (kept as raw text so they are validated exactly) and the gate flag."""
-    parser.add_argument(
-        f"--{first}", default="0.1", metavar="X",
-        help=f"largest accepted absolute drop of the {what[0]}, a finite number in 0..1 (default 0.1; a drop equal to it passes)",
-    )
-    parser.add_argument(
-        f"--{second}", default="0.1", metavar="X",
-        help=f"largest accepted absolute drop of the {what[1]}, a finite number in 0..1 (default 0.1)",
-    )
-    parser.add_argument(
-        "--fail-on-regression", action="store_true",
-        help="exit 1 on a regression, and when the run cannot be compared (for CI)",
-    )
-    parser.add_argument(
-        "--fail-on-new-failures", action="store_true",
-        help="exit 1 also when a case added to the set, or edited since the baseline, fails",
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
-
-
-def add_baseline_option(parser: argparse.ArgumentParser) -> None:
-    """``--baseline RUN_ID``: compare with a chosen stored run of the same scope."""
-    parser.add_argument(
-        "--baseline", metavar="RUN_ID",
-        help="compare with this stored run instead of the scope's accepted baseline (refused, exit 2, when it is of another scope)",
-    )
-
-
-def database_url(args: argparse.Namespace, config: Any) -> str:
+def database_url(args: Any, config: Any) -> str:
     """The database a command uses: --database, EVALKIT_DATABASE_URL, the config, then the default."""
     from ..storage import resolve_database_url
 
     return resolve_database_url(getattr(args, "database", None), config)
-
-
-def add_report_option(parser: argparse.ArgumentParser) -> None:
-    """``--report FORMAT[:PATH]``, repeatable (checked when the command runs, before anything is called)."""
-    parser.add_argument(
-        "--report", action="append", metavar="FORMAT[:PATH]",
-        help="also write a report: junit, markdown, html, json or an installed reporter (see `evalkit list`); "
-        'repeatable; PATH "-" is standard output; without a path markdown is appended to $GITHUB_STEP_SUMMARY '
-        "when set, other formats print. A failing reporter is named on stderr and does not change the exit code",
-    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
 from ..wording import counted
 
@@ -11,29 +11,31 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from .common import add_report_option, add_store_options, add_tolerance_options
+from .app import Arguments, EvalkitCommand, arguments
+from .names import RunId
+from .params import global_options, report_option, tolerance_options
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``compare`` command."""
-    parser = subparsers.add_parser(
-        "compare",
-        help="compare two stored runs of one set, case by case",
-        description=(
-            "Compare the stored run RUN with the stored run BASE (both of one set), by the same rule as `evalkit run`: "
-            "the pass-rate and mean-score deltas against the tolerances, the cases that regressed (passed in BASE, "
-            "fail in RUN), were fixed or still fail, and the exact McNemar p-value on the flipped cases, all on the "
-            "cases whose content is unchanged; cases added, edited or removed between the two set versions are "
-            "listed apart and are never a regression. "
-            "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs."
-        ),
-    )
-    parser.add_argument("base", metavar="BASE", help="the run compared against (the baseline)")
-    parser.add_argument("run", metavar="RUN", help="the run under review")
-    add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
-    add_report_option(parser)
-    add_store_options(parser)
-    parser.set_defaults(handler=handle)
+@click.command(
+    "compare",
+    cls=EvalkitCommand,
+    help=(
+        "Compare the stored run RUN with the stored run BASE (both of one set), by the same rule as `evalkit run`: "
+        "the pass-rate and mean-score deltas against the tolerances, the cases that regressed (passed in BASE, "
+        "fail in RUN), were fixed or still fail, and the exact McNemar p-value on the flipped cases, all on the "
+        "cases whose content is unchanged; cases added, edited or removed between the two set versions are "
+        "listed apart and are never a regression. "
+        "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs."
+    ),
+)
+@click.argument("base", metavar="BASE", type=RunId(), help="the run compared against (the baseline)")
+@click.argument("run", metavar="RUN", type=RunId(), help="the run under review")
+@tolerance_options("max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+@report_option
+@global_options(json="print one JSON document instead of tables")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit compare``."""
+    return arguments(handle, params)
 
 
 def _differences(base: Any, run: Any) -> list[str]:
@@ -55,7 +57,7 @@ def _differences(base: Any, run: Any) -> list[str]:
     return notes
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Compare and print; 1 under --fail-on-regression when an aggregate dropped beyond tolerance,
     and under --fail-on-new-failures when an added or edited case fails."""
     from ..errors import UsageError
@@ -149,7 +151,7 @@ def handle(args: argparse.Namespace) -> int:
     return exit_code
 
 
-def _render_reports(args: argparse.Namespace, targets: Any, base: Any, run: Any, comparison: Any, notes: list[str]) -> Any:
+def _render_reports(args: Arguments, targets: Any, base: Any, run: Any, comparison: Any, notes: list[str]) -> Any:
     """The ``--report`` documents of RUN against BASE (the verdict is this comparison's)."""
     from ..config import load_config
     from ..storage import StoredVerdict

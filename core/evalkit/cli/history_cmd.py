@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -12,27 +12,30 @@ if TYPE_CHECKING:
     from ..storage.protocols import ResultRepository
 
 from ..wording import counted
-from .common import add_store_options, positive_int
+from .app import Arguments, EvalkitCommand, arguments
+from .names import SetIdentifier
+from .params import PositiveInt, global_options
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``history`` command."""
-    parser = subparsers.add_parser(
-        "history",
-        help="list the stored runs of a set, newest first, with a pass-rate trend per series",
-        description=(
-            "List the stored runs of SET, newest first: date (UTC), run id, serving identity, grader, status, "
-            "pass rate, mean score, the verdict the run got and whether it is an accepted baseline (first of its scope, "
-            "no regression, accepted by a person, or migrated; * marks each scope's current baseline). Below the table, one trend line per series "
-            "(serving identity + grader): the pass rate of its listed runs, oldest to newest. Runs stored before "
-            "verdicts were kept show — as their verdict."
-        ),
-    )
-    parser.add_argument("set", metavar="SET", help="golden set identifier (need not be installed any more)")
-    parser.add_argument("--limit", type=positive_int, default=20, metavar="N", help="at most N runs (default 20)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
-    add_store_options(parser)
-    parser.set_defaults(handler=handle)
+@click.command(
+    "history",
+    cls=EvalkitCommand,
+    help=(
+        "List the stored runs of SET, newest first: date (UTC), run id, serving identity, grader, status, "
+        "pass rate, mean score, the verdict the run got and whether it is an accepted baseline (first of its scope, "
+        "no regression, accepted by a person, or migrated; * marks each scope's current baseline). Below the table, one trend line per series "
+        "(serving identity + grader): the pass rate of its listed runs, oldest to newest. Runs stored before "
+        "verdicts were kept show — as their verdict."
+    ),
+)
+@click.argument(
+    "set", metavar="SET", type=SetIdentifier("prompt", "question"), help="golden set identifier (need not be installed any more)"
+)
+@click.option("--limit", type=PositiveInt(), default=20, metavar="N", help="at most N runs (default 20)")
+@global_options(json="print one JSON document instead of tables")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit history``."""
+    return arguments(handle, params)
 
 
 def _series_key(run: Any) -> tuple[str, str]:
@@ -62,7 +65,7 @@ def _accepted_label(acceptance: Any, current: bool) -> str:
     return ("* " if current else "") + literal(how.get(acceptance.how, acceptance.how))
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
     from ..storage import capabilities, close_repository

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
+from .app import Arguments, EvalkitCommand, arguments
+from .params import global_options
 from .stdout import stdout
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -24,22 +26,23 @@ NEXT_COMMANDS = (
 )
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``init`` command."""
-    parser = subparsers.add_parser(
-        "init",
-        help="write a starter evalkit.toml, an example set file and recorded answers",
-        description=(
-            "Write evalkit.toml, evals/example.yaml and evals/example-answers.jsonl into DIR (default: the "
-            "current directory): a golden set in a file and a replay provider that answers it, so that "
-            "`evalkit run starter.faq --provider recorded` passes. Existing files are never overwritten."
-        ),
-    )
-    parser.add_argument("directory", nargs="?", default=".", metavar="DIR", help="the project folder (default: .)")
-    parser.set_defaults(handler=handle)
+@click.command(
+    "init",
+    cls=EvalkitCommand,
+    help=(
+        "Write evalkit.toml, evals/example.yaml and evals/example-answers.jsonl into DIR (default: the "
+        "current directory): a golden set in a file and a replay provider that answers it, so that "
+        "`evalkit run starter.faq --provider recorded` passes. Existing files are never overwritten."
+    ),
+)
+@click.argument("directory", required=False, default=".", metavar="[DIR]", help="the project folder (default: .)")
+@global_options(config=None, database=None)
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit init``."""
+    return arguments(handle, params)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Refuse if any starter file exists, else write them all and print the next commands."""
     from importlib import resources
     from pathlib import Path

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
+from .app import Arguments, EvalkitCommand, arguments
+from .params import Choice, global_options
 from .stdout import stdout
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -14,30 +16,37 @@ if TYPE_CHECKING:
 WHAT = ("plugins", "sets", "questions", "deployments")
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``list`` command."""
-    parser = subparsers.add_parser(
-        "list",
-        help="list installed plugins, or the golden sets they ship",
-        description=(
-            "`evalkit list` shows every plugin in every evalkit entry-point group with its distribution and "
-            "version (and whether EVALKIT_DISABLE_PLUGINS disables it), without importing any plugin. `evalkit list sets` loads the golden prompt set providers "
-            "and shows their sets; `evalkit list questions` does the same for golden question sets (including the "
-            "collections declared under [question_sets] in the configuration); `evalkit list deployments` shows each "
-            "retrieval deployment, the retriever it runs and where it was defined."
-        ),
-    )
-    parser.add_argument("what", nargs="?", choices=WHAT, default="plugins", help="what to list (default: plugins)")
-    parser.add_argument(
-        "--options", action="store_true",
-        help="with plugins: load each plugin and show the options it declares (name, type, default, help)",
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--config", metavar="PATH", help="configuration file, for sets declared in files and [question_sets] collections (default: $EVALKIT_CONFIG, else the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)")
-    parser.set_defaults(handler=handle)
+@click.command(
+    "list",
+    cls=EvalkitCommand,
+    help=(
+        "`evalkit list` shows every plugin in every evalkit entry-point group with its distribution and "
+        "version (and whether EVALKIT_DISABLE_PLUGINS disables it), without importing any plugin. `evalkit list sets` loads the golden prompt set providers "
+        "and shows their sets; `evalkit list questions` does the same for golden question sets (including the "
+        "collections declared under [question_sets] in the configuration); `evalkit list deployments` shows each "
+        "retrieval deployment, the retriever it runs and where it was defined."
+    ),
+)
+@click.argument(
+    "what", required=False, default="plugins", type=Choice(WHAT), metavar="{plugins,sets,questions,deployments}",
+    help="what to list (default: plugins)",
+)
+@click.option(
+    "--options", is_flag=True,
+    help="with plugins: load each plugin and show the options it declares (name, type, default, help)",
+)
+@global_options(
+    config="configuration file, for sets declared in files and [question_sets] collections (default: $EVALKIT_CONFIG, "
+    "else the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)",
+    database=None,
+    json="print JSON",
+)
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit list``."""
+    return arguments(handle, params)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """List, and return 2 when a provider failed or two sets clash (everything else is still shown)."""
     if args.what == "plugins":
         return _plugins(args)
@@ -50,7 +59,7 @@ def handle(args: argparse.Namespace) -> int:
     return _sets(args)
 
 
-def _plugins(args: argparse.Namespace) -> int:
+def _plugins(args: Arguments) -> int:
     from .. import registry
 
     records = registry.scan()
@@ -131,7 +140,7 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def _sets(args: argparse.Namespace) -> int:
+def _sets(args: Arguments) -> int:
     from ..catalog import prompt_set_catalog, question_set_catalog
     from ..config import load_config
     from ..errors import SetValidationError
@@ -191,7 +200,7 @@ def _sets(args: argparse.Namespace) -> int:
     return 2 if problems else 0
 
 
-def _deployments(args: argparse.Namespace) -> int:
+def _deployments(args: Arguments) -> int:
     """Every deployment (configuration and question-set providers), its retriever and its origin."""
     from ..catalog import question_set_catalog
     from ..config import load_config

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
+import click
 
+from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments, group_without_command
+from .params import global_options, listed
 from .stdout import stdout
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-from .common import add_store_options
 
 #: Kept in step with ``evalkit.routing.POLICIES`` (a test checks); not imported, to keep start-up cheap.
 POLICY_NAMES = ("provider_priority", "balanced", "quality", "economy")
@@ -22,10 +21,13 @@ Rank the configured provider instances ([providers.NAME] in evalkit.toml) for an
 
 Under --policy (default provider_priority) the order is provider priority first, then the policy's
 score, then configuration order:
-  provider_priority  no measurement is used (quality is shown, not used)
-  balanced           quality 0.4 · health 0.4 · cost 0.2 (cost only with --prefer-lowest-cost)
-  quality            quality 0.7 · health 0.3
-  economy            quality 0.1 · health 0.3 · cost 0.6
+
+\b
+- provider_priority  no measurement is used (quality is shown, not used)
+- balanced           quality 0.4 · health 0.4 · cost 0.2 (cost only with --prefer-lowest-cost)
+- quality            quality 0.7 · health 0.3
+- economy            quality 0.1 · health 0.3 · cost 0.6
+
 The score is the weighted mean of the signals that have data; none gives 0.5. Quality is the mean of
 the latest verified, complete, deterministic-grader run per golden set for the instance and its model
 alias; unmeasured is no signal, a measured 0.0 is a zero. evalkit has no health signal. The cost
@@ -38,46 +40,45 @@ unmeasured are excluded (equal to Q stays). It cannot be combined with --policy.
 EPILOG = "exit codes: 0 a candidate was selected · 1 no candidate qualifies · 2 bad usage or configuration"
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``models`` command and its ``rank`` subcommand."""
-    parser = subparsers.add_parser(
-        "models",
-        help="rank the configured provider instances by measured quality",
-        description="Model selection from measured results. See `evalkit models rank --help`.",
-    )
-    commands = parser.add_subparsers(dest="models_command", metavar="SUBCOMMAND")
-    rank = commands.add_parser(
-        "rank",
-        help="rank the configured provider instances and say why each is where it is",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    rank.add_argument("--policy", metavar="P", help=f"routing policy: {', '.join(POLICY_NAMES)} (default provider_priority)")
-    rank.add_argument(
-        "--capability", action="append", metavar="C",
-        help="only instances offering this capability (repeat to require several; e.g. chat)",
-    )
-    rank.add_argument(
-        "--prefer-lowest-cost", action="store_true",
-        help="let cost join the balanced score and break ties (cheaper first, unpriced last)",
-    )
-    rank.add_argument(
-        "--min-quality", metavar="Q",
-        help="rank by measured quality alone and exclude candidates below Q (a finite number in 0..1) or unmeasured",
-    )
-    rank.add_argument("--json", action="store_true", help="print one JSON document")
-    add_store_options(rank)
-    rank.set_defaults(handler=handle_rank)
-    parser.set_defaults(handler=lambda args: _usage(parser))
+@click.group(
+    "models",
+    cls=EvalkitGroup,
+    help="Model selection from measured results. See `evalkit models rank --help`.",
+    subcommand_metavar="SUBCOMMAND [ARGS]...",
+)
+@global_options(config=None, database=None)
+def command(**params: Any) -> None:
+    """``evalkit models`` alone: its help, on standard error."""
+    group_without_command(stderr=True)
 
 
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
+@command.command(
+    "rank",
+    cls=EvalkitCommand,
+    short_help="rank the configured provider instances and say why each is where it is",
+    help=DESCRIPTION,
+    epilog=EPILOG,
+)
+@click.option("--policy", metavar="P", help=f"routing policy: {', '.join(POLICY_NAMES)} (default provider_priority)")
+@click.option(
+    "--capability", multiple=True, callback=listed, metavar="C",
+    help="only instances offering this capability (repeat to require several; e.g. chat)",
+)
+@click.option(
+    "--prefer-lowest-cost", is_flag=True,
+    help="let cost join the balanced score and break ties (cheaper first, unpriced last)",
+)
+@click.option(
+    "--min-quality", metavar="Q",
+    help="rank by measured quality alone and exclude candidates below Q (a finite number in 0..1) or unmeasured",
+)
+@global_options(json="print one JSON document")
+def rank(**params: Any) -> Arguments:
+    """Parsed ``evalkit models rank``."""
+    return arguments(handle_rank, params)
 
 
-def handle_rank(args: argparse.Namespace) -> int:
+def handle_rank(args: Arguments) -> int:
     """Validate the options, rank, print; 0 when a candidate is selected, 1 when none qualifies."""
     from ..config import load_config
     from ..errors import UsageError

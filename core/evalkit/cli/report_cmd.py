@@ -6,7 +6,7 @@ prints the verdict, writes the reports and exits with the run's own code.
 
 from __future__ import annotations
 
-import argparse
+import click
 
 from ..wording import counted
 
@@ -17,43 +17,38 @@ if TYPE_CHECKING:
 
     from ..storage.protocols import ResultRepository
 
-from .common import add_report_option, add_store_options
+from .app import Arguments, EvalkitCommand, arguments
+from .names import RunId
+from .params import global_options, report_option, wait_options
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``report`` command."""
-    parser = subparsers.add_parser(
-        "report",
-        help="render a stored run as HTML, JUnit XML, Markdown or JSON (optionally waiting for its shards)",
-        description=(
-            "Render the stored run RUN_ID with a reporter: its verdict as stored, its comparison with the "
-            "baseline it was compared with, and its scope's history. --format/-o name one report; --report "
-            "adds more. With --wait, wait until every shard of the run is in first (the final job of a sharded "
-            "CI run). Exit code: 3 when the run is not complete, 1 under --fail-on-regression when its gate "
-            "fails, else 0; a failing reporter is named on stderr and does not change it."
-        ),
-    )
-    parser.add_argument("run_id", metavar="RUN_ID", help="a run id (see `evalkit history SET`)")
-    parser.add_argument("--format", metavar="NAME", help="reporter: html (default), junit, markdown, json or an installed one")
-    parser.add_argument("-o", "--output", metavar="PATH", help='where --format writes ("-": standard output, the default)')
-    add_report_option(parser)
-    add_wait_options(parser, "--wait", "wait until every shard of the run is in (and its verdict recorded)")
-    parser.add_argument(
-        "--fail-on-regression", action="store_true",
-        help="exit 1 when the run regressed, could not be compared, or is still pending",
-    )
-    add_store_options(parser)
-    parser.set_defaults(handler=handle)
+@click.command(
+    "report",
+    cls=EvalkitCommand,
+    help=(
+        "Render the stored run RUN_ID with a reporter: its verdict as stored, its comparison with the "
+        "baseline it was compared with, and its scope's history. --format/-o name one report; --report "
+        "adds more. With --wait, wait until every shard of the run is in first (the final job of a sharded "
+        "CI run). Exit code: 3 when the run is not complete, 1 under --fail-on-regression when its gate "
+        "fails, else 0; a failing reporter is named on stderr and does not change it."
+    ),
+)
+@click.argument("run_id", metavar="RUN_ID", type=RunId(), help="a run id (see `evalkit history SET`)")
+@click.option("--format", metavar="NAME", help="reporter: html (default), junit, markdown, json or an installed one")
+@click.option("-o", "--output", metavar="PATH", help='where --format writes ("-": standard output, the default)')
+@report_option
+@wait_options("--wait", "wait until every shard of the run is in (and its verdict recorded)")
+@click.option(
+    "--fail-on-regression", is_flag=True,
+    help="exit 1 when the run regressed, could not be compared, or is still pending",
+)
+@global_options()
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit report``."""
+    return arguments(handle, params)
 
 
-def add_wait_options(parser: argparse.ArgumentParser, flag: str, what: str) -> None:
-    """The waiting flag, ``--timeout DURATION`` and ``--poll SECONDS``."""
-    parser.add_argument(flag, action="store_true", dest="wait", help=what)
-    parser.add_argument("--timeout", default="30m", metavar="DURATION", help="how long to wait: 90s, 30m, 2h (default 30m)")
-    parser.add_argument("--poll", default="5s", metavar="DURATION", help="how often to look at the store while waiting (default 5s)")
-
-
-def wait_for(args: argparse.Namespace, repository: ResultRepository, run_id: str) -> Any:
+def wait_for(args: Arguments, repository: ResultRepository, run_id: str) -> Any:
     """Wait for ``run_id`` as ``--timeout``/``--poll`` say, telling stderr once what it waits for."""
     from ..waiting import parse_duration, wait_for_run
     from .common import console
@@ -72,7 +67,7 @@ def wait_for(args: argparse.Namespace, repository: ResultRepository, run_id: str
     return wait_for_run(repository, run_id, timeout_s=timeout, poll_s=poll, on_poll=on_poll)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Render the run; its exit code (see the description)."""
     from ..reports.escape import one_line
     from ..reports.targets import ReportTarget

@@ -9,7 +9,6 @@ failed. A failing reporter never changes the exit code.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +16,7 @@ from ..errors import UsageError
 
 if TYPE_CHECKING:
     from ..reports.targets import RenderedReport, ReportFailure, ReportTarget
+    from .app import Arguments
 
 # evalkit.reports (its model, assembly and escaping) is imported only when a report is asked for:
 # a run without --report does not pay for it.
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["Rendered", "deliver_reports", "render_for", "report_targets"]
 
 
-def report_targets(args: argparse.Namespace) -> tuple[ReportTarget, ...]:
+def report_targets(args: Arguments) -> tuple[ReportTarget, ...]:
     """The command's ``--report`` values, parsed; refused with ``--json`` when both want stdout."""
     if not getattr(args, "report", None):
         return ()

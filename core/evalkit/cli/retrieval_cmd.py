@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -10,73 +10,83 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ..wording import counted
-from .common import add_baseline_option, add_report_option, add_store_options, add_tolerance_options, positive_int
+from .app import Arguments, EvalkitCommand, arguments
+from .names import DeploymentName, PluginName, SetIdentifier
+from .params import (
+    Choice,
+    PositiveInt,
+    baseline_option,
+    global_options,
+    placement_options,
+    report_option,
+    tolerance_options,
+)
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``retrieval`` command."""
-    parser = subparsers.add_parser(
-        "retrieval",
-        help="measure a retriever against a golden question set and flag regressions",
-        description=(
-            "Ask RETRIEVER every question of SET, score the rankings (top-1/top-3 hit rates, MRR@k, recall@k, "
-            "nDCG@k, latency), store the run and compare it with the baseline of its scope — the most recently "
-            "accepted run of the same set and retriever in the same deployment — when both declare the same "
-            "benchmark (corpus, labels, scoring protocol)."
-        ),
-        epilog=(
-            "baseline states (the benchmark provenance): baseline (first known run) · comparable (same benchmark; "
-            "compared) · mismatch (corpus or labels changed) · unknown (provenance missing or invalid). "
-            "Verdicts, as for `evalkit run`: baseline · no_regression · regressed · not_comparable (mismatch, "
-            "unknown, incomplete…) · pending (a shard is done, others are not). With --fail-on-regression, "
-            "not_comparable and pending exit 1 as well."
-        ),
-    )
-    parser.add_argument("set", metavar="SET", help="golden question set identifier (see `evalkit list`)")
-    parser.add_argument(
-        "retriever", metavar="RETRIEVER", nargs="?",
-        help="retriever id, an evalkit.retrievers entry point (e.g. evalkit.lexical); default: the one the deployment names",
-    )
-    parser.add_argument(
-        "--deployment", metavar="NAME",
-        help='the deployment to measure: its retriever ([deployments.NAME] retriever = "ID") and options '
-        '([deployments.NAME.retrievers."ID"]), from the configuration or the set\'s provider '
-        "(default: EVALKIT_DEPLOYMENT, else none; see `evalkit list deployments`)",
-    )
-    parser.add_argument("--k", type=positive_int, default=10, metavar="N", help="cut-off of recall@k and nDCG@k (default 10)")
-    parser.add_argument(
-        "--relevance-threshold", type=positive_int, default=1, metavar="GRADE",
-        help="the grade from which a judged document counts as relevant for hit@1, hit@3, MRR and recall "
-        "(default 1; nDCG uses the grades themselves; trec_eval's -l)",
-    )
-    parser.add_argument("--export-run", metavar="PATH", help="also write the rankings as a TREC run file (qid Q0 docid rank score tag)")
-    parser.add_argument("--export-qrels", metavar="PATH", help="also write the set's judgements as TREC qrels (qid 0 docid grade)")
-    parser.add_argument(
-        "--concurrency", type=positive_int, default=1, metavar="N",
-        help="questions in flight at once (default 1; more only for retrievers that declare thread_safe = True)",
-    )
-    from .run_cmd import add_placement_options
+@click.command(
+    "retrieval",
+    cls=EvalkitCommand,
+    help=(
+        "Ask RETRIEVER every question of SET, score the rankings (top-1/top-3 hit rates, MRR@k, recall@k, "
+        "nDCG@k, latency), store the run and compare it with the baseline of its scope — the most recently "
+        "accepted run of the same set and retriever in the same deployment — when both declare the same "
+        "benchmark (corpus, labels, scoring protocol)."
+    ),
+    epilog=(
+        "baseline states (the benchmark provenance): baseline (first known run) · comparable (same benchmark; "
+        "compared) · mismatch (corpus or labels changed) · unknown (provenance missing or invalid). "
+        "Verdicts, as for `evalkit run`: baseline · no_regression · regressed · not_comparable (mismatch, "
+        "unknown, incomplete…) · pending (a shard is done, others are not). With --fail-on-regression, "
+        "not_comparable and pending exit 1 as well."
+    ),
+)
+@click.argument("set", metavar="SET", type=SetIdentifier("question"), help="golden question set identifier (see `evalkit list`)")
+@click.argument(
+    "retriever", metavar="RETRIEVER", required=False, type=PluginName("evalkit.retrievers"),
+    help="retriever id, an evalkit.retrievers entry point (e.g. evalkit.lexical); default: the one the deployment names",
+)
+@click.option(
+    "--deployment", metavar="NAME", type=DeploymentName(),
+    help='the deployment to measure: its retriever ([deployments.NAME] retriever = "ID") and options '
+    '([deployments.NAME.retrievers."ID"]), from the configuration or the set\'s provider '
+    "(default: EVALKIT_DEPLOYMENT, else none; see `evalkit list deployments`)",
+)
+@click.option("--k", type=PositiveInt(), default=10, metavar="N", help="cut-off of recall@k and nDCG@k (default 10)")
+@click.option(
+    "--relevance-threshold", type=PositiveInt(), default=1, metavar="GRADE",
+    help="the grade from which a judged document counts as relevant for hit@1, hit@3, MRR and recall "
+    "(default 1; nDCG uses the grades themselves; trec_eval's -l)",
+)
+@click.option("--export-run", metavar="PATH", help="also write the rankings as a TREC run file (qid Q0 docid rank score tag)")
+@click.option("--export-qrels", metavar="PATH", help="also write the set's judgements as TREC qrels (qid 0 docid grade)")
+@click.option(
+    "--concurrency", type=PositiveInt(), default=1, metavar="N",
+    help="questions in flight at once (default 1; more only for retrievers that declare thread_safe = True)",
+)
+@placement_options(
+    resume="ask only the questions an unfinished run has no answer for, then complete it "
+    "(default: the newest unfinished run of this set, retriever and deployment)",
+    scope="set, retriever and deployment",
+)
+@click.option(
+    "--privacy", type=Choice(("metadata", "redacted", "full")), metavar="{metadata,redacted,full}",
+    help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)",
+)
+@click.option("--label", metavar="TEXT", help="a free label stored with the run, at most 1,000 characters")
+@click.option(
+    "--show-all", is_flag=True,
+    help="list every question (default: the ones that missed at top-1 or top-3, or errored; the others are counted)",
+)
+@tolerance_options("max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
+@report_option
+@baseline_option
+@global_options(json="print one JSON document instead of tables")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit retrieval``."""
+    return arguments(handle, params, collects_garbage_from_run_start=True)
 
-    add_placement_options(
-        parser,
-        resume="ask only the questions an unfinished run has no answer for, then complete it "
-        "(default: the newest unfinished run of this set, retriever and deployment)",
-        scope="set, retriever and deployment",
-    )
-    parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)")
-    parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run, at most 1,000 characters")
-    parser.add_argument(
-        "--show-all", action="store_true",
-        help="list every question (default: the ones that missed at top-1 or top-3, or errored; the others are counted)",
-    )
-    add_tolerance_options(parser, "max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
-    add_report_option(parser)
-    add_baseline_option(parser)
-    add_store_options(parser)
-    parser.set_defaults(handler=handle, collects_garbage_from_run_start=True)
 
-
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Refuse what is wrong (set, retriever, tolerances — in that order), run, render, return the exit code."""
     from .. import registry
     from ..catalog import question_set_catalog
@@ -127,12 +137,12 @@ def handle(args: argparse.Namespace) -> int:
     return _deliver(args, outcome, targets, database)
 
 
-def _pipeline_scope(args: argparse.Namespace) -> tuple[str | None, ...]:
+def _pipeline_scope(args: Arguments) -> tuple[str | None, ...]:
     """What a retrieval run's pipeline id is derived from: the set, retriever and deployment."""
     return ("retrieval", args.set, args.retriever, args.deployment)
 
 
-def _deliver(args: argparse.Namespace, outcome: Any, targets: Any, database: str) -> int:
+def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
     """Write the reports and exports, print the outcome (table or ``--json``); its exit code."""
     from .common import console, print_json
     from .reporting import deliver_reports
@@ -150,7 +160,7 @@ def _deliver(args: argparse.Namespace, outcome: Any, targets: Any, database: str
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
 
-def _verdict_job(args: argparse.Namespace, sourced: Any, config: Any, database: str, tolerances: Any, targets: Any) -> int:
+def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tolerances: Any, targets: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..errors import UsageError
     from ..retrieval.deployments import Deployment, choose_deployment
@@ -193,7 +203,7 @@ def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regressio
     )  # fmt: skip
 
 
-def _check_export_paths(args: argparse.Namespace) -> None:
+def _check_export_paths(args: Arguments) -> None:
     """Refuse, before anything runs, an export path whose folder does not exist or that is a folder."""
     from pathlib import Path
 
@@ -207,7 +217,7 @@ def _check_export_paths(args: argparse.Namespace) -> None:
             raise UsageError(f"{option} {value}: must be a file in an existing folder")
 
 
-def _export(args: argparse.Namespace, outcome: Any) -> list[str]:
+def _export(args: Arguments, outcome: Any) -> list[str]:
     """Write the TREC run and qrels files asked for; one line per file written."""
     from ..retrieval.trec import write_qrels, write_run
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -12,29 +12,30 @@ if TYPE_CHECKING:
     from ..storage.protocols import ResultRepository
 
 from ..wording import counted
-from .common import add_store_options
+from .app import Arguments, EvalkitCommand, arguments
+from .names import RunId
+from .params import global_options
 
 #: How much of each stored answer the terminal shows; ``--json`` has every character.
 SHOWN_ANSWER_CHARS = 2_000
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``show`` command."""
-    parser = subparsers.add_parser(
-        "show",
-        help="show one stored run with its cases and checks",
-        description=(
-            "Show the stored run RUN_ID: who answered, grader, status, aggregates, the verdict it got, and the "
-            "cases that need a look (failed, errored, unstable) with their named checks and answers (answer text "
-            "only when the run was stored with privacy redacted or full); --show-all lists every case. --json "
-            "lists every case, written case by case for a large run."
-        ),
-    )
-    parser.add_argument("run_id", metavar="RUN_ID", help="a run id (see `evalkit history SET`)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables (every case)")
-    parser.add_argument("--show-all", action="store_true", help="list every case, passing ones too (default: failed, errored and unstable ones)")
-    add_store_options(parser)
-    parser.set_defaults(handler=handle)
+@click.command(
+    "show",
+    cls=EvalkitCommand,
+    help=(
+        "Show the stored run RUN_ID: who answered, grader, status, aggregates, the verdict it got, and the "
+        "cases that need a look (failed, errored, unstable) with their named checks and answers (answer text "
+        "only when the run was stored with privacy redacted or full); --show-all lists every case. --json "
+        "lists every case, written case by case for a large run."
+    ),
+)
+@click.argument("run_id", metavar="RUN_ID", type=RunId(), help="a run id (see `evalkit history SET`)")
+@click.option("--show-all", is_flag=True, help="list every case, passing ones too (default: failed, errored and unstable ones)")
+@global_options(json="print one JSON document instead of tables (every case)")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit show``."""
+    return arguments(handle, params)
 
 
 def _checks(case: Any) -> str:
@@ -59,7 +60,7 @@ def _acceptance(repository: ResultRepository, run_id: str) -> Any:
     return baselines.acceptances_for([run_id]).get(run_id)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Print the run; exit 2 when there is no such run."""
     from ..storage import capabilities, close_repository
     from .stored import open_store, require_run, stored_verdicts

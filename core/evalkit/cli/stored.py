@@ -1,18 +1,20 @@
 """Pieces the commands that read the results store share (history, show, compare, db).
 
-Imported by those commands' handlers only, never at parser-building time.
+Imported by those commands' handlers only, never while the command line is parsed.
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..runs import Run
 from ..storage import ResultRepository, StoredVerdict, capabilities, open_repository
 from .common import database_url
+
+if TYPE_CHECKING:
+    from .app import Arguments
 
 __all__ = [
     "SPARK_BARS",
@@ -32,7 +34,7 @@ __all__ = [
 SPARK_BARS = "▁▂▃▄▅▆▇█"
 
 
-def open_store(args: argparse.Namespace) -> Any:
+def open_store(args: Arguments) -> Any:
     """The repository the command's ``--database``/``--config`` (or the defaults) name.
 
     For commands that only read: a SQLite store that does not exist is never created; the command

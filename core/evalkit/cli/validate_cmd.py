@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
 from ..wording import counted
+from .app import Arguments, EvalkitCommand, arguments
+from .params import CONFIG_HELP, global_options
 from .stdout import stdout
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -13,25 +15,30 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``validate`` command."""
-    parser = subparsers.add_parser(
-        "validate",
-        help="check set files and installed sets without running them (exit 0 or 2)",
-        description=(
-            "Check each TARGET without calling anything: a set file (YAML, JSON, JSONL, TOML), a folder of them, "
-            "or the identifier of an installed set. Without TARGET: every file the configuration's [sets] paths "
-            "name and every installed set. Every problem is printed at once, with file, line, column and JSON "
-            "path where known; exit 2 when there is one. Fit for a pre-commit hook."
-        ),
-    )
-    parser.add_argument("targets", nargs="*", metavar="PATH|SET", help="set files, folders or set identifiers (default: everything)")
-    parser.add_argument("--config", metavar="PATH", help="configuration file (default: $EVALKIT_CONFIG, else the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.set_defaults(handler=handle)
+@click.command(
+    "validate",
+    cls=EvalkitCommand,
+    help=(
+        "Check each TARGET without calling anything: a set file (YAML, JSON, JSONL, TOML), a folder of them, "
+        "or the identifier of an installed set. Without TARGET: every file the configuration's [sets] paths "
+        "name and every installed set. Every problem is printed at once, with file, line, column and JSON "
+        "path where known; exit 2 when there is one. Fit for a pre-commit hook."
+    ),
+)
+@click.argument(
+    "targets", nargs=-1, metavar="[PATH|SET]...", callback=lambda ctx, param, value: list(value),
+    help="set files, folders or set identifiers (default: everything)",
+)
+@global_options(
+    config=CONFIG_HELP, database=None,
+    json="print one JSON document",
+)
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit validate``."""
+    return arguments(handle, params)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Check, report, and return 0 (all valid) or 2."""
     from ..config import load_config
     from ..set_checks import check_everything, check_targets
