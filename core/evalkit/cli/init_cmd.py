@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from .stdout import stdout
-
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,11 +68,14 @@ def handle(args: argparse.Namespace) -> int:
         for path in written:
             path.unlink(missing_ok=True)
         raise UsageError(f"evalkit init cannot write into {clipped(str(root))}: {exc.strerror}") from None
-    write = stdout().write
+    from .console import console
+
+    out = console()
     for _, path in targets:
-        write(f"wrote {path}\n")
-    write("\nNext:\n" if root == Path(".") else f"\nNext, in {root}:\n")
+        out.plain(f"wrote {path}")
+    out.plain("")
+    out.plain("Next:" if root == Path(".") else f"Next, in {root}:")
     width = max(len(command) for command, _ in NEXT_COMMANDS)
     for command, why in NEXT_COMMANDS:
-        write(f"  {command.ljust(width)}  # {why}\n")
+        out.plain(f"  {command.ljust(width)}  # {why}")
     return 0
