@@ -174,10 +174,6 @@ class Output:
         progress bar's description)."""
         return _safe(value, markup=False)
 
-    def flush(self) -> None:
-        """Flush the stream."""
-        self.file.flush()
-
 
 _SAFE_CONSOLE: type | None = None
 
