@@ -380,10 +380,10 @@ def _top_level_names(folders: Sequence[str]) -> set[str]:
         for entry in entries:
             name = entry.name
             try:
-                is_dir = entry.is_dir()
-            except OSError:  # a loop of symbolic links (ELOOP): no module either way
-                is_dir = False
-            if is_dir:
+                is_folder = entry.is_dir()
+            except OSError:  # a loop of symbolic links (a hostile-input test makes one): no module
+                continue
+            if is_folder:
                 module = name if os.path.exists(os.path.join(entry.path, "__init__.py")) else ""
             else:
                 module = name.partition(".")[0] if name.endswith((".py", ".pyc", ".so")) else ""

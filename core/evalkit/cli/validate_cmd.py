@@ -53,6 +53,8 @@ def _print(report: Any) -> None:
     out, err = console(), console(stderr=True)
     for line in report.checked:
         out.plain(f"ok  {line}")
+    for skipped in report.skipped:
+        out.plain(f"skip  {skipped}")
     for problem in report.problems:
         err.plain(problem)
     if report.problems:
