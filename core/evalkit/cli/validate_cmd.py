@@ -25,7 +25,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("targets", nargs="*", metavar="PATH|SET", help="set files, folders or set identifiers (default: everything)")
-    parser.add_argument("--config", metavar="PATH", help="configuration file (default: ./evalkit.toml or [tool.evalkit] in ./pyproject.toml)")
+    parser.add_argument("--config", metavar="PATH", help="configuration file (default: $EVALKIT_CONFIG, else the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.set_defaults(handler=handle)
 
