@@ -146,6 +146,7 @@ def _print(printed: Printed) -> int:
 
 def _handle(args: Arguments) -> int:
     """Run the command's handler; its exit code, every failure said on stderr."""
+    from .console import console
     from .stdout import stdout
 
     try:
@@ -153,15 +154,14 @@ def _handle(args: Arguments) -> int:
         stdout().flush()  # a full disk or a vanished reader is reported here, not after exit
         return code
     except KeyboardInterrupt:
-        print("evalkit: interrupted", file=sys.stderr)
+        console(stderr=True).message("evalkit: interrupted")
         return 3
     except SystemExit as exc:  # no command of evalkit's raises it: a plugin called sys.exit()
         from ..shapes import short_repr
 
-        print(
+        console(stderr=True).message(
             f"evalkit: error: a plugin ended the command with sys.exit({short_repr(exc.code)}); "
-            "what it was doing did not complete (a CI gate must not read this as success)",
-            file=sys.stderr,
+            "what it was doing did not complete (a CI gate must not read this as success)"
         )
         return 3
     except BrokenPipeError:  # `evalkit list | head`: the reader has what it wanted
@@ -197,8 +197,10 @@ def _output_failed(exc: OSError, code: int) -> int:
 
 def _unwritable(exc: OSError, kept: str = "") -> int:
     """Say that standard output could not take the text (exit 3); it is not written again at exit."""
+    from .console import console
+
     _discard_stdout()
-    print(f"evalkit: error: could not write the output: {exc.strerror or exc}{kept}", file=sys.stderr)
+    console(stderr=True).message(f"evalkit: error: could not write the output: {exc.strerror or exc}{kept}")
     return 3
 
 
@@ -228,15 +230,12 @@ def _discard_stdout() -> None:
 
 
 def _failed(args: Arguments, exc: Exception) -> int:
-    """Say why the command failed (literally, secrets scrubbed); its exit code."""
+    """Say why the command failed; its exit code. A message quotes sets, plugins and endpoints:
+    the console shows it as data, each line cut, so a 100,000-character run id is not echoed whole."""
     from ..errors import EvalkitError, SetValidationError
-    from ..shapes import clipped_lines
-    from .render import literal
+    from .console import console
 
-    def say(text: str) -> None:
-        # A message quotes sets, plugins and endpoints: shown literally, secrets scrubbed, and
-        # each line cut, so a 100,000-character run id or set name is not echoed whole.
-        print(literal(clipped_lines(text), markup=False, multiline=True), file=sys.stderr)
+    say = console(stderr=True).message
 
     if args.traceback or not isinstance(exc, EvalkitError):
         if not isinstance(exc, EvalkitError):

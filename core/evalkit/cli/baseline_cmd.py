@@ -94,7 +94,8 @@ def handle_accept(args: Arguments) -> int:
     """Accept the run; exit 2 when it cannot be (unknown, incomplete, without a scope)."""
     from ..baselines import BaselineScope, accept_run
     from ..storage import close_repository
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
     from .render import acceptance_document
     from .stored import format_date, open_store
 
@@ -108,11 +109,9 @@ def handle_accept(args: Arguments) -> int:
     if args.json:
         print_json({"run_id": run.id, "scope": _scope_document(scope), "acceptance": acceptance_document(acceptance)})
         return 0
-    from .render import literal
-
     out = console()
-    out.print(literal(f"Run {run.id} is now the baseline of {scope.describe()}."))
-    out.print(literal(f"Accepted by {acceptance.by} on {format_date(acceptance.at)} UTC: {acceptance.reason}"))
+    out.print(f"Run {run.id} is now the baseline of {scope.describe()}.")
+    out.print(f"Accepted by {acceptance.by} on {format_date(acceptance.at)} UTC: {acceptance.reason}")
     return 0
 
 
@@ -120,7 +119,8 @@ def handle_show(args: Arguments) -> int:
     """Print the current baselines of the set (exit 0 even when there is none)."""
     from ..baselines import current_baselines
     from ..storage import close_repository
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
     from .render import acceptance_document
     from .stored import format_date, identity_label, open_store
 
@@ -150,21 +150,19 @@ def handle_show(args: Arguments) -> int:
             }
         )
         return 0
-    from .render import literal
-
     out = console()
     if not baselines:
-        out.print(literal(f'No accepted baseline of set "{args.set}" matches.'))
+        out.print(f'No accepted baseline of set "{args.set}" matches.')
         return 0
-    out.print(literal(f'Baselines of set "{args.set}" ({counted(len(baselines), "scope")})'))
+    out.print(f'Baselines of set "{args.set}" ({counted(len(baselines), "scope")})')
     for current in baselines:
         run = current.run
         who = run.retriever if run.kind.value == "retrieval" else identity_label(run)
         where = f" in deployment {run.deployment}" if run.kind.value == "retrieval" and run.deployment else ""
         grader = "" if run.kind.value == "retrieval" else f", grader {run.grader}"
-        out.print()
-        out.print(literal(f"{who}{where}{grader}"))
-        out.print(f"  Baseline:  run {run.id} ({format_date(run.started_at)} UTC), pass rate {float(run.pass_rate) * 100:.1f}%", markup=False)
-        out.print(literal(f"  Why:       {current.acceptance.describe()}"))
-        out.print(f"  Accepted:  {format_date(current.acceptance.at)} UTC", markup=False)
+        out.line()
+        out.print(f"{who}{where}{grader}")
+        out.print(f"  Baseline:  run {run.id} ({format_date(run.started_at)} UTC), pass rate {float(run.pass_rate) * 100:.1f}%")
+        out.print(f"  Why:       {current.acceptance.describe()}")
+        out.print(f"  Accepted:  {format_date(current.acceptance.at)} UTC")
     return 0

@@ -64,8 +64,9 @@ def handle(args: Arguments) -> int:
     from ..run.decide import compare_runs
     from ..storage import capabilities, close_repository
     from ..tolerance import Tolerances
-    from .common import console, print_json
     from .comparison_view import PROMPT_WORDS, RETRIEVAL_WORDS, comparison_document, render_comparison
+    from .console import console
+    from .json_output import print_json
     from .render import run_document
     from .reporting import deliver_reports, report_targets
     from .stored import identity_label, open_store, require_run
@@ -127,12 +128,10 @@ def handle(args: Arguments) -> int:
 
     from rich.table import Table
 
-    from .render import literal
-
     out = console(stderr=rendered.takes_stdout)
-    out.print(f"[bold]Compare: {literal(run.set_identifier)}[/bold]  (base {literal(base.id)} → run {literal(run.id)})")
+    out.line("[bold]Compare: {set}[/bold]  (base {base} → run {run})", set=run.set_identifier, base=base.id, run=run.id)
     for note in notes:
-        out.print(f"[yellow]{literal(note)}[/yellow]")
+        out.print(note, style="yellow")
     table = Table(show_edge=False, pad_edge=False)
     for column, justify in (("", "left"), ("Base", "right"), ("Run", "right"), ("Delta", "right")):
         table.add_column(column, justify=justify)
@@ -143,9 +142,9 @@ def handle(args: Arguments) -> int:
         f"{float(comparison.pass_rate_delta) * 100:+.1f} pp",
     )
     table.add_row("Mean score", f"{base.mean_score:.3f}", f"{run.mean_score:.3f}", f"{float(comparison.mean_score_delta):+.3f}")
-    table.add_row("Model", literal(identity_label(base)), literal(identity_label(run)), "")
+    table.add_row("Model", identity_label(base), identity_label(run), "")
     out.print(table)
-    out.print()
+    out.line()
     render_comparison(out, comparison, words, fail_on_new_failures=args.fail_on_new_failures)
     deliver_reports(rendered)
     return exit_code

@@ -110,12 +110,11 @@ def _status_document(status: Any) -> dict[str, Any]:
 
 
 def _print_status(status: Any) -> None:
-    from .common import console
-    from .render import literal
+    from .console import console
     from .stored import format_date
 
     out = console()
-    out.print(f"Database: {literal(status.url)} ({status.engine})")
+    out.print(f"Database: {status.url} ({status.engine})")
     if status.version > status.latest:
         state = f"version {status.version}, newer than this evalkit knows ({status.latest}): upgrade evalkit"
     elif status.pending:
@@ -127,9 +126,9 @@ def _print_status(status: Any) -> None:
         state = f"version {status.version} (up to date)"
     out.print(f"Schema:   {state}")
     for migration in status.applied:
-        out.print(f"  {migration.version:>3}  applied {format_date(migration.applied_at)} UTC  {literal(migration.name)}")
+        out.print(f"  {migration.version:>3}  applied {format_date(migration.applied_at)} UTC  {migration.name}")
     for version, name in status.pending:
-        out.print(f"  {version:>3}  pending                  {literal(name)}")
+        out.print(f"  {version:>3}  pending                  {name}")
 
 
 def _status(args: Arguments) -> int:
@@ -137,7 +136,8 @@ def _status(args: Arguments) -> int:
     from ..errors import UsageError
     from ..shapes import clipped
     from ..storage import missing_store, schema_status
-    from .common import database_url, print_json
+    from .common import database_url
+    from .json_output import print_json
     from .stored import store_origin
 
     config = load_config(args.config)
@@ -158,7 +158,8 @@ def _status(args: Arguments) -> int:
 
 def _upgrade(args: Arguments) -> int:
     from ..storage import schema_status, upgrade_schema
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
 
     url = _url(args)
     before = schema_status(url).version
@@ -179,7 +180,8 @@ def _prune(args: Arguments) -> int:
 
     from ..errors import UsageError
     from ..storage import capabilities, close_repository
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
     from .stored import format_date, open_store
 
     age = parse_age(args.older_than)

@@ -6,7 +6,6 @@ import click
 
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments
 from .params import global_options
-from .stdout import stdout
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -88,7 +87,7 @@ def handle(args: Arguments) -> int:
     target = ImportTarget(set_file, answers, identifier, name, source.name, args.force)
     outcome = import_otel(source, target)
     if args.json:
-        from .common import print_json
+        from .json_output import print_json
 
         print_json(outcome.as_dict())
         return 0
@@ -97,33 +96,35 @@ def handle(args: Arguments) -> int:
 
 
 def _toml_string(text: str) -> str:
-    """``text`` as a TOML basic string (JSON's escapes are TOML's), shown printable."""
+    """``text`` as a TOML basic string (JSON's escapes are TOML's; the console shows the rest printable)."""
     import json
 
-    from ..printable import visible
-
-    return visible(json.dumps(text, ensure_ascii=False))
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _print(outcome: Any) -> None:
-    from ..printable import visible
     from ..wording import counted
+    from .console import console
 
     found, target = outcome.found, outcome.target
-    write = stdout().write
-    write(f"read {counted(found.spans, 'span')} from {visible(target.source)} (OpenTelemetry GenAI conventions {SEMCONV_VERSIONS})\n")
+    out = console()
+    out.plain(f"read {counted(found.spans, 'span')} from {target.source} (OpenTelemetry GenAI conventions {SEMCONV_VERSIONS})")
     cases = counted(len(found.cases), "case")
-    write(f"imported {cases}: {counted(len(found.cases) - outcome.conversations, 'single prompt')}, {counted(outcome.conversations, 'conversation')}")
-    write(f" ({outcome.skipped:,} kept but skipped: they hold tool calls)\n" if outcome.skipped else "\n")
+    skipped = f" ({outcome.skipped:,} kept but skipped: they hold tool calls)" if outcome.skipped else ""
+    out.plain(f"imported {cases}: {counted(len(found.cases) - outcome.conversations, 'single prompt')}, {counted(outcome.conversations, 'conversation')}{skipped}")
     for why, count in found.not_imported.items():
-        write(f"not imported: {why}: {count:,}\n")
+        out.plain(f"not imported: {why}: {count:,}")
     if outcome.unreadable_lines:
         lines = ", ".join(str(n) for n in outcome.unreadable_lines[:5]) + (" …" if len(outcome.unreadable_lines) > 5 else "")
-        write(f"not read: {counted(len(outcome.unreadable_lines), 'line')} held no OTLP/JSON export request (line {lines})\n")
-    write(f"wrote {visible(str(target.set_file))} and {visible(str(target.answers_file))}\n\n")
+        out.plain(f"not read: {counted(len(outcome.unreadable_lines), 'line')} held no OTLP/JSON export request (line {lines})")
+    out.plain(f"wrote {target.set_file} and {target.answers_file}")
+    out.plain("")
     instance = target.identifier.rsplit(".", 1)[-1].replace("_", "-")
-    write("Next: review the cases, then answer them from the recorded answers with a provider in evalkit.toml:\n")
-    write(f'  [providers.{instance}]\n  adapter = "replay"\n  path = {_toml_string(str(target.answers_file))}\n')
+    out.plain("Next: review the cases, then answer them from the recorded answers with a provider in evalkit.toml:")
+    out.plain(f"  [providers.{instance}]")
+    out.plain('  adapter = "replay"')
+    out.plain(f"  path = {_toml_string(str(target.answers_file))}")
     if outcome.model:
-        write(f"  model = {_toml_string(outcome.model)}\n")
-    write(f"  evalkit validate {visible(str(target.set_file))}\n  evalkit run {target.identifier} --provider {instance}\n")
+        out.plain(f"  model = {_toml_string(outcome.model)}")
+    out.plain(f"  evalkit validate {target.set_file}")
+    out.plain(f"  evalkit run {target.identifier} --provider {instance}")

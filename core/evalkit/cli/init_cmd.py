@@ -6,7 +6,6 @@ import click
 
 from .app import Arguments, EvalkitCommand, arguments
 from .params import global_options
-from .stdout import stdout
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -73,11 +72,14 @@ def handle(args: Arguments) -> int:
         for path in written:
             path.unlink(missing_ok=True)
         raise UsageError(f"evalkit init cannot write into {clipped(str(root))}: {exc.strerror}") from None
-    write = stdout().write
+    from .console import console
+
+    out = console()
     for _, path in targets:
-        write(f"wrote {path}\n")
-    write("\nNext:\n" if root == Path(".") else f"\nNext, in {root}:\n")
+        out.plain(f"wrote {path}")
+    out.plain("")
+    out.plain("Next:" if root == Path(".") else f"Next, in {root}:")
     width = max(len(command) for command, _ in NEXT_COMMANDS)
     for command, why in NEXT_COMMANDS:
-        write(f"  {command.ljust(width)}  # {why}\n")
+        out.plain(f"  {command.ljust(width)}  # {why}")
     return 0

@@ -6,7 +6,6 @@ import click
 
 from .app import Arguments, EvalkitCommand, arguments
 from .params import Choice, global_options
-from .stdout import stdout
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -66,7 +65,7 @@ def _plugins(args: Arguments) -> int:
     off = registry.disabled()
     options = {r: plugin_options(r) for r in records} if args.options else {}
     if args.json:
-        from .common import print_json
+        from .json_output import print_json
 
         rows = []
         for r in records:
@@ -80,23 +79,21 @@ def _plugins(args: Arguments) -> int:
         print_json(rows)
         return 2 if any(error for _, error in options.values()) else 0
 
-    from .render import literal
+    from .console import console
 
-    write = stdout().write
+    out = console()
     for group in registry.GROUPS:
         members = [r for r in records if r.group == group]
-        write(f"{group}  ({registry.plural(registry.KIND_BY_GROUP[group])})\n")
+        out.plain(f"{group}  ({registry.plural(registry.KIND_BY_GROUP[group])})")
         if not members:
-            write("  (none installed)\n")
-        # Names and versions come from installed metadata: shown literally.
-        names = [literal(r.name, markup=False) for r in members]
-        width = max((len(name) for name in names), default=0)
-        for name, record in zip(names, members, strict=True):
+            out.plain("  (none installed)")
+        width = max((len(r.name) for r in members), default=0)
+        for record in members:
             note = f"  (disabled by {registry.DISABLE_ENV})" if record.name in off else ""
-            write(f"  {name.ljust(width)}  {literal(f'{record.distribution} {record.version}', markup=False)}{note}\n")
+            out.plain(f"  {record.name.ljust(width)}  {record.distribution} {record.version}{note}")
             if args.options:
                 for line in option_lines(*options[record]):
-                    write(f"      {literal(line, markup=False)}\n")
+                    out.plain(f"      {line}")
     return 2 if any(error for _, error in options.values()) else 0
 
 
@@ -144,7 +141,8 @@ def _sets(args: Arguments) -> int:
     from ..catalog import prompt_set_catalog, question_set_catalog
     from ..config import load_config
     from ..errors import SetValidationError
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
 
     config = load_config(args.config)
     catalog = prompt_set_catalog(config=config) if args.what == "sets" else question_set_catalog(config=config)
@@ -177,8 +175,6 @@ def _sets(args: Arguments) -> int:
         return 2 if problems else 0
     from rich.table import Table
 
-    from .render import literal
-
     out = console()
     table = Table(show_edge=False, pad_edge=False)
     table.add_column("Identifier")
@@ -186,17 +182,14 @@ def _sets(args: Arguments) -> int:
     table.add_column(count_attr.capitalize(), justify="right")
     table.add_column("Distribution")
     for row in rows:
-        table.add_row(
-            literal(row["identifier"]), literal(row["name"]), str(row["count"]),
-            literal(f"{row['distribution']} {row['version']}"),
-        )
+        table.add_row(row["identifier"], row["name"], str(row["count"]), f"{row['distribution']} {row['version']}")
     if rows:
         out.print(table)
     else:
-        out.print(f"No {literal(catalog.kind)}s are installed.")
+        out.print(f"No {catalog.kind}s are installed.")
     err = console(stderr=True)
-    for problem in problems:  # a provider's words and the user's table names are data, not markup
-        err.print(f"[red]error:[/red] {literal(problem)}")
+    for problem in problems:
+        err.line("[red]error:[/red] {problem}", problem=problem)
     return 2 if problems else 0
 
 
@@ -205,7 +198,8 @@ def _deployments(args: Arguments) -> int:
     from ..catalog import question_set_catalog
     from ..config import load_config
     from ..retrieval.deployments import known_deployments
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
 
     config = load_config(args.config)
     catalog = question_set_catalog(config=config)
@@ -225,8 +219,6 @@ def _deployments(args: Arguments) -> int:
         return 2 if problems else 0
     from rich.table import Table
 
-    from .render import literal
-
     out = console()
     if rows:
         table = Table(show_edge=False, pad_edge=False)
@@ -234,15 +226,15 @@ def _deployments(args: Arguments) -> int:
             table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(
-                literal(row["name"]),
-                literal(row["retriever"]) if row["retriever"] else "(none named: give RETRIEVER)",
-                literal(", ".join(row["retrievers"]) or "-"),
-                "\n".join(literal(source) for source in row["defined_in"]),
+                row["name"],
+                row["retriever"] or "(none named: give RETRIEVER)",
+                ", ".join(row["retrievers"]) or "-",
+                out.text("\n".join("{}" for _ in row["defined_in"]), *row["defined_in"]),
             )
         out.print(table)
     else:
         out.print('No deployments: add [deployments.NAME] with retriever = "ID" to evalkit.toml.')
     err = console(stderr=True)
     for problem in problems:
-        err.print(f"[red]error:[/red] {literal(problem)}")
+        err.line("[red]error:[/red] {problem}", problem=problem)
     return 2 if problems else 0

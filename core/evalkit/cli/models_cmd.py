@@ -6,7 +6,6 @@ import click
 
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments, group_without_command
 from .params import global_options, listed
-from .stdout import stdout
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -84,7 +83,8 @@ def handle_rank(args: Arguments) -> int:
     from ..errors import UsageError
     from ..routing import DEFAULT_POLICY, ModelSelection, SelectionCriteria, parse_min_quality, parse_policy
     from ..storage import close_repository, open_repository
-    from .common import database_url, print_json
+    from .common import database_url
+    from .json_output import print_json
 
     policy = parse_policy(args.policy, "policy") if args.policy is not None else None
     min_quality = parse_min_quality(args.min_quality)
@@ -125,53 +125,49 @@ def handle_rank(args: Arguments) -> int:
     return 0 if ranking.selected is not None else 1
 
 
-def _shown(value: object) -> str:
-    """A name, alias, run id or reason from the configuration or the store, shown literally."""
-    from .render import literal
-
-    return literal(value, markup=False)
-
-
 def _render(ranking: Any, *, configured: bool) -> None:
-    write = stdout().write
+    from .console import console
+
+    out = console()
     if ranking.method == "select_by_quality":
-        write(f"Ranking by measured quality: {_shown(ranking.describe())}\n")
+        out.plain(f"Ranking by measured quality: {ranking.describe()}")
     else:
-        write(f"Ranking under policy {_shown(ranking.policy)}: {_shown(ranking.describe())}\n")
+        out.plain(f"Ranking under policy {ranking.policy}: {ranking.describe()}")
     if ranking.criteria.capabilities:
-        write(f"Required capabilities: {_shown(', '.join(ranking.criteria.capabilities))}\n")
-    write("\n")
+        out.plain(f"Required capabilities: {', '.join(ranking.criteria.capabilities)}")
+    out.plain("")
     for entry in ranking.entries:
-        write(f"{entry.rank:>2}. {_line(entry)}  score {_number(entry.score)}\n")
-        _details(write, entry)
+        out.plain(f"{entry.rank:>2}. {_line(entry)}  score {_number(entry.score)}")
+        _details(out, entry)
     if ranking.excluded:
-        write("\nExcluded:\n")
+        out.plain("")
+        out.plain("Excluded:")
         for entry in ranking.excluded:
-            write(f"  - {_line(entry)}\n")
-            _details(write, entry)
-    write("\n")
+            out.plain(f"  - {_line(entry)}")
+            _details(out, entry)
+    out.plain("")
     if ranking.selected is not None:
-        write(f"Selected: {_shown(ranking.selected.name)}\n")
+        out.plain(f"Selected: {ranking.selected.name}")
     elif not configured:
-        write("No provider instance is configured: add [providers.NAME] tables (adapter, model) to evalkit.toml.\n")
+        out.plain("No provider instance is configured: add [providers.NAME] tables (adapter, model) to evalkit.toml.")
     else:
-        write("No candidate qualifies.\n")
+        out.plain("No candidate qualifies.")
 
 
 def _line(entry: Any) -> str:
     candidate = entry.candidate
     cost = "—" if candidate.cost_per_1k_tokens is None else f"{candidate.cost_per_1k_tokens:g}"
     return (
-        f"{_shown(candidate.name)}  model {_shown(candidate.model or '(none)')}  adapter {_shown(candidate.adapter)}  "
+        f"{candidate.name}  model {candidate.model or '(none)'}  adapter {candidate.adapter}  "
         f"priority {candidate.priority}  cost/1k {cost}  quality {_number(entry.quality.value)}"
     )
 
 
-def _details(write: Any, entry: Any) -> None:
+def _details(out: Any, entry: Any) -> None:
     if entry.quality.source != "none" or entry.quality.runs:
         runs = ", ".join(f"{r.run_id} ({r.set_identifier} {r.mean_score:.4f})" for r in entry.quality.runs)
-        write(f"      runs: {_shown(runs or 'none')}\n")
-    write(f"      why:  {_shown(entry.reason)}\n")
+        out.plain(f"      runs: {runs or 'none'}")
+    out.plain(f"      why:  {entry.reason}")
 
 
 def _number(value: float | None) -> str:

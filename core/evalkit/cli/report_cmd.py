@@ -51,7 +51,7 @@ def command(**params: Any) -> Arguments:
 def wait_for(args: Arguments, repository: ResultRepository, run_id: str) -> Any:
     """Wait for ``run_id`` as ``--timeout``/``--poll`` say, telling stderr once what it waits for."""
     from ..waiting import parse_duration, wait_for_run
-    from .common import console
+    from .console import console
 
     timeout = parse_duration(args.timeout)
     poll = parse_duration(args.poll)
@@ -62,18 +62,17 @@ def wait_for(args: Arguments, repository: ResultRepository, run_id: str) -> Any:
         if not told:
             told.append(True)
             seen = "not in the store yet" if run is None else f"{run.answered_count} of {counted(run.case_count, 'case')} in"
-            err.print(f"Waiting up to {args.timeout} for every shard of run {run_id} ({seen})…", markup=False, highlight=False)
+            err.print(f"Waiting up to {args.timeout} for every shard of run {run_id} ({seen})…")
 
     return wait_for_run(repository, run_id, timeout_s=timeout, poll_s=poll, on_poll=on_poll)
 
 
 def handle(args: Arguments) -> int:
     """Render the run; its exit code (see the description)."""
-    from ..reports.escape import one_line
     from ..reports.targets import ReportTarget
     from ..runs import RunStatus
     from ..storage import close_repository
-    from .common import console
+    from .console import console
     from .reporting import deliver_reports, render_for, report_targets
     from .stored import open_store, require_run
 
@@ -96,8 +95,8 @@ def handle(args: Arguments) -> int:
     )  # fmt: skip
     report = rendered.report
     out = console(stderr=rendered.takes_stdout)
-    out.print(f"{report.verdict_word}: {one_line(run.set_identifier)} run {one_line(run.id)}", markup=False, highlight=False)
-    out.print(one_line(report.verdict_sentence), markup=False, highlight=False)
+    out.print(f"{report.verdict_word}: {run.set_identifier} run {run.id}")
+    out.print(report.verdict_sentence)
     deliver_reports(rendered)
     if run.status is not RunStatus.COMPLETE and run.status is not RunStatus.RUNNING:
         return 3

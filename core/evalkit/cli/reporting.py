@@ -84,9 +84,8 @@ def deliver_reports(rendered: Rendered) -> None:
     """Write the rendered reports; name each one written and each reporter that failed (stderr)."""
     if not rendered.reports and not rendered.failures:
         return
-    from ..reports.escape import one_line
     from ..reports.targets import STDOUT, deliver
-    from .common import console
+    from .console import console
     from .stdout import stdout
 
     written, failures = deliver(rendered.reports, stdout=stdout())
@@ -94,11 +93,6 @@ def deliver_reports(rendered: Rendered) -> None:
     for item in written:
         if item.destination != STDOUT:
             verb = "appended to" if item.appended else "written to"
-            err.print(f"Report {item.format} {verb} {one_line(item.destination)}", markup=False, highlight=False)
+            err.print(f"Report {item.format} {verb} {item.destination}")
     for failure in [*rendered.failures, *failures]:
-        err.print(
-            f'evalkit: error: reporter "{failure.format}" failed: {failure.message} '
-            "(the run's stored result and exit code are unchanged)",
-            markup=False,
-            highlight=False,
-        )
+        err.print(f'evalkit: error: reporter "{failure.format}" failed: {failure.message} (the run\'s stored result and exit code are unchanged)')

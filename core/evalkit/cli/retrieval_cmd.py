@@ -9,6 +9,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .console import Output
+
 from ..wording import counted
 from .app import Arguments, EvalkitCommand, arguments
 from .names import DeploymentName, PluginName, SetIdentifier
@@ -144,7 +146,8 @@ def _pipeline_scope(args: Arguments) -> tuple[str | None, ...]:
 
 def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
     """Write the reports and exports, print the outcome (table or ``--json``); its exit code."""
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
     from .reporting import deliver_reports
 
     rendered = _render_reports(targets, database, outcome, args.fail_on_regression)
@@ -155,7 +158,7 @@ def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
         out = console(stderr=rendered.takes_stdout)
         render_outcome(out, outcome, fail_on_new_failures=args.fail_on_new_failures, show_all=args.show_all)
         for line in exported:
-            out.print(line, markup=False)
+            out.print(line)
     deliver_reports(rendered)
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
@@ -233,38 +236,36 @@ def _export(args: Arguments, outcome: Any) -> list[str]:
     return written
 
 
-def _hit(value: bool) -> str:
-    return "hit" if value else "[red]MISS[/red]"
+def _hit(out: Output, value: bool) -> Any:
+    return "hit" if value else out.text("[red]MISS[/red]")
 
 
 def _percent(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False, show_all: bool = False) -> None:
+def render_outcome(out: Output, outcome: Any, *, fail_on_new_failures: bool = False, show_all: bool = False) -> None:
     """The human report: questions, rates, breakdowns, provenance, baseline state, regression check.
 
     The table lists the questions that need a look — a miss at top-1 or top-3, or an error — and
     counts the others in one line; ``show_all`` lists every question.
     """
     from .layout import Column, print_rows
-    from .render import literal
 
     run = outcome.run
     detail = outcome.detail
     metrics = detail.metrics
     k = metrics.k
-    out.print(
-        f"[bold]Retrieval evaluation: {literal(run.set_identifier)} vs {literal(run.retriever or '')}[/bold]  (run {literal(run.id)})"
-    )
-    for warning in detail.warnings:
-        out.print(f"[yellow]warning: {literal(warning)}[/yellow]")
-    for failure in outcome.plugin_failures:
-        out.print(f"[yellow]warning: {literal(failure)}[/yellow]")
+    out.line(
+        "[bold]Retrieval evaluation: {set} vs {retriever}[/bold]  (run {run})",
+        set=run.set_identifier, retriever=run.retriever or "", run=run.id,
+    )  # fmt: skip
+    for warning in (*detail.warnings, *outcome.plugin_failures):
+        out.print(f"warning: {warning}", style="yellow")
     for note in outcome.notes:
-        out.print(f"[yellow]{literal(note)}[/yellow]")
+        out.print(note, style="yellow")
     if detail.resume_note:
-        out.print(detail.resume_note, markup=False)
+        out.print(detail.resume_note)
     columns = (
         Column("Question", whole=True, primary=True), Column("Form", whole=True), Column("Hard class"),
         Column("Top-1", whole=True, primary=True), Column("Top-3", whole=True), Column(f"RR@{k}", "right", whole=True),
@@ -281,14 +282,14 @@ def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False
         if score is not None and score.hit_at_1 and score.hit_at_3 and not show_all:
             hidden += 1
             continue
-        hard = literal(question.hard_class) if question.hard_class else "-"
+        hard = question.hard_class or "-"
         case = cases.get(question.id)
         if score is None:
             latency = f"{case.latency_s * 1000:.1f}" if case is not None else "-"
-            rows.append([literal(question.id), question.form.value, hard, "ERROR", "ERROR", "-", latency])
+            rows.append([question.id, question.form.value, hard, "ERROR", "ERROR", "-", latency])
             continue
         rows.append([
-            literal(question.id), question.form.value, hard, _hit(score.hit_at_1), _hit(score.hit_at_3),
+            question.id, question.form.value, hard, _hit(out, score.hit_at_1), _hit(out, score.hit_at_3),
             f"{score.reciprocal_rank_at_k:.3f}", f"{score.latency_s * 1000:.1f}",
         ])  # fmt: skip
     if rows:
@@ -301,14 +302,14 @@ def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False
             out.print(f"{counted(hidden, 'question')} that hit at top-1 and top-3 {verb} not listed (--show-all lists every question).")
     errors = list(detail.errors.values())
     if errors:
-        out.print(f"[red]Errored questions ({len(errors)}):[/red]")
+        out.print(f"Errored questions ({len(errors)}):", style="red")
         for case in errors:
-            out.print(f"  - {literal(case.error)}")
-    out.print()
+            out.print(f"  - {case.error}")
+    out.line()
     deployment = detail.deployment
     where = f"{deployment.name} ({deployment.source})" if deployment.name else "(none: the retriever got no options)"
-    out.print(f"Retriever:      {literal(run.retriever)}")
-    out.print(f"Deployment:     {literal(where)}")
+    out.print(f"Retriever:      {run.retriever}")
+    out.print(f"Deployment:     {where}")
     out.print(f"Status:         {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     n = metrics.question_count
     out.print(f"Top-1 hit rate: {_percent(metrics.top1_hit_rate)} ({metrics.top1_hits}/{n})")
@@ -327,21 +328,19 @@ def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False
     _render_regression(out, outcome, fail_on_new_failures)
 
 
-def _render_breakdown(out: Any, title: str, groups: Any, k: int) -> None:
+def _render_breakdown(out: Output, title: str, groups: Any, k: int) -> None:
     from rich.table import Table
-
-    from .render import literal
 
     if not groups:
         return
-    out.print()
-    out.print(f"[bold]{title}[/bold]")
+    out.line()
+    out.print(title, style="bold")
     table = Table(show_edge=False, pad_edge=False)
     for column in ("Class", "Questions", "Top-1", "Top-3", f"MRR@{k}", f"Recall@{k}", f"nDCG@{k}"):
         table.add_column(column, justify="left" if column == "Class" else "right")
     for name, b in groups.items():
         table.add_row(
-            literal(name), str(b.questions), _percent(b.top1_hit_rate), _percent(b.top3_hit_rate),
+            name, str(b.questions), _percent(b.top1_hit_rate), _percent(b.top3_hit_rate),
             f"{b.mrr_at_k:.3f}", f"{b.recall_at_k:.3f}", f"{b.ndcg_at_k:.3f}",
         )  # fmt: skip
     out.print(table)
@@ -356,45 +355,42 @@ _PROVENANCE_LABELS = (
 )
 
 
-def _render_provenance(out: Any, outcome: Any) -> None:
-    from .render import literal
-
+def _render_provenance(out: Output, outcome: Any) -> None:
     identity = outcome.detail.identity
-    out.print()
-    out.print("[bold]Retrieval provenance[/bold]")
+    out.line()
+    out.line("[bold]Retrieval provenance[/bold]")
     if identity.provenance is None:
         if not identity.problems:
             out.print("unknown: the retriever declares no provenance")
         else:
-            out.print("[yellow]unknown: the retriever's declaration cannot be used[/yellow]")
+            out.print("unknown: the retriever's declaration cannot be used", style="yellow")
             for problem in identity.problems:
-                out.print(f"  - {literal(problem)}", style="yellow")
+                out.print(f"  - {problem}", style="yellow")
     else:
         for field, label in _PROVENANCE_LABELS:
             value = getattr(identity.provenance, field)
-            out.print(f"{label}{literal(value) if value is not None else 'unknown'}")
+            out.print(f"{label}{value if value is not None else 'unknown'}")
     out.print(f"Baseline state: {outcome.detail.baseline_state or 'pending (the shard that completes the run decides it)'}")
 
 
-def _render_regression(out: Any, outcome: Any, fail_on_new_failures: bool) -> None:
+def _render_regression(out: Output, outcome: Any, fail_on_new_failures: bool) -> None:
     from .comparison_view import RETRIEVAL_WORDS, render_comparison
-    from .render import acceptance_line, literal
+    from .render import acceptance_line
 
     verdict = outcome.verdict
-    out.print()
-    out.print("[bold]Regression check (pass rate = top-1 hit rate, mean score = top-3 hit rate)[/bold]")
+    out.line()
+    out.line("[bold]Regression check (pass rate = top-1 hit rate, mean score = top-3 hit rate)[/bold]")
     if verdict.comparison is None:
-        reason = literal(verdict.reason or "")
-        out.print(reason if verdict.state == "baseline" else f"[yellow]{reason}[/yellow]")
+        out.print(verdict.reason or "", style=None if verdict.state == "baseline" else "yellow")
     else:
         for note in verdict.notes:
-            out.print(f"[yellow]{literal(note)}[/yellow]")
+            out.print(note, style="yellow")
         render_comparison(out, verdict.comparison, RETRIEVAL_WORDS, fail_on_new_failures=fail_on_new_failures)
 
     baseline_id = outcome.baseline.id if outcome.baseline is not None else None
     line = acceptance_line(outcome.acceptance, baseline_id, outcome.run.status.value == "complete")
     if line is not None:
-        out.print(literal(line))
+        out.print(line)
 
 
 def outcome_document(outcome: Any) -> dict[str, Any]:

@@ -150,7 +150,8 @@ def handle(args: Arguments) -> int:
     from ..storage import is_in_memory
     from ..tolerance import Tolerances
     from .case_spool import CaseJsonSpool
-    from .common import database_url, print_json_streamed, run_started
+    from .common import database_url, run_started
+    from .json_output import print_json_streamed
     from .render import ProgressDisplay, outcome_document
     from .reporting import deliver_reports, render_for, report_targets
 
@@ -219,8 +220,8 @@ def handle(args: Arguments) -> int:
 
 def _print_outcome(args: Arguments, outcome: Any, golden_set: Any, database: str, failed: Any, takes_stdout: bool) -> None:
     """Print the run's table, or its JSON document, with its cases read back from the store."""
-    from .common import console, print_cases_json
-    from .render import outcome_document, render_outcome
+    from .console import console
+    from .render import outcome_document, print_cases_json, render_outcome
 
     with stored_cases(database, outcome.run, notable_only=not (args.json or args.show_all)) as cases:
         if args.json:
@@ -313,7 +314,8 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: An
     from ..run.decide import Judging, recorded_verdict, stored_verdict
     from ..run.outcome import Outcome
     from ..storage import capabilities, close_repository, open_repository
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
     from .render import outcome_document, render_outcome
     from .reporting import deliver_reports, render_for
 

@@ -86,8 +86,7 @@ def handle(args: Arguments) -> int:
 
 
 def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
-    from .common import print_cases_json
-    from .render import acceptance_document, run_document
+    from .render import acceptance_document, print_cases_json, run_document
     from .stored import verdict_document
 
     document = run_document(run, with_cases=False)
@@ -98,30 +97,30 @@ def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
 
 
 def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool) -> None:
-    from .common import console
+    from .console import Lines, console
     from .layout import Column, print_rows
-    from .render import literal, unlisted_cases_line
+    from .render import result_cell, unlisted_cases_line
     from .stored import format_date, identity_label, verdict_label
 
     out = console()
-    out.print(f"[bold]Run {literal(run.id)}[/bold]  ({literal(run.set_identifier)}, {run.kind.value})")
+    out.line("[bold]Run {run}[/bold]  ({set}, {kind})", run=run.id, set=run.set_identifier, kind=run.kind.value)
     out.print(f"Started:    {format_date(run.started_at)} UTC   Finished: {format_date(run.finished_at)} UTC")
-    out.print(f"Model:      {literal(identity_label(run))}")
+    out.print(f"Model:      {identity_label(run)}")
     if run.identity is None and run.identity_note:
-        out.print(f"            ({literal(run.identity_note)})")
-    out.print(f"Grader:     {literal(run.grader)}")
+        out.print(f"            ({run.identity_note})")
+    out.print(f"Grader:     {run.grader}")
     errored = f" ({run.errored_count} errored)" if run.errored_count else ""
     out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {counted(run.case_count, 'case')} answered")
     out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
     if run.label:
-        out.print(f"Label:      {literal(run.label)}")
-    out.print(f"Privacy:    {literal(run.privacy)}")
+        out.print(f"Label:      {run.label}")
+    out.print(f"Privacy:    {run.privacy}")
     out.print(
-        "Verdict:    " + literal(verdict_label(verdict, with_baseline=True) + (f" — {verdict.note}" if verdict and verdict.note else "")),
+        "Verdict:    " + verdict_label(verdict, with_baseline=True) + (f" — {verdict.note}" if verdict and verdict.note else ""),
         soft_wrap=False,
     )
-    out.print(f"Baseline:   {literal(acceptance.describe()) if acceptance is not None else 'not accepted'}")
+    out.print(f"Baseline:   {acceptance.describe() if acceptance is not None else 'not accepted'}")
     columns = (
         Column("Case", whole=True, primary=True), Column("Result", whole=True, primary=True),
         Column("Score", "right", whole=True), Column("Latency (ms)", "right", whole=True), Column("Checks"),
@@ -129,24 +128,21 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
     rows = []
     answers = []
     for case in cases:
-        result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
-        if case.unstable:
-            result += " [yellow](unstable)[/yellow]"
-        rows.append([literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_checks(case))])
+        rows.append([case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _checks(case)])
         if case.answer_text:
             answers.append((case.case_id, case.answer_text))
     if rows:
-        out.print()
+        out.line()
         print_rows(out, columns, rows)
     hidden = run.answered_count - len(rows)
     if hidden > 0 and not show_all:
-        out.print()
+        out.line()
         out.print(unlisted_cases_line(hidden, run.answered_count))
     if answers:
-        out.print()
-        out.print("[bold]Answers[/bold]")
+        out.line()
+        out.line("[bold]Answers[/bold]")
         for case_id, text in answers:
             shown = text if len(text) <= SHOWN_ANSWER_CHARS else text[:SHOWN_ANSWER_CHARS]
-            out.print(f"  {literal(case_id)}: {literal(shown, multiline=True)}")
+            out.line("  {case}: {answer}", case=case_id, answer=Lines(shown))
             if shown is not text:
-                out.print(f"  … {len(text) - len(shown):,} more characters (`evalkit show {literal(run.id)} --json` prints the whole answer)")
+                out.print(f"  … {len(text) - len(shown):,} more characters (`evalkit show {run.id} --json` prints the whole answer)")

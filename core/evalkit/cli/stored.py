@@ -110,16 +110,13 @@ def format_date(timestamp: float | None) -> str:
 
 
 def identity_label(run: Run) -> str:
-    """Who answered: ``reported model (instance/alias)`` when verified, else marked unverified
-    (control characters shown as escapes: stored rows are data)."""
-    from ..printable import visible
-
+    """Who answered: ``reported model (instance/alias)`` when verified, else marked unverified."""
     if run.identity is not None:
         who = run.identity
-        return visible(f"{who.reported_model} ({who.provider_instance}/{who.model_alias})")
+        return f"{who.reported_model} ({who.provider_instance}/{who.model_alias})"
     if run.provider_instance or run.model_alias:
-        return visible(f"unverified ({run.provider_instance or run.adapter or '?'}/{run.model_alias or '?'})")
-    return visible(f"unverified ({run.adapter or 'unknown generator'})")
+        return f"unverified ({run.provider_instance or run.adapter or '?'}/{run.model_alias or '?'})"
+    return f"unverified ({run.adapter or 'unknown generator'})"
 
 
 def verdict_label(verdict: StoredVerdict | None, *, with_baseline: bool = False) -> str:

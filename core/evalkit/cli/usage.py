@@ -10,8 +10,6 @@ that belongs after it, which commands take it. The words quoted back come from t
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -24,8 +22,7 @@ __all__ = ["usage_failed"]
 
 def usage_failed(exc: click.UsageError, argv: Sequence[str]) -> int:
     """Print ``exc`` on stderr (see the module); the exit code, 2."""
-    from ..printable import visible
-    from ..shapes import clipped_lines
+    from .console import console
 
     ctx = exc.ctx
     lines = []
@@ -33,8 +30,7 @@ def usage_failed(exc: click.UsageError, argv: Sequence[str]) -> int:
         lines += [ctx.get_usage(), f"Try '{ctx.command_path} --help' for help.", ""]
     where = ctx.command_path if ctx is not None else "evalkit"
     lines.append(f"{where}: error: {_message(exc, argv)}")
-    text = clipped_lines(visible("\n".join(lines), keep="\n"))
-    print("\n".join(line.rstrip() for line in text.split("\n")), file=sys.stderr)
+    console(stderr=True).message("\n".join(line.rstrip() for line in "\n".join(lines).split("\n")))
     return 2
 
 

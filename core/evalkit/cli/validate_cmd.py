@@ -7,7 +7,6 @@ import click
 from ..wording import counted
 from .app import Arguments, EvalkitCommand, arguments
 from .params import CONFIG_HELP, global_options
-from .stdout import stdout
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -46,7 +45,7 @@ def handle(args: Arguments) -> int:
     config = load_config(args.config)
     report = check_targets(args.targets, config) if args.targets else check_everything(config)
     if args.json:
-        from .common import print_json
+        from .json_output import print_json
 
         print_json(report.as_dict())
     else:
@@ -56,18 +55,16 @@ def handle(args: Arguments) -> int:
 
 def _print(report: Any) -> None:
     """One line per checked item on stdout, every problem on stderr, then a count."""
-    import sys
+    from .console import console
 
-    from ..printable import visible
-    from ..shapes import clipped_lines
-
+    out, err = console(), console(stderr=True)
     for line in report.checked:
-        stdout().write(visible(clipped_lines(f"ok  {line}")) + "\n")
+        out.plain(f"ok  {line}")
     for skipped in report.skipped:
-        stdout().write(clipped_lines(f"skip  {skipped}") + "\n")
+        out.plain(f"skip  {skipped}")
     for problem in report.problems:
-        sys.stderr.write(f"{clipped_lines(str(problem))}\n")
+        err.plain(problem)
     if report.problems:
-        sys.stderr.write(f"evalkit: {counted(len(report.problems), 'problem')}; nothing was run\n")
+        err.plain(f"evalkit: {counted(len(report.problems), 'problem')}; nothing was run")
     elif not report.checked:
-        stdout().write("nothing to check: no [sets] paths are configured and no sets are installed\n")
+        out.plain("nothing to check: no [sets] paths are configured and no sets are installed")
