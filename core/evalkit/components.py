@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import inspect
-import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
@@ -16,11 +14,12 @@ from .answers import Answer, GenerationRequest
 from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
 from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError
 from .grading import Grading
+from .options import resolve_paths
+from .privacy import SecretHolder
 from .prompts import GoldenPrompt
 from .shapes import short_repr
 
 if TYPE_CHECKING:
-    from .project_files import ProjectBoundary
     from .runs import CaseResult
 
 __all__ = [
@@ -92,36 +91,6 @@ class PathOptions(Protocol):
     path_options: Sequence[str]
 
 
-def resolve_paths(
-    options: Mapping[str, Any], factory: Any, root: Path, *, boundary: ProjectBoundary | None = None, table: str = "the configuration"
-) -> dict[str, Any]:
-    """``options`` with the factory's path options (:func:`evalkit.options.path_options`) made
-    absolute against ``root``, the configuration file's folder (``~`` is left to the plugin).
-
-    With ``boundary`` — the one place the project rule is applied to the files a configuration
-    names for a plugin — a path that resolves (links followed) outside the project and outside
-    every place ``[sets] allow_outside`` lists is refused before anything is built: an
-    :class:`~evalkit.project_files.OutsideProjectError` (exit 2) naming the option, ``table``, the
-    path, where it leads and how to allow it.
-    """
-    from .options import path_options, paths_anywhere
-
-    resolved = dict(options)
-    anywhere = paths_anywhere(factory)
-    for name in path_options(factory):
-        value = resolved.get(name)
-        if not isinstance(value, str) or not value:
-            continue  # absent, or of the wrong type: checking the options says so
-        path = root / Path(value).expanduser()  # an absolute path stays itself
-        if not Path(value).expanduser().is_absolute():
-            resolved[name] = str(path)
-        if boundary is not None and name not in anywhere:
-            reason = boundary.outside(path, folder=os.path.isdir(path))
-            if reason is not None:
-                from .project_files import OutsideProjectError
-
-                raise OutsideProjectError(f'option "{name}" of {table}: {value} {reason}')
-    return resolved
 
 
 @runtime_checkable
@@ -152,13 +121,6 @@ def _named(bound: BoundGenerator) -> str:
     return f'provider instance "{bound.instance}"' if bound.instance else f'the ad-hoc "{bound.adapter}" generator'
 
 
-@runtime_checkable
-class SecretHolder(Protocol):
-    """A component that holds credentials; their exact values never reach the database."""
-
-    def secret_values(self) -> tuple[str, ...]:
-        """The credential values (API keys, header values) this component sends."""
-        ...
 
 
 @runtime_checkable
