@@ -156,6 +156,23 @@ def unlisted_cases_line(hidden: int, answered: int) -> str:
     return f"{counted(hidden, 'passing case')} {'is' if hidden == 1 else 'are'} not listed (--show-all lists every case)."
 
 
+#: What each piece of serving evidence is, in words (the stored keys stay as they are).
+EVIDENCE_LABELS = {
+    "routed_model": "gateway routed to",
+    "owned_by": "model list says owned by",
+    "model_file": "model file",
+    "total_slots": "server slots",
+    "build_info": "server build",
+}
+
+
+def _evidence_label(key: str) -> str:
+    """``owned_by`` → "model list says owned by"; ``meta.n_params`` → "model n_params"."""
+    if key.startswith("meta."):
+        return f"model {key[5:]}"
+    return EVIDENCE_LABELS.get(key, key)
+
+
 def render_summary(out: Output, run: Run) -> None:
     """Identity and aggregates."""
     if run.identity is not None:
@@ -167,7 +184,7 @@ def render_summary(out: Output, run: Run) -> None:
     if serving.get("note"):
         out.print(f"            ({serving['note']})")
     if serving.get("evidence"):
-        shown = ", ".join(f"{key} {value}" for key, value in serving["evidence"].items())
+        shown = ", ".join(f"{_evidence_label(str(key))} {value}" for key, value in serving["evidence"].items())
         out.print(f"Served by:  {shown}")
     out.print(f"Grader:     {run.grader}")
     out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))

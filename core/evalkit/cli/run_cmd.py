@@ -75,6 +75,11 @@ judge_options = option_group(
 )
 @click.option("--concurrency", type=PositiveInt(), metavar="N", help="prompts in flight (default: the instance's, else 8)")
 @click.option(
+    "--wait-ready", metavar="DURATION",
+    help="keep asking the generator's endpoint for up to DURATION (90s, 2m) until it answers its readiness probe: "
+    "a local model server that was just started (default: ask once)",
+)
+@click.option(
     "--show-all", is_flag=True,
     help="list every case in the table (default: failed, errored and unstable cases; passing ones are counted)",
 )
@@ -164,6 +169,7 @@ def handle(args: Arguments) -> int:
     database = database_url(args, config)
     if args.wait:
         return _verdict_job(args, golden_set, database, tolerances, targets)
+    wait_ready = _wait_ready(args)
     progress = ProgressDisplay(enabled=not args.json)
     failed = LiveFailures()
     keep_cases = is_in_memory(database)
@@ -198,6 +204,7 @@ def handle(args: Arguments) -> int:
                 # Not kept in memory: the verdict is counted by the store and the output reads the cases back.
                 keep_cases=keep_cases,
                 on_stored=spool.add if spool.wanted else None,
+                wait_ready=wait_ready,
                 **_extra_run_options(args),
             )
         finally:
@@ -250,6 +257,18 @@ def stored_cases(database: str, run: Any, *, notable_only: bool) -> Iterator[Ite
         yield streamed.iter_cases(run.id, notable_only=notable_only) if streamed is not None else None
     finally:
         close_repository(repository)
+
+
+def _wait_ready(args: Arguments) -> float:
+    """``--wait-ready`` in seconds (0 when not given); says on stderr that the run may wait."""
+    if not args.wait_ready:
+        return 0.0
+    from ..waiting import parse_duration
+    from .console import console
+
+    seconds = parse_duration(args.wait_ready)
+    console(stderr=True).plain(f"Waiting up to {seconds:g} s for the generator to answer its readiness probe.")
+    return seconds
 
 
 def _extra_run_options(args: Arguments) -> dict[str, Any]:
