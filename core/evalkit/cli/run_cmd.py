@@ -84,6 +84,11 @@ judge_options = option_group(
     help="list every case in the table (default: failed, errored and unstable cases; passing ones are counted)",
 )
 @click.option(
+    "--show-answers/--no-show-answers", default=None,
+    help="print each failing case's answer, a short excerpt with secrets hidden (default: on a terminal, "
+    "off in CI — where CI is set — and when the output is piped); --privacy decides what is stored",
+)
+@click.option(
     "--privacy", type=Choice(PRIVACY_LEVELS), metavar="{metadata,redacted,full}",
     help="what answer text is stored (default: config, else metadata)",
 )
@@ -235,10 +240,22 @@ def _print_outcome(args: Arguments, outcome: Any, golden_set: Any, database: str
             document = outcome_document(outcome, with_cases=False)
             print_cases_json(document, outcome.run.cases if cases is None else cases, outcome.run.case_count)
         else:
+            out = console(stderr=takes_stdout)
             render_outcome(
-                console(stderr=takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,
-                fail_on_new_failures=args.fail_on_new_failures, cases=cases,
-            )
+                out, outcome, golden_set, live_cases=failed, show_all=args.show_all,
+                fail_on_new_failures=args.fail_on_new_failures, cases=cases, show_answers=_shows_answers(args, out.file),
+            )  # fmt: skip
+
+
+def _shows_answers(args: Arguments, stream: Any) -> bool:
+    """``--show-answers`` / ``--no-show-answers`` as given; else on for a person at a terminal,
+    off in CI (the ``CI`` variable every major CI sets) and in a pipe or a log file."""
+    import os
+
+    if args.show_answers is not None:
+        return bool(args.show_answers)
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty()) and os.environ.get("CI", "").lower() in ("", "0", "false")
 
 
 @contextlib.contextmanager
