@@ -319,6 +319,11 @@ def render_outcome(out: Output, outcome: Any, *, fail_on_new_failures: bool = Fa
     out.print(f"{f'MRR@{k}:':<16}{metrics.mrr_at_k:.3f}")
     out.print(f"{f'Recall@{k}:':<16}{metrics.recall_at_k:.3f}")
     out.print(f"{f'nDCG@{k}:':<16}{metrics.ndcg_at_k:.3f}")
+    threshold = detail.identity.threshold
+    out.print(
+        f"                (relevant: grade {threshold} or more, for the hit rates, MRR and recall; nDCG gains are the "
+        "grades themselves, linear, as trec_eval's ndcg_cut)"
+    )
     out.print(f"Latency:        p50 {metrics.latency_p50_s * 1000:.1f} ms, p95 {metrics.latency_p95_s * 1000:.1f} ms")
     if detail.prepare_seconds is not None:
         out.print(f"Prepared in:    {detail.prepare_seconds:.2f} s (not counted as latency)")

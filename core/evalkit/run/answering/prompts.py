@@ -426,7 +426,9 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
         order.see(prompt.id)
 
     case_count = validate_prompt_set(golden_set, kinds, visit=visit)
-    grading, grader_name = components.load_grader(source.grader, strict=source.strict_grader, **dict(source.grader_options))
+    grading, grader_name = components.load_grader(
+        source.grader, strict=source.strict_grader, config=config, **dict(source.grader_options)
+    )
     bound = source.bound or components.bind_generator(config, source.provider, source.model)
     if isinstance(bound.generator, components.SetAware):
         components.bind_set(bound, golden_set)
