@@ -992,7 +992,8 @@ def test_issue34_08_a_report_or_export_path_that_is_a_pipe_nobody_reads_is_refus
     assert report.code == 0 and "cannot write report.xml: no reader on the pipe" in report.stderr, report.stderr
     step = cli("run", "evalkit.smoke", "--report", "markdown", env={"GITHUB_STEP_SUMMARY": str(summary)}, timeout=60)
     assert step.code == 0 and f"cannot write {summary}: no reader on the pipe" in step.stderr, step.stderr
-    export = cli("retrieval", "hostile.questions", "hostile.retriever", "--export-run", "run.trec", timeout=60)
+    write_collection(project)  # hostile.questions' ids hold whitespace: refused before any pipe is opened
+    export = cli("retrieval", "mine.col", "--deployment", "prod", "--export-run", "run.trec", timeout=60)
     assert "cannot write run.trec: no reader on the pipe" in export.stderr, export.stderr
 
 
@@ -1005,3 +1006,70 @@ def test_issue34_06_an_export_through_a_link_that_fails_midway_leaves_the_target
     assert "contains whitespace" in result.stderr, result.stderr
     assert target.read_text() == "the previous export\n" and (project / "run.trec").is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def write_collection(project: Path, *, judged: str = "d1") -> None:
+    """A two-question BEIR collection ``mine.col`` (deployment ``prod``, ``evalkit.lexical`` over
+    its corpus); question q1's judged document is ``judged`` (a corpus id too)."""
+    folder = project / "col"
+    (folder / "qrels").mkdir(parents=True)
+    docs = [{"_id": judged, "title": "alpha", "text": "alpha beta"}, {"_id": "d2", "title": "gamma", "text": "gamma delta"}]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "alpha"}\n{"_id": "q2", "text": "gamma"}\n')
+    (folder / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\t{judged}\t1\nq2\td2\t1\n")
+    (project / "evalkit.toml").write_text(
+        '[question_sets."mine.col"]\npath = "col"\nsplit = "test"\n\n[deployments.prod]\nretriever = "evalkit.lexical"\n\n'
+        '[deployments.prod.retrievers."evalkit.lexical"]\ncorpus = "col"\n'
+    )
+
+
+@pytest.mark.parametrize("option", ["--export-run", "--export-qrels"])
+def test_issue34_06_an_id_an_export_cannot_hold_is_refused_before_anything_is_asked(cli, project, option) -> None:
+    result = cli("retrieval", "hostile.questions", "hostile.retriever", option, "out.trec")
+    assert result.code == 2, result.stderr
+    assert f"{option}: question id" in result.stderr and "nothing was asked or stored" in result.stderr
+    assert stored_runs(project) == 0 and not (project / "out.trec").exists()
+
+
+def test_issue34_06_a_judged_document_id_holding_whitespace_refuses_the_qrels_before_the_run(cli, project, tmp_path) -> None:
+    write_collection(project, judged="d 1")
+    env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    refused = cli("retrieval", "mine.col", "--deployment", "prod", "--export-qrels", "qrels.trec", env=env)
+    assert refused.code == 2 and "--export-qrels: judged document id 'd 1' cannot be written" in refused.stderr, refused.stderr
+    assert stored_runs(project) == 0
+    # the run file needs only the retriever's ids: known once it has answered, so the run is stored
+    # and the export that cannot be written is an error after it (exit 3), never "nothing stored"
+    late = cli("retrieval", "mine.col", "--deployment", "prod", "--export-run", "run.trec", env=env)
+    assert late.code == 3, late.stderr
+    assert "document id 'd 1'" in late.stderr and "is stored, the export is not written" in late.stderr
+    assert stored_runs(project) == 1 and not (project / "run.trec").exists()
+    assert "Retrieval evaluation" in late.stdout  # the stored run's outcome is still shown
+
+
+# --- issue 34, item 10: environment faults exit 3 -----------------------------------------------
+
+
+@needs_devices
+def test_issue34_10_an_export_the_disk_cannot_take_exits_3_with_the_run_stored(cli, project, tmp_path) -> None:
+    write_collection(project)
+    env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    for option in ("--export-qrels", "--export-run"):
+        result = cli("retrieval", "mine.col", "--deployment", "prod", option, "/dev/full", env=env)
+        assert result.code == 3, result.stderr
+        assert "cannot write /dev/full: No space left on device" in result.stderr and "is stored" in result.stderr
+    assert stored_runs(project) == 2
+
+
+def test_issue34_10_a_write_lock_held_when_a_run_starts_exits_3(cli, project) -> None:
+    assert cli("run", "evalkit.smoke").code == 0
+    holder = sqlite3.connect(database(project), isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another process's write transaction, held
+        for command in (("run", "evalkit.smoke"), ("retrieval", "hostile.questions", "hostile.retriever")):
+            result = cli(*command, env={"EVALKIT_BUSY_TIMEOUT": "1"})
+            assert result.code == 3, (command, result.stderr)
+            assert "database is locked after 1 s" in result.stderr
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert stored_runs(project) == 1

@@ -109,6 +109,10 @@ def handle(args: Arguments) -> int:
     targets = report_targets(args)
     database = database_url(args, config)
     _check_export_paths(args)
+    if args.export_run or args.export_qrels:
+        from ..retrieval.trec import check_exportable
+
+        check_exportable(sourced.set.questions, run=args.export_run, qrels=args.export_qrels)
     if args.wait:
         return _verdict_job(args, sourced, config, database, tolerances, targets)
     progress = ProgressDisplay(enabled=not args.json)
@@ -146,12 +150,17 @@ def _pipeline_scope(args: Arguments) -> tuple[str | None, ...]:
 
 def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
     """Write the reports and exports, print the outcome (table or ``--json``); its exit code."""
+    from ..errors import OutputFailed, UsageError
     from .console import console
     from .json_output import print_json
     from .reporting import deliver_reports
 
     rendered = _render_reports(targets, database, outcome, args.fail_on_regression)
-    exported = _export(args, outcome)
+    try:
+        exported, unwritten = _export(args, outcome), None
+    except (OutputFailed, UsageError) as exc:  # a full disk, a retriever's document id holding whitespace:
+        # the run is stored, so its outcome is still shown, then the failure (exit 3, never "nothing stored")
+        exported, unwritten = [], OutputFailed(f"{exc}; run {outcome.run.id} is stored, the export is not written")
     if args.json:
         print_json(outcome_document(outcome))
     else:
@@ -160,6 +169,8 @@ def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
         for line in exported:
             out.print(line)
     deliver_reports(rendered)
+    if unwritten is not None:
+        raise unwritten
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
 
