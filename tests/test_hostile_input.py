@@ -1073,3 +1073,17 @@ def test_issue34_10_a_write_lock_held_when_a_run_starts_exits_3(cli, project) ->
         holder.execute("ROLLBACK")
         holder.close()
     assert stored_runs(project) == 1
+
+
+@pytest.mark.parametrize(("column", "value"), [("heartbeat_at", "'abc'"), ("owner_pid", "'pid'"), ("shard_count", "'two'")])
+def test_issue34_05_a_lease_row_holding_no_number_is_named_exit_3_not_a_traceback(cli, project, column, value) -> None:
+    assert cli("run", "evalkit.smoke", "--run-id", "leased").code == 0
+    with sqlite3.connect(database(project)) as conn:
+        conn.execute("update evalkit_run set status = 'running'")  # a shard on another host is answering it
+        conn.execute("update evalkit_run_lease set owner_host = 'elsewhere', owner_pid = 5, owner_token = 't', shard_count = 1, done_at = null")
+        conn.execute(f"update evalkit_run_lease set {column} = {value}")
+    for command in (("run", "evalkit.smoke", "--resume", "leased"), ("run", "evalkit.smoke", "--run-id", "leased", "--shard", "1/1")):
+        result = cli(*command)
+        assert result.code == 3, (command, result.stderr)
+        assert f"lease row 1 of run 'leased' (part '*') in the store has {column} " in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
