@@ -1087,3 +1087,45 @@ def test_issue34_05_a_lease_row_holding_no_number_is_named_exit_3_not_a_tracebac
         assert result.code == 3, (command, result.stderr)
         assert f"lease row 1 of run 'leased' (part '*') in the store has {column} " in result.stderr, result.stderr
         assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
+_TWICE = """
+from evalkit import Assertion, GoldenPrompt, GoldenPromptSet
+
+def _set(name):
+    return GoldenPromptSet(identifier="twice.set", name=name, prompts=[GoldenPrompt(id="p", prompt="hi", assertions=[Assertion.contains("hi")])])
+
+class One:
+    def golden_prompt_sets(self):
+        return [_set("one")]
+
+class Two:
+    def golden_prompt_sets(self):
+        return [_set("two")]
+
+class Doubled:
+    def golden_prompt_sets(self):
+        return [_set("first"), _set("second")]
+"""
+
+
+@pytest.mark.parametrize(
+    ("providers", "clash"),
+    [
+        ({"one": "twice_mod:One", "two": "twice_mod:Two"}, "is shipped by more than one provider of distribution evalkit-twice 1.0: one and two"),
+        ({"doubled": "twice_mod:Doubled"}, "is shipped 2 times by provider doubled (evalkit-twice 1.0)"),
+    ],
+    ids=["two providers", "one provider twice"],
+)
+def test_issue34_07_a_clash_within_one_distribution_names_it_once(evalkit_cli, project, tmp_path, providers, clash) -> None:
+    from tests.support.distributions import write_distribution
+
+    folder = write_distribution(tmp_path / "dists", "evalkit-twice", "1.0", {"evalkit.golden_sets": providers}, {"twice_mod.py": _TWICE})
+    env = {"PYTHONPATH": str(folder)}
+    for command in (("list", "sets"), ("run", "twice.set"), ("validate",)):
+        result = evalkit_cli(*command, env=env)
+        assert result.code == 2, (command, result.stderr)
+        assert clash in result.stdout + result.stderr, (command, result.stdout, result.stderr)
+        assert (result.stdout + result.stderr).count("evalkit-twice") == 1, (command, result.stdout, result.stderr)
+    if "two" in providers:  # switching one provider off (item 7's first half) ends the clash
+        assert evalkit_cli("run", "twice.set", env={**env, "EVALKIT_DISABLE_PLUGINS": "two"}).code == 0
