@@ -1093,7 +1093,7 @@ _TWICE = """
 from evalkit import Assertion, GoldenPrompt, GoldenPromptSet
 
 def _set(name):
-    return GoldenPromptSet(identifier="twice.set", name=name, prompts=[GoldenPrompt(id="p", prompt="hi", assertions=[Assertion.contains("hi")])])
+    return GoldenPromptSet(identifier="twice.set", name=name, prompts=[GoldenPrompt(id="p", prompt="hi", assertions=[Assertion.contains("hi")], reference="hi")])
 
 class One:
     def golden_prompt_sets(self):
