@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
+import signal
 import sqlite3
 import time
 from pathlib import Path
@@ -1129,3 +1132,69 @@ def test_issue34_07_a_clash_within_one_distribution_names_it_once(evalkit_cli, p
         assert (result.stdout + result.stderr).count("evalkit-twice") == 1, (command, result.stdout, result.stderr)
     if "two" in providers:  # switching one provider off (item 7's first half) ends the clash
         assert evalkit_cli("run", "twice.set", env={**env, "EVALKIT_DISABLE_PLUGINS": "two"}).code == 0
+
+
+# --- issue 34, item 4: plugins that keep the process alive ----------------------------------------
+# Real processes (evalkit_process): how the process ends is what is under test, and only the console
+# script ends it whatever a plugin left running (an in-process call never does).
+
+
+@pytest.fixture
+def unruly(plugin_dists) -> str:
+    """PYTHONPATH with the unruly hook plugin installed (it misbehaves as $UNRULY says)."""
+    return plugin_dists("evalkit-unruly-hooks")
+
+
+@pytest.mark.parametrize("ways", ["thread", "atexit", "thread,atexit"])
+def test_issue34_04_what_a_plugin_leaves_running_does_not_keep_a_finished_run_alive(project, evalkit_process, unruly, ways) -> None:
+    result = evalkit_process("run", "evalkit.smoke", env={"PYTHONPATH": unruly, "UNRULY": ways}, timeout=90)
+    assert result.code == 0, result.stderr
+    assert "All 7 cases passed" in result.stdout and stored_runs(project) == 1
+    if "thread" in ways:
+        assert "evalkit: note: a plugin left 1 thread running ('unruly-forever'); the process ends without waiting" in result.stderr
+
+
+def test_issue34_04_a_plugins_own_sigalrm_handler_or_timer_does_not_switch_off_hook_timeout(project, evalkit_process, unruly) -> None:
+    (project / "evalkit.toml").write_text("hook_timeout = 1\n")
+    result = evalkit_process("run", "evalkit.smoke", env={"PYTHONPATH": unruly, "UNRULY": "alarm"}, timeout=90)
+    assert result.code == 0, result.stderr
+    said = result.stdout + result.stderr
+    assert 'hook plugin "evalkit-unruly-hooks:unruly" did not return from evalkit_case_graded within 1 s (hook_timeout)' in said, said
+
+
+def _wait_for_lines(path: Path, count: int, process) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if path.exists() and len(path.read_text().splitlines()) >= count:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the run did not reach {count} marks: {process.communicate(timeout=5)}")
+
+
+@pytest.mark.parametrize("ways", ["sigterm,slow", "swallow"], ids=["own SIGTERM handler", "swallows BaseException"])
+def test_issue34_04_sigterm_ends_the_process_whatever_a_plugin_does_saying_how_to_resume(project, evalkit_process, unruly, ways) -> None:
+    marks = project / "marks.txt"
+    (project / "ci.toml").write_text("hook_timeout = 30\n")
+    store = f"sqlite:///{project / 'elsewhere.db'}"
+    env = {"PYTHONPATH": unruly, "UNRULY": ways, "UNRULY_STARTED": str(marks)}
+    process = evalkit_process.start("run", "evalkit.smoke", "--concurrency", "1", "--config", "ci.toml", "--database", store, env=env)
+    try:
+        _wait_for_lines(marks, 3, process)  # started, and two cases graded
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 3, out + err
+    if ways == "swallow":
+        assert "a plugin kept the command from stopping" in err, err
+    found = re.search(r"continue it with `([^`]*)`", err)
+    assert found, err
+    resume = shlex.split(found.group(1))
+    assert resume[:3] == ["evalkit", "run", "evalkit.smoke"] and "--resume" in resume
+    assert resume[resume.index("--config") + 1] == "ci.toml" and resume[resume.index("--database") + 1] == store
+    # pasted as printed, it resumes the run in the same store
+    resumed = evalkit_process(*resume[1:], "--json", env={"PYTHONPATH": unruly}, timeout=90)
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete" and resumed.json()["run_id"] == resume[-1]

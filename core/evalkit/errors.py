@@ -223,6 +223,7 @@ class RunStoreFailed(EvalkitError):
         self.cause = cause
         self.kept = kept
         self.marked = marked
+        self.resumable = resumable
         kept_text = "the cases committed before the fault are kept" if kept is None else f"{counted(kept, 'case')} committed before the fault {'is' if kept == 1 else 'are'} kept"
         state = "the run is marked interrupted" if marked else "the run could not be marked interrupted (the store does not answer)"
         command = command or f"evalkit run {set_identifier} --resume {run_id}"

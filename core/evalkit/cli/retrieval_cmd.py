@@ -93,12 +93,15 @@ def handle(args: Arguments) -> int:
     from .. import registry
     from ..catalog import question_set_catalog
     from ..config import load_config
+    from ..errors import RunInterrupted, RunStoreFailed
     from ..run.library import evaluate_retrieval
     from ..storage import is_in_memory
     from ..tolerance import Tolerances
+    from . import ending
     from .common import database_url, run_started
     from .render import ProgressDisplay
     from .reporting import report_targets
+    from .resuming import resume_command, with_resume_command
     from .run_cmd import placement_options
 
     config = load_config(args.config)
@@ -116,6 +119,16 @@ def handle(args: Arguments) -> int:
     if args.wait:
         return _verdict_job(args, sourced, config, database, tolerances, targets)
     progress = ProgressDisplay(enabled=not args.json)
+    words = ("retrieval", args.set, *((args.retriever,) if args.retriever else ()))
+
+    def started(run: Any, total: int) -> None:
+        ending.run_began(run.id, resume_command(words, args, run.id))
+        progress.start(run, total)
+
+    def case_done(case: Any) -> None:
+        ending.case_committed()
+        progress.advance(case)
+
     try:
         outcome = evaluate_retrieval(
             sourced,
@@ -131,13 +144,15 @@ def handle(args: Arguments) -> int:
             concurrency=args.concurrency,
             baseline=args.baseline,
             fail_on_new_failures=args.fail_on_new_failures,
-            on_start=run_started(progress.start),
-            on_case=progress.advance,
+            on_start=run_started(started),
+            on_case=case_done,
             # Not kept in memory: the verdict is counted and paired by the store (the outcome's
             # detail keeps each question's score and the errored questions' cases).
             keep_cases=is_in_memory(database),
             **placement_options(args, _pipeline_scope(args)),
         )
+    except (RunInterrupted, RunStoreFailed) as exc:  # the line that resumes it, as this command was given
+        raise with_resume_command(exc, resume_command(words, args, exc.run_id)) from None
     finally:
         progress.stop()
     return _deliver(args, outcome, targets, database)

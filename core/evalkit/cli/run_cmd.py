@@ -144,16 +144,19 @@ def handle(args: Arguments) -> int:
     from .. import registry
     from ..catalog import prompt_set_catalog
     from ..config import load_config
+    from ..errors import RunInterrupted, RunStoreFailed
     from ..run.answering.prompts import PromptRules
     from ..run.decide import stored_verdict
     from ..run.library import evaluate_set
     from ..storage import is_in_memory
     from ..tolerance import Tolerances
+    from . import ending
     from .case_spool import CaseJsonSpool
     from .common import database_url, run_started
     from .json_output import print_json_streamed
     from .render import ProgressDisplay, outcome_document
     from .reporting import deliver_reports, render_for, report_targets
+    from .resuming import resume_command, with_resume_command
 
     config = load_config(args.config)
     catalog = prompt_set_catalog(config=config)
@@ -171,10 +174,12 @@ def handle(args: Arguments) -> int:
     with CaseJsonSpool(wanted=args.json and not keep_cases) as spool:
 
         def started(run: Any, total: int) -> None:
+            ending.run_began(run.id, resume_command(("run", args.set), args, run.id))
             spool.start(run, total)
             progress.start(run, total)
 
         def case_done(case: Any) -> None:
+            ending.case_committed()
             progress.advance(case)
             failed.keep(case)
 
@@ -200,6 +205,8 @@ def handle(args: Arguments) -> int:
                 on_stored=spool.add if spool.wanted else None,
                 **_extra_run_options(args),
             )
+        except (RunInterrupted, RunStoreFailed) as exc:  # the line that resumes it, as this command was given
+            raise with_resume_command(exc, resume_command(("run", args.set), args, exc.run_id)) from None
         finally:
             progress.stop()
         verdict = outcome.verdict
