@@ -190,15 +190,18 @@ def run_one(
     """Run ``golden_set`` for ``args.provider``, print its outcome (or, with ``collect``, keep its
     ``--json`` document there instead of printing it) and deliver its reports; the exit code and
     the outcome."""
+    from ..errors import RunInterrupted, RunStoreFailed
     from ..run.answering.prompts import PromptRules
     from ..run.decide import stored_verdict
     from ..run.library import evaluate_set
     from ..storage import is_in_memory
+    from . import ending
     from .case_spool import CaseJsonSpool
     from .common import run_started
     from .json_output import print_json_streamed
     from .render import ProgressDisplay, outcome_document
     from .reporting import deliver_reports, render_for
+    from .resuming import resume_command, with_resume_command
 
     wait_ready = _wait_ready(args)
     progress = ProgressDisplay(enabled=not args.json)
@@ -208,10 +211,12 @@ def run_one(
     with CaseJsonSpool(wanted=args.json and not keep_cases) as spool:
 
         def started(run: Any, total: int) -> None:
+            ending.run_began(run.id, resume_command(("run", args.set), args, run.id))
             spool.start(run, total)
             progress.start(run, total)
 
         def case_done(case: Any) -> None:
+            ending.case_committed()
             progress.advance(case)
             failed.keep(case)
 
@@ -238,6 +243,8 @@ def run_one(
                 wait_ready=wait_ready,
                 **_extra_run_options(args),
             )
+        except (RunInterrupted, RunStoreFailed) as exc:  # the line that resumes it, as this command was given
+            raise with_resume_command(exc, resume_command(("run", args.set), args, exc.run_id)) from None
         finally:
             progress.stop()
         verdict = outcome.verdict
