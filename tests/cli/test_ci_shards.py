@@ -101,11 +101,14 @@ def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, 
 def test_auto_shards_outside_a_parallel_ci_job_are_refused_before_anything_runs(evalkit_cli, plugin_dists, project) -> None:
     env = {"PYTHONPATH": plugin_dists(REPORT_PLUGINS), "CI_NODE_INDEX": "", "CIRCLE_NODE_INDEX": "", "BUILDKITE_PARALLEL_JOB": ""}
     answer_hostile(project)
-    result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", env=env)
+    store = f"sqlite:///{project / '.evalkit' / 'results.db'}"  # named: a shard's store must be (see below)
+    result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", "--database", store, env=env)
     assert result.code == 2
-    assert "--shard auto: no CI parallel-job variables are set" in result.stderr
+    assert "--shard auto: no CI parallel-job or job-array variables are set" in result.stderr
     assert not (project / ".evalkit" / "results.db").exists()
-    waiting = evalkit_cli("run", SET, "--provider", "app", "--wait-for-shards", env={**env, "CI_PIPELINE_ID": "", "GITHUB_RUN_ID": ""})
+    waiting = evalkit_cli(
+        "run", SET, "--provider", "app", "--wait-for-shards", "--database", store, env={**env, "CI_PIPELINE_ID": "", "GITHUB_RUN_ID": ""}
+    )
     assert waiting.code == 2 and "--wait-for-shards needs the run's id: pass --run-id ID" in waiting.stderr
 
 
@@ -115,7 +118,7 @@ def test_circleci_shards_answer_their_own_slices(evalkit_cli, plugin_dists, proj
     seen = []
     for index in range(2):
         env = {"PYTHONPATH": plugins, "CIRCLE_NODE_INDEX": str(index), "CIRCLE_NODE_TOTAL": "2", "CIRCLE_WORKFLOW_ID": "wf-9"}
-        result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", "--json", env=env)
+        result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", "--json", "--database", "sqlite:///shared.db", env=env)
         assert result.code == 0, result.stderr
         document = result.json()
         seen.append(document)

@@ -197,7 +197,9 @@ def placement_options(*, resume: str, scope: str) -> Callable[[Decorated], Decor
             "--shard", metavar="I/N",
             help="answer only slice I of N deterministic slices of the set; auto: from the CI's parallel-job variables "
             "(GitLab CI_NODE_INDEX/CI_NODE_TOTAL, CircleCI CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL, Buildkite "
-            "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT)",
+            "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT) or job array (Slurm SLURM_ARRAY_TASK_ID/"
+            "SLURM_ARRAY_TASK_COUNT; Kubernetes JOB_COMPLETION_INDEX and AWS Batch AWS_BATCH_JOB_ARRAY_INDEX, "
+            "with auto/N or EVALKIT_SHARD_COUNT for N). A shared store only: SQLite is refused unless --database names it",
         ),
         click.option(
             "--run-id", metavar="ID",

@@ -171,7 +171,7 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tole
     from ..run.decide import Judging, recorded_verdict
     from ..run.outcome import Outcome
     from ..storage import capabilities, close_repository, open_repository
-    from .run_cmd import waited_run
+    from .run_cmd import gate_notes, waited_run
 
     question_set = sourced.set
     repository = open_repository(database)
@@ -183,10 +183,13 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tole
         deployment = Deployment(run.deployment, {}, choice.source if choice is not None else "none")
         store = capabilities(repository)
         answering = stored_answering(run, question_set, deployment, store)
-        verdict, detail = recorded_detail(answering, recorded_verdict(run, Judging(store, answering.rules, tolerances)))
+        # The whole gate, as a single process would apply it: tolerances, a chosen baseline, new failures.
+        judging = Judging(store, answering.rules, tolerances, args.baseline, None, args.fail_on_new_failures)
+        verdict, detail = recorded_detail(answering, recorded_verdict(run, judging))
+        notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))
     finally:
         close_repository(repository)
-    outcome = Outcome(run, verdict, (f"Every shard of run {run.id} is in.",), detail=detail)
+    outcome = Outcome(run, verdict, notes, detail=detail)
     return _deliver(args, outcome, targets, database)
 
 

@@ -266,10 +266,10 @@ def placement_options(args: Arguments, scope: tuple[str | None, ...]) -> dict[st
     from ..run.plan import Shard
 
     shard = None
-    if args.shard == "auto":
-        from ..ci import shard_from_environment  # only here: its two attrs classes cost a run 3 ms
+    if args.shard and args.shard.startswith("auto"):
+        from ..ci import parse_auto, shard_from_environment  # only here: its attrs classes cost a run 3 ms
 
-        shard = shard_from_environment(os.environ)
+        shard = shard_from_environment(os.environ, parse_auto(args.shard))
     elif args.shard:
         shard = Shard.parse(args.shard)
     run_id = args.run_id or (pipeline_run_id(scope) if shard is not None and not args.resume else None)
@@ -322,10 +322,14 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: An
     repository = open_repository(database)
     try:
         run = waited_run(args, repository, _pipeline_scope(args), golden_set)
-        verdict = recorded_verdict(run, Judging(capabilities(repository), PromptRules(), tolerances))
+        store = capabilities(repository)
+        # The whole gate, as a single process would apply it: tolerances, a chosen baseline, new failures.
+        judging = Judging(store, PromptRules(), tolerances, args.baseline, None, args.fail_on_new_failures)
+        verdict = recorded_verdict(run, judging)
+        notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))
     finally:
         close_repository(repository)
-    outcome = Outcome(run, verdict, (f"Every shard of run {run.id} is in.",))
+    outcome = Outcome(run, verdict, notes)
     rendered = render_for(
         targets, database, run, verdict=stored_verdict(verdict, PromptRules()), comparison=verdict.comparison,
         baseline=verdict.baseline, fail_on_regression=args.fail_on_regression, notes=outcome.notes,
@@ -333,6 +337,25 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: An
     if args.json:
         print_json(outcome_document(outcome))
     else:
-        render_outcome(console(stderr=rendered.takes_stdout), outcome, golden_set)
+        render_outcome(
+            console(stderr=rendered.takes_stdout), outcome, golden_set, show_all=args.show_all,
+            fail_on_new_failures=args.fail_on_new_failures,
+        )  # fmt: skip
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+
+
+def gate_notes(verdict: Any, judging: Any) -> tuple[str, ...]:
+    """What the verdict job says when the shard that closed the run accepted it as the baseline
+    although this job's gate would not have (it was not given --fail-on-new-failures)."""
+    from ..run.decide import automatic_acceptance
+
+    acceptance = verdict.acceptance
+    if acceptance is None or acceptance.how not in ("first", "no_regression"):
+        return ()
+    if automatic_acceptance(verdict, judging.store, fail_on_new_failures=judging.fail_on_new_failures) is not None:
+        return ()
+    return (
+        "The shard that closed the run accepted it as its scope's baseline, but this job's gate would not have: "
+        "give the shard jobs the same gate options as the verdict job (--fail-on-new-failures included).",
+    )
