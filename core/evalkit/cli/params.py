@@ -156,12 +156,21 @@ def tolerance_options(first: str, second: str, what: tuple[str, str]) -> Callabl
 
 
 def baseline_option(function: Decorated) -> Decorated:
-    """``--baseline RUN_ID``: compare with a chosen stored run of the same scope."""
+    """``--baseline RUN_ID``: compare with a chosen stored run of the same scope; ``--baseline-file
+    PATH``: with a baseline exported to a file (``evalkit baseline export``)."""
     from .names import RunId
 
-    return click.option(
-        "--baseline", metavar="RUN_ID", type=RunId(),
-        help="compare with this stored run instead of the scope's accepted baseline (refused, exit 2, when it is of another scope)",
+    return option_group(
+        click.option(
+            "--baseline", metavar="RUN_ID", type=RunId(),
+            help="compare with this stored run instead of the scope's accepted baseline (refused, exit 2, when it is of another scope)",
+        ),
+        click.option(
+            "--baseline-file", metavar="PATH",
+            help="compare with the baseline in this file (written by `evalkit baseline export`, e.g. committed to the "
+            "repository) instead of the store's: CI without a shared database still gates. Refused (exit 2) when it "
+            "was changed after export or is of another scope",
+        ),
     )(function)
 
 

@@ -99,7 +99,7 @@ def handle(args: Arguments) -> int:
     from .common import database_url, run_started
     from .render import ProgressDisplay
     from .reporting import report_targets
-    from .run_cmd import placement_options
+    from .run_cmd import placement_options, read_baseline_option
 
     config = load_config(args.config)
     sourced = question_set_catalog(config=config).get(args.set)
@@ -107,10 +107,11 @@ def handle(args: Arguments) -> int:
         registry.find("evalkit.retrievers", args.retriever)
     tolerances = Tolerances.parse(args.max_top1_drop, args.max_top3_drop, names=("max-top1-drop", "max-top3-drop"))
     targets = report_targets(args)
+    baseline_file = read_baseline_option(args)
     database = database_url(args, config)
     _check_export_paths(args)
     if args.wait:
-        return _verdict_job(args, sourced, config, database, tolerances, targets)
+        return _verdict_job(args, sourced, config, database, tolerances, targets, baseline_file)
     progress = ProgressDisplay(enabled=not args.json)
     try:
         outcome = evaluate_retrieval(
@@ -126,6 +127,7 @@ def handle(args: Arguments) -> int:
             label=args.label,
             concurrency=args.concurrency,
             baseline=args.baseline,
+            baseline_file=baseline_file,
             fail_on_new_failures=args.fail_on_new_failures,
             on_start=run_started(progress.start),
             on_case=progress.advance,
@@ -163,7 +165,7 @@ def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
 
-def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tolerances: Any, targets: Any) -> int:
+def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tolerances: Any, targets: Any, baseline_file: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..errors import UsageError
     from ..retrieval.deployments import Deployment, choose_deployment
@@ -184,7 +186,8 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tole
         store = capabilities(repository)
         answering = stored_answering(run, question_set, deployment, store)
         # The whole gate, as a single process would apply it: tolerances, a chosen baseline, new failures.
-        judging = Judging(store, answering.rules, tolerances, args.baseline, None, args.fail_on_new_failures)
+        from_file = baseline_file.run if baseline_file is not None else None
+        judging = Judging(store, answering.rules, tolerances, args.baseline, None, args.fail_on_new_failures, from_file)
         verdict, detail = recorded_detail(answering, recorded_verdict(run, judging))
         notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))
     finally:

@@ -161,9 +161,10 @@ def handle(args: Arguments) -> int:
     registry.find("evalkit.graders", args.grader)
     tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
     targets = report_targets(args)
+    baseline_file = read_baseline_option(args)
     database = database_url(args, config)
     if args.wait:
-        return _verdict_job(args, golden_set, database, tolerances, targets)
+        return _verdict_job(args, golden_set, database, tolerances, targets, baseline_file)
     progress = ProgressDisplay(enabled=not args.json)
     failed = LiveFailures()
     keep_cases = is_in_memory(database)
@@ -192,6 +193,7 @@ def handle(args: Arguments) -> int:
                 concurrency=args.concurrency,
                 label=args.label,
                 baseline=args.baseline,
+                baseline_file=baseline_file,
                 fail_on_new_failures=args.fail_on_new_failures,
                 on_start=run_started(started),
                 on_case=case_done,
@@ -308,7 +310,20 @@ def waited_run(args: Arguments, repository: ResultRepository, scope: tuple[str |
     return run
 
 
-def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: Any, targets: Any) -> int:
+def read_baseline_option(args: Arguments) -> Any:
+    """The :class:`~evalkit.baseline_file.BaselineFile` ``--baseline-file`` names (``None``
+    without it); refused with ``--baseline`` (two baselines)."""
+    if args.baseline_file is None:
+        return None
+    from ..baseline_file import read_baseline_file
+    from ..errors import UsageError
+
+    if args.baseline is not None:
+        raise UsageError("--baseline and --baseline-file name two baselines; give one")
+    return read_baseline_file(args.baseline_file)
+
+
+def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: Any, targets: Any, baseline_file: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..run.answering.prompts import PromptRules
     from ..run.decide import Judging, recorded_verdict, stored_verdict
@@ -324,7 +339,8 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: An
         run = waited_run(args, repository, _pipeline_scope(args), golden_set)
         store = capabilities(repository)
         # The whole gate, as a single process would apply it: tolerances, a chosen baseline, new failures.
-        judging = Judging(store, PromptRules(), tolerances, args.baseline, None, args.fail_on_new_failures)
+        from_file = baseline_file.run if baseline_file is not None else None
+        judging = Judging(store, PromptRules(), tolerances, args.baseline, None, args.fail_on_new_failures, from_file)
         verdict = recorded_verdict(run, judging)
         notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))
     finally:

@@ -340,7 +340,9 @@ class _Lifecycle:
         """The outcome of a shard whose run is already complete: nothing is answered or stored
         again, the verdict is the one recorded when the run closed (as the verdict job reads it)."""
         gate = self.plan.gate
-        judging = Judging(self.store, self.answering.rules, gate.tolerances, gate.baseline_id, None, gate.fail_on_new_failures)
+        judging = Judging(
+            self.store, self.answering.rules, gate.tolerances, gate.baseline_id, None, gate.fail_on_new_failures, gate.baseline_run
+        )
         run = self.store.repository.get_run(existing.id, with_cases=self.plan.observing.keep_cases) or existing
         verdict = recorded_verdict(run, judging)
         self.notes.append(
@@ -378,7 +380,9 @@ class _Lifecycle:
         # Whole runs only: a shard's count may miss what the other shards stored after it.
         tally = finish.tally if streamed and placement.shard is None else None
         gate = self.plan.gate
-        judging = Judging(self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures)
+        judging = Judging(
+            self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures, gate.baseline_run
+        )
         return stored, settle(stored, judging)
 
     def _answered(self, header: Run, stored_header: Run, joining: bool) -> Collection[str]:
