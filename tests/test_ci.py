@@ -132,3 +132,13 @@ def test_durations(text, seconds) -> None:
 def test_bad_durations_are_usage_errors(text) -> None:
     with pytest.raises(UsageError):
         parse_duration(text)
+
+
+def test_the_shards_a_run_waits_for_are_named_as_shards_never_as_a_count() -> None:
+    from evalkit.storage.values import ShardProgress
+
+    assert ShardProgress(4, frozenset({3})).describe() == "shard 3 of 4 is in; waiting for shards 1, 2, 4"
+    assert ShardProgress(2, frozenset({1})).describe() == "shard 1 of 2 is in; waiting for shard 2"
+    assert ShardProgress(4, frozenset({1, 3})).describe() == "shards 1, 3 of 4 are in; waiting for shards 2, 4"
+    assert ShardProgress(3).describe() == "no shard of 3 is in yet; waiting for shards 1, 2, 3"
+    assert ShardProgress(2, frozenset({1, 2})).describe() == "shards 1, 2 of 2 are in"
