@@ -125,3 +125,41 @@ def test_circleci_shards_answer_their_own_slices(evalkit_cli, plugin_dists, proj
     assert seen[0]["run_id"] == seen[1]["run_id"] and seen[0]["run_id"].startswith("circleci-wf-9-")
     assert seen[0]["status"] == "running" and seen[1]["status"] == "complete"
     assert sorted(c["id"] for c in seen[1]["cases"]) == sorted(HOSTILE_IDS)
+
+
+@pytest.mark.parametrize(
+    ("name", "jobs"),
+    [
+        ("kubernetes", [{"JOB_COMPLETION_INDEX": "0"}, {"JOB_COMPLETION_INDEX": "1"}]),
+        ("kubernetes-count", [{"JOB_COMPLETION_INDEX": str(i), "EVALKIT_SHARD_COUNT": "2"} for i in (0, 1)]),
+        ("slurm", [{"SLURM_ARRAY_TASK_ID": str(i), "SLURM_ARRAY_TASK_MIN": "5", "SLURM_ARRAY_TASK_COUNT": "2"} for i in (5, 6)]),
+        ("aws-batch", [{"AWS_BATCH_JOB_ARRAY_INDEX": str(i), "EVALKIT_SHARD_COUNT": "2"} for i in (0, 1)]),
+    ],
+)
+def test_job_array_shards_answer_their_own_slices(evalkit_cli, plugin_dists, project, name, jobs) -> None:
+    plugins = plugin_dists(REPORT_PLUGINS)
+    answer_hostile(project)
+    count = ("--shard", "auto/2") if name == "kubernetes" else ("--shard", "auto")
+    seen = []
+    for variables in jobs:
+        env = environment(plugins, "", **variables)
+        env.pop("EVALKIT_DATABASE_URL")
+        result = evalkit_cli(
+            "run", SET, "--provider", "app", *count, "--run-id", f"array-{name}", "--database", "sqlite:///array.db", "--json", env=env
+        )
+        assert result.code == 0, result.stderr
+        seen.append(result.json())
+    assert seen[0]["status"] == "running" and seen[1]["status"] == "complete"
+    assert "shard 1 of 2 is in; waiting for shard 2" in seen[0]["verdict"]["reason"]
+    first, second = ({case["id"] for case in document["cases"]} for document in seen)
+    assert first and first < set(HOSTILE_IDS) and sorted(second) == sorted(HOSTILE_IDS)
+
+
+def test_a_job_array_index_without_a_count_is_refused_naming_both_ways_to_give_it(evalkit_cli, plugin_dists, project) -> None:
+    answer_hostile(project)
+    env = {"PYTHONPATH": plugin_dists(REPORT_PLUGINS), "JOB_COMPLETION_INDEX": "1", "EVALKIT_SHARD_COUNT": None}
+    result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", "--run-id", "k", "--database", "sqlite:///k.db", env=env)
+    assert result.code == 2 and "give --shard auto/N or set EVALKIT_SHARD_COUNT=N" in result.stderr
+    bad = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto/x", "--run-id", "k", "--database", "sqlite:///k.db", env=env)
+    assert bad.code == 2 and '--shard must look like I/N (e.g. 2/4), auto or auto/N, got "auto/x"' in bad.stderr
+    assert not (project / "k.db").exists()
