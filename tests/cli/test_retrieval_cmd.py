@@ -622,3 +622,16 @@ def test_a_retrieval_baseline_file_gates_a_fresh_store_and_one_of_another_scope_
     assert gated.json()["hit_rate_changes"]["lost_top1_hits"] == ["json"]
     other = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "y", "--baseline-file", "baseline.json")
     assert other.code == 2 and "baseline file baseline.json holds a run of another scope" in other.stderr, other.stderr
+
+
+def test_a_shard_of_a_complete_retrieval_run_asks_nothing_and_gives_its_verdict(cli, project) -> None:
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
+    args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--json", "--database", "sqlite:///s.db")
+    first = cli(*args, "--shard", "1/1", "--run-id", "pipeline-3")
+    assert first.code == 0, first.stderr
+    again = cli(*args, "--shard", "1/1", "--run-id", "pipeline-3")  # a later attempt of the pipeline
+    assert again.code == 0, again.stderr
+    document = again.json()
+    assert document["run_id"] == "pipeline-3" and document["status"] == "complete"
+    assert any(note.startswith("Run pipeline-3 is already complete") for note in document["notes"]), document["notes"]
+    assert document["metrics"] == first.json()["metrics"] and document["verdict"]["state"] == first.json()["verdict"]["state"]
