@@ -7,6 +7,7 @@ See docs/failure-modes.md for what evalkit does in each case.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -1085,7 +1086,8 @@ def test_issue34_05_a_lease_row_holding_no_number_is_named_exit_3_not_a_tracebac
         conn.execute("update evalkit_run set status = 'running'")  # a shard on another host is answering it
         conn.execute("update evalkit_run_lease set owner_host = 'elsewhere', owner_pid = 5, owner_token = 't', shard_count = 1, done_at = null")
         conn.execute(f"update evalkit_run_lease set {column} = {value}")
-    for command in (("run", "evalkit.smoke", "--resume", "leased"), ("run", "evalkit.smoke", "--run-id", "leased", "--shard", "1/1")):
+    shard = ("run", "evalkit.smoke", "--run-id", "leased", "--shard", "1/1", "--database", f"sqlite:///{database(project)}")
+    for command in (("run", "evalkit.smoke", "--resume", "leased"), shard):  # a shard names its store (issue 34, item 14)
         result = cli(*command)
         assert result.code == 3, (command, result.stderr)
         assert f"lease row 1 of run 'leased' (part '*') in the store has {column} " in result.stderr, result.stderr
@@ -1198,3 +1200,79 @@ def test_issue34_04_sigterm_ends_the_process_whatever_a_plugin_does_saying_how_t
     resumed = evalkit_process(*resume[1:], "--json", env={"PYTHONPATH": unruly}, timeout=90)
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete" and resumed.json()["run_id"] == resume[-1]
+
+
+@pytest.mark.parametrize("value", ["", "   "], ids=["empty", "blank"])
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke")], ids=lambda c: c[0])
+def test_issue34_14_an_empty_database_url_is_refused_not_read_as_unset(cli, project, value, command) -> None:
+    # a CI secret a fork's pull request cannot read arrives as an empty variable
+    result = cli(*command, env={"EVALKIT_DATABASE_URL": value})
+    assert result.code == 2 and "EVALKIT_DATABASE_URL is set but empty" in result.stderr, result.stderr
+    assert stored_runs(project) == 0 and not database(project).exists()
+    blank = cli(*command, "--database", "   ")
+    assert blank.code == 2 and "--database is empty" in blank.stderr, blank.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (("--shard", "1/2", "--run-id", "ci-1"), {}),
+        (("--wait-for-shards", "--run-id", "ci-1", "--timeout", "1s"), {}),
+        (("--shard", "auto"), {"CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "2", "CI_PIPELINE_ID": "7"}),
+        (("--shard", "1/2", "--run-id", "ci-1"), {"EVALKIT_DATABASE_URL": "sqlite:///elsewhere.db"}),
+    ],
+    ids=["shard", "verdict-job", "auto", "sqlite-from-environment"],
+)
+def test_issue34_14_a_shard_or_verdict_job_on_a_store_local_to_the_job_is_refused(cli, project, args, env) -> None:
+    result = cli("run", "evalkit.smoke", *args, env=env)
+    assert result.code == 2 and "needs a store every job of the run shares" in result.stderr, result.stderr
+    assert "name the file with --database" in result.stderr
+    assert stored_runs(project) == 0 and not (project / "elsewhere.db").exists()
+
+
+def _exported_baseline(cli, project: Path) -> dict:  # noqa: ANN001
+    assert cli("run", "evalkit.smoke").code == 0
+    assert cli("baseline", "export", "evalkit.smoke", "-o", "baseline.json").code == 0
+    database(project).unlink()
+    return json.loads((project / "baseline.json").read_text())
+
+
+def test_issue34_15_a_hand_edited_baseline_file_is_refused_naming_it(cli, project) -> None:
+    document = _exported_baseline(cli, project)
+    document["run"]["cases"][0]["passed"] = not document["run"]["cases"][0]["passed"]
+    (project / "baseline.json").write_text(json.dumps(document))
+    result = cli("run", "evalkit.smoke", "--baseline-file", "baseline.json")
+    assert result.code == 2 and "baseline file baseline.json: its content does not match its digest" in result.stderr
+    assert stored_runs(project) == 0
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"[default]\naws_secret_access_key = AKIAHOSTILE0123456789\n", b"\xff\xfe not utf-8", b'{"format": "evalkit-baseline"}', b""],
+    ids=["credentials", "not-utf8", "schema", "empty"],
+)
+def test_issue34_15_a_foreign_file_as_baseline_is_refused_without_quoting_it(cli, project, content) -> None:
+    (project / "foreign.json").write_bytes(content)
+    result = cli("run", "evalkit.smoke", "--baseline-file", "foreign.json")
+    assert result.code == 2 and "baseline file foreign.json: " in result.stderr, result.stderr
+    assert "AKIAHOSTILE" not in result.stderr and "aws_secret" not in result.stderr
+    assert stored_runs(project) == 0
+
+
+def test_issue34_15_a_forged_baseline_files_hostile_strings_are_shown_literally(cli, project) -> None:
+    document = _exported_baseline(cli, project)
+    body = {k: v for k, v in document.items() if k != "digest"}
+    body["run"]["cases"][0]["case_id"] = "evil\x1b]0;owned\x07\u202e"  # no longer in the set: a removed case
+    body["acceptance"] = {"how": "manual", "at": 0, "by": "\x1b[2J", "reason": "\x9b31m"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    body["digest"] = "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+    (project / "baseline.json").write_text(json.dumps(body))
+    result = cli("run", "evalkit.smoke", "--baseline-file", "baseline.json", "--show-all")
+    assert result.code == 0, result.stderr
+    assert_shown_literally(result.stdout, result.stderr)
+
+
+def test_issue34_15_a_baseline_file_that_is_a_pipe_nobody_writes_is_refused_not_waited_on(cli, project) -> None:
+    os.mkfifo(project / "baseline.json")
+    result = cli("run", "evalkit.smoke", "--baseline-file", "baseline.json", timeout=60)
+    assert result.code == 2 and "baseline file baseline.json: " in result.stderr

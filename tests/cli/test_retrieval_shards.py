@@ -100,8 +100,10 @@ def test_a_retrieval_run_sharded_over_two_processes_gets_the_verdict_of_one_proc
         assert single["verdict"]["state"] == "regressed" and single["verdict"]["baseline_id"] == baseline_id
 
         # The same measurement in two shards of one run: the verdict job starts first and waits.
-        waiting = start(project, env, *args, "--wait-for-shards", "--run-id", "split-1", "--timeout", "3m", "--poll", "0.2s")
-        shards = [start(project, env, *args, "--shard", f"{i}/2", "--run-id", "split-1") for i in (1, 2)]
+        # a shard's store is named with --database (one machine's SQLite file is refused otherwise)
+        named = ("--database", database)
+        waiting = start(project, env, *args, *named, "--wait-for-shards", "--run-id", "split-1", "--timeout", "3m", "--poll", "0.2s")
+        shards = [start(project, env, *args, *named, "--shard", f"{i}/2", "--run-id", "split-1") for i in (1, 2)]
         documents = []
         for shard in shards:
             code, out, err = finish(shard)

@@ -490,21 +490,21 @@ def test_8_shards_give_one_n_and_the_verdict_is_pending_until_all_are_in(
     configure_slow_endpoint(project, chat_server.base_url)
     env = cli_env(hostile_plugins, database_url)
     chat_server.fail_at(2, Fault.http_error(400))  # request 1 is the readiness probe
-    first = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--json", env=env)
+    first = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--database", database_url, "--json", env=env)
     assert first.code == 3, "this shard's slice has an errored case"
     assert stored(database_url, "split").status is RunStatus.RUNNING, "the run stays running until every shard is in"
 
     asked = answers_asked(chat_server)
     for args in (("--shard", "2/3"), ("--shard", "1/1")):
-        refused = evalkit_cli("run", "storagekit.echo", *args, "--run-id", "split", env=env)
+        refused = evalkit_cli("run", "storagekit.echo", *args, "--run-id", "split", "--database", database_url, env=env)
         assert refused.code == 2 and "every shard of a run must give the same N" in refused.stderr, refused.stderr
     assert answers_asked(chat_server) == asked
 
-    again = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--fail-on-regression", "--json", env=env)
+    again = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--database", database_url, "--fail-on-regression", "--json", env=env)
     assert again.code == 1, again.stderr
     document = again.json()
     assert document["status"] == "running" and document["verdict"]["state"] == "pending"
-    assert "verdict pending" in document["verdict"]["reason"] and "waiting for 2" in document["verdict"]["reason"]
+    assert "verdict pending" in document["verdict"]["reason"] and "waiting for shard 2" in document["verdict"]["reason"]
     repo = open_repository(database_url)
     try:
         progress = repo.shard_progress("split")
@@ -512,7 +512,7 @@ def test_8_shards_give_one_n_and_the_verdict_is_pending_until_all_are_in(
     finally:
         repo.close()
 
-    last = evalkit_cli("run", "storagekit.echo", "--shard", "2/2", "--run-id", "split", "--fail-on-regression", "--json", env=env)
+    last = evalkit_cli("run", "storagekit.echo", "--shard", "2/2", "--run-id", "split", "--database", database_url, "--fail-on-regression", "--json", env=env)
     assert last.code == 0, last.stderr
     assert last.json()["status"] == "complete" and last.json()["verdict"]["state"] == "baseline"
     repo = open_repository(database_url)

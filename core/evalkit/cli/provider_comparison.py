@@ -23,7 +23,7 @@ __all__ = ["ProviderResult", "refuse_single_run_options", "run_each_provider", "
 
 #: Options that name one run, one baseline or one slice: meaningless across several providers.
 SINGLE_RUN_OPTIONS = (
-    ("run_id", "--run-id"), ("baseline", "--baseline"), ("shard", "--shard"), ("resume", "--resume"),
+    ("run_id", "--run-id"), ("baseline", "--baseline"), ("baseline_file", "--baseline-file"), ("shard", "--shard"), ("resume", "--resume"),
     ("wait", "--wait-for-shards"), ("report", "--report"),
 )  # fmt: skip
 

@@ -102,7 +102,7 @@ def handle(args: Arguments) -> int:
     from .render import ProgressDisplay
     from .reporting import report_targets
     from .resuming import resume_command, with_resume_command
-    from .run_cmd import placement_options
+    from .run_cmd import placement_options, read_baseline_option
 
     config = load_config(args.config)
     sourced = question_set_catalog(config=config).get(args.set)
@@ -110,6 +110,7 @@ def handle(args: Arguments) -> int:
         registry.find("evalkit.retrievers", args.retriever)
     tolerances = Tolerances.parse(args.max_top1_drop, args.max_top3_drop, names=("max-top1-drop", "max-top3-drop"))
     targets = report_targets(args)
+    baseline_file = read_baseline_option(args)
     database = database_url(args, config)
     _check_export_paths(args)
     if args.export_run or args.export_qrels:
@@ -117,7 +118,7 @@ def handle(args: Arguments) -> int:
 
         check_exportable(sourced.set.questions, run=args.export_run, qrels=args.export_qrels)
     if args.wait:
-        return _verdict_job(args, sourced, config, database, tolerances, targets)
+        return _verdict_job(args, sourced, config, database, tolerances, targets, baseline_file)
     progress = ProgressDisplay(enabled=not args.json)
     words = ("retrieval", args.set, *((args.retriever,) if args.retriever else ()))
 
@@ -143,6 +144,7 @@ def handle(args: Arguments) -> int:
             label=args.label,
             concurrency=args.concurrency,
             baseline=args.baseline,
+            baseline_file=baseline_file,
             fail_on_new_failures=args.fail_on_new_failures,
             on_start=run_started(started),
             on_case=case_done,
@@ -189,7 +191,7 @@ def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
 
-def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tolerances: Any, targets: Any) -> int:
+def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tolerances: Any, targets: Any, baseline_file: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..errors import UsageError
     from ..retrieval.deployments import Deployment, choose_deployment
@@ -197,7 +199,7 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tole
     from ..run.decide import Judging, recorded_verdict
     from ..run.outcome import Outcome
     from ..storage import capabilities, close_repository, open_repository
-    from .run_cmd import waited_run
+    from .run_cmd import gate_notes, waited_run
 
     question_set = sourced.set
     repository = open_repository(database)
@@ -209,10 +211,14 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tole
         deployment = Deployment(run.deployment, {}, choice.source if choice is not None else "none")
         store = capabilities(repository)
         answering = stored_answering(run, question_set, deployment, store)
-        verdict, detail = recorded_detail(answering, recorded_verdict(run, Judging(store, answering.rules, tolerances)))
+        # The whole gate, as a single process would apply it: tolerances, a chosen baseline, new failures.
+        from_file = baseline_file.run if baseline_file is not None else None
+        judging = Judging(store, answering.rules, tolerances, args.baseline, None, args.fail_on_new_failures, from_file)
+        verdict, detail = recorded_detail(answering, recorded_verdict(run, judging))
+        notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))
     finally:
         close_repository(repository)
-    outcome = Outcome(run, verdict, (f"Every shard of run {run.id} is in.",), detail=detail)
+    outcome = Outcome(run, verdict, notes, detail=detail)
     return _deliver(args, outcome, targets, database)
 
 

@@ -168,6 +168,7 @@ def handle(args: Arguments) -> int:
     registry.find("evalkit.graders", args.grader)
     tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
     targets = report_targets(args)
+    baseline_file = read_baseline_option(args)
     database = database_url(args, config)
     if len(args.providers) > 1:
         from .provider_comparison import ProviderResult, refuse_single_run_options, run_each_provider
@@ -180,16 +181,17 @@ def handle(args: Arguments) -> int:
 
         return run_each_provider(args, lambda one, collect: run_one(one, golden_set, config, database, tolerances, targets, collect), result_of)
     if args.wait:
-        return _verdict_job(args, golden_set, database, tolerances, targets)
-    return run_one(args, golden_set, config, database, tolerances, targets)[0]
+        return _verdict_job(args, golden_set, database, tolerances, targets, baseline_file)
+    return run_one(args, golden_set, config, database, tolerances, targets, baseline_file=baseline_file)[0]
 
 
 def run_one(
-    args: Arguments, golden_set: Any, config: Any, database: str, tolerances: Any, targets: Any, collect: list[Any] | None = None
+    args: Arguments, golden_set: Any, config: Any, database: str, tolerances: Any, targets: Any,
+    collect: list[Any] | None = None, baseline_file: Any = None,
 ) -> tuple[int, Any]:
     """Run ``golden_set`` for ``args.provider``, print its outcome (or, with ``collect``, keep its
     ``--json`` document there instead of printing it) and deliver its reports; the exit code and
-    the outcome."""
+    the outcome. ``baseline_file``: the baseline ``--baseline-file`` names."""
     from ..errors import RunInterrupted, RunStoreFailed
     from ..run.answering.prompts import PromptRules
     from ..run.decide import stored_verdict
@@ -234,6 +236,7 @@ def run_one(
                 concurrency=args.concurrency,
                 label=args.label,
                 baseline=args.baseline,
+                baseline_file=baseline_file,
                 fail_on_new_failures=args.fail_on_new_failures,
                 on_start=run_started(started),
                 on_case=case_done,
@@ -349,10 +352,10 @@ def placement_options(args: Arguments, scope: tuple[str | None, ...]) -> dict[st
     from ..run.plan import Shard
 
     shard = None
-    if args.shard == "auto":
-        from ..ci import shard_from_environment  # only here: its two attrs classes cost a run 3 ms
+    if args.shard and args.shard.startswith("auto"):
+        from ..ci import parse_auto, shard_from_environment  # only here: its attrs classes cost a run 3 ms
 
-        shard = shard_from_environment(os.environ)
+        shard = shard_from_environment(os.environ, parse_auto(args.shard))
     elif args.shard:
         shard = Shard.parse(args.shard)
     run_id = args.run_id or (pipeline_run_id(scope) if shard is not None and not args.resume else None)
@@ -391,7 +394,20 @@ def waited_run(args: Arguments, repository: ResultRepository, scope: tuple[str |
     return run
 
 
-def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: Any, targets: Any) -> int:
+def read_baseline_option(args: Arguments) -> Any:
+    """The :class:`~evalkit.baseline_file.BaselineFile` ``--baseline-file`` names (``None``
+    without it); refused with ``--baseline`` (two baselines)."""
+    if args.baseline_file is None:
+        return None
+    from ..baseline_file import read_baseline_file
+    from ..errors import UsageError
+
+    if args.baseline is not None:
+        raise UsageError("--baseline and --baseline-file name two baselines; give one")
+    return read_baseline_file(args.baseline_file)
+
+
+def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: Any, targets: Any, baseline_file: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..run.answering.prompts import PromptRules
     from ..run.decide import Judging, recorded_verdict, stored_verdict
@@ -405,10 +421,15 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: An
     repository = open_repository(database)
     try:
         run = waited_run(args, repository, _pipeline_scope(args), golden_set)
-        verdict = recorded_verdict(run, Judging(capabilities(repository), PromptRules(), tolerances))
+        store = capabilities(repository)
+        # The whole gate, as a single process would apply it: tolerances, a chosen baseline, new failures.
+        from_file = baseline_file.run if baseline_file is not None else None
+        judging = Judging(store, PromptRules(), tolerances, args.baseline, None, args.fail_on_new_failures, from_file)
+        verdict = recorded_verdict(run, judging)
+        notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))
     finally:
         close_repository(repository)
-    outcome = Outcome(run, verdict, (f"Every shard of run {run.id} is in.",))
+    outcome = Outcome(run, verdict, notes)
     rendered = render_for(
         targets, database, run, verdict=stored_verdict(verdict, PromptRules()), comparison=verdict.comparison,
         baseline=verdict.baseline, fail_on_regression=args.fail_on_regression, notes=outcome.notes,
@@ -416,6 +437,25 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: An
     if args.json:
         print_json(outcome_document(outcome))
     else:
-        render_outcome(console(stderr=rendered.takes_stdout), outcome, golden_set)
+        render_outcome(
+            console(stderr=rendered.takes_stdout), outcome, golden_set, show_all=args.show_all,
+            fail_on_new_failures=args.fail_on_new_failures,
+        )  # fmt: skip
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+
+
+def gate_notes(verdict: Any, judging: Any) -> tuple[str, ...]:
+    """What the verdict job says when the shard that closed the run accepted it as the baseline
+    although this job's gate would not have (it was not given --fail-on-new-failures)."""
+    from ..run.decide import automatic_acceptance
+
+    acceptance = verdict.acceptance
+    if acceptance is None or acceptance.how not in ("first", "no_regression"):
+        return ()
+    if automatic_acceptance(verdict, judging.store, fail_on_new_failures=judging.fail_on_new_failures) is not None:
+        return ()
+    return (
+        "The shard that closed the run accepted it as its scope's baseline, but this job's gate would not have: "
+        "give the shard jobs the same gate options as the verdict job (--fail-on-new-failures included).",
+    )

@@ -272,12 +272,21 @@ class ShardProgress:
         return not self.missing
 
     def describe(self) -> str:
-        """``shards 1, 3 of 4 are in; waiting for 2, 4``."""
+        """``shards 1, 3 of 4 are in; waiting for shards 2, 4``: shard numbers always follow
+        "shard", so "waiting for 1, 2, 4" is never read as a count."""
         if self.count is None:
             return "the run is not sharded"
-        done = ", ".join(map(str, sorted(self.done))) or "none"
-        waiting = ", ".join(map(str, self.missing))
-        return f"shards in: {done} of {self.count}" + (f"; waiting for {waiting}" if waiting else "")
+        done = sorted(self.done)
+        if not done:
+            said = f"no shard of {self.count} is in yet"
+        elif len(done) == 1:
+            said = f"shard {done[0]} of {self.count} is in"
+        else:
+            said = f"shards {', '.join(map(str, done))} of {self.count} are in"
+        missing = self.missing
+        if missing:
+            said += f"; waiting for shard{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}"
+        return said
 
 
 class RunBusyError(UsageError):

@@ -473,6 +473,23 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted
     chosen = repository.get_run(baseline_id, with_cases=False)
     if chosen is None:
         raise UsageError(f'--baseline: there is no run "{baseline_id}" in the store (see `evalkit history SET` for run ids)')
+    problems = _scope_problems(chosen, wanted)
+    if problems:
+        raise UsageError(f"--baseline {chosen.id} is of another scope: {'; '.join(problems)}")
+
+
+def check_baseline_file(baseline: Run, named: str, wanted: BaselineScope) -> None:
+    """Refuse, before anything is called or stored, a baseline file (``named``: ``baseline file
+    PATH``) that cannot be of this run's scope (what is known before the run: see
+    :func:`check_chosen_baseline`)."""
+    problems = _scope_problems(baseline, wanted)
+    if problems:
+        raise UsageError(f"{named} holds run {baseline.id} of another scope: {'; '.join(problems)}")
+
+
+def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
+    """Why ``chosen`` cannot be the baseline of a prompt run of ``wanted``, as far as it is known
+    before the run."""
     instance, alias, grader = wanted.provider_instance, wanted.model_alias, wanted.grader or ""
     problems = []
     if chosen.kind.value != "prompts":
@@ -490,5 +507,4 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted
         )
     if chosen.grader != grader and not chosen.grader.startswith(f"{grader}:"):
         problems.append(f'it was graded by "{chosen.grader}", this run by "{grader}"')
-    if problems:
-        raise UsageError(f"--baseline {chosen.id} is of another scope: {'; '.join(problems)}")
+    return problems
