@@ -37,7 +37,7 @@ from evalkit.runs import CaseResult
 
 from evalkit_plugins import judge_prompts
 
-__all__ = ["JudgeGraderBase", "JudgeVerdict", "NotGradable", "ReplyError"]
+__all__ = ["JudgeFailure", "JudgeGraderBase", "JudgeVerdict", "NotGradable", "ReplyError"]
 
 
 class ReplyError(Exception):
@@ -55,6 +55,10 @@ class _JudgeFailure(Exception):
     def __init__(self, message: str, reply: str | None = None) -> None:
         super().__init__(message)
         self.reply = reply
+
+
+#: The public name of a judge failure (what :meth:`JudgeGraderBase._ask` raises).
+JudgeFailure = _JudgeFailure
 
 
 @attrs.frozen
