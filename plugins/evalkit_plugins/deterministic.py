@@ -66,6 +66,14 @@ class DeterministicGrader:
 
         return with_rubric_judge(self, config, under_test, rubric_prompts)
 
+    def calibration_judge(self, grader: str) -> Any:
+        """The judge of rubric checks, unbound, for a calibration set of ``rubric``."""
+        if grader != "rubric":
+            return None
+        from evalkit_plugins.rubric import RubricJudge
+
+        return RubricJudge(self.options.judge_options())
+
     def checks(self, prompt: GoldenPrompt, answer: Answer, decided: Mapping[int, Check] | None = None) -> tuple[Check, ...]:
         """The checks of ``prompt``'s assertions in declaration order; ``decided`` holds those
         already decided elsewhere (a judge's), by assertion index."""

@@ -160,6 +160,19 @@ class RubricJudge(JudgeGraderBase):
         """The judge's verdict on one criterion; raises :class:`JudgeFailure` when none could be had."""
         return await self._ask_in_turn(self.criterion_request(prompt, answer, criterion))
 
+    def judge_scale(self) -> tuple[Any, ...]:
+        """``("fail", "pass")``."""
+        return tuple(reversed(self.verdicts))
+
+    def item_request(self, item: Any) -> GenerationRequest:
+        """The request about one calibration item: its prompt, answer and criterion."""
+        return self.criterion_request(GoldenPrompt(item.id, item.prompt or ""), Answer(item.answer or ""), item.criterion or "")
+
+    def yardstick_for(self, model: str) -> str:
+        """``deterministic:rubric:<judge>:<model>:v<N>``, the yardstick of the cases it judges."""
+        assert self._bound is not None
+        return f"deterministic:rubric:{self._bound.instance}:{model}:v{self.prompt.version}"
+
     def judge_request(self, prompt: GoldenPrompt, answer: Answer) -> GenerationRequest:
         """Not used: a rubric judge is asked one criterion at a time (:meth:`criterion_request`)."""
         raise NotGradable("a rubric judge is asked one criterion at a time")
