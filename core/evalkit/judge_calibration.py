@@ -83,6 +83,24 @@ class Calibration:
     self_agreement: KrippendorffAlpha | None
     unjudged: tuple[str, ...] = ()
 
+    def record(self, calibrated_at: float | None = None) -> Any:
+        """This calibration as a :class:`~evalkit.storage.values.CalibrationRecord` (now, unless
+        ``calibrated_at`` says when)."""
+        import time
+
+        from .storage.values import CalibrationRecord
+
+        interval = self.agreement.kappa.interval
+        return CalibrationRecord(
+            yardstick=self.yardstick, temperature=self.temperature, grader=self.grader,
+            judge_instance=self.judge_instance, judge_model=self.judge_model, prompt_version=self.prompt_version,
+            set_identifier=self.set_identifier, repeats=self.repeats, n=self.agreement.n,
+            agreement=self.agreement.agreement, kappa=self.kappa,
+            kappa_low=interval.low if interval is not None else None, kappa_high=interval.high if interval is not None else None,
+            self_agreement=self.self_agreement.value if self.self_agreement is not None else None,
+            calibrated_at=time.time() if calibrated_at is None else calibrated_at, report=self.as_dict(),
+        )  # fmt: skip
+
     @property
     def kappa(self) -> float | None:
         """Cohen's κ (``None`` when undefined)."""

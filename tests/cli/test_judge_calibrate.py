@@ -176,3 +176,30 @@ def test_schema_and_validate_know_calibration_sets(judge: ChatServer, project: P
     assert "items[0]: the rubric judge needs criterion" in bad.stderr
     installed = evalkit_cli("validate", "shop.refund_labels")
     assert installed.code == 0 and "from evalkit.files" in installed.stdout
+
+
+def test_a_calibration_is_stored_by_the_judges_identity_and_listed(judge: ChatServer, evalkit_cli: Callable[..., Any]) -> None:
+    nothing = evalkit_cli("judge", "show")
+    assert nothing.code == 2  # no store yet: nothing to read
+    judge.responder = labelling(dict(RUBRIC_ITEMS))
+    first = calibrate(evalkit_cli, "--json")
+    assert first.code == 0 and first.json()["stored"] is True
+    judge.model = "judge-model-2026-01-01"  # the judge's model changed: a new identity, calibrated apart
+    judge.responder = lambda body: json.dumps({"verdict": "pass", "reason": "Fine."})
+    assert calibrate(evalkit_cli, "--judge-temperature", "0.5").code == 0
+    listed = evalkit_cli("judge", "show", "--json")
+    assert listed.code == 0, listed.stderr
+    records = listed.json()
+    assert [(r["yardstick"], r["temperature"], r["kappa"]) for r in records] == [
+        ("deterministic:rubric:judge:judge-model-2026-01-01:v1", 0.5, 0.0),
+        (f"deterministic:rubric:judge:{JUDGE_MODEL}:v1", 0.0, 1.0),
+    ]
+    assert records[1]["n"] == 6 and records[1]["set"] == "shop.refund_labels" and records[1]["kappa_ci95"] == [1.0, 1.0]
+    table = evalkit_cli("judge", "show")
+    assert table.code == 0 and f"deterministic:rubric:judge:{JUDGE_MODEL}:v1" in table.stdout
+
+
+def test_a_failed_calibration_stores_nothing(judge: ChatServer, project: Path, evalkit_cli: Callable[..., Any]) -> None:
+    judge.responder = lambda body: "not JSON"
+    assert calibrate(evalkit_cli).code == 3
+    assert not (project / ".evalkit").exists()

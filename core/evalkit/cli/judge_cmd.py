@@ -1,12 +1,13 @@
-"""``evalkit judge calibrate``: measure a judge against people's labels."""
+"""``evalkit judge calibrate|show``: measure a judge against people's labels, and list the records."""
 
 from __future__ import annotations
 
 import click
 
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments, group_without_command
+from .console import console
 from .names import ProviderName
-from .params import CONFIG_HELP, PositiveInt, Temperature, global_options
+from .params import PositiveInt, Temperature, global_options
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -30,8 +31,9 @@ def command(**params: Any) -> None:
         "people's labels: n, raw agreement, Cohen's kappa (quadratic-weighted on a scale of more than two "
         "labels) with a 95% bootstrap interval, the confusion matrix, precision and recall per label, the "
         "judge's positive rate beside the people's and, with --repeats, its agreement with itself "
-        "(Krippendorff's alpha). Exit 2 when the set or the judge cannot be used (nothing is asked), 3 when "
-        "the judge labelled nothing."
+        "(Krippendorff's alpha). The result is stored as the judge's calibration record, keyed by its identity "
+        "(yardstick: grader, instance, reported model, prompt version; and temperature). Exit 2 when the set or "
+        "the judge cannot be used (nothing is asked), 3 when the judge labelled nothing (nothing is stored)."
     ),
 )
 @click.option("--set", "set_identifier", required=True, metavar="SET", help="the calibration set's identifier")
@@ -41,7 +43,7 @@ def command(**params: Any) -> None:
 )
 @click.option("--repeats", type=PositiveInt(), default=1, metavar="N", help="ask the judge N times per item and report its self-agreement (default 1)")
 @click.option("--judge-temperature", type=Temperature(), metavar="T", help="the judge's sampling temperature (default 0)")
-@global_options(config=CONFIG_HELP, database=None, json="print one JSON document")
+@global_options(json="print one JSON document")
 def calibrate(**params: Any) -> Arguments:
     """Parsed ``evalkit judge calibrate``."""
     return arguments(_calibrate, params)
@@ -57,13 +59,94 @@ def _calibrate(args: Arguments) -> int:
     calibration = calibration_set_catalog(config=config).get(args.set_identifier).set
     settings = JudgeSettings(args.judge, args.judge_temperature or 0.0, args.repeats)
     result = calibrate_judge(calibration, settings, config)
+    stored = _store(args, config, result)
     if args.json:
         from .json_output import print_json
 
-        print_json(result.as_dict())
+        print_json({**result.as_dict(), "stored": stored})
     else:
         _print(result)
+        if not stored:
+            console(stderr=True).plain("note: this store keeps no calibration records; the calibration was not stored")
     return 0
+
+
+def _store(args: Arguments, config: Any, result: Any) -> bool:
+    """Store ``result`` as a calibration record; False when the store keeps none."""
+    from ..storage import capabilities, close_repository, open_repository
+    from .common import database_url
+
+    repository = open_repository(database_url(args, config))
+    try:
+        keeper = capabilities(repository).calibrations
+        if keeper is None:
+            return False
+        keeper.record_calibration(result.record())
+        return True
+    finally:
+        close_repository(repository)
+
+
+@command.command(
+    "show",
+    cls=EvalkitCommand,
+    short_help="list the stored calibration records, newest first",
+    help=(
+        "List the judges' stored calibration records, newest first: the judge's yardstick (grader, instance, "
+        "reported model, prompt version) and temperature, the calibration set, n, kappa with its interval and the "
+        "self-agreement. A judge whose model or prompt changed has no record until it is calibrated again."
+    ),
+)
+@global_options(json="print one JSON document")
+def show(**params: Any) -> Arguments:
+    """Parsed ``evalkit judge show``."""
+    return arguments(_show, params)
+
+
+def _show(args: Arguments) -> int:
+    """Print the records, return 0."""
+    from ..storage import capabilities, close_repository
+    from .stored import format_date, open_store
+
+    repository = open_store(args)
+    try:
+        keeper = capabilities(repository).calibrations
+        records = keeper.calibrations() if keeper is not None else []
+    finally:
+        close_repository(repository)
+    if args.json:
+        from .json_output import print_json
+
+        print_json([_record_document(r) for r in records])
+        return 0
+    out = console()
+    if not records:
+        out.plain("no judge is calibrated in this store (see `evalkit judge calibrate --help`)")
+        return 0
+    from rich.table import Table
+
+    table = Table()
+    for name in ("calibrated", "judge (yardstick)", "temperature", "set", "n", "kappa", "95% CI", "self"):
+        table.add_column(name)
+    for record in records:
+        interval = f"{record.kappa_low:.3f} to {record.kappa_high:.3f}" if record.kappa_low is not None and record.kappa_high is not None else "—"
+        table.add_row(
+            format_date(record.calibrated_at), record.yardstick, f"{record.temperature:g}", record.set_identifier,
+            str(record.n), _number(record.kappa), interval, _number(record.self_agreement) if record.self_agreement is not None else "—",
+        )  # fmt: skip
+    out.print(table)
+    return 0
+
+
+def _record_document(record: Any) -> dict[str, Any]:
+    return {
+        "yardstick": record.yardstick, "temperature": record.temperature, "grader": record.grader,
+        "judge_instance": record.judge_instance, "judge_model": record.judge_model,
+        "prompt_version": record.prompt_version, "set": record.set_identifier, "repeats": record.repeats,
+        "n": record.n, "agreement": record.agreement, "kappa": record.kappa,
+        "kappa_ci95": [record.kappa_low, record.kappa_high] if record.kappa_low is not None else None,
+        "self_agreement": record.self_agreement, "calibrated_at": record.calibrated_at,
+    }  # fmt: skip
 
 
 def _share(value: float | None) -> str:
@@ -77,8 +160,6 @@ def _number(value: float | None) -> str:
 def _print(result: Any) -> None:
     """The figures as a few lines and two tables."""
     from rich.table import Table
-
-    from .console import console
 
     out = console()
     agreement = result.agreement
