@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from .agreement import Agreement, KrippendorffAlpha, judge_agreement, krippendorff_alpha
-from .calibration import CalibrationSet
+from .calibration import CalibrationSet, calibration_set_problems
 from .components import BoundGenerator, load_grader
 from .config import Config
 from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError
@@ -193,6 +193,10 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
     """Measure the judge of ``calibration.grader`` against the set's labels (see the module docstring)."""
     if settings.repeats < 1:
         raise UsageError(f"repeats must be at least 1, got {settings.repeats}")
+    problems = calibration_set_problems(calibration)
+    if problems:
+        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+        raise UsageError(f'calibration set "{getattr(calibration, "identifier", "?")}" cannot be used: {shown}')
     judge = calibration_judge(calibration.grader, settings, config)
     _check_scale(judge, calibration)
     judge.check_ready()

@@ -203,3 +203,48 @@ def test_a_failed_calibration_stores_nothing(judge: ChatServer, project: Path, e
     judge.responder = lambda body: "not JSON"
     assert calibrate(evalkit_cli).code == 3
     assert not (project / ".evalkit").exists()
+
+
+PACKAGED_SET = '''
+from evalkit.calibration import CalibrationItem, CalibrationSet
+
+
+class Provider:
+    def calibration_sets(self):
+        return [CalibrationSet("acme.refund_labels", "Refund labels", "rubric", ["fail", "pass"], [
+            CalibrationItem("p1", "pass", prompt="How long?", answer="Within 30 days, refunded to the card.",
+                            criterion="Names the window."),
+            CalibrationItem("p2", "fail", prompt="How long?", answer="Any time, cash at the till.", criterion="Names the window."),
+        ])]
+
+
+class Broken:
+    def calibration_sets(self):
+        return [CalibrationSet("acme.broken", "Broken", "rubric", ["fail", "pass"], [CalibrationItem("b1", "maybe")])]
+'''
+
+
+def test_a_package_ships_calibration_sets_through_its_entry_point_group(
+    judge: ChatServer, evalkit_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    from tests.support.distributions import write_distribution
+
+    site = write_distribution(
+        tmp_path / "site", "acme-labels", "1.0",
+        {"evalkit.calibration_sets": {"acme": "acme_labels:Provider", "acme.broken": "acme_labels:Broken"}},
+        {"acme_labels.py": PACKAGED_SET},
+    )  # fmt: skip
+    env = {"PYTHONPATH": str(site)}
+    judge.responder = labelling(dict(RUBRIC_ITEMS))
+    result = evalkit_cli("judge", "calibrate", "--set", "acme.refund_labels", "--json", env=env)
+    assert result.code == 0, result.stderr
+    assert (result.json()["n"], result.json()["kappa"]) == (2, 1.0)
+    checked = evalkit_cli("validate", "acme.refund_labels", "acme.broken", env=env)
+    assert checked.code == 2
+    assert "ok  calibration set acme.refund_labels (2 labelled items, rubric judge) from acme (acme-labels 1.0)" in checked.stdout
+    assert "acme.broken: item 'b1': label 'maybe' is not on the scale ('fail', 'pass')" in checked.stderr
+    assert "acme.broken: item 'b1': the rubric judge needs prompt" in checked.stderr
+    asked = len(judge.requests)
+    refused = evalkit_cli("judge", "calibrate", "--set", "acme.broken", env=env)
+    assert refused.code == 2 and 'calibration set "acme.broken" cannot be used: item \'b1\': label' in refused.stderr
+    assert len(judge.requests) == asked
