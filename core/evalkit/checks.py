@@ -301,6 +301,19 @@ def _citations_resolve(value: None, answer: Answer) -> bool | Check:
     return Check("", False, detail=f"unresolved {'citation' if len(unresolved) == 1 else 'citations'}: {', '.join(unresolved)} (passages sent: {sent})")
 
 
+def _criterion(value: Any) -> Iterable[str]:
+    if not isinstance(value, str) or not value.strip():
+        yield "must be a criterion in words (a string that is not blank)"
+
+
+def _unjudged_rubric(value: str, answer: Answer) -> Check:
+    return Check(
+        "", False,
+        error="a rubric check is decided by a judge, and this grading has none (the deterministic grader "
+        "judges rubric checks with --judge NAME or the configuration's judge)",
+    )
+
+
 BUILTIN_KINDS: Mapping[str, AssertionKind] = {
     kind.name: kind
     for kind in (
@@ -314,6 +327,7 @@ BUILTIN_KINDS: Mapping[str, AssertionKind] = {
         AssertionKind("refusal", _refusal, _takes_no_value),
         AssertionKind("cites_any", _cites_any, _string_list),
         AssertionKind("citations_resolve", _citations_resolve, _takes_no_value),
+        AssertionKind("rubric", _unjudged_rubric, _criterion),
     )
 }
 

@@ -35,6 +35,7 @@ __all__ = [
     "Grader",
     "JudgeGrader",
     "ReadinessCheck",
+    "RubricJudging",
     "RunMetricsSource",
     "SetAware",
     "PathOptions",
@@ -196,6 +197,22 @@ class JudgeGrader(Protocol):
 
     def bind_judge(self, config: Config, under_test: BoundGenerator) -> None:
         """Bind the judge instance; raise :class:`evalkit.errors.UsageError` when it cannot be used."""
+        ...
+
+
+@runtime_checkable
+class RubricJudging(Protocol):
+    """A grader that evaluates a prompt's assertions and can have its ``rubric`` checks decided by
+    a judge model, a configured provider instance (the ``deterministic`` grader).
+
+    The kernel calls :meth:`with_rubric_judge` once, before the run and before anything is called
+    or stored, when the set declares rubric checks (``rubric_prompts``: the ids of the prompts that
+    do, in set order); the grader it returns grades the run.
+    """
+
+    def with_rubric_judge(self, config: Config, under_test: BoundGenerator, rubric_prompts: Sequence[str]) -> Any:
+        """The grader that also judges rubric checks; raise :class:`evalkit.errors.UsageError`
+        naming ``rubric_prompts`` when no judge is configured or the one named cannot be used."""
         ...
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "GraderUnavailableError",
     "OutputFailed",
     "PluginError",
+    "CalibrationFailed",
     "RequestRejected",
     "RetrievalError",
     "RunInterrupted",
@@ -150,6 +151,13 @@ class DuplicateSetError(PluginError):
 
 class GenerationError(EvalkitError):
     """The system under test failed to answer one prompt; the case is stored as errored."""
+
+    exit_code = 3
+
+
+class CalibrationFailed(EvalkitError):
+    """A judge's calibration could not complete (it labelled no item, reported no model, changed
+    model on the way); nothing is stored."""
 
     exit_code = 3
 

@@ -10,7 +10,7 @@ import attrs
 from .answers import Answer
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
-__all__ = ["Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES", "displayed_check_name"]
+__all__ = ["Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES", "RUBRIC_KIND", "displayed_check_name"]
 
 
 def _tuple(value: Iterable[Any] | None) -> tuple[Any, ...]:
@@ -33,6 +33,7 @@ DEFAULT_CHECK_NAMES: Mapping[str, str] = {
     "refusal": "refused",
     "cites_any": "cited_expected_source",
     "citations_resolve": "citations_resolve",
+    "rubric": "rubric",
 }
 
 #: The default check names that say more than their assertion did, back to the kind.
@@ -44,6 +45,10 @@ def displayed_check_name(name: str) -> str:
     by its kind (``contains_any``, not the invented ``stated_the_fact``); stored names stay as
     they are, and an author's own name is shown as it is."""
     return _KIND_OF_DEFAULT_NAME.get(name, name)
+
+
+#: The assertion kind a judge decides: its value is a criterion in words, judged by the run's judge.
+RUBRIC_KIND = "rubric"
 
 
 @attrs.frozen
@@ -121,6 +126,22 @@ class Assertion:
         with the prompt (``Answer.passages``): by source id, else by the text it quotes from a
         passage that names no source. A failure names the citations that do not resolve."""
         return cls("citations_resolve", None, name)
+
+    @classmethod
+    def rubric(cls, criterion: str, *, name: str | None = None) -> Assertion:
+        """A judge model decides whether the answer meets ``criterion``, a sentence in plain words
+        (``"The answer names the refund window and does not promise cash."``).
+
+        Graded with the prompt's other assertions by the run's judge (``--judge NAME`` or the
+        configuration's ``judge``): one check (default name ``rubric``) that passes or fails with
+        the judge's one-line reason. A run of a set with rubric checks and no judge is refused.
+        """
+        return cls(RUBRIC_KIND, criterion, name)
+
+    @property
+    def judged(self) -> bool:
+        """True for an assertion a judge decides (a rubric check)."""
+        return self.kind == RUBRIC_KIND
 
 
 @attrs.frozen

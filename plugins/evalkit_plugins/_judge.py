@@ -37,7 +37,7 @@ from evalkit.runs import CaseResult
 
 from evalkit_plugins import judge_prompts
 
-__all__ = ["JudgeGraderBase", "JudgeVerdict", "NotGradable", "ReplyError"]
+__all__ = ["JudgeFailure", "JudgeGraderBase", "JudgeVerdict", "NotGradable", "ReplyError"]
 
 
 class ReplyError(Exception):
@@ -55,6 +55,10 @@ class _JudgeFailure(Exception):
     def __init__(self, message: str, reply: str | None = None) -> None:
         super().__init__(message)
         self.reply = reply
+
+
+#: The public name of a judge failure (what :meth:`JudgeGraderBase._ask` raises).
+JudgeFailure = _JudgeFailure
 
 
 @attrs.frozen
@@ -231,6 +235,37 @@ class JudgeGraderBase(abc.ABC):
                 unstable_cases=unstable,
             )
         return {"judge": judge}
+
+    # -- calibration ---------------------------------------------------------------------------
+
+    def calibration_judge(self, grader: str) -> JudgeGraderBase | None:
+        """The judge a calibration set for ``grader`` measures: this one, for its own name."""
+        return self if grader == self.name else None
+
+    def judge_scale(self) -> tuple[Any, ...]:
+        """Every value :meth:`parse` may give (a calibration set's labels must be these)."""
+        raise NotImplementedError
+
+    def item_request(self, item: Any) -> GenerationRequest:
+        """The request about one calibration item (:class:`evalkit.calibration.CalibrationItem`)."""
+        from evalkit.answers import Passage
+
+        prompt = GoldenPrompt(item.id, item.prompt or "", reference=item.reference)
+        answer = Answer(item.answer or "", passages=tuple(Passage(text) for text in item.context))
+        return self.judge_request(prompt, answer)
+
+    async def alabel(self, item: Any) -> tuple[Any, str | None]:
+        """The judge's label for one calibration item and the model that gave it; raises
+        :class:`JudgeFailure` when no usable reply could be had."""
+        assert self._bound is not None
+        request = attrs.evolve(self.item_request(item), model=self._bound.alias, temperature=self.temperature)
+        verdict = await self._ask_in_turn(request)
+        return verdict.value, verdict.model
+
+    def yardstick_for(self, model: str) -> str:
+        """The yardstick this judge's gradings carry when ``model`` answers."""
+        assert self._bound is not None
+        return f"{self.name}:{self._bound.instance}:{model}:v{self.prompt.version}"
 
     # -- what subclasses provide ---------------------------------------------------------------
 

@@ -183,6 +183,10 @@ class DecisionGrader(JudgeGraderBase):
         lowest = min(verdicts, key=lambda v: v.score)
         return f"Fulfilment level {level:.2f} of {self.max_level}{levels}. {lowest.text}"
 
+    def judge_scale(self) -> tuple[Any, ...]:
+        """The levels, lowest first: ``(0, 1, 2, 3, 4)``."""
+        return tuple(range(self.max_level + 1))
+
     def verdict_record(self, verdict: JudgeVerdict) -> dict[str, Any]:
         """``{"level": 3, "reason": "..."}``."""
         return {"level": verdict.value, "reason": verdict.text}

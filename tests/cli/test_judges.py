@@ -227,7 +227,7 @@ def test_judge_options_name_the_judge_and_are_refused_for_graders_without_one(ju
     assert 'judge "gpt4-judge" is not a configured provider instance (configured: sut, judge)' in unknown.stderr
     deterministic = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--judge-repeats", "3")
     assert deterministic.code == 2
-    assert '"deterministic" asks no judge' in deterministic.stderr
+    assert '"deterministic" asks a judge only about a set\'s rubric checks, once per criterion' in deterministic.stderr
     assert judge.requests == []
 
 

@@ -36,7 +36,7 @@ PRIVACY_LEVELS = ("metadata", "redacted", "full")
 judge_options = option_group(
     click.option(
         "--judge", metavar="NAME", type=ProviderName(),
-        help='the configured provider instance a judge grader (decision, groundedness) asks (default: the config\'s judge = "NAME")',
+        help='the configured provider instance a judge grader (decision, groundedness) or a set\'s rubric checks ask (default: the config\'s judge = "NAME")',
     ),
     click.option(
         "--judge-repeats", type=PositiveInt(), metavar="K",
@@ -115,7 +115,7 @@ def command(**params: Any) -> Arguments:
 def _judge_options(args: Arguments) -> dict[str, Any]:
     """The judge flags as grader options; refused for a grader that asks no judge."""
     from .. import registry
-    from ..components import JudgeGrader
+    from ..components import JudgeGrader, RubricJudging
     from ..errors import UsageError
 
     options: dict[str, Any] = {}
@@ -130,9 +130,15 @@ def _judge_options(args: Arguments) -> dict[str, Any]:
     if not options:
         return {}
     factory = registry.load(registry.find("evalkit.graders", args.grader))
-    if not (isinstance(factory, type) and issubclass(factory, JudgeGrader)):
+    judges_cases = isinstance(factory, type) and issubclass(factory, JudgeGrader)
+    if judges_cases is False and args.judge_repeats is not None and isinstance(factory, type) and issubclass(factory, RubricJudging):
         raise UsageError(
-            f'--judge, --judge-repeats, --judge-temperature and --allow-self-judge apply to judge graders; "{args.grader}" asks no judge'
+            f'--judge-repeats applies to judge graders (decision, groundedness); "{args.grader}" asks a judge only '
+            "about a set's rubric checks, once per criterion"
+        )
+    if not (judges_cases or (isinstance(factory, type) and issubclass(factory, RubricJudging))):
+        raise UsageError(
+            f'--judge, --judge-repeats, --judge-temperature and --allow-self-judge apply to judge graders and rubric checks; "{args.grader}" asks no judge'
         )
     return {"grader_options": options}
 

@@ -80,6 +80,7 @@ class SetFiles:
     question_sets: tuple[Any, ...] = ()
     problems: tuple[FileProblem, ...] = ()
     skipped: tuple[SkippedPrompt, ...] = ()
+    calibration_sets: tuple[Any, ...] = ()
 
     def raise_for_problems(self) -> None:
         """Raise :class:`SetFileError` listing every problem, if there is one."""
@@ -323,6 +324,7 @@ def load_set_files(
         kinds = BUILTIN_KINDS
     prompt_sets: list[Any] = []
     question_sets: list[Any] = []
+    calibration_sets: list[Any] = []
     problems: list[FileProblem] = []
     skipped: list[SkippedPrompt] = []
     declared: dict[str, FileProblem] = {}
@@ -368,8 +370,8 @@ def load_set_files(
                 )
                 continue
             declared[built_set.identifier] = document.problem(where, "")
-            (question_sets if kind == "question-set" else prompt_sets).append(built_set)
-    return SetFiles(tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped))
+            {"question-set": question_sets, "calibration-set": calibration_sets}.get(kind, prompt_sets).append(built_set)
+    return SetFiles(tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped), tuple(calibration_sets))
 
 
 def load_configured_sets(config: Any, kinds: Mapping[str, Any] | None = None) -> SetFiles:

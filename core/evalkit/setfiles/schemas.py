@@ -17,7 +17,7 @@ from .problems import FileProblem, quoted, quoted_key
 __all__ = ["SCHEMA_KINDS", "document_kind", "schema", "schema_problems", "schema_text"]
 
 #: The schema names ``evalkit schema`` accepts.
-SCHEMA_KINDS = ("golden-set", "question-set")
+SCHEMA_KINDS = ("golden-set", "question-set", "calibration-set")
 
 _ONE_KIND = "needs exactly one assertion kind key ({kinds}), or kind: with value: for a kind a plugin adds"
 
@@ -36,8 +36,11 @@ def schema(kind: str) -> dict[str, Any]:
 
 
 def document_kind(data: Any) -> str:
-    """``question-set`` when the document's sets hold ``questions``, else ``golden-set``."""
+    """``calibration-set`` when a set of the document says ``kind: calibration``, ``question-set``
+    when the document's sets hold ``questions``, else ``golden-set``."""
     candidates = data.get("sets") if isinstance(data, dict) and isinstance(data.get("sets"), list) else [data]
+    if any(isinstance(item, dict) and item.get("kind") == "calibration" for item in candidates):
+        return "calibration-set"
     if any(isinstance(item, dict) and "questions" in item and "prompts" not in item for item in candidates):
         return "question-set"
     return "golden-set"

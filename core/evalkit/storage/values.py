@@ -19,6 +19,7 @@ import os
 import secrets
 import socket
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
@@ -42,6 +43,7 @@ __all__ = [
     "WHOLE_RUN",
     "Acceptance",
     "BaselineScope",
+    "CalibrationRecord",
     "CaseMark",
     "CasePair",
     "CaseTally",
@@ -355,4 +357,34 @@ class CasePair:
     case_id: str
     current: CaseMark | None
     baseline: CaseMark | None
+
+
+# -- judge calibration ---------------------------------------------------------------------------
+
+
+@attrs.frozen
+class CalibrationRecord:
+    """A judge measured against people's labels, as stored (``evalkit judge calibrate``).
+
+    The judge's identity is its ``yardstick`` (grader, instance, reported model, prompt version)
+    and ``temperature``: a changed model or prompt is another yardstick, with no record until it
+    is calibrated again. ``report`` is the whole calibration document (``--json``'s).
+    """
+
+    yardstick: str
+    temperature: float
+    grader: str
+    judge_instance: str
+    judge_model: str
+    prompt_version: int
+    set_identifier: str
+    repeats: int
+    n: int
+    agreement: float
+    kappa: float | None
+    kappa_low: float | None
+    kappa_high: float | None
+    self_agreement: float | None
+    calibrated_at: float
+    report: Mapping[str, Any] = attrs.field(factory=dict)
 
