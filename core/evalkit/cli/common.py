@@ -275,12 +275,13 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
 def add_tolerance_options(parser: argparse.ArgumentParser, first: str, second: str, what: tuple[str, str]) -> None:
     """Two tolerance options (kept as raw text so they are validated exactly) and the gate flag."""
     parser.add_argument(
-        f"--{first}", default="0.1", metavar="X",
-        help=f"largest accepted absolute drop of the {what[0]}, a finite number in 0..1 (default 0.1; a drop equal to it passes)",
+        f"--{first}", default=None, metavar="X",
+        help=f"largest accepted absolute drop of the {what[0]}, a finite number in 0..1 "
+        f"(default: [gate] {first.replace('-', '_')}, else 0.1; a drop equal to it passes)",
     )
     parser.add_argument(
-        f"--{second}", default="0.1", metavar="X",
-        help=f"largest accepted absolute drop of the {what[1]}, a finite number in 0..1 (default 0.1)",
+        f"--{second}", default=None, metavar="X",
+        help=f"largest accepted absolute drop of the {what[1]}, a finite number in 0..1 (default: [gate] {second.replace('-', '_')}, else 0.1)",
     )
     parser.add_argument(
         "--fail-on-regression", action="store_true",

@@ -31,6 +31,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("base", metavar="BASE", help="the run compared against (the baseline)")
     parser.add_argument("run", metavar="RUN", help="the run under review")
     add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+    from .gate_options import add_gate_options
+
+    add_gate_options(parser)
     add_report_option(parser)
     add_store_options(parser)
     parser.set_defaults(handler=handle)
@@ -55,20 +58,27 @@ def _differences(base: Any, run: Any) -> list[str]:
     return notes
 
 
+def _retrieval_names(args: argparse.Namespace) -> argparse.Namespace:
+    """The tolerance options as a retrieval run names them (pass rate: hit@1, mean score: hit@3)."""
+    return argparse.Namespace(max_top1_drop=args.max_pass_rate_drop, max_top3_drop=args.max_mean_score_drop)
+
+
 def handle(args: argparse.Namespace) -> int:
     """Compare and print; 1 under --fail-on-regression when an aggregate dropped beyond tolerance,
     and under --fail-on-new-failures when an added or edited case fails."""
+    from ..config import load_config
     from ..errors import UsageError
     from ..run.decide import compare_runs
     from ..storage import capabilities, close_repository
-    from ..tolerance import Tolerances
     from .common import console, print_json
     from .comparison_view import PROMPT_WORDS, RETRIEVAL_WORDS, comparison_document, render_comparison
+    from .gate_options import gate_of
     from .render import run_document
     from .reporting import deliver_reports, report_targets
     from .stored import identity_label, open_store, require_run
 
-    tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
+    config = load_config(args.config)
+    tolerances, gate = gate_of(args, config)
     targets = report_targets(args)
     repository = open_store(args)
     try:
@@ -82,7 +92,10 @@ def handle(args: argparse.Namespace) -> int:
                 f'runs {base.id} and {run.id} are of different sets ("{base.set_identifier}" and "{run.set_identifier}"); '
                 "compare two runs of one set"
             )
-        comparison = compare_runs(run, base, store, tolerances)
+        if run.kind.value == "retrieval":  # the two options are hit@1's and hit@3's; the rest from [gate]
+            retrieval, _ = gate_of(_retrieval_names(args), config, "retrieval")
+            tolerances = retrieval
+        comparison = compare_runs(run, base, store, tolerances, gate)
     finally:
         close_repository(repository)
     words = RETRIEVAL_WORDS if run.kind.value == "retrieval" and base.kind.value == "retrieval" else PROMPT_WORDS
@@ -99,6 +112,8 @@ def handle(args: argparse.Namespace) -> int:
     if args.fail_on_regression and comparison.regressed:
         exit_code = 1
     if args.fail_on_new_failures and comparison.new_failures:
+        exit_code = 1
+    if args.fail_on_inconclusive and comparison.inconclusive:
         exit_code = 1
     rendered = _render_reports(args, targets, base, run, comparison, notes)
 

@@ -21,6 +21,8 @@ __all__ = [
     "RETRIEVAL_WORDS",
     "ComparisonWords",
     "comparison_document",
+    "metric_lines",
+    "metrics_document",
     "render_comparison",
     "verdict_document",
 ]
@@ -85,6 +87,71 @@ def _result(passed: bool) -> str:
     return "pass" if passed else "FAIL"
 
 
+def _outcome(passed: bool | None) -> str:
+    return "absent" if passed is None else _result(passed)
+
+
+def _signed(value: float, percent: bool) -> str:
+    return f"{value * 100:+.1f} pp" if percent else f"{value:+.3f}"
+
+
+def _bound(value: float, percent: bool) -> str:
+    return f"{value * 100:+.1f}" if percent else f"{value:+.3f}"
+
+
+def _level(value: float, percent: bool) -> str:
+    return f"{value * 100:.1f}%" if percent else f"{value:.3f}"
+
+
+def metric_lines(comparison: Any, words: ComparisonWords = PROMPT_WORDS) -> list[str]:
+    """One line per measured metric: baseline → run, the delta with its 95 % interval, the p-value,
+    the minimum detectable drop and the tolerance (``not gated`` for a metric without one); headed
+    by one line saying on how many cases and how."""
+    from ..noise import shown
+
+    measured = [(spec, comparison.statistic(spec.name)) for spec in comparison.metrics]
+    measured = [(spec, m) for spec, m in measured if m is not None]
+    if not measured:
+        return []
+    n = measured[0][1].n
+    gate = f"paired gate, one-sided alpha {comparison.alpha:g}" if comparison.method == "paired" else "tolerance gate"
+    answers = f", {comparison.repeats} answers each" if comparison.repeats > 1 else ""
+    lines = [
+        f"Statistics on {counted(n, 'paired ' + words.cases)}{answers} ({gate}; MDD: the smallest drop detected "
+        f"4 times in 5 at one-sided alpha {measured[0][1].detectable.alpha:g}):"
+    ]
+    width = max(len(spec.label) for spec, _ in measured)
+    for spec, m in measured:
+        tolerance = f"tolerance {shown(float(spec.tolerance), spec.percent)}" if spec.gated else "not gated"
+        lines.append(
+            f"  {spec.label:<{width}}  {_level(m.baseline, spec.percent)} → {_level(m.value, spec.percent)}  "
+            f"{_signed(m.delta, spec.percent)} (95% CI {_bound(m.ci95.low, spec.percent)} to {_bound(m.ci95.high, spec.percent)})  "
+            f"p {m.p_value:.3g}  MDD {shown(m.detectable.drop, spec.percent)}  {tolerance}"
+        )
+    return lines
+
+
+def metrics_document(comparison: Any) -> dict[str, Any]:
+    """Every measured metric as a verdict's ``--json`` writes it: ``{NAME: {baseline, value, delta,
+    ci95, p_value, minimum_detectable_drop, tolerance}}`` (fractions; ``delta`` is the run minus
+    the baseline; ``tolerance`` is ``null`` for a metric that is not gated), with ``n`` and, under
+    the paired gate, the metric's ``state``."""
+    states = {m.name: m.state.value for m in comparison.decision.metrics} if comparison.decision is not None else {}
+    document: dict[str, Any] = {}
+    for spec in comparison.metrics:
+        m = comparison.statistic(spec.name)
+        if m is None:
+            continue
+        entry = m.as_dict()
+        entry["tolerance"] = float(spec.tolerance) if spec.gated else None
+        entry["n"] = m.n
+        entry["p_drop"] = m.p_drop
+        if spec.name in states:
+            entry["state"] = states[spec.name]
+        document[spec.name] = entry
+    return document
+
+
 def render_comparison(
     out: Any,
     comparison: Any,
@@ -92,10 +159,14 @@ def render_comparison(
     *,
     fail_on_new_failures: bool = False,
     case_notes: Mapping[str, str] | None = None,
+    fail_on_inconclusive: bool = False,
+    flaky: Mapping[str, str] | None = None,
 ) -> None:
-    """Print the comparison's sections (only those with cases), the McNemar line, the summary and
-    the gate lines. ``case_notes`` adds a note after a regressed case's id (its failed checks).
-    Case ids are data: printed without markup."""
+    """Print the comparison's sections (only those with cases), the McNemar line, one line per
+    metric with its uncertainty, the warnings of tolerances the set cannot keep, the summary and
+    the gate lines. ``case_notes`` adds a note after a regressed case's id (its failed checks),
+    ``flaky`` marks the cases known to be flaky (with why). Case ids are data: printed without
+    markup."""
     from .render import literal
 
     def visible(text: str) -> str:
@@ -108,18 +179,31 @@ def render_comparison(
         out.print(f"[{style}]{literal(heading)}[/{style}]" if style else visible(heading), markup=style is not None)
         for case_id in ids:
             note = (notes or {}).get(case_id)
-            out.print(f"  - {visible(case_id)}" + (f": {visible(note)}" if note else ""), markup=False)
+            mark = f" (flaky: {visible(flaky[case_id])})" if flaky and case_id in flaky else ""
+            out.print(f"  - {visible(case_id)}{mark}" + (f": {visible(note)}" if note else ""), markup=False)
 
     plural = f"{words.cases}s"
     section(words.regressed, comparison.regressed_cases, "red", case_notes)
     section(words.fixed, comparison.fixed_cases)
     section(words.still_failing, comparison.still_failing)
     if comparison.unstable_cases:
+        how = (
+            "Compared with the share of the judge's verdicts that passed, the judge disagreed with itself"
+            if comparison.method == "paired"
+            else "Left out of the comparison, the judge disagreed with itself"
+        )
         out.print(
-            f"Left out of the comparison, the judge disagreed with itself ({len(comparison.unstable_cases)}): "
-            + ", ".join(visible(c) for c in comparison.unstable_cases),
+            f"{how} ({len(comparison.unstable_cases)}): " + ", ".join(visible(c) for c in comparison.unstable_cases),
             markup=False,
         )
+    if comparison.quarantined_cases:
+        out.print(
+            f"Quarantined ([gate] quarantine): {counted(len(comparison.quarantined_cases), words.cases)} left out of the gate, "
+            "reported here:",
+            markup=False,
+        )
+        for case in comparison.quarantined_cases:
+            out.print(f"  - {visible(case.case_id)}: {_outcome(case.baseline_passed)} → {_outcome(case.passed)}", markup=False)
     if comparison.added_cases:
         failing = set(comparison.added_failing)
         out.print(
@@ -148,10 +232,23 @@ def render_comparison(
             + f" (exact McNemar p = {comparison.mcnemar_p:.3g}{weight})",
             markup=False,
         )
-    style = "red" if comparison.regressed else "green"
+    for line in metric_lines(comparison, words):
+        out.print(line, markup=False)
+    for warning in comparison.noise_warnings(words.cases):
+        out.print(f"[yellow]{literal(warning)}[/yellow]")
+    style = {"regressed": "red", "inconclusive": "yellow"}.get(comparison.state, "green")
     out.print(f"[{style}]{literal(words.summary(comparison))}[/{style}]")
     if comparison.regressed:
         out.print(f"[red]{words.detected}[/red]")
+    if comparison.inconclusive:
+        consequence = (
+            "the gate fails (--fail-on-inconclusive)" if fail_on_inconclusive else "exit 0 (--fail-on-inconclusive makes it fail the gate)"
+        )
+        out.print(f"[yellow]Inconclusive under the paired gate: {literal(consequence)}.[/yellow]")
+        if comparison.decision is not None:
+            for decided in comparison.decision.metrics:
+                if decided.state.value != "no_regression":
+                    out.print(f"  {visible(decided.reason)}", markup=False)
     new_failures = comparison.new_failures
     if new_failures:
         line = f"New failures: {counted(len(new_failures), 'added or edited ' + words.cases)} fail: {', '.join(visible(c) for c in new_failures)}"
@@ -194,22 +291,36 @@ def comparison_document(comparison: Any, words: ComparisonWords = PROMPT_WORDS) 
         "set_changed": comparison.set_changed,
         "fingerprints_known": comparison.fingerprints_known,
         "mcnemar_p": comparison.mcnemar_p,
+        "quarantined_cases": [
+            {"id": q.case_id, "baseline_passed": q.baseline_passed, "passed": q.passed} for q in comparison.quarantined_cases
+        ],
+        "method": comparison.method,
+        "alpha": comparison.alpha,
+        "repeats": comparison.repeats,
+        "max_regressed_cases": comparison.max_regressed_cases,
+        "warnings": list(comparison.noise_warnings(words.cases)),
     }
 
 
 def verdict_document(verdict: Any, words: ComparisonWords = PROMPT_WORDS) -> dict[str, Any]:
     """A run's verdict as JSON-ready data, the same object for prompt and retrieval runs:
-    ``state`` (``baseline``, ``no_regression``, ``regressed``, ``not_comparable`` or ``pending``),
-    ``baseline_id`` (the run it was, or would have been, compared with), ``reason`` (why it was not
-    compared, or the comparison's sentence), ``regressed``, and — when compared — every key of
-    :func:`comparison_document` beside them."""
+    ``state`` (``baseline``, ``no_regression``, ``regressed``, ``inconclusive``,
+    ``not_comparable`` or ``pending``), ``baseline_id`` (the run it was, or would have been,
+    compared with), ``reason`` (why it was not compared, or the comparison's sentence),
+    ``metrics`` (:func:`metrics_document`; empty when not compared), ``regressed``,
+    ``acceptance_note`` (why a compared run was not accepted as the baseline), and — when
+    compared — every key of :func:`comparison_document` beside them."""
     comparison = verdict.comparison
     document: dict[str, Any] = {
         "state": verdict.state,
         "regressed": verdict.regressed,
         "reason": verdict.reason if comparison is None else words.summary(comparison),
         "baseline_id": verdict.baseline_id,
+        "metrics": metrics_document(comparison) if comparison is not None else {},
+        "acceptance_note": getattr(verdict, "acceptance_note", None),
     }
+    if verdict.notes:
+        document["notes"] = list(verdict.notes)
     if comparison is not None:
         document.update(comparison_document(comparison, words))
         document["regressed"] = verdict.regressed

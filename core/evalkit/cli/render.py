@@ -104,6 +104,7 @@ def render_outcome(
     show_all: bool = False,
     fail_on_new_failures: bool = False,
     cases: Iterable[CaseResult] | None = None,
+    fail_on_inconclusive: bool = False,
 ) -> None:
     """The human report of one run: cases, aggregates, identity, then the regression check.
 
@@ -151,7 +152,9 @@ def render_outcome(
     if hidden:
         out.print(unlisted_cases_line(hidden, run.answered_count))
     render_summary(out, run)
-    render_verdict(out, outcome, fail_on_new_failures=fail_on_new_failures, case_notes=regressed_checks)
+    render_verdict(
+        out, outcome, fail_on_new_failures=fail_on_new_failures, case_notes=regressed_checks, fail_on_inconclusive=fail_on_inconclusive
+    )
 
 
 def unlisted_cases_line(hidden: int, answered: int) -> str:
@@ -198,22 +201,31 @@ def check_names(case: CaseResult) -> str:
     return ", ".join(names)
 
 
-def acceptance_line(acceptance: Any, baseline_id: str | None, complete: bool) -> str | None:
-    """Whether the run became its scope's baseline, in one line (``None`` for a run that cannot be)."""
+def acceptance_line(acceptance: Any, baseline_id: str | None, complete: bool, note: str | None = None) -> str | None:
+    """Whether the run became its scope's baseline, in one line (``None`` for a run that cannot be);
+    ``note`` says why a compared run was not accepted."""
     if acceptance is not None:
         return f"Accepted as the baseline of its scope ({acceptance.describe().removeprefix('accepted ')})."
     if not complete:
         return None
     if baseline_id is not None:
+        why = f"{note}; " if note else ""
         return (
             f"Not accepted as the baseline: run {baseline_id} stays the baseline "
-            f"(accept this run on purpose with `evalkit baseline accept RUN_ID --reason TEXT`)."
+            f"({why}accept this run on purpose with `evalkit baseline accept RUN_ID --reason TEXT`)."
         )
+    if note:
+        return f"Not accepted as the baseline: {note}."
     return "Not accepted as the baseline: the run could not be compared."
 
 
 def render_verdict(
-    out: Any, outcome: Outcome, *, fail_on_new_failures: bool = False, case_notes: Mapping[str, str] | None = None
+    out: Any,
+    outcome: Outcome,
+    *,
+    fail_on_new_failures: bool = False,
+    case_notes: Mapping[str, str] | None = None,
+    fail_on_inconclusive: bool = False,
 ) -> None:
     """The regression check: first the cases that passed in the baseline and fail now, each with
     its ``case_notes`` entry (its failed checks) when there is one."""
@@ -228,9 +240,15 @@ def render_verdict(
         out.print("No accepted run for this set, serving identity and grader — recorded as the baseline.")
     else:
         assert verdict.comparison is not None
-        render_comparison(out, verdict.comparison, fail_on_new_failures=fail_on_new_failures, case_notes=case_notes)
+        for note in verdict.notes:
+            out.print(f"[yellow]{literal(note)}[/yellow]")
+        render_comparison(
+            out, verdict.comparison, fail_on_new_failures=fail_on_new_failures, case_notes=case_notes,
+            fail_on_inconclusive=fail_on_inconclusive,
+        )  # fmt: skip
     complete = outcome.run.status.value == "complete" and outcome.run.verified
-    line = acceptance_line(verdict.acceptance, verdict.baseline.id if verdict.baseline is not None else None, complete)
+    baseline_id = verdict.baseline.id if verdict.baseline is not None else None
+    line = acceptance_line(verdict.acceptance, baseline_id, complete, verdict.acceptance_note)
     if line is not None:
         out.print(literal(line))
 

@@ -70,6 +70,9 @@ def register(subparsers: Any) -> None:
         help="list every question (default: the ones that missed at top-1 or top-3, or errored; the others are counted)",
     )
     add_tolerance_options(parser, "max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
+    from .gate_options import add_gate_options
+
+    add_gate_options(parser, "retrieval")
     add_report_option(parser)
     add_baseline_option(parser)
     add_store_options(parser)
@@ -83,8 +86,8 @@ def handle(args: argparse.Namespace) -> int:
     from ..config import load_config
     from ..run.library import evaluate_retrieval
     from ..storage import is_in_memory
-    from ..tolerance import Tolerances
     from .common import database_url, run_started
+    from .gate_options import gate_of
     from .render import ProgressDisplay
     from .reporting import report_targets
     from .run_cmd import placement_options
@@ -93,12 +96,12 @@ def handle(args: argparse.Namespace) -> int:
     sourced = question_set_catalog(config=config).get(args.set)
     if args.retriever is not None:
         registry.find("evalkit.retrievers", args.retriever)
-    tolerances = Tolerances.parse(args.max_top1_drop, args.max_top3_drop, names=("max-top1-drop", "max-top3-drop"))
+    tolerances, gate = gate_of(args, config, "retrieval")
     targets = report_targets(args)
     database = database_url(args, config)
     _check_export_paths(args)
     if args.wait:
-        return _verdict_job(args, sourced, config, database, tolerances, targets)
+        return _verdict_job(args, sourced, config, database, (tolerances, gate), targets)
     progress = ProgressDisplay(enabled=not args.json)
     try:
         outcome = evaluate_retrieval(
@@ -108,6 +111,7 @@ def handle(args: argparse.Namespace) -> int:
             config=config,
             database=database,
             tolerances=tolerances,
+            gate=gate,
             k=args.k,
             relevance_threshold=args.relevance_threshold,
             privacy=args.privacy,
@@ -143,14 +147,17 @@ def _deliver(args: argparse.Namespace, outcome: Any, targets: Any, database: str
         print_json(outcome_document(outcome))
     else:
         out = console(stderr=rendered.takes_stdout)
-        render_outcome(out, outcome, fail_on_new_failures=args.fail_on_new_failures, show_all=args.show_all)
+        render_outcome(
+            out, outcome, fail_on_new_failures=args.fail_on_new_failures, show_all=args.show_all,
+            fail_on_inconclusive=args.fail_on_inconclusive,
+        )  # fmt: skip
         for line in exported:
             out.print(line, markup=False)
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures, args.fail_on_inconclusive)
 
 
-def _verdict_job(args: argparse.Namespace, sourced: Any, config: Any, database: str, tolerances: Any, targets: Any) -> int:
+def _verdict_job(args: argparse.Namespace, sourced: Any, config: Any, database: str, gating: Any, targets: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..errors import UsageError
     from ..retrieval.deployments import Deployment, choose_deployment
@@ -170,7 +177,8 @@ def _verdict_job(args: argparse.Namespace, sourced: Any, config: Any, database: 
         deployment = Deployment(run.deployment, {}, choice.source if choice is not None else "none")
         store = capabilities(repository)
         answering = stored_answering(run, question_set, deployment, store)
-        verdict, detail = recorded_detail(answering, recorded_verdict(run, Judging(store, answering.rules, tolerances)))
+        tolerances, gate = gating
+        verdict, detail = recorded_detail(answering, recorded_verdict(run, Judging(store, answering.rules, tolerances, gate=gate)))
     finally:
         close_repository(repository)
     outcome = Outcome(run, verdict, (f"Every shard of run {run.id} is in.",), detail=detail)
@@ -231,7 +239,9 @@ def _percent(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False, show_all: bool = False) -> None:
+def render_outcome(
+    out: Any, outcome: Any, *, fail_on_new_failures: bool = False, show_all: bool = False, fail_on_inconclusive: bool = False
+) -> None:
     """The human report: questions, rates, breakdowns, provenance, baseline state, regression check.
 
     The table lists the questions that need a look — a miss at top-1 or top-3, or an error — and
@@ -314,7 +324,7 @@ def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False
     _render_breakdown(out, "By form", metrics.by_form, k)
     _render_breakdown(out, "By hard class", metrics.by_hard_class, k)
     _render_provenance(out, outcome)
-    _render_regression(out, outcome, fail_on_new_failures)
+    _render_regression(out, outcome, fail_on_new_failures, fail_on_inconclusive)
 
 
 def _render_breakdown(out: Any, title: str, groups: Any, k: int) -> None:
@@ -366,7 +376,7 @@ def _render_provenance(out: Any, outcome: Any) -> None:
     out.print(f"Baseline state: {outcome.detail.baseline_state or 'pending (the shard that completes the run decides it)'}")
 
 
-def _render_regression(out: Any, outcome: Any, fail_on_new_failures: bool) -> None:
+def _render_regression(out: Any, outcome: Any, fail_on_new_failures: bool, fail_on_inconclusive: bool = False) -> None:
     from .comparison_view import RETRIEVAL_WORDS, render_comparison
     from .render import acceptance_line, literal
 
@@ -379,10 +389,13 @@ def _render_regression(out: Any, outcome: Any, fail_on_new_failures: bool) -> No
     else:
         for note in verdict.notes:
             out.print(f"[yellow]{literal(note)}[/yellow]")
-        render_comparison(out, verdict.comparison, RETRIEVAL_WORDS, fail_on_new_failures=fail_on_new_failures)
+        render_comparison(
+            out, verdict.comparison, RETRIEVAL_WORDS, fail_on_new_failures=fail_on_new_failures,
+            fail_on_inconclusive=fail_on_inconclusive,
+        )  # fmt: skip
 
     baseline_id = outcome.baseline.id if outcome.baseline is not None else None
-    line = acceptance_line(outcome.acceptance, baseline_id, outcome.run.status.value == "complete")
+    line = acceptance_line(outcome.acceptance, baseline_id, outcome.run.status.value == "complete", verdict.acceptance_note)
     if line is not None:
         out.print(literal(line))
 

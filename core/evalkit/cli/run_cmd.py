@@ -47,6 +47,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="what answer text is stored (default: config, else metadata)")
     parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version), at most 1,000 characters")
     add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+    from .gate_options import add_gate_options, add_repeats_option
+
+    add_gate_options(parser)
+    add_repeats_option(parser)
     add_baseline_option(parser)
     _add_judge_options(parser)
     add_placement_options(
@@ -156,7 +160,6 @@ def handle(args: argparse.Namespace) -> int:
     from ..run.decide import stored_verdict
     from ..run.library import evaluate_set
     from ..storage import is_in_memory
-    from ..tolerance import Tolerances
     from .case_spool import CaseJsonSpool
     from .common import database_url, print_json_streamed, run_started
     from .render import ProgressDisplay, outcome_document
@@ -166,11 +169,14 @@ def handle(args: argparse.Namespace) -> int:
     catalog = prompt_set_catalog(config=config)
     golden_set = catalog.get(args.set).set
     registry.find("evalkit.graders", args.grader)
-    tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
+    from .gate_options import gate_of, repeats_of
+
+    tolerances, gate = gate_of(args, config)
+    repeats = repeats_of(args, config)
     targets = report_targets(args)
     database = database_url(args, config)
     if args.wait:
-        return _verdict_job(args, golden_set, database, tolerances, targets)
+        return _verdict_job(args, golden_set, database, (tolerances, gate), targets)
     progress = ProgressDisplay(enabled=not args.json)
     failed = LiveFailures()
     keep_cases = is_in_memory(database)
@@ -195,6 +201,8 @@ def handle(args: argparse.Namespace) -> int:
                 config=config,
                 database=database,
                 tolerances=tolerances,
+                gate=gate,
+                repeats=repeats,
                 privacy=args.privacy,
                 concurrency=args.concurrency,
                 label=args.label,
@@ -222,7 +230,7 @@ def handle(args: argparse.Namespace) -> int:
             spool.close()
             _print_outcome(args, outcome, golden_set, database, failed, rendered.takes_stdout)
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures, args.fail_on_inconclusive)
 
 
 def _print_outcome(args: argparse.Namespace, outcome: Any, golden_set: Any, database: str, failed: Any, takes_stdout: bool) -> None:
@@ -237,7 +245,7 @@ def _print_outcome(args: argparse.Namespace, outcome: Any, golden_set: Any, data
         else:
             render_outcome(
                 console(stderr=takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,
-                fail_on_new_failures=args.fail_on_new_failures, cases=cases,
+                fail_on_new_failures=args.fail_on_new_failures, cases=cases, fail_on_inconclusive=args.fail_on_inconclusive,
             )
 
 
@@ -315,7 +323,7 @@ def waited_run(args: argparse.Namespace, repository: ResultRepository, scope: tu
     return run
 
 
-def _verdict_job(args: argparse.Namespace, golden_set: Any, database: str, tolerances: Any, targets: Any) -> int:
+def _verdict_job(args: argparse.Namespace, golden_set: Any, database: str, gating: Any, targets: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..run.answering.prompts import PromptRules
     from ..run.decide import Judging, recorded_verdict, stored_verdict
@@ -328,7 +336,8 @@ def _verdict_job(args: argparse.Namespace, golden_set: Any, database: str, toler
     repository = open_repository(database)
     try:
         run = waited_run(args, repository, _pipeline_scope(args), golden_set)
-        verdict = recorded_verdict(run, Judging(capabilities(repository), PromptRules(), tolerances))
+        tolerances, gate = gating
+        verdict = recorded_verdict(run, Judging(capabilities(repository), PromptRules(), tolerances, gate=gate))
     finally:
         close_repository(repository)
     outcome = Outcome(run, verdict, (f"Every shard of run {run.id} is in.",))
@@ -339,6 +348,6 @@ def _verdict_job(args: argparse.Namespace, golden_set: Any, database: str, toler
     if args.json:
         print_json(outcome_document(outcome))
     else:
-        render_outcome(console(stderr=rendered.takes_stdout), outcome, golden_set)
+        render_outcome(console(stderr=rendered.takes_stdout), outcome, golden_set, fail_on_inconclusive=args.fail_on_inconclusive)
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression)
+    return outcome.exit_code(args.fail_on_regression, fail_on_inconclusive=args.fail_on_inconclusive)

@@ -352,7 +352,10 @@ class _Lifecycle:
         # Whole runs only: a shard's count may miss what the other shards stored after it.
         tally = finish.tally if streamed and placement.shard is None else None
         gate = self.plan.gate
-        judging = Judging(self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures)
+        judging = Judging(
+            self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures,
+            gate.settings, self.plan.answers_reused,
+        )  # fmt: skip
         return stored, settle(stored, judging)
 
     def _answered(self, header: Run, stored_header: Run, joining: bool) -> Collection[str]:

@@ -391,7 +391,8 @@ class PromptSource:
     """What answers a prompt run, as the caller named it: the set (an identifier or the set
     itself), the generator (a configured ``provider`` instance or adapter with an optional
     ``model`` alias, or an already ``bound`` generator), the grader (with its options; an unknown
-    one falls back to ``deterministic`` unless ``strict``) and the requests in flight."""
+    one falls back to ``deterministic`` unless ``strict``), the requests in flight and how many
+    times each prompt is answered (``repeats``)."""
 
     golden_set: str | GoldenPromptSet
     provider: str | None = None
@@ -401,6 +402,7 @@ class PromptSource:
     grader_options: Mapping[str, Any] = attrs.Factory(dict)
     bound: components.BoundGenerator | None = None
     concurrency: int | None = None
+    repeats: int = 1
 
 
 def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple[PromptAnswering, list[str]]:
