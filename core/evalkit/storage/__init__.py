@@ -190,7 +190,7 @@ def schema_status(url: str) -> Any:
     """The :class:`~evalkit.storage.schema.SchemaStatus` of a SQLite or PostgreSQL database
     (read without creating or upgrading anything)."""
     _sql_only(url, "evalkit db status")
-    from .sql import read_schema_status
+    from .schema import read_schema_status
 
     return read_schema_status(url)
 
@@ -198,7 +198,7 @@ def schema_status(url: str) -> Any:
 def upgrade_schema(url: str) -> tuple[Any, list[int]]:
     """Apply the pending migrations; returns the status after the upgrade and the versions applied."""
     _sql_only(url, "evalkit db upgrade")
-    from .sql import apply_migrations
+    from .schema import apply_migrations
 
     return apply_migrations(url)
 
