@@ -55,7 +55,7 @@ def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit
     rows = [line for line in lines if first["run_id"] in line or second["run_id"] in line or third["run_id"] in line]
     assert [r.split("│")[1].strip() for r in rows] == [third["run_id"], second["run_id"], first["run_id"]]
     assert "REGRESSED" in rows[1] and "50.0%" in rows[1] and "baseline" in rows[2] and "ok" in rows[0]
-    assert rows[0].rstrip().endswith("* no regression") and rows[1].rstrip().endswith("no") and rows[2].rstrip().endswith("first")
+    assert rows[0].rstrip().endswith("no") and rows[1].rstrip().endswith("no") and rows[2].rstrip().endswith("* first")
     assert "█▅█  100.0% → 100.0%  (3 runs)  my-app-2025-01 (my-app/my-app) · deterministic" in table.stdout
 
 

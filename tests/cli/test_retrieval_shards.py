@@ -236,4 +236,5 @@ def test_prompt_and_retrieval_runs_write_the_same_verdict_object(evalkit_cli, pr
     assert mismatch.code == 1, mismatch.stderr
     verdict = mismatch.json()["verdict"]
     assert verdict["state"] == "not_comparable" and set(verdict) == VERDICT_KEYS
-    assert mismatch.json()["baseline_state"] == "mismatch" and verdict["baseline_id"] == second_questions.json()["run_id"]
+    # the second run was as good as the first, not better: the first stays the baseline
+    assert mismatch.json()["baseline_state"] == "mismatch" and verdict["baseline_id"] == first_questions.json()["run_id"]
