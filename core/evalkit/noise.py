@@ -96,6 +96,9 @@ def noise_warning(spec: MetricSpec, measured: MetricComparison, unit: str = "cas
         return sentence + "; no set can detect a drop of 0."
     needs = needs_for(measured, tolerance)
     ways = [f"about {needs.cases:,} {unit}s"]
-    if needs.repeats is not None and needs.repeats > repeats and unit == "case":
+    # Repeats average away the noise in the answers; with several answers per case already, noise
+    # measured on the differences alone may lie between cases, where repeats cannot reach.
+    answer_noise = not (repeats > 1 and detectable.source == "observed")
+    if answer_noise and needs.repeats is not None and needs.repeats > repeats and unit == "case":
         ways.append(f"--repeats {needs.repeats}")
     return sentence + f"; {' or '.join(ways)} would."

@@ -25,7 +25,7 @@ import attrs
 from .comparison_statistics import MetricSpec, PairedColumn, decide_gate, measure
 from .gate_settings import GateSettings
 from .runs import CaseResult, Run, RunKind
-from .stats import GateDecision, GateState, MetricComparison, StatisticsSettings, mcnemar_exact_p
+from .stats import GateDecision, GateState, MetricComparison, NoiseEstimate, StatisticsSettings, mcnemar_exact_p
 from .storage.values import (
     BASELINE,
     INCONCLUSIVE,
@@ -34,6 +34,7 @@ from .storage.values import (
     PENDING,
     REGRESSED,
     VERDICT_WORDS,
+    PASSES,
     Acceptance,
     CaseMark,
     CasePair,
@@ -390,6 +391,7 @@ def compare_pairs(
     prompts = current.kind is not RunKind.RETRIEVAL
     quarantined: list[QuarantinedCase] = []
     repeats_seen = 1
+    within = _WithinCaseNoise()
     compared: list[str] = []
     before_scores: array[float] = array("d")
     after_scores: array[float] = array("d")
@@ -429,6 +431,7 @@ def compare_pairs(
             continue
         compared.append(case_id)
         repeats_seen = max(repeats_seen, now.repeats, then.repeats)
+        within.add(now)
         for name, column in column_list:
             before_value, after_value = _value(name, then, prompts), _value(name, now, prompts)
             if before_value is not None and after_value is not None:
@@ -450,8 +453,11 @@ def compare_pairs(
     pass_delta = current_rate - baseline_rate
     mean_delta = current_mean - baseline_mean
     settings = StatisticsSettings(alpha=gate.alpha, test="t" if prompts else "sign_flip")
+    noise = {specs[0].name: within.estimate()} if prompts else {}
     statistics = tuple(
-        m for m in (measure(spec, columns[spec.name], settings, repeats=repeats_seen) for spec in specs) if m is not None
+        m
+        for m in (measure(spec, columns[spec.name], settings, repeats=repeats_seen, noise=noise.get(spec.name)) for spec in specs)
+        if m is not None
     )
     decision = decide_gate(statistics, specs, gate.alpha) if paired else None
     if paired:
@@ -494,6 +500,36 @@ def compare_pairs(
         repeats=repeats_seen,
         other_regressed=other,
     )
+
+
+class _WithinCaseNoise:
+    """The pooled within-case variance of the run's pass/fail answers, from each repeated case's
+    passes (``c`` of ``N`` answers: sample variance ``c (N − c) / (N (N − 1))``): the noise repeats
+    average away, the best measure of an unchanged model's noise a single run gives
+    (:func:`~evalkit.stats.noise_from_repeats`)."""
+
+    def __init__(self) -> None:
+        self.squares = 0.0
+        self.freedom = 0
+        self.reciprocal = 0.0
+        self.cases = 0
+
+    def add(self, mark: CaseMark) -> None:
+        answers = mark.repeats
+        if answers < 2:
+            return
+        passes = (mark.measures or {}).get(PASSES)
+        if not isinstance(passes, (int, float)) or isinstance(passes, bool) or not 0 <= passes <= answers:
+            return
+        self.squares += passes * (answers - passes) / answers  # the sum of squared deviations
+        self.freedom += answers - 1
+        self.reciprocal += 1 / answers
+        self.cases += 1
+
+    def estimate(self) -> NoiseEstimate | None:
+        if not self.cases:
+            return None
+        return NoiseEstimate(2 * self.squares / self.freedom, max(1, round(self.cases / self.reciprocal)), "repeats", self.cases)
 
 
 def _beyond_tolerance(specs: Sequence[MetricSpec], statistics: Sequence[MetricComparison]) -> tuple[str, ...]:

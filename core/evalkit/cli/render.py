@@ -105,6 +105,7 @@ def render_outcome(
     fail_on_new_failures: bool = False,
     cases: Iterable[CaseResult] | None = None,
     fail_on_inconclusive: bool = False,
+    flaky: Mapping[str, str] | None = None,
 ) -> None:
     """The human report of one run: cases, aggregates, identity, then the regression check.
 
@@ -113,10 +114,12 @@ def render_outcome(
     as graded in this process: their check details (which the privacy level may have kept out of
     the store) say why a check failed. ``cases`` are the run's cases read from the store when the
     run comes without them — every case under ``show_all``, else at least the ones listed; the
-    passing ones are counted from the run's aggregates.
+    passing ones are counted from the run's aggregates. ``flaky`` marks the cases whose outcome
+    flipped between earlier runs of the scope (with why), beside those whose answers disagreed.
     """
     from .layout import Column, print_rows
 
+    flaky = flaky or {}
     run = outcome.run
     out.print(f"[bold]Evaluation: {literal(run.set_identifier)}[/bold]  (run {literal(run.id)})")
     if outcome.concurrency is not None:
@@ -141,8 +144,12 @@ def render_outcome(
             hidden += 1
             continue
         result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
+        if case.answers > 1:
+            result += f" {case.passes}/{case.answers}"
         if case.unstable:
             result += " [yellow](unstable)[/yellow]"
+        if case.flaky or case.case_id in flaky:
+            result += " [yellow](flaky)[/yellow]"
         shown = (live_cases or {}).get(case.case_id, case)
         rows.append([literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_failed_checks(shown))])
     if cases is not None and not show_all:
@@ -153,8 +160,9 @@ def render_outcome(
         out.print(unlisted_cases_line(hidden, run.answered_count))
     render_summary(out, run)
     render_verdict(
-        out, outcome, fail_on_new_failures=fail_on_new_failures, case_notes=regressed_checks, fail_on_inconclusive=fail_on_inconclusive
-    )
+        out, outcome, fail_on_new_failures=fail_on_new_failures, case_notes=regressed_checks,
+        fail_on_inconclusive=fail_on_inconclusive, flaky=flaky,
+    )  # fmt: skip
 
 
 def unlisted_cases_line(hidden: int, answered: int) -> str:
@@ -180,6 +188,15 @@ def render_summary(out: Any, run: Run) -> None:
     out.print(f"Grader:     {literal(run.grader)}")
     out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     out.print(f"Pass rate:  {_percent(run.pass_rate)} ({run.passed_count}/{run.answered_count})")
+    repeats = (run.metrics or {}).get("repeats")
+    if isinstance(repeats, dict) and isinstance(repeats.get("answers_per_case"), int):
+        out.print(
+            f"Repeats:    {repeats['answers_per_case']} answers per case (a case passes when most of its answers do); "
+            f"pass fraction {_percent(repeats.get('pass_fraction', 0))}, "
+            f"pass@{repeats['answers_per_case']} {_percent(repeats.get('pass_at_n', 0))}, "
+            f"pass^{repeats['answers_per_case']} {_percent(repeats.get('pass_all_n', 0))}, "
+            f"{counted(int(repeats.get('flaky_count', 0)), 'flaky case')}"
+        )
     out.print(f"Mean score: {run.mean_score:.3f}")
     judge = (run.metrics or {}).get("judge")
     if isinstance(judge, dict):
@@ -226,9 +243,10 @@ def render_verdict(
     fail_on_new_failures: bool = False,
     case_notes: Mapping[str, str] | None = None,
     fail_on_inconclusive: bool = False,
+    flaky: Mapping[str, str] | None = None,
 ) -> None:
     """The regression check: first the cases that passed in the baseline and fail now, each with
-    its ``case_notes`` entry (its failed checks) when there is one."""
+    its ``case_notes`` entry (its failed checks) when there is one, and its flakiness."""
     from .comparison_view import render_comparison
 
     verdict = outcome.verdict
@@ -244,7 +262,7 @@ def render_verdict(
             out.print(f"[yellow]{literal(note)}[/yellow]")
         render_comparison(
             out, verdict.comparison, fail_on_new_failures=fail_on_new_failures, case_notes=case_notes,
-            fail_on_inconclusive=fail_on_inconclusive,
+            fail_on_inconclusive=fail_on_inconclusive, flaky=flaky,
         )  # fmt: skip
     complete = outcome.run.status.value == "complete" and outcome.run.verified
     baseline_id = verdict.baseline.id if verdict.baseline is not None else None
@@ -269,6 +287,21 @@ def case_document(case: CaseResult) -> dict[str, Any]:
         "identity": identity_data(case.identity) if case.identity else None,
         "answer": case.answer_text,
         "detail": case.detail,
+        **repeats_document(case),
+    }
+
+
+def repeats_document(case: CaseResult) -> dict[str, Any]:
+    """A repeated case's ``answers``, ``pass_fraction``, ``pass_at_n`` (at least one answer passed),
+    ``pass_all_n`` (all did) and ``flaky``; empty for a case answered once."""
+    if case.answers < 2:
+        return {}
+    return {
+        "answers": case.answers,
+        "pass_fraction": case.pass_fraction,
+        "pass_at_n": case.passes > 0,
+        "pass_all_n": case.passes == case.answers,
+        "flaky": case.flaky,
     }
 
 
@@ -322,8 +355,15 @@ def case_json(case: CaseResult) -> str:
         f'"latency_ms":{value(round(case.latency_s * 1000, 3))},"checks":{checks_text},'
         f'"yardstick":{value(case.yardstick)},"unstable":{"true" if unstable else "false"},'
         f'"identity":{identity_text},"answer":{value(case.answer_text)},'
-        f'"detail":{"null" if detail is None else _compact_json(detail)}}}'
+        f'"detail":{"null" if detail is None else _compact_json(detail)}'
+        f'{_repeats_text(case)}}}'
     )
+
+
+def _repeats_text(case: CaseResult) -> str:
+    """The keys :func:`repeats_document` adds, as compact JSON text after a comma (empty when none)."""
+    extra = repeats_document(case)
+    return "," + _compact_json(extra)[1:-1] if extra else ""
 
 
 def _identity_text(identity: Any) -> str:
