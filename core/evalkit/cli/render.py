@@ -445,9 +445,10 @@ def acceptance_document(acceptance: Any) -> dict[str, Any] | None:
     return {"how": acceptance.how, "at": acceptance.at, "by": acceptance.by, "reason": acceptance.reason, "summary": acceptance.describe()}
 
 
-def outcome_document(outcome: Outcome, with_cases: bool = True) -> dict[str, Any]:
+def outcome_document(outcome: Outcome, with_cases: bool = True, flaky: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The ``--json`` document of ``evalkit run``; without ``with_cases`` its ``"cases"`` is
-    ``None`` (keeping its place for cases printed one by one)."""
+    ``None`` (keeping its place for cases printed one by one). ``flaky_cases`` lists the cases the
+    verdict names that flip back and forth in the scope's history (``flaky``: id → why)."""
     from .comparison_view import verdict_document
 
     verdict = outcome.verdict
@@ -459,4 +460,5 @@ def outcome_document(outcome: Outcome, with_cases: bool = True) -> dict[str, Any
     document["verdict"] = verdict_document(verdict)
     document["accepted"] = acceptance_document(verdict.acceptance)
     document["baseline_id"] = document["verdict"]["baseline_id"]
+    document["flaky_cases"] = [{"id": case_id, "why": why} for case_id, why in (flaky or {}).items()]
     return document

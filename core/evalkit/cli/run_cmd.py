@@ -225,7 +225,8 @@ def handle(args: argparse.Namespace) -> int:
             fail_on_regression=args.fail_on_regression, notes=outcome.notes,
         )  # fmt: skip
         if args.json and spool.holds(outcome.run):
-            print_json_streamed(outcome_document(outcome, with_cases=False), "cases", spool.texts(), encoded=True, batch=1)
+            document = outcome_document(outcome, with_cases=False, flaky=flaky_in_history(database, outcome))
+            print_json_streamed(document, "cases", spool.texts(), encoded=True, batch=1)
         else:
             spool.close()
             _print_outcome(args, outcome, golden_set, database, failed, rendered.takes_stdout)
@@ -238,15 +239,37 @@ def _print_outcome(args: argparse.Namespace, outcome: Any, golden_set: Any, data
     from .common import console, print_cases_json
     from .render import outcome_document, render_outcome
 
+    flaky = flaky_in_history(database, outcome)
     with stored_cases(database, outcome.run, notable_only=not (args.json or args.show_all)) as cases:
         if args.json:
-            document = outcome_document(outcome, with_cases=False)
+            document = outcome_document(outcome, with_cases=False, flaky=flaky)
             print_cases_json(document, outcome.run.cases if cases is None else cases, outcome.run.case_count)
         else:
             render_outcome(
                 console(stderr=takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,
                 fail_on_new_failures=args.fail_on_new_failures, cases=cases, fail_on_inconclusive=args.fail_on_inconclusive,
+                flaky=flaky,
             )
+
+
+def flaky_in_history(database: str, outcome: Any) -> dict[str, str]:
+    """``{case id: why}`` for the cases the verdict names (regressed, fixed, still failing) that
+    flip back and forth in the scope's history (:mod:`evalkit.flakiness`); empty when the run was
+    not compared, or the store is in memory."""
+    comparison = outcome.verdict.comparison
+    if comparison is None:
+        return {}
+    from ..flakiness import flaky_marks
+    from ..storage import capabilities, close_repository, is_in_memory, open_repository
+
+    named = [*comparison.regressed_cases, *comparison.fixed_cases, *comparison.still_failing]
+    if not named or is_in_memory(database):
+        return {}
+    repository = open_repository(database)
+    try:
+        return dict(flaky_marks(capabilities(repository), outcome.run, named))
+    finally:
+        close_repository(repository)
 
 
 @contextlib.contextmanager

@@ -17,7 +17,9 @@ store to every one it claims — and each has a stated behaviour when a store la
   reports show no trend;
 * :class:`RunLeases` — without it nothing refuses a second process answering the same run or shard;
 * :class:`StreamedCases` — without it the end of a run reads every case back and compares in
-  memory (the same verdict, memory growing with the set).
+  memory (the same verdict, memory growing with the set);
+* :class:`CaseHistory` — without it ``evalkit flaky`` and the flaky marks of a run's output read
+  the scope's recent runs one by one (through :class:`RunHistory`; nothing without that either).
 
 :func:`capabilities` asks a store for all of them once and hands the kernel a typed
 :class:`Capabilities`.
@@ -34,6 +36,7 @@ from ..answers import ServingIdentity
 from ..runs import CaseResult, Run
 from .values import (
     VERDICT_STATES,
+    RunOutcomes,
     Acceptance,
     BaselineScope,
     CaseMark,
@@ -47,6 +50,7 @@ from .values import (
 __all__ = [
     "AcceptedBaselines",
     "Capabilities",
+    "CaseHistory",
     "CaseMark",
     "CasePair",
     "CaseTally",
@@ -306,6 +310,21 @@ class StreamedCases(Protocol):
 
 
 @runtime_checkable
+class CaseHistory(Protocol):
+    """Each case's outcomes over a scope's recent runs, in one read: what tells a flaky case
+    (its outcome flips between runs of one serving identity while the case did not change).
+
+    Without it the kernel reads the scope's recent runs one by one through :class:`RunHistory`
+    (the same answer, more reads).
+    """
+
+    def case_history(self, scope: BaselineScope, *, runs: int = 20, case_ids: Sequence[str] | None = None) -> list[RunOutcomes]:
+        """The ``runs`` most recent complete runs of exactly ``scope`` (newest first), each with
+        the outcomes of its answered cases — only those of ``case_ids`` when given."""
+        ...
+
+
+@runtime_checkable
 class ClosableRepository(Protocol):
     """A repository that holds a connection or a file open until it is closed (a resource, not a
     capability: :func:`~evalkit.storage.close_repository` closes one that has ``close``)."""
@@ -329,6 +348,7 @@ class Capabilities:
     history: RunHistory | None = None
     leases: RunLeases | None = None
     streamed: StreamedCases | None = None
+    case_history: CaseHistory | None = None
 
 
 _CAPABILITIES: tuple[tuple[str, type], ...] = (
@@ -339,6 +359,7 @@ _CAPABILITIES: tuple[tuple[str, type], ...] = (
     ("history", RunHistory),
     ("leases", RunLeases),
     ("streamed", StreamedCases),
+    ("case_history", CaseHistory),
 )
 
 

@@ -46,7 +46,9 @@ __all__ = [
     "Acceptance",
     "BaselineScope",
     "CaseMark",
+    "CaseOutcome",
     "CasePair",
+    "RunOutcomes",
     "CaseTally",
     "LeaseHolder",
     "LeaseOwner",
@@ -348,6 +350,28 @@ class CaseMark:
         """How many answers the case's result stands for (1 unless it was answered several times)."""
         answers = (self.measures or {}).get(ANSWERS)
         return int(answers) if isinstance(answers, (int, float)) and not isinstance(answers, bool) and answers >= 1 else 1
+
+
+@attrs.frozen
+class CaseOutcome:
+    """One case's result in one stored run, as its history reads it: passed or not, the
+    fingerprint of its content (``None``: stored before fingerprints were kept) and, for a case
+    answered several times, how many answers it had and how many passed."""
+
+    case_id: str
+    passed: bool
+    fingerprint: str | None = None
+    answers: int = 1
+    passes: int | None = None
+
+
+@attrs.frozen
+class RunOutcomes:
+    """A stored run of a scope and the outcomes of (some of) its cases, by case id."""
+
+    run_id: str
+    started_at: float
+    outcomes: Mapping[str, CaseOutcome] = attrs.field(factory=dict)
 
 
 @attrs.frozen
