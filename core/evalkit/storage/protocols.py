@@ -36,13 +36,13 @@ from ..answers import ServingIdentity
 from ..runs import CaseResult, Run
 from .values import (
     VERDICT_STATES,
-    RunOutcomes,
     Acceptance,
     BaselineScope,
     CaseMark,
     CasePair,
     CaseTally,
     LeaseOwner,
+    RunOutcomes,
     ShardProgress,
     StoredVerdict,
 )
