@@ -91,44 +91,11 @@ def _outcome(passed: bool | None) -> str:
     return "absent" if passed is None else _result(passed)
 
 
-def _signed(value: float, percent: bool) -> str:
-    return f"{value * 100:+.1f} pp" if percent else f"{value:+.3f}"
-
-
-def _bound(value: float, percent: bool) -> str:
-    return f"{value * 100:+.1f}" if percent else f"{value:+.3f}"
-
-
-def _level(value: float, percent: bool) -> str:
-    return f"{value * 100:.1f}%" if percent else f"{value:.3f}"
-
-
 def metric_lines(comparison: Any, words: ComparisonWords = PROMPT_WORDS) -> list[str]:
-    """One line per measured metric: baseline → run, the delta with its 95 % interval, the p-value,
-    the minimum detectable drop and the tolerance (``not gated`` for a metric without one); headed
-    by one line saying on how many cases and how."""
-    from ..noise import shown
+    """One line per measured metric with its uncertainty (see :func:`evalkit.verdict_text.metric_lines`)."""
+    from ..verdict_text import metric_lines as lines
 
-    measured = [(spec, comparison.statistic(spec.name)) for spec in comparison.metrics]
-    measured = [(spec, m) for spec, m in measured if m is not None]
-    if not measured:
-        return []
-    n = measured[0][1].n
-    gate = f"paired gate, one-sided alpha {comparison.alpha:g}" if comparison.method == "paired" else "tolerance gate"
-    answers = f", {comparison.repeats} answers each" if comparison.repeats > 1 else ""
-    lines = [
-        f"Statistics on {counted(n, 'paired ' + words.cases)}{answers} ({gate}; MDD: the smallest drop detected "
-        f"4 times in 5 at one-sided alpha {measured[0][1].detectable.alpha:g}):"
-    ]
-    width = max(len(spec.label) for spec, _ in measured)
-    for spec, m in measured:
-        tolerance = f"tolerance {shown(float(spec.tolerance), spec.percent)}" if spec.gated else "not gated"
-        lines.append(
-            f"  {spec.label:<{width}}  {_level(m.baseline, spec.percent)} → {_level(m.value, spec.percent)}  "
-            f"{_signed(m.delta, spec.percent)} (95% CI {_bound(m.ci95.low, spec.percent)} to {_bound(m.ci95.high, spec.percent)})  "
-            f"p {m.p_value:.3g}  MDD {shown(m.detectable.drop, spec.percent)}  {tolerance}"
-        )
-    return lines
+    return lines(comparison, words.cases)
 
 
 def metrics_document(comparison: Any) -> dict[str, Any]:

@@ -141,7 +141,7 @@ def _deliver(args: argparse.Namespace, outcome: Any, targets: Any, database: str
     from .common import console, print_json
     from .reporting import deliver_reports
 
-    rendered = _render_reports(targets, database, outcome, args.fail_on_regression)
+    rendered = _render_reports(targets, database, outcome, args.fail_on_regression, args.fail_on_inconclusive)
     exported = _export(args, outcome)
     if args.json:
         print_json(outcome_document(outcome))
@@ -185,7 +185,7 @@ def _verdict_job(args: argparse.Namespace, sourced: Any, config: Any, database: 
     return _deliver(args, outcome, targets, database)
 
 
-def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regression: bool) -> Any:
+def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regression: bool, fail_on_inconclusive: bool = False) -> Any:
     """The ``--report`` documents of a retrieval run, with every question's ranking as scored here."""
     from ..reports import question_infos
     from ..retrieval.stored import case_from_score
@@ -198,6 +198,7 @@ def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regressio
         comparison=outcome.comparison, baseline=outcome.baseline, questions=question_infos(detail.question_set),
         live_cases={qid: case_from_score(score, k) for qid, score in detail.scores.items()},
         fail_on_regression=fail_on_regression, notes=(*detail.warnings, *outcome.verdict.notes, *outcome.notes),
+        fail_on_inconclusive=fail_on_inconclusive,
     )  # fmt: skip
 
 

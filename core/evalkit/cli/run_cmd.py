@@ -222,7 +222,7 @@ def handle(args: argparse.Namespace) -> int:
             targets, database, outcome.run,
             verdict=None if outcome.run.status.value == "running" else stored_verdict(verdict, PromptRules()),
             comparison=verdict.comparison, baseline=verdict.baseline, live_cases=failed,
-            fail_on_regression=args.fail_on_regression, notes=outcome.notes,
+            fail_on_regression=args.fail_on_regression, notes=outcome.notes, fail_on_inconclusive=args.fail_on_inconclusive,
         )  # fmt: skip
         if args.json and spool.holds(outcome.run):
             document = outcome_document(outcome, with_cases=False, flaky=flaky_in_history(database, outcome))
@@ -367,6 +367,7 @@ def _verdict_job(args: argparse.Namespace, golden_set: Any, database: str, gatin
     rendered = render_for(
         targets, database, run, verdict=stored_verdict(verdict, PromptRules()), comparison=verdict.comparison,
         baseline=verdict.baseline, fail_on_regression=args.fail_on_regression, notes=outcome.notes,
+        fail_on_inconclusive=args.fail_on_inconclusive,
     )  # fmt: skip
     if args.json:
         print_json(outcome_document(outcome))

@@ -31,7 +31,7 @@ from .trend_chart import SERIES_CLASSES, trend_svg
 __all__ = ["HtmlReporter"]
 
 _GOOD = ("PASSED", "BASELINE")
-_NEUTRAL = ("NOT COMPARED", "PENDING")
+_NEUTRAL = ("NOT COMPARED", "PENDING", "INCONCLUSIVE")
 
 
 @cache
@@ -153,6 +153,10 @@ class HtmlReporter:
                 )
             if sections:
                 extra += f'<div class="sections">{"".join(sections)}</div>'
+            uncertainty = report.uncertainty_lines()
+            if uncertainty:
+                items = "".join(f"<li>{html_text(line)}</li>" for line in uncertainty)
+                extra += f'<ul id="uncertainty" class="uncertainty">{items}</ul>'
         return f'<section id="comparison">\n<h2>Against the baseline</h2>\n{table}\n{extra}\n</section>'
 
     # -- trend ------------------------------------------------------------------------------------
@@ -223,6 +227,9 @@ class HtmlReporter:
             else f'<span class="muted">not stored (privacy {html_text(report.run.privacy)})</span>'
         )
         result = {"error": "ERROR", "fail": "FAIL", "pass": "pass"}[status] + (" (unstable)" if case.unstable else "")
+        marks = report.case_marks(case)
+        if marks:
+            result += f" ({'; '.join(marks)})"
         return f"<tr {attributes}>" + "".join(
             [
                 _td("Case", f'<span class="mono case-id">{html_text(case.case_id)}</span>'),

@@ -36,5 +36,6 @@ class JsonReporter:
                 {"key": f.key, "label": f.label, "value": f.value, "baseline": f.baseline, "delta": f.delta}
                 for f in report.figures()
             ],
+            uncertainty=list(report.uncertainty_lines()),
         )
         return json.dumps(document, indent=2, ensure_ascii=False, default=str)
