@@ -29,7 +29,7 @@ of its scope or significantly better (see :mod:`evalkit.run.decide`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -37,7 +37,7 @@ import attrs
 
 from .errors import ConfigError, UsageError
 from .suggestions import did_you_mean
-from .tolerance import DEFAULT_TOLERANCE, Tolerances, parse_tolerance
+from .tolerance import Tolerances, parse_tolerance
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -153,8 +153,11 @@ class GateSettings:
 
 
 def _tolerance(raw: object, key: str, where: str) -> Fraction:
+    """A tolerance as written in the file: a TOML float is read as the decimal it was written as
+    (``0.05`` is 1/20 exactly, so a drop equal to it passes), through its shortest repr."""
+    written = repr(raw) if isinstance(raw, float) else raw
     try:
-        return parse_tolerance(raw, key.replace("_", "-"))
+        return parse_tolerance(written, key.replace("_", "-"))
     except UsageError:
         raise ConfigError(f"{where}: [gate] {key} must be a finite number in 0..1, got {raw!r}") from None
 
@@ -203,12 +206,3 @@ def gate_from(
     return tolerances, settings
 
 
-def default_tolerance_text() -> str:
-    """The default tolerance as the help text names it."""
-    return str(float(DEFAULT_TOLERANCE))
-
-
-def quarantined(settings: GateSettings, case_ids: Sequence[str]) -> tuple[str, ...]:
-    """The ids among ``case_ids`` that ``settings`` keeps out of the gate, in their order."""
-    wanted = set(settings.quarantine)
-    return tuple(c for c in case_ids if c in wanted)

@@ -452,7 +452,9 @@ def compare_pairs(
     current_rate, current_mean = _rate_and_mean(after_passed, after_scores)
     pass_delta = current_rate - baseline_rate
     mean_delta = current_mean - baseline_mean
-    settings = StatisticsSettings(alpha=gate.alpha, test="t" if prompts else "sign_flip")
+    # the randomization test is exact where the differences take few sizes (pass/fail scores, pass
+    # fractions of a few answers, hit@k), where the t test is not; large sets use the t test
+    settings = StatisticsSettings(alpha=gate.alpha, test="sign_flip")
     noise = {specs[0].name: within.estimate()} if prompts else {}
     statistics = tuple(
         m
