@@ -4,7 +4,6 @@ earn an automatic acceptance, under both gate methods."""
 from __future__ import annotations
 
 import pytest
-
 from evalkit.gate_settings import GateSettings
 from evalkit.run.decide import acceptance_of, automatic_acceptance
 from evalkit.runs import CaseResult, Run, RunStatus

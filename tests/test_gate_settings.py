@@ -8,7 +8,6 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-
 from evalkit.config import load_config
 from evalkit.config_schema import SCHEMA, check_schema
 from evalkit.errors import ConfigError, UsageError

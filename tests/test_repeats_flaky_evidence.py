@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from evalkit.answers import ServingIdentity, Usage
 from evalkit.flakiness import flaky_cases
 from evalkit.grading import AGREEMENT_CHECK, Check, judge_pass_share, verdict_check_name

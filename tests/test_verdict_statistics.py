@@ -8,7 +8,6 @@ import random
 from fractions import Fraction
 
 import pytest
-
 from evalkit.comparison_statistics import LARGE_SET, MetricSpec, PairedColumn, measure, significantly_better
 from evalkit.gate_settings import GateSettings
 from evalkit.runs import CaseResult, Run, RunKind, RunStatus

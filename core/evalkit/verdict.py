@@ -165,7 +165,8 @@ class Comparison:
       ``metrics`` (their labels and tolerances; a metric without a tolerance is not gated).
     * ``method`` (``tolerance`` or ``paired``), ``alpha``, ``decision`` (the paired gate's
       :class:`~evalkit.stats.GateDecision`), ``max_regressed_cases`` and ``repeats`` (how many
-      answers each compared case averages): how :attr:`state` was decided.
+      answers each compared case of this run averages; ``baseline_repeats``, of the baseline):
+      how :attr:`state` was decided.
     """
 
     baseline_id: str
@@ -197,6 +198,8 @@ class Comparison:
     decision: GateDecision | None = None
     max_regressed_cases: int | None = None
     repeats: int = 1
+    #: How many answers each of the baseline's compared cases averages (``repeats`` is this run's).
+    baseline_repeats: int = 1
     #: Gated metrics beyond pass rate and mean score that dropped beyond their tolerance (the
     #: ``tolerance`` method; a retrieval run's MRR@k, recall@k, nDCG@k).
     other_regressed: tuple[str, ...] = ()
@@ -390,7 +393,7 @@ def compare_pairs(
     column_list = [(spec.name, columns[spec.name]) for spec in specs]
     prompts = current.kind is not RunKind.RETRIEVAL
     quarantined: list[QuarantinedCase] = []
-    repeats_seen = 1
+    repeats_seen = baseline_repeats = 1
     within = _WithinCaseNoise()
     compared: list[str] = []
     before_scores: array[float] = array("d")
@@ -430,7 +433,8 @@ def compare_pairs(
         if (now.unstable or then.unstable) and not paired:
             continue
         compared.append(case_id)
-        repeats_seen = max(repeats_seen, now.repeats, then.repeats)
+        repeats_seen = max(repeats_seen, now.repeats)
+        baseline_repeats = max(baseline_repeats, then.repeats)
         within.add(now)
         for name, column in column_list:
             before_value, after_value = _value(name, then, prompts), _value(name, now, prompts)
@@ -500,6 +504,7 @@ def compare_pairs(
         decision=decision,
         max_regressed_cases=gate.max_regressed_cases,
         repeats=repeats_seen,
+        baseline_repeats=baseline_repeats,
         other_regressed=other,
     )
 

@@ -35,7 +35,11 @@ def metric_lines(comparison: Any, unit: str = "case") -> list[str]:
         return []
     n = measured[0][1].n
     gate = f"paired gate, one-sided alpha {comparison.alpha:g}" if comparison.method == "paired" else "tolerance gate"
-    answers = f", {comparison.repeats} answers each" if comparison.repeats > 1 else ""
+    before = getattr(comparison, "baseline_repeats", comparison.repeats)
+    if before != comparison.repeats:
+        answers = f", {comparison.repeats} answer{'s' if comparison.repeats != 1 else ''} each (the baseline's: {before})"
+    else:
+        answers = f", {comparison.repeats} answers each" if comparison.repeats > 1 else ""
     lines = [
         f"Statistics on {counted(n, 'paired ' + unit)}{answers} ({gate}; MDD: the smallest drop detected "
         f"4 times in 5 at one-sided alpha {measured[0][1].detectable.alpha:g}):"
