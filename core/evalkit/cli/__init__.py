@@ -1,7 +1,7 @@
 """The ``evalkit`` command line: a thin layer over the library.
 
 Start-up is kept cheap: this module imports only argparse; each command imports what it needs
-when it runs, so ``evalkit --help`` and ``evalkit list`` never load httpx, jsonschema, peewee or
+when it runs, so ``evalkit --help`` and ``evalkit list`` never load aiohttp, jsonschema, peewee or
 plugin modules.
 """
 
@@ -25,6 +25,7 @@ __all__ = ["main", "build_parser"]
 #: Command modules, each with ``register(subparsers)``; their top level imports nothing heavy.
 COMMAND_MODULES = ("run_cmd", "retrieval_cmd", "list_cmd", "models_cmd", "history_cmd", "show_cmd", "compare_cmd", "db_cmd")
 COMMAND_MODULES += ("validate_cmd", "schema_cmd", "init_cmd")
+COMMAND_MODULES += ("import_cmd",)
 COMMAND_MODULES += ("report_cmd",)
 COMMAND_MODULES += ("baseline_cmd",)
 COMMAND_MODULES += ("completion_cmd",)
@@ -194,7 +195,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"evalkit {_version()}")
-    parser.add_argument("--config", dest="global_config", metavar="PATH", help="configuration file (default: the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)")
+    parser.add_argument("--config", dest="global_config", metavar="PATH", help="configuration file (default: $EVALKIT_CONFIG, else the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)")
     parser.add_argument("--database", dest="global_database", metavar="URL", help="results database URL (default: <project root>/.evalkit/results.db)")
     parser.add_argument("--json", dest="global_json", action="store_true", help="print one JSON document, for commands that can")
     parser.add_argument("--traceback", dest="global_traceback", action="store_true", help="show the full traceback on errors")

@@ -263,7 +263,7 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
     """``--config`` and ``--database``."""
     parser.add_argument(
         "--config", metavar="PATH",
-        help="configuration file (default: the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)",
+        help="configuration file (default: $EVALKIT_CONFIG, else the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)",
     )
     parser.add_argument(
         "--database",

@@ -33,7 +33,7 @@ def register(subparsers: Any) -> None:
         help="with plugins: load each plugin and show the options it declares (name, type, default, help)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--config", metavar="PATH", help="configuration file, for sets declared in files and [question_sets] collections (default: the nearest evalkit.toml or [tool.evalkit], here or in a parent folder)")
+    parser.add_argument("--config", metavar="PATH", help="configuration file, for sets declared in files and [question_sets] collections (default: $EVALKIT_CONFIG, else the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)")
     parser.set_defaults(handler=handle)
 
 

@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("targets", nargs="*", metavar="PATH|SET", help="set files, folders or set identifiers (default: everything)")
-    parser.add_argument("--config", metavar="PATH", help="configuration file (default: ./evalkit.toml or [tool.evalkit] in ./pyproject.toml)")
+    parser.add_argument("--config", metavar="PATH", help="configuration file (default: $EVALKIT_CONFIG, else the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.set_defaults(handler=handle)
 
@@ -56,6 +56,8 @@ def _print(report: Any) -> None:
 
     for line in report.checked:
         stdout().write(visible(clipped_lines(f"ok  {line}")) + "\n")
+    for skipped in report.skipped:
+        stdout().write(clipped_lines(f"skip  {skipped}") + "\n")
     for problem in report.problems:
         sys.stderr.write(f"{clipped_lines(str(problem))}\n")
     if report.problems:
