@@ -743,7 +743,7 @@ def test_a_report_file_holding_text_that_was_not_utf8_is_written_with_escapes(pr
 
 def test_a_missing_set_lists_the_sets_here_and_a_stalled_provider_only_delays_the_error(cli, project) -> None:
     named = cli("run")
-    assert named.code == 2 and "the following arguments are required: SET" in named.stderr
+    assert named.code == 2 and "Missing argument 'SET'." in named.stderr
     assert named.stdout == ""  # the noisy provider's prints went to stderr, as on every command
     assert "\nsets here: hostile.markup, hostile.plain_string_assertion, " in named.stderr, named.stderr
     assert " more (`evalkit list sets` lists the installed sets)\n" in named.stderr  # eight are shown

@@ -402,7 +402,7 @@ class UnknownProviderError(UnknownPluginError):
     """
 
     def __init__(self, name: str, config: Config, adapters: Sequence[str]) -> None:
-        from .suggestions import did_you_mean
+        from .wording import did_you_mean
 
         configured = list(config.providers)
         UsageError.__init__(self)

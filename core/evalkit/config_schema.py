@@ -22,7 +22,7 @@ import attrs
 
 from .errors import ConfigError
 from .gate_settings import GATE_KEYS
-from .suggestions import did_you_mean
+from .wording import did_you_mean
 
 __all__ = ["RUN_KEYS", "SCHEMA", "TableSchema", "check_schema"]
 

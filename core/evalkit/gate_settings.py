@@ -36,8 +36,8 @@ from typing import Any
 import attrs
 
 from .errors import ConfigError, UsageError
-from .suggestions import did_you_mean
 from .tolerance import Tolerances, parse_tolerance
+from .wording import did_you_mean
 
 __all__ = [
     "DEFAULT_ALPHA",

@@ -359,7 +359,7 @@ def _plugin_label(record: Any) -> str:
 def structure_options(cls: type, given: Mapping[str, Any], *, plugin: str, table: str) -> Any:
     """``given`` checked against ``cls`` and structured into it; every problem in one :class:`OptionsError`."""
     from .convert import options_converter
-    from .suggestions import did_you_mean
+    from .wording import did_you_mean
 
     if not isinstance(given, Mapping):
         raise ConfigError(f"{table} must be a table of options for {plugin}")

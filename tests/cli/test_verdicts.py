@@ -179,7 +179,7 @@ def test_a_bad_gate_option_is_a_usage_error(evalkit_cli, project, chat_server, w
     env = configure(project, chat_server)
     for args, message in ((("--alpha", "0.7"), "--alpha must be a number above 0 and below 0.5"),
                           (("--max-regressed-cases", "-1"), "--max-regressed-cases must be a whole number from 0"),
-                          (("--gate", "both"), "invalid choice: 'both'")):  # fmt: skip
+                          (("--gate", "both"), "Invalid value for '--gate': 'both' is not one of")):  # fmt: skip
         result = evalkit_cli("run", SET, "--provider", "prod", *args, env=env)
         assert result.code == 2 and message in result.stderr
     assert chat_server.request_count == 0

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from .console import Output
+
 __all__ = [
     "PROMPT_WORDS",
     "RETRIEVAL_WORDS",
@@ -120,7 +122,7 @@ def metrics_document(comparison: Any) -> dict[str, Any]:
 
 
 def render_comparison(
-    out: Any,
+    out: Output,
     comparison: Any,
     words: ComparisonWords = PROMPT_WORDS,
     *,
@@ -132,22 +134,16 @@ def render_comparison(
     """Print the comparison's sections (only those with cases), the McNemar line, one line per
     metric with its uncertainty, the warnings of tolerances the set cannot keep, the summary and
     the gate lines. ``case_notes`` adds a note after a regressed case's id (its failed checks),
-    ``flaky`` marks the cases known to be flaky (with why). Case ids are data: printed without
-    markup."""
-    from .render import literal
-
-    def visible(text: str) -> str:
-        return literal(text, markup=False)
+    ``flaky`` marks the cases known to be flaky (with why)."""
 
     def section(title: str, ids: Any, style: str | None = None, notes: Mapping[str, str] | None = None) -> None:
         if not ids:
             return
-        heading = f"{title}: {len(ids)}"
-        out.print(f"[{style}]{literal(heading)}[/{style}]" if style else visible(heading), markup=style is not None)
+        out.print(f"{title}: {len(ids)}", style=style)
         for case_id in ids:
             note = (notes or {}).get(case_id)
-            mark = f" (flaky: {visible(flaky[case_id])})" if flaky and case_id in flaky else ""
-            out.print(f"  - {visible(case_id)}{mark}" + (f": {visible(note)}" if note else ""), markup=False)
+            mark = f" (flaky: {flaky[case_id]})" if flaky and case_id in flaky else ""
+            out.print(f"  - {case_id}{mark}" + (f": {note}" if note else ""))
 
     plural = f"{words.cases}s"
     section(words.regressed, comparison.regressed_cases, "red", case_notes)
@@ -159,70 +155,59 @@ def render_comparison(
             if comparison.method == "paired"
             else "Left out of the comparison, the judge disagreed with itself"
         )
-        out.print(
-            f"{how} ({len(comparison.unstable_cases)}): " + ", ".join(visible(c) for c in comparison.unstable_cases),
-            markup=False,
-        )
+        out.print(f"{how} ({len(comparison.unstable_cases)}): " + ", ".join(comparison.unstable_cases))
     if comparison.quarantined_cases:
         out.print(
             f"Quarantined ([gate] quarantine): {counted(len(comparison.quarantined_cases), words.cases)} left out of the gate, "
-            "reported here:",
-            markup=False,
+            "reported here:"
         )
         for case in comparison.quarantined_cases:
-            out.print(f"  - {visible(case.case_id)}: {_outcome(case.baseline_passed)} → {_outcome(case.passed)}", markup=False)
+            out.print(f"  - {case.case_id}: {_outcome(case.baseline_passed)} → {_outcome(case.passed)}")
     if comparison.added_cases:
         failing = set(comparison.added_failing)
-        out.print(
-            f"Added {plural} (not in the baseline; {len(failing)} fail): {len(comparison.added_cases)}", markup=False
-        )
+        out.print(f"Added {plural} (not in the baseline; {len(failing)} fail): {len(comparison.added_cases)}")
         for case_id in comparison.added_cases:
-            out.print(f"  - {visible(case_id)}  {_result(case_id not in failing)}", markup=False)
+            out.print(f"  - {case_id}  {_result(case_id not in failing)}")
     if comparison.edited_cases:
-        out.print(f"Edited {plural} (content changed; baseline → now): {len(comparison.edited_cases)}", markup=False)
+        out.print(f"Edited {plural} (content changed; baseline → now): {len(comparison.edited_cases)}")
         for edited in comparison.edited_cases:
-            out.print(f"  - {visible(edited.case_id)}: {_result(edited.baseline_passed)} → {_result(edited.passed)}", markup=False)
+            out.print(f"  - {edited.case_id}: {_result(edited.baseline_passed)} → {_result(edited.passed)}")
     if comparison.removed_cases:
-        out.print(f"Removed {plural} (not in this run): {len(comparison.removed_cases)}", markup=False)
+        out.print(f"Removed {plural} (not in this run): {len(comparison.removed_cases)}")
         for case_id in comparison.removed_cases:
-            out.print(f"  - {visible(case_id)}", markup=False)
+            out.print(f"  - {case_id}")
     if not comparison.fingerprints_known:
-        out.print(
-            f"A run was stored before {words.cases} fingerprints were kept: every {words.cases} in both runs counts as unchanged.",
-            markup=False,
-        )
+        out.print(f"A run was stored before {words.cases} fingerprints were kept: every {words.cases} in both runs counts as unchanged.")
     flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
     if flips:
         weight = "" if comparison.mcnemar_p < 0.05 else "; too few flips to call a trend"
         out.print(
             words.flips.format(regressed=len(comparison.regressed_cases), fixed=len(comparison.fixed_cases))
-            + f" (exact McNemar p = {comparison.mcnemar_p:.3g}{weight})",
-            markup=False,
+            + f" (exact McNemar p = {comparison.mcnemar_p:.3g}{weight})"
         )
     for line in metric_lines(comparison, words):
-        out.print(line, markup=False)
+        out.print(line)
     for warning in comparison.noise_warnings(words.cases):
-        out.print(f"[yellow]{literal(warning)}[/yellow]")
-    style = {"regressed": "red", "inconclusive": "yellow"}.get(comparison.state, "green")
-    out.print(f"[{style}]{literal(words.summary(comparison))}[/{style}]")
+        out.print(warning, style="yellow")
+    out.print(words.summary(comparison), style={"regressed": "red", "inconclusive": "yellow"}.get(comparison.state, "green"))
     if comparison.regressed:
-        out.print(f"[red]{words.detected}[/red]")
+        out.print(words.detected, style="red")
     if comparison.inconclusive:
         consequence = (
             "the gate fails (--fail-on-inconclusive)" if fail_on_inconclusive else "exit 0 (--fail-on-inconclusive makes it fail the gate)"
         )
-        out.print(f"[yellow]Inconclusive under the paired gate: {literal(consequence)}.[/yellow]")
+        out.print(f"Inconclusive under the paired gate: {consequence}.", style="yellow")
         if comparison.decision is not None:
             for decided in comparison.decision.metrics:
                 if decided.state.value != "no_regression":
-                    out.print(f"  {visible(decided.reason)}", markup=False)
+                    out.print(f"  {decided.reason}")
     new_failures = comparison.new_failures
     if new_failures:
-        line = f"New failures: {counted(len(new_failures), 'added or edited ' + words.cases)} fail: {', '.join(visible(c) for c in new_failures)}"
+        line = f"New failures: {counted(len(new_failures), 'added or edited ' + words.cases)} fail: {', '.join(new_failures)}"
         if fail_on_new_failures:
-            out.print(f"[red]{literal(line)} — the gate fails (--fail-on-new-failures).[/red]")
+            out.print(f"{line} — the gate fails (--fail-on-new-failures).", style="red")
         else:
-            out.print(line, markup=False)
+            out.print(line)
 
 
 def comparison_document(comparison: Any, words: ComparisonWords = PROMPT_WORDS) -> dict[str, Any]:

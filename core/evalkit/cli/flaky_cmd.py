@@ -3,7 +3,7 @@ differs among a run's repeats, with their history."""
 
 from __future__ import annotations
 
-import argparse
+import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -11,33 +11,40 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ..wording import counted
-from .common import add_store_options, positive_int
+from .app import Arguments, EvalkitCommand, arguments
+from .names import PluginName, ProviderName, SetIdentifier
+from .params import PositiveInt, global_options
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``flaky`` command."""
-    parser = subparsers.add_parser(
-        "flaky",
-        help="list the flaky cases of a set: outcomes that flip between runs or disagree among repeats",
-        description=(
-            "List the flaky cases of SET per scope (serving identity and grader, or retriever and deployment): a case "
-            "whose outcome flipped between the scope's recent complete runs while its content did not change, or whose "
-            "repeated answers (--repeats) disagreed. For each: the runs since its content last changed, the flips, its "
-            "last outcomes (oldest first) and the runs whose answers disagreed. Keep one out of the gate with "
-            '[gate] quarantine = ["case-id"].'
-        ),
-    )
-    parser.add_argument("set", metavar="SET", help="golden set identifier (need not be installed any more)")
-    parser.add_argument("--provider", metavar="NAME", help="only the runs of this provider instance (or retriever)")
-    parser.add_argument("--model", metavar="ALIAS", help="only the runs that sent this model alias")
-    parser.add_argument("--grader", metavar="NAME", help="only the runs under this grader (decision matches decision:…)")
-    parser.add_argument("--runs", type=positive_int, default=20, metavar="N", help="the history spans each scope's last N complete runs (default 20)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
-    add_store_options(parser)
-    parser.set_defaults(handler=handle)
+@click.command(
+    "flaky",
+    cls=EvalkitCommand,
+    help=(
+        "List the flaky cases of SET per scope (serving identity and grader, or retriever and deployment): a case "
+        "whose outcome flipped between the scope's recent complete runs while its content did not change, or whose "
+        "repeated answers (--repeats) disagreed. For each: the runs since its content last changed, the flips, its "
+        "last outcomes (oldest first) and the runs whose answers disagreed. Keep one out of the gate with "
+        '[gate] quarantine = ["case-id"].'
+    ),
+)
+@click.argument(
+    "set", metavar="SET", type=SetIdentifier("prompt", "question"), help="golden set identifier (need not be installed any more)"
+)
+@click.option("--provider", metavar="NAME", type=ProviderName(), help="only the runs of this provider instance (or retriever)")
+@click.option("--model", metavar="ALIAS", help="only the runs that sent this model alias")
+@click.option(
+    "--grader", metavar="NAME", type=PluginName("evalkit.graders"), help="only the runs under this grader (decision matches decision:…)"
+)
+@click.option(
+    "--runs", type=PositiveInt(), default=20, metavar="N", help="the history spans each scope's last N complete runs (default 20)"
+)
+@global_options(json="print one JSON document instead of tables")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit flaky``."""
+    return arguments(handle, params)
 
 
-def _scopes(runs: Any, args: argparse.Namespace) -> list[Any]:
+def _scopes(runs: Any, args: Arguments) -> list[Any]:
     """The scopes of the listed runs that the filters keep, newest first."""
     from ..storage.values import BaselineScope
 
@@ -63,14 +70,14 @@ def _outcomes(outcomes: Any) -> str:
     return "".join("✓" if passed else "✗" for passed in outcomes)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Print the flaky cases per scope; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
     from ..flakiness import flaky_cases, scope_history
     from ..storage import capabilities, close_repository
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
     from .layout import Column, print_rows
-    from .render import literal
     from .stored import open_store
 
     repository = open_store(args)
@@ -114,17 +121,17 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     out = console()
     if not found:
-        out.print(f"No complete runs of set {literal(args.set)!s} match: nothing to tell flaky cases by.", markup=False)
+        out.print(f"No complete runs of set {args.set} match: nothing to tell flaky cases by.")
         return 0
     columns = (
         Column("Case", whole=True, primary=True), Column("Runs", "right", whole=True), Column("Flips", "right", whole=True),
         Column("Last outcomes", whole=True), Column("Repeats"),
     )  # fmt: skip
     for scope, history, flaky, case_count in found:
-        out.print()
-        out.print(f"[bold]{literal(scope.describe())}[/bold] — the last {counted(len(history), 'complete run')}")
+        out.line()
+        out.line("[bold]{scope}[/bold] — the last {runs}", scope=scope.describe(), runs=counted(len(history), "complete run"))
         if not flaky:
-            out.print(f"No flaky case among {counted(case_count, 'case')}.", markup=False)
+            out.print(f"No flaky case among {counted(case_count, 'case')}.")
             continue
         rows = []
         for case in flaky:
@@ -133,10 +140,7 @@ def handle(args: argparse.Namespace) -> int:
                 repeats = f"disagreed in {counted(case.disagreeing_runs, 'run')}"
                 if case.latest_fraction is not None:
                     repeats += f" (latest pass fraction {case.latest_fraction * 100:.0f}%)"
-            rows.append([literal(case.case_id), str(case.runs), str(case.flips), _outcomes(case.last_outcomes), repeats])
+            rows.append([case.case_id, str(case.runs), str(case.flips), _outcomes(case.last_outcomes), repeats])
         print_rows(out, columns, rows)
-        out.print(
-            f"{counted(len(flaky), 'flaky case')} of {case_count}; keep one out of the gate with [gate] quarantine = [\"case-id\"].",
-            markup=False,
-        )
+        out.print(f"{counted(len(flaky), 'flaky case')} of {case_count}; keep one out of the gate with [gate] quarantine = [\"case-id\"].")
     return 0

@@ -2,46 +2,48 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from .common import add_store_options, positive_int
+from .app import Arguments, EvalkitCommand, arguments
+from .gate_options import gate_options, repeats_option
+from .names import PluginName, ProviderName, SetIdentifier
+from .params import PositiveInt, global_options
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``plan`` command."""
-    parser = subparsers.add_parser(
-        "plan",
-        help="say what a run of a set would ask and could detect, before anything is called",
-        description=(
-            "Without calling any generator or judge: the requests a run of SET would make, the smallest drop of its pass "
-            "rate the gate can tell from noise as configured (cases, --repeats, [gate] alpha and tolerance; the pass rate of "
-            "the scope's accepted baseline when the store has one), and what a target drop needs — cases at these "
-            "repeats, or repeats with these cases."
-        ),
-    )
-    parser.add_argument("set", metavar="SET", help="golden prompt set identifier (see `evalkit list sets`)")
-    parser.add_argument("--provider", metavar="NAME", help="the configured provider instance the run would use (for its baseline)")
-    parser.add_argument("--model", metavar="ALIAS", help="the model alias the run would send")
-    parser.add_argument("--grader", default="deterministic", metavar="NAME", help="grader (default: deterministic)")
-    parser.add_argument("--judge", metavar="NAME", help="the provider instance a judge grader would ask")
-    parser.add_argument("--judge-repeats", type=positive_int, metavar="K", help="judge calls per answer (default 1 for a judge grader)")
-    parser.add_argument("--repeats", type=positive_int, metavar="N", default=None, help="answers per case (default: [run] repeats, else 1)")
-    parser.add_argument("--target-drop", metavar="X", default=None, help="the drop of the pass rate to detect, 0..1 (default: the tolerance)")
-    parser.add_argument("--rate", metavar="P", default=None, help="the pass rate to assume when no stored run gives one (default 0.8)")
-    from .gate_options import add_gate_options
-
-    add_gate_options(parser)
-    parser.add_argument(
-        "--max-pass-rate-drop", metavar="X", default=None, help="the pass rate's tolerance (default: [gate], else 0.1)"
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of lines")
-    add_store_options(parser)
-    parser.set_defaults(handler=handle)
+@click.command(
+    "plan",
+    cls=EvalkitCommand,
+    help=(
+        "Without calling any generator or judge: the requests a run of SET would make, the smallest drop of its pass "
+        "rate the gate can tell from noise as configured (cases, --repeats, [gate] alpha and tolerance; the pass rate of "
+        "the scope's accepted baseline when the store has one), and what a target drop needs — cases at these "
+        "repeats, or repeats with these cases."
+    ),
+)
+@click.argument("set", metavar="SET", type=SetIdentifier("prompt"), help="golden prompt set identifier (see `evalkit list sets`)")
+@click.option(
+    "--provider", metavar="NAME", type=ProviderName(), help="the configured provider instance the run would use (for its baseline)"
+)
+@click.option("--model", metavar="ALIAS", help="the model alias the run would send")
+@click.option(
+    "--grader", default="deterministic", metavar="NAME", type=PluginName("evalkit.graders"), help="grader (default: deterministic)"
+)
+@click.option("--judge", metavar="NAME", type=ProviderName(), help="the provider instance a judge grader would ask")
+@click.option("--judge-repeats", type=PositiveInt(), metavar="K", help="judge calls per answer (default 1 for a judge grader)")
+@repeats_option
+@click.option("--target-drop", metavar="X", default=None, help="the drop of the pass rate to detect, 0..1 (default: the tolerance)")
+@click.option("--rate", metavar="P", default=None, help="the pass rate to assume when no stored run gives one (default 0.8)")
+@gate_options()
+@click.option("--max-pass-rate-drop", metavar="X", default=None, help="the pass rate's tolerance (default: [gate], else 0.1)")
+@global_options(json="print one JSON document instead of lines")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit plan``."""
+    return arguments(handle, params)
 
 
 def _fraction(text: str | None, option: str, *, above_zero: bool = True) -> float | None:
@@ -64,7 +66,7 @@ def _case_count(golden_set: Any) -> int:
         return sum(1 for _ in prompts)
 
 
-def _stored_rate(args: argparse.Namespace, config: Any, instance: str | None, alias: str | None) -> tuple[float | None, str]:
+def _stored_rate(args: Arguments, config: Any, instance: str | None, alias: str | None) -> tuple[float | None, str]:
     """The pass rate of the scope's accepted baseline, else of the set's latest complete run of the
     provider — from a store that exists (a plan never creates one)."""
     from ..baselines import current_baselines
@@ -91,7 +93,7 @@ def _stored_rate(args: argparse.Namespace, config: Any, instance: str | None, al
     return None, ""
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Print the plan; nothing is called, nothing is stored."""
     from .. import registry
     from ..catalog import prompt_set_catalog
@@ -99,9 +101,9 @@ def handle(args: argparse.Namespace) -> int:
     from ..config import load_config
     from ..errors import UsageError
     from ..plan_report import plan_for
-    from .common import console, print_json
+    from .console import console
     from .gate_options import gate_of, repeats_of
-    from .render import literal
+    from .json_output import print_json
 
     config = load_config(args.config)
     golden_set = prompt_set_catalog(config=config).get(args.set).set
@@ -110,7 +112,7 @@ def handle(args: argparse.Namespace) -> int:
     if (args.judge or args.judge_repeats) and not judged:
         raise UsageError(f'--judge and --judge-repeats apply to judge graders; "{args.grader}" asks no judge')
     if args.provider is not None and args.provider not in config.providers:
-        from ..suggestions import did_you_mean
+        from ..wording import did_you_mean
 
         raise UsageError(f'--provider "{args.provider}" is not a configured provider instance.{did_you_mean(args.provider, config.providers)}')
     tolerances, gate = gate_of(args, config)
@@ -137,9 +139,9 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     out = console()
     for line in plan.lines():
-        out.print(literal(line), markup=False)
+        out.print(line)
     for warning in plan.warnings:
-        out.print(f"[yellow]warning: {literal(warning)}[/yellow]")
+        out.print(f"warning: {warning}", style="yellow")
     for note in plan.notes:
-        out.print(f"[dim]{literal(note)}[/dim]")
+        out.print(note, style="dim")
     return 0

@@ -194,7 +194,7 @@ def choose_deployment(name: str | None, config: Config, *, sourced: SourcedSet |
     if chosen not in known:
         origin = f"--deployment {chosen}" if name is not None else f"{DEPLOYMENT_ENV}={chosen}"
         listed = ", ".join(sorted(known)) if known else '(none: add [deployments.NAME] with retriever = "ID" to evalkit.toml)'
-        from evalkit.suggestions import did_you_mean
+        from evalkit.wording import did_you_mean
 
         raise UsageError(f'Unknown deployment "{chosen}" ({origin}).{did_you_mean(chosen, sorted(known))} Known deployments: {listed}')
     return known[chosen]
