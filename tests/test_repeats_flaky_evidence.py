@@ -139,3 +139,27 @@ def test_a_different_backend_is_a_difference_and_missing_evidence_a_note() -> No
     assert silent.same_backend and "gave no evidence" in silent.notes[0]
     partial = compare_evidence(serving(routed_model="x", model_file="a.gguf"), serving(routed_model="x"), "B")
     assert partial.same_backend and "model_file (this run only)" in partial.notes[0]
+
+
+@pytest.mark.parametrize("method", ["tolerance", "paired"])
+def test_a_repeated_run_s_pass_rate_is_the_mean_of_its_pass_fractions_under_both_gates(method) -> None:
+    """Ten cases that passed 3 of 5 answers and now pass 2 of 5: each case's majority flips, but the
+    pass fractions dropped 20 pp, which is what both gates read — not the 100 pp of the majorities."""
+    from fractions import Fraction
+
+    from evalkit.gate_settings import GateSettings
+    from evalkit.runs import Run, RunStatus
+    from evalkit.tolerance import Tolerances
+    from evalkit.verdict import compare
+
+    def repeated(run_id: str, passes: int) -> Run:
+        measures = {"pass_fraction": passes / 5, "answers": 5, "passes": passes}
+        cases = [CaseResult(f"c{i}", passes >= 3, passes / 5, fingerprint="f", measures=measures) for i in range(10)]
+        return Run(run_id, "s.set", "deterministic", status=RunStatus.COMPLETE, cases=cases, fingerprints_kept=True)
+
+    comparison = compare(repeated("now", 2), repeated("then", 3), Tolerances.parse("0.2", "0.2"), GateSettings(method=method))
+    assert (comparison.baseline_pass_rate, comparison.pass_rate) == (Fraction(3, 5), Fraction(2, 5))
+    assert comparison.pass_rate_delta == Fraction(-1, 5) and len(comparison.regressed_cases) == 10
+    if method == "tolerance":
+        assert not comparison.pass_rate_regressed, "a drop equal to the tolerance passes, exactly"
+    assert comparison.statistic("pass_rate").delta == pytest.approx(-0.2)

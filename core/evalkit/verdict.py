@@ -147,7 +147,8 @@ class Comparison:
     * ``pass_rate_delta`` / ``mean_score_delta``: run minus baseline over the compared cases,
       exactly; ``*_regressed`` when the drop exceeds its tolerance (a drop equal to it passes).
       ``baseline_pass_rate``, ``pass_rate``, ``baseline_mean_score`` and ``mean_score`` are the
-      four sides of those deltas.
+      four sides of those deltas. When either run answered its cases several times (``--repeats``),
+      a pass rate is the mean of the cases' pass fractions.
     * ``regressed_cases``: compared cases that passed in the baseline and fail now (listed first
       in every report); ``fixed_cases``: failed then, pass now; ``still_failing``: fail in both.
     * ``mcnemar_p``: the exact two-sided McNemar p-value of regressed versus fixed cases.
@@ -333,6 +334,11 @@ class Comparison:
         return f" (the smallest drop of {spec.label} it detects is {shown})"
 
 
+def _exact(value: float) -> Fraction:
+    """A pass fraction (``passes / answers``) as the exact fraction it stands for."""
+    return Fraction(value).limit_denominator(1_000_000)
+
+
 def _rate_and_mean(passed: int, scores: Sequence[float]) -> tuple[Fraction, Fraction]:
     if not scores:
         return Fraction(0), Fraction(0)
@@ -399,6 +405,7 @@ def compare_pairs(
     before_scores: array[float] = array("d")
     after_scores: array[float] = array("d")
     before_passed = after_passed = 0
+    before_fractions = after_fractions = Fraction(0)  # the pass fractions' sums: a repeated run's pass rate
     regressed: list[str] = []
     fixed: list[str] = []
     still: list[str] = []
@@ -444,6 +451,9 @@ def compare_pairs(
         after_scores.append(now.score)
         before_passed += then.passed
         after_passed += now.passed
+        if prompts:
+            before_fractions += _exact(then.pass_fraction)
+            after_fractions += _exact(now.pass_fraction)
         if then.passed and not now.passed:
             regressed.append(case_id)
         elif not then.passed and now.passed:
@@ -454,6 +464,10 @@ def compare_pairs(
     unstable = tuple(dict.fromkeys([*unstable_now, *(case_id for _, case_id in unstable_before)]))
     baseline_rate, baseline_mean = _rate_and_mean(before_passed, before_scores)
     current_rate, current_mean = _rate_and_mean(after_passed, after_scores)
+    if prompts and compared and max(repeats_seen, baseline_repeats) > 1:
+        # answered several times: a case's result is its pass fraction, and the pass rate both gates
+        # read is their mean (the majority of a case's answers is only its table's pass/FAIL)
+        baseline_rate, current_rate = before_fractions / len(compared), after_fractions / len(compared)
     pass_delta = current_rate - baseline_rate
     mean_delta = current_mean - baseline_mean
     # the randomization test is exact where the differences take few sizes (pass/fail scores, pass

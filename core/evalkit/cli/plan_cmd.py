@@ -66,6 +66,16 @@ def _case_count(golden_set: Any) -> int:
         return sum(1 for _ in prompts)
 
 
+def _pass_value(run: Any) -> float:
+    """A stored run's pass rate as the gate compares it: the mean pass fraction of a run whose cases
+    were answered several times, else the share of cases that passed."""
+    repeats = (run.metrics or {}).get("repeats")
+    fraction = repeats.get("pass_fraction") if isinstance(repeats, dict) else None
+    if isinstance(fraction, (int, float)) and not isinstance(fraction, bool) and 0 <= fraction <= 1:
+        return float(fraction)
+    return float(run.pass_rate)
+
+
 def _stored_rate(args: Arguments, config: Any, instance: str | None, alias: str | None) -> tuple[float | None, str]:
     """The pass rate of the scope's accepted baseline, else of the set's latest complete run of the
     provider — from a store that exists (a plan never creates one)."""
@@ -83,11 +93,11 @@ def _stored_rate(args: Arguments, config: Any, instance: str | None, alias: str 
             found = current_baselines(repository, args.set, provider_instance=instance, model_alias=alias, grader=args.grader)
             if found:
                 run = found[0].run
-                return float(run.pass_rate), f"the accepted baseline, run {run.id}"
+                return _pass_value(run), f"the accepted baseline, run {run.id}"
         if store.history is not None:
             for run in store.history.recent_runs(args.set, limit=50):
                 if run.status.value == "complete" and run.provider_instance == instance and run.answered_count:
-                    return float(run.pass_rate), f"the latest complete run, {run.id}"
+                    return _pass_value(run), f"the latest complete run, {run.id}"
     finally:
         close_repository(repository)
     return None, ""
