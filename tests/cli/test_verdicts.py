@@ -112,6 +112,27 @@ def test_a_significantly_better_run_is_accepted_and_a_passing_worse_one_is_not(e
     assert first["run_id"] == history[2]["run_id"]
 
 
+@pytest.mark.parametrize("method", ["tolerance", "paired"])
+def test_a_lucky_run_does_not_move_the_bar_up(evalkit_cli, project, chat_server, method) -> None:
+    """Two cases fixed of 30 (exact p = 1/4): better, not significantly — under either gate the run
+    passes and the bar stays, so an unchanged model does not start failing against a lucky run."""
+    words = write_set(project, 30)
+    env = configure(project, chat_server, gate=f'[gate]\nmethod = "{method}"\n')
+    chat_server.responder = breaking(set(words[:2]))
+    first = run(evalkit_cli, env, "--json").json()
+    chat_server.responder = breaking(set())
+    lucky = run(evalkit_cli, env, "--fail-on-regression", "--json")
+    assert lucky.code == 0 and lucky.json()["accepted"] is None
+    verdict = lucky.json()["verdict"]
+    assert verdict["baseline_id"] == first["run_id"] and verdict["metrics"]["pass_rate"]["delta"] > 0
+    if verdict["state"] == "no_regression":
+        assert "not significantly better" in verdict["acceptance_note"]
+    chat_server.responder = breaking(set(words[:2]))  # the model as it was: compared with the first run, unchanged
+    again = run(evalkit_cli, env, "--fail-on-regression", "--json")
+    assert again.code == 0 and again.json()["verdict"]["baseline_id"] == first["run_id"]
+    assert again.json()["verdict"]["metrics"]["pass_rate"]["delta"] == 0
+
+
 # -- §2 every comparison carries its uncertainty ------------------------------------------------------
 
 
