@@ -31,6 +31,14 @@ holding that file is the project root: relative paths in the file, and the defau
     [question_sets."beir.scifact"]                 # a standard collection as a question set
     path = "data/scifact"                          # BEIR folder (format = "trec": topics, qrels, corpus)
     split = "test"
+
+    [gate]                                         # how a comparison is gated (evalkit.gate_settings)
+    method = "paired"
+
+    [run]
+    repeats = 3                                    # answer each prompt 3 times
+
+What the file may hold is declared once, in :mod:`evalkit.config_schema`: anything else is refused.
 """
 
 from __future__ import annotations
@@ -117,6 +125,10 @@ class Config:
     deployment_retrievers: Mapping[str, str] = attrs.Factory(dict)
     #: ``[question_sets."ID"]`` tables, read by the built-in collection provider (paths as written).
     question_sets: Mapping[str, Mapping[str, Any]] = attrs.Factory(dict)
+    #: ``[gate]`` as written (its values checked): see :func:`evalkit.gate_settings.gate_from`.
+    gate: Mapping[str, Any] = attrs.Factory(dict)
+    #: ``[run] repeats``: how many times each prompt is answered (``None``: not set, once).
+    repeats: int | None = None
 
     @property
     def root(self) -> Path:
@@ -313,6 +325,9 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         chosen = found
     data = _read(chosen)
     where = str(chosen)
+    from .config_schema import check_schema, installed_plugin_tables
+
+    check_schema(data, where, installed_plugin_tables)
     privacy = data.get("privacy", "metadata")
     if privacy not in PRIVACY_LEVELS:
         raise ConfigError(f"{where}: privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {privacy!r}")
@@ -333,6 +348,8 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     set_load_timeout = _seconds(data.get("set_load_timeout", DEFAULT_SET_LOAD_TIMEOUT_S), f"{where}: set_load_timeout")
     hook_timeout = _seconds(data.get("hook_timeout", DEFAULT_HOOK_TIMEOUT_S), f"{where}: hook_timeout")
     deployments, deployment_retrievers = _deployments(data.get("deployments", {}), where)
+    gate = _gate(data.get("gate", {}), where)
+    repeats = _repeats(data.get("run", {}), where)
     return Config(
         path=chosen.resolve(),
         start=base,
@@ -348,4 +365,29 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         raw=data,
         deployment_retrievers=deployment_retrievers,
         question_sets=_question_sets(data.get("question_sets", {}), where),
+        gate=gate,
+        repeats=repeats,
     )
+
+
+#: The most answers per prompt ``repeats`` (and ``--repeats``) takes.
+MAX_REPEATS = 1_000
+
+
+def _gate(table: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    """``[gate]``, its values checked for both kinds of run (its keys were checked by the schema)."""
+    from .gate_settings import gate_from
+
+    gate_from(table, kind="prompts", where=where)
+    gate_from(table, kind="retrieval", where=where)
+    return dict(table)
+
+
+def _repeats(table: Mapping[str, Any], where: str) -> int | None:
+    """``[run] repeats``: a whole number from 1 to :data:`MAX_REPEATS`, or ``None`` when not set."""
+    value = table.get("repeats")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REPEATS:
+        raise ConfigError(f"{where}: [run] repeats must be a whole number from 1 to {MAX_REPEATS}, got {value!r}")
+    return value

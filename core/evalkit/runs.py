@@ -52,7 +52,9 @@ class CaseResult:
     usage: Usage | None = None
     detail: Mapping[str, Any] | None = None
     finished_at: float = 0.0
-    #: Numbers a retrieval case is scored by (reciprocal rank, recall@k, nDCG@k), kept at every privacy level.
+    #: Numbers a case is scored by, kept at every privacy level: a retrieval question's
+    #: (reciprocal rank, recall@k, nDCG@k); a prompt answered several times, its ``pass_fraction``,
+    #: ``answers`` and ``passes`` (see :mod:`evalkit.run.answering.repeats`).
     measures: Mapping[str, float] | None = None
     #: The fingerprint of the case's content in the set version the run answered (a prompt's or
     #: question's, see :mod:`evalkit.set_versions`); ``None`` for a case stored before fingerprints
@@ -91,8 +93,36 @@ class CaseResult:
 
     @property
     def needs_a_look(self) -> bool:
-        """True when the case failed, errored or is unstable: what a run's table lists by default."""
-        return not self.passed or self.unstable
+        """True when the case failed, errored, is unstable or flaky: what a run's table lists by default."""
+        return not self.passed or self.unstable or self.flaky
+
+    @property
+    def answers(self) -> int:
+        """How many answers the case's result stands for (``--repeats``; 1 when answered once)."""
+        value = (self.measures or {}).get("answers")
+        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 1 else 1
+
+    @property
+    def passes(self) -> int:
+        """How many of its answers passed."""
+        value = (self.measures or {}).get("passes")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and self.answers > 1:
+            return int(value)
+        return 1 if self.passed else 0
+
+    @property
+    def pass_fraction(self) -> float:
+        """The share of its answers that passed (with a judge asked several times, the share of its
+        verdicts); 1.0 or 0.0 for a case answered once by a judge that agreed with itself."""
+        value = (self.measures or {}).get("pass_fraction")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
+            return float(value)
+        return 1.0 if self.passed else 0.0
+
+    @property
+    def flaky(self) -> bool:
+        """True when the case's answers disagreed: some of its repeats passed, others failed."""
+        return 0 < self.passes < self.answers
 
     @property
     def unstable(self) -> bool:

@@ -32,7 +32,7 @@ from evalkit.answers import Answer, GenerationRequest
 from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator
 from evalkit.config import Config
 from evalkit.errors import GraderUnavailableError, RequestRejected, UsageError
-from evalkit.grading import AGREEMENT_CHECK, Check, Grading
+from evalkit.grading import AGREEMENT_CHECK, Check, Grading, verdict_check_name
 from evalkit.jsonparse import parse_json
 from evalkit.options import number, option, text, whole
 from evalkit.prompts import GoldenPrompt
@@ -406,7 +406,7 @@ class JudgeGraderBase(abc.ABC):
         if self.repeats == 1 or not verdicts:
             return ()
         checks = [
-            Check(f"verdict {i}/{self.repeats} = {v.label}", self.passes(v.score), detail=v.text)
+            Check(verdict_check_name(i, self.repeats, v.label), self.passes(v.score), detail=v.text)
             for i, v in enumerate(verdicts, start=1)
         ]
         if agreement:

@@ -54,6 +54,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report_cmd", "render a stored run as HTML, JUnit XML, Markdown or JSON (optionally waiting for its shards)"),
     "baseline": ("baseline_cmd", "accept a run as the baseline of its scope, or show the current baselines"),
     "completion": ("completion_cmd", "print a shell completion script (bash, zsh or fish)"),
+    "flaky": ("flaky_cmd", "list the flaky cases of a set: outcomes that flip between runs or disagree among repeats"),
+    "plan": ("plan_cmd", "say what a run of a set would ask and could detect, before anything is called"),
     "judge": ("judge_cmd", "measure a judge against people's labels (calibration sets)"),
 }
 

@@ -23,7 +23,7 @@ from .params import PositiveInt, global_options
     help=(
         "List the stored runs of SET, newest first: date (UTC), run id, serving identity, grader, status, "
         "pass rate, mean score, the verdict the run got and whether it is an accepted baseline (first of its scope, "
-        "no regression, accepted by a person, or migrated; * marks each scope's current baseline). Below the table, one trend line per series "
+        "significantly better, accepted by a person, or migrated; * marks each scope's current baseline). Below the table, one trend line per series "
         "(serving identity + grader): the pass rate of its listed runs, oldest to newest. Runs stored before "
         "verdicts were kept show — as their verdict."
     ),
@@ -59,7 +59,7 @@ def _acceptances(repository: ResultRepository, set_identifier: str, run_ids: lis
 def _accepted_label(acceptance: Any, current: bool) -> str:
     if acceptance is None:
         return "no"
-    how = {"first": "first", "no_regression": "no regression", "manual": f"by {acceptance.by}", "migrated": "migrated"}
+    how = {"first": "first", "no_regression": "better", "manual": f"by {acceptance.by}", "migrated": "migrated"}
     return ("* " if current else "") + how.get(acceptance.how, acceptance.how)
 
 

@@ -21,6 +21,7 @@ from .. import hooks
 from ..components import BoundGenerator
 from ..config import PRIVACY_LEVELS, Config, load_config
 from ..errors import UsageError
+from ..gate_settings import GateSettings, gate_from
 from ..prompts import GoldenPromptSet
 from ..runs import CaseResult, Run
 from ..storage import check_database_url, close_repository, is_in_memory, open_repository, resolve_database_url
@@ -56,6 +57,27 @@ def _privacy(privacy: str | None, config: Config) -> str:
     return chosen
 
 
+def _gating(config: Config, tolerances: Tolerances | None, gate: GateSettings | None, kind: str) -> tuple[Tolerances, GateSettings]:
+    """The run's tolerances and gate settings: those given, else the configuration's ``[gate]``
+    (for this ``kind`` of run), else the defaults."""
+    if gate is not None and not isinstance(gate, GateSettings):
+        raise UsageError(f"gate must be an evalkit.GateSettings, got {type(gate).__name__} {gate!r}")
+    where = str(config.path) if config.path is not None else "evalkit.toml"
+    configured_tolerances, configured_gate = gate_from(config.gate, kind=kind, where=where)
+    chosen = resolve_tolerances(tolerances) if tolerances is not None else configured_tolerances
+    return chosen, gate if gate is not None else configured_gate
+
+
+def _repeats(repeats: int | None, config: Config) -> int:
+    """``repeats`` given, else ``[run] repeats``, else 1; refused unless a whole number from 1."""
+    from ..config import MAX_REPEATS
+
+    chosen = repeats if repeats is not None else (config.repeats or 1)
+    if isinstance(chosen, bool) or not isinstance(chosen, int) or not 1 <= chosen <= MAX_REPEATS:
+        raise UsageError(f"repeats must be a whole number from 1 to {MAX_REPEATS}, got {chosen!r}")
+    return chosen
+
+
 def evaluate_set(
     set_identifier: str | GoldenPromptSet,
     *,
@@ -67,6 +89,8 @@ def evaluate_set(
     config: Config | None = None,
     database: str | None = None,
     tolerances: Tolerances | None = None,
+    gate: GateSettings | None = None,
+    repeats: int | None = None,
     privacy: str | None = None,
     concurrency: int | None = None,
     run_id: str | None = None,
@@ -102,6 +126,11 @@ def evaluate_set(
     any stored run; one of another set, provider instance, alias or grader is refused likewise.
     ``fail_on_new_failures``: the caller's gate also fails when an added or edited case fails, so
     such a run is not accepted as the baseline automatically.
+    ``tolerances`` and ``gate`` (the method, ``alpha``, the cap on regressed cases, the
+    quarantine: :class:`~evalkit.gate_settings.GateSettings`) decide the comparison; each not
+    given comes from the configuration's ``[gate]``, else the defaults. ``repeats``: every prompt
+    is answered that many times as independent requests, each answer graded, and a case's result
+    is its pass fraction (default: ``[run] repeats``, else 1).
     ``keep_cases=False``: the outcome's run comes without its cases (its aggregates are the
     store's), and with a store that streams cases (:class:`~evalkit.storage.StreamedCases`) no case
     is read back at all: the verdict is counted and compared by the store a page at a time, so
@@ -118,12 +147,14 @@ def evaluate_set(
 
     check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
-    tolerances = resolve_tolerances(tolerances)
+    tolerances, gate = _gating(config, tolerances, gate, "prompts")
+    repeats = _repeats(repeats, config)
     privacy = _privacy(privacy, config)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
     source = prompt_answering.PromptSource(
-        set_identifier, provider, model, grader, strict_grader, dict(grader_options or {}), bound_generator, concurrency, wait_ready
-    )
+        set_identifier, provider, model, grader, strict_grader, dict(grader_options or {}), bound_generator, concurrency,
+        wait_ready, repeats,
+    )  # fmt: skip
     answering, notes = prompt_answering.prepare_prompts(source, config, manager)
     if baseline_file is not None:
         prompt_answering.check_baseline_file(baseline_file.run, baseline_file.named(), answering.wanted_scope())
@@ -140,7 +171,7 @@ def evaluate_set(
         plan = RunPlan(
             answering,
             Placement(run_id, resume, shard, label, privacy),
-            Gate(tolerances, baseline, fail_on_new_failures, baseline_file.run if baseline_file is not None else None),
+            Gate(tolerances, baseline, fail_on_new_failures, baseline_run=baseline_file.run if baseline_file is not None else None, settings=gate),
             Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, on_stored, keep_cases),
             tuple(notes),
         )
@@ -155,6 +186,7 @@ def evaluate_retrieval(
     config: Config | None = None,
     database: str | None = None,
     tolerances: Tolerances | None = None,
+    gate: GateSettings | None = None,
     k: int = 10,
     relevance_threshold: int = 1,
     privacy: str | None = None,
@@ -207,15 +239,16 @@ def evaluate_retrieval(
     The benchmark provenance decides whether they can be compared
     (:func:`~evalkit.retrieval.provenance.baseline_state`, kept as the outcome's
     ``detail.baseline_state``); only a ``comparable`` run is compared (:func:`evalkit.verdict.compare`:
-    pass rate = top-1, mean score = top-3 hit rate). A complete run is accepted automatically when
-    it is the first of its scope or compared with an accepted run without a regression.
+    pass rate = top-1, mean score = top-3 hit rate; MRR@k, recall@k and nDCG@k gated when their
+    tolerance is set), under ``gate`` (else ``[gate]``). A complete run is accepted automatically
+    when it is the first of its scope or significantly better than the accepted baseline.
     ``keep_cases=False``: as for :func:`evaluate_set` (the detail keeps the errored questions' cases).
     """
     from .answering import questions as question_answering  # here: a prompt run does not import retrieval
 
     check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
-    tolerances = resolve_tolerances(tolerances)
+    tolerances, gate = _gating(config, tolerances, gate, "retrieval")
     source = question_answering.QuestionSource(question_set, retriever, deployment, k, relevance_threshold, concurrency, privacy)
     resolved = question_answering.resolve_questions(source, config)
     url = resolve_database_url(database, config, cwd)
@@ -232,7 +265,7 @@ def evaluate_retrieval(
             plan = RunPlan(
                 answering,
                 Placement(run_id, resume, shard, label, resolved.privacy),
-                Gate(tolerances, baseline, fail_on_new_failures, baseline_file.run if baseline_file is not None else None),
+                Gate(tolerances, baseline, fail_on_new_failures, baseline_run=baseline_file.run if baseline_file is not None else None, settings=gate),
                 Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, keep_cases=keep_cases),
             )
             outcome = execute(plan, repository)

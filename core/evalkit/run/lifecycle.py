@@ -381,8 +381,9 @@ class _Lifecycle:
         tally = finish.tally if streamed and placement.shard is None else None
         gate = self.plan.gate
         judging = Judging(
-            self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures, gate.baseline_run
-        )
+            self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures,
+            baseline_run=gate.baseline_run, gate=gate.settings, answers_reused=self.plan.answers_reused,
+        )  # fmt: skip
         return stored, settle(stored, judging)
 
     def _answered(self, header: Run, stored_header: Run, joining: bool) -> Collection[str]:

@@ -17,7 +17,9 @@ store to every one it claims — and each has a stated behaviour when a store la
   reports show no trend;
 * :class:`RunLeases` — without it nothing refuses a second process answering the same run or shard;
 * :class:`StreamedCases` — without it the end of a run reads every case back and compares in
-  memory (the same verdict, memory growing with the set).
+  memory (the same verdict, memory growing with the set);
+* :class:`CaseHistory` — without it ``evalkit flaky`` and the flaky marks of a run's output read
+  the scope's recent runs one by one (through :class:`RunHistory`; nothing without that either).
 
 :func:`capabilities` asks a store for all of them once and hands the kernel a typed
 :class:`Capabilities`.
@@ -41,6 +43,7 @@ from .values import (
     CasePair,
     CaseTally,
     LeaseOwner,
+    RunOutcomes,
     ShardProgress,
     StoredVerdict,
 )
@@ -49,6 +52,7 @@ __all__ = [
     "AcceptedBaselines",
     "Capabilities",
     "JudgeCalibrations",
+    "CaseHistory",
     "CaseMark",
     "CasePair",
     "CaseTally",
@@ -322,6 +326,21 @@ class JudgeCalibrations(Protocol):
 
 
 @runtime_checkable
+class CaseHistory(Protocol):
+    """Each case's outcomes over a scope's recent runs, in one read: what tells a flaky case
+    (its outcome flips between runs of one serving identity while the case did not change).
+
+    Without it the kernel reads the scope's recent runs one by one through :class:`RunHistory`
+    (the same answer, more reads).
+    """
+
+    def case_history(self, scope: BaselineScope, *, runs: int = 20, case_ids: Sequence[str] | None = None) -> list[RunOutcomes]:
+        """The ``runs`` most recent complete runs of exactly ``scope`` (newest first), each with
+        the outcomes of its answered cases — only those of ``case_ids`` when given."""
+        ...
+
+
+@runtime_checkable
 class ClosableRepository(Protocol):
     """A repository that holds a connection or a file open until it is closed (a resource, not a
     capability: :func:`~evalkit.storage.close_repository` closes one that has ``close``)."""
@@ -346,6 +365,7 @@ class Capabilities:
     leases: RunLeases | None = None
     streamed: StreamedCases | None = None
     calibrations: JudgeCalibrations | None = None
+    case_history: CaseHistory | None = None
 
 
 _CAPABILITIES: tuple[tuple[str, type], ...] = (
@@ -357,6 +377,7 @@ _CAPABILITIES: tuple[tuple[str, type], ...] = (
     ("leases", RunLeases),
     ("streamed", StreamedCases),
     ("calibrations", JudgeCalibrations),
+    ("case_history", CaseHistory),
 )
 
 

@@ -33,7 +33,7 @@ from .trend_chart import SERIES_CLASSES, trend_svg
 __all__ = ["HtmlReporter"]
 
 _GOOD = ("PASSED", "BASELINE")
-_NEUTRAL = ("NOT COMPARED", "PENDING")
+_NEUTRAL = ("NOT COMPARED", "PENDING", "INCONCLUSIVE")
 
 
 @cache
@@ -166,6 +166,10 @@ class HtmlReporter:
                 )
             if sections:
                 extra += Html.fill('<div class="sections">{}</div>', Html("").join(sections))
+            uncertainty = report.uncertainty_lines()
+            if uncertainty:
+                items = Html("").join(Html.fill("<li>{}</li>", line) for line in uncertainty)
+                extra += Html.fill('<ul id="uncertainty" class="uncertainty">{}</ul>', items)
         return Html.fill(
             '<section id="comparison">\n<h2>Against the baseline</h2>\n{table}\n{extra}\n</section>', table=table, extra=extra
         )
@@ -251,6 +255,9 @@ class HtmlReporter:
             else Html.fill('<span class="muted">not stored (privacy {})</span>', report.run.privacy)
         )
         result = {"error": "ERROR", "fail": "FAIL", "pass": "pass"}[status] + (" (unstable)" if case.unstable else "")
+        marks = report.case_marks(case)
+        if marks:
+            result += f" ({'; '.join(marks)})"
         return Html.fill(
             "<tr {}>{}</tr>",
             attributes,

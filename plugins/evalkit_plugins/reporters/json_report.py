@@ -37,5 +37,6 @@ class JsonReporter:
                 {"key": f.key, "label": f.label, "value": f.value, "baseline": f.baseline, "delta": f.delta}
                 for f in report.figures()
             ],
+            uncertainty=list(report.uncertainty_lines()),
         )
         return json_document(document)

@@ -31,6 +31,7 @@ from ...runs import CaseResult
 from ...set_versions import case_fingerprint
 from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope, alarms_reach_this_thread
 from . import CaseSink
+from .repeats import merge_answers
 
 __all__ = [
     "PromptJob",
@@ -46,7 +47,8 @@ __all__ = [
 class PromptJob:
     """What answering a slice of a prompt set needs: the prompts (iterated once), the bound
     generator and the grader with the assertion kinds it grades by, how many prompts are in flight,
-    extra request fields, and the limits on a stored answer and on one grading."""
+    extra request fields, the limits on a stored answer and on one grading, and how many times
+    each prompt is answered."""
 
     prompts: Iterable[GoldenPrompt]
     bound: BoundGenerator
@@ -56,6 +58,9 @@ class PromptJob:
     request_options: Mapping[str, Any] = attrs.Factory(dict)
     max_answer_bytes: int | None = None
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
+    #: How many times each prompt is answered (independent requests, each graded; see
+    #: :mod:`~evalkit.run.answering.repeats`).
+    repeats: int = 1
 
 
 def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
@@ -118,7 +123,18 @@ class _Answerer:
         self.guard_grading = not self.grade_async and alarms_reach_this_thread()
 
     async def answer(self, prompt: GoldenPrompt) -> CaseResult:
-        """The case of ``prompt``: answered and graded, or errored when the generator failed."""
+        """The case of ``prompt``: answered and graded (``repeats`` times, one after the other, so
+        the requests in flight stay at the run's concurrency), or errored when the generator failed."""
+        answers = []
+        for _ in range(self.job.repeats):
+            answer = await self.answer_once(prompt)
+            answers.append(answer)
+            if answer.errored:  # the case is errored anyway: the resume answers it again
+                break
+        return merge_answers(answers)
+
+    async def answer_once(self, prompt: GoldenPrompt) -> CaseResult:
+        """One answer to ``prompt``, graded, or errored when the generator failed."""
         started = time.perf_counter()
         reply = await self._generate(prompt, started)
         if isinstance(reply, CaseResult):

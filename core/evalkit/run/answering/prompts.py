@@ -38,6 +38,7 @@ from ..decide import Judging, incomplete_reason, streams
 from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
+from .repeats import repeat_metrics
 
 __all__ = [
     "ECHOED_MODEL_NOTE",
@@ -200,8 +201,25 @@ class PromptRules:
         return None
 
     def comparability(self, run: Run, baseline: Run | None) -> Comparability:
-        """A prompt run of the baseline's scope is comparable."""
-        return Comparability()
+        """A prompt run of the baseline's scope is comparable unless the evidence of the backend
+        serving the alias differs (:mod:`evalkit.serving_evidence`): then it was answered by
+        another model, and the reason names what differed. Evidence on one side only is a note."""
+        if baseline is None:
+            return Comparability()
+        from ...serving_evidence import compare_evidence
+
+        check = compare_evidence(run.metrics, baseline.metrics, baseline.id)
+        if not check.same_backend:
+            return Comparability(
+                False,
+                "not compared: the backend serving the alias is not the baseline's — "
+                + "; ".join(check.differences)
+                + ". Another model answered under the same alias and reported model; compare the two runs with "
+                "`evalkit compare`, and accept this run on purpose (`evalkit baseline accept RUN_ID --reason …`) to "
+                "make the new backend the baseline",
+                notes=check.notes,
+            )
+        return Comparability(notes=check.notes)
 
     def summary(self, comparison: Comparison) -> str:
         """The comparison's sentence in pass-rate words."""
@@ -234,6 +252,7 @@ class PromptAnswering:
     order: PromptOrder | None = None
     max_answer_bytes: int | None = None
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
+    repeats: int = 1
     kind: RunKind = RunKind.PROMPTS
     groups_commits: bool = True
     #: How long the generator's readiness probe may wait for a server that is still starting (s).
@@ -321,7 +340,7 @@ class PromptAnswering:
             self.bound.generator.use_concurrency(self.concurrency)
         job = PromptJob(
             todo, self.bound, self.grading, self.kinds, self.concurrency,
-            max_answer_bytes=self.max_answer_bytes, grade_timeout=self.grade_timeout,
+            max_answer_bytes=self.max_answer_bytes, grade_timeout=self.grade_timeout, repeats=self.repeats,
         )  # fmt: skip
 
         async def main() -> None:
@@ -346,12 +365,14 @@ class PromptAnswering:
             identity, note = _tally_identity(tally, self.bound.configured)
             yardstick = common_yardstick(tally.yardsticks, self.grader_name)
             metrics = None
+            cases_read: Iterable[CaseResult] = ()
             if isinstance(self.grading, components.RunMetricsSource):
                 answered = repository.get_run(header.id)  # a judge's run metrics read every case (judged runs are small)
                 metrics = self.grading.run_metrics(answered.cases if answered is not None else ())
         else:
             answered = repository.get_run(header.id)
             cases = answered.cases if answered is not None else ()
+            cases_read = cases
             status = final_status(header.case_count, len(cases), sum(1 for c in cases if c.errored))
             identity, note = run_identity(cases, self.bound.configured)
             yardstick = run_yardstick(cases, self.grader_name)
@@ -359,6 +380,11 @@ class PromptAnswering:
         serving = serving_metrics(self.bound, identity)
         if serving is not None:
             metrics = {**(metrics or {}), **serving}
+        if self.repeats > 1:
+            read = store.streamed.iter_cases(header.id) if streamed and store.streamed is not None else cases_read
+            summary = repeat_metrics(read)
+            if summary is not None:
+                metrics = {**(metrics or {}), "repeats": summary}
         return Finish(status, yardstick, identity, note, metrics, tally)
 
     def detail(self, run: Run, verdict: Verdict, store: Capabilities) -> None:
@@ -412,7 +438,8 @@ class PromptSource:
     """What answers a prompt run, as the caller named it: the set (an identifier or the set
     itself), the generator (a configured ``provider`` instance or adapter with an optional
     ``model`` alias, or an already ``bound`` generator), the grader (with its options; an unknown
-    one falls back to ``deterministic`` unless ``strict``) and the requests in flight."""
+    one falls back to ``deterministic`` unless ``strict``), the requests in flight and how many
+    times each prompt is answered (``repeats``)."""
 
     golden_set: str | GoldenPromptSet
     provider: str | None = None
@@ -423,6 +450,7 @@ class PromptSource:
     bound: components.BoundGenerator | None = None
     concurrency: int | None = None
     wait_ready: float = 0.0
+    repeats: int = 1
 
 
 def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple[PromptAnswering, list[str]]:
@@ -476,6 +504,7 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
     answering = PromptAnswering(
         golden_set, bound, grading, grader_name, kinds, level, case_count, digest.fingerprint(), order,
         max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout, wait_ready=source.wait_ready,
+        repeats=source.repeats,
     )  # fmt: skip
     return answering, notes
 

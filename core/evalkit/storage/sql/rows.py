@@ -90,9 +90,12 @@ def stored_number(value: Any, owner: str, field: str) -> Any:
     return value
 
 
-def case_mark(case_id: str, passed: Any, score: float, checks: str | None, position: int, fingerprint: str | None) -> CaseMark:
+def case_mark(
+    case_id: str, passed: Any, score: float, checks: str | None, position: int, fingerprint: str | None, measures: str | None = None
+) -> CaseMark:
     """A case's comparison mark from its stored columns; the checks are parsed only when their
-    text names the judge-agreement check (nearly never), to tell whether the case is unstable."""
+    text names the judge-agreement check (nearly never), to tell whether the case is unstable;
+    the measures (a retrieval question's, a repeated prompt's) once per distinct text."""
     if type(score) is not float:
         stored_number(score, f"case {short_repr(case_id)}", "score")
     unstable = False
@@ -100,7 +103,17 @@ def case_mark(case_id: str, passed: Any, score: float, checks: str | None, posit
         unstable = any(
             isinstance(c, list) and len(c) >= 2 and c[0] == AGREEMENT_CHECK and not c[1] for c in (load_json(checks) or [])
         )
-    return CaseMark(bool(passed), score, unstable, position, fingerprint)
+    return CaseMark(bool(passed), score, unstable, position, fingerprint, stored_measures(measures) if measures else None)
+
+
+def _parsed_measures(text: str) -> Any:
+    value = load_json(text)
+    return value if isinstance(value, dict) else None
+
+
+#: Measures read back once per distinct text (a retrieval run's questions share a handful of
+#: them); the dict is shared, and only read.
+stored_measures = functools.lru_cache(maxsize=512)(_parsed_measures)
 
 
 #: Stored texts at most this long are parsed once per distinct text (see :func:`stored_checks`);

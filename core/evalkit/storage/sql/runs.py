@@ -18,7 +18,7 @@ from ...errors import StorageError
 from ...grading import AGREEMENT_CHECK
 from ...runs import CaseResult, Run, RunStatus
 from ..textcodec import decode_text, encode_text
-from ..values import CasePair, CaseTally
+from ..values import PASSES, CasePair, CaseTally
 from .rows import (
     CASE_COLUMNS,
     RECORDED_COLUMNS,
@@ -253,14 +253,15 @@ class RunsAndCases(SqlStore):
 
     def iter_cases(self, run_id: str, *, notable_only: bool = False) -> Iterator[CaseResult]:
         """The run's cases in stored order, a page at a time; ``notable_only``: only the failed,
-        errored and unstable ones (the ones a run's table lists)."""
+        errored, unstable and flaky ones (the ones a run's table lists)."""
         C = self.Case
         columns = [getattr(C, name) for name in CASE_COLUMNS]
 
         def page(after: int) -> Any:
             where = (C.run == run_id) & (C.id > after)
             if notable_only:
-                where &= (C.passed == False) | C.checks.contains(AGREEMENT_CHECK)  # noqa: E712
+                # a repeated case (its measures count its passes) may be flaky: Python decides below
+                where &= (C.passed == False) | C.checks.contains(AGREEMENT_CHECK) | C.measures.contains(f'"{PASSES}"')  # noqa: E712
             return C.select(C.id, *columns).where(where).order_by(C.id)
 
         # Read raw: peewee's per-value conversion cost more than the rest of a 100,000-case --json.
@@ -277,7 +278,10 @@ class RunsAndCases(SqlStore):
 
         def current_page(after: int) -> Any:
             return (
-                C.select(C.id, C.case_id, C.passed, C.score, C.checks, C.fingerprint, B.id, B.passed, B.score, B.checks, B.fingerprint)
+                C.select(
+                    C.id, C.case_id, C.passed, C.score, C.checks, C.fingerprint, C.measures,
+                    B.id, B.passed, B.score, B.checks, B.fingerprint, B.measures,
+                )  # fmt: skip
                 .join(B, pw.JOIN.LEFT_OUTER, on=((B.run == baseline_id) & (B.case_id == C.case_id)))
                 .where((C.run == run_id) & (C.id > after))
                 .order_by(C.id)
@@ -285,22 +289,24 @@ class RunsAndCases(SqlStore):
             )
 
         for row in self._guarded_rows(self._pages(current_page, lambda row: row[0])):
-            position, case_id, passed, score, checks, fingerprint, b_position, b_passed, b_score, b_checks, b_fingerprint = row
-            baseline = None if b_position is None else case_mark(case_id, b_passed, b_score, b_checks, b_position, b_fingerprint)
-            yield CasePair(case_id, case_mark(case_id, passed, score, checks, position, fingerprint), baseline)
+            position, case_id, passed, score, checks, fingerprint, measures, b_position, b_passed, b_score, b_checks, b_fingerprint, b_measures = row
+            baseline = None if b_position is None else case_mark(case_id, b_passed, b_score, b_checks, b_position, b_fingerprint, b_measures)
+            yield CasePair(case_id, case_mark(case_id, passed, score, checks, position, fingerprint, measures), baseline)
         current = self.Case.alias()
         missing = ~pw.fn.EXISTS(current.select(current.id).where((current.run == run_id) & (current.case_id == C.case_id)))
 
         def removed_page(after: int) -> Any:
             return (
-                C.select(C.id, C.case_id, C.passed, C.score, C.checks, C.fingerprint)
+                C.select(C.id, C.case_id, C.passed, C.score, C.checks, C.fingerprint, C.measures)
                 .where((C.run == baseline_id) & (C.id > after) & missing)
                 .order_by(C.id)
                 .tuples()
             )
 
-        for position, case_id, passed, score, checks, fingerprint in self._guarded_rows(self._pages(removed_page, lambda row: row[0])):
-            yield CasePair(case_id, None, case_mark(case_id, passed, score, checks, position, fingerprint))
+        for position, case_id, passed, score, checks, fingerprint, measures in self._guarded_rows(
+            self._pages(removed_page, lambda row: row[0])
+        ):
+            yield CasePair(case_id, None, case_mark(case_id, passed, score, checks, position, fingerprint, measures))
 
     @guarded
     def mark_status(self, run_id: str, status: str) -> None:
