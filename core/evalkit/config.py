@@ -57,7 +57,10 @@ CONFIG_NAMES = ("evalkit.toml", "pyproject.toml")
 
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
 #: Provider-instance keys that are evalkit's (routing, and the answer time limit), not the adapter's.
-ROUTING_KEYS = ("adapter", "priority", "cost_per_1k_tokens", "capabilities", "answer_timeout")
+ROUTING_KEYS = (
+    "adapter", "priority", "cost_per_1k_tokens", "capabilities", "answer_timeout",
+    "price_per_million_input", "price_per_million_output", "currency",
+)
 #: How long one answer may take (seconds) unless the instance's ``answer_timeout`` says otherwise.
 DEFAULT_ANSWER_TIMEOUT_S = 600.0
 #: The longest ``answer_timeout`` (and ``grade_timeout``) accepted: a day.
@@ -86,6 +89,9 @@ class ProviderInstance:
     capabilities: tuple[str, ...] = ("chat",)
     #: Seconds one answer may take; a generator that outlives it errs that case, the run goes on.
     answer_timeout: float = DEFAULT_ANSWER_TIMEOUT_S
+    #: What the instance charges (:class:`evalkit.costs.Price`): ``price_per_million_input`` and
+    #: ``price_per_million_output``, else the older ``cost_per_1k_tokens``; ``None``: unpriced (unknown cost).
+    price: Any = None
 
     @property
     def model(self) -> str | None:
@@ -117,6 +123,9 @@ class Config:
     deployment_retrievers: Mapping[str, str] = attrs.Factory(dict)
     #: ``[question_sets."ID"]`` tables, read by the built-in collection provider (paths as written).
     question_sets: Mapping[str, Mapping[str, Any]] = attrs.Factory(dict)
+    #: ``[cache] enabled = true``: every prompt run reads and writes the answer cache (it stores
+    #: full answer text whatever the privacy level; see docs/costs.md).
+    cache_enabled: bool = False
 
     @property
     def root(self) -> Path:
@@ -162,7 +171,31 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
         raise ConfigError(f"{where}: [providers.{name}] capabilities must be a list of strings")
     answer_timeout = _seconds(table.get("answer_timeout", DEFAULT_ANSWER_TIMEOUT_S), f"{where}: [providers.{name}] answer_timeout")
     options = {k: v for k, v in table.items() if k not in ROUTING_KEYS}
-    return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities), answer_timeout)
+    price = _price(table, cost, f"{where}: [providers.{name}]")
+    return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities), answer_timeout, price)
+
+
+def _price(table: Mapping[str, Any], cost_per_1k: float | None, where: str) -> Any:
+    """The instance's :class:`~evalkit.costs.Price`: both ``price_per_million_*`` keys, else the
+    older ``cost_per_1k_tokens`` (one price both ways), else ``None``; ``currency`` default USD."""
+    from .costs import DEFAULT_CURRENCY, Price
+
+    currency = table.get("currency", DEFAULT_CURRENCY)
+    if not isinstance(currency, str) or not currency.strip() or len(currency) > 16 or not currency.isprintable():
+        raise ConfigError(f'{where} currency must be a short name such as "USD" or "EUR", got {short_repr(currency)}')
+    given = {key: table[key] for key in ("price_per_million_input", "price_per_million_output") if key in table}
+    for key, value in given.items():
+        if not (finite_number(value) and value >= 0):
+            raise ConfigError(f"{where} {key} must be a finite number of zero or more, got {short_repr(value)}")
+    if len(given) == 1:
+        missing = ({"price_per_million_input", "price_per_million_output"} - set(given)).pop()
+        raise ConfigError(f"{where} gives {next(iter(given))} without {missing}: give both (0 for a direction that is free)")
+    if given:
+        return Price(given["price_per_million_input"], given["price_per_million_output"], currency)
+    if cost_per_1k is not None:
+        per_million = Price(cost_per_1k, cost_per_1k, currency).input * 1000
+        return Price(per_million, per_million, currency)
+    return None
 
 
 def _seconds(value: Any, what: str) -> float:
@@ -333,6 +366,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     set_load_timeout = _seconds(data.get("set_load_timeout", DEFAULT_SET_LOAD_TIMEOUT_S), f"{where}: set_load_timeout")
     hook_timeout = _seconds(data.get("hook_timeout", DEFAULT_HOOK_TIMEOUT_S), f"{where}: hook_timeout")
     deployments, deployment_retrievers = _deployments(data.get("deployments", {}), where)
+    cache_enabled = _cache_enabled(data.get("cache", {}), where)
     return Config(
         path=chosen.resolve(),
         start=base,
@@ -348,4 +382,18 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         raw=data,
         deployment_retrievers=deployment_retrievers,
         question_sets=_question_sets(data.get("question_sets", {}), where),
+        cache_enabled=cache_enabled,
     )
+
+
+def _cache_enabled(table: Any, where: str) -> bool:
+    """``[cache] enabled = true|false`` (the table's only key)."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where}: [cache] must be a table (enabled = true)")
+    unknown = sorted(set(table) - {"enabled"})
+    if unknown:
+        raise ConfigError(f"{where}: [cache] takes only enabled = true|false; unknown: {', '.join(unknown)}")
+    enabled = table.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: [cache] enabled must be true or false, got {short_repr(enabled)}")
+    return enabled

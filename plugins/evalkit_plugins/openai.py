@@ -778,12 +778,17 @@ def _check_headers(headers: object) -> tuple[str, ...]:
 
 
 def _token_counts(usage: object) -> dict[str, int] | None:
-    """The endpoint's ``usage`` with only the token counts that are whole non-negative numbers."""
+    """The endpoint's ``usage`` with only the token counts that are whole non-negative numbers:
+    prompt, completion and total tokens, and the cached prompt tokens (``prompt_tokens_details.cached_tokens``)
+    where the endpoint reports them."""
     if not isinstance(usage, dict):
         return None
     counts = {
         name: value
-        for name in ("prompt_tokens", "completion_tokens")
+        for name in ("prompt_tokens", "completion_tokens", "total_tokens")
         if type(value := usage.get(name)) is int and 0 <= value < 2**63
     }
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict) and type(cached := details.get("cached_tokens")) is int and 0 <= cached < 2**63:
+        counts["cached_input_tokens"] = cached
     return counts or None

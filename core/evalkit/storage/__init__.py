@@ -28,11 +28,19 @@ from .protocols import (
     StoredCaseForms,
     StoredVerdict,
     StreamedCases,
+    AnswerCache,
+    CachedAnswer,
+    CacheStats,
+    RunSpending,
     capabilities,
 )
 
 __all__ = [
     "AcceptedBaselines",
+    "AnswerCache",
+    "CachedAnswer",
+    "CacheStats",
+    "RunSpending",
     "Capabilities",
     "CaseMark",
     "CasePair",

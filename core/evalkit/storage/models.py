@@ -50,7 +50,7 @@ def _short_text_field(db: pw.Database) -> Callable[..., pw.Field]:
 
 
 def bind_models(db: pw.Database) -> SimpleNamespace:
-    """The model classes of the store (``SchemaMigration``, ``Run``, ``Case``, ``RunLease``), made
+    """The model classes of the store (``SchemaMigration``, ``Run``, ``Case``, ``RunLease``, ``AnswerCache``), made
     for and bound to ``db``: several stores can be open in one process, each with its own."""
     short_text = _short_text_field(db)
     false_default = pw.SQL("DEFAULT 0" if isinstance(db, pw.SqliteDatabase) else "DEFAULT false")
@@ -112,6 +112,12 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
         acceptance_reason = pw.TextField(null=True)
         #: Whether the run's cases carry the fingerprint of the set version it answered.
         fingerprints_kept = pw.BooleanField(default=False, constraints=[false_default])
+        #: The prices the run was costed at, and what it spent (JSON; see evalkit.costs).
+        pricing = pw.TextField(null=True)
+        spend = pw.TextField(null=True)
+        #: ``cache``, ``regrade`` or ``answers-from`` when answers were reused; the run they came from.
+        answers_reused = pw.CharField(max_length=16, null=True)
+        source_run_id = pw.CharField(max_length=64, null=True)
 
         class Meta:
             table_name = "evalkit_run"
@@ -152,6 +158,9 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
         measures = pw.TextField(null=True)
         #: The case's fingerprint (evalkit.set_versions); none for a case stored without one.
         fingerprint = pw.TextField(null=True)
+        #: The token counts of each judge call (JSON list of lists), and where a reused answer came from.
+        judge_usage = pw.TextField(null=True)
+        answer_source = pw.TextField(null=True)
 
         class Meta:
             table_name = "evalkit_case"
@@ -177,9 +186,25 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
             table_name = "evalkit_run_lease"
             indexes = ((("run", "part"), True),)
 
-    for model in (Run, Case, RunLease):
+    class AnswerCache(Base):
+        """One cached answer: the digest of the canonical request it answered (key), who answered
+        it (instance, alias, reported model), the answer (JSON) and when it was stored and last used."""
+
+        key = pw.CharField(primary_key=True, max_length=64)
+        provider_instance = pw.TextField()
+        model_alias = pw.TextField(null=True)
+        reported_model = pw.TextField(null=True)
+        answer = pw.TextField()
+        created_at = pw.DoubleField()
+        used_at = pw.DoubleField(null=True)
+
+        class Meta:
+            table_name = "evalkit_answer_cache"
+            indexes = ((("created_at",), False),)
+
+    for model in (Run, Case, RunLease, AnswerCache):
         _store_text_losslessly(model)
-    return SimpleNamespace(SchemaMigration=SchemaMigration, Run=Run, Case=Case, RunLease=RunLease)
+    return SimpleNamespace(SchemaMigration=SchemaMigration, Run=Run, Case=Case, RunLease=RunLease, AnswerCache=AnswerCache)
 
 
 def _store_text_losslessly(model: type[pw.Model]) -> None:
