@@ -98,7 +98,8 @@ class KindRules(Protocol):
 class Judging:
     """What deciding a run needs beside the run: the store, the kind's rules, the tolerances, a
     chosen baseline, the store's count of the run's cases when the caller already has it (a whole
-    streamed run: it is not counted again) and the caller's gate on new failures."""
+    streamed run: it is not counted again), the caller's gate on new failures, and whether the
+    run's answers were reused (from a cache or a re-grade: such a run is never accepted automatically)."""
 
     store: Capabilities
     rules: KindRules
@@ -106,6 +107,7 @@ class Judging:
     baseline_id: str | None = None
     tally: CaseTally | None = None
     fail_on_new_failures: bool = False
+    answers_reused: bool = False
 
 
 def incomplete_reason(run: Run, unit: str) -> str:
@@ -189,12 +191,16 @@ def stored_verdict(verdict: Verdict, rules: KindRules) -> StoredVerdict:
 
 
 def automatic_acceptance(
-    verdict: Verdict, store: Capabilities, at: float | None = None, *, fail_on_new_failures: bool = False
+    verdict: Verdict, store: Capabilities, at: float | None = None, *, fail_on_new_failures: bool = False,
+    answers_reused: bool = False,
 ) -> Acceptance | None:
     """The acceptance a run earns by itself: the first of its scope, or compared with an accepted
     run without a regression (and, when ``fail_on_new_failures`` gates, without an added or edited
-    case that fails). ``None`` for every other run: regressed, not compared, incomplete, or
-    compared with a chosen run that is not itself accepted."""
+    case that fails). ``None`` for every other run: regressed, not compared, incomplete, compared
+    with a chosen run that is not itself accepted, or answered with reused answers
+    (``answers_reused``: a cache, a re-grade — not an independent sample of the model)."""
+    if answers_reused:
+        return None
     when = at if at is not None else time.time()
     if verdict.state == BASELINE:
         return Acceptance("first", when, None, "the first run of its scope")
@@ -220,7 +226,9 @@ def accept(run: Run, verdict: Verdict, judging: Judging, recompare: Callable[[],
     finishing at once — the verdict is taken again with ``recompare``, now against that run, and
     kept instead."""
     baselines = judging.store.baselines
-    acceptance = automatic_acceptance(verdict, judging.store, fail_on_new_failures=judging.fail_on_new_failures)
+    acceptance = automatic_acceptance(
+        verdict, judging.store, fail_on_new_failures=judging.fail_on_new_failures, answers_reused=judging.answers_reused
+    )
     if acceptance is None or baselines is None:
         return verdict
     scope = BaselineScope.of_run(run) if acceptance.how == "first" and recompare is not None else None

@@ -61,10 +61,16 @@ class Observing:
 @attrs.frozen
 class RunPlan:
     """One run, planned: what answers, which part of which run, how it is judged, who observes it,
-    and the notes gathered while planning (said before the run's own)."""
+    and the notes gathered while planning (said before the run's own).
+
+    ``answers_reused`` is set by whatever answers a run from earlier answers instead of asking
+    (a cache, a re-grade of stored answers): such a run is stored and compared, but never accepted
+    as its scope's baseline automatically (:func:`evalkit.run.decide.automatic_acceptance`).
+    """
 
     answering: Answering
     placement: Placement = attrs.Factory(Placement)
     gate: Gate = attrs.Factory(Gate)
     observing: Observing = attrs.Factory(Observing)
     notes: Sequence[str] = ()
+    answers_reused: bool = False

@@ -250,7 +250,9 @@ class RunHistory(Protocol):
 
 @runtime_checkable
 class RunSpending(Protocol):
-    """A run's token counts read without its cases (what its spend and a shared budget are summed from)."""
+    """A run's token counts read without its cases (what its spend and a shared budget are summed
+    from). A store offering it also keeps a run's ``pricing`` (given to ``begin_run`` with the run),
+    and takes ``spend`` and ``answers_reused`` keywords in ``finish_run``."""
 
     def case_usage(self, run_id: str) -> Iterator[tuple[Any, tuple[Any, ...], str | None, bool]]:
         """Each stored case's generator usage, its judge calls' usage, its answer source and
