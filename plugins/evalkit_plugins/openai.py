@@ -73,6 +73,7 @@ from evalkit_plugins._http import (
     run_blocking,
     tls_context,
 )
+from evalkit_plugins._pacing import Pacer
 
 __all__ = ["OpenAIGenerator"]
 
@@ -115,6 +116,11 @@ class OpenAIOptions:
         "(relative to the config file; default: the system's store, or $SSL_CERT_FILE)",
         default=None,
     )
+    max_requests_per_minute: int | None = option("requests per minute this instance may be sent, honoured from the first (default: no limit)", default=None)
+    max_tokens_per_minute: int | None = option(
+        "tokens per minute this instance may be sent (estimated before each request: body length / 4 + max_tokens; default: no limit)",
+        default=None,
+    )
 
 
 #: The option names, in the order the docs list them.
@@ -149,6 +155,8 @@ class OpenAIGenerator:
         backoff_max: float = 30.0,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         ca_bundle: str | None = None,
+        max_requests_per_minute: int | None = None,
+        max_tokens_per_minute: int | None = None,
         **unknown: Any,
     ) -> None:
         if unknown:
@@ -172,6 +180,10 @@ class OpenAIGenerator:
         self.backoff_base = _check_number("backoff_base", backoff_base, positive=False)
         self.backoff_max = _check_number("backoff_max", backoff_max, positive=False)
         self.max_response_bytes = _check_int("max_response_bytes", max_response_bytes, minimum=1024)
+        self.max_requests_per_minute = None if max_requests_per_minute is None else _check_int("max_requests_per_minute", max_requests_per_minute, minimum=1)
+        self.max_tokens_per_minute = None if max_tokens_per_minute is None else _check_int("max_tokens_per_minute", max_tokens_per_minute, minimum=1)
+        #: The pace of the current event loop's requests (429 back-off, per-minute limits).
+        self._pacer: Pacer | None = None
         self._header_names = _check_headers(extra_headers)
         if self.model is None:
             raise ConfigError(
@@ -238,6 +250,8 @@ class OpenAIGenerator:
             "backoff_max": self.backoff_max,
             "max_response_bytes": self.max_response_bytes,
             "ca_bundle": self.ca_bundle,
+            "max_requests_per_minute": self.max_requests_per_minute,
+            "max_tokens_per_minute": self.max_tokens_per_minute,
         }
 
     def secret_values(self) -> tuple[str, ...]:
@@ -408,7 +422,12 @@ class OpenAIGenerator:
         # A pool is bound to the loop it was first used on; a pool left on a finished loop is abandoned.
         self._session = EndpointSession(self._post_settings, self.concurrency)
         self._session_loop = asyncio.get_running_loop()
+        self._pacer = Pacer(self.concurrency, self.max_requests_per_minute, self.max_tokens_per_minute)
         return self._session
+
+    def pacing_notes(self) -> list[str]:
+        """What the run's notes say of this endpoint's pace: the concurrency it lowered after 429s."""
+        return self._pacer.notes(self.base_url) if self._pacer is not None else []
 
     async def _generate_once(self, request: GenerationRequest) -> Answer:
         session = EndpointSession(self._post_settings, 1)
@@ -441,10 +460,23 @@ class OpenAIGenerator:
     async def _complete(self, session: EndpointSession, payload: bytes) -> Answer:
         failure = ""
         cause: BaseException | None = None
+        pacer = self._pacer if session is self._session else None
+        tokens = len(payload) // 4 + (self.max_tokens or 0) if pacer is not None and self.max_tokens_per_minute else 0
         for attempt in range(1, self.max_attempts + 1):
             wait: float | None = None
             try:
-                reply = await session.send("POST", self._url, payload, self.max_response_bytes)
+                if pacer is None:
+                    reply = await session.send("POST", self._url, payload, self.max_response_bytes)
+                else:
+                    await pacer.acquire(tokens)
+                    try:
+                        reply = await session.send("POST", self._url, payload, self.max_response_bytes)
+                    finally:
+                        pacer.release()
+                    if reply.status == 429:
+                        pacer.rate_limited(_retry_after(reply))
+                    elif 200 <= reply.status < 300:
+                        pacer.succeeded()
             except ResponseTooLarge:
                 raise GenerationError(
                     f"{self._where} answered with a body larger than max_response_bytes "
