@@ -178,6 +178,10 @@ def render_summary(out: Any, run: Run) -> None:
     out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     out.print(f"Pass rate:  {_percent(run.pass_rate)} ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
+    from .spend_view import spend_lines
+
+    for line in spend_lines(run):
+        out.print(literal(line))
     judge = (run.metrics or {}).get("judge")
     if isinstance(judge, dict):
         line = f"Judge:      {judge.get('instance')} (prompt v{judge.get('prompt_version')}, asked {judge.get('repeats')}x per case)"
@@ -251,6 +255,21 @@ def case_document(case: CaseResult) -> dict[str, Any]:
         "identity": identity_data(case.identity) if case.identity else None,
         "answer": case.answer_text,
         "detail": case.detail,
+        "usage": _usage_document(case.usage),
+        "judge_usage": [_usage_document(u) for u in case.judge_usage],
+        "answer_source": case.answer_source,
+    }
+
+
+def _usage_document(usage: Any) -> dict[str, Any] | None:
+    """One request's token counts as JSON (``None``: not reported)."""
+    if usage is None:
+        return None
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.total_tokens,
+        "cached_prompt_tokens": usage.cached_input_tokens,
     }
 
 
@@ -375,6 +394,12 @@ def run_document(run: Run, with_cases: bool = True) -> dict[str, Any]:
         )
     if run.metrics:
         document["metrics"] = run.metrics
+    if run.kind.value == "prompts":
+        from .spend_view import spend_document
+
+        document["spend"] = spend_document(run)
+        document["answers_reused"] = run.answers_reused
+        document["source_run_id"] = run.source_run_id
     if with_cases:
         document["cases"] = [case_document(c) for c in run.cases]
     return document

@@ -56,6 +56,9 @@ def register(subparsers: Any) -> None:
         scope="set, provider, model and grader",
     )
     add_report_option(parser)
+    from .spend_options import add_spending_options
+
+    add_spending_options(parser)
     add_store_options(parser)
     parser.set_defaults(handler=handle, collects_garbage_from_run_start=True)
 
@@ -260,8 +263,10 @@ def stored_cases(database: str, run: Any, *, notable_only: bool) -> Iterator[Ite
 
 
 def _extra_run_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Options other commands' modules add to ``run`` (resume, shards, judges)."""
-    return {**placement_options(args, _pipeline_scope(args)), **_judge_options(args)}
+    """Options other commands' modules add to ``run`` (resume, shards, judges, spending)."""
+    from .spend_options import spending_options
+
+    return {**placement_options(args, _pipeline_scope(args)), **_judge_options(args), **spending_options(args)}
 
 
 def placement_options(args: argparse.Namespace, scope: tuple[str | None, ...]) -> dict[str, Any]:

@@ -10,6 +10,9 @@ from typing import Any
 from .protocols import (
     VERDICT_STATES,
     AcceptedBaselines,
+    AnswerCache,
+    CachedAnswer,
+    CacheStats,
     Capabilities,
     CaseMark,
     CasePair,
@@ -24,14 +27,11 @@ from .protocols import (
     ResumableRuns,
     RunHistory,
     RunLeases,
+    RunSpending,
     RunVerdicts,
     StoredCaseForms,
     StoredVerdict,
     StreamedCases,
-    AnswerCache,
-    CachedAnswer,
-    CacheStats,
-    RunSpending,
     capabilities,
 )
 
