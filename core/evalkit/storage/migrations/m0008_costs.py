@@ -1,4 +1,4 @@
-"""Migration 7: what a run spent, answers reused, and the answer cache.
+"""Migration 8: what a run spent, answers reused, and the answer cache.
 
 Frozen: never edit.
 
