@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["cost_cell", "cost_delta_line", "spend_document", "spend_lines"]
+__all__ = ["cost_cell", "cost_delta_cells", "cost_delta_document", "spend_document", "spend_lines"]
 
 
 def spend_document(run: Any) -> dict[str, Any] | None:
@@ -56,27 +56,28 @@ def spend_lines(run: Any) -> list[str]:
 
 
 def cost_cell(run: Any) -> str:
-    """A run's cost in a table cell: ``0.0042 USD``, ``unknown``."""
+    """A run's cost in a table cell: ``0.0042 USD``, ``unknown``; ``-`` for a retrieval run (it pays
+    for no generator)."""
     from ..costs import format_amount, spend_cost
 
+    if run.kind.value != "prompts":
+        return "-"
     amount, currency = spend_cost(run.spend)
     return format_amount(amount, currency)
 
 
-def cost_delta_line(run: Any, baseline: Any) -> str | None:
-    """``Cost: 0.0042 USD → 0.0051 USD (+0.0009 USD)`` between a baseline and a run (``None`` when
-    neither was costed); the delta is unknown when either cost is or the currencies differ."""
+def cost_delta_cells(run: Any, baseline: Any) -> tuple[str, str, str]:
+    """The baseline's cost, the run's, and the difference (``+0.0009 USD``) as table cells; the
+    difference is ``unknown`` when either cost is, or when they are in two currencies."""
     from ..costs import format_amount, spend_cost
 
     before, before_currency = spend_cost(baseline.spend)
     after, after_currency = spend_cost(run.spend)
-    if before is None and after is None and before_currency is None and after_currency is None:
-        return None
     delta: Decimal | None = None
     if before is not None and after is not None and before_currency == after_currency:
         delta = after - before
     shown = "unknown" if delta is None else ("+" if delta >= 0 else "-") + format_amount(abs(delta), after_currency)
-    return f"Cost:       {format_amount(before, before_currency)} → {format_amount(after, after_currency)} ({shown})"
+    return format_amount(before, before_currency), format_amount(after, after_currency), shown
 
 
 def cost_delta_document(run: Any, baseline: Any) -> dict[str, Any]:
