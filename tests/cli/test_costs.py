@@ -79,3 +79,135 @@ def test_an_unpriced_instance_reads_unknown_never_zero(evalkit_cli, project, cha
     assert "Cost:       unknown" in text.stdout and "0 USD" not in text.stdout
     history = evalkit_cli("history", "arith.basic", env=env)
     assert "unknown" in history.stdout
+
+
+def resume_words(output: str) -> list[str]:
+    """The resume command a stopped run printed, as arguments for the CLI (without ``evalkit``)."""
+    line = next(line for line in output.splitlines() if "resume it with: " in line)
+    words = shlex.split(line.split("resume it with: ", 1)[1])
+    assert words[0] == "evalkit"
+    return words[1:]
+
+
+def test_a_budget_stops_the_run_before_it_is_passed_and_the_printed_command_resumes_it(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--budget", "0.03", env=env)
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    asked = len(completions(chat_server))
+    assert 0 < asked < 6
+    output = stopped.stdout + stopped.stderr
+    assert f"budget reached after {asked} of 6 cases" in output
+    assert "Status:     incomplete" in stopped.stdout
+    words = resume_words(output)
+    assert words[:3] == ["run", "arith.basic", "--resume"] and "--provider" in words and "--budget" in words
+    assert Decimal(words[words.index("--budget") + 1]) > Decimal("0.03")
+    shown = evalkit_cli("show", words[3], "--json", env=env).json()
+    assert Decimal(shown["spend"]["cost"]) <= Decimal("0.03"), "the budget is never passed"
+    assert shown["status"] == "incomplete" and len(shown["cases"]) == asked
+
+    resumed = evalkit_cli(*words, env=env)
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    assert len(completions(chat_server)) == 6, "the resume asks only for the cases the budget left out"
+    whole = evalkit_cli("show", words[3], "--json", env=env).json()
+    assert whole["status"] == "complete" and whole["spend"]["generator"]["requests"] == 6
+    assert whole["spend"]["cost"] == expected_cost(chat_server)
+
+
+def test_max_requests_stops_after_n_requests_with_exit_3(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "prod", "--max-requests", "2", "--json", env=env)
+    assert stopped.code == 3, stopped.stderr
+    assert len(completions(chat_server)) == 2
+    document = stopped.json()
+    assert document["status"] == "incomplete"
+    words = resume_words("\n".join(document.get("notes", [])) + stopped.stderr)
+    assert words[words.index("--max-requests") + 1] == "6"
+    assert evalkit_cli(*words, env=env).code == 0 and len(completions(chat_server)) == 6
+
+
+def test_a_budget_without_prices_is_refused_before_anything_is_sent(evalkit_cli, project, chat_server) -> None:
+    env = configure(project, chat_server)
+    refused = evalkit_cli("run", "arith.basic", "--provider", "prod", "--budget", "1", env=env)
+    assert refused.code == 2 and "price_per_million_input" in refused.stderr and "[providers.prod]" in refused.stderr
+    assert completions(chat_server) == []
+    bad = evalkit_cli("run", "arith.basic", "--provider", "prod", "--budget", "-1", env=env)
+    assert bad.code == 2 and "--budget" in bad.stderr
+
+
+def test_the_cache_answers_only_an_identical_request_and_a_cached_run_is_marked_and_never_a_baseline(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    first = evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", "--json", env=env)
+    assert first.code == 0, first.stderr
+    assert len(completions(chat_server)) == 6 and first.json()["spend"]["answers_from_cache"] == 0
+    again = evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", env=env)
+    assert again.code == 0, again.stderr
+    assert len(completions(chat_server)) == 6, "an identical request is answered from the cache"
+    assert "All 6 answers came from the answer cache" in again.stdout and "Reused:     6 from the answer cache" in again.stdout
+    assert "recorded as the baseline" not in again.stdout
+    runs = evalkit_cli("history", "arith.basic", "--json", env=env).json()["runs"]
+    cached = runs[0]
+    assert cached["answers_reused"] == "cache:all" and not cached["accepted"], "a run made from the cache is never accepted by itself"
+    assert all(case["answer_source"] == "cache" for case in evalkit_cli("show", cached["run_id"], "--json", env=env).json()["cases"])
+    assert cached["spend"]["cost"] == "0", "no request, no cost"
+    stats = evalkit_cli("cache", "stats", "--json", env=env).json()
+    assert stats["entries"] == 6 and stats["per_instance"] == {"prod": 6}
+    # without --cache nothing is read from it
+    plain = evalkit_cli("run", "arith.basic", "--provider", "prod", env=env)
+    assert plain.code == 0 and len(completions(chat_server)) == 12
+    cleared = evalkit_cli("cache", "clear", env=env)
+    assert cleared.code == 0 and "Removed 6 cached answers" in cleared.stdout
+    assert evalkit_cli("cache", "stats", "--json", env=env).json()["entries"] == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "config_extra", "args"),
+    [
+        ("the model alias", "", ("--model", "gpt-other")),
+        ("the temperature", "temperature = 0.5", ()),
+        ("the temperature written as a float", "temperature = 0.0", ()),
+        ("max_tokens", "max_tokens = 7", ()),
+        ("a header", 'extra_headers = { "X-Tenant" = "b" }', ()),
+        ("the endpoint", None, ()),
+    ],
+)
+def test_a_changed_request_never_hits_an_old_cache_entry(evalkit_cli, project, chat_server, change, config_extra, args) -> None:
+    from tests.support.chat_server import ChatServer
+
+    chat_server.responder = arithmetic
+    base = "temperature = 0"
+    env = priced(project, chat_server, extra=base)
+    assert evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", env=env).code == 0
+    assert len(completions(chat_server)) == 6
+    if config_extra is None:  # another endpoint behind the same instance name
+        with ChatServer(responder=arithmetic) as other:
+            env = priced(project, other, extra=base)
+            changed = evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", *args, env=env)
+            assert changed.code == 0, changed.stderr
+            assert len(completions(other)) == 6, f"{change}: every request is asked again"
+        return
+    text = (project / "evalkit.toml").read_text()
+    if config_extra.startswith("extra_headers"):
+        text = text.replace('extra_headers = { "X-Gateway-Token"', 'extra_headers = { "X-Tenant" = "b", "X-Gateway-Token"')
+    else:
+        text = text.replace(base, config_extra)
+    (project / "evalkit.toml").write_text(text)
+    changed = evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", *args, env=env)
+    assert changed.code == 0, changed.stderr
+    assert len(completions(chat_server)) == 12, f"{change}: every request is asked again"
+
+
+def test_cache_below_full_privacy_is_refused_unless_the_config_allows_it(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, privacy="redacted")
+    refused = evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", env=env)
+    assert refused.code == 2 and '"redacted"' in refused.stderr and "[cache] enabled = true" in refused.stderr
+    assert completions(chat_server) == []
+    env = priced(project, chat_server, privacy="redacted", cache="[cache]\nenabled = true\n")
+    allowed = evalkit_cli("run", "arith.basic", "--provider", "prod", env=env)
+    assert allowed.code == 0, allowed.stderr
+    assert evalkit_cli("cache", "stats", "--json", env=env).json()["entries"] == 6, "[cache] enabled = true turns it on"
+    assert evalkit_cli("run", "arith.basic", "--provider", "prod", "--no-cache", env=env).code == 0
+    assert len(completions(chat_server)) == 12, "--no-cache neither reads nor writes it"

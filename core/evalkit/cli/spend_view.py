@@ -18,7 +18,9 @@ def spend_document(run: Any) -> dict[str, Any] | None:
 def _tokens(tally: Any) -> str:
     if not isinstance(tally, dict) or not tally.get("requests"):
         return ""
-    text = f"{tally.get('prompt_tokens', 0):,} prompt + {tally.get('completion_tokens', 0):,} completion tokens in {tally['requests']:,} requests"
+    from ..wording import counted
+
+    text = f"{tally.get('prompt_tokens', 0):,} prompt + {tally.get('completion_tokens', 0):,} completion tokens in {counted(tally['requests'], 'request')}"
     if tally.get("cached_prompt_tokens"):
         text += f" ({tally['cached_prompt_tokens']:,} prompt tokens cached by the endpoint)"
     if tally.get("usage_unreported"):

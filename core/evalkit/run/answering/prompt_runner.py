@@ -168,7 +168,7 @@ class _Answerer:
                 reused = extras.cached(key)
         if reused is None:
             if extras.guard is not None:
-                reserved = extras.guard.admit(prompt)
+                reserved = await extras.guard.admitted(prompt)
                 if reserved is None:
                     return None
             reply = await self._generate(prompt, started, request)

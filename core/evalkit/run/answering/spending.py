@@ -16,10 +16,11 @@ per-request path is what it always was, and nothing here costs a store round tri
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable, Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -118,6 +119,7 @@ class SpendGuard:
     _settled: int = 0
     _answered_output: int = 0
     _answered: int = 0
+    _settled_event: asyncio.Event | None = None
 
     def estimate(self, prompt: GoldenPrompt) -> Decimal:
         """What one request for ``prompt`` is expected to cost (0 without a price)."""
@@ -128,20 +130,35 @@ class SpendGuard:
             output = math.ceil(self._answered_output / self._answered) if self._answered else DEFAULT_OUTPUT_TOKENS
         return self.price.request_cost(estimate_tokens(prompt), output)
 
-    def admit(self, prompt: GoldenPrompt) -> Decimal | None:
-        """The estimate reserved for a request for ``prompt``, or ``None``: no more requests."""
+    def admit(self, prompt: GoldenPrompt) -> Decimal | None | Literal["wait"]:
+        """The estimate reserved for a request for ``prompt``; ``None``: no more requests;
+        ``"wait"``: only the estimates of requests in flight stand in the way (they usually cost
+        less than estimated), so ask again once one of them has settled."""
         if self.stopped is not None:
             return None
         if self.max_requests is not None and self.requests + self.in_flight_requests >= self.max_requests:
-            self.stopped = f"--max-requests {self.max_requests} reached"
+            self.stopped = f"--max-requests {self.max_requests} reached"  # each request in flight counts as one
             return None
         cost = self.estimate(prompt)
         if self.budget is not None and self.spent + self.in_flight + cost > self.budget:
+            if self.in_flight_requests:
+                return "wait"
             self.stopped = "budget reached"
             return None
         self.in_flight += cost
         self.in_flight_requests += 1
         return cost
+
+    async def admitted(self, prompt: GoldenPrompt) -> Decimal | None:
+        """:meth:`admit`, waiting while the requests in flight settle; ``None``: no more requests."""
+        while True:
+            decision = self.admit(prompt)
+            if decision != "wait":
+                return decision  # type: ignore[return-value]
+            if self._settled_event is None:
+                self._settled_event = asyncio.Event()
+            self._settled_event.clear()
+            await self._settled_event.wait()
 
     def settle(self, reserved: Decimal, case: CaseResult) -> None:
         """Count what the request for ``case`` (and its judge calls) cost, releasing ``reserved``."""
@@ -159,6 +176,8 @@ class SpendGuard:
         self.requests += 1
         self.own_requests += 1
         self._settled += 1
+        if self._settled_event is not None:
+            self._settled_event.set()
         if self.refresh is not None and self._settled % self.REFRESH_EVERY == 0:
             others_spent, others_requests = self.refresh()
             self.spent = max(self.spent, others_spent)
@@ -292,7 +311,7 @@ def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int) -> tuple[st
             projected = cost / asked * case_count * Decimal("1.25")
             wanted = max(wanted, projected)
         quantum = Decimal("0.01") if wanted >= 1 else Decimal("0.0001")
-        args += ["--budget", str(wanted.quantize(quantum, rounding="ROUND_CEILING"))]
+        args += ["--budget", f"{wanted.quantize(quantum, rounding='ROUND_CEILING').normalize():f}"]
     if guard.max_requests is not None and guard.stopped and guard.stopped.startswith("--max-requests"):
         args += ["--max-requests", str(max(case_count, guard.max_requests * 2))]
     return tuple(args)
@@ -401,7 +420,7 @@ def prepare_spending(answering: Any, config: Any, privacy: str, request: Spendin
     stored = None
     if request.answers_from is not None:
         stored = stored_answers(repository, request.answers_from, answering, only=False)
-    if not (request.asked and (wants_cache or stored is not None or request.budget is not None or request.max_requests is not None)):
+    if not (wants_cache or stored is not None or request.budget is not None or request.max_requests is not None):
         return None, notes
     serving = None
     if wants_cache:
