@@ -63,6 +63,9 @@ class CaseResult:
     #: Where the answer came from when the model was not asked for it: ``"cache"`` (the answer
     #: cache) or ``"run:<id>"`` (a stored run's answer, re-graded); ``None``: asked now.
     answer_source: str | None = None
+    #: The digest of what the model was asked — prompt and system prompt, not the checks
+    #: (:func:`evalkit.set_versions.prompt_digest`); a re-grade reuses an answer only to the same question.
+    prompt_digest: str | None = None
 
     @property
     def errored(self) -> bool:

@@ -211,3 +211,94 @@ def test_cache_below_full_privacy_is_refused_unless_the_config_allows_it(evalkit
     assert evalkit_cli("cache", "stats", "--json", env=env).json()["entries"] == 6, "[cache] enabled = true turns it on"
     assert evalkit_cli("run", "arith.basic", "--provider", "prod", "--no-cache", env=env).code == 0
     assert len(completions(chat_server)) == 12, "--no-cache neither reads nor writes it"
+
+
+CAPITALS = """\
+identifier: myapp.capitals
+name: Capitals
+prompts:
+  - id: france
+    prompt: What is the capital of France?
+    assertions:
+      - contains: {france}
+  - id: spain
+    prompt: What is the capital of Spain?
+    assertions:
+      - contains: Madrid
+"""
+
+
+def capitals(project: Path, server, *, france: str = "Paris", spain_prompt: str | None = None, privacy: str = "full") -> dict[str, str]:
+    env = configure(project, server, privacy=privacy, extra=PRICES)
+    with (project / "evalkit.toml").open("a") as config:
+        config.write('[sets]\npaths = ["evals/*.yaml"]\n')
+    text = CAPITALS.format(france=france)
+    if spain_prompt is not None:
+        text = text.replace("What is the capital of Spain?", spain_prompt)
+    (project / "evals").mkdir(exist_ok=True)
+    (project / "evals" / "capitals.yaml").write_text(text)
+    return env
+
+
+def answer_capitals(body) -> str:
+    question = body["messages"][-1]["content"]
+    return "Paris" if "France" in question else "Madrid" if "Spain" in question else "no idea"
+
+
+def test_regrade_gives_the_new_verdict_of_a_changed_check_without_a_single_request(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = answer_capitals
+    env = capitals(project, chat_server)
+    first = evalkit_cli("run", "myapp.capitals", "--provider", "prod", "--json", env=env)
+    assert first.code == 0, first.stderr
+    source = first.json()["run_id"]
+    requests = len(chat_server.requests)
+    assert first.json()["pass_rate"] == 1.0
+
+    capitals(project, chat_server, france="Lyon")  # the check changed; the prompt did not
+    regraded = evalkit_cli("regrade", source, "--json", env=env)
+    assert regraded.code == 0, regraded.stderr
+    assert len(chat_server.requests) == requests, "not a single request reaches the server"
+    document = regraded.json()
+    assert document["run_id"] != source and document["source_run_id"] == source and document["answers_reused"] == "regrade"
+    cases = {case["id"]: case for case in document["cases"]}
+    assert not cases["france"]["passed"] and cases["spain"]["passed"]
+    assert {case["answer_source"] for case in cases.values()} == {f"run:{source}"}
+    assert document["spend"]["generator"]["requests"] == 0 and document["spend"]["cost"] == "0"
+    assert document["verdict"]["state"] != "baseline" or not document.get("accepted")
+    text = evalkit_cli("regrade", source, "--fail-on-new-failures", env=env)
+    assert text.code == 1 and "Re-grading the stored answers of run" in text.stdout
+    assert "france: pass → FAIL" in text.stdout and f"run {source} stays the baseline" in text.stdout
+    assert len(chat_server.requests) == requests
+
+
+def test_regrade_reuses_no_answer_to_an_edited_prompt_and_refuses_a_run_not_stored_in_full(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = answer_capitals
+    env = capitals(project, chat_server)
+    source = evalkit_cli("run", "myapp.capitals", "--provider", "prod", "--json", env=env).json()["run_id"]
+    requests = len(chat_server.requests)
+    capitals(project, chat_server, spain_prompt="Name the capital city of Spain.")
+    regraded = evalkit_cli("regrade", source, "--json", env=env)
+    assert regraded.code == 3, regraded.stderr
+    cases = {case["id"]: case for case in regraded.json()["cases"]}
+    assert cases["france"]["passed"] and "the prompt changed" in cases["spain"]["error"]
+    assert len(chat_server.requests) == requests
+
+    env = capitals(project, chat_server, privacy="redacted")
+    redacted = evalkit_cli("run", "myapp.capitals", "--provider", "prod", "--json", env=env).json()["run_id"]
+    refused = evalkit_cli("regrade", redacted, env=env)
+    assert refused.code == 2 and '"redacted"' in refused.stderr and "--privacy full" in refused.stderr
+    missing = evalkit_cli("regrade", "no-such-run", env=env)
+    assert missing.code == 2 and "no-such-run" in missing.stderr
+
+
+def test_answers_from_reuses_a_stored_runs_answers_and_asks_only_for_the_rest(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = answer_capitals
+    env = capitals(project, chat_server)
+    source = evalkit_cli("run", "myapp.capitals", "--provider", "prod", "--json", env=env).json()["run_id"]
+    before = len(completions(chat_server))
+    capitals(project, chat_server, spain_prompt="Name the capital city of Spain.")
+    mixed = evalkit_cli("run", "myapp.capitals", "--provider", "prod", "--answers-from", source, "--json", env=env)
+    assert mixed.code == 0, mixed.stderr
+    assert len(completions(chat_server)) == before + 1, "only the edited prompt is asked again"
+    cases = {case["id"]: case for case in mixed.json()["cases"]}
+    assert cases["france"]["answer_source"] == f"run:{source}" and cases["spain"]["answer_source"] is None

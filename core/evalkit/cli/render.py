@@ -318,7 +318,10 @@ def case_json(case: CaseResult) -> str:
         f'"latency_ms":{value(round(case.latency_s * 1000, 3))},"checks":{checks_text},'
         f'"yardstick":{value(case.yardstick)},"unstable":{"true" if unstable else "false"},'
         f'"identity":{identity_text},"answer":{value(case.answer_text)},'
-        f'"detail":{"null" if detail is None else _compact_json(detail)}}}'
+        f'"detail":{"null" if detail is None else _compact_json(detail)},'
+        f'"usage":{_compact_json(_usage_document(case.usage))},'
+        f'"judge_usage":{_compact_json([_usage_document(u) for u in case.judge_usage])},'
+        f'"answer_source":{value(case.answer_source)}}}'
     )
 
 

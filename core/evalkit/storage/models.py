@@ -161,6 +161,8 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
         #: The token counts of each judge call (JSON list of lists), and where a reused answer came from.
         judge_usage = pw.TextField(null=True)
         answer_source = pw.TextField(null=True)
+        #: The digest of what the model was asked (evalkit.set_versions.prompt_digest).
+        prompt_digest = pw.TextField(null=True)
 
         class Meta:
             table_name = "evalkit_case"

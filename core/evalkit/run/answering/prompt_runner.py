@@ -28,7 +28,7 @@ from ...grading import Grading, grading_problems
 from ...privacy import is_scrubbable
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
-from ...set_versions import case_fingerprint
+from ...set_versions import case_fingerprint, prompt_digest
 from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope, alarms_reach_this_thread
 from . import CaseSink
 
@@ -142,6 +142,7 @@ class _Answerer:
             usage=reply.usage,
             finished_at=time.time(),
             fingerprint=case_fingerprint(prompt),
+            prompt_digest=prompt_digest(prompt),
         )
 
     async def _answer_with_extras(self, prompt: GoldenPrompt, extras: Any) -> CaseResult | None:
@@ -200,6 +201,7 @@ class _Answerer:
             finished_at=time.time(),
             fingerprint=fingerprint,
             answer_source=source,
+            prompt_digest=prompt_digest(prompt),
         )
         if extras.guard is not None:
             if reserved is not None:
@@ -245,6 +247,7 @@ class _Answerer:
                 adapter=bound.adapter,
                 finished_at=time.time(),
                 fingerprint=case_fingerprint(prompt),
+            prompt_digest=prompt_digest(prompt),
             )
 
     async def _grade(self, prompt: GoldenPrompt, reply: Answer) -> Grading:

@@ -79,13 +79,23 @@ class StoredAnswers:
 
     def reuse(self, prompt: GoldenPrompt, fingerprint: str) -> ReusedAnswer | str | None:
         """The stored answer to ``prompt``; the reason it cannot be reused when there is one
-        (an edited prompt, an answer stored cut or not at all); ``None``: the run has no case."""
+        (an edited prompt, an answer stored cut or not at all); ``None``: the run has no case.
+
+        The prompt is the same when its digest (prompt and system prompt) is the stored one; a
+        case stored without a digest is compared by its whole fingerprint (checks included), and
+        one stored without either is never reused."""
+        from ...set_versions import prompt_digest
+
         case = self.cases.get(prompt.id)
         if case is None:
             return None if not self.only else f"run {self.run_id} has no answer to this prompt"
         if case.errored or case.answer_text is None:
             return f"run {self.run_id} stored no answer to this prompt"
-        if case.fingerprint is not None and case.fingerprint != fingerprint:
+        if case.prompt_digest is not None:
+            changed = case.prompt_digest != prompt_digest(prompt)
+        else:
+            changed = case.fingerprint is None or case.fingerprint != fingerprint
+        if changed:
             return f"the prompt changed since run {self.run_id}: its answer there answers another prompt, so it is not re-used"
         if CUT_MARKER in case.answer_text:
             return f"run {self.run_id} stored this answer cut (max_answer_bytes), so it cannot be graded whole"

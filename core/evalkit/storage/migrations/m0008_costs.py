@@ -5,7 +5,8 @@ Frozen: never edit.
 Each case keeps the token counts of each judge call (``judge_usage``, JSON) beside the generator's
 (``usage``, whose JSON list grows from two counts to four: prompt, completion, total, cached
 prompt) and where its answer came from when the model was not asked (``answer_source``: ``cache``
-or ``run:<id>``). Each run keeps the prices it was costed at (``pricing``), what it spent
+or ``run:<id>``), and the digest of what the model was asked (``prompt_digest``: prompt and system
+prompt, not the checks — a re-grade reuses an answer only to the same question). Each run keeps the prices it was costed at (``pricing``), what it spent
 (``spend``), whether its answers were reused (``answers_reused``) and the run they came from
 (``source_run_id``). Runs and cases stored before keep ``NULL`` there: their spend reads as unknown.
 The answer cache is a table of its own (``evalkit_answer_cache``), keyed by the digest of the
@@ -25,7 +26,11 @@ CACHE_TABLE = "evalkit_answer_cache"
 
 def case_columns() -> list[tuple[str, pw.Field]]:
     """Columns added to the case table."""
-    return [("judge_usage", pw.TextField(null=True)), ("answer_source", pw.TextField(null=True))]
+    return [
+        ("judge_usage", pw.TextField(null=True)),
+        ("answer_source", pw.TextField(null=True)),
+        ("prompt_digest", pw.TextField(null=True)),
+    ]
 
 
 def run_columns() -> list[tuple[str, pw.Field]]:

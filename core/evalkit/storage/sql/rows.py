@@ -60,7 +60,7 @@ def stored_text(value: Any) -> Any:
 RECORDED_COLUMNS = (
     "run", "case_id", "passed", "score", "errored", "error", "checks", "latency_s", "provider_instance",
     "model_alias", "reported_model", "adapter", "yardstick", "answer_text", "detail", "measures", "usage",
-    "finished_at", "fingerprint", "judge_usage", "answer_source",
+    "finished_at", "fingerprint", "judge_usage", "answer_source", "prompt_digest",
 )  # fmt: skip
 
 
@@ -178,6 +178,7 @@ def case_from_columns(
     instance: str | None, alias: str | None, reported: str | None, adapter: str | None, yardstick: str | None,
     answer_text: str | None, detail: str | None, measures: str | None, usage: str | None, finished_at: float,
     fingerprint: str | None, judge_usage: str | None = None, answer_source: str | None = None,
+    prompt_digest: str | None = None,
 ) -> CaseResult:  # fmt: skip
     """A case from its decoded stored columns (:data:`CASE_COLUMNS`)."""
     if type(score) is not float or type(latency_s) is not float or type(finished_at) is not float:
@@ -201,6 +202,7 @@ def case_from_columns(
         fingerprint=fingerprint,
         judge_usage=stored_judge_usage(judge_usage),
         answer_source=answer_source,
+        prompt_digest=prompt_digest,
     )
 
 
@@ -253,6 +255,7 @@ def case_values(stored_run_id: str, case: CaseResult, privacy: str) -> tuple[Any
         stored_text(case.fingerprint),
         None if not case.judge_usage else encode_text(judge_usage_json(case.judge_usage)),  # type: ignore[arg-type]
         stored_text(case.answer_source),
+        stored_text(case.prompt_digest),
     )
 
 
