@@ -302,3 +302,20 @@ def test_answers_from_reuses_a_stored_runs_answers_and_asks_only_for_the_rest(ev
     assert len(completions(chat_server)) == before + 1, "only the edited prompt is asked again"
     cases = {case["id"]: case for case in mixed.json()["cases"]}
     assert cases["france"]["answer_source"] == f"run:{source}" and cases["spain"]["answer_source"] is None
+
+
+def test_a_429_storm_ends_with_every_case_answered_and_the_back_off_in_the_notes(evalkit_cli, project, chat_server) -> None:
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    for number in range(2, 8):  # request 1 is the free readiness probe; the first six completions get a 429
+        chat_server.fail_at(number, Fault.rate_limited(retry_after="0"))
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "6", "--json", env=env)
+    assert result.code == 0, result.stderr
+    document = result.json()
+    assert document["status"] == "complete" and document["pass_rate"] == 1.0
+    assert len(completions(chat_server)) == 12
+    noted = [note for note in document["notes"] if note.startswith("concurrency lowered to ")]
+    assert noted and "after 6 429s" in noted[0], document["notes"]
+    assert document["metrics"]["rate_limits"] == noted

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
 from .app import Arguments, EvalkitCommand, arguments
 from .names import PluginName, ProviderName, SetIdentifier
-from .spend_options import spending_option_group
 from .params import (
     Choice,
     PositiveInt,
@@ -28,6 +27,7 @@ from .params import (
     report_option,
     tolerance_options,
 )
+from .spend_options import spending_option_group
 
 #: What answer text a run stores.
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
