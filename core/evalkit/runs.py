@@ -167,6 +167,13 @@ class Run:
     stored_mean_score: float | None = None
 
     @property
+    def independent_sample(self) -> bool:
+        """False for a run whose answers were reused (from the answer cache, a re-grade, another
+        run's): it measures the grading, not the model, so it is neither accepted as a baseline
+        automatically nor counted in a case's flip history (:func:`evalkit.stats.flip_history`)."""
+        return self.answers_reused is None
+
+    @property
     def answered_count(self) -> int:
         """Cases with a result (graded or errored)."""
         return len(self.cases) if self.cases or self.stored_answered_count is None else self.stored_answered_count
