@@ -24,6 +24,7 @@ def test_an_estimate_asks_nothing_then_follows_the_stored_usage_of_the_latest_ru
     database = f"sqlite:///{project / '.evalkit' / 'results.db'}"
     before = estimate_set("arith.basic", provider="prod", config=config, database=database)
     assert chat_server.requests == [], "an estimate sends nothing, not even a readiness probe"
+    assert not (project / ".evalkit" / "results.db").exists(), "an estimate never creates a store"
     from evalkit.catalog import prompt_set_catalog
 
     prompts = prompt_set_catalog(config=config).get("arith.basic").set.prompts

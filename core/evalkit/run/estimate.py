@@ -25,7 +25,7 @@ import attrs
 
 from ..config import Config, load_config
 from ..costs import Price, price_from_mapping
-from ..storage import check_database_url, resolve_database_url
+from ..storage import check_database_url, missing_store, resolve_database_url
 
 __all__ = ["JUDGE_INSTRUCTION_TOKENS", "JUDGE_OUTPUT_TOKENS", "RunEstimate", "estimate_set"]
 
@@ -191,5 +191,7 @@ def estimate_set(
     answering, _notes = prompt_answering.prepare_prompts(source, config, manager)
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)
+    if missing_store(url) is not None:  # an estimate never creates a store
+        return estimate_answering(answering, config, None)
     with opened(url) as repository:
         return estimate_answering(answering, config, repository)
