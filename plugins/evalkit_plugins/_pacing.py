@@ -8,8 +8,10 @@ recovers, and the instance's per-minute limits.
   multiplicative decrease, as TCP does). What happened is kept for the run's notes
   (:meth:`Pacer.notes`: "concurrency lowered to 12 after 429s").
 * **Per-minute limits**: ``max_requests_per_minute`` and ``max_tokens_per_minute`` are honoured
-  from the first request, each a leaky bucket (``aiolimiter``) over 60 seconds. A request's
-  tokens are estimated before it is sent: its body's length over 4, plus its ``max_tokens``.
+  from the first request, each a token bucket over 60 seconds (:class:`MinuteBucket`: full at the
+  start, refilled evenly). A request's tokens are estimated before it is sent: its body's length
+  over 4, plus its ``max_tokens``. (A dozen lines here rather than ``aiolimiter``: the same
+  algorithm, and one dependency fewer for every install.)
 """
 
 from __future__ import annotations
@@ -19,7 +21,30 @@ import collections
 import time
 from typing import Any
 
-__all__ = ["Pacer"]
+__all__ = ["MinuteBucket", "Pacer"]
+
+
+class MinuteBucket:
+    """``capacity`` units per ``period`` seconds: full at the start, refilled evenly; taking more
+    than is there waits until it is."""
+
+    def __init__(self, capacity: int, period: float = 60.0) -> None:
+        self.capacity = capacity
+        self.rate = capacity / period
+        self.level = float(capacity)
+        self.stamp = time.monotonic()
+
+    async def acquire(self, amount: int = 1) -> None:
+        """Take ``amount`` units (at most the capacity), waiting for them when they are not there."""
+        amount = min(amount, self.capacity)
+        while True:
+            now = time.monotonic()
+            self.level = min(float(self.capacity), self.level + (now - self.stamp) * self.rate)
+            self.stamp = now
+            if self.level >= amount:
+                self.level -= amount
+                return
+            await asyncio.sleep((amount - self.level) / self.rate)
 
 
 class Pacer:
@@ -35,14 +60,10 @@ class Pacer:
         self._quiet_until = 0.0
         self._requests: Any = None
         self._tokens: Any = None
-        self._token_capacity = tokens_per_minute or 0
-        if requests_per_minute or tokens_per_minute:
-            from aiolimiter import AsyncLimiter
-
-            if requests_per_minute:
-                self._requests = AsyncLimiter(requests_per_minute, 60)
-            if tokens_per_minute:
-                self._tokens = AsyncLimiter(tokens_per_minute, 60)
+        if requests_per_minute:
+            self._requests = MinuteBucket(requests_per_minute)
+        if tokens_per_minute:
+            self._tokens = MinuteBucket(tokens_per_minute)
 
     async def acquire(self, tokens: int = 0) -> None:
         """Wait for a slot under the current limit, then for the per-minute buckets."""
@@ -60,7 +81,7 @@ class Pacer:
             if self._requests is not None:
                 await self._requests.acquire()
             if self._tokens is not None and tokens:
-                await self._tokens.acquire(min(tokens, self._token_capacity))
+                await self._tokens.acquire(tokens)
         except BaseException:
             self.release()
             raise
