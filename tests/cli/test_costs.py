@@ -319,3 +319,26 @@ def test_a_429_storm_ends_with_every_case_answered_and_the_back_off_in_the_notes
     noted = [note for note in document["notes"] if note.startswith("concurrency lowered to ")]
     assert noted and "after 6 429s" in noted[0], document["notes"]
     assert document["metrics"]["rate_limits"] == noted
+
+
+def test_shards_of_one_run_share_its_budget_through_the_store(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    # each request costs about 0.012 EUR (10 prompt tokens, 1 completion token)
+    first = evalkit_cli(
+        "run", "arith.basic", "--provider", "prod", "--shard", "1/2", "--run-id", "shared", "--concurrency", "1", "--budget", "0.05",
+        env=env,
+    )  # fmt: skip
+    first_asked = len(completions(chat_server))
+    assert first_asked == 3, first.stdout + first.stderr
+    second = evalkit_cli(
+        "run", "arith.basic", "--provider", "prod", "--shard", "2/2", "--run-id", "shared", "--concurrency", "1", "--budget", "0.05",
+        env=env,
+    )  # fmt: skip
+    assert second.code == 3, second.stdout + second.stderr
+    asked = len(completions(chat_server))
+    # alone, the second shard's three cases (about 0.036 EUR) would fit in 0.05
+    assert asked - first_asked < 3, "the second shard starts from what the first one spent"
+    assert "budget reached after" in second.stdout
+    spend = evalkit_cli("show", "shared", "--json", env=env).json()["spend"]
+    assert Decimal(spend["cost"]) <= Decimal("0.05") and spend["generator"]["requests"] == asked
