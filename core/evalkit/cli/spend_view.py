@@ -41,7 +41,7 @@ def spend_lines(run: Any) -> list[str]:
     if generator:
         lines.append(f"Tokens:     {generator}")
     if judge:
-        lines.append(f"Judge:      {judge}")
+        lines.append(f"Judging:    {judge}")
     reused = []
     if spend.get("answers_from_cache"):
         reused.append(f"{spend['answers_from_cache']} from the answer cache")
