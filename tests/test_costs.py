@@ -87,3 +87,12 @@ def test_a_budget_guard_waits_for_requests_in_flight_and_stops_only_when_nothing
     assert guard.admit(prompt) is None and guard.stopped == "budget reached", "0.024 spent + 0.016 would pass 0.03"
     limited = SpendGuard(None, 1, None)
     assert limited.admit(prompt) == 0 and limited.admit(prompt) is None and limited.stopped == "--max-requests 1 reached"
+
+
+def test_usage_keeps_total_and_cached_prompt_tokens_where_the_endpoint_reports_them() -> None:
+    reported = {"prompt_tokens": 120, "completion_tokens": 8, "total_tokens": 128, "prompt_tokens_details": {"cached_tokens": 100}}
+    assert Usage.coerce(reported) == Usage(input_tokens=120, output_tokens=8, total_tokens=128, cached_input_tokens=100)
+    assert Usage.coerce({"prompt_tokens": 3, "completion_tokens": 1}).cached_input_tokens is None, "not reported is None, never 0"
+    spend = RunSpend.priced({"generator": Price(1, 1).as_mapping()})
+    spend.add_case(Usage.coerce(reported), (), None)
+    assert spend.document()["generator"]["cached_prompt_tokens"] == 100 and spend.generator.total_tokens == 128
