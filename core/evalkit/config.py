@@ -65,7 +65,10 @@ CONFIG_NAMES = ("evalkit.toml", "pyproject.toml")
 
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
 #: Provider-instance keys that are evalkit's (routing, and the answer time limit), not the adapter's.
-ROUTING_KEYS = ("adapter", "priority", "cost_per_1k_tokens", "capabilities", "answer_timeout")
+ROUTING_KEYS = (
+    "adapter", "priority", "cost_per_1k_tokens", "capabilities", "answer_timeout",
+    "price_per_million_input", "price_per_million_output", "currency",
+)
 #: How long one answer may take (seconds) unless the instance's ``answer_timeout`` says otherwise.
 DEFAULT_ANSWER_TIMEOUT_S = 600.0
 #: The longest ``answer_timeout`` (and ``grade_timeout``) accepted: a day.
@@ -94,6 +97,9 @@ class ProviderInstance:
     capabilities: tuple[str, ...] = ("chat",)
     #: Seconds one answer may take; a generator that outlives it errs that case, the run goes on.
     answer_timeout: float = DEFAULT_ANSWER_TIMEOUT_S
+    #: What the instance charges (:class:`evalkit.costs.Price`): ``price_per_million_input`` and
+    #: ``price_per_million_output``, else the older ``cost_per_1k_tokens``; ``None``: unpriced (unknown cost).
+    price: Any = None
 
     @property
     def model(self) -> str | None:
@@ -129,6 +135,9 @@ class Config:
     gate: Mapping[str, Any] = attrs.Factory(dict)
     #: ``[run] repeats``: how many times each prompt is answered (``None``: not set, once).
     repeats: int | None = None
+    #: ``[cache] enabled = true``: every prompt run reads and writes the answer cache (it stores
+    #: full answer text whatever the privacy level; see docs/costs.md).
+    cache_enabled: bool = False
 
     @property
     def root(self) -> Path:
@@ -174,7 +183,31 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
         raise ConfigError(f"{where}: [providers.{name}] capabilities must be a list of strings")
     answer_timeout = _seconds(table.get("answer_timeout", DEFAULT_ANSWER_TIMEOUT_S), f"{where}: [providers.{name}] answer_timeout")
     options = {k: v for k, v in table.items() if k not in ROUTING_KEYS}
-    return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities), answer_timeout)
+    price = _price(table, cost, f"{where}: [providers.{name}]")
+    return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities), answer_timeout, price)
+
+
+def _price(table: Mapping[str, Any], cost_per_1k: float | None, where: str) -> Any:
+    """The instance's :class:`~evalkit.costs.Price`: both ``price_per_million_*`` keys, else the
+    older ``cost_per_1k_tokens`` (one price both ways), else ``None``; ``currency`` default USD."""
+    from .costs import DEFAULT_CURRENCY, Price
+
+    currency = table.get("currency", DEFAULT_CURRENCY)
+    if not isinstance(currency, str) or not currency.strip() or len(currency) > 16 or not currency.isprintable():
+        raise ConfigError(f'{where} currency must be a short name such as "USD" or "EUR", got {short_repr(currency)}')
+    given = {key: table[key] for key in ("price_per_million_input", "price_per_million_output") if key in table}
+    for key, value in given.items():
+        if not (finite_number(value) and value >= 0):
+            raise ConfigError(f"{where} {key} must be a finite number of zero or more, got {short_repr(value)}")
+    if len(given) == 1:
+        missing = ({"price_per_million_input", "price_per_million_output"} - set(given)).pop()
+        raise ConfigError(f"{where} gives {next(iter(given))} without {missing}: give both (0 for a direction that is free)")
+    if given:
+        return Price(given["price_per_million_input"], given["price_per_million_output"], currency)
+    if cost_per_1k is not None:
+        per_million = Price(cost_per_1k, cost_per_1k, currency).input * 1000
+        return Price(per_million, per_million, currency)
+    return None
 
 
 def _seconds(value: Any, what: str) -> float:
@@ -350,6 +383,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     deployments, deployment_retrievers = _deployments(data.get("deployments", {}), where)
     gate = _gate(data.get("gate", {}), where)
     repeats = _repeats(data.get("run", {}), where)
+    cache_enabled = _cache_enabled(data.get("cache", {}), where)
     return Config(
         path=chosen.resolve(),
         start=base,
@@ -367,6 +401,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         question_sets=_question_sets(data.get("question_sets", {}), where),
         gate=gate,
         repeats=repeats,
+        cache_enabled=cache_enabled,
     )
 
 
@@ -391,3 +426,16 @@ def _repeats(table: Mapping[str, Any], where: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REPEATS:
         raise ConfigError(f"{where}: [run] repeats must be a whole number from 1 to {MAX_REPEATS}, got {value!r}")
     return value
+
+
+def _cache_enabled(table: Any, where: str) -> bool:
+    """``[cache] enabled = true|false`` (the table's only key)."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where}: [cache] must be a table (enabled = true)")
+    unknown = sorted(set(table) - {"enabled"})
+    if unknown:
+        raise ConfigError(f"{where}: [cache] takes only enabled = true|false; unknown: {', '.join(unknown)}")
+    enabled = table.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: [cache] enabled must be true or false, got {short_repr(enabled)}")
+    return enabled

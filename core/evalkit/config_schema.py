@@ -54,6 +54,7 @@ SCHEMA: Mapping[str, TableSchema] = {
     "providers": TableSchema("[providers.NAME]: provider instances (adapter, model, the adapter's options)"),
     "deployments": TableSchema("[deployments.NAME]: a retriever and its options per deployment"),
     "set_providers": TableSchema('[set_providers."NAME"]: options of golden and question set providers'),
+    "cache": TableSchema("the answer cache (enabled = true: every prompt run reads and writes it; docs/costs.md)", {"enabled": "true or false"}),
     "graders": TableSchema("[graders.NAME]: options of a grader (the command line's judge flags win over them)"),
     "question_sets": TableSchema('[question_sets."ID"]: standard collections as question sets'),
     "sets": TableSchema("golden sets declared in files (paths, allow_outside: checked by evalkit.setfiles)"),

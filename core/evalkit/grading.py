@@ -82,7 +82,8 @@ class Grading:
 
     ``yardstick`` names the measuring instrument (``deterministic``,
     ``decision:<judge>:<model>:v<n>``…); runs are only compared within one yardstick.
-    ``error`` marks a grading that could not be made; it never passes.
+    ``error`` marks a grading that could not be made; it never passes. ``usage`` holds the token
+    counts of each model call the grading made (a judge's), in order; empty for graders that call none.
     """
 
     score: float
@@ -91,6 +92,7 @@ class Grading:
     yardstick: str = "deterministic"
     error: str | None = None
     detail: Mapping[str, Any] | None = None
+    usage: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
 
     @property
     def failed_checks(self) -> tuple[Check, ...]:

@@ -60,6 +60,14 @@ class CaseResult:
     #: question's, see :mod:`evalkit.set_versions`); ``None`` for a case stored before fingerprints
     #: were kept. A comparison tells an edited case (same id, other fingerprint) by it.
     fingerprint: str | None = None
+    #: The token counts of each judge call its grading made, in order (empty: none, or not known).
+    judge_usage: tuple[Usage, ...] = attrs.field(default=(), converter=tuple)
+    #: Where the answer came from when the model was not asked for it: ``"cache"`` (the answer
+    #: cache) or ``"run:<id>"`` (a stored run's answer, re-graded); ``None``: asked now.
+    answer_source: str | None = None
+    #: The digest of what the model was asked — prompt and system prompt, not the checks
+    #: (:func:`evalkit.set_versions.prompt_digest`); a re-grade reuses an answer only to the same question.
+    prompt_digest: str | None = None
 
     @property
     def errored(self) -> bool:
@@ -83,6 +91,7 @@ class CaseResult:
             checks=checks,
             yardstick=grading.yardstick,
             detail=grading.detail,
+            judge_usage=tuple(u for u in grading.usage if isinstance(u, Usage)),
             **fields,
         )
 
@@ -170,11 +179,29 @@ class Run:
     #: see :mod:`evalkit.set_versions`); false for a run stored before fingerprints were kept (schema 3):
     #: a comparison with it then says that every case present in both runs counted as unchanged.
     fingerprints_kept: bool = False
+    #: The prices the run was costed at (see :mod:`evalkit.costs`): ``{"generator": {...}, "judge":
+    #: {...}}``, a part ``None`` when unpriced; ``None`` for a run stored before prices were kept.
+    pricing: Mapping[str, Any] | None = None
+    #: What the run spent, tokens and cost (see :func:`evalkit.costs.spend_document`), set when it
+    #: finishes; ``None`` for a run stored before usage was summed (it reads as unknown).
+    spend: Mapping[str, Any] | None = None
+    #: Set when answers were reused instead of asked: ``"cache"`` (some came from the answer
+    #: cache), ``"regrade"`` (a re-grade of run ``source_run_id``), ``"answers-from"`` (a run that
+    #: took what it could from ``source_run_id``). Such a run is never accepted automatically.
+    answers_reused: str | None = None
+    source_run_id: str | None = None
     # Aggregates as stored; derived from ``cases`` when the run carries them.
     stored_passed_count: int | None = None
     stored_errored_count: int | None = None
     stored_answered_count: int | None = None
     stored_mean_score: float | None = None
+
+    @property
+    def independent_sample(self) -> bool:
+        """False for a run whose answers were reused (from the answer cache, a re-grade, another
+        run's): it measures the grading, not the model, so it is neither accepted as a baseline
+        automatically nor counted in a case's flip history (:func:`evalkit.stats.flip_history`)."""
+        return self.answers_reused is None
 
     @property
     def answered_count(self) -> int:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import contextvars
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -28,7 +29,7 @@ from fractions import Fraction
 from typing import Any
 
 import attrs
-from evalkit.answers import Answer, GenerationRequest
+from evalkit.answers import Answer, GenerationRequest, Usage
 from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator
 from evalkit.config import Config
 from evalkit.errors import GraderUnavailableError, RequestRejected, UsageError
@@ -79,6 +80,9 @@ class JudgeVerdict:
     text: str
     model: str | None
 
+
+#: The token counts of the judge calls made for the case being graded (see ``agrade``).
+_JUDGE_CALLS: contextvars.ContextVar[list[Usage] | None] = contextvars.ContextVar("evalkit_judge_calls", default=None)
 
 #: Requests in flight at a judge whose instance does not say its ``concurrency``.
 DEFAULT_JUDGE_CONCURRENCY = 8
@@ -295,7 +299,17 @@ class JudgeGraderBase(abc.ABC):
     # -- grading -------------------------------------------------------------------------------
 
     async def agrade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
-        """Ask the judge ``repeats`` times; every failure becomes a failed grading, never an exception."""
+        """Ask the judge ``repeats`` times; every failure becomes a failed grading, never an exception.
+        The grading carries the token counts of every judge call it made (``Grading.usage``)."""
+        calls: list[Usage] = []
+        token = _JUDGE_CALLS.set(calls)
+        try:
+            grading = await self._grade_once(prompt, answer)
+        finally:
+            _JUDGE_CALLS.reset(token)
+        return attrs.evolve(grading, usage=tuple(calls)) if calls else grading
+
+    async def _grade_once(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
         if self._bound is None:
             return self._failed("no judge is bound (bind_judge was not called)")
         try:
@@ -370,6 +384,9 @@ class JudgeGraderBase(abc.ABC):
             if self._accepted_mode is None and request.response_format is not None:
                 self._accepted_mode = _mode_of(request.response_format)
             break
+        calls = _JUDGE_CALLS.get()
+        if calls is not None:  # every answered call is paid for, a reply that will not parse too
+            calls.append((raw.usage if isinstance(raw, Answer) else None) or Usage())
         if isinstance(raw, str):
             return Answer(text=raw)
         if not isinstance(raw, Answer):

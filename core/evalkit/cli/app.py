@@ -52,6 +52,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init_cmd", "write a starter evalkit.toml, an example set file and recorded answers"),
     "import": ("import_cmd", "turn recorded traces into a set file and recorded answers to review"),
     "report": ("report_cmd", "render a stored run as HTML, JUnit XML, Markdown or JSON (optionally waiting for its shards)"),
+    "regrade": ("regrade_cmd", "grade a stored run's answers again with the current checks, without asking the model"),
+    "cache": ("cache_cmd", "inspect or empty the answer cache of evalkit run --cache"),
     "baseline": ("baseline_cmd", "accept a run as the baseline of its scope, or show the current baselines"),
     "completion": ("completion_cmd", "print a shell completion script (bash, zsh or fish)"),
     "flaky": ("flaky_cmd", "list the flaky cases of a set: outcomes that flip between runs or disagree among repeats"),

@@ -120,6 +120,8 @@ def handle(args: Arguments) -> int:
         exit_code = 1
     rendered = _render_reports(args, targets, base, run, comparison, notes)
 
+    from .spend_view import cost_delta_cells, cost_delta_document
+
     if args.json:
         print_json(
             {
@@ -135,6 +137,7 @@ def handle(args: Arguments) -> int:
                 "mcnemar_p": comparison.mcnemar_p,
                 "summary": words.summary(comparison),
                 "comparison": comparison_document(comparison, words),
+                "cost": cost_delta_document(run, base),
                 "notes": notes,
             }
         )
@@ -157,6 +160,7 @@ def handle(args: Arguments) -> int:
         f"{float(comparison.pass_rate_delta) * 100:+.1f} pp",
     )
     table.add_row("Mean score", f"{base.mean_score:.3f}", f"{run.mean_score:.3f}", f"{float(comparison.mean_score_delta):+.3f}")
+    table.add_row("Cost", *cost_delta_cells(run, base))
     table.add_row("Model", identity_label(base), identity_label(run), "")
     out.print(table)
     out.line()

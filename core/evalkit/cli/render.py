@@ -259,6 +259,10 @@ def render_summary(out: Output, run: Run) -> None:
             f"{counted(int(repeats.get('flaky_count', 0)), 'flaky case')}"
         )
     out.print(f"Mean score: {run.mean_score:.3f}")
+    from .spend_view import spend_lines
+
+    for line in spend_lines(run):
+        out.print(line)
     judge = (run.metrics or {}).get("judge")
     if isinstance(judge, dict):
         line = f"Judge:      {judge.get('instance')} (prompt v{judge.get('prompt_version')}, asked {judge.get('repeats')}x per case)"
@@ -348,6 +352,9 @@ def case_document(case: CaseResult) -> dict[str, Any]:
         "identity": identity_data(case.identity) if case.identity else None,
         "answer": case.answer_text,
         "detail": case.detail,
+        "usage": _usage_document(case.usage),
+        "judge_usage": [_usage_document(u) for u in case.judge_usage],
+        "answer_source": case.answer_source,
         **repeats_document(case),
     }
 
@@ -363,6 +370,18 @@ def repeats_document(case: CaseResult) -> dict[str, Any]:
         "pass_at_n": case.passes > 0,
         "pass_all_n": case.passes == case.answers,
         "flaky": case.flaky,
+    }
+
+
+def _usage_document(usage: Any) -> dict[str, Any] | None:
+    """One request's token counts as JSON (``None``: not reported)."""
+    if usage is None:
+        return None
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.total_tokens,
+        "cached_prompt_tokens": usage.cached_input_tokens,
     }
 
 
@@ -416,7 +435,10 @@ def case_json(case: CaseResult) -> str:
         f'"latency_ms":{value(round(case.latency_s * 1000, 3))},"checks":{checks_text},'
         f'"yardstick":{value(case.yardstick)},"unstable":{"true" if unstable else "false"},'
         f'"identity":{identity_text},"answer":{value(case.answer_text)},'
-        f'"detail":{"null" if detail is None else _compact_json(detail)}'
+        f'"detail":{"null" if detail is None else _compact_json(detail)},'
+        f'"usage":{_compact_json(_usage_document(case.usage))},'
+        f'"judge_usage":{_compact_json([_usage_document(u) for u in case.judge_usage])},'
+        f'"answer_source":{value(case.answer_source)}'
         f'{_repeats_text(case)}}}'
     )
 
@@ -508,6 +530,12 @@ def run_document(run: Run, with_cases: bool = True) -> dict[str, Any]:
         )
     if run.metrics:
         document["metrics"] = run.metrics
+    if run.kind.value == "prompts":
+        from .spend_view import spend_document
+
+        document["spend"] = spend_document(run)
+        document["answers_reused"] = run.answers_reused
+        document["source_run_id"] = run.source_run_id
     if with_cases:
         document["cases"] = [case_document(c) for c in run.cases]
     return document

@@ -28,6 +28,7 @@ from .params import (
     report_option,
     tolerance_options,
 )
+from .spend_options import spending_option_group
 
 #: What answer text a run stores.
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
@@ -106,6 +107,7 @@ judge_options = option_group(
     scope="set, provider, model and grader",
 )
 @report_option
+@spending_option_group
 @global_options(json="print one JSON document instead of tables")
 def command(**params: Any) -> Arguments:
     """Parsed ``evalkit run``: ``args.providers`` as given, ``args.provider`` the one provider of a
@@ -378,8 +380,10 @@ def _wait_ready(args: Arguments) -> float:
 
 
 def _extra_run_options(args: Arguments) -> dict[str, Any]:
-    """Options other commands' modules add to ``run`` (resume, shards, judges)."""
-    return {**placement_options(args, _pipeline_scope(args)), **_judge_options(args)}
+    """Options other commands' modules add to ``run`` (resume, shards, judges, spending)."""
+    from .spend_options import spending_options
+
+    return {**placement_options(args, _pipeline_scope(args)), **_judge_options(args), **spending_options(args)}
 
 
 def placement_options(args: Arguments, scope: tuple[str | None, ...]) -> dict[str, Any]:

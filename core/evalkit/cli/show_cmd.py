@@ -115,6 +115,10 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
     out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {counted(run.case_count, 'case')} answered")
     out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
+    from .spend_view import spend_lines
+
+    for line in spend_lines(run):
+        out.print(line)
     if run.label:
         out.print(f"Label:      {run.label}")
     out.print(f"Privacy:    {run.privacy}")

@@ -240,6 +240,25 @@ class Report:
             return f"{who.reported_model} ({who.provider_instance}/{who.model_alias})"
         return f"unverified ({run.provider_instance or run.adapter or '?'}/{run.model_alias or '?'})"
 
+    @property
+    def cost(self) -> str | None:
+        """What a prompt run cost, ``0.0123 EUR`` (``unknown`` without prices or usage, never 0),
+        with its baseline's and the difference when it was compared; ``None`` for a retrieval run."""
+        from ..costs import format_amount, spend_cost
+
+        if self.retrieval:
+            return None
+        amount, currency = spend_cost(self.run.spend)
+        text = format_amount(amount, currency)
+        if self.baseline is not None and self.comparison is not None:
+            before, before_currency = spend_cost(self.baseline.spend)
+            text += f" (baseline {format_amount(before, before_currency)}"
+            if amount is not None and before is not None and currency == before_currency:
+                delta = amount - before
+                text += ", " + ("+" if delta >= 0 else "-") + format_amount(abs(delta), currency)
+            text += ")"
+        return text
+
     def figures(self) -> tuple[Figure, ...]:
         """The run's headline numbers, each beside the baseline's."""
         mine = figures_of(self.run)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,6 +109,11 @@ def evaluate_set(
     keep_cases: bool = True,
     on_stored: Callable[[list[CaseResult]], None] | None = None,
     wait_ready: float = 0.0,
+    budget: Decimal | str | None = None,
+    max_requests: int | None = None,
+    cache: bool | None = None,
+    answers_from: str | None = None,
+    command_args: Sequence[str] = (),
 ) -> Outcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
 
@@ -142,8 +148,18 @@ def evaluate_set(
     secrets applied), when the store can tell that without reading
     (:class:`~evalkit.storage.StreamedCases`): the CLI writes a large run's ``--json`` cases so as
     they come, instead of reading the run back at its end.
+
+    Spending (see docs/costs.md): ``budget`` (an amount in the generator instance's currency; it
+    needs its prices) and ``max_requests`` stop dispatching before either would be passed — the
+    run ends ``incomplete``, and its resume command (with ``command_args``, the caller's options)
+    asks for a higher limit; ``cache`` reads and writes the answer cache (``None``: the
+    configuration's ``[cache] enabled``; below ``full`` privacy only when that says so);
+    ``answers_from`` reuses the answers of a stored run (of this set and instance, kept at ``full``)
+    for the unchanged prompts and asks the model for the rest. A run that reused answers is never
+    accepted as a baseline automatically.
     """
     from .answering import prompts as prompt_answering  # here: a retrieval run does not import it
+    from .answering import spending
 
     check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
@@ -158,6 +174,7 @@ def evaluate_set(
     answering, notes = prompt_answering.prepare_prompts(source, config, manager)
     if baseline_file is not None:
         prompt_answering.check_baseline_file(baseline_file.run, baseline_file.named(), answering.wanted_scope())
+    wanted = spending.SpendingRequest(_amount(budget), _limit(max_requests), cache, answers_from, repeats=repeats)
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)  # a bad store is refused before the judge or the generator is asked anything
     # the generator's one free readiness probe, before the store is even opened (a resumed or
@@ -168,14 +185,38 @@ def evaluate_set(
             notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
         if baseline is not None:
             prompt_answering.check_chosen_baseline(repository, baseline, answering.wanted_scope())
+        plan_of_spending, spending_notes = spending.prepare_spending(answering, config, privacy, wanted, repository)
+        notes.extend(spending_notes)
+        answering = attrs.evolve(answering, spending=plan_of_spending, command_args=tuple(command_args))
         plan = RunPlan(
             answering,
             Placement(run_id, resume, shard, label, privacy),
             Gate(tolerances, baseline, fail_on_new_failures, baseline_run=baseline_file.run if baseline_file is not None else None, settings=gate),
             Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, on_stored, keep_cases),
             tuple(notes),
+            answers_reused=plan_of_spending is not None and plan_of_spending.stored is not None,
         )
         return execute(plan, repository)
+
+
+def _amount(value: Decimal | str | None) -> Decimal | None:
+    """A budget given as a :class:`~decimal.Decimal` or text, checked (a usage error otherwise)."""
+    if value is None or isinstance(value, Decimal):
+        if value is not None and (not value.is_finite() or value < 0):
+            raise UsageError(f"budget must be an amount of zero or more, got {value}")
+        return value
+    from ..costs import parse_amount
+
+    try:
+        return parse_amount(str(value))
+    except ValueError as exc:
+        raise UsageError(f"budget: {exc}") from None
+
+
+def _limit(value: int | None) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise UsageError(f"max_requests must be a whole number of at least 1, got {value!r}")
+    return value
 
 
 def evaluate_retrieval(

@@ -97,6 +97,7 @@ class HtmlReporter:
             ("Set", run.set_identifier),
             ("Retriever" if report.retrieval else "Identity", report.identity),
             ("Grader", run.grader),
+            *((("Cost", report.cost),) if report.cost is not None else ()),
             ("Status", f"{run.status.value}, {run.answered_count} of {run.case_count} answered"
              + (f", {run.errored_count} errored" if run.errored_count else "")),
             ("Privacy", run.privacy),

@@ -113,6 +113,8 @@ class JUnitReporter:
             ("privacy", run.privacy),
             ("verdict", report.verdict_word),
         ]
+        if report.cost is not None:
+            pairs.append(("cost", report.cost))
         if report.comparison is not None:
             pairs.append(("baseline_run_id", report.comparison.baseline_id))
         if run.label:

@@ -56,7 +56,8 @@ class MarkdownReporter:
             ),
             "",
             Markdown.fill("{identity} · grader {grader} · {answered}", identity=report.identity, grader=run.grader, answered=answered)
-            + (Markdown.fill(" · label {}", run.label) if run.label else ""),
+            + (Markdown.fill(" · label {}", run.label) if run.label else "")
+            + (Markdown.fill(" · cost {}", report.cost) if report.cost is not None else ""),
             "",
         ]
         lines.extend(self._figures(report))

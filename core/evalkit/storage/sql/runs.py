@@ -66,6 +66,9 @@ class RunsAndCases(SqlStore):
                 variant_fingerprint=run.variant_fingerprint,
                 provenance=dump_json(run.provenance),
                 fingerprints_kept=run.fingerprints_kept,
+                pricing=dump_json(run.pricing),
+                answers_reused=run.answers_reused,
+                source_run_id=run.source_run_id,
             ).on_conflict_ignore().execute()
             stored = self._run_by_id(run.id)
         assert stored is not None
@@ -157,6 +160,8 @@ class RunsAndCases(SqlStore):
         metrics: Any = None,
         provenance: Any = None,
         with_cases: bool = True,
+        spend: Any = None,
+        answers_reused: str | None = None,
     ) -> Run:
         """Recompute aggregates from the stored cases and set the status, in one transaction.
 
@@ -196,6 +201,10 @@ class RunsAndCases(SqlStore):
                 update[self.Run.metrics] = dump_json(metrics)
             if provenance is not None:
                 update[self.Run.provenance] = dump_json(provenance)
+            if spend is not None:
+                update[self.Run.spend] = dump_json(spend)
+            if answers_reused is not None:
+                update[self.Run.answers_reused] = answers_reused
             if status:
                 self.Run.update(update).where(self.Run.id == run_id).execute()
         run = self.get_run(run_id, with_cases=with_cases)
@@ -234,6 +243,23 @@ class RunsAndCases(SqlStore):
             if yardstick:
                 yardsticks.add(yardstick)
         return CaseTally(answered, passed, errored, score_sum, identities, frozenset(yardsticks))
+
+    @guarded
+    def case_usage(self, run_id: str) -> Iterator[tuple[Any, tuple[Any, ...], str | None, bool]]:
+        """Each stored case's generator usage, judge calls' usage, answer source and whether it
+        errored, read raw a page at a time (what :func:`evalkit.costs` sums; see :class:`~evalkit.storage.RunSpending`)."""
+        from .rows import stored_judge_usage, stored_usage
+
+        C = self.Case
+
+        def page(after: int) -> Any:
+            return C.select(C.id, C.usage, C.judge_usage, C.answer_source, C.errored).where((C.run == run_id) & (C.id > after)).order_by(C.id)
+
+        rows = list(self._guarded_rows(self._pages(page, lambda row: row[0], raw=True)))
+        return iter([
+            (stored_usage(decode_text(u) if u else None), stored_judge_usage(decode_text(j) if j else None), decode_text(s) if s else None, bool(e))
+            for _, u, j, s, e in rows
+        ])  # fmt: skip
 
     #: Rows read per page when a run's cases are streamed (bounded memory on every engine:
     #: psycopg2 would otherwise fetch a whole result into the client at once).
