@@ -28,6 +28,7 @@ COMMAND_MODULES += ("validate_cmd", "schema_cmd", "init_cmd")
 COMMAND_MODULES += ("report_cmd",)
 COMMAND_MODULES += ("baseline_cmd",)
 COMMAND_MODULES += ("completion_cmd",)
+COMMAND_MODULES += ("view_cmd",)
 
 #: Options accepted before the subcommand as well as after it: (flag, destination when given first).
 GLOBAL_OPTIONS = (("--config", "global_config"), ("--database", "global_database"), ("--json", "global_json"), ("--traceback", "global_traceback"))
