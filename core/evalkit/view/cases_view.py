@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
+from ..privacy import scrub
 from ..runs import CaseResult, Run, RunKind
 from .diff import WordDiff, word_diff
 from .index import CaseRow
@@ -174,11 +175,11 @@ def _checks(case: CaseResult | None, limit: int) -> tuple[CheckLine, ...]:
     if case is None:
         return ()
     lines = [
-        CheckLine(check.name, check.passed, excerpt(why, limit) if (why := check.error or check.detail) else None)
+        CheckLine(check.name, check.passed, excerpt(scrub(why), limit) if (why := check.error or check.detail) else None)
         for check in case.checks
     ]
     if case.errored:
-        lines.append(CheckLine("error", False, excerpt(case.error or "", limit)))
+        lines.append(CheckLine("error", False, excerpt(scrub(case.error or ""), limit)))
     return tuple(lines)
 
 
@@ -196,7 +197,7 @@ def _judge(case: CaseResult | None, kind: RunKind, limit: int) -> tuple[tuple[st
         if kind is RunKind.RETRIEVAL and key in _RETRIEVAL_DETAIL:
             continue
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-        entries.append((str(key), excerpt(text, limit)))
+        entries.append((str(key), excerpt(scrub(text), limit)))
     return tuple(entries)
 
 
@@ -242,18 +243,27 @@ class CaseParts:
 
 
 def case_view(parts: CaseParts) -> CaseView:
-    """The view of one case."""
+    """The view of one case. Its stored texts are scrubbed of secrets before they are cut or
+    diffed: a secret cut in half, or split between two diff segments, would not be recognised
+    when the page prints it."""
     run, case = parts.run, parts.case
-    answer = excerpt(case.answer_text, parts.answer_chars) if case is not None and case.answer_text is not None else None
+    limit = parts.answer_chars
+    text = scrub(case.answer_text) if case is not None and case.answer_text is not None else None
     baseline = parts.baseline_case
-    baseline_answer = excerpt(baseline.answer_text, parts.answer_chars) if baseline is not None and baseline.answer_text is not None else None
+    before = scrub(baseline.answer_text) if baseline is not None and baseline.answer_text is not None else None
+    answer = excerpt(text, limit) if text is not None else None
+    baseline_answer = excerpt(before, limit) if before is not None else None
     diff, diff_note = None, ""
-    if baseline is not None and case is not None and baseline.answer_text is not None and case.answer_text is not None:
-        diff = word_diff(baseline.answer_text, case.answer_text)
-        if diff is None:
-            diff_note = "the answers are too long to diff word by word; they are shown side by side"
-        elif answer is not None and (answer.left_out or (baseline_answer is not None and baseline_answer.left_out)):
-            diff, diff_note = None, "the answers are long: their word diff is on the case's own page"
+    if text is not None and before is not None:
+        if len(text) > limit or len(before) > limit:
+            diff_note = (
+                "the answers are long: their word diff is on the case's own page" if limit < ANSWER_PAGE_CHARS
+                else "the answers are too long to diff word by word; they are shown side by side"
+            )  # fmt: skip
+        else:
+            diff = word_diff(before, text)
+            if diff is None:
+                diff_note = "the answers are too long to diff word by word; they are shown side by side"
     ranking, missing = _ranking(case, parts.source) if run.kind is RunKind.RETRIEVAL else (None, ())
     return CaseView(
         row=parts.row,

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import attrs
 
 from ..baselines import Acceptance
+from ..privacy import scrub
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..storage import StoredVerdict
 from ..tolerance import Tolerances
@@ -27,7 +28,7 @@ from .search import Query, SearchError, SearchTimeout
 from .settings import ViewerSettings
 from .store import open_read_only
 
-__all__ = ["SETS_SCANNED", "SearchResult", "SetSummary", "ViewerState", "progress_state", "run_version", "searchable_text"]
+__all__ = ["SETS_SCANNED", "SearchResult", "SetSummary", "ViewerState", "progress_state", "run_version", "searchable_texts"]
 
 #: How many of the newest runs the sets page groups by set.
 SETS_SCANNED = 20_000
@@ -88,17 +89,17 @@ def progress_state(run: Run) -> str:
     return json.dumps([run.status.value, run.stored_answered_count, run.stored_passed_count, run.stored_errored_count])
 
 
-def searchable_text(case: CaseResult, extra: Sequence[str] = ()) -> str:
-    """Everything a search looks through for one case: its id, answer, error, every check's name
-    and reason, the grader's detail (judge reasons) and ``extra`` (the installed prompt and
-    reference), one per line."""
+def searchable_texts(case: CaseResult, extra: Sequence[str] = ()) -> list[str]:
+    """Everything a search looks through for one case, each text apart (so ``^`` and ``$`` mean
+    its start and end): its id, answer, error, every check's name and reason, the grader's detail
+    (judge reasons) and ``extra`` (the installed prompt and reference)."""
     parts = [case.case_id, case.answer_text or "", case.error or ""]
     for check in case.checks:
         parts.extend((check.name, check.error or "", check.detail or ""))
     if case.detail:
-        parts.extend(str(value) for value in case.detail.values() if isinstance(value, (str, list)))
+        parts.extend(value if isinstance(value, str) else json.dumps(value, default=str) for value in case.detail.values() if isinstance(value, (str, list)))
     parts.extend(extra)
-    return "\n".join(part for part in parts if part)
+    return [part for part in parts if part]
 
 
 class ViewerState:
@@ -192,7 +193,9 @@ class ViewerState:
                 item = texts.get(case.case_id)
                 if item is not None and case.fingerprint in (None, installed.fingerprints.get(case.case_id)):  # type: ignore[union-attr]
                     extra = _item_texts(item)
-                if matches(searchable_text(case, extra)):
+                # Matched on the text as stored, then on the text as shown (scrubbed of secrets),
+                # so no search can find what no page shows — a regex must not spell a key out.
+                if any(matches(text) and matches(scrub(text)) for text in searchable_texts(case, extra)):
                     found.add(case.case_id)
         except SearchTimeout:
             return SearchResult(error="the pattern took too long (it backtracks too much); the search was stopped")
