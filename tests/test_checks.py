@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -56,9 +57,13 @@ def test_regex_is_a_search_with_pcre_delimiters_and_modifiers(pattern: str, text
     assert check(Assertion.regex(pattern), text).passed is held
 
 
+#: A pattern that backtracks for ever on "a" * 40 + "b" (the regex module answers (a+)+$ at once).
+RUNAWAY = r"/(a|a)+$/"
+
+
 def test_catastrophic_regex_is_bounded_and_recorded_as_errored() -> None:
     started = time.perf_counter()
-    result = check(Assertion.regex(r"/(a+)+$/"), "a" * 40 + "b")
+    result = check(Assertion.regex(RUNAWAY), "a" * 40 + "b")
     assert time.perf_counter() - started < 5
     assert not result.passed
     assert result.error is not None and "did not finish in time" in result.error
@@ -258,7 +263,7 @@ def test_errored_checks_say_why_in_words() -> None:
 
 
 def test_the_regex_timeout_names_the_pattern() -> None:
-    assert check(Assertion.regex(r"/(a+)+$/"), "a" * 40 + "b").error == "regex /(a+)+$/ did not finish in time"
+    assert check(Assertion.regex(RUNAWAY), "a" * 40 + "b").error == "pattern timed out: regex /(a|a)+$/ did not finish in time (1 s)"
 
 
 @pytest.mark.parametrize(
@@ -322,3 +327,94 @@ def test_token_counts_are_whole_numbers_the_store_can_keep() -> None:
         "usage output_tokens must be a whole number from 0 or None, got 9223372036854775808",
     ]
     assert answer_problems(Answer("x", usage={"prompt_tokens": "5"})) == ["usage input_tokens must be a whole number from 0 or None, got '5'"]
+
+
+# --- Patterns on the regex module: what PCRE users write, JSON Schema patterns, limits in any thread ---
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "held"),
+    [(r"/^\p{Lu}\p{Ll}+$/u", "Émile", True), (r"/^\p{Lu}\p{Ll}+$/u", "émile", False), (r"^\p{L}+$", "Zürich", True),
+     (r"/^(?>\d+)\d/", "123", False), (r"/^\d++\d/", "123", False), (r"/^\d++$/", "123", True)],
+)
+def test_regex_reads_unicode_properties_atomic_groups_and_possessive_quantifiers(pattern: str, text: str, held: bool) -> None:
+    assert list(BUILTIN_KINDS["regex"].validate(pattern)) == []
+    assert check(Assertion.regex(pattern), text).passed is held
+
+
+def test_a_regex_whose_counted_repeats_ask_too_much_is_refused_at_validation() -> None:
+    assert list(BUILTIN_KINDS["regex"].validate("/a{1000000000}/")) == [
+        "regular expression '/a{1000000000}/' asks for 1,000,000,000 repetitions in its counted repeats "
+        "({m}, {m,n}; nested ones multiplied), more than the 10,000 allowed"
+    ]
+
+
+NAMES = {"type": "object", "properties": {"name": {"type": "string", "pattern": r"^\p{Lu}\p{Ll}+$"}}}
+
+
+def test_json_schema_patterns_read_unicode_properties() -> None:
+    assert list(BUILTIN_KINDS["json_schema"].validate(NAMES)) == []
+    assert check(Assertion.json_schema(NAMES), '{"name": "Émile"}').passed
+    failed = check(Assertion.json_schema(NAMES), '{"name": "émile"}')
+    assert (failed.passed, failed.error, failed.detail) == (False, None, "'émile' does not match '^\\\\p{Lu}\\\\p{Ll}+$' at $['name']")
+
+
+@pytest.mark.parametrize(
+    ("schema", "text", "detail"),
+    [
+        ({"patternProperties": {r"^\p{L}+$": {"type": "integer"}}}, '{"Zürich": "x"}', "'x' is not of type 'integer' at $['Zürich']"),
+        ({"patternProperties": {r"^\p{L}+$": {}}, "additionalProperties": False}, '{"Zürich": 1, "a1": 2}',
+         "'a1' does not match any of the regexes: '^\\\\p{L}+$' at $"),
+        ({"properties": {"a": {}}, "additionalProperties": False}, '{"a": 1, "c": 2, "b": 3}',
+         "Additional properties are not allowed ('b', 'c' were unexpected) at $"),
+        ({"patternProperties": {"^x": {}}, "additionalProperties": {"type": "string"}}, '{"x1": 1, "y": 2}',
+         "2 is not of type 'string' at $['y']"),
+        ({"propertyNames": {"pattern": r"^\p{Ll}+$"}}, '{"ok": 1, "Nope": 2}', "'Nope' does not match '^\\\\p{Ll}+$' at $"),
+    ],
+)
+def test_json_schema_pattern_keywords_say_what_jsonschema_says(schema: dict, text: str, detail: str) -> None:
+    assert list(BUILTIN_KINDS["json_schema"].validate(schema)) == []
+    result = check(Assertion.json_schema(schema), text)
+    assert (result.passed, result.error, result.detail) == (False, None, detail)
+
+
+@pytest.mark.parametrize(
+    ("schema", "culprit"),
+    [({"pattern": "a{1000000000}"}, "a{1000000000}"), ({"patternProperties": {"(unclosed": {}}}, "(unclosed"),
+     ({"$schema": "http://json-schema.org/draft-07/schema#", "pattern": "[a-"}, "[a-")],
+)
+def test_a_schema_regex_the_regex_module_refuses_is_refused_at_validation(schema: dict, culprit: str) -> None:
+    assert list(BUILTIN_KINDS["json_schema"].validate(schema)) == [f"is not a valid JSON Schema: {culprit!r} is not a 'regex'"]
+
+
+def evaluated_off_the_main_thread(assertion: Assertion, text: str):
+    outcome: list[object] = []
+    thread = threading.Thread(target=lambda: outcome.append(check(assertion, text)))
+    thread.start()
+    thread.join(120)
+    assert not thread.is_alive() and len(outcome) == 1
+    return outcome[0]
+
+
+@pytest.mark.parametrize("where", ["main thread", "another thread"])
+def test_a_runaway_pattern_is_stopped_in_any_thread(where: str) -> None:
+    evaluated = check if where == "main thread" else evaluated_off_the_main_thread
+    regex_check = evaluated(Assertion.regex(RUNAWAY), "a" * 40 + "b")
+    assert (regex_check.passed, regex_check.error) == (False, "pattern timed out: regex /(a|a)+$/ did not finish in time (1 s)")
+    schema = {"properties": {"name": {"pattern": "^(a|a)+$"}}}
+    schema_check = evaluated(Assertion.json_schema(schema), '{"name": "' + "a" * 40 + '!"}')
+    assert (schema_check.passed, schema_check.error) == (
+        False, "pattern timed out: validating the answer against the schema's regexes took over 2 s"
+    )
+
+
+def test_the_regexes_of_one_validation_share_its_budget() -> None:
+    from evalkit.schema_patterns import patterns_within, validator_class
+    from jsonschema import Draft202012Validator
+
+    validator = validator_class(Draft202012Validator)({"items": {"pattern": "^a$"}})
+    with patterns_within(60):
+        assert validator.is_valid(["a"] * 100) and not validator.is_valid(["a", "b"])
+    with patterns_within(0), pytest.raises(TimeoutError):  # nothing left: even a quick match is not begun
+        validator.is_valid(["a"])
+    assert validator.is_valid(["a"])  # outside a budget, each match has its own limit

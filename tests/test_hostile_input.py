@@ -394,18 +394,13 @@ def test_class14_a_long_answer_is_graded_whole_and_stored_cut(cli, project) -> N
     assert stored_answer(project) == "x" * 2000 + "… [truncated]"
 
 
-def run_measured(project: Path, env: dict[str, str], *args: str) -> tuple[int, str, int]:
-    """Run the CLI as a child and return its exit code, stderr and peak resident memory in bytes."""
+def run_measured(evalkit_process, env: dict[str, str], *args: str) -> tuple[int, str, int]:  # noqa: ANN001
+    """Run the CLI as a child and return its exit code, stderr and peak resident memory in bytes
+    (a process of its own: its peak memory is what is measured)."""
     import os
     import subprocess
-    import sys
 
-    environment = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
-    environment.update({"NO_COLOR": "1", "COLUMNS": "200", **env})
-    child = subprocess.Popen(
-        [sys.executable, "-m", "evalkit", *args], cwd=project, env=environment,
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
+    child = evalkit_process.start(*args, env=env, stdout=subprocess.DEVNULL)
     stderr = child.stderr.read()
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
@@ -416,16 +411,16 @@ def run_measured(project: Path, env: dict[str, str], *args: str) -> tuple[int, s
     ("framing", "via_proxy"),
     [("close", False), ("chunked", False), ("length", False), ("chunked", True), ("close", True)],
 )
-def test_class14_a_300_mb_reply_stops_at_the_cap_and_errors_the_case(project, chat_server, hostile_env, framing, via_proxy) -> None:
+def test_class14_a_300_mb_reply_stops_at_the_cap_and_errors_the_case(project, chat_server, evalkit_process, hostile_env, framing, via_proxy) -> None:
     env = {**configure_openai(project, chat_server, base_url=chat_server.base_url, privacy="full"), **hostile_env}
-    if via_proxy:  # httpx's own transport, used behind a proxy: the test server plays the proxy
+    if via_proxy:  # through a proxy (aiohttp sends it the absolute URL): the test server plays the proxy
         env.update(HTTP_PROXY=f"http://127.0.0.1:{chat_server.port}", NO_PROXY="", no_proxy="")
     chat_server.responder = lambda body: "THE-END"
-    code, stderr, normal_rss = run_measured(project, env, "run", "hostile.sized", "--provider", "prod")
+    code, stderr, normal_rss = run_measured(evalkit_process, env, "run", "hostile.sized", "--provider", "prod")
     assert code == 0, stderr
 
     chat_server.fail_next(Fault.huge(300_000_000, framing=framing))
-    code, stderr, huge_rss = run_measured(project, env, "run", "hostile.sized", "--provider", "prod", "--json")
+    code, stderr, huge_rss = run_measured(evalkit_process, env, "run", "hostile.sized", "--provider", "prod", "--json")
     assert code == 3, stderr
     with sqlite3.connect(database(project)) as conn:
         (error,) = conn.execute("select error from evalkit_case where errored order by finished_at desc limit 1").fetchone()
@@ -709,15 +704,12 @@ def test_a_run_id_that_is_not_utf8_is_no_run_not_a_crash(project, evalkit_cli, c
     """Bytes that are not UTF-8 in argv reach evalkit as lone surrogates, which no database binds:
     `evalkit show $'\\xff'` was an internal error (UnicodeEncodeError)."""
     import os
-    import subprocess
-    import sys
 
     assert evalkit_cli("run", "evalkit.smoke").code == 0
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
-    argv = [os.fsencode(sys.executable), b"-m", b"evalkit", *(b"\xff\xfebad" if a == "ID" else a.encode() for a in command)]
-    done = subprocess.run(argv, cwd=project, env=env, capture_output=True, timeout=60)
-    stderr = done.stderr.decode("utf-8", "replace")
-    assert done.returncode == 2, stderr
+    # The interpreter decodes argv with the file system's encoding: the bytes arrive as os.fsdecode gives them.
+    done = evalkit_cli(*(os.fsdecode(b"\xff\xfebad") if a == "ID" else a for a in command))
+    stderr = done.stderr_bytes.decode("utf-8", "replace")
+    assert done.code == 2, stderr
     assert 'there is no run "\\udcff\\udcfebad"' in stderr and "internal error" not in stderr
 
 
@@ -726,14 +718,11 @@ def test_a_report_file_holding_text_that_was_not_utf8_is_written_with_escapes(pr
     """A label given as bytes that are not UTF-8 is stored as it came (lone surrogates); writing a
     report file that showed it was an internal error (UnicodeEncodeError) — stdout took it."""
     import os
-    import subprocess
-    import sys
 
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
-    labelled = [os.fsencode(sys.executable), b"-m", b"evalkit", b"run", b"evalkit.smoke", b"--label", b"\xff\xfebad", b"--json"]
-    done = subprocess.run(labelled, cwd=project, env=env, capture_output=True, timeout=120)
-    assert done.returncode == 0, done.stderr.decode(errors="replace")
-    run_id = json.loads(done.stdout)["run_id"]
+    # The interpreter decodes argv with the file system's encoding: the bytes arrive as os.fsdecode gives them.
+    done = evalkit_cli("run", "evalkit.smoke", "--label", os.fsdecode(b"\xff\xfebad"), "--json")
+    assert done.code == 0, done.stderr_bytes.decode(errors="replace")
+    run_id = json.loads(done.stdout_bytes)["run_id"]
     out = project / f"report.{reporter}"
     result = evalkit_cli("report", run_id, "--format", reporter, "-o", str(out))
     assert result.code == 0 and "internal error" not in result.stderr, result.stderr

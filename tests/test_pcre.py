@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
-from evalkit.pcre import PatternError, compile_pattern, split_delimited
+import regex
+from evalkit.pcre import MAX_REPETITIONS, PatternError, compile_pattern, compile_plain, split_delimited
 
 
 def matches(pattern: str, text: str) -> bool:
@@ -87,6 +86,19 @@ TABLE = [
     ("/(?i)abc/A", "ABC", True),
     ("/abc # comment/Ax", "abc", True),
     ("/abc/S", "abc", True),
+    # What PCRE users write and Python's re refused, now read as PCRE reads it (the regex module).
+    (r"/^\p{Lu}/u", "Émile", True),
+    (r"/^\p{Lu}/u", "émile", False),
+    (r"/^\p{L}+$/", "café", False),  # without u, \p{…} is ASCII as \w is
+    (r"^\p{L}+$", "café", True),
+    (r"^\p{L}+$", "café1", False),
+    (r"/^(?>a+)a/", "aaa", False),  # an atomic group gives nothing back
+    (r"/^(?:a+)a/", "aaa", True),
+    (r"/^a++a/", "aaa", False),  # nor does a possessive quantifier
+    (r"/^a++b/", "aaab", True),
+    ("/a(?i)b/", "aB", True),  # an inline flag holds from where it stands, as in PCRE
+    ("/a(?i)b/", "Ab", False),
+    (r"/(?<y>\d{4})-\d\d|\d\d\.(?<y>\d{4})/J", "05.2024", True),  # J: a group name used twice
 ]
 
 
@@ -127,13 +139,13 @@ def test_which_patterns_are_delimited(pattern: str, parts: tuple[str, str] | Non
 
 
 def test_without_u_the_classes_are_ascii_and_with_u_unicode() -> None:
-    assert compile_pattern("/x/").flags & re.ASCII
-    assert not compile_pattern("/x/u").flags & re.ASCII
-    assert not compile_pattern("x").flags & re.ASCII
+    assert compile_pattern("/x/").flags & regex.ASCII
+    assert not compile_pattern("/x/u").flags & regex.ASCII
+    assert not compile_pattern("x").flags & regex.ASCII
 
 
 @pytest.mark.parametrize(
-    ("pattern", "named"), [("/a+/U", "U"), ("/a/X", "X"), ("/a/J", "J"), ("/a/n", "n"), ("/a/e", "e"), ("/a/iUX", "UX")]
+    ("pattern", "named"), [("/a+/U", "U"), ("/a/X", "X"), ("/a/n", "n"), ("/a/e", "e"), ("/a/iUX", "UX")]
 )
 def test_unsupported_modifiers_are_refused_by_name(pattern: str, named: str) -> None:
     with pytest.raises(PatternError) as caught:
@@ -150,17 +162,17 @@ def test_an_invalid_pattern_is_refused_naming_it(pattern: str) -> None:
 
 @pytest.mark.parametrize(
     ("pattern", "flags"),
-    [("/x/", re.ASCII), ("/x/u", re.UNICODE), ("/x/uDAS", re.UNICODE), ("/x/i", re.ASCII | re.IGNORECASE),
-     ("/x/ms", re.ASCII | re.MULTILINE | re.DOTALL), ("/x/xu", re.UNICODE | re.VERBOSE), ("x", re.UNICODE)],
+    [("/x/", regex.ASCII), ("/x/u", regex.UNICODE), ("/x/uDAS", regex.UNICODE), ("/x/i", regex.ASCII | regex.IGNORECASE),
+     ("/x/ms", regex.ASCII | regex.MULTILINE | regex.DOTALL), ("/x/xu", regex.UNICODE | regex.VERBOSE), ("x", regex.UNICODE)],
 )
 def test_modifiers_set_exactly_their_flags(pattern: str, flags: int) -> None:
-    assert compile_pattern(pattern).flags == flags
+    assert compile_pattern(pattern).flags & ~regex.VERSION0 == flags  # every pattern is read in version 0
 
 
 @pytest.mark.parametrize(
     ("pattern", "translated"),
     [("/a$/D", r"a\Z"), ("/a$|[$]b$/D", r"a\Z|[$]b\Z"), ("/a $ # $\n$/Dx", "a \\Z # $\n\\Z"), ("/abc/A", r"\A(?:abc)"),
-     ("/(?i)(?s)a/A", r"(?i)(?s)\A(?:a)"), ("/a # c/Ax", "\\A(?:a # c\n)"), ("/a$/Dm", "a$"), ("/a$/", "a$"),
+     ("/(?i)(?s)a/A", r"\A(?:(?i)(?s)a)"), ("/a # c/Ax", "\\A(?:a # c\n)"), ("/a$/Dm", "a$"), ("/a$/", "a$"),
      ("/a[b$]c$/D", r"a[b$]c\Z"), ("/a[^]$]$/D", r"a[^]$]\Z"), ("/a[]b$]$/D", r"a[]b$]\Z"), ("/a\\$b$/D", r"a\$b\Z"),
      ("/a\\\\$/D", r"a\\\Z"), ("/a#$\n$/Dx", "a#$\n\\Z"), ("/a#$/D", r"a#\Z")],
 )
@@ -171,3 +183,45 @@ def test_the_translated_pattern(pattern: str, translated: str) -> None:
 def test_only_the_listed_characters_delimit() -> None:
     assert split_delimited("XaX") is None and split_delimited("aba") is None and split_delimited("[a[") is None
     assert matches("XaX", "XaX") and not matches("XaX", "a")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "asked"),
+    [("a{1000000000}", "1,000,000,000"), ("/(?:a{200}){100}/i", "20,000"), ("(?:ab{101}){100}", "10,100"),
+     ("x{99999999999999999999999}", "1,000,000,000"), ("(?x) (?:a{101}) {100} # a space before the quantifier", "10,100")],
+)
+def test_counted_repeats_past_the_limit_are_refused_before_they_take_the_memory(pattern: str, asked: str) -> None:
+    # regex builds a compiled pattern as large as its counted repeats ask (a{1000000000}: gigabytes)
+    with pytest.raises(PatternError) as caught:
+        compile_pattern(pattern)
+    assert str(caught.value) == (
+        f"regular expression {pattern!r} asks for {asked} repetitions in its counted repeats "
+        f"({{m}}, {{m,n}}; nested ones multiplied), more than the {MAX_REPETITIONS:,} allowed"
+    )
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"a{10000}", r"(?:a{100}){100}", r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", r"a{0,1000000000}", r"a{2,}",
+     r"[{1000000}]", r"\p{L}{3}\N{EM DASH}{2}", r"(?#{1000000})a", r"a\{1000000}"],
+)
+def test_repeats_within_the_limit_and_braces_that_are_no_repeat_compile(pattern: str) -> None:
+    assert compile_pattern(pattern).pattern
+
+
+def test_version_1_is_refused_naming_it() -> None:
+    with pytest.raises(PatternError, match=r"asks for the regex module's version 1 \(V1\); evalkit reads version 0"):
+        compile_pattern("(?V1)[[a-z]--[aeiou]]")
+
+
+@pytest.mark.parametrize(("pattern", "reason"), [("/(?u)x/", "ASCII, LOCALE and UNICODE flags are mutually incompatible"),
+                                                 ("(" * 5000 + ")" * 5000, "nested too deeply")])
+def test_what_regex_refuses_otherwise_is_an_invalid_pattern_too(pattern: str, reason: str) -> None:
+    with pytest.raises(PatternError) as caught:
+        compile_pattern(pattern)
+    assert str(caught.value) == f"invalid regular expression {pattern!r}: {reason}"
+
+
+def test_a_plain_pattern_is_never_read_as_delimited() -> None:
+    assert compile_plain("/a/i").search("x/a/i") and not compile_plain("/a/i").search("A")
+    assert compile_pattern("/a/i").search("A")

@@ -86,7 +86,7 @@ def _listed(listing: Any) -> list[Any]:
 def load_catalog(
     group: str, method: str, kind: str, extra_providers: Iterable[Any] = (), config: Any = None
 ) -> SetCatalog:
-    """Load every provider of ``group``, call ``method`` on it and index the sets it returns.
+    """Load every enabled provider of ``group``, call ``method`` on it and index the sets it returns.
 
     A provider that declares options (:mod:`evalkit.options`) gets them from its table in
     ``config`` (found from the working directory when not given, and only then). A
@@ -111,9 +111,11 @@ def load_catalog(
     failures: list[registry.PluginFailure] = []
     providers: list[Any] = []
     loaded: list[tuple[registry.PluginRecord, Any]] = []
-    for record in registry.records(group):
+    for record, factory, error in registry.load_group(group):  # stevedore isolates a provider that fails to load
+        if error is not None:
+            failures.append(registry.PluginFailure(record, str(error)))
+            continue
         try:
-            factory = registry.load(record)
             options: dict[str, Any] = {}
             if isinstance(factory, (DeclaresOptions, TableOptions)):
                 _, options = provider_table(record, factory, project_config())

@@ -18,9 +18,7 @@ from .answers import Answer, Citation, Passage
 from .errors import PLUGIN_FAILURES
 from .grading import Check
 from .jsonparse import parse_json
-from .pcre import PatternError, compile_pattern
 from .prompts import Assertion
-from .timeouts import RegexTimeout, call_with_timeout, search_with_timeout
 
 __all__ = ["AssertionKind", "BUILTIN_KINDS", "evaluate", "parse_json_answer", "load_schema"]
 
@@ -73,6 +71,8 @@ def _contains(value: str, answer: Answer) -> bool:
 def _validate_regex(value: Any) -> Iterable[str]:
     yield from _non_empty_string(value)
     if isinstance(value, str) and value:
+        from .pcre import PatternError, compile_pattern  # the regex module, only for sets that use it
+
         try:
             compile_pattern(value)
         except PatternError as exc:
@@ -80,10 +80,14 @@ def _validate_regex(value: Any) -> Iterable[str]:
 
 
 def _regex(value: str, answer: Answer) -> bool | Check:
+    from .pcre import MATCH_TIMEOUT_S, compile_pattern
+
     try:
-        return search_with_timeout(compile_pattern(value), answer.text)
-    except RegexTimeout:
-        return Check("", False, error=f"regex {_summary(value)} did not finish in time")
+        return compile_pattern(value).search(answer.text, timeout=MATCH_TIMEOUT_S) is not None
+    except TimeoutError:
+        return Check(
+            "", False, error=f"pattern timed out: regex {_summary(value)} did not finish in time ({MATCH_TIMEOUT_S:g} s)"
+        )
 
 
 _FENCE = re.compile(r"\A```[A-Za-z0-9_-]*[ \t]*\n(.*)\n```\Z", re.DOTALL)
@@ -116,10 +120,12 @@ def _schema_validator(schema: Any) -> Any:
     from jsonschema.validators import validator_for
     from referencing import Registry
 
+    from .schema_patterns import validator_class
+
     def refuse(uri: str) -> Any:
         raise LookupError(f"remote $ref {uri!r} is not retrieved")
 
-    cls = validator_for(schema)
+    cls = validator_class(validator_for(schema))
     return cls(schema, registry=Registry(retrieve=refuse))
 
 
@@ -133,10 +139,11 @@ def _validate_json_schema(value: Any) -> Iterable[str]:
         yield "must be a JSON object (or a boolean schema)"
         return
     from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
+
+    from .schema_patterns import check_schema
 
     try:
-        validator_for(schema).check_schema(schema)
+        check_schema(schema)
     except SchemaError as exc:
         yield f"is not a valid JSON Schema: {exc.message}"
         return
@@ -181,34 +188,16 @@ def _unresolvable_refs(schema: Any) -> list[str]:
     return bad
 
 
-#: How long validating one answer may take when the schema holds regexes (``pattern``,
-#: ``patternProperties``): a pattern such as ``(a+)+$`` backtracks for ever on some answers.
+#: How long the regexes of a schema (``pattern``, ``patternProperties``) may take validating one
+#: answer, in seconds from the validation's start, each match using what is left as processor time
+#: (:func:`evalkit.schema_patterns.patterns_within`): ``(a|aa)+$`` backtracks for ever on some answers.
 SCHEMA_PATTERN_TIMEOUT_S = 2.0
 
 _validators: dict[str, Any] = {}
-_pattern_schemas: dict[str, bool] = {}
-
-
-def _uses_patterns(schema: Any) -> bool:
-    """True when ``schema`` holds a ``pattern`` or ``patternProperties`` keyword anywhere."""
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            if isinstance(node.get("pattern"), str) or isinstance(node.get("patternProperties"), Mapping):
-                return True
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return False
 
 
 def _first_schema_error(key: str, value: Any, data: Any) -> str | None:
-    """The first validation error of ``data`` against the schema ``value``, as a detail (``None``: valid).
-
-    Module level and free of unpicklable state, so :func:`~evalkit.timeouts.call_with_timeout` can
-    run it in a helper process off the main thread.
-    """
+    """The first validation error of ``data`` against the schema ``value``, as a detail (``None``: valid)."""
     validator = _validators.get(key)
     if validator is None:
         validator = _validators[key] = _schema_validator(load_schema(value))
@@ -220,25 +209,22 @@ def _first_schema_error(key: str, value: Any, data: Any) -> str | None:
 
 
 def _json_schema(value: Any, answer: Answer) -> bool | Check:
+    from .schema_patterns import patterns_within
+
     key = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
     try:
         data = parse_json_answer(answer.text)
     except ValueError as exc:
         return Check("", False, detail=f"answer is not JSON: {exc}")
-    uses_patterns = _pattern_schemas.get(key)
-    if uses_patterns is None:
-        uses_patterns = _pattern_schemas[key] = _uses_patterns(load_schema(value))
-    if uses_patterns:
-        try:
-            problem = call_with_timeout(_first_schema_error, key, value, data, timeout_s=SCHEMA_PATTERN_TIMEOUT_S)
-        except RegexTimeout:
-            return Check(
-                "", False,
-                error=f"pattern timed out: validating the answer against the schema's regexes took over "
-                f"{SCHEMA_PATTERN_TIMEOUT_S:g} s",
-            )
-    else:
-        problem = _first_schema_error(key, value, data)
+    try:
+        with patterns_within(SCHEMA_PATTERN_TIMEOUT_S):
+            problem = _first_schema_error(key, value, data)
+    except TimeoutError:
+        return Check(
+            "", False,
+            error=f"pattern timed out: validating the answer against the schema's regexes took over "
+            f"{SCHEMA_PATTERN_TIMEOUT_S:g} s",
+        )
     return True if problem is None else Check("", False, detail=problem)
 
 

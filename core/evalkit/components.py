@@ -308,8 +308,7 @@ class BoundGenerator:
 def _create(
     adapter: str, options: Mapping[str, Any], table: str, root: Path | None = None
 ) -> tuple[Any, registry.PluginRecord]:
-    record = registry.find("evalkit.generators", adapter)
-    factory = registry.load(record)
+    record, factory = registry.driver("evalkit.generators", adapter)
     if root is not None:
         options = resolve_paths(options, factory, root)
     return registry.build(record, factory, options, table), record
@@ -412,12 +411,12 @@ def load_grader(name: str, *, strict: bool = True, **options: Any) -> tuple[Any,
     judge tokens.
     """
     try:
-        record = registry.find("evalkit.graders", name)
+        record, factory = registry.driver("evalkit.graders", name)
     except UnknownPluginError:
         if strict:
             raise
         warnings.warn(f'unknown grader "{name}"; grading deterministically', stacklevel=2)
         name = "deterministic"
-        record = registry.find("evalkit.graders", name)
-    grader = registry.build(record, registry.load(record), options, "the grader options (--judge, --judge-repeats, --judge-temperature, --allow-self-judge)")
+        record, factory = registry.driver("evalkit.graders", name)
+    grader = registry.build(record, factory, options, "the grader options (--judge, --judge-repeats, --judge-temperature, --allow-self-judge)")
     return grader, name

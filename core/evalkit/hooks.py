@@ -63,9 +63,12 @@ def plugin_manager(extra: Sequence[Any] = ()) -> tuple[pluggy.PluginManager, lis
     manager = pluggy.PluginManager("evalkit")
     manager.add_hookspecs(HookSpecs)
     failures: list[registry.PluginFailure] = []
-    for record in registry.records("evalkit.hooks"):
+    for record, plugin, error in registry.load_group("evalkit.hooks"):
+        if error is not None:
+            failures.append(registry.PluginFailure(record, str(error)))
+            continue
         try:
-            manager.register(registry.load(record), name=f"{record.distribution}:{record.name}")
+            manager.register(plugin, name=f"{record.distribution}:{record.name}")
         except PLUGIN_FAILURES as exc:
             failures.append(registry.PluginFailure(record, str(exc)))
     for plugin in extra:

@@ -1,15 +1,24 @@
-"""Translate the original's PCRE-style delimited patterns (``/9(:00)?\\s*am/i``) to Python regexes.
+"""Regex patterns: the original's PCRE-style delimited form (``/9(:00)?\\s*am/i``) or a plain
+pattern, compiled with the `regex` module and matched under a time limit.
 
 A pattern is *delimited* only when its first character is one of ``/ # ~ ! @ % | + , ; :``, the
 same character closes it (the first occurrence not escaped by a backslash, as PHP reads it) and
 only known modifier letters follow. Paired brackets (``()``, ``[]``, ``{}``, ``<>``) are never
 delimiters, so ``[0-9]``, ``(a|b)c`` and ``<b>`` are what they look like. Anything else,
-including a pattern whose delimiter is never closed, is a plain Python regular expression.
+including a pattern whose delimiter is never closed, is a plain pattern.
+
+Every pattern is compiled by `regex` in its version 0 (the syntax and meaning of Python's ``re``),
+which also reads what PCRE users write and ``re`` refuses: Unicode properties (``\\p{L}``,
+``\\p{Lu}``), atomic groups ``(?>…)``, possessive quantifiers (``a++``), inline flags anywhere
+(``a(?i)b``: from there on, as in PCRE) and repeated group names. Callers match with
+``timeout=`` :data:`MATCH_TIMEOUT_S`: `regex` stops a match after that much processor time, in any
+thread, raising :class:`TimeoutError`.
 
 Honoured modifiers: ``i m s x u D A`` (and ``S``, a PCRE optimisation hint with no effect on
-what matches). Without ``u`` the character classes are ASCII-only, as in PCRE. ``D`` makes every
-``$`` of the pattern match only at the very end of the subject (unless ``m`` is given, as in
-PCRE). ``U X J n e`` are PCRE modifiers Python's ``re`` cannot honour: refused by name.
+what matches, and ``J``, which allows repeated group names: `regex` always does). Without ``u``
+the character classes (``\\w \\d \\s \\b`` and ``\\p{…}``) are ASCII-only, as in PCRE. ``D`` makes
+every ``$`` of the pattern match only at the very end of the subject (unless ``m`` is given, as in
+PCRE). ``U X n e`` are PCRE modifiers `regex` cannot honour: refused by name.
 """
 
 from __future__ import annotations
@@ -17,18 +26,34 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["DELIMITERS", "SUPPORTED_MODIFIERS", "compile_pattern", "PatternError", "split_delimited"]
+import regex
+
+__all__ = [
+    "DELIMITERS",
+    "MATCH_TIMEOUT_S",
+    "MAX_REPETITIONS",
+    "SUPPORTED_MODIFIERS",
+    "PatternError",
+    "compile_pattern",
+    "compile_plain",
+    "split_delimited",
+]
+
+#: How much processor time one match may take (seconds): the ``regex`` assertion's limit.
+MATCH_TIMEOUT_S = 1.0
+#: The most repetitions a pattern's counted repeats (``{m}``, ``{m,n}``) may ask for, nested ones
+#: multiplied: `regex` builds a compiled pattern that grows with them (about 130 bytes each;
+#: ``a{1000000000}`` would take the machine's memory), where ``re`` keeps a count.
+MAX_REPETITIONS = 10_000
 
 #: The characters that open (and close) a delimited pattern.
 DELIMITERS = frozenset("/#~!@%|+,;:")
-_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+_FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "x": regex.VERBOSE}
 #: Modifiers a delimited pattern may carry and that evalkit honours.
-SUPPORTED_MODIFIERS = frozenset("imsxuDAS")
-#: PCRE modifiers that Python's ``re`` cannot honour; a pattern carrying one is refused.
-_UNSUPPORTED_MODIFIERS = frozenset("UXJne")
+SUPPORTED_MODIFIERS = frozenset("imsxuDASJ")
+#: PCRE modifiers that `regex` cannot honour; a pattern carrying one is refused.
+_UNSUPPORTED_MODIFIERS = frozenset("UXne")
 _KNOWN_MODIFIERS = SUPPORTED_MODIFIERS | _UNSUPPORTED_MODIFIERS
-#: Global inline flags must stay at the very start of a Python pattern.
-_LEADING_FLAGS = re.compile(r"(?:\(\?[aiLmsux]+\))+")
 
 
 class PatternError(ValueError):
@@ -57,7 +82,7 @@ def split_delimited(pattern: str) -> tuple[str, str] | None:
 
 def _dollar_end_only(body: str, verbose: bool) -> str:
     """``body`` with every ``$`` anchor (not escaped, not in a character class, not in a verbose
-    comment) replaced by ``\\Z``, Python's end-of-subject anchor."""
+    comment) replaced by ``\\Z``, the end-of-subject anchor (`regex` has no flag for PCRE's ``D``)."""
     out: list[str] = []
     index = 0
     in_class = False
@@ -96,19 +121,16 @@ def _dollar_end_only(body: str, verbose: bool) -> str:
 
 
 def _anchored(body: str, verbose: bool) -> str:
-    """``body`` anchored at the start of the subject, its leading global flags kept first."""
-    flags = _LEADING_FLAGS.match(body)
-    head = flags.group(0) if flags else ""
-    rest = body[len(head) :]
+    """``body`` anchored at the start of the subject (`regex` has no flag for PCRE's ``A``)."""
     # In verbose mode a trailing comment would swallow the closing parenthesis without the newline.
-    return rf"{head}\A(?:{rest}{chr(10) if verbose else ''})"
+    return rf"\A(?:{body}{chr(10) if verbose else ''})"
 
 
 def _translate(body: str, modifiers: str) -> tuple[str, int]:
     unsupported = sorted(set(modifiers) & _UNSUPPORTED_MODIFIERS)
     if unsupported:
         raise PatternError(f"unsupported PCRE modifier(s) {''.join(unsupported)!r}")
-    flags = 0 if "u" in modifiers else re.ASCII
+    flags = 0 if "u" in modifiers else regex.ASCII
     for letter in modifiers:
         flags |= _FLAGS.get(letter, 0)
     verbose = "x" in modifiers
@@ -119,14 +141,113 @@ def _translate(body: str, modifiers: str) -> tuple[str, int]:
     return body, flags
 
 
+#: A counted repeat: ``{m}``, ``{m,}``, ``{,n}``, ``{m,n}``.
+_COUNTED = re.compile(r"\{(\d*)(,\d*)?\}")
+#: Escapes whose argument is in braces (``\p{L}``, ``\N{EM DASH}``): not counted repeats.
+_BRACED_ESCAPES = frozenset("pPN")
+#: An inline flag group switching to `regex`'s version 1 (nested character classes, other case
+#: folding): evalkit reads patterns in version 0, the meaning of ``re``.
+_VERSION1 = re.compile(r"\(\?[A-Za-z0-9-]*V1")
+#: A POSIX class inside a character class: ``[:alpha:]``, ``[:^digit:]``.
+_POSIX_CLASS = re.compile(r"\[:\^?\w+:\]")
+
+
+def _end_of_class(body: str, index: int) -> int:
+    """Where the character class opening at ``body[index]`` ends (after its ``]``), as version 0
+    reads it: a ``]`` first in the class is a member, ``[:alpha:]`` is one member."""
+    index += 1
+    if body.startswith("^", index):
+        index += 1
+    if body.startswith("]", index):
+        index += 1
+    while index < len(body) and body[index] != "]":
+        if body[index] == "\\":
+            index += 2
+        elif body.startswith("[:", index) and (posix := _POSIX_CLASS.match(body, index)):
+            index = posix.end()
+        else:
+            index += 1
+    return index + 1
+
+
+def _repetitions(body: str, comments: bool) -> int:
+    """How many repetitions the counted repeats of ``body`` ask for at least (each its minimum
+    count, times those of the groups around it), all added up; ``comments``: ``#`` starts a
+    comment to the end of the line, as in verbose mode.
+
+    Alternatives are added up and a space never separates an item from its quantifier, so where
+    the pattern is unusual this over-counts.
+    """
+    open_groups: list[int] = []  # what was asked for before each open group, at its level
+    total = 0  # what was asked for at the current level, so far
+    last = 0  # what the last item asked for (the item a following quantifier repeats)
+    index = 0
+    while index < len(body):
+        char = body[index]
+        if char == "\\":
+            end = index + 2
+            if body[index + 1 : end] in _BRACED_ESCAPES and body.startswith("{", end):
+                close = body.find("}", end)
+                end = len(body) if close < 0 else close + 1
+            index, last = end, 0
+        elif char == "[":
+            index, last = _end_of_class(body, index), 0
+        elif body.startswith("(?#", index) or (char == "#" and comments):
+            close = body.find(")" if char == "(" else "\n", index)
+            index = len(body) if close < 0 else close + 1
+        elif char == "{" and (counted := _COUNTED.match(body, index)) and (counted.group(1) or counted.group(2)):
+            digits = counted.group(1)
+            times = int(digits or 0) if len(digits) <= 9 else 10**9  # past any limit; int() refuses 4,300 digits
+            if times > 1:
+                grown = times * max(last, 1)
+                total += grown - last
+                last = grown
+            index = counted.end()
+        else:
+            if char == "(":
+                open_groups.append(total)
+                total = last = 0
+            elif char == ")":
+                last = total
+                total = open_groups.pop() + last if open_groups else last
+            elif not char.isspace():  # verbose mode puts spaces between an item and its quantifier
+                last = 0
+            index += 1
+    return total + sum(open_groups)
+
+
+def _compiled(body: str, flags: int, pattern: str) -> regex.Pattern[str]:
+    """``body`` compiled with ``flags``; :class:`PatternError` naming ``pattern`` (what the user wrote)."""
+    if _VERSION1.search(body):
+        raise PatternError(f"regular expression {pattern!r} asks for the regex module's version 1 (V1); evalkit reads version 0")
+    asked = max(_repetitions(body, comments=False), _repetitions(body, comments=True))
+    if asked > MAX_REPETITIONS:
+        raise PatternError(
+            f"regular expression {pattern!r} asks for {asked:,} repetitions in its counted repeats "
+            f"({{m}}, {{m,n}}; nested ones multiplied), more than the {MAX_REPETITIONS:,} allowed"
+        )
+    try:
+        # Not in regex's own cache as well as in ours.
+        return regex.compile(body, flags, cache_pattern=False)
+    except (regex.error, ValueError, OverflowError) as exc:  # ValueError: incompatible flags such as (?u) without u
+        raise PatternError(f"invalid regular expression {pattern!r}: {exc}") from None
+    except RecursionError:
+        raise PatternError(f"invalid regular expression {pattern!r}: nested too deeply") from None
+
+
 @lru_cache(maxsize=1024)
-def compile_pattern(pattern: str) -> re.Pattern[str]:
+def compile_pattern(pattern: str) -> regex.Pattern[str]:
     """Compile ``pattern`` (delimited or plain) or raise :class:`PatternError` naming it."""
     parts = split_delimited(pattern)
     try:
         body, flags = (pattern, 0) if parts is None else _translate(*parts)
-        return re.compile(body, flags)
     except PatternError as exc:
         raise PatternError(f"{exc} in {pattern!r}") from None
-    except re.error as exc:
-        raise PatternError(f"invalid regular expression {pattern!r}: {exc}") from None
+    return _compiled(body, flags, pattern)
+
+
+@lru_cache(maxsize=1024)
+def compile_plain(pattern: str) -> regex.Pattern[str]:
+    """Compile ``pattern`` as written, never as a delimited one (a JSON Schema's ``pattern``),
+    or raise :class:`PatternError` naming it."""
+    return _compiled(pattern, 0, pattern)

@@ -16,7 +16,8 @@ import base64
 import functools
 import re
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
@@ -28,6 +29,7 @@ __all__ = [
     "keeps_text",
     "is_scrubbable",
     "remember_secret_holder",
+    "secrets_remembered_within",
     "remove_secrets",
     "secrets_to_hide",
     "secret_pattern",
@@ -305,6 +307,24 @@ def remember_secret_holder(component: Any) -> None:
         _holders.add(component)
     except TypeError:  # no __weakref__ slot: its values as of now are what is known
         pass
+
+
+@contextmanager
+def secrets_remembered_within() -> Iterator[None]:
+    """Secrets remembered inside are forgotten on the way out; those remembered before are kept.
+
+    One CLI command is such a span (``evalkit.cli.main``): called again in the same process, the
+    next command scrubs the secrets of its own components and of the caller's, not the last one's.
+    """
+    values, holders = set(_values), list(_holders)
+    try:
+        yield
+    finally:
+        _values.clear()
+        _values.update(values)
+        _holders.clear()
+        for holder in holders:
+            _holders.add(holder)
 
 
 def secrets_to_hide() -> tuple[str, ...]:

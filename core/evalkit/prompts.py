@@ -70,7 +70,8 @@ class Assertion:
 
         ``pattern`` is a PCRE-style delimited pattern with modifiers, as in the original
         (``'/9(:00)?\\s*(am|–|-)/i'``), when it starts with one of ``/ # ~ ! @ % | + , ; :`` and
-        that character closes it; anything else (``[0-9]``, ``(a|b)c``) is a plain Python regex.
+        that character closes it; anything else (``[0-9]``, ``(a|b)c``) is a plain regex. Both are
+        compiled by the ``regex`` module: Python's syntax, plus PCRE's ``\\p{L}``, ``(?>…)``, ``a++``.
         """
         return cls("regex", pattern, name)
 

@@ -1,30 +1,45 @@
-"""Plugin discovery: one metadata scan per process, loading by name only when a command needs it.
+"""Plugin discovery and loading: the installed metadata read once per process, stevedore to load.
 
-Listing reads ``entry_points.txt`` files directly — no plugin module and no heavy library is
-imported — so ``evalkit list`` stays fast and a broken plugin cannot break it. Loading imports the
-one object a record names, only when a command needs it; a plugin that fails is reported with its
-name and distribution and never takes the others down.
+Discovery is one ``importlib.metadata.entry_points()`` call per process (the scan stevedore itself
+makes when its cache misses), kept as :class:`PluginRecord` s with their distribution's name and
+version; as in ``importlib.metadata``, the first distribution of a name on ``sys.path`` shadows
+later ones. Listing reads only these records, so no plugin module is imported and a broken plugin
+cannot break ``evalkit list``.
+
+Loading is stevedore's (:mod:`evalkit.plugin_managers`): a ``NamedExtensionManager`` per group
+imports the plugins a command needs and isolates one that fails through its load-failure
+callback; a ``DriverManager`` loads the one implementation a name chooses (a deployment's
+retriever, a provider instance's adapter, a grader, a reporter, a repository). A plugin that
+fails is reported with its name, distribution and error, and never takes the others down.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .errors import PLUGIN_FAILURES, PluginError, UnknownPluginError
 
 __all__ = [
+    "DISABLE_ENV",
     "GROUPS",
     "KIND_BY_GROUP",
+    "Loaded",
     "PluginFailure",
     "PluginRecord",
+    "build",
+    "disabled",
+    "driver",
+    "enabled",
+    "find",
+    "forget",
+    "instantiate",
     "load",
+    "load_group",
     "records",
     "scan",
-    "instantiate",
-    "build",
 ]
 
 #: The entry-point groups evalkit reads, with the words a message uses for their members.
@@ -40,6 +55,8 @@ KIND_BY_GROUP = {
 }
 GROUPS = tuple(KIND_BY_GROUP)
 PLURALS = {"repository": "repositories"}
+#: Comma-separated entry-point names that are neither found by name nor loaded with their group.
+DISABLE_ENV = "EVALKIT_DISABLE_PLUGINS"
 
 
 def plural(kind: str) -> str:
@@ -50,7 +67,10 @@ def plural(kind: str) -> str:
 class PluginRecord(NamedTuple):
     """One entry point in an evalkit group, as its distribution's metadata declares it.
 
-    A NamedTuple rather than an attrs class: listing plugins must not pay for importing attrs.
+    It is also the entry point evalkit's stevedore managers list and load (``name``, ``value``,
+    ``group`` and :meth:`load` are the part of ``importlib.metadata.EntryPoint`` they use), so the
+    distribution travels with it into every failure they report. A NamedTuple rather than an attrs
+    class: listing plugins must not pay for importing attrs.
     """
 
     group: str
@@ -68,6 +88,30 @@ class PluginRecord(NamedTuple):
         """``name (distribution version)``."""
         return f"{self.name} ({self.distribution} {self.version})"
 
+    def load(self) -> Any:
+        """Import the object the entry point names (``module:attr.attr`` [extras]) with
+        ``importlib.metadata.EntryPoint.load``; any failure is a :class:`PluginError` naming the plugin.
+
+        ``SystemExit`` and ``AssertionError`` become that error too: stevedore's managers catch
+        ``Exception`` and re-raise ``AssertionError``, so either would otherwise end the command
+        instead of reaching their load-failure callback.
+        """
+        from importlib.metadata import EntryPoint
+
+        target = self.value.partition("[")[0].strip()
+        module_name, colon, attribute = (part.strip() for part in target.partition(":"))
+        path = attribute.split(".") if colon else []
+        if not all(part.isidentifier() for part in (*module_name.split("."), *path)):
+            raise PluginError.for_plugin(
+                self, f"{self.kind} {self.describe()} failed to load: its entry point {self.value!r} is not module:attribute"
+            )
+        try:
+            return EntryPoint(self.name, f"{module_name}:{attribute}" if colon else module_name, self.group).load()
+        except PLUGIN_FAILURES as exc:  # a plugin that fails to import (or exits) names itself, and never takes the others down
+            raise PluginError.for_plugin(
+                self, f"{self.kind} {self.describe()} failed to load: {type(exc).__name__}: {exc}"
+            ) from exc
+
 
 class PluginFailure(NamedTuple):
     """A plugin that could not be loaded or raised, and why (with the exception, when one was kept)."""
@@ -77,98 +121,105 @@ class PluginFailure(NamedTuple):
     exception: BaseException | None = None
 
 
-def _parse_entry_points(text: str) -> Iterable[tuple[str, str, str]]:
-    group = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            group = line[1:-1].strip()
-            continue
-        if group in KIND_BY_GROUP and "=" in line:
-            name, _, value = line.partition("=")
-            yield group, name.strip(), value.strip()
+class Loaded(NamedTuple):
+    """What loading one record of a group gave: the object its entry point names, or the error."""
+
+    record: PluginRecord
+    plugin: Any = None
+    #: A :class:`PluginError` naming the plugin, its distribution and what went wrong.
+    error: BaseException | None = None
 
 
-def _dist_name_version(folder: str, meta_dir: str) -> tuple[str, str]:
-    """The distribution's name and version as its metadata spells them (read only for evalkit plugins)."""
-    stem = folder.rsplit(".", 1)[0]
-    name, _, version = stem.partition("-")
-    version = version.split("-")[0]
-    for meta in ("METADATA", "PKG-INFO"):
-        try:
-            with open(os.path.join(meta_dir, meta), encoding="utf-8") as fh:
-                for line in fh:
-                    if line.startswith("Name:"):
-                        name = line[5:].strip()
-                    elif line.startswith("Version:"):
-                        version = line[8:].strip()
-                    elif not line.strip():
-                        break
-            break
-        except OSError:
-            continue
-    return name, version
+_scanned: tuple[PluginRecord, ...] | None = None
 
 
-_cache: tuple[PluginRecord, ...] | None = None
+def _discover() -> tuple[PluginRecord, ...]:
+    """Every entry point in evalkit's groups, from one ``importlib.metadata.entry_points()`` call.
+
+    In the order the metadata lies on ``sys.path``, distributions of one folder by name (whatever
+    order the file system lists them in), each one's entry points as its ``entry_points.txt``
+    lists them. ``METADATA`` is parsed once per distribution, and only for distributions with an
+    evalkit entry point.
+    """
+    from importlib.metadata import entry_points
+
+    position: dict[str, int] = {}
+    for index, entry in enumerate(sys.path):
+        position.setdefault(os.path.abspath(entry or "."), index)
+    every = entry_points()  # on Python 3.11 grouped, so each distribution's own list gives the file's order
+    by_dist: dict[int, Any] = {}
+    for group in GROUPS:
+        for ep in every.select(group=group):
+            if ep.dist is not None:
+                by_dist.setdefault(id(ep.dist), ep.dist)
+    found: list[tuple[int, str, PluginRecord]] = []
+    for dist in by_dist.values():
+        meta = dist.metadata
+        name = meta.get("Name") or "(unnamed)"
+        version = meta.get("Version") or ""
+        at = position.get(os.path.abspath(str(dist.locate_file(""))), len(position))
+        key = name.lower().replace("-", "_").replace(".", "_")
+        found.extend(
+            (at, key, PluginRecord(ep.group, ep.name, ep.value, name, version)) for ep in dist.entry_points if ep.group in KIND_BY_GROUP
+        )
+    found.sort(key=lambda item: item[:2])  # stable: a distribution's own order stays
+    return tuple(item[2] for item in found)
 
 
 def scan(refresh: bool = False) -> tuple[PluginRecord, ...]:
     """Every entry point in evalkit's groups, read once per process from the installed metadata.
 
     Like ``importlib.metadata``, the first distribution of a name on ``sys.path`` shadows later
-    ones.
+    ones. ``refresh`` forgets the earlier scan first (:func:`forget`) and scans again.
     """
-    global _cache
-    if _cache is not None and not refresh:
-        return _cache
-    found: list[PluginRecord] = []
-    seen: set[str] = set()
-    for path in sys.path:
-        try:
-            entries = os.scandir(path or ".")
-        except OSError:
-            continue
-        with entries:
-            folders = sorted(e.name for e in entries if e.name.endswith((".dist-info", ".egg-info")))
-        for folder in folders:
-            meta_dir = os.path.join(path or ".", folder)
-            key = folder.partition("-")[0].rsplit(".", 1)[0].lower().replace("-", "_").replace(".", "_")
-            if key in seen:
-                continue
-            seen.add(key)
-            try:
-                with open(os.path.join(meta_dir, "entry_points.txt"), encoding="utf-8") as fh:
-                    text = fh.read()
-            except OSError:
-                continue
-            if "[evalkit." not in text:
-                continue
-            entries = list(_parse_entry_points(text))
-            if entries:
-                name, version = _dist_name_version(folder, meta_dir)
-                found.extend(PluginRecord(g, n, v, name, version) for g, n, v in entries)
-    _cache = tuple(found)
-    return _cache
+    global _scanned
+    if refresh:
+        forget()
+    if _scanned is None:
+        _scanned = _discover()
+    return _scanned
+
+
+def forget() -> None:
+    """Forget this process's scan; the next listing or lookup reads the metadata again.
+
+    For tests and long-lived processes that change ``sys.path`` or install distributions; the
+    import system's finder caches are invalidated too, so a distribution installed since is found
+    and imported. stevedore's own caches (its class-level ``ENTRY_POINT_CACHE``, the files under
+    ``~/.cache/python-entrypoints``) are never used by evalkit's managers: nothing of theirs to forget.
+    """
+    global _scanned
+    _scanned = None
+    import importlib
+
+    importlib.invalidate_caches()
 
 
 def records(group: str) -> tuple[PluginRecord, ...]:
-    """The entry points of one group, in discovery order."""
+    """The entry points of one group, in discovery order (disabled ones included: listing shows them)."""
     return tuple(r for r in scan() if r.group == group)
 
 
-def _disabled() -> set[str]:
-    return {n.strip() for n in os.environ.get("EVALKIT_DISABLE_PLUGINS", "").split(",") if n.strip()}
+def disabled() -> frozenset[str]:
+    """The entry-point names :data:`DISABLE_ENV` names (read each time: library callers may set it)."""
+    return frozenset(n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip())
+
+
+def enabled(group: str) -> tuple[PluginRecord, ...]:
+    """The entry points of one group that :data:`DISABLE_ENV` does not name."""
+    off = disabled()
+    return tuple(r for r in records(group) if r.name not in off)
 
 
 def find(group: str, name: str) -> PluginRecord:
-    """The one record named ``name`` in ``group``, or :class:`UnknownPluginError` listing the others."""
-    matches = [r for r in records(group) if r.name == name and r.name not in _disabled()]
+    """The one record named ``name`` in ``group``, or :class:`UnknownPluginError` listing the others.
+
+    Two distributions declaring the name is a :class:`PluginError` naming both.
+    """
+    candidates = enabled(group)
+    matches = [r for r in candidates if r.name == name]
     if not matches:
-        available = sorted({r.name for r in records(group)} - _disabled())
-        raise UnknownPluginError(KIND_BY_GROUP[group], name, available)
+        raise UnknownPluginError(KIND_BY_GROUP[group], name, sorted({r.name for r in candidates}))
     if len(matches) > 1:
         owners = ", ".join(f"{r.distribution} {r.version}" for r in matches)
         raise PluginError(
@@ -179,31 +230,49 @@ def find(group: str, name: str) -> PluginRecord:
     return matches[0]
 
 
+def _raise_failure(manager: Any, entry_point: Any, exc: BaseException) -> None:
+    """A driver's load-failure callback: the one plugin asked for failed, so the caller hears of it."""
+    raise exc
+
+
 def load(record: PluginRecord) -> Any:
-    """Import the object an entry point names (``module:attr.attr`` [extras]), as
-    ``importlib.metadata.EntryPoint.load`` does; failures become :class:`PluginError`.
+    """The object ``record``'s entry point names, loaded by stevedore's ``DriverManager``.
 
-    The record already says where the object is, so nothing scans the metadata again (stevedore's
-    ``DriverManager`` did, through ``importlib.metadata``: ~30 ms of imports per run).
+    A failure is a :class:`PluginError` naming the plugin, its distribution and the error. Nothing
+    scans the metadata again: the driver lists the record it is given.
     """
-    import importlib
+    from .plugin_managers import RecordDriver
 
-    target = record.value.partition("[")[0].strip()
-    module_name, colon, attribute = (part.strip() for part in target.partition(":"))
-    path = attribute.split(".") if colon else []
-    if not all(part.isidentifier() for part in (*module_name.split("."), *path)):
-        raise PluginError.for_plugin(
-            record, f"{record.kind} {record.describe()} failed to load: its entry point {record.value!r} is not module:attribute"
-        )
-    try:
-        loaded = importlib.import_module(module_name)
-        for name in path:
-            loaded = getattr(loaded, name)
-    except PLUGIN_FAILURES as exc:  # a plugin that fails to import (or exits) names itself, and never takes the others down
-        raise PluginError.for_plugin(
-            record, f"{record.kind} {record.describe()} failed to load: {type(exc).__name__}: {exc}"
-        ) from exc
-    return loaded
+    return RecordDriver(record, _raise_failure).driver
+
+
+def driver(group: str, name: str) -> tuple[PluginRecord, Any]:
+    """The record ``name`` chooses in ``group`` (:func:`find`) and the object it names (:func:`load`).
+
+    The driver pattern: a deployment's ``retriever = "ID"``, a provider instance's ``adapter``, a
+    grader, reporter or repository name picks one implementation among those installed.
+    """
+    record = find(group, name)
+    return record, load(record)
+
+
+def load_group(group: str) -> tuple[Loaded, ...]:
+    """Import every enabled plugin of ``group`` through stevedore's ``NamedExtensionManager``.
+
+    One that fails is handed to the manager's load-failure callback and comes back with its error;
+    the others still load. In discovery order.
+    """
+    from .plugin_managers import GroupManager
+
+    errors: dict[int, BaseException] = {}
+
+    def isolate(manager: Any, entry_point: Any, exc: BaseException) -> None:
+        errors[id(entry_point)] = exc  # a PluginError: PluginRecord.load raises nothing else
+
+    wanted = enabled(group)
+    manager = GroupManager(group, records(group), [r.name for r in wanted], isolate)
+    plugins = {id(extension.entry_point): extension.plugin for extension in manager.extensions}
+    return tuple(Loaded(r, plugins.get(id(r)), errors.get(id(r))) for r in wanted)
 
 
 def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: Any) -> Any:

@@ -1,15 +1,12 @@
-"""Bounded-time calls, so a catastrophically backtracking pattern or a stuck grader cannot hang a run.
+"""Bounded-time calls in the main thread, so a stuck grader, set provider or observer cannot hang a run.
 
-In the main thread the call is guarded by ``SIGALRM`` (CPython's regex engine checks for
-signals while it backtracks, so the alarm interrupts it). Elsewhere the call runs in a helper
-process that is killed when the time is up; the function and its arguments must then pickle.
+:func:`alarm_bounded` runs a call with ``SIGALRM`` set for its limit and raises the caller's
+exception into it when the limit passes (CPython checks for signals between bytecodes and in
+blocking calls, so the alarm interrupts it). Signals reach the main thread only: elsewhere the
+callers leave their calls unbounded or bound them otherwise. Regex matches are not bounded here:
+the `regex` module stops a match itself, in any thread (:mod:`evalkit.pcre`).
 
-:func:`search_with_timeout` bounds one regular-expression search (the ``regex`` assertion kind);
-:func:`call_with_timeout` bounds any call (the ``json_schema`` kind validates an answer with it when
-the schema holds ``pattern`` or ``patternProperties`` regexes); :func:`alarm_bounded` bounds a call
-in the main thread only, raising the caller's exception into it (a synchronous grader).
-
-Guards nest: a regex search inside a guarded grader keeps both limits, the alarm is set for the
+Guards nest: a guarded call inside a guarded grader keeps both limits, the alarm is set for the
 nearer one, and when the outer limit passes first its exception is the one raised. A timer the
 process had set before the outermost guard (``pytest-timeout``'s, say) is set again afterwards,
 less the time the call took.
@@ -27,33 +24,14 @@ from __future__ import annotations
 # and back, 13 µs of the 15 a guarded call spent installing and restoring the handler.
 import _signal
 import contextlib
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
-
-__all__ = [
-    "RegexTimeout",
-    "TimeLimitExceeded",
-    "alarm_bounded",
-    "alarm_scope",
-    "alarms_reach_this_thread",
-    "call_with_timeout",
-    "search_with_timeout",
-    "DEFAULT_REGEX_TIMEOUT_S",
-]
-
-DEFAULT_REGEX_TIMEOUT_S = 1.0
+__all__ = ["TimeLimitExceeded", "alarm_bounded", "alarm_scope", "alarms_reach_this_thread"]
 
 T = TypeVar("T")
-
-
-class RegexTimeout(Exception):
-    """The call did not finish in time."""
 
 
 class TimeLimitExceeded(BaseException):
@@ -178,50 +156,3 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
                 _signal.setitimer(_signal.ITIMER_REAL, max(delay - (time.monotonic() - started), 1e-6), interval)
         else:
             _arm_nearest()
-
-
-def _search_in_child(pattern: str, flags: int, text: str) -> bool:
-    return re.compile(pattern, flags).search(text) is not None
-
-
-_pool: ProcessPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _call_in_process(function: Callable[..., T], args: tuple[Any, ...], timeout_s: float) -> T:
-    # Imported here: concurrent.futures.process pulls in multiprocessing, and most runs never
-    # need a helper process (the main thread's calls use SIGALRM).
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures import TimeoutError as FutureTimeout
-
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ProcessPoolExecutor(max_workers=1)
-        pool = _pool
-    future = pool.submit(function, *args)
-    try:
-        return future.result(timeout=timeout_s)
-    except FutureTimeout:
-        with _pool_lock:
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.kill()
-            pool.shutdown(wait=False, cancel_futures=True)
-            _pool = None
-        raise RegexTimeout() from None
-
-
-def call_with_timeout(function: Callable[..., T], *args: Any, timeout_s: float = DEFAULT_REGEX_TIMEOUT_S) -> T:
-    """``function(*args)``, or :class:`RegexTimeout` when it runs longer than ``timeout_s``.
-
-    Off the main thread ``function`` runs in a helper process: it must be a module-level function
-    and its arguments and result must pickle.
-    """
-    if not alarms_reach_this_thread():
-        return _call_in_process(function, args, timeout_s)
-    return alarm_bounded(function, args, timeout_s, RegexTimeout)
-
-
-def search_with_timeout(compiled: re.Pattern[str], text: str, timeout_s: float = DEFAULT_REGEX_TIMEOUT_S) -> bool:
-    """Return whether ``compiled`` matches anywhere in ``text``; raise :class:`RegexTimeout` when too slow."""
-    return call_with_timeout(_search_in_child, compiled.pattern, compiled.flags, text, timeout_s=timeout_s)

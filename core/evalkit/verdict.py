@@ -14,11 +14,11 @@ import math
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
-from math import comb
 
 import attrs
 
 from .runs import CaseResult, Run
+from .stats import mcnemar_exact_p
 from .storage.protocols import CaseMark, CasePair
 from .tolerance import Tolerances
 from .wording import counted
@@ -29,16 +29,6 @@ __all__ = ["Comparison", "EditedCase", "case_pairs", "compare", "compare_pairs",
 def exact_score(value: float) -> Fraction:
     """A stored float score as the small fraction it came from (1/3 stays 1/3, 0.7 stays 7/10)."""
     return Fraction(value).limit_denominator(1_000_000)
-
-
-def mcnemar_exact_p(regressed: int, fixed: int) -> float:
-    """Two-sided exact McNemar p-value for ``regressed`` vs ``fixed`` flipped cases (1.0 if none)."""
-    n = regressed + fixed
-    if n == 0:
-        return 1.0
-    k = min(regressed, fixed)
-    tail = sum(comb(n, i) for i in range(k + 1))
-    return min(1.0, float(Fraction(2 * tail, 2**n)))
 
 
 @attrs.frozen

@@ -3,13 +3,12 @@
 Registered in the ``evalkit.generators`` group as ``openai``. OpenAI itself, Azure-style gateways
 (through ``extra_headers``), vLLM, Ollama, LiteLLM and llama.cpp servers all fit.
 
-Requests go over the hand-written HTTP/1.1 transport in :mod:`evalkit_plugins._http11`, to a
-``base_url`` parsed by :mod:`evalkit_plugins._urls` (byte for byte what ``httpx.URL`` makes of
-it). httpx's own client is used only where that transport cannot go: behind a proxy that the
-environment (or, on macOS and Windows, the system) configures for the endpoint, and for the
-one-off readiness and evidence GETs when they are made inside a running event loop. httpx is
-imported there and only there, so a run without a proxy never imports it (nor ``urllib.request``);
-its transport errors are re-raised as the same-named classes of ``_http11``.
+Requests go over aiohttp (:mod:`evalkit_plugins._http`): one ``ClientSession`` per instance and
+event loop, its connection pool sized to the run's concurrency, to a ``base_url`` parsed by yarl.
+https endpoints are verified against ``ca_bundle`` when the instance names one, else the system's
+certificate store (``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` replace it); ``HTTPS_PROXY``,
+``HTTP_PROXY`` and ``ALL_PROXY`` are honoured unless ``NO_PROXY`` names the host. ``timeout``
+bounds each request whole, an answer trickled byte by byte included.
 
 Fault handling, per prompt:
 
@@ -27,8 +26,8 @@ Fault handling, per prompt:
   empty content) is raised at once and not retried: it is what the endpoint deterministically says,
   and the message shows what came back, shortened to 200 characters.
 * A response body longer than ``max_response_bytes`` (default 16 MiB) is not read past that many
-  bytes — on the lean transport and on httpx's own (proxies) alike — and is raised at once, not
-  retried: a 300 MB reply costs the limit in memory, not the reply.
+  bytes (counted after ``gzip``/``deflate`` decoding) and is raised at once, not retried: a 300 MB
+  reply or a gzip bomb costs the limit in memory, not the reply.
 
 The API key is read from the environment variable named by ``api_key_env`` when the generator is
 built; it is never an option. It and the ``extra_headers`` values are kept only in the headers the
@@ -39,15 +38,14 @@ error message is scrubbed of them, even when an endpoint echoes them back.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import math
 import os
 import random
 import re
+import ssl
 import time
-import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus
 
@@ -59,20 +57,22 @@ from evalkit.jsonparse import parse_json
 from evalkit.options import option
 from evalkit.privacy import remove_secrets
 from evalkit.wording import counted
+from yarl import URL
 
-from evalkit_plugins._http11 import (
-    TRANSPORT_ERRORS,
-    Http11Transport,
+from evalkit_plugins._http import (
+    ACCEPTED_CODINGS,
+    TRANSPORT_FAILURES,
+    EndpointSession,
+    EndpointSettings,
     Reply,
     ResponseTooLarge,
-    TimeoutException,
-    TransportError,
-    env_proxy_applies,
-    head_lines,
-    origin_of,
-    proxy_settings_possible,
+    UndecodableBody,
+    environment_proxy,
+    failure_detail,
+    failure_kind,
+    run_blocking,
+    tls_context,
 )
-from evalkit_plugins._urls import EndpointURL, InvalidURL
 
 __all__ = ["OpenAIGenerator"]
 
@@ -110,6 +110,11 @@ class OpenAIOptions:
     backoff_base: float = option("first retry delay in seconds (doubles per attempt, full jitter)", default=0.5)
     backoff_max: float = option("longest retry delay in seconds", default=30.0)
     max_response_bytes: int = option("a response body longer than this is refused unread (at least 1024)", default=DEFAULT_MAX_RESPONSE_BYTES)
+    ca_bundle: str | None = option(
+        "a PEM file of the certificate authorities to trust for an https endpoint, in place of the system's "
+        "(relative to the config file; default: the system's store, or $SSL_CERT_FILE)",
+        default=None,
+    )
 
 
 #: The option names, in the order the docs list them.
@@ -125,6 +130,8 @@ class OpenAIGenerator:
     """
 
     Options = OpenAIOptions
+    #: A relative ``ca_bundle`` in the project configuration is relative to the configuration file.
+    path_options = ("ca_bundle",)
 
     def __init__(
         self,
@@ -141,6 +148,7 @@ class OpenAIGenerator:
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        ca_bundle: str | None = None,
         **unknown: Any,
     ) -> None:
         if unknown:
@@ -172,23 +180,36 @@ class OpenAIGenerator:
             )
 
         # The path is extended and the query kept: …/v1/chat/completions?api-version=… (Azure OpenAI).
-        self._url = base.copy_with(path=base.decoded_path.rstrip("/") + "/chat/completions")
-        self._via_proxy = env_proxy_applies(self._url)
+        self._url = _below(base, "/chat/completions")
+        self._models_url = _below(base, "/models")
         self._where = f"openai generator: POST {self.base_url.rstrip('/')}/chat/completions"
         key = os.environ.get(api_key_env, "") if api_key_env else ""
         self._key_missing = not key
-        headers = {"content-type": "application/json", "accept": "application/json"}
+        headers = {"user-agent": USER_AGENT, "accept-encoding": ACCEPTED_CODINGS, "accept": "application/json"}
         if key:
             headers["authorization"] = f"Bearer {key}"
         headers.update((name.lower(), value) for name, value in (extra_headers or {}).items())
         _check_header_values(headers, api_key_env)
-        self._headers = headers
+        self.ca_bundle = _check_optional_str("ca_bundle", ca_bundle)
+        proxy = _proxy_for(self._url)
+        #: The one-off GETs (readiness, evidence) send no body, so no body type.
+        self._get_settings = EndpointSettings(
+            headers={k: v for k, v in headers.items() if k != "content-type"},
+            timeout=self.timeout,
+            tls=_tls_for(self._url, self.ca_bundle),
+            proxy=proxy,
+        )
+        self._post_settings = attrs.evolve(self._get_settings, headers={"content-type": "application/json", **headers})
         self._secrets = tuple(
-            sorted({key, *(extra_headers or {}).values(), *_query_secrets(base)} - {""}, key=len, reverse=True)
+            sorted(
+                {key, *(extra_headers or {}).values(), *_query_secrets(base), proxy.password if proxy else ""} - {"", None},
+                key=len,
+                reverse=True,
+            )
         )
         self._listing: Any = _NOT_ASKED  # GET /models as the readiness probe read it (None: no listing)
-        self._poster: _LeanPoster | _ProxyPoster | None = None
-        self._poster_loop: asyncio.AbstractEventLoop | None = None
+        self._session: EndpointSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
         #: Models a gateway said it routed to (LiteLLM's ``x-litellm-model-name``), as seen.
         self._routed_models: set[str] = set()
         #: The model name the last request sent (a run's override may differ from ``model``).
@@ -216,11 +237,13 @@ class OpenAIGenerator:
             "backoff_base": self.backoff_base,
             "backoff_max": self.backoff_max,
             "max_response_bytes": self.max_response_bytes,
+            "ca_bundle": self.ca_bundle,
         }
 
     def secret_values(self) -> tuple[str, ...]:
-        """The API key, the header values and the values of ``base_url``'s query parameters (as
-        given and URL-encoded), so the kernel keeps them out of every stored and printed byte."""
+        """The API key, the header values, the values of ``base_url``'s query parameters (as given
+        and URL-encoded) and the password of the environment's proxy URL, so the kernel keeps them
+        out of every stored and printed byte."""
         return self._secrets
 
     def use_concurrency(self, requests: int) -> None:
@@ -247,13 +270,14 @@ class OpenAIGenerator:
                 f"the environment variable {self.api_key_env} (api_key_env) is not set, so no key would be sent; "
                 'set it, or write api_key_env = "" for an endpoint that takes no key'
             )
-        url = self._url.copy_with(path=self._url.decoded_path.removesuffix("/chat/completions") + "/models")
         try:
-            status, reason, content = self._fetch(url, min(self.timeout, 10.0), MODEL_LIST_BYTES)
-        except TimeoutException as exc:
-            raise GenerationError(f"{where} timed out ({type(exc).__name__})") from None
-        except TransportError as exc:
-            raise GenerationError(f"{where}: connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})") from None
+            status, reason, content = self._fetch(self._models_url, min(self.timeout, 10.0), MODEL_LIST_BYTES)
+        except UndecodableBody as exc:
+            raise GenerationError(f"{where} answered with {self._scrub(exc.what)}") from None
+        except TRANSPORT_FAILURES as exc:
+            if isinstance(exc, TimeoutError):
+                raise GenerationError(f"{where} timed out ({failure_kind(exc)})") from None
+            raise GenerationError(f"{where}: connection failed ({self._transport_failure(exc)})") from None
         shown = content[: SHOWN_BODY_CHARS * 4] if content is not None else b"(a body over 1 MB)"
         if status in (401, 403) or (status >= 500 and _about_credentials(shown)):
             failure = self._status_failure(status, reason, shown)
@@ -263,29 +287,34 @@ class OpenAIGenerator:
             return [f"{where} answered {failure}; the run goes on (5xx answers are retried)"]
         return self._model_listed_warning(status, content or b"")
 
-    def _fetch(self, url: EndpointURL, timeout: float, limit: int) -> tuple[int, str, bytes | None]:
-        """``GET url`` with the generator's headers: the status, the reason phrase and the body
-        (``None`` when it is longer than ``limit`` bytes; no more than that is read).
+    def _fetch(self, url: URL, timeout: float, limit: int) -> tuple[int, str, bytes | None]:
+        """``GET url`` with the generator's headers, on a session of its own (one connection) and
+        an event loop of its own: the status, the reason phrase and the body (``None`` when it is
+        longer than ``limit`` bytes; no more than that is read).
 
-        Off a proxy and outside a running event loop, on the lean transport (one connection, no
-        httpx client to build); else through httpx's own. Raises a ``TimeoutException`` or another
-        ``TransportError`` (:mod:`._http11`'s), or ``_UndecodableBody`` (httpx's ``DecodingError``).
+        Raises one of :data:`~evalkit_plugins._http.TRANSPORT_FAILURES`, or ``UndecodableBody``.
         """
-        headers = {k: v for k, v in self._headers.items() if k != "content-type"}
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            if not self._via_proxy:
-                return asyncio.run(_lean_get(url, headers, timeout, limit))
-        return _httpx_get(url, headers, timeout, limit)
+        settings = attrs.evolve(self._get_settings, timeout=timeout)
 
-    def _get_json(self, url: EndpointURL, timeout: float) -> Any:
+        async def get() -> tuple[int, str, bytes | None]:
+            session = EndpointSession(settings, 1)
+            try:
+                reply = await session.send("GET", url, None, limit)
+            except ResponseTooLarge as exc:
+                return exc.status, exc.reason, None
+            finally:
+                await session.aclose()
+            return reply.status, reply.reason, reply.content
+
+        return run_blocking(get)
+
+    def _get_json(self, url: URL, timeout: float) -> Any:
         """The JSON body of a GET that answered 200, else ``None`` (never raises); a body over
         :data:`_MAX_METADATA_BYTES` is not read past that."""
         try:
             status, _, body = self._fetch(url, timeout, _MAX_METADATA_BYTES)
             return parse_json(body) if status == 200 and body is not None else None
-        except (TransportError, _UndecodableBody, ValueError):
+        except (*TRANSPORT_FAILURES, UndecodableBody, ValueError):
             return None
 
     def _model_listed_warning(self, status: int, content: bytes) -> list[str]:
@@ -327,8 +356,7 @@ class OpenAIGenerator:
         evidence: dict[str, Any] = {}
         if self._routed_models:
             evidence["routed_model"] = ", ".join(sorted(self._routed_models))
-        models_url = self._url.copy_with(path=self._url.decoded_path.removesuffix("/chat/completions") + "/models")
-        listing = self._listing if self._listing is not _NOT_ASKED else self._get_json(models_url, min(self.timeout, 5.0))
+        listing = self._listing if self._listing is not _NOT_ASKED else self._get_json(self._models_url, min(self.timeout, 5.0))
         entries = listing.get("data") if isinstance(listing, dict) else None
         entry = next(
             (e for e in entries or () if isinstance(e, dict) and e.get("id") == self._sent_model), None
@@ -340,7 +368,7 @@ class OpenAIGenerator:
             if isinstance(meta, dict):
                 evidence.update((f"meta.{k}", v) for k, v in meta.items() if isinstance(v, (int, float, str)))
         if entry is not None and (entry.get("owned_by") == "llamacpp" or "meta" in entry):
-            props = self._get_json(self._url.copy_with(path="/props"), min(self.timeout, 5.0))
+            props = self._get_json(self._url.with_path("/props", keep_query=True), min(self.timeout, 5.0))
             if isinstance(props, dict):
                 if isinstance(props.get("model_path"), str):
                     evidence["model_file"] = props["model_path"].replace("\\", "/").rsplit("/", 1)[-1]
@@ -351,10 +379,10 @@ class OpenAIGenerator:
 
     async def agenerate(self, request: GenerationRequest) -> Answer:
         """Ask the endpoint for one completion, retrying transient faults; raises ``GenerationError``."""
-        poster = self._poster
-        if poster is None or self._poster_loop is not asyncio.get_running_loop():
-            poster = self._open_poster()
-        return await self._complete(poster, self._payload(request))
+        session = self._session
+        if session is None or self._session_loop is not asyncio.get_running_loop():
+            session = self._open_session()
+        return await self._complete(session, self._payload(request))
 
     def generate(self, request: GenerationRequest) -> Answer:
         """Synchronous :meth:`agenerate` on a fresh event loop and a one-off connection.
@@ -365,10 +393,10 @@ class OpenAIGenerator:
 
     async def aclose(self) -> None:
         """Close the connection pool of the running loop; the generator reopens one if used again."""
-        poster, self._poster = self._poster, None
-        loop, self._poster_loop = self._poster_loop, None
-        if poster is not None and loop is asyncio.get_running_loop():
-            await poster.aclose()
+        session, self._session = self._session, None
+        loop, self._session_loop = self._session_loop, None
+        if session is not None and loop is asyncio.get_running_loop():
+            await session.aclose()
 
     async def __aenter__(self) -> OpenAIGenerator:
         return self
@@ -376,24 +404,18 @@ class OpenAIGenerator:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    def _new_poster(self) -> _LeanPoster | _ProxyPoster:
-        if self._via_proxy:
-            # Only httpx's own transport speaks to proxies; it is slower but proxy-aware.
-            return _ProxyPoster(self._url, self._headers, self.timeout, self.concurrency, self.max_response_bytes)
-        return _LeanPoster(self._url, self._headers, self.timeout, self.concurrency, self.max_response_bytes)
-
-    def _open_poster(self) -> _LeanPoster | _ProxyPoster:
+    def _open_session(self) -> EndpointSession:
         # A pool is bound to the loop it was first used on; a pool left on a finished loop is abandoned.
-        self._poster = self._new_poster()
-        self._poster_loop = asyncio.get_running_loop()
-        return self._poster
+        self._session = EndpointSession(self._post_settings, self.concurrency)
+        self._session_loop = asyncio.get_running_loop()
+        return self._session
 
     async def _generate_once(self, request: GenerationRequest) -> Answer:
-        poster = self._new_poster()
+        session = EndpointSession(self._post_settings, 1)
         try:
-            return await self._complete(poster, self._payload(request))
+            return await self._complete(session, self._payload(request))
         finally:
-            await poster.aclose()
+            await session.aclose()
 
     def _payload(self, request: GenerationRequest) -> bytes:
         model = request.model or self.model
@@ -416,32 +438,34 @@ class OpenAIGenerator:
             body["response_format"] = request.response_format
         return _encode_json(body).encode()
 
-    async def _complete(self, poster: _LeanPoster | _ProxyPoster, payload: bytes) -> Answer:
+    async def _complete(self, session: EndpointSession, payload: bytes) -> Answer:
         failure = ""
-        cause: Exception | None = None
+        cause: BaseException | None = None
         for attempt in range(1, self.max_attempts + 1):
             wait: float | None = None
             try:
-                reply = await poster.post(payload)
+                reply = await session.send("POST", self._url, payload, self.max_response_bytes)
             except ResponseTooLarge:
                 raise GenerationError(
                     f"{self._where} answered with a body larger than max_response_bytes "
                     f"({_size(self.max_response_bytes)}); evalkit stopped reading it (not retried)"
                 ) from None
-            except _UndecodableBody as exc:
+            except UndecodableBody as exc:
                 raise GenerationError(f"{self._where} answered with {self._scrub(exc.what)} (not retried)") from None
-            except TimeoutException as exc:
-                failure, cause = f"timed out ({type(exc).__name__}, timeout {self.timeout:g} s)", exc
-            except TransportError as exc:
-                failure, cause = f"connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})", exc
+            except TRANSPORT_FAILURES as exc:
+                if isinstance(exc, TimeoutError):
+                    failure = f"timed out ({failure_kind(exc)}, timeout {self.timeout:g} s)"
+                else:
+                    failure = f"connection failed ({self._transport_failure(exc)})"
+                cause = exc
             else:
                 status, content = reply.status, reply.content
                 if 200 <= status < 300:
-                    routed = reply.header(b"x-litellm-model-name")
+                    routed = reply.header("x-litellm-model-name")
                     if routed:
-                        self._routed_models.add(routed[:200].decode("latin-1"))
+                        self._routed_models.add(routed[:200])
                     return self._answer(content)
-                failure, cause = self._status_failure(status, reply.reason.decode("latin-1"), content), None
+                failure, cause = self._status_failure(status, reply.reason, content), None
                 field = _rejected_field(status, content)
                 if field is not None:
                     raise RequestRejected(
@@ -457,6 +481,10 @@ class OpenAIGenerator:
                 await asyncio.sleep(self._backoff(attempt, wait))
         attempts = counted(self.max_attempts, "attempt")
         raise GenerationError(f"{self._where} failed after {attempts}; last: {failure}") from cause
+
+    def _transport_failure(self, exc: BaseException) -> str:
+        """``Kind: what happened`` for a transport failure, credentials scrubbed."""
+        return f"{failure_kind(exc)}: {self._scrub(failure_detail(exc))}"
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -517,194 +545,6 @@ class OpenAIGenerator:
 
 #: What the generator says it is, on every request.
 USER_AGENT = f"evalkit/{_EVALKIT_VERSION}"
-#: The content codings the lean path asks for and decodes itself.
-_ACCEPTED_CODINGS = "gzip, deflate"
-
-
-class _UndecodableBody(Exception):
-    """A reply's body in a content coding evalkit did not ask for, or not valid in the one it names."""
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-        super().__init__(what)
-
-
-class _LeanPoster:
-    """POSTs JSON bodies to one URL over :class:`Http11Transport`, the request head encoded once.
-
-    Builds no ``httpx.Request``, ``httpx.Response`` or cookie jar per request: httpx's client layer
-    cost more CPU per request than the transport under it (``bench/generator_openai.py``). Sends
-    what httpx's client sent (host, accept-encoding, connection, user-agent, then the generator's
-    own headers, which win) and decodes ``gzip`` and ``deflate`` bodies within the size limit.
-    """
-
-    def __init__(self, url: EndpointURL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
-        self._origin = origin_of(url)
-        fields = {"accept-encoding": _ACCEPTED_CODINGS, "connection": "keep-alive", **headers}
-        for framing in ("content-length", "transfer-encoding"):
-            fields.pop(framing, None)
-        self._head = _request_head(b"POST", url, fields) + b"content-length: "
-        self._timeout = timeout
-        self._max_body = max_body
-        self._transport = Http11Transport(max_connections=connections, max_body_bytes=max_body)
-
-    async def post(self, payload: bytes) -> Reply:
-        """The endpoint's reply to ``payload``, its body read whole and decoded (see the class docstring)."""
-        timeout = self._timeout
-        reply = await self._transport.send(
-            self._origin, self._head + b"%d\r\n\r\n" % len(payload), payload, connect=timeout, write=timeout, read=timeout
-        )
-        coding = reply.header(b"content-encoding")
-        if coding is not None:
-            reply.content = _decoded(reply.content, coding, self._max_body)
-        return reply
-
-    async def aclose(self) -> None:
-        """Close the idle connections."""
-        await self._transport.aclose()
-
-
-async def _lean_get(url: EndpointURL, headers: Mapping[str, str], timeout: float, limit: int) -> tuple[int, str, bytes | None]:
-    """:meth:`OpenAIGenerator._fetch` on a one-connection :class:`Http11Transport`."""
-    transport = Http11Transport(max_connections=1, max_body_bytes=limit)
-    try:
-        reply = await transport.send(
-            origin_of(url),
-            _request_head(b"GET", url, {"accept-encoding": "identity", **headers}) + b"\r\n",
-            b"",
-            connect=timeout,
-            write=timeout,
-            read=timeout,
-        )
-    except ResponseTooLarge as exc:
-        return exc.status, exc.reason.decode("latin-1"), None
-    finally:
-        await transport.aclose()
-    return reply.status, reply.reason.decode("latin-1"), reply.content
-
-
-def _request_head(method: bytes, url: EndpointURL, fields: Mapping[str, str]) -> bytes:
-    """The head of a request to ``url`` without its closing blank line: the host and evalkit's
-    user agent first, then ``fields`` (which win over them). The values were checked to be ASCII."""
-    fields = {"host": url.netloc, "user-agent": USER_AGENT, **fields}
-    return head_lines(method, url.raw_path, ((name.encode("ascii"), value.encode("ascii")) for name, value in fields.items()))
-
-
-def _httpx_get(
-    url: EndpointURL, headers: Mapping[str, str], timeout: float, limit: int
-) -> tuple[int, str, bytes | None]:
-    """:meth:`OpenAIGenerator._fetch` through httpx's own client (behind a proxy, or inside a
-    running event loop), its failures raised as :mod:`._http11`'s (see :func:`_httpx_errors_as_ours`)."""
-    import httpx
-
-    with _httpx_errors_as_ours():
-        try:
-            with httpx.stream("GET", _httpx_url(url), headers=headers, timeout=timeout, verify=_tls(url)) as response:
-                content = b"".join(_take(response.iter_bytes(), limit + 1))  # never more than that is read
-        except httpx.DecodingError as exc:
-            raise _UndecodableBody(str(exc)) from exc
-    return response.status_code, response.reason_phrase, content if len(content) <= limit else None
-
-
-def _httpx_url(url: EndpointURL) -> Any:
-    """``url`` as an ``httpx.URL``, built from its parts: as one string it may be longer than
-    the 64 KiB httpx accepts, though no part is."""
-    import httpx
-
-    return httpx.URL(
-        scheme=url.scheme,
-        userinfo=url.userinfo.encode("ascii"),
-        host=url.host,
-        port=url.port,
-        path=url.path,
-        query=None if url.query is None else url.query.encode("ascii"),
-        fragment=url.fragment,
-    )
-
-
-@contextlib.contextmanager
-def _httpx_errors_as_ours() -> Iterator[None]:
-    """Re-raise httpx's transport errors as their namesakes in :mod:`._http11` (``ConnectError``
-    as ``ConnectError``, …), so one ``except`` per kind of failure serves both paths."""
-    import httpx
-
-    try:
-        yield
-    except httpx.TransportError as exc:
-        namesake = next(TRANSPORT_ERRORS[cls.__name__] for cls in type(exc).__mro__ if cls.__name__ in TRANSPORT_ERRORS)
-        raise namesake(str(exc)) from exc
-
-
-class _ProxyPoster:
-    """POSTs through httpx's own client, the only one here that speaks to proxies (httpx is
-    imported on this path only); the body is counted as it arrives (decoded) and not read past
-    the limit. Failures are raised as :mod:`._http11`'s."""
-
-    def __init__(self, url: EndpointURL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
-        import httpx
-
-        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-        self._client = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, pool=None), limits=limits)
-        self._url = _httpx_url(url)
-        self._max_body = max_body
-
-    async def post(self, payload: bytes) -> Reply:
-        """The endpoint's reply to ``payload``, its body read whole (see the class docstring)."""
-        import httpx
-
-        limit = self._max_body
-        try:
-            with _httpx_errors_as_ours():
-                async with self._client.stream("POST", self._url, content=payload) as response:
-                    declared = response.headers.get("content-length", "")
-                    if declared.isdigit() and int(declared) > limit:
-                        raise ResponseTooLarge(limit)
-                    chunks = []
-                    total = 0
-                    async for chunk in response.aiter_bytes():
-                        total += len(chunk)
-                        if total > limit:
-                            raise ResponseTooLarge(limit)
-                        chunks.append(chunk)
-        except httpx.DecodingError as exc:
-            raise _UndecodableBody(f"a body httpx could not decode ({exc})") from None
-        reason = response.reason_phrase.encode("latin-1", "replace")
-        return Reply(response.status_code, reason, list(response.headers.raw), b"".join(chunks))
-
-    async def aclose(self) -> None:
-        """Close the client's connections."""
-        await self._client.aclose()
-
-
-def _decoded(content: bytes, coding: bytes, limit: int) -> bytes:
-    """``content`` decoded from the codings ``coding`` names (last applied first), never more
-    than ``limit`` bytes of output (else :class:`ResponseTooLarge`: a small gzip bomb is refused)."""
-    for name in reversed([c.strip().lower() for c in coding.split(b",")]):
-        if name in (b"", b"identity"):
-            continue
-        if name in (b"gzip", b"x-gzip"):
-            attempts = (16 + zlib.MAX_WBITS,)
-        elif name == b"deflate":
-            attempts = (zlib.MAX_WBITS, -zlib.MAX_WBITS)  # zlib-wrapped, or raw as some servers send it
-        else:
-            raise _UndecodableBody(f"Content-Encoding {name[:40].decode('latin-1')!r}, which evalkit did not ask for")
-        for number, wbits in enumerate(attempts, start=1):
-            decoder = zlib.decompressobj(wbits)
-            try:
-                decoded = decoder.decompress(content, limit + 1)
-            except zlib.error:
-                if number < len(attempts):
-                    continue
-                raise _UndecodableBody(f"a body that is not valid {name.decode('latin-1')}") from None
-            break
-        if len(decoded) > limit or decoder.unconsumed_tail:
-            raise ResponseTooLarge(limit)
-        content = decoded
-    return content
-
-
-def _text(value: bytes | None) -> str | None:
-    return None if value is None else value.decode("latin-1")
 
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -768,25 +608,6 @@ def _rejected_field(status: int, body: bytes) -> str | None:
 _MAX_METADATA_BYTES = 1_000_000
 
 
-def _tls(url: EndpointURL) -> bool:
-    """httpx's ``verify`` for a one-off GET: ``False`` only where no TLS can happen — a plain
-    ``http://`` URL and no proxy configured (redirects are not followed) — so the GET skips
-    building a certificate store it would never use (40 ms of CPU per run); ``True`` otherwise."""
-    return url.scheme != "http" or proxy_settings_possible()
-
-
-def _take(chunks: Any, limit: int) -> list[bytes]:
-    """The first ``limit`` bytes of an iterator of byte chunks (the rest is not read)."""
-    taken: list[bytes] = []
-    size = 0
-    for chunk in chunks:
-        taken.append(chunk[: limit - size])
-        size += len(taken[-1])
-        if size >= limit:
-            break
-    return taken
-
-
 def _size(count: int) -> str:
     """``16 MiB``, ``1.5 KiB``, ``900 bytes``."""
     for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -809,7 +630,7 @@ def _about_credentials(content: bytes) -> bool:
 
 def _retry_after(reply: Reply) -> float | None:
     """Seconds the endpoint asks to wait (``retry-after-ms``, then ``Retry-After``), or ``None``."""
-    millis = _text(reply.header(b"retry-after-ms"))
+    millis = reply.header("retry-after-ms")
     if millis is not None:
         try:
             value = float(millis) / 1000.0
@@ -817,7 +638,7 @@ def _retry_after(reply: Reply) -> float | None:
             value = math.nan
         if math.isfinite(value):
             return max(value, 0.0)
-    raw = _text(reply.header(b"retry-after"))
+    raw = reply.header("retry-after")
     if raw is None:
         return None
     try:
@@ -845,39 +666,84 @@ def _bad(option: str, expected: str, value: object) -> str:
     return f'Option "{option}" of the openai generator must be {expected} (got {value!r}).'
 
 
-def _check_url(url: object) -> EndpointURL:
-    """The base URL, parsed; refused (without echoing it: it may carry credentials) when it is not
-    http(s), has no host, or carries user info — which httpx would send as Basic auth in place of
-    the ``api_key_env`` Bearer token."""
-    parsed = None
-    if isinstance(url, str):
-        try:
-            parsed = EndpointURL.parse(url)
-        except InvalidURL:
-            parsed = None
-    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ConfigError('Option "base_url" of the openai generator must be an http:// or https:// URL.')
-    if parsed.userinfo:
+#: The port of a URL whose port yarl refuses (out of range), to name it.
+_PORT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?(?:\[[^\]/?#]*\]|[^/?#:]*):([0-9]+)(?:[/?#]|$)")
+#: A host as sent (IDNA-encoded): a name or an IPv4 address; IPv6 literals are checked by yarl.
+_HOST = re.compile(r"[A-Za-z0-9._~-]+")
+
+
+def _check_url(url: object) -> URL:
+    """The base URL, parsed by yarl; refused (without echoing it: it may carry credentials) when it
+    is not http(s), has no host, holds a space or a control character (yarl would drop a line
+    break silently), names no TCP port, or carries user info — which an HTTP client sends as Basic
+    auth in place of the ``api_key_env`` Bearer token."""
+    refused = ConfigError('Option "base_url" of the openai generator must be an http:// or https:// URL.')
+    if not isinstance(url, str) or not url.isprintable() or " " in url:
+        raise refused
+    try:
+        parsed = URL(url)
+    except (ValueError, UnicodeError):
+        port = _PORT.match(url)
+        if port is not None and not 0 < int(port.group(1)) <= 65535:
+            raise _bad_port(port.group(1)) from None
+        raise refused from None
+    if parsed.scheme not in ("http", "https") or not parsed.raw_host:
+        raise refused
+    if parsed.raw_user or parsed.raw_password:
         raise ConfigError(
             'Option "base_url" of the openai generator must not carry user info ("user:password@"): it would be '
             "sent as Basic auth instead of the API key. Put the key in an environment variable named by "
             '"api_key_env", or a gateway credential in "extra_headers".'
         )
-    if parsed.port is not None and not 0 < parsed.port <= 65535:
-        raise ConfigError(f'Option "base_url" of the openai generator has port {parsed.port}; a TCP port is 1 to 65535.')
-    return parsed.copy_with(fragment=None)
+    if ":" not in parsed.raw_host and not _HOST.fullmatch(parsed.raw_host):
+        raise refused
+    if parsed.explicit_port is not None and not 0 < parsed.explicit_port <= 65535:
+        raise _bad_port(str(parsed.explicit_port))
+    return parsed.with_fragment(None)
 
 
-def _display_url(url: EndpointURL) -> str:
-    return str(url.copy_with(query=None, fragment=None))
+def _bad_port(port: str) -> ConfigError:
+    return ConfigError(f'Option "base_url" of the openai generator has port {port}; a TCP port is 1 to 65535.')
 
 
-def _query_secrets(url: EndpointURL) -> set[str]:
+def _below(base: URL, path: str) -> URL:
+    """``base`` with ``path`` appended to its path (one slash between), its query kept."""
+    return base.with_path(base.raw_path.rstrip("/") + path, encoded=True, keep_query=True)
+
+
+def _display_url(url: URL) -> str:
+    return str(url.with_query(None).with_fragment(None))
+
+
+def _query_secrets(url: URL) -> set[str]:
     """Every query parameter value of ``url``, decoded and as sent, and the raw query string."""
-    values = {url.query or ""}
-    for _, value in parse_qsl(url.query or "", keep_blank_values=True):
+    values = {url.raw_query_string}
+    for _, value in parse_qsl(url.raw_query_string, keep_blank_values=True):
         values.update((value, quote(value, safe=""), quote_plus(value)))
     return values
+
+
+def _tls_for(url: URL, ca_bundle: str | None) -> ssl.SSLContext | bool:
+    """The TLS verification for ``url`` (see :func:`~evalkit_plugins._http.tls_context`); a
+    ``ca_bundle`` that cannot be read as certificates is a configuration error naming it."""
+    if url.scheme != "https" and ca_bundle is None:
+        return True  # no TLS is ever spoken (redirects are not followed): no certificate store to build
+    try:
+        return tls_context(ca_bundle)
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        if isinstance(exc, OSError) and not isinstance(exc, ssl.SSLError) and exc.strerror:
+            reason = exc.strerror
+        else:
+            reason = "it holds no certificate in PEM form"
+        raise ConfigError(f'Option "ca_bundle" of the openai generator: {ca_bundle!r} cannot be used: {reason}.') from None
+
+
+def _proxy_for(url: URL) -> URL | None:
+    """The proxy the environment names for ``url`` (``None``: none, or ``NO_PROXY`` names the host)."""
+    try:
+        return environment_proxy(url)
+    except ValueError as exc:
+        raise ConfigError(f"openai generator: {exc}.") from None
 
 
 def _check_optional_str(option: str, value: object) -> str | None:

@@ -11,7 +11,10 @@ import pytest
 
 
 def complete(script: Path, project: Path, *words: str) -> list[str]:
-    """What bash offers for ``evalkit WORDS`` (the last word is the one being completed)."""
+    """What bash offers for ``evalkit WORDS`` (the last word is the one being completed).
+
+    Processes of their own: bash runs the script, and the script runs the installed ``evalkit``
+    console script for set and provider names, as on a user's machine."""
     bindir = str(Path(sys.executable).parent)
     words_text = " ".join(f'"{w}"' for w in ("evalkit", *words))
     done = subprocess.run(

@@ -84,6 +84,7 @@ def test_the_command_word_is_found_after_the_global_options(argv: list[str], com
 
 
 def test_a_run_imports_no_other_commands_module() -> None:
+    # A process of its own: what a fresh interpreter imports (this one has imported every command).
     code = (
         "import sys\n"
         "from evalkit.cli import main\n"
@@ -96,6 +97,7 @@ def test_a_run_imports_no_other_commands_module() -> None:
 
 
 def test_a_run_imports_without_garbage_collection_and_collects_from_its_start(tmp_path) -> None:  # noqa: ANN001
+    # A process of its own: the modules a run imports are imported for the first time.
     code = (
         "import gc, sys\n"
         "from evalkit.cli import common, main\n"
@@ -158,14 +160,57 @@ def test_main_stops_on_sigterm_as_on_ctrl_c_and_leaves_a_callers_handler_alone(t
         signal.signal(signal.SIGTERM, previous)
 
 
+def test_main_forgets_the_secrets_its_command_remembered_and_keeps_the_callers(tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    """main() may be called again in the same process: the next command scrubs its own secrets
+    and its caller's, not the last command's."""
+    from evalkit import privacy
+    from evalkit.cli import main
+
+    class Holder:
+        def __init__(self, secret: str) -> None:
+            self.secret = secret
+
+        def secret_values(self) -> tuple[str, ...]:
+            return (self.secret,)
+
+    monkeypatch.chdir(tmp_path)
+    callers, commands = Holder("sk-callers-0123456789abcdef"), Holder("sk-commands-0123456789abcdef")
+    with privacy.secrets_remembered_within():
+        privacy.remember_secret_holder(callers)
+        seen: list[tuple[str, ...]] = []
+
+        def handle(args: argparse.Namespace) -> int:
+            privacy.remember_secret_holder(commands)
+            seen.append(privacy.secrets_to_hide())
+            return 0
+
+        monkeypatch.setattr("evalkit.cli.list_cmd.handle", handle)
+        assert main(["list"]) == 0
+        assert {callers.secret, commands.secret} <= set(seen[-1])  # while the command runs: both
+        assert callers.secret in privacy.secrets_to_hide() and commands.secret not in privacy.secrets_to_hide()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux's /proc")
+def test_discarding_standard_output_leaves_no_descriptor_open(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    from evalkit.cli import _discard_stdout
+
+    with open(tmp_path / "out", "w") as out:
+        monkeypatch.setattr("evalkit.cli.stdout.stdout", lambda: out)
+        before = len(os.listdir("/proc/self/fd"))
+        _discard_stdout()
+        after = len(os.listdir("/proc/self/fd"))
+        out.write("dropped")
+        out.flush()
+    assert after == before
+    assert (tmp_path / "out").read_text() == ""
+
+
 @pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("args", [("list",), ("run", "evalkit.smoke", "--json"), ("run", "evalkit.smoke", "--show-all")])
-def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(project: Path, args: tuple[str, ...]) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(evalkit_process, args: tuple[str, ...]) -> None:  # noqa: ANN001
+    # A process of its own: its standard output is /dev/full, and what the interpreter does at exit counts.
     with open("/dev/full", "w") as full:  # every write: "No space left on device"
-        done = subprocess.run(
-            [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120
-        )
+        done = evalkit_process.run(*args, stdout=full, timeout=120)
     assert done.returncode == 3, done.stderr
     assert done.stderr.endswith(
         "evalkit: error: could not write the output: No space left on device (anything the command stored is kept)\n"
@@ -175,26 +220,22 @@ def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(projec
 
 @pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("args", [("--help",), ("--version",), ("run", "--help"), ()], ids=["help", "version", "run-help", "bare"])
-def test_help_that_cannot_be_written_is_an_error_not_a_silent_success(project: Path, args: tuple[str, ...]) -> None:
+def test_help_that_cannot_be_written_is_an_error_not_a_silent_success(evalkit_process, args: tuple[str, ...]) -> None:  # noqa: ANN001
     """argparse ignores a failed write of help or the version: `evalkit --help > /dev/full` exited 0."""
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+    # A process of its own: its standard output is /dev/full, and what the interpreter does at exit counts.
     with open("/dev/full", "w") as full:
-        done = subprocess.run(
-            [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60
-        )
+        done = evalkit_process.run(*args, stdout=full, timeout=60)
     assert done.returncode == 3, done.stderr
     assert done.stderr == "evalkit: error: could not write the output: No space left on device\n"
 
 
 @pytest.mark.parametrize("args", [("--help",), ()], ids=["help", "bare"])
-def test_help_into_a_closed_pipe_keeps_its_exit_code(project: Path, args: tuple[str, ...]) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+def test_help_into_a_closed_pipe_keeps_its_exit_code(evalkit_process, args: tuple[str, ...]) -> None:  # noqa: ANN001
+    # A process of its own: a broken pipe is SIGPIPE/EPIPE on the process's own standard output.
     reader, writer = os.pipe()
     os.close(reader)  # the reader is gone before evalkit writes (`evalkit --help | true`)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, stdout=writer, stderr=subprocess.PIPE, text=True, timeout=60
-        )
+        done = evalkit_process.run(*args, stdout=writer, timeout=60)
     finally:
         os.close(writer)
     assert done.returncode == (0 if args else 2), done.stderr
@@ -202,28 +243,27 @@ def test_help_into_a_closed_pipe_keeps_its_exit_code(project: Path, args: tuple[
 
 
 @pytest.mark.parametrize("closed", [(1,), (2,), (1, 2), (0, 1, 2)], ids=["stdout", "stderr", "both", "all"])
-def test_closed_standard_streams_are_not_a_crash_and_never_reach_the_store(project: Path, closed: tuple[int, ...]) -> None:
+def test_closed_standard_streams_are_not_a_crash_and_never_reach_the_store(
+    project: Path, evalkit_process, evalkit_cli, closed: tuple[int, ...]
+) -> None:  # noqa: ANN001
     """`evalkit run >&-` had no sys.stdout (an internal error at the first write), and the store,
     opened next, would have taken the free descriptor and received what was printed."""
     import sqlite3
-
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
 
     def close_them() -> None:
         for descriptor in closed:
             os.close(descriptor)
 
     for args in (("run", "evalkit.smoke", "--json"), ("run", "evalkit.smoke"), ("list",), ("--help",)):
-        done = subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=project, env=env, preexec_fn=close_them,  # noqa: PLW1509
-                              capture_output=False, timeout=120)  # fmt: skip
+        # A process of its own: it starts with the standard streams closed.
+        done = evalkit_process.run(*args, preexec_fn=close_them, stdin=None, stdout=None, stderr=None, timeout=120)  # noqa: PLW1509
         assert done.returncode == 0, args
     store = project / ".evalkit" / "results.db"
     with sqlite3.connect(store) as conn:
         assert conn.execute("pragma integrity_check").fetchone() == ("ok",)
         assert conn.execute("select count(*), min(status) from evalkit_run").fetchone() == (2, "complete")
-    history = subprocess.run([sys.executable, "-m", "evalkit", "history", "evalkit.smoke"], cwd=project, env=env,
-                             capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert history.returncode == 0 and "(2 runs)" in history.stdout, history.stderr
+    history = evalkit_cli("history", "evalkit.smoke", timeout=60)
+    assert history.code == 0 and "(2 runs)" in history.stdout, history.stderr
 
 
 def test_a_sys_exit_no_plugin_call_caught_ends_the_command_with_3_saying_so(capsys) -> None:

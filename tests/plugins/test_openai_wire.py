@@ -205,3 +205,16 @@ def test_a_refused_key_with_a_huge_body_is_still_named_as_a_401() -> None:
     outcome, _ = probe(lambda head: status(401, b"x" * 2_000_000))
     assert isinstance(outcome, GenerationError)
     assert "GET http://127.0.0.1:" in str(outcome) and "answered HTTP 401 Whatever: (a body over 1 MB)" in str(outcome)
+
+
+def test_a_redirect_is_the_endpoints_answer_not_followed() -> None:
+    """A 3xx would carry the key to wherever ``Location`` points; it is reported, not followed."""
+    outcomes, heads = serve(lambda head: b"HTTP/1.1 302 Found\r\nLocation: http://elsewhere.example/v1\r\nContent-Length: 0\r\n\r\n")
+    assert isinstance(outcomes[0], GenerationError)
+    assert "answered HTTP 302 Found: (empty body) (not retried)" in str(outcomes[0])
+    assert len(heads) == 3  # one request per question, none to elsewhere
+
+
+def test_no_cookie_an_endpoint_sets_is_sent_back() -> None:
+    _, heads = serve(lambda head: reply(COMPLETION, b"Set-Cookie: session=tracked; Path=/"))
+    assert len(heads) == 3 and not any(b"cookie:" in head.lower() for head in heads)

@@ -321,8 +321,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the run starts); on for every other command's own work, and as it was when main() returns.
     gc.disable()
     terminating = _stop_on_sigterm()
+    from ..privacy import secrets_remembered_within
+
     try:
-        return _main(argv, collecting)
+        with secrets_remembered_within():  # a second main() in this process scrubs its own secrets, not these
+            return _main(argv, collecting)
     finally:
         (gc.enable if collecting else gc.disable)()
         if terminating is not None:
@@ -459,14 +462,23 @@ _OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 def _discard_stdout() -> None:
+    """Point standard output's descriptor at ``/dev/null``: what is still buffered for it (written
+    again when the stream is flushed or closed) is dropped instead of failing a second time."""
     import os
 
     from .stdout import stdout
 
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout().fileno())
+        target = stdout().fileno()
+        nothing = os.open(os.devnull, os.O_WRONLY)
     except (OSError, ValueError):  # no file descriptor behind it (a StringIO)
+        return
+    try:
+        os.dup2(nothing, target)
+    except OSError:
         pass
+    finally:
+        os.close(nothing)  # main() may be called again in this process: no descriptor left open
 
 
 def _failed(args: argparse.Namespace, exc: Exception) -> int:

@@ -21,7 +21,7 @@ def register(subparsers: Any) -> None:
         help="list installed plugins, or the golden sets they ship",
         description=(
             "`evalkit list` shows every plugin in every evalkit entry-point group with its distribution and "
-            "version, without importing any plugin. `evalkit list sets` loads the golden prompt set providers "
+            "version (and whether EVALKIT_DISABLE_PLUGINS disables it), without importing any plugin. `evalkit list sets` loads the golden prompt set providers "
             "and shows their sets; `evalkit list questions` does the same for golden question sets (including the "
             "collections declared under [question_sets] in the configuration); `evalkit list deployments` shows each "
             "retrieval deployment, the retriever it runs and where it was defined."
@@ -54,13 +54,17 @@ def _plugins(args: argparse.Namespace) -> int:
     from .. import registry
 
     records = registry.scan()
+    off = registry.disabled()
     options = {r: plugin_options(r) for r in records} if args.options else {}
     if args.json:
         from .common import print_json
 
         rows = []
         for r in records:
-            row: dict[str, Any] = {"group": r.group, "name": r.name, "value": r.value, "distribution": r.distribution, "version": r.version}
+            row: dict[str, Any] = {
+                "group": r.group, "name": r.name, "value": r.value, "distribution": r.distribution, "version": r.version,
+                "disabled": r.name in off,
+            }
             if args.options:
                 row["options"], row["options_error"] = options[r]
             rows.append(row)
@@ -79,7 +83,8 @@ def _plugins(args: argparse.Namespace) -> int:
         names = [literal(r.name, markup=False) for r in members]
         width = max((len(name) for name in names), default=0)
         for name, record in zip(names, members, strict=True):
-            write(f"  {name.ljust(width)}  {literal(f'{record.distribution} {record.version}', markup=False)}\n")
+            note = f"  (disabled by {registry.DISABLE_ENV})" if record.name in off else ""
+            write(f"  {name.ljust(width)}  {literal(f'{record.distribution} {record.version}', markup=False)}{note}\n")
             if args.options:
                 for line in option_lines(*options[record]):
                     write(f"      {literal(line, markup=False)}\n")

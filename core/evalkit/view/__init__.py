@@ -26,7 +26,7 @@ from .settings import LOOPBACK_HOSTS, ViewerSettings
 __all__ = ["LOOPBACK_HOSTS", "MISSING_EXTRA", "ViewerSettings", "create_app", "missing_modules"]
 
 #: The modules the ``view`` extra installs.
-EXTRA_MODULES = ("starlette", "uvicorn", "jinja2", "regex")
+EXTRA_MODULES = ("starlette", "uvicorn", "jinja2")
 #: What to say when they are missing.
 MISSING_EXTRA = 'evalkit view needs the "view" extra: pip install "evalkit-golden[view]"'
 

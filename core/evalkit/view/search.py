@@ -1,6 +1,7 @@
 """Searching a run's cases: plain text (case-insensitive) or a regular expression with a time limit.
 
-A regular expression is compiled by the ``regex`` module (``re``'s syntax, version 0) and every
+A regular expression is compiled by the ``regex`` module (``re``'s syntax, version 0, as the
+``regex`` assertion kind compiles patterns) and every
 search is given the time the whole search has left (``regex``'s own ``timeout=``, which works in
 any thread, where a request is answered): a pattern that backtracks catastrophically ends the
 search with :class:`SearchTimeout` after :data:`SEARCH_TIME_LIMIT_S` instead of holding a thread.

@@ -141,10 +141,11 @@ _CATASTROPHIC_PATTERN = GoldenPromptSet(
             prompt="Return the name",
             assertions=[
                 Assertion.json_schema(
-                    {"type": "object", "properties": {"name": {"type": "string", "pattern": "^(a+)+$"}}}
+                    # ^(a+)+$ no longer: the regex module answers it at once
+                    {"type": "object", "properties": {"name": {"type": "string", "pattern": "^(a|aa)+$"}}}
                 )
             ],
-            reference='{"name": "' + "a" * 40 + '!"}',
+            reference='{"name": "' + "a" * 60 + '!"}',
         ),
         GoldenPrompt(
             id="pattern_properties",

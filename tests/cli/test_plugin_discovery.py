@@ -1,0 +1,103 @@
+"""Discovery through the CLI: listing imports no plugin, the first distribution of a name wins, a
+plugin that fails (even by exiting) is named while the rest work, the deny-list, clashing names,
+and no stevedore cache file written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.support.distributions import write_distribution
+
+MARKER_MODULE = (
+    "import os\n"
+    "open(os.environ['EVALKIT_TEST_IMPORTED'], 'a').write(__name__ + '\\n')\n"
+    "class Grader:\n"
+    "    def __init__(self):\n"
+    "        pass\n"
+)
+
+
+def test_listing_imports_no_plugin_module_and_loading_its_options_does(evalkit_cli, tmp_path: Path) -> None:
+    site = write_distribution(
+        tmp_path / "site", "evalkit-watched", "1.0", {"evalkit.graders": {"watched": "evalkit_watched:Grader"}},
+        {"evalkit_watched.py": MARKER_MODULE},
+    )
+    marker = tmp_path / "imported.txt"
+    env = {"PYTHONPATH": str(site), "EVALKIT_TEST_IMPORTED": str(marker)}
+    listed = evalkit_cli("list", env=env)
+    assert listed.code == 0, listed.stderr
+    assert "watched" in listed.stdout and "evalkit-watched 1.0" in listed.stdout
+    assert evalkit_cli("list", "--json", env=env).code == 0
+    assert not marker.exists(), "evalkit list imported a plugin module"
+    options = evalkit_cli("list", "--options", env=env)
+    assert options.code == 0, options.stderr
+    assert marker.read_text() == "evalkit_watched\n"
+
+
+def test_the_first_distribution_of_a_name_on_the_path_is_the_one_listed_and_run(evalkit_cli, tmp_path: Path) -> None:
+    module = "class Grader:\n    def __init__(self, **options):\n        raise RuntimeError('version {v} was loaded')\n"
+    newer = write_distribution(
+        tmp_path / "newer", "evalkit-shadow", "2.0", {"evalkit.graders": {"shadowed": "evalkit_shadow:Grader"}},
+        {"evalkit_shadow.py": module.format(v="2.0")},
+    )
+    older = write_distribution(
+        tmp_path / "older", "evalkit-shadow", "1.0",
+        {"evalkit.graders": {"shadowed": "evalkit_shadow:Grader", "only_old": "evalkit_shadow:Grader"}},
+        {"evalkit_shadow.py": module.format(v="1.0")},
+    )
+    env = {"PYTHONPATH": os.pathsep.join([str(newer), str(older)])}
+    rows = [row for row in evalkit_cli("list", "--json", env=env).json() if row["distribution"] == "evalkit-shadow"]
+    assert [(row["name"], row["version"]) for row in rows] == [("shadowed", "2.0")]
+    run = evalkit_cli("run", "evalkit.smoke", "--grader", "shadowed", env=env)
+    assert run.code == 2
+    assert "grader shadowed (evalkit-shadow 2.0) raised RuntimeError when created: version 2.0 was loaded" in run.stderr
+    swapped = {"PYTHONPATH": os.pathsep.join([str(older), str(newer)])}
+    rows = [row for row in evalkit_cli("list", "--json", env=swapped).json() if row["distribution"] == "evalkit-shadow"]
+    assert [(row["name"], row["version"]) for row in rows] == [("shadowed", "1.0"), ("only_old", "1.0")]
+
+
+def test_a_provider_that_exits_at_import_is_named_and_the_other_sets_still_list_and_run(evalkit_cli, tmp_path: Path) -> None:
+    site = write_distribution(
+        tmp_path / "site", "evalkit-exiting", "0.3", {"evalkit.golden_sets": {"exiting": "evalkit_exiting_sets:Provider"}},
+        {"evalkit_exiting_sets.py": "import sys\nsys.exit(0)\n"},
+    )
+    env = {"PYTHONPATH": str(site)}
+    listed = evalkit_cli("list", "sets", env=env)
+    assert listed.code == 2
+    assert "evalkit.smoke" in listed.stdout and "arith.basic" in listed.stdout
+    assert "golden prompt set provider exiting (evalkit-exiting 0.3) failed to load: SystemExit: 0" in listed.stderr
+    assert evalkit_cli("run", "evalkit.smoke", env=env).code == 0
+
+
+def test_disabled_plugins_are_marked_in_the_listing_and_never_loaded(evalkit_cli, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists("evalkit-broken-plugin"), "EVALKIT_DISABLE_PLUGINS": "broken_import,raising,invalid"}
+    listed = evalkit_cli("list", env=env)
+    assert listed.code == 0
+    line = next(line for line in listed.stdout.splitlines() if "broken_import" in line)
+    assert line.endswith("evalkit-broken-plugin 6.6.6  (disabled by EVALKIT_DISABLE_PLUGINS)")
+    rows = {row["name"]: row for row in evalkit_cli("list", "--json", env=env).json()}
+    assert rows["broken_import"]["disabled"] is True and rows["broken_grader"]["disabled"] is False
+    sets = evalkit_cli("list", "sets", env=env)
+    assert sets.code == 0, sets.stderr
+    assert "arith.basic" in sets.stdout and "evalkit-broken-plugin" not in sets.stderr
+    run = evalkit_cli("run", "evalkit.smoke", "--grader", "broken_grader", env={**env, "EVALKIT_DISABLE_PLUGINS": "broken_grader"})
+    assert run.code == 2 and 'Unknown grader "broken_grader"' in run.stderr
+
+
+def test_a_grader_name_two_distributions_declare_is_refused_naming_both(evalkit_cli, tmp_path: Path) -> None:
+    first = write_distribution(tmp_path / "a", "evalkit-twin-a", "1.0", {"evalkit.graders": {"twin": "json:dumps"}})
+    second = write_distribution(tmp_path / "b", "evalkit-twin-b", "2.5", {"evalkit.graders": {"twin": "json:loads"}})
+    run = evalkit_cli("run", "evalkit.smoke", "--grader", "twin", env={"PYTHONPATH": os.pathsep.join([str(first), str(second)])})
+    assert run.code == 2
+    assert 'grader "twin" is declared by more than one distribution: evalkit-twin-a 1.0, evalkit-twin-b 2.5' in run.stderr
+
+
+def test_no_entry_point_cache_file_is_written(evalkit_cli, tmp_path: Path, plugin_dists) -> None:
+    """stevedore writes one file per environment under $XDG_CACHE_HOME/python-entrypoints when its
+    own listing is used; evalkit's managers list the scan's records instead."""
+    cache = tmp_path / "cache"
+    env = {"XDG_CACHE_HOME": str(cache), "PYTHONPATH": plugin_dists("evalkit-broken-plugin")}
+    assert evalkit_cli("list", "sets", env=env).code == 2
+    assert evalkit_cli("run", "evalkit.smoke", env=env).code == 0
+    assert not (cache / "python-entrypoints").exists()

@@ -1,0 +1,189 @@
+"""The seeded paired bootstrap agrees with ``scipy.stats.bootstrap(..., paired=True)`` and the
+sign-flip test with ``scipy.stats.permutation_test`` on the same data."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from evalkit.stats import StatisticsInputError, paired_binary, paired_bootstrap, sign_flip_test
+from evalkit.stats.resampling import bootstrap_intervals, quantile, sign_flip_from_differences
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+
+def tables() -> list[tuple[list[float], list[float]]]:
+    rng = random.Random(33)
+    result = []
+    for size in (20, 24, 30, 45, 60):
+        baseline = [rng.random() for _ in range(size)]
+        result.append((baseline, [min(1.0, max(0.0, b + rng.gauss(-0.05, 0.25))) for b in baseline]))
+    # pass fractions of 3 repeats: the resampled means lie on a lattice of step 1 / (3 n), so two
+    # independent samplers can land a step apart; from 45 cases on the step is below 0.01
+    for size in (45, 60, 90):
+        passes = [rng.randrange(4) / 3 for _ in range(size)]
+        result.append((passes, [max(0.0, p - rng.choice((0, 0, 1 / 3, 2 / 3))) for p in passes]))
+    return result
+
+
+TABLES = tables()
+IDS = [f"n{len(b)}-{i}" for i, (b, _) in enumerate(TABLES)]
+
+
+def mean_difference(baseline: np.ndarray, current: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(current - baseline, axis=axis)
+
+
+@pytest.mark.parametrize("method", ["bca", "percentile"])
+@pytest.mark.parametrize(("baseline", "current"), TABLES, ids=IDS)
+def test_bootstrap_within_a_hundredth_of_scipy(baseline: list[float], current: list[float], method: str) -> None:
+    ours = paired_bootstrap(baseline, current, resamples=20_000, seed=7, method=method)  # type: ignore[arg-type]
+    theirs = stats.bootstrap(
+        (np.array(baseline), np.array(current)), mean_difference, paired=True, vectorized=True,
+        n_resamples=20_000, method="BCa" if method == "bca" else "percentile", rng=np.random.default_rng(7),
+    ).confidence_interval
+    assert ours.method == method
+    assert abs(ours.interval.low - theirs.low) < 0.01
+    assert abs(ours.interval.high - theirs.high) < 0.01
+    assert ours.interval.low <= ours.delta <= ours.interval.high
+
+
+def test_bootstrap_is_reproducible_from_its_seed() -> None:
+    baseline, current = TABLES[0]
+    first = paired_bootstrap(baseline, current, seed=11)
+    assert first == paired_bootstrap(baseline, current, seed=11)
+    assert (first.seed, first.resamples) == (11, 2_000)
+    assert first.interval != paired_bootstrap(baseline, current, seed=12).interval
+
+
+def test_bootstrap_levels_share_their_resamples() -> None:
+    baseline, current = TABLES[2]
+    diffs = [c - b for b, c in zip(baseline, current, strict=True)]
+    wide, narrow = bootstrap_intervals(diffs, (0.95, 0.9), resamples=3_000, seed=5)
+    assert wide == paired_bootstrap(baseline, current, resamples=3_000, seed=5)
+    assert wide.interval.low <= narrow.interval.low <= narrow.interval.high <= wide.interval.high
+
+
+def test_bootstrap_edges() -> None:
+    one = paired_bootstrap([0.2], [0.9])
+    assert (one.interval.low, one.interval.high) == (-1.0, 1.0)
+    flat = paired_bootstrap([0.5, 0.5, 0.5], [0.25, 0.25, 0.25])
+    assert (flat.interval.low, flat.interval.high, flat.delta) == (-0.25, -0.25, -0.25)
+    # every resampled mean above the estimate cannot happen; one-sided data falls back cleanly
+    lopsided = paired_bootstrap([0.0] * 9 + [0.0], [0.0] * 9 + [1.0], resamples=500)
+    assert lopsided.interval.low == 0.0
+    assert quantile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.5
+    with pytest.raises(StatisticsInputError, match="method"):
+        paired_bootstrap([0.1, 0.2], [0.2, 0.3], method="basic")  # type: ignore[arg-type]
+    with pytest.raises(StatisticsInputError, match="resamples"):
+        paired_bootstrap([0.1, 0.2], [0.2, 0.3], resamples=0)
+    with pytest.raises(StatisticsInputError, match="seed"):
+        paired_bootstrap([0.1, 0.2], [0.2, 0.3], seed=1.5)  # type: ignore[arg-type]
+
+
+def exact_permutation(diffs: list[float], alternative: str) -> float:
+    return stats.permutation_test(
+        (np.array(diffs),), lambda x, axis=-1: np.mean(x, axis=axis), permutation_type="samples",
+        vectorized=True, n_resamples=np.inf, alternative=alternative,
+    ).pvalue
+
+
+@pytest.mark.parametrize("size", [5, 8, 11, 13])
+def test_exact_sign_flip_equals_scipy_exact_permutation(size: int) -> None:
+    rng = random.Random(size)
+    baseline = [rng.random() for _ in range(size)]
+    current = [min(1.0, max(0.0, b + rng.gauss(-0.1, 0.2))) for b in baseline]
+    diffs = [c - b for b, c in zip(baseline, current, strict=True)]
+    ours = sign_flip_test(baseline, current)
+    assert ours.method == "exact" and ours.samples == 0
+    assert ours.p_drop == pytest.approx(exact_permutation(diffs, "less"), abs=1e-12)
+    assert ours.p_value == pytest.approx(exact_permutation(diffs, "two-sided"), abs=1e-12)
+
+
+@pytest.mark.parametrize(("baseline", "current"), TABLES[:6], ids=IDS[:6])
+def test_sampled_sign_flip_is_close_to_scipy(baseline: list[float], current: list[float]) -> None:
+    diffs = np.array(current) - np.array(baseline)
+    ours = sign_flip_test(baseline, current, samples=20_000, seed=3, stop_after=None)
+    # two independent samplers of 20,000: the one-sided p-values differ by 0.005 (sd) at most;
+    # scipy doubles a one-sided tail for the two-sided one, which doubles its noise
+    for alternative, value, within in (("less", ours.p_drop, 0.02), ("two-sided", ours.p_value, 0.03)):
+        theirs = stats.permutation_test(
+            (diffs,), lambda x, axis=-1: np.mean(x, axis=axis), permutation_type="samples", vectorized=True,
+            n_resamples=20_000, alternative=alternative, rng=np.random.default_rng(3),
+        ).pvalue
+        assert abs(value - theirs) < within
+    assert ours.seed == 3 and ours == sign_flip_test(baseline, current, samples=20_000, seed=3, stop_after=None)
+    assert ours.samples == (20_000 if ours.method == "monte_carlo" else 0)
+
+
+def test_hit_rates_get_the_exact_sign_test_which_is_mcnemar() -> None:
+    rng = random.Random(4)
+    baseline = [rng.random() < 0.8 for _ in range(200)]
+    current = [rng.random() < 0.7 for _ in range(200)]
+    flip = sign_flip_test([float(b) for b in baseline], [float(c) for c in current])
+    binary = paired_binary(baseline, current)
+    assert flip.method == "exact"
+    assert (flip.p_value, flip.p_drop) == (binary.p_value, binary.p_drop)
+
+
+def test_many_sizes_sample_from_byte_tables_and_huge_sets_use_the_normal_limit() -> None:
+    rng = random.Random(8)
+    diffs = [rng.uniform(-0.5, 0.45) for _ in range(300)]
+    sampled = sign_flip_from_differences(diffs, samples=4_000, seed=1)
+    assert sampled.method == "monte_carlo"
+    exact_t = stats.ttest_1samp(diffs, 0.0, alternative="less").pvalue
+    assert abs(sampled.p_drop - exact_t) < 0.03  # Smucker et al.: the two agree closely
+    few_sizes = [rng.choice((-0.5, -0.25, 0.25, 0.5, 1.0, -1.0)) for _ in range(400)]
+    grouped = sign_flip_from_differences(few_sizes, samples=4_000, seed=1)
+    assert grouped.method == "monte_carlo"
+    assert abs(grouped.p_drop - stats.ttest_1samp(few_sizes, 0.0, alternative="less").pvalue) < 0.03
+    huge = [rng.uniform(-0.3, 0.3) for _ in range(40_000)]
+    normal = sign_flip_from_differences(huge)
+    assert normal.method == "normal" and 0 < normal.error_bound <= 0.01 and normal.samples == 0
+    assert normal.p_drop == pytest.approx(stats.ttest_1samp(huge, 0.0, alternative="less").pvalue, abs=0.01)
+
+
+def test_large_p_values_stop_sampling_early() -> None:
+    rng = random.Random(21)
+    baseline = [rng.random() for _ in range(300)]
+    current = [min(1.0, max(0.0, b + rng.gauss(0.0, 0.1))) for b in baseline]
+    early = sign_flip_test(baseline, current, samples=20_000, seed=1)
+    full = sign_flip_test(baseline, current, samples=20_000, seed=1, stop_after=None)
+    assert early.method == full.method == "monte_carlo"
+    assert early.samples < 2_000 < full.samples
+    assert early.p_drop == pytest.approx(full.p_drop, rel=0.2)
+    assert early.p_value == pytest.approx(full.p_value, rel=0.2)
+    regressed = sign_flip_test(baseline, [max(0.0, c - 0.05) for c in current], samples=3_000, seed=1)
+    assert regressed.samples == 3_000 and regressed.p_drop < 0.01
+
+
+def test_sign_flip_edges() -> None:
+    nothing = sign_flip_test([0.3, 0.4], [0.3, 0.4])
+    assert (nothing.p_value, nothing.p_drop, nothing.method) == (1.0, 1.0, "exact")
+    with pytest.raises(StatisticsInputError, match="samples"):
+        sign_flip_test([0.1], [0.2], samples=0)
+    with pytest.raises(StatisticsInputError, match="differences are empty"):
+        sign_flip_from_differences([])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=40))
+def test_sign_flip_p_values_are_probabilities_and_mirror(pairs: list[tuple[float, float]]) -> None:
+    baseline = [b for b, _ in pairs]
+    current = [c for _, c in pairs]
+    # the same seed draws the same sign patterns, so |T| — and the two-sided p — mirror exactly
+    # (when sampling runs its course: an early stop depends on which tail fills first)
+    forward = sign_flip_test(baseline, current, samples=500, seed=2, stop_after=None)
+    backward = sign_flip_test(current, baseline, samples=500, seed=2, stop_after=None)
+    assert 0 < forward.p_drop <= 1 and 0 < forward.p_value <= 1
+    assert forward.p_value == pytest.approx(backward.p_value, abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=2, max_size=40))
+def test_bootstrap_interval_holds_its_estimate(pairs: list[tuple[float, float]]) -> None:
+    result = paired_bootstrap([b for b, _ in pairs], [c for _, c in pairs], resamples=300, method="percentile")
+    assert -1.0 <= result.interval.low <= result.interval.high <= 1.0
+    assert result.interval.low - 1e-12 <= result.delta <= result.interval.high + 1e-12
