@@ -16,18 +16,18 @@ _BUILT: dict[str, tuple[Path, StoredRuns]] = {}
 
 
 @pytest.fixture
-def cli(evalkit_cli, plugin_dists) -> Callable[..., object]:  # noqa: ANN001 - the suite's fixtures
+def viewer_cli(evalkit_cli, plugin_dists) -> Callable[..., object]:  # noqa: ANN001 - the suite's fixtures
     """``evalkit`` in the test's project, with the retrieval fixtures installed."""
     env = {"PYTHONPATH": plugin_dists(RETRIEVAL_FIXTURES)}
     return lambda *args, **kwargs: evalkit_cli(*args, env={**env, **kwargs.pop("env", {})}, **kwargs)
 
 
 @pytest.fixture
-def stored(cli, project: Path, tmp_path_factory: pytest.TempPathFactory) -> StoredRuns:  # noqa: ANN001
+def stored(viewer_cli, project: Path, tmp_path_factory: pytest.TempPathFactory) -> StoredRuns:  # noqa: ANN001
     """The test's project holds the viewer project and its store (built by the CLI once per
     session, then copied: every test gets its own files)."""
     if "project" not in _BUILT:
-        runs = build(project, cli)
+        runs = build(project, viewer_cli)
         kept = tmp_path_factory.mktemp("viewer-project") / "project"
         shutil.copytree(project, kept)
         _BUILT["project"] = (kept, runs)

@@ -60,6 +60,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..config import load_config
     from ..view.server import ServeOptions, is_loopback, serve
     from .common import database_url
+    from .stdout import stdout
     from .stored import require_existing_store
 
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
@@ -78,4 +79,5 @@ def handle(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     url = database_url(args, config)
     require_existing_store(url, config, args.database)
-    return serve(ServeOptions(url, host=args.host, port=args.port, token=token, open_browser=args.open, config=config))
+    options = ServeOptions(url, host=args.host, port=args.port, token=token, open_browser=args.open, config=config, output=stdout())
+    return serve(options)

@@ -32,10 +32,16 @@ MISSING_EXTRA = 'evalkit view needs the "view" extra: pip install "evalkit-golde
 
 
 def missing_modules() -> list[str]:
-    """The modules of the ``view`` extra that cannot be found (empty when it is installed)."""
-    from importlib.util import find_spec
+    """The modules of the ``view`` extra that cannot be imported (empty when it is installed)."""
+    from importlib import import_module
 
-    return [name for name in EXTRA_MODULES if find_spec(name) is None]
+    missing = []
+    for name in EXTRA_MODULES:
+        try:
+            import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
 
 
 def create_app(

@@ -27,7 +27,8 @@ WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
 
 @attrs.frozen
 class ServeOptions:
-    """How ``evalkit view`` serves: where, with which token, over which store and configuration."""
+    """How ``evalkit view`` serves: where, with which token, over which store and configuration;
+    ``output`` is the stream the address is printed on (default: ``sys.stdout``)."""
 
     database_url: str
     host: str = "127.0.0.1"
@@ -35,6 +36,7 @@ class ServeOptions:
     token: str | None = None
     open_browser: bool = False
     config: Any = None
+    output: Any = None
 
 
 def is_loopback(host: str) -> bool:
@@ -80,7 +82,7 @@ def address(host: str, port: int) -> str:
 
 
 def serve(options: ServeOptions) -> int:
-    """Serve until interrupted; 0. An address that cannot be bound raises
+    """Serve until Ctrl-C or SIGTERM; 0 (stopping is how a server ends). An address that cannot be bound raises
     :class:`~evalkit.errors.UsageError`; a store that cannot be read,
     :class:`~evalkit.errors.StorageError` (nothing is served)."""
     import uvicorn
@@ -107,14 +109,17 @@ def serve(options: ServeOptions) -> int:
     url = address(options.host, port)
     if options.token:  # printed whole, as Jupyter does: the way in for whoever started it
         url += "?token=" + quote(options.token.encode("utf-8", "surrogatepass"), safe="")
-    print(f"evalkit view: {redact_url(options.database_url)} (read only) at {url}", flush=True)
-    print("evalkit view: Ctrl-C stops it", flush=True)
+    out = options.output or sys.stdout
+    print(f"evalkit view: {redact_url(options.database_url)} (read only) at {url}", file=out, flush=True)
+    print("evalkit view: Ctrl-C stops it", file=out, flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, proxy_headers=False, lifespan="on")
     server = uvicorn.Server(config)
     if options.open_browser:
         threading.Thread(target=_open_when_started, args=(server, url), daemon=True).start()
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn raises the Ctrl-C (or SIGTERM) it stopped on again once it has stopped
+        pass
     finally:
         sock.close()
     return 0
