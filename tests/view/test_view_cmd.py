@@ -3,16 +3,15 @@ process — printed address, Host check, token, Ctrl-C."""
 
 from __future__ import annotations
 
-import selectors
-import signal
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.view.server_process import serve
 
 
 def test_without_the_view_extra_it_says_which_extra_to_install(evalkit_cli, stored, monkeypatch) -> None:
@@ -47,40 +46,6 @@ def test_options_are_checked(evalkit_cli, stored) -> None:
     assert evalkit_cli("view", "--json").code == 2
     help_text = evalkit_cli("view", "--help").stdout
     assert "[view]" in help_text and "--token" in help_text
-
-
-class Served:
-    """``evalkit view`` running in a child process, and the address it printed."""
-
-    def __init__(self, process: subprocess.Popen, url: str) -> None:
-        self.process = process
-        self.url = url
-
-    def stop(self) -> tuple[int, str]:
-        """Ctrl-C, then its exit code and what it wrote on stderr."""
-        self.process.send_signal(signal.SIGINT)
-        try:
-            _, stderr = self.process.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            _, stderr = self.process.communicate()
-        return self.process.returncode, stderr
-
-
-def serve(evalkit_process, *args: str, env: dict[str, str] | None = None) -> Served:  # noqa: ANN001 - the suite's runner
-    """Start ``evalkit view ARGS`` and wait (up to a minute) for the line with its address."""
-    process = evalkit_process.start("view", "--port", "0", *args, env=env)
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + 60
-    line = ""
-    while "http://" not in line:
-        if time.monotonic() > deadline or process.poll() is not None:
-            process.kill()
-            raise AssertionError(f"evalkit view did not start: {line!r} {process.stderr.read()}")
-        if selector.select(timeout=1):
-            line = process.stdout.readline()
-    return Served(process, line.split(" at ", 1)[1].strip())
 
 
 # About the process: the server is a child, reached over a real socket, stopped with Ctrl-C.
