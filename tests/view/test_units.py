@@ -9,7 +9,7 @@ import pytest
 from evalkit.runs import CaseResult, Run
 from evalkit.view.diff import MAX_DIFF_TOKENS, word_diff
 from evalkit.view.guard import host_and_port
-from evalkit.view.index import CaseRow, IndexCache, RunIndex, build_index, case_pairs, fetch_cases
+from evalkit.view.index import CaseRow, IndexCache, RunIndex, build_index, case_pairs, fetch_cases, index_cases
 from evalkit.view.paging import Paging, page_number, per_page
 from evalkit.view.search import Query, SearchError, SearchTimeout
 from evalkit.view.server import address, allowed_hosts_for, is_loopback
@@ -110,10 +110,22 @@ def _cases(count: int) -> list[CaseResult]:
     return [CaseResult(f"c{n}", passed=n % 3 != 0, score=float(n % 3 != 0), latency_s=n / 10, fingerprint=f"f{n}") for n in range(count)]
 
 
-def test_the_index_keeps_a_row_per_case_and_fetching_stops_at_the_last_case_needed() -> None:
-    store = _Store(_cases(30))
+def test_the_index_keeps_a_row_and_the_case_itself_compressed() -> None:
+    cases = _cases(600)
+    store = _Store(cases)
     index = build_index(store, "r", version="v1")  # type: ignore[arg-type]
-    assert len(index) == 30 and index.row("c4") == CaseRow(4, "c4", True, False, 1.0, 0.4, False, "f4")
+    assert len(index) == 600 and index.row("c4") == CaseRow(4, "c4", True, False, 1.0, 0.4, False, "f4")
+    assert index.chunks is not None and len(index.chunks) == 3  # 256 + 256 + 88
+    store.read = 0
+    found = fetch_cases(store, index, ["c599", "c1", "missing"])  # type: ignore[arg-type]
+    assert found == {"c599": cases[599], "c1": cases[1]} and store.read == 0  # from memory
+    assert list(index_cases(store, index)) == cases and store.read == 0  # type: ignore[arg-type]
+
+
+def test_an_index_too_large_to_keep_its_cases_reads_them_again_and_stops_at_the_last_needed() -> None:
+    store = _Store(_cases(30))
+    index = build_index(store, "r", version="v1", kept_bytes=10)  # type: ignore[arg-type]
+    assert len(index) == 30 and index.chunks is None
     store.read = 0
     found = fetch_cases(store, index, ["c1", "c4", "missing"])  # type: ignore[arg-type]
     assert set(found) == {"c1", "c4"} and store.read == 5  # read up to c4, not the 25 after it
@@ -132,7 +144,7 @@ def test_pairs_from_two_indexes_follow_the_store_order() -> None:
 
 
 def test_the_index_cache_builds_once_per_version_and_evicts_the_oldest() -> None:
-    cache = IndexCache(max_rows=5)
+    cache = IndexCache(max_bytes=5 * 160)
     built: list[str] = []
 
     def make(run_id: str, rows: int, version: str):  # noqa: ANN202

@@ -18,7 +18,7 @@ from ..runs import Run, RunKind
 from ..tolerance import Tolerances
 from ..verdict import Comparison
 from .cases_view import CaseParts, CaseView, case_view, result_words
-from .index import CaseRow
+from .index import RunIndex
 from .installed import CaseSource
 from .paging import Paging, page_number, per_page
 from .run_page import change_tags
@@ -120,6 +120,29 @@ def tolerances_from(params: Mapping[str, str]) -> Tolerances:
     return Tolerances.parse(params.get("max_pass_rate_drop", "0.1"), params.get("max_mean_score_drop", "0.1"))
 
 
+def _counted(comparison: Comparison, current: RunIndex, before: RunIndex) -> tuple[dict[str, str], dict[str, int]]:
+    """Each case's change, and how many cases each section lists."""
+    tags = change_tags(comparison)
+    counts = dict.fromkeys(_SECTIONS, 0)
+    for tag in (*(tags.get(row.case_id) for row in current.rows), *(["removed"] * len(comparison.removed_cases))):
+        for key, (_, section_tags) in _SECTIONS.items():
+            if tag in section_tags:
+                counts[key] += 1
+    return tags, counts
+
+
+def _listed(tags: Mapping[str, str], current: RunIndex, before: RunIndex, show: str) -> list[str]:
+    """The ids the section ``show`` lists: by change (regressed first), then in the run's order
+    (removed cases after, in the base's)."""
+    order = {tag: number for number, tag in enumerate(_SECTIONS["all"][1])}
+    chosen = set(_SECTIONS[show][1])
+    listed = [(order[tag], row.position, row.case_id) for row in current.rows if (tag := tags.get(row.case_id)) in chosen]
+    if "removed" in chosen:
+        listed += [(order["removed"], len(current) + row.position, row.case_id) for row in before.rows if row.case_id not in current.positions]
+    listed.sort()
+    return [case_id for _, _, case_id in listed]
+
+
 def build_compare_page(state: ViewerState, base_id: str, run_id: str, params: Mapping[str, str]) -> ComparePage | str | None:
     """The comparison page; ``None`` when a run is missing, a sentence when the two cannot be compared."""
     base, run = state.run(base_id), state.run(run_id)
@@ -132,32 +155,25 @@ def build_compare_page(state: ViewerState, base_id: str, run_id: str, params: Ma
     except UsageError as exc:
         return str(exc)
     comparison, current, before = state.comparison(run, base, tolerances)
-    tags = change_tags(comparison)
     show = params.get("show", "changed")
     if show not in _SECTIONS:
         show = "changed"
-    counts = {key: 0 for key in _SECTIONS}
-    order = {tag: number for number, tag in enumerate(_SECTIONS["all"][1])}
-    chosen_tags = set(_SECTIONS[show][1])
-    listed: list[tuple[int, int, str, CaseRow | None, CaseRow | None]] = []
-    for case_id in (*(row.case_id for row in current.rows), *(row.case_id for row in before.rows if row.case_id not in current.positions)):
-        tag = tags.get(case_id)
-        for key, (_, section_tags) in _SECTIONS.items():
-            if tag in section_tags:
-                counts[key] += 1
-        if tag in chosen_tags:
-            now, then = current.row(case_id), before.row(case_id)
-            place = now.position if now is not None else len(current) + (then.position if then is not None else 0)
-            listed.append((order[tag], place, case_id, now, then))
-    listed.sort(key=lambda item: (item[0], item[1]))
+    versions = (run.id, current.version, base.id, before.version, tolerances)
+    tags, counts = state.remember(("compare-counted", *versions), lambda: _counted(comparison, current, before))
+    listed = state.remember(("compare-listed", *versions, show), lambda: _listed(tags, current, before, show))
     paging = Paging.of(page_number(params.get("page")), per_page(params.get("per"), state.settings.page_size), len(listed))
     shown = paging.cut(listed)
-    run_cases = state.cases(current, [case_id for _, _, case_id, now, _ in shown if now is not None])
-    base_cases = state.cases(before, [case_id for _, _, case_id, _, then in shown if then is not None])
-    fingerprints = {case_id: (now or then).fingerprint for _, _, case_id, now, then in shown if (now or then) is not None}
+    run_cases = state.cases(current, list(shown))
+    base_cases = state.cases(before, list(shown))
+    fingerprints = {}
+    for case_id in shown:
+        row = current.row(case_id) or before.row(case_id)
+        if row is not None:
+            fingerprints[case_id] = row.fingerprint
     sources = state.sources(run, fingerprints)
     rows = []
-    for _, _, case_id, now, then in shown:
+    for case_id in shown:
+        now, then = current.row(case_id), before.row(case_id)
         tag = tags.get(case_id)
         source = sources.get(case_id, CaseSource("absent"))
         if now is not None:

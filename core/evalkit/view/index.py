@@ -2,21 +2,26 @@
 
 The store can stream a run's cases in stored order (:meth:`ReadOnlyStore.cases`) but cannot
 seek into them. The first page of a run reads them once into a :class:`RunIndex`: one small
-:class:`CaseRow` per case (id, result, score, latency, tokens, fingerprint — no text), a few
-dozen bytes each, kept in a :class:`IndexCache` bounded by the number of rows it holds. Filters,
-sorting and paging work on the index; only the cases of the page shown are read in full again
-(:func:`fetch_cases`: a pass that stops at the last one needed, and reads only the failed ones
-when all it needs failed). Comparisons pair two indexes in memory (:func:`case_pairs`), in the
-order the store's ``paired_cases`` gives.
+:class:`CaseRow` per case (id, result, score, latency, tokens, fingerprint — no text) for
+filtering, sorting and paging, and the cases themselves :data:`CHUNK_CASES` at a time, pickled
+and compressed (about a tenth of their size in memory), so the cases of any page, and a search
+through all of them, are read from memory instead of from the start of the run again. A run whose
+compressed cases would pass :data:`KEPT_CASE_BYTES` keeps rows only; its pages are then read from
+the store (:func:`fetch_cases`: a pass that stops at the last case needed, and reads only the
+failed ones when all it needs failed). Comparisons pair two indexes in memory
+(:func:`case_pairs`), in the order the store's ``paired_cases`` gives.
 
-A complete run never changes, so its index is kept until evicted; a run still being answered
-is indexed again when the store counts other cases than the index holds.
+Indexes live in an :class:`IndexCache` bounded by what they hold. A complete run never changes, so
+its index is kept until evicted; a run still being answered is indexed again when the store
+counts other cases than the index holds.
 """
 
 from __future__ import annotations
 
+import pickle
 import threading
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import closing
@@ -27,7 +32,17 @@ from ..runs import CaseResult
 from ..storage import CaseMark, CasePair
 from .store import ReadOnlyStore
 
-__all__ = ["CaseRow", "IndexCache", "RunIndex", "build_index", "case_pairs", "fetch_cases"]
+__all__ = [
+    "CHUNK_CASES", "KEPT_CASE_BYTES", "CaseRow", "IndexCache", "RunIndex", "build_index", "case_pairs", "fetch_cases",
+    "index_cases",
+]  # fmt: skip
+
+#: How many cases one compressed chunk of a run's cases holds.
+CHUNK_CASES = 256
+#: The most compressed bytes of cases one run's index keeps (beyond: rows only).
+KEPT_CASE_BYTES = 256 * 1024 * 1024
+#: What a row is counted as in the cache's budget (bytes; measured about 150).
+ROW_BYTES = 160
 
 
 @attrs.frozen(slots=True)
@@ -77,31 +92,79 @@ class RunIndex:
     positions: Mapping[str, int]
     version: Hashable = None
     seconds: float = 0.0
+    #: The run's cases in stored order, :data:`CHUNK_CASES` a chunk, pickled and compressed;
+    #: ``None`` when they were too large to keep.
+    chunks: tuple[bytes, ...] | None = None
 
     def row(self, case_id: str) -> CaseRow | None:
         """The row of ``case_id``, or ``None``."""
         position = self.positions.get(case_id)
         return None if position is None else self.rows[position]
 
+    @property
+    def weight(self) -> int:
+        """About how many bytes the index holds."""
+        return len(self.rows) * ROW_BYTES + sum(len(chunk) for chunk in self.chunks or ())
+
+    def chunk(self, number: int) -> list[CaseResult]:
+        """The cases of chunk ``number`` (kept chunks only)."""
+        assert self.chunks is not None
+        cases: list[CaseResult] = pickle.loads(zlib.decompress(self.chunks[number]))
+        return cases
+
     def __len__(self) -> int:
         return len(self.rows)
 
 
-def build_index(store: ReadOnlyStore, run_id: str, version: Hashable = None) -> RunIndex:
-    """Read the run's cases once into a :class:`RunIndex`."""
+def _packed(cases: list[CaseResult]) -> bytes:
+    return zlib.compress(pickle.dumps(cases, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def build_index(store: ReadOnlyStore, run_id: str, version: Hashable = None, kept_bytes: int = KEPT_CASE_BYTES) -> RunIndex:
+    """Read the run's cases once into a :class:`RunIndex` (their chunks too, up to ``kept_bytes``)."""
     started = time.monotonic()
-    rows = tuple(CaseRow.of(position, case) for position, case in enumerate(store.cases(run_id)))
+    rows: list[CaseRow] = []
+    chunks: list[bytes] | None = []
+    pending: list[CaseResult] = []
+    kept = 0
+    for position, case in enumerate(store.cases(run_id)):
+        rows.append(CaseRow.of(position, case))
+        if chunks is None:
+            continue
+        pending.append(case)
+        if len(pending) == CHUNK_CASES:
+            chunks.append(_packed(pending))
+            kept += len(chunks[-1])
+            pending = []
+            if kept > kept_bytes:
+                chunks = None
+    if chunks is not None and pending:
+        chunks.append(_packed(pending))
+        if kept + len(chunks[-1]) > kept_bytes:
+            chunks = None
     positions = {row.case_id: row.position for row in rows}
-    return RunIndex(run_id, rows, positions, version, time.monotonic() - started)
+    return RunIndex(run_id, tuple(rows), positions, version, time.monotonic() - started, None if chunks is None else tuple(chunks))
+
+
+def index_cases(store: ReadOnlyStore, index: RunIndex) -> Iterator[CaseResult]:
+    """Every case of the indexed run, in stored order: from the kept chunks, else from the store."""
+    if index.chunks is None:
+        yield from store.cases(index.run_id)
+        return
+    for number in range(len(index.chunks)):
+        yield from index.chunk(number)
 
 
 def fetch_cases(store: ReadOnlyStore, index: RunIndex, case_ids: Iterable[str]) -> dict[str, CaseResult]:
-    """The full stored cases of ``case_ids`` (those the index knows), read in one pass that stops
-    at the last one needed; only failed, errored and unstable cases are read when all the wanted
-    ones are such."""
+    """The full stored cases of ``case_ids`` (those the index knows): from the kept chunks, else
+    read in one pass that stops at the last one needed, of only the failed, errored and unstable
+    cases when all the wanted ones are such."""
     wanted = {case_id for case_id in case_ids if case_id in index.positions}
     if not wanted:
         return {}
+    if index.chunks is not None:
+        numbers = sorted({index.positions[case_id] // CHUNK_CASES for case_id in wanted})
+        return {case.case_id: case for number in numbers for case in index.chunk(number) if case.case_id in wanted}
     notable = all(index.rows[index.positions[case_id]].notable for case_id in wanted)
     found: dict[str, CaseResult] = {}
     with closing(store.cases(index.run_id, notable_only=notable)) as cases:
@@ -126,12 +189,12 @@ def case_pairs(current: RunIndex, baseline: RunIndex) -> Iterator[CasePair]:
 
 class IndexCache:
     """Run indexes by run id, least recently used evicted first once they hold more than
-    ``max_rows`` rows together (the index being read is always kept). Two requests for one
-    run's index wait for one read."""
+    ``max_bytes`` together (:attr:`RunIndex.weight`; the index being read is always kept). Two
+    requests for one run's index wait for one read."""
 
-    def __init__(self, max_rows: int = 600_000) -> None:
-        """An empty cache holding at most ``max_rows`` rows (about 150 bytes each)."""
-        self.max_rows = max_rows
+    def __init__(self, max_bytes: int = 768 * 1024 * 1024) -> None:
+        """An empty cache holding indexes of at most ``max_bytes`` together."""
+        self.max_bytes = max_bytes
         self._indexes: OrderedDict[str, RunIndex] = OrderedDict()
         self._lock = threading.Lock()
         self._building: dict[str, threading.Lock] = {}
@@ -159,9 +222,9 @@ class IndexCache:
             return index
 
     def _evict(self, keep: str) -> None:
-        total = sum(len(index) for index in self._indexes.values())
+        total = sum(index.weight for index in self._indexes.values())
         for run_id in list(self._indexes):
-            if total <= self.max_rows:
+            if total <= self.max_bytes:
                 return
             if run_id != keep:
-                total -= len(self._indexes.pop(run_id))
+                total -= self._indexes.pop(run_id).weight

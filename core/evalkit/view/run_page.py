@@ -171,24 +171,28 @@ class RunPage:
         return run_url(self.run.id, **self.query.params(page=number))
 
 
-def _pick(run: Run, index: RunIndex, tags: Mapping[str, str], query: RunQuery, search: SearchResult | None,
-          order: Mapping[str, int]) -> tuple[list[CaseRow], dict[str, int]]:  # fmt: skip
-    """The rows the filter and search keep, sorted; and how many rows each filter keeps."""
-    counts = dict.fromkeys(_FILTERS, 0)
+def _counted(index: RunIndex, tags: Mapping[str, str]) -> tuple[tuple[str | None, ...], dict[str, int]]:
+    """Each row's change, in row order, and how many rows each filter keeps."""
+    changes = tuple(tags.get(row.case_id) for row in index.rows)
+    counts = {key: sum(1 for row, change in zip(index.rows, changes, strict=True) if f.keep(row, change)) for key, f in _FILTERS.items()}
+    return changes, counts
+
+
+def _kept(index: RunIndex, changes: tuple[str | None, ...], query: RunQuery, search: SearchResult | None,
+          order: Mapping[str, int]) -> list[CaseRow]:  # fmt: skip
+    """The rows the filter and the search keep, sorted as the query asks."""
     chosen = _FILTERS[query.filter]
     matched = search.case_ids if search is not None else None
-    kept = []
-    for row in index.rows:
-        change = tags.get(row.case_id)
-        for key, candidate in _FILTERS.items():
-            if candidate.keep(row, change):
-                counts[key] += 1
-        if chosen.keep(row, change) and (matched is None or row.case_id in matched):
-            kept.append(row)
+    kept = [
+        row for row, change in zip(index.rows, changes, strict=True)
+        if chosen.keep(row, change) and (matched is None or row.case_id in matched)
+    ]  # fmt: skip
+    if query.sort == "stored" or (query.sort == "order" and not order):
+        return kept[::-1] if query.order == "desc" else kept
     _, key = SORTS[query.sort]
     last = len(order)
     kept.sort(key=lambda row: key(row, order.get(row.case_id, last)), reverse=query.order == "desc")
-    return kept, counts
+    return kept
 
 
 def build_run_page(state: ViewerState, run_id: str, params: Mapping[str, str]) -> RunPage | None:
@@ -208,7 +212,11 @@ def build_run_page(state: ViewerState, run_id: str, params: Mapping[str, str]) -
     tags = change_tags(comparison)
     installed, installed_note = state.installed.get(run.set_identifier, run.kind)
     search = state.search(run, index, Query(query.q, query.regex)) if query.q else None
-    rows, counts = _pick(run, index, tags, query, search, installed.order if installed is not None else {})
+    versions = (run.id, index.version, baseline_index.run_id if baseline_index else None, baseline_index.version if baseline_index else None)
+    changes, counts = state.remember(("counted", *versions), lambda: _counted(index, tags))
+    order = installed.order if installed is not None else {}
+    listed = ("kept", *versions, query.filter, query.sort, query.order, query.q, query.regex, id(order))
+    rows = state.remember(listed, lambda: _kept(index, changes, query, search, order))
     paging = Paging.of(query.page, query.per, len(rows))
     shown = paging.cut(rows)
     cases = state.cases(index, [row.case_id for row in shown])

@@ -22,7 +22,7 @@ from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..storage import StoredVerdict
 from ..tolerance import Tolerances
 from ..verdict import Comparison, compare_pairs
-from .index import IndexCache, RunIndex, build_index, case_pairs, fetch_cases
+from .index import IndexCache, RunIndex, build_index, case_pairs, fetch_cases, index_cases
 from .installed import CaseSource, InstalledSets
 from .search import Query, SearchError, SearchTimeout
 from .settings import ViewerSettings
@@ -90,9 +90,9 @@ def progress_state(run: Run) -> str:
 
 
 def searchable_texts(case: CaseResult, extra: Sequence[str] = ()) -> list[str]:
-    """Everything a search looks through for one case, each text apart (so ``^`` and ``$`` mean
-    its start and end): its id, answer, error, every check's name and reason, the grader's detail
-    (judge reasons) and ``extra`` (the installed prompt and reference)."""
+    """Everything a search looks through for one case, a text per field: its id, answer, error,
+    every check's name and reason, the grader's detail (judge reasons) and ``extra`` (the
+    installed prompt and reference)."""
     parts = [case.case_id, case.answer_text or "", case.error or ""]
     for check in case.checks:
         parts.extend((check.name, check.error or "", check.detail or ""))
@@ -115,6 +115,13 @@ class ViewerState:
         self._comparisons = _Memo(16)
         self._searches = _Memo(32)
         self._sets = _Memo(1)
+        self._lists = _Memo(32)
+
+    def remember(self, key: Hashable, make: Callable[[], _T]) -> _T:
+        """``make()``, kept under ``key`` for the next page that asks (a few dozen, least recently
+        used forgotten first): what a page derives from an index — a filtered, sorted list of its
+        rows — is derived once per state of the runs (``key`` holds their versions)."""
+        return self._lists.get(key, make)
 
     # -- runs ----------------------------------------------------------------------------------
 
@@ -176,9 +183,9 @@ class ViewerState:
         """The ids of the run's cases that match ``query`` (a whole pass over the run, kept for
         the next page of the same search)."""
         key = (run.id, index.version, query)
-        return self._searches.get(key, lambda: self._search(run, query))
+        return self._searches.get(key, lambda: self._search(run, index, query))
 
-    def _search(self, run: Run, query: Query) -> SearchResult:
+    def _search(self, run: Run, index: RunIndex, query: Query) -> SearchResult:
         started = time.monotonic()
         try:
             matches = query.matcher()
@@ -188,14 +195,15 @@ class ViewerState:
         texts = installed.cases if installed is not None and installed.cases is not None else {}
         found = set()
         try:
-            for case in self.store.cases(run.id):
+            for case in index_cases(self.store, index):
                 extra: tuple[str, ...] = ()
                 item = texts.get(case.case_id)
                 if item is not None and case.fingerprint in (None, installed.fingerprints.get(case.case_id)):  # type: ignore[union-attr]
                     extra = _item_texts(item)
                 # Matched on the text as stored, then on the text as shown (scrubbed of secrets),
                 # so no search can find what no page shows — a regex must not spell a key out.
-                if any(matches(text) and matches(scrub(text)) for text in searchable_texts(case, extra)):
+                text = "\n".join(searchable_texts(case, extra))
+                if matches(text) and matches(scrub(text)):
                     found.add(case.case_id)
         except SearchTimeout:
             return SearchResult(error="the pattern took too long (it backtracks too much); the search was stopped")
