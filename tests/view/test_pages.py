@@ -67,6 +67,13 @@ def test_a_run_page_shows_the_verdict_every_case_and_its_texts(client, stored) -
     greeting = page.text.split('data-case="greeting"')[1].split("</tbody>")[0]
     assert "tag regressed" in greeting and "contains" in greeting and "<del>hello</del>" in greeting
     assert "Failed (3)" in page.text and "Regressed (2)" in page.text and "Edited (1)" in page.text
+    figures = [" ".join(re.sub("<[^>]+>", " ", row).split()) for row in page.text.split('<table id="figures">')[1].split("</table>")[0].split("<tr")[2:]]
+    assert figures == [
+        'class="verdict-figure"> Pass rate, 8 unchanged cases 75.0% 62.5% -12.5 pp',  # what the verdict is computed on
+        'class="verdict-figure"> Mean score, 8 unchanged cases 0.750 0.625 -0.125',
+        'class="all-cases"> Pass rate, all cases 77.8% 70.0% -7.8 pp',
+        'class="all-cases"> Mean score, all cases 0.778 0.700 -0.078',
+    ]
 
 
 def test_the_prompt_of_a_case_that_changed_since_the_run_is_not_shown(client, stored) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from ..baselines import Acceptance
-from ..reports.model import Report
+from ..reports.model import Figure, Report
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..storage import StoredVerdict
 from ..verdict import Comparison
@@ -25,7 +25,10 @@ from .search import Query
 from .state import SearchResult, ViewerState, progress_state
 from .urls import run_url
 
-__all__ = ["FILTERS", "SORTS", "CasePage", "Filter", "RunPage", "RunQuery", "build_case_page", "build_run_page", "change_tags"]
+__all__ = [
+    "FILTERS", "SORTS", "CasePage", "Filter", "RunPage", "RunQuery", "build_case_page", "build_run_page", "change_tags",
+    "compared_figures",
+]  # fmt: skip
 
 
 @attrs.frozen
@@ -108,6 +111,20 @@ class RunQuery:
         }
 
 
+def compared_figures(comparison: Comparison | None, retrieval: bool) -> tuple[Figure, ...]:
+    """The figures the verdict is computed on — the two rates on the cases unchanged between the
+    runs — each beside the baseline's (empty without a comparison)."""
+    if comparison is None:
+        return ()
+    count = len(comparison.compared_cases)
+    unit = f"{count} unchanged {'question' if retrieval else 'case'}{'s' if count != 1 else ''}"
+    first, second = ("hit@1", "hit@3") if retrieval else ("Pass rate", "Mean score")
+    return (
+        Figure("pass_rate", f"{first}, {unit}", float(comparison.pass_rate), float(comparison.baseline_pass_rate)),
+        Figure("mean_score", f"{second}, {unit}", float(comparison.mean_score), float(comparison.baseline_mean_score), retrieval),
+    )
+
+
 def change_tags(comparison: Comparison | None) -> dict[str, str]:
     """``{case id: change}`` from a comparison: regressed, fixed, still failing, added, edited, removed."""
     if comparison is None:
@@ -160,6 +177,11 @@ class RunPage:
     def retrieval(self) -> bool:
         """True for a retrieval run."""
         return self.run.kind is RunKind.RETRIEVAL
+
+    @property
+    def compared_figures(self) -> tuple[Figure, ...]:
+        """The figures the verdict is computed on (see :func:`compared_figures`)."""
+        return compared_figures(self.comparison, self.retrieval)
 
     @property
     def progress_state(self) -> str:
