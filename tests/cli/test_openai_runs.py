@@ -172,7 +172,7 @@ def test_exhausted_retries_are_stored_as_errored_never_as_a_pass(evalkit_cli, pr
     assert document["status"] == "incomplete"
     (errored,) = [c for c in document["cases"] if c["errored"]]
     assert errored["passed"] is False and "after 3 attempts" in errored["error"] and "502" in errored["error"]
-    assert document["verdict"]["state"] == "not_compared"
+    assert document["verdict"]["state"] == "not_comparable"
 
 
 def test_an_endpoint_that_switches_models_midway_is_stored_but_not_comparable(evalkit_cli, project, chat_server) -> None:

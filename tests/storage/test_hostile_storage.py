@@ -126,7 +126,7 @@ def test_4_nul_and_undecodable_text_is_stored_exactly_and_resumes(
     again = evalkit_cli("run", "hostilestore.ids", "--privacy", privacy, "--json", env=env)
     assert again.code == 0, again.stderr
     verdict = again.json()["verdict"]
-    assert verdict["state"] == "compared" and again.json()["baseline_id"] == base.json()["run_id"]
+    assert verdict["state"] == "no_regression" and again.json()["baseline_id"] == base.json()["run_id"]
     assert verdict["regressed_cases"] == [] and verdict["added_cases"] == [] and verdict["removed_cases"] == []
     shown = evalkit_cli("show", "hostile-1", "--json", env=env)
     assert shown.code == 0 and [c["id"] for c in shown.json()["cases"]] == list(HOSTILE_IDS)

@@ -379,7 +379,11 @@ def _top_level_names(folders: Sequence[str]) -> set[str]:
             continue
         for entry in entries:
             name = entry.name
-            if entry.is_dir():
+            try:
+                is_folder = entry.is_dir()
+            except OSError:  # a loop of symbolic links (a hostile-input test makes one): no module
+                continue
+            if is_folder:
                 module = name if os.path.exists(os.path.join(entry.path, "__init__.py")) else ""
             else:
                 module = name.partition(".")[0] if name.endswith((".py", ".pyc", ".so")) else ""

@@ -25,6 +25,7 @@ __all__ = ["main", "build_parser"]
 #: Command modules, each with ``register(subparsers)``; their top level imports nothing heavy.
 COMMAND_MODULES = ("run_cmd", "retrieval_cmd", "list_cmd", "models_cmd", "history_cmd", "show_cmd", "compare_cmd", "db_cmd")
 COMMAND_MODULES += ("validate_cmd", "schema_cmd", "init_cmd")
+COMMAND_MODULES += ("import_cmd",)
 COMMAND_MODULES += ("report_cmd",)
 COMMAND_MODULES += ("baseline_cmd",)
 COMMAND_MODULES += ("completion_cmd",)

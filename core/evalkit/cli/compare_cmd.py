@@ -59,8 +59,8 @@ def handle(args: argparse.Namespace) -> int:
     """Compare and print; 1 under --fail-on-regression when an aggregate dropped beyond tolerance,
     and under --fail-on-new-failures when an added or edited case fails."""
     from ..errors import UsageError
-    from ..evaluation import compare_stored
-    from ..storage import StreamedCases, close_repository
+    from ..run.decide import compare_runs
+    from ..storage import capabilities, close_repository
     from ..tolerance import Tolerances
     from .common import console, print_json
     from .comparison_view import PROMPT_WORDS, RETRIEVAL_WORDS, comparison_document, render_comparison
@@ -73,7 +73,8 @@ def handle(args: argparse.Namespace) -> int:
     repository = open_store(args)
     try:
         # A store that streams cases matches the two runs itself, a page at a time.
-        whole = not isinstance(repository, StreamedCases)
+        store = capabilities(repository)
+        whole = store.streamed is None
         base = require_run(repository, args.base, with_cases=whole)
         run = require_run(repository, args.run, with_cases=whole)
         if base.set_identifier != run.set_identifier:
@@ -81,7 +82,7 @@ def handle(args: argparse.Namespace) -> int:
                 f'runs {base.id} and {run.id} are of different sets ("{base.set_identifier}" and "{run.set_identifier}"); '
                 "compare two runs of one set"
             )
-        comparison = compare_stored(run, base, repository, tolerances)
+        comparison = compare_runs(run, base, store, tolerances)
     finally:
         close_repository(repository)
     words = RETRIEVAL_WORDS if run.kind.value == "retrieval" and base.kind.value == "retrieval" else PROMPT_WORDS
@@ -155,7 +156,7 @@ def _render_reports(args: argparse.Namespace, targets: Any, base: Any, run: Any,
     from .common import database_url
     from .reporting import render_for
 
-    verdict = StoredVerdict("regressed" if comparison.regressed else "ok", base.id, comparison.summary())
+    verdict = StoredVerdict("regressed" if comparison.regressed else "no_regression", base.id, comparison.summary())
     return render_for(
         targets, database_url(args, load_config(args.config)), run, verdict=verdict, comparison=comparison,
         baseline=base, fail_on_regression=args.fail_on_regression, notes=notes,

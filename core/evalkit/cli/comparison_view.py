@@ -16,7 +16,14 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["PROMPT_WORDS", "RETRIEVAL_WORDS", "ComparisonWords", "comparison_document", "render_comparison"]
+__all__ = [
+    "PROMPT_WORDS",
+    "RETRIEVAL_WORDS",
+    "ComparisonWords",
+    "comparison_document",
+    "render_comparison",
+    "verdict_document",
+]
 
 
 class ComparisonWords:
@@ -188,3 +195,22 @@ def comparison_document(comparison: Any, words: ComparisonWords = PROMPT_WORDS) 
         "fingerprints_known": comparison.fingerprints_known,
         "mcnemar_p": comparison.mcnemar_p,
     }
+
+
+def verdict_document(verdict: Any, words: ComparisonWords = PROMPT_WORDS) -> dict[str, Any]:
+    """A run's verdict as JSON-ready data, the same object for prompt and retrieval runs:
+    ``state`` (``baseline``, ``no_regression``, ``regressed``, ``not_comparable`` or ``pending``),
+    ``baseline_id`` (the run it was, or would have been, compared with), ``reason`` (why it was not
+    compared, or the comparison's sentence), ``regressed``, and — when compared — every key of
+    :func:`comparison_document` beside them."""
+    comparison = verdict.comparison
+    document: dict[str, Any] = {
+        "state": verdict.state,
+        "regressed": verdict.regressed,
+        "reason": verdict.reason if comparison is None else words.summary(comparison),
+        "baseline_id": verdict.baseline_id,
+    }
+    if comparison is not None:
+        document.update(comparison_document(comparison, words))
+        document["regressed"] = verdict.regressed
+    return document

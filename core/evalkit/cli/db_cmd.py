@@ -172,7 +172,7 @@ def _prune(args: argparse.Namespace) -> int:
     import time
 
     from ..errors import UsageError
-    from ..storage import RunHistory, close_repository
+    from ..storage import capabilities, close_repository
     from .common import console, print_json
     from .stored import format_date, open_store
 
@@ -180,12 +180,13 @@ def _prune(args: argparse.Namespace) -> int:
     cutoff = time.time() - age
     repository = open_store(args)
     try:
-        if not isinstance(repository, RunHistory):
+        history = capabilities(repository).history
+        if history is None:
             raise UsageError(
                 f"the configured repository ({type(repository).__name__}) cannot prune: it lacks the RunHistory "
                 "capability (recent_runs, purge_older_than)"
             )
-        pruned = repository.purge_older_than(cutoff)
+        pruned = history.purge_older_than(cutoff)
     finally:
         close_repository(repository)
     if args.json:

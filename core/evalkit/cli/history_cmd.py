@@ -9,6 +9,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..storage.protocols import ResultRepository
+
 from ..wording import counted
 from .common import add_store_options, positive_int
 
@@ -39,15 +41,16 @@ def _series_key(run: Any) -> tuple[str, str]:
     return identity_label(run), run.grader
 
 
-def _acceptances(repository: Any, set_identifier: str, run_ids: list[str]) -> tuple[dict[str, Any], set[str]]:
+def _acceptances(repository: ResultRepository, set_identifier: str, run_ids: list[str]) -> tuple[dict[str, Any], set[str]]:
     """The acceptances of the listed runs and the ids of the set's current baselines (empty when the
     store keeps no acceptances)."""
     from ..baselines import current_baselines
-    from ..storage import AcceptedBaselines
+    from ..storage import capabilities
 
-    if not isinstance(repository, AcceptedBaselines) or not run_ids:
+    baselines = capabilities(repository).baselines
+    if baselines is None or not run_ids:
         return {}, set()
-    return repository.acceptances_for(run_ids), {b.run.id for b in current_baselines(repository, set_identifier)}
+    return baselines.acceptances_for(run_ids), {b.run.id for b in current_baselines(repository, set_identifier)}
 
 
 def _accepted_label(acceptance: Any, current: bool) -> str:
@@ -62,7 +65,7 @@ def _accepted_label(acceptance: Any, current: bool) -> str:
 def handle(args: argparse.Namespace) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
-    from ..storage import RunHistory, close_repository
+    from ..storage import capabilities, close_repository
     from .common import console, print_json
     from .render import acceptance_document, run_document
     from .stored import (
@@ -77,12 +80,13 @@ def handle(args: argparse.Namespace) -> int:
 
     repository = open_store(args)
     try:
-        if not isinstance(repository, RunHistory):
+        history = capabilities(repository).history
+        if history is None:
             raise UsageError(
                 f"the configured repository ({type(repository).__name__}) cannot list runs: it lacks the "
                 "RunHistory capability (recent_runs, purge_older_than)"
             )
-        runs = repository.recent_runs(args.set, limit=args.limit)
+        runs = history.recent_runs(args.set, limit=args.limit)
         verdicts = stored_verdicts(repository, [r.id for r in runs])
         acceptances, current = _acceptances(repository, args.set, [r.id for r in runs])
     finally:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
-    from ..evaluation import RunOutcome
+    from ..run.outcome import Outcome
     from ..runs import CaseResult, Run
 
 __all__ = ["ProgressDisplay", "acceptance_document", "acceptance_line", "literal", "outcome_document", "render_outcome", "run_document", "case_document", "case_json"]
@@ -98,7 +98,7 @@ def _failed_checks(case: CaseResult) -> str:
 
 def render_outcome(
     out: Any,
-    outcome: RunOutcome,
+    outcome: Outcome,
     golden_set: Any = None,
     live_cases: Mapping[str, CaseResult] | None = None,
     show_all: bool = False,
@@ -213,7 +213,7 @@ def acceptance_line(acceptance: Any, baseline_id: str | None, complete: bool) ->
 
 
 def render_verdict(
-    out: Any, outcome: RunOutcome, *, fail_on_new_failures: bool = False, case_notes: Mapping[str, str] | None = None
+    out: Any, outcome: Outcome, *, fail_on_new_failures: bool = False, case_notes: Mapping[str, str] | None = None
 ) -> None:
     """The regression check: first the cases that passed in the baseline and fail now, each with
     its ``case_notes`` entry (its failed checks) when there is one."""
@@ -222,7 +222,7 @@ def render_verdict(
     verdict = outcome.verdict
     out.print()
     out.print("[bold]Regression check[/bold]")
-    if verdict.state in ("not_compared", "pending"):
+    if verdict.state in ("not_comparable", "pending"):
         out.print(f"[yellow]{literal(verdict.reason or '')}[/yellow]")
     elif verdict.state == "baseline":
         out.print("No accepted run for this set, serving identity and grader — recorded as the baseline.")
@@ -387,27 +387,18 @@ def acceptance_document(acceptance: Any) -> dict[str, Any] | None:
     return {"how": acceptance.how, "at": acceptance.at, "by": acceptance.by, "reason": acceptance.reason, "summary": acceptance.describe()}
 
 
-def outcome_document(outcome: RunOutcome, with_cases: bool = True) -> dict[str, Any]:
+def outcome_document(outcome: Outcome, with_cases: bool = True) -> dict[str, Any]:
     """The ``--json`` document of ``evalkit run``; without ``with_cases`` its ``"cases"`` is
     ``None`` (keeping its place for cases printed one by one)."""
+    from .comparison_view import verdict_document
+
     verdict = outcome.verdict
-    comparison = verdict.comparison
     document = run_document(outcome.run, with_cases=with_cases)
     document.setdefault("cases", None)
     document["notes"] = list(outcome.notes)
     document["warnings"] = list(outcome.plugin_failures)
     document["concurrency"] = outcome.concurrency
-    document["verdict"] = {
-        "state": verdict.state,
-        "regressed": verdict.regressed,
-        "reason": verdict.reason if comparison is None else comparison.summary(),
-        "baseline_id": comparison.baseline_id if comparison else None,
-    }
+    document["verdict"] = verdict_document(verdict)
     document["accepted"] = acceptance_document(verdict.acceptance)
-    if comparison is not None:
-        from .comparison_view import comparison_document
-
-        document["verdict"].update(comparison_document(comparison))
-        document["verdict"]["regressed"] = verdict.regressed
     document["baseline_id"] = document["verdict"]["baseline_id"]
     return document

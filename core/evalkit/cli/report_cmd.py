@@ -15,6 +15,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..storage.protocols import ResultRepository
+
 from .common import add_report_option, add_store_options
 
 
@@ -51,7 +53,7 @@ def add_wait_options(parser: argparse.ArgumentParser, flag: str, what: str) -> N
     parser.add_argument("--poll", default="5s", metavar="DURATION", help="how often to look at the store while waiting (default 5s)")
 
 
-def wait_for(args: argparse.Namespace, repository: Any, run_id: str) -> Any:
+def wait_for(args: argparse.Namespace, repository: ResultRepository, run_id: str) -> Any:
     """Wait for ``run_id`` as ``--timeout``/``--poll`` say, telling stderr once what it waits for."""
     from ..waiting import parse_duration, wait_for_run
     from .common import console

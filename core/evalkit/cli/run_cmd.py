@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any
 
+    from ..storage.protocols import ResultRepository
+
 from .common import (
     add_baseline_option,
     add_report_option,
@@ -47,7 +49,12 @@ def register(subparsers: Any) -> None:
     add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
     add_baseline_option(parser)
     _add_judge_options(parser)
-    _add_resume_options(parser)
+    add_placement_options(
+        parser,
+        resume="answer only the missing cases of an unfinished run, then complete it "
+        "(default: the newest unfinished run of this set, provider instance, alias and grader)",
+        scope="set, provider, model and grader",
+    )
     add_report_option(parser)
     add_store_options(parser)
     parser.set_defaults(handler=handle, collects_garbage_from_run_start=True)
@@ -98,13 +105,11 @@ def _judge_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"grader_options": options}
 
 
-def _add_resume_options(parser: argparse.ArgumentParser) -> None:
-    """``--resume [RUN_ID]``, ``--shard I/N`` and ``--run-id ID``."""
-    parser.add_argument(
-        "--resume", nargs="?", const="", default=None, metavar="RUN_ID",
-        help="answer only the missing cases of an unfinished run, then complete it "
-        "(default: the newest unfinished run of this set, provider instance, alias and grader)",
-    )
+def add_placement_options(parser: argparse.ArgumentParser, *, resume: str, scope: str) -> None:
+    """``--resume [RUN_ID]``, ``--shard I/N|auto``, ``--run-id ID`` and ``--wait-for-shards`` (with
+    its ``--timeout`` and ``--poll``): the same for ``evalkit run`` and ``evalkit retrieval``.
+    ``resume`` is what ``--resume`` does; ``scope`` names what a derived run id is made of."""
+    parser.add_argument("--resume", nargs="?", const="", default=None, metavar="RUN_ID", help=resume)
     parser.add_argument(
         "--shard", metavar="I/N",
         help="answer only slice I of N deterministic slices of the set; auto: from the CI's parallel-job variables "
@@ -115,7 +120,7 @@ def _add_resume_options(parser: argparse.ArgumentParser) -> None:
         "--run-id", metavar="ID",
         help="the run's id; an existing run of that id is joined (shards). With --shard or --wait-for-shards it "
         "defaults to one derived from the CI pipeline id (GitLab, GitHub Actions, CircleCI, Buildkite) and the "
-        "set, provider, model and grader",
+        f"{scope}",
     )
     from .report_cmd import add_wait_options
 
@@ -147,7 +152,9 @@ def handle(args: argparse.Namespace) -> int:
     from .. import registry
     from ..catalog import prompt_set_catalog
     from ..config import load_config
-    from ..evaluation import evaluate_set, stored_verdict
+    from ..run.answering.prompts import PromptRules
+    from ..run.decide import stored_verdict
+    from ..run.library import evaluate_set
     from ..storage import is_in_memory
     from ..tolerance import Tolerances
     from .case_spool import CaseJsonSpool
@@ -205,7 +212,7 @@ def handle(args: argparse.Namespace) -> int:
         verdict = outcome.verdict
         rendered = render_for(
             targets, database, outcome.run,
-            verdict=None if outcome.run.status.value == "running" else stored_verdict(verdict),
+            verdict=None if outcome.run.status.value == "running" else stored_verdict(verdict, PromptRules()),
             comparison=verdict.comparison, baseline=verdict.baseline, live_cases=failed,
             fail_on_regression=args.fail_on_regression, notes=outcome.notes,
         )  # fmt: skip
@@ -242,25 +249,28 @@ def stored_cases(database: str, run: Any, *, notable_only: bool) -> Iterator[Ite
     if run.cases or not run.answered_count:
         yield None
         return
-    from ..storage import StreamedCases, close_repository, open_repository
+    from ..storage import capabilities, close_repository, open_repository
 
     repository = open_repository(database)
     try:
-        yield repository.iter_cases(run.id, notable_only=notable_only) if isinstance(repository, StreamedCases) else None
+        streamed = capabilities(repository).streamed
+        yield streamed.iter_cases(run.id, notable_only=notable_only) if streamed is not None else None
     finally:
         close_repository(repository)
 
 
 def _extra_run_options(args: argparse.Namespace) -> dict[str, Any]:
     """Options other commands' modules add to ``run`` (resume, shards, judges)."""
-    return {**_resume_options(args), **_judge_options(args)}
+    return {**placement_options(args, _pipeline_scope(args)), **_judge_options(args)}
 
 
-def _resume_options(args: argparse.Namespace) -> dict[str, Any]:
+def placement_options(args: argparse.Namespace, scope: tuple[str | None, ...]) -> dict[str, Any]:
+    """``--resume``, ``--shard`` and ``--run-id`` as library arguments (``run_id``, ``resume``,
+    ``shard``); a shard's run id defaults to the CI pipeline's, for this ``scope``."""
     import os
 
     from ..errors import UsageError
-    from ..runner import Shard
+    from ..run.plan import Shard
 
     shard = None
     if args.shard == "auto":
@@ -269,47 +279,61 @@ def _resume_options(args: argparse.Namespace) -> dict[str, Any]:
         shard = shard_from_environment(os.environ)
     elif args.shard:
         shard = Shard.parse(args.shard)
-    run_id = args.run_id or (_pipeline_run_id(args) if shard is not None and not args.resume else None)
+    run_id = args.run_id or (pipeline_run_id(scope) if shard is not None and not args.resume else None)
     if args.resume and run_id and args.resume != run_id:
         raise UsageError(f"--resume {args.resume} and --run-id {run_id} name two different runs")
     return {"run_id": args.resume or run_id, "resume": args.resume is not None, "shard": shard}
 
 
-def _pipeline_run_id(args: argparse.Namespace) -> str | None:
-    """The run id every job of this CI pipeline derives for this set, provider, model and grader."""
+def _pipeline_scope(args: argparse.Namespace) -> tuple[str | None, ...]:
+    """What a prompt run's pipeline id is derived from: the set, provider, model and grader."""
+    return (args.set, args.provider, args.model, args.grader)
+
+
+def pipeline_run_id(scope: tuple[str | None, ...]) -> str | None:
+    """The run id every job of this CI pipeline derives for this ``scope``."""
     import os
 
-    from ..ci import pipeline_run_id
+    from ..ci import pipeline_run_id as derived
 
-    return pipeline_run_id(os.environ, (args.set, args.provider, args.model, args.grader))
+    return derived(os.environ, scope)
+
+
+def waited_run(args: argparse.Namespace, repository: ResultRepository, scope: tuple[str | None, ...], golden_set: Any) -> Any:
+    """``--wait-for-shards``: the run once every shard is in (refusing what cannot be waited for)."""
+    from ..errors import UsageError
+    from .report_cmd import wait_for
+
+    if args.shard or args.resume is not None:
+        raise UsageError("--wait-for-shards answers nothing itself; it cannot be combined with --shard or --resume")
+    run_id = args.run_id or pipeline_run_id(scope)
+    if run_id is None:
+        raise UsageError("--wait-for-shards needs the run's id: pass --run-id ID (no CI pipeline id is set to derive it from)")
+    run = wait_for(args, repository, run_id)
+    if run.set_identifier != golden_set.identifier:
+        raise UsageError(f'run {run.id} is a run of set "{run.set_identifier}", not "{golden_set.identifier}"')
+    return run
 
 
 def _verdict_job(args: argparse.Namespace, golden_set: Any, database: str, tolerances: Any, targets: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
-    from ..errors import UsageError
-    from ..evaluation import RunOutcome, stored_run_verdict, stored_verdict
-    from ..storage import close_repository, open_repository
+    from ..run.answering.prompts import PromptRules
+    from ..run.decide import Judging, recorded_verdict, stored_verdict
+    from ..run.outcome import Outcome
+    from ..storage import capabilities, close_repository, open_repository
     from .common import console, print_json
     from .render import outcome_document, render_outcome
-    from .report_cmd import wait_for
     from .reporting import deliver_reports, render_for
 
-    if args.shard or args.resume is not None:
-        raise UsageError("--wait-for-shards answers nothing itself; it cannot be combined with --shard or --resume")
-    run_id = args.run_id or _pipeline_run_id(args)
-    if run_id is None:
-        raise UsageError("--wait-for-shards needs the run's id: pass --run-id ID (no CI pipeline id is set to derive it from)")
     repository = open_repository(database)
     try:
-        run = wait_for(args, repository, run_id)
-        if run.set_identifier != golden_set.identifier:
-            raise UsageError(f'run {run.id} is a run of set "{run.set_identifier}", not "{golden_set.identifier}"')
-        verdict = stored_run_verdict(run, repository, tolerances)
+        run = waited_run(args, repository, _pipeline_scope(args), golden_set)
+        verdict = recorded_verdict(run, Judging(capabilities(repository), PromptRules(), tolerances))
     finally:
         close_repository(repository)
-    outcome = RunOutcome(run, verdict, (f"Every shard of run {run.id} is in.",))
+    outcome = Outcome(run, verdict, (f"Every shard of run {run.id} is in.",))
     rendered = render_for(
-        targets, database, run, verdict=stored_verdict(verdict), comparison=verdict.comparison,
+        targets, database, run, verdict=stored_verdict(verdict, PromptRules()), comparison=verdict.comparison,
         baseline=verdict.baseline, fail_on_regression=args.fail_on_regression, notes=outcome.notes,
     )  # fmt: skip
     if args.json:

@@ -9,6 +9,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..storage.protocols import ResultRepository
+
 from ..wording import counted
 from .common import add_store_options
 
@@ -48,28 +50,29 @@ def _checks(case: Any) -> str:
     return ", ".join(parts)
 
 
-def _acceptance(repository: Any, run_id: str) -> Any:
-    from ..storage import AcceptedBaselines
+def _acceptance(repository: ResultRepository, run_id: str) -> Any:
+    from ..storage import capabilities
 
-    if not isinstance(repository, AcceptedBaselines):
+    baselines = capabilities(repository).baselines
+    if baselines is None:
         return None
-    return repository.acceptances_for([run_id]).get(run_id)
+    return baselines.acceptances_for([run_id]).get(run_id)
 
 
 def handle(args: argparse.Namespace) -> int:
     """Print the run; exit 2 when there is no such run."""
-    from ..storage import StreamedCases, close_repository
+    from ..storage import capabilities, close_repository
     from .stored import open_store, require_run, stored_verdicts
 
     repository = open_store(args)
     try:
         # A store that streams cases is read a page at a time: a 100,000-case run is never held.
-        streamed = isinstance(repository, StreamedCases)
-        run = require_run(repository, args.run_id, with_cases=not streamed)
+        streamed = capabilities(repository).streamed
+        run = require_run(repository, args.run_id, with_cases=streamed is None)
         verdict = stored_verdicts(repository, [run.id]).get(run.id)
         acceptance = _acceptance(repository, run.id)
-        if streamed:
-            cases = repository.iter_cases(run.id, notable_only=not (args.json or args.show_all))
+        if streamed is not None:
+            cases = streamed.iter_cases(run.id, notable_only=not (args.json or args.show_all))
         else:
             cases = run.cases if args.json or args.show_all else [c for c in run.cases if c.needs_a_look]
         if args.json:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..runs import Run
-from ..storage import RunVerdicts, StoredVerdict, open_repository
+from ..storage import ResultRepository, StoredVerdict, capabilities, open_repository
 from .common import database_url
 
 __all__ = [
@@ -82,7 +82,7 @@ def store_origin(config: Any, explicit: str | None = None) -> str:
 
 
 
-def require_run(repository: Any, run_id: str, with_cases: bool = True) -> Run:
+def require_run(repository: ResultRepository, run_id: str, with_cases: bool = True) -> Run:
     """The stored run ``run_id``, or a usage error naming it."""
     from ..errors import UsageError
 
@@ -92,11 +92,12 @@ def require_run(repository: Any, run_id: str, with_cases: bool = True) -> Run:
     return run
 
 
-def stored_verdicts(repository: Any, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:
+def stored_verdicts(repository: ResultRepository, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:
     """The verdicts recorded with these runs, when the repository keeps verdicts."""
-    if not isinstance(repository, RunVerdicts) or not run_ids:
+    baselines = capabilities(repository).baselines
+    if baselines is None or not run_ids:
         return {}
-    return repository.verdicts_for(list(run_ids))
+    return baselines.verdicts_for(list(run_ids))
 
 
 def format_date(timestamp: float | None) -> str:
@@ -123,7 +124,7 @@ def verdict_label(verdict: StoredVerdict | None, *, with_baseline: bool = False)
     """A short verdict for a table cell (``—``: none recorded); optionally naming the baseline."""
     if verdict is None:
         return "—"
-    label = {"ok": "ok", "regressed": "REGRESSED", "not_compared": "not compared", "baseline": "baseline"}[verdict.state]
+    label = {"no_regression": "ok", "regressed": "REGRESSED", "not_comparable": "not compared", "baseline": "baseline"}[verdict.state]
     if with_baseline and verdict.baseline_id:
         label += f" vs {verdict.baseline_id}"
     return label

@@ -56,6 +56,8 @@ def _print(report: Any) -> None:
 
     for line in report.checked:
         stdout().write(visible(clipped_lines(f"ok  {line}")) + "\n")
+    for skipped in report.skipped:
+        stdout().write(clipped_lines(f"skip  {skipped}") + "\n")
     for problem in report.problems:
         sys.stderr.write(f"{clipped_lines(str(problem))}\n")
     if report.problems:

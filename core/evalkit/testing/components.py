@@ -52,7 +52,7 @@ def check_generator(factory: Any, *, prompt_set: GoldenPromptSet | None = None, 
     identity is verified. Raises one ``AssertionError`` listing every problem.
     """
     from .. import components
-    from ..evaluation import evaluate_set
+    from ..run.library import evaluate_set
 
     report = ContractReport(f"generator {_name(factory)}")
     generator = _create(factory, options, report, "generator")

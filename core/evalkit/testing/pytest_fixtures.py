@@ -48,7 +48,7 @@ def evalkit_run(evalkit_store: TemporaryStore) -> Callable[..., Any]:
 
     ``options`` are :func:`evalkit.evaluate_set`'s (``model``, ``grader``, ``tolerances``…).
     """
-    from ..evaluation import evaluate_set
+    from ..run.library import evaluate_set
 
     def run(set_id: Any, provider: str | None = None, **options: Any) -> Any:
         options.setdefault("database", evalkit_store.url)
@@ -81,7 +81,7 @@ class GoldenSetRun(pytest.Collector):
         if self._outcome is None and self._failure is None:
             from ..config import load_config
             from ..errors import EvalkitError
-            from ..evaluation import evaluate_set
+            from ..run.library import evaluate_set
 
             option = self.config.getoption
             try:
