@@ -58,7 +58,7 @@ class CaseSource:
 
 @attrs.frozen
 class InstalledSet:
-    """One installed set: each case's place in the set and fingerprint, and its cases' text.
+    """One installed set as loaded at ``loaded_at``: each case's place in the set and fingerprint, and its cases' text.
 
     ``cases`` holds the set's case objects by id unless the set streams them (then
     :meth:`texts` reads the stream again for the ids asked).
@@ -70,6 +70,8 @@ class InstalledSet:
     fingerprints: Mapping[str, str]
     golden_set: Any
     cases: Mapping[str, Any] | None = None
+    #: When it was loaded (``time.monotonic()``): what a list sorted in its order is kept under.
+    loaded_at: float = attrs.field(factory=time.monotonic)
 
     def texts(self, case_ids: Iterable[str]) -> dict[str, CaseText]:
         """The text of each of ``case_ids`` the set has."""

@@ -237,7 +237,7 @@ def build_run_page(state: ViewerState, run_id: str, params: Mapping[str, str]) -
     versions = (run.id, index.version, baseline_index.run_id if baseline_index else None, baseline_index.version if baseline_index else None)
     changes, counts = state.remember(("counted", *versions), lambda: _counted(index, tags))
     order = installed.order if installed is not None else {}
-    listed = ("kept", *versions, query.filter, query.sort, query.order, query.q, query.regex, id(order))
+    listed = ("kept", *versions, query.filter, query.sort, query.order, query.q, query.regex, installed and installed.loaded_at)
     rows = state.remember(listed, lambda: _kept(index, changes, query, search, order))
     paging = Paging.of(query.page, query.per, len(rows))
     shown = paging.cut(rows)
