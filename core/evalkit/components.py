@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from .prompts import GoldenPrompt
 from .shapes import short_repr
 
 if TYPE_CHECKING:
+    from .project_files import ProjectBoundary
     from .runs import CaseResult
 
 __all__ = [
@@ -79,26 +81,46 @@ class Grader(Protocol):
 
 @runtime_checkable
 class PathOptions(Protocol):
-    """A plugin factory (usually the class) that says which of its options are file paths.
+    """A plugin factory that declares no ``Options`` and lists which of its options are file paths.
 
-    A relative path given for one of these options in the project configuration is resolved
-    against the configuration file's folder before the factory is called.
+    A factory that declares ``Options`` marks its path fields instead (``option(..., path=True)``,
+    see :mod:`evalkit.options`). Either way, a relative path given for one of these options in the
+    project configuration is resolved against the configuration file's folder, and it must lie
+    inside the project (:func:`resolve_paths`).
     """
 
     path_options: Sequence[str]
 
 
-def resolve_paths(options: Mapping[str, Any], factory: Any, root: Path) -> dict[str, Any]:
-    """``options`` with the relative paths of the factory's declared path options made absolute."""
+def resolve_paths(
+    options: Mapping[str, Any], factory: Any, root: Path, *, boundary: ProjectBoundary | None = None, table: str = "the configuration"
+) -> dict[str, Any]:
+    """``options`` with the factory's path options (:func:`evalkit.options.path_options`) made
+    absolute against ``root``, the configuration file's folder (``~`` is left to the plugin).
+
+    With ``boundary`` — the one place the project rule is applied to the files a configuration
+    names for a plugin — a path that resolves (links followed) outside the project and outside
+    every place ``[sets] allow_outside`` lists is refused before anything is built: an
+    :class:`~evalkit.project_files.OutsideProjectError` (exit 2) naming the option, ``table``, the
+    path, where it leads and how to allow it.
+    """
+    from .options import path_options, paths_anywhere
+
     resolved = dict(options)
-    if not isinstance(factory, PathOptions):
-        return resolved
-    for name in factory.path_options:
+    anywhere = paths_anywhere(factory)
+    for name in path_options(factory):
         value = resolved.get(name)
-        if isinstance(value, str) and value:
-            path = Path(value).expanduser()
-            if not path.is_absolute():
-                resolved[name] = str(root / path)
+        if not isinstance(value, str) or not value:
+            continue  # absent, or of the wrong type: checking the options says so
+        path = root / Path(value).expanduser()  # an absolute path stays itself
+        if not Path(value).expanduser().is_absolute():
+            resolved[name] = str(path)
+        if boundary is not None and name not in anywhere:
+            reason = boundary.outside(path, folder=os.path.isdir(path))
+            if reason is not None:
+                from .project_files import OutsideProjectError
+
+                raise OutsideProjectError(f'option "{name}" of {table}: {value} {reason}')
     return resolved
 
 
@@ -306,11 +328,17 @@ class BoundGenerator:
 
 
 def _create(
-    adapter: str, options: Mapping[str, Any], table: str, root: Path | None = None
+    adapter: str, options: Mapping[str, Any], table: str, config: Config | None = None
 ) -> tuple[Any, registry.PluginRecord]:
+    """The generator ``adapter`` built with ``options``; with the ``config`` they were written in,
+    their path options resolved first, and kept inside the project when a file configured them (a
+    ``Config`` a library caller built in Python is its own choice, as a command-line argument is)."""
     record, factory = registry.driver("evalkit.generators", adapter)
-    if root is not None:
-        options = resolve_paths(options, factory, root)
+    if config is not None:
+        from .project_files import ProjectBoundary
+
+        boundary = ProjectBoundary.of(config) if config.path is not None else None
+        options = resolve_paths(options, factory, config.root, boundary=boundary, table=table)
     return registry.build(record, factory, options, table), record
 
 
@@ -341,7 +369,7 @@ def bind_generator(
             options["model"] = model
         where = f" of {config.path}" if config.path else ""
         try:
-            generator, record = _create(instance.adapter, options, f"[providers.{instance.name}]{where}", config.root)
+            generator, record = _create(instance.adapter, options, f"[providers.{instance.name}]{where}", config)
         except ConfigError as exc:
             raise ConfigError(f'provider instance "{instance.name}" ({instance.adapter}): {exc}') from None
         alias = options.get("model")
@@ -374,7 +402,7 @@ class UnknownProviderError(UnknownPluginError):
     """
 
     def __init__(self, name: str, config: Config, adapters: Sequence[str]) -> None:
-        from .suggestions import did_you_mean
+        from .wording import did_you_mean
 
         configured = list(config.providers)
         UsageError.__init__(self)

@@ -13,6 +13,7 @@ import socket
 import sys
 import threading
 import webbrowser
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -28,7 +29,8 @@ WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
 @attrs.frozen
 class ServeOptions:
     """How ``evalkit view`` serves: where, with which token, over which store and configuration;
-    ``output`` is the stream the address is printed on (default: ``sys.stdout``)."""
+    ``announce`` says a line for people as soon as it is called (the address: a caller waits for
+    it), ``warn`` one that is not the output (default: printed on standard output and error)."""
 
     database_url: str
     host: str = "127.0.0.1"
@@ -36,7 +38,8 @@ class ServeOptions:
     token: str | None = None
     open_browser: bool = False
     config: Any = None
-    output: Any = None
+    announce: Callable[[str], None] = attrs.field(default=lambda text: print(text, flush=True))
+    warn: Callable[[str], None] = attrs.field(default=lambda text: print(text, file=sys.stderr))
 
 
 def is_loopback(host: str) -> bool:
@@ -109,13 +112,12 @@ def serve(options: ServeOptions) -> int:
     url = address(options.host, port)
     if options.token:  # printed whole, as Jupyter does: the way in for whoever started it
         url += "?token=" + quote(options.token.encode("utf-8", "surrogatepass"), safe="")
-    out = options.output or sys.stdout
-    print(f"evalkit view: {redact_url(options.database_url)} (read only) at {url}", file=out, flush=True)
-    print("evalkit view: Ctrl-C stops it", file=out, flush=True)
+    options.announce(f"evalkit view: {redact_url(options.database_url)} (read only) at {url}")
+    options.announce("evalkit view: Ctrl-C stops it")
     config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, proxy_headers=False, lifespan="on")
     server = uvicorn.Server(config)
     if options.open_browser:
-        threading.Thread(target=_open_when_started, args=(server, url), daemon=True).start()
+        threading.Thread(target=_open_when_started, args=(server, url, options.warn), daemon=True).start()
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn raises the Ctrl-C (or SIGTERM) it stopped on again once it has stopped
@@ -125,7 +127,7 @@ def serve(options: ServeOptions) -> int:
     return 0
 
 
-def _open_when_started(server: Any, url: str) -> None:
+def _open_when_started(server: Any, url: str, warn: Callable[[str], None]) -> None:
     """Open ``url`` in the user's browser once uvicorn serves (within 10 s)."""
     import time
 
@@ -135,4 +137,4 @@ def _open_when_started(server: Any, url: str) -> None:
     try:
         webbrowser.open(url)
     except webbrowser.Error as exc:  # no browser here: the address is printed anyway
-        print(f"evalkit view: could not open a browser ({exc})", file=sys.stderr)
+        warn(f"evalkit view: could not open a browser ({exc})")

@@ -26,7 +26,6 @@ from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
 from ...errors import PLUGIN_FAILURES, UsageError
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
-from ...printable import visible
 from ...privacy import MIN_SECRET_LENGTH, is_scrubbable
 from ...prompts import GoldenPrompt, GoldenPromptSet
 from ...runs import CaseResult, Run, RunKind, RunStatus
@@ -70,7 +69,7 @@ def run_yardstick(cases: Iterable[CaseResult], requested: str) -> str:
 
 
 def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[ServingIdentity | None, str | None]:
-    """The run's verified serving identity, or ``None`` and the reason (control characters visible).
+    """The run's verified serving identity, or ``None`` and the reason.
 
     Verified only when the instance is configured, every answered case carries an identity, every
     identity is well formed (:func:`evalkit.identity.identity_problems`) and all of them agree.
@@ -107,7 +106,7 @@ def identity_from_counts(counts: Mapping[ServingIdentity | None, int]) -> tuple[
         return None, f"the endpoint reported no model for {counted(counts[None], 'case')}, so who answered is unknown"
     if len(counts) > 1:
         seen = ", ".join(
-            visible(f"{i.reported_model} via {i.provider_instance}/{i.model_alias} ({n} cases)")
+            f"{i.reported_model} via {i.provider_instance}/{i.model_alias} ({n} cases)"
             for i, n in sorted(counts.items(), key=lambda kv: -kv[1])
             if i is not None
         )
