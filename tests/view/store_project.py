@@ -33,6 +33,8 @@ RTL_ID = "rtl-\u202eevil.exe"
 HOSTILE_RUN_ID = 'run-"><svg onload=window.__evalkitRun=1>\u202e\x1b[31m'
 #: The set of that run.
 HOSTILE_SET = "<b>set</b>.x"
+#: The case of that run whose judge disagreed with itself.
+WAVERING_ID = "wavering"
 SECRET = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123456789"
 EMAIL = "alice.private@example.com"
 BIG_CHARS = 1_000_000
@@ -181,23 +183,26 @@ def finish_live_run(cli: Callable[..., object]) -> None:
 
 def write_hostile_run(path: Path) -> None:
     """A run another program wrote into the store: a hostile run id, set, label and case ids,
-    written through the repository (the CLI refuses such ids)."""
+    written through the repository (the CLI refuses such ids), and a case whose judge, asked three
+    times, disagreed with itself (``wavering``: the flaky filter's)."""
     import time
 
     from evalkit.answers import ServingIdentity
-    from evalkit.grading import Check
+    from evalkit.grading import AGREEMENT_CHECK, Check
     from evalkit.runs import CaseResult, Run, RunStatus
     from evalkit.storage import StoredVerdict, close_repository, open_repository
 
     repository = open_repository(f"sqlite:///{path}")
     try:
         who = ServingIdentity("app<i>", "alias\u202e", "model\x00x")
-        repository.begin_run(Run(id=HOSTILE_RUN_ID, set_identifier=HOSTILE_SET, grader="g<u>", case_count=2, privacy="full",
+        repository.begin_run(Run(id=HOSTILE_RUN_ID, set_identifier=HOSTILE_SET, grader="g<u>", case_count=3, privacy="full",
                                  label='"><img src=x onerror=window.__evalkitLabel=1>', started_at=time.time()))  # fmt: skip
         cases = [
             CaseResult(case_id=SCRIPT_ID, passed=False, score=0.0, checks=(Check("c<b>", False, None, "why <script>x</script>"),),
                        answer_text=HOSTILE_ANSWER, identity=who, finished_at=time.time()),  # fmt: skip
             CaseResult(case_id="\u202e" + "y" * 5000, passed=True, score=1.0, answer_text="fine", identity=who, finished_at=time.time()),
+            CaseResult(case_id=WAVERING_ID, passed=True, score=1.0, answer_text="maybe",
+                       checks=(Check(AGREEMENT_CHECK, False, None, "2 of 3 judgements agreed <b>"),), identity=who, finished_at=time.time()),  # fmt: skip
         ]
         repository.record_cases(HOSTILE_RUN_ID, cases, "full")
         repository.finish_run(HOSTILE_RUN_ID, RunStatus.COMPLETE.value, time.time(), grader="g<u>", identity=who)

@@ -17,6 +17,7 @@ from tests.view.store_project import (
     RTL_ID,
     SCRIPT_ID,
     SECRET,
+    WAVERING_ID,
     finish_live_run,
 )
 
@@ -105,6 +106,14 @@ def test_each_filter_keeps_its_cases(client, stored) -> None:
 def test_a_run_without_a_baseline_offers_no_change_filters(client, stored) -> None:
     page = run_page(client, stored.v1)
     assert 'class="filter unavailable" data-filter="regressed"' in page.text
+    assert 'class="filter unavailable" data-filter="flaky" title="no case of this run was judged several times' in page.text
+
+
+def test_the_flaky_filter_keeps_the_cases_whose_judge_disagreed_with_itself(client, stored) -> None:
+    page = run_page(client, stored.hostile, filter="flaky")
+    assert 'class="filter active" data-filter="flaky"' in page.text and "Flaky (1)" in page.text
+    assert listed_cases(page.text) == [WAVERING_ID]
+    assert "pass (unstable)" in page.text and "2 of 3 judgements agreed &lt;b&gt;" in page.text
     assert listed_cases(run_page(client, stored.v1, filter="failed").text) == ["flaky-fact", "always-wrong"]
 
 

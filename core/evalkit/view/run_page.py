@@ -34,20 +34,25 @@ __all__ = [
 @attrs.frozen
 class Filter:
     """A filter of a run's cases: ``keep(row, change)`` (``change``: the case's tag against the
-    baseline, or ``None``); ``needs_baseline``: meaningless without one."""
+    baseline, or ``None``); ``needs_baseline``: meaningless without one; ``needs_data``: offered
+    only when a case of the run has what it looks for (``why_not`` says what that is)."""
 
     key: str
     label: str
     keep: Callable[[CaseRow, str | None], bool]
     needs_baseline: bool = False
+    needs_data: bool = False
+    why_not: str = "this run was not compared with a baseline"
 
 
 def _tagged(tag: str) -> Callable[[CaseRow, str | None], bool]:
     return lambda row, change: change == tag
 
 
-#: The filters, in the order the page offers them. ("flaky" arrives with repeated runs: a filter
-#: on the row's flakiness, added here.)
+#: The filters, in the order the page offers them. A case is flaky when its outcome differed among
+#: its repeats: today the judge's, asked several times (``--judge-repeats``), disagreeing with itself
+#: (the ``judge_agreement`` check, stored at every privacy level); answers repeated per case will
+#: widen the same test.
 FILTERS: tuple[Filter, ...] = (
     Filter("all", "All", lambda row, change: True),
     Filter("failed", "Failed", lambda row, change: not row.passed),
@@ -56,6 +61,8 @@ FILTERS: tuple[Filter, ...] = (
     Filter("still_failing", "Still failing", _tagged("still failing"), True),
     Filter("added", "Added", _tagged("added"), True),
     Filter("edited", "Edited", _tagged("edited"), True),
+    Filter("flaky", "Flaky", lambda row, change: row.unstable, needs_data=True,
+           why_not="no case of this run was judged several times with differing outcomes (--judge-repeats)"),
 )
 _FILTERS = {f.key: f for f in FILTERS}
 
@@ -147,6 +154,11 @@ class FilterChoice:
     count: int
     active: bool
     available: bool
+
+    @property
+    def why_not(self) -> str:
+        """Why the filter is not offered (shown as its title)."""
+        return self.filter.why_not
 
 
 @attrs.frozen
@@ -251,7 +263,10 @@ def build_run_page(state: ViewerState, run_id: str, params: Mapping[str, str]) -
                             baseline_cases.get(row.case_id)))  # fmt: skip
         for row in shown
     )
-    filters = tuple(FilterChoice(f, counts[f.key], f.key == query.filter, comparison is not None or not f.needs_baseline) for f in FILTERS)
+    filters = tuple(
+        FilterChoice(f, counts[f.key], f.key == query.filter, (comparison is not None or not f.needs_baseline) and (counts[f.key] > 0 or not f.needs_data))
+        for f in FILTERS
+    )
     report = Report(run=run, verdict=verdict, comparison=comparison, baseline=baseline if comparison is not None else None)
     return RunPage(
         run, report, verdict, acceptance, baseline, comparison, attrs.evolve(query, page=paging.number), filters, search,
