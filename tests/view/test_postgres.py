@@ -63,3 +63,16 @@ def test_the_viewer_reads_a_postgresql_store_and_writes_nothing(evalkit_cli, pro
             assert "<del>hello</del>" in case.text and "Say hello to the user." in case.text
             assert "postgresql://" in page.text  # the footer names the store
         assert _rows(url) == before
+        _assert_the_connection_refuses_a_write(url)
+
+
+def _assert_the_connection_refuses_a_write(url: str) -> None:
+    import peewee
+    from evalkit.view.store import open_read_only
+
+    store = open_read_only(url)
+    try:
+        with pytest.raises(peewee.InternalError, match="read-only transaction"):
+            store._repository.db.execute_sql("DELETE FROM evalkit_run")
+    finally:
+        store.close()

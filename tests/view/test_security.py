@@ -137,6 +137,40 @@ def test_the_viewer_reaches_the_store_through_reads_only(client) -> None:
     assert not [name for name in writes if hasattr(ReadOnlyStore, name)]
 
 
+def test_the_connection_itself_refuses_a_write(store_url: str) -> None:
+    """Beyond the reading methods, the connection: a bug, or a plugin reaching through, cannot write."""
+    import peewee
+    from evalkit.view.store import open_read_only
+
+    store = open_read_only(store_url)
+    try:
+        with pytest.raises(peewee.OperationalError, match="readonly"):
+            store._repository.db.execute_sql("DELETE FROM evalkit_run")
+    finally:
+        store.close()
+
+
+def test_a_run_holding_the_write_lock_does_not_keep_the_viewer_out(store_url: str, project: Path, stored, monkeypatch) -> None:
+    """`evalkit run` commits each batch under SQLite's write lock; the viewer, reading only, neither
+    waits for it nor takes it (its connection opened and read while another holds it)."""
+    import sqlite3
+
+    from evalkit.view.store import open_read_only
+
+    monkeypatch.setenv("EVALKIT_BUSY_TIMEOUT", "0.5")  # a viewer that waited for the lock would fail within it
+    writer = sqlite3.connect(project / ".evalkit" / "results.db", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        store = open_read_only(store_url)
+        try:
+            assert store.run(stored.v2) is not None
+        finally:
+            store.close()
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
 def test_a_missing_store_is_not_created(tmp_path: Path) -> None:
     from evalkit.errors import StorageError
     from evalkit.view import create_app

@@ -2,8 +2,10 @@
 
 :class:`ReadOnlyStore` wraps a repository and offers only reading methods: no page handler can
 reach ``record_cases``, ``finish_run``, ``accept_run`` or any other write, whatever the
-repository implements. The store is opened without creating a schema (``create=False``), and a
-SQLite file that does not exist is refused before it is opened (opening it would create it).
+repository implements. A built-in store is opened on a connection that refuses every change
+(``read_only=True``: SQLite's ``query_only``, PostgreSQL's read-only transactions) and never takes
+SQLite's write lock, so a run being written goes on while it is viewed; a SQLite file that does not
+exist is refused before it is opened (opening it would create it).
 Each optional capability (:mod:`evalkit.storage`) is asked for with ``isinstance`` and its
 absence degrades a page instead of failing it.
 """
@@ -41,7 +43,9 @@ def open_read_only(url: str) -> ReadOnlyStore:
     if path is not None:
         raise StorageError(f"there is no results store at {clipped(str(path))}: nothing has been run there yet")
     scheme = url.split(":", 1)[0].lower()
-    repository = open_repository(url, create=False) if scheme in SQL_SCHEMES else open_repository(url)
+    # The built-in stores' connection itself refuses every change (SQLite query_only, PostgreSQL's
+    # read-only transactions); a plugin's repository is read through the methods below only.
+    repository = open_repository(url, create=False, read_only=True) if scheme in SQL_SCHEMES else open_repository(url)
     return ReadOnlyStore(repository)
 
 
