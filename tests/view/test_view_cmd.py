@@ -99,3 +99,15 @@ def test_open_hands_the_address_to_the_browser(evalkit_process, stored, project:
 def test_the_database_option_chooses_the_store(evalkit_cli, stored, project: Path, tmp_path: Path, store_kind: str) -> None:
     result = evalkit_cli("view", "--database", f"sqlite:///{tmp_path / 'elsewhere.db'}")
     assert result.code == 2 and "elsewhere.db" in result.stderr and "--database names it" in result.stderr
+
+
+def test_what_view_prints_passes_the_console(capsys) -> None:
+    """The address line names the store: a database file name holding an escape sequence or a
+    bidi override is shown as escapes, on standard output (the warning, on standard error)."""
+    from evalkit.cli.view_cmd import _announce, _warn
+
+    _announce("evalkit view: sqlite:///db\x1b[31m\u202e.db (read only) at http://127.0.0.1:8765/")
+    _warn("evalkit view: warning: serving on \x1b]8;;x\x07h")
+    printed = capsys.readouterr()
+    assert printed.out == "evalkit view: sqlite:///db\\x1b[31m\\u202e.db (read only) at http://127.0.0.1:8765/\n"
+    assert printed.err == "evalkit view: warning: serving on \\x1b]8;;x\\x07h\n"

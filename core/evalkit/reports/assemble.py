@@ -124,12 +124,15 @@ def assemble_report(
     live_cases: Mapping[str, CaseResult] | None = None,
     fail_on_regression: bool = False,
     notes: Iterable[str] = (),
+    config: Any = None,
 ) -> Report:
     """The report of a stored run.
 
     ``verdict`` defaults to the one stored with the run. When no ``comparison`` is given and the
     verdict names a baseline run, the run is compared with it again (under ``tolerances``) for
-    the case-by-case sections and deltas; the verdict itself stays the stored one.
+    the case-by-case sections and deltas; the verdict itself stays the stored one. What each case
+    asked comes from its set as installed here (found with ``config``), when it is the version the
+    run answered.
     """
     baselines = capabilities(repository).baselines
     if verdict is None and baselines is not None:
@@ -140,6 +143,8 @@ def assemble_report(
             comparison = compare(run, baseline, tolerances or Tolerances())
     if live_cases:
         run = run.with_cases(_with_live_details(run.cases, live_cases))
+    from ..case_texts import answered_texts
+
     return Report(
         run=run,
         verdict=verdict,
@@ -149,4 +154,5 @@ def assemble_report(
         questions=dict(questions or {}),
         fail_on_regression=fail_on_regression,
         notes=tuple(notes),
+        texts=answered_texts(run, run.cases, config),
     )

@@ -185,6 +185,9 @@ class Report:
     fail_on_regression: bool = False
     notes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     generated_at: float = attrs.field(factory=time.time)
+    #: What each prompt case asked (its messages and reference) by case id, from the installed set
+    #: when it is the version the run answered (:func:`evalkit.case_texts.answered_texts`).
+    texts: Mapping[str, Any] = attrs.field(factory=dict)
 
     @property
     def retrieval(self) -> bool:
@@ -259,6 +262,15 @@ class Report:
     def regressed_cases(self) -> tuple[str, ...]:
         """The cases that passed in the baseline and fail now."""
         return self.comparison.regressed_cases if self.comparison is not None else ()
+
+    def beside_baseline(self, case_id: str) -> CaseResult | None:
+        """The baseline's case, for a case that regressed or was edited since it (else ``None``)."""
+        if self.comparison is None or self.baseline is None:
+            return None
+        edited = {edited.case_id for edited in self.comparison.edited_cases}
+        if case_id not in self.comparison.regressed_cases and case_id not in edited:
+            return None
+        return next((case for case in self.baseline.cases if case.case_id == case_id), None)
 
     @staticmethod
     def failed_checks(case: CaseResult) -> tuple[str, ...]:

@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
+from ..case_texts import CaseSource
 from ..privacy import scrub
 from ..runs import CaseResult, Run, RunKind
 from .diff import WordDiff, word_diff
 from .index import CaseRow
-from .installed import CaseSource
 
 __all__ = [
     "ANSWER_EXCERPT_CHARS",

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from ..case_texts import CaseSource
 from ..errors import UsageError
 from ..reports.model import Report
 from ..runs import Run, RunKind
@@ -19,7 +20,6 @@ from ..tolerance import Tolerances
 from ..verdict import Comparison
 from .cases_view import CaseParts, CaseView, case_view, result_words
 from .index import RunIndex
-from .installed import CaseSource
 from .paging import Paging, page_number, per_page
 from .run_page import change_tags
 from .state import ViewerState

@@ -17,13 +17,13 @@ from typing import Any, TypeVar
 import attrs
 
 from ..baselines import Acceptance
+from ..case_texts import CaseSource, InstalledSets
 from ..privacy import scrub
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..storage import StoredVerdict
 from ..tolerance import Tolerances
 from ..verdict import Comparison, compare_pairs
 from .index import IndexCache, RunIndex, build_index, case_pairs, fetch_cases, index_cases
-from .installed import CaseSource, InstalledSets
 from .search import Query, SearchError, SearchTimeout
 from .settings import ViewerSettings
 from .store import open_read_only

@@ -1,4 +1,5 @@
-"""Prompt, reference and question text from the installed sets, when it is the text a run answered.
+"""Prompt, reference and question text from the installed sets, when it is the text a run answered
+(for ``evalkit view``, the HTML report and ``evalkit show``).
 
 The store keeps no prompt (and keeps answers only at the ``redacted`` and ``full`` privacy
 levels). What a case was asked is read from the set installed here — and shown only when the
@@ -20,10 +21,10 @@ from typing import Any
 
 import attrs
 
-from ..errors import PLUGIN_FAILURES
-from ..runs import RunKind
+from .errors import PLUGIN_FAILURES
+from .runs import RunKind
 
-__all__ = ["CaseSource", "CaseText", "InstalledSet", "InstalledSets", "SETS_KEPT_S"]
+__all__ = ["CaseSource", "CaseText", "InstalledSet", "InstalledSets", "SETS_KEPT_S", "answered_texts"]
 
 #: How long a loaded set is used before it is loaded again, in seconds.
 SETS_KEPT_S = 30.0
@@ -129,9 +130,9 @@ def _text(item: Any, kind: RunKind) -> CaseText:
 def _load(identifier: str, kind: RunKind, config: Any) -> InstalledSet:
     """The set from its catalog, its fingerprints computed; an :class:`~evalkit.errors.EvalkitError`
     (or whatever a provider raised) when it cannot be loaded."""
-    from ..catalog import prompt_set_catalog, question_set_catalog
-    from ..prompts import PromptStream
-    from ..set_versions import case_fingerprint, question_fingerprint
+    from .catalog import prompt_set_catalog, question_set_catalog
+    from .prompts import PromptStream
+    from .set_versions import case_fingerprint, question_fingerprint
 
     catalog = (question_set_catalog if kind is RunKind.RETRIEVAL else prompt_set_catalog)(config=config)
     golden_set = catalog.get(identifier).set
@@ -180,3 +181,16 @@ class InstalledSets:
         if installed is None:
             return {case_id: CaseSource("not_installed", note=reason) for case_id in fingerprints}
         return installed.sources(fingerprints)
+
+
+def answered_texts(run: Any, cases: Iterable[Any], config: Any = None) -> dict[str, CaseText]:
+    """The text each of a prompt run's ``cases`` was asked, by case id: only where the installed
+    case is the one answered (its fingerprint is the stored one). Empty for a retrieval run, or
+    when the set is not installed here (looked up with ``config``; the working folder's without)."""
+    if run.kind is RunKind.RETRIEVAL:
+        return {}
+    fingerprints = {case.case_id: case.fingerprint for case in cases}
+    if not fingerprints:
+        return {}
+    sources = InstalledSets(config).sources(run.set_identifier, run.kind, fingerprints)
+    return {case_id: source.text for case_id, source in sources.items() if source.shown and source.text is not None}
