@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import inspect
-import os
+import time
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
@@ -16,11 +15,12 @@ from .answers import Answer, GenerationRequest
 from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
 from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError
 from .grading import Grading
+from .options import resolve_paths
+from .privacy import SecretHolder
 from .prompts import GoldenPrompt
 from .shapes import short_repr
 
 if TYPE_CHECKING:
-    from .project_files import ProjectBoundary
     from .runs import CaseResult
 
 __all__ = [
@@ -92,36 +92,6 @@ class PathOptions(Protocol):
     path_options: Sequence[str]
 
 
-def resolve_paths(
-    options: Mapping[str, Any], factory: Any, root: Path, *, boundary: ProjectBoundary | None = None, table: str = "the configuration"
-) -> dict[str, Any]:
-    """``options`` with the factory's path options (:func:`evalkit.options.path_options`) made
-    absolute against ``root``, the configuration file's folder (``~`` is left to the plugin).
-
-    With ``boundary`` — the one place the project rule is applied to the files a configuration
-    names for a plugin — a path that resolves (links followed) outside the project and outside
-    every place ``[sets] allow_outside`` lists is refused before anything is built: an
-    :class:`~evalkit.project_files.OutsideProjectError` (exit 2) naming the option, ``table``, the
-    path, where it leads and how to allow it.
-    """
-    from .options import path_options, paths_anywhere
-
-    resolved = dict(options)
-    anywhere = paths_anywhere(factory)
-    for name in path_options(factory):
-        value = resolved.get(name)
-        if not isinstance(value, str) or not value:
-            continue  # absent, or of the wrong type: checking the options says so
-        path = root / Path(value).expanduser()  # an absolute path stays itself
-        if not Path(value).expanduser().is_absolute():
-            resolved[name] = str(path)
-        if boundary is not None and name not in anywhere:
-            reason = boundary.outside(path, folder=os.path.isdir(path))
-            if reason is not None:
-                from .project_files import OutsideProjectError
-
-                raise OutsideProjectError(f'option "{name}" of {table}: {value} {reason}')
-    return resolved
 
 
 @runtime_checkable
@@ -152,13 +122,6 @@ def _named(bound: BoundGenerator) -> str:
     return f'provider instance "{bound.instance}"' if bound.instance else f'the ad-hoc "{bound.adapter}" generator'
 
 
-@runtime_checkable
-class SecretHolder(Protocol):
-    """A component that holds credentials; their exact values never reach the database."""
-
-    def secret_values(self) -> tuple[str, ...]:
-        """The credential values (API keys, header values) this component sends."""
-        ...
 
 
 @runtime_checkable
@@ -193,20 +156,32 @@ class ReadinessCheck(Protocol):
         ...
 
 
-def check_generator_ready(bound: BoundGenerator) -> list[str]:
+def check_generator_ready(
+    bound: BoundGenerator, wait_s: float = 0.0, *, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
+) -> list[str]:
     """Ask the generator under test whether it can run; its warnings, or
-    :class:`~evalkit.errors.GeneratorUnavailableError` (exit 2, nothing stored) naming the instance."""
+    :class:`~evalkit.errors.GeneratorUnavailableError` (exit 2, nothing stored) naming the instance.
+
+    ``wait_s``: a server that is still starting (refused connections, a probe that fails) is asked
+    again, 0.5 s later and then at most every 5 s, until it answers or ``wait_s`` seconds have
+    passed — ``evalkit run --wait-ready 60s`` right after starting a local model server."""
     from .errors import GeneratorUnavailableError
 
     if not isinstance(bound.generator, ReadinessCheck):
         return []
     who = _named(bound)
-    try:
-        warnings_given = bound.generator.check_ready()
-    except PLUGIN_FAILURES as exc:  # whatever it raises, nothing has been paid for or stored yet
-        raise GeneratorUnavailableError(
-            f"{who} is not ready, so nothing was run or stored: {exc}"
-        ) from None
+    deadline, delay = clock() + wait_s, 0.5
+    while True:
+        try:
+            warnings_given = bound.generator.check_ready()
+            break
+        except PLUGIN_FAILURES as exc:  # whatever it raises, nothing has been paid for or stored yet
+            remaining = deadline - clock()
+            if remaining <= 0:
+                waited = f" after waiting {wait_s:g} s" if wait_s > 0 else ""
+                raise GeneratorUnavailableError(f"{who} is not ready{waited}, so nothing was run or stored: {exc}") from None
+            sleep(min(delay, remaining))
+            delay = min(delay * 2, 5.0)
     return [f"{who}: {w}" for w in (warnings_given or ()) if isinstance(w, str) and w]
 
 
@@ -431,12 +406,13 @@ def known_graders() -> list[str]:
     return sorted({r.name for r in registry.records("evalkit.graders")})
 
 
-def load_grader(name: str, *, strict: bool = True, **options: Any) -> tuple[Any, str]:
+def load_grader(name: str, *, strict: bool = True, config: Config | None = None, **options: Any) -> tuple[Any, str]:
     """The grader named ``name`` and the name actually used.
 
     With ``strict`` an unknown name raises :class:`UnknownPluginError` listing the known ones (the
     CLI); without it, the deterministic grader is used instead (the library), so a typo never spends
-    judge tokens.
+    judge tokens. With ``config``, the grader's table ``[graders.NAME]`` gives its options (paths
+    relative to the configuration file, inside the project); ``options`` given here win over it.
     """
     try:
         record, factory = registry.driver("evalkit.graders", name)
@@ -446,5 +422,26 @@ def load_grader(name: str, *, strict: bool = True, **options: Any) -> tuple[Any,
         warnings.warn(f'unknown grader "{name}"; grading deterministically', stacklevel=2)
         name = "deterministic"
         record, factory = registry.driver("evalkit.graders", name)
-    grader = registry.build(record, factory, options, "the grader options (--judge, --judge-repeats, --judge-temperature, --allow-self-judge)")
+    where = "the grader options (--judge, --judge-repeats, --judge-temperature, --allow-self-judge)"
+    table = _grader_table(config, name)
+    if table:
+        from .project_files import ProjectBoundary
+
+        shown = f'[graders."{name}"] of {config.path}' if config is not None else ""
+        options = {**resolve_paths(table, factory, config.root, boundary=ProjectBoundary.of(config), table=shown), **options}
+        where = f"{shown}, or {where}"
+    grader = registry.build(record, factory, options, where)
     return grader, name
+
+
+def _grader_table(config: Config | None, name: str) -> dict[str, Any]:
+    """The ``[graders.NAME]`` table of ``config`` (empty when there is none)."""
+    if config is None or config.path is None:
+        return {}
+    graders = config.raw.get("graders", {})
+    if not isinstance(graders, Mapping):
+        raise ConfigError(f"{config.path}: [graders] must be a table of one table per grader, like [graders.NAME]")
+    table = graders.get(name, {})
+    if not isinstance(table, Mapping):
+        raise ConfigError(f'{config.path}: [graders."{name}"] must be a table of the grader\'s options')
+    return dict(table)

@@ -24,7 +24,7 @@ the table to put it in, values are structured with the project's cattrs converte
 string is not a number, a number is not a string) and the fields' validators run — and every
 problem is reported at once, naming the plugin, the option and the table. Path options are made
 absolute against the configuration file's folder and must lie inside the project
-(:func:`evalkit.components.resolve_paths`).
+(:func:`resolve_paths`).
 
 How the factory is called is decided here, in :func:`receives_options`, for every kind of plugin:
 
@@ -47,13 +47,18 @@ import math
 import os
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
 from .errors import ConfigError, UsageError
 
+if TYPE_CHECKING:
+    from .project_files import ProjectBoundary
+
 __all__ = [
+    "resolve_paths",
     "DeclaresOptions",
     "OptionError",
     "OptionsError",
@@ -502,10 +507,9 @@ def provider_table(record: Any, factory: Any, config: Any) -> tuple[str, dict[st
 
 def _resolved(table: Any, factory: Any, config: Any, where: str) -> Any:
     """``table`` with the factory's path options made absolute against the config's folder, each
-    inside the project (:func:`evalkit.components.resolve_paths`)."""
+    inside the project (:func:`resolve_paths`)."""
     if getattr(config, "path", None) is None or not isinstance(table, Mapping):
         return table
-    from .components import resolve_paths
     from .project_files import ProjectBoundary
 
     return resolve_paths(table, factory, config.root, boundary=ProjectBoundary.of(config), table=where)
@@ -533,3 +537,33 @@ def _split_table(path: str) -> list[str]:
 
 def _quote(key: str) -> str:
     return key if key.replace("_", "").replace("-", "").isalnum() else f'"{key}"'
+
+
+def resolve_paths(
+    options: Mapping[str, Any], factory: Any, root: Path, *, boundary: ProjectBoundary | None = None, table: str = "the configuration"
+) -> dict[str, Any]:
+    """``options`` with the factory's path options (:func:`path_options`) made
+    absolute against ``root``, the configuration file's folder (``~`` is left to the plugin).
+
+    With ``boundary`` — the one place the project rule is applied to the files a configuration
+    names for a plugin — a path that resolves (links followed) outside the project and outside
+    every place ``[sets] allow_outside`` lists is refused before anything is built: an
+    :class:`~evalkit.project_files.OutsideProjectError` (exit 2) naming the option, ``table``, the
+    path, where it leads and how to allow it.
+    """
+    resolved = dict(options)
+    anywhere = paths_anywhere(factory)
+    for name in path_options(factory):
+        value = resolved.get(name)
+        if not isinstance(value, str) or not value:
+            continue  # absent, or of the wrong type: checking the options says so
+        path = root / Path(value).expanduser()  # an absolute path stays itself
+        if not Path(value).expanduser().is_absolute():
+            resolved[name] = str(path)
+        if boundary is not None and name not in anywhere:
+            reason = boundary.outside(path, folder=os.path.isdir(path))
+            if reason is not None:
+                from .project_files import OutsideProjectError
+
+                raise OutsideProjectError(f'option "{name}" of {table}: {value} {reason}')
+    return resolved

@@ -282,9 +282,8 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
     A created component that holds credentials (``secret_values()``) is remembered, so the CLI
     scrubs its secrets from every line it prints (see :func:`evalkit.privacy.secrets_to_hide`).
     """
-    from .components import SecretHolder
     from .errors import EvalkitError
-    from .privacy import remember_secret_holder
+    from .privacy import SecretHolder, remember_secret_holder
 
     try:
         created = factory(**options)

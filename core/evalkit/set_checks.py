@@ -90,7 +90,7 @@ def _installed(
 
     Also returns the identifiers found and the set files' refusal, if the configured files are invalid.
     """
-    from .catalog import prompt_set_catalog, question_set_catalog
+    from .catalog import clash, prompt_set_catalog, question_set_catalog
     from .retrieval.validation import question_set_problems
     from .validation import prompt_set_problems
 
@@ -112,8 +112,7 @@ def _installed(
         for identifier, owners in catalog.duplicates.items():
             if want is None or identifier in want:
                 found.add(identifier)
-                names = " and ".join(r.describe() for r in owners)
-                problems.append(SetProblem(identifier, f"is shipped by more than one provider: {names}"))
+                problems.append(SetProblem(identifier, clash(owners)))
         for identifier, sourced in catalog.sets.items():
             if want is not None and identifier not in want:
                 continue

@@ -108,6 +108,12 @@ def test_stdlib_demo_runs_out_of_the_box_and_compares_on_the_second_run(cli, pro
     assert "MRR:" not in out
     for line in ("MRR@10:", "Recall@10:", "nDCG@10:", "Latency:        p50", "By form", "By hard class", "Retrieval provenance"):
         assert line in out
+    assert "(relevant: grade 1 or more, for the hit rates, MRR and recall; nDCG gains are the grades themselves, linear" in out
+    stricter = cli(
+        "retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--relevance-threshold", "2",
+        "--database", f"sqlite:///{project / 'other.db'}",
+    )  # fmt: skip
+    assert "(relevant: grade 2 or more," in stricter.stdout
     assert re.search(r"Corpus revision:\s+sha256:[0-9a-f]{16}", out)
     assert re.search(r"Pipeline identity:\s+evalkit\.lexical-fts5-bm25-v1", out)
     assert "Deployment:     demo (provider evalkit_stdlib.docs (evalkit-set-stdlib" in out

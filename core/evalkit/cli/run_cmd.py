@@ -65,8 +65,9 @@ judge_options = option_group(
 )
 @click.argument("set", metavar="SET", type=SetIdentifier("prompt"), help="golden prompt set identifier (see `evalkit list sets`)")
 @click.option(
-    "--provider", metavar="NAME", type=ProviderName(),
-    help="a configured provider instance, or an adapter for an ad-hoc (never compared) run",
+    "--provider", "providers", metavar="NAME", type=ProviderName(), multiple=True,
+    help="a configured provider instance, or an adapter for an ad-hoc (never compared) run; given several times, "
+    "the set runs once per provider (each its own run and verdict) and a side-by-side summary follows",
 )
 @click.option("--model", metavar="ALIAS", help="model alias to send instead of the instance's")
 @click.option(
@@ -75,8 +76,18 @@ judge_options = option_group(
 )
 @click.option("--concurrency", type=PositiveInt(), metavar="N", help="prompts in flight (default: the instance's, else 8)")
 @click.option(
+    "--wait-ready", metavar="DURATION",
+    help="keep asking the generator's endpoint for up to DURATION (90s, 2m) until it answers its readiness probe: "
+    "a local model server that was just started (default: ask once)",
+)
+@click.option(
     "--show-all", is_flag=True,
     help="list every case in the table (default: failed, errored and unstable cases; passing ones are counted)",
+)
+@click.option(
+    "--show-answers/--no-show-answers", default=None,
+    help="print each failing case's answer, a short excerpt with secrets hidden (default: on a terminal, "
+    "off in CI — where CI is set — and when the output is piped); --privacy decides what is stored",
 )
 @click.option(
     "--privacy", type=Choice(PRIVACY_LEVELS), metavar="{metadata,redacted,full}",
@@ -94,7 +105,10 @@ judge_options = option_group(
 @report_option
 @global_options(json="print one JSON document instead of tables")
 def command(**params: Any) -> Arguments:
-    """Parsed ``evalkit run``."""
+    """Parsed ``evalkit run``: ``args.providers`` as given, ``args.provider`` the one provider of a
+    single run (``None`` with none, or with several)."""
+    providers = params["providers"]
+    params["provider"] = providers[0] if len(providers) == 1 else None
     return arguments(handle, params, collects_garbage_from_run_start=True)
 
 
@@ -144,16 +158,9 @@ def handle(args: Arguments) -> int:
     from .. import registry
     from ..catalog import prompt_set_catalog
     from ..config import load_config
-    from ..run.answering.prompts import PromptRules
-    from ..run.decide import stored_verdict
-    from ..run.library import evaluate_set
-    from ..storage import is_in_memory
     from ..tolerance import Tolerances
-    from .case_spool import CaseJsonSpool
-    from .common import database_url, run_started
-    from .json_output import print_json_streamed
-    from .render import ProgressDisplay, outcome_document
-    from .reporting import deliver_reports, render_for, report_targets
+    from .common import database_url
+    from .reporting import report_targets
 
     config = load_config(args.config)
     catalog = prompt_set_catalog(config=config)
@@ -162,8 +169,41 @@ def handle(args: Arguments) -> int:
     tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
     targets = report_targets(args)
     database = database_url(args, config)
+    if len(args.providers) > 1:
+        from .provider_comparison import ProviderResult, refuse_single_run_options, run_each_provider
+
+        refuse_single_run_options(args)
+
+        def result_of(provider: str, outcome: Any) -> ProviderResult:
+            with stored_cases(database, outcome.run, notable_only=False) as cases:
+                return ProviderResult(provider, outcome, outcome.run.cases if cases is None else cases)
+
+        return run_each_provider(args, lambda one, collect: run_one(one, golden_set, config, database, tolerances, targets, collect), result_of)
     if args.wait:
         return _verdict_job(args, golden_set, database, tolerances, targets)
+    return run_one(args, golden_set, config, database, tolerances, targets)[0]
+
+
+def run_one(
+    args: Arguments, golden_set: Any, config: Any, database: str, tolerances: Any, targets: Any, collect: list[Any] | None = None
+) -> tuple[int, Any]:
+    """Run ``golden_set`` for ``args.provider``, print its outcome (or, with ``collect``, keep its
+    ``--json`` document there instead of printing it) and deliver its reports; the exit code and
+    the outcome."""
+    from ..errors import RunInterrupted, RunStoreFailed
+    from ..run.answering.prompts import PromptRules
+    from ..run.decide import stored_verdict
+    from ..run.library import evaluate_set
+    from ..storage import is_in_memory
+    from . import ending
+    from .case_spool import CaseJsonSpool
+    from .common import run_started
+    from .json_output import print_json_streamed
+    from .render import ProgressDisplay, outcome_document
+    from .reporting import deliver_reports, render_for
+    from .resuming import resume_command, with_resume_command
+
+    wait_ready = _wait_ready(args)
     progress = ProgressDisplay(enabled=not args.json)
     failed = LiveFailures()
     keep_cases = is_in_memory(database)
@@ -171,10 +211,12 @@ def handle(args: Arguments) -> int:
     with CaseJsonSpool(wanted=args.json and not keep_cases) as spool:
 
         def started(run: Any, total: int) -> None:
+            ending.run_began(run.id, resume_command(("run", args.set), args, run.id))
             spool.start(run, total)
             progress.start(run, total)
 
         def case_done(case: Any) -> None:
+            ending.case_committed()
             progress.advance(case)
             failed.keep(case)
 
@@ -198,8 +240,11 @@ def handle(args: Arguments) -> int:
                 # Not kept in memory: the verdict is counted by the store and the output reads the cases back.
                 keep_cases=keep_cases,
                 on_stored=spool.add if spool.wanted else None,
+                wait_ready=wait_ready,
                 **_extra_run_options(args),
             )
+        except (RunInterrupted, RunStoreFailed) as exc:  # the line that resumes it, as this command was given
+            raise with_resume_command(exc, resume_command(("run", args.set), args, exc.run_id)) from None
         finally:
             progress.stop()
         verdict = outcome.verdict
@@ -209,13 +254,27 @@ def handle(args: Arguments) -> int:
             comparison=verdict.comparison, baseline=verdict.baseline, live_cases=failed,
             fail_on_regression=args.fail_on_regression, notes=outcome.notes,
         )  # fmt: skip
-        if args.json and spool.holds(outcome.run):
+        if collect is not None:
+            spool.close()
+            collect.append(_outcome_with_cases(outcome, database))
+        elif args.json and spool.holds(outcome.run):
             print_json_streamed(outcome_document(outcome, with_cases=False), "cases", spool.texts(), encoded=True, batch=1)
         else:
             spool.close()
             _print_outcome(args, outcome, golden_set, database, failed, rendered.takes_stdout)
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures), outcome
+
+
+def _outcome_with_cases(outcome: Any, database: str) -> dict[str, Any]:
+    """The run's ``--json`` document with every case, read back from the store when the run does
+    not carry them."""
+    from .render import case_document, outcome_document
+
+    document = outcome_document(outcome, with_cases=False)
+    with stored_cases(database, outcome.run, notable_only=False) as cases:
+        document["cases"] = [case_document(case) for case in (outcome.run.cases if cases is None else cases)]
+    return document
 
 
 def _print_outcome(args: Arguments, outcome: Any, golden_set: Any, database: str, failed: Any, takes_stdout: bool) -> None:
@@ -228,10 +287,22 @@ def _print_outcome(args: Arguments, outcome: Any, golden_set: Any, database: str
             document = outcome_document(outcome, with_cases=False)
             print_cases_json(document, outcome.run.cases if cases is None else cases, outcome.run.case_count)
         else:
+            out = console(stderr=takes_stdout)
             render_outcome(
-                console(stderr=takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,
-                fail_on_new_failures=args.fail_on_new_failures, cases=cases,
-            )
+                out, outcome, golden_set, live_cases=failed, show_all=args.show_all,
+                fail_on_new_failures=args.fail_on_new_failures, cases=cases, show_answers=_shows_answers(args, out.file),
+            )  # fmt: skip
+
+
+def _shows_answers(args: Arguments, stream: Any) -> bool:
+    """``--show-answers`` / ``--no-show-answers`` as given; else on for a person at a terminal,
+    off in CI (the ``CI`` variable every major CI sets) and in a pipe or a log file."""
+    import os
+
+    if args.show_answers is not None:
+        return bool(args.show_answers)
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty()) and os.environ.get("CI", "").lower() in ("", "0", "false")
 
 
 @contextlib.contextmanager
@@ -250,6 +321,18 @@ def stored_cases(database: str, run: Any, *, notable_only: bool) -> Iterator[Ite
         yield streamed.iter_cases(run.id, notable_only=notable_only) if streamed is not None else None
     finally:
         close_repository(repository)
+
+
+def _wait_ready(args: Arguments) -> float:
+    """``--wait-ready`` in seconds (0 when not given); says on stderr that the run may wait."""
+    if not args.wait_ready:
+        return 0.0
+    from ..waiting import parse_duration
+    from .console import console
+
+    seconds = parse_duration(args.wait_ready)
+    console(stderr=True).plain(f"Waiting up to {seconds:g} s for the generator to answer its readiness probe.")
+    return seconds
 
 
 def _extra_run_options(args: Arguments) -> dict[str, Any]:
