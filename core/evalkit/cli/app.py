@@ -59,6 +59,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "flaky": ("flaky_cmd", "list the flaky cases of a set: outcomes that flip between runs or disagree among repeats"),
     "plan": ("plan_cmd", "say what a run of a set would ask and could detect, before anything is called"),
     "judge": ("judge_cmd", "measure a judge against people's labels (calibration sets)"),
+    "view": ("view_cmd", "browse the results store in a local web page (read only)"),
 }
 
 #: The options taken before a command as well as after it (see :func:`global_options`).

@@ -130,6 +130,7 @@ def assemble_report(
     notes: Iterable[str] = (),
     gate: GateSettings | None = None,
     fail_on_inconclusive: bool = False,
+    config: Any = None,
 ) -> Report:
     """The report of a stored run.
 
@@ -137,7 +138,8 @@ def assemble_report(
     verdict names a baseline run, the run is compared with it again (under ``tolerances`` and
     ``gate``) for the case-by-case sections, deltas and their uncertainty; the verdict itself
     stays the stored one. The cases the comparison names are marked flaky from the scope's
-    history (:mod:`evalkit.flakiness`).
+    history (:mod:`evalkit.flakiness`). What each case asked comes from its set as installed here
+    (found with ``config``), when it is the version the run answered.
     """
     baselines = capabilities(repository).baselines
     if verdict is None and baselines is not None:
@@ -148,6 +150,8 @@ def assemble_report(
             comparison = compare(run, baseline, tolerances or Tolerances(), gate)
     if live_cases:
         run = run.with_cases(_with_live_details(run.cases, live_cases))
+    from ..case_texts import answered_texts
+
     return Report(
         run=run,
         verdict=verdict,
@@ -159,6 +163,7 @@ def assemble_report(
         notes=tuple(notes),
         flaky=_flaky(repository, run, comparison),
         fail_on_inconclusive=fail_on_inconclusive,
+        texts=answered_texts(run, run.cases, config),
     )
 
 

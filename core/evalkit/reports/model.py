@@ -191,6 +191,9 @@ class Report:
     #: scope's history), with why (see :mod:`evalkit.flakiness`).
     flaky: Mapping[str, str] = attrs.field(factory=dict)
     fail_on_inconclusive: bool = False
+    #: What each prompt case asked (its messages and reference) by case id, from the installed set
+    #: when it is the version the run answered (:func:`evalkit.case_texts.answered_texts`).
+    texts: Mapping[str, Any] = attrs.field(factory=dict)
 
     @property
     def retrieval(self) -> bool:
@@ -316,6 +319,15 @@ class Report:
     def regressed_cases(self) -> tuple[str, ...]:
         """The cases that passed in the baseline and fail now."""
         return self.comparison.regressed_cases if self.comparison is not None else ()
+
+    def beside_baseline(self, case_id: str) -> CaseResult | None:
+        """The baseline's case, for a case that regressed or was edited since it (else ``None``)."""
+        if self.comparison is None or self.baseline is None:
+            return None
+        edited = {edited.case_id for edited in self.comparison.edited_cases}
+        if case_id not in self.comparison.regressed_cases and case_id not in edited:
+            return None
+        return next((case for case in self.baseline.cases if case.case_id == case_id), None)
 
     @staticmethod
     def failed_checks(case: CaseResult) -> tuple[str, ...]:
