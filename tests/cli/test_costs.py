@@ -342,3 +342,20 @@ def test_shards_of_one_run_share_its_budget_through_the_store(evalkit_cli, proje
     assert "budget reached after" in second.stdout
     spend = evalkit_cli("show", "shared", "--json", env=env).json()["spend"]
     assert Decimal(spend["cost"]) <= Decimal("0.05") and spend["generator"]["requests"] == asked
+
+
+def test_plan_estimates_requests_tokens_and_cost_from_the_last_run_before_anything_is_sent(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    fresh = evalkit_cli("plan", "arith.basic", "--provider", "prod", "--json", env=env)
+    assert fresh.code == 0, fresh.stderr
+    guessed = fresh.json()["estimate"]
+    assert guessed["generator_requests"] == 6 and guessed["from_run"] is None and guessed["measured_cases"] == 0
+    assert guessed["cost"] is not None and guessed["currency"] == "EUR"
+    assert chat_server.request_count == 0 and not (project / ".evalkit").exists(), "a plan sends nothing and stores nothing"
+    run = evalkit_cli("run", "arith.basic", "--provider", "prod", "--json", env=env).json()
+    planned = evalkit_cli("plan", "arith.basic", "--provider", "prod", env=env)
+    assert f"(estimated from the stored usage of run {run['run_id']} for 6 cases)" in planned.stdout, planned.stdout
+    assert "Requests:   6 to the generator, 0 to a judge" in planned.stdout and "Cost:       unknown" not in planned.stdout
+    measured = evalkit_cli("plan", "arith.basic", "--provider", "prod", "--json", env=env).json()["estimate"]
+    assert measured["cost"] == run["spend"]["cost"], "the last run's usage, priced the same, costs what it cost"

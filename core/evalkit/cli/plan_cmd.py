@@ -144,14 +144,49 @@ def handle(args: Arguments) -> int:
         tolerance=float(tolerances.max_pass_rate_drop),
         target_drop=_fraction(args.target_drop, "target-drop"),
     )
+    estimate = _estimate(args, config, judged)
     if args.json:
-        print_json(plan.as_dict())
+        print_json({**plan.as_dict(), "estimate": estimate.document()})
         return 0
     out = console()
     for line in plan.lines():
+        out.print(line)
+    for line in estimate_lines(estimate, repeats_of(args, config)):
         out.print(line)
     for warning in plan.warnings:
         out.print(f"warning: {warning}", style="yellow")
     for note in plan.notes:
         out.print(note, style="dim")
     return 0
+
+
+def _estimate(args: Arguments, config: Any, judged: bool) -> Any:
+    """What the run would ask and cost (:func:`evalkit.run.estimate.estimate_set`): from the stored
+    usage of the scope's latest run where there is one, else from the prompts' lengths."""
+    from ..run.estimate import estimate_set
+    from .common import database_url
+
+    return estimate_set(
+        args.set, provider=args.provider, model=args.model, grader=args.grader,
+        grader_options={"judge": args.judge} if judged and args.judge else None,
+        config=config, database=database_url(args, config),
+    )  # fmt: skip
+
+
+def estimate_lines(estimate: Any, repeats: int) -> list[str]:
+    """The estimate for people: requests, tokens, cost ("unknown" without a price, never 0) and time."""
+    times = f" × {repeats} answers per case (--repeats)" if repeats > 1 else ""
+    lengths = "the prompts' lengths (about 4 characters a token)"
+    if estimate.from_run and estimate.measured_cases:
+        rest = f", {lengths} for the other {estimate.cases - estimate.measured_cases}" if estimate.measured_cases < estimate.cases else ""
+        basis = f"the stored usage of run {estimate.from_run} for {estimate.measured_cases} cases{rest}"
+    else:
+        basis = lengths
+    cost = "unknown (no price configured)" if estimate.cost is None else f"{estimate.cost} {estimate.currency or ''}".rstrip()
+    seconds = "unknown" if estimate.seconds is None else f"{estimate.seconds:.0f} s at {estimate.concurrency} in flight"
+    return [
+        f"Requests:   {estimate.generator_requests} to the generator, {estimate.judge_requests} to a judge{times}",
+        f"Tokens:     about {estimate.prompt_tokens} in, {estimate.completion_tokens} out (estimated from {basis})",
+        f"Cost:       {cost}",
+        f"Time:       {seconds}",
+    ]
