@@ -7,9 +7,13 @@ from typing import Any
 
 import attrs
 
+from .conversations import Message, Tool, ToolCall, messages_of, replies, tool_calls_of, tools_of
 from .shapes import short_repr
 
-__all__ = ["Answer", "Citation", "GenerationRequest", "Passage", "ServingIdentity", "Usage", "answer_problems"]
+__all__ = [
+    "Answer", "ChatRequest", "Citation", "GenerationRequest", "Passage", "ServingIdentity", "Turn", "Usage",
+    "answer_problems", "sum_usage",
+]
 
 
 @attrs.frozen
@@ -29,6 +33,46 @@ class GenerationRequest:
     max_tokens: int | None = None
     case_id: str | None = None
     response_format: Mapping[str, Any] | None = None
+
+
+@attrs.frozen
+class ChatRequest:
+    """The turns of a conversation sent so far, as sent to a chat-capable generator
+    (:class:`~evalkit.components.ChatGenerator`), which answers with one :class:`Turn`.
+
+    ``messages`` starts with at most one system turn (the instance's base system prompt and the
+    prompt's own, joined); ``tools`` are the functions the model may call; ``step`` counts the model
+    turns this case asked for before this one (0 for the first), so a generator that looks answers
+    up (replay) can find the right one; ``case_id`` is the golden prompt's id.
+    """
+
+    messages: tuple[Message, ...] = attrs.field(converter=messages_of)
+    tools: tuple[Tool, ...] = attrs.field(default=(), converter=tools_of)
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    case_id: str | None = None
+    step: int = 0
+
+
+def _calls(value: Iterable[ToolCall | Mapping[str, Any]] | None) -> tuple[ToolCall, ...]:
+    return tuple(ToolCall.coerce(item) for item in value or ())
+
+
+@attrs.frozen
+class Turn:
+    """One model turn: its text, the tools it calls (possibly both; a turn without tool calls is a
+    reply) and what the endpoint reported beside them."""
+
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_calls)
+    model: str | None = None
+    usage: Usage | None = attrs.field(default=None, converter=lambda value: Usage.coerce(value))
+    finish_reason: str | None = None
+
+    def as_message(self) -> Message:
+        """The assistant turn this turn adds to the conversation."""
+        return Message.assistant(self.text, self.tool_calls)
 
 
 @attrs.frozen
@@ -66,6 +110,20 @@ class Usage:
                 output_tokens=value.get("output_tokens", value.get("completion_tokens")),
             )
         raise TypeError(f"usage must be a mapping or Usage, not {type(value).__name__}")
+
+
+def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
+    """The token counts of several turns added up (a count no turn reported stays ``None``);
+    ``None`` when no turn reported any."""
+    known = [u for u in usages if u is not None]
+    if not known:
+        return None
+
+    def total(field: str) -> int | None:
+        counts = [getattr(u, field) for u in known if getattr(u, field) is not None]
+        return sum(counts) if counts else None
+
+    return Usage(total("input_tokens"), total("output_tokens"))
 
 
 def _citations(value: Iterable[Citation | str | Mapping[str, Any]] | None) -> tuple[Citation, ...]:
@@ -110,6 +168,12 @@ class Answer:
     reason when they are missing rather than passing. ``passages`` are the passages sent with the
     prompt: plain strings, or :class:`Passage` objects (or ``{"text", "source_id"}`` mappings)
     that name their source, so citations can be resolved by id.
+
+    A conversation's answer (see :mod:`evalkit.conversations`) is its final reply, and
+    ``transcript`` holds every turn of the run after the prompt's fixed history: the model's turns
+    (with their tool calls), the canned tools' results and, in a scripted conversation, the user
+    turns sent; ``usage`` is then the sum of every model turn's. ``finish_reason`` is
+    ``"max_steps"`` when the loop stopped at the prompt's ``max_steps`` without a reply.
     """
 
     text: str
@@ -119,6 +183,31 @@ class Answer:
     citations: tuple[Citation, ...] = attrs.field(default=(), converter=_citations)
     passages: tuple[Passage, ...] = attrs.field(default=(), converter=_passages)
     finish_reason: str | None = None
+    transcript: tuple[Message, ...] = attrs.field(default=(), converter=messages_of)
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """Every tool call the model made, in order (empty for a plain answer)."""
+        return tool_calls_of(self.transcript)
+
+    @property
+    def reply_count(self) -> int:
+        """How many user turns the model was asked to answer (1 for a plain answer)."""
+        return len(replies(self.transcript)) if self.transcript else 1
+
+    def reply(self, number: int) -> Answer | None:
+        """The model's ``number``-th reply (1-based) as an answer of its own — its text and the
+        turns that led to it —, ``None`` when the model gave no such reply (the conversation
+        stopped before, or ran out of steps there). A plain answer is its own reply 1."""
+        if not self.transcript:
+            return self if number == 1 else None
+        found = replies(self.transcript)
+        if not 1 <= number <= len(found):
+            return None
+        text, turns = found[number - 1]
+        if text is None:
+            return None
+        return attrs.evolve(self, text=text, transcript=turns, usage=None)
 
 
 def answer_problems(answer: Answer) -> list[str]:
