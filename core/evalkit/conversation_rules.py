@@ -55,8 +55,8 @@ def conversation_problems(prompt: GoldenPrompt) -> list[Problem]:
 
 def _turn_order(messages: tuple[Message, ...], mode: Any) -> Iterator[Problem]:
     """Roles in order: system turns first, a tool turn answering a call of the assistant turn before
-    it, and the last turn the user turn the model answers (fixed) — or only system and user turns
-    (scripted: the model writes the assistant turns)."""
+    it, and the last turn the user turn the model answers, or a tool result (fixed) — or only
+    system and user turns (scripted: the model writes the assistant turns)."""
     calls: set[str] = set()
     answered = False  # the previous turn was an assistant's with tool calls, or a tool's answer
     started = False  # a turn other than a system turn came before
@@ -97,7 +97,8 @@ def _turn_order(messages: tuple[Message, ...], mode: Any) -> Iterator[Problem]:
         yield ("messages",), "a conversation needs a user turn"
         return
     last = roles[-1] if roles else None
-    if mode is not ConversationMode.SCRIPTED and last in ("assistant", "system", "tool"):
+    # A history may end on a tool turn: the model then answers with the tool's result in hand.
+    if mode is not ConversationMode.SCRIPTED and last in ("assistant", "system"):
         article = "an" if last == "assistant" else "a"
         yield ("messages", len(messages) - 1), (
             f"a conversation ends on the user turn the model answers, not on {article} {last} turn"
