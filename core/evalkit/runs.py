@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 
 from .answers import ServingIdentity, Usage
+from .conversations import Message, messages_of
 from .grading import AGREEMENT_CHECK, Check, Grading
 
 __all__ = ["CaseResult", "Run", "RunKind", "RunStatus"]
@@ -58,6 +59,10 @@ class CaseResult:
     #: question's, see :mod:`evalkit.set_versions`); ``None`` for a case stored before fingerprints
     #: were kept. A comparison tells an edited case (same id, other fingerprint) by it.
     fingerprint: str | None = None
+    #: A conversation's turns after its fixed history: the model's (with their tool calls), the
+    #: canned tools' results, a scripted conversation's user turns (see :attr:`evalkit.Answer.transcript`);
+    #: kept as the run's privacy level allows (:mod:`evalkit.privacy`). Empty for a plain prompt.
+    transcript: tuple[Message, ...] = attrs.field(default=(), converter=messages_of)
 
     @property
     def errored(self) -> bool:

@@ -418,14 +418,23 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
     # One pass over the prompts checks, counts and fingerprints the set (a stream is never held).
     digest = SetDigest(golden_set)
     order = PromptOrder(golden_set.identifier)
+    conversations: list[str] = []  # the first prompt that only a chat-capable generator can answer
 
     def visit(prompt: GoldenPrompt) -> None:
         digest.add(prompt)
         order.see(prompt.id)
+        if prompt.is_chat and not conversations:
+            conversations.append(prompt.id)
 
     case_count = validate_prompt_set(golden_set, kinds, visit=visit)
     grading, grader_name = components.load_grader(source.grader, strict=source.strict_grader, **dict(source.grader_options))
     bound = source.bound or components.bind_generator(config, source.provider, source.model)
+    if conversations and not bound.can_chat:
+        raise UsageError(
+            f'set "{golden_set.identifier}" holds conversations or tools (prompt "{visible(conversations[0][:80])}"), and the '
+            f'generator of {bound.instance or bound.adapter} ({bound.adapter}) cannot send them: it has no chat() '
+            "(see evalkit.components.ChatGenerator); the openai, replay, llm and reference adapters have one"
+        )
     if isinstance(bound.generator, components.SetAware):
         components.bind_set(bound, golden_set)
     if isinstance(grading, components.JudgeGrader):
