@@ -12,7 +12,7 @@ from .shapes import short_repr
 
 __all__ = [
     "Answer", "ChatRequest", "Citation", "GenerationRequest", "Passage", "ServingIdentity", "Turn", "Usage",
-    "answer_problems", "sum_usage",
+    "answer_problems", "base_prompt_digest", "sum_usage",
 ]
 
 
@@ -236,18 +236,37 @@ def answer_problems(answer: Answer) -> list[str]:
 
 @attrs.frozen
 class ServingIdentity:
-    """The content-free proof of who answered: configured instance, alias sent, model reported."""
+    """The content-free proof of who answered: configured instance, alias sent, model reported.
+
+    ``base_prompt`` is the digest of the base system prompt the instance put before every request
+    (:func:`base_prompt_digest`; ``""``: none): a run's identity carries it, so changing the base
+    prompt starts a new comparison scope. A case's identity leaves it empty: the run says it once.
+    """
 
     provider_instance: str
     model_alias: str
     reported_model: str
     version: int = 1
+    base_prompt: str = ""
 
     def as_mapping(self) -> dict[str, Any]:
-        """The stored form (version first)."""
-        return {
+        """The stored form (version first; the base prompt's digest when there is one)."""
+        stored: dict[str, Any] = {
             "version": self.version,
             "provider_instance": self.provider_instance,
             "model_alias": self.model_alias,
             "reported_model": self.reported_model,
         }
+        if self.base_prompt:
+            stored["base_prompt"] = self.base_prompt
+        return stored
+
+
+def base_prompt_digest(text: str | None) -> str:
+    """The digest of a base system prompt as a serving identity keeps it: ``sha256:`` and 16 hex
+    digits of its UTF-8 text; ``""`` for none."""
+    if not text:
+        return ""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]

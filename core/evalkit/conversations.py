@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -27,6 +27,7 @@ __all__ = [
     "ToolCall",
     "replies",
     "tool_calls_of",
+    "transcript_data",
 ]
 
 #: The roles a turn may have.
@@ -45,13 +46,14 @@ class ConversationMode(str, enum.Enum):
 
 def _arguments(value: Any) -> Any:
     """A tool call's arguments as JSON data: a JSON text is parsed; text that is not JSON is kept as
-    it is (a model may send broken arguments, and a check should see them)."""
+    it is (a model may send broken arguments, and a check should see them); ``None`` stays ``None``
+    (a stored call whose arguments the privacy level did not keep)."""
     if isinstance(value, str):
         try:
             return json.loads(value)
         except ValueError:
             return value
-    return {} if value is None else value
+    return value
 
 
 @attrs.frozen
@@ -76,7 +78,7 @@ class ToolCall:
         """The arguments as the JSON text an OpenAI-style API sends (raw text as it came)."""
         if isinstance(self.arguments, str):
             return self.arguments
-        return json.dumps(self.arguments, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps({} if self.arguments is None else self.arguments, ensure_ascii=False, separators=(",", ":"))
 
 
 def _tool_calls(value: Iterable[ToolCall | Mapping[str, Any]] | None) -> tuple[ToolCall, ...]:
@@ -200,6 +202,36 @@ class CannedResult:
 def canned_results_of(value: Iterable[CannedResult | Mapping[str, Any]] | None) -> tuple[CannedResult, ...]:
     """Canned results as ``CannedResult`` objects (mappings converted)."""
     return tuple(CannedResult.coerce(item) for item in value or ())
+
+
+def transcript_data(transcript: Iterable[Message], text: Callable[[str], str | None] | None = None) -> list[dict[str, Any]]:
+    """A transcript as JSON-ready data, one mapping per turn (``role``, and the keys that have a
+    value: ``content``, ``tool_calls`` as ``{"id", "name", "arguments"}``, ``tool_call_id``,
+    ``name``). ``text`` maps each content and each call's arguments (as JSON text) to what is kept
+    of it — ``None``: nothing, the key left out — as a privacy level does; without it, all is kept."""
+    turns = []
+    for message in transcript:
+        turn: dict[str, Any] = {"role": message.role}
+        if message.content is not None:
+            kept = message.content if text is None else text(message.content)
+            if kept is not None:
+                turn["content"] = kept
+        if message.tool_calls:
+            calls = []
+            for call in message.tool_calls:
+                shown: dict[str, Any] = {"id": call.id, "name": call.name}
+                if text is None:
+                    shown["arguments"] = call.arguments
+                elif call.arguments is not None and (kept := text(call.arguments_text())) is not None:
+                    shown["arguments"] = kept
+                calls.append(shown)
+            turn["tool_calls"] = calls
+        if message.tool_call_id is not None:
+            turn["tool_call_id"] = message.tool_call_id
+        if message.name is not None:
+            turn["name"] = message.name
+        turns.append(turn)
+    return turns
 
 
 def _segments(transcript: Iterable[Message]) -> list[list[Message]]:

@@ -10,7 +10,7 @@ import cattrs
 from cattrs.gen import make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
 
-from .answers import Answer
+from .answers import Answer, ServingIdentity
 from .prompts import Assertion, GoldenPrompt, PromptStream
 
 __all__ = ["compact_json", "converter", "options_converter", "dumps", "structure", "unstructure"]
@@ -27,6 +27,7 @@ converter.register_unstructure_hook(PromptStream, lambda stream: [converter.unst
 _omitted = override(omit_if_default=True)
 converter.register_unstructure_hook(Assertion, make_dict_unstructure_fn(Assertion, converter, turn=_omitted))
 converter.register_unstructure_hook(Answer, make_dict_unstructure_fn(Answer, converter, transcript=_omitted))
+converter.register_unstructure_hook(ServingIdentity, make_dict_unstructure_fn(ServingIdentity, converter, base_prompt=_omitted))
 converter.register_unstructure_hook(
     GoldenPrompt,
     make_dict_unstructure_fn(

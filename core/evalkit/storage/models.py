@@ -112,6 +112,8 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
         acceptance_reason = pw.TextField(null=True)
         #: Whether the run's cases carry the fingerprint of the set version it answered.
         fingerprints_kept = pw.BooleanField(default=False, constraints=[false_default])
+        #: The digest of the base system prompt of the serving identity (null for none, and for runs stored before schema 7).
+        base_prompt = pw.CharField(max_length=80, null=True)
 
         class Meta:
             table_name = "evalkit_run"
@@ -152,6 +154,8 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
         measures = pw.TextField(null=True)
         #: The case's fingerprint (evalkit.set_versions); none for a case stored without one.
         fingerprint = pw.TextField(null=True)
+        #: A conversation's turns after its fixed history (JSON), as the privacy level keeps them.
+        transcript = pw.TextField(null=True)
 
         class Meta:
             table_name = "evalkit_case"

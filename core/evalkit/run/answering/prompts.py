@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from ... import components
-from ...answers import ServingIdentity
+from ...answers import ServingIdentity, base_prompt_digest
 from ...baselines import NO_ACCEPTANCE
 from ...catalog import prompt_set_catalog
 from ...checks import AssertionKind
@@ -335,9 +335,14 @@ class PromptAnswering:
             identity, note = run_identity(cases, self.bound.configured)
             yardstick = run_yardstick(cases, self.grader_name)
             metrics = self.grading.run_metrics(cases) if isinstance(self.grading, components.RunMetricsSource) else None
+        digest = base_prompt_digest(self.bound.base_prompt)
+        if identity is not None and digest:
+            identity = attrs.evolve(identity, base_prompt=digest)
         serving = serving_metrics(self.bound, identity)
         if serving is not None:
             metrics = {**(metrics or {}), **serving}
+        if digest:
+            metrics = {**(metrics or {}), "base_prompt": base_prompt_summary(self.bound.base_prompt or "")}
         return Finish(status, yardstick, identity, note, metrics, tally)
 
     def detail(self, run: Run, verdict: Verdict, store: Capabilities) -> None:
@@ -350,10 +355,30 @@ class PromptAnswering:
 
     def wanted_scope(self) -> BaselineScope:
         """The scope this run asks for, as far as it is known before it runs (no reported model yet)."""
-        return BaselineScope(RunKind.PROMPTS, self.golden_set.identifier, self.bound.instance, self.bound.alias, None, self.grader_name)
+        return BaselineScope(
+            RunKind.PROMPTS, self.golden_set.identifier, self.bound.instance, self.bound.alias, None, self.grader_name,
+            base_prompt=base_prompt_digest(self.bound.base_prompt),
+        )
 
 
 _RULES = PromptRules()
+
+#: How many words of a base system prompt a run keeps (for ``evalkit show``), after scrubbing.
+BASE_PROMPT_WORDS = 12
+
+
+def base_prompt_summary(text: str) -> dict[str, str]:
+    """What a run keeps of its instance's base system prompt, at every privacy level: its digest
+    and its first words, secrets scrubbed (it is configuration, not an answer, but may quote one)."""
+    from ...privacy import scrub
+
+    words = text.split()
+    opening = " ".join(words[:BASE_PROMPT_WORDS]) + (" …" if len(words) > BASE_PROMPT_WORDS else "")
+    return {"digest": base_prompt_digest(text), "opening": scrub(opening)}
+
+
+def _base_prompt_words(digest: str) -> str:
+    return f"the base system prompt {digest}" if digest else "no base system prompt"
 
 
 def _tally_identity(tally: Any, configured: bool) -> tuple[ServingIdentity | None, str | None]:
@@ -492,6 +517,10 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted
         problems.append(
             f"it was answered by {chosen.identity.provider_instance}/{chosen.identity.model_alias}, this run asks "
             + (f"{instance}/{alias}" if instance is not None else "an ad-hoc generator (never compared)")
+        )
+    if chosen.identity is not None and chosen.identity.base_prompt != wanted.base_prompt:
+        problems.append(
+            f"it was answered with {_base_prompt_words(chosen.identity.base_prompt)}, this run with {_base_prompt_words(wanted.base_prompt)}"
         )
     if chosen.grader != grader and not chosen.grader.startswith(f"{grader}:"):
         problems.append(f'it was graded by "{chosen.grader}", this run by "{grader}"')
