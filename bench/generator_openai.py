@@ -60,9 +60,11 @@ async def _workers(concurrency: int, requests: int, one: object) -> None:
 
 async def run_evalkit(base_url: str, requests: int, concurrency: int) -> None:
     from evalkit.answers import GenerationRequest
-    from evalkit_plugins.openai import OpenAIGenerator
+    from evalkit_plugins.openai import OpenAIGenerator, OpenAIOptions
 
-    generator = OpenAIGenerator(base_url=base_url, model="gpt-test", concurrency=concurrency, api_key_env="EVALKIT_BENCH_KEY")
+    generator = OpenAIGenerator(
+        OpenAIOptions(base_url=base_url, model="gpt-test", concurrency=concurrency, api_key_env="EVALKIT_BENCH_KEY")
+    )
 
     async def one(number: int) -> None:
         answer = await generator.agenerate(

@@ -38,7 +38,7 @@ PHASES = (
     ("evalkit.run.library", "open_repository", "open (create, migrate) the store"),
     ("evalkit.run.answering.prompts", "answer_prompts", "answer, grade and store every case"),
     ("evalkit.run.lifecycle", "settle", "verdict (counted by the store)"),
-    ("evalkit.cli.common", "print_json_streamed", "print the --json document"),
+    ("evalkit.cli.json_output", "print_json_streamed", "print the --json document"),
 )
 
 

@@ -468,6 +468,10 @@ def test_set_files_that_are_a_device_or_a_pipe_nobody_writes_are_problems_not_a_
 @needs_devices
 def test_a_replay_file_that_is_a_device_is_refused_before_the_run(cli, project) -> None:
     (project / "evalkit.toml").write_text('[providers.r]\nadapter = "replay"\npath = "/dev/zero"\n')
+    outside = cli("run", "evalkit.smoke", "--provider", "r", timeout=30)
+    assert outside.code == 2 and 'option "path" of [providers.r]' in outside.stderr and "/dev/zero lies outside the project" in outside.stderr
+    # Even where the configuration allows /dev, a device is no replay file.
+    (project / "evalkit.toml").write_text('[sets]\nallow_outside = ["/dev"]\n[providers.r]\nadapter = "replay"\npath = "/dev/zero"\n')
     result = cli("run", "evalkit.smoke", "--provider", "r", timeout=30)
     assert result.code == 2, result.stderr
     assert "replay file /dev/zero: not a regular file but a character device" in result.stderr
@@ -477,6 +481,10 @@ def test_a_replay_file_that_is_a_device_is_refused_before_the_run(cli, project) 
 @needs_devices
 def test_a_lexical_corpus_that_is_a_device_is_refused(cli, project) -> None:
     (project / "evalkit.toml").write_text('[deployments.d.retrievers."evalkit.lexical"]\ncorpus = "/dev/zero"\n')
+    outside = cli("retrieval", "hostile.questions", "evalkit.lexical", "--deployment", "d", timeout=30)
+    assert outside.code == 2 and 'option "corpus" of [deployments.d.retrievers."evalkit.lexical"]' in outside.stderr
+    # Even where the configuration allows /dev, a device is no corpus.
+    (project / "evalkit.toml").write_text('[sets]\nallow_outside = ["/dev"]\n[deployments.d.retrievers."evalkit.lexical"]\ncorpus = "/dev/zero"\n')
     result = cli("retrieval", "hostile.questions", "evalkit.lexical", "--deployment", "d", timeout=30)
     assert result.code == 2, result.stderr
     assert 'corpus "/dev/zero" is neither a file nor a folder' in result.stderr
@@ -735,7 +743,7 @@ def test_a_report_file_holding_text_that_was_not_utf8_is_written_with_escapes(pr
 
 def test_a_missing_set_lists_the_sets_here_and_a_stalled_provider_only_delays_the_error(cli, project) -> None:
     named = cli("run")
-    assert named.code == 2 and "the following arguments are required: SET" in named.stderr
+    assert named.code == 2 and "Missing argument 'SET'." in named.stderr
     assert named.stdout == ""  # the noisy provider's prints went to stderr, as on every command
     assert "\nsets here: hostile.markup, hostile.plain_string_assertion, " in named.stderr, named.stderr
     assert " more (`evalkit list sets` lists the installed sets)\n" in named.stderr  # eight are shown
@@ -905,6 +913,31 @@ def test_issue34_03_files_outside_the_project_are_refused_and_never_quoted(evalk
         described = f"evals/creds.yaml:1:1: a string of {len(ONE_LINE_CREDENTIALS.strip())} characters is not of type 'object'"
         assert allowed.code == 2 and described in printed and "outside the project" not in printed
         assert "wJalrXUtnFEMI" not in printed
+
+
+@pytest.mark.parametrize(
+    ("config", "command", "option"),
+    [
+        ('[providers.app]\nadapter = "replay"\nmodel = "m"\npath = "evals/answers.jsonl"\n', ["run", "evalkit.smoke", "--provider", "app"], 'option "path" of [providers.app]'),
+        ('[question_sets."trec.creds"]\nformat = "trec"\ntopics = "evals/answers.jsonl"\nqrels = "evals/answers.jsonl"\n', ["list", "questions"], 'option "topics" of [question_sets."trec.creds"]'),
+    ],
+    ids=["replay file", "collection topics"],
+)
+def test_issue34_03_a_plugins_file_linking_outside_the_project_is_refused_and_never_quoted(evalkit_cli, project, tmp_path, config, command, option) -> None:
+    """The variant for plugin options: a collection's topics linked to ~/.aws/credentials were read and
+    their first line quoted ("expected 'query-id<TAB>text', got 'aws_secret_access_key = …'")."""
+    home = tmp_path / "home" / ".aws"
+    home.mkdir(parents=True)
+    (home / "credentials").write_text(ONE_LINE_CREDENTIALS)
+    (project / "evals").mkdir()
+    (project / "evals" / "answers.jsonl").symlink_to(home / "credentials")
+    (project / "evalkit.toml").write_text(config)
+    result = evalkit_cli(*command)
+    printed = result.stdout + result.stderr
+    assert result.code == 2, printed
+    assert option in printed and f"resolves to {home / 'credentials'}, outside the project" in printed and "[sets] allow_outside" in printed
+    assert "wJalrXUtnFEMI" not in printed and "aws_secret" not in printed
+    assert stored_runs(project) == 0
 
 
 def test_issue34_03_a_file_named_on_the_command_line_is_read_but_its_content_is_not_quoted(evalkit_cli, project, tmp_path) -> None:

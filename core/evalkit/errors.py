@@ -84,7 +84,7 @@ class UnknownSetError(UsageError, LookupError):
     ) -> None:
         self.identifier = identifier
         self.available = tuple(available)
-        from .suggestions import did_you_mean
+        from .wording import did_you_mean
 
         hint = f" Available sets: {', '.join(self.available)}." if self.available else " No sets are installed."
         failed = "".join(f"\n  provider failed: {f}" for f in failures)
@@ -98,7 +98,7 @@ class UnknownPluginError(UsageError, LookupError):
         self.kind = kind
         self.name = name
         self.available = tuple(available)
-        from .suggestions import did_you_mean
+        from .wording import did_you_mean
 
         known = ", ".join(self.available) or "(none installed)"
         kinds = "repositories" if kind == "repository" else f"{kind}s"

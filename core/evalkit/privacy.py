@@ -18,13 +18,23 @@ import re
 import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from .errors import PLUGIN_FAILURES
 
+
+@runtime_checkable
+class SecretHolder(Protocol):
+    """A component that holds credentials; their exact values never reach the database."""
+
+    def secret_values(self) -> tuple[str, ...]:
+        """The credential values (API keys, header values) this component sends."""
+        ...
+
 __all__ = [
+    "SecretHolder",
     "scrub",
     "keeps_text",
     "is_scrubbable",

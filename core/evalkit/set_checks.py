@@ -34,9 +34,7 @@ class SetProblem:
     reason: str
 
     def __str__(self) -> str:
-        from .printable import visible
-
-        return visible(f"{self.target}: {self.reason}")
+        return f"{self.target}: {self.reason}"
 
     def as_dict(self) -> dict[str, object]:
         """The machine-readable form."""

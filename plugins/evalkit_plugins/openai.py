@@ -55,7 +55,7 @@ from evalkit.answers import Answer, ChatRequest, GenerationRequest, Turn
 from evalkit.conversations import Message, ToolCall
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
 from evalkit.jsonparse import parse_json
-from evalkit.options import option
+from evalkit.options import number, option, text, whole
 from evalkit.privacy import remove_secrets
 from evalkit.wording import counted
 from yarl import URL
@@ -92,88 +92,96 @@ REDACTED = "***"
 _encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
 
+def _valid_base_url(instance: object, attribute: attrs.Attribute, value: str | None) -> None:  # type: ignore[type-arg]
+    """The ``base_url`` validator: see :func:`_check_url` (the URL is never echoed)."""
+    if value is not None:
+        _check_url(value)
+
+
+_valid_base_url.requirement = "must be an http:// or https:// URL, without user info"  # type: ignore[attr-defined]
+
+
+def _valid_headers(instance: object, attribute: attrs.Attribute, value: Mapping[str, str] | None) -> None:  # type: ignore[type-arg]
+    """The ``extra_headers`` validator: names that are HTTP tokens, values an HTTP/1.1 header can
+    carry (never echoed: they may be credentials)."""
+    if value is not None:
+        _check_header_values({name.lower(): header for name, header in _check_headers(value).items()}, None)
+
+
+_valid_headers.requirement = "must be a table of HTTP header names to printable ASCII values"  # type: ignore[attr-defined]
+
+
 @attrs.frozen
 class OpenAIOptions:
     """The options of an ``openai`` provider instance (the key itself is never one)."""
 
-    base_url: str | None = option("the endpoint, e.g. https://api.openai.com/v1 (default: $OPENAI_BASE_URL, else OpenAI)", default=None)
-    model: str | None = option("the model alias sent with every request", default=None)
+    base_url: str | None = option(
+        "the endpoint, e.g. https://api.openai.com/v1 (default: $OPENAI_BASE_URL, else OpenAI)",
+        default=None, secret=True, validator=_valid_base_url,
+    )
+    model: str | None = option("the model alias sent with every request", default=None, validator=attrs.validators.optional(text()))
     api_key_env: str | None = option(
         'the NAME of the environment variable holding the API key (default OPENAI_API_KEY; a named one must be set; "" for no key)',
-        default=None
+        default=None, validator=attrs.validators.optional(text(empty=True)),
     )
-    timeout: float = option("seconds to wait for one response", default=60.0)
-    temperature: float | None = option("sampling temperature (default: the endpoint's)", default=None)
-    max_tokens: int | None = option("answer length limit in tokens (default: the endpoint's)", default=None)
-    extra_headers: dict[str, str] | None = option("headers sent with every request (values never stored or shown)", default=None)
-    concurrency: int = option("prompts in flight (--concurrency overrides)", default=8)
-    max_attempts: int = option("attempts per prompt on 429, 5xx, timeouts and dropped connections", default=5)
-    backoff_base: float = option("first retry delay in seconds (doubles per attempt, full jitter)", default=0.5)
-    backoff_max: float = option("longest retry delay in seconds", default=30.0)
-    max_response_bytes: int = option("a response body longer than this is refused unread (at least 1024)", default=DEFAULT_MAX_RESPONSE_BYTES)
+    timeout: float = option("seconds to wait for one response", default=60.0, validator=number(above=0))
+    temperature: float | None = option(
+        "sampling temperature (default: the endpoint's)", default=None, validator=attrs.validators.optional(number(at_least=0))
+    )
+    max_tokens: int | None = option(
+        "answer length limit in tokens (default: the endpoint's)", default=None, validator=attrs.validators.optional(whole(at_least=1))
+    )
+    extra_headers: dict[str, str] | None = option(
+        "headers sent with every request (values never stored or shown)", default=None, secret=True, validator=_valid_headers
+    )
+    concurrency: int = option("prompts in flight (--concurrency overrides)", default=8, validator=whole(at_least=1))
+    max_attempts: int = option(
+        "attempts per prompt on 429, 5xx, timeouts and dropped connections", default=5, validator=whole(at_least=1)
+    )
+    backoff_base: float = option(
+        "first retry delay in seconds (doubles per attempt, full jitter)", default=0.5, validator=number(at_least=0)
+    )
+    backoff_max: float = option("longest retry delay in seconds", default=30.0, validator=number(at_least=0))
+    max_response_bytes: int = option(
+        "a response body longer than this is refused unread", default=DEFAULT_MAX_RESPONSE_BYTES, validator=whole(at_least=1024)
+    )
     ca_bundle: str | None = option(
         "a PEM file of the certificate authorities to trust for an https endpoint, in place of the system's "
-        "(relative to the config file; default: the system's store, or $SSL_CERT_FILE)",
-        default=None,
+        "(relative to the config file, or anywhere: the system's own bundles live in /etc/ssl; default: the "
+        "system's store, or $SSL_CERT_FILE)",
+        default=None, path=True, anywhere=True, validator=attrs.validators.optional(text()),
     )
-
-
-#: The option names, in the order the docs list them.
-OPTIONS = tuple(field.name for field in attrs.fields(OpenAIOptions))
 
 
 class OpenAIGenerator:
     """A generator for an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    Built with a provider instance's options as keyword arguments (see :data:`OPTIONS`); an unknown
-    option or an impossible value raises :class:`~evalkit.errors.ConfigError`. One HTTP connection
-    pool per instance and event loop, sized to ``concurrency``; call :meth:`aclose` when done.
+    Built with a provider instance's :class:`OpenAIOptions` (checked by their validators when they
+    are made). One HTTP connection pool per instance and event loop, sized to ``concurrency``; call
+    :meth:`aclose` when done.
     """
 
     Options = OpenAIOptions
-    #: A relative ``ca_bundle`` in the project configuration is relative to the configuration file.
-    path_options = ("ca_bundle",)
 
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        model: str | None = None,
-        api_key_env: str | None = None,
-        timeout: float = 60.0,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        concurrency: int = 8,
-        max_attempts: int = 5,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-        ca_bundle: str | None = None,
-        **unknown: Any,
-    ) -> None:
-        if unknown:
-            raise ConfigError(_unknown_options_message(unknown))
-        if base_url is None:
-            base_url = os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        base = _check_url(base_url)
+    def __init__(self, options: OpenAIOptions) -> None:
+        # $OPENAI_BASE_URL is checked as the option would have been.
+        base = _check_url(options.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         self.base_url = _display_url(base)
-        self.model = _check_optional_str("model", model)
+        self.model = options.model
         # None: the default variable, optional; a name: that variable must be set; "": no key at all.
-        self._api_key_env_given = api_key_env is not None
-        api_key_env = DEFAULT_API_KEY_ENV if api_key_env is None else api_key_env
-        if not isinstance(api_key_env, str):
-            raise ConfigError(_bad("api_key_env", 'the name of an environment variable ("" for an endpoint without keys)', api_key_env))
+        self._api_key_env_given = options.api_key_env is not None
+        api_key_env = DEFAULT_API_KEY_ENV if options.api_key_env is None else options.api_key_env
         self.api_key_env = api_key_env
-        self.timeout = _check_number("timeout", timeout, positive=True)
-        self.temperature = None if temperature is None else _check_number("temperature", temperature, positive=False)
-        self.max_tokens = None if max_tokens is None else _check_int("max_tokens", max_tokens, minimum=1)
-        self.concurrency = _check_int("concurrency", concurrency, minimum=1)
-        self.max_attempts = _check_int("max_attempts", max_attempts, minimum=1)
-        self.backoff_base = _check_number("backoff_base", backoff_base, positive=False)
-        self.backoff_max = _check_number("backoff_max", backoff_max, positive=False)
-        self.max_response_bytes = _check_int("max_response_bytes", max_response_bytes, minimum=1024)
-        self._header_names = _check_headers(extra_headers)
+        self.timeout = float(options.timeout)
+        self.temperature = None if options.temperature is None else float(options.temperature)
+        self.max_tokens = options.max_tokens
+        self.concurrency = options.concurrency
+        self.max_attempts = options.max_attempts
+        self.backoff_base = float(options.backoff_base)
+        self.backoff_max = float(options.backoff_max)
+        self.max_response_bytes = options.max_response_bytes
+        extra_headers = options.extra_headers or {}
+        self._header_names = tuple(extra_headers)
         if self.model is None:
             raise ConfigError(
                 'Option "model" of the openai generator is required: set model = "<the model alias to send>" '
@@ -189,9 +197,9 @@ class OpenAIGenerator:
         headers = {"user-agent": USER_AGENT, "accept-encoding": ACCEPTED_CODINGS, "accept": "application/json"}
         if key:
             headers["authorization"] = f"Bearer {key}"
-        headers.update((name.lower(), value) for name, value in (extra_headers or {}).items())
+        headers.update((name.lower(), value) for name, value in extra_headers.items())
         _check_header_values(headers, api_key_env)
-        self.ca_bundle = _check_optional_str("ca_bundle", ca_bundle)
+        self.ca_bundle = options.ca_bundle
         proxy = _proxy_for(self._url)
         #: The one-off GETs (readiness, evidence) send no body, so no body type.
         self._get_settings = EndpointSettings(
@@ -203,7 +211,7 @@ class OpenAIGenerator:
         self._post_settings = attrs.evolve(self._get_settings, headers={"content-type": "application/json", **headers})
         self._secrets = tuple(
             sorted(
-                {key, *(extra_headers or {}).values(), *_query_secrets(base), proxy.password if proxy else ""} - {"", None},
+                {key, *extra_headers.values(), *_query_secrets(base), proxy.password if proxy else ""} - {"", None},
                 key=len,
                 reverse=True,
             )
@@ -225,21 +233,8 @@ class OpenAIGenerator:
 
         The key is not an option, so it is not here; ``base_url`` loses any user info and query.
         """
-        return {
-            "base_url": self.base_url,
-            "model": self.model,
-            "api_key_env": self.api_key_env,
-            "timeout": self.timeout,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "extra_headers": dict.fromkeys(self._header_names, REDACTED),
-            "concurrency": self.concurrency,
-            "max_attempts": self.max_attempts,
-            "backoff_base": self.backoff_base,
-            "backoff_max": self.backoff_max,
-            "max_response_bytes": self.max_response_bytes,
-            "ca_bundle": self.ca_bundle,
-        }
+        shown = {field.name: getattr(self, field.name) for field in attrs.fields(OpenAIOptions) if field.name != "extra_headers"}
+        return {**shown, "extra_headers": dict.fromkeys(self._header_names, REDACTED)}
 
     def secret_values(self) -> tuple[str, ...]:
         """The API key, the header values, the values of ``base_url``'s query parameters (as given
@@ -253,7 +248,9 @@ class OpenAIGenerator:
         Called by the kernel before the first request; a pool already open keeps its size until
         :meth:`aclose`.
         """
-        self.concurrency = _check_int("concurrency", requests, minimum=1)
+        if isinstance(requests, bool) or not isinstance(requests, int) or requests < 1:
+            raise ConfigError(f"openai generator: the concurrency must be a whole number of at least 1 (got {requests!r}).")
+        self.concurrency = requests
 
     def check_ready(self) -> list[str]:
         """One free request before anything is paid for: ``GET <base_url>/models``.
@@ -612,12 +609,13 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 
 
-def _check_header_values(headers: Mapping[str, str], api_key_env: str) -> None:
+def _check_header_values(headers: Mapping[str, str], api_key_env: str | None) -> None:
     """Refuse, before any request, a header an HTTP/1.1 request cannot carry as given: a name that
     is not a token, a value with a line break, another control character or a non-ASCII character
-    (a key pasted with its newline). The value is never shown: it may be a credential."""
+    (a key pasted with its newline). The value is never shown: it may be a credential. With
+    ``api_key_env``, the ``authorization`` header is the key read from that variable."""
     for name, value in headers.items():
-        if name == "authorization" and not _HEADER_VALUE.fullmatch(value):
+        if api_key_env is not None and name == "authorization" and not _HEADER_VALUE.fullmatch(value):
             raise ConfigError(
                 f"The API key in the environment variable {api_key_env} contains a line break, a control character "
                 "or a non-ASCII character, which an HTTP header cannot carry; set it to the key alone."
@@ -715,18 +713,6 @@ def _retry_after(reply: Reply) -> float | None:
     return max(value, 0.0) if math.isfinite(value) else None
 
 
-def _unknown_options_message(unknown: Mapping[str, Any]) -> str:
-    names = ", ".join(f'"{name}"' for name in sorted(unknown))
-    message = f"Unknown {'option' if len(unknown) == 1 else 'options'} for the openai generator: {names}. Valid options: {', '.join(OPTIONS)}."
-    if any(name.lower() in {"api_key", "apikey", "key", "token", "api_token"} for name in unknown):
-        message += ' The key itself is never an option: put it in an environment variable and name that variable with "api_key_env" (default OPENAI_API_KEY).'
-    return message
-
-
-def _bad(option: str, expected: str, value: object) -> str:
-    return f'Option "{option}" of the openai generator must be {expected} (got {value!r}).'
-
-
 #: The port of a URL whose port yarl refuses (out of range), to name it.
 _PORT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?(?:\[[^\]/?#]*\]|[^/?#:]*):([0-9]+)(?:[/?#]|$)")
 #: A host as sent (IDNA-encoded): a name or an IPv4 address; IPv6 literals are checked by yarl.
@@ -807,33 +793,11 @@ def _proxy_for(url: URL) -> URL | None:
         raise ConfigError(f"openai generator: {exc}.") from None
 
 
-def _check_optional_str(option: str, value: object) -> str | None:
-    if value is None or (isinstance(value, str) and value):
-        return value
-    raise ConfigError(_bad(option, "a non-empty string", value))
-
-
-def _check_number(option: str, value: object, *, positive: bool) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        if value > 0 or (value == 0 and not positive):
-            return float(value)
-    expected = "a positive number" if positive else "a number of zero or more"
-    raise ConfigError(_bad(option, expected, value))
-
-
-def _check_int(option: str, value: object, *, minimum: int) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
-        return value
-    raise ConfigError(_bad(option, f"a whole number of at least {minimum}", value))
-
-
-def _check_headers(headers: object) -> tuple[str, ...]:
-    if headers is None:
-        return ()
+def _check_headers(headers: object) -> Mapping[str, str]:
     if isinstance(headers, Mapping) and all(
         isinstance(name, str) and name and isinstance(value, str) for name, value in headers.items()
     ):
-        return tuple(headers)
+        return headers
     # Header values may be credentials: describe the shape, never the values.
     raise ConfigError('Option "extra_headers" of the openai generator must be a table of header names to string values.')
 

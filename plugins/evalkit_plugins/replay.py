@@ -11,7 +11,7 @@ from evalkit.answers import ChatRequest, Turn
 from evalkit.conversations import ToolCall
 from evalkit.errors import ConfigError, GenerationError
 from evalkit.jsonparse import parse_json
-from evalkit.options import option
+from evalkit.options import option, text
 from evalkit.textfiles import read_whole_file
 
 #: The largest file of recorded answers read, in bytes.
@@ -24,9 +24,10 @@ class ReplayOptions:
 
     path: str = option(
         "JSONL file of recorded answers, one {\"id\", \"text\", \"model\"} object a line (\"turns\" for a conversation's "
-        "model turns with their tool calls); relative to the config file"
+        "model turns with their tool calls); relative to the config file",
+        path=True,
     )
-    model: str | None = option("the model reported when a line names none", default=None)
+    model: str | None = option("the model reported when a line names none", default=None, validator=attrs.validators.optional(text()))
 
 
 class ReplayGenerator:
@@ -47,13 +48,11 @@ class ReplayGenerator:
 
     concurrency = 1
     Options = ReplayOptions
-    #: A relative ``path`` in the project configuration is relative to the configuration file.
-    path_options = ("path",)
 
-    def __init__(self, path: str, model: str | None = None) -> None:
-        file = Path(path)
+    def __init__(self, options: ReplayOptions) -> None:
+        file = Path(options.path)
         self.path = file
-        self.model = model
+        self.model = options.model
         self._answers: dict[str, dict[str, Any]] = {}
         try:
             lines = read_whole_file(file, MAX_REPLAY_BYTES).decode("utf-8-sig").splitlines()

@@ -86,6 +86,15 @@ def test_a_ca_bundle_next_to_the_config_makes_the_endpoint_trusted(cli, project,
     assert https_chat_server.requests[1].headers["authorization"] == f"Bearer {KEY}"
 
 
+def test_a_ca_bundle_outside_the_project_is_used_where_it_is(cli, project, https_chat_server, authority, tmp_path) -> None:
+    # The system's own bundles live in /etc/ssl: a CA bundle is trusted, never quoted, stored or
+    # sent, so the rule that keeps files outside the project unread does not apply to it.
+    (tmp_path / "elsewhere").mkdir()
+    bundle = write_ca_bundle(authority, tmp_path / "elsewhere" / "ca.pem")
+    configure(project, https_chat_server, ca_bundle=str(bundle))
+    answered_all(cli("run", "evalkit.smoke", "--provider", "secure", "--json"))
+
+
 def test_ssl_cert_file_makes_the_endpoint_trusted(cli, project, https_chat_server, authority, tmp_path) -> None:
     configure(project, https_chat_server)
     bundle = write_ca_bundle(authority, tmp_path / "ca.pem")

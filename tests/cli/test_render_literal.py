@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from evalkit.cli.common import print_json
-from evalkit.cli.render import literal
+from evalkit.cli.console import literal
+from evalkit.cli.json_output import print_json
 from evalkit.privacy import remember_secret_holder, secrets_remembered_within
 from rich.console import Console
 

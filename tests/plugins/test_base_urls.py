@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from evalkit.errors import ConfigError
-from evalkit_plugins.openai import OpenAIGenerator
+from evalkit_plugins.openai import OpenAIGenerator, OpenAIOptions
 
 BASE_URLS = [
     # ordinary
@@ -166,7 +166,7 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("base_url", BASE_URLS, ids=shown)
 def test_a_base_url_is_refused_naming_the_option_or_sent_as_only_wire_safe_bytes(base_url: str) -> None:
     try:
-        generator = OpenAIGenerator(base_url=base_url, model="m", api_key_env="")
+        generator = OpenAIGenerator(OpenAIOptions(base_url=base_url, model="m", api_key_env=""))
     except ConfigError as exc:
         message = str(exc)
         assert message.startswith('Option "base_url" of the openai generator ')
@@ -200,7 +200,7 @@ def test_a_base_url_is_refused_naming_the_option_or_sent_as_only_wire_safe_bytes
 )
 def test_the_config_errors_name_the_option_and_never_echo_the_url(base_url: str, wording: str) -> None:
     with pytest.raises(ConfigError, match=wording) as caught:
-        OpenAIGenerator(base_url=base_url, model="m")
+        OpenAIGenerator(OpenAIOptions(base_url=base_url, model="m"))
     assert 'Option "base_url" of the openai generator' in str(caught.value) and "s3cret" not in str(caught.value)
 
 
@@ -218,5 +218,5 @@ def test_the_config_errors_name_the_option_and_never_echo_the_url(base_url: str,
     ],
 )  # fmt: skip
 def test_what_is_sent_and_shown_for_a_base_url(base_url: str, target: str, shown_as: str) -> None:
-    generator = OpenAIGenerator(base_url=base_url, model="m", api_key_env="")
+    generator = OpenAIGenerator(OpenAIOptions(base_url=base_url, model="m", api_key_env=""))
     assert (generator._url.raw_path_qs, generator.base_url) == (target, shown_as)

@@ -11,11 +11,13 @@ import subprocess
 import sys
 import time
 
+import attrs
 import pytest
 from evalkit.answers import GenerationRequest, Usage
 from evalkit.errors import ConfigError, GenerationError
+from evalkit.options import build_plugin
 from evalkit_plugins._http import Reply
-from evalkit_plugins.openai import OPTIONS, OpenAIGenerator, _retry_after
+from evalkit_plugins.openai import OpenAIGenerator, OpenAIOptions, _retry_after
 from multidict import CIMultiDict
 from yarl import URL
 
@@ -42,7 +44,7 @@ def make(server: ChatServer, **options: object) -> OpenAIGenerator:
         "max_attempts": 3,
     }
     settings.update(options)
-    return OpenAIGenerator(**settings)
+    return OpenAIGenerator(OpenAIOptions(**settings))
 
 
 def ask(generator: OpenAIGenerator, *requests: GenerationRequest) -> list:
@@ -120,13 +122,13 @@ def test_instance_options_fill_in_and_unset_ones_are_omitted(chat_server: ChatSe
 
 def test_base_url_defaults_to_the_environment(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url)
-    generator = OpenAIGenerator(model="gpt-test", api_key_env="EVALKIT_TEST_KEY")
+    generator = OpenAIGenerator(OpenAIOptions(model="gpt-test", api_key_env="EVALKIT_TEST_KEY"))
     assert generator.base_url == chat_server.base_url
     assert generator.generate(GenerationRequest("echo me")).text == "echo me"
 
 
 def test_default_base_url_is_openai() -> None:
-    assert OpenAIGenerator(model="gpt-4o").base_url == "https://api.openai.com/v1"
+    assert OpenAIGenerator(OpenAIOptions(model="gpt-4o")).base_url == "https://api.openai.com/v1"
 
 
 def test_without_a_key_no_authorization_is_sent_and_a_401_says_why(
@@ -236,7 +238,7 @@ def test_unreachable_endpoint_is_retried_then_reported() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    generator = OpenAIGenerator(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_attempts=2, backoff_base=0.01)
+    generator = OpenAIGenerator(OpenAIOptions(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_attempts=2, backoff_base=0.01))
     (error,) = ask(generator, GenerationRequest("hello"))
     assert isinstance(error, GenerationError)
     assert "failed after 2 attempts" in str(error) and "connection failed (ConnectError" in str(error)
@@ -289,15 +291,15 @@ def test_a_long_body_is_shortened_in_the_message(chat_server: ChatServer) -> Non
 
 def test_unknown_options_are_named_with_the_valid_ones() -> None:
     with pytest.raises(ConfigError) as caught:
-        OpenAIGenerator(model="m", temprature=0.1, retries=3)
+        build_plugin(OpenAIGenerator, model="m", temprature=0.1, retries=3)
     message = str(caught.value)
-    assert '"retries", "temprature"' in message
-    assert all(name in message for name in OPTIONS)
+    assert 'no option "retries"' in message and 'no option "temprature"' in message and 'Did you mean "temperature"?' in message
+    assert all(name in message for name in attrs.fields_dict(OpenAIOptions))
 
 
 def test_a_key_is_never_accepted_as_an_option() -> None:
     with pytest.raises(ConfigError) as caught:
-        OpenAIGenerator(model="m", api_key=KEY)
+        build_plugin(OpenAIGenerator, model="m", api_key=KEY)
     assert "api_key_env" in str(caught.value) and KEY not in str(caught.value)
 
 
@@ -320,12 +322,12 @@ def test_a_key_is_never_accepted_as_an_option() -> None:
 )
 def test_impossible_values_are_config_errors(options: dict[str, object]) -> None:
     with pytest.raises(ConfigError, match=f'"{next(iter(options))}"'):
-        OpenAIGenerator(**options)
+        OpenAIGenerator(OpenAIOptions(**options))
 
 
 def test_header_values_are_not_echoed_by_config_errors() -> None:
     with pytest.raises(ConfigError) as caught:
-        OpenAIGenerator(model="m", extra_headers={"X-Secret": HEADER_SECRET, "X-Count": 3})
+        OpenAIGenerator(OpenAIOptions(model="m", extra_headers={"X-Secret": HEADER_SECRET, "X-Count": 3}))
     assert HEADER_SECRET not in str(caught.value)
 
 
@@ -340,7 +342,7 @@ def test_secrets_stay_out_of_repr_and_redacted_options(chat_server: ChatServer) 
 
 def test_user_info_in_the_base_url_is_refused_without_echoing_it() -> None:
     with pytest.raises(ConfigError, match="must not carry user info") as caught:
-        OpenAIGenerator(base_url="https://user:pw-secret@gateway.example/v1", model="m")
+        OpenAIGenerator(OpenAIOptions(base_url="https://user:pw-secret@gateway.example/v1", model="m"))
     assert "pw-secret" not in str(caught.value) and "user" not in str(caught.value).split("user info")[0]
 
 
@@ -349,11 +351,11 @@ def test_a_base_url_port_that_is_no_tcp_port_is_refused_naming_it(port: str) -> 
     """Port 99999 was accepted and failed at the readiness probe with "connect(): port must be
     0-65535.", naming neither the option nor the instance."""
     with pytest.raises(ConfigError, match=f'Option "base_url" of the openai generator has port {port}; a TCP port is 1 to 65535'):
-        OpenAIGenerator(base_url=f"http://127.0.0.1:{port}/v1", model="m")
+        OpenAIGenerator(OpenAIOptions(base_url=f"http://127.0.0.1:{port}/v1", model="m"))
 
 
 def test_query_credentials_in_the_base_url_are_secrets_and_not_displayed() -> None:
-    generator = OpenAIGenerator(base_url="https://gateway.example/v1?token=tok-secret-42&api-version=2024-02-01", model="m")
+    generator = OpenAIGenerator(OpenAIOptions(base_url="https://gateway.example/v1?token=tok-secret-42&api-version=2024-02-01", model="m"))
     shown = f"{generator!r}"
     assert "tok-secret-42" not in shown
     assert generator.base_url == "https://gateway.example/v1"
@@ -428,7 +430,7 @@ def test_a_ca_bundle_that_cannot_be_read_is_a_config_error_naming_it(tmp_path) -
     not_pem.write_text("not a certificate")
     for path, reason in [(tmp_path / "missing.pem", "No such file or directory"), (not_pem, "it holds no certificate in PEM form")]:
         with pytest.raises(ConfigError, match=f'Option "ca_bundle" of the openai generator: .*{path.name}.* cannot be used: {reason}'):
-            OpenAIGenerator(base_url="https://api.example.com/v1", model="m", ca_bundle=str(path))
+            OpenAIGenerator(OpenAIOptions(base_url="https://api.example.com/v1", model="m", ca_bundle=str(path)))
 
 
 # --- imports ------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 import trustme
 from evalkit.answers import GenerationRequest
 from evalkit.errors import ConfigError, GenerationError
-from evalkit_plugins.openai import OpenAIGenerator
+from evalkit_plugins.openai import OpenAIGenerator, OpenAIOptions
 
 from tests.support.chat_server import ChatServer
 from tests.support.forward_proxy import ForwardProxy
@@ -58,7 +58,7 @@ def make(server: ChatServer, **options: object) -> OpenAIGenerator:
         "base_url": server.base_url, "model": "m", "api_key_env": "EVALKIT_TLS_KEY", "max_attempts": 2, "backoff_base": 0.01,
     }  # fmt: skip
     settings.update(options)
-    return OpenAIGenerator(**settings)
+    return OpenAIGenerator(OpenAIOptions(**settings))
 
 
 def ask(generator: OpenAIGenerator, prompt: str = "hello") -> object:
@@ -118,7 +118,7 @@ def test_a_ca_bundle_of_another_authority_is_no_trust(https_chat_server: ChatSer
 def test_a_ca_bundle_replaces_the_system_store_rather_than_adding_to_it(ca_bundle: Path) -> None:
     import ssl
 
-    generator = OpenAIGenerator(base_url="https://api.openai.com/v1", model="m", ca_bundle=str(ca_bundle))
+    generator = OpenAIGenerator(OpenAIOptions(base_url="https://api.openai.com/v1", model="m", ca_bundle=str(ca_bundle)))
     context = generator._post_settings.tls
     assert isinstance(context, ssl.SSLContext) and context.cert_store_stats()["x509_ca"] == 1
 

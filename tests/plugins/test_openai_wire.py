@@ -13,7 +13,7 @@ import pytest
 from evalkit import __version__
 from evalkit.answers import GenerationRequest
 from evalkit.errors import ConfigError, GenerationError
-from evalkit_plugins.openai import OpenAIGenerator
+from evalkit_plugins.openai import OpenAIGenerator, OpenAIOptions
 
 KEY = "sk-wire-test-0123456789"
 COMPLETION = json.dumps({"model": "m", "choices": [{"message": {"content": "Paris."}, "finish_reason": "stop"}]}).encode()
@@ -43,7 +43,7 @@ def serve(respond: Callable[[bytes], bytes], **options: object) -> tuple[list[ob
         port = server.sockets[0].getsockname()[1]
         settings: dict[str, object] = {"base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "api_key_env": "EVALKIT_WIRE_KEY", "max_attempts": 1}
         settings.update(options)
-        generator = OpenAIGenerator(**settings)
+        generator = OpenAIGenerator(OpenAIOptions(**settings))
         try:
             return [await _outcome(generator.agenerate(GenerationRequest(f"question {n}"))) for n in range(3)]
         finally:
@@ -130,20 +130,20 @@ def test_a_body_that_is_not_what_its_coding_says_is_named() -> None:
 @pytest.mark.parametrize("value", ["evals\r\nX-Injected: 1", "evals\n", "nul\x00", "caf\u00e9"])
 def test_an_extra_header_value_a_request_cannot_carry_is_refused_without_showing_it(value: str) -> None:
     with pytest.raises(ConfigError) as raised:
-        OpenAIGenerator(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY", extra_headers={"X-Team": value})
+        OpenAIGenerator(OpenAIOptions(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY", extra_headers={"X-Team": value}))
     assert "'x-team' contains a line break, a control character or a non-ASCII character" in str(raised.value)
     assert value not in str(raised.value)
 
 
 def test_a_header_name_that_is_not_a_token_is_refused() -> None:
     with pytest.raises(ConfigError, match="is not a valid HTTP header name"):
-        OpenAIGenerator(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY", extra_headers={"X Team:": "a"})
+        OpenAIGenerator(OpenAIOptions(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY", extra_headers={"X Team:": "a"}))
 
 
 def test_a_key_pasted_with_its_newline_is_refused_naming_the_variable_not_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVALKIT_WIRE_KEY", KEY + "\n")
     with pytest.raises(ConfigError) as raised:
-        OpenAIGenerator(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY")
+        OpenAIGenerator(OpenAIOptions(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY"))
     assert "The API key in the environment variable EVALKIT_WIRE_KEY contains a line break" in str(raised.value)
     assert KEY not in str(raised.value)
 
@@ -172,7 +172,7 @@ def probe(respond: Callable[[bytes], bytes]) -> tuple[object, list[bytes]]:
 
     thread = threading.Thread(target=serve_one, daemon=True)
     thread.start()
-    generator = OpenAIGenerator(base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key_env="EVALKIT_WIRE_KEY")
+    generator = OpenAIGenerator(OpenAIOptions(base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key_env="EVALKIT_WIRE_KEY"))
     try:
         outcome: object = generator.check_ready()
     except GenerationError as exc:

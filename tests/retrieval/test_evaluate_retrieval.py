@@ -16,6 +16,7 @@ from evalkit import GoldenQuestion, GoldenQuestionSet, QuestionForm, RetrievalPr
 from evalkit.catalog import SourcedSet
 from evalkit.config import Config
 from evalkit.errors import PluginError, SetValidationError, UsageError
+from evalkit.project_files import OutsideProjectError
 from evalkit.registry import PluginRecord
 from evalkit.retrieval import QuestionScore, aggregate, retrieval_identity
 from evalkit.retrieval.evaluation import (
@@ -123,12 +124,30 @@ def test_configured_deployments_replace_provided_ones_of_the_same_name(tmp_path:
 
 def test_only_declared_path_options_are_resolved_against_the_configuration_folder(tmp_path: Path) -> None:
     options = {"corpus": "data/c.jsonl", "index_dir": "~/idx", "collection": "data/c.jsonl", "title_weight": 2}
-    config = Config(path=tmp_path / "evalkit.toml", deployments={"d": {"r": options}})
+    home_allowed = {"sets": {"allow_outside": ["~"]}}  # ~/idx lies outside the project
+    config = Config(path=tmp_path / "evalkit.toml", deployments={"d": {"r": options}}, raw=home_allowed)
     resolved = resolve_deployment("d", "r", config, factory=PathFactory).options
     assert resolved["corpus"] == str(tmp_path / "data" / "c.jsonl")
     assert resolved["index_dir"] == "~/idx"  # not relative: left to the retriever
     assert resolved["collection"] == "data/c.jsonl" and resolved["title_weight"] == 2
     assert resolve_deployment("d", "r", config, factory=object).options == options
+
+
+def test_a_path_option_outside_the_project_is_refused_unless_allowed(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    (outside / "data").mkdir(parents=True)
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "link.jsonl").symlink_to(outside / "data")
+    for corpus, leads in (("data/link.jsonl", f"resolves to {outside / 'data'}, outside"), (str(outside / "data"), "lies outside")):
+        config = Config(path=project / "evalkit.toml", deployments={"d": {"r": {"corpus": corpus}}})
+        with pytest.raises(OutsideProjectError) as refused:
+            resolve_deployment("d", "r", config, factory=PathFactory)
+        message = str(refused.value)
+        assert message.startswith(f'option "corpus" of [deployments.d.retrievers."r"] of configuration {project / "evalkit.toml"}: {corpus} ')
+        assert leads in message and f'allow_outside = ["{outside / "data"}"]' in message
+        allowed = attrs.evolve(config, raw={"sets": {"allow_outside": [str(outside)]}})
+        assert resolve_deployment("d", "r", allowed, factory=PathFactory).options["corpus"] in (str(project / corpus), corpus)
 
 
 def test_a_provider_whose_deployments_are_broken_is_named(monkeypatch) -> None:

@@ -1,10 +1,11 @@
 """The engines behind the suite's ``cli`` and ``evalkit_process`` fixtures.
 
-:class:`InProcessRunner` runs ``evalkit ARGS`` inside the test process, as pytest's ``pytester``
-(``runpytest_inprocess``) and click's ``CliRunner`` do: about 0.15 s a call where a ``python -m
-evalkit`` child costs over a second. It gives tests what a child gave them — the exit code and
-everything written to standard output and standard error, as text — and for the length of the call
-it recreates what a fresh ``python -m evalkit`` would have found:
+:class:`InProcessRunner` runs ``evalkit ARGS`` inside the test process through click's
+``CliRunner`` (``CliRunner().invoke(evalkit, ARGS)``; the root group's ``main`` is evalkit's own
+entry, :func:`evalkit.cli.main`): about 0.15 s a call where a ``python -m evalkit`` child costs
+over a second. It gives tests what a child gave them — the exit code and everything written to
+standard output and standard error, as text — and for the length of the call it recreates what a
+fresh ``python -m evalkit`` would have found:
 
 - the environment the suite runs commands in (:func:`command_environment`) with the test's
   overrides, the working directory, ``sys.argv``;
@@ -12,14 +13,21 @@ it recreates what a fresh ``python -m evalkit`` would have found:
   (tests install plugin distributions into folders and put them there); the plugin scan forgotten
   before and after, and every module imported from those folders forgotten afterwards, since
   test distributions reuse module names on purpose;
-- standard input from ``/dev/null``; standard output and error captured at the file-descriptor
-  level (fds 1 and 2 point at temporary files, ``sys.stdout``/``sys.__stdout__`` are new streams
-  over them), so what the CLI does with fd 1 while a command runs (core/evalkit/cli/stdout.py) is
-  exercised as it is in a real process;
+- standard input from ``/dev/null``; ``CliRunner`` captures ``sys.stdout`` and ``sys.stderr``,
+  and around it fds 1 and 2 point at temporary files (with ``sys.__stdout__`` and
+  ``sys.__stderr__`` new streams over them), so what a plugin or a library writes to the
+  descriptors themselves (``os.write(1, …)``, a child process) is captured too;
 - the interpreter's own warning filters (pytest's would record a warning a child prints), a
   root logger without handlers, no asyncio event loop running and asyncio's default policy;
 - at the end, what an exiting interpreter does: non-daemon threads are waited for, standard output
   flushed.
+
+Under ``CliRunner`` ``sys.stdout`` is not the process's own, so evalkit sends a plugin's
+``print()`` to standard error at that level (core/evalkit/cli/stdout.py) and never writes to fd 1
+itself: what reached fd 1 came from a plugin or a library while the command ran, which in a real
+process is standard error's (evalkit points fd 1 there meanwhile). So what fds 1 and 2 received is
+part of the result's stderr, ahead of what ``CliRunner`` captured (it was mostly written while
+plugins loaded, before evalkit's own last words).
 
 Whatever state the CLI itself keeps between calls is the kernel's to reset (``main()`` must be
 reentrant): this module resets only what a test process has and a fresh child would not, and
@@ -27,13 +35,9 @@ fails a call that leaves a signal handler, the alarm timer or garbage collection
 
 :class:`ProcessRunner` spawns a real ``python -m evalkit``, for the tests where the process itself
 is under test (signals, a killed run and its resume, closed or full standard streams, a terminal,
-resource limits, several concurrent processes).
+resource limits, several concurrent processes, fd 1 moved to standard error while a command runs).
 
-Both take the same arguments and return the same :class:`CliResult`; a later engine (click's
-``CliRunner``) replaces :class:`InProcessRunner` in this file only. ``CliRunner`` captures at the
-``sys.stdout`` level only (evalkit then sends a plugin's ``print()`` to stderr at that level, see
-core/evalkit/cli/stdout.py): keep :func:`_captured_streams` around it and add what reached fds 1
-and 2 to its result, or the tests of a plugin's ``os.write(1, …)`` lose what they check.
+Both take the same arguments and return the same :class:`CliResult`.
 """
 
 from __future__ import annotations
@@ -174,25 +178,27 @@ class InProcessRunner:
             stack.enter_context(_unconfigured_logging())
             streams = stack.enter_context(_captured_streams())
             at_exit = stack.enter_context(_exit_handlers(import_folders))
-            code = _call_main(args, timeout, at_exit)
-        return CliResult(code, streams.stdout, streams.stderr)
+            code, stdout, stderr = _call_main(args, timeout, at_exit)
+        return CliResult(code, stdout, streams.stdout + streams.stderr + stderr)
 
 
-def _call_main(args: Sequence[str], timeout: float, at_exit: list[Callable[[], object]]) -> int:
-    """``evalkit.cli.main(args)`` as ``python -m evalkit`` ends: its exit status (a traceback and
-    1 for an exception that escapes it), non-daemon threads waited for, the exit handlers in
-    ``at_exit`` run (last registered first), stdout flushed; raises
-    :class:`CliTimeout` past ``timeout`` seconds (the command is interrupted as Ctrl-C would)."""
-    from evalkit.cli import main
+def _call_main(args: Sequence[str], timeout: float, at_exit: list[Callable[[], object]]) -> tuple[int, bytes, bytes]:
+    """``CliRunner().invoke(evalkit, args)`` as ``python -m evalkit`` ends: its exit status (a
+    traceback and 1 for an exception that escapes it) and what it wrote to ``sys.stdout`` and
+    ``sys.stderr``, once non-daemon threads are waited for, the exit handlers in ``at_exit`` run
+    (last registered first) and stdout flushed; raises :class:`CliTimeout` past ``timeout``
+    seconds (the command is interrupted as Ctrl-C would)."""
+    from click.testing import CliRunner
+    from evalkit.cli.app import evalkit
 
     threads_before = set(threading.enumerate())
     watchdog = _Watchdog(timeout)
+    stdout = stderr = b""
     try:
         with watchdog:
             try:
-                code = _exit_status(main(list(args)))
-            except SystemExit as exc:
-                code = _exit_status(exc.code)
+                result = CliRunner().invoke(evalkit, list(args), prog_name="evalkit", catch_exceptions=False)
+                code, stdout, stderr = result.exit_code, result.stdout_bytes, result.stderr_bytes
             except Exception:  # what the interpreter does with an exception that ends the program
                 traceback.print_exc()
                 code = 1
@@ -213,7 +219,7 @@ def _call_main(args: Sequence[str], timeout: float, at_exit: list[Callable[[], o
             raise
     if watchdog.fired:
         raise CliTimeout(["evalkit", *args], timeout)
-    return code
+    return code, stdout, stderr
 
 
 @contextlib.contextmanager
@@ -241,16 +247,6 @@ def _exit_handlers(folders: Sequence[str]) -> Iterator[list[Callable[[], object]
         yield collected
     finally:
         atexit.register, atexit.unregister = register, unregister
-
-
-def _exit_status(code: object) -> int:
-    """The status a process exits with for ``sys.exit(code)``."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    print(code, file=sys.stderr)
-    return 1
 
 
 def _join_non_daemon_threads(before: set[threading.Thread], watchdog: _Watchdog) -> None:

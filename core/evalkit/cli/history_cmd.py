@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -12,27 +12,30 @@ if TYPE_CHECKING:
     from ..storage.protocols import ResultRepository
 
 from ..wording import counted
-from .common import add_store_options, positive_int
+from .app import Arguments, EvalkitCommand, arguments
+from .names import SetIdentifier
+from .params import PositiveInt, global_options
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``history`` command."""
-    parser = subparsers.add_parser(
-        "history",
-        help="list the stored runs of a set, newest first, with a pass-rate trend per series",
-        description=(
-            "List the stored runs of SET, newest first: date (UTC), run id, serving identity, grader, status, "
-            "pass rate, mean score, the verdict the run got and whether it is an accepted baseline (first of its scope, "
-            "no regression, accepted by a person, or migrated; * marks each scope's current baseline). Below the table, one trend line per series "
-            "(serving identity + grader): the pass rate of its listed runs, oldest to newest. Runs stored before "
-            "verdicts were kept show — as their verdict."
-        ),
-    )
-    parser.add_argument("set", metavar="SET", help="golden set identifier (need not be installed any more)")
-    parser.add_argument("--limit", type=positive_int, default=20, metavar="N", help="at most N runs (default 20)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
-    add_store_options(parser)
-    parser.set_defaults(handler=handle)
+@click.command(
+    "history",
+    cls=EvalkitCommand,
+    help=(
+        "List the stored runs of SET, newest first: date (UTC), run id, serving identity, grader, status, "
+        "pass rate, mean score, the verdict the run got and whether it is an accepted baseline (first of its scope, "
+        "no regression, accepted by a person, or migrated; * marks each scope's current baseline). Below the table, one trend line per series "
+        "(serving identity + grader): the pass rate of its listed runs, oldest to newest. Runs stored before "
+        "verdicts were kept show — as their verdict."
+    ),
+)
+@click.argument(
+    "set", metavar="SET", type=SetIdentifier("prompt", "question"), help="golden set identifier (need not be installed any more)"
+)
+@click.option("--limit", type=PositiveInt(), default=20, metavar="N", help="at most N runs (default 20)")
+@global_options(json="print one JSON document instead of tables")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit history``."""
+    return arguments(handle, params)
 
 
 def _series_key(run: Any) -> tuple[str, str]:
@@ -57,16 +60,15 @@ def _accepted_label(acceptance: Any, current: bool) -> str:
     if acceptance is None:
         return "no"
     how = {"first": "first", "no_regression": "no regression", "manual": f"by {acceptance.by}", "migrated": "migrated"}
-    from .render import literal
-
-    return ("* " if current else "") + literal(how.get(acceptance.how, acceptance.how))
+    return ("* " if current else "") + how.get(acceptance.how, acceptance.how)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
     from ..storage import capabilities, close_repository
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
     from .render import acceptance_document, run_document
     from .stored import (
         format_date,
@@ -117,15 +119,13 @@ def handle(args: argparse.Namespace) -> int:
         print_json({"set": args.set, "runs": documents, "series": trends})
         return 0
 
-    from .render import literal
-
     out = console()
     if not runs:
-        out.print(f'No stored runs of set "{literal(args.set)}".')
+        out.print(f'No stored runs of set "{args.set}".')
         return 0
     from .layout import Column, print_rows
 
-    out.print(f"[bold]History: {literal(args.set)}[/bold]  ({counted(len(runs), 'run')}, newest first)")
+    out.line("[bold]History: {set}[/bold]  ({runs}, newest first)", set=args.set, runs=counted(len(runs), "run"))
     columns = (
         Column("Date (UTC)", whole=True), Column("Run", whole=True, primary=True), Column("Identity"), Column("Grader"),
         Column("Status", whole=True), Column("Pass rate", "right", whole=True), Column("Mean", "right", whole=True),
@@ -136,19 +136,19 @@ def handle(args: argparse.Namespace) -> int:
         verdict = verdicts.get(run.id)
         shown = verdict_label(verdict)
         if verdict is not None and verdict.state == "regressed":
-            shown = f"[red]{shown}[/red]"
+            shown = out.text("[red]{}[/red]", shown)
         rows.append([
-            format_date(run.started_at), literal(run.id), literal(identity_label(run)), literal(run.grader),
-            literal(run.status.value), f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", shown,
+            format_date(run.started_at), run.id, identity_label(run), run.grader,
+            run.status.value, f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", shown,
             _accepted_label(acceptances.get(run.id), run.id in current),
         ])  # fmt: skip
     print_rows(out, columns, rows)
-    out.print()
-    out.print("[bold]Trend[/bold] (pass rate, oldest → newest, per serving identity and grader)")
+    out.line()
+    out.line("[bold]Trend[/bold] (pass rate, oldest → newest, per serving identity and grader)")
     for trend in trends:
         rates = trend["pass_rates"]
         out.print(
             f"  {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  "
-            f"({counted(len(rates), 'run')})  {literal(trend['identity'])} · {literal(trend['grader'])}"
+            f"({counted(len(rates), 'run')})  {trend['identity']} · {trend['grader']}"
         )
     return 0

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
-from .stdout import stdout
+from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments
+from .params import global_options
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -16,38 +17,46 @@ if TYPE_CHECKING:
 SEMCONV_VERSIONS = "v1.37-v1.44"
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``import`` command and its ``otel`` source."""
-    parser = subparsers.add_parser(
-        "import",
-        help="turn recorded traces into a set file and recorded answers to review",
-        description="Turn what an application recorded into a golden set to review, with its answers as a replay file.",
-    )
-    sources = parser.add_subparsers(dest="source", metavar="SOURCE", required=True)
-    otel = sources.add_parser(
-        "otel",
-        help="OpenTelemetry GenAI spans (OTLP/JSON) into a set file and a replay answers file",
-        description=(
-            f"Read the OpenTelemetry spans in FILE (OTLP/JSON: one export request, or JSON Lines of them as the "
-            f"SDK's and the collector's file exporters write) and make a golden case of each model call, read from "
-            f"the GenAI semantic conventions {SEMCONV_VERSIONS}: gen_ai.input.messages, gen_ai.output.messages, "
-            "gen_ai.system_instructions, gen_ai.response.model / gen_ai.request.model and gen_ai.provider.name "
-            "(or gen_ai.system). A call with one user turn becomes a prompt, a longer history a conversation "
-            "(messages; with tool calls, kept but marked skip). Each case's reference and its one check "
-            "(same_as_observed) are the observed answer, which also goes to a JSONL file the replay generator reads. "
-            "Secrets and e-mail addresses are scrubbed, credentials found in attributes wherever they were echoed. "
-            "Spans that are not model calls or lack the attributes are counted, not imported. Nothing is written "
-            "over an existing file without --force; exit 2 when nothing could be imported."
-        ),
-    )
-    otel.add_argument("file", metavar="FILE", help="an OTLP/JSON trace file (.json or .jsonl)")
-    otel.add_argument("-o", "--output", metavar="PATH", help="the set file to write, .yaml (default: evals/<FILE's name>.yaml)")
-    otel.add_argument("--answers", metavar="PATH", help="the replay answers file (default: <set file name>-answers.jsonl beside it)")
-    otel.add_argument("--identifier", metavar="ID", help="the set's identifier (default: traces.<FILE's name>)")
-    otel.add_argument("--name", metavar="TEXT", help="the set's name (default: Traces from <FILE's name>)")
-    otel.add_argument("--force", action="store_true", help="replace the set file and the answers file when they exist")
-    otel.add_argument("--json", action="store_true", help="print one JSON document")
-    otel.set_defaults(handler=handle)
+@click.group(
+    "import",
+    cls=EvalkitGroup,
+    help="Turn what an application recorded into a golden set to review, with its answers as a replay file.",
+    subcommand_metavar="SOURCE [ARGS]...",
+    invoke_without_command=False,  # a source is required: `evalkit import` alone is a usage error
+    no_args_is_help=False,
+)
+@global_options(config=None, database=None)
+def command(**params: Any) -> None:
+    """``evalkit import``: its source follows."""
+
+
+@command.command(
+    "otel",
+    cls=EvalkitCommand,
+    short_help="OpenTelemetry GenAI spans (OTLP/JSON) into a set file and a replay answers file",
+    help=(
+        f"Read the OpenTelemetry spans in FILE (OTLP/JSON: one export request, or JSON Lines of them as the "
+        f"SDK's and the collector's file exporters write) and make a golden case of each model call, read from "
+        f"the GenAI semantic conventions {SEMCONV_VERSIONS}: gen_ai.input.messages, gen_ai.output.messages, "
+        "gen_ai.system_instructions, gen_ai.response.model / gen_ai.request.model and gen_ai.provider.name "
+        "(or gen_ai.system). A call with one user turn becomes a prompt, a longer history a conversation "
+        "(messages; with tool calls, kept but marked skip). Each case's reference and its one check "
+        "(same_as_observed) are the observed answer, which also goes to a JSONL file the replay generator reads. "
+        "Secrets and e-mail addresses are scrubbed, credentials found in attributes wherever they were echoed. "
+        "Spans that are not model calls or lack the attributes are counted, not imported. Nothing is written "
+        "over an existing file without --force; exit 2 when nothing could be imported."
+    ),
+)
+@click.argument("file", metavar="FILE", help="an OTLP/JSON trace file (.json or .jsonl)")
+@click.option("-o", "--output", metavar="PATH", help="the set file to write, .yaml (default: evals/<FILE's name>.yaml)")
+@click.option("--answers", metavar="PATH", help="the replay answers file (default: <set file name>-answers.jsonl beside it)")
+@click.option("--identifier", metavar="ID", help="the set's identifier (default: traces.<FILE's name>)")
+@click.option("--name", metavar="TEXT", help="the set's name (default: Traces from <FILE's name>)")
+@click.option("--force", is_flag=True, help="replace the set file and the answers file when they exist")
+@global_options(config=None, database=None, json="print one JSON document")
+def otel(**params: Any) -> Arguments:
+    """Parsed ``evalkit import otel``."""
+    return arguments(handle, params)
 
 
 def _slug(text: str) -> str:
@@ -56,7 +65,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_") or "imported"
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Import, then say what was written and what to run next."""
     from pathlib import Path
 
@@ -78,7 +87,7 @@ def handle(args: argparse.Namespace) -> int:
     target = ImportTarget(set_file, answers, identifier, name, source.name, args.force)
     outcome = import_otel(source, target)
     if args.json:
-        from .common import print_json
+        from .json_output import print_json
 
         print_json(outcome.as_dict())
         return 0
@@ -87,33 +96,35 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _toml_string(text: str) -> str:
-    """``text`` as a TOML basic string (JSON's escapes are TOML's), shown printable."""
+    """``text`` as a TOML basic string (JSON's escapes are TOML's; the console shows the rest printable)."""
     import json
 
-    from ..printable import visible
-
-    return visible(json.dumps(text, ensure_ascii=False))
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _print(outcome: Any) -> None:
-    from ..printable import visible
     from ..wording import counted
+    from .console import console
 
     found, target = outcome.found, outcome.target
-    write = stdout().write
-    write(f"read {counted(found.spans, 'span')} from {visible(target.source)} (OpenTelemetry GenAI conventions {SEMCONV_VERSIONS})\n")
+    out = console()
+    out.plain(f"read {counted(found.spans, 'span')} from {target.source} (OpenTelemetry GenAI conventions {SEMCONV_VERSIONS})")
     cases = counted(len(found.cases), "case")
-    write(f"imported {cases}: {counted(len(found.cases) - outcome.conversations, 'single prompt')}, {counted(outcome.conversations, 'conversation')}")
-    write(f" ({outcome.skipped:,} kept but skipped: they hold tool calls)\n" if outcome.skipped else "\n")
+    skipped = f" ({outcome.skipped:,} kept but skipped: they hold tool calls)" if outcome.skipped else ""
+    out.plain(f"imported {cases}: {counted(len(found.cases) - outcome.conversations, 'single prompt')}, {counted(outcome.conversations, 'conversation')}{skipped}")
     for why, count in found.not_imported.items():
-        write(f"not imported: {why}: {count:,}\n")
+        out.plain(f"not imported: {why}: {count:,}")
     if outcome.unreadable_lines:
         lines = ", ".join(str(n) for n in outcome.unreadable_lines[:5]) + (" …" if len(outcome.unreadable_lines) > 5 else "")
-        write(f"not read: {counted(len(outcome.unreadable_lines), 'line')} held no OTLP/JSON export request (line {lines})\n")
-    write(f"wrote {visible(str(target.set_file))} and {visible(str(target.answers_file))}\n\n")
+        out.plain(f"not read: {counted(len(outcome.unreadable_lines), 'line')} held no OTLP/JSON export request (line {lines})")
+    out.plain(f"wrote {target.set_file} and {target.answers_file}")
+    out.plain("")
     instance = target.identifier.rsplit(".", 1)[-1].replace("_", "-")
-    write("Next: review the cases, then answer them from the recorded answers with a provider in evalkit.toml:\n")
-    write(f'  [providers.{instance}]\n  adapter = "replay"\n  path = {_toml_string(str(target.answers_file))}\n')
+    out.plain("Next: review the cases, then answer them from the recorded answers with a provider in evalkit.toml:")
+    out.plain(f"  [providers.{instance}]")
+    out.plain('  adapter = "replay"')
+    out.plain(f"  path = {_toml_string(str(target.answers_file))}")
     if outcome.model:
-        write(f"  model = {_toml_string(outcome.model)}\n")
-    write(f"  evalkit validate {visible(str(target.set_file))}\n  evalkit run {target.identifier} --provider {instance}\n")
+        out.plain(f"  model = {_toml_string(outcome.model)}")
+    out.plain(f"  evalkit validate {target.set_file}")
+    out.plain(f"  evalkit run {target.identifier} --provider {instance}")

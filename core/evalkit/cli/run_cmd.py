@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
+
+import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -13,74 +14,96 @@ if TYPE_CHECKING:
 
     from ..storage.protocols import ResultRepository
 
-from .common import (
-    add_baseline_option,
-    add_report_option,
-    add_store_options,
-    add_tolerance_options,
-    positive_int,
-    temperature,
+from .app import Arguments, EvalkitCommand, arguments
+from .names import PluginName, ProviderName, SetIdentifier
+from .params import (
+    Choice,
+    PositiveInt,
+    Temperature,
+    baseline_option,
+    global_options,
+    option_group,
+    placement_options,
+    report_option,
+    tolerance_options,
 )
 
-
-def register(subparsers: Any) -> None:
-    """Add the ``run`` command."""
-    parser = subparsers.add_parser(
-        "run",
-        help="run a golden prompt set against a generator and flag regressions",
-        description=(
-            "Answer every prompt of SET, grade the answers, store the run and compare it with the baseline of its "
-            "scope: the most recently accepted run of the same set, serving identity and grader (see `evalkit "
-            "baseline`). With no provider configured, "
-            "the set's own references answer (a self-check)."
-        ),
-    )
-    parser.add_argument("set", metavar="SET", help="golden prompt set identifier (see `evalkit list sets`)")
-    parser.add_argument("--provider", metavar="NAME", help="a configured provider instance, or an adapter for an ad-hoc (never compared) run")
-    parser.add_argument("--model", metavar="ALIAS", help="model alias to send instead of the instance's")
-    parser.add_argument("--grader", default="deterministic", metavar="NAME", help="grader (default: deterministic; see `evalkit list`)")
-    parser.add_argument("--concurrency", type=positive_int, metavar="N", help="prompts in flight (default: the instance's, else 8)")
-    parser.add_argument(
-        "--show-all", action="store_true",
-        help="list every case in the table (default: failed, errored and unstable cases; passing ones are counted)",
-    )
-    parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="what answer text is stored (default: config, else metadata)")
-    parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version), at most 1,000 characters")
-    add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
-    add_baseline_option(parser)
-    _add_judge_options(parser)
-    add_placement_options(
-        parser,
-        resume="answer only the missing cases of an unfinished run, then complete it "
-        "(default: the newest unfinished run of this set, provider instance, alias and grader)",
-        scope="set, provider, model and grader",
-    )
-    add_report_option(parser)
-    add_store_options(parser)
-    parser.set_defaults(handler=handle, collects_garbage_from_run_start=True)
+#: What answer text a run stores.
+PRIVACY_LEVELS = ("metadata", "redacted", "full")
 
 
-def _add_judge_options(parser: argparse.ArgumentParser) -> None:
-    """``--judge NAME``, ``--judge-repeats K`` and ``--allow-self-judge`` for judge graders."""
-    parser.add_argument(
-        "--judge", metavar="NAME",
+#: ``--judge NAME``, ``--judge-repeats K``, ``--judge-temperature T`` and ``--allow-self-judge``, for judge graders.
+judge_options = option_group(
+    click.option(
+        "--judge", metavar="NAME", type=ProviderName(),
         help='the configured provider instance a judge grader (decision, groundedness) asks (default: the config\'s judge = "NAME")',
-    )
-    parser.add_argument(
-        "--judge-repeats", type=positive_int, metavar="K",
+    ),
+    click.option(
+        "--judge-repeats", type=PositiveInt(), metavar="K",
         help="ask the judge K times per case, store every verdict and report its self-agreement (default 1)",
-    )
-    parser.add_argument(
-        "--judge-temperature", type=temperature, metavar="T",
+    ),
+    click.option(
+        "--judge-temperature", type=Temperature(), metavar="T",
         help="the judge's sampling temperature (default 0); above 0, --judge-repeats measures how stable its verdicts are",
-    )
-    parser.add_argument(
-        "--allow-self-judge", action="store_true",
+    ),
+    click.option(
+        "--allow-self-judge", is_flag=True,
         help="let the judge be the provider instance (or model and endpoint) under test; refused otherwise",
-    )
+    ),
+)  # fmt: skip
 
 
-def _judge_options(args: argparse.Namespace) -> dict[str, Any]:
+@click.command(
+    "run",
+    cls=EvalkitCommand,
+    help=(
+        "Answer every prompt of SET, grade the answers, store the run and compare it with the baseline of its "
+        "scope: the most recently accepted run of the same set, serving identity and grader (see `evalkit "
+        "baseline`). With no provider configured, "
+        "the set's own references answer (a self-check)."
+    ),
+)
+@click.argument("set", metavar="SET", type=SetIdentifier("prompt"), help="golden prompt set identifier (see `evalkit list sets`)")
+@click.option(
+    "--provider", metavar="NAME", type=ProviderName(),
+    help="a configured provider instance, or an adapter for an ad-hoc (never compared) run",
+)
+@click.option("--model", metavar="ALIAS", help="model alias to send instead of the instance's")
+@click.option(
+    "--grader", default="deterministic", metavar="NAME", type=PluginName("evalkit.graders"),
+    help="grader (default: deterministic; see `evalkit list`)",
+)
+@click.option("--concurrency", type=PositiveInt(), metavar="N", help="prompts in flight (default: the instance's, else 8)")
+@click.option(
+    "--wait-ready", metavar="DURATION",
+    help="keep asking the generator's endpoint for up to DURATION (90s, 2m) until it answers its readiness probe: "
+    "a local model server that was just started (default: ask once)",
+)
+@click.option(
+    "--show-all", is_flag=True,
+    help="list every case in the table (default: failed, errored and unstable cases; passing ones are counted)",
+)
+@click.option(
+    "--privacy", type=Choice(PRIVACY_LEVELS), metavar="{metadata,redacted,full}",
+    help="what answer text is stored (default: config, else metadata)",
+)
+@click.option("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version), at most 1,000 characters")
+@tolerance_options("max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+@baseline_option
+@judge_options
+@placement_options(
+    resume="answer only the missing cases of an unfinished run, then complete it "
+    "(default: the newest unfinished run of this set, provider instance, alias and grader)",
+    scope="set, provider, model and grader",
+)
+@report_option
+@global_options(json="print one JSON document instead of tables")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit run``."""
+    return arguments(handle, params, collects_garbage_from_run_start=True)
+
+
+def _judge_options(args: Arguments) -> dict[str, Any]:
     """The judge flags as grader options; refused for a grader that asks no judge."""
     from .. import registry
     from ..components import JudgeGrader
@@ -105,32 +128,6 @@ def _judge_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"grader_options": options}
 
 
-def add_placement_options(parser: argparse.ArgumentParser, *, resume: str, scope: str) -> None:
-    """``--resume [RUN_ID]``, ``--shard I/N|auto``, ``--run-id ID`` and ``--wait-for-shards`` (with
-    its ``--timeout`` and ``--poll``): the same for ``evalkit run`` and ``evalkit retrieval``.
-    ``resume`` is what ``--resume`` does; ``scope`` names what a derived run id is made of."""
-    parser.add_argument("--resume", nargs="?", const="", default=None, metavar="RUN_ID", help=resume)
-    parser.add_argument(
-        "--shard", metavar="I/N",
-        help="answer only slice I of N deterministic slices of the set; auto: from the CI's parallel-job variables "
-        "(GitLab CI_NODE_INDEX/CI_NODE_TOTAL, CircleCI CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL, Buildkite "
-        "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT)",
-    )
-    parser.add_argument(
-        "--run-id", metavar="ID",
-        help="the run's id; an existing run of that id is joined (shards). With --shard or --wait-for-shards it "
-        "defaults to one derived from the CI pipeline id (GitLab, GitHub Actions, CircleCI, Buildkite) and the "
-        f"{scope}",
-    )
-    from .report_cmd import add_wait_options
-
-    add_wait_options(
-        parser, "--wait-for-shards",
-        "answer nothing: wait until every shard of the run is in, then print its verdict, write the reports "
-        "and exit with its code (the final job of a sharded CI run)",
-    )
-
-
 class LiveFailures(dict):  # type: ignore[type-arg]  (typing is not imported at run time here)
     """The failed cases as graded in this process, by case id: the table and the reports show their
     check details whatever the privacy level kept in the store.
@@ -147,7 +144,7 @@ class LiveFailures(dict):  # type: ignore[type-arg]  (typing is not imported at 
             self[case.case_id] = case
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Validate everything, run, render, and return the exit code."""
     from .. import registry
     from ..catalog import prompt_set_catalog
@@ -158,7 +155,8 @@ def handle(args: argparse.Namespace) -> int:
     from ..storage import is_in_memory
     from ..tolerance import Tolerances
     from .case_spool import CaseJsonSpool
-    from .common import database_url, print_json_streamed, run_started
+    from .common import database_url, run_started
+    from .json_output import print_json_streamed
     from .render import ProgressDisplay, outcome_document
     from .reporting import deliver_reports, render_for, report_targets
 
@@ -171,6 +169,7 @@ def handle(args: argparse.Namespace) -> int:
     database = database_url(args, config)
     if args.wait:
         return _verdict_job(args, golden_set, database, tolerances, targets)
+    wait_ready = _wait_ready(args)
     progress = ProgressDisplay(enabled=not args.json)
     failed = LiveFailures()
     keep_cases = is_in_memory(database)
@@ -205,6 +204,7 @@ def handle(args: argparse.Namespace) -> int:
                 # Not kept in memory: the verdict is counted by the store and the output reads the cases back.
                 keep_cases=keep_cases,
                 on_stored=spool.add if spool.wanted else None,
+                wait_ready=wait_ready,
                 **_extra_run_options(args),
             )
         finally:
@@ -225,10 +225,10 @@ def handle(args: argparse.Namespace) -> int:
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
 
-def _print_outcome(args: argparse.Namespace, outcome: Any, golden_set: Any, database: str, failed: Any, takes_stdout: bool) -> None:
+def _print_outcome(args: Arguments, outcome: Any, golden_set: Any, database: str, failed: Any, takes_stdout: bool) -> None:
     """Print the run's table, or its JSON document, with its cases read back from the store."""
-    from .common import console, print_cases_json
-    from .render import outcome_document, render_outcome
+    from .console import console
+    from .render import outcome_document, print_cases_json, render_outcome
 
     with stored_cases(database, outcome.run, notable_only=not (args.json or args.show_all)) as cases:
         if args.json:
@@ -259,12 +259,24 @@ def stored_cases(database: str, run: Any, *, notable_only: bool) -> Iterator[Ite
         close_repository(repository)
 
 
-def _extra_run_options(args: argparse.Namespace) -> dict[str, Any]:
+def _wait_ready(args: Arguments) -> float:
+    """``--wait-ready`` in seconds (0 when not given); says on stderr that the run may wait."""
+    if not args.wait_ready:
+        return 0.0
+    from ..waiting import parse_duration
+    from .console import console
+
+    seconds = parse_duration(args.wait_ready)
+    console(stderr=True).plain(f"Waiting up to {seconds:g} s for the generator to answer its readiness probe.")
+    return seconds
+
+
+def _extra_run_options(args: Arguments) -> dict[str, Any]:
     """Options other commands' modules add to ``run`` (resume, shards, judges)."""
     return {**placement_options(args, _pipeline_scope(args)), **_judge_options(args)}
 
 
-def placement_options(args: argparse.Namespace, scope: tuple[str | None, ...]) -> dict[str, Any]:
+def placement_options(args: Arguments, scope: tuple[str | None, ...]) -> dict[str, Any]:
     """``--resume``, ``--shard`` and ``--run-id`` as library arguments (``run_id``, ``resume``,
     ``shard``); a shard's run id defaults to the CI pipeline's, for this ``scope``."""
     import os
@@ -285,7 +297,7 @@ def placement_options(args: argparse.Namespace, scope: tuple[str | None, ...]) -
     return {"run_id": args.resume or run_id, "resume": args.resume is not None, "shard": shard}
 
 
-def _pipeline_scope(args: argparse.Namespace) -> tuple[str | None, ...]:
+def _pipeline_scope(args: Arguments) -> tuple[str | None, ...]:
     """What a prompt run's pipeline id is derived from: the set, provider, model and grader."""
     return (args.set, args.provider, args.model, args.grader)
 
@@ -299,7 +311,7 @@ def pipeline_run_id(scope: tuple[str | None, ...]) -> str | None:
     return derived(os.environ, scope)
 
 
-def waited_run(args: argparse.Namespace, repository: ResultRepository, scope: tuple[str | None, ...], golden_set: Any) -> Any:
+def waited_run(args: Arguments, repository: ResultRepository, scope: tuple[str | None, ...], golden_set: Any) -> Any:
     """``--wait-for-shards``: the run once every shard is in (refusing what cannot be waited for)."""
     from ..errors import UsageError
     from .report_cmd import wait_for
@@ -315,13 +327,14 @@ def waited_run(args: argparse.Namespace, repository: ResultRepository, scope: tu
     return run
 
 
-def _verdict_job(args: argparse.Namespace, golden_set: Any, database: str, tolerances: Any, targets: Any) -> int:
+def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: Any, targets: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..run.answering.prompts import PromptRules
     from ..run.decide import Judging, recorded_verdict, stored_verdict
     from ..run.outcome import Outcome
     from ..storage import capabilities, close_repository, open_repository
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
     from .render import outcome_document, render_outcome
     from .reporting import deliver_reports, render_for
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..checks import AssertionKind
-from ..suggestions import did_you_mean
+from ..wording import did_you_mean
 from .documents import MAX_SET_FILE_BYTES, SetDocument
 from .problems import FileProblem, JsonPath, format_path, quoted
 from .tables import Row, Table, TableError, inline_table, read_table

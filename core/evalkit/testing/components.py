@@ -37,7 +37,11 @@ def _name(obj: Any) -> str:
 
 
 def _create(factory: Any, options: Mapping[str, Any], report: ContractReport, what: str) -> Any:
-    ok, created = report.call(f"creating the {what} with {dict(options)!r}", factory, **dict(options))
+    """The component built as evalkit builds it: ``options`` checked against the factory's
+    ``Options`` and handed over by the contract it follows (:func:`evalkit.options.build_plugin`)."""
+    from ..options import build_plugin
+
+    ok, created = report.call(f"creating the {what} with {dict(options)!r}", build_plugin, factory, **dict(options))
     return created if ok else None
 
 

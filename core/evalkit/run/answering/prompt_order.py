@@ -17,7 +17,6 @@ import attrs
 
 from ...errors import PLUGIN_FAILURES, SetChangedError
 from ...jsontext import scalar_texts
-from ...printable import visible
 from ...prompts import GoldenPrompt, GoldenPromptSet
 from ...set_versions import plain_assertion_texts
 from ..placement import Shard
@@ -103,8 +102,8 @@ class PromptOrder:
             if position & (position - 1) == 0:
                 checked = self._checkpoints.get(position)
                 if checked is None or checked[0] != crc:
-                    now = visible(str(getattr(prompt, "id", prompt)))
-                    then = f'"{visible(checked[1])}"' if checked is not None else "none"
+                    now = str(getattr(prompt, "id", prompt))
+                    then = f'"{checked[1]}"' if checked is not None else "none"
                     shown = f' (#{position:,} is "{now}" now, {then} when checked)' if f'"{now}"' != then else ""
                     self._changed(f"{_differ(position // 2 + 1, position)}{shown}")
             yield prompt
@@ -115,7 +114,7 @@ class PromptOrder:
 
     def _changed(self, where: str) -> None:
         raise SetChangedError(
-            f'set "{visible(self.set_identifier)}" changed while it ran: its prompts are not the ones checked '
+            f'set "{self.set_identifier}" changed while it ran: its prompts are not the ones checked '
             f"before the run began ({where}); a PromptStream must yield the same prompts, in the same order, every time"
         )
 

@@ -26,7 +26,6 @@ from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
 from ...errors import PLUGIN_FAILURES, UsageError
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
-from ...printable import visible
 from ...privacy import MIN_SECRET_LENGTH, is_scrubbable
 from ...prompts import GoldenPrompt, GoldenPromptSet
 from ...runs import CaseResult, Run, RunKind, RunStatus
@@ -70,7 +69,7 @@ def run_yardstick(cases: Iterable[CaseResult], requested: str) -> str:
 
 
 def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[ServingIdentity | None, str | None]:
-    """The run's verified serving identity, or ``None`` and the reason (control characters visible).
+    """The run's verified serving identity, or ``None`` and the reason.
 
     Verified only when the instance is configured, every answered case carries an identity, every
     identity is well formed (:func:`evalkit.identity.identity_problems`) and all of them agree.
@@ -107,7 +106,7 @@ def identity_from_counts(counts: Mapping[ServingIdentity | None, int]) -> tuple[
         return None, f"the endpoint reported no model for {counted(counts[None], 'case')}, so who answered is unknown"
     if len(counts) > 1:
         seen = ", ".join(
-            visible(f"{i.reported_model} via {i.provider_instance}/{i.model_alias} ({n} cases)")
+            f"{i.reported_model} via {i.provider_instance}/{i.model_alias} ({n} cases)"
             for i, n in sorted(counts.items(), key=lambda kv: -kv[1])
             if i is not None
         )
@@ -217,6 +216,8 @@ class PromptAnswering:
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
     kind: RunKind = RunKind.PROMPTS
     groups_commits: bool = True
+    #: How long the generator's readiness probe may wait for a server that is still starting (s).
+    wait_ready: float = 0.0
 
     @property
     def rules(self) -> PromptRules:
@@ -278,7 +279,7 @@ class PromptAnswering:
 
     def before_joining(self) -> list[str]:
         """The generator's one free readiness probe (a new run made it before the store was opened)."""
-        return components.check_generator_ready(self.bound)
+        return components.check_generator_ready(self.bound, self.wait_ready)
 
     def secrets(self) -> tuple[str, ...]:
         """The generator's and the grader's credential values."""
@@ -426,6 +427,7 @@ class PromptSource:
     grader_options: Mapping[str, Any] = attrs.Factory(dict)
     bound: components.BoundGenerator | None = None
     concurrency: int | None = None
+    wait_ready: float = 0.0
 
 
 def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple[PromptAnswering, list[str]]:
@@ -479,7 +481,7 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
             notes.append(too_few_files)
     answering = PromptAnswering(
         golden_set, bound, grading, grader_name, kinds, level, case_count, digest.fingerprint(), order,
-        max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout,
+        max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout, wait_ready=source.wait_ready,
     )  # fmt: skip
     return answering, notes
 
@@ -489,7 +491,7 @@ def check_ready(answering: PromptAnswering, probe_generator: bool) -> list[str]:
     readiness probe — both before the store is even opened; returns the probe's notes."""
     if isinstance(answering.grading, components.ReadinessCheck):
         answering.grading.check_ready()
-    return components.check_generator_ready(answering.bound) if probe_generator else []
+    return components.check_generator_ready(answering.bound, answering.wait_ready) if probe_generator else []
 
 
 def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted: BaselineScope) -> None:
