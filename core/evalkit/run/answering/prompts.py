@@ -458,9 +458,9 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
     bound = source.bound or components.bind_generator(config, source.provider, source.model)
     if conversations and not bound.can_chat:
         raise UsageError(
-            f'set "{golden_set.identifier}" holds conversations or tools (prompt "{visible(conversations[0][:80])}"), and the '
+            f'set "{golden_set.identifier}" holds conversations or tools (prompt "{conversations[0][:80]}"), and the '
             f'generator of {bound.instance or bound.adapter} ({bound.adapter}) cannot send them: it has no chat() '
-            "(see evalkit.components.ChatGenerator); the openai, replay, llm and reference adapters have one"
+            "(see evalkit.components.ChatGenerator); the openai, replay and reference adapters have one"
         )
     if isinstance(bound.generator, components.SetAware):
         components.bind_set(bound, golden_set)
