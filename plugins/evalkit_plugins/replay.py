@@ -67,8 +67,10 @@ class ReplayGenerator:
                 item = parse_json(line)
             except ValueError as exc:
                 raise ConfigError(f"replay file {file}, line {number}: not JSON ({exc})") from None
-            if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(item.get("text"), str):
-                raise ConfigError(f'replay file {file}, line {number}: needs string fields "id" and "text"')
+            if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+                raise ConfigError(f'replay file {file}, line {number}: needs string fields "id" and "text" (or "turns")')
+            if not isinstance(item.get("text"), str) and not (item.get("text") is None and "turns" in item):
+                raise ConfigError(f'replay file {file}, line {number}: needs string fields "id" and "text" (or "turns")')
             if not isinstance(item.get("model"), (str, type(None))) or not isinstance(item.get("abstained"), (bool, type(None))):
                 raise ConfigError(f'replay file {file}, line {number}: "model" must be a string or null, "abstained" true, false or null')
             problem = _turns_problem(item)
@@ -84,7 +86,7 @@ class ReplayGenerator:
             calls = item.get("tool_calls") or ()
             if calls and request.step == 0:
                 return Turn(None, calls, model=item.get("model") or self.model)
-            return Turn(item["text"], model=item.get("model") or self.model)
+            return Turn(item.get("text") or "", model=item.get("model") or self.model)
         if request.step >= len(turns):
             raise GenerationError(
                 f"replay file {self.path} holds {len(turns)} model turn(s) for prompt id {request.case_id!r}; "
@@ -103,12 +105,19 @@ class ReplayGenerator:
         """The recorded answer for the prompt."""
         item = self._line(request.case_id)
         return Answer(
-            text=item["text"],
+            text=_final_text(item),
             model=item.get("model") or self.model,
             abstained=item.get("abstained"),
             citations=item.get("citations", ()),
             passages=item.get("passages", ()),
         )
+
+
+def _final_text(item: dict[str, Any]) -> str:
+    """A line's answer to a single prompt: its ``text``, else the text of its last turn that has one."""
+    if isinstance(item.get("text"), str):
+        return item["text"]
+    return next((turn["text"] for turn in reversed(item.get("turns") or ()) if turn.get("text")), "")
 
 
 def _calls_problem(calls: Any, where: str) -> str | None:

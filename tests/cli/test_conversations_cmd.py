@@ -246,3 +246,144 @@ prompts:
     out = checked.stdout + checked.stderr
     assert "prompts[0].messages[1]: a scripted conversation holds system and user turns only" in out
     assert "prompts[0].assertions[0].turn: the model gives 2 replies (one per user turn of a scripted conversation), so there is no reply 3" in out
+
+
+def test_show_displays_a_stored_conversations_turns_tool_calls_and_base_prompt(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = Script("Hello!", calls(("get_weather", {"city": "Paris"})), "18 °C and clear.")
+    write_project(project, chat_server, f"""\
+identifier: chat.shown
+name: Shown
+prompts:
+  - id: talk
+    mode: scripted
+    messages:
+      - {{role: user, content: Hi.}}
+      - {{role: user, content: Weather in Paris?}}
+{WEATHER_TOOLS}    assertions: [{{contains: "18"}}, {{tool_called: get_weather}}]
+""", extra='system_prompt = "Answer in English."')
+    run = evalkit_cli("run", "chat.shown", "--json")
+    document = run.json()
+    digest = document["identity"]["base_prompt"]
+    assert digest.startswith("sha256:") and document["metrics"]["base_prompt"] == {"digest": digest, "opening": "Answer in English."}
+    assert [turn["role"] for turn in document["cases"][0]["transcript"]] == ["user", "assistant", "user", "assistant", "tool", "assistant"]
+    shown = evalkit_cli("show", document["run_id"], "--show-all")
+    assert shown.code == 0, shown.stdout + shown.stderr
+    assert f'System:     base system prompt {digest} "Answer in English."' in shown.stdout
+    conversation = shown.stdout.split("Conversations")[1]
+    for line in ("talk:", "user: Hi.", "assistant: Hello!", "user: Weather in Paris?",
+                 'assistant → get_weather: {"city":"Paris"}', 'tool get_weather: {"temp_c":18,"sky":"clear"}',
+                 "assistant: 18 °C and clear."):  # fmt: skip
+        assert line in conversation, (line, conversation)
+    assert evalkit_cli("show", document["run_id"], "--json").json()["cases"][0]["transcript"] == document["cases"][0]["transcript"]
+
+
+def test_metadata_privacy_shows_the_turns_without_their_text(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = Script(calls(("get_weather", {"city": "Paris"})), "Secretly 18 °C.")
+    write_project(project, chat_server, f"""\
+identifier: chat.meta
+name: Meta
+prompts:
+  - id: weather
+    prompt: Weather in Paris?
+{WEATHER_TOOLS}    assertions: [{{tool_called: get_weather}}]
+""", privacy="metadata")
+    document = evalkit_cli("run", "chat.meta", "--json").json()
+    shown = evalkit_cli("show", document["run_id"], "--show-all")
+    conversation = shown.stdout.split("Conversations")[1]
+    assert "assistant → get_weather: (not kept)" in conversation and "tool get_weather: (not kept)" in conversation
+    assert "Paris" not in shown.stdout and "Secretly" not in shown.stdout
+
+
+def test_a_new_base_system_prompt_starts_a_new_comparison_scope(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = lambda body: "Fine."
+    set_text = "identifier: chat.base\nname: Base\nprompts:\n  - {id: hi, prompt: Hi., assertions: [{contains: Fine}]}\n"
+    write_project(project, chat_server, set_text, extra='system_prompt = "Be brief."')
+    first = evalkit_cli("run", "chat.base", "--json").json()
+    assert first["verdict"]["state"] == "baseline"
+    write_project(project, chat_server, set_text, extra='system_prompt = "Be verbose."')
+    second = evalkit_cli("run", "chat.base", "--json").json()
+    assert second["verdict"]["state"] == "baseline", "another base prompt is another scope: nothing to compare with"
+    assert chat_server.requests[-1].body["messages"][0] == {"role": "system", "content": "Be verbose."}
+    write_project(project, chat_server, set_text, extra='system_prompt = "Be brief."')
+    third = evalkit_cli("run", "chat.base", "--json").json()
+    assert third["verdict"]["baseline_id"] == first["run_id"]
+    refused = evalkit_cli("run", "chat.base", "--baseline", second["run_id"])
+    assert refused.code == 2 and "with the base system prompt" in refused.stdout + refused.stderr
+
+
+REPLAYED = [
+    {"id": "agent", "turns": [
+        {"tool_calls": [{"id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}}], "model": "rec-1"},
+        {"tool_calls": [{"id": "c2", "name": "get_forecast", "arguments": {"city": "Paris", "days": 1}}]},
+        {"text": "18 °C now, rain tomorrow."},
+    ]},
+    {"id": "talk", "turns": [{"text": "Hello!"}, {"text": "Paris is in Germany."}], "model": "rec-1"},
+]  # fmt: skip
+
+
+def test_replay_plays_recorded_tool_calls_and_scripted_replies(evalkit_cli, project, chat_server) -> None:
+    (project / "answers.jsonl").write_text("".join(json.dumps(line) + "\n" for line in REPLAYED))
+    write_project(project, chat_server, f"""\
+identifier: chat.replayed
+name: Replayed
+prompts:
+  - id: agent
+    prompt: Weather in Paris, and tomorrow?
+{WEATHER_TOOLS}    assertions:
+      - tool_sequence: {{names: [get_weather, get_forecast], strict: true}}
+      - contains: rain
+  - id: talk
+    mode: scripted
+    messages:
+      - {{role: user, content: Hi.}}
+      - {{role: user, content: Where is Paris?}}
+    assertions: [{{contains: Hello, turn: 1}}, {{contains: France, turn: 2}}]
+""")
+    (project / "evalkit.toml").write_text(
+        'privacy = "full"\n[sets]\npaths = ["evals/*.yaml"]\n[providers.rec]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "rec-1"\n'
+    )
+    run = evalkit_cli("run", "chat.replayed", "--json")
+    assert run.code == 0, run.stdout + run.stderr
+    cases = {case["id"]: case for case in run.json()["cases"]}
+    assert cases["agent"]["passed"] and checks_of(cases["agent"])["canned_results"]
+    assert checks_of(cases["talk"]) == {"contains@turn1": True, "contains@turn2": False}
+    shown = evalkit_cli("show", run.json()["run_id"], "--show-all").stdout.split("Conversations")[1]
+    assert 'tool get_forecast: rain tomorrow' in shown and "assistant: Paris is in Germany." in shown
+    assert not [r for r in chat_server.requests if r.method == "POST"]
+
+
+def test_the_reference_generator_answers_every_turn_with_the_reference(evalkit_cli, project, chat_server) -> None:
+    write_project(project, chat_server, """\
+identifier: chat.ref
+name: Reference
+prompts:
+  - id: lamp
+    messages:
+      - {role: user, content: I bought a lamp.}
+      - {role: assistant, content: Which order?}
+      - {role: user, content: A-1234. Can I return it?}
+    reference: You can return it within 30 days.
+    assertions: [{contains: "30 days"}]
+""")
+    run = evalkit_cli("run", "chat.ref", "--provider", "reference", "--json")
+    assert run.code == 0, run.stdout + run.stderr
+    (case,) = run.json()["cases"]
+    assert case["passed"] and case["answer"] == "You can return it within 30 days."
+    shown = evalkit_cli("show", run.json()["run_id"], "--show-all").stdout
+    assert "assistant: You can return it within 30 days." in shown.split("Conversations")[1]
+
+
+def test_a_base_system_prompt_file_is_read_beside_the_configuration_and_a_missing_one_refused(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = lambda body: "Fine."
+    set_text = "identifier: chat.file\nname: File\nprompts:\n  - {id: hi, prompt: Hi., system_prompt: Be kind., assertions: [{contains: Fine}]}\n"
+    write_project(project, chat_server, set_text, extra='system_prompt_file = "base.txt"')
+    missing = evalkit_cli("run", "chat.file")
+    assert missing.code == 2 and "system_prompt_file of [providers.bot], base.txt, cannot be read" in missing.stderr
+    assert not [r for r in chat_server.requests if r.method == "POST"]
+    (project / "base.txt").write_text("You work for the shop.\n")
+    run = evalkit_cli("run", "chat.file")
+    assert run.code == 0, run.stdout + run.stderr
+    assert chat_server.requests[-1].body["messages"] == [
+        {"role": "system", "content": "You work for the shop.\n\nBe kind."}, {"role": "user", "content": "Hi."},
+    ]  # fmt: skip
+    assert 'System:     base system prompt sha256:' in run.stdout and '"You work for the shop."' in run.stdout

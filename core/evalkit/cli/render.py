@@ -28,12 +28,14 @@ __all__ = [
     "ProgressDisplay",
     "acceptance_document",
     "acceptance_line",
+    "base_prompt_line",
     "case_document",
     "case_json",
     "outcome_document",
     "print_cases_json",
     "render_outcome",
     "run_document",
+    "transcript_lines",
 ]
 
 
@@ -173,6 +175,52 @@ def _evidence_label(key: str) -> str:
     return EVIDENCE_LABELS.get(key, key)
 
 
+def base_prompt_line(run: Run) -> str | None:
+    """Which base system prompt the run's provider instance put before every request: its digest
+    and first words (secrets scrubbed when the run was stored); ``None`` when it had none."""
+    kept = (run.metrics or {}).get("base_prompt")
+    digest = run.identity.base_prompt if run.identity is not None else ""
+    if isinstance(kept, dict):
+        digest = digest or str(kept.get("digest") or "")
+        opening = kept.get("opening")
+        if isinstance(opening, str) and opening:
+            return f'base system prompt {digest} "{opening}"'
+    return f"base system prompt {digest}" if digest else None
+
+
+#: How much of each turn's text ``evalkit show`` prints; ``--json`` has every character.
+SHOWN_TURN_CHARS = 2_000
+
+
+def transcript_lines(transcript: Iterable[Any]) -> list[tuple[str, str]]:
+    """A conversation's stored turns as ``(who, what)`` pairs, one a turn (one more per tool call):
+    ``user``, ``assistant``, ``assistant → tool`` with the call's arguments, ``tool NAME`` with its
+    result; a text the privacy level did not keep is ``(not kept)``. Each text is cut to
+    :data:`SHOWN_TURN_CHARS` characters."""
+
+    def cut(text: str | None) -> str:
+        if text is None:
+            return "(not kept)"
+        return text if len(text) <= SHOWN_TURN_CHARS else text[:SHOWN_TURN_CHARS] + f" … ({len(text) - SHOWN_TURN_CHARS:,} more)"
+
+    from ..conversations import transcript_data
+
+    shown: list[tuple[str, str]] = []
+    for turn in transcript_data(transcript):
+        role = turn["role"]
+        if role == "tool":
+            shown.append((f"tool {turn.get('name') or turn.get('tool_call_id') or ''}".rstrip(), cut(turn.get("content"))))
+            continue
+        if "content" in turn or not turn.get("tool_calls"):
+            shown.append((role, cut(turn.get("content"))))
+        for call in turn.get("tool_calls", ()):
+            arguments = call.get("arguments")
+            if arguments is not None and not isinstance(arguments, str):
+                arguments = _compact_json(arguments)
+            shown.append((f"{role} → {call['name']}", cut(arguments)))
+    return shown
+
+
 def render_summary(out: Output, run: Run) -> None:
     """Identity and aggregates."""
     if run.identity is not None:
@@ -186,6 +234,9 @@ def render_summary(out: Output, run: Run) -> None:
     if serving.get("evidence"):
         shown = ", ".join(f"{_evidence_label(str(key))} {value}" for key, value in serving["evidence"].items())
         out.print(f"Served by:  {shown}")
+    base = base_prompt_line(run)
+    if base is not None:
+        out.print(f"System:     {base}")
     out.print(f"Grader:     {run.grader}")
     out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     out.print(f"Pass rate:  {_percent(run.pass_rate)} ({run.passed_count}/{run.answered_count})")
@@ -263,6 +314,7 @@ def case_document(case: CaseResult) -> dict[str, Any]:
         "identity": identity_data(case.identity) if case.identity else None,
         "answer": case.answer_text,
         "detail": case.detail,
+        **({"transcript": _transcript_document(case.transcript)} if case.transcript else {}),
     }
 
 
@@ -316,8 +368,17 @@ def case_json(case: CaseResult) -> str:
         f'"latency_ms":{value(round(case.latency_s * 1000, 3))},"checks":{checks_text},'
         f'"yardstick":{value(case.yardstick)},"unstable":{"true" if unstable else "false"},'
         f'"identity":{identity_text},"answer":{value(case.answer_text)},'
-        f'"detail":{"null" if detail is None else _compact_json(detail)}}}'
+        f'"detail":{"null" if detail is None else _compact_json(detail)}'
+        + (f',"transcript":{_compact_json(_transcript_document(case.transcript))}' if case.transcript else "")
+        + "}"
     )
+
+
+def _transcript_document(transcript: Any) -> list[dict[str, Any]]:
+    """A case's stored turns as JSON-ready data (``transcript`` in ``--json``; only for a conversation)."""
+    from ..conversations import transcript_data
+
+    return transcript_data(transcript)
 
 
 def _identity_text(identity: Any) -> str:

@@ -99,7 +99,7 @@ def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
 def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool) -> None:
     from .console import Lines, console
     from .layout import Column, print_rows
-    from .render import result_cell, unlisted_cases_line
+    from .render import base_prompt_line, result_cell, transcript_lines, unlisted_cases_line
     from .stored import format_date, identity_label, verdict_label
 
     out = console()
@@ -108,6 +108,9 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
     out.print(f"Model:      {identity_label(run)}")
     if run.identity is None and run.identity_note:
         out.print(f"            ({run.identity_note})")
+    base = base_prompt_line(run)
+    if base is not None:
+        out.print(f"System:     {base}")
     out.print(f"Grader:     {run.grader}")
     errored = f" ({run.errored_count} errored)" if run.errored_count else ""
     out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {counted(run.case_count, 'case')} answered")
@@ -127,10 +130,13 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
     )  # fmt: skip
     rows = []
     answers = []
+    conversations = []
     for case in cases:
         rows.append([case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _checks(case)])
         if case.answer_text:
             answers.append((case.case_id, case.answer_text))
+        if case.transcript:
+            conversations.append((case.case_id, transcript_lines(case.transcript)))
     if rows:
         out.line()
         print_rows(out, columns, rows)
@@ -146,3 +152,10 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
             out.line("  {case}: {answer}", case=case_id, answer=Lines(shown))
             if shown is not text:
                 out.print(f"  … {len(text) - len(shown):,} more characters (`evalkit show {run.id} --json` prints the whole answer)")
+    if conversations:
+        out.line()
+        out.line("[bold]Conversations[/bold] (the turns after each conversation's fixed history)")
+        for case_id, turns in conversations:
+            out.line("  {case}:", case=case_id)
+            for who, what in turns:
+                out.line("    {who}: {what}", who=who, what=Lines(what))
