@@ -28,6 +28,7 @@ __all__ = [
     "replies",
     "tool_calls_of",
     "transcript_data",
+    "transcript_lines",
 ]
 
 #: The roles a turn may have.
@@ -232,6 +233,37 @@ def transcript_data(transcript: Iterable[Message], text: Callable[[str], str | N
             turn["name"] = message.name
         turns.append(turn)
     return turns
+
+
+#: How much of each turn's text :func:`transcript_lines` keeps (``evalkit show``, the HTML report).
+SHOWN_TURN_CHARS = 2_000
+
+
+def transcript_lines(transcript: Iterable[Message]) -> list[tuple[str, str]]:
+    """A conversation's turns for people, as ``(who, what)`` pairs, one a turn and one more per tool
+    call: ``user``, ``assistant``, ``assistant → TOOL`` with the call's arguments, ``tool TOOL`` with
+    its result; a text the privacy level did not keep is ``(not kept)``. Each text is cut to
+    :data:`SHOWN_TURN_CHARS` characters. Nothing is escaped: the output boundary does that."""
+
+    def cut(text: str | None) -> str:
+        if text is None:
+            return "(not kept)"
+        return text if len(text) <= SHOWN_TURN_CHARS else text[:SHOWN_TURN_CHARS] + f" … ({len(text) - SHOWN_TURN_CHARS:,} more)"
+
+    shown: list[tuple[str, str]] = []
+    for turn in transcript_data(transcript):
+        role = turn["role"]
+        if role == "tool":
+            shown.append((f"tool {turn.get('name') or turn.get('tool_call_id') or ''}".rstrip(), cut(turn.get("content"))))
+            continue
+        if "content" in turn or not turn.get("tool_calls"):
+            shown.append((role, cut(turn.get("content"))))
+        for call in turn.get("tool_calls", ()):
+            arguments = call.get("arguments")
+            if arguments is not None and not isinstance(arguments, str):
+                arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+            shown.append((f"{role} → {call['name']}", cut(arguments)))
+    return shown
 
 
 def _segments(transcript: Iterable[Message]) -> list[list[Message]]:

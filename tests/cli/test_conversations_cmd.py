@@ -387,3 +387,23 @@ def test_a_base_system_prompt_file_is_read_beside_the_configuration_and_a_missin
         {"role": "system", "content": "You work for the shop.\n\nBe kind."}, {"role": "user", "content": "Hi."},
     ]  # fmt: skip
     assert 'System:     base system prompt sha256:' in run.stdout and '"You work for the shop."' in run.stdout
+
+
+def test_the_html_report_shows_a_conversations_turns_escaped(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = Script(calls(("get_weather", {"city": "<Paris>"})), "It is <b>18</b> °C.")
+    write_project(project, chat_server, f"""\
+identifier: chat.page
+name: Page
+prompts:
+  - id: weather
+    prompt: Weather in Paris?
+{WEATHER_TOOLS}    assertions: [{{tool_called: send_email}}]
+""".replace("tool_called: send_email", "tool_not_called: get_weather"))
+    document = evalkit_cli("run", "chat.page", "--json").json()
+    page = project / "run.html"
+    made = evalkit_cli("report", document["run_id"], "--format", "html", "-o", str(page))
+    assert made.code == 0, made.stdout + made.stderr
+    html = page.read_text()
+    assert "<summary>conversation (3 turns)</summary>" in html
+    assert "assistant → get_weather: {&quot;city&quot;:&quot;&lt;Paris&gt;&quot;}" in html
+    assert "tool get_weather: {&quot;error&quot;" in html and "assistant: It is &lt;b&gt;18&lt;/b&gt; °C." in html

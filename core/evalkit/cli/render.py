@@ -35,7 +35,6 @@ __all__ = [
     "print_cases_json",
     "render_outcome",
     "run_document",
-    "transcript_lines",
 ]
 
 
@@ -186,39 +185,6 @@ def base_prompt_line(run: Run) -> str | None:
         if isinstance(opening, str) and opening:
             return f'base system prompt {digest} "{opening}"'
     return f"base system prompt {digest}" if digest else None
-
-
-#: How much of each turn's text ``evalkit show`` prints; ``--json`` has every character.
-SHOWN_TURN_CHARS = 2_000
-
-
-def transcript_lines(transcript: Iterable[Any]) -> list[tuple[str, str]]:
-    """A conversation's stored turns as ``(who, what)`` pairs, one a turn (one more per tool call):
-    ``user``, ``assistant``, ``assistant → tool`` with the call's arguments, ``tool NAME`` with its
-    result; a text the privacy level did not keep is ``(not kept)``. Each text is cut to
-    :data:`SHOWN_TURN_CHARS` characters."""
-
-    def cut(text: str | None) -> str:
-        if text is None:
-            return "(not kept)"
-        return text if len(text) <= SHOWN_TURN_CHARS else text[:SHOWN_TURN_CHARS] + f" … ({len(text) - SHOWN_TURN_CHARS:,} more)"
-
-    from ..conversations import transcript_data
-
-    shown: list[tuple[str, str]] = []
-    for turn in transcript_data(transcript):
-        role = turn["role"]
-        if role == "tool":
-            shown.append((f"tool {turn.get('name') or turn.get('tool_call_id') or ''}".rstrip(), cut(turn.get("content"))))
-            continue
-        if "content" in turn or not turn.get("tool_calls"):
-            shown.append((role, cut(turn.get("content"))))
-        for call in turn.get("tool_calls", ()):
-            arguments = call.get("arguments")
-            if arguments is not None and not isinstance(arguments, str):
-                arguments = _compact_json(arguments)
-            shown.append((f"{role} → {call['name']}", cut(arguments)))
-    return shown
 
 
 def render_summary(out: Output, run: Run) -> None:

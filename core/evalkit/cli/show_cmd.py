@@ -97,9 +97,10 @@ def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
 
 
 def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool) -> None:
+    from ..conversations import transcript_lines
     from .console import Lines, console
     from .layout import Column, print_rows
-    from .render import base_prompt_line, result_cell, transcript_lines, unlisted_cases_line
+    from .render import base_prompt_line, result_cell, unlisted_cases_line
     from .stored import format_date, identity_label, verdict_label
 
     out = console()

@@ -6,7 +6,7 @@ evalkit, MIT) are inlined, and the trend chart is inline SVG drawn on the server
 when), the verdict, the comparison with the baseline and its deltas, the trend of the headline
 figures over the scope's history with accepted baselines marked, and a per-case table with
 filters (all / failed / regressed), failed checks, the answer text where the privacy level kept
-it, and for retrieval each question's ranking with the expected ids highlighted.
+it (and a conversation's turns, tool calls and canned results as it kept them), and for retrieval each question's ranking with the expected ids highlighted.
 
 The page is written from templates (:class:`evalkit.reports.escape.Html`) that HTML-escape every
 value put into them — a fragment a template made is escaped already and goes into the next one as
@@ -250,6 +250,8 @@ class HtmlReporter:
             if case.answer_text is not None
             else Html.fill('<span class="muted">not stored (privacy {})</span>', report.run.privacy)
         )
+        if case.transcript:
+            answer = answer + self._conversation(case)
         result = {"error": "ERROR", "fail": "FAIL", "pass": "pass"}[status] + (" (unstable)" if case.unstable else "")
         return Html.fill(
             "<tr {}>{}</tr>",
@@ -264,6 +266,18 @@ class HtmlReporter:
                     _td("Answer", answer),
                 ]
             ),
+        )
+
+    @staticmethod
+    def _conversation(case: CaseResult) -> Html:
+        """A conversation's stored turns after its fixed history, one line a turn or tool call."""
+        from evalkit.conversations import transcript_lines
+
+        turns = transcript_lines(case.transcript)
+        return Html.fill(
+            '<details><summary>conversation ({} turns)</summary><pre class="answer">{}</pre></details>',
+            len(turns),
+            "\n".join(f"{who}: {what}" for who, what in turns),
         )
 
     @staticmethod
