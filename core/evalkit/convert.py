@@ -12,6 +12,7 @@ from cattrs.preconf.json import make_converter
 
 from .answers import Answer, ServingIdentity
 from .prompts import Assertion, GoldenPrompt, PromptStream
+from .runs import CaseResult
 
 __all__ = ["compact_json", "converter", "options_converter", "dumps", "structure", "unstructure"]
 
@@ -28,6 +29,8 @@ _omitted = override(omit_if_default=True)
 converter.register_unstructure_hook(Assertion, make_dict_unstructure_fn(Assertion, converter, turn=_omitted))
 converter.register_unstructure_hook(Answer, make_dict_unstructure_fn(Answer, converter, transcript=_omitted))
 converter.register_unstructure_hook(ServingIdentity, make_dict_unstructure_fn(ServingIdentity, converter, base_prompt=_omitted))
+# A case that is no conversation keeps the shape it had before conversations (the json report, spools).
+converter.register_unstructure_hook(CaseResult, make_dict_unstructure_fn(CaseResult, converter, transcript=_omitted))
 converter.register_unstructure_hook(
     GoldenPrompt,
     make_dict_unstructure_fn(
