@@ -7,8 +7,12 @@ See docs/failure-modes.md for what evalkit does in each case.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
+import shlex
+import signal
 import sqlite3
 import time
 from pathlib import Path
@@ -992,7 +996,8 @@ def test_issue34_08_a_report_or_export_path_that_is_a_pipe_nobody_reads_is_refus
     assert report.code == 0 and "cannot write report.xml: no reader on the pipe" in report.stderr, report.stderr
     step = cli("run", "evalkit.smoke", "--report", "markdown", env={"GITHUB_STEP_SUMMARY": str(summary)}, timeout=60)
     assert step.code == 0 and f"cannot write {summary}: no reader on the pipe" in step.stderr, step.stderr
-    export = cli("retrieval", "hostile.questions", "hostile.retriever", "--export-run", "run.trec", timeout=60)
+    write_collection(project)  # hostile.questions' ids hold whitespace: refused before any pipe is opened
+    export = cli("retrieval", "mine.col", "--deployment", "prod", "--export-run", "run.trec", timeout=60)
     assert "cannot write run.trec: no reader on the pipe" in export.stderr, export.stderr
 
 
@@ -1005,3 +1010,269 @@ def test_issue34_06_an_export_through_a_link_that_fails_midway_leaves_the_target
     assert "contains whitespace" in result.stderr, result.stderr
     assert target.read_text() == "the previous export\n" and (project / "run.trec").is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def write_collection(project: Path, *, judged: str = "d1") -> None:
+    """A two-question BEIR collection ``mine.col`` (deployment ``prod``, ``evalkit.lexical`` over
+    its corpus); question q1's judged document is ``judged`` (a corpus id too)."""
+    folder = project / "col"
+    (folder / "qrels").mkdir(parents=True)
+    docs = [{"_id": judged, "title": "alpha", "text": "alpha beta"}, {"_id": "d2", "title": "gamma", "text": "gamma delta"}]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "alpha"}\n{"_id": "q2", "text": "gamma"}\n')
+    (folder / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\t{judged}\t1\nq2\td2\t1\n")
+    (project / "evalkit.toml").write_text(
+        '[question_sets."mine.col"]\npath = "col"\nsplit = "test"\n\n[deployments.prod]\nretriever = "evalkit.lexical"\n\n'
+        '[deployments.prod.retrievers."evalkit.lexical"]\ncorpus = "col"\n'
+    )
+
+
+@pytest.mark.parametrize("option", ["--export-run", "--export-qrels"])
+def test_issue34_06_an_id_an_export_cannot_hold_is_refused_before_anything_is_asked(cli, project, option) -> None:
+    result = cli("retrieval", "hostile.questions", "hostile.retriever", option, "out.trec")
+    assert result.code == 2, result.stderr
+    assert f"{option}: question id" in result.stderr and "nothing was asked or stored" in result.stderr
+    assert stored_runs(project) == 0 and not (project / "out.trec").exists()
+
+
+def test_issue34_06_a_judged_document_id_holding_whitespace_refuses_the_qrels_before_the_run(cli, project, tmp_path) -> None:
+    write_collection(project, judged="d 1")
+    env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    refused = cli("retrieval", "mine.col", "--deployment", "prod", "--export-qrels", "qrels.trec", env=env)
+    assert refused.code == 2 and "--export-qrels: judged document id 'd 1' cannot be written" in refused.stderr, refused.stderr
+    assert stored_runs(project) == 0
+    # the run file needs only the retriever's ids: known once it has answered, so the run is stored
+    # and the export that cannot be written is an error after it (exit 3), never "nothing stored"
+    late = cli("retrieval", "mine.col", "--deployment", "prod", "--export-run", "run.trec", env=env)
+    assert late.code == 3, late.stderr
+    assert "document id 'd 1'" in late.stderr and "is stored, the export is not written" in late.stderr
+    assert stored_runs(project) == 1 and not (project / "run.trec").exists()
+    assert "Retrieval evaluation" in late.stdout  # the stored run's outcome is still shown
+
+
+# --- issue 34, item 10: environment faults exit 3 -----------------------------------------------
+
+
+@needs_devices
+def test_issue34_10_an_export_the_disk_cannot_take_exits_3_with_the_run_stored(cli, project, tmp_path) -> None:
+    write_collection(project)
+    env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    for option in ("--export-qrels", "--export-run"):
+        result = cli("retrieval", "mine.col", "--deployment", "prod", option, "/dev/full", env=env)
+        assert result.code == 3, result.stderr
+        assert "cannot write /dev/full: No space left on device" in result.stderr and "is stored" in result.stderr
+    assert stored_runs(project) == 2
+
+
+def test_issue34_10_a_write_lock_held_when_a_run_starts_exits_3(cli, project) -> None:
+    assert cli("run", "evalkit.smoke").code == 0
+    holder = sqlite3.connect(database(project), isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another process's write transaction, held
+        for command in (("run", "evalkit.smoke"), ("retrieval", "hostile.questions", "hostile.retriever")):
+            result = cli(*command, env={"EVALKIT_BUSY_TIMEOUT": "1"})
+            assert result.code == 3, (command, result.stderr)
+            assert "database is locked after 1 s" in result.stderr
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert stored_runs(project) == 1
+
+
+@pytest.mark.parametrize(("column", "value"), [("heartbeat_at", "'abc'"), ("owner_pid", "'pid'"), ("shard_count", "'two'")])
+def test_issue34_05_a_lease_row_holding_no_number_is_named_exit_3_not_a_traceback(cli, project, column, value) -> None:
+    assert cli("run", "evalkit.smoke", "--run-id", "leased").code == 0
+    with sqlite3.connect(database(project)) as conn:
+        conn.execute("update evalkit_run set status = 'running'")  # a shard on another host is answering it
+        conn.execute("update evalkit_run_lease set owner_host = 'elsewhere', owner_pid = 5, owner_token = 't', shard_count = 1, done_at = null")
+        conn.execute(f"update evalkit_run_lease set {column} = {value}")
+    shard = ("run", "evalkit.smoke", "--run-id", "leased", "--shard", "1/1", "--database", f"sqlite:///{database(project)}")
+    for command in (("run", "evalkit.smoke", "--resume", "leased"), shard):  # a shard names its store (issue 34, item 14)
+        result = cli(*command)
+        assert result.code == 3, (command, result.stderr)
+        assert f"lease row 1 of run 'leased' (part '*') in the store has {column} " in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
+_TWICE = """
+from evalkit import Assertion, GoldenPrompt, GoldenPromptSet
+
+def _set(name):
+    return GoldenPromptSet(identifier="twice.set", name=name, prompts=[GoldenPrompt(id="p", prompt="hi", assertions=[Assertion.contains("hi")], reference="hi")])
+
+class One:
+    def golden_prompt_sets(self):
+        return [_set("one")]
+
+class Two:
+    def golden_prompt_sets(self):
+        return [_set("two")]
+
+class Doubled:
+    def golden_prompt_sets(self):
+        return [_set("first"), _set("second")]
+"""
+
+
+@pytest.mark.parametrize(
+    ("providers", "clash"),
+    [
+        ({"one": "twice_mod:One", "two": "twice_mod:Two"}, "is shipped by more than one provider of distribution evalkit-twice 1.0: one and two"),
+        ({"doubled": "twice_mod:Doubled"}, "is shipped 2 times by provider doubled (evalkit-twice 1.0)"),
+    ],
+    ids=["two providers", "one provider twice"],
+)
+def test_issue34_07_a_clash_within_one_distribution_names_it_once(evalkit_cli, project, tmp_path, providers, clash) -> None:
+    from tests.support.distributions import write_distribution
+
+    folder = write_distribution(tmp_path / "dists", "evalkit-twice", "1.0", {"evalkit.golden_sets": providers}, {"twice_mod.py": _TWICE})
+    env = {"PYTHONPATH": str(folder)}
+    for command in (("list", "sets"), ("run", "twice.set"), ("validate",)):
+        result = evalkit_cli(*command, env=env)
+        assert result.code == 2, (command, result.stderr)
+        assert clash in result.stdout + result.stderr, (command, result.stdout, result.stderr)
+        assert (result.stdout + result.stderr).count("evalkit-twice") == 1, (command, result.stdout, result.stderr)
+    if "two" in providers:  # switching one provider off (item 7's first half) ends the clash
+        assert evalkit_cli("run", "twice.set", env={**env, "EVALKIT_DISABLE_PLUGINS": "two"}).code == 0
+
+
+# --- issue 34, item 4: plugins that keep the process alive ----------------------------------------
+# Real processes (evalkit_process): how the process ends is what is under test, and only the console
+# script ends it whatever a plugin left running (an in-process call never does).
+
+
+@pytest.fixture
+def unruly(plugin_dists) -> str:
+    """PYTHONPATH with the unruly hook plugin installed (it misbehaves as $UNRULY says)."""
+    return plugin_dists("evalkit-unruly-hooks")
+
+
+@pytest.mark.parametrize("ways", ["thread", "atexit", "thread,atexit"])
+def test_issue34_04_what_a_plugin_leaves_running_does_not_keep_a_finished_run_alive(project, evalkit_process, unruly, ways) -> None:
+    result = evalkit_process("run", "evalkit.smoke", env={"PYTHONPATH": unruly, "UNRULY": ways}, timeout=90)
+    assert result.code == 0, result.stderr
+    assert "All 7 cases passed" in result.stdout and stored_runs(project) == 1
+    if "thread" in ways:
+        assert "evalkit: note: a plugin left 1 thread running ('unruly-forever'); the process ends without waiting" in result.stderr
+
+
+def test_issue34_04_a_plugins_own_sigalrm_handler_or_timer_does_not_switch_off_hook_timeout(project, evalkit_process, unruly) -> None:
+    (project / "evalkit.toml").write_text("hook_timeout = 1\n")
+    result = evalkit_process("run", "evalkit.smoke", env={"PYTHONPATH": unruly, "UNRULY": "alarm"}, timeout=90)
+    assert result.code == 0, result.stderr
+    said = result.stdout + result.stderr
+    assert 'hook plugin "evalkit-unruly-hooks:unruly" did not return from evalkit_case_graded within 1 s (hook_timeout)' in said, said
+
+
+def _wait_for_lines(path: Path, count: int, process) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if path.exists() and len(path.read_text().splitlines()) >= count:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the run did not reach {count} marks: {process.communicate(timeout=5)}")
+
+
+@pytest.mark.parametrize("ways", ["sigterm,slow", "swallow"], ids=["own SIGTERM handler", "swallows BaseException"])
+def test_issue34_04_sigterm_ends_the_process_whatever_a_plugin_does_saying_how_to_resume(project, evalkit_process, unruly, ways) -> None:
+    marks = project / "marks.txt"
+    (project / "ci.toml").write_text("hook_timeout = 30\n")
+    store = f"sqlite:///{project / 'elsewhere.db'}"
+    env = {"PYTHONPATH": unruly, "UNRULY": ways, "UNRULY_STARTED": str(marks)}
+    process = evalkit_process.start("run", "evalkit.smoke", "--concurrency", "1", "--config", "ci.toml", "--database", store, env=env)
+    try:
+        _wait_for_lines(marks, 3, process)  # started, and two cases graded
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 3, out + err
+    if ways == "swallow":
+        assert "a plugin kept the command from stopping" in err, err
+    found = re.search(r"continue it with `([^`]*)`", err)
+    assert found, err
+    resume = shlex.split(found.group(1))
+    assert resume[:3] == ["evalkit", "run", "evalkit.smoke"] and "--resume" in resume
+    assert resume[resume.index("--config") + 1] == "ci.toml" and resume[resume.index("--database") + 1] == store
+    # pasted as printed, it resumes the run in the same store
+    resumed = evalkit_process(*resume[1:], "--json", env={"PYTHONPATH": unruly}, timeout=90)
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete" and resumed.json()["run_id"] == resume[-1]
+
+
+@pytest.mark.parametrize("value", ["", "   "], ids=["empty", "blank"])
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke")], ids=lambda c: c[0])
+def test_issue34_14_an_empty_database_url_is_refused_not_read_as_unset(cli, project, value, command) -> None:
+    # a CI secret a fork's pull request cannot read arrives as an empty variable
+    result = cli(*command, env={"EVALKIT_DATABASE_URL": value})
+    assert result.code == 2 and "EVALKIT_DATABASE_URL is set but empty" in result.stderr, result.stderr
+    assert stored_runs(project) == 0 and not database(project).exists()
+    blank = cli(*command, "--database", "   ")
+    assert blank.code == 2 and "--database is empty" in blank.stderr, blank.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (("--shard", "1/2", "--run-id", "ci-1"), {}),
+        (("--wait-for-shards", "--run-id", "ci-1", "--timeout", "1s"), {}),
+        (("--shard", "auto"), {"CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "2", "CI_PIPELINE_ID": "7"}),
+        (("--shard", "1/2", "--run-id", "ci-1"), {"EVALKIT_DATABASE_URL": "sqlite:///elsewhere.db"}),
+    ],
+    ids=["shard", "verdict-job", "auto", "sqlite-from-environment"],
+)
+def test_issue34_14_a_shard_or_verdict_job_on_a_store_local_to_the_job_is_refused(cli, project, args, env) -> None:
+    result = cli("run", "evalkit.smoke", *args, env=env)
+    assert result.code == 2 and "needs a store every job of the run shares" in result.stderr, result.stderr
+    assert "name the file with --database" in result.stderr
+    assert stored_runs(project) == 0 and not (project / "elsewhere.db").exists()
+
+
+def _exported_baseline(cli, project: Path) -> dict:  # noqa: ANN001
+    assert cli("run", "evalkit.smoke").code == 0
+    assert cli("baseline", "export", "evalkit.smoke", "-o", "baseline.json").code == 0
+    database(project).unlink()
+    return json.loads((project / "baseline.json").read_text())
+
+
+def test_issue34_15_a_hand_edited_baseline_file_is_refused_naming_it(cli, project) -> None:
+    document = _exported_baseline(cli, project)
+    document["run"]["cases"][0]["passed"] = not document["run"]["cases"][0]["passed"]
+    (project / "baseline.json").write_text(json.dumps(document))
+    result = cli("run", "evalkit.smoke", "--baseline-file", "baseline.json")
+    assert result.code == 2 and "baseline file baseline.json: its content does not match its digest" in result.stderr
+    assert stored_runs(project) == 0
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"[default]\naws_secret_access_key = AKIAHOSTILE0123456789\n", b"\xff\xfe not utf-8", b'{"format": "evalkit-baseline"}', b""],
+    ids=["credentials", "not-utf8", "schema", "empty"],
+)
+def test_issue34_15_a_foreign_file_as_baseline_is_refused_without_quoting_it(cli, project, content) -> None:
+    (project / "foreign.json").write_bytes(content)
+    result = cli("run", "evalkit.smoke", "--baseline-file", "foreign.json")
+    assert result.code == 2 and "baseline file foreign.json: " in result.stderr, result.stderr
+    assert "AKIAHOSTILE" not in result.stderr and "aws_secret" not in result.stderr
+    assert stored_runs(project) == 0
+
+
+def test_issue34_15_a_forged_baseline_files_hostile_strings_are_shown_literally(cli, project) -> None:
+    document = _exported_baseline(cli, project)
+    body = {k: v for k, v in document.items() if k != "digest"}
+    body["run"]["cases"][0]["case_id"] = "evil\x1b]0;owned\x07\u202e"  # no longer in the set: a removed case
+    body["acceptance"] = {"how": "manual", "at": 0, "by": "\x1b[2J", "reason": "\x9b31m"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    body["digest"] = "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+    (project / "baseline.json").write_text(json.dumps(body))
+    result = cli("run", "evalkit.smoke", "--baseline-file", "baseline.json", "--show-all")
+    assert result.code == 0, result.stderr
+    assert_shown_literally(result.stdout, result.stderr)
+
+
+def test_issue34_15_a_baseline_file_that_is_a_pipe_nobody_writes_is_refused_not_waited_on(cli, project) -> None:
+    os.mkfifo(project / "baseline.json")
+    result = cli("run", "evalkit.smoke", "--baseline-file", "baseline.json", timeout=60)
+    assert result.code == 2 and "baseline file baseline.json: " in result.stderr

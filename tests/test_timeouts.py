@@ -200,3 +200,28 @@ def test_a_scope_leaves_a_process_timer_alone_and_guards_as_before() -> None:
             assert alarm_bounded(time.sleep, (0.05,), 5, Outer) is None
             time.sleep(0.5)
         assert calls == [signal.SIGALRM]  # rang on time, inside the scope
+
+
+class _Stalled(BaseException):
+    pass
+
+
+def test_a_plugins_own_sigalrm_handler_or_timer_inside_a_limit_does_not_switch_it_off() -> None:
+    """Issue 34, item 4: signal.signal(SIGALRM, …), signal.setitimer(ITIMER_REAL, 0) and
+    signal.alarm(0) inside a guarded call leave evalkit's handler and timer as they were."""
+
+    def unruly() -> None:
+        signal.signal(signal.SIGALRM, lambda signum, frame: None)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.alarm(0)
+        time.sleep(30)
+
+    for scoped in (False, True):
+        with alarm_scope() if scoped else contextlib.nullcontext():
+            with pytest.raises(_Stalled):
+                alarm_bounded(unruly, (), 0.2, _Stalled)
+    previous = signal.signal(signal.SIGALRM, signal.SIG_IGN)  # outside any limit: applied as asked
+    try:
+        assert signal.getsignal(signal.SIGALRM) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGALRM, previous)

@@ -1,7 +1,5 @@
 """``python -m evalkit`` is ``evalkit``."""
 
-import sys
+from .cli import entry
 
-from .cli import main
-
-sys.exit(main())
+entry()

@@ -13,7 +13,7 @@ from .options import DeclaresOptions, TableOptions
 from .prompts import PromptStream
 from .timeouts import TimeLimitExceeded
 
-__all__ = ["ConfigAware", "SetCatalog", "SourcedSet", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
+__all__ = ["ConfigAware", "SetCatalog", "SourcedSet", "clash", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
 
 
 @runtime_checkable
@@ -57,8 +57,7 @@ class SetCatalog:
         that provider's :class:`SetValidationError` is raised instead: the set may be among them.
         """
         if identifier in self.duplicates:
-            owners = " and ".join(r.describe() for r in self.duplicates[identifier])
-            raise DuplicateSetError(f'{self.kind} "{identifier}" is shipped by more than one provider: {owners}')
+            raise DuplicateSetError(f'{self.kind} "{identifier}" {clash(self.duplicates[identifier])}')
         if identifier not in self.sets:
             refused = self.invalid_sets()
             if refused is not None:
@@ -167,6 +166,22 @@ def load_catalog(
 class _ListingStalled(TimeLimitExceeded):
     """A provider's listing outlived ``set_load_timeout`` (its own class: an outer limit is never
     taken for it)."""
+
+
+def clash(owners: Iterable[registry.PluginRecord]) -> str:
+    """What ships one identifier more than once, each distribution and provider named once:
+    ``is shipped by more than one distribution: a (d 1.0) and b (e 2.0)``, ``is shipped by more
+    than one provider of distribution d 1.0: a and b``, or ``is shipped 2 times by provider a (d 1.0)``."""
+    records = list(owners)
+    providers = list(dict.fromkeys((r.name, r.distribution, r.version) for r in records))
+    distributions = list(dict.fromkeys((r.distribution, r.version) for r in records))
+    if len(providers) == 1:
+        name, distribution, version = providers[0]
+        return f"is shipped {len(records)} times by provider {name} ({distribution} {version})"
+    if len(distributions) == 1:
+        distribution, version = distributions[0]
+        return f"is shipped by more than one provider of distribution {distribution} {version}: " + " and ".join(n for n, _, _ in providers)
+    return "is shipped by more than one distribution: " + " and ".join(f"{n} ({d} {v})" for n, d, v in providers)
 
 
 def prompt_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None) -> SetCatalog:

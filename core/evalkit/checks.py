@@ -408,6 +408,19 @@ def _max_tool_calls(limit: int, answer: Answer) -> bool | Check:
 TOOL_KINDS = ("tool_called", "tool_not_called", "tool_args", "tool_sequence", "max_tool_calls")
 
 
+def _criterion(value: Any) -> Iterable[str]:
+    if not isinstance(value, str) or not value.strip():
+        yield "must be a criterion in words (a string that is not blank)"
+
+
+def _unjudged_rubric(value: str, answer: Answer) -> Check:
+    return Check(
+        "", False,
+        error="a rubric check is decided by a judge, and this grading has none (the deterministic grader "
+        "judges rubric checks with --judge NAME or the configuration's judge)",
+    )
+
+
 BUILTIN_KINDS: Mapping[str, AssertionKind] = {
     kind.name: kind
     for kind in (
@@ -426,6 +439,7 @@ BUILTIN_KINDS: Mapping[str, AssertionKind] = {
         AssertionKind("tool_args", _tool_args, _validate_tool_args),
         AssertionKind("tool_sequence", _tool_sequence, _validate_tool_sequence),
         AssertionKind("max_tool_calls", _max_tool_calls, _validate_max_tool_calls),
+        AssertionKind("rubric", _unjudged_rubric, _criterion),
     )
 }
 

@@ -37,6 +37,7 @@ __all__ = [
     "Grader",
     "JudgeGrader",
     "ReadinessCheck",
+    "RubricJudging",
     "RunMetricsSource",
     "SetAware",
     "PathOptions",
@@ -198,6 +199,22 @@ class JudgeGrader(Protocol):
 
     def bind_judge(self, config: Config, under_test: BoundGenerator) -> None:
         """Bind the judge instance; raise :class:`evalkit.errors.UsageError` when it cannot be used."""
+        ...
+
+
+@runtime_checkable
+class RubricJudging(Protocol):
+    """A grader that evaluates a prompt's assertions and can have its ``rubric`` checks decided by
+    a judge model, a configured provider instance (the ``deterministic`` grader).
+
+    The kernel calls :meth:`with_rubric_judge` once, before the run and before anything is called
+    or stored, when the set declares rubric checks (``rubric_prompts``: the ids of the prompts that
+    do, in set order); the grader it returns grades the run.
+    """
+
+    def with_rubric_judge(self, config: Config, under_test: BoundGenerator, rubric_prompts: Sequence[str]) -> Any:
+        """The grader that also judges rubric checks; raise :class:`evalkit.errors.UsageError`
+        naming ``rubric_prompts`` when no judge is configured or the one named cannot be used."""
         ...
 
 
@@ -467,12 +484,13 @@ def known_graders() -> list[str]:
     return sorted({r.name for r in registry.records("evalkit.graders")})
 
 
-def load_grader(name: str, *, strict: bool = True, **options: Any) -> tuple[Any, str]:
+def load_grader(name: str, *, strict: bool = True, config: Config | None = None, **options: Any) -> tuple[Any, str]:
     """The grader named ``name`` and the name actually used.
 
     With ``strict`` an unknown name raises :class:`UnknownPluginError` listing the known ones (the
     CLI); without it, the deterministic grader is used instead (the library), so a typo never spends
-    judge tokens.
+    judge tokens. With ``config``, the grader's table ``[graders.NAME]`` gives its options (paths
+    relative to the configuration file, inside the project); ``options`` given here win over it.
     """
     try:
         record, factory = registry.driver("evalkit.graders", name)
@@ -482,5 +500,26 @@ def load_grader(name: str, *, strict: bool = True, **options: Any) -> tuple[Any,
         warnings.warn(f'unknown grader "{name}"; grading deterministically', stacklevel=2)
         name = "deterministic"
         record, factory = registry.driver("evalkit.graders", name)
-    grader = registry.build(record, factory, options, "the grader options (--judge, --judge-repeats, --judge-temperature, --allow-self-judge)")
+    where = "the grader options (--judge, --judge-repeats, --judge-temperature, --allow-self-judge)"
+    table = _grader_table(config, name)
+    if table:
+        from .project_files import ProjectBoundary
+
+        shown = f'[graders."{name}"] of {config.path}' if config is not None else ""
+        options = {**resolve_paths(table, factory, config.root, boundary=ProjectBoundary.of(config), table=shown), **options}
+        where = f"{shown}, or {where}"
+    grader = registry.build(record, factory, options, where)
     return grader, name
+
+
+def _grader_table(config: Config | None, name: str) -> dict[str, Any]:
+    """The ``[graders.NAME]`` table of ``config`` (empty when there is none)."""
+    if config is None or config.path is None:
+        return {}
+    graders = config.raw.get("graders", {})
+    if not isinstance(graders, Mapping):
+        raise ConfigError(f"{config.path}: [graders] must be a table of one table per grader, like [graders.NAME]")
+    table = graders.get(name, {})
+    if not isinstance(table, Mapping):
+        raise ConfigError(f'{config.path}: [graders."{name}"] must be a table of the grader\'s options')
+    return dict(table)

@@ -42,7 +42,9 @@ __all__ = [
     "GenerationError",
     "GeneratorUnavailableError",
     "GraderUnavailableError",
+    "OutputFailed",
     "PluginError",
+    "CalibrationFailed",
     "RequestRejected",
     "RetrievalError",
     "RunInterrupted",
@@ -52,6 +54,7 @@ __all__ = [
     "SetValidationError",
     "StorageError",
     "StoreFailure",
+    "StoreUnavailable",
     "ToleranceError",
     "UnknownPluginError",
     "UnknownSetError",
@@ -152,6 +155,13 @@ class GenerationError(EvalkitError):
     exit_code = 3
 
 
+class CalibrationFailed(EvalkitError):
+    """A judge's calibration could not complete (it labelled no item, reported no model, changed
+    model on the way); nothing is stored."""
+
+    exit_code = 3
+
+
 class RequestRejected(GenerationError):
     """The endpoint refused the request because of one of its fields (an unsupported
     ``response_format``, a ``temperature`` out of range…); asking again cannot help.
@@ -221,6 +231,7 @@ class RunStoreFailed(EvalkitError):
         self.cause = cause
         self.kept = kept
         self.marked = marked
+        self.resumable = resumable
         kept_text = "the cases committed before the fault are kept" if kept is None else f"{counted(kept, 'case')} committed before the fault {'is' if kept == 1 else 'are'} kept"
         state = "the run is marked interrupted" if marked else "the run could not be marked interrupted (the store does not answer)"
         command = command or f"evalkit run {set_identifier} --resume {run_id}"
@@ -242,6 +253,20 @@ class StorageError(EvalkitError):
 
 class SchemaOutOfDateError(StorageError):
     """The database schema is older than this evalkit; run ``evalkit db upgrade``."""
+
+
+class StoreUnavailable(StorageError):
+    """The store is there and valid but cannot be used now — another process holds its write lock
+    past the busy timeout: an environment fault (exit 3), not a wrong command; nothing was called."""
+
+    exit_code = 3
+
+
+class OutputFailed(EvalkitError):
+    """A file the command was asked to write (an export) could not be written — a full disk, an
+    I/O error: an environment fault (exit 3); what the command stored is kept."""
+
+    exit_code = 3
 
 
 class StoreFailure(StorageError):

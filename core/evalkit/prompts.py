@@ -19,7 +19,7 @@ from .conversations import (
 )
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
-__all__ = ["Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES"]
+__all__ = ["Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES", "RUBRIC_KIND", "displayed_check_name"]
 
 
 def _tuple(value: Iterable[Any] | None) -> tuple[Any, ...]:
@@ -47,7 +47,22 @@ DEFAULT_CHECK_NAMES: Mapping[str, str] = {
     "tool_args": "tool_args",
     "tool_sequence": "tool_sequence",
     "max_tool_calls": "max_tool_calls",
+    "rubric": "rubric",
 }
+
+#: The default check names that say more than their assertion did, back to the kind.
+_KIND_OF_DEFAULT_NAME = {name: kind for kind, name in DEFAULT_CHECK_NAMES.items() if name != kind}
+
+
+def displayed_check_name(name: str) -> str:
+    """The name to show people for a stored check: an assertion the author did not name is shown
+    by its kind (``contains_any``, not the invented ``stated_the_fact``); stored names stay as
+    they are, and an author's own name is shown as it is."""
+    return _KIND_OF_DEFAULT_NAME.get(name, name)
+
+
+#: The assertion kind a judge decides: its value is a criterion in words, judged by the run's judge.
+RUBRIC_KIND = "rubric"
 
 
 @attrs.frozen
@@ -137,6 +152,22 @@ class Assertion:
         with the prompt (``Answer.passages``): by source id, else by the text it quotes from a
         passage that names no source. A failure names the citations that do not resolve."""
         return cls("citations_resolve", None, name)
+
+    @classmethod
+    def rubric(cls, criterion: str, *, name: str | None = None) -> Assertion:
+        """A judge model decides whether the answer meets ``criterion``, a sentence in plain words
+        (``"The answer names the refund window and does not promise cash."``).
+
+        Graded with the prompt's other assertions by the run's judge (``--judge NAME`` or the
+        configuration's ``judge``): one check (default name ``rubric``) that passes or fails with
+        the judge's one-line reason. A run of a set with rubric checks and no judge is refused.
+        """
+        return cls(RUBRIC_KIND, criterion, name)
+
+    @property
+    def judged(self) -> bool:
+        """True for an assertion a judge decides (a rubric check)."""
+        return self.kind == RUBRIC_KIND
 
     @classmethod
     def tool_called(cls, tool: str, *, name: str | None = None) -> Assertion:

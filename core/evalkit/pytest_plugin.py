@@ -9,9 +9,7 @@ fixtures, and one test per case of each ``--evalkit-set`` plus a final regressio
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import pytest
+import pytest  # already loaded: pytest is what imports this plugin
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,3 +39,27 @@ def pytest_configure(config: pytest.Config) -> None:
         from evalkit.testing import pytest_fixtures
 
         config.pluginmanager.register(pytest_fixtures, "evalkit-active")
+    elif not is_active(config) and not config.pluginmanager.has_plugin("evalkit-inactive"):
+        config.pluginmanager.register(_FixturesOff(), "evalkit-inactive")
+
+
+#: What a test that asks for evalkit's fixtures is told while the plugin is off.
+FIXTURES_OFF = (
+    "the evalkit pytest fixtures are off: run `pytest -p evalkit`, or add `evalkit = true` to the "
+    "pytest ini options ([tool.pytest.ini_options] in pyproject.toml)"
+)
+
+
+class _FixturesOff:
+    """Fixtures of evalkit's names that fail saying how to turn the plugin on — instead of pytest's
+    "fixture 'evalkit_run' not found" — while the plugin is inactive."""
+
+    @pytest.fixture
+    def evalkit_store(self) -> None:
+        """Fails: the plugin is off (see :data:`FIXTURES_OFF`)."""
+        pytest.fail(FIXTURES_OFF, pytrace=False)
+
+    @pytest.fixture
+    def evalkit_run(self) -> None:
+        """Fails: the plugin is off (see :data:`FIXTURES_OFF`)."""
+        pytest.fail(FIXTURES_OFF, pytrace=False)

@@ -46,6 +46,7 @@ __all__ = [
 KIND_BY_GROUP = {
     "evalkit.golden_sets": "golden prompt set provider",
     "evalkit.question_sets": "golden question set provider",
+    "evalkit.calibration_sets": "calibration set provider",
     "evalkit.retrievers": "retriever",
     "evalkit.graders": "grader",
     "evalkit.generators": "generator",

@@ -72,12 +72,14 @@ def _file_lines(loaded: SetFiles, root: Path | None) -> list[str]:
         shown = str(path.relative_to(root)) if root is not None and path.is_relative_to(root) else str(path)
         if shown not in bad:
             lines.append(f"{shown}")
-    return lines + [_describe(s) for s in (*loaded.prompt_sets, *loaded.question_sets)]
+    return lines + [_describe(s) for s in (*loaded.prompt_sets, *loaded.question_sets, *loaded.calibration_sets)]
 
 
 def _describe(item: Any) -> str:
     members = getattr(item, "prompts", None)
     noun = "prompt"
+    if members is None and hasattr(item, "items") and hasattr(item, "labels"):
+        return f"calibration set {item.identifier} ({len(item.items)} labelled items, {item.grader} judge)"
     if members is None:
         members, noun = getattr(item, "questions", ()), "question"
     return f"set {item.identifier} ({len(members)} {noun}s)"
@@ -90,7 +92,8 @@ def _installed(
 
     Also returns the identifiers found and the set files' refusal, if the configured files are invalid.
     """
-    from .catalog import prompt_set_catalog, question_set_catalog
+    from .calibration import calibration_set_catalog, calibration_set_problems
+    from .catalog import clash, prompt_set_catalog, question_set_catalog
     from .retrieval.validation import question_set_problems
     from .validation import prompt_set_problems
 
@@ -102,6 +105,7 @@ def _installed(
     for catalog, rules in (
         (prompt_set_catalog(config=config), lambda s: prompt_set_problems(s, kinds)),
         (question_set_catalog(config=config), question_set_problems),
+        (calibration_set_catalog(config=config), calibration_set_problems),
     ):
         for failure in catalog.failures:
             if isinstance(failure.exception, SetFileError):
@@ -112,8 +116,7 @@ def _installed(
         for identifier, owners in catalog.duplicates.items():
             if want is None or identifier in want:
                 found.add(identifier)
-                names = " and ".join(r.describe() for r in owners)
-                problems.append(SetProblem(identifier, f"is shipped by more than one provider: {names}"))
+                problems.append(SetProblem(identifier, clash(owners)))
         for identifier, sourced in catalog.sets.items():
             if want is not None and identifier not in want:
                 continue

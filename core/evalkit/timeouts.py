@@ -11,6 +11,10 @@ nearer one, and when the outer limit passes first its exception is the one raise
 process had set before the outermost guard (``pytest-timeout``'s, say) is set again afterwards,
 less the time the call took.
 
+While a guard or scope is in force, ``SIGALRM`` and the real-time timer are claimed
+(:mod:`evalkit.signal_claims`): a plugin that installs its own ``SIGALRM`` handler, or stops the
+timer, inside a guarded call cannot switch evalkit's limits off.
+
 A guard costs two ``signal()`` and two to four ``setitimer()`` calls. Inside :func:`alarm_scope`
 (a run wraps its answering in one) the handler stays installed and the timer is set only when a
 guard's limit is nearer than the one already set: a guarded call that ends in time leaves the timer
@@ -28,6 +32,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
+
+from .signal_claims import claim, release
 
 __all__ = ["TimeLimitExceeded", "alarm_bounded", "alarm_scope", "alarms_reach_this_thread"]
 
@@ -103,11 +109,13 @@ def alarm_scope() -> Iterator[None]:
         yield
         return
     previous_handler = _signal.signal(_signal.SIGALRM, _on_alarm)
+    claim(_signal.SIGALRM)  # a plugin's own SIGALRM handler or timer cannot switch the limits off
     scope = _scope = _Scope()
     try:
         yield
     finally:
         _scope = None
+        release(_signal.SIGALRM)
         if scope.rings_at is not None:
             _signal.setitimer(_signal.ITIMER_REAL, 0)
         _signal.signal(_signal.SIGALRM, previous_handler)
@@ -139,6 +147,7 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
             del _deadlines[depth:]  # the timer runs on: when it rings with nothing due, it moves on
     if depth == 0:
         previous_handler = _signal.signal(_signal.SIGALRM, _on_alarm)
+        claim(_signal.SIGALRM)
         _deadlines.append(_Deadline(started + timeout_s, error))
         previous_timer = _signal.setitimer(_signal.ITIMER_REAL, timeout_s)
     else:
@@ -149,6 +158,7 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
     finally:
         del _deadlines[depth:]  # this guard's and any inner one an exception cut short
         if depth == 0:
+            release(_signal.SIGALRM)
             _signal.setitimer(_signal.ITIMER_REAL, 0)
             _signal.signal(_signal.SIGALRM, previous_handler)
             delay, interval = previous_timer

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import json
+import re
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -31,13 +33,14 @@ from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator
 from evalkit.config import Config
 from evalkit.errors import GraderUnavailableError, RequestRejected, UsageError
 from evalkit.grading import AGREEMENT_CHECK, Check, Grading
+from evalkit.jsonparse import parse_json
 from evalkit.options import number, option, text, whole
 from evalkit.prompts import GoldenPrompt
 from evalkit.runs import CaseResult
 
 from evalkit_plugins import judge_prompts
 
-__all__ = ["JudgeGraderBase", "JudgeVerdict", "NotGradable", "ReplyError"]
+__all__ = ["JudgeFailure", "JudgeGraderBase", "JudgeVerdict", "NotGradable", "ReplyError"]
 
 
 class ReplyError(Exception):
@@ -55,6 +58,10 @@ class _JudgeFailure(Exception):
     def __init__(self, message: str, reply: str | None = None) -> None:
         super().__init__(message)
         self.reply = reply
+
+
+#: The public name of a judge failure (what :meth:`JudgeGraderBase._ask` raises).
+JudgeFailure = _JudgeFailure
 
 
 @attrs.frozen
@@ -232,6 +239,37 @@ class JudgeGraderBase(abc.ABC):
             )
         return {"judge": judge}
 
+    # -- calibration ---------------------------------------------------------------------------
+
+    def calibration_judge(self, grader: str) -> JudgeGraderBase | None:
+        """The judge a calibration set for ``grader`` measures: this one, for its own name."""
+        return self if grader == self.name else None
+
+    def judge_scale(self) -> tuple[Any, ...]:
+        """Every value :meth:`parse` may give (a calibration set's labels must be these)."""
+        raise NotImplementedError
+
+    def item_request(self, item: Any) -> GenerationRequest:
+        """The request about one calibration item (:class:`evalkit.calibration.CalibrationItem`)."""
+        from evalkit.answers import Passage
+
+        prompt = GoldenPrompt(item.id, item.prompt or "", reference=item.reference)
+        answer = Answer(item.answer or "", passages=tuple(Passage(text) for text in item.context))
+        return self.judge_request(prompt, answer)
+
+    async def alabel(self, item: Any) -> tuple[Any, str | None]:
+        """The judge's label for one calibration item and the model that gave it; raises
+        :class:`JudgeFailure` when no usable reply could be had."""
+        assert self._bound is not None
+        request = attrs.evolve(self.item_request(item), model=self._bound.alias, temperature=self.temperature)
+        verdict = await self._ask_in_turn(request)
+        return verdict.value, verdict.model
+
+    def yardstick_for(self, model: str) -> str:
+        """The yardstick this judge's gradings carry when ``model`` answers."""
+        assert self._bound is not None
+        return f"{self.name}:{self._bound.instance}:{model}:v{self.prompt.version}"
+
     # -- what subclasses provide ---------------------------------------------------------------
 
     @abc.abstractmethod
@@ -400,3 +438,45 @@ class JudgeGraderBase(abc.ABC):
             error=f"Judge failed: {reason}",
             detail=detail,
         )
+
+
+_FENCE = re.compile(r"```(?:json)?[ \t]*\r?\n(?P<body>.*?)\r?\n?[ \t]*```", re.S | re.I)
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ReplyError("a key appears twice in the JSON object")
+    return dict(pairs)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ReplyError(f"{name} is not a JSON number")
+
+
+def json_reply(text: str, keys: Sequence[str]) -> dict[str, Any]:
+    """The one JSON object a judge replied, holding exactly ``keys``, strictly: optionally inside
+    one Markdown code fence, with nothing but whitespace around it. Rejected (:class:`ReplyError`,
+    whose message never quotes the reply): text before or after the object, a reply that is not
+    an object, duplicate keys, ``NaN``/``Infinity``, a missing key, any other key."""
+    body = text.strip()
+    fence = _FENCE.fullmatch(body)
+    if fence is not None:
+        body = fence.group("body").strip()
+    if not body.startswith("{"):
+        raise ReplyError("text before the JSON object" if "{" in body else "no JSON object in the reply")
+    try:
+        value = parse_json(body, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            raise ReplyError("text after the JSON object") from None
+        raise ReplyError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(value, dict):
+        raise ReplyError("the reply is not a JSON object")
+    missing = [k for k in keys if k not in value]
+    if missing:
+        raise ReplyError(f'the JSON object has no "{missing[0]}"')
+    extra = len(set(value) - set(keys))
+    if extra:
+        raise ReplyError(f"the JSON object has other keys ({extra} besides {', '.join(keys)})")
+    return value

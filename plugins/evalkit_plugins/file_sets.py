@@ -1,6 +1,6 @@
 """``evalkit.files``: golden prompt sets and question sets declared in YAML, JSON, JSONL or TOML files.
 
-Registered in both ``evalkit.golden_sets`` and ``evalkit.question_sets``. The files are the ones the
+Registered in ``evalkit.golden_sets``, ``evalkit.question_sets`` and ``evalkit.calibration_sets``. The files are the ones the
 configuration names (``[sets] paths = ["evals/*.yaml"]``, relative to the configuration file);
 every file is checked before any set is handed out, and any problem in any file refuses them all
 (:class:`evalkit.setfiles.SetFileError`, every problem with file, line, column and JSON path).
@@ -49,6 +49,10 @@ class FileSetProvider:
     def golden_question_sets(self) -> tuple[Any, ...]:
         """The golden question sets the files declare."""
         return self.load().question_sets if self._names_files() else ()
+
+    def calibration_sets(self) -> tuple[Any, ...]:
+        """The calibration sets the files declare (``kind: calibration``)."""
+        return self.load().calibration_sets if self._names_files() else ()
 
     def _configuration(self) -> Config:
         if self._config is None:

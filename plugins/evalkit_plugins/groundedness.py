@@ -98,6 +98,10 @@ class GroundednessGrader(JudgeGraderBase):
         head = weakest.label if len(verdicts) == 1 else f"verdicts {', '.join(v.label for v in verdicts)}"
         return f"{head}; least supported: {weakest.text}" if weakest.text else head
 
+    def judge_scale(self) -> tuple[Any, ...]:
+        """The verdicts, lowest first: ``("UNSUPPORTED", "PARTIAL", "SUPPORTED")``."""
+        return tuple(reversed(self.verdicts))
+
     def verdict_record(self, verdict: JudgeVerdict) -> dict[str, Any]:
         """``{"verdict": "PARTIAL", "claim": "..."}``."""
         return {"verdict": verdict.value, "claim": verdict.text}

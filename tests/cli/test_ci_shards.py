@@ -101,11 +101,14 @@ def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, 
 def test_auto_shards_outside_a_parallel_ci_job_are_refused_before_anything_runs(evalkit_cli, plugin_dists, project) -> None:
     env = {"PYTHONPATH": plugin_dists(REPORT_PLUGINS), "CI_NODE_INDEX": "", "CIRCLE_NODE_INDEX": "", "BUILDKITE_PARALLEL_JOB": ""}
     answer_hostile(project)
-    result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", env=env)
+    store = f"sqlite:///{project / '.evalkit' / 'results.db'}"  # named: a shard's store must be (see below)
+    result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", "--database", store, env=env)
     assert result.code == 2
-    assert "--shard auto: no CI parallel-job variables are set" in result.stderr
+    assert "--shard auto: no CI parallel-job or job-array variables are set" in result.stderr
     assert not (project / ".evalkit" / "results.db").exists()
-    waiting = evalkit_cli("run", SET, "--provider", "app", "--wait-for-shards", env={**env, "CI_PIPELINE_ID": "", "GITHUB_RUN_ID": ""})
+    waiting = evalkit_cli(
+        "run", SET, "--provider", "app", "--wait-for-shards", "--database", store, env={**env, "CI_PIPELINE_ID": "", "GITHUB_RUN_ID": ""}
+    )
     assert waiting.code == 2 and "--wait-for-shards needs the run's id: pass --run-id ID" in waiting.stderr
 
 
@@ -115,10 +118,48 @@ def test_circleci_shards_answer_their_own_slices(evalkit_cli, plugin_dists, proj
     seen = []
     for index in range(2):
         env = {"PYTHONPATH": plugins, "CIRCLE_NODE_INDEX": str(index), "CIRCLE_NODE_TOTAL": "2", "CIRCLE_WORKFLOW_ID": "wf-9"}
-        result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", "--json", env=env)
+        result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", "--json", "--database", "sqlite:///shared.db", env=env)
         assert result.code == 0, result.stderr
         document = result.json()
         seen.append(document)
     assert seen[0]["run_id"] == seen[1]["run_id"] and seen[0]["run_id"].startswith("circleci-wf-9-")
     assert seen[0]["status"] == "running" and seen[1]["status"] == "complete"
     assert sorted(c["id"] for c in seen[1]["cases"]) == sorted(HOSTILE_IDS)
+
+
+@pytest.mark.parametrize(
+    ("name", "jobs"),
+    [
+        ("kubernetes", [{"JOB_COMPLETION_INDEX": "0"}, {"JOB_COMPLETION_INDEX": "1"}]),
+        ("kubernetes-count", [{"JOB_COMPLETION_INDEX": str(i), "EVALKIT_SHARD_COUNT": "2"} for i in (0, 1)]),
+        ("slurm", [{"SLURM_ARRAY_TASK_ID": str(i), "SLURM_ARRAY_TASK_MIN": "5", "SLURM_ARRAY_TASK_COUNT": "2"} for i in (5, 6)]),
+        ("aws-batch", [{"AWS_BATCH_JOB_ARRAY_INDEX": str(i), "EVALKIT_SHARD_COUNT": "2"} for i in (0, 1)]),
+    ],
+)
+def test_job_array_shards_answer_their_own_slices(evalkit_cli, plugin_dists, project, name, jobs) -> None:
+    plugins = plugin_dists(REPORT_PLUGINS)
+    answer_hostile(project)
+    count = ("--shard", "auto/2") if name == "kubernetes" else ("--shard", "auto")
+    seen = []
+    for variables in jobs:
+        env = environment(plugins, "", **variables)
+        env.pop("EVALKIT_DATABASE_URL")
+        result = evalkit_cli(
+            "run", SET, "--provider", "app", *count, "--run-id", f"array-{name}", "--database", "sqlite:///array.db", "--json", env=env
+        )
+        assert result.code == 0, result.stderr
+        seen.append(result.json())
+    assert seen[0]["status"] == "running" and seen[1]["status"] == "complete"
+    assert "shard 1 of 2 is in; waiting for shard 2" in seen[0]["verdict"]["reason"]
+    first, second = ({case["id"] for case in document["cases"]} for document in seen)
+    assert first and first < set(HOSTILE_IDS) and sorted(second) == sorted(HOSTILE_IDS)
+
+
+def test_a_job_array_index_without_a_count_is_refused_naming_both_ways_to_give_it(evalkit_cli, plugin_dists, project) -> None:
+    answer_hostile(project)
+    env = {"PYTHONPATH": plugin_dists(REPORT_PLUGINS), "JOB_COMPLETION_INDEX": "1", "EVALKIT_SHARD_COUNT": None}
+    result = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto", "--run-id", "k", "--database", "sqlite:///k.db", env=env)
+    assert result.code == 2 and "give --shard auto/N or set EVALKIT_SHARD_COUNT=N" in result.stderr
+    bad = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto/x", "--run-id", "k", "--database", "sqlite:///k.db", env=env)
+    assert bad.code == 2 and '--shard must look like I/N (e.g. 2/4), auto or auto/N, got "auto/x"' in bad.stderr
+    assert not (project / "k.db").exists()

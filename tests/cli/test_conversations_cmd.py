@@ -204,7 +204,7 @@ prompts:
 """)
     run = evalkit_cli("run", "chat.bad")
     assert run.code == 2, run.stdout + run.stderr
-    assert "chat.yaml:8:" in run.stderr and "prompts[0].tools[0].function.parameters: is not a valid JSON Schema" in run.stderr
+    assert "chat.yaml:8:" in run.stderr and "prompt 'bad-tool': tools[0].function.parameters: is not a valid JSON Schema" in run.stderr
     assert "Traceback" not in run.stderr
     assert not [r for r in chat_server.requests if r.method == "POST"]
 
@@ -222,7 +222,7 @@ prompts:
 """)
     checked = evalkit_cli("validate")
     assert checked.code == 2
-    assert "chat.yaml:7:9: prompts[0].messages[1]: a conversation ends on the user turn the model answers, not on an assistant turn" in checked.stdout + checked.stderr
+    assert "chat.yaml:7:9: prompt 'ends-on-assistant': messages[1]: a conversation ends on the user turn the model answers, not on an assistant turn" in checked.stdout + checked.stderr
     run = evalkit_cli("run", "chat.ends")
     assert run.code == 2 and "Traceback" not in run.stderr and "not on an assistant turn" in run.stderr
     assert not [r for r in chat_server.requests if r.method == "POST"]
@@ -244,8 +244,8 @@ prompts:
     checked = evalkit_cli("validate")
     assert checked.code == 2
     out = checked.stdout + checked.stderr
-    assert "prompts[0].messages[1]: a scripted conversation holds system and user turns only" in out
-    assert "prompts[0].assertions[0].turn: the model gives 2 replies (one per user turn of a scripted conversation), so there is no reply 3" in out
+    assert "prompt 'two': messages[1]: a scripted conversation holds system and user turns only" in out
+    assert "prompt 'two': assertions[0].turn: the model gives 2 replies (one per user turn of a scripted conversation), so there is no reply 3" in out
 
 
 def test_show_displays_a_stored_conversations_turns_tool_calls_and_base_prompt(evalkit_cli, project, chat_server) -> None:

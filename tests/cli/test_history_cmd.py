@@ -55,7 +55,9 @@ def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit
     assert [r.split("│")[1].strip() for r in rows] == [third["run_id"], second["run_id"], first["run_id"]]
     assert "REGRESSED" in rows[1] and "50.0%" in rows[1] and "baseline" in rows[2] and "ok" in rows[0]
     assert rows[0].rstrip().endswith("* no regression") and rows[1].rstrip().endswith("no") and rows[2].rstrip().endswith("first")
-    assert "█▅█  100.0% → 100.0%  (3 runs)  my-app-2025-01 (my-app/my-app) · deterministic" in table.stdout
+    assert "  my-app-2025-01 (my-app/my-app) · deterministic\n    █▅█  100.0% → 100.0%  (3 runs)\n" in table.stdout
+    trend = table.stdout.split("Trend (pass rate")[1]
+    assert all(len(line) <= 80 for line in trend.splitlines()), "the trend fits 80 columns"
 
 
 def test_limit_keeps_the_newest_runs(evalkit_cli) -> None:
@@ -63,3 +65,14 @@ def test_limit_keeps_the_newest_runs(evalkit_cli) -> None:
     limited = evalkit_cli("history", "evalkit.smoke", "--limit", "2", "--json").json()
     assert [r["run_id"] for r in limited["runs"]] == ids[:0:-1]
     assert evalkit_cli("history", "evalkit.smoke", "--limit", "0").code == 2
+
+
+def test_a_long_history_draws_the_newest_fifty_runs(evalkit_cli, project) -> None:
+    for _ in range(52):
+        assert evalkit_cli("run", "evalkit.smoke").code == 0
+    table = evalkit_cli("history", "evalkit.smoke", "--limit", "60", env={"COLUMNS": "80"})
+    assert table.code == 0, table.stderr
+    bars = next(line for line in table.stdout.splitlines() if "100.0% → 100.0%" in line).split()[0]
+    assert bars == "…" + "█" * 50
+    document = evalkit_cli("history", "evalkit.smoke", "--limit", "60", "--json").json()
+    assert len(document["series"][0]["pass_rates"]) == 52, "the JSON keeps every run"

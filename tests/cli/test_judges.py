@@ -227,7 +227,7 @@ def test_judge_options_name_the_judge_and_are_refused_for_graders_without_one(ju
     assert 'judge "gpt4-judge" is not a configured provider instance (configured: sut, judge)' in unknown.stderr
     deterministic = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--judge-repeats", "3")
     assert deterministic.code == 2
-    assert '"deterministic" asks no judge' in deterministic.stderr
+    assert '"deterministic" asks a judge only about a set\'s rubric checks, once per criterion' in deterministic.stderr
     assert judge.requests == []
 
 
@@ -423,3 +423,20 @@ def test_the_repeats_of_a_case_are_asked_in_parallel_within_the_judges_own_concu
     code, document = run(evalkit_cli, "--grader", "decision", "--judge-repeats", "3", "--concurrency", "1")
     assert code == 0 and document["metrics"]["judge"]["judged_cases"] == 7
     assert judge.max_in_flight == expected
+
+
+def test_a_graders_table_in_the_configuration_sets_the_graders_options(chat_server: ChatServer, project: Path, evalkit_cli: Callable[..., Any]) -> None:
+    """`[graders.NAME]` configures a grader as `[providers.NAME]` configures a generator; the
+    command line's judge flags still win over it."""
+    chat_server.model = JUDGE_MODEL
+    chat_server.responder = verdicts(decision_reply(3))  # fulfilment 0.75: passes the default 0.6
+    write_project(project, chat_server.base_url)
+    _, lenient = run(evalkit_cli, "--grader", "decision")
+    assert lenient["passed"] == 7
+    write_project(project, chat_server.base_url, extra="[graders.decision]\npass_threshold = 0.9\nrepeats = 2\n")
+    _, strict = run(evalkit_cli, "--grader", "decision", "--judge-repeats", "1")
+    assert strict["passed"] == 0, "0.75 is below the configured 0.9"
+    assert strict["metrics"]["judge"]["repeats"] == 1, "the command line wins over the table"
+    write_project(project, chat_server.base_url, extra="[graders.decision]\npass_threshold = 'high'\n")
+    refused = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision")
+    assert refused.code == 2 and '[graders."decision"]' in refused.stderr and "pass_threshold" in refused.stderr, refused.stderr

@@ -65,7 +65,7 @@ def test_list_plugins_options_shows_each_declared_option(evalkit_cli) -> None:
     assert text.code == 0, text.stderr
     assert "api_key_env: str | None, default none — the NAME of the environment variable holding the API key" in text.stdout
     assert "corpus: str, required" in text.stdout
-    assert "(takes no options)" in text.stdout  # deterministic
+    assert "judge: str | None, default none — the configured provider instance that decides rubric checks" in text.stdout  # deterministic
     document = evalkit_cli("list", "--options", "--json").json()
     replay = next(row for row in document if row["name"] == "replay")
     assert replay["options"][0] == {

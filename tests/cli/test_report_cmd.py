@@ -130,7 +130,7 @@ def test_compare_writes_reports_of_the_run_against_the_base(cli, project) -> Non
 
 def test_waiting_for_a_run_whose_shards_are_not_all_in_times_out_with_exit_3(cli, project) -> None:
     answer_hostile(project)
-    shard = cli("run", SET, "--provider", "app", "--shard", "1/2", "--run-id", "pipeline-41")
+    shard = cli("run", SET, "--provider", "app", "--shard", "1/2", "--run-id", "pipeline-41", "--database", "sqlite:///.evalkit/results.db")
     assert shard.code == 0, shard.stderr
     pending = cli("report", "pipeline-41", "--format", "markdown", "-o", "pending.md", "--fail-on-regression")
     assert pending.code == 1

@@ -108,6 +108,12 @@ def test_stdlib_demo_runs_out_of_the_box_and_compares_on_the_second_run(cli, pro
     assert "MRR:" not in out
     for line in ("MRR@10:", "Recall@10:", "nDCG@10:", "Latency:        p50", "By form", "By hard class", "Retrieval provenance"):
         assert line in out
+    assert "(relevant: grade 1 or more, for the hit rates, MRR and recall; nDCG gains are the grades themselves, linear" in out
+    stricter = cli(
+        "retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--relevance-threshold", "2",
+        "--database", f"sqlite:///{project / 'other.db'}",
+    )  # fmt: skip
+    assert "(relevant: grade 2 or more," in stricter.stdout
     assert re.search(r"Corpus revision:\s+sha256:[0-9a-f]{16}", out)
     assert re.search(r"Pipeline identity:\s+evalkit\.lexical-fts5-bm25-v1", out)
     assert "Deployment:     demo (provider evalkit_stdlib.docs (evalkit-set-stdlib" in out
@@ -601,3 +607,37 @@ def test_a_cache_folder_that_cannot_be_made_is_named_with_where_it_came_from(cli
     assert result.code == 2, result.stderr[-500:]
     assert f"evalkit.lexical: cannot make its index folder {value}" in result.stderr and f"(from ${variable}): Not a directory" in result.stderr
     assert not (project / ".evalkit" / "results.db").exists()
+
+
+def test_a_retrieval_baseline_file_gates_a_fresh_store_and_one_of_another_scope_is_refused(cli, project) -> None:
+    import shutil
+
+    answers = write_answers(project, PERFECT)
+    configure(project, {"x": {"fixtures.declaring": {"answers": answers}}, "y": {"fixtures.declaring": {"answers": answers}}})
+    args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x")
+    assert cli(*args).code == 0
+    exported = cli("baseline", "export", "retrievalkit.tiny", "--deployment", "x", "-o", "baseline.json")
+    assert exported.code == 0, exported.stderr
+    shutil.rmtree(project / ".evalkit")  # a fresh CI job: the file is committed, the store is empty
+
+    worse = {**PERFECT, QUESTIONS["json"]: ["doc-csv", "doc-zip", "doc-copy", "doc-json"]}
+    worse_answers = write_answers(project, worse)
+    configure(project, {"x": {"fixtures.declaring": {"answers": worse_answers}}, "y": {"fixtures.declaring": {"answers": worse_answers}}})
+    gated = cli(*args, "--baseline-file", "baseline.json", "--fail-on-regression", "--json")
+    assert gated.code == 1, gated.stdout
+    assert gated.json()["hit_rate_changes"]["lost_top1_hits"] == ["json"]
+    other = cli("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "y", "--baseline-file", "baseline.json")
+    assert other.code == 2 and "baseline file baseline.json holds a run of another scope" in other.stderr, other.stderr
+
+
+def test_a_shard_of_a_complete_retrieval_run_asks_nothing_and_gives_its_verdict(cli, project) -> None:
+    configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, PERFECT)}}})
+    args = ("retrieval", "retrievalkit.tiny", "fixtures.declaring", "--deployment", "x", "--json", "--database", "sqlite:///s.db")
+    first = cli(*args, "--shard", "1/1", "--run-id", "pipeline-3")
+    assert first.code == 0, first.stderr
+    again = cli(*args, "--shard", "1/1", "--run-id", "pipeline-3")  # a later attempt of the pipeline
+    assert again.code == 0, again.stderr
+    document = again.json()
+    assert document["run_id"] == "pipeline-3" and document["status"] == "complete"
+    assert any(note.startswith("Run pipeline-3 is already complete") for note in document["notes"]), document["notes"]
+    assert document["metrics"] == first.json()["metrics"] and document["verdict"]["state"] == first.json()["verdict"]["state"]

@@ -100,8 +100,10 @@ def test_a_retrieval_run_sharded_over_two_processes_gets_the_verdict_of_one_proc
         assert single["verdict"]["state"] == "regressed" and single["verdict"]["baseline_id"] == baseline_id
 
         # The same measurement in two shards of one run: the verdict job starts first and waits.
-        waiting = start(project, env, *args, "--wait-for-shards", "--run-id", "split-1", "--timeout", "3m", "--poll", "0.2s")
-        shards = [start(project, env, *args, "--shard", f"{i}/2", "--run-id", "split-1") for i in (1, 2)]
+        # a shard's store is named with --database (one machine's SQLite file is refused otherwise)
+        named = ("--database", database)
+        waiting = start(project, env, *args, *named, "--wait-for-shards", "--run-id", "split-1", "--timeout", "3m", "--poll", "0.2s")
+        shards = [start(project, env, *args, *named, "--shard", f"{i}/2", "--run-id", "split-1") for i in (1, 2)]
         documents = []
         for shard in shards:
             code, out, err = finish(shard)
@@ -165,7 +167,8 @@ def test_a_second_live_resume_of_a_retrieval_run_is_refused_and_a_killed_one_is_
     base = ("retrieval", SET, "fixtures.slow", "--deployment", "slow")
     with store(engine, tmp_path) as database:
         env = environment(plugin_dists(FIXTURES), database)
-        configure(project, "slow", "fixtures.slow", {"answers": answers(project, PERFECT), "log": str(log), "delay": 4.0})
+        hold = project / "hold"
+        configure(project, "slow", "fixtures.slow", {"answers": answers(project, PERFECT), "log": str(log), "delay": 4.0, "hold": str(hold)})
         first = start(project, env, *base, "--run-id", "leased")
         try:
             _wait_for_questions(database, "leased", 1)
@@ -173,9 +176,13 @@ def test_a_second_live_resume_of_a_retrieval_run_is_refused_and_a_killed_one_is_
             first.kill()  # SIGKILL: no lease released, the run stays "running"
             first.wait(timeout=30)
 
+        hold.touch()  # the resumed run stops in its second question until the refusals are done
+        asked_before = len(log.read_text().splitlines())
         resumed = start(project, env, *base, "--resume", "leased", "--json")
         try:
-            _wait_for_questions(database, "leased", 2)
+            while len(log.read_text().splitlines()) <= asked_before:  # it has the lease and asks a question
+                assert resumed.poll() is None, resumed.communicate()
+                time.sleep(0.1)
             for again in (("--resume", "leased"), ("--resume",), ("--run-id", "leased")):
                 assert resumed.poll() is None, "the resumed run is still answering (and holds the lease)"
                 refused = subprocess.run(
@@ -184,6 +191,7 @@ def test_a_second_live_resume_of_a_retrieval_run_is_refused_and_a_killed_one_is_
                 assert refused.returncode == 2, (again, refused.stderr)
                 assert "run leased is being answered by another process" in refused.stderr
                 assert f"pid {resumed.pid}" in refused.stderr
+            hold.unlink()
             code, out, err = finish(resumed)
         finally:
             if resumed.poll() is None:

@@ -57,7 +57,9 @@ def test_a_streamed_set_runs_like_its_tuple_twin_in_two_passes_never_held(evalki
 
 def test_shards_and_resume_of_a_streamed_set_answer_every_case_once(evalkit_cli, streamed) -> None:
     env, log = streamed
-    first = evalkit_cli("run", "streamed.capitals", "--json", "--shard", "1/2", "--run-id", "nightly", env=env)
+    first = evalkit_cli(
+        "run", "streamed.capitals", "--json", "--shard", "1/2", "--run-id", "nightly", "--database", "sqlite:///.evalkit/results.db", env=env
+    )
     assert first.code == 0, first.stderr
     ours = {case["id"] for case in first.json()["cases"]}
     assert 0 < len(ours) < SIZE

@@ -18,12 +18,19 @@ def stored_run_count(project) -> int:  # noqa: ANN001
         return connection.execute("SELECT COUNT(*) FROM evalkit_run").fetchone()[0]
 
 
+#: The project's own SQLite store, named: a shard's store must be (see the last two cases below).
+LOCAL = "sqlite:///.evalkit/results.db"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--shard", "1/3"), "--shard needs --run-id"),
-        (("--shard", "0/3", "--run-id", "x"), "--shard 0/3: I must be between 1 and N"),
-        (("--shard", "two", "--run-id", "x"), "--shard must look like I/N"),
+        (("--shard", "1/3", "--database", LOCAL), "--shard needs --run-id"),
+        (("--shard", "0/3", "--run-id", "x", "--database", LOCAL), "--shard 0/3: I must be between 1 and N"),
+        (("--shard", "two", "--run-id", "x", "--database", LOCAL), "--shard must look like I/N"),
+        # a shard's store is shared by every job of the run: one chosen by default, unnamed, is refused
+        (("--shard", "1/3", "--run-id", "x"), "--shard needs a store every job of the run shares"),
+        (("--wait-for-shards", "--run-id", "x"), "--wait-for-shards needs a store every job of the run shares"),
         (("--resume", "a", "--run-id", "b"), "--resume a and --run-id b name two different runs"),
         (("--run-id", "../etc"), 'run id "../etc" must be 1 to 64 letters'),
         (("--resume",), 'no unfinished run of "evalkit.smoke" by reference/reference'),

@@ -196,3 +196,29 @@ def test_changed_questions_keep_the_run_comparable_on_the_unchanged_ones(cli, pr
     )
     mismatch = cli(*args)
     assert mismatch.code == 1 and "Baseline state: mismatch" in mismatch.stdout
+
+
+def test_the_verdict_job_of_a_sharded_run_applies_the_whole_gate_as_one_process_does(cli, project, sets_file) -> None:
+    store = ("--database", "sqlite:///.evalkit/results.db")  # named: shards on one machine share it
+    write_sets(sets_file, PROMPTS)
+    answer_with(project, GOOD)
+    assert cli("run", "versioned.prompts", *store).code == 0
+    added = [{"id": "n1", "prompt": "Say new-1", "contains": "new-1"}, {"id": "n2", "prompt": "Say new-2", "contains": "new-2"}]
+    write_sets(sets_file, PROMPTS + added)
+    answer_with(project, {**GOOD, "n1": "nope", "n2": "nope"})
+
+    single = cli("run", "versioned.prompts", *store, "--fail-on-regression", "--fail-on-new-failures", "--run-id", "one")
+    assert single.code == 1, single.stdout
+    for index in (1, 2):  # the shard jobs, given no gate option
+        shard = cli("run", "versioned.prompts", *store, "--shard", f"{index}/2", "--run-id", "pipeline-7")
+        assert shard.code == 0, shard.stderr
+    waited = ("run", "versioned.prompts", *store, "--wait-for-shards", "--run-id", "pipeline-7", "--timeout", "1m", "--fail-on-regression")
+    verdict = cli(*waited, "--fail-on-new-failures")
+    assert verdict.code == 1, verdict.stdout  # as the single process: the added cases that fail gate it
+    line = "New failures: 2 added or edited cases fail: n1, n2 — the gate fails (--fail-on-new-failures)."
+    assert line in verdict.stdout and line in single.stdout
+    assert "this job's gate would not have: give the shard jobs the same gate options" in verdict.stdout
+    assert cli(*waited).code == 0, "without --fail-on-new-failures the gate passes, as for one process"
+    # a chosen baseline is compared with too, as one process would (the recorded one is not)
+    chosen = cli(*waited, "--baseline", "one", "--json")
+    assert chosen.code == 0 and chosen.json()["verdict"]["baseline_id"] == "one"

@@ -1,5 +1,5 @@
 """A conversation's transcript on its case and a base system prompt in the run's serving identity,
-on both engines: what each privacy level keeps, which runs share a comparison scope, and migration 7."""
+on both engines: what each privacy level keeps, which runs share a comparison scope, and migration 8."""
 
 from __future__ import annotations
 
@@ -74,12 +74,12 @@ def test_a_base_system_prompt_starts_its_own_comparison_scope(repo) -> None:  # 
 
 
 @pytest.fixture
-def version_6_store(database_url: str) -> str:
-    """A store at schema version 6 holding one verified, complete run of ``chat.set``."""
+def version_7_store(database_url: str) -> str:
+    """A store at schema version 7 holding one verified, complete run of ``chat.set``."""
     db = connect(database_url)
     db.connect()
     try:
-        assert schema_module.upgrade(db, target=6)[-1] == 6
+        assert schema_module.upgrade(db, target=7)[-1] == 7
         tables = v1_tables(db)
         tables.Run.insert(id="old", set_identifier="chat.set", grader="deterministic", status="complete", started_at=1.0,
                           finished_at=2.0, provider_instance="bot", model_alias="bot-1", reported_model="bot-1-2026",
@@ -90,10 +90,10 @@ def version_6_store(database_url: str) -> str:
     return database_url
 
 
-def test_migration_7_keeps_every_older_run_in_the_scope_of_no_base_prompt(version_6_store: str) -> None:
-    status, applied = upgrade_schema(version_6_store)
-    assert applied == [7] and status.up_to_date
-    repo = open_repository(version_6_store)
+def test_migration_8_keeps_every_older_run_in_the_scope_of_no_base_prompt(version_7_store: str) -> None:
+    status, applied = upgrade_schema(version_7_store)
+    assert applied == [8] and status.up_to_date
+    repo = open_repository(version_7_store)
     try:
         old = repo.get_run("old")
         assert old.identity == IDENTITY and old.cases[0].transcript == ()

@@ -129,7 +129,7 @@ def test_shards_answer_one_run_together_and_the_last_one_completes_it(
     chat_server.delay = 0.01
     configure_slow_endpoint(project, chat_server.base_url, concurrency=4)
     env = environment(storage_plugins, database_url)
-    shards = [start(evalkit_process, env, "--shard", f"{i}/3", "--run-id", "ci-4711", "--json") for i in (1, 2, 3)]
+    shards = [start(evalkit_process, env, "--shard", f"{i}/3", "--run-id", "ci-4711", "--json", "--database", database_url) for i in (1, 2, 3)]
     documents = []
     for shard in shards:
         stdout, stderr = shard.communicate(timeout=120)

@@ -428,6 +428,57 @@ def test_7_a_lease_with_a_stale_heartbeat_is_taken_over(database_url, hostile_pl
     assert taken.code == 0 and taken.json()["status"] == "complete", taken.stderr
 
 
+def _database_now(repo) -> float:  # noqa: ANN001
+    """The store's clock, asked of the database itself."""
+    sql = "SELECT (julianday('now') - 2440587.5) * 86400.0" if "sqlite" in repo.url else "SELECT EXTRACT(EPOCH FROM now())"
+    return float(repo.db.execute_sql(sql).fetchone()[0])
+
+
+def test_7_issue34_09_lease_times_are_the_stores_clock_not_the_processs(database_url, monkeypatch) -> None:
+    """A shard host whose clock runs a day ahead writes heartbeats by the store's clock."""
+    from evalkit.runs import Run
+
+    repo = open_repository(database_url)
+    try:
+        repo.begin_run(Run(id="clocked", set_identifier="s", provider_instance="p", model_alias="a", grader="g", case_count=1))
+        ahead = time.time() + 86400
+        monkeypatch.setattr(time, "time", lambda: ahead)
+        repo.acquire_lease("clocked", "*", LeaseOwner("fast-host", 4242, "token"))
+        assert repo.renew_lease("clocked", "*", LeaseOwner("fast-host", 4242, "token"))
+        monkeypatch.undo()
+        (row,) = repo.Lease.select()
+        assert abs(row.heartbeat_at - _database_now(repo)) < 600 and abs(row.acquired_at - _database_now(repo)) < 600
+    finally:
+        repo.close()
+
+
+def test_7_issue34_09_a_heartbeat_in_the_future_is_suspect_not_0_s_ago(database_url, hostile_plugins, project, evalkit_cli) -> None:
+    import socket
+
+    env = cli_env(hostile_plugins, database_url)
+    write_replay(project, [{"id": case_id, "text": "ok", "model": "m"} for case_id in HOSTILE_IDS[:2]])
+    assert evalkit_cli("run", "hostilestore.ids", "--run-id", "ahead", env=env).code == 3
+    write_replay(project, [{"id": case_id, "text": "ok", "model": "m"} for case_id in HOSTILE_IDS])
+    repo = open_repository(database_url)
+    try:
+        # a live process on this host (the test's own) whose row says it beat an hour from now
+        repo.acquire_lease("ahead", "*", LeaseOwner(socket.gethostname(), os.getpid(), "their-token"))
+        repo.Lease.update({repo.Lease.heartbeat_at: _database_now(repo) + 3600}).execute()
+    finally:
+        repo.close()
+    refused = evalkit_cli("run", "hostilestore.ids", "--resume", "ahead", env=env)
+    assert refused.code == 2 and f"pid {os.getpid()}" in refused.stderr, refused.stderr
+    assert "(heartbeat 3600 s in the future by the store's clock: suspect" in refused.stderr and "0 s ago" not in refused.stderr
+
+    repo = open_repository(database_url)
+    try:  # on another host nothing can vouch for it: a future heartbeat does not hold the run for ever
+        repo.Lease.update({repo.Lease.owner_host: "another-host", repo.Lease.owner_pid: 4242}).execute()
+    finally:
+        repo.close()
+    taken = evalkit_cli("run", "hostilestore.ids", "--resume", "ahead", "--json", env=env)
+    assert taken.code == 0 and taken.json()["status"] == "complete", taken.stderr
+
+
 # -- 8. shards ----------------------------------------------------------------------------------
 
 
@@ -439,21 +490,21 @@ def test_8_shards_give_one_n_and_the_verdict_is_pending_until_all_are_in(
     configure_slow_endpoint(project, chat_server.base_url)
     env = cli_env(hostile_plugins, database_url)
     chat_server.fail_at(2, Fault.http_error(400))  # request 1 is the readiness probe
-    first = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--json", env=env)
+    first = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--database", database_url, "--json", env=env)
     assert first.code == 3, "this shard's slice has an errored case"
     assert stored(database_url, "split").status is RunStatus.RUNNING, "the run stays running until every shard is in"
 
     asked = answers_asked(chat_server)
     for args in (("--shard", "2/3"), ("--shard", "1/1")):
-        refused = evalkit_cli("run", "storagekit.echo", *args, "--run-id", "split", env=env)
+        refused = evalkit_cli("run", "storagekit.echo", *args, "--run-id", "split", "--database", database_url, env=env)
         assert refused.code == 2 and "every shard of a run must give the same N" in refused.stderr, refused.stderr
     assert answers_asked(chat_server) == asked
 
-    again = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--fail-on-regression", "--json", env=env)
+    again = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "split", "--database", database_url, "--fail-on-regression", "--json", env=env)
     assert again.code == 1, again.stderr
     document = again.json()
     assert document["status"] == "running" and document["verdict"]["state"] == "pending"
-    assert "verdict pending" in document["verdict"]["reason"] and "waiting for 2" in document["verdict"]["reason"]
+    assert "verdict pending" in document["verdict"]["reason"] and "waiting for shard 2" in document["verdict"]["reason"]
     repo = open_repository(database_url)
     try:
         progress = repo.shard_progress("split")
@@ -461,7 +512,7 @@ def test_8_shards_give_one_n_and_the_verdict_is_pending_until_all_are_in(
     finally:
         repo.close()
 
-    last = evalkit_cli("run", "storagekit.echo", "--shard", "2/2", "--run-id", "split", "--fail-on-regression", "--json", env=env)
+    last = evalkit_cli("run", "storagekit.echo", "--shard", "2/2", "--run-id", "split", "--database", database_url, "--fail-on-regression", "--json", env=env)
     assert last.code == 0, last.stderr
     assert last.json()["status"] == "complete" and last.json()["verdict"]["state"] == "baseline"
     repo = open_repository(database_url)

@@ -41,7 +41,8 @@ def suite(tmp_path: Path) -> Path:
 def test_the_plugin_is_inert_until_asked(suite: Path) -> None:
     done = pytest_run(suite)
     assert done.returncode == 1
-    assert "fixture 'evalkit_store' not found" in done.stdout
+    assert "the evalkit pytest fixtures are off: run `pytest -p evalkit`, or add `evalkit = true`" in done.stdout
+    assert "fixture 'evalkit_store' not found" not in done.stdout
 
 
 def test_dash_p_evalkit_activates_the_fixtures(suite: Path) -> None:

@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .app import Arguments, Printed
 
-__all__ = ["main"]
+__all__ = ["entry", "main"]
 
 #: The environment variable through which a shell's completion script asks for candidates
 #: (click's convention: ``_{PROG}_COMPLETE``; see ``evalkit completion``).
@@ -34,6 +34,14 @@ def _never_fail_on_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):  # not when a caller swapped in a StringIO
             stream.reconfigure(errors="backslashreplace")
+
+
+def entry() -> None:
+    """The ``evalkit`` console script (and ``python -m evalkit``): :func:`main`, then the end of the
+    process whatever a plugin left running (:mod:`evalkit.cli.ending`). Never returns."""
+    from .ending import entry as ending_entry
+
+    ending_entry()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -54,6 +54,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report_cmd", "render a stored run as HTML, JUnit XML, Markdown or JSON (optionally waiting for its shards)"),
     "baseline": ("baseline_cmd", "accept a run as the baseline of its scope, or show the current baselines"),
     "completion": ("completion_cmd", "print a shell completion script (bash, zsh or fish)"),
+    "judge": ("judge_cmd", "measure a judge against people's labels (calibration sets)"),
 }
 
 #: The options taken before a command as well as after it (see :func:`global_options`).

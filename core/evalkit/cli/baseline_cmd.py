@@ -78,6 +78,88 @@ def show(**params: Any) -> Arguments:
     return arguments(handle_show, params)
 
 
+@command.command(
+    "export",
+    cls=EvalkitCommand,
+    short_help="write a scope's baseline run to a file, for CI without a shared database",
+    help=(
+        "Write the accepted baseline of one scope of SET to a JSON file (e.g. evals/baselines/NAME.json, "
+        "committed with the code), so that `evalkit run SET --baseline-file FILE` (or `evalkit retrieval`) "
+        "gates in a job whose store starts empty. The file holds the run, its serving identity, the set's and "
+        "each case's fingerprints, how it was accepted and a digest; answer text only as far as --privacy "
+        "allows (default: the run's own level). The options must narrow the set's baselines to one scope. "
+        "Written atomically."
+    ),
+)
+@click.argument("set", metavar="SET", type=SetIdentifier("prompt", "question"), help="golden set identifier")
+@click.option("-o", "--output", required=True, metavar="PATH", help="the file to write (replaced whole, atomically)")
+@click.option("--provider", metavar="NAME", type=ProviderName(), help="the scope's provider instance")
+@click.option("--model", metavar="ALIAS", help="the scope's model alias")
+@click.option("--grader", metavar="NAME", type=PluginName("evalkit.graders"), help="the scope's grader")
+@click.option("--retriever", metavar="ID", type=PluginName("evalkit.retrievers"), help="the retrieval scope's retriever")
+@click.option("--deployment", metavar="NAME", type=DeploymentName(), help="the retrieval scope's deployment")
+@click.option(
+    "--run", "run_id", metavar="RUN_ID", type=RunId(),
+    help="export this complete run of the set instead of a scope's accepted baseline",
+)
+@click.option(
+    "--privacy", type=click.Choice(("metadata", "redacted", "full")), metavar="{metadata,redacted,full}",
+    help="how much answer text the file keeps (default: as the run was stored; never more)",
+)
+@global_options()
+def export(**params: Any) -> Arguments:
+    """Parsed ``evalkit baseline export``."""
+    return arguments(handle_export, params)
+
+
+def handle_export(args: Arguments) -> int:
+    """Write the baseline file; exit 2 when no single scope's baseline matches."""
+    from ..baseline_file import baseline_document, write_baseline_file
+    from ..baselines import current_baselines
+    from ..errors import UsageError
+    from ..storage import capabilities, close_repository
+    from .console import console
+    from .stored import open_store
+
+    repository = open_store(args)
+    try:
+        if args.run_id is not None:
+            run = repository.get_run(args.run_id)
+            if run is None or run.set_identifier != args.set:
+                raise UsageError(f'--run {args.run_id}: there is no run of set "{args.set}" of that id in the store')
+            baselines = capabilities(repository).baselines
+            acceptance = baselines.acceptances_for([run.id]).get(run.id) if baselines is not None else None
+        else:
+            found = current_baselines(
+                repository, args.set, provider_instance=args.provider, model_alias=args.model, grader=args.grader,
+                retriever=args.retriever, deployment=args.deployment,
+            )  # fmt: skip
+            if not found:
+                raise UsageError(f'no accepted baseline of set "{args.set}" matches (see `evalkit baseline show {args.set}`)')
+            if len(found) > 1:
+                scopes = "; ".join(b.scope.describe() for b in found[:5])
+                raise UsageError(
+                    f'{counted(len(found), "scope")} of set "{args.set}" match ({scopes}); narrow them with '
+                    "--provider, --model, --grader, --retriever or --deployment"
+                )
+            run = repository.get_run(found[0].run.id)
+            acceptance = found[0].acceptance
+        if run is None:
+            raise UsageError(f'the baseline of set "{args.set}" is no longer in the store')
+        document = baseline_document(run, acceptance, args.privacy)
+    finally:
+        close_repository(repository)
+    try:
+        write_baseline_file(args.output, document)
+    except OSError as exc:
+        raise UsageError(f"baseline file {args.output}: cannot be written ({exc.strerror or exc})") from None
+    console().print(
+        f"Baseline run {run.id} of {document['scope']['description']} written to {args.output} "
+        f"({counted(len(run.cases), 'case')}, answers at the {document['privacy']} level)."
+    )
+    return 0
+
+
 def _scope_document(scope: Any) -> dict[str, Any]:
     document: dict[str, Any] = {"kind": scope.kind.value, "set": scope.set_identifier}
     if scope.kind.value == "retrieval":

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["database_url", "run_started"]
+__all__ = ["database_url", "refuse_job_local_store", "run_started"]
 
 
 def run_started(progress_start: Callable[[Any, int], None]) -> Callable[[Any, int], None]:
@@ -34,7 +34,44 @@ def run_started(progress_start: Callable[[Any, int], None]) -> Callable[[Any, in
 
 
 def database_url(args: Any, config: Any) -> str:
-    """The database a command uses: --database, EVALKIT_DATABASE_URL, the config, then the default."""
+    """The database a command uses: --database, EVALKIT_DATABASE_URL, the config, then the default.
+
+    A shard (``--shard``) and the job that waits for the shards (``--wait-for-shards``) meet in
+    a store every job of the run shares: a SQLite store there is refused unless ``--database``
+    names it (see :func:`refuse_job_local_store`)."""
     from ..storage import resolve_database_url
 
-    return resolve_database_url(getattr(args, "database", None), config)
+    explicit = getattr(args, "database", None)
+    if explicit is not None and not explicit.strip():
+        from ..errors import StorageError
+
+        raise StorageError("--database is empty; give the results database's URL (or leave the option out)")
+    url = resolve_database_url(explicit, config)
+    if getattr(args, "shard", None) or (getattr(args, "wait", False) and hasattr(args, "shard")):
+        refuse_job_local_store(url, explicit, config, "--shard" if getattr(args, "shard", None) else "--wait-for-shards")
+    return url
+
+
+def refuse_job_local_store(url: str, explicit: str | None, config: Any, option: str) -> None:
+    """Refuse (exit 2) a SQLite store that ``option`` would use without ``--database`` naming it.
+
+    The shards and the verdict job of a CI run are jobs on machines of their own: a SQLite file
+    chosen by default, by the configuration or by ``EVALKIT_DATABASE_URL`` is each job's own, so
+    every shard would write a throw-away store and the gate would never fire. Named with
+    ``--database`` (several processes on one machine sharing a file) it is taken as meant."""
+    from ..errors import UsageError
+    from ..storage import database_source, sqlite_file
+    from ..storage.urls import redact_url
+
+    if explicit or not url.startswith("sqlite:"):
+        return
+    source = database_source(explicit, config)
+    where = {"EVALKIT_DATABASE_URL": "EVALKIT_DATABASE_URL", "config": "the configuration's database"}.get(source, "the default")
+    path = sqlite_file(url)
+    store = f"the SQLite file {path}" if path is not None else f'"{redact_url(url)}"'
+    raise UsageError(
+        f"{option} needs a store every job of the run shares, but the store is {store} ({where}), local to this "
+        "job: the other jobs never see it, so the run would never be complete and no gate would fire. Point "
+        "EVALKIT_DATABASE_URL at the shared results database (e.g. PostgreSQL), or name the file with "
+        "--database when every job runs on this machine"
+    )

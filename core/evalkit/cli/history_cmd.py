@@ -63,6 +63,10 @@ def _accepted_label(acceptance: Any, current: bool) -> str:
     return ("* " if current else "") + how.get(acceptance.how, acceptance.how)
 
 
+#: The most runs a trend's sparkline draws (the newest), so it keeps within 80 columns.
+SPARKLINE_RUNS = 50
+
+
 def handle(args: Arguments) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
@@ -103,7 +107,8 @@ def handle(args: Arguments) -> int:
             "grader": grader,
             "runs": [r.id for r in members],
             "pass_rates": [float(r.pass_rate) for r in members],
-            "sparkline": sparkline(r.pass_rate for r in members),
+            # the newest SPARKLINE_RUNS runs: a bar per run, so the line keeps within 80 columns
+            "sparkline": ("…" if len(members) > SPARKLINE_RUNS else "") + sparkline(r.pass_rate for r in members[-SPARKLINE_RUNS:]),
         }
         for (identity, grader), members in series.items()
     ]
@@ -147,8 +152,7 @@ def handle(args: Arguments) -> int:
     out.line("[bold]Trend[/bold] (pass rate, oldest → newest, per serving identity and grader)")
     for trend in trends:
         rates = trend["pass_rates"]
-        out.print(
-            f"  {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  "
-            f"({counted(len(rates), 'run')})  {trend['identity']} · {trend['grader']}"
-        )
+        # two lines, the series' name first: on one line with the sparkline it passed 80 columns
+        out.print(f"  {trend['identity']} · {trend['grader']}")
+        out.print(f"    {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  ({counted(len(rates), 'run')})")
     return 0

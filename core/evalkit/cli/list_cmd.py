@@ -138,7 +138,7 @@ def _shown(value: Any) -> str:
 
 
 def _sets(args: Arguments) -> int:
-    from ..catalog import prompt_set_catalog, question_set_catalog
+    from ..catalog import clash, prompt_set_catalog, question_set_catalog
     from ..config import load_config
     from ..errors import SetValidationError
     from .console import console
@@ -165,11 +165,7 @@ def _sets(args: Arguments) -> int:
             problems += [f"{where}: {problem}" for problem in failure.exception.problems]
         else:
             problems.append(f"{where}: {failure.error}")
-    problems += [
-        f'set "{identifier}" is shipped by more than one distribution: '
-        + " and ".join(f"{r.distribution} {r.version}" for r in owners)
-        for identifier, owners in catalog.duplicates.items()
-    ]
+    problems += [f'set "{identifier}" {clash(owners)}' for identifier, owners in catalog.duplicates.items()]
     if args.json:
         print_json({"sets": rows, "problems": problems})
         return 2 if problems else 0

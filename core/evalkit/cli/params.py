@@ -156,12 +156,21 @@ def tolerance_options(first: str, second: str, what: tuple[str, str]) -> Callabl
 
 
 def baseline_option(function: Decorated) -> Decorated:
-    """``--baseline RUN_ID``: compare with a chosen stored run of the same scope."""
+    """``--baseline RUN_ID``: compare with a chosen stored run of the same scope; ``--baseline-file
+    PATH``: with a baseline exported to a file (``evalkit baseline export``)."""
     from .names import RunId
 
-    return click.option(
-        "--baseline", metavar="RUN_ID", type=RunId(),
-        help="compare with this stored run instead of the scope's accepted baseline (refused, exit 2, when it is of another scope)",
+    return option_group(
+        click.option(
+            "--baseline", metavar="RUN_ID", type=RunId(),
+            help="compare with this stored run instead of the scope's accepted baseline (refused, exit 2, when it is of another scope)",
+        ),
+        click.option(
+            "--baseline-file", metavar="PATH",
+            help="compare with the baseline in this file (written by `evalkit baseline export`, e.g. committed to the "
+            "repository) instead of the store's: CI without a shared database still gates. Refused (exit 2) when it "
+            "was changed after export or is of another scope",
+        ),
     )(function)
 
 
@@ -197,7 +206,9 @@ def placement_options(*, resume: str, scope: str) -> Callable[[Decorated], Decor
             "--shard", metavar="I/N",
             help="answer only slice I of N deterministic slices of the set; auto: from the CI's parallel-job variables "
             "(GitLab CI_NODE_INDEX/CI_NODE_TOTAL, CircleCI CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL, Buildkite "
-            "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT)",
+            "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT) or job array (Slurm SLURM_ARRAY_TASK_ID/"
+            "SLURM_ARRAY_TASK_COUNT; Kubernetes JOB_COMPLETION_INDEX and AWS Batch AWS_BATCH_JOB_ARRAY_INDEX, "
+            "with auto/N or EVALKIT_SHARD_COUNT for N). A shared store only: SQLite is refused unless --database names it",
         ),
         click.option(
             "--run-id", metavar="ID",

@@ -93,13 +93,16 @@ def handle(args: Arguments) -> int:
     from .. import registry
     from ..catalog import question_set_catalog
     from ..config import load_config
+    from ..errors import RunInterrupted, RunStoreFailed
     from ..run.library import evaluate_retrieval
     from ..storage import is_in_memory
     from ..tolerance import Tolerances
+    from . import ending
     from .common import database_url, run_started
     from .render import ProgressDisplay
     from .reporting import report_targets
-    from .run_cmd import placement_options
+    from .resuming import resume_command, with_resume_command
+    from .run_cmd import placement_options, read_baseline_option
 
     config = load_config(args.config)
     sourced = question_set_catalog(config=config).get(args.set)
@@ -107,11 +110,26 @@ def handle(args: Arguments) -> int:
         registry.find("evalkit.retrievers", args.retriever)
     tolerances = Tolerances.parse(args.max_top1_drop, args.max_top3_drop, names=("max-top1-drop", "max-top3-drop"))
     targets = report_targets(args)
+    baseline_file = read_baseline_option(args)
     database = database_url(args, config)
     _check_export_paths(args)
+    if args.export_run or args.export_qrels:
+        from ..retrieval.trec import check_exportable
+
+        check_exportable(sourced.set.questions, run=args.export_run, qrels=args.export_qrels)
     if args.wait:
-        return _verdict_job(args, sourced, config, database, tolerances, targets)
+        return _verdict_job(args, sourced, config, database, tolerances, targets, baseline_file)
     progress = ProgressDisplay(enabled=not args.json)
+    words = ("retrieval", args.set, *((args.retriever,) if args.retriever else ()))
+
+    def started(run: Any, total: int) -> None:
+        ending.run_began(run.id, resume_command(words, args, run.id))
+        progress.start(run, total)
+
+    def case_done(case: Any) -> None:
+        ending.case_committed()
+        progress.advance(case)
+
     try:
         outcome = evaluate_retrieval(
             sourced,
@@ -126,14 +144,17 @@ def handle(args: Arguments) -> int:
             label=args.label,
             concurrency=args.concurrency,
             baseline=args.baseline,
+            baseline_file=baseline_file,
             fail_on_new_failures=args.fail_on_new_failures,
-            on_start=run_started(progress.start),
-            on_case=progress.advance,
+            on_start=run_started(started),
+            on_case=case_done,
             # Not kept in memory: the verdict is counted and paired by the store (the outcome's
             # detail keeps each question's score and the errored questions' cases).
             keep_cases=is_in_memory(database),
             **placement_options(args, _pipeline_scope(args)),
         )
+    except (RunInterrupted, RunStoreFailed) as exc:  # the line that resumes it, as this command was given
+        raise with_resume_command(exc, resume_command(words, args, exc.run_id)) from None
     finally:
         progress.stop()
     return _deliver(args, outcome, targets, database)
@@ -146,12 +167,17 @@ def _pipeline_scope(args: Arguments) -> tuple[str | None, ...]:
 
 def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
     """Write the reports and exports, print the outcome (table or ``--json``); its exit code."""
+    from ..errors import OutputFailed, UsageError
     from .console import console
     from .json_output import print_json
     from .reporting import deliver_reports
 
     rendered = _render_reports(targets, database, outcome, args.fail_on_regression)
-    exported = _export(args, outcome)
+    try:
+        exported, unwritten = _export(args, outcome), None
+    except (OutputFailed, UsageError) as exc:  # a full disk, a retriever's document id holding whitespace:
+        # the run is stored, so its outcome is still shown, then the failure (exit 3, never "nothing stored")
+        exported, unwritten = [], OutputFailed(f"{exc}; run {outcome.run.id} is stored, the export is not written")
     if args.json:
         print_json(outcome_document(outcome))
     else:
@@ -160,10 +186,12 @@ def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
         for line in exported:
             out.print(line)
     deliver_reports(rendered)
+    if unwritten is not None:
+        raise unwritten
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
 
-def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tolerances: Any, targets: Any) -> int:
+def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tolerances: Any, targets: Any, baseline_file: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..errors import UsageError
     from ..retrieval.deployments import Deployment, choose_deployment
@@ -171,7 +199,7 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tole
     from ..run.decide import Judging, recorded_verdict
     from ..run.outcome import Outcome
     from ..storage import capabilities, close_repository, open_repository
-    from .run_cmd import waited_run
+    from .run_cmd import gate_notes, waited_run
 
     question_set = sourced.set
     repository = open_repository(database)
@@ -183,10 +211,14 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tole
         deployment = Deployment(run.deployment, {}, choice.source if choice is not None else "none")
         store = capabilities(repository)
         answering = stored_answering(run, question_set, deployment, store)
-        verdict, detail = recorded_detail(answering, recorded_verdict(run, Judging(store, answering.rules, tolerances)))
+        # The whole gate, as a single process would apply it: tolerances, a chosen baseline, new failures.
+        from_file = baseline_file.run if baseline_file is not None else None
+        judging = Judging(store, answering.rules, tolerances, args.baseline, None, args.fail_on_new_failures, from_file)
+        verdict, detail = recorded_detail(answering, recorded_verdict(run, judging))
+        notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))
     finally:
         close_repository(repository)
-    outcome = Outcome(run, verdict, (f"Every shard of run {run.id} is in.",), detail=detail)
+    outcome = Outcome(run, verdict, notes, detail=detail)
     return _deliver(args, outcome, targets, database)
 
 
@@ -319,6 +351,11 @@ def render_outcome(out: Output, outcome: Any, *, fail_on_new_failures: bool = Fa
     out.print(f"{f'MRR@{k}:':<16}{metrics.mrr_at_k:.3f}")
     out.print(f"{f'Recall@{k}:':<16}{metrics.recall_at_k:.3f}")
     out.print(f"{f'nDCG@{k}:':<16}{metrics.ndcg_at_k:.3f}")
+    threshold = detail.identity.threshold
+    out.print(
+        f"                (relevant: grade {threshold} or more, for the hit rates, MRR and recall; nDCG gains are the "
+        "grades themselves, linear, as trec_eval's ndcg_cut)"
+    )
     out.print(f"Latency:        p50 {metrics.latency_p50_s * 1000:.1f} ms, p95 {metrics.latency_p95_s * 1000:.1f} ms")
     if detail.prepare_seconds is not None:
         out.print(f"Prepared in:    {detail.prepare_seconds:.2f} s (not counted as latency)")

@@ -36,7 +36,7 @@ PRIVACY_LEVELS = ("metadata", "redacted", "full")
 judge_options = option_group(
     click.option(
         "--judge", metavar="NAME", type=ProviderName(),
-        help='the configured provider instance a judge grader (decision, groundedness) asks (default: the config\'s judge = "NAME")',
+        help='the configured provider instance a judge grader (decision, groundedness) or a set\'s rubric checks ask (default: the config\'s judge = "NAME")',
     ),
     click.option(
         "--judge-repeats", type=PositiveInt(), metavar="K",
@@ -65,8 +65,9 @@ judge_options = option_group(
 )
 @click.argument("set", metavar="SET", type=SetIdentifier("prompt"), help="golden prompt set identifier (see `evalkit list sets`)")
 @click.option(
-    "--provider", metavar="NAME", type=ProviderName(),
-    help="a configured provider instance, or an adapter for an ad-hoc (never compared) run",
+    "--provider", "providers", metavar="NAME", type=ProviderName(), multiple=True,
+    help="a configured provider instance, or an adapter for an ad-hoc (never compared) run; given several times, "
+    "the set runs once per provider (each its own run and verdict) and a side-by-side summary follows",
 )
 @click.option("--model", metavar="ALIAS", help="model alias to send instead of the instance's")
 @click.option(
@@ -84,6 +85,11 @@ judge_options = option_group(
     help="list every case in the table (default: failed, errored and unstable cases; passing ones are counted)",
 )
 @click.option(
+    "--show-answers/--no-show-answers", default=None,
+    help="print each failing case's answer, a short excerpt with secrets hidden (default: on a terminal, "
+    "off in CI — where CI is set — and when the output is piped); --privacy decides what is stored",
+)
+@click.option(
     "--privacy", type=Choice(PRIVACY_LEVELS), metavar="{metadata,redacted,full}",
     help="what answer text is stored (default: config, else metadata)",
 )
@@ -99,14 +105,17 @@ judge_options = option_group(
 @report_option
 @global_options(json="print one JSON document instead of tables")
 def command(**params: Any) -> Arguments:
-    """Parsed ``evalkit run``."""
+    """Parsed ``evalkit run``: ``args.providers`` as given, ``args.provider`` the one provider of a
+    single run (``None`` with none, or with several)."""
+    providers = params["providers"]
+    params["provider"] = providers[0] if len(providers) == 1 else None
     return arguments(handle, params, collects_garbage_from_run_start=True)
 
 
 def _judge_options(args: Arguments) -> dict[str, Any]:
     """The judge flags as grader options; refused for a grader that asks no judge."""
     from .. import registry
-    from ..components import JudgeGrader
+    from ..components import JudgeGrader, RubricJudging
     from ..errors import UsageError
 
     options: dict[str, Any] = {}
@@ -121,9 +130,15 @@ def _judge_options(args: Arguments) -> dict[str, Any]:
     if not options:
         return {}
     factory = registry.load(registry.find("evalkit.graders", args.grader))
-    if not (isinstance(factory, type) and issubclass(factory, JudgeGrader)):
+    judges_cases = isinstance(factory, type) and issubclass(factory, JudgeGrader)
+    if judges_cases is False and args.judge_repeats is not None and isinstance(factory, type) and issubclass(factory, RubricJudging):
         raise UsageError(
-            f'--judge, --judge-repeats, --judge-temperature and --allow-self-judge apply to judge graders; "{args.grader}" asks no judge'
+            f'--judge-repeats applies to judge graders (decision, groundedness); "{args.grader}" asks a judge only '
+            "about a set's rubric checks, once per criterion"
+        )
+    if not (judges_cases or (isinstance(factory, type) and issubclass(factory, RubricJudging))):
+        raise UsageError(
+            f'--judge, --judge-repeats, --judge-temperature and --allow-self-judge apply to judge graders and rubric checks; "{args.grader}" asks no judge'
         )
     return {"grader_options": options}
 
@@ -149,16 +164,9 @@ def handle(args: Arguments) -> int:
     from .. import registry
     from ..catalog import prompt_set_catalog
     from ..config import load_config
-    from ..run.answering.prompts import PromptRules
-    from ..run.decide import stored_verdict
-    from ..run.library import evaluate_set
-    from ..storage import is_in_memory
     from ..tolerance import Tolerances
-    from .case_spool import CaseJsonSpool
-    from .common import database_url, run_started
-    from .json_output import print_json_streamed
-    from .render import ProgressDisplay, outcome_document
-    from .reporting import deliver_reports, render_for, report_targets
+    from .common import database_url
+    from .reporting import report_targets
 
     config = load_config(args.config)
     catalog = prompt_set_catalog(config=config)
@@ -166,9 +174,43 @@ def handle(args: Arguments) -> int:
     registry.find("evalkit.graders", args.grader)
     tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
     targets = report_targets(args)
+    baseline_file = read_baseline_option(args)
     database = database_url(args, config)
+    if len(args.providers) > 1:
+        from .provider_comparison import ProviderResult, refuse_single_run_options, run_each_provider
+
+        refuse_single_run_options(args)
+
+        def result_of(provider: str, outcome: Any) -> ProviderResult:
+            with stored_cases(database, outcome.run, notable_only=False) as cases:
+                return ProviderResult(provider, outcome, outcome.run.cases if cases is None else cases)
+
+        return run_each_provider(args, lambda one, collect: run_one(one, golden_set, config, database, tolerances, targets, collect), result_of)
     if args.wait:
-        return _verdict_job(args, golden_set, database, tolerances, targets)
+        return _verdict_job(args, golden_set, database, tolerances, targets, baseline_file)
+    return run_one(args, golden_set, config, database, tolerances, targets, baseline_file=baseline_file)[0]
+
+
+def run_one(
+    args: Arguments, golden_set: Any, config: Any, database: str, tolerances: Any, targets: Any,
+    collect: list[Any] | None = None, baseline_file: Any = None,
+) -> tuple[int, Any]:
+    """Run ``golden_set`` for ``args.provider``, print its outcome (or, with ``collect``, keep its
+    ``--json`` document there instead of printing it) and deliver its reports; the exit code and
+    the outcome. ``baseline_file``: the baseline ``--baseline-file`` names."""
+    from ..errors import RunInterrupted, RunStoreFailed
+    from ..run.answering.prompts import PromptRules
+    from ..run.decide import stored_verdict
+    from ..run.library import evaluate_set
+    from ..storage import is_in_memory
+    from . import ending
+    from .case_spool import CaseJsonSpool
+    from .common import run_started
+    from .json_output import print_json_streamed
+    from .render import ProgressDisplay, outcome_document
+    from .reporting import deliver_reports, render_for
+    from .resuming import resume_command, with_resume_command
+
     wait_ready = _wait_ready(args)
     progress = ProgressDisplay(enabled=not args.json)
     failed = LiveFailures()
@@ -177,10 +219,12 @@ def handle(args: Arguments) -> int:
     with CaseJsonSpool(wanted=args.json and not keep_cases) as spool:
 
         def started(run: Any, total: int) -> None:
+            ending.run_began(run.id, resume_command(("run", args.set), args, run.id))
             spool.start(run, total)
             progress.start(run, total)
 
         def case_done(case: Any) -> None:
+            ending.case_committed()
             progress.advance(case)
             failed.keep(case)
 
@@ -198,6 +242,7 @@ def handle(args: Arguments) -> int:
                 concurrency=args.concurrency,
                 label=args.label,
                 baseline=args.baseline,
+                baseline_file=baseline_file,
                 fail_on_new_failures=args.fail_on_new_failures,
                 on_start=run_started(started),
                 on_case=case_done,
@@ -207,6 +252,8 @@ def handle(args: Arguments) -> int:
                 wait_ready=wait_ready,
                 **_extra_run_options(args),
             )
+        except (RunInterrupted, RunStoreFailed) as exc:  # the line that resumes it, as this command was given
+            raise with_resume_command(exc, resume_command(("run", args.set), args, exc.run_id)) from None
         finally:
             progress.stop()
         verdict = outcome.verdict
@@ -216,13 +263,27 @@ def handle(args: Arguments) -> int:
             comparison=verdict.comparison, baseline=verdict.baseline, live_cases=failed,
             fail_on_regression=args.fail_on_regression, notes=outcome.notes,
         )  # fmt: skip
-        if args.json and spool.holds(outcome.run):
+        if collect is not None:
+            spool.close()
+            collect.append(_outcome_with_cases(outcome, database))
+        elif args.json and spool.holds(outcome.run):
             print_json_streamed(outcome_document(outcome, with_cases=False), "cases", spool.texts(), encoded=True, batch=1)
         else:
             spool.close()
             _print_outcome(args, outcome, golden_set, database, failed, rendered.takes_stdout)
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures), outcome
+
+
+def _outcome_with_cases(outcome: Any, database: str) -> dict[str, Any]:
+    """The run's ``--json`` document with every case, read back from the store when the run does
+    not carry them."""
+    from .render import case_document, outcome_document
+
+    document = outcome_document(outcome, with_cases=False)
+    with stored_cases(database, outcome.run, notable_only=False) as cases:
+        document["cases"] = [case_document(case) for case in (outcome.run.cases if cases is None else cases)]
+    return document
 
 
 def _print_outcome(args: Arguments, outcome: Any, golden_set: Any, database: str, failed: Any, takes_stdout: bool) -> None:
@@ -235,10 +296,22 @@ def _print_outcome(args: Arguments, outcome: Any, golden_set: Any, database: str
             document = outcome_document(outcome, with_cases=False)
             print_cases_json(document, outcome.run.cases if cases is None else cases, outcome.run.case_count)
         else:
+            out = console(stderr=takes_stdout)
             render_outcome(
-                console(stderr=takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,
-                fail_on_new_failures=args.fail_on_new_failures, cases=cases,
-            )
+                out, outcome, golden_set, live_cases=failed, show_all=args.show_all,
+                fail_on_new_failures=args.fail_on_new_failures, cases=cases, show_answers=_shows_answers(args, out.file),
+            )  # fmt: skip
+
+
+def _shows_answers(args: Arguments, stream: Any) -> bool:
+    """``--show-answers`` / ``--no-show-answers`` as given; else on for a person at a terminal,
+    off in CI (the ``CI`` variable every major CI sets) and in a pipe or a log file."""
+    import os
+
+    if args.show_answers is not None:
+        return bool(args.show_answers)
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty()) and os.environ.get("CI", "").lower() in ("", "0", "false")
 
 
 @contextlib.contextmanager
@@ -285,10 +358,10 @@ def placement_options(args: Arguments, scope: tuple[str | None, ...]) -> dict[st
     from ..run.plan import Shard
 
     shard = None
-    if args.shard == "auto":
-        from ..ci import shard_from_environment  # only here: its two attrs classes cost a run 3 ms
+    if args.shard and args.shard.startswith("auto"):
+        from ..ci import parse_auto, shard_from_environment  # only here: its attrs classes cost a run 3 ms
 
-        shard = shard_from_environment(os.environ)
+        shard = shard_from_environment(os.environ, parse_auto(args.shard))
     elif args.shard:
         shard = Shard.parse(args.shard)
     run_id = args.run_id or (pipeline_run_id(scope) if shard is not None and not args.resume else None)
@@ -327,7 +400,20 @@ def waited_run(args: Arguments, repository: ResultRepository, scope: tuple[str |
     return run
 
 
-def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: Any, targets: Any) -> int:
+def read_baseline_option(args: Arguments) -> Any:
+    """The :class:`~evalkit.baseline_file.BaselineFile` ``--baseline-file`` names (``None``
+    without it); refused with ``--baseline`` (two baselines)."""
+    if args.baseline_file is None:
+        return None
+    from ..baseline_file import read_baseline_file
+    from ..errors import UsageError
+
+    if args.baseline is not None:
+        raise UsageError("--baseline and --baseline-file name two baselines; give one")
+    return read_baseline_file(args.baseline_file)
+
+
+def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: Any, targets: Any, baseline_file: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..run.answering.prompts import PromptRules
     from ..run.decide import Judging, recorded_verdict, stored_verdict
@@ -341,10 +427,15 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: An
     repository = open_repository(database)
     try:
         run = waited_run(args, repository, _pipeline_scope(args), golden_set)
-        verdict = recorded_verdict(run, Judging(capabilities(repository), PromptRules(), tolerances))
+        store = capabilities(repository)
+        # The whole gate, as a single process would apply it: tolerances, a chosen baseline, new failures.
+        from_file = baseline_file.run if baseline_file is not None else None
+        judging = Judging(store, PromptRules(), tolerances, args.baseline, None, args.fail_on_new_failures, from_file)
+        verdict = recorded_verdict(run, judging)
+        notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))
     finally:
         close_repository(repository)
-    outcome = Outcome(run, verdict, (f"Every shard of run {run.id} is in.",))
+    outcome = Outcome(run, verdict, notes)
     rendered = render_for(
         targets, database, run, verdict=stored_verdict(verdict, PromptRules()), comparison=verdict.comparison,
         baseline=verdict.baseline, fail_on_regression=args.fail_on_regression, notes=outcome.notes,
@@ -352,6 +443,25 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: An
     if args.json:
         print_json(outcome_document(outcome))
     else:
-        render_outcome(console(stderr=rendered.takes_stdout), outcome, golden_set)
+        render_outcome(
+            console(stderr=rendered.takes_stdout), outcome, golden_set, show_all=args.show_all,
+            fail_on_new_failures=args.fail_on_new_failures,
+        )  # fmt: skip
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+
+
+def gate_notes(verdict: Any, judging: Any) -> tuple[str, ...]:
+    """What the verdict job says when the shard that closed the run accepted it as the baseline
+    although this job's gate would not have (it was not given --fail-on-new-failures)."""
+    from ..run.decide import automatic_acceptance
+
+    acceptance = verdict.acceptance
+    if acceptance is None or acceptance.how not in ("first", "no_regression"):
+        return ()
+    if automatic_acceptance(verdict, judging.store, fail_on_new_failures=judging.fail_on_new_failures) is not None:
+        return ()
+    return (
+        "The shard that closed the run accepted it as its scope's baseline, but this job's gate would not have: "
+        "give the shard jobs the same gate options as the verdict job (--fail-on-new-failures included).",
+    )

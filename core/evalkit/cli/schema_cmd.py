@@ -1,4 +1,4 @@
-"""``evalkit schema golden-set|question-set``: print the JSON Schema of set files, for editors and CI."""
+"""``evalkit schema golden-set|question-set|calibration-set``: print the JSON Schema of set files, for editors and CI."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-SCHEMAS = ("golden-set", "question-set")
+SCHEMAS = ("golden-set", "question-set", "calibration-set")
 
 
 @click.command(
@@ -24,7 +24,7 @@ SCHEMAS = ("golden-set", "question-set")
         "the package (evalkit/schemas/*.schema.json); point your editor's YAML or JSON support at them."
     ),
 )
-@click.argument("kind", type=Choice(SCHEMAS), metavar="{golden-set,question-set}", help="which file format")
+@click.argument("kind", type=Choice(SCHEMAS), metavar="{golden-set,question-set,calibration-set}", help="which file format")
 @global_options(config=None, database=None)
 def command(**params: Any) -> Arguments:
     """Parsed ``evalkit schema``."""

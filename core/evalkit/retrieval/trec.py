@@ -16,13 +16,13 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from evalkit.errors import UsageError
+from evalkit.errors import OutputFailed, UsageError
 from evalkit.questions import GoldenQuestion
 from evalkit.textfiles import write_text_file
 
 from .ranking import Ranking
 
-__all__ = ["export_scores", "write_qrels", "write_run"]
+__all__ = ["check_exportable", "export_scores", "write_qrels", "write_run"]
 
 _FIELD = re.compile(r"\S+")
 
@@ -31,6 +31,24 @@ def _field(value: str, what: str) -> str:
     if not _FIELD.fullmatch(value):
         raise UsageError(f"cannot write {what} {value!r} to a TREC file: it is empty or contains whitespace")
     return value
+
+
+def check_exportable(questions: Iterable[GoldenQuestion], *, run: str | None, qrels: str | None) -> None:
+    """Refuse, before anything is asked or stored, a set the exports asked for cannot hold: a
+    question id (both files), or a judged document id (the qrels), that is empty or holds
+    whitespace. ``run`` and ``qrels`` are the ``--export-run``/``--export-qrels`` paths (``None``:
+    not asked for). A document id a retriever returns can only be checked once it has answered."""
+    for question in questions:
+        fields = [("question id", question.id)] if run or qrels else []
+        if qrels and isinstance(question.expected_document_ids, (list, tuple)):
+            fields += [("judged document id", doc_id) for doc_id in question.expected_document_ids]
+        for what, value in fields:
+            if isinstance(value, str) and not _FIELD.fullmatch(value):  # not text: the set's validation says so
+                option = "--export-qrels" if qrels and (what != "question id" or not run) else "--export-run"
+                raise UsageError(
+                    f"{option}: {what} {value!r} cannot be written to a TREC file (it is empty or contains whitespace); "
+                    "nothing was asked or stored"
+                )
 
 
 def export_scores(ranking: Ranking) -> tuple[float, ...]:
@@ -46,8 +64,8 @@ def _write(path: str | os.PathLike[str], lines: Iterable[str]) -> Path:
     target = Path(path)
     try:
         write_text_file(target, lines)
-    except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    except OSError as exc:  # a full disk, an I/O error: the environment's fault (exit 3)
+        raise OutputFailed(f"cannot write {target}: {exc.strerror or exc}") from None
     return target
 
 

@@ -106,6 +106,8 @@ class Judging:
     baseline_id: str | None = None
     tally: CaseTally | None = None
     fail_on_new_failures: bool = False
+    #: A baseline that is not in the store (``--baseline-file``): compared with instead of any other.
+    baseline_run: Run | None = None
 
 
 def incomplete_reason(run: Run, unit: str) -> str:
@@ -128,6 +130,8 @@ def compare_runs(run: Run, baseline: Run, store: Capabilities, tolerances: Toler
     100,000-case runs are never held."""
     if store.streamed is not None and not run.cases and not baseline.cases:
         return compare_pairs(run, baseline, store.streamed.paired_cases(run.id, baseline.id), tolerances)
+    if baseline.cases and not run.cases and run.answered_count:  # a baseline file carries its cases
+        run = store.repository.get_run(run.id) or run
     return compare(run, baseline, tolerances)
 
 
@@ -162,6 +166,9 @@ def _baseline(run: Run, judging: Judging) -> Run | None | str:
     store = judging.store
     streamed = streams(run, store)
     scope = BaselineScope.of_run(run)
+    if judging.baseline_run is not None:
+        problem = scope_mismatch(judging.baseline_run, scope) if scope is not None else "this run belongs to no scope"
+        return f"not compared with the baseline file: {problem}" if problem is not None else judging.baseline_run
     if judging.baseline_id is not None:
         chosen = store.repository.get_run(judging.baseline_id, with_cases=not streamed)
         if chosen is None:
@@ -251,7 +258,9 @@ def recorded_verdict(run: Run, judging: Judging) -> Verdict:
     """
     store = judging.store
     recorded = store.baselines.verdicts_for([run.id]).get(run.id) if store.baselines is not None else None
-    if recorded is None or run.status is not RunStatus.COMPLETE:
+    # A baseline the caller chose (--baseline, --baseline-file) is compared with here, whatever was recorded.
+    chosen = judging.baseline_id is not None or judging.baseline_run is not None
+    if recorded is None or run.status is not RunStatus.COMPLETE or chosen:
         verdict = decide(run, judging)
     else:
         verdict = _from_record(run, recorded, judging)

@@ -32,6 +32,7 @@ from .outcome import Outcome
 from .plan import Gate, Observing, Placement, RunPlan, Shard
 
 if TYPE_CHECKING:  # a prompt run imports no question types (tests/cli/test_openai_runs.py)
+    from ..baseline_file import BaselineFile
     from ..catalog import SourcedSet
     from ..questions import GoldenQuestionSet
 
@@ -79,6 +80,7 @@ def evaluate_set(
     on_case: Callable[[CaseResult], None] | None = None,
     cwd: Path | None = None,
     bound_generator: BoundGenerator | None = None,
+    baseline_file: BaselineFile | None = None,
     keep_cases: bool = True,
     on_stored: Callable[[list[CaseResult]], None] | None = None,
     wait_ready: float = 0.0,
@@ -96,6 +98,8 @@ def evaluate_set(
     the set (it needs ``run_id``).
     ``baseline`` names a stored run to compare with instead of the scope's accepted baseline; one
     of another set, provider instance, alias or grader is refused before anything is called.
+    ``baseline_file`` (:func:`evalkit.baseline_file.read_baseline_file`) is compared with instead of
+    any stored run; one of another set, provider instance, alias or grader is refused likewise.
     ``fail_on_new_failures``: the caller's gate also fails when an added or edited case fails, so
     such a run is not accepted as the baseline automatically.
     ``keep_cases=False``: the outcome's run comes without its cases (its aggregates are the
@@ -121,6 +125,8 @@ def evaluate_set(
         set_identifier, provider, model, grader, strict_grader, dict(grader_options or {}), bound_generator, concurrency, wait_ready
     )
     answering, notes = prompt_answering.prepare_prompts(source, config, manager)
+    if baseline_file is not None:
+        prompt_answering.check_baseline_file(baseline_file.run, baseline_file.named(), answering.wanted_scope())
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)  # a bad store is refused before the judge or the generator is asked anything
     # the generator's one free readiness probe, before the store is even opened (a resumed or
@@ -134,7 +140,7 @@ def evaluate_set(
         plan = RunPlan(
             answering,
             Placement(run_id, resume, shard, label, privacy),
-            Gate(tolerances, baseline, fail_on_new_failures),
+            Gate(tolerances, baseline, fail_on_new_failures, baseline_file.run if baseline_file is not None else None),
             Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, on_stored, keep_cases),
             tuple(notes),
         )
@@ -164,6 +170,7 @@ def evaluate_retrieval(
     on_case: Callable[[CaseResult], None] | None = None,
     cwd: Path | None = None,
     keep_cases: bool = True,
+    baseline_file: BaselineFile | None = None,
 ) -> Outcome:
     """Ask every question of a golden question set, store the run and compare it with its baseline.
 
@@ -212,6 +219,8 @@ def evaluate_retrieval(
     source = question_answering.QuestionSource(question_set, retriever, deployment, k, relevance_threshold, concurrency, privacy)
     resolved = question_answering.resolve_questions(source, config)
     url = resolve_database_url(database, config, cwd)
+    if baseline_file is not None:
+        question_answering.check_baseline_file(baseline_file.run, baseline_file.named(), resolved)
     if baseline is not None:
         with opened(url) as repository:
             question_answering.check_chosen_baseline(repository, baseline, resolved)
@@ -223,7 +232,7 @@ def evaluate_retrieval(
             plan = RunPlan(
                 answering,
                 Placement(run_id, resume, shard, label, resolved.privacy),
-                Gate(tolerances, baseline, fail_on_new_failures),
+                Gate(tolerances, baseline, fail_on_new_failures, baseline_file.run if baseline_file is not None else None),
                 Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, keep_cases=keep_cases),
             )
             outcome = execute(plan, repository)

@@ -37,7 +37,7 @@ from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, shard_part
 from ..verdict import Verdict
 from ..wording import counted
 from .answering import Answering, Slice
-from .decide import Judging, settle
+from .decide import Judging, recorded_verdict, settle
 from .outcome import Outcome
 from .plan import RunPlan, check_run_id, new_run_id
 
@@ -259,6 +259,12 @@ def store_failed(store: Capabilities, run: Run, failure: StoreFailure, command: 
 # -- the run -------------------------------------------------------------------------------------
 
 
+def _complete_shard_of(existing: Run, placement: Any) -> bool:
+    """True when a shard joins a run that is already complete (not a ``--resume``)."""
+    return existing.status is RunStatus.COMPLETE and placement.shard is not None and not placement.resume
+
+
+
 @attrs.define
 class _Lifecycle:
     """One execution of a plan (see the module docstring); used once."""
@@ -275,6 +281,8 @@ class _Lifecycle:
     def run(self) -> Outcome:
         self.notes = list(self.plan.notes)
         header, stored_header, joining = self._begin()
+        if joining and stored_header.status is RunStatus.COMPLETE:
+            return self._complete_already(stored_header)
         shard = self.plan.placement.shard
         part = WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)
         lease = RunLease(self.store.leases, header.id, part).take(None if shard is None else shard.count)
@@ -321,6 +329,10 @@ class _Lifecycle:
         existing = repository.get_run(header.id, with_cases=False) if run_id is not None else None
         if placement.resume and existing is None:
             raise UsageError(f"--resume: there is no run {header.id} in the store")
+        if existing is not None and _complete_shard_of(existing, placement):
+            # A later attempt of the pipeline (a CI's "re-run"): the run is in, its verdict is given.
+            self.answering.check_joinable(attrs.evolve(existing, status=RunStatus.RUNNING), header, False)
+            return header, existing, True
         if existing is not None:
             self.answering.check_joinable(existing, header, placement.resume)
             # Every case of a run is kept at the level the run was started with.
@@ -329,6 +341,22 @@ class _Lifecycle:
             # resuming or joining: the checks that need the store came first, and still precede any write
             self.notes.extend(self.answering.before_joining())
         return header, repository.begin_run(header), existing is not None
+
+    def _complete_already(self, existing: Run) -> Outcome:
+        """The outcome of a shard whose run is already complete: nothing is answered or stored
+        again, the verdict is the one recorded when the run closed (as the verdict job reads it)."""
+        gate = self.plan.gate
+        judging = Judging(
+            self.store, self.answering.rules, gate.tolerances, gate.baseline_id, None, gate.fail_on_new_failures, gate.baseline_run
+        )
+        run = self.store.repository.get_run(existing.id, with_cases=self.plan.observing.keep_cases) or existing
+        verdict = recorded_verdict(run, judging)
+        self.notes.append(
+            f"Run {run.id} is already complete (a later attempt of its pipeline?): nothing is answered again; "
+            "the verdict recorded when its last shard finished is given. Pass --run-id to start a new run."
+        )
+        detail = self.answering.detail(run, verdict, self.store)
+        return Outcome(run, verdict, tuple(self.notes), self.plan.observing.hook_failures, detail=detail)
 
     # -- answer and finish ---------------------------------------------------------------------
 
@@ -358,7 +386,9 @@ class _Lifecycle:
         # Whole runs only: a shard's count may miss what the other shards stored after it.
         tally = finish.tally if streamed and placement.shard is None else None
         gate = self.plan.gate
-        judging = Judging(self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures)
+        judging = Judging(
+            self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures, gate.baseline_run
+        )
         return stored, settle(stored, judging)
 
     def _answered(self, header: Run, stored_header: Run, joining: bool) -> Collection[str]:
@@ -367,7 +397,9 @@ class _Lifecycle:
         if resumable is not None:
             skip = resumable.answered_case_ids(header.id)
             interrupted = stored_header.status is RunStatus.INTERRUPTED
-            if interrupted or (self.plan.placement.resume and stored_header.status is RunStatus.INCOMPLETE):
+            # A shard joining an incomplete run is a re-run job: it answers its slice's errored cases again.
+            reopened = self.plan.placement.resume or self.plan.placement.shard is not None
+            if interrupted or (reopened and stored_header.status is RunStatus.INCOMPLETE):
                 resumable.mark_status(header.id, RunStatus.RUNNING.value)
             return skip
         joined = self.store.repository.get_run(header.id) if joining else None

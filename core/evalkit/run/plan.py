@@ -30,11 +30,13 @@ __all__ = ["Gate", "Observing", "Placement", "RunPlan", "Shard", "check_run_id",
 class Gate:
     """How the run is judged: the tolerances, a chosen baseline (``None``: the accepted baseline of
     the run's scope) and whether an added or edited case that fails keeps the run from being
-    accepted automatically (``fail_on_new_failures``, the caller's gate)."""
+    accepted automatically (``fail_on_new_failures``, the caller's gate). ``baseline_run`` is a
+    baseline read from a file (``--baseline-file``): compared with instead of any stored run."""
 
     tolerances: Tolerances = attrs.Factory(Tolerances)
     baseline_id: str | None = None
     fail_on_new_failures: bool = False
+    baseline_run: Run | None = None
 
 
 @attrs.frozen

@@ -80,11 +80,21 @@ class SetFiles:
     question_sets: tuple[Any, ...] = ()
     problems: tuple[FileProblem, ...] = ()
     skipped: tuple[SkippedPrompt, ...] = ()
+    calibration_sets: tuple[Any, ...] = ()
 
     def raise_for_problems(self) -> None:
         """Raise :class:`SetFileError` listing every problem, if there is one."""
         if self.problems:
             raise SetFileError(self.problems)
+
+
+def _named_members(document: Any, problems: list[FileProblem]) -> list[FileProblem]:
+    """``problems`` of ``document`` (those in its own file) naming the prompt or question each is
+    inside by its id (``prompt 'opening-hours': assertions[0].regex``), not by its place."""
+    from .problems import member_of
+
+    own = str(document.file)
+    return [attrs.evolve(p, member=member_of(document.data, p.path)) if p.file == own and p.path else p for p in problems]
 
 
 def configured_patterns(config: Any) -> tuple[str, ...]:
@@ -314,6 +324,7 @@ def load_set_files(
         kinds = BUILTIN_KINDS
     prompt_sets: list[Any] = []
     question_sets: list[Any] = []
+    calibration_sets: list[Any] = []
     problems: list[FileProblem] = []
     skipped: list[SkippedPrompt] = []
     declared: dict[str, FileProblem] = {}
@@ -339,11 +350,12 @@ def load_set_files(
             expansions, expanded = expand_templates(document, reading, {p.path for p in found})
             found += expanded
         found.sort(key=lambda p: (p.file != str(shown), p.file, p.line or 0, p.column or 0))
+        found = _named_members(document, found)
         if found or document.problems:
             problems.extend(found)
             continue
         built = build_sets(document, kind, expansions)
-        found = kernel_problems(document, built, kinds)
+        found = _named_members(document, kernel_problems(document, built, kinds))
         if found:
             problems.extend(found)
             continue
@@ -358,8 +370,8 @@ def load_set_files(
                 )
                 continue
             declared[built_set.identifier] = document.problem(where, "")
-            (question_sets if kind == "question-set" else prompt_sets).append(built_set)
-    return SetFiles(tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped))
+            {"question-set": question_sets, "calibration-set": calibration_sets}.get(kind, prompt_sets).append(built_set)
+    return SetFiles(tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped), tuple(calibration_sets))
 
 
 def load_configured_sets(config: Any, kinds: Mapping[str, Any] | None = None) -> SetFiles:

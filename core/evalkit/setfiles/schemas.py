@@ -17,7 +17,7 @@ from .problems import FileProblem, quoted, quoted_key
 __all__ = ["SCHEMA_KINDS", "document_kind", "schema", "schema_problems", "schema_text"]
 
 #: The schema names ``evalkit schema`` accepts.
-SCHEMA_KINDS = ("golden-set", "question-set")
+SCHEMA_KINDS = ("golden-set", "question-set", "calibration-set")
 
 _ONE_KIND = "needs exactly one assertion kind key ({kinds}), or kind: with value: for a kind a plugin adds"
 
@@ -36,8 +36,11 @@ def schema(kind: str) -> dict[str, Any]:
 
 
 def document_kind(data: Any) -> str:
-    """``question-set`` when the document's sets hold ``questions``, else ``golden-set``."""
+    """``calibration-set`` when a set of the document says ``kind: calibration``, ``question-set``
+    when the document's sets hold ``questions``, else ``golden-set``."""
     candidates = data.get("sets") if isinstance(data, dict) and isinstance(data.get("sets"), list) else [data]
+    if any(isinstance(item, dict) and item.get("kind") == "calibration" for item in candidates):
+        return "calibration-set"
     if any(isinstance(item, dict) and "questions" in item and "prompts" not in item for item in candidates):
         return "question-set"
     return "golden-set"
@@ -70,7 +73,10 @@ def _problem(document: SetDocument, error: Any, defs: dict[str, Any]) -> list[Fi
         allowed = set(error.schema.get("properties", {}))
         extra = [k for k in instance if k not in allowed]
         known = ", ".join(sorted(allowed))
-        return [document.problem(path + (k,), f"unknown field {quoted_key(k)}; allowed here: {known}", at_key=True) for k in extra]
+        return [
+            document.problem(path + (k,), f"unknown field {quoted_key(k)};{_nearest(k, allowed)} allowed here: {known}", at_key=True)
+            for k in extra
+        ]
     if error.validator == "oneOf" and error.schema is defs.get("assertion"):
         kinds = ", ".join(k for k in error.schema["properties"] if k not in ("name", "kind", "value", "turn"))
         return [document.problem(path, _ONE_KIND.format(kinds=kinds))]
@@ -94,3 +100,11 @@ def _without_the_value(message: str, instance: Any) -> str:
     if full in message:
         return message.replace(full, quoted(instance))
     return message if len(message) <= 200 else message[:197] + "..."
+
+
+def _nearest(key: object, allowed: set[str]) -> str:
+    """`` did you mean 'contains'?`` for a misspelt field, or nothing."""
+    from ..wording import close_matches
+
+    found = close_matches(key, allowed) if isinstance(key, str) and len(key) <= 100 else []
+    return f" did you mean {quoted_key(found[0])}?" if found else ""

@@ -8,6 +8,7 @@ validators, so each problem still points at its line and JSON path.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -48,14 +49,16 @@ def rule_problems(
 
     Parts the schema already reported (``flagged`` paths) are skipped, so one mistake is reported once.
     """
-    member_key = "questions" if kind == "question-set" else "prompts"
+    member_key = {"question-set": "questions", "calibration-set": "items"}.get(kind, "prompts")
     problems: list[FileProblem] = []
     for where, entry in set_entries(document.data):
         members = entry.get(member_key) if isinstance(entry, dict) else None
         if not isinstance(members, list):
             continue
         problems.extend(_repeated_ids(document, where, member_key, members, flagged))
-        if kind == "question-set":
+        if kind == "calibration-set":
+            problems.extend(_calibration_item_problems(document, where, entry, members, flagged))
+        if kind != "golden-set":
             continue
         for index, raw in enumerate(members):
             at = where + ("prompts", index)
@@ -73,6 +76,30 @@ def rule_problems(
                 problems.append(document.problem(at, "has no assertions and no reference; declare at least one"))
             problems.extend(conversation_problems(document, at, raw, flagged))
     return problems
+
+
+def _calibration_item_problems(
+    document: SetDocument, where: JsonPath, entry: dict[str, Any], items: list[Any], flagged: set[JsonPath]
+) -> Iterator[FileProblem]:
+    """Each item's label on the declared scale, and the fields the calibrated grader's judge needs."""
+    from ..calibration import CALIBRATED_GRADERS
+
+    labels = entry.get("labels")
+    grader = entry.get("grader")
+    if not isinstance(labels, list) or near(where + ("labels",), flagged):
+        return
+    scale = {(type(label), label) for label in labels}
+    for index, item in enumerate(items):
+        at = where + ("items", index)
+        if not isinstance(item, dict) or near(at, flagged):
+            continue
+        label = item.get("label")
+        if "label" in item and (type(label), label) not in scale:
+            shown = ", ".join(json.dumps(v, ensure_ascii=False) for v in labels)
+            yield document.problem(at + ("label",), f"{quoted(label, as_json=True)} is not on the scale [{shown}]")
+        for field in CALIBRATED_GRADERS.get(grader, ()) if isinstance(grader, str) else ():
+            if field not in item:
+                yield document.problem(at, f"the {grader} judge needs {field}")
 
 
 def _repeated_ids(
@@ -130,6 +157,8 @@ def build_sets(document: SetDocument, kind: str, expansions: Mapping[JsonPath, l
     see :mod:`.templates`)."""
     if kind == "question-set":
         return [(where, _question_set(entry)) for where, entry in set_entries(document.data)]
+    if kind == "calibration-set":
+        return [(where, _calibration_set(entry)) for where, entry in set_entries(document.data)]
     return [(where, _prompt_set(entry, where, expansions or {})) for where, entry in set_entries(document.data)]
 
 
@@ -199,13 +228,33 @@ def _question_set(entry: dict[str, Any]) -> GoldenQuestionSet:
     )
 
 
+def _calibration_set(entry: dict[str, Any]) -> Any:
+    from ..calibration import CalibrationItem, CalibrationSet
+
+    fields = ("prompt", "answer", "reference", "context", "criterion", "query", "document")
+    return CalibrationSet(
+        identifier=entry["identifier"],
+        name=entry["name"],
+        grader=entry["grader"],
+        labels=entry["labels"],
+        items=[CalibrationItem(raw["id"], raw["label"], **{f: raw[f] for f in fields if f in raw}) for raw in entry["items"]],
+        description=entry.get("description", ""),
+    )
+
+
 def kernel_problems(document: SetDocument, built: list[tuple[JsonPath, Any]], kinds: Mapping[str, AssertionKind]) -> list[FileProblem]:
     """The kernel's own validation of each built set (a safety net: the checks above cover its rules)."""
+    from ..calibration import CalibrationSet, calibration_set_problems
     from ..retrieval.validation import question_set_problems
     from ..validation import prompt_set_problems
 
     problems = []
     for where, item in built:
-        rules = question_set_problems(item) if isinstance(item, GoldenQuestionSet) else prompt_set_problems(item, kinds)
+        if isinstance(item, CalibrationSet):
+            rules = calibration_set_problems(item)
+        elif isinstance(item, GoldenQuestionSet):
+            rules = question_set_problems(item)
+        else:
+            rules = prompt_set_problems(item, kinds)
         problems.extend(document.problem(where, rule) for rule in rules)
     return problems

@@ -17,6 +17,7 @@ from .protocols import (
     ClosableRepository,
     FirstAcceptance,
     GeneratorScopedResults,
+    JudgeCalibrations,
     ProviderModelQualityRuns,
     ProviderModelQualityScores,
     ResultRepository,
@@ -39,6 +40,7 @@ __all__ = [
     "CaseTally",
     "ClosableRepository",
     "GeneratorScopedResults",
+    "JudgeCalibrations",
     "ProviderModelQualityScores",
     "ResultRepository",
     "ResumableRuns",
@@ -88,9 +90,29 @@ def check_database_url(url: str) -> None:
     check(url)
 
 
-def default_database_url(cwd: Path | None = None) -> str:
-    """``EVALKIT_DATABASE_URL``, else a SQLite file under ``.evalkit/`` in ``cwd`` (the project root)."""
+def _environment_url() -> str | None:
+    """``EVALKIT_DATABASE_URL`` (``None`` when it is not set); set but empty or blank is refused.
+
+    An empty value is what CI makes of a secret a job cannot read (a fork's pull request): read
+    as "not set", every job would fall back to a store of its own and no gate would ever fire."""
     env = os.environ.get("EVALKIT_DATABASE_URL")
+    if env is None:
+        return None
+    if not env.strip():
+        from ..errors import StorageError
+
+        raise StorageError(
+            "EVALKIT_DATABASE_URL is set but empty (in CI: a secret this job cannot read, e.g. on a fork's pull "
+            "request?), so there is no store to use; set it to the results database's URL, or unset it to use "
+            "the project's own store"
+        )
+    return env
+
+
+def default_database_url(cwd: Path | None = None) -> str:
+    """``EVALKIT_DATABASE_URL``, else a SQLite file under ``.evalkit/`` in ``cwd`` (the project root);
+    an empty ``EVALKIT_DATABASE_URL`` is refused (:class:`~evalkit.errors.StorageError`)."""
+    env = _environment_url()
     if env:
         return env
     return f"sqlite:///{(cwd or Path.cwd()) / '.evalkit' / 'results.db'}"
@@ -101,7 +123,7 @@ def database_source(explicit: str | None, config: Any) -> str:
     (``explicit``), ``"EVALKIT_DATABASE_URL"``, ``"config"`` (its ``database``) or ``"default"``."""
     if explicit:
         return "--database"
-    if os.environ.get("EVALKIT_DATABASE_URL"):
+    if _environment_url() is not None:
         return "EVALKIT_DATABASE_URL"
     return "config" if getattr(config, "database", None) else "default"
 

@@ -69,6 +69,13 @@ def _first_database_error(exc: BaseException) -> BaseException:
     return first
 
 
+def lock_timed_out(exc: BaseException, *, is_sqlite: bool) -> bool:
+    """True when a database error says another process or session held a lock past the busy
+    timeout (an environment fault: the command was right, the store was not free)."""
+    lowered = " ".join(str(_first_database_error(exc)).split()).lower()
+    return ("locked" in lowered or "busy" in lowered) if is_sqlite else "lock timeout" in lowered
+
+
 def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -> tuple[str, bool]:
     """A one-line cause for a database error, and whether the connection is lost.
 

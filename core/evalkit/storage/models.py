@@ -50,7 +50,8 @@ def _short_text_field(db: pw.Database) -> Callable[..., pw.Field]:
 
 
 def bind_models(db: pw.Database) -> SimpleNamespace:
-    """The model classes of the store (``SchemaMigration``, ``Run``, ``Case``, ``RunLease``), made
+    """The model classes of the store (``SchemaMigration``, ``Run``, ``Case``, ``RunLease``,
+    ``JudgeCalibration``), made
     for and bound to ``db``: several stores can be open in one process, each with its own."""
     short_text = _short_text_field(db)
     false_default = pw.SQL("DEFAULT 0" if isinstance(db, pw.SqliteDatabase) else "DEFAULT false")
@@ -112,7 +113,7 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
         acceptance_reason = pw.TextField(null=True)
         #: Whether the run's cases carry the fingerprint of the set version it answered.
         fingerprints_kept = pw.BooleanField(default=False, constraints=[false_default])
-        #: The digest of the base system prompt of the serving identity (null for none, and for runs stored before schema 7).
+        #: The digest of the base system prompt of the serving identity (null for none, and for runs stored before schema 8).
         base_prompt = pw.CharField(max_length=80, null=True)
 
         class Meta:
@@ -181,9 +182,35 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
             table_name = "evalkit_run_lease"
             indexes = ((("run", "part"), True),)
 
-    for model in (Run, Case, RunLease):
+    class JudgeCalibration(Base):
+        """A judge measured against people's labels: its identity (yardstick and temperature), the
+        calibration set, the figures a gate reads and the whole report (JSON)."""
+
+        id = pw.AutoField()
+        yardstick = pw.TextField()
+        temperature = pw.DoubleField()
+        grader = pw.TextField()
+        judge_instance = pw.TextField()
+        judge_model = pw.TextField()
+        prompt_version = pw.IntegerField()
+        set_identifier = pw.TextField()
+        repeats = pw.IntegerField()
+        n = pw.IntegerField()
+        agreement = pw.DoubleField()
+        kappa = pw.DoubleField(null=True)
+        kappa_low = pw.DoubleField(null=True)
+        kappa_high = pw.DoubleField(null=True)
+        self_agreement = pw.DoubleField(null=True)
+        report = pw.TextField()
+        calibrated_at = pw.DoubleField()
+
+        class Meta:
+            table_name = "evalkit_judge_calibration"
+            indexes = ((("yardstick", "temperature", "calibrated_at"), False),)
+
+    for model in (Run, Case, RunLease, JudgeCalibration):
         _store_text_losslessly(model)
-    return SimpleNamespace(SchemaMigration=SchemaMigration, Run=Run, Case=Case, RunLease=RunLease)
+    return SimpleNamespace(SchemaMigration=SchemaMigration, Run=Run, Case=Case, RunLease=RunLease, JudgeCalibration=JudgeCalibration)
 
 
 def _store_text_losslessly(model: type[pw.Model]) -> None:

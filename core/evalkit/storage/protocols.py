@@ -36,6 +36,7 @@ from .values import (
     VERDICT_STATES,
     Acceptance,
     BaselineScope,
+    CalibrationRecord,
     CaseMark,
     CasePair,
     CaseTally,
@@ -47,6 +48,7 @@ from .values import (
 __all__ = [
     "AcceptedBaselines",
     "Capabilities",
+    "JudgeCalibrations",
     "CaseMark",
     "CasePair",
     "CaseTally",
@@ -306,6 +308,20 @@ class StreamedCases(Protocol):
 
 
 @runtime_checkable
+class JudgeCalibrations(Protocol):
+    """Judge calibration records (``evalkit judge calibrate``, ``evalkit judge show``, and the gate
+    that leaves uncalibrated judges' checks advisory)."""
+
+    def record_calibration(self, record: CalibrationRecord) -> None:
+        """Store one calibration."""
+        ...
+
+    def calibrations(self, yardstick: str | None = None) -> list[CalibrationRecord]:
+        """The stored calibrations (of ``yardstick`` only, when given), newest first."""
+        ...
+
+
+@runtime_checkable
 class ClosableRepository(Protocol):
     """A repository that holds a connection or a file open until it is closed (a resource, not a
     capability: :func:`~evalkit.storage.close_repository` closes one that has ``close``)."""
@@ -329,6 +345,7 @@ class Capabilities:
     history: RunHistory | None = None
     leases: RunLeases | None = None
     streamed: StreamedCases | None = None
+    calibrations: JudgeCalibrations | None = None
 
 
 _CAPABILITIES: tuple[tuple[str, type], ...] = (
@@ -339,6 +356,7 @@ _CAPABILITIES: tuple[tuple[str, type], ...] = (
     ("history", RunHistory),
     ("leases", RunLeases),
     ("streamed", StreamedCases),
+    ("calibrations", JudgeCalibrations),
 )
 
 

@@ -19,6 +19,7 @@ import os
 import secrets
 import socket
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
@@ -29,6 +30,7 @@ from ..runs import Run, RunKind
 __all__ = [
     "ACCEPTANCE_KINDS",
     "BASELINE",
+    "FUTURE_MARGIN_S",
     "HEARTBEAT_S",
     "NOT_COMPARABLE",
     "NO_REGRESSION",
@@ -41,6 +43,7 @@ __all__ = [
     "WHOLE_RUN",
     "Acceptance",
     "BaselineScope",
+    "CalibrationRecord",
     "CaseMark",
     "CasePair",
     "CaseTally",
@@ -174,6 +177,9 @@ class BaselineScope:
 HEARTBEAT_S = 10.0
 #: A lease whose heartbeat is older than this is stale and may be taken over (seconds).
 STALE_AFTER_S = 90.0
+#: A heartbeat later than the store's clock by more than this is suspect (seconds): every heartbeat
+#: is written with the store's own clock, so one ahead of it was written by another clock or by hand.
+FUTURE_MARGIN_S = 5.0
 #: The part a lease takes when the process answers the whole run (not one shard).
 WHOLE_RUN = "*"
 
@@ -202,15 +208,32 @@ class LeaseHolder:
     heartbeat_at: float | None
 
     def is_live(self, now: float, stale_after: float = STALE_AFTER_S) -> bool:
-        """True while the owner is answering: a recent heartbeat, and (on this host) a live process."""
+        """True while the owner is answering: a recent heartbeat, and (on this host) a live process.
+
+        ``now`` is the store's clock, which wrote every heartbeat. A heartbeat in the future beyond
+        :data:`FUTURE_MARGIN_S` (a tampered row, a store whose clock was set back) proves nothing:
+        such a lease is live only while its owner is a live process on this host."""
         if self.host is None or self.heartbeat_at is None or now - self.heartbeat_at > stale_after:
             return False
-        if self.host == socket.gethostname() and self.pid is not None:
-            return _process_exists(self.pid)
+        on_this_host = self.host == socket.gethostname() and self.pid is not None
+        if self.is_suspect(now):
+            return on_this_host and _process_exists(self.pid)  # type: ignore[arg-type]
+        if on_this_host:
+            return _process_exists(self.pid)  # type: ignore[arg-type]
         return True
 
+    def is_suspect(self, now: float) -> bool:
+        """True when the heartbeat is later than ``now`` (the store's clock) by more than :data:`FUTURE_MARGIN_S`."""
+        return self.heartbeat_at is not None and self.heartbeat_at - now > FUTURE_MARGIN_S
+
     def describe(self, now: float) -> str:
-        """``pid 123 on host h (heartbeat 4 s ago)``."""
+        """``pid 123 on host h (heartbeat 4 s ago)``, or ``(heartbeat 3600 s in the future: suspect…)``."""
+        if self.is_suspect(now):
+            ahead = (self.heartbeat_at or now) - now
+            return (
+                f"pid {self.pid} on host {self.host} (heartbeat {ahead:.0f} s in the future by the store's clock: "
+                "suspect, written by another clock or by hand)"
+            )
         age = max(0.0, now - (self.heartbeat_at or now))
         return f"pid {self.pid} on host {self.host} (heartbeat {age:.0f} s ago)"
 
@@ -255,12 +278,21 @@ class ShardProgress:
         return not self.missing
 
     def describe(self) -> str:
-        """``shards 1, 3 of 4 are in; waiting for 2, 4``."""
+        """``shards 1, 3 of 4 are in; waiting for shards 2, 4``: shard numbers always follow
+        "shard", so "waiting for 1, 2, 4" is never read as a count."""
         if self.count is None:
             return "the run is not sharded"
-        done = ", ".join(map(str, sorted(self.done))) or "none"
-        waiting = ", ".join(map(str, self.missing))
-        return f"shards in: {done} of {self.count}" + (f"; waiting for {waiting}" if waiting else "")
+        done = sorted(self.done)
+        if not done:
+            said = f"no shard of {self.count} is in yet"
+        elif len(done) == 1:
+            said = f"shard {done[0]} of {self.count} is in"
+        else:
+            said = f"shards {', '.join(map(str, done))} of {self.count} are in"
+        missing = self.missing
+        if missing:
+            said += f"; waiting for shard{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}"
+        return said
 
 
 class RunBusyError(UsageError):
@@ -329,4 +361,34 @@ class CasePair:
     case_id: str
     current: CaseMark | None
     baseline: CaseMark | None
+
+
+# -- judge calibration ---------------------------------------------------------------------------
+
+
+@attrs.frozen
+class CalibrationRecord:
+    """A judge measured against people's labels, as stored (``evalkit judge calibrate``).
+
+    The judge's identity is its ``yardstick`` (grader, instance, reported model, prompt version)
+    and ``temperature``: a changed model or prompt is another yardstick, with no record until it
+    is calibrated again. ``report`` is the whole calibration document (``--json``'s).
+    """
+
+    yardstick: str
+    temperature: float
+    grader: str
+    judge_instance: str
+    judge_model: str
+    prompt_version: int
+    set_identifier: str
+    repeats: int
+    n: int
+    agreement: float
+    kappa: float | None
+    kappa_low: float | None
+    kappa_high: float | None
+    self_agreement: float | None
+    calibrated_at: float
+    report: Mapping[str, Any] = attrs.field(factory=dict)
 

@@ -27,7 +27,7 @@ from ...errors import PLUGIN_FAILURES, UsageError
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
 from ...privacy import MIN_SECRET_LENGTH, is_scrubbable
-from ...prompts import GoldenPrompt, GoldenPromptSet
+from ...prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...storage.protocols import Capabilities, ResultRepository
 from ...storage.values import BaselineScope
@@ -63,9 +63,28 @@ ECHOED_MODEL_NOTE = "reported model is the alias sent; the server does not repor
 
 
 def run_yardstick(cases: Iterable[CaseResult], requested: str) -> str:
-    """The yardstick a run is stored under: the graders' common one, else the requested grader name."""
-    yardsticks = {c.yardstick for c in cases if c.yardstick and not c.errored}
-    return yardsticks.pop() if len(yardsticks) == 1 else requested
+    """The yardstick a run is stored under: the graders' common one, else the requested grader name
+    (see :func:`common_yardstick`)."""
+    return common_yardstick({c.yardstick for c in cases if c.yardstick and not c.errored}, requested)
+
+
+def common_yardstick(yardsticks: Collection[str], requested: str) -> str:
+    """The one yardstick of a run's graded cases, else ``requested`` (no single yardstick).
+
+    A yardstick may refine another: ``deterministic:rubric:<judge>:<model>:v1`` is the
+    ``deterministic`` grader with a judge deciding rubric checks. A case whose prompt has no rubric
+    check is graded ``deterministic`` whichever judge the run has, so when the yardsticks are
+    exactly one plain name and one refinement of it, the run's yardstick is the refinement (a
+    failed grading's ``…:failed`` refines nothing).
+    """
+    found = set(yardsticks)
+    if len(found) == 1:
+        return found.pop()
+    if len(found) == 2:
+        plain, refined = sorted(found, key=len)
+        if refined.startswith(f"{plain}:") and not refined.endswith(":failed"):
+            return refined
+    return requested
 
 
 def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[ServingIdentity | None, str | None]:
@@ -162,7 +181,8 @@ class PromptRules:
             yardsticks = (judging.tally if judging.tally is not None else judging.store.streamed.case_tally(run.id)).yardsticks
         else:
             yardsticks = (c.yardstick for c in run.cases if not c.errored)
-        if any(y and y != run.grader for y in yardsticks):
+        found = {y for y in yardsticks if y}
+        if found and common_yardstick(found, "") != run.grader:
             return (
                 f'not compared: the gradings of this run do not share one yardstick (stored as "{run.grader}"); '
                 "a grading failed for some cases, or the judge model changed during the run"
@@ -324,7 +344,7 @@ class PromptAnswering:
             tally = store.streamed.case_tally(header.id)
             status = final_status(header.case_count, tally.answered, tally.errored)
             identity, note = _tally_identity(tally, self.bound.configured)
-            yardstick = next(iter(tally.yardsticks)) if len(tally.yardsticks) == 1 else self.grader_name
+            yardstick = common_yardstick(tally.yardsticks, self.grader_name)
             metrics = None
             if isinstance(self.grading, components.RunMetricsSource):
                 answered = repository.get_run(header.id)  # a judge's run metrics read every case (judged runs are small)
@@ -447,14 +467,20 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
     order = PromptOrder(golden_set.identifier)
     conversations: list[str] = []  # the first prompt that only a chat-capable generator can answer
 
+    rubric_prompts: list[str] = []
+
     def visit(prompt: GoldenPrompt) -> None:
         digest.add(prompt)
         order.see(prompt.id)
         if prompt.is_chat and not conversations:
             conversations.append(prompt.id)
+        if any(isinstance(a, Assertion) and a.judged for a in prompt.assertions):
+            rubric_prompts.append(prompt.id)
 
     case_count = validate_prompt_set(golden_set, kinds, visit=visit)
-    grading, grader_name = components.load_grader(source.grader, strict=source.strict_grader, **dict(source.grader_options))
+    grading, grader_name = components.load_grader(
+        source.grader, strict=source.strict_grader, config=config, **dict(source.grader_options)
+    )
     bound = source.bound or components.bind_generator(config, source.provider, source.model)
     if conversations and not bound.can_chat:
         raise UsageError(
@@ -466,6 +492,8 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
         components.bind_set(bound, golden_set)
     if isinstance(grading, components.JudgeGrader):
         grading.bind_judge(config, bound)
+    if rubric_prompts and isinstance(grading, components.RubricJudging):
+        grading = grading.with_rubric_judge(config, bound, tuple(rubric_prompts))
     notes.extend(short_secret_warnings(bound, grading))
     if bound.is_reference_self_check:
         notes.append(
@@ -505,6 +533,23 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted
     chosen = repository.get_run(baseline_id, with_cases=False)
     if chosen is None:
         raise UsageError(f'--baseline: there is no run "{baseline_id}" in the store (see `evalkit history SET` for run ids)')
+    problems = _scope_problems(chosen, wanted)
+    if problems:
+        raise UsageError(f"--baseline {chosen.id} is of another scope: {'; '.join(problems)}")
+
+
+def check_baseline_file(baseline: Run, named: str, wanted: BaselineScope) -> None:
+    """Refuse, before anything is called or stored, a baseline file (``named``: ``baseline file
+    PATH``) that cannot be of this run's scope (what is known before the run: see
+    :func:`check_chosen_baseline`)."""
+    problems = _scope_problems(baseline, wanted)
+    if problems:
+        raise UsageError(f"{named} holds run {baseline.id} of another scope: {'; '.join(problems)}")
+
+
+def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
+    """Why ``chosen`` cannot be the baseline of a prompt run of ``wanted``, as far as it is known
+    before the run."""
     instance, alias, grader = wanted.provider_instance, wanted.model_alias, wanted.grader or ""
     problems = []
     if chosen.kind.value != "prompts":
@@ -526,5 +571,4 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted
         )
     if chosen.grader != grader and not chosen.grader.startswith(f"{grader}:"):
         problems.append(f'it was graded by "{chosen.grader}", this run by "{grader}"')
-    if problems:
-        raise UsageError(f"--baseline {chosen.id} is of another scope: {'; '.join(problems)}")
+    return problems

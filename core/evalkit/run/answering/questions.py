@@ -681,6 +681,17 @@ def close_retriever(retriever: Any) -> None:
         retriever.close()
 
 
+def check_baseline_file(baseline: Run, named: str, resolved: ResolvedQuestions) -> None:
+    """Refuse a baseline file (``named``: ``baseline file PATH``) of another scope before the
+    retriever is created or anything is stored."""
+    scope = BaselineScope(RunKind.RETRIEVAL, resolved.golden_set.identifier, retriever=resolved.retriever_id, deployment=resolved.deployment.name)
+    if baseline.kind is not RunKind.RETRIEVAL:
+        raise UsageError(f"{named} holds run {baseline.id} of another scope: it is a {baseline.kind.value} run, not a retrieval run")
+    problem = scope_mismatch(baseline, scope)
+    if problem is not None:
+        raise UsageError(f"{named} holds a run of another scope: {problem}")
+
+
 def check_chosen_baseline(repository: ResultRepository, baseline_id: str, resolved: ResolvedQuestions) -> None:
     """Refuse a chosen baseline of another scope before the retriever is created or anything is stored."""
     chosen = repository.get_run(baseline_id, with_cases=False)

@@ -3,18 +3,48 @@
 A lease is taken in a transaction serialised on the run row (``SELECT … FOR UPDATE`` on PostgreSQL,
 the write lock on SQLite), so two processes asking at once cannot both get an overlapping part. The
 rules — which parts overlap, when a holder is live — are :mod:`evalkit.leases`'.
+
+Every lease time (taken, heartbeat, done) is the store's clock, never the process's: shard hosts
+whose clocks disagree compare heartbeats written by one clock (``now()`` on PostgreSQL; on SQLite,
+whose store is a file on this machine, SQLite's own ``julianday('now')``). A lease row holding
+something that is not a number where a time, a process id or a shard number belongs (a hand or
+another program wrote it) is refused naming the row (exit 3), not read as a crash.
 """
 
 from __future__ import annotations
 
-import time
+import math
 from typing import Any
 
-from ...errors import StorageError
+from ...errors import StorageError, StoreUnavailable
+from ...shapes import short_repr
 from ..values import WHOLE_RUN, LeaseHolder, LeaseOwner, RunBusyError, ShardMismatchError, ShardProgress, overlaps
 from .store import SqlStore, guarded
 
 __all__ = ["Leases"]
+
+#: The lease columns that hold numbers, and whether each holds a whole number.
+_NUMBERS = (
+    ("acquired_at", False), ("heartbeat_at", False), ("done_at", False),
+    ("owner_pid", True), ("shard_index", True), ("shard_count", True),
+)  # fmt: skip
+
+
+def _checked(row: Any) -> Any:
+    """``row`` when each of its number columns holds a number (or nothing); else
+    :class:`StoreUnavailable` naming the row, the column and what it holds."""
+    for column, whole in _NUMBERS:
+        value = getattr(row, column)
+        if value is None:
+            continue
+        fine = type(value) is int or (not whole and type(value) is float and math.isfinite(value))
+        if not fine:
+            raise StoreUnavailable(
+                f"lease row {row.id} of run {short_repr(row.run_id)} (part {short_repr(row.part)}) in the store has "
+                f"{column} {short_repr(value)}, not a {'whole number' if whole else 'finite number'}: it was written by "
+                "something else than evalkit; delete that row (evalkit_run_lease) to let the run go on"
+            )
+    return row
 
 
 class Leases(SqlStore):
@@ -26,12 +56,12 @@ class Leases(SqlStore):
         refused (:class:`RunBusyError`) while a live lease overlaps it, and
         (:class:`ShardMismatchError`) when a stored shard of the run gives another N."""
         L = self.Lease
-        now = time.time()
         with self._atomic():
+            now = self._store_now()
             locked = self.Run.select(self.Run.id).where(self.Run.id == run_id)
             if (locked if self.is_sqlite else locked.for_update()).first() is None:
                 raise StorageError(f"run {run_id} is not in the store, so no lease can be taken on it")
-            rows = list(L.select().where(L.run == run_id))
+            rows = [_checked(row) for row in L.select().where(L.run == run_id)]
             if shard_count is not None:
                 counts = {r.shard_count for r in rows if r.shard_count is not None}
                 if counts - {shard_count}:
@@ -61,7 +91,7 @@ class Leases(SqlStore):
             return True
         L = self.Lease
         with self._atomic():
-            changed = L.update({L.heartbeat_at: time.time()}).where(
+            changed = L.update({L.heartbeat_at: self._store_now()}).where(
                 (L.run == run_id) & (L.part == part) & (L.owner_token == owner.token)
             ).execute()
         return bool(changed)
@@ -71,17 +101,17 @@ class Leases(SqlStore):
         """Clear this owner from the lease; ``done`` stamps the part as in."""
         L = self.Lease
         update: dict[Any, Any] = {L.owner_host: None, L.owner_pid: None, L.owner_token: None, L.heartbeat_at: None}
-        if done:
-            update[L.done_at] = time.time()
         with self._atomic():
+            if done:
+                update[L.done_at] = self._store_now()
             L.update(update).where((L.run == run_id) & (L.part == part) & (L.owner_token == owner.token)).execute()
 
     @guarded
     def shard_progress(self, run_id: str) -> ShardProgress:
         """The run's N (``None``: not sharded), the shards whose slice is in and those answered now."""
         L = self.Lease
-        now = time.time()
-        rows = list(L.select().where((L.run == run_id) & L.shard_count.is_null(False)))
+        now = self._store_now()
+        rows = [_checked(row) for row in L.select().where((L.run == run_id) & L.shard_count.is_null(False))]
         if not rows:
             return ShardProgress(None)
         return ShardProgress(
@@ -92,3 +122,7 @@ class Leases(SqlStore):
             ),
         )
 
+    def _store_now(self) -> float:
+        """The store's clock, in seconds since the epoch: what every lease time is written and judged by."""
+        query = "SELECT EXTRACT(EPOCH FROM now())" if not self.is_sqlite else "SELECT (julianday('now') - 2440587.5) * 86400.0"
+        return float(self.db.execute_sql(query).fetchone()[0])

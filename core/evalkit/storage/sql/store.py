@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 
 import peewee as pw
 
-from ...errors import SchemaOutOfDateError, StorageError, StoreFailure
+from ...errors import SchemaOutOfDateError, StorageError, StoreFailure, StoreUnavailable
 from .. import schema
-from ..engine import busy_timeout_s, failure_cause, open_database
+from ..engine import busy_timeout_s, failure_cause, lock_timed_out, open_database
 from ..models import models_for
 from ..urls import redact_url, sqlite_path
 
@@ -66,7 +66,9 @@ class SqlStore:
         except (pw.DatabaseError, pw.InterfaceError) as exc:
             self.close()
             cause, _ = failure_cause(exc, is_sqlite=self.is_sqlite, busy_timeout=self.busy_timeout)
-            raise StorageError(f"cannot use database {redact_url(url)}: {cause}") from None
+            # a lock held past the busy timeout is the environment's fault (exit 3), not the command's
+            error = StoreUnavailable if lock_timed_out(exc, is_sqlite=self.is_sqlite) else StorageError
+            raise error(f"cannot use database {redact_url(url)}: {cause}") from None
         if version > schema.SCHEMA_VERSION:
             self.close()
             raise SchemaOutOfDateError(schema.too_new(url, version))

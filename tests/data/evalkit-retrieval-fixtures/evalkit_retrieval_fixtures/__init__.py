@@ -137,14 +137,18 @@ def not_a_retriever() -> object:
 
 
 class SlowRetriever(ScriptedRetriever):
-    """A scripted retriever that appends each question to ``log`` and then takes ``delay`` seconds (a remote index)."""
+    """A scripted retriever that appends each question to ``log`` and then takes ``delay`` seconds (a remote index).
+
+    With ``hold``, it also waits while that file exists: a test holds a run in the middle of a
+    question for as long as it needs, however slow the machine."""
 
     thread_safe = True
 
-    def __init__(self, answers: str, log: str, delay: float = 0.0) -> None:
+    def __init__(self, answers: str, log: str, delay: float = 0.0, hold: str | None = None) -> None:
         super().__init__(answers)
         self.log = Path(log)
         self.delay = float(delay)
+        self.hold = Path(hold) if hold else None
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         """Log the question, wait, answer from the script."""
@@ -153,4 +157,6 @@ class SlowRetriever(ScriptedRetriever):
         with self.log.open("a", encoding="utf-8") as handle:
             handle.write(question + "\n")
         time.sleep(self.delay)
+        while self.hold is not None and self.hold.exists():
+            time.sleep(0.05)
         return super().retrieve(question, limit)

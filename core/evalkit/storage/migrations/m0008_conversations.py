@@ -1,4 +1,4 @@
-"""Migration 7: a run's base system prompt in its serving identity, and a conversation's turns on its case.
+"""Migration 8: a run's base system prompt in its serving identity, and a conversation's turns on its case.
 
 Frozen: never edit.
 

@@ -1,0 +1,68 @@
+"""The command a "continue it with `…`" line prints: the command as it was given, so that pasted
+as printed it resumes the run in the same store, with the same configuration and provider.
+
+The library's own line names only the set (and retriever, deployment): it cannot know that the
+store came from ``--database`` or the configuration from ``--config``, and pasted without them it
+looked in the default store and said there was no such run. The CLI knows what was given: the
+command, its arguments and the options that choose the store, the configuration and what answers
+(``--provider``, ``--model``, ``--grader``, the judge, ``--deployment``), each quoted for a POSIX
+shell. A password in a database URL is shown as ``***`` (a printed line is not a secret store: the
+reader puts it back, or sets ``EVALKIT_DATABASE_URL`` as the job did).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from ..errors import RunInterrupted, RunStoreFailed
+    from .app import Arguments
+
+__all__ = ["RESUMED_OPTIONS", "resume_command", "with_resume_command"]
+
+#: The options a resume command repeats when they were given, and the value each has when not
+#: given (``None``: any value given is repeated; a flag repeats as the bare option).
+RESUMED_OPTIONS: dict[str, Any] = {
+    "provider": None, "model": None, "grader": "deterministic", "judge": None, "judge_repeats": None,
+    "judge_temperature": None, "allow_self_judge": False, "deployment": None, "config": None, "database": None,
+}  # fmt: skip
+
+
+def _hidden_password(url: str) -> str:
+    """``url`` with the password of its user info shown as ``***`` (the whole URL otherwise kept)."""
+    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+
+
+def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
+    """``evalkit WORDS… [OPTIONS as given] --resume RUN_ID``, quoted for a shell; ``words`` is
+    the command and its arguments (``("run", SET)``, ``("retrieval", SET, RETRIEVER)``)."""
+    parts = ["evalkit", *words]
+    for name, default in RESUMED_OPTIONS.items():
+        value = getattr(args, name, default)
+        if value is None or value == default:
+            continue
+        option = "--" + name.replace("_", "-")
+        if value is True:
+            parts.append(option)
+            continue
+        parts += [option, _hidden_password(str(value)) if name == "database" else str(value)]
+    parts += ["--resume", run_id]
+    return " ".join(shlex.quote(part) for part in parts)
+
+
+def with_resume_command(error: RunInterrupted | RunStoreFailed, command: str) -> RunInterrupted | RunStoreFailed:
+    """The same error, its "continue it with" line giving ``command``."""
+    from ..errors import RunInterrupted
+
+    if isinstance(error, RunInterrupted):
+        return RunInterrupted(error.run_id, error.set_identifier, command=command)
+    return type(error)(
+        error.run_id, error.set_identifier, error.cause, kept=error.kept, marked=error.marked,
+        resumable=error.resumable, command=command,
+    )  # fmt: skip

@@ -1,0 +1,246 @@
+"""Calibrating a judge: ask it every item of a calibration set and measure it against people.
+
+:func:`calibrate_judge` binds the judge a calibration set's grader uses (the configured provider
+instance named by ``--judge`` or the configuration's ``judge``), checks that its scale is the
+set's, asks every item ``repeats`` times (in parallel, within the judge instance's concurrency)
+and returns a :class:`Calibration`: n, raw agreement, Cohen's κ (quadratic-weighted on an ordered
+scale of more than two labels) with a seeded 95 % bootstrap interval, the confusion matrix,
+precision and recall per label, the positive rates, and — asked more than once — the judge's
+agreement with itself across repeats (Krippendorff's α).
+
+The judge's label of an item is the label it gave most often across the repeats (the first asked
+among equals). An item the judge could not label (an unusable reply twice, a failed call) is left
+out of the figures and named; when none could be labelled, or the judge reports no model or
+changes model on the way, the calibration fails (:class:`~evalkit.errors.CalibrationFailed`, exit 3)
+and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from .agreement import Agreement, KrippendorffAlpha, judge_agreement, krippendorff_alpha
+from .calibration import CalibrationSet, calibration_set_problems
+from .components import BoundGenerator, load_grader
+from .config import Config
+from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError
+
+__all__ = ["CALIBRATING_GRADER", "Calibration", "CalibratingGrader", "JudgeSettings", "calibrate_judge", "calibration_judge"]
+
+#: The grader (``evalkit.graders`` entry point) whose judge a calibration set of each kind measures.
+CALIBRATING_GRADER: Mapping[str, str] = {
+    "rubric": "deterministic",
+    "decision": "decision",
+    "groundedness": "groundedness",
+    "relevance": "relevance",
+}
+
+#: The model under test while calibrating: none (so the judge is never refused as its own subject).
+_NOBODY_UNDER_TEST = BoundGenerator(generator=None, adapter="", instance=None, alias=None, configured=False)
+
+
+@runtime_checkable
+class CalibratingGrader(Protocol):
+    """A grader whose judge can be calibrated: it hands out the judge a calibration set of
+    ``grader`` measures (``None`` when it has none for that grader)."""
+
+    def calibration_judge(self, grader: str) -> Any:
+        """An unbound judge with ``bind_judge``, ``check_ready``, ``judge_scale``, ``alabel``,
+        ``yardstick_for`` and ``aclose`` (see :mod:`evalkit_plugins._judge`)."""
+        ...
+
+
+@attrs.frozen
+class JudgeSettings:
+    """Which judge is calibrated and how: the provider instance (``None``: the configuration's
+    ``judge``), its sampling temperature, and how often each item is asked."""
+
+    judge: str | None = None
+    temperature: float = 0.0
+    repeats: int = 1
+
+
+@attrs.frozen
+class Calibration:
+    """A judge measured on a calibration set: who judged (instance, reported model, prompt
+    version, temperature, and the yardstick its gradings carry), the agreement with people, its
+    agreement with itself across repeats, and the items it could not label."""
+
+    set_identifier: str
+    grader: str
+    judge_instance: str
+    judge_model: str
+    prompt_version: int
+    temperature: float
+    yardstick: str
+    repeats: int
+    agreement: Agreement
+    self_agreement: KrippendorffAlpha | None
+    unjudged: tuple[str, ...] = ()
+
+    def record(self, calibrated_at: float | None = None) -> Any:
+        """This calibration as a :class:`~evalkit.storage.values.CalibrationRecord` (now, unless
+        ``calibrated_at`` says when)."""
+        import time
+
+        from .storage.values import CalibrationRecord
+
+        interval = self.agreement.kappa.interval
+        return CalibrationRecord(
+            yardstick=self.yardstick, temperature=self.temperature, grader=self.grader,
+            judge_instance=self.judge_instance, judge_model=self.judge_model, prompt_version=self.prompt_version,
+            set_identifier=self.set_identifier, repeats=self.repeats, n=self.agreement.n,
+            agreement=self.agreement.agreement, kappa=self.kappa,
+            kappa_low=interval.low if interval is not None else None, kappa_high=interval.high if interval is not None else None,
+            self_agreement=self.self_agreement.value if self.self_agreement is not None else None,
+            calibrated_at=time.time() if calibrated_at is None else calibrated_at, report=self.as_dict(),
+        )  # fmt: skip
+
+    @property
+    def kappa(self) -> float | None:
+        """Cohen's κ (``None`` when undefined)."""
+        return self.agreement.kappa.value
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``--json`` document (``n``, ``agreement``, ``kappa``, ``kappa_ci95``, ``confusion``,
+        ``per_label``, ``self_agreement`` and the judge's identity)."""
+        agreement = self.agreement
+        interval = agreement.kappa.interval
+        return {
+            "set": self.set_identifier,
+            "grader": self.grader,
+            "judge": {
+                "instance": self.judge_instance, "model": self.judge_model, "prompt_version": self.prompt_version,
+                "temperature": self.temperature, "yardstick": self.yardstick,
+            },
+            "repeats": self.repeats,
+            "n": agreement.n,
+            "labels": list(agreement.labels),
+            "agreement": agreement.agreement,
+            "kappa": agreement.kappa.value,
+            "kappa_weights": agreement.kappa.weights,
+            "kappa_ci95": [interval.low, interval.high] if interval is not None else None,
+            "confusion": [list(row) for row in agreement.confusion],
+            "per_label": [
+                {"label": p.label, "support": p.support, "predicted": p.predicted, "precision": p.precision, "recall": p.recall}
+                for p in agreement.per_label
+            ],
+            "judge_positive_rate": agreement.judge_positive_rate,
+            "human_positive_rate": agreement.human_positive_rate,
+            "positive_labels": list(agreement.positive_labels),
+            "self_agreement": self.self_agreement.value if self.self_agreement is not None else None,
+            "unjudged": list(self.unjudged),
+        }  # fmt: skip
+
+
+def calibration_judge(grader: str, settings: JudgeSettings, config: Config) -> Any:
+    """The bound judge a calibration set of ``grader`` measures; a :class:`UsageError` when no
+    installed grader judges that kind or no judge is configured."""
+    name = CALIBRATING_GRADER.get(grader)
+    options: dict[str, Any] = {"temperature": settings.temperature}
+    if settings.judge is not None:
+        options["judge"] = settings.judge
+    try:
+        loaded, _ = load_grader(name or grader, **options)
+    except UsageError:
+        raise
+    except Exception as exc:  # an unknown grader: no installed plugin judges this kind
+        raise UsageError(f'no installed grader judges "{grader}" calibration sets ({exc})') from None
+    judge = loaded.calibration_judge(grader) if isinstance(loaded, CalibratingGrader) else None
+    if judge is None:
+        raise UsageError(f'the "{name}" grader has no judge to calibrate on "{grader}" items')
+    judge.bind_judge(config, _NOBODY_UNDER_TEST)
+    return judge
+
+
+def _check_scale(judge: Any, calibration: CalibrationSet) -> None:
+    scale = tuple(judge.judge_scale())
+    if {(type(v), v) for v in scale} != {(type(v), v) for v in calibration.labels}:
+        raise UsageError(
+            f'calibration set "{calibration.identifier}" labels items {list(calibration.labels)!r}, but the '
+            f"{calibration.grader} judge answers {list(scale)!r}: label the items on the judge's scale"
+        )
+
+
+def _modal(labels: Sequence[Any]) -> Any:
+    counts = Counter((type(v), v) for v in labels)
+    best = max(counts.values())
+    return next(v for v in labels if counts[(type(v), v)] == best)
+
+
+async def _ask_all(judge: Any, calibration: CalibrationSet, repeats: int) -> list[list[Any]]:
+    """Every item asked ``repeats`` times; each answer a ``(label, model)`` or the exception."""
+
+    async def ask(item: Any) -> Any:
+        try:
+            return await judge.alabel(item)
+        except PLUGIN_FAILURES as exc:
+            return exc
+
+    try:
+        asked = await asyncio.gather(*(ask(item) for item in calibration.items for _ in range(repeats)))
+    finally:
+        await judge.aclose()
+    return [asked[i * repeats : (i + 1) * repeats] for i in range(len(calibration.items))]
+
+
+def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config: Config) -> Calibration:
+    """Measure the judge of ``calibration.grader`` against the set's labels (see the module docstring)."""
+    if settings.repeats < 1:
+        raise UsageError(f"repeats must be at least 1, got {settings.repeats}")
+    problems = calibration_set_problems(calibration)
+    if problems:
+        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+        raise UsageError(f'calibration set "{getattr(calibration, "identifier", "?")}" cannot be used: {shown}')
+    judge = calibration_judge(calibration.grader, settings, config)
+    _check_scale(judge, calibration)
+    judge.check_ready()
+    answers = asyncio.run(_ask_all(judge, calibration, settings.repeats))
+    human: list[Any] = []
+    judged: list[Any] = []
+    per_repeat: list[list[Any]] = []
+    unjudged: list[str] = []
+    models: set[Any] = set()
+    first_failure: str | None = None
+    for item, outcomes in zip(calibration.items, answers, strict=True):
+        labels = [o[0] for o in outcomes if not isinstance(o, BaseException)]
+        models.update(o[1] for o in outcomes if not isinstance(o, BaseException))
+        failures = [o for o in outcomes if isinstance(o, BaseException)]
+        if failures and first_failure is None:
+            first_failure = str(failures[0])
+        if not labels:
+            unjudged.append(item.id)
+            continue
+        human.append(item.label)
+        judged.append(_modal(labels))
+        per_repeat.append([o[0] if not isinstance(o, BaseException) else None for o in outcomes])
+    if not judged:
+        raise CalibrationFailed(f"the judge labelled none of the {len(calibration.items)} items; the first failure: {first_failure}")
+    if None in models:
+        raise CalibrationFailed(f'the judge "{judge.judge_instance}" reported no model, so its calibration cannot be attributed')
+    if len(models) > 1:
+        raise CalibrationFailed(f"the judge model changed during the calibration ({', '.join(sorted(map(str, models)))})")
+    (model,) = models
+    ordered = calibration.ordered
+    agreement = judge_agreement(human, judged, calibration.labels, weights="quadratic" if ordered else None)
+    self_agreement = None
+    if settings.repeats > 1:
+        self_agreement = krippendorff_alpha(per_repeat, level="ordinal" if ordered else "nominal", labels=calibration.labels)
+    return Calibration(
+        set_identifier=calibration.identifier,
+        grader=calibration.grader,
+        judge_instance=judge.judge_instance,
+        judge_model=str(model),
+        prompt_version=judge.prompt.version,
+        temperature=float(settings.temperature),
+        yardstick=judge.yardstick_for(str(model)),
+        repeats=settings.repeats,
+        agreement=agreement,
+        self_agreement=self_agreement,
+        unjudged=tuple(unjudged),
+    )

@@ -1,0 +1,93 @@
+"""Signals evalkit relies on, kept out of plugins' hands while it does.
+
+evalkit's time limits ring with ``SIGALRM`` (:mod:`evalkit.timeouts`: a stuck hook, grader or set
+provider is interrupted at its limit), and the ``evalkit`` console script ends on ``SIGTERM``
+(:mod:`evalkit.cli.ending`: a CI job's timeout, ``docker stop``). A plugin that installs its own
+handler for either — or stops the real-time timer — would silently switch those off: a hook stuck
+past ``hook_timeout`` would hang the run, a CI job's ``SIGTERM`` would be ignored until its runner
+killed it, with nothing said.
+
+While a signal is *claimed* (:func:`claimed`), ``signal.signal`` for it leaves evalkit's handler in
+place and returns it; while ``SIGALRM`` is claimed, ``signal.setitimer(ITIMER_REAL, …)`` and
+``signal.alarm()`` leave evalkit's timer as it is (returning it). What a plugin asked for is not
+applied later either. This holds for calls through the :mod:`signal` module — the way code calls
+it — not for the private ``_signal`` module (evalkit's own way, which the claims do not affect).
+Claims are made and released in the main thread, the only one that may set a handler.
+"""
+
+from __future__ import annotations
+
+# The C functions under the signal module: evalkit's own calls, which claims must not refuse.
+import _signal
+import contextlib
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["claim", "claimed", "is_claimed", "release"]
+
+#: How many claims are in force on each signal number.
+_claims: dict[int, int] = {}
+#: The signal module's own functions, before :func:`_guard` replaced them.
+_originals: dict[str, Any] = {}
+
+
+def claim(signum: int) -> None:
+    """Keep ``signum``'s handler (and for ``SIGALRM`` the real-time timer) evalkit's until the
+    matching :func:`release`."""
+    _guard()
+    number = int(signum)
+    _claims[number] = _claims.get(number, 0) + 1
+
+
+def release(signum: int) -> None:
+    """End one :func:`claim` on ``signum``."""
+    _claims[int(signum)] -= 1
+
+
+@contextlib.contextmanager
+def claimed(signum: int) -> Iterator[None]:
+    """:func:`claim` ``signum`` while inside."""
+    claim(signum)
+    try:
+        yield
+    finally:
+        release(signum)
+
+
+def is_claimed(signum: int) -> bool:
+    """True while a claim on ``signum`` is in force."""
+    return _claims.get(int(signum), 0) > 0
+
+
+def _guard() -> None:
+    """Put the claim-aware versions of ``signal.signal``, ``signal.setitimer`` and ``signal.alarm``
+    in the :mod:`signal` module (once)."""
+    if _originals:
+        return
+    _originals.update(signal=signal.signal, setitimer=signal.setitimer, alarm=signal.alarm)
+    signal.signal = _signal_unless_claimed  # type: ignore[assignment]
+    signal.setitimer = _setitimer_unless_claimed  # type: ignore[assignment]
+    signal.alarm = _alarm_unless_claimed  # type: ignore[assignment]
+
+
+def _signal_unless_claimed(signalnum: Any, handler: Any) -> Any:
+    """``signal.signal``, except for a claimed signal: its handler is kept, and returned."""
+    if is_claimed(signalnum):
+        return signal.getsignal(signalnum)
+    return _originals["signal"](signalnum, handler)
+
+
+def _setitimer_unless_claimed(which: int, seconds: float, interval: float = 0.0) -> tuple[float, float]:
+    """``signal.setitimer``, except for the real-time timer while ``SIGALRM`` is claimed: left
+    running as evalkit set it (its state returned)."""
+    if which == _signal.ITIMER_REAL and is_claimed(_signal.SIGALRM):
+        return _signal.getitimer(which)
+    return _originals["setitimer"](which, seconds, interval)
+
+
+def _alarm_unless_claimed(seconds: int) -> int:
+    """``signal.alarm``, except while ``SIGALRM`` is claimed: evalkit's timer is left running."""
+    if is_claimed(_signal.SIGALRM):
+        return int(_signal.getitimer(_signal.ITIMER_REAL)[0])
+    return int(_originals["alarm"](seconds))

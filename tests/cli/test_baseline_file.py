@@ -1,0 +1,158 @@
+"""Baselines without a shared database: ``evalkit baseline export`` writes a scope's baseline to a
+file committed with the code, and ``--baseline-file`` gates a CI job whose store starts empty.
+
+The replay provider ``app`` answers ``reportkit.hostile`` (tests/support/reports.py); each test
+chooses which cases fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.support.reports import HOSTILE_IDS, REPORT_PLUGINS, answer_hostile
+
+SET = "reportkit.hostile"
+FILE = "evals/baselines/hostile.json"
+
+
+@pytest.fixture
+def cli(evalkit_cli, plugin_dists):  # noqa: ANN001, ANN201
+    env = {"PYTHONPATH": plugin_dists(REPORT_PLUGINS), "EVALKIT_DATABASE_URL": None}
+
+    def run(*args: str, **extra: str):  # noqa: ANN202
+        return evalkit_cli(*args, env={**env, **extra})
+
+    return run
+
+
+def fresh_job(project: Path) -> None:
+    """A new CI job: the checkout holds the committed baseline file, the store is empty."""
+    shutil.rmtree(project / ".evalkit", ignore_errors=True)
+
+
+def redigested(document: dict) -> dict:
+    """``document`` with its digest made to match again (what a forger would do)."""
+    body = {k: v for k, v in document.items() if k != "digest"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return {**body, "digest": "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()}
+
+
+def exported(cli, project: Path, *extra: str) -> dict:  # noqa: ANN001
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app").code == 0
+    result = cli("baseline", "export", SET, "--provider", "app", "-o", FILE, *extra)
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith("Baseline run ") and f"written to {FILE} (6 cases, answers at the" in result.stdout
+    return json.loads((project / FILE).read_text())
+
+
+def test_a_fresh_job_with_the_committed_baseline_file_and_a_regressed_model_exits_1(cli, project) -> None:
+    document = exported(cli, project)
+    assert document["format"] == "evalkit-baseline" and document["privacy"] == "metadata"
+    run = document["run"]
+    assert run["identity"]["provider_instance"] == "app" and run["set_fingerprint"]
+    assert all(case["fingerprint"] and case["answer_text"] is None for case in run["cases"]), "metadata: no answer text"
+    assert document["acceptance"]["how"] == "first"
+
+    fresh_job(project)
+    answer_hostile(project, failing=HOSTILE_IDS[:2])
+    # Without the file the empty store makes every run "the baseline": the gate never fires.
+    fresh_job(project)
+    blind = cli("run", SET, "--provider", "app", "--fail-on-regression")
+    assert blind.code == 0 and "recorded as the baseline" in blind.stdout
+
+    fresh_job(project)
+    gated = cli("run", SET, "--provider", "app", "--fail-on-regression", "--baseline-file", FILE)
+    assert gated.code == 1, gated.stdout + gated.stderr
+    assert "Regressed (passed in the baseline, fail now): 2" in gated.stdout
+    assert f"versus run {run['id']}" in gated.stdout or f"(baseline run {run['id']})" in gated.stdout, gated.stdout
+
+    fresh_job(project)
+    answer_hostile(project)
+    passing = cli("run", SET, "--provider", "app", "--fail-on-regression", "--baseline-file", FILE, "--json")
+    assert passing.code == 0, passing.stderr
+    assert passing.json()["verdict"]["baseline_id"] == run["id"] and passing.json()["verdict"]["regressed"] is False
+
+
+def test_answers_go_into_the_file_only_as_the_privacy_level_allows(cli, project) -> None:
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app", "--privacy", "full").code == 0
+    full = cli("baseline", "export", SET, "-o", "full.json")
+    assert full.code == 0, full.stderr
+    assert {c["answer_text"] for c in json.loads((project / "full.json").read_text())["run"]["cases"]} == {"yes"}
+    lowered = cli("baseline", "export", SET, "-o", "meta.json", "--privacy", "metadata")
+    assert lowered.code == 0 and {c["answer_text"] for c in json.loads((project / "meta.json").read_text())["run"]["cases"]} == {None}
+    fresh_job(project)
+    assert cli("run", SET, "--provider", "app").code == 0  # stored at metadata
+    more = cli("baseline", "export", SET, "-o", "more.json", "--privacy", "full")
+    assert more.code == 2 and "keeps answers at the metadata level; a baseline file cannot hold more" in more.stderr
+    assert not (project / "more.json").exists()
+
+
+def test_export_needs_exactly_one_scope(cli, project) -> None:
+    none = cli("baseline", "export", SET, "-o", "x.json")
+    assert none.code == 2
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app").code == 0
+    assert cli("run", SET, "--provider", "app", "--model", "other-alias").code == 0
+    two = cli("baseline", "export", SET, "-o", "x.json")
+    assert two.code == 2 and "2 scopes of set" in two.stderr and "narrow them with --provider, --model" in two.stderr
+    assert not (project / "x.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["run"]["cases"][0].update(passed=False), "its content does not match its digest"),
+        (lambda d: d.update(digest="sha256:" + "0" * 64), "its content does not match its digest"),
+        (lambda d: d["run"].update(status="running"), "is not a valid baseline file: .run.status: breaks the rule const"),
+        (lambda d: d["run"]["cases"][0].update(score="high"), "is not a valid baseline file: .run.cases[0].score: breaks the rule type"),
+        (lambda d: d.pop("run"), "is not a valid baseline file: (the top level): breaks the rule required"),
+        (lambda d: d.update(format="other"), "is not an evalkit baseline file"),
+    ],
+    ids=["edited-case", "digest", "running", "score-type", "no-run", "format"],
+)
+def test_a_tampered_baseline_file_exits_2_naming_it_before_anything_is_called(cli, project, change, message) -> None:
+    document = exported(cli, project)
+    change(document)
+    (project / FILE).write_text(json.dumps(document))
+    fresh_job(project)
+    result = cli("run", SET, "--provider", "app", "--baseline-file", FILE, "--fail-on-regression")
+    assert result.code == 2 and f"baseline file {FILE}: " in result.stderr and message in result.stderr, result.stderr
+    assert not (project / ".evalkit" / "results.db").exists(), "nothing was stored"
+
+
+def test_a_foreign_baseline_file_exits_2_naming_it(cli, project) -> None:
+    document = exported(cli, project)
+    other = redigested({**document, "run": {**document["run"], "set_identifier": "arith.basic"}})
+    (project / "foreign.json").write_text(json.dumps(other))
+    fresh_job(project)
+    result = cli("run", SET, "--provider", "app", "--baseline-file", "foreign.json")
+    assert result.code == 2, result.stderr
+    assert 'baseline file foreign.json holds run' in result.stderr and 'it is a run of set "arith.basic"' in result.stderr
+    other_model = cli("run", SET, "--provider", "app", "--model", "other-alias", "--baseline-file", FILE)
+    assert other_model.code == 2 and f"baseline file {FILE} holds run" in other_model.stderr
+    both = cli("run", SET, "--provider", "app", "--baseline-file", FILE, "--baseline", "x")
+    assert both.code == 2 and "--baseline and --baseline-file name two baselines" in both.stderr
+    assert not (project / ".evalkit" / "results.db").exists()
+
+
+def test_the_verdict_job_of_a_sharded_run_compares_with_the_baseline_file(cli, project) -> None:
+    exported(cli, project)
+    fresh_job(project)
+    answer_hostile(project, failing=HOSTILE_IDS[:1])
+    store = ("--database", "sqlite:///shared.db")
+    for index in (1, 2):
+        shard = cli("run", SET, "--provider", "app", *store, "--shard", f"{index}/2", "--run-id", "ci-9", "--baseline-file", FILE)
+        assert shard.code == 0, shard.stderr
+    verdict = cli(
+        "run", SET, "--provider", "app", *store, "--wait-for-shards", "--run-id", "ci-9", "--timeout", "1m",
+        "--fail-on-regression", "--baseline-file", FILE,
+    )  # fmt: skip
+    assert verdict.code == 1, verdict.stdout + verdict.stderr
+    assert "Regressed (passed in the baseline, fail now): 1" in verdict.stdout
