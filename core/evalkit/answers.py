@@ -7,9 +7,13 @@ from typing import Any
 
 import attrs
 
+from .conversations import Message, Tool, ToolCall, messages_of, replies, tool_calls_of, tools_of
 from .shapes import short_repr
 
-__all__ = ["Answer", "Citation", "GenerationRequest", "Passage", "ServingIdentity", "USAGE_FIELDS", "Usage", "answer_problems"]
+__all__ = [
+    "Answer", "ChatRequest", "Citation", "GenerationRequest", "Passage", "ServingIdentity", "Turn", "USAGE_FIELDS", "Usage",
+    "answer_problems", "base_prompt_digest", "sum_usage",
+]
 
 
 @attrs.frozen
@@ -29,6 +33,46 @@ class GenerationRequest:
     max_tokens: int | None = None
     case_id: str | None = None
     response_format: Mapping[str, Any] | None = None
+
+
+@attrs.frozen
+class ChatRequest:
+    """The turns of a conversation sent so far, as sent to a chat-capable generator
+    (:class:`~evalkit.components.ChatGenerator`), which answers with one :class:`Turn`.
+
+    ``messages`` starts with at most one system turn (the instance's base system prompt and the
+    prompt's own, joined); ``tools`` are the functions the model may call; ``step`` counts the model
+    turns this case asked for before this one (0 for the first), so a generator that looks answers
+    up (replay) can find the right one; ``case_id`` is the golden prompt's id.
+    """
+
+    messages: tuple[Message, ...] = attrs.field(converter=messages_of)
+    tools: tuple[Tool, ...] = attrs.field(default=(), converter=tools_of)
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    case_id: str | None = None
+    step: int = 0
+
+
+def _calls(value: Iterable[ToolCall | Mapping[str, Any]] | None) -> tuple[ToolCall, ...]:
+    return tuple(ToolCall.coerce(item) for item in value or ())
+
+
+@attrs.frozen
+class Turn:
+    """One model turn: its text, the tools it calls (possibly both; a turn without tool calls is a
+    reply) and what the endpoint reported beside them."""
+
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_calls)
+    model: str | None = None
+    usage: Usage | None = attrs.field(default=None, converter=lambda value: Usage.coerce(value))
+    finish_reason: str | None = None
+
+    def as_message(self) -> Message:
+        """The assistant turn this turn adds to the conversation."""
+        return Message.assistant(self.text, self.tool_calls)
 
 
 @attrs.frozen
@@ -88,6 +132,20 @@ class Usage:
 USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "cached_input_tokens")
 
 
+def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
+    """The token counts of several turns added up (a count no turn reported stays ``None``);
+    ``None`` when no turn reported any."""
+    known = [u for u in usages if u is not None]
+    if not known:
+        return None
+
+    def total(field: str) -> int | None:
+        counts = [getattr(u, field) for u in known if getattr(u, field) is not None]
+        return sum(counts) if counts else None
+
+    return Usage(total("input_tokens"), total("output_tokens"))
+
+
 def _citations(value: Iterable[Citation | str | Mapping[str, Any]] | None) -> tuple[Citation, ...]:
     out = []
     for item in value or ():
@@ -130,6 +188,12 @@ class Answer:
     reason when they are missing rather than passing. ``passages`` are the passages sent with the
     prompt: plain strings, or :class:`Passage` objects (or ``{"text", "source_id"}`` mappings)
     that name their source, so citations can be resolved by id.
+
+    A conversation's answer (see :mod:`evalkit.conversations`) is its final reply, and
+    ``transcript`` holds every turn of the run after the prompt's fixed history: the model's turns
+    (with their tool calls), the canned tools' results and, in a scripted conversation, the user
+    turns sent; ``usage`` is then the sum of every model turn's. ``finish_reason`` is
+    ``"max_steps"`` when the loop stopped at the prompt's ``max_steps`` without a reply.
     """
 
     text: str
@@ -139,6 +203,31 @@ class Answer:
     citations: tuple[Citation, ...] = attrs.field(default=(), converter=_citations)
     passages: tuple[Passage, ...] = attrs.field(default=(), converter=_passages)
     finish_reason: str | None = None
+    transcript: tuple[Message, ...] = attrs.field(default=(), converter=messages_of)
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """Every tool call the model made, in order (empty for a plain answer)."""
+        return tool_calls_of(self.transcript)
+
+    @property
+    def reply_count(self) -> int:
+        """How many user turns the model was asked to answer (1 for a plain answer)."""
+        return len(replies(self.transcript)) if self.transcript else 1
+
+    def reply(self, number: int) -> Answer | None:
+        """The model's ``number``-th reply (1-based) as an answer of its own — its text and the
+        turns that led to it —, ``None`` when the model gave no such reply (the conversation
+        stopped before, or ran out of steps there). A plain answer is its own reply 1."""
+        if not self.transcript:
+            return self if number == 1 else None
+        found = replies(self.transcript)
+        if not 1 <= number <= len(found):
+            return None
+        text, turns = found[number - 1]
+        if text is None:
+            return None
+        return attrs.evolve(self, text=text, transcript=turns, usage=None)
 
 
 def answer_problems(answer: Answer) -> list[str]:
@@ -167,18 +256,37 @@ def answer_problems(answer: Answer) -> list[str]:
 
 @attrs.frozen
 class ServingIdentity:
-    """The content-free proof of who answered: configured instance, alias sent, model reported."""
+    """The content-free proof of who answered: configured instance, alias sent, model reported.
+
+    ``base_prompt`` is the digest of the base system prompt the instance put before every request
+    (:func:`base_prompt_digest`; ``""``: none): a run's identity carries it, so changing the base
+    prompt starts a new comparison scope. A case's identity leaves it empty: the run says it once.
+    """
 
     provider_instance: str
     model_alias: str
     reported_model: str
     version: int = 1
+    base_prompt: str = ""
 
     def as_mapping(self) -> dict[str, Any]:
-        """The stored form (version first)."""
-        return {
+        """The stored form (version first; the base prompt's digest when there is one)."""
+        stored: dict[str, Any] = {
             "version": self.version,
             "provider_instance": self.provider_instance,
             "model_alias": self.model_alias,
             "reported_model": self.reported_model,
         }
+        if self.base_prompt:
+            stored["base_prompt"] = self.base_prompt
+        return stored
+
+
+def base_prompt_digest(text: str | None) -> str:
+    """The digest of a base system prompt as a serving identity keeps it: ``sha256:`` and 16 hex
+    digits of its UTF-8 text; ``""`` for none."""
+    if not text:
+        return ""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -20,7 +20,10 @@ from .grading import Check
 from .jsonparse import parse_json
 from .prompts import Assertion
 
-__all__ = ["AssertionKind", "BUILTIN_KINDS", "evaluate", "parse_json_answer", "load_schema"]
+__all__ = [
+    "AssertionKind", "BUILTIN_KINDS", "TOOL_KINDS", "evaluate", "parse_json_answer", "load_schema", "json_schema_problems",
+    "schema_matches",
+]
 
 #: PHP's trim set, which the original's ``exact`` uses (Python's strip() removes more).
 TRIM_CHARS = " \t\n\r\0\x0b"
@@ -127,6 +130,27 @@ def _schema_validator(schema: Any) -> Any:
 
     cls = validator_class(validator_for(schema))
     return cls(schema, registry=Registry(retrieve=refuse))
+
+
+def json_schema_problems(value: Any) -> list[str]:
+    """What makes ``value`` no usable JSON Schema (empty when it is one): not JSON, not an object
+    or a boolean, not valid against its dialect's metaschema, or holding a ``$ref`` that cannot be
+    resolved locally (remote references are never retrieved)."""
+    return list(_validate_json_schema(value))
+
+
+def schema_matches(schema: Any, data: Any) -> str | None:
+    """``None`` when ``data`` validates against the JSON Schema ``schema`` (a checked one: see
+    :func:`json_schema_problems`), else the first error as a detail; its regexes are bounded as
+    the ``json_schema`` check's are."""
+    from .schema_patterns import patterns_within
+
+    key = schema if isinstance(schema, str) else json.dumps(schema, sort_keys=True)
+    try:
+        with patterns_within(SCHEMA_PATTERN_TIMEOUT_S):
+            return _first_schema_error(key, schema, data)
+    except TimeoutError:
+        return f"pattern timed out: the schema's regexes took over {SCHEMA_PATTERN_TIMEOUT_S:g} s"
 
 
 def _validate_json_schema(value: Any) -> Iterable[str]:
@@ -253,6 +277,10 @@ def _max_words(limit: int, answer: Answer) -> bool | Check:
     return True if words <= limit else Check("", False, detail=f"{words} words, limit {limit}")
 
 
+def _reply_count(answer: Answer) -> int:
+    return sum(1 for number in range(1, answer.reply_count + 1) if answer.reply(number) is not None)
+
+
 def _takes_no_value(value: Any) -> Iterable[str]:
     if value is not None:
         yield "takes no value"
@@ -301,6 +329,85 @@ def _citations_resolve(value: None, answer: Answer) -> bool | Check:
     return Check("", False, detail=f"unresolved {'citation' if len(unresolved) == 1 else 'citations'}: {', '.join(unresolved)} (passages sent: {sent})")
 
 
+# -- tool checks: over the tool calls of the answer's transcript ---------------------------------
+
+
+def _tool_name(value: Any) -> Iterable[str]:
+    yield from (f"{problem} (a tool name)" for problem in _non_empty_string(value))
+
+
+def _called(answer: Answer) -> list[str]:
+    return [call.name for call in answer.tool_calls]
+
+
+def _calls_detail(answer: Answer) -> str:
+    names = _called(answer)
+    return f"called {', '.join(names)}" if names else "called no tool"
+
+
+def _tool_called(tool: str, answer: Answer) -> bool | Check:
+    return True if tool in _called(answer) else Check("", False, detail=_calls_detail(answer))
+
+
+def _tool_not_called(tool: str, answer: Answer) -> bool | Check:
+    count = _called(answer).count(tool)
+    return True if not count else Check("", False, detail=f"called {tool} {'once' if count == 1 else f'{count} times'}")
+
+
+def _validate_tool_args(value: Any) -> Iterable[str]:
+    if not isinstance(value, Mapping) or set(value) != {"name", "schema"}:
+        yield "must be {name: TOOL, schema: JSON_SCHEMA}"
+        return
+    yield from _tool_name(value["name"])
+    yield from (f"schema {problem}" for problem in _validate_json_schema(value["schema"]))
+
+
+def _tool_args(value: Mapping[str, Any], answer: Answer) -> bool | Check:
+    tool = value["name"]
+    calls = [call for call in answer.tool_calls if call.name == tool]
+    if not calls:
+        return Check("", False, detail=f"{tool} was not called ({_calls_detail(answer)})")
+    for number, call in enumerate(calls, start=1):
+        problem = schema_matches(value["schema"], call.arguments)
+        if problem is not None:
+            return Check("", False, detail=f"call {number} of {tool}: {problem}")
+    return True
+
+
+def _validate_tool_sequence(value: Any) -> Iterable[str]:
+    if not isinstance(value, Mapping) or "names" not in value or not set(value) <= {"names", "strict"}:
+        yield "must be {names: [TOOL, ...], strict: false}"
+        return
+    yield from (f"names: {problem}" for problem in _string_list(value["names"]))
+    if not isinstance(value.get("strict", False), bool):
+        yield "strict must be true or false"
+
+
+def _tool_sequence(value: Mapping[str, Any], answer: Answer) -> bool | Check:
+    wanted = list(value["names"])
+    called = _called(answer)
+    if value.get("strict", False):
+        held = called == wanted
+    else:
+        remaining = iter(called)
+        held = all(name in remaining for name in wanted)  # each found after the one before it
+    return True if held else Check("", False, detail=f"{_calls_detail(answer)}; expected {' → '.join(wanted)}")
+
+
+def _validate_max_tool_calls(value: Any) -> Iterable[str]:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        yield "must be a whole number of zero or more"
+
+
+def _max_tool_calls(limit: int, answer: Answer) -> bool | Check:
+    count = len(answer.tool_calls)
+    return True if count <= limit else Check("", False, detail=f"{count} tool calls, limit {limit}")
+
+
+#: The kinds that look at the tool calls of an answer's transcript rather than its text.
+TOOL_KINDS = ("tool_called", "tool_not_called", "tool_args", "tool_sequence", "max_tool_calls")
+
+
 def _criterion(value: Any) -> Iterable[str]:
     if not isinstance(value, str) or not value.strip():
         yield "must be a criterion in words (a string that is not blank)"
@@ -327,17 +434,32 @@ BUILTIN_KINDS: Mapping[str, AssertionKind] = {
         AssertionKind("refusal", _refusal, _takes_no_value),
         AssertionKind("cites_any", _cites_any, _string_list),
         AssertionKind("citations_resolve", _citations_resolve, _takes_no_value),
+        AssertionKind("tool_called", _tool_called, _tool_name),
+        AssertionKind("tool_not_called", _tool_not_called, _tool_name),
+        AssertionKind("tool_args", _tool_args, _validate_tool_args),
+        AssertionKind("tool_sequence", _tool_sequence, _validate_tool_sequence),
+        AssertionKind("max_tool_calls", _max_tool_calls, _validate_max_tool_calls),
         AssertionKind("rubric", _unjudged_rubric, _criterion),
     )
 }
 
 
 def evaluate(assertion: Assertion, answer: Answer, kinds: Mapping[str, AssertionKind]) -> Check:
-    """Evaluate one assertion against an answer; a plugin kind that raises yields an errored check."""
+    """Evaluate one assertion against an answer; a plugin kind that raises yields an errored check.
+
+    An assertion with a ``turn`` is evaluated against that reply of the conversation
+    (:meth:`~evalkit.Answer.reply`); a reply the model never gave fails the check.
+    """
     name = assertion.check_name
     kind = kinds.get(assertion.kind)
     if kind is None:
         return Check(name, False, error=f"unknown assertion kind {assertion.kind!r}")
+    turn = getattr(assertion, "turn", None)
+    if turn is not None:
+        reply = answer.reply(turn) if isinstance(turn, int) and not isinstance(turn, bool) else None
+        if reply is None:
+            return Check(name, False, detail=f"the model gave no reply {turn} (replies: {_reply_count(answer)})")
+        answer = reply
     try:
         outcome = kind.evaluate(assertion.value, answer)
     except PLUGIN_FAILURES as exc:  # a plugin's evaluator must not take the run down

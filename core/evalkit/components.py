@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 from . import registry
-from .answers import Answer, GenerationRequest
+from .answers import Answer, ChatRequest, GenerationRequest, Turn
 from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
 from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError
 from .grading import Grading
@@ -29,7 +29,9 @@ __all__ = [
     "AssertionKindsAware",
     "AsyncGenerator",
     "AsyncGrader",
+    "AsyncChatGenerator",
     "BoundGenerator",
+    "ChatGenerator",
     "ConcurrencyAware",
     "Generator",
     "Grader",
@@ -262,6 +264,27 @@ class AsyncClosing(Protocol):
         ...
 
 
+@runtime_checkable
+class ChatGenerator(Protocol):
+    """A generator that takes a conversation: the turns sent so far and the tools the model may
+    call, and answers with one model turn — text, tool calls or both. The kernel drives the
+    conversation (scripted user turns, tool calls answered from canned results, ``max_steps``:
+    :mod:`evalkit.run.answering.conversation`); a generator only answers one turn at a time."""
+
+    def chat(self, request: ChatRequest) -> Turn:
+        """The model's next turn."""
+        ...
+
+
+@runtime_checkable
+class AsyncChatGenerator(Protocol):
+    """:class:`ChatGenerator`, for a generator whose turns are awaited (``async def achat``)."""
+
+    async def achat(self, request: ChatRequest) -> Turn:
+        """The model's next turn."""
+        ...
+
+
 #: The largest concurrency a run accepts, from ``--concurrency``, ``$EVALKIT_CONCURRENCY`` or an
 #: instance's configured ``concurrency``.
 MAX_CONCURRENCY = 1_000_000
@@ -285,6 +308,19 @@ class BoundGenerator:
     configured_concurrency: int | None = None
     #: Seconds one answer may take (the instance's ``answer_timeout``); then the case errs.
     answer_timeout: float = DEFAULT_ANSWER_TIMEOUT_S
+    #: The instance's base system prompt (``system_prompt`` or ``system_prompt_file``), put before
+    #: every request's own system prompt, in the same system message; ``None``: none.
+    base_prompt: str | None = None
+
+    @property
+    def can_chat(self) -> bool:
+        """True when the generator takes conversations (:class:`ChatGenerator` or :class:`AsyncChatGenerator`)."""
+        return isinstance(self.generator, ChatGenerator) or self.chats_async
+
+    @property
+    def chats_async(self) -> bool:
+        """True when the generator has ``async def achat``."""
+        return isinstance(self.generator, AsyncChatGenerator) and inspect.iscoroutinefunction(self.generator.achat)
 
     @property
     def is_async(self) -> bool:
@@ -375,6 +411,7 @@ def bind_generator(
             generator, instance.adapter, instance.name, str(alias) if alias else None, True, record,
             configured_concurrency=configured if isinstance(configured, int) and not isinstance(configured, bool) else None,
             answer_timeout=instance.answer_timeout,
+            base_prompt=base_prompt_of(config, instance),
         )
     try:
         options = dict(overrides)
@@ -384,6 +421,30 @@ def bind_generator(
     except UnknownPluginError as exc:
         raise UnknownProviderError(provider or "", config, exc.available) from None
     return BoundGenerator(generator, provider or "", None, model, False, record)
+
+
+#: The largest base system prompt file read, in bytes.
+MAX_BASE_PROMPT_BYTES = 1024 * 1024
+
+
+def base_prompt_of(config: Config, instance: ProviderInstance) -> str | None:
+    """The instance's base system prompt: ``system_prompt``, or the text of ``system_prompt_file``
+    (relative to the configuration file, inside the project or a place ``[sets] allow_outside``
+    lists, UTF-8, at most :data:`MAX_BASE_PROMPT_BYTES`); ``None`` when it has none or it is empty."""
+    if instance.system_prompt_file is None:
+        return instance.system_prompt or None
+    from .project_files import check_inside_project
+    from .textfiles import read_whole_file
+
+    what = f"the system_prompt_file of [providers.{instance.name}]"
+    path = check_inside_project(config, instance.system_prompt_file, what)
+    try:
+        text = read_whole_file(path, MAX_BASE_PROMPT_BYTES).decode("utf-8-sig")
+    except OSError as exc:
+        raise ConfigError(f"{what}, {instance.system_prompt_file}, cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{what}, {instance.system_prompt_file}, is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return text.strip() or None
 
 
 class UnknownProviderError(UnknownPluginError):

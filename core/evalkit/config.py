@@ -64,10 +64,11 @@ __all__ = [
 CONFIG_NAMES = ("evalkit.toml", "pyproject.toml")
 
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
-#: Provider-instance keys that are evalkit's (routing, and the answer time limit), not the adapter's.
+#: Provider-instance keys that are evalkit's (routing, the answer time limit, the prices, the base
+#: system prompt), not the adapter's.
 ROUTING_KEYS = (
     "adapter", "priority", "cost_per_1k_tokens", "capabilities", "answer_timeout",
-    "price_per_million_input", "price_per_million_output", "currency",
+    "price_per_million_input", "price_per_million_output", "currency", "system_prompt", "system_prompt_file",
 )
 #: How long one answer may take (seconds) unless the instance's ``answer_timeout`` says otherwise.
 DEFAULT_ANSWER_TIMEOUT_S = 600.0
@@ -100,6 +101,10 @@ class ProviderInstance:
     #: What the instance charges (:class:`evalkit.costs.Price`): ``price_per_million_input`` and
     #: ``price_per_million_output``, else the older ``cost_per_1k_tokens``; ``None``: unpriced (unknown cost).
     price: Any = None
+    #: The base system prompt put before every request's own (``system_prompt``), or the file that
+    #: holds it (``system_prompt_file``, relative to the configuration file), as written.
+    system_prompt: str | None = None
+    system_prompt_file: str | None = None
 
     @property
     def model(self) -> str | None:
@@ -182,9 +187,19 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
         raise ConfigError(f"{where}: [providers.{name}] capabilities must be a list of strings")
     answer_timeout = _seconds(table.get("answer_timeout", DEFAULT_ANSWER_TIMEOUT_S), f"{where}: [providers.{name}] answer_timeout")
+    system_prompt, system_prompt_file = table.get("system_prompt"), table.get("system_prompt_file")
+    for key, value in (("system_prompt", system_prompt), ("system_prompt_file", system_prompt_file)):
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{where}: [providers.{name}] {key} must be text, got {short_repr(value)}")
+    if system_prompt is not None and system_prompt_file is not None:
+        raise ConfigError(f"{where}: [providers.{name}] has both system_prompt and system_prompt_file; keep one")
+    if system_prompt_file == "":
+        raise ConfigError(f"{where}: [providers.{name}] system_prompt_file must name a file")
     options = {k: v for k, v in table.items() if k not in ROUTING_KEYS}
     price = _price(table, cost, f"{where}: [providers.{name}]")
-    return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities), answer_timeout, price)
+    return ProviderInstance(
+        name, adapter, options, priority, cost, tuple(capabilities), answer_timeout, price, system_prompt, system_prompt_file
+    )
 
 
 def _price(table: Mapping[str, Any], cost_per_1k: float | None, where: str) -> Any:

@@ -7,9 +7,12 @@ from fractions import Fraction
 from typing import Any, TypeVar
 
 import cattrs
+from cattrs.gen import make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
 
-from .prompts import PromptStream
+from .answers import Answer, ServingIdentity
+from .prompts import Assertion, GoldenPrompt, PromptStream
+from .runs import CaseResult
 
 __all__ = ["compact_json", "converter", "options_converter", "dumps", "structure", "unstructure"]
 
@@ -20,6 +23,20 @@ converter.register_unstructure_hook(Fraction, float)
 converter.register_structure_hook(Fraction, lambda value, _: Fraction(value))
 # A streamed set's prompts as the list a tuple of them gives: the same JSON either way.
 converter.register_unstructure_hook(PromptStream, lambda stream: [converter.unstructure(p) for p in stream])
+# The fields conversations and tools added are left out while they hold their defaults, so a prompt
+# written before them has the JSON (its set digest, its fingerprint) it always had.
+_omitted = override(omit_if_default=True)
+converter.register_unstructure_hook(Assertion, make_dict_unstructure_fn(Assertion, converter, turn=_omitted))
+converter.register_unstructure_hook(Answer, make_dict_unstructure_fn(Answer, converter, transcript=_omitted))
+converter.register_unstructure_hook(ServingIdentity, make_dict_unstructure_fn(ServingIdentity, converter, base_prompt=_omitted))
+# A case that is no conversation keeps the shape it had before conversations (the json report, spools).
+converter.register_unstructure_hook(CaseResult, make_dict_unstructure_fn(CaseResult, converter, transcript=_omitted))
+converter.register_unstructure_hook(
+    GoldenPrompt,
+    make_dict_unstructure_fn(
+        GoldenPrompt, converter, messages=_omitted, mode=_omitted, tools=_omitted, tool_results=_omitted, max_steps=_omitted
+    ),
+)
 
 
 def _strict(kind: type, accepted: tuple[type, ...], name: str) -> Any:

@@ -8,6 +8,15 @@ from typing import Any
 import attrs
 
 from .answers import Answer
+from .conversations import (
+    CannedResult,
+    ConversationMode,
+    Message,
+    Tool,
+    canned_results_of,
+    messages_of,
+    tools_of,
+)
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
 __all__ = ["Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES", "RUBRIC_KIND", "displayed_check_name"]
@@ -33,6 +42,11 @@ DEFAULT_CHECK_NAMES: Mapping[str, str] = {
     "refusal": "refused",
     "cites_any": "cited_expected_source",
     "citations_resolve": "citations_resolve",
+    "tool_called": "tool_called",
+    "tool_not_called": "tool_not_called",
+    "tool_args": "tool_args",
+    "tool_sequence": "tool_sequence",
+    "max_tool_calls": "max_tool_calls",
     "rubric": "rubric",
 }
 
@@ -58,16 +72,28 @@ class Assertion:
     Build assertions with the factories (``Assertion.contains("Paris")``); a plugin that adds
     an assertion kind through the ``evalkit_assertion_kinds`` hook is used as
     ``Assertion(kind="my_kind", value=...)``.
+
+    ``turn`` applies the assertion to the model's ``turn``-th reply of a conversation (1-based;
+    ``None``, the default: the final answer); its check is then named ``<name>@turn<N>`` unless
+    the assertion names its own (``Assertion.contains("Paris").at_turn(2)``).
     """
 
     kind: str
     value: Any = None
     name: str | None = None
+    turn: int | None = None
 
     @property
     def check_name(self) -> str:
         """The name of the check this assertion yields."""
-        return self.name or DEFAULT_CHECK_NAMES.get(self.kind, self.kind)
+        if self.name:
+            return self.name
+        default = DEFAULT_CHECK_NAMES.get(self.kind, self.kind)
+        return default if self.turn is None else f"{default}@turn{self.turn}"
+
+    def at_turn(self, turn: int) -> Assertion:
+        """This assertion applied to the model's ``turn``-th reply (1-based)."""
+        return attrs.evolve(self, turn=turn)
 
     @classmethod
     def exact(cls, value: str, *, name: str | None = None) -> Assertion:
@@ -143,6 +169,39 @@ class Assertion:
         """True for an assertion a judge decides (a rubric check)."""
         return self.kind == RUBRIC_KIND
 
+    @classmethod
+    def tool_called(cls, tool: str, *, name: str | None = None) -> Assertion:
+        """The model called ``tool`` at least once."""
+        return cls("tool_called", tool, name)
+
+    @classmethod
+    def tool_not_called(cls, tool: str, *, name: str | None = None) -> Assertion:
+        """The model never called ``tool``."""
+        return cls("tool_not_called", tool, name)
+
+    @classmethod
+    def tool_args(cls, tool: str, json_schema: Mapping[str, Any] | bool, *, name: str | None = None) -> Assertion:
+        """The model called ``tool``, and the arguments of every call of it validate against ``json_schema``."""
+        return cls("tool_args", {"name": tool, "schema": json_schema}, name)
+
+    @classmethod
+    def tool_sequence(cls, tools: Iterable[str], strict: bool = False, *, name: str | None = None) -> Assertion:
+        """The model called ``tools`` in this order: as a subsequence of its calls (other calls
+        between and around them allowed), or, ``strict``, exactly this sequence and nothing else."""
+        return cls("tool_sequence", {"names": _tuple(tools), "strict": strict}, name)
+
+    @classmethod
+    def max_tool_calls(cls, limit: int, *, name: str | None = None) -> Assertion:
+        """The model made at most ``limit`` tool calls in all."""
+        return cls("max_tool_calls", limit, name)
+
+
+def _mode(value: ConversationMode | str) -> ConversationMode | str:
+    try:
+        return ConversationMode(value)
+    except ValueError:
+        return value  # validation names it
+
 
 @attrs.frozen
 class GoldenPrompt:
@@ -150,14 +209,28 @@ class GoldenPrompt:
 
     ``reference`` is the ideal answer's text, or a whole :class:`~evalkit.Answer` when the ideal
     answer also abstains or cites sources (RAG sets).
+
+    A conversation holds ``messages`` (:class:`~evalkit.conversations.Message` turns, or mappings
+    ``{"role", "content", ...}``) instead of ``prompt``: in ``mode`` ``"fixed"`` the model answers
+    the last user turn of the history; in ``"scripted"`` each user turn is sent in order and the
+    model's replies are fed back. ``tools`` (OpenAI function objects, or
+    :class:`~evalkit.conversations.Tool`) are offered to the model, and each call it makes is
+    answered from ``tool_results`` (:class:`~evalkit.conversations.CannedResult`); the loop stops
+    at a reply, or after ``max_steps`` model turns for one user turn (default
+    :data:`~evalkit.conversations.DEFAULT_MAX_STEPS`).
     """
 
     id: str
-    prompt: str
+    prompt: str = ""
     assertions: tuple[Assertion, ...] = attrs.field(default=(), converter=_tuple)
     reference: str | Answer | None = None
     system_prompt: str | None = None
     tags: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    messages: tuple[Message, ...] = attrs.field(default=(), converter=messages_of)
+    mode: ConversationMode = attrs.field(default=ConversationMode.FIXED, converter=_mode)
+    tools: tuple[Tool, ...] = attrs.field(default=(), converter=tools_of)
+    tool_results: tuple[CannedResult, ...] = attrs.field(default=(), converter=canned_results_of)
+    max_steps: int | None = None
 
     @property
     def reference_text(self) -> str | None:
@@ -165,6 +238,26 @@ class GoldenPrompt:
         if self.reference is None or isinstance(self.reference, str):
             return self.reference
         return self.reference.text
+
+    @property
+    def is_chat(self) -> bool:
+        """True when the prompt is sent as a conversation (it holds turns or tools), which only a
+        chat-capable generator can answer."""
+        return bool(self.messages or self.tools)
+
+    @property
+    def question(self) -> str:
+        """The text the model answers last: ``prompt``, or the last user turn of ``messages``."""
+        if self.prompt or not self.messages:
+            return self.prompt
+        return next((m.content or "" for m in reversed(self.messages) if m.role == "user"), "")
+
+    @property
+    def user_turns(self) -> int:
+        """How many replies the model gives: the user turns of a scripted conversation, else 1."""
+        if self.mode is ConversationMode.SCRIPTED:
+            return sum(1 for m in self.messages if m.role == "user")
+        return 1
 
 
 @attrs.define(eq=False, repr=False)

@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 
 from .answers import ServingIdentity, Usage
+from .conversations import Message, messages_of
 from .grading import AGREEMENT_CHECK, Check, Grading
 
 __all__ = ["CaseResult", "Run", "RunKind", "RunStatus"]
@@ -68,6 +69,10 @@ class CaseResult:
     #: The digest of what the model was asked — prompt and system prompt, not the checks
     #: (:func:`evalkit.set_versions.prompt_digest`); a re-grade reuses an answer only to the same question.
     prompt_digest: str | None = None
+    #: A conversation's turns after its fixed history: the model's (with their tool calls), the
+    #: canned tools' results, a scripted conversation's user turns (see :attr:`evalkit.Answer.transcript`);
+    #: kept as the run's privacy level allows (:mod:`evalkit.privacy`). Empty for a plain prompt.
+    transcript: tuple[Message, ...] = attrs.field(default=(), converter=messages_of)
 
     @property
     def errored(self) -> bool:

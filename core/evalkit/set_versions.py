@@ -3,8 +3,11 @@
 A case's fingerprint is the SHA-256 of the canonical JSON of what its result depends on, built
 through the one cattrs converter (:mod:`evalkit.convert`): keys sorted, ASCII only, no spaces.
 
-* a golden prompt: its prompt, system prompt, assertions (kind, value, name) and reference (a
-  string or a whole :class:`~evalkit.Answer`) — not its tags, not the set's name or description;
+* a golden prompt: its prompt, system prompt, assertions (kind, value, name, and the reply they
+  apply to) and reference (a string or a whole :class:`~evalkit.Answer`) and, for a conversation,
+  its turns, mode, tools, canned tool results and ``max_steps`` — not its tags, not the set's name
+  or description (a prompt without conversation fields has the fingerprint it had before they
+  existed);
 * a golden question: its question text, expected document ids (order ignored) and form — not its
   hard class or answer gist, which label the question without changing its score.
 
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .conversations import ConversationMode
 from .convert import unstructure
 from .jsontext import scalar_texts
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet
@@ -54,6 +58,8 @@ def _digest(document: Any) -> str:
 
 #: What a golden prompt's fingerprint covers (not its id or tags).
 _PROMPT_CASE_FIELDS = ("prompt", "system_prompt", "assertions", "reference")
+#: What it also covers when a conversation holds them (left out of the converter's data at their defaults).
+_CONVERSATION_FIELDS = ("messages", "mode", "tools", "tool_results", "max_steps")
 
 
 def prompt_digest(prompt: GoldenPrompt) -> str:
@@ -71,7 +77,7 @@ def case_fingerprint(prompt: GoldenPrompt) -> str:
     # The prompt's own generated unstructure function, then its fields picked: the same data as
     # unstructuring a dict of them, without cattrs dispatching on every value's type.
     data = unstructure(prompt)
-    return _digest(["prompt-case-v1", {name: data[name] for name in _PROMPT_CASE_FIELDS}])
+    return _digest(["prompt-case-v1", {name: data[name] for name in (*_PROMPT_CASE_FIELDS, *_CONVERSATION_FIELDS) if name in data}])
 
 
 def plain_assertion_texts(prompt: GoldenPrompt, *, ascii: bool) -> list[list[str]] | None:
@@ -79,11 +85,13 @@ def plain_assertion_texts(prompt: GoldenPrompt, *, ascii: bool) -> list[list[str
     assertion of a plain prompt — exactly a :class:`GoldenPrompt`, whose assertions are exactly
     :class:`Assertion` objects holding plain scalars —; ``None`` for any other prompt (its JSON is
     the converter's to write). What the fingerprint and the set digest write directly."""
-    if type(prompt) is not GoldenPrompt:
+    if type(prompt) is not GoldenPrompt or prompt.is_chat or prompt.tool_results or prompt.max_steps is not None:
+        return None
+    if prompt.mode is not ConversationMode.FIXED:
         return None
     texts = []
     for assertion in prompt.assertions:
-        if type(assertion) is not Assertion:
+        if type(assertion) is not Assertion or assertion.turn is not None:
             return None
         kind_value_name = scalar_texts((assertion.kind, assertion.value, assertion.name), ascii=ascii)
         if kind_value_name is None:

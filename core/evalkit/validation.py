@@ -195,7 +195,8 @@ def _prompt_problems(
 ) -> list[str]:
     """The problems of prompt ``number`` (1-based) of a set; ``seen`` holds the ids before it."""
     at, problems = _located(where, "prompt", prompt, number, seen)
-    if not isinstance(prompt.prompt, str) or not has_visible_text(prompt.prompt):
+    conversation = bool(prompt.messages) and isinstance(prompt.messages, tuple)
+    if not isinstance(prompt.prompt, str) or (not conversation and not has_visible_text(prompt.prompt)):
         problems.append(f"{at}: field prompt must not be empty (or hold only whitespace and control characters)")
     reference_ok = prompt.reference is None or isinstance(prompt.reference, str) or _is_answer(prompt.reference)
     if not reference_ok:
@@ -229,7 +230,23 @@ def _prompt_problems(
         except PLUGIN_FAILURES as exc:  # a plugin's validator must not hide the other problems
             issues = [f"validator raised {type(exc).__name__}: {exc}"]
         problems.extend(f"{at}: field {field} {issue}" for issue in issues)
+    if not problems:
+        from .conversation_rules import conversation_problems
+
+        problems.extend(f"{at}: field {_field_path(path)}: {reason}" for path, reason in conversation_problems(prompt))
     return problems
+
+
+def _field_path(path: tuple[Any, ...]) -> str:
+    """``messages[3].content`` from ``("messages", 3, "content")``; assertions are numbered from 1,
+    as the other problems number them."""
+    text = ""
+    for index, part in enumerate(path):
+        if isinstance(part, int):
+            text += f"[{part + 1 if path[index - 1] == 'assertions' else part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
 
 
 def has_visible_text(text: str) -> bool:

@@ -51,7 +51,8 @@ from urllib.parse import parse_qsl, quote, quote_plus
 
 import attrs
 from evalkit import __version__ as _EVALKIT_VERSION
-from evalkit.answers import Answer, GenerationRequest
+from evalkit.answers import Answer, ChatRequest, GenerationRequest, Turn
+from evalkit.conversations import Message, ToolCall
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
 from evalkit.jsonparse import parse_json
 from evalkit.options import number, option, text, whole
@@ -395,6 +396,26 @@ class OpenAIGenerator:
             session = self._open_session()
         return await self._complete(session, self._payload(request))
 
+    async def achat(self, request: ChatRequest) -> Turn:
+        """Ask the endpoint for the next turn of a conversation, offering ``request.tools``; the
+        turn may hold text, tool calls or both. Faults are handled as in :meth:`agenerate`."""
+        session = self._session
+        if session is None or self._session_loop is not asyncio.get_running_loop():
+            session = self._open_session()
+        return await self._complete(session, self._chat_payload(request), self._turn)
+
+    def chat(self, request: ChatRequest) -> Turn:
+        """Synchronous :meth:`achat` on a fresh event loop and a one-off connection."""
+
+        async def once() -> Turn:
+            session = EndpointSession(self._post_settings, 1)
+            try:
+                return await self._complete(session, self._chat_payload(request), self._turn)
+            finally:
+                await session.aclose()
+
+        return asyncio.run(once())
+
     def generate(self, request: GenerationRequest) -> Answer:
         """Synchronous :meth:`agenerate` on a fresh event loop and a one-off connection.
 
@@ -434,14 +455,26 @@ class OpenAIGenerator:
             await session.aclose()
 
     def _payload(self, request: GenerationRequest) -> bytes:
+        messages = [{"role": "user", "content": request.prompt}]
+        if request.system_prompt:
+            messages.insert(0, {"role": "system", "content": request.system_prompt})
+        body = self._body(request, messages)
+        if request.response_format is not None:
+            body["response_format"] = request.response_format
+        return _encode_json(body).encode()
+
+    def _chat_payload(self, request: ChatRequest) -> bytes:
+        body = self._body(request, [_openai_message(m) for m in request.messages])
+        if request.tools:
+            body["tools"] = [tool.as_openai() for tool in request.tools]
+        return _encode_json(body).encode()
+
+    def _body(self, request: GenerationRequest | ChatRequest, messages: list[dict[str, Any]]) -> dict[str, Any]:
         model = request.model or self.model
         if not model:
             raise GenerationError(
                 "openai generator: no model to ask — set the provider instance's model option or pass one in the request"
             )
-        messages = [{"role": "user", "content": request.prompt}]
-        if request.system_prompt:
-            messages.insert(0, {"role": "system", "content": request.system_prompt})
         self._sent_model = model
         body: dict[str, Any] = {"model": model, "messages": messages}
         temperature = self.temperature if request.temperature is None else request.temperature
@@ -450,11 +483,9 @@ class OpenAIGenerator:
         max_tokens = self.max_tokens if request.max_tokens is None else request.max_tokens
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
-        if request.response_format is not None:
-            body["response_format"] = request.response_format
-        return _encode_json(body).encode()
+        return body
 
-    async def _complete(self, session: EndpointSession, payload: bytes) -> Answer:
+    async def _complete(self, session: EndpointSession, payload: bytes, parse: Any = None) -> Any:
         failure = ""
         cause: BaseException | None = None
         pacer = self._pacer if session is self._session else None
@@ -493,7 +524,7 @@ class OpenAIGenerator:
                     routed = reply.header("x-litellm-model-name")
                     if routed:
                         self._routed_models.add(routed[:200])
-                    return self._answer(content)
+                    return (parse or self._answer)(content)
                 failure, cause = self._status_failure(status, reply.reason, content), None
                 field = _rejected_field(status, content)
                 if field is not None:
@@ -540,6 +571,36 @@ class OpenAIGenerator:
         # What the endpoint says beside the answer is kept only when it has the declared type.
         return Answer(
             text=text,
+            model=model if isinstance(model, str) else None,
+            usage=_token_counts(data.get("usage")),
+            finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+        )
+
+    def _turn(self, content: bytes) -> Turn:
+        """One conversation turn: ``message.content`` (null when the model only calls tools) and
+        ``message.tool_calls`` (each ``function.arguments`` a JSON text, kept as sent when it is not JSON)."""
+        try:
+            data = parse_json(content)
+        except ValueError:
+            raise self._malformed("a body that is not JSON", content) from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise self._malformed("no choices", content)
+        choice = choices[0]
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            raise self._malformed("a choice without a message", content)
+        text = message.get("content")
+        calls = _tool_calls(message.get("tool_calls"))
+        if calls is None:
+            raise self._malformed("tool_calls that are not a list of function calls", content)
+        if not isinstance(text, (str, type(None))) or (not text and not calls):
+            raise self._malformed(f"neither content nor tool calls (finish_reason {choice.get('finish_reason')!r})", content)
+        model = data.get("model")
+        finish_reason = choice.get("finish_reason")
+        return Turn(
+            text=text or None,
+            tool_calls=calls,
             model=model if isinstance(model, str) else None,
             usage=_token_counts(data.get("usage")),
             finish_reason=finish_reason if isinstance(finish_reason, str) else None,
@@ -788,3 +849,34 @@ def _token_counts(usage: object) -> dict[str, int] | None:
     if isinstance(details, dict) and type(cached := details.get("cached_tokens")) is int and 0 <= cached < 2**63:
         counts["cached_input_tokens"] = cached
     return counts or None
+
+
+def _openai_message(message: Message) -> dict[str, Any]:
+    """A conversation turn as chat completions take it (tool calls' arguments as JSON text)."""
+    sent: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        sent["tool_calls"] = [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_text()}}
+            for call in message.tool_calls
+        ]
+    if message.role == "tool":
+        sent["tool_call_id"] = message.tool_call_id
+        if message.name:
+            sent["name"] = message.name
+    return sent
+
+
+def _tool_calls(value: object) -> tuple[ToolCall, ...] | None:
+    """``message.tool_calls`` of a completion as evalkit's tool calls; ``None`` when malformed."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        return None
+    calls = []
+    for item in value:
+        function = item.get("function") if isinstance(item, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str) or not function["name"]:
+            return None
+        call_id = item.get("id")
+        calls.append(ToolCall(function["name"], function.get("arguments"), call_id if isinstance(call_id, str) and call_id else None))
+    return tuple(calls)

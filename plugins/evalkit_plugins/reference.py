@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import attrs
 from evalkit import Answer, GenerationRequest
+from evalkit.answers import ChatRequest, Turn
 from evalkit.errors import GenerationError
 from evalkit.options import option, text
 
@@ -40,6 +41,12 @@ class ReferenceGenerator:
         """Learn the references of the set about to run (called by the kernel before the run)."""
         for prompt in getattr(golden_set, "prompts", ()):
             self._by_prompt[prompt.id] = prompt.reference
+
+    def chat(self, request: ChatRequest) -> Turn:
+        """A conversation's turns answered with the reference (every reply of a scripted one; it
+        calls no tool)."""
+        answer = self.generate(GenerationRequest(prompt="", case_id=request.case_id))
+        return Turn(text=answer.text, model=answer.model)
 
     def generate(self, request: GenerationRequest) -> Answer:
         """The reference of the prompt, or :class:`GenerationError` when it declares none."""

@@ -133,10 +133,11 @@ def test_the_written_set_file_loads_with_its_conversations_and_skips(tmp_path: P
     loaded = load_set_files([target.set_file], root=tmp_path)
     assert loaded.problems == ()
     (golden,) = loaded.prompt_sets
-    assert [p.prompt for p in golden.prompts] == ["When can I return a lamp?", "A-1234."]
+    assert [p.prompt for p in golden.prompts] == ["When can I return a lamp?", ""]
+    assert [m.content for m in golden.prompts[1].messages if m.role == "user"][-1] == "A-1234."
     assert golden.prompts[0].system_prompt == "You are the shop's assistant."
     assert golden.prompts[0].tags == (f"trace:{outcome.found.cases[0].trace_id}", "provider:openai")
-    assert [s.reason for s in loaded.skipped] == ["holds tool calls, which evalkit cannot send yet (imported from a trace; review it)"]
+    assert [s.reason for s in loaded.skipped] == ["holds tool calls: declare its tools and their canned results, then remove skip (imported from a trace; review it)"]
     answers = [json.loads(line) for line in target.answers_file.read_text().splitlines()]
     assert [a["text"] for a in answers] == ["Within 30 days.", "Order A-1234 can be returned until May 3.", "It is 18 °C in Paris."]
     assert {a["id"] for a in answers} == {c.id for c in outcome.found.cases}

@@ -1,11 +1,11 @@
-"""Conversations (``messages``) and ``skip`` in set files, read ahead of the runs that send them whole."""
+"""Conversations (``messages``), tools and ``skip`` in set files."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from evalkit.conversations import Message, ToolCall
 from evalkit.setfiles import load_set_files
-from evalkit.setfiles.conversations import CONTEXT_HEADING
 
 CONVERSATION = """\
 identifier: chat.support
@@ -30,15 +30,20 @@ prompts:
 """
 
 
-def test_a_conversation_runs_as_its_last_user_turn_with_the_earlier_turns_as_context(tmp_path: Path) -> None:
+def test_a_conversation_is_read_as_its_turns(tmp_path: Path) -> None:
+    # Until this release a conversation ran as its last user turn, the earlier ones folded into the
+    # system prompt; now the golden prompt holds the turns, and the run sends them whole.
     path = tmp_path / "chat.yaml"
     path.write_text(CONVERSATION)
     loaded = load_set_files([path], root=tmp_path)
     assert loaded.problems == ()
     (golden,) = loaded.prompt_sets
     (lamp,) = golden.prompts  # the skipped one is kept out of the set
-    assert lamp.prompt == "A-1234. Can I return it?"
-    assert lamp.system_prompt == f"You are the shop's assistant.\n\n{CONTEXT_HEADING}\nUser: I bought a lamp.\nAssistant: Which order?"
+    assert (lamp.prompt, lamp.system_prompt, lamp.question) == ("", None, "A-1234. Can I return it?")
+    assert lamp.messages == (
+        Message.system("You are the shop's assistant."), Message.user("I bought a lamp."),
+        Message.assistant("Which order?"), Message.user("A-1234. Can I return it?"),
+    )  # fmt: skip
     (skipped,) = loaded.skipped
     assert str(skipped) == "chat.yaml:12: prompts[1] 'weather': holds tool calls"
 
@@ -74,8 +79,8 @@ prompts:
         "bad.yaml:6:20: prompt 'a': system_prompt: a conversation's system prompt is its first turn: {role: system, content: ...}",
         "bad.yaml:9:9: prompt 'a': messages[1]: a system turn comes before every other turn",
         "bad.yaml:10:9: prompt 'a': messages[2]: an assistant turn needs content or tool_calls",
-        "bad.yaml:10:9: prompt 'a': messages[2]: a conversation ends on the user turn the model answers, not on an assistant turn",
-        "bad.yaml:14:7: prompt 'b': messages: holds tool calls, which evalkit cannot send yet; mark the prompt skip: REASON until it can",
+        "bad.yaml:10:9: prompt 'a': messages[2]: a conversation ends on the user turn the model answers, not on an assistant turn; "
+        "remove the last turn, or put the reply you expect in a check",
         "bad.yaml:15:9: prompt 'b': messages[1]: a tool turn answers a tool call of the assistant turn before it",
         "bad.yaml:18:9: prompt 'b': messages[3]: a tool turn names, as tool_call_id, the id of a tool call of the assistant turn before it",
         "bad.yaml:21:15: prompt 'c': messages: a conversation needs a user turn",
@@ -96,4 +101,15 @@ def test_a_conversation_on_the_first_line_of_a_jsonl_file_is_a_prompt_not_the_he
     path.write_text(json.dumps({"id": "c", "messages": [{"role": "user", "content": "hi"}], "reference": "hello"}) + "\n")
     loaded = load_set_files([path], root=tmp_path)
     assert loaded.problems == ()
-    assert [(s.identifier, [p.prompt for p in s.prompts]) for s in loaded.prompt_sets] == [("chat.support", ["hi"])]
+    assert [(s.identifier, [p.question for p in s.prompts]) for s in loaded.prompt_sets] == [("chat.support", ["hi"])]
+
+
+def test_a_history_with_tool_calls_is_sent_as_it_is(tmp_path: Path) -> None:
+    # Until this release such a conversation had to carry skip: evalkit could not send tool calls.
+    path = tmp_path / "weather.yaml"
+    path.write_text(CONVERSATION.replace("    skip: holds tool calls\n", ""))
+    loaded = load_set_files([path], root=tmp_path)
+    assert loaded.problems == ()
+    weather = loaded.prompt_sets[0].prompts[1]
+    assert weather.messages[1].tool_calls == (ToolCall("get_weather", {"city": "Paris"}, "call_1"),)
+    assert weather.messages[2] == Message.tool("call_1", '{"temp": 18}', "get_weather")

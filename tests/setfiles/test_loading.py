@@ -88,7 +88,7 @@ def test_the_schema_offers_every_builtin_assertion_kind() -> None:
     from evalkit.checks import BUILTIN_KINDS
     from evalkit.setfiles.schemas import schema
 
-    offered = set(schema("golden-set")["$defs"]["assertion"]["properties"]) - {"name", "kind", "value"}
+    offered = set(schema("golden-set")["$defs"]["assertion"]["properties"]) - {"name", "kind", "value", "turn"}
     assert offered == set(BUILTIN_KINDS)
 
 

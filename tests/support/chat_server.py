@@ -42,7 +42,9 @@ __all__ = [
     "ChatServerProcess",
     "Fault",
     "RecordedRequest",
+    "Script",
     "StochasticResponder",
+    "calls",
     "echo_last_user_message",
     "main",
 ]
@@ -50,7 +52,9 @@ __all__ = [
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 DEFAULT_MODEL = "gpt-test-2025-01-01"
 
-Responder = Callable[[Mapping[str, Any]], str]
+#: Makes the answer from the request body: its text, or a message ``{"content": ..., "tool_calls":
+#: [{"name": ..., "arguments": {...}}]}`` (a turn that calls tools; ids are added when missing).
+Responder = Callable[[Mapping[str, Any]], "str | Mapping[str, Any]"]
 
 
 def echo_last_user_message(body: Mapping[str, Any]) -> str:
@@ -514,10 +518,11 @@ class ChatServer:
             return False
 
         try:
-            text = "" if kind == "empty_content" else self.responder(body)
+            said = "" if kind == "empty_content" else self.responder(body)
         except Exception as exc:  # a broken responder is a test bug; say so in the response
             writer.write(_response(500, _error_body(500, f"responder raised {exc!r}"), close=close))
             return True
+        message, text = _message(said, number)
         model = fault.model if kind == "other_model" else (self.model or body["model"])
         prompt_tokens = sum(
             len(m["content"].split()) for m in body["messages"] if isinstance(m, dict) and isinstance(m.get("content"), str)
@@ -529,7 +534,7 @@ class ChatServer:
             "created": 1735689600,
             "model": model,
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                {"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}
             ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
@@ -541,6 +546,47 @@ class ChatServer:
             del completion["choices"]
         writer.write(_response(200, json.dumps(completion).encode(), close=close, chunked=self.chunked, extra=self.reply_headers))
         return True
+
+
+def _message(said: str | Mapping[str, Any], number: int) -> tuple[dict[str, Any], str]:
+    """The completion's message for a responder's answer, and its text (for the token count)."""
+    if isinstance(said, str):
+        return {"role": "assistant", "content": said}, said
+    calls = [
+        {
+            "id": call.get("id", f"call_{number}_{index}"),
+            "type": "function",
+            "function": {
+                "name": call["name"],
+                "arguments": call["arguments"] if isinstance(call.get("arguments"), str) else json.dumps(call.get("arguments", {})),
+            },
+        }
+        for index, call in enumerate(said.get("tool_calls") or (), start=1)
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": said.get("content")}
+    if calls:
+        message["tool_calls"] = calls
+    return message, said.get("content") or ""
+
+
+class Script:
+    """A responder that plays turns in order, one per chat request: text, or a message with tool
+    calls (see :data:`Responder`); past its last turn it answers ``"(script ended)"``. ``bodies``
+    keeps every request body it answered, to check what the conversation sent."""
+
+    def __init__(self, *turns: str | Mapping[str, Any]) -> None:
+        self.turns = list(turns)
+        self.bodies: list[Mapping[str, Any]] = []
+
+    def __call__(self, body: Mapping[str, Any]) -> str | Mapping[str, Any]:
+        self.bodies.append(body)
+        index = len(self.bodies) - 1
+        return self.turns[index] if index < len(self.turns) else "(script ended)"
+
+
+def calls(*names_and_arguments: tuple[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """A turn that calls tools: ``calls(("get_weather", {"city": "Paris"}))``."""
+    return {"content": None, "tool_calls": [{"name": name, "arguments": arguments} for name, arguments in names_and_arguments]}
 
 
 _FILLER = b"x" * (1 << 20)

@@ -29,6 +29,7 @@ __all__ = [
     "ProgressDisplay",
     "acceptance_document",
     "acceptance_line",
+    "base_prompt_line",
     "case_document",
     "case_json",
     "outcome_document",
@@ -233,6 +234,19 @@ def _evidence_label(key: str) -> str:
     return EVIDENCE_LABELS.get(key, key)
 
 
+def base_prompt_line(run: Run) -> str | None:
+    """Which base system prompt the run's provider instance put before every request: its digest
+    and first words (secrets scrubbed when the run was stored); ``None`` when it had none."""
+    kept = (run.metrics or {}).get("base_prompt")
+    digest = run.identity.base_prompt if run.identity is not None else ""
+    if isinstance(kept, dict):
+        digest = digest or str(kept.get("digest") or "")
+        opening = kept.get("opening")
+        if isinstance(opening, str) and opening:
+            return f'base system prompt {digest} "{opening}"'
+    return f"base system prompt {digest}" if digest else None
+
+
 def render_summary(out: Output, run: Run) -> None:
     """Identity and aggregates."""
     if run.identity is not None:
@@ -246,6 +260,9 @@ def render_summary(out: Output, run: Run) -> None:
     if serving.get("evidence"):
         shown = ", ".join(f"{_evidence_label(str(key))} {value}" for key, value in serving["evidence"].items())
         out.print(f"Served by:  {shown}")
+    base = base_prompt_line(run)
+    if base is not None:
+        out.print(f"System:     {base}")
     out.print(f"Grader:     {run.grader}")
     out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     out.print(f"Pass rate:  {_percent(run.pass_rate)} ({run.passed_count}/{run.answered_count})")
@@ -355,6 +372,7 @@ def case_document(case: CaseResult) -> dict[str, Any]:
         "usage": _usage_document(case.usage),
         "judge_usage": [_usage_document(u) for u in case.judge_usage],
         "answer_source": case.answer_source,
+        **({"transcript": _transcript_document(case.transcript)} if case.transcript else {}),
         **repeats_document(case),
     }
 
@@ -439,7 +457,9 @@ def case_json(case: CaseResult) -> str:
         f'"usage":{_compact_json(_usage_document(case.usage))},'
         f'"judge_usage":{_compact_json([_usage_document(u) for u in case.judge_usage])},'
         f'"answer_source":{value(case.answer_source)}'
-        f'{_repeats_text(case)}}}'
+        f'{_repeats_text(case)}'
+        + (f',"transcript":{_compact_json(_transcript_document(case.transcript))}' if case.transcript else "")
+        + "}"
     )
 
 
@@ -447,6 +467,14 @@ def _repeats_text(case: CaseResult) -> str:
     """The keys :func:`repeats_document` adds, as compact JSON text after a comma (empty when none)."""
     extra = repeats_document(case)
     return "," + _compact_json(extra)[1:-1] if extra else ""
+
+
+
+def _transcript_document(transcript: Any) -> list[dict[str, Any]]:
+    """A case's stored turns as JSON-ready data (``transcript`` in ``--json``; only for a conversation)."""
+    from ..conversations import transcript_data
+
+    return transcript_data(transcript)
 
 
 def _identity_text(identity: Any) -> str:

@@ -147,9 +147,10 @@ def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
 
 
 def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool, beside: Beside) -> None:
+    from ..conversations import transcript_lines
     from .console import Lines, console
     from .layout import Column, print_rows
-    from .render import result_cell, unlisted_cases_line
+    from .render import base_prompt_line, result_cell, unlisted_cases_line
     from .stored import format_date, identity_label, verdict_label
 
     out = console()
@@ -158,6 +159,9 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
     out.print(f"Model:      {identity_label(run)}")
     if run.identity is None and run.identity_note:
         out.print(f"            ({run.identity_note})")
+    base = base_prompt_line(run)
+    if base is not None:
+        out.print(f"System:     {base}")
     out.print(f"Grader:     {run.grader}")
     errored = f" ({run.errored_count} errored)" if run.errored_count else ""
     out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {counted(run.case_count, 'case')} answered")
@@ -181,10 +185,13 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
     )  # fmt: skip
     rows = []
     answers = []
+    conversations = []
     for case in cases:
         rows.append([case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _checks(case)])
         if case.answer_text:
             answers.append(case)
+        if case.transcript:
+            conversations.append((case.case_id, transcript_lines(case.transcript)))
     if rows:
         out.line()
         print_rows(out, columns, rows)
@@ -203,6 +210,13 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
             if shown is not text:
                 out.print(f"  … {len(text) - len(shown):,} more characters (`evalkit show {run.id} --json` prints the whole answer)")
             _print_beside(out, texts.get(case.case_id), beside, case.case_id)
+    if conversations:
+        out.line()
+        out.line("[bold]Conversations[/bold] (the turns after each conversation's fixed history)")
+        for case_id, turns in conversations:
+            out.line("  {case}:", case=case_id)
+            for who, what in turns:
+                out.line("    {who}: {what}", who=who, what=Lines(what))
 
 
 def _print_beside(out: Any, asked: Any, beside: Beside, case_id: str) -> None:

@@ -77,7 +77,7 @@ def import_otel(trace_file: Path, target: ImportTarget) -> OtelImport:
     outcome = OtelImport(target, found, reading.unreadable_lines)
     if outcome.skipped == len(found.cases):
         raise UsageError(
-            f"every model call in {trace_file} holds tool calls, which evalkit cannot send yet, so the set would have "
+            f"every model call in {trace_file} holds tool calls (kept but skipped until their tools are declared), so the set would have "
             "nothing to run; nothing was written"
         )
     write_import(found.cases, target)

@@ -31,7 +31,7 @@ __all__ = ["OBSERVED_CHECK", "TOOLS_SKIP_REASON", "ImportTarget", "set_document"
 #: The name of the check each imported case starts with.
 OBSERVED_CHECK = "same_as_observed"
 #: Why an imported conversation with tool calls is kept but not run.
-TOOLS_SKIP_REASON = "holds tool calls, which evalkit cannot send yet (imported from a trace; review it)"
+TOOLS_SKIP_REASON = "holds tool calls: declare its tools and their canned results, then remove skip (imported from a trace; review it)"
 
 
 @attrs.frozen

@@ -90,9 +90,15 @@ def redact_secrets(case: CaseResult, secrets: tuple[str, ...]) -> CaseResult:
     detail = case.detail
     if detail is not None:
         detail = json.loads(clean(json.dumps(detail, ensure_ascii=False)) or "null")
+    transcript = case.transcript
+    if transcript:
+        from ..conversations import messages_of, transcript_data
+
+        transcript = messages_of(transcript_data(transcript, clean))
     return attrs.evolve(
-        case, answer_text=clean(case.answer_text), error=clean(case.error), checks=checks, detail=detail, identity=identity
-    )
+        case, answer_text=clean(case.answer_text), error=clean(case.error), checks=checks, detail=detail, identity=identity,
+        transcript=transcript,
+    )  # fmt: skip
 
 
 @attrs.define

@@ -78,7 +78,7 @@ def _problem(document: SetDocument, error: Any, defs: dict[str, Any]) -> list[Fi
             for k in extra
         ]
     if error.validator == "oneOf" and error.schema is defs.get("assertion"):
-        kinds = ", ".join(k for k in error.schema["properties"] if k not in ("name", "kind", "value"))
+        kinds = ", ".join(k for k in error.schema["properties"] if k not in ("name", "kind", "value", "turn"))
         return [document.problem(path, _ONE_KIND.format(kinds=kinds))]
     if error.validator == "required":
         return [document.problem(path, error.message.replace("is a required property", "is required"))]

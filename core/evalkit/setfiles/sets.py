@@ -16,14 +16,14 @@ from ..answers import Answer
 from ..checks import AssertionKind
 from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ..questions import GoldenQuestion, GoldenQuestionSet
-from .conversations import conversation_problems, single_prompt
+from .conversations import conversation_problems
 from .documents import SetDocument
 from .problems import FileProblem, JsonPath, quoted
 
-__all__ = ["build_sets", "kernel_problems", "near", "rule_problems", "set_entries", "skipped_prompts"]
+__all__ = ["build_sets", "golden_prompt", "kernel_problems", "near", "rule_problems", "set_entries", "skipped_prompts"]
 
 #: Keys of an assertion object that are not its kind.
-_NOT_KINDS = ("name", "kind", "value")
+_NOT_KINDS = ("name", "kind", "value", "turn")
 #: Kinds that take no value: a file writes ``refusal: true``.
 _FLAG_KINDS = ("refusal", "citations_resolve")
 
@@ -74,8 +74,7 @@ def rule_problems(
             reference_text = reference.get("text") if isinstance(reference, dict) else reference
             if not assertions and not reference_text and not near(at + ("assertions",), flagged):
                 problems.append(document.problem(at, "has no assertions and no reference; declare at least one"))
-            if isinstance(raw.get("messages"), list) and not near(at + ("messages",), flagged):
-                problems.extend(conversation_problems(document, at, raw))
+            problems.extend(conversation_problems(document, at, raw, flagged))
     return problems
 
 
@@ -181,23 +180,26 @@ def skipped_prompts(document: SetDocument) -> Iterator[tuple[JsonPath, str, str]
                 yield where + ("prompts", index), raw["id"], raw["skip"]
 
 
-def _golden_prompt(raw: dict[str, Any]) -> GoldenPrompt:
-    if "messages" in raw:
-        prompt, system_prompt = single_prompt(raw["messages"])
-    else:
-        prompt, system_prompt = raw["prompt"], raw.get("system_prompt")
+def golden_prompt(raw: dict[str, Any]) -> GoldenPrompt:
+    """The golden prompt a schema-valid prompt object declares (a conversation's turns, tools and
+    canned results as the kernel's types)."""
     return GoldenPrompt(
         id=raw["id"],
-        prompt=prompt,
-        assertions=[Assertion(*_assertion_parts(a)[:2], a.get("name")) for a in raw.get("assertions", ())],
+        prompt=raw.get("prompt", ""),
+        assertions=[Assertion(*_assertion_parts(a)[:2], a.get("name"), a.get("turn")) for a in raw.get("assertions", ())],
         reference=_reference(raw.get("reference")),
-        system_prompt=system_prompt,
+        system_prompt=raw.get("system_prompt"),
         tags=raw.get("tags", ()),
+        messages=raw.get("messages", ()),
+        mode=raw.get("mode", "fixed"),
+        tools=raw.get("tools", ()),
+        tool_results=raw.get("tool_results", ()),
+        max_steps=raw.get("max_steps"),
     )
 
 
 def _prompt_set(entry: dict[str, Any], where: JsonPath, expansions: Mapping[JsonPath, list[dict[str, Any]]]) -> GoldenPromptSet:
-    prompts = [_golden_prompt(raw) for raw in _prompt_objects(entry, where, expansions)]
+    prompts = [golden_prompt(raw) for raw in _prompt_objects(entry, where, expansions)]
     return GoldenPromptSet(
         identifier=entry["identifier"],
         name=entry["name"],

@@ -119,6 +119,8 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
         #: ``cache``, ``regrade`` or ``answers-from`` when answers were reused; the run they came from.
         answers_reused = pw.CharField(max_length=16, null=True)
         source_run_id = pw.CharField(max_length=64, null=True)
+        #: The digest of the base system prompt of the serving identity (null for none, and for runs stored before schema 9).
+        base_prompt = pw.CharField(max_length=80, null=True)
 
         class Meta:
             table_name = "evalkit_run"
@@ -164,6 +166,8 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
         answer_source = pw.TextField(null=True)
         #: The digest of what the model was asked (evalkit.set_versions.prompt_digest).
         prompt_digest = pw.TextField(null=True)
+        #: A conversation's turns after its fixed history (JSON), as the privacy level keeps them.
+        transcript = pw.TextField(null=True)
 
         class Meta:
             table_name = "evalkit_case"

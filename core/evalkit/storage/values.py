@@ -139,8 +139,9 @@ class Acceptance:
 class BaselineScope:
     """What must be equal for two runs to be compared automatically.
 
-    Prompt runs fill ``provider_instance``, ``model_alias``, ``reported_model`` and ``grader`` (the
-    yardstick); retrieval runs fill ``retriever`` and ``deployment`` (``None``: no deployment).
+    Prompt runs fill ``provider_instance``, ``model_alias``, ``reported_model``, ``grader`` (the
+    yardstick) and ``base_prompt`` (the digest of the instance's base system prompt, ``""`` for
+    none); retrieval runs fill ``retriever`` and ``deployment`` (``None``: no deployment).
     """
 
     kind: RunKind
@@ -151,6 +152,7 @@ class BaselineScope:
     grader: str | None = None
     retriever: str | None = None
     deployment: str | None = None
+    base_prompt: str = ""
 
     @classmethod
     def of_run(cls, run: Run) -> BaselineScope | None:
@@ -162,7 +164,8 @@ class BaselineScope:
             return None
         who = run.identity
         return cls(
-            RunKind.PROMPTS, run.set_identifier, who.provider_instance, who.model_alias, who.reported_model, run.grader
+            RunKind.PROMPTS, run.set_identifier, who.provider_instance, who.model_alias, who.reported_model, run.grader,
+            base_prompt=who.base_prompt,
         )
 
     def describe(self) -> str:
@@ -170,8 +173,9 @@ class BaselineScope:
         if self.kind is RunKind.RETRIEVAL:
             where = f'deployment "{self.deployment}"' if self.deployment is not None else "no deployment"
             return f'set "{self.set_identifier}", retriever "{self.retriever}", {where}'
+        base = f", base system prompt {self.base_prompt}" if self.base_prompt else ""
         return (
-            f'set "{self.set_identifier}", {self.reported_model} ({self.provider_instance}/{self.model_alias}), '
+            f'set "{self.set_identifier}", {self.reported_model} ({self.provider_instance}/{self.model_alias}{base}), '
             f'grader "{self.grader}"'
         )
 

@@ -7,7 +7,7 @@ when), the verdict, the comparison with the baseline and its deltas, the trend o
 figures over the scope's history with accepted baselines marked, and a per-case table with
 filters (all / failed / regressed), failed checks, what each case asked and its reference (from
 the set installed here, when it is the version the run answered), the answer where the privacy
-level kept it and, beside a regressed or edited case, the baseline's answer; and for retrieval each question's ranking with the expected ids highlighted.
+level kept it (and a conversation's turns, tool calls and canned results as it kept them) and, beside a regressed or edited case, the baseline's answer; and for retrieval each question's ranking with the expected ids highlighted.
 
 The page is written from templates (:class:`evalkit.reports.escape.Html`) that HTML-escape every
 value put into them — a fragment a template made is escaped already and goes into the next one as
@@ -252,6 +252,8 @@ class HtmlReporter:
             Html.fill('<ul class="checks">{}</ul>', Html("").join(Html.fill("<li>{}</li>", c) for c in checks)) if checks else Html("")
         )
         answer = self._texts(report, case)
+        if case.transcript:
+            answer = answer + self._conversation(case)
         result = {"error": "ERROR", "fail": "FAIL", "pass": "pass"}[status] + (" (unstable)" if case.unstable else "")
         marks = report.case_marks(case)
         if marks:
@@ -293,6 +295,18 @@ class HtmlReporter:
             return Html.fill('<span class="muted">not stored (privacy {})</span>', report.run.privacy)
         missing = Html("") if case.answer_text is not None else Html.fill('<p class="muted">answer not stored (privacy {})</p>', report.run.privacy)
         return Html.fill("<details><summary>{}</summary>{}{}</details>", "answer" if asked is None else "prompt and answer", missing, Html("").join(parts))
+
+    @staticmethod
+    def _conversation(case: CaseResult) -> Html:
+        """A conversation's stored turns after its fixed history, one line a turn or tool call."""
+        from evalkit.conversations import transcript_lines
+
+        turns = transcript_lines(case.transcript)
+        return Html.fill(
+            '<details><summary>conversation ({} turns)</summary><pre class="answer">{}</pre></details>',
+            len(turns),
+            "\n".join(f"{who}: {what}" for who, what in turns),
+        )
 
     @staticmethod
     def _hit(case: CaseResult) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from ...answers import Answer, GenerationRequest, ServingIdentity, answer_problems
+from ...answers import Answer, ChatRequest, GenerationRequest, ServingIdentity, answer_problems
 from ...bounded import BoundedCalls
 from ...checks import AssertionKind
 from ...components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder
@@ -31,6 +31,7 @@ from ...runs import CaseResult
 from ...set_versions import case_fingerprint, prompt_digest
 from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope, alarms_reach_this_thread
 from . import CaseSink
+from .conversation import Conversation, converse, plain_request, with_loop_checks
 from .repeats import merge_answers
 
 __all__ = [
@@ -79,6 +80,10 @@ def _failed_grading(grader: Any, error: str) -> Grading:
     name = getattr(grader, "name", None)
     named = isinstance(name, str) and 0 < len(name) <= 200
     return Grading(0.0, False, yardstick=f"{name if named else 'grader'}:failed", error=error)
+
+
+#: The request fields a conversation's turns carry from a run's extra request options.
+_CHAT_FIELDS = ("temperature", "max_tokens")
 
 
 def _case_identity(bound: BoundGenerator, answer: Answer) -> ServingIdentity | None:
@@ -143,13 +148,18 @@ class _Answerer:
         return merge_answers(answers)
 
     async def answer_once(self, prompt: GoldenPrompt) -> CaseResult:
-        """One answer to ``prompt``, graded, or errored when the generator failed."""
+        """One answer to ``prompt``, graded, or errored when the generator failed. A conversation (a
+        prompt with turns or tools) is answered by the kernel's loop
+        (:func:`~evalkit.run.answering.conversation.converse`), whose own checks join the grading."""
         started = time.perf_counter()
         reply = await self._generate(prompt, started)
         if isinstance(reply, CaseResult):
             return reply
+        loop_checks: tuple[Any, ...] = ()
+        if isinstance(reply, Conversation):
+            reply, loop_checks = reply.answer, reply.checks
         latency = time.perf_counter() - started
-        grading = await self._grade(prompt, reply)
+        grading = with_loop_checks(await self._grade(prompt, reply), loop_checks)
         bound = self.bound
         return CaseResult.from_grading(
             prompt.id,
@@ -162,6 +172,7 @@ class _Answerer:
             finished_at=time.time(),
             fingerprint=case_fingerprint(prompt),
             prompt_digest=prompt_digest(prompt),
+            transcript=reply.transcript,
         )
 
     async def _answer_with_extras(self, prompt: GoldenPrompt, extras: Any) -> CaseResult | None:
@@ -179,11 +190,11 @@ class _Answerer:
             reused = None  # --answers-from: the model is asked for this one
         key = None
         reserved = None
+        loop_checks: tuple[Any, ...] = ()
         if reused is None:
-            request = GenerationRequest(
-                prompt=prompt.prompt, system_prompt=prompt.system_prompt, model=bound.alias, case_id=prompt.id, **self.options
-            )
-            key = extras.cache_key(request)
+            # a conversation is never cached (its turns depend on the replies): only a plain request has a key
+            request = None if prompt.is_chat else plain_request(prompt, bound.base_prompt, {"model": bound.alias, "case_id": prompt.id, **self.options})
+            key = extras.cache_key(request) if request is not None else None
             if key is not None:
                 reused = extras.cached(key)
         if reused is None:
@@ -197,6 +208,8 @@ class _Answerer:
                 if reserved is not None:
                     extras.guard.settle(reserved, reply)
                 return reply
+            if isinstance(reply, Conversation):
+                reply, loop_checks = reply.answer, reply.checks
             identity = _case_identity(bound, reply)
             if key is not None:
                 extras.keep(key, reply, identity, bound.instance, bound.alias)
@@ -208,7 +221,7 @@ class _Answerer:
             else:
                 extras.reused += 1
         latency = time.perf_counter() - started
-        grading = await self._grade(prompt, reply)
+        grading = with_loop_checks(await self._grade(prompt, reply), loop_checks)
         case = CaseResult.from_grading(
             prompt.id,
             grading,
@@ -221,6 +234,7 @@ class _Answerer:
             fingerprint=fingerprint,
             answer_source=source,
             prompt_digest=prompt_digest(prompt),
+            transcript=getattr(reply, "transcript", ()),
         )
         if extras.guard is not None:
             if reserved is not None:
@@ -229,28 +243,34 @@ class _Answerer:
                 extras.guard.add_judge(case.judge_usage)
         return case
 
-    async def _generate(self, prompt: GoldenPrompt, started: float, request: GenerationRequest | None = None) -> Answer | CaseResult:
-        """The generator's answer, or the errored case of a generator that failed or took too long."""
+    async def _generate(
+        self, prompt: GoldenPrompt, started: float, request: GenerationRequest | None = None
+    ) -> Answer | Conversation | CaseResult:
+        """The generator's answer (a conversation's, for a prompt with turns or tools), or the
+        errored case of a generator that failed or took too long. ``request``: the plain request
+        already made (a cached one's key was taken from it)."""
         bound, pool = self.bound, self.pool
-        if request is None:
-            request = GenerationRequest(
-                prompt=prompt.prompt, system_prompt=prompt.system_prompt, model=bound.alias, case_id=prompt.id, **self.options
-            )
-        called = None
+        calls: list[Any] = []  # the pool's futures, the last one abandoned when time runs out
         try:
             async with asyncio.timeout(bound.answer_timeout) as limit:
+                if prompt.is_chat:
+                    chat_options = {k: v for k, v in self.options.items() if k in _CHAT_FIELDS}
+                    options = {"model": bound.alias, "case_id": prompt.id, **chat_options}
+                    return await converse(prompt, self._turn_caller(calls), bound.base_prompt, options)
+                if request is None:
+                    request = plain_request(prompt, bound.base_prompt, {"model": bound.alias, "case_id": prompt.id, **self.options})
                 if pool is None:
                     raw = await bound.generator.agenerate(request)
                 else:
-                    called = pool.submit(bound.generator.generate, request)
-                    raw = await asyncio.wrap_future(called)
+                    calls.append(pool.submit(bound.generator.generate, request))
+                    raw = await asyncio.wrap_future(calls[-1])
             return _coerce_answer(raw)
         except asyncio.CancelledError:
             raise
         except PLUGIN_FAILURES as exc:  # sys.exit() in a plugin ends its case, never the run (exit 0)
             if isinstance(exc, TimeoutError) and limit.expired():
-                if called is not None:
-                    pool.abandon(called)  # type: ignore[union-attr]
+                if calls and not calls[-1].done():
+                    pool.abandon(calls[-1])  # type: ignore[union-attr]
                 error = (
                     f"no answer within {bound.answer_timeout:g} s (the provider instance's answer_timeout); "
                     "the call was abandoned"
@@ -268,6 +288,20 @@ class _Answerer:
                 fingerprint=case_fingerprint(prompt),
             prompt_digest=prompt_digest(prompt),
             )
+
+    def _turn_caller(self, calls: list[Any]) -> Any:
+        """How the loop asks the generator for one turn: awaited (``achat``), or on the pool's threads."""
+        generator, pool = self.bound.generator, self.pool
+
+        async def call(request: ChatRequest) -> Any:
+            if self.bound.chats_async:
+                return await generator.achat(request)
+            if pool is None:  # an async generator whose chat() is synchronous: still off the loop
+                return await asyncio.to_thread(generator.chat, request)
+            calls.append(pool.submit(generator.chat, request))
+            return await asyncio.wrap_future(calls[-1])
+
+        return call
 
     async def _grade(self, prompt: GoldenPrompt, reply: Answer) -> Grading:
         """The grader's grading, or a failed one: it raised, took longer than ``grade_timeout`` or

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from ... import components
-from ...answers import ServingIdentity
+from ...answers import ServingIdentity, base_prompt_digest
 from ...baselines import NO_ACCEPTANCE
 from ...catalog import prompt_set_catalog
 from ...checks import AssertionKind
@@ -395,6 +395,9 @@ class PromptAnswering:
             identity, note = run_identity(cases, self.bound.configured)
             yardstick = run_yardstick(cases, self.grader_name)
             metrics = self.grading.run_metrics(cases) if isinstance(self.grading, components.RunMetricsSource) else None
+        digest = base_prompt_digest(self.bound.base_prompt)
+        if identity is not None and digest:
+            identity = attrs.evolve(identity, base_prompt=digest)
         serving = serving_metrics(self.bound, identity)
         if serving is not None:
             metrics = {**(metrics or {}), **serving}
@@ -403,6 +406,8 @@ class PromptAnswering:
             summary = repeat_metrics(read)
             if summary is not None:
                 metrics = {**(metrics or {}), "repeats": summary}
+        if digest:
+            metrics = {**(metrics or {}), "base_prompt": base_prompt_summary(self.bound.base_prompt or "")}
         if store.spending is not None:
             spend = run_spend(self.pricing, store.spending.case_usage(header.id))
         else:
@@ -452,10 +457,30 @@ class PromptAnswering:
 
     def wanted_scope(self) -> BaselineScope:
         """The scope this run asks for, as far as it is known before it runs (no reported model yet)."""
-        return BaselineScope(RunKind.PROMPTS, self.golden_set.identifier, self.bound.instance, self.bound.alias, None, self.grader_name)
+        return BaselineScope(
+            RunKind.PROMPTS, self.golden_set.identifier, self.bound.instance, self.bound.alias, None, self.grader_name,
+            base_prompt=base_prompt_digest(self.bound.base_prompt),
+        )
 
 
 _RULES = PromptRules()
+
+#: How many words of a base system prompt a run keeps (for ``evalkit show``), after scrubbing.
+BASE_PROMPT_WORDS = 12
+
+
+def base_prompt_summary(text: str) -> dict[str, str]:
+    """What a run keeps of its instance's base system prompt, at every privacy level: its digest
+    and its first words, secrets scrubbed (it is configuration, not an answer, but may quote one)."""
+    from ...privacy import scrub
+
+    words = text.split()
+    opening = " ".join(words[:BASE_PROMPT_WORDS]) + (" …" if len(words) > BASE_PROMPT_WORDS else "")
+    return {"digest": base_prompt_digest(text), "opening": scrub(opening)}
+
+
+def _base_prompt_words(digest: str) -> str:
+    return f"the base system prompt {digest}" if digest else "no base system prompt"
 
 
 @attrs.define
@@ -532,12 +557,15 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
     # One pass over the prompts checks, counts and fingerprints the set (a stream is never held).
     digest = SetDigest(golden_set)
     order = PromptOrder(golden_set.identifier)
+    conversations: list[str] = []  # the first prompt that only a chat-capable generator can answer
 
     rubric_prompts: list[str] = []
 
     def visit(prompt: GoldenPrompt) -> None:
         digest.add(prompt)
         order.see(prompt.id)
+        if prompt.is_chat and not conversations:
+            conversations.append(prompt.id)
         if any(isinstance(a, Assertion) and a.judged for a in prompt.assertions):
             rubric_prompts.append(prompt.id)
 
@@ -546,6 +574,12 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
         source.grader, strict=source.strict_grader, config=config, **dict(source.grader_options)
     )
     bound = source.bound or components.bind_generator(config, source.provider, source.model)
+    if conversations and not bound.can_chat:
+        raise UsageError(
+            f'set "{golden_set.identifier}" holds conversations or tools (prompt "{conversations[0][:80]}"), and the '
+            f'generator of {bound.instance or bound.adapter} ({bound.adapter}) cannot send them: it has no chat() '
+            "(see evalkit.components.ChatGenerator); the openai, replay and reference adapters have one"
+        )
     if isinstance(bound.generator, components.SetAware):
         components.bind_set(bound, golden_set)
     if isinstance(grading, components.JudgeGrader):
@@ -623,6 +657,10 @@ def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
         problems.append(
             f"it was answered by {chosen.identity.provider_instance}/{chosen.identity.model_alias}, this run asks "
             + (f"{instance}/{alias}" if instance is not None else "an ad-hoc generator (never compared)")
+        )
+    if chosen.identity is not None and chosen.identity.base_prompt != wanted.base_prompt:
+        problems.append(
+            f"it was answered with {_base_prompt_words(chosen.identity.base_prompt)}, this run with {_base_prompt_words(wanted.base_prompt)}"
         )
     if chosen.grader != grader and not chosen.grader.startswith(f"{grader}:"):
         problems.append(f'it was graded by "{chosen.grader}", this run by "{grader}"')

@@ -28,7 +28,15 @@ def _scope_lock_key(scope: BaselineScope) -> int:
     fields = (scope.kind.value, scope.set_identifier, scope.provider_instance, scope.model_alias, scope.reported_model,
               scope.grader, scope.retriever, scope.deployment)  # fmt: skip
     text = "\x1f".join("" if v is None else v for v in fields)
+    if scope.base_prompt:  # a scope without one keeps the key it always had
+        text += "\x1f" + scope.base_prompt
     return int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "big", signed=True)
+
+
+def _same_base_prompt(R: Any, digest: str) -> Any:
+    """Runs whose serving identity had this base system prompt (none: the column is null, as for
+    every run stored before it was kept)."""
+    return R.base_prompt.is_null() if not digest else R.base_prompt == digest
 
 
 class BaselinesAndVerdicts(RunsAndCases):
@@ -128,6 +136,7 @@ class BaselinesAndVerdicts(RunsAndCases):
                 (R.provider_instance == scope.provider_instance)
                 & (R.model_alias == scope.model_alias)
                 & (R.reported_model == scope.reported_model)
+                & _same_base_prompt(R, scope.base_prompt)
                 & (R.grader == scope.grader)
                 & (R.verified == True)  # noqa: E712 - a SQL expression, not a Python comparison
                 & (R.answered_count > 0)
@@ -161,6 +170,7 @@ class BaselinesAndVerdicts(RunsAndCases):
                 and row.provider_instance == identity.provider_instance
                 and row.model_alias == identity.model_alias
                 and row.reported_model == identity.reported_model
+                and (row.base_prompt or "") == identity.base_prompt
             ):
                 return self.get_run(row.id)
         return None
@@ -175,6 +185,7 @@ class BaselinesAndVerdicts(RunsAndCases):
             & (R.provider_instance == identity.provider_instance)
             & (R.model_alias == identity.model_alias)
             & (R.reported_model == identity.reported_model)
+            & _same_base_prompt(R, identity.base_prompt)
             & (R.grader == grader)
             & (R.status == RunStatus.COMPLETE.value)
             & (R.verified == True)  # noqa: E712 - a SQL expression, not a Python comparison

@@ -13,7 +13,10 @@ import json
 import time
 from typing import Any
 
+import attrs
+
 from ...answers import ServingIdentity, Usage
+from ...conversations import Message, messages_of, transcript_data
 from ...errors import StorageError
 from ...grading import AGREEMENT_CHECK, Check
 from ...privacy import keeps_text, redacted_text, scrub
@@ -38,7 +41,9 @@ __all__ = [
     "stored_number",
     "stored_text",
     "stored_judge_usage",
+    "stored_transcript",
     "stored_usage",
+    "transcript_value",
     "usage_json",
 ]
 
@@ -60,7 +65,7 @@ def stored_text(value: Any) -> Any:
 RECORDED_COLUMNS = (
     "run", "case_id", "passed", "score", "errored", "error", "checks", "latency_s", "provider_instance",
     "model_alias", "reported_model", "adapter", "yardstick", "answer_text", "detail", "measures", "usage",
-    "finished_at", "fingerprint", "judge_usage", "answer_source", "prompt_digest",
+    "finished_at", "fingerprint", "judge_usage", "answer_source", "prompt_digest", "transcript",
 )  # fmt: skip
 
 
@@ -191,7 +196,7 @@ def case_from_columns(
     instance: str | None, alias: str | None, reported: str | None, adapter: str | None, yardstick: str | None,
     answer_text: str | None, detail: str | None, measures: str | None, usage: str | None, finished_at: float,
     fingerprint: str | None, judge_usage: str | None = None, answer_source: str | None = None,
-    prompt_digest: str | None = None,
+    prompt_digest: str | None = None, transcript: str | None = None,
 ) -> CaseResult:  # fmt: skip
     """A case from its decoded stored columns (:data:`CASE_COLUMNS`)."""
     if type(score) is not float or type(latency_s) is not float or type(finished_at) is not float:
@@ -216,7 +221,40 @@ def case_from_columns(
         judge_usage=stored_judge_usage(judge_usage),
         answer_source=answer_source,
         prompt_digest=prompt_digest,
+        transcript=stored_transcript(transcript),
     )
+
+
+def stored_transcript(text: str | None) -> tuple[Message, ...]:
+    """A case's transcript from its stored JSON (empty when there is none, or it is not what
+    evalkit writes: a list of turns with a role)."""
+    turns = load_json(text)
+    if not isinstance(turns, list):
+        return ()
+    try:
+        return messages_of(turn for turn in turns if isinstance(turn, dict) and isinstance(turn.get("role"), str))
+    except (TypeError, ValueError):
+        return ()
+
+
+def transcript_value(transcript: tuple[Message, ...], privacy: str) -> str | None:
+    """A transcript as the privacy level keeps it (JSON): ``metadata`` the turns' roles and the
+    names of the tools called, no text and no arguments; ``redacted`` each text and each call's
+    arguments scrubbed and cut as an answer is; ``full`` everything. ``None`` for no transcript."""
+    if not transcript:
+        return None
+    if privacy == "full":
+        kept = transcript_data(transcript)
+    elif keeps_text(privacy):
+        kept = transcript_data(transcript, redacted_text)
+    else:
+        kept = transcript_data(transcript, lambda _text: None)
+    for turn in kept:  # a tool's name is the set's or the model's word: no secret shape is kept
+        for call in turn.get("tool_calls", ()):
+            call["name"] = scrub(call["name"])
+            if call["id"] is not None:
+                call["id"] = scrub(call["id"])
+    return dump_json(kept)
 
 
 def stored_enum(kind: Any, value: Any, run_id: str, field: str) -> Any:
@@ -269,6 +307,7 @@ def case_values(stored_run_id: str, case: CaseResult, privacy: str) -> tuple[Any
         None if not case.judge_usage else encode_text(judge_usage_json(case.judge_usage)),  # type: ignore[arg-type]
         stored_text(case.answer_source),
         stored_text(case.prompt_digest),
+        stored_text(transcript_value(case.transcript, privacy)),
     )
 
 
@@ -281,6 +320,9 @@ def run_from_row(row: Any) -> Run:
     identity = None
     if row.verified:
         identity = serving_identity(row.provider_instance, row.model_alias, row.reported_model)
+        base_prompt = getattr(row, "base_prompt", "") or ""
+        if identity is not None and base_prompt:
+            identity = attrs.evolve(identity, base_prompt=base_prompt)
     return Run(
         id=row.id,
         set_identifier=row.set_identifier,

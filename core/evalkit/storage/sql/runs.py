@@ -191,6 +191,7 @@ class RunsAndCases(SqlStore):
                 self.Run.identity_note: identity_note,
                 self.Run.reported_model: identity.reported_model if identity else None,
                 self.Run.generator_provenance: dump_json(identity.as_mapping()) if identity else None,
+                self.Run.base_prompt: identity.base_prompt or None if identity else None,
             }
             if identity is not None:
                 update[self.Run.provider_instance] = identity.provider_instance
