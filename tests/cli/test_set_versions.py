@@ -219,7 +219,9 @@ def test_the_verdict_job_of_a_sharded_run_applies_the_whole_gate_as_one_process_
     assert verdict.code == 1, verdict.stdout  # as the single process: the added cases that fail gate it
     line = "New failures: 2 added or edited cases fail: n1, n2 — the gate fails (--fail-on-new-failures)."
     assert line in verdict.stdout and line in single.stdout
-    assert "this job's gate would not have: give the shard jobs the same gate options" in verdict.stdout
+    # the shard that closed the run did not accept it either (only a first or a significantly better
+    # run is accepted by itself, issue 33), so there is no acceptance for this job to disown
+    assert "this job's gate would not have" not in verdict.stdout and "stays the baseline" in verdict.stdout
     assert cli(*waited).code == 0, "without --fail-on-new-failures the gate passes, as for one process"
     # a chosen baseline is compared with too, as one process would (the recorded one is not)
     chosen = cli(*waited, "--baseline", "one", "--json")
