@@ -125,3 +125,12 @@ def test_equal_differences_are_a_point_even_where_their_float_mean_is_not_exact(
     result = paired_t_from_differences([-0.1, -0.1, -0.1])
     assert (result.delta, result.sd, result.t) == (-0.1, 0.0, None)
     assert (result.interval.low, result.interval.high, result.p_value, result.p_drop) == (-0.1, -0.1, 0.0, 0.0)
+
+
+def test_differences_are_current_minus_baseline_and_an_interval_holds_its_ends() -> None:
+    from evalkit.stats import Interval
+
+    assert differences([0.25, 0.5], [0.75, 0.0]) == [0.5, -0.5]
+    interval = Interval(0.25, 0.5, 0.95)
+    assert 0.25 in interval and 0.5 in interval and 0.375 in interval
+    assert 0.2499 not in interval and 0.5001 not in interval

@@ -125,3 +125,20 @@ def test_the_refusal_says_what_was_wrong(call: Callable[[], object], message: st
     with pytest.raises(StatisticsInputError) as caught:
         call()
     assert str(caught.value) == message
+
+
+def test_the_refusal_names_the_first_bad_value_not_an_edge_before_it() -> None:
+    """Values at the edges of what is accepted (1.0, False, 0) come before the bad one: the message
+    must name the bad one's place."""
+    cases = [
+        (lambda: paired_t([0.1, 0.1], [1.0, 1.5]), "current[1] is 1.5, not a number in [0, 1]"),
+        (lambda: paired_t([0.0, -0.5], [0.1, 0.1]), "baseline[1] is -0.5, not a number in [0, 1]"),
+        (lambda: paired_binary([False, 2], [True, True]), "baseline[1] is 2, not a pass/fail outcome (a bool, or 0 or 1)"),
+        (lambda: paired_binary([0, 5], [True, True]), "baseline[1] is 5, not a pass/fail outcome (a bool, or 0 or 1)"),
+        (lambda: paired_binary([1.0, 0.5], [True, True]), "baseline[1] is 0.5, not a pass/fail outcome (a bool, or 0 or 1)"),
+        (lambda: flip_history([True, "x"]), "outcomes[1] is 'x', not a pass/fail outcome (a bool, or 0 or 1)"),
+    ]
+    for call, message in cases:
+        with pytest.raises(StatisticsInputError) as caught:
+            call()
+        assert str(caught.value) == message
