@@ -7,7 +7,7 @@ wrong (a listed equivalent that matches no mutant, an equivalent without a reaso
 does not exist) or the tests fail without any mutant.
 
 **Mutants.** Each mutant changes *one* operator or constant of one module (``<`` → ``<=``,
-``and`` → ``or``, ``not x`` → ``x``, ``True`` → ``False``, ``n`` → ``n + 1``, ``"text"`` →
+``and`` → ``or``, ``&`` → ``|`` (a query filter), ``not x`` → ``x``, ``True`` → ``False``, ``n`` → ``n + 1``, ``"text"`` →
 ``"XXtextXX"``, ``+=`` → ``-=``, …); docstrings, annotations, ``__all__`` and ``TYPE_CHECKING``
 blocks are left alone. A mutant is *killed* when its tests fail (or time out), *survives* when
 they pass, and is *equivalent* when the config lists it: a change no behaviour can observe, with
@@ -85,8 +85,9 @@ PYTEST_FLAGS = ["-q", "-p", "no:cacheprovider", "-p", "no:evalkit", "--assert=pl
 # mutants running side by side must not share one database.
 HIDDEN_VARIABLES = ("EVALKIT_TEST_POSTGRES_URL", "EVALKIT_REQUIRE_POSTGRES", "EVALKIT_DATABASE_URL")
 
+# `&` and `|` build the store's query filters (peewee): loosening one lets other scopes' runs in.
 _BINARY = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
-           ast.Mod: ast.Mult, ast.Pow: ast.Mult}  # fmt: skip
+           ast.Mod: ast.Mult, ast.Pow: ast.Mult, ast.BitAnd: ast.BitOr, ast.BitOr: ast.BitAnd}  # fmt: skip
 _COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
             ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}  # fmt: skip
 _BOOL = {ast.And: ast.Or, ast.Or: ast.And}
@@ -911,7 +912,7 @@ def _main(args: argparse.Namespace) -> int:
     for variable in HIDDEN_VARIABLES:
         os.environ.pop(variable, None)
     coverage = build_coverage_map(config, args.cache_dir, max(1, args.jobs))
-    _refuse_failing_tests(coverage, [m.path for m in chosen])
+    _warn_failing_tests(coverage, [m.path for m in chosen])
     if args.map:
         for module in chosen:
             measured = coverage.modules[module.path]
@@ -974,12 +975,13 @@ def _control(run: _Run) -> None:
         )
 
 
-def _refuse_failing_tests(coverage: CoverageMap, modules: list[str]) -> None:
-    """A test that fails without any mutant would "kill" every mutant it runs for."""
+def _warn_failing_tests(coverage: CoverageMap, modules: list[str]) -> None:
+    """Name the tests that failed while the map was measured: a test failing under coverage (one
+    that times itself, on a loaded machine) may pass without it; the control run decides."""
     relevant = set().union(*(coverage.every_test_of_files(m) for m in modules))
     failing = sorted(coverage.failed & relevant)
     if failing:
-        raise ConfigError("these tests fail without any mutant:\n  " + "\n  ".join(failing))
+        print("warning: these tests failed while the coverage map was measured:\n  " + "\n  ".join(failing))
 
 
 def report(results: dict[str, list[Result]], minimum: float, seconds: float) -> int:
