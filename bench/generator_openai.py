@@ -1,18 +1,21 @@
-"""Throughput and client CPU of the ``openai`` generator's transport against kept HTTP clients.
+"""Throughput and client CPU of the ``openai`` generator against the HTTP clients it could use.
 
 The same job — POST a chat completion, read the JSON answer — with at most C requests in flight,
 against the test chat server in a child process, through:
 
-* ``evalkit``: the ``openai`` generator itself (its pre-encoded request head sent by the
-  hand-written HTTP/1.1 transport in ``evalkit_plugins/_http11.py``), as a run uses it;
-* ``aiohttp``: one ``aiohttp.ClientSession`` with a ``TCPConnector(limit=C)``;
+* ``evalkit``: the ``openai`` generator itself (aiohttp through ``evalkit_plugins/_http.py``: one
+  ``ClientSession`` per endpoint, the body read in chunks within ``max_response_bytes``, a total
+  timeout per request), as a run uses it;
+* ``aiohttp``: one plain ``aiohttp.ClientSession`` with a ``TCPConnector(limit=C)``, the body read
+  whole: what the generator's own bookkeeping costs on top of aiohttp;
 * ``httpx``: one ``httpx.AsyncClient`` with its own pool (httpcore), HTTP/1.1,
-  ``Limits(max_connections=C, max_keepalive_connections=C)``;
+  ``Limits(max_connections=C, max_keepalive_connections=C)`` — httpx is no longer a dependency, so
+  this client runs only where it is installed (``pip install httpx``);
 * ``bare``: a hand-rolled asyncio client, one keep-alive connection per worker (the floor).
 
 Each client runs in a fresh child process; its CPU (user + system) and peak RSS come from the
 child's rusage, so imports count as they do for a user. A client whose library is not installed
-is reported as such (``pip install aiohttp``), not skipped silently::
+is reported as such (``pip install httpx``), not skipped silently::
 
     PYTHONPATH=core:plugins:. python bench/generator_openai.py --requests 2000 --concurrency 16 64 --delay 0.05
 """
@@ -57,9 +60,11 @@ async def _workers(concurrency: int, requests: int, one: object) -> None:
 
 async def run_evalkit(base_url: str, requests: int, concurrency: int) -> None:
     from evalkit.answers import GenerationRequest
-    from evalkit_plugins.openai import OpenAIGenerator
+    from evalkit_plugins.openai import OpenAIGenerator, OpenAIOptions
 
-    generator = OpenAIGenerator(base_url=base_url, model="gpt-test", concurrency=concurrency, api_key_env="EVALKIT_BENCH_KEY")
+    generator = OpenAIGenerator(
+        OpenAIOptions(base_url=base_url, model="gpt-test", concurrency=concurrency, api_key_env="EVALKIT_BENCH_KEY")
+    )
 
     async def one(number: int) -> None:
         answer = await generator.agenerate(

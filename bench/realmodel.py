@@ -54,31 +54,32 @@ def prompts_of(set_id: str, env: dict[str, str]) -> list[tuple[str | None, str]]
 
 
 async def bare_client(base_url: str, prompts: list[tuple[str | None, str]], max_tokens: int, concurrency: int) -> tuple[float, list[float], int, float]:
-    """Ask every prompt with a plain httpx client: total wall, per-request walls, completion tokens
+    """Ask every prompt with a plain aiohttp client: total wall, per-request walls, completion tokens
     and the server's own processing seconds (summed)."""
-    import httpx
+    import aiohttp
 
     walls: list[float] = []
     processing = 0.0
     tokens = 0
     queue = list(prompts)
 
-    async def worker(client: httpx.AsyncClient) -> None:
+    async def worker(client: aiohttp.ClientSession) -> None:
         nonlocal tokens
         while queue:
             system, prompt = queue.pop(0)
             messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
             body = {"model": ALIAS, "messages": messages, "temperature": 0, "max_tokens": max_tokens}
             started = time.perf_counter()
-            response = await client.post(f"{base_url}/chat/completions", json=body)
+            async with client.post(f"{base_url}/chat/completions", json=body) as response:
+                response.raise_for_status()
+                completion = await response.json()
             walls.append(time.perf_counter() - started)
-            response.raise_for_status()
-            tokens += response.json()["usage"]["completion_tokens"]
+            tokens += completion["usage"]["completion_tokens"]
             nonlocal processing
             processing += float(response.headers.get("openai-processing-ms", "nan")) / 1000.0
 
     started = time.perf_counter()
-    async with httpx.AsyncClient(timeout=600) as client:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600)) as client:
         await asyncio.gather(*(worker(client) for _ in range(concurrency)))
     return time.perf_counter() - started, walls, tokens, processing
 

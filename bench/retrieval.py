@@ -228,12 +228,12 @@ def load_beir(root: Path, split: str) -> tuple[Path, list[GoldenQuestion]]:
 
 def bench_beir(root: Path, split: str) -> None:
     """Part 2: the lexical retriever on a BEIR collection."""
-    from evalkit_plugins.lexical import LexicalRetriever
+    from evalkit_plugins.lexical import LexicalOptions, LexicalRetriever
 
     corpus, questions = load_beir(root, split)
     print(f"\n== evalkit.lexical on {root.name} ({split}: {len(questions)} queries)")
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as index_dir:
-        retriever = LexicalRetriever(corpus, index_dir=index_dir)
+        retriever = LexicalRetriever(LexicalOptions(str(corpus), index_dir=index_dir))
         index = retriever.prepare()
         print(f"index      {index.documents:,} documents in {index.seconds:.2f} s")
         rankings = []

@@ -32,13 +32,13 @@ sys.path.insert(0, str(ROOT))
 #: wrapped where it is looked up at call time.
 PHASES = (
     ("evalkit.catalog", "prompt_set_catalog", "find the set (entry points, providers)"),
-    ("evalkit.evaluation", "validate_prompt_set", "check, count and fingerprint the set"),
+    ("evalkit.run.answering.prompts", "validate_prompt_set", "check, count and fingerprint the set"),
     ("evalkit.components", "bind_generator", "build the generator (its plugin's imports)"),
     ("evalkit.components", "check_generator_ready", "readiness probe (GET /models)"),
-    ("evalkit.evaluation", "open_repository", "open (create, migrate) the store"),
-    ("evalkit.runner", "execute_prompts", "answer, grade and store every case"),
-    ("evalkit.evaluation", "verdict_for", "verdict (counted by the store)"),
-    ("evalkit.cli.common", "print_json_streamed", "print the --json document"),
+    ("evalkit.run.library", "open_repository", "open (create, migrate) the store"),
+    ("evalkit.run.answering.prompts", "answer_prompts", "answer, grade and store every case"),
+    ("evalkit.run.lifecycle", "settle", "verdict (counted by the store)"),
+    ("evalkit.cli.json_output", "print_json_streamed", "print the --json document"),
 )
 
 

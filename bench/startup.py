@@ -1,7 +1,7 @@
 """Start-up budget: ``evalkit --help`` within 6x and ``evalkit list`` within 8x a bare ``python -c pass``.
 
 Prints the best-of-N wall time of each command (in fresh processes, same interpreter) and the two
-ratios, and checks that neither command imported httpx, jsonschema, peewee or a plugin module.
+ratios, and checks that neither command imported aiohttp, jsonschema, peewee or a plugin module.
 
     python bench/startup.py [--runs 21]
 """
@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-HEAVY = ("httpx", "jsonschema", "regex", "yaml", "peewee", "cattrs", "rich", "stevedore", "evalkit_plugins")
+HEAVY = ("aiohttp", "jsonschema", "regex", "yaml", "peewee", "cattrs", "rich", "stevedore", "evalkit_plugins")
 
 
 def evalkit_command() -> list[str]:

@@ -2,8 +2,8 @@
 insert rate of cases.
 
 For each engine (SQLite always; PostgreSQL when ``EVALKIT_TEST_POSTGRES_URL`` names a server, e.g.
-after ``eval "$(.ci/pg-start)"``) the script builds two stores with the real schema (created by the
-migrations): a small one with the first 1,000 runs of a generated history and a large one with
+after ``eval "$(.ci/pg-start)"``) the script builds two stores with the real schema (as evalkit creates
+a store): a small one with the first 1,000 runs of a generated history and a large one with
 1,000,000 runs of the same history (1,000 sets x 100 serving identities x 2 graders, mixed
 statuses, 4 cases per run). Rows go in with bulk inserts — ``executemany`` in one transaction on
 SQLite, ``COPY`` on PostgreSQL — not through the repository, so building takes seconds, not hours.
@@ -125,7 +125,7 @@ def build_sqlite(path: Path, count: int) -> float:
     """A SQLite store of ``count`` runs; returns the seconds the bulk insert took.
 
     The schema's indexes are dropped for the load and re-created from their own DDL afterwards
-    (faster than maintaining them row by row); the store ends up exactly as the migrations made it.
+    (faster than maintaining them row by row); the store ends up exactly as evalkit made it.
     """
     open_repository(f"sqlite:///{path}").close()
     connection = sqlite3.connect(path, isolation_level=None)

@@ -1,33 +1,18 @@
-"""Fixtures shared by the whole suite: real CLI subprocesses in a scratch project, real SQLite files."""
+"""Fixtures shared by the whole suite: the CLI in a scratch project (in this process, or as a real
+child where the process itself is under test), real SQLite files."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import attrs
 import pytest
+
+from tests.support.cli_runner import CliResult, InProcessRunner, ProcessRunner
 
 pytest_plugins = ["tests.support.fixtures"]
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@attrs.frozen
-class CliResult:
-    """What one ``evalkit`` subprocess did."""
-
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> object:
-        """stdout parsed as JSON."""
-        return json.loads(self.stdout)
 
 
 @pytest.fixture(autouse=True)
@@ -49,38 +34,46 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def cli(project: Path) -> Callable[..., CliResult]:
+    """``evalkit ARGS`` run in this process, in ``project``: ``cli(*args, env=None, timeout=120,
+    cwd=None)`` returns its exit code, stdout and stderr (a :class:`CliResult`).
+
+    ``env`` is laid over the suite's command environment (no ``EVALKIT_DATABASE_URL``,
+    ``NO_COLOR=1``, ``COLUMNS=200``); a ``PYTHONPATH`` in it puts those folders on ``sys.path`` for
+    the call only. See tests/support/cli_runner.py for what else a call gets that a fresh process
+    would have.
+    """
+    return InProcessRunner(project)
+
+
+@pytest.fixture
 def evalkit_cli(project: Path) -> Callable[..., CliResult]:
-    """Run ``python -m evalkit ARGS`` in ``project`` and return code, stdout and stderr."""
+    """:func:`cli` under the name most test files use (not built from ``cli``: some modules use
+    that name for a fixture or parameter of their own)."""
+    return InProcessRunner(project)
 
-    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120, cwd: Path | None = None) -> CliResult:
-        environment = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
-        environment.update({"NO_COLOR": "1", "COLUMNS": "200"})
-        environment.update(env or {})
-        done = subprocess.run(
-            [sys.executable, "-m", "evalkit", *args],
-            cwd=cwd or project,
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        return CliResult(done.returncode, done.stdout, done.stderr)
 
-    return run
+@pytest.fixture
+def evalkit_process(project: Path) -> ProcessRunner:
+    """``python -m evalkit ARGS`` as a real child process, for tests about the process itself
+    (signals, a killed run, closed or full standard streams, a terminal, resource limits, several
+    processes at once). Called like :func:`cli`; ``.start(*args, env=, cwd=, **popen)`` returns the
+    running ``Popen``, ``.command(*args)`` its command line. Each test using it says why."""
+    return ProcessRunner(project)
 
 
 @pytest.fixture(scope="session")
 def plugin_dists(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., str]:
     """Install test distributions from tests/data into a folder; returns it for PYTHONPATH."""
-    from tests.support.distributions import install_into
+    from tests.support.distributions import TestDistributions
 
+    distributions = TestDistributions(tmp_path_factory.mktemp("staged-dists"))
     cache: dict[tuple[str, ...], str] = {}
 
     def install(*names: str) -> str:
         key = tuple(sorted(names))
         if key not in cache:
-            cache[key] = str(install_into(tmp_path_factory.mktemp("dists"), *key))
+            cache[key] = str(distributions.install(tmp_path_factory.mktemp("dists"), *key))
         return cache[key]
 
     return install

@@ -89,6 +89,6 @@ def test_a_first_run_that_loses_the_race_to_another_is_compared_with_it(repo) ->
     repo.accept_run(winner, Acceptance("first", 1.0, None, "the first run of its scope"))
     kept = record_verdict(loser_run, too_early, repo, stored_verdict(too_early),
                           recompare=lambda: verdict_for(loser_run, repo, Tolerances()))  # fmt: skip
-    assert kept.state == "compared" and kept.comparison.baseline_id == winner and kept.comparison.regressed
+    assert kept.state == "regressed" and kept.comparison.baseline_id == winner and kept.comparison.regressed
     assert kept.acceptance is None and list(repo.acceptances_for([winner, loser])) == [winner]
     assert repo.verdicts_for([loser])[loser].state == "regressed"

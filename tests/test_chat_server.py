@@ -7,7 +7,7 @@ import http.client
 import json
 from urllib.parse import urlsplit
 
-import httpx
+import aiohttp
 
 from tests.support.chat_server import ChatServer, ChatServerProcess, Fault
 
@@ -90,9 +90,13 @@ def test_delays_overlap_across_concurrent_requests(chat_server: ChatServer) -> N
     chat_server.delay = 0.2
 
     async def burst() -> list[int]:
-        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=50)) as client:
-            responses = await asyncio.gather(*(client.post(chat_server.base_url + "/chat/completions", json=BODY) for _ in range(50)))
-        return [r.status_code for r in responses]
+        async def one(client: aiohttp.ClientSession) -> int:
+            async with client.post(chat_server.base_url + "/chat/completions", json=BODY) as response:
+                await response.read()
+                return response.status
+
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=50)) as client:
+            return list(await asyncio.gather(*(one(client) for _ in range(50))))
 
     assert asyncio.run(burst()) == [200] * 50
     assert chat_server.max_in_flight > 1  # the delays overlapped (counted, not timed: the machine may be loaded)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from evalkit import Answer, Assertion, Citation
@@ -62,9 +61,9 @@ RUNAWAY = r"/(a|a)+$/"
 
 
 def test_catastrophic_regex_is_bounded_and_recorded_as_errored() -> None:
-    started = time.perf_counter()
+    # The limit counts processor time, so the wall clock is no measure of it on a busy machine:
+    # the message is the proof that the match was stopped rather than finished.
     result = check(Assertion.regex(RUNAWAY), "a" * 40 + "b")
-    assert time.perf_counter() - started < 5
     assert not result.passed
     assert result.error is not None and "did not finish in time" in result.error
 

@@ -394,18 +394,13 @@ def test_class14_a_long_answer_is_graded_whole_and_stored_cut(cli, project) -> N
     assert stored_answer(project) == "x" * 2000 + "… [truncated]"
 
 
-def run_measured(project: Path, env: dict[str, str], *args: str) -> tuple[int, str, int]:
-    """Run the CLI as a child and return its exit code, stderr and peak resident memory in bytes."""
+def run_measured(evalkit_process, env: dict[str, str], *args: str) -> tuple[int, str, int]:  # noqa: ANN001
+    """Run the CLI as a child and return its exit code, stderr and peak resident memory in bytes
+    (a process of its own: its peak memory is what is measured)."""
     import os
     import subprocess
-    import sys
 
-    environment = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
-    environment.update({"NO_COLOR": "1", "COLUMNS": "200", **env})
-    child = subprocess.Popen(
-        [sys.executable, "-m", "evalkit", *args], cwd=project, env=environment,
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
+    child = evalkit_process.start(*args, env=env, stdout=subprocess.DEVNULL)
     stderr = child.stderr.read()
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
@@ -416,16 +411,16 @@ def run_measured(project: Path, env: dict[str, str], *args: str) -> tuple[int, s
     ("framing", "via_proxy"),
     [("close", False), ("chunked", False), ("length", False), ("chunked", True), ("close", True)],
 )
-def test_class14_a_300_mb_reply_stops_at_the_cap_and_errors_the_case(project, chat_server, hostile_env, framing, via_proxy) -> None:
+def test_class14_a_300_mb_reply_stops_at_the_cap_and_errors_the_case(project, chat_server, evalkit_process, hostile_env, framing, via_proxy) -> None:
     env = {**configure_openai(project, chat_server, base_url=chat_server.base_url, privacy="full"), **hostile_env}
-    if via_proxy:  # httpx's own transport, used behind a proxy: the test server plays the proxy
+    if via_proxy:  # through a proxy (aiohttp sends it the absolute URL): the test server plays the proxy
         env.update(HTTP_PROXY=f"http://127.0.0.1:{chat_server.port}", NO_PROXY="", no_proxy="")
     chat_server.responder = lambda body: "THE-END"
-    code, stderr, normal_rss = run_measured(project, env, "run", "hostile.sized", "--provider", "prod")
+    code, stderr, normal_rss = run_measured(evalkit_process, env, "run", "hostile.sized", "--provider", "prod")
     assert code == 0, stderr
 
     chat_server.fail_next(Fault.huge(300_000_000, framing=framing))
-    code, stderr, huge_rss = run_measured(project, env, "run", "hostile.sized", "--provider", "prod", "--json")
+    code, stderr, huge_rss = run_measured(evalkit_process, env, "run", "hostile.sized", "--provider", "prod", "--json")
     assert code == 3, stderr
     with sqlite3.connect(database(project)) as conn:
         (error,) = conn.execute("select error from evalkit_case where errored order by finished_at desc limit 1").fetchone()
@@ -473,6 +468,10 @@ def test_set_files_that_are_a_device_or_a_pipe_nobody_writes_are_problems_not_a_
 @needs_devices
 def test_a_replay_file_that_is_a_device_is_refused_before_the_run(cli, project) -> None:
     (project / "evalkit.toml").write_text('[providers.r]\nadapter = "replay"\npath = "/dev/zero"\n')
+    outside = cli("run", "evalkit.smoke", "--provider", "r", timeout=30)
+    assert outside.code == 2 and 'option "path" of [providers.r]' in outside.stderr and "/dev/zero lies outside the project" in outside.stderr
+    # Even where the configuration allows /dev, a device is no replay file.
+    (project / "evalkit.toml").write_text('[sets]\nallow_outside = ["/dev"]\n[providers.r]\nadapter = "replay"\npath = "/dev/zero"\n')
     result = cli("run", "evalkit.smoke", "--provider", "r", timeout=30)
     assert result.code == 2, result.stderr
     assert "replay file /dev/zero: not a regular file but a character device" in result.stderr
@@ -482,6 +481,10 @@ def test_a_replay_file_that_is_a_device_is_refused_before_the_run(cli, project) 
 @needs_devices
 def test_a_lexical_corpus_that_is_a_device_is_refused(cli, project) -> None:
     (project / "evalkit.toml").write_text('[deployments.d.retrievers."evalkit.lexical"]\ncorpus = "/dev/zero"\n')
+    outside = cli("retrieval", "hostile.questions", "evalkit.lexical", "--deployment", "d", timeout=30)
+    assert outside.code == 2 and 'option "corpus" of [deployments.d.retrievers."evalkit.lexical"]' in outside.stderr
+    # Even where the configuration allows /dev, a device is no corpus.
+    (project / "evalkit.toml").write_text('[sets]\nallow_outside = ["/dev"]\n[deployments.d.retrievers."evalkit.lexical"]\ncorpus = "/dev/zero"\n')
     result = cli("retrieval", "hostile.questions", "evalkit.lexical", "--deployment", "d", timeout=30)
     assert result.code == 2, result.stderr
     assert 'corpus "/dev/zero" is neither a file nor a folder' in result.stderr
@@ -709,15 +712,12 @@ def test_a_run_id_that_is_not_utf8_is_no_run_not_a_crash(project, evalkit_cli, c
     """Bytes that are not UTF-8 in argv reach evalkit as lone surrogates, which no database binds:
     `evalkit show $'\\xff'` was an internal error (UnicodeEncodeError)."""
     import os
-    import subprocess
-    import sys
 
     assert evalkit_cli("run", "evalkit.smoke").code == 0
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
-    argv = [os.fsencode(sys.executable), b"-m", b"evalkit", *(b"\xff\xfebad" if a == "ID" else a.encode() for a in command)]
-    done = subprocess.run(argv, cwd=project, env=env, capture_output=True, timeout=60)
-    stderr = done.stderr.decode("utf-8", "replace")
-    assert done.returncode == 2, stderr
+    # The interpreter decodes argv with the file system's encoding: the bytes arrive as os.fsdecode gives them.
+    done = evalkit_cli(*(os.fsdecode(b"\xff\xfebad") if a == "ID" else a for a in command))
+    stderr = done.stderr_bytes.decode("utf-8", "replace")
+    assert done.code == 2, stderr
     assert 'there is no run "\\udcff\\udcfebad"' in stderr and "internal error" not in stderr
 
 
@@ -726,14 +726,11 @@ def test_a_report_file_holding_text_that_was_not_utf8_is_written_with_escapes(pr
     """A label given as bytes that are not UTF-8 is stored as it came (lone surrogates); writing a
     report file that showed it was an internal error (UnicodeEncodeError) — stdout took it."""
     import os
-    import subprocess
-    import sys
 
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
-    labelled = [os.fsencode(sys.executable), b"-m", b"evalkit", b"run", b"evalkit.smoke", b"--label", b"\xff\xfebad", b"--json"]
-    done = subprocess.run(labelled, cwd=project, env=env, capture_output=True, timeout=120)
-    assert done.returncode == 0, done.stderr.decode(errors="replace")
-    run_id = json.loads(done.stdout)["run_id"]
+    # The interpreter decodes argv with the file system's encoding: the bytes arrive as os.fsdecode gives them.
+    done = evalkit_cli("run", "evalkit.smoke", "--label", os.fsdecode(b"\xff\xfebad"), "--json")
+    assert done.code == 0, done.stderr_bytes.decode(errors="replace")
+    run_id = json.loads(done.stdout_bytes)["run_id"]
     out = project / f"report.{reporter}"
     result = evalkit_cli("report", run_id, "--format", reporter, "-o", str(out))
     assert result.code == 0 and "internal error" not in result.stderr, result.stderr
@@ -746,7 +743,7 @@ def test_a_report_file_holding_text_that_was_not_utf8_is_written_with_escapes(pr
 
 def test_a_missing_set_lists_the_sets_here_and_a_stalled_provider_only_delays_the_error(cli, project) -> None:
     named = cli("run")
-    assert named.code == 2 and "the following arguments are required: SET" in named.stderr
+    assert named.code == 2 and "Missing argument 'SET'." in named.stderr
     assert named.stdout == ""  # the noisy provider's prints went to stderr, as on every command
     assert "\nsets here: hostile.markup, hostile.plain_string_assertion, " in named.stderr, named.stderr
     assert " more (`evalkit list sets` lists the installed sets)\n" in named.stderr  # eight are shown
@@ -916,6 +913,31 @@ def test_issue34_03_files_outside_the_project_are_refused_and_never_quoted(evalk
         described = f"evals/creds.yaml:1:1: a string of {len(ONE_LINE_CREDENTIALS.strip())} characters is not of type 'object'"
         assert allowed.code == 2 and described in printed and "outside the project" not in printed
         assert "wJalrXUtnFEMI" not in printed
+
+
+@pytest.mark.parametrize(
+    ("config", "command", "option"),
+    [
+        ('[providers.app]\nadapter = "replay"\nmodel = "m"\npath = "evals/answers.jsonl"\n', ["run", "evalkit.smoke", "--provider", "app"], 'option "path" of [providers.app]'),
+        ('[question_sets."trec.creds"]\nformat = "trec"\ntopics = "evals/answers.jsonl"\nqrels = "evals/answers.jsonl"\n', ["list", "questions"], 'option "topics" of [question_sets."trec.creds"]'),
+    ],
+    ids=["replay file", "collection topics"],
+)
+def test_issue34_03_a_plugins_file_linking_outside_the_project_is_refused_and_never_quoted(evalkit_cli, project, tmp_path, config, command, option) -> None:
+    """The variant for plugin options: a collection's topics linked to ~/.aws/credentials were read and
+    their first line quoted ("expected 'query-id<TAB>text', got 'aws_secret_access_key = …'")."""
+    home = tmp_path / "home" / ".aws"
+    home.mkdir(parents=True)
+    (home / "credentials").write_text(ONE_LINE_CREDENTIALS)
+    (project / "evals").mkdir()
+    (project / "evals" / "answers.jsonl").symlink_to(home / "credentials")
+    (project / "evalkit.toml").write_text(config)
+    result = evalkit_cli(*command)
+    printed = result.stdout + result.stderr
+    assert result.code == 2, printed
+    assert option in printed and f"resolves to {home / 'credentials'}, outside the project" in printed and "[sets] allow_outside" in printed
+    assert "wJalrXUtnFEMI" not in printed and "aws_secret" not in printed
+    assert stored_runs(project) == 0
 
 
 def test_issue34_03_a_file_named_on_the_command_line_is_read_but_its_content_is_not_quoted(evalkit_cli, project, tmp_path) -> None:

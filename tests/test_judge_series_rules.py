@@ -59,7 +59,7 @@ def _run(grader: str, yardsticks: Sequence[str], identity: ServingIdentity | Non
 
 def test_the_yardstick_reasons_come_before_the_identity_reason() -> None:
     failed = verdict_for(_run("decision:failed", ["decision:failed"], None), object(), Tolerances())
-    assert failed.state == "not_compared"
+    assert failed.state == "not_comparable"
     assert 'no grading of this run could be made (stored as "decision:failed")' in failed.reason
     mixed = verdict_for(_run("decision", ["decision:j:m:v1", "decision:failed"], None), object(), Tolerances())
     assert "do not share one yardstick" in mixed.reason

@@ -201,7 +201,7 @@ def test_a_prompts_set_digest_text_is_the_converters_json_whichever_way_it_is_wr
     """The set digest hashes each prompt's compact JSON; the text written directly for plain
     prompts is the converter's, and the other shapes get ``None`` (the converter writes them)."""
     from evalkit.convert import dumps
-    from evalkit.runner import _plain_prompt_json
+    from evalkit.run.answering.prompt_order import _plain_prompt_json
 
     stray = GoldenPrompt("stray", "s", ["contains 4"])  # type: ignore[list-item]  # a set's check refuses it first
     int_tag = GoldenPrompt("int-tag", "t", [Assertion.contains("4")], tags=(3,))  # type: ignore[arg-type]

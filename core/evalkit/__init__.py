@@ -31,6 +31,7 @@ _EXPORTS = {
     "QuestionForm": "questions",
     "Report": "reports",
     "Reporter": "reports",
+    "Outcome": "run.outcome",
     "RetrievalOutcome": "retrieval.evaluation",
     "RetrievalProvenance": "questions",
     "RetrievalProvenanceProvider": "retrieval.contracts",
@@ -41,9 +42,9 @@ _EXPORTS = {
     "ServingIdentity": "answers",
     "Tolerances": "tolerance",
     "Usage": "answers",
-    "Verdict": "evaluation",
-    "evaluate_retrieval": "retrieval.evaluation",
-    "evaluate_set": "evaluation",
+    "Verdict": "verdict",
+    "evaluate_retrieval": "run.library",
+    "evaluate_set": "run.library",
     "hookimpl": "hooks",
     "validate_prompt_set": "validation",
     "validate_question_set": "retrieval.validation",
@@ -70,15 +71,17 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from .answers import Answer, Citation, GenerationRequest, Passage, ServingIdentity, Usage
     from .checks import AssertionKind
-    from .evaluation import RunOutcome, Verdict, evaluate_set
+    from .evaluation import RunOutcome
     from .grading import Check, Grading
     from .hooks import hookimpl
     from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
     from .questions import GoldenQuestion, GoldenQuestionSet, QuestionForm, RetrievalProvenance
     from .retrieval.contracts import RetrievalProvenanceProvider, Retriever
-    from .retrieval.evaluation import RetrievalOutcome, evaluate_retrieval
+    from .retrieval.evaluation import RetrievalOutcome
     from .retrieval.validation import validate_question_set
+    from .run.library import evaluate_retrieval, evaluate_set
+    from .run.outcome import Outcome
     from .runs import CaseResult, Run
     from .tolerance import Tolerances
     from .validation import validate_prompt_set
-    from .verdict import Comparison
+    from .verdict import Comparison, Verdict

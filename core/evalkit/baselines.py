@@ -20,13 +20,14 @@ import getpass
 import os
 import time
 from collections.abc import Sequence
-from typing import Any
 
 import attrs
 
 from .errors import UsageError
 from .runs import Run, RunKind, RunStatus
 from .shapes import short_repr, too_long
+from .storage.protocols import AcceptedBaselines, ResultRepository, capabilities
+from .storage.values import ACCEPTANCE_KINDS, Acceptance, BaselineScope
 
 __all__ = [
     "ACCEPTANCE_KINDS",
@@ -41,9 +42,6 @@ __all__ = [
     "unreadable_baseline",
 ]
 
-#: How a run came to be accepted: first of its scope, compared without regression, accepted by a
-#: person, or counted as accepted when an older database was upgraded (migration 3).
-ACCEPTANCE_KINDS = ("first", "no_regression", "manual", "migrated")
 #: The longest ``--reason`` for accepting a baseline, in characters (shown in history and reports).
 MAX_REASON_CHARS = 1_000
 
@@ -55,68 +53,6 @@ def unreadable_baseline(error: Exception) -> str:
     """Why a stored run was not compared when reading its baseline raised ``error`` (a run written
     by something else than this evalkit): the new run is kept, its verdict says so."""
     return f"not compared: the baseline could not be read from the store — {error}"
-
-
-@attrs.frozen
-class Acceptance:
-    """Why a run is an accepted baseline: ``how`` (one of :data:`ACCEPTANCE_KINDS`), when (Unix
-    time), by whom (``None`` for evalkit itself) and a one-line reason."""
-
-    how: str = attrs.field(validator=attrs.validators.in_(ACCEPTANCE_KINDS))
-    at: float
-    by: str | None = None
-    reason: str | None = None
-
-    def describe(self) -> str:
-        """One line: how and why, e.g. ``accepted by alice: new prompt wording``."""
-        if self.how == "manual":
-            return f"accepted by {self.by or 'unknown'}: {self.reason or '(no reason given)'}"
-        if self.how == "first":
-            return "accepted automatically: the first run of its scope"
-        if self.how == "no_regression":
-            return f"accepted automatically: {self.reason or 'its comparison found no regression'}"
-        return f"accepted when the database was upgraded: {self.reason or 'a complete run that did not regress'}"
-
-
-@attrs.frozen
-class BaselineScope:
-    """What must be equal for two runs to be compared automatically.
-
-    Prompt runs fill ``provider_instance``, ``model_alias``, ``reported_model`` and ``grader`` (the
-    yardstick); retrieval runs fill ``retriever`` and ``deployment`` (``None``: no deployment).
-    """
-
-    kind: RunKind
-    set_identifier: str
-    provider_instance: str | None = None
-    model_alias: str | None = None
-    reported_model: str | None = None
-    grader: str | None = None
-    retriever: str | None = None
-    deployment: str | None = None
-
-    @classmethod
-    def of_run(cls, run: Run) -> BaselineScope | None:
-        """The scope of a stored run; ``None`` for a prompt run without a verified serving identity
-        (it belongs to no scope and is never a baseline)."""
-        if run.kind is RunKind.RETRIEVAL:
-            return cls(RunKind.RETRIEVAL, run.set_identifier, retriever=run.retriever or "", deployment=run.deployment)
-        if run.identity is None:
-            return None
-        who = run.identity
-        return cls(
-            RunKind.PROMPTS, run.set_identifier, who.provider_instance, who.model_alias, who.reported_model, run.grader
-        )
-
-    def describe(self) -> str:
-        """The scope in words, for messages."""
-        if self.kind is RunKind.RETRIEVAL:
-            where = f'deployment "{self.deployment}"' if self.deployment is not None else "no deployment"
-            return f'set "{self.set_identifier}", retriever "{self.retriever}", {where}'
-        return (
-            f'set "{self.set_identifier}", {self.reported_model} ({self.provider_instance}/{self.model_alias}), '
-            f'grader "{self.grader}"'
-        )
 
 
 def scope_mismatch(chosen: Run, scope: BaselineScope) -> str | None:
@@ -145,20 +81,16 @@ def current_user() -> str:
         return "unknown"
 
 
-def accept_run(repository: Any, run_id: str, reason: str, *, by: str | None = None, at: float | None = None) -> tuple[Run, Acceptance]:
+def accept_run(
+    repository: ResultRepository, run_id: str, reason: str, *, by: str | None = None, at: float | None = None
+) -> tuple[Run, Acceptance]:
     """Accept the stored run ``run_id`` as the baseline of its scope, on purpose.
 
     Refused with :class:`UsageError` (nothing written) when the store cannot keep acceptances, the
     run does not exist, is not complete, belongs to no scope, or ``reason`` is blank. Accepting a run
     that is already accepted records the new acceptance, which makes it the scope's baseline again.
     """
-    from .storage import AcceptedBaselines
-
-    if not isinstance(repository, AcceptedBaselines):
-        raise UsageError(
-            f"the configured repository ({type(repository).__name__}) cannot keep accepted baselines: it lacks "
-            "the AcceptedBaselines capability"
-        )
+    baselines = _baselines(repository, "cannot keep accepted baselines")
     if not reason.strip():
         raise UsageError("--reason must say why this run is accepted (it is recorded with the acceptance)")
     if (length := too_long(reason, MAX_REASON_CHARS)) is not None:
@@ -177,8 +109,19 @@ def accept_run(repository: Any, run_id: str, reason: str, *, by: str | None = No
         )
     who = "".join(ch if ch.isprintable() else "?" for ch in (by or current_user()))
     acceptance = Acceptance("manual", at if at is not None else time.time(), who, reason.strip())
-    repository.accept_run(run.id, acceptance)
+    baselines.accept_run(run.id, acceptance)
     return run, acceptance
+
+
+def _baselines(repository: ResultRepository, cannot: str) -> AcceptedBaselines:
+    """The store's :class:`~evalkit.storage.AcceptedBaselines`; a usage error saying it ``cannot``
+    what was asked when it lacks the capability."""
+    baselines = capabilities(repository).baselines
+    if baselines is None:
+        raise UsageError(
+            f"the configured repository ({type(repository).__name__}) {cannot}: it lacks the AcceptedBaselines capability"
+        )
+    return baselines
 
 
 @attrs.frozen
@@ -191,7 +134,7 @@ class CurrentBaseline:
 
 
 def current_baselines(
-    repository: Any,
+    repository: ResultRepository,
     set_identifier: str,
     *,
     provider_instance: str | None = None,
@@ -202,15 +145,9 @@ def current_baselines(
 ) -> list[CurrentBaseline]:
     """The current baseline of every scope of a set, optionally narrowed by the given parts of the
     scope (a grader matches its yardstick exactly or as its prefix, ``decision`` → ``decision:…``)."""
-    from .storage import AcceptedBaselines
-
-    if not isinstance(repository, AcceptedBaselines):
-        raise UsageError(
-            f"the configured repository ({type(repository).__name__}) keeps no accepted baselines: it lacks the "
-            "AcceptedBaselines capability"
-        )
-    runs = repository.accepted_runs(set_identifier)
-    acceptances = repository.acceptances_for([r.id for r in runs])
+    baselines = _baselines(repository, "keeps no accepted baselines")
+    runs = baselines.accepted_runs(set_identifier)
+    acceptances = baselines.acceptances_for([r.id for r in runs])
     seen: dict[BaselineScope, CurrentBaseline] = {}
     for run in runs:
         scope = BaselineScope.of_run(run)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from .errors import UsageError
-from .runner import Shard
+from .run.plan import Shard
 
 __all__ = ["PIPELINES", "SHARD_SOURCES", "CiPipeline", "ShardSource", "pipeline_run_id", "shard_from_environment"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
@@ -15,6 +14,8 @@ from .answers import Answer, GenerationRequest
 from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
 from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError
 from .grading import Grading
+from .options import resolve_paths
+from .privacy import SecretHolder
 from .prompts import GoldenPrompt
 from .shapes import short_repr
 
@@ -79,27 +80,17 @@ class Grader(Protocol):
 
 @runtime_checkable
 class PathOptions(Protocol):
-    """A plugin factory (usually the class) that says which of its options are file paths.
+    """A plugin factory that declares no ``Options`` and lists which of its options are file paths.
 
-    A relative path given for one of these options in the project configuration is resolved
-    against the configuration file's folder before the factory is called.
+    A factory that declares ``Options`` marks its path fields instead (``option(..., path=True)``,
+    see :mod:`evalkit.options`). Either way, a relative path given for one of these options in the
+    project configuration is resolved against the configuration file's folder, and it must lie
+    inside the project (:func:`resolve_paths`).
     """
 
     path_options: Sequence[str]
 
 
-def resolve_paths(options: Mapping[str, Any], factory: Any, root: Path) -> dict[str, Any]:
-    """``options`` with the relative paths of the factory's declared path options made absolute."""
-    resolved = dict(options)
-    if not isinstance(factory, PathOptions):
-        return resolved
-    for name in factory.path_options:
-        value = resolved.get(name)
-        if isinstance(value, str) and value:
-            path = Path(value).expanduser()
-            if not path.is_absolute():
-                resolved[name] = str(root / path)
-    return resolved
 
 
 @runtime_checkable
@@ -130,13 +121,6 @@ def _named(bound: BoundGenerator) -> str:
     return f'provider instance "{bound.instance}"' if bound.instance else f'the ad-hoc "{bound.adapter}" generator'
 
 
-@runtime_checkable
-class SecretHolder(Protocol):
-    """A component that holds credentials; their exact values never reach the database."""
-
-    def secret_values(self) -> tuple[str, ...]:
-        """The credential values (API keys, header values) this component sends."""
-        ...
 
 
 @runtime_checkable
@@ -306,11 +290,17 @@ class BoundGenerator:
 
 
 def _create(
-    adapter: str, options: Mapping[str, Any], table: str, root: Path | None = None
+    adapter: str, options: Mapping[str, Any], table: str, config: Config | None = None
 ) -> tuple[Any, registry.PluginRecord]:
+    """The generator ``adapter`` built with ``options``; with the ``config`` they were written in,
+    their path options resolved first, and kept inside the project when a file configured them (a
+    ``Config`` a library caller built in Python is its own choice, as a command-line argument is)."""
     record, factory = registry.driver("evalkit.generators", adapter)
-    if root is not None:
-        options = resolve_paths(options, factory, root)
+    if config is not None:
+        from .project_files import ProjectBoundary
+
+        boundary = ProjectBoundary.of(config) if config.path is not None else None
+        options = resolve_paths(options, factory, config.root, boundary=boundary, table=table)
     return registry.build(record, factory, options, table), record
 
 
@@ -341,7 +331,7 @@ def bind_generator(
             options["model"] = model
         where = f" of {config.path}" if config.path else ""
         try:
-            generator, record = _create(instance.adapter, options, f"[providers.{instance.name}]{where}", config.root)
+            generator, record = _create(instance.adapter, options, f"[providers.{instance.name}]{where}", config)
         except ConfigError as exc:
             raise ConfigError(f'provider instance "{instance.name}" ({instance.adapter}): {exc}') from None
         alias = options.get("model")
@@ -374,7 +364,7 @@ class UnknownProviderError(UnknownPluginError):
     """
 
     def __init__(self, name: str, config: Config, adapters: Sequence[str]) -> None:
-        from .suggestions import did_you_mean
+        from .wording import did_you_mean
 
         configured = list(config.providers)
         UsageError.__init__(self)

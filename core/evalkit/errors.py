@@ -84,7 +84,7 @@ class UnknownSetError(UsageError, LookupError):
     ) -> None:
         self.identifier = identifier
         self.available = tuple(available)
-        from .suggestions import did_you_mean
+        from .wording import did_you_mean
 
         hint = f" Available sets: {', '.join(self.available)}." if self.available else " No sets are installed."
         failed = "".join(f"\n  provider failed: {f}" for f in failures)
@@ -98,7 +98,7 @@ class UnknownPluginError(UsageError, LookupError):
         self.kind = kind
         self.name = name
         self.available = tuple(available)
-        from .suggestions import did_you_mean
+        from .wording import did_you_mean
 
         known = ", ".join(self.available) or "(none installed)"
         kinds = "repositories" if kind == "repository" else f"{kind}s"
@@ -178,13 +178,11 @@ class RunInterrupted(EvalkitError):
 
     exit_code = 3
 
-    def __init__(self, run_id: str, set_identifier: str) -> None:
+    def __init__(self, run_id: str, set_identifier: str, *, command: str | None = None) -> None:
         self.run_id = run_id
         self.set_identifier = set_identifier
-        super().__init__(
-            f"interrupted: run {run_id} keeps its finished cases; "
-            f"continue it with `evalkit run {set_identifier} --resume {run_id}`"
-        )
+        resume = command or f"evalkit run {set_identifier} --resume {run_id}"
+        super().__init__(f"interrupted: run {run_id} keeps its finished cases; continue it with `{resume}`")
 
 
 class SetChangedError(EvalkitError):
@@ -207,7 +205,17 @@ class RunStoreFailed(EvalkitError):
 
     exit_code = 3
 
-    def __init__(self, run_id: str, set_identifier: str, cause: str, *, kept: int | None, marked: bool, resumable: bool = True) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        set_identifier: str,
+        cause: str,
+        *,
+        kept: int | None,
+        marked: bool,
+        resumable: bool = True,
+        command: str | None = None,
+    ) -> None:
         self.run_id = run_id
         self.set_identifier = set_identifier
         self.cause = cause
@@ -215,7 +223,8 @@ class RunStoreFailed(EvalkitError):
         self.marked = marked
         kept_text = "the cases committed before the fault are kept" if kept is None else f"{counted(kept, 'case')} committed before the fault {'is' if kept == 1 else 'are'} kept"
         state = "the run is marked interrupted" if marked else "the run could not be marked interrupted (the store does not answer)"
-        resume = f"; continue it with `evalkit run {set_identifier} --resume {run_id}`" if resumable else ""
+        command = command or f"evalkit run {set_identifier} --resume {run_id}"
+        resume = f"; continue it with `{command}`" if resumable else ""
         super().__init__(f"the results store failed during run {run_id}: {cause} — {kept_text}, {state}{resume}")
 
 

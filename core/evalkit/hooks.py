@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
+from .checks import BUILTIN_KINDS, AssertionKind
 from .errors import PLUGIN_FAILURES
 from .printable import visible
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
 if TYPE_CHECKING:
-    from .checks import AssertionKind
     from .runs import CaseResult, Run
 
-__all__ = ["hookimpl", "hookspec", "HookSpecs", "Observers", "plugin_manager"]
+__all__ = ["hookimpl", "hookspec", "HookSpecs", "Observers", "assertion_kinds", "plugin_manager"]
 
 hookspec = pluggy.HookspecMarker("evalkit")
 hookimpl = pluggy.HookimplMarker("evalkit")
@@ -138,3 +138,13 @@ class Observers:
             times = "" if count == 1 else f" ({count} times; the first shown)"
             lines.append(f'hook plugin "{visible(plugin)}" raised in {hook}{times}: {first}; the run went on without it')
         return tuple(lines)
+
+
+def assertion_kinds(manager: pluggy.PluginManager) -> dict[str, AssertionKind]:
+    """Built-in assertion kinds plus those hook plugins add (built-ins win a name clash)."""
+    kinds: dict[str, AssertionKind] = dict(BUILTIN_KINDS)
+    for returned in manager.hook.evalkit_assertion_kinds():
+        for kind in returned or ():
+            if isinstance(kind, AssertionKind) and kind.name not in kinds:
+                kinds[kind.name] = kind
+    return kinds

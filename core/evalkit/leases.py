@@ -11,20 +11,29 @@ called. A lease is stale, and can be taken over, when its heartbeat is older tha
 
 Two leases overlap when either is ``*`` or both name the same shard. Every shard of a run must
 give the same N; the store refuses a shard that does not.
+
+The lease values (owner, holder, shard progress, the refusals) live below the store, in
+:mod:`evalkit.storage.values`; this module keeps the heartbeat. :mod:`evalkit.run.lifecycle` takes,
+beats and gives up a run's lease.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
 import threading
-from collections.abc import Iterable
-from typing import Any
 
-import attrs
-
-from .errors import UsageError
+from .storage.protocols import RunLeases
+from .storage.values import (
+    HEARTBEAT_S,
+    STALE_AFTER_S,
+    WHOLE_RUN,
+    LeaseHolder,
+    LeaseOwner,
+    RunBusyError,
+    ShardMismatchError,
+    ShardProgress,
+    overlaps,
+    shard_part,
+)
 
 __all__ = [
     "HEARTBEAT_S",
@@ -37,124 +46,8 @@ __all__ = [
     "ShardMismatchError",
     "ShardProgress",
     "overlaps",
+    "shard_part",
 ]
-
-#: How often a running process refreshes its lease (seconds).
-HEARTBEAT_S = 10.0
-#: A lease whose heartbeat is older than this is stale and may be taken over (seconds).
-STALE_AFTER_S = 90.0
-#: The part a lease takes when the process answers the whole run (not one shard).
-WHOLE_RUN = "*"
-
-
-@attrs.frozen
-class LeaseOwner:
-    """The process taking a lease: host name, process id and a random token unique to this run."""
-
-    host: str
-    pid: int
-    token: str
-
-    @classmethod
-    def this_process(cls) -> LeaseOwner:
-        """An owner for the current process, with a fresh token."""
-        return cls(socket.gethostname(), os.getpid(), secrets.token_hex(8))
-
-
-@attrs.frozen
-class LeaseHolder:
-    """A lease as stored: the part of the run it covers, its owner and its last heartbeat."""
-
-    part: str
-    host: str | None
-    pid: int | None
-    heartbeat_at: float | None
-
-    def is_live(self, now: float, stale_after: float = STALE_AFTER_S) -> bool:
-        """True while the owner is answering: a recent heartbeat, and (on this host) a live process."""
-        if self.host is None or self.heartbeat_at is None or now - self.heartbeat_at > stale_after:
-            return False
-        if self.host == socket.gethostname() and self.pid is not None:
-            return _process_exists(self.pid)
-        return True
-
-    def describe(self, now: float) -> str:
-        """``pid 123 on host h (heartbeat 4 s ago)``."""
-        age = max(0.0, now - (self.heartbeat_at or now))
-        return f"pid {self.pid} on host {self.host} (heartbeat {age:.0f} s ago)"
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def overlaps(part: str, other: str) -> bool:
-    """True when two parts of a run cannot be answered at once (either is the whole run, or the same shard)."""
-    return part == WHOLE_RUN or other == WHOLE_RUN or part == other
-
-
-def shard_part(index: int, count: int) -> str:
-    """The part name of shard ``index`` of ``count``: ``I/N``."""
-    return f"{index}/{count}"
-
-
-@attrs.frozen
-class ShardProgress:
-    """Where the shards of a run stand: N (``None`` when the run was not sharded), the shards whose
-    slice is in, and those a live process is answering now."""
-
-    count: int | None
-    done: frozenset[int] = frozenset()
-    answering: frozenset[int] = frozenset()
-
-    @property
-    def missing(self) -> tuple[int, ...]:
-        """The shards whose slice is not in yet, in order."""
-        return tuple(i for i in range(1, (self.count or 0) + 1) if i not in self.done)
-
-    @property
-    def all_in(self) -> bool:
-        """True when every shard's slice is in (or the run is not sharded)."""
-        return not self.missing
-
-    def describe(self) -> str:
-        """``shards 1, 3 of 4 are in; waiting for 2, 4``."""
-        if self.count is None:
-            return "the run is not sharded"
-        done = ", ".join(map(str, sorted(self.done))) or "none"
-        waiting = ", ".join(map(str, self.missing))
-        return f"shards in: {done} of {self.count}" + (f"; waiting for {waiting}" if waiting else "")
-
-
-class RunBusyError(UsageError):
-    """Another live process holds a lease that overlaps the part of the run asked for."""
-
-    def __init__(self, run_id: str, part: str, holder: LeaseHolder, now: float) -> None:
-        self.run_id = run_id
-        self.holder = holder
-        what = "the whole run" if holder.part == WHOLE_RUN else f"shard {holder.part}"
-        mine = "" if part == WHOLE_RUN else f" (shard {part})"
-        super().__init__(
-            f"run {run_id} is being answered by another process{mine}: {what} is held by {holder.describe(now)}; "
-            f"wait for it to finish, or stop it — a lease with no heartbeat for {STALE_AFTER_S:.0f} s is taken over"
-        )
-
-
-class ShardMismatchError(UsageError):
-    """A shard names a different N from the shards already stored for the run."""
-
-    def __init__(self, run_id: str, part: str, counts: Iterable[int]) -> None:
-        known = sorted(set(counts))
-        super().__init__(
-            f"--shard {part}: run {run_id} is split into {' and '.join(map(str, known))} shards by the shards "
-            "already stored; every shard of a run must give the same N"
-        )
 
 
 class LeaseKeeper:
@@ -164,7 +57,7 @@ class LeaseKeeper:
     refresh that fails is retried at the next beat — the run itself reports a failing store.
     """
 
-    def __init__(self, repository: Any, run_id: str, part: str, owner: LeaseOwner, interval: float = HEARTBEAT_S) -> None:
+    def __init__(self, repository: RunLeases, run_id: str, part: str, owner: LeaseOwner, interval: float = HEARTBEAT_S) -> None:
         self._repository = repository
         self._run_id = run_id
         self._part = part

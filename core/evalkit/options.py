@@ -1,25 +1,38 @@
-"""Plugin options: declared as an attrs class, checked and structured before the plugin is built.
+"""Plugin options: declared once, as an attrs class; checked, structured and handed to the plugin.
 
 A plugin factory (a generator, retriever, grader, repository, hook, or golden/question set
-provider) declares its options by pointing ``Options`` at an attrs class; each field is one option,
-its type annotation the type, a field without a default a required option, and
-``metadata={"help": "..."}`` (see :func:`option`) its one-line help::
+provider) declares its options by pointing ``Options`` at an attrs class. That class is the single
+declaration of every option: the field's annotation is its type, a field without a default is
+required, its validators say which values are allowed, and :func:`option` gives it one line of
+help (``evalkit list plugins --options`` and the option tables of the docs show it), marks a file
+or folder (``path=True``) and a value never to be shown (``secret=True``). The factory receives
+the structured object::
 
     @attrs.frozen
     class ReplayOptions:
-        path: str = option("JSONL file of recorded answers, relative to the config file")
+        path: str = option("JSONL file of recorded answers", path=True)
         model: str | None = option("alias reported when a line names no model", default=None)
 
     class ReplayGenerator:
         Options = ReplayOptions
-        def __init__(self, path: str, model: str | None = None) -> None: ...
+
+        def __init__(self, options: ReplayOptions) -> None: ...
 
 Before the factory is called, evalkit checks the configuration table against the class — unknown
-options are refused with a "did you mean", missing required ones name the plugin, the option and the
-table to put it in, and values are structured with the project's cattrs converter (strict: a string
-is not a number, a number is not a string) — then calls the factory with the options that were given,
-as keyword arguments of the declared types. A factory that declares nothing gets the table as it is,
-exactly as before.
+options are refused with a "did you mean", missing required ones name the plugin, the option and
+the table to put it in, values are structured with the project's cattrs converter (strict: a
+string is not a number, a number is not a string) and the fields' validators run — and every
+problem is reported at once, naming the plugin, the option and the table. Path options are made
+absolute against the configuration file's folder and must lie inside the project
+(:func:`resolve_paths`).
+
+How the factory is called is decided here, in :func:`receives_options`, for every kind of plugin:
+
+* it declares ``Options`` and takes one parameter, annotated with that class (or named
+  ``options``): it is called with the structured object — the contract to write;
+* it declares ``Options`` and takes anything else: it is called with the options that were given
+  as keyword arguments of the declared types — the earlier contract, deprecated and still honoured;
+* it declares nothing: it gets the table as it is.
 
 Golden and question set providers read their options from ``[set_providers."ENTRY-POINT-NAME"]``
 unless the provider names another table with ``config_table`` (a dotted path such as ``"sets"``).
@@ -30,28 +43,49 @@ every sub-table is checked against ``Options`` and the provider is called with
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+import math
+import os
+import weakref
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
-from .errors import ConfigError
+from .errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from .project_files import ProjectBoundary
 
 __all__ = [
+    "resolve_paths",
     "DeclaresOptions",
+    "OptionError",
+    "OptionsError",
     "OptionSpec",
     "SET_PROVIDER_TABLE",
     "TableOptions",
+    "build_plugin",
     "check_options",
     "declared_options",
+    "number",
+    "one_of",
     "option",
     "option_specs",
+    "path_options",
+    "paths_anywhere",
     "provider_table",
+    "receives_options",
+    "requirement",
     "structure_options",
+    "text",
+    "whole",
 ]
 
 #: Where a set provider's options live unless it says otherwise (``config_table``).
 SET_PROVIDER_TABLE = "set_providers"
+#: Option names that are never options: a secret belongs in an environment variable.
+_SECRET_NAMES = frozenset({"api_key", "apikey", "key", "token", "api_token", "password", "secret"})
 
 
 @runtime_checkable
@@ -68,10 +102,130 @@ class TableOptions(Protocol):
     config_table: str
 
 
-def option(help: str, **kwargs: Any) -> Any:  # noqa: A002 - the word the docs use
-    """An attrs field with one line of ``help`` (shown by ``evalkit list plugins --options``)."""
+class OptionsError(ConfigError, UsageError):
+    """A plugin's options are missing, unknown or wrong (exit 2): every problem, each naming the
+    plugin, the option and the table.
+
+    A configuration error, and a usage error for options given on the command line (grader options).
+    """
+
+
+class OptionError(OptionsError):
+    """One option has a value it cannot take: raised by the validators of this module with the
+    option, what it must be and the value (unless the option is secret); ``str()`` names all three.
+    """
+
+    def __init__(self, option: str, requirement: str, value: Any = attrs.NOTHING) -> None:
+        self.option = option
+        #: What the value must be, as a sentence part: ``must be a whole number of at least 1``.
+        self.requirement = requirement
+        self.value = value
+        super().__init__(f'wrong value for option "{option}": {self.reason()}')
+
+    def reason(self) -> str:
+        """``timeout must be a number above 0 (got -1)`` (without the value when it is not shown)."""
+        from .shapes import short_repr
+
+        got = "" if self.value is attrs.NOTHING else f" (got {short_repr(self.value)})"
+        return f"{self.option} {self.requirement}{got}"
+
+
+def option(help: str, *, path: bool = False, anywhere: bool = False, secret: bool = False, **kwargs: Any) -> Any:  # noqa: A002 - the word the docs use
+    """An attrs field with one line of ``help`` (shown by ``evalkit list plugins --options`` and the
+    docs' option tables).
+
+    ``path=True`` marks a file or folder: a relative one in a configuration is made absolute against
+    the configuration file's folder, and it must lie inside the project (or a place ``[sets]
+    allow_outside`` lists) — unless ``anywhere=True`` also says it is a file evalkit only trusts or
+    uses and never quotes, stores or sends (a CA bundle in ``/etc/ssl``). ``secret=True`` keeps the value out of every message (header values,
+    URLs that may carry credentials). Other keyword arguments (``default``, ``validator``,
+    ``factory``, ``converter``) are ``attrs.field``'s.
+    """
     metadata = {**kwargs.pop("metadata", {}), "help": help}
+    if path:
+        metadata["path"] = True
+        if anywhere:
+            metadata["anywhere"] = True
+    if secret:
+        metadata["secret"] = True
     return attrs.field(metadata=metadata, **kwargs)
+
+
+# -- validators ------------------------------------------------------------------------------------
+#
+# attrs validators (``validator=`` of a field) whose failure is an OptionError naming the option and
+# the allowed values. attrs' own (``attrs.validators.in_``, ``ge``, ``optional``) work as well.
+
+
+def _shown(attribute: attrs.Attribute, value: Any) -> Any:  # type: ignore[type-arg]
+    return attrs.NOTHING if attribute.metadata.get("secret") else value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _bounds(at_least: float | None, above: float | None, at_most: float | None) -> str:
+    if at_least is not None and at_most is not None:
+        return f" from {at_least:g} to {at_most:g}"
+    low = f" of at least {at_least:g}" if at_least is not None else f" above {above:g}" if above is not None else ""
+    high = f" at most {at_most:g}" if at_most is not None else ""
+    return low + (" and" if low and high else "") + high
+
+
+def number(*, at_least: float | None = None, above: float | None = None, at_most: float | None = None) -> Callable[..., None]:
+    """A validator: a finite number (not a boolean) within the bounds given."""
+    requirement = f"must be a{' finite' if at_least is None and above is None and at_most is None else ''} number{_bounds(at_least, above, at_most)}"
+
+    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:  # type: ignore[type-arg]
+        fits = _is_number(value) and math.isfinite(value)
+        fits = fits and (at_least is None or value >= at_least) and (above is None or value > above)
+        if not (fits and (at_most is None or value <= at_most)):
+            raise OptionError(attribute.name, requirement, _shown(attribute, value))
+
+    check.requirement = requirement  # type: ignore[attr-defined]
+    return check
+
+
+def whole(*, at_least: int | None = None, at_most: int | None = None) -> Callable[..., None]:
+    """A validator: a whole number (not a boolean) within the bounds given."""
+    requirement = f"must be a whole number{_bounds(at_least, None, at_most)}"
+
+    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:  # type: ignore[type-arg]
+        fits = isinstance(value, int) and not isinstance(value, bool)
+        if not (fits and (at_least is None or value >= at_least) and (at_most is None or value <= at_most)):
+            raise OptionError(attribute.name, requirement, _shown(attribute, value))
+
+    check.requirement = requirement  # type: ignore[attr-defined]
+    return check
+
+
+def text(*, empty: bool = False) -> Callable[..., None]:
+    """A validator: a string, non-empty unless ``empty``."""
+    requirement = "must be a string" if empty else "must be a non-empty string"
+
+    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:  # type: ignore[type-arg]
+        if not isinstance(value, str) or not (empty or value):
+            raise OptionError(attribute.name, requirement, _shown(attribute, value))
+
+    check.requirement = requirement  # type: ignore[attr-defined]
+    return check
+
+
+def one_of(*choices: str) -> Callable[..., None]:
+    """A validator: one of ``choices``."""
+    quoted = [f'"{choice}"' for choice in choices]
+    requirement = "must be " + (", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else quoted[0])
+
+    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:  # type: ignore[type-arg]
+        if not isinstance(value, str) or value not in choices:
+            raise OptionError(attribute.name, requirement, _shown(attribute, value))
+
+    check.requirement = requirement  # type: ignore[attr-defined]
+    return check
+
+
+# -- what a factory declares -------------------------------------------------------------------------
 
 
 @attrs.frozen
@@ -87,9 +241,7 @@ class OptionSpec:
 
 def declared_options(factory: Any) -> type | None:
     """The attrs class ``factory`` declares its options with, or ``None``."""
-    if not isinstance(factory, DeclaresOptions):
-        return None
-    cls = factory.Options
+    cls = getattr(factory, "Options", None)  # what isinstance(factory, DeclaresOptions) asks, for less
     if not (isinstance(cls, type) and attrs.has(cls)):
         return None
     return cls
@@ -120,60 +272,204 @@ def option_specs(factory: Any) -> list[OptionSpec] | None:
     return specs
 
 
+def requirement(validator: Any) -> str | None:
+    """What a field's validator allows, as its message says it (``must be a number above 0``), when
+    it says: the validators of this module do, also inside ``attrs.validators.optional``."""
+    said = getattr(validator, "requirement", None)
+    if isinstance(said, str):
+        return said
+    inner = getattr(validator, "validator", None)  # attrs.validators.optional(...)
+    return requirement(inner) if inner is not None and inner is not validator else None
+
+
+def path_options(factory: Any) -> tuple[str, ...]:
+    """The options of ``factory`` that are files or folders: the fields of its ``Options`` marked
+    ``path=True``, and the names a factory that declares no ``Options`` lists in ``path_options``."""
+    cls = declared_options(factory)
+    marked = tuple(f.name for f in attrs.fields(cls) if f.metadata.get("path")) if cls is not None else ()
+    listed = getattr(factory, "path_options", ())
+    if isinstance(listed, str) or not isinstance(listed, (tuple, list)):
+        listed = ()
+    return marked + tuple(name for name in listed if isinstance(name, str) and name not in marked)
+
+
+def paths_anywhere(factory: Any) -> frozenset[str]:
+    """The path options of ``factory`` that may lie outside the project (marked ``anywhere=True``)."""
+    cls = declared_options(factory)
+    if cls is None:
+        return frozenset()
+    return frozenset(f.name for f in attrs.fields(cls) if f.metadata.get("anywhere"))
+
+
+def receives_options(factory: Any) -> str | None:
+    """The parameter ``factory`` takes its structured ``Options`` object by, or ``None`` when it
+    takes its options as keyword arguments (or declares none).
+
+    The one place that tells the two contracts apart: a factory that declares ``Options`` and takes
+    exactly one parameter (``self`` and ``*args``/``**kwargs`` aside) receives the object when that
+    parameter is annotated with the class (or a base of it) or, unannotated, is named ``options``
+    and the class has no option of that name.
+    """
+    try:
+        return _contracts[factory]
+    except (KeyError, TypeError):  # not asked yet, or a factory that cannot be a key
+        pass
+    parameter = _parameter_for_options(factory)
+    try:
+        _contracts[factory] = parameter
+    except TypeError:
+        pass
+    return parameter
+
+
+#: :func:`receives_options` per factory, asked once per process (a signature costs ~100 µs).
+_contracts: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
+
+
+def _parameter_for_options(factory: Any) -> str | None:
+    cls = declared_options(factory)
+    if cls is None:
+        return None
+    import inspect
+
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return None
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    named = [p for p in signature.parameters.values() if p.kind not in variadic]
+    if len(named) != 1 or named[0].kind is inspect.Parameter.POSITIONAL_ONLY:
+        return None
+    parameter = named[0]
+    annotation = parameter.annotation
+    if annotation is inspect.Parameter.empty:
+        return parameter.name if parameter.name == "options" and "options" not in attrs.fields_dict(cls) else None
+    bases = {base.__name__ for base in cls.__mro__ if attrs.has(base)}
+    if isinstance(annotation, str):  # ``from __future__ import annotations``: "MyOptions", "MyOptions | None"
+        named_types = {part.strip().strip("'\"").rpartition(".")[2] for part in annotation.split("|")}
+    else:
+        import typing
+
+        named_types = {getattr(t, "__name__", "") for t in (typing.get_args(annotation) or (annotation,))}
+    return parameter.name if named_types & bases else None
+
+
+# -- checking and structuring --------------------------------------------------------------------------
+
+
 def _plugin_label(record: Any) -> str:
     return f'{record.kind} "{record.name}" ({record.distribution} {record.version})' if record is not None else "the plugin"
 
 
 def structure_options(cls: type, given: Mapping[str, Any], *, plugin: str, table: str) -> Any:
-    """``given`` checked against ``cls`` and structured into it; every problem in one ConfigError."""
+    """``given`` checked against ``cls`` and structured into it; every problem in one :class:`OptionsError`."""
     from .convert import options_converter
-    from .suggestions import did_you_mean
+    from .wording import did_you_mean
 
     if not isinstance(given, Mapping):
         raise ConfigError(f"{table} must be a table of options for {plugin}")
-    names = [f.name for f in attrs.fields(cls)]
+    fields = attrs.fields_dict(cls)
+    names = list(fields)
     problems = []
     for key in given:
-        if key not in names:
+        if key not in fields:
             hint = did_you_mean(key, names)
             known = ", ".join(names) or "none"
-            secret = key.lower() in {"api_key", "apikey", "key", "token", "api_token", "password", "secret"}
-            if secret:
-                via = ' and name that variable with "api_key_env"' if "api_key_env" in names else ""
+            if key.lower() in _SECRET_NAMES:
+                via = ' and name that variable with "api_key_env"' if "api_key_env" in fields else ""
                 hint += f" A secret is never an option: put it in an environment variable{via}."
             problems.append(f'{plugin} has no option "{key}" (in {table}).{hint} Its options: {known}.')
-    for field in attrs.fields(cls):
-        if field.default is attrs.NOTHING and field.name not in given:
+    for name, field in fields.items():
+        if field.default is attrs.NOTHING and name not in given:
             help_text = field.metadata.get("help")
             what = f" ({help_text})" if help_text else ""
-            problems.append(f'{plugin} needs option "{field.name}"{what}: set {field.name} = … in {table}.')
+            problems.append(f'{plugin} needs option "{name}"{what}: set {name} = … in {table}.')
+    attrs.resolve_types(cls)
+    values = {name: _fspath(fields[name], value) for name, value in given.items() if name in fields}
+    failure: Exception | None = None
     if not problems:
-        attrs.resolve_types(cls)
         try:
-            return options_converter.structure(dict(given), cls)
-        except Exception as exc:  # cattrs' detailed validation: one line per field and problem
-            import cattrs
-
-            for line in cattrs.transform_error(exc, path="$"):
-                message, _, where = line.rpartition(" @ ")
-                name = where.removeprefix("$.").removeprefix("$") or "?"
-                value = given.get(name.split(".")[0].split("[")[0], None)
-                problems.append(f'{plugin} has a wrong value for option "{name}" in {table}: {message} (got {value!r}).')
+            return options_converter.structure(values, cls)
+        except Exception as exc:  # which values were wrong is found below, one option at a time
+            failure = exc
+    for name, value in values.items():
+        problems.extend(_field_problems(fields[name], value, plugin, table))
+    if not problems and failure is not None:  # a check across options (``__attrs_post_init__``) refused them together
+        cause = failure.exceptions[0] if isinstance(failure, BaseExceptionGroup) and failure.exceptions else failure
+        problems.append(f"{plugin} cannot take the options in {table}: {cause}")
     heading = "its options are wrong:" if plugin == "it" else f"the options of {plugin} are wrong:"
-    raise ConfigError(problems[0] if len(problems) == 1 else "\n".join([heading, *problems]))
+    raise OptionsError(problems[0] if len(problems) == 1 else "\n".join([heading, *problems]))
+
+
+def _fspath(field: attrs.Attribute, value: Any) -> Any:  # type: ignore[type-arg]
+    """A path option given as a ``pathlib.Path`` (in Python) as its string."""
+    return os.fspath(value) if field.metadata.get("path") and isinstance(value, os.PathLike) else value
+
+
+def _field_problems(field: attrs.Attribute, value: Any, plugin: str, table: str) -> list[str]:  # type: ignore[type-arg]
+    """What is wrong with one option's value: its type (cattrs' strict structuring, one line per
+    wrong part of a table or list), else what its validator refuses; nothing when it is right."""
+    import cattrs
+
+    from .convert import options_converter
+
+    secret = bool(field.metadata.get("secret"))
+    try:
+        structured = options_converter.structure(value, field.type)
+    except Exception as exc:
+        problems = []
+        for line in cattrs.transform_error(exc, path=f"$.{field.name}"):
+            message, _, where = line.rpartition(" @ ")
+            shown = "value not shown" if secret else f"got {_short(value)}"
+            problems.append(f'{plugin} has a wrong value for option "{where.removeprefix("$.")}" in {table}: {message} ({shown}).')
+        return problems
+    if field.validator is None:
+        return []
+    try:
+        field.validator(None, field, structured)
+    except OptionError as exc:  # shown with the value as written, not as structured
+        reason = OptionError(exc.option, exc.requirement, attrs.NOTHING if secret else value).reason()
+        return [f'{plugin} has a wrong value for option "{field.name}" in {table}: {reason}.']
+    except Exception as exc:  # attrs' own validators, or a plugin's (which may raise its ConfigError)
+        return [f'{plugin} has a wrong value for option "{field.name}" in {table}: {exc}']
+    return []
+
+
+def _short(value: Any) -> str:
+    from .shapes import short_repr
+
+    return short_repr(value)
 
 
 def check_options(
     record: Any, factory: Any, given: Mapping[str, Any], table: str, *, plugin: str | None = None
 ) -> dict[str, Any]:
-    """The keyword arguments to call ``factory`` with: ``given`` checked and structured when the
-    factory declares ``Options``, else ``given`` unchanged (plugins that declare nothing).
+    """The keyword arguments to call ``factory`` with, by the contract it follows
+    (:func:`receives_options`): ``{parameter: Options(...)}``, the given options structured as
+    keyword arguments (the earlier contract), or ``given`` unchanged (plugins that declare nothing).
     ``plugin`` is how messages name it (default: kind, name and distribution)."""
     cls = declared_options(factory)
     if cls is None:
         return dict(given)
     structured = structure_options(cls, given, plugin=plugin or _plugin_label(record), table=table)
+    parameter = receives_options(factory)
+    if parameter is not None:
+        return {parameter: structured}
     return {name: getattr(structured, name) for name in given}
+
+
+def build_plugin(factory: Any, /, **options: Any) -> Any:
+    """``factory`` built from keyword ``options`` as evalkit builds it from a configuration table:
+    checked against its ``Options`` (an :class:`OptionError` naming every problem) and called by
+    the contract it follows. For library code and tests::
+
+        retriever = build_plugin(LexicalRetriever, corpus="docs/", title_weight=2.0)
+    """
+    name = getattr(factory, "__name__", None) or type(factory).__name__
+    return factory(**check_options(None, factory, options, "the options given", plugin=name))
+
+
+# -- set providers' tables ---------------------------------------------------------------------------
 
 
 def provider_table(record: Any, factory: Any, config: Any) -> tuple[str, dict[str, Any]]:
@@ -200,21 +496,23 @@ def provider_table(record: Any, factory: Any, config: Any) -> tuple[str, dict[st
     if per_instance:
         if not isinstance(data, Mapping):
             raise ConfigError(f"[{shown}]{where} must hold one table per instance")
-        instances = {
-            name: structure_options(cls, _resolved(table, factory, config), plugin="it", table=f"[{shown}.{_quote(name)}]{where}")
-            for name, table in data.items()
-        }
+        instances = {}
+        for name, table in data.items():
+            at = f"[{shown}.{_quote(name)}]{where}"
+            instances[name] = structure_options(cls, _resolved(table, factory, config, at), plugin="it", table=at)
         return shown, {"instances": instances}
-    return shown, check_options(record, factory, _resolved(data, factory, config), f"[{shown}]{where}", plugin="it")
+    at = f"[{shown}]{where}"
+    return shown, check_options(record, factory, _resolved(data, factory, config, at), at, plugin="it")
 
 
-def _resolved(table: Any, factory: Any, config: Any) -> Any:
-    """``table`` with the factory's declared path options made absolute against the config's folder."""
+def _resolved(table: Any, factory: Any, config: Any, where: str) -> Any:
+    """``table`` with the factory's path options made absolute against the config's folder, each
+    inside the project (:func:`resolve_paths`)."""
     if getattr(config, "path", None) is None or not isinstance(table, Mapping):
         return table
-    from .components import resolve_paths
+    from .project_files import ProjectBoundary
 
-    return resolve_paths(table, factory, config.root)
+    return resolve_paths(table, factory, config.root, boundary=ProjectBoundary.of(config), table=where)
 
 
 def _where(config: Any) -> str:
@@ -239,3 +537,33 @@ def _split_table(path: str) -> list[str]:
 
 def _quote(key: str) -> str:
     return key if key.replace("_", "").replace("-", "").isalnum() else f'"{key}"'
+
+
+def resolve_paths(
+    options: Mapping[str, Any], factory: Any, root: Path, *, boundary: ProjectBoundary | None = None, table: str = "the configuration"
+) -> dict[str, Any]:
+    """``options`` with the factory's path options (:func:`path_options`) made
+    absolute against ``root``, the configuration file's folder (``~`` is left to the plugin).
+
+    With ``boundary`` — the one place the project rule is applied to the files a configuration
+    names for a plugin — a path that resolves (links followed) outside the project and outside
+    every place ``[sets] allow_outside`` lists is refused before anything is built: an
+    :class:`~evalkit.project_files.OutsideProjectError` (exit 2) naming the option, ``table``, the
+    path, where it leads and how to allow it.
+    """
+    resolved = dict(options)
+    anywhere = paths_anywhere(factory)
+    for name in path_options(factory):
+        value = resolved.get(name)
+        if not isinstance(value, str) or not value:
+            continue  # absent, or of the wrong type: checking the options says so
+        path = root / Path(value).expanduser()  # an absolute path stays itself
+        if not Path(value).expanduser().is_absolute():
+            resolved[name] = str(path)
+        if boundary is not None and name not in anywhere:
+            reason = boundary.outside(path, folder=os.path.isdir(path))
+            if reason is not None:
+                from .project_files import OutsideProjectError
+
+                raise OutsideProjectError(f'option "{name}" of {table}: {value} {reason}')
+    return resolved

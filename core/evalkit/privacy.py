@@ -16,18 +16,30 @@ import base64
 import functools
 import re
 import weakref
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from .errors import PLUGIN_FAILURES
 
+
+@runtime_checkable
+class SecretHolder(Protocol):
+    """A component that holds credentials; their exact values never reach the database."""
+
+    def secret_values(self) -> tuple[str, ...]:
+        """The credential values (API keys, header values) this component sends."""
+        ...
+
 __all__ = [
+    "SecretHolder",
     "scrub",
     "keeps_text",
     "is_scrubbable",
     "remember_secret_holder",
+    "secrets_remembered_within",
     "remove_secrets",
     "secrets_to_hide",
     "secret_pattern",
@@ -305,6 +317,24 @@ def remember_secret_holder(component: Any) -> None:
         _holders.add(component)
     except TypeError:  # no __weakref__ slot: its values as of now are what is known
         pass
+
+
+@contextmanager
+def secrets_remembered_within() -> Iterator[None]:
+    """Secrets remembered inside are forgotten on the way out; those remembered before are kept.
+
+    One CLI command is such a span (``evalkit.cli.main``): called again in the same process, the
+    next command scrubs the secrets of its own components and of the caller's, not the last one's.
+    """
+    values, holders = set(_values), list(_holders)
+    try:
+        yield
+    finally:
+        _values.clear()
+        _values.update(values)
+        _holders.clear()
+        for holder in holders:
+            _holders.add(holder)
 
 
 def secrets_to_hide() -> tuple[str, ...]:

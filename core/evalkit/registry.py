@@ -276,14 +276,14 @@ def load_group(group: str) -> tuple[Loaded, ...]:
 
 
 def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: Any) -> Any:
-    """Call a plugin's factory with ``options``; anything it raises names the plugin.
+    """Call a plugin's factory with ``options`` as they are (:func:`build` checks them first);
+    anything it raises names the plugin.
 
     A created component that holds credentials (``secret_values()``) is remembered, so the CLI
     scrubs its secrets from every line it prints (see :func:`evalkit.privacy.secrets_to_hide`).
     """
-    from .components import SecretHolder
     from .errors import EvalkitError
-    from .privacy import remember_secret_holder
+    from .privacy import SecretHolder, remember_secret_holder
 
     try:
         created = factory(**options)
@@ -300,7 +300,10 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
 
 
 def build(record: PluginRecord, factory: Callable[..., Any], options: Any, table: str) -> Any:
-    """Check ``options`` against what the factory declares (:mod:`evalkit.options`), then call it.
+    """Check ``options`` against what the factory declares (:mod:`evalkit.options`), then call it
+    by the contract it follows: with its structured ``Options`` object, with the options as keyword
+    arguments (a factory written to the earlier contract), or with the table as it is (a factory
+    that declares nothing) — :func:`evalkit.options.check_options` decides.
 
     ``table`` says where the options came from (``[providers.my-app] of /path/evalkit.toml``), for
     the messages about a missing, unknown or mistyped option.

@@ -41,7 +41,7 @@ import attrs
 from .config import Config, ProviderInstance
 from .errors import UsageError
 from .runs import Run
-from .storage.protocols import GeneratorScopedResults, ProviderModelQualityRuns, ProviderModelQualityScores
+from .storage.protocols import capabilities
 from .tolerance import parse_tolerance
 from .wording import counted
 
@@ -415,24 +415,22 @@ class ModelSelection:
 
     def quality_of(self, candidate: Candidate) -> QualityReading:
         """The measured quality of ``candidate`` (deterministic grader only), with the runs behind it."""
-        repository = self.repository
         if not candidate.model:
             return QualityReading(None, "none", (), "no quality: the instance configures no model alias")
-        if isinstance(repository, GeneratorScopedResults):
-            value = repository.mean_quality_for_provider_model(candidate.name, candidate.model, ROUTING_GRADER)
-            runs: tuple[MeasuredRun, ...] = ()
-            if isinstance(repository, ProviderModelQualityRuns):
-                runs = tuple(
-                    MeasuredRun.from_run(r)
-                    for r in repository.quality_runs_for_provider_model(candidate.name, candidate.model, ROUTING_GRADER)
-                )
+        store = capabilities(self.repository)
+        if store.scoped is not None:
+            value = store.scoped.mean_quality_for_provider_model(candidate.name, candidate.model, ROUTING_GRADER)
+            runs = tuple(
+                MeasuredRun.from_run(r)
+                for r in store.scoped.quality_runs_for_provider_model(candidate.name, candidate.model, ROUTING_GRADER)
+            )
             note = None if value is not None else (
                 f"no quality measured: no verified complete {ROUTING_GRADER} run of "
                 f"{candidate.name}/{candidate.model}"
             )
             return QualityReading(None if value is None else float(value), "provider_model", runs, note)
-        if isinstance(repository, ProviderModelQualityScores):
-            value = repository.mean_quality_for_model(candidate.model, ROUTING_GRADER)
+        if store.alias_quality is not None:
+            value = store.alias_quality.mean_quality_for_model(candidate.model, ROUTING_GRADER)
             note = None if value is not None else (
                 f"no quality: the alias-wide read for {candidate.model} gave none "
                 "(no data, or the alias was measured through several instances)"

@@ -17,6 +17,7 @@ from .setfiles import (
     FileProblem,
     SetFileError,
     SetFiles,
+    SkippedPrompt,
     load_configured_sets,
     load_set_files,
     set_files_under,
@@ -33,9 +34,7 @@ class SetProblem:
     reason: str
 
     def __str__(self) -> str:
-        from .printable import visible
-
-        return visible(f"{self.target}: {self.reason}")
+        return f"{self.target}: {self.reason}"
 
     def as_dict(self) -> dict[str, object]:
         """The machine-readable form."""
@@ -48,15 +47,19 @@ class ValidationReport:
 
     checked: tuple[str, ...] = ()
     problems: tuple[FileProblem | SetProblem, ...] = ()
+    #: Prompts the set files keep but mark ``skip: REASON`` (checked, never run).
+    skipped: tuple[SkippedPrompt, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         """The ``--json`` document."""
-        return {"valid": not self.problems, "checked": list(self.checked), "problems": [p.as_dict() for p in self.problems]}
+        return {
+            "valid": not self.problems, "checked": list(self.checked), "problems": [p.as_dict() for p in self.problems],
+            "skipped": [s.as_dict() for s in self.skipped],
+        }  # fmt: skip
 
 
 def _kinds() -> dict[str, Any]:
-    from .evaluation import assertion_kinds
-    from .hooks import plugin_manager
+    from .hooks import assertion_kinds, plugin_manager
 
     manager, _ = plugin_manager()
     return assertion_kinds(manager)
@@ -129,7 +132,7 @@ def check_everything(config: Config) -> ValidationReport:
     kinds = _kinds()
     loaded = load_configured_sets(config, kinds)
     checked, problems, _, _ = _installed(config, kinds, None)
-    return ValidationReport(tuple(_file_lines(loaded, config.root) + checked), (*loaded.problems, *problems))
+    return ValidationReport(tuple(_file_lines(loaded, config.root) + checked), (*loaded.problems, *problems), loaded.skipped)
 
 
 def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
@@ -141,6 +144,7 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
     identifiers: list[str] = []
     empty: list[SetProblem] = []
     outside: list[FileProblem] = []
+    folders: list[Path] = []
     for target in targets:
         path = Path(target)
         try:
@@ -157,6 +161,7 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
             # the folder is named, so read wherever it is; a link in it that leads out of it and
             # out of the project is not (evals/creds.yaml -> ~/.aws/credentials)
             boundary = ProjectBoundary.of(config).allowing([path])
+            folders.append(path)
             for file in inside:
                 reason = boundary.outside(os.path.abspath(file))
                 if reason is None:
@@ -167,7 +172,9 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
             files.append(path)
         else:
             identifiers.append(target)
-    loaded = load_set_files(files, kinds) if files else SetFiles()
+    # a table of variables a set file names is read where the project, [sets] allow_outside or a
+    # folder named here allows: naming a set file does not vouch for the files it names
+    loaded = load_set_files(files, kinds, None, ProjectBoundary.of(config).allowing(folders)) if files else SetFiles()
     checked = _file_lines(loaded, None)
     problems: list[Any] = [*empty, *outside, *loaded.problems]
     if identifiers:
@@ -181,4 +188,4 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
             problems += refused.file_problems
         elif missing:
             problems += [SetProblem(i, "is neither a file nor an installed set (see `evalkit list sets`)") for i in missing]
-    return ValidationReport(tuple(checked), tuple(dict.fromkeys(problems)))
+    return ValidationReport(tuple(checked), tuple(dict.fromkeys(problems)), loaded.skipped)

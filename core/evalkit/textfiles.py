@@ -71,11 +71,24 @@ def open_regular_file(path: str | os.PathLike[str], mode: str = "rb", *, pipes: 
         raise
 
 
+#: How much :func:`read_whole_file` reads at a time.
+_READ_CHUNK = 1 << 20
+
+
 def read_whole_file(path: str | os.PathLike[str], limit: int) -> bytes:
     """The bytes of the regular file or pipe ``path`` (:func:`open_regular_file`), at most ``limit``
     of them; a longer one raises :class:`FileTooLarge` without being read past the limit."""
+    chunks: list[bytes] = []
+    held = 0
     with open_regular_file(path, pipes=True) as handle:
-        data = handle.read(limit + 1)
+        # In pieces: read(limit + 1) allocates the whole limit (256 MiB for a set file) up front.
+        while held <= limit:
+            chunk = handle.read(min(_READ_CHUNK, limit + 1 - held))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            held += len(chunk)
+    data = b"".join(chunks)
     if len(data) > limit:
         raise FileTooLarge(errno.EFBIG, f"larger than the {limit:,} bytes it may hold", str(path))
     return data

@@ -1,5 +1,10 @@
-"""Comparing a run with its baseline: aggregate tolerances, per-case flips and their weight, on the
-cases both runs measured the same way.
+"""A run against its baseline: the comparison (aggregate tolerances, per-case flips and their
+weight, on the cases both runs measured the same way) and the verdict that carries it.
+
+:func:`compare` and :func:`compare_pairs` are pure: two runs (or their matched cases) in, a
+:class:`Comparison` out. The :class:`Verdict` says what became of a run — ``baseline``,
+``no_regression``, ``regressed``, ``not_comparable`` (with the reason) or ``pending`` — for
+prompt and retrieval runs alike; :mod:`evalkit.run.decide` finds the baseline and decides it.
 
 A comparison splits the two runs' cases by set version (:mod:`evalkit.set_versions`): *unchanged*
 cases (in both runs, same fingerprint) carry the gate — the pass-rate and mean-score deltas, the
@@ -19,11 +24,38 @@ import attrs
 
 from .runs import CaseResult, Run
 from .stats import mcnemar_exact_p
-from .storage.protocols import CaseMark, CasePair
+from .storage.values import (
+    BASELINE,
+    NO_REGRESSION,
+    NOT_COMPARABLE,
+    PENDING,
+    REGRESSED,
+    VERDICT_WORDS,
+    Acceptance,
+    CaseMark,
+    CasePair,
+)
 from .tolerance import Tolerances
 from .wording import counted
 
-__all__ = ["Comparison", "EditedCase", "case_pairs", "compare", "compare_pairs", "mcnemar_exact_p", "exact_score"]
+__all__ = [
+    "BASELINE",
+    "NOT_COMPARABLE",
+    "NO_REGRESSION",
+    "PENDING",
+    "REGRESSED",
+    "VERDICT_WORDS",
+    "Comparability",
+    "Comparison",
+    "EditedCase",
+    "Verdict",
+    "case_pairs",
+    "compare",
+    "compare_pairs",
+    "exact_score",
+    "mcnemar_exact_p",
+    "verdict_of",
+]
 
 
 def exact_score(value: float) -> Fraction:
@@ -258,3 +290,68 @@ def compare_pairs(current: Run, baseline: Run, pairs: Iterable[CasePair], tolera
         mean_score=current_mean,
         fingerprints_known=baseline.fingerprints_kept and current.fingerprints_kept,
     )
+
+
+@attrs.frozen
+class Comparability:
+    """What a kind's own check found about comparing a run with the baseline it was given.
+
+    Prompt runs need no check beyond their scope (always comparable). A retrieval run is compared
+    only when it measured the same benchmark as its baseline: ``label`` is its provenance word
+    (``baseline``, ``comparable``, ``mismatch`` or ``unknown``), ``reason`` why it is not
+    comparable, ``notes`` what a comparison must say beside it (the questions changed, the
+    treatment changed) and ``treatment_changed`` whether the variant (model, chunking, pipeline)
+    differs from the baseline's.
+    """
+
+    comparable: bool = True
+    reason: str | None = None
+    label: str | None = None
+    notes: tuple[str, ...] = ()
+    treatment_changed: bool = False
+
+
+@attrs.frozen
+class Verdict:
+    """What became of a run, for prompt and retrieval runs alike.
+
+    ``state`` is one of :data:`VERDICT_WORDS`: ``baseline`` (the first comparable run of its
+    scope), ``no_regression`` or ``regressed`` (compared: ``comparison`` is set), ``not_comparable``
+    (stored, not compared: ``reason`` says why) or ``pending`` (a shard finished its slice; the run
+    is not complete, so there is no verdict yet). ``baseline`` is the run it was (or would have
+    been) compared with, ``acceptance`` set when the run became its scope's accepted baseline, and
+    ``comparability`` what the kind's own check found (see :class:`Comparability`).
+    """
+
+    state: str = attrs.field(validator=attrs.validators.in_(VERDICT_WORDS))
+    reason: str | None = None
+    comparison: Comparison | None = None
+    baseline: Run | None = None
+    acceptance: Acceptance | None = None
+    comparability: Comparability | None = None
+
+    @property
+    def regressed(self) -> bool:
+        """True when compared and an aggregate dropped beyond its tolerance."""
+        return self.comparison is not None and self.comparison.regressed
+
+    @property
+    def new_failures(self) -> tuple[str, ...]:
+        """Added or edited cases that fail now (empty when not compared)."""
+        return self.comparison.new_failures if self.comparison is not None else ()
+
+    @property
+    def baseline_id(self) -> str | None:
+        """The id of the run this one was (or would have been) compared with."""
+        return self.baseline.id if self.baseline is not None else None
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the comparison must say beside it (see :class:`Comparability`)."""
+        return self.comparability.notes if self.comparability is not None else ()
+
+
+def verdict_of(comparison: Comparison, baseline: Run, comparability: Comparability | None = None) -> Verdict:
+    """The verdict of a run compared with ``baseline``: ``regressed`` or ``no_regression``."""
+    state = REGRESSED if comparison.regressed else NO_REGRESSION
+    return Verdict(state, comparison=comparison, baseline=baseline, comparability=comparability)

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from .errors import RunNotFinished
 from .runs import Run, RunStatus
-from .storage import RunVerdicts
+from .storage.protocols import ResultRepository, capabilities
 from .wording import counted
 
 __all__ = ["parse_duration", "wait_for_run"]
@@ -40,16 +39,17 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
-def _finished(repository: Any, run: Run | None) -> bool:
+def _finished(repository: ResultRepository, run: Run | None) -> bool:
     if run is None or run.status is RunStatus.RUNNING:
         return False
-    if run.status is RunStatus.COMPLETE and isinstance(repository, RunVerdicts):
-        return run.id in repository.verdicts_for([run.id])
+    baselines = capabilities(repository).baselines
+    if run.status is RunStatus.COMPLETE and baselines is not None:
+        return run.id in baselines.verdicts_for([run.id])
     return True
 
 
 def wait_for_run(
-    repository: Any,
+    repository: ResultRepository,
     run_id: str,
     *,
     timeout_s: float,

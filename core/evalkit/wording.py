@@ -1,8 +1,16 @@
-"""Counted nouns for messages: "1 case", "2 cases", never "case(s)"."""
+"""Phrases messages share: counted nouns ("1 case", "2 cases", never "case(s)") and "did you mean"."""
 
 from __future__ import annotations
 
-__all__ = ["counted"]
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+__all__ = ["close_matches", "counted", "did_you_mean", "suggestion"]
+
+#: How much less similar than the best a suggestion may be and still be offered beside it.
+NEAR_BEST = 0.05
 
 #: Nouns whose plural is not the singular plus "s".
 IRREGULAR = {"repository": "repositories", "was": "were"}
@@ -13,3 +21,32 @@ def counted(number: int, noun: str) -> str:
     if number == 1:
         return f"{number} {noun}"
     return f"{number} {IRREGULAR.get(noun, noun + 's')}"
+
+
+def close_matches(word: str, candidates: Iterable[str]) -> list[str]:
+    """The candidates close to ``word``, best first (none when nothing is close): click's choice
+    for a mistyped option or command (``difflib.get_close_matches``: at most three, at a
+    similarity of 0.6 or more), kept to those about as close as the best — one clear meaning
+    beats a list of loosely similar names (``--provder`` is ``--provider``, not also ``--grader``).
+    A candidate that differs only in case (``Myapp.FAQ``) counts as close too."""
+    import difflib
+
+    pool = [c for c in dict.fromkeys(candidates) if c]
+    found = difflib.get_close_matches(word, pool)
+    if not found:
+        by_fold = {c.casefold(): c for c in reversed(pool)}
+        return [by_fold[c] for c in difflib.get_close_matches(word.casefold(), by_fold)][:1]
+    ratios = [difflib.SequenceMatcher(None, word, c).ratio() for c in found]
+    return [c for c, ratio in zip(found, ratios, strict=True) if ratio >= ratios[0] - NEAR_BEST]
+
+
+def suggestion(found: Sequence[str]) -> str:
+    """`` Did you mean "x"?`` (or ``"x" or "y"``) for ``found``, or an empty string for none."""
+    if not found:
+        return ""
+    return " Did you mean " + " or ".join(f'"{c}"' for c in found) + "?"
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """:func:`suggestion` of the candidates close to ``word``."""
+    return suggestion(close_matches(word, candidates))

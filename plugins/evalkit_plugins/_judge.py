@@ -31,7 +31,7 @@ from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator
 from evalkit.config import Config
 from evalkit.errors import GraderUnavailableError, RequestRejected, UsageError
 from evalkit.grading import AGREEMENT_CHECK, Check, Grading
-from evalkit.options import option
+from evalkit.options import number, option, text, whole
 from evalkit.prompts import GoldenPrompt
 from evalkit.runs import CaseResult
 
@@ -87,32 +87,30 @@ def _mode_of(response_format: Mapping[str, Any] | None) -> str:
     return kind if kind in STRUCTURED_MODES else "json_schema"
 
 
-def _positive_int(option: str, value: object) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value
-    raise UsageError(f'grader option "{option}" must be a whole number of at least 1, got {value!r}')
-
-
 @attrs.frozen
 class JudgeOptions:
     """The options every judge grader takes (``--judge``, ``--judge-repeats``, ``--allow-self-judge``)."""
 
-    judge: str | None = option("the configured provider instance that judges (default: the config's judge)", default=None)
-    repeats: int = option("how often the judge is asked per case (its self-agreement is reported)", default=1)
+    judge: str | None = option(
+        "the configured provider instance that judges (default: the config's judge)", default=None,
+        validator=attrs.validators.optional(text()),
+    )
+    repeats: int = option("how often the judge is asked per case (its self-agreement is reported)", default=1, validator=whole(at_least=1))
     allow_self_judge: bool = option("let the instance under test judge itself", default=False)
-    prompt_version: int | None = option("pin an older released judge prompt (default: the newest)", default=None)
-    temperature: float = option("the judge's sampling temperature, 0 to 2 (above 0, repeats measure its stability)", default=0.0)
+    prompt_version: int | None = option(
+        "pin an older released judge prompt (default: the newest)", default=None, validator=attrs.validators.optional(whole(at_least=1))
+    )
+    temperature: float = option(
+        "the judge's sampling temperature, 0 to 2 (above 0, repeats measure its stability)", default=0.0,
+        validator=number(at_least=0, at_most=2),
+    )
 
 
 class JudgeGraderBase(abc.ABC):
     """A grader that asks a judge instance; subclasses build the request and parse the reply.
 
-    Options (as grader options, or ``--judge``/``--judge-repeats``/``--allow-self-judge``):
-    ``judge`` names the configured provider instance (default: the config's ``judge``),
-    ``repeats`` how often the judge is asked per case, ``allow_self_judge`` lets the instance
-    under test judge itself, ``prompt_version`` pins an older released judge prompt,
-    ``temperature`` (default 0) the judge's sampling temperature — above 0, repeats measure how
-    stable its verdicts are.
+    Built with its :class:`JudgeOptions` (grader options, or ``--judge``/``--judge-repeats``/
+    ``--allow-self-judge``; a subclass declares a subclass of them); their fields say what each is.
     """
 
     #: The options this grader declares (evalkit checks them before building it).
@@ -124,26 +122,13 @@ class JudgeGraderBase(abc.ABC):
     #: What a usable reply looks like, for the failure message.
     expected_reply: str = ""
 
-    def __init__(
-        self,
-        *,
-        judge: str | None = None,
-        repeats: int = 1,
-        allow_self_judge: bool = False,
-        prompt_version: int | None = None,
-        temperature: float = 0.0,
-    ) -> None:
-        if judge is not None and (not isinstance(judge, str) or not judge):
-            raise UsageError(f'grader option "judge" must name a configured provider instance, got {judge!r}')
-        self.judge = judge
-        self.repeats = _positive_int("repeats", repeats)
-        self.allow_self_judge = bool(allow_self_judge)
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
-            raise UsageError(f'grader option "temperature" must be a number from 0 to 2, got {temperature!r}')
-        self.temperature = float(temperature)
-        if prompt_version is not None:
-            prompt_version = _positive_int("prompt_version", prompt_version)
-        self.prompt = judge_prompts.load(self.name, prompt_version)
+    def __init__(self, options: JudgeOptions | None = None) -> None:
+        options = options if options is not None else self.Options()
+        self.judge = options.judge
+        self.repeats = options.repeats
+        self.allow_self_judge = bool(options.allow_self_judge)
+        self.temperature = float(options.temperature)
+        self.prompt = judge_prompts.load(self.name, options.prompt_version)
         self._bound: BoundGenerator | None = None
         #: The structured-output mode the endpoint accepted (``None``: not narrowed yet).
         self._accepted_mode: str | None = None

@@ -12,7 +12,9 @@ Each ``[question_sets."ID"]`` table of the project configuration becomes the que
     qrels = "data/robust/qrels.txt"         # qid 0 docid grade
     corpus = "data/robust/corpus.jsonl"     # optional: checked to exist; what a retriever indexes
 
-Optional in both: ``name`` and ``description``. Relative paths follow the configuration file.
+Optional in both: ``name`` and ``description``. Relative paths follow the configuration file, and
+every path must lie inside the project (or a place ``[sets] allow_outside`` lists). The options
+are declared once, by :class:`CollectionOptions`.
 
 Every query with at least one qrels line becomes a question, in the order of the queries file;
 its judged documents are its expected ids with their grades exactly as the qrels give them
@@ -31,18 +33,19 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
+import attrs
 from evalkit.config import Config
 from evalkit.errors import ConfigError
 from evalkit.jsonparse import parse_json
+from evalkit.options import OptionError, one_of, option, text
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, QuestionForm
 from evalkit.textfiles import open_regular_file
 
-__all__ = ["CollectionSets", "read_qrels", "read_queries"]
+__all__ = ["CollectionOptions", "CollectionSets", "read_qrels", "read_queries"]
 
-_BEIR_KEYS = {"path", "split", "name", "description", "format"}
-_TREC_KEYS = {"topics", "qrels", "corpus", "name", "description", "format"}
+#: The options each format reads; the others are refused for it.
+_FORMAT_KEYS = {"beir": ("path", "split"), "trec": ("topics", "qrels", "corpus")}
 _TOP = re.compile(r"<top>(.*?)</top>", re.S | re.I)
 _NUM = re.compile(r"<num>\s*(?:Number:)?\s*(\S+)", re.I)
 _TITLE = re.compile(r"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<[a-z/]|$)", re.S | re.I)
@@ -138,12 +141,33 @@ def _question(query_id: str, text: str, grades: Mapping[str, int]) -> GoldenQues
     return GoldenQuestion.graded(query_id, text, grades, form=QuestionForm.UNSPECIFIED)
 
 
-def _file(options: Mapping[str, Any], key: str, root: Path, where: str) -> Path:
-    value = options.get(key)
-    if not isinstance(value, str) or not value:
+def _split_name(instance: object, attribute: attrs.Attribute, value: str | None) -> None:  # type: ignore[type-arg]
+    """The ``split`` validator: a file name of the folder's ``qrels/``, not a path."""
+    if value is not None and (not isinstance(value, str) or not value or "/" in value or "\\" in value):
+        raise OptionError(attribute.name, _split_name.requirement, value)  # type: ignore[attr-defined]
+
+
+_split_name.requirement = 'must name a file of the folder\'s qrels/ without ".tsv", e.g. "test"'  # type: ignore[attr-defined]
+
+
+@attrs.frozen
+class CollectionOptions:
+    """One ``[question_sets."ID"]`` table: a BEIR folder, or TREC files."""
+
+    format: str = option('"beir" (a BEIR folder) or "trec" (topics and qrels files)', default="beir", validator=one_of("beir", "trec"))
+    path: str | None = option("beir: the folder holding queries.jsonl and qrels/<split>.tsv", default=None, path=True)
+    split: str | None = option('beir: the qrels file of the folder to use, without ".tsv" (default "test")', default=None, validator=_split_name)
+    topics: str | None = option("trec: the topics (<top> SGML, qid<TAB>text lines, or queries.jsonl)", default=None, path=True)
+    qrels: str | None = option("trec: the qrels file (qid 0 docid grade)", default=None, path=True)
+    corpus: str | None = option("trec: the corpus a retriever indexes (optional; checked to exist)", default=None, path=True)
+    name: str | None = option("the set's name (default: its identifier)", default=None, validator=attrs.validators.optional(text()))
+    description: str | None = option("the set's description (default: what it was read from)", default=None)
+
+
+def _file(value: str | None, key: str, where: str) -> Path:
+    if value is None:
         raise ConfigError(f'{where}: {key} = "…" (a path) is required')
     path = Path(value).expanduser()
-    path = path if path.is_absolute() else root / path
     if not path.exists():
         raise ConfigError(f"{where}: {key} {path} does not exist")
     return path
@@ -152,51 +176,50 @@ def _file(options: Mapping[str, Any], key: str, root: Path, where: str) -> Path:
 class CollectionSets:
     """The question-set provider for ``[question_sets."ID"]`` tables (see the module docstring).
 
-    Shipped with evalkit and registered in ``evalkit.question_sets`` like any provider; it
-    ships nothing until :meth:`bind_config` gives it the project configuration.
+    Shipped with evalkit and registered in ``evalkit.question_sets`` like any provider; evalkit
+    builds it with one :class:`CollectionOptions` per table (``config_table``), their paths made
+    absolute and checked to lie inside the project.
     """
 
-    def __init__(self) -> None:
-        self._tables: Mapping[str, Mapping[str, Any]] = {}
-        self._root = Path.cwd()
+    Options = CollectionOptions
+    config_table = "question_sets.*"
+
+    def __init__(self, instances: Mapping[str, CollectionOptions] | None = None) -> None:
+        self._instances: Mapping[str, CollectionOptions] = dict(instances or {})
         self._where = "configuration"
 
     def bind_config(self, config: Config) -> None:
-        """Take the ``[question_sets]`` tables of the project configuration."""
-        self._tables = config.question_sets
-        self._root = config.root
+        """Name the configuration file the tables were read from, in messages."""
         self._where = str(config.path) if config.path else "configuration"
 
     def golden_question_sets(self) -> list[GoldenQuestionSet]:
         """One set per configured table, read from its files now."""
-        return [self._load(identifier, options) for identifier, options in self._tables.items()]
+        return [self._load(identifier, options) for identifier, options in self._instances.items()]
 
-    def _load(self, identifier: str, options: Mapping[str, Any]) -> GoldenQuestionSet:
+    def _load(self, identifier: str, options: CollectionOptions) -> GoldenQuestionSet:
         where = f'{self._where} [question_sets."{identifier}"]'
-        kind = options.get("format", "beir")
-        if kind == "beir":
-            allowed = _BEIR_KEYS
-            folder = _file(options, "path", self._root, where)
-            split = options.get("split", "test")
-            if not isinstance(split, str) or not split or "/" in split or "\\" in split:
-                raise ConfigError(f'{where}: split must name a file of {folder / "qrels"} without ".tsv", e.g. "test"')
+        given = {key for key in ("path", "split", "topics", "qrels", "corpus") if getattr(options, key) is not None}
+        foreign = sorted(given - set(_FORMAT_KEYS[options.format]))
+        if foreign:
+            takes = ", ".join(_FORMAT_KEYS[options.format])
+            raise ConfigError(
+                f"{where}: {'key' if len(foreign) == 1 else 'keys'} {', '.join(foreign)} "
+                f'not read for format = "{options.format}" (it takes {takes}, name and description)'
+            )
+        if options.format == "beir":
+            folder = _file(options.path, "path", where)
+            split = options.split or "test"
             queries_file, qrels_file = folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"
             for needed in (queries_file, qrels_file):
                 if not needed.is_file():
                     raise ConfigError(f"{where}: {needed} does not exist (a BEIR folder has queries.jsonl and qrels/<split>.tsv)")
             description = f"BEIR collection {folder.name}, split {split}"
-        elif kind == "trec":
-            allowed = _TREC_KEYS
-            queries_file = _file(options, "topics", self._root, where)
-            qrels_file = _file(options, "qrels", self._root, where)
-            if "corpus" in options:
-                _file(options, "corpus", self._root, where)
-            description = f"TREC topics {queries_file.name} with qrels {qrels_file.name}"
         else:
-            raise ConfigError(f'{where}: format must be "beir" or "trec", got {kind!r}')
-        unknown = sorted(set(options) - allowed)
-        if unknown:
-            raise ConfigError(f"{where}: unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(unknown)} (it takes {', '.join(sorted(allowed))})")
+            queries_file = _file(options.topics, "topics", where)
+            qrels_file = _file(options.qrels, "qrels", where)
+            if options.corpus is not None:
+                _file(options.corpus, "corpus", where)
+            description = f"TREC topics {queries_file.name} with qrels {qrels_file.name}"
         queries = read_queries(queries_file)
         judged = read_qrels(qrels_file)
         missing = [q for q in judged if q not in queries]
@@ -205,11 +228,10 @@ class CollectionSets:
                 f"{where}: {qrels_file} judges {len(missing)} quer(y/ies) {queries_file} does not have "
                 f"(first: {missing[0]!r})"
             )
-        questions = [_question(q, text, judged[q]) for q, text in queries.items() if q in judged]
-        name = options.get("name", identifier)
+        questions = [_question(q, asked, judged[q]) for q, asked in queries.items() if q in judged]
         return GoldenQuestionSet(
             identifier=identifier,
-            name=name if isinstance(name, str) and name else identifier,
-            description=str(options.get("description", description)),
+            name=options.name or identifier,
+            description=options.description if options.description is not None else description,
             questions=questions,
         )

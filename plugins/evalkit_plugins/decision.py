@@ -17,9 +17,8 @@ from typing import Any
 
 import attrs
 from evalkit.answers import Answer, GenerationRequest
-from evalkit.errors import UsageError
 from evalkit.jsonparse import parse_json
-from evalkit.options import option
+from evalkit.options import number, one_of, option
 from evalkit.prompts import GoldenPrompt
 
 from evalkit_plugins._judge import STRUCTURED_MODES, JudgeGraderBase, JudgeOptions, JudgeVerdict, ReplyError
@@ -95,17 +94,19 @@ def score_for_level(level: float | Fraction, max_level: int = 4) -> Fraction:
 class DecisionOptions(JudgeOptions):
     """The judge options plus the decision grader's own."""
 
-    pass_threshold: float = option("the lowest fulfilment (0..1, inclusive) that passes", default=0.6)
-    structured_output: str = option("how the endpoint is asked for JSON: json_schema, json_object or none", default="json_schema")
+    pass_threshold: float = option("the lowest fulfilment (0..1, inclusive) that passes", default=0.6, validator=number(above=0, at_most=1))
+    structured_output: str = option(
+        "how the endpoint is asked for JSON: json_schema, json_object or none", default="json_schema", validator=one_of(*STRUCTURED_OUTPUT)
+    )
 
 
 class DecisionGrader(JudgeGraderBase):
     """Task fulfilment judged by a configured judge instance (see the module docstring).
 
-    Options beyond the judge options of :class:`~evalkit_plugins._judge.JudgeGraderBase`:
-    ``pass_threshold`` (default 0.6, inclusive) and ``structured_output`` — ``json_schema``
-    (default: the endpoint is asked for the exact object), ``json_object`` (for endpoints without
-    JSON-schema support) or ``none``. The reply is parsed strictly in every case.
+    Built with its :class:`DecisionOptions`: the judge options plus ``pass_threshold`` and
+    ``structured_output`` — ``json_schema`` asks the endpoint for the exact object,
+    ``json_object`` suits endpoints without JSON-schema support, ``none`` asks for nothing. The
+    reply is parsed strictly in every case.
     """
 
     Options = DecisionOptions
@@ -113,32 +114,17 @@ class DecisionGrader(JudgeGraderBase):
     check_name = "fulfilment"
     expected_reply = 'one JSON object {"level": <integer>, "reason": "<one sentence>"} and nothing else'
 
-    def __init__(
-        self,
-        *,
-        judge: str | None = None,
-        repeats: int = 1,
-        allow_self_judge: bool = False,
-        prompt_version: int | None = None,
-        temperature: float = 0.0,
-        pass_threshold: float = 0.6,
-        structured_output: str = "json_schema",
-    ) -> None:
-        super().__init__(
-            judge=judge, repeats=repeats, allow_self_judge=allow_self_judge, prompt_version=prompt_version, temperature=temperature
-        )
-        if isinstance(pass_threshold, bool) or not isinstance(pass_threshold, (int, float)) or not 0 < pass_threshold <= 1:
-            raise UsageError(f'grader option "pass_threshold" must be a number in (0, 1], got {pass_threshold!r}')
-        if structured_output not in STRUCTURED_OUTPUT:
-            raise UsageError(f'grader option "structured_output" must be one of {", ".join(STRUCTURED_OUTPUT)}, got {structured_output!r}')
-        self.pass_threshold = Fraction(str(pass_threshold))
+    def __init__(self, options: DecisionOptions | None = None) -> None:
+        options = options if options is not None else DecisionOptions()
+        super().__init__(options)
+        self.pass_threshold = Fraction(str(options.pass_threshold))
         self.levels = self.prompt.strings("levels")
         self.max_level = len(self.levels) - 1
         listed = "\n".join(
             render(self.prompt.text("level_line"), index=str(i), text=text) for i, text in enumerate(self.levels)
         )
         self.system_text = render(self.prompt.text("system"), levels=listed)
-        self.response_format = self._response_format(structured_output)
+        self.response_format = self._response_format(options.structured_output)
 
     def _response_format(self, structured_output: str) -> dict[str, Any] | None:
         if structured_output == "none":

@@ -25,7 +25,7 @@ class DeterministicGrader:
 
     Options = DeterministicOptions
 
-    def __init__(self) -> None:
+    def __init__(self, options: DeterministicOptions | None = None) -> None:
         self.assertion_kinds: Mapping[str, AssertionKind] = BUILTIN_KINDS
 
     def use_assertion_kinds(self, kinds: Mapping[str, AssertionKind]) -> None:

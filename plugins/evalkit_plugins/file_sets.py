@@ -63,8 +63,7 @@ class FileSetProvider:
 
 def _assertion_kinds() -> dict[str, Any]:
     """Built-in kinds plus those hook plugins add, so files may use plugin kinds."""
-    from evalkit.evaluation import assertion_kinds
-    from evalkit.hooks import plugin_manager
+    from evalkit.hooks import assertion_kinds, plugin_manager
 
     manager, _ = plugin_manager()
     return assertion_kinds(manager)

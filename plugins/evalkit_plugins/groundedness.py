@@ -19,7 +19,7 @@ from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import PluginError
 from evalkit.prompts import GoldenPrompt
 
-from evalkit_plugins._judge import JudgeGraderBase, JudgeVerdict, NotGradable, ReplyError
+from evalkit_plugins._judge import JudgeGraderBase, JudgeOptions, JudgeVerdict, NotGradable, ReplyError
 from evalkit_plugins.judge_prompts import render
 
 __all__ = ["GroundednessGrader", "parse_groundedness_reply"]
@@ -56,7 +56,7 @@ def parse_groundedness_reply(text: str, verdicts: Sequence[str]) -> tuple[str, s
 class GroundednessGrader(JudgeGraderBase):
     """Groundedness judged by a configured judge instance (see the module docstring).
 
-    Takes the judge options of :class:`~evalkit_plugins._judge.JudgeGraderBase`. Asked several
+    Built with the :class:`~evalkit_plugins._judge.JudgeOptions`. Asked several
     times, the case scores the mean and passes only when every verdict is SUPPORTED.
     """
 
@@ -64,18 +64,8 @@ class GroundednessGrader(JudgeGraderBase):
     check_name = "grounded"
     expected_reply = "one line: SUPPORTED, PARTIAL or UNSUPPORTED, a tab, then the least-supported claim"
 
-    def __init__(
-        self,
-        *,
-        judge: str | None = None,
-        repeats: int = 1,
-        allow_self_judge: bool = False,
-        prompt_version: int | None = None,
-        temperature: float = 0.0,
-    ) -> None:
-        super().__init__(
-            judge=judge, repeats=repeats, allow_self_judge=allow_self_judge, prompt_version=prompt_version, temperature=temperature
-        )
+    def __init__(self, options: JudgeOptions | None = None) -> None:
+        super().__init__(options)
         self.verdicts = self.prompt.strings("verdicts")
         scores = self.prompt.fields.get("scores")
         if not isinstance(scores, list) or len(scores) != len(self.verdicts):

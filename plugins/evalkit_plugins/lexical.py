@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 import secrets
@@ -39,7 +38,7 @@ from pathlib import Path
 import attrs
 from evalkit.errors import ConfigError, PluginError, RetrievalError
 from evalkit.jsonparse import parse_json
-from evalkit.options import option
+from evalkit.options import number, option
 from evalkit.questions import NOT_APPLICABLE, RetrievalProvenance
 from evalkit.textfiles import open_regular_file
 
@@ -198,37 +197,33 @@ def _require_fts5() -> None:
 class LexicalOptions:
     """The options of ``evalkit.lexical`` (a deployment's ``[deployments.NAME.retrievers."evalkit.lexical"]``)."""
 
-    corpus: str = option("JSONL file ({\"id\", \"title\", \"text\"} a line) or folder of text files; relative to the config file")
-    index_dir: str | None = option("where the FTS5 index is cached (default: the user cache folder)", default=None)
-    title_weight: float = option("BM25 weight of titles against 1.0 for text", default=1.0)
-    min_score: float | None = option("BM25 floor: documents scoring below it are not returned", default=None)
+    corpus: str = option(
+        "JSONL file ({\"id\", \"title\", \"text\"} a line), BEIR folder or folder of text files; relative to the config file",
+        path=True,
+    )
+    index_dir: str | None = option("where the FTS5 index is cached (default: the user cache folder)", default=None, path=True)
+    title_weight: float = option("BM25 weight of titles against 1.0 for text", default=1.0, validator=number(at_least=0))
+    min_score: float | None = option(
+        "BM25 floor: documents scoring below it are not returned", default=None, validator=attrs.validators.optional(number())
+    )
 
 
 class LexicalRetriever:
     """BM25 retrieval over a local corpus (see the module docstring).
 
-    Options (the deployment's ``[deployments.<name>.retrievers."evalkit.lexical"]`` table):
-    ``corpus`` (required: JSONL file, BEIR folder or folder of text files), ``index_dir``
-    (default :func:`default_index_dir`), ``title_weight`` (BM25 column weight of titles against
-    1.0 for text, default 1.0) and ``min_score`` (BM25 floor: documents scoring below it are not
-    returned; default none).
-    Nothing is read until :meth:`provenance`, :meth:`prepare` or :meth:`retrieve` is called.
+    Built with its :class:`LexicalOptions` (a deployment's
+    ``[deployments.<name>.retrievers."evalkit.lexical"]`` table); ``index_dir`` defaults to
+    :func:`default_index_dir`. Nothing is read until :meth:`provenance`, :meth:`prepare` or
+    :meth:`retrieve` is called.
     """
 
     identifier = "evalkit.lexical"
     #: Searches share one read-only connection under a lock: safe to ask from several threads.
     thread_safe = True
     Options = LexicalOptions
-    #: Options that are paths: relative ones in a project configuration are resolved against its folder.
-    path_options = ("corpus", "index_dir")
 
-    def __init__(
-        self,
-        corpus: str | os.PathLike[str],
-        index_dir: str | os.PathLike[str] | None = None,
-        title_weight: float = 1.0,
-        min_score: float | None = None,
-    ) -> None:
+    def __init__(self, options: LexicalOptions) -> None:
+        corpus = options.corpus
         path = Path(corpus).expanduser()
         if not path.exists():
             raise ConfigError(f'evalkit.lexical: corpus "{corpus}" does not exist')
@@ -236,24 +231,13 @@ class LexicalRetriever:
             path = path / BEIR_CORPUS
         if not (path.is_dir() or path.is_file()):
             raise ConfigError(f'evalkit.lexical: corpus "{corpus}" is neither a file nor a folder')
-        if (
-            isinstance(title_weight, bool)
-            or not isinstance(title_weight, (int, float))
-            or not math.isfinite(title_weight)
-            or title_weight < 0
-        ):
-            raise ConfigError(f"evalkit.lexical: title_weight must be a finite number >= 0 (got {title_weight!r})")
-        if min_score is not None and (
-            isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score)
-        ):
-            raise ConfigError(f"evalkit.lexical: min_score must be a finite number (got {min_score!r})")
-        self.min_score = None if min_score is None else float(min_score)
+        self.min_score = None if options.min_score is None else float(options.min_score)
         self.corpus = path.resolve()
-        if index_dir is not None:
-            self.index_dir, self._index_dir_from = Path(index_dir).expanduser(), "its index_dir option"
+        if options.index_dir is not None:
+            self.index_dir, self._index_dir_from = Path(options.index_dir).expanduser(), "its index_dir option"
         else:
             self.index_dir, self._index_dir_from = _default_index_dir_and_origin()
-        self.title_weight = float(title_weight)
+        self.title_weight = float(options.title_weight)
         self._sha256: str | None = None
         self._index: LexicalIndex | None = None
         self._connection: sqlite3.Connection | None = None

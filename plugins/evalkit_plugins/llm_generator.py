@@ -25,17 +25,14 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
-from collections.abc import Mapping
 from typing import Any
 
 import attrs
 from evalkit.answers import Answer, GenerationRequest, Usage
 from evalkit.errors import ConfigError, GenerationError
-from evalkit.options import option
+from evalkit.options import option, text, whole
 
 __all__ = ["LLMGenerator"]
-
-OPTIONS = ("model", "options", "concurrency")
 
 #: Request settings forwarded to the model when its options declare them.
 _REQUEST_OPTIONS = ("temperature", "max_tokens")
@@ -47,31 +44,28 @@ _IDENTITY_UNSAFE = re.compile(r"[^A-Za-z0-9_./:@+-]")
 class LLMOptions:
     """The options of an ``llm`` provider instance."""
 
-    model: str | None = option("an llm model id or alias (required; `llm models` lists them)", default=None)
+    model: str | None = option(
+        "an llm model id or alias (required; `llm models` lists them)", default=None, validator=attrs.validators.optional(text())
+    )
     options: dict[str, Any] | None = option("llm model options passed with every prompt (e.g. temperature)", default=None)
-    concurrency: int = option("prompts in flight", default=1)
+    concurrency: int = option("prompts in flight", default=1, validator=whole(at_least=1))
 
 
 class LLMGenerator:
     """A generator that asks a model through the ``llm`` library (synchronously, in a worker thread).
 
-    Options: ``model`` (required: an llm model id or alias), ``options`` (a table of llm options,
-    validated by the model's own ``Options`` class), ``concurrency`` (default 1: local models are
-    not safe to call from several threads at once; raise it for hosted models).
+    Built with its :class:`LLMOptions`: ``options`` is validated by the model's own ``Options``
+    class; ``concurrency`` defaults to 1 because local models are not safe to call from several
+    threads at once (raise it for hosted models).
     """
 
     Options = LLMOptions
 
-    def __init__(self, *, model: str | None = None, options: Mapping[str, Any] | None = None, concurrency: int = 1, **unknown: Any) -> None:
-        if unknown:
-            names = ", ".join(f'"{name}"' for name in sorted(unknown))
-            raise ConfigError(f"Unknown {'option' if len(unknown) == 1 else 'options'} for the llm generator: {names}. Valid options: {', '.join(OPTIONS)}.")
-        if not isinstance(model, str) or not model:
+    def __init__(self, options: LLMOptions) -> None:
+        model = options.model
+        if model is None:  # not required by the table: ``--model`` may give it
             raise ConfigError('The llm generator needs "model": an llm model id or alias (run `llm models` to list them).')
-        if not isinstance(options, (Mapping, type(None))):
-            raise ConfigError('Option "options" of the llm generator must be a table of llm model options.')
-        if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
-            raise ConfigError(f'Option "concurrency" of the llm generator must be a whole number of at least 1 (got {concurrency!r}).')
+        concurrency = options.concurrency
         llm = _import_llm()
         try:
             self._model = llm.get_model(model)
@@ -80,7 +74,7 @@ class LLMGenerator:
             shown = ", ".join(known[:20]) + (", …" if len(known) > 20 else "") if known else "none — install an llm plugin"
             raise ConfigError(f'The llm library knows no model "{model}" (known: {shown}).') from None
         self.model = model
-        self.options = dict(options or {})
+        self.options = dict(options.options or {})
         try:
             self._model.Options(**self.options)
         except Exception as exc:  # pydantic's ValidationError names every bad field

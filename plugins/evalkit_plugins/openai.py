@@ -3,13 +3,12 @@
 Registered in the ``evalkit.generators`` group as ``openai``. OpenAI itself, Azure-style gateways
 (through ``extra_headers``), vLLM, Ollama, LiteLLM and llama.cpp servers all fit.
 
-Requests go over the hand-written HTTP/1.1 transport in :mod:`evalkit_plugins._http11`, to a
-``base_url`` parsed by :mod:`evalkit_plugins._urls` (byte for byte what ``httpx.URL`` makes of
-it). httpx's own client is used only where that transport cannot go: behind a proxy that the
-environment (or, on macOS and Windows, the system) configures for the endpoint, and for the
-one-off readiness and evidence GETs when they are made inside a running event loop. httpx is
-imported there and only there, so a run without a proxy never imports it (nor ``urllib.request``);
-its transport errors are re-raised as the same-named classes of ``_http11``.
+Requests go over aiohttp (:mod:`evalkit_plugins._http`): one ``ClientSession`` per instance and
+event loop, its connection pool sized to the run's concurrency, to a ``base_url`` parsed by yarl.
+https endpoints are verified against ``ca_bundle`` when the instance names one, else the system's
+certificate store (``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` replace it); ``HTTPS_PROXY``,
+``HTTP_PROXY`` and ``ALL_PROXY`` are honoured unless ``NO_PROXY`` names the host. ``timeout``
+bounds each request whole, an answer trickled byte by byte included.
 
 Fault handling, per prompt:
 
@@ -27,8 +26,8 @@ Fault handling, per prompt:
   empty content) is raised at once and not retried: it is what the endpoint deterministically says,
   and the message shows what came back, shortened to 200 characters.
 * A response body longer than ``max_response_bytes`` (default 16 MiB) is not read past that many
-  bytes — on the lean transport and on httpx's own (proxies) alike — and is raised at once, not
-  retried: a 300 MB reply costs the limit in memory, not the reply.
+  bytes (counted after ``gzip``/``deflate`` decoding) and is raised at once, not retried: a 300 MB
+  reply or a gzip bomb costs the limit in memory, not the reply.
 
 The API key is read from the environment variable named by ``api_key_env`` when the generator is
 built; it is never an option. It and the ``extra_headers`` values are kept only in the headers the
@@ -39,15 +38,14 @@ error message is scrubbed of them, even when an endpoint echoes them back.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import math
 import os
 import random
 import re
+import ssl
 import time
-import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus
 
@@ -56,23 +54,25 @@ from evalkit import __version__ as _EVALKIT_VERSION
 from evalkit.answers import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
 from evalkit.jsonparse import parse_json
-from evalkit.options import option
+from evalkit.options import number, option, text, whole
 from evalkit.privacy import remove_secrets
 from evalkit.wording import counted
+from yarl import URL
 
-from evalkit_plugins._http11 import (
-    TRANSPORT_ERRORS,
-    Http11Transport,
+from evalkit_plugins._http import (
+    ACCEPTED_CODINGS,
+    TRANSPORT_FAILURES,
+    EndpointSession,
+    EndpointSettings,
     Reply,
     ResponseTooLarge,
-    TimeoutException,
-    TransportError,
-    env_proxy_applies,
-    head_lines,
-    origin_of,
-    proxy_settings_possible,
+    UndecodableBody,
+    environment_proxy,
+    failure_detail,
+    failure_kind,
+    run_blocking,
+    tls_context,
 )
-from evalkit_plugins._urls import EndpointURL, InvalidURL
 
 __all__ = ["OpenAIGenerator"]
 
@@ -91,80 +91,96 @@ REDACTED = "***"
 _encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
 
+def _valid_base_url(instance: object, attribute: attrs.Attribute, value: str | None) -> None:  # type: ignore[type-arg]
+    """The ``base_url`` validator: see :func:`_check_url` (the URL is never echoed)."""
+    if value is not None:
+        _check_url(value)
+
+
+_valid_base_url.requirement = "must be an http:// or https:// URL, without user info"  # type: ignore[attr-defined]
+
+
+def _valid_headers(instance: object, attribute: attrs.Attribute, value: Mapping[str, str] | None) -> None:  # type: ignore[type-arg]
+    """The ``extra_headers`` validator: names that are HTTP tokens, values an HTTP/1.1 header can
+    carry (never echoed: they may be credentials)."""
+    if value is not None:
+        _check_header_values({name.lower(): header for name, header in _check_headers(value).items()}, None)
+
+
+_valid_headers.requirement = "must be a table of HTTP header names to printable ASCII values"  # type: ignore[attr-defined]
+
+
 @attrs.frozen
 class OpenAIOptions:
     """The options of an ``openai`` provider instance (the key itself is never one)."""
 
-    base_url: str | None = option("the endpoint, e.g. https://api.openai.com/v1 (default: $OPENAI_BASE_URL, else OpenAI)", default=None)
-    model: str | None = option("the model alias sent with every request", default=None)
+    base_url: str | None = option(
+        "the endpoint, e.g. https://api.openai.com/v1 (default: $OPENAI_BASE_URL, else OpenAI)",
+        default=None, secret=True, validator=_valid_base_url,
+    )
+    model: str | None = option("the model alias sent with every request", default=None, validator=attrs.validators.optional(text()))
     api_key_env: str | None = option(
         'the NAME of the environment variable holding the API key (default OPENAI_API_KEY; a named one must be set; "" for no key)',
-        default=None
+        default=None, validator=attrs.validators.optional(text(empty=True)),
     )
-    timeout: float = option("seconds to wait for one response", default=60.0)
-    temperature: float | None = option("sampling temperature (default: the endpoint's)", default=None)
-    max_tokens: int | None = option("answer length limit in tokens (default: the endpoint's)", default=None)
-    extra_headers: dict[str, str] | None = option("headers sent with every request (values never stored or shown)", default=None)
-    concurrency: int = option("prompts in flight (--concurrency overrides)", default=8)
-    max_attempts: int = option("attempts per prompt on 429, 5xx, timeouts and dropped connections", default=5)
-    backoff_base: float = option("first retry delay in seconds (doubles per attempt, full jitter)", default=0.5)
-    backoff_max: float = option("longest retry delay in seconds", default=30.0)
-    max_response_bytes: int = option("a response body longer than this is refused unread (at least 1024)", default=DEFAULT_MAX_RESPONSE_BYTES)
-
-
-#: The option names, in the order the docs list them.
-OPTIONS = tuple(field.name for field in attrs.fields(OpenAIOptions))
+    timeout: float = option("seconds to wait for one response", default=60.0, validator=number(above=0))
+    temperature: float | None = option(
+        "sampling temperature (default: the endpoint's)", default=None, validator=attrs.validators.optional(number(at_least=0))
+    )
+    max_tokens: int | None = option(
+        "answer length limit in tokens (default: the endpoint's)", default=None, validator=attrs.validators.optional(whole(at_least=1))
+    )
+    extra_headers: dict[str, str] | None = option(
+        "headers sent with every request (values never stored or shown)", default=None, secret=True, validator=_valid_headers
+    )
+    concurrency: int = option("prompts in flight (--concurrency overrides)", default=8, validator=whole(at_least=1))
+    max_attempts: int = option(
+        "attempts per prompt on 429, 5xx, timeouts and dropped connections", default=5, validator=whole(at_least=1)
+    )
+    backoff_base: float = option(
+        "first retry delay in seconds (doubles per attempt, full jitter)", default=0.5, validator=number(at_least=0)
+    )
+    backoff_max: float = option("longest retry delay in seconds", default=30.0, validator=number(at_least=0))
+    max_response_bytes: int = option(
+        "a response body longer than this is refused unread", default=DEFAULT_MAX_RESPONSE_BYTES, validator=whole(at_least=1024)
+    )
+    ca_bundle: str | None = option(
+        "a PEM file of the certificate authorities to trust for an https endpoint, in place of the system's "
+        "(relative to the config file, or anywhere: the system's own bundles live in /etc/ssl; default: the "
+        "system's store, or $SSL_CERT_FILE)",
+        default=None, path=True, anywhere=True, validator=attrs.validators.optional(text()),
+    )
 
 
 class OpenAIGenerator:
     """A generator for an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    Built with a provider instance's options as keyword arguments (see :data:`OPTIONS`); an unknown
-    option or an impossible value raises :class:`~evalkit.errors.ConfigError`. One HTTP connection
-    pool per instance and event loop, sized to ``concurrency``; call :meth:`aclose` when done.
+    Built with a provider instance's :class:`OpenAIOptions` (checked by their validators when they
+    are made). One HTTP connection pool per instance and event loop, sized to ``concurrency``; call
+    :meth:`aclose` when done.
     """
 
     Options = OpenAIOptions
 
-    def __init__(
-        self,
-        *,
-        base_url: str | None = None,
-        model: str | None = None,
-        api_key_env: str | None = None,
-        timeout: float = 60.0,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-        concurrency: int = 8,
-        max_attempts: int = 5,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-        **unknown: Any,
-    ) -> None:
-        if unknown:
-            raise ConfigError(_unknown_options_message(unknown))
-        if base_url is None:
-            base_url = os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        base = _check_url(base_url)
+    def __init__(self, options: OpenAIOptions) -> None:
+        # $OPENAI_BASE_URL is checked as the option would have been.
+        base = _check_url(options.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         self.base_url = _display_url(base)
-        self.model = _check_optional_str("model", model)
+        self.model = options.model
         # None: the default variable, optional; a name: that variable must be set; "": no key at all.
-        self._api_key_env_given = api_key_env is not None
-        api_key_env = DEFAULT_API_KEY_ENV if api_key_env is None else api_key_env
-        if not isinstance(api_key_env, str):
-            raise ConfigError(_bad("api_key_env", 'the name of an environment variable ("" for an endpoint without keys)', api_key_env))
+        self._api_key_env_given = options.api_key_env is not None
+        api_key_env = DEFAULT_API_KEY_ENV if options.api_key_env is None else options.api_key_env
         self.api_key_env = api_key_env
-        self.timeout = _check_number("timeout", timeout, positive=True)
-        self.temperature = None if temperature is None else _check_number("temperature", temperature, positive=False)
-        self.max_tokens = None if max_tokens is None else _check_int("max_tokens", max_tokens, minimum=1)
-        self.concurrency = _check_int("concurrency", concurrency, minimum=1)
-        self.max_attempts = _check_int("max_attempts", max_attempts, minimum=1)
-        self.backoff_base = _check_number("backoff_base", backoff_base, positive=False)
-        self.backoff_max = _check_number("backoff_max", backoff_max, positive=False)
-        self.max_response_bytes = _check_int("max_response_bytes", max_response_bytes, minimum=1024)
-        self._header_names = _check_headers(extra_headers)
+        self.timeout = float(options.timeout)
+        self.temperature = None if options.temperature is None else float(options.temperature)
+        self.max_tokens = options.max_tokens
+        self.concurrency = options.concurrency
+        self.max_attempts = options.max_attempts
+        self.backoff_base = float(options.backoff_base)
+        self.backoff_max = float(options.backoff_max)
+        self.max_response_bytes = options.max_response_bytes
+        extra_headers = options.extra_headers or {}
+        self._header_names = tuple(extra_headers)
         if self.model is None:
             raise ConfigError(
                 'Option "model" of the openai generator is required: set model = "<the model alias to send>" '
@@ -172,23 +188,36 @@ class OpenAIGenerator:
             )
 
         # The path is extended and the query kept: …/v1/chat/completions?api-version=… (Azure OpenAI).
-        self._url = base.copy_with(path=base.decoded_path.rstrip("/") + "/chat/completions")
-        self._via_proxy = env_proxy_applies(self._url)
+        self._url = _below(base, "/chat/completions")
+        self._models_url = _below(base, "/models")
         self._where = f"openai generator: POST {self.base_url.rstrip('/')}/chat/completions"
         key = os.environ.get(api_key_env, "") if api_key_env else ""
         self._key_missing = not key
-        headers = {"content-type": "application/json", "accept": "application/json"}
+        headers = {"user-agent": USER_AGENT, "accept-encoding": ACCEPTED_CODINGS, "accept": "application/json"}
         if key:
             headers["authorization"] = f"Bearer {key}"
-        headers.update((name.lower(), value) for name, value in (extra_headers or {}).items())
+        headers.update((name.lower(), value) for name, value in extra_headers.items())
         _check_header_values(headers, api_key_env)
-        self._headers = headers
+        self.ca_bundle = options.ca_bundle
+        proxy = _proxy_for(self._url)
+        #: The one-off GETs (readiness, evidence) send no body, so no body type.
+        self._get_settings = EndpointSettings(
+            headers={k: v for k, v in headers.items() if k != "content-type"},
+            timeout=self.timeout,
+            tls=_tls_for(self._url, self.ca_bundle),
+            proxy=proxy,
+        )
+        self._post_settings = attrs.evolve(self._get_settings, headers={"content-type": "application/json", **headers})
         self._secrets = tuple(
-            sorted({key, *(extra_headers or {}).values(), *_query_secrets(base)} - {""}, key=len, reverse=True)
+            sorted(
+                {key, *extra_headers.values(), *_query_secrets(base), proxy.password if proxy else ""} - {"", None},
+                key=len,
+                reverse=True,
+            )
         )
         self._listing: Any = _NOT_ASKED  # GET /models as the readiness probe read it (None: no listing)
-        self._poster: _LeanPoster | _ProxyPoster | None = None
-        self._poster_loop: asyncio.AbstractEventLoop | None = None
+        self._session: EndpointSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
         #: Models a gateway said it routed to (LiteLLM's ``x-litellm-model-name``), as seen.
         self._routed_models: set[str] = set()
         #: The model name the last request sent (a run's override may differ from ``model``).
@@ -203,24 +232,13 @@ class OpenAIGenerator:
 
         The key is not an option, so it is not here; ``base_url`` loses any user info and query.
         """
-        return {
-            "base_url": self.base_url,
-            "model": self.model,
-            "api_key_env": self.api_key_env,
-            "timeout": self.timeout,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "extra_headers": dict.fromkeys(self._header_names, REDACTED),
-            "concurrency": self.concurrency,
-            "max_attempts": self.max_attempts,
-            "backoff_base": self.backoff_base,
-            "backoff_max": self.backoff_max,
-            "max_response_bytes": self.max_response_bytes,
-        }
+        shown = {field.name: getattr(self, field.name) for field in attrs.fields(OpenAIOptions) if field.name != "extra_headers"}
+        return {**shown, "extra_headers": dict.fromkeys(self._header_names, REDACTED)}
 
     def secret_values(self) -> tuple[str, ...]:
-        """The API key, the header values and the values of ``base_url``'s query parameters (as
-        given and URL-encoded), so the kernel keeps them out of every stored and printed byte."""
+        """The API key, the header values, the values of ``base_url``'s query parameters (as given
+        and URL-encoded) and the password of the environment's proxy URL, so the kernel keeps them
+        out of every stored and printed byte."""
         return self._secrets
 
     def use_concurrency(self, requests: int) -> None:
@@ -229,7 +247,9 @@ class OpenAIGenerator:
         Called by the kernel before the first request; a pool already open keeps its size until
         :meth:`aclose`.
         """
-        self.concurrency = _check_int("concurrency", requests, minimum=1)
+        if isinstance(requests, bool) or not isinstance(requests, int) or requests < 1:
+            raise ConfigError(f"openai generator: the concurrency must be a whole number of at least 1 (got {requests!r}).")
+        self.concurrency = requests
 
     def check_ready(self) -> list[str]:
         """One free request before anything is paid for: ``GET <base_url>/models``.
@@ -247,13 +267,14 @@ class OpenAIGenerator:
                 f"the environment variable {self.api_key_env} (api_key_env) is not set, so no key would be sent; "
                 'set it, or write api_key_env = "" for an endpoint that takes no key'
             )
-        url = self._url.copy_with(path=self._url.decoded_path.removesuffix("/chat/completions") + "/models")
         try:
-            status, reason, content = self._fetch(url, min(self.timeout, 10.0), MODEL_LIST_BYTES)
-        except TimeoutException as exc:
-            raise GenerationError(f"{where} timed out ({type(exc).__name__})") from None
-        except TransportError as exc:
-            raise GenerationError(f"{where}: connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})") from None
+            status, reason, content = self._fetch(self._models_url, min(self.timeout, 10.0), MODEL_LIST_BYTES)
+        except UndecodableBody as exc:
+            raise GenerationError(f"{where} answered with {self._scrub(exc.what)}") from None
+        except TRANSPORT_FAILURES as exc:
+            if isinstance(exc, TimeoutError):
+                raise GenerationError(f"{where} timed out ({failure_kind(exc)})") from None
+            raise GenerationError(f"{where}: connection failed ({self._transport_failure(exc)})") from None
         shown = content[: SHOWN_BODY_CHARS * 4] if content is not None else b"(a body over 1 MB)"
         if status in (401, 403) or (status >= 500 and _about_credentials(shown)):
             failure = self._status_failure(status, reason, shown)
@@ -263,29 +284,34 @@ class OpenAIGenerator:
             return [f"{where} answered {failure}; the run goes on (5xx answers are retried)"]
         return self._model_listed_warning(status, content or b"")
 
-    def _fetch(self, url: EndpointURL, timeout: float, limit: int) -> tuple[int, str, bytes | None]:
-        """``GET url`` with the generator's headers: the status, the reason phrase and the body
-        (``None`` when it is longer than ``limit`` bytes; no more than that is read).
+    def _fetch(self, url: URL, timeout: float, limit: int) -> tuple[int, str, bytes | None]:
+        """``GET url`` with the generator's headers, on a session of its own (one connection) and
+        an event loop of its own: the status, the reason phrase and the body (``None`` when it is
+        longer than ``limit`` bytes; no more than that is read).
 
-        Off a proxy and outside a running event loop, on the lean transport (one connection, no
-        httpx client to build); else through httpx's own. Raises a ``TimeoutException`` or another
-        ``TransportError`` (:mod:`._http11`'s), or ``_UndecodableBody`` (httpx's ``DecodingError``).
+        Raises one of :data:`~evalkit_plugins._http.TRANSPORT_FAILURES`, or ``UndecodableBody``.
         """
-        headers = {k: v for k, v in self._headers.items() if k != "content-type"}
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            if not self._via_proxy:
-                return asyncio.run(_lean_get(url, headers, timeout, limit))
-        return _httpx_get(url, headers, timeout, limit)
+        settings = attrs.evolve(self._get_settings, timeout=timeout)
 
-    def _get_json(self, url: EndpointURL, timeout: float) -> Any:
+        async def get() -> tuple[int, str, bytes | None]:
+            session = EndpointSession(settings, 1)
+            try:
+                reply = await session.send("GET", url, None, limit)
+            except ResponseTooLarge as exc:
+                return exc.status, exc.reason, None
+            finally:
+                await session.aclose()
+            return reply.status, reply.reason, reply.content
+
+        return run_blocking(get)
+
+    def _get_json(self, url: URL, timeout: float) -> Any:
         """The JSON body of a GET that answered 200, else ``None`` (never raises); a body over
         :data:`_MAX_METADATA_BYTES` is not read past that."""
         try:
             status, _, body = self._fetch(url, timeout, _MAX_METADATA_BYTES)
             return parse_json(body) if status == 200 and body is not None else None
-        except (TransportError, _UndecodableBody, ValueError):
+        except (*TRANSPORT_FAILURES, UndecodableBody, ValueError):
             return None
 
     def _model_listed_warning(self, status: int, content: bytes) -> list[str]:
@@ -327,8 +353,7 @@ class OpenAIGenerator:
         evidence: dict[str, Any] = {}
         if self._routed_models:
             evidence["routed_model"] = ", ".join(sorted(self._routed_models))
-        models_url = self._url.copy_with(path=self._url.decoded_path.removesuffix("/chat/completions") + "/models")
-        listing = self._listing if self._listing is not _NOT_ASKED else self._get_json(models_url, min(self.timeout, 5.0))
+        listing = self._listing if self._listing is not _NOT_ASKED else self._get_json(self._models_url, min(self.timeout, 5.0))
         entries = listing.get("data") if isinstance(listing, dict) else None
         entry = next(
             (e for e in entries or () if isinstance(e, dict) and e.get("id") == self._sent_model), None
@@ -340,7 +365,7 @@ class OpenAIGenerator:
             if isinstance(meta, dict):
                 evidence.update((f"meta.{k}", v) for k, v in meta.items() if isinstance(v, (int, float, str)))
         if entry is not None and (entry.get("owned_by") == "llamacpp" or "meta" in entry):
-            props = self._get_json(self._url.copy_with(path="/props"), min(self.timeout, 5.0))
+            props = self._get_json(self._url.with_path("/props", keep_query=True), min(self.timeout, 5.0))
             if isinstance(props, dict):
                 if isinstance(props.get("model_path"), str):
                     evidence["model_file"] = props["model_path"].replace("\\", "/").rsplit("/", 1)[-1]
@@ -351,10 +376,10 @@ class OpenAIGenerator:
 
     async def agenerate(self, request: GenerationRequest) -> Answer:
         """Ask the endpoint for one completion, retrying transient faults; raises ``GenerationError``."""
-        poster = self._poster
-        if poster is None or self._poster_loop is not asyncio.get_running_loop():
-            poster = self._open_poster()
-        return await self._complete(poster, self._payload(request))
+        session = self._session
+        if session is None or self._session_loop is not asyncio.get_running_loop():
+            session = self._open_session()
+        return await self._complete(session, self._payload(request))
 
     def generate(self, request: GenerationRequest) -> Answer:
         """Synchronous :meth:`agenerate` on a fresh event loop and a one-off connection.
@@ -365,10 +390,10 @@ class OpenAIGenerator:
 
     async def aclose(self) -> None:
         """Close the connection pool of the running loop; the generator reopens one if used again."""
-        poster, self._poster = self._poster, None
-        loop, self._poster_loop = self._poster_loop, None
-        if poster is not None and loop is asyncio.get_running_loop():
-            await poster.aclose()
+        session, self._session = self._session, None
+        loop, self._session_loop = self._session_loop, None
+        if session is not None and loop is asyncio.get_running_loop():
+            await session.aclose()
 
     async def __aenter__(self) -> OpenAIGenerator:
         return self
@@ -376,24 +401,18 @@ class OpenAIGenerator:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    def _new_poster(self) -> _LeanPoster | _ProxyPoster:
-        if self._via_proxy:
-            # Only httpx's own transport speaks to proxies; it is slower but proxy-aware.
-            return _ProxyPoster(self._url, self._headers, self.timeout, self.concurrency, self.max_response_bytes)
-        return _LeanPoster(self._url, self._headers, self.timeout, self.concurrency, self.max_response_bytes)
-
-    def _open_poster(self) -> _LeanPoster | _ProxyPoster:
+    def _open_session(self) -> EndpointSession:
         # A pool is bound to the loop it was first used on; a pool left on a finished loop is abandoned.
-        self._poster = self._new_poster()
-        self._poster_loop = asyncio.get_running_loop()
-        return self._poster
+        self._session = EndpointSession(self._post_settings, self.concurrency)
+        self._session_loop = asyncio.get_running_loop()
+        return self._session
 
     async def _generate_once(self, request: GenerationRequest) -> Answer:
-        poster = self._new_poster()
+        session = EndpointSession(self._post_settings, 1)
         try:
-            return await self._complete(poster, self._payload(request))
+            return await self._complete(session, self._payload(request))
         finally:
-            await poster.aclose()
+            await session.aclose()
 
     def _payload(self, request: GenerationRequest) -> bytes:
         model = request.model or self.model
@@ -416,32 +435,34 @@ class OpenAIGenerator:
             body["response_format"] = request.response_format
         return _encode_json(body).encode()
 
-    async def _complete(self, poster: _LeanPoster | _ProxyPoster, payload: bytes) -> Answer:
+    async def _complete(self, session: EndpointSession, payload: bytes) -> Answer:
         failure = ""
-        cause: Exception | None = None
+        cause: BaseException | None = None
         for attempt in range(1, self.max_attempts + 1):
             wait: float | None = None
             try:
-                reply = await poster.post(payload)
+                reply = await session.send("POST", self._url, payload, self.max_response_bytes)
             except ResponseTooLarge:
                 raise GenerationError(
                     f"{self._where} answered with a body larger than max_response_bytes "
                     f"({_size(self.max_response_bytes)}); evalkit stopped reading it (not retried)"
                 ) from None
-            except _UndecodableBody as exc:
+            except UndecodableBody as exc:
                 raise GenerationError(f"{self._where} answered with {self._scrub(exc.what)} (not retried)") from None
-            except TimeoutException as exc:
-                failure, cause = f"timed out ({type(exc).__name__}, timeout {self.timeout:g} s)", exc
-            except TransportError as exc:
-                failure, cause = f"connection failed ({type(exc).__name__}: {self._scrub(str(exc)) or 'no detail'})", exc
+            except TRANSPORT_FAILURES as exc:
+                if isinstance(exc, TimeoutError):
+                    failure = f"timed out ({failure_kind(exc)}, timeout {self.timeout:g} s)"
+                else:
+                    failure = f"connection failed ({self._transport_failure(exc)})"
+                cause = exc
             else:
                 status, content = reply.status, reply.content
                 if 200 <= status < 300:
-                    routed = reply.header(b"x-litellm-model-name")
+                    routed = reply.header("x-litellm-model-name")
                     if routed:
-                        self._routed_models.add(routed[:200].decode("latin-1"))
+                        self._routed_models.add(routed[:200])
                     return self._answer(content)
-                failure, cause = self._status_failure(status, reply.reason.decode("latin-1"), content), None
+                failure, cause = self._status_failure(status, reply.reason, content), None
                 field = _rejected_field(status, content)
                 if field is not None:
                     raise RequestRejected(
@@ -457,6 +478,10 @@ class OpenAIGenerator:
                 await asyncio.sleep(self._backoff(attempt, wait))
         attempts = counted(self.max_attempts, "attempt")
         raise GenerationError(f"{self._where} failed after {attempts}; last: {failure}") from cause
+
+    def _transport_failure(self, exc: BaseException) -> str:
+        """``Kind: what happened`` for a transport failure, credentials scrubbed."""
+        return f"{failure_kind(exc)}: {self._scrub(failure_detail(exc))}"
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -517,206 +542,19 @@ class OpenAIGenerator:
 
 #: What the generator says it is, on every request.
 USER_AGENT = f"evalkit/{_EVALKIT_VERSION}"
-#: The content codings the lean path asks for and decodes itself.
-_ACCEPTED_CODINGS = "gzip, deflate"
-
-
-class _UndecodableBody(Exception):
-    """A reply's body in a content coding evalkit did not ask for, or not valid in the one it names."""
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-        super().__init__(what)
-
-
-class _LeanPoster:
-    """POSTs JSON bodies to one URL over :class:`Http11Transport`, the request head encoded once.
-
-    Builds no ``httpx.Request``, ``httpx.Response`` or cookie jar per request: httpx's client layer
-    cost more CPU per request than the transport under it (``bench/generator_openai.py``). Sends
-    what httpx's client sent (host, accept-encoding, connection, user-agent, then the generator's
-    own headers, which win) and decodes ``gzip`` and ``deflate`` bodies within the size limit.
-    """
-
-    def __init__(self, url: EndpointURL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
-        self._origin = origin_of(url)
-        fields = {"accept-encoding": _ACCEPTED_CODINGS, "connection": "keep-alive", **headers}
-        for framing in ("content-length", "transfer-encoding"):
-            fields.pop(framing, None)
-        self._head = _request_head(b"POST", url, fields) + b"content-length: "
-        self._timeout = timeout
-        self._max_body = max_body
-        self._transport = Http11Transport(max_connections=connections, max_body_bytes=max_body)
-
-    async def post(self, payload: bytes) -> Reply:
-        """The endpoint's reply to ``payload``, its body read whole and decoded (see the class docstring)."""
-        timeout = self._timeout
-        reply = await self._transport.send(
-            self._origin, self._head + b"%d\r\n\r\n" % len(payload), payload, connect=timeout, write=timeout, read=timeout
-        )
-        coding = reply.header(b"content-encoding")
-        if coding is not None:
-            reply.content = _decoded(reply.content, coding, self._max_body)
-        return reply
-
-    async def aclose(self) -> None:
-        """Close the idle connections."""
-        await self._transport.aclose()
-
-
-async def _lean_get(url: EndpointURL, headers: Mapping[str, str], timeout: float, limit: int) -> tuple[int, str, bytes | None]:
-    """:meth:`OpenAIGenerator._fetch` on a one-connection :class:`Http11Transport`."""
-    transport = Http11Transport(max_connections=1, max_body_bytes=limit)
-    try:
-        reply = await transport.send(
-            origin_of(url),
-            _request_head(b"GET", url, {"accept-encoding": "identity", **headers}) + b"\r\n",
-            b"",
-            connect=timeout,
-            write=timeout,
-            read=timeout,
-        )
-    except ResponseTooLarge as exc:
-        return exc.status, exc.reason.decode("latin-1"), None
-    finally:
-        await transport.aclose()
-    return reply.status, reply.reason.decode("latin-1"), reply.content
-
-
-def _request_head(method: bytes, url: EndpointURL, fields: Mapping[str, str]) -> bytes:
-    """The head of a request to ``url`` without its closing blank line: the host and evalkit's
-    user agent first, then ``fields`` (which win over them). The values were checked to be ASCII."""
-    fields = {"host": url.netloc, "user-agent": USER_AGENT, **fields}
-    return head_lines(method, url.raw_path, ((name.encode("ascii"), value.encode("ascii")) for name, value in fields.items()))
-
-
-def _httpx_get(
-    url: EndpointURL, headers: Mapping[str, str], timeout: float, limit: int
-) -> tuple[int, str, bytes | None]:
-    """:meth:`OpenAIGenerator._fetch` through httpx's own client (behind a proxy, or inside a
-    running event loop), its failures raised as :mod:`._http11`'s (see :func:`_httpx_errors_as_ours`)."""
-    import httpx
-
-    with _httpx_errors_as_ours():
-        try:
-            with httpx.stream("GET", _httpx_url(url), headers=headers, timeout=timeout, verify=_tls(url)) as response:
-                content = b"".join(_take(response.iter_bytes(), limit + 1))  # never more than that is read
-        except httpx.DecodingError as exc:
-            raise _UndecodableBody(str(exc)) from exc
-    return response.status_code, response.reason_phrase, content if len(content) <= limit else None
-
-
-def _httpx_url(url: EndpointURL) -> Any:
-    """``url`` as an ``httpx.URL``, built from its parts: as one string it may be longer than
-    the 64 KiB httpx accepts, though no part is."""
-    import httpx
-
-    return httpx.URL(
-        scheme=url.scheme,
-        userinfo=url.userinfo.encode("ascii"),
-        host=url.host,
-        port=url.port,
-        path=url.path,
-        query=None if url.query is None else url.query.encode("ascii"),
-        fragment=url.fragment,
-    )
-
-
-@contextlib.contextmanager
-def _httpx_errors_as_ours() -> Iterator[None]:
-    """Re-raise httpx's transport errors as their namesakes in :mod:`._http11` (``ConnectError``
-    as ``ConnectError``, …), so one ``except`` per kind of failure serves both paths."""
-    import httpx
-
-    try:
-        yield
-    except httpx.TransportError as exc:
-        namesake = next(TRANSPORT_ERRORS[cls.__name__] for cls in type(exc).__mro__ if cls.__name__ in TRANSPORT_ERRORS)
-        raise namesake(str(exc)) from exc
-
-
-class _ProxyPoster:
-    """POSTs through httpx's own client, the only one here that speaks to proxies (httpx is
-    imported on this path only); the body is counted as it arrives (decoded) and not read past
-    the limit. Failures are raised as :mod:`._http11`'s."""
-
-    def __init__(self, url: EndpointURL, headers: Mapping[str, str], timeout: float, connections: int, max_body: int) -> None:
-        import httpx
-
-        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-        self._client = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, pool=None), limits=limits)
-        self._url = _httpx_url(url)
-        self._max_body = max_body
-
-    async def post(self, payload: bytes) -> Reply:
-        """The endpoint's reply to ``payload``, its body read whole (see the class docstring)."""
-        import httpx
-
-        limit = self._max_body
-        try:
-            with _httpx_errors_as_ours():
-                async with self._client.stream("POST", self._url, content=payload) as response:
-                    declared = response.headers.get("content-length", "")
-                    if declared.isdigit() and int(declared) > limit:
-                        raise ResponseTooLarge(limit)
-                    chunks = []
-                    total = 0
-                    async for chunk in response.aiter_bytes():
-                        total += len(chunk)
-                        if total > limit:
-                            raise ResponseTooLarge(limit)
-                        chunks.append(chunk)
-        except httpx.DecodingError as exc:
-            raise _UndecodableBody(f"a body httpx could not decode ({exc})") from None
-        reason = response.reason_phrase.encode("latin-1", "replace")
-        return Reply(response.status_code, reason, list(response.headers.raw), b"".join(chunks))
-
-    async def aclose(self) -> None:
-        """Close the client's connections."""
-        await self._client.aclose()
-
-
-def _decoded(content: bytes, coding: bytes, limit: int) -> bytes:
-    """``content`` decoded from the codings ``coding`` names (last applied first), never more
-    than ``limit`` bytes of output (else :class:`ResponseTooLarge`: a small gzip bomb is refused)."""
-    for name in reversed([c.strip().lower() for c in coding.split(b",")]):
-        if name in (b"", b"identity"):
-            continue
-        if name in (b"gzip", b"x-gzip"):
-            attempts = (16 + zlib.MAX_WBITS,)
-        elif name == b"deflate":
-            attempts = (zlib.MAX_WBITS, -zlib.MAX_WBITS)  # zlib-wrapped, or raw as some servers send it
-        else:
-            raise _UndecodableBody(f"Content-Encoding {name[:40].decode('latin-1')!r}, which evalkit did not ask for")
-        for number, wbits in enumerate(attempts, start=1):
-            decoder = zlib.decompressobj(wbits)
-            try:
-                decoded = decoder.decompress(content, limit + 1)
-            except zlib.error:
-                if number < len(attempts):
-                    continue
-                raise _UndecodableBody(f"a body that is not valid {name.decode('latin-1')}") from None
-            break
-        if len(decoded) > limit or decoder.unconsumed_tail:
-            raise ResponseTooLarge(limit)
-        content = decoded
-    return content
-
-
-def _text(value: bytes | None) -> str | None:
-    return None if value is None else value.decode("latin-1")
 
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 
 
-def _check_header_values(headers: Mapping[str, str], api_key_env: str) -> None:
+def _check_header_values(headers: Mapping[str, str], api_key_env: str | None) -> None:
     """Refuse, before any request, a header an HTTP/1.1 request cannot carry as given: a name that
     is not a token, a value with a line break, another control character or a non-ASCII character
-    (a key pasted with its newline). The value is never shown: it may be a credential."""
+    (a key pasted with its newline). The value is never shown: it may be a credential. With
+    ``api_key_env``, the ``authorization`` header is the key read from that variable."""
     for name, value in headers.items():
-        if name == "authorization" and not _HEADER_VALUE.fullmatch(value):
+        if api_key_env is not None and name == "authorization" and not _HEADER_VALUE.fullmatch(value):
             raise ConfigError(
                 f"The API key in the environment variable {api_key_env} contains a line break, a control character "
                 "or a non-ASCII character, which an HTTP header cannot carry; set it to the key alone."
@@ -768,25 +606,6 @@ def _rejected_field(status: int, body: bytes) -> str | None:
 _MAX_METADATA_BYTES = 1_000_000
 
 
-def _tls(url: EndpointURL) -> bool:
-    """httpx's ``verify`` for a one-off GET: ``False`` only where no TLS can happen — a plain
-    ``http://`` URL and no proxy configured (redirects are not followed) — so the GET skips
-    building a certificate store it would never use (40 ms of CPU per run); ``True`` otherwise."""
-    return url.scheme != "http" or proxy_settings_possible()
-
-
-def _take(chunks: Any, limit: int) -> list[bytes]:
-    """The first ``limit`` bytes of an iterator of byte chunks (the rest is not read)."""
-    taken: list[bytes] = []
-    size = 0
-    for chunk in chunks:
-        taken.append(chunk[: limit - size])
-        size += len(taken[-1])
-        if size >= limit:
-            break
-    return taken
-
-
 def _size(count: int) -> str:
     """``16 MiB``, ``1.5 KiB``, ``900 bytes``."""
     for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -809,7 +628,7 @@ def _about_credentials(content: bytes) -> bool:
 
 def _retry_after(reply: Reply) -> float | None:
     """Seconds the endpoint asks to wait (``retry-after-ms``, then ``Retry-After``), or ``None``."""
-    millis = _text(reply.header(b"retry-after-ms"))
+    millis = reply.header("retry-after-ms")
     if millis is not None:
         try:
             value = float(millis) / 1000.0
@@ -817,7 +636,7 @@ def _retry_after(reply: Reply) -> float | None:
             value = math.nan
         if math.isfinite(value):
             return max(value, 0.0)
-    raw = _text(reply.header(b"retry-after"))
+    raw = reply.header("retry-after")
     if raw is None:
         return None
     try:
@@ -833,80 +652,91 @@ def _retry_after(reply: Reply) -> float | None:
     return max(value, 0.0) if math.isfinite(value) else None
 
 
-def _unknown_options_message(unknown: Mapping[str, Any]) -> str:
-    names = ", ".join(f'"{name}"' for name in sorted(unknown))
-    message = f"Unknown {'option' if len(unknown) == 1 else 'options'} for the openai generator: {names}. Valid options: {', '.join(OPTIONS)}."
-    if any(name.lower() in {"api_key", "apikey", "key", "token", "api_token"} for name in unknown):
-        message += ' The key itself is never an option: put it in an environment variable and name that variable with "api_key_env" (default OPENAI_API_KEY).'
-    return message
+#: The port of a URL whose port yarl refuses (out of range), to name it.
+_PORT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?(?:\[[^\]/?#]*\]|[^/?#:]*):([0-9]+)(?:[/?#]|$)")
+#: A host as sent (IDNA-encoded): a name or an IPv4 address; IPv6 literals are checked by yarl.
+_HOST = re.compile(r"[A-Za-z0-9._~-]+")
 
 
-def _bad(option: str, expected: str, value: object) -> str:
-    return f'Option "{option}" of the openai generator must be {expected} (got {value!r}).'
-
-
-def _check_url(url: object) -> EndpointURL:
-    """The base URL, parsed; refused (without echoing it: it may carry credentials) when it is not
-    http(s), has no host, or carries user info — which httpx would send as Basic auth in place of
-    the ``api_key_env`` Bearer token."""
-    parsed = None
-    if isinstance(url, str):
-        try:
-            parsed = EndpointURL.parse(url)
-        except InvalidURL:
-            parsed = None
-    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ConfigError('Option "base_url" of the openai generator must be an http:// or https:// URL.')
-    if parsed.userinfo:
+def _check_url(url: object) -> URL:
+    """The base URL, parsed by yarl; refused (without echoing it: it may carry credentials) when it
+    is not http(s), has no host, holds a space or a control character (yarl would drop a line
+    break silently), names no TCP port, or carries user info — which an HTTP client sends as Basic
+    auth in place of the ``api_key_env`` Bearer token."""
+    refused = ConfigError('Option "base_url" of the openai generator must be an http:// or https:// URL.')
+    if not isinstance(url, str) or not url.isprintable() or " " in url:
+        raise refused
+    try:
+        parsed = URL(url)
+    except (ValueError, UnicodeError):
+        port = _PORT.match(url)
+        if port is not None and not 0 < int(port.group(1)) <= 65535:
+            raise _bad_port(port.group(1)) from None
+        raise refused from None
+    if parsed.scheme not in ("http", "https") or not parsed.raw_host:
+        raise refused
+    if parsed.raw_user or parsed.raw_password:
         raise ConfigError(
             'Option "base_url" of the openai generator must not carry user info ("user:password@"): it would be '
             "sent as Basic auth instead of the API key. Put the key in an environment variable named by "
             '"api_key_env", or a gateway credential in "extra_headers".'
         )
-    if parsed.port is not None and not 0 < parsed.port <= 65535:
-        raise ConfigError(f'Option "base_url" of the openai generator has port {parsed.port}; a TCP port is 1 to 65535.')
-    return parsed.copy_with(fragment=None)
+    if ":" not in parsed.raw_host and not _HOST.fullmatch(parsed.raw_host):
+        raise refused
+    if parsed.explicit_port is not None and not 0 < parsed.explicit_port <= 65535:
+        raise _bad_port(str(parsed.explicit_port))
+    return parsed.with_fragment(None)
 
 
-def _display_url(url: EndpointURL) -> str:
-    return str(url.copy_with(query=None, fragment=None))
+def _bad_port(port: str) -> ConfigError:
+    return ConfigError(f'Option "base_url" of the openai generator has port {port}; a TCP port is 1 to 65535.')
 
 
-def _query_secrets(url: EndpointURL) -> set[str]:
+def _below(base: URL, path: str) -> URL:
+    """``base`` with ``path`` appended to its path (one slash between), its query kept."""
+    return base.with_path(base.raw_path.rstrip("/") + path, encoded=True, keep_query=True)
+
+
+def _display_url(url: URL) -> str:
+    return str(url.with_query(None).with_fragment(None))
+
+
+def _query_secrets(url: URL) -> set[str]:
     """Every query parameter value of ``url``, decoded and as sent, and the raw query string."""
-    values = {url.query or ""}
-    for _, value in parse_qsl(url.query or "", keep_blank_values=True):
+    values = {url.raw_query_string}
+    for _, value in parse_qsl(url.raw_query_string, keep_blank_values=True):
         values.update((value, quote(value, safe=""), quote_plus(value)))
     return values
 
 
-def _check_optional_str(option: str, value: object) -> str | None:
-    if value is None or (isinstance(value, str) and value):
-        return value
-    raise ConfigError(_bad(option, "a non-empty string", value))
+def _tls_for(url: URL, ca_bundle: str | None) -> ssl.SSLContext | bool:
+    """The TLS verification for ``url`` (see :func:`~evalkit_plugins._http.tls_context`); a
+    ``ca_bundle`` that cannot be read as certificates is a configuration error naming it."""
+    if url.scheme != "https" and ca_bundle is None:
+        return True  # no TLS is ever spoken (redirects are not followed): no certificate store to build
+    try:
+        return tls_context(ca_bundle)
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        if isinstance(exc, OSError) and not isinstance(exc, ssl.SSLError) and exc.strerror:
+            reason = exc.strerror
+        else:
+            reason = "it holds no certificate in PEM form"
+        raise ConfigError(f'Option "ca_bundle" of the openai generator: {ca_bundle!r} cannot be used: {reason}.') from None
 
 
-def _check_number(option: str, value: object, *, positive: bool) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        if value > 0 or (value == 0 and not positive):
-            return float(value)
-    expected = "a positive number" if positive else "a number of zero or more"
-    raise ConfigError(_bad(option, expected, value))
+def _proxy_for(url: URL) -> URL | None:
+    """The proxy the environment names for ``url`` (``None``: none, or ``NO_PROXY`` names the host)."""
+    try:
+        return environment_proxy(url)
+    except ValueError as exc:
+        raise ConfigError(f"openai generator: {exc}.") from None
 
 
-def _check_int(option: str, value: object, *, minimum: int) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
-        return value
-    raise ConfigError(_bad(option, f"a whole number of at least {minimum}", value))
-
-
-def _check_headers(headers: object) -> tuple[str, ...]:
-    if headers is None:
-        return ()
+def _check_headers(headers: object) -> Mapping[str, str]:
     if isinstance(headers, Mapping) and all(
         isinstance(name, str) and name and isinstance(value, str) for name, value in headers.items()
     ):
-        return tuple(headers)
+        return headers
     # Header values may be credentials: describe the shape, never the values.
     raise ConfigError('Option "extra_headers" of the openai generator must be a table of header names to string values.')
 

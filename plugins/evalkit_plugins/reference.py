@@ -5,29 +5,36 @@ from __future__ import annotations
 import attrs
 from evalkit import Answer, GenerationRequest
 from evalkit.errors import GenerationError
-from evalkit.options import option
+from evalkit.options import option, text
 
 
 @attrs.frozen
 class ReferenceOptions:
     """The options of a ``reference`` provider instance."""
 
-    model: str = option("the model name reported for every answer", default="reference")
+    model: str = option("the model name reported for every answer", default="reference", validator=text())
 
 
 class ReferenceGenerator:
     """Answers with each prompt's reference: a self-check that a set's assertions fit its references.
 
     The kernel hands it the set about to run through ``bind_set`` (the ``SetAware`` capability);
-    ``references`` maps prompt ids to references for use outside a run.
+    :meth:`with_references` makes one for use outside a run.
     """
 
     concurrency = 1
     Options = ReferenceOptions
 
-    def __init__(self, model: str = "reference", references: dict[str, str] | None = None) -> None:
-        self.model = model
-        self._by_prompt: dict[str, str | Answer | None] = dict(references or {})
+    def __init__(self, options: ReferenceOptions) -> None:
+        self.model = options.model
+        self._by_prompt: dict[str, str | Answer | None] = {}
+
+    @classmethod
+    def with_references(cls, references: dict[str, str], model: str = "reference") -> ReferenceGenerator:
+        """A generator answering the prompts ``references`` maps ids of, outside a run."""
+        generator = cls(ReferenceOptions(model))
+        generator._by_prompt.update(references)
+        return generator
 
     def bind_set(self, golden_set: object) -> None:
         """Learn the references of the set about to run (called by the kernel before the run)."""

@@ -9,7 +9,7 @@ import attrs
 from evalkit import Answer, GenerationRequest
 from evalkit.errors import ConfigError, GenerationError
 from evalkit.jsonparse import parse_json
-from evalkit.options import option
+from evalkit.options import option, text
 from evalkit.textfiles import read_whole_file
 
 #: The largest file of recorded answers read, in bytes.
@@ -20,8 +20,11 @@ MAX_REPLAY_BYTES = 1024 * 1024 * 1024
 class ReplayOptions:
     """The options of a ``replay`` provider instance."""
 
-    path: str = option("JSONL file of recorded answers, one {\"id\", \"text\", \"model\"} object a line; relative to the config file")
-    model: str | None = option("the model reported when a line names none", default=None)
+    path: str = option(
+        "JSONL file of recorded answers, one {\"id\", \"text\", \"model\"} object a line; relative to the config file",
+        path=True,
+    )
+    model: str | None = option("the model reported when a line names none", default=None, validator=attrs.validators.optional(text()))
 
 
 class ReplayGenerator:
@@ -35,13 +38,11 @@ class ReplayGenerator:
 
     concurrency = 1
     Options = ReplayOptions
-    #: A relative ``path`` in the project configuration is relative to the configuration file.
-    path_options = ("path",)
 
-    def __init__(self, path: str, model: str | None = None) -> None:
-        file = Path(path)
+    def __init__(self, options: ReplayOptions) -> None:
+        file = Path(options.path)
         self.path = file
-        self.model = model
+        self.model = options.model
         self._answers: dict[str, dict[str, Any]] = {}
         try:
             lines = read_whole_file(file, MAX_REPLAY_BYTES).decode("utf-8-sig").splitlines()

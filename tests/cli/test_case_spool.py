@@ -10,7 +10,7 @@ import attrs
 import pytest
 from evalkit import CaseResult, Run
 from evalkit.cli.case_spool import CaseJsonSpool
-from evalkit.cli.common import COMPACT_JSON_CASES
+from evalkit.cli.json_output import COMPACT_JSON_CASES
 from evalkit.cli.render import case_json
 from evalkit.grading import Check
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,35 +22,30 @@ SET = "reportkit.hostile"
 SHARDS = 3
 
 
-def environment(plugins: str, database: str, **extra: str) -> dict[str, str]:
-    """The environment of one CI job: a clean one, the plugins, the shared database, CI variables."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CI_", "GITHUB_", "CIRCLE_", "BUILDKITE"))}
-    env.update({"NO_COLOR": "1", "COLUMNS": "200", "PYTHONPATH": plugins, "EVALKIT_DATABASE_URL": database, **extra})
+def environment(plugins: str, database: str, **extra: str) -> dict[str, str | None]:
+    """The environment of one CI job (as overrides): no CI variables of the machine running the
+    tests, the plugins, the shared database, this job's CI variables."""
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith(("CI_", "GITHUB_", "CIRCLE_", "BUILDKITE"))}
+    env.update({"PYTHONPATH": plugins, "EVALKIT_DATABASE_URL": database, **extra})
     return env
 
 
-def start(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-
-
-def pipeline(project: Path, plugins: str, database: str, pipeline_id: str) -> tuple[int, str, str, list[dict]]:
-    """One pipeline: the verdict job starts first and waits; three shard jobs answer in parallel."""
-    summary = project / f"summary-{pipeline_id}.md"
+def pipeline(evalkit_process, plugins: str, database: str, pipeline_id: str) -> tuple[int, str, str, list[dict]]:  # noqa: ANN001
+    """One pipeline: the verdict job starts first and waits; three shard jobs answer in parallel
+    (each CI job a process of its own, all at once: the test is about several processes sharing
+    one run)."""
+    summary = evalkit_process.default_cwd / f"summary-{pipeline_id}.md"
     verdict_env = environment(plugins, database, CI_PIPELINE_ID=pipeline_id, GITHUB_STEP_SUMMARY=str(summary))
-    verdict = start(
-        project, verdict_env, "run", SET, "--provider", "app", "--wait-for-shards", "--timeout", "5m", "--poll", "0.2s",
+    verdict = evalkit_process.start(
+        "run", SET, "--provider", "app", "--wait-for-shards", "--timeout", "5m", "--poll", "0.2s",
         "--fail-on-regression", "--report", f"junit:reports/{pipeline_id}.xml", "--report", f"html:reports/{pipeline_id}.html",
-        "--report", "markdown",
+        "--report", "markdown", env=verdict_env,
     )  # fmt: skip
     shards = [
-        start(
-            project,
-            environment(plugins, database, CI_PIPELINE_ID=pipeline_id, CI_NODE_INDEX=str(i), CI_NODE_TOTAL=str(SHARDS)),
+        evalkit_process.start(
             "run", SET, "--provider", "app", "--shard", "auto", "--json",
-        )
+            env=environment(plugins, database, CI_PIPELINE_ID=pipeline_id, CI_NODE_INDEX=str(i), CI_NODE_TOTAL=str(SHARDS)),
+        )  # fmt: skip
         for i in range(1, SHARDS + 1)
     ]
     shard_documents = []
@@ -74,10 +67,10 @@ def shared_database(request: pytest.FixtureRequest, tmp_path: Path):  # noqa: AN
         yield url
 
 
-def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, shared_database) -> None:
+def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, shared_database, evalkit_process, evalkit_cli) -> None:
     plugins = plugin_dists(REPORT_PLUGINS)
     answer_hostile(project)
-    code, out, err, shards = pipeline(project, plugins, shared_database, "1001")
+    code, out, err, shards = pipeline(evalkit_process, plugins, shared_database, "1001")
     assert code == 0, err
     run_id = shards[0]["run_id"]
     assert run_id.startswith("gitlab-1001-") and {s["run_id"] for s in shards} == {run_id}
@@ -88,7 +81,7 @@ def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, 
     assert "Report junit written to reports/1001.xml" in err
 
     answer_hostile(project, failing=HOSTILE_IDS[:2])
-    code, out, err, shards = pipeline(project, plugins, shared_database, "1002")
+    code, out, err, shards = pipeline(evalkit_process, plugins, shared_database, "1002")
     assert code == 1, err  # the gate failed: the verdict job's exit code
     second = shards[0]["run_id"]
     assert second.startswith("gitlab-1002-") and second != run_id
@@ -105,11 +98,10 @@ def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, 
     summary = (project / "summary-1002.md").read_text()
     assert summary.startswith(f"**❌ REGRESSED** — reportkit\\.hostile, run {second.replace('-', chr(92) + '-')}")
 
-    again = subprocess.run(
-        [sys.executable, "-m", "evalkit", "report", second, "--wait", "--timeout", "1m", "--fail-on-regression", "-o", "late.html"],
-        cwd=project, env=environment(plugins, shared_database), capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert again.returncode == 1 and again.stdout.startswith(f"REGRESSED: reportkit.hostile run {second}")
+    again = evalkit_cli(
+        "report", second, "--wait", "--timeout", "1m", "--fail-on-regression", "-o", "late.html", env=environment(plugins, shared_database)
+    )
+    assert again.code == 1 and again.stdout.startswith(f"REGRESSED: reportkit.hostile run {second}")
 
 
 def test_auto_shards_outside_a_parallel_ci_job_are_refused_before_anything_runs(evalkit_cli, plugin_dists, project) -> None:

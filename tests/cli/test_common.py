@@ -49,7 +49,7 @@ def known_secret(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
 def test_a_streamed_list_prints_in_batches_as_one_document_scrubbed_and_escaped(capsys, known_secret) -> None:
     import json
 
-    from evalkit.cli.common import STREAMED_BATCH, print_json_streamed
+    from evalkit.cli.json_output import STREAMED_BATCH, print_json_streamed
 
     secret = "sk-streamed-0123456789abcdef"
     known_secret(secret)
@@ -71,7 +71,7 @@ def test_a_streamed_list_of_encoded_texts_prints_as_its_elements_would(capsys, k
     elements themselves would: hidden characters escaped, and a batch holding a secret scrubbed."""
     import json
 
-    from evalkit.cli.common import STREAMED_BATCH, print_json_streamed
+    from evalkit.cli.json_output import STREAMED_BATCH, print_json_streamed
 
     secret = "sk-encoded-0123456789abcdef"
     known_secret(secret)
@@ -93,7 +93,7 @@ def test_encoded_texts_still_print_whole_when_a_secret_hides_in_the_list_marker(
     elements too, which are parsed back to data for it."""
     import json
 
-    from evalkit.cli.common import print_json_streamed
+    from evalkit.cli.json_output import print_json_streamed
 
     secret = "evalkit:streamed-list"
     known_secret(secret)

@@ -32,7 +32,7 @@ def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit
     document = evalkit_cli("history", "arith.basic", "--json").json()
     runs = document["runs"]
     assert [r["run_id"] for r in runs] == [ad_hoc["run_id"], third["run_id"], second["run_id"], first["run_id"]]
-    assert [r["verdict"]["state"] for r in runs] == ["not_compared", "ok", "regressed", "baseline"]
+    assert [r["verdict"]["state"] for r in runs] == ["not_comparable", "no_regression", "regressed", "baseline"]
     # The regressed run never became the baseline: the third run is compared with the first.
     assert runs[1]["verdict"]["baseline_id"] == first["run_id"]
     assert runs[2]["verdict"]["baseline_id"] == first["run_id"]

@@ -138,7 +138,7 @@ def test_a_decision_run_is_stored_under_its_yardstick_and_compared_within_it(jud
     code, second = run(evalkit_cli, "--grader", "decision", "--fail-on-regression")
     assert code == 1
     assert second["grader"] == YARDSTICK
-    assert second["verdict"]["state"] == "compared" and second["verdict"]["regressed"]
+    assert second["verdict"]["state"] == "regressed" and second["verdict"]["regressed"]
     assert second["verdict"]["regressed_cases"] == ["two-plus-two"]
     assert second["verdict"]["baseline_id"] == first["run_id"]
 
@@ -168,7 +168,7 @@ def test_some_decisions_failed_stores_plain_decision_and_never_compares(judge: C
     assert code == 0
     assert document["grader"] == "decision"
     assert document["status"] == "complete"
-    assert document["verdict"]["state"] == "not_compared"
+    assert document["verdict"]["state"] == "not_comparable"
     assert "do not share one yardstick" in document["verdict"]["reason"]
     failed = next(c for c in document["cases"] if c["id"] == "contact-json")
     assert failed["yardstick"] == "decision:failed" and not failed["passed"] and not failed["errored"]
@@ -294,7 +294,7 @@ def test_repeats_report_self_agreement_and_an_unstable_case_cannot_flip_the_gate
         ("judge_agreement", False, None),
     ]
     # Without the rule the 1/7 pass-rate drop would exceed the 0.1 tolerance.
-    assert current["verdict"]["state"] == "compared"
+    assert current["verdict"]["state"] == "no_regression"
     assert current["verdict"]["unstable_cases"] == ["echo-token"]
     assert not current["verdict"]["regressed"]
     assert code == 0

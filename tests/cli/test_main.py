@@ -1,101 +1,132 @@
-"""The command line's parser: a command named on the command line is parsed by a parser holding only
-that command, with exactly the outcome (arguments, help, errors) of the parser holding all of them."""
+"""The command line on click: each command's module is imported only when the command is asked
+for, every command line parses to the arguments its handler reads, and main() keeps the process
+behaviour evalkit promises (exit codes, help that could not be written, closed streams, signals)."""
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
 import os
 import subprocess
 import sys
+from importlib import import_module
 from pathlib import Path
 
+import click
 import pytest
-from evalkit.cli import COMMAND_MODULES, _named_command, _parse, build_parser
-
-COMMANDS = [name.removesuffix("_cmd") for name in COMMAND_MODULES]
-
-#: Command lines of every command, each as a user types it.
-COMMAND_LINES = [
-    ["run", "pkg.set", "--provider", "p", "--concurrency", "64", "--json", "--show-all"],
-    ["--config", "x.toml", "run", "pkg.set", "--resume"],
-    ["--database", "sqlite:///x.db", "--json", "retrieval", "pkg.q", "evalkit.lexical", "--deployment", "demo"],
-    ["list", "--json"],
-    ["models", "rank", "pkg.set"],
-    ["history", "pkg.set", "--limit", "3"],
-    ["show", "RUN", "--json"],
-    ["compare", "A", "B"],
-    ["db", "upgrade"],
-    ["validate", "pkg.set"],
-    ["schema", "golden-set"],
-    ["init"],
-    ["report", "RUN", "--format", "junit"],
-    ["baseline", "show", "pkg.set"],
-    ["completion", "bash"],
-    ["--conf", "run", "show", "RUN"],  # an abbreviated option's value that names a command
-]
+from evalkit.cli.app import COMMANDS, Arguments, Printed, evalkit, unabbreviated
 
 
-def _outcome(parse) -> tuple[str, object]:  # noqa: ANN001
-    """What parsing gives: the arguments, or the exit status and what was printed."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            return "parsed", vars(parse())
-        except SystemExit as exc:
-            return "exited", (exc.code, out.getvalue(), err.getvalue())
-
-
-@pytest.mark.parametrize("argv", COMMAND_LINES, ids=" ".join)
-def test_a_named_command_parses_as_the_whole_parser_parses_it(argv: list[str]) -> None:
-    assert _outcome(lambda: _parse(argv)[1]) == _outcome(lambda: build_parser().parse_args(argv))
-
-
-@pytest.mark.parametrize("command", COMMANDS)
-def test_a_commands_help_and_its_errors_are_the_whole_parsers(command: str) -> None:
-    for argv in ([command, "--help"], [command, "--no-such-option"], [command, "--traceback", "--help"]):
-        one, whole = _outcome(lambda: _parse(argv)[1]), _outcome(lambda: build_parser().parse_args(argv))  # noqa: B023
-        assert one == whole, argv
-        assert one[0] == "exited"
-
-
-def test_every_command_is_registered_by_the_module_named_after_it() -> None:
-    for command in COMMANDS:
-        (subparsers,) = (a for a in build_parser(command)._actions if isinstance(a, argparse._SubParsersAction))
-        assert list(subparsers.choices) == [command]
+def parsed(*argv: str) -> Arguments:
+    """What ``evalkit ARGV`` hands its command's handler (nothing run)."""
+    return evalkit.parse(list(argv))
 
 
 @pytest.mark.parametrize(
-    ("argv", "command"),
+    ("argv", "handler", "expected"),
     [
-        (["run", "x"], "run"),
-        (["--config", "run", "show", "R"], "show"),
-        (["--config=a.toml", "--json", "db", "status"], "db"),
-        (["--help", "run"], None),
-        (["--version"], None),
-        (["runn", "x"], None),
-        (["--", "run"], None),
-        ([], None),
+        (["run", "pkg.set", "--provider", "p", "--concurrency", "64", "--json", "--show-all"], "run_cmd.handle",
+         {"set": "pkg.set", "provider": "p", "concurrency": 64, "json": True, "show_all": True, "grader": "deterministic", "report": None}),
+        (["--config", "x.toml", "run", "pkg.set", "--resume"], "run_cmd.handle", {"config": "x.toml", "resume": ""}),
+        (["run", "pkg.set", "--resume", "R1", "--report", "junit", "--report", "html:r.html"], "run_cmd.handle", {"resume": "R1", "report": ["junit", "html:r.html"]}),
+        (["--database", "sqlite:///x.db", "--json", "retrieval", "pkg.q", "evalkit.lexical", "--deployment", "demo"], "retrieval_cmd.handle",
+         {"database": "sqlite:///x.db", "json": True, "retriever": "evalkit.lexical", "deployment": "demo", "k": 10, "wait": False}),
+        (["list", "--json"], "list_cmd.handle", {"what": "plugins", "json": True, "options": False}),
+        (["models", "rank", "--capability", "chat"], "models_cmd.handle_rank", {"capability": ["chat"], "policy": None}),
+        (["history", "pkg.set", "--limit", "3"], "history_cmd.handle", {"limit": 3, "json": False}),
+        (["show", "RUN", "--json"], "show_cmd.handle", {"run_id": "RUN", "json": True}),
+        (["compare", "A", "B"], "compare_cmd.handle", {"base": "A", "run": "B", "max_pass_rate_drop": "0.1"}),
+        (["db", "prune", "--older-than", "3d"], "db_cmd._prune", {"older_than": "3d"}),
+        (["validate", "pkg.set", "x.yaml"], "validate_cmd.handle", {"targets": ["pkg.set", "x.yaml"]}),
+        (["schema", "golden-set"], "schema_cmd.handle", {"kind": "golden-set"}),
+        (["init"], "init_cmd.handle", {"directory": "."}),
+        (["import", "otel", "t.jsonl", "-o", "s.yaml", "--force"], "import_cmd.handle", {"file": "t.jsonl", "output": "s.yaml", "force": True}),
+        (["report", "RUN", "-o", "r.xml", "--format", "junit", "--wait"], "report_cmd.handle", {"output": "r.xml", "format": "junit", "wait": True}),
+        (["baseline", "accept", "RUN", "--reason", "intended"], "baseline_cmd.handle_accept", {"run_id": "RUN", "reason": "intended"}),
+        (["completion", "bash"], "completion_cmd.handle", {"shell": "bash"}),
+        (["--conf", "run", "show", "RUN"], "show_cmd.handle", {"config": "run", "run_id": "RUN"}),  # an abbreviated option's value that names a command
+        (["--trace", "db", "status"], "db_cmd._status", {"traceback": True}),
+        (["show", "RUN", "--data=sqlite:///y.db", "--trac"], "show_cmd.handle", {"database": "sqlite:///y.db", "traceback": True}),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else "",
+)
+def test_a_command_line_parses_to_what_its_handler_reads(argv: list[str], handler: str, expected: dict[str, object]) -> None:
+    args = parsed(*argv)
+    module, _, function = handler.partition(".")
+    assert args.handler is getattr(import_module(f"evalkit.cli.{module}"), function)
+    assert {name: getattr(args, name) for name in expected} == expected
+    assert {"config", "database", "json", "traceback"} <= set(vars(args))
+
+
+def test_only_run_and_retrieval_collect_garbage_from_the_run_start() -> None:
+    assert parsed("run", "s").collects_garbage_from_run_start
+    assert parsed("retrieval", "s").collects_garbage_from_run_start
+    assert not parsed("history", "s").collects_garbage_from_run_start
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_command_has_help_and_refuses_an_unknown_option(command: str) -> None:
+    for argv in ([command, "--help"], [command, "-h"], [command, "--traceback", "--help"]):
+        with pytest.raises(Printed) as printed:
+            parsed(*argv)
+        assert printed.value.code == 0 and printed.value.text.startswith(f"Usage: evalkit {command} ")
+    with pytest.raises(click.NoSuchOption) as refused:
+        parsed(command, "--no-such-option")
+    assert refused.value.option_name == "--no-such-option"
+
+
+def test_every_command_is_the_command_of_the_module_named_for_it() -> None:
+    for name, (module, line) in COMMANDS.items():
+        command = import_module(f"evalkit.cli.{module}").command
+        assert command.name == name and command.get_short_help_str(limit=200) == line
+
+
+def test_a_group_named_alone_prints_its_help_and_exits_2() -> None:
+    for argv, stderr in ((["db"], False), (["baseline"], False), (["models"], True), ([], False)):
+        with pytest.raises(Printed) as printed:
+            parsed(*argv)
+        assert (printed.value.code, printed.value.stderr) == (2, stderr)
+    with pytest.raises(click.UsageError, match="Missing command"):  # a source is required
+        parsed("import")
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--trace", "--conf", "x", "run"], ["--traceback", "--config", "x", "run"]),
+        (["--conf=--json", "--js", "show", "--trace"], ["--config=--json", "--json", "show", "--trace"]),  # the rest is the command's
+        (["--config", "--js", "run"], ["--config", "--js", "run"]),  # a value, not an option
+        (["--", "--trace"], ["--", "--trace"]),
     ],
 )
-def test_the_command_word_is_found_after_the_global_options(argv: list[str], command: str | None) -> None:
-    assert _named_command(argv) == command
+def test_a_unique_prefix_of_a_long_option_is_the_option(argv: list[str], expected: list[str]) -> None:
+    with evalkit.make_context("evalkit", [], resilient_parsing=True) as ctx:
+        assert unabbreviated(evalkit, ctx, argv) == expected
 
 
-def test_a_run_imports_no_other_commands_module() -> None:
+def test_an_ambiguous_prefix_names_the_options_it_could_be() -> None:
+    with pytest.raises(click.UsageError, match="ambiguous option: --re could match --resume, --report"):
+        parsed("run", "s", "--re")
+    assert parsed("run", "s", "--resu").resume == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "imported"),
+    [(["--help"], ""), (["list"], "evalkit.cli.list_cmd"), (["run", "--help"], "evalkit.cli.run_cmd"), (["db", "status", "--help"], "evalkit.cli.db_cmd")],
+)
+def test_a_command_line_imports_no_command_module_it_does_not_run(argv: list[str], imported: str, tmp_path: Path) -> None:
+    # A process of its own: what a fresh interpreter imports (this one has imported every command).
+    # The options commands share are declared in evalkit.cli.params, not in another command's module.
     code = (
         "import sys\n"
         "from evalkit.cli import main\n"
-        "try:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass\n"
+        f"main({argv!r})\n"
         "print(','.join(sorted(m for m in sys.modules if m.startswith('evalkit.cli.') and m.endswith('_cmd'))), file=sys.stderr)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    # run's --report option is report_cmd's: the one other command module a run needs.
-    assert done.stderr.strip().splitlines()[-1] == "evalkit.cli.report_cmd,evalkit.cli.run_cmd"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert done.stderr.strip().splitlines()[-1:] == ([imported] if imported else [])
 
 
 def test_a_run_imports_without_garbage_collection_and_collects_from_its_start(tmp_path) -> None:  # noqa: ANN001
+    # A process of its own: the modules a run imports are imported for the first time.
     code = (
         "import gc, sys\n"
         "from evalkit.cli import common, main\n"
@@ -158,14 +189,57 @@ def test_main_stops_on_sigterm_as_on_ctrl_c_and_leaves_a_callers_handler_alone(t
         signal.signal(signal.SIGTERM, previous)
 
 
+def test_main_forgets_the_secrets_its_command_remembered_and_keeps_the_callers(tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    """main() may be called again in the same process: the next command scrubs its own secrets
+    and its caller's, not the last command's."""
+    from evalkit import privacy
+    from evalkit.cli import main
+
+    class Holder:
+        def __init__(self, secret: str) -> None:
+            self.secret = secret
+
+        def secret_values(self) -> tuple[str, ...]:
+            return (self.secret,)
+
+    monkeypatch.chdir(tmp_path)
+    callers, commands = Holder("sk-callers-0123456789abcdef"), Holder("sk-commands-0123456789abcdef")
+    with privacy.secrets_remembered_within():
+        privacy.remember_secret_holder(callers)
+        seen: list[tuple[str, ...]] = []
+
+        def handle(args: Arguments) -> int:
+            privacy.remember_secret_holder(commands)
+            seen.append(privacy.secrets_to_hide())
+            return 0
+
+        monkeypatch.setattr("evalkit.cli.list_cmd.handle", handle)
+        assert main(["list"]) == 0
+        assert {callers.secret, commands.secret} <= set(seen[-1])  # while the command runs: both
+        assert callers.secret in privacy.secrets_to_hide() and commands.secret not in privacy.secrets_to_hide()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux's /proc")
+def test_discarding_standard_output_leaves_no_descriptor_open(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    from evalkit.cli import _discard_stdout
+
+    with open(tmp_path / "out", "w") as out:
+        monkeypatch.setattr("evalkit.cli.stdout.stdout", lambda: out)
+        before = len(os.listdir("/proc/self/fd"))
+        _discard_stdout()
+        after = len(os.listdir("/proc/self/fd"))
+        out.write("dropped")
+        out.flush()
+    assert after == before
+    assert (tmp_path / "out").read_text() == ""
+
+
 @pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("args", [("list",), ("run", "evalkit.smoke", "--json"), ("run", "evalkit.smoke", "--show-all")])
-def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(project: Path, args: tuple[str, ...]) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(evalkit_process, args: tuple[str, ...]) -> None:  # noqa: ANN001
+    # A process of its own: its standard output is /dev/full, and what the interpreter does at exit counts.
     with open("/dev/full", "w") as full:  # every write: "No space left on device"
-        done = subprocess.run(
-            [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120
-        )
+        done = evalkit_process.run(*args, stdout=full, timeout=120)
     assert done.returncode == 3, done.stderr
     assert done.stderr.endswith(
         "evalkit: error: could not write the output: No space left on device (anything the command stored is kept)\n"
@@ -175,26 +249,22 @@ def test_output_that_cannot_be_written_is_an_error_naming_why_not_a_crash(projec
 
 @pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("args", [("--help",), ("--version",), ("run", "--help"), ()], ids=["help", "version", "run-help", "bare"])
-def test_help_that_cannot_be_written_is_an_error_not_a_silent_success(project: Path, args: tuple[str, ...]) -> None:
+def test_help_that_cannot_be_written_is_an_error_not_a_silent_success(evalkit_process, args: tuple[str, ...]) -> None:  # noqa: ANN001
     """argparse ignores a failed write of help or the version: `evalkit --help > /dev/full` exited 0."""
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+    # A process of its own: its standard output is /dev/full, and what the interpreter does at exit counts.
     with open("/dev/full", "w") as full:
-        done = subprocess.run(
-            [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60
-        )
+        done = evalkit_process.run(*args, stdout=full, timeout=60)
     assert done.returncode == 3, done.stderr
     assert done.stderr == "evalkit: error: could not write the output: No space left on device\n"
 
 
 @pytest.mark.parametrize("args", [("--help",), ()], ids=["help", "bare"])
-def test_help_into_a_closed_pipe_keeps_its_exit_code(project: Path, args: tuple[str, ...]) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
+def test_help_into_a_closed_pipe_keeps_its_exit_code(evalkit_process, args: tuple[str, ...]) -> None:  # noqa: ANN001
+    # A process of its own: a broken pipe is SIGPIPE/EPIPE on the process's own standard output.
     reader, writer = os.pipe()
     os.close(reader)  # the reader is gone before evalkit writes (`evalkit --help | true`)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "evalkit", *args], cwd=project, env=env, stdout=writer, stderr=subprocess.PIPE, text=True, timeout=60
-        )
+        done = evalkit_process.run(*args, stdout=writer, timeout=60)
     finally:
         os.close(writer)
     assert done.returncode == (0 if args else 2), done.stderr
@@ -202,39 +272,36 @@ def test_help_into_a_closed_pipe_keeps_its_exit_code(project: Path, args: tuple[
 
 
 @pytest.mark.parametrize("closed", [(1,), (2,), (1, 2), (0, 1, 2)], ids=["stdout", "stderr", "both", "all"])
-def test_closed_standard_streams_are_not_a_crash_and_never_reach_the_store(project: Path, closed: tuple[int, ...]) -> None:
+def test_closed_standard_streams_are_not_a_crash_and_never_reach_the_store(
+    project: Path, evalkit_process, evalkit_cli, closed: tuple[int, ...]
+) -> None:  # noqa: ANN001
     """`evalkit run >&-` had no sys.stdout (an internal error at the first write), and the store,
     opened next, would have taken the free descriptor and received what was printed."""
     import sqlite3
-
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
 
     def close_them() -> None:
         for descriptor in closed:
             os.close(descriptor)
 
     for args in (("run", "evalkit.smoke", "--json"), ("run", "evalkit.smoke"), ("list",), ("--help",)):
-        done = subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=project, env=env, preexec_fn=close_them,  # noqa: PLW1509
-                              capture_output=False, timeout=120)  # fmt: skip
+        # A process of its own: it starts with the standard streams closed.
+        done = evalkit_process.run(*args, preexec_fn=close_them, stdin=None, stdout=None, stderr=None, timeout=120)  # noqa: PLW1509
         assert done.returncode == 0, args
     store = project / ".evalkit" / "results.db"
     with sqlite3.connect(store) as conn:
         assert conn.execute("pragma integrity_check").fetchone() == ("ok",)
         assert conn.execute("select count(*), min(status) from evalkit_run").fetchone() == (2, "complete")
-    history = subprocess.run([sys.executable, "-m", "evalkit", "history", "evalkit.smoke"], cwd=project, env=env,
-                             capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert history.returncode == 0 and "(2 runs)" in history.stdout, history.stderr
+    history = evalkit_cli("history", "evalkit.smoke", timeout=60)
+    assert history.code == 0 and "(2 runs)" in history.stdout, history.stderr
 
 
 def test_a_sys_exit_no_plugin_call_caught_ends_the_command_with_3_saying_so(capsys) -> None:
     """The backstop: every call into a plugin catches SystemExit itself; one raised anywhere else
     in a command never becomes that command's exit code (0 would pass a CI gate)."""
-    import argparse
-
     from evalkit.cli import _handle
 
-    def exits(args: argparse.Namespace) -> int:
+    def exits(args: Arguments) -> int:
         raise SystemExit(0)
 
-    assert _handle(argparse.Namespace(handler=exits, traceback=False)) == 3
+    assert _handle(Arguments(handler=exits, traceback=False)) == 3
     assert "a plugin ended the command with sys.exit(0)" in capsys.readouterr().err

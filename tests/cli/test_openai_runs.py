@@ -6,8 +6,6 @@ import os
 import re
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -88,27 +86,25 @@ def test_a_configured_instance_is_verified_and_compared(evalkit_cli, project, ch
     assert (row["provider_instance"], row["model_alias"], row["reported_model"], row["verified"]) == ("prod", "gpt-test", "gpt-test-2025-01-01", 1)
 
 
-def test_a_run_without_a_proxy_imports_neither_httpx_nor_urllib_request(project, chat_server) -> None:
-    """httpx (about 65 ms of imports per process) serves the generator only behind a proxy; off
-    one, a whole run imports neither it nor ``urllib.request``. (``email.utils`` is left out:
-    ``importlib.metadata`` imports it for stevedore; see the generator's own import test.) Nor
-    does a prompt run import the question types (~3 ms), nor, in a project that names no set
-    files, the set-file readers (~8 ms)."""
+def test_a_run_speaks_aiohttp_and_imports_neither_httpx_nor_the_question_types(project, chat_server) -> None:
+    """The generator's one HTTP client is aiohttp (httpx is no longer a dependency; a run that
+    imported it would pay ~65 ms for nothing). Nor does a prompt run import the question types
+    (~3 ms), nor, in a project that names no set files, the set-file readers (~8 ms)."""
     from bench.startup import imported_modules
 
     chat_server.responder = arithmetic
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and k != "EVALKIT_DATABASE_URL"}
     env.update(configure(project, chat_server), NO_COLOR="1")
-    watched = ("httpx", "httpcore", "urllib.request", "evalkit.questions", "evalkit.setfiles", "evalkit_plugins.openai")
+    watched = ("httpx", "httpcore", "aiohttp", "evalkit.questions", "evalkit.setfiles", "evalkit_plugins.openai")
     loaded = imported_modules(["run", "arith.basic", "--provider", "prod"], watched, cwd=project, env=env)
-    assert loaded == ["evalkit_plugins.openai"]
+    assert loaded == ["aiohttp", "evalkit_plugins.openai"]
     assert completions(chat_server) and [r.path for r in chat_server.requests if r.method == "GET"] == ["/v1/models"]
 
 
 @pytest.mark.parametrize(
     "fault",
-    [Fault.rate_limited(retry_after=0.01), Fault.http_error(500), Fault.http_error(503), Fault.drop()],
-    ids=["429-retry-after", "500", "503", "dropped-connection"],
+    [Fault.rate_limited(retry_after=0.01), Fault.http_error(500), Fault.http_error(503), Fault.drop(), Fault.reset()],
+    ids=["429-retry-after", "500", "503", "dropped-connection", "reset-connection"],
 )
 def test_transient_faults_are_retried_and_the_run_completes(evalkit_cli, project, chat_server, fault) -> None:
     chat_server.responder = arithmetic
@@ -127,6 +123,18 @@ def test_a_slow_answer_times_out_and_is_retried(evalkit_cli, project, chat_serve
     chat_server.fail_at(1, Fault.stall(2))
     result = evalkit_cli("run", "arith.basic", "--concurrency", "1", env=env)
     assert result.code == 0, result.stdout + result.stderr
+
+
+def test_an_answer_trickled_for_ever_times_out_and_is_retried(evalkit_cli, project, chat_server) -> None:
+    """A slow-loris endpoint (a byte every 50 ms, never done) still hits the instance's timeout."""
+    chat_server.responder = arithmetic
+    configure(project, chat_server)
+    (project / "evalkit.toml").write_text((project / "evalkit.toml").read_text().replace("timeout = 5", "timeout = 0.5"))
+    chat_server.fail_at(2, Fault.trickle(0.05))
+    result = evalkit_cli("run", "arith.basic", "--concurrency", "1", env={"EVALKIT_TEST_KEY": KEY}, timeout=60)
+    assert result.code == 0, result.stdout + result.stderr
+    assert "Pass rate:  100.0% (6/6)" in result.stdout
+    assert len(completions(chat_server)) == 7  # six prompts and the retry of the trickled one
 
 
 def test_garbage_is_an_errored_case_that_shows_what_came_back(evalkit_cli, project, chat_server) -> None:
@@ -164,7 +172,7 @@ def test_exhausted_retries_are_stored_as_errored_never_as_a_pass(evalkit_cli, pr
     assert document["status"] == "incomplete"
     (errored,) = [c for c in document["cases"] if c["errored"]]
     assert errored["passed"] is False and "after 3 attempts" in errored["error"] and "502" in errored["error"]
-    assert document["verdict"]["state"] == "not_compared"
+    assert document["verdict"]["state"] == "not_comparable"
 
 
 def test_an_endpoint_that_switches_models_midway_is_stored_but_not_comparable(evalkit_cli, project, chat_server) -> None:
@@ -256,15 +264,13 @@ def test_privacy_option_overrides_the_config(evalkit_cli, project, chat_server) 
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_ctrl_c_keeps_finished_cases_and_marks_the_run_interrupted(project, chat_server, stop) -> None:  # noqa: ANN001
+def test_ctrl_c_keeps_finished_cases_and_marks_the_run_interrupted(project, chat_server, evalkit_process, stop) -> None:  # noqa: ANN001
     """SIGTERM (a CI job's timeout, ``docker stop``) stops a run as Ctrl-C does."""
     chat_server.responder = arithmetic
     chat_server.delay = 0.4
-    env = {**os.environ, **configure(project, chat_server), "NO_COLOR": "1"}
-    env.pop("EVALKIT_DATABASE_URL", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "evalkit", "run", "arith.basic", "--concurrency", "1"],
-        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_reaches_child,
+    # A process of its own: the signal is sent to the process, as a terminal or CI runner sends it.
+    process = evalkit_process.start(
+        "run", "arith.basic", "--concurrency", "1", env=configure(project, chat_server), preexec_fn=ctrl_c_reaches_child
     )
     deadline = time.monotonic() + 20
     while chat_server.request_count < 4 and time.monotonic() < deadline:  # the readiness probe and three prompts

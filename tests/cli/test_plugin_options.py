@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 import pytest
 from evalkit import registry
-from evalkit.options import declared_options
+from evalkit.options import declared_options, receives_options
 
 
 def test_a_missing_required_option_names_plugin_option_and_table(evalkit_cli, project: Path) -> None:
@@ -85,21 +85,15 @@ BUILT_IN = [
 
 
 @pytest.mark.parametrize("record", BUILT_IN, ids=lambda r: f"{r.group}:{r.name}")
-def test_every_built_in_plugin_declares_options_that_match_its_constructor(record: registry.PluginRecord) -> None:
+def test_every_built_in_plugin_declares_its_options_once_and_receives_them_as_one_object(record: registry.PluginRecord) -> None:
     factory = registry.load(record)
     options = declared_options(factory)
     assert options is not None, f"{record.describe()} declares no Options"
-    parameters = {
-        name: p for name, p in inspect.signature(factory).parameters.items() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
-    }
-    declared = {f.name: f for f in attrs.fields(options)}
-    assert set(declared) <= set(parameters), "every declared option is a constructor argument"
-    for name, field in declared.items():
-        default = parameters[name].default
-        if field.default is attrs.NOTHING:
-            assert default is inspect.Parameter.empty, f"{name} is required in Options but not in the constructor"
-        else:
-            assert field.default == default, f"{record.name}: {name} defaults differ ({field.default!r} vs {default!r})"
+    assert receives_options(factory) == "options", f"{record.describe()} must take its Options object, not repeat its options"
+    parameters = [p for p in inspect.signature(factory).parameters.values() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    assert [p.name for p in parameters] == ["options"], "no option is repeated in the constructor"
+    assert all(field.metadata.get("help") for field in attrs.fields(options)), "every option has its line of help"
+    assert not hasattr(factory, "path_options"), "path options are marked on their fields (option(..., path=True))"
 
 
 def test_set_providers_receive_their_options_from_config(evalkit_cli, project: Path, plugin_dists) -> None:
@@ -139,3 +133,88 @@ def test_a_plugin_that_declares_nothing_still_gets_its_table(evalkit_cli, projec
     listed = evalkit_cli("list", "--options", "--json", env=env).json()
     undeclared = [row for row in listed if row["distribution"] == "evalkit-retrieval-fixtures" and row["options"] is None]
     assert undeclared, json.dumps(listed)[:400]
+
+
+def test_a_value_a_validator_refuses_names_the_plugin_the_option_the_table_and_the_range(evalkit_cli, project: Path) -> None:
+    (project / "evalkit.toml").write_text('[providers.gpt]\nadapter = "openai"\nmodel = "m"\ntimeout = 0\nmax_attempts = 0\n')
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "gpt")
+    assert result.code == 2 and result.stdout == ""
+    assert 'generator "openai" (evalkit-golden' in result.stderr
+    assert 'wrong value for option "timeout" in [providers.gpt]' in result.stderr and "timeout must be a number above 0 (got 0)" in result.stderr
+    assert "max_attempts must be a whole number of at least 1 (got 0)" in result.stderr, "every problem at once"
+    assert not (project / ".evalkit").exists(), "nothing stored"
+
+
+def test_a_secret_option_of_the_wrong_shape_is_never_echoed(evalkit_cli, project: Path) -> None:
+    (project / "evalkit.toml").write_text(
+        '[providers.gpt]\nadapter = "openai"\nmodel = "m"\nextra_headers = { "X-Team" = "hdr-secret-5150", "X-Count" = 3 }\n'
+    )
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "gpt")
+    assert result.code == 2
+    assert 'wrong value for option "extra_headers' in result.stderr and "value not shown" in result.stderr
+    assert "hdr-secret-5150" not in result.stderr + result.stdout
+
+
+def test_a_plugin_written_to_the_keyword_contract_still_gets_keyword_arguments(evalkit_cli, project: Path, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists("evalkit-options-sets")}
+    (project / "prompts").mkdir()
+    (project / "evalkit.toml").write_text('[set_providers."optsets.greeting"]\ngreeting = "Bonjour"\n\n[set_providers."optsets.folder"]\nfolder = "prompts"\n')
+    listed = evalkit_cli("list", "sets", "--json", env=env)
+    assert listed.code == 0, listed.stderr
+    assert {"identifier": "optsets.greeting", "name": "Say Bonjour"}.items() <= next(
+        row for row in listed.json()["sets"] if row["identifier"] == "optsets.greeting"
+    ).items()
+    assert evalkit_cli("run", "optsets.greeting", env=env).code == 0
+    (project / "evalkit.toml").write_text('[set_providers."optsets.greeting"]\ngreeting = 5\n')
+    wrong = evalkit_cli("run", "optsets.greeting", env=env)
+    assert wrong.code == 2 and 'it has a wrong value for option "greeting" in [set_providers."optsets.greeting"]' in wrong.stderr
+
+
+# -- files the options name lie inside the project ------------------------------------------------------
+
+
+def outside_answers(project: Path) -> Path:
+    """The replay answers of ``arith.basic`` in a folder beside the project, linked from inside it."""
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answer_with(project, ARITH_GOOD)
+    elsewhere = project.parent / "elsewhere"
+    elsewhere.mkdir()
+    (project / "answers.jsonl").rename(elsewhere / "answers.jsonl")
+    (project / "answers.jsonl").symlink_to(elsewhere / "answers.jsonl")
+    return elsewhere
+
+
+def test_a_replay_file_that_links_outside_the_project_is_refused_unless_allowed(evalkit_cli, project: Path) -> None:
+    elsewhere = outside_answers(project)
+    refused = evalkit_cli("run", "arith.basic")
+    assert refused.code == 2 and refused.stdout == "", refused.stderr
+    message = refused.stderr
+    assert f'option "path" of [providers.my-app] of {project / "evalkit.toml"}: answers.jsonl resolves to {elsewhere / "answers.jsonl"}' in message
+    assert f"outside the project ({project})" in message
+    assert f'[sets] allow_outside of {project / "evalkit.toml"} (allow_outside = ["{elsewhere}"])' in message
+    assert not (project / ".evalkit").exists(), "nothing stored"
+    config = (project / "evalkit.toml").read_text()
+    (project / "evalkit.toml").write_text(f'{config}\n[sets]\nallow_outside = ["{elsewhere}"]\n')
+    allowed = evalkit_cli("run", "arith.basic", "--json")
+    assert allowed.code == 0, allowed.stderr
+    assert allowed.json()["pass_rate"] == 1.0
+
+
+def test_an_absolute_path_outside_the_project_is_refused_for_every_kind_of_plugin(evalkit_cli, project: Path) -> None:
+    elsewhere = project.parent / "elsewhere"
+    (elsewhere / "col" / "qrels").mkdir(parents=True)
+    (elsewhere / "c.jsonl").write_text('{"id": "a", "text": "x"}\n')
+    (project / "c.jsonl").write_text('{"id": "a", "text": "x"}\n')
+    (project / "evalkit.toml").write_text(
+        f'[deployments.demo.retrievers."evalkit.lexical"]\ncorpus = "c.jsonl"\nindex_dir = "{elsewhere / "index"}"\n\n'
+        f'[question_sets."beir.far"]\npath = "{elsewhere / "col"}"\n'
+    )
+    retrieval = evalkit_cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo")
+    assert retrieval.code == 2, retrieval.stderr
+    assert f'option "index_dir" of [deployments.demo.retrievers."evalkit.lexical"] of configuration {project / "evalkit.toml"}' in retrieval.stderr
+    assert f"{elsewhere / 'index'} lies outside the project" in retrieval.stderr and not (elsewhere / "index").exists()
+    questions = evalkit_cli("list", "questions")
+    assert questions.code == 2
+    assert "evalkit.collections" in questions.stderr and 'option "path" of [question_sets."beir.far"]' in questions.stderr
+    assert "lies outside the project" in questions.stderr and "allow_outside" in questions.stderr

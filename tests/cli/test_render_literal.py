@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from evalkit.cli.common import print_json
-from evalkit.cli.render import literal
-from evalkit.privacy import remember_secret_holder
+from evalkit.cli.console import literal
+from evalkit.cli.json_output import print_json
+from evalkit.privacy import remember_secret_holder, secrets_remembered_within
 from rich.console import Console
+
+
+@pytest.fixture(autouse=True)
+def forget_remembered_secrets() -> Iterator[None]:
+    """What a test here remembers as a secret is forgotten after it: the CLI runs in this process too."""
+    with secrets_remembered_within():
+        yield
 
 
 @pytest.mark.parametrize(

@@ -128,7 +128,7 @@ def test_stdlib_demo_runs_out_of_the_box_and_compares_on_the_second_run(cli, pro
     assert f"No regression: top-1 hit rate +0.0 pp, top-3 hit rate +0.0 pp versus run {baseline_id}." in second.stdout
     runs = stored(project)
     assert [r[1:6] for r in runs] == [("retrieval", "complete", "evalkit.lexical", "demo", "retrieval_hit_rate")] * 2
-    assert [r[8] for r in runs] == ["baseline", "ok"]
+    assert [r[8] for r in runs] == ["baseline", "no_regression"]
     assert runs[0][6] == int(top1.group(2)) and runs[0][7] == 61
 
 
@@ -155,7 +155,7 @@ def test_stdlib_demo_json_has_every_ranking_and_metric(cli) -> None:
     assert sum(b["questions"] for b in metrics["by_form"].values()) == 61
     assert doc["provenance"]["declared"]["corpus_revision"].startswith("sha256:")
     assert doc["provenance"]["benchmark_fingerprint"].startswith("v1:")
-    assert doc["baseline_state"] == "baseline" and doc["verdict"]["compared"] is False
+    assert doc["baseline_state"] == "baseline" and doc["verdict"]["state"] == "baseline"
     for q in (q for q in questions if not q["expected_ids"]):
         assert q["hit_at_1"] == (q["ranked_ids"] == [])
 
@@ -266,7 +266,7 @@ def test_every_baseline_state_with_the_lexical_retriever(cli, project) -> None:
 
     runs = stored(project)
     assert len(runs) == 5 and {r[2] for r in runs} == {"complete"}
-    assert [r[8] for r in runs] == ["baseline", "ok", "not_compared", "not_compared", "ok"]
+    assert [r[8] for r in runs] == ["baseline", "no_regression", "not_comparable", "not_comparable", "no_regression"]
 
 
 def test_a_retriever_without_provenance_is_unknown_and_fails_the_strict_gate(cli, project) -> None:
@@ -326,7 +326,7 @@ def test_treatment_change_stays_comparable_and_execution_revision_changes_nothin
     rerun = cli(*args)
     assert rerun.code == 0
     second = rerun.json()
-    assert second["baseline_state"] == "comparable" and second["verdict"]["treatment_changed"] is False
+    assert second["baseline_state"] == "comparable" and second["treatment_changed"] is False
     assert second["provenance"]["benchmark_fingerprint"] == first["provenance"]["benchmark_fingerprint"]
     assert second["provenance"]["variant_fingerprint"] == first["provenance"]["variant_fingerprint"]
     assert second["provenance"]["declared"]["execution_revision"] == "build-2"
@@ -358,9 +358,9 @@ def test_a_regression_fails_the_gate_only_beyond_the_tolerances(cli, project) ->
     configure(project, {"x": {"fixtures.declaring": {"answers": write_answers(project, worse)}}})
     tolerated = cli(*args, "--fail-on-regression", "--max-top1-drop", "0.25", "--max-top3-drop", "2.5e-1", "--json")
     assert tolerated.code == 0, tolerated.stdout
-    verdict = tolerated.json()["verdict"]
-    assert verdict["regressed"] is False and verdict["top1_hit_rate_delta"] == -0.25
-    assert verdict["lost_top1_hits"] == ["json"]
+    verdict, hits = tolerated.json()["verdict"], tolerated.json()["hit_rate_changes"]
+    assert verdict["regressed"] is False and hits["top1_hit_rate_delta"] == -0.25
+    assert hits["lost_top1_hits"] == ["json"]
     ungated = cli(*args)
     assert ungated.code == 0
 
@@ -435,7 +435,7 @@ def test_a_raising_retriever_makes_an_incomplete_run_naming_retriever_and_questi
     errors = {q["id"]: q["error"] for q in doc["questions"]}
     assert errors["csv"] == 'retriever "fixtures.raising" raised ConnectionError on question "csv": search backend unreachable'
     assert errors["json"] is None and doc["metrics"]["question_count"] == 3
-    assert doc["verdict"]["compared"] is False and "incomplete" in doc["verdict"]["reason"]
+    assert doc["verdict"]["state"] == "not_comparable" and "incomplete" in doc["verdict"]["reason"]
 
     text = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--deployment", "x")
     assert text.code == 3
@@ -546,7 +546,7 @@ def test_a_regressed_retrieval_run_never_becomes_the_baseline_until_accepted(cli
     assert again.code == 1, again.stdout
     document = again.json()
     assert document["verdict"]["baseline_id"] == baseline_id and document["accepted"] is None
-    assert document["verdict"]["lost_top1_hits"] == ["json"]
+    assert document["hit_rate_changes"]["lost_top1_hits"] == ["json"]
 
     accepted = cli("baseline", "accept", document["run_id"], "--reason", "json docs moved", extra_env={"USER": "bob"})
     assert accepted.code == 0, accepted.stderr

@@ -59,7 +59,7 @@ def test_json_output_is_one_document(evalkit_cli) -> None:
     assert document["pass_rate"] == 1.0 and document["mean_score"] == 1.0
     assert [c["id"] for c in document["cases"]] == SMOKE_IDS
     assert {c["name"] for c in document["cases"][2]["checks"]} == {"stated_the_fact", "matches_pattern", "avoided_known_error"}
-    assert document["verdict"]["state"] == "compared"
+    assert document["verdict"]["state"] == "no_regression"
     assert document["baseline_id"] and document["verdict"]["regressed"] is False
     assert document["identity"] == {"version": 1, "provider_instance": "reference", "model_alias": "reference", "reported_model": "reference"}
     assert "serving" not in (document.get("metrics") or {}), "no echoed-alias note for the reference self-check"

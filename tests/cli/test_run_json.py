@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+
+import pytest
 
 
 def test_json_of_a_large_run_is_compact_and_of_a_small_one_indented(evalkit_cli, project, plugin_dists) -> None:
@@ -25,28 +28,13 @@ def test_json_of_a_large_run_is_compact_and_of_a_small_one_indented(evalkit_cli,
     assert json.loads(shown.stdout)["cases"] == document["cases"]
 
 
-_RUN_PATCHED = """
-import sys
-{patch}
-from evalkit.cli import main
-sys.exit(main(["run", "bench.capitals", "--json"]))
-"""
-
-
-def _run_patched(project, plugins: str, patch: str, evalkit_cli) -> tuple[str, dict]:  # noqa: ANN001
-    """``evalkit run bench.capitals --json`` of 1,001 cases in a process that first runs ``patch``;
+def _run_patched(project, plugins: str, patch: Callable[[pytest.MonkeyPatch], None], evalkit_cli) -> tuple[str, dict]:  # noqa: ANN001
+    """``evalkit run bench.capitals --json`` of 1,001 cases with ``patch`` applied for the run only;
     checks it exits 0 and prints exactly the cases ``evalkit show`` reads back; returns its output."""
-    import os
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
-    env.update({"PYTHONPATH": plugins, "EVALKIT_BENCH_PROMPTS": "1001", "NO_COLOR": "1"})
-    done = subprocess.run(
-        [sys.executable, "-c", _RUN_PATCHED.format(patch=patch)], cwd=project, env=env, capture_output=True, text=True,
-        timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    with pytest.MonkeyPatch.context() as patched:
+        patch(patched)
+        done = evalkit_cli("run", "bench.capitals", "--json", env={"PYTHONPATH": plugins, "EVALKIT_BENCH_PROMPTS": "1001"})
+    assert done.code == 0, done.stderr
     document = json.loads(done.stdout)
     assert (document["answered"], len(document["cases"])) == (1001, 1001)
     shown = evalkit_cli("show", document["run_id"], "--json", env={"PYTHONPATH": plugins})
@@ -59,11 +47,12 @@ def test_a_large_run_prints_the_cases_it_committed_without_reading_them_back(eva
     """Past 1,000 cases the run's cases are written out as each group is committed: reading them
     back from the store at the end (which cost ~2 s of a 100,000-case run) would fail here, and the
     document is still exactly what ``evalkit show`` reads back."""
-    patch = (
-        "from evalkit.storage.sql import SqlRepository\n"
-        "def refuse(*args, **kwargs):\n    raise AssertionError('the run read its cases back')\n"
-        "SqlRepository.iter_cases = refuse\n"
-    )
+    from evalkit.storage.sql import SqlRepository
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run read its cases back")
+
+    patch = lambda patched: patched.setattr(SqlRepository, "iter_cases", refuse)  # noqa: E731
     output, _ = _run_patched(project, plugin_dists("evalkit-bench-sets"), patch, evalkit_cli)
     assert output.count("\n") == 1
 
@@ -71,10 +60,12 @@ def test_a_large_run_prints_the_cases_it_committed_without_reading_them_back(eva
 def test_a_large_run_whose_temporary_file_fails_reads_its_cases_back(evalkit_cli, project, plugin_dists) -> None:
     """No room for the temporary file (here: every one refused) never fails the run: its cases are
     read back from the store, as for a resumed run."""
-    patch = (
-        "import errno, tempfile\n"
-        "def full(*args, **kwargs):\n    raise OSError(errno.ENOSPC, 'No space left on device')\n"
-        "tempfile.TemporaryFile = full\n"
-    )
+    import errno
+    import tempfile
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    patch = lambda patched: patched.setattr(tempfile, "TemporaryFile", full)  # noqa: E731
     _, document = _run_patched(project, plugin_dists("evalkit-bench-sets"), patch, evalkit_cli)
     assert document["passed"] == 1001

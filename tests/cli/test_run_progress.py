@@ -5,20 +5,14 @@ from __future__ import annotations
 import os
 import pty
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 
-def run_on_a_terminal(project: Path, env: dict[str, str], *args: str) -> tuple[int, str]:
-    """Run ``evalkit ARGS`` with stdout and stderr on a pseudo-terminal; the exit code and everything it drew."""
+def run_on_a_terminal(evalkit_process, env: dict[str, str], *args: str) -> tuple[int, str]:  # noqa: ANN001
+    """Run ``evalkit ARGS`` with stdout and stderr on a pseudo-terminal; the exit code and everything it drew.
+
+    A process of its own: its standard streams are the terminal (the in-process engine captures into files)."""
     main, child = pty.openpty()
-    environment = {**os.environ, "COLUMNS": "160", "TERM": "xterm", **env}
-    environment.pop("NO_COLOR", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "evalkit", *args], cwd=project, env=environment,
-        stdin=subprocess.DEVNULL, stdout=child, stderr=child,
-    )
+    process = evalkit_process.start(*args, env={"COLUMNS": "160", "TERM": "xterm", "NO_COLOR": None, **env}, stdout=child, stderr=child)
     os.close(child)
     chunks = []
     while True:
@@ -33,9 +27,9 @@ def run_on_a_terminal(project: Path, env: dict[str, str], *args: str) -> tuple[i
     return process.wait(timeout=120), b"".join(chunks).decode(errors="replace")
 
 
-def test_the_progress_bar_shows_the_rate_and_the_time_remaining(project, plugin_dists) -> None:
+def test_the_progress_bar_shows_the_rate_and_the_time_remaining(evalkit_process, plugin_dists) -> None:
     env = {"PYTHONPATH": plugin_dists("evalkit-bench-sets"), "EVALKIT_BENCH_PROMPTS": "400"}
-    code, drawn = run_on_a_terminal(project, env, "run", "bench.capitals")
+    code, drawn = run_on_a_terminal(evalkit_process, env, "run", "bench.capitals")
     assert code == 0, drawn
     assert re.search(r"\d+/400", drawn), drawn
     assert re.search(r"(\?|[\d,.]+) cases/s", drawn), drawn

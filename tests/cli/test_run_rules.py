@@ -105,7 +105,7 @@ def test_a_malformed_reported_model_is_no_evidence_the_run_is_stored_not_compare
     assert gated.code == 1, gated.stderr
     document = gated.json()
     assert document["verified"] is False and document["identity"] is None
-    assert document["verdict"]["state"] == "not_compared" and document["verdict"]["reason"] == reason
+    assert document["verdict"]["state"] == "not_comparable" and document["verdict"]["reason"] == reason
     assert [row[:2] for row in stored_run_rows(project)] == [("complete", 0), ("complete", 0)]
     # A well-formed model afterwards is a first verified run: the malformed ones are never its baseline.
     write_replay(project, [{"id": cid, "text": text, "model": "app-2025-01"} for cid, (text, _) in REGEX_ANSWERS.items()])

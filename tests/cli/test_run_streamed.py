@@ -59,7 +59,7 @@ def test_a_large_run_gives_the_verdict_of_whole_runs(cli, project: Path, sets_fi
     verdict = document["verdict"]
     assert verdict["reason"] == whole.summary()
     assert verdict["regressed"] == whole.regressed
-    assert verdict["state"] == "compared" and verdict["baseline_id"] == base.id
+    assert verdict["state"] == ("regressed" if whole.regressed else "no_regression") and verdict["baseline_id"] == base.id
     assert [c["id"] for c in document["cases"]] == [c.case_id for c in run.cases]
     assert len(whole.removed_cases) == 100 and len(whole.added_cases) == 50 and len(whole.edited_cases) == 20
     assert json.dumps(verdict, sort_keys=True) == json.dumps(_comparison_document(whole, verdict), sort_keys=True)
@@ -79,7 +79,7 @@ def test_a_large_run_gives_the_verdict_of_whole_runs(cli, project: Path, sets_fi
     assert "\n" not in shown.stdout.rstrip("\n"), "a large run's document is written compact, case by case"
     shown_document = shown.json()
     assert shown_document["cases"] == document["cases"]
-    assert shown_document["verdict"]["state"] == ("regressed" if verdict["regressed"] else "ok")
+    assert shown_document["verdict"]["state"] == ("regressed" if verdict["regressed"] else "no_regression")
     assert list(shown_document)[-3:] == ["cases", "verdict", "accepted"]
     shown_table = cli("show", document["run_id"])
     assert shown_table.code == 0, shown_table.stderr

@@ -175,8 +175,9 @@ def test_changed_questions_keep_the_run_comparable_on_the_unchanged_ones(cli, pr
     assert strict.code == 1, strict.stdout
     verdict = strict.json()["verdict"]
     assert strict.json()["baseline_state"] == "comparable" and verdict["regressed"] is False
-    assert verdict["added_questions"] == ["nap"] and verdict["new_failures"] == ["nap", "csv"]
-    assert verdict["edited_questions"] == ["csv"] and verdict["compared_cases"] == 1
+    hits = strict.json()["hit_rate_changes"]
+    assert hits["added_questions"] == ["nap"] and verdict["new_failures"] == ["nap", "csv"]
+    assert hits["edited_questions"] == ["csv"] and verdict["compared_cases"] == 1
     assert strict.json()["accepted"] is None, "the gate failed: not accepted"
 
     result = cli(*args)

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from evalkit.config import load_config
 from evalkit.errors import ConfigError
+from evalkit.options import provider_table
 from evalkit.questions import QuestionForm
+from evalkit.registry import PluginRecord
 from evalkit_plugins.collections import CollectionSets, read_qrels, read_queries
 
 
@@ -23,9 +25,13 @@ def beir_folder(root: Path, qrels: str, split: str = "test") -> Path:
 
 
 def provider(tmp_path: Path, toml: str) -> CollectionSets:
+    """The provider as evalkit builds it from the configuration in ``tmp_path``."""
     (tmp_path / "evalkit.toml").write_text(toml)
-    sets = CollectionSets()
-    sets.bind_config(load_config(cwd=tmp_path))
+    config = load_config(cwd=tmp_path)
+    record = PluginRecord("evalkit.question_sets", "evalkit.collections", "evalkit_plugins.collections:CollectionSets", "evalkit-golden", "0")
+    _, options = provider_table(record, CollectionSets, config)
+    sets = CollectionSets(**options)
+    sets.bind_config(config)
     return sets
 
 
@@ -93,7 +99,9 @@ def test_bad_configuration_says_what_is_wrong(tmp_path) -> None:
         '[question_sets."a.b"]\npath = "nowhere"\n': "does not exist",
         '[question_sets."a.b"]\npath = "col"\nsplit = "dev"\n': "dev.tsv does not exist",
         '[question_sets."a.b"]\npath = "col"\nformat = "csv"\n': 'format must be "beir" or "trec"',
-        '[question_sets."a.b"]\npath = "col"\nsplitt = "test"\n': "unknown key splitt",
+        '[question_sets."a.b"]\npath = "col"\nsplitt = "test"\n': 'no option "splitt"',
+        '[question_sets."a.b"]\npath = "col"\ntopics = "col/queries.jsonl"\n': 'key topics not read for format = "beir"',
+        '[question_sets."a.b"]\npath = "col"\nsplit = "../x"\n': "split must name a file of the folder's qrels/",
         '[question_sets."a.b"]\npath = "col"\n': "judges 1 quer(y/ies)",
     }
     for toml, message in cases.items():

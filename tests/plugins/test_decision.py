@@ -10,7 +10,7 @@ from evalkit.components import BoundGenerator, JudgeGrader, ReadinessCheck
 from evalkit.errors import GraderUnavailableError, UsageError
 from evalkit.prompts import Assertion, GoldenPrompt
 from evalkit_plugins._judge import ReplyError
-from evalkit_plugins.decision import DecisionGrader, parse_decision_reply, score_for_level
+from evalkit_plugins.decision import DecisionGrader, DecisionOptions, parse_decision_reply, score_for_level
 from evalkit_plugins.judge_prompts import load
 
 from tests.plugins.judge_support import (
@@ -37,7 +37,7 @@ ANSWER = Answer("Hello there!", model="model-under-test")
 
 def bound(server: ChatServer, **options: object) -> DecisionGrader:
     """A decision grader whose judge is ``server``, bound as if ``reference`` were under test."""
-    grader = DecisionGrader(**options)
+    grader = DecisionGrader(DecisionOptions(**options))
     grader.bind_judge(judge_config(server), UNDER_TEST)
     return grader
 
@@ -88,7 +88,7 @@ def test_the_mean_level_of_repeats_is_scaled_and_thresholded_exactly(
 
 
 def test_a_custom_pass_threshold_is_inclusive() -> None:
-    grader = DecisionGrader(pass_threshold=0.75)
+    grader = DecisionGrader(DecisionOptions(pass_threshold=0.75))
     assert grader.passes(score_for_level(3)) is True
     assert grader.passes(score_for_level(2.9)) is False
 
@@ -96,7 +96,7 @@ def test_a_custom_pass_threshold_is_inclusive() -> None:
 @pytest.mark.parametrize("options", [{"pass_threshold": 0}, {"pass_threshold": 1.5}, {"repeats": 0}, {"structured_output": "xml"}, {"prompt_version": 99}])
 def test_impossible_options_are_refused(options: dict[str, object]) -> None:
     with pytest.raises(UsageError):
-        DecisionGrader(**options)
+        DecisionGrader(DecisionOptions(**options))
 
 
 # -- the request --------------------------------------------------------------------------------
@@ -310,7 +310,7 @@ def test_no_judge_named_is_refused(chat_server: ChatServer) -> None:
 
 def test_an_unconfigured_judge_is_refused(chat_server: ChatServer) -> None:
     with pytest.raises(UsageError, match=r'judge "gpt-judge" is not a configured provider instance \(configured: judge\)'):
-        DecisionGrader(judge="gpt-judge").bind_judge(judge_config(chat_server), UNDER_TEST)
+        DecisionGrader(DecisionOptions(judge="gpt-judge")).bind_judge(judge_config(chat_server), UNDER_TEST)
 
 
 def test_the_instance_under_test_cannot_judge_itself_by_accident(chat_server: ChatServer) -> None:
@@ -318,7 +318,7 @@ def test_the_instance_under_test_cannot_judge_itself_by_accident(chat_server: Ch
     under_test = BoundGenerator(object(), "openai", "judge", JUDGE_ALIAS, True)
     with pytest.raises(UsageError, match="is the provider instance under test"):
         DecisionGrader().bind_judge(config, under_test)
-    DecisionGrader(allow_self_judge=True).bind_judge(config, under_test)
+    DecisionGrader(DecisionOptions(allow_self_judge=True)).bind_judge(config, under_test)
 
 
 def test_another_instance_serving_the_same_model_at_the_same_endpoint_is_refused_too(chat_server: ChatServer) -> None:

@@ -6,7 +6,7 @@ import pytest
 from evalkit.answers import Answer
 from evalkit.prompts import GoldenPrompt
 from evalkit.runs import CaseResult
-from evalkit_plugins._judge import ReplyError
+from evalkit_plugins._judge import JudgeOptions, ReplyError
 from evalkit_plugins.groundedness import GroundednessGrader, parse_groundedness_reply
 
 from tests.plugins.judge_support import (
@@ -33,7 +33,7 @@ VERDICTS = ("SUPPORTED", "PARTIAL", "UNSUPPORTED")
 
 def bound(server: ChatServer, **options: object) -> GroundednessGrader:
     """A groundedness grader whose judge is ``server``."""
-    grader = GroundednessGrader(**options)
+    grader = GroundednessGrader(JudgeOptions(**options))
     grader.bind_judge(judge_config(server), UNDER_TEST)
     return grader
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from evalkit.errors import ConfigError, RetrievalError
 from evalkit.retrieval.provenance import validate_provenance
-from evalkit_plugins.lexical import LexicalRetriever, default_index_dir, query_terms
+from evalkit_plugins.lexical import LexicalOptions, LexicalRetriever, default_index_dir, query_terms
 
 DOCS = [
     {"id": "json.loads", "title": "json.loads", "text": "Deserialize a str instance containing a JSON document to a Python object."},
@@ -40,7 +40,7 @@ def index_dir(tmp_path: Path) -> Path:
 
 
 def test_ranking_sanity_on_a_tiny_corpus(corpus, index_dir):
-    r = LexicalRetriever(corpus, index_dir=index_dir)
+    r = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir))
     assert ids(r.retrieve("How do I deserialize a JSON document?", 3))[0] == "json.loads"
     assert ids(r.retrieve("copy a file into a directory", 3))[0] == "shutil.copy"
     assert ids(r.retrieve("iterate over the lines of a CSV file", 3))[0] == "csv.reader"
@@ -49,14 +49,14 @@ def test_ranking_sanity_on_a_tiny_corpus(corpus, index_dir):
 
 
 def test_porter_stemming_and_diacritics(corpus, index_dir):
-    r = LexicalRetriever(corpus, index_dir=index_dir)
+    r = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir))
     assert ids(r.retrieve("delaying executions", 1)) == ["time.sleep"]
     assert ids(r.retrieve("SERIALIZE", 5))[0] == "json.dumps"
     assert ids(r.retrieve("délay", 1)) == ["time.sleep"]
 
 
 def test_limit_is_respected(corpus, index_dir):
-    r = LexicalRetriever(corpus, index_dir=index_dir)
+    r = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir))
     assert len(ids(r.retrieve("a JSON str object file", 2))) == 2
     assert len(ids(r.retrieve("a JSON str object file", 100))) == 3
     assert ids(r.retrieve("JSON", 0)) == []
@@ -64,14 +64,14 @@ def test_limit_is_respected(corpus, index_dir):
 
 @pytest.mark.parametrize("question", ["", " ", "j", "the", "What is it? Is it this or that?"])
 def test_questions_without_searchable_terms_return_nothing(corpus, index_dir, question):
-    assert ids(LexicalRetriever(corpus, index_dir=index_dir).retrieve(question, 10)) == []
+    assert ids(LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).retrieve(question, 10)) == []
 
 
 @pytest.mark.parametrize(
     "question", ['json "dumps', "NEAR(json csv)", "json AND NOT csv", "json*", "^json", "title:json", "json -csv {x}"]
 )
 def test_fts5_syntax_in_questions_is_plain_text(corpus, index_dir, question):
-    assert "json.dumps" in ids(LexicalRetriever(corpus, index_dir=index_dir).retrieve(question, 10))
+    assert "json.dumps" in ids(LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).retrieve(question, 10))
 
 
 def test_query_terms_drop_stopwords_and_repeats():
@@ -80,7 +80,7 @@ def test_query_terms_drop_stopwords_and_repeats():
 
 def test_ties_keep_corpus_order(tmp_path, index_dir):
     corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": "same words here"} for i in range(5)])
-    assert ids(LexicalRetriever(corpus, index_dir=index_dir).retrieve("same words", 10)) == [f"d{i}" for i in range(5)]
+    assert ids(LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).retrieve("same words", 10)) == [f"d{i}" for i in range(5)]
 
 
 def test_title_weight_moves_title_matches(tmp_path, index_dir):
@@ -89,28 +89,28 @@ def test_title_weight_moves_title_matches(tmp_path, index_dir):
         {"id": "in-body", "title": "delta", "text": "zebra beta gamma"},
     ]
     corpus = write_jsonl(tmp_path / "c.jsonl", docs)
-    assert ids(LexicalRetriever(corpus, index_dir=index_dir, title_weight=5).retrieve("zebra", 2)) == ["in-title", "in-body"]
-    assert ids(LexicalRetriever(corpus, index_dir=index_dir, title_weight=0).retrieve("zebra", 2))[0] == "in-body"
+    assert ids(LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir, title_weight=5)).retrieve("zebra", 2)) == ["in-title", "in-body"]
+    assert ids(LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir, title_weight=0)).retrieve("zebra", 2))[0] == "in-body"
 
 
 # --- the cached index ---------------------------------------------------------------------------
 
 
 def test_index_is_built_once_and_reused(corpus, index_dir):
-    first = LexicalRetriever(corpus, index_dir=index_dir).prepare()
+    first = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).prepare()
     assert first.built and first.documents == len(DOCS)
-    again = LexicalRetriever(corpus, index_dir=index_dir).prepare()
+    again = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).prepare()
     assert not again.built
     assert again.path == first.path and again.corpus_sha256 == first.corpus_sha256
     assert [p.name for p in index_dir.iterdir()] == [first.path.name]
 
 
 def test_a_changed_corpus_gets_a_new_index_and_the_stale_one_goes(corpus, index_dir):
-    before = LexicalRetriever(corpus, index_dir=index_dir)
+    before = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir))
     old = before.prepare()
     old_revision = before.provenance().corpus_revision
     write_jsonl(corpus, DOCS + [{"id": "zipfile.ZipFile", "text": "Open a ZIP archive."}])
-    after = LexicalRetriever(corpus, index_dir=index_dir)
+    after = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir))
     new = after.prepare()
     assert new.built and new.path != old.path and new.documents == len(DOCS) + 1
     assert after.provenance().corpus_revision != old_revision
@@ -120,7 +120,7 @@ def test_a_changed_corpus_gets_a_new_index_and_the_stale_one_goes(corpus, index_
 
 
 def test_a_retriever_keeps_the_index_it_declared(corpus, index_dir):
-    r = LexicalRetriever(corpus, index_dir=index_dir)
+    r = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir))
     declared = r.provenance()
     ids(r.retrieve("json", 1))
     write_jsonl(corpus, DOCS[:1])
@@ -129,7 +129,7 @@ def test_a_retriever_keeps_the_index_it_declared(corpus, index_dir):
 
 
 def test_corpus_that_changes_while_indexed_is_refused(corpus, index_dir):
-    r = LexicalRetriever(corpus, index_dir=index_dir)
+    r = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir))
     r._sha256 = "0" * 64  # what the corpus hashed to when provenance was declared
     with pytest.raises(RetrievalError, match="changed while it was being indexed"):
         r.prepare()
@@ -137,9 +137,9 @@ def test_corpus_that_changes_while_indexed_is_refused(corpus, index_dir):
 
 
 def test_a_corrupt_index_is_rebuilt(corpus, index_dir):
-    path = LexicalRetriever(corpus, index_dir=index_dir).prepare().path
+    path = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).prepare().path
     path.write_bytes(b"not a database")
-    rebuilt = LexicalRetriever(corpus, index_dir=index_dir)
+    rebuilt = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir))
     assert rebuilt.prepare().built
     assert ids(rebuilt.retrieve("deserialize json", 1)) == ["json.loads"]
 
@@ -165,7 +165,7 @@ def test_folder_corpus_ids_are_relative_paths_without_suffix(tmp_path, index_dir
     (root / "v1.2" / "notes.txt").write_text("Release notes for the refund feature.", encoding="utf-8")
     (root / ".git" / "HEAD.txt").write_text("refund install", encoding="utf-8")
     (root / "image.png").write_bytes(b"refund install")
-    r = LexicalRetriever(root, index_dir=index_dir)
+    r = LexicalRetriever(LexicalOptions(root, index_dir=index_dir))
     assert r.prepare().documents == 3
     assert ids(r.retrieve("how do I install the package", 5)) == ["guides/install"]
     assert set(ids(r.retrieve("refund", 5))) == {"faq", "v1.2/notes"}
@@ -176,11 +176,11 @@ def test_folder_corpus_hash_covers_names_and_content(tmp_path, index_dir):
     root = tmp_path / "docs"
     root.mkdir()
     (root / "a.txt").write_text("alpha", encoding="utf-8")
-    first = LexicalRetriever(root, index_dir=index_dir).provenance().corpus_revision
+    first = LexicalRetriever(LexicalOptions(root, index_dir=index_dir)).provenance().corpus_revision
     (root / "a.txt").rename(root / "b.txt")
-    renamed = LexicalRetriever(root, index_dir=index_dir).provenance().corpus_revision
+    renamed = LexicalRetriever(LexicalOptions(root, index_dir=index_dir)).provenance().corpus_revision
     (root / "b.txt").write_text("beta", encoding="utf-8")
-    edited = LexicalRetriever(root, index_dir=index_dir).provenance().corpus_revision
+    edited = LexicalRetriever(LexicalOptions(root, index_dir=index_dir)).provenance().corpus_revision
     assert len({first, renamed, edited}) == 3
 
 
@@ -190,14 +190,14 @@ def test_beir_layout_with_underscore_id_and_title(tmp_path, index_dir):
         {"_id": "5836", "title": "Induction of myelodysplasia", "text": "Bone marrow failure in mice."},
     ]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
-    r = LexicalRetriever(corpus, index_dir=index_dir)
+    r = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir))
     assert ids(r.retrieve("white matter development in newborns", 2))[0] == "4983"
     assert ids(r.retrieve("myelodysplasia", 2)) == ["5836"]
 
 
 def test_numeric_ids_become_strings(tmp_path, index_dir):
     corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": 42, "text": "answer"}])
-    assert ids(LexicalRetriever(corpus, index_dir=index_dir).retrieve("answer", 1)) == ["42"]
+    assert ids(LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).retrieve("answer", 1)) == ["42"]
 
 
 @pytest.mark.parametrize(
@@ -218,23 +218,23 @@ def test_malformed_corpora_are_configuration_errors(tmp_path, index_dir, content
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(content, encoding="utf-8")
     with pytest.raises(ConfigError, match=message):
-        LexicalRetriever(corpus, index_dir=index_dir).prepare()
+        LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).prepare()
     assert not index_dir.exists() or list(index_dir.iterdir()) == []
 
 
 def test_missing_corpus_and_bad_options_fail_at_construction(tmp_path):
     with pytest.raises(ConfigError, match="does not exist"):
-        LexicalRetriever(tmp_path / "nowhere.jsonl")
+        LexicalRetriever(LexicalOptions(tmp_path / "nowhere.jsonl"))
     (tmp_path / "c.jsonl").write_text('{"id": "a", "text": "x"}\n', encoding="utf-8")
     for bad in (-1, float("nan"), float("inf"), "2", True):
         with pytest.raises(ConfigError, match="title_weight"):
-            LexicalRetriever(tmp_path / "c.jsonl", title_weight=bad)
+            LexicalRetriever(LexicalOptions(tmp_path / "c.jsonl", title_weight=bad))
 
 
 def test_nothing_is_read_at_construction(tmp_path, index_dir):
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("not json\n", encoding="utf-8")
-    LexicalRetriever(corpus, index_dir=index_dir)
+    LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir))
     assert not index_dir.exists()
 
 
@@ -242,7 +242,7 @@ def test_nothing_is_read_at_construction(tmp_path, index_dir):
 
 
 def test_provenance_declares_corpus_hash_and_lexical_pipeline(corpus, index_dir):
-    r = LexicalRetriever(corpus, index_dir=index_dir)
+    r = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir))
     p = r.provenance()
     assert p.corpus_revision == f"sha256:{r.prepare().corpus_sha256[:16]}"
     assert (p.model_revision, p.chunking_identity, p.pipeline_identity) == (
@@ -256,28 +256,28 @@ def test_provenance_declares_corpus_hash_and_lexical_pipeline(corpus, index_dir)
 
 def test_same_content_elsewhere_declares_the_same_corpus(corpus, tmp_path, index_dir):
     copy = write_jsonl(tmp_path / "copy.jsonl", DOCS)
-    assert LexicalRetriever(copy, index_dir=index_dir).provenance() == LexicalRetriever(corpus, index_dir=index_dir).provenance()
+    assert LexicalRetriever(LexicalOptions(copy, index_dir=index_dir)).provenance() == LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).provenance()
 
 
 def test_results_carry_decreasing_bm25_scores(corpus, index_dir) -> None:
-    results = LexicalRetriever(corpus, index_dir=index_dir).retrieve("a JSON str object file", 10)
+    results = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).retrieve("a JSON str object file", 10)
     scores = [score for _, score in results]
     assert len(results) == 3 and all(s > 0 for s in scores) and scores == sorted(scores, reverse=True)
 
 
 def test_min_score_drops_weak_matches_so_nothing_can_come_back(corpus, index_dir) -> None:
-    everything = LexicalRetriever(corpus, index_dir=index_dir).retrieve("a JSON str object file", 10)
+    everything = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir)).retrieve("a JSON str object file", 10)
     middle = everything[1][1]
-    floored = LexicalRetriever(corpus, index_dir=index_dir, min_score=middle).retrieve("a JSON str object file", 10)
+    floored = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir, min_score=middle)).retrieve("a JSON str object file", 10)
     assert floored == everything[:2]
-    above_all = LexicalRetriever(corpus, index_dir=index_dir, min_score=everything[0][1] + 1).retrieve("a JSON str object file", 10)
+    above_all = LexicalRetriever(LexicalOptions(corpus, index_dir=index_dir, min_score=everything[0][1] + 1)).retrieve("a JSON str object file", 10)
     assert above_all == []
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), "3", True])
 def test_min_score_must_be_a_finite_number(corpus, bad) -> None:
     with pytest.raises(ConfigError, match="min_score must be a finite number"):
-        LexicalRetriever(corpus, min_score=bad)
+        LexicalRetriever(LexicalOptions(corpus, min_score=bad))
 
 
 def test_a_beir_folder_is_indexed_through_its_corpus_file(tmp_path, index_dir) -> None:
@@ -285,7 +285,7 @@ def test_a_beir_folder_is_indexed_through_its_corpus_file(tmp_path, index_dir) -
     (folder / "qrels").mkdir(parents=True)
     write_jsonl(folder / "corpus.jsonl", [{"_id": "7", "title": "Zebra stripes", "text": "Why the animal is striped."}])
     (folder / "notes.txt").write_text("not a document of the collection")
-    r = LexicalRetriever(folder, index_dir=index_dir)
+    r = LexicalRetriever(LexicalOptions(folder, index_dir=index_dir))
     assert r.corpus == (folder / "corpus.jsonl").resolve()
     assert ids(r.retrieve("zebra", 5)) == ["7"]  # found through the title
     assert ids(r.retrieve("collection", 5)) == []

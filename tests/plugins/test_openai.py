@@ -11,14 +11,15 @@ import subprocess
 import sys
 import time
 
-import httpx
+import attrs
 import pytest
 from evalkit.answers import GenerationRequest, Usage
 from evalkit.errors import ConfigError, GenerationError
-from evalkit_plugins import _http11
-from evalkit_plugins._http11 import Reply
-from evalkit_plugins._urls import EndpointURL
-from evalkit_plugins.openai import OPTIONS, OpenAIGenerator, _retry_after
+from evalkit.options import build_plugin
+from evalkit_plugins._http import Reply
+from evalkit_plugins.openai import OpenAIGenerator, OpenAIOptions, _retry_after
+from multidict import CIMultiDict
+from yarl import URL
 
 from tests.support.chat_server import ChatServer, Fault
 
@@ -43,7 +44,7 @@ def make(server: ChatServer, **options: object) -> OpenAIGenerator:
         "max_attempts": 3,
     }
     settings.update(options)
-    return OpenAIGenerator(**settings)
+    return OpenAIGenerator(OpenAIOptions(**settings))
 
 
 def ask(generator: OpenAIGenerator, *requests: GenerationRequest) -> list:
@@ -121,13 +122,13 @@ def test_instance_options_fill_in_and_unset_ones_are_omitted(chat_server: ChatSe
 
 def test_base_url_defaults_to_the_environment(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url)
-    generator = OpenAIGenerator(model="gpt-test", api_key_env="EVALKIT_TEST_KEY")
+    generator = OpenAIGenerator(OpenAIOptions(model="gpt-test", api_key_env="EVALKIT_TEST_KEY"))
     assert generator.base_url == chat_server.base_url
     assert generator.generate(GenerationRequest("echo me")).text == "echo me"
 
 
 def test_default_base_url_is_openai() -> None:
-    assert OpenAIGenerator(model="gpt-4o").base_url == "https://api.openai.com/v1"
+    assert OpenAIGenerator(OpenAIOptions(model="gpt-4o")).base_url == "https://api.openai.com/v1"
 
 
 def test_without_a_key_no_authorization_is_sent_and_a_401_says_why(
@@ -237,7 +238,7 @@ def test_unreachable_endpoint_is_retried_then_reported() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    generator = OpenAIGenerator(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_attempts=2, backoff_base=0.01)
+    generator = OpenAIGenerator(OpenAIOptions(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_attempts=2, backoff_base=0.01))
     (error,) = ask(generator, GenerationRequest("hello"))
     assert isinstance(error, GenerationError)
     assert "failed after 2 attempts" in str(error) and "connection failed (ConnectError" in str(error)
@@ -290,15 +291,15 @@ def test_a_long_body_is_shortened_in_the_message(chat_server: ChatServer) -> Non
 
 def test_unknown_options_are_named_with_the_valid_ones() -> None:
     with pytest.raises(ConfigError) as caught:
-        OpenAIGenerator(model="m", temprature=0.1, retries=3)
+        build_plugin(OpenAIGenerator, model="m", temprature=0.1, retries=3)
     message = str(caught.value)
-    assert '"retries", "temprature"' in message
-    assert all(name in message for name in OPTIONS)
+    assert 'no option "retries"' in message and 'no option "temprature"' in message and 'Did you mean "temperature"?' in message
+    assert all(name in message for name in attrs.fields_dict(OpenAIOptions))
 
 
 def test_a_key_is_never_accepted_as_an_option() -> None:
     with pytest.raises(ConfigError) as caught:
-        OpenAIGenerator(model="m", api_key=KEY)
+        build_plugin(OpenAIGenerator, model="m", api_key=KEY)
     assert "api_key_env" in str(caught.value) and KEY not in str(caught.value)
 
 
@@ -321,12 +322,12 @@ def test_a_key_is_never_accepted_as_an_option() -> None:
 )
 def test_impossible_values_are_config_errors(options: dict[str, object]) -> None:
     with pytest.raises(ConfigError, match=f'"{next(iter(options))}"'):
-        OpenAIGenerator(**options)
+        OpenAIGenerator(OpenAIOptions(**options))
 
 
 def test_header_values_are_not_echoed_by_config_errors() -> None:
     with pytest.raises(ConfigError) as caught:
-        OpenAIGenerator(model="m", extra_headers={"X-Secret": HEADER_SECRET, "X-Count": 3})
+        OpenAIGenerator(OpenAIOptions(model="m", extra_headers={"X-Secret": HEADER_SECRET, "X-Count": 3}))
     assert HEADER_SECRET not in str(caught.value)
 
 
@@ -341,7 +342,7 @@ def test_secrets_stay_out_of_repr_and_redacted_options(chat_server: ChatServer) 
 
 def test_user_info_in_the_base_url_is_refused_without_echoing_it() -> None:
     with pytest.raises(ConfigError, match="must not carry user info") as caught:
-        OpenAIGenerator(base_url="https://user:pw-secret@gateway.example/v1", model="m")
+        OpenAIGenerator(OpenAIOptions(base_url="https://user:pw-secret@gateway.example/v1", model="m"))
     assert "pw-secret" not in str(caught.value) and "user" not in str(caught.value).split("user info")[0]
 
 
@@ -350,11 +351,11 @@ def test_a_base_url_port_that_is_no_tcp_port_is_refused_naming_it(port: str) -> 
     """Port 99999 was accepted and failed at the readiness probe with "connect(): port must be
     0-65535.", naming neither the option nor the instance."""
     with pytest.raises(ConfigError, match=f'Option "base_url" of the openai generator has port {port}; a TCP port is 1 to 65535'):
-        OpenAIGenerator(base_url=f"http://127.0.0.1:{port}/v1", model="m")
+        OpenAIGenerator(OpenAIOptions(base_url=f"http://127.0.0.1:{port}/v1", model="m"))
 
 
 def test_query_credentials_in_the_base_url_are_secrets_and_not_displayed() -> None:
-    generator = OpenAIGenerator(base_url="https://gateway.example/v1?token=tok-secret-42&api-version=2024-02-01", model="m")
+    generator = OpenAIGenerator(OpenAIOptions(base_url="https://gateway.example/v1?token=tok-secret-42&api-version=2024-02-01", model="m"))
     shown = f"{generator!r}"
     assert "tok-secret-42" not in shown
     assert generator.base_url == "https://gateway.example/v1"
@@ -373,7 +374,7 @@ def test_a_base_url_with_a_query_keeps_it_after_the_path(chat_server: ChatServer
 
 def reply_with(**headers: str) -> Reply:
     """A 503 reply carrying ``headers`` (underscores in names become dashes)."""
-    return Reply(503, b"Service Unavailable", [(k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()], b"")
+    return Reply(503, "Service Unavailable", CIMultiDict((k.replace("_", "-"), v) for k, v in headers.items()), b"")
 
 
 def test_retry_after_forms() -> None:
@@ -407,78 +408,79 @@ def test_an_error_is_a_refusal_of_a_request_field_only_when_it_names_one_determi
 
 
 @pytest.mark.skipif(sys.platform == "darwin" or os.name == "nt", reason="system proxy settings count there")
-def test_a_one_off_get_skips_the_certificate_store_only_where_no_tls_can_happen(monkeypatch) -> None:
-    """The readiness probe and the evidence reads build no certificate store for a plain http://
-    endpoint (40 ms of CPU per run); an https:// endpoint, or any proxy in the environment, verifies."""
-    from evalkit_plugins.openai import _tls
+def test_a_plain_http_endpoint_builds_no_certificate_store(monkeypatch) -> None:
+    """An http:// endpoint speaks no TLS (redirects are not followed), so the generator builds no
+    certificate store for it (40 ms of CPU per run); an https:// one verifies, with a store of its
+    own when SSL_CERT_FILE was set after aiohttp was imported."""
+    import ssl
 
-    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
-        monkeypatch.delenv(name)
-    assert _tls(EndpointURL.parse("http://127.0.0.1:8080/v1/models")) is False
-    assert _tls(EndpointURL.parse("https://api.example.com/v1/models")) is True
-    monkeypatch.setenv("HTTPS_PROXY", "https://proxy.example:3128")
-    assert _tls(EndpointURL.parse("http://127.0.0.1:8080/v1/models")) is True
+    from evalkit_plugins.openai import _tls_for
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    assert _tls_for(URL("http://127.0.0.1:8080/v1/models"), None) is True
+    assert _tls_for(URL("https://api.example.com/v1/models"), None) is True  # aiohttp's verified default
+    monkeypatch.setenv("SSL_CERT_DIR", "/nonexistent")
+    context = _tls_for(URL("https://api.example.com/v1/models"), None)
+    assert isinstance(context, ssl.SSLContext) and context.verify_mode == ssl.CERT_REQUIRED
 
 
-# --- imports and the proxy path ---------------------------------------------------------------
+def test_a_ca_bundle_that_cannot_be_read_is_a_config_error_naming_it(tmp_path) -> None:
+    not_pem = tmp_path / "bundle.pem"
+    not_pem.write_text("not a certificate")
+    for path, reason in [(tmp_path / "missing.pem", "No such file or directory"), (not_pem, "it holds no certificate in PEM form")]:
+        with pytest.raises(ConfigError, match=f'Option "ca_bundle" of the openai generator: .*{path.name}.* cannot be used: {reason}'):
+            OpenAIGenerator(OpenAIOptions(base_url="https://api.example.com/v1", model="m", ca_bundle=str(path)))
 
 
-def test_the_generator_module_imports_neither_httpx_nor_urllib_request_nor_email_utils() -> None:
-    """Each is imported only where it is needed: httpx and ``urllib.request`` behind a proxy,
-    ``email.utils`` for a Retry-After date (which then works)."""
+# --- imports ------------------------------------------------------------------------------------
+
+
+def test_the_generator_module_imports_no_httpx_and_email_utils_only_through_aiohttp() -> None:
+    """httpx is gone; a Retry-After date works (``email.utils``, which aiohttp imports anyway)."""
     probe = (
         "import sys\n"
         "from evalkit_plugins import openai\n"
-        "watched = ('httpx', 'urllib.request', 'email.utils')\n"
-        "print([m for m in watched if m in sys.modules])\n"
-        "reply = openai.Reply(503, b'', [(b'retry-after', b'Wed, 21 Oct 2015 07:28:00 GMT')], b'')\n"
-        "print(openai._retry_after(reply), [m for m in watched if m in sys.modules])\n"
+        "from multidict import CIMultiDict\n"
+        "print([m for m in ('httpx', 'httpcore') if m in sys.modules])\n"
+        "reply = openai.Reply(503, '', CIMultiDict({'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT'}), b'')\n"
+        "print(openai._retry_after(reply))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines() == ["[]", "0.0 ['email.utils']"]
+    assert done.stdout.splitlines() == ["[]", "0.0"]
 
 
-def test_behind_a_proxy_httpxs_client_answers(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The test server plays the proxy: httpx sends it the absolute URL, and it answers."""
-    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{chat_server.port}")
-    monkeypatch.setenv("NO_PROXY", "")
-    monkeypatch.delenv("no_proxy", raising=False)
-    generator = make(chat_server)
-    assert generator._via_proxy
-    (answer,) = ask(generator, GenerationRequest("hello"))
+# --- a reset connection and a server that never finishes --------------------------------------
+
+
+def test_a_reset_connection_is_retried(chat_server: ChatServer) -> None:
+    chat_server.fail_next(Fault.reset())
+    (answer,) = ask(make(chat_server), GenerationRequest("hello"))
     assert answer.text == "hello"
-    assert generator.check_ready() == []
+    assert chat_server.request_count == 2
 
 
-def test_behind_a_proxy_httpxs_errors_are_raised_as_the_transports_namesakes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A proxy that refuses connections: the same message, naming ``ConnectError``, as off a proxy,
-    and the cause is the ``_http11`` class of that name (httpx's own chained under it)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{port}")
-    monkeypatch.delenv("NO_PROXY", raising=False)
-    monkeypatch.delenv("no_proxy", raising=False)
-    generator = OpenAIGenerator(base_url="https://api.example.com/v1", model="m", max_attempts=1)
-    assert generator._via_proxy
-    (error,) = ask(generator, GenerationRequest("hello"))
-    assert isinstance(error, GenerationError) and "connection failed (ConnectError: " in str(error)
-    assert type(error.__cause__) is _http11.ConnectError and isinstance(error.__cause__.__cause__, httpx.ConnectError)
-    with pytest.raises(GenerationError, match=r"/v1/models: connection failed \(ConnectError: "):
-        generator.check_ready()
-    assert generator.serving_evidence() == {}
+def test_a_reset_on_every_attempt_says_the_connection_failed(chat_server: ChatServer) -> None:
+    chat_server.fail_next(Fault.reset(), count=2)
+    error = fails(make(chat_server, max_attempts=2))
+    assert "failed after 2 attempts; last: connection failed (" in str(error)
 
 
-def httpx_transport_errors() -> list[type]:
-    """Every class of httpx's ``TransportError`` family."""
-    return [cls for cls in vars(httpx).values() if isinstance(cls, type) and issubclass(cls, httpx.TransportError)]
+def test_a_server_that_trickles_its_answer_for_ever_hits_the_timeout(chat_server: ChatServer) -> None:
+    """A slow-loris endpoint sends a byte every 50 ms: no read ever waits long, but ``timeout``
+    bounds the whole response, so each attempt ends and the prompt fails (and is retried)."""
+    chat_server.fail_next(Fault.trickle(0.05), count=2)
+    generator = make(chat_server, timeout=0.5, max_attempts=2)
 
+    async def run() -> BaseException | object:
+        try:  # the outer limit only turns a regression (a hang) into a failure
+            return await asyncio.wait_for(generator.agenerate(GenerationRequest("hello")), 60)
+        except Exception as exc:
+            return exc
+        finally:
+            await generator.aclose()
 
-@pytest.mark.parametrize("httpx_error", httpx_transport_errors(), ids=lambda cls: cls.__name__)
-def test_every_httpx_transport_error_has_a_namesake_of_the_same_kind(httpx_error: type) -> None:
-    from evalkit_plugins.openai import _httpx_errors_as_ours
-
-    with pytest.raises(_http11.TransportError) as caught, _httpx_errors_as_ours():
-        raise httpx_error("what httpx said")
-    assert type(caught.value).__name__ == httpx_error.__name__ and str(caught.value) == "what httpx said"
-    assert isinstance(caught.value, _http11.TimeoutException) == issubclass(httpx_error, httpx.TimeoutException)
+    error = asyncio.run(run())
+    assert isinstance(error, GenerationError), error
+    assert "failed after 2 attempts; last: timed out (ReadTimeout, timeout 0.5 s)" in str(error)
+    assert chat_server.request_count == 2

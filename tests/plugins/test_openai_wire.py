@@ -13,7 +13,7 @@ import pytest
 from evalkit import __version__
 from evalkit.answers import GenerationRequest
 from evalkit.errors import ConfigError, GenerationError
-from evalkit_plugins.openai import OpenAIGenerator
+from evalkit_plugins.openai import OpenAIGenerator, OpenAIOptions
 
 KEY = "sk-wire-test-0123456789"
 COMPLETION = json.dumps({"model": "m", "choices": [{"message": {"content": "Paris."}, "finish_reason": "stop"}]}).encode()
@@ -43,7 +43,7 @@ def serve(respond: Callable[[bytes], bytes], **options: object) -> tuple[list[ob
         port = server.sockets[0].getsockname()[1]
         settings: dict[str, object] = {"base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "api_key_env": "EVALKIT_WIRE_KEY", "max_attempts": 1}
         settings.update(options)
-        generator = OpenAIGenerator(**settings)
+        generator = OpenAIGenerator(OpenAIOptions(**settings))
         try:
             return [await _outcome(generator.agenerate(GenerationRequest(f"question {n}"))) for n in range(3)]
         finally:
@@ -130,20 +130,20 @@ def test_a_body_that_is_not_what_its_coding_says_is_named() -> None:
 @pytest.mark.parametrize("value", ["evals\r\nX-Injected: 1", "evals\n", "nul\x00", "caf\u00e9"])
 def test_an_extra_header_value_a_request_cannot_carry_is_refused_without_showing_it(value: str) -> None:
     with pytest.raises(ConfigError) as raised:
-        OpenAIGenerator(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY", extra_headers={"X-Team": value})
+        OpenAIGenerator(OpenAIOptions(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY", extra_headers={"X-Team": value}))
     assert "'x-team' contains a line break, a control character or a non-ASCII character" in str(raised.value)
     assert value not in str(raised.value)
 
 
 def test_a_header_name_that_is_not_a_token_is_refused() -> None:
     with pytest.raises(ConfigError, match="is not a valid HTTP header name"):
-        OpenAIGenerator(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY", extra_headers={"X Team:": "a"})
+        OpenAIGenerator(OpenAIOptions(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY", extra_headers={"X Team:": "a"}))
 
 
 def test_a_key_pasted_with_its_newline_is_refused_naming_the_variable_not_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVALKIT_WIRE_KEY", KEY + "\n")
     with pytest.raises(ConfigError) as raised:
-        OpenAIGenerator(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY")
+        OpenAIGenerator(OpenAIOptions(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="EVALKIT_WIRE_KEY"))
     assert "The API key in the environment variable EVALKIT_WIRE_KEY contains a line break" in str(raised.value)
     assert KEY not in str(raised.value)
 
@@ -172,7 +172,7 @@ def probe(respond: Callable[[bytes], bytes]) -> tuple[object, list[bytes]]:
 
     thread = threading.Thread(target=serve_one, daemon=True)
     thread.start()
-    generator = OpenAIGenerator(base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key_env="EVALKIT_WIRE_KEY")
+    generator = OpenAIGenerator(OpenAIOptions(base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key_env="EVALKIT_WIRE_KEY"))
     try:
         outcome: object = generator.check_ready()
     except GenerationError as exc:
@@ -205,3 +205,16 @@ def test_a_refused_key_with_a_huge_body_is_still_named_as_a_401() -> None:
     outcome, _ = probe(lambda head: status(401, b"x" * 2_000_000))
     assert isinstance(outcome, GenerationError)
     assert "GET http://127.0.0.1:" in str(outcome) and "answered HTTP 401 Whatever: (a body over 1 MB)" in str(outcome)
+
+
+def test_a_redirect_is_the_endpoints_answer_not_followed() -> None:
+    """A 3xx would carry the key to wherever ``Location`` points; it is reported, not followed."""
+    outcomes, heads = serve(lambda head: b"HTTP/1.1 302 Found\r\nLocation: http://elsewhere.example/v1\r\nContent-Length: 0\r\n\r\n")
+    assert isinstance(outcomes[0], GenerationError)
+    assert "answered HTTP 302 Found: (empty body) (not retried)" in str(outcomes[0])
+    assert len(heads) == 3  # one request per question, none to elsewhere
+
+
+def test_no_cookie_an_endpoint_sets_is_sent_back() -> None:
+    _, heads = serve(lambda head: reply(COMPLETION, b"Set-Cookie: session=tracked; Path=/"))
+    assert len(heads) == 3 and not any(b"cookie:" in head.lower() for head in heads)

@@ -78,7 +78,7 @@ def test_the_model_judging_itself_ends_as_the_rules_say_whatever_it_replies(llam
     if not verdicts:
         assert document["grader"] == "decision:failed"
     elif failures:
-        assert document["grader"] == "decision" and document["verdict"]["state"] == "not_compared"
+        assert document["grader"] == "decision" and document["verdict"]["state"] == "not_comparable"
     else:
         assert document["grader"] == f"decision:smol:{ALIAS}:v1"
     judge = document["metrics"]["judge"]

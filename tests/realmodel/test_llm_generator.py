@@ -21,9 +21,9 @@ def generator():
     gguf_file()
     if importlib.util.find_spec("llm") is None or importlib.util.find_spec("llama_cpp") is None:
         unavailable("the llm library or llama-cpp-python is not installed: tox -e realmodel installs them")
-    from evalkit_plugins.llm_generator import LLMGenerator
+    from evalkit_plugins.llm_generator import LLMGenerator, LLMOptions
 
-    return LLMGenerator(model="SmolLM2")
+    return LLMGenerator(LLMOptions(model="SmolLM2"))
 
 
 def test_the_generator_answers_and_reports_the_model_and_its_plugin(generator) -> None:
@@ -34,12 +34,12 @@ def test_the_generator_answers_and_reports_the_model_and_its_plugin(generator) -
 
 
 def test_an_unknown_model_or_bad_options_are_refused_naming_them(generator) -> None:
-    from evalkit_plugins.llm_generator import LLMGenerator
+    from evalkit_plugins.llm_generator import LLMGenerator, LLMOptions
 
     with pytest.raises(ConfigError, match=r'knows no model "SmolLM3".*SmolLM2'):
-        LLMGenerator(model="SmolLM3")
+        LLMGenerator(LLMOptions(model="SmolLM3"))
     with pytest.raises(ConfigError, match='"options" of the llm generator is not valid for model "SmolLM2"'):
-        LLMGenerator(model="SmolLM2", options={"temperature": 0.5})  # SmolLM2 declares no options
+        LLMGenerator(LLMOptions(model="SmolLM2", options={"temperature": 0.5}))  # SmolLM2 declares no options
 
 
 def test_a_run_through_the_cli_is_stored_under_the_model_and_plugin(generator, project, evalkit_cli) -> None:

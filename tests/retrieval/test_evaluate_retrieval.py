@@ -16,6 +16,7 @@ from evalkit import GoldenQuestion, GoldenQuestionSet, QuestionForm, RetrievalPr
 from evalkit.catalog import SourcedSet
 from evalkit.config import Config
 from evalkit.errors import PluginError, SetValidationError, UsageError
+from evalkit.project_files import OutsideProjectError
 from evalkit.registry import PluginRecord
 from evalkit.retrieval import QuestionScore, aggregate, retrieval_identity
 from evalkit.retrieval.evaluation import (
@@ -123,12 +124,30 @@ def test_configured_deployments_replace_provided_ones_of_the_same_name(tmp_path:
 
 def test_only_declared_path_options_are_resolved_against_the_configuration_folder(tmp_path: Path) -> None:
     options = {"corpus": "data/c.jsonl", "index_dir": "~/idx", "collection": "data/c.jsonl", "title_weight": 2}
-    config = Config(path=tmp_path / "evalkit.toml", deployments={"d": {"r": options}})
+    home_allowed = {"sets": {"allow_outside": ["~"]}}  # ~/idx lies outside the project
+    config = Config(path=tmp_path / "evalkit.toml", deployments={"d": {"r": options}}, raw=home_allowed)
     resolved = resolve_deployment("d", "r", config, factory=PathFactory).options
     assert resolved["corpus"] == str(tmp_path / "data" / "c.jsonl")
     assert resolved["index_dir"] == "~/idx"  # not relative: left to the retriever
     assert resolved["collection"] == "data/c.jsonl" and resolved["title_weight"] == 2
     assert resolve_deployment("d", "r", config, factory=object).options == options
+
+
+def test_a_path_option_outside_the_project_is_refused_unless_allowed(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    (outside / "data").mkdir(parents=True)
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "link.jsonl").symlink_to(outside / "data")
+    for corpus, leads in (("data/link.jsonl", f"resolves to {outside / 'data'}, outside"), (str(outside / "data"), "lies outside")):
+        config = Config(path=project / "evalkit.toml", deployments={"d": {"r": {"corpus": corpus}}})
+        with pytest.raises(OutsideProjectError) as refused:
+            resolve_deployment("d", "r", config, factory=PathFactory)
+        message = str(refused.value)
+        assert message.startswith(f'option "corpus" of [deployments.d.retrievers."r"] of configuration {project / "evalkit.toml"}: {corpus} ')
+        assert leads in message and f'allow_outside = ["{outside / "data"}"]' in message
+        allowed = attrs.evolve(config, raw={"sets": {"allow_outside": [str(outside)]}})
+        assert resolve_deployment("d", "r", allowed, factory=PathFactory).options["corpus"] in (str(project / corpus), corpus)
 
 
 def test_a_provider_whose_deployments_are_broken_is_named(monkeypatch) -> None:
@@ -217,29 +236,29 @@ def test_limit_overfetches_to_at_least_twelve() -> None:
 
 def test_a_run_stores_hits_metrics_provenance_and_deployment_at_metadata_privacy(config, sqlite_url) -> None:
     outcome = run_lexical(config, sqlite_url)
-    assert outcome.state == "baseline" and outcome.exit_code(True) == 0
-    assert outcome.prepare_seconds is not None
-    assert outcome.scores["parse"].ranked_ids[0] == "json.loads"
-    assert outcome.scores["none"].ranked_ids == () and outcome.scores["none"].hit_at_1
+    assert outcome.verdict.state == outcome.detail.baseline_state == "baseline" and outcome.exit_code(True) == 0
+    assert outcome.detail.prepare_seconds is not None
+    assert outcome.detail.scores["parse"].ranked_ids[0] == "json.loads"
+    assert outcome.detail.scores["none"].ranked_ids == () and outcome.detail.scores["none"].hit_at_1
     repository = open_repository(sqlite_url)
     try:
         run = repository.get_run(outcome.run.id)
         verdict = repository.verdicts_for([run.id])[run.id]
     finally:
         repository.close()
-    metrics = outcome.metrics
+    metrics = outcome.detail.metrics
     assert run.kind is RunKind.RETRIEVAL and run.status is RunStatus.COMPLETE and run.grader == GRADER
     assert (run.retriever, run.deployment, run.privacy) == ("evalkit.lexical", "t", "metadata")
     assert float(run.pass_rate) == metrics.top1_hit_rate and run.mean_score == pytest.approx(metrics.top3_hit_rate)
     assert run.metrics == json.loads(json.dumps(metrics_document(metrics)))
-    assert run.benchmark_fingerprint == outcome.identity.benchmark_fingerprint != ""
+    assert run.benchmark_fingerprint == outcome.detail.identity.benchmark_fingerprint != ""
     assert run.provenance["pipeline_identity"] == "evalkit.lexical-fts5-bm25-v1"
-    assert run.set_fingerprint == outcome.identity.labels_fingerprint
+    assert run.set_fingerprint == outcome.detail.identity.labels_fingerprint
     assert verdict.state == "baseline"
     for case in run.cases:
         assert [c.name for c in case.checks] == ["hit_at_1", "hit_at_3"]
         assert case.detail is None  # document ids can name content: kept at redacted and full only
-        assert case.passed == outcome.scores[case.case_id].hit_at_1
+        assert case.passed == outcome.detail.scores[case.case_id].hit_at_1
 
 
 def test_full_privacy_keeps_rankings_and_per_question_metrics(config, sqlite_url) -> None:
@@ -252,17 +271,17 @@ def test_full_privacy_keeps_rankings_and_per_question_metrics(config, sqlite_url
     assert run.label == "v2 prompt"
     detail = run.case_map()["parse"].detail
     assert detail["ranked_ids"][0] == "json.loads" and detail["k"] == 10
-    assert detail["reciprocal_rank_at_k"] == outcome.scores["parse"].reciprocal_rank_at_k
+    assert detail["reciprocal_rank_at_k"] == outcome.detail.scores["parse"].reciprocal_rank_at_k
 
 
 def test_concurrency_keeps_set_order_and_scores(config, sqlite_url) -> None:
     sequential = run_lexical(config, sqlite_url)
     parallel = run_lexical(config, sqlite_url, concurrency=4)
-    assert list(parallel.scores) == [q.id for q in SET.questions]
+    assert list(parallel.detail.scores) == [q.id for q in SET.questions]
     strip = lambda s: attrs.evolve(s, latency_s=0.0)  # noqa: E731
-    assert [strip(s) for s in parallel.scores.values()] == [strip(s) for s in sequential.scores.values()]
+    assert [strip(s) for s in parallel.detail.scores.values()] == [strip(s) for s in sequential.detail.scores.values()]
     assert [c.case_id for c in parallel.run.cases] == [q.id for q in SET.questions]
-    assert parallel.state == "comparable" and not parallel.regressed
+    assert parallel.detail.baseline_state == "comparable" and parallel.verdict.state == "no_regression" and not parallel.regressed
 
 
 def test_hooks_see_a_retrieval_run_start_grade_and_finish(config, sqlite_url) -> None:
@@ -334,5 +353,29 @@ def test_a_first_retrieval_run_that_loses_the_race_is_compared_with_the_winner(c
 
     monkeypatch.setattr(SqlRepository, "accept_if_first", the_other_was_quicker)
     outcome = run_lexical(config, url)
-    assert outcome.state != "baseline" and outcome.comparison is not None and outcome.comparison.baseline_id == winner
+    assert outcome.verdict.state != "baseline" and outcome.comparison is not None and outcome.comparison.baseline_id == winner
     assert outcome.acceptance is not None and outcome.acceptance.how == "no_regression"
+
+
+def test_a_shard_whose_run_another_shard_closes_meanwhile_reports_the_whole_run(config, sqlite_url, monkeypatch) -> None:
+    """Shard 1 reads the store, sees its own questions only and finishes the run as still running;
+    before its finish is stored, shard 2 stores the rest and completes the run. The store keeps the
+    run complete, and shard 1's outcome covers the whole run, not the part it saw."""
+    from evalkit.run.plan import Shard
+    from evalkit.storage.sql import SqlRepository
+
+    original = SqlRepository.finish_run
+    closing: list[Any] = []
+
+    def closed_meanwhile(self, run_id, status, finished_at, **fields):  # noqa: ANN001, ANN202
+        if status == "running" and not closing:
+            closing.append(run_lexical(config, sqlite_url, run_id="split", shard=Shard(2, 2)))
+        return original(self, run_id, status, finished_at, **fields)
+
+    monkeypatch.setattr(SqlRepository, "finish_run", closed_meanwhile)
+    first = run_lexical(config, sqlite_url, run_id="split", shard=Shard(1, 2))
+    (second,) = closing
+    assert second.run.status is RunStatus.COMPLETE and first.run.status is RunStatus.COMPLETE
+    assert list(first.detail.scores) == list(second.detail.scores) == [q.id for q in SET.questions]
+    assert first.detail.metrics == second.detail.metrics and first.detail.metrics.question_count == 5
+    assert first.verdict.state == second.verdict.state == "baseline"

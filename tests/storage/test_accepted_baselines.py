@@ -11,6 +11,7 @@ from evalkit.baselines import Acceptance, BaselineScope
 from evalkit.runs import RunKind, RunStatus
 from evalkit.storage import AcceptedBaselines, open_repository, upgrade_schema
 from evalkit.storage import schema as schema_module
+from evalkit.storage.migrations.m0001_initial import tables as v1_tables
 from evalkit.storage.sql import connect
 
 IDENTITY = ServingIdentity("prod", "gpt", "gpt-2025")
@@ -69,7 +70,7 @@ def _version_2_database(url: str) -> None:
     db.connect()
     try:
         schema_module.upgrade(db, target=2)
-        tables = schema_module.v1_tables(db)
+        tables = v1_tables(db)
         rows = [
             ("ok-run", "complete", True, "ok", "prompts"),
             ("baseline-run", "complete", True, "baseline", "prompts"),

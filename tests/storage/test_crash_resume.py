@@ -8,9 +8,7 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from evalkit.runs import RunStatus
@@ -28,12 +26,10 @@ def environment(storage_plugins: str, database_url: str) -> dict[str, str]:
     return env
 
 
-def start(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "evalkit", "run", SET, *args],
-        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-        preexec_fn=ctrl_c_reaches_child,
-    )
+def start(evalkit_process, env: dict[str, str], *args: str) -> subprocess.Popen[str]:  # noqa: ANN001
+    """``evalkit run SET ARGS`` in a process of its own: these tests kill or interrupt it, or run
+    several at once."""
+    return evalkit_process.start("run", SET, *args, env=env, preexec_fn=ctrl_c_reaches_child)
 
 
 def requests_per_case(server) -> collections.Counter[str]:  # noqa: ANN001 - a ChatServer
@@ -64,12 +60,12 @@ def wait_for_cases(database_url: str, at_least: int, timeout: float = 30.0) -> t
 
 
 def test_a_run_killed_with_sigkill_resumes_without_generating_a_finished_case_twice(
-    database_url, storage_plugins, project, chat_server, evalkit_cli
+    database_url, storage_plugins, project, chat_server, evalkit_cli, evalkit_process
 ) -> None:
     chat_server.delay = 0.1
     configure_slow_endpoint(project, chat_server.base_url)
     env = environment(storage_plugins, database_url)
-    victim = start(project, env)
+    victim = start(evalkit_process, env)
     run_id, _ = sigkill_when(victim, lambda: wait_for_cases(database_url, at_least=10))
     killed, stored_before = kept_by_store(database_url, run_id)
     assert killed.status is RunStatus.RUNNING, "a process killed outright leaves its run marked running"
@@ -102,12 +98,12 @@ def test_a_run_killed_with_sigkill_resumes_without_generating_a_finished_case_tw
 
 
 def test_ctrl_c_marks_the_run_interrupted_and_resume_completes_it(
-    database_url, storage_plugins, project, chat_server, evalkit_cli
+    database_url, storage_plugins, project, chat_server, evalkit_cli, evalkit_process
 ) -> None:
     chat_server.delay = 0.1
     configure_slow_endpoint(project, chat_server.base_url)
     env = environment(storage_plugins, database_url)
-    process = start(project, env)
+    process = start(evalkit_process, env)
     run_id, _ = wait_for_cases(database_url, at_least=6)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
@@ -128,12 +124,12 @@ def test_ctrl_c_marks_the_run_interrupted_and_resume_completes_it(
 
 
 def test_shards_answer_one_run_together_and_the_last_one_completes_it(
-    database_url, storage_plugins, project, chat_server, evalkit_cli
+    database_url, storage_plugins, project, chat_server, evalkit_cli, evalkit_process
 ) -> None:
     chat_server.delay = 0.01
     configure_slow_endpoint(project, chat_server.base_url, concurrency=4)
     env = environment(storage_plugins, database_url)
-    shards = [start(project, env, "--shard", f"{i}/3", "--run-id", "ci-4711", "--json") for i in (1, 2, 3)]
+    shards = [start(evalkit_process, env, "--shard", f"{i}/3", "--run-id", "ci-4711", "--json") for i in (1, 2, 3)]
     documents = []
     for shard in shards:
         stdout, stderr = shard.communicate(timeout=120)

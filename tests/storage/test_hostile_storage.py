@@ -13,7 +13,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -42,11 +41,10 @@ def cli_env(plugins: str, database_url: str, **extra: str) -> dict[str, str]:
     return env
 
 
-def start_run(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "evalkit", "run", *args],
-        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-    )
+def start_run(evalkit_process, env: dict[str, str], *args: str) -> subprocess.Popen[str]:  # noqa: ANN001
+    """``evalkit run ARGS`` started in a process of its own, for the tests that act on the store or
+    the process while the run is under way (a lock taken, a connection cut, a SIGKILL)."""
+    return evalkit_process.start("run", *args, env=env)
 
 
 def wait_for_cases(database_url: str, run_id: str | None, set_id: str, at_least: int, timeout: float = 60.0) -> str:
@@ -128,15 +126,13 @@ def test_4_nul_and_undecodable_text_is_stored_exactly_and_resumes(
     again = evalkit_cli("run", "hostilestore.ids", "--privacy", privacy, "--json", env=env)
     assert again.code == 0, again.stderr
     verdict = again.json()["verdict"]
-    assert verdict["state"] == "compared" and again.json()["baseline_id"] == base.json()["run_id"]
+    assert verdict["state"] == "no_regression" and again.json()["baseline_id"] == base.json()["run_id"]
     assert verdict["regressed_cases"] == [] and verdict["added_cases"] == [] and verdict["removed_cases"] == []
     shown = evalkit_cli("show", "hostile-1", "--json", env=env)
     assert shown.code == 0 and [c["id"] for c in shown.json()["cases"]] == list(HOSTILE_IDS)
     # The table is for people: how it shows an undecodable byte is the output's business (bytes here).
-    human = subprocess.run(
-        [sys.executable, "-m", "evalkit", "show", "hostile-1"], cwd=project, env=env, capture_output=True, timeout=60
-    )
-    assert human.returncode == 0 and b"Traceback" not in human.stderr
+    human = evalkit_cli("show", "hostile-1", env=env, timeout=60)
+    assert human.code == 0 and b"Traceback" not in human.stderr_bytes
 
 
 def test_4_an_error_body_with_nul_is_stored_as_sent(database_url, hostile_plugins, project, chat_server, evalkit_cli) -> None:
@@ -235,12 +231,12 @@ def hold_lock(database_url: str, engine: str, run_id: str):  # noqa: ANN201 - a 
 
 
 def test_5_a_lock_held_past_the_busy_timeout_ends_the_run_with_exit_3(
-    database_url, engine, hostile_plugins, project, chat_server, evalkit_cli
+    database_url, engine, hostile_plugins, project, chat_server, evalkit_cli, evalkit_process
 ) -> None:
     chat_server.delay = 0.05
     configure_slow_endpoint(project, chat_server.base_url)
     env = cli_env(hostile_plugins, database_url, EVALKIT_BUSY_TIMEOUT="1")
-    process = start_run(project, env, "storagekit.wide", "--run-id", "locked-out")
+    process = start_run(evalkit_process, env, "storagekit.wide", "--run-id", "locked-out")
     wait_for_cases(database_url, "locked-out", "storagekit.wide", at_least=5)
     holder = hold_lock(database_url, engine, "locked-out")
     try:
@@ -258,7 +254,7 @@ def test_5_a_lock_held_past_the_busy_timeout_ends_the_run_with_exit_3(
 
 @pytest.mark.postgres
 def test_5_a_lost_postgresql_connection_ends_the_run_with_exit_3(
-    hostile_plugins, project, chat_server, evalkit_cli
+    hostile_plugins, project, chat_server, evalkit_cli, evalkit_process
 ) -> None:
     import psycopg2
 
@@ -268,7 +264,7 @@ def test_5_a_lost_postgresql_connection_ends_the_run_with_exit_3(
         chat_server.delay = 0.05
         configure_slow_endpoint(project, chat_server.base_url)
         env = cli_env(hostile_plugins, database_url)
-        process = start_run(project, env, "storagekit.wide", "--run-id", "pg-gone")
+        process = start_run(evalkit_process, env, "storagekit.wide", "--run-id", "pg-gone")
         wait_for_cases(database_url, "pg-gone", "storagekit.wide", at_least=5)
         admin = psycopg2.connect(os.environ["EVALKIT_TEST_POSTGRES_URL"])
         admin.autocommit = True
@@ -373,12 +369,12 @@ def test_6_prune_refuses_an_absurd_age(project, evalkit_cli, age) -> None:
 
 
 def test_7_a_run_another_live_process_answers_is_refused_and_taken_over_once_it_is_gone(
-    database_url, hostile_plugins, project, chat_server, evalkit_cli
+    database_url, hostile_plugins, project, chat_server, evalkit_cli, evalkit_process
 ) -> None:
     chat_server.delay = 0.2
     configure_slow_endpoint(project, chat_server.base_url, concurrency=1)
     env = cli_env(hostile_plugins, database_url)
-    first = start_run(project, env, "storagekit.wide", "--run-id", "leased")
+    first = start_run(evalkit_process, env, "storagekit.wide", "--run-id", "leased")
     try:
         wait_for_cases(database_url, "leased", "storagekit.wide", at_least=2)
         for args in (("--resume", "leased"), ("--resume",), ("--run-id", "leased")):

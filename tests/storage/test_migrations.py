@@ -12,6 +12,8 @@ from evalkit.errors import SchemaOutOfDateError
 from evalkit.runs import RunStatus
 from evalkit.storage import open_repository, schema_status, upgrade_schema
 from evalkit.storage import schema as schema_module
+from evalkit.storage.migrations import m0006_case_fingerprints
+from evalkit.storage.migrations.m0001_initial import tables as v1_tables
 from evalkit.storage.sql import connect, sqlite_path
 
 #: Every migration this evalkit knows, and the newest (tests follow the list as migrations are added).
@@ -47,7 +49,7 @@ def make_first_release_database(url: str) -> None:
     db.connect()
     try:
         assert schema_module.upgrade(db, target=1) == [1]
-        tables = schema_module.v1_tables(db)
+        tables = v1_tables(db)
         rows = _kernel_rows()
         with db.atomic():
             tables.Run.insert_many(rows["evalkit_run"]).execute()
@@ -142,7 +144,7 @@ def test_a_newer_schema_is_refused_with_upgrade_evalkit(database_url: str) -> No
     open_repository(database_url).close()
     db = connect(database_url)
     db.connect()
-    schema_module.v1_tables(db).SchemaMigration.insert(version=99, name="from the future", applied_at=0.0).execute()
+    v1_tables(db).SchemaMigration.insert(version=99, name="from the future", applied_at=0.0).execute()
     db.close()
     with pytest.raises(SchemaOutOfDateError, match="newer than this evalkit understands"):
         open_repository(database_url)
@@ -210,7 +212,7 @@ def test_the_cli_refuses_to_write_to_an_old_schema_and_upgrades_it(evalkit_cli, 
 
     fresh = evalkit_cli("run", "evalkit.smoke", "--database", url, "--json")
     assert fresh.code == 0, fresh.stderr
-    assert fresh.json()["verdict"]["state"] == "compared"
+    assert fresh.json()["verdict"]["state"] == "no_regression"
     assert fresh.json()["baseline_id"] == V1_RUN_IDS[1], "the newest first-release reference run is the baseline"
 
 
@@ -319,7 +321,7 @@ def _version_5_store_with_maps(url: str) -> dict[str, str | None]:
     db.connect()
     try:
         schema_module.upgrade(db, target=5)
-        tables = schema_module.v1_tables(db)
+        tables = v1_tables(db)
         with db.atomic():
             for number, (run_id, text) in enumerate(maps.items()):
                 tables.Run.insert(id=run_id, set_identifier="pkg.set", grader="deterministic", status="complete", started_at=float(number)).execute()
@@ -337,10 +339,10 @@ def test_migration_6_reads_maps_a_few_at_a_time_and_keeps_only_readable_ones(dat
     unreadable map means "stored without fingerprints", as version 5 read it. Where the engine cannot
     drop a column (SQLite before 3.35) the map column stays, emptied, and nothing reads it."""
     maps = _version_5_store_with_maps(database_url)
-    monkeypatch.setattr(schema_module, "_V6_RUN_PAGE", 2)
-    monkeypatch.setattr(schema_module, "_V6_TEXT_BUDGET", 10)
-    monkeypatch.setattr(schema_module, "_V6_CASE_BATCH", 700)
-    monkeypatch.setattr(schema_module, "_v6_can_drop_column", lambda db: can_drop)
+    monkeypatch.setattr(m0006_case_fingerprints, "RUN_PAGE", 2)
+    monkeypatch.setattr(m0006_case_fingerprints, "TEXT_BUDGET", 10)
+    monkeypatch.setattr(m0006_case_fingerprints, "CASE_BATCH", 700)
+    monkeypatch.setattr(m0006_case_fingerprints, "can_drop_column", lambda db: can_drop)
     assert upgrade_schema(database_url)[1] == [6]
     assert ("case_fingerprints" in _run_columns(database_url)) is not can_drop
     if not can_drop:

@@ -134,7 +134,7 @@ def test_a_store_that_says_its_cases_read_back_as_given_when_they_do_not_fails(s
 
     with pytest.raises(AssertionError) as error:
         check_repository(AsGiven(sqlite_url))
-    assert "cases as stored (StoredCaseForms): record_cases_as_stored() must return the cases exactly as get_run() reads them back" in str(error.value)
+    assert "cases as stored (StreamedCases): record_cases_as_stored() must return the cases exactly as get_run() reads them back" in str(error.value)
     check_repository(Declines(sqlite_url))
 
 
@@ -149,4 +149,4 @@ def test_a_store_whose_accept_if_first_always_accepts_fails(sqlite_url: str) -> 
 
     with pytest.raises(AssertionError) as error:
         check_repository(Credulous(sqlite_url))
-    assert "the first of a scope (FirstAcceptance): accept_if_first() must refuse (return False)" in str(error.value)
+    assert "the first of a scope (AcceptedBaselines): accept_if_first() must refuse (return False)" in str(error.value)

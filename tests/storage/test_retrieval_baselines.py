@@ -1,9 +1,11 @@
-"""The read a retrieval run is compared through: newest complete run of one set, retriever and deployment."""
+"""SqlRepository.latest_retrieval_run: the newest complete run of one set, retriever and deployment.
+
+(It was the optional ``RetrievalBaselines`` capability; a retrieval run is compared with its scope's
+accepted baseline now, so the capability is gone and the built-in store keeps the read.)"""
 
 from __future__ import annotations
 
 from evalkit.runs import CaseResult, Run, RunKind, RunStatus
-from evalkit.storage import RetrievalBaselines
 
 
 def store(repo, run_id: str, *, deployment: str | None, at: float, status: str = "complete", retriever: str = "r.one") -> None:  # noqa: ANN001
@@ -13,10 +15,6 @@ def store(repo, run_id: str, *, deployment: str | None, at: float, status: str =
     )  # fmt: skip
     repo.record_cases(run_id, [CaseResult("q1", True, 1.0)], "metadata")
     repo.finish_run(run_id, status, at + 1)
-
-
-def test_the_sql_repository_offers_retrieval_baselines(repo) -> None:  # noqa: ANN001
-    assert isinstance(repo, RetrievalBaselines)
 
 
 def test_latest_retrieval_run_is_scoped_by_deployment_and_skips_incomplete_runs(repo) -> None:  # noqa: ANN001

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -59,15 +57,13 @@ def unfinished_run(database_url: str, at_least: int, timeout: float = 60.0) -> t
 
 
 def test_a_retrieval_run_killed_with_sigkill_resumes_asking_only_what_was_not_stored(
-    database_url, project, plugin_dists, evalkit_cli
+    database_url, project, plugin_dists, evalkit_cli, evalkit_process
 ) -> None:
     log = build_project(project, delay=0.15)
     env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DATABASE_URL"}
     env.update(PYTHONPATH=plugin_dists("evalkit-retrieval-fixtures"), EVALKIT_DATABASE_URL=database_url, NO_COLOR="1")
-    victim = subprocess.Popen(
-        [sys.executable, "-m", "evalkit", "retrieval", SET, "--deployment", "slow", "--privacy", "full"],
-        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+    # A process of its own: it is killed outright (SIGKILL) mid-run.
+    victim = evalkit_process.start("retrieval", SET, "--deployment", "slow", "--privacy", "full", env=env)
     run_id, _ = sigkill_when(victim, lambda: unfinished_run(database_url, at_least=5))
     killed, stored_before = kept_by_store(database_url, run_id)
     assert killed.status is RunStatus.RUNNING, "a process killed outright leaves its run marked running"

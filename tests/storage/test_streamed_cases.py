@@ -187,17 +187,17 @@ def test_cases_with_the_same_stored_checks_share_them_and_the_others_keep_their_
 def test_long_stored_checks_read_back_whole_and_are_not_kept(repo) -> None:
     """A check list longer than the cache takes (a plugin's detail can be any size) reads back
     whole, each time on its own; the short ones are still shared."""
-    from evalkit.storage import sql
+    from evalkit.storage.sql import rows
 
     long_error = "unresolved citations: " + ", ".join(f"doc-{n}" for n in range(1000))
     long_checks = (Check("cites_sources", False, error=long_error),)
     cases = [attrs.evolve(_case(f"c{n}", False), checks=long_checks) for n in range(3)] + [_case("short", True)]
     _store(repo, "r", cases, None)
-    before = sql._cached_checks.cache_info().currsize
+    before = rows._cached_checks.cache_info().currsize
     read = list(repo.iter_cases("r"))
     assert [c.checks for c in read[:3]] == [long_checks] * 3
     assert read[0].checks[0].passed is False and read[0].checks is not read[1].checks
-    assert sql._cached_checks.cache_info().currsize <= before + 1
+    assert rows._cached_checks.cache_info().currsize <= before + 1
 
 
 HOSTILE = "nul\x00 lone\udcff\ud800 escape\uffff\uffff0 bidi\u202e sep\u2028 \x1b[31m"

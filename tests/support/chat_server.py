@@ -1,7 +1,8 @@
 """A scriptable OpenAI-compatible chat-completions server on 127.0.0.1, stdlib only.
 
-It speaks enough HTTP/1.1 (keep-alive, ``Content-Length`` bodies) for httpx and the OpenAI SDK, and
-enough of ``POST /v1/chat/completions`` for a generator under test.  Tests script it::
+It speaks enough HTTP/1.1 (keep-alive, ``Content-Length`` bodies) for aiohttp and the OpenAI SDK, and
+enough of ``POST /v1/chat/completions`` for a generator under test; over TLS when given a server
+``ssl_context`` (``https://`` base URL).  Tests script it::
 
     with ChatServer(delay=0.0) as server:
         server.fail_next(Fault.rate_limited(retry_after=0.1))
@@ -25,6 +26,9 @@ import collections
 import http
 import json
 import signal
+import socket
+import ssl
+import struct
 import subprocess
 import sys
 import threading
@@ -83,6 +87,17 @@ class Fault:
     def drop(cls) -> Fault:
         """Close the connection without sending any response."""
         return cls("drop")
+
+    @classmethod
+    def reset(cls) -> Fault:
+        """Reset the connection (TCP RST) without sending any response: ``ECONNRESET`` at the client."""
+        return cls("reset")
+
+    @classmethod
+    def trickle(cls, seconds: float = 0.05) -> Fault:
+        """Start a 200 response, then send its body one byte every ``seconds``, for ever (a
+        slow-loris server: never idle long enough for a per-read timeout, never done)."""
+        return cls("trickle", seconds=seconds)
 
     @classmethod
     def garbage(cls, body: bytes | str = b"<html><body>upstream exploded</body></html>") -> Fault:
@@ -149,6 +164,7 @@ class ChatServer:
 
     ``pages`` maps other paths (``/v1/models``, ``/props``) to JSON documents answered to a GET;
     ``reply_headers`` are sent with every completion (a gateway's ``x-litellm-model-name``).
+    ``ssl_context`` (a server-side context holding a certificate) makes it an https server.
     """
 
     def __init__(
@@ -164,6 +180,7 @@ class ChatServer:
         record: bool = True,
         response_formats: frozenset[str] | None = None,
         refuse_status: int = 400,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         if responder is not None and text is not None:
             raise ValueError("pass either responder or text, not both")
@@ -176,6 +193,7 @@ class ChatServer:
         self.record = record
         self.response_formats = response_formats
         self.refuse_status = refuse_status
+        self.ssl_context = ssl_context
         self.pages: dict[str, Any] = {}
         #: The most requests the server was answering at one moment (reset by :meth:`reset`).
         self.max_in_flight = 0
@@ -200,8 +218,9 @@ class ChatServer:
 
     @property
     def base_url(self) -> str:
-        """The OpenAI-style base URL, ``http://127.0.0.1:PORT/v1``."""
-        return f"http://{self.host}:{self.port}/v1"
+        """The OpenAI-style base URL, ``http://127.0.0.1:PORT/v1`` (``https://`` with an ``ssl_context``)."""
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://{self.host}:{self.port}/v1"
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -280,7 +299,7 @@ class ChatServer:
         asyncio.set_event_loop(loop)
         try:
             server = loop.run_until_complete(
-                asyncio.start_server(self._serve_connection, self.host, self.port, backlog=1024)
+                asyncio.start_server(self._serve_connection, self.host, self.port, backlog=1024, ssl=self.ssl_context)
             )
         except BaseException as exc:  # handed to the starting thread, which re-raises it
             self._startup_error = exc
@@ -415,6 +434,13 @@ class ChatServer:
         kind = fault.kind if fault is not None else None
         if kind == "drop":
             return False
+        if kind == "reset":
+            writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+            return False
+        if kind == "trickle":
+            await _trickle(writer, fault.seconds)
+            return False
         if kind == "stall":
             await asyncio.sleep(fault.seconds)
         if kind == "http_error":
@@ -485,6 +511,18 @@ async def _stream_huge(writer: asyncio.StreamWriter, size: int, framing: str) ->
         if framing == "chunked":
             writer.write(b"0\r\n\r\n")
             await writer.drain()
+    except (ConnectionError, RuntimeError):
+        return
+
+
+async def _trickle(writer: asyncio.StreamWriter, seconds: float) -> None:
+    """A 200 response announcing a megabyte, then one byte of it every ``seconds`` until the client goes."""
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n{")
+    try:
+        while not writer.is_closing():
+            await writer.drain()
+            await asyncio.sleep(seconds)
+            writer.write(b" ")
     except (ConnectionError, RuntimeError):
         return
 

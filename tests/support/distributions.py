@@ -1,16 +1,26 @@
 """Real plugin distributions for tests, installed with pip into their own folders.
 
-A test adds a folder to ``PYTHONPATH`` for one ``evalkit`` subprocess, so a deliberately broken or
+A test adds a folder to ``PYTHONPATH`` for one ``evalkit`` command, so a deliberately broken or
 clashing distribution is installed for real without touching the shared test environment.
 The distributions declare ``dependencies = ["evalkit-golden"]`` like real plugins; they are
 installed with ``--no-deps`` because the kernel under test is already installed, so nothing is
 ever fetched from an index.
+
+Every pip call costs seconds (its start-up, a build back-end per distribution), and the suite asks
+for some twenty combinations: :class:`TestDistributions` installs every distribution of
+``tests/data`` in one pip call into a staging folder, and makes the folder of a combination by
+copying the files each of its distributions' ``RECORD`` lists — what ``pip install --target`` of
+just those distributions leaves.
 """
 
 from __future__ import annotations
 
+import csv
+import shutil
 import subprocess
 import sys
+import threading
+import tomllib
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -46,3 +56,47 @@ def write_distribution(
     for filename, source in (modules or {}).items():
         (folder / filename).write_text(source)
     return folder
+
+
+class TestDistributions:
+    """The distributions of tests/data, installed once into ``staging`` (on first use)."""
+
+    __test__ = False  # not a test class, whatever its name
+
+    def __init__(self, staging: Path) -> None:
+        self.staging = staging
+        self._installed = False
+        self._lock = threading.Lock()
+
+    def install(self, target: Path, *names: str) -> Path:
+        """A folder ``target`` holding the distributions ``names`` (folders under tests/data) as
+        pip installs them, and nothing else."""
+        self._install_all()
+        target.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            for relative in _recorded_files(self.staging, _distribution_name(name)):
+                destination = target / relative
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(self.staging / relative, destination)
+        return target
+
+    def _install_all(self) -> None:
+        with self._lock:
+            if not self._installed:
+                install_into(self.staging, *sorted(p.name for p in DATA.iterdir() if (p / "pyproject.toml").is_file()))
+                self._installed = True
+
+
+def _distribution_name(folder: str) -> str:
+    """The normalised project name (as in ``NAME-VERSION.dist-info``) of the distribution in tests/data/``folder``."""
+    with open(DATA / folder / "pyproject.toml", "rb") as file:
+        name = tomllib.load(file)["project"]["name"]
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def _recorded_files(staging: Path, name: str) -> list[Path]:
+    """The files pip installed for distribution ``name`` into ``staging``, from its RECORD."""
+    (info,) = staging.glob(f"{name}-*.dist-info")
+    with open(info / "RECORD", encoding="utf-8", newline="") as record:
+        paths = [Path(row[0]) for row in csv.reader(record) if row]
+    return [path for path in paths if not path.is_absolute() and ".." not in path.parts]  # scripts land outside the folder

@@ -11,15 +11,15 @@ and is stopped when the context exits, whatever happened::
 
 from __future__ import annotations
 
+import http.client
 import importlib.util
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
-
-import httpx
 
 __all__ = ["ALIAS", "GGUF_NAME", "LlamaServer", "LlamaUnavailable", "gguf_path", "missing_server_modules"]
 
@@ -95,9 +95,10 @@ class LlamaServer:
             if self._process.poll() is not None:
                 raise RuntimeError(f"the llama.cpp server exited with {self._process.returncode}:\n{self.log_tail()}")
             try:
-                if httpx.get(f"{self.base_url}/models", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as answer:
+                    if answer.status == 200:
+                        return self
+            except (OSError, http.client.HTTPException):  # refused, not up yet, or an HTTP error status
                 pass
             if time.monotonic() > deadline:
                 self.stop()

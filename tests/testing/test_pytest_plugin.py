@@ -15,7 +15,7 @@ def test_smoke_runs_into_a_temporary_store(evalkit_store, evalkit_run):
     outcome = evalkit_run("evalkit.smoke")
     assert outcome.run.pass_rate == 1.0 and outcome.verdict.state == "baseline"
     again = evalkit_run("evalkit.smoke")
-    assert again.verdict.state == "compared" and not again.verdict.regressed
+    assert again.verdict.state == "no_regression" and not again.verdict.regressed
     assert [r.id for r in evalkit_store.runs("evalkit.smoke")] == [again.run.id, outcome.run.id]
     assert evalkit_store.url.startswith("sqlite:///")
 """

@@ -68,7 +68,7 @@ def test_provider_ships_the_set_and_a_demo_deployment():
 def test_the_lexical_retriever_finds_what_the_match_questions_ask_for(tmp_path):
     lexical = pytest.importorskip("evalkit_plugins.lexical")
     options = StdlibQuestionSets().default_deployments()["demo"]["evalkit.lexical"]
-    retriever = lexical.LexicalRetriever(**options, index_dir=tmp_path)
+    retriever = lexical.LexicalRetriever(lexical.LexicalOptions(**options, index_dir=str(tmp_path)))
     qs = question_set()
     scores = [score_question(q, [d for d, _ in retriever.retrieve(q.question, 12)], 10, 0.0) for q in qs.questions]
     metrics = aggregate(scores, 10)

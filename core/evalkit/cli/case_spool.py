@@ -1,6 +1,6 @@
 """The compact JSON text of a large run's cases, kept in a temporary file as the store commits them.
 
-``evalkit run --json`` of more than :data:`~evalkit.cli.common.COMPACT_JSON_CASES` cases prints
+``evalkit run --json`` of more than :data:`~evalkit.cli.json_output.COMPACT_JSON_CASES` cases prints
 every case. Reading them back from the store at the end of the run cost ~2 s of a 100,000-case run
 (the rows, decoding them, building the cases, their text) after the last answer; written here as
 each group of cases is committed, in the form the store keeps them
@@ -32,8 +32,8 @@ class CaseJsonSpool:
 
     def start(self, run: Any, total: int) -> None:
         """Keep the cases only when the run prints them compact
-        (:func:`~evalkit.cli.common.prints_compact`): a smaller run's are read back and indented."""
-        from .common import prints_compact
+        (:func:`~evalkit.cli.json_output.prints_compact`): a smaller run's are read back and indented."""
+        from .json_output import prints_compact
 
         self.wanted = self.wanted and prints_compact(run.case_count)
 
@@ -60,7 +60,7 @@ class CaseJsonSpool:
         """Whether this holds every stored case of ``run`` (as many as the store counted), so
         ``--json`` can print them from here; if so, the file is rewound for :meth:`texts` (a file
         that cannot be is not used, before anything is printed)."""
-        from .common import prints_compact
+        from .json_output import prints_compact
 
         if not self.wanted or self._failed or not prints_compact(run.case_count):
             return False

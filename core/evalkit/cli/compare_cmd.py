@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
 from ..wording import counted
 
@@ -11,29 +11,31 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from .common import add_report_option, add_store_options, add_tolerance_options
+from .app import Arguments, EvalkitCommand, arguments
+from .names import RunId
+from .params import global_options, report_option, tolerance_options
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``compare`` command."""
-    parser = subparsers.add_parser(
-        "compare",
-        help="compare two stored runs of one set, case by case",
-        description=(
-            "Compare the stored run RUN with the stored run BASE (both of one set), by the same rule as `evalkit run`: "
-            "the pass-rate and mean-score deltas against the tolerances, the cases that regressed (passed in BASE, "
-            "fail in RUN), were fixed or still fail, and the exact McNemar p-value on the flipped cases, all on the "
-            "cases whose content is unchanged; cases added, edited or removed between the two set versions are "
-            "listed apart and are never a regression. "
-            "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs."
-        ),
-    )
-    parser.add_argument("base", metavar="BASE", help="the run compared against (the baseline)")
-    parser.add_argument("run", metavar="RUN", help="the run under review")
-    add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
-    add_report_option(parser)
-    add_store_options(parser)
-    parser.set_defaults(handler=handle)
+@click.command(
+    "compare",
+    cls=EvalkitCommand,
+    help=(
+        "Compare the stored run RUN with the stored run BASE (both of one set), by the same rule as `evalkit run`: "
+        "the pass-rate and mean-score deltas against the tolerances, the cases that regressed (passed in BASE, "
+        "fail in RUN), were fixed or still fail, and the exact McNemar p-value on the flipped cases, all on the "
+        "cases whose content is unchanged; cases added, edited or removed between the two set versions are "
+        "listed apart and are never a regression. "
+        "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs."
+    ),
+)
+@click.argument("base", metavar="BASE", type=RunId(), help="the run compared against (the baseline)")
+@click.argument("run", metavar="RUN", type=RunId(), help="the run under review")
+@tolerance_options("max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+@report_option
+@global_options(json="print one JSON document instead of tables")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit compare``."""
+    return arguments(handle, params)
 
 
 def _differences(base: Any, run: Any) -> list[str]:
@@ -55,15 +57,16 @@ def _differences(base: Any, run: Any) -> list[str]:
     return notes
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Compare and print; 1 under --fail-on-regression when an aggregate dropped beyond tolerance,
     and under --fail-on-new-failures when an added or edited case fails."""
     from ..errors import UsageError
-    from ..evaluation import compare_stored
-    from ..storage import StreamedCases, close_repository
+    from ..run.decide import compare_runs
+    from ..storage import capabilities, close_repository
     from ..tolerance import Tolerances
-    from .common import console, print_json
     from .comparison_view import PROMPT_WORDS, RETRIEVAL_WORDS, comparison_document, render_comparison
+    from .console import console
+    from .json_output import print_json
     from .render import run_document
     from .reporting import deliver_reports, report_targets
     from .stored import identity_label, open_store, require_run
@@ -73,7 +76,8 @@ def handle(args: argparse.Namespace) -> int:
     repository = open_store(args)
     try:
         # A store that streams cases matches the two runs itself, a page at a time.
-        whole = not isinstance(repository, StreamedCases)
+        store = capabilities(repository)
+        whole = store.streamed is None
         base = require_run(repository, args.base, with_cases=whole)
         run = require_run(repository, args.run, with_cases=whole)
         if base.set_identifier != run.set_identifier:
@@ -81,7 +85,7 @@ def handle(args: argparse.Namespace) -> int:
                 f'runs {base.id} and {run.id} are of different sets ("{base.set_identifier}" and "{run.set_identifier}"); '
                 "compare two runs of one set"
             )
-        comparison = compare_stored(run, base, repository, tolerances)
+        comparison = compare_runs(run, base, store, tolerances)
     finally:
         close_repository(repository)
     words = RETRIEVAL_WORDS if run.kind.value == "retrieval" and base.kind.value == "retrieval" else PROMPT_WORDS
@@ -124,12 +128,10 @@ def handle(args: argparse.Namespace) -> int:
 
     from rich.table import Table
 
-    from .render import literal
-
     out = console(stderr=rendered.takes_stdout)
-    out.print(f"[bold]Compare: {literal(run.set_identifier)}[/bold]  (base {literal(base.id)} → run {literal(run.id)})")
+    out.line("[bold]Compare: {set}[/bold]  (base {base} → run {run})", set=run.set_identifier, base=base.id, run=run.id)
     for note in notes:
-        out.print(f"[yellow]{literal(note)}[/yellow]")
+        out.print(note, style="yellow")
     table = Table(show_edge=False, pad_edge=False)
     for column, justify in (("", "left"), ("Base", "right"), ("Run", "right"), ("Delta", "right")):
         table.add_column(column, justify=justify)
@@ -140,22 +142,22 @@ def handle(args: argparse.Namespace) -> int:
         f"{float(comparison.pass_rate_delta) * 100:+.1f} pp",
     )
     table.add_row("Mean score", f"{base.mean_score:.3f}", f"{run.mean_score:.3f}", f"{float(comparison.mean_score_delta):+.3f}")
-    table.add_row("Model", literal(identity_label(base)), literal(identity_label(run)), "")
+    table.add_row("Model", identity_label(base), identity_label(run), "")
     out.print(table)
-    out.print()
+    out.line()
     render_comparison(out, comparison, words, fail_on_new_failures=args.fail_on_new_failures)
     deliver_reports(rendered)
     return exit_code
 
 
-def _render_reports(args: argparse.Namespace, targets: Any, base: Any, run: Any, comparison: Any, notes: list[str]) -> Any:
+def _render_reports(args: Arguments, targets: Any, base: Any, run: Any, comparison: Any, notes: list[str]) -> Any:
     """The ``--report`` documents of RUN against BASE (the verdict is this comparison's)."""
     from ..config import load_config
     from ..storage import StoredVerdict
     from .common import database_url
     from .reporting import render_for
 
-    verdict = StoredVerdict("regressed" if comparison.regressed else "ok", base.id, comparison.summary())
+    verdict = StoredVerdict("regressed" if comparison.regressed else "no_regression", base.id, comparison.summary())
     return render_for(
         targets, database_url(args, load_config(args.config)), run, verdict=verdict, comparison=comparison,
         baseline=base, fail_on_regression=args.fail_on_regression, notes=notes,

@@ -16,7 +16,16 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["PROMPT_WORDS", "RETRIEVAL_WORDS", "ComparisonWords", "comparison_document", "render_comparison"]
+    from .console import Output
+
+__all__ = [
+    "PROMPT_WORDS",
+    "RETRIEVAL_WORDS",
+    "ComparisonWords",
+    "comparison_document",
+    "render_comparison",
+    "verdict_document",
+]
 
 
 class ComparisonWords:
@@ -79,7 +88,7 @@ def _result(passed: bool) -> str:
 
 
 def render_comparison(
-    out: Any,
+    out: Output,
     comparison: Any,
     words: ComparisonWords = PROMPT_WORDS,
     *,
@@ -87,21 +96,15 @@ def render_comparison(
     case_notes: Mapping[str, str] | None = None,
 ) -> None:
     """Print the comparison's sections (only those with cases), the McNemar line, the summary and
-    the gate lines. ``case_notes`` adds a note after a regressed case's id (its failed checks).
-    Case ids are data: printed without markup."""
-    from .render import literal
-
-    def visible(text: str) -> str:
-        return literal(text, markup=False)
+    the gate lines. ``case_notes`` adds a note after a regressed case's id (its failed checks)."""
 
     def section(title: str, ids: Any, style: str | None = None, notes: Mapping[str, str] | None = None) -> None:
         if not ids:
             return
-        heading = f"{title}: {len(ids)}"
-        out.print(f"[{style}]{literal(heading)}[/{style}]" if style else visible(heading), markup=style is not None)
+        out.print(f"{title}: {len(ids)}", style=style)
         for case_id in ids:
             note = (notes or {}).get(case_id)
-            out.print(f"  - {visible(case_id)}" + (f": {visible(note)}" if note else ""), markup=False)
+            out.print(f"  - {case_id}" + (f": {note}" if note else ""))
 
     plural = f"{words.cases}s"
     section(words.regressed, comparison.regressed_cases, "red", case_notes)
@@ -110,48 +113,40 @@ def render_comparison(
     if comparison.unstable_cases:
         out.print(
             f"Left out of the comparison, the judge disagreed with itself ({len(comparison.unstable_cases)}): "
-            + ", ".join(visible(c) for c in comparison.unstable_cases),
-            markup=False,
+            + ", ".join(comparison.unstable_cases)
         )
     if comparison.added_cases:
         failing = set(comparison.added_failing)
-        out.print(
-            f"Added {plural} (not in the baseline; {len(failing)} fail): {len(comparison.added_cases)}", markup=False
-        )
+        out.print(f"Added {plural} (not in the baseline; {len(failing)} fail): {len(comparison.added_cases)}")
         for case_id in comparison.added_cases:
-            out.print(f"  - {visible(case_id)}  {_result(case_id not in failing)}", markup=False)
+            out.print(f"  - {case_id}  {_result(case_id not in failing)}")
     if comparison.edited_cases:
-        out.print(f"Edited {plural} (content changed; baseline → now): {len(comparison.edited_cases)}", markup=False)
+        out.print(f"Edited {plural} (content changed; baseline → now): {len(comparison.edited_cases)}")
         for edited in comparison.edited_cases:
-            out.print(f"  - {visible(edited.case_id)}: {_result(edited.baseline_passed)} → {_result(edited.passed)}", markup=False)
+            out.print(f"  - {edited.case_id}: {_result(edited.baseline_passed)} → {_result(edited.passed)}")
     if comparison.removed_cases:
-        out.print(f"Removed {plural} (not in this run): {len(comparison.removed_cases)}", markup=False)
+        out.print(f"Removed {plural} (not in this run): {len(comparison.removed_cases)}")
         for case_id in comparison.removed_cases:
-            out.print(f"  - {visible(case_id)}", markup=False)
+            out.print(f"  - {case_id}")
     if not comparison.fingerprints_known:
-        out.print(
-            f"A run was stored before {words.cases} fingerprints were kept: every {words.cases} in both runs counts as unchanged.",
-            markup=False,
-        )
+        out.print(f"A run was stored before {words.cases} fingerprints were kept: every {words.cases} in both runs counts as unchanged.")
     flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
     if flips:
         weight = "" if comparison.mcnemar_p < 0.05 else "; too few flips to call a trend"
         out.print(
             words.flips.format(regressed=len(comparison.regressed_cases), fixed=len(comparison.fixed_cases))
-            + f" (exact McNemar p = {comparison.mcnemar_p:.3g}{weight})",
-            markup=False,
+            + f" (exact McNemar p = {comparison.mcnemar_p:.3g}{weight})"
         )
-    style = "red" if comparison.regressed else "green"
-    out.print(f"[{style}]{literal(words.summary(comparison))}[/{style}]")
+    out.print(words.summary(comparison), style="red" if comparison.regressed else "green")
     if comparison.regressed:
-        out.print(f"[red]{words.detected}[/red]")
+        out.print(words.detected, style="red")
     new_failures = comparison.new_failures
     if new_failures:
-        line = f"New failures: {counted(len(new_failures), 'added or edited ' + words.cases)} fail: {', '.join(visible(c) for c in new_failures)}"
+        line = f"New failures: {counted(len(new_failures), 'added or edited ' + words.cases)} fail: {', '.join(new_failures)}"
         if fail_on_new_failures:
-            out.print(f"[red]{literal(line)} — the gate fails (--fail-on-new-failures).[/red]")
+            out.print(f"{line} — the gate fails (--fail-on-new-failures).", style="red")
         else:
-            out.print(line, markup=False)
+            out.print(line)
 
 
 def comparison_document(comparison: Any, words: ComparisonWords = PROMPT_WORDS) -> dict[str, Any]:
@@ -188,3 +183,22 @@ def comparison_document(comparison: Any, words: ComparisonWords = PROMPT_WORDS) 
         "fingerprints_known": comparison.fingerprints_known,
         "mcnemar_p": comparison.mcnemar_p,
     }
+
+
+def verdict_document(verdict: Any, words: ComparisonWords = PROMPT_WORDS) -> dict[str, Any]:
+    """A run's verdict as JSON-ready data, the same object for prompt and retrieval runs:
+    ``state`` (``baseline``, ``no_regression``, ``regressed``, ``not_comparable`` or ``pending``),
+    ``baseline_id`` (the run it was, or would have been, compared with), ``reason`` (why it was not
+    compared, or the comparison's sentence), ``regressed``, and — when compared — every key of
+    :func:`comparison_document` beside them."""
+    comparison = verdict.comparison
+    document: dict[str, Any] = {
+        "state": verdict.state,
+        "regressed": verdict.regressed,
+        "reason": verdict.reason if comparison is None else words.summary(comparison),
+        "baseline_id": verdict.baseline_id,
+    }
+    if comparison is not None:
+        document.update(comparison_document(comparison, words))
+        document["regressed"] = verdict.regressed
+    return document

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import re
+
+import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -11,60 +12,65 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ..wording import counted
-from .common import add_store_options
-from .stdout import stdout
+from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments, group_without_command
+from .params import global_options
 
 _DURATION = re.compile(r"(\d+)([smhdw])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``db`` command and its subcommands."""
-    parser = subparsers.add_parser(
-        "db",
-        help="upgrade the results database schema, show its version, prune old runs",
-        description="Maintain the results store. See `evalkit db SUBCOMMAND --help`.",
-    )
-    commands = parser.add_subparsers(dest="db_command", metavar="SUBCOMMAND")
-    upgrade = commands.add_parser(
-        "upgrade",
-        help="apply the pending schema migrations",
-        description=(
-            "Apply the numbered schema migrations this evalkit knows and the database lacks, in one transaction. "
-            "Stored runs are kept and stay readable; nothing is assigned to them retroactively. Safe to run while "
-            "other processes use the database, and from several machines at once."
-        ),
-    )
-    status = commands.add_parser(
-        "status",
-        help="show the schema version and the pending migrations",
-        description="Show the database's schema version, the migrations applied and those pending (read only).",
-    )
-    prune = commands.add_parser(
-        "prune",
-        help="delete whole runs older than a given age",
-        description=(
-            "Delete every run (with all its cases) that started before now minus the given age, and report how "
-            "many were deleted. Runs go whole: a kept run always has all its cases."
-        ),
-    )
-    prune.add_argument(
-        "--older-than", required=True, metavar="AGE",
-        help="an age such as 90d (days), 12h, 30m, 45s or 2w; runs started strictly before now minus AGE go",
-    )
-    for sub, handler in ((upgrade, _upgrade), (status, _status), (prune, _prune)):
-        sub.add_argument("--json", action="store_true", help="print one JSON document")
-        add_store_options(sub)
-        sub.set_defaults(handler=handler)
-    parser.set_defaults(handler=_help(parser))
+@click.group("db", cls=EvalkitGroup, help="Maintain the results store. See `evalkit db SUBCOMMAND --help`.", subcommand_metavar="SUBCOMMAND [ARGS]...")
+@global_options(config=None, database=None)
+def command(**params: Any) -> None:
+    """``evalkit db`` alone: its help."""
+    group_without_command()
 
 
-def _help(parser: argparse.ArgumentParser) -> Any:
-    def show(args: argparse.Namespace) -> int:
-        parser.print_help(stdout())
-        return 2
+@command.command(
+    "upgrade",
+    cls=EvalkitCommand,
+    short_help="apply the pending schema migrations",
+    help=(
+        "Apply the numbered schema migrations this evalkit knows and the database lacks, in one transaction. "
+        "Stored runs are kept and stay readable; nothing is assigned to them retroactively. Safe to run while "
+        "other processes use the database, and from several machines at once."
+    ),
+)
+@global_options(json="print one JSON document")
+def upgrade(**params: Any) -> Arguments:
+    """Parsed ``evalkit db upgrade``."""
+    return arguments(_upgrade, params)
 
-    return show
+
+@command.command(
+    "status",
+    cls=EvalkitCommand,
+    short_help="show the schema version and the pending migrations",
+    help="Show the database's schema version, the migrations applied and those pending (read only).",
+)
+@global_options(json="print one JSON document")
+def status(**params: Any) -> Arguments:
+    """Parsed ``evalkit db status``."""
+    return arguments(_status, params)
+
+
+@command.command(
+    "prune",
+    cls=EvalkitCommand,
+    short_help="delete whole runs older than a given age",
+    help=(
+        "Delete every run (with all its cases) that started before now minus the given age, and report how "
+        "many were deleted. Runs go whole: a kept run always has all its cases."
+    ),
+)
+@click.option(
+    "--older-than", required=True, metavar="AGE",
+    help="an age such as 90d (days), 12h, 30m, 45s or 2w; runs started strictly before now minus AGE go",
+)
+@global_options(json="print one JSON document")
+def prune(**params: Any) -> Arguments:
+    """Parsed ``evalkit db prune``."""
+    return arguments(_prune, params)
 
 
 def parse_age(text: str) -> int:
@@ -84,7 +90,7 @@ def parse_age(text: str) -> int:
     return seconds
 
 
-def _url(args: argparse.Namespace) -> str:
+def _url(args: Arguments) -> str:
     from ..config import load_config
     from .common import database_url
 
@@ -104,12 +110,11 @@ def _status_document(status: Any) -> dict[str, Any]:
 
 
 def _print_status(status: Any) -> None:
-    from .common import console
-    from .render import literal
+    from .console import console
     from .stored import format_date
 
     out = console()
-    out.print(f"Database: {literal(status.url)} ({status.engine})")
+    out.print(f"Database: {status.url} ({status.engine})")
     if status.version > status.latest:
         state = f"version {status.version}, newer than this evalkit knows ({status.latest}): upgrade evalkit"
     elif status.pending:
@@ -121,17 +126,18 @@ def _print_status(status: Any) -> None:
         state = f"version {status.version} (up to date)"
     out.print(f"Schema:   {state}")
     for migration in status.applied:
-        out.print(f"  {migration.version:>3}  applied {format_date(migration.applied_at)} UTC  {literal(migration.name)}")
+        out.print(f"  {migration.version:>3}  applied {format_date(migration.applied_at)} UTC  {migration.name}")
     for version, name in status.pending:
-        out.print(f"  {version:>3}  pending                  {literal(name)}")
+        out.print(f"  {version:>3}  pending                  {name}")
 
 
-def _status(args: argparse.Namespace) -> int:
+def _status(args: Arguments) -> int:
     from ..config import load_config
     from ..errors import UsageError
     from ..shapes import clipped
     from ..storage import missing_store, schema_status
-    from .common import database_url, print_json
+    from .common import database_url
+    from .json_output import print_json
     from .stored import store_origin
 
     config = load_config(args.config)
@@ -150,9 +156,10 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _upgrade(args: argparse.Namespace) -> int:
+def _upgrade(args: Arguments) -> int:
     from ..storage import schema_status, upgrade_schema
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
 
     url = _url(args)
     before = schema_status(url).version
@@ -168,24 +175,26 @@ def _upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
-def _prune(args: argparse.Namespace) -> int:
+def _prune(args: Arguments) -> int:
     import time
 
     from ..errors import UsageError
-    from ..storage import RunHistory, close_repository
-    from .common import console, print_json
+    from ..storage import capabilities, close_repository
+    from .console import console
+    from .json_output import print_json
     from .stored import format_date, open_store
 
     age = parse_age(args.older_than)
     cutoff = time.time() - age
     repository = open_store(args)
     try:
-        if not isinstance(repository, RunHistory):
+        history = capabilities(repository).history
+        if history is None:
             raise UsageError(
                 f"the configured repository ({type(repository).__name__}) cannot prune: it lacks the RunHistory "
                 "capability (recent_runs, purge_older_than)"
             )
-        pruned = repository.purge_older_than(cutoff)
+        pruned = history.purge_older_than(cutoff)
     finally:
         close_repository(repository)
     if args.json:

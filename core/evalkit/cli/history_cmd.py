@@ -2,35 +2,40 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..storage.protocols import ResultRepository
+
 from ..wording import counted
-from .common import add_store_options, positive_int
+from .app import Arguments, EvalkitCommand, arguments
+from .names import SetIdentifier
+from .params import PositiveInt, global_options
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``history`` command."""
-    parser = subparsers.add_parser(
-        "history",
-        help="list the stored runs of a set, newest first, with a pass-rate trend per series",
-        description=(
-            "List the stored runs of SET, newest first: date (UTC), run id, serving identity, grader, status, "
-            "pass rate, mean score, the verdict the run got and whether it is an accepted baseline (first of its scope, "
-            "no regression, accepted by a person, or migrated; * marks each scope's current baseline). Below the table, one trend line per series "
-            "(serving identity + grader): the pass rate of its listed runs, oldest to newest. Runs stored before "
-            "verdicts were kept show — as their verdict."
-        ),
-    )
-    parser.add_argument("set", metavar="SET", help="golden set identifier (need not be installed any more)")
-    parser.add_argument("--limit", type=positive_int, default=20, metavar="N", help="at most N runs (default 20)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
-    add_store_options(parser)
-    parser.set_defaults(handler=handle)
+@click.command(
+    "history",
+    cls=EvalkitCommand,
+    help=(
+        "List the stored runs of SET, newest first: date (UTC), run id, serving identity, grader, status, "
+        "pass rate, mean score, the verdict the run got and whether it is an accepted baseline (first of its scope, "
+        "no regression, accepted by a person, or migrated; * marks each scope's current baseline). Below the table, one trend line per series "
+        "(serving identity + grader): the pass rate of its listed runs, oldest to newest. Runs stored before "
+        "verdicts were kept show — as their verdict."
+    ),
+)
+@click.argument(
+    "set", metavar="SET", type=SetIdentifier("prompt", "question"), help="golden set identifier (need not be installed any more)"
+)
+@click.option("--limit", type=PositiveInt(), default=20, metavar="N", help="at most N runs (default 20)")
+@global_options(json="print one JSON document instead of tables")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit history``."""
+    return arguments(handle, params)
 
 
 def _series_key(run: Any) -> tuple[str, str]:
@@ -39,31 +44,31 @@ def _series_key(run: Any) -> tuple[str, str]:
     return identity_label(run), run.grader
 
 
-def _acceptances(repository: Any, set_identifier: str, run_ids: list[str]) -> tuple[dict[str, Any], set[str]]:
+def _acceptances(repository: ResultRepository, set_identifier: str, run_ids: list[str]) -> tuple[dict[str, Any], set[str]]:
     """The acceptances of the listed runs and the ids of the set's current baselines (empty when the
     store keeps no acceptances)."""
     from ..baselines import current_baselines
-    from ..storage import AcceptedBaselines
+    from ..storage import capabilities
 
-    if not isinstance(repository, AcceptedBaselines) or not run_ids:
+    baselines = capabilities(repository).baselines
+    if baselines is None or not run_ids:
         return {}, set()
-    return repository.acceptances_for(run_ids), {b.run.id for b in current_baselines(repository, set_identifier)}
+    return baselines.acceptances_for(run_ids), {b.run.id for b in current_baselines(repository, set_identifier)}
 
 
 def _accepted_label(acceptance: Any, current: bool) -> str:
     if acceptance is None:
         return "no"
     how = {"first": "first", "no_regression": "no regression", "manual": f"by {acceptance.by}", "migrated": "migrated"}
-    from .render import literal
-
-    return ("* " if current else "") + literal(how.get(acceptance.how, acceptance.how))
+    return ("* " if current else "") + how.get(acceptance.how, acceptance.how)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
-    from ..storage import RunHistory, close_repository
-    from .common import console, print_json
+    from ..storage import capabilities, close_repository
+    from .console import console
+    from .json_output import print_json
     from .render import acceptance_document, run_document
     from .stored import (
         format_date,
@@ -77,12 +82,13 @@ def handle(args: argparse.Namespace) -> int:
 
     repository = open_store(args)
     try:
-        if not isinstance(repository, RunHistory):
+        history = capabilities(repository).history
+        if history is None:
             raise UsageError(
                 f"the configured repository ({type(repository).__name__}) cannot list runs: it lacks the "
                 "RunHistory capability (recent_runs, purge_older_than)"
             )
-        runs = repository.recent_runs(args.set, limit=args.limit)
+        runs = history.recent_runs(args.set, limit=args.limit)
         verdicts = stored_verdicts(repository, [r.id for r in runs])
         acceptances, current = _acceptances(repository, args.set, [r.id for r in runs])
     finally:
@@ -113,15 +119,13 @@ def handle(args: argparse.Namespace) -> int:
         print_json({"set": args.set, "runs": documents, "series": trends})
         return 0
 
-    from .render import literal
-
     out = console()
     if not runs:
-        out.print(f'No stored runs of set "{literal(args.set)}".')
+        out.print(f'No stored runs of set "{args.set}".')
         return 0
     from .layout import Column, print_rows
 
-    out.print(f"[bold]History: {literal(args.set)}[/bold]  ({counted(len(runs), 'run')}, newest first)")
+    out.line("[bold]History: {set}[/bold]  ({runs}, newest first)", set=args.set, runs=counted(len(runs), "run"))
     columns = (
         Column("Date (UTC)", whole=True), Column("Run", whole=True, primary=True), Column("Identity"), Column("Grader"),
         Column("Status", whole=True), Column("Pass rate", "right", whole=True), Column("Mean", "right", whole=True),
@@ -132,19 +136,19 @@ def handle(args: argparse.Namespace) -> int:
         verdict = verdicts.get(run.id)
         shown = verdict_label(verdict)
         if verdict is not None and verdict.state == "regressed":
-            shown = f"[red]{shown}[/red]"
+            shown = out.text("[red]{}[/red]", shown)
         rows.append([
-            format_date(run.started_at), literal(run.id), literal(identity_label(run)), literal(run.grader),
-            literal(run.status.value), f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", shown,
+            format_date(run.started_at), run.id, identity_label(run), run.grader,
+            run.status.value, f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", shown,
             _accepted_label(acceptances.get(run.id), run.id in current),
         ])  # fmt: skip
     print_rows(out, columns, rows)
-    out.print()
-    out.print("[bold]Trend[/bold] (pass rate, oldest → newest, per serving identity and grader)")
+    out.line()
+    out.line("[bold]Trend[/bold] (pass rate, oldest → newest, per serving identity and grader)")
     for trend in trends:
         rates = trend["pass_rates"]
         out.print(
             f"  {trend['sparkline']}  {rates[0] * 100:.1f}% → {rates[-1] * 100:.1f}%  "
-            f"({counted(len(rates), 'run')})  {literal(trend['identity'])} · {literal(trend['grader'])}"
+            f"({counted(len(rates), 'run')})  {trend['identity']} · {trend['grader']}"
         )
     return 0

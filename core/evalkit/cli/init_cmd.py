@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
-from .stdout import stdout
+from .app import Arguments, EvalkitCommand, arguments
+from .params import global_options
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -24,22 +25,23 @@ NEXT_COMMANDS = (
 )
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``init`` command."""
-    parser = subparsers.add_parser(
-        "init",
-        help="write a starter evalkit.toml, an example set file and recorded answers",
-        description=(
-            "Write evalkit.toml, evals/example.yaml and evals/example-answers.jsonl into DIR (default: the "
-            "current directory): a golden set in a file and a replay provider that answers it, so that "
-            "`evalkit run starter.faq --provider recorded` passes. Existing files are never overwritten."
-        ),
-    )
-    parser.add_argument("directory", nargs="?", default=".", metavar="DIR", help="the project folder (default: .)")
-    parser.set_defaults(handler=handle)
+@click.command(
+    "init",
+    cls=EvalkitCommand,
+    help=(
+        "Write evalkit.toml, evals/example.yaml and evals/example-answers.jsonl into DIR (default: the "
+        "current directory): a golden set in a file and a replay provider that answers it, so that "
+        "`evalkit run starter.faq --provider recorded` passes. Existing files are never overwritten."
+    ),
+)
+@click.argument("directory", required=False, default=".", metavar="[DIR]", help="the project folder (default: .)")
+@global_options(config=None, database=None)
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit init``."""
+    return arguments(handle, params)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Refuse if any starter file exists, else write them all and print the next commands."""
     from importlib import resources
     from pathlib import Path
@@ -70,11 +72,14 @@ def handle(args: argparse.Namespace) -> int:
         for path in written:
             path.unlink(missing_ok=True)
         raise UsageError(f"evalkit init cannot write into {clipped(str(root))}: {exc.strerror}") from None
-    write = stdout().write
+    from .console import console
+
+    out = console()
     for _, path in targets:
-        write(f"wrote {path}\n")
-    write("\nNext:\n" if root == Path(".") else f"\nNext, in {root}:\n")
+        out.plain(f"wrote {path}")
+    out.plain("")
+    out.plain("Next:" if root == Path(".") else f"Next, in {root}:")
     width = max(len(command) for command, _ in NEXT_COMMANDS)
     for command, why in NEXT_COMMANDS:
-        write(f"  {command.ljust(width)}  # {why}\n")
+        out.plain(f"  {command.ljust(width)}  # {why}")
     return 0

@@ -5,13 +5,19 @@ folded. :func:`print_rows` prints a table when its whole columns fit the console
 they do not, each row becomes a block: its primary cells on the first line, the other columns
 (``Header: value``) under it, indented and wrapped at spaces.
 
-Cells are rich markup strings (the caller escapes what came from outside).
+A cell is a ``str`` — data, shown as it is — or a rich ``Text`` made by
+:meth:`~evalkit.cli.console.Output.text` (styled).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from .console import Output
 
 __all__ = ["Column", "print_rows"]
 
@@ -29,47 +35,47 @@ class Column(NamedTuple):
     primary: bool = False
 
 
-def _width(markup: str) -> int:
-    from rich.text import Text
-
-    return max((Text.from_markup(line).cell_len for line in markup.split("\n")), default=0)
+def _width(cell: Text) -> int:
+    return max((line.cell_len for line in cell.split("\n")), default=0)
 
 
-def _table_fits(width: int, columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> bool:
+def _table_fits(width: int, columns: Sequence[Column], rows: Sequence[Sequence[Text]]) -> bool:
     need = _GAP * (len(columns) - 1)
     for index, column in enumerate(columns):
-        widest = max([_width(column.header), *(_width(row[index]) for row in rows)])
+        widest = max([len(column.header), *(_width(row[index]) for row in rows)])
         need += widest if column.whole else min(widest, MIN_FOLD)
     return need <= width
 
 
-def print_rows(out: Any, columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> None:
+def print_rows(out: Output, columns: Sequence[Column], rows: Sequence[Sequence[str | Text]]) -> None:
     """Print ``rows`` as a table when it fits ``out``'s width, else as one block per row."""
-    if _table_fits(out.width, columns, rows):
+    from rich.text import Text
+
+    cells = [[cell if isinstance(cell, Text) else Text(out.safe(cell)) for cell in row] for row in rows]
+    if _table_fits(out.width, columns, cells):
         from rich.table import Table
 
         table = Table(show_edge=False, pad_edge=False)
         for index, column in enumerate(columns):
-            widest = max([_width(column.header), *(_width(row[index]) for row in rows)])
+            widest = max([len(column.header), *(_width(row[index]) for row in cells)])
             if column.whole:
                 table.add_column(column.header, justify=column.justify, no_wrap=True, min_width=widest)
             else:
                 table.add_column(column.header, justify=column.justify, overflow="fold")
-        for row in rows:
+        for row in cells:
             table.add_row(*row)
         out.print(table)
         return
-    from rich.markup import escape
     from rich.padding import Padding
-    from rich.text import Text
 
-    for row in rows:
-        lead = "  ".join(cell for column, cell in zip(columns, row, strict=True) if column.primary and cell)
-        rest = " · ".join(
-            f"{escape(column.header)}: {cell}"
+    for row in cells:
+        lead = Text("  ").join(cell for column, cell in zip(columns, row, strict=True) if column.primary and cell)
+        rest = Text(" · ").join(
+            Text.assemble(f"{column.header}: ", cell)
             for column, cell in zip(columns, row, strict=True)
             if not column.primary and cell
         )
-        out.print(lead, overflow="fold", soft_wrap=False)
+        lead.overflow = rest.overflow = "fold"
+        out.print(lead, soft_wrap=False)
         if rest:
-            out.print(Padding(Text.from_markup(rest, overflow="fold"), (0, 0, 0, 2)), soft_wrap=False)
+            out.print(Padding(rest, (0, 0, 0, 2)), soft_wrap=False)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
-from .stdout import stdout
+from .app import Arguments, EvalkitCommand, arguments
+from .params import Choice, global_options
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -14,30 +15,37 @@ if TYPE_CHECKING:
 WHAT = ("plugins", "sets", "questions", "deployments")
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``list`` command."""
-    parser = subparsers.add_parser(
-        "list",
-        help="list installed plugins, or the golden sets they ship",
-        description=(
-            "`evalkit list` shows every plugin in every evalkit entry-point group with its distribution and "
-            "version (and whether EVALKIT_DISABLE_PLUGINS disables it), without importing any plugin. `evalkit list sets` loads the golden prompt set providers "
-            "and shows their sets; `evalkit list questions` does the same for golden question sets (including the "
-            "collections declared under [question_sets] in the configuration); `evalkit list deployments` shows each "
-            "retrieval deployment, the retriever it runs and where it was defined."
-        ),
-    )
-    parser.add_argument("what", nargs="?", choices=WHAT, default="plugins", help="what to list (default: plugins)")
-    parser.add_argument(
-        "--options", action="store_true",
-        help="with plugins: load each plugin and show the options it declares (name, type, default, help)",
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--config", metavar="PATH", help="configuration file, for sets declared in files and [question_sets] collections (default: the nearest evalkit.toml or [tool.evalkit], here or in a parent folder)")
-    parser.set_defaults(handler=handle)
+@click.command(
+    "list",
+    cls=EvalkitCommand,
+    help=(
+        "`evalkit list` shows every plugin in every evalkit entry-point group with its distribution and "
+        "version (and whether EVALKIT_DISABLE_PLUGINS disables it), without importing any plugin. `evalkit list sets` loads the golden prompt set providers "
+        "and shows their sets; `evalkit list questions` does the same for golden question sets (including the "
+        "collections declared under [question_sets] in the configuration); `evalkit list deployments` shows each "
+        "retrieval deployment, the retriever it runs and where it was defined."
+    ),
+)
+@click.argument(
+    "what", required=False, default="plugins", type=Choice(WHAT), metavar="{plugins,sets,questions,deployments}",
+    help="what to list (default: plugins)",
+)
+@click.option(
+    "--options", is_flag=True,
+    help="with plugins: load each plugin and show the options it declares (name, type, default, help)",
+)
+@global_options(
+    config="configuration file, for sets declared in files and [question_sets] collections (default: $EVALKIT_CONFIG, "
+    "else the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)",
+    database=None,
+    json="print JSON",
+)
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit list``."""
+    return arguments(handle, params)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """List, and return 2 when a provider failed or two sets clash (everything else is still shown)."""
     if args.what == "plugins":
         return _plugins(args)
@@ -50,14 +58,14 @@ def handle(args: argparse.Namespace) -> int:
     return _sets(args)
 
 
-def _plugins(args: argparse.Namespace) -> int:
+def _plugins(args: Arguments) -> int:
     from .. import registry
 
     records = registry.scan()
     off = registry.disabled()
     options = {r: plugin_options(r) for r in records} if args.options else {}
     if args.json:
-        from .common import print_json
+        from .json_output import print_json
 
         rows = []
         for r in records:
@@ -71,23 +79,21 @@ def _plugins(args: argparse.Namespace) -> int:
         print_json(rows)
         return 2 if any(error for _, error in options.values()) else 0
 
-    from .render import literal
+    from .console import console
 
-    write = stdout().write
+    out = console()
     for group in registry.GROUPS:
         members = [r for r in records if r.group == group]
-        write(f"{group}  ({registry.plural(registry.KIND_BY_GROUP[group])})\n")
+        out.plain(f"{group}  ({registry.plural(registry.KIND_BY_GROUP[group])})")
         if not members:
-            write("  (none installed)\n")
-        # Names and versions come from installed metadata: shown literally.
-        names = [literal(r.name, markup=False) for r in members]
-        width = max((len(name) for name in names), default=0)
-        for name, record in zip(names, members, strict=True):
+            out.plain("  (none installed)")
+        width = max((len(r.name) for r in members), default=0)
+        for record in members:
             note = f"  (disabled by {registry.DISABLE_ENV})" if record.name in off else ""
-            write(f"  {name.ljust(width)}  {literal(f'{record.distribution} {record.version}', markup=False)}{note}\n")
+            out.plain(f"  {record.name.ljust(width)}  {record.distribution} {record.version}{note}")
             if args.options:
                 for line in option_lines(*options[record]):
-                    write(f"      {literal(line, markup=False)}\n")
+                    out.plain(f"      {line}")
     return 2 if any(error for _, error in options.values()) else 0
 
 
@@ -131,11 +137,12 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def _sets(args: argparse.Namespace) -> int:
+def _sets(args: Arguments) -> int:
     from ..catalog import prompt_set_catalog, question_set_catalog
     from ..config import load_config
     from ..errors import SetValidationError
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
 
     config = load_config(args.config)
     catalog = prompt_set_catalog(config=config) if args.what == "sets" else question_set_catalog(config=config)
@@ -168,8 +175,6 @@ def _sets(args: argparse.Namespace) -> int:
         return 2 if problems else 0
     from rich.table import Table
 
-    from .render import literal
-
     out = console()
     table = Table(show_edge=False, pad_edge=False)
     table.add_column("Identifier")
@@ -177,26 +182,24 @@ def _sets(args: argparse.Namespace) -> int:
     table.add_column(count_attr.capitalize(), justify="right")
     table.add_column("Distribution")
     for row in rows:
-        table.add_row(
-            literal(row["identifier"]), literal(row["name"]), str(row["count"]),
-            literal(f"{row['distribution']} {row['version']}"),
-        )
+        table.add_row(row["identifier"], row["name"], str(row["count"]), f"{row['distribution']} {row['version']}")
     if rows:
         out.print(table)
     else:
-        out.print(f"No {literal(catalog.kind)}s are installed.")
+        out.print(f"No {catalog.kind}s are installed.")
     err = console(stderr=True)
-    for problem in problems:  # a provider's words and the user's table names are data, not markup
-        err.print(f"[red]error:[/red] {literal(problem)}")
+    for problem in problems:
+        err.line("[red]error:[/red] {problem}", problem=problem)
     return 2 if problems else 0
 
 
-def _deployments(args: argparse.Namespace) -> int:
+def _deployments(args: Arguments) -> int:
     """Every deployment (configuration and question-set providers), its retriever and its origin."""
     from ..catalog import question_set_catalog
     from ..config import load_config
     from ..retrieval.deployments import known_deployments
-    from .common import console, print_json
+    from .console import console
+    from .json_output import print_json
 
     config = load_config(args.config)
     catalog = question_set_catalog(config=config)
@@ -216,8 +219,6 @@ def _deployments(args: argparse.Namespace) -> int:
         return 2 if problems else 0
     from rich.table import Table
 
-    from .render import literal
-
     out = console()
     if rows:
         table = Table(show_edge=False, pad_edge=False)
@@ -225,15 +226,15 @@ def _deployments(args: argparse.Namespace) -> int:
             table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(
-                literal(row["name"]),
-                literal(row["retriever"]) if row["retriever"] else "(none named: give RETRIEVER)",
-                literal(", ".join(row["retrievers"]) or "-"),
-                "\n".join(literal(source) for source in row["defined_in"]),
+                row["name"],
+                row["retriever"] or "(none named: give RETRIEVER)",
+                ", ".join(row["retrievers"]) or "-",
+                out.text("\n".join("{}" for _ in row["defined_in"]), *row["defined_in"]),
             )
         out.print(table)
     else:
         out.print('No deployments: add [deployments.NAME] with retriever = "ID" to evalkit.toml.')
     err = console(stderr=True)
     for problem in problems:
-        err.print(f"[red]error:[/red] {literal(problem)}")
+        err.line("[red]error:[/red] {problem}", problem=problem)
     return 2 if problems else 0

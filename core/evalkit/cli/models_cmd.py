@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
+import click
 
-from .stdout import stdout
+from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments, group_without_command
+from .params import global_options, listed
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-from .common import add_store_options
 
 #: Kept in step with ``evalkit.routing.POLICIES`` (a test checks); not imported, to keep start-up cheap.
 POLICY_NAMES = ("provider_priority", "balanced", "quality", "economy")
@@ -22,10 +20,13 @@ Rank the configured provider instances ([providers.NAME] in evalkit.toml) for an
 
 Under --policy (default provider_priority) the order is provider priority first, then the policy's
 score, then configuration order:
-  provider_priority  no measurement is used (quality is shown, not used)
-  balanced           quality 0.4 · health 0.4 · cost 0.2 (cost only with --prefer-lowest-cost)
-  quality            quality 0.7 · health 0.3
-  economy            quality 0.1 · health 0.3 · cost 0.6
+
+\b
+- provider_priority  no measurement is used (quality is shown, not used)
+- balanced           quality 0.4 · health 0.4 · cost 0.2 (cost only with --prefer-lowest-cost)
+- quality            quality 0.7 · health 0.3
+- economy            quality 0.1 · health 0.3 · cost 0.6
+
 The score is the weighted mean of the signals that have data; none gives 0.5. Quality is the mean of
 the latest verified, complete, deterministic-grader run per golden set for the instance and its model
 alias; unmeasured is no signal, a measured 0.0 is a zero. evalkit has no health signal. The cost
@@ -38,52 +39,52 @@ unmeasured are excluded (equal to Q stays). It cannot be combined with --policy.
 EPILOG = "exit codes: 0 a candidate was selected · 1 no candidate qualifies · 2 bad usage or configuration"
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``models`` command and its ``rank`` subcommand."""
-    parser = subparsers.add_parser(
-        "models",
-        help="rank the configured provider instances by measured quality",
-        description="Model selection from measured results. See `evalkit models rank --help`.",
-    )
-    commands = parser.add_subparsers(dest="models_command", metavar="SUBCOMMAND")
-    rank = commands.add_parser(
-        "rank",
-        help="rank the configured provider instances and say why each is where it is",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    rank.add_argument("--policy", metavar="P", help=f"routing policy: {', '.join(POLICY_NAMES)} (default provider_priority)")
-    rank.add_argument(
-        "--capability", action="append", metavar="C",
-        help="only instances offering this capability (repeat to require several; e.g. chat)",
-    )
-    rank.add_argument(
-        "--prefer-lowest-cost", action="store_true",
-        help="let cost join the balanced score and break ties (cheaper first, unpriced last)",
-    )
-    rank.add_argument(
-        "--min-quality", metavar="Q",
-        help="rank by measured quality alone and exclude candidates below Q (a finite number in 0..1) or unmeasured",
-    )
-    rank.add_argument("--json", action="store_true", help="print one JSON document")
-    add_store_options(rank)
-    rank.set_defaults(handler=handle_rank)
-    parser.set_defaults(handler=lambda args: _usage(parser))
+@click.group(
+    "models",
+    cls=EvalkitGroup,
+    help="Model selection from measured results. See `evalkit models rank --help`.",
+    subcommand_metavar="SUBCOMMAND [ARGS]...",
+)
+@global_options(config=None, database=None)
+def command(**params: Any) -> None:
+    """``evalkit models`` alone: its help, on standard error."""
+    group_without_command(stderr=True)
 
 
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
+@command.command(
+    "rank",
+    cls=EvalkitCommand,
+    short_help="rank the configured provider instances and say why each is where it is",
+    help=DESCRIPTION,
+    epilog=EPILOG,
+)
+@click.option("--policy", metavar="P", help=f"routing policy: {', '.join(POLICY_NAMES)} (default provider_priority)")
+@click.option(
+    "--capability", multiple=True, callback=listed, metavar="C",
+    help="only instances offering this capability (repeat to require several; e.g. chat)",
+)
+@click.option(
+    "--prefer-lowest-cost", is_flag=True,
+    help="let cost join the balanced score and break ties (cheaper first, unpriced last)",
+)
+@click.option(
+    "--min-quality", metavar="Q",
+    help="rank by measured quality alone and exclude candidates below Q (a finite number in 0..1) or unmeasured",
+)
+@global_options(json="print one JSON document")
+def rank(**params: Any) -> Arguments:
+    """Parsed ``evalkit models rank``."""
+    return arguments(handle_rank, params)
 
 
-def handle_rank(args: argparse.Namespace) -> int:
+def handle_rank(args: Arguments) -> int:
     """Validate the options, rank, print; 0 when a candidate is selected, 1 when none qualifies."""
     from ..config import load_config
     from ..errors import UsageError
     from ..routing import DEFAULT_POLICY, ModelSelection, SelectionCriteria, parse_min_quality, parse_policy
     from ..storage import close_repository, open_repository
-    from .common import database_url, print_json
+    from .common import database_url
+    from .json_output import print_json
 
     policy = parse_policy(args.policy, "policy") if args.policy is not None else None
     min_quality = parse_min_quality(args.min_quality)
@@ -124,53 +125,49 @@ def handle_rank(args: argparse.Namespace) -> int:
     return 0 if ranking.selected is not None else 1
 
 
-def _shown(value: object) -> str:
-    """A name, alias, run id or reason from the configuration or the store, shown literally."""
-    from .render import literal
-
-    return literal(value, markup=False)
-
-
 def _render(ranking: Any, *, configured: bool) -> None:
-    write = stdout().write
+    from .console import console
+
+    out = console()
     if ranking.method == "select_by_quality":
-        write(f"Ranking by measured quality: {_shown(ranking.describe())}\n")
+        out.plain(f"Ranking by measured quality: {ranking.describe()}")
     else:
-        write(f"Ranking under policy {_shown(ranking.policy)}: {_shown(ranking.describe())}\n")
+        out.plain(f"Ranking under policy {ranking.policy}: {ranking.describe()}")
     if ranking.criteria.capabilities:
-        write(f"Required capabilities: {_shown(', '.join(ranking.criteria.capabilities))}\n")
-    write("\n")
+        out.plain(f"Required capabilities: {', '.join(ranking.criteria.capabilities)}")
+    out.plain("")
     for entry in ranking.entries:
-        write(f"{entry.rank:>2}. {_line(entry)}  score {_number(entry.score)}\n")
-        _details(write, entry)
+        out.plain(f"{entry.rank:>2}. {_line(entry)}  score {_number(entry.score)}")
+        _details(out, entry)
     if ranking.excluded:
-        write("\nExcluded:\n")
+        out.plain("")
+        out.plain("Excluded:")
         for entry in ranking.excluded:
-            write(f"  - {_line(entry)}\n")
-            _details(write, entry)
-    write("\n")
+            out.plain(f"  - {_line(entry)}")
+            _details(out, entry)
+    out.plain("")
     if ranking.selected is not None:
-        write(f"Selected: {_shown(ranking.selected.name)}\n")
+        out.plain(f"Selected: {ranking.selected.name}")
     elif not configured:
-        write("No provider instance is configured: add [providers.NAME] tables (adapter, model) to evalkit.toml.\n")
+        out.plain("No provider instance is configured: add [providers.NAME] tables (adapter, model) to evalkit.toml.")
     else:
-        write("No candidate qualifies.\n")
+        out.plain("No candidate qualifies.")
 
 
 def _line(entry: Any) -> str:
     candidate = entry.candidate
     cost = "—" if candidate.cost_per_1k_tokens is None else f"{candidate.cost_per_1k_tokens:g}"
     return (
-        f"{_shown(candidate.name)}  model {_shown(candidate.model or '(none)')}  adapter {_shown(candidate.adapter)}  "
+        f"{candidate.name}  model {candidate.model or '(none)'}  adapter {candidate.adapter}  "
         f"priority {candidate.priority}  cost/1k {cost}  quality {_number(entry.quality.value)}"
     )
 
 
-def _details(write: Any, entry: Any) -> None:
+def _details(out: Any, entry: Any) -> None:
     if entry.quality.source != "none" or entry.quality.runs:
         runs = ", ".join(f"{r.run_id} ({r.set_identifier} {r.mean_score:.4f})" for r in entry.quality.runs)
-        write(f"      runs: {_shown(runs or 'none')}\n")
-    write(f"      why:  {_shown(entry.reason)}\n")
+        out.plain(f"      runs: {runs or 'none'}")
+    out.plain(f"      why:  {entry.reason}")
 
 
 def _number(value: float | None) -> str:

@@ -1,9 +1,9 @@
 """Rendering runs and verdicts for people (rich) and machines (JSON).
 
-Every string that comes from a plugin, a set, an endpoint or the store goes through
-:func:`literal` before it is printed: secrets are scrubbed, control characters made visible and
-rich markup escaped, so what is shown is exactly the text, never an instruction to the terminal.
-This module imports nothing heavy at the top: ``evalkit list`` uses :func:`literal` too.
+What is printed goes through the output boundaries — :class:`~evalkit.cli.console.Output` for
+people, :mod:`evalkit.cli.json_output` for ``--json`` — which make every string from a plugin, a
+set, an endpoint or the store safe; the code here says what is evalkit's own markup and what is
+data (see :mod:`evalkit.cli.console`), and escapes nothing itself.
 """
 
 from __future__ import annotations
@@ -20,30 +20,21 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
-    from ..evaluation import RunOutcome
+    from ..run.outcome import Outcome
     from ..runs import CaseResult, Run
+    from .console import Output
 
-__all__ = ["ProgressDisplay", "acceptance_document", "acceptance_line", "literal", "outcome_document", "render_outcome", "run_document", "case_document", "case_json"]
-
-def literal(value: object, *, markup: bool = True, multiline: bool = False) -> str:
-    """``value`` as text that prints as itself: the one output filter of the CLI.
-
-    Secret values of the components built in this process (``secret_values()``) become ``***``;
-    control and format characters become visible escapes (``\\x1b``, ``\\r``, ``\\x00``, and
-    ``\\n`` unless ``multiline``, for answers and messages whose lines are meant; see
-    :func:`evalkit.printable.visible`); and — unless ``markup`` is false, for text printed without
-    rich markup — rich markup is escaped, so a set named ``[/]`` is shown as ``[/]``.
-    """
-    from ..printable import visible
-    from ..privacy import remove_secrets, secrets_to_hide
-
-    text = value if isinstance(value, str) else str(value)
-    text = visible(remove_secrets(text, secrets_to_hide()), keep="\n\t" if multiline else "")
-    if markup:
-        from rich.markup import escape
-
-        text = escape(text)
-    return text
+__all__ = [
+    "ProgressDisplay",
+    "acceptance_document",
+    "acceptance_line",
+    "case_document",
+    "case_json",
+    "outcome_document",
+    "print_cases_json",
+    "render_outcome",
+    "run_document",
+]
 
 
 class ProgressDisplay:
@@ -60,15 +51,16 @@ class ProgressDisplay:
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        from .common import console
+        from .console import console
         from .rate_column import CaseRateColumn
 
+        err = console(stderr=True)
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), CaseRateColumn(), TimeRemainingColumn(),
-            console=console(stderr=True), transient=True,
+            TextColumn("{task.description}", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
+            CaseRateColumn(), TimeRemainingColumn(), console=err.rich, transient=True,
         )
         self._progress.start()
-        self._task = self._progress.add_task(literal(run.set_identifier), total=total)
+        self._task = self._progress.add_task(err.safe(run.set_identifier), total=total)
 
     def advance(self, case: CaseResult) -> None:
         """One more case is in."""
@@ -97,8 +89,8 @@ def _failed_checks(case: CaseResult) -> str:
 
 
 def render_outcome(
-    out: Any,
-    outcome: RunOutcome,
+    out: Output,
+    outcome: Outcome,
     golden_set: Any = None,
     live_cases: Mapping[str, CaseResult] | None = None,
     show_all: bool = False,
@@ -117,13 +109,13 @@ def render_outcome(
     from .layout import Column, print_rows
 
     run = outcome.run
-    out.print(f"[bold]Evaluation: {literal(run.set_identifier)}[/bold]  (run {literal(run.id)})")
+    out.line("[bold]Evaluation: {set}[/bold]  (run {run})", set=run.set_identifier, run=run.id)
     if outcome.concurrency is not None:
         out.print(f"Concurrency: {counted(outcome.concurrency, 'request')} in flight")
     for note in outcome.notes:
-        out.print(f"[yellow]{literal(note)}[/yellow]")
+        out.print(note, style="yellow")
     for failure in outcome.plugin_failures:
-        out.print(f"[yellow]warning: {literal(failure)}[/yellow]")
+        out.print(f"warning: {failure}", style="yellow")
     columns = (
         Column("Case", whole=True, primary=True), Column("Result", whole=True, primary=True),
         Column("Score", "right", whole=True), Column("Latency (ms)", "right", whole=True), Column("Failed checks"),
@@ -139,11 +131,8 @@ def render_outcome(
         if not case.needs_a_look and not show_all:
             hidden += 1
             continue
-        result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
-        if case.unstable:
-            result += " [yellow](unstable)[/yellow]"
         shown = (live_cases or {}).get(case.case_id, case)
-        rows.append([literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_failed_checks(shown))])
+        rows.append([case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _failed_checks(shown)])
     if cases is not None and not show_all:
         hidden = run.answered_count - len(rows)
     if rows:
@@ -154,6 +143,12 @@ def render_outcome(
     render_verdict(out, outcome, fail_on_new_failures=fail_on_new_failures, case_notes=regressed_checks)
 
 
+def result_cell(out: Output, case: CaseResult) -> Any:
+    """A case's result for a table: ``pass``, ``FAIL`` in red or ``ERROR``, marked when unstable."""
+    result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
+    return out.text(result + (" [yellow](unstable)[/yellow]" if case.unstable else ""))
+
+
 def unlisted_cases_line(hidden: int, answered: int) -> str:
     """The line that counts the passing cases a table left out (``--show-all`` lists them)."""
     if hidden == answered:
@@ -161,20 +156,20 @@ def unlisted_cases_line(hidden: int, answered: int) -> str:
     return f"{counted(hidden, 'passing case')} {'is' if hidden == 1 else 'are'} not listed (--show-all lists every case)."
 
 
-def render_summary(out: Any, run: Run) -> None:
+def render_summary(out: Output, run: Run) -> None:
     """Identity and aggregates."""
     if run.identity is not None:
         who = f"{run.identity.reported_model} (alias {run.identity.model_alias} via {run.identity.provider_instance})"
     else:
         who = "(unknown)"
-    out.print(f"Model:      {literal(who)}")
+    out.print(f"Model:      {who}")
     serving = (run.metrics or {}).get("serving") or {}
     if serving.get("note"):
-        out.print(f"            ({literal(serving['note'])})")
+        out.print(f"            ({serving['note']})")
     if serving.get("evidence"):
         shown = ", ".join(f"{key} {value}" for key, value in serving["evidence"].items())
-        out.print(f"Served by:  {literal(shown)}")
-    out.print(f"Grader:     {literal(run.grader)}")
+        out.print(f"Served by:  {shown}")
+    out.print(f"Grader:     {run.grader}")
     out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     out.print(f"Pass rate:  {_percent(run.pass_rate)} ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
@@ -186,12 +181,12 @@ def render_summary(out: Any, run: Run) -> None:
                 f"; self-agreement {_percent(judge['self_agreement'])} "
                 f"({judge['agreeing_cases']}/{judge['judged_cases']} cases), {len(judge['unstable_cases'])} unstable"
             )
-        out.print(literal(line))
+        out.print(line)
 
 
 def check_names(case: CaseResult) -> str:
     """``check_a, check_b`` — the named checks a case failed (``errored`` for an error), for the
-    regression list. The names are raw: the caller prints them without markup, visibly escaped."""
+    regression list."""
     names = [check.name for check in case.failed_checks]
     if case.errored:
         names.append("errored")
@@ -213,17 +208,17 @@ def acceptance_line(acceptance: Any, baseline_id: str | None, complete: bool) ->
 
 
 def render_verdict(
-    out: Any, outcome: RunOutcome, *, fail_on_new_failures: bool = False, case_notes: Mapping[str, str] | None = None
+    out: Output, outcome: Outcome, *, fail_on_new_failures: bool = False, case_notes: Mapping[str, str] | None = None
 ) -> None:
     """The regression check: first the cases that passed in the baseline and fail now, each with
     its ``case_notes`` entry (its failed checks) when there is one."""
     from .comparison_view import render_comparison
 
     verdict = outcome.verdict
-    out.print()
-    out.print("[bold]Regression check[/bold]")
-    if verdict.state in ("not_compared", "pending"):
-        out.print(f"[yellow]{literal(verdict.reason or '')}[/yellow]")
+    out.line()
+    out.line("[bold]Regression check[/bold]")
+    if verdict.state in ("not_comparable", "pending"):
+        out.print(verdict.reason or "", style="yellow")
     elif verdict.state == "baseline":
         out.print("No accepted run for this set, serving identity and grader — recorded as the baseline.")
     else:
@@ -232,7 +227,7 @@ def render_verdict(
     complete = outcome.run.status.value == "complete" and outcome.run.verified
     line = acceptance_line(verdict.acceptance, verdict.baseline.id if verdict.baseline is not None else None, complete)
     if line is not None:
-        out.print(literal(line))
+        out.print(line)
 
 
 def case_document(case: CaseResult) -> dict[str, Any]:
@@ -289,7 +284,7 @@ def case_json(case: CaseResult) -> str:
     separators=(",", ":"), ensure_ascii=False, default=str)`` writes: the scalars are written one by
     one and a shared tuple of checks or serving identity is encoded once, so a 100,000-case
     ``--json`` builds no document per case. Secrets and hidden characters are left to the caller,
-    as for a document (see :func:`evalkit.cli.common.print_json_streamed`)."""
+    as for a document (see :func:`evalkit.cli.json_output.print_json_streamed`)."""
     # Whether a case is unstable is read from its checks alone, so it is kept with their text.
     checks_text, unstable = _made_once(
         _CHECK_TEXTS, case.checks, lambda checks: (_compact_json(_check_documents(checks, _case_hooks()[0])), case.unstable)
@@ -336,6 +331,20 @@ def _case_hooks() -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
     from ..grading import Check
 
     return converter.get_unstructure_hook(Check), converter.get_unstructure_hook(ServingIdentity)
+
+
+def print_cases_json(document: dict[str, Any], cases: Any, case_count: int) -> None:
+    """Print ``document`` with its ``"cases"`` made of ``cases`` (an iterable of
+    :class:`~evalkit.runs.CaseResult`): whole and indented for a run of at most
+    :data:`~evalkit.cli.json_output.COMPACT_JSON_CASES` cases, else compact and case by case (:func:`~evalkit.cli.json_output.print_json_streamed`,
+    each case's text written by :func:`case_json`), so a 100,000-case run never
+    holds the list, nor a document per case."""
+    from .json_output import print_json, print_json_streamed, prints_compact
+
+    if prints_compact(case_count):
+        print_json_streamed(document, "cases", map(case_json, cases), encoded=True)
+    else:
+        print_json({**document, "cases": [case_document(case) for case in cases]})
 
 
 def run_document(run: Run, with_cases: bool = True) -> dict[str, Any]:
@@ -387,27 +396,18 @@ def acceptance_document(acceptance: Any) -> dict[str, Any] | None:
     return {"how": acceptance.how, "at": acceptance.at, "by": acceptance.by, "reason": acceptance.reason, "summary": acceptance.describe()}
 
 
-def outcome_document(outcome: RunOutcome, with_cases: bool = True) -> dict[str, Any]:
+def outcome_document(outcome: Outcome, with_cases: bool = True) -> dict[str, Any]:
     """The ``--json`` document of ``evalkit run``; without ``with_cases`` its ``"cases"`` is
     ``None`` (keeping its place for cases printed one by one)."""
+    from .comparison_view import verdict_document
+
     verdict = outcome.verdict
-    comparison = verdict.comparison
     document = run_document(outcome.run, with_cases=with_cases)
     document.setdefault("cases", None)
     document["notes"] = list(outcome.notes)
     document["warnings"] = list(outcome.plugin_failures)
     document["concurrency"] = outcome.concurrency
-    document["verdict"] = {
-        "state": verdict.state,
-        "regressed": verdict.regressed,
-        "reason": verdict.reason if comparison is None else comparison.summary(),
-        "baseline_id": comparison.baseline_id if comparison else None,
-    }
+    document["verdict"] = verdict_document(verdict)
     document["accepted"] = acceptance_document(verdict.acceptance)
-    if comparison is not None:
-        from .comparison_view import comparison_document
-
-        document["verdict"].update(comparison_document(comparison))
-        document["verdict"]["regressed"] = verdict.regressed
     document["baseline_id"] = document["verdict"]["baseline_id"]
     return document

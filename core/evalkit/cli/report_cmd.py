@@ -6,7 +6,7 @@ prints the verdict, writes the reports and exits with the run's own code.
 
 from __future__ import annotations
 
-import argparse
+import click
 
 from ..wording import counted
 
@@ -15,46 +15,43 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from .common import add_report_option, add_store_options
+    from ..storage.protocols import ResultRepository
+
+from .app import Arguments, EvalkitCommand, arguments
+from .names import RunId
+from .params import global_options, report_option, wait_options
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``report`` command."""
-    parser = subparsers.add_parser(
-        "report",
-        help="render a stored run as HTML, JUnit XML, Markdown or JSON (optionally waiting for its shards)",
-        description=(
-            "Render the stored run RUN_ID with a reporter: its verdict as stored, its comparison with the "
-            "baseline it was compared with, and its scope's history. --format/-o name one report; --report "
-            "adds more. With --wait, wait until every shard of the run is in first (the final job of a sharded "
-            "CI run). Exit code: 3 when the run is not complete, 1 under --fail-on-regression when its gate "
-            "fails, else 0; a failing reporter is named on stderr and does not change it."
-        ),
-    )
-    parser.add_argument("run_id", metavar="RUN_ID", help="a run id (see `evalkit history SET`)")
-    parser.add_argument("--format", metavar="NAME", help="reporter: html (default), junit, markdown, json or an installed one")
-    parser.add_argument("-o", "--output", metavar="PATH", help='where --format writes ("-": standard output, the default)')
-    add_report_option(parser)
-    add_wait_options(parser, "--wait", "wait until every shard of the run is in (and its verdict recorded)")
-    parser.add_argument(
-        "--fail-on-regression", action="store_true",
-        help="exit 1 when the run regressed, could not be compared, or is still pending",
-    )
-    add_store_options(parser)
-    parser.set_defaults(handler=handle)
+@click.command(
+    "report",
+    cls=EvalkitCommand,
+    help=(
+        "Render the stored run RUN_ID with a reporter: its verdict as stored, its comparison with the "
+        "baseline it was compared with, and its scope's history. --format/-o name one report; --report "
+        "adds more. With --wait, wait until every shard of the run is in first (the final job of a sharded "
+        "CI run). Exit code: 3 when the run is not complete, 1 under --fail-on-regression when its gate "
+        "fails, else 0; a failing reporter is named on stderr and does not change it."
+    ),
+)
+@click.argument("run_id", metavar="RUN_ID", type=RunId(), help="a run id (see `evalkit history SET`)")
+@click.option("--format", metavar="NAME", help="reporter: html (default), junit, markdown, json or an installed one")
+@click.option("-o", "--output", metavar="PATH", help='where --format writes ("-": standard output, the default)')
+@report_option
+@wait_options("--wait", "wait until every shard of the run is in (and its verdict recorded)")
+@click.option(
+    "--fail-on-regression", is_flag=True,
+    help="exit 1 when the run regressed, could not be compared, or is still pending",
+)
+@global_options()
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit report``."""
+    return arguments(handle, params)
 
 
-def add_wait_options(parser: argparse.ArgumentParser, flag: str, what: str) -> None:
-    """The waiting flag, ``--timeout DURATION`` and ``--poll SECONDS``."""
-    parser.add_argument(flag, action="store_true", dest="wait", help=what)
-    parser.add_argument("--timeout", default="30m", metavar="DURATION", help="how long to wait: 90s, 30m, 2h (default 30m)")
-    parser.add_argument("--poll", default="5s", metavar="DURATION", help="how often to look at the store while waiting (default 5s)")
-
-
-def wait_for(args: argparse.Namespace, repository: Any, run_id: str) -> Any:
+def wait_for(args: Arguments, repository: ResultRepository, run_id: str) -> Any:
     """Wait for ``run_id`` as ``--timeout``/``--poll`` say, telling stderr once what it waits for."""
     from ..waiting import parse_duration, wait_for_run
-    from .common import console
+    from .console import console
 
     timeout = parse_duration(args.timeout)
     poll = parse_duration(args.poll)
@@ -65,18 +62,17 @@ def wait_for(args: argparse.Namespace, repository: Any, run_id: str) -> Any:
         if not told:
             told.append(True)
             seen = "not in the store yet" if run is None else f"{run.answered_count} of {counted(run.case_count, 'case')} in"
-            err.print(f"Waiting up to {args.timeout} for every shard of run {run_id} ({seen})…", markup=False, highlight=False)
+            err.print(f"Waiting up to {args.timeout} for every shard of run {run_id} ({seen})…")
 
     return wait_for_run(repository, run_id, timeout_s=timeout, poll_s=poll, on_poll=on_poll)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Render the run; its exit code (see the description)."""
-    from ..reports.escape import one_line
     from ..reports.targets import ReportTarget
     from ..runs import RunStatus
     from ..storage import close_repository
-    from .common import console
+    from .console import console
     from .reporting import deliver_reports, render_for, report_targets
     from .stored import open_store, require_run
 
@@ -99,8 +95,8 @@ def handle(args: argparse.Namespace) -> int:
     )  # fmt: skip
     report = rendered.report
     out = console(stderr=rendered.takes_stdout)
-    out.print(f"{report.verdict_word}: {one_line(run.set_identifier)} run {one_line(run.id)}", markup=False, highlight=False)
-    out.print(one_line(report.verdict_sentence), markup=False, highlight=False)
+    out.print(f"{report.verdict_word}: {run.set_identifier} run {run.id}")
+    out.print(report.verdict_sentence)
     deliver_reports(rendered)
     if run.status is not RunStatus.COMPLETE and run.status is not RunStatus.RUNNING:
         return 3

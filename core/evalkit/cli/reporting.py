@@ -9,7 +9,6 @@ failed. A failing reporter never changes the exit code.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +16,7 @@ from ..errors import UsageError
 
 if TYPE_CHECKING:
     from ..reports.targets import RenderedReport, ReportFailure, ReportTarget
+    from .app import Arguments
 
 # evalkit.reports (its model, assembly and escaping) is imported only when a report is asked for:
 # a run without --report does not pay for it.
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["Rendered", "deliver_reports", "render_for", "report_targets"]
 
 
-def report_targets(args: argparse.Namespace) -> tuple[ReportTarget, ...]:
+def report_targets(args: Arguments) -> tuple[ReportTarget, ...]:
     """The command's ``--report`` values, parsed; refused with ``--json`` when both want stdout."""
     if not getattr(args, "report", None):
         return ()
@@ -84,9 +84,8 @@ def deliver_reports(rendered: Rendered) -> None:
     """Write the rendered reports; name each one written and each reporter that failed (stderr)."""
     if not rendered.reports and not rendered.failures:
         return
-    from ..reports.escape import one_line
     from ..reports.targets import STDOUT, deliver
-    from .common import console
+    from .console import console
     from .stdout import stdout
 
     written, failures = deliver(rendered.reports, stdout=stdout())
@@ -94,11 +93,6 @@ def deliver_reports(rendered: Rendered) -> None:
     for item in written:
         if item.destination != STDOUT:
             verb = "appended to" if item.appended else "written to"
-            err.print(f"Report {item.format} {verb} {one_line(item.destination)}", markup=False, highlight=False)
+            err.print(f"Report {item.format} {verb} {item.destination}")
     for failure in [*rendered.failures, *failures]:
-        err.print(
-            f'evalkit: error: reporter "{failure.format}" failed: {failure.message} '
-            "(the run's stored result and exit code are unchanged)",
-            markup=False,
-            highlight=False,
-        )
+        err.print(f'evalkit: error: reporter "{failure.format}" failed: {failure.message} (the run\'s stored result and exit code are unchanged)')

@@ -2,85 +2,104 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .console import Output
+
 from ..wording import counted
-from .common import add_baseline_option, add_report_option, add_store_options, add_tolerance_options, positive_int
+from .app import Arguments, EvalkitCommand, arguments
+from .names import DeploymentName, PluginName, SetIdentifier
+from .params import (
+    Choice,
+    PositiveInt,
+    baseline_option,
+    global_options,
+    placement_options,
+    report_option,
+    tolerance_options,
+)
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``retrieval`` command."""
-    parser = subparsers.add_parser(
-        "retrieval",
-        help="measure a retriever against a golden question set and flag regressions",
-        description=(
-            "Ask RETRIEVER every question of SET, score the rankings (top-1/top-3 hit rates, MRR@k, recall@k, "
-            "nDCG@k, latency), store the run and compare it with the baseline of its scope — the most recently "
-            "accepted run of the same set and retriever in the same deployment — when both declare the same "
-            "benchmark (corpus, labels, scoring protocol)."
-        ),
-        epilog=(
-            "baseline states: baseline (first known run) · comparable (same benchmark; compared) · "
-            "mismatch (corpus or labels changed) · unknown (provenance missing or invalid). "
-            "With --fail-on-regression, mismatch and unknown exit 1 as well."
-        ),
-    )
-    parser.add_argument("set", metavar="SET", help="golden question set identifier (see `evalkit list`)")
-    parser.add_argument(
-        "retriever", metavar="RETRIEVER", nargs="?",
-        help="retriever id, an evalkit.retrievers entry point (e.g. evalkit.lexical); default: the one the deployment names",
-    )
-    parser.add_argument(
-        "--deployment", metavar="NAME",
-        help='the deployment to measure: its retriever ([deployments.NAME] retriever = "ID") and options '
-        '([deployments.NAME.retrievers."ID"]), from the configuration or the set\'s provider '
-        "(default: EVALKIT_DEPLOYMENT, else none; see `evalkit list deployments`)",
-    )
-    parser.add_argument("--k", type=positive_int, default=10, metavar="N", help="cut-off of recall@k and nDCG@k (default 10)")
-    parser.add_argument(
-        "--relevance-threshold", type=positive_int, default=1, metavar="GRADE",
-        help="the grade from which a judged document counts as relevant for hit@1, hit@3, MRR and recall "
-        "(default 1; nDCG uses the grades themselves; trec_eval's -l)",
-    )
-    parser.add_argument("--export-run", metavar="PATH", help="also write the rankings as a TREC run file (qid Q0 docid rank score tag)")
-    parser.add_argument("--export-qrels", metavar="PATH", help="also write the set's judgements as TREC qrels (qid 0 docid grade)")
-    parser.add_argument(
-        "--concurrency", type=positive_int, default=1, metavar="N",
-        help="questions in flight at once (default 1; more only for retrievers that declare thread_safe = True)",
-    )
-    parser.add_argument(
-        "--resume", nargs="?", const="", default=None, metavar="RUN_ID",
-        help="ask only the questions an unfinished run has no answer for, then complete it "
-        "(default: the newest unfinished run of this set, retriever and deployment)",
-    )
-    parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)")
-    parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run, at most 1,000 characters")
-    parser.add_argument(
-        "--show-all", action="store_true",
-        help="list every question (default: the ones that missed at top-1 or top-3, or errored; the others are counted)",
-    )
-    add_tolerance_options(parser, "max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
-    add_report_option(parser)
-    add_baseline_option(parser)
-    add_store_options(parser)
-    parser.set_defaults(handler=handle, collects_garbage_from_run_start=True)
+@click.command(
+    "retrieval",
+    cls=EvalkitCommand,
+    help=(
+        "Ask RETRIEVER every question of SET, score the rankings (top-1/top-3 hit rates, MRR@k, recall@k, "
+        "nDCG@k, latency), store the run and compare it with the baseline of its scope — the most recently "
+        "accepted run of the same set and retriever in the same deployment — when both declare the same "
+        "benchmark (corpus, labels, scoring protocol)."
+    ),
+    epilog=(
+        "baseline states (the benchmark provenance): baseline (first known run) · comparable (same benchmark; "
+        "compared) · mismatch (corpus or labels changed) · unknown (provenance missing or invalid). "
+        "Verdicts, as for `evalkit run`: baseline · no_regression · regressed · not_comparable (mismatch, "
+        "unknown, incomplete…) · pending (a shard is done, others are not). With --fail-on-regression, "
+        "not_comparable and pending exit 1 as well."
+    ),
+)
+@click.argument("set", metavar="SET", type=SetIdentifier("question"), help="golden question set identifier (see `evalkit list`)")
+@click.argument(
+    "retriever", metavar="RETRIEVER", required=False, type=PluginName("evalkit.retrievers"),
+    help="retriever id, an evalkit.retrievers entry point (e.g. evalkit.lexical); default: the one the deployment names",
+)
+@click.option(
+    "--deployment", metavar="NAME", type=DeploymentName(),
+    help='the deployment to measure: its retriever ([deployments.NAME] retriever = "ID") and options '
+    '([deployments.NAME.retrievers."ID"]), from the configuration or the set\'s provider '
+    "(default: EVALKIT_DEPLOYMENT, else none; see `evalkit list deployments`)",
+)
+@click.option("--k", type=PositiveInt(), default=10, metavar="N", help="cut-off of recall@k and nDCG@k (default 10)")
+@click.option(
+    "--relevance-threshold", type=PositiveInt(), default=1, metavar="GRADE",
+    help="the grade from which a judged document counts as relevant for hit@1, hit@3, MRR and recall "
+    "(default 1; nDCG uses the grades themselves; trec_eval's -l)",
+)
+@click.option("--export-run", metavar="PATH", help="also write the rankings as a TREC run file (qid Q0 docid rank score tag)")
+@click.option("--export-qrels", metavar="PATH", help="also write the set's judgements as TREC qrels (qid 0 docid grade)")
+@click.option(
+    "--concurrency", type=PositiveInt(), default=1, metavar="N",
+    help="questions in flight at once (default 1; more only for retrievers that declare thread_safe = True)",
+)
+@placement_options(
+    resume="ask only the questions an unfinished run has no answer for, then complete it "
+    "(default: the newest unfinished run of this set, retriever and deployment)",
+    scope="set, retriever and deployment",
+)
+@click.option(
+    "--privacy", type=Choice(("metadata", "redacted", "full")), metavar="{metadata,redacted,full}",
+    help="whether per-question rankings are stored (redacted, full) or only hits (default: config, else metadata)",
+)
+@click.option("--label", metavar="TEXT", help="a free label stored with the run, at most 1,000 characters")
+@click.option(
+    "--show-all", is_flag=True,
+    help="list every question (default: the ones that missed at top-1 or top-3, or errored; the others are counted)",
+)
+@tolerance_options("max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
+@report_option
+@baseline_option
+@global_options(json="print one JSON document instead of tables")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit retrieval``."""
+    return arguments(handle, params, collects_garbage_from_run_start=True)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Refuse what is wrong (set, retriever, tolerances — in that order), run, render, return the exit code."""
     from .. import registry
     from ..catalog import question_set_catalog
     from ..config import load_config
-    from ..retrieval.evaluation import evaluate_retrieval
+    from ..run.library import evaluate_retrieval
+    from ..storage import is_in_memory
     from ..tolerance import Tolerances
-    from .common import console, database_url, print_json, run_started
+    from .common import database_url, run_started
     from .render import ProgressDisplay
-    from .reporting import deliver_reports, report_targets
+    from .reporting import report_targets
+    from .run_cmd import placement_options
 
     config = load_config(args.config)
     sourced = question_set_catalog(config=config).get(args.set)
@@ -90,6 +109,8 @@ def handle(args: argparse.Namespace) -> int:
     targets = report_targets(args)
     database = database_url(args, config)
     _check_export_paths(args)
+    if args.wait:
+        return _verdict_job(args, sourced, config, database, tolerances, targets)
     progress = ProgressDisplay(enabled=not args.json)
     try:
         outcome = evaluate_retrieval(
@@ -104,15 +125,31 @@ def handle(args: argparse.Namespace) -> int:
             privacy=args.privacy,
             label=args.label,
             concurrency=args.concurrency,
-            run_id=args.resume or None,
-            resume=args.resume is not None,
             baseline=args.baseline,
             fail_on_new_failures=args.fail_on_new_failures,
             on_start=run_started(progress.start),
             on_case=progress.advance,
+            # Not kept in memory: the verdict is counted and paired by the store (the outcome's
+            # detail keeps each question's score and the errored questions' cases).
+            keep_cases=is_in_memory(database),
+            **placement_options(args, _pipeline_scope(args)),
         )
     finally:
         progress.stop()
+    return _deliver(args, outcome, targets, database)
+
+
+def _pipeline_scope(args: Arguments) -> tuple[str | None, ...]:
+    """What a retrieval run's pipeline id is derived from: the set, retriever and deployment."""
+    return ("retrieval", args.set, args.retriever, args.deployment)
+
+
+def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
+    """Write the reports and exports, print the outcome (table or ``--json``); its exit code."""
+    from .console import console
+    from .json_output import print_json
+    from .reporting import deliver_reports
+
     rendered = _render_reports(targets, database, outcome, args.fail_on_regression)
     exported = _export(args, outcome)
     if args.json:
@@ -121,27 +158,55 @@ def handle(args: argparse.Namespace) -> int:
         out = console(stderr=rendered.takes_stdout)
         render_outcome(out, outcome, fail_on_new_failures=args.fail_on_new_failures, show_all=args.show_all)
         for line in exported:
-            out.print(line, markup=False)
+            out.print(line)
     deliver_reports(rendered)
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+
+
+def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tolerances: Any, targets: Any) -> int:
+    """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
+    from ..errors import UsageError
+    from ..retrieval.deployments import Deployment, choose_deployment
+    from ..run.answering.questions import recorded_detail, stored_answering
+    from ..run.decide import Judging, recorded_verdict
+    from ..run.outcome import Outcome
+    from ..storage import capabilities, close_repository, open_repository
+    from .run_cmd import waited_run
+
+    question_set = sourced.set
+    repository = open_repository(database)
+    try:
+        run = waited_run(args, repository, _pipeline_scope(args), question_set)
+        if run.kind.value != "retrieval":
+            raise UsageError(f"run {run.id} is a {run.kind.value} run, not a retrieval run")
+        choice = choose_deployment(args.deployment, config, sourced=sourced)
+        deployment = Deployment(run.deployment, {}, choice.source if choice is not None else "none")
+        store = capabilities(repository)
+        answering = stored_answering(run, question_set, deployment, store)
+        verdict, detail = recorded_detail(answering, recorded_verdict(run, Judging(store, answering.rules, tolerances)))
+    finally:
+        close_repository(repository)
+    outcome = Outcome(run, verdict, (f"Every shard of run {run.id} is in.",), detail=detail)
+    return _deliver(args, outcome, targets, database)
 
 
 def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regression: bool) -> Any:
     """The ``--report`` documents of a retrieval run, with every question's ranking as scored here."""
     from ..reports import question_infos
-    from ..retrieval.evaluation import case_from_score
+    from ..retrieval.stored import case_from_score
     from .reporting import render_for
 
-    k = outcome.metrics.k
+    detail = outcome.detail
+    k = detail.metrics.k
     return render_for(
         targets, database, outcome.run,
-        comparison=outcome.comparison, baseline=outcome.baseline, questions=question_infos(outcome.question_set),
-        live_cases={qid: case_from_score(score, k) for qid, score in outcome.scores.items()},
-        fail_on_regression=fail_on_regression, notes=(*outcome.warnings, *outcome.notes),
+        comparison=outcome.comparison, baseline=outcome.baseline, questions=question_infos(detail.question_set),
+        live_cases={qid: case_from_score(score, k) for qid, score in detail.scores.items()},
+        fail_on_regression=fail_on_regression, notes=(*detail.warnings, *outcome.verdict.notes, *outcome.notes),
     )  # fmt: skip
 
 
-def _check_export_paths(args: argparse.Namespace) -> None:
+def _check_export_paths(args: Arguments) -> None:
     """Refuse, before anything runs, an export path whose folder does not exist or that is a folder."""
     from pathlib import Path
 
@@ -155,50 +220,52 @@ def _check_export_paths(args: argparse.Namespace) -> None:
             raise UsageError(f"{option} {value}: must be a file in an existing folder")
 
 
-def _export(args: argparse.Namespace, outcome: Any) -> list[str]:
+def _export(args: Arguments, outcome: Any) -> list[str]:
     """Write the TREC run and qrels files asked for; one line per file written."""
     from ..retrieval.trec import write_qrels, write_run
 
     written = []
     if args.export_run:
         tag = f"evalkit-{outcome.run.id}"
-        path = write_run(args.export_run, outcome.rankings, tag)
-        written.append(f"TREC run:       {path} ({counted(len(outcome.rankings), 'question')}, tag {tag})")
+        rankings = outcome.detail.rankings
+        path = write_run(args.export_run, rankings, tag)
+        written.append(f"TREC run:       {path} ({counted(len(rankings), 'question')}, tag {tag})")
     if args.export_qrels:
-        path = write_qrels(args.export_qrels, outcome.question_set.questions)
+        path = write_qrels(args.export_qrels, outcome.detail.question_set.questions)
         written.append(f"TREC qrels:     {path}")
     return written
 
 
-def _hit(value: bool) -> str:
-    return "hit" if value else "[red]MISS[/red]"
+def _hit(out: Output, value: bool) -> Any:
+    return "hit" if value else out.text("[red]MISS[/red]")
 
 
 def _percent(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False, show_all: bool = False) -> None:
+def render_outcome(out: Output, outcome: Any, *, fail_on_new_failures: bool = False, show_all: bool = False) -> None:
     """The human report: questions, rates, breakdowns, provenance, baseline state, regression check.
 
     The table lists the questions that need a look — a miss at top-1 or top-3, or an error — and
     counts the others in one line; ``show_all`` lists every question.
     """
     from .layout import Column, print_rows
-    from .render import literal
 
     run = outcome.run
-    metrics = outcome.metrics
+    detail = outcome.detail
+    metrics = detail.metrics
     k = metrics.k
-    out.print(
-        f"[bold]Retrieval evaluation: {literal(run.set_identifier)} vs {literal(run.retriever or '')}[/bold]  (run {literal(run.id)})"
-    )
-    for warning in outcome.warnings:
-        out.print(f"[yellow]warning: {literal(warning)}[/yellow]")
-    for failure in outcome.plugin_failures:
-        out.print(f"[yellow]warning: {literal(failure)}[/yellow]")
-    if outcome.resume_note:
-        out.print(outcome.resume_note, markup=False)
+    out.line(
+        "[bold]Retrieval evaluation: {set} vs {retriever}[/bold]  (run {run})",
+        set=run.set_identifier, retriever=run.retriever or "", run=run.id,
+    )  # fmt: skip
+    for warning in (*detail.warnings, *outcome.plugin_failures):
+        out.print(f"warning: {warning}", style="yellow")
+    for note in outcome.notes:
+        out.print(note, style="yellow")
+    if detail.resume_note:
+        out.print(detail.resume_note)
     columns = (
         Column("Question", whole=True, primary=True), Column("Form", whole=True), Column("Hard class"),
         Column("Top-1", whole=True, primary=True), Column("Top-3", whole=True), Column(f"RR@{k}", "right", whole=True),
@@ -206,40 +273,43 @@ def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False
     )  # fmt: skip
     rows = []
     hidden = 0
-    cases = run.case_map()
-    for question in outcome.question_set.questions:
-        score = outcome.scores.get(question.id)
+    cases = detail.errors
+    answered = {**detail.scores, **cases}
+    for question in detail.question_set.questions:
+        if question.id not in answered:
+            continue  # not in the run yet: another shard asks it
+        score = detail.scores.get(question.id)
         if score is not None and score.hit_at_1 and score.hit_at_3 and not show_all:
             hidden += 1
             continue
-        hard = literal(question.hard_class) if question.hard_class else "-"
+        hard = question.hard_class or "-"
         case = cases.get(question.id)
         if score is None:
             latency = f"{case.latency_s * 1000:.1f}" if case is not None else "-"
-            rows.append([literal(question.id), question.form.value, hard, "ERROR", "ERROR", "-", latency])
+            rows.append([question.id, question.form.value, hard, "ERROR", "ERROR", "-", latency])
             continue
         rows.append([
-            literal(question.id), question.form.value, hard, _hit(score.hit_at_1), _hit(score.hit_at_3),
+            question.id, question.form.value, hard, _hit(out, score.hit_at_1), _hit(out, score.hit_at_3),
             f"{score.reciprocal_rank_at_k:.3f}", f"{score.latency_s * 1000:.1f}",
         ])  # fmt: skip
     if rows:
         print_rows(out, columns, rows)
     if hidden:
-        if hidden == len(outcome.question_set.questions):
+        if hidden == len(answered):
             out.print(f"All {counted(hidden, 'question')} hit at top-1 and top-3 (--show-all lists them).")
         else:
             verb = "is" if hidden == 1 else "are"
             out.print(f"{counted(hidden, 'question')} that hit at top-1 and top-3 {verb} not listed (--show-all lists every question).")
-    errors = [c for c in run.cases if c.errored]
+    errors = list(detail.errors.values())
     if errors:
-        out.print(f"[red]Errored questions ({len(errors)}):[/red]")
+        out.print(f"Errored questions ({len(errors)}):", style="red")
         for case in errors:
-            out.print(f"  - {literal(case.error)}")
-    out.print()
-    deployment = outcome.deployment
+            out.print(f"  - {case.error}")
+    out.line()
+    deployment = detail.deployment
     where = f"{deployment.name} ({deployment.source})" if deployment.name else "(none: the retriever got no options)"
-    out.print(f"Retriever:      {literal(run.retriever)}")
-    out.print(f"Deployment:     {literal(where)}")
+    out.print(f"Retriever:      {run.retriever}")
+    out.print(f"Deployment:     {where}")
     out.print(f"Status:         {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     n = metrics.question_count
     out.print(f"Top-1 hit rate: {_percent(metrics.top1_hit_rate)} ({metrics.top1_hits}/{n})")
@@ -250,29 +320,27 @@ def render_outcome(out: Any, outcome: Any, *, fail_on_new_failures: bool = False
     out.print(f"{f'Recall@{k}:':<16}{metrics.recall_at_k:.3f}")
     out.print(f"{f'nDCG@{k}:':<16}{metrics.ndcg_at_k:.3f}")
     out.print(f"Latency:        p50 {metrics.latency_p50_s * 1000:.1f} ms, p95 {metrics.latency_p95_s * 1000:.1f} ms")
-    if outcome.prepare_seconds is not None:
-        out.print(f"Prepared in:    {outcome.prepare_seconds:.2f} s (not counted as latency)")
+    if detail.prepare_seconds is not None:
+        out.print(f"Prepared in:    {detail.prepare_seconds:.2f} s (not counted as latency)")
     _render_breakdown(out, "By form", metrics.by_form, k)
     _render_breakdown(out, "By hard class", metrics.by_hard_class, k)
     _render_provenance(out, outcome)
     _render_regression(out, outcome, fail_on_new_failures)
 
 
-def _render_breakdown(out: Any, title: str, groups: Any, k: int) -> None:
+def _render_breakdown(out: Output, title: str, groups: Any, k: int) -> None:
     from rich.table import Table
-
-    from .render import literal
 
     if not groups:
         return
-    out.print()
-    out.print(f"[bold]{title}[/bold]")
+    out.line()
+    out.print(title, style="bold")
     table = Table(show_edge=False, pad_edge=False)
     for column in ("Class", "Questions", "Top-1", "Top-3", f"MRR@{k}", f"Recall@{k}", f"nDCG@{k}"):
         table.add_column(column, justify="left" if column == "Class" else "right")
     for name, b in groups.items():
         table.add_row(
-            literal(name), str(b.questions), _percent(b.top1_hit_rate), _percent(b.top3_hit_rate),
+            name, str(b.questions), _percent(b.top1_hit_rate), _percent(b.top3_hit_rate),
             f"{b.mrr_at_k:.3f}", f"{b.recall_at_k:.3f}", f"{b.ndcg_at_k:.3f}",
         )  # fmt: skip
     out.print(table)
@@ -287,61 +355,62 @@ _PROVENANCE_LABELS = (
 )
 
 
-def _render_provenance(out: Any, outcome: Any) -> None:
-    from .render import literal
-
-    identity = outcome.identity
-    out.print()
-    out.print("[bold]Retrieval provenance[/bold]")
+def _render_provenance(out: Output, outcome: Any) -> None:
+    identity = outcome.detail.identity
+    out.line()
+    out.line("[bold]Retrieval provenance[/bold]")
     if identity.provenance is None:
         if not identity.problems:
             out.print("unknown: the retriever declares no provenance")
         else:
-            out.print("[yellow]unknown: the retriever's declaration cannot be used[/yellow]")
+            out.print("unknown: the retriever's declaration cannot be used", style="yellow")
             for problem in identity.problems:
-                out.print(f"  - {literal(problem)}", style="yellow")
+                out.print(f"  - {problem}", style="yellow")
     else:
         for field, label in _PROVENANCE_LABELS:
             value = getattr(identity.provenance, field)
-            out.print(f"{label}{literal(value) if value is not None else 'unknown'}")
-    out.print(f"Baseline state: {outcome.state}")
+            out.print(f"{label}{value if value is not None else 'unknown'}")
+    out.print(f"Baseline state: {outcome.detail.baseline_state or 'pending (the shard that completes the run decides it)'}")
 
 
-def _render_regression(out: Any, outcome: Any, fail_on_new_failures: bool) -> None:
+def _render_regression(out: Output, outcome: Any, fail_on_new_failures: bool) -> None:
     from .comparison_view import RETRIEVAL_WORDS, render_comparison
-    from .render import acceptance_line, literal
+    from .render import acceptance_line
 
-    out.print()
-    out.print("[bold]Regression check (pass rate = top-1 hit rate, mean score = top-3 hit rate)[/bold]")
-    if outcome.comparison is None:
-        reason = literal(outcome.reason or "")
-        out.print(f"[yellow]{reason}[/yellow]" if outcome.state != "baseline" or outcome.run.errored_count else reason)
+    verdict = outcome.verdict
+    out.line()
+    out.line("[bold]Regression check (pass rate = top-1 hit rate, mean score = top-3 hit rate)[/bold]")
+    if verdict.comparison is None:
+        out.print(verdict.reason or "", style=None if verdict.state == "baseline" else "yellow")
     else:
-        for note in outcome.notes:
-            out.print(f"[yellow]{literal(note)}[/yellow]")
-        render_comparison(out, outcome.comparison, RETRIEVAL_WORDS, fail_on_new_failures=fail_on_new_failures)
+        for note in verdict.notes:
+            out.print(note, style="yellow")
+        render_comparison(out, verdict.comparison, RETRIEVAL_WORDS, fail_on_new_failures=fail_on_new_failures)
 
     baseline_id = outcome.baseline.id if outcome.baseline is not None else None
     line = acceptance_line(outcome.acceptance, baseline_id, outcome.run.status.value == "complete")
     if line is not None:
-        out.print(literal(line))
+        out.print(line)
 
 
 def outcome_document(outcome: Any) -> dict[str, Any]:
-    """The ``--json`` document: every question's ranking and metrics, the run metrics, provenance and verdict."""
+    """The ``--json`` document: every question's ranking and metrics, the run metrics, provenance
+    and the verdict — the same ``verdict`` object as ``evalkit run --json``, beside the retrieval
+    run's own ``baseline_state``, ``treatment_changed`` and ``hit_rate_changes``."""
     import attrs
 
-    from ..retrieval.evaluation import comparison_summary, retrieval_limit
-    from .comparison_view import RETRIEVAL_WORDS, comparison_document
+    from ..retrieval.stored import retrieval_limit
+    from .comparison_view import RETRIEVAL_WORDS, verdict_document
     from .render import acceptance_document
 
     run = outcome.run
-    identity = outcome.identity
-    cases = run.case_map()
+    detail = outcome.detail
+    identity = detail.identity
+    verdict = outcome.verdict
     questions = []
-    for question in outcome.question_set.questions:
-        score = outcome.scores.get(question.id)
-        case = cases.get(question.id)
+    for question in detail.question_set.questions:
+        score = detail.scores.get(question.id)
+        case = detail.errors.get(question.id)
         entry: dict[str, Any] = {
             "id": question.id,
             "form": question.form.value,
@@ -351,7 +420,7 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         if question.grades is not None:
             entry["grades"] = list(question.grades)
         if score is not None:
-            ranking = outcome.rankings.get(question.id)
+            ranking = detail.rankings.get(question.id)
             entry.update(
                 ranked_ids=list(score.ranked_ids),
                 ranking=ranking.pairs() if ranking is not None else None,
@@ -366,44 +435,25 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         else:
             entry.update(error=case.error if case is not None else None, latency_ms=round(case.latency_s * 1000, 3) if case else None)
         questions.append(entry)
-    comparison = outcome.comparison
-    verdict: dict[str, Any] = {
-        "state": outcome.state,
-        "compared": comparison is not None,
-        "regressed": outcome.regressed,
-        "treatment_changed": outcome.treatment_changed,
-        "reason": comparison_summary(comparison) if comparison is not None else outcome.reason,
-        "baseline_id": outcome.baseline.id if outcome.baseline is not None else None,
-    }
-    if comparison is not None:
-        verdict.update(comparison_document(comparison, RETRIEVAL_WORDS))
-        verdict.update(
-            top1_hit_rate_delta=float(comparison.pass_rate_delta),
-            top3_hit_rate_delta=float(comparison.mean_score_delta),
-            lost_top1_hits=list(comparison.regressed_cases),
-            gained_top1_hits=list(comparison.fixed_cases),
-            added_questions=list(comparison.added_cases),
-            edited_questions=[e.case_id for e in comparison.edited_cases],
-            removed_questions=list(comparison.removed_cases),
-        )
-    metrics = attrs.asdict(outcome.metrics)
-    metrics["errored_questions"] = run.errored_count
+    metrics = attrs.asdict(detail.metrics)
+    metrics["errored_questions"] = len(detail.errors)
     return {
         "run_id": run.id,
         "kind": run.kind.value,
         "set": run.set_identifier,
         "retriever": run.retriever,
-        "deployment": {"name": outcome.deployment.name, "source": outcome.deployment.source},
+        "deployment": {"name": detail.deployment.name, "source": detail.deployment.source},
         "status": run.status.value,
         "grader": run.grader,
-        "k": outcome.metrics.k,
+        "k": detail.metrics.k,
         "relevance_threshold": identity.threshold,
-        "limit": retrieval_limit(outcome.metrics.k),
+        "limit": retrieval_limit(detail.metrics.k),
         "privacy": run.privacy,
         "label": run.label,
         "started_at": run.started_at,
         "finished_at": run.finished_at,
-        "prepare_seconds": outcome.prepare_seconds,
+        "answered": run.answered_count,
+        "prepare_seconds": detail.prepare_seconds,
         "metrics": metrics,
         "questions": questions,
         "provenance": {
@@ -414,10 +464,28 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
             "variant_fingerprint": identity.variant_fingerprint,
             "scoring_version": identity.scoring_version,
         },
-        "baseline_state": outcome.state,
-        "verdict": verdict,
-        "warnings": [*outcome.warnings, *outcome.plugin_failures],  # as the terminal prints them
-        "notes": list(outcome.notes),
-        "resumed": outcome.resume_note,
-        "accepted": acceptance_document(outcome.acceptance),
+        "baseline_state": detail.baseline_state,
+        "treatment_changed": detail.treatment_changed,
+        "verdict": verdict_document(verdict, RETRIEVAL_WORDS),
+        "hit_rate_changes": _hit_rate_changes(verdict.comparison),
+        "baseline_id": verdict.baseline_id,
+        "warnings": [*detail.warnings, *outcome.plugin_failures],  # as the terminal prints them
+        "notes": [*verdict.notes, *outcome.notes],
+        "resumed": detail.resume_note,
+        "accepted": acceptance_document(verdict.acceptance),
+    }
+
+
+def _hit_rate_changes(comparison: Any) -> dict[str, Any] | None:
+    """A comparison in hit-rate words (``None`` when the run was not compared)."""
+    if comparison is None:
+        return None
+    return {
+        "top1_hit_rate_delta": float(comparison.pass_rate_delta),
+        "top3_hit_rate_delta": float(comparison.mean_score_delta),
+        "lost_top1_hits": list(comparison.regressed_cases),
+        "gained_top1_hits": list(comparison.fixed_cases),
+        "added_questions": list(comparison.added_cases),
+        "edited_questions": [e.case_id for e in comparison.edited_cases],
+        "removed_questions": list(comparison.removed_cases),
     }

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
+
+import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -11,69 +12,93 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any
 
-from .common import (
-    add_baseline_option,
-    add_report_option,
-    add_store_options,
-    add_tolerance_options,
-    positive_int,
-    temperature,
+    from ..storage.protocols import ResultRepository
+
+from .app import Arguments, EvalkitCommand, arguments
+from .names import PluginName, ProviderName, SetIdentifier
+from .params import (
+    Choice,
+    PositiveInt,
+    Temperature,
+    baseline_option,
+    global_options,
+    option_group,
+    placement_options,
+    report_option,
+    tolerance_options,
 )
 
-
-def register(subparsers: Any) -> None:
-    """Add the ``run`` command."""
-    parser = subparsers.add_parser(
-        "run",
-        help="run a golden prompt set against a generator and flag regressions",
-        description=(
-            "Answer every prompt of SET, grade the answers, store the run and compare it with the baseline of its "
-            "scope: the most recently accepted run of the same set, serving identity and grader (see `evalkit "
-            "baseline`). With no provider configured, "
-            "the set's own references answer (a self-check)."
-        ),
-    )
-    parser.add_argument("set", metavar="SET", help="golden prompt set identifier (see `evalkit list sets`)")
-    parser.add_argument("--provider", metavar="NAME", help="a configured provider instance, or an adapter for an ad-hoc (never compared) run")
-    parser.add_argument("--model", metavar="ALIAS", help="model alias to send instead of the instance's")
-    parser.add_argument("--grader", default="deterministic", metavar="NAME", help="grader (default: deterministic; see `evalkit list`)")
-    parser.add_argument("--concurrency", type=positive_int, metavar="N", help="prompts in flight (default: the instance's, else 8)")
-    parser.add_argument(
-        "--show-all", action="store_true",
-        help="list every case in the table (default: failed, errored and unstable cases; passing ones are counted)",
-    )
-    parser.add_argument("--privacy", choices=("metadata", "redacted", "full"), help="what answer text is stored (default: config, else metadata)")
-    parser.add_argument("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version), at most 1,000 characters")
-    add_tolerance_options(parser, "max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
-    add_baseline_option(parser)
-    _add_judge_options(parser)
-    _add_resume_options(parser)
-    add_report_option(parser)
-    add_store_options(parser)
-    parser.set_defaults(handler=handle, collects_garbage_from_run_start=True)
+#: What answer text a run stores.
+PRIVACY_LEVELS = ("metadata", "redacted", "full")
 
 
-def _add_judge_options(parser: argparse.ArgumentParser) -> None:
-    """``--judge NAME``, ``--judge-repeats K`` and ``--allow-self-judge`` for judge graders."""
-    parser.add_argument(
-        "--judge", metavar="NAME",
+#: ``--judge NAME``, ``--judge-repeats K``, ``--judge-temperature T`` and ``--allow-self-judge``, for judge graders.
+judge_options = option_group(
+    click.option(
+        "--judge", metavar="NAME", type=ProviderName(),
         help='the configured provider instance a judge grader (decision, groundedness) asks (default: the config\'s judge = "NAME")',
-    )
-    parser.add_argument(
-        "--judge-repeats", type=positive_int, metavar="K",
+    ),
+    click.option(
+        "--judge-repeats", type=PositiveInt(), metavar="K",
         help="ask the judge K times per case, store every verdict and report its self-agreement (default 1)",
-    )
-    parser.add_argument(
-        "--judge-temperature", type=temperature, metavar="T",
+    ),
+    click.option(
+        "--judge-temperature", type=Temperature(), metavar="T",
         help="the judge's sampling temperature (default 0); above 0, --judge-repeats measures how stable its verdicts are",
-    )
-    parser.add_argument(
-        "--allow-self-judge", action="store_true",
+    ),
+    click.option(
+        "--allow-self-judge", is_flag=True,
         help="let the judge be the provider instance (or model and endpoint) under test; refused otherwise",
-    )
+    ),
+)  # fmt: skip
 
 
-def _judge_options(args: argparse.Namespace) -> dict[str, Any]:
+@click.command(
+    "run",
+    cls=EvalkitCommand,
+    help=(
+        "Answer every prompt of SET, grade the answers, store the run and compare it with the baseline of its "
+        "scope: the most recently accepted run of the same set, serving identity and grader (see `evalkit "
+        "baseline`). With no provider configured, "
+        "the set's own references answer (a self-check)."
+    ),
+)
+@click.argument("set", metavar="SET", type=SetIdentifier("prompt"), help="golden prompt set identifier (see `evalkit list sets`)")
+@click.option(
+    "--provider", metavar="NAME", type=ProviderName(),
+    help="a configured provider instance, or an adapter for an ad-hoc (never compared) run",
+)
+@click.option("--model", metavar="ALIAS", help="model alias to send instead of the instance's")
+@click.option(
+    "--grader", default="deterministic", metavar="NAME", type=PluginName("evalkit.graders"),
+    help="grader (default: deterministic; see `evalkit list`)",
+)
+@click.option("--concurrency", type=PositiveInt(), metavar="N", help="prompts in flight (default: the instance's, else 8)")
+@click.option(
+    "--show-all", is_flag=True,
+    help="list every case in the table (default: failed, errored and unstable cases; passing ones are counted)",
+)
+@click.option(
+    "--privacy", type=Choice(PRIVACY_LEVELS), metavar="{metadata,redacted,full}",
+    help="what answer text is stored (default: config, else metadata)",
+)
+@click.option("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version), at most 1,000 characters")
+@tolerance_options("max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+@baseline_option
+@judge_options
+@placement_options(
+    resume="answer only the missing cases of an unfinished run, then complete it "
+    "(default: the newest unfinished run of this set, provider instance, alias and grader)",
+    scope="set, provider, model and grader",
+)
+@report_option
+@global_options(json="print one JSON document instead of tables")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit run``."""
+    return arguments(handle, params, collects_garbage_from_run_start=True)
+
+
+def _judge_options(args: Arguments) -> dict[str, Any]:
     """The judge flags as grader options; refused for a grader that asks no judge."""
     from .. import registry
     from ..components import JudgeGrader
@@ -98,34 +123,6 @@ def _judge_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"grader_options": options}
 
 
-def _add_resume_options(parser: argparse.ArgumentParser) -> None:
-    """``--resume [RUN_ID]``, ``--shard I/N`` and ``--run-id ID``."""
-    parser.add_argument(
-        "--resume", nargs="?", const="", default=None, metavar="RUN_ID",
-        help="answer only the missing cases of an unfinished run, then complete it "
-        "(default: the newest unfinished run of this set, provider instance, alias and grader)",
-    )
-    parser.add_argument(
-        "--shard", metavar="I/N",
-        help="answer only slice I of N deterministic slices of the set; auto: from the CI's parallel-job variables "
-        "(GitLab CI_NODE_INDEX/CI_NODE_TOTAL, CircleCI CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL, Buildkite "
-        "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT)",
-    )
-    parser.add_argument(
-        "--run-id", metavar="ID",
-        help="the run's id; an existing run of that id is joined (shards). With --shard or --wait-for-shards it "
-        "defaults to one derived from the CI pipeline id (GitLab, GitHub Actions, CircleCI, Buildkite) and the "
-        "set, provider, model and grader",
-    )
-    from .report_cmd import add_wait_options
-
-    add_wait_options(
-        parser, "--wait-for-shards",
-        "answer nothing: wait until every shard of the run is in, then print its verdict, write the reports "
-        "and exit with its code (the final job of a sharded CI run)",
-    )
-
-
 class LiveFailures(dict):  # type: ignore[type-arg]  (typing is not imported at run time here)
     """The failed cases as graded in this process, by case id: the table and the reports show their
     check details whatever the privacy level kept in the store.
@@ -142,16 +139,19 @@ class LiveFailures(dict):  # type: ignore[type-arg]  (typing is not imported at 
             self[case.case_id] = case
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Validate everything, run, render, and return the exit code."""
     from .. import registry
     from ..catalog import prompt_set_catalog
     from ..config import load_config
-    from ..evaluation import evaluate_set, stored_verdict
+    from ..run.answering.prompts import PromptRules
+    from ..run.decide import stored_verdict
+    from ..run.library import evaluate_set
     from ..storage import is_in_memory
     from ..tolerance import Tolerances
     from .case_spool import CaseJsonSpool
-    from .common import database_url, print_json_streamed, run_started
+    from .common import database_url, run_started
+    from .json_output import print_json_streamed
     from .render import ProgressDisplay, outcome_document
     from .reporting import deliver_reports, render_for, report_targets
 
@@ -205,7 +205,7 @@ def handle(args: argparse.Namespace) -> int:
         verdict = outcome.verdict
         rendered = render_for(
             targets, database, outcome.run,
-            verdict=None if outcome.run.status.value == "running" else stored_verdict(verdict),
+            verdict=None if outcome.run.status.value == "running" else stored_verdict(verdict, PromptRules()),
             comparison=verdict.comparison, baseline=verdict.baseline, live_cases=failed,
             fail_on_regression=args.fail_on_regression, notes=outcome.notes,
         )  # fmt: skip
@@ -218,10 +218,10 @@ def handle(args: argparse.Namespace) -> int:
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
 
 
-def _print_outcome(args: argparse.Namespace, outcome: Any, golden_set: Any, database: str, failed: Any, takes_stdout: bool) -> None:
+def _print_outcome(args: Arguments, outcome: Any, golden_set: Any, database: str, failed: Any, takes_stdout: bool) -> None:
     """Print the run's table, or its JSON document, with its cases read back from the store."""
-    from .common import console, print_cases_json
-    from .render import outcome_document, render_outcome
+    from .console import console
+    from .render import outcome_document, print_cases_json, render_outcome
 
     with stored_cases(database, outcome.run, notable_only=not (args.json or args.show_all)) as cases:
         if args.json:
@@ -242,25 +242,28 @@ def stored_cases(database: str, run: Any, *, notable_only: bool) -> Iterator[Ite
     if run.cases or not run.answered_count:
         yield None
         return
-    from ..storage import StreamedCases, close_repository, open_repository
+    from ..storage import capabilities, close_repository, open_repository
 
     repository = open_repository(database)
     try:
-        yield repository.iter_cases(run.id, notable_only=notable_only) if isinstance(repository, StreamedCases) else None
+        streamed = capabilities(repository).streamed
+        yield streamed.iter_cases(run.id, notable_only=notable_only) if streamed is not None else None
     finally:
         close_repository(repository)
 
 
-def _extra_run_options(args: argparse.Namespace) -> dict[str, Any]:
+def _extra_run_options(args: Arguments) -> dict[str, Any]:
     """Options other commands' modules add to ``run`` (resume, shards, judges)."""
-    return {**_resume_options(args), **_judge_options(args)}
+    return {**placement_options(args, _pipeline_scope(args)), **_judge_options(args)}
 
 
-def _resume_options(args: argparse.Namespace) -> dict[str, Any]:
+def placement_options(args: Arguments, scope: tuple[str | None, ...]) -> dict[str, Any]:
+    """``--resume``, ``--shard`` and ``--run-id`` as library arguments (``run_id``, ``resume``,
+    ``shard``); a shard's run id defaults to the CI pipeline's, for this ``scope``."""
     import os
 
     from ..errors import UsageError
-    from ..runner import Shard
+    from ..run.plan import Shard
 
     shard = None
     if args.shard == "auto":
@@ -269,47 +272,62 @@ def _resume_options(args: argparse.Namespace) -> dict[str, Any]:
         shard = shard_from_environment(os.environ)
     elif args.shard:
         shard = Shard.parse(args.shard)
-    run_id = args.run_id or (_pipeline_run_id(args) if shard is not None and not args.resume else None)
+    run_id = args.run_id or (pipeline_run_id(scope) if shard is not None and not args.resume else None)
     if args.resume and run_id and args.resume != run_id:
         raise UsageError(f"--resume {args.resume} and --run-id {run_id} name two different runs")
     return {"run_id": args.resume or run_id, "resume": args.resume is not None, "shard": shard}
 
 
-def _pipeline_run_id(args: argparse.Namespace) -> str | None:
-    """The run id every job of this CI pipeline derives for this set, provider, model and grader."""
+def _pipeline_scope(args: Arguments) -> tuple[str | None, ...]:
+    """What a prompt run's pipeline id is derived from: the set, provider, model and grader."""
+    return (args.set, args.provider, args.model, args.grader)
+
+
+def pipeline_run_id(scope: tuple[str | None, ...]) -> str | None:
+    """The run id every job of this CI pipeline derives for this ``scope``."""
     import os
 
-    from ..ci import pipeline_run_id
+    from ..ci import pipeline_run_id as derived
 
-    return pipeline_run_id(os.environ, (args.set, args.provider, args.model, args.grader))
+    return derived(os.environ, scope)
 
 
-def _verdict_job(args: argparse.Namespace, golden_set: Any, database: str, tolerances: Any, targets: Any) -> int:
-    """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
+def waited_run(args: Arguments, repository: ResultRepository, scope: tuple[str | None, ...], golden_set: Any) -> Any:
+    """``--wait-for-shards``: the run once every shard is in (refusing what cannot be waited for)."""
     from ..errors import UsageError
-    from ..evaluation import RunOutcome, stored_run_verdict, stored_verdict
-    from ..storage import close_repository, open_repository
-    from .common import console, print_json
-    from .render import outcome_document, render_outcome
     from .report_cmd import wait_for
-    from .reporting import deliver_reports, render_for
 
     if args.shard or args.resume is not None:
         raise UsageError("--wait-for-shards answers nothing itself; it cannot be combined with --shard or --resume")
-    run_id = args.run_id or _pipeline_run_id(args)
+    run_id = args.run_id or pipeline_run_id(scope)
     if run_id is None:
         raise UsageError("--wait-for-shards needs the run's id: pass --run-id ID (no CI pipeline id is set to derive it from)")
+    run = wait_for(args, repository, run_id)
+    if run.set_identifier != golden_set.identifier:
+        raise UsageError(f'run {run.id} is a run of set "{run.set_identifier}", not "{golden_set.identifier}"')
+    return run
+
+
+def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: Any, targets: Any) -> int:
+    """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
+    from ..run.answering.prompts import PromptRules
+    from ..run.decide import Judging, recorded_verdict, stored_verdict
+    from ..run.outcome import Outcome
+    from ..storage import capabilities, close_repository, open_repository
+    from .console import console
+    from .json_output import print_json
+    from .render import outcome_document, render_outcome
+    from .reporting import deliver_reports, render_for
+
     repository = open_repository(database)
     try:
-        run = wait_for(args, repository, run_id)
-        if run.set_identifier != golden_set.identifier:
-            raise UsageError(f'run {run.id} is a run of set "{run.set_identifier}", not "{golden_set.identifier}"')
-        verdict = stored_run_verdict(run, repository, tolerances)
+        run = waited_run(args, repository, _pipeline_scope(args), golden_set)
+        verdict = recorded_verdict(run, Judging(capabilities(repository), PromptRules(), tolerances))
     finally:
         close_repository(repository)
-    outcome = RunOutcome(run, verdict, (f"Every shard of run {run.id} is in.",))
+    outcome = Outcome(run, verdict, (f"Every shard of run {run.id} is in.",))
     rendered = render_for(
-        targets, database, run, verdict=stored_verdict(verdict), comparison=verdict.comparison,
+        targets, database, run, verdict=stored_verdict(verdict, PromptRules()), comparison=verdict.comparison,
         baseline=verdict.baseline, fail_on_regression=args.fail_on_regression, notes=outcome.notes,
     )  # fmt: skip
     if args.json:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
+from .app import Arguments, EvalkitCommand, arguments
+from .params import Choice, global_options
 from .stdout import stdout
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -14,21 +16,22 @@ if TYPE_CHECKING:
 SCHEMAS = ("golden-set", "question-set")
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``schema`` command."""
-    parser = subparsers.add_parser(
-        "schema",
-        help="print the JSON Schema of golden-set or question-set files",
-        description=(
-            "Print the JSON Schema (draft 2020-12) that set files are checked against. The same files ship in "
-            "the package (evalkit/schemas/*.schema.json); point your editor's YAML or JSON support at them."
-        ),
-    )
-    parser.add_argument("kind", choices=SCHEMAS, help="which file format")
-    parser.set_defaults(handler=handle)
+@click.command(
+    "schema",
+    cls=EvalkitCommand,
+    help=(
+        "Print the JSON Schema (draft 2020-12) that set files are checked against. The same files ship in "
+        "the package (evalkit/schemas/*.schema.json); point your editor's YAML or JSON support at them."
+    ),
+)
+@click.argument("kind", type=Choice(SCHEMAS), metavar="{golden-set,question-set}", help="which file format")
+@global_options(config=None, database=None)
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit schema``."""
+    return arguments(handle, params)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Print the schema file."""
     from ..setfiles.schemas import schema_text
 

@@ -2,37 +2,40 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..storage.protocols import ResultRepository
+
 from ..wording import counted
-from .common import add_store_options
+from .app import Arguments, EvalkitCommand, arguments
+from .names import RunId
+from .params import global_options
 
 #: How much of each stored answer the terminal shows; ``--json`` has every character.
 SHOWN_ANSWER_CHARS = 2_000
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``show`` command."""
-    parser = subparsers.add_parser(
-        "show",
-        help="show one stored run with its cases and checks",
-        description=(
-            "Show the stored run RUN_ID: who answered, grader, status, aggregates, the verdict it got, and the "
-            "cases that need a look (failed, errored, unstable) with their named checks and answers (answer text "
-            "only when the run was stored with privacy redacted or full); --show-all lists every case. --json "
-            "lists every case, written case by case for a large run."
-        ),
-    )
-    parser.add_argument("run_id", metavar="RUN_ID", help="a run id (see `evalkit history SET`)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables (every case)")
-    parser.add_argument("--show-all", action="store_true", help="list every case, passing ones too (default: failed, errored and unstable ones)")
-    add_store_options(parser)
-    parser.set_defaults(handler=handle)
+@click.command(
+    "show",
+    cls=EvalkitCommand,
+    help=(
+        "Show the stored run RUN_ID: who answered, grader, status, aggregates, the verdict it got, and the "
+        "cases that need a look (failed, errored, unstable) with their named checks and answers (answer text "
+        "only when the run was stored with privacy redacted or full); --show-all lists every case. --json "
+        "lists every case, written case by case for a large run."
+    ),
+)
+@click.argument("run_id", metavar="RUN_ID", type=RunId(), help="a run id (see `evalkit history SET`)")
+@click.option("--show-all", is_flag=True, help="list every case, passing ones too (default: failed, errored and unstable ones)")
+@global_options(json="print one JSON document instead of tables (every case)")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit show``."""
+    return arguments(handle, params)
 
 
 def _checks(case: Any) -> str:
@@ -48,28 +51,29 @@ def _checks(case: Any) -> str:
     return ", ".join(parts)
 
 
-def _acceptance(repository: Any, run_id: str) -> Any:
-    from ..storage import AcceptedBaselines
+def _acceptance(repository: ResultRepository, run_id: str) -> Any:
+    from ..storage import capabilities
 
-    if not isinstance(repository, AcceptedBaselines):
+    baselines = capabilities(repository).baselines
+    if baselines is None:
         return None
-    return repository.acceptances_for([run_id]).get(run_id)
+    return baselines.acceptances_for([run_id]).get(run_id)
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args: Arguments) -> int:
     """Print the run; exit 2 when there is no such run."""
-    from ..storage import StreamedCases, close_repository
+    from ..storage import capabilities, close_repository
     from .stored import open_store, require_run, stored_verdicts
 
     repository = open_store(args)
     try:
         # A store that streams cases is read a page at a time: a 100,000-case run is never held.
-        streamed = isinstance(repository, StreamedCases)
-        run = require_run(repository, args.run_id, with_cases=not streamed)
+        streamed = capabilities(repository).streamed
+        run = require_run(repository, args.run_id, with_cases=streamed is None)
         verdict = stored_verdicts(repository, [run.id]).get(run.id)
         acceptance = _acceptance(repository, run.id)
-        if streamed:
-            cases = repository.iter_cases(run.id, notable_only=not (args.json or args.show_all))
+        if streamed is not None:
+            cases = streamed.iter_cases(run.id, notable_only=not (args.json or args.show_all))
         else:
             cases = run.cases if args.json or args.show_all else [c for c in run.cases if c.needs_a_look]
         if args.json:
@@ -82,8 +86,7 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
-    from .common import print_cases_json
-    from .render import acceptance_document, run_document
+    from .render import acceptance_document, print_cases_json, run_document
     from .stored import verdict_document
 
     document = run_document(run, with_cases=False)
@@ -94,30 +97,30 @@ def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
 
 
 def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool) -> None:
-    from .common import console
+    from .console import Lines, console
     from .layout import Column, print_rows
-    from .render import literal, unlisted_cases_line
+    from .render import result_cell, unlisted_cases_line
     from .stored import format_date, identity_label, verdict_label
 
     out = console()
-    out.print(f"[bold]Run {literal(run.id)}[/bold]  ({literal(run.set_identifier)}, {run.kind.value})")
+    out.line("[bold]Run {run}[/bold]  ({set}, {kind})", run=run.id, set=run.set_identifier, kind=run.kind.value)
     out.print(f"Started:    {format_date(run.started_at)} UTC   Finished: {format_date(run.finished_at)} UTC")
-    out.print(f"Model:      {literal(identity_label(run))}")
+    out.print(f"Model:      {identity_label(run)}")
     if run.identity is None and run.identity_note:
-        out.print(f"            ({literal(run.identity_note)})")
-    out.print(f"Grader:     {literal(run.grader)}")
+        out.print(f"            ({run.identity_note})")
+    out.print(f"Grader:     {run.grader}")
     errored = f" ({run.errored_count} errored)" if run.errored_count else ""
     out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {counted(run.case_count, 'case')} answered")
     out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
     if run.label:
-        out.print(f"Label:      {literal(run.label)}")
-    out.print(f"Privacy:    {literal(run.privacy)}")
+        out.print(f"Label:      {run.label}")
+    out.print(f"Privacy:    {run.privacy}")
     out.print(
-        "Verdict:    " + literal(verdict_label(verdict, with_baseline=True) + (f" — {verdict.note}" if verdict and verdict.note else "")),
+        "Verdict:    " + verdict_label(verdict, with_baseline=True) + (f" — {verdict.note}" if verdict and verdict.note else ""),
         soft_wrap=False,
     )
-    out.print(f"Baseline:   {literal(acceptance.describe()) if acceptance is not None else 'not accepted'}")
+    out.print(f"Baseline:   {acceptance.describe() if acceptance is not None else 'not accepted'}")
     columns = (
         Column("Case", whole=True, primary=True), Column("Result", whole=True, primary=True),
         Column("Score", "right", whole=True), Column("Latency (ms)", "right", whole=True), Column("Checks"),
@@ -125,24 +128,21 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
     rows = []
     answers = []
     for case in cases:
-        result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
-        if case.unstable:
-            result += " [yellow](unstable)[/yellow]"
-        rows.append([literal(case.case_id), result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", literal(_checks(case))])
+        rows.append([case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _checks(case)])
         if case.answer_text:
             answers.append((case.case_id, case.answer_text))
     if rows:
-        out.print()
+        out.line()
         print_rows(out, columns, rows)
     hidden = run.answered_count - len(rows)
     if hidden > 0 and not show_all:
-        out.print()
+        out.line()
         out.print(unlisted_cases_line(hidden, run.answered_count))
     if answers:
-        out.print()
-        out.print("[bold]Answers[/bold]")
+        out.line()
+        out.line("[bold]Answers[/bold]")
         for case_id, text in answers:
             shown = text if len(text) <= SHOWN_ANSWER_CHARS else text[:SHOWN_ANSWER_CHARS]
-            out.print(f"  {literal(case_id)}: {literal(shown, multiline=True)}")
+            out.line("  {case}: {answer}", case=case_id, answer=Lines(shown))
             if shown is not text:
-                out.print(f"  … {len(text) - len(shown):,} more characters (`evalkit show {literal(run.id)} --json` prints the whole answer)")
+                out.print(f"  … {len(text) - len(shown):,} more characters (`evalkit show {run.id} --json` prints the whole answer)")

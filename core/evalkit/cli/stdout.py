@@ -5,6 +5,10 @@ A plugin that prints while it is imported or called (``print("loaded")``, a libr
 ``| jq`` after it. While a command runs, file descriptor 1 points at standard error, so anything
 written to ``sys.stdout`` or to fd 1 by anyone goes there; evalkit's own output goes to
 :func:`stdout`, a stream over the real standard output, and fd 1 is given back at the end.
+
+When ``sys.stdout`` is not the process's own descriptor (a library caller's ``StringIO``, pytest's
+or click's capture) there is no descriptor to move: ``sys.stdout`` itself is pointed at
+``sys.stderr`` while the command runs, and :func:`stdout` is the caller's stream.
 """
 
 from __future__ import annotations
@@ -31,9 +35,10 @@ def stdout() -> TextIO:
 def plugin_output_to_stderr() -> Iterator[None]:
     """While inside, fd 1 is standard error and :func:`stdout` writes to the real standard output.
 
-    Only when ``sys.stdout`` is the process's own (not a caller's StringIO or pytest's capture)
-    and both streams have file descriptors; otherwise nothing changes. The command flushes
-    :func:`stdout` itself, to report a full disk; on the way out fd 1 is restored.
+    Fd 1 is moved when ``sys.stdout`` is the process's own and both streams have file
+    descriptors; otherwise (a caller's StringIO, pytest's or click's capture) ``sys.stdout`` is
+    ``sys.stderr`` inside and :func:`stdout` the caller's stream. The command flushes
+    :func:`stdout` itself, to report a full disk; on the way out fd 1 (or ``sys.stdout``) is restored.
     """
     global _real_stdout
     try:
@@ -41,7 +46,13 @@ def plugin_output_to_stderr() -> Iterator[None]:
     except (AttributeError, OSError, ValueError):
         usable = False
     if not usable:
-        yield
+        callers = _real_stdout = sys.stdout
+        sys.stdout = sys.stderr
+        try:
+            yield
+        finally:
+            _real_stdout = None
+            sys.stdout = callers
         return
     sys.stdout.flush()
     saved = os.dup(1)

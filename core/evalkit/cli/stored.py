@@ -1,18 +1,20 @@
 """Pieces the commands that read the results store share (history, show, compare, db).
 
-Imported by those commands' handlers only, never at parser-building time.
+Imported by those commands' handlers only, never while the command line is parsed.
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..runs import Run
-from ..storage import RunVerdicts, StoredVerdict, open_repository
+from ..storage import ResultRepository, StoredVerdict, capabilities, open_repository
 from .common import database_url
+
+if TYPE_CHECKING:
+    from .app import Arguments
 
 __all__ = [
     "SPARK_BARS",
@@ -32,7 +34,7 @@ __all__ = [
 SPARK_BARS = "▁▂▃▄▅▆▇█"
 
 
-def open_store(args: argparse.Namespace) -> Any:
+def open_store(args: Arguments) -> Any:
     """The repository the command's ``--database``/``--config`` (or the defaults) name.
 
     For commands that only read: a SQLite store that does not exist is never created; the command
@@ -82,7 +84,7 @@ def store_origin(config: Any, explicit: str | None = None) -> str:
 
 
 
-def require_run(repository: Any, run_id: str, with_cases: bool = True) -> Run:
+def require_run(repository: ResultRepository, run_id: str, with_cases: bool = True) -> Run:
     """The stored run ``run_id``, or a usage error naming it."""
     from ..errors import UsageError
 
@@ -92,11 +94,12 @@ def require_run(repository: Any, run_id: str, with_cases: bool = True) -> Run:
     return run
 
 
-def stored_verdicts(repository: Any, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:
+def stored_verdicts(repository: ResultRepository, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:
     """The verdicts recorded with these runs, when the repository keeps verdicts."""
-    if not isinstance(repository, RunVerdicts) or not run_ids:
+    baselines = capabilities(repository).baselines
+    if baselines is None or not run_ids:
         return {}
-    return repository.verdicts_for(list(run_ids))
+    return baselines.verdicts_for(list(run_ids))
 
 
 def format_date(timestamp: float | None) -> str:
@@ -107,23 +110,20 @@ def format_date(timestamp: float | None) -> str:
 
 
 def identity_label(run: Run) -> str:
-    """Who answered: ``reported model (instance/alias)`` when verified, else marked unverified
-    (control characters shown as escapes: stored rows are data)."""
-    from ..printable import visible
-
+    """Who answered: ``reported model (instance/alias)`` when verified, else marked unverified."""
     if run.identity is not None:
         who = run.identity
-        return visible(f"{who.reported_model} ({who.provider_instance}/{who.model_alias})")
+        return f"{who.reported_model} ({who.provider_instance}/{who.model_alias})"
     if run.provider_instance or run.model_alias:
-        return visible(f"unverified ({run.provider_instance or run.adapter or '?'}/{run.model_alias or '?'})")
-    return visible(f"unverified ({run.adapter or 'unknown generator'})")
+        return f"unverified ({run.provider_instance or run.adapter or '?'}/{run.model_alias or '?'})"
+    return f"unverified ({run.adapter or 'unknown generator'})"
 
 
 def verdict_label(verdict: StoredVerdict | None, *, with_baseline: bool = False) -> str:
     """A short verdict for a table cell (``—``: none recorded); optionally naming the baseline."""
     if verdict is None:
         return "—"
-    label = {"ok": "ok", "regressed": "REGRESSED", "not_compared": "not compared", "baseline": "baseline"}[verdict.state]
+    label = {"no_regression": "ok", "regressed": "REGRESSED", "not_comparable": "not compared", "baseline": "baseline"}[verdict.state]
     if with_baseline and verdict.baseline_id:
         label += f" vs {verdict.baseline_id}"
     return label

@@ -13,7 +13,8 @@ from typing import Any
 import attrs
 
 from ..runs import CaseResult, Run, RunKind, RunStatus
-from ..storage import RunHistory, RunVerdicts, StoredVerdict
+from ..storage import StoredVerdict, capabilities
+from ..storage.protocols import ResultRepository
 from ..tolerance import Tolerances
 from ..verdict import Comparison, compare
 from .model import HistoryPoint, QuestionInfo, Report, figures_of
@@ -37,22 +38,23 @@ def scope_key(run: Run) -> tuple[Any, ...]:
 def accepted(run: Run, verdict: StoredVerdict | None) -> bool:
     """Whether a stored run counts as an accepted baseline of its scope: complete, and either
     the first of its scope or compared without a regression."""
-    return run.status is RunStatus.COMPLETE and verdict is not None and verdict.state in ("baseline", "ok")
+    return run.status is RunStatus.COMPLETE and verdict is not None and verdict.state in ("baseline", "no_regression")
 
 
-def history_of(repository: Any, run: Run, limit: int = HISTORY_LIMIT) -> tuple[HistoryPoint, ...]:
+def history_of(repository: ResultRepository, run: Run, limit: int = HISTORY_LIMIT) -> tuple[HistoryPoint, ...]:
     """The runs of ``run``'s scope up to and including it, oldest first (empty when the store
     cannot list runs)."""
-    if not isinstance(repository, RunHistory):
+    store = capabilities(repository)
+    if store.history is None:
         return ()
-    listed = repository.recent_runs(run.set_identifier, limit=limit * 4)
+    listed = store.history.recent_runs(run.set_identifier, limit=limit * 4)
     key = scope_key(run)
     members = [r for r in listed if scope_key(r) == key and (r.started_at, r.id) <= (run.started_at, run.id)]
     if all(r.id != run.id for r in members):
         members.append(run)
     members.sort(key=lambda r: (r.started_at, r.id))
     members = members[-limit:]
-    verdicts = repository.verdicts_for([r.id for r in members]) if isinstance(repository, RunVerdicts) else {}
+    verdicts = store.baselines.verdicts_for([r.id for r in members]) if store.baselines is not None else {}
     points = []
     for member in members:
         verdict = verdicts.get(member.id)
@@ -111,7 +113,7 @@ def _with_live_details(cases: Iterable[CaseResult], live: Mapping[str, CaseResul
 
 
 def assemble_report(
-    repository: Any,
+    repository: ResultRepository,
     run: Run,
     *,
     verdict: StoredVerdict | None = None,
@@ -129,8 +131,9 @@ def assemble_report(
     verdict names a baseline run, the run is compared with it again (under ``tolerances``) for
     the case-by-case sections and deltas; the verdict itself stays the stored one.
     """
-    if verdict is None and isinstance(repository, RunVerdicts):
-        verdict = repository.verdicts_for([run.id]).get(run.id)
+    baselines = capabilities(repository).baselines
+    if verdict is None and baselines is not None:
+        verdict = baselines.verdicts_for([run.id]).get(run.id)
     if comparison is None and verdict is not None and verdict.baseline_id:
         baseline = repository.get_run(verdict.baseline_id)
         if baseline is not None:

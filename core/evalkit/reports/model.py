@@ -126,10 +126,10 @@ def verdict_word(run: Run, verdict: StoredVerdict | None, gate_failed: bool) -> 
         return "PENDING"
     if run.status is not RunStatus.COMPLETE:
         return run.status.value.upper()
-    state = verdict.state if verdict is not None else "not_compared"
+    state = verdict.state if verdict is not None else "not_comparable"
     if state == "regressed":
         return "REGRESSED"
-    if state == "not_compared":
+    if state == "not_comparable":
         return "NOT COMPARED (GATE FAILED)" if gate_failed else "NOT COMPARED"
     if state == "baseline":
         return "BASELINE"
@@ -197,8 +197,8 @@ class Report:
         under ``fail_on_regression``, a run that could not be compared."""
         if self.run.status is not RunStatus.COMPLETE:
             return self.fail_on_regression or self.run.status is not RunStatus.RUNNING
-        state = self.verdict.state if self.verdict is not None else "not_compared"
-        return state == "regressed" or (self.fail_on_regression and state == "not_compared")
+        state = self.verdict.state if self.verdict is not None else "not_comparable"
+        return state == "regressed" or (self.fail_on_regression and state == "not_comparable")
 
     @property
     def verdict_word(self) -> str:

@@ -31,6 +31,8 @@ from evalkit.catalog import SourcedSet
 from evalkit.components import resolve_paths
 from evalkit.config import Config
 from evalkit.errors import PLUGIN_FAILURES, PluginError, UsageError
+from evalkit.options import declared_options
+from evalkit.project_files import ProjectBoundary
 
 from .contracts import DeploymentDefaults
 
@@ -87,11 +89,13 @@ def _time_limit(options: dict[str, Any], deployment: str, retriever_id: str) -> 
 
 @attrs.frozen
 class _Options:
-    """One retriever's options in a deployment and where they were defined (root: for relative paths)."""
+    """One retriever's options in a deployment and where they were defined (root: for relative
+    paths; boundary: the project their files must lie in, when a configuration file wrote them)."""
 
     options: Mapping[str, Any]
     source: str
     root: Path | None
+    boundary: ProjectBoundary | None = None
 
 
 @attrs.frozen
@@ -163,8 +167,9 @@ def known_deployments(config: Config, sourced: Iterable[SourcedSet] = ()) -> dic
             provided[name] = DeploymentChoice(name, _only(options), options, where)
     chosen = dict(provided)
     configured_at = f"configuration {config.path}" if config.path else "configuration"
+    boundary = ProjectBoundary.of(config) if config.path is not None and config.deployments else None
     for name, retrievers in config.deployments.items():
-        options = {rid: _Options(dict(o), configured_at, config.root) for rid, o in retrievers.items()}
+        options = {rid: _Options(dict(o), configured_at, config.root, boundary) for rid, o in retrievers.items()}
         source = configured_at
         named = config.deployment_retrievers.get(name)
         base = provided.get(name)
@@ -189,14 +194,19 @@ def choose_deployment(name: str | None, config: Config, *, sourced: SourcedSet |
     if chosen not in known:
         origin = f"--deployment {chosen}" if name is not None else f"{DEPLOYMENT_ENV}={chosen}"
         listed = ", ".join(sorted(known)) if known else '(none: add [deployments.NAME] with retriever = "ID" to evalkit.toml)'
-        from evalkit.suggestions import did_you_mean
+        from evalkit.wording import did_you_mean
 
         raise UsageError(f'Unknown deployment "{chosen}" ({origin}).{did_you_mean(chosen, sorted(known))} Known deployments: {listed}')
     return known[chosen]
 
 
 def takes_no_options(factory: Any) -> bool:
-    """True when ``factory`` can be called without arguments (a retriever that needs no options)."""
+    """True when ``factory`` can be built without options (a retriever that needs none): every
+    option its ``Options`` declares has a default, or, declaring none, it can be called without
+    arguments."""
+    declared = declared_options(factory)
+    if declared is not None:
+        return all(field.default is not attrs.NOTHING for field in attrs.fields(declared))
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):
@@ -231,9 +241,10 @@ def retriever_of(choice: DeploymentChoice | None, explicit: str | None) -> str:
 def deployment_options(choice: DeploymentChoice | None, retriever_id: str, factory: Any = None) -> Deployment:
     """The options ``retriever_id`` is created with in ``choice``.
 
-    Relative paths in configured options the factory declares as paths (:class:`PathOptions`)
-    are resolved against the configuration file's folder. Raises :class:`UsageError` when the
-    deployment has no options for a retriever that needs some.
+    Relative paths in configured options the factory declares as paths (``option(..., path=True)``,
+    or :class:`~evalkit.components.PathOptions`) are resolved against the configuration file's
+    folder, and must lie inside the project (:func:`~evalkit.components.resolve_paths`). Raises
+    :class:`UsageError` when the deployment has no options for a retriever that needs some.
     """
     if choice is None:
         return Deployment(None, {}, "none")
@@ -251,9 +262,10 @@ def deployment_options(choice: DeploymentChoice | None, retriever_id: str, facto
         )
     options = dict(entry.options)
     timeout = _time_limit(options, choice.name, retriever_id)
+    table = _table(choice.name, retriever_id, entry.source, entry.root)
     if entry.root is not None:
-        options = resolve_paths(options, factory, entry.root)
-    return Deployment(choice.name, options, entry.source, timeout, _table(choice.name, retriever_id, entry.source, entry.root))
+        options = resolve_paths(options, factory, entry.root, boundary=entry.boundary, table=table)
+    return Deployment(choice.name, options, entry.source, timeout, table)
 
 
 def _table(deployment: str, retriever_id: str, source: str, root: Path | None) -> str:

@@ -38,6 +38,7 @@ __all__ = [
     "SetDocument",
     "SetFileError",
     "SetFiles",
+    "SkippedPrompt",
     "configured_patterns",
     "expand_patterns",
     "format_path",
@@ -49,13 +50,36 @@ __all__ = [
 
 
 @attrs.frozen
+class SkippedPrompt:
+    """A prompt a set file keeps but marks ``skip: REASON``: where it is, its id and the reason."""
+
+    file: str
+    line: int | None
+    path: str
+    id: str
+    reason: str
+
+    def __str__(self) -> str:
+        from ..printable import visible
+
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return visible(f"{where}: {self.path} {quoted(self.id)}: {self.reason}")
+
+    def as_dict(self) -> dict[str, object]:
+        """The machine-readable form (``evalkit validate --json``)."""
+        return {"file": self.file, "line": self.line, "path": self.path, "id": self.id, "reason": self.reason}
+
+
+@attrs.frozen
 class SetFiles:
-    """What a group of set files declares: the sets of each kind, the files read, every problem."""
+    """What a group of set files declares: the sets of each kind, the files read, every problem,
+    and the prompts kept but marked ``skip``."""
 
     files: tuple[Path, ...] = ()
     prompt_sets: tuple[Any, ...] = ()
     question_sets: tuple[Any, ...] = ()
     problems: tuple[FileProblem, ...] = ()
+    skipped: tuple[SkippedPrompt, ...] = ()
 
     def raise_for_problems(self) -> None:
         """Raise :class:`SetFileError` listing every problem, if there is one."""
@@ -270,14 +294,19 @@ def load_set_files(
     files: Sequence[str | os.PathLike[str]],
     kinds: Mapping[str, Any] | None = None,
     root: Path | None = None,
+    boundary: ProjectBoundary | None = None,
 ) -> SetFiles:
     """Read, schema-check and build every set in ``files``; problems are collected, never raised.
 
     ``kinds`` are the assertion kinds sets may use (default: the built-in ones). File names in
-    problems are shown relative to ``root`` when given.
+    problems are shown relative to ``root`` when given. A file a set file names (a template's
+    table of variables) is read only when it lies inside ``boundary`` (the project and the places
+    ``[sets] allow_outside`` lists); without one, only inside the set file's own folder.
     """
+    from ..project_files import ProjectBoundary
     from .schemas import document_kind, schema_problems
-    from .sets import build_sets, kernel_problems, rule_problems
+    from .sets import build_sets, kernel_problems, rule_problems, skipped_prompts
+    from .templates import TemplateReading, expand_templates
 
     if kinds is None:
         from ..checks import BUILTIN_KINDS
@@ -286,6 +315,7 @@ def load_set_files(
     prompt_sets: list[Any] = []
     question_sets: list[Any] = []
     problems: list[FileProblem] = []
+    skipped: list[SkippedPrompt] = []
     declared: dict[str, FileProblem] = {}
     read: list[Path] = []
     for name in files:
@@ -302,15 +332,24 @@ def load_set_files(
         kind = document_kind(document.data)
         found = schema_problems(document, kind)
         found += rule_problems(document, kind, kinds, {p.path for p in found})
-        found.sort(key=lambda p: (p.line or 0, p.column or 0))
+        expansions: dict[Any, Any] = {}
+        if kind == "golden-set":
+            where = boundary or ProjectBoundary(Path(os.path.realpath(path.parent)))
+            reading = TemplateReading(path, where, kinds, lambda table: str(_display(table, root)))
+            expansions, expanded = expand_templates(document, reading, {p.path for p in found})
+            found += expanded
+        found.sort(key=lambda p: (p.file != str(shown), p.file, p.line or 0, p.column or 0))
         if found or document.problems:
             problems.extend(found)
             continue
-        built = build_sets(document, kind)
+        built = build_sets(document, kind, expansions)
         found = kernel_problems(document, built, kinds)
         if found:
             problems.extend(found)
             continue
+        for at, prompt_id, reason in skipped_prompts(document) if kind == "golden-set" else ():
+            line = document.problem(at, "").line
+            skipped.append(SkippedPrompt(str(shown), line, format_path(at), prompt_id, reason))
         for where, built_set in built:
             first = declared.get(built_set.identifier)
             if first is not None:
@@ -320,7 +359,7 @@ def load_set_files(
                 continue
             declared[built_set.identifier] = document.problem(where, "")
             (question_sets if kind == "question-set" else prompt_sets).append(built_set)
-    return SetFiles(tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems))
+    return SetFiles(tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped))
 
 
 def load_configured_sets(config: Any, kinds: Mapping[str, Any] | None = None) -> SetFiles:
@@ -331,5 +370,5 @@ def load_configured_sets(config: Any, kinds: Mapping[str, Any] | None = None) ->
     if not patterns:
         return SetFiles()
     files, problems = expand_patterns(patterns, config.root, ProjectBoundary.of(config))
-    loaded = load_set_files(files, kinds, config.root)
+    loaded = load_set_files(files, kinds, config.root, ProjectBoundary.of(config))
     return attrs.evolve(loaded, problems=tuple(problems) + loaded.problems)

@@ -371,7 +371,7 @@ def _read_json(file: Path, text: str) -> SetDocument:
 
 
 def _read_jsonl(file: Path, text: str) -> SetDocument:
-    """One member per line; a first line without ``prompt``/``question`` is the set's header.
+    """One member per line; a first line without ``prompt``, ``question``, ``template`` or ``messages`` is the set's header.
 
     Without a header the set's identifier and name are the file name without ``.jsonl``
     (``myapp.faq.jsonl`` holds the set ``myapp.faq``).
@@ -392,7 +392,7 @@ def _read_jsonl(file: Path, text: str) -> SetDocument:
         raise FileSyntaxError(problems)
     header: dict[str, Any] = {}
     header_line = header_text = None
-    if rows and isinstance(rows[0][2], dict) and not {"prompt", "question"} & set(rows[0][2]):
+    if rows and isinstance(rows[0][2], dict) and not {"prompt", "question", "template", "messages"} & set(rows[0][2]):
         header_line, header_text, header = rows.pop(0)
     member_key = "questions" if any(isinstance(r[2], dict) and "question" in r[2] for r in rows) else "prompts"
     data: dict[str, Any] = {}

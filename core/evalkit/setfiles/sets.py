@@ -15,10 +15,11 @@ from ..answers import Answer
 from ..checks import AssertionKind
 from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ..questions import GoldenQuestion, GoldenQuestionSet
+from .conversations import conversation_problems, single_prompt
 from .documents import SetDocument
 from .problems import FileProblem, JsonPath, quoted
 
-__all__ = ["build_sets", "kernel_problems", "rule_problems", "set_entries"]
+__all__ = ["build_sets", "kernel_problems", "near", "rule_problems", "set_entries", "skipped_prompts"]
 
 #: Keys of an assertion object that are not its kind.
 _NOT_KINDS = ("name", "kind", "value")
@@ -35,7 +36,7 @@ def set_entries(data: Any) -> Iterator[tuple[JsonPath, Any]]:
         yield (), data
 
 
-def _near(path: JsonPath, flagged: set[JsonPath]) -> bool:
+def near(path: JsonPath, flagged: set[JsonPath]) -> bool:
     """True when the schema already reported ``path``, one of its ancestors or descendants."""
     return any(path[: len(f)] == f or f[: len(path)] == path for f in flagged)
 
@@ -64,12 +65,14 @@ def rule_problems(
             if isinstance(assertions, list):
                 for number, raw_assertion in enumerate(assertions):
                     path = at + ("assertions", number)
-                    if isinstance(raw_assertion, dict) and not _near(path, flagged):
+                    if isinstance(raw_assertion, dict) and not near(path, flagged):
                         problems.extend(_assertion_problems(document, path, raw_assertion, kinds))
             reference = raw.get("reference")
             reference_text = reference.get("text") if isinstance(reference, dict) else reference
-            if not assertions and not reference_text and not _near(at + ("assertions",), flagged):
+            if not assertions and not reference_text and not near(at + ("assertions",), flagged):
                 problems.append(document.problem(at, "has no assertions and no reference; declare at least one"))
+            if isinstance(raw.get("messages"), list) and not near(at + ("messages",), flagged):
+                problems.extend(conversation_problems(document, at, raw))
     return problems
 
 
@@ -79,7 +82,7 @@ def _repeated_ids(
     seen: dict[str, int] = {}
     for index, member in enumerate(members):
         member_id = member.get("id") if isinstance(member, dict) else None
-        if not isinstance(member_id, str) or _near(where + (key, index, "id"), flagged):
+        if not isinstance(member_id, str) or near(where + (key, index, "id"), flagged):
             continue
         if member_id in seen:
             yield document.problem(where + (key, index, "id"), f"id {quoted(member_id)} is already used by {key}[{seen[member_id]}]")
@@ -122,24 +125,50 @@ def _reference(raw: Any) -> str | Answer | None:
     )
 
 
-def build_sets(document: SetDocument, kind: str) -> list[tuple[JsonPath, Any]]:
-    """The sets a document that passed the schema and the rules declares, each with its path."""
-    build = _question_set if kind == "question-set" else _prompt_set
-    return [(where, build(entry)) for where, entry in set_entries(document.data)]
+def build_sets(document: SetDocument, kind: str, expansions: Mapping[JsonPath, list[dict[str, Any]]] | None = None) -> list[tuple[JsonPath, Any]]:
+    """The sets a document that passed the schema and the rules declares, each with its path;
+    each template entry is replaced by the prompts it expands into (``expansions``, by its path;
+    see :mod:`.templates`)."""
+    if kind == "question-set":
+        return [(where, _question_set(entry)) for where, entry in set_entries(document.data)]
+    return [(where, _prompt_set(entry, where, expansions or {})) for where, entry in set_entries(document.data)]
 
 
-def _prompt_set(entry: dict[str, Any]) -> GoldenPromptSet:
-    prompts = [
-        GoldenPrompt(
-            id=raw["id"],
-            prompt=raw["prompt"],
-            assertions=[Assertion(*_assertion_parts(a)[:2], a.get("name")) for a in raw.get("assertions", ())],
-            reference=_reference(raw.get("reference")),
-            system_prompt=raw.get("system_prompt"),
-            tags=raw.get("tags", ()),
-        )
-        for raw in entry["prompts"]
-    ]
+def _prompt_objects(entry: dict[str, Any], where: JsonPath, expansions: Mapping[JsonPath, list[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+    """The set's prompt objects to run, in order: each template entry replaced by its expansion,
+    skipped prompts left out."""
+    for index, raw in enumerate(entry["prompts"]):
+        if "template" in raw:
+            yield from expansions[where + ("prompts", index)]
+        elif "skip" not in raw:
+            yield raw
+
+
+def skipped_prompts(document: SetDocument) -> Iterator[tuple[JsonPath, str, str]]:
+    """``(path, id, reason)`` of every prompt of the document marked ``skip``."""
+    for where, entry in set_entries(document.data):
+        for index, raw in enumerate(entry.get("prompts", ())):
+            if "skip" in raw:
+                yield where + ("prompts", index), raw["id"], raw["skip"]
+
+
+def _golden_prompt(raw: dict[str, Any]) -> GoldenPrompt:
+    if "messages" in raw:
+        prompt, system_prompt = single_prompt(raw["messages"])
+    else:
+        prompt, system_prompt = raw["prompt"], raw.get("system_prompt")
+    return GoldenPrompt(
+        id=raw["id"],
+        prompt=prompt,
+        assertions=[Assertion(*_assertion_parts(a)[:2], a.get("name")) for a in raw.get("assertions", ())],
+        reference=_reference(raw.get("reference")),
+        system_prompt=system_prompt,
+        tags=raw.get("tags", ()),
+    )
+
+
+def _prompt_set(entry: dict[str, Any], where: JsonPath, expansions: Mapping[JsonPath, list[dict[str, Any]]]) -> GoldenPromptSet:
+    prompts = [_golden_prompt(raw) for raw in _prompt_objects(entry, where, expansions)]
     return GoldenPromptSet(
         identifier=entry["identifier"],
         name=entry["name"],

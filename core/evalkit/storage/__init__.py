@@ -1,4 +1,5 @@
-"""Results storage: the repository protocols and the Peewee-backed implementation."""
+"""Results storage: the repository protocols (:mod:`.protocols`), the values a store takes and
+gives (:mod:`.values`), and the Peewee-backed implementation (:mod:`.sql`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from .protocols import (
     VERDICT_STATES,
     AcceptedBaselines,
+    Capabilities,
     CaseMark,
     CasePair,
     CaseTally,
@@ -20,36 +22,38 @@ from .protocols import (
     ResultRepository,
     ResumableRetrievalRuns,
     ResumableRuns,
-    RetrievalBaselines,
     RunHistory,
     RunLeases,
     RunVerdicts,
     StoredCaseForms,
     StoredVerdict,
     StreamedCases,
+    capabilities,
 )
 
 __all__ = [
     "AcceptedBaselines",
+    "Capabilities",
     "CaseMark",
     "CasePair",
     "CaseTally",
     "ClosableRepository",
-    "FirstAcceptance",
     "GeneratorScopedResults",
-    "ProviderModelQualityRuns",
     "ProviderModelQualityScores",
     "ResultRepository",
-    "ResumableRetrievalRuns",
     "ResumableRuns",
-    "RetrievalBaselines",
     "RunHistory",
     "RunLeases",
-    "RunVerdicts",
-    "StoredCaseForms",
     "StoredVerdict",
     "StreamedCases",
     "VERDICT_STATES",
+    "capabilities",
+    # older names of merged capabilities (see evalkit.storage.protocols)
+    "FirstAcceptance",
+    "ProviderModelQualityRuns",
+    "ResumableRetrievalRuns",
+    "RunVerdicts",
+    "StoredCaseForms",
     "SQL_SCHEMES",
     "check_database_url",
     "close_repository",
@@ -149,7 +153,7 @@ def missing_store(url: str) -> Path | None:
     return None
 
 
-def open_repository(url: str, **options: Any) -> Any:
+def open_repository(url: str, **options: Any) -> ResultRepository:
     """Open the repository a URL names: SQLite or PostgreSQL built in, other schemes from plugins.
 
     A plugin in the ``evalkit.repositories`` group whose name is the URL scheme is called with
@@ -163,7 +167,8 @@ def open_repository(url: str, **options: Any) -> Any:
     from .. import registry
 
     record = registry.find("evalkit.repositories", scheme)
-    return registry.instantiate(record, registry.load(record), url=url)
+    repository: ResultRepository = registry.instantiate(record, registry.load(record), url=url)
+    return repository
 
 
 def _scheme(url: str) -> str:
@@ -185,7 +190,7 @@ def schema_status(url: str) -> Any:
     """The :class:`~evalkit.storage.schema.SchemaStatus` of a SQLite or PostgreSQL database
     (read without creating or upgrading anything)."""
     _sql_only(url, "evalkit db status")
-    from .sql import read_schema_status
+    from .schema import read_schema_status
 
     return read_schema_status(url)
 
@@ -193,12 +198,12 @@ def schema_status(url: str) -> Any:
 def upgrade_schema(url: str) -> tuple[Any, list[int]]:
     """Apply the pending migrations; returns the status after the upgrade and the versions applied."""
     _sql_only(url, "evalkit db upgrade")
-    from .sql import apply_migrations
+    from .schema import apply_migrations
 
     return apply_migrations(url)
 
 
-def close_repository(repository: Any) -> None:
+def close_repository(repository: object) -> None:
     """Close ``repository`` when it holds anything open (:class:`ClosableRepository`); else nothing."""
     if isinstance(repository, ClosableRepository):
         repository.close()

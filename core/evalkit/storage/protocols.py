@@ -1,4 +1,27 @@
-"""What a results store offers: a base protocol and optional capabilities checked at runtime."""
+"""What a results store offers: the base protocol every store implements, and a few optional
+capabilities, each asked for once per command through :func:`capabilities`.
+
+Every store implements :class:`ResultRepository` (a third party's store, found through the
+``evalkit.repositories`` entry points, often nothing more). Each capability below is a promise a
+store may make — the repository contract suite (:func:`evalkit.testing.check_repository`) holds a
+store to every one it claims — and each has a stated behaviour when a store lacks it:
+
+* :class:`ResumableRuns` — without it ``--resume`` needs the run id, the stored cases are read
+  with ``get_run``, and Ctrl-C cannot mark the run interrupted;
+* :class:`AcceptedBaselines` — without it runs are stored and reported ``not_comparable`` with the
+  reason, no verdict is kept with a run, and ``evalkit baseline`` exits 2;
+* :class:`GeneratorScopedResults` — without it prompt runs are not compared (the reason says so)
+  and routing has no quality per instance;
+* :class:`ProviderModelQualityScores` — without it routing has no quality per alias;
+* :class:`RunHistory` — without it ``evalkit history`` and ``evalkit db prune`` exit 2 and
+  reports show no trend;
+* :class:`RunLeases` — without it nothing refuses a second process answering the same run or shard;
+* :class:`StreamedCases` — without it the end of a run reads every case back and compares in
+  memory (the same verdict, memory growing with the set).
+
+:func:`capabilities` asks a store for all of them once and hands the kernel a typed
+:class:`Capabilities`.
+"""
 
 from __future__ import annotations
 
@@ -8,34 +31,43 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from ..answers import ServingIdentity
-from ..baselines import Acceptance, BaselineScope
-from ..leases import LeaseOwner, ShardProgress
 from ..runs import CaseResult, Run
+from .values import (
+    VERDICT_STATES,
+    Acceptance,
+    BaselineScope,
+    CaseMark,
+    CasePair,
+    CaseTally,
+    LeaseOwner,
+    ShardProgress,
+    StoredVerdict,
+)
 
 __all__ = [
     "AcceptedBaselines",
+    "Capabilities",
     "CaseMark",
     "CasePair",
     "CaseTally",
-    "FirstAcceptance",
-    "ResultRepository",
+    "ClosableRepository",
     "GeneratorScopedResults",
     "ProviderModelQualityScores",
-    "ProviderModelQualityRuns",
+    "ResultRepository",
     "ResumableRuns",
-    "RetrievalBaselines",
-    "RunLeases",
     "RunHistory",
-    "RunVerdicts",
-    "StoredCaseForms",
+    "RunLeases",
     "StoredVerdict",
     "StreamedCases",
     "VERDICT_STATES",
+    "capabilities",
+    # older names of merged capabilities
+    "FirstAcceptance",
+    "ProviderModelQualityRuns",
+    "ResumableRetrievalRuns",
+    "RunVerdicts",
+    "StoredCaseForms",
 ]
-
-#: What a stored verdict says: first comparable run, compared within tolerance, compared and
-#: regressed, or stored without a comparison (the note says why).
-VERDICT_STATES = ("baseline", "ok", "regressed", "not_compared")
 
 
 @runtime_checkable
@@ -77,8 +109,90 @@ class ResultRepository(Protocol):
 
 
 @runtime_checkable
+class ResumableRuns(Protocol):
+    """What ``--resume``, a shard joining a run, and an interrupted run need beyond the base protocol.
+
+    Without it: ``--resume`` needs the run's id, the cases already stored are read with
+    ``get_run``, and a run stopped by Ctrl-C or a failing store is not marked ``interrupted``.
+    """
+
+    def answered_case_ids(self, run_id: str) -> set[str]:
+        """The ids of the run's stored cases that have an answer (errored cases are not answered)."""
+        ...
+
+    def mark_status(self, run_id: str, status: str) -> None:
+        """Set a run's status and nothing else (``interrupted`` on Ctrl-C, ``running`` on resume);
+        a complete run keeps its status."""
+        ...
+
+    def latest_unfinished_run(
+        self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str
+    ) -> Run | None:
+        """The newest prompt run of the set for this instance, alias and grader that is not complete."""
+        ...
+
+    def latest_unfinished_retrieval_run(
+        self, set_identifier: str, retriever: str, *, deployment: str | None = None
+    ) -> Run | None:
+        """The newest retrieval run of the set with this retriever in this deployment that is not complete."""
+        ...
+
+
+@runtime_checkable
+class AcceptedBaselines(Protocol):
+    """What the verdict leaves in the store: each run's verdict, and which runs are accepted baselines.
+
+    The kernel compares a run with its scope's baseline only through this capability (see
+    :mod:`evalkit.baselines` and :mod:`evalkit.run.decide`). Without it a run is stored and
+    reported ``not_comparable`` with the reason (``--baseline RUN_ID`` still compares), no verdict
+    is kept with the run (``history`` and ``show`` print ``—``), and ``evalkit baseline`` exits 2.
+    """
+
+    def accepted_baseline(
+        self, scope: BaselineScope, *, exclude_run_id: str | None = None, with_cases: bool = True
+    ) -> Run | None:
+        """The scope's baseline: of the complete, accepted runs of exactly this scope (a prompt run
+        also verified, with at least one answer), the most recently accepted, with its cases
+        (``with_cases=False`` is passed only to a store that also has :class:`StreamedCases`)."""
+        ...
+
+    def accept_run(self, run_id: str, acceptance: Acceptance) -> None:
+        """Record that the run is accepted (replacing an earlier acceptance of the same run)."""
+        ...
+
+    def accept_if_first(self, run_id: str, scope: BaselineScope, acceptance: Acceptance) -> bool:
+        """Accept the run when no other run of ``scope`` is an accepted baseline, in one
+        transaction that concurrent callers are serialised on; ``False`` (and nothing written) when
+        one is. Two first runs of one scope finishing at the same moment (parallel CI jobs on a
+        new store) must not both become "the first"."""
+        ...
+
+    def acceptances_for(self, run_ids: Sequence[str]) -> dict[str, Acceptance]:
+        """The acceptances of these runs; runs that are not accepted are absent."""
+        ...
+
+    def accepted_runs(self, set_identifier: str) -> list[Run]:
+        """Every complete, accepted run of the set, most recently accepted first, without cases."""
+        ...
+
+    def record_verdict(self, run_id: str, verdict: StoredVerdict) -> None:
+        """Store the verdict of a finished run."""
+        ...
+
+    def verdicts_for(self, run_ids: Sequence[str]) -> dict[str, StoredVerdict]:
+        """The stored verdicts of these runs; runs without one (stored before verdicts were kept,
+        or not finished) are absent."""
+        ...
+
+
+@runtime_checkable
 class GeneratorScopedResults(Protocol):
-    """Reads scoped to one serving identity: the baseline and verified quality scores."""
+    """Reads scoped to one serving identity: the baseline and verified quality scores (the design's
+    generator-scoped reads).
+
+    Without it a prompt run is stored and reported ``not_comparable`` ("the configured repository
+    has no generator-scoped reads"), and routing has no measured quality per instance.
+    """
 
     def baseline_for(
         self, set_identifier: str, identity: ServingIdentity, grader: str, *, exclude_run_id: str | None = None
@@ -92,27 +206,21 @@ class GeneratorScopedResults(Protocol):
         """Mean of the latest verified run per set for this instance and alias (``None``: no data)."""
         ...
 
-
-@runtime_checkable
-class RetrievalBaselines(Protocol):
-    """The read a retrieval run is compared through: its predecessor in one set, retriever and deployment."""
-
-    def latest_retrieval_run(
-        self,
-        set_identifier: str,
-        retriever: str,
-        *,
-        deployment: str | None = None,
-        exclude_run_id: str | None = None,
-    ) -> Run | None:
-        """The newest complete retrieval run of the set with this retriever in this deployment
-        (``None``: runs without a deployment), whatever its fingerprints, with its cases."""
+    def quality_runs_for_provider_model(
+        self, provider_instance: str, model_alias: str, grader: str = "deterministic"
+    ) -> list[Run]:
+        """The evidence behind that mean: the latest verified complete run per set for this
+        instance and alias, without cases."""
         ...
 
 
 @runtime_checkable
 class ProviderModelQualityScores(Protocol):
-    """Quality per alias across instances; ``None`` when the alias was measured through several."""
+    """Quality per alias across instances; ``None`` when the alias was measured through several.
+
+    Routing's fallback read, for a store without :class:`GeneratorScopedResults`; without either,
+    routing ranks without quality.
+    """
 
     def mean_quality_for_model(self, model_alias: str, grader: str = "deterministic") -> float | None:
         """Mean of the latest verified run per set for the alias, or ``None`` (no data or ambiguous)."""
@@ -120,19 +228,9 @@ class ProviderModelQualityScores(Protocol):
 
 
 @runtime_checkable
-class ProviderModelQualityRuns(Protocol):
-    """The evidence behind a provider-model quality score: which runs it was averaged from."""
-
-    def quality_runs_for_provider_model(
-        self, provider_instance: str, model_alias: str, grader: str = "deterministic"
-    ) -> list[Run]:
-        """The latest verified complete run per set for this instance and alias, without cases."""
-        ...
-
-
-@runtime_checkable
 class RunHistory(Protocol):
-    """Listing and retention."""
+    """Listing and retention. Without it ``evalkit history`` and ``evalkit db prune`` exit 2 naming
+    the capability, and a report shows no trend."""
 
     def recent_runs(self, set_identifier: str | None = None, limit: int = 20) -> list[Run]:
         """Runs newest first by start time, without their cases."""
@@ -144,32 +242,17 @@ class RunHistory(Protocol):
 
 
 @runtime_checkable
-class ResumableRuns(Protocol):
-    """What ``--resume`` and an interrupted run need beyond the base protocol."""
-
-    def answered_case_ids(self, run_id: str) -> set[str]:
-        """The ids of the run's stored cases that have an answer (errored cases are not answered)."""
-        ...
-
-    def latest_unfinished_run(
-        self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str
-    ) -> Run | None:
-        """The newest run of the set for this instance, alias and grader that is not complete."""
-        ...
-
-    def mark_status(self, run_id: str, status: str) -> None:
-        """Set a run's status and nothing else (``interrupted`` on Ctrl-C, ``running`` on resume)."""
-        ...
-
-
-@runtime_checkable
 class RunLeases(Protocol):
-    """Who is answering a run: leases with a heartbeat (see :mod:`evalkit.leases`), and the shards' state."""
+    """Who is answering a run: leases with a heartbeat (see :mod:`evalkit.leases`), and the shards' state.
+
+    Without it nothing refuses a second process answering the same run or shard, and a shard's
+    note does not say which shards are in.
+    """
 
     def acquire_lease(self, run_id: str, part: str, owner: LeaseOwner, *, shard_count: int | None = None) -> None:
         """Take the lease on ``part`` (``*`` or ``I/N``) of the run, atomically; raise
-        :class:`~evalkit.leases.RunBusyError` when a live lease overlaps it and
-        :class:`~evalkit.leases.ShardMismatchError` when a stored shard gives another N."""
+        :class:`~evalkit.storage.values.RunBusyError` when a live lease overlaps it and
+        :class:`~evalkit.storage.values.ShardMismatchError` when a stored shard gives another N."""
         ...
 
     def renew_lease(self, run_id: str, part: str, owner: LeaseOwner) -> bool:
@@ -190,133 +273,13 @@ class RunLeases(Protocol):
 
 
 @runtime_checkable
-class ResumableRetrievalRuns(Protocol):
-    """What ``evalkit retrieval --resume`` without a run id needs: the unfinished run to continue."""
-
-    def latest_unfinished_retrieval_run(
-        self, set_identifier: str, retriever: str, *, deployment: str | None = None
-    ) -> Run | None:
-        """The newest retrieval run of the set with this retriever in this deployment that is not complete."""
-        ...
-
-
-@attrs.frozen
-class StoredVerdict:
-    """The verdict a run got when it was stored: one of :data:`VERDICT_STATES`, the baseline it
-    was compared with, and a one-line note (the summary, or why it was not compared)."""
-
-    state: str = attrs.field(validator=attrs.validators.in_(VERDICT_STATES))
-    baseline_id: str | None = None
-    note: str | None = None
-
-
-@runtime_checkable
-class RunVerdicts(Protocol):
-    """Keeping each run's verdict with it, for ``evalkit history`` and ``evalkit show``."""
-
-    def record_verdict(self, run_id: str, verdict: StoredVerdict) -> None:
-        """Store the verdict of a finished run."""
-        ...
-
-    def verdicts_for(self, run_ids: Sequence[str]) -> dict[str, StoredVerdict]:
-        """The stored verdicts of these runs; runs without one (stored before verdicts were kept,
-        or not finished) are absent."""
-        ...
-
-
-@runtime_checkable
-class AcceptedBaselines(Protocol):
-    """Keeping which runs are accepted baselines, and reading a scope's current baseline.
-
-    The kernel compares a run only through this capability: a store without it stores runs and
-    says why it does not compare (see :mod:`evalkit.baselines`).
-    """
-
-    def accepted_baseline(self, scope: BaselineScope, *, exclude_run_id: str | None = None) -> Run | None:
-        """The scope's baseline with its cases: of the complete, accepted runs of exactly this scope
-        (a prompt run also verified, with at least one answer), the most recently accepted."""
-        ...
-
-    def accept_run(self, run_id: str, acceptance: Acceptance) -> None:
-        """Record that the run is accepted (replacing an earlier acceptance of the same run)."""
-        ...
-
-    def acceptances_for(self, run_ids: Sequence[str]) -> dict[str, Acceptance]:
-        """The acceptances of these runs; runs that are not accepted are absent."""
-        ...
-
-    def accepted_runs(self, set_identifier: str) -> list[Run]:
-        """Every complete, accepted run of the set, most recently accepted first, without cases."""
-        ...
-
-
-@runtime_checkable
-class FirstAcceptance(Protocol):
-    """Accepting a run as the first of its scope atomically: two first runs of one scope finishing
-    at the same moment (parallel CI jobs on a new store) must not both become "the first"."""
-
-    def accept_if_first(self, run_id: str, scope: BaselineScope, acceptance: Acceptance) -> bool:
-        """Accept the run when no other run of ``scope`` is an accepted baseline, in one
-        transaction that concurrent callers are serialised on; ``False`` (and nothing written) when
-        one is."""
-        ...
-
-
-@attrs.frozen
-class CaseTally:
-    """What the end of a run needs to know of its stored cases, counted by the store without
-    reading them back: the aggregates, who answered and under which yardsticks.
-
-    ``identities`` counts the answered (not errored) cases per serving identity (``None``: the
-    case carries none); ``yardsticks`` are the non-empty yardsticks of those cases.
-    """
-
-    answered: int = 0
-    passed: int = 0
-    errored: int = 0
-    score_sum: float = 0.0
-    identities: Mapping[ServingIdentity | None, int] = attrs.field(factory=dict)
-    yardsticks: frozenset[str] = frozenset()
-
-
-@attrs.frozen
-class CaseMark:
-    """What a comparison needs of one stored case: its result, whether the judge disagreed with
-    itself on it, its place in its run's stored order and the fingerprint of its content
-    (:attr:`~evalkit.runs.CaseResult.fingerprint`; ``None`` when the case was stored without one)."""
-
-    passed: bool
-    score: float
-    unstable: bool = False
-    position: int = 0
-    fingerprint: str | None = None
-
-
-@attrs.frozen
-class CasePair:
-    """One case id of two runs: its mark in the current run and in the baseline (``None`` where
-    the run has no such case)."""
-
-    case_id: str
-    current: CaseMark | None
-    baseline: CaseMark | None
-
-
-@runtime_checkable
-class ClosableRepository(Protocol):
-    """A repository that holds a connection or a file open until it is closed."""
-
-    def close(self) -> None:
-        """Release what the repository holds open."""
-        ...
-
-
-@runtime_checkable
 class StreamedCases(Protocol):
-    """Reading a run's cases a page at a time, so the end of a 100,000-case run holds no case list.
+    """A run's cases a page at a time, so the end of a 100,000-case run holds no case list.
 
     A store offering this capability also accepts ``with_cases=False`` on ``finish_run`` and on
     ``accepted_baseline`` (the run is returned without its cases; aggregates come from the store).
+    Without it the end of a run reads every case back (``get_run``) and compares whole runs in
+    memory: the same verdict, with memory growing with the set.
     """
 
     def case_tally(self, run_id: str) -> CaseTally:
@@ -334,15 +297,68 @@ class StreamedCases(Protocol):
         does not have, in the baseline's order."""
         ...
 
+    def record_cases_as_stored(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> list[CaseResult] | None:
+        """Commit ``cases`` as ``record_cases`` does, and return them exactly as :meth:`iter_cases`
+        reads them back (for ids the run did not hold before), in stored order; ``None`` when the
+        store committed them but cannot say so. A caller that prints a run's cases as the store
+        keeps them gets them as they are committed, instead of reading the run back at its end."""
+        ...
+
 
 @runtime_checkable
-class StoredCaseForms(Protocol):
-    """Committing cases and saying, without reading them, how they read back: a caller that prints
-    a run's cases as the store keeps them (answers reduced to the privacy level, secrets scrubbed)
-    gets them as they are committed, instead of reading the whole run back at its end."""
+class ClosableRepository(Protocol):
+    """A repository that holds a connection or a file open until it is closed (a resource, not a
+    capability: :func:`~evalkit.storage.close_repository` closes one that has ``close``)."""
 
-    def record_cases_as_stored(self, run_id: str, cases: Sequence[CaseResult], privacy: str) -> list[CaseResult] | None:
-        """Commit ``cases`` as ``record_cases`` does, and return them exactly as
-        :meth:`StreamedCases.iter_cases` reads them back (for ids the run did not hold before), in
-        stored order; ``None`` when the store committed them but cannot say so."""
+    def close(self) -> None:
+        """Release what the repository holds open."""
         ...
+
+
+@attrs.frozen
+class Capabilities:
+    """One store and what it offers, asked once: the base protocol, then each optional capability
+    (``None`` when the store lacks it). The kernel reads a store through this, so "what does the
+    store offer" is decided in one place (:func:`capabilities`) instead of at every call."""
+
+    repository: ResultRepository
+    resumable: ResumableRuns | None = None
+    baselines: AcceptedBaselines | None = None
+    scoped: GeneratorScopedResults | None = None
+    alias_quality: ProviderModelQualityScores | None = None
+    history: RunHistory | None = None
+    leases: RunLeases | None = None
+    streamed: StreamedCases | None = None
+
+
+_CAPABILITIES: tuple[tuple[str, type], ...] = (
+    ("resumable", ResumableRuns),
+    ("baselines", AcceptedBaselines),
+    ("scoped", GeneratorScopedResults),
+    ("alias_quality", ProviderModelQualityScores),
+    ("history", RunHistory),
+    ("leases", RunLeases),
+    ("streamed", StreamedCases),
+)
+
+
+def capabilities(repository: Any) -> Capabilities:
+    """What ``repository`` offers (a :class:`Capabilities` of it is returned as it is)."""
+    if isinstance(repository, Capabilities):
+        return repository
+    offered = {name: repository for name, protocol in _CAPABILITIES if isinstance(repository, protocol)}
+    return Capabilities(repository, **offered)
+
+
+# The names capabilities had before they were merged: a store that implements the merged
+# capability satisfies its old name, so third-party code that asks for the old name keeps working.
+#: Merged into :class:`AcceptedBaselines` (``record_verdict``, ``verdicts_for``).
+RunVerdicts = AcceptedBaselines
+#: Merged into :class:`AcceptedBaselines` (``accept_if_first``).
+FirstAcceptance = AcceptedBaselines
+#: Merged into :class:`StreamedCases` (``record_cases_as_stored``).
+StoredCaseForms = StreamedCases
+#: Merged into :class:`GeneratorScopedResults` (``quality_runs_for_provider_model``).
+ProviderModelQualityRuns = GeneratorScopedResults
+#: Merged into :class:`ResumableRuns` (``latest_unfinished_retrieval_run``).
+ResumableRetrievalRuns = ResumableRuns

@@ -37,7 +37,11 @@ def _name(obj: Any) -> str:
 
 
 def _create(factory: Any, options: Mapping[str, Any], report: ContractReport, what: str) -> Any:
-    ok, created = report.call(f"creating the {what} with {dict(options)!r}", factory, **dict(options))
+    """The component built as evalkit builds it: ``options`` checked against the factory's
+    ``Options`` and handed over by the contract it follows (:func:`evalkit.options.build_plugin`)."""
+    from ..options import build_plugin
+
+    ok, created = report.call(f"creating the {what} with {dict(options)!r}", build_plugin, factory, **dict(options))
     return created if ok else None
 
 
@@ -52,7 +56,7 @@ def check_generator(factory: Any, *, prompt_set: GoldenPromptSet | None = None, 
     identity is verified. Raises one ``AssertionError`` listing every problem.
     """
     from .. import components
-    from ..evaluation import evaluate_set
+    from ..run.library import evaluate_set
 
     report = ContractReport(f"generator {_name(factory)}")
     generator = _create(factory, options, report, "generator")

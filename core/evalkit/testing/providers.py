@@ -73,8 +73,7 @@ def _stable(provider: Any, method: str, first: list[Any], fingerprint: Any, repo
 
 
 def _kinds() -> dict[str, Any]:
-    from ..evaluation import assertion_kinds
-    from ..hooks import plugin_manager
+    from ..hooks import assertion_kinds, plugin_manager
 
     manager, _ = plugin_manager()
     return assertion_kinds(manager)
@@ -90,7 +89,7 @@ def check_prompt_set_provider(obj: Any) -> None:
     self-check of the set passes). Raises one ``AssertionError`` listing every problem.
     """
     from ..checks import evaluate
-    from ..runner import set_fingerprint
+    from ..run.answering.prompt_order import set_fingerprint
     from ..validation import prompt_set_problems
 
     report = ContractReport(f"golden prompt set provider {_name(obj)}")

@@ -4,14 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 import pytest
 
-from ..printable import visible
-
 __all__ = ["TemporaryStore", "evalkit_run", "evalkit_store"]
+
+
+# pytest prints the names of the items below and their failure messages as they are: they are
+# this plugin's output, made safe here, in the two functions that hand text to pytest.
+def _shown(text: object) -> str:
+    """``text`` as a test's name or heading: on one line, secrets scrubbed, control characters visible."""
+    from ..printable import visible
+    from ..privacy import remove_secrets, secrets_to_hide
+
+    return visible(remove_secrets(str(text), secrets_to_hide()))
+
+
+def _fail(message: str) -> NoReturn:
+    """Fail the current test with ``message`` (its lines kept), made safe as :func:`_shown` does."""
+    from ..printable import visible
+    from ..privacy import remove_secrets, secrets_to_hide
+
+    pytest.fail(visible(remove_secrets(message, secrets_to_hide()), keep="\n"), pytrace=False)
 
 
 @attrs.frozen
@@ -48,7 +64,7 @@ def evalkit_run(evalkit_store: TemporaryStore) -> Callable[..., Any]:
 
     ``options`` are :func:`evalkit.evaluate_set`'s (``model``, ``grader``, ``tolerances``…).
     """
-    from ..evaluation import evaluate_set
+    from ..run.library import evaluate_set
 
     def run(set_id: Any, provider: str | None = None, **options: Any) -> Any:
         options.setdefault("database", evalkit_store.url)
@@ -71,8 +87,7 @@ class GoldenSetRun(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         """One item per case, then the gate."""
-        # Test ids are printed by pytest as they are: a set's ids are shown with controls escaped.
-        items: list[pytest.Item] = [GoldenCase.from_parent(self, name=visible(str(p.id)), case_id=p.id) for p in self.prompts]
+        items: list[pytest.Item] = [GoldenCase.from_parent(self, name=_shown(p.id), case_id=p.id) for p in self.prompts]
         items.append(RegressionGate.from_parent(self, name="regression-gate"))
         return items
 
@@ -81,7 +96,7 @@ class GoldenSetRun(pytest.Collector):
         if self._outcome is None and self._failure is None:
             from ..config import load_config
             from ..errors import EvalkitError
-            from ..evaluation import evaluate_set
+            from ..run.library import evaluate_set
 
             option = self.config.getoption
             try:
@@ -95,7 +110,7 @@ class GoldenSetRun(pytest.Collector):
             except EvalkitError as exc:
                 self._failure = f"evalkit could not run {self.set_id}: {exc}"
         if self._failure is not None:
-            pytest.fail(self._failure, pytrace=False)
+            _fail(self._failure)
         return self._outcome
 
 
@@ -111,19 +126,19 @@ class GoldenCase(pytest.Item):
         outcome = self.parent.outcome()
         case = self.parent.graded.get(self.case_id) or next((c for c in outcome.run.cases if c.case_id == self.case_id), None)
         if case is None:
-            pytest.fail(f"case {self.case_id!r} was not answered", pytrace=False)
+            _fail(f"case {self.case_id!r} was not answered")
         if case.errored:
-            pytest.fail(visible(f"the generator failed: {case.error}"), pytrace=False)
+            _fail(f"the generator failed: {case.error}")
         if not case.passed:
             lines = [
                 f"{check.name}: " + (check.error or check.detail or "did not hold")
                 for check in case.checks if not check.passed
             ] or [f"score {case.score:.2f} is below the pass mark"]
-            pytest.fail("failed checks:\n  " + "\n  ".join(visible(line) for line in lines), pytrace=False)
+            _fail("failed checks:\n  " + "\n  ".join(lines))
 
     def reportinfo(self) -> tuple[Path, None, str]:
         """Where the case comes from, for the report's headings."""
-        return self.path, None, visible(f"{self.parent.set_id} case {self.case_id}")
+        return self.path, None, _shown(f"{self.parent.set_id} case {self.case_id}")
 
 
 
@@ -136,15 +151,15 @@ class RegressionGate(pytest.Item):
         verdict = outcome.verdict
         code = outcome.exit_code(fail_on_regression=True)
         if code == 3:
-            pytest.fail(f"run {outcome.run.id} is {outcome.run.status.value}: {outcome.run.errored_count} case(s) errored", pytrace=False)
+            _fail(f"run {outcome.run.id} is {outcome.run.status.value}: {outcome.run.errored_count} case(s) errored")
         if code == 1 and verdict.comparison is not None:
-            pytest.fail(visible(verdict.comparison.summary()), pytrace=False)
+            _fail(verdict.comparison.summary())
         if code == 1:
-            pytest.fail(visible(verdict.reason or "not compared"), pytrace=False)
+            _fail(verdict.reason or "not compared")
 
     def reportinfo(self) -> tuple[Path, None, str]:
         """The gate's heading in reports."""
-        return self.path, None, visible(f"{self.parent.set_id} regression gate")
+        return self.path, None, _shown(f"{self.parent.set_id} regression gate")
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -163,6 +178,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         raise pytest.UsageError(f"--evalkit-set: {exc}") from None
     for golden_set in sets:
         collector = GoldenSetRun.from_parent(
-            session, name=visible(f"evalkit-set[{golden_set.identifier}]"), set_id=golden_set.identifier, prompts=golden_set.prompts
+            session, name=_shown(f"evalkit-set[{golden_set.identifier}]"), set_id=golden_set.identifier, prompts=golden_set.prompts
         )
         items.extend(collector.collect())

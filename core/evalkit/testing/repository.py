@@ -1,4 +1,7 @@
-"""The repository contract suite: what every results store must do, checked against any URL."""
+"""The repository contract suite: what every results store must do, checked against any URL.
+
+One section for the base protocol every store implements, then one (or two) for each optional
+capability of :mod:`evalkit.storage.protocols` — a store is held to every capability it claims."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import attrs
 
 from ..answers import ServingIdentity
 from ..grading import Check
-from ..runs import CaseResult, Run, RunStatus
+from ..runs import CaseResult, Run, RunKind, RunStatus
 from .problems import ContractReport
 
 __all__ = ["check_repository"]
@@ -35,6 +38,14 @@ class _Suite:
             id=f"kit-{self.token}-{run_id}", set_identifier=set_id, grader="deterministic", case_count=cases,
             started_at=self.clock, provider_instance=IDENTITY.provider_instance, model_alias=alias,
             adapter="kit", privacy="full",
+        )
+
+    def retrieval_header(self, run_id: str, set_id: str, *, deployment: str | None = None) -> Run:
+        self.clock += 10
+        return Run(
+            id=f"kit-{self.token}-{run_id}", set_identifier=set_id, grader="retrieval_hit_rate", kind=RunKind.RETRIEVAL,
+            case_count=1, started_at=self.clock, adapter="kit.retriever", retriever="kit.retriever",
+            deployment=deployment, privacy="full",
         )
 
     @staticmethod
@@ -142,6 +153,13 @@ def _resumable(suite: _Suite, report: ContractReport) -> None:
     repo.mark_status(run.id, "interrupted")
     if repo.get_run(run.id).status is not RunStatus.COMPLETE:
         report.add("mark_status() must never change a complete run")
+    retrieval = suite.retrieval_header("resume-r", set_id, deployment="kit-deployment")
+    repo.begin_run(retrieval)
+    found = repo.latest_unfinished_retrieval_run(set_id, "kit.retriever", deployment="kit-deployment")
+    if found is None or found.id != retrieval.id:
+        report.add("latest_unfinished_retrieval_run() must find the unfinished retrieval run of the set, retriever and deployment")
+    if repo.latest_unfinished_retrieval_run(set_id, "kit.retriever", deployment=None) is not None:
+        report.add("latest_unfinished_retrieval_run() must be scoped to the deployment")
 
 
 def _baselines(suite: _Suite, report: ContractReport) -> None:
@@ -167,6 +185,9 @@ def _baselines(suite: _Suite, report: ContractReport) -> None:
     found = repo.baseline_for(set_id, IDENTITY, "deterministic")
     if found is None or found.id != newer.id:
         report.add("baseline_for() must return the newest comparable run")
+    evidence = [r.id for r in repo.quality_runs_for_provider_model(IDENTITY.provider_instance, IDENTITY.model_alias)]
+    if newer.id not in evidence or base.id in evidence:
+        report.add("quality_runs_for_provider_model() must list the latest verified complete run of each set of the instance and alias")
 
 
 def _history(suite: _Suite, report: ContractReport) -> None:
@@ -189,6 +210,41 @@ def _verdicts(suite: _Suite, report: ContractReport) -> None:
     repo.record_verdict(run.id, verdict)
     if repo.verdicts_for([run.id, f"kit-{suite.token}-unknown"]) != {run.id: verdict}:
         report.add("verdicts_for() must return the recorded verdict of each known run, and nothing for unknown ids")
+
+
+def _accepted_baselines(suite: _Suite, report: ContractReport) -> None:
+    from ..baselines import Acceptance, BaselineScope
+
+    repo = suite.repository
+    set_id = suite.set_id("accepted")
+    older = suite.complete(suite.header("a1", set_id, cases=1), [suite.case("a")])
+    newer = suite.complete(suite.header("a2", set_id, cases=1), [suite.case("a")])
+    unfinished = suite.header("a3", set_id, cases=1)
+    repo.begin_run(unfinished)
+    scope = BaselineScope.of_run(older)
+    if scope is None:
+        return  # the first-acceptance section reports a store that loses the identity
+    if repo.accepted_baseline(scope) is not None:
+        report.add("accepted_baseline() must return None while no run of the scope is accepted")
+    manual = Acceptance("manual", 5.0, "kit", "a reviewed change")
+    repo.accept_run(older.id, Acceptance("first", 1.0, None, "the first run of its scope"))
+    repo.accept_run(newer.id, manual)
+    found = repo.accepted_baseline(scope)
+    if found is None or found.id != newer.id:
+        report.add("accepted_baseline() must return the most recently accepted run of the scope")
+    elif sorted(c.case_id for c in found.cases) != ["a"]:
+        report.add("accepted_baseline() must return the baseline with its cases")
+    again = repo.accepted_baseline(scope, exclude_run_id=newer.id)
+    if again is None or again.id != older.id:
+        report.add("accepted_baseline(exclude_run_id=…) must skip the excluded run and return the next accepted one")
+    if repo.acceptances_for([newer.id, unfinished.id]) != {newer.id: manual}:
+        report.add("acceptances_for() must return the acceptance of each accepted run, and nothing for the others")
+    listed = [r.id for r in repo.accepted_runs(set_id)]
+    if listed != [newer.id, older.id]:
+        report.add(f"accepted_runs() must list the set's accepted runs, most recently accepted first; got {listed}")
+    other = attrs.evolve(scope, reported_model="another-reported-model")
+    if repo.accepted_baseline(other) is not None:
+        report.add("accepted_baseline() must be scoped to the whole serving identity (reported model too)")
 
 
 def _stored_forms(suite: _Suite, report: ContractReport) -> None:
@@ -232,26 +288,112 @@ def _first_acceptance(suite: _Suite, report: ContractReport) -> None:
         report.add("accept_if_first() must judge each scope on its own")
 
 
+def _alias_quality(suite: _Suite, report: ContractReport) -> None:
+    repo = suite.repository
+    suite.complete(suite.header("q", suite.set_id("quality"), cases=1), [suite.case("a")])
+    value = repo.mean_quality_for_model(IDENTITY.model_alias)
+    if value is not None and not 0.0 <= float(value) <= 1.0:
+        report.add(f"mean_quality_for_model() must be a score from 0 to 1 (or None), got {value!r}")
+    if repo.mean_quality_for_model(f"kit-{suite.token}-never-measured") is not None:
+        report.add("mean_quality_for_model() of an alias never measured must be None")
+
+
+def _streamed(suite: _Suite, report: ContractReport) -> None:
+    repo = suite.repository
+    set_id = suite.set_id("streamed")
+    base = suite.complete(suite.header("s1", set_id, cases=3), [suite.case("a"), suite.case("b"), suite.case("c", passed=False)])
+    run = suite.header("s2", set_id, cases=3)
+    repo.begin_run(run)
+    repo.record_cases(run.id, [suite.case("b", passed=False), suite.case("a"), suite.case("d")], "full")
+    finished = repo.finish_run(run.id, "complete", run.started_at + 1, grader="deterministic", identity=IDENTITY, with_cases=False)
+    if finished.cases or finished.answered_count != 3:
+        report.add("finish_run(with_cases=False) must return the run without its cases, with the stored aggregates")
+    tally = repo.case_tally(run.id)
+    if (tally.answered, tally.passed, tally.errored) != (3, 2, 0) or dict(tally.identities) != {IDENTITY: 3}:
+        report.add(f"case_tally() must count the stored cases and their identities; got {tally!r}")
+    elif set(tally.yardsticks) != {"deterministic"}:
+        report.add(f"case_tally() must give the yardsticks of the answered cases; got {sorted(tally.yardsticks)}")
+    stored = [c.case_id for c in repo.iter_cases(run.id)]
+    if stored != ["b", "a", "d"]:
+        report.add(f"iter_cases() must give the run's cases in stored order; got {stored}")
+    notable = [c.case_id for c in repo.iter_cases(run.id, notable_only=True)]
+    if notable != ["b"]:
+        report.add(f"iter_cases(notable_only=True) must give only the failed, errored and unstable cases; got {notable}")
+    pairs = list(repo.paired_cases(run.id, base.id))
+    shape = [(p.case_id, None if p.current is None else p.current.passed, None if p.baseline is None else p.baseline.passed) for p in pairs]
+    expected = [("b", False, True), ("a", True, True), ("d", True, None), ("c", None, False)]
+    if shape != expected:
+        report.add(
+            "paired_cases() must give the run's cases in stored order, each with the baseline's case of its id, "
+            f"then the baseline's cases the run lacks; got {shape}"
+        )
+
+
+def _leases(suite: _Suite, report: ContractReport) -> None:
+    from ..leases import LeaseOwner, RunBusyError, ShardMismatchError
+
+    repo = suite.repository
+    run = suite.header("lease", suite.set_id("leases"), cases=2)
+    repo.begin_run(run)
+    one = LeaseOwner("kit-host-one", 1, f"{suite.token}-one")
+    two = LeaseOwner("kit-host-two", 2, f"{suite.token}-two")
+    repo.acquire_lease(run.id, "*", one)
+    try:
+        repo.acquire_lease(run.id, "1/2", two, shard_count=2)
+    except RunBusyError:
+        pass
+    else:
+        report.add("acquire_lease() must refuse (RunBusyError) a part that overlaps another owner's live lease")
+    if repo.renew_lease(run.id, "*", one) is not True:
+        report.add("renew_lease() must refresh the owner's own lease and return True")
+    repo.release_lease(run.id, "*", one, done=False)
+    repo.acquire_lease(run.id, "1/2", two, shard_count=2)
+    try:
+        repo.acquire_lease(run.id, "2/3", one, shard_count=3)
+    except ShardMismatchError:
+        pass
+    else:
+        report.add("acquire_lease() must refuse (ShardMismatchError) a shard that gives another N than the stored shards")
+    repo.release_lease(run.id, "1/2", two, done=True)
+    progress = repo.shard_progress(run.id)
+    if (progress.count, set(progress.done)) != (2, {1}):
+        report.add(f"shard_progress() must say N and which shards are in; got {progress!r}")
+
+
+def _purge(suite: _Suite, report: ContractReport) -> None:
+    repo = suite.repository
+    ancient = attrs.evolve(suite.header("ancient", suite.set_id("purge"), cases=1), started_at=500.0)
+    kept = suite.complete(suite.header("kept", suite.set_id("purge"), cases=1), [suite.case("a")])
+    suite.complete(ancient, [suite.case("a")])
+    purged = repo.purge_older_than(501.0)  # only runs started in the first minutes of 1970: the suite's own
+    if purged < 1 or repo.get_run(ancient.id) is not None:
+        report.add("purge_older_than() must delete the runs started before the cutoff and say how many")
+    if repo.get_run(kept.id) is None:
+        report.add("purge_older_than() must keep the runs started after the cutoff")
+
+
 def check_repository(url: str | Any) -> None:
     """Run the repository contract suite against the store ``url`` opens (or a repository object).
 
     Every store must satisfy :class:`~evalkit.storage.ResultRepository`: begin (and join) a run,
     record cases (a stored answer is kept, an errored one replaced) with their fingerprints, honour the privacy level,
     recompute aggregates on finish, read runs back. Each optional capability the store claims
-    (``ResumableRuns``, ``GeneratorScopedResults``, ``RunHistory``, ``RunVerdicts``,
-    ``StoredCaseForms``, ``FirstAcceptance``) is checked
-    too: a capability claimed is a promise. The suite writes runs under unique ``evalkit_kit_*``
-    set identifiers, so an existing store can be used. Raises one ``AssertionError`` listing every
+    (``ResumableRuns``, ``GeneratorScopedResults``, ``ProviderModelQualityScores``, ``RunHistory``,
+    ``AcceptedBaselines``, ``StreamedCases``, ``RunLeases``; see :mod:`evalkit.storage.protocols`)
+    is checked too: a capability claimed is a promise. The suite writes runs under unique
+    ``evalkit_kit_*`` set identifiers (and, for retention, purges only runs it dates to the first
+    minutes of 1970), so an existing store can be used. Raises one ``AssertionError`` listing every
     problem.
     """
     from ..storage import (
-        FirstAcceptance,
+        AcceptedBaselines,
         GeneratorScopedResults,
+        ProviderModelQualityScores,
         ResultRepository,
         ResumableRuns,
         RunHistory,
-        RunVerdicts,
-        StoredCaseForms,
+        RunLeases,
+        StreamedCases,
         close_repository,
         open_repository,
     )
@@ -276,10 +418,15 @@ def check_repository(url: str | Any) -> None:
             ("the privacy level", _privacy, None),
             ("resume (ResumableRuns)", _resumable, ResumableRuns),
             ("baseline reads (GeneratorScopedResults)", _baselines, GeneratorScopedResults),
+            ("quality per alias (ProviderModelQualityScores)", _alias_quality, ProviderModelQualityScores),
             ("history (RunHistory)", _history, RunHistory),
-            ("verdicts (RunVerdicts)", _verdicts, RunVerdicts),
-            ("cases as stored (StoredCaseForms)", _stored_forms, StoredCaseForms),
-            ("the first of a scope (FirstAcceptance)", _first_acceptance, FirstAcceptance),
+            ("verdicts (AcceptedBaselines)", _verdicts, AcceptedBaselines),
+            ("accepted baselines (AcceptedBaselines)", _accepted_baselines, AcceptedBaselines),
+            ("the first of a scope (AcceptedBaselines)", _first_acceptance, AcceptedBaselines),
+            ("streamed cases (StreamedCases)", _streamed, StreamedCases),
+            ("cases as stored (StreamedCases)", _stored_forms, StreamedCases),
+            ("leases (RunLeases)", _leases, RunLeases),
+            ("retention (RunHistory)", _purge, RunHistory),
         ]
         for title, section, capability in sections:
             if capability is not None and not isinstance(repository, capability):

@@ -3,15 +3,16 @@
 The document is the :class:`~evalkit.reports.Report` itself (run with cases, stored verdict,
 comparison, baseline without cases, history, questions) through evalkit's one converter, plus
 what reporters derive from it: ``verdict_word``, ``gate_failed`` and the headline ``figures``.
+The encoder is its boundary (:func:`evalkit.reports.escape.json_document`): secrets scrubbed, the
+characters a terminal acts on written as JSON escapes, the data unchanged.
 """
 
 from __future__ import annotations
 
-import json
-
 import attrs
 from evalkit.convert import unstructure
 from evalkit.reports import Report
+from evalkit.reports.escape import json_document
 
 __all__ = ["FORMAT_VERSION", "JsonReporter"]
 
@@ -23,7 +24,7 @@ class JsonReporter:
     """Renders a :class:`~evalkit.reports.Report` as JSON."""
 
     def render(self, report: Report) -> str:
-        """Indented JSON; non-ASCII text kept as is."""
+        """Indented JSON; non-ASCII text kept as is (see :func:`~evalkit.reports.escape.json_document`)."""
         baseline = report.baseline.with_cases(()) if report.baseline is not None else None
         document = unstructure(attrs.evolve(report, baseline=baseline))
         document.update(
@@ -37,4 +38,4 @@ class JsonReporter:
                 for f in report.figures()
             ],
         )
-        return json.dumps(document, indent=2, ensure_ascii=False, default=str)
+        return json_document(document)

@@ -10,6 +10,10 @@ was not strict).
 The document validates against both JUnit schemas CI servers read: the Jenkins xUnit plugin's
 ``junit-10.xsd`` and the Apache Ant schema (which requires ``hostname``, a timezone-less
 ``timestamp``, ``properties`` and ``system-out``/``system-err`` on every suite).
+
+The tree is built from the run's text as it is; ElementTree escapes markup, and the finished tree
+is made safe once before it is written (:func:`_made_safe`: secrets scrubbed, control characters
+and what XML 1.0 cannot carry written as escapes, attribute values on one line).
 """
 
 from __future__ import annotations
@@ -31,13 +35,22 @@ def _seconds(value: float) -> str:
     return f"{max(0.0, value):.3f}"
 
 
+def _made_safe(root: ET.Element) -> None:
+    """Make every text and attribute value of the tree safe to write, in place: :func:`visible`
+    for element text (its lines kept), :func:`one_line` for attribute values."""
+    for element in root.iter():
+        element.attrib.update((key, one_line(value)) for key, value in element.attrib.items())
+        if element.text:
+            element.text = visible(element.text)
+
+
 class JUnitReporter:
     """Renders a :class:`~evalkit.reports.Report` as JUnit XML."""
 
     def render(self, report: Report) -> str:
         """The XML document, UTF-8, with an XML declaration."""
         run = report.run
-        suite_name = visible(run.set_identifier)
+        suite_name = run.set_identifier
         cases = run.cases
         failures = sum(1 for c in cases if not c.passed and not c.errored)
         errors = sum(1 for c in cases if c.errored)
@@ -67,23 +80,24 @@ class JUnitReporter:
         )
         properties = ET.SubElement(suite, "properties")
         for name, value in self._properties(report):
-            ET.SubElement(properties, "property", {"name": name, "value": one_line(value)})
+            ET.SubElement(properties, "property", {"name": name, "value": value})
         for case in cases:
             element = ET.SubElement(
-                suite, "testcase", {"classname": suite_name, "name": visible(case.case_id), "time": _seconds(case.latency_s)}
+                suite, "testcase", {"classname": suite_name, "name": case.case_id, "time": _seconds(case.latency_s)}
             )
             if case.errored:
-                error = ET.SubElement(element, "error", {"type": "error", "message": one_line(case.error or "error")})
-                error.text = visible("\n".join(report.failed_checks(case)))
+                error = ET.SubElement(element, "error", {"type": "error", "message": case.error or "error"})
+                error.text = "\n".join(report.failed_checks(case))
             elif not case.passed:
                 reasons = report.failed_checks(case)
                 failure = ET.SubElement(
-                    element, "failure", {"type": "failed_checks", "message": one_line("; ".join(reasons) or "failed")}
+                    element, "failure", {"type": "failed_checks", "message": "; ".join(reasons) or "failed"}
                 )
-                failure.text = visible(self._failure_text(report, case, reasons))
+                failure.text = self._failure_text(report, case, reasons)
         self._gate(suite, report, suite_name)
-        ET.SubElement(suite, "system-out").text = visible(self._summary(report))
+        ET.SubElement(suite, "system-out").text = self._summary(report)
         ET.SubElement(suite, "system-err").text = ""
+        _made_safe(root)
         ET.indent(root)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
@@ -120,7 +134,7 @@ class JUnitReporter:
 
     def _gate(self, suite: ET.Element, report: Report, suite_name: str) -> None:
         gate = ET.SubElement(suite, "testcase", {"classname": suite_name, "name": GATE_CASE, "time": "0.000"})
-        sentence = one_line(report.verdict_sentence)
+        sentence = report.verdict_sentence
         if report.gate_failed:
             failure = ET.SubElement(gate, "failure", {"type": "regression", "message": f"{report.verdict_word}: {sentence}"})
             regressed = report.regressed_cases
@@ -128,7 +142,7 @@ class JUnitReporter:
             if regressed:
                 body.append(f"Regressed cases ({len(regressed)}):")
                 body.extend(f"  - {case_id}" for case_id in regressed)
-            failure.text = visible("\n".join(body))
+            failure.text = "\n".join(body)
         elif self._gate_skipped(report):
             ET.SubElement(gate, "skipped", {"message": sentence})
 

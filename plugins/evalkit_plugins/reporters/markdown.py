@@ -3,8 +3,10 @@
 The verdict is the first line; then a table of the headline numbers (pass rate and mean score,
 or hit@1 / hit@3 / MRR@k / nDCG@k) against the baseline with deltas; then the regressed cases
 with their failed checks; the rest (other comparison sections, every case) folded in
-``<details>``. Every string from the run is escaped for CommonMark/GFM
-(:func:`evalkit.reports.escape.markdown_inline`), and HTML-escaped inside ``<summary>``.
+``<details>``. The document is written from templates (:class:`evalkit.reports.escape.Markdown`)
+that escape every value put into them for CommonMark/GFM, and HTML-escape what goes inside
+``<summary>`` (:class:`evalkit.reports.escape.Html`); the numbers and words evalkit writes itself
+are marked as its own Markdown.
 
 With ``--report markdown`` and no path, the report is appended to ``$GITHUB_STEP_SUMMARY`` when
 that variable is set (standard output otherwise).
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evalkit.reports import Report
-from evalkit.reports.escape import html_text, markdown_inline
+from evalkit.reports.escape import Html, Markdown
 from evalkit.runs import CaseResult
 from evalkit.wording import counted
 
@@ -44,18 +46,20 @@ class MarkdownReporter:
         run = report.run
         word = report.verdict_word
         icon = _ICONS.get(word, "❌" if report.gate_failed else "⚠️")
+        answered = Markdown(f"{run.answered_count} of {counted(run.case_count, 'question' if report.retrieval else 'case')} answered")
         lines = [
-            f"**{icon} {markdown_inline(word)}** — {markdown_inline(run.set_identifier)}, run {markdown_inline(run.id)}: "
-            f"{markdown_inline(report.verdict_sentence)}",
+            Markdown.fill(
+                "**{icon} {word}** — {set}, run {run}: {sentence}",
+                icon=Markdown(icon), word=word, set=run.set_identifier, run=run.id, sentence=report.verdict_sentence,
+            ),
             "",
-            f"{markdown_inline(report.identity)} · grader {markdown_inline(run.grader)} · "
-            f"{run.answered_count} of {counted(run.case_count, 'question' if report.retrieval else 'case')} answered"
-            + (f" · label {markdown_inline(run.label)}" if run.label else ""),
+            Markdown.fill("{identity} · grader {grader} · {answered}", identity=report.identity, grader=run.grader, answered=answered)
+            + (Markdown.fill(" · label {}", run.label) if run.label else ""),
             "",
         ]
         lines.extend(self._figures(report))
         for note in report.notes:
-            lines.extend([f"> {markdown_inline(note)}", ""])
+            lines.extend([Markdown.fill("> {}", note), ""])
         lines.extend(self._regressed(report))
         lines.extend(self._folded(report))
         return "\n".join(lines).rstrip("\n") + "\n"
@@ -63,12 +67,15 @@ class MarkdownReporter:
     @staticmethod
     def _figures(report: Report) -> list[str]:
         comparison = report.comparison
-        base = f"Baseline (run {markdown_inline(comparison.baseline_id)})" if comparison is not None else "Baseline"
-        rows = ["| Metric | " + base + " | This run | Delta |", "| --- | ---: | ---: | ---: |"]
+        base = Markdown.fill("Baseline (run {})", comparison.baseline_id) if comparison is not None else "Baseline"
+        rows = [f"| Metric | {base} | This run | Delta |", "| --- | ---: | ---: | ---: |"]
         for figure in report.figures():
             rows.append(
-                f"| {markdown_inline(figure.label)} | {figure.show(figure.baseline) if comparison else '—'} | "
-                f"{figure.show(figure.value)} | {figure.show_delta() or '—'} |"
+                Markdown.fill(
+                    "| {label} | {baseline} | {value} | {delta} |", label=figure.label,
+                    baseline=Markdown(figure.show(figure.baseline) if comparison else "—"),
+                    value=Markdown(figure.show(figure.value)), delta=Markdown(figure.show_delta() or "—"),
+                )
             )
         if comparison is not None:
             flips = len(comparison.regressed_cases) + len(comparison.fixed_cases)
@@ -88,24 +95,27 @@ class MarkdownReporter:
         for case_id in regressed:
             case = cases.get(case_id)
             reasons = "; ".join(report.failed_checks(case)) if case is not None else ""
-            lines.append(f"- **{markdown_inline(case_id)}**" + (f" — {markdown_inline(reasons)}" if reasons else ""))
+            lines.append(Markdown.fill("- **{}**", case_id) + (Markdown.fill(" — {}", reasons) if reasons else ""))
         return [*lines, ""]
 
     @staticmethod
     def _details(summary: str, body: list[str]) -> list[str]:
-        return ["<details>", f"<summary>{html_text(summary)}</summary>", "", *body, "", "</details>", ""]
+        return ["<details>", Html.fill("<summary>{}</summary>", summary), "", *body, "", "</details>", ""]
 
     def _folded(self, report: Report) -> list[str]:
         lines: list[str] = []
         for heading, ids in report.sections()[1:]:
             if ids:
-                lines.extend(self._details(f"{heading}: {len(ids)}", [f"- {markdown_inline(i)}" for i in ids]))
+                lines.extend(self._details(f"{heading}: {len(ids)}", [Markdown.fill("- {}", i) for i in ids]))
         run = report.run
         table = ["| Case | Result | Score | Failed checks |", "| --- | --- | ---: | --- |"]
         for case in run.cases:
             reasons = "; ".join(report.failed_checks(case)) if not case.passed else ""
             table.append(
-                f"| {markdown_inline(case.case_id)} | {_result(case, report)} | {case.score:.2f} | {markdown_inline(reasons)} |"
+                Markdown.fill(
+                    "| {case} | {result} | {score} | {reasons} |",
+                    case=case.case_id, result=Markdown(_result(case, report)), score=Markdown(f"{case.score:.2f}"), reasons=reasons,
+                )
             )
         noun = "questions" if report.retrieval else "cases"
         lines.extend(self._details(f"All {noun} ({len(run.cases)})", table))

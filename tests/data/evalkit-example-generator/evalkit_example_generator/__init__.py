@@ -2,8 +2,18 @@
 
 import importlib
 
+import attrs
 from evalkit import Answer
 from evalkit.errors import ConfigError, GenerationError
+from evalkit.options import option, text
+
+
+@attrs.frozen
+class InProcessAppOptions:
+    """The options of an example_app provider instance: one field each, declared once."""
+
+    app: str = option('the function that answers, "package.module:function"', validator=text())
+    model: str = option("the version the application reports (the serving identity's reported model)", validator=text())
 
 
 class InProcessApp:
@@ -14,15 +24,16 @@ class InProcessApp:
     records as the serving identity's reported model.
     """
 
+    Options = InProcessAppOptions  # evalkit checks the instance's table against it, then passes it in
     concurrency = 4  # optional: how many prompts evalkit keeps in flight
 
-    def __init__(self, app, model):
-        module_name, _, function_name = app.partition(":")
+    def __init__(self, options: InProcessAppOptions):
+        module_name, _, function_name = options.app.partition(":")
         try:
             self.answer = getattr(importlib.import_module(module_name), function_name)
         except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"example_app: cannot import app {app!r}: {exc}") from None
-        self.model = model
+            raise ConfigError(f"example_app: cannot import app {options.app!r}: {exc}") from None
+        self.model = options.model
 
     def generate(self, request):
         """One prompt in, one evalkit.Answer out; a failure of the application is a GenerationError."""

@@ -2,10 +2,19 @@
 
 import re
 
+import attrs
 from evalkit import Check, Grading
+from evalkit.options import number, option
 
 WORD = re.compile(r"[a-z0-9]+")
 STOP = {"a", "an", "and", "the", "to", "of", "in", "on", "is", "it", "for", "or"}
+
+
+@attrs.frozen
+class CoverageOptions:
+    """The grader's options; the validator refuses a threshold outside (0, 1] before it is built."""
+
+    threshold: float = option("the keyword coverage from which an answer passes", default=0.6, validator=number(above=0, at_most=1))
 
 
 class KeywordCoverageGrader:
@@ -15,10 +24,10 @@ class KeywordCoverageGrader:
     changes whenever the way of scoring changes (here: the version and the threshold).
     """
 
-    def __init__(self, threshold=0.6):
-        if not 0 < float(threshold) <= 1:
-            raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
-        self.threshold = float(threshold)
+    Options = CoverageOptions
+
+    def __init__(self, options: CoverageOptions):
+        self.threshold = float(options.threshold)
         self.yardstick = f"keyword-coverage:v1:{self.threshold:g}"
 
     def grade(self, prompt, answer):

@@ -4,20 +4,29 @@ import hashlib
 import json
 import re
 
+import attrs
 from evalkit import RetrievalProvenance
+from evalkit.options import option
 from evalkit.questions import NOT_APPLICABLE
 
 WORD = re.compile(r"[a-z0-9]+")
 
 
+@attrs.frozen
+class KeywordOptions:
+    """A deployment's options for this retriever."""
+
+    # path=True: relative to evalkit.toml, and it must lie inside the project.
+    pages: str = option("JSON lines of help pages (id, title, text)", path=True)
+
+
 class KeywordRetriever:
     """Ranks the pages of ``pages`` (JSON lines with id, title, text) by words shared with the question."""
 
-    #: Options that are file paths: relative ones in evalkit.toml are resolved against its folder.
-    path_options = ("pages",)
+    Options = KeywordOptions
 
-    def __init__(self, pages):
-        with open(pages, "rb") as fh:
+    def __init__(self, options: KeywordOptions):
+        with open(options.pages, "rb") as fh:
             raw = fh.read()
         self.revision = "sha256:" + hashlib.sha256(raw).hexdigest()[:16]
         self.pages = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]

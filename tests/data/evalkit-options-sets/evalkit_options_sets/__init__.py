@@ -1,8 +1,10 @@
-"""Set providers with declared options: a folder of prompts, and named question sets.
+"""Set providers with declared options: a folder of prompts, named question sets, and a greeting.
 
 ``FolderPromptSets`` reads ``[set_providers."optsets.folder"]`` (the default table): ``folder``
 (required, relative to the configuration file) holds one ``NAME.txt`` per prompt whose text is the
 reference. ``NamedQuestionSets`` reads one table per set from ``[opt_questions.NAME]``.
+``GreetingPromptSets`` is written to the earlier contract (its options as keyword arguments),
+which evalkit still honours.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from evalkit.questions import GoldenQuestion, GoldenQuestionSet
 class FolderOptions:
     """Where the prompts are, and the identifier prefix."""
 
-    folder: str = option("folder with one NAME.txt per prompt (its text is the reference)")
+    folder: str = option("folder with one NAME.txt per prompt (its text is the reference)", path=True)
     prefix: str = option("identifier prefix of the set", default="optsets")
 
 
@@ -27,11 +29,10 @@ class FolderPromptSets:
     """One set from the ``.txt`` files of ``folder``."""
 
     Options = FolderOptions
-    path_options = ("folder",)
 
-    def __init__(self, folder: str, prefix: str = "optsets") -> None:
-        self.folder = Path(folder)
-        self.prefix = prefix
+    def __init__(self, options: FolderOptions) -> None:
+        self.folder = Path(options.folder)
+        self.prefix = options.prefix
 
     def golden_prompt_sets(self) -> list[GoldenPromptSet]:
         """The set of the folder's files."""
@@ -75,3 +76,24 @@ class NamedQuestionSets:
             )
             for name, options in self.instances.items()
         ]
+
+
+@attrs.frozen
+class GreetingOptions:
+    """What the one prompt says."""
+
+    greeting: str = option("the word the one prompt asks for", default="Hello")
+
+
+class GreetingPromptSets:
+    """One prompt asking for ``greeting``; written to the earlier contract (keyword arguments)."""
+
+    Options = GreetingOptions
+
+    def __init__(self, greeting: str = "Hello") -> None:
+        self.greeting = greeting
+
+    def golden_prompt_sets(self) -> list[GoldenPromptSet]:
+        """The one set."""
+        prompt = GoldenPrompt(id="greet", prompt=f"Say {self.greeting}", assertions=[Assertion.contains(self.greeting)], reference=self.greeting)
+        return [GoldenPromptSet(identifier="optsets.greeting", name=f"Say {self.greeting}", description="Keyword arguments.", prompts=[prompt])]

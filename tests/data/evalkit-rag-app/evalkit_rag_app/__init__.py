@@ -13,8 +13,8 @@ from typing import Any
 
 import attrs
 from evalkit import Answer, Assertion, GenerationRequest, GoldenPrompt, GoldenPromptSet
-from evalkit_plugins.lexical import LexicalRetriever
-from evalkit_plugins.openai import OpenAIGenerator
+from evalkit_plugins.lexical import LexicalOptions, LexicalRetriever
+from evalkit_plugins.openai import OpenAIGenerator, OpenAIOptions
 from evalkit_set_stdlib import corpus_path, question_set
 
 QUESTIONS = ("parse-json-string", "read-json-file")
@@ -50,9 +50,11 @@ class RagApp:
 
     def __init__(self, *, base_url: str, model: str, top_k: int = 3, index_dir: str | None = None, max_tokens: int = 96) -> None:
         self.top_k = top_k
-        self._retriever = LexicalRetriever(corpus=corpus_path(), index_dir=index_dir)
+        self._retriever = LexicalRetriever(LexicalOptions(corpus=str(corpus_path()), index_dir=index_dir))
         self._documents = _documents()
-        self._chat = OpenAIGenerator(base_url=base_url, model=model, api_key_env="EVALKIT_RAG_APP_KEY", temperature=0, max_tokens=max_tokens)
+        self._chat = OpenAIGenerator(
+            OpenAIOptions(base_url=base_url, model=model, api_key_env="EVALKIT_RAG_APP_KEY", temperature=0, max_tokens=max_tokens)
+        )
 
     def generate(self, request: GenerationRequest) -> Answer:
         """Answer ``request.prompt`` from the passages the retriever finds for it."""

@@ -1,10 +1,18 @@
-"""Migration 3's data step: stored retrieval metrics renamed to what they are (``MRR@k``).
+"""Migration 3: accepted baselines, and retrieval MRR stored as MRR@k.
 
-Before schema 3 a retrieval run stored ``mrr``: the mean reciprocal rank over the whole fetched
-ranking, ``max(k, 12)`` ids deep, while the label suggested a cut-off of ``k``. Since schema 3
-the store keeps ``mrr_at_k`` (and each question's ``reciprocal_rank_at_k``), the reciprocal rank
-of the first relevant id within the first ``k`` ids, 0 past it (trec_eval's ``recip_rank`` on the
-ranking cut at ``k``). Stored rows are rewritten exactly where the data allows:
+Frozen: never edit.
+
+The run table gets ``accepted_at``, ``acceptance`` (how), ``accepted_by`` and ``acceptance_reason``
+and an index on (set, accepted_at); existing complete runs that did not regress count as accepted
+(``migrated``). It also gets ``case_fingerprints`` (the set version a run answered, as one JSON map;
+migration 6 moves it onto the case rows and drops it).
+
+Stored retrieval metrics are renamed to what they are. Before schema 3 a retrieval run stored
+``mrr``: the mean reciprocal rank over the whole fetched ranking, ``max(k, 12)`` ids deep, while the
+label suggested a cut-off of ``k``. Since schema 3 the store keeps ``mrr_at_k`` (and each question's
+``reciprocal_rank_at_k``), the reciprocal rank of the first relevant id within the first ``k`` ids,
+0 past it (trec_eval's ``recip_rank`` on the ranking cut at ``k``). Stored rows are rewritten
+exactly where the data allows:
 
 * a question's stored ``reciprocal_rank`` (``1/r``) becomes ``reciprocal_rank_at_k``: the same
   value when ``r <= k``, else 0.0 — exact, since ``k`` is stored beside it;
@@ -24,10 +32,56 @@ from typing import Any
 
 import peewee as pw
 
-__all__ = ["FETCH_DEPTH", "migrate_retrieval_metric_names", "reciprocal_rank_at_k"]
+NAME = "accepted baselines (who, when, why); retrieval MRR stored as MRR@k"
 
 #: The fetch depth of every stored retrieval run before schema 3 when k was smaller.
 FETCH_DEPTH = 12
+
+
+def run_columns() -> list[tuple[str, pw.Field]]:
+    """Columns added to the run table: whether and why the run is an accepted baseline, and the
+    fingerprint of each case of the set version it ran.
+
+    A run is accepted when ``accepted_at`` is set; ``acceptance`` says how (see
+    :data:`evalkit.baselines.ACCEPTANCE_KINDS`), ``accepted_by`` who and ``acceptance_reason`` why.
+    ``case_fingerprints`` is a JSON object ``{case id: fingerprint}`` (``NULL`` for runs stored
+    before: every case of theirs counts as unchanged in a comparison).
+    """
+    return [
+        ("accepted_at", pw.DoubleField(null=True)),
+        ("acceptance", pw.CharField(max_length=16, null=True)),
+        ("accepted_by", pw.TextField(null=True)),
+        ("acceptance_reason", pw.TextField(null=True)),
+        ("case_fingerprints", pw.TextField(null=True)),
+    ]
+
+
+#: Indexes added: the accepted runs of a set, most recently accepted first.
+INDEXES = (("evalkit_run_set_accepted", "evalkit_run", ("set_identifier", "accepted_at")),)
+
+
+def up(migrator: Any, db: pw.Database) -> None:
+    """Add the acceptance columns and index (those missing), accept the runs that were baselines,
+    and rename the stored retrieval metrics."""
+    existing = {column.name for column in db.get_columns("evalkit_run")}
+    migrator.migrate(*(migrator.add_column("evalkit_run", name, field) for name, field in run_columns() if name not in existing))
+    indexed = {index.name for index in db.get_indexes("evalkit_run")}
+    migrator.migrate(*(migrator.add_index(table, columns, name=name) for name, table, columns in INDEXES if name not in indexed))
+    # Existing complete runs that did not regress count as accepted: those whose stored verdict is
+    # "baseline" or "ok", and those stored before verdicts were kept (they were baselines under the
+    # rules they were stored with). Prompt runs only when verified: no other prompt run has a scope.
+    eligible = "status = 'complete' AND (kind = 'retrieval' OR verified = %s)" % ("1" if isinstance(db, pw.SqliteDatabase) else "true")
+    db.execute_sql(
+        "UPDATE evalkit_run SET accepted_at = COALESCE(finished_at, started_at), acceptance = 'migrated', "
+        "acceptance_reason = 'a complete run whose stored verdict was ' || verdict "
+        f"WHERE {eligible} AND verdict IN ('baseline', 'ok')"
+    )
+    db.execute_sql(
+        "UPDATE evalkit_run SET accepted_at = COALESCE(finished_at, started_at), acceptance = 'migrated', "
+        "acceptance_reason = 'a complete run stored before verdicts were kept' "
+        f"WHERE {eligible} AND verdict IS NULL"
+    )
+    migrate_retrieval_metric_names(db)
 
 
 def reciprocal_rank_at_k(reciprocal_rank: float, k: int) -> float:

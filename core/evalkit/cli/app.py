@@ -1,0 +1,319 @@
+"""The ``evalkit`` command tree on click.
+
+The root group imports a command's module only when that command is asked for (click's
+"lazily loading subcommands" pattern): ``evalkit --help`` lists the commands from
+:data:`COMMANDS` and ``evalkit list`` imports ``list_cmd`` alone. What every command shares:
+
+- ``-h``/``--help``; help and the version are raised as :class:`Printed` for
+  :func:`evalkit.cli.main` to print, so a full disk or a closed pipe is reported as for any output;
+- a unique prefix of a long option taken for the option (``--trace`` for ``--traceback``), as
+  argparse took it before evalkit moved to click;
+- ``--config``, ``--database``, ``--json`` and ``--traceback`` before or after the command
+  (:func:`arguments` merges the two places);
+- a mistyped command answered with click's "did you mean" (:meth:`Evalkit.resolve_command`).
+
+A command's callback does not run the command: it returns the :class:`Arguments` its handler
+takes, and :func:`evalkit.cli.main` runs the handler (plugin output to stderr, errors and exit
+codes), so a handler reads ``args.set`` and ``args.json`` as it did under argparse.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import SimpleNamespace
+
+import click
+
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from click.shell_completion import CompletionItem
+
+from .params import global_options
+
+__all__ = ["COMMANDS", "Arguments", "EvalkitCommand", "EvalkitGroup", "Printed", "arguments", "evalkit"]
+
+#: Every command: its name, the module (in this package) whose ``command`` it is, and its line of
+#: help in ``evalkit --help`` (listed from here: listing a command must not import it).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run_cmd", "run a golden prompt set against a generator and flag regressions"),
+    "retrieval": ("retrieval_cmd", "measure a retriever against a golden question set and flag regressions"),
+    "list": ("list_cmd", "list installed plugins, or the golden sets they ship"),
+    "models": ("models_cmd", "rank the configured provider instances by measured quality"),
+    "history": ("history_cmd", "list the stored runs of a set, newest first, with a pass-rate trend per series"),
+    "show": ("show_cmd", "show one stored run with its cases and checks"),
+    "compare": ("compare_cmd", "compare two stored runs of one set, case by case"),
+    "db": ("db_cmd", "upgrade the results database schema, show its version, prune old runs"),
+    "validate": ("validate_cmd", "check set files and installed sets without running them (exit 0 or 2)"),
+    "schema": ("schema_cmd", "print the JSON Schema of golden-set or question-set files"),
+    "init": ("init_cmd", "write a starter evalkit.toml, an example set file and recorded answers"),
+    "import": ("import_cmd", "turn recorded traces into a set file and recorded answers to review"),
+    "report": ("report_cmd", "render a stored run as HTML, JUnit XML, Markdown or JSON (optionally waiting for its shards)"),
+    "baseline": ("baseline_cmd", "accept a run as the baseline of its scope, or show the current baselines"),
+    "completion": ("completion_cmd", "print a shell completion script (bash, zsh or fish)"),
+}
+
+#: The options taken before a command as well as after it (see :func:`global_options`).
+GLOBAL_OPTIONS = ("config", "database", "json", "traceback")
+
+EPILOG = """\b
+exit codes: 0 done · 1 gate failed (regression, or not comparable under --fail-on-regression)
+            2 bad usage or invalid input (nothing called, nothing stored) · 3 the run could not complete
+            (or the output could not be written: a full disk)"""
+
+#: What click's help option says (argparse's words, kept).
+HELP_HELP = "show this help message and exit"
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 120}
+
+
+class Printed(Exception):
+    """The command line asked for text instead of a command — help, the version — with the exit
+    code to end with (2 for a group named without its subcommand); :func:`evalkit.cli.main`
+    prints it (on standard error when ``stderr``)."""
+
+    def __init__(self, text: str, code: int = 0, *, stderr: bool = False) -> None:
+        super().__init__(text)
+        self.text, self.code, self.stderr = text, code, stderr
+
+
+class Arguments(SimpleNamespace):
+    """What a command line asked for, as its handler reads it: every parameter of the command by
+    name (``args.set``, ``args.json``; the global options merged from before and after the
+    command), the ``handler`` to call with it, and ``collects_garbage_from_run_start``."""
+
+    handler: Callable[[Arguments], int]
+    collects_garbage_from_run_start: bool = False
+
+
+def arguments(handler: Callable[[Arguments], int], params: dict[str, Any], **extra: Any) -> Arguments:
+    """The :class:`Arguments` for ``handler`` from the running command's ``params`` (its callback's
+    keyword arguments), with the global options merged (:func:`merged_global_options`)."""
+    return Arguments(**{**params, **merged_global_options(click.get_current_context())}, handler=handler, **extra)
+
+
+def merged_global_options(ctx: click.Context) -> dict[str, Any]:
+    """``config``, ``database``, ``json`` and ``traceback`` as given before the command (on a
+    group) and after it: either place, or both when both say the same; a usage error when they
+    differ, and for ``--json`` before a command that prints no JSON document."""
+    lineage = []
+    current: click.Context | None = ctx
+    while current is not None:
+        lineage.insert(0, current)
+        current = current.parent
+    merged: dict[str, Any] = {}
+    for name in GLOBAL_OPTIONS:
+        given = [level.params[name] for level in lineage if name in level.params]
+        early = given[0] if given else None
+        for late in given[1:]:
+            if early and late and early is not True and early != late:
+                raise click.UsageError(f"--{name} is given twice with different values ({early} and {late})", ctx)
+            early = late or early or (False if early is False else None)
+        merged[name] = early
+    if merged["json"] and "json" not in ctx.params:
+        raise click.UsageError(f"--json does not apply to `{ctx.command_path}`: it prints no JSON document", ctx)
+    return merged
+
+
+def _help_asked(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        raise Printed(ctx.get_help())
+
+
+def _version_asked(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from .. import __version__
+
+        raise Printed(f"evalkit {__version__}")
+
+
+def _takes_value(option: click.Option, following: Sequence[str]) -> bool:
+    """Whether ``option`` takes the next argument as its value (an optional value only when the
+    next argument does not look like an option, as click decides)."""
+    if option.is_flag or option.count:
+        return False
+    if option._flag_needs_value:  # an optional value: --resume [RUN_ID]
+        return bool(following) and not (following[0].startswith("-") and len(following[0]) > 1)
+    return True
+
+
+def unabbreviated(command: click.Command, ctx: click.Context, args: Sequence[str]) -> list[str]:
+    """``args`` with each unique prefix of one of ``command``'s long options written out
+    (``--trace`` → ``--traceback``, ``--data=x`` → ``--database=x``): argparse took those, and
+    scripts written for it may use them. An ambiguous prefix is a usage error naming the options
+    it could be; a group's arguments from its subcommand on are left to the subcommand."""
+    options = {
+        name: param
+        for param in command.get_params(ctx)
+        if isinstance(param, click.Option)
+        for name in (*param.opts, *param.secondary_opts)
+    }
+    out: list[str] = []
+    index = 0
+    while index < len(args):
+        token = args[index]
+        index += 1
+        if token == "--":
+            out += [token, *args[index:]]
+            break
+        if not token.startswith("-") or len(token) == 1:
+            out.append(token)
+            if isinstance(command, click.Group):  # the subcommand: the rest is its own
+                out += args[index:]
+                break
+            continue
+        name, equals, value = token.partition("=") if token.startswith("--") else (token, "", "")
+        if name not in options and name.startswith("--"):
+            matches = [option for option in options if option.startswith(name) and option.startswith("--")]
+            if len(matches) == 1:
+                name = matches[0]
+            elif len(matches) > 1 and not ctx.resilient_parsing:
+                raise click.NoSuchOption(name, f"ambiguous option: {name} could match {', '.join(matches)}", ctx=ctx)
+        out.append(name + equals + value)
+        option = options.get(name)
+        if option is not None and not equals and _takes_value(option, args[index:]):
+            out += args[index : index + 1]
+            index += 1
+    return out
+
+
+class _Shared:
+    """What evalkit's commands and groups add to click's."""
+
+    def add_reference_text(self) -> None:
+        """Append to the help what the CLI reference (docs/cli.md, made by mkdocs-click) shows
+        below the description and ``--help`` shows elsewhere: the positional arguments and the
+        epilog, in Markdown, after click's ``\\f`` (``--help`` stops at it; mkdocs-click renders a
+        command's help but neither its arguments nor its epilog)."""
+        command: click.Command = self  # type: ignore[assignment]
+        documented = [param for param in command.params if isinstance(param, click.Argument) and param.help]
+        parts = []
+        if documented:
+            parts.append("**Arguments:**\n\n" + "\n".join(f"- `{param.human_readable_name}`: {param.help}" for param in documented))
+        if command.epilog:
+            epilog = command.epilog
+            parts.append(f"```text\n{epilog.removeprefix(chr(8) + chr(10))}\n```" if epilog.startswith("\b\n") else epilog)
+        if parts:
+            command.help = f"{command.help or ''}\n\f\n" + "\n\n".join(parts)
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        """click's help option, raising :class:`Printed` instead of printing (see the module)."""
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.callback, option.help = _help_asked, HELP_HELP
+        return option
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """click's, after :func:`unabbreviated`; a usage error its parser raised without a context
+        (``Option '--label' requires an argument.``) gets this command's, for its usage line."""
+        try:
+            return super().parse_args(ctx, unabbreviated(self, ctx, args))  # type: ignore[misc, arg-type]
+        except click.UsageError as exc:
+            if exc.ctx is None:
+                exc.ctx = ctx
+            raise
+
+
+class EvalkitCommand(_Shared, click.Command):
+    """An evalkit command (see the module for what it adds to click's)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("context_settings", CONTEXT_SETTINGS)
+        super().__init__(*args, **kwargs)
+        self.add_reference_text()
+
+
+class EvalkitGroup(_Shared, click.Group):
+    """A group of evalkit commands (``db``, ``baseline``, ``models``), named without a subcommand:
+    its help, exit 2."""
+
+    command_class = EvalkitCommand
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("context_settings", CONTEXT_SETTINGS)
+        kwargs.setdefault("invoke_without_command", True)
+        super().__init__(*args, **kwargs)
+        self.add_reference_text()
+
+
+def group_without_command(*, stderr: bool = False) -> None:
+    """In a group's callback: when no subcommand follows, its help (exit 2), once the global
+    options given before it are checked (``evalkit --json models`` is refused as for a command)."""
+    ctx = click.get_current_context()
+    if ctx.invoked_subcommand is None:
+        merged_global_options(ctx)
+        raise Printed(ctx.get_help(), 2, stderr=stderr)
+
+
+class Evalkit(EvalkitGroup):
+    """The root group: commands loaded lazily from :data:`COMMANDS`."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """The commands, in the order ``evalkit --help`` lists them."""
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, its module imported now; ``None`` for no such command."""
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        from importlib import import_module
+
+        command: click.Command = import_module(f"{__package__}.{entry[0]}").command
+        command.short_help = command.short_help or entry[1]
+        return command
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """click's, with every command (imported or not) among the possibilities of a mistyped one."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.NoSuchCommand as exc:
+            raise click.NoSuchCommand(exc.command_name, possibilities=self.list_commands(ctx), ctx=ctx) from None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their lines of help, from :data:`COMMANDS` (nothing imported)."""
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, line) for name, (_, line) in COMMANDS.items()])
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        """The commands starting with ``incomplete`` (nothing imported), or the root's options."""
+        from click.shell_completion import CompletionItem
+
+        found = [CompletionItem(name, help=line) for name, (_, line) in COMMANDS.items() if name.startswith(incomplete)]
+        return found + click.Command.shell_complete(self, ctx, incomplete)
+
+    def parse(self, argv: Sequence[str]) -> Arguments:
+        """The :class:`Arguments` of the command ``argv`` names. Raises :class:`Printed` (help, the
+        version), click's usage errors, and :class:`click.Abort` for an interrupt."""
+        found = click.Group.main(self, list(argv), prog_name="evalkit", standalone_mode=False)
+        assert isinstance(found, Arguments), found
+        return found
+
+    def main(self, args: Sequence[str] | None = None, *unused: Any, standalone_mode: bool = True, **extra: Any) -> Any:  # type: ignore[override]
+        """``evalkit ARGS`` as the console script runs it (:func:`evalkit.cli.main`), for callers
+        of click's entry point — ``CliRunner().invoke(evalkit, ARGS)`` — with its exit code (as
+        ``SystemExit`` in click's standalone mode, as click does)."""
+        from . import main
+
+        code = main(sys.argv[1:] if args is None else args)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+@click.group(
+    "evalkit",
+    cls=Evalkit,
+    help="Evaluate LLM answers and retrieval against golden sets, store every run, flag regressions.",
+    epilog=EPILOG,
+    subcommand_metavar="COMMAND [ARGS]...",
+)
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version_asked, help="show program's version number and exit")
+@global_options(database="results database URL (default: <project root>/.evalkit/results.db)", json="print one JSON document, for commands that can")
+def evalkit(**params: Any) -> None:
+    """The root: its options are merged into the command's (:func:`arguments`)."""
+    ctx = click.get_current_context()
+    if ctx.invoked_subcommand is None:
+        raise Printed(ctx.get_help(), 2)

@@ -1,0 +1,130 @@
+"""``evalkit import otel FILE``: OpenTelemetry GenAI traces into a set file and recorded answers."""
+
+from __future__ import annotations
+
+import click
+
+from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments
+from .params import global_options
+
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: The GenAI semantic-convention versions read (kept equal to evalkit.importers.otel.SEMCONV_VERSIONS;
+#: a test checks it, so `evalkit import --help` imports nothing).
+SEMCONV_VERSIONS = "v1.37-v1.44"
+
+
+@click.group(
+    "import",
+    cls=EvalkitGroup,
+    help="Turn what an application recorded into a golden set to review, with its answers as a replay file.",
+    subcommand_metavar="SOURCE [ARGS]...",
+    invoke_without_command=False,  # a source is required: `evalkit import` alone is a usage error
+    no_args_is_help=False,
+)
+@global_options(config=None, database=None)
+def command(**params: Any) -> None:
+    """``evalkit import``: its source follows."""
+
+
+@command.command(
+    "otel",
+    cls=EvalkitCommand,
+    short_help="OpenTelemetry GenAI spans (OTLP/JSON) into a set file and a replay answers file",
+    help=(
+        f"Read the OpenTelemetry spans in FILE (OTLP/JSON: one export request, or JSON Lines of them as the "
+        f"SDK's and the collector's file exporters write) and make a golden case of each model call, read from "
+        f"the GenAI semantic conventions {SEMCONV_VERSIONS}: gen_ai.input.messages, gen_ai.output.messages, "
+        "gen_ai.system_instructions, gen_ai.response.model / gen_ai.request.model and gen_ai.provider.name "
+        "(or gen_ai.system). A call with one user turn becomes a prompt, a longer history a conversation "
+        "(messages; with tool calls, kept but marked skip). Each case's reference and its one check "
+        "(same_as_observed) are the observed answer, which also goes to a JSONL file the replay generator reads. "
+        "Secrets and e-mail addresses are scrubbed, credentials found in attributes wherever they were echoed. "
+        "Spans that are not model calls or lack the attributes are counted, not imported. Nothing is written "
+        "over an existing file without --force; exit 2 when nothing could be imported."
+    ),
+)
+@click.argument("file", metavar="FILE", help="an OTLP/JSON trace file (.json or .jsonl)")
+@click.option("-o", "--output", metavar="PATH", help="the set file to write, .yaml (default: evals/<FILE's name>.yaml)")
+@click.option("--answers", metavar="PATH", help="the replay answers file (default: <set file name>-answers.jsonl beside it)")
+@click.option("--identifier", metavar="ID", help="the set's identifier (default: traces.<FILE's name>)")
+@click.option("--name", metavar="TEXT", help="the set's name (default: Traces from <FILE's name>)")
+@click.option("--force", is_flag=True, help="replace the set file and the answers file when they exist")
+@global_options(config=None, database=None, json="print one JSON document")
+def otel(**params: Any) -> Arguments:
+    """Parsed ``evalkit import otel``."""
+    return arguments(handle, params)
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_") or "imported"
+
+
+def handle(args: Arguments) -> int:
+    """Import, then say what was written and what to run next."""
+    from pathlib import Path
+
+    from ..errors import UsageError
+    from ..importers import ImportTarget, import_otel
+    from ..shapes import clipped
+    from ..validation import IDENTIFIER_PATTERN
+
+    source = Path(args.file)
+    stem = source.name.split(".")[0] or "imported"
+    set_file = Path(args.output) if args.output else Path("evals") / f"{_slug(stem)}.yaml"
+    if set_file.suffix.lower() not in (".yaml", ".yml"):
+        raise UsageError(f"-o {clipped(str(set_file))}: evalkit import writes a YAML set file (.yaml or .yml)")
+    answers = Path(args.answers) if args.answers else set_file.with_name(f"{set_file.stem}-answers.jsonl")
+    identifier = args.identifier or f"traces.{_slug(stem)}"
+    if not IDENTIFIER_PATTERN.fullmatch(identifier):
+        raise UsageError(f"--identifier {clipped(identifier)}: lowercase segments of a-z, 0-9 and _ joined by dots, like traces.prod")
+    name = args.name or f"Traces from {clipped(source.name)}"
+    target = ImportTarget(set_file, answers, identifier, name, source.name, args.force)
+    outcome = import_otel(source, target)
+    if args.json:
+        from .json_output import print_json
+
+        print_json(outcome.as_dict())
+        return 0
+    _print(outcome)
+    return 0
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string (JSON's escapes are TOML's; the console shows the rest printable)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _print(outcome: Any) -> None:
+    from ..wording import counted
+    from .console import console
+
+    found, target = outcome.found, outcome.target
+    out = console()
+    out.plain(f"read {counted(found.spans, 'span')} from {target.source} (OpenTelemetry GenAI conventions {SEMCONV_VERSIONS})")
+    cases = counted(len(found.cases), "case")
+    skipped = f" ({outcome.skipped:,} kept but skipped: they hold tool calls)" if outcome.skipped else ""
+    out.plain(f"imported {cases}: {counted(len(found.cases) - outcome.conversations, 'single prompt')}, {counted(outcome.conversations, 'conversation')}{skipped}")
+    for why, count in found.not_imported.items():
+        out.plain(f"not imported: {why}: {count:,}")
+    if outcome.unreadable_lines:
+        lines = ", ".join(str(n) for n in outcome.unreadable_lines[:5]) + (" …" if len(outcome.unreadable_lines) > 5 else "")
+        out.plain(f"not read: {counted(len(outcome.unreadable_lines), 'line')} held no OTLP/JSON export request (line {lines})")
+    out.plain(f"wrote {target.set_file} and {target.answers_file}")
+    out.plain("")
+    instance = target.identifier.rsplit(".", 1)[-1].replace("_", "-")
+    out.plain("Next: review the cases, then answer them from the recorded answers with a provider in evalkit.toml:")
+    out.plain(f"  [providers.{instance}]")
+    out.plain('  adapter = "replay"')
+    out.plain(f"  path = {_toml_string(str(target.answers_file))}")
+    if outcome.model:
+        out.plain(f"  model = {_toml_string(outcome.model)}")
+    out.plain(f"  evalkit validate {target.set_file}")
+    out.plain(f"  evalkit run {target.identifier} --provider {instance}")

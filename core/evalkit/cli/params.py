@@ -1,0 +1,213 @@
+"""The options several commands share, declared once as click decorators, and the value types
+that refuse a bad value while the command line is parsed (a usage error, exit 2, nothing called).
+
+Each decorator adds a group of options to a command (``@store_options``, ``@tolerance_options(…)``);
+a command's own options are declared in its module. A decorator's options appear in the
+command's help in the order they are declared here.
+"""
+
+from __future__ import annotations
+
+import click
+
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    Decorated = TypeVar("Decorated", bound=Callable[..., Any])
+
+__all__ = [
+    "MAX_COUNT",
+    "Choice",
+    "PositiveInt",
+    "Temperature",
+    "baseline_option",
+    "global_options",
+    "listed",
+    "option_group",
+    "placement_options",
+    "report_option",
+    "store_options",
+    "tolerance_options",
+    "wait_options",
+]
+
+#: The largest whole number a count option takes; longer text is refused before it is parsed.
+MAX_COUNT = 1_000_000
+
+#: Help of the options evalkit takes before a command and every command after it.
+CONFIG_HELP = "configuration file (default: $EVALKIT_CONFIG, else the nearest evalkit.toml or [tool.evalkit] in pyproject.toml, here or in a parent folder)"
+DATABASE_HELP = "results database URL (default: EVALKIT_DATABASE_URL, the config's database, or .evalkit/results.db in the project root)"
+TRACEBACK_HELP = "show the full traceback on errors"
+
+
+class PositiveInt(click.ParamType):
+    """A whole number from 1 to :data:`MAX_COUNT`, refused at once otherwise."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        """``value`` as an int, or a usage error quoting (the start of) it."""
+        if isinstance(value, int):
+            return value
+        text = str(value)
+        shown = text if len(text) <= 20 else text[:20] + "…"
+        if len(text.strip()) > len(str(MAX_COUNT)) + 2:
+            self.fail(f"must be a whole number from 1 to {MAX_COUNT}, got {shown!r}", param, ctx)
+        try:
+            number = int(text)
+        except ValueError:
+            self.fail(f"must be a positive integer, got {shown!r}", param, ctx)
+        if not 1 <= number <= MAX_COUNT:
+            self.fail(f"must be a whole number from 1 to {MAX_COUNT}, got {shown!r}", param, ctx)
+        return number
+
+
+class Temperature(click.ParamType):
+    """A sampling temperature: a plain decimal number from 0 to 2."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        """``value`` as a float in 0..2, or a usage error quoting it."""
+        if isinstance(value, float):
+            return value
+        text = str(value)
+        if len(text) > 16:
+            self.fail(f"must be a number from 0 to 2, got {text[:16]!r}…", param, ctx)
+        try:
+            number = float(text)
+        except ValueError:
+            self.fail(f"must be a number from 0 to 2, got {text!r}", param, ctx)
+        if not 0.0 <= number <= 2.0:  # also refuses nan
+            self.fail(f"must be a number from 0 to 2, got {text!r}", param, ctx)
+        return number
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]  (typing is not imported at run time here)
+    """click's choice, with a close one suggested as click suggests a mistyped option."""
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        """click's message, then ``Did you mean "x"?`` when a choice is close."""
+        from ..wording import did_you_mean
+
+        return super().get_invalid_choice_message(value, ctx) + did_you_mean(str(value), map(str, self.choices))
+
+
+def listed(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[str] | None:
+    """A repeatable option's values as a list, ``None`` when it was not given (as handlers read them)."""
+    return list(value) or None
+
+
+def option_group(*decorators: Callable[[Decorated], Decorated]) -> Callable[[Decorated], Decorated]:
+    """One decorator applying ``decorators`` so that their options are listed in the order given."""
+
+    def decorate(function: Decorated) -> Decorated:
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return decorate
+
+
+def global_options(
+    *, config: str | None = CONFIG_HELP, database: str | None = DATABASE_HELP, json: str | None = None
+) -> Callable[[Decorated], Decorated]:
+    """``--config PATH``, ``--database URL``, ``--json`` and ``--traceback``: the options evalkit
+    takes before a command as well as after it (:func:`evalkit.cli.app.arguments` merges the two
+    places). Each is the command's with its help text here, or not the command's with ``None``;
+    ``--traceback`` is every command's."""
+    decorators = []
+    if config is not None:
+        decorators.append(click.option("--config", metavar="PATH", help=config))
+    if database is not None:
+        decorators.append(click.option("--database", metavar="URL", help=database))
+    if json is not None:
+        decorators.append(click.option("--json", is_flag=True, help=json))
+    decorators.append(click.option("--traceback", is_flag=True, help=TRACEBACK_HELP))
+    return option_group(*decorators)
+
+
+def store_options(function: Decorated) -> Decorated:
+    """``--config``, ``--database`` and ``--traceback`` (a command that reads or writes the store
+    but prints no JSON document)."""
+    return global_options()(function)
+
+
+def tolerance_options(first: str, second: str, what: tuple[str, str]) -> Callable[[Decorated], Decorated]:
+    """Two tolerance options (kept as raw text so they are validated exactly) and the gate flags."""
+    return option_group(
+        click.option(
+            f"--{first}", default="0.1", metavar="X",
+            help=f"largest accepted absolute drop of the {what[0]}, a finite number in 0..1 (default 0.1; a drop equal to it passes)",
+        ),
+        click.option(
+            f"--{second}", default="0.1", metavar="X",
+            help=f"largest accepted absolute drop of the {what[1]}, a finite number in 0..1 (default 0.1)",
+        ),
+        click.option("--fail-on-regression", is_flag=True, help="exit 1 on a regression, and when the run cannot be compared (for CI)"),
+        click.option(
+            "--fail-on-new-failures", is_flag=True,
+            help="exit 1 also when a case added to the set, or edited since the baseline, fails",
+        ),
+    )  # fmt: skip
+
+
+def baseline_option(function: Decorated) -> Decorated:
+    """``--baseline RUN_ID``: compare with a chosen stored run of the same scope."""
+    from .names import RunId
+
+    return click.option(
+        "--baseline", metavar="RUN_ID", type=RunId(),
+        help="compare with this stored run instead of the scope's accepted baseline (refused, exit 2, when it is of another scope)",
+    )(function)
+
+
+def report_option(function: Decorated) -> Decorated:
+    """``--report FORMAT[:PATH]``, repeatable (checked when the command runs, before anything is called)."""
+    return click.option(
+        "--report", multiple=True, callback=listed, metavar="FORMAT[:PATH]",
+        help="also write a report: junit, markdown, html, json or an installed reporter (see `evalkit list`); "
+        'repeatable; PATH "-" is standard output; without a path markdown is appended to $GITHUB_STEP_SUMMARY '
+        "when set, other formats print. A failing reporter is named on stderr and does not change the exit code",
+    )(function)
+
+
+def wait_options(flag: str, what: str) -> Callable[[Decorated], Decorated]:
+    """The waiting flag (read as ``args.wait``), ``--timeout DURATION`` and ``--poll DURATION``."""
+    return option_group(
+        click.option(flag, "wait", is_flag=True, help=what),
+        click.option("--timeout", default="30m", metavar="DURATION", help="how long to wait: 90s, 30m, 2h (default 30m)"),
+        click.option("--poll", default="5s", metavar="DURATION", help="how often to look at the store while waiting (default 5s)"),
+    )
+
+
+def placement_options(*, resume: str, scope: str) -> Callable[[Decorated], Decorated]:
+    """``--resume [RUN_ID]``, ``--shard I/N|auto``, ``--run-id ID`` and ``--wait-for-shards`` (with
+    its ``--timeout`` and ``--poll``): the same for ``evalkit run`` and ``evalkit retrieval``.
+    ``resume`` is what ``--resume`` does; ``scope`` names what a derived run id is made of."""
+    from .names import RunId
+
+    return option_group(
+        # given alone, --resume is "" (the newest unfinished run); not given, None
+        click.option("--resume", is_flag=False, flag_value="", default=None, type=RunId(), metavar="[RUN_ID]", help=resume),
+        click.option(
+            "--shard", metavar="I/N",
+            help="answer only slice I of N deterministic slices of the set; auto: from the CI's parallel-job variables "
+            "(GitLab CI_NODE_INDEX/CI_NODE_TOTAL, CircleCI CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL, Buildkite "
+            "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT)",
+        ),
+        click.option(
+            "--run-id", metavar="ID",
+            help="the run's id; an existing run of that id is joined (shards). With --shard or --wait-for-shards it "
+            "defaults to one derived from the CI pipeline id (GitLab, GitHub Actions, CircleCI, Buildkite) and the "
+            f"{scope}",
+        ),
+        wait_options(
+            "--wait-for-shards",
+            "answer nothing: wait until every shard of the run is in, then print its verdict, write the reports "
+            "and exit with its code (the final job of a sharded CI run)",
+        ),
+    )  # fmt: skip

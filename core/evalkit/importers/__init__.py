@@ -1,0 +1,84 @@
+"""Turning what an application recorded into golden sets to review: ``evalkit import otel``.
+
+:func:`import_otel` reads OpenTelemetry GenAI spans from an OTLP/JSON file (:mod:`.otlp`), makes a
+case of each model call (:mod:`.otel`) and writes a set file and a ``replay`` answers file beside
+it (:mod:`.writing`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+
+from ..errors import UsageError
+from .otel import TraceImport, cases_from_spans
+from .otlp import read_spans
+from .writing import ImportTarget, write_import
+
+__all__ = ["ImportTarget", "OtelImport", "import_otel"]
+
+
+@attrs.frozen
+class OtelImport:
+    """What an import read and wrote."""
+
+    target: ImportTarget
+    found: TraceImport
+    #: Lines of the trace file that held no OTLP export request.
+    unreadable_lines: tuple[int, ...] = ()
+
+    @property
+    def conversations(self) -> int:
+        """Cases kept as conversations (``messages``)."""
+        return sum(1 for case in self.found.cases if not case.single_prompt)
+
+    @property
+    def skipped(self) -> int:
+        """Cases kept but marked ``skip`` (conversations with tool calls)."""
+        return sum(1 for case in self.found.cases if not case.single_prompt and case.uses_tools)
+
+    @property
+    def model(self) -> str | None:
+        """The model that answered most of the cases, if the spans said."""
+        models = [case.model for case in self.found.cases if case.model]
+        return max(dict.fromkeys(models), key=models.count) if models else None
+
+    def as_dict(self) -> dict[str, object]:
+        """The ``--json`` document."""
+        return {
+            "set_file": str(self.target.set_file),
+            "answers_file": str(self.target.answers_file),
+            "identifier": self.target.identifier,
+            "model": self.model,
+            "spans": self.found.spans,
+            "cases": len(self.found.cases),
+            "conversations": self.conversations,
+            "skipped": self.skipped,
+            "not_imported": dict(self.found.not_imported),
+            "unreadable_lines": list(self.unreadable_lines),
+        }
+
+
+def _reasons(counts: Mapping[str, int]) -> str:
+    return "; ".join(f"{why}: {count:,}" for why, count in counts.items()) or "no span at all"
+
+
+def import_otel(trace_file: Path, target: ImportTarget) -> OtelImport:
+    """Read ``trace_file``, write the cases its GenAI spans record to ``target``; a
+    :class:`~evalkit.errors.UsageError` (nothing written) when the file cannot be read, holds no
+    case, or only cases that cannot run yet, or when a target exists and ``target.force`` is unset."""
+    reading = read_spans(trace_file)
+    found = cases_from_spans(reading.spans)
+    unreadable = f" ({len(reading.unreadable_lines):,} lines held no OTLP/JSON export request)" if reading.unreadable_lines else ""
+    if not found.cases:
+        raise UsageError(f"trace file {trace_file} holds no model call to import: {_reasons(found.not_imported)}{unreadable}")
+    outcome = OtelImport(target, found, reading.unreadable_lines)
+    if outcome.skipped == len(found.cases):
+        raise UsageError(
+            f"every model call in {trace_file} holds tool calls, which evalkit cannot send yet, so the set would have "
+            "nothing to run; nothing was written"
+        )
+    write_import(found.cases, target)
+    return outcome

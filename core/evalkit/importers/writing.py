@@ -1,0 +1,125 @@
+"""Writing imported cases as a set file and a ``replay`` answers file beside it.
+
+Each case becomes a golden prompt whose reference is the observed answer and whose one check,
+``same_as_observed``, is that answer exactly: replaying the recorded answers passes, and a reviewer
+replaces the check with the properties that matter. A case with one user turn is a plain
+``prompt``; a longer history is kept as ``messages`` (see :mod:`evalkit.setfiles.conversations`),
+marked ``skip`` when it holds tool calls. The observed answers go to a JSONL file the ``replay``
+generator reads (``{"id", "text", "model"}``, and the answer's ``tool_calls`` when it made some).
+
+Both files are written whole or not at all (:func:`evalkit.textfiles.write_text_file`), never over
+an existing file unless asked to: the answers first, so a set file never names answers that are
+not there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..errors import UsageError
+from ..textfiles import write_text_file
+from .otel import ImportedCase
+
+__all__ = ["OBSERVED_CHECK", "TOOLS_SKIP_REASON", "ImportTarget", "set_document", "write_import"]
+
+#: The name of the check each imported case starts with.
+OBSERVED_CHECK = "same_as_observed"
+#: Why an imported conversation with tool calls is kept but not run.
+TOOLS_SKIP_REASON = "holds tool calls, which evalkit cannot send yet (imported from a trace; review it)"
+
+
+@attrs.frozen
+class ImportTarget:
+    """Where and as what the import is written."""
+
+    set_file: Path
+    answers_file: Path
+    identifier: str
+    name: str
+    source: str
+    force: bool = False
+
+
+def set_document(cases: Sequence[ImportedCase], target: ImportTarget) -> dict[str, Any]:
+    """The set file's document: one golden prompt per case."""
+    prompts = []
+    for case in cases:
+        prompt: dict[str, Any] = {"id": case.id}
+        if case.single_prompt:
+            system = [turn.content for turn in case.turns if turn.role == "system" and turn.content]
+            prompt["prompt"] = next(turn.content for turn in case.turns if turn.role == "user")
+            if system:
+                prompt["system_prompt"] = "\n\n".join(system)  # type: ignore[arg-type]
+        else:
+            prompt["mode"] = "fixed"
+            prompt["messages"] = [turn.as_dict() for turn in case.turns]
+            if case.uses_tools:
+                prompt["skip"] = TOOLS_SKIP_REASON
+        tags = [f"trace:{case.trace_id}"] if case.trace_id else []
+        tags += [f"provider:{case.provider}"] if case.provider else []
+        if tags:
+            prompt["tags"] = tags
+        prompt["reference"] = case.answer
+        prompt["assertions"] = [{"exact": case.answer, "name": OBSERVED_CHECK}]
+        prompts.append(prompt)
+    return {
+        "identifier": target.identifier,
+        "name": target.name,
+        "description": f"Model calls recorded in {target.source}, imported by evalkit import otel with the answers observed; review before trusting.",
+        "prompts": prompts,
+    }
+
+
+def _answer_lines(cases: Sequence[ImportedCase]) -> list[str]:
+    lines = []
+    for case in cases:
+        line: dict[str, Any] = {"id": case.id, "text": case.answer, "model": case.model}
+        if case.answer_tool_calls:
+            line["tool_calls"] = [dict(call) for call in case.answer_tool_calls]
+        lines.append(json.dumps(line, ensure_ascii=False) + "\n")
+    return lines
+
+
+def _yaml_text(document: dict[str, Any], target: ImportTarget, answers_path: str) -> str:
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    body = yaml.dump(document, Dumper=dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+    header = (
+        f"# Imported by `evalkit import otel` from {json.dumps(target.source, ensure_ascii=True)}.\n"
+        f"# The observed answers are in {json.dumps(answers_path, ensure_ascii=True)} (the replay generator reads them).\n"
+        f"# Each case checks that the answer is the observed one: replace {OBSERVED_CHECK} by what matters.\n"
+    )
+    return header + body
+
+
+def write_import(cases: Sequence[ImportedCase], target: ImportTarget) -> None:
+    """Write the answers file, then the set file; :class:`~evalkit.errors.UsageError` when either
+    exists and ``target.force`` is not set, or when one cannot be written (nothing is left half-written)."""
+    targets = (target.answers_file, target.set_file)
+    existing = [str(path) for path in targets if os.path.lexists(path)]
+    if existing and not target.force:
+        one = len(existing) == 1
+        raise UsageError(
+            f"evalkit import writes nothing: {', '.join(existing)} already {'exists' if one else 'exist'}; "
+            "choose another -o, or give --force to replace"
+        )
+    relative = os.path.relpath(target.answers_file, target.set_file.parent)
+    text = _yaml_text(set_document(cases, target), target, relative)
+    answers_existed = os.path.lexists(target.answers_file)
+    try:
+        write_text_file(target.answers_file, _answer_lines(cases))
+        try:
+            write_text_file(target.set_file, [text])
+        except BaseException:
+            if not answers_existed:
+                target.answers_file.unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise UsageError(f"evalkit import cannot write {exc.filename or target.set_file}: {exc.strerror}") from None

@@ -1,0 +1,287 @@
+"""Answering a slice of a prompt set: at most ``concurrency`` prompts in flight, each answered by the
+generator, graded, and committed through the lifecycle's sink as it finishes.
+
+The runner keeps at most ``concurrency`` prompts in flight, pulling them from one shared iterator
+(never one task per case up front), so a 100,000-case set costs no more memory than a small one.
+Each finished case goes to the sink, which commits it (cases finishing within 50 ms share a
+transaction: :class:`~evalkit.run.lifecycle.CaseRecorder`), so a crash loses no more than those and
+``--resume`` answers only what is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterable, Mapping, Sized
+from typing import Any
+
+import attrs
+
+from ...answers import Answer, GenerationRequest, ServingIdentity, answer_problems
+from ...bounded import BoundedCalls
+from ...checks import AssertionKind
+from ...components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder
+from ...config import DEFAULT_GRADE_TIMEOUT_S
+from ...errors import PLUGIN_FAILURES, GenerationError, UsageError
+from ...grading import Grading, grading_problems
+from ...privacy import is_scrubbable
+from ...prompts import GoldenPrompt
+from ...runs import CaseResult
+from ...set_versions import case_fingerprint
+from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope, alarms_reach_this_thread
+from . import CaseSink
+
+__all__ = [
+    "PromptJob",
+    "answer_prompts",
+    "concurrency_from_environment",
+    "default_concurrency",
+    "prompt_secrets",
+    "stored_answer",
+]
+
+
+@attrs.frozen
+class PromptJob:
+    """What answering a slice of a prompt set needs: the prompts (iterated once), the bound
+    generator and the grader with the assertion kinds it grades by, how many prompts are in flight,
+    extra request fields, and the limits on a stored answer and on one grading."""
+
+    prompts: Iterable[GoldenPrompt]
+    bound: BoundGenerator
+    grader: Any
+    kinds: Mapping[str, AssertionKind]
+    concurrency: int
+    request_options: Mapping[str, Any] = attrs.Factory(dict)
+    max_answer_bytes: int | None = None
+    grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
+
+
+def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
+    """The generator's and the grader's credential values long enough to be scrubbed (see
+    :func:`evalkit.privacy.remove_secrets`): with none, a finished case is stored as it is,
+    without copying it field by field."""
+    values = bound.secrets() + (tuple(grader.secret_values()) if isinstance(grader, SecretHolder) else ())
+    return tuple(s for s in values if isinstance(s, str) and is_scrubbable(s))
+
+
+def _failed_grading(grader: Any, error: str) -> Grading:
+    """A grading that raised or broke the rules (:func:`~evalkit.grading.grading_problems`) is no
+    measurement: it fails, and its yardstick ``<grader>:failed`` keeps the run out of comparisons."""
+    name = getattr(grader, "name", None)
+    named = isinstance(name, str) and 0 < len(name) <= 200
+    return Grading(0.0, False, yardstick=f"{name if named else 'grader'}:failed", error=error)
+
+
+def _case_identity(bound: BoundGenerator, answer: Answer) -> ServingIdentity | None:
+    if not bound.instance or not bound.alias or not answer.model:
+        return None
+    return ServingIdentity(bound.instance, bound.alias, answer.model)
+
+
+def stored_answer(text: str, max_bytes: int | None) -> str:
+    """``text`` as a case keeps it: whole up to ``max_bytes`` bytes of UTF-8, else cut there (on a
+    character boundary) with a marker saying how long the answer was. Grading sees the whole text."""
+    if max_bytes is None or len(text) * 4 <= max_bytes:
+        return text  # cannot exceed the limit: no need to encode
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) <= max_bytes:
+        return text
+    kept = encoded[:max_bytes].decode("utf-8", "ignore")
+    return f"{kept}\n… [truncated by evalkit: the answer was {len(encoded)} bytes; the first {max_bytes} are stored]"
+
+
+def _coerce_answer(value: Any) -> Answer:
+    if isinstance(value, Answer):
+        broken = answer_problems(value)
+        if broken:
+            raise GenerationError(f"the generator returned an Answer evalkit cannot use: {'; '.join(broken)}")
+        return value
+    if isinstance(value, str):
+        return Answer(text=value)
+    raise GenerationError(f"the generator returned {type(value).__name__} {str(value)[:80]!r}, not an Answer")
+
+
+class _Answerer:
+    """Answers and grades one prompt at a time for :func:`answer_prompts` (its workers share one)."""
+
+    def __init__(self, job: PromptJob, pool: BoundedCalls | None) -> None:
+        self.job = job
+        self.bound = job.bound
+        self.grader = job.grader
+        self.pool = pool
+        self.options = dict(job.request_options)
+        self.grade_async = isinstance(job.grader, AsyncGrader) and asyncio.iscoroutinefunction(job.grader.agrade)
+        # Signals reach the main thread only: elsewhere (a library caller's thread) a synchronous
+        # grader runs unguarded.
+        self.guard_grading = not self.grade_async and alarms_reach_this_thread()
+
+    async def answer(self, prompt: GoldenPrompt) -> CaseResult:
+        """The case of ``prompt``: answered and graded, or errored when the generator failed."""
+        started = time.perf_counter()
+        reply = await self._generate(prompt, started)
+        if isinstance(reply, CaseResult):
+            return reply
+        latency = time.perf_counter() - started
+        grading = await self._grade(prompt, reply)
+        bound = self.bound
+        return CaseResult.from_grading(
+            prompt.id,
+            grading,
+            latency_s=latency,
+            identity=_case_identity(bound, reply),
+            adapter=bound.adapter,
+            answer_text=stored_answer(reply.text, self.job.max_answer_bytes),
+            usage=reply.usage,
+            finished_at=time.time(),
+            fingerprint=case_fingerprint(prompt),
+        )
+
+    async def _generate(self, prompt: GoldenPrompt, started: float) -> Answer | CaseResult:
+        """The generator's answer, or the errored case of a generator that failed or took too long."""
+        bound, pool = self.bound, self.pool
+        request = GenerationRequest(
+            prompt=prompt.prompt, system_prompt=prompt.system_prompt, model=bound.alias, case_id=prompt.id, **self.options
+        )
+        called = None
+        try:
+            async with asyncio.timeout(bound.answer_timeout) as limit:
+                if pool is None:
+                    raw = await bound.generator.agenerate(request)
+                else:
+                    called = pool.submit(bound.generator.generate, request)
+                    raw = await asyncio.wrap_future(called)
+            return _coerce_answer(raw)
+        except asyncio.CancelledError:
+            raise
+        except PLUGIN_FAILURES as exc:  # sys.exit() in a plugin ends its case, never the run (exit 0)
+            if isinstance(exc, TimeoutError) and limit.expired():
+                if called is not None:
+                    pool.abandon(called)  # type: ignore[union-attr]
+                error = (
+                    f"no answer within {bound.answer_timeout:g} s (the provider instance's answer_timeout); "
+                    "the call was abandoned"
+                )
+            else:
+                error = str(exc) if isinstance(exc, GenerationError) else f"{type(exc).__name__}: {exc}"
+            return CaseResult(
+                case_id=prompt.id,
+                passed=False,
+                score=0.0,
+                latency_s=time.perf_counter() - started,
+                error=error,
+                adapter=bound.adapter,
+                finished_at=time.time(),
+                fingerprint=case_fingerprint(prompt),
+            )
+
+    async def _grade(self, prompt: GoldenPrompt, reply: Answer) -> Grading:
+        """The grader's grading, or a failed one: it raised, took longer than ``grade_timeout`` or
+        broke the rules (:func:`~evalkit.grading.grading_problems`)."""
+        grader, grade_timeout = self.grader, self.job.grade_timeout
+        grading_limit = None
+        try:
+            if self.grade_async:
+                async with asyncio.timeout(grade_timeout) as grading_limit:
+                    grading = await grader.agrade(prompt, reply)
+            elif self.guard_grading:
+                grading = alarm_bounded(grader.grade, (prompt, reply), grade_timeout, TimeLimitExceeded)
+            else:
+                grading = grader.grade(prompt, reply)
+        except asyncio.CancelledError:
+            raise
+        except (TimeLimitExceeded, *PLUGIN_FAILURES) as exc:
+            if isinstance(exc, TimeLimitExceeded) or (grading_limit is not None and grading_limit.expired()):
+                how = "cancelled" if self.grade_async else "interrupted"
+                return _failed_grading(grader, f"no grading within {grade_timeout:g} s (grade_timeout); the grader was {how}")
+            return _failed_grading(grader, f"{type(exc).__name__}: {exc}")
+        try:
+            broken = grading_problems(grading)
+        except PLUGIN_FAILURES as exc:  # a grading built to break the check itself (a raising property)
+            broken = [f"checking it raised {type(exc).__name__}: {exc}"]
+        if broken:
+            return _failed_grading(grader, f"the grader returned a grading evalkit cannot use: {'; '.join(broken)}")
+        return grading
+
+
+async def answer_prompts(job: PromptJob, sink: CaseSink) -> int:
+    """Answer and grade ``job.prompts`` with at most ``job.concurrency`` in flight; commit each
+    finished case through ``sink``.
+
+    ``prompts`` is iterated once, as the workers pull from it (a
+    :class:`~evalkit.run.answering.prompt_order.CaseSelection` or a :class:`~evalkit.PromptStream`
+    is never held whole); its ``len()``, when it has one, only caps the number of workers.
+
+    Returns how many cases this call finished; the cases themselves are in the store (memory stays
+    flat however large the set), each with its prompt's fingerprint (errored ones too). A generator
+    failure makes an errored case (never a pass, never dropped). Cancellation (Ctrl-C) commits what
+    finished before it propagates. An answer longer than ``max_answer_bytes`` is graded whole and
+    stored cut (see :func:`stored_answer`). Grading one answer may take ``grade_timeout`` seconds,
+    then it is a failed grading: an async grader is cancelled, a synchronous one interrupted by
+    ``SIGALRM`` (:func:`~evalkit.timeouts.alarm_bounded`; off the main thread, where no signal
+    reaches it, a synchronous grader has no time limit).
+    """
+    prompts, concurrency = job.prompts, job.concurrency
+    if isinstance(job.grader, AssertionKindsAware):
+        job.grader.use_assertion_kinds(job.kinds)
+    wanted = min(concurrency, len(prompts)) if isinstance(prompts, Sized) else concurrency
+    # A synchronous generator answers on daemon threads: one that never returns is abandoned at
+    # its time limit (a thread of a concurrent.futures pool would be joined at exit, for ever).
+    pool = None if job.bound.is_async else BoundedCalls(max(1, wanted), name="evalkit-gen")
+    answerer = _Answerer(job, pool)
+    queue = iter(prompts)
+    finished = 0
+
+    async def worker() -> None:
+        nonlocal finished
+        for prompt in queue:
+            case = await answerer.answer(prompt)
+            finished += 1
+            sink.commit(case)
+
+    try:
+        # One SIGALRM handler for the whole run: a grading that ends in time costs no system call.
+        with alarm_scope():
+            workers = [asyncio.ensure_future(worker()) for _ in range(max(1, wanted))]
+            try:
+                await asyncio.gather(*workers)
+            except BaseException:
+                for task in workers:
+                    task.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                raise
+    finally:
+        sink.flush()
+        if pool is not None:
+            pool.close()
+    return finished
+
+
+def default_concurrency(bound: BoundGenerator, requested: int | None) -> int:
+    """The run's effective concurrency: ``--concurrency``, else the instance's configured
+    ``concurrency``, else ``$EVALKIT_CONCURRENCY``, else what the generator asks for, else 8.
+
+    A ``$EVALKIT_CONCURRENCY`` that is not a whole number from 1 to :data:`MAX_CONCURRENCY`
+    (``-5``, ``0``, ``abc``, ``1e3``) raises :class:`~evalkit.errors.UsageError`, whichever value
+    wins: the environment is checked before anything is called or stored.
+    """
+    from_env = concurrency_from_environment()
+    if requested:
+        return requested
+    if bound.configured_concurrency:
+        return bound.configured_concurrency
+    if from_env is not None:
+        return from_env
+    return bound.concurrency or 8
+
+
+def concurrency_from_environment() -> int | None:
+    """``$EVALKIT_CONCURRENCY`` as a whole number (``None`` when unset or empty), or a usage error."""
+    raw = os.environ.get("EVALKIT_CONCURRENCY", "").strip()
+    if not raw:
+        return None
+    if len(raw) <= len(str(MAX_CONCURRENCY)) and raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_CONCURRENCY:
+        return int(raw)
+    shown = raw if len(raw) <= 20 else raw[:20] + "…"
+    raise UsageError(f"EVALKIT_CONCURRENCY must be a whole number from 1 to {MAX_CONCURRENCY}, got {shown!r}")

@@ -1,0 +1,489 @@
+"""Answering a golden prompt set: a generator answers each prompt, a grader grades the answer.
+
+:func:`prepare_prompts` turns library or CLI arguments into a :class:`PromptAnswering` — the set
+loaded, checked, counted and fingerprinted in one pass, the grader loaded, the generator bound —
+refusing everything refusable before anything is called or stored. The lifecycle then asks it for
+the run's header, the prompts that remain, to answer them (the async runner,
+:mod:`~evalkit.run.answering.prompt_runner`) and what the finish records: the verified serving
+identity, the yardstick and the run metrics (:func:`run_identity`, :func:`run_yardstick`,
+:func:`serving_metrics`). :class:`PromptRules` is what a prompt run adds to the one decide step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ... import components
+from ...answers import ServingIdentity
+from ...baselines import NO_ACCEPTANCE
+from ...catalog import prompt_set_catalog
+from ...checks import AssertionKind
+from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
+from ...errors import PLUGIN_FAILURES, UsageError
+from ...hooks import assertion_kinds
+from ...identity import identity_problems
+from ...privacy import MIN_SECRET_LENGTH, is_scrubbable
+from ...prompts import GoldenPrompt, GoldenPromptSet
+from ...runs import CaseResult, Run, RunKind, RunStatus
+from ...storage.protocols import Capabilities, ResultRepository
+from ...storage.values import BaselineScope
+from ...validation import validate_prompt_set
+from ...verdict import Comparability, Comparison, Verdict
+from ...wording import counted
+from ..decide import Judging, incomplete_reason, streams
+from . import CaseSink, Finish, Slice, final_status
+from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
+from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
+
+__all__ = [
+    "ECHOED_MODEL_NOTE",
+    "NO_SCOPED_READS",
+    "PromptAnswering",
+    "PromptRules",
+    "PromptSource",
+    "assertion_kinds",
+    "identity_from_counts",
+    "prepare_prompts",
+    "run_identity",
+    "run_yardstick",
+    "serving_metrics",
+    "short_secret_warnings",
+]
+
+NO_SCOPED_READS = "not compared: the configured repository has no generator-scoped reads"
+#: The note shown when the reported model is just the alias the request sent.
+ECHOED_MODEL_NOTE = "reported model is the alias sent; the server does not report its own"
+
+
+# -- who answered, under which yardstick ---------------------------------------------------------
+
+
+def run_yardstick(cases: Iterable[CaseResult], requested: str) -> str:
+    """The yardstick a run is stored under: the graders' common one, else the requested grader name."""
+    yardsticks = {c.yardstick for c in cases if c.yardstick and not c.errored}
+    return yardsticks.pop() if len(yardsticks) == 1 else requested
+
+
+def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[ServingIdentity | None, str | None]:
+    """The run's verified serving identity, or ``None`` and the reason.
+
+    Verified only when the instance is configured, every answered case carries an identity, every
+    identity is well formed (:func:`evalkit.identity.identity_problems`) and all of them agree.
+    """
+    if not bound_configured:
+        return None, (
+            "the generator is not a configured provider instance (ad-hoc run); "
+            "configure [providers.NAME] in evalkit.toml for comparable runs"
+        )
+    if not cases:
+        return None, "the run has no answered cases"
+    counts: dict[ServingIdentity | None, int] = {}
+    for case in cases:
+        if case.errored:
+            continue
+        counts[case.identity] = counts.get(case.identity, 0) + 1
+    return identity_from_counts(counts)
+
+
+def identity_from_counts(counts: Mapping[ServingIdentity | None, int]) -> tuple[ServingIdentity | None, str | None]:
+    """:func:`run_identity` from the answered cases counted per identity (``None``: the case
+    carries none), for a configured instance whose run has cases — what a store's
+    :class:`~evalkit.storage.CaseTally` gives without reading the cases back."""
+    if not counts:
+        return None, "no case was answered"
+    malformed = [(i, n) for i, n in counts.items() if i is not None and identity_problems(i)]
+    if malformed:
+        bad_cases = sum(n for _, n in malformed)
+        return None, (
+            f"{counted(bad_cases, 'case')} {'carries' if bad_cases == 1 else 'carry'} a serving identity that is not well formed, so it is no evidence of "
+            f"who answered: {'; '.join(identity_problems(malformed[0][0]))}"
+        )
+    if None in counts:
+        return None, f"the endpoint reported no model for {counted(counts[None], 'case')}, so who answered is unknown"
+    if len(counts) > 1:
+        seen = ", ".join(
+            f"{i.reported_model} via {i.provider_instance}/{i.model_alias} ({n} cases)"
+            for i, n in sorted(counts.items(), key=lambda kv: -kv[1])
+            if i is not None
+        )
+        return None, f"the cases disagree on who answered — the endpoint switched models midway: {seen}"
+    identity = next(iter(counts))
+    return identity, None
+
+
+def serving_metrics(bound: components.BoundGenerator, identity: ServingIdentity | None) -> dict[str, Any] | None:
+    """What is known about who served beyond the identity: whether the reported model merely
+    echoes the alias sent (never said of the reference self-check, which serves no model), and the
+    generator's own free evidence (:class:`~evalkit.components.ServingEvidence`).
+
+    ``None`` when there is nothing to say. Evidence a generator fails to give is left out.
+    """
+    serving: dict[str, Any] = {}
+    # The reference self-check serves no model: its "reported model" is its name, not an echo.
+    if identity is not None and identity.reported_model == identity.model_alias and not bound.is_reference_self_check:
+        serving["reported_model_is_alias"] = True
+        serving["note"] = ECHOED_MODEL_NOTE
+    if isinstance(bound.generator, components.ServingEvidence):
+        try:
+            evidence = dict(bound.generator.serving_evidence())
+        except PLUGIN_FAILURES:  # evidence is a bonus; a server that does not give it is not an error
+            evidence = {}
+        if evidence:
+            serving["evidence"] = evidence
+    return {"serving": serving} if serving else None
+
+
+# -- the verdict's rules for a prompt run ---------------------------------------------------------
+
+
+@attrs.frozen
+class PromptRules:
+    """What a prompt run adds to the one decide step (:class:`~evalkit.run.decide.KindRules`): a
+    run is comparable only when it is complete, graded under one yardstick and answered by one
+    verified serving identity, and only through a store with generator-scoped reads."""
+
+    unit: str = "case"
+    first_run_reason: str = "no accepted run for this set, serving identity and grader — recorded as the baseline"
+
+    def run_problem(self, run: Run, judging: Judging) -> str | None:
+        """Incomplete, ungraded, graded under two yardsticks, or answered by no single identity."""
+        if run.status is not RunStatus.COMPLETE:
+            return incomplete_reason(run, self.unit)
+        # The yardstick reasons come first (as in the original): they say what is wrong with the measurement.
+        if run.grader.endswith(":failed"):
+            return f'not compared: no grading of this run could be made (stored as "{run.grader}")'
+        yardsticks: Iterable[str | None]
+        if streams(run, judging.store):
+            assert judging.store.streamed is not None
+            yardsticks = (judging.tally if judging.tally is not None else judging.store.streamed.case_tally(run.id)).yardsticks
+        else:
+            yardsticks = (c.yardstick for c in run.cases if not c.errored)
+        if any(y and y != run.grader for y in yardsticks):
+            return (
+                f'not compared: the gradings of this run do not share one yardstick (stored as "{run.grader}"); '
+                "a grading failed for some cases, or the judge model changed during the run"
+            )
+        if BaselineScope.of_run(run) is None:
+            return f"not compared: no single verified serving identity — {run.identity_note}"
+        return None
+
+    def missing_reads(self, store: Capabilities) -> str | None:
+        """A prompt run's baseline is read through generator-scoped reads and accepted baselines."""
+        if store.scoped is None:
+            return NO_SCOPED_READS
+        if store.baselines is None:
+            return NO_ACCEPTANCE
+        return None
+
+    def comparability(self, run: Run, baseline: Run | None) -> Comparability:
+        """A prompt run of the baseline's scope is comparable."""
+        return Comparability()
+
+    def summary(self, comparison: Comparison) -> str:
+        """The comparison's sentence in pass-rate words."""
+        return comparison.summary()
+
+    def stored_note(self, verdict: Verdict) -> str | None:
+        """The reason, as it is."""
+        return verdict.reason
+
+
+# -- the answering --------------------------------------------------------------------------------
+
+
+@attrs.define
+class PromptAnswering:
+    """A golden prompt set answered by a bound generator and graded (see the module docstring).
+
+    Built by :func:`prepare_prompts`; ``case_count``, ``set_fingerprint`` and ``order`` come from the
+    one checked pass over the prompts, ``concurrency`` is the requests kept in flight.
+    """
+
+    golden_set: GoldenPromptSet
+    bound: components.BoundGenerator
+    grading: Any
+    grader_name: str
+    kinds: Mapping[str, AssertionKind]
+    concurrency: int
+    case_count: int
+    set_fingerprint: str
+    order: PromptOrder | None = None
+    max_answer_bytes: int | None = None
+    grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
+    kind: RunKind = RunKind.PROMPTS
+    groups_commits: bool = True
+
+    @property
+    def rules(self) -> PromptRules:
+        """The verdict's rules for a prompt run."""
+        return _RULES
+
+    @property
+    def set_identifier(self) -> str:
+        """The set's identifier."""
+        return self.golden_set.identifier
+
+    def header(self, run_id: str, started: float, placement: Any) -> Run:
+        """A prompt run of this set, generator and grader."""
+        return Run(
+            id=run_id,
+            set_identifier=self.golden_set.identifier,
+            grader=self.grader_name,
+            started_at=started,
+            case_count=self.case_count,
+            set_fingerprint=self.set_fingerprint,
+            fingerprints_kept=True,  # each case carries its prompt's fingerprint (the runner sets it)
+            provider_instance=self.bound.instance,
+            adapter=self.bound.adapter,
+            model_alias=self.bound.alias,
+            label=placement.label,
+            privacy=placement.privacy,
+        )
+
+    def unfinished_run(self, store: Capabilities) -> str:
+        """The newest unfinished run of this set, instance, alias and grader."""
+        if store.resumable is None:
+            raise UsageError("--resume without a run id needs a store that can find unfinished runs, and this one cannot; pass the id: --resume RUN_ID")
+        previous = store.resumable.latest_unfinished_run(self.golden_set.identifier, self.bound.instance, self.bound.alias, self.grader_name)
+        if previous is None:
+            raise UsageError(
+                f'--resume: no unfinished run of "{self.golden_set.identifier}" by {self.bound.instance}/{self.bound.alias} '
+                f'with grader "{self.grader_name}" to resume'
+            )
+        return previous.id
+
+    def check_joinable(self, existing: Run, header: Run, resume: bool) -> None:
+        """Refuse to add cases to a stored run they do not belong to (before anything is written)."""
+        if existing.set_identifier != header.set_identifier:
+            raise UsageError(f'run {existing.id} is a run of set "{existing.set_identifier}", not "{header.set_identifier}"')
+        if resume and existing.status is RunStatus.COMPLETE:
+            raise UsageError(f"run {existing.id} is already complete; there is nothing to resume")
+        if (existing.provider_instance, existing.model_alias) != (header.provider_instance, header.model_alias):
+            raise UsageError(
+                f"run {existing.id} is answered by {existing.provider_instance}/{existing.model_alias}; this process "
+                f"would answer with {header.provider_instance}/{header.model_alias} — use the same --provider and --model"
+            )
+        if existing.set_fingerprint and existing.set_fingerprint != header.set_fingerprint:
+            raise UsageError(
+                f'set "{header.set_identifier}" has changed since run {existing.id} started; its stored cases would '
+                "mix two versions of the set, so start a new run"
+            )
+        if existing.status is RunStatus.COMPLETE:
+            raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new --run-id")
+
+    def before_joining(self) -> list[str]:
+        """The generator's one free readiness probe (a new run made it before the store was opened)."""
+        return components.check_generator_ready(self.bound)
+
+    def secrets(self) -> tuple[str, ...]:
+        """The generator's and the grader's credential values."""
+        return prompt_secrets(self.bound, self.grading)
+
+    def resumed(self, run_id: str, kept: int, asked: int) -> str | None:
+        """``Resuming run …: N cases already answered are kept.`` (nothing when none were)."""
+        if not kept:
+            return None
+        return f"Resuming run {run_id}: {counted(kept, 'case')} already answered {'is' if kept == 1 else 'are'} kept."
+
+    def select(self, part: Slice) -> CaseSelection:
+        """The set's prompts in this shard that are not stored yet, lazily (see :class:`CaseSelection`)."""
+        return select_cases(self.golden_set.prompts, part.shard, part.skip, self.order)
+
+    def answer(self, todo: Collection[Any], sink: CaseSink) -> None:
+        """Answer and grade ``todo`` (the async runner), then close the generator and the grader."""
+        if isinstance(self.bound.generator, components.ConcurrencyAware):
+            self.bound.generator.use_concurrency(self.concurrency)
+        job = PromptJob(
+            todo, self.bound, self.grading, self.kinds, self.concurrency,
+            max_answer_bytes=self.max_answer_bytes, grade_timeout=self.grade_timeout,
+        )  # fmt: skip
+
+        async def main() -> None:
+            try:
+                await answer_prompts(job, sink)
+            finally:
+                await self.bound.aclose()
+                if isinstance(self.grading, components.AsyncClosing):
+                    await self.grading.aclose()
+
+        asyncio.run(main())
+
+    def finish(self, header: Run, store: Capabilities, streamed: bool) -> Finish:
+        """The status, yardstick, verified identity and run metrics; ``streamed``: counted by the
+        store, no case read back (a 100,000-case run stays flat in memory)."""
+        repository = store.repository
+        tally = None
+        if streamed:
+            assert store.streamed is not None
+            tally = store.streamed.case_tally(header.id)
+            status = final_status(header.case_count, tally.answered, tally.errored)
+            identity, note = _tally_identity(tally, self.bound.configured)
+            yardstick = next(iter(tally.yardsticks)) if len(tally.yardsticks) == 1 else self.grader_name
+            metrics = None
+            if isinstance(self.grading, components.RunMetricsSource):
+                answered = repository.get_run(header.id)  # a judge's run metrics read every case (judged runs are small)
+                metrics = self.grading.run_metrics(answered.cases if answered is not None else ())
+        else:
+            answered = repository.get_run(header.id)
+            cases = answered.cases if answered is not None else ()
+            status = final_status(header.case_count, len(cases), sum(1 for c in cases if c.errored))
+            identity, note = run_identity(cases, self.bound.configured)
+            yardstick = run_yardstick(cases, self.grader_name)
+            metrics = self.grading.run_metrics(cases) if isinstance(self.grading, components.RunMetricsSource) else None
+        serving = serving_metrics(self.bound, identity)
+        if serving is not None:
+            metrics = {**(metrics or {}), **serving}
+        return Finish(status, yardstick, identity, note, metrics, tally)
+
+    def detail(self, run: Run, verdict: Verdict, store: Capabilities) -> None:
+        """A prompt outcome carries nothing beyond the run and its verdict."""
+        return None
+
+    def resume_command(self, run_id: str) -> str:
+        """``evalkit run SET --resume RUN_ID``."""
+        return f"evalkit run {self.golden_set.identifier} --resume {run_id}"
+
+    def wanted_scope(self) -> BaselineScope:
+        """The scope this run asks for, as far as it is known before it runs (no reported model yet)."""
+        return BaselineScope(RunKind.PROMPTS, self.golden_set.identifier, self.bound.instance, self.bound.alias, None, self.grader_name)
+
+
+_RULES = PromptRules()
+
+
+def _tally_identity(tally: Any, configured: bool) -> tuple[ServingIdentity | None, str | None]:
+    """:func:`run_identity` from the store's count of the answered cases."""
+    if not configured or not tally.answered:
+        return run_identity((), configured)
+    return identity_from_counts(tally.identities)
+
+
+# -- from arguments to an answering ---------------------------------------------------------------
+
+
+def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> list[str]:
+    """A warning for each component whose credentials include a value too short to be a real secret.
+
+    Such a value (a dummy key like ``x`` for a local server) is not scrubbed from stored or printed
+    text: masking every ``x`` would mangle answers. The value itself is never shown.
+    """
+    holders = [(f'provider instance "{bound.instance or bound.adapter}"', bound.secrets())]
+    if isinstance(grading, components.SecretHolder):
+        holders.append((f'the grader\'s judge "{getattr(grading, "judge_instance", None) or "?"}"', tuple(grading.secret_values())))
+    warnings = []
+    for who, values in holders:
+        short = [v for v in values if isinstance(v, str) and v and not is_scrubbable(v)]
+        if short:
+            warnings.append(
+                f"warning: {who} sends {counted(len(short), 'credential value')} shorter than {MIN_SECRET_LENGTH} characters; "
+                "that is not a real secret, so it is not scrubbed from stored or printed text"
+            )
+    return warnings
+
+
+@attrs.frozen
+class PromptSource:
+    """What answers a prompt run, as the caller named it: the set (an identifier or the set
+    itself), the generator (a configured ``provider`` instance or adapter with an optional
+    ``model`` alias, or an already ``bound`` generator), the grader (with its options; an unknown
+    one falls back to ``deterministic`` unless ``strict``) and the requests in flight."""
+
+    golden_set: str | GoldenPromptSet
+    provider: str | None = None
+    model: str | None = None
+    grader: str = "deterministic"
+    strict_grader: bool = False
+    grader_options: Mapping[str, Any] = attrs.Factory(dict)
+    bound: components.BoundGenerator | None = None
+    concurrency: int | None = None
+
+
+def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple[PromptAnswering, list[str]]:
+    """The answering of a prompt run, and the notes its preparation has for the user.
+
+    Refused before anything is called or stored, in this order: an unknown set, an invalid set
+    (every problem, from one pass over the prompts that also counts and fingerprints them), an
+    unknown grader (when ``strict``), a generator that cannot be bound, a judge that cannot be bound.
+    """
+    notes: list[str] = []
+    golden_set = source.golden_set
+    if not isinstance(golden_set, GoldenPromptSet):
+        golden_set = prompt_set_catalog(config=config).get(golden_set).set
+    kinds = assertion_kinds(manager)
+    # One pass over the prompts checks, counts and fingerprints the set (a stream is never held).
+    digest = SetDigest(golden_set)
+    order = PromptOrder(golden_set.identifier)
+
+    def visit(prompt: GoldenPrompt) -> None:
+        digest.add(prompt)
+        order.see(prompt.id)
+
+    case_count = validate_prompt_set(golden_set, kinds, visit=visit)
+    grading, grader_name = components.load_grader(source.grader, strict=source.strict_grader, **dict(source.grader_options))
+    bound = source.bound or components.bind_generator(config, source.provider, source.model)
+    if isinstance(bound.generator, components.SetAware):
+        components.bind_set(bound, golden_set)
+    if isinstance(grading, components.JudgeGrader):
+        grading.bind_judge(config, bound)
+    notes.extend(short_secret_warnings(bound, grading))
+    if bound.is_reference_self_check:
+        notes.append(
+            "No provider is configured: the answers are the set's own references "
+            "(a self-check of the set, compared only with earlier reference runs)."
+        )
+    level = default_concurrency(bound, source.concurrency)
+    if isinstance(bound.generator, components.ConcurrencyAware):  # it opens a connection per request in flight
+        from ...openfiles import make_room_for
+
+        too_few_files = make_room_for(min(level, case_count))
+        if too_few_files is not None:
+            notes.append(too_few_files)
+    answering = PromptAnswering(
+        golden_set, bound, grading, grader_name, kinds, level, case_count, digest.fingerprint(), order,
+        max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout,
+    )  # fmt: skip
+    return answering, notes
+
+
+def check_ready(answering: PromptAnswering, probe_generator: bool) -> list[str]:
+    """The judge's readiness check, then (``probe_generator``: a new run) the generator's one free
+    readiness probe — both before the store is even opened; returns the probe's notes."""
+    if isinstance(answering.grading, components.ReadinessCheck):
+        answering.grading.check_ready()
+    return components.check_generator_ready(answering.bound) if probe_generator else []
+
+
+def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted: BaselineScope) -> None:
+    """Refuse, before anything is called or stored, a chosen baseline that cannot be of this run's scope.
+
+    What is known before the run is checked here (``wanted``: the set, a complete prompt run, the
+    provider instance, the alias and the grader — the reported model is known only after the
+    run); a mismatch in the reported model or the exact yardstick makes the run "not compared"
+    with the reason.
+    """
+    chosen = repository.get_run(baseline_id, with_cases=False)
+    if chosen is None:
+        raise UsageError(f'--baseline: there is no run "{baseline_id}" in the store (see `evalkit history SET` for run ids)')
+    instance, alias, grader = wanted.provider_instance, wanted.model_alias, wanted.grader or ""
+    problems = []
+    if chosen.kind.value != "prompts":
+        problems.append(f"it is a {chosen.kind.value} run")
+    if chosen.set_identifier != wanted.set_identifier:
+        problems.append(f'it is a run of set "{chosen.set_identifier}", not "{wanted.set_identifier}"')
+    if chosen.status is not RunStatus.COMPLETE:
+        problems.append(f"it is {chosen.status.value}; only a complete run can be a baseline")
+    if chosen.identity is None:
+        problems.append("it has no verified serving identity, so it belongs to no scope")
+    elif (chosen.identity.provider_instance, chosen.identity.model_alias) != (instance, alias):
+        problems.append(
+            f"it was answered by {chosen.identity.provider_instance}/{chosen.identity.model_alias}, this run asks "
+            + (f"{instance}/{alias}" if instance is not None else "an ad-hoc generator (never compared)")
+        )
+    if chosen.grader != grader and not chosen.grader.startswith(f"{grader}:"):
+        problems.append(f'it was graded by "{chosen.grader}", this run by "{grader}"')
+    if problems:
+        raise UsageError(f"--baseline {chosen.id} is of another scope: {'; '.join(problems)}")

@@ -1,0 +1,694 @@
+"""Answering a golden question set: a retriever is asked each question, its ranking is scored.
+
+:class:`QuestionAnswering` is what the lifecycle asks: the run's header (retriever, deployment,
+benchmark and variant fingerprints, provenance), the questions that remain (its shard, minus what
+is stored — a stored answer that cannot be read back as a score is asked again), to ask them
+(at most ``concurrency`` in flight on daemon threads, each bounded by the deployment's timeout;
+see :func:`ask_all`) and what the finish records (the run's metrics, over every question of the
+run, those answered by other shards or before a resume included). :class:`QuestionRules` is what
+a retrieval run adds to the one decide step: the benchmark provenance check
+(:func:`~evalkit.retrieval.provenance.baseline_state`). The outcome carries a
+:class:`QuestionsDetail`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+import attrs
+
+from ... import registry
+from ...baselines import scope_mismatch
+from ...bounded import BoundedCalls
+from ...catalog import SourcedSet, question_set_catalog
+from ...components import SecretHolder
+from ...config import PRIVACY_LEVELS
+from ...errors import PLUGIN_FAILURES, ConfigError, EvalkitError, PluginError, RetrievalError, UsageError
+from ...privacy import remove_secrets
+from ...questions import GoldenQuestion, GoldenQuestionSet
+from ...retrieval.contracts import (
+    ClosingRetriever,
+    PreparedRetriever,
+    RetrievalProvenanceProvider,
+    Retriever,
+    ThreadSafeRetriever,
+)
+from ...retrieval.deployments import DEFAULT_TIMEOUT_S, Deployment, choose_deployment, deployment_options, retriever_of
+from ...retrieval.provenance import (
+    BASELINE,
+    COMPARABLE,
+    MISMATCH,
+    SCORING_VERSION,
+    UNKNOWN,
+    RetrievalIdentity,
+    baseline_state,
+    benchmark_fingerprint,
+    retrieval_identity,
+)
+from ...retrieval.ranking import Ranking, read_ranking
+from ...retrieval.scoring import QuestionScore, RetrievalMetrics, aggregate, score_question
+from ...retrieval.stored import (
+    GRADER,
+    case_from_score,
+    identity_of_run,
+    metrics_document,
+    provenance_document,
+    retrieval_limit,
+    score_from_case,
+    stored_benchmark,
+)
+from ...retrieval.validation import check_question_set
+from ...runs import CaseResult, Run, RunKind, RunStatus
+from ...set_versions import question_fingerprint
+from ...storage.protocols import Capabilities, ResultRepository
+from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
+from ...verdict import Comparability, Comparison, Verdict
+from ...wording import counted
+from ..decide import Judging
+from . import CaseSink, Finish, Slice, final_status
+
+__all__ = [
+    "NO_RETRIEVAL_READS",
+    "QuestionAnswering",
+    "QuestionRules",
+    "QuestionsDetail",
+    "ask_all",
+    "comparison_summary",
+]
+
+NO_RETRIEVAL_READS = "not compared: the configured repository cannot read earlier retrieval runs"
+_QUESTIONS_CHANGED = (
+    "The question set changed since the baseline (same corpus, scoring and k): compared on the unchanged "
+    "questions; added, edited and removed questions are reported apart."
+)
+_TREATMENT_CHANGED = "Treatment changed: model, chunking or pipeline identity differs; the benchmark remains comparable."
+_STORED_STATE = "baseline state "
+
+
+def comparison_summary(comparison: Comparison) -> str:
+    """One sentence about a comparison, in hit-rate words."""
+    return comparison.summary("top-1 hit rate", "top-3 hit rate", mean_in_points=True, unit="question")
+
+
+# -- what the outcome carries -------------------------------------------------------------------
+
+
+@attrs.frozen
+class QuestionsDetail:
+    """What a retrieval outcome carries beside the run and its verdict.
+
+    ``scores`` are the per-question scores of the questions the retriever answered (errored
+    questions have a case in ``errors`` and no score), keyed by question id in set order;
+    ``rankings`` what the retriever returned for them (distinct ids to the fetch depth, with scores
+    when it gave them). ``baseline_state`` is the benchmark provenance word (``baseline``,
+    ``comparable``, ``mismatch`` or ``unknown``; ``None`` while the verdict is pending: the last
+    shard decides it); ``treatment_changed`` is true when a compared
+    run's variant (model, chunking, pipeline) differs from the baseline's. ``resume_note`` is set
+    when the run continued an unfinished one: how many questions were kept and asked.
+    """
+    question_set: GoldenQuestionSet
+    deployment: Deployment
+    identity: RetrievalIdentity
+    metrics: RetrievalMetrics
+    scores: Mapping[str, QuestionScore]
+    rankings: Mapping[str, Ranking] = attrs.Factory(dict)
+    errors: Mapping[str, CaseResult] = attrs.Factory(dict)
+    baseline_state: str | None = UNKNOWN
+    treatment_changed: bool = False
+    prepare_seconds: float | None = None
+    warnings: tuple[str, ...] = ()
+    resume_note: str | None = None
+
+
+# -- the verdict's rules for a retrieval run -----------------------------------------------------
+
+
+def _only_questions_changed(previous: Run, identity: RetrievalIdentity) -> bool:
+    """True when the baseline's benchmark differs from this run's only by its questions: the same
+    corpus revision, scoring version and k, so the unchanged questions are measured alike."""
+    stored = previous.provenance
+    if not isinstance(stored, Mapping) or identity.provenance is None:
+        return False
+    if stored.get("scoring_version") != SCORING_VERSION or stored.get("k") != identity.k:
+        return False
+    rebuilt = benchmark_fingerprint(stored.get("corpus_revision"), identity.labels_fingerprint, identity.k, identity.threshold)
+    return rebuilt == identity.benchmark_fingerprint
+
+
+@attrs.frozen
+class QuestionRules:
+    """What a retrieval run adds to the one decide step (:class:`~evalkit.run.decide.KindRules`):
+    it is compared only with a baseline of the same benchmark (corpus, labels, scoring protocol, k)
+    — or one whose benchmark differs only by the questions, compared on the unchanged ones."""
+    identity: RetrievalIdentity
+    unit: str = "question"
+    first_run_reason: str = "No accepted run for this set, retriever and deployment — recorded as the baseline."
+
+    def run_problem(self, run: Run, judging: Judging) -> str | None:
+        """Nothing keeps a retrieval run from its baseline before the baseline is read."""
+        return None
+
+    def missing_reads(self, store: Capabilities) -> str | None:
+        """A retrieval run's baseline is read through accepted baselines."""
+        return NO_RETRIEVAL_READS if store.baselines is None else None
+
+    def comparability(self, run: Run, baseline: Run | None) -> Comparability:
+        """The benchmark provenance check (see :func:`~evalkit.retrieval.provenance.baseline_state`)."""
+        identity = self.identity
+        state = baseline_state(identity.benchmark_fingerprint, None if baseline is None else stored_benchmark(baseline))
+        notes = []
+        if state == MISMATCH and baseline is not None and _only_questions_changed(baseline, identity):
+            state = COMPARABLE
+            notes.append(_QUESTIONS_CHANGED)
+        if state == BASELINE:
+            return Comparability(label=BASELINE)
+        if state != COMPARABLE or baseline is None:
+            reason = f"Regression comparison skipped: benchmark provenance is {state}. The measurement was recorded."
+            return Comparability(False, reason, state)
+        treatment = baseline.variant_fingerprint != identity.variant_fingerprint
+        if treatment:
+            notes.append(_TREATMENT_CHANGED)
+        return Comparability(True, None, COMPARABLE, tuple(notes), treatment)
+
+    def summary(self, comparison: Comparison) -> str:
+        """The comparison's sentence in hit-rate words."""
+        return comparison_summary(comparison)
+
+    def stored_note(self, verdict: Verdict) -> str | None:
+        """``baseline state STATE: REASON``."""
+        label = verdict.comparability.label if verdict.comparability is not None else None
+        return f"{_STORED_STATE}{label or UNKNOWN}: {verdict.reason}"
+
+
+def _recorded_state(verdict: Verdict) -> Verdict:
+    """A not-compared verdict read back from the store, with its provenance word taken out of the
+    stored note (``baseline state STATE: REASON``) again."""
+    reason = verdict.reason or ""
+    if verdict.state != NOT_COMPARABLE or verdict.comparability is not None or not reason.startswith(_STORED_STATE):
+        return verdict
+    label, _, rest = reason[len(_STORED_STATE) :].partition(": ")
+    if label not in (BASELINE, COMPARABLE, MISMATCH, UNKNOWN):
+        return verdict
+    return attrs.evolve(verdict, reason=rest, comparability=Comparability(False, rest, label))
+
+
+# -- asking the questions -----------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Answer:
+    """One question's result: the ranking read from what the retriever returned, or the error."""
+    ranking: Ranking | None
+    latency_s: float
+    error: str | None = None
+    over_limit: int = 0
+
+
+def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int) -> _Answer:
+    started = time.perf_counter()
+    try:
+        raw = retriever.retrieve(question.question, limit)
+        latency = time.perf_counter() - started
+        ranking, over = read_ranking(raw, limit)
+    except RetrievalError as exc:
+        return _Answer(None, time.perf_counter() - started, f'retriever "{retriever_id}" on question "{question.id}": {exc}')
+    except PLUGIN_FAILURES as exc:
+        return _Answer(
+            None,
+            time.perf_counter() - started,
+            f'retriever "{retriever_id}" raised {type(exc).__name__} on question "{question.id}": {exc}',
+        )
+    return _Answer(ranking, latency, over_limit=over)
+
+
+@attrs.frozen
+class Asking:
+    """How questions are asked: of which retriever (and its id, for messages), with which ``limit``,
+    how many in flight, each within ``time_limit`` seconds."""
+    retriever: Any
+    retriever_id: str
+    limit: int
+    concurrency: int = 1
+    time_limit: float = DEFAULT_TIMEOUT_S
+
+
+def ask_all(asking: Asking, questions: Sequence[GoldenQuestion]) -> Iterator[tuple[GoldenQuestion, _Answer]]:
+    """Each question with its answer, in set order; at most ``concurrency`` questions in flight,
+    each given ``time_limit`` seconds (a retriever that does not answer in time errs that question)."""
+    calls = BoundedCalls(asking.concurrency)
+    try:
+        pending: deque[tuple[GoldenQuestion, Future[_Answer], float]] = deque()
+        queue = iter(questions)
+
+        def submit(question: GoldenQuestion) -> None:
+            future = calls.submit(_ask, asking.retriever, asking.retriever_id, question, asking.limit)
+            pending.append((question, future, time.monotonic()))
+
+        for question in queue:
+            submit(question)
+            if len(pending) >= asking.concurrency:
+                break
+        while pending:
+            question, future, submitted = pending.popleft()
+            try:
+                answer = future.result(timeout=max(0.0, submitted + asking.time_limit - time.monotonic()))
+            except FutureTimeout:
+                calls.abandon(future)
+                answer = _Answer(
+                    None,
+                    time.monotonic() - submitted,
+                    f'retriever "{asking.retriever_id}" on question "{question.id}": no answer within {asking.time_limit:g} s '
+                    "(the deployment's timeout); the call was abandoned",
+                )
+            following = next(queue, None)
+            if following is not None:
+                submit(following)
+            yield question, answer
+    finally:
+        calls.close()
+
+
+# -- the answering --------------------------------------------------------------------------------
+
+
+@attrs.define
+class QuestionAnswering:
+    """A golden question set asked of a retriever (see the module docstring).
+
+    Built by :func:`evalkit.run.library.evaluate_retrieval` once the retriever is created, its
+    provenance taken and the retriever prepared. It keeps, while the run goes, the scores, rankings
+    and errored cases of the questions this process asked.
+    """
+    golden_set: GoldenQuestionSet
+    retriever_id: str
+    retriever: Any
+    deployment: Deployment
+    identity: RetrievalIdentity
+    in_flight: int = 1
+    prepare_seconds: float | None = None
+    kind: RunKind = RunKind.RETRIEVAL
+    concurrency: int | None = None  # not reported for a retrieval run
+    groups_commits: bool = False  # every question is committed as it is scored
+    scores: dict[str, QuestionScore] = attrs.Factory(dict)
+    rankings: dict[str, Ranking] = attrs.Factory(dict)
+    errors: dict[str, CaseResult] = attrs.Factory(dict)
+    warnings: list[str] = attrs.Factory(list)
+    resume_note: str | None = None
+    _keep_ranking: bool = False
+    _kept: int = 0
+    _metrics: RetrievalMetrics | None = None
+
+    @property
+    def rules(self) -> QuestionRules:
+        """The verdict's rules for a retrieval run of this benchmark."""
+        return QuestionRules(self.identity)
+
+    @property
+    def set_identifier(self) -> str:
+        """The set's identifier."""
+        return self.golden_set.identifier
+
+    @property
+    def k(self) -> int:
+        """The cut-off of recall@k and nDCG@k."""
+        return self.identity.k
+
+    def header(self, run_id: str, started: float, placement: Any) -> Run:
+        """A retrieval run of this set, retriever, deployment and benchmark."""
+        identity = self.identity
+        return Run(
+            id=run_id,
+            set_identifier=self.golden_set.identifier,
+            grader=GRADER,
+            kind=RunKind.RETRIEVAL,
+            started_at=started,
+            case_count=len(self.golden_set.questions),
+            set_fingerprint=identity.labels_fingerprint,
+            fingerprints_kept=True,  # each question's case carries its fingerprint
+            adapter=self.retriever_id,
+            retriever=self.retriever_id,
+            deployment=self.deployment.name,
+            benchmark_fingerprint=identity.benchmark_fingerprint,
+            variant_fingerprint=identity.variant_fingerprint,
+            provenance=provenance_document(identity),
+            label=placement.label,
+            privacy=placement.privacy,
+        )
+
+    def _where(self) -> str:
+        return f'set "{self.golden_set.identifier}", retriever "{self.retriever_id}", deployment {self.deployment.name or "(none)"}'
+
+    def unfinished_run(self, store: Capabilities) -> str:
+        """The newest unfinished run of this set, retriever and deployment."""
+        if store.resumable is None:
+            raise UsageError(
+                "--resume without a run id needs a store that can find unfinished retrieval runs, and this one "
+                "cannot; pass the id: --resume RUN_ID"
+            )
+        found = store.resumable.latest_unfinished_retrieval_run(self.golden_set.identifier, self.retriever_id, deployment=self.deployment.name)
+        if found is None:
+            raise UsageError(f"--resume: no unfinished retrieval run of {self._where()} to resume")
+        return found.id
+
+    def check_joinable(self, existing: Run, header: Run, resume: bool) -> None:
+        """Refuse to continue or join a stored run that measured something else, or is complete."""
+        if resume and existing.status is RunStatus.COMPLETE:
+            raise UsageError(f"run {existing.id} is already complete; there is nothing to resume")
+        stored = existing.provenance if isinstance(existing.provenance, Mapping) else {}
+        identity = self.identity
+        differences = [
+            what
+            for what, ours, theirs in (
+                ("kind", RunKind.RETRIEVAL.value, existing.kind.value),
+                ("set", header.set_identifier, existing.set_identifier),
+                ("retriever", self.retriever_id, existing.retriever),
+                ("deployment", self.deployment.name, existing.deployment),
+                ("labels", identity.labels_fingerprint, existing.set_fingerprint),
+                ("benchmark", identity.benchmark_fingerprint, existing.benchmark_fingerprint),
+                ("k", identity.k, stored.get("k")),
+                ("relevance threshold", identity.threshold, stored.get("relevance_threshold", 1)),
+            )
+            if ours != theirs
+        ]
+        if differences:
+            what = f"run {existing.id} measured something else ({', '.join(differences)} differ); it cannot be"
+            if resume:
+                raise UsageError(f"--resume: {what} continued as a run of {self._where()}")
+            raise UsageError(f"{what} joined by a run of {self._where()}")
+        if existing.status is RunStatus.COMPLETE:
+            raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new --run-id")
+
+    def before_joining(self) -> list[str]:
+        """Nothing: the retriever was prepared before the store was opened."""
+        return []
+
+    def secrets(self) -> tuple[str, ...]:
+        """Nothing to scrub from a whole case: the retriever's credentials are taken out of each
+        error as it is made (see :meth:`answer`)."""
+        return ()
+
+    def resumed(self, run_id: str, kept: int, asked: int) -> str | None:
+        """Keeps ``Resumed run …: N questions answered before were kept, M asked now.`` for the detail."""
+        kept = self._kept
+        self.resume_note = (
+            f"Resumed run {run_id}: {counted(kept, 'question')} answered before {'was' if kept == 1 else 'were'} kept, "
+            f"{asked} asked now."
+        )
+        return None
+
+    def select(self, part: Slice) -> list[GoldenQuestion]:
+        """The set's questions in this shard without a stored answer; a stored answer that cannot be
+        read back as a score (stored before measures were kept) is asked again."""
+        self._keep_ranking = part.privacy == "full"
+        skip = set(part.skip)
+        if skip:
+            by_id = {q.id: q for q in self.golden_set.questions}
+            for case in part.stored_cases():
+                question = by_id.get(case.case_id)
+                if question is not None and case.case_id in skip and score_from_case(case, question) is None:
+                    skip.discard(case.case_id)
+        shard = part.shard
+        self._kept = sum(1 for q in self.golden_set.questions if q.id in skip)
+        return [q for q in self.golden_set.questions if q.id not in skip and (shard is None or shard.owns(q.id))]
+
+    def answer(self, todo: Collection[Any], sink: CaseSink) -> None:
+        """Ask ``todo``, score each ranking and commit each question's case as it comes."""
+        # A retriever's own credentials never reach the store (nor, through the CLI's filter, the screen).
+        secrets = tuple(self.retriever.secret_values()) if isinstance(self.retriever, SecretHolder) else ()
+        asking = Asking(self.retriever, self.retriever_id, retrieval_limit(self.k), self.in_flight, self.deployment.timeout)
+        over_limit: list[int] = []
+        try:
+            for question, answer in ask_all(asking, list(todo)):
+                if answer.ranking is None:
+                    error = remove_secrets(answer.error, secrets) if answer.error else answer.error
+                    case = CaseResult(
+                        case_id=question.id, passed=False, score=0.0, latency_s=answer.latency_s, error=error,
+                        yardstick=GRADER, finished_at=time.time(), fingerprint=question_fingerprint(question),
+                    )  # fmt: skip
+                    self.errors[question.id] = case
+                else:
+                    if answer.over_limit:
+                        over_limit.append(answer.over_limit)
+                    score = score_question(question, answer.ranking.ids, self.k, answer.latency_s, self.identity.threshold)
+                    self.scores[question.id] = score
+                    self.rankings[question.id] = answer.ranking
+                    kept = answer.ranking if self._keep_ranking else None
+                    case = case_from_score(score, self.k, ranking=kept, fingerprint=question_fingerprint(question))
+                sink.commit(case)  # committed per question: a crash loses at most the questions in flight
+        finally:
+            sink.flush()
+        if over_limit:
+            limit = asking.limit
+            self.warnings.append(
+                f'retriever "{self.retriever_id}" returned more than limit={limit} ids for {counted(len(over_limit), "question")} '
+                f"(up to {max(over_limit)}); only the first {limit} of each were scored"
+            )
+
+    def finish(self, header: Run, store: Capabilities, streamed: bool) -> Finish:
+        """The status and the run's metrics, over every question of the run: those asked here, and
+        (a resumed run, a shard joining others) those the store already holds."""
+        self._take_stored(header.id, store, header.privacy)
+        metrics = self._metrics = aggregate(list(self.scores.values()), self.k)
+        status = final_status(len(self.golden_set.questions), len(self.scores) + len(self.errors), len(self.errors))
+        return Finish(status, GRADER, metrics=metrics_document(metrics, len(self.errors)))
+
+    def _missing(self) -> bool:
+        """True while a question of the set is neither scored nor errored in this process's view."""
+        return any(q.id not in self.scores and q.id not in self.errors for q in self.golden_set.questions)
+
+    def _take_stored(self, run_id: str, store: Capabilities, privacy: str) -> None:
+        """Read back the run's questions this process has not seen (when there are any), and keep
+        the scores, rankings and errors in set order."""
+        if self._missing():
+            self._read_back(Slice(run_id, None, (), store, privacy).stored_cases())
+        order = {q.id: n for n, q in enumerate(self.golden_set.questions)}
+        self.scores = dict(sorted(self.scores.items(), key=lambda item: order[item[0]]))
+        self.rankings = {q: self.rankings[q] for q in self.scores if q in self.rankings}
+        self.errors = dict(sorted(self.errors.items(), key=lambda item: order[item[0]]))
+
+    def _read_back(self, cases: Iterable[CaseResult]) -> None:
+        """Take the stored questions this process did not ask: their scores, or their errors."""
+        by_id = {q.id: q for q in self.golden_set.questions}
+        for case in cases:
+            question = by_id.get(case.case_id)
+            if question is None or case.case_id in self.scores or case.case_id in self.errors:
+                continue
+            if case.errored:
+                self.errors[case.case_id] = case
+                continue
+            read = score_from_case(case, question)
+            if read is not None:
+                self.scores[case.case_id], ranking = read
+                if ranking is not None:
+                    self.rankings[case.case_id] = ranking
+
+    def detail(self, run: Run, verdict: Verdict, store: Capabilities) -> QuestionsDetail:
+        """The question set, deployment, provenance, metrics and every question's score.
+
+        When another shard closed the run after this one read the store (its finish saw the run
+        still running, the store's status won), the questions it had not seen are read now, so the
+        outcome of a complete run always covers the whole run."""
+        if run.status is not RunStatus.RUNNING and self._missing():
+            self._take_stored(run.id, store, run.privacy or "metadata")
+            self._metrics = None
+        metrics = self._metrics if self._metrics is not None else aggregate(list(self.scores.values()), self.k)
+        return _detail(self, metrics, verdict)
+
+    def resume_command(self, run_id: str) -> str:
+        """``evalkit retrieval SET RETRIEVER [--deployment NAME] --resume RUN_ID``."""
+        where = f" --deployment {self.deployment.name}" if self.deployment.name else ""
+        return f"evalkit retrieval {self.golden_set.identifier} {self.retriever_id}{where} --resume {run_id}"
+
+
+def _detail(answering: QuestionAnswering, metrics: RetrievalMetrics, verdict: Verdict) -> QuestionsDetail:
+    check = verdict.comparability
+    compared = verdict.comparison is not None
+    return QuestionsDetail(
+        question_set=answering.golden_set,
+        deployment=answering.deployment,
+        identity=answering.identity,
+        metrics=metrics,
+        scores=dict(answering.scores),
+        rankings=dict(answering.rankings),
+        errors=dict(answering.errors),
+        baseline_state=None if verdict.state == PENDING else (check.label or UNKNOWN) if check is not None else UNKNOWN,
+        treatment_changed=compared and check is not None and check.treatment_changed,
+        prepare_seconds=answering.prepare_seconds,
+        warnings=tuple(answering.warnings),
+        resume_note=answering.resume_note,
+    )
+
+
+def stored_answering(run: Run, question_set: GoldenQuestionSet, deployment: Deployment, store: Capabilities) -> QuestionAnswering:
+    """The answering of a stored retrieval run, read back from the store (nothing is asked): what
+    the final job of a sharded run reports (see :func:`recorded_detail`)."""
+    answering = QuestionAnswering(question_set, run.retriever or "", None, deployment, identity_of_run(run))
+    answering._take_stored(run.id, store, run.privacy or "metadata")
+    return answering
+
+
+def recorded_detail(answering: QuestionAnswering, verdict: Verdict) -> tuple[Verdict, QuestionsDetail]:
+    """The verdict of a stored retrieval run as recorded (its provenance word recovered from the
+    stored note) and the detail of its outcome."""
+    verdict = _recorded_state(verdict)
+    return verdict, _detail(answering, aggregate(list(answering.scores.values()), answering.k), verdict)
+
+
+# -- from arguments to an answering ---------------------------------------------------------------
+
+
+@attrs.frozen
+class QuestionSource:
+    """What answers a retrieval run, as the caller named it: the question set (an identifier, the
+    set itself, or a catalog entry whose provider may ship default deployments), the retriever
+    (``None``: the one the deployment names) and the deployment, the cut-off ``k``, the relevance
+    threshold and the questions in flight."""
+    question_set: str | GoldenQuestionSet | SourcedSet
+    retriever: str | None = None
+    deployment: str | None = None
+    k: int = 10
+    relevance_threshold: int = 1
+    concurrency: int = 1
+    privacy: str | None = None
+
+
+@attrs.frozen
+class ResolvedQuestions:
+    """A retrieval run's parts, resolved and checked before the retriever is created: the set, the
+    retriever's entry point and factory, the deployment chosen, and the privacy level."""
+    golden_set: GoldenQuestionSet
+    retriever_id: str
+    record: Any
+    factory: Any
+    deployment: Deployment
+    privacy: str
+    source: QuestionSource
+
+
+def _load_question_set(question_set: str | GoldenQuestionSet | SourcedSet, config: Any) -> tuple[GoldenQuestionSet, SourcedSet | None]:
+    if isinstance(question_set, GoldenQuestionSet):
+        return question_set, None
+    sourced = question_set if isinstance(question_set, SourcedSet) else question_set_catalog(config=config).get(question_set)
+    if not isinstance(sourced.set, GoldenQuestionSet):
+        raise PluginError.for_plugin(
+            sourced.record,
+            f"golden question set provider {sourced.record.describe()} returned {type(sourced.set).__name__} "
+            f'for "{getattr(sourced.set, "identifier", "?")}", not a GoldenQuestionSet',
+        )
+    return sourced.set, sourced
+
+
+def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
+    """Resolve and check a retrieval run's parts, refusing, in this order: an unknown set, an
+    unknown retriever, an invalid set, a bad ``k``, threshold, ``concurrency`` or privacy level,
+    an unknown deployment — before the retriever is created and before anything is stored."""
+    golden_set, sourced = _load_question_set(source.question_set, config)
+    retriever, choice = source.retriever, None
+    if retriever is None:
+        choice = choose_deployment(source.deployment, config, sourced=sourced)
+        retriever = retriever_of(choice, None)
+    record = registry.find("evalkit.retrievers", retriever)
+    check_question_set(golden_set)
+    for what, value in (("k", source.k), ("the relevance threshold", source.relevance_threshold), ("concurrency", source.concurrency)):
+        if type(value) is not int or value < 1:
+            raise UsageError(f"{what} must be a positive integer (got {value!r})")
+    privacy = source.privacy or config.privacy
+    if privacy not in PRIVACY_LEVELS:
+        raise UsageError(f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {privacy!r}")
+    factory = registry.load(record)
+    if choice is None:
+        choice = choose_deployment(source.deployment, config, sourced=sourced)
+    return ResolvedQuestions(golden_set, retriever, record, factory, deployment_options(choice, retriever, factory), privacy, source)
+
+
+def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
+    record, deployment = resolved.record, resolved.deployment
+    try:
+        retriever = registry.build(record, resolved.factory, deployment.options, deployment.table)
+    except (PluginError, ConfigError) as exc:
+        if deployment.name is None and config.deployments:
+            raise UsageError(
+                f"{exc}. No deployment was chosen, so it got no options; choose one with --deployment NAME "
+                f"(configured: {', '.join(sorted(config.deployments))})"
+            ) from exc
+        raise
+    if not isinstance(retriever, Retriever):
+        raise PluginError.for_plugin(
+            record,
+            f"retriever {record.describe()}: its factory returned {type(retriever).__name__!r}, "
+            "which has no retrieve(question, limit) method",
+        )
+    return retriever
+
+
+def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
+    """The run's identity from the retriever's declaration, taken once; a raising or invalid one is unknown."""
+    golden_set, k, threshold = resolved.golden_set, resolved.source.k, resolved.source.relevance_threshold
+    if not isinstance(retriever, RetrievalProvenanceProvider):
+        return retrieval_identity(golden_set, None, k, threshold)
+    try:
+        declared = retriever.provenance()
+    except PLUGIN_FAILURES as exc:
+        problem = f'retriever "{resolved.retriever_id}": provenance() raised {type(exc).__name__}: {exc}'
+        return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
+    return retrieval_identity(golden_set, declared, k, threshold)
+
+
+def _prepare(retriever: Any, retriever_id: str) -> float | None:
+    if not isinstance(retriever, PreparedRetriever):
+        return None
+    started = time.perf_counter()
+    try:
+        retriever.prepare()
+    except EvalkitError:
+        raise
+    except PLUGIN_FAILURES as exc:
+        raise RetrievalError(f'retriever "{retriever_id}" could not prepare: {type(exc).__name__}: {exc}') from exc
+    return time.perf_counter() - started
+
+
+def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnswering:
+    """Create the retriever (with the deployment's options), refuse ``concurrency`` above 1 for one
+    that is not thread-safe, take its provenance once and prepare it — still before anything is
+    stored. The caller closes it (:func:`close_retriever`), whatever happens next."""
+    retriever = _create_retriever(resolved, config)
+    concurrency = resolved.source.concurrency
+    try:
+        if concurrency > 1 and not (isinstance(retriever, ThreadSafeRetriever) and retriever.thread_safe is True):
+            raise UsageError(
+                f'--concurrency {concurrency}: retriever "{resolved.retriever_id}" does not declare itself thread-safe '
+                "(thread_safe = True), so its questions are asked one at a time; drop --concurrency"
+            )
+        identity = _identity(resolved, retriever)
+        prepared = _prepare(retriever, resolved.retriever_id)
+    except BaseException:
+        close_retriever(retriever)
+        raise
+    return QuestionAnswering(
+        resolved.golden_set, resolved.retriever_id, retriever, resolved.deployment, identity,
+        in_flight=concurrency, prepare_seconds=prepared,
+    )  # fmt: skip
+
+
+def close_retriever(retriever: Any) -> None:
+    """Close a retriever that holds something open."""
+    if isinstance(retriever, ClosingRetriever):
+        retriever.close()
+
+
+def check_chosen_baseline(repository: ResultRepository, baseline_id: str, resolved: ResolvedQuestions) -> None:
+    """Refuse a chosen baseline of another scope before the retriever is created or anything is stored."""
+    chosen = repository.get_run(baseline_id, with_cases=False)
+    if chosen is None:
+        raise UsageError(f'--baseline: there is no run "{baseline_id}" in the store (see `evalkit history SET` for run ids)')
+    scope = BaselineScope(RunKind.RETRIEVAL, resolved.golden_set.identifier, retriever=resolved.retriever_id, deployment=resolved.deployment.name)
+    if chosen.kind is not RunKind.RETRIEVAL:
+        raise UsageError(f"--baseline {chosen.id} is of another scope: it is a {chosen.kind.value} run, not a retrieval run")
+    problem = scope_mismatch(chosen, scope)
+    if problem is not None:
+        raise UsageError(f"--baseline {chosen.id} is of another scope: {problem}")

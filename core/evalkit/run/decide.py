@@ -1,0 +1,273 @@
+"""Deciding a finished run's verdict, once for prompt and retrieval runs: which baseline, comparable
+or not, compared, accepted.
+
+::
+
+    settle(run, judging)
+      decide    the kind's own problems with the run (a prompt run's grader failed, its yardsticks
+                differ, it has no verified identity …) → not_comparable
+                the baseline: the chosen --baseline run (of the same scope), else the accepted
+                baseline of the run's scope (:mod:`evalkit.baselines`); a store that keeps none →
+                not_comparable, with the reason
+                incomplete → not_comparable
+                the kind's comparability check (retrieval: the benchmark provenance — baseline,
+                comparable, mismatch, unknown) → not_comparable when it fails
+                no baseline → baseline
+                compare (:mod:`evalkit.verdict`): the store pairs the cases a page at a time when
+                it streams them → no_regression or regressed
+      keep      the verdict is stored with the run (state, baseline id, one-line note)
+      accept    the first run of its scope, or one compared with an accepted run without a
+                regression, becomes the scope's baseline; two first runs finishing at once: the
+                loser is decided again, against the winner
+
+Where a newcomer finds "compare a run with its baseline": :func:`decide` (and
+:func:`evalkit.verdict.compare` for the comparison itself).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+import attrs
+
+from ..baselines import scope_mismatch, unreadable_baseline
+from ..errors import StorageError, StoreFailure
+from ..runs import Run, RunStatus
+from ..storage.protocols import Capabilities
+from ..storage.values import (
+    BASELINE,
+    NO_REGRESSION,
+    NOT_COMPARABLE,
+    REGRESSED,
+    Acceptance,
+    BaselineScope,
+    CaseTally,
+    StoredVerdict,
+)
+from ..tolerance import Tolerances
+from ..verdict import Comparability, Comparison, Verdict, compare, compare_pairs, verdict_of
+from ..wording import counted
+
+__all__ = [
+    "Judging",
+    "KindRules",
+    "automatic_acceptance",
+    "compare_runs",
+    "decide",
+    "incomplete_reason",
+    "keep",
+    "recorded_verdict",
+    "settle",
+    "stored_verdict",
+    "streams",
+]
+
+
+class KindRules(Protocol):
+    """What one kind of run adds to the one decide step."""
+
+    #: What a case of this kind is called in messages ("case", "question").
+    unit: str
+    #: The reason a run is recorded as the first baseline of its scope.
+    first_run_reason: str
+
+    def run_problem(self, run: Run, judging: Judging) -> str | None:
+        """Why the finished ``run`` cannot be compared at all, before any baseline is read."""
+        ...
+
+    def missing_reads(self, store: Capabilities) -> str | None:
+        """Why this store cannot give this kind of run its baseline (``None``: it can)."""
+        ...
+
+    def comparability(self, run: Run, baseline: Run | None) -> Comparability:
+        """The kind's own check of the run against the baseline found (``None``: no baseline yet)."""
+        ...
+
+    def summary(self, comparison: Comparison) -> str:
+        """The comparison's one sentence, in this kind's words."""
+        ...
+
+    def stored_note(self, verdict: Verdict) -> str | None:
+        """The one-line note a not-compared verdict is stored with."""
+        ...
+
+
+@attrs.frozen
+class Judging:
+    """What deciding a run needs beside the run: the store, the kind's rules, the tolerances, a
+    chosen baseline, the store's count of the run's cases when the caller already has it (a whole
+    streamed run: it is not counted again) and the caller's gate on new failures."""
+
+    store: Capabilities
+    rules: KindRules
+    tolerances: Tolerances = attrs.Factory(Tolerances)
+    baseline_id: str | None = None
+    tally: CaseTally | None = None
+    fail_on_new_failures: bool = False
+
+
+def incomplete_reason(run: Run, unit: str) -> str:
+    """Why an unfinished run is not compared."""
+    return (
+        f"not compared: the run is {run.status.value} ({counted(run.errored_count, 'errored ' + unit)}), "
+        "so it is never a baseline and is not compared"
+    )
+
+
+def streams(run: Run, store: Capabilities) -> bool:
+    """True when ``run`` comes without its cases from a store that streams them: the verdict then
+    reads the cases from the store a page at a time instead of from the run."""
+    return not run.cases and store.streamed is not None
+
+
+def compare_runs(run: Run, baseline: Run, store: Capabilities, tolerances: Tolerances) -> Comparison:
+    """:func:`~evalkit.verdict.compare` of two stored runs; when both come without their cases from
+    a store that streams them, the store matches and reads the cases a page at a time, so two
+    100,000-case runs are never held."""
+    if store.streamed is not None and not run.cases and not baseline.cases:
+        return compare_pairs(run, baseline, store.streamed.paired_cases(run.id, baseline.id), tolerances)
+    return compare(run, baseline, tolerances)
+
+
+def decide(run: Run, judging: Judging) -> Verdict:
+    """The verdict of the finished, stored ``run`` (it is never its own baseline); see the module
+    docstring for the order of the rules."""
+    rules = judging.rules
+    problem = rules.run_problem(run, judging)
+    if problem is not None:
+        return Verdict(NOT_COMPARABLE, problem)
+    try:
+        found = _baseline(run, judging)
+        if isinstance(found, str):
+            return Verdict(NOT_COMPARABLE, found)
+        check = rules.comparability(run, found)
+        if run.status is not RunStatus.COMPLETE:
+            return Verdict(NOT_COMPARABLE, incomplete_reason(run, rules.unit), baseline=found, comparability=check)
+        if not check.comparable:
+            return Verdict(NOT_COMPARABLE, check.reason, baseline=found, comparability=check)
+        if found is None:
+            return Verdict(BASELINE, rules.first_run_reason, comparability=check)
+        return verdict_of(compare_runs(run, found, judging.store, judging.tolerances), found, check)
+    except StoreFailure:
+        raise
+    except StorageError as exc:  # an earlier run in the store this evalkit cannot read: this one is stored
+        return Verdict(NOT_COMPARABLE, unreadable_baseline(exc))
+
+
+def _baseline(run: Run, judging: Judging) -> Run | None | str:
+    """The run to compare with (``None``: none yet — the first of its scope), or why there is none
+    to be had."""
+    store = judging.store
+    streamed = streams(run, store)
+    scope = BaselineScope.of_run(run)
+    if judging.baseline_id is not None:
+        chosen = store.repository.get_run(judging.baseline_id, with_cases=not streamed)
+        if chosen is None:
+            problem: str | None = f"run {judging.baseline_id} is no longer in the store"
+        else:
+            problem = scope_mismatch(chosen, scope) if scope is not None else "this run belongs to no scope"
+        return f"not compared with the chosen baseline: {problem}" if problem is not None else chosen
+    missing = judging.rules.missing_reads(store)
+    if missing is not None:
+        return missing
+    assert store.baselines is not None and scope is not None  # missing_reads says why otherwise
+    if streamed:
+        return store.baselines.accepted_baseline(scope, exclude_run_id=run.id, with_cases=False)
+    return store.baselines.accepted_baseline(scope, exclude_run_id=run.id)
+
+
+def stored_verdict(verdict: Verdict, rules: KindRules) -> StoredVerdict:
+    """The verdict as a run keeps it in the store (state, baseline id, one-line note)."""
+    comparison = verdict.comparison
+    if comparison is not None:
+        return StoredVerdict(REGRESSED if comparison.regressed else NO_REGRESSION, comparison.baseline_id, rules.summary(comparison))
+    if verdict.state == BASELINE:
+        return StoredVerdict(BASELINE, None, verdict.reason)
+    return StoredVerdict(NOT_COMPARABLE, None, rules.stored_note(verdict))
+
+
+def automatic_acceptance(
+    verdict: Verdict, store: Capabilities, at: float | None = None, *, fail_on_new_failures: bool = False
+) -> Acceptance | None:
+    """The acceptance a run earns by itself: the first of its scope, or compared with an accepted
+    run without a regression (and, when ``fail_on_new_failures`` gates, without an added or edited
+    case that fails). ``None`` for every other run: regressed, not compared, incomplete, or
+    compared with a chosen run that is not itself accepted."""
+    when = at if at is not None else time.time()
+    if verdict.state == BASELINE:
+        return Acceptance("first", when, None, "the first run of its scope")
+    comparison = verdict.comparison
+    if comparison is None or comparison.regressed or (fail_on_new_failures and comparison.new_failures):
+        return None
+    if store.baselines is None or comparison.baseline_id not in store.baselines.acceptances_for([comparison.baseline_id]):
+        return None
+    return Acceptance("no_regression", when, None, f"no regression against accepted run {comparison.baseline_id}")
+
+
+def keep(run: Run, verdict: Verdict, judging: Judging) -> None:
+    """Store the verdict with the run (when the store keeps verdicts)."""
+    if judging.store.baselines is not None:
+        judging.store.baselines.record_verdict(run.id, stored_verdict(verdict, judging.rules))
+
+
+def accept(run: Run, verdict: Verdict, judging: Judging, recompare: Callable[[], Verdict] | None = None) -> Verdict:
+    """Record the acceptance ``verdict`` earned, if any; returns the verdict carrying it.
+
+    A run that would be the first of its scope is accepted only if no other run of the scope was
+    accepted meanwhile (``accept_if_first``): when one was — two first runs of a new store
+    finishing at once — the verdict is taken again with ``recompare``, now against that run, and
+    kept instead."""
+    baselines = judging.store.baselines
+    acceptance = automatic_acceptance(verdict, judging.store, fail_on_new_failures=judging.fail_on_new_failures)
+    if acceptance is None or baselines is None:
+        return verdict
+    scope = BaselineScope.of_run(run) if acceptance.how == "first" and recompare is not None else None
+    if scope is not None and recompare is not None:
+        if not baselines.accept_if_first(run.id, scope, acceptance):
+            again = recompare()
+            keep(run, again, judging)
+            return accept(run, again, judging)
+    else:
+        baselines.accept_run(run.id, acceptance)
+    return attrs.evolve(verdict, acceptance=acceptance)
+
+
+def settle(run: Run, judging: Judging) -> Verdict:
+    """Decide the finished ``run``'s verdict, keep it with the run and record the acceptance it
+    earned (see the module docstring)."""
+    verdict = decide(run, judging)
+    keep(run, verdict, judging)
+    return accept(run, verdict, judging, recompare=lambda: decide(run, judging))
+
+
+def recorded_verdict(run: Run, judging: Judging) -> Verdict:
+    """The verdict of a finished, stored run, as the process that closed it decided it.
+
+    Read back from the store (the baseline it was compared with is compared again under the
+    judging's tolerances, for the deltas and the case lists); a run stored without a verdict is
+    decided now. This is how the final job of a sharded CI run learns its verdict.
+    """
+    store = judging.store
+    recorded = store.baselines.verdicts_for([run.id]).get(run.id) if store.baselines is not None else None
+    if recorded is None or run.status is not RunStatus.COMPLETE:
+        verdict = decide(run, judging)
+    else:
+        verdict = _from_record(run, recorded, judging)
+    if store.baselines is not None:
+        # The process that closed the run accepted it or not; the verdict says which.
+        verdict = attrs.evolve(verdict, acceptance=store.baselines.acceptances_for([run.id]).get(run.id))
+    return verdict
+
+
+def _from_record(run: Run, recorded: StoredVerdict, judging: Judging) -> Verdict:
+    if recorded.baseline_id:
+        streamed = streams(run, judging.store)
+        baseline = judging.store.repository.get_run(recorded.baseline_id, with_cases=not streamed)
+        if baseline is not None:
+            check = judging.rules.comparability(run, baseline)
+            return verdict_of(compare_runs(run, baseline, judging.store, judging.tolerances), baseline, check)
+    if recorded.state == BASELINE:
+        return Verdict(BASELINE, recorded.note, comparability=judging.rules.comparability(run, None))
+    return Verdict(NOT_COMPARABLE, recorded.note)

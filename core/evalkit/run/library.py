@@ -1,0 +1,231 @@
+"""The library entry points: :func:`evaluate_set` and :func:`evaluate_retrieval`.
+
+Each turns its keyword arguments (the CLI's options, a configuration, a test's) into a
+:class:`~evalkit.run.plan.RunPlan` — refusing everything refusable before anything is called or
+stored, in the order its docstring gives — opens the store and hands the plan to the lifecycle
+(:func:`evalkit.run.lifecycle.execute`). Their signatures are the public API (``evalkit.testing``,
+the pytest fixtures and users call them with these keywords), so they are long; every function
+behind them takes a few grouped values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .. import hooks
+from ..components import BoundGenerator
+from ..config import PRIVACY_LEVELS, Config, load_config
+from ..errors import UsageError
+from ..prompts import GoldenPromptSet
+from ..runs import CaseResult, Run
+from ..storage import check_database_url, close_repository, is_in_memory, open_repository, resolve_database_url
+from ..storage.protocols import ResultRepository
+from ..tolerance import Tolerances, resolve_tolerances
+from ..validation import check_label
+from .lifecycle import execute
+from .outcome import Outcome
+from .plan import Gate, Observing, Placement, RunPlan, Shard
+
+if TYPE_CHECKING:  # a prompt run imports no question types (tests/cli/test_openai_runs.py)
+    from ..catalog import SourcedSet
+    from ..questions import GoldenQuestionSet
+
+__all__ = ["evaluate_retrieval", "evaluate_set"]
+
+
+@contextmanager
+def opened(url: str) -> Iterator[ResultRepository]:
+    """The store ``url`` names, open for the block and closed after it."""
+    repository = open_repository(url)
+    try:
+        yield repository
+    finally:
+        close_repository(repository)
+
+
+def _privacy(privacy: str | None, config: Config) -> str:
+    chosen = privacy or config.privacy
+    if chosen not in PRIVACY_LEVELS:
+        raise UsageError(f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {chosen!r}")
+    return chosen
+
+
+def evaluate_set(
+    set_identifier: str | GoldenPromptSet,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    grader: str = "deterministic",
+    strict_grader: bool = False,
+    grader_options: Mapping[str, Any] | None = None,
+    config: Config | None = None,
+    database: str | None = None,
+    tolerances: Tolerances | None = None,
+    privacy: str | None = None,
+    concurrency: int | None = None,
+    run_id: str | None = None,
+    resume: bool = False,
+    shard: Shard | None = None,
+    label: str | None = None,
+    baseline: str | None = None,
+    fail_on_new_failures: bool = False,
+    hook_plugins: Sequence[Any] = (),
+    on_start: Callable[[Run, int], None] | None = None,
+    on_case: Callable[[CaseResult], None] | None = None,
+    cwd: Path | None = None,
+    bound_generator: BoundGenerator | None = None,
+    keep_cases: bool = True,
+    on_stored: Callable[[list[CaseResult]], None] | None = None,
+) -> Outcome:
+    """Run a golden prompt set, store it, and compare it with its baseline.
+
+    Everything that can be refused (unknown set or grader, an invalid set, bad tolerances, a judge
+    that is not ready) is refused before any generator call and before anything is stored.
+    As a library call an unknown grader falls back to ``deterministic`` unless ``strict_grader``.
+    ``bound_generator`` answers instead of ``provider``/``model`` (``evalkit.testing`` runs a
+    generator object that is not installed this way).
+    ``run_id`` names the run (an existing run of that id is joined: a shard); ``resume`` continues
+    an unfinished run (``run_id``, else the newest unfinished run of the same set, provider
+    instance, alias and grader), answering only what is missing; ``shard`` answers one slice of
+    the set (it needs ``run_id``).
+    ``baseline`` names a stored run to compare with instead of the scope's accepted baseline; one
+    of another set, provider instance, alias or grader is refused before anything is called.
+    ``fail_on_new_failures``: the caller's gate also fails when an added or edited case fails, so
+    such a run is not accepted as the baseline automatically.
+    ``keep_cases=False``: the outcome's run comes without its cases (its aggregates are the
+    store's), and with a store that streams cases (:class:`~evalkit.storage.StreamedCases`) no case
+    is read back at all: the verdict is counted and compared by the store a page at a time, so
+    memory stays flat however large the set. The CLI reads the cases it prints from the store.
+    ``on_stored``: for a run this call begins (not one resumed or joined), called after each commit
+    with the cases it stored, in stored order and as the store reads them back (privacy level and
+    secrets applied), when the store can tell that without reading
+    (:class:`~evalkit.storage.StreamedCases`): the CLI writes a large run's ``--json`` cases so as
+    they come, instead of reading the run back at its end.
+    """
+    from .answering import prompts as prompt_answering  # here: a retrieval run does not import it
+
+    check_label(label)
+    config = config if config is not None else load_config(cwd=cwd)
+    tolerances = resolve_tolerances(tolerances)
+    privacy = _privacy(privacy, config)
+    manager, hook_failures = hooks.plugin_manager(hook_plugins)
+    source = prompt_answering.PromptSource(
+        set_identifier, provider, model, grader, strict_grader, dict(grader_options or {}), bound_generator, concurrency
+    )
+    answering, notes = prompt_answering.prepare_prompts(source, config, manager)
+    url = resolve_database_url(database, config, cwd)
+    check_database_url(url)  # a bad store is refused before the judge or the generator is asked anything
+    # the generator's one free readiness probe, before the store is even opened (a resumed or
+    # joined run makes it once the store agreed: see PromptAnswering.before_joining)
+    notes.extend(prompt_answering.check_ready(answering, probe_generator=not resume and run_id is None))
+    with opened(url) as repository:
+        if is_in_memory(url):
+            notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
+        if baseline is not None:
+            prompt_answering.check_chosen_baseline(repository, baseline, answering.wanted_scope())
+        plan = RunPlan(
+            answering,
+            Placement(run_id, resume, shard, label, privacy),
+            Gate(tolerances, baseline, fail_on_new_failures),
+            Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, on_stored, keep_cases),
+            tuple(notes),
+        )
+        return execute(plan, repository)
+
+
+def evaluate_retrieval(
+    question_set: str | GoldenQuestionSet | SourcedSet,
+    retriever: str | None = None,
+    *,
+    deployment: str | None = None,
+    config: Config | None = None,
+    database: str | None = None,
+    tolerances: Tolerances | None = None,
+    k: int = 10,
+    relevance_threshold: int = 1,
+    privacy: str | None = None,
+    label: str | None = None,
+    concurrency: int = 1,
+    run_id: str | None = None,
+    resume: bool = False,
+    shard: Shard | None = None,
+    baseline: str | None = None,
+    fail_on_new_failures: bool = False,
+    hook_plugins: Sequence[Any] = (),
+    on_start: Callable[[Run, int], None] | None = None,
+    on_case: Callable[[CaseResult], None] | None = None,
+    cwd: Path | None = None,
+    keep_cases: bool = True,
+) -> Outcome:
+    """Ask every question of a golden question set, store the run and compare it with its baseline.
+
+    ``question_set`` is an identifier (or the set itself, or a catalog entry whose provider may
+    ship default deployments), ``retriever`` an ``evalkit.retrievers`` entry-point name (``None``:
+    the one the deployment names), created with the options of ``deployment`` (else
+    ``$EVALKIT_DEPLOYMENT``, else none; see :mod:`evalkit.retrieval.deployments`).
+    ``relevance_threshold`` is the grade from which a judged document counts for hit@1, hit@3, MRR
+    and recall (nDCG uses the grades themselves). Refused before the retriever is created and
+    before anything is stored, in this order: an unknown set, an unknown retriever, an invalid set,
+    a bad ``k``, ``privacy`` or ``concurrency``, an unknown deployment, a chosen ``baseline`` of
+    another scope; then the retriever is created, asked for its provenance once and prepared,
+    still before anything is stored.
+
+    Each question is sent with ``limit = max(k, 12)``; ``concurrency`` questions are in flight at
+    once (default 1: sequential, so latencies are not inflated by contention and retrievers need
+    not be thread-safe). A retriever that raises, or returns something other than a list of string
+    ids (or ``(id, score)`` pairs), makes that question an errored case and the run
+    ``incomplete``; repeated and empty ids are collapsed (a chunk retriever ranks documents
+    through its chunks); ids beyond ``limit`` are dropped with a warning. ``concurrency`` above 1
+    is refused for a retriever that does not declare itself thread-safe
+    (:class:`~evalkit.retrieval.contracts.ThreadSafeRetriever`).
+
+    Every question's case is committed as soon as it is scored. The run goes through the same
+    lifecycle as a prompt run: ``run_id`` names it (an existing run of that id is joined: a
+    shard), ``resume`` continues an unfinished run (``run_id``, else the newest unfinished run of
+    the same set, retriever and deployment) asking only the questions it has no answer for (a run
+    that measured something else — labels, benchmark, ``k``, threshold — is refused, as is a
+    complete one), ``shard`` asks one slice of the set; a live process answering the same part of
+    the run refuses another. The run's metrics cover every question of the run.
+
+    The baseline is the most recently accepted run of the same set and retriever in the same
+    deployment (see :mod:`evalkit.baselines`), or the stored run ``baseline`` when one is chosen.
+    The benchmark provenance decides whether they can be compared
+    (:func:`~evalkit.retrieval.provenance.baseline_state`, kept as the outcome's
+    ``detail.baseline_state``); only a ``comparable`` run is compared (:func:`evalkit.verdict.compare`:
+    pass rate = top-1, mean score = top-3 hit rate). A complete run is accepted automatically when
+    it is the first of its scope or compared with an accepted run without a regression.
+    ``keep_cases=False``: as for :func:`evaluate_set` (the detail keeps the errored questions' cases).
+    """
+    from .answering import questions as question_answering  # here: a prompt run does not import retrieval
+
+    check_label(label)
+    config = config if config is not None else load_config(cwd=cwd)
+    tolerances = resolve_tolerances(tolerances)
+    source = question_answering.QuestionSource(question_set, retriever, deployment, k, relevance_threshold, concurrency, privacy)
+    resolved = question_answering.resolve_questions(source, config)
+    url = resolve_database_url(database, config, cwd)
+    if baseline is not None:
+        with opened(url) as repository:
+            question_answering.check_chosen_baseline(repository, baseline, resolved)
+    manager, hook_failures = hooks.plugin_manager(hook_plugins)
+    check_database_url(url)  # a bad store is refused before the retriever is created
+    answering = question_answering.start_retriever(resolved, config)
+    try:
+        with opened(url) as repository:
+            plan = RunPlan(
+                answering,
+                Placement(run_id, resume, shard, label, resolved.privacy),
+                Gate(tolerances, baseline, fail_on_new_failures),
+                Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, keep_cases=keep_cases),
+            )
+            outcome = execute(plan, repository)
+    finally:
+        question_answering.close_retriever(answering.retriever)
+    if is_in_memory(url):
+        outcome = attrs.evolve(outcome, notes=(*outcome.notes, f"The store is in memory ({url}): this run will not be kept."))
+    return outcome

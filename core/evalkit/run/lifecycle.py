@@ -1,0 +1,410 @@
+"""One run's life, the same for prompt and retrieval runs: begin or resume it, lease it, commit each
+case, finish it, decide its verdict — or stop it cleanly when Ctrl-C, a failing store or a set
+that changed under it interrupts it.
+
+::
+
+    execute(plan, repository)
+      begin      run id (given, resumed or new) → refuse what cannot join → begin_run
+      lease      acquire the lease on the whole run or on this shard; a heartbeat thread renews it
+      answer     the answering's slice (its shard, minus what is stored), each case committed
+                 through a CaseRecorder (group commit) and told to the observers
+      finish     give the lease up (this part is in) → the answering's Finish → finish_run
+      decide     pending while shards are missing; else decide.settle (baseline, comparison,
+                 verdict, acceptance)
+      interrupt  Ctrl-C, a set that changed: mark the run interrupted; a failing store: say what
+                 was kept — each time with the command that resumes it
+
+Where a newcomer finds "lease a run": :class:`RunLease`; "store a case": :class:`CaseRecorder`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable, Collection
+from typing import Any, cast
+
+import attrs
+
+from .. import hooks
+from ..errors import RunInterrupted, RunStoreFailed, SetChangedError, StorageError, StoreFailure, UsageError
+from ..leases import LeaseKeeper
+from ..runs import CaseResult, Run, RunStatus
+from ..storage.protocols import Capabilities, ResultRepository, RunLeases, StreamedCases, capabilities
+from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, shard_part
+from ..verdict import Verdict
+from ..wording import counted
+from .answering import Answering, Slice
+from .decide import Judging, settle
+from .outcome import Outcome
+from .plan import RunPlan, check_run_id, new_run_id
+
+__all__ = [
+    "COMMIT_BATCH",
+    "COMMIT_WAIT_S",
+    "CaseRecorder",
+    "Commits",
+    "RunLease",
+    "execute",
+    "mark_interrupted",
+    "redact_secrets",
+    "store_failed",
+]
+
+#: The longest a finished case waits for its group commit (see :class:`CaseRecorder`).
+COMMIT_WAIT_S = 0.05
+#: The most cases one group commit stores.
+COMMIT_BATCH = 256
+
+
+def execute(plan: RunPlan, repository: ResultRepository) -> Outcome:
+    """Run ``plan`` against the open store ``repository`` (see the module docstring)."""
+    return _Lifecycle(plan, capabilities(repository)).run()
+
+
+# -- store a case --------------------------------------------------------------------------------
+
+
+def redact_secrets(case: CaseResult, secrets: tuple[str, ...]) -> CaseResult:
+    """``case`` with every exact credential value replaced by ``***`` in all of its text."""
+    if not secrets:
+        return case
+    import json
+
+    from ..privacy import remove_secrets
+
+    def clean(text: str | None) -> str | None:
+        return None if text is None else remove_secrets(text, secrets)
+
+    checks = tuple(attrs.evolve(c, error=clean(c.error), detail=clean(c.detail)) for c in case.checks)
+    identity = case.identity
+    if identity is not None:
+        identity = attrs.evolve(
+            identity,
+            provider_instance=clean(identity.provider_instance),
+            model_alias=clean(identity.model_alias),
+            reported_model=clean(identity.reported_model),
+        )
+    detail = case.detail
+    if detail is not None:
+        detail = json.loads(clean(json.dumps(detail, ensure_ascii=False)) or "null")
+    return attrs.evolve(
+        case, answer_text=clean(case.answer_text), error=clean(case.error), checks=checks, detail=detail, identity=identity
+    )
+
+
+@attrs.define
+class CaseRecorder:
+    """Commits finished cases in groups, without the answering's credentials.
+
+    With a ``window`` (prompt runs: :data:`COMMIT_WAIT_S`, inside the runner's event loop), a case
+    that finishes when nothing was committed for ``window`` seconds is committed at once (a slow
+    generator gets a commit per case); one that finishes sooner after a commit waits for the next,
+    at most ``window`` after the last one, in one transaction with every case finishing meanwhile
+    (at most :data:`COMMIT_BATCH`). A group costs about what one case's commit costs: at 64 in
+    flight a run stores 2,000 cases in ~40 transactions instead of ~540, 0.3 s less CPU
+    (``bench/throughput.py``). A hard kill therefore loses at most the cases that finished in the
+    last ``window`` (a resume answers them again); every other way out of the run (the end, Ctrl-C,
+    an error) commits what is pending first (:meth:`flush`). A commit that fails on the timer is
+    raised by the next :meth:`commit` or :meth:`flush`, in a worker, so the run stops on it.
+    Without a window (``0``, retrieval runs, no event loop) every case is committed as it comes.
+    """
+
+    repository: ResultRepository
+    run_id: str
+    privacy: str
+    secrets: tuple[str, ...] = ()
+    #: Called after each commit with its cases as the store reads them back (see :class:`StreamedCases`).
+    on_stored: Callable[[list[CaseResult]], None] | None = None
+    window: float = COMMIT_WAIT_S
+    pending: list[CaseResult] = attrs.Factory(list)
+    _timer: asyncio.TimerHandle | None = None
+    _failure: BaseException | None = None
+    _committed_at: float = -math.inf
+
+    def commit(self, case: CaseResult) -> None:
+        """Commit ``case`` now, or with the group that is gathering (see the class docstring)."""
+        if self._failure is not None:
+            raise self._failure
+        self.pending.append(redact_secrets(case, self.secrets))
+        if self._timer is not None and len(self.pending) < COMMIT_BATCH:
+            return
+        waited = time.monotonic() - self._committed_at
+        if waited >= self.window or len(self.pending) >= COMMIT_BATCH:
+            self.flush()
+        else:
+            self._timer = asyncio.get_running_loop().call_later(self.window - waited, self._flush_due)
+
+    def _flush_due(self) -> None:
+        self._timer = None
+        try:
+            self.flush()
+        except BaseException as exc:  # raised again by the next commit() or flush(), in a worker
+            self._failure = exc
+
+    def flush(self) -> None:
+        """Commit what is pending (also on cancellation, so Ctrl-C keeps every finished case)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._failure is not None:
+            raise self._failure
+        if self.pending:
+            batch, self.pending = self.pending, []
+            # on_stored is given only for a store that streams its cases (it says how they read back)
+            record = self.repository.record_cases if self.on_stored is None else cast(StreamedCases, self.repository).record_cases_as_stored
+            stored = record(self.run_id, batch, self.privacy)
+            self._committed_at = time.monotonic()
+            if stored is not None and self.on_stored is not None:
+                self.on_stored(stored)
+
+
+@attrs.frozen
+class Commits:
+    """The :class:`~evalkit.run.answering.CaseSink` the lifecycle hands an answering: each case is
+    committed by the recorder, then told to the observers (``told``)."""
+
+    recorder: CaseRecorder
+    told: Callable[[CaseResult], None]
+
+    def commit(self, case: CaseResult) -> None:
+        """Commit ``case``, then tell the observers."""
+        self.recorder.commit(case)
+        self.told(case)
+
+    def flush(self) -> None:
+        """Commit what is pending."""
+        self.recorder.flush()
+
+
+# -- lease a run ---------------------------------------------------------------------------------
+
+
+class RunLease:
+    """This process's lease on its part of a run (``*`` or ``I/N``), when the store keeps leases.
+
+    :meth:`take` acquires it — refused (exit 2, nothing called) while another live process answers
+    an overlapping part — and starts the heartbeat; :meth:`give_up` stops the heartbeat and releases
+    it, once (``done``: this part's cases are all in). A store without
+    :class:`~evalkit.storage.RunLeases` takes no lease and refuses nothing. The heartbeat is a
+    :class:`~evalkit.leases.LeaseKeeper` (see :mod:`evalkit.leases` for the rules).
+    """
+
+    def __init__(self, leases: RunLeases | None, run_id: str, part: str) -> None:
+        self._leases = leases
+        self._run_id = run_id
+        self.part = part
+        self._owner = LeaseOwner.this_process()
+        self._keeper: LeaseKeeper | None = None
+
+    def take(self, shard_count: int | None) -> RunLease:
+        """Acquire the lease and start its heartbeat."""
+        if self._leases is not None:
+            self._leases.acquire_lease(self._run_id, self.part, self._owner, shard_count=shard_count)
+            self._keeper = LeaseKeeper(self._leases, self._run_id, self.part, self._owner).start()
+        return self
+
+    def give_up(self, *, done: bool) -> None:
+        """Stop the heartbeat and release the lease (a store that fails here changes nothing)."""
+        keeper, self._keeper = self._keeper, None
+        if keeper is None or self._leases is None:
+            return
+        keeper.stop()
+        try:
+            self._leases.release_lease(self._run_id, self.part, self._owner, done=done)
+        except StoreFailure:
+            pass
+
+
+# -- interrupt -----------------------------------------------------------------------------------
+
+
+def mark_interrupted(store: Capabilities, run_id: str) -> bool:
+    """Mark the run ``interrupted``; ``False`` when the store cannot say (or does not answer)."""
+    if store.resumable is None:
+        return False
+    try:
+        store.resumable.mark_status(run_id, RunStatus.INTERRUPTED.value)
+    except StorageError:
+        return False
+    return True
+
+
+def _kept(store: Capabilities, run_id: str) -> int | None:
+    if store.resumable is None:
+        return None
+    try:
+        return len(store.resumable.answered_case_ids(run_id))
+    except StorageError:
+        return None
+
+
+def store_failed(store: Capabilities, run: Run, failure: StoreFailure, command: str | None = None) -> RunStoreFailed:
+    """The error to raise after ``failure`` stopped ``run``: marks the run interrupted where the
+    store still answers and counts the cases it kept; ``command`` resumes it."""
+    marked = mark_interrupted(store, run.id)
+    return RunStoreFailed(
+        run.id, run.set_identifier, failure.cause, kept=_kept(store, run.id), marked=marked, command=command
+    )
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+
+@attrs.define
+class _Lifecycle:
+    """One execution of a plan (see the module docstring); used once."""
+
+    plan: RunPlan
+    store: Capabilities
+    notes: list[str] = attrs.Factory(list)
+    observers: hooks.Observers | None = None
+
+    @property
+    def answering(self) -> Answering:
+        return self.plan.answering
+
+    def run(self) -> Outcome:
+        self.notes = list(self.plan.notes)
+        header, stored_header, joining = self._begin()
+        shard = self.plan.placement.shard
+        part = WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)
+        lease = RunLease(self.store.leases, header.id, part).take(None if shard is None else shard.count)
+        observing = self.plan.observing
+        self.observers = hooks.Observers(observing.manager, observing.hook_timeout) if observing.manager is not None else None
+        try:
+            stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
+        except KeyboardInterrupt:
+            mark_interrupted(self.store, header.id)
+            raise RunInterrupted(header.id, header.set_identifier, command=self.answering.resume_command(header.id)) from None
+        except SetChangedError:
+            mark_interrupted(self.store, header.id)  # never complete, never compared
+            raise
+        except StoreFailure as exc:
+            raise store_failed(self.store, header, exc, self.answering.resume_command(header.id)) from None
+        finally:
+            lease.give_up(done=False)  # nothing when the slice was done (given up then)
+        finished = stored
+        if not stored.cases and stored.answered_count and self._hooked("evalkit_run_finished"):
+            finished = self.store.repository.get_run(header.id) or stored  # the hook's contract: the run with its cases
+        self._notify("evalkit_run_finished", run=finished)
+        failures = observing.hook_failures + (self.observers.failures if self.observers is not None else ())
+        return Outcome(
+            stored, verdict, tuple(self.notes), failures, concurrency=self.answering.concurrency,
+            detail=self.answering.detail(stored, verdict, self.store),
+        )  # fmt: skip
+
+    # -- begin ---------------------------------------------------------------------------------
+
+    def _begin(self) -> tuple[Run, Run, bool]:
+        """The run's header (its id given, resumed or new) and the run as stored; refuses, before
+        anything is written, a run the header cannot join."""
+        placement = self.plan.placement
+        started = time.time()
+        run_id = placement.run_id
+        if run_id is not None:
+            check_run_id(run_id)
+        if placement.resume and run_id is None:
+            run_id = self.answering.unfinished_run(self.store)
+        if placement.shard is not None and run_id is None:
+            raise UsageError("--shard needs --run-id: every shard joins one run (e.g. --run-id \"$CI_PIPELINE_ID\")")
+        header = self.answering.header(run_id or new_run_id(started), started, placement)
+        repository = self.store.repository
+        existing = repository.get_run(header.id, with_cases=False) if run_id is not None else None
+        if placement.resume and existing is None:
+            raise UsageError(f"--resume: there is no run {header.id} in the store")
+        if existing is not None:
+            self.answering.check_joinable(existing, header, placement.resume)
+            # Every case of a run is kept at the level the run was started with.
+            header = attrs.evolve(header, privacy=existing.privacy or header.privacy)
+        if placement.resume or run_id is not None:
+            # resuming or joining: the checks that need the store came first, and still precede any write
+            self.notes.extend(self.answering.before_joining())
+        return header, repository.begin_run(header), existing is not None
+
+    # -- answer and finish ---------------------------------------------------------------------
+
+    def _answer_and_finish(self, header: Run, stored_header: Run, joining: bool, lease: RunLease) -> tuple[Run, Verdict]:
+        """Answer what is missing of the run (or of its shard), then store its status and verdict."""
+        placement, observing = self.plan.placement, self.plan.observing
+        skip = self._answered(header, stored_header, joining)
+        todo = self.answering.select(Slice(header.id, placement.shard, skip, self.store, header.privacy))
+        note = self.answering.resumed(header.id, len(skip), len(todo)) if placement.resume else None
+        if note is not None:
+            self.notes.append(note)
+        self._notify("evalkit_run_started", run=header, total=len(todo))
+        if observing.on_start is not None:
+            observing.on_start(header, len(todo))
+        self.answering.answer(todo, Commits(self._recorder(header, joining), self._case_done(header)))
+        lease.give_up(done=True)
+        streamed = not observing.keep_cases and self.store.streamed is not None
+        finish = self.answering.finish(header, self.store, streamed)
+        finish_options = {"with_cases": False} if streamed else {}
+        stored = self.store.repository.finish_run(
+            header.id, finish.status.value, time.time(), grader=finish.grader, identity=finish.identity,
+            identity_note=finish.identity_note, metrics=finish.metrics, **finish_options,
+        )  # fmt: skip
+        # The stored status wins: another shard may have closed the run after this one read its cases.
+        if stored.status is RunStatus.RUNNING:
+            return stored, self._pending(header, stored)
+        # Whole runs only: a shard's count may miss what the other shards stored after it.
+        tally = finish.tally if streamed and placement.shard is None else None
+        gate = self.plan.gate
+        judging = Judging(self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures)
+        return stored, settle(stored, judging)
+
+    def _answered(self, header: Run, stored_header: Run, joining: bool) -> Collection[str]:
+        """The ids of the run's cases stored with an answer (what this process skips)."""
+        resumable = self.store.resumable
+        if resumable is not None:
+            skip = resumable.answered_case_ids(header.id)
+            interrupted = stored_header.status is RunStatus.INTERRUPTED
+            if interrupted or (self.plan.placement.resume and stored_header.status is RunStatus.INCOMPLETE):
+                resumable.mark_status(header.id, RunStatus.RUNNING.value)
+            return skip
+        joined = self.store.repository.get_run(header.id) if joining else None
+        return {c.case_id for c in joined.cases if not c.errored} if joined is not None else set()
+
+    def _recorder(self, header: Run, joining: bool) -> CaseRecorder:
+        """The recorder of this slice's cases: ``on_stored`` only for a run this process began, and
+        only when the store can say how its cases read back."""
+        on_stored = self.plan.observing.on_stored
+        if joining or not isinstance(self.store.streamed, StreamedCases):
+            on_stored = None
+        window = COMMIT_WAIT_S if self.answering.groups_commits else 0.0
+        return CaseRecorder(self.store.repository, header.id, header.privacy, self.answering.secrets(), on_stored, window)
+
+    def _case_done(self, header: Run) -> Callable[[CaseResult], None]:
+        on_case = self.plan.observing.on_case
+
+        def told(case: CaseResult) -> None:
+            self._notify("evalkit_case_graded", run=header, case=case)
+            if on_case is not None:
+                on_case(case)
+
+        return told
+
+    def _pending(self, header: Run, stored: Run) -> Verdict:
+        """The verdict of a shard that finished its slice while the run is not complete yet."""
+        shards = self.store.leases.shard_progress(header.id) if self.store.leases is not None else None
+        where = f" ({shards.describe()})" if shards is not None and shards.count is not None else ""
+        unit = self.answering.rules.unit
+        self.notes.append(
+            f"Shard done: {stored.answered_count} of {counted(header.case_count, unit)} of run {header.id} are in{where}; "
+            "the run completes when the other shards finish."
+        )
+        return Verdict(
+            PENDING, f"verdict pending: run {header.id} is not complete yet{where}; its verdict is given when the last shard finishes"
+        )
+
+    # -- observers -----------------------------------------------------------------------------
+
+    def _notify(self, hook: str, **arguments: Any) -> None:
+        if self.observers is not None:
+            self.observers.notify(hook, **arguments)
+
+    def _hooked(self, hook: str) -> bool:
+        manager = self.plan.observing.manager
+        return manager is not None and bool(getattr(manager.hook, hook).get_hookimpls())

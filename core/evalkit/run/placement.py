@@ -1,0 +1,73 @@
+"""Where a run goes: its id, whether it resumes or joins a run, which slice of the set this process
+answers (a shard), and what a new run is stored with. Values only: the plan (:mod:`.plan`) and the
+answering strategies (:mod:`.answering`) both use them, so they live below both."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+import zlib
+
+import attrs
+
+from ..errors import UsageError
+
+__all__ = ["Placement", "Shard", "check_run_id", "new_run_id"]
+
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+
+
+def new_run_id(now: float | None = None) -> str:
+    """A sortable, unique run id: UTC time to the second plus random hex."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now or time.time()))
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def check_run_id(run_id: str) -> None:
+    """Refuse a run id a user gave that is not 1 to 64 letters, digits, ``.``, ``_``, ``:`` or ``-``."""
+    if not _RUN_ID.fullmatch(run_id):
+        shown = run_id if len(run_id) <= 80 else f"{run_id[:77]}..."
+        raise UsageError(f'run id "{shown}" must be 1 to 64 letters, digits, ".", "_", ":" or "-", starting with a letter or digit')
+
+
+@attrs.frozen
+class Shard:
+    """Slice ``index`` (1-based) of ``count`` deterministic slices of a set."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """Parse ``I/N``."""
+        try:
+            left, right = text.split("/")
+            shard = cls(int(left), int(right))
+        except ValueError:
+            raise UsageError(f'--shard must look like I/N (e.g. 2/4), got "{text}"') from None
+        if not 1 <= shard.index <= shard.count:
+            raise UsageError(f"--shard {text}: I must be between 1 and N")
+        return shard
+
+    def owns(self, case_id: str) -> bool:
+        """True when the case belongs to this slice (stable across processes and machines)."""
+        return zlib.crc32(case_id.encode("utf-8", "surrogatepass")) % self.count == self.index - 1
+
+
+@attrs.frozen
+class Placement:
+    """Which run this process answers, and which part of it.
+
+    ``run_id`` names the run (``None``: a new run gets a fresh id); an existing run of that id is
+    joined (a shard) or, with ``resume``, continued — ``resume`` without a ``run_id`` continues the
+    newest unfinished run of the same scope. ``shard`` limits this process to one slice of the set
+    (it needs a ``run_id``: every shard joins one run). ``label`` and ``privacy`` are stored with a
+    new run; a joined or resumed run keeps the privacy level it was started with.
+    """
+
+    run_id: str | None = None
+    resume: bool = False
+    shard: Shard | None = None
+    label: str | None = None
+    privacy: str = "metadata"

@@ -1,0 +1,153 @@
+"""From a database URL to an open Peewee database, and what a database error means.
+
+SQLite runs in WAL mode (readers never block the writer) with a busy timeout and ``synchronous =
+NORMAL``; PostgreSQL gets the same timeout as its ``lock_timeout``. An error a store raises in use is
+reduced to its first cause, in one line (:func:`failure_cause`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from pathlib import Path
+
+import peewee as pw
+
+from ..errors import StorageError, UsageError
+from .urls import check_postgres_url, check_sqlite_file, redact_url, sqlite_path
+
+__all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_S", "busy_timeout_s", "connect", "failure_cause", "open_database"]
+
+#: How long a writer waits for another process's transaction before giving up (seconds), unless
+#: ``$EVALKIT_BUSY_TIMEOUT`` says otherwise.
+BUSY_TIMEOUT_S = 60
+#: Environment variable overriding :data:`BUSY_TIMEOUT_S` (seconds, a number above 0 up to a day).
+BUSY_TIMEOUT_ENV = "EVALKIT_BUSY_TIMEOUT"
+
+#: What psycopg2 and peewee say when the server went away (restarted, terminated the backend,
+#: the network dropped): the run cannot go on, and the message says so in plain words.
+_PG_LOST = (
+    "server closed the connection",
+    "terminating connection",
+    "connection already closed",
+    "connection not open",
+    "no connection to the server",
+    "could not receive data",
+    "could not send data",
+    "ssl connection has been closed",
+    "connection to server",
+    "the database system is shutting down",
+    "cursor already closed",
+)
+
+
+def busy_timeout_s() -> float:
+    """The busy timeout in seconds: ``$EVALKIT_BUSY_TIMEOUT``, else :data:`BUSY_TIMEOUT_S`."""
+    raw = os.environ.get(BUSY_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return float(BUSY_TIMEOUT_S)
+    try:
+        value = float(raw) if len(raw) <= 20 else math.nan
+    except ValueError:
+        value = math.nan
+    if not (0 < value <= 86400):
+        raise UsageError(f"{BUSY_TIMEOUT_ENV} must be a number of seconds above 0 and at most 86400, got {raw[:40]!r}")
+    return value
+
+
+def _first_database_error(exc: BaseException) -> BaseException:
+    """The earliest error raised by peewee or a driver in ``exc``'s chain of handled errors."""
+    first = exc
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current).__module__.split(".")[0] in ("peewee", "sqlite3", "psycopg2"):
+            first = current
+        current = current.__context__
+    return first
+
+
+def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -> tuple[str, bool]:
+    """A one-line cause for a database error, and whether the connection is lost.
+
+    The first database error in the chain is the cause: a failed transaction's rollback often
+    fails too ("cannot rollback - no transaction is active" after SQLite already rolled back a
+    full disk; "connection already closed" after PostgreSQL went away) and would hide it.
+    """
+    exc = _first_database_error(exc)
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    lowered = text.lower()
+    if is_sqlite:
+        if "locked" in lowered or "busy" in lowered:
+            return f"database is locked after {busy_timeout:g} s (another process held the write lock that long)", False
+        return text, False
+    if "lock timeout" in lowered:
+        return f"database is locked after {busy_timeout:g} s (another session held a lock that long)", False
+    if isinstance(exc, pw.InterfaceError) or any(marker in lowered for marker in _PG_LOST):
+        return f"connection to PostgreSQL lost ({text})", True
+    return text, False
+
+
+def connect(url: str, *, writing: bool = False) -> pw.Database:
+    """Open the database a URL names (``sqlite:///path``, ``postgresql://…``), after refusing what
+    cannot hold a store (see :mod:`evalkit.storage.urls`); ``writing`` also refuses read-only files.
+
+    SQLite runs in WAL mode (readers never block the writer) with a busy timeout, and its
+    transactions begin with ``BEGIN IMMEDIATE``, so concurrent ``evalkit run`` processes wait their
+    turn instead of failing with "database is locked".
+    """
+    path = sqlite_path(url)
+    if path is not None:
+        if path != ":memory:":
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(f"cannot create the folder of database {redact_url(url)}: {exc.strerror}") from None
+            check_sqlite_file(url, path, writing=writing)
+        timeout = busy_timeout_s()
+        return pw.SqliteDatabase(
+            path,
+            timeout=timeout,
+            # Every transaction takes the write lock when it begins: one that reads and then writes
+            # would otherwise fail at once with "database is locked" when another process writes.
+            lock_type="IMMEDIATE",
+            pragmas={
+                "busy_timeout": int(timeout * 1000),
+                "journal_mode": "wal",
+                "synchronous": "normal",
+                "foreign_keys": 1,
+            },
+        )
+    if url.startswith(("postgres://", "postgresql://")):
+        from playhouse.db_url import parse  # imports every playhouse backend: only for PostgreSQL
+
+        check_postgres_url(url)
+        params = parse(url)
+        options = str(params.get("options", ""))
+        if "lock_timeout" not in options:
+            # A row lock held by another session gets the busy timeout SQLite has, not forever.
+            params["options"] = f"{options} -c lock_timeout={int(busy_timeout_s() * 1000)}".strip()
+        return pw.PostgresqlDatabase(params.pop("database"), **params)
+    raise StorageError(f"unsupported database URL {redact_url(url)!r}; use sqlite:///PATH or postgresql://…")
+
+
+def open_database(url: str, *, writing: bool = False) -> pw.Database:
+    """:func:`connect`, then open the connection (a :class:`StorageError` naming the URL when it
+    cannot be opened)."""
+    db = connect(url, writing=writing)
+    deadline = time.monotonic() + busy_timeout_s()
+    while True:
+        try:
+            db.connect(reuse_if_open=True)
+            return db
+        except (pw.DatabaseError, pw.InterfaceError) as exc:
+            # Switching a new file to WAL takes an exclusive lock that SQLite does not wait for
+            # (no busy handler), so processes opening one fresh file at once retry here.
+            if "locked" in str(exc) and time.monotonic() < deadline:
+                if not db.is_closed():
+                    db.close()
+                time.sleep(0.05)
+                continue
+            raise StorageError(f"cannot open database {redact_url(url)}: {' '.join(str(exc).split())}") from None

@@ -1,0 +1,94 @@
+"""Run leases in the SQL repository: which process answers a run or one shard of it.
+
+A lease is taken in a transaction serialised on the run row (``SELECT … FOR UPDATE`` on PostgreSQL,
+the write lock on SQLite), so two processes asking at once cannot both get an overlapping part. The
+rules — which parts overlap, when a holder is live — are :mod:`evalkit.leases`'.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ...errors import StorageError
+from ..values import WHOLE_RUN, LeaseHolder, LeaseOwner, RunBusyError, ShardMismatchError, ShardProgress, overlaps
+from .store import SqlStore, guarded
+
+__all__ = ["Leases"]
+
+
+class Leases(SqlStore):
+    """``RunLeases`` over the lease table (``release_thread_connection`` is :class:`SqlStore`'s)."""
+
+    @guarded
+    def acquire_lease(self, run_id: str, part: str, owner: LeaseOwner, *, shard_count: int | None = None) -> None:
+        """Take the lease on ``part`` of the run in one transaction serialised on the run row;
+        refused (:class:`RunBusyError`) while a live lease overlaps it, and
+        (:class:`ShardMismatchError`) when a stored shard of the run gives another N."""
+        L = self.Lease
+        now = time.time()
+        with self._atomic():
+            locked = self.Run.select(self.Run.id).where(self.Run.id == run_id)
+            if (locked if self.is_sqlite else locked.for_update()).first() is None:
+                raise StorageError(f"run {run_id} is not in the store, so no lease can be taken on it")
+            rows = list(L.select().where(L.run == run_id))
+            if shard_count is not None:
+                counts = {r.shard_count for r in rows if r.shard_count is not None}
+                if counts - {shard_count}:
+                    raise ShardMismatchError(run_id, part, counts)
+            for row in rows:
+                holder = LeaseHolder(row.part, row.owner_host, row.owner_pid, row.heartbeat_at)
+                if row.owner_token != owner.token and overlaps(part, row.part) and holder.is_live(now):
+                    raise RunBusyError(run_id, part, holder, now)
+            index = int(part.split("/", 1)[0]) if part != WHOLE_RUN else None
+            claim = {
+                L.owner_host: owner.host, L.owner_pid: owner.pid, L.owner_token: owner.token,
+                L.acquired_at: now, L.heartbeat_at: now,
+            }
+            if any(row.part == part for row in rows):
+                L.update(claim).where((L.run == run_id) & (L.part == part)).execute()
+            else:
+                L.insert(
+                    run=run_id, part=part, shard_index=index, shard_count=shard_count, owner_host=owner.host,
+                    owner_pid=owner.pid, owner_token=owner.token, acquired_at=now, heartbeat_at=now,
+                ).execute()
+
+    @guarded
+    def renew_lease(self, run_id: str, part: str, owner: LeaseOwner) -> bool:
+        """Refresh the heartbeat of this owner's lease; ``False`` when another process took it over.
+        (An in-memory store is private to its connection: nothing else can see it, nothing to refresh.)"""
+        if self.in_memory:
+            return True
+        L = self.Lease
+        with self._atomic():
+            changed = L.update({L.heartbeat_at: time.time()}).where(
+                (L.run == run_id) & (L.part == part) & (L.owner_token == owner.token)
+            ).execute()
+        return bool(changed)
+
+    @guarded
+    def release_lease(self, run_id: str, part: str, owner: LeaseOwner, *, done: bool) -> None:
+        """Clear this owner from the lease; ``done`` stamps the part as in."""
+        L = self.Lease
+        update: dict[Any, Any] = {L.owner_host: None, L.owner_pid: None, L.owner_token: None, L.heartbeat_at: None}
+        if done:
+            update[L.done_at] = time.time()
+        with self._atomic():
+            L.update(update).where((L.run == run_id) & (L.part == part) & (L.owner_token == owner.token)).execute()
+
+    @guarded
+    def shard_progress(self, run_id: str) -> ShardProgress:
+        """The run's N (``None``: not sharded), the shards whose slice is in and those answered now."""
+        L = self.Lease
+        now = time.time()
+        rows = list(L.select().where((L.run == run_id) & L.shard_count.is_null(False)))
+        if not rows:
+            return ShardProgress(None)
+        return ShardProgress(
+            count=max(r.shard_count for r in rows),
+            done=frozenset(r.shard_index for r in rows if r.done_at is not None),
+            answering=frozenset(
+                r.shard_index for r in rows if LeaseHolder(r.part, r.owner_host, r.owner_pid, r.heartbeat_at).is_live(now)
+            ),
+        )
+

@@ -1,0 +1,262 @@
+"""A run's and a case's stored columns, to and from evalkit's values.
+
+Written texts go through :mod:`..textcodec` (NUL and lone surrogates), are reduced to the run's
+privacy level and have secrets scrubbed; read values are checked (a store another program wrote
+can hold anything in a column) and decoded. The short texts most cases of a run share (checks,
+token counts, serving identities) are parsed once and shared.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from typing import Any
+
+from ...answers import ServingIdentity, Usage
+from ...errors import StorageError
+from ...grading import AGREEMENT_CHECK, Check
+from ...privacy import keeps_text, redacted_text, scrub
+from ...runs import CaseResult, Run, RunKind, RunStatus
+from ...shapes import short_repr
+from ..textcodec import encode_text
+from ..values import CaseMark
+
+__all__ = [
+    "CASE_COLUMNS",
+    "RECORDED_COLUMNS",
+    "case_from_columns",
+    "case_mark",
+    "case_values",
+    "dump_json",
+    "identity_values",
+    "load_json",
+    "run_from_row",
+    "serving_identity",
+    "stored_checks",
+    "stored_enum",
+    "stored_number",
+    "stored_text",
+    "stored_usage",
+]
+
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def dump_json(value: Any) -> str | None:
+    """``value`` as compact JSON text (``None`` stays ``None``)."""
+    return None if value is None else _compact_json(value)
+
+
+def stored_text(value: Any) -> Any:
+    """A string as the store keeps it (:mod:`evalkit.storage.textcodec`); any other value as it is."""
+    return encode_text(value) if isinstance(value, str) else value
+
+
+#: The columns ``record_cases`` writes (:mod:`.runs`), in the order :func:`case_values` gives
+#: them: every column of a case but its row id.
+RECORDED_COLUMNS = (
+    "run", "case_id", "passed", "score", "errored", "error", "checks", "latency_s", "provider_instance",
+    "model_alias", "reported_model", "adapter", "yardstick", "answer_text", "detail", "measures", "usage",
+    "finished_at", "fingerprint",
+)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=64)
+def identity_values(identity: ServingIdentity) -> tuple[Any, Any, Any]:
+    """A serving identity's three stored columns (a run's cases share one or a few identities)."""
+    return stored_text(identity.provider_instance), stored_text(identity.model_alias), stored_text(identity.reported_model)
+
+
+def load_json(text: str | None) -> Any:
+    """Stored JSON text as a value; ``None`` when there is none or it is not JSON."""
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def stored_number(value: Any, owner: str, field: str) -> Any:
+    """``value`` when the store holds a number there; else a :class:`StorageError` naming its
+    ``owner`` (``case 'x'``, ``run 'y'``) and ``field``: SQLite keeps whatever text a hand or
+    another program put in a REAL column."""
+    if type(value) is not float and type(value) is not int:
+        raise StorageError(
+            f"{owner} in the store has {field} {short_repr(value)}, not a number: "
+            "the database was written by something else than evalkit"
+        )
+    return value
+
+
+def case_mark(case_id: str, passed: Any, score: float, checks: str | None, position: int, fingerprint: str | None) -> CaseMark:
+    """A case's comparison mark from its stored columns; the checks are parsed only when their
+    text names the judge-agreement check (nearly never), to tell whether the case is unstable."""
+    if type(score) is not float:
+        stored_number(score, f"case {short_repr(case_id)}", "score")
+    unstable = False
+    if checks and AGREEMENT_CHECK in checks:
+        unstable = any(
+            isinstance(c, list) and len(c) >= 2 and c[0] == AGREEMENT_CHECK and not c[1] for c in (load_json(checks) or [])
+        )
+    return CaseMark(bool(passed), score, unstable, position, fingerprint)
+
+
+#: Stored texts at most this long are parsed once per distinct text (see :func:`stored_checks`);
+#: a longer one (a plugin's check detail can hold anything) is parsed each time, never cached.
+_CACHED_TEXT_CHARS = 2048
+
+
+def _parsed_checks(text: str | None) -> tuple[Check, ...]:
+    return tuple(Check(n, bool(p), e, d) for n, p, e, d in (load_json(text) or []))
+
+
+_cached_checks = functools.lru_cache(maxsize=512)(_parsed_checks)
+
+
+def stored_checks(text: str | None) -> tuple[Check, ...]:
+    """A case's checks from their stored JSON text. Most cases of a run store the same text (every
+    check held): a short text is parsed once, and the cases that store it share one (frozen) tuple."""
+    if text is not None and len(text) > _CACHED_TEXT_CHARS:
+        return _parsed_checks(text)
+    return _cached_checks(text)
+
+
+@functools.lru_cache(maxsize=512)
+def stored_usage(text: str | None) -> Usage | None:
+    """A case's token counts from their stored JSON text (a few short texts per run, cached)."""
+    usage = load_json(text)
+    return Usage(*usage) if usage else None
+
+
+@functools.lru_cache(maxsize=64)
+def serving_identity(instance: str | None, alias: str | None, reported: str | None) -> ServingIdentity | None:
+    """The serving identity of three stored columns (``None`` unless all three are there; shared)."""
+    if instance is None or alias is None or reported is None:
+        return None
+    return ServingIdentity(instance, alias, reported)
+
+
+#: The case columns a :class:`~evalkit.runs.CaseResult` is built from, in the order
+#: :func:`case_from_columns` takes them: every recorded column but the run's id.
+CASE_COLUMNS = RECORDED_COLUMNS[1:]
+
+
+def case_from_columns(
+    case_id: str, passed: Any, score: float, errored: Any, error: str | None, checks: str | None, latency_s: float,
+    instance: str | None, alias: str | None, reported: str | None, adapter: str | None, yardstick: str | None,
+    answer_text: str | None, detail: str | None, measures: str | None, usage: str | None, finished_at: float,
+    fingerprint: str | None,
+) -> CaseResult:  # fmt: skip
+    """A case from its decoded stored columns (:data:`CASE_COLUMNS`)."""
+    if type(score) is not float or type(latency_s) is not float or type(finished_at) is not float:
+        for field, value in (("score", score), ("latency_s", latency_s), ("finished_at", finished_at)):
+            stored_number(value, f"case {short_repr(case_id)}", field)
+    return CaseResult(
+        case_id=case_id,
+        passed=bool(passed),
+        score=score,
+        checks=stored_checks(checks),
+        latency_s=latency_s,
+        error=error if errored else None,
+        identity=serving_identity(instance, alias, reported),
+        adapter=adapter,
+        yardstick=yardstick,
+        answer_text=answer_text,
+        usage=stored_usage(usage),
+        detail=load_json(detail),
+        finished_at=finished_at,
+        measures=load_json(measures),
+        fingerprint=fingerprint,
+    )
+
+
+def stored_enum(kind: Any, value: Any, run_id: str, field: str) -> Any:
+    """``kind(value)``, or a :class:`StorageError` naming the run when the store holds a value this
+    evalkit does not know (written by a newer evalkit without a schema version, or by hand)."""
+    try:
+        return kind(value)
+    except ValueError:
+        raise StorageError(
+            f"run {short_repr(run_id)} in the store has {field} {short_repr(value)}, which this evalkit does not know: "
+            "it was written by a newer evalkit or by something else"
+        ) from None
+
+
+def case_values(stored_run_id: str, case: CaseResult, privacy: str) -> tuple[Any, ...]:
+    """The stored values of ``case`` in :data:`RECORDED_COLUMNS` order, texts encoded (the
+    statement bypasses the models' fields, see :mod:`evalkit.storage.textcodec`) and reduced to ``privacy``."""
+    text_kept = keeps_text(privacy)
+    verbatim = privacy == "full"
+
+    def text(value: str | None) -> str | None:
+        if value is None or not text_kept:
+            return None
+        return value if verbatim else redacted_text(value)
+
+    checks = dump_json([[c.name, c.passed, c.error, text(c.detail)] for c in case.checks])
+    identity = case.identity
+    error = case.error
+    detail = None if case.detail is None else text(dump_json(case.detail))
+    measures = case.measures
+    usage = case.usage
+    return (
+        stored_run_id,
+        stored_text(case.case_id),
+        case.passed,
+        case.score,
+        case.errored,
+        encode_text(scrub(error)) if error else None,
+        encode_text(checks),
+        case.latency_s,
+        *(identity_values(identity) if identity is not None else (None, None, None)),
+        stored_text(case.adapter),
+        stored_text(case.yardstick),
+        stored_text(text(case.answer_text)),
+        stored_text(detail),
+        None if measures is None else encode_text(dump_json(dict(measures))),
+        None if usage is None else encode_text(dump_json([usage.input_tokens, usage.output_tokens])),
+        case.finished_at or time.time(),
+        stored_text(case.fingerprint),
+    )
+
+
+def run_from_row(row: Any) -> Run:
+    """A run row as a :class:`Run` (no cases); a value the store should not hold is refused by name."""
+    if type(row.started_at) is not float or (row.finished_at is not None and type(row.finished_at) is not float):
+        stored_number(row.started_at, f"run {short_repr(row.id)}", "started_at")
+        if row.finished_at is not None:
+            stored_number(row.finished_at, f"run {short_repr(row.id)}", "finished_at")
+    identity = None
+    if row.verified:
+        identity = serving_identity(row.provider_instance, row.model_alias, row.reported_model)
+    return Run(
+        id=row.id,
+        set_identifier=row.set_identifier,
+        grader=row.grader,
+        kind=stored_enum(RunKind, row.kind, row.id, "kind"),
+        status=stored_enum(RunStatus, row.status, row.id, "status"),
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        case_count=row.case_count,
+        set_fingerprint=row.set_fingerprint or "",
+        identity=identity,
+        identity_note=row.identity_note,
+        provider_instance=row.provider_instance,
+        adapter=row.adapter,
+        model_alias=row.model_alias,
+        retriever=row.retriever,
+        deployment=row.deployment,
+        benchmark_fingerprint=row.benchmark_fingerprint or "",
+        variant_fingerprint=row.variant_fingerprint or "",
+        provenance=load_json(row.provenance),
+        metrics=load_json(row.metrics),
+        label=row.label,
+        privacy=row.privacy,
+        fingerprints_kept=bool(row.fingerprints_kept),
+        stored_passed_count=row.passed_count,
+        stored_errored_count=row.errored_count,
+        stored_answered_count=row.answered_count,
+        stored_mean_score=row.mean_score,
+    )

@@ -1,0 +1,113 @@
+"""What every part of the SQL repository stands on: the open database and its models, write
+transactions, and database errors turned into :class:`~evalkit.errors.StoreFailure`.
+
+Opening refuses a database whose schema is older or newer than this evalkit before anything is
+written; an empty one gets the current schema.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import peewee as pw
+
+from ...errors import SchemaOutOfDateError, StorageError, StoreFailure
+from .. import schema
+from ..engine import busy_timeout_s, failure_cause, open_database
+from ..models import models_for
+from ..urls import redact_url, sqlite_path
+
+__all__ = ["SqlStore", "guarded"]
+
+_T = TypeVar("_T")
+
+
+def guarded(method: Callable[..., _T]) -> Callable[..., _T]:
+    """Turn a database error raised by a repository method into :class:`StoreFailure` (one line,
+    the real cause); a lost PostgreSQL connection is dropped so the next call reconnects."""
+
+    @functools.wraps(method)
+    def call(self: SqlStore, *args: Any, **kwargs: Any) -> _T:
+        try:
+            return method(self, *args, **kwargs)
+        except (pw.DatabaseError, pw.InterfaceError) as exc:
+            raise self._failure(exc) from None
+
+    return call
+
+
+class SqlStore:
+    """The open database a :class:`~evalkit.storage.sql.SqlRepository` works through, its model
+    classes (``Run``, ``Case``, ``Lease``), its write transactions and its failures."""
+
+    def __init__(self, url: str, *, create: bool = True) -> None:
+        """Open ``url``; an empty database gets the current schema (unless ``create`` is false), an
+        older or newer one is refused with :class:`SchemaOutOfDateError` before anything is written."""
+        self.url = url
+        self.busy_timeout = busy_timeout_s()
+        self.db = open_database(url, writing=True)
+        self.is_sqlite = isinstance(self.db, pw.SqliteDatabase)
+        self.in_memory = sqlite_path(url) == ":memory:"
+        self.models = models_for(self.db)
+        self.Run = self.models.Run
+        self.Case = self.models.Case
+        self.Lease = self.models.RunLease
+        try:
+            version = schema.current_version(self.db)
+            if version == 0 and create:
+                schema.upgrade(self.db)
+                version = schema.current_version(self.db)
+            if self.is_sqlite and not self.in_memory:
+                # A file can be readable and still refuse writes (a read-only mount): find out now.
+                self.db.execute_sql("BEGIN IMMEDIATE")
+                self.db.execute_sql("ROLLBACK")
+        except (pw.DatabaseError, pw.InterfaceError) as exc:
+            self.close()
+            cause, _ = failure_cause(exc, is_sqlite=self.is_sqlite, busy_timeout=self.busy_timeout)
+            raise StorageError(f"cannot use database {redact_url(url)}: {cause}") from None
+        if version > schema.SCHEMA_VERSION:
+            self.close()
+            raise SchemaOutOfDateError(schema.too_new(url, version))
+        if version < schema.SCHEMA_VERSION:
+            self.close()
+            raise SchemaOutOfDateError(schema.too_old(url, version))
+
+    def close(self) -> None:
+        """Close the connection."""
+        try:
+            if not self.db.is_closed():
+                self.db.close()
+        except (pw.DatabaseError, pw.InterfaceError):
+            self._drop_connection()
+
+    def release_thread_connection(self) -> None:
+        """Close the calling thread's connection (peewee keeps one per thread)."""
+        self.close()
+
+    def _drop_connection(self) -> None:
+        """Forget a connection that is broken (and any transaction on it); the next call reconnects."""
+        try:
+            self.db._state.conn.close()
+        except Exception:  # noqa: BLE001 - the connection is already gone
+            pass
+        self.db._state.reset()
+
+    def _failure(self, exc: BaseException) -> StoreFailure:
+        cause, lost = failure_cause(exc, is_sqlite=self.is_sqlite, busy_timeout=self.busy_timeout)
+        if lost:
+            self._drop_connection()
+        return StoreFailure(cause, connection_lost=lost)
+
+    def _atomic(self) -> Any:
+        """A write transaction (on SQLite ``BEGIN IMMEDIATE``, the database's lock type: see
+        :func:`evalkit.storage.engine.connect`)."""
+        return self.db.atomic()
+
+    def _guarded_rows(self, rows: Iterator[_T]) -> Iterator[_T]:
+        """``rows``, with a database error raised while reading them turned into :class:`StoreFailure`."""
+        try:
+            yield from rows
+        except (pw.DatabaseError, pw.InterfaceError) as exc:
+            raise self._failure(exc) from None

@@ -1,0 +1,328 @@
+"""The values a results store takes and gives back, below the store and the services that use it.
+
+A store (the built-in one in :mod:`evalkit.storage.sql`, or a third party's) imports these, and so
+do the kernel's services (:mod:`evalkit.baselines`, :mod:`evalkit.leases`, :mod:`evalkit.run`):
+nothing here imports a store or a service, so no import circle runs through them.
+
+* baselines: :class:`BaselineScope` (what must be equal for two runs to be compared) and
+  :class:`Acceptance` (why a run is its scope's baseline);
+* verdicts as a store keeps them: :class:`StoredVerdict` and its words (:data:`VERDICT_STATES`);
+* leases: :class:`LeaseOwner`, :class:`LeaseHolder`, :class:`ShardProgress`, the overlap rule and
+  the two refusals a store raises (:class:`RunBusyError`, :class:`ShardMismatchError`);
+* what a store counts or pairs for a streamed verdict: :class:`CaseTally`, :class:`CaseMark`,
+  :class:`CasePair`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from ..answers import ServingIdentity
+from ..errors import UsageError
+from ..runs import Run, RunKind
+
+__all__ = [
+    "ACCEPTANCE_KINDS",
+    "BASELINE",
+    "HEARTBEAT_S",
+    "NOT_COMPARABLE",
+    "NO_REGRESSION",
+    "PENDING",
+    "REGRESSED",
+    "STALE_AFTER_S",
+    "STORED_VERDICT_STATES",
+    "VERDICT_STATES",
+    "VERDICT_WORDS",
+    "WHOLE_RUN",
+    "Acceptance",
+    "BaselineScope",
+    "CaseMark",
+    "CasePair",
+    "CaseTally",
+    "LeaseHolder",
+    "LeaseOwner",
+    "RunBusyError",
+    "ShardMismatchError",
+    "ShardProgress",
+    "StoredVerdict",
+    "overlaps",
+    "shard_part",
+]
+
+# -- verdict words -------------------------------------------------------------------------------
+
+#: The first comparable run of its scope: recorded as the baseline.
+BASELINE = "baseline"
+#: Compared with its baseline; no gated figure dropped beyond its tolerance.
+NO_REGRESSION = "no_regression"
+#: Compared with its baseline; a gated figure dropped beyond its tolerance.
+REGRESSED = "regressed"
+#: Stored, but not compared (the reason says why): incomplete, no verified identity, another
+#: benchmark, a store that keeps no baselines… A failure under ``--fail-on-regression``.
+NOT_COMPARABLE = "not_comparable"
+#: A shard finished its slice; the run is not complete, so there is no verdict yet (never stored).
+PENDING = "pending"
+
+#: The words of a verdict, for prompt and retrieval runs alike.
+VERDICT_WORDS = (BASELINE, NO_REGRESSION, REGRESSED, NOT_COMPARABLE, PENDING)
+#: What a stored verdict says (a run is stored with a verdict only once it is finished).
+STORED_VERDICT_STATES = (BASELINE, NO_REGRESSION, REGRESSED, NOT_COMPARABLE)
+#: The words stores wrote before this release, read as today's.
+_LEGACY_VERDICT_STATES = {"ok": NO_REGRESSION, "not_compared": NOT_COMPARABLE}
+#: What a store's verdict column may hold: today's words and the older ``ok`` and ``not_compared``
+#: (a :class:`StoredVerdict` made of one of those says ``no_regression`` or ``not_comparable``).
+VERDICT_STATES = (*STORED_VERDICT_STATES, *_LEGACY_VERDICT_STATES)
+
+
+def _current_word(state: object) -> object:
+    return _LEGACY_VERDICT_STATES.get(state, state) if isinstance(state, str) else state
+
+
+@attrs.frozen
+class StoredVerdict:
+    """The verdict a run got when it was stored: one of :data:`STORED_VERDICT_STATES` (the words
+    older stores kept, ``ok`` and ``not_compared``, are read as ``no_regression`` and
+    ``not_comparable``), the baseline it was compared with, and a one-line note (the summary, or
+    why it was not compared)."""
+
+    state: str = attrs.field(converter=_current_word, validator=attrs.validators.in_(STORED_VERDICT_STATES))
+    baseline_id: str | None = None
+    note: str | None = None
+
+
+# -- baselines -----------------------------------------------------------------------------------
+
+#: How a run came to be accepted: first of its scope, compared without regression, accepted by a
+#: person, or counted as accepted when an older database was upgraded (migration 3).
+ACCEPTANCE_KINDS = ("first", "no_regression", "manual", "migrated")
+
+
+@attrs.frozen
+class Acceptance:
+    """Why a run is an accepted baseline: ``how`` (one of :data:`ACCEPTANCE_KINDS`), when (Unix
+    time), by whom (``None`` for evalkit itself) and a one-line reason."""
+
+    how: str = attrs.field(validator=attrs.validators.in_(ACCEPTANCE_KINDS))
+    at: float
+    by: str | None = None
+    reason: str | None = None
+
+    def describe(self) -> str:
+        """One line: how and why, e.g. ``accepted by alice: new prompt wording``."""
+        if self.how == "manual":
+            return f"accepted by {self.by or 'unknown'}: {self.reason or '(no reason given)'}"
+        if self.how == "first":
+            return "accepted automatically: the first run of its scope"
+        if self.how == "no_regression":
+            return f"accepted automatically: {self.reason or 'its comparison found no regression'}"
+        return f"accepted when the database was upgraded: {self.reason or 'a complete run that did not regress'}"
+
+
+@attrs.frozen
+class BaselineScope:
+    """What must be equal for two runs to be compared automatically.
+
+    Prompt runs fill ``provider_instance``, ``model_alias``, ``reported_model`` and ``grader`` (the
+    yardstick); retrieval runs fill ``retriever`` and ``deployment`` (``None``: no deployment).
+    """
+
+    kind: RunKind
+    set_identifier: str
+    provider_instance: str | None = None
+    model_alias: str | None = None
+    reported_model: str | None = None
+    grader: str | None = None
+    retriever: str | None = None
+    deployment: str | None = None
+
+    @classmethod
+    def of_run(cls, run: Run) -> BaselineScope | None:
+        """The scope of a stored run; ``None`` for a prompt run without a verified serving identity
+        (it belongs to no scope and is never a baseline)."""
+        if run.kind is RunKind.RETRIEVAL:
+            return cls(RunKind.RETRIEVAL, run.set_identifier, retriever=run.retriever or "", deployment=run.deployment)
+        if run.identity is None:
+            return None
+        who = run.identity
+        return cls(
+            RunKind.PROMPTS, run.set_identifier, who.provider_instance, who.model_alias, who.reported_model, run.grader
+        )
+
+    def describe(self) -> str:
+        """The scope in words, for messages."""
+        if self.kind is RunKind.RETRIEVAL:
+            where = f'deployment "{self.deployment}"' if self.deployment is not None else "no deployment"
+            return f'set "{self.set_identifier}", retriever "{self.retriever}", {where}'
+        return (
+            f'set "{self.set_identifier}", {self.reported_model} ({self.provider_instance}/{self.model_alias}), '
+            f'grader "{self.grader}"'
+        )
+
+
+# -- leases --------------------------------------------------------------------------------------
+
+#: How often a running process refreshes its lease (seconds).
+HEARTBEAT_S = 10.0
+#: A lease whose heartbeat is older than this is stale and may be taken over (seconds).
+STALE_AFTER_S = 90.0
+#: The part a lease takes when the process answers the whole run (not one shard).
+WHOLE_RUN = "*"
+
+
+@attrs.frozen
+class LeaseOwner:
+    """The process taking a lease: host name, process id and a random token unique to this run."""
+
+    host: str
+    pid: int
+    token: str
+
+    @classmethod
+    def this_process(cls) -> LeaseOwner:
+        """An owner for the current process, with a fresh token."""
+        return cls(socket.gethostname(), os.getpid(), secrets.token_hex(8))
+
+
+@attrs.frozen
+class LeaseHolder:
+    """A lease as stored: the part of the run it covers, its owner and its last heartbeat."""
+
+    part: str
+    host: str | None
+    pid: int | None
+    heartbeat_at: float | None
+
+    def is_live(self, now: float, stale_after: float = STALE_AFTER_S) -> bool:
+        """True while the owner is answering: a recent heartbeat, and (on this host) a live process."""
+        if self.host is None or self.heartbeat_at is None or now - self.heartbeat_at > stale_after:
+            return False
+        if self.host == socket.gethostname() and self.pid is not None:
+            return _process_exists(self.pid)
+        return True
+
+    def describe(self, now: float) -> str:
+        """``pid 123 on host h (heartbeat 4 s ago)``."""
+        age = max(0.0, now - (self.heartbeat_at or now))
+        return f"pid {self.pid} on host {self.host} (heartbeat {age:.0f} s ago)"
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def overlaps(part: str, other: str) -> bool:
+    """True when two parts of a run cannot be answered at once (either is the whole run, or the same shard)."""
+    return part == WHOLE_RUN or other == WHOLE_RUN or part == other
+
+
+def shard_part(index: int, count: int) -> str:
+    """The part name of shard ``index`` of ``count``: ``I/N``."""
+    return f"{index}/{count}"
+
+
+@attrs.frozen
+class ShardProgress:
+    """Where the shards of a run stand: N (``None`` when the run was not sharded), the shards whose
+    slice is in, and those a live process is answering now."""
+
+    count: int | None
+    done: frozenset[int] = frozenset()
+    answering: frozenset[int] = frozenset()
+
+    @property
+    def missing(self) -> tuple[int, ...]:
+        """The shards whose slice is not in yet, in order."""
+        return tuple(i for i in range(1, (self.count or 0) + 1) if i not in self.done)
+
+    @property
+    def all_in(self) -> bool:
+        """True when every shard's slice is in (or the run is not sharded)."""
+        return not self.missing
+
+    def describe(self) -> str:
+        """``shards 1, 3 of 4 are in; waiting for 2, 4``."""
+        if self.count is None:
+            return "the run is not sharded"
+        done = ", ".join(map(str, sorted(self.done))) or "none"
+        waiting = ", ".join(map(str, self.missing))
+        return f"shards in: {done} of {self.count}" + (f"; waiting for {waiting}" if waiting else "")
+
+
+class RunBusyError(UsageError):
+    """Another live process holds a lease that overlaps the part of the run asked for."""
+
+    def __init__(self, run_id: str, part: str, holder: LeaseHolder, now: float) -> None:
+        self.run_id = run_id
+        self.holder = holder
+        what = "the whole run" if holder.part == WHOLE_RUN else f"shard {holder.part}"
+        mine = "" if part == WHOLE_RUN else f" (shard {part})"
+        super().__init__(
+            f"run {run_id} is being answered by another process{mine}: {what} is held by {holder.describe(now)}; "
+            f"wait for it to finish, or stop it — a lease with no heartbeat for {STALE_AFTER_S:.0f} s is taken over"
+        )
+
+
+class ShardMismatchError(UsageError):
+    """A shard names a different N from the shards already stored for the run."""
+
+    def __init__(self, run_id: str, part: str, counts: Iterable[int]) -> None:
+        known = sorted(set(counts))
+        super().__init__(
+            f"--shard {part}: run {run_id} is split into {' and '.join(map(str, known))} shards by the shards "
+            "already stored; every shard of a run must give the same N"
+        )
+
+
+# -- what a streamed verdict reads ---------------------------------------------------------------
+
+
+@attrs.frozen
+class CaseTally:
+    """What the end of a run needs to know of its stored cases, counted by the store without
+    reading them back: the aggregates, who answered and under which yardsticks.
+
+    ``identities`` counts the answered (not errored) cases per serving identity (``None``: the
+    case carries none); ``yardsticks`` are the non-empty yardsticks of those cases.
+    """
+
+    answered: int = 0
+    passed: int = 0
+    errored: int = 0
+    score_sum: float = 0.0
+    identities: Mapping[ServingIdentity | None, int] = attrs.field(factory=dict)
+    yardsticks: frozenset[str] = frozenset()
+
+
+@attrs.frozen
+class CaseMark:
+    """What a comparison needs of one stored case: its result, whether the judge disagreed with
+    itself on it, its place in its run's stored order and the fingerprint of its content
+    (:attr:`~evalkit.runs.CaseResult.fingerprint`; ``None`` when the case was stored without one)."""
+
+    passed: bool
+    score: float
+    unstable: bool = False
+    position: int = 0
+    fingerprint: str | None = None
+
+
+@attrs.frozen
+class CasePair:
+    """One case id of two runs: its mark in the current run and in the baseline (``None`` where
+    the run has no such case)."""
+
+    case_id: str
+    current: CaseMark | None
+    baseline: CaseMark | None
+

@@ -1,0 +1,76 @@
+"""`evalkit import otel` end to end: a trace file the OpenTelemetry SDK wrote, imported, validated
+and replayed through the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.otel_traces import answer, model_call, text, tool_call, tool_response, trace_file
+
+
+def write_traces(path: Path) -> Path:
+    with trace_file(path, resource={"deployment.api_key": "shopkey-9f8e7d6c5b4a"}) as tracer:
+        model_call(tracer, [text("user", "When can I return a lamp? I am ann@example.com")], answer("Within 30 days."), system="You are the shop's assistant.")
+        model_call(tracer, [text("user", "I bought a lamp."), text("assistant", "Which order?"), text("user", "A-1234.")], answer("Until May 3."))
+        model_call(
+            tracer,
+            [text("user", "Weather in Paris?"), {"role": "assistant", "parts": [tool_call("c1", "get_weather", {"city": "Paris"})]},
+             tool_response("c1", "18 C")],
+            answer("It is 18 °C, key shopkey-9f8e7d6c5b4a."),
+        )  # fmt: skip
+        with tracer.start_as_current_span("execute_tool get_weather") as span:
+            span.set_attribute("gen_ai.operation.name", "execute_tool")
+    return path
+
+
+def test_imported_traces_validate_and_replay_green(evalkit_cli, project: Path) -> None:
+    write_traces(project / "prod.jsonl")
+    imported = evalkit_cli("import", "otel", "prod.jsonl")
+    assert imported.code == 0, imported.stderr
+    out = imported.stdout
+    assert "read 4 spans from prod.jsonl (OpenTelemetry GenAI conventions v1.37-v1.44)" in out
+    assert "imported 3 cases: 1 single prompt, 2 conversations (1 kept but skipped: they hold tool calls)" in out
+    assert "not imported: spans of other operations (not a model call): 1" in out
+    assert "wrote evals/prod.yaml and evals/prod-answers.jsonl" in out
+    written = (project / "evals" / "prod.yaml").read_text() + (project / "evals" / "prod-answers.jsonl").read_text()
+    assert "ann@example.com" not in written and "shopkey-9f8e7d6c5b4a" not in written and "It is 18 °C, key ***." in written
+    snippet = out.split("provider in evalkit.toml:\n")[1].split("  evalkit validate")[0]
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n\n' + "\n".join(line.strip() for line in snippet.splitlines()) + "\n")
+    checked = evalkit_cli("validate")
+    assert checked.code == 0, checked.stderr
+    assert "ok  set traces.prod (2 prompts)" in checked.stdout and "skip  evals/prod.yaml:" in checked.stdout
+    run = evalkit_cli("run", "traces.prod", "--provider", "prod", "--json")
+    assert run.code == 0, run.stderr
+    document = run.json()
+    assert document["pass_rate"] == 1.0 and len(document["cases"]) == 2
+    assert document["identity"]["reported_model"] == "gpt-4o-mini-2024-07-18" and document["accepted"]
+
+
+def test_import_never_overwrites_without_force_and_says_why_nothing_was_imported(evalkit_cli, project: Path) -> None:
+    write_traces(project / "prod.jsonl")
+    assert evalkit_cli("import", "otel", "prod.jsonl", "-o", "sets/p.yaml", "--identifier", "prod.calls").code == 0
+    before = (project / "sets" / "p.yaml").read_text()
+    again = evalkit_cli("import", "otel", "prod.jsonl", "-o", "sets/p.yaml")
+    assert again.code == 2 and "writes nothing: sets/p-answers.jsonl, sets/p.yaml already exist" in again.stderr
+    assert (project / "sets" / "p.yaml").read_text() == before
+    forced = evalkit_cli("import", "otel", "prod.jsonl", "-o", "sets/p.yaml", "--force", "--json")
+    assert forced.code == 0, forced.stderr
+    assert forced.json()["cases"] == 3 and forced.json()["not_imported"] == {"spans of other operations (not a model call)": 1}
+    (project / "noise.jsonl").write_text('{"resourceSpans": []}\nnot json\n')
+    nothing = evalkit_cli("import", "otel", "noise.jsonl")
+    assert nothing.code == 2
+    assert "holds no model call to import: no span at all (1 lines held no OTLP/JSON export request)" in nothing.stderr
+    (project / "latin.jsonl").write_bytes(b"\xff\xfe")
+    refused = evalkit_cli("import", "otel", "latin.jsonl")
+    assert refused.code == 2 and "trace file latin.jsonl is not UTF-8 text" in refused.stderr and "Traceback" not in refused.stderr
+    assert evalkit_cli("import", "otel", "prod.jsonl", "-o", "x.json").code == 2
+    assert not (project / "evals").exists()
+
+
+def test_the_help_names_the_supported_conventions(evalkit_cli) -> None:
+    from evalkit.cli import import_cmd
+    from evalkit.importers import otel
+
+    assert import_cmd.SEMCONV_VERSIONS == otel.SEMCONV_VERSIONS
+    shown = evalkit_cli("import", "otel", "--help")
+    assert shown.code == 0 and "GenAI semantic conventions v1.37-v1.44" in " ".join(shown.stdout.split())
