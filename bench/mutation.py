@@ -346,6 +346,15 @@ class ModuleConfig:
 
     path: str
     equivalent: dict[str, str] = field(default_factory=dict)
+    # when not empty, only the mutants inside these functions (qualnames, a class stands for its
+    # methods) are in scope: the part of a larger module that decides a verdict
+    functions: list[str] = field(default_factory=list)
+
+    def in_scope(self, mutants: Iterable[Mutant]) -> list[Mutant]:
+        """The mutants of ``mutants`` this entry scores."""
+        if not self.functions:
+            return list(mutants)
+        return [m for m in mutants if any(m.qualname == f or m.qualname.startswith(f"{f}.") for f in self.functions)]
 
 
 @dataclass
@@ -367,7 +376,7 @@ def load_config(path: Path) -> Config:
         raise ConfigError(f"{path.name}: unknown keys {', '.join(sorted(unknown))}")
     modules = {}
     for name, entry in data.get("modules", {}).items():
-        extra = set(entry) - {"equivalent"}
+        extra = set(entry) - {"equivalent", "functions"}
         if extra:
             raise ConfigError(f"{path.name}: modules.{name!r}: unknown keys {', '.join(sorted(extra))}")
         equivalent = dict(entry.get("equivalent", {}))
@@ -376,8 +385,15 @@ def load_config(path: Path) -> Config:
                 raise ConfigError(f"{path.name}: equivalent {mutant_id!r} is listed under {name!r}, another module")
             if not isinstance(reason, str) or not reason.strip():
                 raise ConfigError(f"{path.name}: equivalent {mutant_id!r} has no reason")
-        _source(name)  # the module exists
-        modules[name] = ModuleConfig(name, equivalent)
+        functions = entry.get("functions", [])
+        if not isinstance(functions, list) or not all(isinstance(f, str) and f for f in functions):
+            raise ConfigError(f"{path.name}: modules.{name!r}: functions is a list of qualnames")
+        module = ModuleConfig(name, equivalent, list(functions))
+        found = {m.qualname for m in mutants_in(name, _source(name))}  # the module exists
+        missing = [f for f in functions if not any(q == f or q.startswith(f"{f}.") for q in found)]
+        if missing:
+            raise ConfigError(f"{path.name}: modules.{name!r}: no mutant in {', '.join(missing)} (renamed or removed?)")
+        modules[name] = module
     return Config(modules, list(data.get("tests", ["tests"])), list(data.get("pytest_args", [])), float(data.get("minimum", 0.95)))
 
 
@@ -892,7 +908,7 @@ def _main(args: argparse.Namespace) -> int:
     if unknown:
         raise ConfigError(f"not in {args.config.name}: {', '.join(unknown)} (known: {', '.join(config.modules)})")
     chosen = [config.modules[name] for name in (args.module or config.modules)]
-    mutants = {m.path: mutants_of(m.path) for m in chosen}
+    mutants = {m.path: m.in_scope(mutants_of(m.path)) for m in chosen}
     stale = [f"{i}" for m in chosen for i in stale_equivalents(m, mutants[m.path])]
     if stale:
         raise ConfigError("listed equivalents that match no mutant (re-read the code and list them again):\n  "
