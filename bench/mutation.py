@@ -530,9 +530,10 @@ def build_coverage_map(config: Config, cache_dir: Path, jobs: int) -> CoverageMa
     fingerprint = code_fingerprint(config, candidates)
     cache = cache_dir / "coverage" / fingerprint[:20]
     cache.mkdir(parents=True, exist_ok=True)
-    for old in cache.parent.iterdir():  # a map of other code is never read again
-        if old != cache:
+    for old in cache.parent.iterdir():  # a map of other code is never read again (one per test selection)
+        if old != cache and (old / "tests.json").is_file() and json.loads((old / "tests.json").read_text()) == config.tests:
             shutil.rmtree(old, ignore_errors=True)
+    (cache / "tests.json").write_text(json.dumps(config.tests), encoding="utf-8")
     hashes = {name: _digest_file(ROOT / name) for name in candidates}
     stale = []
     for name in candidates:
@@ -878,6 +879,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="where the coverage map is kept")
     parser.add_argument("--jobs", type=int, default=1, help="children (and coverage workers) at a time (default 1)")
     parser.add_argument("--module", action="append", help="only this module (repeatable)")
+    parser.add_argument(
+        "--tests", action="append", metavar="PATH",
+        help="candidate tests instead of the config's (repeatable): a quicker, partial measure — a mutant only "
+             "the tests left out would kill counts as survived, so a score can only be lower",
+    )  # fmt: skip
     parser.add_argument("--mutant", action="append", help="only mutants whose id contains this text (repeatable)")
     parser.add_argument("--survivors", action="store_true", help="only the mutants that survived this module's last run")
     parser.add_argument("--list", action="store_true", help="print every mutant (line:column, id, change) and exit")
@@ -904,6 +910,8 @@ def _main(args: argparse.Namespace) -> int:
     if args.nice and hasattr(os, "nice"):
         os.nice(args.nice)
     config = load_config(args.config)
+    if args.tests:
+        config.tests = list(args.tests)
     unknown = [name for name in args.module or () if name not in config.modules]
     if unknown:
         raise ConfigError(f"not in {args.config.name}: {', '.join(unknown)} (known: {', '.join(config.modules)})")
