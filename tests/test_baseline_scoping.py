@@ -92,3 +92,130 @@ def test_a_first_run_that_loses_the_race_to_another_is_compared_with_it(repo) ->
     assert kept.state == "regressed" and kept.comparison.baseline_id == winner and kept.comparison.regressed
     assert kept.acceptance is None and list(repo.acceptances_for([winner, loser])) == [winner]
     assert repo.verdicts_for([loser])[loser].state == "regressed"
+
+
+def test_runs_that_carry_their_cases_are_compared_on_them_even_where_the_store_streams(repo) -> None:
+    """The store pairs the cases only when both runs come without theirs: two runs held in memory
+    (here unknown to the store) are compared on the cases they carry."""
+    from evalkit.run.decide import compare_runs
+    from evalkit.runs import RunStatus
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    store_capabilities = capabilities(repo)
+    assert store_capabilities.streamed is not None
+    before = Run(id="in-memory-before", set_identifier="pkg.set", grader="deterministic", status=RunStatus.COMPLETE,
+                 cases=[CaseResult("c1", True, 1.0), CaseResult("c2", True, 1.0)])  # fmt: skip
+    after = Run(id="in-memory-after", set_identifier="pkg.set", grader="deterministic", status=RunStatus.COMPLETE,
+                cases=[CaseResult("c1", False, 0.0), CaseResult("c2", True, 1.0)])  # fmt: skip
+    comparison = compare_runs(after, before, store_capabilities, Tolerances())
+    assert comparison.regressed and comparison.regressed_cases == ("c1",)
+
+
+def test_a_gate_on_new_failures_is_off_unless_the_caller_asks(repo) -> None:
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.run.decide import Judging
+    from evalkit.storage import capabilities
+
+    judging = Judging(capabilities(repo), PromptRules())
+    assert judging.fail_on_new_failures is False and judging.baseline_id is None and judging.tally is None
+
+
+def test_a_chosen_run_that_cannot_be_the_baseline_is_refused_with_the_reason(repo) -> None:
+    from evalkit.baselines import BaselineScope, scope_mismatch
+    from evalkit.runs import RunKind
+
+    scope = BaselineScope(RunKind.PROMPTS, "pkg.set", "prod-gpt", "gpt-4o", "gpt-4o-2024-08-06", "deterministic")
+    good = repo.get_run(store(repo))
+    assert scope_mismatch(good, scope) is None
+    other = repo.get_run(store(repo, ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-11-20")))
+    assert scope_mismatch(other, scope) == (
+        f'run {other.id} is of another scope (set "pkg.set", gpt-4o-2024-11-20 (prod-gpt/gpt-4o), grader "deterministic"), '
+        'not set "pkg.set", gpt-4o-2024-08-06 (prod-gpt/gpt-4o), grader "deterministic"'
+    )
+    unfinished = repo.get_run(store(repo, status="interrupted"))
+    assert scope_mismatch(unfinished, scope) == f"run {unfinished.id} is interrupted; only a complete run can be a baseline"
+    unverified = repo.get_run(store(repo, errored=True))
+    assert scope_mismatch(unverified, scope) == (
+        f"run {unverified.id} has no verified serving identity (unverified), so it belongs to no scope"
+    )
+
+
+def test_who_accepts_is_the_user_variable_then_the_login_name_then_unknown(monkeypatch) -> None:
+    import getpass
+
+    from evalkit.baselines import current_user
+
+    monkeypatch.setenv("USER", "alice")
+    assert current_user() == "alice"
+    monkeypatch.setenv("USER", "")
+    monkeypatch.setattr(getpass, "getuser", lambda: "bob")
+    assert current_user() == "bob"
+
+    def no_login_name() -> str:
+        raise OSError("no login name")
+
+    monkeypatch.setattr(getpass, "getuser", no_login_name)
+    assert current_user() == "unknown"
+
+
+def test_accepting_on_purpose_records_who_when_and_why_and_refuses_what_cannot_be_a_baseline(repo) -> None:
+    from evalkit.baselines import MAX_REASON_CHARS, Acceptance, accept_run
+    from evalkit.errors import UsageError
+
+    run_id = store(repo)
+    run, acceptance = accept_run(repo, run_id, "  a new prompt template ", by="ali\x1bce", at=5.0)
+    assert run.id == run_id and acceptance == Acceptance("manual", 5.0, "ali?ce", "a new prompt template")
+    assert repo.acceptances_for([run_id]) == {run_id: acceptance}
+    _, longest = accept_run(repo, run_id, "x" * MAX_REASON_CHARS, by="alice", at=6.0)
+    assert longest.reason == "x" * MAX_REASON_CHARS
+
+    refusals = [
+        ((run_id, " \t"), "--reason must say why this run is accepted (it is recorded with the acceptance)"),
+        ((run_id, "x" * (MAX_REASON_CHARS + 1)), "--reason is 1,001 characters long, more than the 1,000 allowed"),
+        ((run_id, "two\nlines"), "--reason must be printable text on one line, got 'two\\nlines'"),
+        (("no-such-run", "why"), 'there is no run "no-such-run" in the store (see `evalkit history SET` for run ids)'),
+    ]
+    incomplete = store(repo, status="interrupted")
+    refusals.append(((incomplete, "why"), f"run {incomplete} is interrupted: only a complete run can be accepted as a baseline"))
+    unverified = store(repo, errored=True)
+    refusals.append(((unverified, "why"), f"run {unverified} has no verified serving identity (unverified), so it "
+                                          "belongs to no baseline scope and cannot be accepted"))  # fmt: skip
+    for (chosen, reason), message in refusals:
+        with pytest.raises(UsageError) as refused:
+            accept_run(repo, chosen, reason, by="alice", at=7.0)
+        assert str(refused.value) == message
+    assert repo.acceptances_for([run_id, incomplete, unverified]) == {run_id: longest}, "nothing written by a refusal"
+
+
+def test_the_current_baselines_of_a_set_narrowed_by_parts_of_their_scope(repo) -> None:
+    from evalkit.baselines import Acceptance, current_baselines
+    from evalkit.runs import RunKind
+
+    older = store(repo)
+    newer = store(repo)
+    judged = store(repo, grader="decision:judge:gpt-4o:v1")
+    staging = store(repo, ServingIdentity("staging-gpt", "gpt-4o", "gpt-4o-2024-08-06"))
+    mini = store(repo, ServingIdentity("prod-gpt", "gpt-4o-mini", "gpt-4o-2024-08-06"))
+    store(repo)  # not accepted: never a current baseline
+    repo.begin_run(Run(id="retrieval", set_identifier="pkg.set", grader="retrieval_hit_rate", kind=RunKind.RETRIEVAL,
+                       retriever="r.one", deployment="prod", started_at=1.0))  # fmt: skip
+    repo.finish_run("retrieval", "complete", 2.0)
+    for number, run_id in enumerate([older, newer, judged, staging, mini, "retrieval"]):
+        repo.accept_run(run_id, Acceptance("first", 10.0 + number))
+
+    def ids(**narrowed: str) -> list[str]:
+        return sorted(b.run.id for b in current_baselines(repo, "pkg.set", **narrowed))
+
+    assert ids() == sorted([newer, judged, staging, mini, "retrieval"]), "one per scope, the most recently accepted"
+    shown = {b.run.id: b for b in current_baselines(repo, "pkg.set")}
+    assert shown[newer].acceptance == Acceptance("first", 11.0) and shown[newer].scope.grader == "deterministic"
+    assert ids(provider_instance="staging-gpt") == [staging]
+    assert ids(model_alias="gpt-4o-mini") == [mini]
+    assert ids(grader="deterministic") == sorted([newer, staging, mini])
+    assert ids(grader="decision") == [judged], "a grader matches its yardstick's prefix"
+    assert ids(grader="decision:judge:gpt-4o:v1") == [judged]
+    assert ids(grader="decis") == [], "a prefix counts up to a colon only"
+    assert ids(retriever="r.one") == ["retrieval"] and ids(retriever="r.two") == []
+    assert ids(deployment="prod") == ["retrieval"]
+    assert ids(provider_instance="prod-gpt", model_alias="gpt-4o") == sorted([newer, judged])
