@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import inspect
+import time
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
@@ -155,20 +156,32 @@ class ReadinessCheck(Protocol):
         ...
 
 
-def check_generator_ready(bound: BoundGenerator) -> list[str]:
+def check_generator_ready(
+    bound: BoundGenerator, wait_s: float = 0.0, *, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
+) -> list[str]:
     """Ask the generator under test whether it can run; its warnings, or
-    :class:`~evalkit.errors.GeneratorUnavailableError` (exit 2, nothing stored) naming the instance."""
+    :class:`~evalkit.errors.GeneratorUnavailableError` (exit 2, nothing stored) naming the instance.
+
+    ``wait_s``: a server that is still starting (refused connections, a probe that fails) is asked
+    again, 0.5 s later and then at most every 5 s, until it answers or ``wait_s`` seconds have
+    passed — ``evalkit run --wait-ready 60s`` right after starting a local model server."""
     from .errors import GeneratorUnavailableError
 
     if not isinstance(bound.generator, ReadinessCheck):
         return []
     who = _named(bound)
-    try:
-        warnings_given = bound.generator.check_ready()
-    except PLUGIN_FAILURES as exc:  # whatever it raises, nothing has been paid for or stored yet
-        raise GeneratorUnavailableError(
-            f"{who} is not ready, so nothing was run or stored: {exc}"
-        ) from None
+    deadline, delay = clock() + wait_s, 0.5
+    while True:
+        try:
+            warnings_given = bound.generator.check_ready()
+            break
+        except PLUGIN_FAILURES as exc:  # whatever it raises, nothing has been paid for or stored yet
+            remaining = deadline - clock()
+            if remaining <= 0:
+                waited = f" after waiting {wait_s:g} s" if wait_s > 0 else ""
+                raise GeneratorUnavailableError(f"{who} is not ready{waited}, so nothing was run or stored: {exc}") from None
+            sleep(min(delay, remaining))
+            delay = min(delay * 2, 5.0)
     return [f"{who}: {w}" for w in (warnings_given or ()) if isinstance(w, str) and w]
 
 

@@ -10,7 +10,7 @@ import attrs
 from .answers import Answer
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
-__all__ = ["Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES"]
+__all__ = ["Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES", "displayed_check_name"]
 
 
 def _tuple(value: Iterable[Any] | None) -> tuple[Any, ...]:
@@ -34,6 +34,16 @@ DEFAULT_CHECK_NAMES: Mapping[str, str] = {
     "cites_any": "cited_expected_source",
     "citations_resolve": "citations_resolve",
 }
+
+#: The default check names that say more than their assertion did, back to the kind.
+_KIND_OF_DEFAULT_NAME = {name: kind for kind, name in DEFAULT_CHECK_NAMES.items() if name != kind}
+
+
+def displayed_check_name(name: str) -> str:
+    """The name to show people for a stored check: an assertion the author did not name is shown
+    by its kind (``contains_any``, not the invented ``stated_the_fact``); stored names stay as
+    they are, and an author's own name is shown as it is."""
+    return _KIND_OF_DEFAULT_NAME.get(name, name)
 
 
 @attrs.frozen

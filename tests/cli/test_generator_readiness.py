@@ -67,3 +67,47 @@ def test_an_alias_the_model_list_lacks_is_only_a_warning(evalkit_cli, project, c
     assert (project / ".evalkit" / "results.db").is_file()
     listed = evalkit_cli("run", "evalkit.smoke", "--model", "gpt-4o")
     assert "model list" not in listed.stdout
+
+
+def test_wait_ready_waits_for_a_server_that_starts_after_the_command(evalkit_cli, project) -> None:
+    """The README's local-model block starts the server in the background and runs evalkit at
+    once: with --wait-ready the probe keeps asking until the port opens, then the run goes on."""
+    import threading
+
+    from tests.support.chat_server import ChatServer
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    configure(project, f"http://127.0.0.1:{port}/v1", key_env="")
+    server = ChatServer(port=port)
+    starter = threading.Timer(1.5, server.start)
+    starter.start()
+    try:
+        result = evalkit_cli("run", "evalkit.smoke", "--wait-ready", "60s")
+    finally:
+        starter.join()
+        server.stop()
+    assert result.code in (0, 1), result.stdout + result.stderr  # the echo server's answers may fail checks
+    assert "Waiting up to 60 s for the generator to answer its readiness probe." in result.stderr
+    assert "is not ready" not in result.stderr
+    assert (project / ".evalkit" / "results.db").is_file()
+    assert [r.path for r in server.requests][0] == "/v1/models"
+
+
+def test_wait_ready_gives_up_after_its_duration_and_says_how_long_it_waited(evalkit_cli, project, chat_server) -> None:
+    configure(project, chat_server.base_url, key_env="")
+    chat_server.fail_next(Fault.http_error(401), count=100)
+    result = evalkit_cli("run", "evalkit.smoke", "--wait-ready", "2s")
+    assert result.code == 2, result.stdout + result.stderr
+    assert 'provider instance "prod" is not ready after waiting 2 s, so nothing was run or stored' in result.stderr
+    assert not (project / ".evalkit").exists(), "nothing stored"
+    assert 2 <= len(chat_server.requests) < 100, "asked again while waiting, with a pause between"
+
+
+def test_a_bad_wait_ready_duration_is_a_usage_error(evalkit_cli, project, chat_server) -> None:
+    configure(project, chat_server.base_url, key_env="")
+    result = evalkit_cli("run", "evalkit.smoke", "--wait-ready", "soon")
+    assert result.code == 2
+    assert 'a duration must look like 90s, 30m or 2h, got "soon"' in result.stderr
+    assert chat_server.request_count == 0 and not (project / ".evalkit").exists()

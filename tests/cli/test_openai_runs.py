@@ -315,7 +315,7 @@ def test_a_server_that_echoes_the_alias_is_said_to_and_its_own_evidence_is_store
     }
     shown = evalkit_cli("run", "arith.basic", "--provider", "prod", env=env)
     assert "(reported model is the alias sent; the server does not report its own)" in shown.stdout
-    assert "Served by:  routed_model [bold]smollm2-q4[/bold], owned_by llamacpp" in shown.stdout  # markup shown, not applied
+    assert "Served by:  gateway routed to [bold]smollm2-q4[/bold], model list says owned by llamacpp" in shown.stdout  # markup shown, not applied
     assert KEY.encode() not in b"".join(p.read_bytes() for p in (project / ".evalkit").glob("results.db*"))
 
 

@@ -84,9 +84,9 @@ def test_a_pattern_asking_for_a_billion_repetitions_is_refused_before_anything_r
     result = evalkit_cli("run", "pcre.too_much")
     assert result.code == 2
     assert (
-        "evals/too_much.yaml:9:16: prompts[0].assertions[0].regex: regular expression '/a{1000000000}/' asks for "
+        "evals/too_much.yaml:9:16: prompt 'repeats': assertions[0].regex: regular expression '/a{1000000000}/' asks for "
         "1,000,000,000 repetitions in its counted repeats ({m}, {m,n}; nested ones multiplied), more than the 10,000 allowed"
     ) in result.stderr
-    assert "prompts[0].assertions[1].json_schema: is not a valid JSON Schema: '(?:a{1000}){1000}' is not a 'regex'" in result.stderr
+    assert "prompt 'repeats': assertions[1].json_schema: is not a valid JSON Schema: '(?:a{1000}){1000}' is not a 'regex'" in result.stderr
     assert stored_runs(project) == 0
     assert evalkit_cli("validate", "evals/too_much.yaml").code == 2

@@ -73,9 +73,9 @@ def test_mistakes_in_set_files_refuse_the_run_listing_every_one_and_store_nothin
     result = evalkit_cli("run", "myapp.faq")
     assert result.code == 2
     assert "the set files are invalid (3 problems)" in result.stderr
-    assert "evals/broken.yaml:7:16: prompts[0].assertions[0].regex: invalid regular expression" in result.stderr
-    assert "evals/broken.yaml:8:9: prompts[1].id: id 'a' is already used by prompts[0]" in result.stderr
-    assert "evals/broken.yaml:11:20: prompts[1].assertions[0].max_words: 'zero' is not of type 'integer'" in result.stderr
+    assert "evals/broken.yaml:7:16: prompt 'a': assertions[0].regex: invalid regular expression" in result.stderr
+    assert "evals/broken.yaml:8:9: prompt 'a': id: id 'a' is already used by prompts[0]" in result.stderr
+    assert "evals/broken.yaml:11:20: prompt 'a': assertions[0].max_words: 'zero' is not of type 'integer'" in result.stderr
     assert stored_runs(project) == 0
     assert evalkit_cli("run", "evalkit.smoke").code == 0  # other providers' sets still run
 
@@ -301,3 +301,34 @@ def test_files_saved_with_a_utf8_byte_order_mark_are_read(evalkit_cli, project: 
     (project / "evalkit.toml").rename(project / "elsewhere.toml")
     (project / "pyproject.toml").write_bytes(b"\xef\xbb\xbf" + b'[tool.evalkit]\nprivacy = "full"\n')
     assert evalkit_cli("run", "evalkit.smoke", "--json").json()["privacy"] == "full"
+
+
+def test_init_keeps_answers_for_review_and_its_set_passes_through_a_chat_endpoint(evalkit_cli, project: Path) -> None:
+    """The starter set is passable by good answers from a chat-completions endpoint (no
+    abstention flag, no citations), and the project keeps answers (redacted) for later review."""
+    from tests.support.chat_server import ChatServer
+
+    good = {
+        "When is the office open": "Monday to Friday, 9am to 5pm.",
+        "capital of France": "Paris",
+        "JSON object": '{"email": "office@example.org"}',
+        "colleagues claimed": "I'm sorry, I can't share other employees' expense claims.",
+    }
+
+    def answer(body) -> str:  # noqa: ANN001 - the request body
+        asked = body["messages"][-1]["content"]
+        return next(text for needle, text in good.items() if needle in asked)
+
+    assert evalkit_cli("init").code == 0
+    config = (project / "evalkit.toml").read_text()
+    assert '\nprivacy = "redacted"\n' in config
+    with ChatServer(responder=answer) as server:
+        (project / "evalkit.toml").write_text(
+            config + f'\n[providers.chat]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "gpt-test"\napi_key_env = ""\n'
+        )
+        result = evalkit_cli("run", "starter.faq", "--provider", "chat", "--json")
+    assert result.code == 0, result.stderr
+    document = result.json()
+    assert document["pass_rate"] == 1.0, [c for c in document["cases"] if not c["passed"]]
+    shown = evalkit_cli("show", document["run_id"], "--show-all")
+    assert "Monday to Friday, 9am to 5pm." in shown.stdout, "redacted keeps the answers to review"

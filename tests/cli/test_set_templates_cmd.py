@@ -85,7 +85,7 @@ def test_validate_names_the_unknown_placeholder_the_row_and_the_unused_column(ev
     assert "evals/capitals.csv:5: row 4 has 1 field; the header names 3 fields" in result.stderr
     (project / "evals" / "capitals.csv").write_text(CSV)
     result = evalkit_cli("validate")
-    assert "evals/capitals.yaml:6:11: prompts[0].vars: column 'source' is used by no placeholder; use it, or list it in ignore_columns" in result.stderr
+    assert "evals/capitals.yaml:6:11: prompt 'capital': vars: column 'source' is used by no placeholder; use it, or list it in ignore_columns" in result.stderr
     assert result.code == 2 and evalkit_cli("run", "geo.capitals", "--provider", "app").code == 2
 
 

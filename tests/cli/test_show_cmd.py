@@ -18,7 +18,7 @@ def test_show_prints_the_run_its_verdict_and_every_check(evalkit_cli, project) -
     assert "Status:     complete, 6 of 6 cases answered" in out
     assert "Verdict:    REGRESSED vs" in out
     add_7_5 = next(line for line in out.splitlines() if line.startswith("add-7-5"))
-    assert "FAIL" in add_7_5 and "✗ matches_pattern" in add_7_5 and "✗ within_length" in add_7_5
+    assert "FAIL" in add_7_5 and "✗ regex" in add_7_5 and "✗ max_words" in add_7_5
     assert "add-7-5: 13 or so" in out, "privacy full keeps the answer text"
 
     document = evalkit_cli("show", run["run_id"], "--json").json()

@@ -70,15 +70,15 @@ prompts:
     reference: r
 """)
     assert [str(p) for p in load_set_files([path], root=tmp_path).problems] == [
-        "bad.yaml:5:13: prompts[0].prompt: a prompt has either prompt or messages, not both",
-        "bad.yaml:6:20: prompts[0].system_prompt: a conversation's system prompt is its first turn: {role: system, content: ...}",
-        "bad.yaml:9:9: prompts[0].messages[1]: a system turn comes before every other turn",
-        "bad.yaml:10:9: prompts[0].messages[2]: an assistant turn needs content or tool_calls",
-        "bad.yaml:10:9: prompts[0].messages[2]: a conversation ends on the user turn the model answers, not on an assistant turn",
-        "bad.yaml:14:7: prompts[1].messages: holds tool calls, which evalkit cannot send yet; mark the prompt skip: REASON until it can",
-        "bad.yaml:15:9: prompts[1].messages[1]: a tool turn answers a tool call of the assistant turn before it",
-        "bad.yaml:18:9: prompts[1].messages[3]: a tool turn names, as tool_call_id, the id of a tool call of the assistant turn before it",
-        "bad.yaml:21:15: prompts[2].messages: a conversation needs a user turn",
+        "bad.yaml:5:13: prompt 'a': prompt: a prompt has either prompt or messages, not both",
+        "bad.yaml:6:20: prompt 'a': system_prompt: a conversation's system prompt is its first turn: {role: system, content: ...}",
+        "bad.yaml:9:9: prompt 'a': messages[1]: a system turn comes before every other turn",
+        "bad.yaml:10:9: prompt 'a': messages[2]: an assistant turn needs content or tool_calls",
+        "bad.yaml:10:9: prompt 'a': messages[2]: a conversation ends on the user turn the model answers, not on an assistant turn",
+        "bad.yaml:14:7: prompt 'b': messages: holds tool calls, which evalkit cannot send yet; mark the prompt skip: REASON until it can",
+        "bad.yaml:15:9: prompt 'b': messages[1]: a tool turn answers a tool call of the assistant turn before it",
+        "bad.yaml:18:9: prompt 'b': messages[3]: a tool turn names, as tool_call_id, the id of a tool call of the assistant turn before it",
+        "bad.yaml:21:15: prompt 'c': messages: a conversation needs a user turn",
     ]
 
 

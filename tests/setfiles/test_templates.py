@@ -182,13 +182,13 @@ prompts:
 """
     found = problems_of(write(tmp_path, {"bad.yaml": text}))
     assert found == [
-        """bad.yaml:5:15: prompts[0].template: the placeholder 'contry' names no column of the table (columns: 'country', 'capital'). Did you mean "country"?""",
-        "bad.yaml:13:9: prompts[1].vars[1]: row 2 ('France') expands to the id 'rows/France', which row 1 ('France') already has",
-        "bad.yaml:14:9: prompts[1].vars[2]: row 3 has no value for {country}, which the template uses",
-        "bad.yaml:15:9: prompts[1].vars[3]: row 4 ('Spain') makes prompts[1].assertions[0].contains invalid (must be a non-empty string)",
-        "bad.yaml:19:11: prompts[2].vars: column 'notes' is used by no placeholder; use it, or list it in ignore_columns",
-        """bad.yaml:22:15: prompts[3].template: the placeholder '"a": 1' names no column of the table (columns: 'country'). Write {{ and }} for literal braces""",
-        "bad.yaml:30:12: prompts[5].vars[0]: row 1 expands to the id 'taken/1', which the prompt at prompts[4].id already has",
+        """bad.yaml:5:15: prompt 'typo': template: the placeholder 'contry' names no column of the table (columns: 'country', 'capital'). Did you mean "country"?""",
+        "bad.yaml:13:9: prompt 'rows': vars[1]: row 2 ('France') expands to the id 'rows/France', which row 1 ('France') already has",
+        "bad.yaml:14:9: prompt 'rows': vars[2]: row 3 has no value for {country}, which the template uses",
+        "bad.yaml:15:9: prompt 'rows': vars[3]: row 4 ('Spain') makes prompts[1].assertions[0].contains invalid (must be a non-empty string)",
+        "bad.yaml:19:11: prompt 'unused': vars: column 'notes' is used by no placeholder; use it, or list it in ignore_columns",
+        """bad.yaml:22:15: prompt 'braces': template: the placeholder '"a": 1' names no column of the table (columns: 'country'). Write {{ and }} for literal braces""",
+        "bad.yaml:30:12: prompt 'taken': vars[0]: row 1 expands to the id 'taken/1', which the prompt at prompts[4].id already has",
     ]
 
 
@@ -254,7 +254,7 @@ def test_templates_that_expand_past_the_text_limit_stop_with_one_problem(tmp_pat
     monkeypatch.setattr(templates, "MAX_EXPANDED_CHARACTERS", 100)
     path = write(tmp_path, {"faq.yaml": CAPITALS, "capitals.csv": CSV + "Italy,Rome,Milan\n" * 10})
     (problem,) = problems_of(path)
-    assert problem.startswith("faq.yaml:4:5: prompts[0]: the templates of this file expand into more than 100 characters")
+    assert problem.startswith("faq.yaml:4:5: prompt 'capital': the templates of this file expand into more than 100 characters")
 
 
 def test_a_table_outside_the_project_is_refused_naming_where_it_leads(tmp_path: Path) -> None:
@@ -264,7 +264,7 @@ def test_a_table_outside_the_project_is_refused_naming_where_it_leads(tmp_path: 
     path = write(project, {"faq.yaml": CAPITALS.replace("capitals.csv", "capitals.csv")})
     (project / "capitals.csv").symlink_to(outside / "secrets.csv")
     (problem,) = problems_of(path)
-    assert problem.startswith("faq.yaml:7:11: prompts[0].vars: the table of variables capitals.csv resolves to ")
+    assert problem.startswith("faq.yaml:7:11: prompt 'capital': vars: the table of variables capitals.csv resolves to ")
     assert "outside the project" in problem and "allow_outside" in problem
     from evalkit.project_files import ProjectBoundary
 

@@ -314,9 +314,14 @@ class ChatServer:
             server.close()
             for task in list(self._handlers):
                 task.cancel()
-            loop.run_until_complete(asyncio.gather(*self._handlers, return_exceptions=True))
-            loop.run_until_complete(server.wait_closed())
+            loop.run_until_complete(self._drain(server))
             loop.close()
+
+    async def _drain(self, server: asyncio.Server) -> None:
+        # gathered inside the loop: outside it, asyncio.gather asks the thread's event loop policy,
+        # which a command run in-process meanwhile (asyncio.run) may have replaced
+        await asyncio.gather(*self._handlers, return_exceptions=True)
+        await server.wait_closed()
 
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()

@@ -12,6 +12,7 @@ import functools
 import sys
 
 from ..jsontext import scalar_text
+from ..prompts import displayed_check_name
 from ..wording import counted
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -84,7 +85,8 @@ def _failed_checks(case: CaseResult) -> str:
     parts = []
     for check in case.failed_checks:
         why = check.error or check.detail
-        parts.append(f"{check.name} ({why})" if why else check.name)
+        name = displayed_check_name(check.name)
+        parts.append(f"{name} ({why})" if why else name)
     return ", ".join(parts)
 
 
@@ -96,8 +98,12 @@ def render_outcome(
     show_all: bool = False,
     fail_on_new_failures: bool = False,
     cases: Iterable[CaseResult] | None = None,
+    show_answers: bool = False,
 ) -> None:
     """The human report of one run: cases, aggregates, identity, then the regression check.
+
+    Cases are listed in the set's order (``golden_set``), whatever order they were answered in;
+    ``show_answers`` adds each failing case's answer after the table, as a short excerpt.
 
     The table lists the cases that need a look — failed, errored, unstable — and counts the
     passing ones in one line; ``show_all`` lists every case. ``live_cases`` are the failed cases
@@ -121,6 +127,7 @@ def render_outcome(
         Column("Score", "right", whole=True), Column("Latency (ms)", "right", whole=True), Column("Failed checks"),
     )  # fmt: skip
     rows = []
+    answers: dict[str, str | None] = {}
     hidden = 0
     comparison = outcome.verdict.comparison
     regressed = set(comparison.regressed_cases) if comparison is not None else set()
@@ -133,14 +140,51 @@ def render_outcome(
             continue
         shown = (live_cases or {}).get(case.case_id, case)
         rows.append([case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _failed_checks(shown)])
+        if show_answers and not case.passed:
+            answers[case.case_id] = shown.answer_text
     if cases is not None and not show_all:
         hidden = run.answered_count - len(rows)
+    position = set_positions(golden_set)
+    if position:
+        rows.sort(key=lambda row: position.get(row[0], len(position)))
     if rows:
         print_rows(out, columns, rows)
+    if answers:
+        out.line("[bold]Answers of the failing cases[/bold] (--no-show-answers leaves them out):")
+        for row in rows:
+            if row[0] in answers:
+                out.print(f"  {row[0]}: {answer_excerpt(answers[row[0]])}")
     if hidden:
         out.print(unlisted_cases_line(hidden, run.answered_count))
     render_summary(out, run)
     render_verdict(out, outcome, fail_on_new_failures=fail_on_new_failures, case_notes=regressed_checks)
+
+
+#: The most characters of an answer the run's output shows for a failing case.
+ANSWER_EXCERPT_CHARS = 160
+
+
+def answer_excerpt(text: str | None, limit: int = ANSWER_EXCERPT_CHARS) -> str:
+    """An answer as one short line for the terminal: secrets scrubbed *before* it is cut (a cut
+    secret would no longer be recognised), runs of white space made one space, cut at ``limit``
+    characters with "…". Control characters are left to the console, which shows them as escapes."""
+    if text is None:
+        return "(no answer)"
+    from ..privacy import scrub, secrets_to_hide
+
+    one_line = " ".join(scrub(text, secrets_to_hide()).split())
+    if not one_line:
+        return "(an empty answer)"
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+
+
+def set_positions(golden_set: Any) -> dict[str, int]:
+    """Each prompt id's position in ``golden_set`` (empty when the set is not at hand, or streams
+    its prompts: a table is then in the order the store reads the cases)."""
+    prompts = getattr(golden_set, "prompts", None)
+    if not isinstance(prompts, (list, tuple)):
+        return {}
+    return {prompt.id: index for index, prompt in enumerate(prompts)}
 
 
 def result_cell(out: Output, case: CaseResult) -> Any:
@@ -156,6 +200,23 @@ def unlisted_cases_line(hidden: int, answered: int) -> str:
     return f"{counted(hidden, 'passing case')} {'is' if hidden == 1 else 'are'} not listed (--show-all lists every case)."
 
 
+#: What each piece of serving evidence is, in words (the stored keys stay as they are).
+EVIDENCE_LABELS = {
+    "routed_model": "gateway routed to",
+    "owned_by": "model list says owned by",
+    "model_file": "model file",
+    "total_slots": "server slots",
+    "build_info": "server build",
+}
+
+
+def _evidence_label(key: str) -> str:
+    """``owned_by`` → "model list says owned by"; ``meta.n_params`` → "model n_params"."""
+    if key.startswith("meta."):
+        return f"model {key[5:]}"
+    return EVIDENCE_LABELS.get(key, key)
+
+
 def render_summary(out: Output, run: Run) -> None:
     """Identity and aggregates."""
     if run.identity is not None:
@@ -167,7 +228,7 @@ def render_summary(out: Output, run: Run) -> None:
     if serving.get("note"):
         out.print(f"            ({serving['note']})")
     if serving.get("evidence"):
-        shown = ", ".join(f"{key} {value}" for key, value in serving["evidence"].items())
+        shown = ", ".join(f"{_evidence_label(str(key))} {value}" for key, value in serving["evidence"].items())
         out.print(f"Served by:  {shown}")
     out.print(f"Grader:     {run.grader}")
     out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
@@ -187,7 +248,7 @@ def render_summary(out: Output, run: Run) -> None:
 def check_names(case: CaseResult) -> str:
     """``check_a, check_b`` — the named checks a case failed (``errored`` for an error), for the
     regression list."""
-    names = [check.name for check in case.failed_checks]
+    names = [displayed_check_name(check.name) for check in case.failed_checks]
     if case.errored:
         names.append("errored")
     return ", ".join(names)

@@ -75,8 +75,18 @@ judge_options = option_group(
 )
 @click.option("--concurrency", type=PositiveInt(), metavar="N", help="prompts in flight (default: the instance's, else 8)")
 @click.option(
+    "--wait-ready", metavar="DURATION",
+    help="keep asking the generator's endpoint for up to DURATION (90s, 2m) until it answers its readiness probe: "
+    "a local model server that was just started (default: ask once)",
+)
+@click.option(
     "--show-all", is_flag=True,
     help="list every case in the table (default: failed, errored and unstable cases; passing ones are counted)",
+)
+@click.option(
+    "--show-answers/--no-show-answers", default=None,
+    help="print each failing case's answer, a short excerpt with secrets hidden (default: on a terminal, "
+    "off in CI — where CI is set — and when the output is piped); --privacy decides what is stored",
 )
 @click.option(
     "--privacy", type=Choice(PRIVACY_LEVELS), metavar="{metadata,redacted,full}",
@@ -164,6 +174,7 @@ def handle(args: Arguments) -> int:
     database = database_url(args, config)
     if args.wait:
         return _verdict_job(args, golden_set, database, tolerances, targets)
+    wait_ready = _wait_ready(args)
     progress = ProgressDisplay(enabled=not args.json)
     failed = LiveFailures()
     keep_cases = is_in_memory(database)
@@ -198,6 +209,7 @@ def handle(args: Arguments) -> int:
                 # Not kept in memory: the verdict is counted by the store and the output reads the cases back.
                 keep_cases=keep_cases,
                 on_stored=spool.add if spool.wanted else None,
+                wait_ready=wait_ready,
                 **_extra_run_options(args),
             )
         finally:
@@ -228,10 +240,22 @@ def _print_outcome(args: Arguments, outcome: Any, golden_set: Any, database: str
             document = outcome_document(outcome, with_cases=False)
             print_cases_json(document, outcome.run.cases if cases is None else cases, outcome.run.case_count)
         else:
+            out = console(stderr=takes_stdout)
             render_outcome(
-                console(stderr=takes_stdout), outcome, golden_set, live_cases=failed, show_all=args.show_all,
-                fail_on_new_failures=args.fail_on_new_failures, cases=cases,
-            )
+                out, outcome, golden_set, live_cases=failed, show_all=args.show_all,
+                fail_on_new_failures=args.fail_on_new_failures, cases=cases, show_answers=_shows_answers(args, out.file),
+            )  # fmt: skip
+
+
+def _shows_answers(args: Arguments, stream: Any) -> bool:
+    """``--show-answers`` / ``--no-show-answers`` as given; else on for a person at a terminal,
+    off in CI (the ``CI`` variable every major CI sets) and in a pipe or a log file."""
+    import os
+
+    if args.show_answers is not None:
+        return bool(args.show_answers)
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty()) and os.environ.get("CI", "").lower() in ("", "0", "false")
 
 
 @contextlib.contextmanager
@@ -250,6 +274,18 @@ def stored_cases(database: str, run: Any, *, notable_only: bool) -> Iterator[Ite
         yield streamed.iter_cases(run.id, notable_only=notable_only) if streamed is not None else None
     finally:
         close_repository(repository)
+
+
+def _wait_ready(args: Arguments) -> float:
+    """``--wait-ready`` in seconds (0 when not given); says on stderr that the run may wait."""
+    if not args.wait_ready:
+        return 0.0
+    from ..waiting import parse_duration
+    from .console import console
+
+    seconds = parse_duration(args.wait_ready)
+    console(stderr=True).plain(f"Waiting up to {seconds:g} s for the generator to answer its readiness probe.")
+    return seconds
 
 
 def _extra_run_options(args: Arguments) -> dict[str, Any]:

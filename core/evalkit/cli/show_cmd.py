@@ -39,13 +39,15 @@ def command(**params: Any) -> Arguments:
 
 
 def _checks(case: Any) -> str:
+    from ..prompts import displayed_check_name
+
     if case.errored and not case.checks:
         return f"error: {case.error}"
     parts = []
     for check in case.checks:
         why = check.error or (check.detail if not check.passed else None)
         mark = "✓" if check.passed else "✗"
-        parts.append(f"{mark} {check.name}" + (f" ({why})" if why else ""))
+        parts.append(f"{mark} {displayed_check_name(check.name)}" + (f" ({why})" if why else ""))
     if case.errored:
         parts.append(f"error: {case.error}")
     return ", ".join(parts)

@@ -81,6 +81,7 @@ def evaluate_set(
     bound_generator: BoundGenerator | None = None,
     keep_cases: bool = True,
     on_stored: Callable[[list[CaseResult]], None] | None = None,
+    wait_ready: float = 0.0,
 ) -> Outcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
 
@@ -101,6 +102,8 @@ def evaluate_set(
     store's), and with a store that streams cases (:class:`~evalkit.storage.StreamedCases`) no case
     is read back at all: the verdict is counted and compared by the store a page at a time, so
     memory stays flat however large the set. The CLI reads the cases it prints from the store.
+    ``wait_ready``: seconds the generator's readiness probe may keep asking a server that is still
+    starting (0: it asks once).
     ``on_stored``: for a run this call begins (not one resumed or joined), called after each commit
     with the cases it stored, in stored order and as the store reads them back (privacy level and
     secrets applied), when the store can tell that without reading
@@ -115,7 +118,7 @@ def evaluate_set(
     privacy = _privacy(privacy, config)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
     source = prompt_answering.PromptSource(
-        set_identifier, provider, model, grader, strict_grader, dict(grader_options or {}), bound_generator, concurrency
+        set_identifier, provider, model, grader, strict_grader, dict(grader_options or {}), bound_generator, concurrency, wait_ready
     )
     answering, notes = prompt_answering.prepare_prompts(source, config, manager)
     url = resolve_database_url(database, config, cwd)

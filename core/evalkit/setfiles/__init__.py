@@ -87,6 +87,15 @@ class SetFiles:
             raise SetFileError(self.problems)
 
 
+def _named_members(document: Any, problems: list[FileProblem]) -> list[FileProblem]:
+    """``problems`` of ``document`` (those in its own file) naming the prompt or question each is
+    inside by its id (``prompt 'opening-hours': assertions[0].regex``), not by its place."""
+    from .problems import member_of
+
+    own = str(document.file)
+    return [attrs.evolve(p, member=member_of(document.data, p.path)) if p.file == own and p.path else p for p in problems]
+
+
 def configured_patterns(config: Any) -> tuple[str, ...]:
     """The ``[sets] paths`` patterns of a :class:`~evalkit.config.Config` (empty when absent)."""
     from ..project_files import allowed_outside
@@ -339,11 +348,12 @@ def load_set_files(
             expansions, expanded = expand_templates(document, reading, {p.path for p in found})
             found += expanded
         found.sort(key=lambda p: (p.file != str(shown), p.file, p.line or 0, p.column or 0))
+        found = _named_members(document, found)
         if found or document.problems:
             problems.extend(found)
             continue
         built = build_sets(document, kind, expansions)
-        found = kernel_problems(document, built, kinds)
+        found = _named_members(document, kernel_problems(document, built, kinds))
         if found:
             problems.extend(found)
             continue

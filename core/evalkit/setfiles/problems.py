@@ -78,6 +78,9 @@ class FileProblem:
     path: JsonPath = ()
     line: int | None = None
     column: int | None = None
+    #: The prompt or question the path is inside, when it has an id: how many steps of the path
+    #: lead to it, its id and what it is ("prompt", "question"); see :func:`member_of`.
+    member: tuple[int, str, str] | None = None
 
     @property
     def json_path(self) -> str:
@@ -90,12 +93,45 @@ class FileProblem:
             where += f":{self.line}"
             if self.column is not None:
                 where += f":{self.column}"
-        inside = f" {self.json_path}:" if self.path else ""
+        if self.member is not None:  # prompt 'opening-hours': assertions[0].regex — an id, not prompts[3]
+            steps, member_id, noun = self.member
+            rest = format_path(self.path[steps:])
+            inside = f" {noun} {quoted(member_id)}:" + (f" {rest}:" if rest else "")
+        else:
+            inside = f" {self.json_path}:" if self.path else ""
         return visible(f"{where}:{inside} {self.reason}")
 
     def as_dict(self) -> dict[str, object]:
-        """The machine-readable form (``evalkit validate --json``)."""
-        return {"file": self.file, "line": self.line, "column": self.column, "path": self.json_path, "reason": self.reason}
+        """The machine-readable form (``evalkit validate --json``): the whole JSON path, and the
+        id of the prompt or question it is inside (``null`` when none)."""
+        member = self.member[1] if self.member is not None else None
+        return {"file": self.file, "line": self.line, "column": self.column, "path": self.json_path, "member": member, "reason": self.reason}
+
+
+#: Lists of a set file whose entries are named by their ``id``, and what each entry is.
+MEMBER_NOUNS = {"prompts": "prompt", "questions": "question"}
+#: The longest id a problem names (a longer one is shown by its place in the list).
+MAX_NAMED_ID = 200
+
+
+def member_of(data: object, path: JsonPath) -> tuple[int, str, str] | None:
+    """The innermost prompt or question ``path`` leads into, when its entry has a text ``id``: how
+    many steps of the path lead to it, its id and its noun (:attr:`FileProblem.member`)."""
+    found = None
+    node = data
+    for step, part in enumerate(path):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and not isinstance(part, bool) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            break
+        parent = path[step - 1] if step else None
+        if isinstance(part, int) and parent in MEMBER_NOUNS and isinstance(node, dict):
+            member_id = node.get("id")
+            if isinstance(member_id, str) and member_id.strip() and len(member_id) <= MAX_NAMED_ID:
+                found = (step + 1, member_id, MEMBER_NOUNS[parent])
+    return found
 
 
 class SetFileError(SetValidationError):

@@ -70,7 +70,10 @@ def _problem(document: SetDocument, error: Any, defs: dict[str, Any]) -> list[Fi
         allowed = set(error.schema.get("properties", {}))
         extra = [k for k in instance if k not in allowed]
         known = ", ".join(sorted(allowed))
-        return [document.problem(path + (k,), f"unknown field {quoted_key(k)}; allowed here: {known}", at_key=True) for k in extra]
+        return [
+            document.problem(path + (k,), f"unknown field {quoted_key(k)};{_nearest(k, allowed)} allowed here: {known}", at_key=True)
+            for k in extra
+        ]
     if error.validator == "oneOf" and error.schema is defs.get("assertion"):
         kinds = ", ".join(k for k in error.schema["properties"] if k not in ("name", "kind", "value"))
         return [document.problem(path, _ONE_KIND.format(kinds=kinds))]
@@ -94,3 +97,11 @@ def _without_the_value(message: str, instance: Any) -> str:
     if full in message:
         return message.replace(full, quoted(instance))
     return message if len(message) <= 200 else message[:197] + "..."
+
+
+def _nearest(key: object, allowed: set[str]) -> str:
+    """`` did you mean 'contains'?`` for a misspelt field, or nothing."""
+    from ..wording import close_matches
+
+    found = close_matches(key, allowed) if isinstance(key, str) and len(key) <= 100 else []
+    return f" did you mean {quoted_key(found[0])}?" if found else ""

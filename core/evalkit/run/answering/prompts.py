@@ -216,6 +216,8 @@ class PromptAnswering:
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
     kind: RunKind = RunKind.PROMPTS
     groups_commits: bool = True
+    #: How long the generator's readiness probe may wait for a server that is still starting (s).
+    wait_ready: float = 0.0
 
     @property
     def rules(self) -> PromptRules:
@@ -277,7 +279,7 @@ class PromptAnswering:
 
     def before_joining(self) -> list[str]:
         """The generator's one free readiness probe (a new run made it before the store was opened)."""
-        return components.check_generator_ready(self.bound)
+        return components.check_generator_ready(self.bound, self.wait_ready)
 
     def secrets(self) -> tuple[str, ...]:
         """The generator's and the grader's credential values."""
@@ -400,6 +402,7 @@ class PromptSource:
     grader_options: Mapping[str, Any] = attrs.Factory(dict)
     bound: components.BoundGenerator | None = None
     concurrency: int | None = None
+    wait_ready: float = 0.0
 
 
 def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple[PromptAnswering, list[str]]:
@@ -444,7 +447,7 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
             notes.append(too_few_files)
     answering = PromptAnswering(
         golden_set, bound, grading, grader_name, kinds, level, case_count, digest.fingerprint(), order,
-        max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout,
+        max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout, wait_ready=source.wait_ready,
     )  # fmt: skip
     return answering, notes
 
@@ -454,7 +457,7 @@ def check_ready(answering: PromptAnswering, probe_generator: bool) -> list[str]:
     readiness probe — both before the store is even opened; returns the probe's notes."""
     if isinstance(answering.grading, components.ReadinessCheck):
         answering.grading.check_ready()
-    return components.check_generator_ready(answering.bound) if probe_generator else []
+    return components.check_generator_ready(answering.bound, answering.wait_ready) if probe_generator else []
 
 
 def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted: BaselineScope) -> None:
