@@ -889,6 +889,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--list", action="store_true", help="print every mutant (line:column, id, change) and exit")
     parser.add_argument("--check", action="store_true", help="check the config (equivalents match mutants) and exit")
     parser.add_argument("--map", action="store_true", help="bring the coverage map up to date, print its size and exit")
+    parser.add_argument(
+        "--no-control", action="store_true",
+        help="skip the control run of the unmutated module (the coverage map's run then vouches for the tests: "
+             "one that failed there is an error)",
+    )  # fmt: skip
     parser.add_argument("--nice", type=int, default=19, help="lower this process's priority by this much (default 19)")
     return parser
 
@@ -936,7 +941,7 @@ def _main(args: argparse.Namespace) -> int:
     for variable in HIDDEN_VARIABLES:
         os.environ.pop(variable, None)
     coverage = build_coverage_map(config, args.cache_dir, max(1, args.jobs))
-    _warn_failing_tests(coverage, [m.path for m in chosen])
+    _warn_failing_tests(coverage, [m.path for m in chosen], refuse=args.no_control)
     if args.map:
         for module in chosen:
             measured = coverage.modules[module.path]
@@ -959,7 +964,7 @@ def _main(args: argparse.Namespace) -> int:
             print(f"{module.path}: {len(todo)} of {len(current)} mutants", flush=True)
             began = time.perf_counter()
             run = _Run(config, module, _source(module.path), coverage, Path(scratch))
-            if todo:
+            if todo and not args.no_control:
                 _control(run)
             ran = run_mutants(todo, run, max(1, args.jobs))
             outcomes = {**last, **{r.mutant.id: r.outcome for r in ran}}
@@ -999,11 +1004,14 @@ def _control(run: _Run) -> None:
         )
 
 
-def _warn_failing_tests(coverage: CoverageMap, modules: list[str]) -> None:
+def _warn_failing_tests(coverage: CoverageMap, modules: list[str], *, refuse: bool = False) -> None:
     """Name the tests that failed while the map was measured: a test failing under coverage (one
-    that times itself, on a loaded machine) may pass without it; the control run decides."""
+    that times itself, on a loaded machine) may pass without it; the control run decides. Without
+    a control run (``refuse``), such a test would "kill" every mutant it runs for: an error."""
     relevant = set().union(*(coverage.every_test_of_files(m) for m in modules))
     failing = sorted(coverage.failed & relevant)
+    if failing and refuse:
+        raise ConfigError("these tests failed while the coverage map was measured (no control run):\n  " + "\n  ".join(failing))
     if failing:
         print("warning: these tests failed while the coverage map was measured:\n  " + "\n  ".join(failing))
 
