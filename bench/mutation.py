@@ -468,6 +468,14 @@ class CoverageMap:
             return self.every_test_of_files(mutant.module)
         return set().union(*(coverage.by_line.get(line, set()) for line in mutant.lines))
 
+    def leave_out(self, tests: set[str]) -> None:
+        """Select none of ``tests`` for any mutant."""
+        for coverage in self.modules.values():
+            for line, found in coverage.by_line.items():
+                coverage.by_line[line] = found - tests
+        for test in tests:
+            self.seconds.pop(test, None)
+
     def every_test_of_files(self, module: str) -> set[str]:
         """Every test of the test files that have a test executing ``module``."""
         files = {test.split("::", 1)[0] for test in self.modules.get(module, ModuleCoverage()).every_test()}
@@ -1007,12 +1015,14 @@ def _control(run: _Run) -> None:
 def _warn_failing_tests(coverage: CoverageMap, modules: list[str], *, refuse: bool = False) -> None:
     """Name the tests that failed while the map was measured: a test failing under coverage (one
     that times itself, on a loaded machine) may pass without it; the control run decides. Without
-    a control run (``refuse``), such a test would "kill" every mutant it runs for: an error."""
+    a control run (``refuse``), such a test would "kill" every mutant it runs for: it is left out."""
     relevant = set().union(*(coverage.every_test_of_files(m) for m in modules))
     failing = sorted(coverage.failed & relevant)
     if failing and refuse:
-        raise ConfigError("these tests failed while the coverage map was measured (no control run):\n  " + "\n  ".join(failing))
-    if failing:
+        print("warning: these tests failed while the coverage map was measured; without a control run they are left "
+              "out of every mutant's tests (they could kill none honestly):\n  " + "\n  ".join(failing))  # fmt: skip
+        coverage.leave_out(set(failing))
+    elif failing:
         print("warning: these tests failed while the coverage map was measured:\n  " + "\n  ".join(failing))
 
 
