@@ -219,3 +219,39 @@ def test_the_current_baselines_of_a_set_narrowed_by_parts_of_their_scope(repo) -
     assert ids(retriever="r.one") == ["retrieval"] and ids(retriever="r.two") == []
     assert ids(deployment="prod") == ["retrieval"]
     assert ids(provider_instance="prod-gpt", model_alias="gpt-4o") == sorted([newer, judged])
+
+
+def test_an_unfinished_run_is_not_compared_and_says_why(repo) -> None:
+    from evalkit.run.decide import incomplete_reason
+
+    run = repo.get_run(store(repo, status="incomplete", errored=True), with_cases=False)
+    assert incomplete_reason(run, "case") == (
+        "not compared: the run is incomplete (1 errored case), so it is never a baseline and is not compared"
+    )
+
+
+def test_a_run_with_a_new_failing_case_is_accepted_unless_new_failures_gate(repo) -> None:
+    """No regression against the accepted run, but an added case fails: accepted by default (the
+    gate on new failures is the caller's to ask for), not when it gates."""
+    from evalkit.baselines import Acceptance
+    from evalkit.evaluation import automatic_acceptance, verdict_for
+    from evalkit.run.decide import automatic_acceptance as decide_acceptance
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    accepted = store(repo)
+    repo.accept_run(accepted, Acceptance("first", 1.0))
+    now = float(next(_clock))
+    repo.begin_run(Run(id="with-a-new-case", set_identifier="pkg.set", grader="deterministic", started_at=now, case_count=2,
+                       provider_instance=IDENTITY.provider_instance, model_alias=IDENTITY.model_alias))  # fmt: skip
+    repo.record_cases("with-a-new-case", [CaseResult("c1", True, 1.0, identity=IDENTITY, yardstick="deterministic"),
+                                          CaseResult("c-new", False, 0.0, identity=IDENTITY, yardstick="deterministic")],
+                      "metadata")  # fmt: skip
+    repo.finish_run("with-a-new-case", "complete", now + 0.5, grader="deterministic", identity=IDENTITY)
+    verdict = verdict_for(repo.get_run("with-a-new-case"), repo, Tolerances.parse("1", "1"))
+    assert verdict.state == "no_regression" and verdict.comparison.new_failures == ("c-new",)
+    store_capabilities = capabilities(repo)
+    expected = Acceptance("no_regression", 2.0, None, f"no regression against accepted run {accepted}")
+    assert decide_acceptance(verdict, store_capabilities, 2.0) == expected
+    assert decide_acceptance(verdict, store_capabilities, 2.0, fail_on_new_failures=True) is None
+    assert automatic_acceptance(verdict, repo, 2.0) == expected
