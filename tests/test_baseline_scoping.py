@@ -255,3 +255,14 @@ def test_a_run_with_a_new_failing_case_is_accepted_unless_new_failures_gate(repo
     assert decide_acceptance(verdict, store_capabilities, 2.0) == expected
     assert decide_acceptance(verdict, store_capabilities, 2.0, fail_on_new_failures=True) is None
     assert automatic_acceptance(verdict, repo, 2.0) == expected
+
+
+def test_the_first_run_of_a_scope_is_accepted_as_such(repo) -> None:
+    from evalkit.baselines import Acceptance
+    from evalkit.evaluation import automatic_acceptance, verdict_for
+    from evalkit.tolerance import Tolerances
+
+    first = repo.get_run(store(repo))
+    verdict = verdict_for(first, repo, Tolerances())
+    assert verdict.state == "baseline"
+    assert automatic_acceptance(verdict, repo, 3.0) == Acceptance("first", 3.0, None, "the first run of its scope")
