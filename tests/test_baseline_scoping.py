@@ -266,3 +266,29 @@ def test_the_first_run_of_a_scope_is_accepted_as_such(repo) -> None:
     verdict = verdict_for(first, repo, Tolerances())
     assert verdict.state == "baseline"
     assert automatic_acceptance(verdict, repo, 3.0) == Acceptance("first", 3.0, None, "the first run of its scope")
+
+
+def test_a_chosen_baseline_that_cannot_serve_is_named_in_the_verdict(repo) -> None:
+    from evalkit.evaluation import verdict_for
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.run.decide import Judging, decide
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    current = repo.get_run(store(repo))
+    gone = verdict_for(current, repo, Tolerances(), baseline_id="no-such-run")
+    assert (gone.state, gone.reason) == ("not_comparable", "not compared with the chosen baseline: run no-such-run is no longer in the store")
+    other = store(repo, ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-11-20"))
+    elsewhere = verdict_for(current, repo, Tolerances(), baseline_id=other)
+    assert elsewhere.state == "not_comparable"
+    assert elsewhere.reason.startswith(f"not compared with the chosen baseline: run {other} is of another scope (")
+
+    class AnyRun(PromptRules):
+        """Rules that find no problem with any run: a run without a scope reaches the baseline."""
+
+        def run_problem(self, run, judging):  # noqa: ANN001, ANN201
+            return None
+
+    unverified = repo.get_run(store(repo, errored=True, status="complete"))
+    nowhere = decide(unverified, Judging(capabilities(repo), AnyRun(), baseline_id=current.id))
+    assert (nowhere.state, nowhere.reason) == ("not_comparable", "not compared with the chosen baseline: this run belongs to no scope")
