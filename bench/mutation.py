@@ -896,6 +896,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--survivors", action="store_true", help="only the mutants that survived this module's last run")
     parser.add_argument("--list", action="store_true", help="print every mutant (line:column, id, change) and exit")
     parser.add_argument("--check", action="store_true", help="check the config (equivalents match mutants) and exit")
+    parser.add_argument(
+        "--table", action="store_true",
+        help="print the table from the outcomes the last runs kept in the cache (no mutant is run) and exit",
+    )  # fmt: skip
     parser.add_argument("--map", action="store_true", help="bring the coverage map up to date, print its size and exit")
     parser.add_argument(
         "--no-control", action="store_true",
@@ -944,6 +948,8 @@ def _main(args: argparse.Namespace) -> int:
                 mark = "  (equivalent)" if mutant.id in module.equivalent else ""
                 print(f"{mutant.line}:{mutant.column}\t{mutant.id}\t{mutated_line(mutant)}{mark}")
         return 0
+    if args.table:
+        return _kept_table(chosen, mutants, args.cache_dir, config.minimum)
     os.chdir(ROOT)
     sys.dont_write_bytecode = True
     for variable in HIDDEN_VARIABLES:
@@ -987,6 +993,28 @@ def _main(args: argparse.Namespace) -> int:
     elif args.survivors:
         print("\n(--survivors: the mutants not re-run keep their outcome of the last run)")
     return report(results, config.minimum, time.perf_counter() - started)
+
+
+def _kept_table(chosen: list[ModuleConfig], mutants: dict[str, list[Mutant]], cache_dir: Path, minimum: float) -> int:
+    """The per-module table from the kept outcomes of the current mutants; a module with a mutant
+    no run has decided yet (new code, or never run) is named and left out of the table."""
+    scores, missing = [], []
+    for module in chosen:
+        kept = _load_results(cache_dir, module.path)
+        current = mutants[module.path]
+        outcomes = ["equivalent" if m.id in module.equivalent else kept.get(m.id) for m in current]
+        if any(o is None for o in outcomes):
+            missing.append(f"{module.path} ({sum(o is None for o in outcomes)} of {len(current)} not run)")
+            continue
+        scores.append(score(module.path, [Result(m, o) for m, o in zip(current, outcomes, strict=True)]))  # type: ignore[arg-type]
+    if scores:
+        print(table(scores))
+    if missing:
+        print("without a kept outcome for every mutant:\n  " + "\n  ".join(missing))
+    below = [s.module for s in scores if s.score < minimum]
+    if below:
+        print(f"below the minimum: {', '.join(below)}")
+    return 1 if below or missing else 0
 
 
 def _control(run: _Run) -> None:

@@ -292,3 +292,46 @@ def test_a_chosen_baseline_that_cannot_serve_is_named_in_the_verdict(repo) -> No
     unverified = repo.get_run(store(repo, errored=True, status="complete"))
     nowhere = decide(unverified, Judging(capabilities(repo), AnyRun(), baseline_id=current.id))
     assert (nowhere.state, nowhere.reason) == ("not_comparable", "not compared with the chosen baseline: this run belongs to no scope")
+
+
+def test_the_verdict_the_closing_shard_stored_is_read_back_and_compared_again(repo) -> None:
+    """What the final job of a sharded CI run prints and exits on: the stored verdict, its baseline
+    compared again under the job's tolerances, the acceptance the closing process recorded; a run
+    stored without a verdict, or not complete, is decided now."""
+    from evalkit.baselines import Acceptance
+    from evalkit.evaluation import stored_run_verdict
+    from evalkit.storage.values import StoredVerdict
+    from evalkit.tolerance import Tolerances
+
+    def read_back(run_id: str, tolerances: Tolerances = Tolerances()):  # noqa: ANN202, B008
+        return stored_run_verdict(repo.get_run(run_id), repo, tolerances)
+
+    base = store(repo)
+    repo.accept_run(base, Acceptance("first", 1.0))
+    repo.record_verdict(base, StoredVerdict("baseline", None, "recorded as the baseline"))
+    first = read_back(base)
+    assert (first.state, first.reason, first.acceptance) == ("baseline", "recorded as the baseline", Acceptance("first", 1.0))
+
+    worse = store(repo, passed=False)
+    repo.record_verdict(worse, StoredVerdict("regressed", base, "1 case regressed"))
+    regressed = read_back(worse)
+    assert regressed.state == "regressed" and regressed.acceptance is None
+    assert regressed.comparison.baseline_id == base and regressed.comparison.regressed_cases == ("c1",)
+    assert read_back(worse, Tolerances.parse("1", "1")).state == "no_regression", "compared again, under these tolerances"
+
+    kept_note = store(repo)
+    repo.record_verdict(kept_note, StoredVerdict("not_comparable", None, "not compared: the grader failed"))
+    assert (read_back(kept_note).state, read_back(kept_note).reason) == ("not_comparable", "not compared: the grader failed")
+
+    orphan = store(repo)
+    repo.record_verdict(orphan, StoredVerdict("regressed", "deleted-run", "1 case regressed against deleted-run"))
+    gone = read_back(orphan)
+    assert (gone.state, gone.reason, gone.comparison) == ("not_comparable", "1 case regressed against deleted-run", None)
+
+    unrecorded = read_back(store(repo))
+    assert unrecorded.state == "no_regression" and unrecorded.comparison.baseline_id == base
+
+    incomplete = store(repo, status="incomplete", errored=True)
+    repo.record_verdict(incomplete, StoredVerdict("baseline", None, "a stale note"))
+    decided_now = read_back(incomplete)
+    assert decided_now.state == "not_comparable" and decided_now.reason.startswith("not compared: the run is incomplete")
