@@ -147,6 +147,7 @@ def test_who_accepts_is_the_user_variable_then_the_login_name_then_unknown(monke
     from evalkit.baselines import current_user
 
     monkeypatch.setenv("USER", "alice")
+    monkeypatch.setenv("LOGNAME", "not-alice")  # what the login name would say
     assert current_user() == "alice"
     monkeypatch.setenv("USER", "")
     monkeypatch.setattr(getpass, "getuser", lambda: "bob")
@@ -335,3 +336,40 @@ def test_the_verdict_the_closing_shard_stored_is_read_back_and_compared_again(re
     repo.record_verdict(incomplete, StoredVerdict("baseline", None, "a stale note"))
     decided_now = read_back(incomplete)
     assert decided_now.state == "not_comparable" and decided_now.reason.startswith("not compared: the run is incomplete")
+
+
+def test_a_store_without_accepted_baselines_is_named_in_the_refusal_and_the_verdict(repo) -> None:
+    from evalkit.baselines import accept_run, current_baselines, unreadable_baseline
+    from evalkit.errors import StorageError, UsageError
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.run.decide import Judging, decide
+    from evalkit.storage.protocols import Capabilities
+
+    without = Capabilities(repository=repo, scoped=repo)  # a store that keeps no acceptances
+    run_id = store(repo)
+    with pytest.raises(UsageError) as refused:
+        accept_run(without, run_id, "why", by="alice", at=1.0)
+    assert str(refused.value) == (
+        "the configured repository (Capabilities) cannot keep accepted baselines: it lacks the AcceptedBaselines capability"
+    )
+    with pytest.raises(UsageError) as refused:
+        current_baselines(without, "pkg.set")
+    assert str(refused.value) == (
+        "the configured repository (Capabilities) keeps no accepted baselines: it lacks the AcceptedBaselines capability"
+    )
+    verdict = decide(repo.get_run(run_id), Judging(without, PromptRules()))
+    assert (verdict.state, verdict.reason) == (
+        "not_comparable",
+        "not compared: the configured repository keeps no accepted baselines (AcceptedBaselines capability)",
+    )
+    assert unreadable_baseline(StorageError("a row this version cannot read")) == (
+        "not compared: the baseline could not be read from the store — a row this version cannot read"
+    )
+
+
+def test_a_set_changed_when_a_case_was_only_added_only_removed_or_only_edited() -> None:
+    from evalkit.set_versions import CaseSplit
+
+    for edited, added, removed in ((("e",), (), ()), ((), ("a",), ()), ((), (), ("r",))):
+        assert CaseSplit(("u",), edited, added, removed, True).set_changed
+    assert not CaseSplit(("u",), (), (), (), True).set_changed
