@@ -716,6 +716,7 @@ class _Run:
     source: str
     coverage: CoverageMap
     scratch: Path
+    timeout_factor: float = 10.0  # a mutant's tests may take this many times their measured time
 
 
 def _start(mutant: Mutant, run: _Run) -> tuple[int, float, int] | Result:
@@ -731,7 +732,8 @@ def _start(mutant: Mutant, run: _Run) -> tuple[int, float, int] | Result:
     if not tests:
         return Result(mutant, "no test")
     budget = sum(run.coverage.seconds.get(t, 1.0) for t in tests)
-    timeout = 60.0 + 10.0 * budget  # a loaded machine is slow; a loop that never ends is slower
+    # a loaded machine is slow; a loop that never ends is slower
+    timeout = 60.0 + run.timeout_factor * budget
     arguments = [f"--basetemp={run.scratch / str(mutant.index)}", *run.config.pytest_args]
     pid = os.fork()
     if pid == 0:  # the child never returns into the parent's code
@@ -906,6 +908,10 @@ def _parser() -> argparse.ArgumentParser:
         help="skip the control run of the unmutated module (the coverage map's run then vouches for the tests: "
              "one that failed there is an error)",
     )  # fmt: skip
+    parser.add_argument(
+        "--timeout-factor", type=float, default=10.0,
+        help="a mutant times out (killed) after 60 s + this many times its tests' measured time (default 10)",
+    )  # fmt: skip
     parser.add_argument("--nice", type=int, default=19, help="lower this process's priority by this much (default 19)")
     return parser
 
@@ -977,7 +983,7 @@ def _main(args: argparse.Namespace) -> int:
                 todo = [m for m in todo if any(text in m.id for text in args.mutant)]
             print(f"{module.path}: {len(todo)} of {len(current)} mutants", flush=True)
             began = time.perf_counter()
-            run = _Run(config, module, _source(module.path), coverage, Path(scratch))
+            run = _Run(config, module, _source(module.path), coverage, Path(scratch), args.timeout_factor)
             if todo and not args.no_control:
                 _control(run)
             ran = run_mutants(todo, run, max(1, args.jobs))
