@@ -138,3 +138,14 @@ def test_a_comparison_built_by_hand_knows_its_fingerprints_and_lists_nothing_it_
     assert comparison.fingerprints_known is True
     assert (comparison.unstable_cases, comparison.edited_cases, comparison.added_failing, comparison.compared_cases) == ((), (), (), ())
     assert not comparison.regressed and not comparison.set_changed
+
+
+def test_a_prompt_runs_comparability_is_plain_comparable() -> None:
+    """Prompt runs need no check beyond their scope: comparable, no provenance word, no notes, the
+    same treatment."""
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.verdict import Comparability
+
+    check = PromptRules().comparability(run("now", ten(5)), run("base", ten(5)))
+    assert check == Comparability()
+    assert (check.comparable, check.reason, check.label, check.notes, check.treatment_changed) == (True, None, None, (), False)
