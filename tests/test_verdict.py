@@ -136,6 +136,8 @@ def test_a_comparison_built_by_hand_knows_its_fingerprints_and_lists_nothing_it_
         removed_cases=(), mcnemar_p=1.0,
     )  # fmt: skip
     assert comparison.fingerprints_known is True
+    rates = (comparison.baseline_pass_rate, comparison.pass_rate, comparison.baseline_mean_score, comparison.mean_score)
+    assert rates == (0, 0, 0, 0) and all(isinstance(r, Fraction) for r in rates)
     assert (comparison.unstable_cases, comparison.edited_cases, comparison.added_failing, comparison.compared_cases) == ((), (), (), ())
     assert not comparison.regressed and not comparison.set_changed
 
