@@ -92,3 +92,284 @@ def test_a_first_run_that_loses_the_race_to_another_is_compared_with_it(repo) ->
     assert kept.state == "regressed" and kept.comparison.baseline_id == winner and kept.comparison.regressed
     assert kept.acceptance is None and list(repo.acceptances_for([winner, loser])) == [winner]
     assert repo.verdicts_for([loser])[loser].state == "regressed"
+
+
+def test_runs_that_carry_their_cases_are_compared_on_them_even_where_the_store_streams(repo) -> None:
+    """The store pairs the cases only when both runs come without theirs: two runs held in memory
+    (here unknown to the store) are compared on the cases they carry."""
+    from evalkit.run.decide import compare_runs
+    from evalkit.runs import RunStatus
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    store_capabilities = capabilities(repo)
+    assert store_capabilities.streamed is not None
+    before = Run(id="in-memory-before", set_identifier="pkg.set", grader="deterministic", status=RunStatus.COMPLETE,
+                 cases=[CaseResult("c1", True, 1.0), CaseResult("c2", True, 1.0)])  # fmt: skip
+    after = Run(id="in-memory-after", set_identifier="pkg.set", grader="deterministic", status=RunStatus.COMPLETE,
+                cases=[CaseResult("c1", False, 0.0), CaseResult("c2", True, 1.0)])  # fmt: skip
+    comparison = compare_runs(after, before, store_capabilities, Tolerances())
+    assert comparison.regressed and comparison.regressed_cases == ("c1",)
+
+
+def test_a_gate_on_new_failures_is_off_unless_the_caller_asks(repo) -> None:
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.run.decide import Judging
+    from evalkit.storage import capabilities
+
+    judging = Judging(capabilities(repo), PromptRules())
+    assert judging.fail_on_new_failures is False and judging.baseline_id is None and judging.tally is None
+
+
+def test_a_chosen_run_that_cannot_be_the_baseline_is_refused_with_the_reason(repo) -> None:
+    from evalkit.baselines import BaselineScope, scope_mismatch
+    from evalkit.runs import RunKind
+
+    scope = BaselineScope(RunKind.PROMPTS, "pkg.set", "prod-gpt", "gpt-4o", "gpt-4o-2024-08-06", "deterministic")
+    good = repo.get_run(store(repo))
+    assert scope_mismatch(good, scope) is None
+    other = repo.get_run(store(repo, ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-11-20")))
+    assert scope_mismatch(other, scope) == (
+        f'run {other.id} is of another scope (set "pkg.set", gpt-4o-2024-11-20 (prod-gpt/gpt-4o), grader "deterministic"), '
+        'not set "pkg.set", gpt-4o-2024-08-06 (prod-gpt/gpt-4o), grader "deterministic"'
+    )
+    unfinished = repo.get_run(store(repo, status="interrupted"))
+    assert scope_mismatch(unfinished, scope) == f"run {unfinished.id} is interrupted; only a complete run can be a baseline"
+    unverified = repo.get_run(store(repo, errored=True))
+    assert scope_mismatch(unverified, scope) == (
+        f"run {unverified.id} has no verified serving identity (unverified), so it belongs to no scope"
+    )
+
+
+def test_who_accepts_is_the_user_variable_then_the_login_name_then_unknown(monkeypatch) -> None:
+    import getpass
+
+    from evalkit.baselines import current_user
+
+    monkeypatch.setenv("USER", "alice")
+    monkeypatch.setenv("LOGNAME", "not-alice")  # what the login name would say
+    assert current_user() == "alice"
+    monkeypatch.setenv("USER", "")
+    monkeypatch.setattr(getpass, "getuser", lambda: "bob")
+    assert current_user() == "bob"
+
+    def no_login_name() -> str:
+        raise OSError("no login name")
+
+    monkeypatch.setattr(getpass, "getuser", no_login_name)
+    assert current_user() == "unknown"
+
+
+def test_accepting_on_purpose_records_who_when_and_why_and_refuses_what_cannot_be_a_baseline(repo) -> None:
+    from evalkit.baselines import MAX_REASON_CHARS, Acceptance, accept_run
+    from evalkit.errors import UsageError
+
+    run_id = store(repo)
+    run, acceptance = accept_run(repo, run_id, "  a new prompt template ", by="ali\x1bce", at=5.0)
+    assert run.id == run_id and acceptance == Acceptance("manual", 5.0, "ali?ce", "a new prompt template")
+    assert repo.acceptances_for([run_id]) == {run_id: acceptance}
+    _, longest = accept_run(repo, run_id, "x" * MAX_REASON_CHARS, by="alice", at=6.0)
+    assert longest.reason == "x" * MAX_REASON_CHARS
+
+    refusals = [
+        ((run_id, " \t"), "--reason must say why this run is accepted (it is recorded with the acceptance)"),
+        ((run_id, "x" * (MAX_REASON_CHARS + 1)), "--reason is 1,001 characters long, more than the 1,000 allowed"),
+        ((run_id, "two\nlines"), "--reason must be printable text on one line, got 'two\\nlines'"),
+        (("no-such-run", "why"), 'there is no run "no-such-run" in the store (see `evalkit history SET` for run ids)'),
+    ]
+    incomplete = store(repo, status="interrupted")
+    refusals.append(((incomplete, "why"), f"run {incomplete} is interrupted: only a complete run can be accepted as a baseline"))
+    unverified = store(repo, errored=True)
+    refusals.append(((unverified, "why"), f"run {unverified} has no verified serving identity (unverified), so it "
+                                          "belongs to no baseline scope and cannot be accepted"))  # fmt: skip
+    for (chosen, reason), message in refusals:
+        with pytest.raises(UsageError) as refused:
+            accept_run(repo, chosen, reason, by="alice", at=7.0)
+        assert str(refused.value) == message
+    assert repo.acceptances_for([run_id, incomplete, unverified]) == {run_id: longest}, "nothing written by a refusal"
+
+
+def test_the_current_baselines_of_a_set_narrowed_by_parts_of_their_scope(repo) -> None:
+    from evalkit.baselines import Acceptance, current_baselines
+    from evalkit.runs import RunKind
+
+    older = store(repo)
+    newer = store(repo)
+    judged = store(repo, grader="decision:judge:gpt-4o:v1")
+    staging = store(repo, ServingIdentity("staging-gpt", "gpt-4o", "gpt-4o-2024-08-06"))
+    mini = store(repo, ServingIdentity("prod-gpt", "gpt-4o-mini", "gpt-4o-2024-08-06"))
+    store(repo)  # not accepted: never a current baseline
+    repo.begin_run(Run(id="retrieval", set_identifier="pkg.set", grader="retrieval_hit_rate", kind=RunKind.RETRIEVAL,
+                       retriever="r.one", deployment="prod", started_at=1.0))  # fmt: skip
+    repo.finish_run("retrieval", "complete", 2.0)
+    for number, run_id in enumerate([older, newer, judged, staging, mini, "retrieval"]):
+        repo.accept_run(run_id, Acceptance("first", 10.0 + number))
+
+    def ids(**narrowed: str) -> list[str]:
+        return sorted(b.run.id for b in current_baselines(repo, "pkg.set", **narrowed))
+
+    assert ids() == sorted([newer, judged, staging, mini, "retrieval"]), "one per scope, the most recently accepted"
+    shown = {b.run.id: b for b in current_baselines(repo, "pkg.set")}
+    assert shown[newer].acceptance == Acceptance("first", 11.0) and shown[newer].scope.grader == "deterministic"
+    assert ids(provider_instance="staging-gpt") == [staging]
+    assert ids(model_alias="gpt-4o-mini") == [mini]
+    assert ids(grader="deterministic") == sorted([newer, staging, mini])
+    assert ids(grader="decision") == [judged], "a grader matches its yardstick's prefix"
+    assert ids(grader="decision:judge:gpt-4o:v1") == [judged]
+    assert ids(grader="decis") == [], "a prefix counts up to a colon only"
+    assert ids(retriever="r.one") == ["retrieval"] and ids(retriever="r.two") == []
+    assert ids(deployment="prod") == ["retrieval"]
+    assert ids(provider_instance="prod-gpt", model_alias="gpt-4o") == sorted([newer, judged])
+
+
+def test_an_unfinished_run_is_not_compared_and_says_why(repo) -> None:
+    from evalkit.run.decide import incomplete_reason
+
+    run = repo.get_run(store(repo, status="incomplete", errored=True), with_cases=False)
+    assert incomplete_reason(run, "case") == (
+        "not compared: the run is incomplete (1 errored case), so it is never a baseline and is not compared"
+    )
+
+
+def test_a_run_with_a_new_failing_case_is_accepted_unless_new_failures_gate(repo) -> None:
+    """No regression against the accepted run, and an added case fails: not accepted either way —
+    not worse, but not significantly better (issue 33: the bar moves only on purpose) — and never
+    when the caller gates on new failures."""
+    from evalkit.baselines import Acceptance
+    from evalkit.evaluation import automatic_acceptance, verdict_for
+    from evalkit.run.decide import automatic_acceptance as decide_acceptance
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    accepted = store(repo)
+    repo.accept_run(accepted, Acceptance("first", 1.0))
+    now = float(next(_clock))
+    repo.begin_run(Run(id="with-a-new-case", set_identifier="pkg.set", grader="deterministic", started_at=now, case_count=2,
+                       provider_instance=IDENTITY.provider_instance, model_alias=IDENTITY.model_alias))  # fmt: skip
+    repo.record_cases("with-a-new-case", [CaseResult("c1", True, 1.0, identity=IDENTITY, yardstick="deterministic"),
+                                          CaseResult("c-new", False, 0.0, identity=IDENTITY, yardstick="deterministic")],
+                      "metadata")  # fmt: skip
+    repo.finish_run("with-a-new-case", "complete", now + 0.5, grader="deterministic", identity=IDENTITY)
+    verdict = verdict_for(repo.get_run("with-a-new-case"), repo, Tolerances.parse("1", "1"))
+    assert verdict.state == "no_regression" and verdict.comparison.new_failures == ("c-new",)
+    store_capabilities = capabilities(repo)
+    assert decide_acceptance(verdict, store_capabilities, 2.0) is None
+    assert decide_acceptance(verdict, store_capabilities, 2.0, fail_on_new_failures=True) is None
+    assert automatic_acceptance(verdict, repo, 2.0) is None
+
+
+def test_the_first_run_of_a_scope_is_accepted_as_such(repo) -> None:
+    from evalkit.baselines import Acceptance
+    from evalkit.evaluation import automatic_acceptance, verdict_for
+    from evalkit.tolerance import Tolerances
+
+    first = repo.get_run(store(repo))
+    verdict = verdict_for(first, repo, Tolerances())
+    assert verdict.state == "baseline"
+    assert automatic_acceptance(verdict, repo, 3.0) == Acceptance("first", 3.0, None, "the first run of its scope")
+
+
+def test_a_chosen_baseline_that_cannot_serve_is_named_in_the_verdict(repo) -> None:
+    from evalkit.evaluation import verdict_for
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.run.decide import Judging, decide
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    current = repo.get_run(store(repo))
+    gone = verdict_for(current, repo, Tolerances(), baseline_id="no-such-run")
+    assert (gone.state, gone.reason) == ("not_comparable", "not compared with the chosen baseline: run no-such-run is no longer in the store")
+    other = store(repo, ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-11-20"))
+    elsewhere = verdict_for(current, repo, Tolerances(), baseline_id=other)
+    assert elsewhere.state == "not_comparable"
+    assert elsewhere.reason.startswith(f"not compared with the chosen baseline: run {other} is of another scope (")
+
+    class AnyRun(PromptRules):
+        """Rules that find no problem with any run: a run without a scope reaches the baseline."""
+
+        def run_problem(self, run, judging):  # noqa: ANN001, ANN201
+            return None
+
+    unverified = repo.get_run(store(repo, errored=True, status="complete"))
+    nowhere = decide(unverified, Judging(capabilities(repo), AnyRun(), baseline_id=current.id))
+    assert (nowhere.state, nowhere.reason) == ("not_comparable", "not compared with the chosen baseline: this run belongs to no scope")
+
+
+def test_the_verdict_the_closing_shard_stored_is_read_back_and_compared_again(repo) -> None:
+    """What the final job of a sharded CI run prints and exits on: the stored verdict, its baseline
+    compared again under the job's tolerances, the acceptance the closing process recorded; a run
+    stored without a verdict, or not complete, is decided now."""
+    from evalkit.baselines import Acceptance
+    from evalkit.evaluation import stored_run_verdict
+    from evalkit.storage.values import StoredVerdict
+    from evalkit.tolerance import Tolerances
+
+    def read_back(run_id: str, tolerances: Tolerances = Tolerances()):  # noqa: ANN202, B008
+        return stored_run_verdict(repo.get_run(run_id), repo, tolerances)
+
+    base = store(repo)
+    repo.accept_run(base, Acceptance("first", 1.0))
+    repo.record_verdict(base, StoredVerdict("baseline", None, "recorded as the baseline"))
+    first = read_back(base)
+    assert (first.state, first.reason, first.acceptance) == ("baseline", "recorded as the baseline", Acceptance("first", 1.0))
+
+    worse = store(repo, passed=False)
+    repo.record_verdict(worse, StoredVerdict("regressed", base, "1 case regressed"))
+    regressed = read_back(worse)
+    assert regressed.state == "regressed" and regressed.acceptance is None
+    assert regressed.comparison.baseline_id == base and regressed.comparison.regressed_cases == ("c1",)
+    assert read_back(worse, Tolerances.parse("1", "1")).state == "no_regression", "compared again, under these tolerances"
+
+    kept_note = store(repo)
+    repo.record_verdict(kept_note, StoredVerdict("not_comparable", None, "not compared: the grader failed"))
+    assert (read_back(kept_note).state, read_back(kept_note).reason) == ("not_comparable", "not compared: the grader failed")
+
+    orphan = store(repo)
+    repo.record_verdict(orphan, StoredVerdict("regressed", "deleted-run", "1 case regressed against deleted-run"))
+    gone = read_back(orphan)
+    assert (gone.state, gone.reason, gone.comparison) == ("not_comparable", "1 case regressed against deleted-run", None)
+
+    unrecorded = read_back(store(repo))
+    assert unrecorded.state == "no_regression" and unrecorded.comparison.baseline_id == base
+
+    incomplete = store(repo, status="incomplete", errored=True)
+    repo.record_verdict(incomplete, StoredVerdict("baseline", None, "a stale note"))
+    decided_now = read_back(incomplete)
+    assert decided_now.state == "not_comparable" and decided_now.reason.startswith("not compared: the run is incomplete")
+
+
+def test_a_store_without_accepted_baselines_is_named_in_the_refusal_and_the_verdict(repo) -> None:
+    from evalkit.baselines import accept_run, current_baselines, unreadable_baseline
+    from evalkit.errors import StorageError, UsageError
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.run.decide import Judging, decide
+    from evalkit.storage.protocols import Capabilities
+
+    without = Capabilities(repository=repo, scoped=repo)  # a store that keeps no acceptances
+    run_id = store(repo)
+    with pytest.raises(UsageError) as refused:
+        accept_run(without, run_id, "why", by="alice", at=1.0)
+    assert str(refused.value) == (
+        "the configured repository (Capabilities) cannot keep accepted baselines: it lacks the AcceptedBaselines capability"
+    )
+    with pytest.raises(UsageError) as refused:
+        current_baselines(without, "pkg.set")
+    assert str(refused.value) == (
+        "the configured repository (Capabilities) keeps no accepted baselines: it lacks the AcceptedBaselines capability"
+    )
+    verdict = decide(repo.get_run(run_id), Judging(without, PromptRules()))
+    assert (verdict.state, verdict.reason) == (
+        "not_comparable",
+        "not compared: the configured repository keeps no accepted baselines (AcceptedBaselines capability)",
+    )
+    assert unreadable_baseline(StorageError("a row this version cannot read")) == (
+        "not compared: the baseline could not be read from the store — a row this version cannot read"
+    )
+
+
+def test_a_set_changed_when_a_case_was_only_added_only_removed_or_only_edited() -> None:
+    from evalkit.set_versions import CaseSplit
+
+    for edited, added, removed in ((("e",), (), ()), ((), ("a",), ()), ((), (), ("r",))):
+        assert CaseSplit(("u",), edited, added, removed, True).set_changed
+    assert not CaseSplit(("u",), (), (), (), True).set_changed

@@ -212,3 +212,23 @@ def test_a_prompts_set_digest_text_is_the_converters_json_whichever_way_it_is_wr
             written.add(prompt.id)
             assert text == dumps(prompt), prompt.id
     assert written == {*WRITTEN_DIRECTLY, hostile_prompts()[1].id, "int-tag"}
+
+
+def test_question_and_set_version_fingerprints_are_the_ones_stored_runs_carry() -> None:
+    """Pinned values, and the recipe they follow: SHA-256 of the compact, key-sorted, ASCII JSON of
+    ``["question-case-v1", {question, expected (sorted), form}]``. A change of either would make
+    every stored question count as edited against a new run (or none of the edited ones)."""
+    import hashlib
+    import json
+
+    question = GoldenQuestion("q", "deserialize json", "match", ["doc-b", "doc-a"], "normal", "gist")
+    canonical = '["question-case-v1",{"expected":["doc-a","doc-b"],"form":"match","question":"deserialize json"}]'
+    assert question_fingerprint(question) == "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()
+    assert question_fingerprint(question) == "sha256:dbcc3f05db5be7b00ed2d3308b297993a124ebc3147e73065883eb777a894760"
+    gap = GoldenQuestion("g", "Größe \u202e?", "gap", [])
+    assert question_fingerprint(gap) == "sha256:f46bbb14427fdebf38bf79279a8f94deb5a0f206b360cf90d25f5ef1efdfbe60"
+    versions = {"p2": "sha256:b", "p1": "sha256:a"}
+    assert set_version_fingerprint(versions) == "sha256:" + hashlib.sha256(
+        json.dumps(["set-version-v1", [["p1", "sha256:a"], ["p2", "sha256:b"]]], separators=(",", ":")).encode("ascii")
+    ).hexdigest()
+    assert set_version_fingerprint(versions) == "sha256:0b44a94b32fca74dffd41f341e224c70ea32dc442a01fece3b33e7b36914d013"

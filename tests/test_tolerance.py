@@ -118,3 +118,38 @@ def test_resolve_tolerances_message_names_what_it_got() -> None:
     with pytest.raises(UsageError) as caught:
         resolve_tolerances(0.5)
     assert str(caught.value) == "tolerances must be an evalkit.Tolerances, got float 0.5"
+
+
+# --- the limits on size, at their edges (every refusal is instant; none refuses a usable value) ---
+
+
+def test_an_exponent_of_400_is_parsed_exactly_and_401_is_refused() -> None:
+    from evalkit.tolerance import tolerance_value
+
+    assert parse_tolerance("1e-400", "max-pass-rate-drop") == Fraction(1, 10**400)
+    assert tolerance_value(Decimal("1E-400"), "max-pass-rate-drop") == Fraction(1, 10**400)
+    for raw, shown in (("1e-401", "'1e-401'"), (Decimal("1E-401"), "Decimal('1E-401')"), (Decimal("5E+401"), "Decimal('5E+401')")):
+        with pytest.raises(ToleranceError) as caught:
+            parse_tolerance(raw, "max-pass-rate-drop")
+        assert str(caught.value) == (
+            f'Option "--max-pass-rate-drop" must be a finite number in 0..1 (got {shown}); its exponent is beyond ±400.'
+        )
+
+
+def test_zero_is_zero_whatever_its_exponent() -> None:
+    from evalkit.tolerance import tolerance_value
+
+    assert parse_tolerance("0.000e99999", "max-pass-rate-drop") == 0
+    assert parse_tolerance("-.0E-99999", "max-pass-rate-drop") == 0
+    assert tolerance_value(Decimal("0E+99999"), "max-pass-rate-drop") == 0
+    assert tolerance_value(Decimal("-0E-99999"), "max-pass-rate-drop") == 0
+
+
+def test_text_of_64_characters_is_parsed_and_65_refused_showing_the_first_64() -> None:
+    longest = "0." + "0" * 61 + "1"
+    assert len(longest) == 64 and parse_tolerance(longest, "max-pass-rate-drop") == Fraction(1, 10**62)
+    with pytest.raises(ToleranceError) as caught:
+        parse_tolerance(longest + "0", "max-mean-score-drop")
+    assert str(caught.value) == (
+        f'Option "--max-mean-score-drop" must be a finite number in 0..1 (got \'{longest}…\'); longer than 64 characters.'
+    )

@@ -123,3 +123,31 @@ def test_a_side_left_empty_by_unstable_cases_counts_as_zero() -> None:
     # removed), so both sides are empty and count as zero — no delta, no regression.
     assert (comparison.pass_rate_delta, comparison.mean_score_delta) == (Fraction(0), Fraction(0))
     assert comparison.removed_cases == ("b",) and not comparison.regressed
+
+
+def test_a_comparison_built_by_hand_knows_its_fingerprints_and_lists_nothing_it_was_not_given() -> None:
+    """A plugin or report building a Comparison itself: without a word about fingerprints, the
+    runs are taken to have kept them (no "set versions unknown" note is printed)."""
+    from evalkit.verdict import Comparison
+
+    comparison = Comparison(
+        baseline_id="base", pass_rate_delta=Fraction(0), mean_score_delta=Fraction(0), pass_rate_regressed=False,
+        mean_score_regressed=False, regressed_cases=(), fixed_cases=(), still_failing=(), added_cases=(),
+        removed_cases=(), mcnemar_p=1.0,
+    )  # fmt: skip
+    assert comparison.fingerprints_known is True
+    rates = (comparison.baseline_pass_rate, comparison.pass_rate, comparison.baseline_mean_score, comparison.mean_score)
+    assert rates == (0, 0, 0, 0) and all(isinstance(r, Fraction) for r in rates)
+    assert (comparison.unstable_cases, comparison.edited_cases, comparison.added_failing, comparison.compared_cases) == ((), (), (), ())
+    assert not comparison.regressed and not comparison.set_changed
+
+
+def test_a_prompt_runs_comparability_is_plain_comparable() -> None:
+    """Prompt runs need no check beyond their scope: comparable, no provenance word, no notes, the
+    same treatment."""
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.verdict import Comparability
+
+    check = PromptRules().comparability(run("now", ten(5)), run("base", ten(5)))
+    assert check == Comparability()
+    assert (check.comparable, check.reason, check.label, check.notes, check.treatment_changed) == (True, None, None, (), False)

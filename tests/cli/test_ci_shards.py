@@ -1,13 +1,16 @@
 """A run fanned out across CI machines, end to end: shard processes started as a CI's parallel
 jobs would start them (``--shard auto`` from GitLab's variables, the run id derived from the
-pipeline id), all writing one PostgreSQL database, and a final verdict job that waits for them,
-prints the verdict, writes JUnit, HTML and the Markdown job summary, and sets the exit code.
+pipeline id), all writing one database — a SQLite file (shards of one machine, or a shared
+volume), and PostgreSQL when a server is at hand —, and a final verdict job that waits for them,
+reads the verdict the closing shard stored, prints it, writes JUnit, HTML and the Markdown job
+summary, and sets the exit code.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from junitparser import Failure, JUnitXml
@@ -34,13 +37,13 @@ def pipeline(evalkit_process, plugins: str, database: str, pipeline_id: str) -> 
     summary = evalkit_process.default_cwd / f"summary-{pipeline_id}.md"
     verdict_env = environment(plugins, database, CI_PIPELINE_ID=pipeline_id, GITHUB_STEP_SUMMARY=str(summary))
     verdict = evalkit_process.start(
-        "run", SET, "--provider", "app", "--wait-for-shards", "--timeout", "5m", "--poll", "0.2s",
+        "run", SET, "--provider", "app", "--wait-for-shards", "--timeout", "5m", "--poll", "0.2s", "--database", database,
         "--fail-on-regression", "--report", f"junit:reports/{pipeline_id}.xml", "--report", f"html:reports/{pipeline_id}.html",
         "--report", "markdown", env=verdict_env,
     )  # fmt: skip
     shards = [
         evalkit_process.start(
-            "run", SET, "--provider", "app", "--shard", "auto", "--json",
+            "run", SET, "--provider", "app", "--shard", "auto", "--json", "--database", database,  # named: a shard's store must be
             env=environment(plugins, database, CI_PIPELINE_ID=pipeline_id, CI_NODE_INDEX=str(i), CI_NODE_TOTAL=str(SHARDS)),
         )  # fmt: skip
         for i in range(1, SHARDS + 1)
@@ -54,17 +57,20 @@ def pipeline(evalkit_process, plugins: str, database: str, pipeline_id: str) -> 
     return verdict.returncode, out, err, shard_documents
 
 
-@pytest.fixture
-def postgres_url():  # noqa: ANN201
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def shared_database(request: pytest.FixtureRequest, tmp_path: Path):  # noqa: ANN201
+    """The one database every job of the pipeline writes: a SQLite file, then PostgreSQL."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'shared' / 'results.db'}"
+        return
     with fresh_postgres_database() as url:
         yield url
 
 
-@pytest.mark.postgres
-def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, postgres_url, evalkit_process, evalkit_cli) -> None:
+def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, shared_database, evalkit_process, evalkit_cli) -> None:
     plugins = plugin_dists(REPORT_PLUGINS)
     answer_hostile(project)
-    code, out, err, shards = pipeline(evalkit_process, plugins, postgres_url, "1001")
+    code, out, err, shards = pipeline(evalkit_process, plugins, shared_database, "1001")
     assert code == 0, err
     run_id = shards[0]["run_id"]
     assert run_id.startswith("gitlab-1001-") and {s["run_id"] for s in shards} == {run_id}
@@ -75,7 +81,7 @@ def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, 
     assert "Report junit written to reports/1001.xml" in err
 
     answer_hostile(project, failing=HOSTILE_IDS[:2])
-    code, out, err, shards = pipeline(evalkit_process, plugins, postgres_url, "1002")
+    code, out, err, shards = pipeline(evalkit_process, plugins, shared_database, "1002")
     assert code == 1, err  # the gate failed: the verdict job's exit code
     second = shards[0]["run_id"]
     assert second.startswith("gitlab-1002-") and second != run_id
@@ -93,7 +99,7 @@ def test_shards_on_several_machines_then_the_verdict_job(project, plugin_dists, 
     assert summary.startswith(f"**❌ REGRESSED** — reportkit\\.hostile, run {second.replace('-', chr(92) + '-')}")
 
     again = evalkit_cli(
-        "report", second, "--wait", "--timeout", "1m", "--fail-on-regression", "-o", "late.html", env=environment(plugins, postgres_url)
+        "report", second, "--wait", "--timeout", "1m", "--fail-on-regression", "-o", "late.html", env=environment(plugins, shared_database)
     )
     assert again.code == 1 and again.stdout.startswith(f"REGRESSED: reportkit.hostile run {second}")
 

@@ -123,3 +123,81 @@ def test_exactly_one_state_and_regressed_never_claims_within(delta: float, sprea
         assert p <= 0.05 and -delta > tolerance and result.drop_bound > tolerance
     if result.state is GateState.NO_REGRESSION:
         assert -low <= tolerance + 1e-12
+
+
+# --- every edge of the decision, pinned (bench/mutation.py changes one operator at a time) -------
+
+
+def test_the_states_are_written_as_the_verdict_json_names_them() -> None:
+    assert [state.value for state in GateState] == ["regressed", "no_regression", "inconclusive"]
+
+
+def test_a_p_value_equal_to_alpha_is_significant() -> None:
+    assert decide_metric(evidence(-0.2, -0.3, -0.1, 0.05)).state is GateState.REGRESSED
+    assert decide_metric(evidence(-0.2, -0.3, -0.1, 0.05000001)).state is GateState.INCONCLUSIVE
+
+
+def test_a_float_drop_within_the_slack_of_a_float_tolerance_is_not_larger() -> None:
+    at_slack = decide_metric(evidence(-(0.5 + 1e-12), -0.6, -0.45, 0.001, 0.5))
+    assert at_slack.state is not GateState.REGRESSED
+    beyond = decide_metric(evidence(-(0.5 + 1e-11), -0.6, -0.45, 0.001, 0.5))
+    assert beyond.state is GateState.REGRESSED
+
+
+def test_an_exact_drop_against_a_float_tolerance_is_compared_as_floats_with_the_slack() -> None:
+    # exactly, 1/10 is larger than the float just below 0.1; as floats within 1e-12 it is equal
+    result = decide_metric(evidence(Fraction(-1, 10), -0.3, -0.05, 0.001, 0.1 - 1e-13))
+    assert result.state is GateState.INCONCLUSIVE
+
+
+def test_the_reason_of_each_state_in_full() -> None:
+    regressed = decide_metric(evidence(-0.2, -0.3, -0.1, 0.001))
+    assert regressed.reason == (
+        "pass_rate dropped 0.200, more than the tolerance 0.100, and the drop is significant (p = 0.001, alpha 0.05)"
+    )
+    within = decide_metric(evidence(-0.02, -0.08, 0.04, 0.3))
+    assert within.reason == "pass_rate: the interval allows a drop of at most 0.080, within the tolerance 0.100"
+    no_drop = decide_metric(evidence(0.05, 0.0, 0.1, 0.9))
+    assert no_drop.state is GateState.NO_REGRESSION and no_drop.drop_bound == 0
+    assert no_drop.reason == "pass_rate: the interval allows no drop at all, within the tolerance 0.100"
+    noisy = decide_metric(evidence(-0.15, -0.35, 0.05, 0.09))
+    assert noisy.reason == (
+        "pass_rate: change -0.150 is not significant (p = 0.09), but the interval allows a drop of up to 0.350, "
+        "beyond the tolerance 0.100: the set cannot tell"
+    )
+    # significant at exactly alpha, yet not larger than the tolerance
+    small = decide_metric(evidence(-0.08, -0.14, -0.02, 0.05))
+    assert small.state is GateState.INCONCLUSIVE
+    assert small.reason == (
+        "pass_rate: change -0.080 is not larger than the tolerance 0.100 (p = 0.05), but the interval allows a drop "
+        "of up to 0.140, beyond the tolerance 0.100: the set cannot tell"
+    )
+
+
+def test_a_holm_adjusted_p_value_is_named_in_the_reason() -> None:
+    gate = decide([evidence(-0.2, -0.3, -0.1, 0.03, name="pass_rate"), evidence(-0.01, -0.05, 0.03, 0.4, name="mean_score")])
+    assert gate.metrics[0].reason == (
+        "pass_rate: change -0.200 is not significant (p = 0.06, Holm-adjusted), but the interval allows a drop of up "
+        "to 0.300, beyond the tolerance 0.100: the set cannot tell"
+    )
+    assert gate.metrics[1].p_adjusted == 0.4 and "Holm" not in gate.metrics[1].reason  # unchanged by the correction
+
+
+def test_the_refusals_in_full() -> None:
+    with pytest.raises(StatisticsInputError) as caught:
+        decide([])
+    assert str(caught.value) == "no gated metric: a decision needs at least one"
+    with pytest.raises(StatisticsInputError) as caught:
+        decide([evidence(0, -0.1, 0.1, 0.5), evidence(0, -0.1, 0.1, 0.5)])
+    assert str(caught.value) == "each gated metric once: ['pass_rate', 'pass_rate']"
+    with pytest.raises(StatisticsInputError) as caught:
+        decide([MetricEvidence("pass_rate", -0.1, Interval(-0.2, 0.0, 0.95), 0.04, 0.1)])
+    assert str(caught.value) == (
+        "pass_rate: the decision reads the 90% interval (one-sided bounds at 1 − alpha); got a 95% interval"
+    )
+    with pytest.raises(StatisticsInputError) as caught:
+        decide_metric(evidence(0, -0.1, 0.1, 1.5))
+    assert str(caught.value) == "pass_rate: p_drop is 1.5, not a probability"
+    with pytest.raises(StatisticsInputError) as caught:
+        holm_adjusted([0.5, -0.25])
+    assert str(caught.value) == "p_values[1] is -0.25, not a probability in [0, 1]"

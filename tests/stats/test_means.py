@@ -111,3 +111,26 @@ def test_values_outside_zero_one_are_refused() -> None:
         paired_t([0.1, "0.5"], [0.1, 0.2])
     with pytest.raises(StatisticsInputError, match="differences are empty"):
         paired_t_from_differences([])
+
+
+def test_paired_t_keeps_the_mean_of_each_side() -> None:
+    result = paired_t([0.2, 0.4, 0.9], [0.5, 0.7, 0.3])
+    assert result.baseline_mean == pytest.approx(0.5, abs=1e-15) and result.mean == pytest.approx(0.5, abs=1e-15)
+    assert paired_t([0.0, 0.2], [1.0, 0.6]).baseline_mean == pytest.approx(0.1, abs=1e-15)
+    assert paired_t([0.0, 0.2], [1.0, 0.6]).mean == pytest.approx(0.8, abs=1e-15)
+
+
+def test_equal_differences_are_a_point_even_where_their_float_mean_is_not_exact() -> None:
+    # fsum([-0.1] * 3) / 3 is -0.10000000000000002: the spread must not come from rounding
+    result = paired_t_from_differences([-0.1, -0.1, -0.1])
+    assert (result.delta, result.sd, result.t) == (-0.1, 0.0, None)
+    assert (result.interval.low, result.interval.high, result.p_value, result.p_drop) == (-0.1, -0.1, 0.0, 0.0)
+
+
+def test_differences_are_current_minus_baseline_and_an_interval_holds_its_ends() -> None:
+    from evalkit.stats import Interval
+
+    assert differences([0.25, 0.5], [0.75, 0.0]) == [0.5, -0.5]
+    interval = Interval(0.25, 0.5, 0.95)
+    assert 0.25 in interval and 0.5 in interval and 0.375 in interval
+    assert 0.2499 not in interval and 0.5001 not in interval

@@ -68,6 +68,8 @@ def test_flip_history() -> None:
     assert (history.runs, history.passes, history.flips, history.last_outcomes) == (7, 5, 3, (True, True, False))
     assert history.flaky
     assert not flip_history([False, False]).flaky
+    # by default the last five outcomes are kept
+    assert flip_history([True, False, True, True, False, False, True]).last_outcomes == (True, True, False, False, True)
     assert flip_history([]).runs == 0
 
 
@@ -131,3 +133,69 @@ def test_comparison_input_is_checked() -> None:
         StatisticsSettings(power=0.0)
     one = compare_values([0.4], [0.1], tolerance=0.1)
     assert (one.ci95.low, one.ci95.high, one.p_drop) == (-1.0, 1.0, 1.0)
+
+
+def test_the_settings_default_to_what_the_docs_promise() -> None:
+    defaults = StatisticsSettings()
+    assert (defaults.alpha, defaults.power, defaults.interval, defaults.test) == (0.05, 0.8, "t", "t")
+    assert (defaults.seed, defaults.resamples, defaults.samples) == (0, 2_000, 10_000)
+    least = StatisticsSettings(resamples=1, samples=1)  # one draw is few, but a draw
+    assert (least.resamples, least.samples) == (1, 1)
+
+
+def test_a_comparison_names_its_metric_sides_and_method() -> None:
+    rates = compare_pass_rates([True, True, False, True], [True, False, False, True], tolerance=0.1)
+    assert (rates.name, rates.method) == ("pass_rate", "newcombe interval, exact McNemar test")
+    assert (rates.baseline, rates.value) == (0.75, 0.5)
+    values = compare_values([0.2, 0.4, 0.9], [0.5, 0.1, 0.6], tolerance=0.1)
+    assert values.name == "mean_score"
+    assert values.baseline == pytest.approx(0.5, abs=1e-15) and values.value == pytest.approx(0.4, abs=1e-15)
+    assert values.detectable.repeats == 1  # one answer per case unless told
+
+
+def test_the_observed_noise_is_per_answer_so_repeats_do_not_shrink_it_twice() -> None:
+    """The paired differences of pass fractions over K answers already average K answers: the
+    per-answer variance is sd² · K, and the drop it detects is (z(1 − α) + z(power)) · sd / √n."""
+    import math
+    import statistics
+
+    baseline = [0.2, 0.4, 0.9, 0.6, 0.8, 1.0, 0.0, 0.4]
+    current = [0.6, 0.2, 0.8, 0.2, 0.6, 0.8, 0.2, 0.0]
+    sd = statistics.stdev([c - b for b, c in zip(baseline, current, strict=True)])
+    z = statistics.NormalDist().inv_cdf(0.95) + statistics.NormalDist().inv_cdf(0.8)
+    for repeats in (1, 5):
+        result = compare_values(baseline, current, tolerance=0.1, repeats=repeats)
+        assert (result.detectable.source, result.detectable.repeats) == ("observed", repeats)
+        assert result.detectable.sd == pytest.approx(sd, rel=1e-12)
+        assert result.detectable.drop == pytest.approx(z * sd / math.sqrt(len(baseline)), rel=1e-12)
+
+
+def test_a_tolerance_equal_to_the_detectable_drop_is_not_below_it() -> None:
+    import attrs
+
+    result = compare_values([0.2, 0.4, 0.9, 0.6], [0.6, 0.2, 0.8, 0.2], tolerance=0.1)
+    assert not attrs.evolve(result, tolerance=result.detectable.drop).tolerance_below_detectable
+    assert attrs.evolve(result, tolerance=result.detectable.drop * 0.999).tolerance_below_detectable
+
+
+def test_flaky_at_its_edges() -> None:
+    assert summarize_repeats([True, False, False]).flaky and not summarize_repeats([True, True, True]).flaky
+    assert not summarize_repeats([False, False]).flaky
+    assert is_flaky([True, False]) and not is_flaky([True, True]) and not is_flaky([False, False])
+    one_flip = flip_history([True, False])
+    assert (one_flip.flips, one_flip.flaky) == (1, True)
+    assert flip_history([True, False, False, True]).flips == 2
+
+
+def test_without_observed_noise_the_detectable_drop_rests_on_the_baseline_mean() -> None:
+    """Every difference the same (no spread): the conservative noise 2 p (1 − p) of the baseline's
+    mean p — not the run's — per answer, divided by the repeats."""
+    import math
+    import statistics
+
+    z = statistics.NormalDist().inv_cdf(0.95) + statistics.NormalDist().inv_cdf(0.8)
+    shifted = compare_values([0.25, 0.5, 0.75] * 4, [0.5, 0.75, 1.0] * 4, tolerance=0.1)
+    assert shifted.detectable.source == "independent_bernoulli"
+    assert shifted.detectable.drop == pytest.approx(z * math.sqrt(2 * 0.5 * 0.5) / math.sqrt(12), rel=1e-12)
+    identical = compare_values([0.2, 0.4, 0.9], [0.2, 0.4, 0.9], tolerance=0.1, repeats=3)
+    assert identical.detectable.drop == pytest.approx(z * math.sqrt(2 * 0.5 * 0.5 / 3) / math.sqrt(3), rel=1e-12)
