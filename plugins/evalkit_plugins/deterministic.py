@@ -3,100 +3,30 @@ except its ``rubric`` checks, which the run's judge decides (see :mod:`evalkit_p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import attrs
-from evalkit import Answer, Check, GoldenPrompt, Grading
-from evalkit.checks import BUILTIN_KINDS, AssertionKind, evaluate
 from evalkit.components import BoundGenerator
 from evalkit.config import Config
-from evalkit.options import number, option, text, whole
 
-from evalkit_plugins._judge import JudgeOptions
+from evalkit_plugins._assertions import AssertionGrader, DeterministicOptions
+from evalkit_plugins.rubric import RubricJudge, with_rubric_judge
 
-
-@attrs.frozen
-class DeterministicOptions:
-    """The options of the judge of rubric checks, used only when the set declares some (``--judge``,
-    ``--judge-temperature``, ``--allow-self-judge``); the judge is asked once per criterion."""
-
-    judge: str | None = option(
-        "the configured provider instance that decides rubric checks (default: the config's judge)", default=None,
-        validator=attrs.validators.optional(text()),
-    )
-    allow_self_judge: bool = option("let the instance under test decide its own rubric checks", default=False)
-    prompt_version: int | None = option(
-        "pin an older released rubric judge prompt (default: the newest)", default=None,
-        validator=attrs.validators.optional(whole(at_least=1)),
-    )
-    temperature: float = option("the judge's sampling temperature, 0 to 2", default=0.0, validator=number(at_least=0, at_most=2))
-
-    def judge_options(self) -> JudgeOptions:
-        """These options as the judge machinery takes them (asked once per criterion)."""
-        return JudgeOptions(
-            judge=self.judge, allow_self_judge=self.allow_self_judge, prompt_version=self.prompt_version, temperature=self.temperature
-        )
+__all__ = ["DeterministicGrader", "DeterministicOptions"]
 
 
-class DeterministicGrader:
-    """Score = fraction of assertions that hold; passed = all hold.
-
-    A reference-only prompt fails with a check that points to a judge grader. Two assertions that
-    yield the same check name are told apart by a ``#2``, ``#3`` suffix. A set with rubric checks
-    is graded by :meth:`with_rubric_judge`'s grader, which asks the judge about them.
+class DeterministicGrader(AssertionGrader):
+    """Score = fraction of assertions that hold; passed = all hold (:class:`AssertionGrader`). A set
+    with rubric checks is graded by :meth:`with_rubric_judge`'s grader, which asks the judge about them.
     """
-
-    name = "deterministic"
-
-    Options = DeterministicOptions
-
-    def __init__(self, options: DeterministicOptions | None = None) -> None:
-        self.options = options if options is not None else DeterministicOptions()
-        self.assertion_kinds: Mapping[str, AssertionKind] = BUILTIN_KINDS
-
-    def use_assertion_kinds(self, kinds: Mapping[str, AssertionKind]) -> None:
-        """Evaluate with ``kinds`` (the built-ins plus those hook plugins add), as the kernel asks."""
-        self.assertion_kinds = kinds
 
     def with_rubric_judge(self, config: Config, under_test: BoundGenerator, rubric_prompts: Sequence[str]) -> Any:
         """This grader with the run's judge bound to decide the rubric checks of ``rubric_prompts``
         (refused, naming them, when no judge is configured)."""
-        from evalkit_plugins.rubric import with_rubric_judge
-
         return with_rubric_judge(self, config, under_test, rubric_prompts)
 
     def calibration_judge(self, grader: str) -> Any:
         """The judge of rubric checks, unbound, for a calibration set of ``rubric``."""
         if grader != "rubric":
             return None
-        from evalkit_plugins.rubric import RubricJudge
-
         return RubricJudge(self.options.judge_options())
-
-    def checks(self, prompt: GoldenPrompt, answer: Answer, decided: Mapping[int, Check] | None = None) -> tuple[Check, ...]:
-        """The checks of ``prompt``'s assertions in declaration order; ``decided`` holds those
-        already decided elsewhere (a judge's), by assertion index."""
-        checks: list[Check] = []
-        seen: dict[str, int] = {}
-        for index, assertion in enumerate(prompt.assertions):
-            check = (decided or {}).get(index) or evaluate(assertion, answer, self.assertion_kinds)
-            count = seen[check.name] = seen.get(check.name, 0) + 1
-            if count > 1:
-                check = Check(f"{check.name}#{count}", check.passed, check.error, check.detail)
-            checks.append(check)
-        return tuple(checks)
-
-    def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
-        """Evaluate every assertion of ``prompt`` against ``answer``."""
-        if not prompt.assertions:
-            check = Check(
-                "has_assertions",
-                False,
-                detail="no deterministic assertions declared; use a judge grader (--grader decision) "
-                "for reference-only prompts",
-            )
-            return Grading(0.0, False, (check,), yardstick=self.name)
-        checks = self.checks(prompt, answer)
-        held = sum(1 for c in checks if c.passed)
-        return Grading(held / len(checks), held == len(checks), checks, yardstick=self.name)

@@ -37,6 +37,7 @@ from evalkit.errors import UsageError
 from evalkit.grading import Check, Grading
 from evalkit.prompts import GoldenPrompt
 
+from evalkit_plugins._assertions import AssertionGrader, DeterministicOptions
 from evalkit_plugins._judge import (
     JudgeFailure,
     JudgeGraderBase,
@@ -46,7 +47,6 @@ from evalkit_plugins._judge import (
     ReplyError,
     json_reply,
 )
-from evalkit_plugins.deterministic import DeterministicGrader, DeterministicOptions
 from evalkit_plugins.judge_prompts import render
 
 __all__ = ["MAX_REASON_CHARS", "RubricJudge", "RubricJudgedGrader", "one_line", "parse_rubric_reply"]
@@ -193,7 +193,7 @@ def rubric_judge(options: JudgeOptions, config: Config, under_test: BoundGenerat
     return judge
 
 
-class RubricJudgedGrader(DeterministicGrader):
+class RubricJudgedGrader(AssertionGrader):
     """The ``deterministic`` grader with a bound judge deciding the prompts' rubric checks.
 
     Grades asynchronously: the deterministic checks are evaluated as always (on the run's event
@@ -281,7 +281,7 @@ class RubricJudgedGrader(DeterministicGrader):
 
 
 def with_rubric_judge(
-    grader: DeterministicGrader, config: Config, under_test: BoundGenerator, rubric_prompts: Sequence[str]
+    grader: AssertionGrader, config: Config, under_test: BoundGenerator, rubric_prompts: Sequence[str]
 ) -> RubricJudgedGrader:
     """``grader`` with a bound judge for ``rubric_prompts`` (see :func:`rubric_judge`), keeping its options and assertion kinds."""
     judge = rubric_judge(grader.options.judge_options(), config, under_test, rubric_prompts)

@@ -22,11 +22,12 @@ the kernel's, so a set written in Python is held to the same ones.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..conversation_rules import conversation_problems as prompt_problems
 from ..conversation_rules import is_conversation_prompt
+from ..prompts import GoldenPrompt
 from .documents import SetDocument
 from .problems import FileProblem, JsonPath
 
@@ -36,20 +37,20 @@ __all__ = ["conversation_problems"]
 _CONVERSATION_KEYS = ("messages", "mode", "tools", "tool_results", "max_steps")
 
 
-def conversation_problems(document: SetDocument, at: JsonPath, raw: dict[str, Any], flagged: set[JsonPath]) -> Iterator[FileProblem]:
-    """The conversation rules of the prompt object ``raw`` at ``at``, each at its JSON path; nothing
-    when the schema already reported a part of the prompt (one mistake is reported once) or the
-    prompt is a template."""
-    from .sets import golden_prompt, near
-
-    if "template" in raw or not isinstance(raw.get("id"), str) or near(at, flagged):
+def conversation_problems(
+    document: SetDocument, at: JsonPath, raw: dict[str, Any], build: Callable[[dict[str, Any]], GoldenPrompt]
+) -> Iterator[FileProblem]:
+    """The conversation rules of the prompt object ``raw`` at ``at`` (built into a golden prompt by
+    ``build``), each at its JSON path; nothing for a template. The caller leaves out a prompt the
+    schema already reported a part of (one mistake is reported once)."""
+    if "template" in raw or not isinstance(raw.get("id"), str):
         return
     uses = any(key in raw for key in _CONVERSATION_KEYS) or any(
         isinstance(a, dict) and ("turn" in a or any(k.startswith(("tool_", "max_tool")) for k in a)) for a in raw.get("assertions", ())
     )
     if not uses:
         return
-    prompt = golden_prompt(raw)
+    prompt = build(raw)
     if not is_conversation_prompt(prompt):
         return
     for path, reason in prompt_problems(prompt):

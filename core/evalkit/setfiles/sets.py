@@ -74,7 +74,8 @@ def rule_problems(
             reference_text = reference.get("text") if isinstance(reference, dict) else reference
             if not assertions and not reference_text and not near(at + ("assertions",), flagged):
                 problems.append(document.problem(at, "has no assertions and no reference; declare at least one"))
-            problems.extend(conversation_problems(document, at, raw, flagged))
+            if not near(at, flagged):
+                problems.extend(conversation_problems(document, at, raw, golden_prompt))
     return problems
 
 
