@@ -5,36 +5,15 @@ bypassing them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import trustme
 
 from tests.support.chat_server import ChatServer
-from tests.support.forward_proxy import ForwardProxy
-from tests.support.tls import https_chat_server as serving_https
 from tests.support.tls import write_ca_bundle
 
 KEY = "sk-cli-tls-SECRET-0123456789"
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
-
-
-@pytest.fixture(scope="module")
-def authority() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture
-def https_chat_server(authority: trustme.CA) -> Iterator[ChatServer]:
-    with serving_https(authority) as server:
-        yield server
-
-
-@pytest.fixture
-def proxy() -> Iterator[ForwardProxy]:
-    with ForwardProxy() as running:
-        yield running
 
 
 @pytest.fixture

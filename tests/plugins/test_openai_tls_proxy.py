@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,6 @@ from evalkit_plugins.openai import OpenAIGenerator, OpenAIOptions
 
 from tests.support.chat_server import ChatServer
 from tests.support.forward_proxy import ForwardProxy
-from tests.support.tls import https_chat_server as serving_https
 from tests.support.tls import write_ca_bundle
 
 KEY = "sk-tls-proxy-0123456789abcdef"
@@ -30,27 +28,9 @@ def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.fixture(scope="module")
-def authority() -> trustme.CA:
-    """A certificate authority no system trusts."""
-    return trustme.CA()
-
-
 @pytest.fixture
 def ca_bundle(authority: trustme.CA, tmp_path: Path) -> Path:
     return write_ca_bundle(authority, tmp_path / "local-ca.pem")
-
-
-@pytest.fixture
-def https_chat_server(authority: trustme.CA) -> Iterator[ChatServer]:
-    with serving_https(authority) as server:
-        yield server
-
-
-@pytest.fixture
-def proxy() -> Iterator[ForwardProxy]:
-    with ForwardProxy() as running:
-        yield running
 
 
 def make(server: ChatServer, **options: object) -> OpenAIGenerator:
