@@ -91,8 +91,9 @@ class CaseResult:
 
     @property
     def needs_a_look(self) -> bool:
-        """True when the case failed, errored or is unstable: what a run's table lists by default."""
-        return not self.passed or self.unstable
+        """True when the case failed, errored, is unstable or failed an advisory check (a judge's
+        verdict that does not gate, :mod:`evalkit.judge_gate`): what a run's table lists by default."""
+        return not self.passed or self.unstable or any(c.advisory and not c.passed for c in self.checks)
 
     @property
     def unstable(self) -> bool:

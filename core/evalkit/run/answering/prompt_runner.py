@@ -25,6 +25,7 @@ from ...components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, Bou
 from ...config import DEFAULT_GRADE_TIMEOUT_S
 from ...errors import PLUGIN_FAILURES, GenerationError, UsageError
 from ...grading import Grading, grading_problems
+from ...judge_gate import JudgeGate
 from ...privacy import is_scrubbable
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
@@ -56,6 +57,8 @@ class PromptJob:
     request_options: Mapping[str, Any] = attrs.Factory(dict)
     max_answer_bytes: int | None = None
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
+    #: The judges' licences: a grading by an uncalibrated judge has its judged checks made advisory.
+    judge_gate: JudgeGate | None = None
 
 
 def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
@@ -125,6 +128,8 @@ class _Answerer:
             return reply
         latency = time.perf_counter() - started
         grading = await self._grade(prompt, reply)
+        if self.job.judge_gate is not None:
+            grading = self.job.judge_gate.apply(grading)
         bound = self.bound
         return CaseResult.from_grading(
             prompt.id,
