@@ -37,13 +37,6 @@ class JudgeLicence:
     set_identifier: str | None
     gating: bool
 
-    def describe(self) -> str:
-        """``κ 0.81 (calibrated on SET)`` or ``uncalibrated``."""
-        if self.set_identifier is None:
-            return "uncalibrated"
-        kappa = "undefined" if self.kappa is None else f"{self.kappa:.2f}"
-        return f"κ {kappa} (calibrated on {self.set_identifier})"
-
 
 @attrs.frozen
 class JudgeGate:

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_judge_calibrate import CRITERION, RUBRIC_ITEMS, answer_of, rubric_set
+from tests.cli import test_judges
+from tests.cli.test_judge_calibrate import RUBRIC_ITEMS, answer_of, rubric_set
 from tests.cli.test_rubric_checks import SET_FILE
-from tests.plugins.judge_support import JUDGE_MODEL, user_message
+from tests.plugins.judge_support import JUDGE_MODEL, decision_reply, user_message
 from tests.support.chat_server import ChatServer
 
 YARDSTICK = f"deterministic:rubric:judge:{JUDGE_MODEL}:v1"
@@ -58,7 +59,7 @@ class Verdicts:
 
     def __call__(self, body: Mapping[str, Any]) -> str:
         answer = answer_of(body)
-        if answer in PEOPLE and CRITERION in user_message(body) and "jacket" in user_message(body) and not self._run(body):
+        if not self._run(body) and answer in PEOPLE:
             label = PEOPLE[answer]
             if self.calibration == "invert":
                 label = "fail" if label == "pass" else "pass"
@@ -191,3 +192,22 @@ def test_a_bad_gate_table_is_refused_before_anything_is_called(
     assert culprit in result.stderr
     assert not chat_server.requests
     assert not (project / ".evalkit").exists()
+
+
+def test_an_uncalibrated_decision_judges_verdict_is_advisory_and_its_case_passes(
+    chat_server: ChatServer, project: Path, evalkit_cli: Callable[..., Any]
+) -> None:
+    chat_server.model = JUDGE_MODEL
+    chat_server.responder = test_judges.verdicts(test_judges.decision_reply(4))
+    test_judges.write_project(project, chat_server.base_url, extra="[gate]\nmin_judge_kappa = 0.6\n")
+    code, first = test_judges.run(evalkit_cli, "--grader", "decision", "--fail-on-regression")
+    assert code == 0 and first["verdict"]["state"] == "baseline"
+    chat_server.responder = test_judges.verdicts(decision_reply(4), two_plus_two=decision_reply(1, "Wrong."))
+    code, second = test_judges.run(evalkit_cli, "--grader", "decision", "--fail-on-regression")
+    assert code == 0 and second["verdict"]["state"] == "no_regression"
+    case = next(c for c in second["cases"] if c["id"] == "two-plus-two")
+    assert case["passed"] is True  # every check of the case is the judge's, and none gates
+    assert [(c["name"], c["passed"], c.get("advisory")) for c in case["checks"]] == [("fulfilment", False, True)]
+    assert second["metrics"]["judge_gate"]["judges"] == [
+        {"yardstick": f"decision:judge:{JUDGE_MODEL}:v1", "kappa": None, "calibration_set": None, "gating": False}
+    ]
