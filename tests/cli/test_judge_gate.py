@@ -129,6 +129,11 @@ def test_an_uncalibrated_judges_failure_is_advisory_until_calibration_licenses_i
     assert shown.code == 0, shown.stderr
     assert "✗ refund_policy (advisory: Promises cash.)" in shown.stdout
     assert "uncalibrated" in shown.stdout
+    report = evalkit_cli("report", document["run_id"], "--format", "markdown", "-o", "-")
+    assert report.code == 0, report.stderr
+    unescaped = " ".join(report.stdout.replace("\\", "").split())  # Markdown escapes punctuation
+    assert "refund_policy (advisory: Promises cash.)" in unescaped
+    assert f"Judge {YARDSTICK}: uncalibrated; its verdicts are advisory" in unescaped
     stored = refund_case(evalkit_cli("show", document["run_id"], "--json").json())
     assert next(c for c in stored["checks"] if c["name"] == "refund_policy")["advisory"] is True
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from ..judge_gate import judge_lines
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..storage import StoredVerdict, capabilities
 from ..storage.protocols import ResultRepository
@@ -148,5 +149,6 @@ def assemble_report(
         history=history_of(repository, run),
         questions=dict(questions or {}),
         fail_on_regression=fail_on_regression,
-        notes=tuple(notes),
+        # each judge's κ (or "uncalibrated") beside its verdicts, as the run's output says it
+        notes=(*notes, *judge_lines(run.metrics)),
     )
