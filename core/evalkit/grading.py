@@ -36,8 +36,9 @@ class Check:
     passed: bool
     error: str | None = None
     detail: str | None = None
-    judged: bool = False
-    advisory: bool = False
+    # Left out of the repr, which messages quote (a broken check is named as it always was).
+    judged: bool = attrs.field(default=False, repr=False)
+    advisory: bool = attrs.field(default=False, repr=False)
 
 
 def _checks(value: Iterable[Check] | Mapping[str, bool] | None) -> tuple[Check, ...]:
