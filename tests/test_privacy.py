@@ -105,3 +105,12 @@ def test_escaped_forms_are_found_wherever_they_sit_among_other_escapes() -> None
 def test_a_text_shorter_than_every_secret_is_returned_as_it_is() -> None:
     text = "sk-abc\\/d"
     assert remove_secrets(text, (KEY,)) is text
+
+
+def test_e_mail_addresses_are_scrubbed_and_a_megabyte_word_is_read_once() -> None:
+    # The e-mail pattern's parts are bounded (64, 63): unbounded, a search started at each of a
+    # long word's characters and read to its end — a million-character answer took about an hour.
+    assert scrub("mail alice.private+x@mail.example.co.uk now") == f"mail {REDACTION} now"
+    assert scrub("x" * 1_000_000) == "x" * 1_000_000
+    assert scrub("x" * 1_000_000 + "@example.com") == "x" * (1_000_000 - 64) + REDACTION
+    assert scrub("a@" + "b" * 1_000_000) == "a@" + "b" * 1_000_000

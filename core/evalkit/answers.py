@@ -9,7 +9,7 @@ import attrs
 
 from .shapes import short_repr
 
-__all__ = ["Answer", "Citation", "GenerationRequest", "Passage", "ServingIdentity", "Usage", "answer_problems"]
+__all__ = ["Answer", "Citation", "GenerationRequest", "Passage", "ServingIdentity", "USAGE_FIELDS", "Usage", "answer_problems"]
 
 
 @attrs.frozen
@@ -50,22 +50,42 @@ class Passage:
 
 @attrs.frozen
 class Usage:
-    """Token counts an endpoint reported for one answer."""
+    """Token counts an endpoint reported for one request: prompt (``input_tokens``), completion
+    (``output_tokens``), their ``total_tokens`` and, where the endpoint reports it, how many of
+    the prompt tokens were served from its prompt cache (``cached_input_tokens``). ``None``: not
+    reported (never 0)."""
 
     input_tokens: int | None = None
     output_tokens: int | None = None
+    total_tokens: int | None = None
+    cached_input_tokens: int | None = None
 
     @classmethod
     def coerce(cls, value: Usage | Mapping[str, Any] | None) -> Usage | None:
-        """Accept a ``Usage``, an OpenAI-style mapping or ``None``."""
+        """Accept a ``Usage``, an OpenAI-style mapping (``prompt_tokens``, ``completion_tokens``,
+        ``total_tokens``, ``prompt_tokens_details.cached_tokens``) or ``None``."""
         if value is None or isinstance(value, Usage):
             return value
         if isinstance(value, Mapping):
+            details = value.get("prompt_tokens_details", value.get("input_tokens_details"))
+            cached = value.get("cached_input_tokens")
+            if cached is None and isinstance(details, Mapping):
+                cached = details.get("cached_tokens")
             return cls(
                 input_tokens=value.get("input_tokens", value.get("prompt_tokens")),
                 output_tokens=value.get("output_tokens", value.get("completion_tokens")),
+                total_tokens=value.get("total_tokens"),
+                cached_input_tokens=cached,
             )
         raise TypeError(f"usage must be a mapping or Usage, not {type(value).__name__}")
+
+    def counts(self) -> tuple[int | None, int | None, int | None, int | None]:
+        """The four counts in stored order: prompt, completion, total, cached prompt."""
+        return (self.input_tokens, self.output_tokens, self.total_tokens, self.cached_input_tokens)
+
+
+#: The token counts of a :class:`Usage`, in stored order.
+USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "cached_input_tokens")
 
 
 def _citations(value: Iterable[Citation | str | Mapping[str, Any]] | None) -> tuple[Citation, ...]:
@@ -138,7 +158,7 @@ def answer_problems(answer: Answer) -> list[str]:
         if not isinstance(value, (str, type(None))):
             problems.append(f"{field} must be text or None, got {short_repr(value)}")
     usage = answer.usage
-    for field in ("input_tokens", "output_tokens") if usage is not None else ():
+    for field in USAGE_FIELDS if usage is not None else ():
         count = getattr(usage, field)
         if count is not None and (type(count) is not int or not 0 <= count < 2**63):
             problems.append(f"usage {field} must be a whole number from 0 or None, got {short_repr(count)}")

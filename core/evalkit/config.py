@@ -31,6 +31,14 @@ holding that file is the project root: relative paths in the file, and the defau
     [question_sets."beir.scifact"]                 # a standard collection as a question set
     path = "data/scifact"                          # BEIR folder (format = "trec": topics, qrels, corpus)
     split = "test"
+
+    [gate]                                         # how a comparison is gated (evalkit.gate_settings)
+    method = "paired"
+
+    [run]
+    repeats = 3                                    # answer each prompt 3 times
+
+What the file may hold is declared once, in :mod:`evalkit.config_schema`: anything else is refused.
 """
 
 from __future__ import annotations
@@ -57,7 +65,10 @@ CONFIG_NAMES = ("evalkit.toml", "pyproject.toml")
 
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
 #: Provider-instance keys that are evalkit's (routing, and the answer time limit), not the adapter's.
-ROUTING_KEYS = ("adapter", "priority", "cost_per_1k_tokens", "capabilities", "answer_timeout")
+ROUTING_KEYS = (
+    "adapter", "priority", "cost_per_1k_tokens", "capabilities", "answer_timeout",
+    "price_per_million_input", "price_per_million_output", "currency",
+)
 #: How long one answer may take (seconds) unless the instance's ``answer_timeout`` says otherwise.
 DEFAULT_ANSWER_TIMEOUT_S = 600.0
 #: The longest ``answer_timeout`` (and ``grade_timeout``) accepted: a day.
@@ -86,6 +97,9 @@ class ProviderInstance:
     capabilities: tuple[str, ...] = ("chat",)
     #: Seconds one answer may take; a generator that outlives it errs that case, the run goes on.
     answer_timeout: float = DEFAULT_ANSWER_TIMEOUT_S
+    #: What the instance charges (:class:`evalkit.costs.Price`): ``price_per_million_input`` and
+    #: ``price_per_million_output``, else the older ``cost_per_1k_tokens``; ``None``: unpriced (unknown cost).
+    price: Any = None
 
     @property
     def model(self) -> str | None:
@@ -120,6 +134,13 @@ class Config:
     deployment_retrievers: Mapping[str, str] = attrs.Factory(dict)
     #: ``[question_sets."ID"]`` tables, read by the built-in collection provider (paths as written).
     question_sets: Mapping[str, Mapping[str, Any]] = attrs.Factory(dict)
+    #: ``[gate]`` as written (its values checked): see :func:`evalkit.gate_settings.gate_from`.
+    gate: Mapping[str, Any] = attrs.Factory(dict)
+    #: ``[run] repeats``: how many times each prompt is answered (``None``: not set, once).
+    repeats: int | None = None
+    #: ``[cache] enabled = true``: every prompt run reads and writes the answer cache (it stores
+    #: full answer text whatever the privacy level; see docs/costs.md).
+    cache_enabled: bool = False
 
     @property
     def root(self) -> Path:
@@ -165,7 +186,31 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
         raise ConfigError(f"{where}: [providers.{name}] capabilities must be a list of strings")
     answer_timeout = _seconds(table.get("answer_timeout", DEFAULT_ANSWER_TIMEOUT_S), f"{where}: [providers.{name}] answer_timeout")
     options = {k: v for k, v in table.items() if k not in ROUTING_KEYS}
-    return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities), answer_timeout)
+    price = _price(table, cost, f"{where}: [providers.{name}]")
+    return ProviderInstance(name, adapter, options, priority, cost, tuple(capabilities), answer_timeout, price)
+
+
+def _price(table: Mapping[str, Any], cost_per_1k: float | None, where: str) -> Any:
+    """The instance's :class:`~evalkit.costs.Price`: both ``price_per_million_*`` keys, else the
+    older ``cost_per_1k_tokens`` (one price both ways), else ``None``; ``currency`` default USD."""
+    from .costs import DEFAULT_CURRENCY, Price
+
+    currency = table.get("currency", DEFAULT_CURRENCY)
+    if not isinstance(currency, str) or not currency.strip() or len(currency) > 16 or not currency.isprintable():
+        raise ConfigError(f'{where} currency must be a short name such as "USD" or "EUR", got {short_repr(currency)}')
+    given = {key: table[key] for key in ("price_per_million_input", "price_per_million_output") if key in table}
+    for key, value in given.items():
+        if not (finite_number(value) and value >= 0):
+            raise ConfigError(f"{where} {key} must be a finite number of zero or more, got {short_repr(value)}")
+    if len(given) == 1:
+        missing = ({"price_per_million_input", "price_per_million_output"} - set(given)).pop()
+        raise ConfigError(f"{where} gives {next(iter(given))} without {missing}: give both (0 for a direction that is free)")
+    if given:
+        return Price(given["price_per_million_input"], given["price_per_million_output"], currency)
+    if cost_per_1k is not None:
+        per_million = Price(cost_per_1k, cost_per_1k, currency).input * 1000
+        return Price(per_million, per_million, currency)
+    return None
 
 
 def _seconds(value: Any, what: str) -> float:
@@ -176,12 +221,10 @@ def _seconds(value: Any, what: str) -> float:
 
 
 def _min_judge_kappa(table: Any, where: str) -> float | None:
-    """``[gate] min_judge_kappa``: a number from -1 to 1, or absent; any other key is refused."""
+    """``[gate] min_judge_kappa``: a number from -1 to 1, or absent (the table's keys are checked by
+    the configuration's schema)."""
     if not isinstance(table, Mapping):
         raise ConfigError(f"{where}: [gate] must be a table")
-    unknown = sorted(set(table) - {"min_judge_kappa"})
-    if unknown:
-        raise ConfigError(f"{where}: [gate] takes min_judge_kappa; unknown {'key' if len(unknown) == 1 else 'keys'}: {', '.join(map(str, unknown))}")
     value = table.get("min_judge_kappa")
     if value is None:
         return None
@@ -331,6 +374,9 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         chosen = found
     data = _read(chosen)
     where = str(chosen)
+    from .config_schema import check_schema, installed_plugin_tables
+
+    check_schema(data, where, installed_plugin_tables)
     privacy = data.get("privacy", "metadata")
     if privacy not in PRIVACY_LEVELS:
         raise ConfigError(f"{where}: privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {privacy!r}")
@@ -351,6 +397,9 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     set_load_timeout = _seconds(data.get("set_load_timeout", DEFAULT_SET_LOAD_TIMEOUT_S), f"{where}: set_load_timeout")
     hook_timeout = _seconds(data.get("hook_timeout", DEFAULT_HOOK_TIMEOUT_S), f"{where}: hook_timeout")
     deployments, deployment_retrievers = _deployments(data.get("deployments", {}), where)
+    gate = _gate(data.get("gate", {}), where)
+    repeats = _repeats(data.get("run", {}), where)
+    cache_enabled = _cache_enabled(data.get("cache", {}), where)
     return Config(
         path=chosen.resolve(),
         start=base,
@@ -367,4 +416,43 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         raw=data,
         deployment_retrievers=deployment_retrievers,
         question_sets=_question_sets(data.get("question_sets", {}), where),
+        gate=gate,
+        repeats=repeats,
+        cache_enabled=cache_enabled,
     )
+
+
+#: The most answers per prompt ``repeats`` (and ``--repeats``) takes.
+MAX_REPEATS = 1_000
+
+
+def _gate(table: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    """``[gate]``, its values checked for both kinds of run (its keys were checked by the schema)."""
+    from .gate_settings import gate_from
+
+    gate_from(table, kind="prompts", where=where)
+    gate_from(table, kind="retrieval", where=where)
+    return dict(table)
+
+
+def _repeats(table: Mapping[str, Any], where: str) -> int | None:
+    """``[run] repeats``: a whole number from 1 to :data:`MAX_REPEATS`, or ``None`` when not set."""
+    value = table.get("repeats")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REPEATS:
+        raise ConfigError(f"{where}: [run] repeats must be a whole number from 1 to {MAX_REPEATS}, got {value!r}")
+    return value
+
+
+def _cache_enabled(table: Any, where: str) -> bool:
+    """``[cache] enabled = true|false`` (the table's only key)."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where}: [cache] must be a table (enabled = true)")
+    unknown = sorted(set(table) - {"enabled"})
+    if unknown:
+        raise ConfigError(f"{where}: [cache] takes only enabled = true|false; unknown: {', '.join(unknown)}")
+    enabled = table.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: [cache] enabled must be true or false, got {short_repr(enabled)}")
+    return enabled

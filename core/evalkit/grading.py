@@ -10,11 +10,46 @@ import attrs
 
 from .shapes import finite_number, short_repr, value_shape_problem
 
-__all__ = ["AGREEMENT_CHECK", "MAX_YARDSTICK_CHARS", "Check", "Grading", "grading_problems"]
+__all__ = [
+    "AGREEMENT_CHECK",
+    "MAX_YARDSTICK_CHARS",
+    "Check",
+    "Grading",
+    "grading_problems",
+    "judge_pass_share",
+    "verdict_check_name",
+]
 
 #: The check a judge grader asked several times per case adds: it holds when every verdict agreed.
-#: A case where it does not hold is *unstable* and is left out of regression comparisons.
+#: A case where it does not hold is *unstable*: the ``tolerance`` gate leaves it out of regression
+#: comparisons; the ``paired`` gate compares it with the share of the judge's verdicts that passed.
 AGREEMENT_CHECK = "judge_agreement"
+#: How the check of one of a judge's repeated verdicts is named: ``verdict 2/3 = pass``.
+_VERDICT_CHECK = "verdict {index}/{repeats} = {label}"
+_VERDICT_PREFIX = "verdict "
+
+
+def verdict_check_name(index: int, repeats: int, label: str) -> str:
+    """The name of the check that records verdict ``index`` of ``repeats`` a judge gave (its
+    ``passed`` says whether that verdict passed the answer)."""
+    return _VERDICT_CHECK.format(index=index, repeats=repeats, label=label)
+
+
+def _is_verdict_check(name: str) -> bool:
+    if not name.startswith(_VERDICT_PREFIX):
+        return False
+    counted, _, _ = name[len(_VERDICT_PREFIX) :].partition(" = ")
+    index, _, repeats = counted.partition("/")
+    return index.isdigit() and repeats.isdigit()
+
+
+def judge_pass_share(checks: Iterable[Check]) -> float | None:
+    """The share of a judge's repeated verdicts that passed the answer (``None`` when the judge was
+    asked once, or is no judge): the answer's pass value when the judge disagreed with itself."""
+    verdicts = [c.passed for c in checks if _is_verdict_check(c.name)]
+    if len(verdicts) < 2:
+        return None
+    return sum(verdicts) / len(verdicts)
 #: The longest yardstick, in characters: it names an instrument in every table, report and scope.
 MAX_YARDSTICK_CHARS = 1_000
 
@@ -55,7 +90,8 @@ class Grading:
 
     ``yardstick`` names the measuring instrument (``deterministic``,
     ``decision:<judge>:<model>:v<n>``…); runs are only compared within one yardstick.
-    ``error`` marks a grading that could not be made; it never passes.
+    ``error`` marks a grading that could not be made; it never passes. ``usage`` holds the token
+    counts of each model call the grading made (a judge's), in order; empty for graders that call none.
     """
 
     score: float
@@ -64,6 +100,7 @@ class Grading:
     yardstick: str = "deterministic"
     error: str | None = None
     detail: Mapping[str, Any] | None = None
+    usage: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
 
     @property
     def failed_checks(self) -> tuple[Check, ...]:

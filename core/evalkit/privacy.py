@@ -59,7 +59,10 @@ _PATTERNS = [
     re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b"),  # GitHub tokens
     re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack tokens
     re.compile(r"(?i)\b(?:api[_-]?key|secret|token|password|passwd)\s*[:=]\s*['\"]?[^\s'\"]{6,}"),
-    re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"),  # e-mail
+    # e-mail: parts bounded by their RFC limits (64 for the local part, 63 a label), so a search
+    # tries at most 64 characters from each position — unbounded, a long word without "@" (a
+    # megabyte answer, a base64 blob) was scanned to its end from every one of its characters.
+    re.compile(r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,63}"),
 ]
 
 

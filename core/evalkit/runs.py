@@ -52,12 +52,22 @@ class CaseResult:
     usage: Usage | None = None
     detail: Mapping[str, Any] | None = None
     finished_at: float = 0.0
-    #: Numbers a retrieval case is scored by (reciprocal rank, recall@k, nDCG@k), kept at every privacy level.
+    #: Numbers a case is scored by, kept at every privacy level: a retrieval question's
+    #: (reciprocal rank, recall@k, nDCG@k); a prompt answered several times, its ``pass_fraction``,
+    #: ``answers`` and ``passes`` (see :mod:`evalkit.run.answering.repeats`).
     measures: Mapping[str, float] | None = None
     #: The fingerprint of the case's content in the set version the run answered (a prompt's or
     #: question's, see :mod:`evalkit.set_versions`); ``None`` for a case stored before fingerprints
     #: were kept. A comparison tells an edited case (same id, other fingerprint) by it.
     fingerprint: str | None = None
+    #: The token counts of each judge call its grading made, in order (empty: none, or not known).
+    judge_usage: tuple[Usage, ...] = attrs.field(default=(), converter=tuple)
+    #: Where the answer came from when the model was not asked for it: ``"cache"`` (the answer
+    #: cache) or ``"run:<id>"`` (a stored run's answer, re-graded); ``None``: asked now.
+    answer_source: str | None = None
+    #: The digest of what the model was asked — prompt and system prompt, not the checks
+    #: (:func:`evalkit.set_versions.prompt_digest`); a re-grade reuses an answer only to the same question.
+    prompt_digest: str | None = None
 
     @property
     def errored(self) -> bool:
@@ -81,6 +91,7 @@ class CaseResult:
             checks=checks,
             yardstick=grading.yardstick,
             detail=grading.detail,
+            judge_usage=tuple(u for u in grading.usage if isinstance(u, Usage)),
             **fields,
         )
 
@@ -91,9 +102,37 @@ class CaseResult:
 
     @property
     def needs_a_look(self) -> bool:
-        """True when the case failed, errored, is unstable or failed an advisory check (a judge's
-        verdict that does not gate, :mod:`evalkit.judge_gate`): what a run's table lists by default."""
-        return not self.passed or self.unstable or any(c.advisory and not c.passed for c in self.checks)
+        """True when the case failed, errored, is unstable, flaky or failed an advisory check (a
+        judge's verdict that does not gate, :mod:`evalkit.judge_gate`): what a run's table lists by default."""
+        return not self.passed or self.unstable or self.flaky or any(c.advisory and not c.passed for c in self.checks)
+
+    @property
+    def answers(self) -> int:
+        """How many answers the case's result stands for (``--repeats``; 1 when answered once)."""
+        value = (self.measures or {}).get("answers")
+        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 1 else 1
+
+    @property
+    def passes(self) -> int:
+        """How many of its answers passed."""
+        value = (self.measures or {}).get("passes")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and self.answers > 1:
+            return int(value)
+        return 1 if self.passed else 0
+
+    @property
+    def pass_fraction(self) -> float:
+        """The share of its answers that passed (with a judge asked several times, the share of its
+        verdicts); 1.0 or 0.0 for a case answered once by a judge that agreed with itself."""
+        value = (self.measures or {}).get("pass_fraction")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
+            return float(value)
+        return 1.0 if self.passed else 0.0
+
+    @property
+    def flaky(self) -> bool:
+        """True when the case's answers disagreed: some of its repeats passed, others failed."""
+        return 0 < self.passes < self.answers
 
     @property
     def unstable(self) -> bool:
@@ -141,11 +180,29 @@ class Run:
     #: see :mod:`evalkit.set_versions`); false for a run stored before fingerprints were kept (schema 3):
     #: a comparison with it then says that every case present in both runs counted as unchanged.
     fingerprints_kept: bool = False
+    #: The prices the run was costed at (see :mod:`evalkit.costs`): ``{"generator": {...}, "judge":
+    #: {...}}``, a part ``None`` when unpriced; ``None`` for a run stored before prices were kept.
+    pricing: Mapping[str, Any] | None = None
+    #: What the run spent, tokens and cost (see :func:`evalkit.costs.spend_document`), set when it
+    #: finishes; ``None`` for a run stored before usage was summed (it reads as unknown).
+    spend: Mapping[str, Any] | None = None
+    #: Set when answers were reused instead of asked: ``"cache"`` (some came from the answer
+    #: cache), ``"regrade"`` (a re-grade of run ``source_run_id``), ``"answers-from"`` (a run that
+    #: took what it could from ``source_run_id``). Such a run is never accepted automatically.
+    answers_reused: str | None = None
+    source_run_id: str | None = None
     # Aggregates as stored; derived from ``cases`` when the run carries them.
     stored_passed_count: int | None = None
     stored_errored_count: int | None = None
     stored_answered_count: int | None = None
     stored_mean_score: float | None = None
+
+    @property
+    def independent_sample(self) -> bool:
+        """False for a run whose answers were reused (from the answer cache, a re-grade, another
+        run's): it measures the grading, not the model, so it is neither accepted as a baseline
+        automatically nor counted in a case's flip history (:func:`evalkit.stats.flip_history`)."""
+        return self.answers_reused is None
 
     @property
     def answered_count(self) -> int:

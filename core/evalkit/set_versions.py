@@ -36,6 +36,7 @@ __all__ = [
     "CaseSplit",
     "case_fingerprint",
     "case_fingerprints",
+    "prompt_digest",
     "question_fingerprint",
     "set_version_fingerprint",
     "split_cases",
@@ -53,6 +54,13 @@ def _digest(document: Any) -> str:
 
 #: What a golden prompt's fingerprint covers (not its id or tags).
 _PROMPT_CASE_FIELDS = ("prompt", "system_prompt", "assertions", "reference")
+
+
+def prompt_digest(prompt: GoldenPrompt) -> str:
+    """The digest of what the model is asked for a prompt: its prompt and system prompt, and
+    nothing of its checks or reference (an answer to it answers the same question however it is
+    graded: what a re-grade and ``--answers-from`` compare)."""
+    return _digest(["prompt-request-v1", prompt.prompt, prompt.system_prompt])
 
 
 def case_fingerprint(prompt: GoldenPrompt) -> str:

@@ -73,6 +73,13 @@ def _checked(option: str) -> Callable[[object], Fraction]:
     return convert
 
 
+def _optional(option: str) -> Callable[[object], Fraction | None]:
+    def convert(raw: object) -> Fraction | None:
+        return None if raw is None else tolerance_value(raw, option)
+
+    return convert
+
+
 def _parse_text(raw: str, option: str) -> Fraction:
     if len(raw) > MAX_TOLERANCE_CHARS:
         raise ToleranceError(option, raw[:MAX_TOLERANCE_CHARS] + "…", f"; longer than {MAX_TOLERANCE_CHARS} characters")
@@ -93,10 +100,15 @@ class Tolerances:
 
     Built from numbers; a value that is not a finite number in 0..1 raises the same
     :class:`~evalkit.errors.ToleranceError` (a ``UsageError``) as the command-line options.
+    A retrieval run's pass rate and mean score are its hit@1 and hit@3; its MRR@k, recall@k and
+    nDCG@k are gated only when their tolerance is set (``None``: reported, not gated).
     """
 
     max_pass_rate_drop: Fraction = attrs.field(default=DEFAULT_TOLERANCE, converter=_checked("max-pass-rate-drop"))
     max_mean_score_drop: Fraction = attrs.field(default=DEFAULT_TOLERANCE, converter=_checked("max-mean-score-drop"))
+    max_mrr_drop: Fraction | None = attrs.field(default=None, converter=_optional("max-mrr-drop"))
+    max_recall_drop: Fraction | None = attrs.field(default=None, converter=_optional("max-recall-drop"))
+    max_ndcg_drop: Fraction | None = attrs.field(default=None, converter=_optional("max-ndcg-drop"))
 
     @classmethod
     def parse(

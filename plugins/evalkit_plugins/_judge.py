@@ -21,16 +21,20 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import contextvars
+import json
+import re
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
 import attrs
-from evalkit.answers import Answer, GenerationRequest
+from evalkit.answers import Answer, GenerationRequest, Usage
 from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator
 from evalkit.config import Config
 from evalkit.errors import GraderUnavailableError, RequestRejected, UsageError
-from evalkit.grading import AGREEMENT_CHECK, Check, Grading
+from evalkit.grading import AGREEMENT_CHECK, Check, Grading, verdict_check_name
+from evalkit.jsonparse import parse_json
 from evalkit.options import number, option, text, whole
 from evalkit.prompts import GoldenPrompt
 from evalkit.runs import CaseResult
@@ -76,6 +80,9 @@ class JudgeVerdict:
     text: str
     model: str | None
 
+
+#: The token counts of the judge calls made for the case being graded (see ``agrade``).
+_JUDGE_CALLS: contextvars.ContextVar[list[Usage] | None] = contextvars.ContextVar("evalkit_judge_calls", default=None)
 
 #: Requests in flight at a judge whose instance does not say its ``concurrency``.
 DEFAULT_JUDGE_CONCURRENCY = 8
@@ -297,7 +304,17 @@ class JudgeGraderBase(abc.ABC):
     # -- grading -------------------------------------------------------------------------------
 
     async def agrade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
-        """Ask the judge ``repeats`` times; every failure becomes a failed grading, never an exception."""
+        """Ask the judge ``repeats`` times; every failure becomes a failed grading, never an exception.
+        The grading carries the token counts of every judge call it made (``Grading.usage``)."""
+        calls: list[Usage] = []
+        token = _JUDGE_CALLS.set(calls)
+        try:
+            grading = await self._grade_once(prompt, answer)
+        finally:
+            _JUDGE_CALLS.reset(token)
+        return attrs.evolve(grading, usage=tuple(calls)) if calls else grading
+
+    async def _grade_once(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
         if self._bound is None:
             return self._failed("no judge is bound (bind_judge was not called)")
         try:
@@ -372,6 +389,9 @@ class JudgeGraderBase(abc.ABC):
             if self._accepted_mode is None and request.response_format is not None:
                 self._accepted_mode = _mode_of(request.response_format)
             break
+        calls = _JUDGE_CALLS.get()
+        if calls is not None:  # every answered call is paid for, a reply that will not parse too
+            calls.append((raw.usage if isinstance(raw, Answer) else None) or Usage())
         if isinstance(raw, str):
             return Answer(text=raw)
         if not isinstance(raw, Answer):
@@ -408,7 +428,7 @@ class JudgeGraderBase(abc.ABC):
         if self.repeats == 1 or not verdicts:
             return ()
         checks = [
-            Check(f"verdict {i}/{self.repeats} = {v.label}", self.passes(v.score), detail=v.text, judged=True)
+            Check(verdict_check_name(i, self.repeats, v.label), self.passes(v.score), detail=v.text, judged=True)
             for i, v in enumerate(verdicts, start=1)
         ]
         if agreement:
@@ -440,3 +460,45 @@ class JudgeGraderBase(abc.ABC):
             error=f"Judge failed: {reason}",
             detail=detail,
         )
+
+
+_FENCE = re.compile(r"```(?:json)?[ \t]*\r?\n(?P<body>.*?)\r?\n?[ \t]*```", re.S | re.I)
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ReplyError("a key appears twice in the JSON object")
+    return dict(pairs)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ReplyError(f"{name} is not a JSON number")
+
+
+def json_reply(text: str, keys: Sequence[str]) -> dict[str, Any]:
+    """The one JSON object a judge replied, holding exactly ``keys``, strictly: optionally inside
+    one Markdown code fence, with nothing but whitespace around it. Rejected (:class:`ReplyError`,
+    whose message never quotes the reply): text before or after the object, a reply that is not
+    an object, duplicate keys, ``NaN``/``Infinity``, a missing key, any other key."""
+    body = text.strip()
+    fence = _FENCE.fullmatch(body)
+    if fence is not None:
+        body = fence.group("body").strip()
+    if not body.startswith("{"):
+        raise ReplyError("text before the JSON object" if "{" in body else "no JSON object in the reply")
+    try:
+        value = parse_json(body, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            raise ReplyError("text after the JSON object") from None
+        raise ReplyError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(value, dict):
+        raise ReplyError("the reply is not a JSON object")
+    missing = [k for k in keys if k not in value]
+    if missing:
+        raise ReplyError(f'the JSON object has no "{missing[0]}"')
+    extra = len(set(value) - set(keys))
+    if extra:
+        raise ReplyError(f"the JSON object has other keys ({extra} besides {', '.join(keys)})")
+    return value

@@ -9,38 +9,21 @@ to 0..1 and passes from 0.6; the yardstick is ``decision:<judge instance>:<repor
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 import attrs
 from evalkit.answers import Answer, GenerationRequest
-from evalkit.jsonparse import parse_json
 from evalkit.options import number, one_of, option
 from evalkit.prompts import GoldenPrompt
 
-from evalkit_plugins._judge import STRUCTURED_MODES, JudgeGraderBase, JudgeOptions, JudgeVerdict, ReplyError
+from evalkit_plugins._judge import STRUCTURED_MODES, JudgeGraderBase, JudgeOptions, JudgeVerdict, ReplyError, json_reply
 from evalkit_plugins.judge_prompts import render
 
 __all__ = ["DecisionGrader", "parse_decision_reply", "score_for_level"]
 
 STRUCTURED_OUTPUT = STRUCTURED_MODES
-
-_FENCE = re.compile(r"```(?:json)?[ \t]*\r?\n(?P<body>.*?)\r?\n?[ \t]*```", re.S | re.I)
-
-
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        raise ReplyError("a key appears twice in the JSON object")
-    return dict(pairs)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ReplyError(f"{name} is not a JSON number")
-
 
 def _shown(value: object) -> str:
     text = repr(value)
@@ -55,26 +38,7 @@ def parse_decision_reply(text: str, max_level: int) -> tuple[int, str]:
     (:class:`ReplyError`): text before or after the object, other keys, duplicate keys, a level
     that is not an integer in range (``3.0`` and ``"3"`` included), an empty reason.
     """
-    body = text.strip()
-    fence = _FENCE.fullmatch(body)
-    if fence is not None:
-        body = fence.group("body").strip()
-    if not body.startswith("{"):
-        raise ReplyError("text before the JSON object" if "{" in body else "no JSON object in the reply")
-    try:
-        value = parse_json(body, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data":
-            raise ReplyError("text after the JSON object") from None
-        raise ReplyError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
-    if not isinstance(value, dict):
-        raise ReplyError("the reply is not a JSON object")
-    missing = [k for k in ("level", "reason") if k not in value]
-    if missing:
-        raise ReplyError(f'the JSON object has no "{missing[0]}"')
-    extra = sorted(set(value) - {"level", "reason"})
-    if extra:
-        raise ReplyError(f"the JSON object has other keys ({', '.join(_shown(k) for k in extra)})")
+    value = json_reply(text, ("level", "reason"))
     level = value["level"]
     if type(level) is not int or not 0 <= level <= max_level:
         raise ReplyError(f"level must be an integer from 0 to {max_level}, got {_shown(level)}")

@@ -73,6 +73,7 @@ from evalkit_plugins._http import (
     run_blocking,
     tls_context,
 )
+from evalkit_plugins._pacing import Pacer
 
 __all__ = ["OpenAIGenerator"]
 
@@ -150,6 +151,15 @@ class OpenAIOptions:
         "system's store, or $SSL_CERT_FILE)",
         default=None, path=True, anywhere=True, validator=attrs.validators.optional(text()),
     )
+    max_requests_per_minute: int | None = option(
+        "requests per minute this instance may be sent, honoured from the first (default: no limit)",
+        default=None, validator=attrs.validators.optional(whole(at_least=1)),
+    )
+    max_tokens_per_minute: int | None = option(
+        "tokens per minute this instance may be sent (estimated before each request: body length / 4 + max_tokens; "
+        "default: no limit)",
+        default=None, validator=attrs.validators.optional(whole(at_least=1)),
+    )
 
 
 class OpenAIGenerator:
@@ -179,6 +189,10 @@ class OpenAIGenerator:
         self.backoff_base = float(options.backoff_base)
         self.backoff_max = float(options.backoff_max)
         self.max_response_bytes = options.max_response_bytes
+        self.max_requests_per_minute = options.max_requests_per_minute
+        self.max_tokens_per_minute = options.max_tokens_per_minute
+        #: The pace of the current event loop's requests (429 back-off, per-minute limits).
+        self._pacer: Pacer | None = None
         extra_headers = options.extra_headers or {}
         self._header_names = tuple(extra_headers)
         if self.model is None:
@@ -405,7 +419,12 @@ class OpenAIGenerator:
         # A pool is bound to the loop it was first used on; a pool left on a finished loop is abandoned.
         self._session = EndpointSession(self._post_settings, self.concurrency)
         self._session_loop = asyncio.get_running_loop()
+        self._pacer = Pacer(self.concurrency, self.max_requests_per_minute, self.max_tokens_per_minute)
         return self._session
+
+    def pacing_notes(self) -> list[str]:
+        """What the run's notes say of this endpoint's pace: the concurrency it lowered after 429s."""
+        return self._pacer.notes(self.base_url) if self._pacer is not None else []
 
     async def _generate_once(self, request: GenerationRequest) -> Answer:
         session = EndpointSession(self._post_settings, 1)
@@ -438,10 +457,23 @@ class OpenAIGenerator:
     async def _complete(self, session: EndpointSession, payload: bytes) -> Answer:
         failure = ""
         cause: BaseException | None = None
+        pacer = self._pacer if session is self._session else None
+        tokens = len(payload) // 4 + (self.max_tokens or 0) if pacer is not None and self.max_tokens_per_minute else 0
         for attempt in range(1, self.max_attempts + 1):
             wait: float | None = None
             try:
-                reply = await session.send("POST", self._url, payload, self.max_response_bytes)
+                if pacer is None:
+                    reply = await session.send("POST", self._url, payload, self.max_response_bytes)
+                else:
+                    await pacer.acquire(tokens)
+                    try:
+                        reply = await session.send("POST", self._url, payload, self.max_response_bytes)
+                    finally:
+                        pacer.release()
+                    if reply.status == 429:
+                        pacer.rate_limited(_retry_after(reply))
+                    elif 200 <= reply.status < 300:
+                        pacer.succeeded()
             except ResponseTooLarge:
                 raise GenerationError(
                     f"{self._where} answered with a body larger than max_response_bytes "
@@ -742,12 +774,17 @@ def _check_headers(headers: object) -> Mapping[str, str]:
 
 
 def _token_counts(usage: object) -> dict[str, int] | None:
-    """The endpoint's ``usage`` with only the token counts that are whole non-negative numbers."""
+    """The endpoint's ``usage`` with only the token counts that are whole non-negative numbers:
+    prompt, completion and total tokens, and the cached prompt tokens (``prompt_tokens_details.cached_tokens``)
+    where the endpoint reports them."""
     if not isinstance(usage, dict):
         return None
     counts = {
         name: value
-        for name in ("prompt_tokens", "completion_tokens")
+        for name in ("prompt_tokens", "completion_tokens", "total_tokens")
         if type(value := usage.get(name)) is int and 0 <= value < 2**63
     }
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict) and type(cached := details.get("cached_tokens")) is int and 0 <= cached < 2**63:
+        counts["cached_input_tokens"] = cached
     return counts or None

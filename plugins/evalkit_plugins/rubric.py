@@ -35,10 +35,17 @@ from evalkit.components import BoundGenerator
 from evalkit.config import Config
 from evalkit.errors import UsageError
 from evalkit.grading import Check, Grading
-from evalkit.jsonparse import parse_json
 from evalkit.prompts import GoldenPrompt
 
-from evalkit_plugins._judge import JudgeFailure, JudgeGraderBase, JudgeOptions, JudgeVerdict, NotGradable, ReplyError
+from evalkit_plugins._judge import (
+    JudgeFailure,
+    JudgeGraderBase,
+    JudgeOptions,
+    JudgeVerdict,
+    NotGradable,
+    ReplyError,
+    json_reply,
+)
 from evalkit_plugins.deterministic import DeterministicGrader, DeterministicOptions
 from evalkit_plugins.judge_prompts import render
 
@@ -47,21 +54,9 @@ __all__ = ["MAX_REASON_CHARS", "RubricJudge", "RubricJudgedGrader", "one_line", 
 #: The longest reason kept in a check's detail, in characters (a longer one is cut with "…").
 MAX_REASON_CHARS = 300
 
-_FENCE = re.compile(r"```(?:json)?[ \t]*\r?\n(?P<body>.*?)\r?\n?[ \t]*```", re.S | re.I)
 #: Characters that must not reach a one-line reason: controls (ANSI escapes, carriage returns),
 #: line and paragraph separators, bidi overrides and zero-width marks.
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
-
-
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        raise ReplyError("a key appears twice in the JSON object")
-    return dict(pairs)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ReplyError(f"{name} is not a JSON number")
 
 
 def one_line(text: str, limit: int = MAX_REASON_CHARS) -> str:
@@ -79,25 +74,7 @@ def parse_rubric_reply(text: str, verdicts: Sequence[str]) -> tuple[str, str]:
     (:class:`ReplyError`, whose message never quotes the reply): text around the object, other or
     duplicate keys, another verdict (``"PASS"`` included), a blank reason.
     """
-    body = text.strip()
-    fence = _FENCE.fullmatch(body)
-    if fence is not None:
-        body = fence.group("body").strip()
-    if not body.startswith("{"):
-        raise ReplyError("text before the JSON object" if "{" in body else "no JSON object in the reply")
-    try:
-        value = parse_json(body, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data":
-            raise ReplyError("text after the JSON object") from None
-        raise ReplyError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
-    if not isinstance(value, dict):
-        raise ReplyError("the reply is not a JSON object")
-    missing = [k for k in ("verdict", "reason") if k not in value]
-    if missing:
-        raise ReplyError(f'the JSON object has no "{missing[0]}"')
-    if set(value) != {"verdict", "reason"}:
-        raise ReplyError(f"the JSON object has {len(value) - 2} other key(s)")
+    value = json_reply(text, ("verdict", "reason"))
     verdict = value["verdict"]
     if not isinstance(verdict, str) or verdict not in verdicts:
         raise ReplyError(f"verdict must be one of {', '.join(repr(v) for v in verdicts)}")

@@ -138,7 +138,7 @@ def test_a_pyproject_that_is_not_utf8_is_reported_only_when_it_is_evalkits(evalk
         # a command's option before the command: argparse alone says "invalid choice: '3'"
         (("--concurrency", "3", "run", "evalkit.smoke"), '--concurrency is an option of "evalkit run" and "evalkit retrieval", not of evalkit itself: put it after the command ("evalkit run … --concurrency")'),
         (("--concurrency", "3", "retrieval", "q", "r"), '("evalkit retrieval … --concurrency")'),
-        (("--older-than", "3d", "db", "prune"), '--older-than is an option of "evalkit db prune", not of evalkit itself'),
+        (("--older-than", "3d", "db", "prune"), '--older-than is an option of "evalkit db prune" and "evalkit cache clear", not of evalkit itself'),
         # mistyped as well as misplaced
         (("--concurency", "3", "run", "evalkit.smoke"), 'unknown option --concurency before the command. Did you mean "--concurrency" (an option of evalkit run and evalkit retrieval, after the command)?'),
         (("--concurency", "run", "evalkit.smoke"), 'Did you mean "--concurrency" (an option of evalkit run and evalkit retrieval, after the command)?'),

@@ -36,8 +36,9 @@ def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit
     # The regressed run never became the baseline: the third run is compared with the first.
     assert runs[1]["verdict"]["baseline_id"] == first["run_id"]
     assert runs[2]["verdict"]["baseline_id"] == first["run_id"]
-    assert [r["accepted"] and r["accepted"]["how"] for r in runs] == [None, "no_regression", None, "first"]
-    assert [r["current_baseline"] for r in runs] == [False, True, False, False]
+    # As good as the first run, not significantly better: the first stays the baseline.
+    assert [r["accepted"] and r["accepted"]["how"] for r in runs] == [None, None, None, "first"]
+    assert [r["current_baseline"] for r in runs] == [False, False, False, True]
     assert "Regression: pass rate dropped 50.0 pp" in runs[2]["verdict"]["note"]
     assert [r["pass_rate"] for r in runs[1:]] == [1.0, 0.5, 1.0]
     assert "cases" not in runs[0]
@@ -54,7 +55,7 @@ def test_history_lists_runs_newest_first_with_their_verdicts_and_a_trend(evalkit
     rows = [line for line in lines if first["run_id"] in line or second["run_id"] in line or third["run_id"] in line]
     assert [r.split("│")[1].strip() for r in rows] == [third["run_id"], second["run_id"], first["run_id"]]
     assert "REGRESSED" in rows[1] and "50.0%" in rows[1] and "baseline" in rows[2] and "ok" in rows[0]
-    assert rows[0].rstrip().endswith("* no regression") and rows[1].rstrip().endswith("no") and rows[2].rstrip().endswith("first")
+    assert rows[0].rstrip().endswith("no") and rows[1].rstrip().endswith("no") and rows[2].rstrip().endswith("* first")
     assert "  my-app-2025-01 (my-app/my-app) · deterministic\n    █▅█  100.0% → 100.0%  (3 runs)\n" in table.stdout
     trend = table.stdout.split("Trend (pass rate")[1]
     assert all(len(line) <= 80 for line in trend.splitlines()), "the trend fits 80 columns"

@@ -186,7 +186,7 @@ def test_without_min_judge_kappa_every_judge_gates_as_before(
     ("table", "culprit"),
     [("[gate]\nmin_judge_kappa = 2\n", "min_judge_kappa must be a number from -1 to 1"),
      ('[gate]\nmin_judge_kappa = "high"\n', "min_judge_kappa must be a number"),
-     ("[gate]\nmin_kappa = 0.6\n", "unknown key: min_kappa")],
+     ("[gate]\nmin_kappa = 0.6\n", 'Did you mean "min_judge_kappa"')],
 )  # fmt: skip
 def test_a_bad_gate_table_is_refused_before_anything_is_called(
     table: str, culprit: str, verdicts: Verdicts, chat_server: ChatServer, project: Path, evalkit_cli: Callable[..., Any]

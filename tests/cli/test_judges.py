@@ -440,3 +440,23 @@ def test_a_graders_table_in_the_configuration_sets_the_graders_options(chat_serv
     write_project(project, chat_server.base_url, extra="[graders.decision]\npass_threshold = 'high'\n")
     refused = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision")
     assert refused.code == 2 and '[graders."decision"]' in refused.stderr and "pass_threshold" in refused.stderr, refused.stderr
+
+
+# -- costs (issue 36) ----------------------------------------------------------------------------
+
+
+def test_each_judge_call_keeps_its_usage_and_the_judge_is_priced_apart(judge: ChatServer, project: Path, evalkit_cli: Callable[..., Any]) -> None:
+    config = project / "evalkit.toml"
+    config.write_text(config.read_text() + "price_per_million_input = 1\nprice_per_million_output = 2\ncurrency = \"EUR\"\n")
+    code, document = run(evalkit_cli, "--grader", "decision", "--judge-repeats", "2")
+    assert code == 0
+    calls = [case["judge_usage"] for case in document["cases"]]
+    assert all(len(usage) == 2 and all(u["prompt_tokens"] > 0 and u["total_tokens"] > 0 for u in usage) for usage in calls)
+    spend = document["spend"]
+    assert spend["judge"]["requests"] == 14 == len(completions(judge))
+    assert spend["judge"]["prompt_tokens"] == sum(u["prompt_tokens"] for usage in calls for u in usage)
+    assert spend["judge"]["currency"] == "EUR" and spend["judge"]["cost"] is not None
+    # the replay instance under test has no price: the run's total is unknown, never the judge's alone
+    assert spend["generator"]["cost"] is None and spend["cost"] is None
+    text = evalkit_cli("show", document["run_id"])
+    assert "Judging:    " in text.stdout and "in 14 requests" in text.stdout and "Cost:       unknown" in text.stdout

@@ -33,7 +33,7 @@ def parsed(*argv: str) -> Arguments:
         (["models", "rank", "--capability", "chat"], "models_cmd.handle_rank", {"capability": ["chat"], "policy": None}),
         (["history", "pkg.set", "--limit", "3"], "history_cmd.handle", {"limit": 3, "json": False}),
         (["show", "RUN", "--json"], "show_cmd.handle", {"run_id": "RUN", "json": True}),
-        (["compare", "A", "B"], "compare_cmd.handle", {"base": "A", "run": "B", "max_pass_rate_drop": "0.1"}),
+        (["compare", "A", "B"], "compare_cmd.handle", {"base": "A", "run": "B", "max_pass_rate_drop": None}),
         (["db", "prune", "--older-than", "3d"], "db_cmd._prune", {"older_than": "3d"}),
         (["validate", "pkg.set", "x.yaml"], "validate_cmd.handle", {"targets": ["pkg.set", "x.yaml"]}),
         (["schema", "golden-set"], "schema_cmd.handle", {"kind": "golden-set"}),
@@ -103,7 +103,7 @@ def test_a_unique_prefix_of_a_long_option_is_the_option(argv: list[str], expecte
 
 
 def test_an_ambiguous_prefix_names_the_options_it_could_be() -> None:
-    with pytest.raises(click.UsageError, match="ambiguous option: --re could match --resume, --report"):
+    with pytest.raises(click.UsageError, match="ambiguous option: --re could match --repeats, --resume, --report"):
         parsed("run", "s", "--re")
     assert parsed("run", "s", "--resu").resume == ""
 

@@ -210,7 +210,8 @@ def test_a_second_live_resume_of_a_retrieval_run_is_refused_and_a_killed_one_is_
         assert done.returncode == 2 and "run leased is already complete" in done.stderr
 
 
-VERDICT_KEYS = {"state", "baseline_id", "reason", "regressed"}
+VERDICT_KEYS = {"state", "baseline_id", "reason", "regressed", "metrics", "acceptance_note"}
+METRIC_KEYS = {"baseline", "value", "delta", "ci95", "p_value", "minimum_detectable_drop", "tolerance"}
 
 
 def test_prompt_and_retrieval_runs_write_the_same_verdict_object(evalkit_cli, project, plugin_dists) -> None:
@@ -227,6 +228,13 @@ def test_prompt_and_retrieval_runs_write_the_same_verdict_object(evalkit_cli, pr
     compared = [second_prompts.json()["verdict"], second_questions.json()["verdict"]]
     assert [v["state"] for v in compared] == ["no_regression", "no_regression"]
     assert set(compared[0]) == set(compared[1]) > VERDICT_KEYS
+    # One shape of metric for both kinds: fractions, the delta with its interval, p, MDD, tolerance.
+    assert set(compared[0]["metrics"]) == {"pass_rate", "mean_score"}
+    assert set(compared[1]["metrics"]) == {"hit_at_1", "hit_at_3", "mrr_at_k", "recall_at_k", "ndcg_at_k"}
+    for verdict in compared:
+        for metric in verdict["metrics"].values():
+            assert set(metric) >= METRIC_KEYS and len(metric["ci95"]) == 2 and metric["delta"] == 0
+    assert compared[1]["metrics"]["ndcg_at_k"]["tolerance"] is None  # reported, not gated by default
     assert compared[0]["baseline_id"] == first_prompts.json()["run_id"]
     assert compared[1]["baseline_id"] == first_questions.json()["run_id"]
     assert second_questions.json()["baseline_state"] == "comparable" and "baseline_state" not in second_prompts.json()
@@ -236,4 +244,5 @@ def test_prompt_and_retrieval_runs_write_the_same_verdict_object(evalkit_cli, pr
     assert mismatch.code == 1, mismatch.stderr
     verdict = mismatch.json()["verdict"]
     assert verdict["state"] == "not_comparable" and set(verdict) == VERDICT_KEYS
-    assert mismatch.json()["baseline_state"] == "mismatch" and verdict["baseline_id"] == second_questions.json()["run_id"]
+    # the second run was as good as the first, not better: the first stays the baseline
+    assert mismatch.json()["baseline_state"] == "mismatch" and verdict["baseline_id"] == first_questions.json()["run_id"]

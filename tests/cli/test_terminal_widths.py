@@ -44,6 +44,8 @@ def three_runs(cli, project) -> list[str]:  # noqa: ANN001
     answer_hostile(project)
     ids = [cli("run", SET, "--provider", "app", "--json").json()["run_id"]]
     ids.append(cli("run", SET, "--provider", "app", "--run-id", LONG_ID, "--json").json()["run_id"])
+    # As good as the first run, so not accepted by itself: accepted on purpose, to be the baseline.
+    assert cli("baseline", "accept", LONG_ID, "--reason", "long ids").code == 0
     answer_hostile(project, failing=HOSTILE_IDS[:2])
     ids.append(cli("run", SET, "--provider", "app", "--json").json()["run_id"])
     assert ids[1] == LONG_ID

@@ -61,7 +61,8 @@ def test_wheel_and_sdist_install_into_a_fresh_venv_and_a_set_package_pulls_nothi
 
     wheel_files = set(zipfile.ZipFile(kernel["wheel"]).namelist())
     for shipped in ("evalkit/schemas/golden-set.schema.json", "evalkit/schemas/question-set.schema.json",
-                    "evalkit/starter/example.yaml", "evalkit/pytest_plugin.py", "evalkit_plugins/file_sets.py"):
+                    "evalkit/starter/example.yaml", "evalkit/pytest_plugin.py", "evalkit_plugins/file_sets.py",
+                    "evalkit/view/templates/run.html", "evalkit/view/static/viewer.js", "evalkit/view/static/viewer.css"):
         assert shipped in wheel_files, shipped
     metadata = zipfile.ZipFile(kernel["wheel"]).read(next(n for n in wheel_files if n.endswith("METADATA"))).decode()
     assert "Name: evalkit-golden" in metadata and "requires-dist: pyyaml" in metadata.lower()
@@ -99,6 +100,10 @@ def test_wheel_and_sdist_install_into_a_fresh_venv_and_a_set_package_pulls_nothi
     for command in (["init"], ["run", "starter.faq", "--provider", "recorded"], ["schema", "golden-set"]):
         done = subprocess.run([str(venv / "bin" / "evalkit"), *command], capture_output=True, text=True, cwd=project, env=environment)
         assert done.returncode == 0, (command, done.stdout, done.stderr)
+
+    # Without the view extra, `evalkit view` says which extra to install (and serves nothing).
+    view = subprocess.run([str(venv / "bin" / "evalkit"), "view", "--port", "0"], capture_output=True, text=True, cwd=project, env=environment, timeout=120)
+    assert view.returncode == 2 and 'pip install "evalkit-golden[view]"' in view.stderr, (view.stdout, view.stderr)
 
 
 def test_no_document_tells_anyone_to_pip_install_the_unrelated_evalkit() -> None:

@@ -76,7 +76,7 @@ def test_answer_carries_text_reported_model_usage_and_finish_reason(chat_server:
     (answer,) = ask(make(chat_server), GenerationRequest("What is the capital of France?"))
     assert answer.text == "Paris is the capital of France."
     assert answer.model == "gpt-test-2025-01-01"
-    assert answer.usage == Usage(input_tokens=6, output_tokens=6)
+    assert answer.usage == Usage(input_tokens=6, output_tokens=6, total_tokens=12)
     assert answer.finish_reason == "stop"
 
 

@@ -96,7 +96,7 @@ def test_accepted_replies(text: str, expected: tuple[str, str]) -> None:
         ('{"verdict": true, "reason": "x"}', "verdict must be one of"),
         ('{"verdict": "pass", "reason": "  \\n "}', "reason must be a non-empty string"),
         ('{"verdict": "pass"}', 'the JSON object has no "reason"'),
-        ('{"verdict": "pass", "reason": "x", "score": 1}', "the JSON object has 1 other key(s)"),
+        ('{"verdict": "pass", "reason": "x", "score": 1}', "the JSON object has other keys (1 besides verdict, reason)"),
         ('{"verdict": "pass", "verdict": "fail", "reason": "x"}', "a key appears twice"),
         ('{"verdict": "pass", "reason": NaN}', "NaN is not a JSON number"),
         ("[1]", "no JSON object in the reply"),

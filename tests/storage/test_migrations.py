@@ -368,3 +368,29 @@ def test_migration_6_reads_maps_a_few_at_a_time_and_keeps_only_readable_ones(dat
         assert after.fingerprints_kept and after.cases[0].fingerprint == "sha256:new"
     finally:
         repo.close()
+
+
+def test_migration_8_keeps_old_runs_readable_with_their_spend_unknown_and_adds_the_answer_cache(database_url: str, engine: str) -> None:
+    from evalkit.cli.spend_view import cost_cell, spend_lines
+    from evalkit.storage import CachedAnswer, capabilities
+
+    make_version_5_database(database_url, engine)
+    status, applied = upgrade_schema(database_url)
+    assert 8 in applied and status.up_to_date
+    repo = open_repository(database_url)
+    try:
+        old = repo.get_run("v5-now")
+        # Nothing is assigned to an old run retroactively: its prices and spend are unknown, never 0.
+        assert old.pricing is None and old.spend is None and old.answers_reused is None
+        assert all(case.judge_usage == () and case.answer_source is None for case in old.cases)
+        assert cost_cell(old) == "unknown"
+        assert any("Cost:       unknown" in line for line in spend_lines(old))
+        cache = capabilities(repo).cache
+        assert cache is not None and cache.cached_answer("k" * 64) is None
+        cache.keep_answer("k" * 64, CachedAnswer(text="four", provider_instance="local", model_alias="m", reported_model="m-1"))
+        cache.keep_answer("k" * 64, CachedAnswer(text="other", provider_instance="local"))
+        kept = cache.cached_answer("k" * 64)
+        assert (kept.text, kept.reported_model) == ("four", "m-1"), "the first answer kept wins"
+        assert cache.cache_stats().entries == 1 and cache.clear_cache() == 1 and cache.cache_stats().entries == 0
+    finally:
+        repo.close()

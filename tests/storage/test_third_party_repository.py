@@ -41,7 +41,7 @@ def test_a_run_is_stored_and_reported_as_not_compared(evalkit_cli, storage_plugi
     assert first.code == 0, first.stderr
     document = first.json()
     assert document["verdict"] == {"state": "not_comparable", "regressed": False, "reason": NO_SCOPED_READS,
-                                   "baseline_id": None}
+                                   "baseline_id": None, "metrics": {}, "acceptance_note": None}
     second = evalkit_cli("run", "evalkit.smoke", "--database", store_url, env=env)
     assert second.code == 0, second.stderr
     assert "not compared: the configured repository has no generator-scoped reads" in second.stdout

@@ -37,7 +37,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ChatServer", "ChatServerProcess", "Fault", "RecordedRequest", "echo_last_user_message", "main"]
+__all__ = [
+    "ChatServer",
+    "ChatServerProcess",
+    "Fault",
+    "RecordedRequest",
+    "StochasticResponder",
+    "echo_last_user_message",
+    "main",
+]
 
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 DEFAULT_MODEL = "gpt-test-2025-01-01"
@@ -52,6 +60,51 @@ def echo_last_user_message(body: Mapping[str, Any]) -> str:
             content = message.get("content")
             return content if isinstance(content, str) else json.dumps(content)
     return ""
+
+
+class StochasticResponder:
+    """A model that answers each prompt correctly with probability ``p``, reproducibly.
+
+    The ``n``-th request for one prompt draws from ``random.Random(f"{seed}:{prompt}:{n}")``: the
+    same server answers the same sequence of runs the same way, run after run, whatever the order
+    the requests arrive in. A correct answer is ``correct(body)`` (default: the prompt echoed,
+    which holds its ``contains`` words); a wrong one is ``wrong``. ``p`` may be changed between runs
+    (a drop), or be a mapping from prompt to probability (a per-case drop; others get ``default``).
+    """
+
+    def __init__(
+        self,
+        p: float | Mapping[str, float],
+        seed: int = 0,
+        *,
+        correct: Responder = echo_last_user_message,
+        wrong: str = "I cannot say.",
+        default: float = 1.0,
+    ) -> None:
+        self.p = p
+        self.seed = seed
+        self.correct = correct
+        self.wrong = wrong
+        self.default = default
+        self._asked: collections.Counter[str] = collections.Counter()
+        self._lock = threading.Lock()
+
+    def chance(self, prompt: str) -> float:
+        """The probability ``prompt`` is answered correctly."""
+        if isinstance(self.p, Mapping):
+            return float(self.p.get(prompt, self.default))
+        return float(self.p)
+
+    def __call__(self, body: Mapping[str, Any]) -> str:
+        import random
+
+        prompt = echo_last_user_message(body)
+        with self._lock:
+            self._asked[prompt] += 1
+            n = self._asked[prompt]
+        if random.Random(f"{self.seed}:{prompt}:{n}").random() < self.chance(prompt):
+            return self.correct(body)
+        return self.wrong
 
 
 @dataclass(frozen=True, slots=True)
@@ -574,12 +627,23 @@ class ChatServerProcess:
     """
 
     def __init__(
-        self, *, delay: float = 0.0, model: str | None = None, text: str | None = None, quiet: bool = False
+        self,
+        *,
+        delay: float = 0.0,
+        model: str | None = None,
+        text: str | None = None,
+        quiet: bool = False,
+        correct_probability: float | None = None,
+        seed: int = 0,
+        routed_model: str | None = None,
     ) -> None:
         self.delay = delay
         self.quiet = quiet
         self.model = model
         self.text = text
+        self.correct_probability = correct_probability
+        self.seed = seed
+        self.routed_model = routed_model
         self.base_url = ""
         #: What the child reported when it stopped: ``requests``, ``connections``, ``max_in_flight``,
         #: ``cpu_s`` (empty until the context exits).
@@ -592,6 +656,10 @@ class ChatServerProcess:
             command += ["--model", self.model]
         if self.text is not None:
             command += ["--text", self.text]
+        if self.correct_probability is not None:
+            command += ["--correct-probability", str(self.correct_probability), "--seed", str(self.seed)]
+        if self.routed_model is not None:
+            command += ["--routed-model", self.routed_model]
         stderr = subprocess.DEVNULL if self.quiet else None
         self._process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True)
         assert self._process.stdout is not None
@@ -627,11 +695,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before every answer")
     parser.add_argument("--model", default=None, help="model to report (default: the requested one)")
     parser.add_argument("--text", default=None, help="fixed answer text (default: echo the last user message)")
+    parser.add_argument(
+        "--correct-probability", type=float, default=None, metavar="P",
+        help="answer each prompt correctly (echoed) with probability P, seeded per request (StochasticResponder)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the seed of --correct-probability")
+    parser.add_argument("--routed-model", default=None, help="send x-litellm-model-name: NAME with every completion (a gateway)")
     args = parser.parse_args(argv)
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())
-    server = ChatServer(host=args.host, port=args.port, delay=args.delay, model=args.model, text=args.text, record=False)
+    responder = StochasticResponder(args.correct_probability, args.seed) if args.correct_probability is not None else None
+    server = ChatServer(
+        host=args.host, port=args.port, delay=args.delay, model=args.model, text=args.text, record=False, responder=responder
+    )
+    if args.routed_model is not None:
+        server.reply_headers = (("x-litellm-model-name", args.routed_model),)
     with server:
         print(server.base_url, flush=True)
         stopped.wait()

@@ -52,9 +52,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init_cmd", "write a starter evalkit.toml, an example set file and recorded answers"),
     "import": ("import_cmd", "turn recorded traces into a set file and recorded answers to review"),
     "report": ("report_cmd", "render a stored run as HTML, JUnit XML, Markdown or JSON (optionally waiting for its shards)"),
+    "regrade": ("regrade_cmd", "grade a stored run's answers again with the current checks, without asking the model"),
+    "cache": ("cache_cmd", "inspect or empty the answer cache of evalkit run --cache"),
     "baseline": ("baseline_cmd", "accept a run as the baseline of its scope, or show the current baselines"),
     "completion": ("completion_cmd", "print a shell completion script (bash, zsh or fish)"),
+    "flaky": ("flaky_cmd", "list the flaky cases of a set: outcomes that flip between runs or disagree among repeats"),
+    "plan": ("plan_cmd", "say what a run of a set would ask and could detect, before anything is called"),
     "judge": ("judge_cmd", "measure a judge against people's labels (calibration sets)"),
+    "view": ("view_cmd", "browse the results store in a local web page (read only)"),
 }
 
 #: The options taken before a command as well as after it (see :func:`global_options`).

@@ -22,7 +22,8 @@ from .params import global_options
     help=(
         "A run is compared with the baseline of its scope: the most recently accepted run of the same set and "
         "serving identity and grader (retrieval: set, retriever and deployment). A run is accepted automatically "
-        "when it is the first of its scope or its comparison found no regression; a regressed, not comparable or "
+        "when it is the first of its scope, or significantly better than the accepted baseline and worse on no gated "
+        "metric; a run that passes but is worse, one better by luck, a regressed, inconclusive, not comparable or "
         "incomplete run is stored but never becomes the baseline by itself. Accept one on purpose when a change "
         "of behaviour is intended."
     ),

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from .app import Arguments, EvalkitCommand, arguments
+from .gate_options import gate_options
 from .names import RunId
 from .params import global_options, report_option, tolerance_options
 
@@ -31,6 +32,7 @@ from .params import global_options, report_option, tolerance_options
 @click.argument("base", metavar="BASE", type=RunId(), help="the run compared against (the baseline)")
 @click.argument("run", metavar="RUN", type=RunId(), help="the run under review")
 @tolerance_options("max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+@gate_options()
 @report_option
 @global_options(json="print one JSON document instead of tables")
 def command(**params: Any) -> Arguments:
@@ -57,21 +59,30 @@ def _differences(base: Any, run: Any) -> list[str]:
     return notes
 
 
+def _retrieval_names(args: Arguments) -> Any:
+    """The tolerance options as a retrieval run names them (pass rate: hit@1, mean score: hit@3)."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(max_top1_drop=args.max_pass_rate_drop, max_top3_drop=args.max_mean_score_drop)
+
+
 def handle(args: Arguments) -> int:
     """Compare and print; 1 under --fail-on-regression when an aggregate dropped beyond tolerance,
     and under --fail-on-new-failures when an added or edited case fails."""
+    from ..config import load_config
     from ..errors import UsageError
     from ..run.decide import compare_runs
     from ..storage import capabilities, close_repository
-    from ..tolerance import Tolerances
     from .comparison_view import PROMPT_WORDS, RETRIEVAL_WORDS, comparison_document, render_comparison
     from .console import console
+    from .gate_options import gate_of
     from .json_output import print_json
     from .render import run_document
     from .reporting import deliver_reports, report_targets
     from .stored import identity_label, open_store, require_run
 
-    tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
+    config = load_config(args.config)
+    tolerances, gate = gate_of(args, config)
     targets = report_targets(args)
     repository = open_store(args)
     try:
@@ -85,7 +96,9 @@ def handle(args: Arguments) -> int:
                 f'runs {base.id} and {run.id} are of different sets ("{base.set_identifier}" and "{run.set_identifier}"); '
                 "compare two runs of one set"
             )
-        comparison = compare_runs(run, base, store, tolerances)
+        if run.kind.value == "retrieval":  # the two options are hit@1's and hit@3's; the rest from [gate]
+            tolerances, _ = gate_of(_retrieval_names(args), config, "retrieval")
+        comparison = compare_runs(run, base, store, tolerances, gate)
     finally:
         close_repository(repository)
     words = RETRIEVAL_WORDS if run.kind.value == "retrieval" and base.kind.value == "retrieval" else PROMPT_WORDS
@@ -103,7 +116,11 @@ def handle(args: Arguments) -> int:
         exit_code = 1
     if args.fail_on_new_failures and comparison.new_failures:
         exit_code = 1
+    if args.fail_on_inconclusive and comparison.inconclusive:
+        exit_code = 1
     rendered = _render_reports(args, targets, base, run, comparison, notes)
+
+    from .spend_view import cost_delta_cells, cost_delta_document
 
     if args.json:
         print_json(
@@ -120,6 +137,7 @@ def handle(args: Arguments) -> int:
                 "mcnemar_p": comparison.mcnemar_p,
                 "summary": words.summary(comparison),
                 "comparison": comparison_document(comparison, words),
+                "cost": cost_delta_document(run, base),
                 "notes": notes,
             }
         )
@@ -142,10 +160,13 @@ def handle(args: Arguments) -> int:
         f"{float(comparison.pass_rate_delta) * 100:+.1f} pp",
     )
     table.add_row("Mean score", f"{base.mean_score:.3f}", f"{run.mean_score:.3f}", f"{float(comparison.mean_score_delta):+.3f}")
+    table.add_row("Cost", *cost_delta_cells(run, base))
     table.add_row("Model", identity_label(base), identity_label(run), "")
     out.print(table)
     out.line()
-    render_comparison(out, comparison, words, fail_on_new_failures=args.fail_on_new_failures)
+    render_comparison(
+        out, comparison, words, fail_on_new_failures=args.fail_on_new_failures, fail_on_inconclusive=args.fail_on_inconclusive
+    )
     deliver_reports(rendered)
     return exit_code
 
@@ -157,8 +178,9 @@ def _render_reports(args: Arguments, targets: Any, base: Any, run: Any, comparis
     from .common import database_url
     from .reporting import render_for
 
-    verdict = StoredVerdict("regressed" if comparison.regressed else "no_regression", base.id, comparison.summary())
+    verdict = StoredVerdict(comparison.state, base.id, comparison.summary())
     return render_for(
         targets, database_url(args, load_config(args.config)), run, verdict=verdict, comparison=comparison,
         baseline=base, fail_on_regression=args.fail_on_regression, notes=notes,
+        fail_on_inconclusive=args.fail_on_inconclusive,
     )  # fmt: skip

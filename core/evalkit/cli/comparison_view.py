@@ -23,6 +23,8 @@ __all__ = [
     "RETRIEVAL_WORDS",
     "ComparisonWords",
     "comparison_document",
+    "metric_lines",
+    "metrics_document",
     "render_comparison",
     "verdict_document",
 ]
@@ -87,6 +89,38 @@ def _result(passed: bool) -> str:
     return "pass" if passed else "FAIL"
 
 
+def _outcome(passed: bool | None) -> str:
+    return "absent" if passed is None else _result(passed)
+
+
+def metric_lines(comparison: Any, words: ComparisonWords = PROMPT_WORDS) -> list[str]:
+    """One line per measured metric with its uncertainty (see :func:`evalkit.verdict_text.metric_lines`)."""
+    from ..verdict_text import metric_lines as lines
+
+    return lines(comparison, words.cases)
+
+
+def metrics_document(comparison: Any) -> dict[str, Any]:
+    """Every measured metric as a verdict's ``--json`` writes it: ``{NAME: {baseline, value, delta,
+    ci95, p_value, minimum_detectable_drop, tolerance}}`` (fractions; ``delta`` is the run minus
+    the baseline; ``tolerance`` is ``null`` for a metric that is not gated), with ``n`` and, under
+    the paired gate, the metric's ``state``."""
+    states = {m.name: m.state.value for m in comparison.decision.metrics} if comparison.decision is not None else {}
+    document: dict[str, Any] = {}
+    for spec in comparison.metrics:
+        m = comparison.statistic(spec.name)
+        if m is None:
+            continue
+        entry = m.as_dict()
+        entry["tolerance"] = float(spec.tolerance) if spec.gated else None
+        entry["n"] = m.n
+        entry["p_drop"] = m.p_drop
+        if spec.name in states:
+            entry["state"] = states[spec.name]
+        document[spec.name] = entry
+    return document
+
+
 def render_comparison(
     out: Output,
     comparison: Any,
@@ -94,9 +128,13 @@ def render_comparison(
     *,
     fail_on_new_failures: bool = False,
     case_notes: Mapping[str, str] | None = None,
+    fail_on_inconclusive: bool = False,
+    flaky: Mapping[str, str] | None = None,
 ) -> None:
-    """Print the comparison's sections (only those with cases), the McNemar line, the summary and
-    the gate lines. ``case_notes`` adds a note after a regressed case's id (its failed checks)."""
+    """Print the comparison's sections (only those with cases), the McNemar line, one line per
+    metric with its uncertainty, the warnings of tolerances the set cannot keep, the summary and
+    the gate lines. ``case_notes`` adds a note after a regressed case's id (its failed checks),
+    ``flaky`` marks the cases known to be flaky (with why)."""
 
     def section(title: str, ids: Any, style: str | None = None, notes: Mapping[str, str] | None = None) -> None:
         if not ids:
@@ -104,17 +142,27 @@ def render_comparison(
         out.print(f"{title}: {len(ids)}", style=style)
         for case_id in ids:
             note = (notes or {}).get(case_id)
-            out.print(f"  - {case_id}" + (f": {note}" if note else ""))
+            mark = f" (flaky: {flaky[case_id]})" if flaky and case_id in flaky else ""
+            out.print(f"  - {case_id}{mark}" + (f": {note}" if note else ""))
 
     plural = f"{words.cases}s"
     section(words.regressed, comparison.regressed_cases, "red", case_notes)
     section(words.fixed, comparison.fixed_cases)
     section(words.still_failing, comparison.still_failing)
     if comparison.unstable_cases:
-        out.print(
-            f"Left out of the comparison, the judge disagreed with itself ({len(comparison.unstable_cases)}): "
-            + ", ".join(comparison.unstable_cases)
+        how = (
+            "Compared with the share of the judge's verdicts that passed, the judge disagreed with itself"
+            if comparison.method == "paired"
+            else "Left out of the comparison, the judge disagreed with itself"
         )
+        out.print(f"{how} ({len(comparison.unstable_cases)}): " + ", ".join(comparison.unstable_cases))
+    if comparison.quarantined_cases:
+        out.print(
+            f"Quarantined ([gate] quarantine): {counted(len(comparison.quarantined_cases), words.cases)} left out of the gate, "
+            "reported here:"
+        )
+        for case in comparison.quarantined_cases:
+            out.print(f"  - {case.case_id}: {_outcome(case.baseline_passed)} → {_outcome(case.passed)}")
     if comparison.added_cases:
         failing = set(comparison.added_failing)
         out.print(f"Added {plural} (not in the baseline; {len(failing)} fail): {len(comparison.added_cases)}")
@@ -137,9 +185,22 @@ def render_comparison(
             words.flips.format(regressed=len(comparison.regressed_cases), fixed=len(comparison.fixed_cases))
             + f" (exact McNemar p = {comparison.mcnemar_p:.3g}{weight})"
         )
-    out.print(words.summary(comparison), style="red" if comparison.regressed else "green")
+    for line in metric_lines(comparison, words):
+        out.print(line)
+    for warning in comparison.noise_warnings(words.cases):
+        out.print(warning, style="yellow")
+    out.print(words.summary(comparison), style={"regressed": "red", "inconclusive": "yellow"}.get(comparison.state, "green"))
     if comparison.regressed:
         out.print(words.detected, style="red")
+    if comparison.inconclusive:
+        consequence = (
+            "the gate fails (--fail-on-inconclusive)" if fail_on_inconclusive else "exit 0 (--fail-on-inconclusive makes it fail the gate)"
+        )
+        out.print(f"Inconclusive under the paired gate: {consequence}.", style="yellow")
+        if comparison.decision is not None:
+            for decided in comparison.decision.metrics:
+                if decided.state.value != "no_regression":
+                    out.print(f"  {decided.reason}")
     new_failures = comparison.new_failures
     if new_failures:
         line = f"New failures: {counted(len(new_failures), 'added or edited ' + words.cases)} fail: {', '.join(new_failures)}"
@@ -182,22 +243,36 @@ def comparison_document(comparison: Any, words: ComparisonWords = PROMPT_WORDS) 
         "set_changed": comparison.set_changed,
         "fingerprints_known": comparison.fingerprints_known,
         "mcnemar_p": comparison.mcnemar_p,
+        "quarantined_cases": [
+            {"id": q.case_id, "baseline_passed": q.baseline_passed, "passed": q.passed} for q in comparison.quarantined_cases
+        ],
+        "method": comparison.method,
+        "alpha": comparison.alpha,
+        "repeats": comparison.repeats,
+        "max_regressed_cases": comparison.max_regressed_cases,
+        "warnings": list(comparison.noise_warnings(words.cases)),
     }
 
 
 def verdict_document(verdict: Any, words: ComparisonWords = PROMPT_WORDS) -> dict[str, Any]:
     """A run's verdict as JSON-ready data, the same object for prompt and retrieval runs:
-    ``state`` (``baseline``, ``no_regression``, ``regressed``, ``not_comparable`` or ``pending``),
-    ``baseline_id`` (the run it was, or would have been, compared with), ``reason`` (why it was not
-    compared, or the comparison's sentence), ``regressed``, and — when compared — every key of
-    :func:`comparison_document` beside them."""
+    ``state`` (``baseline``, ``no_regression``, ``regressed``, ``inconclusive``,
+    ``not_comparable`` or ``pending``), ``baseline_id`` (the run it was, or would have been,
+    compared with), ``reason`` (why it was not compared, or the comparison's sentence),
+    ``metrics`` (:func:`metrics_document`; empty when not compared), ``regressed``,
+    ``acceptance_note`` (why a compared run was not accepted as the baseline), and — when
+    compared — every key of :func:`comparison_document` beside them."""
     comparison = verdict.comparison
     document: dict[str, Any] = {
         "state": verdict.state,
         "regressed": verdict.regressed,
         "reason": verdict.reason if comparison is None else words.summary(comparison),
         "baseline_id": verdict.baseline_id,
+        "metrics": metrics_document(comparison) if comparison is not None else {},
+        "acceptance_note": getattr(verdict, "acceptance_note", None),
     }
+    if verdict.notes:
+        document["notes"] = list(verdict.notes)
     if comparison is not None:
         document.update(comparison_document(comparison, words))
         document["regressed"] = verdict.regressed

@@ -23,7 +23,7 @@ from .params import PositiveInt, global_options
     help=(
         "List the stored runs of SET, newest first: date (UTC), run id, serving identity, grader, status, "
         "pass rate, mean score, the verdict the run got and whether it is an accepted baseline (first of its scope, "
-        "no regression, accepted by a person, or migrated; * marks each scope's current baseline). Below the table, one trend line per series "
+        "significantly better, accepted by a person, or migrated; * marks each scope's current baseline). Below the table, one trend line per series "
         "(serving identity + grader): the pass rate of its listed runs, oldest to newest. Runs stored before "
         "verdicts were kept show — as their verdict."
     ),
@@ -59,7 +59,7 @@ def _acceptances(repository: ResultRepository, set_identifier: str, run_ids: lis
 def _accepted_label(acceptance: Any, current: bool) -> str:
     if acceptance is None:
         return "no"
-    how = {"first": "first", "no_regression": "no regression", "manual": f"by {acceptance.by}", "migrated": "migrated"}
+    how = {"first": "first", "no_regression": "better", "manual": f"by {acceptance.by}", "migrated": "migrated"}
     return ("* " if current else "") + how.get(acceptance.how, acceptance.how)
 
 
@@ -129,12 +129,13 @@ def handle(args: Arguments) -> int:
         out.print(f'No stored runs of set "{args.set}".')
         return 0
     from .layout import Column, print_rows
+    from .spend_view import cost_cell
 
     out.line("[bold]History: {set}[/bold]  ({runs}, newest first)", set=args.set, runs=counted(len(runs), "run"))
     columns = (
         Column("Date (UTC)", whole=True), Column("Run", whole=True, primary=True), Column("Identity"), Column("Grader"),
         Column("Status", whole=True), Column("Pass rate", "right", whole=True), Column("Mean", "right", whole=True),
-        Column("Verdict", whole=True, primary=True), Column("Accepted", whole=True),
+        Column("Cost", "right", whole=True), Column("Verdict", whole=True, primary=True), Column("Accepted", whole=True),
     )  # fmt: skip
     rows = []
     for run in runs:
@@ -144,7 +145,7 @@ def handle(args: Arguments) -> int:
             shown = out.text("[red]{}[/red]", shown)
         rows.append([
             format_date(run.started_at), run.id, identity_label(run), run.grader,
-            run.status.value, f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", shown,
+            run.status.value, f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", cost_cell(run), shown,
             _accepted_label(acceptances.get(run.id), run.id in current),
         ])  # fmt: skip
     print_rows(out, columns, rows)

@@ -137,15 +137,18 @@ def store_options(function: Decorated) -> Decorated:
 
 
 def tolerance_options(first: str, second: str, what: tuple[str, str]) -> Callable[[Decorated], Decorated]:
-    """Two tolerance options (kept as raw text so they are validated exactly) and the gate flags."""
+    """Two tolerance options (kept as raw text so they are validated exactly; unset, ``[gate]`` or
+    the default decides, see :mod:`.gate_options`) and the gate flags."""
     return option_group(
         click.option(
-            f"--{first}", default="0.1", metavar="X",
-            help=f"largest accepted absolute drop of the {what[0]}, a finite number in 0..1 (default 0.1; a drop equal to it passes)",
+            f"--{first}", default=None, metavar="X",
+            help=f"largest accepted absolute drop of the {what[0]}, a finite number in 0..1 "
+            f"(default: [gate] {first.replace('-', '_')}, else 0.1; a drop equal to it passes)",
         ),
         click.option(
-            f"--{second}", default="0.1", metavar="X",
-            help=f"largest accepted absolute drop of the {what[1]}, a finite number in 0..1 (default 0.1)",
+            f"--{second}", default=None, metavar="X",
+            help=f"largest accepted absolute drop of the {what[1]}, a finite number in 0..1 "
+            f"(default: [gate] {second.replace('-', '_')}, else 0.1)",
         ),
         click.option("--fail-on-regression", is_flag=True, help="exit 1 on a regression, and when the run cannot be compared (for CI)"),
         click.option(

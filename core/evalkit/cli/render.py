@@ -101,6 +101,8 @@ def render_outcome(
     fail_on_new_failures: bool = False,
     cases: Iterable[CaseResult] | None = None,
     show_answers: bool = False,
+    fail_on_inconclusive: bool = False,
+    flaky: Mapping[str, str] | None = None,
 ) -> None:
     """The human report of one run: cases, aggregates, identity, then the regression check.
 
@@ -112,10 +114,12 @@ def render_outcome(
     as graded in this process: their check details (which the privacy level may have kept out of
     the store) say why a check failed. ``cases`` are the run's cases read from the store when the
     run comes without them — every case under ``show_all``, else at least the ones listed; the
-    passing ones are counted from the run's aggregates.
+    passing ones are counted from the run's aggregates. ``flaky`` marks the cases whose outcome
+    flipped between earlier runs of the scope (with why), beside those whose answers disagreed.
     """
     from .layout import Column, print_rows
 
+    flaky = flaky or {}
     run = outcome.run
     out.line("[bold]Evaluation: {set}[/bold]  (run {run})", set=run.set_identifier, run=run.id)
     if outcome.concurrency is not None:
@@ -141,7 +145,8 @@ def render_outcome(
             hidden += 1
             continue
         shown = (live_cases or {}).get(case.case_id, case)
-        rows.append([case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _failed_checks(shown)])
+        result = result_cell(out, case, flaky=case.case_id in flaky)
+        rows.append([case.case_id, result, f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _failed_checks(shown)])
         if show_answers and not case.passed:
             answers[case.case_id] = shown.answer_text
     if cases is not None and not show_all:
@@ -160,7 +165,10 @@ def render_outcome(
         out.print(unlisted_cases_line(hidden, run.answered_count))
     render_summary(out, run)
     render_judges(out, run)
-    render_verdict(out, outcome, fail_on_new_failures=fail_on_new_failures, case_notes=regressed_checks)
+    render_verdict(
+        out, outcome, fail_on_new_failures=fail_on_new_failures, case_notes=regressed_checks,
+        fail_on_inconclusive=fail_on_inconclusive, flaky=flaky,
+    )  # fmt: skip
 
 
 def render_judges(out: Output, run: Run) -> None:
@@ -198,10 +206,18 @@ def set_positions(golden_set: Any) -> dict[str, int]:
     return {prompt.id: index for index, prompt in enumerate(prompts)}
 
 
-def result_cell(out: Output, case: CaseResult) -> Any:
-    """A case's result for a table: ``pass``, ``FAIL`` in red or ``ERROR``, marked when unstable."""
+def result_cell(out: Output, case: CaseResult, *, flaky: bool = False) -> Any:
+    """A case's result for a table: ``pass``, ``FAIL`` in red or ``ERROR``, with its passes of its
+    answers when repeated, marked when unstable and when flaky (its repeats disagree, or ``flaky``:
+    its history flips)."""
     result = "ERROR" if case.errored else ("pass" if case.passed else "[red]FAIL[/red]")
-    return out.text(result + (" [yellow](unstable)[/yellow]" if case.unstable else ""))
+    if case.answers > 1:
+        result += f" {case.passes}/{case.answers}"
+    if case.unstable:
+        result += " [yellow](unstable)[/yellow]"
+    if case.flaky or flaky:
+        result += " [yellow](flaky)[/yellow]"
+    return out.text(result)
 
 
 def unlisted_cases_line(hidden: int, answered: int) -> str:
@@ -244,7 +260,20 @@ def render_summary(out: Output, run: Run) -> None:
     out.print(f"Grader:     {run.grader}")
     out.print(f"Status:     {run.status.value}" + (f" ({run.errored_count} errored)" if run.errored_count else ""))
     out.print(f"Pass rate:  {_percent(run.pass_rate)} ({run.passed_count}/{run.answered_count})")
+    repeats = (run.metrics or {}).get("repeats")
+    if isinstance(repeats, dict) and isinstance(repeats.get("answers_per_case"), int):
+        out.print(
+            f"Repeats:    {repeats['answers_per_case']} answers per case (a case passes when most of its answers do); "
+            f"pass fraction {_percent(repeats.get('pass_fraction', 0))}, "
+            f"pass@{repeats['answers_per_case']} {_percent(repeats.get('pass_at_n', 0))}, "
+            f"pass^{repeats['answers_per_case']} {_percent(repeats.get('pass_all_n', 0))}, "
+            f"{counted(int(repeats.get('flaky_count', 0)), 'flaky case')}"
+        )
     out.print(f"Mean score: {run.mean_score:.3f}")
+    from .spend_view import spend_lines
+
+    for line in spend_lines(run):
+        out.print(line)
     judge = (run.metrics or {}).get("judge")
     if isinstance(judge, dict):
         line = f"Judge:      {judge.get('instance')} (prompt v{judge.get('prompt_version')}, asked {judge.get('repeats')}x per case)"
@@ -265,25 +294,35 @@ def check_names(case: CaseResult) -> str:
     return ", ".join(names)
 
 
-def acceptance_line(acceptance: Any, baseline_id: str | None, complete: bool) -> str | None:
-    """Whether the run became its scope's baseline, in one line (``None`` for a run that cannot be)."""
+def acceptance_line(acceptance: Any, baseline_id: str | None, complete: bool, note: str | None = None) -> str | None:
+    """Whether the run became its scope's baseline, in one line (``None`` for a run that cannot be);
+    ``note`` says why a compared run was not accepted."""
     if acceptance is not None:
         return f"Accepted as the baseline of its scope ({acceptance.describe().removeprefix('accepted ')})."
     if not complete:
         return None
     if baseline_id is not None:
+        why = f"{note}; " if note else ""
         return (
             f"Not accepted as the baseline: run {baseline_id} stays the baseline "
-            f"(accept this run on purpose with `evalkit baseline accept RUN_ID --reason TEXT`)."
+            f"({why}accept this run on purpose with `evalkit baseline accept RUN_ID --reason TEXT`)."
         )
+    if note:
+        return f"Not accepted as the baseline: {note}."
     return "Not accepted as the baseline: the run could not be compared."
 
 
 def render_verdict(
-    out: Output, outcome: Outcome, *, fail_on_new_failures: bool = False, case_notes: Mapping[str, str] | None = None
+    out: Output,
+    outcome: Outcome,
+    *,
+    fail_on_new_failures: bool = False,
+    case_notes: Mapping[str, str] | None = None,
+    fail_on_inconclusive: bool = False,
+    flaky: Mapping[str, str] | None = None,
 ) -> None:
     """The regression check: first the cases that passed in the baseline and fail now, each with
-    its ``case_notes`` entry (its failed checks) when there is one."""
+    its ``case_notes`` entry (its failed checks) when there is one, and its flakiness."""
     from .comparison_view import render_comparison
 
     verdict = outcome.verdict
@@ -295,9 +334,15 @@ def render_verdict(
         out.print("No accepted run for this set, serving identity and grader — recorded as the baseline.")
     else:
         assert verdict.comparison is not None
-        render_comparison(out, verdict.comparison, fail_on_new_failures=fail_on_new_failures, case_notes=case_notes)
+        for note in verdict.notes:
+            out.print(note, style="yellow")
+        render_comparison(
+            out, verdict.comparison, fail_on_new_failures=fail_on_new_failures, case_notes=case_notes,
+            fail_on_inconclusive=fail_on_inconclusive, flaky=flaky,
+        )  # fmt: skip
     complete = outcome.run.status.value == "complete" and outcome.run.verified
-    line = acceptance_line(verdict.acceptance, verdict.baseline.id if verdict.baseline is not None else None, complete)
+    baseline_id = verdict.baseline.id if verdict.baseline is not None else None
+    line = acceptance_line(verdict.acceptance, baseline_id, complete, verdict.acceptance_note)
     if line is not None:
         out.print(line)
 
@@ -318,6 +363,36 @@ def case_document(case: CaseResult) -> dict[str, Any]:
         "identity": identity_data(case.identity) if case.identity else None,
         "answer": case.answer_text,
         "detail": case.detail,
+        "usage": _usage_document(case.usage),
+        "judge_usage": [_usage_document(u) for u in case.judge_usage],
+        "answer_source": case.answer_source,
+        **repeats_document(case),
+    }
+
+
+def repeats_document(case: CaseResult) -> dict[str, Any]:
+    """A repeated case's ``answers``, ``pass_fraction``, ``pass_at_n`` (at least one answer passed),
+    ``pass_all_n`` (all did) and ``flaky``; empty for a case answered once."""
+    if case.answers < 2:
+        return {}
+    return {
+        "answers": case.answers,
+        "pass_fraction": case.pass_fraction,
+        "pass_at_n": case.passes > 0,
+        "pass_all_n": case.passes == case.answers,
+        "flaky": case.flaky,
+    }
+
+
+def _usage_document(usage: Any) -> dict[str, Any] | None:
+    """One request's token counts as JSON (``None``: not reported)."""
+    if usage is None:
+        return None
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.total_tokens,
+        "cached_prompt_tokens": usage.cached_input_tokens,
     }
 
 
@@ -371,8 +446,18 @@ def case_json(case: CaseResult) -> str:
         f'"latency_ms":{value(round(case.latency_s * 1000, 3))},"checks":{checks_text},'
         f'"yardstick":{value(case.yardstick)},"unstable":{"true" if unstable else "false"},'
         f'"identity":{identity_text},"answer":{value(case.answer_text)},'
-        f'"detail":{"null" if detail is None else _compact_json(detail)}}}'
+        f'"detail":{"null" if detail is None else _compact_json(detail)},'
+        f'"usage":{_compact_json(_usage_document(case.usage))},'
+        f'"judge_usage":{_compact_json([_usage_document(u) for u in case.judge_usage])},'
+        f'"answer_source":{value(case.answer_source)}'
+        f'{_repeats_text(case)}}}'
     )
+
+
+def _repeats_text(case: CaseResult) -> str:
+    """The keys :func:`repeats_document` adds, as compact JSON text after a comma (empty when none)."""
+    extra = repeats_document(case)
+    return "," + _compact_json(extra)[1:-1] if extra else ""
 
 
 def _identity_text(identity: Any) -> str:
@@ -456,6 +541,12 @@ def run_document(run: Run, with_cases: bool = True) -> dict[str, Any]:
         )
     if run.metrics:
         document["metrics"] = run.metrics
+    if run.kind.value == "prompts":
+        from .spend_view import spend_document
+
+        document["spend"] = spend_document(run)
+        document["answers_reused"] = run.answers_reused
+        document["source_run_id"] = run.source_run_id
     if with_cases:
         document["cases"] = [case_document(c) for c in run.cases]
     return document
@@ -468,9 +559,10 @@ def acceptance_document(acceptance: Any) -> dict[str, Any] | None:
     return {"how": acceptance.how, "at": acceptance.at, "by": acceptance.by, "reason": acceptance.reason, "summary": acceptance.describe()}
 
 
-def outcome_document(outcome: Outcome, with_cases: bool = True) -> dict[str, Any]:
+def outcome_document(outcome: Outcome, with_cases: bool = True, flaky: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The ``--json`` document of ``evalkit run``; without ``with_cases`` its ``"cases"`` is
-    ``None`` (keeping its place for cases printed one by one)."""
+    ``None`` (keeping its place for cases printed one by one). ``flaky_cases`` lists the cases the
+    verdict names that flip back and forth in the scope's history (``flaky``: id → why)."""
     from .comparison_view import verdict_document
 
     verdict = outcome.verdict
@@ -482,4 +574,5 @@ def outcome_document(outcome: Outcome, with_cases: bool = True) -> dict[str, Any
     document["verdict"] = verdict_document(verdict)
     document["accepted"] = acceptance_document(verdict.acceptance)
     document["baseline_id"] = document["verdict"]["baseline_id"]
+    document["flaky_cases"] = [{"id": case_id, "why": why} for case_id, why in (flaky or {}).items()]
     return document

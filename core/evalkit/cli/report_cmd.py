@@ -89,9 +89,10 @@ def handle(args: Arguments) -> int:
     from ..reports.assemble import installed_questions
     from .common import database_url
 
+    config = load_config(args.config)
     rendered = render_for(
-        targets, database_url(args, load_config(args.config)), run,
-        questions=installed_questions(run), fail_on_regression=args.fail_on_regression,
+        targets, database_url(args, config), run,
+        questions=installed_questions(run), fail_on_regression=args.fail_on_regression, config=config,
     )  # fmt: skip
     report = rendered.report
     out = console(stderr=rendered.takes_stdout)

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 from ..wording import counted
 from .app import Arguments, EvalkitCommand, arguments
+from .gate_options import gate_options
 from .names import DeploymentName, PluginName, SetIdentifier
 from .params import (
     Choice,
@@ -80,6 +81,7 @@ from .params import (
     help="list every question (default: the ones that missed at top-1 or top-3, or errored; the others are counted)",
 )
 @tolerance_options("max-top1-drop", "max-top3-drop", ("top-1 hit rate", "top-3 hit rate"))
+@gate_options("retrieval")
 @report_option
 @baseline_option
 @global_options(json="print one JSON document instead of tables")
@@ -96,9 +98,9 @@ def handle(args: Arguments) -> int:
     from ..errors import RunInterrupted, RunStoreFailed
     from ..run.library import evaluate_retrieval
     from ..storage import is_in_memory
-    from ..tolerance import Tolerances
     from . import ending
     from .common import database_url, run_started
+    from .gate_options import gate_of
     from .render import ProgressDisplay
     from .reporting import report_targets
     from .resuming import resume_command, with_resume_command
@@ -108,7 +110,7 @@ def handle(args: Arguments) -> int:
     sourced = question_set_catalog(config=config).get(args.set)
     if args.retriever is not None:
         registry.find("evalkit.retrievers", args.retriever)
-    tolerances = Tolerances.parse(args.max_top1_drop, args.max_top3_drop, names=("max-top1-drop", "max-top3-drop"))
+    tolerances, gate = gate_of(args, config, "retrieval")
     targets = report_targets(args)
     baseline_file = read_baseline_option(args)
     database = database_url(args, config)
@@ -118,7 +120,7 @@ def handle(args: Arguments) -> int:
 
         check_exportable(sourced.set.questions, run=args.export_run, qrels=args.export_qrels)
     if args.wait:
-        return _verdict_job(args, sourced, config, database, tolerances, targets, baseline_file)
+        return _verdict_job(args, sourced, config, database, (tolerances, gate), targets, baseline_file)
     progress = ProgressDisplay(enabled=not args.json)
     words = ("retrieval", args.set, *((args.retriever,) if args.retriever else ()))
 
@@ -138,6 +140,7 @@ def handle(args: Arguments) -> int:
             config=config,
             database=database,
             tolerances=tolerances,
+            gate=gate,
             k=args.k,
             relevance_threshold=args.relevance_threshold,
             privacy=args.privacy,
@@ -172,7 +175,7 @@ def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
     from .json_output import print_json
     from .reporting import deliver_reports
 
-    rendered = _render_reports(targets, database, outcome, args.fail_on_regression)
+    rendered = _render_reports(targets, database, outcome, args.fail_on_regression, args.fail_on_inconclusive)
     try:
         exported, unwritten = _export(args, outcome), None
     except (OutputFailed, UsageError) as exc:  # a full disk, a retriever's document id holding whitespace:
@@ -182,16 +185,19 @@ def _deliver(args: Arguments, outcome: Any, targets: Any, database: str) -> int:
         print_json(outcome_document(outcome))
     else:
         out = console(stderr=rendered.takes_stdout)
-        render_outcome(out, outcome, fail_on_new_failures=args.fail_on_new_failures, show_all=args.show_all)
+        render_outcome(
+            out, outcome, fail_on_new_failures=args.fail_on_new_failures, show_all=args.show_all,
+            fail_on_inconclusive=args.fail_on_inconclusive,
+        )  # fmt: skip
         for line in exported:
             out.print(line)
     deliver_reports(rendered)
     if unwritten is not None:
         raise unwritten
-    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures, args.fail_on_inconclusive)
 
 
-def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tolerances: Any, targets: Any, baseline_file: Any) -> int:
+def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, gating: Any, targets: Any, baseline_file: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..errors import UsageError
     from ..retrieval.deployments import Deployment, choose_deployment
@@ -211,9 +217,13 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tole
         deployment = Deployment(run.deployment, {}, choice.source if choice is not None else "none")
         store = capabilities(repository)
         answering = stored_answering(run, question_set, deployment, store)
-        # The whole gate, as a single process would apply it: tolerances, a chosen baseline, new failures.
+        # The whole gate, as a single process would apply it: tolerances, the gate's method, a chosen
+        # baseline, new failures.
+        tolerances, gate = gating
         from_file = baseline_file.run if baseline_file is not None else None
-        judging = Judging(store, answering.rules, tolerances, args.baseline, None, args.fail_on_new_failures, from_file)
+        judging = Judging(
+            store, answering.rules, tolerances, args.baseline, None, args.fail_on_new_failures, baseline_run=from_file, gate=gate
+        )
         verdict, detail = recorded_detail(answering, recorded_verdict(run, judging))
         notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))
     finally:
@@ -222,7 +232,7 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, tole
     return _deliver(args, outcome, targets, database)
 
 
-def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regression: bool) -> Any:
+def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regression: bool, fail_on_inconclusive: bool = False) -> Any:
     """The ``--report`` documents of a retrieval run, with every question's ranking as scored here."""
     from ..reports import question_infos
     from ..retrieval.stored import case_from_score
@@ -235,6 +245,7 @@ def _render_reports(targets: Any, database: str, outcome: Any, fail_on_regressio
         comparison=outcome.comparison, baseline=outcome.baseline, questions=question_infos(detail.question_set),
         live_cases={qid: case_from_score(score, k) for qid, score in detail.scores.items()},
         fail_on_regression=fail_on_regression, notes=(*detail.warnings, *outcome.verdict.notes, *outcome.notes),
+        fail_on_inconclusive=fail_on_inconclusive,
     )  # fmt: skip
 
 
@@ -276,7 +287,9 @@ def _percent(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def render_outcome(out: Output, outcome: Any, *, fail_on_new_failures: bool = False, show_all: bool = False) -> None:
+def render_outcome(
+    out: Output, outcome: Any, *, fail_on_new_failures: bool = False, show_all: bool = False, fail_on_inconclusive: bool = False
+) -> None:
     """The human report: questions, rates, breakdowns, provenance, baseline state, regression check.
 
     The table lists the questions that need a look — a miss at top-1 or top-3, or an error — and
@@ -362,7 +375,7 @@ def render_outcome(out: Output, outcome: Any, *, fail_on_new_failures: bool = Fa
     _render_breakdown(out, "By form", metrics.by_form, k)
     _render_breakdown(out, "By hard class", metrics.by_hard_class, k)
     _render_provenance(out, outcome)
-    _render_regression(out, outcome, fail_on_new_failures)
+    _render_regression(out, outcome, fail_on_new_failures, fail_on_inconclusive)
 
 
 def _render_breakdown(out: Output, title: str, groups: Any, k: int) -> None:
@@ -410,7 +423,7 @@ def _render_provenance(out: Output, outcome: Any) -> None:
     out.print(f"Baseline state: {outcome.detail.baseline_state or 'pending (the shard that completes the run decides it)'}")
 
 
-def _render_regression(out: Output, outcome: Any, fail_on_new_failures: bool) -> None:
+def _render_regression(out: Output, outcome: Any, fail_on_new_failures: bool, fail_on_inconclusive: bool = False) -> None:
     from .comparison_view import RETRIEVAL_WORDS, render_comparison
     from .render import acceptance_line
 
@@ -422,10 +435,13 @@ def _render_regression(out: Output, outcome: Any, fail_on_new_failures: bool) ->
     else:
         for note in verdict.notes:
             out.print(note, style="yellow")
-        render_comparison(out, verdict.comparison, RETRIEVAL_WORDS, fail_on_new_failures=fail_on_new_failures)
+        render_comparison(
+            out, verdict.comparison, RETRIEVAL_WORDS, fail_on_new_failures=fail_on_new_failures,
+            fail_on_inconclusive=fail_on_inconclusive,
+        )  # fmt: skip
 
     baseline_id = outcome.baseline.id if outcome.baseline is not None else None
-    line = acceptance_line(outcome.acceptance, baseline_id, outcome.run.status.value == "complete")
+    line = acceptance_line(outcome.acceptance, baseline_id, outcome.run.status.value == "complete", verdict.acceptance_note)
     if line is not None:
         out.print(line)
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..storage.protocols import ResultRepository
 
 from .app import Arguments, EvalkitCommand, arguments
+from .gate_options import gate_options, repeats_option
 from .names import PluginName, ProviderName, SetIdentifier
 from .params import (
     Choice,
@@ -27,6 +28,7 @@ from .params import (
     report_option,
     tolerance_options,
 )
+from .spend_options import spending_option_group
 
 #: What answer text a run stores.
 PRIVACY_LEVELS = ("metadata", "redacted", "full")
@@ -95,6 +97,8 @@ judge_options = option_group(
 )
 @click.option("--label", metavar="TEXT", help="a free label stored with the run (e.g. a prompt version), at most 1,000 characters")
 @tolerance_options("max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+@gate_options()
+@repeats_option
 @baseline_option
 @judge_options
 @placement_options(
@@ -103,6 +107,7 @@ judge_options = option_group(
     scope="set, provider, model and grader",
 )
 @report_option
+@spending_option_group
 @global_options(json="print one JSON document instead of tables")
 def command(**params: Any) -> Arguments:
     """Parsed ``evalkit run``: ``args.providers`` as given, ``args.provider`` the one provider of a
@@ -164,7 +169,6 @@ def handle(args: Arguments) -> int:
     from .. import registry
     from ..catalog import prompt_set_catalog
     from ..config import load_config
-    from ..tolerance import Tolerances
     from .common import database_url
     from .reporting import report_targets
 
@@ -172,7 +176,10 @@ def handle(args: Arguments) -> int:
     catalog = prompt_set_catalog(config=config)
     golden_set = catalog.get(args.set).set
     registry.find("evalkit.graders", args.grader)
-    tolerances = Tolerances.parse(args.max_pass_rate_drop, args.max_mean_score_drop)
+    from .gate_options import gate_of, repeats_of
+
+    tolerances, gate = gate_of(args, config)
+    repeats = repeats_of(args, config)
     targets = report_targets(args)
     baseline_file = read_baseline_option(args)
     database = database_url(args, config)
@@ -185,19 +192,21 @@ def handle(args: Arguments) -> int:
             with stored_cases(database, outcome.run, notable_only=False) as cases:
                 return ProviderResult(provider, outcome, outcome.run.cases if cases is None else cases)
 
-        return run_each_provider(args, lambda one, collect: run_one(one, golden_set, config, database, tolerances, targets, collect), result_of)
+        gating = (tolerances, gate, repeats)
+        return run_each_provider(args, lambda one, collect: run_one(one, golden_set, config, database, gating, targets, collect), result_of)
     if args.wait:
-        return _verdict_job(args, golden_set, database, tolerances, targets, baseline_file)
-    return run_one(args, golden_set, config, database, tolerances, targets, baseline_file=baseline_file)[0]
+        return _verdict_job(args, golden_set, database, (tolerances, gate), targets, baseline_file)
+    return run_one(args, golden_set, config, database, (tolerances, gate, repeats), targets, baseline_file=baseline_file)[0]
 
 
 def run_one(
-    args: Arguments, golden_set: Any, config: Any, database: str, tolerances: Any, targets: Any,
+    args: Arguments, golden_set: Any, config: Any, database: str, gating: Any, targets: Any,
     collect: list[Any] | None = None, baseline_file: Any = None,
 ) -> tuple[int, Any]:
     """Run ``golden_set`` for ``args.provider``, print its outcome (or, with ``collect``, keep its
     ``--json`` document there instead of printing it) and deliver its reports; the exit code and
-    the outcome. ``baseline_file``: the baseline ``--baseline-file`` names."""
+    the outcome. ``gating``: the tolerances, the gate's settings and the repeats; ``baseline_file``:
+    the baseline ``--baseline-file`` names."""
     from ..errors import RunInterrupted, RunStoreFailed
     from ..run.answering.prompts import PromptRules
     from ..run.decide import stored_verdict
@@ -211,6 +220,7 @@ def run_one(
     from .reporting import deliver_reports, render_for
     from .resuming import resume_command, with_resume_command
 
+    tolerances, gate, repeats = gating
     wait_ready = _wait_ready(args)
     progress = ProgressDisplay(enabled=not args.json)
     failed = LiveFailures()
@@ -238,6 +248,8 @@ def run_one(
                 config=config,
                 database=database,
                 tolerances=tolerances,
+                gate=gate,
+                repeats=repeats,
                 privacy=args.privacy,
                 concurrency=args.concurrency,
                 label=args.label,
@@ -261,18 +273,19 @@ def run_one(
             targets, database, outcome.run,
             verdict=None if outcome.run.status.value == "running" else stored_verdict(verdict, PromptRules()),
             comparison=verdict.comparison, baseline=verdict.baseline, live_cases=failed,
-            fail_on_regression=args.fail_on_regression, notes=outcome.notes,
+            fail_on_regression=args.fail_on_regression, notes=outcome.notes, fail_on_inconclusive=args.fail_on_inconclusive,
         )  # fmt: skip
         if collect is not None:
             spool.close()
             collect.append(_outcome_with_cases(outcome, database))
         elif args.json and spool.holds(outcome.run):
-            print_json_streamed(outcome_document(outcome, with_cases=False), "cases", spool.texts(), encoded=True, batch=1)
+            document = outcome_document(outcome, with_cases=False, flaky=flaky_in_history(database, outcome))
+            print_json_streamed(document, "cases", spool.texts(), encoded=True, batch=1)
         else:
             spool.close()
             _print_outcome(args, outcome, golden_set, database, failed, rendered.takes_stdout)
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures), outcome
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures, args.fail_on_inconclusive), outcome
 
 
 def _outcome_with_cases(outcome: Any, database: str) -> dict[str, Any]:
@@ -280,7 +293,7 @@ def _outcome_with_cases(outcome: Any, database: str) -> dict[str, Any]:
     not carry them."""
     from .render import case_document, outcome_document
 
-    document = outcome_document(outcome, with_cases=False)
+    document = outcome_document(outcome, with_cases=False, flaky=flaky_in_history(database, outcome))
     with stored_cases(database, outcome.run, notable_only=False) as cases:
         document["cases"] = [case_document(case) for case in (outcome.run.cases if cases is None else cases)]
     return document
@@ -291,15 +304,17 @@ def _print_outcome(args: Arguments, outcome: Any, golden_set: Any, database: str
     from .console import console
     from .render import outcome_document, print_cases_json, render_outcome
 
+    flaky = flaky_in_history(database, outcome)
     with stored_cases(database, outcome.run, notable_only=not (args.json or args.show_all)) as cases:
         if args.json:
-            document = outcome_document(outcome, with_cases=False)
+            document = outcome_document(outcome, with_cases=False, flaky=flaky)
             print_cases_json(document, outcome.run.cases if cases is None else cases, outcome.run.case_count)
         else:
             out = console(stderr=takes_stdout)
             render_outcome(
                 out, outcome, golden_set, live_cases=failed, show_all=args.show_all,
                 fail_on_new_failures=args.fail_on_new_failures, cases=cases, show_answers=_shows_answers(args, out.file),
+                fail_on_inconclusive=args.fail_on_inconclusive, flaky=flaky,
             )  # fmt: skip
 
 
@@ -312,6 +327,26 @@ def _shows_answers(args: Arguments, stream: Any) -> bool:
         return bool(args.show_answers)
     isatty = getattr(stream, "isatty", None)
     return bool(isatty is not None and isatty()) and os.environ.get("CI", "").lower() in ("", "0", "false")
+
+
+def flaky_in_history(database: str, outcome: Any) -> dict[str, str]:
+    """``{case id: why}`` for the cases the verdict names (regressed, fixed, still failing) that
+    flip back and forth in the scope's history (:mod:`evalkit.flakiness`); empty when the run was
+    not compared, or the store is in memory."""
+    comparison = outcome.verdict.comparison
+    if comparison is None:
+        return {}
+    from ..flakiness import flaky_marks
+    from ..storage import capabilities, close_repository, is_in_memory, open_repository
+
+    named = [*comparison.regressed_cases, *comparison.fixed_cases, *comparison.still_failing]
+    if not named or is_in_memory(database):
+        return {}
+    repository = open_repository(database)
+    try:
+        return dict(flaky_marks(capabilities(repository), outcome.run, named))
+    finally:
+        close_repository(repository)
 
 
 @contextlib.contextmanager
@@ -345,8 +380,10 @@ def _wait_ready(args: Arguments) -> float:
 
 
 def _extra_run_options(args: Arguments) -> dict[str, Any]:
-    """Options other commands' modules add to ``run`` (resume, shards, judges)."""
-    return {**placement_options(args, _pipeline_scope(args)), **_judge_options(args)}
+    """Options other commands' modules add to ``run`` (resume, shards, judges, spending)."""
+    from .spend_options import spending_options
+
+    return {**placement_options(args, _pipeline_scope(args)), **_judge_options(args), **spending_options(args)}
 
 
 def placement_options(args: Arguments, scope: tuple[str | None, ...]) -> dict[str, Any]:
@@ -413,7 +450,7 @@ def read_baseline_option(args: Arguments) -> Any:
     return read_baseline_file(args.baseline_file)
 
 
-def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: Any, targets: Any, baseline_file: Any) -> int:
+def _verdict_job(args: Arguments, golden_set: Any, database: str, gating: Any, targets: Any, baseline_file: Any) -> int:
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..run.answering.prompts import PromptRules
     from ..run.decide import Judging, recorded_verdict, stored_verdict
@@ -428,9 +465,13 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: An
     try:
         run = waited_run(args, repository, _pipeline_scope(args), golden_set)
         store = capabilities(repository)
-        # The whole gate, as a single process would apply it: tolerances, a chosen baseline, new failures.
+        # The whole gate, as a single process would apply it: tolerances, the gate's method, a chosen
+        # baseline, new failures.
+        tolerances, gate = gating
         from_file = baseline_file.run if baseline_file is not None else None
-        judging = Judging(store, PromptRules(), tolerances, args.baseline, None, args.fail_on_new_failures, from_file)
+        judging = Judging(
+            store, PromptRules(), tolerances, args.baseline, None, args.fail_on_new_failures, baseline_run=from_file, gate=gate
+        )
         verdict = recorded_verdict(run, judging)
         notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))
     finally:
@@ -439,16 +480,17 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, tolerances: An
     rendered = render_for(
         targets, database, run, verdict=stored_verdict(verdict, PromptRules()), comparison=verdict.comparison,
         baseline=verdict.baseline, fail_on_regression=args.fail_on_regression, notes=outcome.notes,
+        fail_on_inconclusive=args.fail_on_inconclusive,
     )  # fmt: skip
     if args.json:
         print_json(outcome_document(outcome))
     else:
         render_outcome(
             console(stderr=rendered.takes_stdout), outcome, golden_set, show_all=args.show_all,
-            fail_on_new_failures=args.fail_on_new_failures,
+            fail_on_new_failures=args.fail_on_new_failures, fail_on_inconclusive=args.fail_on_inconclusive,
         )  # fmt: skip
     deliver_reports(rendered)
-    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures, args.fail_on_inconclusive)
 
 
 def gate_notes(verdict: Any, judging: Any) -> tuple[str, ...]:

@@ -26,7 +26,9 @@ SHOWN_ANSWER_CHARS = 2_000
     help=(
         "Show the stored run RUN_ID: who answered, grader, status, aggregates, the verdict it got, and the "
         "cases that need a look (failed, errored, unstable) with their named checks and answers (answer text "
-        "only when the run was stored with privacy redacted or full); --show-all lists every case. --json "
+        "only when the run was stored with privacy redacted or full), each answer with the prompt and reference "
+        "it answered (from the set installed here, when it is that version) and, for a case that regressed or "
+        "was edited since the baseline, the baseline's answer; --show-all lists every case. --json "
         "lists every case, written case by case for a large run."
     ),
 )
@@ -83,10 +85,56 @@ def handle(args: Arguments) -> int:
         if args.json:
             _print_json(run, verdict, acceptance, cases)
         else:
-            _print_tables(run, verdict, acceptance, cases, args.show_all)
+            before = _baseline_answers(repository, run, verdict)
+            _print_tables(run, verdict, acceptance, cases, args.show_all, Beside(before, args.config))
     finally:
         close_repository(repository)
     return 0
+
+
+class Beside:
+    """What ``evalkit show`` prints beside each stored answer: what the case asked and its reference
+    (from the set installed here, when it is the version the run answered), and the baseline's answer
+    of a case that regressed or was edited since the baseline (``answers``: case id → that answer)."""
+
+    def __init__(self, answers: tuple[str, dict[str, str]] | None, config_path: str | None) -> None:
+        self.baseline_id, self.answers = answers if answers is not None else ("", {})
+        self.config_path = config_path
+
+    def texts(self, run: Any, cases: list[Any]) -> dict[str, Any]:
+        """The installed text of each case in ``cases`` that is the one the run answered."""
+        from ..case_texts import answered_texts
+        from ..config import load_config
+
+        return answered_texts(run, cases, load_config(self.config_path)) if cases else {}
+
+
+def _baseline_answers(repository: ResultRepository, run: Any, verdict: Any) -> tuple[str, dict[str, str]] | None:
+    """The baseline the run's stored verdict names, and the answers it stored for the cases that
+    regressed or were edited since (each cut to what the terminal shows); ``None`` without one."""
+    from ..run.decide import compare_runs
+    from ..storage import capabilities
+    from ..tolerance import Tolerances
+
+    baseline_id = getattr(verdict, "baseline_id", None)
+    if not baseline_id:
+        return None
+    store = capabilities(repository)
+    whole = store.streamed is None
+    baseline = repository.get_run(baseline_id, with_cases=whole)
+    if baseline is None:
+        return None
+    current = repository.get_run(run.id, with_cases=True) if whole and not run.cases else run
+    comparison = compare_runs(current, baseline, store, Tolerances())
+    wanted = {*comparison.regressed_cases, *(edited.case_id for edited in comparison.edited_cases)}
+    if not wanted:
+        return baseline_id, {}
+    cases = baseline.cases if whole else store.streamed.iter_cases(baseline_id)  # type: ignore[union-attr]
+    answers = {}
+    for case in cases:
+        if case.case_id in wanted and case.answer_text is not None:
+            answers[case.case_id] = case.answer_text[: SHOWN_ANSWER_CHARS + 1]
+    return baseline_id, answers
 
 
 def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
@@ -100,7 +148,7 @@ def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
     print_cases_json(document, cases, run.case_count)
 
 
-def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool) -> None:
+def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool, beside: Beside) -> None:
     from .console import Lines, console
     from .layout import Column, print_rows
     from .render import result_cell, unlisted_cases_line
@@ -117,6 +165,10 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
     out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {counted(run.case_count, 'case')} answered")
     out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
+    from .spend_view import spend_lines
+
+    for line in spend_lines(run):
+        out.print(line)
     if run.label:
         out.print(f"Label:      {run.label}")
     out.print(f"Privacy:    {run.privacy}")
@@ -138,7 +190,7 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
     for case in cases:
         rows.append([case.case_id, result_cell(out, case), f"{case.score:.2f}", f"{case.latency_s * 1000:.0f}", _checks(case)])
         if case.answer_text:
-            answers.append((case.case_id, case.answer_text))
+            answers.append(case)
     if rows:
         out.line()
         print_rows(out, columns, rows)
@@ -149,8 +201,25 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
     if answers:
         out.line()
         out.line("[bold]Answers[/bold]")
-        for case_id, text in answers:
+        texts = beside.texts(run, answers)
+        for case in answers:
+            text = case.answer_text
             shown = text if len(text) <= SHOWN_ANSWER_CHARS else text[:SHOWN_ANSWER_CHARS]
-            out.line("  {case}: {answer}", case=case_id, answer=Lines(shown))
+            out.line("  {case}: {answer}", case=case.case_id, answer=Lines(shown))
             if shown is not text:
                 out.print(f"  … {len(text) - len(shown):,} more characters (`evalkit show {run.id} --json` prints the whole answer)")
+            _print_beside(out, texts.get(case.case_id), beside, case.case_id)
+
+
+def _print_beside(out: Any, asked: Any, beside: Beside, case_id: str) -> None:
+    """The lines under a case's answer: what it asked, its reference, the baseline's answer."""
+    from .console import Lines
+
+    lines = [(role if role != "user" else "prompt", text) for role, text in (asked.messages if asked is not None else ())]
+    if asked is not None and asked.reference is not None:
+        lines.append(("reference", asked.reference))
+    if case_id in beside.answers:
+        lines.append((f"baseline answer (run {beside.baseline_id})", beside.answers[case_id]))
+    for label, text in lines:
+        cut = text if len(text) <= SHOWN_ANSWER_CHARS else text[:SHOWN_ANSWER_CHARS] + "…"
+        out.line("    {label}: {text}", label=label, text=Lines(cut))

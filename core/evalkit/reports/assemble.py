@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from ..gate_settings import GateSettings
 from ..judge_gate import judge_lines
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..storage import StoredVerdict, capabilities
@@ -36,10 +37,12 @@ def scope_key(run: Run) -> tuple[Any, ...]:
     return (run.set_identifier, run.kind, answered, run.grader)
 
 
-def accepted(run: Run, verdict: StoredVerdict | None) -> bool:
-    """Whether a stored run counts as an accepted baseline of its scope: complete, and either
-    the first of its scope or compared without a regression."""
-    return run.status is RunStatus.COMPLETE and verdict is not None and verdict.state in ("baseline", "no_regression")
+def accepted(run: Run, verdict: StoredVerdict | None, acceptances: Mapping[str, Any] | None = None) -> bool:
+    """Whether a stored run is (or was) an accepted baseline of its scope: its acceptance when the
+    store keeps them, else — a store without acceptances — complete and the first of its scope."""
+    if acceptances is not None:
+        return run.id in acceptances
+    return run.status is RunStatus.COMPLETE and verdict is not None and verdict.state == "baseline"
 
 
 def history_of(repository: ResultRepository, run: Run, limit: int = HISTORY_LIMIT) -> tuple[HistoryPoint, ...]:
@@ -56,6 +59,7 @@ def history_of(repository: ResultRepository, run: Run, limit: int = HISTORY_LIMI
     members.sort(key=lambda r: (r.started_at, r.id))
     members = members[-limit:]
     verdicts = store.baselines.verdicts_for([r.id for r in members]) if store.baselines is not None else {}
+    acceptances = store.baselines.acceptances_for([r.id for r in members]) if store.baselines is not None else None
     points = []
     for member in members:
         verdict = verdicts.get(member.id)
@@ -66,7 +70,7 @@ def history_of(repository: ResultRepository, run: Run, limit: int = HISTORY_LIMI
                 status=member.status,
                 figures=figures_of(member),
                 verdict_state=verdict.state if verdict is not None else None,
-                accepted=accepted(member, verdict),
+                accepted=accepted(member, verdict, acceptances),
                 current=member.id == run.id,
                 label=member.label,
             )
@@ -125,12 +129,18 @@ def assemble_report(
     live_cases: Mapping[str, CaseResult] | None = None,
     fail_on_regression: bool = False,
     notes: Iterable[str] = (),
+    gate: GateSettings | None = None,
+    fail_on_inconclusive: bool = False,
+    config: Any = None,
 ) -> Report:
     """The report of a stored run.
 
     ``verdict`` defaults to the one stored with the run. When no ``comparison`` is given and the
-    verdict names a baseline run, the run is compared with it again (under ``tolerances``) for
-    the case-by-case sections and deltas; the verdict itself stays the stored one.
+    verdict names a baseline run, the run is compared with it again (under ``tolerances`` and
+    ``gate``) for the case-by-case sections, deltas and their uncertainty; the verdict itself
+    stays the stored one. The cases the comparison names are marked flaky from the scope's
+    history (:mod:`evalkit.flakiness`). What each case asked comes from its set as installed here
+    (found with ``config``), when it is the version the run answered.
     """
     baselines = capabilities(repository).baselines
     if verdict is None and baselines is not None:
@@ -138,9 +148,11 @@ def assemble_report(
     if comparison is None and verdict is not None and verdict.baseline_id:
         baseline = repository.get_run(verdict.baseline_id)
         if baseline is not None:
-            comparison = compare(run, baseline, tolerances or Tolerances())
+            comparison = compare(run, baseline, tolerances or Tolerances(), gate)
     if live_cases:
         run = run.with_cases(_with_live_details(run.cases, live_cases))
+    from ..case_texts import answered_texts
+
     return Report(
         run=run,
         verdict=verdict,
@@ -151,4 +163,19 @@ def assemble_report(
         fail_on_regression=fail_on_regression,
         # each judge's κ (or "uncalibrated") beside its verdicts, as the run's output says it
         notes=(*notes, *judge_lines(run.metrics)),
+        flaky=_flaky(repository, run, comparison),
+        fail_on_inconclusive=fail_on_inconclusive,
+        texts=answered_texts(run, run.cases, config),
     )
+
+
+def _flaky(repository: ResultRepository, run: Run, comparison: Comparison | None) -> dict[str, str]:
+    """The flaky marks of the cases a comparison names, and of the run's cases whose repeats
+    disagreed."""
+    marks = {c.case_id: "its answers disagreed" for c in run.cases if c.flaky}
+    if comparison is not None:
+        from ..flakiness import flaky_marks
+
+        named = [*comparison.regressed_cases, *comparison.fixed_cases, *comparison.still_failing]
+        marks.update(flaky_marks(capabilities(repository), run, named))
+    return marks

@@ -129,6 +129,8 @@ def verdict_word(run: Run, verdict: StoredVerdict | None, gate_failed: bool) -> 
     state = verdict.state if verdict is not None else "not_comparable"
     if state == "regressed":
         return "REGRESSED"
+    if state == "inconclusive":
+        return "INCONCLUSIVE (GATE FAILED)" if gate_failed else "INCONCLUSIVE"
     if state == "not_comparable":
         return "NOT COMPARED (GATE FAILED)" if gate_failed else "NOT COMPARED"
     if state == "baseline":
@@ -185,6 +187,13 @@ class Report:
     fail_on_regression: bool = False
     notes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     generated_at: float = attrs.field(factory=time.time)
+    #: The cases known to be flaky (their repeats disagree, or they flip back and forth in the
+    #: scope's history), with why (see :mod:`evalkit.flakiness`).
+    flaky: Mapping[str, str] = attrs.field(factory=dict)
+    fail_on_inconclusive: bool = False
+    #: What each prompt case asked (its messages and reference) by case id, from the installed set
+    #: when it is the version the run answered (:func:`evalkit.case_texts.answered_texts`).
+    texts: Mapping[str, Any] = attrs.field(factory=dict)
 
     @property
     def retrieval(self) -> bool:
@@ -198,7 +207,11 @@ class Report:
         if self.run.status is not RunStatus.COMPLETE:
             return self.fail_on_regression or self.run.status is not RunStatus.RUNNING
         state = self.verdict.state if self.verdict is not None else "not_comparable"
-        return state == "regressed" or (self.fail_on_regression and state == "not_comparable")
+        return (
+            state == "regressed"
+            or (self.fail_on_regression and state == "not_comparable")
+            or (self.fail_on_inconclusive and state == "inconclusive")
+        )
 
     @property
     def verdict_word(self) -> str:
@@ -230,6 +243,25 @@ class Report:
             return f"{who.reported_model} ({who.provider_instance}/{who.model_alias})"
         return f"unverified ({run.provider_instance or run.adapter or '?'}/{run.model_alias or '?'})"
 
+    @property
+    def cost(self) -> str | None:
+        """What a prompt run cost, ``0.0123 EUR`` (``unknown`` without prices or usage, never 0),
+        with its baseline's and the difference when it was compared; ``None`` for a retrieval run."""
+        from ..costs import format_amount, spend_cost
+
+        if self.retrieval:
+            return None
+        amount, currency = spend_cost(self.run.spend)
+        text = format_amount(amount, currency)
+        if self.baseline is not None and self.comparison is not None:
+            before, before_currency = spend_cost(self.baseline.spend)
+            text += f" (baseline {format_amount(before, before_currency)}"
+            if amount is not None and before is not None and currency == before_currency:
+                delta = amount - before
+                text += ", " + ("+" if delta >= 0 else "-") + format_amount(abs(delta), currency)
+            text += ")"
+        return text
+
     def figures(self) -> tuple[Figure, ...]:
         """The run's headline numbers, each beside the baseline's."""
         mine = figures_of(self.run)
@@ -255,10 +287,47 @@ class Report:
             return ()
         return tuple((heading, tuple(getattr(self.comparison, attribute))) for attribute, heading, _ in CHANGE_SECTIONS)
 
+    def uncertainty_lines(self) -> tuple[str, ...]:
+        """The comparison's uncertainty, one line per metric (the terminal's lines; plain text,
+        escaped by each reporter), then the warnings of tolerances the set cannot keep and the
+        quarantine line; empty when the run was not compared."""
+        comparison = self.comparison
+        if comparison is None:
+            return ()
+        from ..verdict_text import metric_lines
+
+        unit = "question" if self.retrieval else "case"
+        lines = [line.strip() for line in metric_lines(comparison, unit)]
+        lines.extend(comparison.noise_warnings(unit))
+        if comparison.quarantined_cases:
+            ids = ", ".join(q.case_id for q in comparison.quarantined_cases)
+            lines.append(f"Quarantined ([gate] quarantine): {counted(len(comparison.quarantined_cases), unit)} left out of the gate: {ids}")
+        if comparison.inconclusive and comparison.decision is not None:
+            lines.extend(m.reason for m in comparison.decision.metrics if m.state.value != "no_regression")
+        return tuple(lines)
+
+    def case_marks(self, case: CaseResult) -> tuple[str, ...]:
+        """What a report says beside a case's result: its answers' tally under repeats, and flaky."""
+        marks = []
+        if case.answers > 1:
+            marks.append(f"{case.passes}/{case.answers} answers passed")
+        if case.flaky or case.case_id in self.flaky:
+            marks.append("flaky" + (f": {self.flaky[case.case_id]}" if case.case_id in self.flaky else ""))
+        return tuple(marks)
+
     @property
     def regressed_cases(self) -> tuple[str, ...]:
         """The cases that passed in the baseline and fail now."""
         return self.comparison.regressed_cases if self.comparison is not None else ()
+
+    def beside_baseline(self, case_id: str) -> CaseResult | None:
+        """The baseline's case, for a case that regressed or was edited since it (else ``None``)."""
+        if self.comparison is None or self.baseline is None:
+            return None
+        edited = {edited.case_id for edited in self.comparison.edited_cases}
+        if case_id not in self.comparison.regressed_cases and case_id not in edited:
+            return None
+        return next((case for case in self.baseline.cases if case.case_id == case_id), None)
 
     @staticmethod
     def failed_checks(case: CaseResult) -> tuple[str, ...]:

@@ -14,11 +14,15 @@ or not, compared, accepted.
                 comparable, mismatch, unknown) → not_comparable when it fails
                 no baseline → baseline
                 compare (:mod:`evalkit.verdict`): the store pairs the cases a page at a time when
-                it streams them → no_regression or regressed
+                it streams them; each metric's uncertainty (:mod:`evalkit.comparison_statistics`)
+                → no_regression or regressed, or — under the paired gate — inconclusive
       keep      the verdict is stored with the run (state, baseline id, one-line note)
-      accept    the first run of its scope, or one compared with an accepted run without a
-                regression, becomes the scope's baseline; two first runs finishing at once: the
-                loser is decided again, against the winner
+      accept    the first run of its scope, or one significantly better than the accepted run it
+                was compared with and worse on no gated metric, becomes the scope's baseline; the
+                bar never moves down by itself (a run that passes but is worse is stored, not
+                accepted), a lucky run does not move it up, and answers reused from a cache or a
+                re-grade never move it; two first runs finishing at once: the loser is decided
+                again, against the winner
 
 Where a newcomer finds "compare a run with its baseline": :func:`decide` (and
 :func:`evalkit.verdict.compare` for the comparison itself).
@@ -33,14 +37,15 @@ from typing import Protocol
 import attrs
 
 from ..baselines import scope_mismatch, unreadable_baseline
+from ..comparison_statistics import significantly_better
 from ..errors import StorageError, StoreFailure
+from ..gate_settings import GateSettings
 from ..runs import Run, RunStatus
 from ..storage.protocols import Capabilities
 from ..storage.values import (
     BASELINE,
     NO_REGRESSION,
     NOT_COMPARABLE,
-    REGRESSED,
     Acceptance,
     BaselineScope,
     CaseTally,
@@ -53,6 +58,7 @@ from ..wording import counted
 __all__ = [
     "Judging",
     "KindRules",
+    "acceptance_of",
     "automatic_acceptance",
     "compare_runs",
     "decide",
@@ -98,7 +104,9 @@ class KindRules(Protocol):
 class Judging:
     """What deciding a run needs beside the run: the store, the kind's rules, the tolerances, a
     chosen baseline, the store's count of the run's cases when the caller already has it (a whole
-    streamed run: it is not counted again) and the caller's gate on new failures."""
+    streamed run: it is not counted again), the caller's gate on new failures, the gate's method
+    and settings (:class:`~evalkit.gate_settings.GateSettings`), and whether the run's answers
+    were reused (from a cache or a re-grade: such a run is never accepted automatically)."""
 
     store: Capabilities
     rules: KindRules
@@ -108,6 +116,8 @@ class Judging:
     fail_on_new_failures: bool = False
     #: A baseline that is not in the store (``--baseline-file``): compared with instead of any other.
     baseline_run: Run | None = None
+    gate: GateSettings = attrs.Factory(GateSettings)
+    answers_reused: bool = False
 
 
 def incomplete_reason(run: Run, unit: str) -> str:
@@ -124,15 +134,17 @@ def streams(run: Run, store: Capabilities) -> bool:
     return not run.cases and store.streamed is not None
 
 
-def compare_runs(run: Run, baseline: Run, store: Capabilities, tolerances: Tolerances) -> Comparison:
+def compare_runs(
+    run: Run, baseline: Run, store: Capabilities, tolerances: Tolerances, gate: GateSettings | None = None
+) -> Comparison:
     """:func:`~evalkit.verdict.compare` of two stored runs; when both come without their cases from
     a store that streams them, the store matches and reads the cases a page at a time, so two
     100,000-case runs are never held."""
     if store.streamed is not None and not run.cases and not baseline.cases:
-        return compare_pairs(run, baseline, store.streamed.paired_cases(run.id, baseline.id), tolerances)
+        return compare_pairs(run, baseline, store.streamed.paired_cases(run.id, baseline.id), tolerances, gate)
     if baseline.cases and not run.cases and run.answered_count:  # a baseline file carries its cases
         run = store.repository.get_run(run.id) or run
-    return compare(run, baseline, tolerances)
+    return compare(run, baseline, tolerances, gate)
 
 
 def decide(run: Run, judging: Judging) -> Verdict:
@@ -153,7 +165,7 @@ def decide(run: Run, judging: Judging) -> Verdict:
             return Verdict(NOT_COMPARABLE, check.reason, baseline=found, comparability=check)
         if found is None:
             return Verdict(BASELINE, rules.first_run_reason, comparability=check)
-        return verdict_of(compare_runs(run, found, judging.store, judging.tolerances), found, check)
+        return verdict_of(compare_runs(run, found, judging.store, judging.tolerances, judging.gate), found, check)
     except StoreFailure:
         raise
     except StorageError as exc:  # an earlier run in the store this evalkit cannot read: this one is stored
@@ -189,28 +201,60 @@ def stored_verdict(verdict: Verdict, rules: KindRules) -> StoredVerdict:
     """The verdict as a run keeps it in the store (state, baseline id, one-line note)."""
     comparison = verdict.comparison
     if comparison is not None:
-        return StoredVerdict(REGRESSED if comparison.regressed else NO_REGRESSION, comparison.baseline_id, rules.summary(comparison))
+        return StoredVerdict(comparison.state, comparison.baseline_id, rules.summary(comparison))
     if verdict.state == BASELINE:
         return StoredVerdict(BASELINE, None, verdict.reason)
     return StoredVerdict(NOT_COMPARABLE, None, rules.stored_note(verdict))
 
 
 def automatic_acceptance(
-    verdict: Verdict, store: Capabilities, at: float | None = None, *, fail_on_new_failures: bool = False
+    verdict: Verdict,
+    store: Capabilities,
+    at: float | None = None,
+    *,
+    fail_on_new_failures: bool = False,
+    answers_reused: bool = False,
 ) -> Acceptance | None:
-    """The acceptance a run earns by itself: the first of its scope, or compared with an accepted
-    run without a regression (and, when ``fail_on_new_failures`` gates, without an added or edited
-    case that fails). ``None`` for every other run: regressed, not compared, incomplete, or
-    compared with a chosen run that is not itself accepted."""
+    """The acceptance a run earns by itself (see :func:`acceptance_of`), or ``None``."""
+    return acceptance_of(verdict, store, at, fail_on_new_failures=fail_on_new_failures, answers_reused=answers_reused)[0]
+
+
+def acceptance_of(
+    verdict: Verdict,
+    store: Capabilities,
+    at: float | None = None,
+    *,
+    fail_on_new_failures: bool = False,
+    answers_reused: bool = False,
+) -> tuple[Acceptance | None, str | None]:
+    """The acceptance a run earns by itself, or ``None`` and why not (``None`` too when nothing
+    needs saying: a run that could not be compared says why already).
+
+    The bar never moves down by itself, and luck never moves it up. A run is accepted only when
+    it is the first of its scope, or when it was compared with an accepted run (not a chosen run
+    that is not itself accepted), did not regress and was not inconclusive, is **significantly
+    better** on a gated metric (the paired one-sided test of a rise at the gate's ``alpha``,
+    Holm-corrected across the gated metrics) and worse on none — under either gate method — and,
+    when ``fail_on_new_failures`` gates, has no added or edited case that fails. A run whose
+    answers were reused (``answers_reused``: a cache, a re-grade) is never accepted by itself.
+    Every other change of the baseline is ``evalkit baseline accept RUN_ID --reason …``.
+    """
     when = at if at is not None else time.time()
+    if answers_reused and verdict.state in (BASELINE, NO_REGRESSION):
+        return None, "its answers were reused (a cache or a re-grade), and such a run is never accepted automatically"
     if verdict.state == BASELINE:
-        return Acceptance("first", when, None, "the first run of its scope")
+        return Acceptance("first", when, None, "the first run of its scope"), None
     comparison = verdict.comparison
-    if comparison is None or comparison.regressed or (fail_on_new_failures and comparison.new_failures):
-        return None
+    if comparison is None or verdict.state != NO_REGRESSION:
+        return None, None
+    if fail_on_new_failures and comparison.new_failures:
+        return None, "an added or edited case fails (--fail-on-new-failures)"
     if store.baselines is None or comparison.baseline_id not in store.baselines.acceptances_for([comparison.baseline_id]):
-        return None
-    return Acceptance("no_regression", when, None, f"no regression against accepted run {comparison.baseline_id}")
+        return None, f"the run it was compared with ({comparison.baseline_id}) is not an accepted baseline"
+    better, why = significantly_better(comparison.statistics, comparison.metrics, comparison.alpha)
+    if not better:
+        return None, why
+    return Acceptance("no_regression", when, None, f"{why}, against accepted run {comparison.baseline_id}"), None
 
 
 def keep(run: Run, verdict: Verdict, judging: Judging) -> None:
@@ -227,9 +271,11 @@ def accept(run: Run, verdict: Verdict, judging: Judging, recompare: Callable[[],
     finishing at once — the verdict is taken again with ``recompare``, now against that run, and
     kept instead."""
     baselines = judging.store.baselines
-    acceptance = automatic_acceptance(verdict, judging.store, fail_on_new_failures=judging.fail_on_new_failures)
+    acceptance, note = acceptance_of(
+        verdict, judging.store, fail_on_new_failures=judging.fail_on_new_failures, answers_reused=judging.answers_reused
+    )
     if acceptance is None or baselines is None:
-        return verdict
+        return attrs.evolve(verdict, acceptance_note=note) if note is not None else verdict
     scope = BaselineScope.of_run(run) if acceptance.how == "first" and recompare is not None else None
     if scope is not None and recompare is not None:
         if not baselines.accept_if_first(run.id, scope, acceptance):
@@ -276,7 +322,7 @@ def _from_record(run: Run, recorded: StoredVerdict, judging: Judging) -> Verdict
         baseline = judging.store.repository.get_run(recorded.baseline_id, with_cases=not streamed)
         if baseline is not None:
             check = judging.rules.comparability(run, baseline)
-            return verdict_of(compare_runs(run, baseline, judging.store, judging.tolerances), baseline, check)
+            return verdict_of(compare_runs(run, baseline, judging.store, judging.tolerances, judging.gate), baseline, check)
     if recorded.state == BASELINE:
         return Verdict(BASELINE, recorded.note, comparability=judging.rules.comparability(run, None))
     return Verdict(NOT_COMPARABLE, recorded.note)

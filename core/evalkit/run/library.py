@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from .. import hooks
 from ..components import BoundGenerator
 from ..config import PRIVACY_LEVELS, Config, load_config
 from ..errors import UsageError
+from ..gate_settings import GateSettings, gate_from
 from ..prompts import GoldenPromptSet
 from ..runs import CaseResult, Run
 from ..storage import check_database_url, close_repository, is_in_memory, open_repository, resolve_database_url
@@ -56,6 +58,27 @@ def _privacy(privacy: str | None, config: Config) -> str:
     return chosen
 
 
+def _gating(config: Config, tolerances: Tolerances | None, gate: GateSettings | None, kind: str) -> tuple[Tolerances, GateSettings]:
+    """The run's tolerances and gate settings: those given, else the configuration's ``[gate]``
+    (for this ``kind`` of run), else the defaults."""
+    if gate is not None and not isinstance(gate, GateSettings):
+        raise UsageError(f"gate must be an evalkit.GateSettings, got {type(gate).__name__} {gate!r}")
+    where = str(config.path) if config.path is not None else "evalkit.toml"
+    configured_tolerances, configured_gate = gate_from(config.gate, kind=kind, where=where)
+    chosen = resolve_tolerances(tolerances) if tolerances is not None else configured_tolerances
+    return chosen, gate if gate is not None else configured_gate
+
+
+def _repeats(repeats: int | None, config: Config) -> int:
+    """``repeats`` given, else ``[run] repeats``, else 1; refused unless a whole number from 1."""
+    from ..config import MAX_REPEATS
+
+    chosen = repeats if repeats is not None else (config.repeats or 1)
+    if isinstance(chosen, bool) or not isinstance(chosen, int) or not 1 <= chosen <= MAX_REPEATS:
+        raise UsageError(f"repeats must be a whole number from 1 to {MAX_REPEATS}, got {chosen!r}")
+    return chosen
+
+
 def evaluate_set(
     set_identifier: str | GoldenPromptSet,
     *,
@@ -67,6 +90,8 @@ def evaluate_set(
     config: Config | None = None,
     database: str | None = None,
     tolerances: Tolerances | None = None,
+    gate: GateSettings | None = None,
+    repeats: int | None = None,
     privacy: str | None = None,
     concurrency: int | None = None,
     run_id: str | None = None,
@@ -84,6 +109,11 @@ def evaluate_set(
     keep_cases: bool = True,
     on_stored: Callable[[list[CaseResult]], None] | None = None,
     wait_ready: float = 0.0,
+    budget: Decimal | str | None = None,
+    max_requests: int | None = None,
+    cache: bool | None = None,
+    answers_from: str | None = None,
+    command_args: Sequence[str] = (),
 ) -> Outcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
 
@@ -102,6 +132,11 @@ def evaluate_set(
     any stored run; one of another set, provider instance, alias or grader is refused likewise.
     ``fail_on_new_failures``: the caller's gate also fails when an added or edited case fails, so
     such a run is not accepted as the baseline automatically.
+    ``tolerances`` and ``gate`` (the method, ``alpha``, the cap on regressed cases, the
+    quarantine: :class:`~evalkit.gate_settings.GateSettings`) decide the comparison; each not
+    given comes from the configuration's ``[gate]``, else the defaults. ``repeats``: every prompt
+    is answered that many times as independent requests, each answer graded, and a case's result
+    is its pass fraction (default: ``[run] repeats``, else 1).
     ``keep_cases=False``: the outcome's run comes without its cases (its aggregates are the
     store's), and with a store that streams cases (:class:`~evalkit.storage.StreamedCases`) no case
     is read back at all: the verdict is counted and compared by the store a page at a time, so
@@ -113,20 +148,33 @@ def evaluate_set(
     secrets applied), when the store can tell that without reading
     (:class:`~evalkit.storage.StreamedCases`): the CLI writes a large run's ``--json`` cases so as
     they come, instead of reading the run back at its end.
+
+    Spending (see docs/costs.md): ``budget`` (an amount in the generator instance's currency; it
+    needs its prices) and ``max_requests`` stop dispatching before either would be passed — the
+    run ends ``incomplete``, and its resume command (with ``command_args``, the caller's options)
+    asks for a higher limit; ``cache`` reads and writes the answer cache (``None``: the
+    configuration's ``[cache] enabled``; below ``full`` privacy only when that says so);
+    ``answers_from`` reuses the answers of a stored run (of this set and instance, kept at ``full``)
+    for the unchanged prompts and asks the model for the rest. A run that reused answers is never
+    accepted as a baseline automatically.
     """
     from .answering import prompts as prompt_answering  # here: a retrieval run does not import it
+    from .answering import spending
 
     check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
-    tolerances = resolve_tolerances(tolerances)
+    tolerances, gate = _gating(config, tolerances, gate, "prompts")
+    repeats = _repeats(repeats, config)
     privacy = _privacy(privacy, config)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
     source = prompt_answering.PromptSource(
-        set_identifier, provider, model, grader, strict_grader, dict(grader_options or {}), bound_generator, concurrency, wait_ready
-    )
+        set_identifier, provider, model, grader, strict_grader, dict(grader_options or {}), bound_generator, concurrency,
+        wait_ready, repeats,
+    )  # fmt: skip
     answering, notes = prompt_answering.prepare_prompts(source, config, manager)
     if baseline_file is not None:
         prompt_answering.check_baseline_file(baseline_file.run, baseline_file.named(), answering.wanted_scope())
+    wanted = spending.SpendingRequest(_amount(budget), _limit(max_requests), cache, answers_from, repeats=repeats)
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)  # a bad store is refused before the judge or the generator is asked anything
     # the generator's one free readiness probe, before the store is even opened (a resumed or
@@ -137,14 +185,38 @@ def evaluate_set(
             notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
         if baseline is not None:
             prompt_answering.check_chosen_baseline(repository, baseline, answering.wanted_scope())
+        plan_of_spending, spending_notes = spending.prepare_spending(answering, config, privacy, wanted, repository)
+        notes.extend(spending_notes)
+        answering = attrs.evolve(answering, spending=plan_of_spending, command_args=tuple(command_args))
         plan = RunPlan(
             answering,
             Placement(run_id, resume, shard, label, privacy),
-            Gate(tolerances, baseline, fail_on_new_failures, baseline_file.run if baseline_file is not None else None),
+            Gate(tolerances, baseline, fail_on_new_failures, baseline_run=baseline_file.run if baseline_file is not None else None, settings=gate),
             Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, on_stored, keep_cases),
             tuple(notes),
+            answers_reused=plan_of_spending is not None and plan_of_spending.stored is not None,
         )
         return execute(plan, repository)
+
+
+def _amount(value: Decimal | str | None) -> Decimal | None:
+    """A budget given as a :class:`~decimal.Decimal` or text, checked (a usage error otherwise)."""
+    if value is None or isinstance(value, Decimal):
+        if value is not None and (not value.is_finite() or value < 0):
+            raise UsageError(f"budget must be an amount of zero or more, got {value}")
+        return value
+    from ..costs import parse_amount
+
+    try:
+        return parse_amount(str(value))
+    except ValueError as exc:
+        raise UsageError(f"budget: {exc}") from None
+
+
+def _limit(value: int | None) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise UsageError(f"max_requests must be a whole number of at least 1, got {value!r}")
+    return value
 
 
 def evaluate_retrieval(
@@ -155,6 +227,7 @@ def evaluate_retrieval(
     config: Config | None = None,
     database: str | None = None,
     tolerances: Tolerances | None = None,
+    gate: GateSettings | None = None,
     k: int = 10,
     relevance_threshold: int = 1,
     privacy: str | None = None,
@@ -207,15 +280,16 @@ def evaluate_retrieval(
     The benchmark provenance decides whether they can be compared
     (:func:`~evalkit.retrieval.provenance.baseline_state`, kept as the outcome's
     ``detail.baseline_state``); only a ``comparable`` run is compared (:func:`evalkit.verdict.compare`:
-    pass rate = top-1, mean score = top-3 hit rate). A complete run is accepted automatically when
-    it is the first of its scope or compared with an accepted run without a regression.
+    pass rate = top-1, mean score = top-3 hit rate; MRR@k, recall@k and nDCG@k gated when their
+    tolerance is set), under ``gate`` (else ``[gate]``). A complete run is accepted automatically
+    when it is the first of its scope or significantly better than the accepted baseline.
     ``keep_cases=False``: as for :func:`evaluate_set` (the detail keeps the errored questions' cases).
     """
     from .answering import questions as question_answering  # here: a prompt run does not import retrieval
 
     check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
-    tolerances = resolve_tolerances(tolerances)
+    tolerances, gate = _gating(config, tolerances, gate, "retrieval")
     source = question_answering.QuestionSource(question_set, retriever, deployment, k, relevance_threshold, concurrency, privacy)
     resolved = question_answering.resolve_questions(source, config)
     url = resolve_database_url(database, config, cwd)
@@ -232,7 +306,7 @@ def evaluate_retrieval(
             plan = RunPlan(
                 answering,
                 Placement(run_id, resume, shard, label, resolved.privacy),
-                Gate(tolerances, baseline, fail_on_new_failures, baseline_file.run if baseline_file is not None else None),
+                Gate(tolerances, baseline, fail_on_new_failures, baseline_run=baseline_file.run if baseline_file is not None else None, settings=gate),
                 Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, keep_cases=keep_cases),
             )
             outcome = execute(plan, repository)

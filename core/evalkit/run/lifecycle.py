@@ -369,7 +369,13 @@ class _Lifecycle:
         lease.give_up(done=True)
         streamed = not observing.keep_cases and self.store.streamed is not None
         finish = self.answering.finish(header, self.store, streamed)
-        finish_options = {"with_cases": False} if streamed else {}
+        finish_options: dict[str, Any] = {"with_cases": False} if streamed else {}
+        if self.store.spending is not None:  # a store that keeps spend (others are given what they take)
+            if finish.spend is not None:
+                finish_options["spend"] = finish.spend
+            if finish.answers_reused is not None:
+                finish_options["answers_reused"] = finish.answers_reused
+        self.notes.extend(finish.notes)
         stored = self.store.repository.finish_run(
             header.id, finish.status.value, time.time(), grader=finish.grader, identity=finish.identity,
             identity_note=finish.identity_note, metrics=finish.metrics, **finish_options,
@@ -380,9 +386,11 @@ class _Lifecycle:
         # Whole runs only: a shard's count may miss what the other shards stored after it.
         tally = finish.tally if streamed and placement.shard is None else None
         gate = self.plan.gate
+        reused = self.plan.answers_reused or stored.answers_reused is not None
         judging = Judging(
-            self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures, gate.baseline_run
-        )
+            self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures,
+            baseline_run=gate.baseline_run, gate=gate.settings, answers_reused=reused,
+        )  # fmt: skip
         return stored, settle(stored, judging)
 
     def _answered(self, header: Run, stored_header: Run, joining: bool) -> Collection[str]:

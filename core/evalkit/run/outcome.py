@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 from ..runs import Run, RunStatus
-from ..storage.values import NOT_COMPARABLE, Acceptance
+from ..storage.values import INCONCLUSIVE, NOT_COMPARABLE, Acceptance
 from ..verdict import Comparison, Verdict
 
 __all__ = ["Outcome", "exit_code"]
@@ -59,12 +59,14 @@ class Outcome:
         """Added or edited cases that fail now (empty when not compared)."""
         return self.verdict.new_failures
 
-    def exit_code(self, fail_on_regression: bool, fail_on_new_failures: bool = False) -> int:
+    def exit_code(self, fail_on_regression: bool, fail_on_new_failures: bool = False, fail_on_inconclusive: bool = False) -> int:
         """The command's exit code for this outcome (see :func:`exit_code`)."""
-        return exit_code(self.run, self.verdict, fail_on_regression, fail_on_new_failures)
+        return exit_code(self.run, self.verdict, fail_on_regression, fail_on_new_failures, fail_on_inconclusive)
 
 
-def exit_code(run: Run, verdict: Verdict, fail_on_regression: bool, fail_on_new_failures: bool = False) -> int:
+def exit_code(
+    run: Run, verdict: Verdict, fail_on_regression: bool, fail_on_new_failures: bool = False, fail_on_inconclusive: bool = False
+) -> int:
     """0 fine · 1 the gate failed (or its verdict is still pending) · 3 the run could not complete.
 
     * A shard that finished its slice without an error leaves the run ``running``: its verdict is
@@ -73,6 +75,8 @@ def exit_code(run: Run, verdict: Verdict, fail_on_regression: bool, fail_on_new_
     * Under ``fail_on_regression``: a regression, or a run that could not be compared
       (``not_comparable``: no verified identity, another benchmark, a store without baselines…) — 1.
     * Under ``fail_on_new_failures``: an added or edited case that fails — 1.
+    * Under ``fail_on_inconclusive``: a verdict the paired gate could not decide (``inconclusive``)
+      — 1; without it an inconclusive verdict exits 0 (the output names the minimum detectable drop).
     """
     if run.status is RunStatus.RUNNING and not run.errored_count:
         return 1 if fail_on_regression else 0
@@ -81,5 +85,7 @@ def exit_code(run: Run, verdict: Verdict, fail_on_regression: bool, fail_on_new_
     if fail_on_regression and (verdict.state == NOT_COMPARABLE or verdict.regressed):
         return 1
     if fail_on_new_failures and verdict.new_failures:
+        return 1
+    if fail_on_inconclusive and verdict.state == INCONCLUSIVE:
         return 1
     return 0

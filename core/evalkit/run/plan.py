@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..config import DEFAULT_HOOK_TIMEOUT_S
+from ..gate_settings import GateSettings
 from ..runs import CaseResult, Run
 from ..tolerance import Tolerances
 from .placement import Placement, Shard, check_run_id, new_run_id
@@ -29,14 +30,17 @@ __all__ = ["Gate", "Observing", "Placement", "RunPlan", "Shard", "check_run_id",
 @attrs.frozen
 class Gate:
     """How the run is judged: the tolerances, a chosen baseline (``None``: the accepted baseline of
-    the run's scope) and whether an added or edited case that fails keeps the run from being
-    accepted automatically (``fail_on_new_failures``, the caller's gate). ``baseline_run`` is a
-    baseline read from a file (``--baseline-file``): compared with instead of any stored run."""
+    the run's scope), whether an added or edited case that fails keeps the run from being
+    accepted automatically (``fail_on_new_failures``, the caller's gate), the gate's method and
+    settings (``[gate]`` and its options: :class:`~evalkit.gate_settings.GateSettings`), and
+    ``baseline_run``, a baseline read from a file (``--baseline-file``): compared with instead of
+    any stored run."""
 
     tolerances: Tolerances = attrs.Factory(Tolerances)
     baseline_id: str | None = None
     fail_on_new_failures: bool = False
     baseline_run: Run | None = None
+    settings: GateSettings = attrs.Factory(GateSettings)
 
 
 @attrs.frozen
@@ -63,10 +67,16 @@ class Observing:
 @attrs.frozen
 class RunPlan:
     """One run, planned: what answers, which part of which run, how it is judged, who observes it,
-    and the notes gathered while planning (said before the run's own)."""
+    and the notes gathered while planning (said before the run's own).
+
+    ``answers_reused`` is set by whatever answers a run from earlier answers instead of asking
+    (a cache, a re-grade of stored answers): such a run is stored and compared, but never accepted
+    as its scope's baseline automatically (:func:`evalkit.run.decide.acceptance_of`).
+    """
 
     answering: Answering
     placement: Placement = attrs.Factory(Placement)
     gate: Gate = attrs.Factory(Gate)
     observing: Observing = attrs.Factory(Observing)
     notes: Sequence[str] = ()
+    answers_reused: bool = False

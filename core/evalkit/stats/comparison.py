@@ -23,10 +23,11 @@ from typing import Literal
 import attrs
 
 from . import _checks
-from .binary import newcombe_interval, paired_binary
+from .binary import mcnemar_drop_p, newcombe_interval, paired_binary
+from .distributions import student_t_cdf
 from .gate import MetricEvidence, decision_confidence
 from .intervals import Interval
-from .means import paired_fractions, paired_t_from_differences
+from .means import PairedMean, paired_fractions, paired_t_from_differences
 from .power import (
     DetectableDrop,
     NoiseEstimate,
@@ -37,7 +38,7 @@ from .power import (
 )
 from .resampling import bootstrap_intervals, sign_flip_from_differences
 
-__all__ = ["MetricComparison", "StatisticsSettings", "compare_pass_rates", "compare_values"]
+__all__ = ["MetricComparison", "StatisticsSettings", "compare_pass_rates", "compare_values", "t_rise"]
 
 
 def _alpha(value: object) -> float:
@@ -78,8 +79,9 @@ class MetricComparison:
     ``baseline`` and ``value`` are the two sides (fractions), ``delta`` = ``value − baseline``
     (a drop is negative; ``exact_delta`` is the same as a fraction when it is one, for pass
     rates); ``ci95`` the 95 % interval of the delta for the report and ``decision_interval`` the
-    ``1 − 2α`` one the decision reads; ``p_value`` is two-sided, ``p_drop`` one-sided for a drop;
-    ``detectable`` is the minimum detectable drop; ``method`` names the interval and the test.
+    ``1 − 2α`` one the decision reads; ``p_value`` is two-sided, ``p_drop`` one-sided for a drop
+    and ``p_rise`` one-sided for a rise (what "significantly better" reads); ``detectable`` is the
+    minimum detectable drop; ``method`` names the interval and the test.
     """
 
     name: str
@@ -95,6 +97,7 @@ class MetricComparison:
     tolerance: float | Fraction
     method: str
     exact_delta: Fraction | None = None
+    p_rise: float = 1.0
 
     @property
     def evidence(self) -> MetricEvidence:
@@ -163,6 +166,7 @@ def compare_pass_rates(
         tolerance=tolerance,
         method="newcombe interval, exact McNemar test",
         exact_delta=report.exact_delta,
+        p_rise=mcnemar_drop_p(report.fixed, report.regressed),
     )
 
 
@@ -202,9 +206,11 @@ def compare_values(
         ci95, decision = report.interval, at_decision.interval
     if test == "t":
         p_value, p_drop = t_report.p_value, t_report.p_drop
+        p_rise = t_rise(t_report)
     else:
         flip = sign_flip_from_differences(diffs, samples=settings.samples, seed=settings.seed)
         p_value, p_drop = flip.p_value, flip.p_drop
+        p_rise = sign_flip_from_differences([-d for d in diffs], samples=settings.samples, seed=settings.seed).p_drop
     # the spread the t interval measured, per answer (the same as noise_from_differences, once)
     observed = None if t_report.sd is None else NoiseEstimate(t_report.sd**2 * repeats, repeats, "observed", n)
     chosen = choose_noise(noise, observed, noise_from_rate(min(1.0, max(0.0, means[0])), repeats))
@@ -224,4 +230,15 @@ def compare_values(
         detectable=detectable,
         tolerance=tolerance,
         method=method,
+        p_rise=p_rise,
     )
+
+
+def t_rise(report: PairedMean) -> float:
+    """The one-sided p-value of the paired t test for a rise (the mirror of ``p_drop``): ``P(T >= t)``
+    (with no spread: 0 for a rise, else 1; one case: 1)."""
+    if report.t is None:
+        if report.n == 1 or report.sd is None:
+            return 1.0
+        return 0.0 if report.delta > 0 else 1.0
+    return student_t_cdf(-report.t, report.df)

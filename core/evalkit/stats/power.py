@@ -45,6 +45,7 @@ __all__ = [
     "NoiseEstimate",
     "cases_needed",
     "choose_noise",
+    "connor_detectable_drop",
     "mcnemar_detectable_drop",
     "mcnemar_power",
     "minimum_detectable_drop",
@@ -393,6 +394,19 @@ def _connor_drop(n: int, rate: float, alpha: float, power: float) -> float:
         middle = (low + high) / 2
         low, high = (low, middle) if gap(middle) >= 0 else (middle, high)
     return high
+
+
+def connor_detectable_drop(n: int, rate: float, *, alpha: float = 0.05, power: float = 0.8) -> DetectableDrop:
+    """The drop from ``rate`` that the one-sided McNemar test on ``n`` cases answered once detects
+    with probability ``power``, in Connor's (1987) normal approximation (see
+    :func:`mcnemar_detectable_drop`): what a large set uses, where the exact sum agrees with it
+    (within 0.001 from 2,000 cases at rates 0.8 and 0.95) and costs more than the whole rest of a verdict."""
+    n = _checks.count(n, "n", minimum=1)
+    alpha = _checks.alpha_level(alpha)
+    target = _checks.probability(power, "power")
+    noise = noise_from_rate(rate)
+    drop = _connor_drop(n, float(rate), alpha, target)
+    return DetectableDrop(min(1.0, drop), n, 1, noise.sd, noise.source, alpha, target, 0.0, "connor_mcnemar")
 
 
 def _bracket(n: int, rate: float, alpha: float, power: float, critical: _CriticalRegressions) -> tuple[float, float]:

@@ -10,6 +10,9 @@ from typing import Any
 from .protocols import (
     VERDICT_STATES,
     AcceptedBaselines,
+    AnswerCache,
+    CachedAnswer,
+    CacheStats,
     Capabilities,
     CaseMark,
     CasePair,
@@ -25,6 +28,7 @@ from .protocols import (
     ResumableRuns,
     RunHistory,
     RunLeases,
+    RunSpending,
     RunVerdicts,
     StoredCaseForms,
     StoredVerdict,
@@ -34,6 +38,10 @@ from .protocols import (
 
 __all__ = [
     "AcceptedBaselines",
+    "AnswerCache",
+    "CachedAnswer",
+    "CacheStats",
+    "RunSpending",
     "Capabilities",
     "CaseMark",
     "CasePair",

@@ -97,13 +97,17 @@ def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -
     return text, False
 
 
-def connect(url: str, *, writing: bool = False) -> pw.Database:
+def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.Database:
     """Open the database a URL names (``sqlite:///path``, ``postgresql://…``), after refusing what
     cannot hold a store (see :mod:`evalkit.storage.urls`); ``writing`` also refuses read-only files.
 
     SQLite runs in WAL mode (readers never block the writer) with a busy timeout, and its
     transactions begin with ``BEGIN IMMEDIATE``, so concurrent ``evalkit run`` processes wait their
     turn instead of failing with "database is locked".
+
+    ``read_only`` makes the connection itself refuse every change, for a reader such as ``evalkit
+    view``: SQLite's ``query_only`` (its transactions deferred: they never take the write lock, and
+    the journal mode is left as the file has it), PostgreSQL's ``default_transaction_read_only``.
     """
     path = sqlite_path(url)
     if path is not None:
@@ -112,8 +116,10 @@ def connect(url: str, *, writing: bool = False) -> pw.Database:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StorageError(f"cannot create the folder of database {redact_url(url)}: {exc.strerror}") from None
-            check_sqlite_file(url, path, writing=writing)
+            check_sqlite_file(url, path, writing=writing and not read_only)
         timeout = busy_timeout_s()
+        if read_only:
+            return pw.SqliteDatabase(path, timeout=timeout, pragmas={"busy_timeout": int(timeout * 1000), "query_only": 1})
         return pw.SqliteDatabase(
             path,
             timeout=timeout,
@@ -136,14 +142,16 @@ def connect(url: str, *, writing: bool = False) -> pw.Database:
         if "lock_timeout" not in options:
             # A row lock held by another session gets the busy timeout SQLite has, not forever.
             params["options"] = f"{options} -c lock_timeout={int(busy_timeout_s() * 1000)}".strip()
+        if read_only:
+            params["options"] = f"{params.get('options', '')} -c default_transaction_read_only=on".strip()
         return pw.PostgresqlDatabase(params.pop("database"), **params)
     raise StorageError(f"unsupported database URL {redact_url(url)!r}; use sqlite:///PATH or postgresql://…")
 
 
-def open_database(url: str, *, writing: bool = False) -> pw.Database:
+def open_database(url: str, *, writing: bool = False, read_only: bool = False) -> pw.Database:
     """:func:`connect`, then open the connection (a :class:`StorageError` naming the URL when it
     cannot be opened)."""
-    db = connect(url, writing=writing)
+    db = connect(url, writing=writing, read_only=read_only)
     deadline = time.monotonic() + busy_timeout_s()
     while True:
         try:

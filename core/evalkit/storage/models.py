@@ -51,7 +51,7 @@ def _short_text_field(db: pw.Database) -> Callable[..., pw.Field]:
 
 def bind_models(db: pw.Database) -> SimpleNamespace:
     """The model classes of the store (``SchemaMigration``, ``Run``, ``Case``, ``RunLease``,
-    ``JudgeCalibration``), made
+    ``JudgeCalibration``, ``AnswerCache``), made
     for and bound to ``db``: several stores can be open in one process, each with its own."""
     short_text = _short_text_field(db)
     false_default = pw.SQL("DEFAULT 0" if isinstance(db, pw.SqliteDatabase) else "DEFAULT false")
@@ -113,6 +113,12 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
         acceptance_reason = pw.TextField(null=True)
         #: Whether the run's cases carry the fingerprint of the set version it answered.
         fingerprints_kept = pw.BooleanField(default=False, constraints=[false_default])
+        #: The prices the run was costed at, and what it spent (JSON; see evalkit.costs).
+        pricing = pw.TextField(null=True)
+        spend = pw.TextField(null=True)
+        #: ``cache``, ``regrade`` or ``answers-from`` when answers were reused; the run they came from.
+        answers_reused = pw.CharField(max_length=16, null=True)
+        source_run_id = pw.CharField(max_length=64, null=True)
 
         class Meta:
             table_name = "evalkit_run"
@@ -153,6 +159,11 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
         measures = pw.TextField(null=True)
         #: The case's fingerprint (evalkit.set_versions); none for a case stored without one.
         fingerprint = pw.TextField(null=True)
+        #: The token counts of each judge call (JSON list of lists), and where a reused answer came from.
+        judge_usage = pw.TextField(null=True)
+        answer_source = pw.TextField(null=True)
+        #: The digest of what the model was asked (evalkit.set_versions.prompt_digest).
+        prompt_digest = pw.TextField(null=True)
 
         class Meta:
             table_name = "evalkit_case"
@@ -204,9 +215,27 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
             table_name = "evalkit_judge_calibration"
             indexes = ((("yardstick", "temperature", "calibrated_at"), False),)
 
-    for model in (Run, Case, RunLease, JudgeCalibration):
+    class AnswerCache(Base):
+        """One cached answer: the digest of the canonical request it answered (key), who answered
+        it (instance, alias, reported model), the answer (JSON) and when it was stored and last used."""
+
+        key = pw.CharField(primary_key=True, max_length=64)
+        provider_instance = pw.TextField()
+        model_alias = pw.TextField(null=True)
+        reported_model = pw.TextField(null=True)
+        answer = pw.TextField()
+        created_at = pw.DoubleField()
+        used_at = pw.DoubleField(null=True)
+
+        class Meta:
+            table_name = "evalkit_answer_cache"
+            indexes = ((("created_at",), False),)
+
+    for model in (Run, Case, RunLease, JudgeCalibration, AnswerCache):
         _store_text_losslessly(model)
-    return SimpleNamespace(SchemaMigration=SchemaMigration, Run=Run, Case=Case, RunLease=RunLease, JudgeCalibration=JudgeCalibration)
+    return SimpleNamespace(
+        SchemaMigration=SchemaMigration, Run=Run, Case=Case, RunLease=RunLease, JudgeCalibration=JudgeCalibration, AnswerCache=AnswerCache
+    )
 
 
 def _store_text_losslessly(model: type[pw.Model]) -> None:

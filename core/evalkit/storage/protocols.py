@@ -17,7 +17,12 @@ store to every one it claims — and each has a stated behaviour when a store la
   reports show no trend;
 * :class:`RunLeases` — without it nothing refuses a second process answering the same run or shard;
 * :class:`StreamedCases` — without it the end of a run reads every case back and compares in
-  memory (the same verdict, memory growing with the set).
+  memory (the same verdict, memory growing with the set);
+* :class:`CaseHistory` — without it ``evalkit flaky`` and the flaky marks of a run's output read
+  the scope's recent runs one by one (through :class:`RunHistory`; nothing without that either).
+* :class:`RunSpending` — without it a run's spend is summed from its cases read back whole, and
+  shards sharing a ``--budget`` see only their own spending;
+* :class:`AnswerCache` — without it ``--cache`` is refused (exit 2) naming the capability.
 
 :func:`capabilities` asks a store for all of them once and hands the kernel a typed
 :class:`Capabilities`.
@@ -41,14 +46,20 @@ from .values import (
     CasePair,
     CaseTally,
     LeaseOwner,
+    RunOutcomes,
     ShardProgress,
     StoredVerdict,
 )
 
 __all__ = [
     "AcceptedBaselines",
+    "AnswerCache",
+    "CachedAnswer",
+    "CacheStats",
+    "RunSpending",
     "Capabilities",
     "JudgeCalibrations",
+    "CaseHistory",
     "CaseMark",
     "CasePair",
     "CaseTally",
@@ -244,6 +255,67 @@ class RunHistory(Protocol):
 
 
 @runtime_checkable
+class RunSpending(Protocol):
+    """A run's token counts read without its cases (what its spend and a shared budget are summed
+    from). A store offering it also keeps a run's ``pricing`` (given to ``begin_run`` with the run),
+    and takes ``spend`` and ``answers_reused`` keywords in ``finish_run``."""
+
+    def case_usage(self, run_id: str) -> Iterator[tuple[Any, tuple[Any, ...], str | None, bool]]:
+        """Each stored case's generator usage, its judge calls' usage, its answer source and
+        whether it errored."""
+        ...
+
+
+@attrs.frozen
+class CachedAnswer:
+    """One answer in the cache, as it was answered: the text, the model the endpoint reported,
+    the finish reason, the token counts of the request that produced it, and the serving identity
+    (instance, alias) it was answered through."""
+
+    text: str
+    provider_instance: str
+    model_alias: str | None = None
+    reported_model: str | None = None
+    finish_reason: str | None = None
+    usage: Any = None
+    created_at: float = 0.0
+
+
+@attrs.frozen
+class CacheStats:
+    """What the cache holds: entries, their answers' total characters, the oldest and newest
+    entry's time, and the entries per provider instance."""
+
+    entries: int
+    answer_chars: int
+    oldest: float | None
+    newest: float | None
+    per_instance: Mapping[str, int] = attrs.Factory(dict)
+
+
+@runtime_checkable
+class AnswerCache(Protocol):
+    """The answer cache (``--cache``): answers keyed by the digest of the canonical request that
+    produced them (:mod:`evalkit.answer_cache`), kept across runs and processes sharing the store."""
+
+    def cached_answer(self, key: str) -> CachedAnswer | None:
+        """The answer stored under ``key``, or ``None``."""
+        ...
+
+    def keep_answer(self, key: str, answer: CachedAnswer) -> None:
+        """Store ``answer`` under ``key`` (an entry already there is kept: the first answer wins)."""
+        ...
+
+    def cache_stats(self) -> CacheStats:
+        """What the cache holds."""
+        ...
+
+    def clear_cache(self, older_than: float | None = None) -> int:
+        """Delete every entry (``older_than``: those stored before that time); return how many."""
+        ...
+
+
+@runtime_checkable
 class RunLeases(Protocol):
     """Who is answering a run: leases with a heartbeat (see :mod:`evalkit.leases`), and the shards' state.
 
@@ -322,6 +394,21 @@ class JudgeCalibrations(Protocol):
 
 
 @runtime_checkable
+class CaseHistory(Protocol):
+    """Each case's outcomes over a scope's recent runs, in one read: what tells a flaky case
+    (its outcome flips between runs of one serving identity while the case did not change).
+
+    Without it the kernel reads the scope's recent runs one by one through :class:`RunHistory`
+    (the same answer, more reads).
+    """
+
+    def case_history(self, scope: BaselineScope, *, runs: int = 20, case_ids: Sequence[str] | None = None) -> list[RunOutcomes]:
+        """The ``runs`` most recent complete runs of exactly ``scope`` (newest first), each with
+        the outcomes of its answered cases — only those of ``case_ids`` when given."""
+        ...
+
+
+@runtime_checkable
 class ClosableRepository(Protocol):
     """A repository that holds a connection or a file open until it is closed (a resource, not a
     capability: :func:`~evalkit.storage.close_repository` closes one that has ``close``)."""
@@ -346,6 +433,9 @@ class Capabilities:
     leases: RunLeases | None = None
     streamed: StreamedCases | None = None
     calibrations: JudgeCalibrations | None = None
+    case_history: CaseHistory | None = None
+    spending: RunSpending | None = None
+    cache: AnswerCache | None = None
 
 
 _CAPABILITIES: tuple[tuple[str, type], ...] = (
@@ -357,6 +447,9 @@ _CAPABILITIES: tuple[tuple[str, type], ...] = (
     ("leases", RunLeases),
     ("streamed", StreamedCases),
     ("calibrations", JudgeCalibrations),
+    ("case_history", CaseHistory),
+    ("spending", RunSpending),
+    ("cache", AnswerCache),
 )
 
 

@@ -134,7 +134,7 @@ def _locked_transaction(db: pw.Database) -> Any:
 
 def _store_tables(db: pw.Database) -> list[type[pw.Model]]:
     models = models_for(db)
-    return [models.Run, models.Case, models.RunLease, models.JudgeCalibration]
+    return [models.Run, models.Case, models.RunLease, models.JudgeCalibration, models.AnswerCache]
 
 
 def _holds_no_store_table(db: pw.Database) -> bool:

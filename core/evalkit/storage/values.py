@@ -32,6 +32,7 @@ __all__ = [
     "BASELINE",
     "FUTURE_MARGIN_S",
     "HEARTBEAT_S",
+    "INCONCLUSIVE",
     "NOT_COMPARABLE",
     "NO_REGRESSION",
     "PENDING",
@@ -41,11 +42,16 @@ __all__ = [
     "VERDICT_STATES",
     "VERDICT_WORDS",
     "WHOLE_RUN",
+    "ANSWERS",
+    "PASSES",
+    "PASS_FRACTION",
     "Acceptance",
     "BaselineScope",
     "CalibrationRecord",
     "CaseMark",
+    "CaseOutcome",
     "CasePair",
+    "RunOutcomes",
     "CaseTally",
     "LeaseHolder",
     "LeaseOwner",
@@ -65,6 +71,9 @@ BASELINE = "baseline"
 NO_REGRESSION = "no_regression"
 #: Compared with its baseline; a gated figure dropped beyond its tolerance.
 REGRESSED = "regressed"
+#: Compared under the paired gate; the set cannot tell whether a gated figure dropped beyond its
+#: tolerance (neither a significant drop beyond it, nor an interval within it).
+INCONCLUSIVE = "inconclusive"
 #: Stored, but not compared (the reason says why): incomplete, no verified identity, another
 #: benchmark, a store that keeps no baselines… A failure under ``--fail-on-regression``.
 NOT_COMPARABLE = "not_comparable"
@@ -72,9 +81,9 @@ NOT_COMPARABLE = "not_comparable"
 PENDING = "pending"
 
 #: The words of a verdict, for prompt and retrieval runs alike.
-VERDICT_WORDS = (BASELINE, NO_REGRESSION, REGRESSED, NOT_COMPARABLE, PENDING)
+VERDICT_WORDS = (BASELINE, NO_REGRESSION, REGRESSED, INCONCLUSIVE, NOT_COMPARABLE, PENDING)
 #: What a stored verdict says (a run is stored with a verdict only once it is finished).
-STORED_VERDICT_STATES = (BASELINE, NO_REGRESSION, REGRESSED, NOT_COMPARABLE)
+STORED_VERDICT_STATES = (BASELINE, NO_REGRESSION, REGRESSED, INCONCLUSIVE, NOT_COMPARABLE)
 #: The words stores wrote before this release, read as today's.
 _LEGACY_VERDICT_STATES = {"ok": NO_REGRESSION, "not_compared": NOT_COMPARABLE}
 #: What a store's verdict column may hold: today's words and the older ``ok`` and ``not_compared``
@@ -318,6 +327,12 @@ class ShardMismatchError(UsageError):
 
 # -- what a streamed verdict reads ---------------------------------------------------------------
 
+#: The measure a prompt case answered (or judged) several times keeps its pass fraction under.
+PASS_FRACTION = "pass_fraction"
+#: The measure counting a repeated prompt case's answers, and the one counting those that passed.
+ANSWERS = "answers"
+PASSES = "passes"
+
 
 @attrs.frozen
 class CaseTally:
@@ -339,14 +354,56 @@ class CaseTally:
 @attrs.frozen
 class CaseMark:
     """What a comparison needs of one stored case: its result, whether the judge disagreed with
-    itself on it, its place in its run's stored order and the fingerprint of its content
-    (:attr:`~evalkit.runs.CaseResult.fingerprint`; ``None`` when the case was stored without one)."""
+    itself on it, its place in its run's stored order, the fingerprint of its content
+    (:attr:`~evalkit.runs.CaseResult.fingerprint`; ``None`` when the case was stored without one)
+    and its measures (:attr:`~evalkit.runs.CaseResult.measures`: a retrieval question's reciprocal
+    rank, recall and nDCG; a repeated prompt's pass fraction — ``None`` when it has none)."""
 
     passed: bool
     score: float
     unstable: bool = False
     position: int = 0
     fingerprint: str | None = None
+    measures: Mapping[str, float] | None = None
+
+    @property
+    def pass_fraction(self) -> float:
+        """The case's pass value: the share of its answers (and its judge's verdicts) that passed
+        when it was answered or judged several times, else 1.0 or 0.0."""
+        measures = self.measures
+        if measures is not None:
+            share = measures.get(PASS_FRACTION)
+            if isinstance(share, (int, float)) and not isinstance(share, bool) and 0 <= share <= 1:
+                return float(share)
+        return 1.0 if self.passed else 0.0
+
+    @property
+    def repeats(self) -> int:
+        """How many answers the case's result stands for (1 unless it was answered several times)."""
+        answers = (self.measures or {}).get(ANSWERS)
+        return int(answers) if isinstance(answers, (int, float)) and not isinstance(answers, bool) and answers >= 1 else 1
+
+
+@attrs.frozen
+class CaseOutcome:
+    """One case's result in one stored run, as its history reads it: passed or not, the
+    fingerprint of its content (``None``: stored before fingerprints were kept) and, for a case
+    answered several times, how many answers it had and how many passed."""
+
+    case_id: str
+    passed: bool
+    fingerprint: str | None = None
+    answers: int = 1
+    passes: int | None = None
+
+
+@attrs.frozen
+class RunOutcomes:
+    """A stored run of a scope and the outcomes of (some of) its cases, by case id."""
+
+    run_id: str
+    started_at: float
+    outcomes: Mapping[str, CaseOutcome] = attrs.field(factory=dict)
 
 
 @attrs.frozen

@@ -5,8 +5,9 @@ evalkit, MIT) are inlined, and the trend chart is inline SVG drawn on the server
 (:mod:`.trend_chart`). The page shows the run header (set, identity, grader, privacy, label,
 when), the verdict, the comparison with the baseline and its deltas, the trend of the headline
 figures over the scope's history with accepted baselines marked, and a per-case table with
-filters (all / failed / regressed), failed checks, the answer text where the privacy level kept
-it, and for retrieval each question's ranking with the expected ids highlighted.
+filters (all / failed / regressed), failed checks, what each case asked and its reference (from
+the set installed here, when it is the version the run answered), the answer where the privacy
+level kept it and, beside a regressed or edited case, the baseline's answer; and for retrieval each question's ranking with the expected ids highlighted.
 
 The page is written from templates (:class:`evalkit.reports.escape.Html`) that HTML-escape every
 value put into them — a fragment a template made is escaped already and goes into the next one as
@@ -33,7 +34,7 @@ from .trend_chart import SERIES_CLASSES, trend_svg
 __all__ = ["HtmlReporter"]
 
 _GOOD = ("PASSED", "BASELINE")
-_NEUTRAL = ("NOT COMPARED", "PENDING")
+_NEUTRAL = ("NOT COMPARED", "PENDING", "INCONCLUSIVE")
 
 
 @cache
@@ -97,6 +98,7 @@ class HtmlReporter:
             ("Set", run.set_identifier),
             ("Retriever" if report.retrieval else "Identity", report.identity),
             ("Grader", run.grader),
+            *((("Cost", report.cost),) if report.cost is not None else ()),
             ("Status", f"{run.status.value}, {run.answered_count} of {run.case_count} answered"
              + (f", {run.errored_count} errored" if run.errored_count else "")),
             ("Privacy", run.privacy),
@@ -166,6 +168,10 @@ class HtmlReporter:
                 )
             if sections:
                 extra += Html.fill('<div class="sections">{}</div>', Html("").join(sections))
+            uncertainty = report.uncertainty_lines()
+            if uncertainty:
+                items = Html("").join(Html.fill("<li>{}</li>", line) for line in uncertainty)
+                extra += Html.fill('<ul id="uncertainty" class="uncertainty">{}</ul>', items)
         return Html.fill(
             '<section id="comparison">\n<h2>Against the baseline</h2>\n{table}\n{extra}\n</section>', table=table, extra=extra
         )
@@ -247,12 +253,11 @@ class HtmlReporter:
         check_list = (
             Html.fill('<ul class="checks">{}</ul>', Html("").join(Html.fill("<li>{}</li>", c) for c in checks)) if checks else Html("")
         )
-        answer = (
-            Html.fill('<details><summary>answer</summary><pre class="answer">{}</pre></details>', case.answer_text)
-            if case.answer_text is not None
-            else Html.fill('<span class="muted">not stored (privacy {})</span>', report.run.privacy)
-        )
+        answer = self._texts(report, case)
         result = {"error": "ERROR", "fail": "FAIL", "pass": "pass"}[status] + (" (unstable)" if case.unstable else "")
+        marks = report.case_marks(case)
+        if marks:
+            result += f" ({'; '.join(marks)})"
         return Html.fill(
             "<tr {}>{}</tr>",
             attributes,
@@ -267,6 +272,29 @@ class HtmlReporter:
                 ]
             ),
         )
+
+    @staticmethod
+    def _texts(report: Report, case: CaseResult) -> Html:
+        """What the case asked (when the installed set is the version answered), its reference, the
+        answer and, for a regressed or edited case, the baseline's answer — each where it is known."""
+        parts = []
+        asked = report.texts.get(case.case_id)
+        if asked is not None:
+            for role, text in asked.messages:
+                parts.append(Html.fill('<h4>{}</h4><pre class="prompt">{}</pre>', "prompt" if role == "user" else role, text))
+            if asked.reference is not None:
+                parts.append(Html.fill('<h4>reference</h4><pre class="reference">{}</pre>', asked.reference))
+        if case.answer_text is not None:
+            parts.append(Html.fill('<h4>answer</h4><pre class="answer">{}</pre>', case.answer_text))
+        before = report.beside_baseline(case.case_id)
+        if before is not None and before.answer_text is not None and report.baseline is not None:
+            parts.append(
+                Html.fill('<h4>baseline answer (run {})</h4><pre class="baseline-answer">{}</pre>', report.baseline.id, before.answer_text)
+            )
+        if not parts:
+            return Html.fill('<span class="muted">not stored (privacy {})</span>', report.run.privacy)
+        missing = Html("") if case.answer_text is not None else Html.fill('<p class="muted">answer not stored (privacy {})</p>', report.run.privacy)
+        return Html.fill("<details><summary>{}</summary>{}{}</details>", "answer" if asked is None else "prompt and answer", missing, Html("").join(parts))
 
     @staticmethod
     def _hit(case: CaseResult) -> str:

@@ -33,9 +33,11 @@ class JsonReporter:
             verdict_sentence=report.verdict_sentence,
             gate_failed=report.gate_failed,
             identity_label=report.identity,
+            cost_label=report.cost,
             figures=[
                 {"key": f.key, "label": f.label, "value": f.value, "baseline": f.baseline, "delta": f.delta}
                 for f in report.figures()
             ],
+            uncertainty=list(report.uncertainty_lines()),
         )
         return json_document(document)

@@ -113,6 +113,8 @@ class JUnitReporter:
             ("privacy", run.privacy),
             ("verdict", report.verdict_word),
         ]
+        if report.cost is not None:
+            pairs.append(("cost", report.cost))
         if report.comparison is not None:
             pairs.append(("baseline_run_id", report.comparison.baseline_id))
         if run.label:
@@ -122,7 +124,7 @@ class JUnitReporter:
 
     @staticmethod
     def _failure_text(report: Report, case: CaseResult, reasons: tuple[str, ...]) -> str:
-        lines = list(reasons)
+        lines = [*reasons, *report.case_marks(case)]
         tag = report.changes().get(case.case_id)
         if tag == "regressed":
             lines.insert(0, "REGRESSED: passed in the baseline run, fails now")
@@ -154,5 +156,6 @@ class JUnitReporter:
             lines.append(f"{figure.label}: {figure.show(figure.value)}" + (f" ({delta} vs baseline)" if delta else ""))
         if report.comparison is not None:
             lines.append(f"exact McNemar p = {report.comparison.mcnemar_p:.3g}")
+        lines.extend(report.uncertainty_lines())
         lines.extend(report.notes)
         return "\n".join(lines)

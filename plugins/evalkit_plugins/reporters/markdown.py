@@ -25,13 +25,15 @@ __all__ = ["MarkdownReporter", "STEP_SUMMARY"]
 
 #: The variable GitHub Actions points at a job's summary file.
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
-_ICONS = {"PASSED": "✅", "BASELINE": "✅", "REGRESSED": "❌", "PENDING": "⏳"}
+_ICONS = {"PASSED": "✅", "BASELINE": "✅", "REGRESSED": "❌", "PENDING": "⏳", "INCONCLUSIVE": "❔"}
 
 
 def _result(case: CaseResult, report: Report) -> str:
     if report.retrieval and not case.errored:
         return "top-1 hit" if case.passed else ("top-3 hit" if case.score >= 1.0 else "miss")
-    return "error" if case.errored else ("pass" if case.passed else "FAIL")
+    marks = report.case_marks(case)
+    result = "error" if case.errored else ("pass" if case.passed else "FAIL")
+    return result + (Markdown.fill(" ({})", "; ".join(marks)) if marks else "")
 
 
 class MarkdownReporter:
@@ -54,7 +56,8 @@ class MarkdownReporter:
             ),
             "",
             Markdown.fill("{identity} · grader {grader} · {answered}", identity=report.identity, grader=run.grader, answered=answered)
-            + (Markdown.fill(" · label {}", run.label) if run.label else ""),
+            + (Markdown.fill(" · label {}", run.label) if run.label else "")
+            + (Markdown.fill(" · cost {}", report.cost) if report.cost is not None else ""),
             "",
         ]
         lines.extend(self._figures(report))
@@ -82,6 +85,9 @@ class MarkdownReporter:
             rows += ["", f"{len(comparison.regressed_cases)} regressed, {len(comparison.fixed_cases)} fixed "
                          f"(exact McNemar p = {comparison.mcnemar_p:.3g}"
                          + ("; too few flips to call a trend)" if flips and comparison.mcnemar_p >= 0.05 else ")")]
+            uncertainty = report.uncertainty_lines()
+            if uncertainty:
+                rows += ["", *(Markdown.fill("- {}", line) for line in uncertainty)]
         return [*rows, ""]
 
     @staticmethod

@@ -97,7 +97,7 @@ def cli(evalkit_cli, plugin_dists):  # noqa: ANN001, ANN201
 
 def test_a_regressed_prompt_run_in_chromium(cli, project, browser) -> None:
     answer_hostile(project)
-    for _ in range(2):  # the first run is the baseline, the second is accepted (no regression)
+    for _ in range(2):  # the first run is the baseline; the second, no better, passes and is not accepted
         assert cli("run", SET, "--provider", "app", "--privacy", "full").code == 0
     answer_hostile(project, failing=HOSTILE_IDS[:2])
     result = cli("run", SET, "--provider", "app", "--privacy", "full", "--label", "prompt v2", "--report", "html:report.html", "--json")
@@ -128,9 +128,10 @@ def test_a_regressed_prompt_run_in_chromium(cli, project, browser) -> None:
             page.screenshot("prompts-regressed-filtered")
             page.page.get_by_role("button", name="All (6)").click()
             assert page.visible_rows() == list(HOSTILE_IDS)
-            # the trend: three runs, two figures each; the first two were accepted as baselines
+            # the trend: three runs, two figures each; the first was accepted as the baseline (the second,
+            # as good as the first and no better, was not)
             assert page.page.locator("svg.trend circle.point").count() == 6
-            assert page.page.locator("svg.trend circle.point.accepted").count() == 4
+            assert page.page.locator("svg.trend circle.point.accepted").count() == 2
             assert page.page.locator("svg.trend circle.point.current").count() == 2
             assert page.page.locator("#figures tbody tr").nth(0).inner_text().split() == ["Pass", "rate", "100.0%", "66.7%", "-33.3", "pp"]
             assert "prompt v2" in page.page.locator(".meta").inner_text()

@@ -67,8 +67,10 @@ class Slice:
 @attrs.frozen
 class Finish:
     """What the end of a run (or of its slice) records: the status, the yardstick it is stored
-    under, who answered (or why that is unknown), the run metrics, and the store's count of the
-    cases when it was taken (reused by the verdict of a whole run)."""
+    under, who answered (or why that is unknown), the run metrics, the store's count of the
+    cases when it was taken (reused by the verdict of a whole run), what the run spent
+    (:meth:`evalkit.costs.RunSpend.document`), whether its answers were reused (``cache``,
+    ``regrade``…: never accepted automatically) and notes for the user."""
 
     status: RunStatus
     grader: str
@@ -76,6 +78,9 @@ class Finish:
     identity_note: str | None = None
     metrics: Mapping[str, Any] | None = None
     tally: CaseTally | None = None
+    spend: Mapping[str, Any] | None = None
+    answers_reused: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 class Answering(Protocol):

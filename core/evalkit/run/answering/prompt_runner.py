@@ -29,9 +29,10 @@ from ...judge_gate import JudgeGate
 from ...privacy import is_scrubbable
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
-from ...set_versions import case_fingerprint
+from ...set_versions import case_fingerprint, prompt_digest
 from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope, alarms_reach_this_thread
 from . import CaseSink
+from .repeats import merge_answers
 
 __all__ = [
     "PromptJob",
@@ -47,7 +48,8 @@ __all__ = [
 class PromptJob:
     """What answering a slice of a prompt set needs: the prompts (iterated once), the bound
     generator and the grader with the assertion kinds it grades by, how many prompts are in flight,
-    extra request fields, and the limits on a stored answer and on one grading."""
+    extra request fields, the limits on a stored answer and on one grading, and how many times
+    each prompt is answered."""
 
     prompts: Iterable[GoldenPrompt]
     bound: BoundGenerator
@@ -59,6 +61,11 @@ class PromptJob:
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
     #: The judges' licences: a grading by an uncalibrated judge has its judged checks made advisory.
     judge_gate: JudgeGate | None = None
+    #: How many times each prompt is answered (independent requests, each graded; see
+    #: :mod:`~evalkit.run.answering.repeats`).
+    repeats: int = 1
+    #: Reused answers, the answer cache, a budget (:mod:`.spending`); ``None``: ask for every answer.
+    extras: Any = None
 
 
 def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
@@ -119,9 +126,27 @@ class _Answerer:
         # Signals reach the main thread only: elsewhere (a library caller's thread) a synchronous
         # grader runs unguarded.
         self.guard_grading = not self.grade_async and alarms_reach_this_thread()
+        self.extras = job.extras
 
-    async def answer(self, prompt: GoldenPrompt) -> CaseResult:
-        """The case of ``prompt``: answered and graded, or errored when the generator failed."""
+    async def answer(self, prompt: GoldenPrompt) -> CaseResult | None:
+        """The case of ``prompt``: answered and graded (``repeats`` times, one after the other, so
+        the requests in flight stay at the run's concurrency), or errored when the generator failed;
+        ``None`` when a budget or request limit stops the run before it is asked."""
+        answers = []
+        for _ in range(self.job.repeats):
+            if self.extras is not None:
+                answer = await self._answer_with_extras(prompt, self.extras)
+            else:
+                answer = await self.answer_once(prompt)
+            if answer is None:  # a budget or request limit stopped the run
+                return merge_answers(answers) if answers else None
+            answers.append(answer)
+            if answer.errored:  # the case is errored anyway: the resume answers it again
+                break
+        return merge_answers(answers)
+
+    async def answer_once(self, prompt: GoldenPrompt) -> CaseResult:
+        """One answer to ``prompt``, graded, or errored when the generator failed."""
         started = time.perf_counter()
         reply = await self._generate(prompt, started)
         if isinstance(reply, CaseResult):
@@ -141,14 +166,81 @@ class _Answerer:
             usage=reply.usage,
             finished_at=time.time(),
             fingerprint=case_fingerprint(prompt),
+            prompt_digest=prompt_digest(prompt),
         )
 
-    async def _generate(self, prompt: GoldenPrompt, started: float) -> Answer | CaseResult:
+    async def _answer_with_extras(self, prompt: GoldenPrompt, extras: Any) -> CaseResult | None:
+        """:meth:`answer` with a stored run's answers, the answer cache and a budget (:mod:`.spending`)."""
+        started = time.perf_counter()
+        bound = self.bound
+        fingerprint = case_fingerprint(prompt)
+        reused = extras.stored.reuse(prompt, fingerprint) if extras.stored is not None else None
+        if isinstance(reused, str):
+            if extras.stored.only:  # a re-grade never asks: the case says why it has no answer
+                return CaseResult(
+                    case_id=prompt.id, passed=False, score=0.0, error=f"not re-graded: {reused}", adapter=bound.adapter,
+                    finished_at=time.time(), fingerprint=fingerprint,
+                )  # fmt: skip
+            reused = None  # --answers-from: the model is asked for this one
+        key = None
+        reserved = None
+        if reused is None:
+            request = GenerationRequest(
+                prompt=prompt.prompt, system_prompt=prompt.system_prompt, model=bound.alias, case_id=prompt.id, **self.options
+            )
+            key = extras.cache_key(request)
+            if key is not None:
+                reused = extras.cached(key)
+        if reused is None:
+            if extras.guard is not None:
+                reserved = await extras.guard.admitted(prompt)
+                if reserved is None:
+                    return None
+            reply = await self._generate(prompt, started, request)
+            extras.asked += 1
+            if isinstance(reply, CaseResult):
+                if reserved is not None:
+                    extras.guard.settle(reserved, reply)
+                return reply
+            identity = _case_identity(bound, reply)
+            if key is not None:
+                extras.keep(key, reply, identity, bound.instance, bound.alias)
+            source = None
+        else:
+            reply, identity, source = reused.answer, reused.identity, reused.source
+            if source == "cache":
+                extras.from_cache += 1
+            else:
+                extras.reused += 1
+        latency = time.perf_counter() - started
+        grading = await self._grade(prompt, reply)
+        case = CaseResult.from_grading(
+            prompt.id,
+            grading,
+            latency_s=latency,
+            identity=identity,
+            adapter=bound.adapter,
+            answer_text=stored_answer(reply.text, self.job.max_answer_bytes),
+            usage=reply.usage,
+            finished_at=time.time(),
+            fingerprint=fingerprint,
+            answer_source=source,
+            prompt_digest=prompt_digest(prompt),
+        )
+        if extras.guard is not None:
+            if reserved is not None:
+                extras.guard.settle(reserved, case)
+            else:
+                extras.guard.add_judge(case.judge_usage)
+        return case
+
+    async def _generate(self, prompt: GoldenPrompt, started: float, request: GenerationRequest | None = None) -> Answer | CaseResult:
         """The generator's answer, or the errored case of a generator that failed or took too long."""
         bound, pool = self.bound, self.pool
-        request = GenerationRequest(
-            prompt=prompt.prompt, system_prompt=prompt.system_prompt, model=bound.alias, case_id=prompt.id, **self.options
-        )
+        if request is None:
+            request = GenerationRequest(
+                prompt=prompt.prompt, system_prompt=prompt.system_prompt, model=bound.alias, case_id=prompt.id, **self.options
+            )
         called = None
         try:
             async with asyncio.timeout(bound.answer_timeout) as limit:
@@ -179,6 +271,7 @@ class _Answerer:
                 adapter=bound.adapter,
                 finished_at=time.time(),
                 fingerprint=case_fingerprint(prompt),
+            prompt_digest=prompt_digest(prompt),
             )
 
     async def _grade(self, prompt: GoldenPrompt, reply: Answer) -> Grading:
@@ -242,6 +335,8 @@ async def answer_prompts(job: PromptJob, sink: CaseSink) -> int:
         nonlocal finished
         for prompt in queue:
             case = await answerer.answer(prompt)
+            if case is None:  # a budget or request limit: no more requests from any worker
+                return
             finished += 1
             sink.commit(case)
 

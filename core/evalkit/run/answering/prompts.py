@@ -23,6 +23,7 @@ from ...baselines import NO_ACCEPTANCE
 from ...catalog import prompt_set_catalog
 from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
+from ...costs import RunSpend, format_amount
 from ...errors import PLUGIN_FAILURES, UsageError
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
@@ -39,6 +40,8 @@ from ..decide import Judging, incomplete_reason, streams
 from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
+from .repeats import repeat_metrics
+from .spending import AnswerExtras, SpendingPlan, budget_args, cache_note, pacing_notes, run_pricing, run_spend
 
 __all__ = [
     "ECHOED_MODEL_NOTE",
@@ -201,8 +204,25 @@ class PromptRules:
         return None
 
     def comparability(self, run: Run, baseline: Run | None) -> Comparability:
-        """A prompt run of the baseline's scope is comparable."""
-        return Comparability()
+        """A prompt run of the baseline's scope is comparable unless the evidence of the backend
+        serving the alias differs (:mod:`evalkit.serving_evidence`): then it was answered by
+        another model, and the reason names what differed. Evidence on one side only is a note."""
+        if baseline is None:
+            return Comparability()
+        from ...serving_evidence import compare_evidence
+
+        check = compare_evidence(run.metrics, baseline.metrics, baseline.id)
+        if not check.same_backend:
+            return Comparability(
+                False,
+                "not compared: the backend serving the alias is not the baseline's — "
+                + "; ".join(check.differences)
+                + ". Another model answered under the same alias and reported model; compare the two runs with "
+                "`evalkit compare`, and accept this run on purpose (`evalkit baseline accept RUN_ID --reason …`) to "
+                "make the new backend the baseline",
+                notes=check.notes,
+            )
+        return Comparability(notes=check.notes)
 
     def summary(self, comparison: Comparison) -> str:
         """The comparison's sentence in pass-rate words."""
@@ -235,6 +255,7 @@ class PromptAnswering:
     order: PromptOrder | None = None
     max_answer_bytes: int | None = None
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
+    repeats: int = 1
     kind: RunKind = RunKind.PROMPTS
     groups_commits: bool = True
     #: How long the generator's readiness probe may wait for a server that is still starting (s).
@@ -243,6 +264,14 @@ class PromptAnswering:
     min_judge_kappa: float | None = None
     #: The judges' licences, read from the store's calibration records when the slice is selected.
     judge_gate: JudgeGate | None = None
+    #: The prices the run is costed at (:class:`~evalkit.costs.Price` mappings, ``generator`` and ``judge``).
+    pricing: Mapping[str, Any] | None = None
+    #: Reuse, cache and budget (:class:`SpendingPlan`); ``None``: every answer is asked for.
+    spending: SpendingPlan | None = None
+    #: The options the caller gave that a resume command repeats (``--provider p --config c``…).
+    command_args: tuple[str, ...] = ()
+    #: What this process's runner reused and spent, once it ran (:class:`~.spending.AnswerExtras`).
+    live: LiveSpending = attrs.Factory(lambda: LiveSpending())
 
     @property
     def rules(self) -> PromptRules:
@@ -255,8 +284,12 @@ class PromptAnswering:
         return self.golden_set.identifier
 
     def header(self, run_id: str, started: float, placement: Any) -> Run:
-        """A prompt run of this set, generator and grader."""
+        """A prompt run of this set, generator and grader, with its prices and the run its answers come from."""
+        spending = self.spending
         return Run(
+            pricing=self.pricing,
+            answers_reused=spending.reuse_kind if spending is not None else None,
+            source_run_id=spending.stored.run_id if spending is not None and spending.stored is not None else None,
             id=run_id,
             set_identifier=self.golden_set.identifier,
             grader=self.grader_name,
@@ -322,6 +355,8 @@ class PromptAnswering:
         The judges' calibration records are read here too, the one step that holds the store before
         anything is answered: a store that keeps none leaves every judge uncalibrated."""
         self.judge_gate = self._judge_gate(part.store)
+        if self.spending is not None:
+            self.live.extras = self.spending.extras_for(part, self.pricing, self.bound)
         return select_cases(self.golden_set.prompts, part.shard, part.skip, self.order)
 
     def _judge_gate(self, store: Capabilities) -> JudgeGate | None:
@@ -337,7 +372,8 @@ class PromptAnswering:
             self.bound.generator.use_concurrency(self.concurrency)
         job = PromptJob(
             todo, self.bound, self.grading, self.kinds, self.concurrency,
-            max_answer_bytes=self.max_answer_bytes, grade_timeout=self.grade_timeout, judge_gate=self.judge_gate,
+            max_answer_bytes=self.max_answer_bytes, grade_timeout=self.grade_timeout, repeats=self.repeats,
+            extras=self.live.extras, judge_gate=self.judge_gate,
         )  # fmt: skip
 
         async def main() -> None:
@@ -363,12 +399,14 @@ class PromptAnswering:
             identity, note = _tally_identity(tally, self.bound.configured)
             yardstick = common_yardstick(tally.yardsticks, self.grader_name)
             metrics = None
+            cases_read: Iterable[CaseResult] = ()
             if isinstance(self.grading, components.RunMetricsSource):
                 answered = repository.get_run(header.id)  # a judge's run metrics read every case (judged runs are small)
                 metrics = self.grading.run_metrics(answered.cases if answered is not None else ())
         else:
             answered = repository.get_run(header.id)
             cases = answered.cases if answered is not None else ()
+            cases_read = cases
             status = final_status(header.case_count, len(cases), sum(1 for c in cases if c.errored))
             identity, note = run_identity(cases, self.bound.configured)
             yardstick = run_yardstick(cases, self.grader_name)
@@ -381,15 +419,57 @@ class PromptAnswering:
         serving = serving_metrics(self.bound, identity)
         if serving is not None:
             metrics = {**(metrics or {}), **serving}
-        return Finish(status, yardstick, identity, note, metrics, tally)
+        if self.repeats > 1:
+            read = store.streamed.iter_cases(header.id) if streamed and store.streamed is not None else cases_read
+            summary = repeat_metrics(read)
+            if summary is not None:
+                metrics = {**(metrics or {}), "repeats": summary}
+        if store.spending is not None:
+            spend = run_spend(self.pricing, store.spending.case_usage(header.id))
+        else:
+            answered = repository.get_run(header.id)
+            spend = run_spend(self.pricing, ((c.usage, c.judge_usage, c.answer_source, c.errored) for c in (answered.cases if answered else ())))
+        notes: list[str] = list(pacing_notes(self.bound, self.grading))
+        status, stop_note = self._stopped(header, status, spend)
+        if stop_note is not None:
+            notes.append(stop_note)
+        reused = self.spending.reuse_kind if self.spending is not None else None
+        answered_count = tally.answered if tally is not None else spend.generator.requests + spend.from_cache + spend.reused
+        if spend.from_cache:
+            reused = reused or ("cache:all" if spend.from_cache >= answered_count else "cache")
+            notes.append(cache_note(spend.from_cache, answered_count))
+        if notes and any(n.startswith("concurrency") for n in notes):
+            metrics = {**(metrics or {}), "rate_limits": [n for n in notes if n.startswith("concurrency")]}
+        return Finish(status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes))
+
+    def _stopped(self, header: Run, status: RunStatus, spend: RunSpend) -> tuple[RunStatus, str | None]:
+        """A run its budget or request limit stopped: ``incomplete``, and the note saying where it
+        stopped and the command that resumes it with a higher limit."""
+        extras = self.live.extras
+        guard = extras.guard if extras is not None else None
+        if guard is None or guard.stopped is None or status is not RunStatus.RUNNING:
+            return status, None
+        answered = spend.generator.requests + spend.from_cache + spend.reused
+        limit = budget_args(guard, spend, header.case_count)
+        self.live.resume_limits = limit
+        return RunStatus.INCOMPLETE, (
+            f"{guard.stopped} after {answered} of {counted(header.case_count, 'case')} "
+            f"(spent {format_amount(spend.cost, spend.currency)}"
+            + (f" of a budget of {format_amount(guard.budget, spend.currency)}" if guard.budget is not None else "")
+            + f"); resume it with: {self.resume_command(header.id)}"
+        )
 
     def detail(self, run: Run, verdict: Verdict, store: Capabilities) -> None:
         """A prompt outcome carries nothing beyond the run and its verdict."""
         return None
 
     def resume_command(self, run_id: str) -> str:
-        """``evalkit run SET --resume RUN_ID``."""
-        return f"evalkit run {self.golden_set.identifier} --resume {run_id}"
+        """``evalkit run SET --resume RUN_ID``, with the options the caller gave (``--provider``,
+        ``--config``, ``--database``…) and, after a budget stopped the run, a higher ``--budget``."""
+        import shlex
+
+        words = ["evalkit", "run", self.golden_set.identifier, "--resume", run_id, *self.command_args, *self.live.resume_limits]
+        return " ".join(shlex.quote(word) for word in words)
 
     def wanted_scope(self) -> BaselineScope:
         """The scope this run asks for, as far as it is known before it runs (no reported model yet)."""
@@ -397,6 +477,15 @@ class PromptAnswering:
 
 
 _RULES = PromptRules()
+
+
+@attrs.define
+class LiveSpending:
+    """What one answering of a prompt run learns as it runs: the runner's extras (reuse, cache,
+    budget) once bound to the store, and the limits a resume command repeats after a budget stop."""
+
+    extras: AnswerExtras | None = None
+    resume_limits: tuple[str, ...] = ()
 
 
 def _tally_identity(tally: Any, configured: bool) -> tuple[ServingIdentity | None, str | None]:
@@ -434,7 +523,8 @@ class PromptSource:
     """What answers a prompt run, as the caller named it: the set (an identifier or the set
     itself), the generator (a configured ``provider`` instance or adapter with an optional
     ``model`` alias, or an already ``bound`` generator), the grader (with its options; an unknown
-    one falls back to ``deterministic`` unless ``strict``) and the requests in flight."""
+    one falls back to ``deterministic`` unless ``strict``), the requests in flight and how many
+    times each prompt is answered (``repeats``)."""
 
     golden_set: str | GoldenPromptSet
     provider: str | None = None
@@ -445,6 +535,7 @@ class PromptSource:
     bound: components.BoundGenerator | None = None
     concurrency: int | None = None
     wait_ready: float = 0.0
+    repeats: int = 1
 
 
 def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple[PromptAnswering, list[str]]:
@@ -499,6 +590,7 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
         golden_set, bound, grading, grader_name, kinds, level, case_count, digest.fingerprint(), order,
         max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout, wait_ready=source.wait_ready,
         min_judge_kappa=config.min_judge_kappa,
+        repeats=source.repeats, pricing=run_pricing(config, bound, grading),
     )  # fmt: skip
     return answering, notes
 

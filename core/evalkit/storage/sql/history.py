@@ -5,20 +5,85 @@ that routing and ``evalkit models rank`` use."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ...runs import Run, RunKind, RunStatus
-from .rows import run_from_row
+from ..values import ANSWERS, PASSES, BaselineScope, CaseOutcome, RunOutcomes
+from .rows import run_from_row, stored_measures
 from .runs import RunsAndCases
 from .store import guarded
 
 __all__ = ["HistoryAndQuality"]
 
+#: The most case ids one ``case_history`` query names (more are read in several).
+_IDS_PER_QUERY = 500
+
+
+def _outcome(case_id: str, passed: object, fingerprint: str | None, measures: str | None) -> CaseOutcome:
+    numbers = stored_measures(measures) if measures else None
+    answers = (numbers or {}).get(ANSWERS)
+    passes = (numbers or {}).get(PASSES)
+    if isinstance(answers, (int, float)) and isinstance(passes, (int, float)) and answers >= 2 and 0 <= passes <= answers:
+        return CaseOutcome(case_id, bool(passed), fingerprint, int(answers), int(passes))
+    return CaseOutcome(case_id, bool(passed), fingerprint)
+
 
 class HistoryAndQuality(RunsAndCases):
-    """``RunHistory``, ``ProviderModelQualityScores``, ``ProviderModelQualityRuns`` and the quality
-    read of ``GeneratorScopedResults``."""
+    """``RunHistory``, ``CaseHistory``, ``ProviderModelQualityScores``, ``ProviderModelQualityRuns``
+    and the quality read of ``GeneratorScopedResults``."""
+
+    # -- each case's outcomes over a scope's recent runs -------------------------------------------
+
+    @guarded
+    def case_history(
+        self, scope: BaselineScope, *, runs: int = 20, case_ids: Sequence[str] | None = None
+    ) -> list[RunOutcomes]:
+        """The ``runs`` most recent complete runs of exactly ``scope`` (newest first) with their
+        answered cases' outcomes (only ``case_ids``, when given): one query for the runs through
+        the scope index, then one per :data:`_IDS_PER_QUERY` case ids."""
+        if runs < 1 or (case_ids is not None and not case_ids):
+            return []
+        R, C = self.Run, self.Case
+        query = R.select().where(
+            (R.kind == scope.kind.value) & (R.set_identifier == scope.set_identifier) & (R.status == RunStatus.COMPLETE.value)
+        )
+        if scope.kind is RunKind.PROMPTS:
+            query = query.where(
+                (R.provider_instance == scope.provider_instance)
+                & (R.model_alias == scope.model_alias)
+                & (R.reported_model == scope.reported_model)
+                & (R.grader == scope.grader)
+                & (R.verified == True)  # noqa: E712 - a SQL expression, not a Python comparison
+            )
+        else:
+            query = query.where(
+                (R.retriever == scope.retriever)
+                & (R.deployment.is_null() if scope.deployment is None else R.deployment == scope.deployment)
+            )
+        chosen = []
+        for row in query.order_by(R.started_at.desc(), R.id.desc()).limit(runs * 2):
+            run = run_from_row(row)
+            # Collations may match loosely (case-insensitive); the scope is exact.
+            if BaselineScope.of_run(run) == scope:
+                chosen.append(run)
+            if len(chosen) == runs:
+                break
+        if not chosen:
+            return []
+        found: dict[str, dict[str, CaseOutcome]] = {run.id: {} for run in chosen}
+        wanted = list(dict.fromkeys(case_ids)) if case_ids is not None else None
+        groups = [None] if wanted is None else [wanted[i : i + _IDS_PER_QUERY] for i in range(0, len(wanted), _IDS_PER_QUERY)]
+        for group in groups:
+            cases = C.select(C.run, C.case_id, C.passed, C.fingerprint, C.measures).where(
+                C.run.in_(list(found)) & (C.errored == False)  # noqa: E712
+            )
+            if group is not None:
+                cases = cases.where(C.case_id.in_(group))
+            for run_id, case_id, passed, fingerprint, measures in cases.tuples():
+                if run_id in found and (group is None or case_id in group):
+                    found[run_id][case_id] = _outcome(case_id, passed, fingerprint, measures)
+        return [RunOutcomes(run.id, run.started_at, found[run.id]) for run in chosen]
 
     # -- history and retention -------------------------------------------------------------------
 

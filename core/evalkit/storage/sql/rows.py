@@ -37,7 +37,9 @@ __all__ = [
     "stored_enum",
     "stored_number",
     "stored_text",
+    "stored_judge_usage",
     "stored_usage",
+    "usage_json",
 ]
 
 _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -58,7 +60,7 @@ def stored_text(value: Any) -> Any:
 RECORDED_COLUMNS = (
     "run", "case_id", "passed", "score", "errored", "error", "checks", "latency_s", "provider_instance",
     "model_alias", "reported_model", "adapter", "yardstick", "answer_text", "detail", "measures", "usage",
-    "finished_at", "fingerprint",
+    "finished_at", "fingerprint", "judge_usage", "answer_source", "prompt_digest",
 )  # fmt: skip
 
 
@@ -90,9 +92,12 @@ def stored_number(value: Any, owner: str, field: str) -> Any:
     return value
 
 
-def case_mark(case_id: str, passed: Any, score: float, checks: str | None, position: int, fingerprint: str | None) -> CaseMark:
+def case_mark(
+    case_id: str, passed: Any, score: float, checks: str | None, position: int, fingerprint: str | None, measures: str | None = None
+) -> CaseMark:
     """A case's comparison mark from its stored columns; the checks are parsed only when their
-    text names the judge-agreement check (nearly never), to tell whether the case is unstable."""
+    text names the judge-agreement check (nearly never), to tell whether the case is unstable;
+    the measures (a retrieval question's, a repeated prompt's) once per distinct text."""
     if type(score) is not float:
         stored_number(score, f"case {short_repr(case_id)}", "score")
     unstable = False
@@ -100,7 +105,17 @@ def case_mark(case_id: str, passed: Any, score: float, checks: str | None, posit
         unstable = any(
             isinstance(c, list) and len(c) >= 2 and c[0] == AGREEMENT_CHECK and not c[1] for c in (load_json(checks) or [])
         )
-    return CaseMark(bool(passed), score, unstable, position, fingerprint)
+    return CaseMark(bool(passed), score, unstable, position, fingerprint, stored_measures(measures) if measures else None)
+
+
+def _parsed_measures(text: str) -> Any:
+    value = load_json(text)
+    return value if isinstance(value, dict) else None
+
+
+#: Measures read back once per distinct text (a retrieval run's questions share a handful of
+#: them); the dict is shared, and only read.
+stored_measures = functools.lru_cache(maxsize=512)(_parsed_measures)
 
 
 #: Stored texts at most this long are parsed once per distinct text (see :func:`stored_checks`);
@@ -139,11 +154,39 @@ def stored_checks(text: str | None) -> tuple[Check, ...]:
     return _cached_checks(text)
 
 
+def _usage_of(counts: Any) -> Usage | None:
+    """A :class:`Usage` from its stored list (two counts before schema 7, four since); ``None``
+    for anything else (a hand-edited store)."""
+    if not isinstance(counts, list) or not 1 <= len(counts) <= 4:
+        return None
+    if not all(c is None or (type(c) is int and c >= 0) for c in counts):
+        return None
+    return Usage(*counts)
+
+
 @functools.lru_cache(maxsize=512)
 def stored_usage(text: str | None) -> Usage | None:
     """A case's token counts from their stored JSON text (a few short texts per run, cached)."""
-    usage = load_json(text)
-    return Usage(*usage) if usage else None
+    return _usage_of(load_json(text))
+
+
+@functools.lru_cache(maxsize=512)
+def stored_judge_usage(text: str | None) -> tuple[Usage, ...]:
+    """The token counts of a case's judge calls from their stored JSON text (``()``: none stored)."""
+    calls = load_json(text)
+    if not isinstance(calls, list):
+        return ()
+    return tuple(u for u in map(_usage_of, calls) if u is not None)
+
+
+def usage_json(usage: Usage | None) -> str | None:
+    """The stored text of one request's token counts."""
+    return None if usage is None else dump_json(list(usage.counts()))
+
+
+def judge_usage_json(calls: tuple[Usage, ...]) -> str | None:
+    """The stored text of a case's judge calls' token counts (``None``: no judge call)."""
+    return dump_json([list(u.counts()) for u in calls]) if calls else None
 
 
 @functools.lru_cache(maxsize=64)
@@ -163,7 +206,8 @@ def case_from_columns(
     case_id: str, passed: Any, score: float, errored: Any, error: str | None, checks: str | None, latency_s: float,
     instance: str | None, alias: str | None, reported: str | None, adapter: str | None, yardstick: str | None,
     answer_text: str | None, detail: str | None, measures: str | None, usage: str | None, finished_at: float,
-    fingerprint: str | None,
+    fingerprint: str | None, judge_usage: str | None = None, answer_source: str | None = None,
+    prompt_digest: str | None = None,
 ) -> CaseResult:  # fmt: skip
     """A case from its decoded stored columns (:data:`CASE_COLUMNS`)."""
     if type(score) is not float or type(latency_s) is not float or type(finished_at) is not float:
@@ -185,6 +229,9 @@ def case_from_columns(
         finished_at=finished_at,
         measures=load_json(measures),
         fingerprint=fingerprint,
+        judge_usage=stored_judge_usage(judge_usage),
+        answer_source=answer_source,
+        prompt_digest=prompt_digest,
     )
 
 
@@ -232,9 +279,12 @@ def case_values(stored_run_id: str, case: CaseResult, privacy: str) -> tuple[Any
         stored_text(text(case.answer_text)),
         stored_text(detail),
         None if measures is None else encode_text(dump_json(dict(measures))),
-        None if usage is None else encode_text(dump_json([usage.input_tokens, usage.output_tokens])),
+        None if usage is None else encode_text(usage_json(usage)),  # type: ignore[arg-type]
         case.finished_at or time.time(),
         stored_text(case.fingerprint),
+        None if not case.judge_usage else encode_text(judge_usage_json(case.judge_usage)),  # type: ignore[arg-type]
+        stored_text(case.answer_source),
+        stored_text(case.prompt_digest),
     )
 
 
@@ -271,6 +321,10 @@ def run_from_row(row: Any) -> Run:
         label=row.label,
         privacy=row.privacy,
         fingerprints_kept=bool(row.fingerprints_kept),
+        pricing=load_json(row.pricing),
+        spend=load_json(row.spend),
+        answers_reused=row.answers_reused,
+        source_run_id=row.source_run_id,
         stored_passed_count=row.passed_count,
         stored_errored_count=row.errored_count,
         stored_answered_count=row.answered_count,

@@ -18,7 +18,7 @@ from ...errors import StorageError
 from ...grading import AGREEMENT_CHECK
 from ...runs import CaseResult, Run, RunStatus
 from ..textcodec import decode_text, encode_text
-from ..values import CasePair, CaseTally
+from ..values import PASSES, CasePair, CaseTally
 from .rows import (
     CASE_COLUMNS,
     RECORDED_COLUMNS,
@@ -66,6 +66,9 @@ class RunsAndCases(SqlStore):
                 variant_fingerprint=run.variant_fingerprint,
                 provenance=dump_json(run.provenance),
                 fingerprints_kept=run.fingerprints_kept,
+                pricing=dump_json(run.pricing),
+                answers_reused=run.answers_reused,
+                source_run_id=run.source_run_id,
             ).on_conflict_ignore().execute()
             stored = self._run_by_id(run.id)
         assert stored is not None
@@ -157,6 +160,8 @@ class RunsAndCases(SqlStore):
         metrics: Any = None,
         provenance: Any = None,
         with_cases: bool = True,
+        spend: Any = None,
+        answers_reused: str | None = None,
     ) -> Run:
         """Recompute aggregates from the stored cases and set the status, in one transaction.
 
@@ -196,6 +201,10 @@ class RunsAndCases(SqlStore):
                 update[self.Run.metrics] = dump_json(metrics)
             if provenance is not None:
                 update[self.Run.provenance] = dump_json(provenance)
+            if spend is not None:
+                update[self.Run.spend] = dump_json(spend)
+            if answers_reused is not None:
+                update[self.Run.answers_reused] = answers_reused
             if status:
                 self.Run.update(update).where(self.Run.id == run_id).execute()
         run = self.get_run(run_id, with_cases=with_cases)
@@ -235,6 +244,23 @@ class RunsAndCases(SqlStore):
                 yardsticks.add(yardstick)
         return CaseTally(answered, passed, errored, score_sum, identities, frozenset(yardsticks))
 
+    @guarded
+    def case_usage(self, run_id: str) -> Iterator[tuple[Any, tuple[Any, ...], str | None, bool]]:
+        """Each stored case's generator usage, judge calls' usage, answer source and whether it
+        errored, read raw a page at a time (what :func:`evalkit.costs` sums; see :class:`~evalkit.storage.RunSpending`)."""
+        from .rows import stored_judge_usage, stored_usage
+
+        C = self.Case
+
+        def page(after: int) -> Any:
+            return C.select(C.id, C.usage, C.judge_usage, C.answer_source, C.errored).where((C.run == run_id) & (C.id > after)).order_by(C.id)
+
+        rows = list(self._guarded_rows(self._pages(page, lambda row: row[0], raw=True)))
+        return iter([
+            (stored_usage(decode_text(u) if u else None), stored_judge_usage(decode_text(j) if j else None), decode_text(s) if s else None, bool(e))
+            for _, u, j, s, e in rows
+        ])  # fmt: skip
+
     #: Rows read per page when a run's cases are streamed (bounded memory on every engine:
     #: psycopg2 would otherwise fetch a whole result into the client at once).
     PAGE_SIZE = 2000
@@ -253,15 +279,18 @@ class RunsAndCases(SqlStore):
 
     def iter_cases(self, run_id: str, *, notable_only: bool = False) -> Iterator[CaseResult]:
         """The run's cases in stored order, a page at a time; ``notable_only``: only the failed,
-        errored and unstable ones (the ones a run's table lists)."""
+        errored, unstable and flaky ones (the ones a run's table lists)."""
         C = self.Case
         columns = [getattr(C, name) for name in CASE_COLUMNS]
 
         def page(after: int) -> Any:
             where = (C.run == run_id) & (C.id > after)
             if notable_only:
+                # a repeated case (its measures count its passes) may be flaky: Python decides below
                 # an advisory check is stored with the flags "ja" (rows.py): its case may have failed it
-                where &= (C.passed == False) | C.checks.contains(AGREEMENT_CHECK) | C.checks.contains('"ja"]')  # noqa: E712
+                where &= (
+                    (C.passed == False) | C.checks.contains(AGREEMENT_CHECK) | C.measures.contains(f'"{PASSES}"') | C.checks.contains('"ja"]')  # noqa: E712
+                )
             return C.select(C.id, *columns).where(where).order_by(C.id)
 
         # Read raw: peewee's per-value conversion cost more than the rest of a 100,000-case --json.
@@ -278,7 +307,10 @@ class RunsAndCases(SqlStore):
 
         def current_page(after: int) -> Any:
             return (
-                C.select(C.id, C.case_id, C.passed, C.score, C.checks, C.fingerprint, B.id, B.passed, B.score, B.checks, B.fingerprint)
+                C.select(
+                    C.id, C.case_id, C.passed, C.score, C.checks, C.fingerprint, C.measures,
+                    B.id, B.passed, B.score, B.checks, B.fingerprint, B.measures,
+                )  # fmt: skip
                 .join(B, pw.JOIN.LEFT_OUTER, on=((B.run == baseline_id) & (B.case_id == C.case_id)))
                 .where((C.run == run_id) & (C.id > after))
                 .order_by(C.id)
@@ -286,22 +318,24 @@ class RunsAndCases(SqlStore):
             )
 
         for row in self._guarded_rows(self._pages(current_page, lambda row: row[0])):
-            position, case_id, passed, score, checks, fingerprint, b_position, b_passed, b_score, b_checks, b_fingerprint = row
-            baseline = None if b_position is None else case_mark(case_id, b_passed, b_score, b_checks, b_position, b_fingerprint)
-            yield CasePair(case_id, case_mark(case_id, passed, score, checks, position, fingerprint), baseline)
+            position, case_id, passed, score, checks, fingerprint, measures, b_position, b_passed, b_score, b_checks, b_fingerprint, b_measures = row
+            baseline = None if b_position is None else case_mark(case_id, b_passed, b_score, b_checks, b_position, b_fingerprint, b_measures)
+            yield CasePair(case_id, case_mark(case_id, passed, score, checks, position, fingerprint, measures), baseline)
         current = self.Case.alias()
         missing = ~pw.fn.EXISTS(current.select(current.id).where((current.run == run_id) & (current.case_id == C.case_id)))
 
         def removed_page(after: int) -> Any:
             return (
-                C.select(C.id, C.case_id, C.passed, C.score, C.checks, C.fingerprint)
+                C.select(C.id, C.case_id, C.passed, C.score, C.checks, C.fingerprint, C.measures)
                 .where((C.run == baseline_id) & (C.id > after) & missing)
                 .order_by(C.id)
                 .tuples()
             )
 
-        for position, case_id, passed, score, checks, fingerprint in self._guarded_rows(self._pages(removed_page, lambda row: row[0])):
-            yield CasePair(case_id, None, case_mark(case_id, passed, score, checks, position, fingerprint))
+        for position, case_id, passed, score, checks, fingerprint, measures in self._guarded_rows(
+            self._pages(removed_page, lambda row: row[0])
+        ):
+            yield CasePair(case_id, None, case_mark(case_id, passed, score, checks, position, fingerprint, measures))
 
     @guarded
     def mark_status(self, run_id: str, status: str) -> None:

@@ -42,12 +42,13 @@ class SqlStore:
     """The open database a :class:`~evalkit.storage.sql.SqlRepository` works through, its model
     classes (``Run``, ``Case``, ``Lease``), its write transactions and its failures."""
 
-    def __init__(self, url: str, *, create: bool = True) -> None:
-        """Open ``url``; an empty database gets the current schema (unless ``create`` is false), an
-        older or newer one is refused with :class:`SchemaOutOfDateError` before anything is written."""
+    def __init__(self, url: str, *, create: bool = True, read_only: bool = False) -> None:
+        """Open ``url``; an empty database gets the current schema (unless ``create`` is false, or
+        ``read_only``: a connection that refuses every change, for a reader), an older or newer one
+        is refused with :class:`SchemaOutOfDateError` before anything is written."""
         self.url = url
         self.busy_timeout = busy_timeout_s()
-        self.db = open_database(url, writing=True)
+        self.db = open_database(url, writing=not read_only, read_only=read_only)
         self.is_sqlite = isinstance(self.db, pw.SqliteDatabase)
         self.in_memory = sqlite_path(url) == ":memory:"
         self.models = models_for(self.db)
@@ -56,10 +57,10 @@ class SqlStore:
         self.Lease = self.models.RunLease
         try:
             version = schema.current_version(self.db)
-            if version == 0 and create:
+            if version == 0 and create and not read_only:
                 schema.upgrade(self.db)
                 version = schema.current_version(self.db)
-            if self.is_sqlite and not self.in_memory:
+            if self.is_sqlite and not self.in_memory and not read_only:
                 # A file can be readable and still refuse writes (a read-only mount): find out now.
                 self.db.execute_sql("BEGIN IMMEDIATE")
                 self.db.execute_sql("ROLLBACK")

@@ -1,0 +1,192 @@
+"""``evalkit plan SET``: what a run of the set would make and could detect, before anything is spent."""
+
+from __future__ import annotations
+
+import click
+
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+from .app import Arguments, EvalkitCommand, arguments
+from .gate_options import gate_options, repeats_option
+from .names import PluginName, ProviderName, SetIdentifier
+from .params import PositiveInt, global_options
+
+
+@click.command(
+    "plan",
+    cls=EvalkitCommand,
+    help=(
+        "Without calling any generator or judge: the requests a run of SET would make, the smallest drop of its pass "
+        "rate the gate can tell from noise as configured (cases, --repeats, [gate] alpha and tolerance; the pass rate of "
+        "the scope's accepted baseline when the store has one), and what a target drop needs — cases at these "
+        "repeats, or repeats with these cases."
+    ),
+)
+@click.argument("set", metavar="SET", type=SetIdentifier("prompt"), help="golden prompt set identifier (see `evalkit list sets`)")
+@click.option(
+    "--provider", metavar="NAME", type=ProviderName(), help="the configured provider instance the run would use (for its baseline)"
+)
+@click.option("--model", metavar="ALIAS", help="the model alias the run would send")
+@click.option(
+    "--grader", default="deterministic", metavar="NAME", type=PluginName("evalkit.graders"), help="grader (default: deterministic)"
+)
+@click.option("--judge", metavar="NAME", type=ProviderName(), help="the provider instance a judge grader would ask")
+@click.option("--judge-repeats", type=PositiveInt(), metavar="K", help="judge calls per answer (default 1 for a judge grader)")
+@repeats_option
+@click.option("--target-drop", metavar="X", default=None, help="the drop of the pass rate to detect, 0..1 (default: the tolerance)")
+@click.option("--rate", metavar="P", default=None, help="the pass rate to assume when no stored run gives one (default 0.8)")
+@gate_options()
+@click.option("--max-pass-rate-drop", metavar="X", default=None, help="the pass rate's tolerance (default: [gate], else 0.1)")
+@global_options(json="print one JSON document instead of lines")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit plan``."""
+    return arguments(handle, params)
+
+
+def _fraction(text: str | None, option: str, *, above_zero: bool = True) -> float | None:
+    from ..errors import UsageError
+    from ..tolerance import parse_tolerance
+
+    if text is None:
+        return None
+    value = float(parse_tolerance(text, option))
+    if above_zero and value <= 0:
+        raise UsageError(f"--{option} must be above 0, got {text!r}")
+    return value
+
+
+def _case_count(golden_set: Any) -> int:
+    prompts = golden_set.prompts
+    try:
+        return len(prompts)
+    except TypeError:
+        return sum(1 for _ in prompts)
+
+
+def _pass_value(run: Any) -> float:
+    """A stored run's pass rate as the gate compares it: the mean pass fraction of a run whose cases
+    were answered several times, else the share of cases that passed."""
+    repeats = (run.metrics or {}).get("repeats")
+    fraction = repeats.get("pass_fraction") if isinstance(repeats, dict) else None
+    if isinstance(fraction, (int, float)) and not isinstance(fraction, bool) and 0 <= fraction <= 1:
+        return float(fraction)
+    return float(run.pass_rate)
+
+
+def _stored_rate(args: Arguments, config: Any, instance: str | None, alias: str | None) -> tuple[float | None, str]:
+    """The pass rate of the scope's accepted baseline, else of the set's latest complete run of the
+    provider — from a store that exists (a plan never creates one)."""
+    from ..baselines import current_baselines
+    from ..storage import capabilities, close_repository, missing_store, open_repository
+    from .common import database_url
+
+    url = database_url(args, config)
+    if missing_store(url) is not None or instance is None:
+        return None, ""
+    repository = open_repository(url)
+    try:
+        store = capabilities(repository)
+        if store.baselines is not None:
+            found = current_baselines(repository, args.set, provider_instance=instance, model_alias=alias, grader=args.grader)
+            if found:
+                run = found[0].run
+                return _pass_value(run), f"the accepted baseline, run {run.id}"
+        if store.history is not None:
+            for run in store.history.recent_runs(args.set, limit=50):
+                if run.status.value == "complete" and run.provider_instance == instance and run.answered_count:
+                    return _pass_value(run), f"the latest complete run, {run.id}"
+    finally:
+        close_repository(repository)
+    return None, ""
+
+
+def handle(args: Arguments) -> int:
+    """Print the plan; nothing is called, nothing is stored."""
+    from .. import registry
+    from ..catalog import prompt_set_catalog
+    from ..components import JudgeGrader
+    from ..config import load_config
+    from ..errors import UsageError
+    from ..plan_report import plan_for
+    from .console import console
+    from .gate_options import gate_of, repeats_of
+    from .json_output import print_json
+
+    config = load_config(args.config)
+    golden_set = prompt_set_catalog(config=config).get(args.set).set
+    factory = registry.load(registry.find("evalkit.graders", args.grader))
+    judged = isinstance(factory, type) and issubclass(factory, JudgeGrader)
+    if (args.judge or args.judge_repeats) and not judged:
+        raise UsageError(f'--judge and --judge-repeats apply to judge graders; "{args.grader}" asks no judge')
+    if args.provider is not None and args.provider not in config.providers:
+        from ..wording import did_you_mean
+
+        raise UsageError(f'--provider "{args.provider}" is not a configured provider instance.{did_you_mean(args.provider, config.providers)}')
+    tolerances, gate = gate_of(args, config)
+    instance = args.provider
+    alias = args.model or (config.providers[instance].model if instance is not None else None)
+    rate, source = _stored_rate(args, config, instance, alias)
+    if rate is None:
+        rate = _fraction(args.rate, "rate", above_zero=False)
+        source = "given with --rate" if rate is not None else ""
+    plan = plan_for(
+        golden_set.identifier,
+        _case_count(golden_set),
+        repeats=repeats_of(args, config),
+        judge_repeats=(args.judge_repeats or 1) if judged else 0,
+        rate=rate,
+        rate_source=source,
+        alpha=gate.alpha,
+        gate=gate.method,
+        tolerance=float(tolerances.max_pass_rate_drop),
+        target_drop=_fraction(args.target_drop, "target-drop"),
+    )
+    estimate = _estimate(args, config, judged)
+    if args.json:
+        print_json({**plan.as_dict(), "estimate": estimate.document()})
+        return 0
+    out = console()
+    for line in plan.lines():
+        out.print(line)
+    for line in estimate_lines(estimate, repeats_of(args, config)):
+        out.print(line)
+    for warning in plan.warnings:
+        out.print(f"warning: {warning}", style="yellow")
+    for note in plan.notes:
+        out.print(note, style="dim")
+    return 0
+
+
+def _estimate(args: Arguments, config: Any, judged: bool) -> Any:
+    """What the run would ask and cost (:func:`evalkit.run.estimate.estimate_set`): from the stored
+    usage of the scope's latest run where there is one, else from the prompts' lengths."""
+    from ..run.estimate import estimate_set
+    from .common import database_url
+
+    return estimate_set(
+        args.set, provider=args.provider, model=args.model, grader=args.grader,
+        grader_options={"judge": args.judge} if judged and args.judge else None,
+        config=config, database=database_url(args, config),
+    )  # fmt: skip
+
+
+def estimate_lines(estimate: Any, repeats: int) -> list[str]:
+    """The estimate for people: requests, tokens, cost ("unknown" without a price, never 0) and time."""
+    times = f" × {repeats} answers per case (--repeats)" if repeats > 1 else ""
+    lengths = "the prompts' lengths (about 4 characters a token)"
+    if estimate.from_run and estimate.measured_cases:
+        rest = f", {lengths} for the other {estimate.cases - estimate.measured_cases}" if estimate.measured_cases < estimate.cases else ""
+        basis = f"the stored usage of run {estimate.from_run} for {estimate.measured_cases} cases{rest}"
+    else:
+        basis = lengths
+    cost = "unknown (no price configured)" if estimate.cost is None else f"{estimate.cost} {estimate.currency or ''}".rstrip()
+    seconds = "unknown" if estimate.seconds is None else f"{estimate.seconds:.0f} s at {estimate.concurrency} in flight"
+    return [
+        f"Requests:   {estimate.generator_requests} to the generator, {estimate.judge_requests} to a judge{times}",
+        f"Tokens:     about {estimate.prompt_tokens} in, {estimate.completion_tokens} out (estimated from {basis})",
+        f"Cost:       {cost}",
+        f"Time:       {seconds}",
+    ]

@@ -1,0 +1,73 @@
+"""``evalkit regrade RUN_ID``: grade a stored run's answers again, without asking the model."""
+
+from __future__ import annotations
+
+import click
+
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+from .app import Arguments, EvalkitCommand, arguments
+from .names import PluginName, ProviderName
+from .params import global_options, tolerance_options
+
+
+@click.command(
+    "regrade",
+    cls=EvalkitCommand,
+    help=(
+        "Grade the stored answers of run RUN_ID again — with the set's current checks, or another grader — and "
+        "store a new run linked to it (same answers, same serving identity, new yardstick), compared like any "
+        "run. The model is not asked. Only answers to unchanged prompts are reused, and only a run stored with "
+        "--privacy full can be re-graded. A re-graded run is never accepted as a baseline automatically."
+    ),
+)
+@click.argument("run_id", metavar="RUN_ID", help="the stored run whose answers are graded again (see `evalkit history SET`)")
+@click.option(
+    "--grader", metavar="NAME", type=PluginName("evalkit.graders"),
+    help="grader (default: the run's own; see `evalkit list`)",
+)
+@click.option(
+    "--judge", metavar="NAME", type=ProviderName(),
+    help='the configured provider instance a judge grader asks (default: the config\'s judge = "NAME")',
+)
+@click.option(
+    "--show-all", is_flag=True,
+    help="list every case in the table (default: failed, errored and unstable cases; passing ones are counted)",
+)
+@tolerance_options("max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
+@global_options(json="print one JSON document instead of tables")
+def command(**params: Any) -> Arguments:
+    """Parsed ``evalkit regrade``."""
+    return arguments(handle, params)
+
+
+def handle(args: Arguments) -> int:
+    """Re-grade, render, and return the exit code (that of ``evalkit run``)."""
+    from ..config import load_config
+    from ..run.regrade import regrade_run
+    from .common import database_url
+    from .console import console
+    from .json_output import print_json
+    from .render import outcome_document, render_outcome
+
+    config = load_config(args.config)
+    from .gate_options import gate_of
+
+    tolerances, gate = gate_of(args, config)
+    outcome = regrade_run(
+        args.run_id,
+        grader=args.grader,
+        grader_options={"judge": args.judge} if args.judge else None,
+        config=config,
+        database=database_url(args, config),
+        tolerances=tolerances,
+        gate=gate,
+    )
+    if args.json:
+        print_json(outcome_document(outcome))
+    else:
+        render_outcome(console(), outcome, show_all=args.show_all, fail_on_new_failures=args.fail_on_new_failures)
+    return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)

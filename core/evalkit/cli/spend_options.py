@@ -1,0 +1,94 @@
+"""``evalkit run``'s spending options, declared in one place: ``--budget``, ``--max-requests``,
+``--cache`` / ``--no-cache`` and ``--answers-from`` (see docs/costs.md)."""
+
+from __future__ import annotations
+
+import click
+
+from .params import PositiveInt, option_group
+
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .app import Arguments
+
+__all__ = ["Amount", "resume_args", "spending_option_group", "spending_options"]
+
+
+class Amount(click.ParamType):
+    """An amount of money as a user writes it (``2.50``): a finite decimal of zero or more."""
+
+    name = "amount"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """``value`` as a :class:`~decimal.Decimal`, or a usage error quoting (the start of) it."""
+        from decimal import Decimal
+
+        from ..costs import parse_amount
+
+        if isinstance(value, Decimal):
+            return value
+        text = str(value)
+        if len(text) > 40:
+            self.fail(f"{text[:20]!r}… is not an amount (write it like 2.50)", param, ctx)
+        try:
+            return parse_amount(text)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+#: The spending options of ``evalkit run``.
+spending_option_group = option_group(
+    click.option(
+        "--budget", type=Amount(), metavar="AMOUNT",
+        help="stop asking before the run would spend more than AMOUNT, in the currency of the instance's prices "
+        "(the whole run: shared by its shards, counted over a resume); the run ends incomplete (exit 3) with the "
+        "command that resumes it",
+    ),
+    click.option(
+        "--max-requests", type=PositiveInt(), metavar="N",
+        help="stop asking after N generator requests (the whole run); the run ends incomplete (exit 3)",
+    ),
+    click.option(
+        "--cache/--no-cache", default=None,
+        help="reuse the stored answer of an identical request (same instance, options and request body) and keep "
+        "new answers for later runs; it stores full answer text, so below --privacy full it needs [cache] enabled = true "
+        "(default: [cache] enabled)",
+    ),
+    click.option(
+        "--answers-from", metavar="RUN_ID",
+        help="reuse the answers of stored run RUN_ID (same set and instance, kept with --privacy full) for the prompts "
+        "unchanged since, and ask the model for the rest",
+    ),
+)  # fmt: skip
+
+
+def spending_options(args: Arguments) -> dict[str, Any]:
+    """The spending options as :func:`evalkit.evaluate_set` keywords, with the options a resume
+    command repeats."""
+    return {
+        "budget": args.budget,
+        "max_requests": args.max_requests,
+        "cache": args.cache,
+        "answers_from": args.answers_from,
+        "command_args": resume_args(args),
+    }
+
+
+def resume_args(args: Arguments) -> tuple[str, ...]:
+    """The options a resume command repeats, as the user gave them: ``--provider``, ``--model``,
+    ``--grader``, ``--judge``, ``--config``, ``--database`` (the run keeps its privacy level)."""
+    words: list[str] = []
+    for option, value in (
+        ("--provider", args.provider), ("--model", args.model),
+        ("--grader", args.grader if args.grader != "deterministic" else None), ("--judge", getattr(args, "judge", None)),
+        ("--config", getattr(args, "config", None)),
+        ("--database", getattr(args, "database", None)),
+    ):  # fmt: skip
+        if value:
+            words += [option, str(value)]
+    if args.cache:
+        words.append("--cache")
+    return tuple(words)

@@ -1,0 +1,120 @@
+"""What ``evalkit.toml`` (or ``[tool.evalkit]``) may hold: the one declaration of its keys and tables.
+
+A key or table this module does not declare is refused, before anything runs, with a "did you
+mean" (exit 2): a misspelled ``[gatee]`` once gated nothing, silently. Three kinds of entries:
+
+* evalkit's own settings — top-level keys (``database``, ``privacy``, …) and tables whose every
+  key is declared here (``[gate]``, ``[run]``);
+* tables evalkit reads itself and checks where it reads them: ``[providers.NAME]`` and
+  ``[deployments.NAME]`` (:mod:`evalkit.config`: their names are free), ``[sets]``
+  (:mod:`evalkit.setfiles`);
+* plugins' option tables (``[set_providers."NAME"]``, ``[question_sets."ID"]``, and any table an
+  installed set provider names with ``config_table``): checked against the plugin's declared
+  ``Options`` when the plugin is loaded (:mod:`evalkit.options`), never twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from .errors import ConfigError
+from .gate_settings import GATE_KEYS
+from .wording import did_you_mean
+
+__all__ = ["RUN_KEYS", "SCHEMA", "TableSchema", "check_schema"]
+
+#: ``[run]``: how a prompt run is answered, by default.
+RUN_KEYS: Mapping[str, str] = {
+    "repeats": "how many times each prompt is answered, as independent requests (default 1)",
+}
+
+
+@attrs.frozen
+class TableSchema:
+    """One top-level entry of the configuration: its ``help``, and ``keys`` — the keys an own
+    table takes (``None``: its entries are named freely and checked by whoever reads them)."""
+
+    help: str
+    keys: Mapping[str, str] | None = None
+    table: bool = True
+
+
+#: Every top-level key and table the configuration may hold.
+SCHEMA: Mapping[str, TableSchema] = {
+    "database": TableSchema("the results store's URL (sqlite:///… or postgresql://…)", table=False),
+    "privacy": TableSchema("what answer text is stored: metadata, redacted or full", table=False),
+    "judge": TableSchema("the provider instance judge graders ask", table=False),
+    "max_answer_bytes": TableSchema("longer answers are stored cut (graded whole)", table=False),
+    "grade_timeout": TableSchema("seconds grading one answer may take", table=False),
+    "set_load_timeout": TableSchema("seconds a set provider may take to list its sets", table=False),
+    "hook_timeout": TableSchema("seconds one observer hook call may take", table=False),
+    "providers": TableSchema("[providers.NAME]: provider instances (adapter, model, the adapter's options)"),
+    "deployments": TableSchema("[deployments.NAME]: a retriever and its options per deployment"),
+    "set_providers": TableSchema('[set_providers."NAME"]: options of golden and question set providers'),
+    "cache": TableSchema("the answer cache (enabled = true: every prompt run reads and writes it; docs/costs.md)", {"enabled": "true or false"}),
+    "graders": TableSchema("[graders.NAME]: options of a grader (the command line's judge flags win over them)"),
+    "question_sets": TableSchema('[question_sets."ID"]: standard collections as question sets'),
+    "sets": TableSchema("golden sets declared in files (paths, allow_outside: checked by evalkit.setfiles)"),
+    "gate": TableSchema("how a comparison is gated", GATE_KEYS),
+    "run": TableSchema("how a prompt run is answered", RUN_KEYS),
+}
+
+
+def check_schema(data: Mapping[str, Any], where: str, plugin_tables: Callable[[], frozenset[str]] | None = None) -> None:
+    """Refuse a key or table ``data`` holds that :data:`SCHEMA` does not declare (every one, with a
+    "did you mean"), an own table that is not a table, and a key of an own table it does not take.
+
+    ``plugin_tables`` gives the top-level tables installed set providers read their options from
+    (``config_table``); it is asked only when an undeclared name turns up, since it loads the
+    providers.
+    """
+    problems = []
+    unknown = [name for name in data if name not in SCHEMA]
+    if unknown and plugin_tables is not None:
+        claimed = plugin_tables()
+        unknown = [name for name in unknown if name not in claimed]
+    for name in unknown:
+        kind = "table" if isinstance(data[name], Mapping) else "key"
+        hint = did_you_mean(name, SCHEMA)
+        problems.append(f"unknown {kind} [{name}] — evalkit does not read it.{hint}" if kind == "table" else f"unknown key {name!r} — evalkit does not read it.{hint}")
+    for name, schema in SCHEMA.items():
+        if name not in data or schema.keys is None:
+            continue
+        value = data[name]
+        if not isinstance(value, Mapping):
+            problems.append(f"[{name}] must be a table, got {type(value).__name__} {value!r}")
+            continue
+        for key in value:
+            if key not in schema.keys:
+                hint = did_you_mean(key, schema.keys)
+                known = ", ".join(schema.keys)
+                problems.append(f"[{name}] has no key {key!r}.{hint} It takes: {known}.")
+    if problems:
+        lines = [f"{where}: {problems[0]}"] if len(problems) == 1 else [f"{where} holds what evalkit does not read:", *(f"  - {p}" for p in problems)]
+        raise ConfigError("\n".join(lines))
+
+
+def installed_plugin_tables() -> frozenset[str]:
+    """The top-level tables installed golden and question set providers name with ``config_table``
+    (``"sets"``, ``"question_sets.*"``, a third party's ``"myapp"``): loads the providers, so it is
+    asked only when the configuration holds a table evalkit does not declare. A provider that
+    fails to load claims nothing (its own failure is reported when it is used)."""
+    from . import registry
+    from .errors import PLUGIN_FAILURES
+    from .options import TableOptions, _split_table
+
+    claimed = set()
+    for group in ("evalkit.golden_sets", "evalkit.question_sets"):
+        for record in registry.enabled(group):
+            try:
+                factory = registry.load(record)
+            except (*PLUGIN_FAILURES, Exception):  # noqa: BLE001 - a broken plugin claims no table
+                continue
+            if isinstance(factory, TableOptions) and isinstance(factory.config_table, str):
+                keys = _split_table(factory.config_table)
+                if keys:
+                    claimed.add(keys[0])
+    return frozenset(claimed)

@@ -1,0 +1,252 @@
+"""Tokens and money: the prices of a provider instance, what a request costs, what a run spent.
+
+Prices are per provider instance, per million tokens (``price_per_million_input``,
+``price_per_million_output``, with a ``currency``, default ``USD``); the older
+``cost_per_1k_tokens`` is read as one price for both directions (times 1,000 per million).
+Every amount is a :class:`~decimal.Decimal` made from the price as written (``0.15`` stays
+``0.15``, never the float nearest to it), and sums are exact: a thousand requests add up to what
+one multiplication says. A price that is not configured is *unknown* — ``None``, printed
+``unknown`` and written ``null`` — never 0; so is the cost of a request whose endpoint did not
+report its token counts.
+
+Cached prompt tokens (``cached_input_tokens``, where an endpoint reports them) are counted, and
+priced as prompt tokens: providers' discounts for them differ and change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import attrs
+
+from .answers import Usage
+
+__all__ = [
+    "DEFAULT_CURRENCY",
+    "MILLION",
+    "Price",
+    "RunSpend",
+    "TokenTally",
+    "add_costs",
+    "cost_of",
+    "format_amount",
+    "parse_amount",
+    "price_from_mapping",
+]
+
+DEFAULT_CURRENCY = "USD"
+MILLION = Decimal(1_000_000)
+
+
+def _decimal(value: Any) -> Decimal:
+    """A price as written: a TOML integer or float read through its shortest repr (``0.15`` is
+    ``Decimal("0.15")``), a decimal string as it is."""
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    return Decimal(value)
+
+
+@attrs.frozen
+class Price:
+    """What one provider instance charges, per million prompt (``input``) and completion
+    (``output``) tokens, in ``currency``."""
+
+    input: Decimal = attrs.field(converter=_decimal)
+    output: Decimal = attrs.field(converter=_decimal)
+    currency: str = DEFAULT_CURRENCY
+
+    def as_mapping(self) -> dict[str, str]:
+        """The stored form: amounts as decimal strings (exact)."""
+        return {"input_per_million": str(self.input), "output_per_million": str(self.output), "currency": self.currency}
+
+    def request_cost(self, input_tokens: int, output_tokens: int) -> Decimal:
+        """The cost of one request of these token counts."""
+        return (self.input * input_tokens + self.output * output_tokens) / MILLION
+
+
+def price_from_mapping(value: Any) -> Price | None:
+    """A price from its stored form (:meth:`Price.as_mapping`); ``None`` for none or a malformed one."""
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        return Price(value["input_per_million"], value["output_per_million"], str(value.get("currency") or DEFAULT_CURRENCY))
+    except (KeyError, TypeError, ValueError, InvalidOperation):
+        return None
+
+
+def cost_of(usage: Usage | None, price: Price | None) -> Decimal | None:
+    """What one request cost: ``None`` (unknown) without a price, or when the endpoint did not
+    report both its prompt and completion tokens."""
+    if price is None or usage is None or usage.input_tokens is None or usage.output_tokens is None:
+        return None
+    return price.request_cost(usage.input_tokens, usage.output_tokens)
+
+
+def add_costs(amounts: Iterable[Decimal | None]) -> Decimal | None:
+    """The exact sum, or ``None`` when any part is unknown."""
+    total = Decimal(0)
+    for amount in amounts:
+        if amount is None:
+            return None
+        total += amount
+    return total
+
+
+def parse_amount(text: str) -> Decimal:
+    """An amount of money as a user writes it (``--budget 2.50``): a finite decimal of zero or more;
+    ``ValueError`` otherwise."""
+    try:
+        amount = Decimal(text.strip())
+    except InvalidOperation:
+        raise ValueError(f"{text!r} is not an amount (write it like 2.50)") from None
+    if not amount.is_finite() or amount < 0:
+        raise ValueError(f"{text!r} is not an amount of zero or more")
+    return amount
+
+
+def format_amount(amount: Decimal | None, currency: str | None) -> str:
+    """``0.0042 USD``; ``unknown`` for an unknown amount (never ``0``)."""
+    if amount is None:
+        return "unknown"
+    shown = amount.normalize() if amount == amount.to_integral_value() else amount
+    text = f"{shown:f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".") or "0"
+    return f"{text} {currency or DEFAULT_CURRENCY}"
+
+
+@attrs.define
+class TokenTally:
+    """Requests and their token counts, summed; ``unreported`` counts requests whose endpoint
+    reported no usage (their tokens are unknown, and so is any cost of them)."""
+
+    requests: int = 0
+    unreported: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost: Decimal | None = Decimal(0)
+
+    def add(self, usage: Usage | None, price: Price | None) -> None:
+        """Count one request."""
+        self.requests += 1
+        if usage is None or usage.input_tokens is None or usage.output_tokens is None:
+            self.unreported += 1
+        if usage is not None:
+            self.input_tokens += usage.input_tokens or 0
+            self.output_tokens += usage.output_tokens or 0
+            self.total_tokens += usage.total_tokens if usage.total_tokens is not None else (usage.input_tokens or 0) + (usage.output_tokens or 0)
+            self.cached_input_tokens += usage.cached_input_tokens or 0
+        if self.cost is not None:
+            cost = cost_of(usage, price)
+            self.cost = None if cost is None else self.cost + cost
+
+    def document(self, currency: str | None) -> dict[str, Any]:
+        """The JSON form: counts, and the cost as an exact decimal string (``null``: unknown)."""
+        return {
+            "requests": self.requests,
+            "usage_unreported": self.unreported,
+            "prompt_tokens": self.input_tokens,
+            "completion_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+            "cached_prompt_tokens": self.cached_input_tokens,
+            "cost": None if self.cost is None or currency is None else str(self.cost),
+            "currency": currency,
+        }
+
+
+@attrs.define
+class RunSpend:
+    """What a run spent: the generator's requests and the judge's, and how many answers were
+    reused instead of asked (from the answer cache, or a stored run's)."""
+
+    generator: TokenTally = attrs.Factory(TokenTally)
+    judge: TokenTally = attrs.Factory(TokenTally)
+    from_cache: int = 0
+    reused: int = 0
+    generator_price: Price | None = None
+    judge_price: Price | None = None
+
+    @classmethod
+    def priced(cls, pricing: Mapping[str, Any] | None) -> RunSpend:
+        """An empty tally priced as a run's stored ``pricing`` says."""
+        pricing = pricing or {}
+        spend = cls(generator_price=price_from_mapping(pricing.get("generator")), judge_price=price_from_mapping(pricing.get("judge")))
+        if spend.generator_price is None:
+            spend.generator.cost = None
+        if spend.judge_price is None:
+            spend.judge.cost = None
+        return spend
+
+    def add_case(self, usage: Usage | None, judge_usage: Iterable[Usage], answer_source: str | None, asked: bool = True) -> None:
+        """Count one stored case: its generator request (none when its answer was reused or the
+        case never got one: ``asked`` false) and each of its judge calls."""
+        if answer_source == "cache":
+            self.from_cache += 1
+        elif answer_source:
+            self.reused += 1
+        elif asked:
+            self.generator.add(usage, self.generator_price)
+        for call in judge_usage:
+            self.judge.add(call, self.judge_price)
+
+    @property
+    def currency(self) -> str | None:
+        """The currency of the run's amounts (the generator's price, else the judge's)."""
+        price = self.generator_price or self.judge_price
+        return price.currency if price is not None else None
+
+    @property
+    def cost(self) -> Decimal | None:
+        """The run's total cost; unknown when a part is, or when generator and judge are priced
+        in two currencies (no rate is assumed). A judge never asked adds nothing."""
+        parts = [self.generator.cost if self.generator.requests else Decimal(0)]
+        if self.judge.requests:
+            if self.generator_price and self.judge_price and self.generator_price.currency != self.judge_price.currency:
+                return None
+            parts.append(self.judge.cost)
+        return add_costs(parts)
+
+    def document(self) -> dict[str, Any]:
+        """The stored and ``--json`` form (see docs/costs.md)."""
+        currency = self.currency
+        cost = self.cost
+        return {
+            "cost": None if cost is None or currency is None else str(cost),
+            "currency": currency,
+            "generator": self.generator.document(self.generator_price.currency if self.generator_price else None),
+            "judge": self.judge.document(self.judge_price.currency if self.judge_price else None),
+            "answers_from_cache": self.from_cache,
+            "answers_reused": self.reused,
+        }
+
+
+def spend_cost(spend: Mapping[str, Any] | None) -> tuple[Decimal | None, str | None]:
+    """A stored spend document's total cost and currency (``None``, ``None``: unknown)."""
+    if not isinstance(spend, Mapping):
+        return None, None
+    raw = spend.get("cost")
+    currency = spend.get("currency")
+    if not isinstance(raw, str) or not isinstance(currency, str):
+        return None, currency if isinstance(currency, str) else None
+    try:
+        return Decimal(raw), currency
+    except InvalidOperation:
+        return None, currency
+
+
+def spend_tokens(spend: Mapping[str, Any] | None) -> int | None:
+    """A stored spend document's total tokens, generator and judge (``None``: not stored)."""
+    if not isinstance(spend, Mapping):
+        return None
+    total = 0
+    for part in ("generator", "judge"):
+        tally = spend.get(part)
+        if isinstance(tally, Mapping) and type(tally.get("total_tokens")) is int:
+            total += tally["total_tokens"]
+    return total

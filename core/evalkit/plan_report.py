@@ -1,0 +1,166 @@
+"""What a run of a set can detect, told before anything is spent: ``evalkit plan SET``.
+
+:func:`plan_for` reads the set (its cases, no generator or judge is called), the gate
+configuration and — when the store has one — the accepted baseline of the scope asked for, and
+returns a :class:`PlanReport`: the requests the run makes, the minimum detectable drop of its
+pass rate as configured (the exact McNemar test's for one answer per case, the normal formula's
+for pass fractions under repeats), whether the tolerance is one the set can keep, and what a target
+drop needs — cases at today's repeats, or repeats with today's cases.
+
+The pass rate the figures assume is the baseline's (the scope's accepted run, else the set's
+latest complete run of that provider); without one, the one given (``rate``, default 0.8), said
+in a note. ``PlanReport`` is an attrs value with room for more lines (``extra``): the spending
+issue adds what a run costs beside what it detects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from .noise import cases_for, shown
+from .stats import mcnemar_detectable_drop, minimum_detectable_drop, noise_from_rate, repeats_needed
+
+__all__ = ["DEFAULT_RATE", "PlanLine", "PlanReport", "plan_for"]
+
+#: The pass rate a plan assumes when no stored run of the scope gives one.
+DEFAULT_RATE = 0.8
+#: The power every minimum detectable drop promises.
+POWER = 0.8
+
+
+@attrs.frozen
+class PlanLine:
+    """One more line of a plan (``label``: ``value``), and the same as data (``key``, ``data``)."""
+
+    key: str
+    label: str
+    value: str
+    data: Any = None
+
+
+@attrs.frozen
+class PlanReport:
+    """What a run of ``set_identifier`` makes and can detect.
+
+    ``cases`` and ``repeats`` give ``answers`` (requests to the generator) and, with a judge asked
+    ``judge_repeats`` times per answer, ``judge_calls``. ``rate`` is the pass rate assumed (from
+    ``rate_source``). ``detectable`` is the minimum detectable drop of the pass rate at one-sided
+    ``alpha`` and power 0.8 (``method``: ``exact_mcnemar`` or ``normal``); ``tolerance`` the gate's
+    (``method`` of the gate in ``gate``). ``target_drop`` (default: the tolerance) needs
+    ``cases_needed`` cases at these repeats, or ``repeats_needed`` answers per case with these
+    cases. ``notes`` and ``warnings`` are sentences; ``extra`` holds the lines other concerns add.
+    """
+
+    set_identifier: str
+    cases: int
+    repeats: int
+    answers: int
+    judge_calls: int
+    rate: float
+    rate_source: str
+    alpha: float
+    gate: str
+    tolerance: float
+    detectable: float
+    detectable_method: str
+    target_drop: float
+    cases_needed: int
+    repeats_needed: int | None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    extra: tuple[PlanLine, ...] = ()
+
+    def lines(self) -> list[str]:
+        """The plan as the terminal prints it, one figure a line."""
+        rows = [
+            f"Set:              {self.set_identifier} ({self.cases} cases)",
+            f"Requests:         {self.answers:,} answers ({self.repeats} per case)"
+            + (f", {self.judge_calls:,} judge calls" if self.judge_calls else ""),
+            f"Gate:             {self.gate}, one-sided alpha {self.alpha:g}, tolerance {shown(self.tolerance, True)}",
+            f"Pass rate:        {self.rate * 100:.1f}% ({self.rate_source})",
+            f"Detectable drop:  {shown(self.detectable, True)} (detected 4 times in 5; "
+            + ("exact McNemar test" if self.detectable_method == "exact_mcnemar" else "paired t on pass fractions")
+            + ")",
+        ]
+        needs = f"Target drop:      {shown(self.target_drop, True)} needs about {self.cases_needed:,} cases at {self.repeats} answer{'s' if self.repeats != 1 else ''} each"
+        if self.repeats_needed is not None:
+            needs += f", or --repeats {self.repeats_needed} with these {self.cases} cases"
+        rows.append(needs)
+        rows.extend(f"{line.label + ':':<18}{line.value}" for line in self.extra)
+        return rows
+
+    def as_dict(self) -> dict[str, Any]:
+        """The plan as ``--json`` prints it."""
+        document = attrs.asdict(self, recurse=False)
+        document["extra"] = {line.key: line.data if line.data is not None else line.value for line in self.extra}
+        document["notes"], document["warnings"] = list(self.notes), list(self.warnings)
+        return document
+
+
+def plan_for(
+    set_identifier: str,
+    cases: int,
+    *,
+    repeats: int = 1,
+    judge_repeats: int = 0,
+    rate: float | None = None,
+    rate_source: str = "",
+    alpha: float = 0.05,
+    gate: str = "tolerance",
+    tolerance: float = 0.1,
+    target_drop: float | None = None,
+    notes: Sequence[str] = (),
+) -> PlanReport:
+    """The plan of a run of ``cases`` cases answered ``repeats`` times (``judge_repeats``: judge
+    calls per answer, 0 for no judge), assuming the pass rate ``rate`` (``None``: :data:`DEFAULT_RATE`)."""
+    notes = list(notes)
+    if rate is None:
+        rate, rate_source = DEFAULT_RATE, "assumed: no stored run of this scope gives one; --rate sets it"
+    if not 0 < rate < 1:
+        # every case passed (or none): no noise shows; half a case of it is assumed (a continuity correction)
+        adjusted = min(max(rate, 0.5 / max(1, cases)), 1 - 0.5 / max(1, cases))
+        notes.append(
+            f"A pass rate of {rate * 100:.0f}% shows no noise; the figures assume {adjusted * 100:.1f}% "
+            "(half a case from it), since a model that never failed may still fail by chance."
+        )
+        rate = adjusted
+    if repeats == 1:
+        detectable = mcnemar_detectable_drop(max(1, cases), rate, alpha=alpha, power=POWER)
+    else:
+        detectable = minimum_detectable_drop(noise_from_rate(rate, repeats), max(1, cases), alpha=alpha, power=POWER)
+        notes.append(
+            "With repeats the figures assume every case passes with the same chance (the noise in the answers): "
+            "cases that always pass or always fail gain nothing from more answers."
+        )
+    target = tolerance if target_drop is None else target_drop
+    warnings = []
+    if tolerance < detectable.drop:
+        warnings.append(
+            f"the tolerance ({shown(tolerance, True)}) is below the smallest drop {cases} cases can detect "
+            f"({shown(detectable.drop, True)}): the set cannot tell such a drop from noise"
+        )
+    needed_cases = cases_for(rate, target, alpha=alpha, power=POWER, repeats=repeats) if target > 0 else 0
+    noise = noise_from_rate(rate)
+    needed_repeats = repeats_needed(noise, target, max(1, cases), alpha=alpha, power=POWER) if target > 0 and noise.variance > 0 else None
+    return PlanReport(
+        set_identifier=set_identifier,
+        cases=cases,
+        repeats=repeats,
+        answers=cases * repeats,
+        judge_calls=cases * repeats * judge_repeats,
+        rate=rate,
+        rate_source=rate_source,
+        alpha=alpha,
+        gate=gate,
+        tolerance=tolerance,
+        detectable=detectable.drop,
+        detectable_method=detectable.method,
+        target_drop=target,
+        cases_needed=needed_cases,
+        repeats_needed=needed_repeats,
+        notes=tuple(notes),
+        warnings=tuple(warnings),
+    )

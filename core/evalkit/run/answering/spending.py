@@ -1,0 +1,477 @@
+"""What a prompt run does besides asking the model for every answer: reuse an answer it already has
+(a stored run's, the answer cache's), and stop asking before a budget or a request limit is passed.
+
+:class:`AnswerExtras` is handed to the async runner only when one of these is asked for (``--cache``,
+``--answers-from``, ``evalkit regrade``, ``--budget``, ``--max-requests``): without it the runner's
+per-request path is what it always was, and nothing here costs a store round trip.
+
+* :class:`StoredAnswers` — a source run's answers by case id, each reused only for a prompt whose
+  fingerprint is unchanged and whose answer was stored whole (at ``full`` privacy, not cut).
+* The answer cache (:mod:`evalkit.answer_cache`) — read before a request, written after an answer.
+* :class:`SpendGuard` — before each request its cost is estimated (:func:`estimate_tokens`) and
+  the request is refused when what was spent, plus what is in flight, plus it would pass
+  ``--budget``; ``--max-requests`` counts the generator's requests. What was spent is counted as
+  answers arrive, judge calls included; shards of one run share it through the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any, Literal
+
+import attrs
+
+from ...answer_cache import request_key
+from ...answers import Answer, GenerationRequest, ServingIdentity, Usage
+from ...costs import Price, RunSpend, cost_of
+from ...prompts import GoldenPrompt
+from ...runs import CaseResult
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "DEFAULT_OUTPUT_TOKENS",
+    "AnswerExtras",
+    "ReusedAnswer",
+    "SpendGuard",
+    "StoredAnswers",
+    "estimate_tokens",
+    "run_spend",
+]
+
+#: The documented estimate of a prompt's tokens when no stored usage says: 4 characters a token
+#: (OpenAI's rule of thumb for English), plus :data:`MESSAGE_OVERHEAD_TOKENS` per message.
+CHARS_PER_TOKEN = 4
+MESSAGE_OVERHEAD_TOKENS = 4
+#: The completion tokens assumed for a request when neither ``max_tokens`` nor an answer of this
+#: run says better.
+DEFAULT_OUTPUT_TOKENS = 256
+#: The marker :func:`~evalkit.run.answering.prompt_runner.stored_answer` ends a cut answer with.
+CUT_MARKER = "\n… [truncated by evalkit: the answer was "
+
+
+def estimate_tokens(prompt: GoldenPrompt) -> int:
+    """A prompt's estimated prompt tokens from its length (see :data:`CHARS_PER_TOKEN`)."""
+    chars = len(prompt.prompt) + len(prompt.system_prompt or "")
+    messages = 2 if prompt.system_prompt else 1
+    return math.ceil(chars / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS * messages
+
+
+@attrs.frozen
+class ReusedAnswer:
+    """An answer that needs no request: what was answered, who answered it, and where it came
+    from (``cache`` or ``run:<id>``)."""
+
+    answer: Answer
+    identity: ServingIdentity | None
+    source: str
+
+
+@attrs.frozen
+class StoredAnswers:
+    """A stored run's answers, by case id (``only``: never ask the model — a re-grade)."""
+
+    run_id: str
+    cases: Mapping[str, CaseResult]
+    only: bool = False
+
+    def reuse(self, prompt: GoldenPrompt, fingerprint: str) -> ReusedAnswer | str | None:
+        """The stored answer to ``prompt``; the reason it cannot be reused when there is one
+        (an edited prompt, an answer stored cut or not at all); ``None``: the run has no case.
+
+        The prompt is the same when its digest (prompt and system prompt) is the stored one; a
+        case stored without a digest is compared by its whole fingerprint (checks included), and
+        one stored without either is never reused."""
+        from ...set_versions import prompt_digest
+
+        case = self.cases.get(prompt.id)
+        if case is None:
+            return None if not self.only else f"run {self.run_id} has no answer to this prompt"
+        if case.errored or case.answer_text is None:
+            return f"run {self.run_id} stored no answer to this prompt"
+        if case.prompt_digest is not None:
+            changed = case.prompt_digest != prompt_digest(prompt)
+        else:
+            changed = case.fingerprint is None or case.fingerprint != fingerprint
+        if changed:
+            return f"the prompt changed since run {self.run_id}: its answer there answers another prompt, so it is not re-used"
+        if CUT_MARKER in case.answer_text:
+            return f"run {self.run_id} stored this answer cut (max_answer_bytes), so it cannot be graded whole"
+        identity = case.identity
+        answer = Answer(text=case.answer_text, model=identity.reported_model if identity else None, usage=case.usage)
+        return ReusedAnswer(answer, identity, f"run:{self.run_id}")
+
+
+@attrs.define
+class SpendGuard:
+    """Stops dispatching before ``budget`` (in ``price``'s currency) or ``max_requests`` would be
+    passed (see the module docstring). ``spent`` and ``requests`` start at what the run's stored
+    cases already spent (a resumed run, other shards); ``refresh`` re-reads that from the store
+    (shards), every :data:`REFRESH_EVERY` settled requests."""
+
+    REFRESH_EVERY = 16
+
+    budget: Decimal | None
+    max_requests: int | None
+    price: Price | None
+    judge_price: Price | None = None
+    output_tokens: int | None = None
+    spent: Decimal = Decimal(0)
+    requests: int = 0
+    in_flight: Decimal = Decimal(0)
+    in_flight_requests: int = 0
+    stopped: str | None = None
+    refresh: Callable[[], tuple[Decimal, int]] | None = None
+    own_spent: Decimal = Decimal(0)
+    own_requests: int = 0
+    _settled: int = 0
+    _answered_output: int = 0
+    _answered: int = 0
+    _settled_event: asyncio.Event | None = None
+
+    def estimate(self, prompt: GoldenPrompt) -> Decimal:
+        """What one request for ``prompt`` is expected to cost (0 without a price)."""
+        if self.price is None:
+            return Decimal(0)
+        output = self.output_tokens
+        if output is None:
+            output = math.ceil(self._answered_output / self._answered) if self._answered else DEFAULT_OUTPUT_TOKENS
+        return self.price.request_cost(estimate_tokens(prompt), output)
+
+    def admit(self, prompt: GoldenPrompt) -> Decimal | None | Literal["wait"]:
+        """The estimate reserved for a request for ``prompt``; ``None``: no more requests;
+        ``"wait"``: only the estimates of requests in flight stand in the way (they usually cost
+        less than estimated), so ask again once one of them has settled."""
+        if self.stopped is not None:
+            return None
+        if self.max_requests is not None and self.requests + self.in_flight_requests >= self.max_requests:
+            self.stopped = f"--max-requests {self.max_requests} reached"  # each request in flight counts as one
+            return None
+        cost = self.estimate(prompt)
+        if self.budget is not None and self.spent + self.in_flight + cost > self.budget:
+            if self.in_flight_requests:
+                return "wait"
+            self.stopped = "budget reached"
+            return None
+        self.in_flight += cost
+        self.in_flight_requests += 1
+        return cost
+
+    async def admitted(self, prompt: GoldenPrompt) -> Decimal | None:
+        """:meth:`admit`, waiting while the requests in flight settle; ``None``: no more requests."""
+        while True:
+            decision = self.admit(prompt)
+            if decision != "wait":
+                return decision  # type: ignore[return-value]
+            if self._settled_event is None:
+                self._settled_event = asyncio.Event()
+            self._settled_event.clear()
+            await self._settled_event.wait()
+
+    def settle(self, reserved: Decimal, case: CaseResult) -> None:
+        """Count what the request for ``case`` (and its judge calls) cost, releasing ``reserved``."""
+        self.in_flight -= reserved
+        self.in_flight_requests -= 1
+        spent = cost_of(case.usage, self.price) if self.price is not None else Decimal(0)
+        if spent is None:  # the endpoint reported no usage: the estimate is what is known
+            spent = reserved
+        if case.usage is not None and case.usage.output_tokens is not None:
+            self._answered_output += case.usage.output_tokens
+            self._answered += 1
+        self.add_judge(case.judge_usage)
+        self.spent += spent
+        self.own_spent += spent
+        self.requests += 1
+        self.own_requests += 1
+        self._settled += 1
+        if self._settled_event is not None:
+            self._settled_event.set()
+        if self.refresh is not None and self._settled % self.REFRESH_EVERY == 0:
+            others_spent, others_requests = self.refresh()
+            self.spent = max(self.spent, others_spent)
+            self.requests = max(self.requests, others_requests)
+
+    def add_judge(self, calls: tuple[Usage, ...]) -> None:
+        """Count the judge calls of a case (reused answers are judged too, and paid for)."""
+        for call in calls:
+            cost = cost_of(call, self.judge_price) if self.judge_price is not None else None
+            if cost is not None:
+                self.spent += cost
+                self.own_spent += cost
+
+
+@attrs.define
+class AnswerExtras:
+    """What the runner does besides asking for every answer (see the module docstring): reuse a
+    stored run's answers, read and write the answer ``cache`` (a store's
+    :class:`~evalkit.storage.AnswerCache`, keyed with ``serving``), stop at a ``guard``. Counts what
+    it reused."""
+
+    stored: StoredAnswers | None = None
+    cache: Any = None
+    serving: Mapping[str, Any] | None = None
+    guard: SpendGuard | None = None
+    from_cache: int = 0
+    reused: int = 0
+    asked: int = 0
+
+    def cache_key(self, request: GenerationRequest) -> str | None:
+        """The request's cache key, or ``None`` when the cache is not used."""
+        if self.cache is None or self.serving is None:
+            return None
+        return request_key(self.serving, request)
+
+    def cached(self, key: str) -> ReusedAnswer | None:
+        """The cache's answer for ``key``, with the serving identity it was answered with."""
+        entry = self.cache.cached_answer(key)
+        if entry is None:
+            return None
+        identity = None
+        if entry.provider_instance and entry.model_alias and entry.reported_model:
+            identity = ServingIdentity(entry.provider_instance, entry.model_alias, entry.reported_model)
+        answer = Answer(text=entry.text, model=entry.reported_model, usage=entry.usage, finish_reason=entry.finish_reason)
+        return ReusedAnswer(answer, identity, "cache")
+
+    def keep(self, key: str, answer: Answer, identity: ServingIdentity | None, instance: str | None, alias: str | None) -> None:
+        """Keep a fresh answer in the cache under ``key``."""
+        from ...storage.protocols import CachedAnswer
+
+        self.cache.keep_answer(
+            key,
+            CachedAnswer(
+                text=answer.text,
+                provider_instance=instance or "",
+                model_alias=alias,
+                reported_model=identity.reported_model if identity is not None else answer.model,
+                finish_reason=answer.finish_reason,
+                usage=answer.usage,
+            ),
+        )
+
+
+def run_spend(pricing: Mapping[str, Any] | None, rows: Any) -> RunSpend:
+    """A run's spend from its cases' stored usage (``rows``: ``(usage, judge usage, answer
+    source, errored)`` per case, see :class:`~evalkit.storage.RunSpending`)."""
+    spend = RunSpend.priced(pricing)
+    for usage, judge_usage, source, errored in rows:
+        # An errored case with no usage never got an answer (a failed request): nothing was reported.
+        spend.add_case(usage, judge_usage, source, asked=not (errored and usage is None))
+    return spend
+
+
+@attrs.frozen
+class SpendingPlan:
+    """What a prompt run was asked to do besides asking for every answer: ``budget`` (an amount in
+    the generator's currency) and ``max_requests``, ``cache`` (read and write the answer cache,
+    keyed with ``serving``: :func:`evalkit.answer_cache.serving_side`), and ``stored`` answers of
+    another run (``reuse_kind``: ``answers-from`` or ``regrade``)."""
+
+    budget: Decimal | None = None
+    max_requests: int | None = None
+    cache: bool = False
+    serving: Mapping[str, Any] | None = None
+    stored: StoredAnswers | None = None
+    reuse_kind: str | None = None
+    output_tokens: int | None = None
+
+    def extras_for(self, part: Any, pricing: Mapping[str, Any] | None, bound: Any) -> AnswerExtras:
+        """The runner's extras for one slice of the run, bound to the store: its answer cache, and
+        a guard that starts from what the run's stored cases already spent (a resume, other shards)."""
+        store = part.store
+        cache = store.cache if self.cache else None
+        guard = None
+        if self.budget is not None or self.max_requests is not None:
+            spend = RunSpend.priced(pricing)
+            guard = SpendGuard(
+                self.budget, self.max_requests, spend.generator_price, spend.judge_price, output_tokens=self.output_tokens
+            )
+
+            def stored_spend() -> tuple[Decimal, int]:
+                if store.spending is None:
+                    return guard.own_spent, guard.own_requests
+                spent = run_spend(pricing, store.spending.case_usage(part.run_id))
+                known = (spent.generator.cost or Decimal(0)) + (spent.judge.cost or Decimal(0))
+                return known, spent.generator.requests
+
+            guard.spent, guard.requests = stored_spend()
+            if part.shard is not None and store.spending is not None:
+                before_spent, before_requests = guard.spent, guard.requests
+
+                def refresh() -> tuple[Decimal, int]:
+                    # every shard's stored spending, plus this one's not yet committed
+                    stored_now, requests_now = stored_spend()
+                    return max(stored_now, before_spent + guard.own_spent), max(requests_now, before_requests + guard.own_requests)
+
+                guard.refresh = refresh
+        return AnswerExtras(stored=self.stored, cache=cache, serving=self.serving, guard=guard)
+
+
+def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int) -> tuple[str, ...]:
+    """The limits a resume command gives after ``guard`` stopped a run: a budget enough for the
+    whole run at the cost per case so far (rounded up, with a quarter to spare), at least twice
+    the old one; a request limit of the set's size."""
+    args: list[str] = []
+    if guard.budget is not None:
+        asked = spend.generator.requests
+        cost = spend.cost
+        wanted = guard.budget * 2
+        if cost is not None and asked:
+            projected = cost / asked * case_count * Decimal("1.25")
+            wanted = max(wanted, projected)
+        quantum = Decimal("0.01") if wanted >= 1 else Decimal("0.0001")
+        args += ["--budget", f"{wanted.quantize(quantum, rounding='ROUND_CEILING').normalize():f}"]
+    if guard.max_requests is not None and guard.stopped and guard.stopped.startswith("--max-requests"):
+        args += ["--max-requests", str(max(case_count, guard.max_requests * 2))]
+    return tuple(args)
+
+
+def cache_note(from_cache: int, answered: int) -> str:
+    """The summary's line on answers that came from the cache."""
+    if from_cache >= answered:
+        return (
+            f"All {from_cache} answers came from the answer cache: this run measures the grading, not the model "
+            "(it is never accepted as a baseline automatically)."
+        )
+    return f"{from_cache} of {answered} answers came from the answer cache (such a run is never accepted as a baseline automatically)."
+
+
+def pacing_notes(bound: Any, grading: Any) -> list[str]:
+    """What the generator (and a judge's) said about rate limits while the run ran ("concurrency
+    lowered to 12 after 429s"): the ``pacing_notes()`` of an adapter that keeps them."""
+    notes: list[str] = []
+    sources = [bound.generator]
+    judge = getattr(grading, "_bound", None)
+    if judge is not None and getattr(judge, "generator", None) is not None and judge.generator is not bound.generator:
+        sources.append(judge.generator)
+    for source in sources:
+        report = getattr(source, "pacing_notes", None)
+        if callable(report):
+            try:
+                notes.extend(str(n) for n in report())
+            except Exception:  # noqa: BLE001 - a note is a bonus, never a failure
+                continue
+    return notes
+
+
+@attrs.frozen
+class SpendingRequest:
+    """What the caller asked for: ``budget`` and ``max_requests``, ``cache`` (``None``: the
+    configuration's ``[cache] enabled``), ``answers_from`` (a stored run's id), and ``repeats``
+    (answers per prompt: above 1 the cache is neither read nor written)."""
+
+    budget: Decimal | None = None
+    max_requests: int | None = None
+    cache: bool | None = None
+    answers_from: str | None = None
+    repeats: int = 1
+
+    @property
+    def asked(self) -> bool:
+        """True when anything beyond plain asking was requested."""
+        return self.budget is not None or self.max_requests is not None or bool(self.cache) or self.answers_from is not None
+
+
+def run_pricing(config: Any, bound: Any, grading: Any) -> dict[str, Any]:
+    """The prices a run is costed at: its generator instance's and its judge's (``None`` each when
+    unpriced or not a configured instance)."""
+    def price(instance: str | None) -> Any:
+        configured = config.providers.get(instance) if instance else None
+        return configured.price.as_mapping() if configured is not None and configured.price is not None else None
+
+    return {"generator": price(bound.instance if bound.configured else None), "judge": price(getattr(grading, "judge_instance", None))}
+
+
+def cache_allowed(wanted: bool, repeats: int) -> bool:
+    """The cache is used only when wanted and each prompt is answered once: repeats are
+    independent requests by construction, so they neither read nor write it."""
+    return wanted and repeats <= 1
+
+
+def check_cache_privacy(privacy: str, config: Any, explicit_flag: bool) -> None:
+    """Refuse ``--cache`` below ``full`` privacy unless ``[cache] enabled = true`` says the cache
+    may keep full answers (it holds answer text whatever the run's level)."""
+    from ...errors import UsageError
+
+    if privacy != "full" and not config.cache_enabled and explicit_flag:
+        raise UsageError(
+            f'--cache keeps full answer text in the store, and this run\'s privacy level is "{privacy}": '
+            "set [cache] enabled = true in evalkit.toml to allow it (the cache then stores full answers whatever "
+            "the privacy level), or run with --privacy full"
+        )
+
+
+def prepare_spending(answering: Any, config: Any, privacy: str, request: SpendingRequest, repository: Any) -> tuple[SpendingPlan | None, list[str]]:
+    """The run's :class:`SpendingPlan` and notes, refusing (usage error, nothing called or stored)
+    a budget without prices, a cache the privacy level or the store does not allow, and a source
+    run whose answers cannot be reused."""
+    from ...answer_cache import serving_side
+    from ...errors import UsageError
+    from ...storage.protocols import capabilities
+
+    notes: list[str] = []
+    bound = answering.bound
+    wants_cache = request.cache if request.cache is not None else config.cache_enabled
+    if wants_cache:
+        check_cache_privacy(privacy, config, explicit_flag=True)
+        if not cache_allowed(True, request.repeats):
+            notes.append("The answer cache is neither read nor written: each prompt is answered more than once (--repeats), and repeats must be independent.")
+            wants_cache = False
+        elif capabilities(repository).cache is None:
+            raise UsageError("--cache needs a store that keeps an answer cache (AnswerCache), and the configured one does not")
+    pricing = answering.pricing or {}
+    if request.budget is not None and pricing.get("generator") is None:
+        name = bound.instance or bound.adapter
+        raise UsageError(
+            f'--budget needs the prices of provider instance "{name}": set price_per_million_input and '
+            f"price_per_million_output (and currency) in [providers.{name}] of evalkit.toml"
+        )
+    stored = None
+    if request.answers_from is not None:
+        stored = stored_answers(repository, request.answers_from, answering, only=False)
+    if not (wants_cache or stored is not None or request.budget is not None or request.max_requests is not None):
+        return None, notes
+    serving = None
+    if wants_cache:
+        configured = config.providers.get(bound.instance) if bound.instance else None
+        if configured is not None and bound.configured:
+            options = dict(configured.options)
+        else:
+            redacted = getattr(bound.generator, "redacted_options", None)
+            options = dict(redacted()) if callable(redacted) else {}
+        serving = serving_side(bound.instance, bound.adapter, bound.alias, options)
+    output = getattr(bound.generator, "max_tokens", None)
+    plan = SpendingPlan(
+        budget=request.budget, max_requests=request.max_requests, cache=wants_cache, serving=serving, stored=stored,
+        reuse_kind="answers-from" if stored is not None else None,
+        output_tokens=output if isinstance(output, int) and not isinstance(output, bool) and output > 0 else None,
+    )  # fmt: skip
+    return plan, notes
+
+
+def stored_answers(repository: Any, run_id: str, answering: Any, *, only: bool) -> StoredAnswers:
+    """The answers of stored run ``run_id`` for ``answering``'s set, refused (usage error) when the
+    run is not there, is of another set or another provider instance and alias (``only`` false:
+    ``--answers-from`` mixes them into a run of this instance), or kept its answers below ``full``."""
+    from ...errors import UsageError
+
+    source = repository.get_run(run_id)
+    if source is None:
+        raise UsageError(f"there is no run {run_id} in the store (see `evalkit history SET` for run ids)")
+    if source.set_identifier != answering.golden_set.identifier:
+        raise UsageError(f'run {run_id} is a run of set "{source.set_identifier}", not "{answering.golden_set.identifier}"')
+    if source.kind.value != "prompts":
+        raise UsageError(f"run {run_id} is a {source.kind.value} run; only a prompt run's answers can be re-graded")
+    if source.privacy != "full":
+        what = "scrubbed and cut" if source.privacy == "redacted" else "not kept"
+        raise UsageError(
+            f'run {run_id} was stored at privacy level "{source.privacy}": its answers are {what}, so they cannot be '
+            "graded again (only a run stored with --privacy full can be)"
+        )
+    if not only and (source.provider_instance, source.model_alias) != (answering.bound.instance, answering.bound.alias):
+        raise UsageError(
+            f"run {run_id} was answered by {source.provider_instance}/{source.model_alias}; this run asks "
+            f"{answering.bound.instance}/{answering.bound.alias}, and one run holds the answers of one model"
+        )
+    return StoredAnswers(run_id, {case.case_id: case for case in source.cases}, only=only)

@@ -1,0 +1,197 @@
+"""What a prompt run will cost, before anything is sent: :func:`estimate_set`.
+
+For each case of the set the tokens come from the stored usage of the same case (an unchanged
+prompt: :func:`evalkit.set_versions.prompt_digest`) in the latest run of the same set, provider
+instance and alias; a case without one is estimated from its prompt's length
+(:func:`evalkit.run.answering.spending.estimate_tokens`: 4 characters a token, plus 4 a message)
+with the instance's ``max_tokens`` completion tokens (else the mean of the measured cases, else
+:data:`~evalkit.run.answering.spending.DEFAULT_OUTPUT_TOKENS`). A judge grader asks its judge
+``repeats`` times a case; each call is estimated from the stored judge usage of the case, else as
+the case's prompt and answer plus :data:`JUDGE_INSTRUCTION_TOKENS` of instructions, answered in
+:data:`JUDGE_OUTPUT_TOKENS`. The time is the measured latencies summed over the concurrency
+(unknown when no case was measured). Nothing is called: the generator and the judge are bound,
+never asked, and no readiness probe is made. (The ``evalkit plan`` command prints this.)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..config import Config, load_config
+from ..costs import Price, price_from_mapping
+from ..storage import check_database_url, missing_store, resolve_database_url
+
+__all__ = ["JUDGE_INSTRUCTION_TOKENS", "JUDGE_OUTPUT_TOKENS", "RunEstimate", "estimate_set"]
+
+#: A judge call's instructions (its prompt template) beyond the case's prompt and answer, in tokens.
+JUDGE_INSTRUCTION_TOKENS = 300
+#: The tokens a judge answers with (a short verdict).
+JUDGE_OUTPUT_TOKENS = 50
+
+
+@attrs.frozen
+class RunEstimate:
+    """What a run of a set is expected to ask and cost (see the module docstring).
+
+    ``measured_cases`` of the ``cases`` were estimated from the stored usage of run ``from_run``;
+    ``cost`` is ``None`` (unknown) when a price that would be paid is not configured; ``seconds``
+    is ``None`` when no case's latency was measured."""
+
+    cases: int
+    generator_requests: int
+    judge_requests: int
+    prompt_tokens: int
+    completion_tokens: int
+    judge_prompt_tokens: int
+    judge_completion_tokens: int
+    cost: Decimal | None
+    currency: str | None
+    seconds: float | None
+    concurrency: int
+    from_run: str | None = None
+    measured_cases: int = 0
+
+    def document(self) -> dict[str, Any]:
+        """The JSON form: amounts as exact decimal strings, ``null`` when unknown."""
+        return {
+            "cases": self.cases,
+            "generator_requests": self.generator_requests,
+            "judge_requests": self.judge_requests,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "judge_prompt_tokens": self.judge_prompt_tokens,
+            "judge_completion_tokens": self.judge_completion_tokens,
+            "cost": None if self.cost is None else str(self.cost),
+            "currency": self.currency,
+            "seconds": self.seconds,
+            "concurrency": self.concurrency,
+            "from_run": self.from_run,
+            "measured_cases": self.measured_cases,
+        }
+
+
+def _measured_cases(repository: Any, answering: Any) -> tuple[str | None, dict[str, Any]]:
+    """The latest prompt run of the set for this instance and alias, and its cases by id."""
+    from ..storage import capabilities
+
+    history = capabilities(repository).history
+    if history is None:
+        return None, {}
+    bound = answering.bound
+    for run in history.recent_runs(answering.golden_set.identifier, limit=50):
+        if run.kind.value == "prompts" and (run.provider_instance, run.model_alias) == (bound.instance, bound.alias):
+            full = repository.get_run(run.id)
+            return run.id, {case.case_id: case for case in (full.cases if full is not None else ())}
+    return None, {}
+
+
+def estimate_answering(answering: Any, config: Config, repository: Any | None) -> RunEstimate:
+    """The estimate of a prepared prompt run (:func:`~evalkit.run.answering.prompts.prepare_prompts`)."""
+    from ..set_versions import prompt_digest
+    from .answering.spending import DEFAULT_OUTPUT_TOKENS, estimate_tokens, run_pricing
+
+    from_run, stored = _measured_cases(repository, answering) if repository is not None else (None, {})
+    prompts = answering.golden_set.prompts
+    max_tokens = getattr(answering.bound.generator, "max_tokens", None)
+    measured: dict[str, tuple[int, int, float, tuple[Any, ...]]] = {}
+    for prompt in prompts:
+        case = stored.get(prompt.id)
+        usage = case.usage if case is not None else None
+        if usage is None or usage.input_tokens is None or usage.output_tokens is None or case.answer_source:
+            continue
+        if case.prompt_digest is not None and case.prompt_digest != prompt_digest(prompt):
+            continue
+        measured[prompt.id] = (usage.input_tokens, usage.output_tokens, case.latency_s, case.judge_usage)
+    if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0:
+        output_guess = max_tokens
+    elif measured:
+        output_guess = math.ceil(sum(m[1] for m in measured.values()) / len(measured))
+    else:
+        output_guess = DEFAULT_OUTPUT_TOKENS
+    judge = getattr(answering.grading, "judge_instance", None)
+    repeats = getattr(answering.grading, "repeats", 1) if judge else 0
+    repeats = repeats if isinstance(repeats, int) and repeats > 0 else 1 if judge else 0
+    prompt_tokens = completion_tokens = judge_in = judge_out = 0
+    latency = 0.0
+    for prompt in prompts:
+        if prompt.id in measured:
+            given, answered, seconds, judge_calls = measured[prompt.id]
+            latency += seconds
+        else:
+            given, answered, judge_calls = estimate_tokens(prompt), output_guess, ()
+        prompt_tokens += given
+        completion_tokens += answered
+        for call in range(repeats):
+            known = judge_calls[call] if call < len(judge_calls) else None
+            if known is not None and known.input_tokens is not None and known.output_tokens is not None:
+                judge_in += known.input_tokens
+                judge_out += known.output_tokens
+            else:
+                judge_in += given + answered + JUDGE_INSTRUCTION_TOKENS
+                judge_out += JUDGE_OUTPUT_TOKENS
+    pricing = run_pricing(config, answering.bound, answering.grading)
+    cost, currency = _cost(
+        price_from_mapping(pricing.get("generator")), prompt_tokens, completion_tokens,
+        price_from_mapping(pricing.get("judge")) if repeats else None, judge_in, judge_out, bool(repeats),
+    )  # fmt: skip
+    concurrency = answering.concurrency
+    seconds = None
+    if measured:
+        # the unmeasured cases are assumed as slow as the measured ones on average
+        seconds = latency / len(measured) * len(prompts) / max(1, min(concurrency, len(prompts)))
+    return RunEstimate(
+        len(prompts), len(prompts), len(prompts) * repeats, prompt_tokens, completion_tokens, judge_in, judge_out,
+        cost, currency, seconds, concurrency, from_run, len(measured),
+    )  # fmt: skip
+
+
+def _cost(
+    price: Price | None, given: int, answered: int, judge_price: Price | None, judge_in: int, judge_out: int, judged: bool
+) -> tuple[Decimal | None, str | None]:
+    """The estimated cost and its currency; unknown without a price that would be paid, or when
+    generator and judge are priced in two currencies."""
+    if price is None or (judged and judge_price is None):
+        return None, price.currency if price is not None else None
+    cost = price.request_cost(given, answered)
+    if judged and judge_price is not None:
+        if judge_price.currency != price.currency:
+            return None, None
+        cost += judge_price.request_cost(judge_in, judge_out)
+    return cost, price.currency
+
+
+def estimate_set(
+    set_identifier: str,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    grader: str = "deterministic",
+    grader_options: Mapping[str, Any] | None = None,
+    config: Config | None = None,
+    database: str | None = None,
+    concurrency: int | None = None,
+    cwd: Path | None = None,
+) -> RunEstimate:
+    """Estimate a run of ``set_identifier`` (the arguments of :func:`evalkit.evaluate_set`) without
+    calling anything: the requests, the tokens, the cost and the time (see the module docstring).
+    An unknown set, grader or provider instance is refused as a run refuses it (a usage error)."""
+    from .. import hooks
+    from .answering import prompts as prompt_answering
+    from .library import opened
+
+    config = config if config is not None else load_config(cwd=cwd)
+    manager, _ = hooks.plugin_manager(())
+    source = prompt_answering.PromptSource(set_identifier, provider, model, grader, True, dict(grader_options or {}), None, concurrency)
+    answering, _notes = prompt_answering.prepare_prompts(source, config, manager)
+    url = resolve_database_url(database, config, cwd)
+    check_database_url(url)
+    if missing_store(url) is not None:  # an estimate never creates a store
+        return estimate_answering(answering, config, None)
+    with opened(url) as repository:
+        return estimate_answering(answering, config, repository)

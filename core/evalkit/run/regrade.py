@@ -1,0 +1,105 @@
+"""Re-grading a stored run: its answers graded again with the set's current checks (or another
+grader), stored as a new run linked to its source, without asking the model anything.
+
+The new run has the source's answers and serving identity and a new yardstick; it is compared like
+any run, but it is not an independent sample of the model, so it is never accepted as a baseline
+automatically. Only an answer to an unchanged prompt is reused (the digest of prompt and system
+prompt, :func:`evalkit.set_versions.prompt_digest`): an edited prompt's case is stored errored,
+saying so. A run whose answers were not stored in full (``metadata``: not kept; ``redacted``:
+scrubbed and cut) is refused, naming its privacy level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .. import hooks
+from ..answers import Answer, GenerationRequest
+from ..components import BoundGenerator
+from ..config import Config, load_config
+from ..errors import GenerationError, UsageError
+from ..runs import CaseResult
+from ..storage import check_database_url, resolve_database_url
+from ..tolerance import Tolerances
+from .lifecycle import execute
+from .outcome import Outcome
+from .plan import Gate, Observing, Placement, RunPlan
+
+__all__ = ["StoredAnswersOnly", "regrade_run"]
+
+
+class StoredAnswersOnly:
+    """The generator of a re-grade: it is never asked (every answer is the source run's); asking
+    it is a bug, and says so instead of reaching an endpoint."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+
+    def generate(self, request: GenerationRequest) -> Answer:
+        """Refuse: a re-grade never asks the model."""
+        raise GenerationError(f"a re-grade of run {self.run_id} never asks the model")
+
+
+def regrade_run(
+    run_id: str,
+    *,
+    grader: str | None = None,
+    grader_options: Mapping[str, Any] | None = None,
+    config: Config | None = None,
+    database: str | None = None,
+    tolerances: Tolerances | None = None,
+    gate: Any = None,
+    cwd: Path | None = None,
+    on_case: Callable[[CaseResult], None] | None = None,
+) -> Outcome:
+    """Grade the stored answers of run ``run_id`` again and store the result as a new run.
+
+    ``grader`` (default: the source run's) grades the answers with the set's current checks;
+    ``grader_options`` are its options (a judge grader's ``judge`` …: the judge is asked, and
+    paid for). ``tolerances`` and ``gate`` decide the comparison as for :func:`evaluate_set`.
+    Refused (a usage error, nothing stored) when the run is not in the store, is not a
+    prompt run, or its answers were not stored in full; and when its set is no longer installed.
+    """
+    from . import library
+    from .answering import prompts as prompt_answering
+    from .answering import spending
+
+    config = config if config is not None else load_config(cwd=cwd)
+    tolerances, gate = library._gating(config, tolerances, gate, "prompts")
+    url = resolve_database_url(database, config, cwd)
+    check_database_url(url)
+    with library.opened(url) as repository:
+        source = repository.get_run(run_id, with_cases=False)
+        if source is None:
+            raise UsageError(f"there is no run {run_id} in the store (see `evalkit history SET` for run ids)")
+        if source.kind.value != "prompts":
+            raise UsageError(f"run {run_id} is a {source.kind.value} run; only a prompt run's answers can be re-graded")
+        manager, hook_failures = hooks.plugin_manager(())
+        # The source's serving identity, so the new run joins its scope; a generator that is never asked.
+        bound = BoundGenerator(
+            StoredAnswersOnly(run_id), source.adapter or "stored", source.provider_instance, source.model_alias,
+            configured=source.identity is not None,
+        )  # fmt: skip
+        chosen = grader or source.grader
+        prepared = prompt_answering.PromptSource(source.set_identifier, None, None, chosen, True, dict(grader_options or {}), bound)
+        answering, notes = prompt_answering.prepare_prompts(prepared, config, manager)
+        stored = spending.stored_answers(repository, run_id, answering, only=True)
+        plan_of_spending = spending.SpendingPlan(stored=stored, reuse_kind="regrade")
+        answering = attrs.evolve(answering, spending=plan_of_spending)
+        notes.append(
+            f"Re-grading the stored answers of run {run_id} with grader {chosen}: the model is not asked, so this run "
+            "measures the grading, not the model (it is never accepted as a baseline automatically)."
+        )
+        plan = RunPlan(
+            answering,
+            Placement(None, False, None, None, source.privacy),
+            Gate(tolerances, None, False, settings=gate),
+            Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), None, on_case, None, True),
+            tuple(notes),
+            answers_reused=True,
+        )
+        return execute(plan, repository)

@@ -1,0 +1,361 @@
+"""Tokens, cost, budget, the answer cache and re-grading, end to end through the CLI against the
+chat-completions test server (which reports usage: one token a word)."""
+
+from __future__ import annotations
+
+import shlex
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_openai_runs import arithmetic, completions, configure
+
+PRICES = "price_per_million_input = 1000\nprice_per_million_output = 2000\ncurrency = \"EUR\""
+
+
+def priced(project: Path, server, *, extra: str = "", privacy: str | None = "full", cache: str = "") -> dict[str, str]:
+    env = configure(project, server, privacy=privacy, extra=PRICES + ("\n" + extra if extra else ""))
+    if cache:
+        with (project / "evalkit.toml").open("a") as config:
+            config.write(cache)
+    return env
+
+
+def expected_cost(server) -> str:
+    """What the server's usage costs at PRICES: one token a word (its own rule)."""
+    total = Decimal(0)
+    for request in completions(server):
+        prompt = sum(len(m["content"].split()) for m in request.body["messages"])
+        answer = arithmetic(request.body)
+        total += (Decimal(1000) * prompt + Decimal(2000) * len(answer.split())) / Decimal(1_000_000)
+    return str(total)
+
+
+def test_a_run_sums_its_usage_and_cost_in_the_summary_json_show_history_compare_and_reports(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    first = evalkit_cli("run", "arith.basic", "--provider", "prod", "--json", env=env)
+    assert first.code == 0, first.stderr
+    document = first.json()
+    spend = document["spend"]
+    assert spend["currency"] == "EUR" and spend["cost"] == expected_cost(chat_server)
+    assert spend["generator"]["requests"] == len(completions(chat_server)) == document["case_count"]
+    assert spend["generator"]["prompt_tokens"] > 0 and spend["generator"]["completion_tokens"] > 0
+    case = document["cases"][0]
+    assert case["usage"]["prompt_tokens"] > 0 and case["usage"]["total_tokens"] == case["usage"]["prompt_tokens"] + case["usage"]["completion_tokens"]
+
+    text = evalkit_cli("run", "arith.basic", "--provider", "prod", env=env)
+    assert text.code == 0, text.stderr
+    assert "Tokens:     " in text.stdout and f"Cost:       {spend['cost'].rstrip('0')} EUR" in text.stdout
+    run_ids = [document["run_id"], None]
+    shown = evalkit_cli("show", document["run_id"], env=env)
+    assert shown.code == 0 and "Cost:       " in shown.stdout and " EUR" in shown.stdout
+    history = evalkit_cli("history", "arith.basic", env=env)
+    assert history.code == 0 and "Cost" in history.stdout and "EUR" in history.stdout, history.stdout
+    history_json = evalkit_cli("history", "arith.basic", "--json", env=env).json()
+    assert all(run["spend"]["currency"] == "EUR" for run in history_json["runs"])
+    run_ids[1] = history_json["runs"][0]["run_id"]
+    compared = evalkit_cli("compare", run_ids[0], run_ids[1], env=env)
+    assert compared.code in (0, 1) and "Cost" in compared.stdout and "+0 EUR" in compared.stdout, compared.stdout
+    compared_json = evalkit_cli("compare", run_ids[0], run_ids[1], "--json", env=env).json()
+    cost = compared_json["cost"]
+    assert (cost["baseline"], cost["run"], cost["currency"]) == (spend["cost"], spend["cost"], "EUR") and Decimal(cost["delta"]) == 0
+    for fmt in ("markdown", "html", "junit", "json"):
+        out = project / f"report.{fmt}"
+        reported = evalkit_cli("report", run_ids[0], "--format", fmt, "--output", str(out), env=env)
+        assert reported.code == 0, reported.stderr
+        assert "EUR" in out.read_text(), fmt
+
+
+def test_an_unpriced_instance_reads_unknown_never_zero(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--json", env=env)
+    assert result.code == 0, result.stderr
+    spend = result.json()["spend"]
+    assert spend["cost"] is None and spend["currency"] is None and spend["generator"]["prompt_tokens"] > 0
+    text = evalkit_cli("run", "arith.basic", "--provider", "prod", env=env)
+    assert "Cost:       unknown" in text.stdout and "0 USD" not in text.stdout
+    history = evalkit_cli("history", "arith.basic", env=env)
+    assert "unknown" in history.stdout
+
+
+def resume_words(output: str) -> list[str]:
+    """The resume command a stopped run printed, as arguments for the CLI (without ``evalkit``)."""
+    line = next(line for line in output.splitlines() if "resume it with: " in line)
+    words = shlex.split(line.split("resume it with: ", 1)[1])
+    assert words[0] == "evalkit"
+    return words[1:]
+
+
+def test_a_budget_stops_the_run_before_it_is_passed_and_the_printed_command_resumes_it(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--budget", "0.03", env=env)
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    asked = len(completions(chat_server))
+    assert 0 < asked < 6
+    output = stopped.stdout + stopped.stderr
+    assert f"budget reached after {asked} of 6 cases" in output
+    assert "Status:     incomplete" in stopped.stdout
+    words = resume_words(output)
+    assert words[:3] == ["run", "arith.basic", "--resume"] and "--provider" in words and "--budget" in words
+    assert Decimal(words[words.index("--budget") + 1]) > Decimal("0.03")
+    shown = evalkit_cli("show", words[3], "--json", env=env).json()
+    assert Decimal(shown["spend"]["cost"]) <= Decimal("0.03"), "the budget is never passed"
+    assert shown["status"] == "incomplete" and len(shown["cases"]) == asked
+
+    resumed = evalkit_cli(*words, env=env)
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    assert len(completions(chat_server)) == 6, "the resume asks only for the cases the budget left out"
+    whole = evalkit_cli("show", words[3], "--json", env=env).json()
+    assert whole["status"] == "complete" and whole["spend"]["generator"]["requests"] == 6
+    assert whole["spend"]["cost"] == expected_cost(chat_server)
+
+
+def test_max_requests_stops_after_n_requests_with_exit_3(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "prod", "--max-requests", "2", "--json", env=env)
+    assert stopped.code == 3, stopped.stderr
+    assert len(completions(chat_server)) == 2
+    document = stopped.json()
+    assert document["status"] == "incomplete"
+    words = resume_words("\n".join(document.get("notes", [])) + stopped.stderr)
+    assert words[words.index("--max-requests") + 1] == "6"
+    assert evalkit_cli(*words, env=env).code == 0 and len(completions(chat_server)) == 6
+
+
+def test_a_budget_without_prices_is_refused_before_anything_is_sent(evalkit_cli, project, chat_server) -> None:
+    env = configure(project, chat_server)
+    refused = evalkit_cli("run", "arith.basic", "--provider", "prod", "--budget", "1", env=env)
+    assert refused.code == 2 and "price_per_million_input" in refused.stderr and "[providers.prod]" in refused.stderr
+    assert completions(chat_server) == []
+    bad = evalkit_cli("run", "arith.basic", "--provider", "prod", "--budget", "-1", env=env)
+    assert bad.code == 2 and "--budget" in bad.stderr
+
+
+def test_the_cache_answers_only_an_identical_request_and_a_cached_run_is_marked_and_never_a_baseline(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    first = evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", "--json", env=env)
+    assert first.code == 0, first.stderr
+    assert len(completions(chat_server)) == 6 and first.json()["spend"]["answers_from_cache"] == 0
+    again = evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", env=env)
+    assert again.code == 0, again.stderr
+    assert len(completions(chat_server)) == 6, "an identical request is answered from the cache"
+    assert "All 6 answers came from the answer cache" in again.stdout and "Reused:     6 from the answer cache" in again.stdout
+    assert "recorded as the baseline" not in again.stdout
+    runs = evalkit_cli("history", "arith.basic", "--json", env=env).json()["runs"]
+    cached = runs[0]
+    assert cached["answers_reused"] == "cache:all" and not cached["accepted"], "a run made from the cache is never accepted by itself"
+    assert all(case["answer_source"] == "cache" for case in evalkit_cli("show", cached["run_id"], "--json", env=env).json()["cases"])
+    assert cached["spend"]["cost"] == "0", "no request, no cost"
+    stats = evalkit_cli("cache", "stats", "--json", env=env).json()
+    assert stats["entries"] == 6 and stats["per_instance"] == {"prod": 6}
+    # without --cache nothing is read from it
+    plain = evalkit_cli("run", "arith.basic", "--provider", "prod", env=env)
+    assert plain.code == 0 and len(completions(chat_server)) == 12
+    cleared = evalkit_cli("cache", "clear", env=env)
+    assert cleared.code == 0 and "Removed 6 cached answers" in cleared.stdout
+    assert evalkit_cli("cache", "stats", "--json", env=env).json()["entries"] == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "config_extra", "args"),
+    [
+        ("the model alias", "", ("--model", "gpt-other")),
+        ("the temperature", "temperature = 0.5", ()),
+        ("the temperature written as a float", "temperature = 0.0", ()),
+        ("max_tokens", "max_tokens = 7", ()),
+        ("a header", 'extra_headers = { "X-Tenant" = "b" }', ()),
+        ("the endpoint", None, ()),
+    ],
+)
+def test_a_changed_request_never_hits_an_old_cache_entry(evalkit_cli, project, chat_server, change, config_extra, args) -> None:
+    from tests.support.chat_server import ChatServer
+
+    chat_server.responder = arithmetic
+    base = "temperature = 0"
+    env = priced(project, chat_server, extra=base)
+    assert evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", env=env).code == 0
+    assert len(completions(chat_server)) == 6
+    if config_extra is None:  # another endpoint behind the same instance name
+        with ChatServer(responder=arithmetic) as other:
+            env = priced(project, other, extra=base)
+            changed = evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", *args, env=env)
+            assert changed.code == 0, changed.stderr
+            assert len(completions(other)) == 6, f"{change}: every request is asked again"
+        return
+    text = (project / "evalkit.toml").read_text()
+    if config_extra.startswith("extra_headers"):
+        text = text.replace('extra_headers = { "X-Gateway-Token"', 'extra_headers = { "X-Tenant" = "b", "X-Gateway-Token"')
+    else:
+        text = text.replace(base, config_extra)
+    (project / "evalkit.toml").write_text(text)
+    changed = evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", *args, env=env)
+    assert changed.code == 0, changed.stderr
+    assert len(completions(chat_server)) == 12, f"{change}: every request is asked again"
+
+
+def test_cache_below_full_privacy_is_refused_unless_the_config_allows_it(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, privacy="redacted")
+    refused = evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", env=env)
+    assert refused.code == 2 and '"redacted"' in refused.stderr and "[cache] enabled = true" in refused.stderr
+    assert completions(chat_server) == []
+    env = priced(project, chat_server, privacy="redacted", cache="[cache]\nenabled = true\n")
+    allowed = evalkit_cli("run", "arith.basic", "--provider", "prod", env=env)
+    assert allowed.code == 0, allowed.stderr
+    assert evalkit_cli("cache", "stats", "--json", env=env).json()["entries"] == 6, "[cache] enabled = true turns it on"
+    assert evalkit_cli("run", "arith.basic", "--provider", "prod", "--no-cache", env=env).code == 0
+    assert len(completions(chat_server)) == 12, "--no-cache neither reads nor writes it"
+
+
+CAPITALS = """\
+identifier: myapp.capitals
+name: Capitals
+prompts:
+  - id: france
+    prompt: What is the capital of France?
+    assertions:
+      - contains: {france}
+  - id: spain
+    prompt: What is the capital of Spain?
+    assertions:
+      - contains: Madrid
+"""
+
+
+def capitals(project: Path, server, *, france: str = "Paris", spain_prompt: str | None = None, privacy: str = "full") -> dict[str, str]:
+    env = configure(project, server, privacy=privacy, extra=PRICES)
+    with (project / "evalkit.toml").open("a") as config:
+        config.write('[sets]\npaths = ["evals/*.yaml"]\n')
+    text = CAPITALS.format(france=france)
+    if spain_prompt is not None:
+        text = text.replace("What is the capital of Spain?", spain_prompt)
+    (project / "evals").mkdir(exist_ok=True)
+    (project / "evals" / "capitals.yaml").write_text(text)
+    return env
+
+
+def answer_capitals(body) -> str:
+    question = body["messages"][-1]["content"]
+    return "Paris" if "France" in question else "Madrid" if "Spain" in question else "no idea"
+
+
+def test_regrade_gives_the_new_verdict_of_a_changed_check_without_a_single_request(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = answer_capitals
+    env = capitals(project, chat_server)
+    first = evalkit_cli("run", "myapp.capitals", "--provider", "prod", "--json", env=env)
+    assert first.code == 0, first.stderr
+    source = first.json()["run_id"]
+    requests = len(chat_server.requests)
+    assert first.json()["pass_rate"] == 1.0
+
+    capitals(project, chat_server, france="Lyon")  # the check changed; the prompt did not
+    regraded = evalkit_cli("regrade", source, "--json", env=env)
+    assert regraded.code == 0, regraded.stderr
+    assert len(chat_server.requests) == requests, "not a single request reaches the server"
+    document = regraded.json()
+    assert document["run_id"] != source and document["source_run_id"] == source and document["answers_reused"] == "regrade"
+    cases = {case["id"]: case for case in document["cases"]}
+    assert not cases["france"]["passed"] and cases["spain"]["passed"]
+    assert {case["answer_source"] for case in cases.values()} == {f"run:{source}"}
+    assert document["spend"]["generator"]["requests"] == 0 and document["spend"]["cost"] == "0"
+    assert document["verdict"]["state"] != "baseline" or not document.get("accepted")
+    text = evalkit_cli("regrade", source, "--fail-on-new-failures", env=env)
+    assert text.code == 1 and "Re-grading the stored answers of run" in text.stdout
+    assert "france: pass → FAIL" in text.stdout and f"run {source} stays the baseline" in text.stdout
+    assert len(chat_server.requests) == requests
+
+
+def test_regrade_reuses_no_answer_to_an_edited_prompt_and_refuses_a_run_not_stored_in_full(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = answer_capitals
+    env = capitals(project, chat_server)
+    source = evalkit_cli("run", "myapp.capitals", "--provider", "prod", "--json", env=env).json()["run_id"]
+    requests = len(chat_server.requests)
+    capitals(project, chat_server, spain_prompt="Name the capital city of Spain.")
+    regraded = evalkit_cli("regrade", source, "--json", env=env)
+    assert regraded.code == 3, regraded.stderr
+    cases = {case["id"]: case for case in regraded.json()["cases"]}
+    assert cases["france"]["passed"] and "the prompt changed" in cases["spain"]["error"]
+    assert len(chat_server.requests) == requests
+
+    env = capitals(project, chat_server, privacy="redacted")
+    redacted = evalkit_cli("run", "myapp.capitals", "--provider", "prod", "--json", env=env).json()["run_id"]
+    refused = evalkit_cli("regrade", redacted, env=env)
+    assert refused.code == 2 and '"redacted"' in refused.stderr and "--privacy full" in refused.stderr
+    missing = evalkit_cli("regrade", "no-such-run", env=env)
+    assert missing.code == 2 and "no-such-run" in missing.stderr
+
+
+def test_answers_from_reuses_a_stored_runs_answers_and_asks_only_for_the_rest(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = answer_capitals
+    env = capitals(project, chat_server)
+    source = evalkit_cli("run", "myapp.capitals", "--provider", "prod", "--json", env=env).json()["run_id"]
+    before = len(completions(chat_server))
+    capitals(project, chat_server, spain_prompt="Name the capital city of Spain.")
+    mixed = evalkit_cli("run", "myapp.capitals", "--provider", "prod", "--answers-from", source, "--json", env=env)
+    assert mixed.code == 0, mixed.stderr
+    assert len(completions(chat_server)) == before + 1, "only the edited prompt is asked again"
+    cases = {case["id"]: case for case in mixed.json()["cases"]}
+    assert cases["france"]["answer_source"] == f"run:{source}" and cases["spain"]["answer_source"] is None
+
+
+def test_a_429_storm_ends_with_every_case_answered_and_the_back_off_in_the_notes(evalkit_cli, project, chat_server) -> None:
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    for number in range(2, 8):  # request 1 is the free readiness probe; the first six completions get a 429
+        chat_server.fail_at(number, Fault.rate_limited(retry_after="0"))
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "6", "--json", env=env)
+    assert result.code == 0, result.stderr
+    document = result.json()
+    assert document["status"] == "complete" and document["pass_rate"] == 1.0
+    assert len(completions(chat_server)) == 12
+    noted = [note for note in document["notes"] if note.startswith("concurrency lowered to ")]
+    assert noted and "after 6 429s" in noted[0], document["notes"]
+    assert document["metrics"]["rate_limits"] == noted
+
+
+def test_shards_of_one_run_share_its_budget_through_the_store(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    # each request costs about 0.012 EUR (10 prompt tokens, 1 completion token)
+    first = evalkit_cli(
+        "run", "arith.basic", "--provider", "prod", "--shard", "1/2", "--run-id", "shared", "--concurrency", "1", "--budget", "0.05",
+        "--database", f"sqlite:///{project / '.evalkit' / 'results.db'}", env=env,
+    )  # fmt: skip
+    first_asked = len(completions(chat_server))
+    assert first_asked == 3, first.stdout + first.stderr
+    second = evalkit_cli(
+        "run", "arith.basic", "--provider", "prod", "--shard", "2/2", "--run-id", "shared", "--concurrency", "1", "--budget", "0.05",
+        "--database", f"sqlite:///{project / '.evalkit' / 'results.db'}", env=env,
+    )  # fmt: skip
+    assert second.code == 3, second.stdout + second.stderr
+    asked = len(completions(chat_server))
+    # alone, the second shard's three cases (about 0.036 EUR) would fit in 0.05
+    assert asked - first_asked < 3, "the second shard starts from what the first one spent"
+    assert "budget reached after" in second.stdout
+    spend = evalkit_cli("show", "shared", "--json", env=env).json()["spend"]
+    assert Decimal(spend["cost"]) <= Decimal("0.05") and spend["generator"]["requests"] == asked
+
+
+def test_plan_estimates_requests_tokens_and_cost_from_the_last_run_before_anything_is_sent(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    fresh = evalkit_cli("plan", "arith.basic", "--provider", "prod", "--json", env=env)
+    assert fresh.code == 0, fresh.stderr
+    guessed = fresh.json()["estimate"]
+    assert guessed["generator_requests"] == 6 and guessed["from_run"] is None and guessed["measured_cases"] == 0
+    assert guessed["cost"] is not None and guessed["currency"] == "EUR"
+    assert chat_server.request_count == 0 and not (project / ".evalkit").exists(), "a plan sends nothing and stores nothing"
+    run = evalkit_cli("run", "arith.basic", "--provider", "prod", "--json", env=env).json()
+    planned = evalkit_cli("plan", "arith.basic", "--provider", "prod", env=env)
+    assert f"(estimated from the stored usage of run {run['run_id']} for 6 cases)" in planned.stdout, planned.stdout
+    assert "Requests:   6 to the generator, 0 to a judge" in planned.stdout and "Cost:       unknown" not in planned.stdout
+    measured = evalkit_cli("plan", "arith.basic", "--provider", "prod", "--json", env=env).json()["estimate"]
+    assert measured["cost"] == run["spend"]["cost"], "the last run's usage, priced the same, costs what it cost"

@@ -1,0 +1,98 @@
+"""Prices, amounts, the answer cache's key and the rules of reuse (evalkit.costs, evalkit.answer_cache,
+evalkit.run.answering.spending); end to end through the CLI in tests/cli/test_costs.py."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from types import SimpleNamespace
+
+import attrs
+import pytest
+from evalkit.answer_cache import request_key, serving_side
+from evalkit.answers import GenerationRequest, Usage
+from evalkit.config import Config
+from evalkit.costs import Price, RunSpend, add_costs, cost_of, format_amount, parse_amount
+from evalkit.errors import UsageError
+from evalkit.run.answering.spending import SpendGuard, SpendingRequest, cache_allowed, prepare_spending
+
+
+def test_amounts_are_exact_and_an_unknown_one_is_never_zero() -> None:
+    price = Price(0.15, 0.6)
+    assert price.input == Decimal("0.15") and price.currency == "USD"
+    assert sum((price.request_cost(1000, 1000) for _ in range(1000)), Decimal(0)) == Decimal("0.75")
+    assert cost_of(Usage(input_tokens=10, output_tokens=None), price) is None
+    assert cost_of(Usage(input_tokens=10, output_tokens=5), None) is None
+    assert add_costs([Decimal(1), None]) is None and add_costs([]) == 0
+    assert format_amount(None, "USD") == "unknown" and format_amount(Decimal("0.00420"), "EUR") == "0.0042 EUR"
+    assert format_amount(Decimal(0), "USD") == "0 USD"
+    with pytest.raises(ValueError):
+        parse_amount("-1")
+    with pytest.raises(ValueError):
+        parse_amount("NaN")
+
+
+def test_a_run_with_an_unpriced_judge_has_an_unknown_cost() -> None:
+    spend = RunSpend.priced({"generator": Price(1, 2).as_mapping(), "judge": None})
+    spend.add_case(Usage(input_tokens=10, output_tokens=5), [Usage(input_tokens=3, output_tokens=1)], None)
+    assert spend.generator.cost == Decimal("0.00002") and spend.cost is None and spend.document()["cost"] is None
+    cached = RunSpend.priced({"generator": Price(1, 2).as_mapping()})
+    cached.add_case(Usage(input_tokens=10, output_tokens=5), (), "cache")
+    assert cached.cost == 0 and cached.from_cache == 1 and cached.generator.requests == 0
+
+
+def test_the_cache_key_changes_with_everything_that_shapes_an_answer_and_nothing_else() -> None:
+    serving = serving_side("prod", "openai", "gpt", {"base_url": "http://a/v1", "temperature": 0, "timeout": 5})
+    request = GenerationRequest(prompt="What is 2 + 2?", system_prompt=None, model="gpt", case_id="a")
+    key = request_key(serving, request)
+    assert key == request_key(serving_side("prod", "openai", "gpt", {"base_url": "http://a/v1", "temperature": 0, "timeout": 60}), request)
+    changed = [
+        request_key(serving_side("other", "openai", "gpt", {"base_url": "http://a/v1", "temperature": 0}), request),
+        request_key(serving_side("prod", "openai", "gpt-2", {"base_url": "http://a/v1", "temperature": 0}), request),
+        request_key(serving_side("prod", "openai", "gpt", {"base_url": "http://b/v1", "temperature": 0}), request),
+        request_key(serving_side("prod", "openai", "gpt", {"base_url": "http://a/v1", "temperature": 0.0}), request),
+        request_key(serving, attrs.evolve(request, prompt="What is 2 + 3?")),
+        request_key(serving, attrs.evolve(request, system_prompt="Be brief.")),
+        request_key(serving, attrs.evolve(request, temperature=0.5)),
+        request_key(serving, attrs.evolve(request, max_tokens=5)),
+    ]
+    assert key not in changed and len(set(changed)) == len(changed)
+
+
+def test_repeats_neither_read_nor_write_the_cache() -> None:
+    assert cache_allowed(True, 1) and not cache_allowed(True, 2) and not cache_allowed(False, 1)
+    bound = SimpleNamespace(instance="prod", adapter="openai", alias="gpt", configured=True, generator=SimpleNamespace(max_tokens=None))
+    answering = SimpleNamespace(bound=bound, pricing={})
+    plan, notes = prepare_spending(answering, Config(), "full", SpendingRequest(cache=True, repeats=3), repository=None)
+    assert plan is None and any("repeats must be independent" in note for note in notes)
+
+
+def test_cache_below_full_privacy_needs_the_config_to_say_so() -> None:
+    bound = SimpleNamespace(instance="prod", adapter="openai", alias="gpt", configured=True, generator=SimpleNamespace(max_tokens=None))
+    with pytest.raises(UsageError, match='"metadata"'):
+        prepare_spending(SimpleNamespace(bound=bound, pricing={}), Config(), "metadata", SpendingRequest(cache=True), repository=None)
+
+
+def test_a_budget_guard_waits_for_requests_in_flight_and_stops_only_when_nothing_is() -> None:
+    prompt = SimpleNamespace(prompt="x" * 40, system_prompt=None)
+    guard = SpendGuard(Decimal("0.03"), None, Price(1000, 2000), output_tokens=1)
+    first = guard.admit(prompt)
+    assert isinstance(first, Decimal) and first == Decimal("0.016")
+    assert guard.admit(prompt) == "wait", "the first request's estimate is in flight"
+    answered = SimpleNamespace(usage=Usage(input_tokens=10, output_tokens=1), judge_usage=())
+    guard.settle(first, answered)
+    assert guard.spent == Decimal("0.012")
+    second = guard.admit(prompt)
+    assert second == Decimal("0.016") and guard.admit(prompt) == "wait"
+    guard.settle(second, answered)
+    assert guard.admit(prompt) is None and guard.stopped == "budget reached", "0.024 spent + 0.016 would pass 0.03"
+    limited = SpendGuard(None, 1, None)
+    assert limited.admit(prompt) == 0 and limited.admit(prompt) is None and limited.stopped == "--max-requests 1 reached"
+
+
+def test_usage_keeps_total_and_cached_prompt_tokens_where_the_endpoint_reports_them() -> None:
+    reported = {"prompt_tokens": 120, "completion_tokens": 8, "total_tokens": 128, "prompt_tokens_details": {"cached_tokens": 100}}
+    assert Usage.coerce(reported) == Usage(input_tokens=120, output_tokens=8, total_tokens=128, cached_input_tokens=100)
+    assert Usage.coerce({"prompt_tokens": 3, "completion_tokens": 1}).cached_input_tokens is None, "not reported is None, never 0"
+    spend = RunSpend.priced({"generator": Price(1, 1).as_mapping()})
+    spend.add_case(Usage.coerce(reported), (), None)
+    assert spend.document()["generator"]["cached_prompt_tokens"] == 100 and spend.generator.total_tokens == 128
