@@ -214,6 +214,8 @@ class _Answerer:
                 extras.reused += 1
         latency = time.perf_counter() - started
         grading = await self._grade(prompt, reply)
+        if self.job.judge_gate is not None:
+            grading = self.job.judge_gate.apply(grading)
         case = CaseResult.from_grading(
             prompt.id,
             grading,
