@@ -73,7 +73,7 @@ def test_a_bad_option_is_the_command_lines_usage_error() -> None:
 def test_every_gate_key_is_declared_once_in_the_schema() -> None:
     assert SCHEMA["gate"].keys is GATE_KEYS
     assert set(GATE_KEYS) == {
-        "method", "alpha", "max_pass_rate_drop", "max_mean_score_drop", "max_regressed_cases", "quarantine",
+        "method", "alpha", "max_pass_rate_drop", "max_mean_score_drop", "max_regressed_cases", "quarantine", "min_judge_kappa",
         "max_top1_drop", "max_top3_drop", "max_mrr_drop", "max_recall_drop", "max_ndcg_drop",
     }  # fmt: skip
 

@@ -36,6 +36,7 @@ __all__ = [
     "Generator",
     "Grader",
     "JudgeGrader",
+    "JudgeTemperature",
     "ReadinessCheck",
     "RubricJudging",
     "RunMetricsSource",
@@ -215,6 +216,17 @@ class RubricJudging(Protocol):
     def with_rubric_judge(self, config: Config, under_test: BoundGenerator, rubric_prompts: Sequence[str]) -> Any:
         """The grader that also judges rubric checks; raise :class:`evalkit.errors.UsageError`
         naming ``rubric_prompts`` when no judge is configured or the one named cannot be used."""
+        ...
+
+
+@runtime_checkable
+class JudgeTemperature(Protocol):
+    """A grader whose judge samples at a set temperature: with the yardstick its gradings carry,
+    the judge's identity in calibration records (see :mod:`evalkit.judge_gate`)."""
+
+    @property
+    def judge_temperature(self) -> float:
+        """The judge's sampling temperature."""
         ...
 
 

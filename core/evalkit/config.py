@@ -129,6 +129,9 @@ class Config:
     #: Seconds a set provider may take to return its sets; one that outlives it is a failed provider.
     set_load_timeout: float = DEFAULT_SET_LOAD_TIMEOUT_S
     hook_timeout: float = DEFAULT_HOOK_TIMEOUT_S
+    #: ``[gate] min_judge_kappa``: a judge whose newest calibration κ is below it is advisory
+    #: (``None``, the default: every judge gates, see :mod:`evalkit.judge_gate`).
+    min_judge_kappa: float | None = None
     providers: Mapping[str, ProviderInstance] = attrs.Factory(dict)
     deployments: Mapping[str, Mapping[str, Mapping[str, Any]]] = attrs.Factory(dict)
     raw: Mapping[str, Any] = attrs.Factory(dict)
@@ -229,6 +232,19 @@ def _seconds(value: Any, what: str) -> float:
     """``value`` as a time limit in seconds: a number above 0 and at most :data:`MAX_ANSWER_TIMEOUT_S`."""
     if not (finite_number(value) and 0 < value <= MAX_ANSWER_TIMEOUT_S):
         raise ConfigError(f"{what} must be a number of seconds above 0 and at most {MAX_ANSWER_TIMEOUT_S}, got {short_repr(value)}")
+    return float(value)
+
+
+def _min_judge_kappa(table: Any, where: str) -> float | None:
+    """``[gate] min_judge_kappa``: a number from -1 to 1, or absent (the table's keys are checked by
+    the configuration's schema)."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where}: [gate] must be a table")
+    value = table.get("min_judge_kappa")
+    if value is None:
+        return None
+    if not (finite_number(value) and -1 <= value <= 1):
+        raise ConfigError(f"{where}: [gate] min_judge_kappa must be a number from -1 to 1 (Cohen's κ), got {short_repr(value)}")
     return float(value)
 
 
@@ -409,6 +425,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         grade_timeout=grade_timeout,
         set_load_timeout=set_load_timeout,
         hook_timeout=hook_timeout,
+        min_judge_kappa=_min_judge_kappa(data.get("gate", {}), where),
         providers=providers,
         deployments=deployments,
         raw=data,

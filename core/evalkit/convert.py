@@ -11,6 +11,7 @@ from cattrs.gen import make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
 
 from .answers import Answer, ServingIdentity
+from .grading import Check
 from .prompts import Assertion, GoldenPrompt, PromptStream
 from .runs import CaseResult
 
@@ -21,6 +22,20 @@ T = TypeVar("T")
 converter: cattrs.Converter = make_converter(omit_if_default=False)
 converter.register_unstructure_hook(Fraction, float)
 converter.register_structure_hook(Fraction, lambda value, _: Fraction(value))
+
+
+def _check_data(check: Check) -> dict[str, Any]:
+    """A check as JSON: ``judged`` and ``advisory`` only when set, so a document of checks no
+    judge decided reads as it did before the flags existed."""
+    data: dict[str, Any] = {"name": check.name, "passed": check.passed, "error": check.error, "detail": check.detail}
+    if check.judged:
+        data["judged"] = True
+    if check.advisory:
+        data["advisory"] = True
+    return data
+
+
+converter.register_unstructure_hook(Check, _check_data)
 # A streamed set's prompts as the list a tuple of them gives: the same JSON either way.
 converter.register_unstructure_hook(PromptStream, lambda stream: [converter.unstructure(p) for p in stream])
 # The fields conversations and tools added are left out while they hold their defaults, so a prompt

@@ -77,6 +77,7 @@ GATE_KEYS: Mapping[str, str] = {
     "max_mean_score_drop": "largest accepted drop of a prompt run's mean score, 0..1 (default 0.1)",
     "max_regressed_cases": "the most cases that may pass in the baseline and fail now (unset: no cap)",
     "quarantine": "case ids kept out of the gate (still reported)",
+    "min_judge_kappa": "a judge's checks gate only once its newest calibration κ reaches this, -1..1 (unset: every judge gates)",
     "max_top1_drop": "largest accepted drop of a retrieval run's hit@1, 0..1 (default 0.1)",
     "max_top3_drop": "largest accepted drop of a retrieval run's hit@3, 0..1 (default 0.1)",
     "max_mrr_drop": "largest accepted drop of MRR@k, 0..1 (unset: reported, not gated)",

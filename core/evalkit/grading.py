@@ -60,12 +60,20 @@ class Check:
 
     ``error`` is set when the check could not be evaluated (a regex that ran out of time, an
     answer without the citations the check needs); such a check never holds.
+
+    ``judged`` says a judge model decided it (a rubric check, a decision or groundedness verdict):
+    the grader sets it. ``advisory`` says the check does not gate: the kernel sets it on a judged
+    check whose judge has no calibration reaching ``[gate] min_judge_kappa`` (see
+    :mod:`evalkit.judge_gate`); it is stored and shown, and left out of the case's pass and score.
     """
 
     name: str
     passed: bool
     error: str | None = None
     detail: str | None = None
+    # Left out of the repr, which messages quote (a broken check is named as it always was).
+    judged: bool = attrs.field(default=False, repr=False)
+    advisory: bool = attrs.field(default=False, repr=False)
 
 
 def _checks(value: Iterable[Check] | Mapping[str, bool] | None) -> tuple[Check, ...]:
@@ -116,7 +124,8 @@ def grading_problems(grading: object) -> list[str]:
     grading, like one that raised: ``<grader>:failed``, never a pass) and the contract kit
     (:func:`evalkit.testing.check_grader`) to a grader's gradings. A :class:`Grading`; a finite
     score in 0..1; ``passed`` exactly ``True`` or ``False`` (``"no"`` is not false enough); checks
-    with a non-empty name and a bool ``passed`` (``error`` and ``detail`` text or ``None``); a
+    with a non-empty name and a bool ``passed`` (``error`` and ``detail`` text or ``None``, ``judged`` a
+    bool, ``advisory`` left ``False``: the kernel sets it); a
     non-empty yardstick of at most :data:`MAX_YARDSTICK_CHARS` characters; ``error`` text or
     ``None``; ``detail`` ``None`` or a mapping that can be written as JSON.
     """
@@ -137,6 +146,8 @@ def grading_problems(grading: object) -> list[str]:
             problems.append(f"check {short_repr(check.name)}: passed must be True or False, got {short_repr(check.passed)}")
         elif not isinstance(check.error, (str, type(None))) or not isinstance(check.detail, (str, type(None))):
             problems.append(f"check {short_repr(check.name)}: error and detail must be text or None")
+        elif not isinstance(check.judged, bool) or check.advisory is not False:
+            problems.append(f"check {short_repr(check.name)}: judged must be True or False, and advisory is the kernel's to set")
     yardstick = grading.yardstick
     if not isinstance(yardstick, str) or not yardstick or len(yardstick) > MAX_YARDSTICK_CHARS:
         shown = f"{len(yardstick):,} characters" if isinstance(yardstick, str) and yardstick else short_repr(yardstick)

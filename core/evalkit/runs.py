@@ -107,8 +107,9 @@ class CaseResult:
 
     @property
     def needs_a_look(self) -> bool:
-        """True when the case failed, errored, is unstable or flaky: what a run's table lists by default."""
-        return not self.passed or self.unstable or self.flaky
+        """True when the case failed, errored, is unstable, flaky or failed an advisory check (a
+        judge's verdict that does not gate, :mod:`evalkit.judge_gate`): what a run's table lists by default."""
+        return not self.passed or self.unstable or self.flaky or any(c.advisory and not c.passed for c in self.checks)
 
     @property
     def answers(self) -> int:

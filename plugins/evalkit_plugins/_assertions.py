@@ -68,7 +68,7 @@ class AssertionGrader:
             check = (decided or {}).get(index) or evaluate(assertion, answer, self.assertion_kinds)
             count = seen[check.name] = seen.get(check.name, 0) + 1
             if count > 1:
-                check = Check(f"{check.name}#{count}", check.passed, check.error, check.detail)
+                check = attrs.evolve(check, name=f"{check.name}#{count}")  # keeps every other field (judged)
             checks.append(check)
         return tuple(checks)
 

@@ -149,6 +149,11 @@ class JudgeGraderBase(abc.ABC):
         self._slots: asyncio.Semaphore | None = None
 
     @property
+    def judge_temperature(self) -> float:
+        """The judge's sampling temperature (part of its identity in calibration records)."""
+        return self.temperature
+
+    @property
     def judge_instance(self) -> str | None:
         """The bound judge instance's name (``None`` before :meth:`bind_judge`)."""
         return self._bound.instance if self._bound is not None else None
@@ -338,7 +343,7 @@ class JudgeGraderBase(abc.ABC):
         return Grading(
             float(score),
             passed,
-            (Check(self.check_name, passed, detail=self.summary(verdicts, score)), *self._verdict_checks(verdicts)),
+            (Check(self.check_name, passed, detail=self.summary(verdicts, score), judged=True), *self._verdict_checks(verdicts)),
             yardstick=f"{self.name}:{self._bound.instance}:{model}:v{self.prompt.version}",
             detail=self._detail(verdicts, model),
         )
@@ -423,13 +428,13 @@ class JudgeGraderBase(abc.ABC):
         if self.repeats == 1 or not verdicts:
             return ()
         checks = [
-            Check(verdict_check_name(i, self.repeats, v.label), self.passes(v.score), detail=v.text)
+            Check(verdict_check_name(i, self.repeats, v.label), self.passes(v.score), detail=v.text, judged=True)
             for i, v in enumerate(verdicts, start=1)
         ]
         if agreement:
             labels = ", ".join(v.label for v in verdicts)
             agreed = len({v.value for v in verdicts}) == 1
-            checks.append(Check(AGREEMENT_CHECK, agreed, detail=f"{len(verdicts)} verdicts: {labels}"))
+            checks.append(Check(AGREEMENT_CHECK, agreed, detail=f"{len(verdicts)} verdicts: {labels}", judged=True))
         return tuple(checks)
 
     def _detail(self, verdicts: Sequence[JudgeVerdict], model: str | None) -> dict[str, Any]:

@@ -222,6 +222,11 @@ class RubricJudgedGrader(AssertionGrader):
         """Close the judge's connections."""
         await self.judge.aclose()
 
+    @property
+    def judge_temperature(self) -> float:
+        """The judge's sampling temperature (part of its identity in calibration records)."""
+        return self.judge.temperature
+
     def run_metrics(self, cases: Sequence[Any]) -> Mapping[str, Any]:
         """The judge's identity (instance, prompt version, structured output accepted)."""
         return self.judge.run_metrics(cases)
@@ -247,11 +252,11 @@ class RubricJudgedGrader(AssertionGrader):
         for (index, assertion), outcome in zip(criteria, asked, strict=True):
             if isinstance(outcome, JudgeFailure):
                 failure = failure or outcome
-                decided[index] = Check(assertion.check_name, False, error=f"Judge failed: {outcome}")
+                decided[index] = Check(assertion.check_name, False, error=f"Judge failed: {outcome}", judged=True)
                 continue
             if isinstance(outcome, BaseException):
                 raise outcome
-            decided[index] = Check(assertion.check_name, self.judge.passes(outcome.score), detail=outcome.text)
+            decided[index] = Check(assertion.check_name, self.judge.passes(outcome.score), detail=outcome.text, judged=True)
             records[index] = self.judge.verdict_record(outcome)
             models.add(outcome.model)
         checks = self.checks(prompt, answer, decided)

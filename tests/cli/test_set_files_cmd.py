@@ -186,6 +186,13 @@ def test_init_writes_a_project_that_runs_green_and_refuses_to_overwrite(evalkit_
     assert (project / "evalkit.toml").read_text().endswith("# mine\n")
 
 
+def test_init_gates_judges_on_a_kappa_of_point_six(evalkit_cli, project: Path) -> None:
+    assert evalkit_cli("init").code == 0
+    from evalkit.config import load_config
+
+    assert load_config(project / "evalkit.toml").min_judge_kappa == 0.6
+
+
 def test_init_into_a_folder_refuses_when_any_one_file_exists(evalkit_cli, project: Path) -> None:
     (project / "new" / "evals").mkdir(parents=True)
     (project / "new" / "evals" / "example.yaml").write_text("keep me")

@@ -272,3 +272,21 @@ def test_cases_said_as_stored_go_through_a_subclass_record_cases(database_url) -
         assert elsewhere.kept == cases
     finally:
         elsewhere.close()
+
+
+@pytest.mark.parametrize("privacy", ["metadata", "full"])
+def test_judged_and_advisory_checks_keep_their_flags_and_an_advisory_failure_is_notable(repo, privacy) -> None:
+    judged = (Check("contains", True), Check("rubric", False, detail="Curt.", judged=True, advisory=True))
+    licensed = (Check("contains", True), Check("rubric", True, judged=True))
+    cases = [
+        CaseResult(case_id="advisory-fail", passed=True, score=1.0, checks=judged, identity=IDENTITY, yardstick="y", finished_at=1.0),
+        CaseResult(case_id="judged-pass", passed=True, score=1.0, checks=licensed, identity=IDENTITY, yardstick="y", finished_at=1.0),
+        _case("plain-pass", True),
+    ]
+    repo.begin_run(Run(id="flags", set_identifier="pkg.set", grader="y", case_count=3, started_at=float(next(_clock))))
+    repo.record_cases("flags", cases, privacy)
+    stored = {c.case_id: c for c in repo.iter_cases("flags")}
+    assert [(c.name, c.judged, c.advisory) for c in stored["advisory-fail"].checks] == [("contains", False, False), ("rubric", True, True)]
+    assert [(c.name, c.judged, c.advisory) for c in stored["judged-pass"].checks] == [("contains", False, False), ("rubric", True, False)]
+    assert stored["advisory-fail"].checks[1].detail == ("Curt." if privacy == "full" else None)
+    assert [c.case_id for c in repo.iter_cases("flags", notable_only=True)] == ["advisory-fail"]

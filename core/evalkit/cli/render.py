@@ -87,6 +87,8 @@ def _failed_checks(case: CaseResult) -> str:
     for check in case.failed_checks:
         why = check.error or check.detail
         name = displayed_check_name(check.name)
+        if check.advisory:  # a judge's verdict that does not gate (evalkit.judge_gate)
+            why = f"advisory: {why}" if why else "advisory"
         parts.append(f"{name} ({why})" if why else name)
     return ", ".join(parts)
 
@@ -163,10 +165,19 @@ def render_outcome(
     if hidden:
         out.print(unlisted_cases_line(hidden, run.answered_count))
     render_summary(out, run)
+    render_judges(out, run)
     render_verdict(
         out, outcome, fail_on_new_failures=fail_on_new_failures, case_notes=regressed_checks,
         fail_on_inconclusive=fail_on_inconclusive, flaky=flaky,
     )  # fmt: skip
+
+
+def render_judges(out: Output, run: Run) -> None:
+    """Each judge of the run with its κ (or "uncalibrated") and whether its verdicts gate."""
+    from ..judge_gate import judge_lines
+
+    for line in judge_lines(run.metrics):
+        out.print(line, style="yellow" if "advisory" in line else None)
 
 
 #: The most characters of an answer the run's output shows for a failing case.

@@ -48,6 +48,8 @@ def _checks(case: Any) -> str:
     parts = []
     for check in case.checks:
         why = check.error or (check.detail if not check.passed else None)
+        if check.advisory:  # a judge's verdict that does not gate (evalkit.judge_gate)
+            why = f"advisory: {why}" if why else "advisory"
         mark = "✓" if check.passed else "✗"
         parts.append(f"{mark} {displayed_check_name(check.name)}" + (f" ({why})" if why else ""))
     if case.errored:
@@ -179,6 +181,10 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
         soft_wrap=False,
     )
     out.print(f"Baseline:   {acceptance.describe() if acceptance is not None else 'not accepted'}")
+    from ..judge_gate import judge_lines
+
+    for line in judge_lines(run.metrics):
+        out.print(line)
     columns = (
         Column("Case", whole=True, primary=True), Column("Result", whole=True, primary=True),
         Column("Score", "right", whole=True), Column("Latency (ms)", "right", whole=True), Column("Checks"),

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from ..gate_settings import GateSettings
+from ..judge_gate import judge_lines
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..storage import StoredVerdict, capabilities
 from ..storage.protocols import ResultRepository
@@ -160,7 +161,8 @@ def assemble_report(
         history=history_of(repository, run),
         questions=dict(questions or {}),
         fail_on_regression=fail_on_regression,
-        notes=tuple(notes),
+        # each judge's κ (or "uncalibrated") beside its verdicts, as the run's output says it
+        notes=(*notes, *judge_lines(run.metrics)),
         flaky=_flaky(repository, run, comparison),
         fail_on_inconclusive=fail_on_inconclusive,
         texts=answered_texts(run, run.cases, config),

@@ -337,6 +337,8 @@ class Report:
         parts = []
         for check in case.failed_checks:
             why = check.error or check.detail
+            if check.advisory:  # a judge's verdict that does not gate (evalkit.judge_gate)
+                why = f"advisory: {why}" if why else "advisory"
             parts.append(f"{check.name} ({why})" if why else check.name)
         if case.errored:
             parts.append(f"error: {case.error}")

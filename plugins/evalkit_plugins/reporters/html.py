@@ -247,7 +247,9 @@ class HtmlReporter:
                     ]
                 ),
             )
-        checks = report.failed_checks(case) if not case.passed or case.errored else ()
+        # a passing case's advisory failures (a judge's verdict that does not gate) are shown too
+        advisory = any(c.advisory and not c.passed for c in case.checks)
+        checks = report.failed_checks(case) if not case.passed or case.errored or advisory else ()
         check_list = (
             Html.fill('<ul class="checks">{}</ul>', Html("").join(Html.fill("<li>{}</li>", c) for c in checks)) if checks else Html("")
         )

@@ -116,7 +116,9 @@ class MarkdownReporter:
         run = report.run
         table = ["| Case | Result | Score | Failed checks |", "| --- | --- | ---: | --- |"]
         for case in run.cases:
-            reasons = "; ".join(report.failed_checks(case)) if not case.passed else ""
+            # a passing case's advisory failures (a judge's verdict that does not gate) are shown too
+            shown = not case.passed or any(c.advisory and not c.passed for c in case.checks)
+            reasons = "; ".join(report.failed_checks(case)) if shown else ""
             table.append(
                 Markdown.fill(
                     "| {case} | {result} | {score} | {reasons} |",

@@ -25,6 +25,7 @@ from ...components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, Bou
 from ...config import DEFAULT_GRADE_TIMEOUT_S
 from ...errors import PLUGIN_FAILURES, GenerationError, UsageError
 from ...grading import Grading, grading_problems
+from ...judge_gate import JudgeGate
 from ...privacy import is_scrubbable
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
@@ -59,6 +60,8 @@ class PromptJob:
     request_options: Mapping[str, Any] = attrs.Factory(dict)
     max_answer_bytes: int | None = None
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
+    #: The judges' licences: a grading by an uncalibrated judge has its judged checks made advisory.
+    judge_gate: JudgeGate | None = None
     #: How many times each prompt is answered (independent requests, each graded; see
     #: :mod:`~evalkit.run.answering.repeats`).
     repeats: int = 1
@@ -160,6 +163,8 @@ class _Answerer:
             reply, loop_checks = reply.answer, reply.checks
         latency = time.perf_counter() - started
         grading = with_loop_checks(await self._grade(prompt, reply), loop_checks)
+        if self.job.judge_gate is not None:
+            grading = self.job.judge_gate.apply(grading)
         bound = self.bound
         return CaseResult.from_grading(
             prompt.id,
@@ -222,6 +227,8 @@ class _Answerer:
                 extras.reused += 1
         latency = time.perf_counter() - started
         grading = with_loop_checks(await self._grade(prompt, reply), loop_checks)
+        if self.job.judge_gate is not None:
+            grading = self.job.judge_gate.apply(grading)
         case = CaseResult.from_grading(
             prompt.id,
             grading,

@@ -27,6 +27,7 @@ from ...costs import RunSpend, format_amount
 from ...errors import PLUGIN_FAILURES, UsageError
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
+from ...judge_gate import JudgeGate
 from ...privacy import MIN_SECRET_LENGTH, is_scrubbable
 from ...prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ...runs import CaseResult, Run, RunKind, RunStatus
@@ -259,6 +260,10 @@ class PromptAnswering:
     groups_commits: bool = True
     #: How long the generator's readiness probe may wait for a server that is still starting (s).
     wait_ready: float = 0.0
+    #: ``[gate] min_judge_kappa`` (``None``: unset, every judge gates).
+    min_judge_kappa: float | None = None
+    #: The judges' licences, read from the store's calibration records when the slice is selected.
+    judge_gate: JudgeGate | None = None
     #: The prices the run is costed at (:class:`~evalkit.costs.Price` mappings, ``generator`` and ``judge``).
     pricing: Mapping[str, Any] | None = None
     #: Reuse, cache and budget (:class:`SpendingPlan`); ``None``: every answer is asked for.
@@ -345,11 +350,21 @@ class PromptAnswering:
         return f"Resuming run {run_id}: {counted(kept, 'case')} already answered {'is' if kept == 1 else 'are'} kept."
 
     def select(self, part: Slice) -> CaseSelection:
-        """The set's prompts in this shard that are not stored yet, lazily (see :class:`CaseSelection`);
-        the answer cache and the budget are bound to the store here (what the run spent so far)."""
+        """The set's prompts in this shard that are not stored yet, lazily (see :class:`CaseSelection`).
+
+        The judges' calibration records are read here too, the one step that holds the store before
+        anything is answered: a store that keeps none leaves every judge uncalibrated."""
+        self.judge_gate = self._judge_gate(part.store)
         if self.spending is not None:
             self.live.extras = self.spending.extras_for(part, self.pricing, self.bound)
         return select_cases(self.golden_set.prompts, part.shard, part.skip, self.order)
+
+    def _judge_gate(self, store: Capabilities) -> JudgeGate | None:
+        """The gate of a grader with a judge (``None`` for one without)."""
+        if not isinstance(self.grading, components.JudgeTemperature):
+            return None
+        records = store.calibrations.calibrations() if store.calibrations is not None else ()
+        return JudgeGate.from_records(self.min_judge_kappa, records, self.grading.judge_temperature)
 
     def answer(self, todo: Collection[Any], sink: CaseSink) -> None:
         """Answer and grade ``todo`` (the async runner), then close the generator and the grader."""
@@ -358,7 +373,7 @@ class PromptAnswering:
         job = PromptJob(
             todo, self.bound, self.grading, self.kinds, self.concurrency,
             max_answer_bytes=self.max_answer_bytes, grade_timeout=self.grade_timeout, repeats=self.repeats,
-            extras=self.live.extras,
+            extras=self.live.extras, judge_gate=self.judge_gate,
         )  # fmt: skip
 
         async def main() -> None:
@@ -376,6 +391,7 @@ class PromptAnswering:
         store, no case read back (a 100,000-case run stays flat in memory)."""
         repository = store.repository
         tally = None
+        answered: Run | None = None
         if streamed:
             assert store.streamed is not None
             tally = store.streamed.case_tally(header.id)
@@ -398,6 +414,11 @@ class PromptAnswering:
         digest = base_prompt_digest(self.bound.base_prompt)
         if identity is not None and digest:
             identity = attrs.evolve(identity, base_prompt=digest)
+        if self.judge_gate is not None:
+            if answered is None:
+                answered = repository.get_run(header.id)  # the judges' κ: judged runs are small, as above
+            judged = answered.cases if answered is not None else ()
+            metrics = {**(metrics or {}), **(self.judge_gate.metrics(judged) or {})} or None
         serving = serving_metrics(self.bound, identity)
         if serving is not None:
             metrics = {**(metrics or {}), **serving}
@@ -411,7 +432,7 @@ class PromptAnswering:
         if store.spending is not None:
             spend = run_spend(self.pricing, store.spending.case_usage(header.id))
         else:
-            answered = repository.get_run(header.id)
+            answered = answered if answered is not None else repository.get_run(header.id)
             spend = run_spend(self.pricing, ((c.usage, c.judge_usage, c.answer_source, c.errored) for c in (answered.cases if answered else ())))
         notes: list[str] = list(pacing_notes(self.bound, self.grading))
         status, stop_note = self._stopped(header, status, spend)
@@ -602,6 +623,7 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
     answering = PromptAnswering(
         golden_set, bound, grading, grader_name, kinds, level, case_count, digest.fingerprint(), order,
         max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout, wait_ready=source.wait_ready,
+        min_judge_kappa=config.min_judge_kappa,
         repeats=source.repeats, pricing=run_pricing(config, bound, grading),
     )  # fmt: skip
     return answering, notes

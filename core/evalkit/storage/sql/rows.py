@@ -128,8 +128,24 @@ stored_measures = functools.lru_cache(maxsize=512)(_parsed_measures)
 _CACHED_TEXT_CHARS = 2048
 
 
+#: How a check's flags are stored: a fifth element, only when the check has one (``"j"`` judged,
+#: ``"a"`` advisory), so the checks stored before flags existed read the same.
+_JUDGED, _ADVISORY = "j", "a"
+
+
+def _parsed_check(n: Any, p: Any, e: Any, d: Any, flags: Any = "") -> Check:
+    flags = flags if isinstance(flags, str) else ""
+    return Check(n, bool(p), e, d, judged=_JUDGED in flags, advisory=_ADVISORY in flags)
+
+
 def _parsed_checks(text: str | None) -> tuple[Check, ...]:
-    return tuple(Check(n, bool(p), e, d) for n, p, e, d in (load_json(text) or []))
+    return tuple(_parsed_check(*stored) for stored in (load_json(text) or []))
+
+
+def _stored_check(check: Check, detail: str | None) -> list[Any]:
+    """One check as stored: ``[name, passed, error, detail]``, and its flags when it has any."""
+    flags = (_JUDGED if check.judged else "") + (_ADVISORY if check.advisory else "")
+    return [check.name, check.passed, check.error, detail, flags] if flags else [check.name, check.passed, check.error, detail]
 
 
 _cached_checks = functools.lru_cache(maxsize=512)(_parsed_checks)
@@ -280,7 +296,7 @@ def case_values(stored_run_id: str, case: CaseResult, privacy: str) -> tuple[Any
             return None
         return value if verbatim else redacted_text(value)
 
-    checks = dump_json([[c.name, c.passed, c.error, text(c.detail)] for c in case.checks])
+    checks = dump_json([_stored_check(c, text(c.detail)) for c in case.checks])
     identity = case.identity
     error = case.error
     detail = None if case.detail is None else text(dump_json(case.detail))

@@ -288,7 +288,10 @@ class RunsAndCases(SqlStore):
             where = (C.run == run_id) & (C.id > after)
             if notable_only:
                 # a repeated case (its measures count its passes) may be flaky: Python decides below
-                where &= (C.passed == False) | C.checks.contains(AGREEMENT_CHECK) | C.measures.contains(f'"{PASSES}"')  # noqa: E712
+                # an advisory check is stored with the flags "ja" (rows.py): its case may have failed it
+                where &= (
+                    (C.passed == False) | C.checks.contains(AGREEMENT_CHECK) | C.measures.contains(f'"{PASSES}"') | C.checks.contains('"ja"]')  # noqa: E712
+                )
             return C.select(C.id, *columns).where(where).order_by(C.id)
 
         # Read raw: peewee's per-value conversion cost more than the rest of a 100,000-case --json.
