@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.cli_runner import CliResult, InProcessRunner, ProcessRunner
 
-pytest_plugins = ["tests.support.fixtures", "tests.support.tls_fixtures"]
+pytest_plugins = ["tests.support.fixtures", "tests.support.tls_fixtures", "tests.support.chromium"]
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,8 +13,6 @@ install chromium``); in CI (``CI=true``) a missing Chromium fails it.
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,35 +23,7 @@ from tests.view.server_process import Served, serve
 from tests.view.store_project import SCRIPT_ID, finish_live_run
 
 #: What the browser is started with: no sandbox (containers), nothing fetched on its own.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]  # fmt: skip
 WIDE, NARROW = 1200, 390
-
-
-def chromium_path() -> str | None:
-    """Debian's Chromium (``$EVALKIT_CHROMIUM`` wins), or ``None``."""
-    for candidate in (os.environ.get("EVALKIT_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """A headless Chromium for the module (never downloaded: the system one)."""
-    executable = chromium_path()
-    if executable is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("CI=true but Chromium is not installed: apt-get install chromium")
-        pytest.skip("no Chromium installed (apt-get install chromium): the viewer is not checked in a browser")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture

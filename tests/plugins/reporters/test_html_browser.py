@@ -12,9 +12,6 @@ Outside CI the module is skipped, with the reason shown, when no Chromium is ins
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,32 +21,6 @@ from tests.support.reports import HOSTILE_ANSWER, HOSTILE_IDS, REPORT_PLUGINS, a
 SET = "reportkit.hostile"
 WIDTHS = (1280, 390)
 RETRIEVAL_FIXTURES = "evalkit-retrieval-fixtures"
-
-
-def chromium_path() -> str | None:
-    """Debian's Chromium (``$EVALKIT_CHROMIUM`` wins), or ``None``."""
-    for candidate in (os.environ.get("EVALKIT_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """A headless Chromium for the module (never downloaded: the system one)."""
-    executable = chromium_path()
-    if executable is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("CI=true but Chromium is not installed: .ci/run must apt-get install chromium")
-        pytest.skip("no Chromium installed (apt-get install chromium): the HTML report is not checked in a browser")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, headless=True, args=["--no-sandbox"])
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 class Page:
