@@ -359,3 +359,19 @@ def test_plan_estimates_requests_tokens_and_cost_from_the_last_run_before_anythi
     assert "Requests:   6 to the generator, 0 to a judge" in planned.stdout and "Cost:       unknown" not in planned.stdout
     measured = evalkit_cli("plan", "arith.basic", "--provider", "prod", "--json", env=env).json()["estimate"]
     assert measured["cost"] == run["spend"]["cost"], "the last run's usage, priced the same, costs what it cost"
+
+
+def test_repeats_never_read_or_write_the_cache(evalkit_cli, project, chat_server) -> None:
+    """Repeats must be independent answers: with --repeats the cache is neither read nor written,
+    even when it holds every answer, and the run says so."""
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    assert evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", env=env).code == 0
+    assert len(completions(chat_server)) == 6 and evalkit_cli("cache", "stats", "--json", env=env).json()["entries"] == 6
+    repeated = evalkit_cli("run", "arith.basic", "--provider", "prod", "--cache", "--repeats", "3", "--json", env=env)
+    assert repeated.code == 0, repeated.stderr
+    assert len(completions(chat_server)) == 6 + 18, "every repeat asked the model, none came from the cache"
+    document = repeated.json()
+    assert document["spend"]["answers_from_cache"] == 0
+    assert any("neither read nor written" in note for note in document["notes"]), document["notes"]
+    assert evalkit_cli("cache", "stats", "--json", env=env).json()["entries"] == 6, "nothing written either"
