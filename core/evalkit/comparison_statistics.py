@@ -41,12 +41,11 @@ from .stats import (
     decide,
     holm_adjusted,
     mcnemar_detectable_drop,
-    mcnemar_drop_p,
     minimum_detectable_drop,
-    newcombe_interval,
     noise_from_rate,
     paired_binary_counts,
 )
+from .stats.comparison import binary_comparison
 from .stats.distributions import student_t_cdf, student_t_quantile
 from .stats.gate import decision_confidence
 from .stats.intervals import Interval
@@ -113,27 +112,11 @@ def _binary(spec: MetricSpec, column: PairedColumn, settings: StatisticsSettings
     regressed = round(math.fsum(before)) - both
     fixed = round(math.fsum(after)) - both
     report = paired_binary_counts(both, regressed, fixed, n - both - regressed - fixed, 0.95)
-    decision = newcombe_interval(both, regressed, fixed, report.both_failed, decision_confidence(settings.alpha))
     if n < LARGE_SET:
         detectable = mcnemar_detectable_drop(n, report.baseline_rate, alpha=settings.alpha, power=settings.power)
     else:
         detectable = connor_detectable_drop(n, report.baseline_rate, alpha=settings.alpha, power=settings.power)
-    return MetricComparison(
-        name=spec.name,
-        n=n,
-        baseline=report.baseline_rate,
-        value=report.rate,
-        delta=report.delta,
-        ci95=report.interval,
-        decision_interval=decision,
-        p_value=report.p_value,
-        p_drop=report.p_drop,
-        detectable=detectable,
-        tolerance=tolerance,
-        method="newcombe interval, exact McNemar test",
-        exact_delta=report.exact_delta,
-        p_rise=mcnemar_drop_p(fixed, regressed),
-    )
+    return binary_comparison(spec.name, report, settings, tolerance, detectable)
 
 
 def _t_interval(delta: float, se: float, df: int, confidence: float) -> Interval:

@@ -23,7 +23,7 @@ from typing import Literal
 import attrs
 
 from . import _checks
-from .binary import mcnemar_drop_p, newcombe_interval, paired_binary
+from .binary import PairedBinary, mcnemar_drop_p, newcombe_interval, paired_binary
 from .distributions import student_t_cdf
 from .gate import MetricEvidence, decision_confidence
 from .intervals import Interval
@@ -144,14 +144,23 @@ def compare_pass_rates(
     settings = settings or StatisticsSettings()
     tolerance = _checks.tolerance(tolerance)
     report = paired_binary(baseline, current, 0.95)
-    decision = newcombe_interval(
-        report.both_passed, report.regressed, report.fixed, report.both_failed, decision_confidence(settings.alpha)
-    )
     chosen = choose_noise(noise)
     if chosen is None:
         detectable = mcnemar_detectable_drop(report.n, report.baseline_rate, alpha=settings.alpha, power=settings.power)
     else:
         detectable = minimum_detectable_drop(chosen, report.n, alpha=settings.alpha, power=settings.power, whole_cases=True)
+    return binary_comparison(name, report, settings, tolerance, detectable)
+
+
+def binary_comparison(
+    name: str, report: PairedBinary, settings: StatisticsSettings, tolerance: Fraction, detectable: float
+) -> MetricComparison:
+    """A pass/fail metric's comparison from its paired 2×2 table ``report``: the Newcombe interval
+    at the gate's confidence, the exact McNemar p-values both ways, and the ``detectable`` drop the
+    caller chose (the one place both the pass rate and the stored verdict's columns build it)."""
+    decision = newcombe_interval(
+        report.both_passed, report.regressed, report.fixed, report.both_failed, decision_confidence(settings.alpha)
+    )
     return MetricComparison(
         name=name,
         n=report.n,
