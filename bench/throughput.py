@@ -10,7 +10,9 @@ tests/data/evalkit-bench-sets, pip-installed into a temporary folder put on ``PY
 * in flight: the most requests the server was answering at one moment;
 * efficiency = N x delay / C / wall (1.0 is the physical limit);
 * the same job through a bare asyncio HTTP/1.1 client (below, ~80 lines, also a child process),
-  and evalkit's figures as ratios to it: absolute times move between machines, the ratio is the figure.
+  and evalkit's figures as ratios to it: absolute times move between machines, the ratio is the figure;
+* the same job through one plain ``aiohttp.ClientSession`` ("aiohttp alone"): what the HTTP library
+  costs by itself, so evalkit / bare splits into aiohttp / bare and evalkit / aiohttp.
 
 A scaling table runs 2,000 / 20,000 / 100,000 prompts at 1 ms server delay, then prints each stored
 run again with ``evalkit show RUN_ID --json`` (wall and peak RSS of printing every case); "after last"
@@ -90,6 +92,49 @@ def bare_client(base_url: str, prompts: int, concurrency: int) -> None:
             queue.put_nowait(number)
         passed = [0]
         await asyncio.gather(*(worker(queue, passed) for _ in range(concurrency)))
+        return passed[0]
+
+    print(json.dumps({"passed": asyncio.run(job())}))
+
+
+def aiohttp_client(base_url: str, prompts: int, concurrency: int) -> None:
+    """The library's own share: the same job as :func:`bare_client` through one plain
+    ``aiohttp.ClientSession`` (the HTTP client evalkit uses), nothing else of evalkit.
+
+    Printed beside the bare client so the ratio evalkit / bare splits into what aiohttp costs
+    (aiohttp / bare) and what evalkit adds on top of it (evalkit / aiohttp). Prints the passed count.
+    """
+    import aiohttp
+
+    url = f"{base_url}/chat/completions"
+    word_limit, paris = 20, re.compile(r"\bparis\b", re.IGNORECASE)
+
+    async def job() -> int:
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        for number in range(prompts):
+            queue.put_nowait(number)
+        passed = [0]
+        connector = aiohttp.TCPConnector(limit=concurrency)
+        headers = {"Authorization": "Bearer bench", "Content-Type": "application/json"}
+        async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
+
+            async def worker() -> None:
+                while not queue.empty():
+                    number = queue.get_nowait()
+                    body = json.dumps({
+                        "model": "bench-model",
+                        "messages": [{"role": "user", "content": f"Question number {number}: what is the capital of France?"}],
+                        "temperature": 0,
+                    }).encode()
+                    async with session.post(url, data=body) as response:
+                        if response.status != 200:
+                            raise RuntimeError(f"HTTP {response.status}")
+                        reply = json.loads(await response.read())
+                    text = reply["choices"][0]["message"]["content"]
+                    if "Paris" in text and paris.search(text) and len(text.split()) <= word_limit:
+                        passed[0] += 1
+
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
         return passed[0]
 
     print(json.dumps({"passed": asyncio.run(job())}))
@@ -177,7 +222,8 @@ def write_project(project: Path, base_url: str) -> None:
 
 
 def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency: int, show: bool = False) -> dict[str, float]:
-    """One measurement in a fresh project folder against a fresh server: ``kind`` is json, terminal or bare.
+    """One measurement in a fresh project folder against a fresh server: ``kind`` is json, terminal,
+    bare or aiohttp (the two yardsticks).
 
     ``show``: then print the stored run again with ``evalkit show RUN_ID --json`` (a fresh process
     too), and add its wall (``show_wall``) and peak RSS (``show_rss_mib``): printing every case."""
@@ -192,9 +238,9 @@ def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency
         project = Path(folder)
         write_project(project, server.base_url)
         output = project / "output.txt"
-        if kind == "bare":
+        if kind in ("bare", "aiohttp"):
             env["PYTHONPATH"] = str(ROOT)
-            command = [sys.executable, __file__, "--bare", server.base_url, str(prompts), str(concurrency)]
+            command = [sys.executable, __file__, f"--{kind}", server.base_url, str(prompts), str(concurrency)]
         else:
             evalkit = str(Path(sys.executable).parent / "evalkit")
             command = [evalkit, "run", "bench.capitals", "--provider", "bench", "--concurrency", str(concurrency)]
@@ -257,6 +303,7 @@ def main() -> None:
     parser.add_argument("--scale-delay", type=float, default=0.001)
     parser.add_argument("--scale-concurrency", type=int, default=64)
     parser.add_argument("--bare", nargs=3, metavar=("URL", "PROMPTS", "CONCURRENCY"), help=argparse.SUPPRESS)
+    parser.add_argument("--aiohttp", nargs=3, metavar=("URL", "PROMPTS", "CONCURRENCY"), help=argparse.SUPPRESS)
     parser.add_argument("--spawner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.spawner:
@@ -265,6 +312,10 @@ def main() -> None:
     if args.bare:
         url, prompts, concurrency = args.bare
         bare_client(url, int(prompts), int(concurrency))
+        return
+    if args.aiohttp:
+        url, prompts, concurrency = args.aiohttp
+        aiohttp_client(url, int(prompts), int(concurrency))
         return
 
     global SPAWNER
@@ -283,8 +334,14 @@ def main() -> None:
         for concurrency in args.concurrency:
             ideal = args.prompts * args.delay / concurrency
             common = {"plugins": plugins, "prompts": args.prompts, "delay": args.delay, "concurrency": concurrency}
-            bare, as_json, terminal = best_of(args.repeats, [{"kind": "bare"}, {"kind": "json"}, {"kind": "terminal"}], **common)
-            rows = [("bare asyncio client", bare), ("evalkit run --json", as_json), ("evalkit run (terminal)", terminal)]
+            kinds = [{"kind": "bare"}, {"kind": "aiohttp"}, {"kind": "json"}, {"kind": "terminal"}]
+            bare, library, as_json, terminal = best_of(args.repeats, kinds, **common)
+            rows = [
+                ("bare asyncio client", bare),
+                ("aiohttp alone", library),
+                ("evalkit run --json", as_json),
+                ("evalkit run (terminal)", terminal),
+            ]
             for label, figures in rows:
                 print(
                     f"{label:<28}{concurrency:>4}{figures['wall']:>8.2f}{ideal / figures['wall']:>8.3f}"
@@ -294,6 +351,7 @@ def main() -> None:
                 print(
                     f"  {label} / bare: wall x{figures['wall'] / bare['wall']:.2f}, CPU x{figures['cpu'] / bare['cpu']:.2f},"
                     f" RSS x{figures['rss_mib'] / bare['rss_mib']:.2f}"
+                    + ("" if figures is library else f"; / aiohttp alone: CPU x{figures['cpu'] / library['cpu']:.2f}")
                 )
         if args.scale:
             print()
