@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.plugins.judge_support import JUDGE_MODEL, system_message, user_message
+from tests.plugins.judge_support import JUDGE_MODEL, closed_port_url, system_message, user_message
 from tests.support.chat_server import ChatServer, Fault
 
 SET = """\
@@ -46,6 +46,13 @@ max_attempts = 1
 [providers.judge]
 adapter = "openai"
 base_url = "{url}"
+model = "judge-alias"
+api_key_env = ""
+max_attempts = 1
+
+[providers.gone]
+adapter = "openai"
+base_url = "{gone}"
 model = "judge-alias"
 api_key_env = ""
 max_attempts = 1
@@ -91,7 +98,7 @@ def runs(chat_server: ChatServer, project: Path, evalkit_cli: Callable[..., Any]
     """``runs(judge, base_privacy=..., new_answer=...)``: BASE and RUN stored; the server then judges with ``judge``."""
     chat_server.model = JUDGE_MODEL
     (project / "shop.yaml").write_text(SET, encoding="utf-8")
-    (project / "evalkit.toml").write_text(CONFIG.format(url=chat_server.base_url), encoding="utf-8")
+    (project / "evalkit.toml").write_text(CONFIG.format(url=chat_server.base_url, gone=closed_port_url()), encoding="utf-8")
 
     def make(judge: Callable[[Mapping[str, Any]], str], base_privacy: str = "full", new_answer: str | None = None) -> tuple[str, str]:
         chat_server.responder = server_with(judge, new_answer)
@@ -195,7 +202,10 @@ def test_a_failing_judge_exits_3_and_prints_nothing(runs, chat_server, evalkit_c
     chat_server.fail_next(Fault.http_error(400, body='{"error": {"message": "bad request"}}'), count=100)
     result = evalkit_cli("compare", base, run, "--pairwise-judge", "judge", "--json")
     assert result.code == 3, result.stderr
-    assert 'the pairwise judge "judge" failed' in result.stderr and result.stdout == ""
+    assert 'the pairwise judge "judge" failed 6 of 6 requests' in result.stderr and result.stdout == ""
+    unreachable = evalkit_cli("compare", base, run, "--pairwise-judge", "gone")
+    assert unreachable.code == 3 and 'its judge "gone" is not reachable' in unreachable.stderr
+    assert unreachable.stdout == ""
 
 
 def test_hostile_answers_reach_the_judge_verbatim_and_the_output_intact(runs, chat_server, evalkit_cli) -> None:
