@@ -229,3 +229,11 @@ def test_an_edited_case_is_left_out_of_the_judging(runs, project, chat_server, e
     pairwise = evalkit_cli("compare", base, run, "--pairwise-judge", "judge", "--json").json()["pairwise"]
     assert pairwise["cases"] == 2 and pairwise["left_out"] == [{"case_id": "hours", "reason": "edited between the runs"}]
     assert json.dumps(pairwise)  # a plain JSON document
+
+
+def test_runs_whose_set_is_not_installed_have_nothing_to_judge(runs, project, chat_server, evalkit_cli) -> None:
+    base, run = runs(prefers_new)
+    (project / "shop.yaml").write_text(SET.replace("identifier: shop.answers", "identifier: shop.other"), encoding="utf-8")
+    result = evalkit_cli("compare", base, run, "--pairwise-judge", "judge")
+    assert result.code == 2 and "no unchanged case with stored answers and the set's text installed" in result.stderr
+    assert judge_bodies(chat_server) == [] and result.stdout == ""
