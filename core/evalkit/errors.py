@@ -45,6 +45,7 @@ __all__ = [
     "OutputFailed",
     "PluginError",
     "CalibrationFailed",
+    "PairwiseJudgingFailed",
     "RequestRejected",
     "RetrievalError",
     "RunInterrupted",
@@ -158,6 +159,13 @@ class GenerationError(EvalkitError):
 class CalibrationFailed(EvalkitError):
     """A judge's calibration could not complete (it labelled no item, reported no model, changed
     model on the way); nothing is stored."""
+
+    exit_code = 3
+
+
+class PairwiseJudgingFailed(EvalkitError):
+    """A pairwise judge could not be asked about every case (its endpoint is unreachable or
+    failed); no figure is reported."""
 
     exit_code = 3
 

@@ -10,6 +10,8 @@ from evalkit.components import BoundGenerator
 from evalkit.config import Config
 
 from evalkit_plugins._assertions import AssertionGrader, DeterministicOptions
+from evalkit_plugins._judge import JudgeOptions
+from evalkit_plugins.pairwise import PairwiseJudge
 from evalkit_plugins.rubric import RubricJudge, with_rubric_judge
 
 __all__ = ["DeterministicGrader", "DeterministicOptions"]
@@ -30,3 +32,8 @@ class DeterministicGrader(AssertionGrader):
         if grader != "rubric":
             return None
         return RubricJudge(self.options.judge_options())
+
+    def pairwise_judge(self) -> Any:
+        """The judge of two answers to one task, unbound (``evalkit compare --pairwise-judge``):
+        the judge instance and temperature of these options, the newest pairwise prompt."""
+        return PairwiseJudge(JudgeOptions(judge=self.options.judge, temperature=self.options.temperature))

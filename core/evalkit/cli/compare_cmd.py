@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 from .app import Arguments, EvalkitCommand, arguments
 from .gate_options import gate_options
-from .names import RunId
+from .names import ProviderName, RunId
 from .params import global_options, report_option, tolerance_options
 
 
@@ -26,13 +26,21 @@ from .params import global_options, report_option, tolerance_options
         "fail in RUN), were fixed or still fail, and the exact McNemar p-value on the flipped cases, all on the "
         "cases whose content is unchanged; cases added, edited or removed between the two set versions are "
         "listed apart and are never a regression. "
-        "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs."
+        "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs. "
+        "With --pairwise-judge NAME, the judge NAME also compares the two answers of every unchanged case, shown in "
+        "both orders: RUN's wins, ties and losses, its win rate (ties apart) with a 95% Wilson interval, and the "
+        "judge's position bias; both runs must have stored their answers in full (privacy \"full\"), else exit 2; "
+        "a judge that fails exits 3 and nothing is printed."
     ),
 )
 @click.argument("base", metavar="BASE", type=RunId(), help="the run compared against (the baseline)")
 @click.argument("run", metavar="RUN", type=RunId(), help="the run under review")
 @tolerance_options("max-pass-rate-drop", "max-mean-score-drop", ("pass rate", "mean score"))
 @gate_options()
+@click.option(
+    "--pairwise-judge", metavar="NAME", type=ProviderName(),
+    help="the configured provider instance that judges RUN's answers against BASE's, case by case in both orders",
+)
 @report_option
 @global_options(json="print one JSON document instead of tables")
 def command(**params: Any) -> Arguments:
@@ -99,8 +107,12 @@ def handle(args: Arguments) -> int:
         if run.kind.value == "retrieval":  # the two options are hit@1's and hit@3's; the rest from [gate]
             tolerances, _ = gate_of(_retrieval_names(args), config, "retrieval")
         comparison = compare_runs(run, base, store, tolerances, gate)
+        if args.pairwise_judge is not None:
+            # the judge needs every case's answer, also from a store that streams cases
+            judged_pair = (base, run) if whole else (require_run(repository, base.id), require_run(repository, run.id))
     finally:
         close_repository(repository)
+    pairwise = _judge_pairwise(args, config, *judged_pair) if args.pairwise_judge is not None else None
     words = RETRIEVAL_WORDS if run.kind.value == "retrieval" and base.kind.value == "retrieval" else PROMPT_WORDS
     notes = _differences(base, run)
     cases = {
@@ -139,6 +151,7 @@ def handle(args: Arguments) -> int:
                 "comparison": comparison_document(comparison, words),
                 "cost": cost_delta_document(run, base),
                 "notes": notes,
+                **({"pairwise": pairwise.as_dict()} if pairwise is not None else {}),
             }
         )
         deliver_reports(rendered)
@@ -167,8 +180,20 @@ def handle(args: Arguments) -> int:
     render_comparison(
         out, comparison, words, fail_on_new_failures=args.fail_on_new_failures, fail_on_inconclusive=args.fail_on_inconclusive
     )
+    if pairwise is not None:
+        from .pairwise_view import render_pairwise
+
+        out.line()
+        render_pairwise(out, pairwise)
     deliver_reports(rendered)
     return exit_code
+
+
+def _judge_pairwise(args: Arguments, config: Any, base: Any, run: Any) -> Any:
+    """The pairwise judge's comparison of RUN's answers with BASE's (see :mod:`evalkit.pairwise`)."""
+    from ..pairwise import PairwiseSettings, compare_pairwise
+
+    return compare_pairwise(base, run, PairwiseSettings(judge=args.pairwise_judge), config)
 
 
 def _render_reports(args: Arguments, targets: Any, base: Any, run: Any, comparison: Any, notes: list[str]) -> Any:
