@@ -469,3 +469,23 @@ prompts:
         "- **user**: Where is Paris\\?", "- **assistant**: Paris is in France\\.",
     ]  # fmt: skip
     assert "Final answer: Paris is in France\\." in section
+
+
+def test_tools_are_sent_with_tool_choice_auto_and_a_plain_prompt_without(evalkit_cli, project, chat_server) -> None:
+    script = chat_server.responder = Script("It is sunny.", "Hello.")
+    write_project(project, chat_server, f"""\
+identifier: chat.choice
+name: Choice
+prompts:
+  - id: weather
+    prompt: Weather?
+{WEATHER_TOOLS}    assertions: [{{max_tool_calls: 0}}]
+  - id: plain
+    messages: [{{role: user, content: Hi.}}]
+    assertions: [{{contains: Hello}}]
+""")
+    run = evalkit_cli("run", "chat.choice", "--concurrency", "1")
+    assert run.code == 0, run.stdout + run.stderr
+    with_tools, plain = sorted(script.bodies, key=lambda body: "tools" not in body)
+    assert with_tools["tool_choice"] == "auto"  # llama-cpp-python's function-calling formats need it said
+    assert "tool_choice" not in plain and "tools" not in plain
