@@ -602,7 +602,7 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
         raise UsageError(
             f'set "{golden_set.identifier}" holds conversations or tools (prompt "{conversations[0][:80]}"), and the '
             f'generator of {bound.instance or bound.adapter} ({bound.adapter}) cannot send them: it has no chat() '
-            "(see evalkit.components.ChatGenerator); the openai, replay and reference adapters have one"
+            "(see evalkit.components.ChatGenerator); the openai, llm, replay and reference adapters have one"
         )
     # a chat generator may say that its model takes no tools (the llm adapter's supports_tools)
     if with_tools and getattr(bound.generator, "supports_tools", True) is False:
