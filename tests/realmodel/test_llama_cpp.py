@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.realmodel.llama_support import ALIAS, KEY_ENV, llama_config
+from tests.realmodel.llama_support import ALIAS, KEY_ENV, Relay, llama_config
 
 pytestmark = pytest.mark.realmodel
 
@@ -135,3 +135,54 @@ index_dir = "{(project / 'index').as_posix()}"
         names = {check["name"] for check in case["checks"]}
         assert "grounded" in names or "grading" in names, case
         assert case["answer"]
+
+
+TOOL_SET = """\
+identifier: realmodel.tools
+name: Tools against a real model
+prompts:
+  - id: weather
+    prompt: What is the weather in Paris? Call get_weather.
+    max_steps: 3
+    tools:
+      - type: function
+        function:
+          name: get_weather
+          description: The weather in a city now.
+          parameters: {type: object, properties: {city: {type: string}}, required: [city]}
+    tool_results:
+      - {name: get_weather, arguments: {required: [city]}, result: {temp_c: 18, sky: clear}}
+    assertions:
+      - tool_called: get_weather
+      - max_tool_calls: 3
+"""
+
+
+def test_a_tool_using_prompt_runs_against_the_function_calling_chat_format(llama_tools_server, project, evalkit_cli) -> None:
+    """Plumbing, not quality: the tools go to llama.cpp in its function-calling format, whatever the
+    model does with them (call or reply) the run completes and is stored, and the tool checks and
+    the loop's own checks are evaluated on it."""
+    (project / "evals").mkdir()
+    (project / "evals" / "tools.yaml").write_text(TOOL_SET)
+    with Relay(llama_tools_server) as relay:
+        (project / "evalkit.toml").write_text(
+            llama_config(relay.base_url).replace("max_tokens = 48", "max_tokens = 64") + '\n[sets]\npaths = ["evals/*.yaml"]\n'
+        )
+        result = evalkit_cli("run", "realmodel.tools", "--provider", "smol", "--json", "--privacy", "full", env=KEY_ENV, timeout=TIMEOUT)
+    assert_no_traceback(result)
+    assert result.code in (0, 1), result.stderr  # a model's wrong call fails a check, never the run
+    document = result.json()
+    assert document["status"] == "complete" and document["answered"] == 1
+    (case,) = document["cases"]
+    assert not case["errored"], case
+    names = {check["name"] for check in case["checks"]}
+    assert {"tool_called", "max_tool_calls", "max_steps", "canned_results"} <= names
+    chats = [body for body in relay.bodies if "messages" in body]
+    assert 1 <= len(chats) <= 3  # max_steps
+    assert [tool["function"]["name"] for tool in chats[0]["tools"]] == ["get_weather"] and chats[0]["tool_choice"] == "auto"
+    for later in chats[1:]:  # each call the model made was answered from the canned results and sent back
+        assert later["messages"][-1]["role"] == "tool" and later["messages"][-2]["tool_calls"]
+    stored = stored_cases(project, document["run_id"])
+    assert len(stored) == 1 and stored[0]["case_id"] == "weather"
+    shown = evalkit_cli("show", document["run_id"], "--show-all")
+    assert shown.code == 0 and "weather" in shown.stdout

@@ -57,7 +57,7 @@ def _free_port() -> int:
 class LlamaServer:
     """``python -m llama_cpp.server`` serving :data:`ALIAS` with ``threads`` threads."""
 
-    def __init__(self, *, threads: int = 1, context: int = 4096, startup_timeout: float = 180.0) -> None:
+    def __init__(self, *, threads: int = 1, context: int = 4096, startup_timeout: float = 180.0, chat_format: str | None = None) -> None:
         self.model = gguf_path()
         missing = missing_server_modules()
         if missing:
@@ -68,6 +68,9 @@ class LlamaServer:
         self.threads = threads
         self.context = context
         self.startup_timeout = startup_timeout
+        #: llama-cpp-python's ``--chat_format`` (``None``: the chat template in the GGUF file), e.g.
+        #: ``chatml-function-calling``, its function-calling format for ChatML models such as SmolLM2
+        self.chat_format = chat_format
         self.port = 0
         self.log_path = Path(tempfile.mkdtemp(prefix="evalkit-llama-")) / "server.log"
         self._process: subprocess.Popen[bytes] | None = None
@@ -88,6 +91,8 @@ class LlamaServer:
             sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--model_alias", self.alias,
             "--n_threads", str(self.threads), "--n_ctx", str(self.context), "--host", "127.0.0.1", "--port", str(self.port),
         ]
+        if self.chat_format is not None:
+            command += ["--chat_format", self.chat_format]
         with self.log_path.open("wb") as log:
             self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + self.startup_timeout

@@ -2,8 +2,8 @@
 
 The verdict is the first line; then a table of the headline numbers (pass rate and mean score,
 or hit@1 / hit@3 / MRR@k / nDCG@k) against the baseline with deltas; then the regressed cases
-with their failed checks; the rest (other comparison sections, every case) folded in
-``<details>``. The document is written from templates (:class:`evalkit.reports.escape.Markdown`)
+with their failed checks; the rest (other comparison sections, every case, and each conversation's
+turns and tool calls with its final answer) folded in ``<details>``. The document is written from templates (:class:`evalkit.reports.escape.Markdown`)
 that escape every value put into them for CommonMark/GFM, and HTML-escape what goes inside
 ``<summary>`` (:class:`evalkit.reports.escape.Html`); the numbers and words evalkit writes itself
 are marked as its own Markdown.
@@ -127,4 +127,29 @@ class MarkdownReporter:
             )
         noun = "questions" if report.retrieval else "cases"
         lines.extend(self._details(f"All {noun} ({len(run.cases)})", table))
+        lines.extend(self._conversations(report))
         return lines
+
+    def _conversations(self, report: Report) -> list[str]:
+        """Each conversation or agent case: what it asked (when the installed set is the version
+        answered), then every turn after that — the model's turns, each tool call with its
+        arguments, the canned result or error it got — and the final answer, one list item a turn."""
+        from evalkit.conversations import transcript_lines
+
+        body: list[str] = []
+        cases = [case for case in report.run.cases if case.transcript]
+        for case in cases:
+            body.extend([Markdown.fill("#### {} — {}", case.case_id, Markdown(_result(case, report))), ""])
+            asked = report.texts.get(case.case_id)
+            turns = list(asked.messages) if asked is not None else []
+            turns.extend(transcript_lines(case.transcript))
+            body.extend(Markdown.fill("- **{}**: {}", who, what) for who, what in turns)
+            final = case.answer_text
+            if final is None:
+                shown = Markdown.fill("Final answer: not stored (privacy {})", report.run.privacy)
+            else:
+                shown = Markdown.fill("Final answer: {}", final) if final else Markdown("Final answer: none (no reply)")
+            body.extend(["", shown, ""])
+        if not cases:
+            return []
+        return self._details(f"Conversations and tool calls ({len(cases)})", body[:-1])

@@ -579,6 +579,7 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
     digest = SetDigest(golden_set)
     order = PromptOrder(golden_set.identifier)
     conversations: list[str] = []  # the first prompt that only a chat-capable generator can answer
+    with_tools: list[str] = []  # the first prompt that offers tools
 
     rubric_prompts: list[str] = []
 
@@ -587,6 +588,8 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
         order.see(prompt.id)
         if prompt.is_chat and not conversations:
             conversations.append(prompt.id)
+        if prompt.tools and not with_tools:
+            with_tools.append(prompt.id)
         if any(isinstance(a, Assertion) and a.judged for a in prompt.assertions):
             rubric_prompts.append(prompt.id)
 
@@ -599,7 +602,14 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
         raise UsageError(
             f'set "{golden_set.identifier}" holds conversations or tools (prompt "{conversations[0][:80]}"), and the '
             f'generator of {bound.instance or bound.adapter} ({bound.adapter}) cannot send them: it has no chat() '
-            "(see evalkit.components.ChatGenerator); the openai, replay and reference adapters have one"
+            "(see evalkit.components.ChatGenerator); the openai, llm, replay and reference adapters have one"
+        )
+    # a chat generator may say that its model takes no tools (the llm adapter's supports_tools)
+    if with_tools and getattr(bound.generator, "supports_tools", True) is False:
+        why = getattr(bound.generator, "tools_refusal", lambda: "its model does not support tools")()
+        raise UsageError(
+            f'set "{golden_set.identifier}" offers tools (prompt "{with_tools[0][:80]}"), and the generator of '
+            f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send them: {why}"
         )
     if isinstance(bound.generator, components.SetAware):
         components.bind_set(bound, golden_set)

@@ -1,0 +1,182 @@
+"""The ``llm`` adapter's conversations and tools, through the CLI, against llm test models
+registered as an llm plugin: ``toolbot`` (supports tools, plays a script of turns and records
+every conversation it is sent) and ``plainbot`` (no tools)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+llm = pytest.importorskip("llm")
+
+SCRIPT: list[Any] = []  # toolbot's turns, in order: text, or a list of (tool name, arguments)
+SEEN: list[list[dict[str, Any]]] = []  # the conversation of each toolbot call, as llm messages
+
+
+class ToolBot(llm.Model):
+    """Plays :data:`SCRIPT`, one turn per prompt, and records :data:`SEEN`."""
+
+    model_id = "toolbot"
+    supports_tools = True
+
+    def execute(self, prompt, stream, response, conversation) -> Iterator[str]:
+        SEEN.append([message.to_dict() for message in prompt.messages])
+        SEEN[-1].append({"tools": [tool.name for tool in prompt.tools]})
+        turn = SCRIPT.pop(0) if SCRIPT else "done"
+        response.set_usage(input=10, output=2)
+        if isinstance(turn, str):
+            yield turn
+            return
+        for number, (name, arguments) in enumerate(turn, start=1):
+            response.add_tool_call(llm.ToolCall(name=name, arguments=arguments, tool_call_id=f"tc{len(SEEN)}_{number}"))
+
+
+class PlainBot(llm.Model):
+    """A model that takes no tools."""
+
+    model_id = "plainbot"
+
+    def execute(self, prompt, stream, response, conversation) -> Iterator[str]:
+        SEEN.append([message.to_dict() for message in prompt.messages])
+        yield "plain"
+
+
+class TestModels:
+    """The llm plugin registering the test models."""
+
+    @llm.hookimpl
+    def register_models(self, register) -> None:
+        register(ToolBot())
+        register(PlainBot())
+
+
+@pytest.fixture
+def llm_models(monkeypatch, tmp_path):
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-home"))
+    SCRIPT.clear()
+    SEEN.clear()
+    plugin = TestModels()
+    llm.plugins.pm.register(plugin, name="evalkit-test-models")
+    try:
+        yield
+    finally:
+        llm.plugins.pm.unregister(plugin)
+
+
+TOOLS = """\
+    tools:
+      - {type: function, function: {name: get_weather, parameters: {type: object, properties: {city: {type: string}}, required: [city]}}}
+      - {type: function, function: {name: get_forecast, parameters: {type: object, properties: {city: {type: string}}}}}
+    tool_results:
+      - {name: get_weather, arguments: {properties: {city: {const: Paris}}}, result: {temp_c: 18}}
+      - {name: get_forecast, result: rain tomorrow}
+"""
+
+
+def write(project, model: str, prompts: str) -> None:
+    (project / "evals").mkdir(exist_ok=True)
+    (project / "evals" / "agent.yaml").write_text(f"identifier: llm.agent\nname: Agent\nprompts:\n{prompts}")
+    (project / "evalkit.toml").write_text(f'privacy = "full"\n\n[sets]\npaths = ["evals/*.yaml"]\n\n[providers.bot]\nadapter = "llm"\nmodel = "{model}"\n')
+
+
+def case_of(result) -> dict:
+    assert result.code in (0, 1), result.stdout + result.stderr
+    (case,) = result.json()["cases"]
+    return case
+
+
+def test_an_llm_model_calls_two_tools_answered_from_canned_results(llm_models, project, evalkit_cli) -> None:
+    SCRIPT.extend([[("get_weather", {"city": "Paris"})], [("get_forecast", {"city": "Paris"})], "18 °C, rain tomorrow."])
+    write(project, "toolbot", f"""\
+  - id: weather
+    prompt: Weather in Paris, and tomorrow?
+    system_prompt: Be brief.
+{TOOLS}    assertions:
+      - tool_sequence: {{names: [get_weather, get_forecast], strict: true}}
+      - contains: rain
+""")
+    result = evalkit_cli("run", "llm.agent", "--json")
+    case = case_of(result)
+    assert case["passed"], case
+    assert {c["name"]: c["passed"] for c in case["checks"]} == {
+        "tool_sequence": True, "contains": True, "max_steps": True, "canned_results": True,
+    }  # fmt: skip
+    assert case["answer"] == "18 °C, rain tomorrow."
+    assert result.json()["identity"]["reported_model"].startswith("toolbot@")
+    first, second, third = SEEN
+    assert first[-1] == {"tools": ["get_weather", "get_forecast"]}
+    assert first[:-1] == [
+        {"role": "system", "parts": [{"type": "text", "text": "Be brief."}]},
+        {"role": "user", "parts": [{"type": "text", "text": "Weather in Paris, and tomorrow?"}]},
+    ]  # fmt: skip
+    # the model's own call and the canned result evalkit answered it with, fed back
+    assert second[2] == {"role": "assistant", "parts": [{"type": "tool_call", "name": "get_weather", "arguments": {"city": "Paris"}, "tool_call_id": "tc1_1"}]}
+    assert second[3]["role"] == "tool" and second[3]["parts"][0]["tool_call_id"] == "tc1_1"
+    assert json.loads(second[3]["parts"][0]["output"]) == {"temp_c": 18}
+    assert third[5]["parts"][0]["output"] == "rain tomorrow" and len(third) == 7
+    shown = evalkit_cli("show", result.json()["run_id"], "--show-all")
+    assert "assistant → get_weather" in shown.stdout
+
+
+def test_an_llm_model_that_keeps_calling_stops_at_max_steps(llm_models, project, evalkit_cli) -> None:
+    SCRIPT.extend([[("get_forecast", {"city": "Rome"})]] * 5)
+    write(project, "toolbot", f"""\
+  - id: forever
+    prompt: Keep checking.
+    max_steps: 2
+{TOOLS}    assertions: [{{tool_called: get_forecast}}]
+""")
+    case = case_of(evalkit_cli("run", "llm.agent", "--json"))
+    assert not case["passed"] and not case["errored"]
+    assert {c["name"]: c["passed"] for c in case["checks"]} == {"tool_called": True, "max_steps": False, "canned_results": True}
+    assert len(SEEN) == 2
+
+
+def test_a_scripted_conversation_sends_the_models_replies_back(llm_models, project, evalkit_cli) -> None:
+    SCRIPT.extend(["Hello!", "In France."])
+    write(project, "toolbot", """\
+  - id: chat
+    mode: scripted
+    messages:
+      - {role: user, content: Hi.}
+      - {role: user, content: Where is Paris?}
+    assertions: [{contains: Hello, turn: 1}, {contains: France}]
+""")
+    case = case_of(evalkit_cli("run", "llm.agent", "--json"))
+    assert case["passed"], case
+    assert [[part["text"] for part in message["parts"]] for message in SEEN[1][:-1]] == [["Hi."], ["Hello!"], ["Where is Paris?"]]
+    assert [message["role"] for message in SEEN[1][:-1]] == ["user", "assistant", "user"]
+
+
+def test_tools_for_a_model_without_tool_support_are_refused_before_anything_is_called(llm_models, project, evalkit_cli) -> None:
+    write(project, "plainbot", f"""\
+  - id: weather
+    prompt: Weather?
+{TOOLS}    assertions: [{{tool_called: get_weather}}]
+""")
+    result = evalkit_cli("run", "llm.agent")
+    assert result.code == 2, result.stdout + result.stderr
+    assert 'the llm model "plainbot"' in result.stderr and "does not support tools" in result.stderr
+    assert "Traceback" not in result.stderr and not SEEN
+    store = project / ".evalkit" / "results.db"
+    if store.exists():
+        with sqlite3.connect(store) as connection:
+            assert connection.execute("SELECT COUNT(*) FROM evalkit_run").fetchone() == (0,)
+
+
+def test_a_fixed_conversation_without_tools_reaches_a_model_without_tool_support(llm_models, project, evalkit_cli) -> None:
+    write(project, "plainbot", """\
+  - id: chat
+    messages:
+      - {role: user, content: Hi.}
+      - {role: assistant, content: Hello.}
+      - {role: user, content: Bye.}
+    assertions: [{contains: plain}]
+""")
+    case = case_of(evalkit_cli("run", "llm.agent", "--json"))
+    assert case["passed"], case
+    assert [message["role"] for message in SEEN[0]] == ["user", "assistant", "user"]
