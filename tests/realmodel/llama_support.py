@@ -15,10 +15,19 @@ import pytest
 
 from tests.support.llama_server import ALIAS, LlamaServer, LlamaUnavailable, gguf_path
 
-__all__ = ["ALIAS", "KEY_ENV", "gguf_file", "llama_config", "llama_server", "unavailable"]
+__all__ = ["ALIAS", "CLOSING_NOTES", "KEY_ENV", "closing_note", "gguf_file", "llama_config", "llama_server", "unavailable"]
 
 #: The local server takes any key; the instance names a variable, and the tests set it.
 KEY_ENV = {"EVALKIT_SMOL_KEY": "sk-local-llama-unused"}
+
+#: Figures about the real model (a judge's κ) the tests leave for the session's closing summary (conftest.py).
+CLOSING_NOTES: list[str] = []
+
+
+def closing_note(line: str) -> None:
+    """Print ``line`` in the session's closing summary: a figure worth reading, never asserted."""
+    CLOSING_NOTES.append(line)
+
 
 REQUIRED = os.environ.get("EVALKIT_REQUIRE_REALMODEL", "") == "1"
 
