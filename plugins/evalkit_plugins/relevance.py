@@ -62,7 +62,7 @@ def parse_relevance_reply(text: str, max_grade: int) -> tuple[int, str]:
 class RelevanceOptions(JudgeOptions):
     """The judge options plus the relevance grader's own."""
 
-    pass_grade: int = option("grading a prompt set: the lowest mean grade (0..3, inclusive) that passes", default=2, validator=whole(at_least=1))
+    pass_grade: int = option("grading a prompt set: the lowest mean grade (0..3, inclusive) that passes", default=2, validator=whole(at_least=1, at_most=3))
     structured_output: str = option(
         "how the endpoint is asked for JSON: json_schema, json_object or none", default="json_schema", validator=one_of(*STRUCTURED_MODES)
     )
@@ -85,7 +85,7 @@ class RelevanceGrader(JudgeGraderBase):
         super().__init__(options)
         self.grades = self.prompt.strings("grades")
         self.max_grade = len(self.grades) - 1
-        self.pass_grade = min(options.pass_grade, self.max_grade)
+        self.pass_grade = options.pass_grade
         listed = "\n".join(render(self.prompt.text("grade_line"), index=str(i), text=text) for i, text in enumerate(self.grades))
         self.system_text = render(self.prompt.text("system"), grades=listed)
         self.response_format = self._response_format(options.structured_output)
