@@ -27,8 +27,8 @@ DOCS = {
     "d5": "banana plantation farming",
 }
 QUERIES = {"q1": "apple harvest", "q2": "banana farming"}
-#: The people's labels: one document per query.
-QRELS = {"q1": {"d1": 1}, "q2": {"d5": 1}}
+#: The people's labels: one document per query (q1's is not the one the retriever ranks first).
+QRELS = {"q1": {"d3": 1}, "q2": {"d5": 1}}
 #: What the judge says of each document, whatever the query (scripted).
 JUDGE_GRADES = {"d1": 3, "d2": 0, "d3": 2, "d4": 3, "d5": 3}
 
@@ -98,6 +98,9 @@ def test_holes_are_graded_and_reported_beside_the_human_figures(judge: ChatServe
     assert filled["judge"]["instance"] == "judge" and filled["judge"]["models"] == [JUDGE_MODEL]
     assert filled["judge"]["binary_from"] == 2  # the set's labels are binary
     assert filled["judged"] == sum(len(h) for h in holes.values()) and filled["unjudged"] == 0
+    # q1's top document, unjudged by people and graded 3, is a hit once the holes are filled.
+    assert rankings["q1"][0] == "d1" and document["metrics"]["top1_hit_rate"] == 0.5
+    assert filled["metrics"]["top1_hit_rate"] == 1.0
     # Filled: a hole graded 2 or 3 counts as relevant, 0 or 1 not; recall counts every relevant document.
     for question in document["questions"]:
         model = question["holes_filled"]["model_grades"]
