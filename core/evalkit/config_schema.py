@@ -57,6 +57,7 @@ SCHEMA: Mapping[str, TableSchema] = {
     "cache": TableSchema("the answer cache (enabled = true: every prompt run reads and writes it; docs/costs.md)", {"enabled": "true or false"}),
     "graders": TableSchema("[graders.NAME]: options of a grader (the command line's judge flags win over them)"),
     "question_sets": TableSchema('[question_sets."ID"]: standard collections as question sets'),
+    "calibration_sets": TableSchema('[calibration_sets."ID"]: a collection\'s human relevance judgments as calibration sets'),
     "sets": TableSchema("golden sets declared in files (paths, allow_outside: checked by evalkit.setfiles)"),
     "gate": TableSchema("how a comparison is gated", GATE_KEYS),
     "run": TableSchema("how a prompt run is answered", RUN_KEYS),

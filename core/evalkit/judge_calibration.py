@@ -158,13 +158,23 @@ def calibration_judge(grader: str, settings: JudgeSettings, config: Config) -> A
     return judge
 
 
-def _check_scale(judge: Any, calibration: CalibrationSet) -> None:
-    scale = tuple(judge.judge_scale())
-    if {(type(v), v) for v in scale} != {(type(v), v) for v in calibration.labels}:
-        raise UsageError(
-            f'calibration set "{calibration.identifier}" labels items {list(calibration.labels)!r}, but the '
-            f"{calibration.grader} judge answers {list(scale)!r}: label the items on the judge's scale"
-        )
+def _same_scale(judge: Any, labels: Sequence[Any]) -> bool:
+    return {(type(v), v) for v in judge.judge_scale()} == {(type(v), v) for v in labels}
+
+
+def _check_scale(judge: Any, calibration: CalibrationSet) -> Any:
+    """The judge that answers on the set's scale: ``judge`` itself, or — when it offers
+    ``judge_on_scale(labels)`` (the relevance judge meets binary labels) — the judge that method
+    returns; a :class:`UsageError` when neither does."""
+    if _same_scale(judge, calibration.labels):
+        return judge
+    rescaled = judge.judge_on_scale(calibration.labels) if hasattr(judge, "judge_on_scale") else None
+    if rescaled is not None and _same_scale(rescaled, calibration.labels):
+        return rescaled
+    raise UsageError(
+        f'calibration set "{calibration.identifier}" labels items {list(calibration.labels)!r}, but the '
+        f"{calibration.grader} judge answers {list(judge.judge_scale())!r}: label the items on the judge's scale"
+    )
 
 
 def _modal(labels: Sequence[Any]) -> Any:
@@ -197,8 +207,7 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
     if problems:
         shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
         raise UsageError(f'calibration set "{getattr(calibration, "identifier", "?")}" cannot be used: {shown}')
-    judge = calibration_judge(calibration.grader, settings, config)
-    _check_scale(judge, calibration)
+    judge = _check_scale(calibration_judge(calibration.grader, settings, config), calibration)
     judge.check_ready()
     answers = asyncio.run(_ask_all(judge, calibration, settings.repeats))
     human: list[Any] = []

@@ -165,6 +165,17 @@ def _jsonl_documents(path: Path, digest: hashlib._Hash) -> Iterator[Document]:
             yield Document(doc_id, text, title)
 
 
+def corpus_documents(corpus: str | os.PathLike[str]) -> Iterator[Document]:
+    """Every document of a corpus as this retriever reads it: a JSONL file, a BEIR folder (its
+    ``corpus.jsonl``) or a folder of ``.txt``/``.md`` files."""
+    path = Path(corpus)
+    if path.is_dir() and (path / "corpus.jsonl").is_file():
+        path = path / "corpus.jsonl"
+    if path.is_dir():
+        return _folder_documents(path, hashlib.sha256())
+    return _jsonl_documents(path, hashlib.sha256())
+
+
 def _folder_documents(root: Path, digest: hashlib._Hash) -> Iterator[Document]:
     for name, file in _folder_files(root):
         data = file.read_bytes()
@@ -242,6 +253,8 @@ class LexicalRetriever:
         self._index: LexicalIndex | None = None
         self._connection: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        #: The corpus's texts by id, read at the first :meth:`document_text` (the index keeps none).
+        self._texts: dict[str, str] | None = None
 
     def provenance(self) -> RetrievalProvenance:
         """What this retriever searches: the corpus content hash and the fixed lexical pipeline."""
@@ -413,6 +426,15 @@ class LexicalRetriever:
         if floor is not None:
             return [(doc_id, score) for doc_id, score in rows if score >= floor]
         return rows
+
+    def document_text(self, document_id: str) -> str | None:
+        """The title and text of one document of the corpus (``None`` for an id it does not hold):
+        what a relevance judge reads (``evalkit retrieval --judge-unjudged``). The corpus is read
+        once, at the first call."""
+        with self._lock:
+            if self._texts is None:
+                self._texts = {d.id: "\n\n".join(p for p in (d.title.strip(), d.text.strip()) if p) for d in corpus_documents(self.corpus)}
+            return self._texts.get(document_id)
 
     def close(self) -> None:
         """Release the index file."""

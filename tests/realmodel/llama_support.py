@@ -20,7 +20,10 @@ import pytest
 
 from tests.support.llama_server import ALIAS, LlamaServer, LlamaUnavailable, gguf_path
 
-__all__ = ["ALIAS", "KEY_ENV", "Relay", "gguf_file", "llama_config", "llama_server", "llama_tools_server", "unavailable"]
+__all__ = [
+    "ALIAS", "CLOSING_NOTES", "KEY_ENV", "Relay", "closing_note", "gguf_file", "llama_config", "llama_server",
+    "llama_tools_server", "unavailable",
+]
 
 #: llama-cpp-python's function-calling chat format for ChatML models (SmolLM2 is one): with
 #: ``tool_choice: "auto"`` the model answers either ``message:`` text or ``functions.NAME:`` calls,
@@ -30,6 +33,15 @@ FUNCTION_CALLING_FORMAT = "chatml-function-calling"
 
 #: The local server takes any key; the instance names a variable, and the tests set it.
 KEY_ENV = {"EVALKIT_SMOL_KEY": "sk-local-llama-unused"}
+
+#: Figures about the real model (a judge's κ) the tests leave for the session's closing summary (conftest.py).
+CLOSING_NOTES: list[str] = []
+
+
+def closing_note(line: str) -> None:
+    """Print ``line`` in the session's closing summary: a figure worth reading, never asserted."""
+    CLOSING_NOTES.append(line)
+
 
 REQUIRED = os.environ.get("EVALKIT_REQUIRE_REALMODEL", "") == "1"
 

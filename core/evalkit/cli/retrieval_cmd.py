@@ -60,6 +60,12 @@ from .params import (
     help="the grade from which a judged document counts as relevant for hit@1, hit@3, MRR and recall "
     "(default 1; nDCG uses the grades themselves; trec_eval's -l)",
 )
+@click.option(
+    "--judge-unjudged", metavar="NAME",
+    help="grade the top-k documents nobody judged with the relevance judge NAME (a configured provider instance) "
+    "and report the metrics with those holes filled beside the human-label ones (which alone are stored as the "
+    "run's figures, compared and gated); the retriever must show document texts",
+)
 @click.option("--export-run", metavar="PATH", help="also write the rankings as a TREC run file (qid Q0 docid rank score tag)")
 @click.option("--export-qrels", metavar="PATH", help="also write the set's judgements as TREC qrels (qid 0 docid grade)")
 @click.option(
@@ -154,6 +160,7 @@ def handle(args: Arguments) -> int:
             # Not kept in memory: the verdict is counted and paired by the store (the outcome's
             # detail keeps each question's score and the errored questions' cases).
             keep_cases=is_in_memory(database),
+            judge_unjudged=args.judge_unjudged,
             **placement_options(args, _pipeline_scope(args)),
         )
     except (RunInterrupted, RunStoreFailed) as exc:  # the line that resumes it, as this command was given
@@ -372,10 +379,45 @@ def render_outcome(
     out.print(f"Latency:        p50 {metrics.latency_p50_s * 1000:.1f} ms, p95 {metrics.latency_p95_s * 1000:.1f} ms")
     if detail.prepare_seconds is not None:
         out.print(f"Prepared in:    {detail.prepare_seconds:.2f} s (not counted as latency)")
+    _render_holes(out, detail)
     _render_breakdown(out, "By form", metrics.by_form, k)
     _render_breakdown(out, "By hard class", metrics.by_hard_class, k)
     _render_provenance(out, outcome)
     _render_regression(out, outcome, fail_on_new_failures, fail_on_inconclusive)
+
+
+def _render_holes(out: Output, detail: Any) -> None:
+    """``--judge-unjudged``: the figures with human labels only and with the judged holes filled, side by side."""
+    from rich.table import Table
+
+    holes = detail.holes
+    if holes is None:
+        return
+    human, filled, k = detail.metrics, holes.metrics, detail.metrics.k
+    judge = holes.judge or {}
+    who = judge.get("instance") or "the judge"
+    models = ", ".join(judge.get("models") or ()) or "no model reported"
+    out.line()
+    out.line("[bold]Unjudged documents graded by a relevance judge[/bold]")
+    out.print(
+        f"Judge:          {who} ({models}, relevance prompt v{judge.get('prompt_version', '?')}); "
+        f"{counted(holes.judged, 'hole')} graded, {holes.unjudged} could not be, over {counted(len(holes.scores), 'question')}"
+    )
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("Metric", "Human labels", "Holes filled"):
+        table.add_column(column, justify="left" if column == "Metric" else "right")
+    rows = (
+        ("Top-1 hit rate", _percent(human.top1_hit_rate), _percent(filled.top1_hit_rate)),
+        ("Top-3 hit rate", _percent(human.top3_hit_rate), _percent(filled.top3_hit_rate)),
+        (f"MRR@{k}", f"{human.mrr_at_k:.3f}", f"{filled.mrr_at_k:.3f}"),
+        (f"Recall@{k}", f"{human.recall_at_k:.3f}", f"{filled.recall_at_k:.3f}"),
+        (f"nDCG@{k}", f"{human.ndcg_at_k:.3f}", f"{filled.ndcg_at_k:.3f}"),
+    )
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+    binary = " (a binary set: grade 2 or more counts as relevant)" if judge.get("binary_from") else ""
+    out.print(f"The gate and the regression check use the human labels only; the model's grades are stored apart{binary}.")
 
 
 def _render_breakdown(out: Output, title: str, groups: Any, k: int) -> None:
@@ -472,6 +514,13 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         }
         if question.grades is not None:
             entry["grades"] = list(question.grades)
+        if detail.holes is not None and question.id in detail.holes.scores:
+            filled = detail.holes.scores[question.id]
+            entry["holes_filled"] = {
+                "model_grades": detail.holes.model_grades.get(question.id),
+                "hit_at_1": filled.hit_at_1, "hit_at_3": filled.hit_at_3, "reciprocal_rank_at_k": filled.reciprocal_rank_at_k,
+                "recall_at_k": filled.recall_at_k, "ndcg_at_k": filled.ndcg_at_k,
+            }  # fmt: skip
         if score is not None:
             ranking = detail.rankings.get(question.id)
             entry.update(
@@ -508,6 +557,7 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "answered": run.answered_count,
         "prepare_seconds": detail.prepare_seconds,
         "metrics": metrics,
+        "judged_holes": _holes_document(detail.holes),
         "questions": questions,
         "provenance": {
             "declared": attrs.asdict(identity.provenance) if identity.provenance is not None else None,
@@ -526,6 +576,22 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "notes": [*verdict.notes, *outcome.notes],
         "resumed": detail.resume_note,
         "accepted": acceptance_document(verdict.acceptance),
+    }
+
+
+def _holes_document(holes: Any) -> dict[str, Any] | None:
+    """``--judge-unjudged``'s figures: the judge, the hole counts and the metrics with the holes filled
+    (``None`` when no hole was judged); the run's ``metrics`` stay the human-label ones."""
+    import attrs
+
+    if holes is None:
+        return None
+    return {
+        "judge": dict(holes.judge) if holes.judge is not None else None,
+        "questions": len(holes.scores),
+        "judged": holes.judged,
+        "unjudged": holes.unjudged,
+        "metrics": attrs.asdict(holes.metrics),
     }
 
 

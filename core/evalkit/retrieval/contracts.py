@@ -13,6 +13,8 @@ capabilities, each checked with ``isinstance``:
   work is not timed as the first question's latency;
 * :class:`ClosingRetriever` — releases files or connections after the run;
 * :class:`ThreadSafeRetriever` — may be asked several questions at once (``--concurrency N``);
+* :class:`DocumentTexts` — hands out the text of a document it returned, so a relevance judge can
+  grade the documents people have not judged (``evalkit retrieval --judge-unjudged NAME``);
 * :class:`evalkit.components.PathOptions` (on the factory) — names the options that are
   file-system paths, so relative paths in the project configuration are resolved against the
   configuration's folder (generators use the same capability).
@@ -33,6 +35,7 @@ from evalkit.questions import RetrievalProvenance
 __all__ = [
     "ClosingRetriever",
     "DeploymentDefaults",
+    "DocumentTexts",
     "PreparedRetriever",
     "RetrievalProvenanceProvider",
     "Retriever",
@@ -87,6 +90,15 @@ class PreparedRetriever(Protocol):
 
     def prepare(self) -> object:
         """Get ready to answer; the return value is ignored."""
+        ...
+
+
+@runtime_checkable
+class DocumentTexts(Protocol):
+    """A retriever that can show what a document says (``--judge-unjudged`` needs it)."""
+
+    def document_text(self, document_id: str) -> str | None:
+        """The text of the document ``document_id`` (title and body), ``None`` when it has none."""
         ...
 
 

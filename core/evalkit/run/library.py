@@ -244,6 +244,7 @@ def evaluate_retrieval(
     cwd: Path | None = None,
     keep_cases: bool = True,
     baseline_file: BaselineFile | None = None,
+    judge_unjudged: str | None = None,
 ) -> Outcome:
     """Ask every question of a golden question set, store the run and compare it with its baseline.
 
@@ -284,6 +285,12 @@ def evaluate_retrieval(
     tolerance is set), under ``gate`` (else ``[gate]``). A complete run is accepted automatically
     when it is the first of its scope or significantly better than the accepted baseline.
     ``keep_cases=False``: as for :func:`evaluate_set` (the detail keeps the errored questions' cases).
+
+    ``judge_unjudged`` names a configured provider instance that, as the ``relevance`` judge,
+    grades each question's top-k documents nobody judged; the figures with those holes filled are
+    stored and reported beside the human ones, which alone are compared and gated (see
+    :mod:`evalkit.retrieval.holes`). Refused before anything is stored when the judge is not
+    configured, not reachable, or the retriever cannot show a document's text.
     """
     from .answering import questions as question_answering  # here: a prompt run does not import retrieval
 
@@ -300,8 +307,19 @@ def evaluate_retrieval(
             question_answering.check_chosen_baseline(repository, baseline, resolved)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
     check_database_url(url)  # a bad store is refused before the retriever is created
+    holes = None
+    if judge_unjudged is not None:
+        from ..retrieval.holes import hole_judging
+
+        holes = hole_judging(judge_unjudged, config, binary=all(q.grades is None for q in resolved.golden_set.questions))
+        holes.judge.check_ready()
     answering = question_answering.start_retriever(resolved, config)
     try:
+        if holes is not None:
+            from ..retrieval.holes import check_document_texts
+
+            check_document_texts(answering.retriever, resolved.retriever_id)
+            answering.hole_judging = holes
         with opened(url) as repository:
             plan = RunPlan(
                 answering,
@@ -311,7 +329,11 @@ def evaluate_retrieval(
             )
             outcome = execute(plan, repository)
     finally:
-        question_answering.close_retriever(answering.retriever)
+        try:
+            question_answering.close_retriever(answering.retriever)
+        finally:
+            if holes is not None:
+                holes.close()
     if is_in_memory(url):
         outcome = attrs.evolve(outcome, notes=(*outcome.notes, f"The store is in memory ({url}): this run will not be kept."))
     return outcome

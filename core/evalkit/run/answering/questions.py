@@ -39,6 +39,7 @@ from ...retrieval.contracts import (
     ThreadSafeRetriever,
 )
 from ...retrieval.deployments import DEFAULT_TIMEOUT_S, Deployment, choose_deployment, deployment_options, retriever_of
+from ...retrieval.holes import HoleGrades, HoleJudging, filled_measures, filled_question, filled_score_from_measures
 from ...retrieval.provenance import (
     BASELINE,
     COMPARABLE,
@@ -74,6 +75,7 @@ from . import CaseSink, Finish, Slice, final_status
 
 __all__ = [
     "NO_RETRIEVAL_READS",
+    "HolesDetail",
     "QuestionAnswering",
     "QuestionRules",
     "QuestionsDetail",
@@ -123,6 +125,22 @@ class QuestionsDetail:
     prepare_seconds: float | None = None
     warnings: tuple[str, ...] = ()
     resume_note: str | None = None
+    holes: HolesDetail | None = None
+
+
+@attrs.frozen
+class HolesDetail:
+    """``--judge-unjudged``: the figures with the holes a relevance judge graded filled in
+    (``metrics``, over the ``scores`` of the questions whose cases hold them), the model's grades
+    per question (this process's questions only: the store keeps them at ``redacted``/``full``),
+    the judge's identity (``None`` when read back from the store) and the hole counts."""
+
+    metrics: RetrievalMetrics
+    scores: Mapping[str, QuestionScore]
+    model_grades: Mapping[str, Mapping[str, int]]
+    judge: Mapping[str, Any] | None
+    judged: int
+    unjudged: int
 
 
 # -- the verdict's rules for a retrieval run -----------------------------------------------------
@@ -299,6 +317,11 @@ class QuestionAnswering:
     errors: dict[str, CaseResult] = attrs.Factory(dict)
     warnings: list[str] = attrs.Factory(list)
     resume_note: str | None = None
+    #: ``--judge-unjudged``: the bound relevance judge (``None``: holes are not judged).
+    hole_judging: HoleJudging | None = None
+    filled: dict[str, QuestionScore] = attrs.Factory(dict)
+    model_grades: dict[str, dict[str, int]] = attrs.Factory(dict)
+    hole_counts: dict[str, tuple[int, int]] = attrs.Factory(dict)
     _keep_ranking: bool = False
     _kept: int = 0
     _metrics: RetrievalMetrics | None = None
@@ -439,6 +462,8 @@ class QuestionAnswering:
                     self.rankings[question.id] = answer.ranking
                     kept = answer.ranking if self._keep_ranking else None
                     case = case_from_score(score, self.k, ranking=kept, fingerprint=question_fingerprint(question))
+                    if self.hole_judging is not None:
+                        case = self._fill_holes(question, answer, case)
                 sink.commit(case)  # committed per question: a crash loses at most the questions in flight
         finally:
             sink.flush()
@@ -449,13 +474,51 @@ class QuestionAnswering:
                 f"(up to {max(over_limit)}); only the first {limit} of each were scored"
             )
 
+    def _fill_holes(self, question: GoldenQuestion, answer: _Answer, case: CaseResult) -> CaseResult:
+        """Have the judge grade the question's holes, score it again with them filled, and keep
+        both in its case (see :mod:`evalkit.retrieval.holes`)."""
+        judging = self.hole_judging
+        assert judging is not None and answer.ranking is not None
+        human = self.scores[question.id]
+        if question.expects_no_result:  # people said nothing answers it: there is no hole to fill
+            holes = HoleGrades({})
+            filled = human
+        else:
+            holes = judging.grade(question, human.ranked_ids, self.k, self.retriever)
+            filled_labels = filled_question(question, holes.grades, judging.binary)
+            filled = score_question(filled_labels, answer.ranking.ids, self.k, answer.latency_s, self.identity.threshold)
+        self.filled[question.id] = filled
+        self.model_grades[question.id] = dict(holes.grades)
+        self.hole_counts[question.id] = (len(holes.grades), holes.failed)
+        detail = {**(case.detail or {}), "model_grades": dict(holes.grades)}
+        return attrs.evolve(case, measures={**(case.measures or {}), **filled_measures(filled, holes)}, detail=detail)
+
+    def holes_detail(self) -> HolesDetail | None:
+        """The filled figures of the questions whose cases hold them (``None`` when no hole was judged)."""
+        if not self.filled and self.hole_judging is None:
+            return None
+        order = [q.id for q in self.golden_set.questions if q.id in self.filled and q.id in self.scores]
+        scores = {q: self.filled[q] for q in order}
+        judge = self.hole_judging.identity() if self.hole_judging is not None else None
+        judged = sum(self.hole_counts.get(q, (0, 0))[0] for q in order)
+        unjudged = sum(self.hole_counts.get(q, (0, 0))[1] for q in order)
+        return HolesDetail(aggregate(list(scores.values()), self.k), scores, dict(self.model_grades), judge, judged, unjudged)
+
     def finish(self, header: Run, store: Capabilities, streamed: bool) -> Finish:
         """The status and the run's metrics, over every question of the run: those asked here, and
-        (a resumed run, a shard joining others) those the store already holds."""
+        (a resumed run, a shard joining others) those the store already holds. With judged holes,
+        the metrics also hold the filled figures and the judge (``judged_holes``)."""
         self._take_stored(header.id, store, header.privacy)
         metrics = self._metrics = aggregate(list(self.scores.values()), self.k)
         status = final_status(len(self.golden_set.questions), len(self.scores) + len(self.errors), len(self.errors))
-        return Finish(status, GRADER, metrics=metrics_document(metrics, len(self.errors)))
+        document = metrics_document(metrics, len(self.errors))
+        holes = self.holes_detail()
+        if holes is not None:
+            document["judged_holes"] = {
+                "judge": holes.judge, "questions": len(holes.scores), "judged": holes.judged, "unjudged": holes.unjudged,
+                "metrics": attrs.asdict(holes.metrics),
+            }  # fmt: skip
+        return Finish(status, GRADER, metrics=document)
 
     def _missing(self) -> bool:
         """True while a question of the set is neither scored nor errored in this process's view."""
@@ -486,6 +549,14 @@ class QuestionAnswering:
                 self.scores[case.case_id], ranking = read
                 if ranking is not None:
                     self.rankings[case.case_id] = ranking
+                filled = filled_score_from_measures(case.measures, read[0])
+                if filled is not None:
+                    measures = case.measures or {}
+                    self.filled[case.case_id] = filled
+                    self.hole_counts[case.case_id] = (int(measures.get("model_judged", 0)), int(measures.get("model_unjudged", 0)))
+                    grades = (case.detail or {}).get("model_grades") if isinstance(case.detail, Mapping) else None
+                    if isinstance(grades, Mapping):
+                        self.model_grades[case.case_id] = {str(d): g for d, g in grades.items() if type(g) is int}
 
     def detail(self, run: Run, verdict: Verdict, store: Capabilities) -> QuestionsDetail:
         """The question set, deployment, provenance, metrics and every question's score.
@@ -521,6 +592,7 @@ def _detail(answering: QuestionAnswering, metrics: RetrievalMetrics, verdict: Ve
         prepare_seconds=answering.prepare_seconds,
         warnings=tuple(answering.warnings),
         resume_note=answering.resume_note,
+        holes=answering.holes_detail(),
     )
 
 
