@@ -26,11 +26,8 @@ __all__ = ["JudgePrompt", "RELEASED", "digest", "load", "packaged_prompts", "ren
 RELEASED: Mapping[str, Mapping[int, str]] = {
     "decision": {1: "628bdfbc5ca6ccb108cd655626261c558784c33dfdcc316742dd6d839267a6f6"},
     "groundedness": {1: "cc3780ad586c7423b7a8d02c645d96e1d539801f9aec794447ddb2b6c30fe5b6"},
-<<<<<<< HEAD
     "pairwise": {1: "7503486c6bf66e0a7cd3a1bfcecbbd0a3b2687f8c8e7c78e98a584d0de36f22e"},
-=======
     "relevance": {1: "0fc778873ef758c1cf978698bb105c1664db2c0665de705081ccf03894aab4d5"},
->>>>>>> relevance
     "rubric": {1: "3c6894168bf7d6418c3f938c0e00367d7804ef9ac85f01dd5b3e22c068a216be"},
 }
 
