@@ -43,7 +43,8 @@ class ChatRequest:
     ``messages`` starts with at most one system turn (the instance's base system prompt and the
     prompt's own, joined); ``tools`` are the functions the model may call; ``step`` counts the model
     turns this case asked for before this one (0 for the first), so a generator that looks answers
-    up (replay) can find the right one; ``case_id`` is the golden prompt's id.
+    up (replay) can find the right one; ``case_id`` is the golden prompt's id; ``tool_choice`` is
+    the prompt's (``None``: the generator's default, ``"auto"``).
     """
 
     messages: tuple[Message, ...] = attrs.field(converter=messages_of)
@@ -53,6 +54,7 @@ class ChatRequest:
     max_tokens: int | None = None
     case_id: str | None = None
     step: int = 0
+    tool_choice: str | None = None
 
 
 def _calls(value: Iterable[ToolCall | Mapping[str, Any]] | None) -> tuple[ToolCall, ...]:

@@ -285,7 +285,9 @@ class ChatGenerator(Protocol):
 
     A generator whose model may take no tools says so with ``supports_tools = False`` (and may
     name why with ``tools_refusal() -> str``): a set that offers tools is then refused before
-    anything is called (exit 2), as the llm adapter does for a model without tool support."""
+    anything is called (exit 2), as the llm adapter does for a model without tool support. One
+    that cannot be told which tool to call says ``supports_tool_choice = False``: a prompt whose
+    ``tool_choice`` is not ``auto`` is refused the same way."""
 
     def chat(self, request: ChatRequest) -> Turn:
         """The model's next turn."""

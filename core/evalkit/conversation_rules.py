@@ -24,7 +24,7 @@ Problem = tuple[tuple[Any, ...], str]
 def is_conversation_prompt(prompt: GoldenPrompt) -> bool:
     """True when ``prompt`` uses any field these rules are about (and so is checked by them)."""
     return bool(
-        prompt.messages or prompt.tools or prompt.tool_results or prompt.max_steps is not None
+        prompt.messages or prompt.tools or prompt.tool_results or prompt.max_steps is not None or prompt.tool_choice is not None
         or prompt.mode is not ConversationMode.FIXED
         or any(isinstance(a, Assertion) and (a.turn is not None or a.kind in TOOL_KINDS) for a in prompt.assertions)
     )  # fmt: skip
@@ -49,8 +49,31 @@ def conversation_problems(prompt: GoldenPrompt) -> list[Problem]:
     problems.extend(_tool_problems(prompt))
     if prompt.max_steps is not None and (isinstance(prompt.max_steps, bool) or not isinstance(prompt.max_steps, int) or prompt.max_steps < 1):
         problems.append((("max_steps",), "must be a whole number of at least 1 (model turns for one user turn)"))
+    problems.extend(_tool_choice_problems(prompt))
     problems.extend(_assertion_problems(prompt))
     return problems
+
+
+#: The ``tool_choice`` words that name no function (OpenAI's).
+TOOL_CHOICE_WORDS = ("auto", "required", "none")
+
+
+def _tool_choice_problems(prompt: GoldenPrompt) -> Iterator[Problem]:
+    """``tool_choice`` is one of :data:`TOOL_CHOICE_WORDS` or the name of a declared tool, and
+    comes with tools."""
+    choice = prompt.tool_choice
+    if choice is None:
+        return
+    if not isinstance(choice, str) or not choice:
+        yield ("tool_choice",), f"must be auto, required, none or the name of a declared tool, got {type(choice).__name__}"
+        return
+    if not prompt.tools:
+        yield ("tool_choice",), "needs tools: the functions the model may call"
+        return
+    declared = {tool.name for tool in prompt.tools if isinstance(tool, Tool)}
+    if choice not in TOOL_CHOICE_WORDS and choice not in declared:
+        names = ", ".join(sorted(declared)) or "none"
+        yield ("tool_choice",), f"must be auto, required, none or a declared tool's name ({names}), got {choice[:40]!r}"
 
 
 def _turn_order(messages: tuple[Message, ...], mode: Any) -> Iterator[Problem]:

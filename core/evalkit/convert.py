@@ -49,7 +49,8 @@ converter.register_unstructure_hook(CaseResult, make_dict_unstructure_fn(CaseRes
 converter.register_unstructure_hook(
     GoldenPrompt,
     make_dict_unstructure_fn(
-        GoldenPrompt, converter, messages=_omitted, mode=_omitted, tools=_omitted, tool_results=_omitted, max_steps=_omitted
+        GoldenPrompt, converter, messages=_omitted, mode=_omitted, tools=_omitted, tool_results=_omitted, max_steps=_omitted,
+        tool_choice=_omitted,
     ),
 )
 

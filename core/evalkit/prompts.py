@@ -217,7 +217,9 @@ class GoldenPrompt:
     :class:`~evalkit.conversations.Tool`) are offered to the model, and each call it makes is
     answered from ``tool_results`` (:class:`~evalkit.conversations.CannedResult`); the loop stops
     at a reply, or after ``max_steps`` model turns for one user turn (default
-    :data:`~evalkit.conversations.DEFAULT_MAX_STEPS`).
+    :data:`~evalkit.conversations.DEFAULT_MAX_STEPS`). ``tool_choice`` is sent with the tools as
+    OpenAI's field: ``"auto"`` (the default: the model decides), ``"required"`` (it must call one),
+    ``"none"`` (it must not), or the name of one of ``tools`` (it must call that one, on every step).
     """
 
     id: str
@@ -231,6 +233,7 @@ class GoldenPrompt:
     tools: tuple[Tool, ...] = attrs.field(default=(), converter=tools_of)
     tool_results: tuple[CannedResult, ...] = attrs.field(default=(), converter=canned_results_of)
     max_steps: int | None = None
+    tool_choice: str | None = None
 
     @property
     def reference_text(self) -> str | None:

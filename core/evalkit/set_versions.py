@@ -59,7 +59,7 @@ def _digest(document: Any) -> str:
 #: What a golden prompt's fingerprint covers (not its id or tags).
 _PROMPT_CASE_FIELDS = ("prompt", "system_prompt", "assertions", "reference")
 #: What it also covers when a conversation holds them (left out of the converter's data at their defaults).
-_CONVERSATION_FIELDS = ("messages", "mode", "tools", "tool_results", "max_steps")
+_CONVERSATION_FIELDS = ("messages", "mode", "tools", "tool_results", "max_steps", "tool_choice")
 
 
 def prompt_digest(prompt: GoldenPrompt) -> str:
@@ -85,7 +85,7 @@ def plain_assertion_texts(prompt: GoldenPrompt, *, ascii: bool) -> list[list[str
     assertion of a plain prompt — exactly a :class:`GoldenPrompt`, whose assertions are exactly
     :class:`Assertion` objects holding plain scalars —; ``None`` for any other prompt (its JSON is
     the converter's to write). What the fingerprint and the set digest write directly."""
-    if type(prompt) is not GoldenPrompt or prompt.is_chat or prompt.tool_results or prompt.max_steps is not None:
+    if type(prompt) is not GoldenPrompt or prompt.is_chat or prompt.tool_results or prompt.max_steps is not None or prompt.tool_choice is not None:
         return None
     if prompt.mode is not ConversationMode.FIXED:
         return None

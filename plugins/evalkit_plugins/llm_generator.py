@@ -120,6 +120,10 @@ class LLMGenerator:
         can send a conversation (``messages=``); a set with tools is refused otherwise."""
         return bool(getattr(self._model, "supports_tools", False)) and _takes_messages(self._model)
 
+    #: The llm library lets the model decide whether and which tool to call: a prompt's
+    #: ``tool_choice`` other than ``auto`` is refused before the run (see prepare_prompts).
+    supports_tool_choice = False
+
     def tools_refusal(self) -> str:
         """Why this generator cannot send a prompt's tools, for the refusal of such a set."""
         if not _takes_messages(self._model):

@@ -467,9 +467,9 @@ class OpenAIGenerator:
         body = self._body(request, [_openai_message(m) for m in request.messages])
         if request.tools:
             body["tools"] = [tool.as_openai() for tool in request.tools]
-            # OpenAI's default with tools, said outright: llama-cpp-python's function-calling chat
-            # formats offer the tools only when tool_choice is "auto" (absent, they answer in text)
-            body["tool_choice"] = "auto"
+            # OpenAI's default with tools ("auto") said outright when the prompt names none:
+            # llama-cpp-python's function-calling chat formats offer the tools only when it is sent
+            body["tool_choice"] = _tool_choice(request.tool_choice)
         return _encode_json(body).encode()
 
     def _body(self, request: GenerationRequest | ChatRequest, messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -852,6 +852,14 @@ def _token_counts(usage: object) -> dict[str, int] | None:
     if isinstance(details, dict) and type(cached := details.get("cached_tokens")) is int and 0 <= cached < 2**63:
         counts["cached_input_tokens"] = cached
     return counts or None
+
+
+def _tool_choice(choice: str | None) -> str | dict[str, Any]:
+    """A prompt's ``tool_choice`` as OpenAI's field: a word as it is, a tool's name as the object
+    that forces that function."""
+    if choice is None or choice in ("auto", "required", "none"):
+        return choice or "auto"
+    return {"type": "function", "function": {"name": choice}}
 
 
 def _openai_message(message: Message) -> dict[str, Any]:

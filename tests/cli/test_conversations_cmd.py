@@ -489,3 +489,54 @@ prompts:
     with_tools, plain = sorted(script.bodies, key=lambda body: "tools" not in body)
     assert with_tools["tool_choice"] == "auto"  # llama-cpp-python's function-calling formats need it said
     assert "tool_choice" not in plain and "tools" not in plain
+
+
+def test_a_prompts_tool_choice_is_sent_on_every_step_a_tool_name_as_the_forcing_object(evalkit_cli, project, chat_server) -> None:
+    script = chat_server.responder = Script(calls(("get_weather", {"city": "Paris"})), calls(("get_weather", {"city": "Paris"})), "18 °C.")
+    write_project(project, chat_server, f"""\
+identifier: chat.forced
+name: Forced
+prompts:
+  - id: weather
+    prompt: Weather in Paris?
+    tool_choice: get_weather
+    max_steps: 2
+{WEATHER_TOOLS}    assertions: [{{tool_called: get_weather}}]
+  - id: required
+    prompt: Anything?
+    tool_choice: required
+{WEATHER_TOOLS}    assertions: [{{max_tool_calls: 5}}]
+""")
+    run = evalkit_cli("run", "chat.forced", "--concurrency", "1", "--json")
+    assert run.code == 0, run.stdout + run.stderr  # a first run: the baseline, whatever failed
+    weather = next(case for case in run.json()["cases"] if case["id"] == "weather")
+    # the forced tool is called on every step: max_steps stops the loop, and its check fails
+    assert checks_of(weather) == {"tool_called": True, "max_steps": False, "canned_results": True}
+    first, second, third = script.bodies
+    forced = {"type": "function", "function": {"name": "get_weather"}}
+    assert first["tool_choice"] == forced and second["tool_choice"] == forced
+    assert third["tool_choice"] == "required"
+
+
+def test_a_tool_choice_naming_no_declared_tool_or_without_tools_is_refused_by_validate(evalkit_cli, project, chat_server) -> None:
+    write_project(project, chat_server, f"""\
+identifier: chat.badchoice
+name: Bad choice
+prompts:
+  - id: unknown
+    prompt: Weather?
+    tool_choice: "get_<b>time\\x1b"
+{WEATHER_TOOLS}    assertions: [{{tool_called: get_weather}}]
+  - id: toolless
+    prompt: Hi.
+    tool_choice: auto
+    assertions: [{{contains: Hello}}]
+""")
+    checked = evalkit_cli("validate")
+    assert checked.code == 2, checked.stdout + checked.stderr
+    output = checked.stdout + checked.stderr
+    assert "prompt 'unknown': tool_choice: must be auto, required, none or a declared tool's name (get_forecast, get_weather)" in output
+    assert "\x1b" not in output and "\\x1b" in output  # the hostile name shown escaped
+    assert "prompt 'toolless': tool_choice: needs tools" in output and "2 problems" in output
+    run = evalkit_cli("run", "chat.badchoice")
+    assert run.code == 2 and not [r for r in chat_server.requests if r.method == "POST"]

@@ -180,3 +180,16 @@ def test_a_fixed_conversation_without_tools_reaches_a_model_without_tool_support
     case = case_of(evalkit_cli("run", "llm.agent", "--json"))
     assert case["passed"], case
     assert [message["role"] for message in SEEN[0]] == ["user", "assistant", "user"]
+
+
+def test_a_tool_choice_other_than_auto_is_refused_before_the_llm_model_is_asked(llm_models, project, evalkit_cli) -> None:
+    write(project, "toolbot", f"""\
+  - id: weather
+    prompt: Weather in Paris?
+    tool_choice: get_weather
+{TOOLS}    assertions: [{{tool_called: get_weather}}]
+""")
+    result = evalkit_cli("run", "llm.agent")
+    assert result.code == 2, result.stdout + result.stderr
+    assert 'sets tool_choice (prompt "weather")' in result.stderr and "only tool_choice auto" in result.stderr
+    assert SEEN == [] and not (project / ".evalkit").exists()

@@ -143,7 +143,8 @@ name: Tools against a real model
 prompts:
   - id: weather
     prompt: What is the weather in Paris? Call get_weather.
-    max_steps: 3
+    max_steps: 2
+    tool_choice: get_weather
     tools:
       - type: function
         function:
@@ -155,13 +156,16 @@ prompts:
     assertions:
       - tool_called: get_weather
       - max_tool_calls: 3
+      - tool_args: {name: get_weather, schema: {required: [city]}}
 """
 
 
 def test_a_tool_using_prompt_runs_against_the_function_calling_chat_format(llama_tools_server, project, evalkit_cli) -> None:
-    """Plumbing, not quality: the tools go to llama.cpp in its function-calling format, whatever the
-    model does with them (call or reply) the run completes and is stored, and the tool checks and
-    the loop's own checks are evaluated on it."""
+    """Plumbing, not quality: the tools go to llama.cpp in its function-calling format with the
+    prompt's tool_choice (the one tool, so the model's call is made through the tool's JSON Schema
+    grammar: llama-cpp-python 0.3's "auto" path answers a text reply empty), each call is answered
+    from the canned results and fed back until max_steps, the run completes and is stored, and the
+    tool checks and the loop's own checks are evaluated on it."""
     (project / "evals").mkdir()
     (project / "evals" / "tools.yaml").write_text(TOOL_SET)
     with Relay(llama_tools_server) as relay:
@@ -178,8 +182,11 @@ def test_a_tool_using_prompt_runs_against_the_function_calling_chat_format(llama
     names = {check["name"] for check in case["checks"]}
     assert {"tool_called", "max_tool_calls", "max_steps", "canned_results"} <= names
     chats = [body for body in relay.bodies if "messages" in body]
-    assert 1 <= len(chats) <= 3  # max_steps
-    assert [tool["function"]["name"] for tool in chats[0]["tools"]] == ["get_weather"] and chats[0]["tool_choice"] == "auto"
+    assert len(chats) == 2  # the forced tool is called on every step: max_steps ends the loop
+    forced = {"type": "function", "function": {"name": "get_weather"}}
+    assert [tool["function"]["name"] for tool in chats[0]["tools"]] == ["get_weather"] and chats[0]["tool_choice"] == forced
+    checks = {check["name"]: check["passed"] for check in case["checks"]}
+    assert checks["tool_called"] is True and checks["max_steps"] is False  # it called; it never replied
     for later in chats[1:]:  # each call the model made was answered from the canned results and sent back
         assert later["messages"][-1]["role"] == "tool" and later["messages"][-2]["tool_calls"]
     stored = stored_cases(project, document["run_id"])

@@ -34,7 +34,7 @@ from .problems import FileProblem, JsonPath
 __all__ = ["conversation_problems"]
 
 #: The keys that make a prompt object one the conversation rules are about.
-_CONVERSATION_KEYS = ("messages", "mode", "tools", "tool_results", "max_steps")
+_CONVERSATION_KEYS = ("messages", "mode", "tools", "tool_results", "max_steps", "tool_choice")
 
 
 def conversation_problems(

@@ -196,6 +196,7 @@ def golden_prompt(raw: dict[str, Any]) -> GoldenPrompt:
         tools=raw.get("tools", ()),
         tool_results=raw.get("tool_results", ()),
         max_steps=raw.get("max_steps"),
+        tool_choice=raw.get("tool_choice"),
     )
 
 

@@ -127,7 +127,9 @@ class _Loop:
         went by (``False``)."""
         limit = self.prompt.max_steps or DEFAULT_MAX_STEPS
         for _ in range(limit):
-            request = ChatRequest(self.history, self.prompt.tools, step=len(self.turns), **self.options)
+            request = ChatRequest(
+                self.history, self.prompt.tools, step=len(self.turns), tool_choice=self.prompt.tool_choice, **self.options
+            )
             turn = _turn(await self.call(request))
             self.turns.append(turn)
             calls = tuple(

@@ -580,6 +580,7 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
     order = PromptOrder(golden_set.identifier)
     conversations: list[str] = []  # the first prompt that only a chat-capable generator can answer
     with_tools: list[str] = []  # the first prompt that offers tools
+    forced_choice: list[str] = []  # the first prompt whose tool_choice is not the default
 
     rubric_prompts: list[str] = []
 
@@ -590,6 +591,8 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
             conversations.append(prompt.id)
         if prompt.tools and not with_tools:
             with_tools.append(prompt.id)
+        if prompt.tool_choice not in (None, "auto") and not forced_choice:
+            forced_choice.append(prompt.id)
         if any(isinstance(a, Assertion) and a.judged for a in prompt.assertions):
             rubric_prompts.append(prompt.id)
 
@@ -610,6 +613,12 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
         raise UsageError(
             f'set "{golden_set.identifier}" offers tools (prompt "{with_tools[0][:80]}"), and the generator of '
             f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send them: {why}"
+        )
+    # and that it cannot be told which tool to call (the llm library has no tool_choice)
+    if forced_choice and getattr(bound.generator, "supports_tool_choice", True) is False:
+        raise UsageError(
+            f'set "{golden_set.identifier}" sets tool_choice (prompt "{forced_choice[0][:80]}"), and the generator of '
+            f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send it: only tool_choice auto (the model decides) works there"
         )
     if isinstance(bound.generator, components.SetAware):
         components.bind_set(bound, golden_set)
