@@ -12,7 +12,9 @@ parallel, within the judge instance's own ``concurrency`` across all cases in fl
 
 Structured output is negotiated: a judge asks for ``response_format`` ``json_schema`` first; when
 the endpoint refuses that field (:class:`~evalkit.errors.RequestRejected`), it asks again with
-``json_object``, and when that is refused too, with no ``response_format`` at all (plain prompting,
+``json_object`` (carrying the schema as ``"schema"``, which llama.cpp's and llama-cpp-python's
+servers enforce with a grammar and others ignore), and when that is refused too, with no
+``response_format`` at all (plain prompting,
 the strict parser still decides). What was accepted is remembered for the rest of the run — the
 grader is bound to one judge endpoint per run — and reported in the run's judge metrics.
 """
@@ -89,6 +91,14 @@ DEFAULT_JUDGE_CONCURRENCY = 8
 
 #: Structured-output modes, strictest first; ``none`` sends no ``response_format``.
 STRUCTURED_MODES = ("json_schema", "json_object", "none")
+
+
+def _schema_of(response_format: Mapping[str, Any] | None) -> Any:
+    """The JSON Schema a ``json_schema`` response format asks for, else ``None``."""
+    if not response_format or response_format.get("type") != "json_schema":
+        return None
+    spec = response_format.get("json_schema")
+    return spec.get("schema") if isinstance(spec, Mapping) else None
 
 
 def _mode_of(response_format: Mapping[str, Any] | None) -> str:
@@ -414,7 +424,11 @@ class JudgeGraderBase(abc.ABC):
             return request
         if self._accepted_mode == "none":
             return attrs.evolve(request, response_format=None)
-        return attrs.evolve(request, response_format={"type": self._accepted_mode})
+        # json_object keeps the schema asked for, in the form both llama.cpp servers read
+        # ({"type": "json_object", "schema": ...}: their grammar then holds the reply to it);
+        # llama-cpp-python refuses json_schema, and without it a small model leaves fields out
+        schema = _schema_of(request.response_format)
+        return attrs.evolve(request, response_format={"type": self._accepted_mode, **({"schema": schema} if schema else {})})
 
     def _give_up_mode(self, refused: str, reason: str) -> None:
         """Step down from ``refused`` to the next mode (once, however many requests were refused at once)."""

@@ -66,7 +66,8 @@ def gguf_file() -> Path:
 def llama_server() -> Iterator[str]:
     """The base URL (``…/v1``) of a llama.cpp server answering as :data:`ALIAS`."""
     try:
-        server = LlamaServer()
+        # realmodel runs alone after the suite (.ci/run): both cores are the model's
+        server = LlamaServer(threads=2)
     except LlamaUnavailable as exc:
         unavailable(str(exc))
         raise
@@ -126,7 +127,7 @@ def llama_tools_server() -> Iterator[str]:
     """The base URL (``…/v1``) of a llama.cpp server answering as :data:`ALIAS` in its
     function-calling chat format (:data:`FUNCTION_CALLING_FORMAT`)."""
     try:
-        server = LlamaServer(chat_format=FUNCTION_CALLING_FORMAT)
+        server = LlamaServer(threads=2, chat_format=FUNCTION_CALLING_FORMAT)
     except LlamaUnavailable as exc:
         unavailable(str(exc))
         raise
