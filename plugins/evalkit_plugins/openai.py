@@ -863,8 +863,11 @@ def _tool_choice(choice: str | None) -> str | dict[str, Any]:
 
 
 def _openai_message(message: Message) -> dict[str, Any]:
-    """A conversation turn as chat completions take it (tool calls' arguments as JSON text)."""
-    sent: dict[str, Any] = {"role": message.role, "content": message.content}
+    """A conversation turn as chat completions take it (tool calls' arguments as JSON text). An
+    assistant turn that only calls tools is sent with ``"content": ""``: OpenAI takes null, empty
+    or none, but llama-cpp-python's server refuses null and its chat templates read the content."""
+    content = "" if message.content is None and message.tool_calls else message.content
+    sent: dict[str, Any] = {"role": message.role, "content": content}
     if message.tool_calls:
         sent["tool_calls"] = [
             {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_text()}}
