@@ -412,6 +412,7 @@ def test_a_hand_built_comparison_names_only_the_metrics_it_measured() -> None:
         baseline_id="b", pass_rate_delta=Fraction(0), mean_score_delta=Fraction(0), pass_rate_regressed=True,
         mean_score_regressed=False, regressed_cases=(), fixed_cases=(), still_failing=(), added_cases=(),
         removed_cases=(), mcnemar_p=1.0, other_regressed=("mrr_at_k",),
+        metrics=(MetricSpec("mrr_at_k", "MRR@5", False, False, Fraction(1, 10)),),
     )  # fmt: skip
     assert comparison.summary() == "Regression: pass rate dropped 0.0 pp beyond the configured tolerance (baseline run b)."
     capped = attrs.evolve(comparison, pass_rate_regressed=False, other_regressed=(), method="paired",
