@@ -3,6 +3,7 @@ sign-flip test with ``scipy.stats.permutation_test`` on the same data."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -187,3 +188,38 @@ def test_bootstrap_interval_holds_its_estimate(pairs: list[tuple[float, float]])
     result = paired_bootstrap([b for b, _ in pairs], [c for _, c in pairs], resamples=300, method="percentile")
     assert -1.0 <= result.interval.low <= result.interval.high <= 1.0
     assert result.interval.low - 1e-12 <= result.delta <= result.interval.high + 1e-12
+
+
+def test_the_sampled_sign_flip_p_values_are_reproducible_counts_of_the_seeded_draws() -> None:
+    """Pinned from the seeded draws: (1 + hits) / (1 + samples) in both tails, the byte-table and
+    the grouped sampler, drawing every sample or stopping once both tails have enough hits."""
+    rng = random.Random(8)
+    diffs = [rng.uniform(-0.5, 0.45) for _ in range(300)]
+    few_sizes = [rng.choice((-0.5, -0.25, 0.25, 0.5, 1.0, -1.0)) for _ in range(400)]
+    drawn = sign_flip_from_differences(diffs, samples=4_000, seed=1, stop_after=None)
+    assert (drawn.n, drawn.method, drawn.samples, drawn.seed) == (300, "monte_carlo", 4_000, 1)
+    assert drawn.delta == pytest.approx(sum(diffs) / 300, rel=1e-12)
+    assert (drawn.p_value * 4_001, drawn.p_drop * 4_001) == (pytest.approx(1_795), pytest.approx(912))
+    grouped = sign_flip_from_differences(few_sizes, samples=4_000, seed=1, stop_after=None)
+    assert (grouped.p_value * 4_001, grouped.p_drop * 4_001) == (pytest.approx(2_180), pytest.approx(1_072))
+    early = sign_flip_from_differences(few_sizes, samples=4_000, seed=1)
+    assert early.samples == 736 and (early.p_value, early.p_drop) == (pytest.approx(391 / 736), pytest.approx(200 / 736))
+    default = sign_flip_from_differences(diffs, stop_after=None)
+    assert (default.samples, default.seed) == (10_000, 0)
+    assert (default.p_value * 10_001, default.p_drop * 10_001) == (pytest.approx(4_533), pytest.approx(2_279))
+
+
+def test_the_normal_limit_is_the_sign_flip_sums_own_normal() -> None:
+    from evalkit.stats.distributions import normal_cdf
+
+    rng = random.Random(8)
+    huge = [rng.uniform(-0.3, 0.3) for _ in range(40_000)]
+    normal = sign_flip_from_differences(huge)
+    z = math.fsum(huge) / math.sqrt(math.fsum(d * d for d in huge))
+    assert normal.method == "normal" and (normal.seed, normal.samples) == (0, 0)
+    assert normal.p_value == pytest.approx(2 * normal_cdf(-abs(z)), rel=1e-9)
+    assert normal.p_drop == pytest.approx(normal_cdf(z), rel=1e-9)
+    bound = 0.56 * math.fsum(abs(d) ** 3 for d in huge) / math.fsum(d * d for d in huge) ** 1.5
+    assert normal.error_bound == pytest.approx(bound, rel=1e-9)
+    assert sign_flip_from_differences(huge, normal_error=bound / 2).method == "monte_carlo"
+    assert sign_flip_from_differences([0.0, 0.0], seed=7).seed == 7
