@@ -223,3 +223,38 @@ def test_the_normal_limit_is_the_sign_flip_sums_own_normal() -> None:
     assert normal.error_bound == pytest.approx(bound, rel=1e-9)
     assert sign_flip_from_differences(huge, normal_error=bound / 2).method == "monte_carlo"
     assert sign_flip_from_differences([0.0, 0.0], seed=7).seed == 7
+
+
+SKEWED = [0.9, -0.1, -0.05, -0.1, 0.0, -0.05, 0.6, -0.1, -0.02, 0.05, -0.1, 0.3]
+
+
+def test_the_bca_interval_of_a_skewed_sample_is_reproducible_from_its_seed() -> None:
+    """Pinned from the seeded resamples: the bias correction and the acceleration move the BCa
+    ends away from the percentile ends of the same resamples (a right-skewed sample: both up)."""
+    from evalkit.stats.resampling import bootstrap_from_differences
+
+    bca = bootstrap_from_differences(SKEWED)
+    assert (bca.method, bca.resamples, bca.seed, bca.n) == ("bca", 2_000, 0, 12)
+    assert (bca.interval.low, bca.interval.high) == (pytest.approx(-0.025, rel=1e-9), pytest.approx(0.37302788414838045, rel=1e-9))
+    plain = bootstrap_from_differences(SKEWED, method="percentile")
+    assert (plain.interval.low, plain.interval.high) == (pytest.approx(-0.043333333333333335), pytest.approx(0.31083333333333335))
+    both = bootstrap_intervals(SKEWED, (0.95, 0.9), resamples=500, seed=3)
+    ends = [(b.interval.low, b.interval.high, b.interval.confidence) for b in both]
+    assert ends == [
+        (pytest.approx(-0.032645559940679074, rel=1e-9), pytest.approx(0.3580124654112675, rel=1e-9), 0.95),
+        (pytest.approx(-0.018333333333333337, rel=1e-9), pytest.approx(0.28524560188359915, rel=1e-9), 0.9),
+    ]
+    same = bootstrap_intervals([0.2, 0.2, 0.2], (0.95,))[0]
+    assert (same.delta, same.interval.low, same.interval.high, same.resamples, same.seed) == (0.2, 0.2, 0.2, 2_000, 0)
+
+
+def test_quantiles_at_the_ends_and_between() -> None:
+    values = [0.0, 1.0, 2.0, 3.0]
+    assert (quantile(values, 0.0), quantile(values, 0.5), quantile(values, 1.0)) == (0.0, 1.5, 3.0)
+
+
+def test_the_exact_sign_flip_counts_every_sign_pattern() -> None:
+    # five differences, 32 sign patterns; the observed sum 1.75 is reached or passed in size by 6,
+    # and 31 of them are at most it
+    exact = sign_flip_from_differences([0.5, -0.25, 0.25, 0.5, 0.75])
+    assert exact.method == "exact" and (exact.p_value, exact.p_drop) == (pytest.approx(6 / 32), pytest.approx(31 / 32))
