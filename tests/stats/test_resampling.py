@@ -258,3 +258,12 @@ def test_the_exact_sign_flip_counts_every_sign_pattern() -> None:
     # and 31 of them are at most it
     exact = sign_flip_from_differences([0.5, -0.25, 0.25, 0.5, 0.75])
     assert exact.method == "exact" and (exact.p_value, exact.p_drop) == (pytest.approx(6 / 32), pytest.approx(31 / 32))
+
+
+def test_the_sign_flip_is_exact_up_to_fifty_thousand_group_sums() -> None:
+    # two sizes, 249 and 199 times: 250 * 200 = 50 000 possible sums, enumerated
+    at_limit = sign_flip_from_differences([0.5] * 249 + [-0.25] * 199)
+    assert at_limit.method == "exact" and at_limit.error_bound == 0.0
+    # 2 and 16 666 times: 3 * 16 667 = 50 001, one too many to enumerate
+    beyond = sign_flip_from_differences([0.5] * 2 + [-0.25] * 16_666)
+    assert beyond.method != "exact"
