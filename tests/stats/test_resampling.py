@@ -267,3 +267,12 @@ def test_the_sign_flip_is_exact_up_to_fifty_thousand_group_sums() -> None:
     # 2 and 16 666 times: 3 * 16 667 = 50 001, one too many to enumerate
     beyond = sign_flip_from_differences([0.5] * 2 + [-0.25] * 16_666)
     assert beyond.method != "exact"
+
+
+def test_a_bias_correction_that_is_undefined_falls_back_to_the_percentile_interval() -> None:
+    from evalkit.stats.resampling import bootstrap_from_differences
+
+    # one resample: its mean is below the estimate (seed 0) or above it (seed 2), never both sides
+    for seed, mean in ((0, 0.05833333333333333), (2, 0.12166666666666666)):
+        single = bootstrap_from_differences(SKEWED, resamples=1, seed=seed)
+        assert single.method == "percentile" and single.interval.low == single.interval.high == pytest.approx(mean)
