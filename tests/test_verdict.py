@@ -4,10 +4,31 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import attrs
 import pytest
 from evalkit import CaseResult, Run, Tolerances
-from evalkit.runs import RunStatus
-from evalkit.verdict import compare, exact_score, mcnemar_exact_p
+from evalkit.comparison_statistics import MetricSpec
+from evalkit.gate_settings import GateSettings
+from evalkit.runs import RunKind, RunStatus
+from evalkit.stats import NoiseEstimate
+from evalkit.storage.values import CaseMark
+from evalkit.verdict import (
+    INCONCLUSIVE,
+    NO_REGRESSION,
+    NOT_COMPARABLE,
+    REGRESSED,
+    Comparability,
+    Comparison,
+    EditedCase,
+    Verdict,
+    _value,
+    _WithinCaseNoise,
+    compare,
+    exact_score,
+    mcnemar_exact_p,
+    metric_specs,
+    verdict_of,
+)
 
 
 def run(run_id: str, outcomes: dict[str, float]) -> Run:
@@ -151,3 +172,249 @@ def test_a_prompt_runs_comparability_is_plain_comparable() -> None:
     check = PromptRules().comparability(run("now", ten(5)), run("base", ten(5)))
     assert check == Comparability()
     assert (check.comparable, check.reason, check.label, check.notes, check.treatment_changed) == (True, None, None, (), False)
+
+
+# -- what a mutation run of verdict.py found unpinned -----------------------------------------------
+
+
+def marked(outcomes: list[bool], *, measures: list[dict] | None = None, fingerprints: list[str | None] | None = None,
+           kind: RunKind = RunKind.PROMPTS, provenance: dict | None = None, run_id: str = "r") -> Run:  # fmt: skip
+    """A run of cases c000, c001, … with the given outcomes (score 1.0 or 0.0), measures and fingerprints."""
+    cases = [
+        CaseResult(f"c{i:03d}", passed, 1.0 if passed else 0.0, measures=measures[i] if measures else None,
+                   fingerprint=fingerprints[i] if fingerprints else f"f{i}")
+        for i, passed in enumerate(outcomes)
+    ]  # fmt: skip
+    return Run(run_id, "s.set", "deterministic", kind=kind, status=RunStatus.COMPLETE, cases=cases,
+               provenance=provenance or {}, fingerprints_kept=True)  # fmt: skip
+
+
+PAIRED = GateSettings(method="paired")
+
+
+def test_a_comparison_built_by_hand_is_a_single_answer_tolerance_comparison_at_five_percent() -> None:
+    comparison = Comparison(
+        baseline_id="base", pass_rate_delta=Fraction(0), mean_score_delta=Fraction(0), pass_rate_regressed=False,
+        mean_score_regressed=False, regressed_cases=(), fixed_cases=(), still_failing=(), added_cases=(),
+        removed_cases=(), mcnemar_p=1.0,
+    )  # fmt: skip
+    assert (comparison.method, comparison.alpha, comparison.repeats, comparison.baseline_repeats) == ("tolerance", 0.05, 1, 1)
+    assert comparison.state == NO_REGRESSION
+
+
+def test_the_metrics_of_a_prompt_and_of_a_retrieval_comparison() -> None:
+    tolerances = Tolerances(Fraction(1, 10), Fraction(1, 5), max_mrr_drop=Fraction(1, 20))
+    assert metric_specs(marked([True]), tolerances) == (
+        MetricSpec("pass_rate", "pass rate", True, True, Fraction(1, 10)),
+        MetricSpec("mean_score", "mean score", False, False, Fraction(1, 5)),
+    )
+    retrieval = marked([True], kind=RunKind.RETRIEVAL, provenance={"k": 5})
+    assert metric_specs(retrieval, tolerances) == (
+        MetricSpec("hit_at_1", "top-1 hit rate", True, True, Fraction(1, 10)),
+        MetricSpec("hit_at_3", "top-3 hit rate", True, True, Fraction(1, 5)),
+        MetricSpec("mrr_at_k", "MRR@5", False, False, Fraction(1, 20)),
+        MetricSpec("recall_at_k", "recall@5", False, False, None),
+        MetricSpec("ndcg_at_k", "nDCG@5", False, False, None),
+    )
+    # a k that is no integer (a bool, a string) is not named: the labels say k
+    for k in (True, "5", None):
+        labels = [s.label for s in metric_specs(marked([True], kind=RunKind.RETRIEVAL, provenance={"k": k}), tolerances)]
+        assert labels[2:] == ["MRR@k", "recall@k", "nDCG@k"], k
+
+
+def test_a_cases_value_of_each_metric() -> None:
+    passed, failed = CaseMark(True, 0.5), CaseMark(False, 0.25)
+    assert (_value("pass_rate", passed, False), _value("pass_rate", failed, False)) == (1.0, 0.0)
+    assert (_value("hit_at_1", passed, False), _value("hit_at_1", failed, False)) == (1.0, 0.0)
+    assert (_value("mean_score", passed, False), _value("hit_at_3", failed, False)) == (0.5, 0.25)
+    share = CaseMark(False, 0.0, measures={"pass_fraction": 0.75})
+    assert (_value("pass_rate", share, True), _value("pass_rate", share, False)) == (0.75, 0.0)
+    for stored, read in ((0, 0.0), (1, 1.0), (0.5, 0.5), (True, None), (1.5, None), (-0.1, None), ("0.5", None)):
+        assert _value("ndcg_at_k", CaseMark(True, 1.0, measures={"ndcg_at_k": stored}), False) == read, stored
+    assert _value("mrr_at_k", CaseMark(True, 1.0), False) is None
+
+
+def test_the_noise_within_repeated_cases() -> None:
+    noise = _WithinCaseNoise()
+    assert noise.estimate() is None
+    noise.add(CaseMark(True, 1.0, measures={"answers": 5, "passes": 4}))  # 4 * 1 / 5 = 0.8
+    noise.add(CaseMark(True, 1.0, measures={"answers": 3, "passes": 3}))  # all passed: 0
+    # 2 * 0.8 / (4 + 2) per answer; the cases average 2 / (1/5 + 1/3) = 3.75 answers
+    assert noise.estimate() == NoiseEstimate(2 * 0.8 / 6, 4, "repeats", 2)
+    none_passed = _WithinCaseNoise()
+    none_passed.add(CaseMark(True, 1.0, measures={"answers": 4, "passes": 0}))
+    none_passed.add(CaseMark(True, 1.0, measures={"answers": 2, "passes": 1}))  # 1 * 1 / 2
+    assert none_passed.estimate() == NoiseEstimate(2 * 0.5 / 4, 3, "repeats", 2)
+    ignored = _WithinCaseNoise()
+    for measures in ({"answers": 1, "passes": 1}, {"answers": 3, "passes": 4}, {"answers": 3, "passes": -1},
+                     {"answers": 3, "passes": True}, {"answers": 3, "passes": "2"}, {"answers": 3}, None):  # fmt: skip
+        ignored.add(CaseMark(True, 1.0, measures=measures))
+    assert ignored.estimate() is None
+
+
+def test_the_pass_rates_are_each_runs_own_not_only_their_difference() -> None:
+    comparison = compare(run("new", ten(6)), run("old", ten(8)), Tolerances())
+    assert (comparison.baseline_pass_rate, comparison.pass_rate) == (Fraction(8, 10), Fraction(6, 10))
+    # an unstable judge verdict is compared by its pass share under the paired gate, but a run
+    # answered once keeps its pass rate the share of cases that passed
+    from evalkit.grading import AGREEMENT_CHECK, Check
+
+    unsure = CaseResult("c", True, 1.0, checks=(Check(AGREEMENT_CHECK, False),), measures={"pass_fraction": 0.5})
+    paired = compare(Run("now", "s", "d", cases=[unsure]), Run("then", "s", "d", cases=[CaseResult("c", True, 1.0)]),
+                     Tolerances(), PAIRED)  # fmt: skip
+    assert paired.compared_cases == ("c",) and (paired.baseline_pass_rate, paired.pass_rate) == (1, 1)
+    # two answers a case: the pass rate is the mean of the pass fractions
+    twice = [{"pass_fraction": 0.5, "answers": 2, "passes": 1}] * 2
+    repeated = compare(marked([True, True], measures=twice), marked([True, True]), Tolerances())
+    assert repeated.repeats == 2 and (repeated.baseline_pass_rate, repeated.pass_rate) == (1, Fraction(1, 2))
+
+
+def test_nothing_compared_counts_as_zero_on_both_sides() -> None:
+    comparison = compare(marked([True], fingerprints=["new"]), marked([True], fingerprints=["old"]), Tolerances())
+    assert comparison.compared_cases == () and [e.case_id for e in comparison.edited_cases] == ["c000"]
+    rates = (comparison.baseline_pass_rate, comparison.pass_rate, comparison.baseline_mean_score, comparison.mean_score)
+    assert rates == (0, 0, 0, 0)
+
+
+def test_a_fingerprint_missing_on_either_side_counts_as_unchanged() -> None:
+    for before, after in ((None, "a"), ("a", None), (None, None), ("a", "a")):
+        comparison = compare(marked([False], fingerprints=[after]), marked([True], fingerprints=[before]), Tolerances())
+        assert comparison.compared_cases == ("c000",) and comparison.edited_cases == (), (before, after)
+        assert comparison.regressed_cases == ("c000",)
+    edited = compare(marked([False, True], fingerprints=["b", "x"]), marked([True, True], fingerprints=["a", "x"]), Tolerances())
+    assert edited.edited_failing == ("c000",) and edited.new_failures == ("c000",) and edited.compared_cases == ("c001",)
+    fixed = compare(marked([True], fingerprints=["b"]), marked([False], fingerprints=["a"]), Tolerances())
+    assert fixed.edited_failing == () and fixed.set_changed
+
+
+def test_only_runs_that_both_kept_fingerprints_know_them() -> None:
+    kept, old = marked([True]), attrs.evolve(marked([True]), fingerprints_kept=False)
+    assert compare(kept, kept, Tolerances()).fingerprints_known
+    assert not compare(kept, old, Tolerances()).fingerprints_known
+    assert not compare(old, kept, Tolerances()).fingerprints_known
+
+
+def test_the_set_changed_when_any_one_kind_of_change_happened() -> None:
+    base = dict(baseline_id="b", pass_rate_delta=Fraction(0), mean_score_delta=Fraction(0), pass_rate_regressed=False,
+                mean_score_regressed=False, regressed_cases=(), fixed_cases=(), still_failing=(), mcnemar_p=1.0)  # fmt: skip
+    assert Comparison(**base, added_cases=("a",), removed_cases=()).set_changed
+    assert Comparison(**base, added_cases=(), removed_cases=("r",)).set_changed
+    edit = EditedCase("e", True, True, 1.0, 1.0)
+    assert Comparison(**base, added_cases=(), removed_cases=(), edited_cases=(edit,)).set_changed
+    assert not Comparison(**base, added_cases=(), removed_cases=()).set_changed
+
+
+def test_the_paired_gate_names_the_aggregates_it_found_regressed() -> None:
+    baseline = marked([True] * 30)
+    comparison = compare(marked([False] * 6 + [True] * 24), baseline, Tolerances(), PAIRED)
+    assert comparison.pass_rate_regressed and comparison.mean_score_regressed
+    assert comparison.summary() == (
+        "Regression: pass rate dropped 20.0 pp and mean score dropped 0.200 significantly, beyond the configured "
+        "tolerance (baseline run r)."
+    )
+    loose_mean = compare(marked([False] * 6 + [True] * 24), baseline, Tolerances(Fraction(1, 10), Fraction(1)), PAIRED)
+    assert loose_mean.pass_rate_regressed and not loose_mean.mean_score_regressed
+
+
+def test_the_inconclusive_and_the_capped_sentences() -> None:
+    baseline = marked([True] * 30)
+    unsure = compare(marked([False] * 4 + [True] * 26), baseline, Tolerances(), PAIRED)
+    assert unsure.summary() == (
+        "Inconclusive: pass rate -13.3 pp, mean score -0.133 versus run r; the set cannot tell such a change from "
+        "noise (the smallest drop of pass rate it detects is 21.4 pp)."
+    )
+    grown = compare(marked([False] * 4 + [True] * 27), baseline, Tolerances(), PAIRED)
+    assert grown.summary() == (
+        "Inconclusive: pass rate -13.3 pp, mean score -0.133 versus run r on the 30 unchanged cases (1 added, 0 "
+        "edited, 0 removed are reported apart); the set cannot tell such a change from noise (the smallest drop of "
+        "pass rate it detects is 21.4 pp)."
+    )
+    capped = compare(marked([False] + [True] * 39), marked([True] * 40), Tolerances(), GateSettings(max_regressed_cases=0))
+    assert capped.summary(unit="question") == (
+        "Regression: 1 question passed in the baseline and fail now, more than the 0 max_regressed_cases allows "
+        "(baseline run r)."
+    )
+    assert capped.summary().startswith("Regression: 1 case passed")
+
+
+def test_a_verdict_without_a_comparison() -> None:
+    verdict = Verdict(NOT_COMPARABLE, reason="another model")
+    assert (verdict.regressed, verdict.new_failures, verdict.baseline_id, verdict.notes) == (False, (), None, ())
+    base = marked([True], run_id="base")
+    compared = verdict_of(compare(marked([False]), base, Tolerances()), base, Comparability(notes=("n",)))
+    assert (compared.state, compared.regressed, compared.baseline_id, compared.notes) == (REGRESSED, True, "base", ("n",))
+
+
+def test_the_tolerance_method_gates_retrieval_metrics_beyond_the_first_two() -> None:
+    def questions(rank: float) -> Run:
+        measures = [{"reciprocal_rank_at_k": rank, "recall_at_k": 1.0, "ndcg_at_k": 1.0}] * 10
+        return marked([True] * 10, measures=measures, kind=RunKind.RETRIEVAL, provenance={"k": 5})
+
+    before, after = questions(0.5), questions(0.25)
+    at_tolerance = compare(after, before, Tolerances(max_mrr_drop=Fraction(1, 4)))
+    assert at_tolerance.other_regressed == () and at_tolerance.state == NO_REGRESSION  # equal to it passes
+    beyond = compare(after, before, Tolerances(max_mrr_drop=Fraction(1, 5)))
+    assert beyond.other_regressed == ("mrr_at_k",) and beyond.state == REGRESSED
+    assert beyond.summary() == "Regression: MRR@5 dropped 0.250 beyond the configured tolerance (baseline run r)."
+    risen = compare(before, after, Tolerances(max_mrr_drop=Fraction(0)))
+    assert risen.other_regressed == () and risen.state == NO_REGRESSION
+    # a question whose measure is missing on one side leaves that metric's pair out
+    partial = attrs.evolve(after, cases=[attrs.evolve(after.cases[0], measures=None), *after.cases[1:]])
+    mrr = compare(partial, before, Tolerances()).statistic("mrr_at_k")
+    assert mrr is not None and mrr.n == 9
+
+
+def test_the_smallest_detectable_drop_named_is_of_the_first_gated_metric_when_every_tolerance_is_above_it() -> None:
+    baseline = marked([True] * 30)
+    wide = compare(marked([False] * 4 + [True] * 26), baseline, Tolerances(Fraction(1, 4), Fraction(1, 4)), PAIRED)
+    assert wide.state == INCONCLUSIVE and wide.noise_warnings() == ()
+    assert wide.summary().endswith("(the smallest drop of pass rate it detects is 21.4 pp).")
+
+
+def test_the_noise_warnings_name_each_gated_metric_whose_tolerance_is_below_the_detectable_drop() -> None:
+    unsure = compare(marked([False] * 4 + [True] * 26), marked([True] * 30), Tolerances(), PAIRED)
+    assert unsure.noise_warnings() == (
+        "warning: the tolerance of pass rate (10.0 pp) is below the smallest drop 30 cases can detect (21.4 pp, "
+        "one-sided alpha 0.05, power 0.8): the set cannot tell a drop of 10.0 pp from noise; about 66 cases would.",
+        "warning: the tolerance of mean score (0.100) is below the smallest drop 30 cases can detect (0.157, "
+        "one-sided alpha 0.05, power 0.8): the set cannot tell a drop of 0.100 from noise; about 74 cases or "
+        "--repeats 3 would.",
+    )
+    outcomes = [i % 10 != 0 for i in range(400)]
+    assert compare(marked(outcomes), marked(outcomes), Tolerances(), PAIRED).noise_warnings() == ()
+
+
+def test_the_paired_gate_with_nothing_compared_is_inconclusive() -> None:
+    edited = compare(marked([True], fingerprints=["x"]), marked([True], fingerprints=["y"]), Tolerances(), PAIRED)
+    assert edited.decision is None and edited.state == INCONCLUSIVE
+
+
+def test_a_capped_gate_with_a_dropped_aggregate_names_the_aggregate() -> None:
+    comparison = compare(marked([False] * 6 + [True] * 24), marked([True] * 30), Tolerances(), GateSettings(max_regressed_cases=0))
+    assert comparison.summary() == (
+        "Regression: pass rate dropped 20.0 pp and mean score dropped 0.200 beyond the configured tolerance "
+        "(baseline run r)."
+    )
+
+
+def test_the_paired_gate_names_a_retrieval_metric_beyond_the_first_two() -> None:
+    measures = [{"reciprocal_rank_at_k": 0.5, "recall_at_k": 1.0, "ndcg_at_k": 1.0}] * 10
+    before = marked([True] * 10, measures=measures, kind=RunKind.RETRIEVAL, provenance={"k": 5})
+    after = marked([True] * 10, measures=[{**m, "reciprocal_rank_at_k": 0.25} for m in measures], kind=RunKind.RETRIEVAL,
+                   provenance={"k": 5})  # fmt: skip
+    comparison = compare(after, before, Tolerances(max_mrr_drop=Fraction(1, 5)), PAIRED)
+    assert comparison.state == REGRESSED
+    assert comparison.summary() == "Regression: MRR@5 dropped 0.250 significantly, beyond the configured tolerance (baseline run r)."
+
+
+def test_a_hand_built_comparison_names_only_the_metrics_it_measured() -> None:
+    comparison = Comparison(
+        baseline_id="b", pass_rate_delta=Fraction(0), mean_score_delta=Fraction(0), pass_rate_regressed=True,
+        mean_score_regressed=False, regressed_cases=(), fixed_cases=(), still_failing=(), added_cases=(),
+        removed_cases=(), mcnemar_p=1.0, other_regressed=("mrr_at_k",),
+        metrics=(MetricSpec("mrr_at_k", "MRR@5", False, False, Fraction(1, 10)),),
+    )  # fmt: skip
+    assert comparison.summary() == "Regression: pass rate dropped 0.0 pp beyond the configured tolerance (baseline run b)."
+    capped = attrs.evolve(comparison, pass_rate_regressed=False, other_regressed=(), method="paired",
+                          regressed_cases=("a",), max_regressed_cases=0)  # fmt: skip
+    assert capped.summary().startswith("Regression: 1 case passed in the baseline and fail now")

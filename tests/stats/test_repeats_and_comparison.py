@@ -199,3 +199,32 @@ def test_without_observed_noise_the_detectable_drop_rests_on_the_baseline_mean()
     assert shifted.detectable.drop == pytest.approx(z * math.sqrt(2 * 0.5 * 0.5) / math.sqrt(12), rel=1e-12)
     identical = compare_values([0.2, 0.4, 0.9], [0.2, 0.4, 0.9], tolerance=0.1, repeats=3)
     assert identical.detectable.drop == pytest.approx(z * math.sqrt(2 * 0.5 * 0.5 / 3) / math.sqrt(3), rel=1e-12)
+
+
+def test_the_paired_t_p_value_for_a_rise() -> None:
+    from evalkit.stats.comparison import t_rise
+    from evalkit.stats.distributions import student_t_cdf
+    from evalkit.stats.means import PairedMean, paired_t_from_differences
+
+    assert t_rise(paired_t_from_differences([0.5])) == 1.0  # one case says nothing
+    assert t_rise(paired_t_from_differences([0.25, 0.25])) == 0.0  # a rise without spread
+    assert t_rise(paired_t_from_differences([-0.25, -0.25])) == 1.0
+    assert t_rise(paired_t_from_differences([0.0, 0.0])) == 1.0  # no change is no rise
+    spread = paired_t_from_differences([0.1, 0.3, 0.2])
+    assert spread.t is not None and t_rise(spread) == pytest.approx(student_t_cdf(-spread.t, 2))
+    assert t_rise(spread) == pytest.approx(1 - spread.p_drop)
+
+    def undefined(n: int, sd: float | None) -> PairedMean:
+        return PairedMean(n, None, None, 0.5, sd, None, n - 1, paired_t_from_differences([0.5]).interval, 1.0, 1.0)
+
+    # a report without a spread (sd None) or of one case says nothing either way, even a rise
+    assert (t_rise(undefined(1, 0.0)), t_rise(undefined(3, None)), t_rise(undefined(3, 0.0))) == (1.0, 1.0, 0.0)
+
+
+def test_a_metric_comparison_built_without_a_rise_p_value_claims_no_rise() -> None:
+    import attrs
+    from evalkit.stats import MetricComparison
+
+    measured = compare_values([0.5, 0.5, 0.5], [0.75, 1.0, 0.75], tolerance=0.1)
+    given = {f.name: getattr(measured, f.name) for f in attrs.fields(MetricComparison) if f.name != "p_rise"}
+    assert MetricComparison(**given).p_rise == 1.0

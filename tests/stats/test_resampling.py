@@ -3,6 +3,7 @@ sign-flip test with ``scipy.stats.permutation_test`` on the same data."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -187,3 +188,91 @@ def test_bootstrap_interval_holds_its_estimate(pairs: list[tuple[float, float]])
     result = paired_bootstrap([b for b, _ in pairs], [c for _, c in pairs], resamples=300, method="percentile")
     assert -1.0 <= result.interval.low <= result.interval.high <= 1.0
     assert result.interval.low - 1e-12 <= result.delta <= result.interval.high + 1e-12
+
+
+def test_the_sampled_sign_flip_p_values_are_reproducible_counts_of_the_seeded_draws() -> None:
+    """Pinned from the seeded draws: (1 + hits) / (1 + samples) in both tails, the byte-table and
+    the grouped sampler, drawing every sample or stopping once both tails have enough hits."""
+    rng = random.Random(8)
+    diffs = [rng.uniform(-0.5, 0.45) for _ in range(300)]
+    few_sizes = [rng.choice((-0.5, -0.25, 0.25, 0.5, 1.0, -1.0)) for _ in range(400)]
+    drawn = sign_flip_from_differences(diffs, samples=4_000, seed=1, stop_after=None)
+    assert (drawn.n, drawn.method, drawn.samples, drawn.seed) == (300, "monte_carlo", 4_000, 1)
+    assert drawn.delta == pytest.approx(sum(diffs) / 300, rel=1e-12)
+    assert (drawn.p_value * 4_001, drawn.p_drop * 4_001) == (pytest.approx(1_795), pytest.approx(912))
+    grouped = sign_flip_from_differences(few_sizes, samples=4_000, seed=1, stop_after=None)
+    assert (grouped.p_value * 4_001, grouped.p_drop * 4_001) == (pytest.approx(2_180), pytest.approx(1_072))
+    early = sign_flip_from_differences(few_sizes, samples=4_000, seed=1)
+    assert early.samples == 736 and (early.p_value, early.p_drop) == (pytest.approx(391 / 736), pytest.approx(200 / 736))
+    default = sign_flip_from_differences(diffs, stop_after=None)
+    assert (default.samples, default.seed) == (10_000, 0)
+    assert (default.p_value * 10_001, default.p_drop * 10_001) == (pytest.approx(4_533), pytest.approx(2_279))
+
+
+def test_the_normal_limit_is_the_sign_flip_sums_own_normal() -> None:
+    from evalkit.stats.distributions import normal_cdf
+
+    rng = random.Random(8)
+    huge = [rng.uniform(-0.3, 0.3) for _ in range(40_000)]
+    normal = sign_flip_from_differences(huge)
+    z = math.fsum(huge) / math.sqrt(math.fsum(d * d for d in huge))
+    assert normal.method == "normal" and (normal.seed, normal.samples) == (0, 0)
+    assert normal.p_value == pytest.approx(2 * normal_cdf(-abs(z)), rel=1e-9)
+    assert normal.p_drop == pytest.approx(normal_cdf(z), rel=1e-9)
+    bound = 0.56 * math.fsum(abs(d) ** 3 for d in huge) / math.fsum(d * d for d in huge) ** 1.5
+    assert normal.error_bound == pytest.approx(bound, rel=1e-9)
+    assert sign_flip_from_differences(huge, normal_error=bound / 2).method == "monte_carlo"
+    assert sign_flip_from_differences([0.0, 0.0], seed=7).seed == 7
+
+
+SKEWED = [0.9, -0.1, -0.05, -0.1, 0.0, -0.05, 0.6, -0.1, -0.02, 0.05, -0.1, 0.3]
+
+
+def test_the_bca_interval_of_a_skewed_sample_is_reproducible_from_its_seed() -> None:
+    """Pinned from the seeded resamples: the bias correction and the acceleration move the BCa
+    ends away from the percentile ends of the same resamples (a right-skewed sample: both up)."""
+    from evalkit.stats.resampling import bootstrap_from_differences
+
+    bca = bootstrap_from_differences(SKEWED)
+    assert (bca.method, bca.resamples, bca.seed, bca.n) == ("bca", 2_000, 0, 12)
+    assert (bca.interval.low, bca.interval.high) == (pytest.approx(-0.025, rel=1e-9), pytest.approx(0.37302788414838045, rel=1e-9))
+    plain = bootstrap_from_differences(SKEWED, method="percentile")
+    assert (plain.interval.low, plain.interval.high) == (pytest.approx(-0.043333333333333335), pytest.approx(0.31083333333333335))
+    both = bootstrap_intervals(SKEWED, (0.95, 0.9), resamples=500, seed=3)
+    ends = [(b.interval.low, b.interval.high, b.interval.confidence) for b in both]
+    assert ends == [
+        (pytest.approx(-0.032645559940679074, rel=1e-9), pytest.approx(0.3580124654112675, rel=1e-9), 0.95),
+        (pytest.approx(-0.018333333333333337, rel=1e-9), pytest.approx(0.28524560188359915, rel=1e-9), 0.9),
+    ]
+    same = bootstrap_intervals([0.2, 0.2, 0.2], (0.95,))[0]
+    assert (same.delta, same.interval.low, same.interval.high, same.resamples, same.seed) == (0.2, 0.2, 0.2, 2_000, 0)
+
+
+def test_quantiles_at_the_ends_and_between() -> None:
+    values = [0.0, 1.0, 2.0, 3.0]
+    assert (quantile(values, 0.0), quantile(values, 0.5), quantile(values, 1.0)) == (0.0, 1.5, 3.0)
+
+
+def test_the_exact_sign_flip_counts_every_sign_pattern() -> None:
+    # five differences, 32 sign patterns; the observed sum 1.75 is reached or passed in size by 6,
+    # and 31 of them are at most it
+    exact = sign_flip_from_differences([0.5, -0.25, 0.25, 0.5, 0.75])
+    assert exact.method == "exact" and (exact.p_value, exact.p_drop) == (pytest.approx(6 / 32), pytest.approx(31 / 32))
+
+
+def test_the_sign_flip_is_exact_up_to_fifty_thousand_group_sums() -> None:
+    # two sizes, 249 and 199 times: 250 * 200 = 50 000 possible sums, enumerated
+    at_limit = sign_flip_from_differences([0.5] * 249 + [-0.25] * 199)
+    assert at_limit.method == "exact" and at_limit.error_bound == 0.0
+    # 2 and 16 666 times: 3 * 16 667 = 50 001, one too many to enumerate
+    beyond = sign_flip_from_differences([0.5] * 2 + [-0.25] * 16_666)
+    assert beyond.method != "exact"
+
+
+def test_a_bias_correction_that_is_undefined_falls_back_to_the_percentile_interval() -> None:
+    from evalkit.stats.resampling import bootstrap_from_differences
+
+    # one resample: its mean is below the estimate (seed 0) or above it (seed 2), never both sides
+    for seed, mean in ((0, 0.05833333333333333), (2, 0.12166666666666666)):
+        single = bootstrap_from_differences(SKEWED, resamples=1, seed=seed)
+        assert single.method == "percentile" and single.interval.low == single.interval.high == pytest.approx(mean)
