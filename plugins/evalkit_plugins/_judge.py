@@ -108,6 +108,19 @@ def _mode_of(response_format: Mapping[str, Any] | None) -> str:
     return kind if kind in STRUCTURED_MODES else "json_schema"
 
 
+def structured_response_format(mode: str, name: str, properties: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``response_format`` a judge asks with in structured-output ``mode``
+    (:data:`STRUCTURED_MODES`): for ``json_schema`` the strict schema of one object with exactly
+    ``properties`` (all required, in that order), named ``name``; ``{"type": "json_object"}``;
+    or nothing."""
+    if mode == "none":
+        return None
+    if mode == "json_object":
+        return {"type": "json_object"}
+    schema = {"type": "object", "properties": dict(properties), "required": list(properties), "additionalProperties": False}
+    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
+
+
 @attrs.frozen
 class JudgeOptions:
     """The options every judge grader takes (``--judge``, ``--judge-repeats``, ``--allow-self-judge``)."""

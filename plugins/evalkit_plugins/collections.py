@@ -35,12 +35,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import attrs
-from evalkit.config import Config
 from evalkit.errors import ConfigError
 from evalkit.jsonparse import parse_json
 from evalkit.options import OptionError, one_of, option, text
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, QuestionForm
 from evalkit.textfiles import open_regular_file
+
+from evalkit_plugins._config_tables import ConfigTables
 
 __all__ = ["CollectionOptions", "CollectionSets", "read_qrels", "read_queries"]
 
@@ -173,7 +174,7 @@ def _file(value: str | None, key: str, where: str) -> Path:
     return path
 
 
-class CollectionSets:
+class CollectionSets(ConfigTables[CollectionOptions]):
     """The question-set provider for ``[question_sets."ID"]`` tables (see the module docstring).
 
     Shipped with evalkit and registered in ``evalkit.question_sets`` like any provider; evalkit
@@ -184,20 +185,11 @@ class CollectionSets:
     Options = CollectionOptions
     config_table = "question_sets.*"
 
-    def __init__(self, instances: Mapping[str, CollectionOptions] | None = None) -> None:
-        self._instances: Mapping[str, CollectionOptions] = dict(instances or {})
-        self._where = "configuration"
-
-    def bind_config(self, config: Config) -> None:
-        """Name the configuration file the tables were read from, in messages."""
-        self._where = str(config.path) if config.path else "configuration"
-
     def golden_question_sets(self) -> list[GoldenQuestionSet]:
         """One set per configured table, read from its files now."""
-        return [self._load(identifier, options) for identifier, options in self._instances.items()]
+        return self._loaded(self._load)
 
-    def _load(self, identifier: str, options: CollectionOptions) -> GoldenQuestionSet:
-        where = f'{self._where} [question_sets."{identifier}"]'
+    def _load(self, identifier: str, options: CollectionOptions, where: str) -> GoldenQuestionSet:
         given = {key for key in ("path", "split", "topics", "qrels", "corpus") if getattr(options, key) is not None}
         foreign = sorted(given - set(_FORMAT_KEYS[options.format]))
         if foreign:

@@ -18,7 +18,15 @@ from evalkit.answers import Answer, GenerationRequest
 from evalkit.options import number, one_of, option
 from evalkit.prompts import GoldenPrompt
 
-from evalkit_plugins._judge import STRUCTURED_MODES, JudgeGraderBase, JudgeOptions, JudgeVerdict, ReplyError, json_reply
+from evalkit_plugins._judge import (
+    STRUCTURED_MODES,
+    JudgeGraderBase,
+    JudgeOptions,
+    JudgeVerdict,
+    ReplyError,
+    json_reply,
+    structured_response_format,
+)
 from evalkit_plugins.judge_prompts import render
 
 __all__ = ["DecisionGrader", "parse_decision_reply", "score_for_level"]
@@ -88,29 +96,11 @@ class DecisionGrader(JudgeGraderBase):
             render(self.prompt.text("level_line"), index=str(i), text=text) for i, text in enumerate(self.levels)
         )
         self.system_text = render(self.prompt.text("system"), levels=listed)
-        self.response_format = self._response_format(options.structured_output)
-
-    def _response_format(self, structured_output: str) -> dict[str, Any] | None:
-        if structured_output == "none":
-            return None
-        if structured_output == "json_object":
-            return {"type": "json_object"}
-        return {
-            "type": "json_schema",
-            "json_schema": {
-                "name": "fulfilment_verdict",
-                "strict": True,
-                "schema": {
-                    "type": "object",
-                    "properties": {
-                        "level": {"type": "integer", "enum": list(range(self.max_level + 1))},
-                        "reason": {"type": "string"},
-                    },
-                    "required": ["level", "reason"],
-                    "additionalProperties": False,
-                },
-            },
-        }
+        self.response_format = structured_response_format(
+            options.structured_output,
+            "fulfilment_verdict",
+            {"level": {"type": "integer", "enum": list(range(self.max_level + 1))}, "reason": {"type": "string"}},
+        )
 
     def task(self, prompt: GoldenPrompt) -> str:
         """The task as the judge sees it: the prompt, preceded by its system prompt when it has one."""

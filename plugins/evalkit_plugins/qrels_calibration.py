@@ -38,10 +38,10 @@ from typing import Any
 
 import attrs
 from evalkit.calibration import CalibrationItem, CalibrationSet
-from evalkit.config import Config
 from evalkit.errors import ConfigError
 from evalkit.options import OptionError, one_of, option, text, whole
 
+from evalkit_plugins._config_tables import ConfigTables
 from evalkit_plugins.collections import _split_name, read_qrels, read_queries
 
 __all__ = ["GRADED_LABELS", "QrelsCalibrationSets", "QrelsOptions", "calibration_items"]
@@ -204,7 +204,7 @@ def calibration_items(options: QrelsOptions, collection: _Collection, where: str
     return items, scale, summary
 
 
-class QrelsCalibrationSets:
+class QrelsCalibrationSets(ConfigTables[QrelsOptions]):
     """The calibration-set provider for ``[calibration_sets."ID"]`` tables (see the module docstring).
 
     Shipped with evalkit and registered in ``evalkit.calibration_sets``; evalkit builds it with one
@@ -215,20 +215,11 @@ class QrelsCalibrationSets:
     Options = QrelsOptions
     config_table = "calibration_sets.*"
 
-    def __init__(self, instances: Mapping[str, QrelsOptions] | None = None) -> None:
-        self._instances: Mapping[str, QrelsOptions] = dict(instances or {})
-        self._where = "configuration"
-
-    def bind_config(self, config: Config) -> None:
-        """Name the configuration file the tables were read from, in messages."""
-        self._where = str(config.path) if config.path else "configuration"
-
     def calibration_sets(self) -> list[CalibrationSet]:
         """One set per configured table, read from its files now."""
-        return [self._load(identifier, options) for identifier, options in self._instances.items()]
+        return self._loaded(self._load)
 
-    def _load(self, identifier: str, options: QrelsOptions) -> CalibrationSet:
-        where = f'{self._where} [calibration_sets."{identifier}"]'
+    def _load(self, identifier: str, options: QrelsOptions, where: str) -> CalibrationSet:
         collection = _read(options, where)
         items, labels, summary = calibration_items(options, collection, where)
         return CalibrationSet(

@@ -29,7 +29,15 @@ from evalkit.answers import Answer, GenerationRequest
 from evalkit.options import one_of, option, whole
 from evalkit.prompts import GoldenPrompt
 
-from evalkit_plugins._judge import STRUCTURED_MODES, JudgeGraderBase, JudgeOptions, JudgeVerdict, ReplyError, json_reply
+from evalkit_plugins._judge import (
+    STRUCTURED_MODES,
+    JudgeGraderBase,
+    JudgeOptions,
+    JudgeVerdict,
+    ReplyError,
+    json_reply,
+    structured_response_format,
+)
 from evalkit_plugins.judge_prompts import render
 
 __all__ = ["BINARY_RELEVANT_FROM", "RelevanceGrader", "RelevanceOptions", "parse_relevance_reply"]
@@ -88,31 +96,13 @@ class RelevanceGrader(JudgeGraderBase):
         self.pass_grade = options.pass_grade
         listed = "\n".join(render(self.prompt.text("grade_line"), index=str(i), text=text) for i, text in enumerate(self.grades))
         self.system_text = render(self.prompt.text("system"), grades=listed)
-        self.response_format = self._response_format(options.structured_output)
+        self.response_format = structured_response_format(
+            options.structured_output,
+            "relevance_grade",
+            {"reason": {"type": "string"}, "grade": {"type": "integer", "enum": list(range(self.max_grade + 1))}},
+        )
         #: Against binary labels (``[0, 1]``): the grade from which the judge's label is 1.
         self.binary_from: int | None = None
-
-    def _response_format(self, structured_output: str) -> dict[str, Any] | None:
-        if structured_output == "none":
-            return None
-        if structured_output == "json_object":
-            return {"type": "json_object"}
-        return {
-            "type": "json_schema",
-            "json_schema": {
-                "name": "relevance_grade",
-                "strict": True,
-                "schema": {
-                    "type": "object",
-                    "properties": {
-                        "reason": {"type": "string"},
-                        "grade": {"type": "integer", "enum": list(range(self.max_grade + 1))},
-                    },
-                    "required": ["reason", "grade"],
-                    "additionalProperties": False,
-                },
-            },
-        }
 
     def relevance_request(self, query: str, document: str) -> GenerationRequest:
         """The request that asks how relevant ``document`` is to ``query``."""

@@ -46,6 +46,7 @@ from evalkit_plugins._judge import (
     NotGradable,
     ReplyError,
     json_reply,
+    structured_response_format,
 )
 from evalkit_plugins.judge_prompts import render
 
@@ -99,19 +100,9 @@ class RubricJudge(JudgeGraderBase):
         super().__init__(options)
         self.verdicts = self.prompt.strings("verdicts")
         self.system_text = self.prompt.text("system")
-        self.response_format: dict[str, Any] = {
-            "type": "json_schema",
-            "json_schema": {
-                "name": "rubric_verdict",
-                "strict": True,
-                "schema": {
-                    "type": "object",
-                    "properties": {"verdict": {"type": "string", "enum": list(self.verdicts)}, "reason": {"type": "string"}},
-                    "required": ["verdict", "reason"],
-                    "additionalProperties": False,
-                },
-            },
-        }
+        self.response_format = structured_response_format(
+            "json_schema", "rubric_verdict", {"verdict": {"type": "string", "enum": list(self.verdicts)}, "reason": {"type": "string"}}
+        )
 
     @property
     def bound(self) -> BoundGenerator | None:

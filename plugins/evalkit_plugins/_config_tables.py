@@ -1,0 +1,34 @@
+"""What a provider built from configuration tables shares: one options object per table
+(``[question_sets."ID"]``, ``[calibration_sets."ID"]``), and where they were read from, for messages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Generic, TypeVar
+
+from evalkit.config import Config
+
+__all__ = ["ConfigTables"]
+
+OptionsT = TypeVar("OptionsT")
+
+
+class ConfigTables(Generic[OptionsT]):
+    """The options of each configured table, by its identifier (evalkit builds the provider with
+    them, see ``config_table``), and the configuration file they came from (:meth:`bind_config`)."""
+
+    #: The tables this provider is built from, e.g. ``"question_sets.*"``.
+    config_table: str
+
+    def __init__(self, instances: Mapping[str, OptionsT] | None = None) -> None:
+        self._instances: Mapping[str, OptionsT] = dict(instances or {})
+        self._where = "configuration"
+
+    def bind_config(self, config: Config) -> None:
+        """Name the configuration file the tables were read from, in messages."""
+        self._where = str(config.path) if config.path else "configuration"
+
+    def _loaded(self, load: Any) -> list[Any]:
+        """``load(identifier, options, where)`` for every table, ``where`` naming the table."""
+        family = self.config_table.removesuffix(".*")
+        return [load(identifier, options, f'{self._where} [{family}."{identifier}"]') for identifier, options in self._instances.items()]
