@@ -13,6 +13,7 @@ import pytest
 
 from tests.plugins.judge_support import JUDGE_MODEL, closed_port_url, system_message, user_message
 from tests.support.chat_server import ChatServer, Fault
+from tests.support.providers import openai_provider_table
 
 SET = """\
 identifier: shop.answers
@@ -23,40 +24,20 @@ prompts:
   - {id: cash, prompt: "Do you take cash?", system_prompt: "Answer in English.", assertions: [{contains: "answer"}]}
 """
 
-CONFIG = """\
+
+def config(url: str, gone: str) -> str:
+    """The project's evalkit.toml: the runs under comparison and the judge at ``url``, and a judge that is not there."""
+    return f"""\
 privacy = "full"
 
 [sets]
 paths = ["shop.yaml"]
 
-[providers.old]
-adapter = "openai"
-base_url = "{url}"
-model = "old-alias"
-api_key_env = ""
-max_attempts = 1
+{openai_provider_table('old', url, 'old-alias')}
+{openai_provider_table('new', url, 'new-alias')}
+{openai_provider_table('judge', url, 'judge-alias')}
+{openai_provider_table('gone', gone, 'judge-alias')}"""
 
-[providers.new]
-adapter = "openai"
-base_url = "{url}"
-model = "new-alias"
-api_key_env = ""
-max_attempts = 1
-
-[providers.judge]
-adapter = "openai"
-base_url = "{url}"
-model = "judge-alias"
-api_key_env = ""
-max_attempts = 1
-
-[providers.gone]
-adapter = "openai"
-base_url = "{gone}"
-model = "judge-alias"
-api_key_env = ""
-max_attempts = 1
-"""
 
 #: What the run under review (``new``) answers; BASE (``old``) answers "old answer: ...".
 NEW_MARK = "new answer"
@@ -98,7 +79,7 @@ def runs(chat_server: ChatServer, project: Path, evalkit_cli: Callable[..., Any]
     """``runs(judge, base_privacy=..., new_answer=...)``: BASE and RUN stored; the server then judges with ``judge``."""
     chat_server.model = JUDGE_MODEL
     (project / "shop.yaml").write_text(SET, encoding="utf-8")
-    (project / "evalkit.toml").write_text(CONFIG.format(url=chat_server.base_url, gone=closed_port_url()), encoding="utf-8")
+    (project / "evalkit.toml").write_text(config(chat_server.base_url, closed_port_url()), encoding="utf-8")
 
     def make(judge: Callable[[Mapping[str, Any]], str], base_privacy: str = "full", new_answer: str | None = None) -> tuple[str, str]:
         chat_server.responder = server_with(judge, new_answer)

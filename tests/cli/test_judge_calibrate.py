@@ -13,6 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from tests.plugins.judge_support import JUDGE_MODEL, user_message
 from tests.support.chat_server import ChatServer
+from tests.support.providers import openai_provider_table
 
 #: (answer, the people's label); the criterion is the same for every item.
 RUBRIC_ITEMS = [
@@ -42,13 +43,7 @@ def write_project(project: Path, judge_url: str, set_text: str, *, judge: bool =
         + f"""[sets]
 paths = ["labels.yaml"]
 
-[providers.judge]
-adapter = "openai"
-base_url = "{judge_url}"
-model = "judge-alias"
-max_attempts = 1
-api_key_env = ""
-""",
+{openai_provider_table('judge', judge_url, 'judge-alias')}""",
         encoding="utf-8",
     )
 

@@ -19,19 +19,14 @@ from tests.plugins.judge_support import JUDGE_MODEL, user_message
 from tests.plugins.test_qrels_calibration import beir_folder
 from tests.support.chat_server import ChatServer
 from tests.support.datasets import dataset
+from tests.support.providers import openai_provider_table
 
 
 def write_project(project: Path, judge_url: str, tables: str, allow: Path | None = None) -> None:
     outside = f'[sets]\nallow_outside = ["{allow}"]\n\n' if allow is not None else ""
     (project / "evalkit.toml").write_text(
         'judge = "judge"\n\n' + outside + tables + f"""
-[providers.judge]
-adapter = "openai"
-base_url = "{judge_url}"
-model = "judge-alias"
-max_attempts = 1
-api_key_env = ""
-""",
+{openai_provider_table('judge', judge_url, 'judge-alias')}""",
         encoding="utf-8",
     )
 

@@ -17,6 +17,7 @@ from tests.cli.test_judge_calibrate import RUBRIC_ITEMS, answer_of, rubric_set
 from tests.cli.test_rubric_checks import SET_FILE
 from tests.plugins.judge_support import JUDGE_MODEL, decision_reply, user_message
 from tests.support.chat_server import ChatServer
+from tests.support.providers import openai_provider_table
 
 YARDSTICK = f"deterministic:rubric:judge:{JUDGE_MODEL}:v1"
 PEOPLE = dict(RUBRIC_ITEMS)
@@ -37,13 +38,7 @@ paths = ["evals.yaml", "labels.yaml"]
 adapter = "reference"
 model = "ref"
 
-[providers.judge]
-adapter = "openai"
-base_url = "{judge_url}"
-model = "judge-alias"
-max_attempts = 1
-api_key_env = ""
-""",
+{openai_provider_table('judge', judge_url, 'judge-alias')}""",
         encoding="utf-8",
     )
 

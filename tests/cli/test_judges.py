@@ -15,6 +15,7 @@ from evalkit.evaluation import evaluate_set
 
 from tests.plugins.judge_support import JUDGE_MODEL, closed_port_url, decision_reply, user_message
 from tests.support.chat_server import ChatServer, Fault
+from tests.support.providers import openai_provider_table
 
 YARDSTICK = f"decision:judge:{JUDGE_MODEL}:v1"
 
@@ -47,13 +48,7 @@ adapter = "replay"
 path = "{(project / 'answers.jsonl').as_posix()}"
 model = "sut"
 
-[providers.judge]
-adapter = "openai"
-base_url = "{judge_url}"
-model = "judge-alias"
-max_attempts = 1
-api_key_env = ""
-""",
+{openai_provider_table('judge', judge_url, 'judge-alias')}""",
         encoding="utf-8",
     )
 

@@ -13,6 +13,7 @@ import pytest
 
 from tests.plugins.judge_support import JUDGE_MODEL, user_message
 from tests.support.chat_server import ChatServer
+from tests.support.providers import openai_provider_table
 
 YARDSTICK = f"deterministic:rubric:judge:{JUDGE_MODEL}:v1"
 
@@ -49,13 +50,7 @@ paths = ["evals.yaml"]
 adapter = "reference"
 model = "ref"
 
-[providers.judge]
-adapter = "openai"
-base_url = "{judge_url}"
-model = "judge-alias"
-max_attempts = 1
-api_key_env = ""
-""",
+{openai_provider_table('judge', judge_url, 'judge-alias')}""",
         encoding="utf-8",
     )
 
