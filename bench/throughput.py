@@ -47,6 +47,24 @@ ANSWER = "The capital of France is Paris."
 KEY_VARIABLE = "EVALKIT_BENCH_KEY"
 
 
+def request_body(number: int) -> bytes:
+    """The chat completion both yardstick clients post for prompt ``number`` (evalkit's bench set asks the same)."""
+    return json.dumps({
+        "model": "bench-model",
+        "messages": [{"role": "user", "content": f"Question number {number}: what is the capital of France?"}],
+        "temperature": 0,
+    }).encode()
+
+
+_PARIS = re.compile(r"\bparis\b", re.IGNORECASE)
+
+
+def passes(text: str) -> bool:
+    """The bench set's three checks, applied by hand: contains "Paris", matches ``\\bparis\\b`` (any case), at most 20 words."""
+    return "Paris" in text and _PARIS.search(text) is not None and len(text.split()) <= 20
+
+
+
 def bare_client(base_url: str, prompts: int, concurrency: int) -> None:
     """The yardstick: the same job with a hand-rolled keep-alive HTTP/1.1 client, no framework.
 
@@ -56,17 +74,12 @@ def bare_client(base_url: str, prompts: int, concurrency: int) -> None:
     host, _, rest = base_url.removeprefix("http://").partition(":")
     port, _, prefix = rest.partition("/")
     path = f"/{prefix}/chat/completions".encode()
-    word_limit, paris = 20, re.compile(r"\bparis\b", re.IGNORECASE)
 
     async def worker(queue: asyncio.Queue[int], passed: list[int]) -> None:
         reader, writer = await asyncio.open_connection(host, int(port))
         while not queue.empty():
             number = queue.get_nowait()
-            body = json.dumps({
-                "model": "bench-model",
-                "messages": [{"role": "user", "content": f"Question number {number}: what is the capital of France?"}],
-                "temperature": 0,
-            }).encode()
+            body = request_body(number)
             writer.write(
                 b"POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
                 b"Authorization: Bearer bench\r\n\r\n%s" % (path, host.encode(), len(body), body)
@@ -81,8 +94,7 @@ def bare_client(base_url: str, prompts: int, concurrency: int) -> None:
                 raise RuntimeError(head.decode("latin-1"))
             reply = json.loads(await reader.readexactly(length))
             text = reply["choices"][0]["message"]["content"]
-            if "Paris" in text and paris.search(text) and len(text.split()) <= word_limit:
-                passed[0] += 1
+            passed[0] += passes(text)
         writer.close()
         await writer.wait_closed()
 
@@ -107,7 +119,6 @@ def aiohttp_client(base_url: str, prompts: int, concurrency: int) -> None:
     import aiohttp
 
     url = f"{base_url}/chat/completions"
-    word_limit, paris = 20, re.compile(r"\bparis\b", re.IGNORECASE)
 
     async def job() -> int:
         queue: asyncio.Queue[int] = asyncio.Queue()
@@ -121,18 +132,13 @@ def aiohttp_client(base_url: str, prompts: int, concurrency: int) -> None:
             async def worker() -> None:
                 while not queue.empty():
                     number = queue.get_nowait()
-                    body = json.dumps({
-                        "model": "bench-model",
-                        "messages": [{"role": "user", "content": f"Question number {number}: what is the capital of France?"}],
-                        "temperature": 0,
-                    }).encode()
+                    body = request_body(number)
                     async with session.post(url, data=body) as response:
                         if response.status != 200:
                             raise RuntimeError(f"HTTP {response.status}")
                         reply = json.loads(await response.read())
                     text = reply["choices"][0]["message"]["content"]
-                    if "Paris" in text and paris.search(text) and len(text.split()) <= word_limit:
-                        passed[0] += 1
+                    passed[0] += passes(text)
 
             await asyncio.gather(*(worker() for _ in range(concurrency)))
         return passed[0]
