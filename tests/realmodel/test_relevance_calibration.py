@@ -41,9 +41,12 @@ def test_smollm2_is_calibrated_as_a_relevance_judge_on_cranfield(llama_server, p
     assert shown.code == 0, shown.stderr
     records = json.loads(shown.stdout)
     assert "beir.cranfield" in json.dumps(records) and f"relevance:smol:{ALIAS}:v1" in json.dumps(records)
-    table = evalkit_cli("judge", "calibrate", "--set", "beir.cranfield", env=KEY_ENV, timeout=TIMEOUT)
-    assert table.code == 0 and "Kappa:" in table.stdout
+    # The terminal table lists the same record (the calibration's own terminal output is tested
+    # without a model; asking the model the 100 pairs again would double the test's time).
+    table = evalkit_cli("judge", "show")
     kappa = document["kappa"]
+    assert table.code == 0 and "beir.cranfield" in table.stdout and str(document["n"]) in table.stdout
+    assert ("undefined" if kappa is None else f"{kappa:.3f}") in table.stdout
     closing_note(
         f"SmolLM2-135M as a relevance judge on {PAIRS} Cranfield pairs: quadratic-weighted kappa "
         f"{'undefined' if kappa is None else f'{kappa:.3f}'} over {document['n']} labelled ({len(document['unjudged'])} unusable)"
