@@ -211,7 +211,7 @@ def _kappa_by_formula(
 @pytest.mark.parametrize(
     ("reference", "judged", "labels", "weights", "confidence"),
     [
-        # about 8/27 of the resamples hold only "a" rows: κ undefined there
+        # a resample of one label only (items 0 and 1 alone, or item 2 alone: 9 in 27) leaves κ undefined
         (["a", "a", "b"], ["a", "a", "b"], ["a", "b"], None, 0.9),
         ([0, 1, 2, 2, 1, 0, 2, 1], [0, 2, 2, 1, 1, 0, 2, 0], [0, 1, 2], "linear", 0.8),
         ([0, 1, 2, 2, 1, 0, 2, 1, 1, 0], [1, 2, 2, 1, 1, 0, 2, 0, 1, 1], [0, 1, 2], "quadratic", 0.95),
