@@ -9,6 +9,7 @@ import pytest
 from evalkit.questions import NOT_APPLICABLE, GoldenQuestion, GoldenQuestionSet, QuestionForm, RetrievalProvenance
 from evalkit.retrieval.provenance import (
     SCORING_VERSION,
+    RetrievalIdentity,
     baseline_state,
     benchmark_fingerprint,
     labels_fingerprint,
@@ -264,7 +265,9 @@ def test_labels_are_ordered_by_the_raw_bytes_of_the_question_ids() -> None:
 
 
 def test_undecodable_and_lone_surrogate_ids_are_fingerprinted_not_crashed_on() -> None:
-    prints = {labels_fingerprint([GoldenQuestion(i, "q", QuestionForm.MATCH, [])]) for i in ("\ud800", "\ud801", "\udcff")}
+    prints = {
+        labels_fingerprint([GoldenQuestion(i, "q", QuestionForm.MATCH, [])]) for i in ("\ud800", "\ud801", "\udcff")
+    }
     assert len(prints) == 3
 
 
@@ -278,3 +281,34 @@ def test_each_provenance_problem_word_for_word() -> None:
         "(1-190 characters from A-Z a-z 0-9 . _ : + / -, starting with a letter or digit, no '://')",
         'retrieval provenance pipeline_identity: must declare an applicable revision, not "not-applicable"',
     ]
+
+
+def test_fingerprints_keep_non_ascii_characters_unescaped() -> None:
+    """The documented JSON leaves non-ASCII characters as they are (``ensure_ascii=False``): a
+    provenance read from outside (not validated) still hashes its text, not ``\\u`` escapes."""
+    provenance = RetrievalProvenance("corpus-é", "modèle-ü", "chunks-ø", "pipeline-ß")
+    assert variant_fingerprint(provenance) == _scheme_digest(["variant-v1", "modèle-ü", "chunks-ø", "pipeline-ß"])
+    labels = labels_fingerprint(qset(Q1))
+    expected = _scheme_digest(["benchmark-v1", "corpus-é", labels, SCORING_VERSION, 7])
+    assert benchmark_fingerprint("corpus-é", labels, 7) == expected
+
+
+def test_the_relevance_threshold_enters_the_benchmark_only_when_it_is_not_one() -> None:
+    """Threshold 1 (the default, of retrieval_identity too) leaves the benchmark as before
+    thresholds existed; threshold 2 appends ``["relevance-threshold", 2]`` to the hashed array."""
+    labels = labels_fingerprint(qset(Q1))
+    plain = _scheme_digest(["benchmark-v1", FULL.corpus_revision, labels, SCORING_VERSION, 10])
+    identity = retrieval_identity(qset(Q1), FULL, 10)
+    assert (identity.benchmark_fingerprint, identity.threshold) == (plain, 1)
+    strict = retrieval_identity(qset(Q1), FULL, 10, threshold=2)
+    assert strict.threshold == 2
+    assert strict.benchmark_fingerprint == _scheme_digest(
+        ["benchmark-v1", FULL.corpus_revision, labels, SCORING_VERSION, 10, ["relevance-threshold", 2]]
+    )
+
+
+def test_a_retrieval_identity_built_directly_defaults_to_the_current_protocol() -> None:
+    """Built without a threshold or problems (the public class, as a third-party caller may), an identity
+    is at threshold 1 with no problems, scored by SCORING_VERSION."""
+    identity = RetrievalIdentity(None, "v1:labels", "", "", 10)
+    assert (identity.threshold, identity.problems, identity.scoring_version) == (1, (), SCORING_VERSION)

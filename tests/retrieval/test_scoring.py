@@ -215,7 +215,9 @@ def test_hit_rates_are_hits_over_questions():
 
 
 def test_means_of_rank_metrics():
-    m = aggregate([score(True, True, rr=1.0, recall=1.0, ndcg=1.0), score(False, True, rr=1 / 3, recall=0.5, ndcg=0.25)])
+    m = aggregate(
+        [score(True, True, rr=1.0, recall=1.0, ndcg=1.0), score(False, True, rr=1 / 3, recall=0.5, ndcg=0.25)]
+    )
     assert m.mrr_at_k == pytest.approx(2 / 3)
     assert m.recall_at_k == 0.75
     assert m.ndcg_at_k == 0.625
@@ -302,9 +304,11 @@ def test_percentile_sorts_unless_told_the_values_are_sorted() -> None:
 
 @pytest.mark.parametrize(
     ("raw", "message"),
-    [("doc-1", "a retriever must return a list of document ids, not str"),
-     (5, "a retriever must return a list of document ids, not int"),
-     (["a", 3], "a retriever returned a document id that is not a string: 3")],
+    [
+        ("doc-1", "a retriever must return a list of document ids, not str"),
+        (5, "a retriever must return a list of document ids, not int"),
+        (["a", 3], "a retriever returned a document id that is not a string: 3"),
+    ],
 )
 def test_a_bad_ranking_is_refused_word_for_word(raw: object, message: str) -> None:
     from evalkit.retrieval.scoring import rank_distinct
@@ -320,3 +324,70 @@ def test_a_bad_cut_off_is_refused_word_for_word() -> None:
     with pytest.raises(UsageError) as caught:
         aggregate([], 0)
     assert str(caught.value) == "k must be a positive integer (got 0)"
+
+
+# --- thresholds, cut-offs and ranks at the edges, by hand ---------------------------------------
+
+
+def test_a_no_result_question_keeps_its_rule_under_any_threshold() -> None:
+    """A question with no expected id scores 1.0 / hit when nothing comes back and 0.0 / miss
+    otherwise, whatever the relevance threshold."""
+    empty = score_question(q(), [], 10, 0.0, threshold=2)
+    assert (empty.hit_at_1, empty.hit_at_3, empty.reciprocal_rank_at_k, empty.recall_at_k, empty.ndcg_at_k) == (
+        True, True, 1.0, 1.0, 1.0,
+    )  # fmt: skip
+    answered = score_question(q(), ["a"], 10, 0.0, threshold=2)
+    assert (answered.hit_at_1, answered.hit_at_3, answered.reciprocal_rank_at_k, answered.ndcg_at_k) == (
+        False, False, 0.0, 0.0,
+    )  # fmt: skip
+
+
+def test_an_ungraded_question_has_nothing_relevant_above_threshold_one_but_keeps_its_ndcg() -> None:
+    """Ungraded expected ids have grade 1: under threshold 2 none is relevant for hit@1, hit@3, MRR
+    and recall; nDCG ignores the threshold: (1/log2 2 + 1/log2 4) / (1/log2 2 + 1/log2 3)."""
+    s = score_question(q("a", "b"), ["a", "x", "b"], 10, 0.0, threshold=2)
+    assert (s.hit_at_1, s.hit_at_3, s.reciprocal_rank_at_k, s.recall_at_k) == (False, False, 0.0, 0.0)
+    assert s.ndcg_at_k == pytest.approx((disc(1) + disc(3)) / (disc(1) + disc(2)), abs=1e-15)
+
+
+def test_an_expected_id_at_distinct_rank_four_is_no_top3_hit() -> None:
+    """Rank 4: hit@3 misses, MRR@10 is 1/4 — ungraded and graded alike."""
+    plain = score_question(q("d"), ["a", "b", "c", "d"], 10, 0.0)
+    graded = score_question(GoldenQuestion.graded("q", "t", {"d": 2}), ["a", "b", "c", "d"], 10, 0.0)
+    for s in (plain, graded):
+        assert (s.hit_at_1, s.hit_at_3, s.reciprocal_rank_at_k, s.recall_at_k) == (False, False, 0.25, 1.0)
+
+
+def test_a_graded_relevant_document_just_past_the_cut_off_counts_for_nothing() -> None:
+    """k = 3 and the relevant document at distinct rank 4 (after three distinct ids, with an empty
+    id and a repeat on the way): no hit, MRR@3 0 and recall@3 0 — even though a rank was found."""
+    question = GoldenQuestion.graded("q", "t", {"a": 2, "z": 0})
+    for ranking in (["x", "y", "w", "a"], ["x", "y", "w", "", "y", "a"]):
+        s = score_question(question, ranking, 3, 0.0)
+        assert (s.hit_at_1, s.hit_at_3, s.reciprocal_rank_at_k, s.recall_at_k, s.ndcg_at_k) == (
+            False, False, 0.0, 0.0, 0.0,
+        )  # fmt: skip
+        assert score_question(question, ranking, 4, 0.0).reciprocal_rank_at_k == 0.25
+
+
+def test_a_cut_off_of_another_type_is_refused_even_when_its_value_was_used_before() -> None:
+    """2.0 == 2 and True == 1 as dict keys: a cut-off of k = 2 or 1 computed before must not let
+    them through."""
+    score_question(q("a"), ["a"], 2, 0.0)
+    score_question(q("a"), ["a"], 1, 0.0)
+    aggregate([], 2)
+    for k in (2.0, True):
+        with pytest.raises(UsageError, match="k must be a positive integer"):
+            score_question(q("a"), ["a"], k, 0.0)  # type: ignore[arg-type]
+        with pytest.raises(UsageError, match="k must be a positive integer"):
+            aggregate([], k)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("threshold", [0, -1, 2.0])
+def test_a_bad_relevance_threshold_is_refused_word_for_word(threshold: object) -> None:
+    """Refused with the value named, for graded and ungraded questions alike (any threshold but 1
+    takes the graded path)."""
+    for question in (GoldenQuestion.graded("q", "t", {"a": 2}), q("a")):
+        with pytest.raises(UsageError) as caught:
+            score_question(question, ["a"], 10, 0.0, threshold=threshold)  # type: ignore[arg-type]
+        assert str(caught.value) == f"the relevance threshold must be a positive integer (got {threshold!r})"
