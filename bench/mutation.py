@@ -669,6 +669,10 @@ class _Selection:
     def pytest_collection_modifyitems(self, session: object, config: object, items: list) -> None:
         import pytest
 
+        if getattr(session, "testsfailed", 0):
+            # A test file failed to collect (the mutant breaks an import): its tests are missing
+            # for that reason, and pytest ends the session as interrupted (exit 2), a kill.
+            return
         missing = self.tests - {i.nodeid for i in items}
         # A parametrized test whose ids come from the mutated module is collected under other ids:
         # it still runs, as every case of its function.
