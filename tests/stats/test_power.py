@@ -381,6 +381,7 @@ def _oracle_power(n: int, rate: float, drop: float, alpha: float = 0.05) -> floa
         (8, 0.5, 0.5, 0.05),
         (1, 0.8, 0.5, 0.05),
         (60, 0.05, 0.04, 0.05),
+        (25, 1.0, 0.9, 0.05),  # nearly every case flips: the sum starts at 2 flips, not 0
     ],
 )
 def test_exact_mcnemar_power_is_the_sum_over_discordant_counts(n: int, rate: float, drop: float, alpha: float) -> None:
@@ -406,6 +407,14 @@ def test_exact_mcnemar_power_edges() -> None:
     assert mcnemar_power(5, 1.0, 1.0) == pytest.approx(1.0)  # 5 of 5: p = 1/32
     assert mcnemar_power(30, 0.8, 0.2) == pytest.approx(_oracle_power(30, 0.8, 0.2, 0.05), rel=1e-9)
     assert mcnemar_power(30, 0.8, 0.2, alpha=0.1) == pytest.approx(_oracle_power(30, 0.8, 0.2, 0.1), rel=1e-9)
+
+
+def test_a_p_value_equal_to_alpha_is_flagged() -> None:
+    """Five regressions and no fix have the one-sided exact p = 1/32: a test at α = 1/32 flags
+    them (p <= α), one at α = 0.03 does not — so every case lost is caught, or never."""
+    assert mcnemar_power(5, 1.0, 1.0, alpha=1 / 32) == pytest.approx(1.0)
+    assert mcnemar_power(5, 1.0, 1.0, alpha=0.03) == 0.0
+    assert mcnemar_power(6, 1.0, 1.0, alpha=1 / 64) == pytest.approx(1.0)  # 6 of 6: p = 1/64
 
 
 def _oracle_detectable(n: int, rate: float, alpha: float = 0.05, power: float = 0.8) -> float:
@@ -441,6 +450,15 @@ def test_the_exact_detectable_drop_is_1_when_even_losing_everything_is_missed() 
     assert (result.drop, result.n, result.repeats, result.sd, result.source, result.alpha, result.power, result.floor, result.method) == (
         1.0, 5, 1, pytest.approx(sd), "independent_bernoulli", 0.05, 0.8, 0.0, "exact_mcnemar",
     )  # fmt: skip
+
+
+def test_a_power_reached_only_by_losing_everything_is_the_whole_rate() -> None:
+    """Rate ½ on 5 cases: a run that fails everything regresses each case with probability ½ and
+    fixes none, so 5 regressions (p = 1/32, flagged) come with probability exactly 1/32. That
+    power is reached at the drop of the whole rate — which is 0.5, not "undetectable" (1)."""
+    assert mcnemar_power(5, 0.5, 0.5) == pytest.approx(1 / 32)
+    result = mcnemar_detectable_drop(5, 0.5, power=1 / 32)
+    assert result.drop == pytest.approx(0.5, abs=1e-5)
 
 
 def _oracle_connor(n: int, rate: float, alpha: float = 0.05, power: float = 0.8) -> float:
