@@ -428,7 +428,7 @@ def _oracle_detectable(n: int, rate: float, alpha: float = 0.05, power: float = 
 
 @pytest.mark.parametrize(
     ("n", "rate", "alpha", "power"),
-    [(30, 0.8, 0.05, 0.8), (30, 1.0, 0.05, 0.8), (50, 0.6, 0.01, 0.9), (15, 0.9, 0.1, 0.5)],
+    [(30, 0.8, 0.05, 0.8), (30, 1.0, 0.05, 0.8), (50, 0.6, 0.01, 0.9), (15, 0.9, 0.1, 0.5), (10, 1.0, 0.05, 0.8)],
 )
 def test_the_exact_detectable_drop_is_the_smallest_drop_with_the_power(
     n: int, rate: float, alpha: float, power: float
@@ -475,7 +475,7 @@ def _oracle_connor(n: int, rate: float, alpha: float = 0.05, power: float = 0.8)
 
 @pytest.mark.parametrize(
     ("n", "rate", "alpha", "power"),
-    [(30, 0.8, 0.05, 0.8), (2_000, 0.95, 0.05, 0.8), (100, 0.5, 0.01, 0.9), (400, 1.0, 0.1, 0.6)],
+    [(30, 0.8, 0.05, 0.8), (2_000, 0.95, 0.05, 0.8), (100, 0.5, 0.01, 0.9), (400, 1.0, 0.1, 0.6), (6, 0.8, 0.05, 0.8)],
 )
 def test_connors_detectable_drop_solves_his_equation(n: int, rate: float, alpha: float, power: float) -> None:
     result = connor_detectable_drop(n, rate, alpha=alpha, power=power)
@@ -492,3 +492,37 @@ def test_connors_drop_is_the_whole_rate_when_his_equation_has_no_root() -> None:
     default = connor_detectable_drop(3, 0.8)
     assert (default.drop, default.alpha, default.power) == (0.8, 0.05, 0.8)
     assert connor_detectable_drop(30, 0.8).drop == pytest.approx(_oracle_connor(30, 0.8), abs=2e-9)
+
+
+def test_an_exact_power_is_a_probability_even_where_its_terms_round_above_1() -> None:
+    """50 cases at 0.8 all lost: nearly every term is certain, and their sum rounds a little above
+    1 (1 + 2e-14); the power answered is still at most 1."""
+    for n, rate, drop in [(50, 0.8, 0.8), (50, 0.95, 0.855), (30, 0.9, 0.9)]:
+        power = mcnemar_power(n, rate, drop)
+        assert power <= 1.0
+        assert power == pytest.approx(_oracle_power(n, rate, drop), rel=1e-12)
+
+
+def test_a_power_the_test_has_with_no_drop_needs_no_drop() -> None:
+    """At power 0.01 — below the 2.3 % the exact test on 30 cases at 0.8 flags with no drop at all
+    (its size) — the smallest drop detected is 0, within the bisection's 1e-5."""
+    assert _oracle_power(30, 0.8, 0.0) > 0.01
+    assert 0.0 <= mcnemar_detectable_drop(30, 0.8, power=0.01).drop <= 1e-5
+
+
+def test_the_detectable_drops_refuse_what_they_cannot_answer_naming_the_argument() -> None:
+    cases = [
+        (lambda: connor_detectable_drop(0, 0.8), "n is 0, not an integer of at least 1"),
+        (lambda: connor_detectable_drop(30, 0.8, power=1), "power is 1, not a number strictly between 0 and 1"),
+        (lambda: connor_detectable_drop(30, 0.8, alpha=0.5), "alpha is 0.5, not a number strictly between 0 and 0.5"),
+        (lambda: connor_detectable_drop(30, 1.2), "rate is 1.2, not a number in [0, 1]"),
+        (lambda: mcnemar_detectable_drop(0, 0.8), "n is 0, not an integer of at least 1"),
+        (lambda: mcnemar_detectable_drop(30, 0.8, alpha=0), "alpha is 0, not a number strictly between 0 and 0.5"),
+        (lambda: mcnemar_power(30, 0.8, 0.1, alpha=0.5), "alpha is 0.5, not a number strictly between 0 and 0.5"),
+        (lambda: repeats_needed(noise_from_rate(0.8), 0.1, 0), "n is 0, not an integer of at least 1"),
+        (lambda: minimum_detectable_drop(noise_from_rate(0.8), 0), "n is 0, not an integer of at least 1"),
+    ]
+    for call, message in cases:
+        with pytest.raises(StatisticsInputError) as caught:
+            call()
+        assert str(caught.value) == message
