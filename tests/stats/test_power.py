@@ -526,3 +526,11 @@ def test_the_detectable_drops_refuse_what_they_cannot_answer_naming_the_argument
         with pytest.raises(StatisticsInputError) as caught:
             call()
         assert str(caught.value) == message
+
+
+def test_one_case_is_a_set_too_small_to_detect_anything() -> None:
+    """One case: the exact test can never flag it (p = 1/2), so no drop is detected (1); Connor's
+    equation has no root below the rate (√1 · 0.8 < 1.645 · √0.8), so it answers the rate."""
+    assert mcnemar_detectable_drop(1, 0.8).drop == 1.0
+    assert _oracle_connor(1, 0.8) == 0.8
+    assert connor_detectable_drop(1, 0.8).drop == 0.8
