@@ -428,7 +428,16 @@ def _oracle_detectable(n: int, rate: float, alpha: float = 0.05, power: float = 
 
 @pytest.mark.parametrize(
     ("n", "rate", "alpha", "power"),
-    [(30, 0.8, 0.05, 0.8), (30, 1.0, 0.05, 0.8), (50, 0.6, 0.01, 0.9), (15, 0.9, 0.1, 0.5), (10, 1.0, 0.05, 0.8)],
+    [
+        (30, 0.8, 0.05, 0.8),
+        (30, 1.0, 0.05, 0.8),
+        (50, 0.6, 0.01, 0.9),
+        (15, 0.9, 0.1, 0.5),
+        (10, 1.0, 0.05, 0.8),  # the first sum (the whole drop) starts at 2 flips
+        (50, 1.0, 0.05, 0.95),  # Connor's drop overshoots the exact one by more than 10 %
+        (30, 1.0, 0.01, 0.95),
+        (30, 0.8, 0.05, 0.04),  # a power between the test's size and alpha: Connor says 0
+    ],
 )
 def test_the_exact_detectable_drop_is_the_smallest_drop_with_the_power(
     n: int, rate: float, alpha: float, power: float
