@@ -61,6 +61,7 @@ import hashlib
 import importlib.abc
 import importlib.util
 import json
+import math
 import os
 import shutil
 import signal
@@ -846,16 +847,21 @@ def score(module: str, results: list[Result]) -> Score:
     )  # fmt: skip
 
 
+def _percent(score: float) -> str:
+    """``score`` as a percentage cut (not rounded) to one decimal: 94.96 % prints 94.9 %, never the floor's 95.0 %."""
+    return f"{math.floor(score * 1000) / 10:.1f}%"
+
+
 def table(scores: list[Score]) -> str:
     """The per-module table: module, mutants, killed, survived, equivalent, score."""
     header = f"{'module':<28} {'mutants':>7} {'killed':>7} {'survived':>8} {'equiv.':>6} {'score':>7}"
     rows = [header, "-" * len(header)]
     for row in scores:
-        rows.append(f"{row.module:<28} {row.mutants:>7} {row.killed:>7} {row.survived:>8} {row.equivalent:>6} {row.score:>7.1%}")
+        rows.append(f"{row.module:<28} {row.mutants:>7} {row.killed:>7} {row.survived:>8} {row.equivalent:>6} {_percent(row.score):>7}")
     total = Score("all", *(sum(getattr(s, f) for s in scores) for f in
                            ("mutants", "killed", "survived", "equivalent", "incompetent", "timeouts", "untested")))  # fmt: skip
     rows += ["-" * len(header),
-             f"{'all':<28} {total.mutants:>7} {total.killed:>7} {total.survived:>8} {total.equivalent:>6} {total.score:>7.1%}"]  # fmt: skip
+             f"{'all':<28} {total.mutants:>7} {total.killed:>7} {total.survived:>8} {total.equivalent:>6} {_percent(total.score):>7}"]  # fmt: skip
     notes = []
     if total.timeouts:
         notes.append(f"{total.timeouts} killed by a timeout")
