@@ -543,3 +543,25 @@ def test_one_case_is_a_set_too_small_to_detect_anything() -> None:
     assert mcnemar_detectable_drop(1, 0.8).drop == 1.0
     assert _oracle_connor(1, 0.8) == 0.8
     assert connor_detectable_drop(1, 0.8).drop == 0.8
+
+
+@pytest.mark.parametrize(("flips", "regressions"), [(4, 4), (10, 9), (12, 10), (20, 15), (33, 24)])
+def test_an_alpha_equal_to_an_attainable_p_value_flags_what_the_gate_flags(flips: int, regressions: int) -> None:
+    """At ``alpha`` = P(X >= c) exactly (1/16 for 4 of 4 flips), the gate flags c regressions
+    (p <= alpha); power's critical count must be c too, not c + 1 from the running tail's rounding."""
+    from evalkit.stats.binary import mcnemar_drop_p
+    from evalkit.stats.power import _CriticalRegressions
+
+    # P(X >= c), X ~ Binomial(m, 1/2), as an exact fraction rounded once
+    alpha = sum(math.comb(flips, j) for j in range(regressions, flips + 1)) / 2**flips
+    assert mcnemar_drop_p(regressions, flips - regressions) <= alpha < mcnemar_drop_p(regressions - 1, flips - regressions + 1)
+    critical = _CriticalRegressions(alpha)
+    # asked in increasing order, as mcnemar_power asks it (the running tail), then directly
+    assert [critical(m) for m in range(1, flips + 1)][-1] == regressions
+    assert _CriticalRegressions(alpha)(flips) == regressions
+
+
+def test_a_certain_drop_is_detected_with_power_one_at_an_attainable_alpha() -> None:
+    """Every case regresses (rate 1, drop 1): 4 of 4 flips, p = 1/16, flagged at alpha 1/16."""
+    assert mcnemar_power(4, 1.0, 1.0, alpha=0.0625) == 1.0
+    assert mcnemar_power(4, 1.0, 1.0, alpha=0.0624) == 0.0

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 import attrs
 
 from . import _checks
-from .distributions import normal_quantile, regularized_beta
+from .distributions import binomial_half_cdf, normal_quantile, regularized_beta
 from .means import mean_and_sd
 
 __all__ = [
@@ -315,12 +315,24 @@ class _CriticalRegressions:
         previous = self.known.get(m - 1)
         r = previous if previous is not None else max(m // 2 + 1, math.ceil(m / 2 + self.z * math.sqrt(m) / 2))
         r = min(r, m + 1)
-        while r <= m and self.tail.at(m, r) > self.alpha:
+        while r <= m and not self._flags(m, r):
             r += 1
-        while r - 1 > m // 2 and self.tail.at(m, r - 1) <= self.alpha:
+        while r - 1 > m // 2 and self._flags(m, r - 1):
             r -= 1
         self.known[m] = r
         return r
+
+    def _flags(self, m: int, r: int) -> bool:
+        """Whether ``r`` regressions among ``m`` flips are flagged: ``P(X >= r) <= alpha``.
+
+        The running tail gathers rounding error step by step; where it is within a millionth of
+        ``alpha`` — an attainable p-value such as 1/16 at ``alpha = 0.0625`` — the gate's own exact
+        p-value (``mcnemar_drop_p``: ``P(X <= m − r)`` by symmetry) decides, as it does for a run.
+        """
+        tail = self.tail.at(m, r)
+        if abs(tail - self.alpha) <= 1e-6 * self.alpha:
+            return binomial_half_cdf(m, m - r) <= self.alpha
+        return tail <= self.alpha
 
 
 def _check_rate_drop(rate: object, drop: object) -> tuple[float, float]:
