@@ -293,6 +293,11 @@ def test_braces_inside_a_character_class_are_members_not_a_counted_repeat(patter
         ("x#a{20000}", "20,000"),  # outside verbose mode "#" starts no comment: the repeat after it counts
         ("/(?:a{101} # (\n){100}/x", "10,100"),  # in verbose mode a "(" in a comment opens no group
         (r"\p{L}{20000}", "20,000"),  # a property, its argument skipped, then repeated
+        (r"[\]]{20000}", "20,000"),  # an escaped "]", then the "]" that ends the class
+        ("x{5000}(?:b{101}){100}", "15,100"),  # 5,000, then 101 times 100 for the group
+        ("x{5000}(?#c)(?:b{101}){100}", "15,100"),  # an inline comment ends at its ")"
+        ("(?#c)a{20000}", "20,000"),
+        ("a{9999}b{2}", "10,001"),  # twice is a repeat
     ],
 )
 def test_counted_repeats_after_classes_comments_and_escapes_count(pattern: str, asked: str) -> None:
@@ -325,3 +330,18 @@ def test_an_empty_comment_line_in_verbose_mode_is_skipped() -> None:
 def test_a_repeat_of_exactly_once_asks_for_nothing_more() -> None:
     # 10,000 repetitions of "a" and one "b": within the limit, as "a{10000}b" is
     assert compile_pattern("a{10000}b{1}").fullmatch("a" * 10_000 + "b")
+
+
+@pytest.mark.parametrize(
+    ("count", "asked"),
+    [("999999999", "999,999,999"), ("1000000000", "1,000,000,000"), ("1234567890", "1,000,000,000")],
+)
+def test_a_count_of_nine_digits_is_read_and_a_longer_one_is_taken_as_a_billion(count: str, asked: str) -> None:
+    pattern = "a{" + count + "}"
+    with pytest.raises(PatternError) as caught:
+        compile_pattern(pattern)
+    assert str(caught.value).startswith(f"regular expression {pattern!r} asks for {asked} repetitions")
+
+
+def test_a_repeat_with_only_a_maximum_compiles() -> None:
+    assert compile_pattern("^a{,5}$").fullmatch("aaa") and not compile_pattern("^a{,5}$").fullmatch("aaaaaa")
