@@ -7,6 +7,7 @@ import threading
 import pytest
 from evalkit import Answer, Assertion, Citation
 from evalkit.checks import BUILTIN_KINDS, evaluate, parse_json_answer
+from evalkit.conversations import Message, ToolCall
 
 
 def check(assertion: Assertion, text: str = "", **answer: object):
@@ -417,3 +418,221 @@ def test_the_regexes_of_one_validation_share_its_budget() -> None:
     with patterns_within(0), pytest.raises(TimeoutError):  # nothing left: even a quick match is not begun
         validator.is_valid(["a"])
     assert validator.is_valid(["a"])  # outside a budget, each match has its own limit
+
+
+# --- Tool checks: over the tool calls of the answer's transcript; checks at a turn; rubric without a judge ---
+
+
+def agent(*calls: tuple[str, object], reply: str = "done") -> Answer:
+    """An answer whose transcript holds one assistant turn per tool call, each answered by its tool."""
+    turns: list[Message] = [Message.user("go")]
+    for number, (tool, arguments) in enumerate(calls, start=1):
+        turns.append(Message.assistant(None, [ToolCall(tool, arguments, f"c{number}")]))
+        turns.append(Message.tool(f"c{number}", "ok", tool))
+    turns.append(Message.assistant(reply))
+    return Answer(reply, transcript=turns)
+
+
+def graded(assertion: Assertion, answer: Answer):
+    result = evaluate(assertion, answer, BUILTIN_KINDS)
+    return (result.passed, result.detail, result.error)
+
+
+def test_tool_called_passes_on_any_call_of_the_tool_and_else_names_the_calls() -> None:
+    both = agent(("search", {}), ("fetch", {}))
+    assert graded(Assertion.tool_called("fetch"), both) == (True, None, None)
+    assert graded(Assertion.tool_called("send"), both) == (False, "called search, fetch", None)
+    assert graded(Assertion.tool_called("send"), agent()) == (False, "called no tool", None)
+
+
+def test_tool_not_called_counts_the_calls_it_forbids() -> None:
+    assert graded(Assertion.tool_not_called("send"), agent(("search", {}))) == (True, None, None)
+    assert graded(Assertion.tool_not_called("send"), agent()) == (True, None, None)
+    assert graded(Assertion.tool_not_called("send"), agent(("send", {}), ("search", {}))) == (False, "called send once", None)
+    twice = agent(("send", {}), ("search", {}), ("send", {}))
+    assert graded(Assertion.tool_not_called("send"), twice) == (False, "called send 2 times", None)
+
+
+DAYS = {"type": "object", "required": ["days"], "properties": {"days": {"type": "integer"}}}
+
+
+def test_tool_args_checks_every_call_of_the_tool_and_names_the_first_that_fails() -> None:
+    good = agent(("forecast", {"days": 3}), ("search", {"q": 1}), ("forecast", {"days": 5}))
+    assert graded(Assertion.tool_args("forecast", DAYS), good) == (True, None, None)
+    second_bad = agent(("forecast", {"days": 3}), ("forecast", {"days": "5"}), ("forecast", {}))
+    assert graded(Assertion.tool_args("forecast", DAYS), second_bad) == (
+        False, "call 2 of forecast: '5' is not of type 'integer' at $['days']", None
+    )
+    first_bad = agent(("forecast", {}), ("forecast", {"days": 1}))
+    assert graded(Assertion.tool_args("forecast", DAYS), first_bad) == (
+        False, "call 1 of forecast: 'days' is a required property at $", None
+    )
+    assert graded(Assertion.tool_args("forecast", DAYS), agent(("search", {}))) == (
+        False, "forecast was not called (called search)", None
+    )
+    assert graded(Assertion.tool_args("forecast", DAYS), agent()) == (False, "forecast was not called (called no tool)", None)
+
+
+@pytest.mark.parametrize(
+    ("calls", "wanted", "strict", "held"),
+    [
+        (["a", "x", "b", "c"], ["a", "b"], False, True),  # other calls between and around allowed
+        (["b", "a"], ["a", "b"], False, False),  # order matters
+        (["a", "b"], ["a", "b", "b"], False, False),  # each wanted call is a call of its own
+        (["a", "b", "b"], ["a", "b", "b"], False, True),
+        ([], ["a"], False, False),
+        (["a", "b"], ["a", "b"], True, True),
+        (["a", "b", "c"], ["a", "b"], True, False),  # strict: nothing else
+        (["x", "a", "b"], ["a", "b"], True, False),
+    ],
+)
+def test_tool_sequence_is_a_subsequence_or_strictly_the_sequence(calls: list[str], wanted: list[str], strict: bool, held: bool) -> None:
+    answer = agent(*((name, {}) for name in calls))
+    result = evaluate(Assertion.tool_sequence(wanted, strict=strict), answer, BUILTIN_KINDS)
+    assert result.passed is held
+
+
+def test_a_failed_tool_sequence_names_the_calls_and_the_expected_order() -> None:
+    assert graded(Assertion.tool_sequence(["a", "b"]), agent(("b", {}), ("a", {}))) == (
+        False, "called b, a; expected a → b", None
+    )
+    assert graded(Assertion.tool_sequence(["a"], strict=True), agent()) == (False, "called no tool; expected a", None)
+
+
+def test_a_tool_sequence_without_strict_is_not_strict() -> None:
+    answer = agent(("x", {}), ("a", {}))
+    assert evaluate(Assertion("tool_sequence", {"names": ["a"]}), answer, BUILTIN_KINDS).passed
+
+
+@pytest.mark.parametrize(("count", "held"), [(0, True), (2, True), (3, False)])
+def test_max_tool_calls_counts_every_call(count: int, held: bool) -> None:
+    answer = agent(*(("a", {}) for _ in range(count)))
+    assert evaluate(Assertion.max_tool_calls(2), answer, BUILTIN_KINDS).passed is held
+
+
+def test_a_failed_max_tool_calls_says_how_many() -> None:
+    assert graded(Assertion.max_tool_calls(1), agent(("a", {}), ("b", {}), ("a", {}))) == (False, "3 tool calls, limit 1", None)
+    assert graded(Assertion.max_tool_calls(0), agent(("a", {}))) == (False, "1 tool calls, limit 0", None)
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "problems"),
+    [
+        ("tool_called", "search", []),
+        ("tool_called", "", ["must be a non-empty string (a tool name)"]),
+        ("tool_not_called", 3, ["must be a non-empty string (a tool name)"]),
+        ("tool_args", {"name": "f", "schema": {"type": "object"}}, []),
+        ("tool_args", {"name": "f"}, ["must be {name: TOOL, schema: JSON_SCHEMA}"]),
+        ("tool_args", {"name": "f", "schema": {}, "x": 1}, ["must be {name: TOOL, schema: JSON_SCHEMA}"]),
+        ("tool_args", ["f", {}], ["must be {name: TOOL, schema: JSON_SCHEMA}"]),
+        ("tool_args", {"name": "", "schema": "[1]"},
+         ["must be a non-empty string (a tool name)", "schema must be a JSON object (or a boolean schema)"]),
+        ("tool_sequence", {"names": ["a", "b"]}, []),
+        ("tool_sequence", {"names": ["a"], "strict": True}, []),
+        ("tool_sequence", {"names": ["a"], "strict": False}, []),
+        ("tool_sequence", ["a", "b"], ["must be {names: [TOOL, ...], strict: false}"]),
+        ("tool_sequence", {"strict": True}, ["must be {names: [TOOL, ...], strict: false}"]),
+        ("tool_sequence", {"names": ["a"], "order": 1}, ["must be {names: [TOOL, ...], strict: false}"]),
+        ("tool_sequence", {"names": []}, ["names: must be a non-empty list of strings"]),
+        ("tool_sequence", {"names": ["a", ""], "strict": "yes"},
+         ["names: every entry must be a non-empty string", "strict must be true or false"]),
+        ("max_tool_calls", 0, []),
+        ("max_tool_calls", 5, []),
+        ("max_tool_calls", -1, ["must be a whole number of zero or more"]),
+        ("max_tool_calls", False, ["must be a whole number of zero or more"]),
+        ("max_tool_calls", 1.0, ["must be a whole number of zero or more"]),
+        ("rubric", "The answer names the window.", []),
+        ("rubric", " \n", ["must be a criterion in words (a string that is not blank)"]),
+        ("rubric", 3, ["must be a criterion in words (a string that is not blank)"]),
+    ],
+)
+def test_each_tool_and_rubric_kind_validates_its_value(kind: str, value: object, problems: list[str]) -> None:
+    assert list(BUILTIN_KINDS[kind].validate(value)) == problems
+
+
+@pytest.mark.parametrize(
+    "assertion",
+    [Assertion.tool_called("f"), Assertion.tool_not_called("f"), Assertion.tool_args("f", {"type": "object"}),
+     Assertion.tool_sequence(["f", "g"])],
+)
+def test_a_tool_check_on_a_prompt_that_declares_no_tools_is_refused(assertion: Assertion) -> None:
+    from evalkit import GoldenPrompt, GoldenPromptSet
+    from evalkit.validation import prompt_set_problems
+
+    golden = GoldenPromptSet(identifier="pkg.set", name="A set", prompts=[GoldenPrompt(id="p1", prompt="Weather?", assertions=[assertion])])
+    assert prompt_set_problems(golden, BUILTIN_KINDS) == [
+        f'set "pkg.set", prompt "p1": field assertions[1]: {assertion.kind} looks at tool calls, but the prompt declares no tools'
+    ]
+
+
+def scripted(*replies: str | None) -> Answer:
+    """A scripted conversation's answer: one user turn per reply; ``None``, a reply never given
+    (the model's last turn there was a tool call: it ran out of steps)."""
+    turns: list[Message] = []
+    for number, reply in enumerate(replies, start=1):
+        turns.append(Message.user(f"question {number}"))
+        if reply is None:
+            turns.append(Message.assistant(None, [ToolCall("search", {}, f"c{number}")]))
+        else:
+            turns.append(Message.assistant(reply))
+    return Answer(replies[-1] or "", transcript=turns)
+
+
+def test_an_assertion_at_a_turn_reads_that_reply_only() -> None:
+    answer = scripted("Hello there", "Paris is in France")
+    assert graded(Assertion.contains("Hello").at_turn(1), answer) == (True, None, None)
+    assert graded(Assertion.contains("Hello").at_turn(2), answer) == (False, "contains(Hello) did not hold", None)
+    assert graded(Assertion.contains("Hello"), answer) == (False, "contains(Hello) did not hold", None)  # the final answer
+    assert evaluate(Assertion.contains("Hello").at_turn(1), answer, BUILTIN_KINDS).name == "contains@turn1"
+
+
+def test_a_turn_the_model_never_replied_to_fails_saying_how_many_replies_there_were() -> None:
+    answer = scripted("Hello", None, "Bye")
+    assert graded(Assertion.contains("Hello").at_turn(4), answer) == (False, "the model gave no reply 4 (replies: 2)", None)
+    assert graded(Assertion.contains("x").at_turn(2), answer) == (False, "the model gave no reply 2 (replies: 2)", None)
+    assert graded(Assertion.contains("Bye").at_turn(3), answer) == (True, None, None)
+    plain = Answer("Hello")
+    assert graded(Assertion.contains("Hello").at_turn(1), plain) == (True, None, None)  # a plain answer is its reply 1
+    assert graded(Assertion.contains("Hello").at_turn(2), plain) == (False, "the model gave no reply 2 (replies: 1)", None)
+
+
+@pytest.mark.parametrize("turn", [True, "1", 1.0])
+def test_a_turn_that_is_no_whole_number_finds_no_reply(turn: object) -> None:
+    result = evaluate(Assertion("contains", "Hello", turn=turn), scripted("Hello"), BUILTIN_KINDS)  # type: ignore[arg-type]
+    assert (result.passed, result.detail) == (False, f"the model gave no reply {turn} (replies: 1)")
+
+
+def test_a_rubric_check_without_a_judge_is_an_error_not_a_verdict() -> None:
+    result = check(Assertion.rubric("The answer is polite."), "Thank you!")
+    assert (result.name, result.passed, result.detail) == ("rubric", False, None)
+    assert result.error == (
+        "a rubric check is decided by a judge, and this grading has none (the deterministic grader "
+        "judges rubric checks with --judge NAME or the configuration's judge)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("schema", "problems"),
+    [
+        ({"$defs": {"n": {"type": "integer"}}, "$ref": "#/$defs/n"}, []),
+        ({"$ref": "#/$defs/missing"},
+         ["holds a $ref that cannot be resolved: '#/$defs/missing' (remote references are never retrieved)"]),
+        ({"properties": {"a": {"$ref": "https://example.org/s.json"}, "b": {"$ref": "#/nowhere"}}},
+         ["holds a $ref that cannot be resolved: 'https://example.org/s.json' (remote references are never retrieved)",
+          "holds a $ref that cannot be resolved: '#/nowhere' (remote references are never retrieved)"]),
+        ({"const": {"$ref": "#/nowhere"}}, []),  # data, not a reference
+    ],
+)
+def test_a_schema_whose_refs_point_nowhere_is_refused_at_validation(schema: dict, problems: list[str]) -> None:
+    assert list(BUILTIN_KINDS["json_schema"].validate(schema)) == problems
+
+
+def test_a_tool_args_schema_whose_regex_runs_away_fails_the_check_as_timed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalkit import checks
+
+    monkeypatch.setattr(checks, "SCHEMA_PATTERN_TIMEOUT_S", 0.05)  # the limit, shortened: the message names it
+    schema = {"properties": {"q": {"pattern": "^(a|a)+$"}}}
+    answer = agent(("search", {"q": "a" * 40 + "!"}))
+    assert graded(Assertion.tool_args("search", schema), answer) == (
+        False, "call 1 of search: pattern timed out: the schema's regexes took over 0.05 s", None
+    )

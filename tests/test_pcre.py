@@ -4,7 +4,22 @@ from __future__ import annotations
 
 import pytest
 import regex
-from evalkit.pcre import MAX_REPETITIONS, PatternError, compile_pattern, compile_plain, split_delimited
+from evalkit.pcre import (
+    MAX_REPETITIONS,
+    SUPPORTED_MODIFIERS,
+    PatternError,
+    compile_pattern,
+    compile_plain,
+    split_delimited,
+)
+
+
+@pytest.fixture(autouse=True)
+def _compiled_afresh() -> None:
+    """Each test compiles its own patterns: what it checks never rests on a pattern an earlier test
+    left in the compile caches."""
+    compile_pattern.cache_clear()
+    compile_plain.cache_clear()
 
 
 def matches(pattern: str, text: str) -> bool:
@@ -225,3 +240,108 @@ def test_what_regex_refuses_otherwise_is_an_invalid_pattern_too(pattern: str, re
 def test_a_plain_pattern_is_never_read_as_delimited() -> None:
     assert compile_plain("/a/i").search("x/a/i") and not compile_plain("/a/i").search("A")
     assert compile_pattern("/a/i").search("A")
+
+
+def test_every_modifier_said_to_be_supported_compiles_and_they_are_the_documented_ones() -> None:
+    assert SUPPORTED_MODIFIERS == frozenset("imsxuDASJ")  # the module docstring's list
+    for letter in sorted(SUPPORTED_MODIFIERS):
+        assert compile_pattern(f"/a/{letter}").search("a")
+
+
+def test_a_bracket_first_in_a_class_keeps_the_braces_after_it_in_the_class() -> None:
+    # "[]{1000000}]" is one class of "]", "{", "}" and the digits: no counted repeat at all
+    assert compile_pattern("[]{1000000}]").fullmatch("{")
+
+
+def test_ten_thousand_repetitions_are_allowed_and_one_more_is_not() -> None:
+    assert compile_pattern("a{10000}").fullmatch("a" * 10_000)
+    with pytest.raises(PatternError, match=r"asks for 10,001 repetitions .* more than the 10,000 allowed"):
+        compile_pattern("a{10001}")
+
+
+@pytest.mark.parametrize(("pattern", "asked"), [(r"\X{20000}", "20,000"), (r"\d{20000}", "20,000"), (r"(?:\w{101}){100}", "10,100")])
+def test_an_escape_without_a_braced_argument_is_an_item_its_counted_repeat_applies_to(pattern: str, asked: str) -> None:
+    # only \p, \P and \N take an argument in braces; \X (a grapheme), \d, \w repeated are counted
+    with pytest.raises(PatternError, match=f"asks for {asked} repetitions"):
+        compile_pattern(pattern)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "member", "outsider"),
+    [
+        ("[]{20000}]", "{", "a"),  # "]" first in the class is a member
+        ("[^]{20000}]", "a", "{"),  # so it is after "^"
+        ("[[:alpha:]{20000}]", "{", "]"),  # "[:alpha:]" is one member: its "]" ends no class
+        ("[\\]{20000}]", "]", "a"),  # an escaped "]" is a member
+        ("[a{20000}]", "{", "b"),
+    ],
+)
+def test_braces_inside_a_character_class_are_members_not_a_counted_repeat(pattern: str, member: str, outsider: str) -> None:
+    compiled = compile_pattern(pattern)
+    assert compiled.fullmatch(member) and not compiled.fullmatch(outsider)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "asked"),
+    [
+        ("[a]{20000}", "20,000"),  # a class of one member, repeated
+        ("[a[]{20000}", "20,000"),  # "[" inside a class is a member: the class ends at the first "]"
+        ("[]]{20000}", "20,000"),  # a "]" first in the class, then the "]" that ends it
+        ("[^a]{20000}", "20,000"),
+        ("{10001}", "10,001"),  # a repeat with nothing before it counts its own repetitions
+        ("a{20000}(b", "20,000"),  # so do the repeats before a group never closed: refused for them first
+        ("x#a{20000}", "20,000"),  # outside verbose mode "#" starts no comment: the repeat after it counts
+        ("/(?:a{101} # (\n){100}/x", "10,100"),  # in verbose mode a "(" in a comment opens no group
+        (r"\p{L}{20000}", "20,000"),  # a property, its argument skipped, then repeated
+        (r"[\]]{20000}", "20,000"),  # an escaped "]", then the "]" that ends the class
+        ("x{5000}(?:b{101}){100}", "15,100"),  # 5,000, then 101 times 100 for the group
+        ("x{5000}(?#c)(?:b{101}){100}", "15,100"),  # an inline comment ends at its ")"
+        ("(?#c)a{20000}", "20,000"),
+        ("a{9999}b{2}", "10,001"),  # twice is a repeat
+    ],
+)
+def test_counted_repeats_after_classes_comments_and_escapes_count(pattern: str, asked: str) -> None:
+    with pytest.raises(PatternError, match=f"asks for {asked} repetitions"):
+        compile_pattern(pattern)
+
+
+def test_a_plain_pattern_is_compiled_with_no_flag_of_its_own() -> None:
+    # a JSON Schema's pattern: version 0 with its default, Unicode classes, and nothing else
+    assert compile_plain("x").flags & ~regex.VERSION0 == regex.UNICODE
+
+
+def test_version_1_is_refused_word_for_word() -> None:
+    with pytest.raises(PatternError) as caught:
+        compile_pattern("/(?V1)a/i")
+    assert str(caught.value) == (
+        "regular expression '/(?V1)a/i' asks for the regex module's version 1 (V1); evalkit reads version 0"
+    )
+
+
+@pytest.mark.parametrize(("pattern", "flags"), [("plain", regex.UNICODE), ("/delimited/", regex.ASCII)])
+def test_a_pattern_carries_only_the_flags_its_modifiers_ask_for(pattern: str, flags: int) -> None:
+    assert compile_pattern(pattern).flags & ~regex.VERSION0 == flags
+
+
+def test_an_empty_comment_line_in_verbose_mode_is_skipped() -> None:
+    assert compile_pattern("/a #\n b #\n/x").fullmatch("ab")
+
+
+def test_a_repeat_of_exactly_once_asks_for_nothing_more() -> None:
+    # 10,000 repetitions of "a" and one "b": within the limit, as "a{10000}b" is
+    assert compile_pattern("a{10000}b{1}").fullmatch("a" * 10_000 + "b")
+
+
+@pytest.mark.parametrize(
+    ("count", "asked"),
+    [("999999999", "999,999,999"), ("1000000000", "1,000,000,000"), ("1234567890", "1,000,000,000")],
+)
+def test_a_count_of_nine_digits_is_read_and_a_longer_one_is_taken_as_a_billion(count: str, asked: str) -> None:
+    pattern = "a{" + count + "}"
+    with pytest.raises(PatternError) as caught:
+        compile_pattern(pattern)
+    assert str(caught.value).startswith(f"regular expression {pattern!r} asks for {asked} repetitions")
+
+
+def test_a_repeat_with_only_a_maximum_compiles() -> None:
+    assert compile_pattern("^a{,5}$").fullmatch("aaa") and not compile_pattern("^a{,5}$").fullmatch("aaaaaa")

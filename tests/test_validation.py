@@ -8,8 +8,8 @@ import attrs
 import pytest
 from evalkit import Answer, Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, validate_prompt_set
 from evalkit.checks import BUILTIN_KINDS
-from evalkit.errors import SetValidationError
-from evalkit.validation import prompt_set_problems, survey_prompt_set
+from evalkit.errors import SetValidationError, UsageError
+from evalkit.validation import check_label, prompt_set_problems, survey_prompt_set
 
 
 def one_prompt_set(identifier: str = "pkg.set", **prompt: object) -> GoldenPromptSet:
@@ -277,3 +277,89 @@ def test_long_ids_are_told_apart_and_repeated_ones_found_by_their_digest() -> No
         validate_prompt_set(repeated)
     (problem,) = raised.value.problems
     assert problem.startswith('set "t.long", prompt "xxxx') and problem.endswith("field id is used by more than one prompt")
+
+
+def test_an_identifier_and_a_name_of_exactly_1000_characters_are_fine() -> None:
+    golden = GoldenPromptSet(identifier="a" * 1_000, name="N" * 1_000, prompts=[GoldenPrompt(id="p", prompt="hi", reference="x")])
+    assert prompt_set_problems(golden, BUILTIN_KINDS) == []
+    longer = GoldenPromptSet(identifier="a" * 1_001, name="N" * 1_001, prompts=[GoldenPrompt(id="p", prompt="hi", reference="x")])
+    assert prompt_set_problems(longer, BUILTIN_KINDS) == [
+        f'set "{"a" * 1_001}": field identifier is 1,001 characters long, more than the 1,000 allowed',
+        f'set "{"a" * 1_001}": field name is 1,001 characters long, more than the 1,000 allowed',
+    ]
+
+
+@pytest.mark.parametrize("label", [None, "", "nightly", "L" * 1_000])
+def test_a_run_label_of_text_up_to_1000_characters_is_accepted(label: object) -> None:
+    check_label(label)
+
+
+@pytest.mark.parametrize(
+    ("label", "message"),
+    [("L" * 1_001, "--label is 1,001 characters long, more than the 1,000 allowed"),
+     (7, "a run label must be text, got int 7"), (b"nightly", "a run label must be text, got bytes b'nightly'")],
+)
+def test_a_run_label_that_is_no_text_or_too_long_is_refused(label: object, message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        check_label(label)
+    assert str(caught.value) == message
+
+
+def test_an_id_of_60_characters_is_shown_whole_and_a_longer_one_cut() -> None:
+    def twice(prompt_id: str) -> GoldenPromptSet:
+        prompts = [GoldenPrompt(id=prompt_id, prompt="hi", reference="x") for _ in range(2)]
+        return GoldenPromptSet(identifier="pkg.set", name="A set", prompts=prompts)
+
+    assert prompt_set_problems(twice("i" * 60), BUILTIN_KINDS) == [
+        f'set "pkg.set", prompt "{"i" * 60}": field id is used by more than one prompt'
+    ]
+    assert prompt_set_problems(twice("i" * 61), BUILTIN_KINDS) == [
+        f'set "pkg.set", prompt "{"i" * 57}...": field id is used by more than one prompt'
+    ]
+
+
+def test_long_ids_holding_lone_surrogates_are_compared_too() -> None:
+    # what os.fsdecode makes of bytes that are not UTF-8; a long id is remembered by its digest
+    stray = "x" * 40 + "\udcff"
+    prompts = [GoldenPrompt(id=i, prompt="hi", reference="x") for i in (stray, stray + "y", stray)]
+    (problem,) = prompt_set_problems(GoldenPromptSet(identifier="pkg.set", name="A set", prompts=prompts), BUILTIN_KINDS)
+    assert problem.endswith("field id is used by more than one prompt")
+
+
+@pytest.mark.parametrize("text", ["\ud800", " \u200b\n", "\x00\t", "\u2028\u2029"])
+def test_a_prompt_of_only_surrogates_format_controls_or_separators_is_empty(text: str) -> None:
+    golden = GoldenPromptSet(identifier="pkg.set", name="A set", prompts=[GoldenPrompt(id="p1", prompt=text, reference="x")])
+    assert prompt_set_problems(golden, BUILTIN_KINDS) == [
+        'set "pkg.set", prompt "p1": field prompt must not be empty (or hold only whitespace and control characters)'
+    ]
+
+
+def test_conversation_problems_name_the_field_by_its_path_assertions_counted_from_1() -> None:
+    from evalkit.conversations import Message, Tool
+
+    def problems(**fields: object) -> list[str]:
+        prompt = GoldenPrompt(**{"id": "p1", "prompt": "Say hi", "assertions": [Assertion.contains("hi")], **fields})
+        return prompt_set_problems(GoldenPromptSet(identifier="pkg.set", name="A set", prompts=[prompt]), BUILTIN_KINDS)
+
+    at = 'set "pkg.set", prompt "p1": field '
+    assert problems(assertions=[Assertion.contains("hi"), Assertion.contains("x").at_turn(0)]) == [
+        at + "assertions[2].turn: must be a whole number of at least 1 (the model's N-th reply)"
+    ]
+    assert problems(prompt="", messages=[Message.user("hi"), Message("robot", "x"), Message.user("go")]) == [
+        at + "messages[1].role: must be one of system, user, assistant, tool, got 'robot'"  # messages count from 0
+    ]
+    tools = [Tool("f", "d", {"type": "object"}), Tool("f", "d", {"type": "object"})]
+    assert problems(tools=tools, assertions=[Assertion.tool_called("f")]) == [
+        at + "tools[1].function.name: the tool 'f' is already declared at tools[0]"
+    ]
+
+
+def test_a_stream_yielding_more_prompts_than_it_declares_is_refused_without_being_followed() -> None:
+    import itertools
+
+    from evalkit import PromptStream
+
+    endless = PromptStream(lambda: (GoldenPrompt(id=f"p{n}", prompt="hi", reference="x") for n in itertools.count()), count=2)
+    survey = survey_prompt_set(GoldenPromptSet(identifier="pkg.set", name="A set", prompts=endless), BUILTIN_KINDS)
+    assert survey.problems == ('set "pkg.set": field prompts: the PromptStream declares 2 prompts but yields more',)
+    assert survey.count == 3  # stopped at the first prompt past the declared count
