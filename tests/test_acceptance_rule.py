@@ -97,10 +97,12 @@ def test_reused_answers_never_move_the_bar() -> None:
     assert note == "its answers were reused (a cache or a re-grade), and such a run is never accepted automatically"
 
 
-def test_a_regressed_or_inconclusive_run_is_not_accepted() -> None:
-    assert acceptance_of(verdict(run("now", 10), run("then", 0), "tolerance"), store("then"))[0] is None
+def test_a_regressed_or_inconclusive_run_is_not_accepted_and_no_note_repeats_its_verdict() -> None:
+    """Its verdict already says why it is not the new bar: no acceptance note is added."""
+    regressed = verdict(run("now", 10), run("then", 0), "tolerance")
+    assert regressed.state == "regressed" and acceptance_of(regressed, store("then")) == (None, None)
     inconclusive = verdict(run("now", 4, n=6), run("then", 0, n=6), "paired")
-    assert inconclusive.state == "inconclusive" and acceptance_of(inconclusive, store("then"))[0] is None
+    assert inconclusive.state == "inconclusive" and acceptance_of(inconclusive, store("then")) == (None, None)
 
 
 def test_a_run_with_an_added_case_that_fails_is_not_accepted_under_fail_on_new_failures() -> None:

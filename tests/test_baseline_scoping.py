@@ -382,6 +382,32 @@ def test_a_chosen_baseline_that_cannot_serve_is_named_in_the_verdict(repo) -> No
     assert (nowhere.state, nowhere.reason) == ("not_comparable", "not compared with the chosen baseline: this run belongs to no scope")
 
 
+def test_a_baseline_file_that_cannot_serve_is_named_in_the_verdict(repo) -> None:
+    """``--baseline-file``: a run of another serving identity is not compared with, and a run that
+    belongs to no scope cannot be compared with a file either; the verdict says which."""
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.run.decide import Judging, decide
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    current = repo.get_run(store(repo))
+    other = repo.get_run(store(repo, ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-11-20")))
+    elsewhere = decide(current, Judging(capabilities(repo), PromptRules(), Tolerances(), baseline_run=other))
+    assert elsewhere.state == "not_comparable"
+    assert elsewhere.reason.startswith(f"not compared with the baseline file: run {other.id} is of another scope (")
+
+    class AnyRun(PromptRules):
+        """Rules that find no problem with any run: a run without a scope reaches the baseline."""
+
+        def run_problem(self, run, judging):  # noqa: ANN001, ANN201
+            return None
+
+    unverified = repo.get_run(store(repo, errored=True, status="complete"))
+    nowhere = decide(unverified, Judging(capabilities(repo), AnyRun(), baseline_run=current))
+    assert nowhere.state == "not_comparable"
+    assert nowhere.reason == "not compared with the baseline file: this run belongs to no scope"
+
+
 def test_the_verdict_the_closing_shard_stored_is_read_back_and_compared_again(repo) -> None:
     """What the final job of a sharded CI run prints and exits on: the stored verdict, its baseline
     compared again under the job's tolerances, the acceptance the closing process recorded; a run
