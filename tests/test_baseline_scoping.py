@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 from evalkit import CaseResult, Run, ServingIdentity
+from evalkit.baselines import Acceptance, BaselineScope
 from evalkit.storage import open_repository
 
 IDENTITY = ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-08-06")
@@ -258,6 +259,92 @@ def test_a_run_with_a_new_failing_case_is_accepted_unless_new_failures_gate(repo
     assert automatic_acceptance(verdict, repo, 2.0) is None
 
 
+def _stored_run(repo, run_id: str, passes: dict[str, bool]) -> str:
+    now = float(next(_clock))
+    repo.begin_run(Run(id=run_id, set_identifier="pkg.set", grader="deterministic", started_at=now, case_count=len(passes),
+                       provider_instance=IDENTITY.provider_instance, model_alias=IDENTITY.model_alias))  # fmt: skip
+    repo.record_cases(run_id, [CaseResult(case_id, ok, 1.0 if ok else 0.0, identity=IDENTITY, yardstick="deterministic")
+                               for case_id, ok in passes.items()], "metadata")  # fmt: skip
+    repo.finish_run(run_id, "complete", now + 0.5, grader="deterministic", identity=IDENTITY)
+    return run_id
+
+
+def test_a_better_run_with_an_added_failing_case_is_accepted_only_when_new_failures_do_not_gate(repo) -> None:
+    """Six cases fixed and none regressed (one-sided McNemar p = 1/2**6 = 1/64 on pass_rate, the same
+    on mean_score; Holm: 2/64 <= 0.05): significantly better, so accepted automatically — unless the
+    caller gates on new failures, for the added case "c-new" fails. Gating is the caller's choice:
+    without ``fail_on_new_failures`` the added failure does not block the acceptance."""
+    from evalkit.baselines import Acceptance
+    from evalkit.evaluation import verdict_for
+    from evalkit.run.decide import automatic_acceptance
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    cases = [f"c{i}" for i in range(8)]
+    accepted = _stored_run(repo, "six-failing", {c: i >= 6 for i, c in enumerate(cases)})
+    repo.accept_run(accepted, Acceptance("first", 1.0))
+    now = _stored_run(repo, "all-fixed-one-added", {**dict.fromkeys(cases, True), "c-new": False})
+    verdict = verdict_for(repo.get_run(now, with_cases=False), repo, Tolerances())
+    assert verdict.state == "no_regression" and verdict.comparison.new_failures == ("c-new",)
+    store_capabilities = capabilities(repo)
+    acceptance = automatic_acceptance(verdict, store_capabilities, 2.0)
+    reason = "significantly better than the baseline on pass_rate, mean_score (alpha 0.05), against accepted run "
+    reason += "six-failing"
+    assert acceptance == Acceptance("no_regression", 2.0, None, reason)
+    assert automatic_acceptance(verdict, store_capabilities, 2.0, fail_on_new_failures=True) is None
+
+
+def test_a_run_read_without_its_cases_is_checked_for_one_yardstick_from_the_stores_tally(repo) -> None:
+    """A store that streams cases hands the run over without them, so the rule "one yardstick per
+    run" is checked on the store's count of the run's cases: a run graded "decision:j:m:v1" for one
+    case and "decision:k:m:v1" for another (two judges, neither refining the other) is not compared,
+    case-less as it comes."""
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.run.decide import Judging, decide
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    now = float(next(_clock))
+    repo.begin_run(Run(id="two-judges", set_identifier="pkg.set", grader="decision:j:m:v1", started_at=now, case_count=2,
+                       provider_instance=IDENTITY.provider_instance, model_alias=IDENTITY.model_alias))  # fmt: skip
+    repo.record_cases("two-judges", [CaseResult("c1", True, 1.0, identity=IDENTITY, yardstick="decision:j:m:v1"),
+                                     CaseResult("c2", True, 1.0, identity=IDENTITY, yardstick="decision:k:m:v1")],
+                      "metadata")  # fmt: skip
+    repo.finish_run("two-judges", "complete", now + 0.5, grader="decision:j:m:v1", identity=IDENTITY)
+    run = repo.get_run("two-judges", with_cases=False)
+    assert run.cases == ()
+    verdict = decide(run, Judging(capabilities(repo), PromptRules(), Tolerances()))
+    assert (verdict.state, verdict.reason) == (
+        "not_comparable",
+        'not compared: the gradings of this run do not share one yardstick (stored as "decision:j:m:v1"); '
+        "a grading failed for some cases, or the judge model changed during the run",
+    )
+
+
+def test_settling_a_significantly_better_run_records_it_as_the_scopes_new_baseline(repo) -> None:
+    """The lifecycle's last step (settle: decide, keep, accept): six cases fixed and none
+    regressed against the accepted run (p = 1/64 on each metric, Holm 2/64 <= 0.05), so the run is
+    accepted as "no_regression" — recorded in the store, carried by the verdict — and is now the
+    baseline the scope's next run is compared with."""
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.run.decide import Judging, settle
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    cases = [f"c{i}" for i in range(8)]
+    accepted = _stored_run(repo, "settle-six-failing", {c: i >= 6 for i, c in enumerate(cases)})
+    repo.accept_run(accepted, Acceptance("first", 1.0))
+    better = _stored_run(repo, "settle-all-fixed", dict.fromkeys(cases, True))
+    verdict = settle(repo.get_run(better, with_cases=False), Judging(capabilities(repo), PromptRules(), Tolerances()))
+    assert verdict.state == "no_regression" and verdict.comparison.baseline_id == accepted
+    reason = "significantly better than the baseline on pass_rate, mean_score (alpha 0.05), against accepted run settle-six-failing"
+    assert (verdict.acceptance.how, verdict.acceptance.reason) == ("no_regression", reason)
+    assert repo.acceptances_for([better]) == {better: verdict.acceptance}
+    assert repo.verdicts_for([better])[better].state == "no_regression"
+    scope = BaselineScope.of_run(repo.get_run(better, with_cases=False))
+    assert repo.accepted_baseline(scope, with_cases=False).id == better
+
+
 def test_the_first_run_of_a_scope_is_accepted_as_such(repo) -> None:
     from evalkit.baselines import Acceptance
     from evalkit.evaluation import automatic_acceptance, verdict_for
@@ -293,6 +380,32 @@ def test_a_chosen_baseline_that_cannot_serve_is_named_in_the_verdict(repo) -> No
     unverified = repo.get_run(store(repo, errored=True, status="complete"))
     nowhere = decide(unverified, Judging(capabilities(repo), AnyRun(), baseline_id=current.id))
     assert (nowhere.state, nowhere.reason) == ("not_comparable", "not compared with the chosen baseline: this run belongs to no scope")
+
+
+def test_a_baseline_file_that_cannot_serve_is_named_in_the_verdict(repo) -> None:
+    """``--baseline-file``: a run of another serving identity is not compared with, and a run that
+    belongs to no scope cannot be compared with a file either; the verdict says which."""
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.run.decide import Judging, decide
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    current = repo.get_run(store(repo))
+    other = repo.get_run(store(repo, ServingIdentity("prod-gpt", "gpt-4o", "gpt-4o-2024-11-20")))
+    elsewhere = decide(current, Judging(capabilities(repo), PromptRules(), Tolerances(), baseline_run=other))
+    assert elsewhere.state == "not_comparable"
+    assert elsewhere.reason.startswith(f"not compared with the baseline file: run {other.id} is of another scope (")
+
+    class AnyRun(PromptRules):
+        """Rules that find no problem with any run: a run without a scope reaches the baseline."""
+
+        def run_problem(self, run, judging):  # noqa: ANN001, ANN201
+            return None
+
+    unverified = repo.get_run(store(repo, errored=True, status="complete"))
+    nowhere = decide(unverified, Judging(capabilities(repo), AnyRun(), baseline_run=current))
+    assert nowhere.state == "not_comparable"
+    assert nowhere.reason == "not compared with the baseline file: this run belongs to no scope"
 
 
 def test_the_verdict_the_closing_shard_stored_is_read_back_and_compared_again(repo) -> None:

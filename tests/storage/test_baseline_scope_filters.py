@@ -103,3 +103,14 @@ def test_a_scope_lock_key_is_the_same_in_every_version() -> None:
     assert _scope_lock_key(BaselineScope(RunKind.RETRIEVAL, "q.set", retriever="r.one", deployment=None)) == 2908240756277742809
     hostile = BaselineScope(RunKind.RETRIEVAL, "q\udcff.set", retriever="r.one", deployment="prod")  # a lone surrogate
     assert _scope_lock_key(hostile) == -7078168076379169831
+
+
+def test_a_base_system_prompt_gives_its_scope_its_own_lock_key_and_none_keeps_the_old_one() -> None:
+    """A base system prompt starts its own scope, so two first runs of it must not wait on the lock
+    of the scope without one (nor share it): its digest joins the key's text after one more 0x1f.
+    Pinned from the formula: the first 8 bytes, big-endian and signed, of SHA-256 over
+    "prompts\x1fpkg.set\x1fprod\x1fgpt\x1fgpt-2025\x1fdeterministic\x1f\x1f\x1fsha256:0123456789abcdef" in UTF-8.
+    A scope whose base prompt is "" keeps the key it had before base prompts were kept."""
+    fields = (RunKind.PROMPTS, "pkg.set", "prod", "gpt", "gpt-2025", "deterministic")
+    assert _scope_lock_key(BaselineScope(*fields, base_prompt="sha256:0123456789abcdef")) == 6036220872168508376
+    assert _scope_lock_key(BaselineScope(*fields, base_prompt="")) == 9190962987405382864

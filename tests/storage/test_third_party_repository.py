@@ -91,3 +91,36 @@ def test_an_unknown_scheme_names_the_installed_repositories(evalkit_cli, storage
     result = evalkit_cli("run", "evalkit.smoke", "--database", "nosuch:///x", env={"PYTHONPATH": storage_plugins})
     assert result.code == 2
     assert 'Unknown repository "nosuch"' in result.stderr and "minimal" in result.stderr
+
+
+def test_a_chosen_baseline_in_a_store_with_only_the_base_protocol_is_compared_case_by_case(tmp_path: Path) -> None:
+    """``--baseline RUN_ID`` needs no capability: the chosen run is read with its cases (the store
+    cannot pair them itself), so a run whose ten cases all fail against a baseline where all ten
+    passed regressed (pass rate 1.0 -> 0.0, every case a regression), and a copy of the baseline
+    did not."""
+    from evalkit import CaseResult, Run, ServingIdentity
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.run.decide import Judging, decide
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    spec = importlib.util.spec_from_file_location("evalkit_minimal_repo_for_a_chosen_baseline", MINIMAL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    repository = module.MinimalRepository(f"minimal://{tmp_path / 'store.json'}")
+    identity = ServingIdentity("prod", "gpt", "gpt-2025")
+
+    def stored(run_id: str, passed: bool) -> Run:
+        repository.begin_run(Run(id=run_id, set_identifier="pkg.set", grader="deterministic", started_at=1.0, case_count=10,
+                                 provider_instance="prod", model_alias="gpt"))  # fmt: skip
+        repository.record_cases(run_id, [CaseResult(f"c{i}", passed, float(passed), identity=identity, yardstick="deterministic")
+                                         for i in range(10)], "metadata")  # fmt: skip
+        return repository.finish_run(run_id, "complete", 2.0, grader="deterministic", identity=identity)
+
+    stored("base", True)
+    judging = Judging(capabilities(repository), PromptRules(), Tolerances(), baseline_id="base")
+    worse = decide(stored("worse", False), judging)
+    assert worse.state == "regressed" and worse.comparison.baseline_id == "base"
+    assert worse.comparison.regressed_cases == tuple(f"c{i}" for i in range(10))
+    same = decide(stored("same", True), judging)
+    assert same.state == "no_regression" and same.comparison.regressed_cases == ()
