@@ -124,3 +124,32 @@ def test_a_chosen_baseline_in_a_store_with_only_the_base_protocol_is_compared_ca
     assert worse.comparison.regressed_cases == tuple(f"c{i}" for i in range(10))
     same = decide(stored("same", True), judging)
     assert same.state == "no_regression" and same.comparison.regressed_cases == ()
+
+
+def test_a_run_read_without_its_cases_is_compared_with_its_cases_on_a_base_protocol_store(tmp_path: Path) -> None:
+    """A run read back without its cases (as a later attempt of a complete run is) from a store
+    that cannot pair cases itself: its cases are read again before the comparison. That store
+    reports ``answered_count`` 0 for such a read, which once skipped the read and compared the
+    baseline with nothing: ten regressions then said ``no_regression``."""
+    from evalkit import CaseResult, Run, ServingIdentity
+    from evalkit.run.answering.prompts import PromptRules
+    from evalkit.run.decide import Judging, decide
+    from evalkit.storage import capabilities
+    from evalkit.tolerance import Tolerances
+
+    spec = importlib.util.spec_from_file_location("evalkit_minimal_repo_for_a_run_without_cases", MINIMAL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    repository = module.MinimalRepository(f"minimal://{tmp_path / 'store.json'}")
+    identity = ServingIdentity("prod", "gpt", "gpt-2025")
+    for run_id, passed in (("base", True), ("worse", False)):
+        repository.begin_run(Run(id=run_id, set_identifier="pkg.set", grader="deterministic", started_at=1.0, case_count=10,
+                                 provider_instance="prod", model_alias="gpt"))  # fmt: skip
+        repository.record_cases(run_id, [CaseResult(f"c{i}", passed, float(passed), identity=identity, yardstick="deterministic")
+                                         for i in range(10)], "metadata")  # fmt: skip
+        repository.finish_run(run_id, "complete", 2.0, grader="deterministic", identity=identity)
+    bare = repository.get_run("worse", with_cases=False)
+    assert bare is not None and not bare.cases
+    verdict = decide(bare, Judging(capabilities(repository), PromptRules(), Tolerances(), baseline_id="base"))
+    assert verdict.state == "regressed"
+    assert verdict.comparison.regressed_cases == tuple(f"c{i}" for i in range(10))

@@ -142,7 +142,9 @@ def compare_runs(
     100,000-case runs are never held."""
     if store.streamed is not None and not run.cases and not baseline.cases:
         return compare_pairs(run, baseline, store.streamed.paired_cases(run.id, baseline.id), tolerances, gate)
-    if baseline.cases and not run.cases and run.answered_count:  # a baseline file carries its cases
+    if baseline.cases and not run.cases:
+        # A baseline with its cases (a file, or a store that cannot pair cases) is compared
+        # with the run's cases, read again: a run read without them may count none answered.
         run = store.repository.get_run(run.id) or run
     return compare(run, baseline, tolerances, gate)
 
