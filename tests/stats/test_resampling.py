@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -451,3 +452,73 @@ def test_sequential_sampling_stops_when_the_later_tail_reaches_its_hits(sizes: s
     hits = (round(result.p_value * result.samples), round(result.p_drop * result.samples))
     assert min(hits) == 40
     assert (hits[0] == 40) == (shift > 0)
+
+
+def sorted_groups(diffs: list[float]) -> tuple[list[float], list[int], list[int]]:
+    """The distinct sizes |d| in increasing order, how many cases share each, how many are > 0."""
+    values = sorted({abs(d) for d in diffs if d})
+    counts = [sum(1 for d in diffs if abs(d) == v) for v in values]
+    positives = [sum(1 for d in diffs if d == v) for v in values]
+    return values, counts, positives
+
+
+def reference_grouped_sums(diffs: list[float], samples: int, seed: int) -> tuple[list[float], float]:
+    """Sampled sign-flip sums of the documented grouped sampler: each group of c equal sizes v
+    adds v (2X - c), X the set bits of c random bits, groups in increasing size."""
+    values, counts, positives = sorted_groups(diffs)
+    rng = random.Random(seed)
+    sums = [
+        math.fsum(v * (2 * rng.getrandbits(c).bit_count() - c) for v, c in zip(values, counts, strict=True))
+        for _ in range(samples)
+    ]
+    return sums, math.fsum(v * (2 * p - c) for v, c, p in zip(values, counts, positives, strict=True))
+
+
+def reference_byte_table_sums(diffs: list[float], samples: int, seed: int) -> tuple[list[float], float]:
+    """Sampled sign-flip sums of the documented byte-table sampler: the sizes in increasing order
+    in blocks of eight; one random byte per block, whose bit i gives the sign of the block's
+    i-th size (the block's sum accumulated in size order)."""
+    sizes = sorted(abs(d) for d in diffs if d)
+    blocks = [sizes[start : start + 8] for start in range(0, len(sizes), 8)]
+    rng = random.Random(seed)
+    sums = []
+    for _ in range(samples):
+        picks = rng.randbytes(len(blocks))
+        parts = []
+        for block, byte in zip(blocks, picks, strict=True):
+            total = 0.0
+            for i, size in enumerate(block):
+                total = total + size if byte >> i & 1 else total - size
+            parts.append(total)
+        sums.append(math.fsum(parts))
+    return sums, math.fsum(diffs)
+
+
+def monte_carlo_p_values(sums: list[float], observed: float, diffs: list[float]) -> tuple[float, float]:
+    """Phipson & Smyth's (1 + hits) / (1 + samples) in both tails, sums within the documented
+    1e-10 (1 + sum |d|) of the observed one counting as hits."""
+    slack = 1e-10 * (1.0 + math.fsum(abs(d) for d in diffs))
+    lower = sum(1 for s in sums if s <= observed + slack)
+    extreme = sum(1 for s in sums if abs(s) >= abs(observed) - slack)
+    return (1 + extreme) / (1 + len(sums)), (1 + lower) / (1 + len(sums))
+
+
+@pytest.mark.parametrize(
+    ("sizes", "cases", "sampler"),
+    [(16, 16, reference_grouped_sums), (17, 17, reference_byte_table_sums), (17, 1_088, reference_grouped_sums),
+     (17, 1_087, reference_byte_table_sums), (40, 45, reference_byte_table_sums), (5, 600, reference_grouped_sums)],
+)  # fmt: skip
+def test_the_sampled_p_values_are_the_documented_samplers_counts(
+    sizes: int, cases: int, sampler: Callable[[list[float], int, int], tuple[list[float], float]]
+) -> None:
+    """The Monte Carlo p-values are (1 + hits) / (1 + samples) over the sums of the sampler the
+    docstring names, rebuilt here from the seed: the grouped one up to max(16, n // 64) distinct
+    sizes (16 of 16 cases, 17 of 1,088), the byte tables beyond (17 of 17 or of 1,087 cases)."""
+    rng = random.Random(sizes * cases)
+    levels = [round(rng.uniform(0.05, 1.0), 6) for _ in range(sizes)]
+    diffs = [levels[i % sizes] * rng.choice((-1.0, 1.0)) for i in range(cases)]
+    assert len({abs(d) for d in diffs}) == sizes
+    result = sign_flip_from_differences(diffs, samples=1_500, seed=6, stop_after=None, normal_error=0.001)
+    sums, observed = sampler(diffs, 1_500, 6)
+    assert result.method == "monte_carlo" and result.samples == 1_500
+    assert (result.p_value, result.p_drop) == monte_carlo_p_values(sums, observed, diffs)
