@@ -522,3 +522,10 @@ def test_the_sampled_p_values_are_the_documented_samplers_counts(
     sums, observed = sampler(diffs, 1_500, 6)
     assert result.method == "monte_carlo" and result.samples == 1_500
     assert (result.p_value, result.p_drop) == monte_carlo_p_values(sums, observed, diffs)
+
+
+def test_quantiles_interpolate_up_to_the_last_pair() -> None:
+    """Definition 7 between the last two order statistics: position (4 - 1) * 0.9 = 2.7 lies 0.7 of
+    the way from the third value to the fourth."""
+    assert quantile([0.0, 1.0, 2.0, 3.0], 0.9) == pytest.approx(2.7, rel=1e-15)
+    assert quantile([0.0, 10.0], 0.25) == 2.5
