@@ -529,3 +529,14 @@ def test_quantiles_interpolate_up_to_the_last_pair() -> None:
     the way from the third value to the fourth."""
     assert quantile([0.0, 1.0, 2.0, 3.0], 0.9) == pytest.approx(2.7, rel=1e-15)
     assert quantile([0.0, 10.0], 0.25) == 2.5
+
+
+def test_the_documented_defaults_of_the_sign_flip_test() -> None:
+    """Seed 0 and 10,000 samples: the default call is the explicit one, and says so."""
+    rng = random.Random(8)
+    baseline = [rng.random() for _ in range(40)]
+    current = [min(1.0, max(0.0, b + rng.gauss(0.0, 0.2))) for b in baseline]
+    default = sign_flip_test(baseline, current, stop_after=None)
+    assert default.method == "monte_carlo" and (default.seed, default.samples) == (0, 10_000)
+    assert default == sign_flip_test(baseline, current, samples=10_000, seed=0, stop_after=None)
+    assert sign_flip_test([0.3, 0.4], [0.3, 0.5]).seed == 0
