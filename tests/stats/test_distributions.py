@@ -4,9 +4,11 @@ the precision their docstrings claim."""
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
 import pytest
+from evalkit.stats import distributions
 from evalkit.stats.distributions import (
     _hill_start,
     binomial_half_cdf,
@@ -84,7 +86,7 @@ def test_student_t_cdf_edges_and_refusals() -> None:
     # t just above 0 is read through the mirror 1 - P(T <= -t): a hair above one half
     assert 0.5 < student_t_cdf(1e-9, 4.0) == pytest.approx(stats.t.cdf(1e-9, 4.0), rel=1e-15)
     for df in (0.0, -1.0, math.nan):
-        with pytest.raises(ValueError, match="degrees of freedom must be positive, got"):
+        with pytest.raises(ValueError, match=rf"^degrees of freedom must be positive, got {re.escape(repr(df))}$"):
             student_t_cdf(1.0, df)
     # the smallest positive df is accepted
     assert student_t_cdf(-1.0, 1e-3) == pytest.approx(stats.t.cdf(-1.0, 1e-3), rel=1e-10)
@@ -103,17 +105,47 @@ def test_student_t_quantile_is_scipys_ppf(df: float) -> None:
 def test_student_t_quantile_edges_and_refusals() -> None:
     """p = 1/2 is 0; infinite (or beyond 1e10) degrees of freedom are the normal quantile; p must
     lie strictly between 0 and 1 and df be positive."""
-    assert student_t_quantile(0.5, 3.0) == 0.0
+    for df in (0.5, 1.0, 3.0, 7.0, 30.0, 1_000.0, 1e12, math.inf):  # +0.0, not -0.0
+        assert math.copysign(1.0, student_t_quantile(0.5, df)) == 1.0 and student_t_quantile(0.5, df) == 0.0
     assert student_t_quantile(0.025, math.inf) == pytest.approx(stats.norm.ppf(0.025), rel=1e-15)
     assert student_t_quantile(0.975, math.inf) == pytest.approx(stats.norm.ppf(0.975), rel=1e-15)
     assert student_t_quantile(0.1, 2e10) == pytest.approx(stats.norm.ppf(0.1), rel=1e-15)
     assert student_t_quantile(0.9, 2e10) == pytest.approx(stats.norm.ppf(0.9), rel=1e-15)
     for p in (0.0, 1.0, -0.1, 1.5):
-        with pytest.raises(ValueError, match="a quantile needs 0 < p < 1, got"):
+        with pytest.raises(ValueError, match=rf"^a quantile needs 0 < p < 1, got {re.escape(repr(p))}$"):
             student_t_quantile(p, 3.0)
     for df in (0.0, -2.0, math.nan):
-        with pytest.raises(ValueError, match="degrees of freedom must be positive, got"):
+        with pytest.raises(ValueError, match=rf"^degrees of freedom must be positive, got {re.escape(repr(df))}$"):
             student_t_quantile(0.3, df)
+
+
+# Hill's start against scipy's quantile at P = (1e-12, 1e-8, 1e-5, 1e-3, 0.01, 0.025, 0.05, 0.1, 0.2,
+# 0.3, 0.4, 0.49): the relative accuracy the approximation reaches there (twice its error against
+# scipy, rounded up to 1 or 3 times a power of ten; at least 1e-14)
+HILL_P = (1e-12, 1e-8, 1e-5, 1e-3, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.49)
+HILL_ACCURACY = {
+    3: (3e-8, 3e-8, 3e-8, 3e-8, 3e-7, 3e-6, 3e-5, 3e-6, 1e-6, 3e-8, 3e-7, 1e-6),
+    3.5: (1e-7, 1e-7, 1e-7, 1e-7, 1e-6, 1e-5, 1e-6, 3e-6, 1e-6, 3e-7, 3e-7, 1e-6),
+    4: (1e-8, 1e-8, 1e-8, 3e-8, 1e-5, 1e-7, 3e-7, 3e-7, 3e-7, 3e-8, 1e-7, 1e-7),
+    4.5: (1e-8, 1e-8, 1e-8, 3e-7, 3e-5, 1e-8, 3e-8, 1e-7, 3e-8, 1e-7, 1e-7, 1e-7),
+    5: (1e-8, 1e-8, 1e-8, 1e-6, 3e-8, 3e-7, 1e-7, 3e-8, 1e-8, 1e-7, 1e-7, 3e-8),
+    6: (1e-9, 1e-9, 1e-8, 1e-5, 1e-7, 1e-7, 1e-7, 3e-8, 1e-8, 3e-8, 3e-8, 1e-8),
+    8: (1e-10, 3e-10, 3e-7, 1e-7, 3e-8, 3e-8, 1e-8, 3e-9, 3e-10, 1e-9, 3e-9, 1e-10),
+    12: (3e-10, 1e-7, 1e-7, 3e-8, 1e-8, 3e-9, 3e-9, 3e-10, 1e-10, 3e-11, 1e-10, 1e-10),
+    30: (1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 3e-11, 3e-11, 1e-11, 1e-12, 1e-12, 1e-12, 1e-12),
+    100: (3e-9, 3e-10, 3e-11, 3e-12, 3e-13, 1e-13, 3e-14, 1e-14, 1e-14, 1e-14, 1e-14, 1e-14),
+    1000: (1e-14, 1e-14, 1e-14, 1e-14, 1e-14, 1e-14, 1e-14, 1e-14, 1e-14, 1e-14, 1e-14, 1e-14),
+}
+
+
+@pytest.mark.parametrize("df", list(HILL_ACCURACY))
+def test_hills_start_keeps_its_accuracy(df: float) -> None:
+    """Hill's Algorithm 396 (the Newton iteration's start) approximates |t| with
+    P(|T| > |t|) = two_tailed to within 3e-5 relative from 3 degrees of freedom, and far better in
+    most places: the table holds it there, in the tail branch (small p) and the normal-expansion
+    branch (with its correction below 5 degrees of freedom) alike — a wrong coefficient shows."""
+    for p, within in zip(HILL_P, HILL_ACCURACY[df], strict=True):
+        assert _hill_start(2 * p, df) == pytest.approx(-stats.t.ppf(p, df), rel=within)
 
 
 @pytest.mark.parametrize(
@@ -199,3 +231,46 @@ def test_binomial_tails_of_many_trials_agree_with_scipy(n: int, k: int) -> None:
     assert binomial_half_cdf(n, k) == pytest.approx(stats.binom.cdf(k, n, 0.5), rel=1e-12)
     if 2 * k < n:
         assert binomial_half_two_sided(n, k) == pytest.approx(2 * stats.binom.cdf(k, n, 0.5), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("n", "k"),
+    [(2_049, 1_000), (3_001, 0), (3_001, 3), (3_001, 1_400), (6_000, 2_860), (6_000, 3_000), (12_345, 6_000),
+     (100_000, 49_000), (100_000, 50_400)],
+)  # fmt: skip
+def test_beyond_2048_trials_the_bracket_decides_without_the_exact_sum(
+    n: int, k: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Milliseconds for 100,000 trials: the bracketed sum of about 6.5 sqrt(n) terms rounds to one
+    float at both ends, so the exact sum of up to n / 2 terms is never taken — and the value is
+    still the correctly rounded one."""
+    low = min(k, n - k - 1)
+    if n < 20_000:  # the exact fraction, rounded
+        expected, two_sided = float(exact_lower(n, k)), float(min(1, 2 * exact_lower(n, low)))
+    else:  # its sum would take seconds here: scipy's value
+        expected = pytest.approx(stats.binom.cdf(k, n, 0.5), rel=1e-12)
+        two_sided = pytest.approx(2 * stats.binom.cdf(low, n, 0.5), rel=1e-12)
+
+    def refuse(n: int, k: int) -> int:
+        raise AssertionError(f"the exact sum of {k + 1} terms was taken")
+
+    monkeypatch.setattr(distributions, "binomial_half_lower_sum", refuse)
+    assert binomial_half_cdf(n, k) == expected
+    assert binomial_half_two_sided(n, low) == two_sided
+
+
+def test_a_non_finite_hill_start_is_replaced_by_a_finite_one() -> None:
+    """For 2 degrees of freedom and a subnormal p, Hill's closed form overflows to inf; the quantile
+    starts from the normal one instead and stays finite and far in the lower tail. (Its value is
+    not scipy's -1e155 here: t * t overflows beyond 1.34e154, so the CDF reads 0 past that.)"""
+    assert _hill_start(1e-310, 2) == math.inf
+    t = student_t_quantile(5e-311, 2)
+    assert math.isfinite(t) and t < -1e150
+
+
+def test_beyond_ten_billion_degrees_of_freedom_the_quantile_is_scipys() -> None:
+    """Just above 1e10 degrees of freedom the quantile is the normal one, which is scipy's t
+    quantile there to 1e-9 relative."""
+    for p in (0.001, 0.1, 0.9):
+        expected = stats.t.ppf(p, 1.00000000005e10)
+        assert student_t_quantile(p, 1.00000000005e10) == pytest.approx(expected, rel=1e-9)
