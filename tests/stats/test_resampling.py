@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from evalkit.stats import StatisticsInputError, paired_binary, paired_bootstrap, sign_flip_test
-from evalkit.stats.resampling import bootstrap_intervals, quantile, sign_flip_from_differences
+from evalkit.stats.resampling import (
+    bootstrap_from_differences,
+    bootstrap_intervals,
+    quantile,
+    sign_flip_from_differences,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -42,8 +48,13 @@ def mean_difference(baseline: np.ndarray, current: np.ndarray, axis: int = -1) -
 def test_bootstrap_within_a_hundredth_of_scipy(baseline: list[float], current: list[float], method: str) -> None:
     ours = paired_bootstrap(baseline, current, resamples=20_000, seed=7, method=method)  # type: ignore[arg-type]
     theirs = stats.bootstrap(
-        (np.array(baseline), np.array(current)), mean_difference, paired=True, vectorized=True,
-        n_resamples=20_000, method="BCa" if method == "bca" else "percentile", rng=np.random.default_rng(7),
+        (np.array(baseline), np.array(current)),
+        mean_difference,
+        paired=True,
+        vectorized=True,
+        n_resamples=20_000,
+        method="BCa" if method == "bca" else "percentile",
+        rng=np.random.default_rng(7),
     ).confidence_interval
     assert ours.method == method
     assert abs(ours.interval.low - theirs.low) < 0.01
@@ -86,8 +97,12 @@ def test_bootstrap_edges() -> None:
 
 def exact_permutation(diffs: list[float], alternative: str) -> float:
     return stats.permutation_test(
-        (np.array(diffs),), lambda x, axis=-1: np.mean(x, axis=axis), permutation_type="samples",
-        vectorized=True, n_resamples=np.inf, alternative=alternative,
+        (np.array(diffs),),
+        lambda x, axis=-1: np.mean(x, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=np.inf,
+        alternative=alternative,
     ).pvalue
 
 
@@ -111,8 +126,13 @@ def test_sampled_sign_flip_is_close_to_scipy(baseline: list[float], current: lis
     # scipy doubles a one-sided tail for the two-sided one, which doubles its noise
     for alternative, value, within in (("less", ours.p_drop, 0.02), ("two-sided", ours.p_value, 0.03)):
         theirs = stats.permutation_test(
-            (diffs,), lambda x, axis=-1: np.mean(x, axis=axis), permutation_type="samples", vectorized=True,
-            n_resamples=20_000, alternative=alternative, rng=np.random.default_rng(3),
+            (diffs,),
+            lambda x, axis=-1: np.mean(x, axis=axis),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=20_000,
+            alternative=alternative,
+            rng=np.random.default_rng(3),
         ).pvalue
         assert abs(value - theirs) < within
     assert ours.seed == 3 and ours == sign_flip_test(baseline, current, samples=20_000, seed=3, stop_after=None)
@@ -203,7 +223,10 @@ def test_the_sampled_sign_flip_p_values_are_reproducible_counts_of_the_seeded_dr
     grouped = sign_flip_from_differences(few_sizes, samples=4_000, seed=1, stop_after=None)
     assert (grouped.p_value * 4_001, grouped.p_drop * 4_001) == (pytest.approx(2_180), pytest.approx(1_072))
     early = sign_flip_from_differences(few_sizes, samples=4_000, seed=1)
-    assert early.samples == 736 and (early.p_value, early.p_drop) == (pytest.approx(391 / 736), pytest.approx(200 / 736))
+    assert early.samples == 736 and (early.p_value, early.p_drop) == (
+        pytest.approx(391 / 736),
+        pytest.approx(200 / 736),
+    )
     default = sign_flip_from_differences(diffs, stop_after=None)
     assert (default.samples, default.seed) == (10_000, 0)
     assert (default.p_value * 10_001, default.p_drop * 10_001) == (pytest.approx(4_533), pytest.approx(2_279))
@@ -235,9 +258,15 @@ def test_the_bca_interval_of_a_skewed_sample_is_reproducible_from_its_seed() -> 
 
     bca = bootstrap_from_differences(SKEWED)
     assert (bca.method, bca.resamples, bca.seed, bca.n) == ("bca", 2_000, 0, 12)
-    assert (bca.interval.low, bca.interval.high) == (pytest.approx(-0.025, rel=1e-9), pytest.approx(0.37302788414838045, rel=1e-9))
+    assert (bca.interval.low, bca.interval.high) == (
+        pytest.approx(-0.025, rel=1e-9),
+        pytest.approx(0.37302788414838045, rel=1e-9),
+    )
     plain = bootstrap_from_differences(SKEWED, method="percentile")
-    assert (plain.interval.low, plain.interval.high) == (pytest.approx(-0.043333333333333335), pytest.approx(0.31083333333333335))
+    assert (plain.interval.low, plain.interval.high) == (
+        pytest.approx(-0.043333333333333335),
+        pytest.approx(0.31083333333333335),
+    )
     both = bootstrap_intervals(SKEWED, (0.95, 0.9), resamples=500, seed=3)
     ends = [(b.interval.low, b.interval.high, b.interval.confidence) for b in both]
     assert ends == [
@@ -276,3 +305,238 @@ def test_a_bias_correction_that_is_undefined_falls_back_to_the_percentile_interv
     for seed, mean in ((0, 0.05833333333333333), (2, 0.12166666666666666)):
         single = bootstrap_from_differences(SKEWED, resamples=1, seed=seed)
         assert single.method == "percentile" and single.interval.low == single.interval.high == pytest.approx(mean)
+
+
+def reference_means(diffs: list[float], resamples: int, seed: int) -> np.ndarray:
+    """The documented seeded resampling: ``resamples`` means of ``n`` cases drawn with replacement
+    by ``random.Random(seed).choices``, sorted."""
+    draw = random.Random(seed).choices
+    return np.sort([math.fsum(draw(diffs, k=len(diffs))) / len(diffs) for _ in range(resamples)])
+
+
+def reference_bca(diffs: list[float], means: np.ndarray, confidence: float) -> tuple[float, float]:
+    """Efron & Tibshirani (1993) eq. 14.10–14.15 from scratch: the bias correction from the share
+    of resampled means below the estimate (ties counted half), the acceleration from the jackknife
+    means (each case left out in turn), and the ends read by numpy's linear quantile."""
+    data = np.array(diffs)
+    estimate = math.fsum(diffs) / len(diffs)
+    share = (np.sum(means < estimate) + 0.5 * np.sum(means == estimate)) / len(means)
+    z0 = stats.norm.ppf(share)
+    jackknife = np.array([np.mean(np.delete(data, i)) for i in range(len(data))])
+    spread = jackknife.mean() - jackknife
+    acceleration = np.sum(spread**3) / (6 * np.sum(spread**2) ** 1.5)
+    ends = []
+    for alpha in ((1 - confidence) / 2, (1 + confidence) / 2):
+        z = z0 + stats.norm.ppf(alpha)
+        ends.append(float(np.quantile(means, stats.norm.cdf(z0 + z / (1 - acceleration * z)))))
+    return ends[0], ends[1]
+
+
+# integer differences: the resampled means land exactly on the estimate 1 / 10 again and again
+LATTICE = [1.0, 0.0, -1.0, 0.0, 1.0, 1.0, 0.0, -1.0, 0.0, 0.0]
+LEFT_SKEWED = [-0.9, 0.1, 0.05, 0.1, 0.0, 0.05, -0.6, 0.1, 0.02, -0.05, 0.1, -0.3, 0.08]
+
+
+@pytest.mark.parametrize("diffs", [SKEWED, LEFT_SKEWED, LATTICE], ids=["right-skewed", "left-skewed", "ties"])
+def test_the_bca_ends_are_efrons_formula_on_the_seeded_resamples(diffs: list[float]) -> None:
+    """Each BCa end equals Efron's bias-corrected, accelerated quantile computed independently
+    (numpy, scipy's normal, a jackknife) from the same seeded resamples, at several levels."""
+    means = reference_means(diffs, 1_000, seed=4)
+    if diffs is LATTICE:  # the ties the bias correction counts half are there
+        assert np.sum(means == 0.1) > 50
+    results = bootstrap_intervals(diffs, (0.95, 0.8, 0.5), resamples=1_000, seed=4)
+    for result, confidence in zip(results, (0.95, 0.8, 0.5), strict=True):
+        low, high = reference_bca(diffs, means, confidence)
+        assert result.method == "bca" and result.interval.confidence == confidence
+        assert (result.interval.low, result.interval.high) == (
+            pytest.approx(low, rel=1e-9),
+            pytest.approx(high, rel=1e-9),
+        )
+        assert (result.n, result.resamples, result.seed) == (len(diffs), 1_000, 4)
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.8])
+def test_the_percentile_ends_are_numpys_quantiles_of_the_seeded_resamples(confidence: float) -> None:
+    """The percentile interval reads the (1 ∓ confidence) / 2 quantiles of the resampled means."""
+    means = reference_means(LEFT_SKEWED, 700, seed=9)
+    result = bootstrap_intervals(LEFT_SKEWED, (confidence,), resamples=700, seed=9, method="percentile")[0]
+    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
+    assert result.method == "percentile"
+    assert (result.interval.low, result.interval.high) == (
+        pytest.approx(low, rel=1e-12),
+        pytest.approx(high, rel=1e-12),
+    )
+
+
+def test_bootstrap_of_two_different_cases_resamples_them() -> None:
+    """Two cases already resample (only one case gives the uninformative [-1, 1]): the means of
+    two draws from {0.25, 0.75} are 0.25, 0.5 or 0.75, so the percentile ends are two of them."""
+    two = bootstrap_from_differences([0.25, 0.75], method="percentile", resamples=400, seed=1)
+    assert two.method == "percentile" and two.n == 2 and two.delta == 0.5
+    assert (two.interval.low, two.interval.high) == (0.25, 0.75)
+
+
+def test_a_spread_below_float_resolution_falls_back_to_the_percentile_interval() -> None:
+    """Differences of 1e-170 apart: their squared deviations underflow to 0, so the acceleration
+    is undefined and the percentile interval of the (still distinct) resampled means is used."""
+    tiny = [0.0, 1e-170, 0.0, 1e-170, 0.0]
+    result = bootstrap_from_differences(tiny, resamples=300, seed=2)
+    means = reference_means(tiny, 300, seed=2)
+    assert result.method == "percentile"
+    assert (result.interval.low, result.interval.high) == tuple(np.quantile(means, [0.025, 0.975]))
+
+
+def test_the_documented_defaults_of_the_bootstrap() -> None:
+    """95 %, 2,000 resamples, seed 0 and BCa, for each entry point."""
+    baseline, current = TABLES[0]
+    diffs = [c - b for b, c in zip(baseline, current, strict=True)]
+    default = paired_bootstrap(baseline, current)
+    assert (default.interval.confidence, default.resamples, default.seed, default.method) == (0.95, 2_000, 0, "bca")
+    assert default == paired_bootstrap(baseline, current, 0.95, resamples=2_000, seed=0, method="bca")
+    (levels,) = bootstrap_intervals(diffs, (0.95,))
+    assert (levels.resamples, levels.seed, levels.method) == (2_000, 0, "bca")
+    assert levels.interval == default.interval
+    flat = bootstrap_intervals([0.5, 0.5], (0.9,))[0]
+    assert flat.method == "bca" and (flat.resamples, flat.seed) == (2_000, 0)
+
+
+def all_sign_patterns(diffs: list[float], unit: float) -> tuple[np.ndarray, int]:
+    """Every sign pattern's sum of |d| (in whole units, so exactly) and the observed sum."""
+    sizes = np.array([round(abs(d) / unit) for d in diffs])
+    signs = 1 - 2 * ((np.arange(2 ** len(diffs))[:, None] >> np.arange(len(diffs))) & 1)
+    return signs @ sizes, round(sum(diffs) / unit)
+
+
+@pytest.mark.parametrize("positives", [(0, 3, 4), (1, 7, 7), (0, 5, 2)])
+def test_the_exact_sign_flip_of_repeated_sizes_matches_every_sign_pattern(positives: tuple[int, int, int]) -> None:
+    """Sizes 1/8, 1/2 and 5/8 repeated 1, 7 and 7 times: the enumerated distribution of the sums
+    equals the count over all 2**15 sign patterns; an observed sum of 0 (resp. the largest sum)
+    puts every pattern in the two-sided (resp. lower) tail, a p-value of exactly 1."""
+    diffs = []
+    for size, count, positive in zip((0.125, 0.5, 0.625), (1, 7, 7), positives, strict=True):
+        diffs += [size] * positive + [-size] * (count - positive)
+    sums, observed = all_sign_patterns(diffs, 0.125)
+    result = sign_flip_from_differences(diffs)
+    assert result.method == "exact" and result.samples == 0
+    assert result.p_value == pytest.approx(np.mean(np.abs(sums) >= abs(observed)), rel=1e-12)
+    assert result.p_drop == pytest.approx(np.mean(sums <= observed), rel=1e-12)
+    if observed == 0:
+        assert result.p_value == 1.0
+    if observed == sums.max():
+        assert result.p_drop == 1.0
+
+
+@pytest.mark.parametrize(("gap", "p_drop"), [(1.2e-10, 10 / 16), (1.3e-10, 8 / 16)])
+def test_sign_flip_sums_closer_than_the_slack_count_as_ties(gap: float, p_drop: float) -> None:
+    """Sums within 1e-10 (1 + Σ|d|) of each other are one sum (float noise), farther apart two.
+    Cases 0.25, −0.25, 0.5, −(0.5 + g): observed −g; of the 16 patterns 8 sum to at most −g, and
+    2 more sum to +g, within 2g of it — a tie when 2g <= 1e-10 (1 + 1.5 + g) ≈ 2.5e-10."""
+    result = sign_flip_from_differences([0.25, -0.25, 0.5, -(0.5 + gap)])
+    assert result.method == "exact"
+    assert result.p_drop == pytest.approx(p_drop, rel=1e-12)
+    assert result.p_value == pytest.approx(1.0, rel=1e-12)
+
+
+@pytest.mark.parametrize(("sizes", "shift"), [("many", 0.08), ("many", -0.03), ("few", 0.05), ("few", -0.05)])
+def test_sequential_sampling_stops_when_the_later_tail_reaches_its_hits(sizes: str, shift: float) -> None:
+    """Besag & Clifford: sampling stops at the first draw where both tails have ``stop_after``
+    hits, so the tail that filled last (the smaller p-value: the two-sided one after a clear rise,
+    the lower one after a drop) holds exactly ``stop_after`` of the ``drawn`` samples."""
+    rng = random.Random(12)
+    if sizes == "many":  # 60 distinct sizes: the byte tables
+        diffs = [shift + rng.uniform(-0.5, 0.5) for _ in range(60)]
+    else:  # six sizes, 120 cases: the grouped sampler
+        diffs = [shift + rng.choice((-0.25, 0.25, -0.5, 0.5, 0.75, -0.75)) for _ in range(120)]
+    result = sign_flip_from_differences(diffs, samples=50_000, seed=3, stop_after=40)
+    assert result.method == "monte_carlo" and result.samples < 50_000
+    hits = (round(result.p_value * result.samples), round(result.p_drop * result.samples))
+    assert min(hits) == 40
+    assert (hits[0] == 40) == (shift > 0)
+
+
+def sorted_groups(diffs: list[float]) -> tuple[list[float], list[int], list[int]]:
+    """The distinct sizes |d| in increasing order, how many cases share each, how many are > 0."""
+    values = sorted({abs(d) for d in diffs if d})
+    counts = [sum(1 for d in diffs if abs(d) == v) for v in values]
+    positives = [sum(1 for d in diffs if d == v) for v in values]
+    return values, counts, positives
+
+
+def reference_grouped_sums(diffs: list[float], samples: int, seed: int) -> tuple[list[float], float]:
+    """Sampled sign-flip sums of the documented grouped sampler: each group of c equal sizes v
+    adds v (2X - c), X the set bits of c random bits, groups in increasing size."""
+    values, counts, positives = sorted_groups(diffs)
+    rng = random.Random(seed)
+    sums = [
+        math.fsum(v * (2 * rng.getrandbits(c).bit_count() - c) for v, c in zip(values, counts, strict=True))
+        for _ in range(samples)
+    ]
+    return sums, math.fsum(v * (2 * p - c) for v, c, p in zip(values, counts, positives, strict=True))
+
+
+def reference_byte_table_sums(diffs: list[float], samples: int, seed: int) -> tuple[list[float], float]:
+    """Sampled sign-flip sums of the documented byte-table sampler: the sizes in increasing order
+    in blocks of eight; one random byte per block, whose bit i gives the sign of the block's
+    i-th size (the block's sum accumulated in size order)."""
+    sizes = sorted(abs(d) for d in diffs if d)
+    blocks = [sizes[start : start + 8] for start in range(0, len(sizes), 8)]
+    rng = random.Random(seed)
+    sums = []
+    for _ in range(samples):
+        picks = rng.randbytes(len(blocks))
+        parts = []
+        for block, byte in zip(blocks, picks, strict=True):
+            total = 0.0
+            for i, size in enumerate(block):
+                total = total + size if byte >> i & 1 else total - size
+            parts.append(total)
+        sums.append(math.fsum(parts))
+    return sums, math.fsum(diffs)
+
+
+def monte_carlo_p_values(sums: list[float], observed: float, diffs: list[float]) -> tuple[float, float]:
+    """Phipson & Smyth's (1 + hits) / (1 + samples) in both tails, sums within the documented
+    1e-10 (1 + sum |d|) of the observed one counting as hits."""
+    slack = 1e-10 * (1.0 + math.fsum(abs(d) for d in diffs))
+    lower = sum(1 for s in sums if s <= observed + slack)
+    extreme = sum(1 for s in sums if abs(s) >= abs(observed) - slack)
+    return (1 + extreme) / (1 + len(sums)), (1 + lower) / (1 + len(sums))
+
+
+@pytest.mark.parametrize(
+    ("sizes", "cases", "sampler"),
+    [(16, 16, reference_grouped_sums), (17, 17, reference_byte_table_sums), (17, 1_088, reference_grouped_sums),
+     (17, 1_087, reference_byte_table_sums), (40, 45, reference_byte_table_sums), (5, 600, reference_grouped_sums)],
+)  # fmt: skip
+def test_the_sampled_p_values_are_the_documented_samplers_counts(
+    sizes: int, cases: int, sampler: Callable[[list[float], int, int], tuple[list[float], float]]
+) -> None:
+    """The Monte Carlo p-values are (1 + hits) / (1 + samples) over the sums of the sampler the
+    docstring names, rebuilt here from the seed: the grouped one up to max(16, n // 64) distinct
+    sizes (16 of 16 cases, 17 of 1,088), the byte tables beyond (17 of 17 or of 1,087 cases)."""
+    rng = random.Random(sizes * cases)
+    levels = [round(rng.uniform(0.05, 1.0), 6) for _ in range(sizes)]
+    diffs = [levels[i % sizes] * rng.choice((-1.0, 1.0)) for i in range(cases)]
+    assert len({abs(d) for d in diffs}) == sizes
+    result = sign_flip_from_differences(diffs, samples=1_500, seed=6, stop_after=None, normal_error=0.001)
+    sums, observed = sampler(diffs, 1_500, 6)
+    assert result.method == "monte_carlo" and result.samples == 1_500
+    assert (result.p_value, result.p_drop) == monte_carlo_p_values(sums, observed, diffs)
+
+
+def test_quantiles_interpolate_up_to_the_last_pair() -> None:
+    """Definition 7 between the last two order statistics: position (4 - 1) * 0.9 = 2.7 lies 0.7 of
+    the way from the third value to the fourth."""
+    assert quantile([0.0, 1.0, 2.0, 3.0], 0.9) == pytest.approx(2.7, rel=1e-15)
+    assert quantile([0.0, 10.0], 0.25) == 2.5
+
+
+def test_the_documented_defaults_of_the_sign_flip_test() -> None:
+    """Seed 0 and 10,000 samples: the default call is the explicit one, and says so."""
+    rng = random.Random(8)
+    baseline = [rng.random() for _ in range(40)]
+    current = [min(1.0, max(0.0, b + rng.gauss(0.0, 0.2))) for b in baseline]
+    default = sign_flip_test(baseline, current, stop_after=None)
+    assert default.method == "monte_carlo" and (default.seed, default.samples) == (0, 10_000)
+    assert default == sign_flip_test(baseline, current, samples=10_000, seed=0, stop_after=None)
+    assert sign_flip_test([0.3, 0.4], [0.3, 0.5]).seed == 0
