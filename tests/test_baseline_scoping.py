@@ -358,7 +358,6 @@ def test_the_first_run_of_a_scope_is_accepted_as_such(repo) -> None:
 
 def test_a_chosen_baseline_that_cannot_serve_is_named_in_the_verdict(repo) -> None:
     from evalkit.evaluation import verdict_for
-    from evalkit.run.answering.prompts import PromptRules
     from evalkit.run.decide import Judging, decide
     from evalkit.storage import capabilities
     from evalkit.tolerance import Tolerances
@@ -371,14 +370,8 @@ def test_a_chosen_baseline_that_cannot_serve_is_named_in_the_verdict(repo) -> No
     assert elsewhere.state == "not_comparable"
     assert elsewhere.reason.startswith(f"not compared with the chosen baseline: run {other} is of another scope (")
 
-    class AnyRun(PromptRules):
-        """Rules that find no problem with any run: a run without a scope reaches the baseline."""
-
-        def run_problem(self, run, judging):  # noqa: ANN001, ANN201
-            return None
-
     unverified = repo.get_run(store(repo, errored=True, status="complete"))
-    nowhere = decide(unverified, Judging(capabilities(repo), AnyRun(), baseline_id=current.id))
+    nowhere = decide(unverified, Judging(capabilities(repo), _any_run_rules(), baseline_id=current.id))
     assert (nowhere.state, nowhere.reason) == ("not_comparable", "not compared with the chosen baseline: this run belongs to no scope")
 
 
@@ -396,14 +389,8 @@ def test_a_baseline_file_that_cannot_serve_is_named_in_the_verdict(repo) -> None
     assert elsewhere.state == "not_comparable"
     assert elsewhere.reason.startswith(f"not compared with the baseline file: run {other.id} is of another scope (")
 
-    class AnyRun(PromptRules):
-        """Rules that find no problem with any run: a run without a scope reaches the baseline."""
-
-        def run_problem(self, run, judging):  # noqa: ANN001, ANN201
-            return None
-
     unverified = repo.get_run(store(repo, errored=True, status="complete"))
-    nowhere = decide(unverified, Judging(capabilities(repo), AnyRun(), baseline_run=current))
+    nowhere = decide(unverified, Judging(capabilities(repo), _any_run_rules(), baseline_run=current))
     assert nowhere.state == "not_comparable"
     assert nowhere.reason == "not compared with the baseline file: this run belongs to no scope"
 
@@ -486,3 +473,14 @@ def test_a_set_changed_when_a_case_was_only_added_only_removed_or_only_edited() 
     for edited, added, removed in ((("e",), (), ()), ((), ("a",), ()), ((), (), ("r",))):
         assert CaseSplit(("u",), edited, added, removed, True).set_changed
     assert not CaseSplit(("u",), (), (), (), True).set_changed
+
+
+def _any_run_rules():  # noqa: ANN202
+    """Prompt rules that find no problem with any run, so a run without a scope reaches the baseline."""
+    from evalkit.run.answering.prompts import PromptRules
+
+    class AnyRun(PromptRules):
+        def run_problem(self, run, judging):  # noqa: ANN001, ANN201
+            return None
+
+    return AnyRun()
