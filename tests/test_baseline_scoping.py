@@ -244,13 +244,7 @@ def test_a_run_with_a_new_failing_case_is_accepted_unless_new_failures_gate(repo
 
     accepted = store(repo)
     repo.accept_run(accepted, Acceptance("first", 1.0))
-    now = float(next(_clock))
-    repo.begin_run(Run(id="with-a-new-case", set_identifier="pkg.set", grader="deterministic", started_at=now, case_count=2,
-                       provider_instance=IDENTITY.provider_instance, model_alias=IDENTITY.model_alias))  # fmt: skip
-    repo.record_cases("with-a-new-case", [CaseResult("c1", True, 1.0, identity=IDENTITY, yardstick="deterministic"),
-                                          CaseResult("c-new", False, 0.0, identity=IDENTITY, yardstick="deterministic")],
-                      "metadata")  # fmt: skip
-    repo.finish_run("with-a-new-case", "complete", now + 0.5, grader="deterministic", identity=IDENTITY)
+    _stored_run(repo, "with-a-new-case", {"c1": True, "c-new": False})
     verdict = verdict_for(repo.get_run("with-a-new-case"), repo, Tolerances.parse("1", "1"))
     assert verdict.state == "no_regression" and verdict.comparison.new_failures == ("c-new",)
     store_capabilities = capabilities(repo)
@@ -259,13 +253,17 @@ def test_a_run_with_a_new_failing_case_is_accepted_unless_new_failures_gate(repo
     assert automatic_acceptance(verdict, repo, 2.0) is None
 
 
-def _stored_run(repo, run_id: str, passes: dict[str, bool]) -> str:
+def _stored_run(repo, run_id: str, passes: dict[str, bool], *, grader: str = "deterministic",
+                yardsticks: dict[str, str] | None = None) -> str:  # fmt: skip
+    """A complete run of ``pkg.set`` with these cases (passed or not), each graded by ``grader``
+    unless ``yardsticks`` names another for it."""
     now = float(next(_clock))
-    repo.begin_run(Run(id=run_id, set_identifier="pkg.set", grader="deterministic", started_at=now, case_count=len(passes),
+    repo.begin_run(Run(id=run_id, set_identifier="pkg.set", grader=grader, started_at=now, case_count=len(passes),
                        provider_instance=IDENTITY.provider_instance, model_alias=IDENTITY.model_alias))  # fmt: skip
-    repo.record_cases(run_id, [CaseResult(case_id, ok, 1.0 if ok else 0.0, identity=IDENTITY, yardstick="deterministic")
+    repo.record_cases(run_id, [CaseResult(case_id, ok, 1.0 if ok else 0.0, identity=IDENTITY,
+                                          yardstick=(yardsticks or {}).get(case_id, grader))
                                for case_id, ok in passes.items()], "metadata")  # fmt: skip
-    repo.finish_run(run_id, "complete", now + 0.5, grader="deterministic", identity=IDENTITY)
+    repo.finish_run(run_id, "complete", now + 0.5, grader=grader, identity=IDENTITY)
     return run_id
 
 
@@ -304,13 +302,7 @@ def test_a_run_read_without_its_cases_is_checked_for_one_yardstick_from_the_stor
     from evalkit.storage import capabilities
     from evalkit.tolerance import Tolerances
 
-    now = float(next(_clock))
-    repo.begin_run(Run(id="two-judges", set_identifier="pkg.set", grader="decision:j:m:v1", started_at=now, case_count=2,
-                       provider_instance=IDENTITY.provider_instance, model_alias=IDENTITY.model_alias))  # fmt: skip
-    repo.record_cases("two-judges", [CaseResult("c1", True, 1.0, identity=IDENTITY, yardstick="decision:j:m:v1"),
-                                     CaseResult("c2", True, 1.0, identity=IDENTITY, yardstick="decision:k:m:v1")],
-                      "metadata")  # fmt: skip
-    repo.finish_run("two-judges", "complete", now + 0.5, grader="decision:j:m:v1", identity=IDENTITY)
+    _stored_run(repo, "two-judges", {"c1": True, "c2": True}, grader="decision:j:m:v1", yardsticks={"c2": "decision:k:m:v1"})
     run = repo.get_run("two-judges", with_cases=False)
     assert run.cases == ()
     verdict = decide(run, Judging(capabilities(repo), PromptRules(), Tolerances()))
