@@ -627,12 +627,42 @@ def test_a_schema_whose_refs_point_nowhere_is_refused_at_validation(schema: dict
     assert list(BUILTIN_KINDS["json_schema"].validate(schema)) == problems
 
 
-def test_a_tool_args_schema_whose_regex_runs_away_fails_the_check_as_timed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_tool_args_schema_whose_regex_runs_away_errors_the_check_as_timed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    # no verdict on the arguments: an errored check (as a json_schema check's), not a failed one
     from evalkit import checks
 
     monkeypatch.setattr(checks, "SCHEMA_PATTERN_TIMEOUT_S", 0.05)  # the limit, shortened: the message names it
     schema = {"properties": {"q": {"pattern": "^(a|a)+$"}}}
-    answer = agent(("search", {"q": "a" * 40 + "!"}))
+    answer = agent(("search", {"q": "a" * 40 + "!"}), ("search", {"q": "fine"}))
     assert graded(Assertion.tool_args("search", schema), answer) == (
-        False, "call 1 of search: pattern timed out: the schema's regexes took over 0.05 s", None
+        False, None, "call 1 of search: pattern timed out: the schema's regexes took over 0.05 s"
     )
+    # schema_matches (the canned results' matching) still answers with the text: not a match
+    assert checks.schema_matches(schema, {"q": "a" * 40 + "!"}) == "pattern timed out: the schema's regexes took over 0.05 s"
+
+
+def _deep_schema(levels: int) -> dict:
+    schema: dict = {"type": "integer"}
+    for _ in range(levels):
+        schema = {"items": schema}
+    return schema
+
+
+@pytest.mark.parametrize(
+    ("schema", "problems"),
+    [
+        # keys that are not text: jsonschema would take them, and every answer's check would then
+        # error on the cache key (an int beside a str cannot be sorted)
+        ({"type": "object", "properties": {"a": {}, 1: {}}},
+         ["is no JSON Schema evalkit can check: it has a key that is not text (int 1); the keys of JSON objects are text"]),
+        ({"properties": {("a", "b"): {}}},
+         ["is no JSON Schema evalkit can check: it has a key that is not text (tuple ('a', 'b')); the keys of JSON objects are text"]),
+        # deeper than check_schema's recursion can follow: refused before it walks, not a RecursionError
+        (_deep_schema(400), ["is no JSON Schema evalkit can check: it is nested more than 64 lists and mappings deep"]),
+        (_deep_schema(31), []),  # 62 levels: within the limit, checked by jsonschema
+        ("[" * 100_000 + "]" * 100_000, ["is not valid JSON: it is nested too deeply to read"]),
+    ],
+)
+def test_a_schema_that_no_check_could_use_is_refused_at_validation(schema: object, problems: list[str]) -> None:
+    assert list(BUILTIN_KINDS["json_schema"].validate(schema)) == problems
+    assert list(BUILTIN_KINDS["tool_args"].validate({"name": "t", "schema": schema})) == [f"schema {p}" for p in problems]

@@ -279,6 +279,7 @@ def test_class12_every_command_shows_hostile_strings_literally(cli, project, hos
         ("hostile.deep_value", 'prompt "p1": field assertions[1] (json_schema): its value is nested more than 64 lists and mappings deep'),
         ("hostile.looped_value", 'prompt "p1": field assertions[1] (json_schema): its value contains itself'),
         ("hostile.fanned_value", 'prompt "p1": field assertions[1] (json_schema): its value holds more than 100,000 lists and mappings'),
+        ("hostile.mixed_keys", 'prompt "p1": field assertions[1] (json_schema): its value has a key that is not text (int 1); the keys of JSON objects are text'),
         ("hostile.tag_not_string", 'prompt "p1": field tags must hold strings, got list [[]]'),
         ("hostile.huge_id", f'prompt "{"i" * 57}...": field id is 10,000,000 characters long, more than the 1,000 allowed'),
     ],

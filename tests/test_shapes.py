@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from evalkit.shapes import MAX_VALUE_CONTAINERS, MAX_VALUE_NESTING, short_repr, value_shape_problem
 
 
@@ -77,3 +78,16 @@ def test_a_repr_that_exits_is_named_not_followed() -> None:
             raise SystemExit(0)
 
     assert short_repr(Exits()) == "(not shown: repr() raised SystemExit)"
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ({"a": {"b": [{1: "x"}]}}, "has a key that is not text (int 1); the keys of JSON objects are text"),
+        ([{None: 1}], "has a key that is not text (NoneType None); the keys of JSON objects are text"),
+        ({("a",) * 30: 1}, "has a key that is not text (tuple ('a', 'a', 'a', 'a', 'a', 'a', 'a', '...); the keys of JSON objects are text"),  # cut at 40
+        ({"a": 1, "b": {"c": 2}}, None),
+    ],
+)
+def test_a_mapping_key_that_is_not_text_is_named(value: object, problem: str | None) -> None:
+    assert value_shape_problem(value) == problem

@@ -19,6 +19,7 @@ from .errors import PLUGIN_FAILURES
 from .grading import Check
 from .jsonparse import parse_json
 from .prompts import Assertion
+from .shapes import value_shape_problem
 
 __all__ = [
     "AssertionKind", "BUILTIN_KINDS", "TOOL_KINDS", "evaluate", "parse_json_answer", "load_schema", "json_schema_problems",
@@ -143,21 +144,38 @@ def schema_matches(schema: Any, data: Any) -> str | None:
     """``None`` when ``data`` validates against the JSON Schema ``schema`` (a checked one: see
     :func:`json_schema_problems`), else the first error as a detail; its regexes are bounded as
     the ``json_schema`` check's are."""
+    try:
+        return _bounded_schema_error(schema, data)
+    except TimeoutError:
+        return _schema_timed_out()
+
+
+def _bounded_schema_error(schema: Any, data: Any) -> str | None:
+    """:func:`_first_schema_error` within :data:`SCHEMA_PATTERN_TIMEOUT_S` for the schema's
+    regexes; ``TimeoutError`` past it."""
     from .schema_patterns import patterns_within
 
     key = schema if isinstance(schema, str) else json.dumps(schema, sort_keys=True)
-    try:
-        with patterns_within(SCHEMA_PATTERN_TIMEOUT_S):
-            return _first_schema_error(key, schema, data)
-    except TimeoutError:
-        return f"pattern timed out: the schema's regexes took over {SCHEMA_PATTERN_TIMEOUT_S:g} s"
+    with patterns_within(SCHEMA_PATTERN_TIMEOUT_S):
+        return _first_schema_error(key, schema, data)
+
+
+def _schema_timed_out() -> str:
+    return f"pattern timed out: the schema's regexes took over {SCHEMA_PATTERN_TIMEOUT_S:g} s"
 
 
 def _validate_json_schema(value: Any) -> Iterable[str]:
     try:
         schema = load_schema(value)
+    except RecursionError:  # json.loads of a text nested past the stack
+        yield "is not valid JSON: it is nested too deeply to read"
+        return
     except (TypeError, ValueError) as exc:
         yield f"is not valid JSON: {exc}"
+        return
+    shape = value_shape_problem(schema)  # before anything walks it recursively, as check_schema does
+    if shape is not None:
+        yield f"is no JSON Schema evalkit can check: it {shape}"
         return
     if not isinstance(schema, (Mapping, bool)):
         yield "must be a JSON object (or a boolean schema)"
@@ -233,16 +251,12 @@ def _first_schema_error(key: str, value: Any, data: Any) -> str | None:
 
 
 def _json_schema(value: Any, answer: Answer) -> bool | Check:
-    from .schema_patterns import patterns_within
-
-    key = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
     try:
         data = parse_json_answer(answer.text)
     except ValueError as exc:
         return Check("", False, detail=f"answer is not JSON: {exc}")
     try:
-        with patterns_within(SCHEMA_PATTERN_TIMEOUT_S):
-            problem = _first_schema_error(key, value, data)
+        problem = _bounded_schema_error(value, data)
     except TimeoutError:
         return Check(
             "", False,
@@ -368,7 +382,10 @@ def _tool_args(value: Mapping[str, Any], answer: Answer) -> bool | Check:
     if not calls:
         return Check("", False, detail=f"{tool} was not called ({_calls_detail(answer)})")
     for number, call in enumerate(calls, start=1):
-        problem = schema_matches(value["schema"], call.arguments)
+        try:
+            problem = _bounded_schema_error(value["schema"], call.arguments)
+        except TimeoutError:  # no verdict on the arguments: an error, as a json_schema check's
+            return Check("", False, error=f"call {number} of {tool}: {_schema_timed_out()}")
         if problem is not None:
             return Check("", False, detail=f"call {number} of {tool}: {problem}")
     return True

@@ -21,11 +21,14 @@ MAX_VALUE_NESTING = 64
 #: list holding nine references to a list of nine ... is 43 million at 8 levels.
 MAX_VALUE_CONTAINERS = 100_000
 
+_NO_KEY = object()
+
 
 def value_shape_problem(value: object) -> str | None:
     """What makes ``value`` impossible to fingerprint, store or print, if anything: a list or
-    mapping that contains itself, nesting deeper than :data:`MAX_VALUE_NESTING`, or more than
-    :data:`MAX_VALUE_CONTAINERS` lists and mappings counted as often as they are referenced."""
+    mapping that contains itself, nesting deeper than :data:`MAX_VALUE_NESTING`, more than
+    :data:`MAX_VALUE_CONTAINERS` lists and mappings counted as often as they are referenced, or a
+    mapping key that is not text (JSON's keys are; ``{1: …, "a": …}`` cannot even be sorted)."""
     if not isinstance(value, (dict, list, tuple)):
         return None
     stack: list[tuple[Any, int, tuple[int, ...]]] = [(value, 0, ())]
@@ -39,6 +42,10 @@ def value_shape_problem(value: object) -> str | None:
             return "contains itself, so it would never end"
         if depth > MAX_VALUE_NESTING:
             return f"is nested more than {MAX_VALUE_NESTING} lists and mappings deep"
+        if isinstance(current, dict):
+            key = next((k for k in current if not isinstance(k, str)), _NO_KEY)
+            if key is not _NO_KEY:
+                return f"has a key that is not text ({type(key).__name__} {short_repr(key, 40)}); the keys of JSON objects are text"
         children = current.values() if isinstance(current, dict) else current
         inside = (*holders, id(current))
         stack.extend((child, depth + 1, inside) for child in children if isinstance(child, (dict, list, tuple)))

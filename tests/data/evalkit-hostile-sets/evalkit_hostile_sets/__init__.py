@@ -128,6 +128,7 @@ _SHAPES = [
     _one_prompt_set("hostile.deep_value", "An assertion value 5,000 lists deep", assertions=[Assertion.json_schema({"enum": [_nested(5000)]})]),
     _one_prompt_set("hostile.looped_value", "A JSON Schema that contains itself", assertions=[Assertion.json_schema(_looped())]),
     _one_prompt_set("hostile.fanned_value", "An assertion value of 43 million lists by reference", assertions=[Assertion.json_schema({"enum": _fanned_out(8)})]),
+    _one_prompt_set("hostile.mixed_keys", "A JSON Schema whose keys mix a number with text", assertions=[Assertion.json_schema({"type": "object", "properties": {"a": {"type": "string"}, 1: {"type": "string"}}})]),
     _one_prompt_set("hostile.tag_not_string", "A tag that is a list holding itself", tags=[_nested(1)], assertions=[Assertion.contains("x")]),
     _one_prompt_set("hostile.huge_id", "A 10 MB prompt id", id="i" * 10_000_000, assertions=[Assertion.contains("x")]),
 ]
