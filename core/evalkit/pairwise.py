@@ -25,8 +25,10 @@ judgements (``A`` or ``B``, over both orders of every case) that preferred the a
 Answers are judged only when both runs stored them in full (``privacy = "full"``): at
 ``redacted`` they are scrubbed and cut, so a judge would compare the redactions; at ``metadata``
 there are none. The judge is a configured provider instance used through the judge machinery of
-the built-in plugins (the ``deterministic`` grader's ``pairwise_judge``); a failed call ends the
-comparison (:class:`~evalkit.errors.PairwiseJudgingFailed`), and nothing is reported.
+the built-in plugins (the ``deterministic`` grader's ``pairwise_judge``). A judge whose endpoint
+cannot be reached is refused before anything is asked (:class:`~evalkit.errors.GraderUnavailableError`,
+exit 2, as a run's judge is); a failed call ends the comparison
+(:class:`~evalkit.errors.PairwiseJudgingFailed`, exit 3), and nothing is reported.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import attrs
 
 from .components import BoundGenerator, load_grader
 from .config import Config
-from .errors import PLUGIN_FAILURES, GraderUnavailableError, PairwiseJudgingFailed, UsageError
+from .errors import PLUGIN_FAILURES, PairwiseJudgingFailed, UsageError
 from .runs import CaseResult, Run, RunKind
 from .stats.intervals import Interval, wilson_interval
 
@@ -327,10 +329,7 @@ def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Co
             f"to judge ({len(left_out)} left out)"
         )
     judge = pairwise_judge(settings, config)
-    try:
-        judge.check_ready()
-    except GraderUnavailableError as exc:
-        raise PairwiseJudgingFailed(str(exc)) from None
+    judge.check_ready()  # GraderUnavailableError (exit 2) before anything is asked, as for a run's judge
     asked = []
     for then, now in judged:
         task = _task(judge, texts[now.case_id].messages)

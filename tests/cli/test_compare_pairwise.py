@@ -184,8 +184,9 @@ def test_a_failing_judge_exits_3_and_prints_nothing(runs, chat_server, evalkit_c
     result = evalkit_cli("compare", base, run, "--pairwise-judge", "judge", "--json")
     assert result.code == 3, result.stderr
     assert 'the pairwise judge "judge" failed 6 of 6 requests' in result.stderr and result.stdout == ""
+    # unreachable before anything is asked: refused with exit 2, as a run's or a calibration's judge
     unreachable = evalkit_cli("compare", base, run, "--pairwise-judge", "gone")
-    assert unreachable.code == 3 and 'its judge "gone" is not reachable' in unreachable.stderr
+    assert unreachable.code == 2 and 'its judge "gone" is not reachable' in unreachable.stderr
     assert unreachable.stdout == ""
 
 

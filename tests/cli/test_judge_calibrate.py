@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from tests.plugins.judge_support import JUDGE_MODEL, user_message
+from tests.plugins.judge_support import JUDGE_MODEL, closed_port_url, user_message
 from tests.support.chat_server import ChatServer
 from tests.support.providers import openai_provider_table
 
@@ -243,3 +243,11 @@ def test_a_package_ships_calibration_sets_through_its_entry_point_group(
     refused = evalkit_cli("judge", "calibrate", "--set", "acme.broken", env=env)
     assert refused.code == 2 and 'calibration set "acme.broken" cannot be used: item \'b1\': label' in refused.stderr
     assert len(judge.requests) == asked
+
+
+def test_a_judge_that_cannot_be_reached_is_refused_before_asking(project: Path, evalkit_cli: Callable[..., Any]) -> None:
+    # the readiness probe fails: exit 2 and nothing stored, as for a run's or a pairwise judge
+    write_project(project, closed_port_url(), rubric_set())
+    result = calibrate(evalkit_cli)
+    assert result.code == 2 and 'its judge "judge" is not reachable' in result.stderr
+    assert result.stdout == "" and not (project / ".evalkit").exists()
