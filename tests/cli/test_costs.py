@@ -356,7 +356,13 @@ def test_plan_estimates_requests_tokens_and_cost_from_the_last_run_before_anythi
     run = evalkit_cli("run", "arith.basic", "--provider", "prod", "--json", env=env).json()
     planned = evalkit_cli("plan", "arith.basic", "--provider", "prod", env=env)
     assert f"(estimated from the stored usage of run {run['run_id']} for 6 cases)" in planned.stdout, planned.stdout
-    assert "Requests:   6 to the generator, 0 to a judge" in planned.stdout and "Cost:       unknown" not in planned.stdout
+    # one Requests line, the plan's (the estimate's count is the same), and every figure in one column
+    assert planned.stdout.count("Requests:") == 1 and "Requests:         6 answers (1 per case)" in planned.stdout
+    assert "Requests sent:" not in planned.stdout and "Cost:             unknown" not in planned.stdout
+    figures = planned.stdout.split("\nwarning:")[0].splitlines()
+    assert [line[:18].rstrip() for line in figures] == [
+        "Set:", "Requests:", "Gate:", "Pass rate:", "Detectable drop:", "Target drop:", "Tokens:", "Cost:", "Time:"
+    ] and all(line[18] != " " for line in figures)
     measured = evalkit_cli("plan", "arith.basic", "--provider", "prod", "--json", env=env).json()["estimate"]
     assert measured["cost"] == run["spend"]["cost"], "the last run's usage, priced the same, costs what it cost"
 

@@ -151,7 +151,7 @@ def handle(args: Arguments) -> int:
     out = console()
     for line in plan.lines():
         out.print(line)
-    for line in estimate_lines(estimate, repeats_of(args, config)):
+    for line in estimate_lines(estimate, repeats_of(args, config), plan):
         out.print(line)
     for warning in plan.warnings:
         out.print(f"warning: {warning}", style="yellow")
@@ -173,8 +173,9 @@ def _estimate(args: Arguments, config: Any, judged: bool) -> Any:
     )  # fmt: skip
 
 
-def estimate_lines(estimate: Any, repeats: int) -> list[str]:
-    """The estimate for people: requests, tokens, cost ("unknown" without a price, never 0) and time."""
+def estimate_lines(estimate: Any, repeats: int, plan: Any) -> list[str]:
+    """The estimate for people, in the plan's columns: tokens, cost ("unknown" without a price,
+    never 0) and time, and the requests only where they differ from the plan's own count."""
     times = f" × {repeats} answers per case (--repeats)" if repeats > 1 else ""
     lengths = "the prompts' lengths (about 4 characters a token)"
     if estimate.from_run and estimate.measured_cases:
@@ -184,9 +185,11 @@ def estimate_lines(estimate: Any, repeats: int) -> list[str]:
         basis = lengths
     cost = "unknown (no price configured)" if estimate.cost is None else f"{estimate.cost} {estimate.currency or ''}".rstrip()
     seconds = "unknown" if estimate.seconds is None else f"{estimate.seconds:.0f} s at {estimate.concurrency} in flight"
+    same_count = (estimate.generator_requests, estimate.judge_requests) == (plan.answers, plan.judge_calls)
+    requests = f"{estimate.generator_requests} to the generator, {estimate.judge_requests} to a judge{times}"
     return [
-        f"Requests:   {estimate.generator_requests} to the generator, {estimate.judge_requests} to a judge{times}",
-        f"Tokens:     about {estimate.prompt_tokens} in, {estimate.completion_tokens} out (estimated from {basis})",
-        f"Cost:       {cost}",
-        f"Time:       {seconds}",
+        *([] if same_count else [f"Requests sent:    {requests}"]),
+        f"Tokens:           about {estimate.prompt_tokens} in, {estimate.completion_tokens} out (estimated from {basis})",
+        f"Cost:             {cost}",
+        f"Time:             {seconds}",
     ]
