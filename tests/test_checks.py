@@ -661,6 +661,10 @@ def _deep_schema(levels: int) -> dict:
         (_deep_schema(400), ["is no JSON Schema evalkit can check: it is nested more than 64 lists and mappings deep"]),
         (_deep_schema(31), []),  # 62 levels: within the limit, checked by jsonschema
         ("[" * 100_000 + "]" * 100_000, ["is not valid JSON: it is nested too deeply to read"]),
+        # values JSON has not: they would fail every answer's check (or compare as NaN never does)
+        ({"const": b"x"}, ["is not JSON: Object of type bytes is not JSON serializable"]),
+        ({"enum": [{1, 2}]}, ["is not JSON: Object of type set is not JSON serializable"]),
+        ({"enum": ["a", float("nan")]}, ["is not JSON: it holds NaN or an infinity"]),
     ],
 )
 def test_a_schema_that_no_check_could_use_is_refused_at_validation(schema: object, problems: list[str]) -> None:

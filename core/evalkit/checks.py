@@ -177,6 +177,14 @@ def _validate_json_schema(value: Any) -> Iterable[str]:
     if shape is not None:
         yield f"is no JSON Schema evalkit can check: it {shape}"
         return
+    try:  # a schema is JSON: a bytes or set value, or NaN, would fail every answer's check
+        json.dumps(schema, allow_nan=False)
+    except TypeError as exc:
+        yield f"is not JSON: {exc}"
+        return
+    except ValueError:  # its wording differs between Python versions
+        yield "is not JSON: it holds NaN or an infinity"
+        return
     if not isinstance(schema, (Mapping, bool)):
         yield "must be a JSON object (or a boolean schema)"
         return
