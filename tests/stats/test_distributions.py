@@ -287,7 +287,7 @@ def test_regularized_beta_uses_the_direct_fraction_up_to_its_switch_point() -> N
     for a tiny b that side of the switch is a small value the complement would compute as a
     difference near 1 (30 and 0.01: 1e-14 relative instead of 1e-11)."""
     for x in (0.94, 0.95, 0.96):  # the switch is at 31 / 32.01 = 0.968
-        assert regularized_beta(x, 30.0, 0.01) == pytest.approx(special.betainc(30.0, 0.01, x), rel=1e-13)
+        assert regularized_beta(x, 30.0, 0.01) == pytest.approx(special.betainc(30.0, 0.01, x), rel=1e-13, abs=0)
 
 
 def test_a_fraction_that_does_not_converge_is_refused_with_its_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -332,7 +332,7 @@ def test_the_quantile_needs_few_cdf_evaluations_from_hills_start(df: float, monk
     monkeypatch.setattr(distributions, "_t_lower_tail", counted)
     for p in FEW_STEPS[df]:
         evaluations = 0
-        assert student_t_quantile(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-12)
+        assert student_t_quantile(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-12, abs=0)
         assert evaluations <= 5, (p, evaluations)
 
 
@@ -340,7 +340,7 @@ def test_the_quantile_far_in_the_tail_where_the_density_underflows() -> None:
     """At p = 1e-300 with 2 degrees of freedom the quantile is near -7e149, where the t density
     underflows to 0: the step falls back to bisection instead of dividing by zero."""
     assert distributions._t_density(-7e149, 2.0) == 0.0
-    assert student_t_quantile(1e-300, 2.0) == pytest.approx(stats.t.ppf(1e-300, 2.0), rel=1e-12)
+    assert student_t_quantile(1e-300, 2.0) == pytest.approx(stats.t.ppf(1e-300, 2.0), rel=1e-12, abs=0)
 
 
 @pytest.mark.parametrize(("n", "k"), [(2_049, 1_000), (2_049, 1_023), (2_100, 600), (2_100, 1_049), (3_001, 1),
@@ -382,9 +382,9 @@ def test_student_t_cdf_keeps_its_precision_with_many_degrees_of_freedom(df: floa
     for t in (-300.0, -40.0, -8.0, -3.0, -1.8, -1.0, -0.1, 0.5, 2.0, 6.0, 50.0):
         expected = stats.t.cdf(t, df)
         if expected > 1e-290:
-            assert student_t_cdf(t, df) == pytest.approx(expected, rel=3e-14)
+            assert student_t_cdf(t, df) == pytest.approx(expected, rel=3e-14, abs=0)
     for p in (1e-9, 0.001, 0.025, 0.3, 0.975):
-        assert student_t_quantile(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-12 if df <= 1e10 else 1e-10)
+        assert student_t_quantile(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-12 if df <= 1e10 else 1e-10, abs=0)
 
 
 def test_the_fraction_is_summed_in_decimals_from_a_plus_b_of_ten_thousand() -> None:
@@ -392,8 +392,12 @@ def test_the_fraction_is_summed_in_decimals_from_a_plus_b_of_ten_thousand() -> N
     fraction takes in decimals: within 2e-15 of scipy where floats are 1e-13 off; up to 10,000
     degrees of freedom floats keep about 3e-13."""
     for t in (-2.0, -4.0):
-        assert student_t_cdf(t, 19_999.0) == pytest.approx(stats.t.cdf(t, 19_999.0), rel=1e-14)
+        assert student_t_cdf(t, 19_999.0) == pytest.approx(stats.t.cdf(t, 19_999.0), rel=1e-14, abs=0)
     # the quantile's Newton steps on it reach 1e10 degrees of freedom, where the normal one is
     # still 3e-10 off
     for p in (0.001, 0.025):
-        assert student_t_quantile(p, 1e10) == pytest.approx(stats.t.ppf(p, 1e10), rel=1e-12)
+        assert student_t_quantile(p, 1e10) == pytest.approx(stats.t.ppf(p, 1e10), rel=1e-12, abs=0)
+    # just beyond 1e10 it is the normal quantile itself (the t quantile is 1e-10 from it there)
+    for p in (0.001, 0.025):
+        assert student_t_quantile(p, 1.00000000005e10) == normal_quantile(p)
+    assert student_t_quantile(0.9, 1.00000000005e10) == -normal_quantile(1.0 - 0.9)
