@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
 import pytest
 from evalkit.stats import distributions
 from evalkit.stats.distributions import (
     _hill_start,
+    _log_gamma_ratio,
     binomial_half_cdf,
     binomial_half_lower_sum,
     binomial_half_two_sided,
@@ -261,3 +263,141 @@ def test_beyond_ten_billion_degrees_of_freedom_the_quantile_is_scipys() -> None:
     for p in (0.001, 0.1, 0.9):
         expected = stats.t.ppf(p, 1.00000000005e10)
         assert student_t_quantile(p, 1.00000000005e10) == pytest.approx(expected, rel=1e-9)
+
+
+def _exact_log_gamma_ratio(a: float, b: int) -> float:
+    """lgamma(a + b) - lgamma(a) for a whole b: the sum of log(a + i), i < b, in 40 digits."""
+    with localcontext() as context:
+        context.prec = 40
+        return float(sum((Decimal(a) + i).ln() for i in range(b)))
+
+
+@pytest.mark.parametrize("a", [100.0, 100.5])
+@pytest.mark.parametrize("b", [1, 2, 3, 5, 10])
+def test_log_gamma_ratio_from_a_hundred_is_stirlings_series_to_the_last_bits(a: float, b: int) -> None:
+    """From a = 100 on, lgamma(a + b) - lgamma(a) is Stirling's series subtracted term by term,
+    within 2 ulp of the exact value: the difference of two lgammas near 360 would lose about
+    4e-15 of it, and a wrong sign or coefficient of the series' 1/x**3 or 1/x**5 term shows from
+    5e-16 on."""
+    assert _log_gamma_ratio(a, b) == pytest.approx(_exact_log_gamma_ratio(a, b), rel=4e-16, abs=0)
+
+
+def test_regularized_beta_uses_the_direct_fraction_up_to_its_switch_point() -> None:
+    """Below x = (a + 1) / (a + b + 2) the fraction of I_x itself is summed, not 1 - I_y(b, a):
+    for a tiny b that side of the switch is a small value the complement would compute as a
+    difference near 1 (30 and 0.01: 1e-14 relative instead of 1e-11)."""
+    for x in (0.94, 0.95, 0.96):  # the switch is at 31 / 32.01 = 0.968
+        assert regularized_beta(x, 30.0, 0.01) == pytest.approx(special.betainc(30.0, 0.01, x), rel=1e-13, abs=0)
+
+
+def test_a_fraction_that_does_not_converge_is_refused_with_its_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The continued fraction gives up after 99,999 steps with an ArithmeticError naming x, a and b
+    (no step can come within a negative tolerance of 1)."""
+    monkeypatch.setattr(distributions, "_EPSILON", -1.0)
+    message = "the incomplete beta fraction did not converge (x=0.3, a=2.0, b=3.0)"
+    with pytest.raises(ArithmeticError, match=f"^{re.escape(message)}$"):
+        regularized_beta(0.3, 2.0, 3.0)
+
+
+# (df, p) where Hill's start is within a Newton step or two of the quantile: at most 5 evaluations
+# of the CDF (the bracket's and the Newton steps') find it to 1e-14
+FEW_STEPS = {
+    3: (1e-12, 1e-09, 1e-06, 0.0001, 0.001, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.9, 0.95, 0.975, 0.99, 0.999),
+    3.5: (1e-12, 1e-09, 1e-06, 0.0001, 0.001, 0.05, 0.1, 0.2, 0.3, 0.7, 0.9, 0.95, 0.975, 0.99, 0.999),
+    4: (1e-12, 1e-09, 1e-06, 0.0001, 0.001, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.7, 0.9, 0.95, 0.975, 0.99, 0.999),
+    5: (1e-12, 1e-06, 0.0001, 0.001, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.7, 0.9, 0.95, 0.975, 0.99, 0.999),
+    7: (1e-09, 1e-06, 0.0001, 0.001, 0.01, 0.025, 0.05, 0.1, 0.2, 0.9, 0.95, 0.975, 0.99, 0.999),
+    12: (1e-12, 1e-09, 1e-06, 0.0001, 0.001, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.7, 0.9, 0.95, 0.975, 0.999),
+    29: (1e-06, 0.001, 0.01, 0.025, 0.05, 0.1, 0.3, 0.7, 0.9, 0.95, 0.975, 0.99),
+    100: (0.0001, 0.001, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.7, 0.9, 0.95, 0.975, 0.99, 0.999),
+    101: (1e-09, 0.0001, 0.001, 0.025, 0.05, 0.1, 0.2, 0.3, 0.7, 0.9, 0.95, 0.975),
+    1000: (1e-12, 1e-09, 1e-06, 0.0001, 0.001, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.95, 0.975, 0.99, 0.999),
+    10_000: (1e-12, 1e-09, 1e-06, 0.0001, 0.001, 0.01, 0.05, 0.1, 0.2, 0.3, 0.7, 0.9, 0.95, 0.99, 0.999),
+}
+
+
+@pytest.mark.parametrize("df", list(FEW_STEPS))
+def test_the_quantile_needs_few_cdf_evaluations_from_hills_start(df: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hill's start, Newton steps with the t density as the slope and the stop at 1e-14 relative
+    find the usual quantiles in at most 5 evaluations of the CDF: a worse start, a wrong density
+    or step, or a stop that is never met costs tens of them (and the value is still scipy's)."""
+    evaluations = 0
+    lower_tail = distributions._t_lower_tail
+
+    def counted(t: float, df: float) -> float:
+        nonlocal evaluations
+        evaluations += 1
+        return lower_tail(t, df)
+
+    monkeypatch.setattr(distributions, "_t_lower_tail", counted)
+    for p in FEW_STEPS[df]:
+        evaluations = 0
+        assert student_t_quantile(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-12, abs=0)
+        assert evaluations <= 5, (p, evaluations)
+
+
+def test_the_quantile_far_in_the_tail_where_the_density_underflows() -> None:
+    """At p = 1e-300 with 2 degrees of freedom the quantile is near -7e149, where the t density
+    underflows to 0: the step falls back to bisection instead of dividing by zero."""
+    assert distributions._t_density(-7e149, 2.0) == 0.0
+    assert student_t_quantile(1e-300, 2.0) == pytest.approx(stats.t.ppf(1e-300, 2.0), rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize(("n", "k"), [(2_049, 1_000), (2_049, 1_023), (2_100, 600), (2_100, 1_049), (3_001, 1),
+                                      (3_001, 3), (3_001, 1_499), (4_097, 2_047), (6_000, 2_860), (6_000, 2_999)])  # fmt: skip
+def test_tail_bounds_bracket_the_exact_sum(n: int, k: int) -> None:
+    """Beyond 2,048 trials the fixed-point bracket holds the exact tail (the walk's floors below, its
+    ceilings and the geometric bound of the terms left out above) and is narrower than 2**-64 of
+    it."""
+    low, high, denominator = distributions._tail_bounds(n, k)
+    exact = binomial_half_lower_sum(n, k) << distributions._GUARD_BITS
+    assert denominator == 1 << (n + distributions._GUARD_BITS)
+    assert low <= exact <= high
+    assert (high - low) << 64 <= high
+
+
+@pytest.mark.parametrize(("n", "k"), [(3_001, 3), (3_001, 1_400), (6_000, 2_860), (6_000, 3_140), (2_049, 1_024)])
+def test_a_bracket_that_rounds_two_ways_falls_back_to_the_exact_sum(
+    n: int, k: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the bracket's ends round to different floats (widened here, as a value within 2**-64 of
+    a rounding boundary would make it), the exact integer sum decides: still correctly rounded."""
+    bounds = distributions._tail_bounds
+
+    def wide(n: int, k: int) -> tuple[int, int, int]:
+        low, high, denominator = bounds(n, k)
+        return max(0, low - (denominator >> 20)), high + (denominator >> 20), denominator
+
+    monkeypatch.setattr(distributions, "_tail_bounds", wide)
+    assert binomial_half_cdf(n, k) == float(exact_lower(n, k))
+    low = min(k, n - k - 1)
+    assert binomial_half_two_sided(n, low) == float(min(1, 2 * exact_lower(n, low)))
+
+
+@pytest.mark.parametrize("df", [2e4, 1e5, 1e6, 1e8, 1e10, 1e12])
+def test_student_t_cdf_keeps_its_precision_with_many_degrees_of_freedom(df: float) -> None:
+    """From 19,999 degrees of freedom on the incomplete beta's fraction is summed in decimals:
+    in floats its steps cancel to about df ulp (x = df / (df + t**2) within t**2 / df of 1), 2e-12
+    wrong at 1e5 degrees of freedom, 3e-7 at 1e10 and 8e-6 at 1e12; now 3e-14 as elsewhere."""
+    for t in (-300.0, -40.0, -8.0, -3.0, -1.8, -1.0, -0.1, 0.5, 2.0, 6.0, 50.0):
+        expected = stats.t.cdf(t, df)
+        if expected > 1e-290:
+            assert student_t_cdf(t, df) == pytest.approx(expected, rel=3e-14, abs=0)
+    for p in (1e-9, 0.001, 0.025, 0.3, 0.975):
+        assert student_t_quantile(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-12 if df <= 1e10 else 1e-10, abs=0)
+
+
+def test_the_fraction_is_summed_in_decimals_from_a_plus_b_of_ten_thousand() -> None:
+    """19,999 degrees of freedom are a + b = 9,999.5 + 0.5 = 10,000 exactly, the first sum the
+    fraction takes in decimals: within 2e-15 of scipy where floats are 1e-13 off; up to 10,000
+    degrees of freedom floats keep about 3e-13."""
+    for t in (-2.0, -4.0):
+        assert student_t_cdf(t, 19_999.0) == pytest.approx(stats.t.cdf(t, 19_999.0), rel=1e-14, abs=0)
+    # the quantile's Newton steps on it reach 1e10 degrees of freedom, where the normal one is
+    # still 3e-10 off
+    for p in (0.001, 0.025):
+        assert student_t_quantile(p, 1e10) == pytest.approx(stats.t.ppf(p, 1e10), rel=1e-12, abs=0)
+    # just beyond 1e10 it is the normal quantile itself (the t quantile is 1e-10 from it there)
+    for p in (0.001, 0.025):
+        assert student_t_quantile(p, 1.00000000005e10) == normal_quantile(p)
+    assert student_t_quantile(0.9, 1.00000000005e10) == -normal_quantile(1.0 - 0.9)

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from decimal import Decimal, localcontext
 from functools import lru_cache
 from statistics import NormalDist
+from typing import TypeVar
 
 __all__ = [
     "binomial_half_cdf",
@@ -32,6 +34,11 @@ __all__ = [
 _STANDARD_NORMAL = NormalDist()
 _EPSILON = 1e-15
 _TINY = 1e-300
+#: From this a + b on the incomplete beta's continued fraction is summed in decimals of
+#: _DECIMAL_DIGITS digits (see :func:`_fraction`).
+_DECIMAL_FROM = 10_000
+_DECIMAL_DIGITS = 60
+_Real = TypeVar("_Real", float, Decimal)
 
 
 def normal_quantile(p: float) -> float:
@@ -63,30 +70,31 @@ def _log_beta(a: float, b: float) -> float:
     return math.lgamma(b) - _log_gamma_ratio(a, b)
 
 
-def _beta_continued_fraction(x: float, a: float, b: float) -> float:
+def _beta_continued_fraction(x: _Real, a: _Real, b: _Real) -> _Real:
     """The continued fraction of I_x(a, b) (A&S 26.5.8), by the modified Lentz method; it
-    converges fast for ``x < (a + 1) / (a + b + 2)``."""
-    c = 1.0
-    d = 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > _TINY else _TINY)
+    converges fast for ``x < (a + 1) / (a + b + 2)``. In floats, or in decimals (the same steps:
+    no float constant enters them)."""
+    c = 1
+    d = 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > _TINY else _TINY)
     result = d
     for m in range(1, 100_000):
         # even step: m (b - m) x / ((a + 2m - 1)(a + 2m))
         numerator = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
-        d = 1.0 + numerator * d
-        d = 1.0 / (d if abs(d) > _TINY else _TINY)
-        c = 1.0 + numerator / c
+        d = 1 + numerator * d
+        d = 1 / (d if abs(d) > _TINY else _TINY)
+        c = 1 + numerator / c
         c = c if abs(c) > _TINY else _TINY
         result *= d * c
         # odd step: -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1))
         numerator = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
-        d = 1.0 + numerator * d
-        d = 1.0 / (d if abs(d) > _TINY else _TINY)
-        c = 1.0 + numerator / c
+        d = 1 + numerator * d
+        d = 1 / (d if abs(d) > _TINY else _TINY)
+        c = 1 + numerator / c
         c = c if abs(c) > _TINY else _TINY
         delta = d * c
         result *= delta
-        if abs(delta - 1.0) < _EPSILON:
+        if abs(delta - 1) < _EPSILON:
             return result
     raise ArithmeticError(f"the incomplete beta fraction did not converge (x={x}, a={a}, b={b})")  # pragma: no cover
 
@@ -106,8 +114,21 @@ def regularized_beta(x: float, a: float, b: float, *, complement: float | None =
     log_y = math.log1p(-x) if x < 0.5 else math.log(y)
     log_front = a * log_x + b * log_y - _log_beta(a, b)
     if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _beta_continued_fraction(x, a, b) / a
-    return 1.0 - math.exp(log_front) * _beta_continued_fraction(y, b, a) / b
+        return math.exp(log_front) * _fraction(x, y, a, b) / a
+    return 1.0 - math.exp(log_front) * _fraction(y, x, b, a) / b
+
+
+def _fraction(x: float, y: float, a: float, b: float) -> float:
+    """The continued fraction of I_x(a, b), with ``y = 1 - x``. From ``a + b = 10,000`` on its
+    Lentz steps ``1 + α d`` cancel to about ``a + b`` ulp in floats (x within about ``1 / a`` of 1
+    in the t CDF with many degrees of freedom: 1e-5 wrong from 1e12), so it is summed in decimals
+    of 60 digits there, from x read off the more accurate of ``x`` and ``1 - y``."""
+    if a + b < _DECIMAL_FROM:
+        return _beta_continued_fraction(x, a, b)
+    with localcontext() as context:
+        context.prec = _DECIMAL_DIGITS
+        exact_x = 1 - Decimal(y) if y < x else Decimal(x)
+        return float(_beta_continued_fraction(exact_x, Decimal(a), Decimal(b)))
 
 
 def _t_lower_tail(t: float, df: float) -> float:
