@@ -589,3 +589,13 @@ def test_the_exact_detectable_drop_is_reproducible_bit_for_bit(
     result = mcnemar_detectable_drop(n, rate, alpha=alpha, power=power)
     assert result.drop == drop
     assert mcnemar_power(n, rate, drop, alpha=alpha) >= power > mcnemar_power(n, rate, drop - 1e-5, alpha=alpha)
+
+
+def test_connors_bisection_stops_at_a_bracket_exactly_1e_9_wide() -> None:
+    """Connor's drop is bisected while the bracket is wider than 1e-9. At rate 2^29 · 1e-9 on
+    10^20 cases the root lies near 1.8e-10, so every step keeps the bottom at 0 and halves the
+    top exactly: after 29 steps the bracket is [0, 1e-9], exactly 1e-9 wide, and the search
+    stops there, answering its top."""
+    rate = 1e-9 * 2**29
+    assert _oracle_connor(10**20, rate) < 5e-10
+    assert connor_detectable_drop(10**20, rate).drop == 1e-9
