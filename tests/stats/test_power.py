@@ -565,3 +565,37 @@ def test_a_certain_drop_is_detected_with_power_one_at_an_attainable_alpha() -> N
     """Every case regresses (rate 1, drop 1): 4 of 4 flips, p = 1/16, flagged at alpha 1/16."""
     assert mcnemar_power(4, 1.0, 1.0, alpha=0.0625) == 1.0
     assert mcnemar_power(4, 1.0, 1.0, alpha=0.0624) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("n", "rate", "alpha", "power", "drop"),
+    [
+        (30, 0.8, 0.05, 0.8, 0.33485662509296976),  # Connor's bracket holds: bisected as it stands
+        (200, 0.7, 0.05, 0.8, 0.12449919489830462),
+        (30, 1.0, 0.05, 0.8, 0.21391396454596284),  # Connor's drop too small: the bracket's top doubles
+        (30, 0.8, 0.05, 0.04, 0.025318957503326238),  # Connor's drop ~0: the top doubles up from 1e-4
+        (15, 0.9, 0.1, 0.5, 0.27655227816156713),
+        (50, 1.0, 0.05, 0.95, 0.17379368658403105),  # Connor's drop too large: the bottom halves
+    ],
+)
+def test_the_exact_detectable_drop_is_reproducible_bit_for_bit(
+    n: int, rate: float, alpha: float, power: float, drop: float
+) -> None:
+    """Pinned from the search: a bracket around Connor's drop (0.9 and 1.1 times it, plus 1e-4),
+    its top doubled or its bottom halved until the exact power is short at the bottom and met at
+    the top, then bisected to 1e-5. The drop is the end of that fixed sequence of halvings, each
+    step decided by a power at least 8e-7 away from the target (far beyond rounding), so it is the
+    same float on every machine — and any other bracket or step lands elsewhere within the 1e-5."""
+    result = mcnemar_detectable_drop(n, rate, alpha=alpha, power=power)
+    assert result.drop == drop
+    assert mcnemar_power(n, rate, drop, alpha=alpha) >= power > mcnemar_power(n, rate, drop - 1e-5, alpha=alpha)
+
+
+def test_connors_bisection_stops_at_a_bracket_exactly_1e_9_wide() -> None:
+    """Connor's drop is bisected while the bracket is wider than 1e-9. At rate 2^29 · 1e-9 on
+    10^20 cases the root lies near 1.8e-10, so every step keeps the bottom at 0 and halves the
+    top exactly: after 29 steps the bracket is [0, 1e-9], exactly 1e-9 wide, and the search
+    stops there, answering its top."""
+    rate = 1e-9 * 2**29
+    assert _oracle_connor(10**20, rate) < 5e-10
+    assert connor_detectable_drop(10**20, rate).drop == 1e-9

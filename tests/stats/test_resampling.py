@@ -145,7 +145,7 @@ def test_hit_rates_get_the_exact_sign_test_which_is_mcnemar() -> None:
     current = [rng.random() < 0.7 for _ in range(200)]
     flip = sign_flip_test([float(b) for b in baseline], [float(c) for c in current])
     binary = paired_binary(baseline, current)
-    assert flip.method == "exact"
+    assert (flip.method, flip.samples, flip.seed, flip.n) == ("exact", 0, 0, 200)
     assert (flip.p_value, flip.p_drop) == (binary.p_value, binary.p_drop)
 
 
@@ -182,7 +182,7 @@ def test_large_p_values_stop_sampling_early() -> None:
 
 def test_sign_flip_edges() -> None:
     nothing = sign_flip_test([0.3, 0.4], [0.3, 0.4])
-    assert (nothing.p_value, nothing.p_drop, nothing.method) == (1.0, 1.0, "exact")
+    assert (nothing.p_value, nothing.p_drop, nothing.method, nothing.samples, nothing.n) == (1.0, 1.0, "exact", 0, 2)
     with pytest.raises(StatisticsInputError, match="samples"):
         sign_flip_test([0.1], [0.2], samples=0)
     with pytest.raises(StatisticsInputError, match="differences are empty"):
@@ -245,6 +245,7 @@ def test_the_normal_limit_is_the_sign_flip_sums_own_normal() -> None:
     bound = 0.56 * math.fsum(abs(d) ** 3 for d in huge) / math.fsum(d * d for d in huge) ** 1.5
     assert normal.error_bound == pytest.approx(bound, rel=1e-9)
     assert sign_flip_from_differences(huge, normal_error=bound / 2).method == "monte_carlo"
+    assert sign_flip_from_differences(huge, normal_error=normal.error_bound).method == "normal"  # at most: the edge too
     assert sign_flip_from_differences([0.0, 0.0], seed=7).seed == 7
 
 
@@ -506,14 +507,17 @@ def monte_carlo_p_values(sums: list[float], observed: float, diffs: list[float])
 @pytest.mark.parametrize(
     ("sizes", "cases", "sampler"),
     [(16, 16, reference_grouped_sums), (17, 17, reference_byte_table_sums), (17, 1_088, reference_grouped_sums),
-     (17, 1_087, reference_byte_table_sums), (40, 45, reference_byte_table_sums), (5, 600, reference_grouped_sums)],
+     (17, 1_087, reference_byte_table_sums), (17, 1_100, reference_grouped_sums), (40, 45, reference_byte_table_sums),
+     (5, 600, reference_grouped_sums)],
 )  # fmt: skip
 def test_the_sampled_p_values_are_the_documented_samplers_counts(
     sizes: int, cases: int, sampler: Callable[[list[float], int, int], tuple[list[float], float]]
 ) -> None:
     """The Monte Carlo p-values are (1 + hits) / (1 + samples) over the sums of the sampler the
     docstring names, rebuilt here from the seed: the grouped one up to max(16, n // 64) distinct
-    sizes (16 of 16 cases, 17 of 1,088), the byte tables beyond (17 of 17 or of 1,087 cases)."""
+    sizes (16 of 16 cases, 17 of 1,088 or of 1,100), the byte tables beyond (17 of 17 or of 1,087
+    cases). At 1,088 cases each size fills whole blocks of eight, where the two samplers draw the
+    same sums from the same bits; 1,100 cases (1100 // 64 = 17) tell them apart."""
     rng = random.Random(sizes * cases)
     levels = [round(rng.uniform(0.05, 1.0), 6) for _ in range(sizes)]
     diffs = [levels[i % sizes] * rng.choice((-1.0, 1.0)) for i in range(cases)]
@@ -540,3 +544,64 @@ def test_the_documented_defaults_of_the_sign_flip_test() -> None:
     assert default.method == "monte_carlo" and (default.seed, default.samples) == (0, 10_000)
     assert default == sign_flip_test(baseline, current, samples=10_000, seed=0, stop_after=None)
     assert sign_flip_test([0.3, 0.4], [0.3, 0.5]).seed == 0
+
+
+def test_the_normal_limit_weighs_each_size_by_how_many_cases_share_it() -> None:
+    """Three sizes shared by 20,000 cases each (far beyond fifty thousand group sums, a
+    Berry–Esseen bound of 0.003): the normal limit has variance Σ d² over every case, and the
+    bound sums |d|³ over every case too."""
+    diffs = [0.25] * 10_500 + [-0.25] * 9_500 + [0.5] * 9_800 + [-0.5] * 10_200 + [-1.0] * 10_050 + [1.0] * 9_950
+    result = sign_flip_from_differences(diffs)
+    variance = math.fsum(d * d for d in diffs)
+    z = math.fsum(diffs) / math.sqrt(variance)
+    bound = 0.56 * math.fsum(abs(d) ** 3 for d in diffs) / variance**1.5
+    assert (result.method, result.samples, result.n) == ("normal", 0, 60_000)
+    assert result.error_bound == pytest.approx(bound, rel=1e-12)
+    assert result.p_drop == pytest.approx(stats.norm.cdf(z), rel=1e-9)
+    assert result.p_value == pytest.approx(2 * stats.norm.cdf(-abs(z)), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("diffs", "p_value", "p_drop"),
+    [
+        # sizes 3e-11 and x, observed 3e-11 - x: the pattern +3e-11 + x lies exactly the slack above it
+        ([3e-11, -5.0000000004e-11], 1.0, 1.0),
+        ([3e-11, -math.nextafter(5.0000000004e-11, 1.0)], 1.0, 3 / 4),  # one float farther: beyond
+        # sizes y and 0.3, observed 0.3 + y: the patterns ±(0.3 - y) lie exactly the slack below it in size
+        ([6.500003313369972e-11, 0.3], 1.0, 1.0),
+        ([math.nextafter(6.500003313369972e-11, 1.0), 0.3], 1 / 2, 1.0),
+    ],
+)
+def test_an_enumerated_sum_exactly_the_slack_away_is_a_tie(diffs: list[float], p_value: float, p_drop: float) -> None:
+    """A sum within the slack 1e-10 (1 + Σ|d|) of the observed one counts as reaching it, the
+    edge included (≤ in the lower tail, ≥ in size for the two-sided one); the next float past
+    the edge does not. The differences are chosen so that the sums land on the edge exactly."""
+    result = sign_flip_from_differences(diffs)
+    assert result.method == "exact"
+    assert (result.p_value, result.p_drop) == (pytest.approx(p_value, rel=1e-12), pytest.approx(p_drop, rel=1e-12))
+
+
+HALVES = [0.5] * 6_250 + [-0.5] * 6_250
+
+
+@pytest.mark.parametrize(
+    ("diffs", "tail"),
+    [([3e-11, -3.12550000015629e-07, *HALVES], "lower"), ([3.125600000095e-07, 0.2, *HALVES], "two-sided")],
+    ids=["lower", "two-sided"],
+)
+def test_a_sampled_sum_exactly_the_slack_away_is_a_hit(diffs: list[float], tail: str) -> None:
+    """The sampled tails count sums within the slack of the observed one too, the edge included.
+    12,500 halves (half of them positive, too many group sums to enumerate) and two small sizes
+    chosen so that, whenever the halves' signs cancel, one sign pattern of the small sizes sums
+    exactly the slack above the observed sum (lower) or exactly the slack below it in size
+    (two-sided): those samples are hits."""
+    result = sign_flip_from_differences(diffs, samples=3_000, seed=3, stop_after=None, normal_error=0.0)
+    sums, observed = reference_grouped_sums(diffs, 3_000, 3)
+    slack = 1e-10 * (1.0 + math.fsum(abs(d) for d in diffs))
+    if tail == "lower":
+        on_edge = sum(1 for s in sums if s == observed + slack)
+    else:
+        on_edge = sum(1 for s in sums if abs(s) == abs(observed) - slack)
+    assert on_edge >= 8
+    assert (result.method, result.samples) == ("monte_carlo", 3_000)
+    assert (result.p_value, result.p_drop) == monte_carlo_p_values(sums, observed, diffs)
