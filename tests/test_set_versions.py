@@ -232,3 +232,62 @@ def test_question_and_set_version_fingerprints_are_the_ones_stored_runs_carry() 
         json.dumps(["set-version-v1", [["p1", "sha256:a"], ["p2", "sha256:b"]]], separators=(",", ":")).encode("ascii")
     ).hexdigest()
     assert set_version_fingerprint(versions) == "sha256:0b44a94b32fca74dffd41f341e224c70ea32dc442a01fece3b33e7b36914d013"
+
+
+def conversation_variants() -> dict[str, GoldenPrompt]:
+    """A plain prompt, and one variant of it per conversation field (and per assertion ``turn``):
+    each holds that one field away from its default, so only the converter writes its JSON."""
+    from evalkit.conversations import CannedResult, ConversationMode, Message, Tool
+
+    plain = GoldenPrompt("c", "Hi.", [Assertion.contains("x")])
+    return {
+        "plain": plain,
+        "messages": attrs.evolve(plain, prompt="", messages=[Message.user("Hi.")]),
+        "mode": attrs.evolve(plain, mode=ConversationMode.SCRIPTED),
+        "tools": attrs.evolve(plain, tools=[Tool("get_weather")]),
+        "tool_results": attrs.evolve(plain, tool_results=[CannedResult("get_weather", {"temp_c": 18})]),
+        "max_steps": attrs.evolve(plain, max_steps=3),
+        "tool_choice": attrs.evolve(plain, tool_choice="required"),
+        "turn": attrs.evolve(plain, assertions=[Assertion.contains("x").at_turn(1)]),
+    }
+
+
+def test_each_conversation_field_is_hashed_under_its_name_and_changes_the_fingerprint() -> None:
+    """A conversation's turns, mode, tools, canned results, ``max_steps``, ``tool_choice`` and an
+    assertion's ``turn`` are part of what a case measures: each alone gives another fingerprint,
+    the digest of the converter's data for the fields the recipe names (a field hashed under
+    another name, or a prompt holding one written as a plain prompt, would give another)."""
+    import hashlib
+    import json
+
+    from evalkit import set_versions
+    from evalkit.convert import unstructure
+
+    recipe = ("prompt", "system_prompt", "assertions", "reference", "messages", "mode", "tools", "tool_results", "max_steps", "tool_choice")
+    fingerprints = {}
+    for field, prompt in conversation_variants().items():
+        data = unstructure(prompt)
+        if field not in ("plain", "turn"):
+            assert field in data, field
+        picked = {name: data[name] for name in recipe if name in data}
+        canonical = json.dumps(["prompt-case-v1", picked], sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str)
+        fingerprints[field] = case_fingerprint(prompt)
+        assert fingerprints[field] == "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest(), field
+        assert (set_versions._plain_prompt_case_json(prompt) is not None) is (field == "plain"), field
+    assert len(set(fingerprints.values())) == len(fingerprints), "every field alone changes the fingerprint"
+
+
+def test_prompt_digests_are_the_ones_stored_answers_carry() -> None:
+    """The digest of what the model is asked (stored with each case: a re-grade and --answers-from
+    reuse an answer only to the same request): SHA-256 of the compact JSON of
+    ``["prompt-request-v1", prompt, system prompt]``, pinned, and blind to checks and reference."""
+    import hashlib
+    import json
+
+    from evalkit.set_versions import prompt_digest
+
+    canonical = json.dumps(["prompt-request-v1", "What is 2+2?", "Be terse."], separators=(",", ":"))
+    assert prompt_digest(PROMPT) == "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()
+    assert prompt_digest(PROMPT) == "sha256:d5c81f44dca6aab97bc5b613c71b33567f15442fc3d9a87a473c3ba8e736831d"
+    assert prompt_digest(attrs.evolve(PROMPT, assertions=(Assertion.contains("5"),), reference="four")) == prompt_digest(PROMPT)
+    assert prompt_digest(attrs.evolve(PROMPT, system_prompt=None)) != prompt_digest(PROMPT)

@@ -153,3 +153,13 @@ def test_text_of_64_characters_is_parsed_and_65_refused_showing_the_first_64() -
     assert str(caught.value) == (
         f'Option "--max-mean-score-drop" must be a finite number in 0..1 (got \'{longest}…\'); longer than 64 characters.'
     )
+
+
+@pytest.mark.parametrize(("field", "option"), [("max_mrr_drop", "max-mrr-drop"), ("max_recall_drop", "max-recall-drop"), ("max_ndcg_drop", "max-ndcg-drop")])
+def test_the_retrieval_tolerances_are_checked_and_refusals_name_their_option(field: str, option: str) -> None:
+    assert getattr(Tolerances(), field) is None, "unset: reported, not gated"
+    assert getattr(Tolerances(**{field: 0.25}), field) == Fraction(1, 4)
+    with pytest.raises(ToleranceError) as caught:
+        Tolerances(**{field: 1.5})
+    assert caught.value.option == option
+    assert str(caught.value).startswith(f'Option "--{option}" must be a finite number in 0..1 (got 1.5)')
