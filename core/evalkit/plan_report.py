@@ -23,12 +23,17 @@ import attrs
 from .noise import cases_for, shown
 from .stats import mcnemar_detectable_drop, minimum_detectable_drop, noise_from_rate, repeats_needed
 
-__all__ = ["DEFAULT_RATE", "PlanLine", "PlanReport", "plan_for"]
+__all__ = ["DEFAULT_RATE", "PlanLine", "PlanReport", "plan_for", "plan_row"]
 
 #: The pass rate a plan assumes when no stored run of the scope gives one.
 DEFAULT_RATE = 0.8
 #: The power every minimum detectable drop promises.
 POWER = 0.8
+
+
+def plan_row(label: str, value: str) -> str:
+    """One line of a plan for people: ``label:`` padded to the plan's value column, then ``value``."""
+    return f"{label + ':':<18}{value}"
 
 
 @attrs.frozen
@@ -76,20 +81,26 @@ class PlanReport:
     def lines(self) -> list[str]:
         """The plan as the terminal prints it, one figure a line."""
         rows = [
-            f"Set:              {self.set_identifier} ({self.cases} cases)",
-            f"Requests:         {self.answers:,} answers ({self.repeats} per case)"
-            + (f", {self.judge_calls:,} judge calls" if self.judge_calls else ""),
-            f"Gate:             {self.gate}, one-sided alpha {self.alpha:g}, tolerance {shown(self.tolerance, True)}",
-            f"Pass rate:        {self.rate * 100:.1f}% ({self.rate_source})",
-            f"Detectable drop:  {shown(self.detectable, True)} (detected 4 times in 5; "
-            + ("exact McNemar test" if self.detectable_method == "exact_mcnemar" else "paired t on pass fractions")
-            + ")",
+            plan_row("Set", f"{self.set_identifier} ({self.cases} cases)"),
+            plan_row(
+                "Requests",
+                f"{self.answers:,} answers ({self.repeats} per case)"
+                + (f", {self.judge_calls:,} judge calls" if self.judge_calls else ""),
+            ),
+            plan_row("Gate", f"{self.gate}, one-sided alpha {self.alpha:g}, tolerance {shown(self.tolerance, True)}"),
+            plan_row("Pass rate", f"{self.rate * 100:.1f}% ({self.rate_source})"),
+            plan_row(
+                "Detectable drop",
+                f"{shown(self.detectable, True)} (detected 4 times in 5; "
+                + ("exact McNemar test" if self.detectable_method == "exact_mcnemar" else "paired t on pass fractions")
+                + ")",
+            ),
         ]
-        needs = f"Target drop:      {shown(self.target_drop, True)} needs about {self.cases_needed:,} cases at {self.repeats} answer{'s' if self.repeats != 1 else ''} each"
+        needs = f"{shown(self.target_drop, True)} needs about {self.cases_needed:,} cases at {self.repeats} answer{'s' if self.repeats != 1 else ''} each"
         if self.repeats_needed is not None:
             needs += f", or --repeats {self.repeats_needed} with these {self.cases} cases"
-        rows.append(needs)
-        rows.extend(f"{line.label + ':':<18}{line.value}" for line in self.extra)
+        rows.append(plan_row("Target drop", needs))
+        rows.extend(plan_row(line.label, line.value) for line in self.extra)
         return rows
 
     def as_dict(self) -> dict[str, Any]:

@@ -21,8 +21,6 @@ MAX_VALUE_NESTING = 64
 #: list holding nine references to a list of nine ... is 43 million at 8 levels.
 MAX_VALUE_CONTAINERS = 100_000
 
-_NO_KEY = object()
-
 
 def value_shape_problem(value: object) -> str | None:
     """What makes ``value`` impossible to fingerprint, store or print, if anything: a list or
@@ -43,9 +41,9 @@ def value_shape_problem(value: object) -> str | None:
         if depth > MAX_VALUE_NESTING:
             return f"is nested more than {MAX_VALUE_NESTING} lists and mappings deep"
         if isinstance(current, dict):
-            key = next((k for k in current if not isinstance(k, str)), _NO_KEY)
-            if key is not _NO_KEY:
-                return f"has a key that is not text ({type(key).__name__} {short_repr(key, 40)}); the keys of JSON objects are text"
+            for key in current:
+                if not isinstance(key, str):
+                    return f"has a key that is not text ({type(key).__name__} {short_repr(key, 40)}); the keys of JSON objects are text"
         children = current.values() if isinstance(current, dict) else current
         inside = (*holders, id(current))
         stack.extend((child, depth + 1, inside) for child in children if isinstance(child, (dict, list, tuple)))

@@ -176,6 +176,8 @@ def _estimate(args: Arguments, config: Any, judged: bool) -> Any:
 def estimate_lines(estimate: Any, repeats: int, plan: Any) -> list[str]:
     """The estimate for people, in the plan's columns: tokens, cost ("unknown" without a price,
     never 0) and time, and the requests only where they differ from the plan's own count."""
+    from ..plan_report import plan_row
+
     times = f" × {repeats} answers per case (--repeats)" if repeats > 1 else ""
     lengths = "the prompts' lengths (about 4 characters a token)"
     if estimate.from_run and estimate.measured_cases:
@@ -188,8 +190,8 @@ def estimate_lines(estimate: Any, repeats: int, plan: Any) -> list[str]:
     same_count = (estimate.generator_requests, estimate.judge_requests) == (plan.answers, plan.judge_calls)
     requests = f"{estimate.generator_requests} to the generator, {estimate.judge_requests} to a judge{times}"
     return [
-        *([] if same_count else [f"Requests sent:    {requests}"]),
-        f"Tokens:           about {estimate.prompt_tokens} in, {estimate.completion_tokens} out (estimated from {basis})",
-        f"Cost:             {cost}",
-        f"Time:             {seconds}",
+        *([] if same_count else [plan_row("Requests sent", requests)]),
+        plan_row("Tokens", f"about {estimate.prompt_tokens} in, {estimate.completion_tokens} out (estimated from {basis})"),
+        plan_row("Cost", cost),
+        plan_row("Time", seconds),
     ]
