@@ -261,6 +261,33 @@ def test_llm_judge_is_refused_by_the_cli_and_falls_back_in_the_library(
 # -- measuring the judge ------------------------------------------------------------------------
 
 
+def test_plan_estimates_every_answer_and_judge_call_of_repeats(judge: ChatServer, evalkit_cli: Callable[..., Any]) -> None:
+    """`evalkit plan --repeats N --judge-repeats M` estimates the run it plans: N answers a prompt,
+    each judged M times, and N times one pass's tokens; it printed one pass's tokens and cost."""
+
+    def plan(*args: str) -> Any:
+        return evalkit_cli("plan", "evalkit.smoke", "--provider", "sut", "--grader", "decision", *args)
+
+    once = plan("--json").json()
+    assert (once["answers"], once["judge_calls"]) == (7, 7)
+    assert (once["estimate"]["generator_requests"], once["estimate"]["judge_requests"]) == (7, 7)
+    document = plan("--repeats", "3", "--judge-repeats", "2", "--json").json()
+    estimate = document["estimate"]
+    assert (document["answers"], document["judge_calls"]) == (21, 42)
+    assert (estimate["generator_requests"], estimate["judge_requests"]) == (21, 42), "the plan's own counts"
+    for tokens in ("prompt_tokens", "completion_tokens"):
+        assert estimate[tokens] == 3 * once["estimate"][tokens] > 0, tokens
+    # a pass of judge calls is asked twice per answer, and every answer three times
+    for tokens in ("judge_prompt_tokens", "judge_completion_tokens"):
+        assert estimate[tokens] == 6 * once["estimate"][tokens] > 0, tokens
+    shown = plan("--repeats", "3", "--judge-repeats", "2")
+    assert shown.code == 0, shown.stderr
+    assert "Requests:         21 answers (3 per case), 42 judge calls" in shown.stdout
+    assert "Requests sent:" not in shown.stdout, "the estimate counts what the plan counts: no second line"
+    assert f"Tokens:           about {estimate['prompt_tokens']} in, {estimate['completion_tokens']} out" in shown.stdout
+    assert completions(judge) == [], "a plan asks nothing"
+
+
 def test_repeats_report_self_agreement_and_an_unstable_case_cannot_flip_the_gate(
     judge: ChatServer, evalkit_cli: Callable[..., Any]
 ) -> None:

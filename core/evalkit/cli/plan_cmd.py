@@ -151,7 +151,7 @@ def handle(args: Arguments) -> int:
     out = console()
     for line in plan.lines():
         out.print(line)
-    for line in estimate_lines(estimate, repeats_of(args, config), plan):
+    for line in estimate_lines(estimate, plan):
         out.print(line)
     for warning in plan.warnings:
         out.print(f"warning: {warning}", style="yellow")
@@ -165,20 +165,24 @@ def _estimate(args: Arguments, config: Any, judged: bool) -> Any:
     usage of the scope's latest run where there is one, else from the prompts' lengths."""
     from ..run.estimate import estimate_set
     from .common import database_url
+    from .gate_options import repeats_of
 
+    options: dict[str, Any] = {}
+    if judged and args.judge:
+        options["judge"] = args.judge
+    if judged and args.judge_repeats is not None:  # as `evalkit run --judge-repeats` passes them
+        options["repeats"] = args.judge_repeats
     return estimate_set(
-        args.set, provider=args.provider, model=args.model, grader=args.grader,
-        grader_options={"judge": args.judge} if judged and args.judge else None,
-        config=config, database=database_url(args, config),
+        args.set, provider=args.provider, model=args.model, grader=args.grader, grader_options=options or None,
+        config=config, database=database_url(args, config), repeats=repeats_of(args, config),
     )  # fmt: skip
 
 
-def estimate_lines(estimate: Any, repeats: int, plan: Any) -> list[str]:
+def estimate_lines(estimate: Any, plan: Any) -> list[str]:
     """The estimate for people, in the plan's columns: tokens, cost ("unknown" without a price,
     never 0) and time, and the requests only where they differ from the plan's own count."""
     from ..plan_report import plan_row
 
-    times = f" × {repeats} answers per case (--repeats)" if repeats > 1 else ""
     lengths = "the prompts' lengths (about 4 characters a token)"
     if estimate.from_run and estimate.measured_cases:
         rest = f", {lengths} for the other {estimate.cases - estimate.measured_cases}" if estimate.measured_cases < estimate.cases else ""
@@ -188,7 +192,7 @@ def estimate_lines(estimate: Any, repeats: int, plan: Any) -> list[str]:
     cost = "unknown (no price configured)" if estimate.cost is None else f"{estimate.cost} {estimate.currency or ''}".rstrip()
     seconds = "unknown" if estimate.seconds is None else f"{estimate.seconds:.0f} s at {estimate.concurrency} in flight"
     same_count = (estimate.generator_requests, estimate.judge_requests) == (plan.answers, plan.judge_calls)
-    requests = f"{estimate.generator_requests} to the generator, {estimate.judge_requests} to a judge{times}"
+    requests = f"{estimate.generator_requests} to the generator, {estimate.judge_requests} to a judge"
     return [
         *([] if same_count else [plan_row("Requests sent", requests)]),
         plan_row("Tokens", f"about {estimate.prompt_tokens} in, {estimate.completion_tokens} out (estimated from {basis})"),

@@ -135,6 +135,10 @@ def estimate_answering(answering: Any, config: Config, repository: Any | None) -
             else:
                 judge_in += given + answered + JUDGE_INSTRUCTION_TOKENS
                 judge_out += JUDGE_OUTPUT_TOKENS
+    # with --repeats every prompt is answered (and each answer judged) that many times
+    answers = answering.repeats
+    prompt_tokens, completion_tokens = prompt_tokens * answers, completion_tokens * answers
+    judge_in, judge_out = judge_in * answers, judge_out * answers
     pricing = run_pricing(config, answering.bound, answering.grading)
     cost, currency = _cost(
         price_from_mapping(pricing.get("generator")), prompt_tokens, completion_tokens,
@@ -144,10 +148,10 @@ def estimate_answering(answering: Any, config: Config, repository: Any | None) -
     seconds = None
     if measured:
         # the unmeasured cases are assumed as slow as the measured ones on average
-        seconds = latency / len(measured) * len(prompts) / max(1, min(concurrency, len(prompts)))
+        seconds = latency / len(measured) * len(prompts) * answers / max(1, min(concurrency, len(prompts)))
     return RunEstimate(
-        len(prompts), len(prompts), len(prompts) * repeats, prompt_tokens, completion_tokens, judge_in, judge_out,
-        cost, currency, seconds, concurrency, from_run, len(measured),
+        len(prompts), len(prompts) * answers, len(prompts) * repeats * answers, prompt_tokens, completion_tokens,
+        judge_in, judge_out, cost, currency, seconds, concurrency, from_run, len(measured),
     )  # fmt: skip
 
 
@@ -176,18 +180,22 @@ def estimate_set(
     config: Config | None = None,
     database: str | None = None,
     concurrency: int | None = None,
+    repeats: int = 1,
     cwd: Path | None = None,
 ) -> RunEstimate:
     """Estimate a run of ``set_identifier`` (the arguments of :func:`evalkit.evaluate_set`) without
-    calling anything: the requests, the tokens, the cost and the time (see the module docstring).
-    An unknown set, grader or provider instance is refused as a run refuses it (a usage error)."""
+    calling anything: the requests, the tokens, the cost and the time (see the module docstring) of
+    a run that answers every prompt ``repeats`` times. An unknown set, grader or provider instance
+    is refused as a run refuses it (a usage error)."""
     from .. import hooks
     from .answering import prompts as prompt_answering
     from .library import opened
 
     config = config if config is not None else load_config(cwd=cwd)
     manager, _ = hooks.plugin_manager(())
-    source = prompt_answering.PromptSource(set_identifier, provider, model, grader, True, dict(grader_options or {}), None, concurrency)
+    source = prompt_answering.PromptSource(
+        set_identifier, provider, model, grader, True, dict(grader_options or {}), None, concurrency, repeats=repeats
+    )
     answering, _notes = prompt_answering.prepare_prompts(source, config, manager)
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)
