@@ -288,6 +288,29 @@ def test_plan_estimates_every_answer_and_judge_call_of_repeats(judge: ChatServer
     assert completions(judge) == [], "a plan asks nothing"
 
 
+def test_plan_counts_the_judge_calls_a_graders_table_configures(judge: ChatServer, project: Path, evalkit_cli: Callable[..., Any]) -> None:
+    """`[graders.NAME] repeats = K` makes a run ask the judge K times an answer, so the plan counts
+    K judge calls an answer as the run would (it counted one, from `--judge-repeats` alone), and
+    the command line's `--judge-repeats` still wins over the table."""
+    write_project(project, judge.base_url, extra="[graders.decision]\nrepeats = 3\n")
+
+    def plan(*args: str) -> Any:
+        return evalkit_cli("plan", "evalkit.smoke", "--provider", "sut", "--grader", "decision", *args)
+
+    document = plan("--json").json()
+    assert (document["answers"], document["judge_calls"]) == (7, 21)
+    assert (document["estimate"]["generator_requests"], document["estimate"]["judge_requests"]) == (7, 21)
+    shown = plan()
+    assert shown.code == 0, shown.stderr
+    assert "Requests:         7 answers (1 per case), 21 judge calls" in shown.stdout, shown.stdout
+    assert "Requests sent:" not in shown.stdout, "the plan counts what the estimate counts"
+    given = plan("--judge-repeats", "2", "--json").json()
+    assert (given["judge_calls"], given["estimate"]["judge_requests"]) == (14, 14), "the command line wins over the table"
+    code, ran = run(evalkit_cli, "--grader", "decision")
+    assert code == 0 and ran["metrics"]["judge"]["repeats"] == 3, "what the plan counted is what a run asks"
+    assert len(completions(judge)) == 21
+
+
 def test_repeats_report_self_agreement_and_an_unstable_case_cannot_flip_the_gate(
     judge: ChatServer, evalkit_cli: Callable[..., Any]
 ) -> None:

@@ -132,11 +132,14 @@ def handle(args: Arguments) -> int:
     if rate is None:
         rate = _fraction(args.rate, "rate", above_zero=False)
         source = "given with --rate" if rate is not None else ""
+    # the judge calls an answer costs are the built grader's, as a run's are: --judge-repeats, else
+    # its [graders.NAME] table's repeats, else its default
+    estimate = _estimate(args, config, judged)
     plan = plan_for(
         golden_set.identifier,
         _case_count(golden_set),
         repeats=repeats_of(args, config),
-        judge_repeats=(args.judge_repeats or 1) if judged else 0,
+        judge_repeats=estimate.judge_repeats,
         rate=rate,
         rate_source=source,
         alpha=gate.alpha,
@@ -144,7 +147,6 @@ def handle(args: Arguments) -> int:
         tolerance=float(tolerances.max_pass_rate_drop),
         target_drop=_fraction(args.target_drop, "target-drop"),
     )
-    estimate = _estimate(args, config, judged)
     if args.json:
         print_json({**plan.as_dict(), "estimate": estimate.document()})
         return 0

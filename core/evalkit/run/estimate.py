@@ -41,7 +41,8 @@ class RunEstimate:
 
     ``measured_cases`` of the ``cases`` were estimated from the stored usage of run ``from_run``;
     ``cost`` is ``None`` (unknown) when a price that would be paid is not configured; ``seconds``
-    is ``None`` when no case's latency was measured."""
+    is ``None`` when no case's latency was measured; ``judge_repeats`` is how many times the
+    built grader asks its judge about one answer (0 without a judge), as a run would."""
 
     cases: int
     generator_requests: int
@@ -56,6 +57,7 @@ class RunEstimate:
     concurrency: int
     from_run: str | None = None
     measured_cases: int = 0
+    judge_repeats: int = 0
 
     def document(self) -> dict[str, Any]:
         """The JSON form: amounts as exact decimal strings, ``null`` when unknown."""
@@ -151,7 +153,7 @@ def estimate_answering(answering: Any, config: Config, repository: Any | None) -
         seconds = latency / len(measured) * len(prompts) * answers / max(1, min(concurrency, len(prompts)))
     return RunEstimate(
         len(prompts), len(prompts) * answers, len(prompts) * repeats * answers, prompt_tokens, completion_tokens,
-        judge_in, judge_out, cost, currency, seconds, concurrency, from_run, len(measured),
+        judge_in, judge_out, cost, currency, seconds, concurrency, from_run, len(measured), repeats,
     )  # fmt: skip
 
 
