@@ -660,7 +660,9 @@ def _deep_schema(levels: int) -> dict:
         # deeper than check_schema's recursion can follow: refused before it walks, not a RecursionError
         (_deep_schema(400), ["is no JSON Schema evalkit can check: it is nested more than 64 lists and mappings deep"]),
         (_deep_schema(31), []),  # 62 levels: within the limit, checked by jsonschema
-        ("[" * 100_000 + "]" * 100_000, ["is not valid JSON: it is nested too deeply to read"]),
+        # read as every JSON text evalkit reads (evalkit.jsonparse): where it goes wrong is named
+        ("[" * 100_000 + "]" * 100_000, ["is not valid JSON: nested too deeply: line 1 column 501 (char 500)"]),
+        ('{"const": ' + "9" * 5000 + "}", ["is not valid JSON: a number with more than 4,300 digits: line 1 column 11 (char 10)"]),
         # values JSON has not: they would fail every answer's check (or compare as NaN never does)
         ({"const": b"x"}, ["is not JSON: Object of type bytes is not JSON serializable"]),
         ({"enum": [{1, 2}]}, ["is not JSON: Object of type set is not JSON serializable"]),

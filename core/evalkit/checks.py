@@ -114,9 +114,11 @@ def parse_json_answer(text: str) -> Any:
 
 
 def load_schema(value: Any) -> Any:
-    """The schema as a Python object (parsed when given as a JSON string)."""
+    """The schema as a Python object (parsed when given as a JSON string, through
+    :func:`~evalkit.jsonparse.parse_json`: text nested too deeply or a number of too many digits is
+    a ``JSONDecodeError`` naming where, as for every JSON text evalkit reads)."""
     if isinstance(value, str):
-        return json.loads(value)
+        return parse_json(value)
     return value
 
 
@@ -167,9 +169,6 @@ def _schema_timed_out() -> str:
 def _validate_json_schema(value: Any) -> Iterable[str]:
     try:
         schema = load_schema(value)
-    except RecursionError:  # json.loads of a text nested past the stack
-        yield "is not valid JSON: it is nested too deeply to read"
-        return
     except (TypeError, ValueError) as exc:
         yield f"is not valid JSON: {exc}"
         return
