@@ -41,7 +41,7 @@ def parsed(*argv: str) -> Arguments:
         (["import", "otel", "t.jsonl", "-o", "s.yaml", "--force"], "import_cmd.handle", {"file": "t.jsonl", "output": "s.yaml", "force": True}),
         (["report", "RUN", "-o", "r.xml", "--format", "junit", "--wait"], "report_cmd.handle", {"output": "r.xml", "format": "junit", "wait": True}),
         (["baseline", "accept", "RUN", "--reason", "intended"], "baseline_cmd.handle_accept", {"run_id": "RUN", "reason": "intended"}),
-        (["completion", "bash"], "completion_cmd.handle", {"shell": "bash"}),
+        (["completion", "bash"], "shell_completion.handle", {"shell": "bash"}),
         (["--conf", "run", "show", "RUN"], "show_cmd.handle", {"config": "run", "run_id": "RUN"}),  # an abbreviated option's value that names a command
         (["--trace", "db", "status"], "db_cmd._status", {"traceback": True}),
         (["show", "RUN", "--data=sqlite:///y.db", "--trac"], "show_cmd.handle", {"database": "sqlite:///y.db", "traceback": True}),

@@ -143,7 +143,7 @@ WRITERS = {
     "stdout.py": "keeps evalkit's standard output apart from what plugins print",
     "__init__.py": "click's help and version (text evalkit wrote)",
     "schema_cmd.py": "prints the JSON Schema file shipped in the package, byte for byte",
-    "completion_cmd.py": "prints a shell script evalkit wrote, and names filtered to a safe alphabet",
+    "shell_completion.py": "prints a shell script evalkit wrote, and names filtered to a safe alphabet",
 }
 STREAMS = {"stdout", "stderr", "__stdout__", "__stderr__"}
 

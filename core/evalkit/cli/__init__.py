@@ -112,7 +112,7 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     instruction = os.environ.get(COMPLETE_VAR)
     if instruction:  # a shell's completion script asking for candidates
-        from .completion_cmd import answer_completion_request
+        from .shell_completion import answer_completion_request
 
         return answer_completion_request(instruction)
     import click

@@ -55,7 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "regrade": ("regrade_cmd", "grade a stored run's answers again with the current checks, without asking the model"),
     "cache": ("cache_cmd", "inspect or empty the answer cache of evalkit run --cache"),
     "baseline": ("baseline_cmd", "accept a run as the baseline of its scope, or show the current baselines"),
-    "completion": ("completion_cmd", "print a shell completion script (bash, zsh or fish)"),
+    "completion": ("shell_completion", "print a shell completion script (bash, zsh or fish)"),
     "flaky": ("flaky_cmd", "list the flaky cases of a set: outcomes that flip between runs or disagree among repeats"),
     "plan": ("plan_cmd", "say what a run of a set would ask and could detect, before anything is called"),
     "judge": ("judge_cmd", "measure a judge against people's labels (calibration sets)"),
