@@ -53,3 +53,19 @@ def test_an_unpriced_instance_estimates_tokens_and_an_unknown_cost(project, chat
     assert estimate.cost is None and estimate.document()["cost"] is None and estimate.prompt_tokens > 0
     with pytest.raises(UsageError):
         estimate_set("no.such_set", provider="prod", config=config, database="sqlite:///:memory:")
+
+
+def test_an_estimate_takes_the_repeats_a_run_takes(project, chat_server, monkeypatch) -> None:
+    """``repeats`` as :func:`evalkit.evaluate_set` takes it: else ``[run] repeats``, else once,
+    and refused past what a run takes (1,000)."""
+    env = configure(project, chat_server, extra="[run]\nrepeats = 4\n")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    config = load_config(project / "evalkit.toml")
+    configured = estimate_set("arith.basic", provider="prod", config=config, database="sqlite:///:memory:")
+    given = estimate_set("arith.basic", provider="prod", config=config, database="sqlite:///:memory:", repeats=2)
+    assert (configured.generator_requests, given.generator_requests) == (24, 12)
+    assert configured.prompt_tokens == 2 * given.prompt_tokens > 0
+    for wrong in (0, 1001, True, 2.0):
+        with pytest.raises(UsageError, match=f"repeats must be a whole number from 1 to 1000, got {wrong!r}"):
+            estimate_set("arith.basic", provider="prod", config=config, database="sqlite:///:memory:", repeats=wrong)

@@ -437,7 +437,8 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     )
 
 
-#: The most answers per prompt ``repeats`` (and ``--repeats``) takes.
+#: The most answers per prompt ``repeats`` (and ``--repeats``) takes, and the most judge calls per
+#: answer a judge grader's ``repeats`` (``--judge-repeats``) takes.
 MAX_REPEATS = 1_000
 
 

@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 from evalkit.answers import Answer, GenerationRequest, Usage
 from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator
-from evalkit.config import Config
+from evalkit.config import MAX_REPEATS, Config
 from evalkit.errors import GraderUnavailableError, RequestRejected, UsageError
 from evalkit.grading import AGREEMENT_CHECK, Check, Grading, verdict_check_name
 from evalkit.jsonparse import parse_json
@@ -129,7 +129,10 @@ class JudgeOptions:
         "the configured provider instance that judges (default: the config's judge)", default=None,
         validator=attrs.validators.optional(text()),
     )
-    repeats: int = option("how often the judge is asked per case (its self-agreement is reported)", default=1, validator=whole(at_least=1))
+    repeats: int = option(
+        "how often the judge is asked per case (its self-agreement is reported)", default=1,
+        validator=whole(at_least=1, at_most=MAX_REPEATS),
+    )  # fmt: skip
     allow_self_judge: bool = option("let the instance under test judge itself", default=False)
     prompt_version: int | None = option(
         "pin an older released judge prompt (default: the newest)", default=None, validator=attrs.validators.optional(whole(at_least=1))

@@ -311,6 +311,30 @@ def test_plan_counts_the_judge_calls_a_graders_table_configures(judge: ChatServe
     assert len(completions(judge)) == 21
 
 
+def test_repeats_past_what_a_run_takes_are_refused_by_the_plan_as_by_the_run(judge: ChatServer, project: Path, evalkit_cli: Callable[..., Any]) -> None:
+    """A run takes at most 1,000 answers a prompt and 1,000 judge calls an answer. `evalkit plan
+    --repeats 1001` planned a run that `evalkit run` refuses, and `[graders.NAME] repeats =
+    1000000000000` was taken by both: the plan counted the judge calls one by one (it never
+    ended) and a run would have gathered that many requests a case."""
+
+    def both(*args: str) -> list[Any]:
+        common = ("evalkit.smoke", "--provider", "sut", "--grader", "decision", *args)
+        return [evalkit_cli("plan", *common), evalkit_cli("run", *common)]
+
+    for done in both("--repeats", "1001"):
+        assert (done.code, done.stderr) == (2, "evalkit: error: repeats must be a whole number from 1 to 1000, got 1001\n")
+    for done in both("--judge-repeats", "1001"):
+        assert done.code == 2 and "repeats must be a whole number from 1 to 1000 (got 1001)" in done.stderr, done.stderr
+    write_project(project, judge.base_url, extra="[graders.decision]\nrepeats = 1000000000000\n")
+    for done in both():
+        assert done.code == 2, done.stderr
+        assert '[graders."decision"]' in done.stderr and "repeats must be a whole number from 1 to 1000 (got 1000000000000)" in done.stderr
+    write_project(project, judge.base_url, extra="[graders.decision]\nrepeats = 1000\n")
+    most = evalkit_cli("plan", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--json").json()
+    assert (most["judge_calls"], most["estimate"]["judge_requests"]) == (7000, 7000)
+    assert completions(judge) == [], "nothing was asked"
+
+
 def test_repeats_report_self_agreement_and_an_unstable_case_cannot_flip_the_gate(
     judge: ChatServer, evalkit_cli: Callable[..., Any]
 ) -> None:

@@ -129,14 +129,15 @@ def estimate_answering(answering: Any, config: Config, repository: Any | None) -
             given, answered, judge_calls = estimate_tokens(prompt), output_guess, ()
         prompt_tokens += given
         completion_tokens += answered
-        for call in range(repeats):
-            known = judge_calls[call] if call < len(judge_calls) else None
+        # the judge calls the case's stored usage measured, then the rest estimated alike
+        unmeasured = repeats
+        for known in judge_calls[:repeats]:
             if known is not None and known.input_tokens is not None and known.output_tokens is not None:
                 judge_in += known.input_tokens
                 judge_out += known.output_tokens
-            else:
-                judge_in += given + answered + JUDGE_INSTRUCTION_TOKENS
-                judge_out += JUDGE_OUTPUT_TOKENS
+                unmeasured -= 1
+        judge_in += unmeasured * (given + answered + JUDGE_INSTRUCTION_TOKENS)
+        judge_out += unmeasured * JUDGE_OUTPUT_TOKENS
     # with --repeats every prompt is answered (and each answer judged) that many times
     answers = answering.repeats
     prompt_tokens, completion_tokens = prompt_tokens * answers, completion_tokens * answers
@@ -182,18 +183,20 @@ def estimate_set(
     config: Config | None = None,
     database: str | None = None,
     concurrency: int | None = None,
-    repeats: int = 1,
+    repeats: int | None = None,
     cwd: Path | None = None,
 ) -> RunEstimate:
     """Estimate a run of ``set_identifier`` (the arguments of :func:`evalkit.evaluate_set`) without
     calling anything: the requests, the tokens, the cost and the time (see the module docstring) of
-    a run that answers every prompt ``repeats`` times. An unknown set, grader or provider instance
-    is refused as a run refuses it (a usage error)."""
+    a run that answers every prompt ``repeats`` times (else ``[run] repeats``, else once). An
+    unknown set, grader or provider instance, or repeats a run would refuse, is refused as a run
+    refuses it (a usage error)."""
     from .. import hooks
     from .answering import prompts as prompt_answering
-    from .library import opened
+    from .library import chosen_repeats, opened
 
     config = config if config is not None else load_config(cwd=cwd)
+    repeats = chosen_repeats(repeats, config)
     manager, _ = hooks.plugin_manager(())
     source = prompt_answering.PromptSource(
         set_identifier, provider, model, grader, True, dict(grader_options or {}), None, concurrency, repeats=repeats

@@ -69,8 +69,9 @@ def _gating(config: Config, tolerances: Tolerances | None, gate: GateSettings | 
     return chosen, gate if gate is not None else configured_gate
 
 
-def _repeats(repeats: int | None, config: Config) -> int:
-    """``repeats`` given, else ``[run] repeats``, else 1; refused unless a whole number from 1."""
+def chosen_repeats(repeats: int | None, config: Config) -> int:
+    """``repeats`` given, else ``[run] repeats``, else 1; refused (a usage error) unless a whole
+    number from 1 to :data:`~evalkit.config.MAX_REPEATS`. A run and its estimate both ask here."""
     from ..config import MAX_REPEATS
 
     chosen = repeats if repeats is not None else (config.repeats or 1)
@@ -164,7 +165,7 @@ def evaluate_set(
     check_label(label)
     config = config if config is not None else load_config(cwd=cwd)
     tolerances, gate = _gating(config, tolerances, gate, "prompts")
-    repeats = _repeats(repeats, config)
+    repeats = chosen_repeats(repeats, config)
     privacy = _privacy(privacy, config)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
     source = prompt_answering.PromptSource(
