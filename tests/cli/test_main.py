@@ -271,6 +271,37 @@ def test_help_into_a_closed_pipe_keeps_its_exit_code(evalkit_process, args: tupl
     assert done.stderr == ""
 
 
+@pytest.mark.parametrize("output", [(), ("--json",)], ids=["text", "json"])
+def test_a_command_whose_reader_left_keeps_its_exit_code(project: Path, evalkit_process, evalkit_cli, output: tuple[str, ...]) -> None:  # noqa: ANN001
+    """`evalkit compare A B --fail-on-regression | head -1` must still fail the gate: a closed pipe
+    exited 3 "a plugin ended the command with sys.exit(1)" (rich's own broken-pipe exit) for text,
+    and 0 for --json (the whole exit code lost). What is printed after the reader left is dropped;
+    the command's outcome, and its exit code, stand."""
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with, run_json
+
+    answer_with(project, ARITH_GOOD)
+    base = run_json(evalkit_cli, "arith.basic")["run_id"]
+    answer_with(project, {**ARITH_GOOD, "add-2-2": "5", "add-7-5": "11"})
+    run = run_json(evalkit_cli, "arith.basic")["run_id"]
+    commands = {
+        ("compare", base, run, "--fail-on-regression", *output): 1,  # the gate failed
+        ("compare", base, run, *output): 0,
+        ("show", run, *output): 0,
+        ("run", "arith.basic", "--fail-on-regression", *output): 1,  # compared with the accepted first run
+    }
+    for args, code in commands.items():
+        # A process of its own: a broken pipe is EPIPE on the process's own standard output.
+        reader, writer = os.pipe()
+        os.close(reader)  # the reader is gone before evalkit writes (`evalkit … | true`)
+        try:
+            done = evalkit_process.run(*args, stdout=writer, timeout=120)
+        finally:
+            os.close(writer)
+        assert (done.returncode, done.stderr) == (code, ""), args
+    history = evalkit_cli("history", "arith.basic", "--json").json()
+    assert len(history["runs"]) == 3 and {r["status"] for r in history["runs"]} == {"complete"}, "the run piped away was stored whole"
+
+
 @pytest.mark.parametrize("closed", [(1,), (2,), (1, 2), (0, 1, 2)], ids=["stdout", "stderr", "both", "all"])
 def test_closed_standard_streams_are_not_a_crash_and_never_reach_the_store(
     project: Path, evalkit_process, evalkit_cli, closed: tuple[int, ...]

@@ -26,3 +26,26 @@ def test_outside_a_command_evalkits_output_is_sys_stdout() -> None:
     with contextlib.redirect_stdout(out):
         stdout().write("x")
     assert out.getvalue() == "x"
+
+
+class _ReaderGone(io.StringIO):
+    """A caller's stream whose reader has left: every write is EPIPE."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_rich_output_to_a_stream_whose_reader_left_raises_broken_pipe_never_system_exit() -> None:
+    """rich ends the process with SystemExit(1) when its stream's reader leaves, which the command
+    runner reads as a plugin's sys.exit (exit 3, "a plugin ended the command"): evalkit's console
+    raises BrokenPipeError instead, the error the runner handles as a reader that left."""
+    from evalkit.cli.console import Output
+
+    out = Output(_ReaderGone())
+    try:
+        out.print("Regressed: 3")
+    except BrokenPipeError:
+        pass
+    else:  # pragma: no cover - the assertion below names what happened
+        raise AssertionError("the write to a stream without a reader went unnoticed")
+    assert out.rich.quiet, "nothing more is rendered for a reader that left"

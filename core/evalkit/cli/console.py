@@ -192,6 +192,12 @@ def _safe_console_class() -> type:
                 options.update(markup=False, emoji=False, highlight=False)
                 return super().render_str(_safe(text, markup=False), **options)
 
+            def on_broken_pipe(self) -> None:
+                """The reader left: raise ``BrokenPipeError`` for the command's caller to handle
+                (:mod:`evalkit.cli`), where rich ends the process with ``SystemExit(1)``."""
+                self.quiet = True
+                raise BrokenPipeError(32, "the reader of standard output has gone")
+
         _SAFE_CONSOLE = SafeConsole
     return _SAFE_CONSOLE
 

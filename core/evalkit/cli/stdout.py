@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import Any, TextIO
 
 __all__ = ["plugin_output_to_stderr", "stdout"]
 
@@ -29,6 +29,24 @@ def stdout() -> TextIO:
     """The stream for evalkit's own output: the real standard output while a command runs
     (:func:`plugin_output_to_stderr`), else ``sys.stdout`` as it is."""
     return _real_stdout if _real_stdout is not None else sys.stdout
+
+
+class _StandardOutput(io.FileIO):
+    """The real standard output under :func:`stdout`. Once its reader has gone (``EPIPE``:
+    ``evalkit compare A B --fail-on-regression | head -1``), what is written is dropped: the
+    command still finishes, stores what it stores and exits with its own code — a failed gate
+    stays 1 — instead of ending at the first write that found no reader."""
+
+    reader_left = False
+
+    def write(self, data: Any) -> int:
+        """Write ``data``; its length, written or dropped, once the reader has left."""
+        if not self.reader_left:
+            try:
+                return super().write(data)
+            except BrokenPipeError:
+                self.reader_left = True
+        return memoryview(data).nbytes
 
 
 @contextmanager
@@ -57,7 +75,7 @@ def plugin_output_to_stderr() -> Iterator[None]:
     sys.stdout.flush()
     saved = os.dup(1)
     real = io.TextIOWrapper(
-        io.FileIO(saved, "w", closefd=False),
+        _StandardOutput(saved, "w", closefd=False),
         encoding=sys.stdout.encoding,
         errors="backslashreplace",
         line_buffering=os.isatty(saved),
