@@ -15,6 +15,7 @@ from __future__ import annotations
 import attrs
 
 from .comparison_statistics import LARGE_SET, MetricSpec
+from .config import MAX_REPEATS
 from .stats import (
     MetricComparison,
     NoiseEstimate,
@@ -24,10 +25,20 @@ from .stats import (
     repeats_needed,
 )
 
-__all__ = ["Needs", "cases_for", "needs_for", "noise_warning", "shown"]
+__all__ = ["MAX_CASES", "SMALLEST_DROP", "Needs", "askable", "cases_for", "cases_text", "needs_for", "noise_warning", "shown"]
 
 #: The most cases :func:`cases_for` searches (beyond: "more than 1,000,000").
 MAX_CASES = 1_000_000
+#: The smallest drop the power formulas are asked about. A drop below it takes astronomically more
+#: than :data:`MAX_CASES` cases (or :data:`~evalkit.config.MAX_REPEATS` answers a case) to detect,
+#: and the formulas' squares would overflow a float: a tolerance of 1e-300, a valid number in
+#: 0..1, crashed a run's report and ``evalkit plan`` with OverflowError.
+SMALLEST_DROP = 1e-9
+
+
+def askable(drop: float) -> float:
+    """``drop`` as the power formulas are asked about it: at least :data:`SMALLEST_DROP`."""
+    return max(drop, SMALLEST_DROP)
 
 
 def shown(value: float, percent: bool) -> str:
@@ -40,6 +51,7 @@ def cases_for(rate: float, drop: float, *, alpha: float = 0.05, power: float = 0
     one answer per case by the exact McNemar power (searched; the normal formula is the start),
     for several by the normal formula on the pass fractions."""
     noise = noise_from_rate(min(1.0, max(0.0, rate)), repeats)
+    drop = askable(drop)
     start = cases_needed(noise, drop, alpha=alpha, power=power, whole_cases=repeats == 1) if noise.variance > 0 else 2
     if repeats > 1 or drop > rate or start >= LARGE_SET:
         return min(start, MAX_CASES)
@@ -70,16 +82,22 @@ class Needs:
 
 def needs_for(measured: MetricComparison, drop: float) -> Needs:
     """What detecting ``drop`` on this metric takes, from the noise its comparison measured."""
+    asked = askable(drop)
     detectable = measured.detectable
     alpha, power = detectable.alpha, detectable.power
     if detectable.method in ("exact_mcnemar", "connor_mcnemar"):
-        cases = cases_for(measured.baseline, drop, alpha=alpha, power=power)
+        cases = cases_for(measured.baseline, asked, alpha=alpha, power=power)
         noise = noise_from_rate(min(1.0, max(0.0, measured.baseline)))
     else:
         noise = NoiseEstimate(detectable.sd**2 * detectable.repeats, detectable.repeats, detectable.source, detectable.n)
-        cases = cases_needed(noise, drop, alpha=alpha, power=power) if noise.variance > 0 else measured.n
-    more = repeats_needed(noise, drop, measured.n, alpha=alpha, power=power) if noise.variance > 0 else None
+        cases = min(cases_needed(noise, asked, alpha=alpha, power=power), MAX_CASES) if noise.variance > 0 else measured.n
+    more = repeats_needed(noise, asked, measured.n, alpha=alpha, power=power) if noise.variance > 0 else None
     return Needs(drop, cases, more)
+
+
+def cases_text(cases: int, unit: str = "case") -> str:
+    """``about 1,234 cases``, or ``1,000,000 or more cases`` at :data:`MAX_CASES` (the most counted)."""
+    return f"{MAX_CASES:,} or more {unit}s" if cases >= MAX_CASES else f"about {cases:,} {unit}s"
 
 
 def noise_warning(spec: MetricSpec, measured: MetricComparison, unit: str = "case", repeats: int = 1) -> str:
@@ -95,10 +113,11 @@ def noise_warning(spec: MetricSpec, measured: MetricComparison, unit: str = "cas
     if tolerance <= 0:
         return sentence + "; no set can detect a drop of 0."
     needs = needs_for(measured, tolerance)
-    ways = [f"about {needs.cases:,} {unit}s"]
+    ways = [cases_text(needs.cases, unit)]
     # Repeats average away the noise in the answers; with several answers per case already, noise
     # measured on the differences alone may lie between cases, where repeats cannot reach.
     answer_noise = not (repeats > 1 and detectable.source == "observed")
-    if answer_noise and needs.repeats is not None and needs.repeats > repeats and unit == "case":
+    # more answers a case than a run takes (--repeats) are no way to get there
+    if answer_noise and needs.repeats is not None and repeats < needs.repeats <= MAX_REPEATS and unit == "case":
         ways.append(f"--repeats {needs.repeats}")
     return sentence + f"; {' or '.join(ways)} would."

@@ -20,7 +20,8 @@ from typing import Any
 
 import attrs
 
-from .noise import cases_for, shown
+from .config import MAX_REPEATS
+from .noise import askable, cases_for, cases_text, shown
 from .stats import mcnemar_detectable_drop, minimum_detectable_drop, noise_from_rate, repeats_needed
 
 __all__ = ["DEFAULT_RATE", "PlanLine", "PlanReport", "plan_for", "plan_row"]
@@ -55,8 +56,11 @@ class PlanReport:
     ``rate_source``). ``detectable`` is the minimum detectable drop of the pass rate at one-sided
     ``alpha`` and power 0.8 (``method``: ``exact_mcnemar`` or ``normal``); ``tolerance`` the gate's
     (``method`` of the gate in ``gate``). ``target_drop`` (default: the tolerance) needs
-    ``cases_needed`` cases at these repeats, or ``repeats_needed`` answers per case with these
-    cases. ``notes`` and ``warnings`` are sentences; ``extra`` holds the lines other concerns add.
+    ``cases_needed`` cases at these repeats (at most :data:`~evalkit.noise.MAX_CASES`), or
+    ``repeats_needed`` answers per case with these cases (``None`` past what a run takes,
+    :data:`~evalkit.config.MAX_REPEATS`, or when it would be no more answers than now while the
+    cases fall short). ``notes`` and ``warnings`` are sentences; ``extra`` holds
+    the lines other concerns add.
     """
 
     set_identifier: str
@@ -96,7 +100,7 @@ class PlanReport:
                 + ")",
             ),
         ]
-        needs = f"{shown(self.target_drop, True)} needs about {self.cases_needed:,} cases at {self.repeats} answer{'s' if self.repeats != 1 else ''} each"
+        needs = f"{shown(self.target_drop, True)} needs {cases_text(self.cases_needed)} at {self.repeats} answer{'s' if self.repeats != 1 else ''} each"
         if self.repeats_needed is not None:
             needs += f", or --repeats {self.repeats_needed} with these {self.cases} cases"
         rows.append(plan_row("Target drop", needs))
@@ -130,11 +134,18 @@ def plan_for(
     notes = list(notes)
     if rate is None:
         rate, rate_source = DEFAULT_RATE, "assumed: no stored run of this scope gives one; --rate sets it"
-    if not 0 < rate < 1:
-        # every case passed (or none): no noise shows; half a case of it is assumed (a continuity correction)
-        adjusted = min(max(rate, 0.5 / max(1, cases)), 1 - 0.5 / max(1, cases))
+    # Every case passed (or none): no noise shows, and half a case of it is assumed (a continuity
+    # correction). A rate closer to 0 or 1 than half of these cases is taken as that too: its
+    # noise, near nothing, would make the normal formula promise a drop caught with the cases the
+    # exact test says cannot catch it (99.9999999999% of 7 cases: "--repeats 1 with these 7 cases"
+    # beside a detectable drop of 77 pp).
+    adjusted = min(max(rate, 0.5 / max(1, cases)), 1 - 0.5 / max(1, cases))
+    if adjusted != rate:
+        shows = f"A pass rate of {rate * 100:.0f}% shows no noise" if not 0 < rate < 1 else (
+            f"A pass rate of {rate * 100:.12g}% is within half a case of {'100' if rate > 0.5 else '0'}% for {cases} cases"
+        )  # fmt: skip
         notes.append(
-            f"A pass rate of {rate * 100:.0f}% shows no noise; the figures assume {adjusted * 100:.1f}% "
+            f"{shows}; the figures assume {adjusted * 100:.1f}% "
             "(half a case from it), since a model that never failed may still fail by chance."
         )
         rate = adjusted
@@ -155,7 +166,11 @@ def plan_for(
         )
     needed_cases = cases_for(rate, target, alpha=alpha, power=POWER, repeats=repeats) if target > 0 else 0
     noise = noise_from_rate(rate)
-    needed_repeats = repeats_needed(noise, target, max(1, cases), alpha=alpha, power=POWER) if target > 0 and noise.variance > 0 else None
+    needed_repeats = repeats_needed(noise, askable(target), max(1, cases), alpha=alpha, power=POWER) if target > 0 and noise.variance > 0 else None
+    if needed_repeats is not None and (needed_repeats > MAX_REPEATS or (needed_repeats <= repeats and needed_cases > cases)):
+        # more answers a case than a run takes are no way to get there; and where the exact test
+        # says these cases fall short, the normal formula's "as many answers as now" is no way either
+        needed_repeats = None
     return PlanReport(
         set_identifier=set_identifier,
         cases=cases,

@@ -276,6 +276,46 @@ def test_plan_says_what_a_set_can_detect_before_anything_is_called(evalkit_cli, 
     assert chat_server.request_count == 0 and not (project / ".evalkit").exists()
 
 
+def test_a_tiny_drop_or_a_rate_at_the_edge_is_planned_not_a_crash(evalkit_cli, project, chat_server) -> None:
+    """Numbers the options take (a drop above 0, a rate in 0..1) at their extremes: a target drop of
+    1e-300 crashed `evalkit plan` with OverflowError, and a rate of 99.9999999999% planned
+    "--repeats 1 with these 30 cases" beside a detectable drop the exact test puts far higher."""
+    write_set(project, 30)
+    env = configure(project, chat_server)
+
+    def plan(*args: str) -> dict:
+        done = evalkit_cli("plan", SET, "--provider", "prod", *args, "--json", env=env)
+        assert done.code == 0, done.stderr
+        return done.json()
+
+    tiny = plan("--rate", "0.5", "--target-drop", "1e-300")
+    assert (tiny["cases_needed"], tiny["repeats_needed"]) == (1_000_000, None), "more answers a case than a run takes are no way"
+    text = evalkit_cli("plan", SET, "--provider", "prod", "--target-drop", "1e-300", env=env)
+    assert text.code == 0 and "needs 1,000,000 or more cases at 1 answer each\n" in text.stdout, text.stdout + text.stderr
+    edge, whole = plan("--rate", "0.999999999999"), plan("--rate", "1")
+    assert edge["rate"] == whole["rate"] == pytest.approx(1 - 0.5 / 30), "half a case from the edge, as for 100%"
+    assert edge["cases_needed"] == whole["cases_needed"] > 30 and edge["repeats_needed"] == whole["repeats_needed"]
+    assert edge["repeats_needed"] is None or edge["repeats_needed"] > 1, "never 'as many answers as now' while the cases fall short"
+    assert any("99.9999999999% is within half a case of 100% for 30 cases" in note for note in edge["notes"])
+
+
+def test_a_tolerance_too_small_to_detect_is_a_warning_not_a_crash_of_the_run(evalkit_cli, project) -> None:
+    """`[gate] max_pass_rate_drop = 1e-300` is a number in 0..1: the run's noise warning asked the
+    power formulas about that drop, which overflowed a float after the run was stored (an internal
+    error in place of the verdict and its exit code)."""
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answer_with(project, {**ARITH_GOOD, "add-99-1": "99"})  # 5 of 6 pass: the noise is not zero
+    config = project / "evalkit.toml"
+    config.write_text(config.read_text() + "[gate]\nmax_pass_rate_drop = 1e-300\n")
+    for method in ("tolerance", "paired"):
+        assert evalkit_cli("run", "arith.basic", "--gate", method, "--json").code == 0
+        again = evalkit_cli("run", "arith.basic", "--gate", method, "--fail-on-regression")
+        assert again.code == 0, again.stderr
+        verdict = "No regression" if method == "tolerance" else "Inconclusive"  # the paired gate cannot rule out a drop of 0
+        assert verdict in again.stdout and "1,000,000 or more cases would." in again.stdout, again.stdout
+
+
 # -- §5 the backend behind an alias --------------------------------------------------------------------------
 
 
