@@ -46,8 +46,11 @@ def test_the_command_line_wins_over_the_file_over_the_defaults() -> None:
     ("table", "message"),
     [
         ({"method": "pairwise"}, '[gate] method must be "tolerance" or "paired", got \'pairwise\'. Did you mean "paired"?'),
-        ({"alpha": 0.5}, "[gate] alpha must be a number above 0 and below 0.5"),
-        ({"alpha": True}, "[gate] alpha must be a number above 0 and below 0.5"),
+        ({"alpha": 0.5}, "[gate] alpha must be a number from 1e-9 and below 0.5"),
+        ({"alpha": True}, "[gate] alpha must be a number from 1e-9 and below 0.5"),
+        # 1 - alpha rounds to 1: the normal quantile the power figures need does not exist
+        ({"alpha": 1e-20}, "[gate] alpha must be a number from 1e-9 and below 0.5 (the one-sided level), got 1e-20"),
+        ({"alpha": 5e-324}, "[gate] alpha must be a number from 1e-9 and below 0.5 (the one-sided level), got 5e-324"),
         ({"max_regressed_cases": -1}, "[gate] max_regressed_cases must be a whole number from 0"),
         ({"quarantine": "case-1"}, "[gate] quarantine must be a list of case ids"),
         ({"max_pass_rate_drop": 1.5}, "[gate] max_pass_rate_drop must be a finite number in 0..1, got 1.5"),
@@ -62,7 +65,7 @@ def test_a_bad_gate_value_in_the_file_is_refused_naming_the_file(table, message)
 
 
 def test_a_bad_option_is_the_command_lines_usage_error() -> None:
-    with pytest.raises(UsageError, match="--alpha must be a number above 0 and below 0.5"):
+    with pytest.raises(UsageError, match="--alpha must be a number from 1e-9 and below 0.5"):
         gate_from({}, {"alpha": "nan"})
     with pytest.raises(UsageError, match='--gate must be "tolerance" or "paired"'):
         gate_from({}, {"method": "both"})

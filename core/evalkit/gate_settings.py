@@ -6,7 +6,7 @@ the command line's options of the same names overriding it.
 
     [gate]
     method = "paired"              # "tolerance" (today's rule; the default) or "paired"
-    alpha = 0.05                   # the paired test's one-sided level (0 < alpha < 0.5)
+    alpha = 0.05                   # the paired test's one-sided level (1e-9 <= alpha < 0.5)
     max_pass_rate_drop = 0.1       # prompt runs
     max_mean_score_drop = 0.1
     max_regressed_cases = 0        # unset: no cap; 0: any case that passed and fails now fails the gate
@@ -72,7 +72,7 @@ RETRIEVAL_TOLERANCE_KEYS = {
 #: Every key ``[gate]`` takes, with its one-line help (the schema of the table).
 GATE_KEYS: Mapping[str, str] = {
     "method": 'how a comparison is decided: "tolerance" (a drop beyond the tolerance) or "paired" (the statistics)',
-    "alpha": "the paired test's one-sided significance level, above 0 and below 0.5 (default 0.05)",
+    "alpha": "the paired test's one-sided significance level, from 1e-9 and below 0.5 (default 0.05)",
     "max_pass_rate_drop": "largest accepted drop of a prompt run's pass rate, 0..1 (default 0.1)",
     "max_mean_score_drop": "largest accepted drop of a prompt run's mean score, 0..1 (default 0.1)",
     "max_regressed_cases": "the most cases that may pass in the baseline and fail now (unset: no cap)",
@@ -93,16 +93,22 @@ def check_method(value: object, where: str) -> str:
     return str(value)
 
 
+#: The smallest one-sided level a gate takes. Below it, ``1 - alpha`` rounds to 1 in a float and the
+#: normal quantile the power figures need does not exist: ``alpha = 1e-20``, a number above 0,
+#: crashed every paired comparison and ``evalkit plan`` with StatisticsError.
+SMALLEST_ALPHA = 1e-9
+
+
 def check_alpha(value: object, where: str) -> float:
-    """``value`` as a significance level: a number above 0 and below 0.5."""
+    """``value`` as a significance level: a number from :data:`SMALLEST_ALPHA`, below 0.5."""
     number = value
     if isinstance(value, str):
         try:
             number = float(value) if len(value) <= 32 else None
         except ValueError:
             number = None
-    if isinstance(number, bool) or not isinstance(number, (int, float)) or not 0 < number < 0.5:
-        raise UsageError(f"{where} must be a number above 0 and below 0.5 (the one-sided level), got {value!r}")
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or not SMALLEST_ALPHA <= number < 0.5:
+        raise UsageError(f"{where} must be a number from 1e-9 and below 0.5 (the one-sided level), got {value!r}")
     return float(number)
 
 

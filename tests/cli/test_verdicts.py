@@ -198,7 +198,7 @@ def test_a_misspelled_gate_is_refused_before_anything_is_called(evalkit_cli, pro
 
 def test_a_bad_gate_option_is_a_usage_error(evalkit_cli, project, chat_server, words) -> None:
     env = configure(project, chat_server)
-    for args, message in ((("--alpha", "0.7"), "--alpha must be a number above 0 and below 0.5"),
+    for args, message in ((("--alpha", "0.7"), "--alpha must be a number from 1e-9 and below 0.5"),
                           (("--max-regressed-cases", "-1"), "--max-regressed-cases must be a whole number from 0"),
                           (("--gate", "both"), "Invalid value for '--gate': 'both' is not one of")):  # fmt: skip
         result = evalkit_cli("run", SET, "--provider", "prod", *args, env=env)
@@ -314,6 +314,27 @@ def test_a_tolerance_too_small_to_detect_is_a_warning_not_a_crash_of_the_run(eva
         assert again.code == 0, again.stderr
         verdict = "No regression" if method == "tolerance" else "Inconclusive"  # the paired gate cannot rule out a drop of 0
         assert verdict in again.stdout and "1,000,000 or more cases would." in again.stdout, again.stdout
+
+
+def test_the_smallest_alpha_a_gate_takes_decides_runs_and_plans(evalkit_cli, project) -> None:
+    """`[gate] alpha = 1e-20` (above 0, as the check asked) crashed every paired comparison and
+    `evalkit plan` with StatisticsError (1 - alpha is 1.0 in a float); the smallest level taken,
+    1e-9, decides and plans."""
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answer_with(project, {**ARITH_GOOD, "add-99-1": "99"})
+    config = project / "evalkit.toml"
+    plain = config.read_text()
+    config.write_text(plain + '[gate]\nmethod = "paired"\nalpha = 1e-20\n')
+    refused = evalkit_cli("run", "arith.basic")
+    assert refused.code == 2 and "[gate] alpha must be a number from 1e-9 and below 0.5 (the one-sided level), got 1e-20" in refused.stderr, refused.stderr
+    config.write_text(plain + '[gate]\nmethod = "paired"\nalpha = 1e-9\n')
+    assert evalkit_cli("run", "arith.basic", "--json").code == 0
+    again = evalkit_cli("run", "arith.basic", "--fail-on-regression", "--json")
+    assert again.code == 0, again.stderr
+    assert (again.json()["verdict"]["state"], again.json()["verdict"]["alpha"]) == ("inconclusive", 1e-9)
+    planned = evalkit_cli("plan", "arith.basic", "--json")
+    assert planned.code == 0 and planned.json()["alpha"] == 1e-9, planned.stderr
 
 
 # -- §5 the backend behind an alias --------------------------------------------------------------------------

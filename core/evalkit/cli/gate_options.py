@@ -41,7 +41,7 @@ def gate_options(kind: str = "prompts") -> Callable[[Decorated], Decorated]:
         ),
         click.option(
             "--alpha", metavar="A", default=None,
-            help="the paired test's one-sided significance level, above 0 and below 0.5 (default: [gate] alpha, else 0.05)",
+            help="the paired test's one-sided significance level, from 1e-9 and below 0.5 (default: [gate] alpha, else 0.05)",
         ),
         click.option(
             "--max-regressed-cases", metavar="N", default=None,
