@@ -35,7 +35,9 @@ def test_imported_traces_validate_and_replay_green(evalkit_cli, project: Path) -
     written = (project / "evals" / "prod.yaml").read_text() + (project / "evals" / "prod-answers.jsonl").read_text()
     assert "ann@example.com" not in written and "shopkey-9f8e7d6c5b4a" not in written and "It is 18 °C, key ***." in written
     snippet = out.split("provider in evalkit.toml:\n")[1].split("  evalkit validate")[0]
-    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n\n' + "\n".join(line.strip() for line in snippet.splitlines()) + "\n")
+    # the configuration as printed, nothing added: it names the set file too ([sets] was left to the user)
+    assert snippet.startswith('  [sets]\n  paths = ["evals/prod.yaml"]\n  [providers.prod]\n'), snippet
+    (project / "evalkit.toml").write_text("\n".join(line.strip() for line in snippet.splitlines()) + "\n")
     checked = evalkit_cli("validate")
     assert checked.code == 0, checked.stderr
     assert "ok  set traces.prod (2 prompts)" in checked.stdout and "skip  evals/prod.yaml:" in checked.stdout
@@ -74,3 +76,21 @@ def test_the_help_names_the_supported_conventions(evalkit_cli) -> None:
     assert import_cmd.SEMCONV_VERSIONS == otel.SEMCONV_VERSIONS
     shown = evalkit_cli("import", "otel", "--help")
     assert shown.code == 0 and "GenAI semantic conventions v1.37-v1.44" in " ".join(shown.stdout.split())
+
+
+def test_the_next_steps_name_the_set_file_only_where_the_configuration_does_not_read_it(evalkit_cli, project: Path) -> None:
+    """A [sets] table that already reads the file needs nothing; one that does not is extended,
+    not declared twice (a second [sets] table is a TOML error); paths are relative to the
+    configuration's folder, as [sets] paths are."""
+    write_traces(project / "prod.jsonl")
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n')
+    covered = evalkit_cli("import", "otel", "prod.jsonl")
+    assert covered.code == 0 and "[sets]" not in covered.stdout, covered.stdout
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["other/*.yaml"]\n')
+    extended = evalkit_cli("import", "otel", "prod.jsonl", "-o", "traces/prod.yaml")
+    assert extended.code == 0, extended.stderr
+    assert f'  add "traces/prod.yaml" to the paths of [sets] in {project / "evalkit.toml"}\n' in extended.stdout, extended.stdout
+    (project / "evalkit.toml").unlink()
+    (project / "sub").mkdir()
+    below = evalkit_cli("import", "otel", "../prod.jsonl", "-o", "evals/below.yaml", cwd=project / "sub")
+    assert below.code == 0 and '  paths = ["evals/below.yaml"]\n' in below.stdout, below.stdout

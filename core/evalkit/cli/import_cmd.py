@@ -10,6 +10,7 @@ from .params import global_options
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 #: The GenAI semantic-convention versions read (kept equal to evalkit.importers.otel.SEMCONV_VERSIONS;
@@ -91,8 +92,35 @@ def handle(args: Arguments) -> int:
 
         print_json(outcome.as_dict())
         return 0
-    _print(outcome)
+    _print(outcome, _sets_lines(set_file, getattr(args, "config", None)))
     return 0
+
+
+def _sets_lines(set_file: Path, config_path: str | None) -> list[str]:
+    """What the configuration needs for `evalkit run` to find ``set_file``: nothing when its
+    ``[sets] paths`` already read it; else a ``[sets]`` table naming the file, or (when it has one)
+    the path to add to it. Paths are relative to the configuration's folder, as ``[sets] paths``
+    are. A configuration that cannot be read is reported where it is used, not here."""
+    import os
+    from pathlib import Path
+
+    from ..config import load_config
+    from ..errors import ConfigError
+    from ..setfiles import configured_patterns, expand_patterns
+
+    try:
+        config = load_config(config_path)
+        patterns = configured_patterns(config)
+    except ConfigError:
+        config, patterns = None, ()
+    root = config.root if config is not None else Path.cwd()
+    written = set_file.resolve()
+    if patterns and written in {path.resolve() for path in expand_patterns(patterns, root)[0]}:
+        return []
+    shown = _toml_string(Path(os.path.relpath(written, root.resolve())).as_posix())
+    if config is not None and "sets" in config.raw:
+        return [f"  add {shown} to the paths of [sets] in {config.path}"]
+    return ["  [sets]", f"  paths = [{shown}]"]
 
 
 def _toml_string(text: str) -> str:
@@ -102,7 +130,7 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _print(outcome: Any) -> None:
+def _print(outcome: Any, sets_lines: list[str]) -> None:
     from ..wording import counted
     from .console import console
 
@@ -121,6 +149,8 @@ def _print(outcome: Any) -> None:
     out.plain("")
     instance = target.identifier.rsplit(".", 1)[-1].replace("_", "-")
     out.plain("Next: review the cases, then answer them from the recorded answers with a provider in evalkit.toml:")
+    for line in sets_lines:
+        out.plain(line)
     out.plain(f"  [providers.{instance}]")
     out.plain('  adapter = "replay"')
     out.plain(f"  path = {_toml_string(str(target.answers_file))}")
