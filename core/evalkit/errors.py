@@ -106,7 +106,7 @@ class UnknownPluginError(UsageError, LookupError):
 
         known = ", ".join(self.available) or "(none installed)"
         kinds = "repositories" if kind == "repository" else f"{kind}s"
-        hint = did_you_mean(name, [a.removesuffix(" (configured)") for a in self.available])
+        hint = did_you_mean(name, [a.split(" (", 1)[0] for a in self.available])  # "NAME (configured)", "NAME (built in)"
         super().__init__(f'Unknown {kind} "{name}".{hint} Available {kinds}: {known}.')
 
 

@@ -91,6 +91,10 @@ def test_an_unknown_scheme_names_the_installed_repositories(evalkit_cli, storage
     result = evalkit_cli("run", "evalkit.smoke", "--database", "nosuch:///x", env={"PYTHONPATH": storage_plugins})
     assert result.code == 2
     assert 'Unknown repository "nosuch"' in result.stderr and "minimal" in result.stderr
+    assert "sqlite (built in), postgresql (built in)" in result.stderr, "the built-in stores are choices too"
+    typo = evalkit_cli("run", "evalkit.smoke", "--database", "sqlit:///x.db")
+    assert typo.code == 2 and 'Unknown repository "sqlit". Did you mean "sqlite"?' in typo.stderr, typo.stderr
+    assert "(none installed)" not in typo.stderr
 
 
 def test_a_chosen_baseline_in_a_store_with_only_the_base_protocol_is_compared_case_by_case(tmp_path: Path) -> None:

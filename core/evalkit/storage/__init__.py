@@ -80,6 +80,8 @@ __all__ = [
 
 #: URL schemes served by the built-in Peewee repository.
 SQL_SCHEMES = ("sqlite", "postgres", "postgresql")
+#: The schemes evalkit stores runs under itself, as an unknown scheme's message lists them.
+BUILT_IN_REPOSITORIES = ("sqlite (built in)", "postgresql (built in)")
 
 
 def is_in_memory(url: str) -> bool:
@@ -195,8 +197,12 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
 
         return SqlRepository(url, **options)
     from .. import registry
+    from ..errors import UnknownPluginError
 
-    record = registry.find("evalkit.repositories", scheme)
+    try:
+        record = registry.find("evalkit.repositories", scheme)
+    except UnknownPluginError as exc:  # the built-in schemes are no plugins, but are there to choose
+        raise UnknownPluginError("repository", scheme, (*BUILT_IN_REPOSITORIES, *exc.available)) from None
     repository: ResultRepository = registry.instantiate(record, registry.load(record), url=url)
     return repository
 
