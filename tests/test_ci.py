@@ -142,3 +142,14 @@ def test_the_shards_a_run_waits_for_are_named_as_shards_never_as_a_count() -> No
     assert ShardProgress(4, frozenset({1, 3})).describe() == "shards 1, 3 of 4 are in; waiting for shards 2, 4"
     assert ShardProgress(3).describe() == "no shard of 3 is in yet; waiting for shards 1, 2, 3"
     assert ShardProgress(2, frozenset({1, 2})).describe() == "shards 1, 2 of 2 are in"
+
+
+def test_a_shard_is_refused_outside_1_to_n_and_past_the_most_slices_however_it_is_made() -> None:
+    """The bounds hold for a library caller's Shard as for --shard I/N and --shard auto."""
+    from evalkit.run.placement import MAX_SHARDS
+
+    assert Shard(MAX_SHARDS, MAX_SHARDS).count == 999_999_999
+    for index, count, message in ((1, MAX_SHARDS + 1, "N must be a whole number from 1 to 999,999,999"),
+                                  (0, 3, "I must be between 1 and N"), (4, 3, "I must be between 1 and N")):  # fmt: skip
+        with pytest.raises(UsageError, match=f"--shard {index}/{count}: {message}"):
+            Shard(index, count)

@@ -28,6 +28,10 @@ LOCAL = "sqlite:///.evalkit/results.db"
         (("--shard", "1/3", "--database", LOCAL), "--shard needs --run-id"),
         (("--shard", "0/3", "--run-id", "x", "--database", LOCAL), "--shard 0/3: I must be between 1 and N"),
         (("--shard", "two", "--run-id", "x", "--database", LOCAL), "--shard must look like I/N"),
+        # more slices than the store keeps as an integer: it failed with OverflowError after the checks
+        (("--shard", "1/99999999999999999999", "--run-id", "x", "--database", LOCAL),
+         "--shard 1/99999999999999999999: N must be a whole number from 1 to 999,999,999"),
+        (("--shard", "1/0", "--run-id", "x", "--database", LOCAL), "--shard 1/0: N must be a whole number from 1 to 999,999,999"),
         # a shard's store is shared by every job of the run: one chosen by default, unnamed, is refused
         (("--shard", "1/3", "--run-id", "x"), "--shard needs a store every job of the run shares"),
         (("--wait-for-shards", "--run-id", "x"), "--wait-for-shards needs a store every job of the run shares"),

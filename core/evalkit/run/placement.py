@@ -31,24 +31,35 @@ def check_run_id(run_id: str) -> None:
         raise UsageError(f'run id "{shown}" must be 1 to 64 letters, digits, ".", "_", ":" or "-", starting with a letter or digit')
 
 
+#: The most slices a run is split into: more than any job array, and what the store keeps as a
+#: 64-bit integer with room to spare (`--shard 1/99999999999999999999` failed storing the count).
+MAX_SHARDS = 999_999_999
+
+
 @attrs.frozen
 class Shard:
-    """Slice ``index`` (1-based) of ``count`` deterministic slices of a set."""
+    """Slice ``index`` (1-based) of ``count`` deterministic slices of a set; refused (a usage
+    error) unless ``1 <= index <= count <= MAX_SHARDS``, however it was made."""
 
     index: int
     count: int
+
+    def __attrs_post_init__(self) -> None:
+        told = f"--shard {self.index}/{self.count}"
+        if not 1 <= self.count <= MAX_SHARDS:
+            raise UsageError(f"{told}: N must be a whole number from 1 to {MAX_SHARDS:,}")
+        if not 1 <= self.index <= self.count:
+            raise UsageError(f"{told}: I must be between 1 and N")
 
     @classmethod
     def parse(cls, text: str) -> Shard:
         """Parse ``I/N``."""
         try:
             left, right = text.split("/")
-            shard = cls(int(left), int(right))
+            index, count = int(left), int(right)
         except ValueError:
             raise UsageError(f'--shard must look like I/N (e.g. 2/4), got "{text}"') from None
-        if not 1 <= shard.index <= shard.count:
-            raise UsageError(f"--shard {text}: I must be between 1 and N")
-        return shard
+        return cls(index, count)
 
     def owns(self, case_id: str) -> bool:
         """True when the case belongs to this slice (stable across processes and machines)."""
