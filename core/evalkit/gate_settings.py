@@ -69,10 +69,17 @@ RETRIEVAL_TOLERANCE_KEYS = {
     "max_recall_drop": "max_recall_drop",
     "max_ndcg_drop": "max_ndcg_drop",
 }
+
+#: The smallest one-sided level a gate takes. Below it, ``1 - alpha`` rounds to 1 in a float and the
+#: normal quantile the power figures need does not exist: ``alpha = 1e-20``, a number above 0,
+#: crashed every paired comparison and ``evalkit plan`` with StatisticsError.
+SMALLEST_ALPHA_TEXT = "1e-9"
+SMALLEST_ALPHA = float(SMALLEST_ALPHA_TEXT)
+
 #: Every key ``[gate]`` takes, with its one-line help (the schema of the table).
 GATE_KEYS: Mapping[str, str] = {
     "method": 'how a comparison is decided: "tolerance" (a drop beyond the tolerance) or "paired" (the statistics)',
-    "alpha": "the paired test's one-sided significance level, from 1e-9 and below 0.5 (default 0.05)",
+    "alpha": f"the paired test's one-sided significance level, from {SMALLEST_ALPHA_TEXT} and below 0.5 (default 0.05)",
     "max_pass_rate_drop": "largest accepted drop of a prompt run's pass rate, 0..1 (default 0.1)",
     "max_mean_score_drop": "largest accepted drop of a prompt run's mean score, 0..1 (default 0.1)",
     "max_regressed_cases": "the most cases that may pass in the baseline and fail now (unset: no cap)",
@@ -93,12 +100,6 @@ def check_method(value: object, where: str) -> str:
     return str(value)
 
 
-#: The smallest one-sided level a gate takes. Below it, ``1 - alpha`` rounds to 1 in a float and the
-#: normal quantile the power figures need does not exist: ``alpha = 1e-20``, a number above 0,
-#: crashed every paired comparison and ``evalkit plan`` with StatisticsError.
-SMALLEST_ALPHA = 1e-9
-
-
 def check_alpha(value: object, where: str) -> float:
     """``value`` as a significance level: a number from :data:`SMALLEST_ALPHA`, below 0.5."""
     number = value
@@ -108,7 +109,7 @@ def check_alpha(value: object, where: str) -> float:
         except ValueError:
             number = None
     if isinstance(number, bool) or not isinstance(number, (int, float)) or not SMALLEST_ALPHA <= number < 0.5:
-        raise UsageError(f"{where} must be a number from 1e-9 and below 0.5 (the one-sided level), got {value!r}")
+        raise UsageError(f"{where} must be a number from {SMALLEST_ALPHA_TEXT} and below 0.5 (the one-sided level), got {value!r}")
     return float(number)
 
 

@@ -25,7 +25,7 @@ from .stats import (
     repeats_needed,
 )
 
-__all__ = ["MAX_CASES", "SMALLEST_DROP", "Needs", "askable", "cases_for", "cases_text", "needs_for", "noise_warning", "shown"]
+__all__ = ["MAX_CASES", "SMALLEST_DROP", "Needs", "askable", "cases_for", "cases_text", "needs_for", "noise_warning", "repeats_way", "shown"]
 
 #: The most cases :func:`cases_for` searches (beyond: "more than 1,000,000").
 MAX_CASES = 1_000_000
@@ -95,6 +95,15 @@ def needs_for(measured: MetricComparison, drop: float) -> Needs:
     return Needs(drop, cases, more)
 
 
+def repeats_way(needed: int | None, now: int, falls_short: bool) -> int | None:
+    """``needed`` answers a case as a way to detect a drop, or ``None`` when it is none: more than
+    a run takes (:data:`~evalkit.config.MAX_REPEATS`), or no more than ``now`` while the cases
+    fall short (the normal formula's promise where the exact test says otherwise)."""
+    if needed is None or needed > MAX_REPEATS or (falls_short and needed <= now):
+        return None
+    return needed
+
+
 def cases_text(cases: int, unit: str = "case") -> str:
     """``about 1,234 cases``, or ``1,000,000 or more cases`` at :data:`MAX_CASES` (the most counted)."""
     return f"{MAX_CASES:,} or more {unit}s" if cases >= MAX_CASES else f"about {cases:,} {unit}s"
@@ -117,7 +126,7 @@ def noise_warning(spec: MetricSpec, measured: MetricComparison, unit: str = "cas
     # Repeats average away the noise in the answers; with several answers per case already, noise
     # measured on the differences alone may lie between cases, where repeats cannot reach.
     answer_noise = not (repeats > 1 and detectable.source == "observed")
-    # more answers a case than a run takes (--repeats) are no way to get there
-    if answer_noise and needs.repeats is not None and repeats < needs.repeats <= MAX_REPEATS and unit == "case":
-        ways.append(f"--repeats {needs.repeats}")
+    more = repeats_way(needs.repeats, repeats, falls_short=True)  # a warning: these cases fall short
+    if answer_noise and more is not None and unit == "case":
+        ways.append(f"--repeats {more}")
     return sentence + f"; {' or '.join(ways)} would."

@@ -20,8 +20,7 @@ from typing import Any
 
 import attrs
 
-from .config import MAX_REPEATS
-from .noise import askable, cases_for, cases_text, shown
+from .noise import askable, cases_for, cases_text, repeats_way, shown
 from .stats import mcnemar_detectable_drop, minimum_detectable_drop, noise_from_rate, repeats_needed
 
 __all__ = ["DEFAULT_RATE", "PlanLine", "PlanReport", "plan_for", "plan_row"]
@@ -57,9 +56,8 @@ class PlanReport:
     ``alpha`` and power 0.8 (``method``: ``exact_mcnemar`` or ``normal``); ``tolerance`` the gate's
     (``method`` of the gate in ``gate``). ``target_drop`` (default: the tolerance) needs
     ``cases_needed`` cases at these repeats (at most :data:`~evalkit.noise.MAX_CASES`), or
-    ``repeats_needed`` answers per case with these cases (``None`` past what a run takes,
-    :data:`~evalkit.config.MAX_REPEATS`, or when it would be no more answers than now while the
-    cases fall short). ``notes`` and ``warnings`` are sentences; ``extra`` holds
+    ``repeats_needed`` answers per case with these cases (``None`` when that is no way there:
+    :func:`~evalkit.noise.repeats_way`). ``notes`` and ``warnings`` are sentences; ``extra`` holds
     the lines other concerns add.
     """
 
@@ -167,10 +165,7 @@ def plan_for(
     needed_cases = cases_for(rate, target, alpha=alpha, power=POWER, repeats=repeats) if target > 0 else 0
     noise = noise_from_rate(rate)
     needed_repeats = repeats_needed(noise, askable(target), max(1, cases), alpha=alpha, power=POWER) if target > 0 and noise.variance > 0 else None
-    if needed_repeats is not None and (needed_repeats > MAX_REPEATS or (needed_repeats <= repeats and needed_cases > cases)):
-        # more answers a case than a run takes are no way to get there; and where the exact test
-        # says these cases fall short, the normal formula's "as many answers as now" is no way either
-        needed_repeats = None
+    needed_repeats = repeats_way(needed_repeats, repeats, falls_short=needed_cases > cases)
     return PlanReport(
         set_identifier=set_identifier,
         cases=cases,

@@ -134,11 +134,12 @@ def handle(args: Arguments) -> int:
         source = "given with --rate" if rate is not None else ""
     # the judge calls an answer costs are the built grader's, as a run's are: --judge-repeats, else
     # its [graders.NAME] table's repeats, else its default
-    estimate = _estimate(args, config, judged)
+    repeats = repeats_of(args, config)
+    estimate = _estimate(args, config, judged, repeats)
     plan = plan_for(
         golden_set.identifier,
         _case_count(golden_set),
-        repeats=repeats_of(args, config),
+        repeats=repeats,
         judge_repeats=estimate.judge_repeats,
         rate=rate,
         rate_source=source,
@@ -162,12 +163,11 @@ def handle(args: Arguments) -> int:
     return 0
 
 
-def _estimate(args: Arguments, config: Any, judged: bool) -> Any:
+def _estimate(args: Arguments, config: Any, judged: bool, repeats: int) -> Any:
     """What the run would ask and cost (:func:`evalkit.run.estimate.estimate_set`): from the stored
     usage of the scope's latest run where there is one, else from the prompts' lengths."""
     from ..run.estimate import estimate_set
     from .common import database_url
-    from .gate_options import repeats_of
 
     options: dict[str, Any] = {}
     if judged and args.judge:
@@ -176,7 +176,7 @@ def _estimate(args: Arguments, config: Any, judged: bool) -> Any:
         options["repeats"] = args.judge_repeats
     return estimate_set(
         args.set, provider=args.provider, model=args.model, grader=args.grader, grader_options=options or None,
-        config=config, database=database_url(args, config), repeats=repeats_of(args, config),
+        config=config, database=database_url(args, config), repeats=repeats,
     )  # fmt: skip
 
 
