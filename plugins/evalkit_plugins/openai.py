@@ -552,7 +552,9 @@ class OpenAIGenerator:
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, self.backoff_max)
-        return random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2.0 ** (attempt - 1)))
+        # The doubling stops at 2**64 (far past any backoff_max): 2.0 ** 1024 raises OverflowError,
+        # and max_attempts has no upper bound.
+        return random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2.0 ** min(attempt - 1, 64)))
 
     def _answer(self, content: bytes) -> Answer:
         try:

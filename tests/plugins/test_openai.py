@@ -484,3 +484,11 @@ def test_a_server_that_trickles_its_answer_for_ever_hits_the_timeout(chat_server
     assert isinstance(error, GenerationError), error
     assert "failed after 2 attempts; last: timed out (ReadTimeout, timeout 0.5 s)" in str(error)
     assert chat_server.request_count == 2
+
+
+def test_backoff_past_a_thousand_attempts_stays_a_number(chat_server: ChatServer) -> None:
+    # 2.0 ** 1024 overflows: a generator allowed thousands of attempts kept retrying until then,
+    # and its case ended in "OverflowError" instead of the endpoint's own error.
+    generator = make(chat_server, max_attempts=5000, backoff_base=0.0, backoff_max=0.0)
+    assert generator._backoff(1500, None) == 0.0
+    assert 0.0 <= make(chat_server, max_attempts=5000, backoff_base=1e300, backoff_max=2.0)._backoff(4000, None) <= 2.0
