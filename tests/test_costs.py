@@ -25,6 +25,10 @@ def test_amounts_are_exact_and_an_unknown_one_is_never_zero() -> None:
     assert add_costs([Decimal(1), None]) is None and add_costs([]) == 0
     assert format_amount(None, "USD") == "unknown" and format_amount(Decimal("0.00420"), "EUR") == "0.0042 EUR"
     assert format_amount(Decimal(0), "USD") == "0 USD"
+    assert format_amount(Decimal("999999999999999.99"), "USD") == "999999999999999.99 USD"
+    assert format_amount(Decimal("1e15"), "USD") == "1E+15 USD"
+    assert format_amount(Decimal("18e303"), "USD") == "1.8E+304 USD"
+    assert format_amount(Decimal("123456789012345678"), "EUR") == "1.23457E+17 EUR"
     with pytest.raises(ValueError):
         parse_amount("-1")
     with pytest.raises(ValueError):

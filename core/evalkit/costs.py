@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_CURRENCY",
     "MILLION",
     "Price",
+    "SCIENTIFIC_FROM",
     "RunSpend",
     "TokenTally",
     "add_costs",
@@ -108,10 +109,20 @@ def parse_amount(text: str) -> Decimal:
     return amount
 
 
+#: From this size on an amount is printed in scientific notation, to six significant digits
+#: (``1.8E+304 USD``): a price or a token count may be as large as a float or 2**63, and the
+#: plain form of such a product runs to hundreds of digits.
+SCIENTIFIC_FROM = Decimal("1e15")
+
+
 def format_amount(amount: Decimal | None, currency: str | None) -> str:
-    """``0.0042 USD``; ``unknown`` for an unknown amount (never ``0``)."""
+    """``0.0042 USD``, ``1.8E+20 USD`` from :data:`SCIENTIFIC_FROM` on; ``unknown`` for an unknown
+    amount (never ``0``)."""
     if amount is None:
         return "unknown"
+    if abs(amount) >= SCIENTIFIC_FROM:
+        mantissa, _, exponent = f"{amount:.5E}".partition("E")
+        return f"{mantissa.rstrip('0').rstrip('.')}E{exponent} {currency or DEFAULT_CURRENCY}"
     shown = amount.normalize() if amount == amount.to_integral_value() else amount
     text = f"{shown:f}"
     if "." in text:

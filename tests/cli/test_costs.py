@@ -3,6 +3,7 @@ chat-completions test server (which reports usage: one token a word)."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from decimal import Decimal
 from pathlib import Path
@@ -112,6 +113,29 @@ def test_a_budget_stops_the_run_before_it_is_passed_and_the_printed_command_resu
     whole = evalkit_cli("show", words[3], "--json", env=env).json()
     assert whole["status"] == "complete" and whole["spend"]["generator"]["requests"] == 6
     assert whole["spend"]["cost"] == expected_cost(chat_server)
+
+
+def test_astronomical_prices_print_in_scientific_notation_and_their_budget_still_resumes(evalkit_cli, project, chat_server) -> None:
+    # Prices are any finite number: at 1e30 a budget rounded to cents has more digits than
+    # Decimal's context keeps, and rounding it for the resume command was an internal error.
+    chat_server.responder = arithmetic
+    huge = "price_per_million_input = 1e30\nprice_per_million_output = 1e30\nmax_tokens = 4"
+    env = configure(project, chat_server, privacy="full", extra=huge)
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--budget", "3e25", env=env)
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    output = stopped.stdout + stopped.stderr
+    assert "of a budget of 3E+25 USD" in output and 0 < len(completions(chat_server)) < 6
+    words = resume_words(output)
+    budget = words[words.index("--budget") + 1]
+    assert re.fullmatch(r"[1-9](\.[0-9]{1,5})?E\+2[5-9]", budget) and Decimal(budget) >= Decimal("6e25"), budget
+    resumed = evalkit_cli(*words, env=env)
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    cost = next(line for line in resumed.stdout.splitlines() if line.startswith("Cost:"))
+    assert re.fullmatch(r"Cost: +[1-9](\.[0-9]{1,5})?E\+[0-9]+ USD", cost), cost
+    whole = evalkit_cli("show", words[3], "--json", env=env).json()
+    assert whole["status"] == "complete" and Decimal(whole["spend"]["cost"]) > Decimal("1e24")
+    planned = evalkit_cli("plan", "arith.basic", "--provider", "prod", env=env)
+    assert planned.code == 0 and re.search(r"Cost: +[1-9](\.[0-9]{1,5})?E\+[0-9]+ USD", planned.stdout), planned.stdout
 
 
 def test_max_requests_stops_after_n_requests_with_exit_3(evalkit_cli, project, chat_server) -> None:

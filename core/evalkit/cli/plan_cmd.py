@@ -183,6 +183,7 @@ def _estimate(args: Arguments, config: Any, judged: bool, repeats: int) -> Any:
 def estimate_lines(estimate: Any, plan: Any) -> list[str]:
     """The estimate for people, in the plan's columns: tokens, cost ("unknown" without a price,
     never 0) and time, and the requests only where they differ from the plan's own count."""
+    from ..costs import format_amount
     from ..plan_report import plan_row
 
     lengths = "the prompts' lengths (about 4 characters a token)"
@@ -191,7 +192,7 @@ def estimate_lines(estimate: Any, plan: Any) -> list[str]:
         basis = f"the stored usage of run {estimate.from_run} for {estimate.measured_cases} cases{rest}"
     else:
         basis = lengths
-    cost = "unknown (no price configured)" if estimate.cost is None else f"{estimate.cost} {estimate.currency or ''}".rstrip()
+    cost = "unknown (no price configured)" if estimate.cost is None else format_amount(estimate.cost, estimate.currency)
     seconds = "unknown" if estimate.seconds is None else f"{estimate.seconds:.0f} s at {estimate.concurrency} in flight"
     same_count = (estimate.generator_requests, estimate.judge_requests) == (plan.answers, plan.judge_calls)
     requests = f"{estimate.generator_requests} to the generator, {estimate.judge_requests} to a judge"

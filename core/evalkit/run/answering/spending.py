@@ -19,14 +19,14 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable, Mapping
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 from typing import Any, Literal
 
 import attrs
 
 from ...answer_cache import request_key
 from ...answers import Answer, GenerationRequest, ServingIdentity, Usage
-from ...costs import Price, RunSpend, cost_of
+from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 
@@ -320,8 +320,14 @@ def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int) -> tuple[st
         if cost is not None and asked:
             projected = cost / asked * case_count * Decimal("1.25")
             wanted = max(wanted, projected)
-        quantum = Decimal("0.01") if wanted >= 1 else Decimal("0.0001")
-        args += ["--budget", f"{wanted.quantize(quantum, rounding='ROUND_CEILING').normalize():f}"]
+        if wanted >= SCIENTIFIC_FROM:
+            # Six significant digits, written 2.275E+26: cents would pass the context's 28 digits
+            # (quantize() fails) and the plain form --budget's 40 characters.
+            quantum = Decimal(1).scaleb(wanted.adjusted() - 5)
+        else:
+            quantum = Decimal("0.01") if wanted >= 1 else Decimal("0.0001")
+        rounded = wanted.quantize(quantum, rounding=ROUND_CEILING).normalize()
+        args += ["--budget", str(rounded) if wanted >= SCIENTIFIC_FROM else f"{rounded:f}"]
     if guard.max_requests is not None and guard.stopped and guard.stopped.startswith("--max-requests"):
         args += ["--max-requests", str(max(case_count, guard.max_requests * 2))]
     return tuple(args)
