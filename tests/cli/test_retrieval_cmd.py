@@ -257,7 +257,10 @@ def test_every_baseline_state_with_the_lexical_retriever(cli, project) -> None:
     changed = cli(*args)
     assert changed.code == 1
     assert "Baseline state: mismatch" in changed.stdout
-    assert "Regression comparison skipped: benchmark provenance is mismatch. The measurement was recorded." in changed.stdout
+    first_id = stored(project)[0][0]
+    skipped = re.search(r"Regression comparison skipped: benchmark provenance is mismatch \((.*)\)\. The measurement was recorded\.", changed.stdout)
+    assert skipped, changed.stdout
+    assert re.fullmatch(rf'corpus revision "[^"]+" → "[^"]+" since baseline run {first_id}', skipped.group(1)), skipped.group(1)
     assert "No regression" not in changed.stdout
     assert "Not accepted as the baseline" in changed.stdout
     # The mismatched run is not accepted: the baseline stays the old corpus's run until a person accepts.
@@ -283,7 +286,10 @@ def test_a_retriever_without_provenance_is_unknown_and_fails_the_strict_gate(cli
     assert strict.code == 1
     assert "unknown: the retriever declares no provenance" in strict.stdout
     assert "Baseline state: unknown" in strict.stdout
-    assert "Regression comparison skipped: benchmark provenance is unknown. The measurement was recorded." in strict.stdout
+    assert (
+        "Regression comparison skipped: benchmark provenance is unknown (this run's retriever declares no valid provenance). "
+        "The measurement was recorded."
+    ) in strict.stdout
     lenient = cli(*args)
     assert lenient.code == 0 and "Baseline state: unknown" in lenient.stdout
     assert "Top-1 hit rate: 100.0% (4/4)" in lenient.stdout
@@ -406,6 +412,8 @@ def test_changing_k_changes_the_benchmark(cli, project) -> None:
     twenty = cli(*args, "--k", "20").json()
     assert twenty["limit"] == 20 and twenty["baseline_state"] == "mismatch"
     assert cli(*args, "--k", "0").code == 2
+    said = cli(*args[:-1], "--k", "5").stdout
+    assert f"benchmark provenance is mismatch (k 10 → 5 since baseline run {stored(project)[0][0]})" in said, said
 
 
 # -- deployments --------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ __all__ = [
     "HIT_AT_1",
     "HIT_AT_3",
     "MIN_LIMIT",
+    "benchmark_changes",
     "case_from_score",
     "identity_of_run",
     "metrics_document",
@@ -155,6 +156,29 @@ def _declared(stored: Mapping[str, Any]) -> RetrievalProvenance | None:
         return None
     declared = RetrievalProvenance(*(stored[f] for f in _PROVENANCE_FIELDS), execution_revision=execution)
     return None if validate_provenance(declared) else declared
+
+
+def benchmark_changes(baseline: Run, identity: RetrievalIdentity) -> list[str]:
+    """What of the benchmark differs between the stored ``baseline`` and a run of ``identity``, in
+    words (``corpus revision "v1" → "v2"``, ``k 10 → 5``, ``the question set's labels``); empty
+    when the stored document says nothing that differs. Revisions are validated labels (bounded
+    ASCII), so they are quoted."""
+    stored = baseline.provenance if isinstance(baseline.provenance, Mapping) else {}
+    changes = []
+    before = stored.get("corpus_revision")
+    after = identity.provenance.corpus_revision if identity.provenance is not None else None
+    if isinstance(before, str) and after is not None and before != after:
+        changes.append(f'corpus revision "{before}" → "{after}"')
+    if stored.get("scoring_version") not in (None, identity.scoring_version):
+        changes.append("the scoring protocol (an older evalkit's)")
+    if isinstance(stored.get("k"), int) and stored["k"] != identity.k:
+        changes.append(f"k {stored['k']} → {identity.k}")
+    threshold = stored.get("relevance_threshold", DEFAULT_RELEVANCE_THRESHOLD)
+    if isinstance(threshold, int) and threshold != identity.threshold:
+        changes.append(f"relevance threshold {threshold} → {identity.threshold}")
+    if baseline.set_fingerprint and baseline.set_fingerprint != identity.labels_fingerprint:
+        changes.append("the question set's labels")
+    return changes
 
 
 def stored_benchmark(run: Run) -> str:

@@ -55,6 +55,7 @@ from ...retrieval.ranking import Ranking, read_ranking
 from ...retrieval.scoring import QuestionScore, RetrievalMetrics, aggregate, score_question
 from ...retrieval.stored import (
     GRADER,
+    benchmark_changes,
     case_from_score,
     identity_of_run,
     metrics_document,
@@ -186,7 +187,8 @@ class QuestionRules:
         if state == BASELINE:
             return Comparability(label=BASELINE)
         if state != COMPARABLE or baseline is None:
-            reason = f"Regression comparison skipped: benchmark provenance is {state}. The measurement was recorded."
+            cause = _not_comparable_cause(state, baseline, identity)
+            reason = f"Regression comparison skipped: benchmark provenance is {state}{cause}. The measurement was recorded."
             return Comparability(False, reason, state)
         treatment = baseline.variant_fingerprint != identity.variant_fingerprint
         if treatment:
@@ -201,6 +203,19 @@ class QuestionRules:
         """``baseline state STATE: REASON``."""
         label = verdict.comparability.label if verdict.comparability is not None else None
         return f"{_STORED_STATE}{label or UNKNOWN}: {verdict.reason}"
+
+
+def _not_comparable_cause(state: str, baseline: Run | None, identity: RetrievalIdentity) -> str:
+    """Why a run is ``unknown`` or a ``mismatch``, as `` (…)`` after the state: what changed since
+    the baseline, or whose provenance is missing."""
+    if state == MISMATCH and baseline is not None:
+        changes = benchmark_changes(baseline, identity)
+        return f" ({'; '.join(changes)} since baseline run {baseline.id})" if changes else ""
+    if identity.provenance is None:
+        return " (this run's retriever declares no valid provenance)"
+    if baseline is not None:
+        return f" (baseline run {baseline.id} was stored without a valid provenance)"
+    return ""
 
 
 def _recorded_state(verdict: Verdict) -> Verdict:
