@@ -51,7 +51,9 @@ def test_the_command_line_wins_over_the_file_over_the_defaults() -> None:
         # 1 - alpha rounds to 1: the normal quantile the power figures need does not exist
         ({"alpha": 1e-20}, "[gate] alpha must be a number from 1e-9 and below 0.5 (the one-sided level), got 1e-20"),
         ({"alpha": 5e-324}, "[gate] alpha must be a number from 1e-9 and below 0.5 (the one-sided level), got 5e-324"),
-        ({"max_regressed_cases": -1}, "[gate] max_regressed_cases must be a whole number from 0"),
+        ({"max_regressed_cases": -1}, "[gate] max_regressed_cases must be a whole number from 0 to 999,999,999, got -1"),
+        # a TOML integer had no upper bound, where the command line stopped at nine digits
+        ({"max_regressed_cases": 10**20}, "[gate] max_regressed_cases must be a whole number from 0 to 999,999,999, got 100000000000000000000"),
         ({"quarantine": "case-1"}, "[gate] quarantine must be a list of case ids"),
         ({"max_pass_rate_drop": 1.5}, "[gate] max_pass_rate_drop must be a finite number in 0..1, got 1.5"),
         ({"max_ndcg_drop": "x"}, "[gate] max_ndcg_drop must be a finite number in 0..1"),

@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 
 from .errors import ConfigError, UsageError
+from .shapes import short_repr
 from .tolerance import Tolerances, parse_tolerance
 from .wording import did_you_mean
 
@@ -45,6 +46,7 @@ __all__ = [
     "GATE_METHODS",
     "PROMPT_TOLERANCE_KEYS",
     "RETRIEVAL_TOLERANCE_KEYS",
+    "MAX_REGRESSED_CASES",
     "GateSettings",
     "check_alpha",
     "check_method",
@@ -76,13 +78,17 @@ RETRIEVAL_TOLERANCE_KEYS = {
 SMALLEST_ALPHA_TEXT = "1e-9"
 SMALLEST_ALPHA = float(SMALLEST_ALPHA_TEXT)
 
+#: The most regressed cases a gate may allow: nine digits, more cases than a set holds. The
+#: command line always read at most nine digits; ``[gate]`` took any TOML integer.
+MAX_REGRESSED_CASES = 999_999_999
+
 #: Every key ``[gate]`` takes, with its one-line help (the schema of the table).
 GATE_KEYS: Mapping[str, str] = {
     "method": 'how a comparison is decided: "tolerance" (a drop beyond the tolerance) or "paired" (the statistics)',
     "alpha": f"the paired test's one-sided significance level, from {SMALLEST_ALPHA_TEXT} and below 0.5 (default 0.05)",
     "max_pass_rate_drop": "largest accepted drop of a prompt run's pass rate, 0..1 (default 0.1)",
     "max_mean_score_drop": "largest accepted drop of a prompt run's mean score, 0..1 (default 0.1)",
-    "max_regressed_cases": "the most cases that may pass in the baseline and fail now (unset: no cap)",
+    "max_regressed_cases": "the most cases that may pass in the baseline and fail now, 0 to 999,999,999 (unset: no cap)",
     "quarantine": "case ids kept out of the gate (still reported)",
     "min_judge_kappa": "a judge's checks gate only once its newest calibration κ reaches this, -1..1 (unset: every judge gates)",
     "max_top1_drop": "largest accepted drop of a retrieval run's hit@1, 0..1 (default 0.1)",
@@ -109,17 +115,18 @@ def check_alpha(value: object, where: str) -> float:
         except ValueError:
             number = None
     if isinstance(number, bool) or not isinstance(number, (int, float)) or not SMALLEST_ALPHA <= number < 0.5:
-        raise UsageError(f"{where} must be a number from {SMALLEST_ALPHA_TEXT} and below 0.5 (the one-sided level), got {value!r}")
+        raise UsageError(f"{where} must be a number from {SMALLEST_ALPHA_TEXT} and below 0.5 (the one-sided level), got {short_repr(value)}")
     return float(number)
 
 
 def check_regressed_cases(value: object, where: str) -> int:
-    """``value`` as a count of regressed cases: a whole number from 0."""
+    """``value`` as a count of regressed cases: a whole number from 0 to :data:`MAX_REGRESSED_CASES`,
+    whether it comes from the command line (text) or ``[gate]`` (a TOML integer)."""
     number = value
     if isinstance(value, str):
         number = int(value) if value.isascii() and value.isdigit() and len(value) <= 9 else None
-    if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-        raise UsageError(f"{where} must be a whole number from 0, got {value!r}")
+    if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_REGRESSED_CASES:
+        raise UsageError(f"{where} must be a whole number from 0 to {MAX_REGRESSED_CASES:,}, got {short_repr(value)}")
     return number
 
 

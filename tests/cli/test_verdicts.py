@@ -199,11 +199,18 @@ def test_a_misspelled_gate_is_refused_before_anything_is_called(evalkit_cli, pro
 def test_a_bad_gate_option_is_a_usage_error(evalkit_cli, project, chat_server, words) -> None:
     env = configure(project, chat_server)
     for args, message in ((("--alpha", "0.7"), "--alpha must be a number from 1e-9 and below 0.5"),
-                          (("--max-regressed-cases", "-1"), "--max-regressed-cases must be a whole number from 0"),
+                          (("--max-regressed-cases", "-1"), "--max-regressed-cases must be a whole number from 0 to 999,999,999, got '-1'"),
+                          # ten digits: the message used to say "from 0" and nothing of the bound
+                          (("--max-regressed-cases", "1000000000"), "--max-regressed-cases must be a whole number from 0 to 999,999,999, got '1000000000'"),
+                          (("--max-regressed-cases", "999999999"), None),
                           (("--gate", "both"), "Invalid value for '--gate': 'both' is not one of")):  # fmt: skip
+        before = chat_server.request_count
         result = evalkit_cli("run", SET, "--provider", "prod", *args, env=env)
+        if message is None:
+            assert result.code == 0, result.stderr
+            continue
         assert result.code == 2 and message in result.stderr
-    assert chat_server.request_count == 0
+        assert chat_server.request_count == before, "a refused option sends nothing"
 
 
 def test_init_writes_a_paired_gate(evalkit_cli, project) -> None:
