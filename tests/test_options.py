@@ -129,6 +129,30 @@ def test_validators_name_the_option_and_the_allowed_values() -> None:
     assert "must be a finite number" in str(pytest.raises(OptionError, number(), None, attrs.fields(Knobs).ratio, float("inf")).value)
 
 
+def test_numbers_past_what_a_float_or_a_store_holds_are_refused_at_the_boundary() -> None:
+    # TOML reads 1 followed by 400 zeros as an int: float() of it raises OverflowError, which a
+    # plugin met in the middle of a run (a per-minute limit) or cattrs reported as "unknown error".
+    huge = 10**400
+
+    @attrs.frozen
+    class Limits:
+        per_minute: int | None = option("a limit", default=None, validator=attrs.validators.optional(whole(at_least=1)))
+        seed: int = option("a seed", default=0, validator=whole(at_least=0))
+        wait: float = option("seconds", default=1.0, validator=number(above=0))
+
+    assert Limits(seed=2**63 - 1).seed == 2**63 - 1
+    with pytest.raises(OptionError, match=r"per_minute must be a whole number of at least 1, at most 2\*\*63 - 1 \(9,223,372,036,854,775,807\)"):
+        Limits(per_minute=2**63)
+    with pytest.raises(OptionError, match=r"wait must be a number above 0 that a float holds \(up to about 1.8e308\)"):
+        Limits(wait=huge)
+    with pytest.raises(OptionsError) as refused:
+        structure_options(Limits, {"per_minute": huge, "wait": huge}, plugin="P", table="[t]")
+    lines = str(refused.value).splitlines()
+    assert any(line.startswith('P has a wrong value for option "per_minute" in [t]: per_minute must be a whole number of at least 1, at most 2**63 - 1') for line in lines), lines
+    assert any(line.startswith('P has a wrong value for option "wait" in [t]: a number past what a float holds (about 1.8e308) (got 1000') for line in lines), lines
+    assert "unknown error" not in str(refused.value)
+
+
 def test_every_problem_of_a_table_is_reported_at_once_naming_plugin_option_and_table() -> None:
     with pytest.raises(OptionsError) as refused:
         structure_options(Knobs, {"corpus": "c", "level": 12, "ratio": "half", "header": ["sk-secret-1"], "mdoe": "x"}, plugin="P", table="[t]")

@@ -43,7 +43,6 @@ every sub-table is checked against ``Options`` and the provider is called with
 
 from __future__ import annotations
 
-import math
 import os
 import weakref
 from collections.abc import Callable, Mapping
@@ -60,6 +59,7 @@ if TYPE_CHECKING:
 __all__ = [
     "resolve_paths",
     "DeclaresOptions",
+    "MAX_WHOLE",
     "OptionError",
     "OptionsError",
     "OptionSpec",
@@ -165,6 +165,12 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+#: The largest whole number an option takes, whatever its declaration says: 2**63 - 1, what a
+#: store keeps. TOML reads ``1`` followed by 400 zeros as an int, and a plugin that divides by it
+#: or waits for it (``float()`` of it) raised OverflowError, in the middle of a run.
+MAX_WHOLE = 2**63 - 1
+
+
 def _bounds(at_least: float | None, above: float | None, at_most: float | None) -> str:
     if at_least is not None and at_most is not None:
         return f" from {at_least:g} to {at_most:g}"
@@ -174,11 +180,16 @@ def _bounds(at_least: float | None, above: float | None, at_most: float | None) 
 
 
 def number(*, at_least: float | None = None, above: float | None = None, at_most: float | None = None) -> Callable[..., None]:
-    """A validator: a finite number (not a boolean) within the bounds given."""
+    """A validator: a finite number (not a boolean) within the bounds given; an int a float cannot
+    hold is refused as such."""
     requirement = f"must be a{' finite' if at_least is None and above is None and at_most is None else ''} number{_bounds(at_least, above, at_most)}"
 
     def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:  # type: ignore[type-arg]
-        fits = _is_number(value) and math.isfinite(value)
+        from .shapes import finite_number
+
+        if _is_number(value) and isinstance(value, int) and not finite_number(value):  # 10**400: math.isfinite raised
+            raise OptionError(attribute.name, f"{requirement} that a float holds (up to about 1.8e308)", _shown(attribute, value))
+        fits = finite_number(value)
         fits = fits and (at_least is None or value >= at_least) and (above is None or value > above)
         if not (fits and (at_most is None or value <= at_most)):
             raise OptionError(attribute.name, requirement, _shown(attribute, value))
@@ -188,13 +199,16 @@ def number(*, at_least: float | None = None, above: float | None = None, at_most
 
 
 def whole(*, at_least: int | None = None, at_most: int | None = None) -> Callable[..., None]:
-    """A validator: a whole number (not a boolean) within the bounds given."""
+    """A validator: a whole number (not a boolean) within the bounds given, and never past
+    :data:`MAX_WHOLE`."""
     requirement = f"must be a whole number{_bounds(at_least, None, at_most)}"
 
     def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:  # type: ignore[type-arg]
         fits = isinstance(value, int) and not isinstance(value, bool)
         if not (fits and (at_least is None or value >= at_least) and (at_most is None or value <= at_most)):
             raise OptionError(attribute.name, requirement, _shown(attribute, value))
+        if value > MAX_WHOLE:
+            raise OptionError(attribute.name, f"{requirement}, at most 2**63 - 1 ({MAX_WHOLE:,})", _shown(attribute, value))
 
     check.requirement = requirement  # type: ignore[attr-defined]
     return check
@@ -418,7 +432,7 @@ def _field_problems(field: attrs.Attribute, value: Any, plugin: str, table: str)
         structured = options_converter.structure(value, field.type)
     except Exception as exc:
         problems = []
-        for line in cattrs.transform_error(exc, path=f"$.{field.name}"):
+        for line in cattrs.transform_error(exc, path=f"$.{field.name}", format_exception=_structure_failure):
             message, _, where = line.rpartition(" @ ")
             shown = "value not shown" if secret else f"got {_short(value)}"
             problems.append(f'{plugin} has a wrong value for option "{where.removeprefix("$.")}" in {table}: {message} ({shown}).')
@@ -433,6 +447,16 @@ def _field_problems(field: attrs.Attribute, value: Any, plugin: str, table: str)
     except Exception as exc:  # attrs' own validators, or a plugin's (which may raise its ConfigError)
         return [f'{plugin} has a wrong value for option "{field.name}" in {table}: {exc}']
     return []
+
+
+def _structure_failure(exc: BaseException, kind: Any) -> str:
+    """cattrs' words for a value of the wrong kind; ours for a whole number no float holds
+    (``timeout = 1`` followed by 400 zeros: cattrs says "unknown error")."""
+    import cattrs.v
+
+    if isinstance(exc, OverflowError):
+        return "a number past what a float holds (about 1.8e308)"
+    return cattrs.v.format_exception(exc, kind)
 
 
 def _short(value: Any) -> str:

@@ -145,6 +145,23 @@ def test_a_value_a_validator_refuses_names_the_plugin_the_option_the_table_and_t
     assert not (project / ".evalkit").exists(), "nothing stored"
 
 
+def test_numbers_no_float_or_store_holds_are_refused_before_anything_is_asked(evalkit_cli, project: Path, chat_server) -> None:
+    # A per-minute limit of 10**400 errored the first case with OverflowError (the pacer divides
+    # by it); a timeout of 10**400 was "unknown error (int too large to convert to float)".
+    huge = "1" + "0" * 400
+    (project / "evalkit.toml").write_text(
+        f'[providers.gpt]\nadapter = "openai"\nbase_url = "{chat_server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
+        f"max_tokens_per_minute = {huge}\ntimeout = {huge}\nmax_attempts = {2**63}\n"
+    )
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "gpt")
+    assert result.code == 2 and result.stdout == "", result.stdout
+    assert "max_tokens_per_minute must be a whole number of at least 1, at most 2**63 - 1 (9,223,372,036,854,775,807)" in result.stderr
+    assert "max_attempts must be a whole number of at least 1, at most 2**63 - 1" in result.stderr
+    assert 'option "timeout" in [providers.gpt] of ' in result.stderr and ": a number past what a float holds (about 1.8e308) (got 1000" in result.stderr
+    assert "unknown error" not in result.stderr and "OverflowError" not in result.stderr
+    assert chat_server.request_count == 0 and not (project / ".evalkit").exists(), "nothing asked, nothing stored"
+
+
 def test_a_secret_option_of_the_wrong_shape_is_never_echoed(evalkit_cli, project: Path) -> None:
     (project / "evalkit.toml").write_text(
         '[providers.gpt]\nadapter = "openai"\nmodel = "m"\nextra_headers = { "X-Team" = "hdr-secret-5150", "X-Count" = 3 }\n'
