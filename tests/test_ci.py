@@ -86,7 +86,10 @@ def test_the_shard_comes_from_a_job_array(environ, count, shard) -> None:
          None, "task 4 is not one of an array of tasks from 1 in steps of 2"),
         ({"SLURM_ARRAY_TASK_ID": "9", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "4"}, None,
          "Slurm job array says job '9' of '4' (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT), which is not a shard"),
-        ({"JOB_COMPLETION_INDEX": "1" * 40}, 2, "which is not a whole number"),
+        ({"JOB_COMPLETION_INDEX": "1" * 40}, 2, "which is not a whole number from 0 to 999,999,999"),
+        # str.isdigit() takes a superscript two, which int() refused: an internal error
+        ({"JOB_COMPLETION_INDEX": "0", "EVALKIT_SHARD_COUNT": "²"}, None, "EVALKIT_SHARD_COUNT='²', which is not a whole number"),
+        ({"JOB_COMPLETION_INDEX": "٣", "EVALKIT_SHARD_COUNT": "4"}, None, "JOB_COMPLETION_INDEX='٣', which is not a whole number"),
     ],
 )  # fmt: skip
 def test_job_array_shards_are_refused_clearly(environ, count, message) -> None:
@@ -100,7 +103,7 @@ def test_shard_auto_may_carry_the_count(text, count) -> None:
     assert parse_auto(text) == count
 
 
-@pytest.mark.parametrize("text", ["auto/", "auto/0", "auto/x", "automatic", "auto/-1", "auto/4/4", "auto/" + "9" * 12])
+@pytest.mark.parametrize("text", ["auto/", "auto/0", "auto/x", "automatic", "auto/-1", "auto/4/4", "auto/" + "9" * 12, "auto/²", "auto/٤", "auto/1_0"])
 def test_a_malformed_shard_auto_is_a_usage_error(text) -> None:
     with pytest.raises(UsageError, match="auto or auto/N"):
         parse_auto(text)

@@ -94,6 +94,15 @@ def test_under_sudo_the_calling_users_configuration_is_trusted(shared: Path, mon
     assert load_config(cwd=shared / "work").path == shared / "evalkit.toml"
 
 
+@as_root
+def test_a_sudo_uid_that_is_no_ascii_number_trusts_nobody_more(shared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # str.isdigit() took "²", and int() of it ended every command in an internal error
+    os.chown(shared / "evalkit.toml", NOBODY, -1)
+    for odd in ("²", "٦٥٥٣٤", " 65534", "65_534"):
+        monkeypatch.setenv("SUDO_UID", odd)
+        assert f"is owned by {_name(NOBODY)}" in refusal(shared / "work"), odd
+
+
 def test_a_link_to_a_file_others_can_write_is_refused(shared: Path, tmp_path: Path) -> None:
     drop = tmp_path / "drop"
     drop.mkdir()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from evalkit.shapes import MAX_VALUE_CONTAINERS, MAX_VALUE_NESTING, short_repr, value_shape_problem
+from evalkit.shapes import MAX_VALUE_CONTAINERS, MAX_VALUE_NESTING, short_repr, value_shape_problem, whole_number
 
 
 def nested(depth: int) -> object:
@@ -91,3 +91,18 @@ def test_a_repr_that_exits_is_named_not_followed() -> None:
 )
 def test_a_mapping_key_that_is_not_text_is_named(value: object, problem: str | None) -> None:
     assert value_shape_problem(value) == problem
+
+
+@pytest.mark.parametrize(
+    ("text", "options", "number"),
+    [
+        ("0", {}, 0), ("42", {}, 42), ("007", {}, 7), ("9" * 9, {"max_digits": 9}, 999_999_999),
+        ("9" * 10, {"max_digits": 9}, None), ("1" * 4301, {}, None),  # past int()'s own digit limit
+        ("²", {}, None), ("٣", {}, None), ("1_000", {}, None), (" 3", {}, None), ("3\n", {}, None), ("", {}, None),
+        ("-3", {}, None), ("-3", {"signed": True}, -3), ("+3", {"signed": True}, 3), ("+-3", {"signed": True}, None),
+        ("--3", {"signed": True}, None), ("-", {"signed": True}, None), ("3.0", {}, None), ("0x10", {}, None),
+    ],
+)  # fmt: skip
+def test_a_whole_number_is_ascii_digits_only(text, options, number) -> None:
+    # str.isdigit() takes "²" (int() then raised: --shard auto/², a qrels grade, SUDO_UID) and "٣" (read as 3)
+    assert whole_number(text, **options) == number

@@ -16,6 +16,7 @@ import attrs
 
 from .errors import UsageError
 from .run.plan import Shard
+from .shapes import whole_number
 
 __all__ = [
     "COUNT_VARIABLE",
@@ -93,19 +94,21 @@ def _whole(system: str, name: str, environ: Mapping[str, str]) -> int:
     raw = environ.get(name, "").strip()
     if not raw:
         raise UsageError(f"--shard auto: {system} sets no {name}, so the shard cannot be told")
-    if not raw.isdigit() or len(raw) > 9:
-        raise UsageError(f"--shard auto: {system} sets {name}={raw!r}, which is not a whole number")
-    return int(raw)
+    number = whole_number(raw, max_digits=9)
+    if number is None:
+        raise UsageError(f"--shard auto: {system} sets {name}={raw!r}, which is not a whole number from 0 to 999,999,999")
+    return number
 
 
 def parse_auto(text: str) -> int | None:
     """The N of ``--shard auto/N`` (``None`` for plain ``auto``); a usage error for anything else."""
     if text == "auto":
         return None
-    head, _, count = text.partition("/")
-    if head != "auto" or not count.isdigit() or len(count) > 9 or int(count) < 1:
+    head, _, count_text = text.partition("/")
+    count = whole_number(count_text, max_digits=9)
+    if head != "auto" or count is None or count < 1:
         raise UsageError(f'--shard must look like I/N (e.g. 2/4), auto or auto/N, got "{text}"')
-    return int(count)
+    return count
 
 
 def _count(source: ShardSource, environ: Mapping[str, str], given: int | None) -> tuple[int, str]:

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import ConfigError
+from .shapes import whole_number
 
 __all__ = ["TRUSTED_DIRS_VARIABLE", "UntrustedConfigError", "check_trusted", "untrusted_because"]
 
@@ -86,9 +87,9 @@ def untrusted_because(path: Path, environ: Mapping[str, str] | None = None) -> s
 def _trusted_owners(environ: Mapping[str, str]) -> set[int]:
     """The current user, root, and under ``sudo`` the user who called it."""
     owners = {os.geteuid(), 0}
-    sudo_uid = environ.get("SUDO_UID", "")
-    if os.geteuid() == 0 and sudo_uid.isdigit():
-        owners.add(int(sudo_uid))
+    sudo_uid = whole_number(environ.get("SUDO_UID", ""), max_digits=10)
+    if os.geteuid() == 0 and sudo_uid is not None:
+        owners.add(sudo_uid)
     return owners
 
 

@@ -36,7 +36,7 @@ from typing import Any
 import attrs
 
 from .errors import ConfigError, UsageError
-from .shapes import short_repr
+from .shapes import short_repr, whole_number
 from .tolerance import Tolerances, parse_tolerance
 from .wording import did_you_mean
 
@@ -124,7 +124,7 @@ def check_regressed_cases(value: object, where: str) -> int:
     whether it comes from the command line (text) or ``[gate]`` (a TOML integer)."""
     number = value
     if isinstance(value, str):
-        number = int(value) if value.isascii() and value.isdigit() and len(value) <= 9 else None
+        number = whole_number(value, max_digits=9)
     if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_REGRESSED_CASES:
         raise UsageError(f"{where} must be a whole number from 0 to {MAX_REGRESSED_CASES:,}, got {short_repr(value)}")
     return number

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from .shapes import finite_number, short_repr, value_shape_problem
+from .shapes import finite_number, short_repr, value_shape_problem, whole_number
 
 __all__ = [
     "AGREEMENT_CHECK",
@@ -40,7 +40,7 @@ def _is_verdict_check(name: str) -> bool:
         return False
     counted, _, _ = name[len(_VERDICT_PREFIX) :].partition(" = ")
     index, _, repeats = counted.partition("/")
-    return index.isdigit() and repeats.isdigit()
+    return whole_number(index) is not None and whole_number(repeats) is not None
 
 
 def judge_pass_share(checks: Iterable[Check]) -> float | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import PLUGIN_FAILURES
 
-__all__ = ["MAX_MESSAGE_LINE", "MAX_VALUE_CONTAINERS", "MAX_VALUE_NESTING", "clipped", "clipped_lines", "finite_number", "short_repr", "too_long", "value_shape_problem"]
+__all__ = ["MAX_MESSAGE_LINE", "MAX_VALUE_CONTAINERS", "MAX_VALUE_NESTING", "clipped", "clipped_lines", "finite_number", "short_repr", "too_long", "value_shape_problem", "whole_number"]
 
 #: How deep a value may nest lists and mappings (as set files: docs/sets.md).
 MAX_VALUE_NESTING = 64
@@ -84,6 +84,18 @@ def clipped_lines(text: str, limit: int = MAX_MESSAGE_LINE) -> str:
         line if len(line) <= limit else f"{line[:half]} … {len(line) - 2 * half:,} characters cut … {line[-half:]}"
         for line in text.split("\n")
     )
+
+
+def whole_number(text: str, *, max_digits: int = 4300, signed: bool = False) -> int | None:
+    """``text`` as a whole number written in ASCII digits (with one ``+`` or ``-`` first when
+    ``signed``), at most ``max_digits`` of them; ``None`` for anything else. The one reader of a
+    count from text (an environment variable, a command-line word, a qrels grade):
+    ``str.isdigit()`` also takes ``²``, which ``int()`` refuses (a crash), and ``٣``, which it reads
+    as 3; ``int()`` alone also takes spaces, underscores and ``+-`` in ways no count is written."""
+    digits = text[1:] if signed and text[:1] in ("+", "-") else text
+    if not digits or len(digits) > max_digits or not (digits.isascii() and digits.isdigit()):
+        return None
+    return int(text)
 
 
 def short_repr(value: object, limit: int = 60) -> str:

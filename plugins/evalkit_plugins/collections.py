@@ -39,6 +39,7 @@ from evalkit.errors import ConfigError
 from evalkit.jsonparse import parse_json
 from evalkit.options import OptionError, one_of, option, text
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, QuestionForm
+from evalkit.shapes import whole_number
 from evalkit.textfiles import open_regular_file
 
 from evalkit_plugins._config_tables import ConfigTables
@@ -64,7 +65,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def _is_int(text: str) -> bool:
-    return text.lstrip("+-").isdigit()
+    return whole_number(text, signed=True) is not None
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:

@@ -40,6 +40,7 @@ from evalkit.errors import ConfigError, PluginError, RetrievalError
 from evalkit.jsonparse import parse_json
 from evalkit.options import number, option
 from evalkit.questions import NOT_APPLICABLE, RetrievalProvenance
+from evalkit.shapes import whole_number
 from evalkit.textfiles import open_regular_file
 
 __all__ = [
@@ -311,7 +312,7 @@ class LexicalRetriever:
         except sqlite3.Error:
             return None
         documents = meta.get("documents", "")
-        if meta.get("corpus_sha256") != sha256 or meta.get("format") != INDEX_FORMAT or not documents.isdigit():
+        if meta.get("corpus_sha256") != sha256 or meta.get("format") != INDEX_FORMAT or whole_number(documents) is None:
             return None
         return int(documents)
 

@@ -40,6 +40,7 @@ import attrs
 from evalkit.calibration import CalibrationItem, CalibrationSet
 from evalkit.errors import ConfigError
 from evalkit.options import OptionError, one_of, option, text, whole
+from evalkit.shapes import whole_number
 
 from evalkit_plugins._config_tables import ConfigTables
 from evalkit_plugins.collections import _split_name, read_qrels, read_queries
@@ -56,7 +57,7 @@ def _grade_map(instance: object, attribute: attrs.Attribute, value: Any) -> None
     if value is None:
         return
     good = isinstance(value, Mapping) and all(
-        isinstance(k, str) and k.strip().lstrip("+-").isdigit() and type(v) is int and 0 <= v <= 3 for k, v in value.items()
+        isinstance(k, str) and whole_number(k.strip(), signed=True) is not None and type(v) is int and 0 <= v <= 3 for k, v in value.items()
     )
     if not good:
         raise OptionError(attribute.name, _grade_map.requirement, value)  # type: ignore[attr-defined]

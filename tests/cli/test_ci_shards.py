@@ -168,4 +168,18 @@ def test_a_job_array_index_without_a_count_is_refused_naming_both_ways_to_give_i
     assert result.code == 2 and "give --shard auto/N or set EVALKIT_SHARD_COUNT=N" in result.stderr
     bad = evalkit_cli("run", SET, "--provider", "app", "--shard", "auto/x", "--run-id", "k", "--database", "sqlite:///k.db", env=env)
     assert bad.code == 2 and '--shard must look like I/N (e.g. 2/4), auto or auto/N, got "auto/x"' in bad.stderr
+    # digits str.isdigit() takes and int() refuses (a superscript two) or reads (Arabic-Indic): an
+    # internal error, or a shard nobody wrote in ASCII
+    for shard, message in (
+        ("auto/²", '--shard must look like I/N (e.g. 2/4), auto or auto/N, got "auto/²"'),
+        ("²/4", '--shard must look like I/N (e.g. 2/4), got "²/4"'),
+        ("١/٢", '--shard must look like I/N (e.g. 2/4), got "١/٢"'),
+    ):
+        odd = evalkit_cli("run", SET, "--provider", "app", "--shard", shard, "--run-id", "k", "--database", "sqlite:///k.db", env=env)
+        assert odd.code == 2 and message in odd.stderr, odd.stderr
+    counted = evalkit_cli(
+        "run", SET, "--provider", "app", "--shard", "auto", "--run-id", "k", "--database", "sqlite:///k.db",
+        env={**env, "EVALKIT_SHARD_COUNT": "²"},
+    )  # fmt: skip
+    assert counted.code == 2 and "EVALKIT_SHARD_COUNT='²', which is not a whole number from 0 to 999,999,999" in counted.stderr
     assert not (project / "k.db").exists()

@@ -84,6 +84,9 @@ def test_tab_separated_topics(tmp_path) -> None:
         ("q1 d1\n", "line 1: expected 'query doc grade'"),
         ("q1 0 d1 1\nq1 0 d1 2\n", 'line 2: document "d1" is judged twice for query "q1"'),
         ("q1 0 d1 1\nq1 0 d2 high\n", "line 2: the grade must be an integer"),
+        # str.isdigit() takes these; int() refused the first (a ValueError naming no file) and the second
+        ("q1 0 d1 1\nq1 0 d2 ²\n", "line 2: the grade must be an integer, got '²'"),
+        ("q1 0 d1 1\nq1 0 d2 +-3\n", "line 2: the grade must be an integer, got '\\+-3'"),
     ],
 )
 def test_bad_qrels_name_the_file_and_line(tmp_path, qrels, message) -> None:

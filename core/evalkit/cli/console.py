@@ -242,10 +242,12 @@ def output_width(stream: Any, tty: bool) -> int | None:
     """The width to render at: ``COLUMNS`` when it is a whole number in :data:`COLUMNS_RANGE`;
     else, on a terminal, its own width (``None``: rich asks it), and :data:`PIPE_WIDTH` elsewhere.
     ``COLUMNS=abc`` crashed a run's output, and ``0`` or ``-5`` printed nothing at all."""
+    from ..shapes import whole_number
+
     raw = os.environ.get("COLUMNS", "")
-    usable = raw.isascii() and raw.isdigit() and len(raw) <= 6 and COLUMNS_RANGE[0] <= int(raw) <= COLUMNS_RANGE[1]
-    if usable:
-        return int(raw)
+    columns = whole_number(raw, max_digits=6)
+    if columns is not None and COLUMNS_RANGE[0] <= columns <= COLUMNS_RANGE[1]:
+        return columns
     if not tty:
         return PIPE_WIDTH
     if not raw:

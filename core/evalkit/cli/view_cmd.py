@@ -33,10 +33,13 @@ class Port(click.ParamType):
         """``value`` as an int, or a usage error quoting (the start of) it."""
         if isinstance(value, int):
             return value
+        from ..shapes import whole_number
+
         text = str(value)
-        if not (text.isascii() and text.isdigit() and len(text) <= 5 and int(text) <= 65535):
+        port = whole_number(text, max_digits=5)
+        if port is None or port > 65535:
             self.fail(f"must be a port number from 0 to 65535 (0: a free one), got {text[:20]!r}", param, ctx)
-        return int(text)
+        return port
 
 
 @click.command(

@@ -12,6 +12,7 @@ import zlib
 import attrs
 
 from ..errors import UsageError
+from ..shapes import whole_number
 
 __all__ = ["Placement", "Shard", "check_run_id", "new_run_id"]
 
@@ -54,11 +55,10 @@ class Shard:
     @classmethod
     def parse(cls, text: str) -> Shard:
         """Parse ``I/N``."""
-        try:
-            left, right = text.split("/")
-            index, count = int(left), int(right)
-        except ValueError:
-            raise UsageError(f'--shard must look like I/N (e.g. 2/4), got "{text}"') from None
+        left, _, right = text.partition("/")
+        index, count = whole_number(left), whole_number(right)
+        if index is None or count is None:
+            raise UsageError(f'--shard must look like I/N (e.g. 2/4), got "{text}"')
         return cls(index, count)
 
     def owns(self, case_id: str) -> bool:

@@ -24,6 +24,7 @@ from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from ..shapes import whole_number
 from .settings import ViewerSettings
 
 __all__ = ["COOKIE", "CSP", "SECURITY_HEADERS", "Guard", "host_and_port"]
@@ -75,9 +76,9 @@ def host_and_port(header: str) -> tuple[str, int | None] | None:
         host, port_text = header, None
     port = None
     if port_text is not None:
-        if not (port_text.isascii() and port_text.isdigit() and len(port_text) <= 5):
+        port = whole_number(port_text, max_digits=5)
+        if port is None:
             return None
-        port = int(port_text)
     return host.lower().rstrip("."), port
 
 

@@ -7,6 +7,8 @@ from typing import TypeVar
 
 import attrs
 
+from ..shapes import whole_number
+
 __all__ = ["MAX_PER_PAGE", "Paging", "page_number", "per_page"]
 
 #: The most cases one page shows, whatever the address asks.
@@ -50,9 +52,10 @@ class Paging:
 
 
 def _whole(text: str | None, default: int, low: int, high: int) -> int:
-    if text is None or not (text.isascii() and text.isdigit()) or len(text) > 7:
+    number = whole_number(text, max_digits=7) if text is not None else None
+    if number is None:
         return default
-    return min(max(int(text), low), high)
+    return min(max(number, low), high)
 
 
 def page_number(text: str | None) -> int:

@@ -16,6 +16,7 @@ import attrs
 from ..baselines import Acceptance
 from ..reports.model import Figure, Report
 from ..runs import CaseResult, Run, RunKind, RunStatus
+from ..shapes import whole_number
 from ..storage import StoredVerdict
 from ..verdict import Comparison
 from .cases_view import ANSWER_PAGE_CHARS, BESIDE_BASELINE, CaseParts, CaseView, Column, case_view, columns_for
@@ -300,8 +301,9 @@ def build_case_page(state: ViewerState, run_id: str, case_id: str | None, positi
     else:
         index = state.index(run)
     row = index.row(case_id) if case_id is not None else None
-    if row is None and case_id is None and position is not None and position.isascii() and position.isdigit() and len(position) < 10:
-        row = index.rows[int(position)] if int(position) < len(index.rows) else None
+    at = whole_number(position, max_digits=9) if position is not None else None
+    if row is None and case_id is None and at is not None:
+        row = index.rows[at] if at < len(index.rows) else None
     if row is None:
         return None
     tag = change_tags(comparison).get(row.case_id)

@@ -30,6 +30,7 @@ from ...privacy import is_scrubbable
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...set_versions import case_fingerprint, prompt_digest
+from ...shapes import whole_number
 from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope, alarms_reach_this_thread
 from . import CaseSink
 from .conversation import Conversation, converse, plain_request, with_loop_checks
@@ -417,7 +418,8 @@ def concurrency_from_environment() -> int | None:
     raw = os.environ.get("EVALKIT_CONCURRENCY", "").strip()
     if not raw:
         return None
-    if len(raw) <= len(str(MAX_CONCURRENCY)) and raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_CONCURRENCY:
-        return int(raw)
+    number = whole_number(raw, max_digits=len(str(MAX_CONCURRENCY)))
+    if number is not None and 1 <= number <= MAX_CONCURRENCY:
+        return number
     shown = raw if len(raw) <= 20 else raw[:20] + "…"
     raise UsageError(f"EVALKIT_CONCURRENCY must be a whole number from 1 to {MAX_CONCURRENCY}, got {shown!r}")
