@@ -52,15 +52,12 @@ class PositiveInt(click.ParamType):
         """``value`` as an int, or a usage error quoting (the start of) it."""
         if isinstance(value, int):
             return value
+        from ..shapes import whole_number
+
         text = str(value)
         shown = text if len(text) <= 20 else text[:20] + "…"
-        if len(text.strip()) > len(str(MAX_COUNT)) + 2:
-            self.fail(f"must be a whole number from 1 to {MAX_COUNT}, got {shown!r}", param, ctx)
-        try:
-            number = int(text)
-        except ValueError:
-            self.fail(f"must be a positive integer, got {shown!r}", param, ctx)
-        if not 1 <= number <= MAX_COUNT:
+        number = whole_number(text.strip(), max_digits=len(str(MAX_COUNT)))
+        if number is None or not 1 <= number <= MAX_COUNT:
             self.fail(f"must be a whole number from 1 to {MAX_COUNT}, got {shown!r}", param, ctx)
         return number
 
