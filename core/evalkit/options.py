@@ -171,11 +171,17 @@ def _is_number(value: Any) -> bool:
 MAX_WHOLE = 2**63 - 1
 
 
+def _shown_bound(bound: float) -> str:
+    """A bound as a message says it: ``1,000,000`` for a whole number of five digits or more
+    (``:g`` wrote ``1e+06``), ``0.5`` or ``1024`` otherwise."""
+    return f"{bound:,}" if isinstance(bound, int) and abs(bound) >= 10_000 else f"{bound:g}"
+
+
 def _bounds(at_least: float | None, above: float | None, at_most: float | None) -> str:
     if at_least is not None and at_most is not None:
-        return f" from {at_least:g} to {at_most:g}"
-    low = f" of at least {at_least:g}" if at_least is not None else f" above {above:g}" if above is not None else ""
-    high = f" at most {at_most:g}" if at_most is not None else ""
+        return f" from {_shown_bound(at_least)} to {_shown_bound(at_most)}"
+    low = f" of at least {_shown_bound(at_least)}" if at_least is not None else f" above {_shown_bound(above)}" if above is not None else ""
+    high = f" at most {_shown_bound(at_most)}" if at_most is not None else ""
     return low + (" and" if low and high else "") + high
 
 

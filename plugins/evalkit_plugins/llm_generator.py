@@ -41,6 +41,7 @@ from typing import Any
 
 import attrs
 from evalkit.answers import Answer, ChatRequest, GenerationRequest, Turn, Usage
+from evalkit.components import MAX_CONCURRENCY
 from evalkit.conversations import Message, ToolCall
 from evalkit.errors import ConfigError, GenerationError
 from evalkit.options import option, text, whole
@@ -61,7 +62,7 @@ class LLMOptions:
         "an llm model id or alias (required; `llm models` lists them)", default=None, validator=attrs.validators.optional(text())
     )
     options: dict[str, Any] | None = option("llm model options passed with every prompt (e.g. temperature)", default=None)
-    concurrency: int = option("prompts in flight", default=1, validator=whole(at_least=1))
+    concurrency: int = option("prompts in flight", default=1, validator=whole(at_least=1, at_most=MAX_CONCURRENCY))
 
 
 class LLMGenerator:

@@ -52,6 +52,7 @@ from urllib.parse import parse_qsl, quote, quote_plus
 import attrs
 from evalkit import __version__ as _EVALKIT_VERSION
 from evalkit.answers import Answer, ChatRequest, GenerationRequest, Turn
+from evalkit.components import MAX_CONCURRENCY
 from evalkit.conversations import Message, ToolCall
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
 from evalkit.jsonparse import parse_json
@@ -135,7 +136,7 @@ class OpenAIOptions:
     extra_headers: dict[str, str] | None = option(
         "headers sent with every request (values never stored or shown)", default=None, secret=True, validator=_valid_headers
     )
-    concurrency: int = option("prompts in flight (--concurrency overrides)", default=8, validator=whole(at_least=1))
+    concurrency: int = option("prompts in flight (--concurrency overrides)", default=8, validator=whole(at_least=1, at_most=MAX_CONCURRENCY))
     max_attempts: int = option(
         "attempts per prompt on 429, 5xx, timeouts and dropped connections", default=5, validator=whole(at_least=1)
     )
