@@ -9,10 +9,13 @@ plain scalar (a list, a mapping, a subclass, NaN) gets ``None``, and the caller 
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable
 from json.encoder import encode_basestring, encode_basestring_ascii
+from typing import Any
 
-__all__ = ["scalar_text", "scalar_texts"]
+__all__ = ["document_text", "scalar_text", "scalar_texts"]
 
 
 def scalar_text(value: object, *, ascii: bool = False) -> str | None:
@@ -41,3 +44,28 @@ def scalar_texts(values: Iterable[object], *, ascii: bool = False) -> list[str] 
             return None
         texts.append(text)
     return texts
+
+
+def document_text(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as the JSON text evalkit writes for people and programs (``--json``, the json
+    report): characters as they are, anything not JSON by ``str``, compact unless ``indent``, and
+    ``null`` for a NaN or an infinity. ``json.dumps`` writes those as ``NaN`` and ``Infinity``,
+    which no JSON parser reads; a store or a plugin written by something else can hold them."""
+    separators = (",", ":") if indent is None else None
+    try:
+        return json.dumps(value, indent=indent, separators=separators, ensure_ascii=False, default=str, allow_nan=False)
+    except ValueError as exc:
+        if "Out of range float values" not in str(exc):
+            raise
+    return json.dumps(_finite_only(value), indent=indent, separators=separators, ensure_ascii=False, default=str)
+
+
+def _finite_only(value: Any) -> Any:
+    """``value`` with every NaN and infinity in it replaced by ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite_only(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_only(item) for item in value]
+    return value

@@ -558,8 +558,13 @@ def test_10_a_retriever_that_never_returns_errs_its_question_not_the_run(
         ("update evalkit_case set score = 'high' where run_id = :run", "case 'capital-of-france' in the store has score 'high', not a number"),
         ("update evalkit_run set started_at = 'noon' where id = :run", "in the store has started_at 'noon', not a number"),
         ("update evalkit_run set finished_at = 'late' where id = :run", "in the store has finished_at 'late', not a number"),
+        # numbers no date or figure holds: time.gmtime(1e300) ended history and show in an internal error
+        ("update evalkit_run set started_at = 1e300 where id = :run", "in the store has started_at 1e+300, not a time from 1970 to the year 9999"),
+        ("update evalkit_run set finished_at = -1 where id = :run", "in the store has finished_at -1.0, not a time from 1970 to the year 9999"),
+        ("update evalkit_case set score = 9e999 where run_id = :run", "case 'capital-of-france' in the store has score inf, not a finite number"),
+        ("update evalkit_case set latency_s = -9e999 where run_id = :run", "in the store has latency_s -inf, not a finite number"),
     ],
-    ids=["status", "kind", "score", "started", "finished"],
+    ids=["status", "kind", "score", "started", "finished", "started-1e300", "finished-before-1970", "score-inf", "latency-inf"],
 )
 def test_a_store_written_by_something_else_is_named_not_an_internal_error(evalkit_cli, project, tamper, message) -> None:
     """A newer evalkit (or a hand, or another program) may leave values this one does not know:
@@ -568,11 +573,38 @@ def test_a_store_written_by_something_else_is_named_not_an_internal_error(evalki
     second = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
     with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
         conn.execute(tamper, {"run": second})
-    readers = [("compare", first, second), ("report", second, "--format", "json"), ("show", second, "--json")]
+    readers = [("compare", first, second), ("report", second, "--format", "json"), ("show", second, "--json"), ("show", second)]
+    if "latency_s" in tamper:  # compare pairs the cases' marks (pass, score); show lists only failed cases
+        readers = readers[1:3]
+    if "evalkit_run" in tamper:
+        readers.append(("history", "evalkit.smoke"))
     for args in readers:
         result = evalkit_cli(*args)
         assert result.code == 2, (args, result.stderr)
         assert message in result.stderr and "internal error" not in result.stderr, (args, result.stderr)
+
+
+def test_nan_and_infinity_in_stored_json_print_as_null_and_every_json_output_parses(evalkit_cli, project) -> None:
+    """Python's json writes and reads NaN and Infinity, which are not JSON: a run's metrics read
+    back from a store written by something else made ``show --json`` and the json report print
+    text no JSON parser reads (``jq``, ``JSON.parse``, a strict ``json.loads``)."""
+    run_id = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
+    with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
+        conn.execute(
+            """update evalkit_run set metrics = '{"serving": {"odd": NaN, "big": Infinity, "small": -Infinity}}' where id = :run""",
+            {"run": run_id},
+        )
+
+    def strict(text: str) -> object:
+        return json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in the JSON output"))
+
+    shown = evalkit_cli("show", run_id, "--json")
+    assert shown.code == 0, shown.stderr
+    assert strict(shown.stdout)["metrics"]["serving"] == {"odd": None, "big": None, "small": None}
+    report = evalkit_cli("report", run_id, "--format", "json")
+    assert report.code == 0 and "NaN" not in report.stdout and "Infinity" not in report.stdout, report.stdout[-400:]
+    strict(report.stdout)
+    strict(evalkit_cli("history", "evalkit.smoke", "--json").stdout)
 
 
 @pytest.mark.parametrize(

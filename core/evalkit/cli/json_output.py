@@ -91,9 +91,9 @@ class _JsonWriter:
         self.escaped = [json.dumps(secret, ensure_ascii=False)[1:-1] for secret in self.secrets]
 
     def dumped(self, value: Any) -> str:
-        if self.compact:
-            return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
-        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+        from ..jsontext import document_text
+
+        return document_text(value, indent=None if self.compact else 2)
 
     def scrubbed(self, value: Any) -> Any:
         from ..privacy import remove_secrets
@@ -121,7 +121,9 @@ class _JsonWriter:
     def encoded_text(self, text: str) -> str:
         """JSON text of compact elements joined by commas (what this writer's compact
         :meth:`dumped` wrote for them), scrubbed and escaped as :meth:`text` does."""
-        if any(secret in text for secret in self.escaped):
+        # Written elsewhere by json.dumps, which writes NaN and Infinity (no JSON reader takes them):
+        # such text is read and written again by text(), which puts null in their place.
+        if any(secret in text for secret in self.escaped) or "NaN" in text or "Infinity" in text:
             return self.text(json.loads(f"[{text}]"))[1:-1]
         from ..printable import json_visible
 

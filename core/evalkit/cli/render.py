@@ -502,9 +502,9 @@ def _json_value(value: Any) -> str:
 def _compact_json(value: Any) -> str:
     """``value`` as the compact JSON text ``--json`` prints (no spaces, characters as they are,
     anything else by ``str``)."""
-    import json
+    from ..jsontext import document_text
 
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    return document_text(value)
 
 
 @functools.cache

@@ -130,8 +130,7 @@ def json_document(document: Any) -> str:
     """``document`` as indented JSON, non-ASCII text as it is, secrets scrubbed (in the forms JSON
     escapes them in too), and the characters a terminal acts on that JSON leaves raw written as
     ``\\uXXXX`` escapes (:func:`evalkit.printable.json_visible`): it parses to the same data."""
-    import json
-
+    from ..jsontext import document_text
     from ..printable import json_visible
 
-    return json_visible(_scrubbed(json.dumps(document, indent=2, ensure_ascii=False, default=str)))
+    return json_visible(_scrubbed(document_text(document, indent=2)))

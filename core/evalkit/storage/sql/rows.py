@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import time
 from typing import Any
 
@@ -75,23 +76,56 @@ def identity_values(identity: ServingIdentity) -> tuple[Any, Any, Any]:
     return stored_text(identity.provider_instance), stored_text(identity.model_alias), stored_text(identity.reported_model)
 
 
+def _no_constant(name: str) -> None:
+    """What ``NaN``, ``Infinity`` and ``-Infinity`` in stored JSON read as: ``None``. JSON has no
+    such numbers (Python's json module writes and reads them), and a metric read back as NaN made
+    ``--json`` output that no JSON parser reads."""
+    return None
+
+
 def load_json(text: str | None) -> Any:
-    """Stored JSON text as a value; ``None`` when there is none or it is not JSON."""
+    """Stored JSON text as a value (``NaN`` and the infinities as ``None``); ``None`` when there
+    is none or it is not JSON."""
     if not text:
         return None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant)
     except ValueError:
         return None
 
 
 def stored_number(value: Any, owner: str, field: str) -> Any:
-    """``value`` when the store holds a number there; else a :class:`StorageError` naming its
-    ``owner`` (``case 'x'``, ``run 'y'``) and ``field``: SQLite keeps whatever text a hand or
-    another program put in a REAL column."""
-    if type(value) is not float and type(value) is not int:
+    """``value`` when the store holds a finite number there; else a :class:`StorageError` naming
+    its ``owner`` (``case 'x'``, ``run 'y'``) and ``field``: SQLite keeps whatever text a hand or
+    another program put in a REAL column, and reads back an infinity (PostgreSQL also a NaN) that
+    no mean, chart or JSON document survives."""
+    number = type(value) is float or type(value) is int
+    if not number or not math.isfinite(value):
         raise StorageError(
-            f"{owner} in the store has {field} {short_repr(value)}, not a number: "
+            f"{owner} in the store has {field} {short_repr(value)}, not a {'finite ' if number else ''}number: "
+            "the database was written by something else than evalkit"
+        )
+    return value
+
+
+#: The latest time a store may hold: the last second of year 9999, the last that ``time.gmtime()``
+#: and every date the reports print can show.
+LATEST_TIME = 253_402_300_799.0
+
+
+def _time_held(value: Any) -> bool:
+    """The fast test of a stored time: a float from 1970 to :data:`LATEST_TIME` (NaN fails it)."""
+    return type(value) is float and 0.0 <= value <= LATEST_TIME
+
+
+def stored_time(value: Any, owner: str, field: str) -> Any:
+    """``value`` when the store holds a time there (seconds since 1970, up to the end of year 9999);
+    else a :class:`StorageError` as :func:`stored_number` raises: ``started_at = 1e300`` ended
+    ``evalkit history`` and ``evalkit show`` in an internal error where the date is printed."""
+    stored_number(value, owner, field)
+    if not 0 <= value <= LATEST_TIME:
+        raise StorageError(
+            f"{owner} in the store has {field} {short_repr(value)}, not a time from 1970 to the year 9999: "
             "the database was written by something else than evalkit"
         )
     return value
@@ -103,7 +137,7 @@ def case_mark(
     """A case's comparison mark from its stored columns; the checks are parsed only when their
     text names the judge-agreement check (nearly never), to tell whether the case is unstable;
     the measures (a retrieval question's, a repeated prompt's) once per distinct text."""
-    if type(score) is not float:
+    if type(score) is not float or not math.isfinite(score):
         stored_number(score, f"case {short_repr(case_id)}", "score")
     unstable = False
     if checks and AGREEMENT_CHECK in checks:
@@ -215,9 +249,11 @@ def case_from_columns(
     prompt_digest: str | None = None, transcript: str | None = None,
 ) -> CaseResult:  # fmt: skip
     """A case from its decoded stored columns (:data:`CASE_COLUMNS`)."""
-    if type(score) is not float or type(latency_s) is not float or type(finished_at) is not float:
-        for field, value in (("score", score), ("latency_s", latency_s), ("finished_at", finished_at)):
-            stored_number(value, f"case {short_repr(case_id)}", field)
+    if type(score) is not float or type(latency_s) is not float or not _time_held(finished_at) or not math.isfinite(score + latency_s):
+        owner = f"case {short_repr(case_id)}"
+        stored_number(score, owner, "score")
+        stored_number(latency_s, owner, "latency_s")
+        stored_time(finished_at, owner, "finished_at")
     return CaseResult(
         case_id=case_id,
         passed=bool(passed),
@@ -329,10 +365,10 @@ def case_values(stored_run_id: str, case: CaseResult, privacy: str) -> tuple[Any
 
 def run_from_row(row: Any) -> Run:
     """A run row as a :class:`Run` (no cases); a value the store should not hold is refused by name."""
-    if type(row.started_at) is not float or (row.finished_at is not None and type(row.finished_at) is not float):
-        stored_number(row.started_at, f"run {short_repr(row.id)}", "started_at")
+    if not _time_held(row.started_at) or (row.finished_at is not None and not _time_held(row.finished_at)):
+        stored_time(row.started_at, f"run {short_repr(row.id)}", "started_at")
         if row.finished_at is not None:
-            stored_number(row.finished_at, f"run {short_repr(row.id)}", "finished_at")
+            stored_time(row.finished_at, f"run {short_repr(row.id)}", "finished_at")
     identity = None
     if row.verified:
         identity = serving_identity(row.provider_instance, row.model_alias, row.reported_model)
