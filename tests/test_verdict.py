@@ -382,6 +382,9 @@ def test_the_noise_warnings_name_each_gated_metric_whose_tolerance_is_below_the_
     )
     outcomes = [i % 10 != 0 for i in range(400)]
     assert compare(marked(outcomes), marked(outcomes), Tolerances(), PAIRED).noise_warnings() == ()
+    # one case is "1 case", not "1 cases"
+    single = compare(marked([True]), marked([True]), Tolerances(), PAIRED).noise_warnings()
+    assert single and all("the smallest drop 1 case can detect" in line for line in single), single
 
 
 def test_the_paired_gate_with_nothing_compared_is_inconclusive() -> None:

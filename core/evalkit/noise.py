@@ -24,6 +24,7 @@ from .stats import (
     noise_from_rate,
     repeats_needed,
 )
+from .wording import counted
 
 __all__ = ["MAX_CASES", "SMALLEST_DROP", "Needs", "askable", "cases_for", "cases_text", "needs_for", "noise_warning", "repeats_way", "shown"]
 
@@ -106,7 +107,7 @@ def repeats_way(needed: int | None, now: int, falls_short: bool) -> int | None:
 
 def cases_text(cases: int, unit: str = "case") -> str:
     """``about 1,234 cases``, or ``1,000,000 or more cases`` at :data:`MAX_CASES` (the most counted)."""
-    return f"{MAX_CASES:,} or more {unit}s" if cases >= MAX_CASES else f"about {cases:,} {unit}s"
+    return f"{MAX_CASES:,} or more {unit}s" if cases >= MAX_CASES else f"about {cases:,} {unit if cases == 1 else unit + 's'}"
 
 
 def noise_warning(spec: MetricSpec, measured: MetricComparison, unit: str = "case", repeats: int = 1) -> str:
@@ -116,7 +117,7 @@ def noise_warning(spec: MetricSpec, measured: MetricComparison, unit: str = "cas
     detectable = measured.detectable
     sentence = (
         f"warning: the tolerance of {spec.label} ({shown(tolerance, spec.percent)}) is below the smallest drop "
-        f"{measured.n} {unit}s can detect ({shown(detectable.drop, spec.percent)}, one-sided alpha {detectable.alpha:g}, "
+        f"{counted(measured.n, unit)} can detect ({shown(detectable.drop, spec.percent)}, one-sided alpha {detectable.alpha:g}, "
         f"power {detectable.power:g}): the set cannot tell a drop of {shown(tolerance, spec.percent)} from noise"
     )
     if tolerance <= 0:

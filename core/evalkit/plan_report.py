@@ -22,6 +22,7 @@ import attrs
 
 from .noise import askable, cases_for, cases_text, repeats_way, shown
 from .stats import mcnemar_detectable_drop, minimum_detectable_drop, noise_from_rate, repeats_needed
+from .wording import counted
 
 __all__ = ["DEFAULT_RATE", "PlanLine", "PlanReport", "plan_for", "plan_row"]
 
@@ -159,7 +160,7 @@ def plan_for(
     warnings = []
     if tolerance < detectable.drop:
         warnings.append(
-            f"the tolerance ({shown(tolerance, True)}) is below the smallest drop {cases} cases can detect "
+            f"the tolerance ({shown(tolerance, True)}) is below the smallest drop {counted(cases, 'case')} can detect "
             f"({shown(detectable.drop, True)}): the set cannot tell such a drop from noise"
         )
     needed_cases = cases_for(rate, target, alpha=alpha, power=POWER, repeats=repeats) if target > 0 else 0

@@ -185,11 +185,12 @@ def estimate_lines(estimate: Any, plan: Any) -> list[str]:
     never 0) and time, and the requests only where they differ from the plan's own count."""
     from ..costs import format_amount
     from ..plan_report import plan_row
+    from ..wording import counted
 
     lengths = "the prompts' lengths (about 4 characters a token)"
     if estimate.from_run and estimate.measured_cases:
         rest = f", {lengths} for the other {estimate.cases - estimate.measured_cases}" if estimate.measured_cases < estimate.cases else ""
-        basis = f"the stored usage of run {estimate.from_run} for {estimate.measured_cases} cases{rest}"
+        basis = f"the stored usage of run {estimate.from_run} for {counted(estimate.measured_cases, 'case')}{rest}"
     else:
         basis = lengths
     cost = "unknown (no price configured)" if estimate.cost is None else format_amount(estimate.cost, estimate.currency)
