@@ -563,8 +563,15 @@ def test_10_a_retriever_that_never_returns_errs_its_question_not_the_run(
         ("update evalkit_run set finished_at = -1 where id = :run", "in the store has finished_at -1.0, not a time from 1970 to the year 9999"),
         ("update evalkit_case set score = 9e999 where run_id = :run", "case 'capital-of-france' in the store has score inf, not a finite number"),
         ("update evalkit_case set latency_s = -9e999 where run_id = :run", "in the store has latency_s -inf, not a finite number"),
+        # other columns of the wrong kind: internal errors in show --json, history, compare, report
+        ("update evalkit_run set case_count = 'many' where id = :run", "in the store has case_count 'many', not a whole number of zero or more"),
+        ("update evalkit_run set mean_score = 'x' where id = :run", "in the store has mean_score 'x', not a number"),
+        ("update evalkit_case set checks = '[1, 2]' where run_id = :run", "a case in the store has checks '[1, 2]', not a list of [name, passed, error, detail] entries"),
     ],
-    ids=["status", "kind", "score", "started", "finished", "started-1e300", "finished-before-1970", "score-inf", "latency-inf"],
+    ids=[
+        "status", "kind", "score", "started", "finished", "started-1e300", "finished-before-1970", "score-inf", "latency-inf",
+        "case-count-text", "mean-score-text", "checks-not-checks",
+    ],
 )
 def test_a_store_written_by_something_else_is_named_not_an_internal_error(evalkit_cli, project, tamper, message) -> None:
     """A newer evalkit (or a hand, or another program) may leave values this one does not know:
@@ -574,7 +581,7 @@ def test_a_store_written_by_something_else_is_named_not_an_internal_error(evalki
     with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
         conn.execute(tamper, {"run": second})
     readers = [("compare", first, second), ("report", second, "--format", "json"), ("show", second, "--json"), ("show", second)]
-    if "latency_s" in tamper:  # compare pairs the cases' marks (pass, score); show lists only failed cases
+    if "latency_s" in tamper or "checks" in tamper:  # compare pairs the cases' marks (pass, score); show lists only failed cases
         readers = readers[1:3]
     if "evalkit_run" in tamper:
         readers.append(("history", "evalkit.smoke"))
@@ -582,6 +589,21 @@ def test_a_store_written_by_something_else_is_named_not_an_internal_error(evalki
         result = evalkit_cli(*args)
         assert result.code == 2, (args, result.stderr)
         assert message in result.stderr and "internal error" not in result.stderr, (args, result.stderr)
+
+
+def test_text_another_program_stored_as_a_blob_or_a_number_is_read_as_text(evalkit_cli, project) -> None:
+    """SQLite keeps a BLOB or a number in a TEXT column: decoding it as evalkit's text failed every
+    command that read the row (TypeError). It reads as text now: UTF-8, a byte that is none as U+FFFD."""
+    run_id = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
+    with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
+        conn.execute("update evalkit_run set label = x'4c4142ff', identity_note = 42 where id = :run", {"run": run_id})
+        conn.execute("update evalkit_case set error = x'ff' where run_id = :run", {"run": run_id})
+    shown = evalkit_cli("show", run_id, "--json")
+    assert shown.code == 0, shown.stderr
+    assert shown.json()["label"] == "LAB\ufffd" and shown.json()["identity_note"] == "42"
+    for args in (("show", run_id), ("history", "evalkit.smoke"), ("report", run_id, "--format", "html")):
+        result = evalkit_cli(*args)
+        assert result.code == 0 and "internal error" not in result.stderr, (args, result.stderr)
 
 
 def test_nan_and_infinity_in_stored_json_print_as_null_and_every_json_output_parses(evalkit_cli, project) -> None:

@@ -242,10 +242,23 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
     )
 
 
+def _read_text(value: Any) -> str | None:
+    """A text column's value as evalkit reads it. What another program put there is read as text
+    rather than failing every command that reads the row: a BLOB as UTF-8 (a byte that is none as
+    U+FFFD, shown escaped like any stored text), a number as its decimal text."""
+    if value is None:
+        return None
+    if type(value) is str:
+        return decode_text(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "replace")
+    return str(value)
+
+
 def _store_text_losslessly(model: type[pw.Model]) -> None:
     """Route every text column of ``model`` but its key through :mod:`.textcodec` (NUL, lone surrogates)."""
     for field in model._meta.sorted_fields:
         if isinstance(field, pw._StringField) and not field.primary_key:
             adapt: Any = field.adapt
             field.db_value = lambda value, adapt=adapt: None if value is None else encode_text(adapt(value))
-            field.python_value = lambda value: None if value is None else decode_text(value)
+            field.python_value = _read_text

@@ -172,8 +172,22 @@ def _parsed_check(n: Any, p: Any, e: Any, d: Any, flags: Any = "") -> Check:
     return Check(n, bool(p), e, d, judged=_JUDGED in flags, advisory=_ADVISORY in flags)
 
 
+def _check_entry(stored: Any) -> bool:
+    """Whether ``stored`` is one check as :func:`_stored_check` writes it."""
+    return (
+        isinstance(stored, list) and 4 <= len(stored) <= 5 and isinstance(stored[0], str)
+        and all(part is None or isinstance(part, str) for part in stored[2:])
+    )  # fmt: skip
+
+
 def _parsed_checks(text: str | None) -> tuple[Check, ...]:
-    return tuple(_parsed_check(*stored) for stored in (load_json(text) or []))
+    entries = load_json(text) or []
+    if not isinstance(entries, list) or not all(_check_entry(stored) for stored in entries):
+        raise StorageError(
+            f"a case in the store has checks {short_repr(text)}, not a list of [name, passed, error, detail] entries: "
+            "the database was written by something else than evalkit"
+        )
+    return tuple(_parsed_check(*stored) for stored in entries)
 
 
 def _stored_check(check: Check, detail: str | None) -> list[Any]:
@@ -363,12 +377,34 @@ def case_values(stored_run_id: str, case: CaseResult, privacy: str) -> tuple[Any
     )
 
 
+def stored_count(value: Any, owner: str, field: str) -> int:
+    """``value`` when the store holds a whole number of zero or more there; else a
+    :class:`StorageError` as :func:`stored_number` raises (``case_count = 'many'`` ended
+    ``show --json`` in an internal error)."""
+    if type(value) is not int or value < 0:
+        raise StorageError(
+            f"{owner} in the store has {field} {short_repr(value)}, not a whole number of zero or more: "
+            "the database was written by something else than evalkit"
+        )
+    return value
+
+
+#: The count columns of a run row (:func:`run_from_row` checks each).
+_RUN_COUNTS = ("case_count", "answered_count", "passed_count", "errored_count")
+
+
 def run_from_row(row: Any) -> Run:
     """A run row as a :class:`Run` (no cases); a value the store should not hold is refused by name."""
     if not _time_held(row.started_at) or (row.finished_at is not None and not _time_held(row.finished_at)):
         stored_time(row.started_at, f"run {short_repr(row.id)}", "started_at")
         if row.finished_at is not None:
             stored_time(row.finished_at, f"run {short_repr(row.id)}", "finished_at")
+    counts = [getattr(row, field) for field in _RUN_COUNTS]
+    if any(type(count) is not int or count < 0 for count in counts):
+        for field, count in zip(_RUN_COUNTS, counts, strict=True):
+            stored_count(count, f"run {short_repr(row.id)}", field)
+    if row.mean_score is not None and (type(row.mean_score) is not float or not math.isfinite(row.mean_score)):
+        stored_number(row.mean_score, f"run {short_repr(row.id)}", "mean_score")
     identity = None
     if row.verified:
         identity = serving_identity(row.provider_instance, row.model_alias, row.reported_model)
