@@ -61,3 +61,21 @@ def test_ages() -> None:
 def test_db_without_a_subcommand_shows_help(evalkit_cli) -> None:
     result = evalkit_cli("db")
     assert result.code == 2 and "upgrade" in result.stdout and "prune" in result.stdout
+
+
+def test_a_migration_log_another_program_wrote_is_named_not_an_internal_error(evalkit_cli, project) -> None:
+    """``db status`` read the log as it found it: a time that is text or an infinity, or a name
+    stored as a BLOB, ended it (and ``db upgrade``) in an internal error."""
+    assert evalkit_cli("run", "evalkit.smoke").code == 0
+    database = project / ".evalkit" / "results.db"
+    with sqlite3.connect(database) as conn:
+        conn.execute("update evalkit_schema_migration set name = x'ff' where version = ?", (LATEST,))
+    named = evalkit_cli("db", "status")
+    assert named.code == 0 and "\ufffd" in named.stdout, named.stderr
+    for tampered, message in (("'x'", "has applied_at 'x', not a number"), ("9e999", "has applied_at inf, not a finite number")):
+        with sqlite3.connect(database) as conn:
+            conn.execute(f"update evalkit_schema_migration set applied_at = {tampered} where version = ?", (LATEST,))
+        for args in (("db", "status"), ("db", "status", "--json"), ("db", "upgrade")):
+            result = evalkit_cli(*args)
+            assert result.code == 2 and f"migration {LATEST} in the store {message}" in result.stderr, (args, result.stderr)
+            assert "internal error" not in result.stderr

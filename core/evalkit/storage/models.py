@@ -237,6 +237,7 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
 
     for model in (Run, Case, RunLease, JudgeCalibration, AnswerCache):
         _store_text_losslessly(model)
+    SchemaMigration.name.python_value = _read_text  # the log's one text column: read as any stored text
     return SimpleNamespace(
         SchemaMigration=SchemaMigration, Run=Run, Case=Case, RunLease=RunLease, JudgeCalibration=JudgeCalibration, AnswerCache=AnswerCache
     )

@@ -21,6 +21,7 @@ import attrs
 import peewee as pw
 
 from ..errors import SchemaOutOfDateError, StorageError
+from ..shapes import short_repr
 from .engine import open_database
 from .migrations import Migration, discover
 from .models import MIGRATION_LOG, models_for
@@ -109,7 +110,13 @@ def _applied(db: pw.Database) -> list[AppliedMigration]:
     log = _migration_log(db)
     if not db.table_exists(MIGRATION_LOG):
         return []
-    return [AppliedMigration(r.version, r.name, r.applied_at) for r in log.select().order_by(log.version)]
+    from .sql.rows import stored_count, stored_time
+
+    applied = []
+    for row in log.select().order_by(log.version):
+        owner = f"migration {short_repr(row.version)}"  # the log as another program may have left it
+        applied.append(AppliedMigration(stored_count(row.version, owner, "version"), row.name, stored_time(row.applied_at, owner, "applied_at")))
+    return applied
 
 
 def schema_status(db: pw.Database, url: str) -> SchemaStatus:
