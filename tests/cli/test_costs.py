@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 import shlex
+import sqlite3
+import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -178,6 +180,14 @@ def test_the_cache_answers_only_an_identical_request_and_a_cached_run_is_marked_
     assert cached["spend"]["cost"] == "0", "no request, no cost"
     stats = evalkit_cli("cache", "stats", "--json", env=env).json()
     assert stats["entries"] == 6 and stats["per_instance"] == {"prod": 6}
+    # an entry another program dated with text or an infinity: cache stats printed its date, an internal error
+    database = project / ".evalkit" / "results.db"
+    with sqlite3.connect(database) as conn:
+        conn.execute("update evalkit_answer_cache set created_at = 9e999 where rowid = (select min(rowid) from evalkit_answer_cache)")
+    odd = evalkit_cli("cache", "stats", env=env)
+    assert odd.code == 2 and "of the answer cache in the store has created_at inf, not a finite number" in odd.stderr, odd.stderr
+    with sqlite3.connect(database) as conn:
+        conn.execute("update evalkit_answer_cache set created_at = ? where created_at > 1e300", (time.time(),))
     # without --cache nothing is read from it
     plain = evalkit_cli("run", "arith.basic", "--provider", "prod", env=env)
     assert plain.code == 0 and len(completions(chat_server)) == 12

@@ -10,7 +10,7 @@ import peewee as pw
 
 from ...answers import Usage
 from ..protocols import CachedAnswer, CacheStats
-from .rows import dump_json, load_json, usage_json
+from .rows import dump_json, load_json, stored_time, usage_json
 from .store import SqlStore, guarded
 
 __all__ = ["AnswerCacheStore"]
@@ -70,6 +70,9 @@ class AnswerCacheStore(SqlStore):
             pw.fn.COUNT(C.key), pw.fn.SUM(pw.fn.LENGTH(C.answer)), pw.fn.MIN(C.created_at), pw.fn.MAX(C.created_at)
         ).tuples().get()
         per_instance = {name: count for name, count in C.select(C.provider_instance, pw.fn.COUNT(C.key)).group_by(C.provider_instance).tuples()}
+        if entries:  # MIN and MAX return whatever another program left in the column, text included
+            oldest = stored_time(oldest, "the oldest entry of the answer cache", "created_at")
+            newest = stored_time(newest, "the newest entry of the answer cache", "created_at")
         return CacheStats(entries or 0, int(chars or 0), oldest, newest, per_instance)
 
     @guarded
