@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -173,7 +174,7 @@ def test_schema_and_validate_know_calibration_sets(judge: ChatServer, project: P
     assert installed.code == 0 and "from evalkit.files" in installed.stdout
 
 
-def test_a_calibration_is_stored_by_the_judges_identity_and_listed(judge: ChatServer, evalkit_cli: Callable[..., Any]) -> None:
+def test_a_calibration_is_stored_by_the_judges_identity_and_listed(judge: ChatServer, project: Path, evalkit_cli: Callable[..., Any]) -> None:
     nothing = evalkit_cli("judge", "show")
     assert nothing.code == 2  # no store yet: nothing to read
     judge.responder = labelling(dict(RUBRIC_ITEMS))
@@ -192,6 +193,18 @@ def test_a_calibration_is_stored_by_the_judges_identity_and_listed(judge: ChatSe
     assert records[1]["n"] == 6 and records[1]["set"] == "shop.refund_labels" and records[1]["kappa_ci95"] == [1.0, 1.0]
     table = evalkit_cli("judge", "show")
     assert table.code == 0 and f"deterministic:rubric:judge:{JUDGE_MODEL}:v1" in table.stdout
+    # a record another program changed: its figures went on to the gate and the table as they were
+    # ('x' >= 0.6 is a TypeError; a date of 9e999 no calendar holds)
+    database = project / ".evalkit" / "results.db"
+    for tampered, message in (("kappa = 'x'", "has kappa 'x', not a number"), ("calibrated_at = 9e999", "has calibrated_at inf, not a finite number")):
+        with sqlite3.connect(database) as conn:
+            conn.execute(f"update evalkit_judge_calibration set {tampered} where temperature = 0.5")
+        for args in (("judge", "show"), ("judge", "show", "--json")):
+            refused = evalkit_cli(*args)
+            assert refused.code == 2 and "judge calibration" in refused.stderr and message in refused.stderr, refused.stderr
+            assert "internal error" not in refused.stderr
+        with sqlite3.connect(database) as conn:
+            conn.execute("update evalkit_judge_calibration set kappa = 0.0, calibrated_at = 1.7e9 where temperature = 0.5")
 
 
 def test_a_failed_calibration_stores_nothing(judge: ChatServer, project: Path, evalkit_cli: Callable[..., Any]) -> None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from ...shapes import short_repr
 from ..values import CalibrationRecord
+from .rows import load_json, stored_count, stored_number, stored_time
 from .store import SqlStore, guarded
 
 __all__ = ["Calibrations"]
@@ -33,21 +36,22 @@ class Calibrations(SqlStore):
         query = C.select().order_by(C.calibrated_at.desc(), C.id.desc())
         if yardstick is not None:
             query = query.where(C.yardstick == yardstick)
-        return [
-            CalibrationRecord(
-                yardstick=row.yardstick, temperature=row.temperature, grader=row.grader,
-                judge_instance=row.judge_instance, judge_model=row.judge_model, prompt_version=row.prompt_version,
-                set_identifier=row.set_identifier, repeats=row.repeats, n=row.n, agreement=row.agreement,
-                kappa=row.kappa, kappa_low=row.kappa_low, kappa_high=row.kappa_high,
-                self_agreement=row.self_agreement, calibrated_at=row.calibrated_at, report=_report(row.report),
-            )  # fmt: skip
-            for row in self._guarded_rows(iter(query))
-        ]
+        return [_record(row) for row in self._guarded_rows(iter(query))]
 
 
-def _report(text: str | None) -> dict[str, object]:
-    try:
-        value = json.loads(text or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+def _record(row: Any) -> CalibrationRecord:
+    """A calibration row as a :class:`CalibrationRecord`; a number or time the store should not
+    hold (another program's, SQLite keeps text anywhere) is refused by name, as a run's is."""
+    owner = f"judge calibration {row.id} ({short_repr(row.yardstick)})"
+    counts = {field: stored_count(getattr(row, field), owner, field) for field in ("prompt_version", "repeats", "n")}
+    figures = {field: stored_number(getattr(row, field), owner, field) for field in ("temperature", "agreement")}
+    optional = {
+        field: None if getattr(row, field) is None else stored_number(getattr(row, field), owner, field)
+        for field in ("kappa", "kappa_low", "kappa_high", "self_agreement")
+    }
+    report = load_json(row.report)
+    return CalibrationRecord(
+        yardstick=row.yardstick, grader=row.grader, judge_instance=row.judge_instance, judge_model=row.judge_model,
+        set_identifier=row.set_identifier, calibrated_at=stored_time(row.calibrated_at, owner, "calibrated_at"),
+        report=report if isinstance(report, dict) else {}, **counts, **figures, **optional,
+    )  # fmt: skip
