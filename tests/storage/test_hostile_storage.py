@@ -567,10 +567,11 @@ def test_10_a_retriever_that_never_returns_errs_its_question_not_the_run(
         ("update evalkit_run set case_count = 'many' where id = :run", "in the store has case_count 'many', not a whole number of zero or more"),
         ("update evalkit_run set mean_score = 'x' where id = :run", "in the store has mean_score 'x', not a number"),
         ("update evalkit_case set checks = '[1, 2]' where run_id = :run", "a case in the store has checks '[1, 2]', not a list of [name, passed, error, detail] entries"),
+        ("update evalkit_run set accepted_at = 9e999, acceptance = 'manual' where id = :run", "a run in the store has accepted_at inf, not a finite number"),
     ],
     ids=[
         "status", "kind", "score", "started", "finished", "started-1e300", "finished-before-1970", "score-inf", "latency-inf",
-        "case-count-text", "mean-score-text", "checks-not-checks",
+        "case-count-text", "mean-score-text", "checks-not-checks", "accepted-at-inf",
     ],
 )
 def test_a_store_written_by_something_else_is_named_not_an_internal_error(evalkit_cli, project, tamper, message) -> None:
@@ -585,6 +586,8 @@ def test_a_store_written_by_something_else_is_named_not_an_internal_error(evalki
         readers = readers[1:3]
     if "evalkit_run" in tamper:
         readers.append(("history", "evalkit.smoke"))
+    if "accepted_at" in tamper:
+        readers += [("baseline", "show", "evalkit.smoke"), ("baseline", "export", "evalkit.smoke", "--output", "exported.json")]
     for args in readers:
         result = evalkit_cli(*args)
         assert result.code == 2, (args, result.stderr)

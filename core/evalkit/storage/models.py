@@ -238,6 +238,9 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
     for model in (Run, Case, RunLease, JudgeCalibration, AnswerCache):
         _store_text_losslessly(model)
     SchemaMigration.name.python_value = _read_text  # the log's one text column: read as any stored text
+    # When a run was accepted is read by queries that make no Run (acceptances, baseline show): it is
+    # checked as it is read, as run_from_row checks a run's own times.
+    Run.accepted_at.python_value = _read_time("a run", "accepted_at")
     return SimpleNamespace(
         SchemaMigration=SchemaMigration, Run=Run, Case=Case, RunLease=RunLease, JudgeCalibration=JudgeCalibration, AnswerCache=AnswerCache
     )
@@ -254,6 +257,21 @@ def _read_text(value: Any) -> str | None:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).decode("utf-8", "replace")
     return str(value)
+
+
+def _read_time(owner: str, column: str) -> Callable[[Any], float | None]:
+    """A time column's reader: the stored time, ``None`` for none, a :class:`~evalkit.errors.StorageError`
+    naming ``owner`` and ``column`` for text or a number no calendar holds (``accepted_at = 'x'``
+    ended ``baseline show`` in an internal error, ``9e999`` ``baseline export``)."""
+
+    def read(value: Any) -> float | None:
+        if value is None or (type(value) is float and 0.0 <= value <= 253_402_300_799.0):
+            return value
+        from .sql.rows import stored_time
+
+        return stored_time(value, owner, column)
+
+    return read
 
 
 def _store_text_losslessly(model: type[pw.Model]) -> None:
