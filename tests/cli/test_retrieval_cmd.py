@@ -533,6 +533,19 @@ def test_duplicates_are_collapsed_and_ids_past_the_limit_are_dropped_with_a_warn
     assert 'warning: retriever "fixtures.garbage" returned more than limit=12 ids' in text.stdout
 
 
+def test_a_retriever_returning_an_endless_generator_is_read_up_to_a_bound(cli, project) -> None:
+    # list() of the generator took every byte of memory the machine had
+    configure(project, {"x": {"fixtures.garbage": {"mode": "endless"}}})
+    result = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "x", "--json")
+    assert result.code == 0, result.stderr
+    document = result.json()
+    assert all(q["ranked_ids"] == [f"doc-{i}" for i in range(10)] for q in document["questions"])
+    assert document["warnings"] == [
+        'retriever "fixtures.garbage" returned more than limit=12 ids for 4 questions (up to 10012); '
+        "only the first 12 of each were scored"
+    ]
+
+
 # -- storage ------------------------------------------------------------------------------------
 
 

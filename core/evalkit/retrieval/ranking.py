@@ -9,6 +9,7 @@ score. The retriever's order is the ranking; scores are recorded, never used to 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,11 @@ from evalkit.shapes import finite_number
 from .contracts import ScoredDocument
 from .scoring import rank_distinct
 
-__all__ = ["Ranking", "read_ranking"]
+__all__ = ["COUNTED_BEYOND_LIMIT", "Ranking", "read_ranking"]
+
+#: How many results past ``limit`` are read (and counted) from a retriever that returns an
+#: iterator rather than a list; the rest are never asked for.
+COUNTED_BEYOND_LIMIT = 10_000
 
 
 @attrs.frozen
@@ -65,14 +70,17 @@ def _scored(raw: Sequence[Any]) -> tuple[list[str], list[float]]:
 
 def read_ranking(raw: Any, limit: int) -> tuple[Ranking, int]:
     """The :class:`Ranking` of a retriever's return value, and how many results it returned
-    beyond ``limit`` (``0`` when within it; those are dropped before anything else).
+    beyond ``limit`` (``0`` when within it; those are dropped before anything else). An iterator
+    that is no list or tuple is read up to :data:`COUNTED_BEYOND_LIMIT` results past the limit.
 
     Raises :class:`RetrievalError` for anything that is not a list of ids, of ``(id, score)``
     pairs or of :class:`ScoredDocument` (a string, a mapping, a mixed list, a non-finite score).
     """
     if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable):
         raise RetrievalError(f"returned {type(raw).__name__} {str(raw)[:60]!r}, not a list of document ids")
-    items = raw if isinstance(raw, (list, tuple)) else list(raw)
+    # Any other iterable is read only up to a count past the limit: list() of an endless generator
+    # took every byte of memory the machine had.
+    items = raw if isinstance(raw, (list, tuple)) else list(itertools.islice(raw, limit + COUNTED_BEYOND_LIMIT))
     over = len(items) if len(items) > limit else 0
     if over:
         items = items[:limit]

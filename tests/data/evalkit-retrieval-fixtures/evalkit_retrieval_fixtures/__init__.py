@@ -7,6 +7,7 @@ that corpus is a real retriever for the set.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -111,7 +112,8 @@ class RaisingRetriever:
 
 
 class GarbageRetriever:
-    """Returns what ``mode`` says: ``non-string`` ids, a ``string``, a ``dict``, ``duplicates`` or ``too-many`` ids."""
+    """Returns what ``mode`` says: ``non-string`` ids, a ``string``, a ``dict``, ``duplicates``,
+    ``too-many`` ids or an ``endless`` generator of them."""
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
@@ -128,6 +130,8 @@ class GarbageRetriever:
             return ["doc-csv", "doc-csv", "", "doc-json", "doc-csv", "doc-sleep"]
         if self.mode == "too-many":
             return ["doc-json", "doc-csv", "doc-sleep"] + [f"filler-{i}" for i in range(limit + 5)]
+        if self.mode == "endless":
+            return (f"doc-{i}" for i in itertools.count())
         raise ValueError(f"unknown mode {self.mode}")
 
 
