@@ -12,6 +12,7 @@ from evalkit.conversations import ToolCall
 from evalkit.errors import ConfigError, GenerationError
 from evalkit.jsonparse import parse_json
 from evalkit.options import option, text
+from evalkit.shapes import short_repr
 from evalkit.textfiles import read_whole_file
 
 #: The largest file of recorded answers read, in bytes.
@@ -54,6 +55,7 @@ class ReplayGenerator:
         self.path = file
         self.model = options.model
         self._answers: dict[str, dict[str, Any]] = {}
+        first_line: dict[str, int] = {}
         try:
             lines = read_whole_file(file, MAX_REPLAY_BYTES).decode("utf-8-sig").splitlines()
         except OSError as exc:
@@ -76,6 +78,12 @@ class ReplayGenerator:
             problem = _turns_problem(item)
             if problem is not None:
                 raise ConfigError(f"replay file {file}, line {number}: {problem}")
+            if item["id"] in first_line:  # which answer is the recorded one? the last used to win, unsaid
+                raise ConfigError(
+                    f"replay file {file}, line {number}: id {short_repr(item['id'])} is answered again "
+                    f"(first on line {first_line[item['id']]}); keep one answer per prompt id"
+                )
+            first_line[item["id"]] = number
             self._answers[item["id"]] = item
 
     def chat(self, request: ChatRequest) -> Turn:

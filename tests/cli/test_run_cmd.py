@@ -206,6 +206,8 @@ def test_a_relative_replay_path_is_relative_to_the_config_file(evalkit_cli, proj
         (b'{"id": "add-2-2", "text": "caf\xe9"}\n', "not UTF-8 text (invalid continuation byte at byte "),
         (b"[" * 100_000 + b"]" * 100_000 + b"\n", "line 7: not JSON (nested too deeply: line 1 column 501 (char 500))"),
         (b'{"id": "add-2-2", "text": "4", "abstained": "no"}\n', 'line 7: "model" must be a string or null, "abstained" true, false or null'),
+        # a second answer to one prompt: the last line won, and nothing said which answer was graded
+        (b'{"id": "add-2-2", "text": "5"}\n', "line 7: id 'add-2-2' is answered again (first on line "),
     ],
 )
 def test_a_replay_file_no_reader_can_follow_is_a_usage_error_naming_it(evalkit_cli, project, tail: bytes, reason: str) -> None:
