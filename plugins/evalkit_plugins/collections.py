@@ -39,7 +39,7 @@ from evalkit.errors import ConfigError
 from evalkit.jsonparse import parse_json
 from evalkit.options import OptionError, one_of, option, text
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, QuestionForm
-from evalkit.shapes import whole_number
+from evalkit.shapes import short_repr, whole_number
 from evalkit.textfiles import open_regular_file
 
 from evalkit_plugins._config_tables import ConfigTables
@@ -109,8 +109,16 @@ def _jsonl_queries(path: Path) -> dict[str, str]:
         text = record.get("text")
         if not isinstance(query_id, str) or not query_id or not isinstance(text, str):
             raise ConfigError(f'{path}, line {number}: needs "_id" (a non-empty string) and "text" (a string)')
-        queries[query_id] = text
+        _add_query(queries, query_id, text, f"{path}, line {number}")
     return queries
+
+
+def _add_query(queries: dict[str, str], query_id: str, text: str, where: str) -> None:
+    """Add one query to ``queries``; an id given twice is refused (the second text replaced the
+    first, and nothing said so), in each of the three formats."""
+    if query_id in queries:
+        raise ConfigError(f"{where}: query {short_repr(query_id)} is given twice; keep one text per query id")
+    queries[query_id] = text
 
 
 def read_queries(path: Path) -> dict[str, str]:
@@ -124,7 +132,7 @@ def read_queries(path: Path) -> dict[str, str]:
             number, title = _NUM.search(topic), _TITLE.search(topic)
             if number is None or title is None:
                 raise ConfigError(f"{path}: a <top> without <num> or <title>: {topic.strip()[:80]!r}")
-            queries[number.group(1)] = " ".join(title.group(1).split())
+            _add_query(queries, number.group(1), " ".join(title.group(1).split()), str(path))
         return queries
     queries = {}
     for number, line in _lines(path):
@@ -133,7 +141,7 @@ def read_queries(path: Path) -> dict[str, str]:
         query_id, _, query = line.partition("\t") if "\t" in line else line.partition(" ")
         if not query_id.strip() or not query.strip():
             raise ConfigError(f"{path}, line {number}: expected 'query-id<TAB>text', got {line[:80]!r}")
-        queries[query_id.strip()] = query.strip()
+        _add_query(queries, query_id.strip(), query.strip(), f"{path}, line {number}")
     return queries
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,21 @@ def test_a_query_line_nested_too_deeply_is_not_json_naming_its_line(tmp_path) ->
 def test_tab_separated_topics(tmp_path) -> None:
     (tmp_path / "topics.tsv").write_text("1\tfirst question\n2\tsecond one\n")
     assert read_queries(tmp_path / "topics.tsv") == {"1": "first question", "2": "second one"}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("queries.jsonl", '{"_id": "q1", "text": "a"}\n{"_id": "q2", "text": "b"}\n{"_id": "q1", "text": "c"}\n', "queries.jsonl, line 3: query 'q1' is given twice"),
+        ("topics.tsv", "1\tfirst\n1\tagain\n", "topics.tsv, line 2: query '1' is given twice"),
+        ("topics.txt", "<top><num> Number: 7 <title> one </top>\n<top><num> Number: 7 <title> two </top>\n", "topics.txt: query '7' is given twice"),
+    ],
+)
+def test_a_query_id_given_twice_is_refused_in_every_format(tmp_path, name, text, message) -> None:
+    # the second text replaced the first, and nothing said so
+    (tmp_path / name).write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        read_queries(tmp_path / name)
 
 
 @pytest.mark.parametrize(
