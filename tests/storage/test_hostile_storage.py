@@ -568,10 +568,12 @@ def test_10_a_retriever_that_never_returns_errs_its_question_not_the_run(
         ("update evalkit_run set mean_score = 'x' where id = :run", "in the store has mean_score 'x', not a number"),
         ("update evalkit_case set checks = '[1, 2]' where run_id = :run", "a case in the store has checks '[1, 2]', not a list of [name, passed, error, detail] entries"),
         ("update evalkit_run set accepted_at = 9e999, acceptance = 'manual' where id = :run", "a run in the store has accepted_at inf, not a finite number"),
+        # peewee's int() of an infinity in an INTEGER column raised OverflowError
+        ("update evalkit_run set passed_count = 9e999 where id = :run", "in the store has passed_count inf, not a whole number of zero or more"),
     ],
     ids=[
         "status", "kind", "score", "started", "finished", "started-1e300", "finished-before-1970", "score-inf", "latency-inf",
-        "case-count-text", "mean-score-text", "checks-not-checks", "accepted-at-inf",
+        "case-count-text", "mean-score-text", "checks-not-checks", "accepted-at-inf", "passed-count-inf",
     ],
 )
 def test_a_store_written_by_something_else_is_named_not_an_internal_error(evalkit_cli, project, tamper, message) -> None:
@@ -607,6 +609,20 @@ def test_text_another_program_stored_as_a_blob_or_a_number_is_read_as_text(evalk
     for args in (("show", run_id), ("history", "evalkit.smoke"), ("report", run_id, "--format", "html")):
         result = evalkit_cli(*args)
         assert result.code == 0 and "internal error" not in result.stderr, (args, result.stderr)
+
+
+def test_stored_json_that_is_no_object_reads_as_none(evalkit_cli, project) -> None:
+    """A run's metrics or a case's measures stored as ``-1`` (JSON, but no object) made every
+    reader's ``.get()`` fail: report and show ended in internal errors."""
+    run_id = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
+    with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
+        conn.execute("update evalkit_run set metrics = '-1', spend = '[]' where id = :run", {"run": run_id})
+        conn.execute("update evalkit_case set measures = '-1' where run_id = :run", {"run": run_id})
+    for args in (("show", run_id, "--json"), ("report", run_id, "--format", "html"), ("report", run_id, "--format", "json")):
+        result = evalkit_cli(*args)
+        assert result.code == 0 and "internal error" not in result.stderr, (args, result.stderr)
+    shown = evalkit_cli("show", run_id, "--json").json()
+    assert shown.get("metrics") is None and all(case.get("measures") is None for case in shown["cases"])
 
 
 def test_nan_and_infinity_in_stored_json_print_as_null_and_every_json_output_parses(evalkit_cli, project) -> None:

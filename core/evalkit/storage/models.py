@@ -237,6 +237,10 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
 
     for model in (Run, Case, RunLease, JudgeCalibration, AnswerCache):
         _store_text_losslessly(model)
+    for model in (SchemaMigration, Run, Case, RunLease, JudgeCalibration, AnswerCache):
+        for field in model._meta.sorted_fields:
+            if isinstance(field, pw.IntegerField):
+                field.python_value = _read_int
     SchemaMigration.name.python_value = _read_text  # the log's one text column: read as any stored text
     # When a run was accepted is read by queries that make no Run (acceptances, baseline show): it is
     # checked as it is read, as run_from_row checks a run's own times.
@@ -257,6 +261,15 @@ def _read_text(value: Any) -> str | None:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).decode("utf-8", "replace")
     return str(value)
+
+
+def _read_int(value: Any) -> Any:
+    """An integer column's value: an int as it is, a float holding a whole number as that int, and
+    anything else another program left there (text, an infinity) as it is, for the row's reader to
+    name: peewee's ``int()`` of an infinity raised OverflowError, an internal error."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
 
 
 def _read_time(owner: str, column: str) -> Callable[[Any], float | None]:

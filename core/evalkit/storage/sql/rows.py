@@ -94,6 +94,13 @@ def load_json(text: str | None) -> Any:
         return None
 
 
+def stored_mapping(text: str | None) -> dict[str, Any] | None:
+    """A stored JSON object (a run's metrics, provenance, pricing or spend); ``None`` for none, for
+    text that is not JSON, and for JSON that is no object (``-1`` made every reader's ``.get`` fail)."""
+    value = load_json(text)
+    return value if isinstance(value, dict) else None
+
+
 def stored_number(value: Any, owner: str, field: str) -> Any:
     """``value`` when the store holds a finite number there; else a :class:`StorageError` naming
     its ``owner`` (``case 'x'``, ``run 'y'``) and ``field``: SQLite keeps whatever text a hand or
@@ -282,7 +289,7 @@ def case_from_columns(
         usage=stored_usage(usage),
         detail=load_json(detail),
         finished_at=finished_at,
-        measures=load_json(measures),
+        measures=_parsed_measures(measures) if measures else None,
         fingerprint=fingerprint,
         judge_usage=stored_judge_usage(judge_usage),
         answer_source=answer_source,
@@ -430,13 +437,13 @@ def run_from_row(row: Any) -> Run:
         deployment=row.deployment,
         benchmark_fingerprint=row.benchmark_fingerprint or "",
         variant_fingerprint=row.variant_fingerprint or "",
-        provenance=load_json(row.provenance),
-        metrics=load_json(row.metrics),
+        provenance=stored_mapping(row.provenance),
+        metrics=stored_mapping(row.metrics),
         label=row.label,
         privacy=row.privacy,
         fingerprints_kept=bool(row.fingerprints_kept),
-        pricing=load_json(row.pricing),
-        spend=load_json(row.spend),
+        pricing=stored_mapping(row.pricing),
+        spend=stored_mapping(row.spend),
         answers_reused=row.answers_reused,
         source_run_id=row.source_run_id,
         stored_passed_count=row.passed_count,
