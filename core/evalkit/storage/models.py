@@ -21,6 +21,7 @@ from typing import Any
 
 import peewee as pw
 
+from .stored_checks import stored_time, time_held
 from .textcodec import decode_text, encode_text
 
 __all__ = ["MIGRATION_LOG", "bind_models", "models_for"]
@@ -278,11 +279,7 @@ def _read_time(owner: str, column: str) -> Callable[[Any], float | None]:
     ended ``baseline show`` in an internal error, ``9e999`` ``baseline export``)."""
 
     def read(value: Any) -> float | None:
-        if value is None or (type(value) is float and 0.0 <= value <= 253_402_300_799.0):
-            return value
-        from .sql.rows import stored_time
-
-        return stored_time(value, owner, column)
+        return value if value is None or time_held(value) else stored_time(value, owner, column)
 
     return read
 

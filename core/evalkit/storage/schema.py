@@ -25,6 +25,7 @@ from ..shapes import short_repr
 from .engine import open_database
 from .migrations import Migration, discover
 from .models import MIGRATION_LOG, models_for
+from .stored_checks import stored_count, stored_time
 from .urls import redact_url, sqlite_path
 
 __all__ = [
@@ -110,8 +111,6 @@ def _applied(db: pw.Database) -> list[AppliedMigration]:
     log = _migration_log(db)
     if not db.table_exists(MIGRATION_LOG):
         return []
-    from .sql.rows import stored_count, stored_time
-
     applied = []
     for row in log.select().order_by(log.version):
         owner = f"migration {short_repr(row.version)}"  # the log as another program may have left it

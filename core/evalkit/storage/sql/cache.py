@@ -10,7 +10,8 @@ import peewee as pw
 
 from ...answers import Usage
 from ..protocols import CachedAnswer, CacheStats
-from .rows import dump_json, load_json, stored_time, usage_json
+from ..stored_checks import stored_time
+from .rows import dump_json, load_json, usage_json
 from .store import SqlStore, guarded
 
 __all__ = ["AnswerCacheStore"]

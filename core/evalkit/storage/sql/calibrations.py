@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from ...shapes import short_repr
+from ..stored_checks import stored_count, stored_number, stored_time
 from ..values import CalibrationRecord
-from .rows import load_json, stored_count, stored_number, stored_time
+from .rows import load_json
 from .store import SqlStore, guarded
 
 __all__ = ["Calibrations"]

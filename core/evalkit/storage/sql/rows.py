@@ -23,6 +23,7 @@ from ...grading import AGREEMENT_CHECK, Check
 from ...privacy import keeps_text, redacted_text, scrub
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...shapes import short_repr
+from ..stored_checks import stored_count, stored_number, stored_time, time_held
 from ..textcodec import encode_text
 from ..values import CaseMark
 
@@ -99,43 +100,6 @@ def stored_mapping(text: str | None) -> dict[str, Any] | None:
     text that is not JSON, and for JSON that is no object (``-1`` made every reader's ``.get`` fail)."""
     value = load_json(text)
     return value if isinstance(value, dict) else None
-
-
-def stored_number(value: Any, owner: str, field: str) -> Any:
-    """``value`` when the store holds a finite number there; else a :class:`StorageError` naming
-    its ``owner`` (``case 'x'``, ``run 'y'``) and ``field``: SQLite keeps whatever text a hand or
-    another program put in a REAL column, and reads back an infinity (PostgreSQL also a NaN) that
-    no mean, chart or JSON document survives."""
-    number = type(value) is float or type(value) is int
-    if not number or not math.isfinite(value):
-        raise StorageError(
-            f"{owner} in the store has {field} {short_repr(value)}, not a {'finite ' if number else ''}number: "
-            "the database was written by something else than evalkit"
-        )
-    return value
-
-
-#: The latest time a store may hold: the last second of year 9999, the last that ``time.gmtime()``
-#: and every date the reports print can show.
-LATEST_TIME = 253_402_300_799.0
-
-
-def _time_held(value: Any) -> bool:
-    """The fast test of a stored time: a float from 1970 to :data:`LATEST_TIME` (NaN fails it)."""
-    return type(value) is float and 0.0 <= value <= LATEST_TIME
-
-
-def stored_time(value: Any, owner: str, field: str) -> Any:
-    """``value`` when the store holds a time there (seconds since 1970, up to the end of year 9999);
-    else a :class:`StorageError` as :func:`stored_number` raises: ``started_at = 1e300`` ended
-    ``evalkit history`` and ``evalkit show`` in an internal error where the date is printed."""
-    stored_number(value, owner, field)
-    if not 0 <= value <= LATEST_TIME:
-        raise StorageError(
-            f"{owner} in the store has {field} {short_repr(value)}, not a time from 1970 to the year 9999: "
-            "the database was written by something else than evalkit"
-        )
-    return value
 
 
 def case_mark(
@@ -270,7 +234,7 @@ def case_from_columns(
     prompt_digest: str | None = None, transcript: str | None = None,
 ) -> CaseResult:  # fmt: skip
     """A case from its decoded stored columns (:data:`CASE_COLUMNS`)."""
-    if type(score) is not float or type(latency_s) is not float or not _time_held(finished_at) or not math.isfinite(score + latency_s):
+    if type(score) is not float or type(latency_s) is not float or not time_held(finished_at) or not math.isfinite(score + latency_s):
         owner = f"case {short_repr(case_id)}"
         stored_number(score, owner, "score")
         stored_number(latency_s, owner, "latency_s")
@@ -384,25 +348,13 @@ def case_values(stored_run_id: str, case: CaseResult, privacy: str) -> tuple[Any
     )
 
 
-def stored_count(value: Any, owner: str, field: str) -> int:
-    """``value`` when the store holds a whole number of zero or more there; else a
-    :class:`StorageError` as :func:`stored_number` raises (``case_count = 'many'`` ended
-    ``show --json`` in an internal error)."""
-    if type(value) is not int or value < 0:
-        raise StorageError(
-            f"{owner} in the store has {field} {short_repr(value)}, not a whole number of zero or more: "
-            "the database was written by something else than evalkit"
-        )
-    return value
-
-
 #: The count columns of a run row (:func:`run_from_row` checks each).
 _RUN_COUNTS = ("case_count", "answered_count", "passed_count", "errored_count")
 
 
 def run_from_row(row: Any) -> Run:
     """A run row as a :class:`Run` (no cases); a value the store should not hold is refused by name."""
-    if not _time_held(row.started_at) or (row.finished_at is not None and not _time_held(row.finished_at)):
+    if not time_held(row.started_at) or (row.finished_at is not None and not time_held(row.finished_at)):
         stored_time(row.started_at, f"run {short_repr(row.id)}", "started_at")
         if row.finished_at is not None:
             stored_time(row.finished_at, f"run {short_repr(row.id)}", "finished_at")
