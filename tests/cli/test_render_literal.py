@@ -155,13 +155,17 @@ def types_mapping() -> Any:
 
 def test_case_json_is_exactly_the_compact_text_of_the_case_document() -> None:
     """``case_json`` writes the scalars itself and shared parts once; the text must be byte for
-    byte what ``json.dumps`` writes for ``case_document`` (hostile strings, NaN, infinities, a
-    ``str`` subclass, an int score, mappings that are not dicts), repeated cases included."""
+    byte what evalkit's one JSON writer (``jsontext.document_text``: ``json.dumps``, compact, with
+    null for NaN and the infinities, which JSON has not) writes for ``case_document`` (hostile
+    strings, NaN, infinities, a ``str`` subclass, an int score, mappings that are not dicts),
+    repeated cases included."""
     from evalkit.cli.render import case_document, case_json
+    from evalkit.jsontext import document_text
 
     for case in _hostile_cases() * 2:
-        expected = json.dumps(case_document(case), separators=(",", ":"), ensure_ascii=False, default=str)
+        expected = document_text(case_document(case))
         assert case_json(case) == expected, case.case_id
+        json.loads(expected, parse_constant=lambda name: pytest.fail(f"{name} in a case's JSON"))
 
 
 def test_case_json_keeps_only_a_few_shared_texts_alive() -> None:
