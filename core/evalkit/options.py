@@ -161,10 +161,6 @@ def _shown(attribute: attrs.Attribute, value: Any) -> Any:  # type: ignore[type-
     return attrs.NOTHING if attribute.metadata.get("secret") else value
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 #: The largest whole number an option takes, whatever its declaration says: 2**63 - 1, what a
 #: store keeps. TOML reads ``1`` followed by 400 zeros as an int, and a plugin that divides by it
 #: or waits for it (``float()`` of it) raised OverflowError, in the middle of a run.
@@ -193,7 +189,7 @@ def number(*, at_least: float | None = None, above: float | None = None, at_most
     def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:  # type: ignore[type-arg]
         from .shapes import finite_number
 
-        if _is_number(value) and isinstance(value, int) and not finite_number(value):  # 10**400: math.isfinite raised
+        if isinstance(value, int) and not isinstance(value, bool) and not finite_number(value):  # 10**400: math.isfinite raised
             raise OptionError(attribute.name, f"{requirement} that a float holds (up to about 1.8e308)", _shown(attribute, value))
         fits = finite_number(value)
         fits = fits and (at_least is None or value >= at_least) and (above is None or value > above)

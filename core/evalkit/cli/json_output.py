@@ -120,10 +120,10 @@ class _JsonWriter:
 
     def encoded_text(self, text: str) -> str:
         """JSON text of compact elements joined by commas (what this writer's compact
-        :meth:`dumped` wrote for them), scrubbed and escaped as :meth:`text` does."""
-        # Written elsewhere by json.dumps, which writes NaN and Infinity (no JSON reader takes them):
-        # such text is read and written again by text(), which puts null in their place.
-        if any(secret in text for secret in self.escaped) or "NaN" in text or "Infinity" in text:
+        :meth:`dumped` wrote for them: :func:`~evalkit.cli.render.case_json`, whose text is
+        :func:`~evalkit.jsontext.document_text`'s, null for NaN included), scrubbed and escaped as
+        :meth:`text` does."""
+        if any(secret in text for secret in self.escaped):
             return self.text(json.loads(f"[{text}]"))[1:-1]
         from ..printable import json_visible
 

@@ -16,6 +16,13 @@ from ..shapes import short_repr
 __all__ = ["LATEST_TIME", "stored_count", "stored_number", "stored_time", "time_held"]
 
 
+def _refused(owner: str, field: str, value: Any, what: str) -> StorageError:
+    """The error for ``value`` in ``owner``'s ``field``, which is not ``what`` it must be."""
+    return StorageError(
+        f"{owner} in the store has {field} {short_repr(value)}, not {what}: the database was written by something else than evalkit"
+    )
+
+
 def stored_number(value: Any, owner: str, field: str) -> Any:
     """``value`` when the store holds a finite number there; else a :class:`StorageError` naming
     its ``owner`` (``case 'x'``, ``run 'y'``) and ``field``: SQLite keeps whatever text a hand or
@@ -23,10 +30,7 @@ def stored_number(value: Any, owner: str, field: str) -> Any:
     no mean, chart or JSON document survives."""
     number = type(value) is float or type(value) is int
     if not number or not math.isfinite(value):
-        raise StorageError(
-            f"{owner} in the store has {field} {short_repr(value)}, not a {'finite ' if number else ''}number: "
-            "the database was written by something else than evalkit"
-        )
+        raise _refused(owner, field, value, "a finite number" if number else "a number")
     return value
 
 
@@ -46,10 +50,7 @@ def stored_time(value: Any, owner: str, field: str) -> Any:
     ``evalkit history`` and ``evalkit show`` in an internal error where the date is printed."""
     stored_number(value, owner, field)
     if not 0 <= value <= LATEST_TIME:
-        raise StorageError(
-            f"{owner} in the store has {field} {short_repr(value)}, not a time from 1970 to the year 9999: "
-            "the database was written by something else than evalkit"
-        )
+        raise _refused(owner, field, value, "a time from 1970 to the year 9999")
     return value
 
 
@@ -58,8 +59,5 @@ def stored_count(value: Any, owner: str, field: str) -> int:
     :class:`StorageError` as :func:`stored_number` raises (``case_count = 'many'`` ended
     ``show --json`` in an internal error)."""
     if type(value) is not int or value < 0:
-        raise StorageError(
-            f"{owner} in the store has {field} {short_repr(value)}, not a whole number of zero or more: "
-            "the database was written by something else than evalkit"
-        )
+        raise _refused(owner, field, value, "a whole number of zero or more")
     return value
