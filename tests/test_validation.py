@@ -173,6 +173,63 @@ def test_an_empty_stream_a_wrong_count_and_a_failing_producer_are_problems() -> 
     ]
 
 
+def test_a_set_past_the_prompt_limit_is_a_problem_however_it_holds_its_prompts(monkeypatch) -> None:
+    """A list that long, a stream that yields more (its pass stops there: the producer is not asked
+    again) and a declared count above the limit (no prompt is asked for)."""
+    import evalkit.prompts
+    from evalkit.errors import SetTooLarge
+    from evalkit.validation import count_members
+
+    monkeypatch.setattr(evalkit.prompts, "MAX_PROMPTS", 3)
+    prompts = [GoldenPrompt(id=f"p{n}", prompt="x", assertions=[Assertion.contains("x")]) for n in range(4)]
+    golden = GoldenPromptSet(identifier="pkg.four", name="Four", prompts=prompts)
+    assert prompt_set_problems(golden, BUILTIN_KINDS) == [
+        'set "pkg.four": field prompts: the set holds more than 3 prompts, the most evalkit takes in one set'
+    ]
+    asked: list[str] = []
+
+    def produce() -> Iterator[GoldenPrompt]:
+        for prompt in prompts:
+            asked.append(prompt.id)
+            yield prompt
+
+    stream = PromptStream(produce)
+    assert prompt_set_problems(attrs.evolve(golden, prompts=stream), BUILTIN_KINDS) == [
+        'set "pkg.four": field prompts: the PromptStream yields more than 3 prompts, the most evalkit takes in one '
+        "set (a producer that never ends?)"
+    ]
+    assert asked == ["p0", "p1", "p2", "p3"]
+    with pytest.raises(SetTooLarge):
+        len(stream)
+    assert count_members(stream)[0] is None
+    assert count_members(PromptStream(produce, count=3)) == (3, None)
+    declared = PromptStream(produce, count=4)
+    asked.clear()
+    assert prompt_set_problems(attrs.evolve(golden, prompts=declared), BUILTIN_KINDS) == [
+        'set "pkg.four": field prompts: the PromptStream declares 4 prompts, which is more than 3 prompts, the most '
+        "evalkit takes in one set"
+    ]
+    assert count_members(declared)[0] is None
+    assert asked == []
+
+
+def test_the_check_keeps_the_first_problems_and_says_where_it_stopped(monkeypatch) -> None:
+    import evalkit.validation
+
+    monkeypatch.setattr(evalkit.validation, "MAX_PROBLEMS_KEPT", 2)
+    blank = [GoldenPrompt(id=f"p{n}", prompt=" ", assertions=[Assertion.contains("x")]) for n in range(5)]
+    survey = survey_prompt_set(GoldenPromptSet(identifier="pkg.blank", name="Blank", prompts=blank), BUILTIN_KINDS)
+    assert survey.problems == (
+        'set "pkg.blank", prompt "p0": field prompt must not be empty (or hold only whitespace and control characters)',
+        'set "pkg.blank", prompt "p1": field prompt must not be empty (or hold only whitespace and control characters)',
+        'set "pkg.blank": the check stopped before prompt #3, after 2 problems: mend these first',
+    )
+    strays = PromptStream(lambda: iter(range(5)))
+    survey = survey_prompt_set(GoldenPromptSet(identifier="pkg.strays", name="Strays", prompts=strays), BUILTIN_KINDS)
+    assert len(survey.problems) == 3
+    assert survey.problems[-1] == 'set "pkg.strays": the check stopped before prompt #3, after 2 problems: mend these first'
+
+
 def test_validate_prompt_set_returns_the_count_and_shows_each_prompt_to_visit_once() -> None:
     golden = GoldenPromptSet(
         identifier="pkg.two", name="Two",

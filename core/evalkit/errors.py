@@ -47,6 +47,7 @@ __all__ = [
     "CalibrationFailed",
     "PairwiseJudgingFailed",
     "RequestRejected",
+    "SetTooLarge",
     "RetrievalError",
     "RunInterrupted",
     "RunNotFinished",
@@ -121,6 +122,12 @@ class ToleranceError(UsageError):
 
 class ConfigError(EvalkitError):
     """The configuration file cannot be read or says something impossible."""
+
+
+class SetTooLarge(EvalkitError):
+    """A set holds more prompts than evalkit takes in one set (:data:`evalkit.prompts.MAX_PROMPTS`):
+    raised by a :class:`~evalkit.PromptStream`'s pass at the prompt past the limit, so a producer that
+    never ends stops there instead of being followed for ever."""
 
 
 class SetValidationError(EvalkitError):

@@ -17,9 +17,24 @@ from .conversations import (
     messages_of,
     tools_of,
 )
+from .errors import SetTooLarge
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
-__all__ = ["Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES", "RUBRIC_KIND", "displayed_check_name"]
+__all__ = [
+    "Assertion", "GoldenPrompt", "GoldenPromptSet", "PromptStream", "DEFAULT_CHECK_NAMES", "MAX_PROMPTS", "RUBRIC_KIND",
+    "displayed_check_name", "prompt_limit_passed",
+]
+
+#: The most prompts one set may hold. Every prompt is at least one call to the system under test,
+#: and every pass over a :class:`PromptStream` (the check, ``evalkit list``'s count, the run, the
+#: viewer's texts) stops at the prompt past it: a producer that never ends, a plugin's bug, used to
+#: keep ``evalkit list`` and ``evalkit validate`` busy for ever, the ids seen growing.
+MAX_PROMPTS = 1_000_000
+
+
+def prompt_limit_passed(subject: str) -> str:
+    """The problem of a set past :data:`MAX_PROMPTS`: ``subject`` ("the set holds") and the limit."""
+    return f"{subject} more than {MAX_PROMPTS:,} prompts, the most evalkit takes in one set"
 
 
 def _tuple(value: Iterable[Any] | None) -> tuple[Any, ...]:
@@ -277,6 +292,9 @@ class PromptStream:
     Pass one as ``GoldenPromptSet(prompts=PromptStream(...))``: the set keeps it as it is, where a
     list or tuple is copied into a tuple. A stream compares equal only to itself.
 
+    A pass ends with :class:`~evalkit.errors.SetTooLarge` where the producer yields a prompt past
+    :data:`MAX_PROMPTS`, and a declared ``count`` above it is a problem of the set.
+
     ``time_limit`` (seconds; set by evalkit from ``set_load_timeout`` for the streams its providers
     ship) bounds ``produce()`` and each prompt it yields, in the main thread: a producer that stalls
     (a database that stopped answering) is interrupted and the pass raises :class:`TimeoutError`
@@ -294,6 +312,8 @@ class PromptStream:
         produced = _within(limit, lambda: iter(self.produce()))
         counted = 0
         while (prompt := _within(limit, next, produced, _NOTHING)) is not _NOTHING:
+            if counted == MAX_PROMPTS:
+                raise SetTooLarge(prompt_limit_passed("the PromptStream yields") + " (a producer that never ends?)")
             counted += 1
             yield prompt
         self._counted = counted  # only a complete pass counts

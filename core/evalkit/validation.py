@@ -10,8 +10,9 @@ from typing import Any
 import attrs
 
 from .checks import AssertionKind
-from .errors import PLUGIN_FAILURES, SetValidationError
-from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream
+from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError
+from . import prompts as prompt_types
+from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, prompt_limit_passed
 from .shapes import short_repr, too_long, value_shape_problem
 from .timeouts import alarm_scope
 from .wording import counted
@@ -19,9 +20,11 @@ from .wording import counted
 __all__ = [
     "IDENTIFIER_PATTERN",
     "PromptSetSurvey",
+    "count_members",
     "members_with_ids",
     "prompt_set_problems",
     "set_problems",
+    "stream_failure",
     "survey_prompt_set",
     "validate_prompt_set",
 ]
@@ -123,6 +126,36 @@ def _seen_key(item_id: str) -> str | bytes:
     return hashlib.blake2b(item_id.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+#: How many problems one check of a prompt set keeps before it stops, as a compiler stops at its
+#: error limit: a set of a million broken prompts was a million lines (120 MB) on stderr.
+MAX_PROBLEMS_KEPT = 1_000
+
+def stream_failure(number: int, exc: BaseException) -> str:
+    """What a stream's producer failing at prompt ``number`` (1-based) is called in a problem."""
+    return f"producing prompt #{number} raised {type(exc).__name__}: {exc}"
+
+
+def count_members(members: Any) -> tuple[int | None, str | None]:
+    """How many prompts or questions a set's ``members`` hold, or ``None`` and why a stream's pass
+    failed, in a problem's words (``evalkit list`` counts a :class:`PromptStream` that declares no
+    count by reading it: its producer is a plugin's code, and may raise, stall or never end)."""
+    if not isinstance(members, PromptStream):
+        return len(members), None
+    if members.count is not None and members.count > prompt_types.MAX_PROMPTS:
+        return None, prompt_limit_passed(f"the PromptStream declares {members.count:,} prompts, which is")
+    number = 0
+    try:
+        if members.count is not None:
+            return len(members), None
+        for _ in members:
+            number += 1
+    except SetTooLarge as exc:
+        return None, str(exc)
+    except PLUGIN_FAILURES as exc:
+        return None, stream_failure(number + 1, exc)
+    return number, None
+
+
 @attrs.frozen
 class PromptSetSurvey:
     """What one pass over a prompt set found: every problem with it and how many prompts it has."""
@@ -149,15 +182,20 @@ def survey_prompt_set(
     the same pass: the run fingerprints the set with it, and a set with problems is refused, so
     the consumer never sees a malformed prompt). A stream whose
     producer raises, or yields another number of prompts than the ``count`` it declares, is a
-    problem too.
+    problem too; so is a set past :data:`~evalkit.prompts.MAX_PROMPTS`. The check stops after
+    :data:`MAX_PROBLEMS_KEPT` problems, saying so.
     """
     where = f'set "{golden_set.identifier}"'
     problems = _naming_problems(where, golden_set.identifier, golden_set.name)
     strays: list[str] = []
     prompt_problems: list[str] = []
+    stopped = ""  # why the check stopped early, past its problem limit
     seen: set[str | bytes] = set()
     count = 0
     declared = golden_set.prompts.count if isinstance(golden_set.prompts, PromptStream) else None
+    if declared is not None and declared > prompt_types.MAX_PROMPTS:  # refused before a first prompt is asked for
+        problems.append(f"{where}: field prompts: {count_members(golden_set.prompts)[1]}")
+        return PromptSetSurvey(tuple(problems), 0)
     # A bounded stream's prompts (see PromptStream.time_limit) then cost no system call each.
     with alarm_scope():
         prompts = iter(golden_set.prompts)
@@ -166,12 +204,21 @@ def survey_prompt_set(
                 item = next(prompts)
             except StopIteration:
                 break
+            except SetTooLarge as exc:  # a stream past the limit (the producer was not asked again)
+                strays.append(f"{where}: field prompts: {exc}")
+                break
             except PLUGIN_FAILURES as exc:  # a stream's producer failed: a problem of the set, not a crash
-                strays.append(f"{where}: field prompts: producing prompt #{count + 1} raised {type(exc).__name__}: {exc}")
+                strays.append(f"{where}: field prompts: {stream_failure(count + 1, exc)}")
                 break
             count += 1
             if declared is not None and count > declared:  # an endless producer is refused, not followed
                 strays.append(f"{where}: field prompts: the PromptStream declares {counted(declared, 'prompt')} but yields more")
+                break
+            if count > prompt_types.MAX_PROMPTS:  # a list or tuple that long (a stream stops itself)
+                strays.append(f"{where}: field prompts: {prompt_limit_passed('the set holds')}")
+                break
+            if len(strays) + len(prompt_problems) >= MAX_PROBLEMS_KEPT:
+                stopped = f"{where}: the check stopped before prompt #{count}, after {MAX_PROBLEMS_KEPT:,} problems: mend these first"
                 break
             if not isinstance(item, GoldenPrompt):
                 strays.append(f"{where}, prompt #{count}: must be an evalkit.GoldenPrompt, got {_describe(item)}")
@@ -187,7 +234,7 @@ def survey_prompt_set(
         problems.append(
             f"{where}: field prompts: the PromptStream declares {counted(declared, 'prompt')} but yields {count}"
         )
-    return PromptSetSurvey(tuple(problems + (strays or prompt_problems)), count)
+    return PromptSetSurvey(tuple(problems + (strays or prompt_problems) + ([stopped] if stopped else [])), count)
 
 
 def _prompt_problems(

@@ -96,6 +96,77 @@ def test_a_stream_that_yields_past_its_declared_count_is_refused_not_followed_fo
     assert 'set "streamed.endless": field prompts: the PromptStream declares 5 prompts but yields more' in result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("command", ["run", "validate", "list"])
+def test_a_stream_that_never_ends_is_stopped_past_the_prompt_limit(evalkit_cli, streamed, command, monkeypatch) -> None:
+    """A producer that never ends and declares no count kept `evalkit list`, `validate` and `run`
+    busy for ever (list counted it, the others checked it, the ids seen growing). Every pass over
+    a stream stops past MAX_PROMPTS (lowered here to 50), and the set is named."""
+    import evalkit.prompts
+
+    monkeypatch.setattr(evalkit.prompts, "MAX_PROMPTS", 50)
+    env, _ = streamed
+    env = {**env, "EVALKIT_STREAMED_PROMPTS": "20", "EVALKIT_STREAMED_UNBOUNDED": "1"}
+    args = ("list", "sets", "--json") if command == "list" else (command, "streamed.unbounded")
+    result = evalkit_cli(*args, env=env, timeout=60)
+    assert result.code == 2, result.stderr
+    problem = (
+        'set "streamed.unbounded": field prompts: the PromptStream yields more than 50 prompts, the most evalkit '
+        "takes in one set (a producer that never ends?)"
+    )
+    if command == "list":  # the other sets are still listed, the endless one with no count
+        counts = {row["identifier"]: row["count"] for row in result.json()["sets"]}  # type: ignore[index]
+        assert counts["streamed.unbounded"] is None
+        assert counts["streamed.capitals"] == counts["streamed.uncounted"] == 20
+        assert result.json()["problems"] == [problem]  # type: ignore[index]
+    else:
+        assert problem in result.stdout + result.stderr
+
+
+def test_a_declared_count_past_the_prompt_limit_is_refused_before_a_prompt_is_made(evalkit_cli, streamed, monkeypatch) -> None:
+    import evalkit.prompts
+
+    monkeypatch.setattr(evalkit.prompts, "MAX_PROMPTS", 10)
+    env, log = streamed
+    env = {**env, "EVALKIT_STREAMED_PROMPTS": "20"}
+    result = evalkit_cli("validate", "streamed.capitals", env=env)
+    assert result.code == 2
+    assert (
+        'set "streamed.capitals": field prompts: the PromptStream declares 20 prompts, which is more than 10 prompts, '
+        "the most evalkit takes in one set"
+    ) in result.stdout + result.stderr
+    assert "streamed.capitals" not in witnessed(log)[0]  # its producer was never called
+    listed = evalkit_cli("list", "sets", "--json", env=env)
+    assert listed.code == 2
+    assert {row["identifier"]: row["count"] for row in listed.json()["sets"]}["streamed.capitals"] is None  # type: ignore[index]
+
+
+def test_list_names_a_stream_whose_producer_fails_while_it_is_counted(evalkit_cli, streamed) -> None:
+    """`evalkit list sets` counts a stream that declares no count by reading it: a producer that
+    raised ended the whole listing with an internal error (a stalled one, with its TimeoutError)."""
+    env, _ = streamed
+    result = evalkit_cli("list", "sets", env={**env, "EVALKIT_STREAMED_FAILING": "1"})
+    assert result.code == 2, result.stderr
+    assert "internal error" not in result.stderr
+    assert (
+        'set "streamed.failing": field prompts: producing prompt #3 raised ConnectionError: the prompt database went away'
+    ) in " ".join(result.stderr.split())
+    listed = {line.split()[0] for line in result.stdout.splitlines() if line.strip()}
+    assert {"streamed.capitals", "streamed.failing"} <= listed
+
+
+def test_the_check_stops_after_a_thousand_problems_and_says_so(evalkit_cli, streamed) -> None:
+    """A set of 3,000 prompts, each with a blank text, printed 3,000 problems; a million such
+    prompts were 120 MB on stderr. The check keeps the first 1,000 and says where it stopped."""
+    env, _ = streamed
+    result = evalkit_cli("validate", "streamed.blank", env={**env, "EVALKIT_STREAMED_BLANK": "1"})
+    assert result.code == 2
+    output = result.stdout + result.stderr
+    assert output.count("field prompt must not be empty") == 1000
+    assert 'prompt "c00999": field prompt must not be empty' in output
+    assert 'set "streamed.blank": the check stopped before prompt #1001, after 1,000 problems: mend these first' in output
+    assert "evalkit: 1001 problems; nothing was run" in output
+
+
 def test_the_kit_checks_a_streamed_set_provider(plugin_dists, monkeypatch) -> None:
     from evalkit.testing import check_prompt_set_provider
 

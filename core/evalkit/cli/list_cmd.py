@@ -141,24 +141,27 @@ def _sets(args: Arguments) -> int:
     from ..catalog import clash, prompt_set_catalog, question_set_catalog
     from ..config import load_config
     from ..errors import SetValidationError
+    from ..validation import count_members
     from .console import console
     from .json_output import print_json
 
     config = load_config(args.config)
     catalog = prompt_set_catalog(config=config) if args.what == "sets" else question_set_catalog(config=config)
     count_attr = "prompts" if args.what == "sets" else "questions"
-    rows = [
-        {
+    rows = []
+    problems = []
+    for identifier, sourced in catalog.sets.items():
+        count, failure = count_members(getattr(sourced.set, count_attr))
+        if failure is not None:  # a stream whose producer failed while it was counted
+            problems.append(f'set "{identifier}": field {count_attr}: {failure}')
+        rows.append({
             "identifier": identifier,
             "name": sourced.set.name,
-            "count": len(getattr(sourced.set, count_attr)),
+            "count": count,
             "distribution": sourced.record.distribution,
             "version": sourced.record.version,
             "provider": sourced.record.name,
-        }
-        for identifier, sourced in catalog.sets.items()
-    ]
-    problems = []
+        })  # fmt: skip
     for failure in catalog.failures:
         where = f"{failure.record.kind} {failure.record.describe()}"
         if isinstance(failure.exception, SetValidationError):
@@ -178,7 +181,8 @@ def _sets(args: Arguments) -> int:
     table.add_column(count_attr.capitalize(), justify="right")
     table.add_column("Distribution")
     for row in rows:
-        table.add_row(row["identifier"], row["name"], str(row["count"]), f"{row['distribution']} {row['version']}")
+        count = "?" if row["count"] is None else str(row["count"])
+        table.add_row(row["identifier"], row["name"], count, f"{row['distribution']} {row['version']}")
     if rows:
         out.print(table)
     else:

@@ -4,7 +4,11 @@
 * ``streamed.uncounted``: the same prompts, streamed, count not declared (evalkit counts them);
 * ``tupled.capitals``: the same prompts in a tuple, to compare a streamed run with an ordinary one;
 * ``streamed.broken`` (only with ``EVALKIT_STREAMED_BROKEN=1``): a stream that yields a string
-  as its third prompt.
+  as its third prompt;
+* ``streamed.unbounded`` (only with ``EVALKIT_STREAMED_UNBOUNDED=1``): a stream that never ends and
+  declares no count; ``streamed.failing`` (``EVALKIT_STREAMED_FAILING=1``): one whose producer
+  raises at the third prompt on every pass; ``streamed.blank`` (``EVALKIT_STREAMED_BLANK=1``): the
+  prompts with their text blank, a problem each.
 
 When ``EVALKIT_STREAMED_LOG`` names a file, every pass over a stream appends ``pass <set>`` to it,
 and the process appends ``most alive <n>`` at exit: the most prompts of the streams that were
@@ -142,6 +146,13 @@ class StreamedSets:
             sets.append(made("streamed.broken", PromptStream(broken, count=4)))
         if os.environ.get("EVALKIT_STREAMED_ENDLESS") == "1":  # declares 5, never ends
             sets.append(made("streamed.endless", PromptStream(lambda: capital_prompts(10**18), count=5)))
+        if os.environ.get("EVALKIT_STREAMED_UNBOUNDED") == "1":  # no count, never ends
+            sets.append(made("streamed.unbounded", PromptStream(lambda: capital_prompts(10**18))))
+        if os.environ.get("EVALKIT_STREAMED_FAILING") == "1":
+            sets.append(made("streamed.failing", PromptStream(lambda: _failing_at_third(size))))
+        if os.environ.get("EVALKIT_STREAMED_BLANK") == "1":
+            blank = (attrs.evolve(prompt, prompt=" ") for prompt in capital_prompts(size))
+            sets.append(made("streamed.blank", list(blank)))
         if os.environ.get("EVALKIT_STREAMED_SHIFTING"):
             sets.append(made("streamed.shifting", shifting(size, os.environ["EVALKIT_STREAMED_SHIFTING"])))
         return sets
