@@ -637,6 +637,22 @@ def test_a_set_provider_that_never_returns_is_a_failed_provider_not_a_hung_comma
     assert ran.code == 0 and json.loads(ran.stdout)["status"] == "complete", ran.stderr[-500:]
 
 
+def test_a_set_provider_whose_listing_never_ends_is_read_up_to_10000_sets(cli, project) -> None:
+    """A provider returning a generator of sets that never ends was read until set_load_timeout
+    (330 MB in 5 s; the default is 300 s). Its listing is read up to 10,000 sets, then it is a failed
+    provider, named, and the other providers' sets are listed and run."""
+    endless = {"EVALKIT_HOSTILE_ENDLESS_SETS": "1"}
+    listed = cli("list", "sets", env=endless, timeout=60)
+    assert listed.code == 2 and "evalkit.smoke" in listed.stdout, listed.stderr[-500:]
+    assert "hostile.endless" not in listed.stdout
+    assert (
+        "provider hanging (evalkit-hostile-sets 0.1.0): golden_prompt_sets() returned more than 10,000 sets, the most "
+        "evalkit reads from one provider; it was not read further"
+    ) in " ".join(listed.stderr.split())
+    ran = cli("run", "evalkit.smoke", "--json", env=endless, timeout=60)
+    assert ran.code == 0 and json.loads(ran.stdout)["status"] == "complete", ran.stderr[-500:]
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", '"60"', "true", "1" + "0" * 20])
 def test_a_grade_set_load_or_hook_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
     for key in ("grade_timeout", "set_load_timeout", "hook_timeout"):

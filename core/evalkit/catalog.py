@@ -78,8 +78,23 @@ class SetCatalog:
         return None
 
 
+#: The most sets evalkit reads from one provider's listing. A listing is read whole before a
+#: command goes on, and a generator that never ends (a provider's bug) filled memory for as long
+#: as ``set_load_timeout`` let it run: 330 MB in 5 s, gigabytes in the default 300 s.
+MAX_SETS_PER_PROVIDER = 10_000
+
+
+class _TooManySets(Exception):
+    """A provider's listing went past :data:`MAX_SETS_PER_PROVIDER`."""
+
+
 def _listed(listing: Any) -> list[Any]:
-    return list(listing())
+    from itertools import islice
+
+    shipped = list(islice(listing(), MAX_SETS_PER_PROVIDER + 1))
+    if len(shipped) > MAX_SETS_PER_PROVIDER:
+        raise _TooManySets
+    return shipped
 
 
 def load_catalog(
@@ -139,6 +154,11 @@ def load_catalog(
             shipped = alarm_bounded(_listed, (listing,), limit, _ListingStalled) if bounded else _listed(listing)
         except _ListingStalled:
             failures.append(registry.PluginFailure(record, f"{method}() did not return within {limit:g} s (set_load_timeout); it was interrupted"))
+            continue
+        except _TooManySets:
+            failures.append(registry.PluginFailure(
+                record, f"{method}() returned more than {MAX_SETS_PER_PROVIDER:,} sets, the most evalkit reads from one provider; it was not read further",
+            ))  # fmt: skip
             continue
         except SetValidationError as exc:
             failures.append(registry.PluginFailure(record, "; ".join(exc.problems), exc))

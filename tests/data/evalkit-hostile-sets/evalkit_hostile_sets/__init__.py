@@ -13,6 +13,9 @@ declares a secret and puts it in its answers and errors.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
+
 from evalkit import (
     Assertion,
     GenerationRequest,
@@ -364,11 +367,16 @@ class HangingSets:
     """A set provider whose listing never returns while ``$EVALKIT_HOSTILE_HANG_SETS`` is set (a
     download that stalls), swallowing every ``Exception`` that interrupts it; no sets otherwise."""
 
-    def golden_prompt_sets(self) -> list[GoldenPromptSet]:
-        """Nothing, or never."""
+    def golden_prompt_sets(self) -> Iterable[GoldenPromptSet]:
+        """Nothing, or never; with ``$EVALKIT_HOSTILE_ENDLESS_SETS``, a generator of sets that never ends."""
         import os
         import threading
 
+        if os.environ.get("EVALKIT_HOSTILE_ENDLESS_SETS"):
+            return (
+                GoldenPromptSet(identifier=f"hostile.endless{n}", name="Endless", prompts=[GoldenPrompt(id="a", prompt="x", reference="x")])
+                for n in itertools.count()
+            )
         while os.environ.get("EVALKIT_HOSTILE_HANG_SETS"):
             try:
                 threading.Event().wait()
