@@ -653,6 +653,21 @@ def test_a_set_provider_whose_listing_never_ends_is_read_up_to_10000_sets(cli, p
     assert ran.code == 0 and json.loads(ran.stdout)["status"] == "complete", ran.stderr[-500:]
 
 
+def test_a_set_built_from_an_endless_generator_is_read_up_to_the_prompt_limit(cli, project, monkeypatch) -> None:
+    """`GoldenPromptSet(prompts=<a generator that never ends>)` made a tuple of it until
+    set_load_timeout interrupted the provider, memory growing all the while. An iterator is read up
+    to evalkit.prompts.MAX_PROMPTS (lowered here to 50) and the provider fails, named."""
+    import evalkit.prompts
+
+    monkeypatch.setattr(evalkit.prompts, "MAX_PROMPTS", 50)
+    listed = cli("list", "sets", env={"EVALKIT_HOSTILE_ENDLESS_PROMPTS": "1"}, timeout=60)
+    assert listed.code == 2 and "evalkit.smoke" in listed.stdout, listed.stderr[-500:]
+    assert (
+        "provider hanging (evalkit-hostile-sets 0.1.0): SetTooLarge in golden_prompt_sets(): the prompts given (an "
+        "iterator) hold more than 50 prompts, the most evalkit takes in one set; stream them in a PromptStream"
+    ) in " ".join(listed.stderr.split())
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", '"60"', "true", "1" + "0" * 20])
 def test_a_grade_set_load_or_hook_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
     for key in ("grade_timeout", "set_load_timeout", "hook_timeout"):

@@ -134,3 +134,26 @@ def test_an_outer_limit_that_passes_while_a_stream_produces_is_the_outer_ones() 
     with pytest.raises(TimeLimitExceeded) as raised:
         alarm_bounded(list, (stream,), 0.2, TimeLimitExceeded)
     assert type(raised.value) is TimeLimitExceeded and time.monotonic() - started < 5
+
+
+def test_prompts_given_as_an_iterator_are_read_up_to_the_limit_and_no_further(monkeypatch) -> None:
+    import itertools
+
+    import evalkit.prompts
+    from evalkit.errors import SetTooLarge
+
+    monkeypatch.setattr(evalkit.prompts, "MAX_PROMPTS", 3)
+    made: list[int] = []
+
+    def prompts(count: int | None):
+        for n in itertools.count() if count is None else range(count):
+            made.append(n)
+            yield GoldenPrompt(id=f"p{n}", prompt="x", reference="x")
+
+    assert [p.id for p in GoldenPromptSet(identifier="a.b", name="n", prompts=prompts(3)).prompts] == ["p0", "p1", "p2"]
+    made.clear()
+    with pytest.raises(SetTooLarge, match="hold more than 3 prompts, the most evalkit takes in one set"):
+        GoldenPromptSet(identifier="a.b", name="n", prompts=prompts(None))
+    assert made == [0, 1, 2, 3]
+    # a list is kept whole: the check names its size as a problem of the set
+    assert len(GoldenPromptSet(identifier="a.b", name="n", prompts=list(prompts(5))).prompts) == 5

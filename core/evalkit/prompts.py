@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
+from itertools import islice
 from typing import Any
 
 import attrs
@@ -357,7 +358,14 @@ def _within(limit: float | None, function: Callable[..., Any], *args: Any) -> An
 
 def _prompts(value: Iterable[Any] | None) -> tuple[Any, ...] | PromptStream:
     """A set's prompts as kept: a :class:`PromptStream` as it is, anything else as a tuple."""
-    return value if isinstance(value, PromptStream) else _tuple(value)
+    if isinstance(value, PromptStream):
+        return value
+    if value is not None and not isinstance(value, Sized):  # a generator: read up to the limit, never for ever
+        taken = tuple(islice(value, MAX_PROMPTS + 1))
+        if len(taken) > MAX_PROMPTS:
+            raise SetTooLarge(prompt_limit_passed("the prompts given (an iterator) hold") + "; stream them in a PromptStream")
+        return taken
+    return _tuple(value)
 
 
 @attrs.frozen

@@ -368,10 +368,14 @@ class HangingSets:
     download that stalls), swallowing every ``Exception`` that interrupts it; no sets otherwise."""
 
     def golden_prompt_sets(self) -> Iterable[GoldenPromptSet]:
-        """Nothing, or never; with ``$EVALKIT_HOSTILE_ENDLESS_SETS``, a generator of sets that never ends."""
+        """Nothing, or never; with ``$EVALKIT_HOSTILE_ENDLESS_SETS``, a generator of sets that never ends;
+        with ``$EVALKIT_HOSTILE_ENDLESS_PROMPTS``, a set whose prompts are such a generator."""
         import os
         import threading
 
+        if os.environ.get("EVALKIT_HOSTILE_ENDLESS_PROMPTS"):  # a set built from a generator that never ends
+            endless = (GoldenPrompt(id=f"p{n}", prompt="x", reference="x") for n in itertools.count())
+            return [GoldenPromptSet(identifier="hostile.endless", name="Endless", prompts=endless)]
         if os.environ.get("EVALKIT_HOSTILE_ENDLESS_SETS"):
             return (
                 GoldenPromptSet(identifier=f"hostile.endless{n}", name="Endless", prompts=[GoldenPrompt(id="a", prompt="x", reference="x")])
