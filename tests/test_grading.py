@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from evalkit.grading import Check, Grading, grading_problems
+from evalkit.grading import MAX_CHECK_TEXT_CHARS, Check, Grading, bounded_texts, grading_problems
 
 
 class Score(float):
@@ -55,6 +55,15 @@ def looped() -> dict[str, object]:
         (Grading(1.0, True, detail={"x": object()}), "detail cannot be written as JSON: Object of type object is not JSON serializable"),
         (Grading(1.0, True, detail={"x": math.nan}), "detail cannot be written as JSON: Out of range float values are not JSON compliant"),
         (Grading(1.0, True, detail=looped()), "detail contains itself, so it would never end"),
+        (Grading(1.0, True, checks=[Check("c", True)] * 1_001), "checks: 1,001 of them, more than the 1,000 allowed"),
+        (
+            Grading(1.0, True, checks=[Check("n" * 1_001, True)]),
+            "check '" + "n" * 56 + "...: its name is 1,001 characters long, more than the 1,000 allowed",
+        ),
+        (
+            Grading(1.0, True, detail={"x": "y" * 1_048_570}),
+            "detail is 1,048,579 characters of JSON, more than the 1,048,576 allowed",
+        ),
     ],
 )
 def test_each_broken_rule_is_named(grading: object, problem: str) -> None:
@@ -63,3 +72,18 @@ def test_each_broken_rule_is_named(grading: object, problem: str) -> None:
 
 def test_every_broken_rule_is_listed_at_once() -> None:
     assert len(grading_problems(Grading(math.nan, "yes", yardstick="", detail=[]))) == 4
+
+
+def test_a_grading_at_every_bound_is_fine() -> None:
+    at_bounds = Grading(1.0, True, checks=[Check("n" * 1_000, True)] * 1_000, detail={"x": "y" * 1_048_567})
+    assert grading_problems(at_bounds) == []
+
+
+def test_texts_past_the_bound_are_cut_and_the_rest_kept_as_it_is() -> None:
+    long = "t" * (MAX_CHECK_TEXT_CHARS + 1)
+    fine = Grading(0.5, False, checks=[Check("a", False, error="e" * MAX_CHECK_TEXT_CHARS)], error="x")
+    assert bounded_texts(fine) is fine
+    cut = bounded_texts(Grading(0.5, False, checks=[Check("a", True), Check("b", False, error=long, detail=long)], error=long))
+    shown = "t" * MAX_CHECK_TEXT_CHARS + "… (10,001 characters)"
+    assert cut.checks == (Check("a", True), Check("b", False, error=shown, detail=shown))
+    assert (cut.error, cut.score, cut.passed) == (shown, 0.5, False)

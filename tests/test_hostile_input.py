@@ -322,6 +322,40 @@ def test_class13_a_grading_that_breaks_the_rules_fails_its_case_and_never_counts
     assert stored_runs(project) == 2
 
 
+def test_class14_a_grading_that_sprawls_is_refused_or_cut_never_stored_whole(cli, project) -> None:
+    """A grader returning 100,000 checks a case, a check name of ten million characters or a
+    50-million-character error filled the store (half a gigabyte for seven cases) and took minutes
+    and gigabytes to lay out in the run's table. Counts and names past their bounds make the grading
+    unusable; texts are cut to 10,000 characters; the table shows 300 of them."""
+    (project / "evalkit.toml").write_text('privacy = "full"\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    args = ("run", "hostile.graded", "--grader", "hostile.sprawling_grader")
+    document = cli(*args, "--json")
+    assert document.code == 0, document.stderr
+    cases = {case["id"]: case for case in document.json()["cases"]}
+    unusable = "the grader returned a grading evalkit cannot use: "
+    refused = {
+        "g1": "checks: 1,001 of them, more than the 1,000 allowed",
+        "g2": "check '" + "n" * 56 + "...: its name is 1,001 characters "
+        "long, more than the 1,000 allowed",
+        "g6": "detail is 2,000,012 characters of JSON, more than the 1,048,576 allowed",
+        "g7": "; ".join([f"check 'c{n}': passed must be True or False, got 'yes'" for n in range(10)]) + "; and 990 more",
+    }
+    for case_id, reason in refused.items():
+        assert cases[case_id]["yardstick"] == "hostile.sprawling_grader:failed"
+        assert cases[case_id]["checks"] == [{"name": "grading", "passed": False, "error": unusable + reason, "detail": None}]
+    cut = "… (50,000,000 characters)"
+    assert cases["g3"]["checks"] == [{"name": "grading", "passed": False, "error": "E" * 10_000 + cut, "detail": None}]
+    assert cases["g4"]["checks"] == [{"name": "wrong", "passed": False, "error": "R" * 10_000 + cut, "detail": None}]
+    assert cases["g5"]["checks"] == [{"name": "right", "passed": True, "error": None, "detail": "D" * 10_000 + cut}]
+    assert cases["g8"]["checks"][0]["error"] == "RuntimeError: " + "X" * 9_986 + "… (50,000,014 characters)"
+    assert (cases["g9"]["passed"], cases["g9"]["yardstick"]) == (True, "hostile.sprawling_grader")
+    assert database(project).stat().st_size < 2_000_000
+    table = cli(*args)
+    assert table.code == 0, table.stderr
+    assert "R" * 300 + "…(10,025characters)" in table.stdout.replace("│", "").replace(" ", "").replace("\n", "")
+    assert len(table.stdout) < 60_000
+
+
 def test_class13_an_answer_whose_text_is_not_text_is_an_errored_case(cli, project) -> None:
     (project / "evalkit.toml").write_text('[providers.bytes]\nadapter = "hostile.bytes"\nmodel = "b"\n')
     result = cli("run", "evalkit.smoke", "--json")

@@ -8,13 +8,18 @@ from typing import Any
 
 import attrs
 
-from .shapes import finite_number, short_repr, value_shape_problem, whole_number
+from .shapes import clipped, finite_number, short_repr, too_long, value_shape_problem, whole_number
 
 __all__ = [
     "AGREEMENT_CHECK",
+    "MAX_CHECKS",
+    "MAX_CHECK_NAME_CHARS",
+    "MAX_CHECK_TEXT_CHARS",
+    "MAX_DETAIL_JSON_CHARS",
     "MAX_YARDSTICK_CHARS",
     "Check",
     "Grading",
+    "bounded_texts",
     "grading_problems",
     "judge_pass_share",
     "verdict_check_name",
@@ -52,6 +57,17 @@ def judge_pass_share(checks: Iterable[Check]) -> float | None:
     return sum(verdicts) / len(verdicts)
 #: The longest yardstick, in characters: it names an instrument in every table, report and scope.
 MAX_YARDSTICK_CHARS = 1_000
+#: The most checks one grading may hold, and the longest check name: a check is a named property
+#: people read in a table; a grader returning 100,000 checks per case, or a name of ten million
+#: characters, filled the store (half a gigabyte for seven cases) and the run's table.
+MAX_CHECKS = 1_000
+MAX_CHECK_NAME_CHARS = 1_000
+#: The longest text a check's ``error`` or ``detail``, or a grading's ``error``, keeps: past it the
+#: text is cut (:func:`bounded_texts`), not refused; it explains a verdict, it is not the verdict.
+#: A grader's 50-million-character error took minutes and gigabytes to lay out in the run's table.
+MAX_CHECK_TEXT_CHARS = 10_000
+#: The longest a grading's ``detail`` may be, written as JSON.
+MAX_DETAIL_JSON_CHARS = 1_048_576
 
 
 @attrs.frozen
@@ -137,11 +153,17 @@ def grading_problems(grading: object) -> list[str]:
         problems.append(f"score must be a finite number in 0..1, got {short_repr(score)}")
     if not isinstance(grading.passed, bool):
         problems.append(f"passed must be True or False, got {short_repr(grading.passed)}")
-    for check in grading.checks:
+    checks = grading.checks
+    if len(checks) > MAX_CHECKS:
+        problems.append(f"checks: {len(checks):,} of them, more than the {MAX_CHECKS:,} allowed")
+        checks = ()
+    for check in checks:
         if not isinstance(check, Check):
             problems.append(f"a check must be an evalkit.Check, got {short_repr(check)}")
         elif not isinstance(check.name, str) or not check.name:
             problems.append(f"a check has no name: {short_repr(check)}")
+        elif long_name := too_long(check.name, MAX_CHECK_NAME_CHARS):
+            problems.append(f"check {short_repr(check.name)}: its name {long_name}")
         elif not isinstance(check.passed, bool):
             problems.append(f"check {short_repr(check.name)}: passed must be True or False, got {short_repr(check.passed)}")
         elif not isinstance(check.error, (str, type(None))) or not isinstance(check.detail, (str, type(None))):
@@ -166,7 +188,26 @@ def _detail_problems(detail: object) -> list[str]:
     if shape is not None:
         return [f"detail {shape}"]
     try:
-        json.dumps(detail, allow_nan=False)
+        written = json.dumps(detail, allow_nan=False)
     except (TypeError, ValueError) as exc:
         return [f"detail cannot be written as JSON: {exc}"]
+    if len(written) > MAX_DETAIL_JSON_CHARS:
+        return [f"detail is {len(written):,} characters of JSON, more than the {MAX_DETAIL_JSON_CHARS:,} allowed"]
     return []
+
+
+def bounded_texts(grading: Grading) -> Grading:
+    """``grading`` (one :func:`grading_problems` passed) with every check's ``error`` and ``detail``
+    and its own ``error`` cut to :data:`MAX_CHECK_TEXT_CHARS` (``"xxx… (50,000,000 characters)"``):
+    what the run stores and shows of the texts a grader returns."""
+
+    def cut(text: str | None) -> str | None:
+        return clipped(text, MAX_CHECK_TEXT_CHARS) if text is not None else None
+
+    def too_long_text(check: Check) -> bool:
+        return any(text is not None and len(text) > MAX_CHECK_TEXT_CHARS for text in (check.error, check.detail))
+
+    if not any(map(too_long_text, grading.checks)) and (grading.error is None or len(grading.error) <= MAX_CHECK_TEXT_CHARS):
+        return grading
+    checks = tuple(attrs.evolve(c, error=cut(c.error), detail=cut(c.detail)) if too_long_text(c) else c for c in grading.checks)
+    return attrs.evolve(grading, checks=checks, error=cut(grading.error))

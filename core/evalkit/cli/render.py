@@ -13,6 +13,7 @@ import sys
 
 from ..jsontext import scalar_text
 from ..prompts import displayed_check_name
+from ..shapes import clipped
 from ..wording import counted
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -80,12 +81,17 @@ def _percent(value: Any) -> str:
     return f"{float(value) * 100:.1f}%"
 
 
+#: How much of a failed check's reason the run's table shows (``evalkit show RUN --json`` has it whole).
+SHOWN_REASON_CHARS = 300
+
+
 def _failed_checks(case: CaseResult) -> str:
     if case.errored:
-        return f"error: {case.error}"
+        return f"error: {clipped(case.error, SHOWN_REASON_CHARS)}"
     parts = []
     for check in case.failed_checks:
         why = check.error or check.detail
+        why = clipped(why, SHOWN_REASON_CHARS) if why else why
         name = displayed_check_name(check.name)
         if check.advisory:  # a judge's verdict that does not gate (evalkit.judge_gate)
             why = f"advisory: {why}" if why else "advisory"

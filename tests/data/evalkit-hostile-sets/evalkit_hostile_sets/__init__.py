@@ -291,6 +291,42 @@ class BrokenGradingGrader:
         return made
 
 
+#: What :class:`SprawlingGrader` returns (or raises) for each prompt of ``hostile.graded``: the
+#: grader's texts and counts past every bound the kernel sets on a grading.
+HUGE = 50_000_000
+
+
+def _sprawling(case_id: str) -> Grading:
+    fine = {"score": 1.0, "passed": True, "yardstick": "hostile.sprawling_grader"}
+    if case_id == "g1":
+        return Grading(**fine, checks=[Check(f"c{n}", True) for n in range(1_001)])
+    if case_id == "g2":
+        return Grading(**fine, checks=[Check("n" * 1_001, True)])
+    if case_id == "g3":
+        return Grading(**{**fine, "passed": False, "score": 0.0}, error="E" * HUGE)
+    if case_id == "g4":
+        return Grading(**{**fine, "passed": False, "score": 0.0}, checks=[Check("wrong", False, error="R" * HUGE)])
+    if case_id == "g5":
+        return Grading(**fine, checks=[Check("right", True, detail="D" * HUGE)])
+    if case_id == "g6":
+        return Grading(**fine, detail={"blob": "B" * 2_000_000})
+    if case_id == "g7":
+        return Grading(**fine, checks=[Check(f"c{n}", "yes") for n in range(1_000)])  # type: ignore[arg-type]
+    if case_id == "g8":
+        raise RuntimeError("X" * HUGE)
+    return Grading(**fine, checks=[Check("fine", True)])
+
+
+class SprawlingGrader:
+    """Gradings whose checks, names and texts sprawl past the kernel's bounds (see :func:`_sprawling`)."""
+
+    name = "hostile.sprawling_grader"
+
+    def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """The sprawling grading of ``prompt``."""
+        return _sprawling(prompt.id)
+
+
 class BytesGenerator:
     """Answers with bytes where the text belongs."""
 
