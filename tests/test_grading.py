@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from evalkit.grading import MAX_CHECK_TEXT_CHARS, Check, Grading, bounded_texts, grading_problems
+from evalkit.grading import MAX_CHECK_TEXT_CHARS, Check, Grading, grading_problems
 
 
 class Score(float):
@@ -79,11 +79,16 @@ def test_a_grading_at_every_bound_is_fine() -> None:
     assert grading_problems(at_bounds) == []
 
 
-def test_texts_past_the_bound_are_cut_and_the_rest_kept_as_it_is() -> None:
-    long = "t" * (MAX_CHECK_TEXT_CHARS + 1)
-    fine = Grading(0.5, False, checks=[Check("a", False, error="e" * MAX_CHECK_TEXT_CHARS)], error="x")
-    assert bounded_texts(fine) is fine
-    cut = bounded_texts(Grading(0.5, False, checks=[Check("a", True), Check("b", False, error=long, detail=long)], error=long))
-    shown = "t" * MAX_CHECK_TEXT_CHARS + "… (10,001 characters)"
+def test_texts_past_the_bound_are_cut_however_the_grading_is_made() -> None:
+    from evalkit.runs import CaseResult
+
+    long = "t" * (MAX_CHECK_TEXT_CHARS + 65)
+    at_bound = "e" * (MAX_CHECK_TEXT_CHARS + 64)  # room for the mark of a text already cut
+    assert Check("a", False, error=at_bound, detail=at_bound) == Check("a", False, error=at_bound, detail=at_bound)
+    shown = "t" * MAX_CHECK_TEXT_CHARS + "… (10,065 characters)"
+    cut = Grading(0.5, False, checks=[Check("a", True), Check("b", False, error=long, detail=long)], error=long)
     assert cut.checks == (Check("a", True), Check("b", False, error=shown, detail=shown))
     assert (cut.error, cut.score, cut.passed) == (shown, 0.5, False)
+    assert CaseResult(case_id="c", passed=False, score=0.0, error=long).error == shown
+    assert Check("c", False, error=3).error == 3  # not text: left for grading_problems to name
+    assert Check("d", False, error=shown).error == shown  # made again (read back from a store): cut once

@@ -356,6 +356,23 @@ def test_class14_a_grading_that_sprawls_is_refused_or_cut_never_stored_whole(cli
     assert len(table.stdout) < 60_000
 
 
+def test_class14_an_answer_or_a_failure_that_sprawls_is_refused_or_cut(cli, project) -> None:
+    """A generator raising with a 50-million-character message, or reporting a model name or a
+    finish reason that long, took 24 to 74 s and most of a gigabyte per run, and a gigabyte of store
+    for seven cases. A model name or finish reason over 1,000 characters makes the answer unusable
+    (the model is part of the serving identity); a failure's message is cut to 10,000 characters."""
+    (project / "evalkit.toml").write_text('[providers.wide]\nadapter = "hostile.sprawling"\nmodel = "w"\n')
+    result = cli("run", "hostile.graded", "--provider", "wide", "--json")
+    assert result.code == 3, result.stderr  # errored cases: the run is incomplete
+    errors = {case["id"]: case["error"] for case in result.json()["cases"]}
+    unusable = "the generator returned an Answer evalkit cannot use: "
+    assert errors["g1"] == "RuntimeError: " + "X" * 9_986 + "… (50,000,014 characters)"
+    assert errors["g2"] == unusable + "model is 1,001 characters long, more than the 1,000 allowed"
+    assert errors["g3"] == unusable + "finish_reason is 50,000,000 characters long, more than the 1,000 allowed"
+    assert {errors[f"g{n}"] for n in range(4, 10)} == {None}
+    assert database(project).stat().st_size < 2_000_000
+
+
 def test_class13_an_answer_whose_text_is_not_text_is_an_errored_case(cli, project) -> None:
     (project / "evalkit.toml").write_text('[providers.bytes]\nadapter = "hostile.bytes"\nmodel = "b"\n')
     result = cli("run", "evalkit.smoke", "--json")
@@ -685,6 +702,12 @@ def test_a_set_provider_whose_listing_never_ends_is_read_up_to_10000_sets(cli, p
     ) in " ".join(listed.stderr.split())
     ran = cli("run", "evalkit.smoke", "--json", env=endless, timeout=60)
     assert ran.code == 0 and json.loads(ran.stdout)["status"] == "complete", ran.stderr[-500:]
+    # validating one of its sets names the provider that failed, as `run` does; a set found does not
+    validated = cli("validate", "hostile.endless5", env=endless, timeout=60)
+    assert validated.code == 2
+    assert "hostile.endless5: is neither a file nor an installed set" in validated.stderr
+    assert "provider hanging (evalkit-hostile-sets 0.1.0): golden_prompt_sets() returned more than 10,000" in validated.stderr
+    assert cli("validate", "evalkit.smoke", env=endless, timeout=60).code == 0
 
 
 def test_a_set_built_from_an_endless_generator_is_read_up_to_the_prompt_limit(cli, project, monkeypatch) -> None:

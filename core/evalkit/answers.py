@@ -8,12 +8,16 @@ from typing import Any
 import attrs
 
 from .conversations import Message, Tool, ToolCall, messages_of, replies, tool_calls_of, tools_of
-from .shapes import short_repr
+from .shapes import short_repr, too_long
 
 __all__ = [
-    "Answer", "ChatRequest", "Citation", "GenerationRequest", "Passage", "ServingIdentity", "Turn", "USAGE_FIELDS", "Usage",
-    "answer_problems", "base_prompt_digest", "sum_usage",
+    "Answer", "ChatRequest", "Citation", "GenerationRequest", "MAX_ANSWER_NAME_CHARS", "Passage", "ServingIdentity", "Turn",
+    "USAGE_FIELDS", "Usage", "answer_problems", "base_prompt_digest", "sum_usage",
 ]
+
+#: The longest model name or finish reason an answer may report: the reported model is part of
+#: the run's serving identity, the key its comparisons are scoped by, and names no model this long.
+MAX_ANSWER_NAME_CHARS = 1_000
 
 
 @attrs.frozen
@@ -237,6 +241,7 @@ def answer_problems(answer: Answer) -> list[str]:
     when nothing. The run holds every answer to them (one that breaks them is an errored case,
     never graded): ``text`` a ``str``; ``model`` and ``finish_reason`` text or ``None``;
     ``abstained`` exactly ``True``, ``False`` or ``None`` (``"no"`` would pass a refusal check);
+    ``model`` and ``finish_reason`` at most :data:`MAX_ANSWER_NAME_CHARS` characters;
     token counts whole numbers from 0 (below 2**63, what the store can keep) or ``None``.
     """
     problems = []
@@ -248,6 +253,8 @@ def answer_problems(answer: Answer) -> list[str]:
         value = getattr(answer, field)
         if not isinstance(value, (str, type(None))):
             problems.append(f"{field} must be text or None, got {short_repr(value)}")
+        elif value is not None and (long := too_long(value, MAX_ANSWER_NAME_CHARS)):
+            problems.append(f"{field} {long}")
     usage = answer.usage
     for field in USAGE_FIELDS if usage is not None else ():
         count = getattr(usage, field)

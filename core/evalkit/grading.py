@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from .shapes import clipped, finite_number, short_repr, too_long, value_shape_problem, whole_number
+from .shapes import MAX_REASON_CHARS, bounded_reason, finite_number, short_repr, too_long, value_shape_problem, whole_number
 
 __all__ = [
     "AGREEMENT_CHECK",
@@ -19,7 +19,6 @@ __all__ = [
     "MAX_YARDSTICK_CHARS",
     "Check",
     "Grading",
-    "bounded_texts",
     "grading_problems",
     "judge_pass_share",
     "verdict_check_name",
@@ -63,9 +62,10 @@ MAX_YARDSTICK_CHARS = 1_000
 MAX_CHECKS = 1_000
 MAX_CHECK_NAME_CHARS = 1_000
 #: The longest text a check's ``error`` or ``detail``, or a grading's ``error``, keeps: past it the
-#: text is cut (:func:`bounded_texts`), not refused; it explains a verdict, it is not the verdict.
-#: A grader's 50-million-character error took minutes and gigabytes to lay out in the run's table.
-MAX_CHECK_TEXT_CHARS = 10_000
+#: text is cut (:func:`~evalkit.shapes.bounded_reason`, their converter), not refused; it explains
+#: a verdict, it is not the verdict. A grader's 50-million-character error took minutes and
+#: gigabytes to lay out in the run's table.
+MAX_CHECK_TEXT_CHARS = MAX_REASON_CHARS
 #: The longest a grading's ``detail`` may be, written as JSON.
 MAX_DETAIL_JSON_CHARS = 1_048_576
 
@@ -85,8 +85,8 @@ class Check:
 
     name: str
     passed: bool
-    error: str | None = None
-    detail: str | None = None
+    error: str | None = attrs.field(default=None, converter=bounded_reason)
+    detail: str | None = attrs.field(default=None, converter=bounded_reason)
     # Left out of the repr, which messages quote (a broken check is named as it always was).
     judged: bool = attrs.field(default=False, repr=False)
     advisory: bool = attrs.field(default=False, repr=False)
@@ -114,7 +114,7 @@ class Grading:
     passed: bool
     checks: tuple[Check, ...] = attrs.field(default=(), converter=_checks)
     yardstick: str = "deterministic"
-    error: str | None = None
+    error: str | None = attrs.field(default=None, converter=bounded_reason)
     detail: Mapping[str, Any] | None = None
     usage: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
 
@@ -195,19 +195,3 @@ def _detail_problems(detail: object) -> list[str]:
         return [f"detail is {len(written):,} characters of JSON, more than the {MAX_DETAIL_JSON_CHARS:,} allowed"]
     return []
 
-
-def bounded_texts(grading: Grading) -> Grading:
-    """``grading`` (one :func:`grading_problems` passed) with every check's ``error`` and ``detail``
-    and its own ``error`` cut to :data:`MAX_CHECK_TEXT_CHARS` (``"xxx… (50,000,000 characters)"``):
-    what the run stores and shows of the texts a grader returns."""
-
-    def cut(text: str | None) -> str | None:
-        return clipped(text, MAX_CHECK_TEXT_CHARS) if text is not None else None
-
-    def too_long_text(check: Check) -> bool:
-        return any(text is not None and len(text) > MAX_CHECK_TEXT_CHARS for text in (check.error, check.detail))
-
-    if not any(map(too_long_text, grading.checks)) and (grading.error is None or len(grading.error) <= MAX_CHECK_TEXT_CHARS):
-        return grading
-    checks = tuple(attrs.evolve(c, error=cut(c.error), detail=cut(c.detail)) if too_long_text(c) else c for c in grading.checks)
-    return attrs.evolve(grading, checks=checks, error=cut(grading.error))

@@ -12,6 +12,7 @@ import attrs
 from .answers import ServingIdentity, Usage
 from .conversations import Message, messages_of
 from .grading import AGREEMENT_CHECK, Check, Grading
+from .shapes import bounded_reason
 
 __all__ = ["CaseResult", "Run", "RunKind", "RunStatus"]
 
@@ -45,7 +46,7 @@ class CaseResult:
     score: float
     checks: tuple[Check, ...] = attrs.field(default=(), converter=tuple)
     latency_s: float = 0.0
-    error: str | None = None
+    error: str | None = attrs.field(default=None, converter=bounded_reason)
     identity: ServingIdentity | None = None
     adapter: str | None = None
     yardstick: str | None = None

@@ -101,6 +101,7 @@ def _installed(
     problems: list[Any] = []
     found: set[str] = set()
     refused: SetFileError | None = None
+    failed: list[Any] = []  # providers that failed: every set checked, or a wanted set not found
     want = set(wanted) if wanted is not None else None
     for catalog, rules in (
         (prompt_set_catalog(config=config), lambda s: prompt_set_problems(s, kinds)),
@@ -111,8 +112,7 @@ def _installed(
             if isinstance(failure.exception, SetFileError):
                 refused = failure.exception
                 continue  # the set files are checked (and reported) on their own
-            if want is None:
-                problems.append(SetProblem(f"{failure.record.kind} {failure.record.describe()}", failure.error))
+            failed.append(SetProblem(f"{failure.record.kind} {failure.record.describe()}", failure.error))
         for identifier, owners in catalog.duplicates.items():
             if want is None or identifier in want:
                 found.add(identifier)
@@ -127,6 +127,8 @@ def _installed(
             problems.extend(SetProblem(identifier, issue) for issue in issues)
             if not issues:
                 checked.append(f"{_describe(sourced.set)} from {sourced.record.describe()}")
+    if want is None or not want <= found:
+        problems += failed
     return checked, problems, found, refused
 
 

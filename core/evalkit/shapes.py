@@ -72,6 +72,28 @@ def clipped(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
+#: The longest text a reason keeps (why a case errored, why a check failed, a grader's or a
+#: generator's exception message): past it the text keeps its start and its length (:func:`clipped`).
+#: A reason explains a verdict; a plugin's 50-million-character message stored whole took a
+#: minute and most of a gigabyte per case.
+MAX_REASON_CHARS = 10_000
+
+def bounded_reason(value: object) -> object:
+    """``value`` as a reason keeps it: text cut to :data:`MAX_REASON_CHARS` by :func:`clipped`,
+    anything else as it is (the rules that refuse a reason that is not text see it unchanged). The
+    converter of every reason field: ``CaseResult.error``, ``Check.error`` and ``Check.detail``,
+    ``Grading.error`` — a reason is bounded however it was made, by a plugin or read from a store.
+    A text already cut keeps its mark (``… (50,000,000 characters)``) when it is made again: a
+    text is cut only when it is longer than the limit and room for that mark."""
+    if isinstance(value, str) and len(value) > MAX_REASON_CHARS + _CUT_MARK_ROOM:
+        return clipped(value, MAX_REASON_CHARS)
+    return value
+
+
+#: Room for :func:`clipped`'s mark after a text it cut (a count of up to 40 digits).
+_CUT_MARK_ROOM = 64
+
+
 #: The longest line of a message shown whole (:func:`clipped_lines`).
 MAX_MESSAGE_LINE = 2_000
 

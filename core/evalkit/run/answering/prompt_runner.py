@@ -24,13 +24,13 @@ from ...checks import AssertionKind
 from ...components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder
 from ...config import DEFAULT_GRADE_TIMEOUT_S
 from ...errors import PLUGIN_FAILURES, GenerationError, UsageError
-from ...grading import MAX_CHECK_TEXT_CHARS, Grading, bounded_texts, grading_problems
+from ...grading import Grading, grading_problems
 from ...judge_gate import JudgeGate
 from ...privacy import is_scrubbable
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...set_versions import case_fingerprint, prompt_digest
-from ...shapes import clipped, whole_number
+from ...shapes import whole_number
 from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope, alarms_reach_this_thread
 from . import CaseSink
 from .conversation import Conversation, converse, plain_request, with_loop_checks
@@ -83,7 +83,7 @@ def _failed_grading(grader: Any, error: str) -> Grading:
     measurement: it fails, and its yardstick ``<grader>:failed`` keeps the run out of comparisons."""
     name = getattr(grader, "name", None)
     named = isinstance(name, str) and 0 < len(name) <= 200
-    return Grading(0.0, False, yardstick=f"{name if named else 'grader'}:failed", error=clipped(error, MAX_CHECK_TEXT_CHARS))
+    return Grading(0.0, False, yardstick=f"{name if named else 'grader'}:failed", error=error)
 
 
 #: How many of a broken grading's problems its failed check names (a grading with a thousand
@@ -343,7 +343,7 @@ class _Answerer:
         if broken:
             more = f"; and {len(broken) - _PROBLEMS_SHOWN:,} more" if len(broken) > _PROBLEMS_SHOWN else ""
             return _failed_grading(grader, f"the grader returned a grading evalkit cannot use: {'; '.join(broken[:_PROBLEMS_SHOWN])}{more}")
-        return bounded_texts(grading)
+        return grading
 
 
 async def answer_prompts(job: PromptJob, sink: CaseSink) -> int:

@@ -327,6 +327,25 @@ class SprawlingGrader:
         return _sprawling(prompt.id)
 
 
+class SprawlingGenerator:
+    """Answers ``hostile.graded``'s prompts past the kernel's bounds on an answer: ``g1`` raises with
+    a 50-million-character message, ``g2`` reports a model name of 1,001 characters, ``g3`` a
+    finish reason of 50 million; the others answer ``x``."""
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model
+
+    def generate(self, request: GenerationRequest) -> Answer:
+        """The sprawling answer to ``request``."""
+        if request.case_id == "g1":
+            raise RuntimeError("X" * HUGE)
+        if request.case_id == "g2":
+            return Answer(text="x", model="m" * 1_001)
+        if request.case_id == "g3":
+            return Answer(text="x", finish_reason="f" * HUGE)
+        return Answer(text="x")
+
+
 class BytesGenerator:
     """Answers with bytes where the text belongs."""
 

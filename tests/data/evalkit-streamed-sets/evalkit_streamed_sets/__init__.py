@@ -140,7 +140,7 @@ class StreamedSets:
         sets = [
             made("streamed.capitals", streamed("streamed.capitals", size, declare=True)),
             made("streamed.uncounted", streamed("streamed.uncounted", size, declare=False)),
-            made("tupled.capitals", capital_prompts(size)),
+            made("tupled.capitals", list(capital_prompts(size))),
         ]
         if os.environ.get("EVALKIT_STREAMED_BROKEN") == "1":
             sets.append(made("streamed.broken", PromptStream(broken, count=4)))
