@@ -373,6 +373,27 @@ def test_class14_an_answer_or_a_failure_that_sprawls_is_refused_or_cut(cli, proj
     assert database(project).stat().st_size < 2_000_000
 
 
+def test_class14_a_ranking_that_sprawls_is_refused_or_cut(cli, project) -> None:
+    """A retriever returning document ids of 50 million characters made a 6 GB store and took 3 GB
+    and two minutes for 61 questions. An id over 1,000 characters errors the question; a failure's
+    message keeps 10,000 characters, and the table shows 300 of them."""
+    args = ("retrieval", "hostile.questions", "hostile.sprawling_retriever", "--privacy", "full")
+    result = cli(*args, "--json")
+    assert result.code == 3, result.stderr  # errored questions: the run is incomplete
+    errors = {q["id"]: q["error"] for q in result.json()["questions"]}
+    first, second = list(errors)[:2]
+    assert errors[first] == (
+        f'retriever "hostile.sprawling_retriever" on question "{first}": result 1: the document id '
+        f"'{'d' * 56}... is 1,001 characters long, more than the 1,000 allowed"
+    )
+    assert errors[second].endswith("Y" * 100 + "… (50,000,088 characters)")
+    assert len(errors[second]) < 10_100
+    assert database(project).stat().st_size < 2_000_000
+    table = cli(*args)
+    assert table.code == 3
+    assert "Y" * 200 in table.stdout and "Y" * 10_000 not in table.stdout.replace("\n", "")
+
+
 def test_class13_an_answer_whose_text_is_not_text_is_an_errored_case(cli, project) -> None:
     (project / "evalkit.toml").write_text('[providers.bytes]\nadapter = "hostile.bytes"\nmodel = "b"\n')
     result = cli("run", "evalkit.smoke", "--json")

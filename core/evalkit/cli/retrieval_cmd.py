@@ -302,7 +302,9 @@ def render_outcome(
     The table lists the questions that need a look — a miss at top-1 or top-3, or an error — and
     counts the others in one line; ``show_all`` lists every question.
     """
+    from ..shapes import clipped
     from .layout import Column, print_rows
+    from .render import SHOWN_REASON_CHARS
 
     run = outcome.run
     detail = outcome.detail
@@ -356,7 +358,7 @@ def render_outcome(
     if errors:
         out.print(f"Errored questions ({len(errors)}):", style="red")
         for case in errors:
-            out.print(f"  - {case.error}")
+            out.print(f"  - {clipped(case.error or '', SHOWN_REASON_CHARS)}")
     out.line()
     deployment = detail.deployment
     where = f"{deployment.name} ({deployment.source})" if deployment.name else "(none: the retriever got no options)"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from evalkit.errors import SetValidationError
 from evalkit.questions import GoldenQuestionSet, QuestionForm
-from evalkit.shapes import short_repr
+from evalkit.shapes import short_repr, too_long
 from evalkit.validation import IDENTIFIER_PATTERN, has_visible_text, members_with_ids, set_problems
 
 from ..wording import counted
+from .ranking import MAX_DOCUMENT_ID_CHARS
 
 __all__ = ["IDENTIFIER_PATTERN", "check_question_set", "question_set_problems", "validate_question_set"]
 
@@ -17,7 +18,8 @@ def question_set_problems(question_set: GoldenQuestionSet) -> list[str]:
 
     Rules: identifier like ``package.set``; a non-empty name; at least one question; question
     ids non-empty and unique; question text non-empty; form a :class:`QuestionForm`; expected
-    ids non-empty strings without repeats (an empty list is allowed: "nothing answers this");
+    ids non-empty strings of at most 1,000 characters without repeats (an empty list is allowed:
+    "nothing answers this");
     hard class ``None`` or a non-empty string; grades, when given, one integer per expected id.
     """
     where = f'question set "{question_set.identifier}"'
@@ -35,6 +37,8 @@ def question_set_problems(question_set: GoldenQuestionSet) -> list[str]:
             field = f"expected_document_ids[{number}]"
             if not isinstance(target, str) or not target:
                 problems.append(f"{at}: field {field} must be a non-empty document id")
+            elif long := too_long(target, MAX_DOCUMENT_ID_CHARS):
+                problems.append(f"{at}: field {field} {long}")
             elif target in expected_seen:
                 problems.append(f"{at}: field {field} repeats document id {short_repr(target)}")
             else:

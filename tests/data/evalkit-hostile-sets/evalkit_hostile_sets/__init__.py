@@ -229,6 +229,19 @@ class HostileRetriever:
         return [list(QUESTIONS.values())[number], "doc-other"]
 
 
+class SprawlingRetriever:
+    """Past the kernel's bounds on a ranking: ``question 0`` gets a document id of 1,001 characters,
+    ``question 1`` a failure whose message is 50 million characters; the others their document."""
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        """The sprawling ranking of ``question``."""
+        if question == "question 0":
+            return ["d" * 1_001, "doc-other"]
+        if question == "question 1":
+            raise RuntimeError("Y" * 50_000_000)
+        return HostileRetriever().retrieve(question, limit) if question != "question that raises" else []
+
+
 class LeakyGenerator:
     """A generator that declares ``secret`` (default :data:`LEAKY_SECRET`) and leaks it: in every answer,
     in the reported model, and in the error it raises for prompts containing "fail"."""
