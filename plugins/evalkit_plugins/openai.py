@@ -51,7 +51,7 @@ from urllib.parse import parse_qsl, quote, quote_plus
 
 import attrs
 from evalkit import __version__ as _EVALKIT_VERSION
-from evalkit.answers import Answer, ChatRequest, GenerationRequest, Turn
+from evalkit.answers import MAX_ANSWER_NAME_CHARS, Answer, ChatRequest, GenerationRequest, Turn
 from evalkit.components import MAX_CONCURRENCY
 from evalkit.conversations import Message, ToolCall
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
@@ -577,9 +577,9 @@ class OpenAIGenerator:
         # What the endpoint says beside the answer is kept only when it has the declared type.
         return Answer(
             text=text,
-            model=model if isinstance(model, str) else None,
+            model=_name_text(model),
             usage=_token_counts(data.get("usage")),
-            finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+            finish_reason=_name_text(finish_reason),
         )
 
     def _turn(self, content: bytes) -> Turn:
@@ -607,9 +607,9 @@ class OpenAIGenerator:
         return Turn(
             text=text or None,
             tool_calls=calls,
-            model=model if isinstance(model, str) else None,
+            model=_name_text(model),
             usage=_token_counts(data.get("usage")),
-            finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+            finish_reason=_name_text(finish_reason),
         )
 
     def _malformed(self, what: str, content: bytes) -> GenerationError:
@@ -668,6 +668,13 @@ def _check_header_values(headers: Mapping[str, str], api_key_env: str | None) ->
 
 
 #: Request fields an endpoint's validation error may name, most specific first. ``model`` and
+def _name_text(value: object) -> str | None:
+    """An endpoint's ``model`` or ``finish_reason`` as the answer keeps it: text of at most
+    :data:`~evalkit.answers.MAX_ANSWER_NAME_CHARS` characters, else ``None`` (a sloppy endpoint
+    never errors a case; the kernel refuses an answer that carries a longer one)."""
+    return value if isinstance(value, str) and len(value) <= MAX_ANSWER_NAME_CHARS else None
+
+
 #: ``messages`` are left out: "model" appears in many errors that are not about the request's field.
 _REQUEST_FIELDS = ("response_format", "max_tokens", "temperature")
 _VALIDATION_MARKERS = (

@@ -96,6 +96,19 @@ def test_odd_usage_and_finish_reason_are_dropped_and_the_answer_kept(chat_server
     assert (answer.text, answer.model, answer.usage, answer.finish_reason) == ("Paris", "m-1", kept, None)
 
 
+def test_a_reported_model_or_finish_reason_too_long_to_keep_is_dropped_and_the_answer_kept(chat_server: ChatServer) -> None:
+    """The kernel refuses an answer whose model or finish reason is over 1,000 characters; the
+    adapter keeps what the endpoint says beside the answer only when it is fit to keep."""
+    body = {"model": "m" * 1_001, "choices": [{"message": {"content": "Paris"}, "finish_reason": "s" * 1_001}]}
+    chat_server.fail_next(Fault.garbage(json.dumps(body)))
+    (answer,) = ask(make(chat_server), GenerationRequest("What is the capital of France?"))
+    assert (answer.text, answer.model, answer.finish_reason) == ("Paris", None, None)
+    body = {"model": "m" * 1_000, "choices": [{"message": {"content": "Paris"}, "finish_reason": "stop"}]}
+    chat_server.fail_next(Fault.garbage(json.dumps(body)))
+    (answer,) = ask(make(chat_server), GenerationRequest("What is the capital of France?"))
+    assert (answer.model, answer.finish_reason) == ("m" * 1_000, "stop")
+
+
 def test_request_carries_system_prompt_model_sampling_and_key(chat_server: ChatServer) -> None:
     generator = make(chat_server, temperature=0.2, max_tokens=50, extra_headers={"X-Team": "evals"})
     ask(generator, GenerationRequest("Hi", system_prompt="Be brief.", model="gpt-other", temperature=0.0, max_tokens=7))
