@@ -54,7 +54,9 @@ class Tab:
         self.page.goto(self.base.rstrip("/") + path)
 
     def rows(self) -> list[str]:
-        """The case ids the page lists, as the reader sees them."""
+        """The case ids the page lists, as the reader sees them, once the page a click opened has
+        loaded (``all_inner_texts`` does not wait: read mid-load, a list was empty)."""
+        self.page.wait_for_load_state("load")
         return self.page.locator("tbody.case .case-id, article.compare-case .case-id").all_inner_texts()
 
     def injected(self) -> list[object]:
