@@ -9,7 +9,7 @@ import pytest
 from evalkit import Answer, Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, validate_prompt_set
 from evalkit.checks import BUILTIN_KINDS
 from evalkit.errors import SetValidationError, UsageError
-from evalkit.validation import check_label, prompt_set_problems, survey_prompt_set
+from evalkit.validation import PromptSetSurvey, check_label, prompt_set_problems, survey_prompt_set
 
 
 def one_prompt_set(identifier: str = "pkg.set", **prompt: object) -> GoldenPromptSet:
@@ -210,7 +210,11 @@ def test_a_set_past_the_prompt_limit_is_a_problem_however_it_holds_its_prompts(m
         "evalkit takes in one set"
     ]
     assert count_members(declared)[0] is None
+    assert survey_prompt_set(attrs.evolve(golden, prompts=declared), BUILTIN_KINDS).count == 0  # none was read
     assert asked == []
+    # a stream that declares exactly the limit, and yields it, is a set like any other
+    exact = PromptStream(lambda: iter(prompts[:3]), count=3)
+    assert survey_prompt_set(attrs.evolve(golden, prompts=exact), BUILTIN_KINDS) == PromptSetSurvey((), 3)
 
 
 def test_the_check_keeps_the_first_problems_and_says_where_it_stopped(monkeypatch) -> None:
