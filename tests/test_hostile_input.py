@@ -731,6 +731,18 @@ def test_a_set_provider_whose_listing_never_ends_is_read_up_to_10000_sets(cli, p
     assert cli("validate", "evalkit.smoke", env=endless, timeout=60).code == 0
 
 
+def test_a_question_set_built_from_an_endless_generator_is_read_up_to_its_limit(cli, project, monkeypatch) -> None:
+    import evalkit.questions
+
+    monkeypatch.setattr(evalkit.questions, "MAX_QUESTIONS", 50)
+    listed = cli("list", "questions", env={"EVALKIT_HOSTILE_ENDLESS_QUESTIONS": "1"}, timeout=60)
+    assert listed.code == 2, listed.stderr[-500:]
+    assert (
+        "provider hostilekit (evalkit-hostile-sets 0.1.0): SetTooLarge in golden_question_sets(): the questions given (an "
+        "iterator) hold more than 50 questions, the most evalkit takes in one set"
+    ) in " ".join(listed.stderr.split())
+
+
 def test_a_set_built_from_an_endless_generator_is_read_up_to_the_prompt_limit(cli, project, monkeypatch) -> None:
     """`GoldenPromptSet(prompts=<a generator that never ends>)` made a tuple of it until
     set_load_timeout interrupted the provider, memory growing all the while. An iterator is read up

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
-from itertools import islice
 from typing import Any
 
 import attrs
@@ -19,6 +18,7 @@ from .conversations import (
     tools_of,
 )
 from .errors import SetTooLarge
+from .shapes import read_up_to
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
 __all__ = [
@@ -360,8 +360,8 @@ def _prompts(value: Iterable[Any] | None) -> tuple[Any, ...] | PromptStream:
     """A set's prompts as kept: a :class:`PromptStream` as it is, anything else as a tuple."""
     if isinstance(value, PromptStream):
         return value
-    if value is not None and not isinstance(value, Sized):  # a generator: read up to the limit, never for ever
-        taken = tuple(islice(value, MAX_PROMPTS + 1))
+    if value is not None and not isinstance(value, (Sized, str, bytes)):  # an iterator: never read for ever
+        taken = read_up_to(value, MAX_PROMPTS)
         if len(taken) > MAX_PROMPTS:
             raise SetTooLarge(prompt_limit_passed("the prompts given (an iterator) hold") + "; stream them in a PromptStream")
         return taken

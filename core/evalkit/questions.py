@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sized
 from typing import Any
 
 import attrs
 
+from .errors import SetTooLarge
+from .shapes import read_up_to
+
 __all__ = [
     "GoldenQuestion",
     "GoldenQuestionSet",
+    "MAX_QUESTIONS",
     "QuestionForm",
     "RetrievalProvenance",
     "NOT_APPLICABLE",
@@ -38,6 +42,23 @@ def _tuple(value: Iterable[Any] | None) -> tuple[Any, ...]:
     if isinstance(value, str):
         return (value,)
     return tuple(value)
+
+
+#: The most questions one set may hold: a provider handing a generator that never ends to
+#: ``GoldenQuestionSet`` had it made into a tuple, memory growing, until ``set_load_timeout``.
+MAX_QUESTIONS = 1_000_000
+
+
+def _questions(value: Iterable[Any] | None) -> tuple[Any, ...]:
+    """A set's questions as kept: a tuple; an iterator is read up to :data:`MAX_QUESTIONS` and
+    refused past it (:class:`~evalkit.errors.SetTooLarge`), a list kept whole (the check names
+    its size)."""
+    if value is None or isinstance(value, (Sized, str)):
+        return _tuple(value)
+    taken = read_up_to(value, MAX_QUESTIONS)
+    if len(taken) > MAX_QUESTIONS:
+        raise SetTooLarge(f"the questions given (an iterator) hold more than {MAX_QUESTIONS:,} questions, the most evalkit takes in one set")
+    return taken
 
 
 def _form(value: QuestionForm | str) -> QuestionForm:
@@ -96,7 +117,7 @@ class GoldenQuestionSet:
     identifier: str
     name: str
     description: str = ""
-    questions: tuple[GoldenQuestion, ...] = attrs.field(default=(), converter=_tuple)
+    questions: tuple[GoldenQuestion, ...] = attrs.field(default=(), converter=_questions)
 
 
 @attrs.frozen

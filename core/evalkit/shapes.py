@@ -9,6 +9,8 @@ the plugin that made them. :func:`value_shape_problem` says so up front, without
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sized
+from itertools import islice
 from typing import Any
 
 from .errors import PLUGIN_FAILURES
@@ -59,6 +61,13 @@ def finite_number(value: object) -> bool:
         return math.isfinite(value)
     except OverflowError:
         return False
+
+
+def read_up_to(items: Iterable[Any], limit: int) -> tuple[Any, ...]:
+    """``items`` as a tuple: a list or tuple whole, any other iterable up to ``limit + 1`` items and
+    never asked for more, so that a generator that never ends stops one item past the limit (the
+    caller tells a longer one by its length)."""
+    return tuple(items) if isinstance(items, Sized) else tuple(islice(items, limit + 1))
 
 
 def too_long(text: str, limit: int) -> str | None:

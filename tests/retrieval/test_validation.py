@@ -100,3 +100,28 @@ def test_every_problem_is_reported_at_once():
 def test_a_question_of_only_whitespace_or_control_characters_is_empty(text):
     (problem,) = question_set_problems(with_question(question=text))
     assert 'question "parse-json": field question must not be empty' in problem
+
+
+def test_a_question_set_past_the_limit_is_a_problem_and_an_endless_iterator_is_not_read_for_ever(monkeypatch) -> None:
+    import itertools
+
+    import evalkit.questions
+    from evalkit.errors import SetTooLarge
+    from evalkit.retrieval.validation import question_set_problems
+
+    monkeypatch.setattr(evalkit.questions, "MAX_QUESTIONS", 3)
+    made: list[int] = []
+
+    def questions(count: int | None):
+        for n in itertools.count() if count is None else range(count):
+            made.append(n)
+            yield GoldenQuestion(f"q{n}", "question", expected_document_ids=["d"])
+
+    assert question_set_problems(GoldenQuestionSet(identifier="a.b", name="n", questions=questions(3))) == []
+    assert question_set_problems(GoldenQuestionSet(identifier="a.b", name="n", questions=list(questions(4)))) == [
+        'question set "a.b": field questions: the set holds more than 3 questions, the most evalkit takes in one set'
+    ]
+    made.clear()
+    with pytest.raises(SetTooLarge, match="hold more than 3 questions"):
+        GoldenQuestionSet(identifier="a.b", name="n", questions=questions(None))
+    assert made == [0, 1, 2, 3]

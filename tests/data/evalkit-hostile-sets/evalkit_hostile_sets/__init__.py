@@ -195,7 +195,13 @@ class HostileQuestionSets:
     """Ships ``hostile.questions``: question ids, hard classes and document ids with markup and controls."""
 
     def golden_question_sets(self) -> list[GoldenQuestionSet]:
-        """The hostile question set."""
+        """The hostile question set; with ``$EVALKIT_HOSTILE_ENDLESS_QUESTIONS``, also a set whose
+        questions are a generator that never ends."""
+        import os
+
+        if os.environ.get("EVALKIT_HOSTILE_ENDLESS_QUESTIONS"):
+            endless = (GoldenQuestion(f"q{n}", f"question {n}", QuestionForm.MATCH, ["d"]) for n in itertools.count())
+            return [GoldenQuestionSet(identifier="hostile.endless_questions", name="Endless", questions=endless)]
         questions = [
             GoldenQuestion(qid, f"question {number}", QuestionForm.MATCH, [doc], hard_class=f"{MARKUP}{ANSI_CLEAR}")
             for number, (qid, doc) in enumerate(QUESTIONS.items())
