@@ -217,6 +217,23 @@ def test_a_set_past_the_prompt_limit_is_a_problem_however_it_holds_its_prompts(m
     assert survey_prompt_set(attrs.evolve(golden, prompts=exact), BUILTIN_KINDS) == PromptSetSurvey((), 3)
 
 
+@pytest.mark.parametrize("count", ["10", -1, 1.5, True, float("nan")], ids=["str", "negative", "float", "bool", "nan"])
+def test_a_declared_count_that_is_no_whole_number_from_0_is_a_problem_not_a_crash(count: object) -> None:
+    """A plugin's count="10" ended the check (and `evalkit list sets`) in an internal error; -1 made
+    len() raise, True read as 1. The stream is refused before a prompt is made, and counted no
+    other way."""
+    from evalkit.validation import count_members
+
+    made: list[int] = []
+    golden = one_prompt_set()
+    stream = PromptStream(lambda: made.append(1) or iter(golden.prompts), count=count)  # type: ignore[arg-type]
+    problem = f"the PromptStream's count must be a whole number from 0 or None, got {count!r}"
+    assert prompt_set_problems(attrs.evolve(golden, prompts=stream), BUILTIN_KINDS) == [f'set "pkg.set": field prompts: {problem}']
+    assert count_members(stream) == (None, problem)
+    assert made == []
+    assert len(stream) == 1 and made == [1]  # len() counts by reading, as for a stream that declares none
+
+
 def test_the_check_keeps_the_first_problems_and_says_where_it_stopped(monkeypatch) -> None:
     import evalkit.validation
 

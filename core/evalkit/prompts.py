@@ -18,7 +18,7 @@ from .conversations import (
     tools_of,
 )
 from .errors import SetTooLarge
-from .shapes import read_up_to
+from .shapes import read_up_to, short_repr
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
 __all__ = [
@@ -322,16 +322,30 @@ class PromptStream:
     def __len__(self) -> int:
         if self._counted is not None:
             return self._counted
-        if self.count is not None:
+        if self.count is not None and self.count_problem() is None:
             return self.count
         for _ in self:
             pass
         return self._counted or 0
 
     def __bool__(self) -> bool:
-        if self._counted is not None or self.count is not None:
+        if self._counted is not None or (self.count is not None and self.count_problem() is None):
             return len(self) > 0
         return next(iter(self), _NOTHING) is not _NOTHING
+
+    def count_problem(self) -> str | None:
+        """What is wrong with the declared ``count`` (``None``: nothing, or none declared): it must
+        be a whole number from 0 to :data:`MAX_PROMPTS`. A plugin's ``"10"`` or ``-1`` ended the
+        check in an internal error or read as a count; ``True`` read as 1."""
+        count = self.count
+        if count is None:
+            return None
+        if type(count) is not int or count < 0:
+            return f"the PromptStream's count must be a whole number from 0 or None, got {short_repr(count)}"
+        if count > MAX_PROMPTS:
+            shown = f"{count:,}" if count < 10**30 else short_repr(count)  # int's str() gives up past 4,300 digits
+            return prompt_limit_passed(f"the PromptStream declares {shown} prompts, which is")
+        return None
 
     def __repr__(self) -> str:
         shown = f"{self.count} prompts" if self.count is not None else "prompts not counted"

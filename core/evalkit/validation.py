@@ -141,8 +141,8 @@ def count_members(members: Any) -> tuple[int | None, str | None]:
     count by reading it: its producer is a plugin's code, and may raise, stall or never end)."""
     if not isinstance(members, PromptStream):
         return len(members), None
-    if members.count is not None and members.count > prompt_types.MAX_PROMPTS:
-        return None, prompt_limit_passed(f"the PromptStream declares {members.count:,} prompts, which is")
+    if (problem := members.count_problem()) is not None:
+        return None, problem
     number = 0
     try:
         if members.count is not None:
@@ -193,8 +193,8 @@ def survey_prompt_set(
     seen: set[str | bytes] = set()
     count = 0
     declared = golden_set.prompts.count if isinstance(golden_set.prompts, PromptStream) else None
-    if declared is not None and declared > prompt_types.MAX_PROMPTS:  # refused before a first prompt is asked for
-        problems.append(f"{where}: field prompts: {count_members(golden_set.prompts)[1]}")
+    if declared is not None and (problem := golden_set.prompts.count_problem()):  # refused before a prompt is made
+        problems.append(f"{where}: field prompts: {problem}")
         return PromptSetSurvey(tuple(problems), 0)
     # A bounded stream's prompts (see PromptStream.time_limit) then cost no system call each.
     with alarm_scope():

@@ -154,6 +154,18 @@ def test_list_names_a_stream_whose_producer_fails_while_it_is_counted(evalkit_cl
     assert {"streamed.capitals", "streamed.failing"} <= listed
 
 
+@pytest.mark.parametrize("command", ["list", "validate", "run"])
+def test_a_stream_whose_count_is_no_number_is_named_not_an_internal_error(evalkit_cli, streamed, command) -> None:
+    env, _ = streamed
+    args = ("list", "sets") if command == "list" else (command, "streamed.badcount")
+    result = evalkit_cli(*args, env={**env, "EVALKIT_STREAMED_BADCOUNT": "1"})
+    assert result.code == 2, result.stderr
+    assert "internal error" not in result.stderr
+    assert (
+        'set "streamed.badcount": field prompts: the PromptStream\'s count must be a whole number from 0 or None, got \'many\''
+    ) in " ".join((result.stdout + result.stderr).split())
+
+
 def test_the_check_stops_after_a_thousand_problems_and_says_so(evalkit_cli, streamed) -> None:
     """A set of 3,000 prompts, each with a blank text, printed 3,000 problems; a million such
     prompts were 120 MB on stderr. The check keeps the first 1,000 and says where it stopped."""

@@ -8,7 +8,8 @@
 * ``streamed.unbounded`` (only with ``EVALKIT_STREAMED_UNBOUNDED=1``): a stream that never ends and
   declares no count; ``streamed.failing`` (``EVALKIT_STREAMED_FAILING=1``): one whose producer
   raises at the third prompt on every pass; ``streamed.blank`` (``EVALKIT_STREAMED_BLANK=1``): the
-  prompts with their text blank, a problem each.
+  prompts with their text blank, a problem each; ``streamed.badcount``
+  (``EVALKIT_STREAMED_BADCOUNT=1``): a stream that declares ``count="many"``.
 
 When ``EVALKIT_STREAMED_LOG`` names a file, every pass over a stream appends ``pass <set>`` to it,
 and the process appends ``most alive <n>`` at exit: the most prompts of the streams that were
@@ -148,6 +149,8 @@ class StreamedSets:
             sets.append(made("streamed.endless", PromptStream(lambda: capital_prompts(10**18), count=5)))
         if os.environ.get("EVALKIT_STREAMED_UNBOUNDED") == "1":  # no count, never ends
             sets.append(made("streamed.unbounded", PromptStream(lambda: capital_prompts(10**18))))
+        if os.environ.get("EVALKIT_STREAMED_BADCOUNT") == "1":  # a count that is no number
+            sets.append(made("streamed.badcount", PromptStream(lambda: capital_prompts(size), count="many")))  # type: ignore[arg-type]
         if os.environ.get("EVALKIT_STREAMED_FAILING") == "1":
             sets.append(made("streamed.failing", PromptStream(lambda: _failing_at_third(size))))
         if os.environ.get("EVALKIT_STREAMED_BLANK") == "1":
