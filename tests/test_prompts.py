@@ -137,18 +137,16 @@ def test_an_outer_limit_that_passes_while_a_stream_produces_is_the_outer_ones() 
 
 
 def test_prompts_given_as_an_iterator_are_read_up_to_the_limit_and_no_further(monkeypatch) -> None:
-    import itertools
-
     import evalkit.prompts
     from evalkit.errors import SetTooLarge
+
+    from tests.support.members import numbered
 
     monkeypatch.setattr(evalkit.prompts, "MAX_PROMPTS", 3)
     made: list[int] = []
 
     def prompts(count: int | None):
-        for n in itertools.count() if count is None else range(count):
-            made.append(n)
-            yield GoldenPrompt(id=f"p{n}", prompt="x", reference="x")
+        return numbered(lambda n: GoldenPrompt(id=f"p{n}", prompt="x", reference="x"), count, made)
 
     assert [p.id for p in GoldenPromptSet(identifier="a.b", name="n", prompts=prompts(3)).prompts] == ["p0", "p1", "p2"]
     made.clear()

@@ -8,7 +8,15 @@ from typing import Any
 
 import attrs
 
-from .shapes import MAX_REASON_CHARS, bounded_reason, finite_number, short_repr, too_long, value_shape_problem, whole_number
+from .shapes import (
+    MAX_REASON_CHARS,
+    bounded_reason,
+    finite_number,
+    short_repr,
+    too_long,
+    value_shape_problem,
+    whole_number,
+)
 
 __all__ = [
     "AGREEMENT_CHECK",

@@ -9,9 +9,9 @@ from typing import Any
 
 import attrs
 
+from . import prompts as prompt_types
 from .checks import AssertionKind
 from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError
-from . import prompts as prompt_types
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, prompt_limit_passed
 from .shapes import short_repr, too_long, value_shape_problem
 from .timeouts import alarm_scope

@@ -103,19 +103,17 @@ def test_a_question_of_only_whitespace_or_control_characters_is_empty(text):
 
 
 def test_a_question_set_past_the_limit_is_a_problem_and_an_endless_iterator_is_not_read_for_ever(monkeypatch) -> None:
-    import itertools
-
     import evalkit.questions
     from evalkit.errors import SetTooLarge
     from evalkit.retrieval.validation import question_set_problems
+
+    from tests.support.members import numbered
 
     monkeypatch.setattr(evalkit.questions, "MAX_QUESTIONS", 3)
     made: list[int] = []
 
     def questions(count: int | None):
-        for n in itertools.count() if count is None else range(count):
-            made.append(n)
-            yield GoldenQuestion(f"q{n}", "question", expected_document_ids=["d"])
+        return numbered(lambda n: GoldenQuestion(f"q{n}", "question", expected_document_ids=["d"]), count, made)
 
     assert question_set_problems(GoldenQuestionSet(identifier="a.b", name="n", questions=questions(3))) == []
     assert question_set_problems(GoldenQuestionSet(identifier="a.b", name="n", questions=list(questions(4)))) == [

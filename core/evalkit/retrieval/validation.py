@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evalkit.errors import SetValidationError
 from evalkit import questions as questions_module
+from evalkit.errors import SetValidationError
 from evalkit.questions import GoldenQuestionSet, QuestionForm
 from evalkit.shapes import short_repr, too_long
 from evalkit.validation import IDENTIFIER_PATTERN, has_visible_text, members_with_ids, set_problems
