@@ -686,8 +686,11 @@ class _Selection:
         items[:] = sorted(chosen, key=lambda i: self.seconds.get(i.nodeid, 0.0))
 
 
-def _child(mutant: Mutant, source: str, tests: set[str], arguments: list[str], seconds: dict[str, float]) -> int:
-    """In the forked child: forget evalkit and the tests, serve the mutant, run the tests."""
+def _child(
+    mutant: Mutant, source: str, tests: set[str], arguments: list[str], seconds: dict[str, float], output: Path | None = None
+) -> int:
+    """In the forked child: forget evalkit and the tests, serve the mutant, run the tests (what
+    pytest prints goes to ``output``, or nowhere)."""
     import pytest
 
     for name in list(sys.modules):
@@ -695,9 +698,10 @@ def _child(mutant: Mutant, source: str, tests: set[str], arguments: list[str], s
             del sys.modules[name]
     sys.meta_path.insert(0, _MutantFinder(_dotted(mutant.module), PACKAGE_ROOT / mutant.module, source))
     null = os.open(os.devnull, os.O_WRONLY)
+    printed = null if output is None else os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(null, 0)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
+    os.dup2(printed, 1)
+    os.dup2(printed, 2)
     files = sorted({test.split("::", 1)[0] for test in tests})
     return int(pytest.main([*PYTEST_FLAGS, "-x", "-p", "no:randomly", *arguments, *files], plugins=[_Selection(tests, seconds)]))
 
@@ -1039,20 +1043,25 @@ def _control(run: _Run) -> None:
     tests = run.coverage.every_test_of_files(run.module.path)
     if not tests:
         return
+    log = run.scratch / "control.log"
     pid = os.fork()
     if pid == 0:
         code = 3
         try:
             identity = Mutant(run.module.path, -1, 0, 0, "none", "<module>", "", 0, (), False)
             arguments = [f"--basetemp={run.scratch / 'control'}", *run.config.pytest_args]
-            code = _child(identity, run.source, tests, arguments, run.coverage.seconds)
+            code = _child(identity, run.source, tests, arguments, run.coverage.seconds, output=log)
         finally:
             os._exit(code)
     code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     if code != 0:
+        printed = log.read_text("utf-8", "replace").splitlines() if log.exists() else []
+        failed = [line for line in printed if line.startswith(("FAILED ", "ERROR "))][:1]
+        why = [line for line in printed if line.startswith("E ")][:3]
         raise ConfigError(
             f"{run.module.path}: its {len(tests)} tests fail (pytest exit {code}) with the unmutated module served by "
-            "the import hook; run them with: pytest -p no:evalkit --assert=plain ..."
+            "the import hook, the fastest first in a fresh import (a test may depend on another having run before "
+            "it); run them with: pytest -p no:evalkit --assert=plain ..." + "".join(f"\n  {line}" for line in failed + why)
         )
 
 
