@@ -84,17 +84,11 @@ class SetCatalog:
 MAX_SETS_PER_PROVIDER = 10_000
 
 
-class _TooManySets(Exception):
-    """A provider's listing went past :data:`MAX_SETS_PER_PROVIDER`."""
+def _listed(listing: Any) -> tuple[Any, ...]:
+    """What ``listing()`` returns, an iterator read up to one set past :data:`MAX_SETS_PER_PROVIDER`."""
+    from .shapes import read_up_to
 
-
-def _listed(listing: Any) -> list[Any]:
-    from itertools import islice
-
-    shipped = list(islice(listing(), MAX_SETS_PER_PROVIDER + 1))
-    if len(shipped) > MAX_SETS_PER_PROVIDER:
-        raise _TooManySets
-    return shipped
+    return read_up_to(listing(), MAX_SETS_PER_PROVIDER)
 
 
 def load_catalog(
@@ -155,16 +149,16 @@ def load_catalog(
         except _ListingStalled:
             failures.append(registry.PluginFailure(record, f"{method}() did not return within {limit:g} s (set_load_timeout); it was interrupted"))
             continue
-        except _TooManySets:
-            failures.append(registry.PluginFailure(
-                record, f"{method}() returned more than {MAX_SETS_PER_PROVIDER:,} sets, the most evalkit reads from one provider; it was not read further",
-            ))  # fmt: skip
-            continue
         except SetValidationError as exc:
             failures.append(registry.PluginFailure(record, "; ".join(exc.problems), exc))
             continue
         except PLUGIN_FAILURES as exc:  # a provider's bug must not hide the other providers' sets
             failures.append(registry.PluginFailure(record, f"{type(exc).__name__} in {method}(): {exc}"))
+            continue
+        if len(shipped) > MAX_SETS_PER_PROVIDER:
+            failures.append(registry.PluginFailure(
+                record, f"{method}() returned more than {MAX_SETS_PER_PROVIDER:,} sets, the most evalkit reads from one provider; it was not read further",
+            ))  # fmt: skip
             continue
         providers.append(provider)
         for item in shipped:

@@ -18,7 +18,7 @@ from .conversations import (
     tools_of,
 )
 from .errors import SetTooLarge
-from .shapes import read_up_to, short_repr
+from .shapes import members_up_to, set_limit_passed, short_repr
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
 __all__ = [
@@ -35,7 +35,7 @@ MAX_PROMPTS = 1_000_000
 
 def prompt_limit_passed(subject: str) -> str:
     """The problem of a set past :data:`MAX_PROMPTS`: ``subject`` ("the set holds") and the limit."""
-    return f"{subject} more than {MAX_PROMPTS:,} prompts, the most evalkit takes in one set"
+    return set_limit_passed(subject, MAX_PROMPTS, "prompts")
 
 
 def _tuple(value: Iterable[Any] | None) -> tuple[Any, ...]:
@@ -322,16 +322,20 @@ class PromptStream:
     def __len__(self) -> int:
         if self._counted is not None:
             return self._counted
-        if self.count is not None and self.count_problem() is None:
-            return self.count
+        if (declared := self._declared()) is not None:
+            return declared
         for _ in self:
             pass
         return self._counted or 0
 
     def __bool__(self) -> bool:
-        if self._counted is not None or (self.count is not None and self.count_problem() is None):
+        if self._counted is not None or self._declared() is not None:
             return len(self) > 0
         return next(iter(self), _NOTHING) is not _NOTHING
+
+    def _declared(self) -> int | None:
+        """The declared ``count`` when it is one evalkit takes (see :meth:`count_problem`), else ``None``."""
+        return self.count if self.count is not None and self.count_problem() is None else None
 
     def count_problem(self) -> str | None:
         """What is wrong with the declared ``count`` (``None``: nothing, or none declared): it must
@@ -374,12 +378,9 @@ def _prompts(value: Iterable[Any] | None) -> tuple[Any, ...] | PromptStream:
     """A set's prompts as kept: a :class:`PromptStream` as it is, anything else as a tuple."""
     if isinstance(value, PromptStream):
         return value
-    if value is not None and not isinstance(value, (Sized, str, bytes)):  # an iterator: never read for ever
-        taken = read_up_to(value, MAX_PROMPTS)
-        if len(taken) > MAX_PROMPTS:
-            raise SetTooLarge(prompt_limit_passed("the prompts given (an iterator) hold") + "; stream them in a PromptStream")
-        return taken
-    return _tuple(value)
+    if value is None or isinstance(value, Sized):
+        return _tuple(value)
+    return members_up_to(value, MAX_PROMPTS, "prompts", "; stream them in a PromptStream")  # an iterator: never for ever
 
 
 @attrs.frozen

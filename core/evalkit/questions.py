@@ -8,8 +8,7 @@ from typing import Any
 
 import attrs
 
-from .errors import SetTooLarge
-from .shapes import read_up_to
+from .shapes import members_up_to
 
 __all__ = [
     "GoldenQuestion",
@@ -53,12 +52,9 @@ def _questions(value: Iterable[Any] | None) -> tuple[Any, ...]:
     """A set's questions as kept: a tuple; an iterator is read up to :data:`MAX_QUESTIONS` and
     refused past it (:class:`~evalkit.errors.SetTooLarge`), a list kept whole (the check names
     its size)."""
-    if value is None or isinstance(value, (Sized, str)):
+    if value is None or isinstance(value, Sized):
         return _tuple(value)
-    taken = read_up_to(value, MAX_QUESTIONS)
-    if len(taken) > MAX_QUESTIONS:
-        raise SetTooLarge(f"the questions given (an iterator) hold more than {MAX_QUESTIONS:,} questions, the most evalkit takes in one set")
-    return taken
+    return members_up_to(value, MAX_QUESTIONS, "questions")
 
 
 def _form(value: QuestionForm | str) -> QuestionForm:

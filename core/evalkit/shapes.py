@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sized
 from itertools import islice
 from typing import Any
 
-from .errors import PLUGIN_FAILURES
+from .errors import PLUGIN_FAILURES, SetTooLarge
 
 __all__ = ["MAX_MESSAGE_LINE", "MAX_VALUE_CONTAINERS", "MAX_VALUE_NESTING", "clipped", "clipped_lines", "finite_number", "short_repr", "too_long", "value_shape_problem", "whole_number"]
 
@@ -68,6 +68,22 @@ def read_up_to(items: Iterable[Any], limit: int) -> tuple[Any, ...]:
     never asked for more, so that a generator that never ends stops one item past the limit (the
     caller tells a longer one by its length)."""
     return tuple(items) if isinstance(items, Sized) else tuple(islice(items, limit + 1))
+
+
+def set_limit_passed(subject: str, limit: int, noun: str) -> str:
+    """The problem of a set past its limit: ``"{subject} more than 1,000,000 prompts, the most
+    evalkit takes in one set"``."""
+    return f"{subject} more than {limit:,} {noun}, the most evalkit takes in one set"
+
+
+def members_up_to(items: Iterable[Any], limit: int, noun: str, hint: str = "") -> tuple[Any, ...]:
+    """A set's members handed over as an iterator (a provider's generator), as a tuple: read up to
+    ``limit`` and refused one past it with :class:`~evalkit.errors.SetTooLarge` (``hint`` follows
+    the problem), so a generator that never ends is never followed for ever."""
+    taken = read_up_to(items, limit)
+    if len(taken) > limit:
+        raise SetTooLarge(set_limit_passed(f"the {noun} given (an iterator) hold", limit, noun) + hint)
+    return taken
 
 
 def too_long(text: str, limit: int) -> str | None:

@@ -143,10 +143,10 @@ def count_members(members: Any) -> tuple[int | None, str | None]:
         return len(members), None
     if (problem := members.count_problem()) is not None:
         return None, problem
+    if members.count is not None:  # a valid declared count: len() does not read the stream
+        return len(members), None
     number = 0
     try:
-        if members.count is not None:
-            return len(members), None
         for _ in members:
             number += 1
     except SetTooLarge as exc:
