@@ -12,7 +12,10 @@ tests/data/evalkit-bench-sets, pip-installed into a temporary folder put on ``PY
 * the same job through a bare asyncio HTTP/1.1 client (below, ~80 lines, also a child process),
   and evalkit's figures as ratios to it: absolute times move between machines, the ratio is the figure;
 * the same job through one plain ``aiohttp.ClientSession`` ("aiohttp alone"): what the HTTP library
-  costs by itself, so evalkit / bare splits into aiohttp / bare and evalkit / aiohttp.
+  costs by itself, so evalkit / bare splits into aiohttp / bare and evalkit / aiohttp;
+* "the libraries' floor": aiohttp alone after importing every other library an ``evalkit run``
+  loads (:data:`RUN_LIBRARIES`, which the design and issue 32 ask evalkit to use). No program built
+  on those libraries can beat it, so it bounds from below what the issue's ratios can reach.
 
 A scaling table runs 2,000 / 20,000 / 100,000 prompts at 1 ms server delay, then prints each stored
 run again with ``evalkit show RUN_ID --json`` (wall and peak RSS of printing every case); "after last"
@@ -109,13 +112,26 @@ def bare_client(base_url: str, prompts: int, concurrency: int) -> None:
     print(json.dumps({"passed": asyncio.run(job())}))
 
 
-def aiohttp_client(base_url: str, prompts: int, concurrency: int) -> None:
+#: The libraries besides aiohttp that ``evalkit run bench.capitals --json`` has imported when it
+#: exits (read off ``sys.modules`` at exit at 5f0c3e6): the CLI, the domain types and their
+#: converter, the store, the regex checks, the hooks and the plugin loading.
+RUN_LIBRARIES = ("click", "attrs", "cattrs", "peewee", "sqlite3", "regex", "pluggy", "stevedore")
+
+
+def aiohttp_client(base_url: str, prompts: int, concurrency: int, *, libraries: bool = False) -> None:
     """The library's own share: the same job as :func:`bare_client` through one plain
     ``aiohttp.ClientSession`` (the HTTP client evalkit uses), nothing else of evalkit.
 
     Printed beside the bare client so the ratio evalkit / bare splits into what aiohttp costs
-    (aiohttp / bare) and what evalkit adds on top of it (evalkit / aiohttp). Prints the passed count.
+    (aiohttp / bare) and what evalkit adds on top of it (evalkit / aiohttp). With ``libraries``,
+    :data:`RUN_LIBRARIES` are imported first (and not used): the floor of any program built on
+    them. Prints the passed count.
     """
+    if libraries:
+        import importlib
+
+        for name in RUN_LIBRARIES:
+            importlib.import_module(name)
     import aiohttp
 
     url = f"{base_url}/chat/completions"
@@ -229,7 +245,7 @@ def write_project(project: Path, base_url: str) -> None:
 
 def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency: int, show: bool = False) -> dict[str, float]:
     """One measurement in a fresh project folder against a fresh server: ``kind`` is json, terminal,
-    bare or aiohttp (the two yardsticks).
+    bare, aiohttp or floor (the yardsticks).
 
     ``show``: then print the stored run again with ``evalkit show RUN_ID --json`` (a fresh process
     too), and add its wall (``show_wall``) and peak RSS (``show_rss_mib``): printing every case."""
@@ -244,7 +260,7 @@ def measure(kind: str, *, plugins: Path, prompts: int, delay: float, concurrency
         project = Path(folder)
         write_project(project, server.base_url)
         output = project / "output.txt"
-        if kind in ("bare", "aiohttp"):
+        if kind in ("bare", "aiohttp", "floor"):
             env["PYTHONPATH"] = str(ROOT)
             command = [sys.executable, __file__, f"--{kind}", server.base_url, str(prompts), str(concurrency)]
         else:
@@ -310,6 +326,7 @@ def main() -> None:
     parser.add_argument("--scale-concurrency", type=int, default=64)
     parser.add_argument("--bare", nargs=3, metavar=("URL", "PROMPTS", "CONCURRENCY"), help=argparse.SUPPRESS)
     parser.add_argument("--aiohttp", nargs=3, metavar=("URL", "PROMPTS", "CONCURRENCY"), help=argparse.SUPPRESS)
+    parser.add_argument("--floor", nargs=3, metavar=("URL", "PROMPTS", "CONCURRENCY"), help=argparse.SUPPRESS)
     parser.add_argument("--spawner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.spawner:
@@ -319,9 +336,9 @@ def main() -> None:
         url, prompts, concurrency = args.bare
         bare_client(url, int(prompts), int(concurrency))
         return
-    if args.aiohttp:
-        url, prompts, concurrency = args.aiohttp
-        aiohttp_client(url, int(prompts), int(concurrency))
+    if args.aiohttp or args.floor:
+        url, prompts, concurrency = args.aiohttp or args.floor
+        aiohttp_client(url, int(prompts), int(concurrency), libraries=bool(args.floor))
         return
 
     global SPAWNER
@@ -340,11 +357,12 @@ def main() -> None:
         for concurrency in args.concurrency:
             ideal = args.prompts * args.delay / concurrency
             common = {"plugins": plugins, "prompts": args.prompts, "delay": args.delay, "concurrency": concurrency}
-            kinds = [{"kind": "bare"}, {"kind": "aiohttp"}, {"kind": "json"}, {"kind": "terminal"}]
-            bare, library, as_json, terminal = best_of(args.repeats, kinds, **common)
+            kinds = [{"kind": "bare"}, {"kind": "aiohttp"}, {"kind": "floor"}, {"kind": "json"}, {"kind": "terminal"}]
+            bare, library, floor, as_json, terminal = best_of(args.repeats, kinds, **common)
             rows = [
                 ("bare asyncio client", bare),
                 ("aiohttp alone", library),
+                ("the libraries' floor", floor),
                 ("evalkit run --json", as_json),
                 ("evalkit run (terminal)", terminal),
             ]
@@ -358,6 +376,7 @@ def main() -> None:
                     f"  {label} / bare: wall x{figures['wall'] / bare['wall']:.2f}, CPU x{figures['cpu'] / bare['cpu']:.2f},"
                     f" RSS x{figures['rss_mib'] / bare['rss_mib']:.2f}"
                     + ("" if figures is library else f"; / aiohttp alone: CPU x{figures['cpu'] / library['cpu']:.2f}")
+                    + f"; efficiency x{bare['wall'] / figures['wall']:.3f}"
                 )
         if args.scale:
             print()
