@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +86,10 @@ def _describe(item: Any) -> str:
 
 
 def _installed(
-    config: Config, kinds: dict[str, Any], wanted: Iterable[str] | None
+    config: Config, kinds: dict[str, Any], wanted: Iterable[str] | None, on_check: Callable[[Any], None] | None = None
 ) -> tuple[list[str], list[Any], set[str], SetFileError | None]:
-    """Kernel validation of installed sets (all, or the ``wanted`` identifiers).
+    """Kernel validation of installed sets (all, or the ``wanted`` identifiers); ``on_check`` hears
+    how far the check of each prompt set has come (see :func:`check_everything`).
 
     Also returns the identifiers found and the set files' refusal, if the configured files are invalid.
     """
@@ -104,7 +105,7 @@ def _installed(
     failed: list[Any] = []  # providers that failed: every set checked, or a wanted set not found
     want = set(wanted) if wanted is not None else None
     for catalog, rules in (
-        (prompt_set_catalog(config=config), lambda s: prompt_set_problems(s, kinds)),
+        (prompt_set_catalog(config=config), lambda s: prompt_set_problems(s, kinds, on_check)),
         (question_set_catalog(config=config), question_set_problems),
         (calibration_set_catalog(config=config), calibration_set_problems),
     ):
@@ -132,18 +133,20 @@ def _installed(
     return checked, problems, found, refused
 
 
-def check_everything(config: Config) -> ValidationReport:
-    """Every configured set file and every installed set."""
+def check_everything(config: Config, on_check: Callable[[Any], None] | None = None) -> ValidationReport:
+    """Every configured set file and every installed set. ``on_check`` hears how far the check of
+    each installed prompt set has come (a :class:`~evalkit.validation.CheckProgress`: see
+    :func:`~evalkit.validation.survey_prompt_set`'s ``progress``)."""
     kinds = _kinds()
     loaded = load_configured_sets(config, kinds)
-    checked, problems, _, _ = _installed(config, kinds, None)
+    checked, problems, _, _ = _installed(config, kinds, None, on_check)
     return ValidationReport(tuple(_file_lines(loaded, config.root) + checked), (*loaded.problems, *problems), loaded.skipped)
 
 
-def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
+def check_targets(targets: Sequence[str], config: Config, on_check: Callable[[Any], None] | None = None) -> ValidationReport:
     """The named files, folders and installed set identifiers. A file named is read wherever it is
     (the user chose it); a file under a named folder only when it resolves inside that folder, the
-    project, or a place ``[sets] allow_outside`` lists."""
+    project, or a place ``[sets] allow_outside`` lists. ``on_check``: as :func:`check_everything`'s."""
     kinds = _kinds()
     files: list[Path] = []
     identifiers: list[str] = []
@@ -183,7 +186,7 @@ def check_targets(targets: Sequence[str], config: Config) -> ValidationReport:
     checked = _file_lines(loaded, None)
     problems: list[Any] = [*empty, *outside, *loaded.problems]
     if identifiers:
-        more, found_problems, found, refused = _installed(config, kinds, identifiers)
+        more, found_problems, found, refused = _installed(config, kinds, identifiers, on_check)
         checked += more
         problems += found_problems
         missing = [i for i in identifiers if i not in found]

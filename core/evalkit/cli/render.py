@@ -24,10 +24,12 @@ if TYPE_CHECKING:
 
     from ..run.outcome import Outcome
     from ..runs import CaseResult, Run
+    from ..validation import CheckProgress
     from .console import Output
 
 __all__ = [
     "ProgressDisplay",
+    "SetCheckDisplay",
     "acceptance_document",
     "acceptance_line",
     "base_prompt_line",
@@ -75,6 +77,73 @@ class ProgressDisplay:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+
+#: How long a set's check goes on before its progress is shown: a check that ends sooner (every
+#: set of a few thousand prompts) draws nothing, as before.
+CHECK_SHOWN_AFTER_S = 1.0
+#: The most of a set's identifier the check's progress shows (it is the plugin's, and unchecked yet).
+SHOWN_IDENTIFIER_CHARS = 80
+
+
+class SetCheckDisplay:
+    """The progress of the check of a set (the pass that checks, counts and fingerprints it before
+    a run, or ``evalkit validate``'s) on stderr, only on a terminal, as :class:`ProgressDisplay`
+    shows a run's: ``checking set X``, a bar (of the count a stream declares, with the time
+    remaining; one that moves to and fro when it declares none) and the prompts checked so far. It appears once the check has
+    taken :data:`CHECK_SHOWN_AFTER_S` and is removed when the check ends. Called with each
+    :class:`~evalkit.validation.CheckProgress` the check reports (the kernel's ``on_check``); it
+    looks at the clock only then, every :data:`~evalkit.validation.CHECK_PROGRESS_EVERY` prompts."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._progress: Any = None
+        self._task: Any = None
+        self._began = 0.0
+
+    def __call__(self, report: CheckProgress) -> None:
+        """Take in how far the check has come."""
+        if not self.enabled:
+            return
+        import time
+
+        if report.done or report.checked == 0:  # one set's check ended, or another's begins
+            self.stop()
+            self._began = time.monotonic()
+            return
+        if self._progress is None:
+            if time.monotonic() - self._began < CHECK_SHOWN_AFTER_S:
+                return
+            self._show(report)
+        self._progress.update(self._task, completed=report.checked, count=_checked_count(report))
+
+    def _show(self, report: CheckProgress) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        from .console import console
+
+        err = console(stderr=True)
+        # The time remaining only when there is a total to reach; the bar moves to and fro without one.
+        columns = [TextColumn("{task.description}", style="bold", markup=False), BarColumn(), TextColumn("{task.fields[count]}", markup=False)]
+        if report.total is not None:
+            columns.append(TimeRemainingColumn())
+        self._progress = Progress(*columns, console=err.rich, transient=True)
+        self._progress.start()
+        described = err.safe(f"checking set {clipped(report.identifier, SHOWN_IDENTIFIER_CHARS)}")
+        self._task = self._progress.add_task(described, total=report.total, count=_checked_count(report))
+
+    def stop(self) -> None:
+        """Remove what is shown (nothing when the check ended before it appeared)."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+def _checked_count(report: CheckProgress) -> str:
+    """``412,000/1,000,000 prompts``, or ``412,000 prompts…`` when the total is not known."""
+    if report.total is None:
+        return f"{report.checked:,} prompts…"
+    return f"{report.checked:,}/{report.total:,} prompts"
 
 
 def _percent(value: Any) -> str:

@@ -216,12 +216,13 @@ def run_one(
     from .case_spool import CaseJsonSpool
     from .common import run_started
     from .json_output import print_json_streamed
-    from .render import ProgressDisplay, outcome_document
+    from .render import ProgressDisplay, SetCheckDisplay, outcome_document
     from .reporting import deliver_reports, render_for
     from .resuming import resume_command, with_resume_command
 
     tolerances, gate, repeats = gating
     wait_ready = _wait_ready(args)
+    checking = SetCheckDisplay(enabled=not args.json)  # the set's check, before anything is called
     progress = ProgressDisplay(enabled=not args.json)
     failed = LiveFailures()
     keep_cases = is_in_memory(database)
@@ -262,11 +263,13 @@ def run_one(
                 keep_cases=keep_cases,
                 on_stored=spool.add if spool.wanted else None,
                 wait_ready=wait_ready,
+                on_check=checking,
                 **_extra_run_options(args),
             )
         except (RunInterrupted, RunStoreFailed) as exc:  # the line that resumes it, as this command was given
             raise with_resume_command(exc, resume_command(("run", args.set), args, exc.run_id)) from None
         finally:
+            checking.stop()
             progress.stop()
         verdict = outcome.verdict
         rendered = render_for(

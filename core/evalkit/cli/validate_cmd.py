@@ -41,9 +41,14 @@ def handle(args: Arguments) -> int:
     """Check, report, and return 0 (all valid) or 2."""
     from ..config import load_config
     from ..set_checks import check_everything, check_targets
+    from .render import SetCheckDisplay
 
     config = load_config(args.config)
-    report = check_targets(args.targets, config) if args.targets else check_everything(config)
+    checking = SetCheckDisplay(enabled=not args.json)  # a set of a million streamed prompts takes a while
+    try:
+        report = check_targets(args.targets, config, checking) if args.targets else check_everything(config, checking)
+    finally:
+        checking.stop()
     if args.json:
         from .json_output import print_json
 

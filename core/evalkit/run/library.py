@@ -28,7 +28,7 @@ from ..runs import CaseResult, Run
 from ..storage import check_database_url, close_repository, is_in_memory, open_repository, resolve_database_url
 from ..storage.protocols import ResultRepository
 from ..tolerance import Tolerances, resolve_tolerances
-from ..validation import check_label
+from ..validation import CheckProgress, check_label
 from .lifecycle import execute
 from .outcome import Outcome
 from .plan import Gate, Observing, Placement, RunPlan, Shard
@@ -115,6 +115,7 @@ def evaluate_set(
     cache: bool | None = None,
     answers_from: str | None = None,
     command_args: Sequence[str] = (),
+    on_check: Callable[[CheckProgress], None] | None = None,
 ) -> Outcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
 
@@ -149,6 +150,10 @@ def evaluate_set(
     secrets applied), when the store can tell that without reading
     (:class:`~evalkit.storage.StreamedCases`): the CLI writes a large run's ``--json`` cases so as
     they come, instead of reading the run back at its end.
+    ``on_check``: hears how far the check of the set has come, before anything is called — a
+    :class:`~evalkit.validation.CheckProgress` as it begins, every
+    :data:`~evalkit.validation.CHECK_PROGRESS_EVERY` prompts and when it ends (``done``); the CLI
+    shows it on a terminal when the check takes a while (a million streamed prompts take seconds).
 
     Spending (see docs/costs.md): ``budget`` (an amount in the generator instance's currency; it
     needs its prices) and ``max_requests`` stop dispatching before either would be passed — the
@@ -172,7 +177,7 @@ def evaluate_set(
         set_identifier, provider, model, grader, strict_grader, dict(grader_options or {}), bound_generator, concurrency,
         wait_ready, repeats,
     )  # fmt: skip
-    answering, notes = prompt_answering.prepare_prompts(source, config, manager)
+    answering, notes = prompt_answering.prepare_prompts(source, config, manager, on_check)
     if baseline_file is not None:
         prompt_answering.check_baseline_file(baseline_file.run, baseline_file.named(), answering.wanted_scope())
     wanted = spending.SpendingRequest(_amount(budget), _limit(max_requests), cache, answers_from, repeats=repeats)

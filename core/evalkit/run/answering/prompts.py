@@ -12,7 +12,7 @@ identity, the yardstick and the run metrics (:func:`run_identity`, :func:`run_ya
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -33,7 +33,7 @@ from ...prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...storage.protocols import Capabilities, ResultRepository
 from ...storage.values import BaselineScope
-from ...validation import validate_prompt_set
+from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import counted
 from ..decide import Judging, incomplete_reason, streams
@@ -563,12 +563,16 @@ class PromptSource:
     repeats: int = 1
 
 
-def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple[PromptAnswering, list[str]]:
+def prepare_prompts(
+    source: PromptSource, config: Config, manager: Any, on_check: Callable[[CheckProgress], None] | None = None
+) -> tuple[PromptAnswering, list[str]]:
     """The answering of a prompt run, and the notes its preparation has for the user.
 
     Refused before anything is called or stored, in this order: an unknown set, an invalid set
     (every problem, from one pass over the prompts that also counts and fingerprints them), an
     unknown grader (when ``strict``), a generator that cannot be bound, a judge that cannot be bound.
+    ``on_check`` hears how far that pass has come (:func:`~evalkit.validation.survey_prompt_set`'s
+    ``progress``): a set of a million streamed prompts takes a while.
     """
     notes: list[str] = []
     golden_set = source.golden_set
@@ -596,7 +600,7 @@ def prepare_prompts(source: PromptSource, config: Config, manager: Any) -> tuple
         if any(isinstance(a, Assertion) and a.judged for a in prompt.assertions):
             rubric_prompts.append(prompt.id)
 
-    case_count = validate_prompt_set(golden_set, kinds, visit=visit)
+    case_count = validate_prompt_set(golden_set, kinds, visit=visit, progress=on_check)
     grading, grader_name = components.load_grader(
         source.grader, strict=source.strict_grader, config=config, **dict(source.grader_options)
     )
