@@ -36,7 +36,8 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def cli(project: Path) -> Callable[..., CliResult]:
     """``evalkit ARGS`` run in this process, in ``project``: ``cli(*args, env=None, timeout=120,
-    cwd=None)`` returns its exit code, stdout and stderr (a :class:`CliResult`).
+    cwd=None, terminal=False)`` returns its exit code, stdout and stderr (a :class:`CliResult`);
+    ``terminal=True`` makes standard output and error say they are a terminal (a progress bar is drawn).
 
     ``env`` is laid over the suite's command environment (no ``EVALKIT_DATABASE_URL``,
     ``NO_COLOR=1``, ``COLUMNS=200``); a ``PYTHONPATH`` in it puts those folders on ``sys.path`` for

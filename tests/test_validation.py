@@ -251,6 +251,51 @@ def test_the_check_keeps_the_first_problems_and_says_where_it_stopped(monkeypatc
     assert survey.problems[-1] == 'set "pkg.strays": the check stopped before prompt #3, after 2 problems: mend these first'
 
 
+def numbered_set(size: int, identifier: str = "pkg.many") -> GoldenPromptSet:
+    """A valid set of ``size`` prompts, as a tuple."""
+    prompts = [GoldenPrompt(id=f"p{n}", prompt="x", assertions=[Assertion.contains("x")]) for n in range(size)]
+    return GoldenPromptSet(identifier=identifier, name="Many", prompts=prompts)
+
+
+def test_the_check_reports_growing_counts_as_it_goes_and_once_when_it_ends() -> None:
+    """Reported as the pass begins, every ``every`` prompts and once ``done``; the total is what is
+    known without a pass: a tuple's length, a stream's declared count, else None (len() of an
+    uncounted stream would read it)."""
+    from evalkit.validation import CheckProgress
+
+    golden = numbered_set(25)
+    for shipped, total in ((golden, 25), (streamed(golden, count=25), 25), (streamed(golden), None)):
+        heard: list[CheckProgress] = []
+        survey = survey_prompt_set(shipped, BUILTIN_KINDS, progress=heard.append, every=10)
+        assert survey == PromptSetSurvey((), 25)
+        assert [(r.checked, r.done) for r in heard] == [(0, False), (10, False), (20, False), (25, True)]
+        assert {(r.identifier, r.total) for r in heard} == {("pkg.many", total)}
+    # the run's entry point passes it down, with the visitor, in the same one pass
+    heard = []
+    seen: list[str] = []
+    assert validate_prompt_set(streamed(golden), visit=lambda p: seen.append(p.id), progress=heard.append) == 25
+    assert len(seen) == 25 and [r.checked for r in heard] == [0, 25]  # default every: more than 25
+    assert heard[-1].done
+
+
+def test_a_set_with_problems_still_ends_its_report_and_a_refused_count_reports_nothing() -> None:
+    from evalkit.validation import CheckProgress
+
+    heard: list[CheckProgress] = []
+    broken = attrs.evolve(numbered_set(3), identifier=["not", "text"])  # a stray identifier, shown by its repr
+    assert prompt_set_problems(broken, BUILTIN_KINDS, heard.append)
+    assert [(r.identifier, r.checked, r.done) for r in heard] == [("['not', 'text']", 0, False), ("['not', 'text']", 3, True)]
+    heard.clear()
+    refused = attrs.evolve(numbered_set(3), prompts=PromptStream(lambda: iter(()), count=-1))
+    assert prompt_set_problems(refused, BUILTIN_KINDS, heard.append) and heard == []
+
+
+@pytest.mark.parametrize("every", [0, -5, 2.5, True], ids=["zero", "negative", "float", "bool"])
+def test_a_reporting_interval_that_is_no_whole_number_from_1_is_refused(every: object) -> None:
+    with pytest.raises(ValueError, match="every must be a whole number of prompts from 1"):
+        survey_prompt_set(numbered_set(3), BUILTIN_KINDS, progress=lambda r: None, every=every)  # type: ignore[arg-type]
+
+
 def test_validate_prompt_set_returns_the_count_and_shows_each_prompt_to_visit_once() -> None:
     golden = GoldenPromptSet(
         identifier="pkg.two", name="Two",

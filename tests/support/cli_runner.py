@@ -162,8 +162,14 @@ class InProcessRunner:
     def __init__(self, default_cwd: Path) -> None:
         self.default_cwd = default_cwd
 
-    def __call__(self, *args: str, env: Overrides | None = None, timeout: float = 120, cwd: Path | None = None) -> CliResult:
-        """Run ``evalkit ARGS`` to its end; its exit code, stdout and stderr."""
+    def __call__(
+        self, *args: str, env: Overrides | None = None, timeout: float = 120, cwd: Path | None = None, terminal: bool = False
+    ) -> CliResult:
+        """Run ``evalkit ARGS`` to its end; its exit code, stdout and stderr. ``terminal`` (this
+        runner's own): standard output and standard error say they are a terminal (``isatty()``),
+        as a person's are, so what evalkit draws only there (a progress bar) is drawn and captured,
+        control sequences and all — without the pseudo-terminal and the child process that
+        :class:`ProcessRunner` needs for it."""
         environment = command_environment(env)
         folder = Path(cwd or self.default_cwd).resolve()
         import_folders = [str(folder), *_python_path(environment.get("PYTHONPATH", ""), folder)]
@@ -178,18 +184,22 @@ class InProcessRunner:
             stack.enter_context(_unconfigured_logging())
             streams = stack.enter_context(_captured_streams())
             at_exit = stack.enter_context(_exit_handlers(import_folders))
-            code, stdout, stderr = _call_main(args, timeout, at_exit)
+            code, stdout, stderr = _call_main(args, timeout, at_exit, terminal)
         return CliResult(code, stdout, streams.stdout + streams.stderr + stderr)
 
 
-def _call_main(args: Sequence[str], timeout: float, at_exit: list[Callable[[], object]]) -> tuple[int, bytes, bytes]:
+def _call_main(
+    args: Sequence[str], timeout: float, at_exit: list[Callable[[], object]], terminal: bool = False
+) -> tuple[int, bytes, bytes]:
     """``CliRunner().invoke(evalkit, args)`` as ``python -m evalkit`` ends: its exit status (a
     traceback and 1 for an exception that escapes it) and what it wrote to ``sys.stdout`` and
     ``sys.stderr``, once non-daemon threads are waited for, the exit handlers in ``at_exit`` run
     (last registered first) and stdout flushed; raises :class:`CliTimeout` past ``timeout``
-    seconds (the command is interrupted as Ctrl-C would)."""
+    seconds (the command is interrupted as Ctrl-C would); ``terminal``: see :meth:`InProcessRunner.__call__`."""
     from click.testing import CliRunner
     from evalkit.cli.app import evalkit
+
+    runner = _terminal_cli_runner() if terminal else CliRunner
 
     threads_before = set(threading.enumerate())
     watchdog = _Watchdog(timeout)
@@ -197,7 +207,7 @@ def _call_main(args: Sequence[str], timeout: float, at_exit: list[Callable[[], o
     try:
         with watchdog:
             try:
-                result = CliRunner().invoke(evalkit, list(args), prog_name="evalkit", catch_exceptions=False)
+                result = runner().invoke(evalkit, list(args), prog_name="evalkit", catch_exceptions=False)
                 code, stdout, stderr = result.exit_code, result.stdout_bytes, result.stderr_bytes
             except Exception:  # what the interpreter does with an exception that ends the program
                 traceback.print_exc()
@@ -220,6 +230,24 @@ def _call_main(args: Sequence[str], timeout: float, at_exit: list[Callable[[], o
     if watchdog.fired:
         raise CliTimeout(["evalkit", *args], timeout)
     return code, stdout, stderr
+
+
+def _terminal_cli_runner() -> type:
+    """click's ``CliRunner`` made for :meth:`InProcessRunner.__call__`'s ``terminal`` (here, as
+    click is imported here only when a command runs)."""
+    from click.testing import CliRunner
+
+    class TerminalCliRunner(CliRunner):
+        """click's ``CliRunner``, whose ``sys.stdout`` and ``sys.stderr`` say they are a terminal."""
+
+        @contextlib.contextmanager
+        def isolation(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+            with super().isolation(*args, **kwargs) as streams:
+                for stream in (sys.stdout, sys.stderr):
+                    stream.isatty = lambda: True  # type: ignore[method-assign]
+                yield streams
+
+    return TerminalCliRunner
 
 
 @contextlib.contextmanager

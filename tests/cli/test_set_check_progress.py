@@ -1,0 +1,106 @@
+"""The check of a set before anything is called — `evalkit run`'s pass that checks, counts and
+fingerprints it, and `evalkit validate`'s — shows how far it has come on a terminal: a set of a
+million streamed prompts took seconds to check with nothing on screen, and looked hung.
+
+In this process, with standard output and error taken for a terminal (the ``cli`` fixture's
+``terminal=True``). The check reports every 10 prompts here and shows itself from its first
+report (:func:`quick_check`), so a few hundred prompts stand for a million.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+SIZE = 300
+
+
+@pytest.fixture
+def quick_check(monkeypatch) -> None:  # noqa: ANN001
+    """The check reports every 10 prompts, and is shown from its first report on."""
+    import evalkit.cli.render
+    import evalkit.validation
+
+    monkeypatch.setattr(evalkit.validation, "CHECK_PROGRESS_EVERY", 10)
+    monkeypatch.setattr(evalkit.cli.render, "CHECK_SHOWN_AFTER_S", 0.0)
+
+
+@pytest.fixture
+def streamed(plugin_dists) -> dict[str, str]:  # noqa: ANN001
+    """The environment that installs tests/data/evalkit-streamed-sets with ``SIZE`` prompts a set."""
+    return {"PYTHONPATH": plugin_dists("evalkit-streamed-sets"), "EVALKIT_STREAMED_PROMPTS": str(SIZE), "TERM": "xterm"}
+
+
+def drawn(text: str) -> str:
+    """What a terminal showed at some moment, control sequences taken out (rich redraws its bar
+    in place: every frame is kept, one after another)."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+@pytest.mark.usefixtures("quick_check")
+def test_a_run_on_a_terminal_shows_the_check_of_a_stream_that_declares_no_count(cli, streamed) -> None:  # noqa: ANN001
+    result = cli("run", "streamed.uncounted", env=streamed, terminal=True)
+    assert result.code == 0, result.stderr
+    shown = drawn(result.stderr)
+    assert "checking set streamed.uncounted" in shown, shown
+    # no total to reach: the count so far, up to the last prompt (rich draws the last state as it stops)
+    assert f"{SIZE} prompts…" in shown, shown
+    assert "checking set" not in result.stdout
+    assert f"Pass rate:  100.0% ({SIZE}/{SIZE})" in drawn(result.stdout)
+
+
+@pytest.mark.usefixtures("quick_check")
+def test_validate_on_a_terminal_shows_a_bar_of_the_count_a_stream_declares(cli, streamed) -> None:  # noqa: ANN001
+    result = cli("validate", "streamed.capitals", env=streamed, terminal=True)
+    assert result.code == 0, result.stderr
+    shown = drawn(result.stderr)
+    assert "checking set streamed.capitals" in shown, shown
+    assert re.search(rf"\b\d+/{SIZE} prompts", shown), shown
+    assert f"{SIZE}/{SIZE} prompts" in shown, shown
+    assert result.stdout.splitlines() == [f"ok  set streamed.capitals ({SIZE} prompts) from streamed (evalkit-streamed-sets 0.1.0)"]
+
+
+@pytest.mark.usefixtures("quick_check")
+@pytest.mark.parametrize(
+    ("args", "terminal"),
+    [
+        (("run", "streamed.uncounted", "--json"), True),
+        (("validate", "streamed.capitals", "--json"), True),
+        (("run", "streamed.uncounted"), False),
+        (("validate", "streamed.capitals"), False),
+    ],
+    ids=["run-json", "validate-json", "run-piped", "validate-piped"],
+)
+def test_nothing_is_added_with_json_or_off_a_terminal(cli, streamed, args, terminal) -> None:  # noqa: ANN001
+    result = cli(*args, env=streamed, terminal=terminal)
+    assert result.code == 0, result.stderr
+    assert "checking set" not in result.stdout + result.stderr
+    assert "\x1b[" not in result.stdout
+    if "--json" in args:
+        json.loads(result.stdout)  # one document, nothing before or after it
+
+
+def test_a_check_that_ends_before_its_time_to_show_draws_nothing(cli, streamed, monkeypatch) -> None:  # noqa: ANN001
+    """A check shows itself only once it has taken a while (a second; an hour here): the sets of a
+    few thousand prompts most projects have check in a blink, and draw nothing, as before."""
+    import evalkit.cli.render
+    import evalkit.validation
+
+    monkeypatch.setattr(evalkit.validation, "CHECK_PROGRESS_EVERY", 10)
+    monkeypatch.setattr(evalkit.cli.render, "CHECK_SHOWN_AFTER_S", 3600.0)
+    result = cli("validate", "streamed.capitals", env=streamed, terminal=True)
+    assert result.code == 0, result.stderr
+    assert "checking set" not in drawn(result.stdout + result.stderr)
+    assert result.stderr == ""
+
+
+@pytest.mark.usefixtures("quick_check")
+def test_an_invalid_set_shows_its_check_then_its_problems_alone(cli, streamed) -> None:  # noqa: ANN001
+    """The bar is gone when the problems are printed (rich erases it): each problem is a line of its own."""
+    result = cli("validate", "streamed.blank", env={**streamed, "EVALKIT_STREAMED_BLANK": "1"}, terminal=True)
+    assert result.code == 2
+    assert "checking set streamed.blank" in drawn(result.stderr)
+    problems = [line for line in drawn(result.stderr).splitlines() if "field prompt must not be empty" in line]
+    assert len(problems) == SIZE and all(line.startswith("streamed.blank: set ") for line in problems), problems[:3]
