@@ -758,6 +758,90 @@ def test_a_set_built_from_an_endless_generator_is_read_up_to_the_prompt_limit(cl
     ) in " ".join(listed.stderr.split())
 
 
+# --- A plugin's failure whose text sprawls (evalkit_hostile_sets.sprawling_failures) ---------------
+
+SPRAWLING = "EVALKIT_HOSTILE_SPRAWLING_FAILURE"
+PROVIDER = "golden prompt set provider sprawling_failures (evalkit-hostile-sets 0.1.0)"
+#: What ends a 5,000,000-character message cut where it was quoted (MAX_REASON_CHARS kept).
+CUT = "… (5,000,000 characters)"
+#: What each way of failing is reported as: the set or provider, then the start of the reason,
+#: which continues with 10,000 of the message's characters and :data:`CUT`.
+SPRAWLING_FAILURES = {
+    "import": (PROVIDER, f"{PROVIDER} failed to load: RuntimeError: " + "I" * 10_000),
+    "listing": (PROVIDER, "RuntimeError in golden_prompt_sets(): " + "L" * 10_000),
+    "stream": ("hostile.sprawling_stream", 'set "hostile.sprawling_stream": field prompts: producing prompt #2 raised RuntimeError: ' + "S" * 10_000),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", list(SPRAWLING_FAILURES))
+def test_a_plugin_failure_with_a_5_million_character_message_is_cut_in_every_listing(cli, project, mode) -> None:
+    """A set provider that fails to import, a listing that raises, a PromptStream whose producer
+    raises, each with a 5,000,000-character message: `validate --json` and `list sets --json` printed
+    the message whole (and `list sets` on the terminal, wrapped in lines of 200). It is cut where
+    it is quoted (evalkit.shapes.exception_text) to 10,000 characters and its length; the command
+    exits 2 as for any broken provider or set, and the other sets are still checked and listed."""
+    env = {SPRAWLING: mode}
+    target, reason = SPRAWLING_FAILURES[mode]
+    validated = cli("validate", "--json", env=env)
+    assert validated.code == 2, validated.stderr[-500:]
+    document = validated.json()
+    assert {"set": target, "reason": reason + CUT} in document["problems"]
+    assert any(line.startswith("set evalkit.smoke ") for line in document["checked"])
+    assert len(validated.stdout) < 100_000
+    listed = cli("list", "sets", "--json", env=env)
+    assert listed.code == 2, listed.stderr[-500:]
+    document = listed.json()
+    where = "" if mode == "stream" else f"{PROVIDER}: "
+    assert f"{where}{reason}{CUT}" in document["problems"]
+    assert "evalkit.smoke" in {row["identifier"] for row in document["sets"]}
+    assert len(listed.stdout) < 100_000
+    # the terminal: the same text, cut (validate's lines are cut in their middle, keeping their end)
+    for args in (("validate",), ("list", "sets")):
+        shown = cli(*args, env=env)
+        assert shown.code == 2 and "internal error" not in shown.stderr
+        assert CUT in " ".join(shown.stderr.split()) and len(shown.stderr) < 100_000, args
+    assert "evalkit.smoke" in shown.stdout
+
+
+def test_a_plugin_that_fails_to_import_with_a_5_million_character_message_is_cut_in_list_options(cli, project) -> None:
+    """`evalkit list --options --json` loads every plugin and prints why one could not be loaded:
+    the whole message, before it was cut where it is quoted. The other plugins' options are listed."""
+    listed = cli("list", "--options", "--json", env={SPRAWLING: "import"})
+    assert listed.code == 2, listed.stderr[-500:]
+    rows = {row["name"]: row for row in listed.json()}
+    assert rows["sprawling_failures"]["options_error"] == SPRAWLING_FAILURES["import"][1] + CUT
+    assert rows["hostilekit"]["options_error"] is None and len(listed.stdout) < 100_000
+    shown = cli("list", "--options", env={SPRAWLING: "import"})
+    assert shown.code == 2 and "(could not load: " in shown.stdout and CUT in " ".join(shown.stdout.split())
+    assert len(shown.stdout) < 100_000
+
+
+@pytest.mark.parametrize(
+    ("mode", "target", "reason"),
+    [
+        ("name", PROVIDER, "N" * 200 + "… (5,000,000 characters) in golden_prompt_sets(): a short message"),
+        ("unprintable", PROVIDER, "Unprintable in golden_prompt_sets(): (its message could not be read: str() raised ValueError)"),
+        ("unprintable_stream", "hostile.sprawling_stream", 'set "hostile.sprawling_stream": field prompts: producing prompt #2 raised '
+         "Unprintable: (its message could not be read: str() raised ValueError)"),
+    ],
+    ids=["class-name", "str-raises", "str-raises-in-stream"],
+)  # fmt: skip
+def test_an_exception_with_a_sprawling_class_name_or_a_str_that_raises_is_named(cli, project, mode, target, reason) -> None:
+    """An exception class whose __name__ is 5,000,000 characters was quoted whole; one whose
+    __str__ raises ended `validate` and `list sets` in an internal error. The name is cut to 200
+    characters and the message that cannot be had is named; the provider or set is reported as
+    any other that fails, and the other sets are listed."""
+    env = {SPRAWLING: mode}
+    validated = cli("validate", "--json", env=env)
+    assert validated.code == 2 and "internal error" not in validated.stderr, validated.stderr[-500:]
+    assert {"set": target, "reason": reason} in validated.json()["problems"]
+    listed = cli("list", "sets", "--json", env=env)
+    assert listed.code == 2 and "internal error" not in listed.stderr, listed.stderr[-500:]
+    where = "" if mode == "unprintable_stream" else f"{PROVIDER}: "
+    assert f"{where}{reason}" in listed.json()["problems"]
+    assert "evalkit.smoke" in {row["identifier"] for row in listed.json()["sets"]}
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", '"60"', "true", "1" + "0" * 20])
 def test_a_grade_set_load_or_hook_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
     for key in ("grade_timeout", "set_load_timeout", "hook_timeout"):

@@ -106,3 +106,56 @@ def test_a_mapping_key_that_is_not_text_is_named(value: object, problem: str | N
 def test_a_whole_number_is_ascii_digits_only(text, options, number) -> None:
     # str.isdigit() takes "²" (int() then raised: --shard auto/², a qrels grade, SUDO_UID) and "٣" (read as 3)
     assert whole_number(text, **options) == number
+
+
+def test_the_text_of_a_plugins_exception_is_bounded_and_never_fails() -> None:
+    """:func:`exception_text` is the one maker of a text from a plugin's exception (a provider's
+    listing, a stream's producer, an import): the message is cut to MAX_REASON_CHARS with the
+    message's own length, the class name to 200 characters, and an ``__str__`` that raises or
+    exits is named instead of failing the problem that quotes it."""
+    from evalkit.shapes import MAX_REASON_CHARS, exception_message, exception_name, exception_text
+
+    assert exception_text(ValueError("short")) == "ValueError: short"
+    assert exception_text(RuntimeError("L" * 5_000_000)) == "RuntimeError: " + "L" * MAX_REASON_CHARS + "… (5,000,000 characters)"
+    # a message already cut once keeps its mark when it is quoted again
+    cut = exception_message(RuntimeError("L" * 5_000_000))
+    assert exception_message(RuntimeError(cut)) == cut
+
+    sprawling = type("N" * 1_000_000, (RuntimeError,), {})
+    assert exception_name(sprawling("m")) == "N" * 200 + "… (1,000,000 characters)"
+    assert exception_text(sprawling("m")).endswith("characters): m")
+
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise ValueError("no")
+
+    class Exits(Exception):
+        def __str__(self) -> str:
+            raise SystemExit(0)
+
+    assert exception_text(Unprintable()) == "Unprintable: (its message could not be read: str() raised ValueError)"
+    assert exception_text(Exits()) == "Exits: (its message could not be read: str() raised SystemExit)"
+
+
+def test_the_types_holding_problems_and_failures_bound_every_text_they_hold() -> None:
+    """A text a plugin hands over without raising (a validator's issue, a provider's own
+    SetValidationError or PluginError) is bounded by the type that holds it, to MAX_PROBLEM_CHARS:
+    room for where it happened around a reason cut once, which so keeps its mark."""
+    from evalkit.errors import PluginError, SetValidationError
+    from evalkit.registry import PluginFailure, PluginRecord
+    from evalkit.set_checks import SetProblem
+    from evalkit.setfiles import FileProblem
+    from evalkit.shapes import MAX_PROBLEM_CHARS, bounded_problem, exception_text
+
+    giant = "G" * 5_000_000
+    cut = "G" * MAX_PROBLEM_CHARS + "… (5,000,000 characters)"
+    record = PluginRecord("evalkit.golden_sets", "p", "m:P", "d", "1")
+    assert SetValidationError([giant, "short"]).problems == (cut, "short")
+    assert str(PluginError(giant)) == cut
+    assert PluginFailure(record, giant).error == cut
+    assert SetProblem("s", giant).reason == cut
+    assert FileProblem("f.yaml", giant).reason == cut
+    # a problem quoting a reason cut where it was made, with its location, is not cut again
+    quoted = f'set "{"s" * 1_000}": field prompts: producing prompt #2 raised {exception_text(RuntimeError(giant))}'
+    assert bounded_problem(quoted) == quoted and quoted.endswith("… (5,000,000 characters)")
+    assert bounded_problem(None) is None

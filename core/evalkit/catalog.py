@@ -11,6 +11,7 @@ from . import registry
 from .errors import PLUGIN_FAILURES, ConfigError, DuplicateSetError, PluginError, SetValidationError, UnknownSetError
 from .options import DeclaresOptions, TableOptions
 from .prompts import PromptStream
+from .shapes import exception_message, exception_name, short_repr
 from .timeouts import TimeLimitExceeded
 
 __all__ = ["ConfigAware", "SetCatalog", "SourcedSet", "clash", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
@@ -153,7 +154,7 @@ def load_catalog(
             failures.append(registry.PluginFailure(record, "; ".join(exc.problems), exc))
             continue
         except PLUGIN_FAILURES as exc:  # a provider's bug must not hide the other providers' sets
-            failures.append(registry.PluginFailure(record, f"{type(exc).__name__} in {method}(): {exc}"))
+            failures.append(registry.PluginFailure(record, f"{exception_name(exc)} in {method}(): {exception_message(exc)}"))
             continue
         if len(shipped) > MAX_SETS_PER_PROVIDER:
             failures.append(registry.PluginFailure(
@@ -164,7 +165,7 @@ def load_catalog(
         for item in shipped:
             identifier = getattr(item, "identifier", None)
             if not isinstance(identifier, str):
-                failures.append(registry.PluginFailure(record, f"{method}() returned {item!r}, which has no identifier"))
+                failures.append(registry.PluginFailure(record, f"{method}() returned {short_repr(item)}, which has no identifier"))
                 continue
             stream = getattr(item, "prompts", None)
             if isinstance(stream, PromptStream):  # its producer may stall as the listing could

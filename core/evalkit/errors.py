@@ -131,21 +131,31 @@ class SetTooLarge(EvalkitError):
 
 
 class SetValidationError(EvalkitError):
-    """A golden set breaks one or more rules; every problem names the set, prompt and field."""
+    """A golden set breaks one or more rules; every problem names the set, prompt and field.
+
+    Each problem is cut to :data:`~evalkit.shapes.MAX_PROBLEM_CHARS` (it may quote a plugin's text:
+    a validator's issue, a stream producer's exception, or a provider raising this error itself)."""
 
     def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = tuple(problems)
+        from .shapes import bounded_problem  # shapes imports this module
+
+        self.problems = tuple(bounded_problem(problem) for problem in problems)
         super().__init__("; ".join(self.problems))
 
 
 class PluginError(EvalkitError):
-    """A plugin failed to import, raised while loading, or broke its contract."""
+    """A plugin failed to import, raised while loading, or broke its contract.
+
+    The message is cut to :data:`~evalkit.shapes.MAX_PROBLEM_CHARS`: it quotes what the plugin
+    raised (a plugin may also raise this error itself, with any text)."""
 
     def __init__(self, message: str, *, group: str = "", name: str = "", distribution: str = "") -> None:
+        from .shapes import bounded_problem  # shapes imports this module
+
         self.group = group
         self.name = name
         self.distribution = distribution
-        super().__init__(message)
+        super().__init__(bounded_problem(message))
 
     @classmethod
     def for_plugin(cls, record: Any, message: str) -> PluginError:

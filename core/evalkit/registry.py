@@ -109,17 +109,32 @@ class PluginRecord(NamedTuple):
         try:
             return EntryPoint(self.name, f"{module_name}:{attribute}" if colon else module_name, self.group).load()
         except PLUGIN_FAILURES as exc:  # a plugin that fails to import (or exits) names itself, and never takes the others down
+            from .shapes import exception_text
+
             raise PluginError.for_plugin(
-                self, f"{self.kind} {self.describe()} failed to load: {type(exc).__name__}: {exc}"
+                self, f"{self.kind} {self.describe()} failed to load: {exception_text(exc)}"
             ) from exc
 
 
-class PluginFailure(NamedTuple):
-    """A plugin that could not be loaded or raised, and why (with the exception, when one was kept)."""
-
+class _Failure(NamedTuple):
     record: PluginRecord
     error: str
     exception: BaseException | None = None
+
+
+class PluginFailure(_Failure):
+    """A plugin that could not be loaded or raised, and why (with the exception, when one was kept).
+
+    ``error`` is cut to :data:`~evalkit.shapes.MAX_PROBLEM_CHARS` (:func:`~evalkit.shapes.bounded_problem`):
+    it quotes what the plugin raised or returned, and every listing and ``--json`` document prints it.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, record: PluginRecord, error: str, exception: BaseException | None = None) -> PluginFailure:
+        from .shapes import bounded_problem
+
+        return super().__new__(cls, record, bounded_problem(error), exception)  # type: ignore[arg-type]
 
 
 class Loaded(NamedTuple):
@@ -291,9 +306,11 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
     except EvalkitError:
         raise
     except PLUGIN_FAILURES as exc:
+        from .shapes import exception_message, exception_name
+
         raise PluginError.for_plugin(
             record,
-            f"{record.kind} {record.describe()} raised {type(exc).__name__} when created: {exc}",
+            f"{record.kind} {record.describe()} raised {exception_name(exc)} when created: {exception_message(exc)}",
         ) from exc
     if isinstance(created, SecretHolder):
         remember_secret_holder(created)  # its secrets are scrubbed from everything printed, too

@@ -22,16 +22,18 @@ from .setfiles import (
     load_set_files,
     set_files_under,
 )
+from .shapes import bounded_problem
 
 __all__ = ["SetProblem", "ValidationReport", "check_everything", "check_targets"]
 
 
 @attrs.frozen
 class SetProblem:
-    """A problem with an installed set (or with finding it): the set and the reason."""
+    """A problem with an installed set (or with finding it): the set and the reason, cut to
+    :data:`~evalkit.shapes.MAX_PROBLEM_CHARS` (it may quote a provider's exception or a validator's issue)."""
 
     target: str
-    reason: str
+    reason: str = attrs.field(converter=bounded_problem)
 
     def __str__(self) -> str:
         return f"{self.target}: {self.reason}"

@@ -15,7 +15,26 @@ from typing import Any
 
 from .errors import PLUGIN_FAILURES, SetTooLarge
 
-__all__ = ["MAX_MESSAGE_LINE", "MAX_VALUE_CONTAINERS", "MAX_VALUE_NESTING", "clipped", "clipped_lines", "finite_number", "short_repr", "too_long", "value_shape_problem", "whole_number"]
+__all__ = [
+    "MAX_MESSAGE_LINE",
+    "MAX_PROBLEM_CHARS",
+    "MAX_REASON_CHARS",
+    "MAX_VALUE_CONTAINERS",
+    "MAX_VALUE_NESTING",
+    "bounded_problem",
+    "bounded_reason",
+    "bounded_text",
+    "clipped",
+    "clipped_lines",
+    "exception_message",
+    "exception_name",
+    "exception_text",
+    "finite_number",
+    "short_repr",
+    "too_long",
+    "value_shape_problem",
+    "whole_number",
+]
 
 #: How deep a value may nest lists and mappings (as set files: docs/sets.md).
 MAX_VALUE_NESTING = 64
@@ -110,13 +129,66 @@ def bounded_reason(value: object) -> object:
     ``Grading.error`` — a reason is bounded however it was made, by a plugin or read from a store.
     A text already cut keeps its mark (``… (50,000,000 characters)``) when it is made again: a
     text is cut only when it is longer than the limit and room for that mark."""
-    if isinstance(value, str) and len(value) > MAX_REASON_CHARS + _CUT_MARK_ROOM:
-        return clipped(value, MAX_REASON_CHARS)
-    return value
+    return bounded_text(value) if isinstance(value, str) else value
+
+
+def bounded_text(text: str, limit: int = MAX_REASON_CHARS) -> str:
+    """``text`` cut to ``limit`` characters by :func:`clipped`, unless it is within ``limit`` and
+    room for the mark (so a text already cut to ``limit`` is left as it is)."""
+    return clipped(text, limit) if len(text) > limit + _CUT_MARK_ROOM else text
 
 
 #: Room for :func:`clipped`'s mark after a text it cut (a count of up to 40 digits).
 _CUT_MARK_ROOM = 64
+
+#: The longest problem or failure a plugin's text ends up in (a set's problem, a provider or plugin
+#: that failed to load, a refusal): the reason it quotes (cut at :data:`MAX_REASON_CHARS` where it
+#: was made: :func:`exception_text`) plus room for where it happened (the set's identifier, up to
+#: 1,000 characters, the prompt, the field), so a reason cut once is not cut again and keeps its mark.
+MAX_PROBLEM_CHARS = MAX_REASON_CHARS + 2_000
+
+
+def bounded_problem(value: object) -> object:
+    """``value`` as a problem or failure keeps it: text cut to :data:`MAX_PROBLEM_CHARS`, anything
+    else as it is. What every type holding such texts applies to each one
+    (:class:`~evalkit.errors.SetValidationError`, :class:`~evalkit.errors.PluginError`,
+    :class:`~evalkit.registry.PluginFailure`, ``evalkit validate``'s ``SetProblem``): a text a plugin
+    handed over without raising (an assertion validator's issue, a provider's own
+    ``SetValidationError``) is bounded there, however it was made."""
+    return bounded_text(value, MAX_PROBLEM_CHARS) if isinstance(value, str) else value
+
+
+#: The longest exception class name a message shows (a class can be made with any ``__name__``).
+MAX_EXCEPTION_NAME_CHARS = 200
+
+
+def exception_name(exc: BaseException) -> str:
+    """The name of ``exc``'s class, cut to :data:`MAX_EXCEPTION_NAME_CHARS` by :func:`clipped`."""
+    try:
+        name = type(exc).__name__
+    except PLUGIN_FAILURES:  # a metaclass's __name__ that raises
+        name = "(unnamed exception)"
+    return clipped(name if isinstance(name, str) else "(unnamed exception)", MAX_EXCEPTION_NAME_CHARS)
+
+
+def exception_message(exc: BaseException) -> str:
+    """``str(exc)`` as a message quotes a plugin's exception: cut to :data:`MAX_REASON_CHARS` by
+    :func:`clipped`; an ``__str__`` that raises (or returns no text) is named instead of failing
+    the message."""
+    try:
+        message = str(exc)
+    except PLUGIN_FAILURES as failure:
+        return f"(its message could not be read: str() raised {exception_name(failure)})"
+    return bounded_text(message)
+
+
+def exception_text(exc: BaseException) -> str:
+    """``"RuntimeError: the message"``: the one text made of an exception a plugin raised (a set
+    provider's listing, a stream's producer, an import, a validator, a generator), for a problem,
+    a failure or a case's reason. The class name is cut by :func:`exception_name`, the message by
+    :func:`exception_message` (its mark gives the message's own length); an ``__str__`` that
+    raises is named."""
+    return f"{exception_name(exc)}: {exception_message(exc)}"
 
 
 #: The longest line of a message shown whole (:func:`clipped_lines`).
@@ -151,5 +223,5 @@ def short_repr(value: object, limit: int = 60) -> str:
     try:
         shown = repr(value)
     except PLUGIN_FAILURES as exc:
-        return f"(not shown: repr() raised {type(exc).__name__})"
+        return f"(not shown: repr() raised {exception_name(exc)})"
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."

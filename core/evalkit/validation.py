@@ -13,7 +13,7 @@ from . import prompts as prompt_types
 from .checks import AssertionKind
 from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, prompt_limit_passed
-from .shapes import short_repr, too_long, value_shape_problem
+from .shapes import exception_message, exception_text, short_repr, too_long, value_shape_problem
 from .timeouts import alarm_scope
 from .wording import counted
 
@@ -134,7 +134,7 @@ MAX_PROBLEMS_KEPT = 1_000
 
 def stream_failure(number: int, exc: BaseException) -> str:
     """What a stream's producer failing at prompt ``number`` (1-based) is called in a problem."""
-    return f"producing prompt #{number} raised {type(exc).__name__}: {exc}"
+    return f"producing prompt #{number} raised {exception_text(exc)}"
 
 
 def count_members(members: Any) -> tuple[int | None, str | None]:
@@ -151,8 +151,8 @@ def count_members(members: Any) -> tuple[int | None, str | None]:
     try:
         for _ in members:
             number += 1
-    except SetTooLarge as exc:
-        return None, str(exc)
+    except SetTooLarge as exc:  # a producer may raise it too, with a text of its own
+        return None, exception_message(exc)
     except PLUGIN_FAILURES as exc:
         return None, stream_failure(number + 1, exc)
     return number, None
@@ -251,7 +251,7 @@ def survey_prompt_set(
             except StopIteration:
                 break
             except SetTooLarge as exc:  # a stream past the limit (the producer was not asked again)
-                strays.append(f"{where}: field prompts: {exc}")
+                strays.append(f"{where}: field prompts: {exception_message(exc)}")
                 break
             except PLUGIN_FAILURES as exc:  # a stream's producer failed: a problem of the set, not a crash
                 strays.append(f"{where}: field prompts: {stream_failure(count + 1, exc)}")
@@ -345,7 +345,7 @@ def _prompt_problems(
         try:
             issues = list(kind.validate(assertion.value))
         except PLUGIN_FAILURES as exc:  # a plugin's validator must not hide the other problems
-            issues = [f"validator raised {type(exc).__name__}: {exc}"]
+            issues = [f"validator raised {exception_text(exc)}"]
         problems.extend(f"{at}: field {field} {issue}" for issue in issues)
     if not problems:
         from .conversation_rules import conversation_problems

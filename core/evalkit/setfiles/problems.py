@@ -10,6 +10,7 @@ import attrs
 
 from ..errors import SetValidationError
 from ..printable import visible
+from ..shapes import bounded_problem
 
 __all__ = ["MAX_QUOTED_CHARACTERS", "FileProblem", "JsonPath", "SetFileError", "format_path", "quoted"]
 
@@ -71,10 +72,12 @@ def format_path(path: JsonPath) -> str:
 
 @attrs.frozen
 class FileProblem:
-    """What is wrong, and where: ``evals/faq.yaml:12:9: prompts[3].assertions[0].regex: …``."""
+    """What is wrong, and where: ``evals/faq.yaml:12:9: prompts[3].assertions[0].regex: …``.
+    ``reason`` is cut to :data:`~evalkit.shapes.MAX_PROBLEM_CHARS` (an assertion kind's validator,
+    a plugin, words it)."""
 
     file: str
-    reason: str
+    reason: str = attrs.field(converter=bounded_problem)
     path: JsonPath = ()
     line: int | None = None
     column: int | None = None

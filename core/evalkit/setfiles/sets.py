@@ -16,6 +16,7 @@ from ..answers import Answer
 from ..checks import AssertionKind
 from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ..questions import GoldenQuestion, GoldenQuestionSet
+from ..shapes import exception_text
 from .conversations import conversation_problems
 from .documents import SetDocument
 from .problems import FileProblem, JsonPath, quoted
@@ -140,7 +141,7 @@ def _assertion_problems(
     try:
         issues = list(kinds[kind_name].validate(value))
     except Exception as exc:  # a plugin's validator must not hide the other problems
-        issues = [f"validator raised {type(exc).__name__}: {exc}"]
+        issues = [f"validator raised {exception_text(exc)}"]
     return [document.problem(at + (key,), issue) for issue in issues]
 
 

@@ -1,0 +1,69 @@
+"""A set provider whose failures sprawl, switched by ``$EVALKIT_HOSTILE_SPRAWLING_FAILURE``.
+
+Each value makes one way a plugin's failure reaches a set problem or a failed-provider report:
+
+* ``import``: importing this module raises a ``RuntimeError`` of :data:`GIANT` characters;
+* ``listing``: ``golden_prompt_sets()`` raises one;
+* ``stream``: it ships ``hostile.sprawling_stream``, a :class:`~evalkit.PromptStream` whose
+  producer raises one at its second prompt;
+* ``name``: the listing raises an exception whose class name is :data:`GIANT` characters;
+* ``unprintable``: the listing raises an exception whose ``__str__`` raises;
+* ``unprintable_stream``: the stream's producer raises that exception.
+
+Unset (or anything else), the provider ships nothing, so the distribution's other tests never see it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from evalkit import GoldenPrompt, GoldenPromptSet, PromptStream
+
+#: Read at import and at each call (the test runner forgets this module after each command).
+VARIABLE = "EVALKIT_HOSTILE_SPRAWLING_FAILURE"
+#: How long each sprawling text is, in characters.
+GIANT = 5_000_000
+
+
+def _mode() -> str:
+    return os.environ.get(VARIABLE, "")
+
+
+if _mode() == "import":
+    raise RuntimeError("I" * GIANT)
+
+#: An exception class whose ``__name__`` is :data:`GIANT` characters.
+SprawlingName = type("N" * GIANT, (RuntimeError,), {})
+
+
+class Unprintable(RuntimeError):
+    """An exception whose text cannot be had: its ``__str__`` raises."""
+
+    def __str__(self) -> str:
+        raise ValueError("no text for you")
+
+
+def _failure() -> BaseException:
+    if _mode() == "name":
+        return SprawlingName("a short message")
+    if _mode() in ("unprintable", "unprintable_stream"):
+        return Unprintable()
+    return RuntimeError("L" * GIANT)
+
+
+def _produce() -> Iterator[GoldenPrompt]:
+    yield GoldenPrompt(id="first", prompt="Say x", reference="x")
+    raise Unprintable() if _mode() == "unprintable_stream" else RuntimeError("S" * GIANT)
+
+
+class SprawlingFailureSets:
+    """Fails as ``$EVALKIT_HOSTILE_SPRAWLING_FAILURE`` says (see the module); ships nothing otherwise."""
+
+    def golden_prompt_sets(self) -> list[GoldenPromptSet]:
+        """The failure chosen, a set whose stream fails, or nothing."""
+        if _mode() in ("listing", "name", "unprintable"):
+            raise _failure()
+        if _mode() in ("stream", "unprintable_stream"):
+            return [GoldenPromptSet(identifier="hostile.sprawling_stream", name="A stream whose producer fails", prompts=PromptStream(_produce))]
+        return []
