@@ -347,7 +347,7 @@ def test_class14_a_grading_that_sprawls_is_refused_or_cut_never_stored_whole(cli
     assert cases["g3"]["checks"] == [{"name": "grading", "passed": False, "error": "E" * 10_000 + cut, "detail": None}]
     assert cases["g4"]["checks"] == [{"name": "wrong", "passed": False, "error": "R" * 10_000 + cut, "detail": None}]
     assert cases["g5"]["checks"] == [{"name": "right", "passed": True, "error": None, "detail": "D" * 10_000 + cut}]
-    assert cases["g8"]["checks"][0]["error"] == "RuntimeError: " + "X" * 9_986 + "… (50,000,014 characters)"
+    assert cases["g8"]["checks"][0]["error"] == "RuntimeError: " + "X" * 10_000 + "… (50,000,000 characters)"  # the message cut, its class named whole
     assert (cases["g9"]["passed"], cases["g9"]["yardstick"]) == (True, "hostile.sprawling_grader")
     assert database(project).stat().st_size < 2_000_000
     table = cli(*args)
@@ -366,7 +366,7 @@ def test_class14_an_answer_or_a_failure_that_sprawls_is_refused_or_cut(cli, proj
     assert result.code == 3, result.stderr  # errored cases: the run is incomplete
     errors = {case["id"]: case["error"] for case in result.json()["cases"]}
     unusable = "the generator returned an Answer evalkit cannot use: "
-    assert errors["g1"] == "RuntimeError: " + "X" * 9_986 + "… (50,000,014 characters)"
+    assert errors["g1"] == "RuntimeError: " + "X" * 10_000 + "… (50,000,000 characters)"  # the message cut, its class named whole
     assert errors["g2"] == unusable + "model is 1,001 characters long, more than the 1,000 allowed"
     assert errors["g3"] == unusable + "finish_reason is 50,000,000 characters long, more than the 1,000 allowed"
     assert {errors[f"g{n}"] for n in range(4, 10)} == {None}

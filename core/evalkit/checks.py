@@ -19,7 +19,7 @@ from .errors import PLUGIN_FAILURES
 from .grading import Check
 from .jsonparse import parse_json
 from .prompts import Assertion
-from .shapes import value_shape_problem
+from .shapes import exception_text, value_shape_problem
 
 __all__ = [
     "AssertionKind", "BUILTIN_KINDS", "TOOL_KINDS", "evaluate", "parse_json_answer", "load_schema", "json_schema_problems",
@@ -487,7 +487,7 @@ def evaluate(assertion: Assertion, answer: Answer, kinds: Mapping[str, Assertion
     try:
         outcome = kind.evaluate(assertion.value, answer)
     except PLUGIN_FAILURES as exc:  # a plugin's evaluator must not take the run down
-        return Check(name, False, error=f"{assertion.kind} check raised {type(exc).__name__}: {exc}")
+        return Check(name, False, error=f"{assertion.kind} check raised {exception_text(exc)}")
     if isinstance(outcome, Check):
         return attrs.evolve(outcome, name=name)
     detail = None if outcome else f"{assertion.kind}({_summary(assertion.value)}) did not hold"

@@ -18,7 +18,7 @@ from .grading import Grading
 from .options import resolve_paths
 from .privacy import SecretHolder
 from .prompts import GoldenPrompt
-from .shapes import short_repr
+from .shapes import exception_text, short_repr
 
 if TYPE_CHECKING:
     from .runs import CaseResult
@@ -117,7 +117,7 @@ def bind_set(bound: BoundGenerator, golden_set: Any) -> None:
         bound.generator.bind_set(golden_set)
     except PLUGIN_FAILURES as exc:
         raise GeneratorUnavailableError(
-            f"{_named(bound)} could not take in the set, so nothing was run or stored: {type(exc).__name__}: {exc}"
+            f"{_named(bound)} could not take in the set, so nothing was run or stored: {exception_text(exc)}"
         ) from None
 
 

@@ -18,6 +18,7 @@ import pluggy
 from .checks import BUILTIN_KINDS, AssertionKind
 from .errors import PLUGIN_FAILURES
 from .printable import visible
+from .shapes import exception_text
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ class Observers:
                 self._stalled[impl.plugin_name] = hook
             except PLUGIN_FAILURES as exc:  # an observer must not stop, fail or orphan the run
                 key = (impl.plugin_name, hook)
-                first, count = self._raised.get(key, (visible(f"{type(exc).__name__}: {exc}"), 0))
+                first, count = self._raised.get(key, (visible(exception_text(exc)), 0))
                 self._raised[key] = (first, count + 1)
 
     @property

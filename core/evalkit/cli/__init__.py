@@ -247,7 +247,9 @@ def _failed(args: Arguments, exc: Exception) -> int:
 
     if args.traceback or not isinstance(exc, EvalkitError):
         if not isinstance(exc, EvalkitError):
-            say(f"evalkit: internal error: {type(exc).__name__}: {exc}")
+            from ..shapes import exception_text
+
+            say(f"evalkit: internal error: {exception_text(exc)}")
         import traceback
 
         say(traceback.format_exc().rstrip("\n"))

@@ -19,6 +19,7 @@ import attrs
 
 from .. import registry
 from ..errors import PLUGIN_FAILURES, UsageError
+from ..shapes import exception_text
 from ..textfiles import append_text_file, write_text_file
 from .contract import DefaultDestination, Reporter
 from .model import Report
@@ -134,7 +135,7 @@ def render_reports(
                     destination, append = default, True
             destination = destination or STDOUT
         except PLUGIN_FAILURES as exc:  # a reporter's fault never changes the run
-            failures.append(ReportFailure(target.format, f"{type(exc).__name__}: {exc}"))
+            failures.append(ReportFailure(target.format, exception_text(exc)))
             continue
         if destination == STDOUT and any(r.destination == STDOUT for r in rendered):
             failures.append(ReportFailure(target.format, "another report already writes to standard output; give this one a path"))

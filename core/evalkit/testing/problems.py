@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..shapes import exception_text
+
 __all__ = ["ContractReport"]
 
 
@@ -32,14 +34,14 @@ class ContractReport:
         except AssertionError as exc:
             self.add(f"{what}: {exc}")
         except Exception as exc:
-            self.add(f"{what} raised {type(exc).__name__}: {exc}")
+            self.add(f"{what} raised {exception_text(exc)}")
 
     def call(self, what: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
         """Call ``function``; returns ``(True, result)``, or ``(False, None)`` with the exception recorded."""
         try:
             return True, function(*args, **kwargs)
         except Exception as exc:
-            self.add(f"{what} raised {type(exc).__name__}: {exc}")
+            self.add(f"{what} raised {exception_text(exc)}")
             return False, None
 
     def raise_if_any(self) -> None:

@@ -19,6 +19,7 @@ from ...errors import PLUGIN_FAILURES, SetChangedError
 from ...jsontext import scalar_texts
 from ...prompts import GoldenPrompt, GoldenPromptSet
 from ...set_versions import plain_assertion_texts
+from ...shapes import exception_text
 from ..placement import Shard
 
 __all__ = ["CaseSelection", "PromptOrder", "SetDigest", "select_cases", "set_fingerprint"]
@@ -96,7 +97,7 @@ class PromptOrder:
             except StopIteration:
                 break
             except PLUGIN_FAILURES as exc:  # the producer failed on this pass (it did not on the check's)
-                self._changed(f"producing prompt #{position + 1:,} raised {type(exc).__name__}: {exc}")
+                self._changed(f"producing prompt #{position + 1:,} raised {exception_text(exc)}")
             crc = _crc_with(crc, getattr(prompt, "id", prompt))
             position += 1
             if position & (position - 1) == 0:

@@ -30,7 +30,7 @@ from ...privacy import is_scrubbable
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...set_versions import case_fingerprint, prompt_digest
-from ...shapes import whole_number
+from ...shapes import exception_message, exception_text, whole_number
 from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope, alarms_reach_this_thread
 from . import CaseSink
 from .conversation import Conversation, converse, plain_request, with_loop_checks
@@ -289,7 +289,7 @@ class _Answerer:
                     "the call was abandoned"
                 )
             else:
-                error = str(exc) if isinstance(exc, GenerationError) else f"{type(exc).__name__}: {exc}"
+                error = exception_message(exc) if isinstance(exc, GenerationError) else exception_text(exc)
             return CaseResult(
                 case_id=prompt.id,
                 passed=False,
@@ -335,11 +335,11 @@ class _Answerer:
             if isinstance(exc, TimeLimitExceeded) or (grading_limit is not None and grading_limit.expired()):
                 how = "cancelled" if self.grade_async else "interrupted"
                 return _failed_grading(grader, f"no grading within {grade_timeout:g} s (grade_timeout); the grader was {how}")
-            return _failed_grading(grader, f"{type(exc).__name__}: {exc}")
+            return _failed_grading(grader, exception_text(exc))
         try:
             broken = grading_problems(grading)
         except PLUGIN_FAILURES as exc:  # a grading built to break the check itself (a raising property)
-            broken = [f"checking it raised {type(exc).__name__}: {exc}"]
+            broken = [f"checking it raised {exception_text(exc)}"]
         if broken:
             more = f"; and {len(broken) - _PROBLEMS_SHOWN:,} more" if len(broken) > _PROBLEMS_SHOWN else ""
             return _failed_grading(grader, f"the grader returned a grading evalkit cannot use: {'; '.join(broken[:_PROBLEMS_SHOWN])}{more}")

@@ -67,6 +67,7 @@ from ...retrieval.stored import (
 from ...retrieval.validation import check_question_set
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...set_versions import question_fingerprint
+from ...shapes import exception_text
 from ...storage.protocols import Capabilities, ResultRepository
 from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
 from ...verdict import Comparability, Comparison, Verdict
@@ -721,7 +722,7 @@ def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
     try:
         declared = retriever.provenance()
     except PLUGIN_FAILURES as exc:
-        problem = f'retriever "{resolved.retriever_id}": provenance() raised {type(exc).__name__}: {exc}'
+        problem = f'retriever "{resolved.retriever_id}": provenance() raised {exception_text(exc)}'
         return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
     return retrieval_identity(golden_set, declared, k, threshold)
 
@@ -735,7 +736,7 @@ def _prepare(retriever: Any, retriever_id: str) -> float | None:
     except EvalkitError:
         raise
     except PLUGIN_FAILURES as exc:
-        raise RetrievalError(f'retriever "{retriever_id}" could not prepare: {type(exc).__name__}: {exc}') from exc
+        raise RetrievalError(f'retriever "{retriever_id}" could not prepare: {exception_text(exc)}') from exc
     return time.perf_counter() - started
 
 
