@@ -842,6 +842,48 @@ def test_an_exception_with_a_sprawling_class_name_or_a_str_that_raises_is_named(
     assert "evalkit.smoke" in {row["identifier"] for row in listed.json()["sets"]}
 
 
+def test_a_set_whose_identifier_is_5_million_characters_is_refused_by_the_catalog_once(cli, project) -> None:
+    """A provider shipping a set whose identifier is 5,000,000 characters: the identifier labels
+    every line about the set, so `validate` made a 5 GB list of its problems, and `list sets`
+    printed it in its row. The catalog refuses it (the provider's failure names its length and its
+    start), and the provider's other set is listed and checked."""
+    env = {SPRAWLING: "identifier"}
+    listed = cli("list", "sets", "--json", env=env)
+    assert listed.code == 2, listed.stderr[-500:]
+    document = listed.json()
+    refused = (
+        f"{PROVIDER}: golden_prompt_sets() returned a set whose identifier is 5,000,000 characters long, "
+        f"more than the 1,000 allowed: '{'i' * 60}… (5,000,000 characters)'"
+    )
+    assert document["problems"] == [refused]
+    assert {"evalkit.smoke", "hostile.beside_sprawl"} <= {row["identifier"] for row in document["sets"]}
+    assert len(listed.stdout) < 100_000
+    validated = cli("validate", "--json", env=env)
+    assert validated.code == 2 and len(validated.stdout) < 100_000, validated.stderr[-500:]
+    assert any(line.startswith("set hostile.beside_sprawl ") for line in validated.json()["checked"])
+    ran = cli("run", "hostile.beside_sprawl", env=env)
+    assert ran.code == 0, ran.stderr[-500:]
+
+
+def test_a_set_whose_name_is_5_million_characters_is_listed_cut_and_named_once_per_problem(cli, project) -> None:
+    """A set whose name is 5,000,000 characters and whose 1,000 prompts are blank: `list sets`
+    printed the name whole in its row (as JSON and in the table). The row shows it cut to the
+    1,000 characters a name may have, with its length; `validate` names the name's length once
+    and each blank prompt by its id, never the name."""
+    env = {SPRAWLING: "set_name"}
+    listed = cli("list", "sets", "--json", env=env)
+    assert listed.code == 0, listed.stderr[-500:]
+    row = next(row for row in listed.json()["sets"] if row["identifier"] == "hostile.sprawling_name")
+    assert row["name"] == "n" * 1_000 + "… (5,000,000 characters)" and row["count"] == 1_000
+    shown = cli("list", "sets", env=env)
+    assert shown.code == 0 and "characters)" in shown.stdout and len(shown.stdout) < 200_000
+    validated = cli("validate", "hostile.sprawling_name", "--json", env=env)
+    assert validated.code == 2
+    reasons = [problem["reason"] for problem in validated.json()["problems"]]
+    assert 'set "hostile.sprawling_name": field name is 5,000,000 characters long, more than the 1,000 allowed' in reasons
+    assert sum(len(reason) for reason in reasons) < 200_000 and len(reasons) == 1_001
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", '"60"', "true", "1" + "0" * 20])
 def test_a_grade_set_load_or_hook_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
     for key in ("grade_timeout", "set_load_timeout", "hook_timeout"):

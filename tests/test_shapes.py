@@ -159,3 +159,13 @@ def test_the_types_holding_problems_and_failures_bound_every_text_they_hold() ->
     quoted = f'set "{"s" * 1_000}": field prompts: producing prompt #2 raised {exception_text(RuntimeError(giant))}'
     assert bounded_problem(quoted) == quoted and quoted.endswith("… (5,000,000 characters)")
     assert bounded_problem(None) is None
+
+
+def test_a_sets_label_shows_its_identifier_cut_and_a_stray_value_by_its_repr() -> None:
+    from evalkit.shapes import SHOWN_IDENTIFIER_CHARS, set_label
+
+    assert set_label("arith.basic") == 'set "arith.basic"'
+    assert set_label("q.docs", "question set") == 'question set "q.docs"'
+    assert set_label("x" * SHOWN_IDENTIFIER_CHARS) == f'set "{"x" * SHOWN_IDENTIFIER_CHARS}"'
+    assert set_label("x" * 5_000_000) == f'set "{"x" * SHOWN_IDENTIFIER_CHARS}… (5,000,000 characters)"'
+    assert set_label(42) == 'set "42"'

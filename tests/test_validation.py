@@ -406,9 +406,11 @@ def test_an_identifier_and_a_name_of_exactly_1000_characters_are_fine() -> None:
     golden = GoldenPromptSet(identifier="a" * 1_000, name="N" * 1_000, prompts=[GoldenPrompt(id="p", prompt="hi", reference="x")])
     assert prompt_set_problems(golden, BUILTIN_KINDS) == []
     longer = GoldenPromptSet(identifier="a" * 1_001, name="N" * 1_001, prompts=[GoldenPrompt(id="p", prompt="hi", reference="x")])
+    # the label shows the identifier cut to 200 characters (evalkit.shapes.set_label)
+    shown = f'set "{"a" * 200}… (1,001 characters)"'
     assert prompt_set_problems(longer, BUILTIN_KINDS) == [
-        f'set "{"a" * 1_001}": field identifier is 1,001 characters long, more than the 1,000 allowed',
-        f'set "{"a" * 1_001}": field name is 1,001 characters long, more than the 1,000 allowed',
+        f"{shown}: field identifier is 1,001 characters long, more than the 1,000 allowed",
+        f"{shown}: field name is 1,001 characters long, more than the 1,000 allowed",
     ]
 
 

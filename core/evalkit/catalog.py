@@ -11,7 +11,7 @@ from . import registry
 from .errors import PLUGIN_FAILURES, ConfigError, DuplicateSetError, PluginError, SetValidationError, UnknownSetError
 from .options import DeclaresOptions, TableOptions
 from .prompts import PromptStream
-from .shapes import exception_message, exception_name, short_repr
+from .shapes import MAX_NAME_CHARS, clipped, exception_message, exception_name, short_repr, too_long
 from .timeouts import TimeLimitExceeded
 
 __all__ = ["ConfigAware", "SetCatalog", "SourcedSet", "clash", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
@@ -166,6 +166,13 @@ def load_catalog(
             identifier = getattr(item, "identifier", None)
             if not isinstance(identifier, str):
                 failures.append(registry.PluginFailure(record, f"{method}() returned {short_repr(item)}, which has no identifier"))
+                continue
+            # The identifier is the catalog's key and the label of every line about the set (its
+            # row, each of its problems): one of millions of characters is refused here, once.
+            if (length := too_long(identifier, MAX_NAME_CHARS)) is not None:
+                failures.append(registry.PluginFailure(
+                    record, f"{method}() returned a set whose identifier {length}: {clipped(identifier, 60)!r}",
+                ))  # fmt: skip
                 continue
             stream = getattr(item, "prompts", None)
             if isinstance(stream, PromptStream):  # its producer may stall as the listing could

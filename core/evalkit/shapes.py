@@ -17,6 +17,7 @@ from .errors import PLUGIN_FAILURES, SetTooLarge
 
 __all__ = [
     "MAX_MESSAGE_LINE",
+    "MAX_NAME_CHARS",
     "MAX_PROBLEM_CHARS",
     "MAX_REASON_CHARS",
     "MAX_VALUE_CONTAINERS",
@@ -103,6 +104,23 @@ def members_up_to(items: Iterable[Any], limit: int, noun: str, hint: str = "") -
     if len(taken) > limit:
         raise SetTooLarge(set_limit_passed(f"the {noun} given (an iterator) hold", limit, noun) + hint)
     return taken
+
+
+#: The longest set identifier, set name or member id, in characters: they are names people read
+#: in tables and reports, and keys the store indexes, not payloads.
+MAX_NAME_CHARS = 1_000
+
+#: How much of a set's identifier a message's label shows (``set "…"``): every problem of a set
+#: starts with it, so an identifier of millions of characters repeated in a thousand problems
+#: made gigabytes of text; past its own bound it is a problem itself, named once.
+SHOWN_IDENTIFIER_CHARS = 200
+
+
+def set_label(identifier: object, kind: str = "set") -> str:
+    """``set "package.set"``: how a message names a set, the identifier cut by :func:`clipped` to
+    :data:`SHOWN_IDENTIFIER_CHARS` (a stray value by its short repr)."""
+    shown = identifier if isinstance(identifier, str) else short_repr(identifier)
+    return f'{kind} "{clipped(shown, SHOWN_IDENTIFIER_CHARS)}"'
 
 
 def too_long(text: str, limit: int) -> str | None:

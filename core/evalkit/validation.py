@@ -13,7 +13,7 @@ from . import prompts as prompt_types
 from .checks import AssertionKind
 from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, prompt_limit_passed
-from .shapes import exception_message, exception_text, short_repr, too_long, value_shape_problem
+from .shapes import MAX_NAME_CHARS, exception_message, exception_text, set_label, short_repr, too_long, value_shape_problem
 from .timeouts import alarm_scope
 from .wording import counted
 
@@ -33,9 +33,6 @@ __all__ = [
 
 #: Lowercase segments of ``[a-z0-9_]`` separated by single dots: ``package.set``.
 IDENTIFIER_PATTERN = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
-#: The longest set identifier, set name or member id, in characters: they are names people read
-#: in tables and reports, and keys the store indexes, not payloads.
-MAX_NAME_CHARS = 1_000
 
 
 def check_label(label: object) -> None:
@@ -223,7 +220,7 @@ def survey_prompt_set(
     counts that only grow. A set refused before a prompt is made (a declared count that is no
     count) is not reported on. What ``progress`` raises is the caller's, and ends the check.
     """
-    where = f'set "{golden_set.identifier}"'
+    where = set_label(golden_set.identifier)
     problems = _naming_problems(where, golden_set.identifier, golden_set.name)
     strays: list[str] = []
     prompt_problems: list[str] = []

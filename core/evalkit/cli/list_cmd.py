@@ -141,6 +141,7 @@ def _sets(args: Arguments) -> int:
     from ..catalog import clash, prompt_set_catalog, question_set_catalog
     from ..config import load_config
     from ..errors import SetValidationError
+    from ..shapes import MAX_NAME_CHARS, clipped, short_repr
     from ..validation import count_members
     from .console import console
     from .json_output import print_json
@@ -156,7 +157,8 @@ def _sets(args: Arguments) -> int:
             problems.append(f'set "{identifier}": field {count_attr}: {failure}')
         rows.append({
             "identifier": identifier,
-            "name": sourced.set.name,
+            # the name is the plugin's and not checked here (`evalkit validate` does): cut past its bound
+            "name": clipped(name, MAX_NAME_CHARS) if isinstance(name := sourced.set.name, str) else short_repr(name),
             "count": count,
             "distribution": sourced.record.distribution,
             "version": sourced.record.version,

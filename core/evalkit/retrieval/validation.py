@@ -5,7 +5,7 @@ from __future__ import annotations
 from evalkit import questions as questions_module
 from evalkit.errors import SetValidationError
 from evalkit.questions import GoldenQuestionSet, QuestionForm
-from evalkit.shapes import set_limit_passed, short_repr, too_long
+from evalkit.shapes import set_label, set_limit_passed, short_repr, too_long
 from evalkit.validation import IDENTIFIER_PATTERN, has_visible_text, members_with_ids, set_problems
 
 from ..wording import counted
@@ -23,7 +23,7 @@ def question_set_problems(question_set: GoldenQuestionSet) -> list[str]:
     "nothing answers this");
     hard class ``None`` or a non-empty string; grades, when given, one integer per expected id.
     """
-    where = f'question set "{question_set.identifier}"'
+    where = set_label(question_set.identifier, "question set")
     problems = set_problems(where, question_set.identifier, question_set.name, question_set.questions, "question")
     if len(question_set.questions) > questions_module.MAX_QUESTIONS:  # a list that long (an iterator was refused)
         problems.append(f"{where}: field questions: {set_limit_passed('the set holds', questions_module.MAX_QUESTIONS, 'questions')}")

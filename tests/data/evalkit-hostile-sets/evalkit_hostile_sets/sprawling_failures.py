@@ -8,7 +8,10 @@ Each value makes one way a plugin's failure reaches a set problem or a failed-pr
   producer raises one at its second prompt;
 * ``name``: the listing raises an exception whose class name is :data:`GIANT` characters;
 * ``unprintable``: the listing raises an exception whose ``__str__`` raises;
-* ``unprintable_stream``: the stream's producer raises that exception.
+* ``unprintable_stream``: the stream's producer raises that exception;
+* ``identifier``: it ships a set whose identifier is :data:`GIANT` characters (and a valid set);
+* ``set_name``: it ships ``hostile.sprawling_name``, whose name is :data:`GIANT` characters and
+  whose :data:`BLANK_PROMPTS` prompts are all blank (a problem each).
 
 Unset (or anything else), the provider ships nothing, so the distribution's other tests never see it.
 """
@@ -24,6 +27,8 @@ from evalkit import GoldenPrompt, GoldenPromptSet, PromptStream
 VARIABLE = "EVALKIT_HOSTILE_SPRAWLING_FAILURE"
 #: How long each sprawling text is, in characters.
 GIANT = 5_000_000
+#: How many blank prompts the ``set_name`` set holds (each a problem naming the set).
+BLANK_PROMPTS = 1_000
 
 
 def _mode() -> str:
@@ -64,6 +69,14 @@ class SprawlingFailureSets:
         """The failure chosen, a set whose stream fails, or nothing."""
         if _mode() in ("listing", "name", "unprintable"):
             raise _failure()
+        if _mode() == "identifier":
+            return [
+                GoldenPromptSet(identifier="i" * GIANT, name="Sprawling", prompts=[GoldenPrompt(id="a", prompt="x", reference="x")]),
+                GoldenPromptSet(identifier="hostile.beside_sprawl", name="Beside", prompts=[GoldenPrompt(id="a", prompt="Say x", reference="x")]),
+            ]
+        if _mode() == "set_name":
+            blank = [GoldenPrompt(id=f"p{number}", prompt=" ", reference="x") for number in range(BLANK_PROMPTS)]
+            return [GoldenPromptSet(identifier="hostile.sprawling_name", name="n" * GIANT, prompts=blank)]
         if _mode() in ("stream", "unprintable_stream"):
             return [GoldenPromptSet(identifier="hostile.sprawling_stream", name="A stream whose producer fails", prompts=PromptStream(_produce))]
         return []
