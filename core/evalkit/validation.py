@@ -13,7 +13,15 @@ from . import prompts as prompt_types
 from .checks import AssertionKind
 from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, prompt_limit_passed
-from .shapes import MAX_NAME_CHARS, exception_message, exception_text, set_label, short_repr, too_long, value_shape_problem
+from .shapes import (
+    MAX_NAME_CHARS,
+    exception_message,
+    exception_text,
+    set_label,
+    short_repr,
+    too_long,
+    value_shape_problem,
+)
 from .timeouts import alarm_scope
 from .wording import counted
 
