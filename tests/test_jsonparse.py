@@ -50,3 +50,44 @@ def test_a_number_past_pythons_digit_limit_is_not_json_at_its_position() -> None
     with pytest.raises(json.JSONDecodeError):
         parse_json(text.encode())
     assert parse_json('{"a": ' + "7" * 4_300 + "}")["a"] > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "reason", "line", "column"),
+    [
+        ('{"a": NaN}', "NaN is not JSON", 1, 7),
+        ("[1,\n Infinity]", "Infinity is not JSON", 2, 2),
+        ('{"x": [0.5,\n  -Infinity]}', "-Infinity is not JSON", 2, 3),
+        # in a key or a string they are text, not a value: the one refused is the one outside
+        ('{"NaN": "Infinity -Infinity", "b":\n\n    NaN}', "NaN is not JSON", 3, 5),
+        # a number json.loads reads as an infinity
+        ('{"n": 1e400}', "the number 1e400 is out of range", 1, 7),
+        ('[2, "1e999",\n -1.5e999]', "the number -1.5e999 is out of range", 2, 2),
+    ],
+)
+def test_nan_the_infinities_and_numbers_past_a_float_are_not_json_at_their_position(
+    text: str, reason: str, line: int, column: int
+) -> None:
+    """RFC 8259 has no NaN or infinity; ``json.loads`` reads them (and ``1e400`` as ``inf``)."""
+    for given in (text, text.encode()):
+        with pytest.raises(json.JSONDecodeError) as raised:
+            parse_json(given)
+        assert (raised.value.msg, raised.value.lineno, raised.value.colno) == (reason, line, column)
+
+
+def test_strings_that_spell_the_constants_and_large_finite_numbers_parse() -> None:
+    assert parse_json('{"NaN": "Infinity", "big": 1e308, "tiny": 1e-400, "int": 1' + "0" * 400 + "}") == {
+        "NaN": "Infinity", "big": 1e308, "tiny": 0.0, "int": 10**400,
+    }
+
+
+def test_a_caller_may_read_the_constants_its_own_way() -> None:
+    assert parse_json("[NaN, -Infinity]", parse_constant=lambda name: name) == ["NaN", "-Infinity"]
+    assert parse_json("[1e400, 0.5]", parse_float=str) == ["1e400", "0.5"]
+
+
+def test_an_out_of_range_number_is_shown_clipped() -> None:
+    with pytest.raises(json.JSONDecodeError) as raised:
+        parse_json("[" + "9" * 500 + ".0e999]")
+    assert raised.value.msg.startswith("the number 9999") and "(506 characters) is out of range" in raised.value.msg
+    assert raised.value.colno == 2

@@ -6,13 +6,23 @@ interpreter's stack allows: ``[[[…]]]`` 100,000 deep is 200 KB. A reader that 
 through :func:`parse_json` instead of failing with an internal error. The same for a number
 too long for Python to convert (more than 4,300 digits: ``ValueError``, not ``JSONDecodeError``);
 :func:`too_many_digits` tells that failure apart for the TOML and YAML readers, which raise it too.
+
+``json.loads`` also reads ``NaN``, ``Infinity`` and ``-Infinity``, which are not JSON (RFC 8259),
+and reads a number too large for a float (``1e400``) as an infinity. :func:`parse_json` refuses
+both as ``JSONDecodeError`` at the value (``NaN is not JSON``, ``the number 1e400 is out of
+range``), so a NaN in a set file, an answer file or an endpoint's reply is the reader's "not JSON"
+problem at its line and column, never a value that reaches a check, the store or a ``--json``
+document. A caller that has its own use for them passes ``parse_constant`` or ``parse_float``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
+
+from .shapes import clipped
 
 __all__ = ["TOO_MANY_DIGITS", "parse_json", "too_many_digits"]
 
@@ -27,13 +37,44 @@ REPORTED_DEPTH = 500
 
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 
+#: A string (skipped), a constant or a number of JSON text: what :func:`_value_at` looks through.
+_VALUES = re.compile(r'"(?:[^"\\]|\\.)*"?|NaN|-?Infinity|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?', re.DOTALL)
+
+
+class _NotFinite(Exception):
+    """Raised out of ``json.loads`` for a value that is no finite number (deliberately not a
+    ``ValueError``: nothing between the hook and :func:`parse_json` may take it for another failure)."""
+
+    def __init__(self, literal: str, reason: str) -> None:
+        super().__init__(reason)
+        self.literal = literal
+        self.reason = reason
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotFinite(name, f"{name} is not JSON")
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _NotFinite(literal, f"the number {clipped(literal, 40)} is out of range")
+    return value
+
 
 def parse_json(text: str | bytes, **options: Any) -> Any:
     """``json.loads(text, **options)``; text nested too deeply raises ``JSONDecodeError("nested
     too deeply")`` at the bracket where the nesting passes :data:`REPORTED_DEPTH` levels (for
-    bytes, a position in their UTF-8 decoding)."""
+    bytes, a position in their UTF-8 decoding). ``NaN``, ``Infinity``, ``-Infinity`` and a number
+    that is infinite as a float raise ``JSONDecodeError`` at that value, unless ``options`` give
+    their own ``parse_constant`` or ``parse_float``."""
+    options.setdefault("parse_constant", _refuse_constant)
+    options.setdefault("parse_float", _finite_float)
     try:
         return json.loads(text, **options)
+    except _NotFinite as exc:
+        shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
+        raise json.JSONDecodeError(exc.reason, shown, _value_at(shown, exc.literal)) from None
     except RecursionError:
         shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
         raise json.JSONDecodeError("nested too deeply", shown, _too_deep_at(shown)) from None
@@ -54,6 +95,16 @@ def long_number_at(text: str) -> int:
     """Where in ``text`` the first run of more than 4,300 digits starts (0 when there is none)."""
     found = _LONG_NUMBER.search(text)
     return found.start() if found else 0
+
+
+def _value_at(text: str, literal: str) -> int:
+    """Where in ``text`` the constant or number ``literal`` that the parser refused starts: its
+    first occurrence outside a string (the parser reads in order, so an earlier one would have
+    been refused first); 0 when there is none."""
+    for token in _VALUES.finditer(text):
+        if token.group() == literal:
+            return token.start()
+    return 0
 
 
 def _too_deep_at(text: str) -> int:
