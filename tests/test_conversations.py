@@ -107,3 +107,21 @@ def test_a_plain_prompts_fingerprint_ignores_the_new_fields_and_an_edited_turn_i
     edited = attrs.evolve(talk, messages=[Message.user("Hi."), Message.assistant("Hey!"), Message.user("Bye.")])
     assert case_fingerprint(talk) != case_fingerprint(edited) != case_fingerprint(plain)
     assert case_fingerprint(agent()) != case_fingerprint(attrs.evolve(agent(), tool_results=CANNED[:1]))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"city": "Paris", "days": 2}', {"city": "Paris", "days": 2}),
+        # not JSON: kept as the model sent it, so a tool_args check fails on the text, and no NaN
+        # reaches the check, the turn sent back or the store
+        ('{"days": NaN}', '{"days": NaN}'),
+        ('{"days": -Infinity}', '{"days": -Infinity}'),
+        ('{"days": 1e400}', '{"days": 1e400}'),
+        # deeper than json.loads follows: text too, not a RecursionError out of the run
+        ("[" * 100_000, "[" * 100_000),
+    ],
+    ids=["json", "nan", "minus-infinity", "out-of-range", "too-deep"],
+)
+def test_a_tool_calls_argument_text_is_parsed_only_when_it_is_json(arguments: str, expected: object) -> None:
+    assert ToolCall("get_weather", arguments).arguments == expected

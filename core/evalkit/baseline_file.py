@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 
 from .errors import UsageError
+from .jsonparse import parse_json
 from .runs import Run, RunStatus
 from .storage.values import Acceptance
 
@@ -141,9 +142,15 @@ def read_baseline_file(path: str) -> BaselineFile:
     except OSError as exc:
         raise UsageError(f"{name}: cannot be read ({exc.strerror or exc})") from None
     try:
-        document = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        # parse_json: NaN and the infinities, nesting past the stack, a 5,000-digit number are
+        # JSONDecodeErrors; their reasons name a position or a constant, never the file's text
+        document = parse_json(raw.decode("utf-8"))
+    except UnicodeDecodeError:
         raise UsageError(f"{name}: is not a JSON document (export it with `evalkit baseline export`)") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"{name}:{exc.lineno}:{exc.colno}: is not a JSON document ({exc.msg}; export it with `evalkit baseline export`)"
+        ) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise UsageError(f'{name}: is not an evalkit baseline file (no "format": "{FORMAT}"; export one with `evalkit baseline export`)')
     errors = sorted(Draft202012Validator(_schema()).iter_errors(document), key=lambda e: list(e.absolute_path))
@@ -164,7 +171,3 @@ def read_baseline_file(path: str) -> BaselineFile:
     if len({c.case_id for c in run.cases}) != len(run.cases):
         raise UsageError(f"{name}: holds a case id twice")
     return BaselineFile(path, run, acceptance)
-
-
-def _refuse_constant(constant: str) -> Any:
-    raise ValueError(f"{constant} is not JSON")

@@ -17,6 +17,8 @@ from typing import Any
 
 import attrs
 
+from .jsonparse import parse_json
+
 __all__ = [
     "ROLES",
     "CannedResult",
@@ -48,10 +50,12 @@ class ConversationMode(str, enum.Enum):
 def _arguments(value: Any) -> Any:
     """A tool call's arguments as JSON data: a JSON text is parsed; text that is not JSON is kept as
     it is (a model may send broken arguments, and a check should see them); ``None`` stays ``None``
-    (a stored call whose arguments the privacy level did not keep)."""
+    (a stored call whose arguments the privacy level did not keep). Text holding ``NaN`` or an
+    infinity is not JSON (:func:`~evalkit.jsonparse.parse_json`): kept as text, so no NaN reaches
+    a check, the turn sent back to the model or the store."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return parse_json(value)
         except ValueError:
             return value
     return value

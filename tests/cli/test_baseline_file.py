@@ -156,3 +156,21 @@ def test_the_verdict_job_of_a_sharded_run_compares_with_the_baseline_file(cli, p
     )  # fmt: skip
     assert verdict.code == 1, verdict.stdout + verdict.stderr
     assert "Regressed (passed in the baseline, fail now): 1" in verdict.stdout
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")], ids=["nan", "infinity", "minus-infinity"])
+def test_a_baseline_file_holding_nan_or_an_infinity_is_not_json_at_its_line(cli, project, value) -> None:
+    """Python's json writes ``NaN`` and reads it back; no other JSON parser does, and a score of NaN
+    compared with nothing. The file is refused at the value's line and column, before the digest."""
+    document = exported(cli, project)
+    document["run"]["cases"][0]["score"] = value
+    (project / FILE).write_text(json.dumps(redigested(document), indent=1))
+    fresh_job(project)
+    text = (project / FILE).read_text()
+    constant = json.dumps(value)
+    at = text.index(constant)
+    line, column = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+    result = cli("run", SET, "--provider", "app", "--baseline-file", FILE, "--fail-on-regression")
+    assert result.code == 2, result.stdout + result.stderr
+    assert f"baseline file {FILE}:{line}:{column}: is not a JSON document ({constant} is not JSON;" in result.stderr, result.stderr
+    assert not (project / ".evalkit" / "results.db").exists(), "nothing was stored"
