@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
-__all__ = ["document_text", "scalar_text", "scalar_texts"]
+__all__ = ["compact_text", "document_text", "scalar_text", "scalar_texts"]
 
 
 def scalar_text(value: object, *, ascii: bool = False) -> str | None:
@@ -58,6 +58,24 @@ def document_text(value: Any, *, indent: int | None = None) -> str:
         if "Out of range float values" not in str(exc):
             raise
     return json.dumps(_finite_only(value), indent=indent, separators=separators, ensure_ascii=False, default=str)
+
+
+#: Compact JSON text, refusing NaN and the infinities (one encoder: building one per call costs
+#: more than encoding a case's checks).
+_compact_finite = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def compact_text(value: Any) -> str:
+    """``value`` as the compact JSON text evalkit stores (a run's metrics, a case's checks, detail
+    and measures, a cached answer): characters as they are, and ``null`` for a NaN or an infinity,
+    as :func:`document_text` writes them. Python's ``json`` writes ``NaN``, which no JSON parser
+    (nor another program reading the store) reads; evalkit's own reader took it for ``null``."""
+    try:
+        return _compact_finite(value)
+    except ValueError as exc:
+        if "Out of range float values" not in str(exc):
+            raise
+    return _compact_finite(_finite_only(value))
 
 
 def _finite_only(value: Any) -> Any:

@@ -20,6 +20,7 @@ from ...answers import ServingIdentity, Usage
 from ...conversations import Message, messages_of, transcript_data
 from ...errors import StorageError
 from ...grading import AGREEMENT_CHECK, Check
+from ...jsontext import compact_text
 from ...privacy import keeps_text, redacted_text, scrub
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...shapes import short_repr
@@ -49,12 +50,10 @@ __all__ = [
     "usage_json",
 ]
 
-_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
 def dump_json(value: Any) -> str | None:
-    """``value`` as compact JSON text (``None`` stays ``None``)."""
-    return None if value is None else _compact_json(value)
+    """``value`` as compact JSON text (``None`` stays ``None``; a NaN or an infinity in it is
+    written ``null``, :func:`~evalkit.jsontext.compact_text`)."""
+    return None if value is None else compact_text(value)
 
 
 def stored_text(value: Any) -> Any:

@@ -1,0 +1,38 @@
+"""The JSON evalkit writes is JSON: NaN and the infinities, which Python's json writes as ``NaN``
+and ``Infinity``, are ``null`` in the store as in every ``--json`` document."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from evalkit.jsontext import compact_text, document_text
+from evalkit.storage.sql.rows import dump_json, load_json
+
+
+def strict(text: str) -> object:
+    return json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} written"))
+
+
+@pytest.mark.parametrize("writer", [compact_text, dump_json, document_text], ids=["compact_text", "dump_json", "document_text"])
+def test_nan_and_the_infinities_are_written_as_null_everywhere_in_a_value(writer) -> None:
+    value = {"a": math.nan, "b": [1.5, math.inf, {"c": -math.inf}], "d": ("x", math.nan), "é": "ü"}
+    text = writer(value)
+    assert strict(text) == {"a": None, "b": [1.5, None, {"c": None}], "d": ["x", None], "é": "ü"}
+    assert "\\u" not in text  # characters as they are
+
+
+def test_the_compact_text_of_finite_values_is_what_json_dumps_writes() -> None:
+    value = {"checks": [["contains", True, None], ["n", False, 0.1 + 0.2]], "big": 10**30, "tiny": 5e-324}
+    assert compact_text(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    assert dump_json(None) is None and load_json(dump_json({"x": math.nan})) == {"x": None}
+
+
+def test_what_is_no_json_at_all_is_still_refused() -> None:
+    loop: list[object] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular reference"):
+        compact_text(loop)
+    with pytest.raises(TypeError):
+        compact_text({"set": {1, 2}})
