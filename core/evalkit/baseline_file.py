@@ -149,7 +149,8 @@ def read_baseline_file(path: str) -> BaselineFile:
         raise UsageError(f"{name}: is not a JSON document (export it with `evalkit baseline export`)") from None
     except json.JSONDecodeError as exc:
         raise UsageError(
-            f"{name}:{exc.lineno}:{exc.colno}: is not a JSON document ({exc.msg}; export it with `evalkit baseline export`)"
+            f"{name}: is not a JSON document ({exc.msg} at line {exc.lineno}, column {exc.colno}; "
+            "export it with `evalkit baseline export`)"
         ) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise UsageError(f'{name}: is not an evalkit baseline file (no "format": "{FORMAT}"; export one with `evalkit baseline export`)')

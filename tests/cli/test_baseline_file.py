@@ -172,5 +172,7 @@ def test_a_baseline_file_holding_nan_or_an_infinity_is_not_json_at_its_line(cli,
     line, column = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
     result = cli("run", SET, "--provider", "app", "--baseline-file", FILE, "--fail-on-regression")
     assert result.code == 2, result.stdout + result.stderr
-    assert f"baseline file {FILE}:{line}:{column}: is not a JSON document ({constant} is not JSON;" in result.stderr, result.stderr
+    assert f"baseline file {FILE}: is not a JSON document ({constant} is not JSON at line {line}, column {column};" in result.stderr, (
+        result.stderr
+    )
     assert not (project / ".evalkit" / "results.db").exists(), "nothing was stored"
