@@ -666,7 +666,8 @@ def _deep_schema(levels: int) -> dict:
         # values JSON has not: they would fail every answer's check (or compare as NaN never does)
         ({"const": b"x"}, ["is not JSON: Object of type bytes is not JSON serializable"]),
         ({"enum": [{1, 2}]}, ["is not JSON: Object of type set is not JSON serializable"]),
-        ({"enum": ["a", float("nan")]}, ["is not JSON: it holds NaN or an infinity"]),
+        ({"enum": ["a", float("nan")]}, ["is not JSON: it holds NaN at enum[1], which is not a number JSON can carry"]),
+        ({"properties": {"n": {"maximum": float("-inf")}}}, ["is not JSON: it holds -Infinity at properties.n.maximum, which is not a number JSON can carry"]),
     ],
 )
 def test_a_schema_that_no_check_could_use_is_refused_at_validation(schema: object, problems: list[str]) -> None:

@@ -53,7 +53,7 @@ def looped() -> dict[str, object]:
         (Grading(1.0, True, error=ValueError("x")), "error must be text or None, got ValueError('x')"),
         (Grading(1.0, True, detail=["a"]), "detail must be a mapping or None, got ['a']"),
         (Grading(1.0, True, detail={"x": object()}), "detail cannot be written as JSON: Object of type object is not JSON serializable"),
-        (Grading(1.0, True, detail={"x": math.nan}), "detail cannot be written as JSON: Out of range float values are not JSON compliant"),
+        (Grading(1.0, True, detail={"x": math.nan}), "detail holds NaN at x, which is not a number JSON can carry"),
         (Grading(1.0, True, detail=looped()), "detail contains itself, so it would never end"),
         (Grading(1.0, True, checks=[Check("c", True)] * 1_001), "checks: 1,001 of them, more than the 1,000 allowed"),
         (

@@ -169,3 +169,47 @@ def test_a_sets_label_shows_its_identifier_cut_and_a_stray_value_by_its_repr() -
     assert set_label("x" * SHOWN_IDENTIFIER_CHARS) == f'set "{"x" * SHOWN_IDENTIFIER_CHARS}"'
     assert set_label("x" * 5_000_000) == f'set "{"x" * SHOWN_IDENTIFIER_CHARS}… (5,000,000 characters)"'
     assert set_label(42) == 'set "42"'
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "number"),
+    [
+        (NAN, (), "NaN"),
+        (-INF, (), "-Infinity"),
+        ({"temp_c": NAN}, ("temp_c",), "NaN"),
+        ([1, 2.5, {"days": [0, INF]}], (2, "days", 1), "Infinity"),
+        ((1, (2, -INF)), (1, 1), "-Infinity"),
+        # the first in reading order, not the last the walk pushed
+        ({"a": [NAN], "b": INF}, ("a", 0), "NaN"),
+    ],
+)
+def test_a_nan_or_an_infinity_anywhere_in_a_value_is_a_fault_naming_where(value: object, path: tuple, number: str) -> None:
+    from evalkit.shapes import value_fault
+
+    fault = value_fault(value)
+    assert fault is not None and (fault.path, fault.number) == (path, number)
+    assert fault.sentence() == f"{number} is not a number JSON can carry"
+    where = "is " + number if not path else f"holds {number} at "
+    assert value_shape_problem(value).startswith(where) and value_shape_problem(value).endswith(", which is not a number JSON can carry")
+
+
+def test_the_place_of_a_nan_is_shown_as_a_path_and_a_hostile_key_short() -> None:
+    from evalkit.shapes import value_path_text
+
+    assert value_shape_problem({"days": [{"temp_c": NAN}]}) == "holds NaN at days[0].temp_c, which is not a number JSON can carry"
+    assert value_path_text(("a b", 0, "x" * 1_000)) == "['a b'][0]['" + "x" * 36 + "...]"
+    assert value_path_text((0, "ok")) == "[0].ok"
+
+
+def test_finite_floats_and_a_whole_value_fault_are_as_before() -> None:
+    from evalkit.shapes import value_fault
+
+    assert value_fault({"t": 1e308, "u": -0.0, "v": [2.5]}) is None
+    loop: list[object] = []
+    loop.append(loop)
+    fault = value_fault(loop)
+    assert fault is not None and (fault.path, fault.number) == ((), None)
+    assert fault.sentence() == "its value contains itself, so it would never end"

@@ -19,7 +19,7 @@ from .errors import PLUGIN_FAILURES
 from .grading import Check
 from .jsonparse import parse_json
 from .prompts import Assertion
-from .shapes import exception_text, value_shape_problem
+from .shapes import exception_text, value_fault
 
 __all__ = [
     "AssertionKind", "BUILTIN_KINDS", "TOOL_KINDS", "evaluate", "parse_json_answer", "load_schema", "json_schema_problems",
@@ -172,17 +172,14 @@ def _validate_json_schema(value: Any) -> Iterable[str]:
     except (TypeError, ValueError) as exc:
         yield f"is not valid JSON: {exc}"
         return
-    shape = value_shape_problem(schema)  # before anything walks it recursively, as check_schema does
-    if shape is not None:
-        yield f"is no JSON Schema evalkit can check: it {shape}"
+    fault = value_fault(schema)  # before anything walks it recursively, as check_schema does
+    if fault is not None:
+        yield f"is {'not JSON' if fault.number else 'no JSON Schema evalkit can check'}: it {fault.phrase()}"
         return
-    try:  # a schema is JSON: a bytes or set value, or NaN, would fail every answer's check
+    try:  # a schema is JSON: a bytes or set value would fail every answer's check
         json.dumps(schema, allow_nan=False)
     except TypeError as exc:
         yield f"is not JSON: {exc}"
-        return
-    except ValueError:  # its wording differs between Python versions
-        yield "is not JSON: it holds NaN or an infinity"
         return
     if not isinstance(schema, (Mapping, bool)):
         yield "must be a JSON object (or a boolean schema)"

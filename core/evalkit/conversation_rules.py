@@ -14,7 +14,7 @@ from typing import Any
 from .checks import TOOL_KINDS, json_schema_problems
 from .conversations import ROLES, CannedResult, ConversationMode, Message, Tool
 from .prompts import Assertion, GoldenPrompt
-from .shapes import value_shape_problem
+from .shapes import value_fault
 
 __all__ = ["Problem", "conversation_problems", "is_conversation_prompt"]
 
@@ -107,6 +107,9 @@ def _turn_order(messages: tuple[Message, ...], mode: Any) -> Iterator[Problem]:
             yield path, "an assistant turn needs content or tool_calls"
         if role != "assistant" and turn.tool_calls:
             yield path + ("tool_calls",), "only an assistant turn makes tool calls"
+        for number, call in enumerate(turn.tool_calls):  # sent back to the model as JSON text
+            if (fault := value_fault(call.arguments)) is not None:
+                yield path + ("tool_calls", number, "arguments", *fault.path), fault.sentence()
         if role != "tool" and turn.tool_call_id is not None:
             yield path + ("tool_call_id",), "only a tool turn answers a tool call"
         started = started or role != "system"
@@ -158,9 +161,8 @@ def _tool_problems(prompt: GoldenPrompt) -> Iterator[Problem]:
             yield path + ("name",), f"names no declared tool (tools: {', '.join(names) or 'none'})"
         for problem in json_schema_problems(canned.arguments):
             yield path + ("arguments",), problem
-        shape = value_shape_problem(canned.result)
-        if shape is not None:
-            yield path + ("result",), f"its value {shape}"
+        if (fault := value_fault(canned.result)) is not None:
+            yield path + ("result", *fault.path), fault.sentence()
 
 
 def _assertion_problems(prompt: GoldenPrompt) -> Iterator[Problem]:

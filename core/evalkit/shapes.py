@@ -3,15 +3,20 @@
 A set's assertion value or a grader's ``detail`` is fingerprinted, stored as JSON and printed;
 each of those walks it recursively. A list that contains itself, nesting deeper than the stack,
 or a few objects referenced so often that walking them never ends would fail the run far from
-the plugin that made them. :func:`value_shape_problem` says so up front, without recursion.
+the plugin that made them; a NaN or an infinity in it (YAML's ``.nan``, TOML's ``inf``, a float a
+plugin made) would be sent to a model and stored as text no JSON parser reads.
+:func:`value_fault` says so up front, without recursion, and where.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sized
+import re
+from collections.abc import Iterable, Iterator, Sized
 from itertools import islice
 from typing import Any
+
+import attrs
 
 from .errors import PLUGIN_FAILURES, SetTooLarge
 
@@ -22,6 +27,9 @@ __all__ = [
     "MAX_REASON_CHARS",
     "MAX_VALUE_CONTAINERS",
     "MAX_VALUE_NESTING",
+    "SHOWN_IDENTIFIER_CHARS",
+    "ValueFault",
+    "ValuePath",
     "bounded_problem",
     "bounded_reason",
     "bounded_text",
@@ -31,8 +39,11 @@ __all__ = [
     "exception_name",
     "exception_text",
     "finite_number",
+    "set_label",
     "short_repr",
     "too_long",
+    "value_fault",
+    "value_path_text",
     "value_shape_problem",
     "whole_number",
 ]
@@ -45,31 +56,117 @@ MAX_VALUE_CONTAINERS = 100_000
 
 
 def value_shape_problem(value: object) -> str | None:
-    """What makes ``value`` impossible to fingerprint, store or print, if anything: a list or
-    mapping that contains itself, nesting deeper than :data:`MAX_VALUE_NESTING`, more than
-    :data:`MAX_VALUE_CONTAINERS` lists and mappings counted as often as they are referenced, or a
-    mapping key that is not text (JSON's keys are; ``{1: …, "a": …}`` cannot even be sorted)."""
+    """What makes ``value`` impossible to fingerprint, store, send or print, if anything, as words
+    following "its value" (:meth:`ValueFault.phrase` of :func:`value_fault`)."""
+    fault = value_fault(value)
+    return None if fault is None else fault.phrase()
+
+
+#: A place inside a value: its keys and list indexes from the top (``("days", 0, "temp_c")``).
+ValuePath = tuple["str | int", ...]
+
+
+@attrs.frozen
+class ValueFault:
+    """What makes a free-form value unusable, and where in it (see :func:`value_fault`).
+
+    ``number`` is ``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` for a float no JSON text can carry,
+    found at ``path`` (``()``: the value is that float); ``reason`` then says so as a sentence
+    (``"NaN is not a number JSON can carry"``). Otherwise the fault is the value's as a whole
+    (``path`` is ``()``) and ``reason`` follows "its value" (``"contains itself, so it would never end"``).
+    """
+
+    reason: str
+    path: ValuePath = ()
+    number: str | None = None
+
+    def phrase(self) -> str:
+        """The fault as words following "its value" or "detail": ``"contains itself, so it would
+        never end"``, ``"holds NaN at days[0].temp_c, which is not a number JSON can carry"``."""
+        if self.number is None:
+            return self.reason
+        where = f"holds {self.number} at {value_path_text(self.path)}" if self.path else f"is {self.number}"
+        return f"{where}, which is not a number JSON can carry"
+
+    def sentence(self) -> str:
+        """The fault as a problem placed at :attr:`path` inside the value says it: ``"NaN is not a
+        number JSON can carry"``, or ``"its value contains itself, so it would never end"``."""
+        return self.reason if self.number is not None else f"its value {self.reason}"
+
+
+def value_fault(value: object) -> ValueFault | None:
+    """What makes ``value`` impossible to fingerprint, store, send or print, if anything, without
+    recursion: a list or mapping that contains itself, nesting deeper than
+    :data:`MAX_VALUE_NESTING`, more than :data:`MAX_VALUE_CONTAINERS` lists and mappings counted
+    as often as they are referenced, a mapping key that is not text (JSON's keys are; ``{1: …,
+    "a": …}`` cannot even be sorted), or a NaN or an infinity anywhere in it (YAML's ``.nan`` and
+    TOML's ``inf`` read as floats; JSON has no such number, and Python's ``json`` writes ``NaN``,
+    which no JSON parser reads). The one rule every free-form value of a set crosses: an
+    assertion's value, a canned tool result, a tool call's arguments."""
+    if isinstance(value, float):
+        return _non_finite(value, ())
     if not isinstance(value, (dict, list, tuple)):
         return None
-    stack: list[tuple[Any, int, tuple[int, ...]]] = [(value, 0, ())]
+    # Depth first in reading order, one frame per container on the way down (never more than
+    # MAX_VALUE_NESTING + 1 of them): each frame is an iterator over a container's items, the depth,
+    # the ids of the containers holding it (to find one inside itself) and its path.
+    frames: list[tuple[Iterator[tuple[Any, Any]], int, tuple[int, ...], ValuePath]] = []
+    current: Any = value
+    depth, holders, path = 0, (), ()
     visited = 0
-    while stack:
-        current, depth, holders = stack.pop()
+    while True:
         visited += 1
         if visited > MAX_VALUE_CONTAINERS:
-            return f"holds more than {MAX_VALUE_CONTAINERS:,} lists and mappings, counting each as often as it is referenced"
+            return ValueFault(f"holds more than {MAX_VALUE_CONTAINERS:,} lists and mappings, counting each as often as it is referenced")
         if id(current) in holders:
-            return "contains itself, so it would never end"
+            return ValueFault("contains itself, so it would never end")
         if depth > MAX_VALUE_NESTING:
-            return f"is nested more than {MAX_VALUE_NESTING} lists and mappings deep"
+            return ValueFault(f"is nested more than {MAX_VALUE_NESTING} lists and mappings deep")
         if isinstance(current, dict):
             for key in current:
                 if not isinstance(key, str):
-                    return f"has a key that is not text ({type(key).__name__} {short_repr(key, 40)}); the keys of JSON objects are text"
-        children = current.values() if isinstance(current, dict) else current
-        inside = (*holders, id(current))
-        stack.extend((child, depth + 1, inside) for child in children if isinstance(child, (dict, list, tuple)))
-    return None
+                    return ValueFault(f"has a key that is not text ({type(key).__name__} {short_repr(key, 40)}); the keys of JSON objects are text")
+        items = iter(current.items()) if isinstance(current, dict) else enumerate(current)
+        frames.append((items, depth, (*holders, id(current)), path))
+        while frames:  # the next container to enter: the next one below, or after, this one
+            items, above, inside, where = frames[-1]
+            for place, child in items:
+                if isinstance(child, (dict, list, tuple)):
+                    current, depth, holders, path = child, above + 1, inside, (*where, place)
+                    break
+                if isinstance(child, float) and (fault := _non_finite(child, (*where, place))) is not None:
+                    return fault
+            else:
+                frames.pop()
+                continue
+            break
+        else:
+            return None
+
+
+def _non_finite(number: float, path: ValuePath) -> ValueFault | None:
+    """The fault of ``number`` at ``path`` when it is a NaN or an infinity (JSON's names for them)."""
+    if math.isfinite(number):
+        return None
+    name = "NaN" if math.isnan(number) else "Infinity" if number > 0 else "-Infinity"
+    return ValueFault(f"{name} is not a number JSON can carry", path, name)
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def value_path_text(path: ValuePath) -> str:
+    """``days[0].temp_c`` from ``("days", 0, "temp_c")``; a key that is not a plain name is shown
+    in brackets by its short repr (``['a b']``), so a hostile key never floods a message."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif isinstance(part, str) and _PLAIN_KEY.fullmatch(part) and len(part) <= 60:
+            text += f".{part}" if text else part
+        else:
+            text += f"[{short_repr(part, 40)}]"
+    return text
 
 
 def finite_number(value: object) -> bool:

@@ -20,6 +20,7 @@ from .shapes import (
     set_label,
     short_repr,
     too_long,
+    value_path_text,
     value_shape_problem,
 )
 from .timeouts import alarm_scope
@@ -366,8 +367,9 @@ def _field_path(path: tuple[Any, ...]) -> str:
     for index, part in enumerate(path):
         if isinstance(part, int):
             text += f"[{part + 1 if path[index - 1] == 'assertions' else part}]"
-        else:
-            text += f".{part}" if text else str(part)
+        else:  # a key inside a free-form value may be anything: value_path_text brackets and cuts it
+            shown = value_path_text((part,))
+            text += f".{shown}" if text and not shown.startswith("[") else shown
     return text
 
 

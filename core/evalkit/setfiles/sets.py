@@ -16,7 +16,7 @@ from ..answers import Answer
 from ..checks import AssertionKind
 from ..prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ..questions import GoldenQuestion, GoldenQuestionSet
-from ..shapes import exception_text
+from ..shapes import exception_text, value_fault
 from .conversations import conversation_problems
 from .documents import SetDocument
 from .problems import FileProblem, JsonPath, quoted
@@ -135,6 +135,8 @@ def _assertion_problems(
     document: SetDocument, at: JsonPath, raw: dict[str, Any], kinds: Mapping[str, AssertionKind]
 ) -> list[FileProblem]:
     kind_name, value, key = _assertion_parts(raw)
+    if (fault := value_fault(value)) is not None:  # the kernel's rule, placed at the value's line
+        return [document.problem(at + (key, *fault.path), fault.sentence())]
     if kind_name not in kinds:
         known = ", ".join(sorted(kinds))
         return [document.problem(at + ("kind",), f"unknown assertion kind {quoted(kind_name)}; known kinds: {known}")]
