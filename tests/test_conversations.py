@@ -125,3 +125,68 @@ def test_a_plain_prompts_fingerprint_ignores_the_new_fields_and_an_edited_turn_i
 )
 def test_a_tool_calls_argument_text_is_parsed_only_when_it_is_json(arguments: str, expected: object) -> None:
     assert ToolCall("get_weather", arguments).arguments == expected
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+def test_a_nan_or_an_infinity_in_a_python_sets_free_form_values_is_a_problem_naming_its_place() -> None:
+    """A set written in Python is held to the rule a set file is: no NaN reaches the model or the store."""
+    canned = [{"name": "get_weather", "result": {"temp_c": NAN, "days": [1, INF]}}, CANNED[1]]
+    history = [
+        Message.user("Weather?"),
+        Message.assistant(tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": -INF}, "c1")]),
+        Message.tool("c1", "18 C"),
+        Message.user("And tomorrow?"),
+    ]
+    prompts = [
+        attrs.evolve(agent(Assertion.contains("18")), tool_results=canned),
+        GoldenPrompt(id="history", messages=history, tools=TOOLS, assertions=[Assertion.contains("x")]),
+        GoldenPrompt(id="value", prompt="Hi", reference="x", assertions=[Assertion("contains_any", ("x", NAN))]),
+    ]
+    with pytest.raises(SetValidationError) as refused:
+        validate_prompt_set(GoldenPromptSet("chat.nan", "NaN", prompts=prompts))
+    assert list(refused.value.problems) == [
+        'set "chat.nan", prompt "agent": field tool_results[0].result.temp_c: NaN is not a number JSON can carry',
+        'set "chat.nan", prompt "history": field messages[1].tool_calls[0].arguments.days: -Infinity is not a number JSON can carry',
+        'set "chat.nan", prompt "value": field assertions[1] (contains_any): its value holds NaN at [1], which is not a number JSON can carry',
+    ]
+
+
+def test_a_generators_turn_whose_tool_call_arguments_hold_nan_is_an_error_not_a_request() -> None:
+    """A Python generator may hand back a float it made: the turn is refused before it is sent back
+    to the model, checked or stored."""
+    from evalkit.errors import GenerationError
+
+    call = played(Turn(tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": [1, NAN]}, "c1")]), Turn(text="18"))
+    with pytest.raises(GenerationError) as failed:
+        asyncio.run(converse(agent(), call, None, {}))
+    assert str(failed.value) == (
+        "the generator returned a turn evalkit cannot use: tool call 1 (get_weather): "
+        "the value of its arguments holds NaN at days[1], which is not a number JSON can carry"
+    )
+    assert len(call.requests) == 1
+
+
+def test_a_canned_result_holding_nan_in_a_set_run_unvalidated_is_an_error_not_nan_sent() -> None:
+    from evalkit.conversations import CannedResult
+    from evalkit.errors import GenerationError
+    from evalkit.jsontext import NotJsonNumber
+
+    with pytest.raises(NotJsonNumber, match="holds NaN at temp_c"):
+        CannedResult("get_weather", {"temp_c": NAN}).content()
+    prompt = attrs.evolve(agent(), tool_results=[{"name": "get_weather", "result": {"temp_c": NAN}}])
+    call = played(Turn(tool_calls=[ToolCall("get_weather", {"city": "Paris"}, "c1")]), Turn(text="18"))
+    with pytest.raises(GenerationError, match="the canned result of get_weather cannot be sent to the model: it holds NaN at temp_c"):
+        asyncio.run(converse(prompt, call, None, {}))
+    assert len(call.requests) == 1
+
+
+def test_a_tool_calls_arguments_are_sent_strictly_and_shown_as_the_store_writes_them() -> None:
+    from evalkit.jsontext import NotJsonNumber
+
+    call = ToolCall("t", {"a": [1.5, INF]})
+    assert call.arguments_text() == '{"a":[1.5,null]}'
+    with pytest.raises(NotJsonNumber, match=r"holds Infinity at a\[1\]"):
+        call.sent_arguments()
+    assert ToolCall("t", {"a": "é"}).sent_arguments() == '{"a":"é"}' and ToolCall("t", "raw").sent_arguments() == "raw"

@@ -36,3 +36,18 @@ def test_what_is_no_json_at_all_is_still_refused() -> None:
         compact_text(loop)
     with pytest.raises(TypeError):
         compact_text({"set": {1, 2}})
+
+
+def test_the_text_evalkit_sends_refuses_nan_naming_where_it_is_and_is_compact_otherwise() -> None:
+    """A request body is not the store: ``null`` in place of a NaN would send another value than the
+    one asked for, so sent_text raises, saying where (the caller names the request)."""
+    from evalkit.jsontext import NotJsonNumber, sent_text
+
+    value = {"model": "m", "messages": [{"role": "user", "content": "é"}], "temperature": 0.5}
+    assert sent_text(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    with pytest.raises(NotJsonNumber) as refused:
+        sent_text({"messages": [], "options": {"top_p": [1, -math.inf]}})
+    assert str(refused.value) == "holds -Infinity at options.top_p[1], which is not a number JSON can carry"
+    assert isinstance(refused.value, ValueError)
+    with pytest.raises(NotJsonNumber, match="^is NaN, which"):
+        sent_text(math.nan)

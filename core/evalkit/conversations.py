@@ -11,13 +11,13 @@ loop (:mod:`evalkit.run.answering.conversation`).
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 
 from .jsonparse import parse_json
+from .jsontext import compact_text, sent_text
 
 __all__ = [
     "ROLES",
@@ -80,10 +80,19 @@ class ToolCall:
         raise TypeError(f'a tool call must be a ToolCall or a mapping with "name", not {type(value).__name__}')
 
     def arguments_text(self) -> str:
-        """The arguments as the JSON text an OpenAI-style API sends (raw text as it came)."""
+        """The arguments as JSON text (raw text as it came), as a transcript keeps and shows them:
+        a NaN or an infinity written ``null``, as the store writes one (:func:`~evalkit.jsontext.compact_text`).
+        A request sends them with :meth:`sent_arguments`, which refuses one."""
         if isinstance(self.arguments, str):
             return self.arguments
-        return json.dumps({} if self.arguments is None else self.arguments, ensure_ascii=False, separators=(",", ":"))
+        return compact_text({} if self.arguments is None else self.arguments)
+
+    def sent_arguments(self) -> str:
+        """The arguments as the JSON text an OpenAI-style API sends (raw text as it came); raises
+        :class:`~evalkit.jsontext.NotJsonNumber` for a NaN or an infinity in them (no JSON carries one)."""
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return sent_text({} if self.arguments is None else self.arguments)
 
 
 def _tool_calls(value: Iterable[ToolCall | Mapping[str, Any]] | None) -> tuple[ToolCall, ...]:
@@ -198,10 +207,12 @@ class CannedResult:
         raise TypeError('a canned result must be a CannedResult or a mapping with "name" and "result"')
 
     def content(self) -> str:
-        """The tool turn's text: ``result`` itself when it is text, else its JSON."""
+        """The tool turn's text, sent to the model: ``result`` itself when it is text, else its
+        JSON; raises :class:`~evalkit.jsontext.NotJsonNumber` for a NaN or an infinity in it (a
+        validated set holds none: :func:`~evalkit.shapes.value_fault`)."""
         if isinstance(self.result, str):
             return self.result
-        return json.dumps(self.result, ensure_ascii=False, separators=(",", ":"))
+        return sent_text(self.result)
 
 
 def canned_results_of(value: Iterable[CannedResult | Mapping[str, Any]] | None) -> tuple[CannedResult, ...]:
@@ -265,7 +276,7 @@ def transcript_lines(transcript: Iterable[Message]) -> list[tuple[str, str]]:
         for call in turn.get("tool_calls", ()):
             arguments = call.get("arguments")
             if arguments is not None and not isinstance(arguments, str):
-                arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+                arguments = compact_text(arguments)
             shown.append((f"{role} → {call['name']}", cut(arguments)))
     return shown
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
-__all__ = ["compact_text", "document_text", "scalar_text", "scalar_texts"]
+__all__ = ["NotJsonNumber", "compact_text", "document_text", "scalar_text", "scalar_texts", "sent_text"]
 
 
 def scalar_text(value: object, *, ascii: bool = False) -> str | None:
@@ -76,6 +76,31 @@ def compact_text(value: Any) -> str:
         if "Out of range float values" not in str(exc):
             raise
     return _compact_finite(_finite_only(value))
+
+
+class NotJsonNumber(ValueError):
+    """A value to be sent holds a NaN or an infinity; the message says where, as words following
+    "it" (``"holds NaN at temperature, which is not a number JSON can carry"``)."""
+
+
+def sent_text(value: Any) -> str:
+    """``value`` as the compact JSON text evalkit sends (a request body, a tool call's arguments or
+    a canned tool result sent to a model): characters as they are, on :func:`compact_text`'s
+    encoder. A NaN or an infinity raises :class:`NotJsonNumber` naming where it is: Python's
+    ``json`` would write ``NaN``, which no endpoint's JSON parser reads, and ``null`` in its place
+    would send something other than what was asked. (Other values ``json`` cannot write raise its
+    own ``TypeError`` or ``ValueError``.)"""
+    try:
+        return _compact_finite(value)
+    except ValueError as exc:
+        if "Out of range float values" not in str(exc):
+            raise
+    from .shapes import value_fault
+
+    fault = value_fault(value)
+    raise NotJsonNumber(
+        fault.phrase() if fault is not None and fault.number else "holds NaN or an infinity, which is not a number JSON can carry"
+    ) from None
 
 
 def _finite_only(value: Any) -> Any:

@@ -38,7 +38,6 @@ error message is scrubbed of them, even when an endpoint echoes them back.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 import random
@@ -56,6 +55,7 @@ from evalkit.components import MAX_CONCURRENCY
 from evalkit.conversations import Message, ToolCall
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
 from evalkit.jsonparse import parse_json
+from evalkit.jsontext import NotJsonNumber, sent_text
 from evalkit.options import number, option, text, whole
 from evalkit.privacy import remove_secrets
 from evalkit.wording import counted
@@ -91,7 +91,6 @@ _NOT_ASKED = object()
 SHOWN_BODY_CHARS = 200
 REDACTED = "***"
 
-_encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
 
 def _valid_base_url(instance: object, attribute: attrs.Attribute, value: str | None) -> None:  # type: ignore[type-arg]
@@ -462,16 +461,33 @@ class OpenAIGenerator:
         body = self._body(request, messages)
         if request.response_format is not None:
             body["response_format"] = request.response_format
-        return _encode_json(body).encode()
+        return self._encoded(body)
 
     def _chat_payload(self, request: ChatRequest) -> bytes:
-        body = self._body(request, [_openai_message(m) for m in request.messages])
+        messages = []
+        for turn, message in enumerate(request.messages, start=1):
+            try:
+                messages.append(_openai_message(message))
+            except NotJsonNumber as exc:
+                raise GenerationError(f"{self._where} was not sent: the value of a tool call's arguments in turn {turn} {exc} (not retried)") from None
+        body = self._body(request, messages)
         if request.tools:
             body["tools"] = [tool.as_openai() for tool in request.tools]
             # OpenAI's default with tools ("auto") said outright when the prompt names none:
             # llama-cpp-python's function-calling chat formats offer the tools only when it is sent
             body["tool_choice"] = _tool_choice(request.tool_choice)
-        return _encode_json(body).encode()
+        return self._encoded(body)
+
+    def _encoded(self, body: dict[str, Any]) -> bytes:
+        """The request ``body`` as the JSON text sent (:func:`evalkit.jsontext.sent_text`); a body
+        no JSON text carries (a NaN in a plugin's ``response_format`` or ``temperature``) is a
+        ``GenerationError`` naming where, never ``NaN`` on the wire."""
+        try:
+            return sent_text(body).encode()
+        except NotJsonNumber as exc:
+            raise GenerationError(f"{self._where} was not sent: its body {exc} (not retried)") from None
+        except (TypeError, ValueError) as exc:  # a value json cannot write (bytes, a loop)
+            raise GenerationError(f"{self._where} was not sent: its body is not JSON: {exc} (not retried)") from None
 
     def _body(self, request: GenerationRequest | ChatRequest, messages: list[dict[str, Any]]) -> dict[str, Any]:
         model = request.model or self.model
@@ -880,7 +896,7 @@ def _openai_message(message: Message) -> dict[str, Any]:
     sent: dict[str, Any] = {"role": message.role, "content": content}
     if message.tool_calls:
         sent["tool_calls"] = [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_text()}}
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.sent_arguments()}}
             for call in message.tool_calls
         ]
     if message.role == "tool":

@@ -218,3 +218,61 @@ def test_a_redirect_is_the_endpoints_answer_not_followed() -> None:
 def test_no_cookie_an_endpoint_sets_is_sent_back() -> None:
     _, heads = serve(lambda head: reply(COMPLETION, b"Set-Cookie: session=tracked; Path=/"))
     assert len(heads) == 3 and not any(b"cookie:" in head.lower() for head in heads)
+
+
+def test_a_request_holding_nan_is_an_error_naming_where_and_nothing_reaches_the_endpoint() -> None:
+    """What evalkit sends is JSON: a NaN or an infinity a plugin put in a request (a judge's
+    ``temperature``, a ``response_format``, a tool call's arguments) is a GenerationError naming
+    its place, not ``NaN`` on the wire nor a ``null`` standing in for it."""
+    from evalkit.answers import ChatRequest
+    from evalkit.conversations import Message, ToolCall
+
+    bodies: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+                bodies.append(await reader.readexactly(length))
+                writer.write(reply(COMPLETION))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    nan = float("nan")
+    requests = [
+        GenerationRequest("q", temperature=nan),
+        GenerationRequest("q", response_format={"type": "json_schema", "json_schema": {"schema": {"maximum": -float("inf")}}}),
+        ChatRequest([Message.user("Weather?"), Message.assistant(tool_calls=[ToolCall("w", {"days": [1, nan]}, "c1")]), Message.tool("c1", "18")]),
+        GenerationRequest("fine", temperature=0.5),
+    ]
+
+    async def run() -> list[object]:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        generator = OpenAIGenerator(OpenAIOptions(base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key_env="EVALKIT_WIRE_KEY", max_attempts=1))
+        try:
+            return [
+                await _outcome(generator.achat(request) if isinstance(request, ChatRequest) else generator.agenerate(request))
+                for request in requests
+            ]
+        finally:
+            await generator.aclose()
+            server.close()
+            await server.wait_closed()
+
+    outcomes = asyncio.run(run())
+    where = "openai generator: POST http://127.0.0.1:"
+    texts = [str(outcome) for outcome in outcomes[:3]]
+    assert all(isinstance(outcome, GenerationError) and str(outcome).startswith(where) for outcome in outcomes[:3])
+    assert texts[0].endswith("/v1/chat/completions was not sent: its body holds NaN at temperature, which is not a number JSON can carry (not retried)")
+    assert "its body holds -Infinity at response_format.json_schema.schema.maximum, which is not a number JSON can carry" in texts[1]
+    assert "the value of a tool call's arguments in turn 2 holds NaN at days[1], which is not a number JSON can carry" in texts[2]
+    assert outcomes[3].text == "Paris."  # type: ignore[union-attr]
+    (sent,) = bodies  # only the request JSON carries reached the endpoint
+    assert json.loads(sent, parse_constant=lambda name: pytest.fail(name)) == {
+        "model": "m", "messages": [{"role": "user", "content": "fine"}], "temperature": 0.5
+    }

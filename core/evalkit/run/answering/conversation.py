@@ -34,7 +34,9 @@ from ...checks import schema_matches
 from ...conversations import DEFAULT_MAX_STEPS, CannedResult, ConversationMode, Message, ToolCall
 from ...errors import GenerationError
 from ...grading import Check, Grading
+from ...jsontext import NotJsonNumber
 from ...prompts import GoldenPrompt
+from ...shapes import clipped, value_fault
 
 __all__ = [
     "CANNED_RESULTS_CHECK",
@@ -87,7 +89,10 @@ def canned_result(prompt: GoldenPrompt, call: ToolCall) -> tuple[str, bool]:
     candidates: list[CannedResult] = [c for c in prompt.tool_results if c.name == call.name]
     for canned in candidates:
         if schema_matches(canned.arguments, call.arguments) is None:
-            return canned.content(), True
+            try:
+                return canned.content(), True
+            except NotJsonNumber as exc:  # a set run without validation: never sent as NaN
+                raise GenerationError(f"the canned result of {call.name} cannot be sent to the model: it {exc}") from None
     if call.name not in declared:
         error = f"no tool named {call.name!r} (tools: {', '.join(sorted(declared)) or 'none'})"
     elif isinstance(call.arguments, str):
@@ -103,6 +108,9 @@ def _turn(value: Any) -> Turn:
             raise GenerationError("the generator returned a turn evalkit cannot use: text must be text or None, each tool call named")
         if not value.text and not value.tool_calls:
             raise GenerationError(f"the model's turn is empty: no text and no tool call (finish_reason {value.finish_reason!r})")
+        for number, call in enumerate(value.tool_calls, start=1):  # sent back to the model, stored, checked
+            if (fault := value_fault(call.arguments)) is not None:
+                raise GenerationError(f"the generator returned a turn evalkit cannot use: tool call {number} ({clipped(call.name, 64)}): the value of its arguments {fault.phrase()}")
         return value
     if isinstance(value, str) and value:
         return Turn(text=value)
