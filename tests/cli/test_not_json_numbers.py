@@ -169,3 +169,119 @@ def test_an_endpoint_reply_holding_nan_is_an_errored_case_and_no_nan_is_stored(e
         json.loads(text, **strict)
     assert len(cases(project, row["id"])) == 6
     assert KEY not in result.stdout + result.stderr
+
+
+# --- YAML's .nan and .inf, TOML's nan and inf, and a Python set's floats --------------------------
+# They read as floats, not as a syntax problem: the rule every free-form value of a set crosses
+# (evalkit.shapes.value_fault) refuses them, naming the file, line, prompt and field.
+
+YAML_SET = """\
+identifier: nan.yaml
+name: Weather
+prompts:
+  - id: agent
+    prompt: Weather in Paris?
+    tools:
+      - {type: function, function: {name: get_weather, parameters: {type: object}}}
+    tool_results:
+      - name: get_weather
+        result: {temp_c: .nan, wind: [3, .inf]}
+    assertions:
+      - tool_called: get_weather
+      - contains: "18"
+  - id: schema
+    prompt: Give JSON.
+    reference: "{}"
+    assertions:
+      - json_schema: {type: object, properties: {n: {maximum: .NaN}}}
+      - {kind: contains_any, value: [-.inf]}
+  - id: history
+    tools:
+      - {type: function, function: {name: get_weather, parameters: {type: object}}}
+    messages:
+      - {role: user, content: Weather?}
+      - role: assistant
+        tool_calls: [{id: c1, name: get_weather, arguments: {city: Paris, days: .Inf}}]
+      - {role: tool, tool_call_id: c1, content: "18 C"}
+      - {role: user, content: And tomorrow?}
+    assertions: [{contains: "x"}]
+"""
+
+TOML_SET = """\
+identifier = "nan.toml"
+name = "Weather"
+
+[[prompts]]
+id = "agent"
+prompt = "Weather in Paris?"
+tools = [{type = "function", function = {name = "get_weather", parameters = {type = "object"}}}]
+tool_results = [{name = "get_weather", result = {temp_c = nan}}]
+assertions = [{tool_called = "get_weather"}]
+
+[[prompts]]
+id = "schema"
+prompt = "Give JSON."
+reference = "{}"
+assertions = [{json_schema = {type = "object", properties = {n = {minimum = -inf}}}}, {kind = "contains_any", value = [+inf]}]
+"""
+
+YAML_PROBLEMS = [
+    "evals/set.yaml:10:26: prompt 'agent': tool_results[0].result.temp_c: NaN is not a number JSON can carry",
+    "evals/set.yaml:18:63: prompt 'schema': assertions[0].json_schema.properties.n.maximum: NaN is not a number JSON can carry",
+    "evals/set.yaml:19:38: prompt 'schema': assertions[1].value[0]: -Infinity is not a number JSON can carry",
+    "evals/set.yaml:26:81: prompt 'history': messages[1].tool_calls[0].arguments.days: Infinity is not a number JSON can carry",
+]
+TOML_PROBLEMS = [  # TOML's reader gives the line of each value
+    "evals/set.toml:8:1: prompt 'agent': tool_results[0].result.temp_c: NaN is not a number JSON can carry",
+    "evals/set.toml:15:1: prompt 'schema': assertions[0].json_schema.properties.n.minimum: -Infinity is not a number JSON can carry",
+    "evals/set.toml:15:1: prompt 'schema': assertions[1].value[0]: Infinity is not a number JSON can carry",
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "identifier", "problems"),
+    [("set.yaml", YAML_SET, "nan.yaml", YAML_PROBLEMS), ("set.toml", TOML_SET, "nan.toml", TOML_PROBLEMS)],
+    ids=["yaml", "toml"],
+)
+def test_nan_and_infinities_in_a_yaml_or_toml_set_file_are_refused_naming_file_prompt_and_field(
+    evalkit_cli, project: Path, name: str, text: str, identifier: str, problems: list[str]
+) -> None:
+    """Before: validate said nothing of the tool result and the run sent {"temp_c":NaN} to the model."""
+    project_with(project, {name: text}, paths=f'["evals/{name}"]')
+    validated = evalkit_cli("validate", f"evals/{name}")
+    assert validated.code == 2, validated.stdout + validated.stderr
+    shown = [line for line in validated.stderr.splitlines() if line.startswith("evals/")]
+    assert shown == problems, validated.stderr
+    as_json = evalkit_cli("validate", f"evals/{name}", "--json")
+    assert as_json.code == 2
+    fields = [line.split(": ")[2] for line in problems]  # prompts[N].FIELD, the prompt named by its id above
+    assert [p["path"].split(".", 1)[1] for p in as_json.json()["problems"]] == fields
+    run = evalkit_cli("run", identifier, "--json")
+    assert run.code == 2, run.stdout + run.stderr
+    assert "the set files are invalid" in run.stderr and all(problem in run.stderr for problem in problems)
+    assert "Traceback" not in run.stderr and stored_runs(project) == 0
+    fixed = text.replace("-.inf", '"x"').replace("[+inf]", '["x"]')
+    for word in (".nan", ".NaN", ".inf", ".Inf", "-inf", "nan"):
+        fixed = fixed.replace(f" {word}", " 18").replace(f"[{word}", "[18")
+    project_with(project, {name: fixed}, paths=f'["evals/{name}"]')
+    assert evalkit_cli("validate", f"evals/{name}").code == 0  # the values alone were the problems
+
+
+def test_a_python_sets_nan_in_a_free_form_value_is_refused_by_name(evalkit_cli, project: Path, plugin_dists) -> None:
+    """A set from a provider holds the floats it was built with: validate and run name the set,
+    the prompt and the field, and nothing is run or stored."""
+    env = {"PYTHONPATH": plugin_dists("evalkit-hostile-sets"), "EVALKIT_HOSTILE_NAN": "1"}
+    problems = [
+        'set "hostile.nan_values", prompt "result": field tool_results[0].result.temp_c: NaN is not a number JSON can carry',
+        'set "hostile.nan_values", prompt "value": field assertions[1] (json_schema): its value holds Infinity at '
+        "properties.n.maximum, which is not a number JSON can carry",
+        'set "hostile.nan_values", prompt "history": field messages[1].tool_calls[0].arguments.days[1]: -Infinity is not a number JSON can carry',
+    ]
+    for command in ("validate", "run"):
+        result = evalkit_cli(command, "hostile.nan_values", env=env)
+        assert result.code == 2, result.stdout + result.stderr
+        text = " ".join(result.stderr.split())
+        assert all(problem in text for problem in problems), result.stderr
+        assert "Traceback" not in result.stderr
+    assert stored_runs(project) == 0
+    assert evalkit_cli("run", "hostile.nan_values", env={"PYTHONPATH": env["PYTHONPATH"]}).code == 2  # no such set without the switch

@@ -178,13 +178,46 @@ _SIZED = GoldenPromptSet(
 )
 
 
+def _nan_values() -> GoldenPromptSet:
+    """``hostile.nan_values``: floats a Python set can hold and JSON cannot carry, in each free-form
+    value of a prompt: a canned tool result, an assertion's value and a history's tool-call arguments."""
+    from evalkit.conversations import Message, ToolCall
+
+    nan, inf = float("nan"), float("inf")
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    history = [
+        Message.user("Weather?"),
+        Message.assistant(tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": [1, -inf]}, "c1")]),
+        Message.tool("c1", "18 C"),
+        Message.user("And tomorrow?"),
+    ]
+    return GoldenPromptSet(
+        identifier="hostile.nan_values",
+        name="NaN and infinities in free-form values",
+        prompts=[
+            GoldenPrompt(
+                id="result",
+                prompt="Weather in Paris?",
+                tools=tools,
+                tool_results=[{"name": "get_weather", "result": {"temp_c": nan}}],
+                assertions=[Assertion.tool_called("get_weather")],
+            ),
+            GoldenPrompt(id="value", prompt="Give JSON.", reference="{}", assertions=[Assertion.json_schema({"properties": {"n": {"maximum": inf}}})]),
+            GoldenPrompt(id="history", messages=history, tools=tools, assertions=[Assertion.contains("x")]),
+        ],
+    )
+
+
 class HostileSets:
     """Ships ``hostile.markup`` (hostile strings), eight sets that must be refused, one that must not
-    hang and one for answers of any size."""
+    hang and one for answers of any size; with ``$EVALKIT_HOSTILE_NAN``, also ``hostile.nan_values``."""
 
     def golden_prompt_sets(self) -> list[GoldenPromptSet]:
         """Every hostile prompt set."""
-        return [_MARKUP_SET, _PLAIN_STRING_ASSERTION, _NUL_PROMPT, _DANGLING_REF, _CATASTROPHIC_PATTERN, _SIZED, *_SHAPES, _GRADED]
+        import os
+
+        nan_values = [_nan_values()] if os.environ.get("EVALKIT_HOSTILE_NAN") else []
+        return [_MARKUP_SET, _PLAIN_STRING_ASSERTION, _NUL_PROMPT, _DANGLING_REF, _CATASTROPHIC_PATTERN, _SIZED, *_SHAPES, _GRADED, *nan_values]
 
 
 #: Question ids and document ids of ``hostile.questions``: ``HostileRetriever`` finds each question's document.
