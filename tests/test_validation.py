@@ -257,16 +257,18 @@ def numbered_set(size: int, identifier: str = "pkg.many") -> GoldenPromptSet:
     return GoldenPromptSet(identifier=identifier, name="Many", prompts=prompts)
 
 
-def test_the_check_reports_growing_counts_as_it_goes_and_once_when_it_ends() -> None:
+def test_the_check_reports_growing_counts_as_it_goes_and_once_when_it_ends(monkeypatch) -> None:
     """Reported as the pass begins, every ``every`` prompts and once ``done``; the total is what is
     known without a pass: a tuple's length, a stream's declared count, else None (len() of an
-    uncounted stream would read it)."""
+    uncounted stream would read it). Time stands still here (see the tests of the time rule)."""
+    import evalkit.validation
     from evalkit.validation import CheckProgress
 
+    monkeypatch.setattr(evalkit.validation, "CHECK_PROGRESS_SECONDS", float("inf"))  # for validate_prompt_set's real clock
     golden = numbered_set(25)
     for shipped, total in ((golden, 25), (streamed(golden, count=25), 25), (streamed(golden), None)):
         heard: list[CheckProgress] = []
-        survey = survey_prompt_set(shipped, BUILTIN_KINDS, progress=heard.append, every=10)
+        survey = survey_prompt_set(shipped, BUILTIN_KINDS, progress=heard.append, every=10, clock=lambda: 0.0)
         assert survey == PromptSetSurvey((), 25)
         assert [(r.checked, r.done) for r in heard] == [(0, False), (10, False), (20, False), (25, True)]
         assert {(r.identifier, r.total) for r in heard} == {("pkg.many", total)}
@@ -292,8 +294,130 @@ def test_a_set_with_problems_still_ends_its_report_and_a_refused_count_reports_n
 
 @pytest.mark.parametrize("every", [0, -5, 2.5, True], ids=["zero", "negative", "float", "bool"])
 def test_a_reporting_interval_that_is_no_whole_number_from_1_is_refused(every: object) -> None:
+    from evalkit.validation import count_members
+
     with pytest.raises(ValueError, match="every must be a whole number of prompts from 1"):
         survey_prompt_set(numbered_set(3), BUILTIN_KINDS, progress=lambda r: None, every=every)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="every must be a whole number of prompts from 1"):
+        count_members(streamed(numbered_set(3)).prompts, lambda r: None, "pkg.many", every=every)  # type: ignore[arg-type]
+
+
+class PacedClock:
+    """A clock for the time rule: it tells ``now`` (moved on by the stream it is given to, as if
+    each prompt took ``step`` seconds to produce) and counts how often it is read."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        return self.now
+
+    def stream(self, golden: GoldenPromptSet, step: float, count: int | None = None) -> GoldenPromptSet:
+        """``golden`` streamed, each prompt ``step`` seconds after the one before."""
+        prompts = tuple(golden.prompts)
+
+        def produce() -> Iterator[GoldenPrompt]:
+            for prompt in prompts:
+                self.now += step
+                yield prompt
+
+        return attrs.evolve(golden, prompts=PromptStream(produce, count=count))
+
+
+def test_a_slow_stream_is_reported_on_every_quarter_second_not_every_thousand_prompts() -> None:
+    """Eight prompts a second (a stream from an API): a report every 1,000 prompts was one every
+    two minutes. The clock is read at each prompt at that pace, and a report made once 0.25 s have
+    passed since the last: every second prompt here (0.125 s each; binary fractions, exact)."""
+    from evalkit.validation import CheckProgress
+
+    clock = PacedClock()
+    heard: list[CheckProgress] = []
+    golden = clock.stream(numbered_set(20), step=0.125)
+    assert survey_prompt_set(golden, BUILTIN_KINDS, progress=heard.append, clock=clock) == PromptSetSurvey((), 20)
+    assert [(r.checked, r.done) for r in heard] == [(0, False), *((n, False) for n in range(2, 21, 2)), (20, True)]
+    # the count rule still holds between them: every 5 prompts, and every 0.25 s
+    clock, heard = PacedClock(), []
+    survey_prompt_set(clock.stream(numbered_set(12), step=0.125), BUILTIN_KINDS, progress=heard.append, every=5, clock=clock)
+    assert [r.checked for r in heard] == [0, 2, 4, 5, 7, 9, 10, 12, 12]  # 0.25 s from the last report, whichever rule made it
+
+
+def test_a_fast_stream_reads_the_clock_once_every_64_prompts_and_reports_by_count_alone() -> None:
+    """A stream that takes no time (as a fast producer's, to the clock's eye): what the time rule
+    costs is a clock read every :data:`CHECK_CLOCK_EVERY` prompts, and the reports are the count's."""
+    from evalkit.validation import CHECK_CLOCK_EVERY, CheckProgress
+
+    clock = PacedClock()
+    heard: list[CheckProgress] = []
+    golden = clock.stream(numbered_set(3_000), step=0.0)
+    survey_prompt_set(golden, BUILTIN_KINDS, progress=heard.append, clock=clock)
+    assert [r.checked for r in heard] == [0, 1_000, 2_000, 3_000, 3_000]
+    assert clock.reads <= 2 + 3_000 // CHECK_CLOCK_EVERY + 3  # the first look (at prompt 1), the strides, the count's
+    # a pace that slows down is caught up with: 64 fast prompts, then one every 0.125 s
+    clock, heard = PacedClock(), []
+    slowing = numbered_set(100)
+
+    def produce() -> Iterator[GoldenPrompt]:
+        for number, prompt in enumerate(slowing.prompts):
+            clock.now += 0.0 if number < CHECK_CLOCK_EVERY else 0.125
+            yield prompt
+
+    survey_prompt_set(attrs.evolve(slowing, prompts=PromptStream(produce)), BUILTIN_KINDS, progress=heard.append, clock=clock)
+    counts = [r.checked for r in heard]
+    # the first report after the fast part within two strides of it; from then on, every 0.25 s (2 prompts)
+    assert counts[0] == 0 and CHECK_CLOCK_EVERY + 2 <= counts[1] <= 2 * CHECK_CLOCK_EVERY + 1, counts
+    assert {later - earlier for earlier, later in zip(counts[1:-2], counts[2:-1], strict=True)} == {2} and heard[-1].checked == 100, counts
+
+
+def test_without_a_listener_the_clock_is_never_read() -> None:
+    from evalkit.validation import count_members
+
+    clock = PacedClock()
+    survey_prompt_set(clock.stream(numbered_set(200), step=1.0), BUILTIN_KINDS, clock=clock)
+    count_members(clock.stream(numbered_set(200), step=1.0).prompts, clock=clock)
+    assert clock.reads == 0
+
+
+def test_counting_a_stream_for_evalkit_list_reports_as_a_check_does() -> None:
+    """``count_members`` reads a stream that declares no count (``evalkit list sets``): it reports
+    its start, every ``every`` prompts, every 0.25 s and its end, with no total; members counted
+    without a pass (a tuple, a declared count) report nothing."""
+    from evalkit.validation import CheckProgress, count_members
+
+    heard: list[CheckProgress] = []
+    golden = numbered_set(25)
+    assert count_members(streamed(golden).prompts, heard.append, "pkg.many", every=10, clock=lambda: 0.0) == (25, None)
+    assert heard == [CheckProgress("pkg.many", n, None, n == 25) for n in (0, 10, 20, 25)]
+    heard.clear()
+    assert count_members(golden.prompts, heard.append, "pkg.many") == (25, None)
+    assert count_members(streamed(golden, count=25).prompts, heard.append, "pkg.many") == (25, None)
+    assert heard == []
+    # slowly: by the time rule
+    clock = PacedClock()
+    assert count_members(clock.stream(numbered_set(6), step=0.125).prompts, heard.append, "pkg.slow", clock=clock) == (6, None)
+    assert [(r.checked, r.done) for r in heard] == [(0, False), (2, False), (4, False), (6, False), (6, True)]
+
+
+def test_counting_a_failing_stream_ends_its_report_and_a_listeners_error_is_not_the_streams() -> None:
+    from evalkit.validation import CheckProgress, count_members
+
+    def failing() -> Iterator[GoldenPrompt]:
+        yield from numbered_set(12).prompts
+        raise ConnectionError("the prompt database went away")
+
+    heard: list[CheckProgress] = []
+    assert count_members(PromptStream(failing), heard.append, "pkg.failing", every=5, clock=lambda: 0.0) == (
+        None, "producing prompt #13 raised ConnectionError: the prompt database went away"
+    )  # fmt: skip
+    assert [(r.checked, r.done) for r in heard] == [(0, False), (5, False), (10, False), (12, True)]
+
+    def listener(report: CheckProgress) -> None:
+        if report.checked == 10:
+            raise KeyError("the listener's own")
+
+    with pytest.raises(KeyError, match="the listener's own"):
+        count_members(streamed(numbered_set(12)).prompts, listener, "pkg.many", every=5, clock=lambda: 0.0)
 
 
 def test_validate_prompt_set_returns_the_count_and_shows_each_prompt_to_visit_once() -> None:

@@ -27,7 +27,9 @@ from .timeouts import alarm_scope
 from .wording import counted
 
 __all__ = [
+    "CHECK_CLOCK_EVERY",
     "CHECK_PROGRESS_EVERY",
+    "CHECK_PROGRESS_SECONDS",
     "IDENTIFIER_PATTERN",
     "CheckProgress",
     "PromptSetSurvey",
@@ -143,31 +145,66 @@ def stream_failure(number: int, exc: BaseException) -> str:
     return f"producing prompt #{number} raised {exception_text(exc)}"
 
 
-def count_members(members: Any) -> tuple[int | None, str | None]:
+def count_members(
+    members: Any,
+    progress: Callable[[CheckProgress], None] | None = None,
+    identifier: object = "",
+    *,
+    every: int | None = None,
+    clock: Callable[[], float] | None = None,
+) -> tuple[int | None, str | None]:
     """How many prompts or questions a set's ``members`` hold, or ``None`` and why a stream's pass
     failed, in a problem's words (``evalkit list`` counts a :class:`PromptStream` that declares no
-    count by reading it: its producer is a plugin's code, and may raise, stall or never end)."""
+    count by reading it: its producer is a plugin's code, and may raise, stall or never end).
+
+    ``progress`` hears how far that reading has come, as a check's does (see
+    :func:`survey_prompt_set`; ``identifier`` is the set's, for the :class:`CheckProgress`, whose
+    ``total`` is ``None``): a million streamed prompts take seconds to count. Only a pass is
+    reported on: members counted without one (a list, a declared count) are not."""
+    every = _whole_every(every)
     if not isinstance(members, PromptStream):
         return len(members), None
     if (problem := members.count_problem()) is not None:
         return None, problem
     if members.count is not None:  # a valid declared count: len() does not read the stream
         return len(members), None
+    pace = _pace(identifier, None, progress, every, clock)
     number = 0
-    try:
-        for _ in members:
-            number += 1
-    except SetTooLarge as exc:  # a producer may raise it too, with a text of its own
-        return None, exception_message(exc)
-    except PLUGIN_FAILURES as exc:
-        return None, stream_failure(number + 1, exc)
-    return number, None
+    failure = None
+    # As the check's loop (see survey_prompt_set): one integer comparison a prompt; only the
+    # producer is in the try (what the listener raises is the caller's, not the stream's).
+    next_look = pace.begin() if pace is not None else 0
+    prompts = iter(members)
+    while True:
+        try:
+            next(prompts)
+        except StopIteration:
+            break
+        except SetTooLarge as exc:  # a producer may raise it too, with a text of its own
+            failure = exception_message(exc)
+            break
+        except PLUGIN_FAILURES as exc:
+            failure = stream_failure(number + 1, exc)
+            break
+        number += 1
+        if number == next_look:
+            next_look = pace.reached(number)  # type: ignore[union-attr]  (never reached without a pace: next_look is 0)
+    if pace is not None:
+        pace.end(number)
+    return (None, failure) if failure is not None else (number, None)
 
 
 #: How many prompts a check of a prompt set goes between two reports of its progress: an
 #: integer comparison a prompt and a call every thousand cost nothing measurable beside the check
 #: itself (~15 µs a prompt), and a terminal is redrawn a few times a second at most anyway.
 CHECK_PROGRESS_EVERY = 1_000
+#: The longest a check goes without a report, however slowly its prompts come (a stream from a
+#: database or an API: at ten prompts a second, a report every 1,000 prompts was one every 100 s).
+CHECK_PROGRESS_SECONDS = 0.25
+#: The most prompts a check goes between two looks at the clock: a fast stream looks once every
+#: 64 prompts (nothing measurable: ~60 ns a look, beside ~15 µs a prompt checked), a slow one as
+#: often as it takes to report every :data:`CHECK_PROGRESS_SECONDS` (see :class:`_Pace`).
+CHECK_CLOCK_EVERY = 64
 
 
 @attrs.frozen
@@ -211,6 +248,7 @@ def survey_prompt_set(
     visit: Callable[[GoldenPrompt], None] | None = None,
     progress: Callable[[CheckProgress], None] | None = None,
     every: int | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> PromptSetSurvey:
     """Check ``golden_set`` in one pass over its prompts, counting them on the way.
 
@@ -225,9 +263,12 @@ def survey_prompt_set(
 
     ``progress`` hears how far the check has come, for a caller that shows it (the CLI, on a
     terminal): a :class:`CheckProgress` as the pass begins (0 prompts), every ``every`` prompts
-    (default :data:`CHECK_PROGRESS_EVERY`) and once more, ``done``, when the pass has ended —
-    counts that only grow. A set refused before a prompt is made (a declared count that is no
-    count) is not reported on. What ``progress`` raises is the caller's, and ends the check.
+    (default :data:`CHECK_PROGRESS_EVERY`), between them whenever :data:`CHECK_PROGRESS_SECONDS`
+    have passed since the last report (a slow producer's check is heard from too; ``clock``, a
+    function of no argument that returns seconds, default :func:`time.monotonic`, is what tells
+    the time) and once more, ``done``, when the pass has ended — counts that only grow. A set
+    refused before a prompt is made (a declared count that is no count) is not reported on. What
+    ``progress`` raises is the caller's, and ends the check.
     """
     where = set_label(golden_set.identifier)
     problems = _naming_problems(where, golden_set.identifier, golden_set.name)
@@ -240,14 +281,9 @@ def survey_prompt_set(
     if declared is not None and (problem := golden_set.prompts.count_problem()):  # refused before a prompt is made
         problems.append(f"{where}: field prompts: {problem}")
         return PromptSetSurvey(tuple(problems), 0)
-    every = CHECK_PROGRESS_EVERY if every is None else every
-    if type(every) is not int or every < 1:
-        raise ValueError(f"every must be a whole number of prompts from 1, got {short_repr(every)}")
-    report = _progress_reporter(golden_set, declared, progress)
+    pace = _pace(golden_set.identifier, _known_total(golden_set.prompts, declared), progress, _whole_every(every), clock)
     # The loop compares one integer a prompt; without a listener it never matches (counts start at 1).
-    next_report = every if report is not None else 0
-    if report is not None:
-        report(0, False)
+    next_look = pace.begin() if pace is not None else 0
     # A bounded stream's prompts (see PromptStream.time_limit) then cost no system call each.
     with alarm_scope():
         prompts = iter(golden_set.prompts)
@@ -263,9 +299,8 @@ def survey_prompt_set(
                 strays.append(f"{where}: field prompts: {stream_failure(count + 1, exc)}")
                 break
             count += 1
-            if count == next_report:
-                report(count, False)  # type: ignore[misc]  (never reached without a reporter: next_report is 0)
-                next_report += every
+            if count == next_look:
+                next_look = pace.reached(count)  # type: ignore[union-attr]  (never reached without a pace: next_look is 0)
             if declared is not None and count > declared:  # an endless producer is refused, not followed
                 strays.append(f"{where}: field prompts: the PromptStream declares {counted(declared, 'prompt')} but yields more")
                 break
@@ -283,8 +318,8 @@ def survey_prompt_set(
             prompt_problems.extend(_prompt_problems(where, count, item, seen, kinds))
             if visit is not None and not problems and not prompt_problems:
                 visit(item)
-    if report is not None:
-        report(count, True)
+    if pace is not None:
+        pace.end(count)
     if not count and not strays:
         problems.append(_empty_problem(where, "prompt"))
     if declared is not None and declared != count and not strays:
@@ -294,23 +329,89 @@ def survey_prompt_set(
     return PromptSetSurvey(tuple(problems + (strays or prompt_problems) + ([stopped] if stopped else [])), count)
 
 
-def _progress_reporter(
-    golden_set: GoldenPromptSet, declared: int | None, progress: Callable[[CheckProgress], None] | None
-) -> Callable[[int, bool], None] | None:
-    """``progress`` as the check calls it, with the count so far and whether the pass has ended;
-    ``None`` without a listener. The total is what is known without a pass: ``declared`` (a
+def _whole_every(every: object) -> int:
+    """``every`` (prompts between two reports), :data:`CHECK_PROGRESS_EVERY` when ``None``;
+    :class:`ValueError` unless it is a whole number from 1."""
+    every = CHECK_PROGRESS_EVERY if every is None else every
+    if type(every) is not int or every < 1:
+        raise ValueError(f"every must be a whole number of prompts from 1, got {short_repr(every)}")
+    return every
+
+
+def _known_total(prompts: Any, declared: int | None) -> int | None:
+    """How many prompts a check will reach, when that is known without a pass: ``declared`` (a
     stream's count) or the length of a list or tuple — never ``len()`` of a stream, which reads it."""
+    if isinstance(prompts, PromptStream):
+        return declared
+    return len(prompts) if isinstance(prompts, tuple | list) else None
+
+
+def _pace(
+    identifier: object,
+    total: int | None,
+    progress: Callable[[CheckProgress], None] | None,
+    every: int,
+    clock: Callable[[], float] | None,
+) -> _Pace | None:
+    """The pace of the reports of a pass over set ``identifier``; ``None`` without a listener."""
     if progress is None:
         return None
-    identifier = golden_set.identifier
+    import time
+
     shown = identifier if isinstance(identifier, str) else short_repr(identifier)
-    prompts = golden_set.prompts
-    total = declared if isinstance(prompts, PromptStream) else len(prompts) if isinstance(prompts, tuple | list) else None
+    return _Pace(lambda checked, done: progress(CheckProgress(shown, checked, total, done)), every, clock or time.monotonic)
 
-    def report(checked: int, done: bool) -> None:
-        progress(CheckProgress(shown, checked, total, done))
 
-    return report
+class _Pace:
+    """When a pass over a set's prompts reports how far it has come: at its start, at every
+    ``every`` prompts, whenever :data:`CHECK_PROGRESS_SECONDS` have passed since the last report,
+    and at its end.
+
+    The pass calls :meth:`reached` only at the count it was last given (one integer comparison a
+    prompt), and only then is the clock read. The next such count is the next multiple of
+    ``every`` or, sooner, the end of a stride: as many prompts as came in an eighth of
+    :data:`CHECK_PROGRESS_SECONDS` at the pace of the last stride, from 1 to
+    :data:`CHECK_CLOCK_EVERY` — so a fast stream reads the clock every 64 prompts, and a stream
+    of a prompt a second reads it at each prompt, and is reported on as soon as the time is up (a
+    stream that slows down is caught up with within two strides of its old pace).
+    """
+
+    __slots__ = ("_clock", "_every", "_looked", "_looked_at", "_next_count", "_report", "_reported", "_stride")
+
+    def __init__(self, report: Callable[[int, bool], None], every: int, clock: Callable[[], float]) -> None:
+        self._report = report
+        self._every = every
+        self._clock = clock
+        self._next_count = every
+        self._stride = 1  # the first look tells the pace
+        self._looked = self._reported = 0.0
+        self._looked_at = 0
+
+    def begin(self) -> int:
+        """Report the start (0 prompts); the count at which to call :meth:`reached` first."""
+        self._report(0, False)
+        self._looked = self._reported = self._clock()
+        return min(self._next_count, self._stride)
+
+    def reached(self, count: int) -> int:
+        """The pass has reached ``count`` prompts: report it when it is due; the next count to
+        call this at (always past ``count``)."""
+        now = self._clock()
+        if count >= self._next_count or now - self._reported >= CHECK_PROGRESS_SECONDS:
+            self._report(count, False)
+            self._reported = now
+            while self._next_count <= count:
+                self._next_count += self._every
+        elapsed, came = now - self._looked, count - self._looked_at
+        # the prompts that come in an eighth of the interval at this pace (a stride in no time: the most)
+        fit = came * CHECK_PROGRESS_SECONDS / (8 * elapsed) if elapsed > 0 else CHECK_CLOCK_EVERY
+        self._stride = CHECK_CLOCK_EVERY if fit >= CHECK_CLOCK_EVERY else max(1, int(fit))
+        self._looked, self._looked_at = now, count
+        return min(self._next_count, count + self._stride)
+
+    def end(self, count: int) -> None:
+        """Report the end of the pass, at ``count`` prompts."""
+        self._report(count, True)
 
 
 def _prompt_problems(
