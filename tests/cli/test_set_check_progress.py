@@ -1,6 +1,7 @@
 """The check of a set before anything is called — `evalkit run`'s pass that checks, counts and
-fingerprints it, and `evalkit validate`'s — shows how far it has come on a terminal: a set of a
-million streamed prompts took seconds to check with nothing on screen, and looked hung.
+fingerprints it, `evalkit plan`'s and `evalkit regrade`'s, and `evalkit validate`'s — and `evalkit
+list sets`' count of a stream that declares none show how far they have come on a terminal: a set
+of a million streamed prompts took seconds to check or count with nothing on screen, and looked hung.
 
 In this process, with standard output and error taken for a terminal (the ``cli`` fixture's
 ``terminal=True``). The check reports every 10 prompts here and shows itself from its first
@@ -63,21 +64,76 @@ def test_validate_on_a_terminal_shows_a_bar_of_the_count_a_stream_declares(cli, 
 
 
 @pytest.mark.usefixtures("quick_check")
+def test_list_sets_on_a_terminal_shows_the_count_of_a_stream_that_declares_none(cli, streamed) -> None:  # noqa: ANN001
+    """`evalkit list sets` reads such a stream to count it (a million prompts: seconds); the sets
+    counted without a pass (a declared count, a tuple) show nothing."""
+    result = cli("list", "sets", env=streamed, terminal=True)
+    assert result.code == 0, result.stderr
+    shown = drawn(result.stderr)
+    assert "counting set streamed.uncounted" in shown, shown
+    assert f"{SIZE} prompts…" in shown, shown
+    assert "counting set streamed.capitals" not in shown and "counting set tupled.capitals" not in shown, shown
+    assert "counting set" not in result.stdout
+    assert re.search(rf"streamed\.uncounted\s.*\s{SIZE}\s", drawn(result.stdout)), result.stdout
+
+
+@pytest.mark.usefixtures("quick_check")
+def test_plan_on_a_terminal_shows_the_check_of_the_set(cli, streamed) -> None:  # noqa: ANN001
+    result = cli("plan", "streamed.uncounted", env=streamed, terminal=True)
+    assert result.code == 0, result.stderr
+    shown = drawn(result.stderr)
+    assert "checking set streamed.uncounted" in shown and f"{SIZE} prompts…" in shown, shown
+    assert "checking set" not in result.stdout
+    assert f"streamed.uncounted ({SIZE} cases)" in drawn(result.stdout)
+
+
+def stored_run(cli, streamed) -> str:  # noqa: ANN001
+    """The id of a run of streamed.uncounted stored with its answers (a re-grade needs them)."""
+    source = cli("run", "streamed.uncounted", "--privacy", "full", "--json", env=streamed)
+    assert source.code == 0, source.stderr
+    return source.json()["run_id"]
+
+
+@pytest.mark.usefixtures("quick_check")
+def test_regrade_on_a_terminal_shows_the_check_of_the_set(cli, streamed) -> None:  # noqa: ANN001
+    result = cli("regrade", stored_run(cli, streamed), env=streamed, terminal=True)
+    assert result.code == 0, result.stderr
+    shown = drawn(result.stderr)
+    assert "checking set streamed.uncounted" in shown and f"{SIZE} prompts…" in shown, shown
+    assert "checking set" not in result.stdout
+    assert "Re-grading the stored answers of run" in drawn(result.stdout)
+
+
+@pytest.mark.usefixtures("quick_check")
 @pytest.mark.parametrize(
     ("args", "terminal"),
     [
         (("run", "streamed.uncounted", "--json"), True),
         (("validate", "streamed.capitals", "--json"), True),
+        (("list", "sets", "--json"), True),
+        (("plan", "streamed.uncounted", "--json"), True),
+        (("regrade", "RUN", "--json"), True),
         (("run", "streamed.uncounted"), False),
         (("validate", "streamed.capitals"), False),
+        (("list", "sets"), False),
+        (("plan", "streamed.uncounted"), False),
+        (("regrade", "RUN"), False),
     ],
-    ids=["run-json", "validate-json", "run-piped", "validate-piped"],
-)
+    ids=[
+        "run-json", "validate-json", "list-json", "plan-json", "regrade-json",
+        "run-piped", "validate-piped", "list-piped", "plan-piped", "regrade-piped",
+    ],
+)  # fmt: skip
 def test_nothing_is_added_with_json_or_off_a_terminal(cli, streamed, args, terminal) -> None:  # noqa: ANN001
+    if "RUN" in args:
+        args = tuple(stored_run(cli, streamed) if arg == "RUN" else arg for arg in args)
     result = cli(*args, env=streamed, terminal=terminal)
     assert result.code == 0, result.stderr
     assert "checking set" not in result.stdout + result.stderr
+    assert "counting set" not in result.stdout + result.stderr
     assert "\x1b[" not in result.stdout
+    if not terminal:
+        assert "\x1b[" not in result.stderr
     if "--json" in args:
         json.loads(result.stdout)  # one document, nothing before or after it
 

@@ -145,25 +145,31 @@ def _sets(args: Arguments) -> int:
     from ..validation import count_members
     from .console import console
     from .json_output import print_json
+    from .render import SetCheckDisplay
 
     config = load_config(args.config)
     catalog = prompt_set_catalog(config=config) if args.what == "sets" else question_set_catalog(config=config)
     count_attr = "prompts" if args.what == "sets" else "questions"
     rows = []
     problems = []
-    for identifier, sourced in catalog.sets.items():
-        count, failure = count_members(getattr(sourced.set, count_attr))
-        if failure is not None:  # a stream whose producer failed while it was counted
-            problems.append(f'set "{identifier}": field {count_attr}: {failure}')
-        rows.append({
-            "identifier": identifier,
-            # the name is the plugin's and not checked here (`evalkit validate` does): cut past its bound
-            "name": clipped(name, MAX_NAME_CHARS) if isinstance(name := sourced.set.name, str) else short_repr(name),
-            "count": count,
-            "distribution": sourced.record.distribution,
-            "version": sourced.record.version,
-            "provider": sourced.record.name,
-        })  # fmt: skip
+    # a stream that declares no count is read to count it: a million prompts take seconds
+    counting = SetCheckDisplay(enabled=not args.json, verb="counting")
+    try:
+        for identifier, sourced in catalog.sets.items():
+            count, failure = count_members(getattr(sourced.set, count_attr), counting, identifier)
+            if failure is not None:  # a stream whose producer failed while it was counted
+                problems.append(f'set "{identifier}": field {count_attr}: {failure}')
+            rows.append({
+                "identifier": identifier,
+                # the name is the plugin's and not checked here (`evalkit validate` does): cut past its bound
+                "name": clipped(name, MAX_NAME_CHARS) if isinstance(name := sourced.set.name, str) else short_repr(name),
+                "count": count,
+                "distribution": sourced.record.distribution,
+                "version": sourced.record.version,
+                "provider": sourced.record.name,
+            })  # fmt: skip
+    finally:
+        counting.stop()
     for failure in catalog.failures:
         where = f"{failure.record.kind} {failure.record.describe()}"
         if isinstance(failure.exception, SetValidationError):

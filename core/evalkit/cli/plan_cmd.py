@@ -168,16 +168,21 @@ def _estimate(args: Arguments, config: Any, judged: bool, repeats: int) -> Any:
     usage of the scope's latest run where there is one, else from the prompts' lengths."""
     from ..run.estimate import estimate_set
     from .common import database_url
+    from .render import SetCheckDisplay
 
     options: dict[str, Any] = {}
     if judged and args.judge:
         options["judge"] = args.judge
     if judged and args.judge_repeats is not None:  # as `evalkit run --judge-repeats` passes them
         options["repeats"] = args.judge_repeats
-    return estimate_set(
-        args.set, provider=args.provider, model=args.model, grader=args.grader, grader_options=options or None,
-        config=config, database=database_url(args, config), repeats=repeats,
-    )  # fmt: skip
+    checking = SetCheckDisplay(enabled=not args.json)  # a set of a million streamed prompts takes a while
+    try:
+        return estimate_set(
+            args.set, provider=args.provider, model=args.model, grader=args.grader, grader_options=options or None,
+            config=config, database=database_url(args, config), repeats=repeats, on_check=checking,
+        )  # fmt: skip
+    finally:
+        checking.stop()
 
 
 def estimate_lines(estimate: Any, plan: Any) -> list[str]:

@@ -51,21 +51,26 @@ def handle(args: Arguments) -> int:
     from .common import database_url
     from .console import console
     from .json_output import print_json
-    from .render import outcome_document, render_outcome
+    from .render import SetCheckDisplay, outcome_document, render_outcome
 
     config = load_config(args.config)
     from .gate_options import gate_of
 
     tolerances, gate = gate_of(args, config)
-    outcome = regrade_run(
-        args.run_id,
-        grader=args.grader,
-        grader_options={"judge": args.judge} if args.judge else None,
-        config=config,
-        database=database_url(args, config),
-        tolerances=tolerances,
-        gate=gate,
-    )
+    checking = SetCheckDisplay(enabled=not args.json)  # the set's check, before anything is graded
+    try:
+        outcome = regrade_run(
+            args.run_id,
+            grader=args.grader,
+            grader_options={"judge": args.judge} if args.judge else None,
+            config=config,
+            database=database_url(args, config),
+            tolerances=tolerances,
+            gate=gate,
+            on_check=checking,
+        )
+    finally:
+        checking.stop()
     if args.json:
         print_json(outcome_document(outcome))
     else:

@@ -87,16 +87,21 @@ SHOWN_IDENTIFIER_CHARS = 80
 
 
 class SetCheckDisplay:
-    """The progress of the check of a set (the pass that checks, counts and fingerprints it before
-    a run, or ``evalkit validate``'s) on stderr, only on a terminal, as :class:`ProgressDisplay`
-    shows a run's: ``checking set X``, a bar (of the count a stream declares, with the time
-    remaining; one that moves to and fro when it declares none) and the prompts checked so far. It appears once the check has
-    taken :data:`CHECK_SHOWN_AFTER_S` and is removed when the check ends. Called with each
-    :class:`~evalkit.validation.CheckProgress` the check reports (the kernel's ``on_check``); it
-    looks at the clock only then, every :data:`~evalkit.validation.CHECK_PROGRESS_EVERY` prompts."""
+    """The progress of a pass over a set on stderr, only on a terminal, as :class:`ProgressDisplay`
+    shows a run's: the check before a run, ``evalkit plan`` or ``evalkit regrade`` (the pass that
+    checks, counts and fingerprints it) or ``evalkit validate``'s, and ``evalkit list``'s count of
+    a stream that declares none. It shows ``VERB set X`` (``verb``: ``checking``, ``counting``), a
+    bar (of the count a stream declares, with the time remaining; one that moves to and fro when
+    it declares none) and the prompts reached so far. It appears once the pass has taken
+    :data:`CHECK_SHOWN_AFTER_S` and is removed when the pass ends. Called with each
+    :class:`~evalkit.validation.CheckProgress` the pass reports (the kernel's ``on_check`` or
+    ``progress``); it looks at the clock only then, every
+    :data:`~evalkit.validation.CHECK_PROGRESS_EVERY` prompts or
+    :data:`~evalkit.validation.CHECK_PROGRESS_SECONDS`, whichever comes first."""
 
-    def __init__(self, enabled: bool = True) -> None:
+    def __init__(self, enabled: bool = True, verb: str = "checking") -> None:
         self.enabled = enabled and sys.stderr.isatty()
+        self.verb = verb
         self._progress: Any = None
         self._task: Any = None
         self._began = 0.0
@@ -129,7 +134,7 @@ class SetCheckDisplay:
             columns.append(TimeRemainingColumn())
         self._progress = Progress(*columns, console=err.rich, transient=True)
         self._progress.start()
-        described = err.safe(f"checking set {clipped(report.identifier, SHOWN_IDENTIFIER_CHARS)}")
+        described = err.safe(f"{self.verb} set {clipped(report.identifier, SHOWN_IDENTIFIER_CHARS)}")
         self._task = self._progress.add_task(described, total=report.total, count=_checked_count(report))
 
     def stop(self) -> None:

@@ -16,7 +16,7 @@ never asked, and no readiness probe is made. (The ``evalkit plan`` command print
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ import attrs
 from ..config import Config, load_config
 from ..costs import Price, price_from_mapping
 from ..storage import check_database_url, missing_store, resolve_database_url
+from ..validation import CheckProgress
 
 __all__ = ["JUDGE_INSTRUCTION_TOKENS", "JUDGE_OUTPUT_TOKENS", "RunEstimate", "estimate_set"]
 
@@ -185,12 +186,14 @@ def estimate_set(
     concurrency: int | None = None,
     repeats: int | None = None,
     cwd: Path | None = None,
+    on_check: Callable[[CheckProgress], None] | None = None,
 ) -> RunEstimate:
     """Estimate a run of ``set_identifier`` (the arguments of :func:`evalkit.evaluate_set`) without
     calling anything: the requests, the tokens, the cost and the time (see the module docstring) of
     a run that answers every prompt ``repeats`` times (else ``[run] repeats``, else once). An
     unknown set, grader or provider instance, or repeats a run would refuse, is refused as a run
-    refuses it (a usage error)."""
+    refuses it (a usage error). ``on_check`` hears how far the check of the set has come, as
+    :func:`evalkit.evaluate_set`'s does."""
     from .. import hooks
     from .answering import prompts as prompt_answering
     from .library import chosen_repeats, opened
@@ -201,7 +204,7 @@ def estimate_set(
     source = prompt_answering.PromptSource(
         set_identifier, provider, model, grader, True, dict(grader_options or {}), None, concurrency, repeats=repeats
     )
-    answering, _notes = prompt_answering.prepare_prompts(source, config, manager)
+    answering, _notes = prompt_answering.prepare_prompts(source, config, manager, on_check)
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)
     if missing_store(url) is not None:  # an estimate never creates a store

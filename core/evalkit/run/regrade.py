@@ -25,6 +25,7 @@ from ..errors import GenerationError, UsageError
 from ..runs import CaseResult
 from ..storage import check_database_url, resolve_database_url
 from ..tolerance import Tolerances
+from ..validation import CheckProgress
 from .lifecycle import execute
 from .outcome import Outcome
 from .plan import Gate, Observing, Placement, RunPlan
@@ -55,6 +56,7 @@ def regrade_run(
     gate: Any = None,
     cwd: Path | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
+    on_check: Callable[[CheckProgress], None] | None = None,
 ) -> Outcome:
     """Grade the stored answers of run ``run_id`` again and store the result as a new run.
 
@@ -63,6 +65,8 @@ def regrade_run(
     paid for). ``tolerances`` and ``gate`` decide the comparison as for :func:`evaluate_set`.
     Refused (a usage error, nothing stored) when the run is not in the store, is not a
     prompt run, or its answers were not stored in full; and when its set is no longer installed.
+    ``on_case`` hears each graded case; ``on_check`` how far the check of the set has come, as
+    :func:`evalkit.evaluate_set`'s do.
     """
     from . import library
     from .answering import prompts as prompt_answering
@@ -86,7 +90,7 @@ def regrade_run(
         )  # fmt: skip
         chosen = grader or source.grader
         prepared = prompt_answering.PromptSource(source.set_identifier, None, None, chosen, True, dict(grader_options or {}), bound)
-        answering, notes = prompt_answering.prepare_prompts(prepared, config, manager)
+        answering, notes = prompt_answering.prepare_prompts(prepared, config, manager, on_check)
         stored = spending.stored_answers(repository, run_id, answering, only=True)
         plan_of_spending = spending.SpendingPlan(stored=stored, reuse_kind="regrade")
         answering = attrs.evolve(answering, spending=plan_of_spending)
