@@ -255,3 +255,18 @@ def test_a_stream_whose_producer_stalls_is_interrupted_at_set_load_timeout_not_w
     ) in during.stderr
     (run,) = evalkit_cli("history", "streamed.shifting", "--json", env=env).json()["runs"]
     assert (run["status"], run["verdict"]) == ("interrupted", None) and run["answered"] <= 2, run
+
+
+def test_plan_counts_a_stream_in_its_check_and_reads_it_no_more_to_count_it(evalkit_cli, streamed) -> None:
+    """`evalkit plan` took the count of its plan by len() of the set it had looked up itself: a
+    stream that declares no count was read once more, silently (a million prompts: seconds). The
+    count is the estimate's, from the check's own pass."""
+    env, log = streamed
+    log.unlink(missing_ok=True)
+    planned = evalkit_cli("plan", "streamed.uncounted", "--json", env=env)
+    assert planned.code == 0, planned.stderr
+    assert planned.json()["cases"] == SIZE and planned.json()["estimate"]["cases"] == SIZE
+    passes, _ = witnessed(log)
+    # checked and counted in one pass; the reference generator's bind_set reads the references;
+    # the estimate reads the prompts' lengths (twice: the measured cases first)
+    assert passes == ["streamed.uncounted"] * 4, passes

@@ -58,14 +58,6 @@ def _fraction(text: str | None, option: str, *, above_zero: bool = True) -> floa
     return value
 
 
-def _case_count(golden_set: Any) -> int:
-    prompts = golden_set.prompts
-    try:
-        return len(prompts)
-    except TypeError:
-        return sum(1 for _ in prompts)
-
-
 def _pass_value(run: Any) -> float:
     """A stored run's pass rate as the gate compares it: the mean pass fraction of a run whose cases
     were answered several times, else the share of cases that passed."""
@@ -138,7 +130,7 @@ def handle(args: Arguments) -> int:
     estimate = _estimate(args, config, judged, repeats)
     plan = plan_for(
         golden_set.identifier,
-        _case_count(golden_set),
+        estimate.cases,  # counted by the check's pass: len() of a stream that declares no count reads it again
         repeats=repeats,
         judge_repeats=estimate.judge_repeats,
         rate=rate,
