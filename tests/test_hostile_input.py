@@ -884,6 +884,39 @@ def test_a_set_whose_name_is_5_million_characters_is_listed_cut_and_named_once_p
     assert sum(len(reason) for reason in reasons) < 200_000 and len(reasons) == 1_001
 
 
+#: What a provider raising SetValidationError with 5,000,000 problems has kept: the first 1,000,
+#: then one line saying how many more there were (evalkit.shapes.bounded_problems).
+OWN_PROBLEMS = [f"problem #{number:,} of the provider's own" for number in range(1, 1_001)]
+NOT_KEPT = "4,999,000 more problems were not kept, after the first 1,000: mend these first"
+
+
+def test_a_provider_raising_5_million_problems_of_its_own_has_the_first_1000_kept_everywhere(cli, project) -> None:
+    """A provider raising SetValidationError itself with 5,000,000 problems: `list sets` printed a
+    line for each (and `--json` listed them all), `validate` joined them all into one text before
+    cutting it, a run of a missing set printed them all. The error keeps the first 1,000 and a line
+    saying how many more there were, so every consumer is bounded; the exit code is 2 as for any
+    broken provider, and the other sets are listed, checked and run."""
+    env = {SPRAWLING: "many_problems"}
+    listed = cli("list", "sets", "--json", env=env)
+    assert listed.code == 2, listed.stderr[-500:]
+    document = listed.json()
+    assert document["problems"] == [f"{PROVIDER}: {problem}" for problem in (*OWN_PROBLEMS, NOT_KEPT)]
+    assert "evalkit.smoke" in {row["identifier"] for row in document["sets"]} and len(listed.stdout) < 200_000
+    shown = cli("list", "sets", env=env)
+    assert shown.code == 2 and "evalkit.smoke" in shown.stdout
+    lines = [line for line in shown.stderr.splitlines() if line.startswith("error: ")]  # the noisy provider prints too
+    assert len(lines) == 1_001 and lines[-1] == f"error: {PROVIDER}: {NOT_KEPT}", lines[-3:]
+    validated = cli("validate", "--json", env=env)
+    assert validated.code == 2 and len(validated.stdout) < 100_000, validated.stderr[-500:]
+    failed = [problem for problem in validated.json()["problems"] if problem["set"] == PROVIDER]
+    assert [problem["reason"][:80] for problem in failed] == ["; ".join(OWN_PROBLEMS)[:80]]
+    assert any(line.startswith("set evalkit.smoke ") for line in validated.json()["checked"])
+    missing = cli("run", "hostile.not_there", env=env)  # the refusal may be why it is missing: it is shown
+    assert missing.code == 2 and "(1001 problems)" in missing.stderr, missing.stderr[-500:]
+    assert f"  - {OWN_PROBLEMS[-1]}\n  - {NOT_KEPT}" in missing.stderr and len(missing.stderr) < 100_000
+    assert cli("run", "evalkit.smoke", env=env).code == 0
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", '"60"', "true", "1" + "0" * 20])
 def test_a_grade_set_load_or_hook_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
     for key in ("grade_timeout", "set_load_timeout", "hook_timeout"):

@@ -213,3 +213,33 @@ def test_finite_floats_and_a_whole_value_fault_are_as_before() -> None:
     fault = value_fault(loop)
     assert fault is not None and (fault.path, fault.number) == ((), None)
     assert fault.sentence() == "its value contains itself, so it would never end"
+
+
+def test_a_list_of_problems_keeps_the_first_1000_and_says_how_many_more_there_were() -> None:
+    """A provider raising SetValidationError with millions of problems had each of them printed;
+    the list keeps MAX_PROBLEMS_KEPT and a last line, each problem cut as ever."""
+    from evalkit.errors import SetValidationError
+    from evalkit.shapes import MAX_PROBLEM_CHARS, MAX_PROBLEMS_KEPT, bounded_problems
+
+    assert MAX_PROBLEMS_KEPT == 1_000
+    many = [f"p{number}" for number in range(100_000)]
+    kept = SetValidationError(many).problems
+    assert kept == (*many[:1_000], "99,000 more problems were not kept, after the first 1,000: mend these first")
+    # one more than the limit is kept whole: the line saying so would take the place of the one it names
+    assert bounded_problems(many[:1_001]) == tuple(many[:1_001])
+    assert bounded_problems(many[:1_002]) == (*many[:1_000], "2 more problems were not kept, after the first 1,000: mend these first")
+    assert bounded_problems(["G" * 5_000_000, "short"]) == ("G" * MAX_PROBLEM_CHARS + "… (5,000,000 characters)", "short")
+    assert bounded_problems(("a", "b", "c"), limit=1) == ("a", "2 more problems were not kept, after the first 1: mend these first")
+
+
+def test_an_iterator_of_problems_that_never_ends_is_read_to_the_limit_and_a_text_is_one_problem() -> None:
+    from itertools import count
+
+    from evalkit.errors import SetValidationError
+    from evalkit.shapes import bounded_problems
+
+    endless = (f"p{number}" for number in count())
+    kept = bounded_problems(endless)
+    assert len(kept) == 1_001 and kept[-1] == "more problems (handed over as an iterator) were not read, after the first 1,000: mend these first"
+    assert next(endless) == "p1002"  # read two past the limit, and no further
+    assert SetValidationError("one problem, not 11").problems == ("one problem, not 11",)  # type: ignore[arg-type]

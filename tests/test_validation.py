@@ -251,6 +251,24 @@ def test_the_check_keeps_the_first_problems_and_says_where_it_stopped(monkeypatc
     assert survey.problems[-1] == 'set "pkg.strays": the check stopped before prompt #3, after 2 problems: mend these first'
 
 
+def test_the_checks_list_is_its_limit_and_one_line_however_its_problems_came(monkeypatch) -> None:
+    """The set's own problems (its name) count toward the limit, a prompt with several problems
+    does not take the list past it, and a stream stopped early is not said to yield too few: so
+    the list fits what the SetValidationError carrying it keeps (bounded_problems), uncut."""
+    import evalkit.validation
+
+    monkeypatch.setattr(evalkit.validation, "MAX_PROBLEMS_KEPT", 3)
+    blank = [GoldenPrompt(id="same", prompt=" ", assertions=[Assertion.contains("x")]) for _ in range(5)]  # 2 problems from #2 on
+    stream = PromptStream(lambda: iter(blank), count=5)
+    survey = survey_prompt_set(GoldenPromptSet(identifier="pkg.blank", name=" ", prompts=stream), BUILTIN_KINDS)
+    assert len(survey.problems) == 4 and survey.problems[0].startswith('set "pkg.blank": field name')
+    assert survey.problems[-1] == 'set "pkg.blank": the check stopped before prompt #3, after 3 problems: mend these first'
+    assert not any("declares" in problem for problem in survey.problems)
+    with pytest.raises(SetValidationError) as refused:
+        validate_prompt_set(GoldenPromptSet(identifier="pkg.blank", name=" ", prompts=blank), BUILTIN_KINDS)
+    assert refused.value.problems == survey.problems
+
+
 def numbered_set(size: int, identifier: str = "pkg.many") -> GoldenPromptSet:
     """A valid set of ``size`` prompts, as a tuple."""
     prompts = [GoldenPrompt(id=f"p{n}", prompt="x", assertions=[Assertion.contains("x")]) for n in range(size)]

@@ -8,7 +8,7 @@
     │   ├── UnknownPluginError        unknown grader/generator/retriever, with the known ones
     │   └── ToleranceError            a --max-*-drop that is not a finite number in 0..1
     ├── ConfigError                   evalkit.toml / [tool.evalkit] is unreadable or wrong (exit 2)
-    ├── SetValidationError            a golden set breaks a rule; ``problems`` lists them all (exit 2)
+    ├── SetValidationError            a golden set breaks a rule; ``problems`` lists them, up to 1,000 (exit 2)
     ├── PluginError                   a plugin failed to import, raised, or broke its contract (exit 2)
     │   └── DuplicateSetError         two distributions ship one set identifier
     ├── GenerationError               the system under test failed for one case (stored as errored)
@@ -134,12 +134,14 @@ class SetValidationError(EvalkitError):
     """A golden set breaks one or more rules; every problem names the set, prompt and field.
 
     Each problem is cut to :data:`~evalkit.shapes.MAX_PROBLEM_CHARS` (it may quote a plugin's text:
-    a validator's issue, a stream producer's exception, or a provider raising this error itself)."""
+    a validator's issue, a stream producer's exception, or a provider raising this error itself),
+    and past :data:`~evalkit.shapes.MAX_PROBLEMS_KEPT` of them the first are kept with a last line
+    saying how many more there were (:func:`~evalkit.shapes.bounded_problems`)."""
 
     def __init__(self, problems: Sequence[str]) -> None:
-        from .shapes import bounded_problem  # shapes imports this module
+        from .shapes import bounded_problems  # shapes imports this module
 
-        self.problems = tuple(bounded_problem(problem) for problem in problems)
+        self.problems = bounded_problems(problems)
         super().__init__("; ".join(self.problems))
 
 

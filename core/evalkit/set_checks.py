@@ -22,7 +22,7 @@ from .setfiles import (
     load_set_files,
     set_files_under,
 )
-from .shapes import bounded_problem
+from .shapes import bounded_problem, bounded_problems
 
 __all__ = ["SetProblem", "ValidationReport", "check_everything", "check_targets"]
 
@@ -126,7 +126,8 @@ def _installed(
             if sourced.record.name == "evalkit.files" and want is None:
                 continue  # already checked as files
             found.add(identifier)
-            issues = rules(sourced.set)
+            # a question or calibration set's check does not stop at MAX_PROBLEMS_KEPT itself
+            issues = bounded_problems(rules(sourced.set))
             problems.extend(SetProblem(identifier, issue) for issue in issues)
             if not issues:
                 checked.append(f"{_describe(sourced.set)} from {sourced.record.describe()}")

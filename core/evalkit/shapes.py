@@ -23,6 +23,7 @@ from .errors import PLUGIN_FAILURES, SetTooLarge
 __all__ = [
     "MAX_MESSAGE_LINE",
     "MAX_NAME_CHARS",
+    "MAX_PROBLEMS_KEPT",
     "MAX_PROBLEM_CHARS",
     "MAX_REASON_CHARS",
     "MAX_VALUE_CONTAINERS",
@@ -31,6 +32,7 @@ __all__ = [
     "ValueFault",
     "ValuePath",
     "bounded_problem",
+    "bounded_problems",
     "bounded_reason",
     "bounded_text",
     "clipped",
@@ -271,6 +273,32 @@ def bounded_problem(value: object) -> object:
     handed over without raising (an assertion validator's issue, a provider's own
     ``SetValidationError``) is bounded there, however it was made."""
     return bounded_text(value, MAX_PROBLEM_CHARS) if isinstance(value, str) else value
+
+
+#: How many problems a list of them keeps, as a compiler stops at its error limit: the check of a
+#: set stops there (:func:`evalkit.validation.survey_prompt_set`), and a list a plugin hands over
+#: is cut there (:func:`bounded_problems`). A million broken prompts printed a million lines (120 MB).
+MAX_PROBLEMS_KEPT = 1_000
+
+
+def bounded_problems(problems: Iterable[object], limit: int = MAX_PROBLEMS_KEPT) -> tuple[object, ...]:
+    """``problems`` as a list of them keeps it: each one cut by :func:`bounded_problem`, and at most
+    ``limit + 1`` of them — past that, the first ``limit`` and a last line saying how many more there
+    were (``4,999,000 more problems were not kept, after the first 1,000: mend these first``). What
+    :class:`~evalkit.errors.SetValidationError` applies to the problems it is given, so a provider
+    raising it with millions of problems is bounded for every consumer (``evalkit list sets``,
+    ``validate``, ``run``'s error). One text is one problem (not a list of its characters); an
+    iterator is read up to two past ``limit`` and never further (it may never end)."""
+    if isinstance(problems, str):
+        problems = (problems,)
+    head = tuple(islice(problems, limit + 2))  # two past the limit tell "one line too many" from "more"
+    if len(head) <= limit + 1:  # the line saying how many more would take the place of the one it names
+        return tuple(bounded_problem(problem) for problem in head)
+    if isinstance(problems, Sized):
+        rest = f"{len(problems) - limit:,} more problems were not kept"
+    else:
+        rest = "more problems (handed over as an iterator) were not read"
+    return (*(bounded_problem(problem) for problem in head[:limit]), f"{rest}, after the first {limit:,}: mend these first")
 
 
 #: The longest exception class name a message shows (a class can be made with any ``__name__``).

@@ -15,6 +15,7 @@ from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, prompt_limit_passed
 from .shapes import (
     MAX_NAME_CHARS,
+    MAX_PROBLEMS_KEPT,
     exception_message,
     exception_text,
     set_label,
@@ -136,9 +137,9 @@ def _seen_key(item_id: str) -> str | bytes:
     return hashlib.blake2b(item_id.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-#: How many problems one check of a prompt set keeps before it stops, as a compiler stops at its
-#: error limit: a set of a million broken prompts was a million lines (120 MB) on stderr.
-MAX_PROBLEMS_KEPT = 1_000
+# MAX_PROBLEMS_KEPT (from evalkit.shapes, and read here when a check runs): how many problems one
+# check of a prompt set keeps before it stops, saying so in one more line. A list of problems is
+# kept to as many by the SetValidationError that carries it, so the check's list is never cut again.
 
 def stream_failure(number: int, exc: BaseException) -> str:
     """What a stream's producer failing at prompt ``number`` (1-based) is called in a problem."""
@@ -307,7 +308,7 @@ def survey_prompt_set(
             if count > prompt_types.MAX_PROMPTS:  # a list or tuple that long (a stream stops itself)
                 strays.append(f"{where}: field prompts: {prompt_limit_passed('the set holds')}")
                 break
-            if len(strays) + len(prompt_problems) >= MAX_PROBLEMS_KEPT:
+            if len(problems) + len(strays or prompt_problems) >= MAX_PROBLEMS_KEPT:
                 stopped = f"{where}: the check stopped before prompt #{count}, after {MAX_PROBLEMS_KEPT:,} problems: mend these first"
                 break
             if not isinstance(item, GoldenPrompt):
@@ -322,11 +323,14 @@ def survey_prompt_set(
         pace.end(count)
     if not count and not strays:
         problems.append(_empty_problem(where, "prompt"))
-    if declared is not None and declared != count and not strays:
+    if declared is not None and declared != count and not strays and not stopped:
         problems.append(
             f"{where}: field prompts: the PromptStream declares {counted(declared, 'prompt')} but yields {count}"
         )
-    return PromptSetSurvey(tuple(problems + (strays or prompt_problems) + ([stopped] if stopped else [])), count)
+    found = problems + (strays or prompt_problems)
+    if stopped:  # the last prompt checked may have added several: the limit is the list's
+        found = [*found[:MAX_PROBLEMS_KEPT], stopped]
+    return PromptSetSurvey(tuple(found), count)
 
 
 def _whole_every(every: object) -> int:

@@ -11,7 +11,9 @@ Each value makes one way a plugin's failure reaches a set problem or a failed-pr
 * ``unprintable_stream``: the stream's producer raises that exception;
 * ``identifier``: it ships a set whose identifier is :data:`GIANT` characters (and a valid set);
 * ``set_name``: it ships ``hostile.sprawling_name``, whose name is :data:`GIANT` characters and
-  whose :data:`BLANK_PROMPTS` prompts are all blank (a problem each).
+  whose :data:`BLANK_PROMPTS` prompts are all blank (a problem each);
+* ``many_problems``: the listing raises ``SetValidationError`` itself, with :data:`MANY_PROBLEMS`
+  problems (``problem #1 of the provider's own`` …, each made when it is read).
 
 Unset (or anything else), the provider ships nothing, so the distribution's other tests never see it.
 """
@@ -19,9 +21,11 @@ Unset (or anything else), the provider ships nothing, so the distribution's othe
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import overload
 
 from evalkit import GoldenPrompt, GoldenPromptSet, PromptStream
+from evalkit.errors import SetValidationError
 
 #: Read at import and at each call (the test runner forgets this module after each command).
 VARIABLE = "EVALKIT_HOSTILE_SPRAWLING_FAILURE"
@@ -29,6 +33,8 @@ VARIABLE = "EVALKIT_HOSTILE_SPRAWLING_FAILURE"
 GIANT = 5_000_000
 #: How many blank prompts the ``set_name`` set holds (each a problem naming the set).
 BLANK_PROMPTS = 1_000
+#: How many problems the ``many_problems`` listing raises.
+MANY_PROBLEMS = 5_000_000
 
 
 def _mode() -> str:
@@ -62,6 +68,26 @@ def _produce() -> Iterator[GoldenPrompt]:
     raise Unprintable() if _mode() == "unprintable_stream" else RuntimeError("S" * GIANT)
 
 
+class ManyProblems(Sequence[str]):
+    """:data:`MANY_PROBLEMS` problems, each made when it is read (a list of them would take a
+    gigabyte of the test's memory; to evalkit it is the same sequence of texts)."""
+
+    def __len__(self) -> int:
+        return MANY_PROBLEMS
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[number] for number in range(*index.indices(MANY_PROBLEMS))]
+        if not -MANY_PROBLEMS <= index < MANY_PROBLEMS:
+            raise IndexError(index)
+        return f"problem #{index % MANY_PROBLEMS + 1:,} of the provider's own"
+
+
 class SprawlingFailureSets:
     """Fails as ``$EVALKIT_HOSTILE_SPRAWLING_FAILURE`` says (see the module); ships nothing otherwise."""
 
@@ -69,6 +95,8 @@ class SprawlingFailureSets:
         """The failure chosen, a set whose stream fails, or nothing."""
         if _mode() in ("listing", "name", "unprintable"):
             raise _failure()
+        if _mode() == "many_problems":
+            raise SetValidationError(ManyProblems())
         if _mode() == "identifier":
             return [
                 GoldenPromptSet(identifier="i" * GIANT, name="Sprawling", prompts=[GoldenPrompt(id="a", prompt="x", reference="x")]),
