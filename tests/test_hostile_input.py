@@ -917,6 +917,26 @@ def test_a_provider_raising_5_million_problems_of_its_own_has_the_first_1000_kep
     assert cli("run", "evalkit.smoke", env=env).code == 0
 
 
+def test_a_wide_problem_is_cut_where_it_enters_the_terminal_whichever_command_prints_it(cli, evalkit_cli, hostile_env, project) -> None:
+    """A provider's problem of 11,000 characters (short of the 12,000 a problem keeps): `list sets`
+    printed it through the console's template (`err.line`), which cut no value, so it came out
+    whole — one line of 11,000 in a log, 56 rows of a terminal. Every value entering the terminal
+    is cut in its middle to 2,000 characters (evalkit.cli.console), so `list sets`, `validate` and
+    a run's error show its start, how much was cut and its end, in a log and on a terminal alike."""
+    env = {SPRAWLING: "wide_problem"}
+    start = "the provider's own problem, wide: "
+    for args in (("list", "sets"), ("validate",), ("run", "hostile.not_there")):
+        shown = cli(*args, env=env)
+        assert shown.code == 2, (args, shown.stderr[-500:])
+        line = next(line for line in shown.stderr.splitlines() if start in line)
+        assert len(line) < 2_100 and " characters cut … " in line and line.endswith("W" * 900), (args, line[:300])
+    assert cli("list", "sets", "--json", env=env).json()["problems"] == [f"{PROVIDER}: {start}" + "W" * (11_000 - len(start))]
+    wrapped = evalkit_cli("list", "sets", env={**hostile_env, **env}, terminal=True)
+    assert wrapped.code == 2 and "evalkit.smoke" in wrapped.stdout
+    assert start in wrapped.stderr and "characters cut" in " ".join(wrapped.stderr.split())
+    assert len("".join(wrapped.stderr.split())) < 2_100, len(wrapped.stderr)
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", '"60"', "true", "1" + "0" * 20])
 def test_a_grade_set_load_or_hook_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
     for key in ("grade_timeout", "set_load_timeout", "hook_timeout"):

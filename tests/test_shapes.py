@@ -215,6 +215,16 @@ def test_finite_floats_and_a_whole_value_fault_are_as_before() -> None:
     assert fault.sentence() == "its value contains itself, so it would never end"
 
 
+def test_clipped_line_cuts_the_whole_text_as_one_line_in_its_middle() -> None:
+    from evalkit.shapes import MAX_MESSAGE_LINE, clipped_line
+
+    assert clipped_line("x" * MAX_MESSAGE_LINE) == "x" * MAX_MESSAGE_LINE
+    text = "start " + "\n".join(["m" * 99] * 100) + " the end"
+    shown = clipped_line(text, 100)
+    assert shown.startswith("start ") and shown.endswith(" the end") and f"… {len(text) - 100:,} characters cut …" in shown
+    assert len(shown) < 140  # its line breaks do not make it several lines of 100
+
+
 def test_a_list_of_problems_keeps_the_first_1000_and_says_how_many_more_there_were() -> None:
     """A provider raising SetValidationError with millions of problems had each of them printed;
     the list keeps MAX_PROBLEMS_KEPT and a last line, each problem cut as ever."""

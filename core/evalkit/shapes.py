@@ -36,6 +36,7 @@ __all__ = [
     "bounded_reason",
     "bounded_text",
     "clipped",
+    "clipped_line",
     "clipped_lines",
     "exception_message",
     "exception_name",
@@ -338,14 +339,20 @@ def exception_text(exc: BaseException) -> str:
 MAX_MESSAGE_LINE = 2_000
 
 
-def clipped_lines(text: str, limit: int = MAX_MESSAGE_LINE) -> str:
-    """``text`` with each line over ``limit`` characters cut in its middle (``"… 98,000 characters
-    cut …"``): a message's start and its end, usually the reason, stay."""
+def clipped_line(text: str, limit: int = MAX_MESSAGE_LINE) -> str:
+    """``text``, one line however many line breaks it holds, cut in its middle past ``limit``
+    characters (``"… 98,000 characters cut …"``): its start and its end, usually the reason, stay.
+    How the terminal shows every value put into a line (:mod:`evalkit.cli.console`)."""
+    if len(text) <= limit:
+        return text
     half = limit // 2
-    return "\n".join(
-        line if len(line) <= limit else f"{line[:half]} … {len(line) - 2 * half:,} characters cut … {line[-half:]}"
-        for line in text.split("\n")
-    )
+    return f"{text[:half]} … {len(text) - 2 * half:,} characters cut … {text[-half:]}"
+
+
+def clipped_lines(text: str, limit: int = MAX_MESSAGE_LINE) -> str:
+    """``text`` with each line over ``limit`` characters cut in its middle (:func:`clipped_line`):
+    a message's start and its end, usually the reason, stay."""
+    return "\n".join(clipped_line(line, limit) for line in text.split("\n"))
 
 
 def whole_number(text: str, *, max_digits: int = 4300, signed: bool = False) -> int | None:

@@ -48,6 +48,47 @@ def test_multiline_text_keeps_its_lines_and_tabs_only() -> None:
     assert literal("line 1\n\tline 2\r\x1b[2J", multiline=True) == "line 1\n\tline 2\\x0d\\x1b[2J"
 
 
+def test_a_long_value_is_cut_in_its_middle_as_one_line_and_each_line_of_a_multiline_one() -> None:
+    """Every value entering the terminal is cut where it enters (literal): a template's value too,
+    which rich would otherwise wrap into as many terminal lines as it takes."""
+    from evalkit.shapes import MAX_MESSAGE_LINE
+
+    wide = "[start] " + "\n".join(["w" * 999] * 12) + " [end]"
+    shown = literal(wide)
+    assert shown.startswith("\\[start] ") and shown.endswith(" \\[end]") and "characters cut" in shown
+    assert "\n" not in shown and len(shown) < MAX_MESSAGE_LINE + 100
+    lines = literal(wide, multiline=True).split("\n")
+    assert len(lines) == 12 and all(len(line) < MAX_MESSAGE_LINE for line in lines)
+    assert literal("x" * MAX_MESSAGE_LINE, markup=False) == "x" * MAX_MESSAGE_LINE
+
+
+def test_output_line_cuts_each_value_it_is_given_on_a_terminal_as_in_a_log() -> None:
+    from evalkit.cli.console import Output
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for stream in (io.StringIO(), Terminal()):
+        out = Output(stream)
+        out.line("[red]error:[/red] {problem}", problem="provider p: " + "P" * 12_000 + " the reason")
+        written = stream.getvalue()
+        assert "".join(written.split()).endswith("Pthereason")
+        assert len("".join(written.split())) < 2_100 and "characters cut" in " ".join(written.split())
+
+
+def test_a_secret_astride_the_cut_is_scrubbed_before_it_is_cut() -> None:
+    remember_secret_holder(_Holder())
+    from evalkit.cli.console import Output
+
+    text = "a" * 985 + " render-test-secret-1234 " + "z" * 2_000
+    message = io.StringIO()
+    Output(message).message(text)  # an error message: its lines were cut before the secrets went
+    for shown in (literal(text), literal(text, multiline=True), message.getvalue()):
+        assert "render-test" not in shown and "secret-1234" not in shown and "test-secr" not in shown
+        assert "characters cut" in shown
+
+
 def test_json_output_parses_to_the_same_text(capsys: pytest.CaptureFixture[str]) -> None:
     hostile = "\x1b[31m \x9b \u202e \u2028 \udcff \U000e0001 [/] \n"
     print_json({"text": hostile})

@@ -14,7 +14,10 @@ interpreted. Call sites do not escape; they say which text is evalkit's own:
   values to put in it, each of them data: ``out.line("[bold]Run {run_id}[/bold]", run_id=run.id)``.
   A value that is already a rich ``Text`` (made by :meth:`Output.text`) keeps its styles;
 - :class:`Lines` marks data whose line breaks are meant (an answer, an error message): its lines
-  stay lines, each cut in its middle past :data:`~evalkit.shapes.MAX_MESSAGE_LINE` characters.
+  stay lines, each cut in its middle past :data:`~evalkit.shapes.MAX_MESSAGE_LINE` characters;
+  any other value is one line, cut the same way — on a terminal rich wraps a long value into
+  lines of its width, so the cut is made here, where every value enters the output, and never
+  at the call sites (a set's problem of 12,000 characters is shown as 2,000 and how many were cut).
 
 ``--json`` has its own boundary (:mod:`evalkit.cli.json_output`); what a plugin prints itself goes
 to standard error untouched (:mod:`evalkit.cli.stdout`). rich is imported only when something is
@@ -65,16 +68,22 @@ def literal(value: object, *, markup: bool = True, multiline: bool = False) -> s
     """``value`` as text that prints as itself: what :class:`Output` does to every value.
 
     Secret values of the components built in this process (``secret_values()``) become ``***``;
-    control and format characters become visible escapes (``\\x1b``, ``\\r``, ``\\x00``, and
-    ``\\n`` unless ``multiline``, for answers and messages whose lines are meant; see
+    the text is then cut in its middle past :data:`~evalkit.shapes.MAX_MESSAGE_LINE` characters —
+    as one line, or each of its lines when ``multiline`` (:func:`evalkit.shapes.clipped_line`;
+    after the secrets, so a secret astride the cut is never shown in part); control and format
+    characters become visible escapes (``\\x1b``, ``\\r``, ``\\x00``, and ``\\n`` unless
+    ``multiline``, for answers and messages whose lines are meant; see
     :func:`evalkit.printable.visible`); and — unless ``markup`` is false, for text that is not put
     into rich markup — rich markup is escaped, so a set named ``[/]`` is shown as ``[/]``.
     """
     from ..printable import visible
     from ..privacy import remove_secrets, secrets_to_hide
+    from ..shapes import clipped_line, clipped_lines
 
     text = value if isinstance(value, str) else str(value)
-    text = visible(remove_secrets(text, secrets_to_hide()), keep="\n\t" if multiline else "")
+    text = remove_secrets(text, secrets_to_hide())
+    text = clipped_lines(text) if multiline else clipped_line(text)
+    text = visible(text, keep="\n\t" if multiline else "")
     if markup:
         from rich.markup import escape
 
@@ -84,11 +93,9 @@ def literal(value: object, *, markup: bool = True, multiline: bool = False) -> s
 
 def _safe(value: object, *, markup: bool) -> str:
     """``value`` made safe: a :class:`Lines` keeps its lines (each cut when too long), anything
-    else is one line."""
+    else is one line (cut when too long)."""
     if isinstance(value, Lines):
-        from ..shapes import clipped_lines
-
-        return literal(clipped_lines(value.text), markup=markup, multiline=True)
+        return literal(value.text, markup=markup, multiline=True)
     return literal(value, markup=markup)
 
 
@@ -159,10 +166,8 @@ class Output:
 
     def plain(self, text: object) -> None:
         """Write ``text`` — data — as one line, unwrapped, as ``print`` would: no markup, no rich;
-        a part longer than :data:`~evalkit.shapes.MAX_MESSAGE_LINE` characters is cut in its middle."""
-        from ..shapes import clipped_lines
-
-        self.file.write(_safe(clipped_lines(text if isinstance(text, str) else str(text)), markup=False) + "\n")
+        longer than :data:`~evalkit.shapes.MAX_MESSAGE_LINE` characters, it is cut in its middle."""
+        self.file.write(_safe(text, markup=False) + "\n")
 
     def message(self, text: object) -> None:
         """Write ``text`` — a message, an error, a traceback — as data whose lines are meant

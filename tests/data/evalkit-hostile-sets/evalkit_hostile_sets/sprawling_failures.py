@@ -13,7 +13,9 @@ Each value makes one way a plugin's failure reaches a set problem or a failed-pr
 * ``set_name``: it ships ``hostile.sprawling_name``, whose name is :data:`GIANT` characters and
   whose :data:`BLANK_PROMPTS` prompts are all blank (a problem each);
 * ``many_problems``: the listing raises ``SetValidationError`` itself, with :data:`MANY_PROBLEMS`
-  problems (``problem #1 of the provider's own`` …, each made when it is read).
+  problems (``problem #1 of the provider's own`` …, each made when it is read);
+* ``wide_problem``: the listing raises ``SetValidationError`` with one problem of :data:`WIDE`
+  characters, short of the bound of a problem's text but five lines' worth of a terminal's.
 
 Unset (or anything else), the provider ships nothing, so the distribution's other tests never see it.
 """
@@ -35,6 +37,9 @@ GIANT = 5_000_000
 BLANK_PROMPTS = 1_000
 #: How many problems the ``many_problems`` listing raises.
 MANY_PROBLEMS = 5_000_000
+#: How long the ``wide_problem`` listing's one problem is: ``WIDE_START``, then ``W`` up to it.
+WIDE = 11_000
+WIDE_START = "the provider's own problem, wide: "
 
 
 def _mode() -> str:
@@ -97,6 +102,8 @@ class SprawlingFailureSets:
             raise _failure()
         if _mode() == "many_problems":
             raise SetValidationError(ManyProblems())
+        if _mode() == "wide_problem":
+            raise SetValidationError([WIDE_START + "W" * (WIDE - len(WIDE_START))])
         if _mode() == "identifier":
             return [
                 GoldenPromptSet(identifier="i" * GIANT, name="Sprawling", prompts=[GoldenPrompt(id="a", prompt="x", reference="x")]),
