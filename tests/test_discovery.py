@@ -3,6 +3,7 @@ stevedore's managers with every failure named, the deny-list, and clashing names
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -46,6 +47,20 @@ def test_the_first_distribution_of_a_name_on_sys_path_shadows_the_others(tmp_pat
     shown, hidden, version = ("shadow_new", "shadow_old", "2.0") if newer_first else ("shadow_old", "shadow_new", "1.0")
     assert hidden not in graders
     assert graders[shown].distribution == "evalkit-shadow" and graders[shown].version == version
+
+
+def test_a_distributions_name_and_version_are_kept_to_200_characters(tmp_path: Path, on_path) -> None:
+    """A METADATA is anyone's to write: a Name or Version of 1,000,000 characters was in every
+    record, and so in every line naming the plugin. The scan keeps 200 characters of each and the
+    length; the plugin is found and loaded as before."""
+    name, version = "evalkit-huge-" + "n" * 999_987, "1." + "0" * 999_998
+    on_path(write_distribution(tmp_path / "huge", name, version, {GRADERS: {"huge": "json:dumps"}}, info="evalkit_huge-1.0"))
+    record = _graders()["huge"]
+    assert registry.MAX_METADATA_CHARS == 200
+    assert record.distribution == name[:200] + "… (1,000,000 characters)"
+    assert record.version == version[:200] + "… (1,000,000 characters)"
+    assert record.describe() == f"huge ({record.distribution} {record.version})" and len(record.describe()) < 500
+    assert registry.load(record) is json.dumps
 
 
 def test_a_distribution_put_on_sys_path_after_the_scan_is_found_once_the_scan_is_forgotten(

@@ -937,6 +937,59 @@ def test_a_wide_problem_is_cut_where_it_enters_the_terminal_whichever_command_pr
     assert len("".join(wrapped.stderr.split())) < 2_100, len(wrapped.stderr)
 
 
+#: A distribution name and a version of 1,000,000 characters (a METADATA written by hand), and
+#: what every line naming one of its plugins shows of them: 200 characters and the length.
+GIANT_NAME = "evalkit-giant-" + "n" * (1_000_000 - len("evalkit-giant-"))
+GIANT_VERSION = "1." + "9" * (1_000_000 - 2)
+SHOWN_NAME = GIANT_NAME[:200] + "… (1,000,000 characters)"
+SHOWN_VERSION = GIANT_VERSION[:200] + "… (1,000,000 characters)"
+GIANT_MODULE = (
+    "from evalkit import GoldenPrompt, GoldenPromptSet\n"
+    "class Shipping:\n"
+    "    def golden_prompt_sets(self):\n"
+    "        return [GoldenPromptSet(identifier='giant.one', name='One', prompts=[GoldenPrompt(id='a', prompt='Say x', reference='x')])]\n"
+    "class Failing:\n"
+    "    def golden_prompt_sets(self):\n"
+    "        raise RuntimeError('the listing failed')\n"
+)
+
+
+def test_a_distribution_whose_name_and_version_are_a_million_characters_is_named_by_200_of_each(cli, project, tmp_path) -> None:
+    """A hand-written METADATA whose Name and Version are 1,000,000 characters each: every line
+    naming one of its plugins (`list`, `list sets`, each failure, their `--json`) printed both
+    whole. The registry's one metadata scan keeps 200 characters of each and their length; the
+    plugins are listed and loaded as before, and the other sets are listed and run."""
+    from tests.support.distributions import write_distribution
+
+    site = write_distribution(
+        tmp_path / "giant", GIANT_NAME, GIANT_VERSION,
+        {"evalkit.golden_sets": {"giant_ok": "evalkit_giant_meta:Shipping", "giant_failing": "evalkit_giant_meta:Failing"}},
+        {"evalkit_giant_meta.py": GIANT_MODULE}, info="evalkit_giant-1.0",
+    )  # fmt: skip
+    env = {"PYTHONPATH": str(site)}
+    plugins = cli("list", "--json", env=env)
+    assert plugins.code == 0 and len(plugins.stdout) < 100_000, plugins.stderr[-500:]
+    rows = {row["name"]: row for row in plugins.json() if row["name"].startswith("giant_")}
+    assert {(row["distribution"], row["version"]) for row in rows.values()} == {(SHOWN_NAME, SHOWN_VERSION)} and len(rows) == 2
+    shown = cli("list", env=env)
+    assert shown.code == 0 and len(shown.stdout) < 100_000
+    line = next(line for line in shown.stdout.splitlines() if "giant_ok" in line)
+    assert line.split(" ", 3)[2] == "giant_ok" and line.endswith(f"  {SHOWN_NAME} {SHOWN_VERSION}"), line[:300]
+    failing = f"golden prompt set provider giant_failing ({SHOWN_NAME} {SHOWN_VERSION})"
+    listed = cli("list", "sets", "--json", env=env)
+    assert listed.code == 2 and len(listed.stdout) < 100_000, listed.stderr[-500:]
+    assert listed.json()["problems"] == [f"{failing}: RuntimeError in golden_prompt_sets(): the listing failed"]
+    row = next(row for row in listed.json()["sets"] if row["identifier"] == "giant.one")
+    assert (row["distribution"], row["version"]) == (SHOWN_NAME, SHOWN_VERSION)
+    table = cli("list", "sets", env=env)
+    assert table.code == 2 and "giant.one" in table.stdout and "evalkit.smoke" in table.stdout
+    assert f"{failing}: RuntimeError" in table.stderr and len(table.stdout + table.stderr) < 100_000
+    validated = cli("validate", "--json", env=env)
+    assert validated.code == 2 and len(validated.stdout) < 100_000
+    assert {"set": failing, "reason": "RuntimeError in golden_prompt_sets(): the listing failed"} in validated.json()["problems"]
+    assert cli("run", "giant.one", env=env).code == 0
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", '"60"', "true", "1" + "0" * 20])
 def test_a_grade_set_load_or_hook_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
     for key in ("grade_timeout", "set_load_timeout", "hook_timeout"):

@@ -27,6 +27,7 @@ __all__ = [
     "GROUPS",
     "KIND_BY_GROUP",
     "Loaded",
+    "MAX_METADATA_CHARS",
     "PluginFailure",
     "PluginRecord",
     "build",
@@ -148,6 +149,11 @@ class Loaded(NamedTuple):
 
 _scanned: tuple[PluginRecord, ...] | None = None
 
+#: How much of a distribution's name and version a record keeps (:func:`evalkit.shapes.clipped`,
+#: with the length): they come from a ``METADATA`` anyone can write, and every line naming a
+#: plugin (``list``, its ``--json``, each failure) printed a 1,000,000-character version whole.
+MAX_METADATA_CHARS = 200
+
 
 def _discover() -> tuple[PluginRecord, ...]:
     """Every entry point in evalkit's groups, from one ``importlib.metadata.entry_points()`` call.
@@ -155,9 +161,11 @@ def _discover() -> tuple[PluginRecord, ...]:
     In the order the metadata lies on ``sys.path``, distributions of one folder by name (whatever
     order the file system lists them in), each one's entry points as its ``entry_points.txt``
     lists them. ``METADATA`` is parsed once per distribution, and only for distributions with an
-    evalkit entry point.
+    evalkit entry point. Its name and version are cut to :data:`MAX_METADATA_CHARS` here, once.
     """
     from importlib.metadata import entry_points
+
+    from .shapes import clipped
 
     position: dict[str, int] = {}
     for index, entry in enumerate(sys.path):
@@ -171,10 +179,11 @@ def _discover() -> tuple[PluginRecord, ...]:
     found: list[tuple[int, str, PluginRecord]] = []
     for dist in by_dist.values():
         meta = dist.metadata
-        name = meta.get("Name") or "(unnamed)"
-        version = meta.get("Version") or ""
+        whole_name = meta.get("Name") or "(unnamed)"
+        name = clipped(whole_name, MAX_METADATA_CHARS)
+        version = clipped(meta.get("Version") or "", MAX_METADATA_CHARS)
         at = position.get(os.path.abspath(str(dist.locate_file(""))), len(position))
-        key = name.lower().replace("-", "_").replace(".", "_")
+        key = whole_name.lower().replace("-", "_").replace(".", "_")
         found.extend(
             (at, key, PluginRecord(ep.group, ep.name, ep.value, name, version)) for ep in dist.entry_points if ep.group in KIND_BY_GROUP
         )

@@ -41,18 +41,26 @@ def install_into(target: Path, *names: str) -> Path:
 
 
 def write_distribution(
-    folder: Path, name: str, version: str, entry_points: dict[str, dict[str, str]], modules: dict[str, str] | None = None
+    folder: Path,
+    name: str,
+    version: str,
+    entry_points: dict[str, dict[str, str]],
+    modules: dict[str, str] | None = None,
+    *,
+    info: str | None = None,
 ) -> Path:
     """Lay out an installed distribution by hand in ``folder`` (a ``sys.path`` entry): its
     ``NAME-VERSION.dist-info`` with ``METADATA`` and ``entry_points.txt``, and ``modules``
     (file name → source) beside it. Quicker than pip for tests that need several versions of one
-    distribution, or a plugin module that misbehaves at import. Returns ``folder``."""
+    distribution, or a plugin module that misbehaves at import. ``info`` names the ``.dist-info``
+    folder instead (``NAME-VERSION``, without the suffix), for a name or version no file name can
+    hold (a ``METADATA`` written by hand may say anything). Returns ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
-    info = folder / f"{name.replace('-', '_')}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\nA test distribution.\n")
+    info_folder = folder / f"{info or name.replace('-', '_') + '-' + version}.dist-info"
+    info_folder.mkdir()
+    (info_folder / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\nA test distribution.\n")
     sections = [f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in members.items()) for group, members in entry_points.items()]
-    (info / "entry_points.txt").write_text("\n".join(sections))
+    (info_folder / "entry_points.txt").write_text("\n".join(sections))
     for filename, source in (modules or {}).items():
         (folder / filename).write_text(source)
     return folder
