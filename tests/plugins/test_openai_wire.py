@@ -19,18 +19,26 @@ KEY = "sk-wire-test-0123456789"
 COMPLETION = json.dumps({"model": "m", "choices": [{"message": {"content": "Paris."}, "finish_reason": "stop"}]}).encode()
 
 
-def serve(respond: Callable[[bytes], bytes], **options: object) -> tuple[list[object], list[bytes]]:
-    """Ask a generator three questions against a raw server answering ``respond(head)``;
-    the outcomes (answers or exceptions) and the request heads the server saw."""
+def serve(
+    respond: Callable[[bytes], bytes], requests: list[object] | None = None, bodies: list[bytes] | None = None, **options: object
+) -> tuple[list[object], list[bytes]]:
+    """Ask a generator ``requests`` (three questions by default; a ``ChatRequest`` through
+    ``achat``) against a raw server answering ``respond(head)``; the outcomes (answers or
+    exceptions) and the request heads the server saw (their bodies appended to ``bodies``)."""
+    from evalkit.answers import ChatRequest
+
     heads: list[bytes] = []
+    asked = requests if requests is not None else [GenerationRequest(f"question {n}") for n in range(3)]
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
                 length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
-                await reader.readexactly(length)
+                body = await reader.readexactly(length)
                 heads.append(head)
+                if bodies is not None:
+                    bodies.append(body)
                 writer.write(respond(head))
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -45,7 +53,10 @@ def serve(respond: Callable[[bytes], bytes], **options: object) -> tuple[list[ob
         settings.update(options)
         generator = OpenAIGenerator(OpenAIOptions(**settings))
         try:
-            return [await _outcome(generator.agenerate(GenerationRequest(f"question {n}"))) for n in range(3)]
+            return [
+                await _outcome(generator.achat(request) if isinstance(request, ChatRequest) else generator.agenerate(request))  # type: ignore[arg-type]
+                for request in asked
+            ]
         finally:
             await generator.aclose()
             server.close()
@@ -227,21 +238,6 @@ def test_a_request_holding_nan_is_an_error_naming_where_and_nothing_reaches_the_
     from evalkit.answers import ChatRequest
     from evalkit.conversations import Message, ToolCall
 
-    bodies: list[bytes] = []
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
-                bodies.append(await reader.readexactly(length))
-                writer.write(reply(COMPLETION))
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
     nan = float("nan")
     requests = [
         GenerationRequest("q", temperature=nan),
@@ -250,21 +246,8 @@ def test_a_request_holding_nan_is_an_error_naming_where_and_nothing_reaches_the_
         GenerationRequest("fine", temperature=0.5),
     ]
 
-    async def run() -> list[object]:
-        server = await asyncio.start_server(handle, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        generator = OpenAIGenerator(OpenAIOptions(base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key_env="EVALKIT_WIRE_KEY", max_attempts=1))
-        try:
-            return [
-                await _outcome(generator.achat(request) if isinstance(request, ChatRequest) else generator.agenerate(request))
-                for request in requests
-            ]
-        finally:
-            await generator.aclose()
-            server.close()
-            await server.wait_closed()
-
-    outcomes = asyncio.run(run())
+    bodies: list[bytes] = []
+    outcomes, _ = serve(lambda head: reply(COMPLETION), requests, bodies)
     where = "openai generator: POST http://127.0.0.1:"
     texts = [str(outcome) for outcome in outcomes[:3]]
     assert all(isinstance(outcome, GenerationError) and str(outcome).startswith(where) for outcome in outcomes[:3])
