@@ -298,6 +298,28 @@ def test_the_check_reports_growing_counts_as_it_goes_and_once_when_it_ends(monke
     assert heard[-1].done
 
 
+def test_another_pass_over_the_prompts_is_reported_as_the_check_is() -> None:
+    """paced (the estimate's pass in `evalkit plan`): every item passed through, reported at the
+    start, every ``every`` items and ``done`` at the end; nothing without a listener, and no
+    ``done`` for a pass its consumer leaves early."""
+    from evalkit.validation import CheckProgress, paced
+
+    golden = numbered_set(25)
+    heard: list[CheckProgress] = []
+    items = list(paced(streamed(golden).prompts, heard.append, "pkg.many", 25, every=10, clock=lambda: 0.0))
+    assert [p.id for p in items] == [p.id for p in golden.prompts]
+    assert [(r.identifier, r.checked, r.total, r.done) for r in heard] == [
+        ("pkg.many", 0, 25, False), ("pkg.many", 10, 25, False), ("pkg.many", 20, 25, False), ("pkg.many", 25, 25, True),
+    ]  # fmt: skip
+    assert [p.id for p in paced(golden.prompts, None, "pkg.many")] == [p.id for p in golden.prompts]
+    heard.clear()
+    for _ in zip(range(12), paced(golden.prompts, heard.append, "pkg.many", every=10, clock=lambda: 0.0), strict=False):
+        pass
+    assert [(r.checked, r.done) for r in heard] == [(0, False), (10, False)]
+    with pytest.raises(ValueError, match="every must be a whole number of prompts from 1"):
+        list(paced(golden.prompts, heard.append, "pkg.many", every=0))
+
+
 def test_a_set_with_problems_still_ends_its_report_and_a_refused_count_reports_nothing() -> None:
     from evalkit.validation import CheckProgress
 

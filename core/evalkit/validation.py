@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -36,6 +36,7 @@ __all__ = [
     "PromptSetSurvey",
     "count_members",
     "members_with_ids",
+    "paced",
     "prompt_set_problems",
     "set_problems",
     "stream_failure",
@@ -331,6 +332,36 @@ def survey_prompt_set(
     if stopped:  # the last prompt checked may have added several: the limit is the list's
         found = [*found[:MAX_PROBLEMS_KEPT], stopped]
     return PromptSetSurvey(tuple(found), count)
+
+
+def paced(
+    items: Iterable[Any],
+    progress: Callable[[CheckProgress], None] | None,
+    identifier: object,
+    total: int | None = None,
+    *,
+    every: int | None = None,
+    clock: Callable[[], float] | None = None,
+) -> Iterator[Any]:
+    """``items``, one by one, with how far a pass over them has come reported to ``progress`` as a
+    check's is (see :func:`survey_prompt_set`: at the start, every ``every`` prompts or
+    :data:`CHECK_PROGRESS_SECONDS`, and ``done`` at the end; ``identifier`` is the set's, ``total``
+    how many there will be when known): for a pass over a set's prompts other than its check
+    (``evalkit plan``'s estimate). Without ``progress``, ``items`` as they are. A pass its
+    consumer leaves early is not reported as done."""
+    every = _whole_every(every)
+    pace = _pace(identifier, total, progress, every, clock)
+    if pace is None:
+        yield from items
+        return
+    number = 0
+    next_look = pace.begin()
+    for item in items:
+        yield item
+        number += 1
+        if number == next_look:  # one integer comparison an item, as the check's loop
+            next_look = pace.reached(number)
+    pace.end(number)
 
 
 def _whole_every(every: object) -> int:

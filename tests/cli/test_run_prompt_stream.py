@@ -267,6 +267,22 @@ def test_plan_counts_a_stream_in_its_check_and_reads_it_no_more_to_count_it(eval
     assert planned.code == 0, planned.stderr
     assert planned.json()["cases"] == SIZE and planned.json()["estimate"]["cases"] == SIZE
     passes, _ = witnessed(log)
-    # checked and counted in one pass; the reference generator's bind_set reads the references;
-    # the estimate reads the prompts' lengths (twice: the measured cases first)
-    assert passes == ["streamed.uncounted"] * 4, passes
+    # checked and counted in one pass, estimated in one more: the reference generator is never
+    # asked, so its bind_set no longer reads the references, and the estimate's two loops are one
+    assert passes == ["streamed.uncounted"] * 2, passes
+
+
+@pytest.mark.parametrize(
+    ("how", "where"),
+    [
+        ("raises", "producing prompt #3 raised ConnectionError: the prompt database went away"),
+        ("first", 'prompt #1 differs (#1 is "moved-0" now, "c00000" when checked)'),
+    ],
+)
+def test_plan_holds_its_estimate_to_the_checked_stream(evalkit_cli, streamed, how, where) -> None:
+    """The estimate's pass over a stream that fails or shifts after its check was a traceback (the
+    reference generator's bind_set had caught it before); it is held to the check's pass."""
+    env, _ = streamed
+    result = evalkit_cli("plan", "streamed.shifting", env={**env, "EVALKIT_STREAMED_SHIFTING": how, "EVALKIT_STREAMED_PROMPTS": "5"})
+    assert result.code == 3 and result.stdout == "" and "Traceback" not in result.stderr, result.stderr
+    assert f'set "streamed.shifting" changed while it ran: its prompts are not the ones checked before the run began ({where})' in result.stderr

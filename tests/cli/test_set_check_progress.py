@@ -83,7 +83,10 @@ def test_plan_on_a_terminal_shows_the_check_of_the_set(cli, streamed) -> None:  
     assert result.code == 0, result.stderr
     shown = drawn(result.stderr)
     assert "checking set streamed.uncounted" in shown and f"{SIZE} prompts…" in shown, shown
-    assert "checking set" not in result.stdout
+    # then the estimate's own pass, of the count the check found
+    assert "estimating set streamed.uncounted" in shown and f"{SIZE}/{SIZE} prompts" in shown, shown
+    assert shown.index("checking set") < shown.index("estimating set"), shown
+    assert "checking set" not in result.stdout and "estimating set" not in result.stdout
     assert f"streamed.uncounted ({SIZE} cases)" in drawn(result.stdout)
 
 
@@ -131,6 +134,7 @@ def test_nothing_is_added_with_json_or_off_a_terminal(cli, streamed, args, termi
     assert result.code == 0, result.stderr
     assert "checking set" not in result.stdout + result.stderr
     assert "counting set" not in result.stdout + result.stderr
+    assert "estimating set" not in result.stdout + result.stderr
     assert "\x1b[" not in result.stdout
     if not terminal:
         assert "\x1b[" not in result.stderr

@@ -167,14 +167,17 @@ def _estimate(args: Arguments, config: Any, judged: bool, repeats: int) -> Any:
         options["judge"] = args.judge
     if judged and args.judge_repeats is not None:  # as `evalkit run --judge-repeats` passes them
         options["repeats"] = args.judge_repeats
-    checking = SetCheckDisplay(enabled=not args.json)  # a set of a million streamed prompts takes a while
+    # a set of a million streamed prompts takes a while: checked, then estimated, in two passes
+    checking = SetCheckDisplay(enabled=not args.json)
+    estimating = SetCheckDisplay(enabled=not args.json, verb="estimating")
     try:
         return estimate_set(
             args.set, provider=args.provider, model=args.model, grader=args.grader, grader_options=options or None,
-            config=config, database=database_url(args, config), repeats=repeats, on_check=checking,
+            config=config, database=database_url(args, config), repeats=repeats, on_check=checking, on_estimate=estimating,
         )  # fmt: skip
     finally:
         checking.stop()
+        estimating.stop()
 
 
 def estimate_lines(estimate: Any, plan: Any) -> list[str]:

@@ -90,7 +90,8 @@ class SetCheckDisplay:
     """The progress of a pass over a set on stderr, only on a terminal, as :class:`ProgressDisplay`
     shows a run's: the check before a run, ``evalkit plan`` or ``evalkit regrade`` (the pass that
     checks, counts and fingerprints it) or ``evalkit validate``'s, and ``evalkit list``'s count of
-    a stream that declares none. It shows ``VERB set X`` (``verb``: ``checking``, ``counting``), a
+    a stream that declares none, and ``evalkit plan``'s estimate (its own pass over the prompts,
+    after the check). It shows ``VERB set X`` (``verb``: ``checking``, ``counting``, ``estimating``), a
     bar (of the count a stream declares, with the time remaining; one that moves to and fro when
     it declares none) and the prompts reached so far. It appears once the pass has taken
     :data:`CHECK_SHOWN_AFTER_S` and is removed when the pass ends. Called with each

@@ -10,7 +10,7 @@ with the instance's ``max_tokens`` completion tokens (else the mean of the measu
 the case's prompt and answer plus :data:`JUDGE_INSTRUCTION_TOKENS` of instructions, answered in
 :data:`JUDGE_OUTPUT_TOKENS`. The time is the measured latencies summed over the concurrency
 (unknown when no case was measured). Nothing is called: the generator and the judge are bound,
-never asked, and no readiness probe is made. (The ``evalkit plan`` command prints this.)
+never asked (nor shown the set), and no readiness probe is made. (The ``evalkit plan`` command prints this.)
 """
 
 from __future__ import annotations
@@ -94,51 +94,71 @@ def _measured_cases(repository: Any, answering: Any) -> tuple[str | None, dict[s
     return None, {}
 
 
-def estimate_answering(answering: Any, config: Config, repository: Any | None) -> RunEstimate:
-    """The estimate of a prepared prompt run (:func:`~evalkit.run.answering.prompts.prepare_prompts`)."""
+def estimate_answering(
+    answering: Any, config: Config, repository: Any | None, progress: Callable[[CheckProgress], None] | None = None
+) -> RunEstimate:
+    """The estimate of a prepared prompt run (:func:`~evalkit.run.answering.prompts.prepare_prompts`),
+    from ONE pass over its prompts (a stream of a million takes seconds a pass), held to the check's
+    (:class:`~evalkit.errors.SetChangedError` when a stream yields other prompts, or its producer
+    fails, this time). ``progress`` hears how far that pass has come, as the check's ``on_check``
+    does (:func:`evalkit.validation.paced`)."""
     from ..set_versions import prompt_digest
+    from ..validation import paced
     from .answering.spending import DEFAULT_OUTPUT_TOKENS, estimate_tokens, run_pricing
 
     from_run, stored = _measured_cases(repository, answering) if repository is not None else (None, {})
-    prompts = answering.golden_set.prompts
     max_tokens = getattr(answering.bound.generator, "max_tokens", None)
-    measured: dict[str, tuple[int, int, float, tuple[Any, ...]]] = {}
-    for prompt in prompts:
-        case = stored.get(prompt.id)
-        usage = case.usage if case is not None else None
-        if usage is None or usage.input_tokens is None or usage.output_tokens is None or case.answer_source:
-            continue
-        if case.prompt_digest is not None and case.prompt_digest != prompt_digest(prompt):
-            continue
-        measured[prompt.id] = (usage.input_tokens, usage.output_tokens, case.latency_s, case.judge_usage)
-    if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0:
-        output_guess = max_tokens
-    elif measured:
-        output_guess = math.ceil(sum(m[1] for m in measured.values()) / len(measured))
-    else:
-        output_guess = DEFAULT_OUTPUT_TOKENS
     judge = getattr(answering.grading, "judge_instance", None)
     repeats = getattr(answering.grading, "repeats", 1) if judge else 0
     repeats = repeats if isinstance(repeats, int) and repeats > 0 else 1 if judge else 0
+    cases = measured = measured_out = 0
     prompt_tokens = completion_tokens = judge_in = judge_out = 0
     latency = 0.0
+    # An unmeasured case's completion is guessed from the measured ones, known only once the pass
+    # has ended: how many guessed completions the sums lack, added at the end (exact: all integers).
+    guessed_answers = guessed_in_judge = 0
+    prompts = answering.golden_set.prompts
+    if answering.order is not None:  # held to the check's pass: a stream that fails or shifts now is named, not a traceback
+        prompts = answering.order.follow(prompts)
+    prompts = paced(prompts, progress, answering.golden_set.identifier, answering.case_count)
     for prompt in prompts:
-        if prompt.id in measured:
-            given, answered, seconds, judge_calls = measured[prompt.id]
-            latency += seconds
-        else:
-            given, answered, judge_calls = estimate_tokens(prompt), output_guess, ()
+        cases += 1
+        case = stored.get(prompt.id)
+        usage = case.usage if case is not None else None
+        if (
+            usage is None or usage.input_tokens is None or usage.output_tokens is None or case.answer_source
+            or (case.prompt_digest is not None and case.prompt_digest != prompt_digest(prompt))
+        ):  # fmt: skip
+            given = estimate_tokens(prompt)
+            prompt_tokens += given
+            guessed_answers += 1
+            judge_in += repeats * (given + JUDGE_INSTRUCTION_TOKENS)
+            guessed_in_judge += repeats
+            judge_out += repeats * JUDGE_OUTPUT_TOKENS
+            continue
+        given, answered = usage.input_tokens, usage.output_tokens
+        measured += 1
+        measured_out += answered
+        latency += case.latency_s
         prompt_tokens += given
         completion_tokens += answered
         # the judge calls the case's stored usage measured, then the rest estimated alike
         unmeasured = repeats
-        for known in judge_calls[:repeats]:
+        for known in case.judge_usage[:repeats]:
             if known is not None and known.input_tokens is not None and known.output_tokens is not None:
                 judge_in += known.input_tokens
                 judge_out += known.output_tokens
                 unmeasured -= 1
         judge_in += unmeasured * (given + answered + JUDGE_INSTRUCTION_TOKENS)
         judge_out += unmeasured * JUDGE_OUTPUT_TOKENS
+    if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0:
+        output_guess = max_tokens
+    elif measured:
+        output_guess = math.ceil(measured_out / measured)
+    else:
+        output_guess = DEFAULT_OUTPUT_TOKENS
+    completion_tokens += guessed_answers * output_guess
+    judge_in += guessed_in_judge * output_guess
     # with --repeats every prompt is answered (and each answer judged) that many times
     answers = answering.repeats
     prompt_tokens, completion_tokens = prompt_tokens * answers, completion_tokens * answers
@@ -152,10 +172,10 @@ def estimate_answering(answering: Any, config: Config, repository: Any | None) -
     seconds = None
     if measured:
         # the unmeasured cases are assumed as slow as the measured ones on average
-        seconds = latency / len(measured) * len(prompts) * answers / max(1, min(concurrency, len(prompts)))
+        seconds = latency / measured * cases * answers / max(1, min(concurrency, cases))
     return RunEstimate(
-        len(prompts), len(prompts) * answers, len(prompts) * repeats * answers, prompt_tokens, completion_tokens,
-        judge_in, judge_out, cost, currency, seconds, concurrency, from_run, len(measured), repeats,
+        cases, cases * answers, cases * repeats * answers, prompt_tokens, completion_tokens,
+        judge_in, judge_out, cost, currency, seconds, concurrency, from_run, measured, repeats,
     )  # fmt: skip
 
 
@@ -187,13 +207,17 @@ def estimate_set(
     repeats: int | None = None,
     cwd: Path | None = None,
     on_check: Callable[[CheckProgress], None] | None = None,
+    on_estimate: Callable[[CheckProgress], None] | None = None,
 ) -> RunEstimate:
     """Estimate a run of ``set_identifier`` (the arguments of :func:`evalkit.evaluate_set`) without
     calling anything: the requests, the tokens, the cost and the time (see the module docstring) of
     a run that answers every prompt ``repeats`` times (else ``[run] repeats``, else once). An
     unknown set, grader or provider instance, or repeats a run would refuse, is refused as a run
     refuses it (a usage error). ``on_check`` hears how far the check of the set has come, as
-    :func:`evalkit.evaluate_set`'s does."""
+    :func:`evalkit.evaluate_set`'s does, and ``on_estimate`` how far the estimate's own pass over
+    the prompts has come (the same :class:`~evalkit.validation.CheckProgress`). The set is read
+    twice: checked and counted, then estimated; a generator that wants to see the set before a run
+    (the reference generator's ``bind_set``) is not shown it, as it is never asked."""
     from .. import hooks
     from .answering import prompts as prompt_answering
     from .library import chosen_repeats, opened
@@ -202,12 +226,13 @@ def estimate_set(
     repeats = chosen_repeats(repeats, config)
     manager, _ = hooks.plugin_manager(())
     source = prompt_answering.PromptSource(
-        set_identifier, provider, model, grader, True, dict(grader_options or {}), None, concurrency, repeats=repeats
+        set_identifier, provider, model, grader, True, dict(grader_options or {}), None, concurrency, repeats=repeats,
+        answered=False,
     )
     answering, _notes = prompt_answering.prepare_prompts(source, config, manager, on_check)
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)
     if missing_store(url) is not None:  # an estimate never creates a store
-        return estimate_answering(answering, config, None)
+        return estimate_answering(answering, config, None, on_estimate)
     with opened(url) as repository:
-        return estimate_answering(answering, config, repository)
+        return estimate_answering(answering, config, repository, on_estimate)

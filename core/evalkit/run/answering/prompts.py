@@ -549,7 +549,9 @@ class PromptSource:
     itself), the generator (a configured ``provider`` instance or adapter with an optional
     ``model`` alias, or an already ``bound`` generator), the grader (with its options; an unknown
     one falls back to ``deterministic`` unless ``strict``), the requests in flight and how many
-    times each prompt is answered (``repeats``)."""
+    times each prompt is answered (``repeats``). ``answered`` is false for a caller that never asks
+    the generator (an estimate): a :class:`~evalkit.components.SetAware` generator is then not
+    shown the set (the reference generator's ``bind_set`` reads every prompt once more)."""
 
     golden_set: str | GoldenPromptSet
     provider: str | None = None
@@ -561,6 +563,7 @@ class PromptSource:
     concurrency: int | None = None
     wait_ready: float = 0.0
     repeats: int = 1
+    answered: bool = True
 
 
 def prepare_prompts(
@@ -624,7 +627,7 @@ def prepare_prompts(
             f'set "{golden_set.identifier}" sets tool_choice (prompt "{forced_choice[0][:80]}"), and the generator of '
             f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send it: only tool_choice auto (the model decides) works there"
         )
-    if isinstance(bound.generator, components.SetAware):
+    if source.answered and isinstance(bound.generator, components.SetAware):
         components.bind_set(bound, golden_set)
     if isinstance(grading, components.JudgeGrader):
         grading.bind_judge(config, bound)
