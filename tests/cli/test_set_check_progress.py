@@ -107,6 +107,17 @@ def test_regrade_on_a_terminal_shows_the_check_of_the_set(cli, streamed) -> None
     assert "Re-grading the stored answers of run" in drawn(result.stdout)
 
 
+def test_regrade_on_a_terminal_shows_each_case_graded_as_run_shows_each_answered(cli, streamed) -> None:  # noqa: ANN001
+    """`evalkit regrade` graded 100,000 cases in ~12 s with nothing on screen after the check: it
+    shows the run's own bar (the set, cases graded of the total, their rate), gone when it ends."""
+    result = cli("regrade", stored_run(cli, streamed), env=streamed, terminal=True)
+    assert result.code == 0, result.stderr
+    shown = drawn(result.stderr)
+    assert re.search(rf"streamed\.uncounted\s.*\b{SIZE}/{SIZE} [\d,]+ cases/s", shown), shown
+    assert "cases/s" not in result.stdout
+    assert "Re-grading the stored answers of run" in drawn(result.stdout)
+
+
 @pytest.mark.usefixtures("quick_check")
 @pytest.mark.parametrize(
     ("args", "terminal"),
@@ -135,6 +146,7 @@ def test_nothing_is_added_with_json_or_off_a_terminal(cli, streamed, args, termi
     assert "checking set" not in result.stdout + result.stderr
     assert "counting set" not in result.stdout + result.stderr
     assert "estimating set" not in result.stdout + result.stderr
+    assert "cases/s" not in result.stdout + result.stderr  # nor a run's or a re-grade's bar of its cases
     assert "\x1b[" not in result.stdout
     if not terminal:
         assert "\x1b[" not in result.stderr

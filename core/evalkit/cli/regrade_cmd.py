@@ -51,13 +51,14 @@ def handle(args: Arguments) -> int:
     from .common import database_url
     from .console import console
     from .json_output import print_json
-    from .render import SetCheckDisplay, outcome_document, render_outcome
+    from .render import ProgressDisplay, SetCheckDisplay, outcome_document, render_outcome
 
     config = load_config(args.config)
     from .gate_options import gate_of
 
     tolerances, gate = gate_of(args, config)
     checking = SetCheckDisplay(enabled=not args.json)  # the set's check, before anything is graded
+    progress = ProgressDisplay(enabled=not args.json)  # then each case graded, as `evalkit run` shows them
     try:
         outcome = regrade_run(
             args.run_id,
@@ -68,9 +69,12 @@ def handle(args: Arguments) -> int:
             tolerances=tolerances,
             gate=gate,
             on_check=checking,
+            on_start=progress.start,
+            on_case=progress.advance,
         )
     finally:
         checking.stop()
+        progress.stop()
     if args.json:
         print_json(outcome_document(outcome))
     else:

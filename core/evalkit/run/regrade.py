@@ -22,7 +22,7 @@ from ..answers import Answer, GenerationRequest
 from ..components import BoundGenerator
 from ..config import Config, load_config
 from ..errors import GenerationError, UsageError
-from ..runs import CaseResult
+from ..runs import CaseResult, Run
 from ..storage import check_database_url, resolve_database_url
 from ..tolerance import Tolerances
 from ..validation import CheckProgress
@@ -57,6 +57,7 @@ def regrade_run(
     cwd: Path | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
     on_check: Callable[[CheckProgress], None] | None = None,
+    on_start: Callable[[Run, int], None] | None = None,
 ) -> Outcome:
     """Grade the stored answers of run ``run_id`` again and store the result as a new run.
 
@@ -65,8 +66,9 @@ def regrade_run(
     paid for). ``tolerances`` and ``gate`` decide the comparison as for :func:`evaluate_set`.
     Refused (a usage error, nothing stored) when the run is not in the store, is not a
     prompt run, or its answers were not stored in full; and when its set is no longer installed.
-    ``on_case`` hears each graded case; ``on_check`` how far the check of the set has come, as
-    :func:`evalkit.evaluate_set`'s do.
+    ``on_start(run, total)`` hears the new run begin, with the cases it grades; ``on_case`` each
+    graded case; ``on_check`` how far the check of the set has come — as :func:`evalkit.evaluate_set`'s
+    do (the CLI draws its progress from them).
     """
     from . import library
     from .answering import prompts as prompt_answering
@@ -102,7 +104,7 @@ def regrade_run(
             answering,
             Placement(None, False, None, None, source.privacy),
             Gate(tolerances, None, False, settings=gate),
-            Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), None, on_case, None, True),
+            Observing(manager, config.hook_timeout, tuple(f.error for f in hook_failures), on_start, on_case, None, True),
             tuple(notes),
             answers_reused=True,
         )
