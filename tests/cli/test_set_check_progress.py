@@ -176,3 +176,22 @@ def test_an_invalid_set_shows_its_check_then_its_problems_alone(cli, streamed) -
     assert "checking set streamed.blank" in drawn(result.stderr)
     problems = [line for line in drawn(result.stderr).splitlines() if "field prompt must not be empty" in line]
     assert len(problems) == SIZE and all(line.startswith("streamed.blank: set ") for line in problems), problems[:3]
+
+
+def test_plan_looks_the_set_up_once(cli, streamed, monkeypatch) -> None:  # noqa: ANN001
+    """`evalkit plan` looked its set up, then had the estimate look it up again: every set provider
+    ran twice (this distribution builds its tuple twin of a million prompts each time: ~12 s)."""
+    import evalkit.catalog
+
+    loads: list[object] = []
+    real = evalkit.catalog.load_catalog
+
+    def counted(*args: object, **kwargs: object) -> object:
+        loads.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evalkit.catalog, "load_catalog", counted)
+    result = cli("plan", "streamed.uncounted", "--json", env=streamed)
+    assert result.code == 0, result.stderr
+    assert result.json()["estimate"]["cases"] == SIZE
+    assert len(loads) == 1, loads

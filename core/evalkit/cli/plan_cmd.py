@@ -127,7 +127,7 @@ def handle(args: Arguments) -> int:
     # the judge calls an answer costs are the built grader's, as a run's are: --judge-repeats, else
     # its [graders.NAME] table's repeats, else its default
     repeats = repeats_of(args, config)
-    estimate = _estimate(args, config, judged, repeats)
+    estimate = _estimate(args, config, golden_set, judged, repeats)
     plan = plan_for(
         golden_set.identifier,
         estimate.cases,  # counted by the check's pass: len() of a stream that declares no count reads it again
@@ -155,9 +155,10 @@ def handle(args: Arguments) -> int:
     return 0
 
 
-def _estimate(args: Arguments, config: Any, judged: bool, repeats: int) -> Any:
+def _estimate(args: Arguments, config: Any, golden_set: Any, judged: bool, repeats: int) -> Any:
     """What the run would ask and cost (:func:`evalkit.run.estimate.estimate_set`): from the stored
-    usage of the scope's latest run where there is one, else from the prompts' lengths."""
+    usage of the scope's latest run where there is one, else from the prompts' lengths. The set is
+    the one ``handle`` looked up: looking it up again ran every set provider a second time."""
     from ..run.estimate import estimate_set
     from .common import database_url
     from .render import SetCheckDisplay
@@ -172,7 +173,7 @@ def _estimate(args: Arguments, config: Any, judged: bool, repeats: int) -> Any:
     estimating = SetCheckDisplay(enabled=not args.json, verb="estimating")
     try:
         return estimate_set(
-            args.set, provider=args.provider, model=args.model, grader=args.grader, grader_options=options or None,
+            golden_set, provider=args.provider, model=args.model, grader=args.grader, grader_options=options or None,
             config=config, database=database_url(args, config), repeats=repeats, on_check=checking, on_estimate=estimating,
         )  # fmt: skip
     finally:

@@ -25,6 +25,7 @@ import attrs
 
 from ..config import Config, load_config
 from ..costs import Price, price_from_mapping
+from ..prompts import GoldenPromptSet
 from ..storage import check_database_url, missing_store, resolve_database_url
 from ..validation import CheckProgress
 
@@ -195,7 +196,7 @@ def _cost(
 
 
 def estimate_set(
-    set_identifier: str,
+    set_identifier: str | GoldenPromptSet,
     *,
     provider: str | None = None,
     model: str | None = None,
@@ -209,7 +210,8 @@ def estimate_set(
     on_check: Callable[[CheckProgress], None] | None = None,
     on_estimate: Callable[[CheckProgress], None] | None = None,
 ) -> RunEstimate:
-    """Estimate a run of ``set_identifier`` (the arguments of :func:`evalkit.evaluate_set`) without
+    """Estimate a run of ``set_identifier`` (the arguments of :func:`evalkit.evaluate_set`; the set
+    itself, as a caller that has looked it up already passes it, spares a second look-up) without
     calling anything: the requests, the tokens, the cost and the time (see the module docstring) of
     a run that answers every prompt ``repeats`` times (else ``[run] repeats``, else once). An
     unknown set, grader or provider instance, or repeats a run would refuse, is refused as a run
