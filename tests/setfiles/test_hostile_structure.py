@@ -129,3 +129,21 @@ def test_validate_and_run_refuse_a_bomb_through_the_cli(evalkit_cli, project: Pa
     ran = evalkit_cli("run", "a.bomb", timeout=60)
     assert ran.code == 2 and "evals/bomb.yaml: YAML aliases: the " in ran.stderr and "Traceback" not in ran.stderr
     assert not (project / ".evalkit" / "results.db").exists() or "a.bomb" not in evalkit_cli("history", "a.bomb").stdout
+
+
+def test_near_answers_as_the_scan_of_every_flagged_path_did() -> None:
+    """`near` scanned every path the schema flagged, for each prompt and assertion (a JSONL file
+    of 200,000 broken prompts never finished validating); it looks up the path's own prefixes now,
+    and answers as the scan did: the path, an ancestor or a descendant of a flagged one."""
+    import itertools
+
+    from evalkit.setfiles.sets import FlaggedPaths, near
+
+    flagged = [(), ("prompts", 3), ("prompts", 5, "assertions", 0), ("sets", 0, "prompts", 1, "id")]
+    parts = ["prompts", "sets", "assertions", "id", 0, 1, 3, 5]
+    paths = [path for length in range(5) for path in itertools.product(parts, repeat=length)]
+    for chosen in (flagged[1:], flagged[2:], flagged):
+        lookup = FlaggedPaths.of(chosen)
+        for path in paths:
+            assert near(path, lookup) == any(path[: len(f)] == f or f[: len(path)] == path for f in chosen), (chosen, path)
+            assert (path in lookup) == (path in chosen)

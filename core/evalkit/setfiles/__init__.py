@@ -315,7 +315,7 @@ def load_set_files(
     """
     from ..project_files import ProjectBoundary
     from .schemas import document_kind, schema_problems
-    from .sets import build_sets, kernel_problems, rule_problems, skipped_prompts
+    from .sets import FlaggedPaths, build_sets, kernel_problems, rule_problems, skipped_prompts
     from .templates import TemplateReading, expand_templates
 
     if kinds is None:
@@ -342,12 +342,12 @@ def load_set_files(
         problems.extend(document.problems)
         kind = document_kind(document.data)
         found = schema_problems(document, kind)
-        found += rule_problems(document, kind, kinds, {p.path for p in found})
+        found += rule_problems(document, kind, kinds, FlaggedPaths.of(p.path for p in found))
         expansions: dict[Any, Any] = {}
         if kind == "golden-set":
             where = boundary or ProjectBoundary(Path(os.path.realpath(path.parent)))
             reading = TemplateReading(path, where, kinds, lambda table: str(_display(table, root)))
-            expansions, expanded = expand_templates(document, reading, {p.path for p in found})
+            expansions, expanded = expand_templates(document, reading, FlaggedPaths.of(p.path for p in found))
             found += expanded
         found.sort(key=lambda p: (p.file != str(shown), p.file, p.line or 0, p.column or 0))
         found = _named_members(document, found)

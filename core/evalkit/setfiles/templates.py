@@ -44,6 +44,7 @@ from .tables import Row, Table, TableError, inline_table, read_table
 
 if TYPE_CHECKING:  # importing project_files here would import the configuration
     from ..project_files import ProjectBoundary
+    from .sets import FlaggedPaths
 
 __all__ = [
     "MAX_EXPANDED_CHARACTERS",
@@ -133,7 +134,7 @@ class TemplateReading:
 Expansions = dict[JsonPath, list[dict[str, Any]]]
 
 
-def expand_templates(document: SetDocument, reading: TemplateReading, flagged: set[JsonPath]) -> tuple[Expansions, list[FileProblem]]:
+def expand_templates(document: SetDocument, reading: TemplateReading, flagged: FlaggedPaths) -> tuple[Expansions, list[FileProblem]]:
     """Every template entry of ``document`` expanded into plain prompt objects, or the problems
     that stop it. Entries the schema or the rules already reported (``flagged``) are skipped."""
     from .sets import near, set_entries  # sets imports this module's callers, not this module
