@@ -242,6 +242,27 @@ def test_a_list_of_problems_keeps_the_first_1000_and_says_how_many_more_there_we
     assert bounded_problems(("a", "b", "c"), limit=1) == ("a", "2 more problems were not kept, after the first 1: mend these first")
 
 
+def test_the_line_of_problems_not_kept_counts_as_them_and_a_list_cut_again_keeps_their_number() -> None:
+    """A header counted the line saying how many more problems there were as one ("1001 problems"):
+    the line is a ProblemsNotKept that says how many it stands for, and the count is theirs."""
+    from evalkit.shapes import ProblemsNotKept, bounded_problems, counted_problems, problem_total
+
+    many = [f"p{number}" for number in range(5_000)]
+    kept = bounded_problems(many)
+    assert isinstance(kept[-1], ProblemsNotKept) and (kept[-1].more, kept[-1].exact) == (4_000, True)
+    assert problem_total(kept) == (1_000, 5_000, True) and counted_problems(kept) == "5,000 problems, 1,000 of them shown"
+    assert counted_problems(["a"]) == "1 problem" and counted_problems(many[:1_001]) == "1,001 problems"
+    # a list cut before, then cut again among others (validate's report): each line counts as its problems
+    again = bounded_problems([*many[:500], *kept])
+    assert again[-1] == "4,500 more problems were not kept, after the first 1,000: mend these first"
+    assert problem_total(again) == (1_000, 5_500, True)
+    unknown = bounded_problems(iter(many))
+    assert counted_problems(unknown) == "at least 1,002 problems, 1,000 of them shown"
+    import pickle
+
+    assert pickle.loads(pickle.dumps(kept[-1])).more == 4_000  # it crosses a process as what it is
+
+
 def test_an_iterator_of_problems_that_never_ends_is_read_to_the_limit_and_a_text_is_one_problem() -> None:
     from itertools import count
 

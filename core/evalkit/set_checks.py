@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from .config import Config
+from .errors import SetValidationError
 from .project_files import ProjectBoundary
 from .setfiles import (
     SUFFIXES,
@@ -115,7 +116,12 @@ def _installed(
             if isinstance(failure.exception, SetFileError):
                 refused = failure.exception
                 continue  # the set files are checked (and reported) on their own
-            failed.append(SetProblem(f"{failure.record.kind} {failure.record.describe()}", failure.error))
+            where = f"{failure.record.kind} {failure.record.describe()}"
+            if isinstance(failure.exception, SetValidationError):  # a provider's own list: each problem, as `list sets`
+                # shows them, so the count is theirs (its line of those not kept counts as them)
+                failed.extend(SetProblem(where, problem) for problem in failure.exception.problems)
+            else:
+                failed.append(SetProblem(where, failure.error))
         for identifier, owners in catalog.duplicates.items():
             if want is None or identifier in want:
                 found.add(identifier)

@@ -30,6 +30,7 @@ __all__ = [
     "MAX_VALUE_NESTING",
     "SHOWN_IDENTIFIER_CHARS",
     "ValueFault",
+    "ProblemsNotKept",
     "ValuePath",
     "bounded_problem",
     "bounded_problems",
@@ -38,10 +39,13 @@ __all__ = [
     "clipped",
     "clipped_line",
     "clipped_lines",
+    "counted_problems",
     "exception_message",
     "exception_name",
     "exception_text",
     "finite_number",
+    "not_kept",
+    "problem_total",
     "set_label",
     "short_repr",
     "too_long",
@@ -282,24 +286,84 @@ def bounded_problem(value: object) -> object:
 MAX_PROBLEMS_KEPT = 1_000
 
 
+class ProblemsNotKept(str):
+    """The last line of a list of problems that was cut, as text (``4,999,000 more problems were
+    not kept, after the first 1,000: mend these first``), which also says how many problems it
+    stands for: ``more`` were not kept, and ``exact`` is whether that is their number or only as
+    many as are known (an iterator not read on, a check that stopped at its limit). Made by
+    :func:`bounded_problems` and the check of a prompt set; :func:`problem_total` counts by it, so
+    a header says "5,000,000 problems", not "1001". A ``str`` so that every consumer of a list of
+    problems (a line each, ``"; ".join``, ``--json``) takes it as it is."""
+
+    more: int
+    exact: bool
+
+    def __new__(cls, text: str, more: int = 0, exact: bool = False) -> ProblemsNotKept:
+        note = super().__new__(cls, text)
+        note.more, note.exact = more, exact
+        return note
+
+    def naming(self, text: str) -> ProblemsNotKept:
+        """Another text standing for the same problems (the line as a holder shows it, its set or file before it)."""
+        return ProblemsNotKept(text, self.more, self.exact)
+
+
+def not_kept(problem: object) -> ProblemsNotKept | None:
+    """The :class:`ProblemsNotKept` ``problem`` is or holds as its ``reason`` (a set file's
+    ``FileProblem``, ``evalkit validate``'s ``SetProblem``), else ``None``."""
+    found = problem if isinstance(problem, ProblemsNotKept) else getattr(problem, "reason", None)
+    return found if isinstance(found, ProblemsNotKept) else None
+
+
+def problem_total(problems: Iterable[object]) -> tuple[int, int, bool]:
+    """How many of ``problems`` are problems shown, how many problems they stand for in all, and
+    whether that is the exact number (``(1000, 5000000, True)``): each :class:`ProblemsNotKept`
+    line counts as the problems it names, not as one."""
+    shown = total = 0
+    exact = True
+    for problem in problems:
+        note = not_kept(problem)
+        if note is None:
+            shown += 1
+            total += 1
+        else:
+            total += note.more
+            exact = exact and note.exact
+    return shown, total, exact
+
+
+def counted_problems(problems: Iterable[object]) -> str:
+    """``"3 problems"``; for a list that was cut, ``"5,000,000 problems, 1,000 of them shown"`` or
+    ``"at least 1,002 problems, 1,000 of them shown"`` (:func:`problem_total`): the count a header
+    or a summary line gives, never one counting the line that says how many more there were."""
+    shown, total, exact = problem_total(problems)
+    if shown == total and exact:
+        return f"{total:,} problem" + ("" if total == 1 else "s")
+    return f"{'' if exact else 'at least '}{total:,} problems, {shown:,} of them shown"
+
+
 def bounded_problems(problems: Iterable[object], limit: int = MAX_PROBLEMS_KEPT) -> tuple[object, ...]:
     """``problems`` as a list of them keeps it: each one cut by :func:`bounded_problem`, and at most
     ``limit + 1`` of them — past that, the first ``limit`` and a last line saying how many more there
-    were (``4,999,000 more problems were not kept, after the first 1,000: mend these first``). What
-    :class:`~evalkit.errors.SetValidationError` applies to the problems it is given, so a provider
-    raising it with millions of problems is bounded for every consumer (``evalkit list sets``,
-    ``validate``, ``run``'s error). One text is one problem (not a list of its characters); an
-    iterator is read up to two past ``limit`` and never further (it may never end)."""
+    were (``4,999,000 more problems were not kept, after the first 1,000: mend these first``, a
+    :class:`ProblemsNotKept`). What :class:`~evalkit.errors.SetValidationError` applies to the
+    problems it is given, so a provider raising it with millions of problems is bounded for every
+    consumer (``evalkit list sets``, ``validate``, ``run``'s error). One text is one problem (not a
+    list of its characters); an iterator is read up to two past ``limit`` and never further (it may
+    never end). A line of a list cut before counts as the problems it names."""
     if isinstance(problems, str):
         problems = (problems,)
     head = tuple(islice(problems, limit + 2))  # two past the limit tell "one line too many" from "more"
     if len(head) <= limit + 1:  # the line saying how many more would take the place of the one it names
         return tuple(bounded_problem(problem) for problem in head)
-    if isinstance(problems, Sized):
-        rest = f"{len(problems) - limit:,} more problems were not kept"
+    if isinstance(problems, Sized):  # read whole already: counted, a line of a list cut before as its problems
+        _, more, exact = problem_total(islice(problems, limit, None))
+        rest = f"{'' if exact else 'at least '}{more:,} more problems were not kept"
     else:
+        more, exact = 2, False
         rest = "more problems (handed over as an iterator) were not read"
-    return (*(bounded_problem(problem) for problem in head[:limit]), f"{rest}, after the first {limit:,}: mend these first")
+    note = ProblemsNotKept(f"{rest}, after the first {limit:,}: mend these first", more, exact)
+    return (*(bounded_problem(problem) for problem in head[:limit]), note)
 
 
 #: The longest exception class name a message shows (a class can be made with any ``__name__``).

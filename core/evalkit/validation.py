@@ -16,6 +16,7 @@ from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, pro
 from .shapes import (
     MAX_NAME_CHARS,
     MAX_PROBLEMS_KEPT,
+    ProblemsNotKept,
     exception_message,
     exception_text,
     set_label,
@@ -330,7 +331,8 @@ def survey_prompt_set(
         )
     found = problems + (strays or prompt_problems)
     if stopped:  # the last prompt checked may have added several: the limit is the list's
-        found = [*found[:MAX_PROBLEMS_KEPT], stopped]
+        # the prompts after it were never checked: how many problems they hold is not known
+        found = [*found[:MAX_PROBLEMS_KEPT], ProblemsNotKept(stopped, len(found) - MAX_PROBLEMS_KEPT, exact=False)]
     return PromptSetSurvey(tuple(found), count)
 
 

@@ -176,7 +176,8 @@ def test_the_check_stops_after_a_thousand_problems_and_says_so(evalkit_cli, stre
     assert output.count("field prompt must not be empty") == 1000
     assert 'prompt "c00999": field prompt must not be empty' in output
     assert 'set "streamed.blank": the check stopped before prompt #1001, after 1,000 problems: mend these first' in output
-    assert "evalkit: 1001 problems; nothing was run" in output
+    # the line saying where the check stopped is no problem of its own: past it, the count is not known
+    assert "evalkit: at least 1,000 problems, 1,000 of them shown; nothing was run" in output
 
 
 def test_the_kit_checks_a_streamed_set_provider(plugin_dists, monkeypatch) -> None:

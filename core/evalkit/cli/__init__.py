@@ -255,10 +255,11 @@ def _failed(args: Arguments, exc: Exception) -> int:
         say(traceback.format_exc().rstrip("\n"))
         return getattr(exc, "exit_code", 2) if isinstance(exc, EvalkitError) else 2
     if isinstance(exc, SetValidationError):
-        from ..wording import counted
+        from ..shapes import counted_problems
 
         subject = getattr(exc, "subject", "the set is invalid")
-        say(f"evalkit: error: {subject} ({counted(len(exc.problems), 'problem')}):")
+        # the line saying how many more were not kept counts as those problems, not as one
+        say(f"evalkit: error: {subject} ({counted_problems(exc.problems)}):")
         for problem in exc.problems:
             say(f"  - {problem}")
     else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from ..wording import counted
 from .app import Arguments, EvalkitCommand, arguments
 from .params import CONFIG_HELP, global_options
 
@@ -70,6 +69,8 @@ def _print(report: Any) -> None:
     for problem in report.problems:
         err.plain(problem)
     if report.problems:
-        err.plain(f"evalkit: {counted(len(report.problems), 'problem')}; nothing was run")
+        from ..shapes import counted_problems
+
+        err.plain(f"evalkit: {counted_problems(report.problems)}; nothing was run")
     elif not report.checked:
         out.plain("nothing to check: no [sets] paths are configured and no sets are installed")
