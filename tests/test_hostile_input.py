@@ -939,6 +939,45 @@ def test_the_count_of_problems_cut_to_1000_is_their_number_not_the_lines_shown(c
     assert run.code == 2 and "(at least 1,000 problems, 1,000 of them shown):" in run.stderr, run.stderr[:500]
 
 
+def _prompts_without_a_prompt(path: Path, identifier: str, count: int) -> None:
+    """A JSONL set file of ``count`` prompts, each missing its ``prompt`` (a problem each)."""
+    lines = [json.dumps({"identifier": identifier, "name": identifier})]
+    lines += [json.dumps({"id": f"p{number}", "assertions": [{"contains": "x"}]}) for number in range(count)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_set_file_with_thousands_of_problems_has_the_first_1000_kept_and_all_counted(cli, project) -> None:
+    """A JSONL file of 3,000 prompts without a `prompt`: `validate` printed 3,000 problems (one of
+    200,000 never finished: each prompt's check scanned every path the schema had flagged), and
+    so did a run of one of its sets. The holder of set-file problems keeps the first 1,000 and one
+    naming the file and how many more; the count is theirs."""
+    _prompts_without_a_prompt(project / "big.jsonl", "big.set", 3_000)
+    _prompts_without_a_prompt(project / "small.jsonl", "small.set", 5)
+    note = "2,000 more problems were not kept, after the first 1,000: mend these first"
+    shown = cli("validate", "big.jsonl")
+    assert shown.code == 2 and len(shown.stderr) < 100_000, shown.stderr[-500:]
+    lines = shown.stderr.splitlines()
+    assert lines[0] == "big.jsonl:2:1: prompt 'p0': 'prompt' is required", lines[0]
+    assert lines[-3:] == [
+        "big.jsonl:1001:1: prompt 'p999': 'prompt' is required", f"big.jsonl: {note}",
+        "evalkit: 3,000 problems, 1,000 of them shown; nothing was run",
+    ] and len(lines) == 1_002  # fmt: skip
+    document = cli("validate", "big.jsonl", "--json")
+    assert document.code == 2 and len(document.stdout) < 250_000
+    problems = document.json()["problems"]
+    assert len(problems) == 1_001 and problems[-1] == {"file": "big.jsonl", "line": None, "column": None, "path": "", "member": None, "reason": note}
+    both = cli("validate", "big.jsonl", "small.jsonl")
+    assert both.code == 2 and both.stderr.splitlines()[-2:] == [
+        "big.jsonl: 2,005 more problems were not kept, after the first 1,000: mend these first (they are in this file and 1 more)",
+        "evalkit: 3,005 problems, 1,000 of them shown; nothing was run",
+    ]  # fmt: skip
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["*.jsonl"]\n')
+    run = cli("run", "big.set")
+    assert run.code == 2 and len(run.stderr) < 100_000, run.stderr[-500:]
+    assert "evalkit: error: the set files are invalid (3,005 problems, 1,000 of them shown):\n" in run.stderr, run.stderr[:300]
+    assert run.stderr.endswith("  - big.jsonl: 2,005 more problems were not kept, after the first 1,000: mend these first (they are in this file and 1 more)\n")
+
+
 def test_a_wide_problem_is_cut_where_it_enters_the_terminal_whichever_command_prints_it(cli, evalkit_cli, hostile_env, project) -> None:
     """A provider's problem of 11,000 characters (short of the 12,000 a problem keeps): `list sets`
     printed it through the console's template (`err.line`), which cut no value, so it came out

@@ -27,7 +27,7 @@ import attrs
 
 from ..errors import ConfigError
 from .documents import SUFFIXES, FileSyntaxError, SetDocument, read_document
-from .problems import FileProblem, SetFileError, format_path, quoted
+from .problems import FileProblem, SetFileError, format_path, kept_file_problems, quoted
 
 if TYPE_CHECKING:
     from ..project_files import ProjectBoundary
@@ -72,13 +72,14 @@ class SkippedPrompt:
 
 @attrs.frozen
 class SetFiles:
-    """What a group of set files declares: the sets of each kind, the files read, every problem,
-    and the prompts kept but marked ``skip``."""
+    """What a group of set files declares: the sets of each kind, the files read, every problem
+    (the first 1,000 and how many more), and the prompts kept but marked ``skip``."""
 
     files: tuple[Path, ...] = ()
     prompt_sets: tuple[Any, ...] = ()
     question_sets: tuple[Any, ...] = ()
-    problems: tuple[FileProblem, ...] = ()
+    #: Up to :data:`~evalkit.shapes.MAX_PROBLEMS_KEPT` of them, then how many more (:func:`kept_file_problems`).
+    problems: tuple[FileProblem, ...] = attrs.field(default=(), converter=kept_file_problems)
     skipped: tuple[SkippedPrompt, ...] = ()
     calibration_sets: tuple[Any, ...] = ()
 

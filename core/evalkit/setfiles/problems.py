@@ -10,9 +10,9 @@ import attrs
 
 from ..errors import SetValidationError
 from ..printable import visible
-from ..shapes import bounded_problem
+from ..shapes import ProblemsNotKept, bounded_problem, bounded_problems, not_kept
 
-__all__ = ["MAX_QUOTED_CHARACTERS", "FileProblem", "JsonPath", "SetFileError", "format_path", "quoted"]
+__all__ = ["MAX_QUOTED_CHARACTERS", "FileProblem", "JsonPath", "SetFileError", "format_path", "kept_file_problems", "quoted"]
 
 #: A location inside a document: keys and list indexes from the top.
 JsonPath = tuple["str | int", ...]
@@ -137,11 +137,38 @@ def member_of(data: object, path: JsonPath) -> tuple[int, str, str] | None:
     return found
 
 
+def kept_file_problems(problems: Sequence[FileProblem]) -> tuple[FileProblem, ...]:
+    """``problems`` as a holder of set-file problems keeps them (:attr:`SetFiles.problems
+    <evalkit.setfiles.SetFiles.problems>`, :attr:`SetFileError.file_problems`): the first
+    :data:`~evalkit.shapes.MAX_PROBLEMS_KEPT`, then one naming the file of the first one not kept
+    and how many more there were (:func:`~evalkit.shapes.bounded_problems`' line, a
+    :class:`~evalkit.shapes.ProblemsNotKept` that counts as them). A JSONL file of 200,000 prompts
+    without a ``prompt`` had each printed by ``validate`` and by a run (8,000 of them: 450 KB)."""
+    problems = tuple(problems)
+    kept = bounded_problems(problems)
+    if len(kept) == len(problems):
+        return problems
+    note = kept[-1]
+    assert isinstance(note, ProblemsNotKept)  # bounded_problems' last line, when it cut
+    files = list(dict.fromkeys(p.file for p in problems[len(kept) - 1 :]))
+    if len(files) > 1:
+        note = note.naming(f"{note} (they are in this file and {len(files) - 1:,} more)")
+    return (*kept[:-1], FileProblem(files[0], note))
+
+
 class SetFileError(SetValidationError):
-    """One or more set files are invalid; ``file_problems`` holds each :class:`FileProblem`."""
+    """One or more set files are invalid; ``file_problems`` holds each :class:`FileProblem`, up to
+    :func:`kept_file_problems`' bound."""
 
     subject = "the set files are invalid"
 
     def __init__(self, problems: Sequence[FileProblem]) -> None:
-        self.file_problems = tuple(problems)
-        super().__init__([str(p) for p in problems])
+        self.file_problems = kept_file_problems(problems)
+        # each problem as a line; the line of those not kept still counts as them
+        super().__init__([_line(p) for p in self.file_problems])
+
+
+def _line(problem: FileProblem) -> str:
+    """``problem`` as :attr:`SetFileError.problems` holds it: its text, counting as the problems it names."""
+    note = not_kept(problem)
+    return str(problem) if note is None else note.naming(str(problem))
