@@ -652,3 +652,18 @@ def test_a_stream_yielding_more_prompts_than_it_declares_is_refused_without_bein
     survey = survey_prompt_set(GoldenPromptSet(identifier="pkg.set", name="A set", prompts=endless), BUILTIN_KINDS)
     assert survey.problems == ('set "pkg.set": field prompts: the PromptStream declares 2 prompts but yields more',)
     assert survey.count == 3  # stopped at the first prompt past the declared count
+
+
+def test_the_message_of_a_set_validation_error_quotes_five_problems_and_counts_the_rest() -> None:
+    """str() of the error joined every problem kept (up to 1,000 of 12,000 characters: 12 MB) for
+    a library caller printing it; it quotes the first five and says how many more, and
+    ``problems`` still holds those kept."""
+    problems = [f"problem {number}" for number in range(5_000_000)]
+    error = SetValidationError(problems)
+    assert len(error.problems) == 1_001
+    assert str(error) == "; ".join(problems[:5]) + "; and 4,999,995 more problems"
+    assert str(SetValidationError(problems[:6])) == "; ".join(problems[:5]) + "; and 1 more problem"
+    assert str(SetValidationError(problems[:5])) == "; ".join(problems[:5])
+    blank = [GoldenPrompt(id=f"p{n}", prompt=" ", reference="x") for n in range(2_000)]
+    stopped = survey_prompt_set(GoldenPromptSet(identifier="t.blank", name="Blank", prompts=blank), BUILTIN_KINDS)
+    assert str(SetValidationError(list(stopped.problems))).endswith("; and at least 995 more problems")

@@ -130,19 +130,29 @@ class SetTooLarge(EvalkitError):
     never ends stops there instead of being followed for ever."""
 
 
+#: How many of its problems a :class:`SetValidationError`'s message quotes.
+PROBLEMS_IN_MESSAGE = 5
+
+
 class SetValidationError(EvalkitError):
     """A golden set breaks one or more rules; every problem names the set, prompt and field.
 
     Each problem is cut to :data:`~evalkit.shapes.MAX_PROBLEM_CHARS` (it may quote a plugin's text:
     a validator's issue, a stream producer's exception, or a provider raising this error itself),
     and past :data:`~evalkit.shapes.MAX_PROBLEMS_KEPT` of them the first are kept with a last line
-    saying how many more there were (:func:`~evalkit.shapes.bounded_problems`)."""
+    saying how many more there were (:func:`~evalkit.shapes.bounded_problems`). Its message
+    (``str(error)``) quotes the first :data:`PROBLEMS_IN_MESSAGE` and says how many more there are
+    (``…; and 4,999,995 more problems``): a library caller printing the error gets a few lines,
+    not a thousand problems of up to 12,000 characters joined; ``problems`` holds the list kept."""
 
     def __init__(self, problems: Sequence[str]) -> None:
-        from .shapes import bounded_problems  # shapes imports this module
+        from .shapes import bounded_problems, problem_total  # shapes imports this module
 
         self.problems = bounded_problems(problems)
-        super().__init__("; ".join(self.problems))
+        quoted = self.problems[:PROBLEMS_IN_MESSAGE]
+        _, more, exact = problem_total(self.problems[PROBLEMS_IN_MESSAGE:])
+        rest = f"; and {'' if exact else 'at least '}{more:,} more problem{'' if more == 1 and exact else 's'}" if more else ""
+        super().__init__("; ".join(quoted) + rest)
 
 
 class PluginError(EvalkitError):
