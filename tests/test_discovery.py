@@ -63,6 +63,31 @@ def test_a_distributions_name_and_version_are_kept_to_200_characters(tmp_path: P
     assert registry.load(record) is json.dumps
 
 
+def test_an_entry_point_whose_name_or_value_sprawls_is_refused_at_the_scan_naming_its_distribution(tmp_path: Path, on_path) -> None:
+    """An entry point's name is how a plugin is found, so it cannot be cut; one of 1,000,000
+    characters (or a value of as many) was printed whole in every listing naming it. The scan
+    refuses it as a failure naming the distribution and the cut name; the distribution's others
+    are records, found and loaded as before."""
+    long_name, long_value = "g" * 1_000_000, "json:" + "d" * 999_995
+    entry_points = {GRADERS: {long_name: "json:dumps", "fits": "json:dumps", "far": long_value, "g" * 200: "json:loads"}}
+    on_path(write_distribution(tmp_path / "sprawl", "evalkit-sprawl", "1.0", entry_points))
+    graders = _graders()
+    assert {"fits", "g" * 200} <= set(graders) and long_name not in graders and "far" not in graders
+    assert registry.load(graders["fits"]) is json.dumps
+    refused = registry.refused(GRADERS)
+    assert [(f.record.name, f.record.value, f.record.distribution, f.record.version) for f in refused] == [
+        ("g" * 60 + "… (1,000,000 characters)", "json:dumps", "evalkit-sprawl", "1.0"),
+        ("far", "json:" + "d" * 55 + "… (1,000,000 characters)", "evalkit-sprawl", "1.0"),
+    ]  # fmt: skip
+    assert refused[0].error == (
+        "the entry point is refused: its name is 1,000,000 characters long, more than the 200 allowed; it is neither listed nor loaded"
+    )
+    assert "its value is 1,000,000 characters long, more than the 1,000 allowed" in refused[1].error
+    assert registry.refused("evalkit.reporters") == () and len(registry.refused()) == 2
+    with pytest.raises(UnknownPluginError):
+        registry.find(GRADERS, long_name)
+
+
 def test_a_distribution_put_on_sys_path_after_the_scan_is_found_once_the_scan_is_forgotten(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1051,6 +1051,44 @@ def test_a_distribution_whose_name_and_version_are_a_million_characters_is_named
     assert cli("run", "giant.one", env=env).code == 0
 
 
+def test_an_entry_point_whose_name_is_a_million_characters_is_refused_and_named_by_its_distribution(cli, project, tmp_path) -> None:
+    """An entry_points.txt is anyone's to write: a provider's name of 1,000,000 characters (and a
+    grader's value of as many) was printed whole by `list --json` and in each failure naming the
+    plugin. A name cannot be cut (lookup is by name): the registry's scan refuses the entry point,
+    as a failure naming the distribution and 60 characters of the name, and the others are listed
+    and run; each command that lists plugins or sets exits 2."""
+    from tests.support.distributions import write_distribution
+
+    long_name = "p" * 1_000_000
+    site = write_distribution(
+        tmp_path / "sprawl", "evalkit-sprawl", "1.0",
+        {"evalkit.golden_sets": {long_name: "evalkit_giant_meta:Shipping", "fits": "evalkit_giant_meta:Shipping"},
+         "evalkit.graders": {"far": "json:" + "d" * 999_995}},
+        {"evalkit_giant_meta.py": GIANT_MODULE},
+    )  # fmt: skip
+    env = {"PYTHONPATH": str(site)}
+    refused = (
+        "golden prompt set provider " + "p" * 60 + "… (1,000,000 characters) (evalkit-sprawl 1.0): the entry point is refused: "
+        "its name is 1,000,000 characters long, more than the 200 allowed; it is neither listed nor loaded"
+    )
+    plugins = cli("list", "--json", env=env)
+    assert plugins.code == 2 and len(plugins.stdout) < 100_000, plugins.stderr[-500:]
+    rows = [row for row in plugins.json() if row["distribution"] == "evalkit-sprawl"]
+    assert [(row["name"], row["refused"]) for row in rows][0] == ("fits", None)
+    assert [row["name"][:3] for row in rows[1:]] == ["ppp", "far"] and all(row["refused"] for row in rows[1:])
+    assert rows[1]["refused"] == refused.split(": ", 1)[1] and len(rows[2]["value"]) < 100
+    shown = cli("list", env=env)
+    assert shown.code == 2 and "fits" in shown.stdout and len(shown.stdout + shown.stderr) < 100_000
+    assert f"error: {refused}" in shown.stderr.splitlines()
+    listed = cli("list", "sets", "--json", env=env)
+    assert listed.code == 2 and listed.json()["problems"] == [refused], listed.json()["problems"]
+    assert "giant.one" in {row["identifier"] for row in listed.json()["sets"]}
+    validated = cli("validate", "--json", env=env)
+    assert validated.code == 2 and len(validated.stdout) < 100_000
+    assert {"set": refused.split(": ", 1)[0], "reason": refused.split(": ", 1)[1]} in validated.json()["problems"]
+    assert cli("run", "giant.one", env=env).code == 0
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", '"60"', "true", "1" + "0" * 20])
 def test_a_grade_set_load_or_hook_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
     for key in ("grade_timeout", "set_load_timeout", "hook_timeout"):

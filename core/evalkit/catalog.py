@@ -117,7 +117,7 @@ def load_catalog(
 
     sets: dict[str, SourcedSet] = {}
     owners: dict[str, list[registry.PluginRecord]] = {}
-    failures: list[registry.PluginFailure] = []
+    failures = list(registry.refused(group))  # entry points refused at the scan (a name of millions of characters)
     providers: list[Any] = []
     loaded: list[tuple[registry.PluginRecord, Any]] = []
     for record, factory, error in registry.load_group(group):  # stevedore isolates a provider that fails to load

@@ -27,6 +27,8 @@ __all__ = [
     "GROUPS",
     "KIND_BY_GROUP",
     "Loaded",
+    "MAX_ENTRY_POINT_NAME_CHARS",
+    "MAX_ENTRY_POINT_VALUE_CHARS",
     "MAX_METADATA_CHARS",
     "PluginFailure",
     "PluginRecord",
@@ -40,6 +42,7 @@ __all__ = [
     "load",
     "load_group",
     "records",
+    "refused",
     "scan",
 ]
 
@@ -148,20 +151,34 @@ class Loaded(NamedTuple):
 
 
 _scanned: tuple[PluginRecord, ...] | None = None
+_refused: tuple[PluginFailure, ...] = ()
 
 #: How much of a distribution's name and version a record keeps (:func:`evalkit.shapes.clipped`,
 #: with the length): they come from a ``METADATA`` anyone can write, and every line naming a
 #: plugin (``list``, its ``--json``, each failure) printed a 1,000,000-character version whole.
 MAX_METADATA_CHARS = 200
 
+#: The longest entry-point name a record is made of: a name is how a plugin is found (a grader, a
+#: generator's adapter, ``EVALKIT_DISABLE_PLUGINS``), so it cannot be cut, and it is printed in
+#: every listing and failure naming the plugin; a longer one is refused at the scan (:func:`refused`).
+MAX_ENTRY_POINT_NAME_CHARS = 200
+#: The longest entry-point value (``module:attribute [extras]``) a record is made of; the same.
+MAX_ENTRY_POINT_VALUE_CHARS = 1_000
+#: How much of a refused entry point's name and value its failure shows (with their lengths).
+_SHOWN_REFUSED_CHARS = 60
 
-def _discover() -> tuple[PluginRecord, ...]:
-    """Every entry point in evalkit's groups, from one ``importlib.metadata.entry_points()`` call.
+
+def _discover() -> tuple[tuple[PluginRecord, ...], tuple[PluginFailure, ...]]:
+    """Every entry point in evalkit's groups, from one ``importlib.metadata.entry_points()`` call,
+    and those refused.
 
     In the order the metadata lies on ``sys.path``, distributions of one folder by name (whatever
     order the file system lists them in), each one's entry points as its ``entry_points.txt``
     lists them. ``METADATA`` is parsed once per distribution, and only for distributions with an
     evalkit entry point. Its name and version are cut to :data:`MAX_METADATA_CHARS` here, once.
+    An entry point whose name or value is longer than :data:`MAX_ENTRY_POINT_NAME_CHARS` or
+    :data:`MAX_ENTRY_POINT_VALUE_CHARS` is no record: it is a :class:`PluginFailure` naming the
+    distribution and the cut name (:func:`_refusal`), and the distribution's others are records.
     """
     from importlib.metadata import entry_points
 
@@ -177,6 +194,7 @@ def _discover() -> tuple[PluginRecord, ...]:
             if ep.dist is not None:
                 by_dist.setdefault(id(ep.dist), ep.dist)
     found: list[tuple[int, str, PluginRecord]] = []
+    refused: list[tuple[int, str, PluginFailure]] = []
     for dist in by_dist.values():
         meta = dist.metadata
         whole_name = meta.get("Name") or "(unnamed)"
@@ -184,11 +202,32 @@ def _discover() -> tuple[PluginRecord, ...]:
         version = clipped(meta.get("Version") or "", MAX_METADATA_CHARS)
         at = position.get(os.path.abspath(str(dist.locate_file(""))), len(position))
         key = whole_name.lower().replace("-", "_").replace(".", "_")
-        found.extend(
-            (at, key, PluginRecord(ep.group, ep.name, ep.value, name, version)) for ep in dist.entry_points if ep.group in KIND_BY_GROUP
-        )
+        for ep in dist.entry_points:
+            if ep.group not in KIND_BY_GROUP:
+                continue
+            record = PluginRecord(ep.group, ep.name, ep.value, name, version)
+            # two len() a record: a name or a value of millions of characters goes no further
+            if len(ep.name) > MAX_ENTRY_POINT_NAME_CHARS or len(ep.value) > MAX_ENTRY_POINT_VALUE_CHARS:
+                refused.append((at, key, _refusal(record)))
+            else:
+                found.append((at, key, record))
     found.sort(key=lambda item: item[:2])  # stable: a distribution's own order stays
-    return tuple(item[2] for item in found)
+    refused.sort(key=lambda item: item[:2])
+    return tuple(item[2] for item in found), tuple(item[2] for item in refused)
+
+
+def _refusal(record: PluginRecord) -> PluginFailure:
+    """The failure of an entry point whose name or value is past its bound: its record with both
+    cut by :func:`~evalkit.shapes.clipped` (so that every line naming it is short), and why."""
+    from .shapes import clipped, too_long
+
+    reasons = [
+        f"its {what} {length}" for what, text, limit in (
+            ("name", record.name, MAX_ENTRY_POINT_NAME_CHARS), ("value", record.value, MAX_ENTRY_POINT_VALUE_CHARS),
+        ) if (length := too_long(text, limit)) is not None
+    ]  # fmt: skip
+    shown = record._replace(name=clipped(record.name, _SHOWN_REFUSED_CHARS), value=clipped(record.value, _SHOWN_REFUSED_CHARS))
+    return PluginFailure(shown, f"the entry point is refused: {' and '.join(reasons)}; it is neither listed nor loaded")
 
 
 def scan(refresh: bool = False) -> tuple[PluginRecord, ...]:
@@ -197,12 +236,20 @@ def scan(refresh: bool = False) -> tuple[PluginRecord, ...]:
     Like ``importlib.metadata``, the first distribution of a name on ``sys.path`` shadows later
     ones. ``refresh`` forgets the earlier scan first (:func:`forget`) and scans again.
     """
-    global _scanned
+    global _scanned, _refused
     if refresh:
         forget()
     if _scanned is None:
-        _scanned = _discover()
+        _scanned, _refused = _discover()
     return _scanned
+
+
+def refused(group: str | None = None) -> tuple[PluginFailure, ...]:
+    """The entry points of the scan (of ``group``, or of every group) refused for a name or a
+    value past its bound, each a :class:`PluginFailure` naming its distribution: ``evalkit list``
+    shows them, and a set catalog counts those of its group among its failures."""
+    scan()
+    return tuple(failure for failure in _refused if group is None or failure.record.group == group)
 
 
 def forget() -> None:
@@ -213,8 +260,8 @@ def forget() -> None:
     and imported. stevedore's own caches (its class-level ``ENTRY_POINT_CACHE``, the files under
     ``~/.cache/python-entrypoints``) are never used by evalkit's managers: nothing of theirs to forget.
     """
-    global _scanned
-    _scanned = None
+    global _scanned, _refused
+    _scanned, _refused = None, ()
     import importlib
 
     importlib.invalidate_caches()

@@ -62,8 +62,10 @@ def _plugins(args: Arguments) -> int:
     from .. import registry
 
     records = registry.scan()
+    refused = registry.refused()  # an entry point whose name or value sprawls: named, not listed
     off = registry.disabled()
     options = {r: plugin_options(r) for r in records} if args.options else {}
+    failed = 2 if refused or any(error for _, error in options.values()) else 0
     if args.json:
         from .json_output import print_json
 
@@ -71,13 +73,18 @@ def _plugins(args: Arguments) -> int:
         for r in records:
             row: dict[str, Any] = {
                 "group": r.group, "name": r.name, "value": r.value, "distribution": r.distribution, "version": r.version,
-                "disabled": r.name in off,
+                "disabled": r.name in off, "refused": None,
             }
             if args.options:
                 row["options"], row["options_error"] = options[r]
             rows.append(row)
+        for f in refused:  # its name and value cut: a row that names it, never one to find it by
+            rows.append({
+                "group": f.record.group, "name": f.record.name, "value": f.record.value, "distribution": f.record.distribution,
+                "version": f.record.version, "disabled": False, "refused": f.error,
+            })  # fmt: skip
         print_json(rows)
-        return 2 if any(error for _, error in options.values()) else 0
+        return failed
 
     from .console import console
 
@@ -94,7 +101,10 @@ def _plugins(args: Arguments) -> int:
             if args.options:
                 for line in option_lines(*options[record]):
                     out.plain(f"      {line}")
-    return 2 if any(error for _, error in options.values()) else 0
+    err = console(stderr=True)
+    for f in refused:
+        err.plain(f"error: {f.record.kind} {f.record.describe()}: {f.error}")
+    return failed
 
 
 def plugin_options(record: Any) -> tuple[list[dict[str, Any]] | None, str | None]:
