@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .problem_texts import bounded_problem, bounded_problems, problem_total
 from .wording import counted
 
 __all__ = [
@@ -137,16 +138,15 @@ PROBLEMS_IN_MESSAGE = 5
 class SetValidationError(EvalkitError):
     """A golden set breaks one or more rules; every problem names the set, prompt and field.
 
-    Each problem is cut to :data:`~evalkit.shapes.MAX_PROBLEM_CHARS` (it may quote a plugin's text:
+    Each problem is cut to :data:`~evalkit.problem_texts.MAX_PROBLEM_CHARS` (it may quote a plugin's text:
     a validator's issue, a stream producer's exception, or a provider raising this error itself),
-    and past :data:`~evalkit.shapes.MAX_PROBLEMS_KEPT` of them the first are kept with a last line
-    saying how many more there were (:func:`~evalkit.shapes.bounded_problems`). Its message
+    and past :data:`~evalkit.problem_texts.MAX_PROBLEMS_KEPT` of them the first are kept with a last line
+    saying how many more there were (:func:`~evalkit.problem_texts.bounded_problems`). Its message
     (``str(error)``) quotes the first :data:`PROBLEMS_IN_MESSAGE` and says how many more there are
     (``…; and 4,999,995 more problems``): a library caller printing the error gets a few lines,
     not a thousand problems of up to 12,000 characters joined; ``problems`` holds the list kept."""
 
     def __init__(self, problems: Sequence[str]) -> None:
-        from .shapes import bounded_problems, problem_total  # shapes imports this module
 
         self.problems = bounded_problems(problems)
         quoted = self.problems[:PROBLEMS_IN_MESSAGE]
@@ -158,11 +158,10 @@ class SetValidationError(EvalkitError):
 class PluginError(EvalkitError):
     """A plugin failed to import, raised while loading, or broke its contract.
 
-    The message is cut to :data:`~evalkit.shapes.MAX_PROBLEM_CHARS`: it quotes what the plugin
+    The message is cut to :data:`~evalkit.problem_texts.MAX_PROBLEM_CHARS`: it quotes what the plugin
     raised (a plugin may also raise this error itself, with any text)."""
 
     def __init__(self, message: str, *, group: str = "", name: str = "", distribution: str = "") -> None:
-        from .shapes import bounded_problem  # shapes imports this module
 
         self.group = group
         self.name = name
