@@ -40,11 +40,17 @@ def drawn(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
 
 
+def drawn_on_terminal(cli, streamed, *args: str) -> tuple[object, str]:  # noqa: ANN001
+    """``evalkit ARGS`` run on a (forced) terminal, which must succeed: the result and what its
+    stderr drew (:func:`drawn`)."""
+    result = cli(*args, env=streamed, terminal=True)
+    assert result.code == 0, result.stderr
+    return result, drawn(result.stderr)
+
+
 @pytest.mark.usefixtures("quick_check")
 def test_a_run_on_a_terminal_shows_the_check_of_a_stream_that_declares_no_count(cli, streamed) -> None:  # noqa: ANN001
-    result = cli("run", "streamed.uncounted", env=streamed, terminal=True)
-    assert result.code == 0, result.stderr
-    shown = drawn(result.stderr)
+    result, shown = drawn_on_terminal(cli, streamed, "run", "streamed.uncounted")
     assert "checking set streamed.uncounted" in shown, shown
     # no total to reach: the count so far, up to the last prompt (rich draws the last state as it stops)
     assert f"{SIZE} prompts…" in shown, shown
@@ -54,9 +60,7 @@ def test_a_run_on_a_terminal_shows_the_check_of_a_stream_that_declares_no_count(
 
 @pytest.mark.usefixtures("quick_check")
 def test_validate_on_a_terminal_shows_a_bar_of_the_count_a_stream_declares(cli, streamed) -> None:  # noqa: ANN001
-    result = cli("validate", "streamed.capitals", env=streamed, terminal=True)
-    assert result.code == 0, result.stderr
-    shown = drawn(result.stderr)
+    result, shown = drawn_on_terminal(cli, streamed, "validate", "streamed.capitals")
     assert "checking set streamed.capitals" in shown, shown
     assert re.search(rf"\b\d+/{SIZE} prompts", shown), shown
     assert f"{SIZE}/{SIZE} prompts" in shown, shown
@@ -67,9 +71,7 @@ def test_validate_on_a_terminal_shows_a_bar_of_the_count_a_stream_declares(cli, 
 def test_list_sets_on_a_terminal_shows_the_count_of_a_stream_that_declares_none(cli, streamed) -> None:  # noqa: ANN001
     """`evalkit list sets` reads such a stream to count it (a million prompts: seconds); the sets
     counted without a pass (a declared count, a tuple) show nothing."""
-    result = cli("list", "sets", env=streamed, terminal=True)
-    assert result.code == 0, result.stderr
-    shown = drawn(result.stderr)
+    result, shown = drawn_on_terminal(cli, streamed, "list", "sets")
     assert "counting set streamed.uncounted" in shown, shown
     assert f"{SIZE} prompts…" in shown, shown
     assert "counting set streamed.capitals" not in shown and "counting set tupled.capitals" not in shown, shown
@@ -79,9 +81,7 @@ def test_list_sets_on_a_terminal_shows_the_count_of_a_stream_that_declares_none(
 
 @pytest.mark.usefixtures("quick_check")
 def test_plan_on_a_terminal_shows_the_check_of_the_set(cli, streamed) -> None:  # noqa: ANN001
-    result = cli("plan", "streamed.uncounted", env=streamed, terminal=True)
-    assert result.code == 0, result.stderr
-    shown = drawn(result.stderr)
+    result, shown = drawn_on_terminal(cli, streamed, "plan", "streamed.uncounted")
     assert "checking set streamed.uncounted" in shown and f"{SIZE} prompts…" in shown, shown
     # then the estimate's own pass, of the count the check found
     assert "estimating set streamed.uncounted" in shown and f"{SIZE}/{SIZE} prompts" in shown, shown
@@ -99,9 +99,7 @@ def stored_run(cli, streamed) -> str:  # noqa: ANN001
 
 @pytest.mark.usefixtures("quick_check")
 def test_regrade_on_a_terminal_shows_the_check_of_the_set(cli, streamed) -> None:  # noqa: ANN001
-    result = cli("regrade", stored_run(cli, streamed), env=streamed, terminal=True)
-    assert result.code == 0, result.stderr
-    shown = drawn(result.stderr)
+    result, shown = drawn_on_terminal(cli, streamed, "regrade", stored_run(cli, streamed))
     assert "checking set streamed.uncounted" in shown and f"{SIZE} prompts…" in shown, shown
     assert "checking set" not in result.stdout
     assert "Re-grading the stored answers of run" in drawn(result.stdout)
@@ -110,9 +108,7 @@ def test_regrade_on_a_terminal_shows_the_check_of_the_set(cli, streamed) -> None
 def test_regrade_on_a_terminal_shows_each_case_graded_as_run_shows_each_answered(cli, streamed) -> None:  # noqa: ANN001
     """`evalkit regrade` graded 100,000 cases in ~12 s with nothing on screen after the check: it
     shows the run's own bar (the set, cases graded of the total, their rate), gone when it ends."""
-    result = cli("regrade", stored_run(cli, streamed), env=streamed, terminal=True)
-    assert result.code == 0, result.stderr
-    shown = drawn(result.stderr)
+    result, shown = drawn_on_terminal(cli, streamed, "regrade", stored_run(cli, streamed))
     assert re.search(rf"streamed\.uncounted\s.*\b{SIZE}/{SIZE} [\d,]+ cases/s", shown), shown
     assert "cases/s" not in result.stdout
     assert "Re-grading the stored answers of run" in drawn(result.stdout)
