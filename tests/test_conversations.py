@@ -135,7 +135,8 @@ def test_a_nan_or_an_infinity_in_a_python_sets_free_form_values_is_a_problem_nam
     canned = [{"name": "get_weather", "result": {"temp_c": NAN, "days": [1, INF]}}, CANNED[1]]
     history = [
         Message.user("Weather?"),
-        Message.assistant(tool_calls=[ToolCall("get_weather", {"city": "Paris", "days": -INF}, "c1")]),
+        # a key that is no plain name is shown in brackets, with no dot before it
+        Message.assistant(tool_calls=[ToolCall("get_weather", {"city": "Paris", "days ahead": -INF}, "c1")]),
         Message.tool("c1", "18 C"),
         Message.user("And tomorrow?"),
     ]
@@ -148,7 +149,7 @@ def test_a_nan_or_an_infinity_in_a_python_sets_free_form_values_is_a_problem_nam
         validate_prompt_set(GoldenPromptSet("chat.nan", "NaN", prompts=prompts))
     assert list(refused.value.problems) == [
         'set "chat.nan", prompt "agent": field tool_results[0].result.temp_c: NaN is not a number JSON can carry',
-        'set "chat.nan", prompt "history": field messages[1].tool_calls[0].arguments.days: -Infinity is not a number JSON can carry',
+        "set \"chat.nan\", prompt \"history\": field messages[1].tool_calls[0].arguments['days ahead']: -Infinity is not a number JSON can carry",
         'set "chat.nan", prompt "value": field assertions[1] (contains_any): its value holds NaN at [1], which is not a number JSON can carry',
     ]
 

@@ -336,9 +336,9 @@ def test_a_set_with_problems_still_ends_its_report_and_a_refused_count_reports_n
 def test_a_reporting_interval_that_is_no_whole_number_from_1_is_refused(every: object) -> None:
     from evalkit.validation import count_members
 
-    with pytest.raises(ValueError, match="every must be a whole number of prompts from 1"):
+    with pytest.raises(ValueError, match="^every must be a whole number of prompts from 1, got "):
         survey_prompt_set(numbered_set(3), BUILTIN_KINDS, progress=lambda r: None, every=every)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="every must be a whole number of prompts from 1"):
+    with pytest.raises(ValueError, match="^every must be a whole number of prompts from 1, got "):
         count_members(streamed(numbered_set(3)).prompts, lambda r: None, "pkg.many", every=every)  # type: ignore[arg-type]
 
 
@@ -364,6 +364,37 @@ class PacedClock:
                 yield prompt
 
         return attrs.evolve(golden, prompts=PromptStream(produce, count=count))
+
+
+def test_a_reporting_interval_of_1_reports_every_prompt_and_a_report_is_not_done_unless_said() -> None:
+    from evalkit.validation import CheckProgress
+
+    heard: list[CheckProgress] = []
+    survey_prompt_set(numbered_set(3), BUILTIN_KINDS, progress=heard.append, every=1, clock=PacedClock())
+    assert [(r.checked, r.done) for r in heard] == [(0, False), (1, False), (2, False), (3, False), (3, True)]
+    assert CheckProgress("pkg.set", 5) == CheckProgress("pkg.set", 5, None, False)  # a report is of a pass going on
+
+
+def test_the_clock_is_read_at_the_start_at_prompt_1_and_every_64_prompts_of_a_fast_stream() -> None:
+    """A fast stream (no time passes): the clock is read as the pass begins, at prompt 1 (to tell
+    the pace) and then every 64 prompts — 129 prompts: at 0, 1, 65 and 129."""
+    clock = PacedClock()
+    survey_prompt_set(clock.stream(numbered_set(129), step=0.0), BUILTIN_KINDS, progress=lambda r: None, clock=clock)
+    assert clock.reads == 4
+
+
+def test_the_pace_is_told_by_the_time_between_two_looks_not_by_the_clocks_reading() -> None:
+    """A steady stream of a prompt every 0.1 ms on a clock that reads 1,000 s: 64 prompts fit in an
+    eighth of the quarter second, so the clock is read every 64 prompts, as at 0 s."""
+    clock = PacedClock()
+    clock.now = 1_000.0
+    survey_prompt_set(clock.stream(numbered_set(1_000), step=0.0001), BUILTIN_KINDS, progress=lambda r: None, clock=clock)
+    assert clock.reads <= 2 + 1_000 // 64 + 3
+    # a prompt every 1.5 ms: 20 of them fit in an eighth of the quarter second, so the clock is read
+    # at 0, 1, then every 20 or so prompts of 200 (the report at the quarter second among them)
+    clock = PacedClock()
+    survey_prompt_set(clock.stream(numbered_set(200), step=0.0015), BUILTIN_KINDS, progress=lambda r: None, clock=clock)
+    assert clock.reads == 11
 
 
 def test_a_slow_stream_is_reported_on_every_quarter_second_not_every_thousand_prompts() -> None:

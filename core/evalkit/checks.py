@@ -177,7 +177,7 @@ def _validate_json_schema(value: Any) -> Iterable[str]:
         yield f"is {'not JSON' if fault.number else 'no JSON Schema evalkit can check'}: it {fault.phrase()}"
         return
     try:  # a schema is JSON: a bytes or set value would fail every answer's check
-        json.dumps(schema, allow_nan=False)
+        json.dumps(schema)  # NaN and loops were refused above (value_fault)
     except TypeError as exc:
         yield f"is not JSON: {exc}"
         return
