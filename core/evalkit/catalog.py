@@ -11,7 +11,7 @@ from . import registry
 from .errors import PLUGIN_FAILURES, ConfigError, DuplicateSetError, PluginError, SetValidationError, UnknownSetError
 from .options import DeclaresOptions, TableOptions
 from .prompts import PromptStream
-from .shapes import MAX_NAME_CHARS, clipped, exception_message, exception_name, short_repr, too_long
+from .shapes import MAX_NAME_CHARS, clipped, exception_message, exception_name, read_up_to, short_repr, too_long
 from .timeouts import TimeLimitExceeded
 
 __all__ = ["ConfigAware", "SetCatalog", "SourcedSet", "clash", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
@@ -87,8 +87,6 @@ MAX_SETS_PER_PROVIDER = 10_000
 
 def _listed(listing: Any) -> tuple[Any, ...]:
     """What ``listing()`` returns, an iterator read up to one set past :data:`MAX_SETS_PER_PROVIDER`."""
-    from .shapes import read_up_to
-
     return read_up_to(listing(), MAX_SETS_PER_PROVIDER)
 
 

@@ -147,7 +147,6 @@ class SetValidationError(EvalkitError):
     not a thousand problems of up to 12,000 characters joined; ``problems`` holds the list kept."""
 
     def __init__(self, problems: Sequence[str]) -> None:
-
         self.problems = bounded_problems(problems)
         quoted = self.problems[:PROBLEMS_IN_MESSAGE]
         _, more, exact = problem_total(self.problems[PROBLEMS_IN_MESSAGE:])
@@ -162,7 +161,6 @@ class PluginError(EvalkitError):
     raised (a plugin may also raise this error itself, with any text)."""
 
     def __init__(self, message: str, *, group: str = "", name: str = "", distribution: str = "") -> None:
-
         self.group = group
         self.name = name
         self.distribution = distribution

@@ -65,17 +65,24 @@ def document_text(value: Any, *, indent: int | None = None) -> str:
 _compact_finite = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
-def compact_text(value: Any) -> str:
-    """``value`` as the compact JSON text evalkit stores (a run's metrics, a case's checks, detail
-    and measures, a cached answer): characters as they are, and ``null`` for a NaN or an infinity,
-    as :func:`document_text` writes them. Python's ``json`` writes ``NaN``, which no JSON parser
-    (nor another program reading the store) reads; evalkit's own reader took it for ``null``."""
+def _finite_text(value: Any) -> str | None:
+    """``value`` as compact JSON text, or ``None`` when it holds a NaN or an infinity (any other
+    value ``json`` cannot write raises as ``json`` does)."""
     try:
         return _compact_finite(value)
     except ValueError as exc:
         if "Out of range float values" not in str(exc):
             raise
-    return _compact_finite(_finite_only(value))
+    return None
+
+
+def compact_text(value: Any) -> str:
+    """``value`` as the compact JSON text evalkit stores (a run's metrics, a case's checks, detail
+    and measures, a cached answer): characters as they are, and ``null`` for a NaN or an infinity,
+    as :func:`document_text` writes them. Python's ``json`` writes ``NaN``, which no JSON parser
+    (nor another program reading the store) reads; evalkit's own reader took it for ``null``."""
+    text = _finite_text(value)
+    return text if text is not None else _compact_finite(_finite_only(value))
 
 
 class NotJsonNumber(ValueError):
@@ -90,11 +97,9 @@ def sent_text(value: Any) -> str:
     ``json`` would write ``NaN``, which no endpoint's JSON parser reads, and ``null`` in its place
     would send something other than what was asked. (Other values ``json`` cannot write raise its
     own ``TypeError`` or ``ValueError``.)"""
-    try:
-        return _compact_finite(value)
-    except ValueError as exc:
-        if "Out of range float values" not in str(exc):
-            raise
+    text = _finite_text(value)
+    if text is not None:
+        return text
     from .shapes import value_fault
 
     fault = value_fault(value)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .errors import PLUGIN_FAILURES, PluginError, UnknownPluginError
+from .problem_texts import bounded_problem, clipped, too_long
 
 __all__ = [
     "DISABLE_ENV",
@@ -136,8 +137,6 @@ class PluginFailure(_Failure):
     __slots__ = ()
 
     def __new__(cls, record: PluginRecord, error: str, exception: BaseException | None = None) -> PluginFailure:
-        from .shapes import bounded_problem
-
         return super().__new__(cls, record, bounded_problem(error), exception)  # type: ignore[arg-type]
 
 
@@ -182,8 +181,6 @@ def _discover() -> tuple[tuple[PluginRecord, ...], tuple[PluginFailure, ...]]:
     """
     from importlib.metadata import entry_points
 
-    from .shapes import clipped
-
     position: dict[str, int] = {}
     for index, entry in enumerate(sys.path):
         position.setdefault(os.path.abspath(entry or "."), index)
@@ -219,8 +216,6 @@ def _discover() -> tuple[tuple[PluginRecord, ...], tuple[PluginFailure, ...]]:
 def _refusal(record: PluginRecord) -> PluginFailure:
     """The failure of an entry point whose name or value is past its bound: its record with both
     cut by :func:`~evalkit.shapes.clipped` (so that every line naming it is short), and why."""
-    from .shapes import clipped, too_long
-
     reasons = [
         f"its {what} {length}" for what, text, limit in (
             ("name", record.name, MAX_ENTRY_POINT_NAME_CHARS), ("value", record.value, MAX_ENTRY_POINT_VALUE_CHARS),
