@@ -171,30 +171,28 @@ def count_members(
         return None, problem
     if members.count is not None:  # a valid declared count: len() does not read the stream
         return len(members), None
-    pace = _pace(identifier, None, progress, every, clock)
-    number = 0
-    failure = None
-    # As the check's loop (see survey_prompt_set): one integer comparison a prompt; only the
-    # producer is in the try (what the listener raises is the caller's, not the stream's).
-    next_look = pace.begin() if pace is not None else 0
-    prompts = iter(members)
-    while True:
-        try:
-            next(prompts)
-        except StopIteration:
-            break
-        except SetTooLarge as exc:  # a producer may raise it too, with a text of its own
-            failure = exception_message(exc)
-            break
-        except PLUGIN_FAILURES as exc:
-            failure = stream_failure(number + 1, exc)
-            break
-        number += 1
-        if number == next_look:
-            next_look = pace.reached(number)  # type: ignore[union-attr]  (never reached without a pace: next_look is 0)
-    if pace is not None:
-        pace.end(number)
-    return (None, failure) if failure is not None else (number, None)
+    failures: list[str] = []
+
+    def produced() -> Iterator[Any]:
+        # only the producer is in the try: what the listener raises (in paced) is the caller's
+        made = 0
+        prompts = iter(members)
+        while True:
+            try:
+                item = next(prompts)
+            except StopIteration:
+                return
+            except SetTooLarge as exc:  # a producer may raise it too, with a text of its own
+                failures.append(exception_message(exc))
+                return
+            except PLUGIN_FAILURES as exc:
+                failures.append(stream_failure(made + 1, exc))
+                return
+            made += 1
+            yield item
+
+    number = sum(1 for _ in paced(produced(), progress, identifier, every=every, clock=clock))
+    return (None, failures[0]) if failures else (number, None)
 
 
 #: How many prompts a check of a prompt set goes between two reports of its progress: an
