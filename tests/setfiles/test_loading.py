@@ -92,6 +92,48 @@ def test_the_schema_offers_every_builtin_assertion_kind() -> None:
     assert offered == set(BUILTIN_KINDS)
 
 
+ONE_KIND_YAML = """\
+identifier: myapp.kinds
+name: Kinds
+prompts:
+  - id: a
+    prompt: hi
+    assertions:
+      - contains: x
+        exact: y
+      - name: only_a_name
+      - {}
+      - kind: shouting
+        contains: y
+      - kind: shouting
+        value: 3
+"""
+
+
+def test_an_assertion_needs_exactly_one_kind_key_one_problem_each(tmp_path: Path) -> None:
+    """Two kind keys, none, or a plugin's kind beside a built-in one: one problem at the assertion."""
+    problems = load_set_files([write(tmp_path, "kinds.yaml", ONE_KIND_YAML)], root=tmp_path).problems
+    found = [(p.line, p.column, p.json_path) for p in problems if p.reason.startswith("needs exactly one assertion kind key (exact, ")]
+    assert found == [(7, 9, "prompts[0].assertions[0]"), (9, 9, "prompts[0].assertions[1]"), (10, 9, "prompts[0].assertions[2]"),
+                     (11, 9, "prompts[0].assertions[3]")]  # fmt: skip
+    rest = [p.reason for p in problems if not p.reason.startswith("needs exactly one")]
+    assert len(rest) == 1 and "unknown assertion kind 'shouting'" in rest[0]  # the last: no plugin adds it
+
+
+@pytest.mark.parametrize(
+    ("assertion", "valid"),
+    [({"contains": "x"}, True), ({"kind": "k", "value": 1, "name": "n", "turn": 2}, True), ({"contains": "x", "exact": "y"}, False),
+     ({"contains": "x", "kind": "k"}, False), ({"name": "n"}, False), ({}, False), ({"value": 1}, False)],
+)  # fmt: skip
+def test_the_published_schema_says_exactly_one_kind_key_to_any_validator(assertion: dict, valid: bool) -> None:
+    """What an editor reads (``evalkit schema golden-set``) keeps the rule, whichever way it is written."""
+    from evalkit.setfiles.schemas import schema
+    from jsonschema import Draft202012Validator
+
+    document = {"identifier": "a.b", "name": "N", "prompts": [{"id": "p", "prompt": "q", "assertions": [assertion]}]}
+    assert Draft202012Validator(schema("golden-set")).is_valid(document) is valid
+
+
 def test_json_toml_and_jsonl_declare_the_same_set(tmp_path: Path) -> None:
     document = {
         "identifier": "myapp.same",
