@@ -241,6 +241,41 @@ def test_jsonl_problems_point_at_their_line(tmp_path: Path) -> None:
     assert problem.column == text.splitlines()[2].index('"(open"') + 1
 
 
+def test_jsonl_places_are_found_when_a_problem_asks_on_any_line_in_any_order(tmp_path: Path) -> None:
+    """A JSONL file's places are not kept for every value (a large file's took more memory than
+    its data): each problem still points at its line and column, far apart, looked up in any
+    order, and the document's map of places is whole when read in full."""
+    from evalkit.setfiles.documents import read_document
+
+    rows = [{"id": f"p{n}", "prompt": f"q{n}", "assertions": [{"contains": "x"}]} for n in range(40)]
+    rows[4]["assertions"][0] = {"max_words": "five"}
+    rows[16]["assertions"] = [{"contains": "x"}, {"regex": "(open"}]
+    rows[38]["prompt"] = "   "
+    lines = [json.dumps({"identifier": "a.many", "name": "Many"}), *(json.dumps(row) for row in rows)]
+    lines[12] = lines[12][:-1] + ', "id": "again"}'  # prompt #11 repeats its id key
+    text = "\n".join(lines) + "\n"
+    file = write(tmp_path, "many.jsonl", text)
+    problems = load_set_files([file], root=tmp_path).problems
+    found = {p.json_path: (p.line, p.column) for p in problems}
+
+    def column(line: int, needle: str) -> int:
+        return text.splitlines()[line - 1].index(needle) + 1
+
+    assert found == {
+        "prompts[4].assertions[0].max_words": (6, column(6, '"five"')),
+        "prompts[11].id": (13, column(13, '"id": "again"')),
+        "prompts[16].assertions[1].regex": (18, column(18, '"(open"')),
+        "prompts[38].prompt": (40, column(40, '"   "')),
+    }
+    document = read_document(file)
+    assert document.positions[("prompts", 38, "prompt")] == (40, column(40, '"   "'))
+    assert document.positions[("prompts", 4)] == (6, 1) and document.key_positions[("prompts", 4, "id")] == (6, 2)
+    assert document.positions.get(("prompts", 40)) is None and document.positions.get(("prompts", 4, "nothing")) is None
+    every = dict(document.positions)
+    assert len(every) == len(document.positions) and every[("prompts", 0, "assertions", 0, "contains")] == (2, column(2, '"x"'))
+    assert sum(1 for path in every if path[:1] == ("prompts",) and len(path) == 2) == 40
+
+
 def test_toml_problems_point_at_the_table_or_key_line(tmp_path: Path) -> None:
     text = 'identifier = "a.t"\nname = "T"\n\n[[prompts]]\nid = "x"\nprompt = "p"\nreference = "r"\n\n[[prompts]]\nid = "y"\nprompt = "p"\n[[prompts.assertions]]\nmax_words = "five"\n'
     (problem,) = load_set_files([write(tmp_path, "t.toml", text)], root=tmp_path).problems

@@ -4,7 +4,7 @@ Each reader returns a :class:`SetDocument`: the parsed data and a map from JSON 
 (``("prompts", 3, "assertions", 0)``) to the line and column the loader saw them at, so a problem
 found later by the schema or the kernel's rules can point into the file. YAML is composed into
 nodes (which carry marks) before it is constructed; JSON and JSONL are scanned once more for
-offsets; TOML has no positions in :mod:`tomllib`, so its ``[[array.of.tables]]`` headers and
+offsets (a JSONL member line's are found again when a problem asks: :class:`_MemberLines`); TOML has no positions in :mod:`tomllib`, so its ``[[array.of.tables]]`` headers and
 ``key =`` lines are located by a line scan.
 """
 
@@ -411,10 +411,71 @@ def _read_jsonl(file: Path, text: str) -> SetDocument:
     if header_line is not None and header_text is not None:
         _scan_json(header_text, _Lines(header_text, header_line), (), positions, keys, repeated)
     positions.setdefault((member_key,), (rows[0][0], 1) if rows else (header_line or 1, 1))
-    for index, (number, line_text, _) in enumerate(rows):
-        _scan_json(line_text, _Lines(line_text, number), (member_key, index), positions, keys, repeated)
+    lines = [(number, line_text) for number, line_text, _ in rows]
+    for index, (number, line_text) in enumerate(lines):
+        # every line is scanned for repeated keys; where its values sit is kept only when asked
+        _scan_json(line_text, _Lines(line_text, number), (member_key, index), {}, {}, repeated)
     problems.extend(_repeated_problems(file, repeated))
-    return SetDocument(file, data, positions, keys, tuple(problems))
+    members = _MemberLines(member_key, lines)
+    return SetDocument(file, data, _LinePositions(positions, members), _LinePositions(keys, members, keys=True), tuple(problems))
+
+
+class _MemberLines:
+    """The member lines of a JSONL file, scanned again for the places of their values and keys
+    when a problem asks for one: kept for every value of a 200,000-prompt file, those places
+    took more memory than the data (3 KB a prompt). The last few lines scanned are remembered
+    (problems come in file order, and a problem's place is looked up from its path upwards)."""
+
+    def __init__(self, member_key: str, lines: list[tuple[int, str]]) -> None:
+        self.member_key = member_key
+        self.lines = lines
+        self._scanned: dict[int, tuple[dict[JsonPath, tuple[int, int]], dict[JsonPath, tuple[int, int]]]] = {}
+
+    def index_of(self, path: JsonPath) -> int | None:
+        """The member line ``path`` lies in, else ``None``."""
+        if len(path) > 1 and path[0] == self.member_key and isinstance(path[1], int) and 0 <= path[1] < len(self.lines):
+            return path[1]
+        return None
+
+    def places(self, index: int) -> tuple[dict[JsonPath, tuple[int, int]], dict[JsonPath, tuple[int, int]]]:
+        """The places of the values and of the keys of member line ``index``."""
+        found = self._scanned.get(index)
+        if found is None:
+            if len(self._scanned) >= 8:
+                self._scanned.pop(next(iter(self._scanned)))
+            number, text = self.lines[index]
+            found = ({}, {})
+            _scan_json(text, _Lines(text, number), (self.member_key, index), *found, [])
+            self._scanned[index] = found
+        return found
+
+
+class _LinePositions(Mapping[JsonPath, tuple[int, int]]):
+    """The places a JSONL document knows: the header's, kept, and the member lines', found when
+    looked up (:class:`_MemberLines`). ``keys``: the places of mapping keys, not values."""
+
+    def __init__(self, known: dict[JsonPath, tuple[int, int]], members: _MemberLines, *, keys: bool = False) -> None:
+        self._known = known
+        self._members = members
+        self._keys = keys
+
+    def __getitem__(self, path: JsonPath) -> tuple[int, int]:
+        found = self._known.get(path)
+        if found is None:
+            index = self._members.index_of(path)
+            if index is not None:
+                found = self._members.places(index)[self._keys].get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __iter__(self) -> Iterator[JsonPath]:
+        yield from self._known
+        for index in range(len(self._members.lines)):
+            yield from self._members.places(index)[self._keys]
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 # --- TOML -------------------------------------------------------------------------------------
