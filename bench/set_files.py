@@ -1,0 +1,77 @@
+"""Checking a large set file as a user does: ``evalkit validate evals`` in a fresh process.
+
+A JSONL file of N prompts (one ``contains`` check each, as a team's exported set looks) is written
+into a fresh project folder, twice: valid, and broken on every line (the check written ``type:``
+where ``kind:`` belongs, so the schema reports two problems a prompt). Each is validated by a
+fresh ``evalkit validate evals``; printed per file: wall from spawn to exit, CPU (user + system)
+and peak RSS of the child (``os.wait4``), its exit code and its last line. The best (lowest) of
+``--repeats`` runs is printed.
+
+    python bench/set_files.py [--prompts 200000] [--repeats 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def write_set(folder: Path, prompts: int, *, broken: bool) -> None:
+    """``folder/evals/big.jsonl``: ``prompts`` prompts, each line broken when ``broken``."""
+    evals = folder / "evals"
+    evals.mkdir(parents=True)
+    key = "type" if broken else "kind"
+    with (evals / "big.jsonl").open("w", encoding="utf-8") as out:
+        for n in range(prompts):
+            row = {"id": f"p{n}", "prompt": f"What is {n} + 1?", "assertions": [{key: "contains", "value": str(n + 1)}]}
+            out.write(json.dumps(row) + "\n")
+
+
+def validate(folder: Path) -> dict[str, object]:
+    """One fresh ``evalkit validate evals`` in ``folder``: wall, CPU, peak RSS, exit code, last line."""
+    evalkit = str(Path(sys.executable).parent / "evalkit")
+    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_CONFIG"}
+    with tempfile.TemporaryFile() as output:
+        started = time.perf_counter()
+        child = subprocess.Popen([evalkit, "validate", "evals"], cwd=folder, env=env, stdout=output, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        output.seek(0)
+        lines = output.read().decode("utf-8", "replace").splitlines()
+    return {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "rss_mib": usage.ru_maxrss / 1024,
+        "code": os.waitstatus_to_exitcode(status),
+        "last": lines[-1] if lines else "",
+    }
+
+
+def main() -> None:
+    """Write both files, validate each, print the table."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--prompts", type=int, default=200_000)
+    parser.add_argument("--repeats", type=int, default=1)
+    args = parser.parse_args()
+    print(f"evalkit validate evals, one JSONL file of {args.prompts:,} prompts, fresh process, best of {args.repeats};"
+          f" load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the start")  # fmt: skip
+    header = f"{'file':<10}{'wall s':>9}{'CPU s':>9}{'RSS MiB':>9}{'exit':>6}  last line"
+    print(header)
+    print("-" * len(header))
+    for label, broken in (("valid", False), ("broken", True)):
+        with tempfile.TemporaryDirectory() as folder:
+            write_set(Path(folder), args.prompts, broken=broken)
+            runs = [validate(Path(folder)) for _ in range(args.repeats)]
+        best = {key: min(run[key] for run in runs) for key in ("wall", "cpu", "rss_mib")}  # type: ignore[type-var]
+        last = str(runs[-1]["last"])
+        print(f"{label:<10}{best['wall']:>9.2f}{best['cpu']:>9.2f}{best['rss_mib']:>9.1f}{runs[-1]['code']:>6}  {last[:80]}")
+
+
+if __name__ == "__main__":
+    main()
