@@ -7,7 +7,7 @@ The schemas are files in the package (``evalkit/schemas/*.schema.json``) so edit
 from __future__ import annotations
 
 import json
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -118,7 +118,16 @@ def _without_the_value(message: str, instance: Any) -> str:
 
 def _nearest(key: object, allowed: set[str]) -> str:
     """`` did you mean 'contains'?`` for a misspelt field, or nothing."""
+    if not isinstance(key, str) or len(key) > 100:
+        return ""
+    return _nearest_field(key, frozenset(allowed))
+
+
+@lru_cache(maxsize=1024)
+def _nearest_field(key: str, allowed: frozenset[str]) -> str:
+    # Remembered: a file that misspells a field on every line asked difflib the same question for
+    # each (a quarter of checking a 200,000-prompt file broken so).
     from ..wording import close_matches
 
-    found = close_matches(key, allowed) if isinstance(key, str) and len(key) <= 100 else []
+    found = close_matches(key, sorted(allowed))
     return f" did you mean {quoted_key(found[0])}?" if found else ""
