@@ -476,6 +476,7 @@ _PROCESS_SETTINGS: dict[str, tuple[Callable[[], object], Callable[[Any], object]
         lambda running: signal.setitimer(signal.ITIMER_REAL, 0),
     ),
     "garbage collection": (gc.isenabled, lambda enabled: gc.enable() if enabled else gc.disable()),
+    "the garbage collector's thresholds": (gc.get_threshold, lambda thresholds: gc.set_threshold(*thresholds)),
 }
 
 

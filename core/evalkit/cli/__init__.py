@@ -50,8 +50,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     _open_standard_streams()
     collecting = gc.isenabled()
-    # Off while a run's modules and plugins are imported (common.run_started turns it back on when
-    # the run starts); on for every other command's own work, and as it was when main() returns.
+    # Off while the command line is read; for a run, on but rare until the run starts
+    # (common.collect_rarely_until_run_start); on for every other command's own work, and as it
+    # was when main() returns.
     gc.disable()
     terminating = _stop_on_sigterm()
     from ..privacy import secrets_remembered_within
@@ -60,6 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with secrets_remembered_within():  # a second main() in this process scrubs its own secrets, not these
             return _main(argv, collecting)
     finally:
+        from .common import collect_as_usual
+
+        collect_as_usual()
         (gc.enable if collecting else gc.disable)()
         if terminating is not None:
             signal.signal(signal.SIGTERM, terminating)
@@ -133,7 +137,11 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
     except click.Abort:  # Ctrl-C (or SIGTERM) while the command line was read
         print("evalkit: interrupted", file=sys.stderr)
         return 3
-    if collecting and not args.collects_garbage_from_run_start:
+    if collecting and args.collects_garbage_from_run_start:
+        from .common import collect_rarely_until_run_start
+
+        collect_rarely_until_run_start()
+    elif collecting:
         gc.enable()
     from .stdout import plugin_output_to_stderr
 

@@ -11,22 +11,60 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["database_url", "refuse_job_local_store", "run_started"]
+__all__ = ["collect_as_usual", "collect_rarely_until_run_start", "database_url", "refuse_job_local_store", "run_started"]
+
+
+#: How many new container objects a run's start-up makes between two collections of the youngest
+#: generation (CPython's default is 700). While ~400 modules are imported, collections find
+#: nothing to free and cost ~30 ms of a run's start-up; turned off altogether, they never ran while
+#: a set was read and checked either, and every cycle made then (a set file's scan, a provider's
+#: or a schema check's garbage) stayed until the run started, then was frozen for good: a
+#: 100,000-prompt set file ran at 650 MiB. A run's imports make ~80,000; that many of a set's
+#: garbage is the most it keeps.
+START_UP_GEN0_THRESHOLD = 100_000
+
+#: The collector's thresholds before :func:`collect_rarely_until_run_start` raised them.
+_usual_thresholds: tuple[int, ...] | None = None
+
+
+def collect_rarely_until_run_start() -> None:
+    """Turn the collector on with the youngest generation collected every
+    :data:`START_UP_GEN0_THRESHOLD` new objects, until :func:`run_started`'s hook (or
+    :func:`collect_as_usual`) puts the thresholds back."""
+    import gc
+
+    global _usual_thresholds
+    if _usual_thresholds is None:
+        _usual_thresholds = gc.get_threshold()
+    gc.set_threshold(START_UP_GEN0_THRESHOLD, *_usual_thresholds[1:])
+    gc.enable()
+
+
+def collect_as_usual() -> None:
+    """Put back the collector's thresholds :func:`collect_rarely_until_run_start` raised (nothing
+    when it did not)."""
+    import gc
+
+    global _usual_thresholds
+    if _usual_thresholds is not None:
+        gc.set_threshold(*_usual_thresholds)
+        _usual_thresholds = None
 
 
 def run_started(progress_start: Callable[[Any, int], None]) -> Callable[[Any, int], None]:
-    """``progress_start``, preceded by :func:`gc.freeze` and :func:`gc.enable`: called when every
-    plugin is loaded and the first request is about to go out, so the objects built so far
-    (modules, classes, plugins, the configuration) are left out of every later garbage collection
-    — and out of the interpreter's collections at exit, which took 40-50 ms of a run's wall time
-    walking them. Until then the collector is off (:func:`evalkit.cli.main` turns it off for a
-    command that sets ``collects_garbage_from_run_start``): collections while ~400 modules are
-    imported found nothing to free and cost ~30 ms of a run's start-up."""
+    """``progress_start``, preceded by :func:`gc.freeze` and the collector's usual thresholds: called
+    when every plugin is loaded and the first request is about to go out, so the objects built so
+    far (modules, classes, plugins, the configuration) are left out of every later garbage
+    collection — and out of the interpreter's collections at exit, which took 40-50 ms of a run's
+    wall time walking them. Until then the youngest generation is collected rarely
+    (:func:`collect_rarely_until_run_start`, for a command that sets
+    ``collects_garbage_from_run_start``)."""
 
     def start(run: Any, total: int) -> None:
         import gc
 
         gc.freeze()
+        collect_as_usual()
         gc.enable()
         progress_start(run, total)
 

@@ -15,6 +15,7 @@ import json
 import re
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
+from json.decoder import scanstring
 from pathlib import Path
 from typing import Any
 
@@ -301,16 +302,35 @@ def _scan_json(
     repeated: list[tuple[JsonPath, tuple[int, int]]],
 ) -> None:
     """Record the offset of every value in ``text`` (already known to be valid JSON)."""
-    from json.decoder import scanstring
+    _JsonScan(text, lines, positions, keys, repeated).value(0, prefix)
 
-    decoder = json.JSONDecoder()
 
-    def skip(i: int) -> int:
-        return _WHITESPACE.match(text, i).end()  # type: ignore[union-attr]
+class _JsonScan:
+    """One scan of :func:`_scan_json`. A class, not a closure that calls itself: that is a
+    reference cycle, which kept each scanned text and the maps filled for it alive until the
+    cyclic collector ran (a JSONL file scans each of its lines)."""
 
-    def value(i: int, path: JsonPath) -> int:
+    _decoder = json.JSONDecoder()
+
+    def __init__(
+        self,
+        text: str,
+        lines: _Lines,
+        positions: dict[JsonPath, tuple[int, int]],
+        keys: dict[JsonPath, tuple[int, int]],
+        repeated: list[tuple[JsonPath, tuple[int, int]]],
+    ) -> None:
+        self.text, self.lines, self.positions, self.keys, self.repeated = text, lines, positions, keys, repeated
+
+    def skip(self, i: int) -> int:
+        """The offset of the next character after whitespace at ``i``."""
+        return _WHITESPACE.match(self.text, i).end()  # type: ignore[union-attr]
+
+    def value(self, i: int, path: JsonPath) -> int:
+        """Record the value at offset ``i`` (and everything in it) under ``path``; its end."""
+        text, lines, skip = self.text, self.lines, self.skip
         i = skip(i)
-        positions[path] = lines.at(i)
+        self.positions[path] = lines.at(i)
         opener = text[i]
         if opener == "{":
             i = skip(i + 1)
@@ -322,11 +342,11 @@ def _scan_json(
                 key_at = lines.at(i)
                 key, i = scanstring(text, i + 1)
                 if key in seen:
-                    repeated.append((path + (key,), key_at))
+                    self.repeated.append((path + (key,), key_at))
                 seen.add(key)
-                keys[path + (key,)] = key_at
+                self.keys[path + (key,)] = key_at
                 i = skip(i) + 1  # the colon
-                i = skip(value(i, path + (key,)))
+                i = skip(self.value(i, path + (key,)))
                 if text[i] == "}":
                     return i + 1
                 i += 1  # the comma
@@ -336,15 +356,13 @@ def _scan_json(
                 return i + 1
             index = 0
             while True:
-                i = skip(value(i, path + (index,)))
+                i = skip(self.value(i, path + (index,)))
                 index += 1
                 if text[i] == "]":
                     return i + 1
                 i += 1
-        _, end = decoder.raw_decode(text, i)
+        _, end = self._decoder.raw_decode(text, i)
         return end
-
-    value(0, prefix)
 
 
 def _repeated_problems(file: Path, repeated: list[tuple[JsonPath, tuple[int, int]]]) -> Iterator[FileProblem]:
