@@ -293,34 +293,30 @@ class _Lines:
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
-def _scan_json(
-    text: str,
-    lines: _Lines,
-    prefix: JsonPath,
-    positions: dict[JsonPath, tuple[int, int]],
-    keys: dict[JsonPath, tuple[int, int]],
-    repeated: list[tuple[JsonPath, tuple[int, int]]],
-) -> None:
-    """Record the offset of every value in ``text`` (already known to be valid JSON)."""
-    _JsonScan(text, lines, positions, keys, repeated).value(0, prefix)
+_NO_LINES = _Lines("")
 
 
 class _JsonScan:
-    """One scan of :func:`_scan_json`. A class, not a closure that calls itself: that is a
-    reference cycle, which kept each scanned text and the maps filled for it alive until the
-    cyclic collector ran (a JSONL file scans each of its lines)."""
+    """Records where every value and key of JSON texts sits, and the keys a mapping repeats. A
+    class, not a closure that calls itself: that is a reference cycle, which kept each scanned
+    text and the maps filled for it alive until the cyclic collector ran (a JSONL file scans each
+    of its lines)."""
 
     _decoder = json.JSONDecoder()
 
     def __init__(
         self,
-        text: str,
-        lines: _Lines,
         positions: dict[JsonPath, tuple[int, int]],
         keys: dict[JsonPath, tuple[int, int]],
         repeated: list[tuple[JsonPath, tuple[int, int]]],
     ) -> None:
-        self.text, self.lines, self.positions, self.keys, self.repeated = text, lines, positions, keys, repeated
+        self.positions, self.keys, self.repeated = positions, keys, repeated
+        self.text, self.lines = "", _NO_LINES
+
+    def scan(self, text: str, lines: _Lines, prefix: JsonPath) -> None:
+        """Record the offset of every value in ``text`` (already known to be valid JSON) under ``prefix``."""
+        self.text, self.lines = text, lines
+        self.value(0, prefix)
 
     def skip(self, i: int) -> int:
         """The offset of the next character after whitespace at ``i``."""
@@ -384,7 +380,7 @@ def _read_json(file: Path, text: str) -> SetDocument:
     positions: dict[JsonPath, tuple[int, int]] = {}
     keys: dict[JsonPath, tuple[int, int]] = {}
     repeated: list[tuple[JsonPath, tuple[int, int]]] = []
-    _scan_json(text, _Lines(text), (), positions, keys, repeated)
+    _JsonScan(positions, keys, repeated).scan(text, _Lines(text), ())
     return SetDocument(file, data, positions, keys, tuple(_repeated_problems(file, repeated)))
 
 
@@ -427,12 +423,12 @@ def _read_jsonl(file: Path, text: str) -> SetDocument:
 
     _refuse_deep(file, data, line_of)
     if header_line is not None and header_text is not None:
-        _scan_json(header_text, _Lines(header_text, header_line), (), positions, keys, repeated)
+        _JsonScan(positions, keys, repeated).scan(header_text, _Lines(header_text, header_line), ())
     positions.setdefault((member_key,), (rows[0][0], 1) if rows else (header_line or 1, 1))
     lines = [(number, line_text) for number, line_text, _ in rows]
     for index, (number, line_text) in enumerate(lines):
         # every line is scanned for repeated keys; where its values sit is kept only when asked
-        _scan_json(line_text, _Lines(line_text, number), (member_key, index), {}, {}, repeated)
+        _JsonScan({}, {}, repeated).scan(line_text, _Lines(line_text, number), (member_key, index))
     problems.extend(_repeated_problems(file, repeated))
     members = _MemberLines(member_key, lines)
     return SetDocument(file, data, _LinePositions(positions, members), _LinePositions(keys, members, keys=True), tuple(problems))
@@ -463,7 +459,7 @@ class _MemberLines:
                 self._scanned.pop(next(iter(self._scanned)))
             number, text = self.lines[index]
             found = ({}, {})
-            _scan_json(text, _Lines(text, number), (self.member_key, index), *found, [])
+            _JsonScan(*found, []).scan(text, _Lines(text, number), (self.member_key, index))
             self._scanned[index] = found
         return found
 
