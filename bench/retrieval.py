@@ -309,8 +309,12 @@ def stored_metrics(database: Path, run_id: str) -> dict[str, Any]:
         repository.close()
 
 
-def cli_run(collection: str, table: str, corpus: Path, repeat: int, threshold: int = 1) -> None:
-    """One collection end to end through the CLI: best wall of ``repeat`` fresh processes, metrics vs pytrec_eval."""
+def cli_run(collection: str, table: str, corpus: Path, repeat: int, threshold: int = 1, outside: tuple[Path, ...] = ()) -> None:
+    """One collection end to end through the CLI: best wall of ``repeat`` fresh processes, metrics vs pytrec_eval.
+
+    The collection's files lie outside the fresh project: the folder of ``corpus`` and the folders
+    ``outside`` are listed in ``[sets] allow_outside``, so evalkit reads them."""
+    allowed = json.dumps([str(corpus.parent), *(str(p) for p in outside)])
     best = math.inf
     best_cpu = math.inf
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-cli-") as folder:
@@ -319,7 +323,7 @@ def cli_run(collection: str, table: str, corpus: Path, repeat: int, threshold: i
             project = base / f"p{attempt}"
             project.mkdir()
             (project / "evalkit.toml").write_text(
-                f'database = "sqlite:///{project}/results.db"\n\n{table}\n'
+                f'database = "sqlite:///{project}/results.db"\n\n[sets]\nallow_outside = {allowed}\n\n{table}\n'
                 f'[deployments.bench]\nretriever = "evalkit.lexical"\n'
                 f'[deployments.bench.retrievers."evalkit.lexical"]\ncorpus = {json.dumps(str(corpus))}\n',
                 encoding="utf-8",
@@ -385,8 +389,8 @@ def bench_cli(scifact: Path | None, cranfield: Path | None, repeat: int) -> None
                 f'[question_sets."trec.cranfield"]\nformat = "trec"\ntopics = {json.dumps(str(topics))}\n'
                 f"qrels = {json.dumps(str(qrels))}\ncorpus = {json.dumps(str(corpus))}\n"
             )
-            cli_run("trec.cranfield", table, corpus, repeat)
-            cli_run("trec.cranfield", table, corpus, repeat, threshold=3)
+            cli_run("trec.cranfield", table, corpus, repeat, outside=(Path(folder),))
+            cli_run("trec.cranfield", table, corpus, repeat, threshold=3, outside=(Path(folder),))
 
 
 def main(argv: list[str] | None = None) -> None:
