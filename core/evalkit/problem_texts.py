@@ -48,6 +48,7 @@ def clipped(text: str, limit: int = 200) -> str:
 #: minute and most of a gigabyte per case.
 MAX_REASON_CHARS = 10_000
 
+
 def bounded_reason(value: object) -> object:
     """``value`` as a reason keeps it: text cut to :data:`MAX_REASON_CHARS` by :func:`clipped`,
     anything else as it is (the rules that refuse a reason that is not text see it unchanged). The

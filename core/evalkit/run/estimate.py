@@ -116,8 +116,9 @@ def estimate_answering(
     prompt_tokens = completion_tokens = judge_in = judge_out = 0
     latency = 0.0
     # An unmeasured case's completion is guessed from the measured ones, known only once the pass
-    # has ended: how many guessed completions the sums lack, added at the end (exact: all integers).
-    guessed_answers = guessed_in_judge = 0
+    # has ended: how many guessed completions the sums lack, added at the end (exact: all integers;
+    # each guessed answer is also in each of its ``repeats`` judge calls).
+    guessed_answers = 0
     prompts = answering.golden_set.prompts
     if answering.order is not None:  # held to the check's pass: a stream that fails or shifts now is named, not a traceback
         prompts = answering.order.follow(prompts)
@@ -134,7 +135,6 @@ def estimate_answering(
             prompt_tokens += given
             guessed_answers += 1
             judge_in += repeats * (given + JUDGE_INSTRUCTION_TOKENS)
-            guessed_in_judge += repeats
             judge_out += repeats * JUDGE_OUTPUT_TOKENS
             continue
         given, answered = usage.input_tokens, usage.output_tokens
@@ -159,7 +159,7 @@ def estimate_answering(
     else:
         output_guess = DEFAULT_OUTPUT_TOKENS
     completion_tokens += guessed_answers * output_guess
-    judge_in += guessed_in_judge * output_guess
+    judge_in += repeats * guessed_answers * output_guess
     # with --repeats every prompt is answered (and each answer judged) that many times
     answers = answering.repeats
     prompt_tokens, completion_tokens = prompt_tokens * answers, completion_tokens * answers
