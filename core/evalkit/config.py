@@ -360,6 +360,8 @@ def named_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str]
     """The configuration named explicitly, and by what: ``path`` (``--config``), else
     ``$EVALKIT_CONFIG``; ``None`` when neither names one (then it is discovered)."""
     if path is not None:
+        if not str(path).strip():  # `--config "$CONFIG"` with the variable unset: never "look for one" silently
+            raise ConfigError("--config is empty; name the configuration file, or leave the option out to look for one")
         return Path(path), "--config"
     value = (os.environ if environ is None else environ).get(CONFIG_VARIABLE)
     if value is None:
