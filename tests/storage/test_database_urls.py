@@ -110,3 +110,44 @@ def test_a_store_under_the_home_folder_is_there_not_in_a_folder_named_tilde(eval
     assert evalkit_cli("run", "evalkit.smoke", env={"HOME": str(home)}).code == 0
     assert sorted(p.name for p in home.iterdir() if p.suffix == ".db") == ["configured.db", "runs.db"]
     assert not (project / "~").exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "left"),
+    [
+        ("sqlite:///results.db?mode=ro", "?mode=ro"),
+        ("sqlite:///results.db?timeout=30&journal_mode=off", "?timeout=30&journal_mode=off"),
+        ("sqlite:///:memory:?cache=shared", "?cache=shared"),
+        ("sqlite:///results.db#main", "#main"),
+    ],
+)
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("db", "upgrade")], ids=lambda c: c[0])
+def test_a_sqlite_url_with_a_query_or_fragment_is_refused_not_made_a_file_name(
+    evalkit_cli, project, url: str, left: str, command: tuple[str, ...]
+) -> None:
+    # SQLAlchemy and peewee's db_url read "?mode=ro" as options; SQLite took it as part of the file
+    # name, so the runs went to "results.db?mode=ro" (or ":memory:?cache=shared" in the project)
+    result = evalkit_cli(*command, "--database", url)
+    assert result.code == 2, result.stderr
+    assert f'database URL "{url}"' in result.stderr and repr(left) in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert sorted(p.name for p in project.iterdir()) == [], "no file was made"
+
+
+@pytest.mark.parametrize("value", ["results.db", "runs/results.db", ":memory:", " sqlite:///results.db"])
+@pytest.mark.parametrize("where", ["--database", "EVALKIT_DATABASE_URL", "config"])
+def test_a_database_url_without_a_scheme_is_named_as_such_not_an_unknown_repository(
+    evalkit_cli, project, value: str, where: str
+) -> None:
+    # a new user's first guess is a path; it was refused as 'Unknown repository "results.db"'
+    args: tuple[str, ...] = ("--database", value) if where == "--database" else ()
+    env = {"EVALKIT_DATABASE_URL": value} if where == "EVALKIT_DATABASE_URL" else None
+    if where == "config":
+        (project / "evalkit.toml").write_text(f"database = {value!r}\n".replace("'", '"'))
+    for command in (("run", "evalkit.smoke"), ("history", "evalkit.smoke")):
+        result = evalkit_cli(*command, *args, env=env)
+        assert result.code == 2, result.stderr
+        assert "Unknown repository" not in result.stderr, result.stderr
+        assert f'database URL "{value}" does not start with a scheme' in result.stderr, result.stderr
+        assert "sqlite:///" in result.stderr and "Traceback" not in result.stderr
+    assert sorted(p.name for p in project.iterdir()) in ([], ["evalkit.toml"]), "nothing was made"

@@ -208,7 +208,9 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
 
 
 def _scheme(url: str) -> str:
-    return url.split(":", 1)[0].lower()
+    from .urls import url_scheme
+
+    return url_scheme(url)
 
 
 def _sql_only(url: str, what: str) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "is_in_memory",
     "redact_url",
     "sqlite_path",
+    "url_scheme",
 ]
 
 #: The one spelling of an in-memory SQLite store.
@@ -45,6 +46,24 @@ def is_in_memory(url: str) -> bool:
     return url == MEMORY_URL
 
 
+#: A URL's scheme as RFC 3986 spells it: a letter, then letters, digits, ``+``, ``-`` and ``.``.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def url_scheme(url: str) -> str:
+    """The scheme of a database URL, lower-cased (``sqlite``, ``postgresql``, a plugin's); a URL that
+    does not start with one (a bare path such as ``results.db``, ``:memory:``, a leading space) is
+    refused with :class:`StorageError`, saying how a SQLite file is written."""
+    found = _SCHEME.match(url)
+    if found is None:
+        raise StorageError(
+            f'database URL "{redact_url(url)}" does not start with a scheme: a SQLite file is sqlite:///PATH '
+            "(sqlite:///results.db, relative; sqlite:////srv/results.db, absolute), a PostgreSQL database "
+            "postgresql://USER@HOST[:PORT]/DATABASE"
+        )
+    return found.group()[:-1].lower()
+
+
 def sqlite_path(url: str) -> str | None:
     """The file a ``sqlite:`` URL names (``:memory:`` for :data:`MEMORY_URL`), or ``None`` for
     another scheme. A ``sqlite:`` URL without a path is refused with :class:`StorageError`."""
@@ -59,6 +78,13 @@ def sqlite_path(url: str) -> str | None:
         rest = rest[2:]
     if "\x00" in rest:  # the system calls raise ValueError ("embedded null byte") for such a path
         raise StorageError(f'database URL "{redact_url(url)}" holds a NUL character, which no file name can')
+    cut = min((rest.find(mark) for mark in "?#" if mark in rest), default=-1)
+    if cut >= 0:  # SQLAlchemy and peewee read "?mode=ro" as options: SQLite would take it as part of the name
+        kind = "a query string" if rest[cut] == "?" else "a fragment"
+        raise StorageError(
+            f'database URL "{redact_url(url)}" has {kind} ({clipped(rest[cut:])!r}): evalkit takes no SQLite options '
+            f"in the URL, and SQLite would store the runs in a file named {clipped(rest)!r}; give the file's path alone"
+        )
     if not rest.strip() or rest == ":memory:":
         raise StorageError(
             f'database URL "{redact_url(url)}" names no file, so SQLite would keep the runs in memory and lose them; '
