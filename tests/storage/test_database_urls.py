@@ -151,3 +151,42 @@ def test_a_database_url_without_a_scheme_is_named_as_such_not_an_unknown_reposit
         assert f'database URL "{value}" does not start with a scheme' in result.stderr, result.stderr
         assert "sqlite:///" in result.stderr and "Traceback" not in result.stderr
     assert sorted(p.name for p in project.iterdir()) in ([], ["evalkit.toml"]), "nothing was made"
+
+
+def _tables(path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(path) as connection:
+        return sorted(row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+
+
+_READERS = (("history", "evalkit.smoke"), ("show", "r1"), ("compare", "r1", "r2"), ("report", "r1"), ("cache", "stats"), ("flaky", "evalkit.smoke"), ("baseline", "show", "evalkit.smoke"))
+
+
+@pytest.mark.parametrize("command", [*_READERS, ("db", "status"), ("db", "upgrade"), ("run", "evalkit.smoke")], ids=" ".join)
+def test_another_programs_sqlite_database_is_refused_and_left_as_it_was(evalkit_cli, tmp_path, command) -> None:
+    # `--database sqlite:///app.db` (a typo, a wrong variable) wrote evalkit's tables into the app's
+    # own database, even for a command that only reads
+    import sqlite3
+
+    theirs = tmp_path / "app.db"
+    with sqlite3.connect(theirs) as connection:
+        connection.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        connection.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY)")
+    before = theirs.read_bytes()
+    result = evalkit_cli(*command, "--database", f"sqlite:///{theirs}")
+    assert result.code == 2, result.stderr
+    assert "holds tables of another program (orders, users) and no evalkit store" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert _tables(theirs) == ["orders", "users"] and theirs.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", _READERS, ids=" ".join)
+def test_a_command_that_reads_never_makes_an_empty_file_a_store(evalkit_cli, tmp_path, command) -> None:
+    empty = tmp_path / "results.db"
+    empty.touch()
+    result = evalkit_cli(*command, "--database", f"sqlite:///{empty}")
+    assert result.code == 2 and "There is no results store at" in result.stderr, result.stderr
+    assert empty.stat().st_size == 0, "a reader wrote the store's tables into it"
+    assert evalkit_cli("run", "evalkit.smoke", "--database", f"sqlite:///{empty}").code == 0  # a run makes it one
+    assert "evalkit_run" in _tables(empty)

@@ -37,15 +37,18 @@ SPARK_BARS = "▁▂▃▄▅▆▇█"
 def open_store(args: Arguments) -> Any:
     """The repository the command's ``--database``/``--config`` (or the defaults) name.
 
-    For commands that only read: a SQLite store that does not exist is never created; the command
-    stops with a usage error naming the path it looked at (see :func:`require_existing_store`).
+    For commands that only read: a SQLite store that does not exist (or is an empty file) is never
+    created; the command stops with a usage error naming the path it looked at (see
+    :func:`require_existing_store`). A built-in database that holds no store is never given its
+    tables here: only ``run``, ``retrieval`` and ``db upgrade`` make a store.
     """
     from ..config import load_config
+    from ..storage import SQL_SCHEMES, url_scheme
 
     config = load_config(getattr(args, "config", None))
     url = database_url(args, config)
     require_existing_store(url, config, getattr(args, "database", None))
-    return open_repository(url)
+    return open_repository(url, create=False) if url_scheme(url) in SQL_SCHEMES else open_repository(url)
 
 
 def require_existing_store(url: str, config: Any, explicit: str | None = None) -> None:

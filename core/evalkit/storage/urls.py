@@ -142,6 +142,36 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
             f"database {url}: {path} is truncated ({info.st_size} bytes, its header says {pages * page_size}); "
             "restore it from a backup"
         )
+    foreign = _tables_of_another_program(file)
+    if foreign:
+        shown = ", ".join(clipped(name, 80) for name in foreign[:5]) + (f" and {len(foreign) - 5:,} more" if len(foreign) > 5 else "")
+        raise StorageError(
+            f"database {url}: {path} holds tables of another program ({shown}) and no evalkit store; nothing was "
+            "written to it. evalkit keeps its runs in a file of its own: name another file (a new one is created)"
+        )
+
+
+def _tables_of_another_program(file: Path) -> list[str]:
+    """The tables of an SQLite file that holds some and none of evalkit's (all named ``evalkit_…``),
+    read through a read-only connection before evalkit's own opens it: that connection would turn
+    the file to WAL mode and add evalkit's tables to another program's database (``--database
+    sqlite:///app.db``), even for a command that only reads. Empty when the file holds a store, no
+    table at all, or cannot be read here (the connection that follows says why)."""
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        connection = sqlite3.connect(f"file:{quote(str(file.resolve()))}?mode=ro", uri=True, timeout=0)
+    except (sqlite3.Error, OSError, ValueError):
+        return []
+    try:
+        names = sorted(row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    except sqlite3.Error:  # locked, or unreadable: not this check's to say
+        return []
+    finally:
+        connection.close()
+    names = [name for name in names if isinstance(name, str) and not name.startswith("sqlite_")]
+    return [] if any(name.startswith("evalkit_") for name in names) else names
 
 
 def check_postgres_url(url: str) -> None:
