@@ -98,6 +98,15 @@ def listed(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -
     return list(value) or None
 
 
+def non_empty_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A path option's value, refusing one that is empty or only spaces (``-o "$REPORT"`` with the
+    variable unset): read as not given, it printed a report on standard output or wrote a file to
+    its default place, and a blank one made a file named by spaces."""
+    if value is not None and not value.strip():
+        raise click.UsageError(f"{'/'.join(param.opts)} is empty; give a path, or leave the option out", ctx)
+    return value
+
+
 def option_group(*decorators: Callable[[Decorated], Decorated]) -> Callable[[Decorated], Decorated]:
     """One decorator applying ``decorators`` so that their options are listed in the order given."""
 
