@@ -1670,6 +1670,9 @@ def test_issue34_14_an_empty_database_url_is_refused_not_read_as_unset(cli, proj
         config_args = ("--config", value, *command) if where == "before" else (*command, "--config", value)
         blank = cli(*config_args)
         assert blank.code == 2 and "--config is empty" in blank.stderr, (where, blank.stderr)
+    if command[0] == "run":  # and an empty --run-id: each job began a run of its own instead of joining it
+        blank = cli(*command, "--run-id", value)
+        assert blank.code == 2 and "--run-id is empty" in blank.stderr, blank.stderr
     assert stored_runs(project) == 0 and not database(project).exists()
 
 

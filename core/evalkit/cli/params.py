@@ -107,6 +107,14 @@ def non_empty_path(ctx: click.Context, param: click.Parameter, value: str | None
     return value
 
 
+def non_empty_run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--run-id``'s value, refusing an empty one (``--run-id "$CI_RUN"`` with the variable unset):
+    read as not given, each job started a run of its own instead of joining the one named."""
+    if value is not None and not value.strip():
+        raise click.UsageError("--run-id is empty; give the run's id, or leave the option out", ctx)
+    return value
+
+
 def option_group(*decorators: Callable[[Decorated], Decorated]) -> Callable[[Decorated], Decorated]:
     """One decorator applying ``decorators`` so that their options are listed in the order given."""
 
@@ -220,7 +228,7 @@ def placement_options(*, resume: str, scope: str) -> Callable[[Decorated], Decor
             "with auto/N or EVALKIT_SHARD_COUNT for N). A shared store only: SQLite is refused unless --database names it",
         ),
         click.option(
-            "--run-id", metavar="ID",
+            "--run-id", metavar="ID", callback=non_empty_run_id,
             help="the run's id; an existing run of that id is joined (shards). With --shard or --wait-for-shards it "
             "defaults to one derived from the CI pipeline id (GitLab, GitHub Actions, CircleCI, Buildkite) and the "
             f"{scope}",
