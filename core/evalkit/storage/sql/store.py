@@ -103,6 +103,11 @@ class SqlStore:
             self.close()
             raise SchemaOutOfDateError(schema.too_old(url, version))
 
+    def _store_now(self) -> float:
+        """The store's clock, in seconds since the epoch: what every lease time is written and judged by."""
+        query = "SELECT EXTRACT(EPOCH FROM now())" if not self.is_sqlite else "SELECT (julianday('now') - 2440587.5) * 86400.0"
+        return float(self.db.execute_sql(query).fetchone()[0])
+
     def close(self) -> None:
         """Close the connection."""
         try:
