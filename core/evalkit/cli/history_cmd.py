@@ -75,9 +75,9 @@ def handle(args: Arguments) -> int:
     from .json_output import print_json
     from .render import acceptance_document, run_document
     from .stored import (
+        counted_so_far,
         format_date,
         identity_label,
-        counted_so_far,
         open_store,
         sparkline,
         stored_verdicts,
