@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from evalkit.errors import StorageError
 from evalkit.storage import open_repository, schema_status
@@ -190,3 +192,18 @@ def test_a_command_that_reads_never_makes_an_empty_file_a_store(evalkit_cli, tmp
     assert empty.stat().st_size == 0, "a reader wrote the store's tables into it"
     assert evalkit_cli("run", "evalkit.smoke", "--database", f"sqlite:///{empty}").code == 0  # a run makes it one
     assert "evalkit_run" in _tables(empty)
+
+
+@pytest.mark.parametrize(
+    ("url", "env", "message"),
+    [
+        ("sqlite:///~nosuchuser-h3/runs.db", None, "names the home folder of user 'nosuchuser-h3', who does not exist here"),
+        ("sqlite:///~/runs.db", {"HOME": ""}, "names the home folder (~), but HOME is set and empty"),
+    ],
+)
+def test_a_home_folder_that_cannot_be_found_is_refused_not_made_a_folder_or_the_root(evalkit_cli, project, url, env, message) -> None:
+    # `~nosuchuser` made a folder of that name in the working directory; HOME="" put the store at /runs.db
+    for command in (("run", "evalkit.smoke"), ("history", "evalkit.smoke")):
+        result = evalkit_cli(*command, "--database", url, env=env)
+        assert result.code == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert list(project.iterdir()) == [] and not Path("/runs.db").exists()

@@ -91,8 +91,24 @@ def sqlite_path(url: str) -> str | None:
             f"use sqlite:///PATH (or {MEMORY_URL} for a store that is deliberately not kept)"
         )
     if rest.startswith("~"):  # sqlite:///~/runs.db is in the home folder, not in a new folder named "~"
-        rest = os.path.expanduser(rest)
+        rest = _home_path(url, rest)
     return rest
+
+
+def _home_path(url: str, path: str) -> str:
+    """``path`` (``~/…`` or ``~user/…``) with the home folder put in, as a shell would; refused
+    (:class:`StorageError`) when that folder cannot be found: ``os.path.expanduser`` leaves
+    ``~nosuchuser/…`` as it is (a folder of that name was made in the working directory) and
+    makes ``~/runs.db`` ``/runs.db`` when ``HOME`` is set and empty."""
+    user = path[1:].split("/", 1)[0]
+    if not user and os.environ.get("HOME") == "":
+        raise StorageError(f'database URL "{redact_url(url)}" names the home folder (~), but HOME is set and empty')
+    expanded = os.path.expanduser(path)
+    if expanded.startswith("~"):
+        raise StorageError(
+            f'database URL "{redact_url(url)}" names the home folder of user {clipped(user)!r}, who does not exist here'
+        )
+    return expanded
 
 
 def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
