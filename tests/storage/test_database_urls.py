@@ -207,3 +207,25 @@ def test_a_home_folder_that_cannot_be_found_is_refused_not_made_a_folder_or_the_
         result = evalkit_cli(*command, "--database", url, env=env)
         assert result.code == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert list(project.iterdir()) == [] and not Path("/runs.db").exists()
+
+
+def test_a_store_whose_pages_are_damaged_is_named_by_every_command_that_meets_it(evalkit_cli, project, tmp_path) -> None:
+    # "evalkit: error: database disk image is malformed" said which store nowhere: with
+    # EVALKIT_DATABASE_URL or a configured database, the user could not tell which file to restore
+    import sqlite3
+
+    store = tmp_path / "damaged.db"
+    url = f"sqlite:///{store}"
+    for _ in range(3):
+        assert evalkit_cli("run", "evalkit.smoke", "--database", url, "--privacy", "full").code == 0
+    run_id = evalkit_cli("history", "evalkit.smoke", "--database", url, "--json").json()["runs"][0]["run_id"]
+    with sqlite3.connect(store) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with store.open("r+b") as file:
+        file.seek(3 * 4096)
+        file.write(bytes(range(256)) * 64)  # four pages of the same garbage every time
+    for command in (("history", "evalkit.smoke"), ("show", run_id), ("compare", run_id, run_id), ("report", run_id), ("run", "evalkit.smoke")):
+        result = evalkit_cli(*command, "--database", url)
+        assert result.code == 2, (command, result.stderr)
+        assert f"database {url}: " in result.stderr and "malformed" in result.stderr, (command, result.stderr)
+        assert "Traceback" not in result.stderr
