@@ -229,3 +229,20 @@ def test_a_store_whose_pages_are_damaged_is_named_by_every_command_that_meets_it
         assert result.code == 2, (command, result.stderr)
         assert f"database {url}: " in result.stderr and "malformed" in result.stderr, (command, result.stderr)
         assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://ci@127.0.0.1:1/evalkit?password=s3cretpw",
+        "postgresql://127.0.0.1:1/evalkit?user=ci&password=s3cretpw&sslmode=disable",
+        "postgres://ci@127.0.0.1:1/evalkit?sslmode=disable&PASSWORD=s3cretpw",
+        "postgresql://ci@127.0.0.1:1/evalkit?sslpassword=s3cretpw",
+    ],
+)
+def test_a_password_in_the_query_string_is_hidden_like_one_in_the_user_info(evalkit_cli, url: str) -> None:
+    # libpq (and peewee's URL parser) take ?password=: every message printed it whole
+    for command in (("history", "evalkit.smoke"), ("run", "evalkit.smoke"), ("db", "status")):
+        result = evalkit_cli(*command, "--database", url)
+        assert result.code == 2 and "cannot open database postgres" in result.stderr, result.stderr
+        assert "s3cretpw" not in result.stderr + result.stdout and "password=***" in result.stderr.lower(), result.stderr

@@ -24,6 +24,7 @@ __all__ = [
     "check_database_url",
     "check_postgres_url",
     "check_sqlite_file",
+    "hide_password",
     "is_in_memory",
     "redact_url",
     "sqlite_path",
@@ -36,9 +37,22 @@ MEMORY_URL = "sqlite:///:memory:"
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
+#: Query parameters of a database URL that hold a secret (libpq, and peewee's URL parser, take
+#: ``postgresql://host/db?password=…``).
+_SECRET_PARAMETERS = re.compile(r"([?&](?:password|sslpassword)=)[^&#]*", re.IGNORECASE)
+
+
+def hide_password(url: str) -> str:
+    """``url`` with every password it holds shown as ``***``: the user info's
+    (``postgresql://ci:***@db/x``) and a ``password`` or ``sslpassword`` query parameter's
+    (``?password=***``). The rest of the URL is kept whole."""
+    return _SECRET_PARAMETERS.sub(r"\1***", re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url))
+
+
 def redact_url(url: str) -> str:
-    """A database URL as a message shows it: its password replaced, and cut when it is long."""
-    return clipped(re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url))
+    """A database URL as a message shows it: its passwords replaced (:func:`hide_password`), and
+    cut when it is long."""
+    return clipped(hide_password(url))
 
 
 def is_in_memory(url: str) -> bool:
