@@ -1662,8 +1662,18 @@ def test_issue34_14_an_empty_database_url_is_refused_not_read_as_unset(cli, proj
     result = cli(*command, env={"EVALKIT_DATABASE_URL": value})
     assert result.code == 2 and "EVALKIT_DATABASE_URL is set but empty" in result.stderr, result.stderr
     assert stored_runs(project) == 0 and not database(project).exists()
-    blank = cli(*command, "--database", "   ")
-    assert blank.code == 2 and "--database is empty" in blank.stderr, blank.stderr
+    # so is an empty --database or --config: `--database "$SECRET"` with that secret unreadable
+    for where in ("after", "before"):
+        database_args = ("--database", value, *command) if where == "before" else (*command, "--database", value)
+        blank = cli(*database_args)
+        assert blank.code == 2 and "--database is empty" in blank.stderr, (where, blank.stderr)
+        config_args = ("--config", value, *command) if where == "before" else (*command, "--config", value)
+        blank = cli(*config_args)
+        assert blank.code == 2 and "--config is empty" in blank.stderr, (where, blank.stderr)
+    if command[0] == "run":  # and an empty --run-id: each job began a run of its own instead of joining it
+        blank = cli(*command, "--run-id", value)
+        assert blank.code == 2 and "--run-id is empty" in blank.stderr, blank.stderr
+    assert stored_runs(project) == 0 and not database(project).exists()
 
 
 @pytest.mark.parametrize(

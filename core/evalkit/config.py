@@ -303,10 +303,27 @@ def _read(path: Path) -> Mapping[str, Any]:
     tool = data.get("tool", {})
     if not isinstance(tool, Mapping):
         raise ConfigError(f"{path}: tool must be a table ([tool.evalkit] holds evalkit's configuration), got {_kind(tool)}")
-    table = tool.get("evalkit", {})
+    if "evalkit" not in tool:  # only a pyproject.toml named on purpose gets here: discovery passes over one
+        raise ConfigError(
+            f"{path} holds no [tool.evalkit] table, so it configures nothing.{_misspelled_tool_table(data)} "
+            "Put evalkit's settings under [tool.evalkit], or name an evalkit.toml"
+        )
+    table = tool["evalkit"]
     if not isinstance(table, Mapping):
         raise ConfigError(f"{path}: [tool] evalkit must be a table ([tool.evalkit]), got {_kind(table)}")
     return table
+
+
+def _misspelled_tool_table(data: Mapping[str, Any]) -> str:
+    """`` Did you mean [tool.evalkt]?`` for a table of a pyproject.toml that looks like a misspelled
+    ``[tool.evalkit]`` (``[tool.evalkt]``, ``[tools.evalkit]``); empty when none does."""
+    import difflib
+
+    tool = data.get("tool")
+    names = [f"[tool.{name}]" for name in difflib.get_close_matches("evalkit", [str(k) for k in tool], n=1, cutoff=0.7)] if isinstance(tool, Mapping) else []
+    if not names:
+        names = [f"[{key}.evalkit]" for key, value in data.items() if key != "tool" and isinstance(value, Mapping) and "evalkit" in value]
+    return f" Did you mean {names[0]}?" if names else ""
 
 
 def _kind(value: Any) -> str:
@@ -360,6 +377,8 @@ def named_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str]
     """The configuration named explicitly, and by what: ``path`` (``--config``), else
     ``$EVALKIT_CONFIG``; ``None`` when neither names one (then it is discovered)."""
     if path is not None:
+        if not str(path).strip():  # `--config "$CONFIG"` with the variable unset: never "look for one" silently
+            raise ConfigError("--config is empty; name the configuration file, or leave the option out to look for one")
         return Path(path), "--config"
     value = (os.environ if environ is None else environ).get(CONFIG_VARIABLE)
     if value is None:

@@ -6,8 +6,8 @@ mean" (exit 2): a misspelled ``[gatee]`` once gated nothing, silently. Three kin
 * evalkit's own settings — top-level keys (``database``, ``privacy``, …) and tables whose every
   key is declared here (``[gate]``, ``[run]``);
 * tables evalkit reads itself and checks where it reads them: ``[providers.NAME]`` and
-  ``[deployments.NAME]`` (:mod:`evalkit.config`: their names are free), ``[sets]``
-  (:mod:`evalkit.setfiles`);
+  ``[deployments.NAME]`` (:mod:`evalkit.config`: their names are free), and the values of
+  ``[sets]`` (:mod:`evalkit.setfiles`; its keys are declared here);
 * plugins' option tables (``[set_providers."NAME"]``, ``[question_sets."ID"]``, and any table an
   installed set provider names with ``config_table``): checked against the plugin's declared
   ``Options`` when the plugin is loaded (:mod:`evalkit.options`), never twice.
@@ -24,11 +24,18 @@ from .errors import ConfigError
 from .gate_settings import GATE_KEYS
 from .wording import did_you_mean
 
-__all__ = ["RUN_KEYS", "SCHEMA", "TableSchema", "check_schema"]
+__all__ = ["RUN_KEYS", "SCHEMA", "SETS_KEYS", "TableSchema", "check_schema"]
 
 #: ``[run]``: how a prompt run is answered, by default.
 RUN_KEYS: Mapping[str, str] = {
     "repeats": "how many times each prompt is answered, as independent requests (default 1)",
+}
+
+#: ``[sets]``: its keys are declared here too, so that a misspelled one is refused by every command,
+#: not only by the file set provider (whose failure a run of an installed set passes over).
+SETS_KEYS: Mapping[str, str] = {
+    "paths": 'set files to read, as patterns relative to the project root (["evals/*.yaml"])',
+    "allow_outside": "folders or globs outside the project that set files may lie in",
 }
 
 
@@ -58,7 +65,7 @@ SCHEMA: Mapping[str, TableSchema] = {
     "graders": TableSchema("[graders.NAME]: options of a grader (the command line's judge flags win over them)"),
     "question_sets": TableSchema('[question_sets."ID"]: standard collections as question sets'),
     "calibration_sets": TableSchema('[calibration_sets."ID"]: a collection\'s human relevance judgments as calibration sets'),
-    "sets": TableSchema("golden sets declared in files (paths, allow_outside: checked by evalkit.setfiles)"),
+    "sets": TableSchema("golden sets declared in files (their values checked by evalkit.setfiles)", SETS_KEYS),
     "gate": TableSchema("how a comparison is gated", GATE_KEYS),
     "run": TableSchema("how a prompt run is answered", RUN_KEYS),
 }

@@ -307,7 +307,9 @@ class StoreFailure(StorageError):
     """The store failed while in use; ``cause`` names the real cause in one line ("database or disk
     is full", "database is locked after 60 s", "connection to PostgreSQL lost")."""
 
-    def __init__(self, cause: str, *, connection_lost: bool = False) -> None:
+    def __init__(self, cause: str, *, connection_lost: bool = False, database: str | None = None) -> None:
         self.cause = cause
         self.connection_lost = connection_lost
-        super().__init__(cause)
+        # ``database``: the store as a message shows it (password hidden), so that a command that
+        # meets the failure outside a run names which store failed, not only how
+        super().__init__(f"database {database}: {cause}" if database else cause)

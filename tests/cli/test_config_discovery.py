@@ -178,3 +178,47 @@ def test_words_quoted_back_by_a_usage_error_show_their_control_characters(evalki
         result = evalkit_cli(*argv)
         assert result.code == 2 and "\x1b" not in result.stderr and "\x07" not in result.stderr, result.stderr
         assert "\\x1b[31m" in result.stderr or "\\x07" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('[sets]\npahts = ["evals/*.yaml"]\n', "[sets] has no key 'pahts'. Did you mean \"paths\"?"),
+        ('[sets]\nallow_outsde = ["/srv"]\n', "[sets] has no key 'allow_outsde'. Did you mean \"allow_outside\"?"),
+        ("sets = 3\n", "[sets] must be a table"),
+    ],
+)
+def test_a_misspelled_sets_table_is_refused_by_every_command_not_only_those_that_read_set_files(
+    evalkit_cli, project, toml, message
+) -> None:
+    # the [sets] table was checked only by the file set provider, whose failure a run of an
+    # installed set passes over: a misspelled `pahts` ran, silently without the set files
+    (project / "evalkit.toml").write_text(toml)
+    for command in (("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("validate",)):
+        result = evalkit_cli(*command)
+        assert result.code == 2, (command, result.stderr)
+        assert message in result.stderr and "Traceback" not in result.stderr, (command, result.stderr)
+    assert not (project / ".evalkit").exists()
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "hint"),
+    [
+        ('[project]\nname = "x"\n[tool.evalkt]\ndatabase = "sqlite:///elsewhere.db"\n', "[tool.evalkt]"),
+        ('[project]\nname = "x"\n[tools.evalkit]\ndatabase = "sqlite:///elsewhere.db"\n', "[tools.evalkit]"),
+        ('[project]\nname = "x"\n', None),
+    ],
+)
+@pytest.mark.parametrize("by", ["--config", "EVALKIT_CONFIG"])
+def test_a_named_pyproject_without_tool_evalkit_is_refused_not_read_as_defaults(evalkit_cli, project, pyproject, hint, by) -> None:
+    # named on purpose, a pyproject.toml whose table was misspelled configured nothing, silently:
+    # the run went to the default store and was gated with the default tolerances
+    (project / "pyproject.toml").write_text(pyproject)
+    named = ("--config", str(project / "pyproject.toml")) if by == "--config" else ()
+    env = {"EVALKIT_CONFIG": str(project / "pyproject.toml")} if by == "EVALKIT_CONFIG" else None
+    result = evalkit_cli(*named, "run", "evalkit.smoke", env=env)
+    assert result.code == 2, result.stderr
+    assert "holds no [tool.evalkit] table, so it configures nothing" in result.stderr, result.stderr
+    if hint:
+        assert f"Did you mean {hint}?" in result.stderr, result.stderr
+    assert not (project / ".evalkit").exists()

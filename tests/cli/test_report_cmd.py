@@ -191,3 +191,21 @@ def test_a_report_appended_to_a_file_keeps_text_that_was_not_utf8_as_escapes(tmp
     written, failures = deliver([RenderedReport("markdown", "case \udcff\udcfe", str(summary), append=True)])
     assert failures == [] and len(written) == 1
     assert summary.read_text(encoding="utf-8") == "case \\udcff\\udcfe\n"
+
+
+@pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])
+def test_an_empty_output_path_is_refused_not_read_as_standard_output_or_a_default(cli, project, value) -> None:
+    # `-o "$REPORT"` with the variable unset printed the report on standard output (report), or
+    # wrote the set file to its default place (import): the file the next CI step uploads was never made
+    assert cli("run", "evalkit.smoke").code == 0
+    run_id = run_ids(project)[0]
+    for args in (("report", run_id, "--format", "junit", "-o", value), ("report", run_id, "-o", value),
+                 ("baseline", "export", "evalkit.smoke", "-o", value)):  # fmt: skip
+        result = cli(*args)
+        assert result.code == 2, (args, result.stdout, result.stderr)
+        assert "-o/--output is empty" in result.stderr and "Traceback" not in result.stderr, (args, result.stderr)
+        assert "<testsuites" not in result.stdout
+    (project / "trace.jsonl").write_text("")
+    imported = cli("import", "otel", "trace.jsonl", "-o", value)
+    assert imported.code == 2 and "-o/--output is empty" in imported.stderr, imported.stderr
+    assert not (project / "evals").exists()

@@ -97,6 +97,67 @@ def test_a_run_killed_with_sigkill_resumes_without_generating_a_finished_case_tw
         repo.close()
 
 
+def test_a_killed_run_is_shown_with_the_cases_it_stored_not_the_counts_of_its_start(
+    database_url, storage_plugins, project, chat_server, evalkit_cli, evalkit_process
+) -> None:
+    # the run row's counts are written when a run ends: `show` and `history` of a run killed (or
+    # still going) said "running, 0 of 40 cases answered", "Pass rate: 0.0% (0/0)", and listed the
+    # stored cases below that line
+    chat_server.delay = 0.1
+    configure_slow_endpoint(project, chat_server.base_url)
+    env = environment(storage_plugins, database_url)
+    run_id, _ = sigkill_when(start(evalkit_process, env), lambda: wait_for_cases(database_url, at_least=5))
+    _, stored = kept_by_store(database_url, run_id)
+    n = len(stored)
+    shown = evalkit_cli("show", run_id, env=env)
+    assert shown.code == 0, shown.stderr
+    assert f"Status:     running, {n} of {SIZE} cases answered" in shown.stdout, shown.stdout
+    assert f"Pass rate:  100.0% ({n}/{n})" in shown.stdout and "Mean score: 1.000" in shown.stdout
+    assert "Finished: —\n" in shown.stdout, "no time zone after a dash"
+    assert "Cost:       unknown until the run ends" in shown.stdout and "stored before evalkit" not in shown.stdout
+    document = evalkit_cli("show", run_id, "--json", env=env).json()
+    assert (document["answered"], document["passed"], document["pass_rate"]) == (n, n, 1.0)
+    listed = evalkit_cli("history", SET, "--json", env=env).json()["runs"][0]
+    assert listed["run_id"] == run_id and (listed["answered"], listed["passed"]) == (n, n), listed
+
+
+def test_prune_keeps_a_run_a_live_process_is_answering_and_takes_a_killed_one(
+    database_url, storage_plugins, project, chat_server, evalkit_cli, evalkit_process
+) -> None:
+    # `db prune --older-than 1s` deleted the run another process was answering: that run then
+    # failed with "FOREIGN KEY constraint failed", said "0 cases committed … are kept, the run is
+    # marked interrupted" of a run no longer there, and offered a --resume of it
+    chat_server.delay = 0.1
+    configure_slow_endpoint(project, chat_server.base_url, concurrency=1)
+    env = environment(storage_plugins, database_url)
+    killed, _ = sigkill_when(start(evalkit_process, env), lambda: wait_for_cases(database_url, at_least=2))
+    live = start(evalkit_process, env, "--json")
+    try:
+        deadline = time.monotonic() + 30
+        while len(repo_runs(database_url)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.1)
+        pruned = evalkit_cli("db", "prune", "--older-than", "1s", env=env)
+        assert pruned.code == 0, pruned.stderr
+        assert "Pruned 1 run" in pruned.stdout and "1 run being answered now was kept" in pruned.stdout, pruned.stdout
+        stdout, stderr = live.communicate(timeout=120)
+    finally:
+        if live.poll() is None:
+            live.kill()
+    assert live.returncode == 0, stderr
+    answered = json.loads(stdout)
+    assert answered["status"] == "complete" and answered["answered"] == SIZE
+    assert repo_runs(database_url) == [answered["run_id"]] and killed not in repo_runs(database_url)
+
+
+def repo_runs(database_url: str) -> list[str]:
+    repo = open_repository(database_url)
+    try:
+        return [run.id for run in repo.recent_runs(SET)]
+    finally:
+        repo.close()
+
+
 def test_ctrl_c_marks_the_run_interrupted_and_resume_completes_it(
     database_url, storage_plugins, project, chat_server, evalkit_cli, evalkit_process
 ) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from evalkit.errors import StorageError
 from evalkit.storage import open_repository, schema_status
@@ -110,3 +112,137 @@ def test_a_store_under_the_home_folder_is_there_not_in_a_folder_named_tilde(eval
     assert evalkit_cli("run", "evalkit.smoke", env={"HOME": str(home)}).code == 0
     assert sorted(p.name for p in home.iterdir() if p.suffix == ".db") == ["configured.db", "runs.db"]
     assert not (project / "~").exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "left"),
+    [
+        ("sqlite:///results.db?mode=ro", "?mode=ro"),
+        ("sqlite:///results.db?timeout=30&journal_mode=off", "?timeout=30&journal_mode=off"),
+        ("sqlite:///:memory:?cache=shared", "?cache=shared"),
+        ("sqlite:///results.db#main", "#main"),
+    ],
+)
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("db", "upgrade")], ids=lambda c: c[0])
+def test_a_sqlite_url_with_a_query_or_fragment_is_refused_not_made_a_file_name(
+    evalkit_cli, project, url: str, left: str, command: tuple[str, ...]
+) -> None:
+    # SQLAlchemy and peewee's db_url read "?mode=ro" as options; SQLite took it as part of the file
+    # name, so the runs went to "results.db?mode=ro" (or ":memory:?cache=shared" in the project)
+    result = evalkit_cli(*command, "--database", url)
+    assert result.code == 2, result.stderr
+    assert f'database URL "{url}"' in result.stderr and repr(left) in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert sorted(p.name for p in project.iterdir()) == [], "no file was made"
+
+
+@pytest.mark.parametrize("value", ["results.db", "runs/results.db", ":memory:", " sqlite:///results.db"])
+@pytest.mark.parametrize("where", ["--database", "EVALKIT_DATABASE_URL", "config"])
+def test_a_database_url_without_a_scheme_is_named_as_such_not_an_unknown_repository(
+    evalkit_cli, project, value: str, where: str
+) -> None:
+    # a new user's first guess is a path; it was refused as 'Unknown repository "results.db"'
+    args: tuple[str, ...] = ("--database", value) if where == "--database" else ()
+    env = {"EVALKIT_DATABASE_URL": value} if where == "EVALKIT_DATABASE_URL" else None
+    if where == "config":
+        (project / "evalkit.toml").write_text(f"database = {value!r}\n".replace("'", '"'))
+    for command in (("run", "evalkit.smoke"), ("history", "evalkit.smoke")):
+        result = evalkit_cli(*command, *args, env=env)
+        assert result.code == 2, result.stderr
+        assert "Unknown repository" not in result.stderr, result.stderr
+        assert f'database URL "{value}" does not start with a scheme' in result.stderr, result.stderr
+        assert "sqlite:///" in result.stderr and "Traceback" not in result.stderr
+    assert sorted(p.name for p in project.iterdir()) in ([], ["evalkit.toml"]), "nothing was made"
+
+
+def _tables(path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(path) as connection:
+        return sorted(row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+
+
+_READERS = (("history", "evalkit.smoke"), ("show", "r1"), ("compare", "r1", "r2"), ("report", "r1"), ("cache", "stats"), ("flaky", "evalkit.smoke"), ("baseline", "show", "evalkit.smoke"))
+
+
+@pytest.mark.parametrize("command", [*_READERS, ("db", "status"), ("db", "upgrade"), ("run", "evalkit.smoke")], ids=" ".join)
+def test_another_programs_sqlite_database_is_refused_and_left_as_it_was(evalkit_cli, tmp_path, command) -> None:
+    # `--database sqlite:///app.db` (a typo, a wrong variable) wrote evalkit's tables into the app's
+    # own database, even for a command that only reads
+    import sqlite3
+
+    theirs = tmp_path / "app.db"
+    with sqlite3.connect(theirs) as connection:
+        connection.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        connection.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY)")
+    before = theirs.read_bytes()
+    result = evalkit_cli(*command, "--database", f"sqlite:///{theirs}")
+    assert result.code == 2, result.stderr
+    assert "holds tables of another program (orders, users) and no evalkit store" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert _tables(theirs) == ["orders", "users"] and theirs.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", _READERS, ids=" ".join)
+def test_a_command_that_reads_never_makes_an_empty_file_a_store(evalkit_cli, tmp_path, command) -> None:
+    empty = tmp_path / "results.db"
+    empty.touch()
+    result = evalkit_cli(*command, "--database", f"sqlite:///{empty}")
+    assert result.code == 2 and "There is no results store at" in result.stderr, result.stderr
+    assert empty.stat().st_size == 0, "a reader wrote the store's tables into it"
+    assert evalkit_cli("run", "evalkit.smoke", "--database", f"sqlite:///{empty}").code == 0  # a run makes it one
+    assert "evalkit_run" in _tables(empty)
+
+
+@pytest.mark.parametrize(
+    ("url", "env", "message"),
+    [
+        ("sqlite:///~nosuchuser-h3/runs.db", None, "names the home folder of user 'nosuchuser-h3', who does not exist here"),
+        ("sqlite:///~/runs.db", {"HOME": ""}, "names the home folder (~), but HOME is set and empty"),
+    ],
+)
+def test_a_home_folder_that_cannot_be_found_is_refused_not_made_a_folder_or_the_root(evalkit_cli, project, url, env, message) -> None:
+    # `~nosuchuser` made a folder of that name in the working directory; HOME="" put the store at /runs.db
+    for command in (("run", "evalkit.smoke"), ("history", "evalkit.smoke")):
+        result = evalkit_cli(*command, "--database", url, env=env)
+        assert result.code == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert list(project.iterdir()) == [] and not Path("/runs.db").exists()
+
+
+def test_a_store_whose_pages_are_damaged_is_named_by_every_command_that_meets_it(evalkit_cli, project, tmp_path) -> None:
+    # "evalkit: error: database disk image is malformed" said which store nowhere: with
+    # EVALKIT_DATABASE_URL or a configured database, the user could not tell which file to restore
+    import sqlite3
+
+    store = tmp_path / "damaged.db"
+    url = f"sqlite:///{store}"
+    for _ in range(3):
+        assert evalkit_cli("run", "evalkit.smoke", "--database", url, "--privacy", "full").code == 0
+    run_id = evalkit_cli("history", "evalkit.smoke", "--database", url, "--json").json()["runs"][0]["run_id"]
+    with sqlite3.connect(store) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with store.open("r+b") as file:
+        file.seek(3 * 4096)
+        file.write(bytes(range(256)) * 64)  # four pages of the same garbage every time
+    for command in (("history", "evalkit.smoke"), ("show", run_id), ("compare", run_id, run_id), ("report", run_id), ("run", "evalkit.smoke")):
+        result = evalkit_cli(*command, "--database", url)
+        assert result.code == 2, (command, result.stderr)
+        assert f"database {url}: " in result.stderr and "malformed" in result.stderr, (command, result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://ci@127.0.0.1:1/evalkit?password=s3cretpw",
+        "postgresql://127.0.0.1:1/evalkit?user=ci&password=s3cretpw&sslmode=disable",
+        "postgres://ci@127.0.0.1:1/evalkit?sslmode=disable&PASSWORD=s3cretpw",
+        "postgresql://ci@127.0.0.1:1/evalkit?sslpassword=s3cretpw",
+    ],
+)
+def test_a_password_in_the_query_string_is_hidden_like_one_in_the_user_info(evalkit_cli, url: str) -> None:
+    # libpq (and peewee's URL parser) take ?password=: every message printed it whole
+    for command in (("history", "evalkit.smoke"), ("run", "evalkit.smoke"), ("db", "status")):
+        result = evalkit_cli(*command, "--database", url)
+        assert result.code == 2 and "cannot open database postgres" in result.stderr, result.stderr
+        assert "s3cretpw" not in result.stderr + result.stdout and "password=***" in result.stderr.lower(), result.stderr

@@ -230,6 +230,30 @@ def hold_lock(database_url: str, engine: str, run_id: str):  # noqa: ANN201 - a 
     return holder
 
 
+def _file_size_limit(limit: int):  # noqa: ANN202 - a preexec_fn
+    import resource
+
+    def limit_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limit_files
+
+
+def test_5_a_store_the_disk_cannot_take_when_it_is_made_is_exit_3_and_leaves_no_empty_file(tmp_path, project, evalkit_process) -> None:
+    # A real child: the fault is a resource limit on the process (RLIMIT_FSIZE, `ulimit -f`), which
+    # makes the first write of the new store fail (EFBIG: SQLite's "disk I/O error") as a full disk
+    # would. It was exit 2, "bad usage", and left an empty results.db behind.
+    store = tmp_path / "new" / "results.db"
+    result = evalkit_process.run(
+        "run", "evalkit.smoke", "--database", f"sqlite:///{store}", preexec_fn=_file_size_limit(1024), text=False, timeout=60
+    )
+    stderr = result.stderr.decode()
+    assert result.returncode == 3, stderr
+    assert f"cannot use database sqlite:///{store}: disk I/O error" in stderr and "Traceback" not in stderr, stderr
+    assert sorted(p.name for p in store.parent.iterdir()) == [], "nothing half-made is left"
+    assert evalkit_process("run", "evalkit.smoke", "--database", f"sqlite:///{store}").code == 0
+
+
 def test_5_a_lock_held_past_the_busy_timeout_ends_the_run_with_exit_3(
     database_url, engine, hostile_plugins, project, chat_server, evalkit_cli, evalkit_process
 ) -> None:

@@ -114,9 +114,11 @@ def merged_global_options(ctx: click.Context) -> dict[str, Any]:
         given = [level.params[name] for level in lineage if name in level.params]
         early = given[0] if given else None
         for late in given[1:]:
-            if early and late and early is not True and early != late:
+            if late is None or late is False:  # not given at this level (an empty text is given: it is refused later)
+                continue
+            if early is not None and early is not False and early is not True and early != late:
                 raise click.UsageError(f"--{name} is given twice with different values ({early} and {late})", ctx)
-            early = late or early or (False if early is False else None)
+            early = late
         merged[name] = early
     if merged["json"] and "json" not in ctx.params:
         raise click.UsageError(f"--json does not apply to `{ctx.command_path}`: it prints no JSON document", ctx)

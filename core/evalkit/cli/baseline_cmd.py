@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments, group_without_command
 from .names import DeploymentName, PluginName, ProviderName, RunId, SetIdentifier
-from .params import global_options
+from .params import global_options, non_empty_path
 
 
 @click.group(
@@ -93,7 +93,7 @@ def show(**params: Any) -> Arguments:
     ),
 )
 @click.argument("set", metavar="SET", type=SetIdentifier("prompt", "question"), help="golden set identifier")
-@click.option("-o", "--output", required=True, metavar="PATH", help="the file to write (replaced whole, atomically)")
+@click.option("-o", "--output", required=True, metavar="PATH", help="the file to write (replaced whole, atomically)", callback=non_empty_path)
 @click.option("--provider", metavar="NAME", type=ProviderName(), help="the scope's provider instance")
 @click.option("--model", metavar="ALIAS", help="the scope's model alias")
 @click.option("--grader", metavar="NAME", type=PluginName("evalkit.graders"), help="the scope's grader")

@@ -195,12 +195,15 @@ def _prune(args: Arguments) -> int:
                 "capability (recent_runs, purge_older_than)"
             )
         pruned = history.purge_older_than(cutoff)
+        # what is left from before the cutoff and still running: runs a live process answers, kept
+        kept = sum(1 for run in history.recent_runs(limit=1000) if run.started_at < cutoff and run.status.value == "running")
     finally:
         close_repository(repository)
     if args.json:
-        print_json({"pruned_runs": pruned, "older_than": args.older_than, "cutoff": cutoff})
+        print_json({"pruned_runs": pruned, "kept_running_runs": kept, "older_than": args.older_than, "cutoff": cutoff})
         return 0
+    kept_note = f" {counted(kept, 'run')} being answered now {'was' if kept == 1 else 'were'} kept." if kept else ""
     console().print(
-        f"Pruned {counted(pruned, 'run')}, with their cases, started before {format_date(cutoff)} UTC (older than {args.older_than})."
+        f"Pruned {counted(pruned, 'run')}, with their cases, started before {format_date(cutoff)} UTC (older than {args.older_than}).{kept_note}"
     )
     return 0

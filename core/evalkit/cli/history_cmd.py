@@ -75,6 +75,7 @@ def handle(args: Arguments) -> int:
     from .json_output import print_json
     from .render import acceptance_document, run_document
     from .stored import (
+        counted_so_far,
         format_date,
         identity_label,
         open_store,
@@ -92,7 +93,7 @@ def handle(args: Arguments) -> int:
                 f"the configured repository ({type(repository).__name__}) cannot list runs: it lacks the "
                 "RunHistory capability (recent_runs, purge_older_than)"
             )
-        runs = history.recent_runs(args.set, limit=args.limit)
+        runs = [counted_so_far(repository, run) for run in history.recent_runs(args.set, limit=args.limit)]
         verdicts = stored_verdicts(repository, [r.id for r in runs])
         acceptances, current = _acceptances(repository, args.set, [r.id for r in runs])
     finally:

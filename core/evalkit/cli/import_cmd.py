@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments
-from .params import global_options
+from .params import global_options, non_empty_path
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -49,7 +49,7 @@ def command(**params: Any) -> None:
     ),
 )
 @click.argument("file", metavar="FILE", help="an OTLP/JSON trace file (.json or .jsonl)")
-@click.option("-o", "--output", metavar="PATH", help="the set file to write, .yaml (default: evals/<FILE's name>.yaml)")
+@click.option("-o", "--output", metavar="PATH", help="the set file to write, .yaml (default: evals/<FILE's name>.yaml)", callback=non_empty_path)
 @click.option("--answers", metavar="PATH", help="the replay answers file (default: <set file name>-answers.jsonl beside it)")
 @click.option("--identifier", metavar="ID", help="the set's identifier (default: traces.<FILE's name>)")
 @click.option("--name", metavar="TEXT", help="the set's name (default: Traces from <FILE's name>)")

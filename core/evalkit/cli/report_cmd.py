@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from .app import Arguments, EvalkitCommand, arguments
 from .names import RunId
-from .params import global_options, report_option, wait_options
+from .params import global_options, non_empty_path, report_option, wait_options
 
 
 @click.command(
@@ -35,7 +35,7 @@ from .params import global_options, report_option, wait_options
 )
 @click.argument("run_id", metavar="RUN_ID", type=RunId(), help="a run id (see `evalkit history SET`)")
 @click.option("--format", metavar="NAME", help="reporter: html (default), junit, markdown, json or an installed one")
-@click.option("-o", "--output", metavar="PATH", help='where --format writes ("-": standard output, the default)')
+@click.option("-o", "--output", metavar="PATH", help='where --format writes ("-": standard output, the default)', callback=non_empty_path)
 @report_option
 @wait_options("--wait", "wait until every shard of the run is in (and its verdict recorded)")
 @click.option(

@@ -12,7 +12,6 @@ reader puts it back, or sets ``EVALKIT_DATABASE_URL`` as the job did).
 
 from __future__ import annotations
 
-import re
 import shlex
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
@@ -35,8 +34,10 @@ RESUMED_OPTIONS: dict[str, Any] = {
 
 
 def _hidden_password(url: str) -> str:
-    """``url`` with the password of its user info shown as ``***`` (the whole URL otherwise kept)."""
-    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+    """``url`` with its passwords (user info, ``?password=``) shown as ``***`` (the whole URL otherwise kept)."""
+    from ..storage.urls import hide_password
+
+    return hide_password(url)
 
 
 def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:

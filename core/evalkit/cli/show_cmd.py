@@ -157,7 +157,8 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
 
     out = console()
     out.line("[bold]Run {run}[/bold]  ({set}, {kind})", run=run.id, set=run.set_identifier, kind=run.kind.value)
-    out.print(f"Started:    {format_date(run.started_at)} UTC   Finished: {format_date(run.finished_at)} UTC")
+    finished = f"{format_date(run.finished_at)} UTC" if run.finished_at else format_date(run.finished_at)
+    out.print(f"Started:    {format_date(run.started_at)} UTC   Finished: {finished}")
     out.print(f"Model:      {identity_label(run)}")
     if run.identity is None and run.identity_note:
         out.print(f"            ({run.identity_note})")

@@ -34,7 +34,11 @@ def spend_lines(run: Any) -> list[str]:
 
     spend = run.spend
     if not isinstance(spend, dict):
-        return ["Cost:       unknown (stored before evalkit kept usage)"] if run.kind.value == "prompts" else []
+        if run.kind.value != "prompts":
+            return []
+        if run.status.value == "running":  # the spend is written when the run ends
+            return ["Cost:       unknown until the run ends (a run whose process was killed never says)"]
+        return ["Cost:       unknown (stored before evalkit kept usage)"]
     lines = []
     generator = _tokens(spend.get("generator"))
     judge = _tokens(spend.get("judge"))

@@ -24,6 +24,7 @@ __all__ = [
     "require_existing_store",
     "store_origin",
     "require_run",
+    "counted_so_far",
     "sparkline",
     "stored_verdicts",
     "verdict_document",
@@ -37,15 +38,18 @@ SPARK_BARS = "▁▂▃▄▅▆▇█"
 def open_store(args: Arguments) -> Any:
     """The repository the command's ``--database``/``--config`` (or the defaults) name.
 
-    For commands that only read: a SQLite store that does not exist is never created; the command
-    stops with a usage error naming the path it looked at (see :func:`require_existing_store`).
+    For commands that only read: a SQLite store that does not exist (or is an empty file) is never
+    created; the command stops with a usage error naming the path it looked at (see
+    :func:`require_existing_store`). A built-in database that holds no store is never given its
+    tables here: only ``run``, ``retrieval`` and ``db upgrade`` make a store.
     """
     from ..config import load_config
+    from ..storage import SQL_SCHEMES, url_scheme
 
     config = load_config(getattr(args, "config", None))
     url = database_url(args, config)
     require_existing_store(url, config, getattr(args, "database", None))
-    return open_repository(url)
+    return open_repository(url, create=False) if url_scheme(url) in SQL_SCHEMES else open_repository(url)
 
 
 def require_existing_store(url: str, config: Any, explicit: str | None = None) -> None:
@@ -85,13 +89,38 @@ def store_origin(config: Any, explicit: str | None = None) -> str:
 
 
 def require_run(repository: ResultRepository, run_id: str, with_cases: bool = True) -> Run:
-    """The stored run ``run_id``, or a usage error naming it."""
+    """The stored run ``run_id`` (a running one with the counts of the cases it has stored so far:
+    :func:`counted_so_far`), or a usage error naming it."""
     from ..errors import UsageError
 
     run = repository.get_run(run_id, with_cases=with_cases)
     if run is None:
         raise UsageError(f'there is no run "{run_id}" in the store (see `evalkit history SET` for run ids)')
-    return run
+    return counted_so_far(repository, run)
+
+
+def counted_so_far(repository: ResultRepository, run: Run) -> Run:
+    """``run``, when it is still marked running and came without its cases, with the aggregates of
+    the cases stored so far (the store's :meth:`~evalkit.storage.StreamedCases.case_tally`): the run
+    row's counts are written when a run ends, so a run in progress — or one whose process was
+    killed — read as "0 of N cases answered" beside the cases it had stored. Other runs, and stores
+    that cannot count, are given back as they are."""
+    from ..runs import RunStatus
+    from ..storage import capabilities
+
+    streamed = capabilities(repository).streamed
+    if run.status is not RunStatus.RUNNING or run.cases or streamed is None:
+        return run
+    import attrs
+
+    tally = streamed.case_tally(run.id)
+    return attrs.evolve(
+        run,
+        stored_answered_count=tally.answered,
+        stored_passed_count=tally.passed,
+        stored_errored_count=tally.errored,
+        stored_mean_score=tally.score_sum / tally.answered if tally.answered else 0.0,
+    )
 
 
 def stored_verdicts(repository: ResultRepository, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:

@@ -4,6 +4,7 @@ gives (:mod:`.values`), and the Peewee-backed implementation (:mod:`.sql`)."""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,7 @@ __all__ = [
     "missing_store",
     "sqlite_file",
     "open_repository",
+    "url_scheme",
     "schema_status",
     "upgrade_schema",
 ]
@@ -167,14 +169,17 @@ def sqlite_file(url: str) -> Path | None:
 
 
 def missing_store(url: str) -> Path | None:
-    """The SQLite file ``url`` names when it does not exist yet (a read would create it), else
-    ``None``. A path the system cannot even look up (a name too long, a loop of links) is refused
-    with :class:`~evalkit.errors.StorageError` naming the URL and why."""
+    """The SQLite file ``url`` names when it does not exist yet or is empty, with no write-ahead log
+    beside it (a read would make it a store), else ``None``. A path the system cannot even look up
+    (a name too long, a loop of links) is refused with :class:`~evalkit.errors.StorageError`
+    naming the URL and why."""
     path = sqlite_file(url)
     if path is None:
         return None
     try:
-        path.stat()
+        info = path.stat()
+        if stat.S_ISREG(info.st_mode) and info.st_size == 0 and _empty_or_absent(Path(f"{path}-wal")):
+            return path
     except (FileNotFoundError, NotADirectoryError):
         return path
     except OSError as exc:
@@ -183,6 +188,21 @@ def missing_store(url: str) -> Path | None:
 
         raise StorageError(f"database {redact_url(url)}: {exc.strerror}") from None
     return None
+
+
+def _empty_or_absent(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return True
+
+
+def url_scheme(url: str) -> str:
+    """The scheme of a database URL, lower-cased; a URL without one is refused with
+    :class:`~evalkit.errors.StorageError` (see :func:`.urls.url_scheme`)."""
+    from .urls import url_scheme as scheme
+
+    return scheme(url)
 
 
 def open_repository(url: str, **options: Any) -> ResultRepository:
@@ -208,7 +228,7 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
 
 
 def _scheme(url: str) -> str:
-    return url.split(":", 1)[0].lower()
+    return url_scheme(url)
 
 
 def _sql_only(url: str, what: str) -> None:

@@ -76,6 +76,20 @@ def lock_timed_out(exc: BaseException, *, is_sqlite: bool) -> bool:
     return ("locked" in lowered or "busy" in lowered) if is_sqlite else "lock timeout" in lowered
 
 
+#: What SQLite says when the disk cannot take a write (full, a file size limit, a failing device).
+_SQLITE_DISK_FAULTS = ("database or disk is full", "disk i/o error")
+
+
+def environment_fault(exc: BaseException, *, is_sqlite: bool) -> bool:
+    """True when a database error is the environment's, not the command's: a lock held past the
+    busy timeout (:func:`lock_timed_out`), or on SQLite a disk that cannot take the write (exit 3,
+    as the same faults mid-run are; the command itself was right)."""
+    if lock_timed_out(exc, is_sqlite=is_sqlite):
+        return True
+    lowered = " ".join(str(_first_database_error(exc)).split()).lower()
+    return is_sqlite and any(marker in lowered for marker in _SQLITE_DISK_FAULTS)
+
+
 def failure_cause(exc: BaseException, *, is_sqlite: bool, busy_timeout: float) -> tuple[str, bool]:
     """A one-line cause for a database error, and whether the connection is lost.
 

@@ -24,9 +24,11 @@ __all__ = [
     "check_database_url",
     "check_postgres_url",
     "check_sqlite_file",
+    "hide_password",
     "is_in_memory",
     "redact_url",
     "sqlite_path",
+    "url_scheme",
 ]
 
 #: The one spelling of an in-memory SQLite store.
@@ -35,14 +37,45 @@ MEMORY_URL = "sqlite:///:memory:"
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
+#: Query parameters of a database URL that hold a secret (libpq, and peewee's URL parser, take
+#: ``postgresql://host/db?password=…``).
+_SECRET_PARAMETERS = re.compile(r"([?&](?:password|sslpassword)=)[^&#]*", re.IGNORECASE)
+
+
+def hide_password(url: str) -> str:
+    """``url`` with every password it holds shown as ``***``: the user info's
+    (``postgresql://ci:***@db/x``) and a ``password`` or ``sslpassword`` query parameter's
+    (``?password=***``). The rest of the URL is kept whole."""
+    return _SECRET_PARAMETERS.sub(r"\1***", re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url))
+
+
 def redact_url(url: str) -> str:
-    """A database URL as a message shows it: its password replaced, and cut when it is long."""
-    return clipped(re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url))
+    """A database URL as a message shows it: its passwords replaced (:func:`hide_password`), and
+    cut when it is long."""
+    return clipped(hide_password(url))
 
 
 def is_in_memory(url: str) -> bool:
     """True for ``sqlite:///:memory:``: a store that keeps nothing after the process ends."""
     return url == MEMORY_URL
+
+
+#: A URL's scheme as RFC 3986 spells it: a letter, then letters, digits, ``+``, ``-`` and ``.``.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def url_scheme(url: str) -> str:
+    """The scheme of a database URL, lower-cased (``sqlite``, ``postgresql``, a plugin's); a URL that
+    does not start with one (a bare path such as ``results.db``, ``:memory:``, a leading space) is
+    refused with :class:`StorageError`, saying how a SQLite file is written."""
+    found = _SCHEME.match(url)
+    if found is None:
+        raise StorageError(
+            f'database URL "{redact_url(url)}" does not start with a scheme: a SQLite file is sqlite:///PATH '
+            "(sqlite:///results.db, relative; sqlite:////srv/results.db, absolute), a PostgreSQL database "
+            "postgresql://USER@HOST[:PORT]/DATABASE"
+        )
+    return found.group()[:-1].lower()
 
 
 def sqlite_path(url: str) -> str | None:
@@ -59,14 +92,37 @@ def sqlite_path(url: str) -> str | None:
         rest = rest[2:]
     if "\x00" in rest:  # the system calls raise ValueError ("embedded null byte") for such a path
         raise StorageError(f'database URL "{redact_url(url)}" holds a NUL character, which no file name can')
+    cut = min((rest.find(mark) for mark in "?#" if mark in rest), default=-1)
+    if cut >= 0:  # SQLAlchemy and peewee read "?mode=ro" as options: SQLite would take it as part of the name
+        kind = "a query string" if rest[cut] == "?" else "a fragment"
+        raise StorageError(
+            f'database URL "{redact_url(url)}" has {kind} ({clipped(rest[cut:])!r}): evalkit takes no SQLite options '
+            f"in the URL, and SQLite would store the runs in a file named {clipped(rest)!r}; give the file's path alone"
+        )
     if not rest.strip() or rest == ":memory:":
         raise StorageError(
             f'database URL "{redact_url(url)}" names no file, so SQLite would keep the runs in memory and lose them; '
             f"use sqlite:///PATH (or {MEMORY_URL} for a store that is deliberately not kept)"
         )
     if rest.startswith("~"):  # sqlite:///~/runs.db is in the home folder, not in a new folder named "~"
-        rest = os.path.expanduser(rest)
+        rest = _home_path(url, rest)
     return rest
+
+
+def _home_path(url: str, path: str) -> str:
+    """``path`` (``~/…`` or ``~user/…``) with the home folder put in, as a shell would; refused
+    (:class:`StorageError`) when that folder cannot be found: ``os.path.expanduser`` leaves
+    ``~nosuchuser/…`` as it is (a folder of that name was made in the working directory) and
+    makes ``~/runs.db`` ``/runs.db`` when ``HOME`` is set and empty."""
+    user = path[1:].split("/", 1)[0]
+    if not user and os.environ.get("HOME") == "":
+        raise StorageError(f'database URL "{redact_url(url)}" names the home folder (~), but HOME is set and empty')
+    expanded = os.path.expanduser(path)
+    if expanded.startswith("~"):
+        raise StorageError(
+            f'database URL "{redact_url(url)}" names the home folder of user {clipped(user)!r}, who does not exist here'
+        )
+    return expanded
 
 
 def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
@@ -116,6 +172,36 @@ def check_sqlite_file(url: str, path: str, *, writing: bool) -> None:
             f"database {url}: {path} is truncated ({info.st_size} bytes, its header says {pages * page_size}); "
             "restore it from a backup"
         )
+    foreign = _tables_of_another_program(file)
+    if foreign:
+        shown = ", ".join(clipped(name, 80) for name in foreign[:5]) + (f" and {len(foreign) - 5:,} more" if len(foreign) > 5 else "")
+        raise StorageError(
+            f"database {url}: {path} holds tables of another program ({shown}) and no evalkit store; nothing was "
+            "written to it. evalkit keeps its runs in a file of its own: name another file (a new one is created)"
+        )
+
+
+def _tables_of_another_program(file: Path) -> list[str]:
+    """The tables of an SQLite file that holds some and none of evalkit's (all named ``evalkit_…``),
+    read through a read-only connection before evalkit's own opens it: that connection would turn
+    the file to WAL mode and add evalkit's tables to another program's database (``--database
+    sqlite:///app.db``), even for a command that only reads. Empty when the file holds a store, no
+    table at all, or cannot be read here (the connection that follows says why)."""
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        connection = sqlite3.connect(f"file:{quote(str(file.resolve()))}?mode=ro", uri=True, timeout=0)
+    except (sqlite3.Error, OSError, ValueError):
+        return []
+    try:
+        names = sorted(row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    except sqlite3.Error:  # locked, or unreadable: not this check's to say
+        return []
+    finally:
+        connection.close()
+    names = [name for name in names if isinstance(name, str) and not name.startswith("sqlite_")]
+    return [] if any(name.startswith("evalkit_") for name in names) else names
 
 
 def check_postgres_url(url: str) -> None:

@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ...runs import Run, RunKind, RunStatus
-from ..values import ANSWERS, PASSES, BaselineScope, CaseOutcome, RunOutcomes
+from ..values import ANSWERS, PASSES, BaselineScope, CaseOutcome, LeaseHolder, RunOutcomes
+from .leases import _checked
 from .rows import run_from_row, stored_measures
 from .runs import RunsAndCases
 from .store import guarded
@@ -102,21 +103,36 @@ class HistoryAndQuality(RunsAndCases):
     @guarded
     def purge_older_than(self, cutoff: float) -> int:
         """Delete whole runs, with their cases, started strictly before ``cutoff``; return how many.
+        A run a live process is answering (its lease: :meth:`LeaseHolder.is_live`) is kept.
 
         Runs go in chunks, each chunk (cases and runs together) in its own short transaction, so a
         large purge never holds the write lock long enough to time out a concurrent run.
         """
-        R = self.Run
+        R, L = self.Run, self.Lease
         total = 0
+        after: str | None = None
         while True:
             with self._atomic():
-                chunk = [run_id for (run_id,) in R.select(R.id).where(R.started_at < cutoff).limit(500).tuples()]
+                query = R.select(R.id).where(R.started_at < cutoff)
+                if after is not None:
+                    query = query.where(R.id > after)
+                chunk = [run_id for (run_id,) in query.order_by(R.id).limit(500).tuples()]
                 if not chunk:
                     return total
-                self.Lease.delete().where(self.Lease.run.in_(chunk)).execute()
-                self.Case.delete().where(self.Case.run.in_(chunk)).execute()
-                R.delete().where(R.id.in_(chunk)).execute()
-            total += len(chunk)
+                after = chunk[-1]
+                # A run a live process is answering is kept: deleted under it, it failed ("FOREIGN
+                # KEY constraint failed") and offered a --resume of a run no longer there.
+                now = self._store_now()
+                answered = {
+                    row.run_id for row in map(_checked, L.select().where(L.run.in_(chunk)))
+                    if LeaseHolder(row.part, row.owner_host, row.owner_pid, row.heartbeat_at).is_live(now)
+                }
+                gone = [run_id for run_id in chunk if run_id not in answered]
+                if gone:
+                    L.delete().where(L.run.in_(gone)).execute()
+                    self.Case.delete().where(self.Case.run.in_(gone)).execute()
+                    R.delete().where(R.id.in_(gone)).execute()
+            total += len(gone)
 
     @guarded
     def delete_runs(self, run_ids: Iterable[str]) -> None:

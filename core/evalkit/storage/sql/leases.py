@@ -121,8 +121,3 @@ class Leases(SqlStore):
                 r.shard_index for r in rows if LeaseHolder(r.part, r.owner_host, r.owner_pid, r.heartbeat_at).is_live(now)
             ),
         )
-
-    def _store_now(self) -> float:
-        """The store's clock, in seconds since the epoch: what every lease time is written and judged by."""
-        query = "SELECT EXTRACT(EPOCH FROM now())" if not self.is_sqlite else "SELECT (julianday('now') - 2440587.5) * 86400.0"
-        return float(self.db.execute_sql(query).fetchone()[0])

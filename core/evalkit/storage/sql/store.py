@@ -8,6 +8,7 @@ written; an empty one gets the current schema.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -15,7 +16,7 @@ import peewee as pw
 
 from ...errors import SchemaOutOfDateError, StorageError, StoreFailure, StoreUnavailable
 from .. import schema
-from ..engine import busy_timeout_s, failure_cause, lock_timed_out, open_database
+from ..engine import busy_timeout_s, environment_fault, failure_cause, lock_timed_out, open_database
 from ..models import models_for
 from ..urls import redact_url, sqlite_path
 
@@ -38,6 +39,26 @@ def guarded(method: Callable[..., _T]) -> Callable[..., _T]:
     return call
 
 
+def _remove_empty_store(path: str) -> None:
+    """Take back the file this process made for a new store when making it failed (a full disk):
+    only while it is still empty, with no write-ahead log holding anything — never a store another
+    process has begun to write (that one holds the write lock, and would have made this one fail
+    with a lock timeout, which keeps the file)."""
+    for name in (path, f"{path}-wal"):
+        try:
+            if os.stat(name).st_size != 0:
+                return
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return
+    for name in (path, f"{path}-wal", f"{path}-shm"):
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
+
+
 class SqlStore:
     """The open database a :class:`~evalkit.storage.sql.SqlRepository` works through, its model
     classes (``Run``, ``Case``, ``Lease``), its write transactions and its failures."""
@@ -48,6 +69,8 @@ class SqlStore:
         is refused with :class:`SchemaOutOfDateError` before anything is written."""
         self.url = url
         self.busy_timeout = busy_timeout_s()
+        path = sqlite_path(url)
+        made_here = path not in (None, ":memory:") and not read_only and not os.path.lexists(path)  # type: ignore[arg-type]
         self.db = open_database(url, writing=not read_only, read_only=read_only)
         self.is_sqlite = isinstance(self.db, pw.SqliteDatabase)
         self.in_memory = sqlite_path(url) == ":memory:"
@@ -67,8 +90,11 @@ class SqlStore:
         except (pw.DatabaseError, pw.InterfaceError) as exc:
             self.close()
             cause, _ = failure_cause(exc, is_sqlite=self.is_sqlite, busy_timeout=self.busy_timeout)
-            # a lock held past the busy timeout is the environment's fault (exit 3), not the command's
-            error = StoreUnavailable if lock_timed_out(exc, is_sqlite=self.is_sqlite) else StorageError
+            if made_here and not lock_timed_out(exc, is_sqlite=self.is_sqlite):
+                _remove_empty_store(path)  # type: ignore[arg-type]
+            # a lock held past the busy timeout, a disk that cannot take the first write: the
+            # environment's fault (exit 3), not the command's
+            error = StoreUnavailable if environment_fault(exc, is_sqlite=self.is_sqlite) else StorageError
             raise error(f"cannot use database {redact_url(url)}: {cause}") from None
         if version > schema.SCHEMA_VERSION:
             self.close()
@@ -76,6 +102,11 @@ class SqlStore:
         if version < schema.SCHEMA_VERSION:
             self.close()
             raise SchemaOutOfDateError(schema.too_old(url, version))
+
+    def _store_now(self) -> float:
+        """The store's clock, in seconds since the epoch: what every lease time is written and judged by."""
+        query = "SELECT EXTRACT(EPOCH FROM now())" if not self.is_sqlite else "SELECT (julianday('now') - 2440587.5) * 86400.0"
+        return float(self.db.execute_sql(query).fetchone()[0])
 
     def close(self) -> None:
         """Close the connection."""
@@ -101,7 +132,7 @@ class SqlStore:
         cause, lost = failure_cause(exc, is_sqlite=self.is_sqlite, busy_timeout=self.busy_timeout)
         if lost:
             self._drop_connection()
-        return StoreFailure(cause, connection_lost=lost)
+        return StoreFailure(cause, connection_lost=lost, database=redact_url(self.url))
 
     def _atomic(self) -> Any:
         """A write transaction (on SQLite ``BEGIN IMMEDIATE``, the database's lock type: see
