@@ -83,6 +83,29 @@ def test_a_failing_reporter_is_named_and_changes_neither_the_run_nor_its_exit_co
     assert 'reporter "explodes" failed' in fine.stderr
 
 
+def test_report_exits_3_when_the_report_it_was_asked_for_cannot_be_made(cli, project, tmp_path) -> None:
+    # `evalkit report` exists to make the file: a CI step must not pass without it (unlike `run --report`).
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app").code == 0
+    (run_id,) = run_ids(project)
+    (project / "a-file").write_text("not a folder")
+
+    unwritable = cli("report", run_id, "-o", "a-file/report.html")
+    assert unwritable.code == 3
+    assert 'evalkit: error: reporter "html" failed: ' in unwritable.stderr
+    assert "(the stored run is unchanged)" in unwritable.stderr and "exit code" not in unwritable.stderr
+    exploding = cli("report", run_id, "--format", "explodes", "--report", "junit:results.xml")
+    assert exploding.code == 3
+    assert "Report junit written to results.xml" in exploding.stderr and (project / "results.xml").exists()
+    assert cli("report", run_id, "-o", "fine.html").code == 0
+    # A gate that failed keeps its own code, the more important news, under --fail-on-regression.
+    answer_hostile(project, failing=HOSTILE_IDS[:2])
+    assert cli("run", SET, "--provider", "app").code == 0
+    regressed = cli("report", run_ids(project)[-1], "--fail-on-regression", "-o", "a-file/r.html")
+    assert regressed.code == 1 and 'reporter "html" failed' in regressed.stderr
+    assert cli("show", run_id, "--json").json()["status"] == "complete"
+
+
 def test_report_renders_any_stored_run_later_in_any_format(cli, project) -> None:
     answer_hostile(project)
     assert cli("run", SET, "--provider", "app").code == 0

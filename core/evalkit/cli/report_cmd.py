@@ -30,7 +30,7 @@ from .params import global_options, non_empty_path, report_option, wait_options
         "baseline it was compared with, and its scope's history. --format/-o name one report; --report "
         "adds more. With --wait, wait until every shard of the run is in first (the final job of a sharded "
         "CI run). Exit code: 3 when the run is not complete, 1 under --fail-on-regression when its gate "
-        "fails, else 0; a failing reporter is named on stderr and does not change it."
+        "fails, else 3 when a report could not be rendered or written (named on stderr), else 0."
     ),
 )
 @click.argument("run_id", metavar="RUN_ID", type=RunId(), help="a run id (see `evalkit history SET`)")
@@ -98,9 +98,11 @@ def handle(args: Arguments) -> int:
     out = console(stderr=rendered.takes_stdout)
     out.print(f"{report.verdict_word}: {run.set_identifier} run {run.id}")
     out.print(report.verdict_sentence)
-    deliver_reports(rendered)
+    failed = deliver_reports(rendered, keeps_exit_code=False)
     if run.status is not RunStatus.COMPLETE and run.status is not RunStatus.RUNNING:
         return 3
-    if run.status is RunStatus.RUNNING:
-        return 1 if args.fail_on_regression else 0
-    return 1 if args.fail_on_regression and report.gate_failed else 0
+    if args.fail_on_regression and (run.status is RunStatus.RUNNING or report.gate_failed):
+        return 1
+    # The report is this command's whole job (unlike `evalkit run --report`, whose verdict is):
+    # a CI step that renders one must not go green without the file it uploads next.
+    return 3 if failed else 0

@@ -80,10 +80,13 @@ def render_for(targets: Sequence[ReportTarget], database: str, run: Any, **assem
     return Rendered(reports, failures, report)
 
 
-def deliver_reports(rendered: Rendered) -> None:
-    """Write the rendered reports; name each one written and each reporter that failed (stderr)."""
+def deliver_reports(rendered: Rendered, *, keeps_exit_code: bool = True) -> int:
+    """Write the rendered reports; name each one written and each reporter that failed (stderr),
+    and return how many failed. ``keeps_exit_code`` is false for ``evalkit report``, whose job the
+    report is: there a failed report is its exit code's business (3), and the message says only
+    that the stored run is unchanged."""
     if not rendered.reports and not rendered.failures:
-        return
+        return 0
     from ..reports.targets import STDOUT, deliver
     from .console import console
     from .stdout import stdout
@@ -94,5 +97,8 @@ def deliver_reports(rendered: Rendered) -> None:
         if item.destination != STDOUT:
             verb = "appended to" if item.appended else "written to"
             err.print(f"Report {item.format} {verb} {item.destination}")
-    for failure in [*rendered.failures, *failures]:
-        err.print(f'evalkit: error: reporter "{failure.format}" failed: {failure.message} (the run\'s stored result and exit code are unchanged)')
+    unchanged = "the run's stored result and exit code are unchanged" if keeps_exit_code else "the stored run is unchanged"
+    failed = [*rendered.failures, *failures]
+    for failure in failed:
+        err.print(f'evalkit: error: reporter "{failure.format}" failed: {failure.message} ({unchanged})')
+    return len(failed)
