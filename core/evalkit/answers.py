@@ -185,6 +185,14 @@ def _passages(value: Iterable[Passage | str | Mapping[str, Any]] | str | None) -
     return tuple(out)
 
 
+def plain_text(value: Any) -> Any:
+    """``value`` as a plain ``str`` when it is an instance of a ``str`` subclass (whose ``==``,
+    ``hash`` or ``str()`` a plugin may have made raise: the reported model is compared as the
+    serving identity, and the run's store crashed on it); anything else as it is, for
+    :func:`answer_problems` to judge."""
+    return str.__str__(value) if isinstance(value, str) and type(value) is not str else value
+
+
 @attrs.frozen
 class Answer:
     """A generator's answer to one prompt.
@@ -202,13 +210,13 @@ class Answer:
     ``"max_steps"`` when the loop stopped at the prompt's ``max_steps`` without a reply.
     """
 
-    text: str
-    model: str | None = None
+    text: str = attrs.field(converter=plain_text)
+    model: str | None = attrs.field(default=None, converter=plain_text)
     usage: Usage | None = attrs.field(default=None, converter=Usage.coerce)
     abstained: bool | None = None
     citations: tuple[Citation, ...] = attrs.field(default=(), converter=_citations)
     passages: tuple[Passage, ...] = attrs.field(default=(), converter=_passages)
-    finish_reason: str | None = None
+    finish_reason: str | None = attrs.field(default=None, converter=plain_text)
     transcript: tuple[Message, ...] = attrs.field(default=(), converter=messages_of)
 
     @property

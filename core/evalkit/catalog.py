@@ -8,7 +8,15 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from . import registry
-from .errors import PLUGIN_FAILURES, ConfigError, DuplicateSetError, PluginError, SetValidationError, UnknownSetError
+from .errors import (
+    PLUGIN_FAILURES,
+    ConfigError,
+    DuplicateSetError,
+    PluginError,
+    SetValidationError,
+    UnknownSetError,
+    carried,
+)
 from .options import DeclaresOptions, TableOptions
 from .prompts import PromptStream
 from .shapes import MAX_NAME_CHARS, clipped, exception_message, exception_name, read_up_to, short_repr, too_long
@@ -142,9 +150,9 @@ def load_catalog(
     for record, provider in loaded:
         try:
             if config is not None and isinstance(provider, ConfigAware):
-                provider.bind_config(config)
+                carried(provider.bind_config, config)
             listing = getattr(provider, method)
-            shipped = alarm_bounded(_listed, (listing,), limit, _ListingStalled) if bounded else _listed(listing)
+            shipped = alarm_bounded(carried, (_listed, listing), limit, _ListingStalled) if bounded else carried(_listed, listing)
         except _ListingStalled:
             failures.append(registry.PluginFailure(record, f"{method}() did not return within {limit:g} s (set_load_timeout); it was interrupted"))
             continue

@@ -17,7 +17,7 @@ from .conversations import (
     messages_of,
     tools_of,
 )
-from .errors import SetTooLarge
+from .errors import SetTooLarge, carried
 from .shapes import members_up_to, set_limit_passed, short_repr
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
@@ -365,11 +365,12 @@ class _ProducerStalled(TimeLimitExceeded):
 
 
 def _within(limit: float | None, function: Callable[..., Any], *args: Any) -> Any:
-    """``function(*args)``, interrupted after ``limit`` seconds (``None``: no limit)."""
+    """``function(*args)``, interrupted after ``limit`` seconds (``None``: no limit); what the
+    producer raises that no ``except Exception`` takes is carried (:func:`~evalkit.errors.carried`)."""
     if limit is None:
-        return function(*args)
+        return carried(function, *args)
     try:
-        return alarm_bounded(function, args, limit, _ProducerStalled)
+        return alarm_bounded(carried, (function, *args), limit, _ProducerStalled)
     except _ProducerStalled:
         raise TimeoutError(f"no prompt within {limit:g} s (set_load_timeout); the producer was interrupted") from None
 

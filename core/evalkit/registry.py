@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .errors import PLUGIN_FAILURES, PluginError, UnknownPluginError
+from .errors import PLUGIN_FAILURES, PluginError, UnknownPluginError, carried
 from .problem_texts import bounded_problem, clipped, too_long
 
 __all__ = [
@@ -112,7 +112,7 @@ class PluginRecord(NamedTuple):
                 self, f"{self.kind} {self.describe()} failed to load: its entry point {self.value!r} is not module:attribute"
             )
         try:
-            return EntryPoint(self.name, f"{module_name}:{attribute}" if colon else module_name, self.group).load()
+            return carried(EntryPoint(self.name, f"{module_name}:{attribute}" if colon else module_name, self.group).load)
         except PLUGIN_FAILURES as exc:  # a plugin that fails to import (or exits) names itself, and never takes the others down
             from .shapes import exception_text
 
@@ -353,7 +353,7 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
     from .privacy import SecretHolder, remember_secret_holder
 
     try:
-        created = factory(**options)
+        created = carried(lambda: factory(**options))
     except EvalkitError:
         raise
     except PLUGIN_FAILURES as exc:

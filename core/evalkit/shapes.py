@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from .errors import PLUGIN_FAILURES, SetTooLarge
+from .errors import PLUGIN_FAILURES, PluginRaised, SetTooLarge
 from .problem_texts import (
     MAX_PROBLEM_CHARS,
     MAX_PROBLEMS_KEPT,
@@ -246,8 +246,15 @@ def set_label(identifier: object, kind: str = "set") -> str:
 MAX_EXCEPTION_NAME_CHARS = 200
 
 
+def _raised(exc: BaseException) -> BaseException:
+    """What the plugin raised: ``exc``, or the exception a :class:`~evalkit.errors.PluginRaised` carries."""
+    return exc.raised if isinstance(exc, PluginRaised) else exc
+
+
 def exception_name(exc: BaseException) -> str:
-    """The name of ``exc``'s class, cut to :data:`MAX_EXCEPTION_NAME_CHARS` by :func:`clipped`."""
+    """The name of ``exc``'s class, cut to :data:`MAX_EXCEPTION_NAME_CHARS` by :func:`clipped`
+    (of what a plugin raised, for a :class:`~evalkit.errors.PluginRaised` carrying it)."""
+    exc = _raised(exc)
     try:
         name = type(exc).__name__
     except PLUGIN_FAILURES:  # a metaclass's __name__ that raises
@@ -259,6 +266,7 @@ def exception_message(exc: BaseException) -> str:
     """``str(exc)`` as a message quotes a plugin's exception: cut to :data:`MAX_REASON_CHARS` by
     :func:`clipped`; an ``__str__`` that raises (or returns no text) is named instead of failing
     the message."""
+    exc = _raised(exc)
     try:
         message = str(exc)
     except PLUGIN_FAILURES as failure:

@@ -189,6 +189,14 @@ def _handle(args: Arguments) -> int:
         return _unwritable(exc, " (anything the command stored is kept)")
     except Exception as exc:
         return _failed(args, exc)
+    except BaseException as exc:  # noqa: BLE001 - no command of evalkit's raises one: a plugin did
+        from ..shapes import exception_text
+
+        console(stderr=True).message(
+            f"evalkit: error: a plugin raised {exception_text(exc)}, which is no Exception; "
+            "what it was doing did not complete (a CI gate must not read this as success)"
+        )
+        return 3
 
 
 def _printed(code: int) -> int:
