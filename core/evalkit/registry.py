@@ -281,19 +281,20 @@ def enabled(group: str) -> tuple[PluginRecord, ...]:
 def find(group: str, name: str) -> PluginRecord:
     """The one record named ``name`` in ``group``, or :class:`UnknownPluginError` listing the others.
 
-    Two distributions declaring the name is a :class:`PluginError` naming both.
+    Two distributions declaring the name is a :class:`PluginError` naming both (each once); one
+    declaring it twice in the group, one naming it and how often.
     """
     candidates = enabled(group)
     matches = [r for r in candidates if r.name == name]
     if not matches:
         raise UnknownPluginError(KIND_BY_GROUP[group], name, sorted({r.name for r in candidates}))
     if len(matches) > 1:
-        owners = ", ".join(f"{r.distribution} {r.version}" for r in matches)
-        raise PluginError(
-            f'{KIND_BY_GROUP[group]} "{name}" is declared by more than one distribution: {owners}',
-            group=group,
-            name=name,
-        )
+        owners = list(dict.fromkeys(f"{r.distribution} {r.version}" for r in matches))
+        declared = (
+            f"is declared {len(matches)} times by distribution {owners[0]}" if len(owners) == 1
+            else f"is declared by more than one distribution: {', '.join(owners)}"
+        )  # fmt: skip
+        raise PluginError(f'{KIND_BY_GROUP[group]} "{name}" {declared}', group=group, name=name)
     return matches[0]
 
 
