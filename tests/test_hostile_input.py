@@ -1284,6 +1284,19 @@ def test_a_plugin_raising_what_except_exception_misses_where_no_call_carries_it_
     assert [run["status"] for run in history.json()["runs"]] == ["interrupted"], history.stdout[-2000:]
 
 
+def test_a_set_made_of_str_subclasses_that_cannot_be_compared_is_plain_text(raising, project) -> None:
+    """A set whose identifier or prompt ids were a ``str`` subclass whose ``==`` or ``str()``
+    raises ended `list sets`, `validate` and `run` of every set in an internal error."""
+    (project / "evalkit.toml").write_text('[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    listed = raising("list", "sets", raised="Skipped", place="touchy")
+    assert listed.code == 0 and "raising.touchy" in listed.stdout and "evalkit.smoke" in listed.stdout, listed.stderr[-2000:]
+    checked = raising("validate", "raising.touchy", raised="Skipped", place="touchy")
+    assert checked.code == 0, checked.stderr[-2000:]
+    ran = raising("run", "raising.touchy", "--json", raised="Skipped", place="touchy")
+    assert ran.code == 0, ran.stderr[-2000:]
+    assert [case["id"] for case in ran.json()["cases"]] == ["t1", "t2"]
+
+
 def test_an_answer_made_of_a_str_subclass_that_cannot_be_compared_is_plain_text(raising, project) -> None:
     """A generator's text, model and finish reason of a ``str`` subclass whose ``==`` raises ended
     the run in an internal error when the case was stored (exit 2, the run left "running")."""

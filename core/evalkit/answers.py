@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from .conversations import Message, Tool, ToolCall, messages_of, replies, tool_calls_of, tools_of
-from .shapes import short_repr, too_long
+from .shapes import plain_text, short_repr, too_long
 
 __all__ = [
     "Answer", "ChatRequest", "Citation", "GenerationRequest", "MAX_ANSWER_NAME_CHARS", "Passage", "ServingIdentity", "Turn",
@@ -183,14 +183,6 @@ def _passages(value: Iterable[Passage | str | Mapping[str, Any]] | str | None) -
         else:
             raise TypeError(f'a passage must be a Passage, a string or a mapping with "text" and "source_id", not {item!r}')
     return tuple(out)
-
-
-def plain_text(value: Any) -> Any:
-    """``value`` as a plain ``str`` when it is an instance of a ``str`` subclass (whose ``==``,
-    ``hash`` or ``str()`` a plugin may have made raise: the reported model is compared as the
-    serving identity, and the run's store crashed on it); anything else as it is, for
-    :func:`answer_problems` to judge."""
-    return str.__str__(value) if isinstance(value, str) and type(value) is not str else value
 
 
 @attrs.frozen

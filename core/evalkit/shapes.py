@@ -246,6 +246,19 @@ def set_label(identifier: object, kind: str = "set") -> str:
 MAX_EXCEPTION_NAME_CHARS = 200
 
 
+def plain_text(value: Any) -> Any:
+    """``value`` as a plain ``str`` when it is an instance of a ``str`` subclass; anything else as
+    it is, for the checks of its field to judge. The converter of every text field of a set, a
+    prompt, a question and an answer a plugin hands over: a subclass whose ``==``, ``hash`` or
+    ``str()`` raises ended every command that listed, checked or stored it in an internal error."""
+    return str.__str__(value) if isinstance(value, str) and type(value) is not str else value
+
+
+def plain_texts(values: Any) -> Any:
+    """:func:`plain_text` of each member of a tuple (what a tuple field's own converter made)."""
+    return tuple(plain_text(value) for value in values) if isinstance(values, tuple) else values
+
+
 def _raised(exc: BaseException) -> BaseException:
     """What the plugin raised: ``exc``, or the exception a :class:`~evalkit.errors.PluginRaised` carries."""
     return exc.raised if isinstance(exc, PluginRaised) else exc

@@ -77,9 +77,21 @@ class RaisingSets:
     """Ships ``raising.stream``, a streamed set; raises in its listing with ``$EVALKIT_RAISE_IN=listing``."""
 
     def golden_prompt_sets(self) -> list[GoldenPromptSet]:
-        """``raising.stream``, or the exception."""
+        """``raising.stream``, or the exception; with ``$EVALKIT_RAISE_IN=touchy`` also
+        ``raising.touchy``, whose every text is a :class:`TouchyText`."""
         raise_in("listing")
-        return [GoldenPromptSet(identifier="raising.stream", name="A stream", prompts=PromptStream(_streamed, count=3))]
+        sets = [GoldenPromptSet(identifier="raising.stream", name="A stream", prompts=PromptStream(_streamed, count=3))]
+        if os.environ.get("EVALKIT_RAISE_IN") == "touchy":
+            touchy = TouchyText
+            prompts = [
+                GoldenPrompt(
+                    id=touchy(f"t{n}"), prompt=touchy("Say x"), system_prompt=touchy("Be brief."), tags=[touchy("tag")],
+                    assertions=[Assertion.contains("x")], reference=touchy("x"),
+                )
+                for n in (1, 2)
+            ]  # fmt: skip
+            sets.append(GoldenPromptSet(identifier=touchy("raising.touchy"), name=touchy("Touchy"), description=touchy("d"), prompts=prompts))
+        return sets
 
 
 class RaisingQuestionSets:
