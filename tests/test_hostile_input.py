@@ -1297,6 +1297,20 @@ def test_a_set_made_of_str_subclasses_that_cannot_be_compared_is_plain_text(rais
     assert [case["id"] for case in ran.json()["cases"]] == ["t1", "t2"]
 
 
+def test_a_set_provider_shipping_a_set_of_another_kind_is_a_failed_provider_not_an_internal_error(raising, project) -> None:
+    """A question set returned by golden_prompt_sets() (a provider registered in the wrong group)
+    ended `list sets`, `validate` and `run` of any set in an internal error (AttributeError)."""
+    listed = raising("list", "sets", raised="Skipped", place="wrong_kind")
+    assert listed.code == 2 and "internal error" not in listed.stderr, listed.stderr[-2000:]
+    assert "raising (evalkit-raising-plugins 0.1.0): golden_prompt_sets() returned GoldenQuestionSet(" in listed.stderr
+    assert "which is no GoldenPromptSet" in listed.stderr and "evalkit.smoke" in listed.stdout
+    checked = raising("validate", "raising.misplaced", raised="Skipped", place="wrong_kind")
+    assert checked.code == 2 and "internal error" not in checked.stderr, checked.stderr[-2000:]
+    ran = raising("run", "raising.misplaced", raised="Skipped", place="wrong_kind")
+    assert ran.code == 2 and "internal error" not in ran.stderr and "which is no GoldenPromptSet" in ran.stderr, ran.stderr[-2000:]
+    assert stored_runs(project) == 0
+
+
 def test_an_answer_made_of_a_str_subclass_that_cannot_be_compared_is_plain_text(raising, project) -> None:
     """A generator's text, model and finish reason of a ``str`` subclass whose ``==`` raises ended
     the run in an internal error when the case was stored (exit 2, the run left "running")."""

@@ -78,7 +78,8 @@ class RaisingSets:
 
     def golden_prompt_sets(self) -> list[GoldenPromptSet]:
         """``raising.stream``, or the exception; with ``$EVALKIT_RAISE_IN=touchy`` also
-        ``raising.touchy``, whose every text is a :class:`TouchyText`."""
+        ``raising.touchy``, whose every text is a :class:`TouchyText`; with ``wrong_kind``, also
+        ``raising.misplaced``, a question set, which is no prompt set."""
         raise_in("listing")
         sets = [GoldenPromptSet(identifier="raising.stream", name="A stream", prompts=PromptStream(_streamed, count=3))]
         if os.environ.get("EVALKIT_RAISE_IN") == "touchy":
@@ -91,6 +92,9 @@ class RaisingSets:
                 for n in (1, 2)
             ]  # fmt: skip
             sets.append(GoldenPromptSet(identifier=touchy("raising.touchy"), name=touchy("Touchy"), description=touchy("d"), prompts=prompts))
+        if os.environ.get("EVALKIT_RAISE_IN") == "wrong_kind":  # a question set, shipped as a prompt set by mistake
+            questions = [GoldenQuestion("q1", "question 1", QuestionForm.MATCH, ["doc-1"])]
+            sets.append(GoldenQuestionSet(identifier="raising.misplaced", name="Misplaced", questions=questions))
         return sets
 
 
