@@ -1311,6 +1311,18 @@ def test_a_set_provider_shipping_a_set_of_another_kind_is_a_failed_provider_not_
     assert stored_runs(project) == 0
 
 
+def test_a_plugin_changing_the_working_directory_does_not_move_evalkits_output_files(cli, project, plugin_dists, tmp_path) -> None:
+    """A generator module that calls os.chdir() at import had `--report markdown:out.md` written
+    into the folder it moved to; the store, resolved before, stayed where it was."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.wanderer"\nmodel = "m"\n')
+    env = {"PYTHONPATH": plugin_dists("evalkit-raising-plugins"), "EVALKIT_CHDIR_TO": str(elsewhere)}
+    result = cli("run", "evalkit.smoke", "--provider", "x", "--report", "markdown:reports/out.md", env=env)
+    assert result.code == 0, result.stderr[-2000:]
+    assert (project / "reports" / "out.md").is_file() and not list(elsewhere.iterdir())
+
+
 def test_an_answer_made_of_a_str_subclass_that_cannot_be_compared_is_plain_text(raising, project) -> None:
     """A generator's text, model and finish reason of a ``str`` subclass whose ``==`` raises ended
     the run in an internal error when the case was stored (exit 2, the run left "running")."""

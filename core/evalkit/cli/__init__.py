@@ -143,9 +143,11 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
         collect_rarely_until_run_start()
     elif collecting:
         gc.enable()
+    from ..textfiles import outputs_relative_to, working_directory
     from .stdout import plugin_output_to_stderr
 
-    with plugin_output_to_stderr():  # a plugin's print() never lands in evalkit's output
+    # a plugin's print() never lands in evalkit's output, its os.chdir() never moves evalkit's files
+    with plugin_output_to_stderr(), outputs_relative_to(working_directory()):
         return _handle(args)
 
 
