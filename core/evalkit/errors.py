@@ -14,7 +14,7 @@
     ├── GenerationError               the system under test failed for one case (stored as errored)
     │   └── RequestRejected           the endpoint refused a field of the request (not retried)
     ├── RetrievalError                a retriever failed or returned garbage for one question
-    ├── RunInterrupted                Ctrl-C: finished cases are kept, the run can be resumed (exit 3)
+    ├── RunInterrupted                Ctrl-C (or a plugin's BaseException): finished cases kept, resumable (exit 3)
     ├── RunNotFinished                waited for a run's shards until the time limit (exit 3)
     ├── RunStoreFailed                the store failed mid-run: committed cases kept, resumable (exit 3)
     ├── GraderUnavailableError        a judge cannot be reached before the run (exit 2, nothing stored)
@@ -22,6 +22,10 @@
     └── StorageError                  the results store cannot be used (exit 2)
         ├── SchemaOutOfDateError      the database needs ``evalkit db upgrade``
         └── StoreFailure              the store failed while in use (disk full, locked, connection lost)
+
+``PluginRaised`` (an ``Exception``, no ``EvalkitError``) carries what a plugin raised that is no
+``Exception``, or ``StopIteration``, out of the call (:func:`carried`), so that it is handled as
+the plugin's failure like any exception.
 
 ``evalkit.leases`` adds two ``UsageError`` subclasses: ``RunBusyError`` (another live process is
 answering the run) and ``ShardMismatchError`` (a shard gives another N than the run's shards).
