@@ -1154,6 +1154,185 @@ def test_a_grader_calling_sys_exit_fails_its_case_and_the_run_completes(cli, pro
     assert failed["checks"][0]["error"] == "SystemExit: 0"
 
 
+# --- A plugin that raises what `except Exception` does not catch (evalkit_raising_plugins) -----------
+# StopIteration from a synchronous generator cannot cross into asyncio: the future never resolved,
+# and each such case waited its whole answer_timeout, then read "no answer within 600 s".
+# GeneratorExit, a framework's own BaseException (pytest.skip()) or asyncio.CancelledError raised by
+# a plugin ended a run as an internal error (exit 2, "nothing stored") or silently (exit 3, not a
+# word), the run left "running"; a set provider's, a stream's or an import's ended `list sets`,
+# `validate` and `run` silently (exit 3) with no provider named. Each plugin call now carries them
+# as the plugin's failure (evalkit.errors.carried).
+
+RAISED = ["StopIteration", "GeneratorExit", "CancelledError", "Skipped", "Unprintable"]
+
+
+@pytest.fixture
+def raising(cli, plugin_dists):
+    """``evalkit`` with evalkit-raising-plugins installed, raising ``raised`` (where ``place`` says,
+    or for the case ``case``)."""
+    path = plugin_dists("evalkit-raising-plugins")
+
+    def run(*args: str, raised: str, case: str = "", place: str = ""):
+        env = {"PYTHONPATH": path, "EVALKIT_RAISE": raised, "EVALKIT_RAISE_FOR": case, "EVALKIT_RAISE_IN": place}
+        return cli(*args, env=env)
+
+    return run
+
+
+def said_of(raised: str, in_a_coroutine: bool) -> str:
+    """How a case's error starts: Python itself turns a StopIteration leaving a coroutine into a RuntimeError."""
+    return "RuntimeError: coroutine raised StopIteration" if in_a_coroutine and raised == "StopIteration" else f"{raised}: "
+
+
+@pytest.mark.parametrize("raised", RAISED)
+@pytest.mark.parametrize("adapter", ["raising.generator", "raising.async_generator"], ids=["sync", "async"])
+def test_a_generator_raising_what_except_exception_misses_errs_its_case_at_once(raising, project, adapter, raised) -> None:
+    (project / "evalkit.toml").write_text(f'[providers.x]\nadapter = "{adapter}"\nmodel = "m"\nanswer_timeout = 20\n')
+    started = time.monotonic()
+    result = raising("run", "evalkit.smoke", "--provider", "x", "--json", raised=raised, case="two-plus-two")
+    assert time.monotonic() - started < 15, "the case waited for its answer_timeout"
+    assert result.code == 3, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "incomplete" and document["answered"] == 7
+    ((case_id, error),) = [(case["id"], case["error"]) for case in document["cases"] if case["error"]]
+    assert case_id == "two-plus-two" and error.startswith(said_of(raised, adapter == "raising.async_generator")), error
+    assert "no answer within" not in error and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("raised", RAISED)
+@pytest.mark.parametrize("grader", ["raising.grader", "raising.async_grader"], ids=["sync", "async"])
+def test_a_grader_raising_what_except_exception_misses_fails_its_grading_and_the_run_completes(raising, project, grader, raised) -> None:
+    (project / "evalkit.toml").write_text('[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    result = raising("run", "evalkit.smoke", "--grader", grader, "--json", raised=raised, case="two-plus-two")
+    assert result.code == 0, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "complete" and document["passed"] == 6
+    (failed,) = [case for case in document["cases"] if not case["passed"]]
+    assert failed["id"] == "two-plus-two" and failed["yardstick"] == f"{grader}:failed"
+    assert failed["checks"][0]["error"].startswith(said_of(raised, grader == "raising.async_grader")), failed["checks"][0]
+
+
+@pytest.mark.parametrize("raised", RAISED)
+def test_a_retriever_raising_what_except_exception_misses_errs_its_question(raising, raised) -> None:
+    result = raising("retrieval", "raising.questions", "raising.retriever", "--json", raised=raised, case="question 2")
+    assert result.code == 3, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "incomplete"
+    errors = [question["error"] for question in document["questions"] if question["error"]]
+    assert len(errors) == 1 and f'retriever "raising.retriever" raised {raised} on question' in errors[0], errors
+    if raised == "Unprintable":
+        assert "its message could not be read: str() raised ValueError" in errors[0]
+
+
+@pytest.mark.parametrize("raised", ["GeneratorExit", "Skipped"])
+def test_a_set_provider_or_a_stream_raising_what_except_exception_misses_is_named(raising, raised) -> None:
+    listing = raising("list", "sets", raised=raised, place="listing")
+    assert listing.code == 2, listing.stderr[-2000:]
+    assert f"raising (evalkit-raising-plugins 0.1.0): {raised} in golden_prompt_sets(): " in listing.stderr
+    assert "evalkit.smoke" in listing.stdout  # the other providers' sets are listed
+    for command in (("validate", "raising.stream"), ("run", "raising.stream")):
+        checked = raising(*command, raised=raised, place="stream")
+        assert checked.code == 2, checked.stderr[-2000:]
+        assert f"producing prompt #2 raised {raised}: " in checked.stderr + checked.stdout
+
+
+@pytest.mark.parametrize("raised", ["GeneratorExit", "Skipped"])
+def test_a_plugin_raising_what_except_exception_misses_at_import_failed_to_load(raising, project, raised) -> None:
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.at_import"\n')
+    result = raising("run", "evalkit.smoke", "--provider", "x", raised=raised, place="import")
+    assert result.code == 2, result.stderr[-2000:]
+    assert f"generator raising.at_import (evalkit-raising-plugins 0.1.0) failed to load: {raised}: " in result.stderr
+    assert stored_runs(project) == 0
+
+
+@pytest.mark.parametrize("raised", ["GeneratorExit", "Skipped"])
+def test_a_hook_reporter_or_closing_retriever_raising_what_except_exception_misses_leaves_the_run_as_it_is(raising, project, raised) -> None:
+    hooked = raising("run", "evalkit.smoke", "--json", raised=raised, case="two-plus-two", place="hook")
+    assert hooked.code == 0, hooked.stderr[-2000:]
+    (warning,) = json.loads(hooked.stdout)["warnings"]
+    assert "raised in evalkit_case_graded" in warning and f"{raised}: " in warning
+    reported = raising("run", "evalkit.smoke", "--report", "raising:-", raised=raised, place="report")
+    assert reported.code == 0 and f"{raised}: " in reported.stderr, reported.stderr[-2000:]
+    closed = raising("retrieval", "raising.questions", "raising.retriever", "--json", raised=raised, place="close")
+    assert closed.code == 0, closed.stderr[-2000:]
+    document = json.loads(closed.stdout)
+    assert document["status"] == "complete"
+    assert f'retriever "raising.retriever": close() raised {raised}: ' in " ".join(document["warnings"])
+
+
+def test_a_retriever_whose_close_fails_after_the_run_is_stored_keeps_its_outcome(raising, project) -> None:
+    """close() raising RuntimeError after the run was stored and accepted as the baseline ended
+    `evalkit retrieval` in an internal error (exit 2, "nothing stored"), its outcome never shown."""
+    result = raising("retrieval", "raising.questions", "raising.retriever", raised="Unprintable", place="close")
+    assert result.code == 0 and "internal error" not in result.stderr, result.stderr[-2000:]
+    assert "The measurement was recorded" in result.stdout  # the outcome is shown
+    assert 'retriever "raising.retriever": close() raised Unprintable: (its message could not be read' in result.stdout + result.stderr
+
+
+def test_a_plugin_raising_what_except_exception_misses_where_no_call_carries_it_is_said_exit_3(raising, project) -> None:
+    """Where no call carries it, a BaseException from a plugin stops the command: said (not a silent
+    exit 3 as before, or an exception out of main()), exit 3; a run it stops is marked interrupted,
+    never left "running"."""
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.generator"\nmodel = "m"\n')
+    before = raising("run", "evalkit.smoke", "--provider", "x", raised="Skipped", place="concurrency")
+    assert before.code == 3 and stored_runs(project) == 0, before.stderr[-2000:]
+    assert "evalkit: error: a plugin raised Skipped: skipped by the plugin, which is no Exception" in before.stderr
+    during = raising("run", "evalkit.smoke", "--grader", "raising.grader", raised="Skipped", place="kinds")
+    assert during.code == 3, during.stderr[-2000:]
+    assert "interrupted by Skipped: skipped by the plugin, which a plugin raised and is no Exception: run " in during.stderr
+    history = raising("history", "evalkit.smoke", "--json", raised="Skipped")
+    assert [run["status"] for run in history.json()["runs"]] == ["interrupted"], history.stdout[-2000:]
+
+
+def test_a_set_made_of_str_subclasses_that_cannot_be_compared_is_plain_text(raising, project) -> None:
+    """A set whose identifier or prompt ids were a ``str`` subclass whose ``==`` or ``str()``
+    raises ended `list sets`, `validate` and `run` of every set in an internal error."""
+    (project / "evalkit.toml").write_text('[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    listed = raising("list", "sets", raised="Skipped", place="touchy")
+    assert listed.code == 0 and "raising.touchy" in listed.stdout and "evalkit.smoke" in listed.stdout, listed.stderr[-2000:]
+    checked = raising("validate", "raising.touchy", raised="Skipped", place="touchy")
+    assert checked.code == 0, checked.stderr[-2000:]
+    ran = raising("run", "raising.touchy", "--json", raised="Skipped", place="touchy")
+    assert ran.code == 0, ran.stderr[-2000:]
+    assert [case["id"] for case in ran.json()["cases"]] == ["t1", "t2"]
+
+
+def test_a_set_provider_shipping_a_set_of_another_kind_is_a_failed_provider_not_an_internal_error(raising, project) -> None:
+    """A question set returned by golden_prompt_sets() (a provider registered in the wrong group)
+    ended `list sets`, `validate` and `run` of any set in an internal error (AttributeError)."""
+    listed = raising("list", "sets", raised="Skipped", place="wrong_kind")
+    assert listed.code == 2 and "internal error" not in listed.stderr, listed.stderr[-2000:]
+    assert "raising (evalkit-raising-plugins 0.1.0): golden_prompt_sets() returned GoldenQuestionSet(" in listed.stderr
+    assert "which is no GoldenPromptSet" in listed.stderr and "evalkit.smoke" in listed.stdout
+    checked = raising("validate", "raising.misplaced", raised="Skipped", place="wrong_kind")
+    assert checked.code == 2 and "internal error" not in checked.stderr, checked.stderr[-2000:]
+    ran = raising("run", "raising.misplaced", raised="Skipped", place="wrong_kind")
+    assert ran.code == 2 and "internal error" not in ran.stderr and "which is no GoldenPromptSet" in ran.stderr, ran.stderr[-2000:]
+    assert stored_runs(project) == 0
+
+
+def test_a_plugin_changing_the_working_directory_does_not_move_evalkits_output_files(cli, project, plugin_dists, tmp_path) -> None:
+    """A generator module that calls os.chdir() at import had `--report markdown:out.md` written
+    into the folder it moved to; the store, resolved before, stayed where it was."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.wanderer"\nmodel = "m"\n')
+    env = {"PYTHONPATH": plugin_dists("evalkit-raising-plugins"), "EVALKIT_CHDIR_TO": str(elsewhere)}
+    result = cli("run", "evalkit.smoke", "--provider", "x", "--report", "markdown:reports/out.md", env=env)
+    assert result.code == 0, result.stderr[-2000:]
+    assert (project / "reports" / "out.md").is_file() and not list(elsewhere.iterdir())
+
+
+def test_an_answer_made_of_a_str_subclass_that_cannot_be_compared_is_plain_text(raising, project) -> None:
+    """A generator's text, model and finish reason of a ``str`` subclass whose ``==`` raises ended
+    the run in an internal error when the case was stored (exit 2, the run left "running")."""
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.touchy"\nmodel = "m"\n')
+    result = raising("run", "evalkit.smoke", "--provider", "x", "--json", raised="Skipped")
+    assert "internal error" not in result.stderr, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "complete" and document["identity"]["reported_model"] == "touchy-model"
+
+
 def test_a_plugin_module_calling_sys_exit_at_import_is_a_plugin_that_failed_to_load(cli, project) -> None:
     (project / "evalkit.toml").write_text('[providers.x]\nadapter = "hostile.exits_at_import"\n')
     result = cli("run", "evalkit.smoke", "--provider", "x")

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from .conversations import Message, Tool, ToolCall, messages_of, replies, tool_calls_of, tools_of
-from .shapes import short_repr, too_long
+from .shapes import plain_text, short_repr, too_long
 
 __all__ = [
     "Answer", "ChatRequest", "Citation", "GenerationRequest", "MAX_ANSWER_NAME_CHARS", "Passage", "ServingIdentity", "Turn",
@@ -202,13 +202,13 @@ class Answer:
     ``"max_steps"`` when the loop stopped at the prompt's ``max_steps`` without a reply.
     """
 
-    text: str
-    model: str | None = None
+    text: str = attrs.field(converter=plain_text)
+    model: str | None = attrs.field(default=None, converter=plain_text)
     usage: Usage | None = attrs.field(default=None, converter=Usage.coerce)
     abstained: bool | None = None
     citations: tuple[Citation, ...] = attrs.field(default=(), converter=_citations)
     passages: tuple[Passage, ...] = attrs.field(default=(), converter=_passages)
-    finish_reason: str | None = None
+    finish_reason: str | None = attrs.field(default=None, converter=plain_text)
     transcript: tuple[Message, ...] = attrs.field(default=(), converter=messages_of)
 
     @property

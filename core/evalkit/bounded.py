@@ -5,6 +5,7 @@ at most ``concurrency`` at once. When a call outlives its limit the
 caller stops waiting (the case becomes an errored one) and a fresh thread takes the stuck
 one's place; the stuck thread is abandoned — Python cannot stop it — and, being a daemon, never
 keeps the process from exiting (``concurrent.futures`` threads would: they are joined at exit).
+What a call raises reaches the caller as :func:`evalkit.errors.carried` hands it over.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
+
+from .errors import carried
 
 __all__ = ["BoundedCalls"]
 
@@ -48,7 +51,10 @@ class BoundedCalls:
             future, call, args = task
             if future.set_running_or_notify_cancel():
                 try:
-                    future.set_result(call(*args))
+                    # StopIteration or a BaseException that is no Exception, carried: asyncio
+                    # cannot take the one into its future (which then never resolved), and the
+                    # caller's `except` would not take the other for the plugin's failure
+                    future.set_result(carried(call, *args))
                 except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
                     future.set_exception(exc)
             self._idle.release()

@@ -136,4 +136,4 @@ def calibration_set_catalog(extra_providers: Iterable[Any] = (), config: Any = N
     """Calibration sets from the ``evalkit.calibration_sets`` group (a :class:`~evalkit.catalog.SetCatalog`)."""
     from .catalog import load_catalog
 
-    return load_catalog("evalkit.calibration_sets", "calibration_sets", "calibration set", extra_providers, config)
+    return load_catalog("evalkit.calibration_sets", "calibration_sets", "calibration set", extra_providers, config, CalibrationSet)

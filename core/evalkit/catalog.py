@@ -8,7 +8,15 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from . import registry
-from .errors import PLUGIN_FAILURES, ConfigError, DuplicateSetError, PluginError, SetValidationError, UnknownSetError
+from .errors import (
+    PLUGIN_FAILURES,
+    ConfigError,
+    DuplicateSetError,
+    PluginError,
+    SetValidationError,
+    UnknownSetError,
+    carried,
+)
 from .options import DeclaresOptions, TableOptions
 from .prompts import PromptStream
 from .shapes import MAX_NAME_CHARS, clipped, exception_message, exception_name, read_up_to, short_repr, too_long
@@ -91,9 +99,12 @@ def _listed(listing: Any) -> tuple[Any, ...]:
 
 
 def load_catalog(
-    group: str, method: str, kind: str, extra_providers: Iterable[Any] = (), config: Any = None
+    group: str, method: str, kind: str, extra_providers: Iterable[Any] = (), config: Any = None, set_type: type | None = None
 ) -> SetCatalog:
     """Load every enabled provider of ``group``, call ``method`` on it and index the sets it returns.
+
+    A returned item that is no ``set_type`` (a question set in the prompt sets' group) is a
+    failure of its provider, as one without an identifier is: every command reading it would fail.
 
     A provider that declares options (:mod:`evalkit.options`) gets them from its table in
     ``config`` (found from the working directory when not given, and only then). A
@@ -142,9 +153,9 @@ def load_catalog(
     for record, provider in loaded:
         try:
             if config is not None and isinstance(provider, ConfigAware):
-                provider.bind_config(config)
+                carried(provider.bind_config, config)
             listing = getattr(provider, method)
-            shipped = alarm_bounded(_listed, (listing,), limit, _ListingStalled) if bounded else _listed(listing)
+            shipped = alarm_bounded(carried, (_listed, listing), limit, _ListingStalled) if bounded else carried(_listed, listing)
         except _ListingStalled:
             failures.append(registry.PluginFailure(record, f"{method}() did not return within {limit:g} s (set_load_timeout); it was interrupted"))
             continue
@@ -161,6 +172,9 @@ def load_catalog(
             continue
         providers.append(provider)
         for item in shipped:
+            if set_type is not None and not isinstance(item, set_type):
+                failures.append(registry.PluginFailure(record, f"{method}() returned {short_repr(item)}, which is no {set_type.__name__}"))
+                continue
             identifier = getattr(item, "identifier", None)
             if not isinstance(identifier, str):
                 failures.append(registry.PluginFailure(record, f"{method}() returned {short_repr(item)}, which has no identifier"))
@@ -206,9 +220,13 @@ def clash(owners: Iterable[registry.PluginRecord]) -> str:
 
 def prompt_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None) -> SetCatalog:
     """Golden prompt sets from the ``evalkit.golden_sets`` group (providers' options from ``config``)."""
-    return load_catalog("evalkit.golden_sets", "golden_prompt_sets", "golden prompt set", extra_providers, config)
+    from .prompts import GoldenPromptSet
+
+    return load_catalog("evalkit.golden_sets", "golden_prompt_sets", "golden prompt set", extra_providers, config, GoldenPromptSet)
 
 
 def question_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None) -> SetCatalog:
     """Golden question sets from the ``evalkit.question_sets`` group (providers' options from ``config``)."""
-    return load_catalog("evalkit.question_sets", "golden_question_sets", "golden question set", extra_providers, config)
+    from .questions import GoldenQuestionSet
+
+    return load_catalog("evalkit.question_sets", "golden_question_sets", "golden question set", extra_providers, config, GoldenQuestionSet)

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from .answers import Answer, Citation, Passage
-from .errors import PLUGIN_FAILURES
+from .errors import PLUGIN_FAILURES, carried
 from .grading import Check
 from .jsonparse import parse_json
 from .prompts import Assertion
@@ -482,7 +482,7 @@ def evaluate(assertion: Assertion, answer: Answer, kinds: Mapping[str, Assertion
             return Check(name, False, detail=f"the model gave no reply {turn} (replies: {_reply_count(answer)})")
         answer = reply
     try:
-        outcome = kind.evaluate(assertion.value, answer)
+        outcome = carried(kind.evaluate, assertion.value, answer)
     except PLUGIN_FAILURES as exc:  # a plugin's evaluator must not take the run down
         return Check(name, False, error=f"{assertion.kind} check raised {exception_text(exc)}")
     if isinstance(outcome, Check):

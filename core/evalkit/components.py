@@ -13,7 +13,7 @@ import attrs
 from . import registry
 from .answers import Answer, ChatRequest, GenerationRequest, Turn
 from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
-from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError
+from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError, carried
 from .grading import Grading
 from .options import resolve_paths
 from .privacy import SecretHolder
@@ -114,7 +114,7 @@ def bind_set(bound: BoundGenerator, golden_set: Any) -> None:
     from .errors import GeneratorUnavailableError
 
     try:
-        bound.generator.bind_set(golden_set)
+        carried(bound.generator.bind_set, golden_set)
     except PLUGIN_FAILURES as exc:
         raise GeneratorUnavailableError(
             f"{_named(bound)} could not take in the set, so nothing was run or stored: {exception_text(exc)}"
@@ -177,7 +177,7 @@ def check_generator_ready(
     deadline, delay = clock() + wait_s, 0.5
     while True:
         try:
-            warnings_given = bound.generator.check_ready()
+            warnings_given = carried(bound.generator.check_ready)
             break
         except PLUGIN_FAILURES as exc:  # whatever it raises, nothing has been paid for or stored yet
             remaining = deadline - clock()

@@ -14,7 +14,7 @@
     ├── GenerationError               the system under test failed for one case (stored as errored)
     │   └── RequestRejected           the endpoint refused a field of the request (not retried)
     ├── RetrievalError                a retriever failed or returned garbage for one question
-    ├── RunInterrupted                Ctrl-C: finished cases are kept, the run can be resumed (exit 3)
+    ├── RunInterrupted                Ctrl-C (or a plugin's BaseException): finished cases kept, resumable (exit 3)
     ├── RunNotFinished                waited for a run's shards until the time limit (exit 3)
     ├── RunStoreFailed                the store failed mid-run: committed cases kept, resumable (exit 3)
     ├── GraderUnavailableError        a judge cannot be reached before the run (exit 2, nothing stored)
@@ -22,6 +22,10 @@
     └── StorageError                  the results store cannot be used (exit 2)
         ├── SchemaOutOfDateError      the database needs ``evalkit db upgrade``
         └── StoreFailure              the store failed while in use (disk full, locked, connection lost)
+
+``PluginRaised`` (an ``Exception``, no ``EvalkitError``) carries what a plugin raised that is no
+``Exception``, or ``StopIteration``, out of the call (:func:`carried`), so that it is handled as
+the plugin's failure like any exception.
 
 ``evalkit.leases`` adds two ``UsageError`` subclasses: ``RunBusyError`` (another live process is
 answering the run) and ``ShardMismatchError`` (a shard gives another N than the run's shards).
@@ -37,6 +41,9 @@ from .wording import counted
 
 __all__ = [
     "PLUGIN_FAILURES",
+    "PluginRaised",
+    "carried",
+    "carried_async",
     "ConfigError",
     "DuplicateSetError",
     "EvalkitError",
@@ -70,6 +77,64 @@ __all__ = [
 #: A library that "exits" on an error would otherwise end ``evalkit run`` with its code, 0
 #: included, and pass a CI gate with the run half done. ``KeyboardInterrupt`` still stops evalkit.
 PLUGIN_FAILURES: tuple[type[BaseException], ...] = (Exception, SystemExit)
+
+
+class PluginRaised(Exception):
+    """What a plugin raised that the code around the call could not take as it is, carried as an
+    :class:`Exception` (so every ``except PLUGIN_FAILURES`` takes it as that plugin's failure):
+    ``StopIteration`` (asyncio refuses to carry it from a thread into a future, which then never
+    resolved) and a ``BaseException`` that is no ``Exception`` — ``GeneratorExit``,
+    ``asyncio.CancelledError`` no one asked for, a framework's own (pytest's ``skip()``). Made by
+    :func:`carried` and :func:`carried_async`; ``raised`` is the original, and
+    :func:`evalkit.shapes.exception_text` names it, not this class."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__()
+        self.raised = raised
+
+    def __str__(self) -> str:
+        return str(self.raised)
+
+
+def _carries(exc: BaseException) -> bool:
+    """Whether ``exc``, raised by a plugin call, is carried as :class:`PluginRaised`: not an error
+    handled as it is, nor an interrupt of evalkit's own (Ctrl-C or SIGTERM as ``KeyboardInterrupt``,
+    a time limit as :class:`~evalkit.timeouts.TimeLimitExceeded`)."""
+    from .timeouts import TimeLimitExceeded
+
+    if isinstance(exc, StopIteration):
+        return True
+    return not isinstance(exc, (*PLUGIN_FAILURES, KeyboardInterrupt, TimeLimitExceeded))
+
+
+def carried(call: Any, *args: Any) -> Any:
+    """``call(*args)``, a plugin's synchronous call; what it raises as it is, except what
+    :class:`PluginRaised` carries."""
+    try:
+        return call(*args)
+    except BaseException as exc:
+        if _carries(exc):
+            raise PluginRaised(exc) from exc
+        raise
+
+
+async def carried_async(awaitable: Any) -> Any:
+    """``await awaitable``, a plugin's coroutine; what it raises as it is, except what
+    :class:`PluginRaised` carries. A ``CancelledError`` is carried only when no one asked to
+    cancel the awaiting task (a time limit's or Ctrl-C's cancellation goes on as it is)."""
+    import asyncio
+
+    try:
+        return await awaitable
+    except asyncio.CancelledError as exc:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+        raise PluginRaised(exc) from exc
+    except BaseException as exc:
+        if _carries(exc):
+            raise PluginRaised(exc) from exc
+        raise
 
 
 class EvalkitError(Exception):
@@ -218,15 +283,18 @@ class RetrievalError(EvalkitError):
 
 
 class RunInterrupted(EvalkitError):
-    """The run was interrupted (Ctrl-C); its finished cases are stored and it can be resumed."""
+    """The run was interrupted (Ctrl-C, or ``cause``: what stopped it); its finished cases are
+    stored and it can be resumed."""
 
     exit_code = 3
 
-    def __init__(self, run_id: str, set_identifier: str, *, command: str | None = None) -> None:
+    def __init__(self, run_id: str, set_identifier: str, *, command: str | None = None, cause: str | None = None) -> None:
         self.run_id = run_id
         self.set_identifier = set_identifier
+        self.cause = cause
         resume = command or f"evalkit run {set_identifier} --resume {run_id}"
-        super().__init__(f"interrupted: run {run_id} keeps its finished cases; continue it with `{resume}`")
+        why = f" by {cause}" if cause else ""
+        super().__init__(f"interrupted{why}: run {run_id} keeps its finished cases; continue it with `{resume}`")
 
 
 class SetChangedError(EvalkitError):

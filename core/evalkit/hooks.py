@@ -16,7 +16,7 @@ import attrs
 import pluggy
 
 from .checks import BUILTIN_KINDS, AssertionKind
-from .errors import PLUGIN_FAILURES
+from .errors import PLUGIN_FAILURES, carried
 from .printable import visible
 from .shapes import exception_text
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
@@ -117,9 +117,9 @@ class Observers:
             called = tuple(arguments[name] for name in impl.argnames)
             try:
                 if limit is None:
-                    impl.function(*called)
+                    carried(impl.function, *called)
                 else:
-                    alarm_bounded(impl.function, called, limit, _HookStalled)
+                    alarm_bounded(carried, (impl.function, *called), limit, _HookStalled)
             except _HookStalled:
                 self._stalled[impl.plugin_name] = hook
             except PLUGIN_FAILURES as exc:  # an observer must not stop, fail or orphan the run

@@ -28,7 +28,7 @@ from .agreement import Agreement, KrippendorffAlpha, judge_agreement, krippendor
 from .calibration import CalibrationSet, calibration_set_problems
 from .components import BoundGenerator, load_grader
 from .config import Config
-from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError
+from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError, carried_async
 
 __all__ = ["CALIBRATING_GRADER", "Calibration", "CalibratingGrader", "JudgeSettings", "calibrate_judge", "calibration_judge"]
 
@@ -188,7 +188,7 @@ async def _ask_all(judge: Any, calibration: CalibrationSet, repeats: int) -> lis
 
     async def ask(item: Any) -> Any:
         try:
-            return await judge.alabel(item)
+            return await carried_async(judge.alabel(item))
         except PLUGIN_FAILURES as exc:
             return exc
 

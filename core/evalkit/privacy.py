@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from .errors import PLUGIN_FAILURES
+from .errors import PLUGIN_FAILURES, carried
 
 
 @runtime_checkable
@@ -306,7 +306,7 @@ _holders: weakref.WeakSet[Any] = weakref.WeakSet()
 
 def _declared(component: Any) -> set[str]:
     try:
-        declared = tuple(component.secret_values())
+        declared = carried(lambda: tuple(component.secret_values()))
     except PLUGIN_FAILURES:  # a broken secret_values() must not take the output down
         return set()
     return {v for v in declared if isinstance(v, str) and is_scrubbable(v)}

@@ -17,8 +17,8 @@ from .conversations import (
     messages_of,
     tools_of,
 )
-from .errors import SetTooLarge
-from .shapes import members_up_to, set_limit_passed, short_repr
+from .errors import SetTooLarge, carried
+from .shapes import members_up_to, plain_text, plain_texts, set_limit_passed, short_repr
 from .timeouts import TimeLimitExceeded, alarm_bounded, alarms_reach_this_thread
 
 __all__ = [
@@ -238,18 +238,18 @@ class GoldenPrompt:
     ``"none"`` (it must not), or the name of one of ``tools`` (it must call that one, on every step).
     """
 
-    id: str
-    prompt: str = ""
+    id: str = attrs.field(converter=plain_text)
+    prompt: str = attrs.field(default="", converter=plain_text)
     assertions: tuple[Assertion, ...] = attrs.field(default=(), converter=_tuple)
-    reference: str | Answer | None = None
-    system_prompt: str | None = None
-    tags: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    reference: str | Answer | None = attrs.field(default=None, converter=plain_text)
+    system_prompt: str | None = attrs.field(default=None, converter=plain_text)
+    tags: tuple[str, ...] = attrs.field(default=(), converter=attrs.converters.pipe(_tuple, plain_texts))
     messages: tuple[Message, ...] = attrs.field(default=(), converter=messages_of)
     mode: ConversationMode = attrs.field(default=ConversationMode.FIXED, converter=_mode)
     tools: tuple[Tool, ...] = attrs.field(default=(), converter=tools_of)
     tool_results: tuple[CannedResult, ...] = attrs.field(default=(), converter=canned_results_of)
     max_steps: int | None = None
-    tool_choice: str | None = None
+    tool_choice: str | None = attrs.field(default=None, converter=plain_text)
 
     @property
     def reference_text(self) -> str | None:
@@ -365,11 +365,12 @@ class _ProducerStalled(TimeLimitExceeded):
 
 
 def _within(limit: float | None, function: Callable[..., Any], *args: Any) -> Any:
-    """``function(*args)``, interrupted after ``limit`` seconds (``None``: no limit)."""
+    """``function(*args)``, interrupted after ``limit`` seconds (``None``: no limit); what the
+    producer raises that no ``except Exception`` takes is carried (:func:`~evalkit.errors.carried`)."""
     if limit is None:
-        return function(*args)
+        return carried(function, *args)
     try:
-        return alarm_bounded(function, args, limit, _ProducerStalled)
+        return alarm_bounded(carried, (function, *args), limit, _ProducerStalled)
     except _ProducerStalled:
         raise TimeoutError(f"no prompt within {limit:g} s (set_load_timeout); the producer was interrupted") from None
 
@@ -396,8 +397,8 @@ class GoldenPromptSet:
     and asks ``len()``, never indexes them.
     """
 
-    identifier: str
-    name: str
-    description: str = ""
+    identifier: str = attrs.field(converter=plain_text)
+    name: str = attrs.field(converter=plain_text)
+    description: str = attrs.field(default="", converter=plain_text)
     prompts: tuple[GoldenPrompt, ...] | PromptStream = attrs.field(default=(), converter=_prompts)
-    version: str | None = None
+    version: str | None = attrs.field(default=None, converter=plain_text)

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from .shapes import members_up_to
+from .shapes import members_up_to, plain_text, plain_texts
 
 __all__ = [
     "GoldenQuestion",
@@ -79,12 +79,12 @@ class GoldenQuestion:
     question with :meth:`graded`.
     """
 
-    id: str
-    question: str
+    id: str = attrs.field(converter=plain_text)
+    question: str = attrs.field(converter=plain_text)
     form: QuestionForm = attrs.field(default=QuestionForm.MATCH, converter=_form)
-    expected_document_ids: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
-    hard_class: str | None = None
-    answer_gist: str | None = None
+    expected_document_ids: tuple[str, ...] = attrs.field(default=(), converter=attrs.converters.pipe(_tuple, plain_texts))
+    hard_class: str | None = attrs.field(default=None, converter=plain_text)
+    answer_gist: str | None = attrs.field(default=None, converter=plain_text)
     grades: tuple[int, ...] | None = attrs.field(default=None, converter=_grades)
 
     @classmethod
@@ -110,9 +110,9 @@ class GoldenQuestion:
 class GoldenQuestionSet:
     """A named collection of labelled questions over one corpus."""
 
-    identifier: str
-    name: str
-    description: str = ""
+    identifier: str = attrs.field(converter=plain_text)
+    name: str = attrs.field(converter=plain_text)
+    description: str = attrs.field(default="", converter=plain_text)
     questions: tuple[GoldenQuestion, ...] = attrs.field(default=(), converter=_questions)
 
 

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .errors import PLUGIN_FAILURES, PluginError, UnknownPluginError
+from .errors import PLUGIN_FAILURES, PluginError, UnknownPluginError, carried
 from .problem_texts import bounded_problem, clipped, too_long
 
 __all__ = [
@@ -112,7 +112,7 @@ class PluginRecord(NamedTuple):
                 self, f"{self.kind} {self.describe()} failed to load: its entry point {self.value!r} is not module:attribute"
             )
         try:
-            return EntryPoint(self.name, f"{module_name}:{attribute}" if colon else module_name, self.group).load()
+            return carried(EntryPoint(self.name, f"{module_name}:{attribute}" if colon else module_name, self.group).load)
         except PLUGIN_FAILURES as exc:  # a plugin that fails to import (or exits) names itself, and never takes the others down
             from .shapes import exception_text
 
@@ -281,19 +281,20 @@ def enabled(group: str) -> tuple[PluginRecord, ...]:
 def find(group: str, name: str) -> PluginRecord:
     """The one record named ``name`` in ``group``, or :class:`UnknownPluginError` listing the others.
 
-    Two distributions declaring the name is a :class:`PluginError` naming both.
+    Two distributions declaring the name is a :class:`PluginError` naming both (each once); one
+    declaring it twice in the group, one naming it and how often.
     """
     candidates = enabled(group)
     matches = [r for r in candidates if r.name == name]
     if not matches:
         raise UnknownPluginError(KIND_BY_GROUP[group], name, sorted({r.name for r in candidates}))
     if len(matches) > 1:
-        owners = ", ".join(f"{r.distribution} {r.version}" for r in matches)
-        raise PluginError(
-            f'{KIND_BY_GROUP[group]} "{name}" is declared by more than one distribution: {owners}',
-            group=group,
-            name=name,
-        )
+        owners = list(dict.fromkeys(f"{r.distribution} {r.version}" for r in matches))
+        declared = (
+            f"is declared {len(matches)} times by distribution {owners[0]}" if len(owners) == 1
+            else f"is declared by more than one distribution: {', '.join(owners)}"
+        )  # fmt: skip
+        raise PluginError(f'{KIND_BY_GROUP[group]} "{name}" {declared}', group=group, name=name)
     return matches[0]
 
 
@@ -353,7 +354,7 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
     from .privacy import SecretHolder, remember_secret_holder
 
     try:
-        created = factory(**options)
+        created = carried(lambda: factory(**options))
     except EvalkitError:
         raise
     except PLUGIN_FAILURES as exc:

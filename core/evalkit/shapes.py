@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from .errors import PLUGIN_FAILURES, SetTooLarge
+from .errors import PLUGIN_FAILURES, PluginRaised, SetTooLarge
 from .problem_texts import (
     MAX_PROBLEM_CHARS,
     MAX_PROBLEMS_KEPT,
@@ -246,8 +246,28 @@ def set_label(identifier: object, kind: str = "set") -> str:
 MAX_EXCEPTION_NAME_CHARS = 200
 
 
+def plain_text(value: Any) -> Any:
+    """``value`` as a plain ``str`` when it is an instance of a ``str`` subclass; anything else as
+    it is, for the checks of its field to judge. The converter of every text field of a set, a
+    prompt, a question and an answer a plugin hands over: a subclass whose ``==``, ``hash`` or
+    ``str()`` raises ended every command that listed, checked or stored it in an internal error."""
+    return str.__str__(value) if isinstance(value, str) and type(value) is not str else value
+
+
+def plain_texts(values: Any) -> Any:
+    """:func:`plain_text` of each member of a tuple (what a tuple field's own converter made)."""
+    return tuple(plain_text(value) for value in values) if isinstance(values, tuple) else values
+
+
+def _raised(exc: BaseException) -> BaseException:
+    """What the plugin raised: ``exc``, or the exception a :class:`~evalkit.errors.PluginRaised` carries."""
+    return exc.raised if isinstance(exc, PluginRaised) else exc
+
+
 def exception_name(exc: BaseException) -> str:
-    """The name of ``exc``'s class, cut to :data:`MAX_EXCEPTION_NAME_CHARS` by :func:`clipped`."""
+    """The name of ``exc``'s class, cut to :data:`MAX_EXCEPTION_NAME_CHARS` by :func:`clipped`
+    (of what a plugin raised, for a :class:`~evalkit.errors.PluginRaised` carrying it)."""
+    exc = _raised(exc)
     try:
         name = type(exc).__name__
     except PLUGIN_FAILURES:  # a metaclass's __name__ that raises
@@ -259,6 +279,7 @@ def exception_message(exc: BaseException) -> str:
     """``str(exc)`` as a message quotes a plugin's exception: cut to :data:`MAX_REASON_CHARS` by
     :func:`clipped`; an ``__str__`` that raises (or returns no text) is named instead of failing
     the message."""
+    exc = _raised(exc)
     try:
         message = str(exc)
     except PLUGIN_FAILURES as failure:

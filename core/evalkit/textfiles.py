@@ -21,6 +21,7 @@ whose ``strerror`` says why, so every reader's "cannot read X: …" names it.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -29,14 +30,40 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
     "FileTooLarge", "NoReaderOnPipe", "NotARegularFile", "PIPE_READER_WAIT_S", "PIPE_STALL_S",
-    "append_text_file", "open_regular_file", "read_whole_file", "write_text_file",
+    "append_text_file", "open_regular_file", "outputs_relative_to", "read_whole_file", "working_directory", "write_text_file",
 ]
+
+#: The folder a relative output path is written under (:func:`outputs_relative_to`); ``None``:
+#: the working directory of the moment.
+_outputs_base: str | None = None
+
+
+def working_directory() -> str | None:
+    """The working directory, or ``None`` when it has none (it was removed)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def outputs_relative_to(folder: str | None) -> Iterator[None]:
+    """Write every relative path :func:`write_text_file` and :func:`append_text_file` are given
+    under ``folder`` while the block runs: the folder a command was started in (``None``: the
+    working directory of the moment). A plugin that changes the working directory (at import, or
+    in a call) wrote ``--report junit:out.xml`` and ``--export-run`` files into its own folder."""
+    global _outputs_base
+    before, _outputs_base = _outputs_base, folder
+    try:
+        yield
+    finally:
+        _outputs_base = before
 
 
 class NotARegularFile(OSError):
@@ -126,6 +153,8 @@ def append_text_file(path: Path, chunks: Iterable[str]) -> None:
 
 
 def _write(path: Path, chunks: Iterable[str], *, append: bool) -> None:
+    if _outputs_base is not None and not path.is_absolute():
+        path = Path(_outputs_base, path)
     try:
         mode_bits: int | None = os.stat(path).st_mode
     except FileNotFoundError:

@@ -11,7 +11,7 @@ import attrs
 
 from . import prompts as prompt_types
 from .checks import AssertionKind
-from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError
+from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError, carried
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, prompt_limit_passed
 from .shapes import (
     MAX_NAME_CHARS,
@@ -449,6 +449,11 @@ class _Pace:
         self._report(count, True)
 
 
+def _issues(kind: Any, value: Any) -> list[Any]:
+    """What an assertion kind's validator says of ``value``, read whole."""
+    return list(kind.validate(value))
+
+
 def _prompt_problems(
     where: str, number: int, prompt: GoldenPrompt, seen: set[str | bytes], kinds: Mapping[str, AssertionKind]
 ) -> list[str]:
@@ -485,7 +490,7 @@ def _prompt_problems(
             problems.append(f"{at}: field {field}: unknown assertion kind; known kinds: {known}")
             continue
         try:
-            issues = list(kind.validate(assertion.value))
+            issues = carried(_issues, kind, assertion.value)
         except PLUGIN_FAILURES as exc:  # a plugin's validator must not hide the other problems
             issues = [f"validator raised {exception_text(exc)}"]
         problems.extend(f"{at}: field {field} {issue}" for issue in issues)

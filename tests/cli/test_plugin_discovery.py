@@ -93,6 +93,15 @@ def test_a_grader_name_two_distributions_declare_is_refused_naming_both(evalkit_
     assert 'grader "twin" is declared by more than one distribution: evalkit-twin-a 1.0, evalkit-twin-b 2.5' in run.stderr
 
 
+def test_a_grader_name_one_distribution_declares_twice_is_refused_naming_it_once(evalkit_cli, tmp_path: Path) -> None:
+    """It was "declared by more than one distribution: evalkit-twice 1.0, evalkit-twice 1.0"."""
+    folder = write_distribution(tmp_path / "a", "evalkit-twice", "1.0", {})
+    (folder / "evalkit_twice-1.0.dist-info" / "entry_points.txt").write_text("[evalkit.graders]\ntwin = json:dumps\ntwin = json:loads\n")
+    run = evalkit_cli("run", "evalkit.smoke", "--grader", "twin", env={"PYTHONPATH": str(folder)})
+    assert run.code == 2
+    assert 'grader "twin" is declared 2 times by distribution evalkit-twice 1.0' in run.stderr, run.stderr
+
+
 def test_no_entry_point_cache_file_is_written(evalkit_cli, tmp_path: Path, plugin_dists) -> None:
     """stevedore writes one file per environment under $XDG_CACHE_HOME/python-entrypoints when its
     own listing is used; evalkit's managers list the scan's records instead."""

@@ -143,9 +143,11 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
         collect_rarely_until_run_start()
     elif collecting:
         gc.enable()
+    from ..textfiles import outputs_relative_to, working_directory
     from .stdout import plugin_output_to_stderr
 
-    with plugin_output_to_stderr():  # a plugin's print() never lands in evalkit's output
+    # a plugin's print() never lands in evalkit's output, its os.chdir() never moves evalkit's files
+    with plugin_output_to_stderr(), outputs_relative_to(working_directory()):
         return _handle(args)
 
 
@@ -189,6 +191,14 @@ def _handle(args: Arguments) -> int:
         return _unwritable(exc, " (anything the command stored is kept)")
     except Exception as exc:
         return _failed(args, exc)
+    except BaseException as exc:  # noqa: BLE001 - no command of evalkit's raises one: a plugin did
+        from ..shapes import exception_text
+
+        console(stderr=True).message(
+            f"evalkit: error: a plugin raised {exception_text(exc)}, which is no Exception; "
+            "what it was doing did not complete (a CI gate must not read this as success)"
+        )
+        return 3
 
 
 def _printed(code: int) -> int:

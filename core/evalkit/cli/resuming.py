@@ -62,7 +62,7 @@ def with_resume_command(error: RunInterrupted | RunStoreFailed, command: str) ->
     from ..errors import RunInterrupted
 
     if isinstance(error, RunInterrupted):
-        return RunInterrupted(error.run_id, error.set_identifier, command=command)
+        return RunInterrupted(error.run_id, error.set_identifier, command=command, cause=error.cause)
     return type(error)(
         error.run_id, error.set_identifier, error.cause, kept=error.kept, marked=error.marked,
         resumable=error.resumable, command=command,

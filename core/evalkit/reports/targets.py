@@ -18,7 +18,7 @@ from typing import TextIO
 import attrs
 
 from .. import registry
-from ..errors import PLUGIN_FAILURES, UsageError
+from ..errors import PLUGIN_FAILURES, UsageError, carried
 from ..shapes import exception_text
 from ..textfiles import append_text_file, write_text_file
 from .contract import DefaultDestination, Reporter
@@ -113,6 +113,19 @@ class RenderedReport:
     append: bool = False
 
 
+def _rendered(target: ReportTarget, report: Report, environ: Mapping[str, str]) -> tuple[str, str, bool]:
+    """The text of ``target``'s report, where it goes, and whether it is appended there."""
+    text, reporter = _render(target, report)
+    destination, append = target.path, False
+    if destination is None and isinstance(reporter, DefaultDestination):
+        default = reporter.default_destination(environ)
+        if default is not None and not isinstance(default, str):  # an int would be a file descriptor to open()
+            raise TypeError(f"default_destination() returned {type(default).__name__}, not a path")
+        if default:
+            destination, append = default, True
+    return text, destination or STDOUT, append
+
+
 def render_reports(
     targets: Sequence[ReportTarget], report: Report, *, environ: Mapping[str, str] | None = None
 ) -> tuple[list[RenderedReport], list[ReportFailure]]:
@@ -125,15 +138,7 @@ def render_reports(
     failures: list[ReportFailure] = []
     for target in targets:
         try:
-            text, reporter = _render(target, report)
-            destination, append = target.path, False
-            if destination is None and isinstance(reporter, DefaultDestination):
-                default = reporter.default_destination(environ)
-                if default is not None and not isinstance(default, str):  # an int would be a file descriptor to open()
-                    raise TypeError(f"default_destination() returned {type(default).__name__}, not a path")
-                if default:
-                    destination, append = default, True
-            destination = destination or STDOUT
+            text, destination, append = carried(_rendered, target, report, environ)
         except PLUGIN_FAILURES as exc:  # a reporter's fault never changes the run
             failures.append(ReportFailure(target.format, exception_text(exc)))
             continue

@@ -30,7 +30,7 @@ import attrs
 from evalkit.catalog import SourcedSet
 from evalkit.components import resolve_paths
 from evalkit.config import Config
-from evalkit.errors import PLUGIN_FAILURES, PluginError, UsageError
+from evalkit.errors import PLUGIN_FAILURES, PluginError, UsageError, carried
 from evalkit.options import declared_options
 from evalkit.project_files import ProjectBoundary
 
@@ -122,7 +122,7 @@ def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any]
         return {}, ""
     where = f"provider {sourced.record.describe()}"
     try:
-        found = sourced.provider.default_deployments()
+        found = carried(sourced.provider.default_deployments)
     except PLUGIN_FAILURES as exc:
         raise PluginError.for_plugin(
             sourced.record,

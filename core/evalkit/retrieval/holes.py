@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from ..errors import PLUGIN_FAILURES, UsageError
+from ..errors import PLUGIN_FAILURES, UsageError, carried, carried_async
 from ..questions import GoldenQuestion
 from .contracts import DocumentTexts
 from .scoring import QuestionScore
@@ -114,7 +114,7 @@ class HoleJudging:
         failed = 0
         for document in documents:
             try:
-                text = retriever.document_text(document)
+                text = carried(retriever.document_text, document)
             except PLUGIN_FAILURES:
                 text = None
             if isinstance(text, str) and text.strip():
@@ -140,7 +140,7 @@ class HoleJudging:
     async def _ask(self, query: str, texts: Mapping[str, str]) -> list[Any]:
         async def one(text: str) -> Any:
             try:
-                return await self.judge.agrade_document(query, text)
+                return await carried_async(self.judge.agrade_document(query, text))
             except PLUGIN_FAILURES as exc:
                 return exc
 

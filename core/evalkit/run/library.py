@@ -320,6 +320,7 @@ def evaluate_retrieval(
         holes = hole_judging(judge_unjudged, config, binary=all(q.grades is None for q in resolved.golden_set.questions))
         holes.judge.check_ready()
     answering = question_answering.start_retriever(resolved, config)
+    closing = None
     try:
         if holes is not None:
             from ..retrieval.holes import check_document_texts
@@ -336,10 +337,12 @@ def evaluate_retrieval(
             outcome = execute(plan, repository)
     finally:
         try:
-            question_answering.close_retriever(answering.retriever)
+            closing = question_answering.close_retriever(answering.retriever, resolved.retriever_id)
         finally:
             if holes is not None:
                 holes.close()
+    if closing is not None:  # said with the run, as a hook's failure is
+        outcome = attrs.evolve(outcome, plugin_failures=(*outcome.plugin_failures, closing))
     if is_in_memory(url):
         outcome = attrs.evolve(outcome, notes=(*outcome.notes, f"The store is in memory ({url}): this run will not be kept."))
     return outcome

@@ -29,9 +29,18 @@ from typing import Any, cast
 import attrs
 
 from .. import hooks
-from ..errors import RunInterrupted, RunStoreFailed, SetChangedError, StorageError, StoreFailure, UsageError
+from ..errors import (
+    EvalkitError,
+    RunInterrupted,
+    RunStoreFailed,
+    SetChangedError,
+    StorageError,
+    StoreFailure,
+    UsageError,
+)
 from ..leases import LeaseKeeper
 from ..runs import CaseResult, Run, RunStatus
+from ..shapes import exception_text
 from ..storage.protocols import Capabilities, ResultRepository, RunLeases, StreamedCases, capabilities
 from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, shard_part
 from ..verdict import Verdict
@@ -298,6 +307,15 @@ class _Lifecycle:
             raise
         except StoreFailure as exc:
             raise store_failed(self.store, header, exc, self.answering.resume_command(header.id)) from None
+        except EvalkitError:
+            raise
+        except Exception:  # evalkit's own bug: said as an internal error, the run not left "running"
+            mark_interrupted(self.store, header.id)
+            raise
+        except BaseException as exc:  # a plugin's, where no call carried it (evalkit.errors.carried)
+            mark_interrupted(self.store, header.id)
+            cause = f"{exception_text(exc)}, which a plugin raised and is no Exception"
+            raise RunInterrupted(header.id, header.set_identifier, command=self.answering.resume_command(header.id), cause=cause) from exc
         finally:
             lease.give_up(done=False)  # nothing when the slice was done (given up then)
         finished = stored

@@ -23,7 +23,7 @@ from ...bounded import BoundedCalls
 from ...checks import AssertionKind
 from ...components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder
 from ...config import DEFAULT_GRADE_TIMEOUT_S
-from ...errors import PLUGIN_FAILURES, GenerationError, UsageError
+from ...errors import PLUGIN_FAILURES, GenerationError, UsageError, carried, carried_async
 from ...grading import Grading, grading_problems
 from ...judge_gate import JudgeGate
 from ...privacy import is_scrubbable
@@ -273,7 +273,7 @@ class _Answerer:
                 if request is None:
                     request = plain_request(prompt, bound.base_prompt, {"model": bound.alias, "case_id": prompt.id, **self.options})
                 if pool is None:
-                    raw = await bound.generator.agenerate(request)
+                    raw = await carried_async(bound.generator.agenerate(request))
                 else:
                     calls.append(pool.submit(bound.generator.generate, request))
                     raw = await asyncio.wrap_future(calls[-1])
@@ -308,9 +308,9 @@ class _Answerer:
 
         async def call(request: ChatRequest) -> Any:
             if self.bound.chats_async:
-                return await generator.achat(request)
+                return await carried_async(generator.achat(request))
             if pool is None:  # an async generator whose chat() is synchronous: still off the loop
-                return await asyncio.to_thread(generator.chat, request)
+                return await asyncio.to_thread(carried, generator.chat, request)
             calls.append(pool.submit(generator.chat, request))
             return await asyncio.wrap_future(calls[-1])
 
@@ -324,11 +324,11 @@ class _Answerer:
         try:
             if self.grade_async:
                 async with asyncio.timeout(grade_timeout) as grading_limit:
-                    grading = await grader.agrade(prompt, reply)
+                    grading = await carried_async(grader.agrade(prompt, reply))
             elif self.guard_grading:
-                grading = alarm_bounded(grader.grade, (prompt, reply), grade_timeout, TimeLimitExceeded)
+                grading = alarm_bounded(carried, (grader.grade, prompt, reply), grade_timeout, TimeLimitExceeded)
             else:
-                grading = grader.grade(prompt, reply)
+                grading = carried(grader.grade, prompt, reply)
         except asyncio.CancelledError:
             raise
         except (TimeLimitExceeded, *PLUGIN_FAILURES) as exc:

@@ -24,7 +24,7 @@ from ...catalog import prompt_set_catalog
 from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
 from ...costs import RunSpend, format_amount
-from ...errors import PLUGIN_FAILURES, UsageError
+from ...errors import PLUGIN_FAILURES, UsageError, carried
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
 from ...judge_gate import JudgeGate
@@ -152,7 +152,7 @@ def serving_metrics(bound: components.BoundGenerator, identity: ServingIdentity 
         serving["note"] = ECHOED_MODEL_NOTE
     if isinstance(bound.generator, components.ServingEvidence):
         try:
-            evidence = dict(bound.generator.serving_evidence())
+            evidence = dict(carried(bound.generator.serving_evidence))
         except PLUGIN_FAILURES:  # evidence is a bonus; a server that does not give it is not an error
             evidence = {}
         if evidence:

@@ -28,7 +28,7 @@ from ...bounded import BoundedCalls
 from ...catalog import SourcedSet, question_set_catalog
 from ...components import SecretHolder
 from ...config import PRIVACY_LEVELS
-from ...errors import PLUGIN_FAILURES, ConfigError, EvalkitError, PluginError, RetrievalError, UsageError
+from ...errors import PLUGIN_FAILURES, ConfigError, EvalkitError, PluginError, RetrievalError, UsageError, carried
 from ...privacy import remove_secrets
 from ...questions import GoldenQuestion, GoldenQuestionSet
 from ...retrieval.contracts import (
@@ -67,7 +67,7 @@ from ...retrieval.stored import (
 from ...retrieval.validation import check_question_set
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...set_versions import question_fingerprint
-from ...shapes import exception_text
+from ...shapes import exception_message, exception_name, exception_text
 from ...storage.protocols import Capabilities, ResultRepository
 from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
 from ...verdict import Comparability, Comparison, Verdict
@@ -246,16 +246,18 @@ class _Answer:
 def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int) -> _Answer:
     started = time.perf_counter()
     try:
-        raw = retriever.retrieve(question.question, limit)
+        raw = carried(retriever.retrieve, question.question, limit)
         latency = time.perf_counter() - started
         ranking, over = read_ranking(raw, limit)
     except RetrievalError as exc:
         return _Answer(None, time.perf_counter() - started, f'retriever "{retriever_id}" on question "{question.id}": {exc}')
     except PLUGIN_FAILURES as exc:
+        try:
+            message = str(exc)  # whole: the question's error is cut once, saying the length of all of it
+        except PLUGIN_FAILURES:
+            message = exception_message(exc)  # names the __str__ that raised
         return _Answer(
-            None,
-            time.perf_counter() - started,
-            f'retriever "{retriever_id}" raised {type(exc).__name__} on question "{question.id}": {exc}',
+            None, time.perf_counter() - started, f'retriever "{retriever_id}" raised {exception_name(exc)} on question "{question.id}": {message}'
         )
     return _Answer(ranking, latency, over_limit=over)
 
@@ -720,7 +722,7 @@ def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
     if not isinstance(retriever, RetrievalProvenanceProvider):
         return retrieval_identity(golden_set, None, k, threshold)
     try:
-        declared = retriever.provenance()
+        declared = carried(retriever.provenance)
     except PLUGIN_FAILURES as exc:
         problem = f'retriever "{resolved.retriever_id}": provenance() raised {exception_text(exc)}'
         return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
@@ -732,7 +734,7 @@ def _prepare(retriever: Any, retriever_id: str) -> float | None:
         return None
     started = time.perf_counter()
     try:
-        retriever.prepare()
+        carried(retriever.prepare)
     except EvalkitError:
         raise
     except PLUGIN_FAILURES as exc:
@@ -755,7 +757,7 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
         identity = _identity(resolved, retriever)
         prepared = _prepare(retriever, resolved.retriever_id)
     except BaseException:
-        close_retriever(retriever)
+        close_retriever(retriever, resolved.retriever_id)  # what went wrong first is what is said
         raise
     return QuestionAnswering(
         resolved.golden_set, resolved.retriever_id, retriever, resolved.deployment, identity,
@@ -763,10 +765,17 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
     )  # fmt: skip
 
 
-def close_retriever(retriever: Any) -> None:
-    """Close a retriever that holds something open."""
-    if isinstance(retriever, ClosingRetriever):
-        retriever.close()
+def close_retriever(retriever: Any, retriever_id: str) -> str | None:
+    """Close a retriever that holds something open; what it raised, as a warning naming it
+    (``None``: closed, or nothing to close). The run is stored by then: a retriever that fails to
+    close does not change it, its verdict or the exit code."""
+    if not isinstance(retriever, ClosingRetriever):
+        return None
+    try:
+        carried(retriever.close)
+    except PLUGIN_FAILURES as exc:
+        return f'retriever "{retriever_id}": close() raised {exception_text(exc)}; the run is kept as it is'
+    return None
 
 
 def check_baseline_file(baseline: Run, named: str, resolved: ResolvedQuestions) -> None:

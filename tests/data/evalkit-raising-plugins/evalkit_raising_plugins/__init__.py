@@ -1,0 +1,209 @@
+"""Plugins that raise what an ``except Exception`` does not catch, or what cannot cross into asyncio.
+
+For the case (or question) ``$EVALKIT_RAISE_FOR`` names, each raises the exception
+``$EVALKIT_RAISE`` names (:data:`RAISED`): ``StopIteration`` (a ``next()`` on an exhausted
+iterator), ``GeneratorExit``, ``asyncio.CancelledError``, a ``BaseException`` of a framework's own
+(pytest's ``skip()`` raises one), or an exception whose ``__str__`` raises. Every other case is
+answered, graded or ranked as it should be. The plugins that are no per-case call raise where
+``$EVALKIT_RAISE_IN`` says: ``listing`` (the set provider's ``golden_prompt_sets()``), ``stream``
+(the second prompt of ``raising.stream``), ``import`` (``raising.at_import``), ``hook``
+(``evalkit_case_graded``), ``close`` (the retriever's ``close()``), ``report`` (the reporter), ``concurrency`` (the
+generator's), ``kinds`` (the grader's ``use_assertion_kinds()``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterator
+
+from evalkit import (
+    Assertion,
+    GenerationRequest,
+    GoldenPrompt,
+    GoldenPromptSet,
+    GoldenQuestion,
+    GoldenQuestionSet,
+    PromptStream,
+    QuestionForm,
+)
+from evalkit.answers import Answer
+from evalkit.grading import Check, Grading
+
+
+class Skipped(BaseException):
+    """A framework's own ``BaseException`` (as pytest's ``skip()`` and ``fail()`` raise)."""
+
+
+class Unprintable(Exception):
+    """An exception whose ``__str__`` raises."""
+
+    def __str__(self) -> str:
+        raise ValueError("no text for you")
+
+
+RAISED = {
+    "StopIteration": lambda: StopIteration("the iterator was exhausted"),
+    "GeneratorExit": lambda: GeneratorExit("closed"),
+    "CancelledError": lambda: asyncio.CancelledError("cancelled by the plugin"),
+    "Skipped": lambda: Skipped("skipped by the plugin"),
+    "Unprintable": Unprintable,
+}
+
+
+def raise_for(case_id: str) -> None:
+    """Raise ``$EVALKIT_RAISE`` when ``case_id`` is the one ``$EVALKIT_RAISE_FOR`` names."""
+    if case_id == os.environ.get("EVALKIT_RAISE_FOR"):
+        raise RAISED[os.environ["EVALKIT_RAISE"]]()
+
+
+def raise_in(place: str, then: Callable[[], None] | None = None) -> None:
+    """Where ``$EVALKIT_RAISE_IN`` is ``place``: raise ``$EVALKIT_RAISE`` (or call ``then``)."""
+    if os.environ.get("EVALKIT_RAISE_IN") == place:
+        if then is not None:
+            then()
+        else:
+            raise RAISED[os.environ["EVALKIT_RAISE"]]()
+
+
+def _streamed() -> Iterator[GoldenPrompt]:
+    for number in (1, 2, 3):
+        if number == 2:
+            raise_in("stream")
+        yield GoldenPrompt(id=f"s{number}", prompt="Say x", assertions=[Assertion.contains("x")])
+
+
+class RaisingSets:
+    """Ships ``raising.stream``, a streamed set; raises in its listing with ``$EVALKIT_RAISE_IN=listing``."""
+
+    def golden_prompt_sets(self) -> list[GoldenPromptSet]:
+        """``raising.stream``, or the exception; with ``$EVALKIT_RAISE_IN=touchy`` also
+        ``raising.touchy``, whose every text is a :class:`TouchyText`; with ``wrong_kind``, also
+        ``raising.misplaced``, a question set, which is no prompt set."""
+        raise_in("listing")
+        sets = [GoldenPromptSet(identifier="raising.stream", name="A stream", prompts=PromptStream(_streamed, count=3))]
+        if os.environ.get("EVALKIT_RAISE_IN") == "touchy":
+            touchy = TouchyText
+            prompts = [
+                GoldenPrompt(
+                    id=touchy(f"t{n}"), prompt=touchy("Say x"), system_prompt=touchy("Be brief."), tags=[touchy("tag")],
+                    assertions=[Assertion.contains("x")], reference=touchy("x"),
+                )
+                for n in (1, 2)
+            ]  # fmt: skip
+            sets.append(GoldenPromptSet(identifier=touchy("raising.touchy"), name=touchy("Touchy"), description=touchy("d"), prompts=prompts))
+        if os.environ.get("EVALKIT_RAISE_IN") == "wrong_kind":  # a question set, shipped as a prompt set by mistake
+            questions = [GoldenQuestion("q1", "question 1", QuestionForm.MATCH, ["doc-1"])]
+            sets.append(GoldenQuestionSet(identifier="raising.misplaced", name="Misplaced", questions=questions))
+        return sets
+
+
+class RaisingQuestionSets:
+    """Ships ``raising.questions``: three questions, ``question 1`` to ``question 3``, each answered by ``doc-1``."""
+
+    def golden_question_sets(self) -> list[GoldenQuestionSet]:
+        """``raising.questions``."""
+        questions = [GoldenQuestion(f"q{n}", f"question {n}", QuestionForm.MATCH, ["doc-1"]) for n in (1, 2, 3)]
+        return [GoldenQuestionSet(identifier="raising.questions", name="Questions", questions=questions)]
+
+
+class RaisingReporter:
+    """One line, or the exception with ``$EVALKIT_RAISE_IN=report``."""
+
+    def render(self, report):  # noqa: ANN001, ANN201 - a plugin need not import evalkit's types
+        """``raising RUN_ID``."""
+        raise_in("report")
+        return f"raising {report.run.id}"
+
+
+class RaisingGenerator:
+    """Answers ``x``, except for the case that raises; asked how many prompts it takes at once, it
+    raises with ``$EVALKIT_RAISE_IN=concurrency``."""
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model
+
+    @property
+    def concurrency(self) -> int:
+        """4, or the exception."""
+        raise_in("concurrency")
+        return 4
+
+    def generate(self, request: GenerationRequest) -> Answer:
+        """``x``, or the exception."""
+        raise_for(request.case_id)
+        return Answer(text="x", model="raising-model")
+
+
+class RaisingAsyncGenerator(RaisingGenerator):
+    """``async`` twin of :class:`RaisingGenerator`."""
+
+    async def agenerate(self, request: GenerationRequest) -> Answer:
+        """``x``, or the exception."""
+        return self.generate(request)
+
+
+class RaisingGrader:
+    """Passes every case, except the case that raises."""
+
+    name = "raising.grader"
+
+    def use_assertion_kinds(self, kinds: object) -> None:
+        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=kinds``."""
+        raise_in("kinds")
+
+    def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """A pass, or the exception."""
+        raise_for(prompt.id)
+        return Grading(score=1.0, passed=True, checks=[Check("fine", True)], yardstick="raising.grader")
+
+
+class RaisingAsyncGrader(RaisingGrader):
+    """``async`` twin of :class:`RaisingGrader`."""
+
+    name = "raising.async_grader"
+
+    async def agrade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
+        """A pass, or the exception."""
+        raise_for(prompt.id)
+        return Grading(score=1.0, passed=True, checks=[Check("fine", True)], yardstick="raising.async_grader")
+
+
+class RaisingRetriever:
+    """Ranks ``doc-1``, except for the question that raises (its text is the case id); its
+    ``close()`` raises with ``$EVALKIT_RAISE_IN=close``."""
+
+    def retrieve(self, question: str, limit: int) -> list[str]:
+        """``["doc-1"]``, or the exception."""
+        raise_for(question)
+        return ["doc-1"]
+
+    def close(self) -> None:
+        """Nothing, or the exception."""
+        raise_in("close")
+
+
+class TouchyText(str):
+    """Text that cannot be compared or printed: ``==`` and ``str()`` raise."""
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("compared a touchy text")
+
+    def __ne__(self, other: object) -> bool:
+        raise RuntimeError("compared a touchy text")
+
+    def __str__(self) -> str:
+        raise RuntimeError("printed a touchy text")
+
+    __hash__ = str.__hash__
+
+
+class TouchyGenerator:
+    """Answers with a ``str`` subclass whose ``==`` and ``str()`` raise, as its text, model and finish reason."""
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model
+
+    def generate(self, request: GenerationRequest) -> Answer:
+        """An answer made of touchy texts."""
+        return Answer(text=TouchyText("x"), model=TouchyText("touchy-model"), finish_reason=TouchyText("stop"))
