@@ -176,6 +176,13 @@ def test_ctrl_c_marks_the_run_interrupted_and_resume_completes_it(
     repo.close()
     assert interrupted.status is RunStatus.INTERRUPTED
     assert len(kept) == len(interrupted.cases), "every case that finished before Ctrl-C was committed"
+    # the run row's counts are written when a run ends, and an interrupted run never ended: `show`
+    # and `history` said "interrupted, 0 of 40 cases answered" above the cases it had kept
+    n = len(kept)
+    shown = evalkit_cli("show", run_id, env=env)
+    assert f"Status:     interrupted, {n} of {SIZE} cases answered" in shown.stdout, shown.stdout
+    listed = evalkit_cli("history", SET, "--json", env=env).json()["runs"][0]
+    assert listed["run_id"] == run_id and listed["answered"] == n, listed
 
     resumed = evalkit_cli("run", SET, "--resume", run_id, "--json", env=env)
     assert resumed.code == 0, resumed.stderr

@@ -100,16 +100,17 @@ def require_run(repository: ResultRepository, run_id: str, with_cases: bool = Tr
 
 
 def counted_so_far(repository: ResultRepository, run: Run) -> Run:
-    """``run``, when it is still marked running and came without its cases, with the aggregates of
-    the cases stored so far (the store's :meth:`~evalkit.storage.StreamedCases.case_tally`): the run
-    row's counts are written when a run ends, so a run in progress — or one whose process was
-    killed — read as "0 of N cases answered" beside the cases it had stored. Other runs, and stores
-    that cannot count, are given back as they are."""
+    """``run``, when it never ended (marked running or interrupted) and came without its cases,
+    with the aggregates of the cases stored so far (the store's
+    :meth:`~evalkit.storage.StreamedCases.case_tally`): the run row's counts are written when a run
+    ends, so a run in progress, one whose process was killed and one stopped by Ctrl-C or a plugin
+    read as "0 of N cases answered" beside the cases it had stored. Other runs, and stores that
+    cannot count, are given back as they are."""
     from ..runs import RunStatus
     from ..storage import capabilities
 
     streamed = capabilities(repository).streamed
-    if run.status is not RunStatus.RUNNING or run.cases or streamed is None:
+    if run.status not in (RunStatus.RUNNING, RunStatus.INTERRUPTED) or run.cases or streamed is None:
         return run
     import attrs
 
