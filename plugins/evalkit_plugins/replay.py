@@ -10,7 +10,7 @@ from evalkit import Answer, GenerationRequest
 from evalkit.answers import ChatRequest, Turn
 from evalkit.conversations import ToolCall
 from evalkit.errors import ConfigError, GenerationError
-from evalkit.jsonparse import parse_json
+from evalkit.jsonparse import json_lines, parse_json
 from evalkit.options import option, text
 from evalkit.shapes import short_repr
 from evalkit.textfiles import read_whole_file
@@ -57,7 +57,7 @@ class ReplayGenerator:
         self._answers: dict[str, dict[str, Any]] = {}
         first_line: dict[str, int] = {}
         try:
-            lines = read_whole_file(file, MAX_REPLAY_BYTES).decode("utf-8-sig").splitlines()
+            lines = json_lines(read_whole_file(file, MAX_REPLAY_BYTES).decode("utf-8-sig"))
         except OSError as exc:
             raise ConfigError(f"replay file {file}: {exc.strerror}") from None
         except UnicodeDecodeError as exc:

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from ..jsonparse import parse_json
+from ..jsonparse import json_lines, parse_json
 from ..textfiles import read_whole_file
 
 __all__ = ["MAX_TRACE_FILE_BYTES", "MAX_VALUE_DEPTH", "Span", "SpanReading", "any_value", "read_spans"]
@@ -71,7 +71,7 @@ def read_spans(path: Path) -> SpanReading:
         documents: list[tuple[int, Any]] = [(1, parse_json(text))]
     except json.JSONDecodeError:
         documents = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(json_lines(text), start=1):
             if line.strip():
                 try:
                     documents.append((number, parse_json(line)))

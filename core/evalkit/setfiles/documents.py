@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from ..jsonparse import TOO_MANY_DIGITS, long_number_at, parse_json, too_many_digits
+from ..jsonparse import TOO_MANY_DIGITS, json_lines, long_number_at, parse_json, too_many_digits
 from ..textfiles import read_whole_file
 from .problems import FileProblem, JsonPath, quoted, quoted_key
 
@@ -395,7 +395,7 @@ def _read_jsonl(file: Path, text: str) -> SetDocument:
     repeated: list[tuple[JsonPath, tuple[int, int]]] = []
     problems: list[FileProblem] = []
     rows: list[tuple[int, str, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(json_lines(text), start=1):
         if not line.strip():
             continue
         try:

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from ..jsonparse import parse_json
+from ..jsonparse import json_lines, parse_json
 from ..textfiles import read_whole_file
 from .problems import FileProblem, quoted, quoted_key
 
@@ -174,7 +174,7 @@ def _read_jsonl(text: str, shown: str) -> Table:
     problems: list[FileProblem] = []
     rows: list[Row] = []
     columns: dict[str, None] = {}
-    for line_number, line in enumerate(text.splitlines(), start=1):
+    for line_number, line in enumerate(json_lines(text), start=1):
         if not line.strip():
             continue
         number = len(rows) + 1
