@@ -339,7 +339,8 @@ def load_set_files(
         except FileSyntaxError as exc:
             problems.extend(attrs.evolve(p, file=str(shown)) for p in exc.problems)
             continue
-        document = attrs.evolve(document, file=shown)
+        # the reader's own problems (a repeated key) name the file as it was opened: shown as the rest
+        document = attrs.evolve(document, file=shown, problems=tuple(attrs.evolve(p, file=str(shown)) for p in document.problems))
         problems.extend(document.problems)
         kind = document_kind(document.data)
         found = schema_problems(document, kind)

@@ -130,8 +130,10 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
     loader = loader_class(text)
     try:
         node = loader.get_single_node()
+        written: dict[int, tuple[int, frozenset[str]]] = {}
         if node is not None:
             _check_aliases(file, node)
+            written = _keys_written_beside_merges(node)
         data = loader.construct_document(node) if node is not None else None
     except RecursionError:  # the pure-Python loader composes nested nodes recursively
         raise FileSyntaxError([FileProblem(str(file), "YAML syntax: nested too deeply")]) from None
@@ -153,7 +155,7 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
     keys: dict[JsonPath, tuple[int, int]] = {}
     problems: list[FileProblem] = []
     if node is not None:
-        _walk_yaml(node, (), positions, keys, problems, file)
+        _YamlWalk(positions, keys, problems, file, written).walk(node, ())
     not_text = [p for p in problems if p.reason.startswith(_KEY_NOT_TEXT)]
     if not_text:  # nothing after the reader expects a key that is not text (null, a number): refuse here
         raise FileSyntaxError(not_text)
@@ -243,36 +245,76 @@ def _yaml_children(node: Any, yaml: Any) -> list[Any]:
     return []
 
 
-def _walk_yaml(
-    node: Any,
-    path: JsonPath,
-    positions: dict[JsonPath, tuple[int, int]],
-    keys: dict[JsonPath, tuple[int, int]],
-    problems: list[FileProblem],
-    file: Path,
-) -> None:
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _keys_written_beside_merges(root: Any) -> dict[int, tuple[int, frozenset[str]]]:
+    """For each mapping node that holds a merge key (``<<: *base``), by ``id()``: how many pairs
+    the mapping itself writes, and their keys. Read before the constructor runs, which puts the merged pairs into the
+    mapping's node ahead of its own: after it, the walk cannot tell a key merged in and
+    overridden (what a merge key is for) from one written twice."""
     import yaml
 
-    positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                continue
-            key = key_node.value
-            where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            not_text = _key_not_text(key_node)
-            if not_text is not None:
-                problems.append(FileProblem(str(file), not_text, path, *where))
-                continue
-            if key in seen:
-                problems.append(FileProblem(str(file), f"key {quoted_key(key)} appears more than once", path + (key,), *where))
-            seen.add(key)
-            keys[path + (key,)] = where
-            _walk_yaml(value_node, path + (key,), positions, keys, problems, file)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _walk_yaml(item, path + (index,), positions, keys, problems, file)
+    written: dict[int, tuple[int, frozenset[str]]] = {}
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode) and any(key.tag == _MERGE_TAG for key, _ in node.value):
+            own = [key for key, _ in node.value if key.tag != _MERGE_TAG]
+            written[id(node)] = (len(own), frozenset(key.value for key in own if isinstance(key, yaml.ScalarNode)))
+        stack.extend(_yaml_children(node, yaml))
+    return written
+
+
+class _YamlWalk:
+    """Records where every value and key of a composed (and constructed) YAML document sits, the
+    keys a mapping writes twice and the keys that are not text. A mapping that merged others in
+    holds their pairs first: those the mapping writes itself are skipped there (it overrides
+    them), and the merged ones are never taken for repeats."""
+
+    def __init__(
+        self,
+        positions: dict[JsonPath, tuple[int, int]],
+        keys: dict[JsonPath, tuple[int, int]],
+        problems: list[FileProblem],
+        file: Path,
+        written: Mapping[int, tuple[int, frozenset[str]]],
+    ) -> None:
+        self.positions, self.keys, self.problems, self.file, self.written = positions, keys, problems, file, written
+
+    def walk(self, node: Any, path: JsonPath) -> None:
+        """Record ``node`` (and everything in it) under ``path``."""
+        import yaml
+
+        self.positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.MappingNode):
+            own_count, own = self.written.get(id(node), (len(node.value), frozenset()))
+            merged = len(node.value) - own_count  # the constructor put the merged pairs first
+            seen: set[str] = set()
+            for index, (key_node, value_node) in enumerate(node.value):
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key = key_node.value
+                if index < merged and key in own:
+                    continue  # merged in and overridden by the mapping's own
+                where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                not_text = _key_not_text(key_node)
+                if not_text is not None:
+                    self.problems.append(FileProblem(str(self.file), not_text, path, *where))
+                    continue
+                if key in seen and index >= merged:
+                    self.problems.append(FileProblem(str(self.file), f"key {quoted_key(key)} appears more than once", path + (key,), *where))
+                if index >= merged:
+                    seen.add(key)
+                self.keys[path + (key,)] = where
+                self.walk(value_node, path + (key,))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                self.walk(item, path + (index,))
 
 
 # --- JSON and JSONL ---------------------------------------------------------------------------
