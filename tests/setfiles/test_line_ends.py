@@ -106,3 +106,25 @@ def test_json_lines_splits_where_json_lines_end_and_nowhere_else() -> None:
     assert json_lines('{"a": "x\u2028y\u2029z\u0085"}\r\n{}\r{}\n\n{}') == ['{"a": "x\u2028y\u2029z\u0085"}', "{}", "{}", "", "{}"]
     assert json_lines("{}\n") == ["{}"] and json_lines("") == [] and json_lines("\n") == [""]
     assert json_lines("a\x0bb\x0cc\x1cd") == ["a\x0bb\x0cc\x1cd"]  # JSON escapes these; the parser names them
+
+
+@pytest.mark.parametrize("separator", NOT_LINE_ENDS)
+def test_yaml_and_toml_problems_after_a_raw_line_separator_name_the_line_an_editor_shows(evalkit_cli, project: Path, separator: str) -> None:
+    """PyYAML (YAML 1.1) counts U+2028, U+2029 and U+0085 as line breaks, and the TOML places
+    were found by ``splitlines()``: every problem after one named a line too far."""
+    (project / "evals").mkdir()
+    (project / "evals" / "a.yaml").write_text(
+        f'identifier: demo.a\nname: "a{separator}b"\nprompts:\n  - id: a\n    prompt: p\n    assertions: [{{max_words: zero}}]\n',
+        encoding="utf-8",
+    )
+    (project / "evals" / "b.yaml").write_text(f'identifier: demo.b\nname: "a{separator}b"\nprompts: [\n', encoding="utf-8")
+    (project / "evals" / "c.yaml").write_text(f'identifier: demo.c\nname: "a{separator}b"\n1: x\n', encoding="utf-8")
+    (project / "evals" / "d.toml").write_text(
+        f'identifier = "demo.d"\nname = "a{separator}b"\n\n[[prompts]]\nid = "a"\nprompt = "p"\nassertions = [{{ max_words = "zero" }}]\n',
+        encoding="utf-8",
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*"]\n')
+    checked = evalkit_cli("validate", "--json")
+    assert checked.code == 2
+    places = {p["file"]: (p["line"], p["column"]) for p in checked.json()["problems"]}
+    assert places == {"evals/a.yaml": (6, 30), "evals/b.yaml": (4, 1), "evals/c.yaml": (3, 1), "evals/d.toml": (7, 1)}

@@ -128,11 +128,12 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
 
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     loader = loader_class(text)
+    place = _yaml_places(text)
     try:
         node = loader.get_single_node()
         written: dict[int, tuple[int, frozenset[str]]] = {}
         if node is not None:
-            _check_aliases(file, node)
+            _check_aliases(file, node, place)
             written = _keys_written_beside_merges(node)
         data = loader.construct_document(node) if node is not None else None
     except RecursionError:  # the pure-Python loader composes nested nodes recursively
@@ -140,7 +141,7 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = " ".join(part for part in (exc.context, exc.problem) if part) or "cannot be parsed"
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        line, column = place(mark) if mark is not None else (None, None)
         raise FileSyntaxError([FileProblem(str(file), f"YAML syntax: {reason}", (), line, column)]) from None
     except yaml.YAMLError as exc:
         raise FileSyntaxError([FileProblem(str(file), f"YAML syntax: {exc}")]) from None
@@ -150,12 +151,12 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
         raise _long_number_problem(file, text, "YAML") from None
     finally:
         loader.dispose()
-    _refuse_deep(file, data, lambda path: _yaml_position(node, path))
+    _refuse_deep(file, data, lambda path: place(_yaml_node_at(node, path).start_mark))
     positions: dict[JsonPath, tuple[int, int]] = {}
     keys: dict[JsonPath, tuple[int, int]] = {}
     problems: list[FileProblem] = []
     if node is not None:
-        _YamlWalk(positions, keys, problems, file, written).walk(node, ())
+        _YamlWalk(positions, keys, problems, file, written, place).walk(node, ())
     not_text = [p for p in problems if p.reason.startswith(_KEY_NOT_TEXT)]
     if not_text:  # nothing after the reader expects a key that is not text (null, a number): refuse here
         raise FileSyntaxError(not_text)
@@ -184,7 +185,18 @@ def _key_not_text(key_node: Any) -> str | None:
 ALIASED_VALUES_ALLOWED = 1_000_000
 
 
-def _check_aliases(file: Path, root: Any) -> None:
+def _yaml_places(text: str) -> Callable[[Any], tuple[int, int]]:
+    """The 1-based line and column of a YAML mark in ``text``, as an editor counts them. PyYAML
+    (YAML 1.1) also breaks lines at U+0085, U+2028 and U+2029, which editors show inside a line
+    (YAML 1.2 dropped them too): in a file holding one, every place after it was a line too far.
+    Such a file's places are counted from the mark's character offset instead."""
+    if not any(char in text for char in "\x85\u2028\u2029"):
+        return lambda mark: (mark.line + 1, mark.column + 1)
+    lines = _Lines(text, pattern=_LINE_END)
+    return lambda mark: lines.at(mark.index)
+
+
+def _check_aliases(file: Path, root: Any, place: Callable[[Any], tuple[int, int]]) -> None:
     """Refuse a YAML node graph that contains itself (``&a [*a]``) or whose aliases expand it
     past :data:`ALIASED_VALUES_ALLOWED`, before anything walks it value by value."""
     import yaml
@@ -202,10 +214,9 @@ def _check_aliases(file: Path, root: Any) -> None:
         if id(node) in expanded:
             continue
         if id(node) in ancestors:
-            mark = node.start_mark
             raise FileSyntaxError([FileProblem(
                 str(file), "YAML alias: an alias refers to a value that contains it, so the value would never end",
-                (), mark.line + 1, mark.column + 1,
+                (), *place(node.start_mark),
             )])  # fmt: skip
         ancestors.add(id(node))
         stack.append((node, True))
@@ -220,8 +231,8 @@ def _check_aliases(file: Path, root: Any) -> None:
         )])  # fmt: skip
 
 
-def _yaml_position(node: Any, path: JsonPath) -> tuple[int, int]:
-    """The line and column of the node at ``path``, or of the nearest ancestor found along it."""
+def _yaml_node_at(node: Any, path: JsonPath) -> Any:
+    """The node at ``path``, or the nearest ancestor found along it."""
     import yaml
 
     for part in path:
@@ -234,7 +245,7 @@ def _yaml_position(node: Any, path: JsonPath) -> tuple[int, int]:
         if not found:
             break
         node = found[-1]
-    return node.start_mark.line + 1, node.start_mark.column + 1
+    return node
 
 
 def _yaml_children(node: Any, yaml: Any) -> list[Any]:
@@ -283,14 +294,16 @@ class _YamlWalk:
         problems: list[FileProblem],
         file: Path,
         written: Mapping[int, tuple[int, frozenset[str]]],
+        place: Callable[[Any], tuple[int, int]],
     ) -> None:
         self.positions, self.keys, self.problems, self.file, self.written = positions, keys, problems, file, written
+        self.place = place
 
     def walk(self, node: Any, path: JsonPath) -> None:
         """Record ``node`` (and everything in it) under ``path``."""
         import yaml
 
-        self.positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        self.positions[path] = self.place(node.start_mark)
         if isinstance(node, yaml.MappingNode):
             own_count, own = self.written.get(id(node), (len(node.value), frozenset()))
             merged = len(node.value) - own_count  # the constructor put the merged pairs first
@@ -301,7 +314,7 @@ class _YamlWalk:
                 key = key_node.value
                 if index < merged and key in own:
                     continue  # merged in and overridden by the mapping's own
-                where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                where = self.place(key_node.start_mark)
                 not_text = _key_not_text(key_node)
                 if not_text is not None:
                     self.problems.append(FileProblem(str(self.file), not_text, path, *where))
@@ -320,11 +333,15 @@ class _YamlWalk:
 # --- JSON and JSONL ---------------------------------------------------------------------------
 
 
-class _Lines:
-    """Turns character offsets into 1-based line and column numbers."""
+#: Where a line ends in an editor's count: LF, CR LF, or a lone CR.
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
-    def __init__(self, text: str, first_line: int = 1) -> None:
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+class _Lines:
+    """Turns character offsets into 1-based line and column numbers (lines end at ``pattern``)."""
+
+    def __init__(self, text: str, first_line: int = 1, pattern: re.Pattern[str] | str = "\n") -> None:
+        self.starts = [0] + [m.end() for m in re.finditer(pattern, text)]
         self.first_line = first_line
 
     def at(self, offset: int) -> tuple[int, int]:
@@ -575,7 +592,7 @@ def _toml_positions(text: str) -> tuple[dict[JsonPath, tuple[int, int]], dict[Js
     keys: dict[JsonPath, tuple[int, int]] = {}
     indexes: dict[str, int] = {}
     current: JsonPath = ()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # TOML's only line end (U+2028 is text)
         table = _TOML_TABLE.match(line)
         if table:
             name = table.group(2).replace(" ", "")
