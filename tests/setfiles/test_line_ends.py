@@ -128,3 +128,4 @@ def test_yaml_and_toml_problems_after_a_raw_line_separator_name_the_line_an_edit
     assert checked.code == 2
     places = {p["file"]: (p["line"], p["column"]) for p in checked.json()["problems"]}
     assert places == {"evals/a.yaml": (6, 30), "evals/b.yaml": (4, 1), "evals/c.yaml": (3, 1), "evals/d.toml": (7, 1)}
+

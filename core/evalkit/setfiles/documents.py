@@ -444,7 +444,9 @@ def _read_json(file: Path, text: str) -> SetDocument:
 
 
 def _read_jsonl(file: Path, text: str) -> SetDocument:
-    """One member per line; a first line without ``prompt``, ``question``, ``template`` or ``messages`` is the set's header.
+    """One member per line; a first line without ``prompt``, ``question``, ``template`` or ``messages`` is the set's header,
+    unless it has an ``id`` and no ``identifier``: that is a member whose ``prompt`` is missing or
+    misspelt (taken for a header, it was told that a header needs an identifier and a name).
 
     Without a header the set's identifier and name are the file name without ``.jsonl``
     (``myapp.faq.jsonl`` holds the set ``myapp.faq``).
@@ -465,7 +467,8 @@ def _read_jsonl(file: Path, text: str) -> SetDocument:
         raise FileSyntaxError(problems)
     header: dict[str, Any] = {}
     header_line = header_text = None
-    if rows and isinstance(rows[0][2], dict) and not {"prompt", "question", "template", "messages"} & set(rows[0][2]):
+    first = rows[0][2] if rows else None
+    if isinstance(first, dict) and not {"prompt", "question", "template", "messages"} & set(first) and ("id" not in first or "identifier" in first):
         header_line, header_text, header = rows.pop(0)
     member_key = "questions" if any(isinstance(r[2], dict) and "question" in r[2] for r in rows) else "prompts"
     data: dict[str, Any] = {}
