@@ -141,6 +141,8 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = " ".join(part for part in (exc.context, exc.problem) if part) or "cannot be parsed"
+        if mark is not None and text[mark.index : mark.index + 1] == "\t" and "tab" not in reason:
+            reason += " (a tab: YAML indents with spaces only)"  # libyaml does not say which character
         line, column = place(mark) if mark is not None else (None, None)
         raise FileSyntaxError([FileProblem(str(file), f"YAML syntax: {reason}", (), line, column)]) from None
     except yaml.YAMLError as exc:
