@@ -23,7 +23,7 @@ import attrs
 
 from ..errors import UsageError
 from ..jsonparse import json_lines, parse_json
-from ..textfiles import read_whole_file
+from ..textfiles import read_whole_file, utf8_text
 
 __all__ = ["MAX_TRACE_FILE_BYTES", "MAX_VALUE_DEPTH", "Span", "SpanReading", "any_value", "read_spans"]
 
@@ -60,7 +60,7 @@ def read_spans(path: Path) -> SpanReading:
     """Every span in the OTLP/JSON file ``path``; :class:`~evalkit.errors.UsageError` when the file
     cannot be read at all (not UTF-8, too large, not a file)."""
     try:
-        text = read_whole_file(path, MAX_TRACE_FILE_BYTES).decode("utf-8-sig")
+        text = utf8_text(read_whole_file(path, MAX_TRACE_FILE_BYTES))
     except UnicodeDecodeError as exc:
         raise UsageError(f"trace file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:

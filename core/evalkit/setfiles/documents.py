@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from ..jsonparse import TOO_MANY_DIGITS, json_lines, long_number_at, parse_json, too_many_digits
-from ..textfiles import read_whole_file
+from ..textfiles import read_whole_file, utf8_text
 from .problems import FileProblem, JsonPath, quoted, quoted_key
 
 __all__ = ["SUFFIXES", "FileSyntaxError", "SetDocument", "read_document"]
@@ -103,7 +103,7 @@ def _refuse_deep(file: Path, data: Any, position: Callable[[JsonPath], tuple[int
 def read_document(file: Path) -> SetDocument:
     """Parse ``file`` by its suffix; raises :class:`FileSyntaxError` when it cannot be parsed."""
     try:
-        text = read_whole_file(file, MAX_SET_FILE_BYTES).decode("utf-8-sig")
+        text = utf8_text(read_whole_file(file, MAX_SET_FILE_BYTES))
     except UnicodeDecodeError as exc:
         raise FileSyntaxError([FileProblem(str(file), f"is not UTF-8 text ({exc.reason} at byte {exc.start})")]) from None
     except OSError as exc:

@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from ..jsonparse import json_lines, parse_json
-from ..textfiles import read_whole_file
+from ..textfiles import read_whole_file, utf8_text
 from .problems import FileProblem, quoted, quoted_key
 
 __all__ = ["MAX_TABLE_BYTES", "MAX_TABLE_ROWS", "TABLE_SUFFIXES", "Row", "Table", "TableError", "inline_table", "read_table", "text_of"]
@@ -89,7 +89,7 @@ def read_table(path: Path, shown: str) -> Table:
     if suffix not in TABLE_SUFFIXES:
         raise TableError([FileProblem(shown, f"has an unsupported type; a table of variables is one of {', '.join(TABLE_SUFFIXES)}")])
     try:
-        text = read_whole_file(path, MAX_TABLE_BYTES).decode("utf-8-sig")
+        text = utf8_text(read_whole_file(path, MAX_TABLE_BYTES))
     except UnicodeDecodeError as exc:
         raise TableError([FileProblem(shown, f"is not UTF-8 text ({exc.reason} at byte {exc.start})")]) from None
     except OSError as exc:
