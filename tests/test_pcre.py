@@ -345,3 +345,16 @@ def test_a_count_of_nine_digits_is_read_and_a_longer_one_is_taken_as_a_billion(c
 
 def test_a_repeat_with_only_a_maximum_compiles() -> None:
     assert compile_pattern("^a{,5}$").fullmatch("aaa") and not compile_pattern("^a{,5}$").fullmatch("aaaaaa")
+
+
+def test_a_pattern_of_ten_thousand_characters_is_allowed_and_one_more_is_not() -> None:
+    from evalkit.pcre import MAX_PATTERN_CHARS
+
+    assert MAX_PATTERN_CHARS == 10_000
+    # compiled, not matched: `regex` takes minutes to match a 10,000-character literal on itself
+    assert compile_pattern("a" * 10_000).fullmatch("a") is None
+    assert compile_plain("/" + "a" * 9_998 + "/").search("/a/") is None
+    with pytest.raises(PatternError, match=r"^regular expression '/a{59}… \(10,001 characters\)' is 10,001 characters long"):
+        compile_pattern("/" + "a" * 9_999 + "/")
+    with pytest.raises(PatternError, match=r"is 10,001 characters long, more than the 10,000 a pattern may have$"):
+        compile_plain("b" * 10_001)

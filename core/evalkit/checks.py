@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -193,8 +193,16 @@ def _validate_json_schema(value: Any) -> Iterable[str]:
     except SchemaError as exc:
         yield f"is not a valid JSON Schema: {exc.message}"
         return
-    for ref in _unresolvable_refs(schema):
+    unresolvable = _unresolvable_refs(schema)
+    for ref in unresolvable:
         yield f"holds a $ref that cannot be resolved: {_summary(ref)!r} (remote references are never retrieved)"
+    if unresolvable:
+        return
+    for ref in _looping_refs(schema):
+        yield (
+            f"holds a $ref that leads back to the schema it is in without going into the answer: {_summary(ref)!r} "
+            "(checking any answer would never end)"
+        )
 
 
 def _unresolvable_refs(schema: Any) -> list[str]:
@@ -232,6 +240,94 @@ def _unresolvable_refs(schema: Any) -> list[str]:
     except RecursionError:
         bad.append("(the schema is nested too deeply to check)")
     return bad
+
+
+#: Keywords that apply their schemas to the very value their own schema is applied to (not to a
+#: part of it): a cycle through them and references never ends.
+_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_ONES = ("not", "if", "then", "else")
+_IN_PLACE_MAPS = ("dependentSchemas", "dependencies")
+_REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+def _looping_refs(schema: Any) -> list[str]:
+    """Every ``$ref`` (or ``$dynamicRef``, ``$recursiveRef``) through which ``schema`` applies a
+    schema to the value that schema is already being applied to, so validating any value would
+    recurse without end (``{"$ref": "#"}``, two ``$defs`` referring to each other through
+    ``allOf``); in schema order, each once. A reference inside ``properties``, ``items`` and the
+    like goes into the answer, one level a turn, and ends with it (a tree's ``children``).
+
+    The graph of in-place applications (``allOf``, ``anyOf``, ``oneOf``, ``not``, ``if``,
+    ``then``, ``else``, ``dependentSchemas``, references) is searched for a cycle from every
+    subschema, without recursion (a chain of 10,000 ``$defs`` is no stack)."""
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable, Unretrievable
+    from referencing.jsonschema import DRAFT202012, specification_with
+
+    def refuse(uri: str) -> Any:
+        raise LookupError(uri)
+
+    dialect = schema.get("$schema") if isinstance(schema, Mapping) else None
+    try:
+        specification = specification_with(dialect, default=DRAFT202012) if isinstance(dialect, str) else DRAFT202012
+    except Exception:  # an unknown $schema dialect: check_schema has already said what it can
+        return []
+    root = specification.create_resource(schema)
+
+    def applied_here(contents: Mapping[str, Any], resolver: Any) -> Iterator[tuple[Any, Any, str | None]]:
+        """The schemas applied to the same value as ``contents``, with their resolvers and the
+        reference each was reached through (``None`` for a subschema written in place)."""
+        written: list[Any] = []
+        for key in _IN_PLACE_LISTS:
+            if isinstance(contents.get(key), list):
+                written += contents[key]
+        written += [contents[key] for key in _IN_PLACE_ONES if key in contents]
+        for key in _IN_PLACE_MAPS:
+            if isinstance(contents.get(key), Mapping):
+                written += contents[key].values()
+        for sub in written:
+            if isinstance(sub, Mapping):
+                yield sub, resolver.in_subresource(specification.create_resource(sub)), None
+        for key in _REFERENCES:
+            ref = contents.get(key)
+            if isinstance(ref, str):
+                try:
+                    resolved = resolver.lookup(ref)
+                except (Unresolvable, Unretrievable, LookupError, ValueError):
+                    continue
+                yield resolved.contents, resolved.resolver, ref
+
+    everywhere: list[tuple[Any, Any]] = []
+    pending = [(root, Registry(retrieve=refuse).resolver_with_root(root))]
+    while pending:
+        resource, resolver = pending.pop()
+        everywhere.append((resource.contents, resolver))
+        pending.extend((sub, resolver.in_subresource(sub)) for sub in resource.subresources())
+    state: dict[int, bool] = {}  # id(contents): True while on the path searched, False once done
+    loops: list[str] = []
+    for start, resolver in reversed(everywhere):  # schema order
+        if not isinstance(start, Mapping) or id(start) in state:
+            continue
+        state[id(start)] = True
+        path: list[tuple[Any, Iterator[tuple[Any, Any, str | None]], str | None]] = [(start, applied_here(start, resolver), None)]
+        while path:
+            contents, onward, _ = path[-1]
+            step = next(onward, None)
+            if step is None:
+                state[id(contents)] = False
+                path.pop()
+                continue
+            sub, sub_resolver, ref = step
+            if not isinstance(sub, Mapping):
+                continue
+            if state.get(id(sub)) is True:  # back on the path: a cycle, closed by this reference or one before
+                closing = ref or next((entered for _, _, entered in reversed(path) if entered), None)
+                if closing is not None and closing not in loops:
+                    loops.append(closing)
+            elif id(sub) not in state:
+                state[id(sub)] = True
+                path.append((sub, applied_here(sub, sub_resolver), ref))
+    return loops
 
 
 #: How long the regexes of a schema (``pattern``, ``patternProperties``) may take validating one

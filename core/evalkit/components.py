@@ -452,12 +452,12 @@ def base_prompt_of(config: Config, instance: ProviderInstance) -> str | None:
     if instance.system_prompt_file is None:
         return instance.system_prompt or None
     from .project_files import check_inside_project
-    from .textfiles import read_whole_file
+    from .textfiles import read_whole_file, utf8_text
 
     what = f"the system_prompt_file of [providers.{instance.name}]"
     path = check_inside_project(config, instance.system_prompt_file, what)
     try:
-        text = read_whole_file(path, MAX_BASE_PROMPT_BYTES).decode("utf-8-sig")
+        text = utf8_text(read_whole_file(path, MAX_BASE_PROMPT_BYTES))
     except OSError as exc:
         raise ConfigError(f"{what}, {instance.system_prompt_file}, cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

@@ -280,10 +280,10 @@ def _question_sets(table: Any, where: str) -> dict[str, Mapping[str, Any]]:
 
 
 def _read(path: Path) -> Mapping[str, Any]:
-    from .textfiles import read_whole_file
+    from .textfiles import read_whole_file, utf8_text
 
     try:
-        data = tomllib.loads(read_whole_file(path, MAX_CONFIG_BYTES).decode("utf-8-sig"))
+        data = tomllib.loads(utf8_text(read_whole_file(path, MAX_CONFIG_BYTES)))
     except OSError as exc:
         raise ConfigError(f"cannot read configuration {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
@@ -334,7 +334,7 @@ def _kind(value: Any) -> str:
 
 def _declares_evalkit(pyproject: Path) -> bool:
     """True when ``pyproject`` has a ``[tool.evalkit]`` table (a cheap text test, then TOML)."""
-    from .textfiles import read_whole_file
+    from .textfiles import read_whole_file, utf8_text
 
     try:
         raw = read_whole_file(pyproject, MAX_CONFIG_BYTES)
@@ -343,7 +343,7 @@ def _declares_evalkit(pyproject: Path) -> bool:
     if b"tool.evalkit" not in raw and b"[tool]" not in raw:
         return False
     try:
-        data = tomllib.loads(raw.decode("utf-8-sig"))
+        data = tomllib.loads(utf8_text(raw))
     except (ValueError, RecursionError):  # not UTF-8, not TOML, a number past Python's digit limit
         return b"[tool.evalkit" in raw  # let the real read report what is wrong with it
     tool = data.get("tool")

@@ -7,6 +7,10 @@ through :func:`parse_json` instead of failing with an internal error. The same f
 too long for Python to convert (more than 4,300 digits: ``ValueError``, not ``JSONDecodeError``);
 :func:`too_many_digits` tells that failure apart for the TOML and YAML readers, which raise it too.
 
+A JSON Lines text is split into its lines by :func:`json_lines`, at ``\n``, ``\r\n`` and a lone
+``\r`` only: ``str.splitlines()`` also breaks at U+2028, U+2029 and U+0085, which JSON carries raw
+inside a string, and so cut a valid line in two.
+
 ``json.loads`` also reads ``NaN``, ``Infinity`` and ``-Infinity``, which are not JSON (RFC 8259),
 and reads a number too large for a float (``1e400``) as an infinity. :func:`parse_json` refuses
 both as ``JSONDecodeError`` at the value (``NaN is not JSON``, ``the number 1e400 is out of
@@ -24,12 +28,15 @@ from typing import Any
 
 from .shapes import clipped
 
-__all__ = ["TOO_MANY_DIGITS", "parse_json", "too_many_digits"]
+__all__ = ["TOO_MANY_DIGITS", "json_lines", "parse_json", "too_many_digits"]
 
 #: What a reader says of a number longer than Python converts (``sys.get_int_max_str_digits()``).
 TOO_MANY_DIGITS = "a number with more than 4,300 digits"
 
 _LONG_NUMBER = re.compile(r"\d{4301,}")
+
+#: Where a line of a JSON Lines text ends (a lone ``\r`` too: a raw CR is never inside a JSON string).
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 #: How deep the nesting is where :func:`parse_json` says it went too deep (json itself gives up
 #: at the interpreter's recursion limit, 1,000 frames less what the caller uses).
@@ -83,6 +90,17 @@ def parse_json(text: str | bytes, **options: Any) -> Any:
             raise
         shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
         raise json.JSONDecodeError(TOO_MANY_DIGITS, shown, long_number_at(shown)) from None
+
+
+def json_lines(text: str) -> list[str]:
+    """The lines of the JSON Lines ``text``, as ``str.splitlines()`` gives them but broken only
+    at ``\n``, ``\r\n`` and ``\r``: U+2028, U+2029 and U+0085 (NEL), which JSON allows raw in a
+    string and ``splitlines`` takes for line ends, stay in their line. Line N of the file is
+    item N - 1."""
+    lines = _LINE_END.split(text)
+    if lines[-1] == "":  # the text ended with a line end (or was empty): no line after it
+        lines.pop()
+    return lines
 
 
 def too_many_digits(exc: BaseException) -> bool:

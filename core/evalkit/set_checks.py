@@ -21,7 +21,7 @@ from .setfiles import (
     SkippedPrompt,
     load_configured_sets,
     load_set_files,
-    set_files_under,
+    set_files_and_unreadable_under,
 )
 from .shapes import bounded_problem, bounded_problems
 
@@ -172,8 +172,9 @@ def check_targets(targets: Sequence[str], config: Config, on_check: Callable[[An
             files.append(path)
             continue
         if found is not None and stat.S_ISDIR(found.st_mode):
-            inside = set_files_under(path)
-            if not inside:  # `evalkit validate evals/` of a folder with no set file is no success
+            inside, unreadable = set_files_and_unreadable_under(path)
+            outside += (FileProblem(str(file), f"is in the folder {target} but {cause}") for file, cause in unreadable)
+            if not inside and not unreadable:  # `evalkit validate evals/` of a folder with no set file is no success
                 empty.append(SetProblem(target, f"is a folder holding no set file ({', '.join(SUFFIXES)})"))
             # the folder is named, so read wherever it is; a link in it that leads out of it and
             # out of the project is not (evals/creds.yaml -> ~/.aws/credentials)

@@ -21,6 +21,7 @@ whose ``strerror`` says why, so every reader's "cannot read X: …" names it.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import os
@@ -36,7 +37,8 @@ from typing import IO, Any
 
 __all__ = [
     "FileTooLarge", "NoReaderOnPipe", "NotARegularFile", "PIPE_READER_WAIT_S", "PIPE_STALL_S",
-    "append_text_file", "open_regular_file", "outputs_relative_to", "read_whole_file", "working_directory", "write_text_file",
+    "append_text_file", "open_regular_file", "outputs_relative_to", "read_whole_file", "utf8_text", "working_directory",
+    "write_text_file",
 ]
 
 #: The folder a relative output path is written under (:func:`outputs_relative_to`); ``None``:
@@ -119,6 +121,26 @@ def read_whole_file(path: str | os.PathLike[str], limit: int) -> bytes:
     if len(data) > limit:
         raise FileTooLarge(errno.EFBIG, f"larger than the {limit:,} bytes it may hold", str(path))
     return data
+
+
+#: Byte-order marks of the encodings a text file that is not UTF-8 is most often in (Windows
+#: PowerShell 5 writes UTF-16 with ``>`` and ``Out-File``); UTF-32's first: it starts like UTF-16's.
+_OTHER_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (codecs.BOM_UTF16_LE, "UTF-16"),
+               (codecs.BOM_UTF16_BE, "UTF-16"))  # fmt: skip
+
+
+def utf8_text(data: bytes) -> str:
+    """``data`` decoded as UTF-8, a byte-order mark first skipped; ``UnicodeDecodeError`` as
+    ``bytes.decode`` raises it, except that text starting with UTF-16's or UTF-32's byte-order mark
+    is named as such (``exc.reason``: ``it is UTF-16 (save it as UTF-8): its byte-order mark``):
+    ``invalid start byte at byte 0`` did not tell a Windows user what to do."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        for mark, name in _OTHER_BOMS:
+            if data.startswith(mark):
+                raise UnicodeDecodeError("utf-8", data, 0, len(mark), f"it is {name} (save it as UTF-8): its byte-order mark") from None
+        raise
 
 
 #: How long (seconds) a named pipe to write is waited on for a reader before it is refused.

@@ -41,7 +41,7 @@ from evalkit.jsonparse import parse_json
 from evalkit.options import number, option
 from evalkit.questions import NOT_APPLICABLE, RetrievalProvenance
 from evalkit.shapes import whole_number
-from evalkit.textfiles import open_regular_file
+from evalkit.textfiles import open_regular_file, utf8_text
 
 __all__ = [
     "Document",
@@ -183,7 +183,7 @@ def _folder_documents(root: Path, digest: hashlib._Hash) -> Iterator[Document]:
         digest.update(f"{name}\0{len(data)}\0".encode())
         digest.update(data)
         try:
-            text = data.decode("utf-8-sig")
+            text = utf8_text(data)
         except UnicodeDecodeError as exc:
             raise ConfigError(f"evalkit.lexical corpus {file}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
         doc_id = name.rsplit(".", 1)[0]

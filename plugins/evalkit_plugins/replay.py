@@ -10,10 +10,10 @@ from evalkit import Answer, GenerationRequest
 from evalkit.answers import ChatRequest, Turn
 from evalkit.conversations import ToolCall
 from evalkit.errors import ConfigError, GenerationError
-from evalkit.jsonparse import parse_json
+from evalkit.jsonparse import json_lines, parse_json
 from evalkit.options import option, text
 from evalkit.shapes import short_repr
-from evalkit.textfiles import read_whole_file
+from evalkit.textfiles import read_whole_file, utf8_text
 
 #: The largest file of recorded answers read, in bytes.
 MAX_REPLAY_BYTES = 1024 * 1024 * 1024
@@ -57,7 +57,7 @@ class ReplayGenerator:
         self._answers: dict[str, dict[str, Any]] = {}
         first_line: dict[str, int] = {}
         try:
-            lines = read_whole_file(file, MAX_REPLAY_BYTES).decode("utf-8-sig").splitlines()
+            lines = json_lines(utf8_text(read_whole_file(file, MAX_REPLAY_BYTES)))
         except OSError as exc:
             raise ConfigError(f"replay file {file}: {exc.strerror}") from None
         except UnicodeDecodeError as exc:

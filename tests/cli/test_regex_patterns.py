@@ -90,3 +90,28 @@ def test_a_pattern_asking_for_a_billion_repetitions_is_refused_before_anything_r
     assert "prompt 'repeats': assertions[1].json_schema: is not a valid JSON Schema: '(?:a{1000}){1000}' is not a 'regex'" in result.stderr
     assert stored_runs(project) == 0
     assert evalkit_cli("validate", "evals/too_much.yaml").code == 2
+
+
+def test_a_pattern_of_megabytes_is_refused_before_it_is_compiled(evalkit_cli, project: Path) -> None:
+    """The regex module compiles a pattern in time and memory that grow with its length (an
+    alternation of 200,000 words, 2 MB, took 12 s and 470 MB; 4.5 MB, 24 s and 1.1 GB), and every
+    compiled pattern is kept for the run: a set file of a few such patterns made `evalkit validate`
+    (the pre-commit hook, a CI job checking a pull request) take minutes and gigabytes. A pattern
+    over 10,000 characters is refused as one asking for too many repetitions is, named by its
+    start and its length."""
+    words = "|".join(f"w{i}x" for i in range(200_000))
+    huge = (
+        "identifier: pcre.huge\nname: Huge\nprompts:\n  - id: words\n    prompt: Say a word\n    reference: w1x\n"
+        f"    assertions:\n      - regex: '{words}'\n      - json_schema: {{pattern: '{words}'}}\n"
+    )
+    project_with(project, {"huge.yaml": huge})
+    result = evalkit_cli("validate", timeout=60)
+    assert result.code == 2
+    length = f"{len(words):,}"
+    assert (
+        f"evals/huge.yaml:8:16: prompt 'words': assertions[0].regex: regular expression '{words[:60]}"
+        f"… ({length} characters)' is {length} characters long, more than the 10,000 a pattern may have"
+    ) in result.stderr.splitlines()
+    assert "prompt 'words': assertions[1].json_schema: is not a valid JSON Schema:" in result.stderr
+    assert len(result.stderr) < 5_000  # each problem cut, never the 1.7 MB pattern
+    assert evalkit_cli("run", "pcre.huge", timeout=60).code == 2 and stored_runs(project) == 0

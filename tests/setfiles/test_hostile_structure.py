@@ -147,3 +147,10 @@ def test_near_answers_as_the_scan_of_every_flagged_path_did() -> None:
         for path in paths:
             assert near(path, lookup) == any(path[: len(f)] == f or f[: len(path)] == path for f in chosen), (chosen, path)
             assert (path in lookup) == (path in chosen)
+
+
+def test_a_tab_that_indents_yaml_is_named_as_a_tab(tmp_path: Path) -> None:
+    # libyaml says "found character that cannot start any token" without saying which: a tab,
+    # which an editor shows as spaces
+    problem = only_problem(write(tmp_path, "tab.yaml", "identifier: a.tab\nname: T\nprompts:\n\t- id: a\n"))
+    assert problem.startswith("tab.yaml:4:1: YAML syntax: ") and problem.endswith("(a tab: YAML indents with spaces only)"), problem

@@ -22,8 +22,8 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from ..jsonparse import parse_json
-from ..textfiles import read_whole_file
+from ..jsonparse import json_lines, parse_json
+from ..textfiles import read_whole_file, utf8_text
 
 __all__ = ["MAX_TRACE_FILE_BYTES", "MAX_VALUE_DEPTH", "Span", "SpanReading", "any_value", "read_spans"]
 
@@ -60,7 +60,7 @@ def read_spans(path: Path) -> SpanReading:
     """Every span in the OTLP/JSON file ``path``; :class:`~evalkit.errors.UsageError` when the file
     cannot be read at all (not UTF-8, too large, not a file)."""
     try:
-        text = read_whole_file(path, MAX_TRACE_FILE_BYTES).decode("utf-8-sig")
+        text = utf8_text(read_whole_file(path, MAX_TRACE_FILE_BYTES))
     except UnicodeDecodeError as exc:
         raise UsageError(f"trace file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
@@ -71,7 +71,7 @@ def read_spans(path: Path) -> SpanReading:
         documents: list[tuple[int, Any]] = [(1, parse_json(text))]
     except json.JSONDecodeError:
         documents = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(json_lines(text), start=1):
             if line.strip():
                 try:
                     documents.append((number, parse_json(line)))

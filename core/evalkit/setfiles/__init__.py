@@ -45,7 +45,9 @@ __all__ = [
     "glob_once",
     "load_configured_sets",
     "load_set_files",
+    "set_files_and_unreadable_under",
     "set_files_under",
+    "unreadable_matches",
 ]
 
 
@@ -145,7 +147,9 @@ def expand_patterns(
                 problems.append(FileProblem(pattern, f"is named in [sets] paths but {cause}{looked}"))
                 continue
             if found == "folder":
-                matches = [str(path) for path in set_files_under(full)]
+                readable, unreadable = set_files_and_unreadable_under(full)
+                matches = [str(path) for path in readable]
+                problems.extend(FileProblem(_shown(path, root), f"is matched by [sets] paths {pattern!r} but {cause}") for path, cause in unreadable)
             else:
                 matches = [full]
         else:
@@ -154,7 +158,12 @@ def expand_patterns(
                 reason = boundary.outside(folder, folder=True)
                 problems.append(FileProblem(pattern, f"is named in [sets] paths but its folder {folder} {reason}"))
                 continue
-            matches = [m for m in sorted(glob_once(full)) if os.path.isfile(m)]
+            matched = sorted(glob_once(full))
+            matches = [m for m in matched if os.path.isfile(m)]
+            problems.extend(
+                FileProblem(_shown(path, root), f"is matched by [sets] paths {pattern!r} but {cause}")
+                for path, cause in unreadable_matches(m for m in matched if not os.path.isfile(m))
+            )
         for match in matches:
             path = Path(match)
             if path in files:
@@ -269,8 +278,28 @@ def _match(folder: str, segments: list[str], depth: int, entered: set[tuple[int,
 def set_files_under(folder: str | os.PathLike[str]) -> list[Path]:
     """Every set file (by :data:`SUFFIXES`) under ``folder``, at any depth, in order (what a folder
     named in ``[sets] paths`` or given to ``evalkit validate`` stands for)."""
+    return set_files_and_unreadable_under(folder)[0]
+
+
+def set_files_and_unreadable_under(folder: str | os.PathLike[str]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """:func:`set_files_under` ``folder``, and the entries under it named like set files that
+    cannot be read as one (:func:`unreadable_matches`), each with its cause."""
     found = (Path(path) for path in glob_once(os.path.join(folder, "**", "*")))
-    return sorted(path for path in found if path.suffix.lower() in SUFFIXES and path.is_file())
+    named = sorted(path for path in found if path.suffix.lower() in SUFFIXES)
+    return [path for path in named if path.is_file()], unreadable_matches(path for path in named if not path.is_file())
+
+
+def unreadable_matches(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[Path, str]]:
+    """Of ``paths`` a wildcard or a folder matched, those that are no folder, file or named pipe
+    — a loop of symbolic links, a link to nothing, a device, a socket — each with its cause. They
+    are problems: dropped without a word, a set whose link broke vanished and validated as ok.
+    (A named pipe a wildcard matches is left alone; named, it is read.)"""
+    found: list[tuple[Path, str]] = []
+    for path in paths:
+        _, cause = _what_is_there(os.fspath(path))
+        if cause is not None:
+            found.append((Path(path), cause))
+    return found
 
 
 def _files(folder: str) -> list[str]:
@@ -339,7 +368,8 @@ def load_set_files(
         except FileSyntaxError as exc:
             problems.extend(attrs.evolve(p, file=str(shown)) for p in exc.problems)
             continue
-        document = attrs.evolve(document, file=shown)
+        # the reader's own problems (a repeated key) name the file as it was opened: shown as the rest
+        document = attrs.evolve(document, file=shown, problems=tuple(attrs.evolve(p, file=str(shown)) for p in document.problems))
         problems.extend(document.problems)
         kind = document_kind(document.data)
         found = schema_problems(document, kind)

@@ -21,8 +21,8 @@ from typing import Any
 
 import attrs
 
-from ..jsonparse import TOO_MANY_DIGITS, long_number_at, parse_json, too_many_digits
-from ..textfiles import read_whole_file
+from ..jsonparse import TOO_MANY_DIGITS, json_lines, long_number_at, parse_json, too_many_digits
+from ..textfiles import read_whole_file, utf8_text
 from .problems import FileProblem, JsonPath, quoted, quoted_key
 
 __all__ = ["SUFFIXES", "FileSyntaxError", "SetDocument", "read_document"]
@@ -103,7 +103,7 @@ def _refuse_deep(file: Path, data: Any, position: Callable[[JsonPath], tuple[int
 def read_document(file: Path) -> SetDocument:
     """Parse ``file`` by its suffix; raises :class:`FileSyntaxError` when it cannot be parsed."""
     try:
-        text = read_whole_file(file, MAX_SET_FILE_BYTES).decode("utf-8-sig")
+        text = utf8_text(read_whole_file(file, MAX_SET_FILE_BYTES))
     except UnicodeDecodeError as exc:
         raise FileSyntaxError([FileProblem(str(file), f"is not UTF-8 text ({exc.reason} at byte {exc.start})")]) from None
     except OSError as exc:
@@ -128,17 +128,22 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
 
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     loader = loader_class(text)
+    place = _yaml_places(text)
     try:
         node = loader.get_single_node()
+        written: dict[int, tuple[int, frozenset[str]]] = {}
         if node is not None:
-            _check_aliases(file, node)
+            _check_aliases(file, node, place)
+            written = _keys_written_beside_merges(node)
         data = loader.construct_document(node) if node is not None else None
     except RecursionError:  # the pure-Python loader composes nested nodes recursively
         raise FileSyntaxError([FileProblem(str(file), "YAML syntax: nested too deeply")]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = " ".join(part for part in (exc.context, exc.problem) if part) or "cannot be parsed"
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        if mark is not None and text[mark.index : mark.index + 1] == "\t" and "tab" not in reason:
+            reason += " (a tab: YAML indents with spaces only)"  # libyaml does not say which character
+        line, column = place(mark) if mark is not None else (None, None)
         raise FileSyntaxError([FileProblem(str(file), f"YAML syntax: {reason}", (), line, column)]) from None
     except yaml.YAMLError as exc:
         raise FileSyntaxError([FileProblem(str(file), f"YAML syntax: {exc}")]) from None
@@ -148,12 +153,12 @@ def _read_yaml(file: Path, text: str) -> SetDocument:
         raise _long_number_problem(file, text, "YAML") from None
     finally:
         loader.dispose()
-    _refuse_deep(file, data, lambda path: _yaml_position(node, path))
+    _refuse_deep(file, data, lambda path: place(_yaml_node_at(node, path).start_mark))
     positions: dict[JsonPath, tuple[int, int]] = {}
     keys: dict[JsonPath, tuple[int, int]] = {}
     problems: list[FileProblem] = []
     if node is not None:
-        _walk_yaml(node, (), positions, keys, problems, file)
+        _YamlWalk(positions, keys, problems, file, written, place).walk(node, ())
     not_text = [p for p in problems if p.reason.startswith(_KEY_NOT_TEXT)]
     if not_text:  # nothing after the reader expects a key that is not text (null, a number): refuse here
         raise FileSyntaxError(not_text)
@@ -182,7 +187,18 @@ def _key_not_text(key_node: Any) -> str | None:
 ALIASED_VALUES_ALLOWED = 1_000_000
 
 
-def _check_aliases(file: Path, root: Any) -> None:
+def _yaml_places(text: str) -> Callable[[Any], tuple[int, int]]:
+    """The 1-based line and column of a YAML mark in ``text``, as an editor counts them. PyYAML
+    (YAML 1.1) also breaks lines at U+0085, U+2028 and U+2029, which editors show inside a line
+    (YAML 1.2 dropped them too): in a file holding one, every place after it was a line too far.
+    Such a file's places are counted from the mark's character offset instead."""
+    if not any(char in text for char in "\x85\u2028\u2029"):
+        return lambda mark: (mark.line + 1, mark.column + 1)
+    lines = _Lines(text, pattern=_LINE_END)
+    return lambda mark: lines.at(mark.index)
+
+
+def _check_aliases(file: Path, root: Any, place: Callable[[Any], tuple[int, int]]) -> None:
     """Refuse a YAML node graph that contains itself (``&a [*a]``) or whose aliases expand it
     past :data:`ALIASED_VALUES_ALLOWED`, before anything walks it value by value."""
     import yaml
@@ -200,10 +216,9 @@ def _check_aliases(file: Path, root: Any) -> None:
         if id(node) in expanded:
             continue
         if id(node) in ancestors:
-            mark = node.start_mark
             raise FileSyntaxError([FileProblem(
                 str(file), "YAML alias: an alias refers to a value that contains it, so the value would never end",
-                (), mark.line + 1, mark.column + 1,
+                (), *place(node.start_mark),
             )])  # fmt: skip
         ancestors.add(id(node))
         stack.append((node, True))
@@ -218,8 +233,8 @@ def _check_aliases(file: Path, root: Any) -> None:
         )])  # fmt: skip
 
 
-def _yaml_position(node: Any, path: JsonPath) -> tuple[int, int]:
-    """The line and column of the node at ``path``, or of the nearest ancestor found along it."""
+def _yaml_node_at(node: Any, path: JsonPath) -> Any:
+    """The node at ``path``, or the nearest ancestor found along it."""
     import yaml
 
     for part in path:
@@ -232,7 +247,7 @@ def _yaml_position(node: Any, path: JsonPath) -> tuple[int, int]:
         if not found:
             break
         node = found[-1]
-    return node.start_mark.line + 1, node.start_mark.column + 1
+    return node
 
 
 def _yaml_children(node: Any, yaml: Any) -> list[Any]:
@@ -243,46 +258,92 @@ def _yaml_children(node: Any, yaml: Any) -> list[Any]:
     return []
 
 
-def _walk_yaml(
-    node: Any,
-    path: JsonPath,
-    positions: dict[JsonPath, tuple[int, int]],
-    keys: dict[JsonPath, tuple[int, int]],
-    problems: list[FileProblem],
-    file: Path,
-) -> None:
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _keys_written_beside_merges(root: Any) -> dict[int, tuple[int, frozenset[str]]]:
+    """For each mapping node that holds a merge key (``<<: *base``), by ``id()``: how many pairs
+    the mapping itself writes, and their keys. Read before the constructor runs, which puts the merged pairs into the
+    mapping's node ahead of its own: after it, the walk cannot tell a key merged in and
+    overridden (what a merge key is for) from one written twice."""
     import yaml
 
-    positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                continue
-            key = key_node.value
-            where = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            not_text = _key_not_text(key_node)
-            if not_text is not None:
-                problems.append(FileProblem(str(file), not_text, path, *where))
-                continue
-            if key in seen:
-                problems.append(FileProblem(str(file), f"key {quoted_key(key)} appears more than once", path + (key,), *where))
-            seen.add(key)
-            keys[path + (key,)] = where
-            _walk_yaml(value_node, path + (key,), positions, keys, problems, file)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _walk_yaml(item, path + (index,), positions, keys, problems, file)
+    written: dict[int, tuple[int, frozenset[str]]] = {}
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode) and any(key.tag == _MERGE_TAG for key, _ in node.value):
+            own = [key for key, _ in node.value if key.tag != _MERGE_TAG]
+            written[id(node)] = (len(own), frozenset(key.value for key in own if isinstance(key, yaml.ScalarNode)))
+        stack.extend(_yaml_children(node, yaml))
+    return written
+
+
+class _YamlWalk:
+    """Records where every value and key of a composed (and constructed) YAML document sits, the
+    keys a mapping writes twice and the keys that are not text. A mapping that merged others in
+    holds their pairs first: those the mapping writes itself are skipped there (it overrides
+    them), and the merged ones are never taken for repeats."""
+
+    def __init__(
+        self,
+        positions: dict[JsonPath, tuple[int, int]],
+        keys: dict[JsonPath, tuple[int, int]],
+        problems: list[FileProblem],
+        file: Path,
+        written: Mapping[int, tuple[int, frozenset[str]]],
+        place: Callable[[Any], tuple[int, int]],
+    ) -> None:
+        self.positions, self.keys, self.problems, self.file, self.written = positions, keys, problems, file, written
+        self.place = place
+
+    def walk(self, node: Any, path: JsonPath) -> None:
+        """Record ``node`` (and everything in it) under ``path``."""
+        import yaml
+
+        self.positions[path] = self.place(node.start_mark)
+        if isinstance(node, yaml.MappingNode):
+            own_count, own = self.written.get(id(node), (len(node.value), frozenset()))
+            merged = len(node.value) - own_count  # the constructor put the merged pairs first
+            seen: set[str] = set()
+            for index, (key_node, value_node) in enumerate(node.value):
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key = key_node.value
+                if index < merged and key in own:
+                    continue  # merged in and overridden by the mapping's own
+                where = self.place(key_node.start_mark)
+                not_text = _key_not_text(key_node)
+                if not_text is not None:
+                    self.problems.append(FileProblem(str(self.file), not_text, path, *where))
+                    continue
+                if key in seen and index >= merged:
+                    self.problems.append(FileProblem(str(self.file), f"key {quoted_key(key)} appears more than once", path + (key,), *where))
+                if index >= merged:
+                    seen.add(key)
+                self.keys[path + (key,)] = where
+                self.walk(value_node, path + (key,))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                self.walk(item, path + (index,))
 
 
 # --- JSON and JSONL ---------------------------------------------------------------------------
 
 
-class _Lines:
-    """Turns character offsets into 1-based line and column numbers."""
+#: Where a line ends in an editor's count: LF, CR LF, or a lone CR.
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
-    def __init__(self, text: str, first_line: int = 1) -> None:
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+class _Lines:
+    """Turns character offsets into 1-based line and column numbers (lines end at ``pattern``)."""
+
+    def __init__(self, text: str, first_line: int = 1, pattern: re.Pattern[str] | str = "\n") -> None:
+        self.starts = [0] + [m.end() for m in re.finditer(pattern, text)]
         self.first_line = first_line
 
     def at(self, offset: int) -> tuple[int, int]:
@@ -385,7 +446,9 @@ def _read_json(file: Path, text: str) -> SetDocument:
 
 
 def _read_jsonl(file: Path, text: str) -> SetDocument:
-    """One member per line; a first line without ``prompt``, ``question``, ``template`` or ``messages`` is the set's header.
+    """One member per line; a first line without ``prompt``, ``question``, ``template`` or ``messages`` is the set's header,
+    unless it has an ``id`` and no ``identifier``: that is a member whose ``prompt`` is missing or
+    misspelt (taken for a header, it was told that a header needs an identifier and a name).
 
     Without a header the set's identifier and name are the file name without ``.jsonl``
     (``myapp.faq.jsonl`` holds the set ``myapp.faq``).
@@ -395,7 +458,7 @@ def _read_jsonl(file: Path, text: str) -> SetDocument:
     repeated: list[tuple[JsonPath, tuple[int, int]]] = []
     problems: list[FileProblem] = []
     rows: list[tuple[int, str, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(json_lines(text), start=1):
         if not line.strip():
             continue
         try:
@@ -406,7 +469,8 @@ def _read_jsonl(file: Path, text: str) -> SetDocument:
         raise FileSyntaxError(problems)
     header: dict[str, Any] = {}
     header_line = header_text = None
-    if rows and isinstance(rows[0][2], dict) and not {"prompt", "question", "template", "messages"} & set(rows[0][2]):
+    first = rows[0][2] if rows else None
+    if isinstance(first, dict) and not {"prompt", "question", "template", "messages"} & set(first) and ("id" not in first or "identifier" in first):
         header_line, header_text, header = rows.pop(0)
     member_key = "questions" if any(isinstance(r[2], dict) and "question" in r[2] for r in rows) else "prompts"
     data: dict[str, Any] = {}
@@ -533,7 +597,7 @@ def _toml_positions(text: str) -> tuple[dict[JsonPath, tuple[int, int]], dict[Js
     keys: dict[JsonPath, tuple[int, int]] = {}
     indexes: dict[str, int] = {}
     current: JsonPath = ()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # TOML's only line end (U+2028 is text)
         table = _TOML_TABLE.match(line)
         if table:
             name = table.group(2).replace(" ", "")

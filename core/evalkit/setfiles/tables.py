@@ -19,8 +19,8 @@ from typing import Any
 
 import attrs
 
-from ..jsonparse import parse_json
-from ..textfiles import read_whole_file
+from ..jsonparse import json_lines, parse_json
+from ..textfiles import read_whole_file, utf8_text
 from .problems import FileProblem, quoted, quoted_key
 
 __all__ = ["MAX_TABLE_BYTES", "MAX_TABLE_ROWS", "TABLE_SUFFIXES", "Row", "Table", "TableError", "inline_table", "read_table", "text_of"]
@@ -89,7 +89,7 @@ def read_table(path: Path, shown: str) -> Table:
     if suffix not in TABLE_SUFFIXES:
         raise TableError([FileProblem(shown, f"has an unsupported type; a table of variables is one of {', '.join(TABLE_SUFFIXES)}")])
     try:
-        text = read_whole_file(path, MAX_TABLE_BYTES).decode("utf-8-sig")
+        text = utf8_text(read_whole_file(path, MAX_TABLE_BYTES))
     except UnicodeDecodeError as exc:
         raise TableError([FileProblem(shown, f"is not UTF-8 text ({exc.reason} at byte {exc.start})")]) from None
     except OSError as exc:
@@ -174,7 +174,7 @@ def _read_jsonl(text: str, shown: str) -> Table:
     problems: list[FileProblem] = []
     rows: list[Row] = []
     columns: dict[str, None] = {}
-    for line_number, line in enumerate(text.splitlines(), start=1):
+    for line_number, line in enumerate(json_lines(text), start=1):
         if not line.strip():
             continue
         number = len(rows) + 1
