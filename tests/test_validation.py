@@ -63,7 +63,7 @@ def test_every_problem_is_reported_with_set_prompt_and_field() -> None:
     assert 'prompt "e": field assertions[2] (max_words) must be a positive integer' in text
     assert 'prompt "e": field assertions[3] (contains_any) must be a non-empty list of strings' in text
     assert 'prompt "k": field assertions[1] (no_such_kind): unknown assertion kind' in text
-    assert 'prompt "#8": field id must be a non-empty string' in text
+    assert 'prompt "#8": field id must be a non-empty string (not only whitespace and control characters)' in text
     assert 'prompt "#8": field prompt must not be empty' in text
 
 

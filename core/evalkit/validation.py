@@ -111,11 +111,14 @@ def members_with_ids(where: str, members: Sequence[Any], member: str) -> Iterato
 def _located(where: str, member: str, item: Any, number: int, seen: set[str | bytes]) -> tuple[str, list[str]]:
     """Member ``number``'s location (``set "x", prompt "p"``) and the problems with its ``id``;
     ``seen`` holds the ids before it and gets this one."""
-    item_id = item.id if isinstance(item.id, str) and item.id else f"#{number}"
+    # An id of only whitespace or invisible characters is shown as a blank cell in every table and
+    # names nothing a user can type: such a member is told by its place, as one with no id.
+    named = isinstance(item.id, str) and has_visible_text(item.id)
+    item_id = item.id if named else f"#{number}"
     at = f'{where}, {member} "{item_id if len(item_id) <= 60 else item_id[:57] + "..."}"'
     problems = []
-    if not isinstance(item.id, str) or not item.id:
-        problems.append(f"{at}: field id must be a non-empty string")
+    if not named:
+        problems.append(f"{at}: field id must be a non-empty string (not only whitespace and control characters)")
     elif len(item.id) > MAX_NAME_CHARS:
         problems.append(f"{at}: field id {_too_long(item.id)}")
     elif (key := _seen_key(item.id)) in seen:

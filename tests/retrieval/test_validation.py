@@ -67,9 +67,13 @@ def test_each_question_rule_names_set_question_and_field(changes, field):
     assert field in problems[0]
 
 
-def test_a_question_without_id_is_named_by_position():
-    problems = question_set_problems(with_question(id=""))
-    assert problems == ['question set "demo.docs", question "#1": field id must be a non-empty string']
+@pytest.mark.parametrize("blank", ["", " ", "\t\n", "\u200b", "\x1b", "\u2028"])
+def test_a_question_without_a_visible_id_is_named_by_position(blank):
+    # an id of only whitespace or invisible characters showed as a blank cell and named nothing
+    problems = question_set_problems(with_question(id=blank))
+    assert problems == [
+        'question set "demo.docs", question "#1": field id must be a non-empty string (not only whitespace and control characters)'
+    ]
 
 
 def test_duplicate_question_ids_are_rejected():

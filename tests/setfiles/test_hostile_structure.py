@@ -154,3 +154,19 @@ def test_a_tab_that_indents_yaml_is_named_as_a_tab(tmp_path: Path) -> None:
     # which an editor shows as spaces
     problem = only_problem(write(tmp_path, "tab.yaml", "identifier: a.tab\nname: T\nprompts:\n\t- id: a\n"))
     assert problem.startswith("tab.yaml:4:1: YAML syntax: ") and problem.endswith("(a tab: YAML indents with spaces only)"), problem
+
+
+@pytest.mark.parametrize("blank", [" ", "\\t", "\\u200b", "\\u2028 "])
+def test_an_id_of_only_blank_or_invisible_characters_is_refused_by_validate_and_run(evalkit_cli, project: Path, blank: str) -> None:
+    # such an id was accepted: it showed as an empty cell in every table and named nothing one could type
+    (project / "evals").mkdir()
+    write(project / "evals", "blank.json", '{"identifier": "a.blank", "name": "N", "prompts": [{"id": "ok", "prompt": "hi", '
+          '"reference": "x", "assertions": [{"contains": "x"}]}, {"id": "' + blank + '", "prompt": "hi", "reference": "x", '
+          '"assertions": [{"contains": "x"}]}]}')  # fmt: skip
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.json"]\n')
+    expected = 'prompt "#2": field id must be a non-empty string (not only whitespace and control characters)'
+    checked = evalkit_cli("validate")
+    assert checked.code == 2 and expected in checked.stdout + checked.stderr, checked.stdout + checked.stderr
+    ran = evalkit_cli("run", "a.blank")
+    assert ran.code == 2 and expected in ran.stderr
+    assert not (project / ".evalkit" / "results.db").exists()
