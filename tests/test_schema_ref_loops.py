@@ -40,6 +40,20 @@ def loop_problem(ref: str) -> str:
         ({"$defs": {"a": {"$anchor": "here", "if": {"$ref": "#here"}}}, "properties": {"x": {"$ref": "#/$defs/a"}}}, "#here"),
         ({"properties": {"x": {"$ref": "#/properties/x"}}}, "#/properties/x"),
         ({"$dynamicAnchor": "meta", "oneOf": [{"$dynamicRef": "#meta"}]}, "#meta"),
+        # every keyword that applies a schema in place: then, else, dependentSchemas
+        ({"$defs": {"a": {"if": {"type": "object"}, "then": {"$ref": "#/$defs/a"}}}, "$ref": "#/$defs/a"}, "#/$defs/a"),
+        ({"$defs": {"a": {"if": {"type": "object"}, "else": {"$ref": "#/$defs/a"}}}, "$ref": "#/$defs/a"}, "#/$defs/a"),
+        ({"$defs": {"a": {"dependentSchemas": {"x": {"$ref": "#/$defs/a"}}}}, "$ref": "#/$defs/a"}, "#/$defs/a"),
+        # one reference closing two cycles is named once
+        ({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}, "#/$defs/a"),
+        # the schema's own dialect: draft 7's dependencies and tuple items, 2019-09's $recursiveRef
+        (
+            {"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"a": {"dependencies": {"x": {"$ref": "#/definitions/a"}}}},
+             "allOf": [{"$ref": "#/definitions/a"}]},
+            "#/definitions/a",
+        ),
+        ({"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"allOf": [{"$ref": "#/items/0"}]}]}, "#/items/0"),
+        ({"$schema": "https://json-schema.org/draft/2019-09/schema", "$recursiveAnchor": True, "anyOf": [{"$recursiveRef": "#"}]}, "#"),
     ],
 )
 def test_a_schema_that_refers_back_to_itself_in_place_is_refused(schema: dict, ref: str) -> None:
