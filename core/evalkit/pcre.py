@@ -225,7 +225,7 @@ def _compiled(body: str, flags: int, pattern: str) -> regex.Pattern[str]:
     """``body`` compiled with ``flags``; :class:`PatternError` naming ``pattern`` (what the user wrote)."""
     if len(pattern) > MAX_PATTERN_CHARS or len(body) > MAX_PATTERN_CHARS:
         long = max(len(pattern), len(body))
-        shown = pattern if len(pattern) <= 60 else f"{pattern[:60]}… ({len(pattern):,} characters)"
+        shown = f"{pattern[:60]}… ({len(pattern):,} characters)"  # never shorter than 9,990 here
         raise PatternError(f"regular expression {shown!r} is {long:,} characters long, more than the {MAX_PATTERN_CHARS:,} a pattern may have")
     if _VERSION1.search(body):
         raise PatternError(f"regular expression {pattern!r} asks for the regex module's version 1 (V1); evalkit reads version 0")
