@@ -254,3 +254,20 @@ class Run:
     def with_cases(self, cases: Iterable[CaseResult]) -> Run:
         """A copy carrying ``cases``."""
         return attrs.evolve(self, cases=tuple(cases))
+
+    @property
+    def never_ended(self) -> bool:
+        """True for a run marked running or interrupted: the counts of its row are written when a
+        run ends, so they are still those of its start, whatever cases the store holds."""
+        return self.status is RunStatus.RUNNING or self.status is RunStatus.INTERRUPTED
+
+    def counted_by(self, tally: Any) -> Run:
+        """A copy whose aggregates are ``tally``'s (a :class:`~evalkit.storage.values.CaseTally`,
+        the store's count of the cases it holds): how a run that :attr:`never_ended` is shown."""
+        return attrs.evolve(
+            self,
+            stored_answered_count=tally.answered,
+            stored_passed_count=tally.passed,
+            stored_errored_count=tally.errored,
+            stored_mean_score=tally.score_sum / tally.answered if tally.answered else 0.0,
+        )

@@ -106,22 +106,12 @@ def counted_so_far(repository: ResultRepository, run: Run) -> Run:
     ends, so a run in progress, one whose process was killed and one stopped by Ctrl-C or a plugin
     read as "0 of N cases answered" beside the cases it had stored. Other runs, and stores that
     cannot count, are given back as they are."""
-    from ..runs import RunStatus
     from ..storage import capabilities
 
     streamed = capabilities(repository).streamed
-    if run.status not in (RunStatus.RUNNING, RunStatus.INTERRUPTED) or run.cases or streamed is None:
+    if not run.never_ended or run.cases or streamed is None:
         return run
-    import attrs
-
-    tally = streamed.case_tally(run.id)
-    return attrs.evolve(
-        run,
-        stored_answered_count=tally.answered,
-        stored_passed_count=tally.passed,
-        stored_errored_count=tally.errored,
-        stored_mean_score=tally.score_sum / tally.answered if tally.answered else 0.0,
-    )
+    return run.counted_by(streamed.case_tally(run.id))
 
 
 def stored_verdicts(repository: ResultRepository, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:

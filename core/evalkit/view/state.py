@@ -126,20 +126,15 @@ class ViewerState:
     # -- runs ----------------------------------------------------------------------------------
 
     def run(self, run_id: str) -> Run | None:
-        """The run without its cases, a running run with the counts the store has so far."""
+        """The run without its cases; one that never ended (running, interrupted) with the counts
+        of the cases the store has."""
         run = self.store.run(run_id)
-        if run is None or run.status is not RunStatus.RUNNING:
+        if run is None or not run.never_ended:
             return run
         tally = self.store.tally(run.id)
         if tally is None:  # the store cannot count: the index is read again every few seconds
             return run
-        return attrs.evolve(
-            run,
-            stored_answered_count=tally.answered,
-            stored_passed_count=tally.passed,
-            stored_errored_count=tally.errored,
-            stored_mean_score=tally.score_sum / tally.answered if tally.answered else 0.0,
-        )
+        return run.counted_by(tally)
 
     def index(self, run: Run) -> RunIndex:
         """The run's case index, read when the cache has none of its present state."""
