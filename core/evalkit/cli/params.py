@@ -98,21 +98,22 @@ def listed(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -
     return list(value) or None
 
 
-def non_empty_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A path option's value, refusing one that is empty or only spaces (``-o "$REPORT"`` with the
-    variable unset): read as not given, it printed a report on standard output or wrote a file to
-    its default place, and a blank one made a file named by spaces."""
-    if value is not None and not value.strip():
-        raise click.UsageError(f"{'/'.join(param.opts)} is empty; give a path, or leave the option out", ctx)
-    return value
+def non_empty(what: str) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+    """A callback refusing an option's value that is empty or only spaces (``-o "$REPORT"``,
+    ``--run-id "$CI_RUN"`` with the variable unset), asking for ``what`` instead: read as not
+    given, a report went to standard output, a file to its default place, a job began a run of its
+    own instead of joining the one named; and a blank path made a file named by spaces."""
+
+    def refuse_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise click.UsageError(f"{'/'.join(param.opts)} is empty; give {what}, or leave the option out", ctx)
+        return value
+
+    return refuse_empty
 
 
-def non_empty_run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """``--run-id``'s value, refusing an empty one (``--run-id "$CI_RUN"`` with the variable unset):
-    read as not given, each job started a run of its own instead of joining the one named."""
-    if value is not None and not value.strip():
-        raise click.UsageError("--run-id is empty; give the run's id, or leave the option out", ctx)
-    return value
+#: The callback of a path option (``-o/--output``).
+non_empty_path = non_empty("a path")
 
 
 def option_group(*decorators: Callable[[Decorated], Decorated]) -> Callable[[Decorated], Decorated]:
@@ -228,7 +229,7 @@ def placement_options(*, resume: str, scope: str) -> Callable[[Decorated], Decor
             "with auto/N or EVALKIT_SHARD_COUNT for N). A shared store only: SQLite is refused unless --database names it",
         ),
         click.option(
-            "--run-id", metavar="ID", callback=non_empty_run_id,
+            "--run-id", metavar="ID", callback=non_empty("the run's id"),
             help="the run's id; an existing run of that id is joined (shards). With --shard or --wait-for-shards it "
             "defaults to one derived from the CI pipeline id (GitLab, GitHub Actions, CircleCI, Buildkite) and the "
             f"{scope}",

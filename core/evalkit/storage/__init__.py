@@ -211,7 +211,7 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
     A plugin in the ``evalkit.repositories`` group whose name is the URL scheme is called with
     ``url`` and must return an object that satisfies :class:`ResultRepository`.
     """
-    scheme = _scheme(url)
+    scheme = url_scheme(url)
     if scheme in SQL_SCHEMES:
         from .sql import SqlRepository
 
@@ -227,12 +227,8 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
     return repository
 
 
-def _scheme(url: str) -> str:
-    return url_scheme(url)
-
-
 def _sql_only(url: str, what: str) -> None:
-    if _scheme(url) not in SQL_SCHEMES:
+    if url_scheme(url) not in SQL_SCHEMES:
         from ..errors import StorageError
         from .urls import redact_url
 
