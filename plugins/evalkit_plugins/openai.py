@@ -573,7 +573,9 @@ class OpenAIGenerator:
         # and max_attempts has no upper bound.
         return random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2.0 ** min(attempt - 1, 64)))
 
-    def _answer(self, content: bytes) -> Answer:
+    def _first_choice(self, content: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The reply's JSON object and its first choice; :class:`GenerationError` when the body is
+        not JSON or holds no choice that is an object."""
         try:
             data = parse_json(content)
         except ValueError:
@@ -581,7 +583,10 @@ class OpenAIGenerator:
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise self._malformed("no choices", content)
-        choice = choices[0]
+        return data, choices[0]
+
+    def _answer(self, content: bytes) -> Answer:
+        data, choice = self._first_choice(content)
         message = choice.get("message")
         text = message.get("content") if isinstance(message, dict) else None
         if not isinstance(text, str):
@@ -601,14 +606,7 @@ class OpenAIGenerator:
     def _turn(self, content: bytes) -> Turn:
         """One conversation turn: ``message.content`` (null when the model only calls tools) and
         ``message.tool_calls`` (each ``function.arguments`` a JSON text, kept as sent when it is not JSON)."""
-        try:
-            data = parse_json(content)
-        except ValueError:
-            raise self._malformed("a body that is not JSON", content) from None
-        choices = data.get("choices") if isinstance(data, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise self._malformed("no choices", content)
-        choice = choices[0]
+        data, choice = self._first_choice(content)
         message = choice.get("message")
         if not isinstance(message, dict):
             raise self._malformed("a choice without a message", content)
