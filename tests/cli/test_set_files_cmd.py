@@ -171,7 +171,7 @@ def test_the_schema_accepts_the_smoke_set_written_as_a_file(evalkit_cli) -> None
 def test_init_writes_a_project_that_runs_green_and_refuses_to_overwrite(evalkit_cli, project: Path) -> None:
     result = evalkit_cli("init")
     assert result.code == 0, result.stderr
-    for name in ("evalkit.toml", "evals/example.yaml", "evals/example-answers.jsonl"):
+    for name in ("evalkit.toml", "evals/example.yaml", "recorded/example-answers.jsonl"):
         assert (project / name).is_file()
         assert f"wrote {name}" in result.stdout
     commands = [line.split("#")[0].strip() for line in result.stdout.split("Next:")[1].strip().splitlines()]
@@ -184,6 +184,24 @@ def test_init_writes_a_project_that_runs_green_and_refuses_to_overwrite(evalkit_
     again = evalkit_cli("init")
     assert again.code == 2 and "writes nothing" in again.stderr and "evalkit.toml" in again.stderr
     assert (project / "evalkit.toml").read_text().endswith("# mine\n")
+
+
+def test_init_keeps_its_recorded_answers_out_of_the_set_folder(evalkit_cli, project: Path) -> None:
+    # evals/ holds set files only: `evalkit validate evals` and the pre-commit hook that passes the
+    # staged files under evals/ read every .jsonl there as a set, and the answers are not one.
+    assert evalkit_cli("init").code == 0
+    assert sorted(p.name for p in (project / "evals").iterdir()) == ["example.yaml"]
+    folder = evalkit_cli("validate", "evals")
+    assert folder.code == 0, folder.stderr
+    assert "ok  set starter.faq (4 prompts)" in folder.stdout
+
+
+def test_init_refuses_an_empty_folder_name(evalkit_cli, project: Path) -> None:
+    # `evalkit init "$DIR"` with DIR unset must not write into the current folder.
+    result = evalkit_cli("init", "")
+    assert result.code == 2
+    assert "DIR is empty; give a folder, or leave it out" in result.stderr
+    assert not (project / "evalkit.toml").exists() and not (project / "evals").exists()
 
 
 def test_init_gates_judges_on_a_kappa_of_point_six(evalkit_cli, project: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .app import Arguments, EvalkitCommand, arguments
-from .params import global_options
+from .params import global_options, non_empty
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 STARTER_FILES = (
     ("evalkit.toml", "evalkit.toml"),
     ("example.yaml", "evals/example.yaml"),
-    ("example-answers.jsonl", "evals/example-answers.jsonl"),
+    ("example-answers.jsonl", "recorded/example-answers.jsonl"),
 )
 NEXT_COMMANDS = (
     ("evalkit validate", "check the set files"),
@@ -29,12 +29,14 @@ NEXT_COMMANDS = (
     "init",
     cls=EvalkitCommand,
     help=(
-        "Write evalkit.toml, evals/example.yaml and evals/example-answers.jsonl into DIR (default: the "
+        "Write evalkit.toml, evals/example.yaml and recorded/example-answers.jsonl into DIR (default: the "
         "current directory): a golden set in a file and a replay provider that answers it, so that "
         "`evalkit run starter.faq --provider recorded` passes. Existing files are never overwritten."
     ),
 )
-@click.argument("directory", required=False, default=".", metavar="[DIR]", help="the project folder (default: .)")
+@click.argument(
+    "directory", required=False, default=".", metavar="[DIR]", callback=non_empty("a folder"), help="the project folder (default: .)"
+)
 @global_options(config=None, database=None)
 def command(**params: Any) -> Arguments:
     """Parsed ``evalkit init``."""

@@ -99,14 +99,17 @@ def listed(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -
 
 
 def non_empty(what: str) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
-    """A callback refusing an option's value that is empty or only spaces (``-o "$REPORT"``,
+    """A callback refusing an option's or argument's value that is empty or only spaces (``-o "$REPORT"``,
     ``--run-id "$CI_RUN"`` with the variable unset), asking for ``what`` instead: read as not
     given, a report went to standard output, a file to its default place, a job began a run of its
     own instead of joining the one named; and a blank path made a file named by spaces."""
 
     def refuse_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         if value is not None and not value.strip():
-            raise click.UsageError(f"{'/'.join(param.opts)} is empty; give {what}, or leave the option out", ctx)
+            if isinstance(param, click.Option):
+                raise click.UsageError(f"{'/'.join(param.opts)} is empty; give {what}, or leave the option out", ctx)
+            name = param.human_readable_name.strip("[]").removesuffix("...")  # the metavar: [DIR] → DIR
+            raise click.UsageError(f"{name} is empty; give {what}, or leave it out", ctx)
         return value
 
     return refuse_empty

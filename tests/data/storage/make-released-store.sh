@@ -20,5 +20,6 @@ ek run evalkit.smoke --privacy metadata --shard 1/2 --run-id smoke-sharded
 cd "$WORK/project"
 evalkit init >/dev/null
 ek run starter.faq --provider recorded --privacy full --run-id faq-1
-sed -i 's/"Paris"/"Lyon"/' evals/example-answers.jsonl
+# evalkit init writes the recorded answers to evals/ (the released version) or recorded/ (later)
+sed -i 's/"Paris"/"Lyon"/' $(ls evals/example-answers.jsonl recorded/example-answers.jsonl 2>/dev/null)
 ek run starter.faq --provider recorded --privacy full --run-id faq-2 || test $? = 1   # regressed: exit 1
