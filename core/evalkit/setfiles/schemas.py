@@ -47,15 +47,50 @@ def document_kind(data: Any) -> str:
 
 
 @cache
+def _checked_schema(kind: str) -> dict[str, Any]:
+    """The schema of ``kind`` as it is checked: each ``{"$ref": "#/$defs/NAME"}`` replaced by NAME's
+    schema itself, the same object wherever it stands (``$defs`` keeps them, so a reference left in
+    place — one back into a definition it is inside — still resolves).
+
+    Checks the same rules: the schemas' references point into their own ``$defs`` only. jsonschema
+    looks a reference up in its registry each time it meets one, once per prompt and per
+    assertion; that lookup was about a tenth of checking a large valid file."""
+    original = schema(kind)
+    defs = original.get("$defs", {})
+    inlined: dict[str, Any] = {}
+
+    def definition(name: str, inside: frozenset[str]) -> Any:
+        if name not in inlined:
+            inlined[name] = walk(defs[name], inside | {name})
+        return inlined[name]
+
+    def walk(node: Any, inside: frozenset[str]) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if len(node) == 1 and isinstance(ref, str) and ref.startswith("#/$defs/"):
+                name = ref.removeprefix("#/$defs/")
+                if name in defs and name not in inside:
+                    return definition(name, inside)
+            return {key: walk(value, inside) for key, value in node.items() if key != "$defs"}
+        if isinstance(node, list):
+            return [walk(value, inside) for value in node]
+        return node
+
+    checked = walk(original, frozenset())
+    checked["$defs"] = {name: definition(name, frozenset()) for name in defs}
+    return checked
+
+
+@cache
 def _validator(kind: str) -> Any:
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(schema(kind))
+    return Draft202012Validator(_checked_schema(kind))
 
 
 def schema_problems(document: SetDocument, kind: str) -> list[FileProblem]:
     """Every place ``document`` breaks the schema of ``kind``, in file order."""
-    defs = schema(kind)["$defs"]
+    defs = _checked_schema(kind)["$defs"]
     problems = [_problem(document, error, defs) for error in _validator(kind).iter_errors(document.data)]
     # An assertion with two kind keys breaks the rule twice (each key allows no other): one problem.
     problems = list(dict.fromkeys(p for group in problems for p in group))
