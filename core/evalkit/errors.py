@@ -15,7 +15,7 @@
     │   └── RequestRejected           the endpoint refused a field of the request (not retried)
     ├── RetrievalError                a retriever failed or returned garbage for one question
     ├── RunInterrupted                Ctrl-C (or a plugin's BaseException): finished cases kept, resumable (exit 3)
-    ├── RunNotFinished                waited for a run's shards until the time limit (exit 3)
+    ├── RunNotFinished                waited for a run's shards until the time limit, or no process answers it (exit 3)
     ├── RunStoreFailed                the store failed mid-run: committed cases kept, resumable (exit 3)
     ├── GraderUnavailableError        a judge cannot be reached before the run (exit 2, nothing stored)
     ├── GeneratorUnavailableError     the endpoint under test refuses or cannot be reached before the run (exit 2)
@@ -306,7 +306,8 @@ class SetChangedError(EvalkitError):
 
 
 class RunNotFinished(EvalkitError):
-    """A run's shards were not all in (or its verdict not recorded) when the wait ran out."""
+    """A run's shards were not all in (or its verdict not recorded) when the wait ran out, or no
+    process answers the run any more (its leases went stale: it was killed)."""
 
     exit_code = 3
 
