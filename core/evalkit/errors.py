@@ -15,8 +15,9 @@
     │   └── RequestRejected           the endpoint refused a field of the request (not retried)
     ├── RetrievalError                a retriever failed or returned garbage for one question
     ├── RunInterrupted                Ctrl-C (or a plugin's BaseException): finished cases kept, resumable (exit 3)
-    ├── RunNotFinished                waited for a run's shards until the time limit (exit 3)
+    ├── RunNotFinished                waited for a run's shards until the time limit, or no process answers it (exit 3)
     ├── RunStoreFailed                the store failed mid-run: committed cases kept, resumable (exit 3)
+    ├── RunInternalError              evalkit's own bug stopped a stored run: marked interrupted, resumable (exit 3)
     ├── GraderUnavailableError        a judge cannot be reached before the run (exit 2, nothing stored)
     ├── GeneratorUnavailableError     the endpoint under test refuses or cannot be reached before the run (exit 2)
     └── StorageError                  the results store cannot be used (exit 2)
@@ -57,6 +58,7 @@ __all__ = [
     "RequestRejected",
     "SetTooLarge",
     "RetrievalError",
+    "RunInternalError",
     "RunInterrupted",
     "RunNotFinished",
     "RunStoreFailed",
@@ -306,7 +308,8 @@ class SetChangedError(EvalkitError):
 
 
 class RunNotFinished(EvalkitError):
-    """A run's shards were not all in (or its verdict not recorded) when the wait ran out."""
+    """A run's shards were not all in (or its verdict not recorded) when the wait ran out, or no
+    process answers the run any more (its leases went stale: it was killed)."""
 
     exit_code = 3
 
@@ -339,6 +342,45 @@ class RunStoreFailed(EvalkitError):
         command = command or f"evalkit run {set_identifier} --resume {run_id}"
         resume = f"; continue it with `{command}`" if resumable else ""
         super().__init__(f"the results store failed during run {run_id}: {cause} — {kept_text}, {state}{resume}")
+
+
+class RunInternalError(EvalkitError):
+    """An unexpected exception — evalkit's own bug — stopped a run after the run was created in the
+    store: its committed cases are kept and it is marked ``interrupted`` (when the store can say
+    so), so it can be resumed; ``status`` is the run's stored status afterwards (``None``: the store
+    did not say). A run the bug hit after it was finished keeps its status (``complete``). The CLI
+    prints the traceback under the message: a bug report needs it."""
+
+    exit_code = 3
+    #: The CLI prints the traceback of what was raised (``__cause__``) under the message.
+    shows_traceback = True
+
+    def __init__(
+        self, run_id: str, set_identifier: str, cause: str, *, kept: int | None, status: str | None, command: str | None = None
+    ) -> None:
+        self.run_id = run_id
+        self.set_identifier = set_identifier
+        self.cause = cause
+        self.kept = kept
+        self.status = status
+        command = command or f"evalkit run {set_identifier} --resume {run_id}"
+        if status == "complete":
+            super().__init__(
+                f"internal error (an evalkit bug) after run {run_id} was stored complete: {cause} — its cases are "
+                f"kept; its verdict may not be recorded (`evalkit show {run_id}` says)"
+            )
+            return
+        kept_text = "its committed cases are kept" if kept is None else f"{counted(kept, 'case')} committed before it {'is' if kept == 1 else 'are'} kept"
+        if status == "interrupted":
+            state = "the run is marked interrupted"
+        elif status == "incomplete":
+            state = "the run is stored incomplete"
+        else:
+            state = "the run could not be marked interrupted (the store cannot say so, or does not answer)"
+        super().__init__(
+            f"internal error (an evalkit bug) during run {run_id}: {cause} — {kept_text}, {state}; "
+            f"continue it with `{command}`"
+        )
 
 
 class GraderUnavailableError(EvalkitError):

@@ -9,6 +9,11 @@ called. A lease is stale, and can be taken over, when its heartbeat is older tha
 :data:`STALE_AFTER_S` seconds, or when its owner ran on this host and that process is gone (a
 ``kill -9`` is taken over at once).
 
+A run whose process was killed keeps its status ``running`` (nothing could mark it); its leases
+tell it apart: :func:`liveness` reads :class:`RunLiveness` (no live lease, no shard still to start:
+the run is *gone*), which ``history`` and ``show`` print, and after which ``report --wait`` stops
+waiting once :data:`STALE_AFTER_S` has passed since the run was last heard from.
+
 Two leases overlap when either is ``*`` or both name the same shard. Every shard of a run must
 give the same N; the store refuses a shard that does not.
 
@@ -20,8 +25,10 @@ beats and gives up a run's lease.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
-from .storage.protocols import RunLeases
+from .runs import Run, RunKind
+from .storage.protocols import ResultRepository, RunLeases, capabilities
 from .storage.values import (
     HEARTBEAT_S,
     STALE_AFTER_S,
@@ -29,6 +36,7 @@ from .storage.values import (
     LeaseHolder,
     LeaseOwner,
     RunBusyError,
+    RunLiveness,
     ShardMismatchError,
     ShardProgress,
     overlaps,
@@ -43,11 +51,62 @@ __all__ = [
     "LeaseKeeper",
     "LeaseOwner",
     "RunBusyError",
+    "RunLiveness",
     "ShardMismatchError",
     "ShardProgress",
+    "gone_sentence",
+    "liveness",
     "overlaps",
+    "resume_hint",
     "shard_part",
 ]
+
+
+def liveness(repository: ResultRepository, runs: Sequence[Run]) -> dict[str, RunLiveness]:
+    """The :class:`RunLiveness` of each of ``runs`` that is marked running, as the store's leases
+    say; absent for the others, for runs no lease was taken on and when the store keeps no leases
+    (such a run is shown ``running``, as it is stored)."""
+    from .runs import RunStatus
+
+    leases = capabilities(repository).leases
+    running = [run.id for run in runs if run.status is RunStatus.RUNNING]
+    if leases is None or not running:
+        return {}
+    return leases.lease_liveness(running)
+
+
+def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None) -> str:
+    """The command that continues ``run`` (with the options it was started with): ``evalkit run SET
+    --provider NAME --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
+    the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each."""
+    import shlex
+
+    if run.kind is RunKind.RETRIEVAL:
+        words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
+        if run.deployment:
+            words += ["--deployment", run.deployment]
+    else:
+        words = ["evalkit", "run", run.set_identifier]
+        if run.provider_instance:
+            words += ["--provider", run.provider_instance]
+    base = " ".join(shlex.quote(w) for w in words)
+    if shards and count:
+        return " and ".join(f"`{base} --shard {i}/{count} --run-id {shlex.quote(run.id)}`" for i in shards)
+    return f"`{base} --resume {shlex.quote(run.id)}`"
+
+
+def gone_sentence(run: Run, live: RunLiveness) -> str:
+    """``no live process since 2026-12-05 06:56 UTC: …; continue it with `…```: what is said of a
+    run that is :attr:`RunLiveness.gone` (naming the shards to re-run of a sharded run)."""
+    import time
+
+    since = (
+        time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(live.last_seen)) if live.last_seen is not None else "an unknown time"
+    )
+    return (
+        f"no live process since {since}: the process answering run {run.id} stopped without ending it "
+        f"(killed, or its machine lost); continue it with {resume_hint(run, live.missing, live.shard_count)}"
+    )
 
 
 class LeaseKeeper:

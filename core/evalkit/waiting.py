@@ -2,7 +2,11 @@
 
 The run is finished when its stored status is no longer ``running`` (the last shard closes it)
 and, on a store that keeps verdicts, its verdict is recorded. A run that does not exist yet is
-waited for too: the final job may start before the first shard has written anything.
+waited for too: the final job may start before the first shard has written anything, and so is a
+sharded run some of whose shards have not taken their lease yet. A run no process answers any more
+— every lease it took is dead, and was last heard from more than :data:`~evalkit.leases.STALE_AFTER_S`
+ago (:meth:`~evalkit.leases.RunLiveness.given_up`) — is not waited for until the time limit: the
+wait ends there, naming the command that continues it.
 """
 
 from __future__ import annotations
@@ -48,6 +52,29 @@ def _finished(repository: ResultRepository, run: Run | None) -> bool:
     return True
 
 
+def _counted(repository: ResultRepository, run: Run | None) -> Run | None:
+    """``run`` with the counts of the cases stored so far (its row's are written when it ends)."""
+    streamed = capabilities(repository).streamed
+    if run is None or not run.never_ended or streamed is None:
+        return run
+    return run.counted_by(streamed.case_tally(run.id))
+
+
+def _refuse_gone(repository: ResultRepository, run: Run) -> None:
+    """:class:`RunNotFinished` when no process answers ``run`` any more and none has for longer
+    than a lease stays live (a run that is answered, or has a shard still to start, is waited for)."""
+    from .leases import gone_sentence, liveness
+
+    live = liveness(repository, [run]).get(run.id)
+    if live is None or not live.given_up():
+        return
+    raise RunNotFinished(
+        f"run {run.id}: {run.answered_count} of {counted(run.case_count, 'case')} are in and the run is still "
+        f"running, but it has {gone_sentence(run, live)}, then wait again; "
+        "the verdict is pending"
+    )
+
+
 def wait_for_run(
     repository: ResultRepository,
     run_id: str,
@@ -59,7 +86,7 @@ def wait_for_run(
     sleep: Callable[[float], None] = time.sleep,
 ) -> Run:
     """The run ``run_id`` once every shard is in (with its cases); :class:`RunNotFinished` when
-    ``timeout_s`` passes first."""
+    ``timeout_s`` passes first, or when no process answers the run any more (see the module)."""
     deadline = clock() + timeout_s
     while True:
         run = repository.get_run(run_id, with_cases=False)
@@ -67,6 +94,9 @@ def wait_for_run(
             full = repository.get_run(run_id)
             assert full is not None
             return full
+        run = _counted(repository, run)
+        if run is not None:
+            _refuse_gone(repository, run)
         if on_poll is not None:
             on_poll(run)
         if clock() >= deadline:

@@ -71,3 +71,48 @@ def test_resuming_an_incomplete_run_answers_only_its_errored_cases(evalkit_cli, 
     assert document["status"] == "complete" and document["passed"] == 6 and document["verified"]
     assert "Resuming run" in " ".join(document["notes"]) and document["verdict"]["state"] == "baseline"
     assert stored_run_count(project) == 1
+
+
+def test_an_internal_error_after_the_run_is_stored_says_it_is_interrupted_and_resumable(evalkit_cli, project, monkeypatch) -> None:
+    """An evalkit bug raising after the run row exists exited 2, whose meaning is "nothing called,
+    nothing stored", while the run was stored with its answers and marked interrupted."""
+    from evalkit.run.answering.prompts import PromptAnswering
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("a bug in finishing the run")
+
+    answer_with(project, ARITH_GOOD)
+    monkeypatch.setattr(PromptAnswering, "finish", broken)
+    crashed = evalkit_cli("run", "arith.basic", "--run-id", "crash-1", "--json")
+    assert crashed.code == 3, crashed.stderr
+    assert "evalkit: error: internal error (an evalkit bug) during run crash-1: RuntimeError: a bug in finishing the run" in crashed.stderr
+    assert "6 cases committed before it are kept, the run is marked interrupted" in crashed.stderr
+    resume = "`evalkit run arith.basic --resume crash-1`"
+    assert f"continue it with {resume}" in crashed.stderr, crashed.stderr
+    assert "Traceback" in crashed.stderr and "in broken" in crashed.stderr, "a bug report needs the traceback"
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        assert connection.execute("SELECT status FROM evalkit_run WHERE id = 'crash-1'").fetchone() == ("interrupted",)
+
+    monkeypatch.undo()
+    resumed = evalkit_cli(*resume.strip("`").split()[1:], "--json")
+    assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
+
+
+def test_an_internal_error_after_the_run_is_finished_says_it_is_stored_complete(evalkit_cli, project, monkeypatch) -> None:
+    """The bug came after the run was finished: it keeps its status, and nothing offers to resume it."""
+    from evalkit.run import lifecycle
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("a bug in deciding the verdict")
+
+    answer_with(project, ARITH_GOOD)
+    monkeypatch.setattr(lifecycle, "settle", broken)
+    crashed = evalkit_cli("run", "arith.basic", "--run-id", "crash-2")
+    assert crashed.code == 3, crashed.stderr
+    assert (
+        "evalkit: error: internal error (an evalkit bug) after run crash-2 was stored complete: RuntimeError: a bug in "
+        "deciding the verdict — its cases are kept; its verdict may not be recorded (`evalkit show crash-2` says)"
+    ) in crashed.stderr
+    assert "--resume" not in crashed.stderr.split("Traceback")[0]
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        assert connection.execute("SELECT status FROM evalkit_run WHERE id = 'crash-2'").fetchone() == ("complete",)

@@ -67,6 +67,11 @@ def test_shards_join_a_run_in_a_store_with_only_the_base_protocol(evalkit_cli, s
     env = {"PYTHONPATH": storage_plugins}
     first = evalkit_cli("run", "storagekit.echo", "--shard", "1/2", "--run-id", "tp-1", "--database", store_url, "--json", env=env)
     assert first.code == 0 and first.json()["status"] == "running"
+    # a store without leases cannot tell a killed run from one being answered: shown running, waited for
+    shown = evalkit_cli("show", "tp-1", "--database", store_url, "--json", env=env).json()
+    assert (shown["status"], shown["live_process"], shown["last_seen_at"]) == ("running", None, None)
+    waited = evalkit_cli("report", "tp-1", "--wait", "--timeout", "0.5s", "--poll", "0.1s", "--database", store_url, env=env)
+    assert waited.code == 3 and "after 0.5 s and the run is still running" in waited.stderr, waited.stderr
     second = evalkit_cli("run", "storagekit.echo", "--shard", "2/2", "--run-id", "tp-1", "--database", store_url, "--json", env=env)
     assert second.code == 0, second.stderr
     assert second.json()["status"] == "complete" and second.json()["answered"] == 40

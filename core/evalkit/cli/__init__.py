@@ -263,11 +263,13 @@ def _failed(args: Arguments, exc: Exception) -> int:
 
     say = console(stderr=True).message
 
-    if args.traceback or not isinstance(exc, EvalkitError):
+    if args.traceback or not isinstance(exc, EvalkitError) or getattr(exc, "shows_traceback", False):
         if not isinstance(exc, EvalkitError):
             from ..shapes import exception_text
 
             say(f"evalkit: internal error: {exception_text(exc)}")
+        elif not args.traceback:  # evalkit's own bug after the run was stored: the message, then the traceback
+            say(f"evalkit: error: {exc}")
         import traceback
 
         say(traceback.format_exc().rstrip("\n"))

@@ -23,7 +23,9 @@ from .params import PositiveInt, global_options
     help=(
         "List the stored runs of SET, newest first: date (UTC), run id, serving identity, grader, status, "
         "pass rate, mean score, the verdict the run got and whether it is an accepted baseline (first of its scope, "
-        "significantly better, accepted by a person, or migrated; * marks each scope's current baseline). Below the table, one trend line per series "
+        "significantly better, accepted by a person, or migrated; * marks each scope's current baseline). A running run "
+        "whose process is gone (killed) reads 'running (no live process)', with the command that continues it. Below "
+        "the table, one trend line per series "
         "(serving identity + grader): the pass rate of its listed runs, oldest to newest. Runs stored before "
         "verdicts were kept show — as their verdict."
     ),
@@ -70,6 +72,7 @@ SPARKLINE_RUNS = 50
 def handle(args: Arguments) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
+    from ..leases import gone_sentence, liveness
     from ..storage import capabilities, close_repository
     from .console import console
     from .json_output import print_json
@@ -78,8 +81,10 @@ def handle(args: Arguments) -> int:
         counted_so_far,
         format_date,
         identity_label,
+        liveness_fields,
         open_store,
         sparkline,
+        status_label,
         stored_verdicts,
         verdict_document,
         verdict_label,
@@ -94,6 +99,7 @@ def handle(args: Arguments) -> int:
                 "RunHistory capability (recent_runs, purge_older_than)"
             )
         runs = [counted_so_far(repository, run) for run in history.recent_runs(args.set, limit=args.limit)]
+        alive = liveness(repository, runs)
         verdicts = stored_verdicts(repository, [r.id for r in runs])
         acceptances, current = _acceptances(repository, args.set, [r.id for r in runs])
     finally:
@@ -118,6 +124,7 @@ def handle(args: Arguments) -> int:
         documents = []
         for run in runs:
             document = run_document(run, with_cases=False)
+            document.update(liveness_fields(alive.get(run.id)))
             document["verdict"] = verdict_document(verdicts.get(run.id))
             document["accepted"] = acceptance_document(acceptances.get(run.id))
             document["current_baseline"] = run.id in current
@@ -146,10 +153,14 @@ def handle(args: Arguments) -> int:
             shown = out.text("[red]{}[/red]", shown)
         rows.append([
             format_date(run.started_at), run.id, identity_label(run), run.grader,
-            run.status.value, f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", cost_cell(run), shown,
+            status_label(run, alive.get(run.id)), f"{float(run.pass_rate) * 100:.1f}%", f"{run.mean_score:.3f}", cost_cell(run), shown,
             _accepted_label(acceptances.get(run.id), run.id in current),
         ])  # fmt: skip
     print_rows(out, columns, rows)
+    for run in runs:
+        live = alive.get(run.id)
+        if live is not None and live.gone:
+            out.print(f"Run {run.id}: {gone_sentence(run, live)}.")
     out.line()
     out.line("[bold]Trend[/bold] (pass rate, oldest → newest, per serving identity and grader)")
     for trend in trends:

@@ -69,6 +69,7 @@ def wait_for(args: Arguments, repository: ResultRepository, run_id: str) -> Any:
 
 def handle(args: Arguments) -> int:
     """Render the run; its exit code (see the description)."""
+    from ..leases import gone_sentence, liveness
     from ..reports.targets import ReportTarget
     from ..runs import RunStatus
     from ..storage import close_repository
@@ -83,6 +84,7 @@ def handle(args: Arguments) -> int:
     repository = open_store(args)
     try:
         run = wait_for(args, repository, args.run_id) if args.wait else require_run(repository, args.run_id)
+        live = liveness(repository, [run]).get(run.id)
     finally:
         close_repository(repository)
     from ..config import load_config
@@ -98,6 +100,8 @@ def handle(args: Arguments) -> int:
     out = console(stderr=rendered.takes_stdout)
     out.print(f"{report.verdict_word}: {run.set_identifier} run {run.id}")
     out.print(report.verdict_sentence)
+    if live is not None and live.gone:  # pending for ever: nothing answers the run any more
+        out.print(f"The run has {gone_sentence(run, live)}.")
     failed = deliver_reports(rendered, keeps_exit_code=False)
     if run.status is not RunStatus.COMPLETE and run.status is not RunStatus.RUNNING:
         return 3

@@ -24,7 +24,8 @@ SHOWN_ANSWER_CHARS = 2_000
     "show",
     cls=EvalkitCommand,
     help=(
-        "Show the stored run RUN_ID: who answered, grader, status, aggregates, the verdict it got, and the "
+        "Show the stored run RUN_ID: who answered, grader, status (and, for a running run whose process is gone, "
+        "since when no process answers it), aggregates, the verdict it got, and the "
         "cases that need a look (failed, errored, unstable) with their named checks and answers (answer text "
         "only when the run was stored with privacy redacted or full), each answer with the prompt and reference "
         "it answered (from the set installed here, when it is that version) and, for a case that regressed or "
@@ -68,6 +69,7 @@ def _acceptance(repository: ResultRepository, run_id: str) -> Any:
 
 def handle(args: Arguments) -> int:
     """Print the run; exit 2 when there is no such run."""
+    from ..leases import liveness
     from ..storage import capabilities, close_repository
     from .stored import open_store, require_run, stored_verdicts
 
@@ -76,6 +78,7 @@ def handle(args: Arguments) -> int:
         # A store that streams cases is read a page at a time: a 100,000-case run is never held.
         streamed = capabilities(repository).streamed
         run = require_run(repository, args.run_id, with_cases=streamed is None)
+        live = liveness(repository, [run]).get(run.id)
         verdict = stored_verdicts(repository, [run.id]).get(run.id)
         acceptance = _acceptance(repository, run.id)
         if streamed is not None:
@@ -83,10 +86,10 @@ def handle(args: Arguments) -> int:
         else:
             cases = run.cases if args.json or args.show_all else [c for c in run.cases if c.needs_a_look]
         if args.json:
-            _print_json(run, verdict, acceptance, cases)
+            _print_json(run, live, verdict, acceptance, cases)
         else:
             before = _baseline_answers(repository, run, verdict)
-            _print_tables(run, verdict, acceptance, cases, args.show_all, Beside(before, args.config))
+            _print_tables(run, live, verdict, acceptance, cases, args.show_all, Beside(before, args.config))
     finally:
         close_repository(repository)
     return 0
@@ -137,18 +140,19 @@ def _baseline_answers(repository: ResultRepository, run: Any, verdict: Any) -> t
     return baseline_id, answers
 
 
-def _print_json(run: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
+def _print_json(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any) -> None:
     from .render import acceptance_document, print_cases_json, run_document
-    from .stored import verdict_document
+    from .stored import liveness_fields, verdict_document
 
     document = run_document(run, with_cases=False)
+    document.update(liveness_fields(live))
     document["cases"] = None  # keeps its place: filled from the cases below
     document["verdict"] = verdict_document(verdict)
     document["accepted"] = acceptance_document(acceptance)
     print_cases_json(document, cases, run.case_count)
 
 
-def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool, beside: Beside) -> None:
+def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any, show_all: bool, beside: Beside) -> None:
     from ..conversations import transcript_lines
     from .console import Lines, console
     from .layout import Column, print_rows
@@ -168,6 +172,10 @@ def _print_tables(run: Any, verdict: Any, acceptance: Any, cases: Any, show_all:
     out.print(f"Grader:     {run.grader}")
     errored = f" ({run.errored_count} errored)" if run.errored_count else ""
     out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {counted(run.case_count, 'case')} answered")
+    if live is not None and live.gone:
+        from ..leases import gone_sentence
+
+        out.print(f"            {gone_sentence(run, live)}")
     out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
     from .spend_view import spend_lines

@@ -20,6 +20,8 @@ __all__ = [
     "SPARK_BARS",
     "format_date",
     "identity_label",
+    "liveness_fields",
+    "status_label",
     "open_store",
     "require_existing_store",
     "store_origin",
@@ -160,3 +162,23 @@ def sparkline(values: Iterable[float]) -> str:
     """One bar per value in 0..1 (pass rates), on a fixed scale so a flat 100% reads as full bars."""
     top = len(SPARK_BARS) - 1
     return "".join(SPARK_BARS[min(top, max(0, round(float(v) * top)))] for v in values)
+
+
+def liveness_fields(live: Any) -> dict[str, Any]:
+    """What ``--json`` of ``history`` and ``show`` says beside a run's ``status`` (whose meaning
+    is unchanged): ``live_process`` — ``true`` while a process answers the run, ``false`` when none
+    does any more (killed: :attr:`~evalkit.leases.RunLiveness.gone`), ``null`` when the run is not
+    running or the store cannot tell (no lease, a shard still to start) — and ``last_seen_at``, when
+    a process of the run was last heard from (``null`` when unknown)."""
+    if live is None:
+        return {"live_process": None, "last_seen_at": None}
+    said = True if live.live else (False if live.gone else None)
+    return {"live_process": said, "last_seen_at": live.last_seen}
+
+
+def status_label(run: Run, live: Any) -> str:
+    """A run's status for a table cell: ``running (no live process)`` for a run whose process is
+    gone (see :func:`~evalkit.leases.gone_sentence` for the sentence that says since when)."""
+    if live is not None and live.gone:
+        return f"{run.status.value} (no live process)"
+    return run.status.value

@@ -12,8 +12,8 @@ that changed under it interrupts it.
       finish     give the lease up (this part is in) → the answering's Finish → finish_run
       decide     pending while shards are missing; else decide.settle (baseline, comparison,
                  verdict, acceptance)
-      interrupt  Ctrl-C, a set that changed: mark the run interrupted; a failing store: say what
-                 was kept — each time with the command that resumes it
+      interrupt  Ctrl-C, a set that changed, evalkit's own bug: mark the run interrupted; a failing
+                 store: say what was kept — each time with the command that resumes it
 
 Where a newcomer finds "lease a run": :class:`RunLease`; "store a case": :class:`CaseRecorder`.
 """
@@ -31,6 +31,7 @@ import attrs
 from .. import hooks
 from ..errors import (
     EvalkitError,
+    RunInternalError,
     RunInterrupted,
     RunStoreFailed,
     SetChangedError,
@@ -57,6 +58,7 @@ __all__ = [
     "Commits",
     "RunLease",
     "execute",
+    "internal_error",
     "mark_interrupted",
     "redact_secrets",
     "store_failed",
@@ -265,6 +267,19 @@ def store_failed(store: Capabilities, run: Run, failure: StoreFailure, command: 
     )
 
 
+def internal_error(store: Capabilities, run: Run, exc: Exception, command: str | None = None) -> RunInternalError:
+    """The error to raise after ``exc`` — evalkit's own bug — stopped ``run``, which is in the
+    store: marks the run interrupted where the store can and counts the cases it kept; ``command``
+    resumes it. (Exit 2 would say "nothing stored", which is not so.)"""
+    mark_interrupted(store, run.id)  # a finished run keeps its status
+    try:
+        stored = store.repository.get_run(run.id, with_cases=False)
+    except StorageError:
+        stored = None
+    status = stored.status.value if stored is not None else None
+    return RunInternalError(run.id, run.set_identifier, exception_text(exc), kept=_kept(store, run.id), status=status, command=command)
+
+
 # -- the run -------------------------------------------------------------------------------------
 
 
@@ -309,9 +324,8 @@ class _Lifecycle:
             raise store_failed(self.store, header, exc, self.answering.resume_command(header.id)) from None
         except EvalkitError:
             raise
-        except Exception:  # evalkit's own bug: said as an internal error, the run not left "running"
-            mark_interrupted(self.store, header.id)
-            raise
+        except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
+            raise internal_error(self.store, header, exc, self.answering.resume_command(header.id)) from exc
         except BaseException as exc:  # a plugin's, where no call carried it (evalkit.errors.carried)
             mark_interrupted(self.store, header.id)
             cause = f"{exception_text(exc)}, which a plugin raised and is no Exception"

@@ -15,7 +15,8 @@ store to every one it claims — and each has a stated behaviour when a store la
 * :class:`ProviderModelQualityScores` — without it routing has no quality per alias;
 * :class:`RunHistory` — without it ``evalkit history`` and ``evalkit db prune`` exit 2 and
   reports show no trend;
-* :class:`RunLeases` — without it nothing refuses a second process answering the same run or shard;
+* :class:`RunLeases` — without it nothing refuses a second process answering the same run or shard,
+  and a run whose process was killed is shown ``running`` like one that is answered now;
 * :class:`StreamedCases` — without it the end of a run reads every case back and compares in
   memory (the same verdict, memory growing with the set);
 * :class:`CaseHistory` — without it ``evalkit flaky`` and the flaky marks of a run's output read
@@ -46,6 +47,7 @@ from .values import (
     CasePair,
     CaseTally,
     LeaseOwner,
+    RunLiveness,
     RunOutcomes,
     ShardProgress,
     StoredVerdict,
@@ -319,8 +321,10 @@ class AnswerCache(Protocol):
 class RunLeases(Protocol):
     """Who is answering a run: leases with a heartbeat (see :mod:`evalkit.leases`), and the shards' state.
 
-    Without it nothing refuses a second process answering the same run or shard, and a shard's
-    note does not say which shards are in.
+    Without it nothing refuses a second process answering the same run or shard, a shard's note
+    does not say which shards are in, ``history`` and ``show`` cannot tell a killed run from one
+    being answered (both are ``running``), and ``report --wait`` waits for a killed run until its
+    ``--timeout``.
     """
 
     def acquire_lease(self, run_id: str, part: str, owner: LeaseOwner, *, shard_count: int | None = None) -> None:
@@ -343,6 +347,12 @@ class RunLeases(Protocol):
 
     def shard_progress(self, run_id: str) -> ShardProgress:
         """Which shards of the run are in and which are being answered now."""
+        ...
+
+    def lease_liveness(self, run_ids: Sequence[str]) -> dict[str, RunLiveness]:
+        """Whether a process is answering each of these runs now: :meth:`RunLiveness.of` the
+        run's leases (released ones too) by the store's clock; a run no lease was ever taken on is
+        absent."""
         ...
 
 

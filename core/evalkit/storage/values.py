@@ -7,8 +7,8 @@ nothing here imports a store or a service, so no import circle runs through them
 * baselines: :class:`BaselineScope` (what must be equal for two runs to be compared) and
   :class:`Acceptance` (why a run is its scope's baseline);
 * verdicts as a store keeps them: :class:`StoredVerdict` and its words (:data:`VERDICT_STATES`);
-* leases: :class:`LeaseOwner`, :class:`LeaseHolder`, :class:`ShardProgress`, the overlap rule and
-  the two refusals a store raises (:class:`RunBusyError`, :class:`ShardMismatchError`);
+* leases: :class:`LeaseOwner`, :class:`LeaseHolder`, :class:`ShardProgress`, :class:`RunLiveness`
+  (is any process still answering a run), the overlap rule and the two refusals a store raises (:class:`RunBusyError`, :class:`ShardMismatchError`);
 * what a store counts or pairs for a streamed verdict: :class:`CaseTally`, :class:`CaseMark`,
   :class:`CasePair`.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -56,6 +56,7 @@ __all__ = [
     "LeaseHolder",
     "LeaseOwner",
     "RunBusyError",
+    "RunLiveness",
     "ShardMismatchError",
     "ShardProgress",
     "StoredVerdict",
@@ -215,6 +216,15 @@ class LeaseHolder:
     host: str | None
     pid: int | None
     heartbeat_at: float | None
+    #: When the lease was taken, and when its part was in (``None``: not in); the store's clock.
+    acquired_at: float | None = None
+    done_at: float | None = None
+
+    @property
+    def last_seen(self) -> float | None:
+        """The latest time the lease says its owner was heard from (taken, beat, done), or ``None``."""
+        times = [t for t in (self.acquired_at, self.heartbeat_at, self.done_at) if t is not None]
+        return max(times) if times else None
 
     def is_live(self, now: float, stale_after: float = STALE_AFTER_S) -> bool:
         """True while the owner is answering: a recent heartbeat, and (on this host) a live process.
@@ -302,6 +312,56 @@ class ShardProgress:
         if missing:
             said += f"; waiting for shard{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}"
         return said
+
+
+@attrs.frozen
+class RunLiveness:
+    """Whether any process is still answering a run, as its leases say, by the store's clock ``now``.
+
+    ``live``: a lease of the run is live. ``last_seen``: the latest time any lease of the run was
+    taken, beat or done. For a sharded run, ``shard_count`` (N), the shards whose slice is not in
+    (``missing``), and of those the ones that have taken no lease yet (``unstarted``: they may simply
+    not have started, so the run is not given up on).
+
+    A run is :attr:`gone` when no lease of it is live and no shard is still to start: its process
+    was killed (or lost its machine) without ending it. Built from a run's leases by :meth:`of`;
+    a run no lease was ever taken on has none (a store without leases, a run older than them).
+    """
+
+    live: bool
+    now: float
+    last_seen: float | None = None
+    shard_count: int | None = None
+    missing: tuple[int, ...] = ()
+    unstarted: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, holders: Sequence[LeaseHolder], now: float) -> RunLiveness:
+        """The liveness of a run whose leases (every one taken, released ones too) are ``holders``.
+        A time in the future by more than :data:`FUTURE_MARGIN_S` proves nothing and is not "seen"."""
+        seen = [t for t in (h.last_seen for h in holders) if t is not None and t - now <= FUTURE_MARGIN_S]
+        last_seen = max(seen) if seen else None
+        live = any(h.is_live(now) for h in holders)
+        parts = [(h, h.part.partition("/")) for h in holders]
+        # a part that is no I/N (a row another program wrote) names no shard
+        shards = [(h, int(i), int(n)) for h, (i, _, n) in parts if (i + n).isascii() and i.isdigit() and n.isdigit()]
+        if not shards:
+            return cls(live, now, last_seen)
+        count = max(n for _, _, n in shards)
+        taken = {i for _, i, _ in shards}
+        done = {i for h, i, _ in shards if h.done_at is not None}
+        missing = tuple(i for i in range(1, count + 1) if i not in done)
+        return cls(live, now, last_seen, count, missing, tuple(i for i in missing if i not in taken))
+
+    @property
+    def gone(self) -> bool:
+        """True when no process answers the run and none of its shards is still to start."""
+        return not self.live and not self.unstarted
+
+    def given_up(self, stale_after: float = STALE_AFTER_S) -> bool:
+        """True when the run is :attr:`gone` and was last heard from more than ``stale_after``
+        seconds ago: long enough that a lease with that heartbeat is stale on any host."""
+        return self.gone and (self.last_seen is None or self.now - self.last_seen > stale_after)
 
 
 class RunBusyError(UsageError):

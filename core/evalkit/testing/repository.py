@@ -354,10 +354,19 @@ def _leases(suite: _Suite, report: ContractReport) -> None:
         pass
     else:
         report.add("acquire_lease() must refuse (ShardMismatchError) a shard that gives another N than the stored shards")
+    live = repo.lease_liveness([run.id]).get(run.id)
+    if live is None or not live.live:
+        report.add(f"lease_liveness() must say a run whose lease is live is answered; got {live!r}")
     repo.release_lease(run.id, "1/2", two, done=True)
     progress = repo.shard_progress(run.id)
     if (progress.count, set(progress.done)) != (2, {1}):
         report.add(f"shard_progress() must say N and which shards are in; got {progress!r}")
+    live = repo.lease_liveness([run.id, "evalkit-kit-no-such-run"])
+    if "evalkit-kit-no-such-run" in live or run.id not in live or live[run.id].live or live[run.id].unstarted != (2,):
+        report.add(
+            "lease_liveness() must give each run with a lease its RunLiveness (none live, shard 2 of 2 not started "
+            f"here) and leave out runs without one; got {live!r}"
+        )
 
 
 def _purge(suite: _Suite, report: ContractReport) -> None:

@@ -14,11 +14,21 @@ another program wrote it) is refused naming the row (exit 3), not read as a cras
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from ...errors import StorageError, StoreUnavailable
 from ...shapes import short_repr
-from ..values import WHOLE_RUN, LeaseHolder, LeaseOwner, RunBusyError, ShardMismatchError, ShardProgress, overlaps
+from ..values import (
+    WHOLE_RUN,
+    LeaseHolder,
+    LeaseOwner,
+    RunBusyError,
+    RunLiveness,
+    ShardMismatchError,
+    ShardProgress,
+    overlaps,
+)
 from .store import SqlStore, guarded
 
 __all__ = ["Leases"]
@@ -121,3 +131,20 @@ class Leases(SqlStore):
                 r.shard_index for r in rows if LeaseHolder(r.part, r.owner_host, r.owner_pid, r.heartbeat_at).is_live(now)
             ),
         )
+
+    @guarded
+    def lease_liveness(self, run_ids: Sequence[str]) -> dict[str, RunLiveness]:
+        """Whether a process answers each run now (:meth:`RunLiveness.of` its leases); runs without
+        a lease are absent."""
+        ids = list(dict.fromkeys(run_ids))
+        if not ids:
+            return {}
+        L = self.Lease
+        now = self._store_now()
+        holders: dict[str, list[LeaseHolder]] = {}
+        for start in range(0, len(ids), 500):
+            for row in map(_checked, L.select().where(L.run.in_(ids[start : start + 500]))):
+                holders.setdefault(row.run_id, []).append(
+                    LeaseHolder(row.part, row.owner_host, row.owner_pid, row.heartbeat_at, row.acquired_at, row.done_at)
+                )
+        return {run_id: RunLiveness.of(leases, now) for run_id, leases in holders.items()}

@@ -1,0 +1,169 @@
+"""A run whose process was killed: `history` and `show` say that no process answers it any more,
+and `report --wait` stops waiting for it once its leases are stale instead of at its --timeout.
+
+A kill leaves the run `running` with the lease its process held. The tests make that state in a
+real SQLite store — the run stored by `evalkit run`, then its lease taken with the repository's own
+``acquire_lease`` for another machine's process and its heartbeat aged by hand — instead of killing
+a process and sleeping 90 s (tests/storage/test_hostile_storage.py kills real processes)."""
+
+from __future__ import annotations
+
+import shlex
+import time
+
+from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+LOCAL = "sqlite:///.evalkit/results.db"
+
+
+def _store(project):  # noqa: ANN001, ANN202 - the built-in repository
+    from evalkit.storage import open_repository
+
+    return open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+
+
+def _killed_elsewhere(project, run_id: str, part: str = "*", *, age: float, shard_count: int | None = None) -> None:  # noqa: ANN001
+    """What a `kill -9` of the process answering ``part`` of the run on machine ci-7 leaves: the run
+    marked running, that process's lease, its last heartbeat ``age`` seconds ago."""
+    from evalkit.leases import LeaseOwner
+
+    repo = _store(project)
+    try:
+        repo.mark_status(run_id, "running")
+        repo.acquire_lease(run_id, part, LeaseOwner("ci-7", 4242, f"token-{part}"), shard_count=shard_count)
+        L = repo.Lease
+        then = repo._store_now() - age
+        L.update({L.heartbeat_at: then, L.acquired_at: then, L.done_at: None}).where((L.run == run_id) & (L.part == part)).execute()
+    finally:
+        repo.close()
+
+
+def _age_leases(project, run_id: str, age: float) -> None:  # noqa: ANN001
+    repo = _store(project)
+    try:
+        L = repo.Lease
+        then = repo._store_now() - age
+        L.update({L.heartbeat_at: then, L.acquired_at: then}).where((L.run == run_id) & L.heartbeat_at.is_null(False)).execute()
+        L.update({L.done_at: then, L.acquired_at: then}).where((L.run == run_id) & L.done_at.is_null(False)).execute()
+    finally:
+        repo.close()
+
+
+def test_a_killed_run_is_shown_with_no_live_process_and_report_wait_stops_for_it(evalkit_cli, project) -> None:
+    from evalkit.leases import STALE_AFTER_S
+
+    answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    assert evalkit_cli("run", "arith.basic", "--run-id", "nightly-7").code == 3
+
+    # answered now on another machine: a heartbeat 30 s old is live there
+    _killed_elsewhere(project, "nightly-7", age=30)
+    listed = evalkit_cli("history", "arith.basic", "--json")
+    (document,) = listed.json()["runs"]
+    assert document["status"] == "running" and document["live_process"] is True, document
+    assert "no live process" not in evalkit_cli("history", "arith.basic").stdout
+
+    # killed: no heartbeat for longer than a lease stays live
+    _killed_elsewhere(project, "nightly-7", age=STALE_AFTER_S + 5)
+    resume = "`evalkit run arith.basic --provider my-app --resume nightly-7`"
+    table = evalkit_cli("history", "arith.basic")
+    assert table.code == 0, table.stderr
+    assert "running (no live process)" in table.stdout
+    assert "Run nightly-7: no live process since " in table.stdout and f"continue it with {resume}" in table.stdout
+    (document,) = evalkit_cli("history", "arith.basic", "--json").json()["runs"]
+    assert document["status"] == "running", "status keeps its meaning: the run is stored as running"
+    assert document["live_process"] is False and time.time() - document["last_seen_at"] > STALE_AFTER_S
+    shown = evalkit_cli("show", "nightly-7")
+    assert "Status:     running" in shown.stdout and "no live process since " in shown.stdout and resume in shown.stdout
+    shown_json = evalkit_cli("show", "nightly-7", "--json").json()
+    assert (shown_json["status"], shown_json["live_process"]) == ("running", False)
+    reported = evalkit_cli("report", "nightly-7", "-o", "now.html")
+    assert reported.stdout.startswith("PENDING: arith.basic run nightly-7"), reported.stdout
+    assert "The run has no live process since " in reported.stdout and resume in reported.stdout
+
+    started = time.monotonic()
+    waited = evalkit_cli("report", "nightly-7", "--wait", "--timeout", "60s", "--poll", "0.2s", "-o", "late.html")
+    assert time.monotonic() - started < 30, "it waited for its --timeout"
+    assert waited.code == 3, waited.stderr
+    assert "run nightly-7: 6 of 6 cases are in and the run is still running, but it has no live process since" in waited.stderr
+    assert resume in waited.stderr and not (project / "late.html").exists()
+
+    # the command it names continues the run
+    answer_with(project, ARITH_GOOD)
+    resumed = evalkit_cli(*shlex.split(resume.strip("`"))[1:], "--json")
+    assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
+    (document,) = evalkit_cli("history", "arith.basic", "--json").json()["runs"]
+    assert (document["status"], document["live_process"], document["last_seen_at"]) == ("complete", None, None)
+
+
+def test_report_wait_gives_a_dead_run_the_stale_limit_before_it_stops(evalkit_cli, project) -> None:
+    """A process on this host that is gone is "no live process" at once, but the wait goes on until
+    the stale limit has passed since it was last heard from (a re-run of the job may take it over)."""
+    import os
+    import socket
+
+    from evalkit.leases import LeaseOwner
+
+    answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    assert evalkit_cli("run", "arith.basic", "--run-id", "here-1").code == 3
+    dead = os.fork()
+    if dead == 0:
+        os._exit(0)
+    os.waitpid(dead, 0)  # a pid of this host with no process
+    repo = _store(project)
+    try:
+        repo.mark_status("here-1", "running")
+        repo.acquire_lease("here-1", "*", LeaseOwner(socket.gethostname(), dead, "gone"))
+    finally:
+        repo.close()
+    assert "running (no live process)" in evalkit_cli("history", "arith.basic").stdout
+    waited = evalkit_cli("report", "here-1", "--wait", "--timeout", "1s", "--poll", "0.2s")
+    assert waited.code == 3 and "cases are in after 1 s and the run is still running" in waited.stderr, waited.stderr
+
+
+def test_a_sharded_run_whose_other_shard_has_not_started_is_waited_for(evalkit_cli, project) -> None:
+    from evalkit.leases import STALE_AFTER_S
+
+    answer_with(project, ARITH_GOOD)
+    shard = evalkit_cli("run", "arith.basic", "--shard", "1/2", "--run-id", "pipe-9", "--database", LOCAL)
+    assert shard.code == 0, shard.stderr
+    _age_leases(project, "pipe-9", STALE_AFTER_S * 3)  # shard 1 was in long ago; shard 2 never started
+
+    (document,) = evalkit_cli("history", "arith.basic", "--json").json()["runs"]
+    assert document["status"] == "running" and document["live_process"] is None
+    assert "no live process" not in evalkit_cli("history", "arith.basic").stdout
+    waited = evalkit_cli("report", "pipe-9", "--wait", "--timeout", "1s", "--poll", "0.2s", "--database", LOCAL)
+    assert waited.code == 3 and "cases are in after 1 s and the run is still running" in waited.stderr, waited.stderr
+
+    # shard 2 started on another machine and was killed there: nothing answers the run any more
+    _killed_elsewhere(project, "pipe-9", "2/2", age=STALE_AFTER_S + 5, shard_count=2)
+    started = time.monotonic()
+    gone = evalkit_cli("report", "pipe-9", "--wait", "--timeout", "60s", "--poll", "0.2s", "--database", LOCAL)
+    assert time.monotonic() - started < 30 and gone.code == 3, gone.stderr
+    assert "no live process since" in gone.stderr
+    assert "`evalkit run arith.basic --provider my-app --shard 2/2 --run-id pipe-9`" in gone.stderr
+
+
+def test_the_liveness_rule_over_a_runs_leases() -> None:
+    """:meth:`RunLiveness.of`, the one rule the store applies: live while any lease is; gone when
+    none is and every shard has taken its lease; a part that is no ``I/N`` names no shard, and a
+    time in the future (another clock's, or a hand's) is not "last seen"."""
+    from evalkit.leases import STALE_AFTER_S, LeaseHolder, RunLiveness
+
+    now = 10_000.0
+    elsewhere = "ci-7"  # not this host: a recent heartbeat is live, whatever the pid
+
+    def held(part: str, beat: float | None, done: float | None = None) -> LeaseHolder:
+        return LeaseHolder(part, elsewhere if beat is not None else None, 4242, beat, beat or 100.0, done)
+
+    answered = RunLiveness.of([held("*", now - 5)], now)
+    assert answered.live and not answered.gone and not answered.given_up()
+    killed = RunLiveness.of([held("*", now - STALE_AFTER_S - 1)], now)
+    assert killed.gone and killed.given_up() and killed.last_seen == now - STALE_AFTER_S - 1
+    just_killed = RunLiveness.of([held("*", now - STALE_AFTER_S + 30)], now)
+    assert just_killed.live and not just_killed.gone, "a heartbeat 60 s old on another host is live"
+    waiting = RunLiveness.of([held("1/3", None, done=now - 500), held("3/3", now - 500)], now)
+    assert (waiting.shard_count, waiting.missing, waiting.unstarted) == (3, (2, 3), (2,)) and not waiting.gone
+    odd = RunLiveness.of([held("1/1", None, done=now - 500), held("../x", now - 500), held("²/3", now - 500)], now)
+    assert (odd.shard_count, odd.missing, odd.gone) == (1, (), True)
+    ahead = RunLiveness.of([held("*", now + 3600)], now)
+    assert ahead.gone and ahead.last_seen is None and ahead.given_up(), "a future heartbeat proves nothing"
