@@ -54,6 +54,37 @@ def test_a_repository_that_overwrites_answers_and_keeps_private_text_fails_with_
     assert 'record_cases(privacy="metadata") must not keep answer text' in message
 
 
+def test_a_capability_implemented_in_part_is_named_with_what_it_lacks(tmp_path: Path) -> None:
+    # A store written against RunLeases before lease_liveness was added to it: evalkit treats it as
+    # a store without leases (nothing refuses a second process), so the kit says so.
+    base = minimal_module().MinimalRepository
+
+    class OldLeases(base):
+        def acquire_lease(self, run_id, part, owner, *, shard_count=None):
+            return None
+
+        def renew_lease(self, run_id, part, owner):
+            return True
+
+        def release_lease(self, run_id, part, owner, *, done):
+            return None
+
+        def release_thread_connection(self):
+            return None
+
+        def shard_progress(self, run_id):
+            from evalkit.storage.values import ShardProgress
+
+            return ShardProgress(None)
+
+    with pytest.raises(AssertionError) as error:
+        check_repository(OldLeases(f"minimal://{tmp_path / 'store.json'}"))
+    message = str(error.value)
+    assert "it implements RunLeases in part (it has acquire_lease, renew_lease, release_lease, release_thread_connection, shard_progress; it lacks lease_liveness)" in message
+    assert "so the store runs without RunLeases" in message
+    assert message.count("in part") == 1
+
+
 def test_a_claimed_capability_is_a_promise(tmp_path: Path, sqlite_url: str) -> None:
     from evalkit.storage import open_repository
 

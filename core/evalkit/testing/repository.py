@@ -381,6 +381,27 @@ def _purge(suite: _Suite, report: ContractReport) -> None:
         report.add("purge_older_than() must keep the runs started after the cutoff")
 
 
+def _partial_capabilities(repository: Any) -> list[str]:
+    """A problem for each optional capability ``repository`` implements in part: evalkit uses a
+    capability only whole, so a store with some of its methods (one written before a method was
+    added to it, or with a misspelt name) silently runs without it — leases, resume, baselines."""
+    from ..storage.protocols import _CAPABILITIES
+
+    problems = []
+    for _, protocol in _CAPABILITIES:
+        if isinstance(repository, protocol):
+            continue
+        methods = [name for name, value in vars(protocol).items() if callable(value) and not name.startswith("_")]
+        has = [name for name in methods if callable(getattr(repository, name, None))]
+        if has:
+            lacks = [name for name in methods if name not in has]
+            problems.append(
+                f"it implements {protocol.__name__} in part (it has {', '.join(has)}; it lacks {', '.join(lacks)}): "
+                f"evalkit uses a capability only whole, so the store runs without {protocol.__name__}"
+            )
+    return problems
+
+
 def check_repository(url: str | Any) -> None:
     """Run the repository contract suite against the store ``url`` opens (or a repository object).
 
@@ -389,7 +410,8 @@ def check_repository(url: str | Any) -> None:
     recompute aggregates on finish, read runs back. Each optional capability the store claims
     (``ResumableRuns``, ``GeneratorScopedResults``, ``ProviderModelQualityScores``, ``RunHistory``,
     ``AcceptedBaselines``, ``StreamedCases``, ``RunLeases``; see :mod:`evalkit.storage.protocols`)
-    is checked too: a capability claimed is a promise. The suite writes runs under unique
+    is checked too: a capability claimed is a promise, and one implemented in part (some of its
+    methods) is a problem, since evalkit then runs as if the store lacked it. The suite writes runs under unique
     ``evalkit_kit_*`` set identifiers (and, for retention, purges only runs it dates to the first
     minutes of 1970), so an existing store can be used. Raises one ``AssertionError`` listing every
     problem.
@@ -420,6 +442,7 @@ def check_repository(url: str | Any) -> None:
         if not isinstance(repository, ResultRepository):
             report.add("it does not satisfy ResultRepository (begin_run, record_cases, finish_run, get_run)")
             report.raise_if_any()
+        report.extend(_partial_capabilities(repository))
         suite = _Suite(repository)
         sections: list[tuple[str, Callable[[_Suite, ContractReport], None], Any]] = [
             ("storing runs and cases", _base, None),
