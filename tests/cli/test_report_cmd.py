@@ -104,6 +104,13 @@ def test_report_exits_3_when_the_report_it_was_asked_for_cannot_be_made(cli, pro
     regressed = cli("report", run_ids(project)[-1], "--fail-on-regression", "-o", "a-file/r.html")
     assert regressed.code == 1 and 'reporter "html" failed' in regressed.stderr
     assert cli("show", run_id, "--json").json()["status"] == "complete"
+    # --report extras fail the same way, and the help says so (it said "does not change the exit code")
+    extra = cli("report", run_id, "-o", "fine.html", "--report", "junit:a-file/results.xml")
+    assert extra.code == 3 and 'reporter "junit" failed' in extra.stderr
+    helped = " ".join(cli("report", "--help").stdout.split())
+    assert "A failing reporter is named on stderr and makes the command exit 3" in helped
+    assert "does not change the exit code" not in helped
+    assert "does not change the exit code" in " ".join(cli("run", "--help").stdout.split())
 
 
 def test_report_renders_any_stored_run_later_in_any_format(cli, project) -> None:

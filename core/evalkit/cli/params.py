@@ -195,14 +195,20 @@ def baseline_option(function: Decorated) -> Decorated:
     )(function)
 
 
-def report_option(function: Decorated) -> Decorated:
-    """``--report FORMAT[:PATH]``, repeatable (checked when the command runs, before anything is called)."""
-    return click.option(
-        "--report", multiple=True, callback=listed, metavar="FORMAT[:PATH]",
-        help="also write a report: junit, markdown, html, json or an installed reporter (see `evalkit list`); "
-        'repeatable; PATH "-" is standard output; without a path markdown is appended to $GITHUB_STEP_SUMMARY '
-        "when set, other formats print. A failing reporter is named on stderr and does not change the exit code",
-    )(function)
+def report_option(function: Decorated | None = None, *, failing: str = "does not change the exit code") -> Any:
+    """``--report FORMAT[:PATH]``, repeatable (checked when the command runs, before anything is
+    called). ``failing`` says what a reporter that fails does to the command's exit code: nothing
+    where the report sits beside a verdict (``run``), exit 3 where the reports are the command's job."""
+
+    def decorate(function: Decorated) -> Decorated:
+        return click.option(
+            "--report", multiple=True, callback=listed, metavar="FORMAT[:PATH]",
+            help="also write a report: junit, markdown, html, json or an installed reporter (see `evalkit list`); "
+            'repeatable; PATH "-" is standard output; without a path markdown is appended to $GITHUB_STEP_SUMMARY '
+            f"when set, other formats print. A failing reporter is named on stderr and {failing}",
+        )(function)
+
+    return decorate(function) if function is not None else decorate
 
 
 def wait_options(flag: str, what: str) -> Callable[[Decorated], Decorated]:

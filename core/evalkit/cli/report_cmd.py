@@ -29,14 +29,15 @@ from .params import global_options, non_empty_path, report_option, wait_options
         "Render the stored run RUN_ID with a reporter: its verdict as stored, its comparison with the "
         "baseline it was compared with, and its scope's history. --format/-o name one report; --report "
         "adds more. With --wait, wait until every shard of the run is in first (the final job of a sharded "
-        "CI run). Exit code: 3 when the run is not complete, 1 under --fail-on-regression when its gate "
+        "CI run). Exit code: 3 when the run is not complete (incomplete or interrupted), 1 under "
+        "--fail-on-regression when its gate "
         "fails, else 3 when a report could not be rendered or written (named on stderr), else 0."
     ),
 )
 @click.argument("run_id", metavar="RUN_ID", type=RunId(), help="a run id (see `evalkit history SET`)")
 @click.option("--format", metavar="NAME", help="reporter: html (default), junit, markdown, json or an installed one")
 @click.option("-o", "--output", metavar="PATH", help='where --format writes ("-": standard output, the default)', callback=non_empty_path)
-@report_option
+@report_option(failing="makes the command exit 3")
 @wait_options("--wait", "wait until every shard of the run is in (and its verdict recorded)")
 @click.option(
     "--fail-on-regression", is_flag=True,
