@@ -165,7 +165,7 @@ def test_waiting_for_a_run_whose_shards_are_not_all_in_times_out_with_exit_3(cli
     pending = cli("report", "pipeline-41", "--format", "markdown", "-o", "pending.md", "--fail-on-regression")
     assert pending.code == 1
     assert pending.stdout.startswith("PENDING: reportkit.hostile run pipeline-41")
-    assert "the verdict is pending until every shard has finished" in (project / "pending.md").read_text()
+    assert "the verdict is pending until the run has finished" in (project / "pending.md").read_text()
     waited = cli("report", "pipeline-41", "--wait", "--timeout", "1s", "--poll", "0.2s", "-o", "late.html")
     assert waited.code == 3
     assert "Waiting up to 1s for every shard of run pipeline-41" in waited.stderr

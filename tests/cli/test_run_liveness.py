@@ -79,6 +79,11 @@ def test_a_killed_run_is_shown_with_no_live_process_and_report_wait_stops_for_it
     reported = evalkit_cli("report", "nightly-7", "-o", "now.html")
     assert reported.stdout.startswith("PENDING: arith.basic run nightly-7"), reported.stdout
     assert "The run has no live process since " in reported.stdout and resume in reported.stdout
+    # the report file says it too: it is what a CI artifact shows (it said it waits for shards)
+    page = (project / "now.html").read_text()
+    assert "The run has no live process since " in page and "pending until the run has finished" in page
+    evalkit_cli("report", "nightly-7", "--format", "markdown", "-o", "now.md")
+    assert "The run has no live process since " in (project / "now.md").read_text()
 
     started = time.monotonic()
     waited = evalkit_cli("report", "nightly-7", "--wait", "--timeout", "60s", "--poll", "0.2s", "-o", "late.html")

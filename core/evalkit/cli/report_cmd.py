@@ -93,16 +93,18 @@ def handle(args: Arguments) -> int:
     from .common import database_url
 
     config = load_config(args.config)
+    # pending for ever: nothing answers the run any more; the report files say it too
+    gone = (f"The run has {gone_sentence(run, live)}.",) if live is not None and live.gone else ()
     rendered = render_for(
         targets, database_url(args, config), run,
-        questions=installed_questions(run), fail_on_regression=args.fail_on_regression, config=config,
+        questions=installed_questions(run), fail_on_regression=args.fail_on_regression, config=config, notes=gone,
     )  # fmt: skip
     report = rendered.report
     out = console(stderr=rendered.takes_stdout)
     out.print(f"{report.verdict_word}: {run.set_identifier} run {run.id}")
     out.print(report.verdict_sentence)
-    if live is not None and live.gone:  # pending for ever: nothing answers the run any more
-        out.print(f"The run has {gone_sentence(run, live)}.")
+    for note in gone:
+        out.print(note)
     failed = deliver_reports(rendered, keeps_exit_code=False)
     if run.status is not RunStatus.COMPLETE and run.status is not RunStatus.RUNNING:
         return 3

@@ -224,7 +224,7 @@ class Report:
         if self.run.status is RunStatus.RUNNING:
             return (
                 f"{self.run.answered_count} of {counted(self.run.case_count, 'case')} are in; "
-                "the verdict is pending until every shard has finished."
+                "the verdict is pending until the run has finished (every shard of a sharded run)."
             )
         if self.verdict is not None and self.verdict.note:
             return self.verdict.note
