@@ -94,3 +94,25 @@ def test_the_next_steps_name_the_set_file_only_where_the_configuration_does_not_
     (project / "sub").mkdir()
     below = evalkit_cli("import", "otel", "../prod.jsonl", "-o", "evals/below.yaml", cwd=project / "sub")
     assert below.code == 0 and '  paths = ["evals/below.yaml"]\n' in below.stdout, below.stdout
+
+
+def test_import_refuses_one_file_for_two_roles_and_writes_nothing(evalkit_cli, project: Path) -> None:
+    # --answers naming the set file wrote the answers, then the set file over them (exit 0, a set
+    # whose replay file is itself); --force with an output naming the trace file replaced the
+    # source with what was made of it.
+    source = write_traces(project / "prod.jsonl").read_bytes()
+    same = evalkit_cli("import", "otel", "prod.jsonl", "-o", "out/p.yaml", "--answers", "out/p.yaml")
+    assert same.code == 2, same.stdout
+    assert "writes nothing: the set file and the answers file are both out/p.yaml" in same.stderr
+    assert not (project / "out").exists()
+
+    over_source = evalkit_cli("import", "otel", "prod.jsonl", "-o", "out/p.yaml", "--answers", "prod.jsonl", "--force")
+    assert over_source.code == 2 and "--answers prod.jsonl is the trace file it reads" in over_source.stderr
+    (project / "link.jsonl").symlink_to("prod.jsonl")
+    by_link = evalkit_cli("import", "otel", "link.jsonl", "-o", "out/p.yaml", "--answers", "prod.jsonl", "--force")
+    assert by_link.code == 2 and "is the trace file it reads" in by_link.stderr
+    (project / "prod.yaml").write_bytes(source)
+    as_set = evalkit_cli("import", "otel", "prod.yaml", "-o", "prod.yaml", "--force")
+    assert as_set.code == 2 and "-o prod.yaml is the trace file it reads" in as_set.stderr
+    assert (project / "prod.jsonl").read_bytes() == source and (project / "prod.yaml").read_bytes() == source
+    assert not (project / "out").exists() and not (project / "prod-answers.jsonl").exists()

@@ -15,7 +15,7 @@ import attrs
 from ..errors import UsageError
 from .otel import TraceImport, cases_from_spans
 from .otlp import read_spans
-from .writing import ImportTarget, write_import
+from .writing import ImportTarget, check_distinct, write_import
 
 __all__ = ["ImportTarget", "OtelImport", "import_otel"]
 
@@ -68,7 +68,9 @@ def _reasons(counts: Mapping[str, int]) -> str:
 def import_otel(trace_file: Path, target: ImportTarget) -> OtelImport:
     """Read ``trace_file``, write the cases its GenAI spans record to ``target``; a
     :class:`~evalkit.errors.UsageError` (nothing written) when the file cannot be read, holds no
-    case, or only cases that cannot run yet, or when a target exists and ``target.force`` is unset."""
+    case, or only cases that cannot run yet, when a target exists and ``target.force`` is unset, or
+    when the set file, the answers file and the trace file are not three files."""
+    check_distinct(trace_file, target)
     reading = read_spans(trace_file)
     found = cases_from_spans(reading.spans)
     unreadable = f" ({len(reading.unreadable_lines):,} lines held no OTLP/JSON export request)" if reading.unreadable_lines else ""

@@ -26,7 +26,7 @@ from ..errors import UsageError
 from ..textfiles import write_text_file
 from .otel import ImportedCase
 
-__all__ = ["OBSERVED_CHECK", "TOOLS_SKIP_REASON", "ImportTarget", "set_document", "write_import"]
+__all__ = ["OBSERVED_CHECK", "TOOLS_SKIP_REASON", "ImportTarget", "check_distinct", "set_document", "write_import"]
 
 #: The name of the check each imported case starts with.
 OBSERVED_CHECK = "same_as_observed"
@@ -97,6 +97,31 @@ def _yaml_text(document: dict[str, Any], target: ImportTarget, answers_path: str
         f"# Each case checks that the answer is the observed one: replace {OBSERVED_CHECK} by what matters.\n"
     )
     return header + body
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """True when ``one`` and ``other`` name one file: the same path once links are resolved, or
+    two names (a hard link) of one existing file."""
+    if os.path.realpath(one) == os.path.realpath(other):
+        return True
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # one of them does not exist (yet): they are different files
+        return False
+
+
+def check_distinct(trace_file: Path, target: ImportTarget) -> None:
+    """:class:`~evalkit.errors.UsageError` when the set file and the answers file are one file
+    (the second write replaced the first: a set file naming itself as its answers), or when either
+    is the trace file read (``--force`` replaced the source with what was made of it)."""
+    if _same_file(target.set_file, target.answers_file):
+        raise UsageError(
+            f"evalkit import writes nothing: the set file and the answers file are both {target.set_file}; "
+            "give --answers another path (or leave it out)"
+        )
+    for option, path in (("-o", target.set_file), ("--answers", target.answers_file)):
+        if _same_file(path, trace_file):
+            raise UsageError(f"evalkit import writes nothing: {option} {path} is the trace file it reads; choose another path")
 
 
 def write_import(cases: Sequence[ImportedCase], target: ImportTarget) -> None:
