@@ -73,7 +73,7 @@ def import_otel(trace_file: Path, target: ImportTarget) -> OtelImport:
     file could not hold is left out, counted (:func:`~.writing.writable_cases`)."""
     check_distinct(trace_file, target)
     reading = read_spans(trace_file)
-    found = writable_cases(cases_from_spans(reading.spans), target)
+    found, text = writable_cases(cases_from_spans(reading.spans), target)
     unreadable = f" ({len(reading.unreadable_lines):,} lines held no OTLP/JSON export request)" if reading.unreadable_lines else ""
     if not found.cases:
         raise UsageError(f"trace file {trace_file} holds no model call to import: {_reasons(found.not_imported)}{unreadable}")
@@ -83,5 +83,5 @@ def import_otel(trace_file: Path, target: ImportTarget) -> OtelImport:
             f"every model call in {trace_file} holds tool calls (kept but skipped until their tools are declared), so the set would have "
             "nothing to run; nothing was written"
         )
-    write_import(found.cases, target)
+    write_import(found.cases, target, text)
     return outcome

@@ -148,15 +148,18 @@ def _set_file_problems(text: str) -> tuple[Any, ...]:
         return load_set_files([path]).problems
 
 
-def writable_cases(found: TraceImport, target: ImportTarget) -> TraceImport:
-    """``found`` without the cases the set file could not hold: the file is checked as
-    ``evalkit validate`` checks it, and a case it refuses is left out and counted under
-    :data:`UNWRITABLE` (the first reason named); a problem of the set itself (its ``--name``) is a
-    :class:`~evalkit.errors.UsageError`. An import never writes a set file ``evalkit run`` refuses."""
+def writable_cases(found: TraceImport, target: ImportTarget) -> tuple[TraceImport, str]:
+    """``found`` without the cases the set file could not hold, and the set file's text for the
+    rest: the file is checked as ``evalkit validate`` checks it, and a case it refuses is left out
+    and counted under :data:`UNWRITABLE` (the first reason named); a problem of the set itself (its
+    ``--name``) is a :class:`~evalkit.errors.UsageError`. An import never writes a set file
+    ``evalkit run`` refuses."""
     cases = list(found.cases)
     skipped = dict(found.not_imported)
+    text = ""
     while cases:
-        problems = _set_file_problems(set_file_text(cases, target))
+        text = set_file_text(cases, target)
+        problems = _set_file_problems(text)
         if not problems:
             break
         refused = {p.path[1] for p in problems if len(p.path) >= 2 and p.path[0] == "prompts" and isinstance(p.path[1], int)}
@@ -169,12 +172,13 @@ def writable_cases(found: TraceImport, target: ImportTarget) -> TraceImport:
         why = f"{UNWRITABLE} (first: {cases[first.path[1]].id}: {first.reason})"
         skipped[why] = skipped.get(why, 0) + len(refused)
         cases = [case for index, case in enumerate(cases) if index not in refused]
-    return attrs.evolve(found, cases=tuple(cases), not_imported=skipped)
+    return attrs.evolve(found, cases=tuple(cases), not_imported=skipped), text
 
 
-def write_import(cases: Sequence[ImportedCase], target: ImportTarget) -> None:
-    """Write the answers file, then the set file; :class:`~evalkit.errors.UsageError` when either
-    exists and ``target.force`` is not set, or when one cannot be written (nothing is left half-written)."""
+def write_import(cases: Sequence[ImportedCase], target: ImportTarget, text: str | None = None) -> None:
+    """Write the answers file, then the set file (``text``, when :func:`writable_cases` made it;
+    else made here); :class:`~evalkit.errors.UsageError` when either exists and ``target.force``
+    is not set, or when one cannot be written (nothing is left half-written)."""
     targets = (target.answers_file, target.set_file)
     existing = [str(path) for path in targets if os.path.lexists(path)]
     if existing and not target.force:
@@ -183,7 +187,7 @@ def write_import(cases: Sequence[ImportedCase], target: ImportTarget) -> None:
             f"evalkit import writes nothing: {', '.join(existing)} already {'exists' if one else 'exist'}; "
             "choose another -o, or give --force to replace"
         )
-    text = set_file_text(cases, target)
+    text = set_file_text(cases, target) if text is None else text
     answers_existed = os.path.lexists(target.answers_file)
     try:
         write_text_file(target.answers_file, _answer_lines(cases))
