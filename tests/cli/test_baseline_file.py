@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -183,7 +184,7 @@ def _long_answer_project(evalkit_cli, project: Path, length: int, extra_config: 
     assert evalkit_cli("init").code == 0
     config = project / "evalkit.toml"
     config.write_text(config.read_text().replace('privacy = "redacted"', f'privacy = "full"\n{extra_config}'))
-    answers = project / "evals" / "example-answers.jsonl"
+    answers = project / tomllib.loads(config.read_text())["providers"]["recorded"]["path"]  # where init put them
     lines = [json.loads(line) for line in answers.read_text().splitlines()]
     lines[1]["text"] = "Paris " * (length // 6)
     answers.write_text("".join(json.dumps(line) + "\n" for line in lines))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 
@@ -11,7 +12,7 @@ def _starter(evalkit_cli, project: Path, model: str) -> None:  # noqa: ANN001
     assert evalkit_cli("init").code == 0
     config = project / "evalkit.toml"
     config.write_text(config.read_text().replace('privacy = "redacted"', 'privacy = "full"'))
-    answers = project / "evals" / "example-answers.jsonl"
+    answers = project / tomllib.loads(config.read_text())["providers"]["recorded"]["path"]  # where init put them
     lines = [{**json.loads(line), "model": model} for line in answers.read_text().splitlines()]
     answers.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
