@@ -75,7 +75,9 @@ def _within_privacy(run: Run, privacy: str) -> Run:
 
 def baseline_document(run: Run, acceptance: Acceptance | None, privacy: str | None = None) -> dict[str, Any]:
     """The baseline file's content for the complete ``run`` (with its cases), at ``privacy``
-    (default: the run's own level; a level that keeps more than the run's is refused)."""
+    (default: the run's own level; a level that keeps more than the run's is refused). A usage
+    error, before anything is written, when the content breaks the file's schema, so that
+    :func:`read_baseline_file` would refuse it."""
     from . import __version__, convert
     from .storage.values import BaselineScope
 
@@ -90,6 +92,12 @@ def baseline_document(run: Run, acceptance: Acceptance | None, privacy: str | No
     data = json.loads(convert.dumps(attrs.evolve(exported, privacy=level)))
     for aggregate in ("stored_passed_count", "stored_errored_count", "stored_answered_count", "stored_mean_score"):
         data.pop(aggregate, None)  # counted from the cases when read back
+    # What the reader would refuse is never written: an export that exits 0 and a CI job that
+    # exits 2 on it later, with no store left to export from again, is the worst of both.
+    problem = _schema_problem({"format": FORMAT, "version": 1, "exported_at": "", "scope": {}, "run": data, "digest": "sha256:" + "0" * 64})
+    if problem is not None:
+        hint = " (--privacy redacted keeps each answer cut at 2,000 characters)" if level == "full" and "answer_text" in problem else ""
+        raise UsageError(f"run {run.id} cannot be written to a baseline file that `--baseline-file` would read: {problem}{hint}; nothing was written")
     body: dict[str, Any] = {
         "format": FORMAT,
         "version": 1,
@@ -128,11 +136,21 @@ def _where(error: Any) -> str:
     return f"{position}: breaks the rule {rule}"
 
 
+def _schema_problem(document: dict[str, Any]) -> str | None:
+    """Where ``document`` first breaks the baseline file's JSON Schema (and how many more
+    breaks follow), or ``None`` when it keeps it: what the reader refuses and the export checks."""
+    from jsonschema import Draft202012Validator
+
+    errors = sorted(Draft202012Validator(_schema()).iter_errors(document), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return None
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{_where(errors[0])}{more}"
+
+
 def read_baseline_file(path: str) -> BaselineFile:
     """The baseline ``path`` holds; a usage error naming the file when it cannot be read, is not a
     baseline file (schema), was changed after it was written (digest) or is not a complete run."""
-    from jsonschema import Draft202012Validator
-
     from . import convert
     from .textfiles import read_whole_file
 
@@ -154,10 +172,9 @@ def read_baseline_file(path: str) -> BaselineFile:
         ) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise UsageError(f'{name}: is not an evalkit baseline file (no "format": "{FORMAT}"; export one with `evalkit baseline export`)')
-    errors = sorted(Draft202012Validator(_schema()).iter_errors(document), key=lambda e: list(e.absolute_path))
-    if errors:
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise UsageError(f"{name}: is not a valid baseline file: {_where(errors[0])}{more}")
+    problem = _schema_problem(document)
+    if problem is not None:
+        raise UsageError(f"{name}: is not a valid baseline file: {problem}")
     body = {k: v for k, v in document.items() if k != "digest"}
     if _digest(body) != document["digest"]:
         raise UsageError(

@@ -20,7 +20,7 @@ import re
 from .answers import ServingIdentity
 from .printable import visible
 
-__all__ = ["INSTANCE_PATTERN", "MODEL_PATTERN", "identity_problems", "part_problem"]
+__all__ = ["INSTANCE_PATTERN", "MODEL_PATTERN", "identity_problems", "model_problem", "part_problem"]
 
 INSTANCE_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 MODEL_PATTERN = re.compile(r"[A-Za-z0-9_./:@+-]{1,150}")
@@ -55,6 +55,13 @@ def part_problem(value: object, pattern: re.Pattern[str], limit: int) -> str | N
         allowed = "_ . -" if pattern is INSTANCE_PATTERN else "_ . / : @ + -"
         return f"may only use ASCII letters, digits and {allowed}"
     return None
+
+
+def model_problem(model: str) -> str | None:
+    """Why a reported model name is not well formed, showing it safely (``None`` when it is): the
+    rule a run's serving identity keeps, for a judge's model too."""
+    problem = part_problem(model, MODEL_PATTERN, 150)
+    return None if problem is None else f'"{_shown(model)}" {problem}'
 
 
 def identity_problems(identity: ServingIdentity) -> list[str]:

@@ -12,6 +12,7 @@ import attrs
 from . import prompts as prompt_types
 from .checks import AssertionKind
 from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError, carried
+from .grading import MAX_CHECKS
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, prompt_limit_passed
 from .shapes import (
     MAX_NAME_CHARS,
@@ -475,6 +476,13 @@ def _prompt_problems(
         problems.append(f"{at}: field tags must hold strings, got {_describe(stray_tags[0])}")
     if not prompt.assertions and reference_ok and not prompt.reference_text:
         problems.append(f"{at}: field assertions is empty and there is no reference; declare at least one")
+    if len(prompt.assertions) > MAX_CHECKS:
+        # Each assertion is one check of the case's grading, which holds at most MAX_CHECKS: the
+        # grading of such a prompt was refused in every run, blamed on the grader.
+        problems.append(
+            f"{at}: field assertions holds {len(prompt.assertions):,} assertions, more than the {MAX_CHECKS:,} checks "
+            "a case's grading may have; split the prompt, or merge its assertions (one contains_any or contains_none holds many words)"
+        )
     for number, assertion in enumerate(prompt.assertions, start=1):
         if not isinstance(assertion, Assertion):
             problems.append(

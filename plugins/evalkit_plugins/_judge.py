@@ -36,6 +36,7 @@ from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator
 from evalkit.config import MAX_REPEATS, Config
 from evalkit.errors import GraderUnavailableError, RequestRejected, UsageError
 from evalkit.grading import AGREEMENT_CHECK, Check, Grading, verdict_check_name
+from evalkit.identity import model_problem
 from evalkit.jsonparse import parse_json
 from evalkit.options import number, option, text, whole
 from evalkit.prompts import GoldenPrompt
@@ -393,6 +394,13 @@ class JudgeGraderBase(abc.ABC):
                 reply = await self._generate(request)
             except Exception as exc:
                 raise _JudgeFailure(f'the judge "{self._bound.instance}" failed: {exc}') from None
+            malformed = None if reply.model is None else model_problem(reply.model)
+            if malformed is not None:
+                # The model becomes part of the yardstick (the grader's scope, a calibration's
+                # key): one the run's own identity check would refuse is no evidence of who judged.
+                raise _JudgeFailure(
+                    f'the judge "{self._bound.instance}" reported a model that is not well formed ({malformed}), so its verdict cannot be attributed'
+                )
             try:
                 return self.parse(reply)
             except ReplyError as exc:

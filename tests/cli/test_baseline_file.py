@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,37 @@ def test_a_baseline_file_holding_nan_or_an_infinity_is_not_json_at_its_line(cli,
         result.stderr
     )
     assert not (project / ".evalkit" / "results.db").exists(), "nothing was stored"
+
+
+def _long_answer_project(evalkit_cli, project: Path, length: int, extra_config: str = "") -> None:
+    """`evalkit init`'s example with its answers kept in full and one answer ``length`` characters long."""
+    assert evalkit_cli("init").code == 0
+    config = project / "evalkit.toml"
+    config.write_text(config.read_text().replace('privacy = "redacted"', f'privacy = "full"\n{extra_config}'))
+    answers = project / tomllib.loads(config.read_text())["providers"]["recorded"]["path"]  # where init put them
+    lines = [json.loads(line) for line in answers.read_text().splitlines()]
+    lines[1]["text"] = "Paris " * (length // 6)
+    answers.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert evalkit_cli("run", "starter.faq", "--provider", "recorded").code == 0
+
+
+def test_an_exported_long_answer_is_read_back(evalkit_cli, project) -> None:
+    # An answer over 1,000,000 characters, stored whole under the default max_answer_bytes (1 MiB),
+    # was exported (exit 0) into a file --baseline-file refused (exit 2, answer_text maxLength).
+    _long_answer_project(evalkit_cli, project, 1_040_000)
+    written = evalkit_cli("baseline", "export", "starter.faq", "-o", "baseline.json")
+    assert written.code == 0, written.stderr
+    fresh_job(project)
+    gated = evalkit_cli("run", "starter.faq", "--provider", "recorded", "--baseline-file", "baseline.json")
+    assert gated.code == 0, gated.stderr
+
+
+def test_an_export_its_reader_would_refuse_is_not_written(evalkit_cli, project) -> None:
+    _long_answer_project(evalkit_cli, project, 17_000_000, "max_answer_bytes = 20000000")
+    refused = evalkit_cli("baseline", "export", "starter.faq", "-o", "baseline.json")
+    assert refused.code == 2, refused.stdout
+    assert "cannot be written to a baseline file that `--baseline-file` would read: .run.cases[1].answer_text" in refused.stderr
+    assert "--privacy redacted" in refused.stderr and "nothing was written" in refused.stderr
+    assert not (project / "baseline.json").exists()
+    cut = evalkit_cli("baseline", "export", "starter.faq", "-o", "baseline.json", "--privacy", "redacted")
+    assert cut.code == 0, cut.stderr

@@ -77,3 +77,22 @@ def test_a_long_history_draws_the_newest_fifty_runs(evalkit_cli, project) -> Non
     assert bars == "…" + "█" * 50
     document = evalkit_cli("history", "evalkit.smoke", "--limit", "60", "--json").json()
     assert len(document["series"][0]["pass_rates"]) == 52, "the JSON keeps every run"
+
+
+def test_history_and_show_read_an_inconclusive_verdict(evalkit_cli, project) -> None:
+    # `evalkit init` configures the paired gate; a second run of its four-case example cannot
+    # tell a change from noise, and is stored "inconclusive": history and show once failed on it
+    # with an internal error (KeyError) instead of showing it.
+    assert evalkit_cli("init").code == 0
+    assert evalkit_cli("run", "starter.faq", "--provider", "recorded").code == 0
+    second = evalkit_cli("run", "starter.faq", "--provider", "recorded", "--json").json()
+    assert second["verdict"]["state"] == "inconclusive"
+
+    table = evalkit_cli("history", "starter.faq")
+    assert table.code == 0, table.stderr
+    row = next(line for line in table.stdout.splitlines() if second["run_id"] in line)
+    assert "│ inconclusive │" in row
+
+    shown = evalkit_cli("show", second["run_id"])
+    assert shown.code == 0, shown.stderr
+    assert "Verdict:    inconclusive vs " in shown.stdout

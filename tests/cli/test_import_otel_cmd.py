@@ -94,3 +94,48 @@ def test_the_next_steps_name_the_set_file_only_where_the_configuration_does_not_
     (project / "sub").mkdir()
     below = evalkit_cli("import", "otel", "../prod.jsonl", "-o", "evals/below.yaml", cwd=project / "sub")
     assert below.code == 0 and '  paths = ["evals/below.yaml"]\n' in below.stdout, below.stdout
+
+
+def test_import_refuses_one_file_for_two_roles_and_writes_nothing(evalkit_cli, project: Path) -> None:
+    # --answers naming the set file wrote the answers, then the set file over them (exit 0, a set
+    # whose replay file is itself); --force with an output naming the trace file replaced the
+    # source with what was made of it.
+    source = write_traces(project / "prod.jsonl").read_bytes()
+    same = evalkit_cli("import", "otel", "prod.jsonl", "-o", "out/p.yaml", "--answers", "out/p.yaml")
+    assert same.code == 2, same.stdout
+    assert "writes nothing: the set file and the answers file are both out/p.yaml" in same.stderr
+    assert not (project / "out").exists()
+
+    over_source = evalkit_cli("import", "otel", "prod.jsonl", "-o", "out/p.yaml", "--answers", "prod.jsonl", "--force")
+    assert over_source.code == 2 and "--answers prod.jsonl is the trace file it reads" in over_source.stderr
+    (project / "link.jsonl").symlink_to("prod.jsonl")
+    by_link = evalkit_cli("import", "otel", "link.jsonl", "-o", "out/p.yaml", "--answers", "prod.jsonl", "--force")
+    assert by_link.code == 2 and "is the trace file it reads" in by_link.stderr
+    (project / "prod.yaml").write_bytes(source)
+    as_set = evalkit_cli("import", "otel", "prod.yaml", "-o", "prod.yaml", "--force")
+    assert as_set.code == 2 and "-o prod.yaml is the trace file it reads" in as_set.stderr
+    assert (project / "prod.jsonl").read_bytes() == source and (project / "prod.yaml").read_bytes() == source
+    assert not (project / "out").exists() and not (project / "prod-answers.jsonl").exists()
+
+
+def test_an_import_writes_only_cases_its_set_file_can_hold(evalkit_cli, project: Path) -> None:
+    # A history whose tool response answers a call the trace left out, and a user turn of only a
+    # zero-width space, were written into the set file (exit 0) that `evalkit validate` and every
+    # `evalkit run` then refused; a blank --name likewise.
+    with trace_file(project / "prod.jsonl") as tracer:
+        model_call(tracer, [text("user", "When can I return a lamp?")], answer("Within 30 days."))
+        model_call(tracer, [text("user", "Weather?"), tool_response("c9", "18 C")], answer("It is 18 C."))
+        model_call(tracer, [text("user", "\u200b")], answer("Hello?"))
+    imported = evalkit_cli("import", "otel", "prod.jsonl")
+    assert imported.code == 0, imported.stderr
+    assert "imported 1 case: 1 single prompt, 0 conversations" in imported.stdout
+    assert "not imported: spans whose one user turn holds no visible text: 1" in imported.stdout
+    assert "not imported: spans whose case a set file cannot hold (first: " in imported.stdout
+    assert "a tool turn answers a tool call of the assistant turn before it): 1" in imported.stdout
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/prod.yaml"]\n')
+    checked = evalkit_cli("validate")
+    assert checked.code == 0, checked.stdout + checked.stderr
+
+    blank = evalkit_cli("import", "otel", "prod.jsonl", "-o", "other/p.yaml", "--name", "   ")
+    assert blank.code == 2 and "writes nothing: the set file would not be valid: name: must not be empty" in blank.stderr
+    assert not (project / "other").exists()

@@ -193,6 +193,24 @@ def test_the_judge_model_changing_mid_run_stores_plain_decision(judge: ChatServe
     assert run(evalkit_cli, "--grader", "decision", "--concurrency", "1", "--fail-on-regression")[0] == 0  # no change now
 
 
+@pytest.mark.parametrize("reported", ["judge-\u202emodel", "judge\x1b[31m</script>", "x" * 151, "https://judge.example/model"])
+def test_a_judge_reporting_a_model_that_is_not_well_formed_is_a_failed_grading(
+    judge: ChatServer, evalkit_cli: Callable[..., Any], reported: str
+) -> None:
+    # The judge's model is part of the yardstick, the run's scope: it became a grader named
+    # "decision:judge:judge-\u202emodel:v1", a scope of its own whose first run was accepted as its
+    # baseline, where the model under test reporting the same name is "not well formed".
+    judge.model = reported
+    code, document = run(evalkit_cli, "--grader", "decision")
+    assert code == 0
+    assert document["grader"] == "decision:failed" and not document["accepted"]
+    errors = {c["checks"][0]["error"] for c in document["cases"]}
+    assert len(errors) == 1
+    (error,) = errors
+    assert 'the judge "judge" reported a model that is not well formed (' in error
+    assert "so its verdict cannot be attributed" in error and "\x1b" not in error and "\u202e" not in error
+
+
 def test_an_unreachable_judge_refuses_the_run_before_anything_is_paid_or_stored(project: Path, evalkit_cli: Callable[..., Any]) -> None:
     write_project(project, closed_port_url())
     result = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision")

@@ -357,3 +357,16 @@ def test_init_keeps_answers_for_review_and_its_set_passes_through_a_chat_endpoin
     assert document["pass_rate"] == 1.0, [c for c in document["cases"] if not c["passed"]]
     shown = evalkit_cli("show", document["run_id"], "--show-all")
     assert "Monday to Friday, 9am to 5pm." in shown.stdout, "redacted keeps the answers to review"
+
+
+def test_a_prompt_with_more_assertions_than_a_grading_may_hold_checks_is_refused(evalkit_cli, project: Path) -> None:
+    # 1,001 assertions: `validate` said ok, and every run stored the case failed with "the grader
+    # returned a grading evalkit cannot use: checks: 1,001 of them", exit 0.
+    checks = "".join(f"      - contains: Paris\n        name: c{n}\n" for n in range(1001))
+    many = f"identifier: myapp.many\nname: Many\nprompts:\n  - id: capital\n    prompt: Capital of France?\n    reference: Paris\n    assertions:\n{checks}"
+    project_with(project, {"many.yaml": many})
+    checked = evalkit_cli("validate")
+    assert checked.code == 2
+    assert 'set "myapp.many", prompt "capital": field assertions holds 1,001 assertions, more than the 1,000 checks' in checked.stdout + checked.stderr
+    ran = evalkit_cli("run", "myapp.many")
+    assert ran.code == 2 and stored_runs(project) == 0

@@ -141,11 +141,22 @@ def identity_label(run: Run) -> str:
     return f"unverified ({run.adapter or 'unknown generator'})"
 
 
+#: A stored verdict's word in a table cell, for every state a store holds (a state this table
+#: lacks is shown as its word, never a crash: the paired gate's "inconclusive" once was one).
+_VERDICT_LABELS: Mapping[str, str] = {
+    "baseline": "baseline",
+    "no_regression": "ok",
+    "regressed": "REGRESSED",
+    "inconclusive": "inconclusive",
+    "not_comparable": "not compared",
+}
+
+
 def verdict_label(verdict: StoredVerdict | None, *, with_baseline: bool = False) -> str:
     """A short verdict for a table cell (``—``: none recorded); optionally naming the baseline."""
     if verdict is None:
         return "—"
-    label = {"no_regression": "ok", "regressed": "REGRESSED", "not_comparable": "not compared", "baseline": "baseline"}[verdict.state]
+    label = _VERDICT_LABELS.get(verdict.state, verdict.state.replace("_", " "))
     if with_baseline and verdict.baseline_id:
         label += f" vs {verdict.baseline_id}"
     return label

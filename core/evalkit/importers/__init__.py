@@ -15,7 +15,7 @@ import attrs
 from ..errors import UsageError
 from .otel import TraceImport, cases_from_spans
 from .otlp import read_spans
-from .writing import ImportTarget, write_import
+from .writing import ImportTarget, check_distinct, writable_cases, write_import
 
 __all__ = ["ImportTarget", "OtelImport", "import_otel"]
 
@@ -68,9 +68,12 @@ def _reasons(counts: Mapping[str, int]) -> str:
 def import_otel(trace_file: Path, target: ImportTarget) -> OtelImport:
     """Read ``trace_file``, write the cases its GenAI spans record to ``target``; a
     :class:`~evalkit.errors.UsageError` (nothing written) when the file cannot be read, holds no
-    case, or only cases that cannot run yet, or when a target exists and ``target.force`` is unset."""
+    case, or only cases that cannot run yet, when a target exists and ``target.force`` is unset, or
+    when the set file, the answers file and the trace file are not three files. A case the set
+    file could not hold is left out, counted (:func:`~.writing.writable_cases`)."""
+    check_distinct(trace_file, target)
     reading = read_spans(trace_file)
-    found = cases_from_spans(reading.spans)
+    found, text = writable_cases(cases_from_spans(reading.spans), target)
     unreadable = f" ({len(reading.unreadable_lines):,} lines held no OTLP/JSON export request)" if reading.unreadable_lines else ""
     if not found.cases:
         raise UsageError(f"trace file {trace_file} holds no model call to import: {_reasons(found.not_imported)}{unreadable}")
@@ -80,5 +83,5 @@ def import_otel(trace_file: Path, target: ImportTarget) -> OtelImport:
             f"every model call in {trace_file} holds tool calls (kept but skipped until their tools are declared), so the set would have "
             "nothing to run; nothing was written"
         )
-    write_import(found.cases, target)
+    write_import(found.cases, target, text)
     return outcome

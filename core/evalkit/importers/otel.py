@@ -37,6 +37,7 @@ import attrs
 
 from ..jsonparse import parse_json
 from ..privacy import is_scrubbable, scrub
+from ..validation import has_visible_text
 from .otlp import Span
 
 __all__ = ["MODEL_OPERATIONS", "SEMCONV_VERSIONS", "ImportedCase", "Turn", "TraceImport", "cases_from_spans"]
@@ -118,6 +119,7 @@ MEDIA = "spans holding images, audio or files, which a golden prompt cannot carr
 TOOL_CALLS_ONLY = "spans answered with tool calls only (the final answer is another span's)"
 NO_ANSWER = "spans whose answer holds no text"
 NO_USER_TURN = "spans whose messages hold no user turn"
+EMPTY_PROMPT = "spans whose one user turn holds no visible text"
 ENDS_ON_ANSWER = "spans whose messages end on an assistant or system turn"
 REPEATED = "spans met twice (same trace and span id)"
 
@@ -177,6 +179,9 @@ def _case(span: Span, position: int) -> ImportedCase | str:
         return NO_USER_TURN
     if turns[-1].role in ("assistant", "system"):
         return ENDS_ON_ANSWER
+    others = [turn for turn in turns if turn.role != "system"]
+    if len(others) == 1 and not has_visible_text(others[0].content or ""):
+        return EMPTY_PROMPT  # a golden prompt must say something (evalkit validate refuses it)
     model = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
     provider = attributes.get("gen_ai.provider.name") or attributes.get("gen_ai.system")
     return ImportedCase(

@@ -24,12 +24,18 @@ import attrs
 
 from ..errors import UsageError
 from ..textfiles import write_text_file
-from .otel import ImportedCase
+from .otel import ImportedCase, TraceImport
 
-__all__ = ["OBSERVED_CHECK", "TOOLS_SKIP_REASON", "ImportTarget", "set_document", "write_import"]
+__all__ = [
+    "OBSERVED_CHECK", "TOOLS_SKIP_REASON", "UNWRITABLE", "ImportTarget", "check_distinct", "set_document", "set_file_text",
+    "writable_cases", "write_import",
+]  # fmt: skip
 
 #: The name of the check each imported case starts with.
 OBSERVED_CHECK = "same_as_observed"
+#: Why a span is not imported when the set file could not hold its case (``evalkit validate`` would
+#: refuse it: a tool turn answering a call the recorded history left out, …).
+UNWRITABLE = "spans whose case a set file cannot hold"
 #: Why an imported conversation with tool calls is kept but not run.
 TOOLS_SKIP_REASON = "holds tool calls: declare its tools and their canned results, then remove skip (imported from a trace; review it)"
 
@@ -99,9 +105,80 @@ def _yaml_text(document: dict[str, Any], target: ImportTarget, answers_path: str
     return header + body
 
 
-def write_import(cases: Sequence[ImportedCase], target: ImportTarget) -> None:
-    """Write the answers file, then the set file; :class:`~evalkit.errors.UsageError` when either
-    exists and ``target.force`` is not set, or when one cannot be written (nothing is left half-written)."""
+def _same_file(one: Path, other: Path) -> bool:
+    """True when ``one`` and ``other`` name one file: the same path once links are resolved, or
+    two names (a hard link) of one existing file."""
+    if os.path.realpath(one) == os.path.realpath(other):
+        return True
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # one of them does not exist (yet): they are different files
+        return False
+
+
+def check_distinct(trace_file: Path, target: ImportTarget) -> None:
+    """:class:`~evalkit.errors.UsageError` when the set file and the answers file are one file
+    (the second write replaced the first: a set file naming itself as its answers), or when either
+    is the trace file read (``--force`` replaced the source with what was made of it)."""
+    if _same_file(target.set_file, target.answers_file):
+        raise UsageError(
+            f"evalkit import writes nothing: the set file and the answers file are both {target.set_file}; "
+            "give --answers another path (or leave it out)"
+        )
+    for option, path in (("-o", target.set_file), ("--answers", target.answers_file)):
+        if _same_file(path, trace_file):
+            raise UsageError(f"evalkit import writes nothing: {option} {path} is the trace file it reads; choose another path")
+
+
+def set_file_text(cases: Sequence[ImportedCase], target: ImportTarget) -> str:
+    """The set file's text for ``cases``, exactly as :func:`write_import` writes it."""
+    relative = os.path.relpath(target.answers_file, target.set_file.parent)
+    return _yaml_text(set_document(cases, target), target, relative)
+
+
+def _set_file_problems(text: str) -> tuple[Any, ...]:
+    """What ``evalkit validate`` says of a set file holding ``text`` (its ``FileProblem``s)."""
+    import tempfile
+
+    from ..setfiles import load_set_files
+
+    with tempfile.TemporaryDirectory(prefix="evalkit-import-") as folder:
+        path = Path(folder) / "imported.yaml"
+        path.write_text(text, encoding="utf-8")
+        return load_set_files([path]).problems
+
+
+def writable_cases(found: TraceImport, target: ImportTarget) -> tuple[TraceImport, str]:
+    """``found`` without the cases the set file could not hold, and the set file's text for the
+    rest: the file is checked as ``evalkit validate`` checks it, and a case it refuses is left out
+    and counted under :data:`UNWRITABLE` (the first reason named); a problem of the set itself (its
+    ``--name``) is a :class:`~evalkit.errors.UsageError`. An import never writes a set file
+    ``evalkit run`` refuses."""
+    cases = list(found.cases)
+    skipped = dict(found.not_imported)
+    text = ""
+    while cases:
+        text = set_file_text(cases, target)
+        problems = _set_file_problems(text)
+        if not problems:
+            break
+        refused = {p.path[1] for p in problems if len(p.path) >= 2 and p.path[0] == "prompts" and isinstance(p.path[1], int)}
+        whole = [p for p in problems if not (len(p.path) >= 2 and p.path[0] == "prompts" and isinstance(p.path[1], int))]
+        if whole or not refused or not refused <= set(range(len(cases))):
+            first = (whole or list(problems))[0]
+            where = f"{first.json_path}: " if first.json_path else ""
+            raise UsageError(f"evalkit import writes nothing: the set file would not be valid: {where}{first.reason}")
+        first = next(p for p in problems if p.path[1] in refused)
+        why = f"{UNWRITABLE} (first: {cases[first.path[1]].id}: {first.reason})"
+        skipped[why] = skipped.get(why, 0) + len(refused)
+        cases = [case for index, case in enumerate(cases) if index not in refused]
+    return attrs.evolve(found, cases=tuple(cases), not_imported=skipped), text
+
+
+def write_import(cases: Sequence[ImportedCase], target: ImportTarget, text: str | None = None) -> None:
+    """Write the answers file, then the set file (``text``, when :func:`writable_cases` made it;
+    else made here); :class:`~evalkit.errors.UsageError` when either exists and ``target.force``
+    is not set, or when one cannot be written (nothing is left half-written)."""
     targets = (target.answers_file, target.set_file)
     existing = [str(path) for path in targets if os.path.lexists(path)]
     if existing and not target.force:
@@ -110,8 +187,7 @@ def write_import(cases: Sequence[ImportedCase], target: ImportTarget) -> None:
             f"evalkit import writes nothing: {', '.join(existing)} already {'exists' if one else 'exist'}; "
             "choose another -o, or give --force to replace"
         )
-    relative = os.path.relpath(target.answers_file, target.set_file.parent)
-    text = _yaml_text(set_document(cases, target), target, relative)
+    text = set_file_text(cases, target) if text is None else text
     answers_existed = os.path.lexists(target.answers_file)
     try:
         write_text_file(target.answers_file, _answer_lines(cases))

@@ -86,9 +86,13 @@ def regrade_run(
             raise UsageError(f"run {run_id} is a {source.kind.value} run; only a prompt run's answers can be re-graded")
         manager, hook_failures = hooks.plugin_manager(())
         # The source's serving identity, so the new run joins its scope; a generator that is never asked.
+        # A configured instance's run without a verified identity (no model reported, a malformed
+        # one) is configured all the same: its identity is worked out again from the same answers,
+        # and says the same thing; only an ad-hoc run's is "ad-hoc".
+        configured = source.identity is not None or (source.identity_note not in (None, prompt_answering.AD_HOC_NOTE))
         bound = BoundGenerator(
             StoredAnswersOnly(run_id), source.adapter or "stored", source.provider_instance, source.model_alias,
-            configured=source.identity is not None,
+            configured=configured,
         )  # fmt: skip
         chosen = grader or source.grader
         prepared = prompt_answering.PromptSource(source.set_identifier, None, None, chosen, True, dict(grader_options or {}), bound)

@@ -44,6 +44,7 @@ from .repeats import repeat_metrics
 from .spending import AnswerExtras, SpendingPlan, budget_args, cache_note, pacing_notes, run_pricing, run_spend
 
 __all__ = [
+    "AD_HOC_NOTE",
     "ECHOED_MODEL_NOTE",
     "NO_SCOPED_READS",
     "PromptAnswering",
@@ -91,6 +92,13 @@ def common_yardstick(yardsticks: Collection[str], requested: str) -> str:
     return requested
 
 
+#: Why a run of a generator adapter named on the command line (not a configured provider
+#: instance) has no verified serving identity.
+AD_HOC_NOTE = (
+    "the generator is not a configured provider instance (ad-hoc run); configure [providers.NAME] in evalkit.toml for comparable runs"
+)
+
+
 def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[ServingIdentity | None, str | None]:
     """The run's verified serving identity, or ``None`` and the reason.
 
@@ -98,10 +106,7 @@ def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[S
     identity is well formed (:func:`evalkit.identity.identity_problems`) and all of them agree.
     """
     if not bound_configured:
-        return None, (
-            "the generator is not a configured provider instance (ad-hoc run); "
-            "configure [providers.NAME] in evalkit.toml for comparable runs"
-        )
+        return None, AD_HOC_NOTE
     if not cases:
         return None, "the run has no answered cases"
     counts: dict[ServingIdentity | None, int] = {}
