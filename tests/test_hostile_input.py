@@ -1877,6 +1877,29 @@ def test_issue34_14_an_empty_database_url_is_refused_not_read_as_unset(cli, proj
     assert stored_runs(project) == 0 and not database(project).exists()
 
 
+def test_a_run_id_not_in_the_store_is_quoted_by_every_command_that_looks_it_up(cli, project) -> None:
+    # `evalkit regrade ''` said "there is no run  in the store", naming nothing: each command wrote
+    # its own message, some quoting the id; one error (UnknownRunError) now says it, quoted
+    assert cli("run", "evalkit.smoke").code == 0
+    missing = 'there is no run "" in the store (see `evalkit history SET` for run ids)'
+    for command, option in [
+        (("regrade", ""), ""), (("show", ""), ""), (("report", ""), ""), (("compare", "", ""), ""),
+        (("baseline", "accept", "", "--reason", "checked"), ""),
+        (("run", "evalkit.smoke", "--answers-from", ""), "--answers-from: "),
+        (("run", "evalkit.smoke", "--baseline", ""), "--baseline: "),
+        (("run", "evalkit.smoke", "--resume", "nope"), "--resume: "),
+    ]:
+        result = cli(*command)
+        expected = option + (missing.replace('""', '"nope"') if "nope" in command else missing)
+        assert result.code == 2 and f"error: {expected}" in result.stderr, (command, result.stderr)
+    export = cli("baseline", "export", "evalkit.smoke", "-o", "b.json", "--run", "")
+    assert export.code == 2 and '--run: there is no run "" of set "evalkit.smoke" in the store' in export.stderr
+    # a quote in the id is escaped, so the quotes still say where it ends
+    assert 'there is no run "say \\"hi\\"" in the store' in cli("show", 'say "hi"').stderr
+    assert "No complete runs of set \"\" match" in cli("flaky", "").stdout
+    assert stored_runs(project) == 1
+
+
 @pytest.mark.parametrize(
     ("args", "env"),
     [
