@@ -1874,7 +1874,15 @@ def test_issue34_14_an_empty_database_url_is_refused_not_read_as_unset(cli, proj
     if command[0] == "run":  # and an empty --run-id: each job began a run of its own instead of joining it
         blank = cli(*command, "--run-id", value)
         assert blank.code == 2 and "--run-id is empty" in blank.stderr, blank.stderr
+        # and an empty --resume (--resume "$RUN_ID"): it was read as --resume alone, the newest
+        # unfinished run of the scope, which may be another than the one meant
+        for given in (("--resume", value), (f"--resume={value}",)):
+            blank = cli(*command, *given)
+            assert blank.code == 2 and "--resume is empty; give a run id (--resume alone: the newest" in blank.stderr, blank.stderr
     assert stored_runs(project) == 0 and not database(project).exists()
+    if command[0] == "run":
+        alone = cli(*command, "--resume")  # still the newest unfinished run: there is none
+        assert alone.code == 2 and "--resume: no unfinished run of" in alone.stderr, alone.stderr
 
 
 def test_a_run_id_not_in_the_store_is_quoted_by_every_command_that_looks_it_up(cli, project) -> None:
