@@ -46,6 +46,7 @@ __all__ = [
     "load_configured_sets",
     "load_set_files",
     "set_files_and_unreadable_under",
+    "set_file_names",
     "set_files_under",
     "unreadable_matches",
 ]
@@ -126,7 +127,10 @@ def expand_patterns(
     """The files the glob ``patterns`` name (relative to ``root``; ``**`` descends), in order.
 
     A folder named without wildcards stands for every set file under it (``folder/**/*`` with a
-    set file's suffix). A pattern without wildcards that names nothing is a problem: a typo must
+    set file's suffix), and a wildcard matches set files only: what either meets with another
+    suffix (a template's ``.csv`` table, a README) is not a set file and is passed over
+    (:func:`set_file_names`); a file named without wildcards is read whatever its suffix, and
+    refused when it is no set file's. A pattern without wildcards that names nothing is a problem: a typo must
     not hide a set; so is one that names a loop of symbolic links, a link to nothing, a device or
     a socket, each by its real cause (a named pipe is read: a set made on the fly). ``**`` visits
     each real folder once (see :func:`glob_once`). With a ``boundary``, a file that resolves
@@ -158,7 +162,7 @@ def expand_patterns(
                 reason = boundary.outside(folder, folder=True)
                 problems.append(FileProblem(pattern, f"is named in [sets] paths but its folder {folder} {reason}"))
                 continue
-            matched = sorted(glob_once(full))
+            matched = sorted(set_file_names(glob_once(full)))
             matches = [m for m in matched if os.path.isfile(m)]
             problems.extend(
                 FileProblem(_shown(path, root), f"is matched by [sets] paths {pattern!r} but {cause}")
@@ -284,9 +288,16 @@ def set_files_under(folder: str | os.PathLike[str]) -> list[Path]:
 def set_files_and_unreadable_under(folder: str | os.PathLike[str]) -> tuple[list[Path], list[tuple[Path, str]]]:
     """:func:`set_files_under` ``folder``, and the entries under it named like set files that
     cannot be read as one (:func:`unreadable_matches`), each with its cause."""
-    found = (Path(path) for path in glob_once(os.path.join(folder, "**", "*")))
-    named = sorted(path for path in found if path.suffix.lower() in SUFFIXES)
+    named = sorted(Path(path) for path in set_file_names(glob_once(os.path.join(folder, "**", "*"))))
     return [path for path in named if path.is_file()], unreadable_matches(path for path in named if not path.is_file())
+
+
+def set_file_names(paths: Iterable[str]) -> list[str]:
+    """Of ``paths`` a folder or a wildcard matched, those named like a set file (a suffix of
+    :data:`SUFFIXES`, in any case), in their order: the one rule for what a folder or a wildcard in ``[sets]
+    paths`` or on the command line stands for. The rest — the ``.csv`` table a template names
+    beside its set file, a README — are not set files, not problems."""
+    return [path for path in paths if os.path.splitext(path)[1].lower() in SUFFIXES]
 
 
 def unreadable_matches(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[Path, str]]:
