@@ -76,7 +76,8 @@ class SkippedPrompt:
 @attrs.frozen
 class SetFiles:
     """What a group of set files declares: the sets of each kind, the files read, every problem
-    (the first 1,000 and how many more), and the prompts kept but marked ``skip``."""
+    (the first 1,000 and how many more), the prompts kept but marked ``skip``, and the set files
+    that failed."""
 
     files: tuple[Path, ...] = ()
     prompt_sets: tuple[Any, ...] = ()
@@ -85,6 +86,10 @@ class SetFiles:
     problems: tuple[FileProblem, ...] = attrs.field(default=(), converter=kept_file_problems)
     skipped: tuple[SkippedPrompt, ...] = ()
     calibration_sets: tuple[Any, ...] = ()
+    #: The set files reading which met a problem — in the file itself, or in a file it names (a
+    #: template's table of variables, whose problems are filed at the table's own lines): none of
+    #: them is "ok", even when every problem is another file's.
+    failed: tuple[Path, ...] = ()
 
     def raise_for_problems(self) -> None:
         """Raise :class:`SetFileError` listing every problem, if there is one."""
@@ -370,10 +375,12 @@ def load_set_files(
     skipped: list[SkippedPrompt] = []
     declared: dict[str, FileProblem] = {}
     read: list[Path] = []
+    first_problem: list[int] = []  # of each file read: where its problems begin in ``problems``
     for name in files:
         path = Path(name)
         shown = _display(path, root)
         read.append(path)
+        first_problem.append(len(problems))
         try:
             document = read_document(path)
         except FileSyntaxError as exc:
@@ -413,7 +420,11 @@ def load_set_files(
                 continue
             declared[built_set.identifier] = document.problem(where, "")
             {"question-set": question_sets, "calibration-set": calibration_sets}.get(kind, prompt_sets).append(built_set)
-    return SetFiles(tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped), tuple(calibration_sets))
+    bounds = [*first_problem, len(problems)]
+    failed = tuple(path for path, start, end in zip(read, bounds, bounds[1:], strict=False) if end > start)
+    return SetFiles(
+        tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped), tuple(calibration_sets), failed
+    )
 
 
 def load_configured_sets(config: Any, kinds: Mapping[str, Any] | None = None) -> SetFiles:
