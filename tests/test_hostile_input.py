@@ -1885,6 +1885,18 @@ def test_issue34_14_an_empty_database_url_is_refused_not_read_as_unset(cli, proj
         assert alone.code == 2 and "--resume: no unfinished run of" in alone.stderr, alone.stderr
 
 
+@pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])
+def test_an_empty_validate_target_is_refused_not_read_as_the_working_directory(cli, project, value) -> None:
+    # `evalkit validate "$CHANGED_FILES"` with nothing in the variable checked the working
+    # directory instead ("": is a folder holding no set file) — or passed, when it held set files
+    (project / "faq.yaml").write_text("identifier: a.faq\nname: F\nprompts: [{id: p, prompt: q, reference: r}]\n")
+    for targets in ((value,), ("faq.yaml", value)):
+        result = cli("validate", *targets)
+        assert result.code == 2 and "a TARGET is empty; name a set file, a folder or a set identifier" in result.stderr, result.stderr
+        assert "ok" not in result.stdout
+    assert cli("validate", "faq.yaml").code == 0
+
+
 def test_a_run_id_not_in_the_store_is_quoted_by_every_command_that_looks_it_up(cli, project) -> None:
     # `evalkit regrade ''` said "there is no run  in the store", naming nothing: each command wrote
     # its own message, some quoting the id; one error (UnknownRunError) now says it, quoted
