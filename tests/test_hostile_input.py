@@ -627,12 +627,12 @@ def test_a_generator_that_never_answers_one_case_costs_that_case_not_the_run(cli
     assert stuck["error"] == "no answer within 1 s (the provider instance's answer_timeout); the call was abandoned"
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", "inf", '"60"', "true", "1" + "0" * 20])
-def test_an_answer_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
+@pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", "inf", '"60"', "true", "1" + "0" * 20, "1e-320", "0.0009"])
+def test_an_answer_timeout_that_is_not_a_number_of_seconds_from_1_ms_to_a_day_is_refused(cli, project, value) -> None:
     (project / "evalkit.toml").write_text(f'[providers.slow]\nadapter = "hostile.stuck"\nanswer_timeout = {value}\n')
     result = cli("run", "evalkit.smoke", "--provider", "slow")
     assert result.code == 2, result.stderr
-    assert "[providers.slow] answer_timeout must be a number of seconds above 0 and at most 86400" in result.stderr
+    assert "[providers.slow] answer_timeout must be a number of seconds from 0.001 (1 ms) to 86400" in result.stderr
     assert len(result.stderr) < 1_000 and not (project / ".evalkit" / "results.db").exists()
 
 
@@ -1089,14 +1089,36 @@ def test_an_entry_point_whose_name_is_a_million_characters_is_refused_and_named_
     assert cli("run", "giant.one", env=env).code == 0
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", '"60"', "true", "1" + "0" * 20])
-def test_a_grade_set_load_or_hook_timeout_that_is_not_a_number_of_seconds_up_to_a_day_is_refused(cli, project, value) -> None:
+@pytest.mark.parametrize("value", ["0", "-1", "86401", "nan", "-inf", '"60"', "true", "1" + "0" * 20, "1e-320", "0.0009"])
+def test_a_grade_set_load_or_hook_timeout_that_is_not_a_number_of_seconds_from_1_ms_to_a_day_is_refused(cli, project, value) -> None:
     for key in ("grade_timeout", "set_load_timeout", "hook_timeout"):
         (project / "evalkit.toml").write_text(f"{key} = {value}\n")
         result = cli("run", "evalkit.smoke")
         assert result.code == 2, result.stderr
-        assert f"{key} must be a number of seconds above 0 and at most 86400" in result.stderr
+        assert f"{key} must be a number of seconds from 0.001 (1 ms) to 86400" in result.stderr
         assert len(result.stderr) < 1_000 and not (project / ".evalkit" / "results.db").exists()
+
+
+def test_a_time_limit_or_interval_under_1_ms_is_refused_wherever_it_is_read(cli, project) -> None:
+    """``answer_timeout = 1e-320`` errored every case with "no answer within 9.99989e-321 s", and
+    ``--poll 1e-300`` asked the store without a pause for the whole ``--timeout``: every duration
+    evalkit reads has one rule (:func:`evalkit.shapes.seconds_between`), from 1 ms up."""
+    floor = "from 0.001 (1 ms) to 86400"
+    (project / "evalkit.toml").write_text('[deployments.demo.retrievers."evalkit.lexical"]\ntimeout = 1e-320\n')
+    retriever = cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo")
+    assert retriever.code == 2 and f'"evalkit.lexical": timeout must be a number of seconds {floor}' in retriever.stderr
+    (project / "evalkit.toml").unlink()
+    busy = cli("run", "evalkit.smoke", env={"EVALKIT_BUSY_TIMEOUT": "1e-300"})
+    assert busy.code == 2 and f"EVALKIT_BUSY_TIMEOUT must be a number of seconds {floor}" in busy.stderr
+    ready = cli("run", "evalkit.smoke", "--wait-ready", "0.0000001s")
+    assert ready.code == 2 and 'a duration must be at least 0.001s (1 ms) and at most 7 days, got "0.0000001s"' in ready.stderr
+    assert not (project / ".evalkit").exists()
+    assert cli("run", "evalkit.smoke").code == 0  # report reads a store
+    polled = cli("report", "pipeline-1", "--wait", "--timeout", "1s", "--poll", "1e-300")
+    assert polled.code == 2 and 'a duration must be at least 0.001s (1 ms) and at most 7 days, got "1e-300"' in polled.stderr
+    # 1 ms itself is a limit
+    (project / "evalkit.toml").write_text("grade_timeout = 0.001\n[providers.ref]\nadapter = \"reference\"\nanswer_timeout = 1e-3\n")
+    assert cli("validate", "evalkit.smoke").code == 0
 
 
 # --- Numbers longer than Python converts ---------------------------------------------------------
@@ -1852,7 +1874,50 @@ def test_issue34_14_an_empty_database_url_is_refused_not_read_as_unset(cli, proj
     if command[0] == "run":  # and an empty --run-id: each job began a run of its own instead of joining it
         blank = cli(*command, "--run-id", value)
         assert blank.code == 2 and "--run-id is empty" in blank.stderr, blank.stderr
+        # and an empty --resume (--resume "$RUN_ID"): it was read as --resume alone, the newest
+        # unfinished run of the scope, which may be another than the one meant
+        for given in (("--resume", value), (f"--resume={value}",)):
+            blank = cli(*command, *given)
+            assert blank.code == 2 and "--resume is empty; give a run id (--resume alone: the newest" in blank.stderr, blank.stderr
     assert stored_runs(project) == 0 and not database(project).exists()
+    if command[0] == "run":
+        alone = cli(*command, "--resume")  # still the newest unfinished run: there is none
+        assert alone.code == 2 and "--resume: no unfinished run of" in alone.stderr, alone.stderr
+
+
+@pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])
+def test_an_empty_validate_target_is_refused_not_read_as_the_working_directory(cli, project, value) -> None:
+    # `evalkit validate "$CHANGED_FILES"` with nothing in the variable checked the working
+    # directory instead ("": is a folder holding no set file) — or passed, when it held set files
+    (project / "faq.yaml").write_text("identifier: a.faq\nname: F\nprompts: [{id: p, prompt: q, reference: r}]\n")
+    for targets in ((value,), ("faq.yaml", value)):
+        result = cli("validate", *targets)
+        assert result.code == 2 and "a TARGET is empty; name a set file, a folder or a set identifier" in result.stderr, result.stderr
+        assert "ok" not in result.stdout
+    assert cli("validate", "faq.yaml").code == 0
+
+
+def test_a_run_id_not_in_the_store_is_quoted_by_every_command_that_looks_it_up(cli, project) -> None:
+    # `evalkit regrade ''` said "there is no run  in the store", naming nothing: each command wrote
+    # its own message, some quoting the id; one error (UnknownRunError) now says it, quoted
+    assert cli("run", "evalkit.smoke").code == 0
+    missing = 'there is no run "" in the store (see `evalkit history SET` for run ids)'
+    for command, option in [
+        (("regrade", ""), ""), (("show", ""), ""), (("report", ""), ""), (("compare", "", ""), ""),
+        (("baseline", "accept", "", "--reason", "checked"), ""),
+        (("run", "evalkit.smoke", "--answers-from", ""), "--answers-from: "),
+        (("run", "evalkit.smoke", "--baseline", ""), "--baseline: "),
+        (("run", "evalkit.smoke", "--resume", "nope"), "--resume: "),
+    ]:
+        result = cli(*command)
+        expected = option + (missing.replace('""', '"nope"') if "nope" in command else missing)
+        assert result.code == 2 and f"error: {expected}" in result.stderr, (command, result.stderr)
+    export = cli("baseline", "export", "evalkit.smoke", "-o", "b.json", "--run", "")
+    assert export.code == 2 and '--run: there is no run "" of set "evalkit.smoke" in the store' in export.stderr
+    # a quote in the id is escaped, so the quotes still say where it ends
+    assert 'there is no run "say \\"hi\\"" in the store' in cli("show", 'say "hi"').stderr
+    assert "No complete runs of set \"\" match" in cli("flaky", "").stdout
+    assert stored_runs(project) == 1
 
 
 @pytest.mark.parametrize(

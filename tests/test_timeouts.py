@@ -225,3 +225,37 @@ def test_a_plugins_own_sigalrm_handler_or_timer_inside_a_limit_does_not_switch_i
         assert signal.getsignal(signal.SIGALRM) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGALRM, previous)
+
+
+#: A child that guards thousands of calls with a limit shorter than the guard takes to begin, in a
+#: scope and outside one, and says whether each left a deadline in force or the handler installed.
+_TOO_SHORT_TO_BEGIN = """
+import contextlib, signal, sys, time
+from evalkit import timeouts
+from evalkit.timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope
+
+def busy():
+    began = time.monotonic()
+    while time.monotonic() - began < 0.001:
+        pass
+
+for scoped in (False, True):
+    for call in range(500):
+        with alarm_scope() if scoped else contextlib.nullcontext():
+            with contextlib.suppress(TimeLimitExceeded):
+                alarm_bounded(busy, (), 1e-9, TimeLimitExceeded)
+        if timeouts._deadlines or signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL:
+            sys.exit(f"call {call} (scoped: {scoped}) left its deadline in force or the handler installed")
+print("clean")
+"""
+
+
+def test_a_limit_that_passes_before_the_guarded_call_begins_leaves_nothing_behind() -> None:
+    """The timer was set before the guard's ``try``: a limit that passed in between (1e-9 s) left
+    its deadline in force and the alarm ringing, and the next guarded call was killed by SIGALRM
+    ("Alarm clock"). A child process: the failure kills the process that meets it."""
+    import subprocess
+    import sys
+
+    child = subprocess.run([sys.executable, "-c", _TOO_SHORT_TO_BEGIN], capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0 and child.stdout.strip() == "clean", (child.returncode, child.stdout, child.stderr[-2000:])

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from .errors import UsageError
+from .errors import UnknownRunError, UsageError
 from .runs import Run, RunKind, RunStatus
 from .shapes import short_repr, too_long
 from .storage.protocols import AcceptedBaselines, ResultRepository, capabilities
@@ -99,7 +99,7 @@ def accept_run(
         raise UsageError(f"--reason must be printable text on one line, got {short_repr(reason)}")
     run = repository.get_run(run_id, with_cases=False)
     if run is None:
-        raise UsageError(f'there is no run "{run_id}" in the store (see `evalkit history SET` for run ids)')
+        raise UnknownRunError(run_id)
     if run.status is not RunStatus.COMPLETE:
         raise UsageError(f"run {run.id} is {run.status.value}: only a complete run can be accepted as a baseline")
     if BaselineScope.of_run(run) is None:

@@ -52,7 +52,7 @@ from typing import Any
 import attrs
 
 from .errors import ConfigError
-from .shapes import finite_number, short_repr
+from .shapes import MIN_SECONDS, finite_number, seconds_between, short_repr
 
 __all__ = [
     "Config", "ProviderInstance", "find_config", "load_config", "DEFAULT_MAX_ANSWER_BYTES", "PRIVACY_LEVELS", "ROUTING_KEYS",
@@ -229,9 +229,12 @@ def _price(table: Mapping[str, Any], cost_per_1k: float | None, where: str) -> A
 
 
 def _seconds(value: Any, what: str) -> float:
-    """``value`` as a time limit in seconds: a number above 0 and at most :data:`MAX_ANSWER_TIMEOUT_S`."""
-    if not (finite_number(value) and 0 < value <= MAX_ANSWER_TIMEOUT_S):
-        raise ConfigError(f"{what} must be a number of seconds above 0 and at most {MAX_ANSWER_TIMEOUT_S}, got {short_repr(value)}")
+    """``value`` as a time limit in seconds: a number from :data:`~evalkit.shapes.MIN_SECONDS` (1 ms)
+    to :data:`MAX_ANSWER_TIMEOUT_S` (a day)."""
+    if not seconds_between(value, MAX_ANSWER_TIMEOUT_S):
+        raise ConfigError(
+            f"{what} must be a number of seconds from {MIN_SECONDS:g} (1 ms) to {MAX_ANSWER_TIMEOUT_S}, got {short_repr(value)}"
+        )
     return float(value)
 
 

@@ -6,6 +6,7 @@
     ├── UsageError                    a bad option value, an unknown name (exit 2)
     │   ├── UnknownSetError           with the identifiers that do exist
     │   ├── UnknownPluginError        unknown grader/generator/retriever, with the known ones
+    │   ├── UnknownRunError           no stored run has the id given
     │   └── ToleranceError            a --max-*-drop that is not a finite number in 0..1
     ├── ConfigError                   evalkit.toml / [tool.evalkit] is unreadable or wrong (exit 2)
     ├── SetValidationError            a golden set breaks a rule; ``problems`` lists them, up to 1,000 (exit 2)
@@ -38,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .problem_texts import bounded_problem, bounded_problems, problem_total
-from .wording import counted
+from .wording import counted, quoted
 
 __all__ = [
     "PLUGIN_FAILURES",
@@ -69,6 +70,7 @@ __all__ = [
     "StoreUnavailable",
     "ToleranceError",
     "UnknownPluginError",
+    "UnknownRunError",
     "UnknownSetError",
     "UsageError",
 ]
@@ -161,7 +163,7 @@ class UnknownSetError(UsageError, LookupError):
 
         hint = f" Available sets: {', '.join(self.available)}." if self.available else " No sets are installed."
         failed = "".join(f"\n  provider failed: {f}" for f in failures)
-        super().__init__(f'Unknown {kind} "{identifier}".{did_you_mean(identifier, self.available)}{hint}{failed}')
+        super().__init__(f"Unknown {kind} {quoted(identifier)}.{did_you_mean(identifier, self.available)}{hint}{failed}")
 
 
 class UnknownPluginError(UsageError, LookupError):
@@ -176,7 +178,18 @@ class UnknownPluginError(UsageError, LookupError):
         known = ", ".join(self.available) or "(none installed)"
         kinds = "repositories" if kind == "repository" else f"{kind}s"
         hint = did_you_mean(name, [a.split(" (", 1)[0] for a in self.available])  # "NAME (configured)", "NAME (built in)"
-        super().__init__(f'Unknown {kind} "{name}".{hint} Available {kinds}: {known}.')
+        super().__init__(f"Unknown {kind} {quoted(name)}.{hint} Available {kinds}: {known}.")
+
+
+class UnknownRunError(UsageError, LookupError):
+    """No stored run has this id (of this set, when ``of_set`` is given); ``option`` is the one
+    that named it (``--baseline``), if any. The one wording of every command that looks a run up."""
+
+    def __init__(self, run_id: str, *, option: str | None = None, of_set: str | None = None) -> None:
+        self.run_id = run_id
+        told = f"{option}: " if option else ""
+        of = f" of set {quoted(of_set)}" if of_set is not None else ""
+        super().__init__(f"{told}there is no run {quoted(run_id)}{of} in the store (see `evalkit history SET` for run ids)")
 
 
 class ToleranceError(UsageError):

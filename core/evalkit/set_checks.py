@@ -69,11 +69,13 @@ def _kinds() -> dict[str, Any]:
 
 
 def _file_lines(loaded: SetFiles, root: Path | None) -> list[str]:
-    bad = {p.file for p in loaded.problems}
+    """The set files read without a problem (``ok``), then the sets they declare. A set file whose
+    template's table has a problem failed, though the problem is the table's (``loaded.failed``)."""
+    failed = set(loaded.failed)
     lines = []
     for path in loaded.files:
         shown = str(path.relative_to(root)) if root is not None and path.is_relative_to(root) else str(path)
-        if shown not in bad:
+        if path not in failed:
             lines.append(f"{shown}")
     return lines + [_describe(s) for s in (*loaded.prompt_sets, *loaded.question_sets, *loaded.calibration_sets)]
 

@@ -43,6 +43,7 @@ __all__ = [
     "MAX_REASON_CHARS",
     "MAX_VALUE_CONTAINERS",
     "MAX_VALUE_NESTING",
+    "MIN_SECONDS",
     "SHOWN_IDENTIFIER_CHARS",
     "ValueFault",
     "ProblemsNotKept",
@@ -61,6 +62,7 @@ __all__ = [
     "finite_number",
     "not_kept",
     "problem_total",
+    "seconds_between",
     "set_label",
     "short_repr",
     "too_long",
@@ -200,6 +202,19 @@ def finite_number(value: object) -> bool:
         return math.isfinite(value)
     except OverflowError:
         return False
+
+
+#: The shortest time limit or interval evalkit takes, in seconds (1 ms). Shorter is no honest
+#: limit: ``answer_timeout = 1e-320`` errored every case ("no answer within 9.99989e-321 s"), and
+#: ``--poll 1e-300`` asked the store without a pause for the whole ``--timeout``.
+MIN_SECONDS = 0.001
+
+
+def seconds_between(value: object, most: float) -> bool:
+    """True for a finite number (not a ``bool``) of seconds from :data:`MIN_SECONDS` to ``most``:
+    the one rule of every time limit and interval evalkit reads (configuration keys, deployment
+    ``timeout``, ``EVALKIT_BUSY_TIMEOUT``, ``--timeout``/``--poll``/``--wait-ready``)."""
+    return finite_number(value) and MIN_SECONDS <= value <= most  # type: ignore[operator]
 
 
 def read_up_to(items: Iterable[Any], limit: int) -> tuple[Any, ...]:

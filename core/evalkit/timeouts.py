@@ -133,27 +133,32 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
     :class:`RuntimeError` elsewhere. The process's own ``SIGALRM`` handler and timer are put back."""
     if not alarms_reach_this_thread():
         raise RuntimeError("alarm_bounded works in the main thread only")
+    # The timer is set inside the ``try``, as its last step: a limit short enough to pass before
+    # the ``try`` began (a few bytecodes; 1e-9 s did) raised out of this function with its deadline
+    # left in force, the handler installed and the alarm ringing again: the next guarded call then
+    # rang at once, with the default handler, and killed the process ("Alarm clock").
     started = time.monotonic()
     depth = len(_deadlines)
     scope = _scope
     if scope is not None:
         at = started + timeout_s
-        _deadlines.append(_Deadline(at, error))
-        if scope.rings_at is None or at < scope.rings_at:
-            _set_timer(started, at)
         try:
+            _deadlines.append(_Deadline(at, error))
+            if scope.rings_at is None or at < scope.rings_at:
+                _set_timer(started, at)
             return function(*args)
         finally:
             del _deadlines[depth:]  # the timer runs on: when it rings with nothing due, it moves on
     if depth == 0:
         previous_handler = _signal.signal(_signal.SIGALRM, _on_alarm)
         claim(_signal.SIGALRM)
-        _deadlines.append(_Deadline(started + timeout_s, error))
-        previous_timer = _signal.setitimer(_signal.ITIMER_REAL, timeout_s)
-    else:
-        _deadlines.append(_Deadline(started + timeout_s, error))
-        _arm_nearest()
+        previous_timer = _signal.getitimer(_signal.ITIMER_REAL)
     try:
+        _deadlines.append(_Deadline(started + timeout_s, error))
+        if depth == 0:
+            _signal.setitimer(_signal.ITIMER_REAL, timeout_s)
+        else:
+            _arm_nearest()
         return function(*args)
     finally:
         del _deadlines[depth:]  # this guard's and any inner one an exception cut short

@@ -27,6 +27,7 @@ _UNITS = {"s": 1, "m": 60, "h": 3600}
 def parse_duration(text: str) -> float:
     """``90``, ``90s``, ``30m``, ``1.5h`` → seconds; a usage error otherwise."""
     from .errors import UsageError
+    from .shapes import MIN_SECONDS, seconds_between
 
     raw = text.strip().lower()
     unit = raw[-1:] if raw[-1:] in _UNITS else "s"
@@ -38,8 +39,8 @@ def parse_duration(text: str) -> float:
     except ValueError:
         raise UsageError(f'a duration must look like 90s, 30m or 2h, got "{text}"') from None
     seconds = value * _UNITS[unit]
-    if not 0 < seconds <= 7 * 86400:
-        raise UsageError(f'a duration must be more than 0 and at most 7 days, got "{text}"')
+    if not seconds_between(seconds, 7 * 86400):
+        raise UsageError(f'a duration must be at least {MIN_SECONDS:g}s (1 ms) and at most 7 days, got "{text}"')
     return seconds
 
 

@@ -1,4 +1,5 @@
-"""Phrases messages share: counted nouns ("1 case", "2 cases", never "case(s)") and "did you mean"."""
+"""Phrases messages share: counted nouns ("1 case", "2 cases", never "case(s)"), a word the user
+gave quoted, and "did you mean"."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-__all__ = ["close_matches", "counted", "did_you_mean", "suggestion"]
+__all__ = ["close_matches", "counted", "did_you_mean", "quoted", "suggestion"]
 
 #: How much less similar than the best a suggestion may be and still be offered beside it.
 NEAR_BEST = 0.05
@@ -21,6 +22,15 @@ def counted(number: int, noun: str) -> str:
     if number == 1:
         return f"{number} {noun}"
     return f"{number} {IRREGULAR.get(noun, noun + 's')}"
+
+
+def quoted(word: str) -> str:
+    """``word`` in double quotes, as a message names what the user gave (a run id, a set): an empty
+    one shows as ``""`` (``there is no run  in the store`` named nothing), one of spaces as ``" "``.
+    A ``"`` in it is escaped (``\\"``), so the quotes say where it ends; a backslash is kept as it
+    is, so a Windows path reads as typed. Control characters and length are the output boundary's
+    (:func:`evalkit.printable.visible`; a huge word is cut in its middle where it is printed)."""
+    return '"' + word.replace('"', '\\"') + '"'
 
 
 def close_matches(word: str, candidates: Iterable[str]) -> list[str]:

@@ -58,6 +58,7 @@ from evalkit.jsonparse import parse_json
 from evalkit.jsontext import NotJsonNumber, sent_text
 from evalkit.options import number, option, text, whole
 from evalkit.privacy import remove_secrets
+from evalkit.shapes import MIN_SECONDS
 from evalkit.wording import counted
 from yarl import URL
 
@@ -125,7 +126,7 @@ class OpenAIOptions:
         'the NAME of the environment variable holding the API key (default OPENAI_API_KEY; a named one must be set; "" for no key)',
         default=None, validator=attrs.validators.optional(text(empty=True)),
     )
-    timeout: float = option("seconds to wait for one response", default=60.0, validator=number(above=0))
+    timeout: float = option("seconds to wait for one response", default=60.0, validator=number(at_least=MIN_SECONDS))
     temperature: float | None = option(
         "sampling temperature (default: the endpoint's)", default=None, validator=attrs.validators.optional(number(at_least=0))
     )

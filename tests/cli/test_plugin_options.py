@@ -136,11 +136,11 @@ def test_a_plugin_that_declares_nothing_still_gets_its_table(evalkit_cli, projec
 
 
 def test_a_value_a_validator_refuses_names_the_plugin_the_option_the_table_and_the_range(evalkit_cli, project: Path) -> None:
-    (project / "evalkit.toml").write_text('[providers.gpt]\nadapter = "openai"\nmodel = "m"\ntimeout = 0\nmax_attempts = 0\n')
+    (project / "evalkit.toml").write_text('[providers.gpt]\nadapter = "openai"\nmodel = "m"\ntimeout = 1e-320\nmax_attempts = 0\n')
     result = evalkit_cli("run", "evalkit.smoke", "--provider", "gpt")
     assert result.code == 2 and result.stdout == ""
     assert 'generator "openai" (evalkit-golden' in result.stderr
-    assert 'wrong value for option "timeout" in [providers.gpt]' in result.stderr and "timeout must be a number above 0 (got 0)" in result.stderr
+    assert 'wrong value for option "timeout" in [providers.gpt]' in result.stderr and "timeout must be a number of at least 0.001 (got 1e-320)" in result.stderr
     assert "max_attempts must be a whole number of at least 1 (got 0)" in result.stderr, "every problem at once"
     assert not (project / ".evalkit").exists(), "nothing stored"
 

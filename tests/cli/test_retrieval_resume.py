@@ -23,7 +23,7 @@ def test_resume_refusals_exit_2_naming_the_reason(evalkit_cli, project, plugin_d
     assert nothing.code == 2
     assert 'no unfinished retrieval run of set "retrievalkit.tiny", retriever "fixtures.raising", deployment flaky' in nothing.stderr
     missing = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--resume", "r-404", env=env)
-    assert missing.code == 2 and "there is no run r-404 in the store" in missing.stderr
+    assert missing.code == 2 and 'there is no run "r-404" in the store' in missing.stderr
     done = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--json", env=env)
     assert done.code == 0
     run_id = done.json()["run_id"]

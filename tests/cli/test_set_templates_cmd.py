@@ -103,6 +103,32 @@ def test_validate_names_the_row_that_lacks_a_variable_and_repeated_ids(evalkit_c
     assert "evals/capitals.jsonl:3: row 3 ('France') expands to the id 'capital/France', which row 1 ('France') already has" in result.stderr
 
 
+def test_a_set_file_whose_table_cannot_be_read_fails_and_the_problem_names_both_files(evalkit_cli, project: Path) -> None:
+    # the table's problem was filed on the table alone: validate printed "ok  evals/capitals.yaml"
+    # above it, and a table that could not be read at all did not say which set file named it
+    project_with(project)
+    (project / "evals" / "plain.yaml").write_text(SET.replace("geo.capitals", "geo.plain").replace("capitals.csv", "plain.csv"))
+    (project / "evals" / "plain.csv").write_text(CSV)
+    of = "(the template at prompts[0] of evals/capitals.yaml)"
+    for table, reason in [
+        (b"country,capital,source\nFran\xffce,Paris,atlas\n", f"evals/capitals.csv: is not UTF-8 text (invalid start byte at byte 27) {of}"),
+        (CSV.encode() + b"Spain\n", f"evals/capitals.csv:5: row 4 has 1 field; the header names 3 fields {of}"),
+        (b"country,capital,source\n", f"evals/capitals.csv: holds no row; a template needs at least one {of}"),
+        (None, f"evals/capitals.csv: cannot be read: No such file or directory {of}"),
+    ]:
+        if table is None:
+            (project / "evals" / "capitals.csv").unlink()
+        else:
+            (project / "evals" / "capitals.csv").write_bytes(table)
+        for args in [(), ("evals/capitals.yaml", "evals/plain.yaml")]:
+            result = evalkit_cli("validate", *args)
+            assert result.code == 2 and reason in result.stderr, (args, result.stderr)
+            assert "ok  evals/capitals.yaml" not in result.stdout, (args, result.stdout)
+            assert "ok  evals/plain.yaml" in result.stdout and "ok  set geo.plain (3 prompts)" in result.stdout
+            document = evalkit_cli("validate", *args, "--json").json()
+            assert "evals/capitals.yaml" not in document["checked"] and "evals/plain.yaml" in document["checked"]
+
+
 def test_the_schema_accepts_a_template_entry(evalkit_cli) -> None:
     from jsonschema import Draft202012Validator
 

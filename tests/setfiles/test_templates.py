@@ -214,13 +214,14 @@ def test_table_file_problems_name_the_file_and_line(tmp_path: Path) -> None:
         if content is not None:
             files[name] = content
         found = problems_of(write(folder, files))
+        of = " (the template at prompts[0] of faq.yaml)"  # each names the set file whose template named the table
         if expected is None:
             assert found == [
-                "rows.jsonl:1: row 1: the value of 'wrong' is true; a variable is text or a number",
-                "rows.jsonl:2: row 2 is a list of 1 item, not an object of variables",
+                "rows.jsonl:1: row 1: the value of 'wrong' is true; a variable is text or a number" + of,
+                "rows.jsonl:2: row 2 is a list of 1 item, not an object of variables" + of,
             ]
         else:
-            assert found == [expected], name
+            assert found == [expected + of], name
 
 
 def test_a_row_of_a_table_file_is_named_by_its_id_and_line(tmp_path: Path) -> None:
@@ -245,7 +246,7 @@ def test_a_table_past_its_size_limit_is_one_problem(tmp_path: Path, monkeypatch:
 
     monkeypatch.setattr(tables, "MAX_TABLE_BYTES", 64)
     path = write(tmp_path, {"faq.yaml": CAPITALS, "capitals.csv": CSV + "Italy,Rome,Milan\n" * 10})
-    assert problems_of(path) == ["capitals.csv: cannot be read: larger than the 64 bytes it may hold"]
+    assert problems_of(path) == ["capitals.csv: cannot be read: larger than the 64 bytes it may hold (the template at prompts[0] of faq.yaml)"]
 
 
 def test_templates_that_expand_past_the_text_limit_stop_with_one_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -228,7 +228,7 @@ def test_shards_answer_one_run_together_and_the_last_one_completes_it(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--resume", "no-such-run"), "there is no run no-such-run in the store"),
+        (("--resume", "no-such-run"), 'there is no run "no-such-run" in the store'),
         (("--resume",), 'no unfinished run of "storagekit.echo" by slow/gpt-test'),
     ],
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..wording import counted
+from ..wording import counted, quoted
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -117,7 +117,7 @@ def handle_export(args: Arguments) -> int:
     """Write the baseline file; exit 2 when no single scope's baseline matches."""
     from ..baseline_file import baseline_document, write_baseline_file
     from ..baselines import current_baselines
-    from ..errors import UsageError
+    from ..errors import UnknownRunError, UsageError
     from ..storage import capabilities, close_repository
     from .console import console
     from .stored import open_store
@@ -127,7 +127,7 @@ def handle_export(args: Arguments) -> int:
         if args.run_id is not None:
             run = repository.get_run(args.run_id)
             if run is None or run.set_identifier != args.set:
-                raise UsageError(f'--run {args.run_id}: there is no run of set "{args.set}" of that id in the store')
+                raise UnknownRunError(args.run_id, option="--run", of_set=args.set)
             baselines = capabilities(repository).baselines
             acceptance = baselines.acceptances_for([run.id]).get(run.id) if baselines is not None else None
         else:
@@ -235,7 +235,7 @@ def handle_show(args: Arguments) -> int:
         return 0
     out = console()
     if not baselines:
-        out.print(f'No accepted baseline of set "{args.set}" matches.')
+        out.print(f"No accepted baseline of set {quoted(args.set)} matches.")
         return 0
     out.print(f'Baselines of set "{args.set}" ({counted(len(baselines), "scope")})')
     for current in baselines:

@@ -10,7 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from ..wording import counted
+from ..wording import counted, quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .names import PluginName, ProviderName, SetIdentifier
 from .params import PositiveInt, global_options
@@ -121,7 +121,7 @@ def handle(args: Arguments) -> int:
         return 0
     out = console()
     if not found:
-        out.print(f"No complete runs of set {args.set} match: nothing to tell flaky cases by.")
+        out.print(f"No complete runs of set {quoted(args.set)} match: nothing to tell flaky cases by.")
         return 0
     columns = (
         Column("Case", whole=True, primary=True), Column("Runs", "right", whole=True), Column("Flips", "right", whole=True),

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from ..storage.protocols import ResultRepository
 
-from ..wording import counted
+from ..wording import counted, quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .names import SetIdentifier
 from .params import PositiveInt, global_options
@@ -134,7 +134,7 @@ def handle(args: Arguments) -> int:
 
     out = console()
     if not runs:
-        out.print(f'No stored runs of set "{args.set}".')
+        out.print(f"No stored runs of set {quoted(args.set)}.")
         return 0
     from .layout import Column, print_rows
     from .spend_view import cost_cell

@@ -118,6 +118,19 @@ def non_empty(what: str) -> Callable[[click.Context, click.Parameter, str | None
 #: The callback of a path option (``-o/--output``).
 non_empty_path = non_empty("a path")
 
+#: What click hands over for ``--resume`` given without a value: a NUL, which no command-line
+#: argument can hold (each ends at one), so the bare flag is told apart from ``--resume ""``.
+RESUME_ALONE = "\0"
+
+
+def resume_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--resume``'s callback: ``None`` when not given, ``""`` given alone (the newest unfinished
+    run), else the run id given. An empty or blank id (``--resume "$RUN_ID"`` with the variable
+    unset) is refused, as for ``--run-id``: it resumed the newest unfinished run, perhaps another."""
+    if value == RESUME_ALONE:
+        return ""
+    return non_empty("a run id (--resume alone: the newest unfinished run)")(ctx, param, value)
+
 
 def option_group(*decorators: Callable[[Decorated], Decorated]) -> Callable[[Decorated], Decorated]:
     """One decorator applying ``decorators`` so that their options are listed in the order given."""
@@ -227,8 +240,11 @@ def placement_options(*, resume: str, scope: str) -> Callable[[Decorated], Decor
     from .names import RunId
 
     return option_group(
-        # given alone, --resume is "" (the newest unfinished run); not given, None
-        click.option("--resume", is_flag=False, flag_value="", default=None, type=RunId(), metavar="[RUN_ID]", help=resume),
+        # given alone, --resume is "" (the newest unfinished run); not given, None; see resume_value
+        click.option(
+            "--resume", is_flag=False, flag_value=RESUME_ALONE, default=None, type=RunId(), callback=resume_value,
+            metavar="[RUN_ID]", help=resume,
+        ),
         click.option(
             "--shard", metavar="I/N",
             help="answer only slice I of N deterministic slices of the set; auto: from the CI's parallel-job variables "

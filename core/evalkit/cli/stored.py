@@ -93,11 +93,11 @@ def store_origin(config: Any, explicit: str | None = None) -> str:
 def require_run(repository: ResultRepository, run_id: str, with_cases: bool = True) -> Run:
     """The stored run ``run_id`` (a running one with the counts of the cases it has stored so far:
     :func:`counted_so_far`), or a usage error naming it."""
-    from ..errors import UsageError
+    from ..errors import UnknownRunError
 
     run = repository.get_run(run_id, with_cases=with_cases)
     if run is None:
-        raise UsageError(f'there is no run "{run_id}" in the store (see `evalkit history SET` for run ids)')
+        raise UnknownRunError(run_id)
     return counted_so_far(repository, run)
 
 

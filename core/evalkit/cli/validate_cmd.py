@@ -13,6 +13,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+def _targets(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[str]:
+    """The targets as a list; an empty or blank one (``evalkit validate "$CHANGED"`` with nothing
+    in the variable) is refused: read as a path it was the working directory, checked instead."""
+    if any(not target.strip() for target in value):
+        raise click.UsageError("a TARGET is empty; name a set file, a folder or a set identifier, or give none to check everything", ctx)
+    return list(value)
+
+
 @click.command(
     "validate",
     cls=EvalkitCommand,
@@ -24,7 +32,7 @@ if TYPE_CHECKING:
     ),
 )
 @click.argument(
-    "targets", nargs=-1, metavar="[PATH|SET]...", callback=lambda ctx, param, value: list(value),
+    "targets", nargs=-1, metavar="[PATH|SET]...", callback=_targets,
     help="set files, folders or set identifiers (default: everything)",
 )
 @global_options(

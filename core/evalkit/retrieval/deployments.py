@@ -33,6 +33,7 @@ from evalkit.config import Config
 from evalkit.errors import PLUGIN_FAILURES, PluginError, UsageError, carried
 from evalkit.options import declared_options
 from evalkit.project_files import ProjectBoundary
+from evalkit.shapes import MIN_SECONDS, seconds_between, short_repr
 
 from .contracts import DeploymentDefaults
 
@@ -76,13 +77,12 @@ class Deployment:
 
 
 def _time_limit(options: dict[str, Any], deployment: str, retriever_id: str) -> float:
-    """Take ``timeout`` out of the options: a number of seconds above 0, at most a day."""
+    """Take ``timeout`` out of the options: a number of seconds from 1 ms to a day."""
     raw = options.pop(TIMEOUT_OPTION, DEFAULT_TIMEOUT_S)
-    valid = isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 < raw <= 86400
-    if not valid:
+    if not seconds_between(raw, 86400):
         raise UsageError(
             f'deployment "{deployment}", retriever "{retriever_id}": {TIMEOUT_OPTION} must be a number of seconds '
-            f"above 0 and at most 86400, got {raw!r}"
+            f"from {MIN_SECONDS:g} (1 ms) to 86400, got {short_repr(raw)}"
         )
     return float(raw)
 

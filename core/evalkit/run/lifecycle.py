@@ -37,6 +37,7 @@ from ..errors import (
     SetChangedError,
     StorageError,
     StoreFailure,
+    UnknownRunError,
     UsageError,
 )
 from ..leases import LeaseKeeper
@@ -360,7 +361,7 @@ class _Lifecycle:
         repository = self.store.repository
         existing = repository.get_run(header.id, with_cases=False) if run_id is not None else None
         if placement.resume and existing is None:
-            raise UsageError(f"--resume: there is no run {header.id} in the store")
+            raise UnknownRunError(header.id, option="--resume")
         if existing is not None and _complete_shard_of(existing, placement):
             # A later attempt of the pipeline (a CI's "re-run"): the run is in, its verdict is given.
             self.answering.check_joinable(attrs.evolve(existing, status=RunStatus.RUNNING), header, False)

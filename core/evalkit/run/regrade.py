@@ -21,7 +21,7 @@ from .. import hooks
 from ..answers import Answer, GenerationRequest
 from ..components import BoundGenerator
 from ..config import Config, load_config
-from ..errors import GenerationError, UsageError
+from ..errors import GenerationError, UnknownRunError, UsageError
 from ..runs import CaseResult, Run
 from ..storage import check_database_url, resolve_database_url
 from ..tolerance import Tolerances
@@ -81,7 +81,7 @@ def regrade_run(
     with library.opened(url) as repository:
         source = repository.get_run(run_id, with_cases=False)
         if source is None:
-            raise UsageError(f"there is no run {run_id} in the store (see `evalkit history SET` for run ids)")
+            raise UnknownRunError(run_id)
         if source.kind.value != "prompts":
             raise UsageError(f"run {run_id} is a {source.kind.value} run; only a prompt run's answers can be re-graded")
         manager, hook_failures = hooks.plugin_manager(())

@@ -46,6 +46,7 @@ __all__ = [
     "load_configured_sets",
     "load_set_files",
     "set_files_and_unreadable_under",
+    "set_file_names",
     "set_files_under",
     "unreadable_matches",
 ]
@@ -75,7 +76,8 @@ class SkippedPrompt:
 @attrs.frozen
 class SetFiles:
     """What a group of set files declares: the sets of each kind, the files read, every problem
-    (the first 1,000 and how many more), and the prompts kept but marked ``skip``."""
+    (the first 1,000 and how many more), the prompts kept but marked ``skip``, and the set files
+    that failed."""
 
     files: tuple[Path, ...] = ()
     prompt_sets: tuple[Any, ...] = ()
@@ -84,6 +86,10 @@ class SetFiles:
     problems: tuple[FileProblem, ...] = attrs.field(default=(), converter=kept_file_problems)
     skipped: tuple[SkippedPrompt, ...] = ()
     calibration_sets: tuple[Any, ...] = ()
+    #: The set files reading which met a problem — in the file itself, or in a file it names (a
+    #: template's table of variables, whose problems are filed at the table's own lines): none of
+    #: them is "ok", even when every problem is another file's.
+    failed: tuple[Path, ...] = ()
 
     def raise_for_problems(self) -> None:
         """Raise :class:`SetFileError` listing every problem, if there is one."""
@@ -126,7 +132,10 @@ def expand_patterns(
     """The files the glob ``patterns`` name (relative to ``root``; ``**`` descends), in order.
 
     A folder named without wildcards stands for every set file under it (``folder/**/*`` with a
-    set file's suffix). A pattern without wildcards that names nothing is a problem: a typo must
+    set file's suffix), and a wildcard matches set files only: what either meets with another
+    suffix (a template's ``.csv`` table, a README) is not a set file and is passed over
+    (:func:`set_file_names`); a file named without wildcards is read whatever its suffix, and
+    refused when it is no set file's. A pattern without wildcards that names nothing is a problem: a typo must
     not hide a set; so is one that names a loop of symbolic links, a link to nothing, a device or
     a socket, each by its real cause (a named pipe is read: a set made on the fly). ``**`` visits
     each real folder once (see :func:`glob_once`). With a ``boundary``, a file that resolves
@@ -158,7 +167,7 @@ def expand_patterns(
                 reason = boundary.outside(folder, folder=True)
                 problems.append(FileProblem(pattern, f"is named in [sets] paths but its folder {folder} {reason}"))
                 continue
-            matched = sorted(glob_once(full))
+            matched = sorted(set_file_names(glob_once(full)))
             matches = [m for m in matched if os.path.isfile(m)]
             problems.extend(
                 FileProblem(_shown(path, root), f"is matched by [sets] paths {pattern!r} but {cause}")
@@ -284,9 +293,16 @@ def set_files_under(folder: str | os.PathLike[str]) -> list[Path]:
 def set_files_and_unreadable_under(folder: str | os.PathLike[str]) -> tuple[list[Path], list[tuple[Path, str]]]:
     """:func:`set_files_under` ``folder``, and the entries under it named like set files that
     cannot be read as one (:func:`unreadable_matches`), each with its cause."""
-    found = (Path(path) for path in glob_once(os.path.join(folder, "**", "*")))
-    named = sorted(path for path in found if path.suffix.lower() in SUFFIXES)
+    named = sorted(Path(path) for path in set_file_names(glob_once(os.path.join(folder, "**", "*"))))
     return [path for path in named if path.is_file()], unreadable_matches(path for path in named if not path.is_file())
+
+
+def set_file_names(paths: Iterable[str]) -> list[str]:
+    """Of ``paths`` a folder or a wildcard matched, those named like a set file (a suffix of
+    :data:`SUFFIXES`, in any case), in their order: the one rule for what a folder or a wildcard in ``[sets]
+    paths`` or on the command line stands for. The rest — the ``.csv`` table a template names
+    beside its set file, a README — are not set files, not problems."""
+    return [path for path in paths if os.path.splitext(path)[1].lower() in SUFFIXES]
 
 
 def unreadable_matches(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[Path, str]]:
@@ -359,10 +375,12 @@ def load_set_files(
     skipped: list[SkippedPrompt] = []
     declared: dict[str, FileProblem] = {}
     read: list[Path] = []
+    first_problem: list[int] = []  # of each file read: where its problems begin in ``problems``
     for name in files:
         path = Path(name)
         shown = _display(path, root)
         read.append(path)
+        first_problem.append(len(problems))
         try:
             document = read_document(path)
         except FileSyntaxError as exc:
@@ -402,7 +420,11 @@ def load_set_files(
                 continue
             declared[built_set.identifier] = document.problem(where, "")
             {"question-set": question_sets, "calibration-set": calibration_sets}.get(kind, prompt_sets).append(built_set)
-    return SetFiles(tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped), tuple(calibration_sets))
+    bounds = [*first_problem, len(problems)]
+    failed = tuple(path for path, start, end in zip(read, bounds, bounds[1:], strict=False) if end > start)
+    return SetFiles(
+        tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped), tuple(calibration_sets), failed
+    )
 
 
 def load_configured_sets(config: Any, kinds: Mapping[str, Any] | None = None) -> SetFiles:

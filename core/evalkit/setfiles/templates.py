@@ -226,7 +226,7 @@ class _Expansion:
                 cache[key] = read_table(path, self.table_file)
             except TableError as exc:
                 cache[key] = exc
-                self.problems += exc.problems
+                self.problems += (self.in_table(p) for p in exc.problems)
                 return None
         found = cache[key]
         return found if isinstance(found, Table) else None
@@ -393,8 +393,14 @@ class _Expansion:
         if self.table_file is None:
             self.problem(self.at + ("vars", row.number - 1), f"{self._row_name(row)} {reason}")
         else:
-            of = f" (the template at {format_path(self.at)} of {self.document.file})"
-            self.problems.append(FileProblem(self.table_file, f"{self._row_name(row)} {reason}{of}", (), row.line))
+            self.problems.append(self.in_table(FileProblem(self.table_file, f"{self._row_name(row)} {reason}", (), row.line)))
+
+    def in_table(self, problem: FileProblem) -> FileProblem:
+        """A problem of the table file (at its line there), saying which set file's template named
+        the table: ``evals/capitals.csv: is not UTF-8 text (…) (the template at prompts[0] of
+        evals/capitals.yaml)``; the set file fails with it (:attr:`SetFiles.failed`)."""
+        of = f" (the template at {format_path(self.at)} of {self.document.file})"
+        return attrs.evolve(problem, reason=problem.reason + of)
 
 
 def _setter(key: str) -> Callable[[dict[str, Any], str], None]:

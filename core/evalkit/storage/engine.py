@@ -15,6 +15,7 @@ from pathlib import Path
 import peewee as pw
 
 from ..errors import StorageError, UsageError
+from ..shapes import MIN_SECONDS, seconds_between
 from .urls import check_postgres_url, check_sqlite_file, redact_url, sqlite_path
 
 __all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_S", "busy_timeout_s", "connect", "failure_cause", "open_database"]
@@ -51,8 +52,8 @@ def busy_timeout_s() -> float:
         value = float(raw) if len(raw) <= 20 else math.nan
     except ValueError:
         value = math.nan
-    if not (0 < value <= 86400):
-        raise UsageError(f"{BUSY_TIMEOUT_ENV} must be a number of seconds above 0 and at most 86400, got {raw[:40]!r}")
+    if not seconds_between(value, 86400):
+        raise UsageError(f"{BUSY_TIMEOUT_ENV} must be a number of seconds from {MIN_SECONDS:g} (1 ms) to 86400, got {raw[:40]!r}")
     return value
 
 

@@ -24,7 +24,7 @@ from ...catalog import prompt_set_catalog
 from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
 from ...costs import RunSpend, format_amount
-from ...errors import PLUGIN_FAILURES, UsageError, carried
+from ...errors import PLUGIN_FAILURES, UnknownRunError, UsageError, carried
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
 from ...judge_gate import JudgeGate
@@ -678,7 +678,7 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted
     """
     chosen = repository.get_run(baseline_id, with_cases=False)
     if chosen is None:
-        raise UsageError(f'--baseline: there is no run "{baseline_id}" in the store (see `evalkit history SET` for run ids)')
+        raise UnknownRunError(baseline_id, option="--baseline")
     problems = _scope_problems(chosen, wanted)
     if problems:
         raise UsageError(f"--baseline {chosen.id} is of another scope: {'; '.join(problems)}")

@@ -28,7 +28,16 @@ from ...bounded import BoundedCalls
 from ...catalog import SourcedSet, question_set_catalog
 from ...components import SecretHolder
 from ...config import PRIVACY_LEVELS
-from ...errors import PLUGIN_FAILURES, ConfigError, EvalkitError, PluginError, RetrievalError, UsageError, carried
+from ...errors import (
+    PLUGIN_FAILURES,
+    ConfigError,
+    EvalkitError,
+    PluginError,
+    RetrievalError,
+    UnknownRunError,
+    UsageError,
+    carried,
+)
 from ...privacy import remove_secrets
 from ...questions import GoldenQuestion, GoldenQuestionSet
 from ...retrieval.contracts import (
@@ -793,7 +802,7 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, resolv
     """Refuse a chosen baseline of another scope before the retriever is created or anything is stored."""
     chosen = repository.get_run(baseline_id, with_cases=False)
     if chosen is None:
-        raise UsageError(f'--baseline: there is no run "{baseline_id}" in the store (see `evalkit history SET` for run ids)')
+        raise UnknownRunError(baseline_id, option="--baseline")
     scope = BaselineScope(RunKind.RETRIEVAL, resolved.golden_set.identifier, retriever=resolved.retriever_id, deployment=resolved.deployment.name)
     if chosen.kind is not RunKind.RETRIEVAL:
         raise UsageError(f"--baseline {chosen.id} is of another scope: it is a {chosen.kind.value} run, not a retrieval run")

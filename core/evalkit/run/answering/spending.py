@@ -460,11 +460,11 @@ def stored_answers(repository: Any, run_id: str, answering: Any, *, only: bool) 
     """The answers of stored run ``run_id`` for ``answering``'s set, refused (usage error) when the
     run is not there, is of another set or another provider instance and alias (``only`` false:
     ``--answers-from`` mixes them into a run of this instance), or kept its answers below ``full``."""
-    from ...errors import UsageError
+    from ...errors import UnknownRunError, UsageError
 
     source = repository.get_run(run_id)
     if source is None:
-        raise UsageError(f"there is no run {run_id} in the store (see `evalkit history SET` for run ids)")
+        raise UnknownRunError(run_id, option=None if only else "--answers-from")
     if source.set_identifier != answering.golden_set.identifier:
         raise UsageError(f'run {run_id} is a run of set "{source.set_identifier}", not "{answering.golden_set.identifier}"')
     if source.kind.value != "prompts":
