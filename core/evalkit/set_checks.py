@@ -18,9 +18,12 @@ from .setfiles import (
     FileProblem,
     SetFileError,
     SetFiles,
+    SkippedFile,
     SkippedPrompt,
+    configured_inputs,
     load_configured_sets,
     load_set_files,
+    passed_over,
     set_files_and_unreadable_under,
 )
 from .shapes import bounded_problem, bounded_problems
@@ -50,8 +53,9 @@ class ValidationReport:
 
     checked: tuple[str, ...] = ()
     problems: tuple[FileProblem | SetProblem, ...] = ()
-    #: Prompts the set files keep but mark ``skip: REASON`` (checked, never run).
-    skipped: tuple[SkippedPrompt, ...] = ()
+    #: Prompts the set files keep but mark ``skip: REASON`` (checked, never run), and files passed
+    #: over as no set file (:class:`~evalkit.setfiles.SkippedFile`).
+    skipped: tuple[SkippedPrompt | SkippedFile, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         """The ``--json`` document."""
@@ -194,6 +198,9 @@ def check_targets(targets: Sequence[str], config: Config, on_check: Callable[[An
             identifiers.append(target)
     # a table of variables a set file names is read where the project, [sets] allow_outside or a
     # folder named here allows: naming a set file does not vouch for the files it names
+    # the configuration file and the files it names for another job (a replay provider's answers)
+    # are no set files, named or under a folder named: `evalkit validate .` read them as sets
+    files, passed = passed_over(files, configured_inputs(config))
     loaded = load_set_files(files, kinds, None, ProjectBoundary.of(config).allowing(folders)) if files else SetFiles()
     checked = _file_lines(loaded, None)
     problems: list[Any] = [*empty, *outside, *loaded.problems]
@@ -208,4 +215,4 @@ def check_targets(targets: Sequence[str], config: Config, on_check: Callable[[An
             problems += refused.file_problems
         elif missing:
             problems += [SetProblem(i, "is neither a file nor an installed set (see `evalkit list sets`)") for i in missing]
-    return ValidationReport(tuple(checked), tuple(dict.fromkeys(problems)), loaded.skipped)
+    return ValidationReport(tuple(checked), tuple(dict.fromkeys(problems)), (*passed, *loaded.skipped))

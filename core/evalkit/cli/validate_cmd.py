@@ -80,5 +80,5 @@ def _print(report: Any) -> None:
         from ..shapes import counted_problems
 
         err.plain(f"evalkit: {counted_problems(report.problems)}; nothing was run")
-    elif not report.checked:
+    elif not report.checked and not report.skipped:
         out.plain("nothing to check: no [sets] paths are configured and no sets are installed")

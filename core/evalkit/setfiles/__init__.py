@@ -38,13 +38,16 @@ __all__ = [
     "SetDocument",
     "SetFileError",
     "SetFiles",
+    "SkippedFile",
     "SkippedPrompt",
+    "configured_inputs",
     "configured_patterns",
     "expand_patterns",
     "format_path",
     "glob_once",
     "load_configured_sets",
     "load_set_files",
+    "passed_over",
     "set_files_and_unreadable_under",
     "set_file_names",
     "set_files_under",
@@ -74,6 +77,24 @@ class SkippedPrompt:
 
 
 @attrs.frozen
+class SkippedFile:
+    """A file a folder, a wildcard or the command line reached that is no set file: one the
+    configuration names for another job (:func:`configured_inputs`), with which."""
+
+    file: str
+    reason: str
+
+    def __str__(self) -> str:
+        from ..printable import visible
+
+        return visible(f"{self.file}: {self.reason}")
+
+    def as_dict(self) -> dict[str, object]:
+        """The machine-readable form (``evalkit validate --json``), with a skipped prompt's keys."""
+        return {"file": self.file, "line": None, "path": None, "id": None, "reason": self.reason}
+
+
+@attrs.frozen
 class SetFiles:
     """What a group of set files declares: the sets of each kind, the files read, every problem
     (the first 1,000 and how many more), the prompts kept but marked ``skip``, and the set files
@@ -84,7 +105,8 @@ class SetFiles:
     question_sets: tuple[Any, ...] = ()
     #: Up to :data:`~evalkit.shapes.MAX_PROBLEMS_KEPT` of them, then how many more (:func:`kept_file_problems`).
     problems: tuple[FileProblem, ...] = attrs.field(default=(), converter=kept_file_problems)
-    skipped: tuple[SkippedPrompt, ...] = ()
+    #: Prompts kept but marked ``skip``, and files passed over as no set file (:class:`SkippedFile`).
+    skipped: tuple[SkippedPrompt | SkippedFile, ...] = ()
     calibration_sets: tuple[Any, ...] = ()
     #: The set files reading which met a problem — in the file itself, or in a file it names (a
     #: template's table of variables, whose problems are filed at the table's own lines): none of
@@ -427,13 +449,66 @@ def load_set_files(
     )
 
 
+def configured_inputs(config: Any) -> dict[str, str]:
+    """The files a configuration names for another job than holding sets, by real path, each with
+    what names it: the configuration file itself, and each existing file a string of one of its
+    tables other than ``[sets]`` names relative to the project (a ``replay`` provider's answers, a
+    CA bundle, a collection's qrels file, a plugin's option). Such a file is no set file wherever
+    it lies: ``evalkit validate .`` or ``evals`` and ``[sets] paths = ["evals"]`` read a project's
+    recorded answers, or its ``evalkit.toml``, as a set and failed it line by line."""
+    found: dict[str, str] = {}
+    shown = config.path.name if config.path is not None else "the configuration"
+    if config.path is not None:
+        found[os.path.realpath(config.path)] = f"the configuration file {shown}"
+
+    def walk(value: Any, keys: tuple[str, ...]) -> None:
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                walk(item, (*keys, str(key)))
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, keys)
+        elif isinstance(value, str) and value.strip() and "\x00" not in value and len(value) <= 4096:
+            path = os.path.join(config.root, os.path.expanduser(value))
+            try:
+                is_file = os.path.isfile(path)
+            except (OSError, ValueError):
+                return
+            if is_file:
+                table = f"[{'.'.join(keys[:-1])}] {keys[-1]}" if len(keys) > 1 else keys[0]
+                found.setdefault(os.path.realpath(path), f"named by {table} in {shown}")
+
+    for key, value in config.raw.items():
+        if key != "sets":
+            walk(value, (str(key),))
+    return found
+
+
+def passed_over(files: Sequence[Path], inputs: Mapping[str, str], root: Path | None = None) -> tuple[list[Path], list[SkippedFile]]:
+    """``files`` without those the configuration names for another job (``inputs``, from
+    :func:`configured_inputs`), and one :class:`SkippedFile` for each of those (shown relative to
+    ``root`` when under it)."""
+    kept: list[Path] = []
+    skipped: list[SkippedFile] = []
+    for file in files:
+        named = inputs.get(os.path.realpath(file)) if inputs else None
+        if named is None:
+            kept.append(file)
+            continue
+        shown = file.relative_to(root) if root is not None and file.is_relative_to(root) else file
+        skipped.append(SkippedFile(str(shown), f"{named}, not a set file; passed over"))
+    return kept, skipped
+
+
 def load_configured_sets(config: Any, kinds: Mapping[str, Any] | None = None) -> SetFiles:
-    """Every set file the configuration's ``[sets] paths`` name, loaded with :func:`load_set_files`."""
+    """Every set file the configuration's ``[sets] paths`` name, loaded with :func:`load_set_files`
+    (those it names for another job passed over: :func:`configured_inputs`)."""
     from ..project_files import ProjectBoundary
 
     patterns = configured_patterns(config)
     if not patterns:
         return SetFiles()
     files, problems = expand_patterns(patterns, config.root, ProjectBoundary.of(config))
+    files, skipped = passed_over(files, configured_inputs(config), config.root)
     loaded = load_set_files(files, kinds, config.root, ProjectBoundary.of(config))
-    return attrs.evolve(loaded, problems=tuple(problems) + loaded.problems)
+    return attrs.evolve(loaded, problems=tuple(problems) + loaded.problems, skipped=(*skipped, *loaded.skipped))
