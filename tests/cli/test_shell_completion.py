@@ -63,6 +63,7 @@ def test_bash_completes_commands_options_sets_plugins_configured_names_and_run_i
     run_id = json.loads(evalkit_cli("run", "evalkit.smoke", "--json").stdout)["run_id"]
     assert complete(bash_script, project, "show", "") == [run_id]
     assert complete(bash_script, project, "compare", run_id, "") == [run_id]
+    assert complete(bash_script, project, "regrade", "") == [run_id]
     assert complete(bash_script, project, "run", "evalkit.smoke", "--resume", "") == [run_id]
 
 

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from .app import Arguments, EvalkitCommand, arguments
-from .names import PluginName, ProviderName
+from .names import PluginName, ProviderName, RunId
 from .params import global_options, tolerance_options
 
 
@@ -24,7 +24,9 @@ from .params import global_options, tolerance_options
         "--privacy full can be re-graded. A re-graded run is never accepted as a baseline automatically."
     ),
 )
-@click.argument("run_id", metavar="RUN_ID", help="the stored run whose answers are graded again (see `evalkit history SET`)")
+@click.argument(
+    "run_id", metavar="RUN_ID", type=RunId(), help="the stored run whose answers are graded again (see `evalkit history SET`)"
+)
 @click.option(
     "--grader", metavar="NAME", type=PluginName("evalkit.graders"),
     help="grader (default: the run's own; see `evalkit list`)",
