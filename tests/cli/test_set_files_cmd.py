@@ -370,3 +370,14 @@ def test_a_prompt_with_more_assertions_than_a_grading_may_hold_checks_is_refused
     assert 'set "myapp.many", prompt "capital": field assertions holds 1,001 assertions, more than the 1,000 checks' in checked.stdout + checked.stderr
     ran = evalkit_cli("run", "myapp.many")
     assert ran.code == 2 and stored_runs(project) == 0
+
+
+def test_a_prompt_with_exactly_as_many_assertions_as_a_grading_may_hold_checks_runs(evalkit_cli, project: Path) -> None:
+    # The edge of the rule above: 1,000 assertions are 1,000 checks, which a grading may hold.
+    checks = "".join(f"      - contains: Paris\n        name: c{n}\n" for n in range(1000))
+    many = f"identifier: myapp.many\nname: Many\nprompts:\n  - id: capital\n    prompt: Capital of France?\n    reference: Paris\n    assertions:\n{checks}"
+    project_with(project, {"many.yaml": many})
+    checked = evalkit_cli("validate", "myapp.many")
+    assert checked.code == 0, checked.stderr
+    ran = evalkit_cli("run", "myapp.many", "--json")
+    assert ran.code == 0 and ran.json()["pass_rate"] == 1.0, ran.stderr
