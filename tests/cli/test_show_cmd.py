@@ -63,3 +63,13 @@ def test_a_long_answer_is_shown_cut_with_how_to_see_it_whole(evalkit_cli, projec
     assert f"  … 48,003 more characters (`evalkit show {run['run_id']} --json` prints the whole answer)" in shown
     whole = evalkit_cli("show", run["run_id"], "--json").json()
     assert next(c["answer"] for c in whole["cases"] if c["id"] == "add-7-5") == "13 " + "\x1b[31m" * 10_000
+
+
+def test_show_counts_an_errored_case_apart_from_the_answered_ones(evalkit_cli, project) -> None:
+    # It said "incomplete (1 errored), 6 of 6 cases answered": an errored case is stored, and was
+    # counted among the answered ones.
+    answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})  # one case cannot be answered
+    done = evalkit_cli("run", "arith.basic", "--json")
+    assert done.code == 3, done.stderr
+    out = evalkit_cli("show", done.json()["run_id"]).stdout
+    assert "Status:     incomplete, 5 of 6 cases answered, 1 errored" in out, out

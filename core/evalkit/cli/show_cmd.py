@@ -170,8 +170,11 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
     if base is not None:
         out.print(f"System:     {base}")
     out.print(f"Grader:     {run.grader}")
-    errored = f" ({run.errored_count} errored)" if run.errored_count else ""
-    out.print(f"Status:     {run.status.value}{errored}, {run.answered_count} of {counted(run.case_count, 'case')} answered")
+    # an errored case is stored, and counted among the answered ones: "4 of 4 answered" beside
+    # "1 errored" read as a contradiction
+    errored = f", {run.errored_count} errored" if run.errored_count else ""
+    answered = max(0, run.answered_count - run.errored_count)
+    out.print(f"Status:     {run.status.value}, {answered} of {counted(run.case_count, 'case')} answered{errored}")
     if live is not None and live.gone:
         from ..leases import gone_sentence
 
