@@ -1881,8 +1881,9 @@ def test_issue34_14_an_empty_database_url_is_refused_not_read_as_unset(cli, proj
             assert blank.code == 2 and "--resume is empty; give a run id (--resume alone: the newest" in blank.stderr, blank.stderr
     assert stored_runs(project) == 0 and not database(project).exists()
     if command[0] == "run":
-        alone = cli(*command, "--resume")  # still the newest unfinished run: there is none
-        assert alone.code == 2 and "--resume: no unfinished run of" in alone.stderr, alone.stderr
+        alone = cli(*command, "--resume")  # still the newest unfinished run: there is none, nor a store
+        assert alone.code == 2 and "--resume: there is no store at " in alone.stderr, alone.stderr
+        assert not database(project).exists()
 
 
 @pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])

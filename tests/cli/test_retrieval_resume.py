@@ -19,14 +19,17 @@ def write_config(project: Path, fail_on: str) -> None:
 def test_resume_refusals_exit_2_naming_the_reason(evalkit_cli, project, plugin_dists) -> None:
     env = {"PYTHONPATH": plugin_dists(FIXTURES)}
     write_config(project, fail_on="nothing-matches-this")
+    no_store = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--resume", env=env)
+    assert no_store.code == 2 and "--resume: there is no store at " in no_store.stderr
+    assert not (project / ".evalkit" / "results.db").exists()
+    done = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--json", env=env)
+    assert done.code == 0
+    run_id = done.json()["run_id"]
     nothing = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--resume", env=env)
     assert nothing.code == 2
     assert 'no unfinished retrieval run of set "retrievalkit.tiny", retriever "fixtures.raising", deployment flaky' in nothing.stderr
     missing = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--resume", "r-404", env=env)
     assert missing.code == 2 and 'there is no run "r-404" in the store' in missing.stderr
-    done = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--json", env=env)
-    assert done.code == 0
-    run_id = done.json()["run_id"]
     complete = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--resume", run_id, env=env)
     assert complete.code == 2 and f"run {run_id} is already complete" in complete.stderr
     other_k = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--k", "5", "--resume", run_id, env=env)

@@ -37,7 +37,7 @@ LOCAL = "sqlite:///.evalkit/results.db"
         (("--wait-for-shards", "--run-id", "x"), "--wait-for-shards needs a store every job of the run shares"),
         (("--resume", "a", "--run-id", "b"), "--resume a and --run-id b name two different runs"),
         (("--run-id", "../etc"), 'run id "../etc" must be 1 to 64 letters'),
-        (("--resume",), 'no unfinished run of "evalkit.smoke" by reference/reference'),
+        (("--resume",), "--resume: there is no store at "),
     ],
 )
 def test_bad_resume_and_shard_options_exit_2_with_nothing_stored(evalkit_cli, project, args, message) -> None:
@@ -116,3 +116,23 @@ def test_an_internal_error_after_the_run_is_finished_says_it_is_stored_complete(
     assert "--resume" not in crashed.stderr.split("Traceback")[0]
     with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
         assert connection.execute("SELECT status FROM evalkit_run WHERE id = 'crash-2'").fetchone() == ("complete",)
+
+
+@pytest.mark.parametrize(
+    ("words", "option"),
+    [
+        (("run", "arith.basic", "--resume"), "--resume"),
+        (("run", "arith.basic", "--resume", "r-1"), "--resume"),
+        (("run", "arith.basic", "--baseline", "r-1"), "--baseline"),
+        (("run", "arith.basic", "--answers-from", "r-1"), "--answers-from"),
+        (("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--resume"), "--resume"),
+        (("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo", "--baseline", "r-1"), "--baseline"),
+    ],
+)
+def test_an_option_that_needs_a_stored_run_leaves_no_store_behind_when_there_is_none(evalkit_cli, project, words, option) -> None:
+    # The refusal came after the store was made: a fresh project was left with an empty store.
+    answer_with(project, ARITH_GOOD)
+    refused = evalkit_cli(*words)
+    assert refused.code == 2
+    assert f"{option}: there is no store at " in refused.stderr and "yet, so there is no run to find" in refused.stderr
+    assert not (project / ".evalkit" / "results.db").exists()
