@@ -73,6 +73,15 @@ def test_every_command_has_help_and_refuses_an_unknown_option(command: str) -> N
     assert refused.value.option_name == "--no-such-option"
 
 
+def test_words_left_over_are_each_named_quoted(evalkit_cli) -> None:
+    # click joined them with spaces in parentheses: an empty word read "Got unexpected extra argument ()"
+    alone = evalkit_cli("view", "")
+    assert alone.code == 2 and 'evalkit view: error: unexpected extra argument ""' in alone.stderr
+    several = evalkit_cli("history", "arith.basic", "a b", "\x1b[31m")
+    assert several.code == 2 and 'evalkit history: error: unexpected extra arguments "a b" "\\x1b[31m"' in several.stderr
+    assert "\x1b" not in several.stderr  # the escape code is shown, never sent to the terminal
+
+
 def test_every_command_is_the_command_of_the_module_named_for_it() -> None:
     """Loaded as `evalkit --help` loads it, through the root group, which gives a command its short
     help from COMMANDS: read straight from the module, the line was there only when another test had

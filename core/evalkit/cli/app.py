@@ -232,6 +232,22 @@ class EvalkitCommand(_Shared, click.Command):
         super().__init__(*args, **kwargs)
         self.add_reference_text()
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """As :class:`_Shared`'s, naming each word left over quoted: click joins them with spaces in
+        parentheses, so an empty one (``evalkit view ""``) read ``Got unexpected extra argument ()``."""
+        allowed = ctx.allow_extra_args
+        ctx.allow_extra_args = True
+        try:
+            rest = super().parse_args(ctx, args)
+        finally:
+            ctx.allow_extra_args = allowed
+        if ctx.args and not allowed and not ctx.resilient_parsing:
+            from ..wording import quoted
+
+            words = " ".join(quoted(word) for word in ctx.args)
+            raise click.UsageError(f"unexpected extra argument{'s' if len(ctx.args) > 1 else ''} {words}", ctx)
+        return rest
+
 
 class EvalkitGroup(_Shared, click.Group):
     """A group of evalkit commands (``db``, ``baseline``, ``models``), named without a subcommand:
