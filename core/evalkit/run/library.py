@@ -22,6 +22,7 @@ from .. import hooks
 from ..components import BoundGenerator
 from ..config import PRIVACY_LEVELS, Config, load_config
 from ..errors import UsageError
+from ..event_loops import loop_running, off_the_loop
 from ..gate_settings import GateSettings, gate_from
 from ..prompts import GoldenPromptSet
 from ..runs import CaseResult, Run
@@ -164,6 +165,9 @@ def evaluate_set(
     for the unchanged prompts and asks the model for the rest. A run that reused answers is never
     accepted as a baseline automatically.
     """
+    if loop_running():  # a Jupyter cell, an async handler: asyncio.run() would refuse this thread
+        arguments = dict(locals())
+        return off_the_loop(lambda: evaluate_set(**arguments))
     from .answering import prompts as prompt_answering  # here: a retrieval run does not import it
     from .answering import spending
 
@@ -298,6 +302,9 @@ def evaluate_retrieval(
     :mod:`evalkit.retrieval.holes`). Refused before anything is stored when the judge is not
     configured, not reachable, or the retriever cannot show a document's text.
     """
+    if loop_running():  # its relevance judge asks on an event loop of its own, as a prompt run does
+        arguments = dict(locals())
+        return off_the_loop(lambda: evaluate_retrieval(**arguments))
     from .answering import questions as question_answering  # here: a prompt run does not import retrieval
 
     check_label(label)

@@ -1,0 +1,71 @@
+"""``evaluate_set`` called as a library user calls it: from inside a running event loop (a Jupyter
+cell, an async web handler) and with arguments of the wrong kind — each ends in a stored run or a
+documented error with nothing stored, never an "evalkit bug"."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from evalkit.errors import UsageError
+from evalkit.storage import close_repository, open_repository
+
+
+def _runs(url: str) -> list:
+    repository = open_repository(url)
+    try:
+        return repository.recent_runs()
+    finally:
+        close_repository(repository)
+
+
+def test_a_run_inside_a_running_event_loop_completes(tmp_path: Path) -> None:
+    """A Jupyter cell runs inside the kernel's loop: the run answered there, not "asyncio.run()
+    cannot be called from a running event loop" after an empty run was stored as interrupted."""
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+
+    async def cell() -> object:
+        return evaluate_set("evalkit.smoke", database=url, cwd=tmp_path)
+
+    outcome = asyncio.run(cell())
+    assert outcome.run.status.value == "complete"
+    assert outcome.exit_code(True) == 0
+    assert [run.status.value for run in _runs(url)] == ["complete"]
+
+
+def test_a_run_inside_a_running_event_loop_keeps_an_in_memory_store_whole(tmp_path: Path) -> None:
+    """The whole call leaves the loop's thread, not only its answering: an in-memory SQLite store
+    is one connection's, and cases written from another thread went to an empty database."""
+    from evalkit import evaluate_set
+
+    async def handler() -> object:
+        return evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path)
+
+    outcome = asyncio.run(handler())
+    assert outcome.run.status.value == "complete" and outcome.run.cases
+
+
+def test_a_retrieval_run_inside_a_running_event_loop_completes(tmp_path: Path) -> None:
+    """``evaluate_retrieval`` leaves the loop's thread too (its relevance judge asks on a loop)."""
+    from evalkit import evaluate_retrieval
+
+    async def cell() -> object:
+        return evaluate_retrieval("evalkit_stdlib.docs", "evalkit.lexical", deployment="demo", database="sqlite:///:memory:", cwd=tmp_path)
+
+    assert asyncio.run(cell()).run.status.value == "complete"
+
+
+@pytest.mark.parametrize("bad", [-1, 0, "4", 2.5, True, 10**7])
+def test_a_concurrency_that_is_no_whole_number_in_range_is_refused_before_anything_is_stored(bad: object, tmp_path: Path) -> None:
+    """``concurrency="4"`` and ``2.5`` were internal errors ("an evalkit bug") after an empty run
+    was stored as interrupted; ``-1`` and ``0`` ran as if they were a number of workers."""
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with pytest.raises(UsageError, match=r"concurrency must be a whole number from 1 to 1,000,000, got ") as caught:
+        evaluate_set("evalkit.smoke", concurrency=bad, database=url, cwd=tmp_path)
+    assert caught.value.exit_code == 2
+    assert not (tmp_path / "results.db").exists() or _runs(url) == []
