@@ -69,3 +69,22 @@ def test_a_concurrency_that_is_no_whole_number_in_range_is_refused_before_anythi
         evaluate_set("evalkit.smoke", concurrency=bad, database=url, cwd=tmp_path)
     assert caught.value.exit_code == 2
     assert not (tmp_path / "results.db").exists() or _runs(url) == []
+
+
+@pytest.mark.parametrize("callback", ["on_start", "on_case", "on_stored"])
+def test_a_callback_that_raises_is_the_callers_error_not_an_evalkit_bug(callback: str, tmp_path: Path) -> None:
+    """The caller's own exception comes back, named as the callback's, and the run is marked
+    interrupted; it was "internal error (an evalkit bug) during run …: ZeroDivisionError"."""
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+
+    def broken(*_: object) -> None:
+        raise ZeroDivisionError("the caller's own")
+
+    with pytest.raises(ZeroDivisionError, match="the caller's own") as caught:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, keep_cases=False, **{callback: broken})
+    (run,) = _runs(url)
+    assert run.status.value == "interrupted"
+    (note,) = caught.value.__notes__
+    assert note.startswith(f"evalkit: raised by the {callback} callback during run {run.id}, which is marked interrupted")
