@@ -136,3 +136,32 @@ def test_last_failed_reruns_only_the_failed_cases_whatever_their_ids(tmp_path: P
     assert "2 failed, 5 deselected" in again.stdout
     assert "evalkit-set:myapp.faq::x\\x5b1\\x5d FAILED" in again.stdout
     assert "evalkit-set:myapp.faq::a\\x3a\\x3ab FAILED" in again.stdout
+
+
+def test_ctrl_c_while_the_set_runs_stops_the_session_as_interrupted(tmp_path: Path) -> None:
+    """Ctrl-C is pytest's to act on: it stopped the run, and every case then failed as "could not
+    run … interrupted", the session went on and exited 1 ("tests failed")."""
+    import signal
+    import time
+
+    from tests.support.chat_server import ChatServer
+
+    folder = tmp_path / "app"
+    folder.mkdir()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "EVALKIT_DATABASE"))}
+    with ChatServer(delay=60.0) as server:  # answers every chat request a minute late
+        (folder / "evalkit.toml").write_text(
+            f'[providers.slow]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
+            "max_attempts = 1\ntimeout = 120\n"
+        )
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", "evalkit", "--evalkit-set", "evalkit.smoke",
+                   "--evalkit-provider", "slow", "--evalkit-database", f"sqlite:///{tmp_path / 'r.db'}", "-rA"]  # fmt: skip
+        child = subprocess.Popen(command, cwd=folder, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 60
+        while not any(r.path.endswith("/chat/completions") for r in server.requests) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        output, _ = child.communicate(timeout=60)
+    assert child.returncode == 2, output
+    assert "evalkit: interrupted: run " in output and "--resume" in output
+    assert "could not run" not in output and "FAILED" not in output

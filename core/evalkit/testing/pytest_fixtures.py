@@ -108,7 +108,7 @@ class GoldenSetRun(pytest.Collector):
         """Run the set (once) with the options the session was given."""
         if self._outcome is None and self._failure is None:
             from ..config import load_config
-            from ..errors import EvalkitError
+            from ..errors import EvalkitError, RunInterrupted
             from ..run.library import evaluate_set
 
             option = self.config.getoption
@@ -120,6 +120,11 @@ class GoldenSetRun(pytest.Collector):
                     database=option("evalkit_database"),
                     on_case=lambda case: self.graded.__setitem__(case.case_id, case),
                 )
+            except RunInterrupted as exc:
+                if exc.cause is not None:  # a plugin's BaseException stopped it: this set's failure
+                    self._failure = f"evalkit could not run {self.set_id}: {exc}"
+                else:  # Ctrl-C: the session stops (exit 2), as it does for Ctrl-C in any other test
+                    pytest.exit(_shown(f"evalkit: {exc}"), returncode=pytest.ExitCode.INTERRUPTED)
             except EvalkitError as exc:
                 self._failure = f"evalkit could not run {self.set_id}: {exc}"
         if self._failure is not None:
