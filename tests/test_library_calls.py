@@ -88,3 +88,60 @@ def test_a_callback_that_raises_is_the_callers_error_not_an_evalkit_bug(callback
     assert run.status.value == "interrupted"
     (note,) = caught.value.__notes__
     assert note.startswith(f"evalkit: raised by the {callback} callback during run {run.id}, which is marked interrupted")
+
+
+class _Generator:
+    def generate(self, request: object) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"set_identifier": 42}, "set_identifier"),
+        ({"set_identifier": None}, "set_identifier"),
+        ({"provider": _Generator()}, "provider"),
+        ({"grader": None}, "grader"),
+        ({"grader_options": [1]}, "grader_options"),
+        ({"config": "evalkit.toml"}, "config"),
+        ({"database": Path("results.db")}, "database"),
+        ({"hook_plugins": None}, "hook_plugins"),
+        ({"run_id": 5}, "run_id"),
+        ({"resume": "yes"}, "resume"),
+        ({"shard": "1/2", "run_id": "ci-1"}, "shard"),
+        ({"baseline": 5}, "baseline"),
+        ({"on_case": 5}, "on_case"),
+        ({"on_start": "print"}, "on_start"),
+    ],
+)
+def test_an_argument_of_the_wrong_kind_is_refused_by_name_before_anything_is_stored(
+    arguments: dict, named: str, tmp_path: Path
+) -> None:
+    """They were AttributeErrors from string helpers, "'Gen' object is not iterable" from the
+    "did you mean" of an unknown name, and (``on_case=5``, ``shard="1/2"``) errors after the run
+    was stored."""
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    given = {"set_identifier": "evalkit.smoke", "database": url, "cwd": tmp_path, **arguments}
+    with pytest.raises(UsageError, match=rf"^evaluate_set: {named} must be .*, got ") as caught:
+        evaluate_set(**given)
+    assert caught.value.exit_code == 2
+    assert not (tmp_path / "results.db").exists() or _runs(url) == []
+
+
+@pytest.mark.parametrize(("arguments", "named"), [({"question_set": 5}, "question_set"), ({"retriever": object()}, "retriever"),
+                                                  ({"deployment": 5}, "deployment")])  # fmt: skip
+def test_a_retrieval_argument_of_the_wrong_kind_is_refused_by_name(arguments: dict, named: str, tmp_path: Path) -> None:
+    from evalkit import evaluate_retrieval
+
+    given = {"question_set": "evalkit_stdlib.docs", "retriever": "evalkit.lexical", "database": "sqlite:///:memory:", "cwd": tmp_path, **arguments}
+    with pytest.raises(UsageError, match=rf"^evaluate_retrieval: {named} must be .*, got "):
+        evaluate_retrieval(**given)
+
+
+def test_cwd_may_be_given_as_text(tmp_path: Path) -> None:
+    from evalkit import evaluate_set
+
+    outcome = evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=str(tmp_path))
+    assert outcome.run.status.value == "complete"
