@@ -125,7 +125,7 @@ _PROMPT_RUN_ARGUMENTS = _argument_kinds(
 )  # fmt: skip
 _RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
     question_set=("a set identifier (a str), a GoldenQuestionSet or a SourcedSet", _is_question_set),
-    retriever=TEXT, deployment=OPTIONAL_TEXT, judge_unjudged=OPTIONAL_TEXT,
+    retriever=OPTIONAL_TEXT, deployment=OPTIONAL_TEXT, judge_unjudged=OPTIONAL_TEXT,
 )
 
 
