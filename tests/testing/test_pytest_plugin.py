@@ -134,6 +134,7 @@ def test_last_failed_reruns_only_the_failed_cases_whatever_their_ids(tmp_path: P
     assert again.returncode == 1, again.stdout + again.stderr
     assert "rerun previous 2 failures" in again.stdout
     assert "2 failed, 5 deselected" in again.stdout
+    assert "collected 7 items / 5 deselected / 2 selected" in again.stdout  # was "0 items / 5 deselected / -5 selected"
     assert "evalkit-set:myapp.faq::x\\x5b1\\x5d FAILED" in again.stdout
     assert "evalkit-set:myapp.faq::a\\x3a\\x3ab FAILED" in again.stdout
 

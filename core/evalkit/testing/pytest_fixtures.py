@@ -198,4 +198,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         collector = GoldenSetRun.from_parent(
             session, name=f"evalkit-set:{_node_name(golden_set.identifier)}", set_id=golden_set.identifier, prompts=golden_set.prompts
         )
-        items.extend(collector.collect())
+        collected = collector.collect()
+        # Reported as collected, as pytest's own collection reports each collector: the header's
+        # count ("collected 0 items / 4 deselected / -4 selected" under -k or --lf) and
+        # --collect-only's summary ("no tests collected") left these items out.
+        config.hook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, collected))
+        items.extend(collected)
