@@ -145,3 +145,51 @@ def test_cwd_may_be_given_as_text(tmp_path: Path) -> None:
 
     outcome = evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=str(tmp_path))
     assert outcome.run.status.value == "complete"
+
+
+NOTEBOOK_CELL = """\
+import asyncio, sys
+from evalkit import evaluate_set
+from evalkit.errors import RunInterrupted
+
+async def cell():
+    return evaluate_set("evalkit.smoke", provider="slow", database=sys.argv[1])
+
+loop = asyncio.new_event_loop()  # a notebook kernel's loop: Ctrl-C raises KeyboardInterrupt in the cell
+try:
+    loop.run_until_complete(cell())
+    print("returned")
+except RunInterrupted as interrupted:
+    print("RunInterrupted:", interrupted)
+"""
+
+
+def test_ctrl_c_in_a_running_event_loop_stops_the_run_and_says_how_to_resume_it(tmp_path: Path) -> None:
+    """A real process: Ctrl-C reaches the main thread only, while the run goes on in its worker.
+    Interrupting the cell must stop the run (marked interrupted, the resume command given), not
+    leave it answering unwatched in the background."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.support.chat_server import ChatServer
+
+    (tmp_path / "cell.py").write_text(NOTEBOOK_CELL)
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with ChatServer(delay=60.0) as server:
+        (tmp_path / "evalkit.toml").write_text(
+            f'[providers.slow]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
+            "max_attempts = 1\ntimeout = 120\n"
+        )
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("EVALKIT_")}
+        child = subprocess.Popen([sys.executable, "cell.py", url], cwd=tmp_path, env=environment, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not any(r.path.endswith("/chat/completions") for r in server.requests) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        output, _ = child.communicate(timeout=60)
+    assert "RunInterrupted: interrupted: run " in output and "--resume" in output, output
+    assert [run.status.value for run in _runs(url)] == ["interrupted"]

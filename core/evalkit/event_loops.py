@@ -35,27 +35,72 @@ def loop_running() -> bool:
 
 def off_the_loop(call: Callable[[], T]) -> T:
     """``call()``'s result (or its exception) from a worker thread that runs no loop, with this
-    thread's context variables, waited for."""
+    thread's context variables, waited for. Ctrl-C while waiting (a notebook's "interrupt", which
+    reaches the caller's thread only) is raised in the worker too, and what the worker then raises —
+    a run's :class:`~evalkit.errors.RunInterrupted`, with its resume command — is raised here."""
     outcome: dict[str, Any] = {}
     context = contextvars.copy_context()
+    # Waited for on an Event, not Thread.join(): a join that Ctrl-C interrupts takes the thread for
+    # ended from then on (CPython 3.11 releases its lock), and the run went on unwatched.
+    done = threading.Event()
 
     def work() -> None:
         try:
             outcome["result"] = context.run(call)
         except BaseException as exc:  # carried to the caller's thread and raised there
             outcome["error"] = exc
+        finally:
+            done.set()
 
     worker = threading.Thread(target=work, name="evalkit-off-loop", daemon=True)
     worker.start()
-    worker.join()
+    try:
+        done.wait()
+    except KeyboardInterrupt:
+        _interrupt(worker)  # the worker stops as a run stops for Ctrl-C: marked interrupted, resumable
+        done.wait()
+        if "error" in outcome:
+            raise outcome["error"] from None
+        raise
     if "error" in outcome:
         raise outcome["error"]
     return outcome["result"]
+
+
+#: The event loop each thread runs in :func:`run_to_completion` now, keyed by thread id: where an
+#: interrupt of :func:`off_the_loop`'s caller is delivered.
+_loops: dict[int, asyncio.AbstractEventLoop] = {}
+
+
+def _raise_interrupt() -> None:
+    raise KeyboardInterrupt
+
+
+def _interrupt(worker: threading.Thread) -> None:
+    """Raise ``KeyboardInterrupt`` in ``worker``: through its event loop when it runs one in
+    :func:`run_to_completion` (which wakes a loop waiting on its sockets), else as an asynchronous
+    exception at its next bytecode."""
+    loop = _loops.get(worker.ident or 0)
+    if loop is not None:
+        try:
+            loop.call_soon_threadsafe(_raise_interrupt)
+            return
+        except RuntimeError:  # the loop closed meanwhile
+            pass
+    import ctypes
+
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident or 0), ctypes.py_object(KeyboardInterrupt))
 
 
 def run_to_completion(job: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """``job()`` run on a fresh event loop: in this thread when it runs none, else in a worker
     thread (:func:`off_the_loop`)."""
     if loop_running():
-        return off_the_loop(lambda: asyncio.run(job()))
-    return asyncio.run(job())
+        return off_the_loop(lambda: run_to_completion(job))
+    ident = threading.get_ident()
+    with asyncio.Runner() as runner:
+        _loops[ident] = runner.get_loop()
+        try:
+            return runner.run(job())
+        finally:
+            _loops.pop(ident, None)
