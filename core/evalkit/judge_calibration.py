@@ -29,6 +29,7 @@ from .calibration import CalibrationSet, calibration_set_problems
 from .components import BoundGenerator, load_grader
 from .config import Config
 from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError, carried_async
+from .event_loops import run_to_completion
 
 __all__ = ["CALIBRATING_GRADER", "Calibration", "CalibratingGrader", "JudgeSettings", "calibrate_judge", "calibration_judge"]
 
@@ -209,7 +210,7 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
         raise UsageError(f'calibration set "{getattr(calibration, "identifier", "?")}" cannot be used: {shown}')
     judge = _check_scale(calibration_judge(calibration.grader, settings, config), calibration)
     judge.check_ready()
-    answers = asyncio.run(_ask_all(judge, calibration, settings.repeats))
+    answers = run_to_completion(lambda: _ask_all(judge, calibration, settings.repeats))
     human: list[Any] = []
     judged: list[Any] = []
     per_repeat: list[list[Any]] = []

@@ -42,6 +42,7 @@ import attrs
 from .components import BoundGenerator, load_grader
 from .config import Config
 from .errors import PLUGIN_FAILURES, PairwiseJudgingFailed, UsageError
+from .event_loops import run_to_completion
 from .runs import CaseResult, Run, RunKind
 from .stats.intervals import Interval, wilson_interval
 
@@ -335,7 +336,7 @@ def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Co
         task = _task(judge, texts[now.case_id].messages)
         asked.append((task, then.answer_text, now.answer_text))  # BASE shown first
         asked.append((task, now.answer_text, then.answer_text))  # RUN shown first
-    replies = asyncio.run(_ask_all(judge, asked))
+    replies = run_to_completion(lambda: _ask_all(judge, asked))
     failures = [r for r in replies if isinstance(r, BaseException)]
     if failures:
         first = failures[0]

@@ -540,3 +540,40 @@ prompts:
     assert "prompt 'toolless': tool_choice: needs tools" in output and "2 problems" in output
     run = evalkit_cli("run", "chat.badchoice")
     assert run.code == 2 and not [r for r in chat_server.requests if r.method == "POST"]
+
+
+def test_a_turn_with_more_tool_calls_than_evalkit_takes_is_an_errored_case_and_max_steps_names_five(evalkit_cli, project, chat_server) -> None:
+    """A turn of 1,001 calls was answered 1,001 times and sent back with every later request (the
+    replay below had 100,000: 200,000 lines in `show --show-all`); the max_steps check listed every
+    name of the last turn."""
+    calls_of = lambda count: [{"id": f"c{n}", "name": "get_forecast", "arguments": {"city": "Paris"}} for n in range(count)]  # noqa: E731
+    replayed = [
+        {"id": "flood", "turns": [{"tool_calls": calls_of(1_001)}, {"text": "done"}]},
+        {"id": "busy", "turns": [{"tool_calls": calls_of(40)}]},
+    ]
+    (project / "answers.jsonl").write_text("".join(json.dumps(line) + "\n" for line in replayed))
+    write_project(project, chat_server, f"""\
+identifier: chat.flood
+name: Flood
+prompts:
+  - id: flood
+    prompt: Forecast?
+{WEATHER_TOOLS}    assertions: [{{tool_called: get_forecast}}]
+  - id: busy
+    prompt: Forecast?
+    max_steps: 1
+{WEATHER_TOOLS}    assertions: [{{tool_called: get_forecast}}]
+""")
+    (project / "evalkit.toml").write_text(
+        'privacy = "full"\n[sets]\npaths = ["evals/*.yaml"]\n[providers.rec]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "rec-1"\n'
+    )
+    run = evalkit_cli("run", "chat.flood", "--json")
+    assert run.code == 3, run.stdout + run.stderr
+    cases = {case["id"]: case for case in run.json()["cases"]}
+    assert cases["flood"]["errored"]
+    assert "the model's turn calls 1,001 tools; evalkit takes at most 1,000 tool calls in one turn" in cases["flood"]["error"]
+    failed = next(c for c in cases["busy"]["checks"] if c["name"] == "max_steps")
+    assert failed["detail"] == (
+        "no reply after 1 model turns (max_steps 1); the last turn called "
+        "get_forecast, get_forecast, get_forecast, get_forecast, get_forecast and 35 more"
+    )

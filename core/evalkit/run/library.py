@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -22,6 +22,7 @@ from .. import hooks
 from ..components import BoundGenerator
 from ..config import PRIVACY_LEVELS, Config, load_config
 from ..errors import UsageError
+from ..event_loops import loop_running, off_the_loop
 from ..gate_settings import GateSettings, gate_from
 from ..prompts import GoldenPromptSet
 from ..runs import CaseResult, Run
@@ -29,6 +30,18 @@ from ..storage import check_database_url, close_repository, is_in_memory, open_r
 from ..storage.protocols import ResultRepository
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import CheckProgress, check_label
+from .arguments import (
+    CALLBACK,
+    FLAG,
+    OPTIONAL_MAPPING,
+    OPTIONAL_TEXT,
+    PLUGINS,
+    TEXT,
+    Kind,
+    check_arguments,
+    one_of,
+    optional,
+)
 from .lifecycle import execute
 from .outcome import Outcome
 from .plan import Gate, Observing, Placement, RunPlan, Shard
@@ -89,6 +102,42 @@ def chosen_repeats(repeats: int | None, config: Config) -> int:
     if isinstance(chosen, bool) or not isinstance(chosen, int) or not 1 <= chosen <= MAX_REPEATS:
         raise UsageError(f"repeats must be a whole number from 1 to {MAX_REPEATS}, got {chosen!r}")
     return chosen
+
+
+_DATABASE: Kind = ('a database URL (a str such as "sqlite:///results.db") or None', OPTIONAL_TEXT[1])
+_PROVIDER: Kind = (
+    "the name of a configured provider instance or an adapter (a str) or None (a generator object "
+    "goes in bound_generator=)",
+    OPTIONAL_TEXT[1],
+)
+
+
+def _argument_kinds(**more: Kind) -> dict[str, Kind]:
+    """What each argument of a run takes (checked first, so a wrong kind is refused by name)."""
+    return {
+        "config": optional(Config), "database": _DATABASE, "privacy": OPTIONAL_TEXT, "label": OPTIONAL_TEXT,
+        "run_id": OPTIONAL_TEXT, "resume": FLAG, "shard": optional(Shard), "baseline": OPTIONAL_TEXT,
+        "fail_on_new_failures": FLAG, "hook_plugins": PLUGINS, "on_start": CALLBACK, "on_case": CALLBACK,
+        "cwd": optional(str, PurePath), "keep_cases": FLAG, **more,
+    }  # fmt: skip
+
+
+def _is_question_set(value: Any) -> bool:
+    from ..catalog import SourcedSet
+    from ..questions import GoldenQuestionSet
+
+    return isinstance(value, (str, GoldenQuestionSet, SourcedSet))
+
+
+_PROMPT_RUN_ARGUMENTS = _argument_kinds(
+    set_identifier=one_of(str, GoldenPromptSet), provider=_PROVIDER, model=OPTIONAL_TEXT, grader=TEXT,
+    strict_grader=FLAG, grader_options=OPTIONAL_MAPPING, on_stored=CALLBACK, on_check=CALLBACK,
+    bound_generator=optional(BoundGenerator), answers_from=OPTIONAL_TEXT, cache=optional(bool),
+)  # fmt: skip
+_RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
+    question_set=("a set identifier (a str), a GoldenQuestionSet or a SourcedSet", _is_question_set),
+    retriever=OPTIONAL_TEXT, deployment=OPTIONAL_TEXT, judge_unjudged=OPTIONAL_TEXT,
+)
 
 
 def evaluate_set(
@@ -175,6 +224,11 @@ def evaluate_set(
     for the unchanged prompts and asks the model for the rest. A run that reused answers is never
     accepted as a baseline automatically.
     """
+    check_arguments("evaluate_set", locals(), _PROMPT_RUN_ARGUMENTS)
+    cwd = Path(cwd) if cwd is not None else None
+    if loop_running():  # a Jupyter cell, an async handler: asyncio.run() would refuse this thread
+        arguments = dict(locals())
+        return off_the_loop(lambda: evaluate_set(**arguments))
     from .answering import prompts as prompt_answering  # here: a retrieval run does not import it
     from .answering import spending
 
@@ -310,6 +364,11 @@ def evaluate_retrieval(
     :mod:`evalkit.retrieval.holes`). Refused before anything is stored when the judge is not
     configured, not reachable, or the retriever cannot show a document's text.
     """
+    check_arguments("evaluate_retrieval", locals(), _RETRIEVAL_RUN_ARGUMENTS)
+    cwd = Path(cwd) if cwd is not None else None
+    if loop_running():  # its relevance judge asks on an event loop of its own, as a prompt run does
+        arguments = dict(locals())
+        return off_the_loop(lambda: evaluate_retrieval(**arguments))
     from .answering import questions as question_answering  # here: a prompt run does not import retrieval
 
     check_label(label)

@@ -281,6 +281,31 @@ def internal_error(store: Capabilities, run: Run, exc: Exception, command: str |
     return RunInternalError(run.id, run.set_identifier, exception_text(exc), kept=_kept(store, run.id), status=status, command=command)
 
 
+class CallerCallbackFailed(Exception):
+    """A library caller's own callback (``on_start``, ``on_case``, ``on_stored``) raised ``cause``:
+    the caller's error, not evalkit's. The lifecycle marks the run interrupted and raises ``cause``
+    itself, with a note naming the callback, the run and its resume command."""
+
+    def __init__(self, name: str, cause: Exception) -> None:
+        super().__init__(name, cause)
+        self.name = name
+        self.cause = cause
+
+
+def callers(name: str, callback: Callable[..., Any] | None) -> Callable[..., Any] | None:
+    """``callback`` (``None`` stays ``None``), its ``Exception`` carried as :class:`CallerCallbackFailed`."""
+    if callback is None:
+        return None
+
+    def called(*args: Any) -> Any:
+        try:
+            return callback(*args)
+        except Exception as exc:
+            raise CallerCallbackFailed(name, exc) from exc
+
+    return called
+
+
 # -- the run -------------------------------------------------------------------------------------
 
 
@@ -323,6 +348,14 @@ class _Lifecycle:
             raise
         except StoreFailure as exc:
             raise store_failed(self.store, header, exc, self.answering.resume_command(header.id)) from None
+        except CallerCallbackFailed as failed:  # the caller's callback raised: its error, raised as it is
+            mark_interrupted(self.store, header.id)
+            resume = self.answering.resume_command(header.id)
+            failed.cause.add_note(
+                f"evalkit: raised by the {failed.name} callback during run {header.id}, which is marked interrupted"
+                + (f"; continue it with `{resume}`" if resume else "")
+            )
+            raise failed.cause from None
         except EvalkitError:
             raise
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
@@ -402,8 +435,9 @@ class _Lifecycle:
         if note is not None:
             self.notes.append(note)
         self._notify("evalkit_run_started", run=header, total=len(todo))
-        if observing.on_start is not None:
-            observing.on_start(header, len(todo))
+        on_start = callers("on_start", observing.on_start)
+        if on_start is not None:
+            on_start(header, len(todo))
         self.answering.answer(todo, Commits(self._recorder(header, joining), self._case_done(header)))
         lease.give_up(done=True)
         streamed = not observing.keep_cases and self.store.streamed is not None
@@ -453,10 +487,10 @@ class _Lifecycle:
         if joining or not isinstance(self.store.streamed, StreamedCases):
             on_stored = None
         window = COMMIT_WAIT_S if self.answering.groups_commits else 0.0
-        return CaseRecorder(self.store.repository, header.id, header.privacy, self.answering.secrets(), on_stored, window)
+        return CaseRecorder(self.store.repository, header.id, header.privacy, self.answering.secrets(), callers("on_stored", on_stored), window)
 
     def _case_done(self, header: Run) -> Callable[[CaseResult], None]:
-        on_case = self.plan.observing.on_case
+        on_case = callers("on_case", self.plan.observing.on_case)
 
         def told(case: CaseResult) -> None:
             self._notify("evalkit_case_graded", run=header, case=case)

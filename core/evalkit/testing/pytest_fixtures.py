@@ -22,6 +22,19 @@ def _shown(text: object) -> str:
     return visible(remove_secrets(str(text), secrets_to_hide()))
 
 
+#: The characters pytest's node ids give meaning to (pytest 9 parses an id back into its parts:
+#: ``::`` separates names, ``[`` begins a test's parameters): in a name they are written as
+#: :func:`~evalkit.printable.visible` writes a control character, so every id reads back as it was made.
+_NODE_ID_SYNTAX = str.maketrans({":": "\\x3a", "[": "\\x5b", "]": "\\x5d"})
+
+
+def _node_name(text: object) -> str:
+    """``text`` as an item's or collector's name: :func:`_shown`, and no node-id syntax in it (an id
+    ``a::b`` or ``x[1]``, and every set's ``evalkit-set[…]`` collector, broke ``--lf``: a failed
+    case's id read back as another, so every case ran again)."""
+    return _shown(text).translate(_NODE_ID_SYNTAX)
+
+
 def _fail(message: str) -> NoReturn:
     """Fail the current test with ``message`` (its lines kept), made safe as :func:`_shown` does."""
     from ..printable import visible
@@ -87,7 +100,7 @@ class GoldenSetRun(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         """One item per case, then the gate."""
-        items: list[pytest.Item] = [GoldenCase.from_parent(self, name=_shown(p.id), case_id=p.id) for p in self.prompts]
+        items: list[pytest.Item] = [GoldenCase.from_parent(self, name=_node_name(p.id), case_id=p.id) for p in self.prompts]
         items.append(RegressionGate.from_parent(self, name="regression-gate"))
         return items
 
@@ -95,7 +108,7 @@ class GoldenSetRun(pytest.Collector):
         """Run the set (once) with the options the session was given."""
         if self._outcome is None and self._failure is None:
             from ..config import load_config
-            from ..errors import EvalkitError
+            from ..errors import EvalkitError, RunInterrupted
             from ..run.library import evaluate_set
 
             option = self.config.getoption
@@ -107,6 +120,11 @@ class GoldenSetRun(pytest.Collector):
                     database=option("evalkit_database"),
                     on_case=lambda case: self.graded.__setitem__(case.case_id, case),
                 )
+            except RunInterrupted as exc:
+                if exc.cause is not None:  # a plugin's BaseException stopped it: this set's failure
+                    self._failure = f"evalkit could not run {self.set_id}: {exc}"
+                else:  # Ctrl-C: the session stops (exit 2), as it does for Ctrl-C in any other test
+                    pytest.exit(_shown(f"evalkit: {exc}"), returncode=pytest.ExitCode.INTERRUPTED)
             except EvalkitError as exc:
                 self._failure = f"evalkit could not run {self.set_id}: {exc}"
         if self._failure is not None:
@@ -178,6 +196,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         raise pytest.UsageError(f"--evalkit-set: {exc}") from None
     for golden_set in sets:
         collector = GoldenSetRun.from_parent(
-            session, name=_shown(f"evalkit-set[{golden_set.identifier}]"), set_id=golden_set.identifier, prompts=golden_set.prompts
+            session, name=f"evalkit-set:{_node_name(golden_set.identifier)}", set_id=golden_set.identifier, prompts=golden_set.prompts
         )
-        items.extend(collector.collect())
+        collected = collector.collect()
+        # Reported as collected, as pytest's own collection reports each collector: the header's
+        # count ("collected 0 items / 4 deselected / -4 selected" under -k or --lf) and
+        # --collect-only's summary ("no tests collected") left these items out.
+        config.hook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, collected))
+        items.extend(collected)

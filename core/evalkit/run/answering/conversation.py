@@ -50,6 +50,11 @@ __all__ = [
     "with_loop_checks",
 ]
 
+#: The most tool calls evalkit takes from one model turn. Each is answered, sent back with every
+#: later request of the conversation and stored: an endpoint that returned 100,000 calls in one turn
+#: was answered 100,000 times, and `evalkit show --show-all` printed 200,000 lines for the case.
+MAX_TOOL_CALLS_PER_TURN = 1_000
+
 #: The check a conversation with tools fails when it stopped at ``max_steps`` without a reply.
 MAX_STEPS_CHECK = "max_steps"
 #: The check a conversation with tools fails when the model made a call no canned result matched.
@@ -108,6 +113,11 @@ def _turn(value: Any) -> Turn:
             raise GenerationError("the generator returned a turn evalkit cannot use: text must be text or None, each tool call named")
         if not value.text and not value.tool_calls:
             raise GenerationError(f"the model's turn is empty: no text and no tool call (finish_reason {value.finish_reason!r})")
+        if len(value.tool_calls) > MAX_TOOL_CALLS_PER_TURN:
+            raise GenerationError(
+                f"the model's turn calls {len(value.tool_calls):,} tools; evalkit takes at most "
+                f"{MAX_TOOL_CALLS_PER_TURN:,} tool calls in one turn"
+            )
         for number, call in enumerate(value.tool_calls, start=1):  # sent back to the model, stored, checked
             if (fault := value_fault(call.arguments)) is not None:
                 raise GenerationError(f"the generator returned a turn evalkit cannot use: tool call {number} ({clipped(call.name, 64)}): the value of its arguments {fault.phrase()}")
@@ -208,7 +218,8 @@ def _loop_checks(loop: _Loop) -> tuple[Check, ...]:
     limit = loop.prompt.max_steps or DEFAULT_MAX_STEPS
     steps = Check(MAX_STEPS_CHECK, True)
     if loop.stopped:
-        called = ", ".join(call.name for call in loop.turns[-1].tool_calls)
+        last = loop.turns[-1].tool_calls
+        called = ", ".join(clipped(call.name, 64) for call in last[:5]) + (f" and {len(last) - 5} more" if len(last) > 5 else "")
         steps = Check(MAX_STEPS_CHECK, False, detail=f"no reply after {limit} model turns (max_steps {limit}); the last turn called {called}")
     canned = Check(CANNED_RESULTS_CHECK, True)
     if loop.unmatched:

@@ -405,12 +405,19 @@ def default_concurrency(bound: BoundGenerator, requested: int | None) -> int:
     """The run's effective concurrency: ``--concurrency``, else the instance's configured
     ``concurrency``, else ``$EVALKIT_CONCURRENCY``, else what the generator asks for, else 8.
 
+    A ``requested`` concurrency (a library caller's ``concurrency=``) that is not an ``int`` from 1
+    to :data:`MAX_CONCURRENCY` (``-1``, ``0``, ``"4"``, ``2.5``, ``True``) raises
+    :class:`~evalkit.errors.UsageError` likewise: it reached the runner, after the run was stored.
     A ``$EVALKIT_CONCURRENCY`` that is not a whole number from 1 to :data:`MAX_CONCURRENCY`
     (``-5``, ``0``, ``abc``, ``1e3``) raises :class:`~evalkit.errors.UsageError`, whichever value
     wins: the environment is checked before anything is called or stored.
     """
     from_env = concurrency_from_environment()
-    if requested:
+    if requested is not None:
+        if isinstance(requested, bool) or not isinstance(requested, int) or not 1 <= requested <= MAX_CONCURRENCY:
+            shown = repr(requested)
+            shown = shown if len(shown) <= 40 else shown[:40] + "…"
+            raise UsageError(f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY:,}, got {type(requested).__name__} {shown}")
         return requested
     if bound.configured_concurrency:
         return bound.configured_concurrency

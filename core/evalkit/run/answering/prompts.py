@@ -11,7 +11,6 @@ identity, the yardstick and the run metrics (:func:`run_identity`, :func:`run_ya
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
 from ...costs import RunSpend, format_amount
 from ...errors import PLUGIN_FAILURES, UnknownRunError, UsageError, carried
+from ...event_loops import run_to_completion
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
 from ...judge_gate import JudgeGate
@@ -389,7 +389,7 @@ class PromptAnswering:
                 if isinstance(self.grading, components.AsyncClosing):
                     await self.grading.aclose()
 
-        asyncio.run(main())
+        run_to_completion(main)  # an interrupt of a caller in a running loop reaches its loop
 
     def finish(self, header: Run, store: Capabilities, streamed: bool) -> Finish:
         """The status, yardstick, verified identity and run metrics; ``streamed``: counted by the

@@ -1,0 +1,55 @@
+"""The kinds of the library entry points' arguments, checked before anything else happens.
+
+``evaluate_set(42)``, ``provider=my_generator``, ``database=Path(…)``, ``hook_plugins=None`` or
+``on_case=5`` reached code that assumed a string, a mapping or a callable: an ``AttributeError``
+from a string helper, ``TypeError: 'Gen' object is not iterable`` from the "did you mean" of an
+unknown name, or — for a callback or a shard — an error after the run was stored, reported as an
+evalkit bug. :func:`check_arguments` refuses each as a :class:`~evalkit.errors.UsageError` (exit 2,
+nothing called, nothing stored) naming the argument, what it takes and what it got.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from ..errors import UsageError
+
+__all__ = ["TEXT", "OPTIONAL_TEXT", "check_arguments", "one_of", "optional"]
+
+#: An argument's kind: what the message says it takes, and the test of a value.
+Kind = tuple[str, Callable[[Any], bool]]
+
+TEXT: Kind = ("text (a str)", lambda value: isinstance(value, str))
+OPTIONAL_TEXT: Kind = ("text (a str) or None", lambda value: value is None or isinstance(value, str))
+FLAG: Kind = ("True or False", lambda value: isinstance(value, bool))
+CALLBACK: Kind = ("a callable or None", lambda value: value is None or callable(value))
+OPTIONAL_MAPPING: Kind = ("a mapping (a dict) or None", lambda value: value is None or isinstance(value, Mapping))
+PLUGINS: Kind = (
+    "a list or tuple of plugin objects",
+    lambda value: isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping)),
+)
+
+
+def one_of(*types: type) -> Kind:
+    """The kind of a value of one of ``types``."""
+    return (" or ".join(f"a {t.__name__}" if t is not str else "text (a str)" for t in types), lambda value: isinstance(value, types))
+
+
+def optional(*types: type) -> Kind:
+    """The kind of ``None`` or a value of one of ``types``."""
+    wanted, test = one_of(*types)
+    return (f"{wanted} or None", lambda value: value is None or test(value))
+
+
+def check_arguments(call: str, arguments: Mapping[str, Any], kinds: Mapping[str, Kind]) -> None:
+    """Refuse the first of ``arguments`` (by name) that is not of its kind in ``kinds``."""
+    for name, (wanted, test) in kinds.items():
+        value = arguments[name]
+        if not test(value):
+            try:
+                shown = repr(value)
+            except Exception:  # a value that cannot be shown is named by its type
+                shown = "…"
+            shown = shown if len(shown) <= 60 else shown[:60] + "…"
+            raise UsageError(f"{call}: {name} must be {wanted}, got {type(value).__name__} {shown}")

@@ -1,0 +1,195 @@
+"""``evaluate_set`` called as a library user calls it: from inside a running event loop (a Jupyter
+cell, an async web handler) and with arguments of the wrong kind — each ends in a stored run or a
+documented error with nothing stored, never an "evalkit bug"."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from evalkit.errors import UsageError
+from evalkit.storage import close_repository, open_repository
+
+
+def _runs(url: str) -> list:
+    repository = open_repository(url)
+    try:
+        return repository.recent_runs()
+    finally:
+        close_repository(repository)
+
+
+def test_a_run_inside_a_running_event_loop_completes(tmp_path: Path) -> None:
+    """A Jupyter cell runs inside the kernel's loop: the run answered there, not "asyncio.run()
+    cannot be called from a running event loop" after an empty run was stored as interrupted."""
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+
+    async def cell() -> object:
+        return evaluate_set("evalkit.smoke", database=url, cwd=tmp_path)
+
+    outcome = asyncio.run(cell())
+    assert outcome.run.status.value == "complete"
+    assert outcome.exit_code(True) == 0
+    assert [run.status.value for run in _runs(url)] == ["complete"]
+
+
+def test_a_run_inside_a_running_event_loop_keeps_an_in_memory_store_whole(tmp_path: Path) -> None:
+    """The whole call leaves the loop's thread, not only its answering: an in-memory SQLite store
+    is one connection's, and cases written from another thread went to an empty database."""
+    from evalkit import evaluate_set
+
+    async def handler() -> object:
+        return evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path)
+
+    outcome = asyncio.run(handler())
+    assert outcome.run.status.value == "complete" and outcome.run.cases
+
+
+def test_a_retrieval_run_inside_a_running_event_loop_completes(tmp_path: Path) -> None:
+    """``evaluate_retrieval`` leaves the loop's thread too (its relevance judge asks on a loop)."""
+    from evalkit import evaluate_retrieval
+
+    async def cell() -> object:
+        return evaluate_retrieval("evalkit_stdlib.docs", "evalkit.lexical", deployment="demo", database="sqlite:///:memory:", cwd=tmp_path)
+
+    assert asyncio.run(cell()).run.status.value == "complete"
+
+
+@pytest.mark.parametrize("bad", [-1, 0, "4", 2.5, True, 10**7])
+def test_a_concurrency_that_is_no_whole_number_in_range_is_refused_before_anything_is_stored(bad: object, tmp_path: Path) -> None:
+    """``concurrency="4"`` and ``2.5`` were internal errors ("an evalkit bug") after an empty run
+    was stored as interrupted; ``-1`` and ``0`` ran as if they were a number of workers."""
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with pytest.raises(UsageError, match=r"concurrency must be a whole number from 1 to 1,000,000, got ") as caught:
+        evaluate_set("evalkit.smoke", concurrency=bad, database=url, cwd=tmp_path)
+    assert caught.value.exit_code == 2
+    assert not (tmp_path / "results.db").exists() or _runs(url) == []
+
+
+@pytest.mark.parametrize("callback", ["on_start", "on_case", "on_stored"])
+def test_a_callback_that_raises_is_the_callers_error_not_an_evalkit_bug(callback: str, tmp_path: Path) -> None:
+    """The caller's own exception comes back, named as the callback's, and the run is marked
+    interrupted; it was "internal error (an evalkit bug) during run …: ZeroDivisionError"."""
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+
+    def broken(*_: object) -> None:
+        raise ZeroDivisionError("the caller's own")
+
+    with pytest.raises(ZeroDivisionError, match="the caller's own") as caught:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, keep_cases=False, **{callback: broken})
+    (run,) = _runs(url)
+    assert run.status.value == "interrupted"
+    (note,) = caught.value.__notes__
+    assert note.startswith(f"evalkit: raised by the {callback} callback during run {run.id}, which is marked interrupted")
+
+
+class _Generator:
+    def generate(self, request: object) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"set_identifier": 42}, "set_identifier"),
+        ({"set_identifier": None}, "set_identifier"),
+        ({"provider": _Generator()}, "provider"),
+        ({"grader": None}, "grader"),
+        ({"grader_options": [1]}, "grader_options"),
+        ({"config": "evalkit.toml"}, "config"),
+        ({"database": Path("results.db")}, "database"),
+        ({"hook_plugins": None}, "hook_plugins"),
+        ({"run_id": 5}, "run_id"),
+        ({"resume": "yes"}, "resume"),
+        ({"shard": "1/2", "run_id": "ci-1"}, "shard"),
+        ({"baseline": 5}, "baseline"),
+        ({"on_case": 5}, "on_case"),
+        ({"on_start": "print"}, "on_start"),
+    ],
+)
+def test_an_argument_of_the_wrong_kind_is_refused_by_name_before_anything_is_stored(
+    arguments: dict, named: str, tmp_path: Path
+) -> None:
+    """They were AttributeErrors from string helpers, "'Gen' object is not iterable" from the
+    "did you mean" of an unknown name, and (``on_case=5``, ``shard="1/2"``) errors after the run
+    was stored."""
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    given = {"set_identifier": "evalkit.smoke", "database": url, "cwd": tmp_path, **arguments}
+    with pytest.raises(UsageError, match=rf"^evaluate_set: {named} must be .*, got ") as caught:
+        evaluate_set(**given)
+    assert caught.value.exit_code == 2
+    assert not (tmp_path / "results.db").exists() or _runs(url) == []
+
+
+@pytest.mark.parametrize(("arguments", "named"), [({"question_set": 5}, "question_set"), ({"retriever": object()}, "retriever"),
+                                                  ({"deployment": 5}, "deployment")])  # fmt: skip
+def test_a_retrieval_argument_of_the_wrong_kind_is_refused_by_name(arguments: dict, named: str, tmp_path: Path) -> None:
+    from evalkit import evaluate_retrieval
+
+    given = {"question_set": "evalkit_stdlib.docs", "retriever": "evalkit.lexical", "database": "sqlite:///:memory:", "cwd": tmp_path, **arguments}
+    with pytest.raises(UsageError, match=rf"^evaluate_retrieval: {named} must be .*, got "):
+        evaluate_retrieval(**given)
+
+
+def test_cwd_may_be_given_as_text(tmp_path: Path) -> None:
+    from evalkit import evaluate_set
+
+    outcome = evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=str(tmp_path))
+    assert outcome.run.status.value == "complete"
+
+
+NOTEBOOK_CELL = """\
+import asyncio, sys
+from evalkit import evaluate_set
+from evalkit.errors import RunInterrupted
+
+async def cell():
+    return evaluate_set("evalkit.smoke", provider="slow", database=sys.argv[1])
+
+loop = asyncio.new_event_loop()  # a notebook kernel's loop: Ctrl-C raises KeyboardInterrupt in the cell
+try:
+    loop.run_until_complete(cell())
+    print("returned")
+except RunInterrupted as interrupted:
+    print("RunInterrupted:", interrupted)
+"""
+
+
+def test_ctrl_c_in_a_running_event_loop_stops_the_run_and_says_how_to_resume_it(tmp_path: Path) -> None:
+    """A real process: Ctrl-C reaches the main thread only, while the run goes on in its worker.
+    Interrupting the cell must stop the run (marked interrupted, the resume command given), not
+    leave it answering unwatched in the background."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.support.chat_server import ChatServer
+
+    (tmp_path / "cell.py").write_text(NOTEBOOK_CELL)
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with ChatServer(delay=60.0) as server:
+        (tmp_path / "evalkit.toml").write_text(
+            f'[providers.slow]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
+            "max_attempts = 1\ntimeout = 120\n"
+        )
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("EVALKIT_")}
+        child = subprocess.Popen([sys.executable, "cell.py", url], cwd=tmp_path, env=environment, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not any(r.path.endswith("/chat/completions") for r in server.requests) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        output, _ = child.communicate(timeout=60)
+    assert "RunInterrupted: interrupted: run " in output and "--resume" in output, output
+    assert [run.status.value for run in _runs(url)] == ["interrupted"]
