@@ -235,6 +235,9 @@ def test_shards_answer_one_run_together_and_the_last_one_completes_it(
 def test_resume_refuses_what_it_cannot_resume_before_calling_anything(
     database_url, storage_plugins, project, chat_server, evalkit_cli, args, message
 ) -> None:
+    from evalkit.storage import close_repository, open_repository
+
+    close_repository(open_repository(database_url))  # a store with no such run (without one, --resume says there is none)
     configure_slow_endpoint(project, chat_server.base_url)
     result = evalkit_cli("run", SET, *args, env=environment(storage_plugins, database_url))
     assert result.code == 2 and message in result.stderr
