@@ -1,0 +1,52 @@
+"""The docs' worked examples do what the pages say: the files a page shows are written as shown,
+the commands it gives are run in-process, and the output it quotes is checked line by line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def page(name: str) -> str:
+    """The text of docs/NAME."""
+    return (ROOT / "docs" / name).read_text(encoding="utf-8")
+
+
+def fenced(text: str, language: str) -> list[str]:
+    """Every fenced block of LANGUAGE in TEXT, in order."""
+    return re.findall(r"```" + language + r"\n(.*?)```", text, re.S)
+
+
+def checked_block(text: str, name: str) -> list[str]:
+    """The lines of the block a page marks ``<!-- doc-check: NAME -->``."""
+    found = re.search(r"<!-- doc-check: " + re.escape(name) + r" -->\s*\n```\w*\n(.*?)\n```", text, re.S)
+    assert found, f"no block marked doc-check: {name}"
+    return found.group(1).splitlines()
+
+
+def test_the_template_example_of_sets_md_validates_and_its_quoted_mistakes_are_the_real_ones(evalkit_cli, project: Path) -> None:
+    text = page("sets.md")
+    template = next(block for block in fenced(text, "yaml") if block.startswith("identifier: geo.capitals"))
+    table = next(block for block in fenced(text, "text") if block.startswith("country,capital"))
+    evals = project / "evals"
+    evals.mkdir()
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n')
+
+    def validate(set_text: str, table_text: str) -> str:
+        (evals / "capitals.yaml").write_text(set_text, encoding="utf-8")
+        (evals / "capitals.csv").write_text(table_text, encoding="utf-8")
+        result = evalkit_cli("validate", "evals/capitals.yaml")
+        return result.stdout if result.code == 0 else result.stderr
+
+    counted = re.search(r"`(ok  set geo\.capitals \(\d+ prompts\))`", text).group(1)
+    assert counted in validate(template, table)
+
+    quoted = checked_block(text, "sets.md templates")
+    misspelled = validate(template.replace("{country}? Answer", "{contry}? Answer"), table)
+    more_rows = validate(template, table + "Italy,,Milan,Europe,atlas 2024\nFrance,Paris,Lyon,Europe,atlas 2024\n")
+    no_ignore = validate(re.sub(r"\n *ignore_columns:[^\n]*", "", template), table)
+    assert quoted[0] in misspelled.splitlines()
+    assert quoted[1:3] == [line for line in more_rows.splitlines() if line.startswith("evals/capitals.csv")]
+    assert quoted[3] in no_ignore.splitlines()
