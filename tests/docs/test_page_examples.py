@@ -50,3 +50,14 @@ def test_the_template_example_of_sets_md_validates_and_its_quoted_mistakes_are_t
     assert quoted[0] in misspelled.splitlines()
     assert quoted[1:3] == [line for line in more_rows.splitlines() if line.startswith("evals/capitals.csv")]
     assert quoted[3] in no_ignore.splitlines()
+
+
+def test_the_broken_set_file_of_sets_md_is_refused_with_the_quoted_problems(evalkit_cli, project: Path) -> None:
+    text = page("sets.md")
+    broken = next(block for block in fenced(text, "yaml") if block.startswith("identifier: myapp.broken"))
+    (project / "evals").mkdir()
+    (project / "evals" / "broken.yaml").write_text(broken, encoding="utf-8")
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n')
+    result = evalkit_cli("run", "myapp.broken")
+    assert result.code == 2
+    assert result.stderr.splitlines() == checked_block(text, "sets.md broken")
