@@ -3,6 +3,7 @@ the commands it gives are run in-process, and the output it quotes is checked li
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -61,3 +62,26 @@ def test_the_broken_set_file_of_sets_md_is_refused_with_the_quoted_problems(eval
     result = evalkit_cli("run", "myapp.broken")
     assert result.code == 2
     assert result.stderr.splitlines() == checked_block(text, "sets.md broken")
+
+
+RUN_ID = re.compile(r"\d{8}T\d{6}-[0-9a-f]{6}")
+
+
+def test_the_side_by_side_summary_of_providers_md_is_what_two_providers_print(evalkit_cli, project: Path) -> None:
+    (project / "evalkit.toml").write_text('[providers.good]\nadapter = "reference"\nmodel = "smoke-alias"\n')
+    references = evalkit_cli("run", "arith.basic", "--privacy", "full", "--json", "--database", "sqlite:///:memory:")
+    assert references.code == 0, references.stderr
+    lines = [
+        {"id": case["id"], "text": "13" if case["id"] == "add-7-5" else case["answer"], "model": "worse-2026"}
+        for case in references.json()["cases"]
+    ]
+    (project / "worse.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (project / "evalkit.toml").write_text(
+        '[providers.good]\nadapter = "reference"\nmodel = "smoke-alias"\n\n'
+        '[providers.worse]\nadapter = "replay"\nmodel = "smoke-alias"\npath = "worse.jsonl"\n'
+    )
+    result = evalkit_cli("run", "arith.basic", "--provider", "good", "--provider", "worse")
+    assert result.code == 0, result.stdout + result.stderr
+    printed = result.stdout[result.stdout.index("Side by side:"):].rstrip("\n").splitlines()
+    quoted = checked_block(page("providers.md"), "providers.md side by side")
+    assert [RUN_ID.sub("RUN", line) for line in printed] == [RUN_ID.sub("RUN", line) for line in quoted]
