@@ -85,3 +85,34 @@ def test_the_side_by_side_summary_of_providers_md_is_what_two_providers_print(ev
     printed = result.stdout[result.stdout.index("Side by side:"):].rstrip("\n").splitlines()
     quoted = checked_block(page("providers.md"), "providers.md side by side")
     assert [RUN_ID.sub("RUN", line) for line in printed] == [RUN_ID.sub("RUN", line) for line in quoted]
+
+
+def matches_quoted(printed: list[str], quoted: list[str]) -> bool:
+    """True when PRINTED is QUOTED, where ``…`` in a quoted line stands for any text and a quoted
+    line that is ``…`` alone for any number of printed lines."""
+    pattern = "".join(r"(?:.*\n)*?" if line == "…" else re.escape(line).replace("…", ".*?") + r"\n" for line in quoted)
+    return re.fullmatch(pattern, "".join(line + "\n" for line in printed)) is not None
+
+
+def test_the_set_versions_comparison_of_baselines_md_is_what_run_prints(evalkit_cli, project: Path) -> None:
+    (project / "evals").mkdir()
+    (project / "evalkit.toml").write_text(
+        '[sets]\npaths = ["evals/*.yaml"]\n\n[providers.prod]\nadapter = "replay"\nmodel = "m"\npath = "answers.jsonl"\n'
+    )
+
+    def version(ids: list[str], edited: str, failing: set[str]) -> None:
+        prompts = "".join(
+            f"  - id: {i}\n    prompt: Q {i}{' edited' if i == edited else ''}\n    assertions:\n      - contains: A{i}\n" for i in ids
+        )
+        (project / "evals" / "s.yaml").write_text(f"identifier: s.v\nname: V\nprompts:\n{prompts}")
+        answers = [{"id": i, "text": "no" if i in failing else f"A{i}", "model": "m-1"} for i in ids]
+        (project / "answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
+
+    version(["p0", "p1", "p2", "p3", "p4"], "", set())
+    assert evalkit_cli("run", "s.v").code == 0
+    version(["p0", "p1", "p2", "p3", "n1", "n2"], "p1", {"p1", "p2", "n1", "n2"})
+    result = evalkit_cli("run", "s.v")
+    printed = result.stdout[result.stdout.index("Regressed (passed"):].splitlines()
+    printed = [line for line in printed if not line.startswith("Not accepted as the baseline")]
+    quoted = checked_block(page("baselines.md"), "baselines.md set versions")
+    assert matches_quoted(printed, quoted), "\n".join(printed)
