@@ -116,3 +116,36 @@ def test_the_set_versions_comparison_of_baselines_md_is_what_run_prints(evalkit_
     printed = [line for line in printed if not line.startswith("Not accepted as the baseline")]
     quoted = checked_block(page("baselines.md"), "baselines.md set versions")
     assert matches_quoted(printed, quoted), "\n".join(printed)
+
+
+def test_the_library_examples_of_api_md_run_as_written(project: Path, monkeypatch) -> None:  # noqa: ANN001
+    """evaluate_set, evaluate_retrieval and ModelSelection exactly as docs/api.md shows them, in a
+    project that has the set and the instances they name; then what the page says they return."""
+    blocks = fenced(page("api.md"), "python")
+    (project / "evals").mkdir()
+    (project / "evals" / "faq.yaml").write_text(
+        "identifier: myapp.faq\nname: FAQ\nprompts:\n  - id: a\n    prompt: Say hello.\n    reference: hello\n"
+        "    assertions: [{contains: hello}]\n"
+    )
+    (project / "evalkit.toml").write_text(
+        '[sets]\npaths = ["evals/*.yaml"]\n\n'
+        '[providers.prod-gpt]\nadapter = "reference"\nmodel = "gpt-4o-mini"\ncapabilities = ["chat"]\n'
+    )
+    monkeypatch.chdir(project)
+    for block in (b for b in blocks if "evaluate_set(" in b or "evaluate_retrieval(" in b or "ModelSelection(" in b):
+        scope: dict = {}
+        exec(compile(block, "docs/api.md", "exec"), scope)  # noqa: S102 - the page's own example
+        if "outcome" in scope:
+            assert scope["outcome"].verdict.state in {"baseline", "no_regression"}
+            assert scope["outcome"].exit_code(fail_on_regression=True) == 0
+        if "ranking" in scope:
+            assert scope["ranking"].selected.name == "prod-gpt"
+
+    from evalkit import validate_prompt_set, validate_question_set
+    from evalkit.setfiles import load_set_files
+
+    files = load_set_files([project / "evals" / "faq.yaml"])
+    assert not files.problems
+    assert validate_prompt_set(files.prompt_sets[0]) == 1
+    assert "`validate_prompt_set` the number of prompts" in " ".join(page("api.md").split())
+    assert validate_question_set.__annotations__["return"] in (None, "None")
