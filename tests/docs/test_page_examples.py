@@ -4,6 +4,7 @@ the commands it gives are run in-process, and the output it quotes is checked li
 from __future__ import annotations
 
 import json
+import shlex
 import re
 from pathlib import Path
 
@@ -149,3 +150,21 @@ def test_the_library_examples_of_api_md_run_as_written(project: Path, monkeypatc
     assert validate_prompt_set(files.prompt_sets[0]) == 1
     assert "`validate_prompt_set` the number of prompts" in " ".join(page("api.md").split())
     assert validate_question_set.__annotations__["return"] in (None, "None")
+
+
+def test_the_next_steps_import_md_quotes_are_what_import_otel_prints(evalkit_cli, project: Path) -> None:
+    from tests.importers.test_otel import recorded
+
+    (project / "traces").mkdir()
+    recorded(project / "traces" / "prod-2026-05-02.jsonl")
+    (project / "evalkit.toml").write_text("# a project without [sets]\n")
+    quoted = checked_block(page("import.md"), "import.md otel")
+    command = shlex.split(quoted[0].removeprefix("$ evalkit "))
+    result = evalkit_cli(*command)
+    assert result.code == 0, result.stderr
+    printed = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(quoted) if line.startswith("Next:"))
+    assert printed[printed.index(quoted[at]):] == quoted[at:], "the next steps the page quotes"
+    assert (project / "evals" / "prod.yaml").is_file() and (project / "evals" / "prod-answers.jsonl").is_file()
+    identifier = re.search(r"^identifier: (\S+)$", (project / "evals" / "prod.yaml").read_text(), re.M).group(1)
+    assert f"identifier: {identifier}" in page("import.md")
