@@ -4,8 +4,8 @@ the commands it gives are run in-process, and the output it quotes is checked li
 from __future__ import annotations
 
 import json
-import shlex
 import re
+import shlex
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
