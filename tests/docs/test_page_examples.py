@@ -168,3 +168,11 @@ def test_the_next_steps_import_md_quotes_are_what_import_otel_prints(evalkit_cli
     assert (project / "evals" / "prod.yaml").is_file() and (project / "evals" / "prod-answers.jsonl").is_file()
     identifier = re.search(r"^identifier: (\S+)$", (project / "evals" / "prod.yaml").read_text(), re.M).group(1)
     assert f"identifier: {identifier}" in page("import.md")
+
+
+def test_the_migration_table_of_storage_md_lists_every_migration() -> None:
+    from evalkit.storage.schema import MIGRATIONS
+
+    section = page("storage.md").split("## Schema and migrations", 1)[1].split("\nRules:", 1)[0]
+    listed = [int(number) for number in re.findall(r"^\| (\d+) \|", section, re.M)]
+    assert listed == [migration.version for migration in MIGRATIONS], "add a row for each new migration"
