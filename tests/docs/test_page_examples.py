@@ -85,7 +85,10 @@ def test_the_side_by_side_summary_of_providers_md_is_what_two_providers_print(ev
     assert result.code == 0, result.stdout + result.stderr
     printed = result.stdout[result.stdout.index("Side by side:"):].rstrip("\n").splitlines()
     quoted = checked_block(page("providers.md"), "providers.md side by side")
-    assert [RUN_ID.sub("RUN", line) for line in printed] == [RUN_ID.sub("RUN", line) for line in quoted]
+    def masked(line: str) -> str:  # run ids and the median latency (a slow machine takes a millisecond) aside
+        return re.sub(r"\d+ │ (\w+)$", r"N │ \1", RUN_ID.sub("RUN", line))
+
+    assert [masked(line) for line in printed] == [masked(line) for line in quoted]
 
 
 def matches_quoted(printed: list[str], quoted: list[str]) -> bool:
