@@ -117,6 +117,33 @@ def test_a_budget_stops_the_run_before_it_is_passed_and_the_printed_command_resu
     assert whole["spend"]["cost"] == expected_cost(chat_server)
 
 
+def test_a_run_its_budget_stops_before_the_first_answer_is_told_a_budget_that_resumes_it(evalkit_cli, project, chat_server) -> None:
+    # No max_tokens and nothing measured: the first request is estimated at 256 completion tokens
+    # (0.5 EUR at PRICES). The resume command used to offer twice the old budget, which stopped the
+    # resumed run before its first answer again, and again.
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--budget", "0.1", env=env)
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    assert "budget reached after 0 of 6 cases" in stopped.stdout and not completions(chat_server)
+    resumed = evalkit_cli(*resume_words(stopped.stdout), env=env)
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    assert "Status:     complete" in resumed.stdout and len(completions(chat_server)) == 6
+
+
+def test_a_budget_estimates_answers_from_the_last_measured_run_as_plan_does(evalkit_cli, project, chat_server) -> None:
+    # The set costs about 0.07 EUR a run at PRICES (one-word answers); 256 completion tokens a
+    # request, the estimate without a measurement, would stop a 0.1 budget before the first answer.
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    assert evalkit_cli("run", "arith.basic", "--provider", "prod", env=env).code == 0
+    whole = Decimal(expected_cost(chat_server))
+    assert whole < Decimal("0.1")
+    again = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--budget", "0.1", env=env)
+    assert again.code == 0, again.stdout + again.stderr
+    assert "Status:     complete" in again.stdout and len(completions(chat_server)) == 12
+
+
 def test_astronomical_prices_print_in_scientific_notation_and_their_budget_still_resumes(evalkit_cli, project, chat_server) -> None:
     # Prices are any finite number: at 1e30 a budget rounded to cents has more digits than
     # Decimal's context keeps, and rounding it for the resume command was an internal error.

@@ -56,6 +56,14 @@ def test_requests_in_flight_follow_the_effective_concurrency(
     assert document["concurrency"] == expected
 
 
+def test_run_help_names_every_source_of_the_concurrency_in_the_order_they_win(evalkit_cli) -> None:
+    # It said "the instance's, else 8", while $EVALKIT_CONCURRENCY and the generator's own came between.
+    shown = " ".join(evalkit_cli("run", "--help").stdout.split())
+    assert (
+        "prompts in flight (default: the instance's concurrency, else $EVALKIT_CONCURRENCY, else what the generator asks for, else 8)"
+    ) in shown
+
+
 @pytest.mark.parametrize("configured", [1_000_001, 10**20])
 def test_a_configured_concurrency_past_the_limit_is_refused_like_the_command_lines(
     project, evalkit_cli, chat_server, configured

@@ -174,3 +174,17 @@ def test_an_observer_hook_that_never_returns_is_interrupted_once_and_not_called_
         'hook plugin "evalkit-failing-hook:explode" did not return from evalkit_case_graded within 1 s (hook_timeout): '
         "it was interrupted and not called again; the run went on without it"
     ]
+
+
+def test_an_instance_that_names_no_model_is_told_so_not_that_the_endpoint_reported_none(evalkit_cli, project) -> None:
+    (project / "evalkit.toml").write_text('[providers.good]\nadapter = "reference"\n')
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "good", "--fail-on-regression")
+    assert result.code == 1, result.stdout + result.stderr
+    assert (
+        'not compared: no single verified serving identity — the provider instance "good" names no model, so its '
+        'answers carry no serving identity; add model = "…" (the alias its runs are compared under) to [providers.good]'
+    ) in result.stdout
+    assert "reported no model" not in result.stdout
+    (project / "evalkit.toml").write_text('[providers.good]\nadapter = "reference"\nmodel = "ref-v1"\n')
+    named = evalkit_cli("run", "evalkit.smoke", "--provider", "good", "--fail-on-regression")
+    assert named.code == 0 and "recorded as the baseline" in named.stdout, named.stdout

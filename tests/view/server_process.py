@@ -15,9 +15,9 @@ class Served:
         self.process = process
         self.url = url
 
-    def stop(self) -> tuple[int, str]:
-        """Ctrl-C, then its exit code and what it wrote on stderr."""
-        self.process.send_signal(signal.SIGINT)
+    def stop(self, signum: int = signal.SIGINT) -> tuple[int, str]:
+        """Ctrl-C (or ``signum``), then its exit code and what it wrote on stderr."""
+        self.process.send_signal(signum)
         try:
             _, stderr = self.process.communicate(timeout=30)
         except subprocess.TimeoutExpired:

@@ -3,6 +3,7 @@ process — printed address, Host check, token, Ctrl-C."""
 
 from __future__ import annotations
 
+import signal
 import socket
 import sys
 import time
@@ -64,6 +65,17 @@ def test_the_server_prints_its_address_checks_the_host_and_stops_on_ctrl_c(evalk
         code, stderr = served.stop()
     assert code == 0, stderr
     assert "Traceback" not in stderr
+
+
+def test_sigterm_stops_the_server_with_exit_0_and_no_traceback(evalkit_process, stored) -> None:
+    # docs/viewer.md: "0 when stopped (Ctrl-C or SIGTERM)". The exit code was 0, but uvicorn raised
+    # the SIGTERM again after its shutdown into evalkit's handler, whose KeyboardInterrupt cancelled
+    # the application's lifespan: a 35-line "ERROR: Traceback" on every docker stop.
+    served = serve(evalkit_process)
+    assert httpx.get(served.url, timeout=30).status_code == 200
+    code, stderr = served.stop(signal.SIGTERM)
+    assert code == 0, stderr
+    assert "Traceback" not in stderr and "ERROR" not in stderr, stderr
 
 
 # About the process: another host needs the token on every request; the warning says so.

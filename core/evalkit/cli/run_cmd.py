@@ -76,7 +76,7 @@ judge_options = option_group(
     "--grader", default="deterministic", metavar="NAME", type=PluginName("evalkit.graders"),
     help="grader (default: deterministic; see `evalkit list`)",
 )
-@click.option("--concurrency", type=PositiveInt(), metavar="N", help="prompts in flight (default: the instance's, else 8)")
+@click.option("--concurrency", type=PositiveInt(), metavar="N", help="prompts in flight (default: the instance's concurrency, else $EVALKIT_CONCURRENCY, else what the generator asks for, else 8)")
 @click.option(
     "--wait-ready", metavar="DURATION",
     help="keep asking the generator's endpoint for up to DURATION (90s, 2m) until it answers its readiness probe: "

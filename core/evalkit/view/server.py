@@ -118,13 +118,37 @@ def serve(options: ServeOptions) -> int:
     server = uvicorn.Server(config)
     if options.open_browser:
         threading.Thread(target=_open_when_started, args=(server, url, options.warn), daemon=True).start()
+    restore = _stop_on_sigterm(server)
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn raises the Ctrl-C (or SIGTERM) it stopped on again once it has stopped
         pass
     finally:
+        restore()
         sock.close()
     return 0
+
+
+def _stop_on_sigterm(server: Any) -> Callable[[], None]:
+    """While ``server`` runs, SIGTERM asks it to stop (``should_exit``; a second one, at once:
+    ``force_exit``), and the function returned puts the previous handler back. The ``evalkit``
+    command claims SIGTERM (:mod:`evalkit.signal_claims`), so uvicorn's own handler was never
+    installed: the command's handler raised ``KeyboardInterrupt`` inside the serving event loop,
+    which cancelled the application's lifespan and printed its traceback. Set through ``_signal``,
+    evalkit's own way past the claim."""
+    import _signal
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None  # an embedding's thread: signals are not ours to take
+
+    def stop(signum: int, frame: Any) -> None:
+        if server.should_exit:
+            server.force_exit = True
+        server.should_exit = True
+
+    previous = _signal.signal(signal.SIGTERM, stop)
+    return lambda: _signal.signal(signal.SIGTERM, previous)
 
 
 def _open_when_started(server: Any, url: str, warn: Callable[[str], None]) -> None:

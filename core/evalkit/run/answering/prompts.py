@@ -117,6 +117,15 @@ def run_identity(cases: Sequence[CaseResult], bound_configured: bool) -> tuple[S
     return identity_from_counts(counts)
 
 
+def missing_alias_note(instance: str | None) -> str:
+    """Why a configured instance that names no ``model`` has no serving identity: its answers
+    carry no alias, so no case is evidence of who answered, whatever the endpoint reported."""
+    return (
+        f'the provider instance "{instance}" names no model, so its answers carry no serving identity; '
+        f'add model = "…" (the alias its runs are compared under) to [providers.{instance}]'
+    )
+
+
 def identity_from_counts(counts: Mapping[ServingIdentity | None, int]) -> tuple[ServingIdentity | None, str | None]:
     """:func:`run_identity` from the answered cases counted per identity (``None``: the case
     carries none), for a configured instance whose run has cases — what a store's
@@ -416,6 +425,8 @@ class PromptAnswering:
             identity, note = run_identity(cases, self.bound.configured)
             yardstick = run_yardstick(cases, self.grader_name)
             metrics = self.grading.run_metrics(cases) if isinstance(self.grading, components.RunMetricsSource) else None
+        if identity is None and self.bound.configured and not self.bound.alias:
+            note = missing_alias_note(self.bound.instance)
         digest = base_prompt_digest(self.bound.base_prompt)
         if identity is not None and digest:
             identity = attrs.evolve(identity, base_prompt=digest)

@@ -118,11 +118,16 @@ class SpendGuard:
     price: Price | None
     judge_price: Price | None = None
     output_tokens: int | None = None
+    #: The completion tokens of an answer as measured before this run answered any (the mean of the
+    #: latest run of the set, instance and alias), used until this run has answers of its own.
+    prior_output: int | None = None
     spent: Decimal = Decimal(0)
     requests: int = 0
     in_flight: Decimal = Decimal(0)
     in_flight_requests: int = 0
     stopped: str | None = None
+    #: The estimate of the request the budget refused (``None``: none was refused).
+    refused: Decimal | None = None
     refresh: Callable[[], tuple[Decimal, int]] | None = None
     own_spent: Decimal = Decimal(0)
     own_requests: int = 0
@@ -137,7 +142,10 @@ class SpendGuard:
             return Decimal(0)
         output = self.output_tokens
         if output is None:
-            output = math.ceil(self._answered_output / self._answered) if self._answered else DEFAULT_OUTPUT_TOKENS
+            if self._answered:
+                output = math.ceil(self._answered_output / self._answered)
+            else:
+                output = self.prior_output if self.prior_output is not None else DEFAULT_OUTPUT_TOKENS
         return self.price.request_cost(estimate_tokens(prompt), output)
 
     def admit(self, prompt: GoldenPrompt) -> Decimal | None | Literal["wait"]:
@@ -154,6 +162,7 @@ class SpendGuard:
             if self.in_flight_requests:
                 return "wait"
             self.stopped = "budget reached"
+            self.refused = cost
             return None
         self.in_flight += cost
         self.in_flight_requests += 1
@@ -275,6 +284,7 @@ class SpendingPlan:
     stored: StoredAnswers | None = None
     reuse_kind: str | None = None
     output_tokens: int | None = None
+    prior_output: int | None = None
 
     def extras_for(self, part: Any, pricing: Mapping[str, Any] | None, bound: Any) -> AnswerExtras:
         """The runner's extras for one slice of the run, bound to the store: its answer cache, and
@@ -285,8 +295,14 @@ class SpendingPlan:
         if self.budget is not None or self.max_requests is not None:
             spend = RunSpend.priced(pricing)
             guard = SpendGuard(
-                self.budget, self.max_requests, spend.generator_price, spend.judge_price, output_tokens=self.output_tokens
-            )
+                self.budget, self.max_requests, spend.generator_price, spend.judge_price,
+                output_tokens=self.output_tokens, prior_output=self.prior_output,
+            )  # fmt: skip
+            if store.spending is not None:  # a resumed run, other shards: their answers measure it best
+                for usage, _, _, _ in store.spending.case_usage(part.run_id):
+                    if usage is not None and usage.output_tokens is not None:
+                        guard._answered_output += usage.output_tokens
+                        guard._answered += 1
 
             def stored_spend() -> tuple[Decimal, int]:
                 if store.spending is None:
@@ -311,7 +327,8 @@ class SpendingPlan:
 def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int) -> tuple[str, ...]:
     """The limits a resume command gives after ``guard`` stopped a run: a budget enough for the
     whole run at the cost per case so far (rounded up, with a quarter to spare), at least twice
-    the old one; a request limit of the set's size."""
+    the old one and at least what lets the resumed run send the request the budget refused and the
+    rest at its estimate; a request limit of the set's size."""
     args: list[str] = []
     if guard.budget is not None:
         asked = spend.generator.requests
@@ -320,6 +337,9 @@ def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int) -> tuple[st
         if cost is not None and asked:
             projected = cost / asked * case_count * Decimal("1.25")
             wanted = max(wanted, projected)
+        if guard.refused is not None:
+            # else a run stopped before its first answer is told a budget that stops it again
+            wanted = max(wanted, (guard.spent + guard.refused * max(1, case_count - asked)) * Decimal("1.25"))
         if wanted >= SCIENTIFIC_FROM:
             # Six significant digits, written 2.275E+26: cents would pass the context's 28 digits
             # (quantize() fails) and the plain form --budget's 40 characters.
@@ -448,12 +468,27 @@ def prepare_spending(answering: Any, config: Any, privacy: str, request: Spendin
             options = dict(redacted()) if callable(redacted) else {}
         serving = serving_side(bound.instance, bound.adapter, bound.alias, options)
     output = getattr(bound.generator, "max_tokens", None)
+    prior_output = measured_output(repository, answering) if request.budget is not None else None
     plan = SpendingPlan(
         budget=request.budget, max_requests=request.max_requests, cache=wants_cache, serving=serving, stored=stored,
         reuse_kind="answers-from" if stored is not None else None,
         output_tokens=output if isinstance(output, int) and not isinstance(output, bool) and output > 0 else None,
+        prior_output=prior_output,
     )  # fmt: skip
     return plan, notes
+
+
+def measured_output(repository: Any, answering: Any) -> int | None:
+    """The mean completion tokens of the answered cases of the latest run of the set for this
+    instance and alias (what ``evalkit plan`` estimates from), or ``None`` when none is measured."""
+    from ..estimate import _measured_cases
+
+    _, cases = _measured_cases(repository, answering)
+    measured = [
+        c.usage.output_tokens for c in cases.values()
+        if c.usage is not None and c.usage.output_tokens is not None and not c.answer_source
+    ]  # fmt: skip
+    return math.ceil(sum(measured) / len(measured)) if measured else None
 
 
 def stored_answers(repository: Any, run_id: str, answering: Any, *, only: bool) -> StoredAnswers:
