@@ -49,6 +49,7 @@ RUN_PATH_MODULES = ("evalkit.cli.run_cmd", "evalkit.cli.render", "evalkit.cli.re
 def child(argv: list[str]) -> None:
     """Run the CLI in this process with every phase timed; print the figures as JSON on stderr."""
     started = time.perf_counter()
+    import evalkit
     from evalkit.cli import main
 
     # What `evalkit run` imports before it asks anything (the CLI imports a command's modules lazily).
@@ -70,6 +71,7 @@ def child(argv: list[str]) -> None:
         "main": [ended - imported, time.process_time() - cpu_imported],
         "code": code,
         "end_epoch": time.time(),
+        "code_from": str(Path(evalkit.__file__).parent.parent),
     }
     sys.stderr.write("\n@phases@" + json.dumps(report) + "\n")
     sys.stderr.flush()
@@ -127,7 +129,10 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         plugins = install_plugins(Path(folder))
-        env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{plugins}", "EVALKIT_BENCH_PROMPTS": str(args.prompts), KEY_VARIABLE: "bench"}
+        # a PYTHONPATH given to this script stays first: `PYTHONPATH=/tmp/old/core:/tmp/old/plugins`
+        # times another checkout's code (an A/B); the bench's own paths follow it
+        path = os.pathsep.join(filter(None, (os.environ.get("PYTHONPATH"), str(ROOT), str(plugins))))
+        env = {**os.environ, "PYTHONPATH": path, "EVALKIT_BENCH_PROMPTS": str(args.prompts), KEY_VARIABLE: "bench"}
         env.pop("EVALKIT_CONFIG", None)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         report = None
@@ -176,6 +181,7 @@ def _print(report: dict[str, Any], wall: float, exited: float, args: argparse.Na
     answering = report["phases"]["answer, grade and store every case"][0]
     print(f"{'spawn to exit (parent-measured)':<44}{wall:>8.3f}")
     print(f"outside the request window: {wall - answering:.3f} s; efficiency {ideal / wall:.3f}")
+    print(f"evalkit imported from {report['code_from']}")
 
 
 if __name__ == "__main__":
