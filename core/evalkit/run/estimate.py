@@ -80,21 +80,6 @@ class RunEstimate:
         }
 
 
-def _measured_cases(repository: Any, answering: Any) -> tuple[str | None, dict[str, Any]]:
-    """The latest prompt run of the set for this instance and alias, and its cases by id."""
-    from ..storage import capabilities
-
-    history = capabilities(repository).history
-    if history is None:
-        return None, {}
-    bound = answering.bound
-    for run in history.recent_runs(answering.golden_set.identifier, limit=50):
-        if run.kind.value == "prompts" and (run.provider_instance, run.model_alias) == (bound.instance, bound.alias):
-            full = repository.get_run(run.id)
-            return run.id, {case.case_id: case for case in (full.cases if full is not None else ())}
-    return None, {}
-
-
 def estimate_answering(
     answering: Any, config: Config, repository: Any | None, progress: Callable[[CheckProgress], None] | None = None
 ) -> RunEstimate:
@@ -105,9 +90,9 @@ def estimate_answering(
     does (:func:`evalkit.validation.paced`)."""
     from ..set_versions import prompt_digest
     from ..validation import paced
-    from .answering.spending import DEFAULT_OUTPUT_TOKENS, estimate_tokens, run_pricing
+    from .answering.spending import DEFAULT_OUTPUT_TOKENS, estimate_tokens, measured_cases, run_pricing
 
-    from_run, stored = _measured_cases(repository, answering) if repository is not None else (None, {})
+    from_run, stored = measured_cases(repository, answering) if repository is not None else (None, {})
     max_tokens = getattr(answering.bound.generator, "max_tokens", None)
     judge = getattr(answering.grading, "judge_instance", None)
     repeats = getattr(answering.grading, "repeats", 1) if judge else 0

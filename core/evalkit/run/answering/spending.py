@@ -478,12 +478,26 @@ def prepare_spending(answering: Any, config: Any, privacy: str, request: Spendin
     return plan, notes
 
 
+def measured_cases(repository: Any, answering: Any) -> tuple[str | None, dict[str, Any]]:
+    """The latest prompt run of the set for this instance and alias, and its cases by id (what
+    ``evalkit plan`` and a budget's estimate of an answer's size measure from)."""
+    from ...storage import capabilities
+
+    history = capabilities(repository).history
+    if history is None:
+        return None, {}
+    bound = answering.bound
+    for run in history.recent_runs(answering.golden_set.identifier, limit=50):
+        if run.kind.value == "prompts" and (run.provider_instance, run.model_alias) == (bound.instance, bound.alias):
+            full = repository.get_run(run.id)
+            return run.id, {case.case_id: case for case in (full.cases if full is not None else ())}
+    return None, {}
+
+
 def measured_output(repository: Any, answering: Any) -> int | None:
     """The mean completion tokens of the answered cases of the latest run of the set for this
     instance and alias (what ``evalkit plan`` estimates from), or ``None`` when none is measured."""
-    from ..estimate import _measured_cases
-
-    _, cases = _measured_cases(repository, answering)
+    _, cases = measured_cases(repository, answering)
     measured = [
         c.usage.output_tokens for c in cases.values()
         if c.usage is not None and c.usage.output_tokens is not None and not c.answer_source
