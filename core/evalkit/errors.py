@@ -297,6 +297,16 @@ class RetrievalError(EvalkitError):
     exit_code = 3
 
 
+def _resume_command(set_identifier: str, run_id: str, command: str | None) -> str:
+    """``command``, else the plain command that resumes a prompt run."""
+    return command or f"evalkit run {set_identifier} --resume {run_id}"
+
+
+def _kept_cases(kept: int | None, before: str, unknown: str) -> str:
+    """``3 cases committed before {before} are kept``, or ``unknown`` when the count is not known."""
+    return unknown if kept is None else f"{counted(kept, 'case')} committed before {before} {'is' if kept == 1 else 'are'} kept"
+
+
 class RunInterrupted(EvalkitError):
     """The run was interrupted (Ctrl-C, or ``cause``: what stopped it); its finished cases are
     stored and it can be resumed."""
@@ -307,7 +317,7 @@ class RunInterrupted(EvalkitError):
         self.run_id = run_id
         self.set_identifier = set_identifier
         self.cause = cause
-        resume = command or f"evalkit run {set_identifier} --resume {run_id}"
+        resume = _resume_command(set_identifier, run_id, command)
         why = f" by {cause}" if cause else ""
         super().__init__(f"interrupted{why}: run {run_id} keeps its finished cases; continue it with `{resume}`")
 
@@ -350,10 +360,9 @@ class RunStoreFailed(EvalkitError):
         self.kept = kept
         self.marked = marked
         self.resumable = resumable
-        kept_text = "the cases committed before the fault are kept" if kept is None else f"{counted(kept, 'case')} committed before the fault {'is' if kept == 1 else 'are'} kept"
+        kept_text = _kept_cases(kept, "the fault", "the cases committed before the fault are kept")
         state = "the run is marked interrupted" if marked else "the run could not be marked interrupted (the store does not answer)"
-        command = command or f"evalkit run {set_identifier} --resume {run_id}"
-        resume = f"; continue it with `{command}`" if resumable else ""
+        resume = f"; continue it with `{_resume_command(set_identifier, run_id, command)}`" if resumable else ""
         super().__init__(f"the results store failed during run {run_id}: {cause} — {kept_text}, {state}{resume}")
 
 
@@ -376,14 +385,14 @@ class RunInternalError(EvalkitError):
         self.cause = cause
         self.kept = kept
         self.status = status
-        command = command or f"evalkit run {set_identifier} --resume {run_id}"
+        command = _resume_command(set_identifier, run_id, command)
         if status == "complete":
             super().__init__(
                 f"internal error (an evalkit bug) after run {run_id} was stored complete: {cause} — its cases are "
                 f"kept; its verdict may not be recorded (`evalkit show {run_id}` says)"
             )
             return
-        kept_text = "its committed cases are kept" if kept is None else f"{counted(kept, 'case')} committed before it {'is' if kept == 1 else 'are'} kept"
+        kept_text = _kept_cases(kept, "it", "its committed cases are kept")
         if status == "interrupted":
             state = "the run is marked interrupted"
         elif status == "incomplete":

@@ -20,7 +20,6 @@ from .setfiles import (
     SetFiles,
     SkippedFile,
     SkippedPrompt,
-    configured_inputs,
     load_configured_sets,
     load_set_files,
     passed_over,
@@ -200,7 +199,7 @@ def check_targets(targets: Sequence[str], config: Config, on_check: Callable[[An
     # folder named here allows: naming a set file does not vouch for the files it names
     # the configuration file and the files it names for another job (a replay provider's answers)
     # are no set files, named or under a folder named: `evalkit validate .` read them as sets
-    files, passed = passed_over(files, configured_inputs(config))
+    files, passed = passed_over(files, config)
     loaded = load_set_files(files, kinds, None, ProjectBoundary.of(config).allowing(folders)) if files else SetFiles()
     checked = _file_lines(loaded, None)
     problems: list[Any] = [*empty, *outside, *loaded.problems]

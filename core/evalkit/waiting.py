@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from .errors import RunNotFinished
 from .runs import Run, RunStatus
+from .storage import counted_so_far
 from .storage.protocols import ResultRepository, capabilities
 from .wording import counted
 
@@ -53,14 +54,6 @@ def _finished(repository: ResultRepository, run: Run | None) -> bool:
     return True
 
 
-def _counted(repository: ResultRepository, run: Run | None) -> Run | None:
-    """``run`` with the counts of the cases stored so far (its row's are written when it ends)."""
-    streamed = capabilities(repository).streamed
-    if run is None or not run.never_ended or streamed is None:
-        return run
-    return run.counted_by(streamed.case_tally(run.id))
-
-
 def _refuse_gone(repository: ResultRepository, run: Run) -> None:
     """:class:`RunNotFinished` when no process answers ``run`` any more and none has for longer
     than a lease stays live (a run that is answered, or has a shard still to start, is waited for)."""
@@ -95,8 +88,8 @@ def wait_for_run(
             full = repository.get_run(run_id)
             assert full is not None
             return full
-        run = _counted(repository, run)
         if run is not None:
+            run = counted_so_far(repository, run)  # its row's counts are written when it ends
             _refuse_gone(repository, run)
         if on_poll is not None:
             on_poll(run)

@@ -73,12 +73,11 @@ def handle(args: Arguments) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
     from ..leases import gone_sentence, liveness
-    from ..storage import capabilities, close_repository
+    from ..storage import capabilities, close_repository, counted_so_far
     from .console import console
     from .json_output import print_json
     from .render import acceptance_document, run_document
     from .stored import (
-        counted_so_far,
         format_date,
         identity_label,
         liveness_fields,

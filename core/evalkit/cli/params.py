@@ -129,7 +129,10 @@ def resume_value(ctx: click.Context, param: click.Parameter, value: str | None) 
     unset) is refused, as for ``--run-id``: it resumed the newest unfinished run, perhaps another."""
     if value == RESUME_ALONE:
         return ""
-    return non_empty("a run id (--resume alone: the newest unfinished run)")(ctx, param, value)
+    return _resume_id(ctx, param, value)
+
+
+_resume_id = non_empty("a run id (--resume alone: the newest unfinished run)")
 
 
 def option_group(*decorators: Callable[[Decorated], Decorated]) -> Callable[[Decorated], Decorated]:

@@ -26,7 +26,6 @@ __all__ = [
     "require_existing_store",
     "store_origin",
     "require_run",
-    "counted_so_far",
     "sparkline",
     "stored_verdicts",
     "verdict_document",
@@ -92,28 +91,14 @@ def store_origin(config: Any, explicit: str | None = None) -> str:
 
 def require_run(repository: ResultRepository, run_id: str, with_cases: bool = True) -> Run:
     """The stored run ``run_id`` (a running one with the counts of the cases it has stored so far:
-    :func:`counted_so_far`), or a usage error naming it."""
+    :func:`evalkit.storage.counted_so_far`), or a usage error naming it."""
     from ..errors import UnknownRunError
+    from ..storage import counted_so_far
 
     run = repository.get_run(run_id, with_cases=with_cases)
     if run is None:
         raise UnknownRunError(run_id)
     return counted_so_far(repository, run)
-
-
-def counted_so_far(repository: ResultRepository, run: Run) -> Run:
-    """``run``, when it never ended (marked running or interrupted) and came without its cases,
-    with the aggregates of the cases stored so far (the store's
-    :meth:`~evalkit.storage.StreamedCases.case_tally`): the run row's counts are written when a run
-    ends, so a run in progress, one whose process was killed and one stopped by Ctrl-C or a plugin
-    read as "0 of N cases answered" beside the cases it had stored. Other runs, and stores that
-    cannot count, are given back as they are."""
-    from ..storage import capabilities
-
-    streamed = capabilities(repository).streamed
-    if not run.never_ended or run.cases or streamed is None:
-        return run
-    return run.counted_by(streamed.case_tally(run.id))
 
 
 def stored_verdicts(repository: ResultRepository, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:

@@ -148,6 +148,12 @@ def _set_file_problems(text: str) -> tuple[Any, ...]:
         return load_set_files([path]).problems
 
 
+def _prompt_index(problem: Any) -> int | None:
+    """The index of the prompt (``prompts[N]``) a set file's problem is in, or ``None`` for one of the set itself."""
+    path = problem.path
+    return path[1] if len(path) >= 2 and path[0] == "prompts" and isinstance(path[1], int) else None
+
+
 def writable_cases(found: TraceImport, target: ImportTarget) -> tuple[TraceImport, str]:
     """``found`` without the cases the set file could not hold, and the set file's text for the
     rest: the file is checked as ``evalkit validate`` checks it, and a case it refuses is left out
@@ -162,8 +168,8 @@ def writable_cases(found: TraceImport, target: ImportTarget) -> tuple[TraceImpor
         problems = _set_file_problems(text)
         if not problems:
             break
-        refused = {p.path[1] for p in problems if len(p.path) >= 2 and p.path[0] == "prompts" and isinstance(p.path[1], int)}
-        whole = [p for p in problems if not (len(p.path) >= 2 and p.path[0] == "prompts" and isinstance(p.path[1], int))]
+        refused = {index for index in map(_prompt_index, problems) if index is not None}
+        whole = [p for p in problems if _prompt_index(p) is None]
         if whole or not refused or not refused <= set(range(len(cases))):
             first = (whole or list(problems))[0]
             where = f"{first.json_path}: " if first.json_path else ""
@@ -175,10 +181,10 @@ def writable_cases(found: TraceImport, target: ImportTarget) -> tuple[TraceImpor
     return attrs.evolve(found, cases=tuple(cases), not_imported=skipped), text
 
 
-def write_import(cases: Sequence[ImportedCase], target: ImportTarget, text: str | None = None) -> None:
-    """Write the answers file, then the set file (``text``, when :func:`writable_cases` made it;
-    else made here); :class:`~evalkit.errors.UsageError` when either exists and ``target.force``
-    is not set, or when one cannot be written (nothing is left half-written)."""
+def write_import(cases: Sequence[ImportedCase], target: ImportTarget, text: str) -> None:
+    """Write the answers file, then the set file (``text``, as :func:`writable_cases` made and
+    checked it); :class:`~evalkit.errors.UsageError` when either exists and ``target.force`` is
+    not set, or when one cannot be written (nothing is left half-written)."""
     targets = (target.answers_file, target.set_file)
     existing = [str(path) for path in targets if os.path.lexists(path)]
     if existing and not target.force:
@@ -187,7 +193,6 @@ def write_import(cases: Sequence[ImportedCase], target: ImportTarget, text: str 
             f"evalkit import writes nothing: {', '.join(existing)} already {'exists' if one else 'exist'}; "
             "choose another -o, or give --force to replace"
         )
-    text = set_file_text(cases, target) if text is None else text
     answers_existed = os.path.lexists(target.answers_file)
     try:
         write_text_file(target.answers_file, _answer_lines(cases))

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..errors import UsageError
+from ..shapes import short_repr
 
 __all__ = ["TEXT", "OPTIONAL_TEXT", "check_arguments", "one_of", "optional"]
 
@@ -47,9 +48,4 @@ def check_arguments(call: str, arguments: Mapping[str, Any], kinds: Mapping[str,
     for name, (wanted, test) in kinds.items():
         value = arguments[name]
         if not test(value):
-            try:
-                shown = repr(value)
-            except Exception:  # a value that cannot be shown is named by its type
-                shown = "…"
-            shown = shown if len(shown) <= 60 else shown[:60] + "…"
-            raise UsageError(f"{call}: {name} must be {wanted}, got {type(value).__name__} {shown}")
+            raise UsageError(f"{call}: {name} must be {wanted}, got {type(value).__name__} {short_repr(value)}")

@@ -61,12 +61,10 @@ def opened(url: str, *, needs_a_run: str | None = None) -> Iterator[ResultReposi
     not there yet (no file, or an empty one) is refused before it is made: there is no run in it,
     and the refusal left a new, empty store behind."""
     if needs_a_run is not None:
-        import os
+        from ..storage import missing_store
 
-        from ..storage.urls import sqlite_path
-
-        path = sqlite_path(url)
-        if path not in (None, ":memory:") and (not os.path.lexists(path) or (os.path.isfile(path) and os.path.getsize(path) == 0)):
+        path = missing_store(url)
+        if path is not None:
             raise UsageError(f"{needs_a_run}: there is no store at {path} yet, so there is no run to find (the first run creates it)")
     repository = open_repository(url)
     try:

@@ -484,12 +484,12 @@ def configured_inputs(config: Any) -> dict[str, str]:
     return found
 
 
-def passed_over(files: Sequence[Path], inputs: Mapping[str, str], root: Path | None = None) -> tuple[list[Path], list[SkippedFile]]:
-    """``files`` without those the configuration names for another job (``inputs``, from
-    :func:`configured_inputs`), and one :class:`SkippedFile` for each of those (shown relative to
-    ``root`` when under it)."""
+def passed_over(files: Sequence[Path], config: Any, root: Path | None = None) -> tuple[list[Path], list[SkippedFile]]:
+    """``files`` without those ``config`` names for another job (:func:`configured_inputs`), and
+    one :class:`SkippedFile` for each of those (shown relative to ``root`` when under it)."""
     kept: list[Path] = []
     skipped: list[SkippedFile] = []
+    inputs = configured_inputs(config) if files else {}
     for file in files:
         named = inputs.get(os.path.realpath(file)) if inputs else None
         if named is None:
@@ -509,6 +509,6 @@ def load_configured_sets(config: Any, kinds: Mapping[str, Any] | None = None) ->
     if not patterns:
         return SetFiles()
     files, problems = expand_patterns(patterns, config.root, ProjectBoundary.of(config))
-    files, skipped = passed_over(files, configured_inputs(config), config.root)
+    files, skipped = passed_over(files, config, config.root)
     loaded = load_set_files(files, kinds, config.root, ProjectBoundary.of(config))
     return attrs.evolve(loaded, problems=tuple(problems) + loaded.problems, skipped=(*skipped, *loaded.skipped))

@@ -72,6 +72,7 @@ __all__ = [
     "is_in_memory",
     "database_source",
     "resolve_database_url",
+    "counted_so_far",
     "missing_store",
     "sqlite_file",
     "open_repository",
@@ -166,6 +167,19 @@ def sqlite_file(url: str) -> Path | None:
 
     path = sqlite_path(url)
     return None if path is None or path == ":memory:" else Path(path)
+
+
+def counted_so_far(repository: Any, run: Any) -> Any:
+    """``run``, when it never ended (marked running or interrupted) and came without its cases,
+    with the aggregates of the cases stored so far (the store's
+    :meth:`~evalkit.storage.StreamedCases.case_tally`): the run row's counts are written when a run
+    ends, so a run in progress, one whose process was killed and one stopped by Ctrl-C or a plugin
+    read as "0 of N cases answered" beside the cases it had stored. Other runs, and stores that
+    cannot count, are given back as they are."""
+    streamed = capabilities(repository).streamed
+    if not run.never_ended or run.cases or streamed is None:
+        return run
+    return run.counted_by(streamed.case_tally(run.id))
 
 
 def missing_store(url: str) -> Path | None:

@@ -30,7 +30,7 @@ from ...privacy import is_scrubbable
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...set_versions import case_fingerprint, prompt_digest
-from ...shapes import exception_message, exception_text, whole_number
+from ...shapes import exception_message, exception_text, short_repr, whole_number
 from ...timeouts import TimeLimitExceeded, alarm_bounded, alarm_scope, alarms_reach_this_thread
 from . import CaseSink
 from .conversation import Conversation, converse, plain_request, with_loop_checks
@@ -415,9 +415,9 @@ def default_concurrency(bound: BoundGenerator, requested: int | None) -> int:
     from_env = concurrency_from_environment()
     if requested is not None:
         if isinstance(requested, bool) or not isinstance(requested, int) or not 1 <= requested <= MAX_CONCURRENCY:
-            shown = repr(requested)
-            shown = shown if len(shown) <= 40 else shown[:40] + "…"
-            raise UsageError(f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY:,}, got {type(requested).__name__} {shown}")
+            raise UsageError(
+                f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY:,}, got {type(requested).__name__} {short_repr(requested, 40)}"
+            )
         return requested
     if bound.configured_concurrency:
         return bound.configured_concurrency

@@ -179,6 +179,12 @@ class SpendGuard:
             self._settled_event.clear()
             await self._settled_event.wait()
 
+    def measure(self, usage: Usage | None) -> None:
+        """Count an answer's completion tokens (when reported) into the size :meth:`estimate` expects."""
+        if usage is not None and usage.output_tokens is not None:
+            self._answered_output += usage.output_tokens
+            self._answered += 1
+
     def settle(self, reserved: Decimal, case: CaseResult) -> None:
         """Count what the request for ``case`` (and its judge calls) cost, releasing ``reserved``."""
         self.in_flight -= reserved
@@ -186,9 +192,7 @@ class SpendGuard:
         spent = cost_of(case.usage, self.price) if self.price is not None else Decimal(0)
         if spent is None:  # the endpoint reported no usage: the estimate is what is known
             spent = reserved
-        if case.usage is not None and case.usage.output_tokens is not None:
-            self._answered_output += case.usage.output_tokens
-            self._answered += 1
+        self.measure(case.usage)
         self.add_judge(case.judge_usage)
         self.spent += spent
         self.own_spent += spent
@@ -300,9 +304,7 @@ class SpendingPlan:
             )  # fmt: skip
             if store.spending is not None:  # a resumed run, other shards: their answers measure it best
                 for usage, _, _, _ in store.spending.case_usage(part.run_id):
-                    if usage is not None and usage.output_tokens is not None:
-                        guard._answered_output += usage.output_tokens
-                        guard._answered += 1
+                    guard.measure(usage)
 
             def stored_spend() -> tuple[Decimal, int]:
                 if store.spending is None:
