@@ -277,3 +277,30 @@ def test_a_hosts_own_alarm_while_the_generator_answers_is_the_hosts_not_an_evalk
         _host_timed_out(
             lambda on_start: evaluate_set("evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start), url
         )
+
+
+def test_a_hosts_own_alarm_around_a_run_inside_a_running_event_loop_stops_the_run(tmp_path: Path) -> None:
+    """Inside a running loop the run answers in a worker thread while the host's alarm rings in the
+    caller's: the host's exception must stop the worker's run too (marked interrupted), not leave it
+    answering unwatched in the background."""
+    from evalkit import evaluate_set
+
+    from tests.support.chat_server import ChatServer
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with ChatServer(delay=5.0) as server:
+        (tmp_path / "evalkit.toml").write_text(
+            f'[providers.slow]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
+            "max_attempts = 1\ntimeout = 120\n"
+        )
+        with host_timeout(0.3) as on_start:
+
+            async def handler() -> object:
+                return evaluate_set("evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start)
+
+            with pytest.raises(HostTimeout, match="the host's own") as raised:
+                asyncio.run(handler())
+    (run,) = _runs(url)
+    assert run.status.value == "interrupted"
+    (note,) = raised.value.__notes__
+    assert note.startswith(f"evalkit: interrupted: run {run.id}") and f"--resume {run.id}" in note, note
