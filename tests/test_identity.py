@@ -14,7 +14,8 @@ GOOD = ServingIdentity("internal-openai", "gpt-4o", "gpt-4o-2024-08-06")
 @pytest.mark.parametrize(
     "identity",
     [GOOD, ServingIdentity("a", "b", "c"), ServingIdentity("x" * 100, "m" * 150, "org/model:v1@2024+b_1.0-rc"),
-     ServingIdentity("my_instance.eu-1", "claude-3-5-sonnet@20240620", "llama3:8b")],
+     ServingIdentity("my_instance.eu-1", "claude-3-5-sonnet@20240620", "llama3:8b"),
+     ServingIdentity("lmstudio", "C:\\models\\judge.gguf", "C:\\models\\judge.gguf")],  # a Windows server's model file
 )
 def test_well_formed_identities_have_no_problem(identity: ServingIdentity) -> None:
     assert identity_problems(identity) == []
@@ -28,11 +29,13 @@ def test_well_formed_identities_have_no_problem(identity: ServingIdentity) -> No
         (ServingIdentity("a", "m" * 151, "b"), f'model alias "{"m" * 57}..." is longer than 150 characters'),
         (ServingIdentity("a/b", "a", "b"), 'provider instance "a/b" may only use ASCII letters, digits and _ . -'),
         (ServingIdentity("a:b", "a", "b"), 'provider instance "a:b" may only use ASCII letters, digits and _ . -'),
-        (ServingIdentity("a", "a b", "b"), 'model alias "a b" may only use ASCII letters, digits and _ . / : @ + -'),
-        (ServingIdentity("a", "a", "über-v1"), 'reported model "über-v1" may only use ASCII letters, digits and _ . / : @ + -'),
-        (ServingIdentity("a", "a", "[bold]x"), 'reported model "[bold]x" may only use ASCII letters, digits and _ . / : @ + -'),
+        (ServingIdentity("a", "a b", "b"), 'model alias "a b" may only use ASCII letters, digits and _ . / \\ : @ + -'),
+        (ServingIdentity("a", "a", "über-v1"), 'reported model "über-v1" may only use ASCII letters, digits and _ . / \\ : @ + -'),
+        (ServingIdentity("a", "a", "[bold]x"), 'reported model "[bold]x" may only use ASCII letters, digits and _ . / \\ : @ + -'),
         (ServingIdentity("a", "a", "x\n"), 'reported model "x\\x0a" contains control or invisible characters'),
         (ServingIdentity("a", "a", "x\u200b"), 'reported model "x\\u200b" contains control or invisible characters'),
+        (ServingIdentity("a", "a", "C:\\models\\j\u202e.gguf"), 'reported model "C:\\models\\j\\u202e.gguf" contains control or invisible characters'),
+        (ServingIdentity("a", "a", "C:\\Program Files\\j.gguf"), 'reported model "C:\\Program Files\\j.gguf" may only use ASCII letters, digits and _ . / \\ : @ + -'),
         (ServingIdentity("a", "a", "http://evil host\nx"), 'reported model "http://evil host\\x0ax" contains control or invisible characters'),
         (ServingIdentity("a", "a", "http://host/v1"), 'reported model "http://host/v1" is a URL'),
         (ServingIdentity("a", "git+ssh://h", "b"), 'model alias "git+ssh://h" is a URL'),
@@ -59,7 +62,7 @@ def test_a_run_with_one_malformed_case_identity_is_not_verified() -> None:
     assert identity is None
     assert note == (
         "1 case carries a serving identity that is not well formed, so it is no evidence of who answered: "
-        'reported model "x y" may only use ASCII letters, digits and _ . / : @ + -'
+        'reported model "x y" may only use ASCII letters, digits and _ . / \\ : @ + -'
     )
 
 

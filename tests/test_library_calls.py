@@ -5,6 +5,9 @@ documented error with nothing stored, never an "evalkit bug"."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -193,3 +196,111 @@ def test_ctrl_c_in_a_running_event_loop_stops_the_run_and_says_how_to_resume_it(
         output, _ = child.communicate(timeout=60)
     assert "RunInterrupted: interrupted: run " in output and "--resume" in output, output
     assert [run.status.value for run in _runs(url)] == ["interrupted"]
+
+
+# --- The host program's own SIGALRM time limit ------------------------------------------------------
+
+
+class HostTimeout(Exception):
+    """What a host's ``@timeout`` decorator (a SIGALRM handler of its own) raises."""
+
+
+@contextlib.contextmanager
+def host_timeout(seconds: float) -> Iterator[Callable[..., None]]:
+    """A host program's signal-based time limit: its handler raises :class:`HostTimeout`; the timer
+    is set when the run begins (the ``on_start`` callback this yields), so it falls due inside it."""
+
+    def expired(signum: int, frame: object) -> None:
+        raise HostTimeout(f"the host's own {seconds:g} s limit")
+
+    def start(*_: object) -> None:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    try:
+        yield start
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _host_timed_out(call: Callable[[Callable[..., None]], object], url: str) -> None:
+    """The host's exception out of ``call(on_start)``, with evalkit's note on it; the run stored
+    as interrupted; the host's handler in place again."""
+    with host_timeout(0.3) as on_start:
+        with pytest.raises(HostTimeout, match="the host's own") as raised:
+            call(on_start)
+        assert signal.getsignal(signal.SIGALRM).__name__ == "expired"
+    (run,) = _runs(url)
+    assert run.status.value == "interrupted"
+    assert raised.value.__notes__ == [
+        f"evalkit: raised by the host's own SIGALRM handler during run {run.id}, which is marked interrupted; "
+        f"continue it with `evalkit run evalkit.smoke --resume {run.id}`"
+    ]
+
+
+def test_a_hosts_own_alarm_during_a_time_limited_grading_reaches_the_host_not_the_case(
+    tmp_path: Path, plugin_dists, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host's ``@timeout`` that falls due while a grader runs under evalkit's own grade_timeout:
+    evalkit held the host's timer back and set it again at 1 µs when the grading ended, so the
+    host's exception was raised inside the grading's boundary and stored as that case's failed
+    grading, and the run went on, complete. It must reach the host, the run marked interrupted."""
+    from evalkit import evaluate_set, registry
+
+    monkeypatch.syspath_prepend(plugin_dists("evalkit-hostile-sets"))
+    registry.scan(refresh=True)  # an earlier test's scan did not see it
+    monkeypatch.setenv("EVALKIT_HOSTILE_STUCK", "two-plus-two")
+    (tmp_path / "evalkit.toml").write_text('grade_timeout = 1\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    _host_timed_out(
+        lambda on_start: evaluate_set(
+            "evalkit.smoke", provider="self", grader="hostile.stuck_grader", concurrency=1, database=url, cwd=tmp_path, on_start=on_start
+        ),
+        url,
+    )
+
+
+def test_a_hosts_own_alarm_while_the_generator_answers_is_the_hosts_not_an_evalkit_bug(tmp_path: Path) -> None:
+    """Falling due while the run waits for a slow endpoint, the host's exception came out of the
+    event loop and was reported as "internal error (an evalkit bug)"."""
+    from evalkit import evaluate_set
+
+    from tests.support.chat_server import ChatServer
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with ChatServer(delay=5.0) as server:
+        (tmp_path / "evalkit.toml").write_text(
+            f'[providers.slow]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
+            "max_attempts = 1\ntimeout = 120\n"
+        )
+        _host_timed_out(
+            lambda on_start: evaluate_set("evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start), url
+        )
+
+
+def test_a_hosts_own_alarm_around_a_run_inside_a_running_event_loop_stops_the_run(tmp_path: Path) -> None:
+    """Inside a running loop the run answers in a worker thread while the host's alarm rings in the
+    caller's: the host's exception must stop the worker's run too (marked interrupted), not leave it
+    answering unwatched in the background."""
+    from evalkit import evaluate_set
+
+    from tests.support.chat_server import ChatServer
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with ChatServer(delay=5.0) as server:
+        (tmp_path / "evalkit.toml").write_text(
+            f'[providers.slow]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
+            "max_attempts = 1\ntimeout = 120\n"
+        )
+        with host_timeout(0.3) as on_start:
+
+            async def handler() -> object:
+                return evaluate_set("evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start)
+
+            with pytest.raises(HostTimeout, match="the host's own") as raised:
+                asyncio.run(handler())
+    (run,) = _runs(url)
+    assert run.status.value == "interrupted"
+    (note,) = raised.value.__notes__
+    assert note.startswith(f"evalkit: interrupted: run {run.id}") and f"--resume {run.id}" in note, note

@@ -103,12 +103,13 @@ class PluginRaised(Exception):
 def _carries(exc: BaseException) -> bool:
     """Whether ``exc``, raised by a plugin call, is carried as :class:`PluginRaised`: not an error
     handled as it is, nor an interrupt of evalkit's own (Ctrl-C or SIGTERM as ``KeyboardInterrupt``,
-    a time limit as :class:`~evalkit.timeouts.TimeLimitExceeded`)."""
-    from .timeouts import TimeLimitExceeded
+    a time limit as :class:`~evalkit.timeouts.TimeLimitExceeded`, the host program's own alarm as
+    :class:`~evalkit.timeouts.HostAlarm`)."""
+    from .timeouts import HostAlarm, TimeLimitExceeded
 
     if isinstance(exc, StopIteration):
         return True
-    return not isinstance(exc, (*PLUGIN_FAILURES, KeyboardInterrupt, TimeLimitExceeded))
+    return not isinstance(exc, (*PLUGIN_FAILURES, KeyboardInterrupt, TimeLimitExceeded, HostAlarm))
 
 
 def carried(call: Any, *args: Any) -> Any:

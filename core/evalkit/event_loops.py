@@ -37,7 +37,11 @@ def off_the_loop(call: Callable[[], T]) -> T:
     """``call()``'s result (or its exception) from a worker thread that runs no loop, with this
     thread's context variables, waited for. Ctrl-C while waiting (a notebook's "interrupt", which
     reaches the caller's thread only) is raised in the worker too, and what the worker then raises —
-    a run's :class:`~evalkit.errors.RunInterrupted`, with its resume command — is raised here."""
+    a run's :class:`~evalkit.errors.RunInterrupted`, with its resume command — is raised here. The
+    host program's own alarm (:class:`~evalkit.timeouts.HostAlarm`) stops the worker likewise, and is
+    raised here, what the worker said of its run added as a note."""
+    from .timeouts import HostAlarm
+
     outcome: dict[str, Any] = {}
     context = contextvars.copy_context()
     # Waited for on an Event, not Thread.join(): a join that Ctrl-C interrupts takes the thread for
@@ -61,6 +65,13 @@ def off_the_loop(call: Callable[[], T]) -> T:
         done.wait()
         if "error" in outcome:
             raise outcome["error"] from None
+        raise
+    except HostAlarm as alarm:  # the host's own time limit: the run stops as for Ctrl-C, the host's exception goes on
+        _interrupt(worker)
+        done.wait()
+        stopped = outcome.get("error")
+        if stopped is not None and not isinstance(stopped, KeyboardInterrupt):
+            alarm.cause.add_note(f"evalkit: {stopped}")
         raise
     if "error" in outcome:
         raise outcome["error"]

@@ -6,6 +6,9 @@ part is well formed, as nr_llm's ``GeneratorProvenance`` requires:
 * the provider **instance**: 1 to 100 characters of ``A-Z a-z 0-9 _ . -``;
 * the model **alias** sent and the **reported model** (the dated snapshot the endpoint names):
   1 to 150 characters of ``A-Z a-z 0-9 _ . / : @ + -``, and no ``://`` (no URL);
+* and, beyond the original, a backslash in those two: a model file's Windows path
+  (``C:\\models\\judge.gguf``), which a llama.cpp or LM Studio server on Windows reports as a POSIX
+  server reports ``/models/judge.gguf``;
 * and, beyond the original, no part has the shape of a credential or an e-mail address (the
   shapes :func:`evalkit.privacy.scrub` removes).
 
@@ -23,7 +26,7 @@ from .printable import visible
 __all__ = ["INSTANCE_PATTERN", "MODEL_PATTERN", "identity_problems", "model_problem", "part_problem"]
 
 INSTANCE_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,100}")
-MODEL_PATTERN = re.compile(r"[A-Za-z0-9_./:@+-]{1,150}")
+MODEL_PATTERN = re.compile(r"[A-Za-z0-9_./\\:@+-]{1,150}")
 _SHOWN = 60
 
 
@@ -52,7 +55,7 @@ def part_problem(value: object, pattern: re.Pattern[str], limit: int) -> str | N
     if scrub(value) != value:
         return "looks like a credential or an e-mail address"
     if not pattern.fullmatch(value):
-        allowed = "_ . -" if pattern is INSTANCE_PATTERN else "_ . / : @ + -"
+        allowed = "_ . -" if pattern is INSTANCE_PATTERN else "_ . / \\ : @ + -"
         return f"may only use ASCII letters, digits and {allowed}"
     return None
 

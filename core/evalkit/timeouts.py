@@ -11,6 +11,13 @@ nearer one, and when the outer limit passes first its exception is the one raise
 process had set before the outermost guard (``pytest-timeout``'s, say) is set again afterwards,
 less the time the call took.
 
+A host program that calls evalkit as a library may have a ``SIGALRM`` handler of its own (a
+``@timeout`` decorator) that raises its own exception. Inside :func:`host_alarms` (every library run
+is) that handler is wrapped: what it raises is raised as :class:`HostAlarm`, which no boundary that
+takes an exception as a plugin's failure catches (:data:`~evalkit.errors.PLUGIN_FAILURES`,
+:func:`~evalkit.errors.carried`), and is raised to the host as the host's own exception when it
+leaves :func:`host_alarms` (the run it stopped is marked interrupted on the way).
+
 While a guard or scope is in force, ``SIGALRM`` and the real-time timer are claimed
 (:mod:`evalkit.signal_claims`): a plugin that installs its own ``SIGALRM`` handler, or stops the
 timer, inside a guarded call cannot switch evalkit's limits off.
@@ -35,7 +42,7 @@ from typing import Any, TypeVar
 
 from .signal_claims import claim, release
 
-__all__ = ["TimeLimitExceeded", "alarm_bounded", "alarm_scope", "alarms_reach_this_thread"]
+__all__ = ["HostAlarm", "TimeLimitExceeded", "alarm_bounded", "alarm_scope", "alarms_reach_this_thread", "host_alarms"]
 
 T = TypeVar("T")
 
@@ -43,6 +50,56 @@ T = TypeVar("T")
 class TimeLimitExceeded(BaseException):
     """Raised into a call that outlived its time limit (see :func:`alarm_bounded`). Not an
     :class:`Exception`, so the call's own ``except Exception`` cannot swallow it."""
+
+
+class HostAlarm(BaseException):
+    """What the host program's own ``SIGALRM`` handler raised while evalkit ran (see
+    :func:`host_alarms`): ``cause``, carried past every boundary that isolates a plugin's failure,
+    so a host's time limit is never blamed on the plugin that happened to be running."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+class _HostHandler:
+    """The host's ``SIGALRM`` handler, its exception raised as :class:`HostAlarm`."""
+
+    __slots__ = ("handler",)
+
+    def __init__(self, handler: Callable[[int, Any], Any]) -> None:
+        self.handler = handler
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        try:
+            self.handler(signum, frame)
+            return
+        except KeyboardInterrupt:  # evalkit's own interruption already: handled as Ctrl-C
+            raise
+        except BaseException as exc:  # noqa: BLE001 - whatever the host raises is the host's
+            raised = exc
+        raise HostAlarm(raised)  # outside the except: no context chain back to the cause
+
+
+@contextlib.contextmanager
+def host_alarms() -> Iterator[None]:
+    """Inside it, a ``SIGALRM`` handler of the host program's own (a Python callable set before it,
+    in the main thread) raises its exception as :class:`HostAlarm`; a :class:`HostAlarm` leaving it
+    is raised as the host's exception itself. Elsewhere (another thread, no handler of the host's,
+    inside another :func:`host_alarms`) it changes nothing. The host's handler is put back after."""
+    handler = _signal.getsignal(_signal.SIGALRM) if alarms_reach_this_thread() else None
+    if not callable(handler) or isinstance(handler, _HostHandler) or handler is _on_alarm:
+        yield
+        return
+    wrapped = _HostHandler(handler)
+    _signal.signal(_signal.SIGALRM, wrapped)
+    try:
+        yield
+    except HostAlarm as alarm:
+        raise alarm.cause from None
+    finally:
+        if _signal.getsignal(_signal.SIGALRM) is wrapped:
+            _signal.signal(_signal.SIGALRM, handler)
 
 
 #: Once a limit has passed, the alarm rings again this often until the guarded call has ended:

@@ -442,3 +442,35 @@ def test_repeats_never_read_or_write_the_cache(evalkit_cli, project, chat_server
     assert document["spend"]["answers_from_cache"] == 0
     assert any("neither read nor written" in note for note in document["notes"]), document["notes"]
     assert evalkit_cli("cache", "stats", "--json", env=env).json()["entries"] == 6, "nothing written either"
+
+
+def test_a_token_count_past_what_can_be_counted_sets_the_replys_whole_usage_aside_and_says_so(evalkit_cli, project, chat_server) -> None:
+    """An endpoint's ``usage`` of 10**400 prompt tokens: that count was dropped, so the reply was
+    counted as reporting no usage (its cost unknown), while its 7 completion tokens were counted
+    and nothing said why. Now one rule: the reply's whole usage is unreported, and the notes say so."""
+    import json
+
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    body = {
+        "model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10**400, "completion_tokens": 7, "total_tokens": 10**400 + 7},
+    }  # fmt: skip
+    chat_server.fail_at(2, Fault.garbage(json.dumps(body)))  # the first request is the readiness probe
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--json", env=env)
+    assert result.code == 0, result.stderr
+    document = result.json()
+    generator = document["spend"]["generator"]
+    counted = [case["usage"] for case in document["cases"] if case["usage"] is not None]
+    assert generator["usage_unreported"] == 1 and len(counted) == document["case_count"] - 1
+    assert generator["completion_tokens"] == sum(usage["completion_tokens"] for usage in counted)
+    assert generator["prompt_tokens"] == sum(usage["prompt_tokens"] for usage in counted)
+    assert document["spend"]["cost"] is None
+    note = (
+        f"1 reply from {chat_server.base_url} reported a usage evalkit cannot count (the first: prompt_tokens of about 1e400, "
+        "not a whole number from 0 below 2**63): each such reply's usage is counted as unreported, its prompt and completion "
+        "tokens alike, and its cost is unknown"
+    )
+    assert note in document["notes"], document["notes"]

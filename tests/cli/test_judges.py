@@ -211,6 +211,19 @@ def test_a_judge_reporting_a_model_that_is_not_well_formed_is_a_failed_grading(
     assert "so its verdict cannot be attributed" in error and "\x1b" not in error and "\u202e" not in error
 
 
+def test_a_judge_reporting_a_windows_path_as_its_model_grades_and_is_compared(judge: ChatServer, evalkit_cli: Callable[..., Any]) -> None:
+    """A llama.cpp or LM Studio server on Windows reports its model file's path: every grading
+    failed ("may only use ASCII letters, digits and _ . / : @ + -") where the same server's
+    POSIX path passed. A Windows path is a model name like any other path."""
+    judge.model = "C:\\models\\judge.gguf"
+    yardstick = "decision:judge:C:\\models\\judge.gguf:v1"
+    code, first = run(evalkit_cli, "--grader", "decision")
+    assert code == 0 and first["grader"] == yardstick and first["passed"] == 7, first["cases"][0]["checks"]
+    assert first["verdict"]["state"] == "baseline"
+    code, second = run(evalkit_cli, "--grader", "decision", "--fail-on-regression")
+    assert code == 0 and second["grader"] == yardstick and second["verdict"]["state"] == "no_regression", second["verdict"]
+
+
 def test_an_unreachable_judge_refuses_the_run_before_anything_is_paid_or_stored(project: Path, evalkit_cli: Callable[..., Any]) -> None:
     write_project(project, closed_port_url())
     result = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision")

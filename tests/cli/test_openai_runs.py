@@ -86,6 +86,22 @@ def test_a_configured_instance_is_verified_and_compared(evalkit_cli, project, ch
     assert (row["provider_instance"], row["model_alias"], row["reported_model"], row["verified"]) == ("prod", "gpt-test", "gpt-test-2025-01-01", 1)
 
 
+def test_a_windows_path_as_the_reported_model_is_a_verified_identity(evalkit_cli, project, chat_server) -> None:
+    """A llama.cpp or LM Studio server on Windows reports its model file's path: the identity was
+    "not well formed" (a backslash), the run never compared, where the same server's POSIX path was
+    verified. Control and bidi characters are still refused (test_hostile_storage, test_judges)."""
+    chat_server.responder = arithmetic
+    chat_server.model = "C:\\models\\app-Q4_K_M.gguf"
+    env = configure(project, chat_server)
+    first = evalkit_cli("run", "arith.basic", "--provider", "prod", env=env)
+    assert first.code == 0, first.stdout + first.stderr
+    assert "recorded as the baseline" in first.stdout, first.stdout
+    second = evalkit_cli("run", "arith.basic", "--provider", "prod", "--fail-on-regression", env=env)
+    assert second.code == 0 and "No regression" in second.stdout, second.stdout
+    row = runs(project)[0]
+    assert (row["reported_model"], row["verified"]) == ("C:\\models\\app-Q4_K_M.gguf", 1)
+
+
 def test_a_run_speaks_aiohttp_and_imports_neither_httpx_nor_the_question_types(project, chat_server) -> None:
     """The generator's one HTTP client is aiohttp (httpx is no longer a dependency; a run that
     imported it would pay ~65 ms for nothing). Nor does a prompt run import the question types

@@ -28,6 +28,7 @@ from ..prompts import GoldenPromptSet
 from ..runs import CaseResult, Run
 from ..storage import check_database_url, close_repository, is_in_memory, open_repository, resolve_database_url
 from ..storage.protocols import ResultRepository
+from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import CheckProgress, check_label
 from .arguments import (
@@ -138,6 +139,7 @@ _RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
 )
 
 
+@host_alarms()
 def evaluate_set(
     set_identifier: str | GoldenPromptSet,
     *,
@@ -289,6 +291,7 @@ def _limit(value: int | None) -> int | None:
     return value
 
 
+@host_alarms()
 def evaluate_retrieval(
     question_set: str | GoldenQuestionSet | SourcedSet,
     retriever: str | None = None,

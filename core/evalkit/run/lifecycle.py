@@ -45,6 +45,7 @@ from ..runs import CaseResult, Run, RunStatus
 from ..shapes import exception_text
 from ..storage.protocols import Capabilities, ResultRepository, RunLeases, StreamedCases, capabilities
 from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, shard_part
+from ..timeouts import HostAlarm, host_alarms
 from ..verdict import Verdict
 from ..wording import counted
 from .answering import Answering, Slice
@@ -72,8 +73,11 @@ COMMIT_BATCH = 256
 
 
 def execute(plan: RunPlan, repository: ResultRepository) -> Outcome:
-    """Run ``plan`` against the open store ``repository`` (see the module docstring)."""
-    return _Lifecycle(plan, capabilities(repository)).run()
+    """Run ``plan`` against the open store ``repository`` (see the module docstring). The host
+    program's own ``SIGALRM`` exception (:func:`~evalkit.timeouts.host_alarms`) stops the run,
+    marked interrupted, and is raised as it is."""
+    with host_alarms():
+        return _Lifecycle(plan, capabilities(repository)).run()
 
 
 # -- store a case --------------------------------------------------------------------------------
@@ -356,6 +360,14 @@ class _Lifecycle:
                 + (f"; continue it with `{resume}`" if resume else "")
             )
             raise failed.cause from None
+        except HostAlarm as alarm:  # the host program's own time limit: its exception, raised as it is
+            mark_interrupted(self.store, header.id)
+            resume = self.answering.resume_command(header.id)
+            alarm.cause.add_note(
+                f"evalkit: raised by the host's own SIGALRM handler during run {header.id}, which is marked interrupted"
+                + (f"; continue it with `{resume}`" if resume else "")
+            )
+            raise
         except EvalkitError:
             raise
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
