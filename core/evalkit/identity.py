@@ -23,10 +23,13 @@ import re
 from .answers import ServingIdentity
 from .printable import visible
 
-__all__ = ["INSTANCE_PATTERN", "MODEL_PATTERN", "identity_problems", "model_problem", "part_problem"]
+__all__ = ["INSTANCE_PATTERN", "MODEL_PATTERN", "MODEL_UNSAFE", "identity_problems", "model_problem", "part_problem"]
 
 INSTANCE_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,100}")
-MODEL_PATTERN = re.compile(r"[A-Za-z0-9_./\\:@+-]{1,150}")
+_MODEL_CHARACTERS = r"A-Za-z0-9_./\\:@+-"
+MODEL_PATTERN = re.compile(f"[{_MODEL_CHARACTERS}]{{1,150}}")
+#: One character a model name may not hold (what an adapter that builds a name replaces).
+MODEL_UNSAFE = re.compile(f"[^{_MODEL_CHARACTERS}]")
 _SHOWN = 60
 
 

@@ -36,7 +36,6 @@ plugin therefore starts a new comparison series, as a new snapshot would.
 from __future__ import annotations
 
 import importlib.metadata
-import re
 from typing import Any
 
 import attrs
@@ -44,15 +43,13 @@ from evalkit.answers import Answer, ChatRequest, GenerationRequest, Turn, Usage
 from evalkit.components import MAX_CONCURRENCY
 from evalkit.conversations import Message, ToolCall
 from evalkit.errors import ConfigError, GenerationError
+from evalkit.identity import MODEL_UNSAFE
 from evalkit.options import option, text, whole
 
 __all__ = ["LLMGenerator"]
 
 #: Request settings forwarded to the model when its options declare them.
 _REQUEST_OPTIONS = ("temperature", "max_tokens")
-
-_IDENTITY_UNSAFE = re.compile(r"[^A-Za-z0-9_./:@+-]")
-
 
 @attrs.frozen
 class LLMOptions:
@@ -248,8 +245,9 @@ def _plugin_of(model: Any) -> str:
 
 
 def _identity_part(text: str) -> str:
-    """``text`` within the identity charset (``[A-Za-z0-9_./:@+-]``, at most 150 characters)."""
-    return _IDENTITY_UNSAFE.sub("_", text)[:150]
+    """``text`` within the model name's characters (:data:`evalkit.identity.MODEL_UNSAFE`
+    replaced by ``_``), at most 150 characters: the one rule the serving identity keeps."""
+    return MODEL_UNSAFE.sub("_", text)[:150]
 
 
 def _usage(usage: Any) -> Usage | None:

@@ -193,3 +193,33 @@ def test_a_tool_choice_other_than_auto_is_refused_before_the_llm_model_is_asked(
     assert result.code == 2, result.stdout + result.stderr
     assert 'sets tool_choice (prompt "weather")' in result.stderr and "only tool_choice auto" in result.stderr
     assert SEEN == [] and not (project / ".evalkit").exists()
+
+
+class WindowsBot(llm.Model):
+    """A model whose id is a model file's Windows path: what a local server on Windows may name."""
+
+    model_id = "C:\\models\\winbot.gguf"
+
+    def execute(self, prompt, stream, response, conversation) -> Iterator[str]:
+        yield "plain"
+
+
+def test_the_llm_adapters_reported_model_keeps_the_identity_rules_characters(llm_models, project, evalkit_cli) -> None:
+    # the adapter builds the reported model from llm's model id and the plugin: the one identity rule
+    # decides what stays (a Windows path's backslashes) and what is replaced, so the run is verified
+    class WindowsModels:
+        @llm.hookimpl
+        def register_models(self, register) -> None:
+            register(WindowsBot())
+
+    plugin = WindowsModels()
+    llm.plugins.pm.register(plugin, name="evalkit-test-windows-models")
+    try:
+        write(project, "C:\\\\models\\\\winbot.gguf", "  - id: one\n    prompt: Hi.\n    assertions: [{contains: plain}]\n")
+        result = evalkit_cli("run", "llm.agent", "--json")
+    finally:
+        llm.plugins.pm.unregister(plugin)
+    assert result.code == 0, result.stdout + result.stderr
+    document = result.json()
+    assert document["verified"], document["identity_note"]
+    assert document["cases"][0]["identity"]["reported_model"].startswith("C:\\models\\winbot.gguf@")
