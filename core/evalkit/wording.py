@@ -18,10 +18,12 @@ IRREGULAR = {"repository": "repositories", "was": "were"}
 
 
 def counted(number: int, noun: str) -> str:
-    """``counted(1, "case")`` → ``"1 case"``; ``counted(3, "run")`` → ``"3 runs"``."""
+    """``counted(1, "case")`` → ``"1 case"``; ``counted(3, "run")`` → ``"3 runs"``;
+    ``counted(12000, "prompt")`` → ``"12,000 prompts"``. The one wording of a count with its noun
+    (a last word of ``noun`` takes the plural: ``"labelled item"`` → ``"labelled items"``)."""
     if number == 1:
-        return f"{number} {noun}"
-    return f"{number} {IRREGULAR.get(noun, noun + 's')}"
+        return f"{number:,} {noun}"
+    return f"{number:,} {IRREGULAR.get(noun, noun + 's')}"
 
 
 def quoted(word: str) -> str:
