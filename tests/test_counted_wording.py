@@ -7,9 +7,10 @@ from pathlib import Path
 from evalkit.wording import counted
 
 
-def test_counted_takes_the_singular_for_one_and_groups_thousands() -> None:
+def test_counted_takes_the_singular_for_one_and_groups_thousands_when_asked() -> None:
     assert counted(1, "prompt") == "1 prompt" and counted(0, "prompt") == "0 prompts"
-    assert counted(12_000, "labelled item") == "12,000 labelled items" and counted(2, "repository") == "2 repositories"
+    assert counted(12_000, "labelled item", grouped=True) == "12,000 labelled items" and counted(12_000, "run") == "12000 runs"
+    assert counted(2, "repository") == "2 repositories"
 
 
 def test_validate_and_plan_word_a_set_of_one_prompt_in_the_singular(evalkit_cli, project: Path) -> None:

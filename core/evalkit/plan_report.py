@@ -87,8 +87,8 @@ class PlanReport:
             plan_row("Set", f"{self.set_identifier} ({counted(self.cases, 'case')})"),
             plan_row(
                 "Requests",
-                f"{counted(self.answers, 'answer')} ({self.repeats} per case)"
-                + (f", {counted(self.judge_calls, 'judge call')}" if self.judge_calls else ""),
+                f"{counted(self.answers, 'answer', grouped=True)} ({self.repeats} per case)"
+                + (f", {counted(self.judge_calls, 'judge call', grouped=True)}" if self.judge_calls else ""),
             ),
             plan_row("Gate", f"{self.gate}, one-sided alpha {self.alpha:g}, tolerance {shown(self.tolerance, True)}"),
             plan_row("Pass rate", f"{self.rate * 100:.1f}% ({self.rate_source})"),

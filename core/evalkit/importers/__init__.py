@@ -76,7 +76,7 @@ def import_otel(trace_file: Path, target: ImportTarget) -> OtelImport:
     reading = read_spans(trace_file)
     found, text = writable_cases(cases_from_spans(reading.spans), target)
     unreadable = (
-        f" ({counted(len(reading.unreadable_lines), 'line')} held no OTLP/JSON export request)" if reading.unreadable_lines else ""
+        f" ({counted(len(reading.unreadable_lines), 'line', grouped=True)} held no OTLP/JSON export request)" if reading.unreadable_lines else ""
     )
     if not found.cases:
         raise UsageError(f"trace file {trace_file} holds no model call to import: {_reasons(found.not_imported)}{unreadable}")
