@@ -74,4 +74,4 @@ def test_disagreeing_identities_are_shown_with_escapes() -> None:
     other = ServingIdentity("internal-openai", "gpt-4o", "gpt-4o-2024-11-20")
     identity, note = run_identity([case("a", GOOD), case("b", other), case("c", other)], True)
     assert identity is None and note is not None
-    assert note.endswith("gpt-4o-2024-11-20 via internal-openai/gpt-4o (2 cases), gpt-4o-2024-08-06 via internal-openai/gpt-4o (1 cases)")
+    assert note.endswith("gpt-4o-2024-11-20 via internal-openai/gpt-4o (2 cases), gpt-4o-2024-08-06 via internal-openai/gpt-4o (1 case)")

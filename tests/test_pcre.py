@@ -73,8 +73,8 @@ TABLE = [
     ("/abc", "abc", False),
     ("/usr/bin", "/usr/bin", True),
     ("/a/b/", "/a/b/", True),  # PHP reads the first "/" as the end: "b/" is no modifier list
-    ("/a/g", "a", False),
-    ("/a/g", "/a/g", True),
+    ("/docs/guide", "see /docs/guide", True),  # "e" is no flag of any dialect: plain
+    (r"\/a/g", "/a/g", True),  # a backslash first: the text as written (a bare /a/g is refused, below)
     ("#1 and #2", "#1 and #2", True),
     # D: every $ matches only at the very end, not before a final newline.
     ("/ok$/", "ok\n", True),
@@ -147,6 +147,9 @@ def test_the_table_is_large_and_mixes_both_forms() -> None:
         ("", None),
         ("/a/ i", None),
         ("/a/i1", None),
+        ("/a/gi", ("a", "gi")),  # another dialect's flags: delimited, and refused when compiled
+        ("/docs/guide", None),
+        ("/a/gD", None),
     ],
 )
 def test_which_patterns_are_delimited(pattern: str, parts: tuple[str, str] | None) -> None:
@@ -166,6 +169,38 @@ def test_unsupported_modifiers_are_refused_by_name(pattern: str, named: str) -> 
     with pytest.raises(PatternError) as caught:
         compile_pattern(pattern)
     assert str(caught.value) == f"unsupported PCRE modifier(s) {named!r} in {pattern!r}"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "named", "written"),
+    [("/paris/gi", " 'g'", "/paris/i"), ("/a/g", " 'g'", "/a/"), ("/x/gmu", " 'g'", "/x/mu"), ("#a#y", " 'y'", "#a#"),
+     ("/api/ids", " 'd'", "/api/is"), ("/x/vd", "s 'vd'", "/x/")],
+)
+def test_another_dialects_flags_are_refused_by_name_not_read_as_text(pattern: str, named: str, written: str) -> None:
+    # "/paris/gi" (JavaScript's g) was the plain pattern "/paris/gi": the literal text, which no
+    # answer says, so the check failed every answer without a word (this table pinned "/a/g" so)
+    with pytest.raises(PatternError) as caught:
+        compile_pattern(pattern)
+    assert str(caught.value) == (
+        f"unknown modifier{named} in {pattern!r} (known: i m s x u D A S J; g, y, d and v are other dialects' flags, "
+        f"and a regex check looks for a match anywhere): write {written!r}, or start the pattern with a backslash "
+        "to match its text as written"
+    )
+
+
+def test_validate_and_run_refuse_a_javascript_flag(evalkit_cli, project) -> None:
+    (project / "evals").mkdir()
+    (project / "evals" / "r.yaml").write_text(
+        "identifier: a.re\nname: R\nprompts:\n  - id: capital\n    prompt: Capital of France?\n    reference: Paris\n"
+        "    assertions:\n      - regex: /paris/gi\n"
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n')
+    expected = "evals/r.yaml:8:16: prompt 'capital': assertions[0].regex: unknown modifier 'g' in '/paris/gi'"
+    checked = evalkit_cli("validate")
+    assert checked.code == 2 and expected in checked.stdout + checked.stderr, checked.stdout + checked.stderr
+    ran = evalkit_cli("run", "a.re")
+    assert ran.code == 2 and expected in ran.stderr, ran.stderr
+    assert not (project / ".evalkit").exists()
 
 
 @pytest.mark.parametrize("pattern", ["/(unclosed", "/(unclosed/", "(a|b", "[0-9", "/a(/D", "/a)/A"])

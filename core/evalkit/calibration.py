@@ -16,6 +16,8 @@ from typing import Any
 
 import attrs
 
+from .printable import not_nfc
+
 __all__ = [
     "CALIBRATED_GRADERS",
     "CalibrationItem",
@@ -127,6 +129,8 @@ def calibration_set_problems(calibration: Any) -> list[str]:
             continue
         if item.id in seen:
             problems.append(f"item id {item.id!r} is used twice")
+        elif isinstance(item.id, str) and (unnormalised := not_nfc(item.id)) is not None:
+            problems.append(f"item id {unnormalised}")
         seen.add(item.id)
         problems.extend(item_problems(item, calibration.grader, labels))
     return problems

@@ -52,6 +52,7 @@ from typing import Any
 import attrs
 
 from .errors import ConfigError
+from .printable import not_nfc
 from .shapes import MIN_SECONDS, finite_number, seconds_between, short_repr
 
 __all__ = [
@@ -173,6 +174,8 @@ class Config:
 
 
 def _provider(name: str, table: Any, where: str) -> ProviderInstance:
+    if (unnormalised := not_nfc(name)) is not None:  # it would print as another instance, never match it
+        raise ConfigError(f"{where}: the provider instance name {unnormalised}")
     if not isinstance(table, Mapping):
         raise ConfigError(f"{where}: [providers.{name}] must be a table")
     adapter = table.get("adapter")
@@ -427,6 +430,8 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
     judge = data.get("judge")
     if judge is not None and not isinstance(judge, str):
         raise ConfigError(f"{where}: judge must name a provider instance")
+    if judge is not None and (unnormalised := not_nfc(judge)) is not None:
+        raise ConfigError(f"{where}: judge names the provider instance {unnormalised}")
     max_answer_bytes = data.get("max_answer_bytes", DEFAULT_MAX_ANSWER_BYTES)
     if isinstance(max_answer_bytes, bool) or not isinstance(max_answer_bytes, int) or max_answer_bytes < 1024:
         raise ConfigError(f"{where}: max_answer_bytes must be a whole number of bytes, at least 1024, got {max_answer_bytes!r}")

@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 
 from .errors import ConfigError, UsageError
+from .printable import not_nfc
 from .shapes import short_repr, whole_number
 from .tolerance import Tolerances, parse_tolerance
 from .wording import did_you_mean
@@ -131,11 +132,15 @@ def check_regressed_cases(value: object, where: str) -> int:
 
 
 def check_quarantine(value: object, where: str) -> tuple[str, ...]:
-    """``value`` as case ids: a list of non-empty strings (order kept, repeats dropped)."""
+    """``value`` as case ids: a list of non-empty strings, each in Unicode normal form NFC as every
+    case id is (:func:`evalkit.printable.not_nfc`), order kept, repeats dropped."""
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v for v in value):
         raise UsageError(f'{where} must be a list of case ids, like ["case-1", "case-2"], got {value!r}')
     if len(value) > MAX_QUARANTINE:
         raise UsageError(f"{where} names {len(value)} cases; at most {MAX_QUARANTINE:,}")
+    # a case id is NFC (the id rule): one written otherwise prints as the case and never matches it
+    if (unnormalised := next(filter(None, map(not_nfc, value)), None)) is not None:
+        raise UsageError(f"{where}: the case id {unnormalised}")
     return tuple(dict.fromkeys(value))
 
 

@@ -3,7 +3,8 @@ pattern, compiled with the `regex` module and matched under a time limit.
 
 A pattern is *delimited* only when its first character is one of ``/ # ~ ! @ % | + , ; :``, the
 same character closes it (the first occurrence not escaped by a backslash, as PHP reads it) and
-only known modifier letters follow. Paired brackets (``()``, ``[]``, ``{}``, ``<>``) are never
+only modifier letters follow (another dialect's flags, JavaScript's ``gi`` and the like — see
+:data:`FOREIGN_FLAGS` — make the pattern refused by name rather than read as plain text). Paired brackets (``()``, ``[]``, ``{}``, ``<>``) are never
 delimiters, so ``[0-9]``, ``(a|b)c`` and ``<b>`` are what they look like. Anything else,
 including a pattern whose delimiter is never closed, is a plain pattern.
 
@@ -30,6 +31,7 @@ import regex
 
 __all__ = [
     "DELIMITERS",
+    "FOREIGN_FLAGS",
     "MATCH_TIMEOUT_S",
     "MAX_PATTERN_CHARS",
     "MAX_REPETITIONS",
@@ -59,6 +61,14 @@ SUPPORTED_MODIFIERS = frozenset("imsxuDASJ")
 #: PCRE modifiers that `regex` cannot honour; a pattern carrying one is refused.
 _UNSUPPORTED_MODIFIERS = frozenset("UXne")
 _KNOWN_MODIFIERS = SUPPORTED_MODIFIERS | _UNSUPPORTED_MODIFIERS
+#: Flags of other regex dialects that are no modifier here: JavaScript's ``g`` (global, also
+#: Perl's), ``y`` (sticky), ``d`` (match indices) and ``v`` (set notation). Letters after a closing
+#: delimiter that hold one of these and are otherwise among :data:`_SHARED_FLAGS` (``/paris/gi``,
+#: ``/x/gmu``) make a delimited pattern refused by name: it was the literal text ``/paris/gi``,
+#: matching nothing an answer says. ``/docs/guide`` (an ``e``) stays a plain pattern.
+FOREIGN_FLAGS = frozenset("gydv")
+#: The modifiers JavaScript and Perl flag strings share with PCRE.
+_SHARED_FLAGS = frozenset("imsxu")
 
 
 class PatternError(ValueError):
@@ -78,7 +88,7 @@ def split_delimited(pattern: str) -> tuple[str, str] | None:
             continue
         if char == delimiter:
             modifiers = pattern[index + 1 :]
-            if all(letter in _KNOWN_MODIFIERS for letter in modifiers):
+            if all(letter in _KNOWN_MODIFIERS for letter in modifiers) or _foreign_flags(modifiers):
                 return pattern[1:index], modifiers
             return None
         index += 1
@@ -129,6 +139,26 @@ def _anchored(body: str, verbose: bool) -> str:
     """``body`` anchored at the start of the subject (`regex` has no flag for PCRE's ``A``)."""
     # In verbose mode a trailing comment would swallow the closing parenthesis without the newline.
     return rf"\A(?:{body}{chr(10) if verbose else ''})"
+
+
+def _foreign_flags(letters: str) -> bool:
+    """Whether ``letters`` are another dialect's flag string: one of :data:`FOREIGN_FLAGS` or
+    more, the rest among :data:`_SHARED_FLAGS` (``gi``, ``gmu``, ``y``)."""
+    return bool(letters) and set(letters) <= FOREIGN_FLAGS | _SHARED_FLAGS and not set(letters).isdisjoint(FOREIGN_FLAGS)
+
+
+def _unknown_modifiers(pattern: str, modifiers: str) -> PatternError:
+    """The refusal of ``pattern``, whose ``modifiers`` are another dialect's flags: naming the
+    unknown ones, the known ones, the pattern without them and how to match the text as written."""
+    unknown = "".join(dict.fromkeys(letter for letter in modifiers if letter not in _KNOWN_MODIFIERS))
+    kept = "".join(letter for letter in modifiers if letter in _KNOWN_MODIFIERS)
+    without = pattern[: len(pattern) - len(modifiers)] + kept
+    plural = "s" if len(unknown) > 1 else ""
+    return PatternError(
+        f"unknown modifier{plural} {unknown!r} in {pattern!r} (known: {' '.join(sorted(SUPPORTED_MODIFIERS, key='imsxuDASJ'.index))}; "
+        f"g, y, d and v are other dialects' flags, and a regex check looks for a match anywhere): write {without!r}, "
+        f"or start the pattern with a backslash to match its text as written"
+    )
 
 
 def _translate(body: str, modifiers: str) -> tuple[str, int]:
@@ -248,6 +278,8 @@ def _compiled(body: str, flags: int, pattern: str) -> regex.Pattern[str]:
 def compile_pattern(pattern: str) -> regex.Pattern[str]:
     """Compile ``pattern`` (delimited or plain) or raise :class:`PatternError` naming it."""
     parts = split_delimited(pattern)
+    if parts is not None and not set(parts[1]) <= _KNOWN_MODIFIERS:
+        raise _unknown_modifiers(pattern, parts[1])
     try:
         body, flags = (pattern, 0) if parts is None else _translate(*parts)
     except PatternError as exc:

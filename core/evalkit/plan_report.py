@@ -84,11 +84,11 @@ class PlanReport:
     def lines(self) -> list[str]:
         """The plan as the terminal prints it, one figure a line."""
         rows = [
-            plan_row("Set", f"{self.set_identifier} ({self.cases} cases)"),
+            plan_row("Set", f"{self.set_identifier} ({counted(self.cases, 'case')})"),
             plan_row(
                 "Requests",
-                f"{self.answers:,} answers ({self.repeats} per case)"
-                + (f", {self.judge_calls:,} judge calls" if self.judge_calls else ""),
+                f"{counted(self.answers, 'answer', grouped=True)} ({self.repeats} per case)"
+                + (f", {counted(self.judge_calls, 'judge call', grouped=True)}" if self.judge_calls else ""),
             ),
             plan_row("Gate", f"{self.gate}, one-sided alpha {self.alpha:g}, tolerance {shown(self.tolerance, True)}"),
             plan_row("Pass rate", f"{self.rate * 100:.1f}% ({self.rate_source})"),
@@ -101,7 +101,7 @@ class PlanReport:
         ]
         needs = f"{shown(self.target_drop, True)} needs {cases_text(self.cases_needed)} at {self.repeats} answer{'s' if self.repeats != 1 else ''} each"
         if self.repeats_needed is not None:
-            needs += f", or --repeats {self.repeats_needed} with these {self.cases} cases"
+            needs += f", or --repeats {self.repeats_needed} with {'this' if self.cases == 1 else 'these'} {counted(self.cases, 'case')}"
         rows.append(plan_row("Target drop", needs))
         rows.extend(plan_row(line.label, line.value) for line in self.extra)
         return rows
@@ -141,7 +141,7 @@ def plan_for(
     adjusted = min(max(rate, 0.5 / max(1, cases)), 1 - 0.5 / max(1, cases))
     if adjusted != rate:
         shows = f"A pass rate of {rate * 100:.0f}% shows no noise" if not 0 < rate < 1 else (
-            f"A pass rate of {rate * 100:.12g}% is within half a case of {'100' if rate > 0.5 else '0'}% for {cases} cases"
+            f"A pass rate of {rate * 100:.12g}% is within half a case of {'100' if rate > 0.5 else '0'}% for {counted(cases, 'case')}"
         )  # fmt: skip
         notes.append(
             f"{shows}; the figures assume {adjusted * 100:.1f}% "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["HIDDEN_CATEGORIES", "RUNNER_COMMAND", "json_visible", "visible"]
+__all__ = ["HIDDEN_CATEGORIES", "RUNNER_COMMAND", "json_visible", "not_nfc", "visible"]
 
 #: Unicode categories never sent raw to a terminal: controls (ESC of ANSI CSI/OSC sequences, CR,
 #: NUL, the one-byte C1 CSI), format characters (bidi overrides, zero-width joiners), lone
@@ -75,3 +75,32 @@ def json_visible(json_text: str) -> str:
     )
     # A JSON line never starts with "::"; "##vso[" and the like can only be inside a string.
     return _HASH_PREFIX.sub(r"\\u0023", json_text) if "##" in json_text else json_text
+
+
+#: How much of a name :func:`not_nfc` shows escaped (a name may be 1,000 characters, each escape up to 10).
+_NFC_SHOWN_CHARS = 120
+
+
+def _escaped(text: str) -> str:
+    """``text`` as Python's ``ascii()`` writes it (``'cafe\\u0301'``), cut to :data:`_NFC_SHOWN_CHARS`."""
+    shown = ascii(text)
+    return shown if len(shown) <= _NFC_SHOWN_CHARS else shown[: _NFC_SHOWN_CHARS - 4] + "...'"
+
+
+def not_nfc(name: str) -> str | None:
+    """Why ``name`` cannot name anything, as words following it, when it is not in Unicode normal
+    form NFC; ``None`` when it is. ``"café"`` written as ``e`` and a combining accent (NFD, as
+    macOS file names and some editors write it) prints exactly as ``"café"`` written with ``é``,
+    yet the two never match: a set could hold two cases no one can tell apart, and a baseline, a
+    quarantine or ``--provider`` would match one and not the other. The one rule of the names a
+    user reads and types back: a prompt or question id (``validation._located``), a provider
+    instance, a quarantined case id. The words name ``name`` escaped and its NFC form:
+    ``"'cafe\\u0301' is not in Unicode normal form NFC ...; write it as "café" ('caf\\xe9')"``."""
+    if unicodedata.is_normalized("NFC", name):
+        return None
+    nfc = unicodedata.normalize("NFC", name)
+    readable = visible(nfc if len(nfc) <= _NFC_SHOWN_CHARS else nfc[: _NFC_SHOWN_CHARS - 3] + "...")
+    return (
+        f"{_escaped(name)} is not in Unicode normal form NFC (it prints like other text it never matches); "
+        f'write it as "{readable}" ({_escaped(nfc)})'
+    )

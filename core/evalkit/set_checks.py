@@ -26,6 +26,7 @@ from .setfiles import (
     set_files_and_unreadable_under,
 )
 from .shapes import bounded_problem, bounded_problems
+from .wording import counted
 
 __all__ = ["SetProblem", "ValidationReport", "check_everything", "check_targets"]
 
@@ -84,13 +85,14 @@ def _file_lines(loaded: SetFiles, root: Path | None) -> list[str]:
 
 
 def _describe(item: Any) -> str:
+    """``set myapp.faq (1 prompt)``: a checked set as `evalkit validate` lists it."""
     members = getattr(item, "prompts", None)
     noun = "prompt"
     if members is None and hasattr(item, "items") and hasattr(item, "labels"):
-        return f"calibration set {item.identifier} ({len(item.items)} labelled items, {item.grader} judge)"
+        return f"calibration set {item.identifier} ({counted(len(item.items), 'labelled item')}, {item.grader} judge)"
     if members is None:
         members, noun = getattr(item, "questions", ()), "question"
-    return f"set {item.identifier} ({len(members)} {noun}s)"
+    return f"set {item.identifier} ({counted(len(members), noun)})"
 
 
 def _installed(

@@ -13,6 +13,7 @@ from . import prompts as prompt_types
 from .checks import AssertionKind
 from .errors import PLUGIN_FAILURES, SetTooLarge, SetValidationError, carried
 from .grading import MAX_CHECKS
+from .printable import not_nfc
 from .prompts import Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, prompt_limit_passed
 from .shapes import (
     MAX_NAME_CHARS,
@@ -122,6 +123,8 @@ def _located(where: str, member: str, item: Any, number: int, seen: set[str | by
         problems.append(f"{at}: field id must be a non-empty string (not only whitespace and control characters)")
     elif len(item.id) > MAX_NAME_CHARS:
         problems.append(f"{at}: field id {_too_long(item.id)}")
+    elif (unnormalised := not_nfc(item.id)) is not None:  # two such ids print alike and never match
+        problems.append(f"{at}: field id {unnormalised}")
     elif (key := _seen_key(item.id)) in seen:
         problems.append(f"{at}: field id is used by more than one {member}")
     else:

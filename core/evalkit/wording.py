@@ -17,11 +17,14 @@ NEAR_BEST = 0.05
 IRREGULAR = {"repository": "repositories", "was": "were"}
 
 
-def counted(number: int, noun: str) -> str:
-    """``counted(1, "case")`` → ``"1 case"``; ``counted(3, "run")`` → ``"3 runs"``."""
+def counted(number: int, noun: str, *, grouped: bool = False) -> str:
+    """``counted(1, "case")`` → ``"1 case"``; ``counted(3, "run")`` → ``"3 runs"``; with
+    ``grouped``, thousands are grouped: ``"12,000 answers"``. The one wording of a count with its
+    noun (a last word of ``noun`` takes the plural: ``"labelled item"`` → ``"labelled items"``)."""
+    shown = f"{number:,}" if grouped else f"{number}"
     if number == 1:
-        return f"{number} {noun}"
-    return f"{number} {IRREGULAR.get(noun, noun + 's')}"
+        return f"{shown} {noun}"
+    return f"{shown} {IRREGULAR.get(noun, noun + 's')}"
 
 
 def quoted(word: str) -> str:

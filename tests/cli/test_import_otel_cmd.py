@@ -61,7 +61,7 @@ def test_import_never_overwrites_without_force_and_says_why_nothing_was_imported
     (project / "noise.jsonl").write_text('{"resourceSpans": []}\nnot json\n')
     nothing = evalkit_cli("import", "otel", "noise.jsonl")
     assert nothing.code == 2
-    assert "holds no model call to import: no span at all (1 lines held no OTLP/JSON export request)" in nothing.stderr
+    assert "holds no model call to import: no span at all (1 line held no OTLP/JSON export request)" in nothing.stderr
     (project / "latin.jsonl").write_bytes(b"\xff\xfe")
     refused = evalkit_cli("import", "otel", "latin.jsonl")
     assert refused.code == 2 and "trace file latin.jsonl is not UTF-8 text" in refused.stderr and "Traceback" not in refused.stderr

@@ -101,7 +101,7 @@ def test_validate_checks_configured_files_and_installed_sets(evalkit_cli, projec
     project_with(project, {"faq.yaml": GOOD})
     result = evalkit_cli("validate")
     assert result.code == 0, result.stderr
-    assert "ok  evals/faq.yaml" in result.stdout and "ok  set myapp.faq (1 prompts)" in result.stdout
+    assert "ok  evals/faq.yaml" in result.stdout and "ok  set myapp.faq (1 prompt)" in result.stdout
     assert "ok  set arith.basic (6 prompts) from arith (evalkit-set-arith 0.1.0)" in result.stdout
     assert "ok  set evalkit_stdlib.docs" in result.stdout
 
@@ -126,7 +126,7 @@ def test_validate_named_files_folders_and_sets(evalkit_cli, project: Path) -> No
     (folder / "two.yaml").write_text(GOOD)
     result = evalkit_cli("validate", "one.json", "more", "arith.basic")
     assert result.code == 0, result.stderr
-    assert "set x.one (1 prompts)" in result.stdout and "set myapp.faq" in result.stdout and "set arith.basic" in result.stdout
+    assert "set x.one (1 prompt)" in result.stdout and "set myapp.faq" in result.stdout and "set arith.basic" in result.stdout
     missing = evalkit_cli("validate", "no.such_set", "absent.yaml")
     assert missing.code == 2
     assert "no.such_set: is neither a file nor an installed set" in missing.stderr
@@ -301,7 +301,7 @@ def test_symbolic_links_back_up_the_tree_do_not_hang_a_cloned_project(evalkit_cl
     for paths in ('["evals/**/*.yaml"]', '["evals"]'):
         (project / "evalkit.toml").write_text(f"[sets]\npaths = {paths}\n")
         checked = evalkit_cli("validate", timeout=60)
-        assert checked.code == 0 and "ok  set loop.faq (1 prompts)" in checked.stdout, (paths, checked.stderr[-500:])
+        assert checked.code == 0 and "ok  set loop.faq (1 prompt)" in checked.stdout, (paths, checked.stderr[-500:])
         assert evalkit_cli("run", "loop.faq", timeout=60).code == 0
     assert evalkit_cli("validate", "evals", timeout=60).code == 0
 

@@ -169,7 +169,7 @@ def test_a_conversation_validates_and_runs_and_a_skipped_prompt_is_listed_not_ru
     answer_with(project, {"lamp": "Yes, within 30 days.", "weather": "18 degrees."})
     checked = evalkit_cli("validate")
     assert checked.code == 0, checked.stderr
-    assert "ok  set chat.support (1 prompts)" in checked.stdout
+    assert "ok  set chat.support (1 prompt)" in checked.stdout
     assert "skip  evals/chat.yaml:11: prompts[1] 'weather': holds tool calls" in checked.stdout
     as_json = evalkit_cli("validate", "--json").json()
     assert as_json["skipped"] == [{"file": "evals/chat.yaml", "line": 11, "path": "prompts[1]", "id": "weather", "reason": "holds tool calls"}]

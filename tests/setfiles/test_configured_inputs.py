@@ -42,7 +42,7 @@ def test_a_folder_in_sets_paths_passes_over_the_recorded_answers_and_the_project
     checked = evalkit_cli("validate")
     assert checked.code == 0, checked.stderr
     assert "ok  evals/faq.yaml" in checked.stdout and SKIP in checked.stdout
-    assert "ok  set demo.faq (1 prompts)" in checked.stdout
+    assert "ok  set demo.faq (1 prompt)" in checked.stdout
     run = evalkit_cli("run", "demo.faq", "--provider", "recorded", "--json")
     assert run.code == 0, run.stderr
     assert run.json()["pass_rate"] == 1.0

@@ -108,7 +108,8 @@ def test_a_store_under_the_home_folder_is_there_not_in_a_folder_named_tilde(eval
     home = tmp_path / "home"
     home.mkdir()
     assert evalkit_cli("run", "evalkit.smoke", "--database", "sqlite:///~/runs.db", env={"HOME": str(home)}).code == 0
-    (project / "evalkit.toml").write_text('database = "sqlite:///~/configured.db"\n')
+    # the home folder is outside the project: a configuration names a store there only where it allows it
+    (project / "evalkit.toml").write_text(f'database = "sqlite:///~/configured.db"\n[sets]\nallow_outside = ["{home}"]\n')
     assert evalkit_cli("run", "evalkit.smoke", env={"HOME": str(home)}).code == 0
     assert sorted(p.name for p in home.iterdir() if p.suffix == ".db") == ["configured.db", "runs.db"]
     assert not (project / "~").exists()

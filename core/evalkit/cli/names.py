@@ -137,6 +137,14 @@ class ProviderName(click.ParamType):
 
     name = "provider"
 
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """``value`` in Unicode normal form NFC, as every configured instance name is
+        (:func:`evalkit.printable.not_nfc`): a name typed as ``e`` and a combining accent names
+        the instance it prints as."""
+        import unicodedata
+
+        return unicodedata.normalize("NFC", value) if isinstance(value, str) else value
+
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
         """The configured instances first, then the installed adapters (from metadata: nothing imported)."""
         from .. import registry

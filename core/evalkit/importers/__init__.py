@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 
 from ..errors import UsageError
+from ..wording import counted
 from .otel import TraceImport, cases_from_spans
 from .otlp import read_spans
 from .writing import ImportTarget, check_distinct, writable_cases, write_import
@@ -74,7 +75,9 @@ def import_otel(trace_file: Path, target: ImportTarget) -> OtelImport:
     check_distinct(trace_file, target)
     reading = read_spans(trace_file)
     found, text = writable_cases(cases_from_spans(reading.spans), target)
-    unreadable = f" ({len(reading.unreadable_lines):,} lines held no OTLP/JSON export request)" if reading.unreadable_lines else ""
+    unreadable = (
+        f" ({counted(len(reading.unreadable_lines), 'line', grouped=True)} held no OTLP/JSON export request)" if reading.unreadable_lines else ""
+    )
     if not found.cases:
         raise UsageError(f"trace file {trace_file} holds no model call to import: {_reasons(found.not_imported)}{unreadable}")
     outcome = OtelImport(target, found, reading.unreadable_lines)

@@ -143,8 +143,9 @@ def database_source(explicit: str | None, config: Any) -> str:
 
 def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = None) -> str:
     """The database to use: ``explicit`` (``--database``), ``EVALKIT_DATABASE_URL``, the config's
-    ``database`` (a relative SQLite path is relative to the config file), then the default: SQLite
-    under ``.evalkit/`` in the project root (the config file's folder, else ``cwd``)."""
+    ``database`` (a relative SQLite path is relative to the config file; a SQLite file outside the
+    project is refused, see :func:`_check_store_inside_project`), then the default: SQLite under
+    ``.evalkit/`` in the project root (the config file's folder, else ``cwd``)."""
     source = database_source(explicit, config)
     if source == "--database":
         return explicit  # type: ignore[return-value]
@@ -153,11 +154,39 @@ def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = N
     if source == "config":
         url: str = config.database
         if url.startswith("sqlite:///") and not url.startswith(("sqlite:////", "sqlite:///~")) and config.path is not None:
-            return f"sqlite:///{config.root / url[len('sqlite:///'):]}"
+            url = f"sqlite:///{config.root / url[len('sqlite:///'):]}"
+        if config.path is not None:
+            _check_store_inside_project(url, config)
         return url
     if getattr(config, "path", None) is not None:
         return default_database_url(config.root)
     return default_database_url(cwd or getattr(config, "root", None))
+
+
+def _check_store_inside_project(url: str, config: Any) -> None:
+    """Raise :class:`~evalkit.project_files.OutsideProjectError` (exit 2, nothing opened) when the
+    SQLite file ``url`` names — the ``database`` of the configuration file ``config`` was read
+    from — resolves (links followed) outside the project and the places its ``[sets]
+    allow_outside`` lists: a cloned project's ``database = "sqlite:///../../x.db"`` (or an
+    absolute path) made `evalkit run` create, or write evalkit's tables into, any SQLite file the
+    user can write. ``--database`` and ``EVALKIT_DATABASE_URL`` are the user's own and name a store
+    anywhere; other schemes name no file."""
+    from ..project_files import OutsideProjectError, ProjectBoundary
+    from .urls import redact_url
+
+    path = sqlite_file(url)
+    if path is None:
+        return
+    absolute = os.path.abspath(path)  # a relative path left (sqlite://x.db) is SQLite's: from the working directory
+    boundary = ProjectBoundary.of(config)
+    if boundary.outside(absolute) is None:
+        return
+    real = os.path.realpath(absolute)
+    raise OutsideProjectError(
+        f'{config.path}: database = "{redact_url(config.database)}" names the SQLite file {real}, outside the project '
+        f"({boundary.root}): a project's configuration keeps its store inside the project. Name a store elsewhere "
+        f'with --database or EVALKIT_DATABASE_URL, or list its folder in [sets] allow_outside (allow_outside = ["{os.path.dirname(real)}"])'
+    )
 
 
 def sqlite_file(url: str) -> Path | None:

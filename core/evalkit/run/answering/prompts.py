@@ -143,7 +143,7 @@ def identity_from_counts(counts: Mapping[ServingIdentity | None, int]) -> tuple[
         return None, f"the endpoint reported no model for {counted(counts[None], 'case')}, so who answered is unknown"
     if len(counts) > 1:
         seen = ", ".join(
-            f"{i.reported_model} via {i.provider_instance}/{i.model_alias} ({n} cases)"
+            f"{i.reported_model} via {i.provider_instance}/{i.model_alias} ({counted(n, 'case')})"
             for i, n in sorted(counts.items(), key=lambda kv: -kv[1])
             if i is not None
         )

@@ -1,0 +1,57 @@
+"""A project's configuration keeps its SQLite store inside the project: a cloned repository's
+``database = "sqlite:///../../x.db"`` (or an absolute path) made `evalkit run` create, or write
+evalkit's tables into, any SQLite file the user could write. ``--database`` and
+``EVALKIT_DATABASE_URL`` are the user's own and name a store anywhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def elsewhere(tmp_path: Path) -> Path:
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    return folder
+
+
+def configure(project: Path, database: str, extra: str = "") -> None:
+    (project / "evalkit.toml").write_text(f'database = "{database}"\n{extra}', encoding="utf-8")
+
+
+@pytest.mark.parametrize("form", ["relative", "absolute", "link"])
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("db", "upgrade")], ids=lambda c: c[0])
+def test_a_configured_store_outside_the_project_is_refused_naming_the_file_and_key(
+    evalkit_cli, project: Path, elsewhere: Path, form: str, command: tuple[str, ...]
+) -> None:
+    if form == "link":  # a folder of the project that is a link out of it
+        (project / "stores").symlink_to(elsewhere, target_is_directory=True)
+    database = {"relative": "sqlite:///../elsewhere/x.db", "absolute": f"sqlite:///{elsewhere}/x.db", "link": "sqlite:///stores/x.db"}[form]
+    configure(project, database)
+    result = evalkit_cli(*command)
+    assert result.code == 2, result.stdout + result.stderr
+    config = project / "evalkit.toml"
+    assert f'{config}: database = "{database}" names the SQLite file {elsewhere}/x.db, outside the project' in result.stderr, result.stderr
+    assert "--database or EVALKIT_DATABASE_URL" in result.stderr and "Traceback" not in result.stderr
+    assert list(elsewhere.iterdir()) == [] and not (project / ".evalkit").exists(), "nothing was made"
+
+
+def test_the_command_line_and_the_environment_name_a_store_anywhere(evalkit_cli, project: Path, elsewhere: Path) -> None:
+    configure(project, "sqlite:///.evalkit/results.db")
+    assert evalkit_cli("run", "evalkit.smoke", "--database", f"sqlite:///{elsewhere}/cli.db").code == 0
+    assert evalkit_cli("run", "evalkit.smoke", env={"EVALKIT_DATABASE_URL": f"sqlite:///{elsewhere}/env.db"}).code == 0
+    # beside a configuration that names one outside: the user's choice wins before it is read
+    configure(project, "sqlite:///../elsewhere/x.db")
+    assert evalkit_cli("run", "evalkit.smoke", "--database", f"sqlite:///{elsewhere}/cli.db").code == 0
+    assert sorted(p.name for p in elsewhere.iterdir() if p.suffix == ".db") == ["cli.db", "env.db"]
+
+
+def test_a_store_inside_the_project_or_an_allowed_place_is_used(evalkit_cli, project: Path, elsewhere: Path) -> None:
+    configure(project, "sqlite:///stores/results.db")
+    assert evalkit_cli("run", "evalkit.smoke").code == 0
+    assert (project / "stores" / "results.db").is_file()
+    configure(project, "sqlite:///../elsewhere/x.db", f'[sets]\nallow_outside = ["{elsewhere}"]\n')
+    assert evalkit_cli("run", "evalkit.smoke").code == 0
+    assert (elsewhere / "x.db").is_file()

@@ -1,0 +1,26 @@
+"""A count is worded in one place (``evalkit.wording.counted``): "1 prompt", never "1 prompts"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalkit.wording import counted
+
+
+def test_counted_takes_the_singular_for_one_and_groups_thousands_when_asked() -> None:
+    assert counted(1, "prompt") == "1 prompt" and counted(0, "prompt") == "0 prompts"
+    assert counted(12_000, "labelled item", grouped=True) == "12,000 labelled items" and counted(12_000, "run") == "12000 runs"
+    assert counted(2, "repository") == "2 repositories"
+
+
+def test_validate_and_plan_word_a_set_of_one_prompt_in_the_singular(evalkit_cli, project: Path) -> None:
+    # `evalkit validate` printed "ok  set a.one (1 prompts)", `evalkit plan` "a.one (1 cases)" and "1 answers"
+    (project / "evals").mkdir()
+    (project / "evals" / "one.yaml").write_text("identifier: a.one\nname: One\nprompts:\n  - id: x\n    prompt: hi\n    reference: x\n")
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n')
+    checked = evalkit_cli("validate")
+    assert checked.code == 0 and "ok  set a.one (1 prompt)\n" in checked.stdout, checked.stdout
+    planned = evalkit_cli("plan", "a.one")
+    assert planned.code == 0, planned.stderr
+    assert "a.one (1 case)\n" in planned.stdout and "1 answer (1 per case)" in planned.stdout, planned.stdout
+    assert "with this 1 case" in planned.stdout and "for 1 case;" in planned.stdout, planned.stdout
