@@ -97,3 +97,17 @@ def test_a_calibration_item_id_gets_the_same_rule() -> None:
 
     labels = CalibrationSet("acme.nf", "N", "rubric", ["fail", "pass"], [CalibrationItem(NFD, "pass", prompt="p", answer="a", criterion="c")])
     assert calibration_set_problems(labels) == [f"item id {REFUSAL}"]
+
+
+def test_a_deployment_name_that_is_not_nfc_is_a_config_error(evalkit_cli, project: Path) -> None:
+    (project / "evalkit.toml").write_text(f'[deployments."{NFD}"]\nretriever = "evalkit.lexical"\n', encoding="utf-8")
+    ran = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", NFC)
+    assert ran.code == 2 and f"the deployment name {REFUSAL}" in ran.stderr, ran.stderr
+    assert not (project / ".evalkit" / "results.db").exists()
+
+
+def test_a_deployment_typed_in_nfd_names_the_deployment_it_prints_as(evalkit_cli, project: Path) -> None:
+    (project / "evalkit.toml").write_text(f'[deployments."{NFC}"]\nretriever = "evalkit.lexical"\n', encoding="utf-8")
+    ran = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", NFD)
+    # the deployment is found (its retriever's missing corpus is what is refused), not "no deployment ..."
+    assert ran.code == 2 and f'in deployment "{NFC}" of configuration' in ran.stderr, ran.stderr

@@ -260,6 +260,8 @@ def _deployments(table: Any, where: str) -> tuple[dict[str, dict[str, Mapping[st
     out: dict[str, dict[str, Mapping[str, Any]]] = {}
     named: dict[str, str] = {}
     for name, deployment in table.items():
+        if (unnormalised := not_nfc(name)) is not None:  # it would print as another deployment, never match it
+            raise ConfigError(f"{where}: the deployment name {unnormalised}")
         retrievers = deployment.get("retrievers", {}) if isinstance(deployment, Mapping) else None
         if not isinstance(retrievers, Mapping) or not all(isinstance(v, Mapping) for v in retrievers.values()):
             raise ConfigError(f'{where}: [deployments.{name}.retrievers."<retriever id>"] must hold option tables')

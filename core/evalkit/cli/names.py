@@ -40,6 +40,18 @@ class _ListingTooSlow(BaseException):
     nested inside, must not take it for its own)."""
 
 
+class TypedName(click.ParamType):
+    """A configured name the user types, read in Unicode normal form NFC, as every configured name
+    is (:func:`evalkit.printable.not_nfc`): a name typed as ``e`` and a combining accent names what
+    it prints as."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """``value`` in NFC."""
+        import unicodedata
+
+        return unicodedata.normalize("NFC", value) if isinstance(value, str) else value
+
+
 def _bounded(listing: Callable[[], list[str]]) -> list[str]:
     """``listing()`` with what plugins print sent to standard error, within :data:`LISTED_WITHIN_S`
     (where alarms reach: the main thread); raises whatever it raised, or :class:`_ListingTooSlow`."""
@@ -132,18 +144,10 @@ class SetIdentifier(click.ParamType):
         return _offered(ctx, incomplete, lambda: _set_identifiers(self.kinds, _configuration(ctx)))
 
 
-class ProviderName(click.ParamType):
+class ProviderName(TypedName):
     """A configured provider instance, or a generator adapter (an ad-hoc run)."""
 
     name = "provider"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        """``value`` in Unicode normal form NFC, as every configured instance name is
-        (:func:`evalkit.printable.not_nfc`): a name typed as ``e`` and a combining accent names
-        the instance it prints as."""
-        import unicodedata
-
-        return unicodedata.normalize("NFC", value) if isinstance(value, str) else value
 
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
         """The configured instances first, then the installed adapters (from metadata: nothing imported)."""
@@ -171,7 +175,7 @@ class PluginName(click.ParamType):
         return _offered(ctx, incomplete, lambda: sorted({record.name for record in registry.records(self.group)}))
 
 
-class DeploymentName(click.ParamType):
+class DeploymentName(TypedName):
     """A retrieval deployment (``[deployments.NAME]``)."""
 
     name = "deployment"
