@@ -174,6 +174,30 @@ def test_an_internal_error_after_the_run_is_stored_names_the_kept_run(evalkit_cl
     assert evalkit_cli("show", run_id).code == 0
 
 
+def test_a_store_that_fails_while_the_stored_run_is_printed_does_not_say_nothing_was_stored(evalkit_cli, project, monkeypatch) -> None:
+    """A store error is exit 2 ("nothing called, nothing stored") before a run: after the run was
+    stored (its cases read back to print them, a PostgreSQL connection lost) it exited 2 all the
+    same, not a word about the run; it is exit 3, naming the kept run."""
+    import contextlib
+
+    from evalkit.cli import run_cmd
+    from evalkit.errors import StoreFailure
+
+    @contextlib.contextmanager
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise StoreFailure("connection to PostgreSQL lost", connection_lost=True)
+        yield
+
+    answer_with(project, ARITH_GOOD)
+    monkeypatch.setattr(run_cmd, "stored_cases", broken)
+    failed = evalkit_cli("run", "arith.basic", "--run-id", "read-1")
+    assert failed.code == 3, failed.stderr
+    assert failed.stderr.splitlines() == [
+        "evalkit: error: connection to PostgreSQL lost",
+        "evalkit: run read-1 was stored before this error: the run and its results are kept (see `evalkit show read-1`)",
+    ]
+
+
 def test_an_internal_error_before_the_run_is_stored_says_no_run_was_stored(evalkit_cli, project, monkeypatch) -> None:
     """Exit 2 is right before the run is stored; the message says so instead of leaving it to the code."""
     from evalkit.run import lifecycle

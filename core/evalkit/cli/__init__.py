@@ -14,7 +14,7 @@ import errno
 import io
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -218,12 +218,19 @@ def _internal_error(exc: Exception, stored: Sequence[str]) -> str:
     said = exception_text(exc)
     if not stored:
         return f"evalkit: internal error (an evalkit bug): {said} — no run was stored"
+    runs, kept = _kept(stored)
+    return f"evalkit: error: internal error (an evalkit bug) after {runs} stored: {said} — {kept}"
+
+
+def _kept(stored: Sequence[str]) -> tuple[str, str]:
+    """``run ID was`` (``runs A, B were``) and ``the run and its results are kept (see `evalkit show
+    ID`)``: what an error that ends a command after it stored runs says of them."""
     if len(stored) == 1:
         runs, kept = f"run {stored[0]} was", "the run and its results are kept"
     else:
         runs, kept = f"runs {', '.join(stored)} were", "the runs and their results are kept"
     shown = ", ".join(f"`evalkit show {run_id}`" for run_id in stored)
-    return f"evalkit: error: internal error (an evalkit bug) after {runs} stored: {said} — {kept} (see {shown})"
+    return runs, f"{kept} (see {shown})"
 
 
 def _printed(code: int) -> int:
@@ -298,7 +305,7 @@ def _failed(args: Arguments, exc: Exception, stored: Sequence[str] = ()) -> int:
 
         say(traceback.format_exc().rstrip("\n"))
         if isinstance(exc, EvalkitError):
-            return getattr(exc, "exit_code", 2)
+            return _stored_before(exc.exit_code, stored, say)
         return 3 if stored else 2
     if isinstance(exc, SetValidationError):
         from ..shapes import counted_problems
@@ -310,4 +317,14 @@ def _failed(args: Arguments, exc: Exception, stored: Sequence[str] = ()) -> int:
             say(f"  - {problem}")
     else:
         say(f"evalkit: error: {exc}")
-    return exc.exit_code
+    return _stored_before(exc.exit_code, stored, say)
+
+
+def _stored_before(code: int, stored: Sequence[str], say: Callable[[str], None]) -> int:
+    """``code``, but 3 when it is 2 ("nothing called, nothing stored") and the command has runs in
+    the store (a store that failed while the outcome was read back, say): said, with how to see them."""
+    if code != 2 or not stored:
+        return code
+    runs, kept = _kept(stored)
+    say(f"evalkit: {runs} stored before this error: {kept}")
+    return 3

@@ -332,7 +332,10 @@ class _Lifecycle:
     def run(self) -> Outcome:
         self.notes = list(self.plan.notes)
         header, stored_header, joining = self._begin()
-        stored_runs.note(header.id)  # an error past this point that is not the run's own says it is kept
+        if not joining or stored_header.status is RunStatus.COMPLETE:
+            # this process began the run, or it is complete: an error past here that is not the
+            # run's own (printing the outcome) says the run is stored (evalkit.cli._failed)
+            stored_runs.note(header.id)
         if joining and stored_header.status is RunStatus.COMPLETE:
             return self._complete_already(stored_header)
         shard = self.plan.placement.shard
@@ -344,6 +347,7 @@ class _Lifecycle:
             # Taken inside: a run stored as running whose lease could not be taken (evalkit's bug,
             # Ctrl-C) is marked interrupted and said resumable, as any other stop after its begin.
             lease.take(None if shard is None else shard.count)
+            stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
             stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
         except KeyboardInterrupt:
             mark_interrupted(self.store, header.id)

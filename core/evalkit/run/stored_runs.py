@@ -1,10 +1,12 @@
 """Which runs the command that is running has in the store, for what an error ending it says.
 
-The run lifecycle (:func:`evalkit.run.lifecycle.execute`) notes each run once the run is in the
-store — begun, or joined by a resume or a shard — with :func:`note`. The CLI records around each
-command (:func:`recording`), so that an evalkit bug raised outside the lifecycle's own handling
-(printing the outcome, writing the reports, a run that was already complete) is said as what it
-is: the run is stored and kept (exit 3), not "nothing called, nothing stored" (exit 2).
+The run lifecycle (:func:`evalkit.run.lifecycle.execute`) notes each run with :func:`note` once
+the run is this process's in the store: begun by it, complete already (a later shard), or joined
+by a resume or a shard once its lease is taken (a refused lease stores nothing). The CLI records
+around each command (:func:`recording`), so that an evalkit bug raised outside the lifecycle's own
+handling (printing the outcome, a run that was already complete), or an error of exit 2 after the
+run is stored (a store failing while the outcome is read back), is said as what it is: the run is
+stored and kept (exit 3), not "nothing called, nothing stored" (exit 2).
 
 Outside :func:`recording` (a library caller) nothing is noted.
 """
