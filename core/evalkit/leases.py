@@ -11,7 +11,8 @@ called. A lease is stale, and can be taken over, when its heartbeat is older tha
 
 A run whose process was killed keeps its status ``running`` (nothing could mark it); its leases
 tell it apart: :func:`liveness` reads :class:`RunLiveness` (no live lease, no shard still to start:
-the run is *gone*), which ``history`` and ``show`` print, and after which ``report --wait`` stops
+the run is *gone*), which ``history``, ``show`` and the viewer's pages print (:func:`status_label`,
+:func:`gone_sentence`), and after which ``report --wait`` stops
 waiting once :data:`STALE_AFTER_S` has passed since the run was last heard from.
 
 Two leases overlap when either is ``*`` or both name the same shard. Every shard of a run must
@@ -59,6 +60,7 @@ __all__ = [
     "overlaps",
     "resume_hint",
     "shard_part",
+    "status_label",
 ]
 
 
@@ -107,6 +109,16 @@ def gone_sentence(run: Run, live: RunLiveness) -> str:
         f"no live process since {since}: the process answering run {run.id} stopped without ending it "
         f"(killed, or its machine lost); continue it with {resume_hint(run, live.missing, live.shard_count)}"
     )
+
+
+def status_label(run: Run, live: RunLiveness | None) -> str:
+    """A run's status as every reader shows it (``history``, ``show``, the viewer's pages):
+    ``running (no live process)`` for a run that is :attr:`RunLiveness.gone` (``live``: its
+    liveness, ``None`` when not known), else the stored status; :func:`gone_sentence` says since
+    when and how to continue it."""
+    if live is not None and live.gone:
+        return f"{run.status.value} (no live process)"
+    return run.status.value
 
 
 class LeaseKeeper:

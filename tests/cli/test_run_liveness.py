@@ -33,7 +33,7 @@ def _killed_elsewhere(project, run_id: str, part: str = "*", *, age: float, shar
         repo.acquire_lease(run_id, part, LeaseOwner("ci-7", 4242, f"token-{part}"), shard_count=shard_count)
         L = repo.Lease
         then = repo._store_now() - age
-        L.update({L.heartbeat_at: then, L.acquired_at: then, L.done_at: None}).where((L.run == run_id) & (L.part == part)).execute()
+        L.update({L.heartbeat_at: then, L.acquired_at: then}).where((L.run == run_id) & (L.part == part)).execute()
     finally:
         repo.close()
 
@@ -172,3 +172,47 @@ def test_the_liveness_rule_over_a_runs_leases() -> None:
     assert (odd.shard_count, odd.missing, odd.gone) == (1, (), True)
     ahead = RunLiveness.of([held("*", now + 3600)], now)
     assert ahead.gone and ahead.last_seen is None and ahead.given_up(), "a future heartbeat proves nothing"
+
+
+def test_a_shard_run_again_is_not_counted_in_while_it_is_answered_again(evalkit_cli, project, monkeypatch) -> None:
+    """A shard's lease taken again (a CI's "re-run failed jobs" of a shard whose run closed
+    incomplete) kept the earlier attempt's done time: while the shard was answered again the store
+    counted it in, and once that process was killed `show`, `history` and `report --wait` named no
+    shard to re-run (they said `--resume`) and the wait went on, the run seen recently."""
+    from evalkit.leases import STALE_AFTER_S
+    from evalkit.run.answering.prompts import PromptAnswering
+
+    answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    shards = [evalkit_cli("run", "arith.basic", "--shard", f"{i}/2", "--run-id", "pipe-4", "--database", LOCAL, "--json") for i in (1, 2)]
+    assert {s.json()["status"] for s in shards} == {"running", "incomplete"}, [s.stderr for s in shards]
+    (errored,) = [i for i, s in zip((1, 2), shards, strict=True) if any(c["errored"] for c in s.json()["cases"])]
+    _age_leases(project, "pipe-4", STALE_AFTER_S * 3)  # both shards were in long ago
+
+    # the errored shard is run again on another machine and killed there: that shard is named
+    _killed_elsewhere(project, "pipe-4", f"{errored}/2", age=STALE_AFTER_S + 5, shard_count=2)
+    rerun = f"`evalkit run arith.basic --provider my-app --shard {errored}/2 --run-id pipe-4`"
+    shown = evalkit_cli("show", "pipe-4", "--database", LOCAL)
+    assert "no live process since " in shown.stdout and rerun in shown.stdout, shown.stdout
+    assert rerun in evalkit_cli("history", "arith.basic", "--database", LOCAL).stdout
+    started = time.monotonic()
+    gone = evalkit_cli("report", "pipe-4", "--wait", "--timeout", "60s", "--poll", "0.2s", "--database", LOCAL)
+    assert time.monotonic() - started < 30 and gone.code == 3 and rerun in gone.stderr, gone.stderr
+
+    # run again here, it answers the errored case: meanwhile its shard is not in, the other one is
+    progress = []
+    answer = PromptAnswering.answer
+
+    def answered_while_seen(self, todo, sink):  # noqa: ANN001, ANN202
+        repo = _store(project)
+        try:
+            progress.append(repo.shard_progress("pipe-4"))
+        finally:
+            repo.close()
+        return answer(self, todo, sink)
+
+    monkeypatch.setattr(PromptAnswering, "answer", answered_while_seen)
+    answer_with(project, ARITH_GOOD)
+    again = evalkit_cli("run", "arith.basic", *shlex.split(rerun.strip("`"))[3:], "--database", LOCAL, "--json")
+    assert again.code == 0 and again.json()["status"] == "complete", again.stderr
+    (seen,) = progress
+    assert seen.done == {3 - errored} and seen.answering == {errored} and seen.missing == (errored,), seen

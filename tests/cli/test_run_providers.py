@@ -80,3 +80,22 @@ def test_options_that_name_one_run_are_refused_with_several_providers(evalkit_cl
     refused = evalkit_cli("run", "arith.basic", "--provider", "good", "--provider", "worse", *extra)
     assert refused.code == 2 and named in refused.stderr, refused.stderr
     assert stored_runs(project) == [] and not (project / "out.xml").exists()
+
+
+def test_an_internal_error_after_every_provider_ran_names_each_stored_run(evalkit_cli, project, monkeypatch) -> None:
+    """A bug in the side-by-side summary, after each provider's run was stored, exited 2 ("nothing
+    stored"): it names every run it kept (exit 3)."""
+    from evalkit.cli import provider_comparison
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("a bug in the summary")
+
+    two_providers(project, {})
+    monkeypatch.setattr(provider_comparison, "render_summary", broken)
+    result = evalkit_cli("run", "arith.basic", "--provider", "good", "--provider", "worse")
+    assert result.code == 3, result.stderr
+    first, second = (run[0] for run in stored_runs(project))
+    assert (
+        f"internal error (an evalkit bug) after runs {first}, {second} were stored: RuntimeError: a bug in the summary — "
+        f"the runs and their results are kept (see `evalkit show {first}`, `evalkit show {second}`)"
+    ) in result.stderr

@@ -118,6 +118,101 @@ def test_an_internal_error_after_the_run_is_finished_says_it_is_stored_complete(
         assert connection.execute("SELECT status FROM evalkit_run WHERE id = 'crash-2'").fetchone() == ("complete",)
 
 
+def test_an_internal_error_taking_the_lease_marks_the_stored_run_interrupted(evalkit_cli, project, monkeypatch) -> None:
+    """The lease is taken after the run is stored as running: a bug there exited 2 ("nothing
+    called, nothing stored") and left the run running for ever, with no lease to say it was gone."""
+    from evalkit.run import lifecycle
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("a bug in taking the lease")
+
+    answer_with(project, ARITH_GOOD)
+    monkeypatch.setattr(lifecycle.RunLease, "take", broken)
+    crashed = evalkit_cli("run", "arith.basic", "--run-id", "lease-1")
+    assert crashed.code == 3, crashed.stderr
+    assert "internal error (an evalkit bug) during run lease-1: RuntimeError: a bug in taking the lease" in crashed.stderr
+    assert "the run is marked interrupted; continue it with `evalkit run arith.basic --resume lease-1`" in crashed.stderr
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        assert connection.execute("SELECT status FROM evalkit_run WHERE id = 'lease-1'").fetchone() == ("interrupted",)
+    monkeypatch.undo()
+    resumed = evalkit_cli("run", "arith.basic", "--resume", "lease-1", "--json")
+    assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
+
+
+@pytest.mark.parametrize(
+    ("words", "module", "name"),
+    [
+        (("run", "arith.basic"), "evalkit.cli.run_cmd", "_print_outcome"),
+        (("run", "arith.basic", "--json"), "evalkit.cli.run_cmd", "_print_outcome"),
+        (("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo"), "evalkit.cli.retrieval_cmd", "render_outcome"),
+        (("regrade", "first-1"), "evalkit.cli.render", "render_outcome"),
+    ],
+)
+def test_an_internal_error_after_the_run_is_stored_names_the_kept_run(evalkit_cli, project, monkeypatch, words, module, name) -> None:
+    """A bug outside the run's lifecycle — printing its outcome — exited 2, "nothing called, nothing
+    stored", while the run was stored, complete and with its verdict: every command that stores a
+    run says so at the one place errors end a command (exit 3, the run id, how to see it)."""
+    import importlib
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("a bug in printing the outcome")
+
+    answer_with(project, ARITH_GOOD)
+    if words[0] == "regrade":
+        assert evalkit_cli("run", "arith.basic", "--run-id", "first-1", "--privacy", "full").code == 0
+    monkeypatch.setattr(importlib.import_module(module), name, broken)
+    crashed = evalkit_cli(*words)
+    assert crashed.code == 3, crashed.stdout + crashed.stderr
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        (run_id,) = connection.execute("SELECT id FROM evalkit_run ORDER BY started_at DESC LIMIT 1").fetchone()
+    assert (
+        f"evalkit: error: internal error (an evalkit bug) after run {run_id} was stored: RuntimeError: a bug in printing "
+        f"the outcome — the run and its results are kept (see `evalkit show {run_id}`)"
+    ) in crashed.stderr
+    assert "Traceback" in crashed.stderr and "in broken" in crashed.stderr, "a bug report needs the traceback"
+    monkeypatch.undo()
+    assert evalkit_cli("show", run_id).code == 0
+
+
+def test_a_store_that_fails_while_the_stored_run_is_printed_does_not_say_nothing_was_stored(evalkit_cli, project, monkeypatch) -> None:
+    """A store error is exit 2 ("nothing called, nothing stored") before a run: after the run was
+    stored (its cases read back to print them, a PostgreSQL connection lost) it exited 2 all the
+    same, not a word about the run; it is exit 3, naming the kept run."""
+    import contextlib
+
+    from evalkit.cli import run_cmd
+    from evalkit.errors import StoreFailure
+
+    @contextlib.contextmanager
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise StoreFailure("connection to PostgreSQL lost", connection_lost=True)
+        yield
+
+    answer_with(project, ARITH_GOOD)
+    monkeypatch.setattr(run_cmd, "stored_cases", broken)
+    failed = evalkit_cli("run", "arith.basic", "--run-id", "read-1")
+    assert failed.code == 3, failed.stderr
+    assert failed.stderr.splitlines() == [
+        "evalkit: error: connection to PostgreSQL lost",
+        "evalkit: run read-1 was stored before this error: the run and its results are kept (see `evalkit show read-1`)",
+    ]
+
+
+def test_an_internal_error_before_the_run_is_stored_says_no_run_was_stored(evalkit_cli, project, monkeypatch) -> None:
+    """Exit 2 is right before the run is stored; the message says so instead of leaving it to the code."""
+    from evalkit.run import lifecycle
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("a bug in beginning the run")
+
+    answer_with(project, ARITH_GOOD)
+    monkeypatch.setattr(lifecycle._Lifecycle, "_begin", broken)
+    crashed = evalkit_cli("run", "arith.basic", "--run-id", "never-1")
+    assert crashed.code == 2, crashed.stderr
+    assert "evalkit: internal error (an evalkit bug): RuntimeError: a bug in beginning the run — no run was stored" in crashed.stderr
+    assert stored_run_count(project) == 0
+
+
 @pytest.mark.parametrize(
     ("words", "option"),
     [

@@ -256,6 +256,48 @@ def test_a_running_run_shows_what_is_in_and_follows_it(client, viewer_cli, store
     assert client.get("/progress", params={"id": "nope"}).status_code == 404
 
 
+def test_a_running_run_whose_process_died_says_so_as_history_and_show_do(client, viewer_cli, stored, store_url) -> None:
+    """`history` and `show` said `running (no live process)` since when, with the command that
+    continues the run, where the viewer's run and set pages said plain `running` and the run page
+    "still being answered"; they now read the same rule (`evalkit.leases.status_label`, `gone_sentence`)."""
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+    from evalkit.storage import open_repository
+
+    # shard 1 is in, shard 2 not started yet: the run is waited for, not given up on
+    waiting = run_page(client, stored.live)
+    assert element_text(waiting.text, "run-status").startswith("running, ")
+    assert "This run is still being answered" in element_text(waiting.text, "live")
+    before = client.get("/progress", params={"id": stored.live}).json()
+
+    # shard 2 started on machine ci-7 and was killed there
+    repo = open_repository(store_url)
+    try:
+        repo.acquire_lease(stored.live, "2/2", LeaseOwner("ci-7", 4242, "token-2"), shard_count=2)
+        L = repo.Lease
+        then = repo._store_now() - STALE_AFTER_S - 5
+        L.update({L.heartbeat_at: then, L.acquired_at: then}).where((L.run == stored.live) & (L.part == "2/2")).execute()
+    finally:
+        repo.close()
+    rerun = "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`"
+    shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
+    (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
+    assert rerun in said
+
+    page = run_page(client, stored.live)
+    assert element_text(page.text, "run-status").startswith("running (no live process), ")
+    assert element_text(page.text, "live").startswith(f"No process answers this run any more: it has {said}.")
+    assert "still being answered" not in page.text
+    after = client.get("/progress", params={"id": stored.live}).json()
+    assert (before["status"], before["status_label"]) == ("running", "running")
+    assert after["status"] == "running" and after["status_label"] == "running (no live process)"
+    assert after["state"] != before["state"], "an open page reloads to say it"
+    (state,) = re.findall(r'data-progress-state="([^"]*)"', page.text)
+    assert html.unescape(state) == after["state"]
+    listed = client.get("/set", params={"id": "viewkit.live"})
+    (cell,) = re.findall(r'<td class="nowrap run-status">(.*?)</td>', listed.text)
+    assert cell == "running (no live process)"
+
+
 def test_unknown_ids_are_404_pages(client, stored) -> None:
     for path, params in (("/run", {"id": "no-such-run"}), ("/run", {}), ("/case", {}), ("/set", {"id": "x.y"})):
         response = client.get(path, params=params)

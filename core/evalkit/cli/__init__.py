@@ -14,7 +14,7 @@ import errno
 import io
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -163,7 +163,15 @@ def _print(printed: Printed) -> int:
 
 
 def _handle(args: Arguments) -> int:
-    """Run the command's handler; its exit code, every failure said on stderr."""
+    """Run the command's handler; its exit code, every failure said on stderr (an evalkit bug
+    naming the runs the command has in the store: :mod:`evalkit.run.stored_runs`)."""
+    from ..run.stored_runs import recording
+
+    with recording() as stored:
+        return _handled(args, stored)
+
+
+def _handled(args: Arguments, stored: list[str]) -> int:
     from .console import console
     from .stdout import stdout
 
@@ -187,10 +195,10 @@ def _handle(args: Arguments) -> int:
         return 0
     except OSError as exc:
         if exc.errno not in _OUTPUT_ERRNOS:
-            return _failed(args, exc)
+            return _failed(args, exc, stored)
         return _unwritable(exc, " (anything the command stored is kept)")
     except Exception as exc:
-        return _failed(args, exc)
+        return _failed(args, exc, stored)
     except BaseException as exc:  # noqa: BLE001 - no command of evalkit's raises one: a plugin did
         from ..shapes import exception_text
 
@@ -199,6 +207,30 @@ def _handle(args: Arguments) -> int:
             "what it was doing did not complete (a CI gate must not read this as success)"
         )
         return 3
+
+
+def _internal_error(exc: Exception, stored: Sequence[str]) -> str:
+    """What an evalkit bug that ended the command says: what was raised and, when the command has
+    runs in the store, that they are kept and how to see them (the exit code is then 3, not 2's
+    "nothing stored"); else that no run was stored."""
+    from ..shapes import exception_text
+
+    said = exception_text(exc)
+    if not stored:
+        return f"evalkit: internal error (an evalkit bug): {said} — no run was stored"
+    runs, kept = _kept(stored)
+    return f"evalkit: error: internal error (an evalkit bug) after {runs} stored: {said} — {kept}"
+
+
+def _kept(stored: Sequence[str]) -> tuple[str, str]:
+    """``run ID was`` (``runs A, B were``) and ``the run and its results are kept (see `evalkit show
+    ID`)``: what an error that ends a command after it stored runs says of them."""
+    if len(stored) == 1:
+        runs, kept = f"run {stored[0]} was", "the run and its results are kept"
+    else:
+        runs, kept = f"runs {', '.join(stored)} were", "the runs and their results are kept"
+    shown = ", ".join(f"`evalkit show {run_id}`" for run_id in stored)
+    return runs, f"{kept} (see {shown})"
 
 
 def _printed(code: int) -> int:
@@ -255,9 +287,10 @@ def _discard_stdout() -> None:
         os.close(nothing)  # main() may be called again in this process: no descriptor left open
 
 
-def _failed(args: Arguments, exc: Exception) -> int:
+def _failed(args: Arguments, exc: Exception, stored: Sequence[str] = ()) -> int:
     """Say why the command failed; its exit code. A message quotes sets, plugins and endpoints:
-    the console shows it as data, each line cut, so a 100,000-character run id is not echoed whole."""
+    the console shows it as data, each line cut, so a 100,000-character run id is not echoed whole.
+    ``stored``: the runs the command has in the store, which an evalkit bug names (exit 3)."""
     from ..errors import EvalkitError, SetValidationError
     from .console import console
 
@@ -265,15 +298,15 @@ def _failed(args: Arguments, exc: Exception) -> int:
 
     if args.traceback or not isinstance(exc, EvalkitError) or getattr(exc, "shows_traceback", False):
         if not isinstance(exc, EvalkitError):
-            from ..shapes import exception_text
-
-            say(f"evalkit: internal error: {exception_text(exc)}")
+            say(_internal_error(exc, stored))
         elif not args.traceback:  # evalkit's own bug after the run was stored: the message, then the traceback
             say(f"evalkit: error: {exc}")
         import traceback
 
         say(traceback.format_exc().rstrip("\n"))
-        return getattr(exc, "exit_code", 2) if isinstance(exc, EvalkitError) else 2
+        if isinstance(exc, EvalkitError):
+            return _stored_before(exc.exit_code, stored, say)
+        return 3 if stored else 2
     if isinstance(exc, SetValidationError):
         from ..shapes import counted_problems
 
@@ -284,4 +317,14 @@ def _failed(args: Arguments, exc: Exception) -> int:
             say(f"  - {problem}")
     else:
         say(f"evalkit: error: {exc}")
-    return exc.exit_code
+    return _stored_before(exc.exit_code, stored, say)
+
+
+def _stored_before(code: int, stored: Sequence[str], say: Callable[[str], None]) -> int:
+    """``code``, but 3 when it is 2 ("nothing called, nothing stored") and the command has runs in
+    the store (a store that failed while the outcome was read back, say): said, with how to see them."""
+    if code != 2 or not stored:
+        return code
+    runs, kept = _kept(stored)
+    say(f"evalkit: {runs} stored before this error: {kept}")
+    return 3

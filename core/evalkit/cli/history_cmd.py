@@ -72,7 +72,7 @@ SPARKLINE_RUNS = 50
 def handle(args: Arguments) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..errors import UsageError
-    from ..leases import gone_sentence, liveness
+    from ..leases import gone_sentence, liveness, status_label
     from ..storage import capabilities, close_repository, counted_so_far
     from .console import console
     from .json_output import print_json
@@ -83,7 +83,6 @@ def handle(args: Arguments) -> int:
         liveness_fields,
         open_store,
         sparkline,
-        status_label,
         stored_verdicts,
         verdict_document,
         verdict_label,

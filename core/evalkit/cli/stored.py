@@ -21,7 +21,6 @@ __all__ = [
     "format_date",
     "identity_label",
     "liveness_fields",
-    "status_label",
     "open_store",
     "require_existing_store",
     "store_origin",
@@ -170,11 +169,3 @@ def liveness_fields(live: Any) -> dict[str, Any]:
         return {"live_process": None, "last_seen_at": None}
     said = True if live.live else (False if live.gone else None)
     return {"live_process": said, "last_seen_at": live.last_seen}
-
-
-def status_label(run: Run, live: Any) -> str:
-    """A run's status for a table cell: ``running (no live process)`` for a run whose process is
-    gone (see :func:`~evalkit.leases.gone_sentence` for the sentence that says since when)."""
-    if live is not None and live.gone:
-        return f"{run.status.value} (no live process)"
-    return run.status.value

@@ -14,6 +14,8 @@ module                              what it holds
                                     async runner) and ``questions`` (retriever + scoring)
 :mod:`~evalkit.run.decide`          baseline, comparability, comparison, verdict, acceptance
 :mod:`~evalkit.run.outcome`         :class:`Outcome` and the one exit-code rule
+:mod:`~evalkit.run.stored_runs`     which runs the running command has in the store (what an
+                                    error that ends it outside the lifecycle names)
 =================================== =========================================================
 
 The names below are imported lazily: ``import evalkit.run`` costs nothing until one is used.

@@ -48,6 +48,7 @@ from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, shard_part
 from ..timeouts import HostAlarm, host_alarms
 from ..verdict import Verdict
 from ..wording import counted
+from . import stored_runs
 from .answering import Answering, Slice
 from .decide import Judging, recorded_verdict, settle
 from .outcome import Outcome
@@ -335,14 +336,22 @@ class _Lifecycle:
     def run(self) -> Outcome:
         self.notes = list(self.plan.notes)
         header, stored_header, joining = self._begin()
+        if not joining or stored_header.status is RunStatus.COMPLETE:
+            # this process began the run, or it is complete: an error past here that is not the
+            # run's own (printing the outcome) says the run is stored (evalkit.cli._failed)
+            stored_runs.note(header.id)
         if joining and stored_header.status is RunStatus.COMPLETE:
             return self._complete_already(stored_header)
         shard = self.plan.placement.shard
         part = WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)
-        lease = RunLease(self.store.leases, header.id, part).take(None if shard is None else shard.count)
+        lease = RunLease(self.store.leases, header.id, part)
         observing = self.plan.observing
         self.observers = hooks.Observers(observing.manager, observing.hook_timeout) if observing.manager is not None else None
         try:
+            # Taken inside: a run stored as running whose lease could not be taken (evalkit's bug,
+            # Ctrl-C) is marked interrupted and said resumable, as any other stop after its begin.
+            lease.take(None if shard is None else shard.count)
+            stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
             stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
         except KeyboardInterrupt:
             mark_interrupted(self.store, header.id)

@@ -328,7 +328,9 @@ class RunLeases(Protocol):
     """
 
     def acquire_lease(self, run_id: str, part: str, owner: LeaseOwner, *, shard_count: int | None = None) -> None:
-        """Take the lease on ``part`` (``*`` or ``I/N``) of the run, atomically; raise
+        """Take the lease on ``part`` (``*`` or ``I/N``) of the run, atomically — a part taken
+        again is no longer in (:meth:`shard_progress` does not count it done until it is released
+        done again); raise
         :class:`~evalkit.storage.values.RunBusyError` when a live lease overlaps it and
         :class:`~evalkit.storage.values.ShardMismatchError` when a stored shard gives another N."""
         ...

@@ -367,6 +367,11 @@ def _leases(suite: _Suite, report: ContractReport) -> None:
             "lease_liveness() must give each run with a lease its RunLiveness (none live, shard 2 of 2 not started "
             f"here) and leave out runs without one; got {live!r}"
         )
+    repo.acquire_lease(run.id, "1/2", one, shard_count=2)  # the shard run again (a CI's re-run of its job)
+    progress = repo.shard_progress(run.id)
+    if progress.done:
+        report.add(f"acquire_lease() must clear a part's done mark when it is taken again (it is answered again); got {progress!r}")
+    repo.release_lease(run.id, "1/2", one, done=False)
 
 
 def _purge(suite: _Suite, report: ContractReport) -> None:

@@ -34,6 +34,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import StorageError
+from ..leases import status_label
 from ..privacy import scrub
 from ..reports.escape import visible
 from ..storage.urls import redact_url
@@ -202,7 +203,11 @@ class _Pages:
         run = self.state.run(run_id) if run_id is not None else None
         if run is None:
             return JSONResponse({"error": "no such run"}, status_code=404)
-        return JSONResponse({"state": progress_state(run), "status": run.status.value, "answered": run.answered_count, "cases": run.case_count})
+        live = self.state.liveness(run)
+        return JSONResponse({
+            "state": progress_state(run, live), "status": run.status.value, "status_label": status_label(run, live),
+            "answered": run.answered_count, "cases": run.case_count,
+        })
 
     def asset(self, request: Request) -> Response:
         name = request.path_params["name"]

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from ..baselines import Acceptance
+from ..leases import RunLiveness, gone_sentence, status_label
 from ..reports.model import Figure, Report
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..shapes import whole_number
@@ -180,11 +181,27 @@ class RunPage:
     columns: tuple[Column, ...]
     installed_note: str
     index_seconds: float
+    #: Whether a process answers the run now, as its leases say (``None``: not running, or unknown).
+    liveness: RunLiveness | None = None
 
     @property
     def live(self) -> bool:
-        """True while the run is being answered (the page refreshes as cases arrive)."""
+        """True while the run is stored running (the page refreshes as cases arrive, and when a
+        process takes it up again)."""
         return self.run.status is RunStatus.RUNNING
+
+    @property
+    def status(self) -> str:
+        """The run's status as ``history`` and ``show`` say it (:func:`evalkit.leases.status_label`)."""
+        return status_label(self.run, self.liveness)
+
+    @property
+    def gone(self) -> str | None:
+        """``no live process since …: …; continue it with `…``` for a running run no process
+        answers any more (:func:`evalkit.leases.gone_sentence`); ``None`` otherwise."""
+        if self.liveness is None or not self.liveness.gone:
+            return None
+        return gone_sentence(self.run, self.liveness)
 
     @property
     def retrieval(self) -> bool:
@@ -199,7 +216,7 @@ class RunPage:
     @property
     def progress_state(self) -> str:
         """What the live refresh compares the store's progress with."""
-        return progress_state(self.run)
+        return progress_state(self.run, self.liveness)
 
     def page_link(self, number: int) -> str:
         """The address of page ``number`` of the same view."""
@@ -271,7 +288,7 @@ def build_run_page(state: ViewerState, run_id: str, params: Mapping[str, str]) -
     report = Report(run=run, verdict=verdict, comparison=comparison, baseline=baseline if comparison is not None else None)
     return RunPage(
         run, report, verdict, acceptance, baseline, comparison, attrs.evolve(query, page=paging.number), filters, search,
-        paging, views, columns, installed_note, index.seconds,
+        paging, views, columns, installed_note, index.seconds, state.liveness(run),
     )  # fmt: skip
 
 

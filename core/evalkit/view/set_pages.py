@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import attrs
 
 from ..baselines import Acceptance
+from ..leases import RunLiveness, status_label
 from ..privacy import scrub
 from ..reports.assemble import accepted as counts_as_accepted
 from ..reports.assemble import scope_key
@@ -58,6 +59,13 @@ class RunLine:
     identity: str
     figures: tuple[Figure, ...]
     series: int
+    #: Whether a process answers the run now (``None``: not running, or the store cannot tell).
+    liveness: RunLiveness | None = None
+
+    @property
+    def status(self) -> str:
+        """The run's status as ``history`` says it (:func:`evalkit.leases.status_label`)."""
+        return status_label(self.run, self.liveness)
 
     @property
     def verdict_word(self) -> str:
@@ -111,6 +119,7 @@ def build_set_page(state: ViewerState, identifier: str) -> SetPage | None:
     ids = [run.id for run in runs]
     verdicts = state.store.verdicts(ids)
     acceptances = state.store.acceptances(ids)
+    alive = state.store.liveness(runs)
     keys: dict[tuple[object, ...], int] = {}
     members: dict[int, list[Run]] = {}
     for run in reversed(runs):  # oldest first: series are numbered by their first run
@@ -119,7 +128,7 @@ def build_set_page(state: ViewerState, identifier: str) -> SetPage | None:
     series_of = {run.id: number for number, listed in members.items() for run in listed}
     lines = tuple(
         RunLine(run, verdicts.get(run.id), (acceptances or {}).get(run.id), _is_accepted(run, verdicts.get(run.id), acceptances),
-                Report(run=run).identity, Report(run=run).figures(), series_of[run.id])  # fmt: skip
+                Report(run=run).identity, Report(run=run).figures(), series_of[run.id], alive.get(run.id))  # fmt: skip
         for run in runs
     )
     accepted_ids = {line.run.id for line in lines if line.accepted}

@@ -18,6 +18,7 @@ import attrs
 
 from ..baselines import Acceptance
 from ..case_texts import CaseSource, InstalledSets
+from ..leases import RunLiveness, status_label
 from ..privacy import scrub
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..storage import StoredVerdict
@@ -84,9 +85,10 @@ def run_version(run: Run) -> Hashable:
     return (run.status.value, run.finished_at, run.stored_answered_count, run.stored_passed_count, run.stored_errored_count)
 
 
-def progress_state(run: Run) -> str:
-    """A text that changes whenever a run's stored cases may have (what a live page watches)."""
-    return json.dumps([run.status.value, run.stored_answered_count, run.stored_passed_count, run.stored_errored_count])
+def progress_state(run: Run, live: RunLiveness | None = None) -> str:
+    """A text that changes whenever a run's stored cases may have, or its status as shown (what a
+    live page watches: a run whose process dies reads ``running (no live process)`` from then)."""
+    return json.dumps([status_label(run, live), run.stored_answered_count, run.stored_passed_count, run.stored_errored_count])
 
 
 def searchable_texts(case: CaseResult, extra: Sequence[str] = ()) -> list[str]:
@@ -146,6 +148,10 @@ class ViewerState:
     def cases(self, index: RunIndex, case_ids: Sequence[str]) -> dict[str, CaseResult]:
         """The full stored cases of ``case_ids``."""
         return fetch_cases(self.store, index, case_ids)
+
+    def liveness(self, run: Run) -> RunLiveness | None:
+        """Whether a process answers ``run`` now (``None``: it is not running, or the store cannot tell)."""
+        return self.store.liveness([run]).get(run.id)
 
     def verdict(self, run_id: str) -> StoredVerdict | None:
         """The verdict stored with the run."""

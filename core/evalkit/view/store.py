@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..baselines import Acceptance
+from ..leases import RunLiveness
 from ..runs import CaseResult, Run
 from ..storage import (
     SQL_SCHEMES,
@@ -104,6 +105,13 @@ class ReadOnlyStore:
         if not isinstance(self._repository, AcceptedBaselines):
             return None
         return self._repository.acceptances_for(list(run_ids)) if run_ids else {}
+
+    def liveness(self, runs: Sequence[Run]) -> Mapping[str, RunLiveness]:
+        """Whether a process answers each of ``runs`` that is running, as its leases say
+        (:func:`evalkit.leases.liveness`: absent for the others, and when the store keeps no leases)."""
+        from ..leases import liveness
+
+        return liveness(self._repository, runs)
 
     def close(self) -> None:
         """Close the repository (the calling thread's connection)."""

@@ -62,8 +62,8 @@ class Leases(SqlStore):
 
     @guarded
     def acquire_lease(self, run_id: str, part: str, owner: LeaseOwner, *, shard_count: int | None = None) -> None:
-        """Take the lease on ``part`` of the run in one transaction serialised on the run row;
-        refused (:class:`RunBusyError`) while a live lease overlaps it, and
+        """Take the lease on ``part`` of the run in one transaction serialised on the run row (taken
+        again, the part is no longer in: its ``done_at`` is cleared); refused (:class:`RunBusyError`) while a live lease overlaps it, and
         (:class:`ShardMismatchError`) when a stored shard of the run gives another N."""
         L = self.Lease
         with self._atomic():
@@ -81,9 +81,11 @@ class Leases(SqlStore):
                 if row.owner_token != owner.token and overlaps(part, row.part) and holder.is_live(now):
                     raise RunBusyError(run_id, part, holder, now)
             index = int(part.split("/", 1)[0]) if part != WHOLE_RUN else None
+            # A part taken again (a shard re-run, a run resumed) is not in until this attempt says
+            # so: the earlier attempt's done time would count it in while it is answered again.
             claim = {
                 L.owner_host: owner.host, L.owner_pid: owner.pid, L.owner_token: owner.token,
-                L.acquired_at: now, L.heartbeat_at: now,
+                L.acquired_at: now, L.heartbeat_at: now, L.done_at: None,
             }
             if any(row.part == part for row in rows):
                 L.update(claim).where((L.run == run_id) & (L.part == part)).execute()

@@ -1,0 +1,46 @@
+"""Which runs the command that is running has in the store, for what an error ending it says.
+
+The run lifecycle (:func:`evalkit.run.lifecycle.execute`) notes each run with :func:`note` once
+the run is this process's in the store: begun by it, complete already (a later shard), or joined
+by a resume or a shard once its lease is taken (a refused lease stores nothing). The CLI records
+around each command (:func:`recording`), so that an evalkit bug raised outside the lifecycle's own
+handling (printing the outcome, a run that was already complete), or an error of exit 2 after the
+run is stored (a store failing while the outcome is read back), is said as what it is: the run is
+stored and kept (exit 3), not "nothing called, nothing stored" (exit 2).
+
+Outside :func:`recording` (a library caller) nothing is noted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = ["note", "recording"]
+
+#: The run ids noted by the command being recorded, in the order they were stored (``None``: no
+#: command is being recorded).
+_noted: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("evalkit_stored_runs", default=None)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[str]]:
+    """Record, while the block runs, the ids of the runs that go into the store (each once, in order)."""
+    noted: list[str] = []
+    token = _noted.set(noted)
+    try:
+        yield noted
+    finally:
+        _noted.reset(token)
+
+
+def note(run_id: str) -> None:
+    """Note that run ``run_id`` is in the store (nothing when no command is being recorded)."""
+    noted = _noted.get()
+    if noted is not None and run_id not in noted:
+        noted.append(run_id)
