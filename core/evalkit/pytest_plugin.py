@@ -17,7 +17,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("evalkit", "evalkit golden sets (active with -p evalkit or the evalkit ini option)")
     group.addoption(
         "--evalkit-set", action="append", default=[], metavar="SET",
-        help="run this installed golden set: one test per case and a final regression-gate test (repeatable)",
+        help="run this installed golden set: one test per case and a final regression-gate test (repeatable, each set once)",
     )
     group.addoption("--evalkit-provider", metavar="NAME", help="the configured provider instance that answers (default: as evalkit run)")
     group.addoption("--evalkit-model", metavar="ALIAS", help="model alias to send instead of the instance's")
