@@ -118,3 +118,16 @@ def test_a_stream_that_fails_while_its_cases_are_listed_is_a_usage_error(
     assert "INTERNALERROR" not in done.stdout.str() + done.stderr.str()
     done.stderr.fnmatch_lines(['*--evalkit-set: set "raising.stream": field prompts: producing prompt #2 raised *'])
     assert stored_runs(pytester.path) == 0
+
+
+@pytest.mark.parametrize("option", ["--evalkit-database", "--evalkit-provider", "--evalkit-model", "--evalkit-grader", "--evalkit-config"])
+def test_a_run_option_given_empty_is_a_usage_error(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester, option: str
+) -> None:
+    """``--evalkit-database "$URL"`` with the variable unset ran the set into the default store
+    (``.evalkit/`` here), where no baseline is: the gate passed as a first run. The last of a
+    repeated option wins, as for any pytest option, so the empty value is given last."""
+    done = evalkit_pytest("--evalkit-set", "pytestkit.gate", option, "")
+    assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
+    done.stderr.fnmatch_lines([f"*{option} is empty; *, or leave the option out*"])
+    assert not (pytester.path / ".evalkit").exists() and stored_runs(pytester.path) == 0

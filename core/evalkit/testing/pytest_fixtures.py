@@ -206,6 +206,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     set_ids = config.getoption("evalkit_set")
     if not set_ids:
         return
+    _refuse_blank_options(config)
     repeated = next((set_id for number, set_id in enumerate(set_ids) if set_id in set_ids[:number]), None)
     if repeated is not None:  # it ran twice, stored two runs, and reported each test twice under one id
         raise _usage_error(f'--evalkit-set: "{repeated}" is given twice; name each set once')
@@ -245,3 +246,23 @@ def _listed_cases(golden_set: Any) -> list[Any]:
             raise
         except PLUGIN_FAILURES as exc:
             raise SetValidationError([f'set "{golden_set.identifier}": field prompts: {stream_failure(len(listed) + 1, exc)}']) from None
+
+
+#: The options a set's run reads, each with what to give instead of nothing.
+_RUN_OPTIONS = (
+    ("evalkit_provider", "--evalkit-provider", "name the configured provider instance"),
+    ("evalkit_model", "--evalkit-model", "name the model alias"),
+    ("evalkit_grader", "--evalkit-grader", "name the grader"),
+    ("evalkit_database", "--evalkit-database", "give the results database's URL"),
+    ("evalkit_config", "--evalkit-config", "name the configuration file"),
+)
+
+
+def _refuse_blank_options(config: pytest.Config) -> None:
+    """A usage error for a run option given empty (``--evalkit-database "$URL"`` with the variable
+    unset): it meant "not given", and the run went to the default store, where no baseline is, so
+    the gate passed as a first run. ``evalkit run --database ""`` is refused the same way."""
+    for name, flag, instead in _RUN_OPTIONS:
+        value = config.getoption(name)
+        if value is not None and not str(value).strip():
+            raise _usage_error(f"{flag} is empty; {instead}, or leave the option out")
