@@ -131,3 +131,41 @@ def test_a_run_option_given_empty_is_a_usage_error(
     assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
     done.stderr.fnmatch_lines([f"*{option} is empty; *, or leave the option out*"])
     assert not (pytester.path / ".evalkit").exists() and stored_runs(pytester.path) == 0
+
+
+#: A stand-in for pytest-xdist (not a test dependency): its ``--dist`` option, and a worker's
+#: ``config.workerinput`` where ``$FAKE_XDIST_WORKER`` is set. Checked by hand with pytest-xdist 3.8:
+#: ``-n 2`` ran the set once in each worker, two runs stored, each gate judging its own.
+FAKE_XDIST = """
+import os
+
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--dist", default="no")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    if os.environ.get("FAKE_XDIST_WORKER"):
+        config.workerinput = {"workerid": "gw0"}
+"""
+
+
+@pytest.mark.parametrize("spread", [("--dist", "load"), ("--dist", "each"), ("worker",)], ids=["dist-load", "dist-each", "worker"])
+def test_sets_spread_over_xdist_workers_are_refused(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, spread: tuple[str, ...]
+) -> None:
+    """Under pytest-xdist each worker given one of a set's tests ran the whole set: one run stored
+    per worker, and each worker's gate compared its run with whatever the others had stored."""
+    pytester.makeconftest(FAKE_XDIST)
+    if spread == ("worker",):
+        monkeypatch.setenv("FAKE_XDIST_WORKER", "1")
+        spread = ()
+    done = evalkit_pytest("--evalkit-set", "pytestkit.gate", *spread)
+    assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
+    done.stderr.fnmatch_lines(["*--evalkit-set runs each set once, in one process, and pytest-xdist* -p no:xdist (or -n 0)*"])
+    assert stored_runs(pytester.path) == 0
+    if spread:  # not spread, the same session runs the set (its case regression-gate fails)
+        assert evalkit_pytest("--evalkit-set", "pytestkit.gate", "--dist", "no").ret == pytest.ExitCode.TESTS_FAILED

@@ -197,6 +197,25 @@ class RegressionGate(pytest.Item):
         return self.path, None, _shown(f"{self.parent.set_id} regression gate")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse ``--evalkit-set`` in a session pytest-xdist spreads over workers (:func:`_spread_over`)."""
+    spread = _spread_over(config)
+    if spread and config.getoption("evalkit_set"):
+        raise _usage_error(
+            f"--evalkit-set runs each set once, in one process, and {spread} would run it again in every worker "
+            "given one of its tests (each run stored, each gate judging its own): run the sets with -p no:xdist "
+            "(or -n 0), in a pytest session of their own"
+        )
+
+
+def _spread_over(config: pytest.Config) -> str | None:
+    """What spreads this session's tests over processes (pytest-xdist's ``-n``/``--dist``), if anything."""
+    if hasattr(config, "workerinput"):  # an xdist worker (its controller refuses first; a worker started otherwise)
+        return "pytest-xdist"
+    dist = getattr(config.option, "dist", "no")
+    return f"pytest-xdist (--dist {dist})" if dist not in ("no", None) else None
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Append the cases of each ``--evalkit-set`` (and its gate) to the collected tests."""
     from ..catalog import prompt_set_catalog
