@@ -73,7 +73,7 @@ def test_a_case_named_regression_gate_is_not_taken_for_the_gate(evalkit_pytest: 
     again.assert_outcomes(failed=1, deselected=3)
     again.stdout.fnmatch_lines(["*run-last-failure: rerun previous 1 failure*", "*::regression-gate FAILED*"])
     # Deselecting the gate by its node id leaves every case, the one named regression-gate too.
-    without_gate = evalkit_pytest("--evalkit-set", "pytestkit.gate", "--deselect", f"::evalkit-set:pytestkit.gate::{GATE}", "-v")
+    without_gate = evalkit_pytest("--evalkit-set", "pytestkit.gate", "--deselect", f"evalkit-set:pytestkit.gate::{GATE}", "-v")
     without_gate.assert_outcomes(passed=2, failed=1, deselected=1)
     assert f"::{GATE} " not in without_gate.stdout.str()
 
@@ -169,3 +169,20 @@ def test_sets_spread_over_xdist_workers_are_refused(
     assert stored_runs(pytester.path) == 0
     if spread:  # not spread, the same session runs the set (its case regression-gate fails)
         assert evalkit_pytest("--evalkit-set", "pytestkit.gate", "--dist", "no").ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_the_documented_ids_are_the_node_ids(evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester) -> None:
+    """The tests' node ids began with ``::`` (made from the session's empty id): ``--deselect
+    evalkit-set:SET::CASE``, the id the docs give, deselected nothing, the short summary said
+    ``FAILED ::evalkit-set:…``, and JUnit XML's classname was ``.evalkit-set:…``."""
+    done = evalkit_pytest("--evalkit-set", "pytestkit.gate", "--deselect", "evalkit-set:pytestkit.gate::fine", "--junitxml", "out.xml", "-rf")
+    done.assert_outcomes(passed=2, failed=1, deselected=1)
+    done.stdout.fnmatch_lines(["FAILED evalkit-set:pytestkit.gate::regression-gate - *"])
+    import xml.etree.ElementTree as ElementTree
+
+    cases = ElementTree.parse(pytester.path / "out.xml").getroot().iter("testcase")
+    assert {(case.get("classname"), case.get("name")) for case in cases} == {
+        ("evalkit-set:pytestkit.gate", "regression-gate"),
+        ("evalkit-set:pytestkit.gate", "evalkit\\x3aregression-gate"),
+        ("evalkit-set:pytestkit.gate", GATE),
+    }

@@ -235,9 +235,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     except EvalkitError as exc:  # the set's or configuration's text (a set id as typed, too) is shown safely
         raise _usage_error(f"--evalkit-set: {exc}") from None
     for golden_set, prompts in sets:
-        collector = GoldenSetRun.from_parent(
-            session, name=f"evalkit-set:{_node_name(golden_set.identifier)}", set_id=golden_set.identifier, prompts=prompts
-        )
+        name = f"evalkit-set:{_node_name(golden_set.identifier)}"
+        # The node id is the name, as a test file's is its path: made from the session's (""), it was
+        # "::evalkit-set:…", and the documented id `--deselect evalkit-set:SET::CASE` named nothing.
+        collector = GoldenSetRun.from_parent(session, name=name, nodeid=name, set_id=golden_set.identifier, prompts=prompts)
         collected = collector.collect()
         # Reported as collected, as pytest's own collection reports each collector: the header's
         # count ("collected 0 items / 4 deselected / -4 selected" under -k or --lf) and
