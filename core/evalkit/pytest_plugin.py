@@ -30,7 +30,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def is_active(config: pytest.Config) -> bool:
     """True when the run asked for the plugin."""
     asked = [str(p) for p in (getattr(config.option, "plugins", None) or [])]
-    return bool(config.getini("evalkit")) or "evalkit" in asked or bool(config.getoption("evalkit_set"))
+    try:
+        switched_on = bool(config.getini("evalkit"))
+    except (ValueError, pytest.UsageError) as exc:  # pytest's "invalid truth value 'maybe'" named no option
+        raise pytest.UsageError(f"the pytest ini option evalkit: {exc}; give true or false") from None
+    return switched_on or "evalkit" in asked or bool(config.getoption("evalkit_set"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

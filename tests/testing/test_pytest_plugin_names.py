@@ -186,3 +186,13 @@ def test_the_documented_ids_are_the_node_ids(evalkit_pytest: Callable[..., pytes
         ("evalkit-set:pytestkit.gate", "evalkit\\x3aregression-gate"),
         ("evalkit-set:pytestkit.gate", GATE),
     }
+
+
+def test_an_ini_switch_that_is_no_boolean_is_named(pytester: pytest.Pytester) -> None:
+    """``evalkit = maybe`` ended every pytest run with ``ERROR: invalid truth value 'maybe'``,
+    naming neither the option nor the plugin."""
+    pytester.makeini("[pytest]\nevalkit = maybe\n")
+    pytester.makepyfile("def test_nothing(): pass\n")
+    done = pytester.runpytest_inprocess()
+    assert done.ret == pytest.ExitCode.USAGE_ERROR
+    done.stderr.fnmatch_lines(["*the pytest ini option evalkit: invalid truth value 'maybe'; give true or false*"])
