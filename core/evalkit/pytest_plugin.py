@@ -17,7 +17,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("evalkit", "evalkit golden sets (active with -p evalkit or the evalkit ini option)")
     group.addoption(
         "--evalkit-set", action="append", default=[], metavar="SET",
-        help="run this installed golden set: one test per case and a final regression-gate test (repeatable)",
+        help="run this installed golden set: one test per case and a final regression-gate test (repeatable, each set once)",
     )
     group.addoption("--evalkit-provider", metavar="NAME", help="the configured provider instance that answers (default: as evalkit run)")
     group.addoption("--evalkit-model", metavar="ALIAS", help="model alias to send instead of the instance's")
@@ -30,7 +30,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def is_active(config: pytest.Config) -> bool:
     """True when the run asked for the plugin."""
     asked = [str(p) for p in (getattr(config.option, "plugins", None) or [])]
-    return bool(config.getini("evalkit")) or "evalkit" in asked or bool(config.getoption("evalkit_set"))
+    try:
+        switched_on = bool(config.getini("evalkit"))
+    except (ValueError, pytest.UsageError) as exc:  # pytest's "invalid truth value 'maybe'" named no option
+        raise pytest.UsageError(f"the pytest ini option evalkit: {exc}; give true or false") from None
+    return switched_on or "evalkit" in asked or bool(config.getoption("evalkit_set"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -77,7 +77,7 @@ def test_a_set_becomes_one_test_per_case_and_a_regression_gate(tmp_path: Path) -
     args = ("-p", "evalkit", "--evalkit-set", "myapp.faq", "--evalkit-provider", "my-app", "--evalkit-database", store, "-vv")
     first = pytest_run(folder, *args)
     assert first.returncode == 0, first.stdout + first.stderr
-    for name in ("capital", "sum", "regression-gate"):
+    for name in ("capital", "sum", "evalkit:regression-gate"):
         assert f"evalkit-set:myapp.faq::{name} PASSED" in first.stdout
 
     project_with_replay(folder, {"capital": "It is Paris, of course", "sum": "four"})
@@ -86,7 +86,7 @@ def test_a_set_becomes_one_test_per_case_and_a_regression_gate(tmp_path: Path) -
     assert "evalkit-set:myapp.faq::capital FAILED" in second.stdout
     assert "within_length: 5 words, limit 3" in second.stdout
     assert "just_the_digit: regex(/^4$/) did not hold" in second.stdout
-    assert "evalkit-set:myapp.faq::regression-gate FAILED" in second.stdout
+    assert "evalkit-set:myapp.faq::evalkit:regression-gate FAILED" in second.stdout
     assert "Regression" in second.stdout
 
 

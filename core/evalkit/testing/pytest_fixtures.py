@@ -27,12 +27,19 @@ def _shown(text: object) -> str:
 #: :func:`~evalkit.printable.visible` writes a control character, so every id reads back as it was made.
 _NODE_ID_SYNTAX = str.maketrans({":": "\\x3a", "[": "\\x5b", "]": "\\x5d"})
 
+#: The name of each set's regression-gate test. It holds a ``:``, which no case's name can hold
+#: (:func:`_node_name` writes it ``\x3a``): a case of any id, ``regression-gate`` included, is
+#: never the gate's namesake, so ``-k``, ``--deselect`` and ``--lf`` never take one for the other.
+GATE_NAME = "evalkit:regression-gate"
+
 
 def _node_name(text: object) -> str:
     """``text`` as an item's or collector's name: :func:`_shown`, and no node-id syntax in it (an id
     ``a::b`` or ``x[1]``, and every set's ``evalkit-set[…]`` collector, broke ``--lf``: a failed
-    case's id read back as another, so every case ran again)."""
-    return _shown(text).translate(_NODE_ID_SYNTAX)
+    case's id read back as another, so every case ran again). A backslash, which begins each of
+    these escapes, is written ``\\x5c`` first: ids ``a:b`` and ``a\\x3ab`` made one name, two tests
+    of one node id."""
+    return _shown(str(text).replace("\\", "\\x5c")).translate(_NODE_ID_SYNTAX)
 
 
 def _fail(message: str) -> NoReturn:
@@ -41,6 +48,16 @@ def _fail(message: str) -> NoReturn:
     from ..privacy import remove_secrets, secrets_to_hide
 
     pytest.fail(visible(remove_secrets(message, secrets_to_hide()), keep="\n"), pytrace=False)
+
+
+def _usage_error(message: str) -> pytest.UsageError:
+    """pytest's usage error (exit 4) saying ``message`` (its lines kept), made safe as :func:`_shown`
+    does: it quotes the set ids as typed, and a provider's failures (an unknown set id with an OSC
+    sequence retitled the terminal)."""
+    from ..printable import visible
+    from ..privacy import remove_secrets, secrets_to_hide
+
+    return pytest.UsageError(visible(remove_secrets(message, secrets_to_hide()), keep="\n"))
 
 
 @attrs.frozen
@@ -101,7 +118,7 @@ class GoldenSetRun(pytest.Collector):
     def collect(self) -> list[pytest.Item]:
         """One item per case, then the gate."""
         items: list[pytest.Item] = [GoldenCase.from_parent(self, name=_node_name(p.id), case_id=p.id) for p in self.prompts]
-        items.append(RegressionGate.from_parent(self, name="regression-gate"))
+        items.append(RegressionGate.from_parent(self, name=GATE_NAME))
         return items
 
     def outcome(self) -> Any:
@@ -180,6 +197,25 @@ class RegressionGate(pytest.Item):
         return self.path, None, _shown(f"{self.parent.set_id} regression gate")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse ``--evalkit-set`` in a session pytest-xdist spreads over workers (:func:`_spread_over`)."""
+    spread = _spread_over(config)
+    if spread and config.getoption("evalkit_set"):
+        raise _usage_error(
+            f"--evalkit-set runs each set once, in one process, and {spread} would run it again in every worker "
+            "given one of its tests (each run stored, each gate judging its own): run the sets with -p no:xdist "
+            "(or -n 0), in a pytest session of their own"
+        )
+
+
+def _spread_over(config: pytest.Config) -> str | None:
+    """What spreads this session's tests over processes (pytest-xdist's ``-n``/``--dist``), if anything."""
+    if hasattr(config, "workerinput"):  # an xdist worker (its controller refuses first; a worker started otherwise)
+        return "pytest-xdist"
+    dist = getattr(config.option, "dist", "no")
+    return f"pytest-xdist (--dist {dist})" if dist not in ("no", None) else None
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Append the cases of each ``--evalkit-set`` (and its gate) to the collected tests."""
     from ..catalog import prompt_set_catalog
@@ -189,18 +225,64 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     set_ids = config.getoption("evalkit_set")
     if not set_ids:
         return
+    _refuse_blank_options(config)
+    repeated = next((set_id for number, set_id in enumerate(set_ids) if set_id in set_ids[:number]), None)
+    if repeated is not None:  # it ran twice, stored two runs, and reported each test twice under one id
+        raise _usage_error(f'--evalkit-set: "{repeated}" is given twice; name each set once')
     try:
         catalog = prompt_set_catalog(config=load_config(config.getoption("evalkit_config")))
-        sets = [catalog.get(set_id).set for set_id in set_ids]
-    except EvalkitError as exc:
-        raise pytest.UsageError(f"--evalkit-set: {exc}") from None
-    for golden_set in sets:
-        collector = GoldenSetRun.from_parent(
-            session, name=f"evalkit-set:{_node_name(golden_set.identifier)}", set_id=golden_set.identifier, prompts=golden_set.prompts
-        )
+        sets = [(golden_set, _listed_cases(golden_set)) for golden_set in (catalog.get(set_id).set for set_id in set_ids)]
+    except EvalkitError as exc:  # the set's or configuration's text (a set id as typed, too) is shown safely
+        raise _usage_error(f"--evalkit-set: {exc}") from None
+    for golden_set, prompts in sets:
+        name = f"evalkit-set:{_node_name(golden_set.identifier)}"
+        # The node id is the name, as a test file's is its path: made from the session's (""), it was
+        # "::evalkit-set:…", and the documented id `--deselect evalkit-set:SET::CASE` named nothing.
+        collector = GoldenSetRun.from_parent(session, name=name, nodeid=name, set_id=golden_set.identifier, prompts=prompts)
         collected = collector.collect()
         # Reported as collected, as pytest's own collection reports each collector: the header's
         # count ("collected 0 items / 4 deselected / -4 selected" under -k or --lf) and
         # --collect-only's summary ("no tests collected") left these items out.
         config.hook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, collected))
         items.extend(collected)
+
+
+def _listed_cases(golden_set: Any) -> list[Any]:
+    """The set's prompts, listed once to name its tests; a :class:`~evalkit.PromptStream` whose
+    producer fails raises :class:`~evalkit.errors.SetValidationError` saying so, as ``evalkit run``
+    refuses the set (it was pytest's INTERNALERROR, with the plugin's traceback)."""
+    from ..errors import PLUGIN_FAILURES, EvalkitError, SetValidationError
+    from ..validation import stream_failure
+
+    listed: list[Any] = []
+    produced: Any = None
+    while True:
+        try:
+            produced = iter(golden_set.prompts) if produced is None else produced
+            listed.append(next(produced))
+        except StopIteration:
+            return listed
+        except EvalkitError:  # a stream past evalkit's limit says so itself
+            raise
+        except PLUGIN_FAILURES as exc:
+            raise SetValidationError([f'set "{golden_set.identifier}": field prompts: {stream_failure(len(listed) + 1, exc)}']) from None
+
+
+#: The options a set's run reads, each with what to give instead of nothing.
+_RUN_OPTIONS = (
+    ("evalkit_provider", "--evalkit-provider", "name the configured provider instance"),
+    ("evalkit_model", "--evalkit-model", "name the model alias"),
+    ("evalkit_grader", "--evalkit-grader", "name the grader"),
+    ("evalkit_database", "--evalkit-database", "give the results database's URL"),
+    ("evalkit_config", "--evalkit-config", "name the configuration file"),
+)
+
+
+def _refuse_blank_options(config: pytest.Config) -> None:
+    """A usage error for a run option given empty (``--evalkit-database "$URL"`` with the variable
+    unset): it meant "not given", and the run went to the default store, where no baseline is, so
+    the gate passed as a first run. ``evalkit run --database ""`` is refused the same way."""
+    for name, flag, instead in _RUN_OPTIONS:
+        value = config.getoption(name)
+        if value is not None and not str(value).strip():
+            raise _usage_error(f"{flag} is empty; {instead}, or leave the option out")

@@ -1,0 +1,198 @@
+"""The pytest plugin's test names and its ``--evalkit-*`` options, with pytest run in this process
+(``pytester``) on sets of real installed distributions from tests/data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import evalkit
+import evalkit.catalog
+import evalkit.config
+import evalkit.run.library
+import evalkit.storage
+import evalkit.testing.pytest_fixtures  # noqa: F401 - imported for the reason below
+import pytest
+
+pytest_plugins = ["pytester"]
+
+# pytester forgets the modules imported since its fixture began once a test is over: evalkit's are
+# imported here, before any, so that every run sees one GoldenPromptSet class (``evalkit``'s cached
+# name and the catalog's would otherwise be two classes from the second test on).
+for _name in evalkit.__all__:
+    getattr(evalkit, _name)
+
+GATE = "evalkit:regression-gate"
+
+
+@pytest.fixture
+def evalkit_pytest(pytester: pytest.Pytester, plugin_dists: Callable[..., str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., pytest.RunResult]:
+    """``evalkit_pytest(*args)``: ``pytest -p evalkit --evalkit-provider ref ARGS`` in this process, in a
+    project whose provider ``ref`` answers each case its reference, with the test distributions
+    ``evalkit-pytest-sets`` and ``evalkit-raising-plugins`` installed and a store under the project."""
+    from evalkit import registry
+
+    monkeypatch.syspath_prepend(plugin_dists("evalkit-pytest-sets", "evalkit-raising-plugins"))
+    registry.forget()
+    for name in ("EVALKIT_DATABASE_URL", "EVALKIT_RAISE_IN", "EVALKIT_RAISE"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.path.joinpath("evalkit.toml").write_text('[providers.ref]\nadapter = "reference"\nmodel = "ref-v1"\n')
+    store = f"sqlite:///{pytester.path / 'results.db'}"
+
+    def run(*args: str) -> pytest.RunResult:
+        return pytester.runpytest_inprocess("-p", "evalkit", "--evalkit-provider", "ref", "--evalkit-database", store, *args)
+
+    return run
+
+
+def stored_runs(folder: Path) -> int:
+    """How many runs the project's store holds (0 when it was never created)."""
+    from evalkit.storage import open_repository
+
+    if not (folder / "results.db").exists():
+        return 0
+    repository = open_repository(f"sqlite:///{folder / 'results.db'}")
+    try:
+        return len(repository.recent_runs(None, limit=100))
+    finally:
+        repository.close()
+
+
+def test_a_case_named_regression_gate_is_not_taken_for_the_gate(evalkit_pytest: Callable[..., pytest.RunResult]) -> None:
+    """The gate's test was ``…::regression-gate``, the node id of a case of that id: two tests of
+    one id, which ``-k``, ``--deselect`` and ``--lf`` could not tell apart."""
+    first = evalkit_pytest("--evalkit-set", "pytestkit.gate", "-v")
+    first.assert_outcomes(passed=3, failed=1)
+    first.stdout.fnmatch_lines([
+        "*evalkit-set:pytestkit.gate::regression-gate FAILED*",
+        "*evalkit-set:pytestkit.gate::evalkit\\x3aregression-gate PASSED*",
+        f"*evalkit-set:pytestkit.gate::{GATE} PASSED*",
+    ])  # fmt: skip
+    # The failed case alone is rerun: the gate (which passed) is not taken for it.
+    again = evalkit_pytest("--evalkit-set", "pytestkit.gate", "--lf", "-v")
+    again.assert_outcomes(failed=1, deselected=3)
+    again.stdout.fnmatch_lines(["*run-last-failure: rerun previous 1 failure*", "*::regression-gate FAILED*"])
+    # Deselecting the gate by its node id leaves every case, the one named regression-gate too.
+    without_gate = evalkit_pytest("--evalkit-set", "pytestkit.gate", "--deselect", f"evalkit-set:pytestkit.gate::{GATE}", "-v")
+    without_gate.assert_outcomes(passed=2, failed=1, deselected=1)
+    assert f"::{GATE} " not in without_gate.stdout.str()
+
+
+def test_a_set_named_twice_is_a_usage_error_and_nothing_runs(evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester) -> None:
+    """``--evalkit-set X --evalkit-set X`` ran the set twice, stored two runs and reported every
+    test twice under one node id."""
+    done = evalkit_pytest("--evalkit-set", "pytestkit.gate", "--evalkit-set", "pytestkit.escapes", "--evalkit-set", "pytestkit.gate")
+    assert done.ret == pytest.ExitCode.USAGE_ERROR
+    done.stderr.fnmatch_lines(['*--evalkit-set: "pytestkit.gate" is given twice; name each set once*'])
+    assert stored_runs(pytester.path) == 0
+
+
+def test_ids_that_differ_only_by_an_escape_written_out_are_two_tests(evalkit_pytest: Callable[..., pytest.RunResult]) -> None:
+    """A case id ``a:b`` is named ``a\\x3ab``, which is also how the id ``a\\x3ab`` (a backslash, then
+    ``x3ab``) was named: one node id for two tests. The backslash is escaped first."""
+    done = evalkit_pytest("--evalkit-set", "pytestkit.escapes", "--collect-only", "-q")
+    assert done.ret == pytest.ExitCode.OK
+    names = [line.split("::")[-1] for line in done.stdout.lines if "evalkit-set:pytestkit.escapes::" in line]
+    assert names == ["a\\x3ab", "a\\x5cx3ab", "back\\x5cslash", GATE]
+
+
+def test_a_set_id_given_with_control_characters_is_refused_escaped(evalkit_pytest: Callable[..., pytest.RunResult]) -> None:
+    """The usage error quoted the unknown set id as typed: an OSC sequence reached the terminal."""
+    done = evalkit_pytest("--evalkit-set", "evil\x1b]0;pwned\x07")
+    assert done.ret == pytest.ExitCode.USAGE_ERROR
+    output = done.stdout.str() + done.stderr.str()
+    assert "\x1b" not in output and "\x07" not in output
+    done.stderr.fnmatch_lines(['*--evalkit-set: Unknown golden prompt set "evil\\x1b]0;pwned\\x07"*'])
+
+
+@pytest.mark.parametrize("raised", ["StopIteration", "Unprintable", "Skipped", "GeneratorExit"])
+def test_a_stream_that_fails_while_its_cases_are_listed_is_a_usage_error(
+    evalkit_pytest: Callable[..., pytest.RunResult], monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester, raised: str
+) -> None:
+    """``raising.stream`` raises at its second prompt: listing its cases for pytest ended the
+    session with INTERNALERROR and the plugin's traceback (exit 3); ``evalkit run`` refuses the set."""
+    monkeypatch.setenv("EVALKIT_RAISE_IN", "stream")
+    monkeypatch.setenv("EVALKIT_RAISE", raised)
+    done = evalkit_pytest("--evalkit-set", "raising.stream")
+    assert done.ret == pytest.ExitCode.USAGE_ERROR
+    assert "INTERNALERROR" not in done.stdout.str() + done.stderr.str()
+    done.stderr.fnmatch_lines(['*--evalkit-set: set "raising.stream": field prompts: producing prompt #2 raised *'])
+    assert stored_runs(pytester.path) == 0
+
+
+@pytest.mark.parametrize("option", ["--evalkit-database", "--evalkit-provider", "--evalkit-model", "--evalkit-grader", "--evalkit-config"])
+def test_a_run_option_given_empty_is_a_usage_error(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester, option: str
+) -> None:
+    """``--evalkit-database "$URL"`` with the variable unset ran the set into the default store
+    (``.evalkit/`` here), where no baseline is: the gate passed as a first run. The last of a
+    repeated option wins, as for any pytest option, so the empty value is given last."""
+    done = evalkit_pytest("--evalkit-set", "pytestkit.gate", option, "")
+    assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
+    done.stderr.fnmatch_lines([f"*{option} is empty; *, or leave the option out*"])
+    assert not (pytester.path / ".evalkit").exists() and stored_runs(pytester.path) == 0
+
+
+#: A stand-in for pytest-xdist (not a test dependency): its ``--dist`` option, and a worker's
+#: ``config.workerinput`` where ``$FAKE_XDIST_WORKER`` is set. Checked by hand with pytest-xdist 3.8:
+#: ``-n 2`` ran the set once in each worker, two runs stored, each gate judging its own.
+FAKE_XDIST = """
+import os
+
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--dist", default="no")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    if os.environ.get("FAKE_XDIST_WORKER"):
+        config.workerinput = {"workerid": "gw0"}
+"""
+
+
+@pytest.mark.parametrize("spread", [("--dist", "load"), ("--dist", "each"), ("worker",)], ids=["dist-load", "dist-each", "worker"])
+def test_sets_spread_over_xdist_workers_are_refused(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, spread: tuple[str, ...]
+) -> None:
+    """Under pytest-xdist each worker given one of a set's tests ran the whole set: one run stored
+    per worker, and each worker's gate compared its run with whatever the others had stored."""
+    pytester.makeconftest(FAKE_XDIST)
+    if spread == ("worker",):
+        monkeypatch.setenv("FAKE_XDIST_WORKER", "1")
+        spread = ()
+    done = evalkit_pytest("--evalkit-set", "pytestkit.gate", *spread)
+    assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
+    done.stderr.fnmatch_lines(["*--evalkit-set runs each set once, in one process, and pytest-xdist* -p no:xdist (or -n 0)*"])
+    assert stored_runs(pytester.path) == 0
+    if spread:  # not spread, the same session runs the set (its case regression-gate fails)
+        assert evalkit_pytest("--evalkit-set", "pytestkit.gate", "--dist", "no").ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_the_documented_ids_are_the_node_ids(evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester) -> None:
+    """The tests' node ids began with ``::`` (made from the session's empty id): ``--deselect
+    evalkit-set:SET::CASE``, the id the docs give, deselected nothing, the short summary said
+    ``FAILED ::evalkit-set:…``, and JUnit XML's classname was ``.evalkit-set:…``."""
+    done = evalkit_pytest("--evalkit-set", "pytestkit.gate", "--deselect", "evalkit-set:pytestkit.gate::fine", "--junitxml", "out.xml", "-rf")
+    done.assert_outcomes(passed=2, failed=1, deselected=1)
+    done.stdout.fnmatch_lines(["FAILED evalkit-set:pytestkit.gate::regression-gate - *"])
+    import xml.etree.ElementTree as ElementTree
+
+    cases = ElementTree.parse(pytester.path / "out.xml").getroot().iter("testcase")
+    assert {(case.get("classname"), case.get("name")) for case in cases} == {
+        ("evalkit-set:pytestkit.gate", "regression-gate"),
+        ("evalkit-set:pytestkit.gate", "evalkit\\x3aregression-gate"),
+        ("evalkit-set:pytestkit.gate", GATE),
+    }
+
+
+def test_an_ini_switch_that_is_no_boolean_is_named(pytester: pytest.Pytester) -> None:
+    """``evalkit = maybe`` ended every pytest run with ``ERROR: invalid truth value 'maybe'``,
+    naming neither the option nor the plugin."""
+    pytester.makeini("[pytest]\nevalkit = maybe\n")
+    pytester.makepyfile("def test_nothing(): pass\n")
+    done = pytester.runpytest_inprocess()
+    assert done.ret == pytest.ExitCode.USAGE_ERROR
+    done.stderr.fnmatch_lines(["*the pytest ini option evalkit: invalid truth value 'maybe'; give true or false*"])
