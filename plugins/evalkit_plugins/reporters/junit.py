@@ -3,9 +3,10 @@
 One ``<testsuite>`` per run (name = set identifier; run id, identity, grader, verdict … as
 properties), one ``<testcase>`` per case (classname = set, name = case id): a failed case is a
 ``<failure>`` whose message lists its failed named checks with their reasons, an errored case an
-``<error>``. The regression verdict is one extra testcase, ``regression-gate``, that fails when
-the gate fails (and is skipped, with the reason, when the run could not be compared and the gate
-was not strict).
+``<error>``. The regression verdict is one extra testcase, ``regression-gate`` of classname
+``SET:evalkit``, that fails when the gate fails (and is skipped, with the reason, when the run could
+not be compared and the gate was not strict). No case shares its classname and name: a case's
+classname is the set's identifier, which never holds a ``:``.
 
 The document validates against both JUnit schemas CI servers read: the Jenkins xUnit plugin's
 ``junit-10.xsd`` and the Apache Ant schema (which requires ``hostname``, a timezone-less
@@ -25,10 +26,13 @@ from evalkit.reports import Report
 from evalkit.reports.escape import one_line, visible
 from evalkit.runs import CaseResult
 
-__all__ = ["GATE_CASE", "JUnitReporter"]
+__all__ = ["GATE_CASE", "GATE_CLASS_SUFFIX", "JUnitReporter"]
 
 #: The name of the extra testcase that carries the regression verdict.
 GATE_CASE = "regression-gate"
+#: What the gate's classname adds to the set's identifier: a case of id ``regression-gate`` is
+#: another test (set identifiers hold no ``:``; a case id may be any text).
+GATE_CLASS_SUFFIX = ":evalkit"
 
 
 def _seconds(value: float) -> str:
@@ -135,7 +139,7 @@ class JUnitReporter:
         return not report.gate_failed and report.verdict_word.startswith("NOT COMPARED")
 
     def _gate(self, suite: ET.Element, report: Report, suite_name: str) -> None:
-        gate = ET.SubElement(suite, "testcase", {"classname": suite_name, "name": GATE_CASE, "time": "0.000"})
+        gate = ET.SubElement(suite, "testcase", {"classname": suite_name + GATE_CLASS_SUFFIX, "name": GATE_CASE, "time": "0.000"})
         sentence = report.verdict_sentence
         if report.gate_failed:
             failure = ET.SubElement(gate, "failure", {"type": "regression", "message": f"{report.verdict_word}: {sentence}"})

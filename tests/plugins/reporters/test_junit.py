@@ -64,7 +64,7 @@ def test_a_regressed_run_is_one_suite_with_failed_cases_and_a_failed_gate(cli, p
     assert properties["baseline_run_id"] == run["verdict"]["baseline_id"]
     cases = {case.name: case for case in suite}
     assert list(cases) == [*HOSTILE_IDS, "regression-gate"]  # ids round-trip exactly, markup and all
-    assert {case.classname for case in suite} == {SET}
+    assert [case.classname for case in suite] == [SET] * len(HOSTILE_IDS) + [f"{SET}:evalkit"]
     assert suite.tests == 7 and suite.failures == 3 and suite.errors == 0
     for case_id in HOSTILE_IDS[:2]:
         (failure,) = cases[case_id].result
@@ -120,3 +120,20 @@ def test_control_characters_in_failed_check_details_stay_valid_xml(cli, project,
     validate(project / "ctl.xml", schemas)
     text = (project / "ctl.xml").read_text()
     assert "\x1b" not in text
+
+
+def test_a_case_named_regression_gate_is_never_taken_for_the_gate(evalkit_cli, project, schemas) -> None:
+    # a case of that id had the gate's classname and name: CI test tabs merged the two
+    (project / "evals").mkdir()
+    (project / "evals" / "g.yaml").write_text(
+        "identifier: gate.clash\nname: G\nprompts:\n"
+        "  - {id: regression-gate, prompt: a, reference: ok, assertions: [{contains: ok}]}\n"
+        "  - {id: other, prompt: b, reference: ok, assertions: [{contains: ok}]}\n"
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n[providers.self]\nadapter = "reference"\nmodel = "ref-v1"\n')
+    result = evalkit_cli("run", "gate.clash", "--provider", "self", "--report", "junit:out.xml")
+    assert result.code == 0, result.stderr
+    validate(project / "out.xml", schemas)
+    suite = suite_of(project / "out.xml")
+    keys = [(case.classname, case.name) for case in suite]
+    assert keys == [("gate.clash", "regression-gate"), ("gate.clash", "other"), ("gate.clash:evalkit", "regression-gate")]
