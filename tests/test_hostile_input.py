@@ -1887,6 +1887,29 @@ def test_issue34_14_an_empty_database_url_is_refused_not_read_as_unset(cli, proj
 
 
 @pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])
+@pytest.mark.parametrize(
+    ("command", "option", "named"),
+    [
+        (("run", "evalkit.smoke"), "--model", "a model alias"),  # was: the instance's own model, silently
+        (("run", "evalkit.smoke"), "--shard", "a slice, I/N or auto"),  # was: the whole set, not a slice
+        (("run", "evalkit.smoke"), "--provider", "a provider name"),  # was: [providers.] suggested
+        (("run", "evalkit.smoke"), "--judge", "a provider name"),
+        (("plan", "evalkit.smoke"), "--model", "a model alias"),
+        (("flaky", "evalkit.smoke"), "--model", "a model alias"),
+        (("baseline", "show"), "--model", "a model alias"),
+        (("retrieval", "evalkit_stdlib.docs"), "--deployment", "a deployment name"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else v[0],
+)
+def test_an_empty_name_option_is_refused_not_read_as_not_given(cli, project, value, command, option, named) -> None:
+    # `--model "$MODEL"` with the variable unset: read as not given, a CI job ran another model,
+    # the whole set instead of its slice, or another command than meant
+    result = cli(*command, option, value)
+    assert result.code == 2 and f"{option} is empty; give {named}, or leave the option out" in result.stderr, result.stderr
+    assert stored_runs(project) == 0 and not database(project).exists()
+
+
+@pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])
 def test_an_empty_validate_target_is_refused_not_read_as_the_working_directory(cli, project, value) -> None:
     # `evalkit validate "$CHANGED_FILES"` with nothing in the variable checked the working
     # directory instead ("": is a folder holding no set file) — or passed, when it held set files

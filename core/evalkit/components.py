@@ -47,6 +47,7 @@ __all__ = [
     "ServingEvidence",
     "bind_generator",
     "check_generator_ready",
+    "check_provider_known",
     "load_grader",
     "REFERENCE_INSTANCE",
     "UnknownProviderError",
@@ -439,6 +440,17 @@ def bind_generator(
     except UnknownPluginError as exc:
         raise UnknownProviderError(provider or "", config, exc.available) from None
     return BoundGenerator(generator, provider or "", None, model, False, record)
+
+
+def check_provider_known(provider: str, config: Config) -> None:
+    """Raise :class:`UnknownProviderError` when ``provider`` is neither a configured instance nor
+    an installed adapter, from the configuration and installed metadata alone (no adapter is
+    imported): what :func:`bind_generator` would refuse, asked before anything runs."""
+    if provider in config.providers:
+        return
+    adapters = sorted({record.name for record in registry.records("evalkit.generators")})
+    if provider not in adapters:
+        raise UnknownProviderError(provider, config, adapters)
 
 
 #: The largest base system prompt file read, in bytes.

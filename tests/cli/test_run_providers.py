@@ -99,3 +99,13 @@ def test_an_internal_error_after_every_provider_ran_names_each_stored_run(evalki
         f"internal error (an evalkit bug) after runs {first}, {second} were stored: RuntimeError: a bug in the summary — "
         f"the runs and their results are kept (see `evalkit show {first}`, `evalkit show {second}`)"
     ) in result.stderr
+
+
+@pytest.mark.parametrize(("unknown", "said"), [("nosuch", 'Unknown provider "nosuch"'), ("", "--provider is empty")])
+def test_an_unknown_provider_among_several_is_refused_before_any_runs(evalkit_cli, project, unknown, said) -> None:
+    # it was found only when its turn came: the providers before it had run and were stored, and
+    # the refusal exited 3 as a failure after a stored run
+    two_providers(project, {})
+    refused = evalkit_cli("run", "arith.basic", "--provider", "good", "--provider", unknown, "--provider", "worse")
+    assert refused.code == 2 and said in refused.stderr, refused.stderr
+    assert stored_runs(project) == []

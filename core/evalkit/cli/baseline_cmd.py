@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments, group_without_command
 from .names import DeploymentName, PluginName, ProviderName, RunId, SetIdentifier
-from .params import global_options, non_empty_path
+from .params import global_options, non_empty, non_empty_path
 
 
 @click.group(
@@ -66,7 +66,7 @@ def accept(**params: Any) -> Arguments:
     "set", metavar="SET", type=SetIdentifier("prompt", "question"), help="golden set identifier (need not be installed any more)"
 )
 @click.option("--provider", metavar="NAME", type=ProviderName(), help="only scopes of this provider instance")
-@click.option("--model", metavar="ALIAS", help="only scopes of this model alias")
+@click.option("--model", metavar="ALIAS", help="only scopes of this model alias", callback=non_empty("a model alias"))
 @click.option(
     "--grader", metavar="NAME", type=PluginName("evalkit.graders"),
     help="only scopes graded by this grader (a yardstick or its grader name)",
@@ -95,7 +95,7 @@ def show(**params: Any) -> Arguments:
 @click.argument("set", metavar="SET", type=SetIdentifier("prompt", "question"), help="golden set identifier")
 @click.option("-o", "--output", required=True, metavar="PATH", help="the file to write (replaced whole, atomically)", callback=non_empty_path)
 @click.option("--provider", metavar="NAME", type=ProviderName(), help="the scope's provider instance")
-@click.option("--model", metavar="ALIAS", help="the scope's model alias")
+@click.option("--model", metavar="ALIAS", help="the scope's model alias", callback=non_empty("a model alias"))
 @click.option("--grader", metavar="NAME", type=PluginName("evalkit.graders"), help="the scope's grader")
 @click.option("--retriever", metavar="ID", type=PluginName("evalkit.retrievers"), help="the retrieval scope's retriever")
 @click.option("--deployment", metavar="NAME", type=DeploymentName(), help="the retrieval scope's deployment")

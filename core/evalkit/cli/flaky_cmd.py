@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 from ..wording import counted, quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .names import PluginName, ProviderName, SetIdentifier
-from .params import PositiveInt, global_options
+from .params import PositiveInt, global_options, non_empty
 
 
 @click.command(
@@ -31,7 +31,7 @@ from .params import PositiveInt, global_options
     "set", metavar="SET", type=SetIdentifier("prompt", "question"), help="golden set identifier (need not be installed any more)"
 )
 @click.option("--provider", metavar="NAME", type=ProviderName(), help="only the runs of this provider instance (or retriever)")
-@click.option("--model", metavar="ALIAS", help="only the runs that sent this model alias")
+@click.option("--model", metavar="ALIAS", help="only the runs that sent this model alias", callback=non_empty("a model alias"))
 @click.option(
     "--grader", metavar="NAME", type=PluginName("evalkit.graders"), help="only the runs under this grader (decision matches decision:…)"
 )

@@ -41,15 +41,21 @@ class _ListingTooSlow(BaseException):
 
 
 class TypedName(click.ParamType):
-    """A configured name the user types, read in Unicode normal form NFC, as every configured name
-    is (:func:`evalkit.printable.not_nfc`): a name typed as ``e`` and a combining accent names what
-    it prints as."""
+    """A configured name the user types (``--provider``, ``--judge``, ``--deployment``), read in
+    Unicode normal form NFC, as every configured name is (:func:`evalkit.printable.not_nfc`): a
+    name typed as ``e`` and a combining accent names what it prints as. An empty one is refused
+    (``--provider "$PROVIDER"`` with the variable unset): no name is empty."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        """``value`` in NFC."""
+        """``value`` in NFC; a usage error when it is empty or only spaces."""
         import unicodedata
 
-        return unicodedata.normalize("NFC", value) if isinstance(value, str) else value
+        if not isinstance(value, str):
+            return value
+        if not value.strip():
+            flags = "/".join(param.opts) if isinstance(param, click.Option) else self.name
+            raise click.UsageError(f"{flags} is empty; give a {self.name} name, or leave the option out", ctx)
+        return unicodedata.normalize("NFC", value)
 
 
 def _bounded(listing: Callable[[], list[str]]) -> list[str]:

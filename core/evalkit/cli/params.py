@@ -249,7 +249,7 @@ def placement_options(*, resume: str, scope: str) -> Callable[[Decorated], Decor
             metavar="[RUN_ID]", help=resume,
         ),
         click.option(
-            "--shard", metavar="I/N",
+            "--shard", metavar="I/N", callback=non_empty("a slice, I/N or auto"),
             help="answer only slice I of N deterministic slices of the set; auto: from the CI's parallel-job variables "
             "(GitLab CI_NODE_INDEX/CI_NODE_TOTAL, CircleCI CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL, Buildkite "
             "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT) or job array (Slurm SLURM_ARRAY_TASK_ID/"

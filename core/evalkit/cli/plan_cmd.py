@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 from .app import Arguments, EvalkitCommand, arguments
 from .gate_options import gate_options, repeats_option
 from .names import PluginName, ProviderName, SetIdentifier
-from .params import PositiveInt, global_options
+from .params import PositiveInt, global_options, non_empty
 
 
 @click.command(
@@ -29,7 +29,7 @@ from .params import PositiveInt, global_options
 @click.option(
     "--provider", metavar="NAME", type=ProviderName(), help="the configured provider instance the run would use (for its baseline)"
 )
-@click.option("--model", metavar="ALIAS", help="the model alias the run would send")
+@click.option("--model", metavar="ALIAS", help="the model alias the run would send", callback=non_empty("a model alias"))
 @click.option(
     "--grader", default="deterministic", metavar="NAME", type=PluginName("evalkit.graders"), help="grader (default: deterministic)"
 )

@@ -23,6 +23,7 @@ from .params import (
     Temperature,
     baseline_option,
     global_options,
+    non_empty,
     option_group,
     placement_options,
     report_option,
@@ -71,7 +72,7 @@ judge_options = option_group(
     help="a configured provider instance, or an adapter for an ad-hoc (never compared) run; given several times, "
     "the set runs once per provider (each its own run and verdict) and a side-by-side summary follows",
 )
-@click.option("--model", metavar="ALIAS", help="model alias to send instead of the instance's")
+@click.option("--model", metavar="ALIAS", help="model alias to send instead of the instance's", callback=non_empty("a model alias"))
 @click.option(
     "--grader", default="deterministic", metavar="NAME", type=PluginName("evalkit.graders"),
     help="grader (default: deterministic; see `evalkit list`)",
@@ -184,9 +185,12 @@ def handle(args: Arguments) -> int:
     baseline_file = read_baseline_option(args)
     database = database_url(args, config)
     if len(args.providers) > 1:
+        from ..components import check_provider_known
         from .provider_comparison import ProviderResult, refuse_single_run_options, run_each_provider
 
         refuse_single_run_options(args)
+        for provider in args.providers:  # each one known before the first runs and is stored
+            check_provider_known(provider, config)
 
         def result_of(provider: str, outcome: Any) -> ProviderResult:
             with stored_cases(database, outcome.run, notable_only=False) as cases:
