@@ -132,20 +132,28 @@ def check_distinct(trace_file: Path, target: ImportTarget) -> None:
 
 def set_file_text(cases: Sequence[ImportedCase], target: ImportTarget) -> str:
     """The set file's text for ``cases``, exactly as :func:`write_import` writes it."""
+    return _text_of(set_document(cases, target), target)
+
+
+def _text_of(document: dict[str, Any], target: ImportTarget) -> str:
     relative = os.path.relpath(target.answers_file, target.set_file.parent)
-    return _yaml_text(set_document(cases, target), target, relative)
+    return _yaml_text(document, target, relative)
 
 
-def _set_file_problems(text: str) -> tuple[Any, ...]:
-    """What ``evalkit validate`` says of a set file holding ``text`` (its ``FileProblem``s)."""
-    import tempfile
+def _set_file_problems(document: dict[str, Any], target: ImportTarget) -> tuple[Any, ...]:
+    """What ``evalkit validate`` would say of the set file holding ``document`` (its
+    ``FileProblem``s): the document is checked as it is, in memory, by the checks a set file's
+    data gets once read (:func:`evalkit.setfiles.check_document`); its text, PyYAML's safe dump,
+    loads back as that data. Reading the file back cost more than making it: at 20,000 spans,
+    twice the import's time."""
+    from ..setfiles import check_document
+    from ..setfiles.documents import FileSyntaxError, made_document
 
-    from ..setfiles import load_set_files
-
-    with tempfile.TemporaryDirectory(prefix="evalkit-import-") as folder:
-        path = Path(folder) / "imported.yaml"
-        path.write_text(text, encoding="utf-8")
-        return load_set_files([path]).problems
+    try:
+        made = made_document(target.set_file, document)
+    except FileSyntaxError as exc:
+        return tuple(exc.problems)
+    return check_document(made).problems
 
 
 def _prompt_index(problem: Any) -> int | None:
@@ -156,16 +164,17 @@ def _prompt_index(problem: Any) -> int | None:
 
 def writable_cases(found: TraceImport, target: ImportTarget) -> tuple[TraceImport, str]:
     """``found`` without the cases the set file could not hold, and the set file's text for the
-    rest: the file is checked as ``evalkit validate`` checks it, and a case it refuses is left out
+    rest: the set is checked as ``evalkit validate`` checks it, and a case it refuses is left out
     and counted under :data:`UNWRITABLE` (the first reason named); a problem of the set itself (its
-    ``--name``) is a :class:`~evalkit.errors.UsageError`. An import never writes a set file
-    ``evalkit run`` refuses."""
+    ``--name``, a file larger than a set file may be) is a :class:`~evalkit.errors.UsageError`.
+    An import never writes a set file ``evalkit run`` refuses."""
+    from ..setfiles import documents
+
     cases = list(found.cases)
     skipped = dict(found.not_imported)
-    text = ""
+    document = set_document(cases, target)
     while cases:
-        text = set_file_text(cases, target)
-        problems = _set_file_problems(text)
+        problems = _set_file_problems(document, target)
         if not problems:
             break
         refused = {index for index in map(_prompt_index, problems) if index is not None}
@@ -178,6 +187,14 @@ def writable_cases(found: TraceImport, target: ImportTarget) -> tuple[TraceImpor
         why = f"{UNWRITABLE} (first: {cases[first.path[1]].id}: {first.reason})"
         skipped[why] = skipped.get(why, 0) + len(refused)
         cases = [case for index, case in enumerate(cases) if index not in refused]
+        document = set_document(cases, target)
+    text = _text_of(document, target) if cases else ""
+    size = len(text.encode("utf-8"))
+    if size > documents.MAX_SET_FILE_BYTES:
+        raise UsageError(
+            f"evalkit import writes nothing: the set file would be {size:,} bytes, larger than the "
+            f"{documents.MAX_SET_FILE_BYTES:,} a set file may hold; import a part of the trace file at a time"
+        )
     return attrs.evolve(found, cases=tuple(cases), not_imported=skipped), text
 
 
