@@ -139,3 +139,42 @@ def test_an_import_writes_only_cases_its_set_file_can_hold(evalkit_cli, project:
     blank = evalkit_cli("import", "otel", "prod.jsonl", "-o", "other/p.yaml", "--name", "   ")
     assert blank.code == 2 and "writes nothing: the set file would not be valid: name: must not be empty" in blank.stderr
     assert not (project / "other").exists()
+
+
+def test_a_reimport_suggests_no_provider_table_the_configuration_already_has(evalkit_cli, project: Path) -> None:
+    """A re-import with --force printed the [providers] table again, though evalkit.toml held it
+    already; the hint reads the configuration in force: nothing to add when the table replays the
+    answers file, what differs when a table of that name answers otherwise."""
+    write_traces(project / "prod.jsonl")
+    first = evalkit_cli("import", "otel", "prod.jsonl")
+    assert first.code == 0, first.stderr
+    snippet = first.stdout.split("provider in evalkit.toml:\n")[1].split("  evalkit validate")[0]
+    (project / "evalkit.toml").write_text("\n".join(line.strip() for line in snippet.splitlines()) + "\n")
+    again = evalkit_cli("import", "otel", "prod.jsonl", "--force")
+    assert again.code == 0, again.stderr
+    assert "[providers.prod] in evalkit.toml replays them):\n  evalkit validate evals/prod.yaml\n" in again.stdout, again.stdout
+    assert "adapter" not in again.stdout and "[sets]" not in again.stdout
+
+    toml = (project / "evalkit.toml").read_text()
+    (project / "evalkit.toml").write_text(toml.replace('path = "evals/prod-answers.jsonl"', 'path = "old/answers.jsonl"'))
+    elsewhere = evalkit_cli("import", "otel", "prod.jsonl", "--force")
+    assert elsewhere.code == 0, elsewhere.stderr
+    config = project / "evalkit.toml"
+    assert f'  [providers.prod] in {config} replays "old/answers.jsonl", not "evals/prod-answers.jsonl": give it path = "evals/prod-answers.jsonl"\n' in elsewhere.stdout, elsewhere.stdout
+    assert 'adapter = "replay"' not in elsewhere.stdout
+
+    (project / "evalkit.toml").write_text(toml.replace('adapter = "replay"', 'adapter = "openai"'))
+    other = evalkit_cli("import", "otel", "prod.jsonl", "--force")
+    assert other.code == 0, other.stderr
+    assert f'  [providers.prod] in {config} answers with adapter "openai", not from "evals/prod-answers.jsonl": ' in other.stdout, other.stdout
+
+
+def test_the_provider_path_suggested_is_relative_to_the_configuration(evalkit_cli, project: Path) -> None:
+    # A replay provider's path is read relative to the configuration's folder; the hint gave it
+    # relative to the working directory, so from a subfolder it named a file that is not there.
+    write_traces(project / "prod.jsonl")
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["**/*.yaml"]\n')
+    (project / "sub").mkdir()
+    below = evalkit_cli("import", "otel", "../prod.jsonl", "-o", "p.yaml", cwd=project / "sub")
+    assert below.code == 0, below.stderr
+    assert '  [providers.prod]\n  adapter = "replay"\n  path = "sub/p-answers.jsonl"\n' in below.stdout, below.stdout

@@ -94,35 +94,81 @@ def handle(args: Arguments) -> int:
 
         print_json(outcome.as_dict())
         return 0
-    _print(outcome, _sets_lines(set_file, getattr(args, "config", None)))
+    config = _config_in_force(getattr(args, "config", None))
+    instance = target.identifier.rsplit(".", 1)[-1].replace("_", "-")
+    lines = _sets_lines(set_file, config) + _provider_lines(instance, outcome, config)
+    _print(outcome, instance, lines, config.path.name if config is not None and config.path is not None else "evalkit.toml")
     return 0
 
 
-def _sets_lines(set_file: Path, config_path: str | None) -> list[str]:
-    """What the configuration needs for `evalkit run` to find ``set_file``: nothing when its
-    ``[sets] paths`` already read it; else a ``[sets]`` table naming the file, or (when it has one)
-    the path to add to it. Paths are relative to the configuration's folder, as ``[sets] paths``
-    are. A configuration that cannot be read is reported where it is used, not here."""
+def _config_in_force(config_path: str | None) -> Any:
+    """The configuration `evalkit run` would read here, or ``None`` when it cannot be read (that is
+    reported where it is used, not here)."""
+    from ..config import load_config
+    from ..errors import ConfigError
+
+    try:
+        return load_config(config_path)
+    except ConfigError:
+        return None
+
+
+def _relative_to_config(path: Path, config: Any) -> str:
+    """``path`` as the configuration names files: relative to its folder (the working directory
+    when there is none), as a TOML string."""
     import os
     from pathlib import Path
 
-    from ..config import load_config
+    root = config.root if config is not None else Path.cwd()
+    return _toml_string(Path(os.path.relpath(path.resolve(), root.resolve())).as_posix())
+
+
+def _sets_lines(set_file: Path, config: Any) -> list[str]:
+    """What the configuration needs for `evalkit run` to find ``set_file``: nothing when its
+    ``[sets] paths`` already read it; else a ``[sets]`` table naming the file, or (when it has one)
+    the path to add to it. Paths are relative to the configuration's folder, as ``[sets] paths``
+    are."""
     from ..errors import ConfigError
     from ..setfiles import configured_patterns, expand_patterns
 
     try:
-        config = load_config(config_path)
-        patterns = configured_patterns(config)
+        patterns = configured_patterns(config) if config is not None else ()
     except ConfigError:
-        config, patterns = None, ()
-    root = config.root if config is not None else Path.cwd()
+        patterns = ()
     written = set_file.resolve()
-    if patterns and written in {path.resolve() for path in expand_patterns(patterns, root)[0]}:
+    if patterns and written in {path.resolve() for path in expand_patterns(patterns, config.root)[0]}:
         return []
-    shown = _toml_string(Path(os.path.relpath(written, root.resolve())).as_posix())
+    shown = _relative_to_config(set_file, config)
     if config is not None and "sets" in config.raw:
         return [f"  add {shown} to the paths of [sets] in {config.path}"]
     return ["  [sets]", f"  paths = [{shown}]"]
+
+
+def _provider_lines(instance: str, outcome: Any, config: Any) -> list[str]:
+    """What the configuration needs for ``--provider INSTANCE`` to answer from the answers file:
+    nothing when ``[providers.INSTANCE]`` already replays it (a re-import with ``--force``); what
+    differs when a table of that name answers otherwise; else the table to add. Its ``path`` is
+    relative to the configuration's folder, as a provider's paths are."""
+    from pathlib import Path
+
+    answers = outcome.target.answers_file
+    shown = _relative_to_config(answers, config)
+    existing = config.providers.get(instance) if config is not None else None
+    if existing is not None:
+        where = f"[providers.{instance}] in {config.path}"
+        if existing.adapter != "replay":
+            return [f"  {where} answers with adapter {_toml_string(existing.adapter)}, not from {shown}: "
+                    f'give it adapter = "replay" and path = {shown}, or import with another --identifier']  # fmt: skip
+        path = existing.options.get("path")
+        if not isinstance(path, str) or not path:
+            return [f"  {where} replays no file: give it path = {shown}"]
+        if (config.root / Path(path).expanduser()).resolve() != answers.resolve():
+            return [f"  {where} replays {_toml_string(path)}, not {shown}: give it path = {shown}"]
+        return []
+    lines = [f"  [providers.{instance}]", '  adapter = "replay"', f"  path = {shown}"]
+    if outcome.model:
+        lines.append(f"  model = {_toml_string(outcome.model)}")
+    return lines
 
 
 def _toml_string(text: str) -> str:
@@ -132,7 +178,7 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _print(outcome: Any, sets_lines: list[str]) -> None:
+def _print(outcome: Any, instance: str, config_lines: list[str], config_name: str) -> None:
     from ..wording import counted
     from .console import console
 
@@ -149,14 +195,11 @@ def _print(outcome: Any, sets_lines: list[str]) -> None:
         out.plain(f"not read: {counted(len(outcome.unreadable_lines), 'line')} held no OTLP/JSON export request (line {lines})")
     out.plain(f"wrote {target.set_file} and {target.answers_file}")
     out.plain("")
-    instance = target.identifier.rsplit(".", 1)[-1].replace("_", "-")
-    out.plain("Next: review the cases, then answer them from the recorded answers with a provider in evalkit.toml:")
-    for line in sets_lines:
+    if config_lines:
+        out.plain("Next: review the cases, then answer them from the recorded answers with a provider in evalkit.toml:")
+    else:
+        out.plain(f"Next: review the cases, then answer them from the recorded answers ([providers.{instance}] in {config_name} replays them):")
+    for line in config_lines:
         out.plain(line)
-    out.plain(f"  [providers.{instance}]")
-    out.plain('  adapter = "replay"')
-    out.plain(f"  path = {_toml_string(str(target.answers_file))}")
-    if outcome.model:
-        out.plain(f"  model = {_toml_string(outcome.model)}")
     out.plain(f"  evalkit validate {target.set_file}")
     out.plain(f"  evalkit run {target.identifier} --provider {instance}")
