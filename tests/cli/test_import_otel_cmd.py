@@ -3,6 +3,7 @@ and replayed through the CLI."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.support.otel_traces import answer, model_call, text, tool_call, tool_response, trace_file
@@ -178,3 +179,40 @@ def test_the_provider_path_suggested_is_relative_to_the_configuration(evalkit_cl
     below = evalkit_cli("import", "otel", "../prod.jsonl", "-o", "p.yaml", cwd=project / "sub")
     assert below.code == 0, below.stderr
     assert '  [providers.prod]\n  adapter = "replay"\n  path = "sub/p-answers.jsonl"\n' in below.stdout, below.stdout
+
+
+def _raw_trace(path: Path, attributes: dict[str, str]) -> Path:
+    """One span in OTLP/JSON written by hand: text the SDK would not encode (JSON escapes of lone surrogates)."""
+    span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "startTimeUnixNano": "1",
+            "attributes": [{"key": key, "value": {"stringValue": value}} for key, value in attributes.items()]}  # fmt: skip
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))  # ensure_ascii: "\ud800" stays an escape
+    return path
+
+
+def test_attribute_text_that_is_not_unicode_is_imported_not_an_internal_error(evalkit_cli, project: Path) -> None:
+    # A provider name holding a lone surrogate (a JSON "\ud800" escape) ended the import in an
+    # internal error when its tag was written; a model name holding one went to the answers file as is.
+    _raw_trace(project / "prod.json", {
+        "gen_ai.provider.name": "open\ud800ai", "gen_ai.response.model": "gpt-\udfff4o",
+        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Hi\ud83d"}]}]),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Hello."}]}]),
+    })  # fmt: skip
+    imported = evalkit_cli("import", "otel", "prod.json")
+    assert imported.code == 0, imported.stderr
+    assert "internal error" not in imported.stderr and '  model = "gpt-?4o"\n' in imported.stdout, imported.stdout
+    written = (project / "evals" / "prod.yaml").read_text(encoding="utf-8")
+    assert "provider:open?ai" in written and "prompt: Hi?" in written
+    assert json.loads((project / "evals" / "prod-answers.jsonl").read_text(encoding="utf-8"))["model"] == "gpt-?4o"
+    assert evalkit_cli("validate", "evals/prod.yaml").code == 0
+
+
+def test_a_trace_of_tool_conversations_only_says_so(evalkit_cli, project: Path) -> None:
+    # The set check came first and refused the set of skipped cases as one with no prompt ("field
+    # prompts must hold at least one prompt"), so the reason the import meant to give was never said.
+    with trace_file(project / "prod.jsonl") as tracer:
+        model_call(tracer, [text("user", "Weather?"), {"role": "assistant", "parts": [tool_call("c1", "get_weather", {})]},
+                            tool_response("c1", "18 C")], answer("It is 18 C."))  # fmt: skip
+    refused = evalkit_cli("import", "otel", "prod.jsonl")
+    assert refused.code == 2, refused.stdout
+    assert "every model call in prod.jsonl holds tool calls (kept but skipped until their tools are declared)" in refused.stderr, refused.stderr
+    assert not (project / "evals").exists()

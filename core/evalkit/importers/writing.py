@@ -65,7 +65,7 @@ def set_document(cases: Sequence[ImportedCase], target: ImportTarget) -> dict[st
         else:
             prompt["mode"] = "fixed"
             prompt["messages"] = [turn.as_dict() for turn in case.turns]
-            if case.uses_tools:
+            if case.kept_skipped:
                 prompt["skip"] = TOOLS_SKIP_REASON
         tags = [f"trace:{case.trace_id}"] if case.trace_id else []
         tags += [f"provider:{case.provider}"] if case.provider else []
@@ -167,13 +167,15 @@ def writable_cases(found: TraceImport, target: ImportTarget) -> tuple[TraceImpor
     rest: the set is checked as ``evalkit validate`` checks it, and a case it refuses is left out
     and counted under :data:`UNWRITABLE` (the first reason named); a problem of the set itself (its
     ``--name``, a file larger than a set file may be) is a :class:`~evalkit.errors.UsageError`.
-    An import never writes a set file ``evalkit run`` refuses."""
+    An import never writes a set file ``evalkit run`` refuses. When every case left is kept but
+    skipped, nothing is checked and the text is empty: such a set has nothing to run, which
+    :func:`evalkit.importers.import_otel` says."""
     from ..setfiles import documents
 
     cases = list(found.cases)
     skipped = dict(found.not_imported)
     document = set_document(cases, target)
-    while cases:
+    while cases and not all(case.kept_skipped for case in cases):
         problems = _set_file_problems(document, target)
         if not problems:
             break
@@ -188,7 +190,9 @@ def writable_cases(found: TraceImport, target: ImportTarget) -> tuple[TraceImpor
         skipped[why] = skipped.get(why, 0) + len(refused)
         cases = [case for index, case in enumerate(cases) if index not in refused]
         document = set_document(cases, target)
-    text = _text_of(document, target) if cases else ""
+    if all(case.kept_skipped for case in cases):  # none left, or none that runs: nothing is written
+        return attrs.evolve(found, cases=tuple(cases), not_imported=skipped), ""
+    text = _text_of(document, target)
     size = len(text.encode("utf-8"))
     if size > documents.MAX_SET_FILE_BYTES:
         raise UsageError(
