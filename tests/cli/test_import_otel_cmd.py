@@ -216,3 +216,11 @@ def test_a_trace_of_tool_conversations_only_says_so(evalkit_cli, project: Path) 
     assert refused.code == 2, refused.stdout
     assert "every model call in prod.jsonl holds tool calls (kept but skipped until their tools are declared)" in refused.stderr, refused.stderr
     assert not (project / "evals").exists()
+
+
+def test_the_validate_command_suggested_pastes_as_one_path(evalkit_cli, project: Path) -> None:
+    # `-o "my evals/p.yaml"` was suggested as `evalkit validate my evals/p.yaml`: two arguments, neither the file.
+    write_traces(project / "prod.jsonl")
+    spaced = evalkit_cli("import", "otel", "prod.jsonl", "-o", "my evals/p.yaml")
+    assert spaced.code == 0, spaced.stderr
+    assert "  evalkit validate 'my evals/p.yaml'\n" in spaced.stdout, spaced.stdout

@@ -179,6 +179,8 @@ def _toml_string(text: str) -> str:
 
 
 def _print(outcome: Any, instance: str, config_lines: list[str], config_name: str) -> None:
+    import shlex
+
     from ..wording import counted
     from .console import console
 
@@ -201,5 +203,5 @@ def _print(outcome: Any, instance: str, config_lines: list[str], config_name: st
         out.plain(f"Next: review the cases, then answer them from the recorded answers ([providers.{instance}] in {config_name} replays them):")
     for line in config_lines:
         out.plain(line)
-    out.plain(f"  evalkit validate {target.set_file}")
+    out.plain(f"  evalkit validate {shlex.quote(str(target.set_file))}")  # a command to paste: a path with a space is one word
     out.plain(f"  evalkit run {target.identifier} --provider {instance}")
