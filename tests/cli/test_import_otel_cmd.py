@@ -224,3 +224,19 @@ def test_the_validate_command_suggested_pastes_as_one_path(evalkit_cli, project:
     spaced = evalkit_cli("import", "otel", "prod.jsonl", "-o", "my evals/p.yaml")
     assert spaced.code == 0, spaced.stderr
     assert "  evalkit validate 'my evals/p.yaml'\n" in spaced.stdout, spaced.stdout
+
+
+def test_an_empty_file_path_or_identifier_is_refused_not_read_as_its_default(evalkit_cli, project: Path) -> None:
+    # `--answers "$ANSWERS"` or `--identifier "$ID"` with the variable unset wrote the default
+    # file or set (exit 0); an empty FILE was read as the working directory ("trace file . cannot be
+    # read: Is a directory"); an empty --name was the default name.
+    write_traces(project / "prod.jsonl")
+    for arguments, said in (
+        (("", "-o", "p.yaml"), "FILE is empty; give a path\n"),
+        (("prod.jsonl", "-o", "p.yaml", "--answers", ""), "--answers is empty; give a path, or leave the option out"),
+        (("prod.jsonl", "-o", "p.yaml", "--identifier", " "), "--identifier is empty; give an identifier, or leave the option out"),
+        (("prod.jsonl", "-o", "p.yaml", "--name", ""), "writes nothing: the set file would not be valid: name: must not be empty"),
+    ):
+        refused = evalkit_cli("import", "otel", *arguments)
+        assert refused.code == 2 and said in refused.stderr, (arguments, refused.stderr)
+    assert not (project / "p.yaml").exists() and not (project / "p-answers.jsonl").exists()

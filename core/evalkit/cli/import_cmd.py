@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments
-from .params import global_options, non_empty_path
+from .params import global_options, non_empty, non_empty_path
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -48,10 +48,10 @@ def command(**params: Any) -> None:
         "over an existing file without --force; exit 2 when nothing could be imported."
     ),
 )
-@click.argument("file", metavar="FILE", help="an OTLP/JSON trace file (.json or .jsonl)")
+@click.argument("file", metavar="FILE", help="an OTLP/JSON trace file (.json or .jsonl)", callback=non_empty_path)
 @click.option("-o", "--output", metavar="PATH", help="the set file to write, .yaml (default: evals/<FILE's name>.yaml)", callback=non_empty_path)
-@click.option("--answers", metavar="PATH", help="the replay answers file (default: <set file name>-answers.jsonl beside it)")
-@click.option("--identifier", metavar="ID", help="the set's identifier (default: traces.<FILE's name>)")
+@click.option("--answers", metavar="PATH", help="the replay answers file (default: <set file name>-answers.jsonl beside it)", callback=non_empty_path)
+@click.option("--identifier", metavar="ID", help="the set's identifier (default: traces.<FILE's name>)", callback=non_empty("an identifier"))
 @click.option("--name", metavar="TEXT", help="the set's name (default: Traces from <FILE's name>)")
 @click.option("--force", is_flag=True, help="replace the set file and the answers file when they exist")
 @global_options(config=None, database=None, json="print one JSON document")
@@ -86,7 +86,7 @@ def handle(args: Arguments) -> int:
     identifier = args.identifier or f"traces.{_slug(stem)}"
     if not IDENTIFIER_PATTERN.fullmatch(identifier):
         raise UsageError(f"--identifier {clipped(identifier)}: lowercase segments of a-z, 0-9 and _ joined by dots, like traces.prod")
-    name = args.name or f"Traces from {clipped(source.name)}"
+    name = args.name if args.name is not None else f"Traces from {clipped(source.name)}"  # a blank one is the set check's to refuse
     target = ImportTarget(set_file, answers, identifier, name, source.name, args.force)
     outcome = import_otel(source, target)
     if args.json:
