@@ -231,3 +231,29 @@ def test_a_document_made_in_memory_gets_the_readers_checks_of_its_data(tmp_path:
     with pytest.raises(FileSyntaxError, match="nested more than 64"):
         made_document(tmp_path / "s.yaml", {"prompts": deep})
     assert made_document(tmp_path / "s.yaml", {"prompts": []}).data == {"prompts": []}
+
+
+def test_hidden_characters_are_written_as_escapes_and_read_back_as_they_were(tmp_path: Path) -> None:
+    # A bidi override in a recorded prompt was written raw into the set file (and the answers
+    # file): a reviewer's editor showed other words than the ones the case sends.
+    import unicodedata
+
+    path = tmp_path / "t.jsonl"
+    sneaky = "Refund order \u202e4321-A\u202c now\u200b"
+    with trace_file(path) as tracer:
+        model_call(tracer, [text("user", sneaky)], answer(f"Done: {sneaky}"), extra={"gen_ai.provider.name": "op\u2066en\u2069ai"})
+        model_call(tracer, [text("user", "go"), {"role": "assistant", "parts": [tool_call("c\u200d", "f", {sneaky: sneaky})]},
+                            tool_response("c\u200d", sneaky)], answer("ok \U000e0041"))  # fmt: skip
+        model_call(tracer, [text("user", "Plain: café 中文 🦜")], answer("Plain."))
+    target = ImportTarget(tmp_path / "s.yaml", tmp_path / "s-answers.jsonl", "traces.s", "S", "t.jsonl")
+    outcome = import_otel(path, target)
+    for written in (target.set_file, target.answers_file):
+        content = written.read_text(encoding="utf-8")
+        assert [c for c in content if unicodedata.category(c) == "Cf"] == [], written
+        assert "café 中文" in content or written == target.answers_file  # other text stays as it is
+    from evalkit.importers.writing import set_document
+
+    assert yaml.load(target.set_file.read_text(encoding="utf-8"), Loader=yaml.SafeLoader) == set_document(outcome.found.cases, target)
+    answers = [json.loads(line) for line in target.answers_file.read_text(encoding="utf-8").splitlines()]
+    assert [a["text"] for a in answers] == [f"Done: {sneaky}", "ok \U000e0041", "Plain."]
+    assert load_set_files([target.set_file]).problems == ()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -83,20 +84,60 @@ def set_document(cases: Sequence[ImportedCase], target: ImportTarget) -> dict[st
 
 
 def _answer_lines(cases: Sequence[ImportedCase]) -> list[str]:
+    """The answers file's lines, hidden characters written as JSON escapes (:func:`~evalkit.printable.json_visible`)."""
+    from ..printable import json_visible
+
     lines = []
     for case in cases:
         line: dict[str, Any] = {"id": case.id, "text": case.answer, "model": case.model}
         if case.answer_tool_calls:
             line["tool_calls"] = [dict(call) for call in case.answer_tool_calls]
-        lines.append(json.dumps(line, ensure_ascii=False) + "\n")
+        lines.append(json_visible(json.dumps(line, ensure_ascii=False)) + "\n")
     return lines
 
 
-def _yaml_text(document: dict[str, Any], target: ImportTarget, answers_path: str) -> str:
+def _hidden(char: str) -> bool:
+    """A character a YAML writer leaves raw that no reader sees: a format character (a bidi
+    override, a zero-width one). The controls, U+2028/U+2029 and a byte-order mark it escapes itself."""
+    return unicodedata.category(char) == "Cf"
+
+
+def _holds_hidden(text: str) -> bool:
+    """Whether ``text`` holds a hidden character (line by line: most lines are printable, a quick test)."""
+    return any(not line.isprintable() and any(map(_hidden, line)) for line in text.split("\n"))
+
+
+def _escaped_hidden(text: str) -> str:
+    """``text`` with each hidden character written as a YAML double-quoted scalar's escape."""
+    return "".join((f"\\u{ord(c):04X}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08X}") if _hidden(c) else c for c in text)
+
+
+def _yaml_body(document: dict[str, Any]) -> str:
+    """The document as YAML. A text holding a hidden character (a bidi override that shows a
+    reviewer other words than the ones sent) is written double-quoted with it as an escape: it
+    loads back the same. Such texts are rare; the document is dumped a second time only when one is there."""
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    body = yaml.dump(document, Dumper=dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+    options: dict[str, Any] = {"sort_keys": False, "allow_unicode": True, "width": 100, "default_flow_style": False}
+    body = yaml.dump(document, Dumper=dumper, **options)
+    if not _holds_hidden(body):
+        return body
+
+    class Quoting(dumper):  # type: ignore[misc, valid-type]
+        pass
+
+    def text(representer: Any, value: str) -> Any:
+        return representer.represent_scalar("tag:yaml.org,2002:str", value, style='"' if _holds_hidden(value) else None)
+
+    Quoting.add_representer(str, text)
+    body = yaml.dump(document, Dumper=Quoting, **options)
+    # Every hidden character is now inside a double-quoted scalar, where an escape means it.
+    return "\n".join(_escaped_hidden(line) if not line.isprintable() else line for line in body.split("\n"))
+
+
+def _yaml_text(document: dict[str, Any], target: ImportTarget, answers_path: str) -> str:
+    body = _yaml_body(document)
     header = (
         f"# Imported by `evalkit import otel` from {json.dumps(target.source, ensure_ascii=True)}.\n"
         f"# The observed answers are in {json.dumps(answers_path, ensure_ascii=True)} (the replay generator reads them).\n"
