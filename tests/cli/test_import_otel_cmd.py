@@ -240,3 +240,15 @@ def test_an_empty_file_path_or_identifier_is_refused_not_read_as_its_default(eva
         refused = evalkit_cli("import", "otel", *arguments)
         assert refused.code == 2 and said in refused.stderr, (arguments, refused.stderr)
     assert not (project / "p.yaml").exists() and not (project / "p-answers.jsonl").exists()
+
+
+def test_a_set_file_that_cannot_be_written_leaves_the_answers_file_as_it_was(evalkit_cli, project: Path) -> None:
+    # With --force the answers file was replaced first, then writing the set file failed (its
+    # folder is a file): exit 2, "nothing written", and the answers file the user had was gone.
+    write_traces(project / "prod.jsonl")
+    (project / "mine.jsonl").write_text('{"id": "a", "text": "precious"}\n')
+    (project / "afile").write_text("x")
+    refused = evalkit_cli("import", "otel", "prod.jsonl", "-o", "afile/p.yaml", "--answers", "mine.jsonl", "--force")
+    assert refused.code == 2 and "cannot write" in refused.stderr and "Not a directory" in refused.stderr, refused.stderr
+    assert (project / "mine.jsonl").read_text() == '{"id": "a", "text": "precious"}\n'
+    assert sorted(p.name for p in project.iterdir()) == ["afile", "mine.jsonl", "prod.jsonl"]

@@ -9,7 +9,9 @@ generator reads (``{"id", "text", "model"}``, and the answer's ``tool_calls`` wh
 
 Both files are written whole or not at all (:func:`evalkit.textfiles.write_text_file`), never over
 an existing file unless asked to: the answers first, so a set file never names answers that are
-not there.
+not there, but only once the set file's text is written beside its place
+(:func:`evalkit.textfiles.staged_text_file`), so a set file that cannot be written leaves the
+answers file as it was.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from ..textfiles import write_text_file
+from ..textfiles import staged_text_file, write_text_file
 from .otel import ImportedCase, TraceImport
 
 __all__ = [
@@ -257,12 +259,15 @@ def write_import(cases: Sequence[ImportedCase], target: ImportTarget, text: str)
         )
     answers_existed = os.path.lexists(target.answers_file)
     try:
-        write_text_file(target.answers_file, _answer_lines(cases))
-        try:
-            write_text_file(target.set_file, [text])
-        except BaseException:
-            if not answers_existed:
-                target.answers_file.unlink(missing_ok=True)
-            raise
+        # The set file is written beside its place first: a folder it cannot be in, a full disk,
+        # fail before an answers file that --force replaces is touched (it was lost, exit 2).
+        with staged_text_file(target.set_file, [text]) as put_set_file:
+            write_text_file(target.answers_file, _answer_lines(cases))
+            try:
+                put_set_file()
+            except BaseException:
+                if not answers_existed:
+                    target.answers_file.unlink(missing_ok=True)
+                raise
     except OSError as exc:
         raise UsageError(f"evalkit import cannot write {exc.filename or target.set_file}: {exc.strerror}") from None
