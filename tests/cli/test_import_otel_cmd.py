@@ -252,3 +252,20 @@ def test_a_set_file_that_cannot_be_written_leaves_the_answers_file_as_it_was(eva
     assert refused.code == 2 and "cannot write" in refused.stderr and "Not a directory" in refused.stderr, refused.stderr
     assert (project / "mine.jsonl").read_text() == '{"id": "a", "text": "precious"}\n'
     assert sorted(p.name for p in project.iterdir()) == ["afile", "mine.jsonl", "prod.jsonl"]
+
+
+def test_the_next_steps_spell_tables_as_a_pyproject_configuration_holds_them(evalkit_cli, project: Path) -> None:
+    # With [tool.evalkit] in pyproject.toml as the configuration, the hint printed [sets] and
+    # [providers.prod]: pasted there, they configure nothing evalkit reads.
+    write_traces(project / "prod.jsonl")
+    (project / "pyproject.toml").write_text('[project]\nname = "shop"\n\n[tool.evalkit]\nprivacy = "metadata"\n')
+    imported = evalkit_cli("import", "otel", "prod.jsonl")
+    assert imported.code == 0, imported.stderr
+    snippet = imported.stdout.split("provider in pyproject.toml:\n")[1].split("  evalkit validate")[0]
+    assert snippet.startswith('  [tool.evalkit.sets]\n  paths = ["evals/prod.yaml"]\n  [tool.evalkit.providers.prod]\n'), snippet
+    with (project / "pyproject.toml").open("a") as pyproject:
+        pyproject.write("\n".join(line.strip() for line in snippet.splitlines()) + "\n")
+    again = evalkit_cli("import", "otel", "prod.jsonl", "--force")
+    assert "([tool.evalkit.providers.prod] in pyproject.toml replays them):" in again.stdout, again.stdout
+    run = evalkit_cli("run", "traces.prod", "--provider", "prod", "--json")
+    assert run.code == 0, run.stderr

@@ -97,7 +97,12 @@ def handle(args: Arguments) -> int:
     config = _config_in_force(getattr(args, "config", None))
     instance = target.identifier.rsplit(".", 1)[-1].replace("_", "-")
     lines = _sets_lines(set_file, config) + _provider_lines(instance, outcome, config)
-    _print(outcome, instance, lines, config.path.name if config is not None and config.path is not None else "evalkit.toml")
+    named = config.path.name if config is not None and config.path is not None else "evalkit.toml"
+    if lines:
+        next_step = f"Next: review the cases, then answer them from the recorded answers with a provider in {named}:"
+    else:
+        next_step = f"Next: review the cases, then answer them from the recorded answers ({_table(f'providers.{instance}', config)} in {named} replays them):"
+    _print(outcome, instance, next_step, lines)
     return 0
 
 
@@ -111,6 +116,12 @@ def _config_in_force(config_path: str | None) -> Any:
         return load_config(config_path)
     except ConfigError:
         return None
+
+
+def _table(name: str, config: Any) -> str:
+    """``[NAME]`` as the configuration file in force spells it: ``[tool.evalkit.NAME]`` in a pyproject.toml."""
+    in_pyproject = config is not None and config.path is not None and config.path.name == "pyproject.toml"
+    return f"[tool.evalkit.{name}]" if in_pyproject else f"[{name}]"
 
 
 def _relative_to_config(path: Path, config: Any) -> str:
@@ -140,8 +151,8 @@ def _sets_lines(set_file: Path, config: Any) -> list[str]:
         return []
     shown = _relative_to_config(set_file, config)
     if config is not None and "sets" in config.raw:
-        return [f"  add {shown} to the paths of [sets] in {config.path}"]
-    return ["  [sets]", f"  paths = [{shown}]"]
+        return [f"  add {shown} to the paths of {_table('sets', config)} in {config.path}"]
+    return [f"  {_table('sets', config)}", f"  paths = [{shown}]"]
 
 
 def _provider_lines(instance: str, outcome: Any, config: Any) -> list[str]:
@@ -155,7 +166,7 @@ def _provider_lines(instance: str, outcome: Any, config: Any) -> list[str]:
     shown = _relative_to_config(answers, config)
     existing = config.providers.get(instance) if config is not None else None
     if existing is not None:
-        where = f"[providers.{instance}] in {config.path}"
+        where = f"{_table(f'providers.{instance}', config)} in {config.path}"
         if existing.adapter != "replay":
             return [f"  {where} answers with adapter {_toml_string(existing.adapter)}, not from {shown}: "
                     f'give it adapter = "replay" and path = {shown}, or import with another --identifier']  # fmt: skip
@@ -165,7 +176,7 @@ def _provider_lines(instance: str, outcome: Any, config: Any) -> list[str]:
         if (config.root / Path(path).expanduser()).resolve() != answers.resolve():
             return [f"  {where} replays {_toml_string(path)}, not {shown}: give it path = {shown}"]
         return []
-    lines = [f"  [providers.{instance}]", '  adapter = "replay"', f"  path = {shown}"]
+    lines = [f"  {_table(f'providers.{instance}', config)}", '  adapter = "replay"', f"  path = {shown}"]
     if outcome.model:
         lines.append(f"  model = {_toml_string(outcome.model)}")
     return lines
@@ -178,7 +189,7 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _print(outcome: Any, instance: str, config_lines: list[str], config_name: str) -> None:
+def _print(outcome: Any, instance: str, next_step: str, config_lines: list[str]) -> None:
     import shlex
 
     from ..wording import counted
@@ -197,10 +208,7 @@ def _print(outcome: Any, instance: str, config_lines: list[str], config_name: st
         out.plain(f"not read: {counted(len(outcome.unreadable_lines), 'line')} held no OTLP/JSON export request (line {lines})")
     out.plain(f"wrote {target.set_file} and {target.answers_file}")
     out.plain("")
-    if config_lines:
-        out.plain("Next: review the cases, then answer them from the recorded answers with a provider in evalkit.toml:")
-    else:
-        out.plain(f"Next: review the cases, then answer them from the recorded answers ([providers.{instance}] in {config_name} replays them):")
+    out.plain(next_step)
     for line in config_lines:
         out.plain(line)
     out.plain(f"  evalkit validate {shlex.quote(str(target.set_file))}")  # a command to paste: a path with a space is one word
