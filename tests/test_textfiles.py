@@ -203,3 +203,19 @@ def test_a_loop_of_links_is_named_by_the_system(tmp_path: Path) -> None:
     with pytest.raises(OSError) as caught:
         write_text_file(tmp_path / "a", ["x"])
     assert caught.value.strerror == "Too many levels of symbolic links"
+
+
+def test_a_staged_file_appears_only_when_put_and_fails_before_anything_changes(tmp_path: Path) -> None:
+    from evalkit.textfiles import staged_text_file
+
+    target = tmp_path / "out" / "s.yaml"
+    with staged_text_file(target, ["left"]):
+        pass
+    assert not target.exists() and list(target.parent.iterdir()) == []
+    with staged_text_file(target, ["new"]) as put:
+        assert not target.exists()
+        put()
+    assert target.read_text() == "new" and list(target.parent.iterdir()) == [target]
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(OSError), staged_text_file(tmp_path / "afile" / "s.yaml", ["x"]):
+        raise AssertionError("the folder is a file: refused before the block runs")

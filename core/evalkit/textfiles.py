@@ -31,14 +31,14 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
     "FileTooLarge", "NoReaderOnPipe", "NotARegularFile", "PIPE_READER_WAIT_S", "PIPE_STALL_S",
-    "append_text_file", "open_regular_file", "outputs_relative_to", "read_whole_file", "utf8_text", "working_directory",
-    "write_text_file",
+    "append_text_file", "open_regular_file", "outputs_relative_to", "read_whole_file", "staged_text_file", "utf8_text",
+    "working_directory", "write_text_file",
 ]
 
 #: The folder a relative output path is written under (:func:`outputs_relative_to`); ``None``:
@@ -207,6 +207,18 @@ def _names_a_descriptor(path: Path) -> bool:
 def _replace(target: Path, chunks: Iterable[str], *, append: bool) -> None:
     """Write a temporary file beside ``target`` and rename it over ``target`` (after its old
     bytes when ``append``), keeping an existing file's permission bits."""
+    temporary = _written_beside(target, chunks, append=append)
+    try:
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _written_beside(target: Path, chunks: Iterable[str], *, append: bool = False) -> str:
+    """A temporary file beside ``target`` holding ``chunks`` (after ``target``'s bytes when
+    ``append``), flushed to disk, with ``target``'s permission bits; its name. Nothing is left
+    when writing it fails."""
     try:
         old = os.stat(target)
     except FileNotFoundError:
@@ -222,10 +234,40 @@ def _replace(target: Path, chunks: Iterable[str], *, append: bool) -> None:
             out.writelines(chunks)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    return temporary
+
+
+@contextlib.contextmanager
+def staged_text_file(path: Path, chunks: Iterable[str]) -> Iterator[Callable[[], None]]:
+    """:func:`write_text_file` in two steps, for a file that must appear only once another is
+    written: the text is written now, to a temporary file beside ``path`` (an ``OSError`` here —
+    a folder that cannot be made, a full disk — leaves everything as it was), and put in place by
+    the function yielded, a rename. Left without calling it, nothing is changed. A named pipe, a
+    device or a descriptor's name cannot be staged: the function yielded writes into it."""
+    path = Path(path)
+    if _outputs_base is not None and not path.is_absolute():
+        path = Path(_outputs_base, path)
+    try:
+        mode_bits: int | None = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode_bits = None
+    if mode_bits is not None and stat.S_ISDIR(mode_bits):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if (mode_bits is not None and not stat.S_ISREG(mode_bits)) or _names_a_descriptor(path):
+        kept = list(chunks)
+        yield lambda: _write(path, kept, append=False)
+        return
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    if target is path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = _written_beside(target, chunks)
+    try:
+        yield lambda: os.replace(temporary, target)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
 
 
 def _write_pipe(path: Path, chunks: Iterable[str]) -> None:

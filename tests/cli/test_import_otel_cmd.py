@@ -3,6 +3,7 @@ and replayed through the CLI."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.support.otel_traces import answer, model_call, text, tool_call, tool_response, trace_file
@@ -139,3 +140,132 @@ def test_an_import_writes_only_cases_its_set_file_can_hold(evalkit_cli, project:
     blank = evalkit_cli("import", "otel", "prod.jsonl", "-o", "other/p.yaml", "--name", "   ")
     assert blank.code == 2 and "writes nothing: the set file would not be valid: name: must not be empty" in blank.stderr
     assert not (project / "other").exists()
+
+
+def test_a_reimport_suggests_no_provider_table_the_configuration_already_has(evalkit_cli, project: Path) -> None:
+    """A re-import with --force printed the [providers] table again, though evalkit.toml held it
+    already; the hint reads the configuration in force: nothing to add when the table replays the
+    answers file, what differs when a table of that name answers otherwise."""
+    write_traces(project / "prod.jsonl")
+    first = evalkit_cli("import", "otel", "prod.jsonl")
+    assert first.code == 0, first.stderr
+    snippet = first.stdout.split("provider in evalkit.toml:\n")[1].split("  evalkit validate")[0]
+    (project / "evalkit.toml").write_text("\n".join(line.strip() for line in snippet.splitlines()) + "\n")
+    again = evalkit_cli("import", "otel", "prod.jsonl", "--force")
+    assert again.code == 0, again.stderr
+    assert "[providers.prod] in evalkit.toml replays them):\n  evalkit validate evals/prod.yaml\n" in again.stdout, again.stdout
+    assert "adapter" not in again.stdout and "[sets]" not in again.stdout
+
+    toml = (project / "evalkit.toml").read_text()
+    (project / "evalkit.toml").write_text(toml.replace('path = "evals/prod-answers.jsonl"', 'path = "old/answers.jsonl"'))
+    elsewhere = evalkit_cli("import", "otel", "prod.jsonl", "--force")
+    assert elsewhere.code == 0, elsewhere.stderr
+    config = project / "evalkit.toml"
+    assert f'  [providers.prod] in {config} replays "old/answers.jsonl", not "evals/prod-answers.jsonl": give it path = "evals/prod-answers.jsonl"\n' in elsewhere.stdout, elsewhere.stdout
+    assert 'adapter = "replay"' not in elsewhere.stdout
+
+    (project / "evalkit.toml").write_text(toml.replace('adapter = "replay"', 'adapter = "openai"'))
+    other = evalkit_cli("import", "otel", "prod.jsonl", "--force")
+    assert other.code == 0, other.stderr
+    assert f'  [providers.prod] in {config} answers with adapter "openai", not from "evals/prod-answers.jsonl": ' in other.stdout, other.stdout
+
+
+def test_the_provider_path_suggested_is_relative_to_the_configuration(evalkit_cli, project: Path) -> None:
+    # A replay provider's path is read relative to the configuration's folder; the hint gave it
+    # relative to the working directory, so from a subfolder it named a file that is not there.
+    write_traces(project / "prod.jsonl")
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["**/*.yaml"]\n')
+    (project / "sub").mkdir()
+    below = evalkit_cli("import", "otel", "../prod.jsonl", "-o", "p.yaml", cwd=project / "sub")
+    assert below.code == 0, below.stderr
+    assert '  [providers.prod]\n  adapter = "replay"\n  path = "sub/p-answers.jsonl"\n' in below.stdout, below.stdout
+
+
+def _raw_trace(path: Path, attributes: dict[str, str]) -> Path:
+    """One span in OTLP/JSON written by hand: text the SDK would not encode (JSON escapes of lone surrogates)."""
+    span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "startTimeUnixNano": "1",
+            "attributes": [{"key": key, "value": {"stringValue": value}} for key, value in attributes.items()]}  # fmt: skip
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))  # ensure_ascii: "\ud800" stays an escape
+    return path
+
+
+def test_attribute_text_that_is_not_unicode_is_imported_not_an_internal_error(evalkit_cli, project: Path) -> None:
+    # A provider name holding a lone surrogate (a JSON "\ud800" escape) ended the import in an
+    # internal error when its tag was written; a model name holding one went to the answers file as is.
+    _raw_trace(project / "prod.json", {
+        "gen_ai.provider.name": "open\ud800ai", "gen_ai.response.model": "gpt-\udfff4o",
+        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Hi\ud83d"}]}]),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Hello."}]}]),
+    })  # fmt: skip
+    imported = evalkit_cli("import", "otel", "prod.json")
+    assert imported.code == 0, imported.stderr
+    assert "internal error" not in imported.stderr and '  model = "gpt-?4o"\n' in imported.stdout, imported.stdout
+    written = (project / "evals" / "prod.yaml").read_text(encoding="utf-8")
+    assert "provider:open?ai" in written and "prompt: Hi?" in written
+    assert json.loads((project / "evals" / "prod-answers.jsonl").read_text(encoding="utf-8"))["model"] == "gpt-?4o"
+    assert evalkit_cli("validate", "evals/prod.yaml").code == 0
+
+
+def test_a_trace_of_tool_conversations_only_says_so(evalkit_cli, project: Path) -> None:
+    # The set check came first and refused the set of skipped cases as one with no prompt ("field
+    # prompts must hold at least one prompt"), so the reason the import meant to give was never said.
+    with trace_file(project / "prod.jsonl") as tracer:
+        model_call(tracer, [text("user", "Weather?"), {"role": "assistant", "parts": [tool_call("c1", "get_weather", {})]},
+                            tool_response("c1", "18 C")], answer("It is 18 C."))  # fmt: skip
+    refused = evalkit_cli("import", "otel", "prod.jsonl")
+    assert refused.code == 2, refused.stdout
+    assert "every model call in prod.jsonl holds tool calls (kept but skipped until their tools are declared)" in refused.stderr, refused.stderr
+    assert not (project / "evals").exists()
+
+
+def test_the_validate_command_suggested_pastes_as_one_path(evalkit_cli, project: Path) -> None:
+    # `-o "my evals/p.yaml"` was suggested as `evalkit validate my evals/p.yaml`: two arguments, neither the file.
+    write_traces(project / "prod.jsonl")
+    spaced = evalkit_cli("import", "otel", "prod.jsonl", "-o", "my evals/p.yaml")
+    assert spaced.code == 0, spaced.stderr
+    assert "  evalkit validate 'my evals/p.yaml'\n" in spaced.stdout, spaced.stdout
+
+
+def test_an_empty_file_path_or_identifier_is_refused_not_read_as_its_default(evalkit_cli, project: Path) -> None:
+    # `--answers "$ANSWERS"` or `--identifier "$ID"` with the variable unset wrote the default
+    # file or set (exit 0); an empty FILE was read as the working directory ("trace file . cannot be
+    # read: Is a directory"); an empty --name was the default name.
+    write_traces(project / "prod.jsonl")
+    for arguments, said in (
+        (("", "-o", "p.yaml"), "FILE is empty; give a path\n"),
+        (("prod.jsonl", "-o", "p.yaml", "--answers", ""), "--answers is empty; give a path, or leave the option out"),
+        (("prod.jsonl", "-o", "p.yaml", "--identifier", " "), "--identifier is empty; give an identifier, or leave the option out"),
+        (("prod.jsonl", "-o", "p.yaml", "--name", ""), "writes nothing: the set file would not be valid: name: must not be empty"),
+    ):
+        refused = evalkit_cli("import", "otel", *arguments)
+        assert refused.code == 2 and said in refused.stderr, (arguments, refused.stderr)
+    assert not (project / "p.yaml").exists() and not (project / "p-answers.jsonl").exists()
+
+
+def test_a_set_file_that_cannot_be_written_leaves_the_answers_file_as_it_was(evalkit_cli, project: Path) -> None:
+    # With --force the answers file was replaced first, then writing the set file failed (its
+    # folder is a file): exit 2, "nothing written", and the answers file the user had was gone.
+    write_traces(project / "prod.jsonl")
+    (project / "mine.jsonl").write_text('{"id": "a", "text": "precious"}\n')
+    (project / "afile").write_text("x")
+    refused = evalkit_cli("import", "otel", "prod.jsonl", "-o", "afile/p.yaml", "--answers", "mine.jsonl", "--force")
+    assert refused.code == 2 and "cannot write" in refused.stderr and "Not a directory" in refused.stderr, refused.stderr
+    assert (project / "mine.jsonl").read_text() == '{"id": "a", "text": "precious"}\n'
+    assert sorted(p.name for p in project.iterdir()) == ["afile", "mine.jsonl", "prod.jsonl"]
+
+
+def test_the_next_steps_spell_tables_as_a_pyproject_configuration_holds_them(evalkit_cli, project: Path) -> None:
+    # With [tool.evalkit] in pyproject.toml as the configuration, the hint printed [sets] and
+    # [providers.prod]: pasted there, they configure nothing evalkit reads.
+    write_traces(project / "prod.jsonl")
+    (project / "pyproject.toml").write_text('[project]\nname = "shop"\n\n[tool.evalkit]\nprivacy = "metadata"\n')
+    imported = evalkit_cli("import", "otel", "prod.jsonl")
+    assert imported.code == 0, imported.stderr
+    snippet = imported.stdout.split("provider in pyproject.toml:\n")[1].split("  evalkit validate")[0]
+    assert snippet.startswith('  [tool.evalkit.sets]\n  paths = ["evals/prod.yaml"]\n  [tool.evalkit.providers.prod]\n'), snippet
+    with (project / "pyproject.toml").open("a") as pyproject:
+        pyproject.write("\n".join(line.strip() for line in snippet.splitlines()) + "\n")
+    again = evalkit_cli("import", "otel", "prod.jsonl", "--force")
+    assert "([tool.evalkit.providers.prod] in pyproject.toml replays them):" in again.stdout, again.stdout
+    run = evalkit_cli("run", "traces.prod", "--provider", "prod", "--json")
+    assert run.code == 0, run.stderr

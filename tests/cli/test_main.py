@@ -56,9 +56,11 @@ def test_a_command_line_parses_to_what_its_handler_reads(argv: list[str], handle
     assert {"config", "database", "json", "traceback"} <= set(vars(args))
 
 
-def test_only_run_and_retrieval_collect_garbage_from_the_run_start() -> None:
+def test_only_run_retrieval_and_import_collect_garbage_rarely_until_a_run_starts() -> None:
     assert parsed("run", "s").collects_garbage_from_run_start
     assert parsed("retrieval", "s").collects_garbage_from_run_start
+    # an import starts no run: what it builds lives to its end, full collections only walked it
+    assert parsed("import", "otel", "t.jsonl").collects_garbage_from_run_start
     assert not parsed("history", "s").collects_garbage_from_run_start
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+import yaml
 from evalkit.errors import UsageError
 from evalkit.importers import ImportTarget, import_otel
 from evalkit.importers.otel import (
@@ -159,3 +160,100 @@ def test_nothing_is_written_over_an_existing_file_or_when_nothing_can_be_importe
     with pytest.raises(UsageError, match=f"holds no model call to import: {NO_INPUT}: 1"):
         import_otel(empty, other)
     assert not other.set_file.exists() and not other.answers_file.exists()
+
+
+#: Texts a YAML writer must quote, escape or keep whole for them to load back as they were.
+AWKWARD_TEXTS = [
+    "yes", "no", "~", "null", "=", "<<", "1e3", "0x1F", "012", "2024-01-01", "&a", "*a", "!tag x", "- x", ": x", "#x", "x #y",
+    "'", '"', "\\", "{a: 1}", "[1]", "%YAML", "---", "...", "\t tab", " lead", "trail ", "a\n b\n\n  c\n", "\n\n", " \n ",
+    "cr\rlf\r\n", "nel\x85ls\u2028ps\u2029", "\ufeffbom", "bidi \u202e\u2066x\u2069", "zw\u200bj\u200d", "esc \x1b[2J bell\x07",
+    "del\x7f c1\x9b", "emoji 🦜 ñ 中文", "x" * 300, ("word " * 60).strip(), "\u00a0nbsp\u00a0", "a: b # c",
+]  # fmt: skip
+
+
+def test_what_an_import_writes_loads_back_as_it_was_checked(tmp_path: Path) -> None:
+    """The set is checked in memory, not read back (:func:`evalkit.importers.writing.writable_cases`):
+    that holds only while the text written loads back as the data checked. Texts YAML treats
+    specially, in every field an import writes, are read back unchanged and validate."""
+    path = tmp_path / "t.jsonl"
+    with trace_file(path) as tracer:
+        for awkward in AWKWARD_TEXTS:
+            model_call(tracer, [text("user", f"q {awkward}")], answer(awkward if awkward.strip() else f"a{awkward}"), system=awkward,
+                       extra={"gen_ai.provider.name": f"p{awkward}"})  # fmt: skip
+            model_call(tracer, [text("user", "go"), {"role": "assistant", "parts": [tool_call(awkward, awkward, {awkward: [awkward]})]},
+                                tool_response(awkward, awkward)], answer(f"a {awkward}"))  # fmt: skip
+    target = ImportTarget(tmp_path / "s.yaml", tmp_path / "s-answers.jsonl", "traces.s", "S", "t.jsonl")
+    outcome = import_otel(path, target)
+    assert len(outcome.found.cases) == 2 * len(AWKWARD_TEXTS)
+    loaded = load_set_files([target.set_file])
+    assert loaded.problems == ()
+    from evalkit.importers.writing import set_document
+
+    written = yaml.load(target.set_file.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    assert written == set_document(outcome.found.cases, target)
+
+
+def test_an_import_checks_its_set_without_reading_the_file_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The set file was written to a temporary file and read back whole to be checked: at 20,000
+    # spans that took more than the rest of the import together (7 s became 18 s).
+    from evalkit import setfiles
+
+    def no_reading(path: object) -> None:
+        raise AssertionError(f"the import read the set file {path} back")
+
+    monkeypatch.setattr(setfiles, "read_document", no_reading)
+    source = recorded(tmp_path / "prod.jsonl")
+    target = ImportTarget(tmp_path / "prod.yaml", tmp_path / "prod-answers.jsonl", "traces.prod", "Prod", "prod.jsonl")
+    assert len(import_otel(source, target).found.cases) == 3
+    monkeypatch.undo()
+    assert load_set_files([target.set_file]).problems == ()
+
+
+def test_a_set_file_larger_than_a_set_file_may_be_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalkit.setfiles import documents
+
+    monkeypatch.setattr(documents, "MAX_SET_FILE_BYTES", 500)
+    source = recorded(tmp_path / "prod.jsonl")
+    target = ImportTarget(tmp_path / "prod.yaml", tmp_path / "prod-answers.jsonl", "traces.prod", "Prod", "prod.jsonl")
+    with pytest.raises(UsageError, match=r"writes nothing: the set file would be [\d,]+ bytes, larger than the 500 a set file may hold"):
+        import_otel(source, target)
+    assert not target.set_file.exists() and not target.answers_file.exists()
+
+
+def test_a_document_made_in_memory_gets_the_readers_checks_of_its_data(tmp_path: Path) -> None:
+    from evalkit.setfiles.documents import MAX_NESTING, FileSyntaxError, made_document
+
+    with pytest.raises(FileSyntaxError, match="the key 3 is not text"):
+        made_document(tmp_path / "s.yaml", {"prompts": [{"id": "a", "metadata": {3: "x"}}]})
+    deep: object = "x"
+    for _ in range(MAX_NESTING + 1):
+        deep = [deep]
+    with pytest.raises(FileSyntaxError, match="nested more than 64"):
+        made_document(tmp_path / "s.yaml", {"prompts": deep})
+    assert made_document(tmp_path / "s.yaml", {"prompts": []}).data == {"prompts": []}
+
+
+def test_hidden_characters_are_written_as_escapes_and_read_back_as_they_were(tmp_path: Path) -> None:
+    # A bidi override in a recorded prompt was written raw into the set file (and the answers
+    # file): a reviewer's editor showed other words than the ones the case sends.
+    import unicodedata
+
+    path = tmp_path / "t.jsonl"
+    sneaky = "Refund order \u202e4321-A\u202c now\u200b"
+    with trace_file(path) as tracer:
+        model_call(tracer, [text("user", sneaky)], answer(f"Done: {sneaky}"), extra={"gen_ai.provider.name": "op\u2066en\u2069ai"})
+        model_call(tracer, [text("user", "go"), {"role": "assistant", "parts": [tool_call("c\u200d", "f", {sneaky: sneaky})]},
+                            tool_response("c\u200d", sneaky)], answer("ok \U000e0041"))  # fmt: skip
+        model_call(tracer, [text("user", "Plain: café 中文 🦜")], answer("Plain."))
+    target = ImportTarget(tmp_path / "s.yaml", tmp_path / "s-answers.jsonl", "traces.s", "S", "t.jsonl")
+    outcome = import_otel(path, target)
+    for written in (target.set_file, target.answers_file):
+        content = written.read_text(encoding="utf-8")
+        assert [c for c in content if unicodedata.category(c) == "Cf"] == [], written
+        assert "café 中文" in content or written == target.answers_file  # other text stays as it is
+    from evalkit.importers.writing import set_document
+
+    assert yaml.load(target.set_file.read_text(encoding="utf-8"), Loader=yaml.SafeLoader) == set_document(outcome.found.cases, target)
+    answers = [json.loads(line) for line in target.answers_file.read_text(encoding="utf-8").splitlines()]
+    assert [a["text"] for a in answers] == [f"Done: {sneaky}", "ok \U000e0041", "Plain."]
+    assert load_set_files([target.set_file]).problems == ()

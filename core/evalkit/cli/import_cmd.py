@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments
-from .params import global_options, non_empty_path
+from .params import global_options, non_empty, non_empty_path
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -48,16 +48,18 @@ def command(**params: Any) -> None:
         "over an existing file without --force; exit 2 when nothing could be imported."
     ),
 )
-@click.argument("file", metavar="FILE", help="an OTLP/JSON trace file (.json or .jsonl)")
+@click.argument("file", metavar="FILE", help="an OTLP/JSON trace file (.json or .jsonl)", callback=non_empty_path)
 @click.option("-o", "--output", metavar="PATH", help="the set file to write, .yaml (default: evals/<FILE's name>.yaml)", callback=non_empty_path)
-@click.option("--answers", metavar="PATH", help="the replay answers file (default: <set file name>-answers.jsonl beside it)")
-@click.option("--identifier", metavar="ID", help="the set's identifier (default: traces.<FILE's name>)")
+@click.option("--answers", metavar="PATH", help="the replay answers file (default: <set file name>-answers.jsonl beside it)", callback=non_empty_path)
+@click.option("--identifier", metavar="ID", help="the set's identifier (default: traces.<FILE's name>)", callback=non_empty("an identifier"))
 @click.option("--name", metavar="TEXT", help="the set's name (default: Traces from <FILE's name>)")
 @click.option("--force", is_flag=True, help="replace the set file and the answers file when they exist")
 @global_options(config=None, database=None, json="print one JSON document")
 def otel(**params: Any) -> Arguments:
     """Parsed ``evalkit import otel``."""
-    return arguments(handle, params)
+    # Collected rarely, as a run is until it starts (an import never starts one): what it builds
+    # lives to its end, and each full collection walked all of it (a third of the CPU at 20,000 spans).
+    return arguments(handle, params, collects_garbage_from_run_start=True)
 
 
 def _slug(text: str) -> str:
@@ -84,7 +86,7 @@ def handle(args: Arguments) -> int:
     identifier = args.identifier or f"traces.{_slug(stem)}"
     if not IDENTIFIER_PATTERN.fullmatch(identifier):
         raise UsageError(f"--identifier {clipped(identifier)}: lowercase segments of a-z, 0-9 and _ joined by dots, like traces.prod")
-    name = args.name or f"Traces from {clipped(source.name)}"
+    name = args.name if args.name is not None else f"Traces from {clipped(source.name)}"  # a blank one is the set check's to refuse
     target = ImportTarget(set_file, answers, identifier, name, source.name, args.force)
     outcome = import_otel(source, target)
     if args.json:
@@ -92,35 +94,92 @@ def handle(args: Arguments) -> int:
 
         print_json(outcome.as_dict())
         return 0
-    _print(outcome, _sets_lines(set_file, getattr(args, "config", None)))
+    config = _config_in_force(getattr(args, "config", None))
+    instance = target.identifier.rsplit(".", 1)[-1].replace("_", "-")
+    lines = _sets_lines(set_file, config) + _provider_lines(instance, outcome, config)
+    named = config.path.name if config is not None and config.path is not None else "evalkit.toml"
+    if lines:
+        next_step = f"Next: review the cases, then answer them from the recorded answers with a provider in {named}:"
+    else:
+        next_step = f"Next: review the cases, then answer them from the recorded answers ({_table(f'providers.{instance}', config)} in {named} replays them):"
+    _print(outcome, instance, next_step, lines)
     return 0
 
 
-def _sets_lines(set_file: Path, config_path: str | None) -> list[str]:
-    """What the configuration needs for `evalkit run` to find ``set_file``: nothing when its
-    ``[sets] paths`` already read it; else a ``[sets]`` table naming the file, or (when it has one)
-    the path to add to it. Paths are relative to the configuration's folder, as ``[sets] paths``
-    are. A configuration that cannot be read is reported where it is used, not here."""
+def _config_in_force(config_path: str | None) -> Any:
+    """The configuration `evalkit run` would read here, or ``None`` when it cannot be read (that is
+    reported where it is used, not here)."""
+    from ..config import load_config
+    from ..errors import ConfigError
+
+    try:
+        return load_config(config_path)
+    except ConfigError:
+        return None
+
+
+def _table(name: str, config: Any) -> str:
+    """``[NAME]`` as the configuration file in force spells it: ``[tool.evalkit.NAME]`` in a pyproject.toml."""
+    in_pyproject = config is not None and config.path is not None and config.path.name == "pyproject.toml"
+    return f"[tool.evalkit.{name}]" if in_pyproject else f"[{name}]"
+
+
+def _relative_to_config(path: Path, config: Any) -> str:
+    """``path`` as the configuration names files: relative to its folder (the working directory
+    when there is none), as a TOML string."""
     import os
     from pathlib import Path
 
-    from ..config import load_config
+    root = config.root if config is not None else Path.cwd()
+    return _toml_string(Path(os.path.relpath(path.resolve(), root.resolve())).as_posix())
+
+
+def _sets_lines(set_file: Path, config: Any) -> list[str]:
+    """What the configuration needs for `evalkit run` to find ``set_file``: nothing when its
+    ``[sets] paths`` already read it; else a ``[sets]`` table naming the file, or (when it has one)
+    the path to add to it. Paths are relative to the configuration's folder, as ``[sets] paths``
+    are."""
     from ..errors import ConfigError
     from ..setfiles import configured_patterns, expand_patterns
 
     try:
-        config = load_config(config_path)
-        patterns = configured_patterns(config)
+        patterns = configured_patterns(config) if config is not None else ()
     except ConfigError:
-        config, patterns = None, ()
-    root = config.root if config is not None else Path.cwd()
+        patterns = ()
     written = set_file.resolve()
-    if patterns and written in {path.resolve() for path in expand_patterns(patterns, root)[0]}:
+    if patterns and written in {path.resolve() for path in expand_patterns(patterns, config.root)[0]}:
         return []
-    shown = _toml_string(Path(os.path.relpath(written, root.resolve())).as_posix())
+    shown = _relative_to_config(set_file, config)
     if config is not None and "sets" in config.raw:
-        return [f"  add {shown} to the paths of [sets] in {config.path}"]
-    return ["  [sets]", f"  paths = [{shown}]"]
+        return [f"  add {shown} to the paths of {_table('sets', config)} in {config.path}"]
+    return [f"  {_table('sets', config)}", f"  paths = [{shown}]"]
+
+
+def _provider_lines(instance: str, outcome: Any, config: Any) -> list[str]:
+    """What the configuration needs for ``--provider INSTANCE`` to answer from the answers file:
+    nothing when ``[providers.INSTANCE]`` already replays it (a re-import with ``--force``); what
+    differs when a table of that name answers otherwise; else the table to add. Its ``path`` is
+    relative to the configuration's folder, as a provider's paths are."""
+    from pathlib import Path
+
+    answers = outcome.target.answers_file
+    shown = _relative_to_config(answers, config)
+    existing = config.providers.get(instance) if config is not None else None
+    if existing is not None:
+        where = f"{_table(f'providers.{instance}', config)} in {config.path}"
+        if existing.adapter != "replay":
+            return [f"  {where} answers with adapter {_toml_string(existing.adapter)}, not from {shown}: "
+                    f'give it adapter = "replay" and path = {shown}, or import with another --identifier']  # fmt: skip
+        path = existing.options.get("path")
+        if not isinstance(path, str) or not path:
+            return [f"  {where} replays no file: give it path = {shown}"]
+        if (config.root / Path(path).expanduser()).resolve() != answers.resolve():
+            return [f"  {where} replays {_toml_string(path)}, not {shown}: give it path = {shown}"]
+        return []
+    lines = [f"  {_table(f'providers.{instance}', config)}", '  adapter = "replay"', f"  path = {shown}"]
+    if outcome.model:
+        lines.append(f"  model = {_toml_string(outcome.model)}")
+    return lines
 
 
 def _toml_string(text: str) -> str:
@@ -130,7 +189,9 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _print(outcome: Any, sets_lines: list[str]) -> None:
+def _print(outcome: Any, instance: str, next_step: str, config_lines: list[str]) -> None:
+    import shlex
+
     from ..wording import counted
     from .console import console
 
@@ -147,14 +208,8 @@ def _print(outcome: Any, sets_lines: list[str]) -> None:
         out.plain(f"not read: {counted(len(outcome.unreadable_lines), 'line')} held no OTLP/JSON export request (line {lines})")
     out.plain(f"wrote {target.set_file} and {target.answers_file}")
     out.plain("")
-    instance = target.identifier.rsplit(".", 1)[-1].replace("_", "-")
-    out.plain("Next: review the cases, then answer them from the recorded answers with a provider in evalkit.toml:")
-    for line in sets_lines:
+    out.plain(next_step)
+    for line in config_lines:
         out.plain(line)
-    out.plain(f"  [providers.{instance}]")
-    out.plain('  adapter = "replay"')
-    out.plain(f"  path = {_toml_string(str(target.answers_file))}")
-    if outcome.model:
-        out.plain(f"  model = {_toml_string(outcome.model)}")
-    out.plain(f"  evalkit validate {target.set_file}")
+    out.plain(f"  evalkit validate {shlex.quote(str(target.set_file))}")  # a command to paste: a path with a space is one word
     out.plain(f"  evalkit run {target.identifier} --provider {instance}")

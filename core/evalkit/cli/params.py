@@ -109,7 +109,7 @@ def non_empty(what: str) -> Callable[[click.Context, click.Parameter, str | None
             if isinstance(param, click.Option):
                 raise click.UsageError(f"{'/'.join(param.opts)} is empty; give {what}, or leave the option out", ctx)
             name = param.human_readable_name.strip("[]").removesuffix("...")  # the metavar: [DIR] → DIR
-            raise click.UsageError(f"{name} is empty; give {what}, or leave it out", ctx)
+            raise click.UsageError(f"{name} is empty; give {what}" + ("" if param.required else ", or leave it out"), ctx)
         return value
 
     return refuse_empty

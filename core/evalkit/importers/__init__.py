@@ -38,7 +38,7 @@ class OtelImport:
     @property
     def skipped(self) -> int:
         """Cases kept but marked ``skip`` (conversations with tool calls)."""
-        return sum(1 for case in self.found.cases if not case.single_prompt and case.uses_tools)
+        return sum(1 for case in self.found.cases if case.kept_skipped)
 
     @property
     def model(self) -> str | None:

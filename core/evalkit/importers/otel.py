@@ -99,6 +99,12 @@ class ImportedCase:
         """True when a turn calls a tool or answers a tool call."""
         return any(turn.tool_calls or turn.role == "tool" for turn in self.turns)
 
+    @property
+    def kept_skipped(self) -> bool:
+        """True when the set file keeps the case but marks it ``skip``: a conversation with tool
+        calls, whose trace does not name the tools offered."""
+        return not self.single_prompt and self.uses_tools
+
 
 @attrs.frozen
 class TraceImport:

@@ -155,15 +155,27 @@ def attributes(raw: Any, depth: int = 0) -> dict[str, Any]:
     return found
 
 
+def _valid_text(value: str) -> str:
+    """``value`` with each lone surrogate (a JSON ``"\\ud800"`` escape) replaced by ``?``: no file
+    and no terminal takes one, and a provider name holding one ended the import in an internal
+    error when its tag was written."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "replace").decode("utf-8")
+    return value
+
+
 def any_value(raw: Any, depth: int = 0) -> Any:
-    """An OTLP ``AnyValue`` as Python: text, a boolean, a number, a list or a dict (``bytesValue``
-    stays its base64 text); ``None`` for what cannot be read or nests past :data:`MAX_VALUE_DEPTH`."""
+    """An OTLP ``AnyValue`` as Python: text (valid Unicode: a lone surrogate is ``?``, as in the
+    messages read from it), a boolean, a number, a list or a dict (``bytesValue`` stays its base64
+    text); ``None`` for what cannot be read or nests past :data:`MAX_VALUE_DEPTH`."""
     if not isinstance(raw, dict) or depth > MAX_VALUE_DEPTH:
         return None
     for key in ("stringValue", "bytesValue"):
         value = _field(raw, key)
         if isinstance(value, str):
-            return value
+            return _valid_text(value)
     value = _field(raw, "boolValue")
     if isinstance(value, bool):
         return value

@@ -9,13 +9,16 @@ generator reads (``{"id", "text", "model"}``, and the answer's ``tool_calls`` wh
 
 Both files are written whole or not at all (:func:`evalkit.textfiles.write_text_file`), never over
 an existing file unless asked to: the answers first, so a set file never names answers that are
-not there.
+not there, but only once the set file's text is written beside its place
+(:func:`evalkit.textfiles.staged_text_file`), so a set file that cannot be written leaves the
+answers file as it was.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from ..textfiles import write_text_file
+from ..textfiles import staged_text_file, write_text_file
 from .otel import ImportedCase, TraceImport
 
 __all__ = [
@@ -65,7 +68,7 @@ def set_document(cases: Sequence[ImportedCase], target: ImportTarget) -> dict[st
         else:
             prompt["mode"] = "fixed"
             prompt["messages"] = [turn.as_dict() for turn in case.turns]
-            if case.uses_tools:
+            if case.kept_skipped:
                 prompt["skip"] = TOOLS_SKIP_REASON
         tags = [f"trace:{case.trace_id}"] if case.trace_id else []
         tags += [f"provider:{case.provider}"] if case.provider else []
@@ -83,20 +86,60 @@ def set_document(cases: Sequence[ImportedCase], target: ImportTarget) -> dict[st
 
 
 def _answer_lines(cases: Sequence[ImportedCase]) -> list[str]:
+    """The answers file's lines, hidden characters written as JSON escapes (:func:`~evalkit.printable.json_visible`)."""
+    from ..printable import json_visible
+
     lines = []
     for case in cases:
         line: dict[str, Any] = {"id": case.id, "text": case.answer, "model": case.model}
         if case.answer_tool_calls:
             line["tool_calls"] = [dict(call) for call in case.answer_tool_calls]
-        lines.append(json.dumps(line, ensure_ascii=False) + "\n")
+        lines.append(json_visible(json.dumps(line, ensure_ascii=False)) + "\n")
     return lines
 
 
-def _yaml_text(document: dict[str, Any], target: ImportTarget, answers_path: str) -> str:
+def _hidden(char: str) -> bool:
+    """A character a YAML writer leaves raw that no reader sees: a format character (a bidi
+    override, a zero-width one). The controls, U+2028/U+2029 and a byte-order mark it escapes itself."""
+    return unicodedata.category(char) == "Cf"
+
+
+def _holds_hidden(text: str) -> bool:
+    """Whether ``text`` holds a hidden character (line by line: most lines are printable, a quick test)."""
+    return any(not line.isprintable() and any(map(_hidden, line)) for line in text.split("\n"))
+
+
+def _escaped_hidden(text: str) -> str:
+    """``text`` with each hidden character written as a YAML double-quoted scalar's escape."""
+    return "".join((f"\\u{ord(c):04X}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08X}") if _hidden(c) else c for c in text)
+
+
+def _yaml_body(document: dict[str, Any]) -> str:
+    """The document as YAML. A text holding a hidden character (a bidi override that shows a
+    reviewer other words than the ones sent) is written double-quoted with it as an escape: it
+    loads back the same. Such texts are rare; the document is dumped a second time only when one is there."""
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    body = yaml.dump(document, Dumper=dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+    options: dict[str, Any] = {"sort_keys": False, "allow_unicode": True, "width": 100, "default_flow_style": False}
+    body = yaml.dump(document, Dumper=dumper, **options)
+    if not _holds_hidden(body):
+        return body
+
+    class Quoting(dumper):  # type: ignore[misc, valid-type]
+        pass
+
+    def text(representer: Any, value: str) -> Any:
+        return representer.represent_scalar("tag:yaml.org,2002:str", value, style='"' if _holds_hidden(value) else None)
+
+    Quoting.add_representer(str, text)
+    body = yaml.dump(document, Dumper=Quoting, **options)
+    # Every hidden character is now inside a double-quoted scalar, where an escape means it.
+    return "\n".join(_escaped_hidden(line) if not line.isprintable() else line for line in body.split("\n"))
+
+
+def _yaml_text(document: dict[str, Any], target: ImportTarget, answers_path: str) -> str:
+    body = _yaml_body(document)
     header = (
         f"# Imported by `evalkit import otel` from {json.dumps(target.source, ensure_ascii=True)}.\n"
         f"# The observed answers are in {json.dumps(answers_path, ensure_ascii=True)} (the replay generator reads them).\n"
@@ -132,20 +175,28 @@ def check_distinct(trace_file: Path, target: ImportTarget) -> None:
 
 def set_file_text(cases: Sequence[ImportedCase], target: ImportTarget) -> str:
     """The set file's text for ``cases``, exactly as :func:`write_import` writes it."""
+    return _text_of(set_document(cases, target), target)
+
+
+def _text_of(document: dict[str, Any], target: ImportTarget) -> str:
     relative = os.path.relpath(target.answers_file, target.set_file.parent)
-    return _yaml_text(set_document(cases, target), target, relative)
+    return _yaml_text(document, target, relative)
 
 
-def _set_file_problems(text: str) -> tuple[Any, ...]:
-    """What ``evalkit validate`` says of a set file holding ``text`` (its ``FileProblem``s)."""
-    import tempfile
+def _set_file_problems(document: dict[str, Any], target: ImportTarget) -> tuple[Any, ...]:
+    """What ``evalkit validate`` would say of the set file holding ``document`` (its
+    ``FileProblem``s): the document is checked as it is, in memory, by the checks a set file's
+    data gets once read (:func:`evalkit.setfiles.check_document`); its text, PyYAML's safe dump,
+    loads back as that data. Reading the file back cost more than making it: at 20,000 spans,
+    twice the import's time."""
+    from ..setfiles import check_document
+    from ..setfiles.documents import FileSyntaxError, made_document
 
-    from ..setfiles import load_set_files
-
-    with tempfile.TemporaryDirectory(prefix="evalkit-import-") as folder:
-        path = Path(folder) / "imported.yaml"
-        path.write_text(text, encoding="utf-8")
-        return load_set_files([path]).problems
+    try:
+        made = made_document(target.set_file, document)
+    except FileSyntaxError as exc:
+        return tuple(exc.problems)
+    return check_document(made).problems
 
 
 def _prompt_index(problem: Any) -> int | None:
@@ -156,16 +207,19 @@ def _prompt_index(problem: Any) -> int | None:
 
 def writable_cases(found: TraceImport, target: ImportTarget) -> tuple[TraceImport, str]:
     """``found`` without the cases the set file could not hold, and the set file's text for the
-    rest: the file is checked as ``evalkit validate`` checks it, and a case it refuses is left out
+    rest: the set is checked as ``evalkit validate`` checks it, and a case it refuses is left out
     and counted under :data:`UNWRITABLE` (the first reason named); a problem of the set itself (its
-    ``--name``) is a :class:`~evalkit.errors.UsageError`. An import never writes a set file
-    ``evalkit run`` refuses."""
+    ``--name``, a file larger than a set file may be) is a :class:`~evalkit.errors.UsageError`.
+    An import never writes a set file ``evalkit run`` refuses. When every case left is kept but
+    skipped, nothing is checked and the text is empty: such a set has nothing to run, which
+    :func:`evalkit.importers.import_otel` says."""
+    from ..setfiles import documents
+
     cases = list(found.cases)
     skipped = dict(found.not_imported)
-    text = ""
-    while cases:
-        text = set_file_text(cases, target)
-        problems = _set_file_problems(text)
+    document = set_document(cases, target)
+    while cases and not all(case.kept_skipped for case in cases):
+        problems = _set_file_problems(document, target)
         if not problems:
             break
         refused = {index for index in map(_prompt_index, problems) if index is not None}
@@ -178,6 +232,16 @@ def writable_cases(found: TraceImport, target: ImportTarget) -> tuple[TraceImpor
         why = f"{UNWRITABLE} (first: {cases[first.path[1]].id}: {first.reason})"
         skipped[why] = skipped.get(why, 0) + len(refused)
         cases = [case for index, case in enumerate(cases) if index not in refused]
+        document = set_document(cases, target)
+    if all(case.kept_skipped for case in cases):  # none left, or none that runs: nothing is written
+        return attrs.evolve(found, cases=tuple(cases), not_imported=skipped), ""
+    text = _text_of(document, target)
+    size = len(text.encode("utf-8"))
+    if size > documents.MAX_SET_FILE_BYTES:
+        raise UsageError(
+            f"evalkit import writes nothing: the set file would be {size:,} bytes, larger than the "
+            f"{documents.MAX_SET_FILE_BYTES:,} a set file may hold; import a part of the trace file at a time"
+        )
     return attrs.evolve(found, cases=tuple(cases), not_imported=skipped), text
 
 
@@ -195,12 +259,15 @@ def write_import(cases: Sequence[ImportedCase], target: ImportTarget, text: str)
         )
     answers_existed = os.path.lexists(target.answers_file)
     try:
-        write_text_file(target.answers_file, _answer_lines(cases))
-        try:
-            write_text_file(target.set_file, [text])
-        except BaseException:
-            if not answers_existed:
-                target.answers_file.unlink(missing_ok=True)
-            raise
+        # The set file is written beside its place first: a folder it cannot be in, a full disk,
+        # fail before an answers file that --force replaces is touched (it was lost, exit 2).
+        with staged_text_file(target.set_file, [text]) as put_set_file:
+            write_text_file(target.answers_file, _answer_lines(cases))
+            try:
+                put_set_file()
+            except BaseException:
+                if not answers_existed:
+                    target.answers_file.unlink(missing_ok=True)
+                raise
     except OSError as exc:
         raise UsageError(f"evalkit import cannot write {exc.filename or target.set_file}: {exc.strerror}") from None

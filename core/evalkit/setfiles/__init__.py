@@ -34,12 +34,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SUFFIXES",
+    "CheckedDocument",
     "FileProblem",
     "SetDocument",
     "SetFileError",
     "SetFiles",
     "SkippedFile",
     "SkippedPrompt",
+    "check_document",
     "configured_inputs",
     "configured_patterns",
     "expand_patterns",
@@ -368,6 +370,58 @@ def _display(path: Path, root: Path | None) -> Path:
     return path
 
 
+@attrs.frozen
+class CheckedDocument:
+    """A set document checked as ``evalkit validate`` checks a set file (:func:`check_document`):
+    its kind, every problem found, and the sets it declares when there is none."""
+
+    kind: str
+    problems: tuple[FileProblem, ...]
+    #: ``(where, set)`` for each set declared, when there is no problem.
+    built: tuple[tuple[Any, Any], ...] = ()
+
+
+def check_document(
+    document: SetDocument,
+    kinds: Mapping[str, Any] | None = None,
+    path: Path | None = None,
+    root: Path | None = None,
+    boundary: ProjectBoundary | None = None,
+) -> CheckedDocument:
+    """Check a parsed set document (a file's, or one made in memory to be written) as
+    :func:`load_set_files` checks each file it reads: the reader's problems, the schema, the
+    kernel's set rules, its templates' tables (read from ``path``'s folder, by default the
+    document's file, within ``boundary``; shown relative to ``root``), and the sets built from
+    it. Problems are returned, never raised."""
+    from ..project_files import ProjectBoundary
+    from .schemas import document_kind, schema_problems
+    from .sets import FlaggedPaths, build_sets, kernel_problems, rule_problems
+    from .templates import TemplateReading, expand_templates
+
+    if kinds is None:
+        from ..checks import BUILTIN_KINDS
+
+        kinds = BUILTIN_KINDS
+    path = document.file if path is None else path
+    shown = str(document.file)
+    kind = document_kind(document.data)
+    found = schema_problems(document, kind)
+    found += rule_problems(document, kind, kinds, FlaggedPaths.of(p.path for p in found))
+    expansions: dict[Any, Any] = {}
+    if kind == "golden-set":
+        where = boundary or ProjectBoundary(Path(os.path.realpath(path.parent)))
+        reading = TemplateReading(path, where, kinds, lambda table: str(_display(table, root)))
+        expansions, expanded = expand_templates(document, reading, FlaggedPaths.of(p.path for p in found))
+        found += expanded
+    found.sort(key=lambda p: (p.file != shown, p.file, p.line or 0, p.column or 0))
+    found = _named_members(document, found)
+    if found or document.problems:
+        return CheckedDocument(kind, (*document.problems, *found))
+    built = build_sets(document, kind, expansions)
+    found = _named_members(document, kernel_problems(document, built, kinds))
+    return CheckedDocument(kind, tuple(found), () if found else tuple(built))
+
+
 def load_set_files(
     files: Sequence[str | os.PathLike[str]],
     kinds: Mapping[str, Any] | None = None,
@@ -381,15 +435,8 @@ def load_set_files(
     table of variables) is read only when it lies inside ``boundary`` (the project and the places
     ``[sets] allow_outside`` lists); without one, only inside the set file's own folder.
     """
-    from ..project_files import ProjectBoundary
-    from .schemas import document_kind, schema_problems
-    from .sets import FlaggedPaths, build_sets, kernel_problems, rule_problems, skipped_prompts
-    from .templates import TemplateReading, expand_templates
+    from .sets import skipped_prompts
 
-    if kinds is None:
-        from ..checks import BUILTIN_KINDS
-
-        kinds = BUILTIN_KINDS
     prompt_sets: list[Any] = []
     question_sets: list[Any] = []
     calibration_sets: list[Any] = []
@@ -410,26 +457,11 @@ def load_set_files(
             continue
         # the reader's own problems (a repeated key) name the file as it was opened: shown as the rest
         document = attrs.evolve(document, file=shown, problems=tuple(attrs.evolve(p, file=str(shown)) for p in document.problems))
-        problems.extend(document.problems)
-        kind = document_kind(document.data)
-        found = schema_problems(document, kind)
-        found += rule_problems(document, kind, kinds, FlaggedPaths.of(p.path for p in found))
-        expansions: dict[Any, Any] = {}
-        if kind == "golden-set":
-            where = boundary or ProjectBoundary(Path(os.path.realpath(path.parent)))
-            reading = TemplateReading(path, where, kinds, lambda table: str(_display(table, root)))
-            expansions, expanded = expand_templates(document, reading, FlaggedPaths.of(p.path for p in found))
-            found += expanded
-        found.sort(key=lambda p: (p.file != str(shown), p.file, p.line or 0, p.column or 0))
-        found = _named_members(document, found)
-        if found or document.problems:
-            problems.extend(found)
+        checked = check_document(document, kinds, path, root, boundary)
+        if checked.problems:
+            problems.extend(checked.problems)
             continue
-        built = build_sets(document, kind, expansions)
-        found = _named_members(document, kernel_problems(document, built, kinds))
-        if found:
-            problems.extend(found)
-            continue
+        kind, built = checked.kind, checked.built
         for at, prompt_id, reason in skipped_prompts(document) if kind == "golden-set" else ():
             line = document.problem(at, "").line
             skipped.append(SkippedPrompt(str(shown), line, format_path(at), prompt_id, reason))

@@ -25,7 +25,7 @@ from ..jsonparse import TOO_MANY_DIGITS, json_lines, long_number_at, parse_json,
 from ..textfiles import read_whole_file, utf8_text
 from .problems import FileProblem, JsonPath, quoted, quoted_key
 
-__all__ = ["SUFFIXES", "FileSyntaxError", "SetDocument", "read_document"]
+__all__ = ["SUFFIXES", "FileSyntaxError", "SetDocument", "made_document", "read_document"]
 
 #: File suffixes and the reader for each.
 SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".toml")
@@ -98,6 +98,29 @@ def _refuse_deep(file: Path, data: Any, position: Callable[[JsonPath], tuple[int
         line, column = position(path) if position is not None else (None, None)
         reason = f"nested more than {MAX_NESTING} lists and mappings deep; a set file may not nest deeper"
         raise FileSyntaxError([FileProblem(str(file), reason, path, line, column)])
+
+
+def made_document(file: Path, data: Any) -> SetDocument:
+    """A set document made in memory, to be written as ``file``, with the checks a reader makes of
+    what it parsed that a document's data can fail: :class:`FileSyntaxError` when it nests deeper
+    than :data:`MAX_NESTING` or holds a key that is not text. It has no positions: its problems
+    name JSON paths. (:func:`evalkit.setfiles.check_document` checks it as ``evalkit validate``
+    checks a file; the text written must be one that loads back as ``data``, which PyYAML's
+    safe dumper writes.)"""
+    _refuse_deep(file, data)
+    stack: list[tuple[Any, JsonPath]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            for key, child in value.items():
+                if not isinstance(key, str):
+                    reason = f"{_KEY_NOT_TEXT}{quoted(key)} is not text; every key in a set file is text"
+                    raise FileSyntaxError([FileProblem(str(file), reason, path)])
+                if isinstance(child, (dict, list)):
+                    stack.append((child, (*path, key)))
+        elif isinstance(value, list):
+            stack.extend((child, (*path, index)) for index, child in enumerate(value) if isinstance(child, (dict, list)))
+    return SetDocument(file, data)
 
 
 def read_document(file: Path) -> SetDocument:
