@@ -74,6 +74,7 @@ TABLE = [
     ("/usr/bin", "/usr/bin", True),
     ("/a/b/", "/a/b/", True),  # PHP reads the first "/" as the end: "b/" is no modifier list
     ("/docs/guide", "see /docs/guide", True),  # "e" is no flag of any dialect: plain
+    ("/a/gX", "/a/gX", True),  # a flag string only when every letter is some dialect's flag: plain
     (r"\/a/g", "/a/g", True),  # a backslash first: the text as written (a bare /a/g is refused, below)
     ("#1 and #2", "#1 and #2", True),
     # D: every $ matches only at the very end, not before a final newline.
@@ -163,7 +164,8 @@ def test_without_u_the_classes_are_ascii_and_with_u_unicode() -> None:
 
 
 @pytest.mark.parametrize(
-    ("pattern", "named"), [("/a+/U", "U"), ("/a/X", "X"), ("/a/n", "n"), ("/a/e", "e"), ("/a/iUX", "UX")]
+    ("pattern", "named"),
+    [("/a+/U", "U"), ("/a/X", "X"), ("/a/n", "n"), ("/a/e", "e"), ("/a/iUX", "UX"), ("/a/ADJSUXeimnsux", "UXen")],  # every PCRE modifier at once
 )
 def test_unsupported_modifiers_are_refused_by_name(pattern: str, named: str) -> None:
     with pytest.raises(PatternError) as caught:
@@ -174,7 +176,8 @@ def test_unsupported_modifiers_are_refused_by_name(pattern: str, named: str) -> 
 @pytest.mark.parametrize(
     ("pattern", "named", "written"),
     [("/paris/gi", " 'g'", "/paris/i"), ("/a/g", " 'g'", "/a/"), ("/x/gmu", " 'g'", "/x/mu"), ("#a#y", " 'y'", "#a#"),
-     ("/api/ids", " 'd'", "/api/is"), ("/x/vd", "s 'vd'", "/x/")],
+     ("/api/ids", " 'd'", "/api/is"), ("/x/vd", "s 'vd'", "/x/"),
+     ("/x/gydvimsxu", "s 'gydv'", "/x/imsxu")],  # every flag of both sets at once is still a flag string
 )
 def test_another_dialects_flags_are_refused_by_name_not_read_as_text(pattern: str, named: str, written: str) -> None:
     # "/paris/gi" (JavaScript's g) was the plain pattern "/paris/gi": the literal text, which no
