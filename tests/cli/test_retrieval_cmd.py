@@ -546,6 +546,19 @@ def test_a_retriever_returning_an_endless_generator_is_read_up_to_a_bound(cli, p
     ]
 
 
+@pytest.mark.parametrize("mode", ["touchy", "touchy-scored"])
+def test_document_ids_of_a_str_subclass_are_scored_as_plain_text(cli, project, mode) -> None:
+    # a str subclass whose == raised was compared with the labels outside the retriever's guard:
+    # an internal error, the run left interrupted
+    configure(project, {"x": {"fixtures.garbage": {"mode": mode}}})
+    result = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "x", "--json")
+    assert result.code == 0, result.stderr
+    ranked = {q["id"]: q["ranked_ids"] for q in result.json()["questions"]}
+    assert ranked["json"] == ["doc-json", "doc-csv"]
+    assert {q["id"]: q["hit_at_1"] for q in result.json()["questions"]}["json"] is True
+    assert stored(project)[0][2] == "complete"
+
+
 # -- storage ------------------------------------------------------------------------------------
 
 
