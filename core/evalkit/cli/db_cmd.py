@@ -186,7 +186,7 @@ def _prune(args: Arguments) -> int:
 
     age = parse_age(args.older_than)
     cutoff = time.time() - age
-    repository = open_store(args)
+    repository = open_store(args, writing=True)
     try:
         history = capabilities(repository).history
         if history is None:
