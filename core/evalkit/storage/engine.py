@@ -15,7 +15,7 @@ from pathlib import Path
 import peewee as pw
 
 from ..errors import StorageError, UsageError
-from ..shapes import MIN_SECONDS, seconds_between
+from ..shapes import MIN_SECONDS, decimal_text, seconds_between
 from .urls import check_postgres_url, check_sqlite_file, redact_url, sqlite_path
 
 __all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_S", "busy_timeout_s", "connect", "failure_cause", "open_database"]
@@ -49,7 +49,7 @@ def busy_timeout_s() -> float:
     if not raw:
         return float(BUSY_TIMEOUT_S)
     try:
-        value = float(raw) if len(raw) <= 20 else math.nan
+        value = float(raw) if len(raw) <= 20 and decimal_text(raw) else math.nan
     except ValueError:
         value = math.nan
     if not seconds_between(value, 86400):
