@@ -185,6 +185,10 @@ def test_unknown_set_retriever_and_deployment_exit_2_listing_the_known_ones(cli,
     assert 'Unknown deployment "prod" (--deployment prod). Known deployments: demo, staging' in unknown_deployment.stderr
     from_env = cli("retrieval", "retrievalkit.tiny", "evalkit.lexical", extra_env={"EVALKIT_DEPLOYMENT": "qa"})
     assert from_env.code == 2 and 'Unknown deployment "qa" (EVALKIT_DEPLOYMENT=qa). Known deployments: staging' in from_env.stderr
+    # Set but empty (a CI variable the job cannot read) was read as unset: the retriever ran with no
+    # deployment's options, in a scope of its own (whose first run a gate passes as its baseline).
+    empty_env = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--fail-on-regression", extra_env={"EVALKIT_DEPLOYMENT": ""})
+    assert empty_env.code == 2 and "EVALKIT_DEPLOYMENT is set but empty" in empty_env.stderr
 
     # An explicit retriever must be one the deployment has options for, or one that takes none.
     wrong_retriever = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "staging")
