@@ -441,6 +441,35 @@ def test_class13_a_bad_evalkit_concurrency_is_refused_before_the_run_exists(cli,
     assert stored_runs(project) == 0
 
 
+@pytest.mark.parametrize(
+    ("args", "env", "culprit"),
+    [
+        (("run", "evalkit.smoke", "--max-pass-rate-drop", "٠.٥"), {}, "--max-pass-rate-drop"),
+        (("retrieval", "hostile.questions", "hostile.retriever", "--max-top1-drop", "٠.٥"), {}, "--max-top1-drop"),
+        (("plan", "evalkit.smoke", "--alpha", "٠.٠٥"), {}, "--alpha"),
+        (("plan", "evalkit.smoke", "--rate", "٠.٥"), {}, "--rate"),
+        (("models", "rank", "--min-quality", "٠.٥"), {}, "--min-quality"),
+        (("run", "evalkit.smoke", "--budget", "١"), {}, "'١' is not an amount"),
+        (("run", "evalkit.smoke", "--grader", "decision", "--judge-temperature", "١"), {}, "--judge-temperature"),
+        (("report", "some-run", "--wait", "--timeout", "٣s"), {}, "٣s"),
+        (("report", "some-run", "--wait", "--timeout", "1_0"), {}, "1_0"),
+        (("db", "prune", "--older-than", "٣d"), {}, "--older-than"),
+        (("cache", "clear", "--older-than", "٣d"), {}, "--older-than"),
+        (("run", "evalkit.smoke"), {"EVALKIT_BUSY_TIMEOUT": "٣"}, "EVALKIT_BUSY_TIMEOUT"),
+    ],
+)
+def test_class13_a_decimal_number_in_digits_of_another_script_is_refused(cli, project, args, env, culprit) -> None:
+    # float(), Decimal(), Fraction() and a regex's \d read "٠.٥" as 0.5 and "٣" as 3: a tolerance of
+    # 50 pp, a prune of three days, as counts already were not
+    if args[0] == "report":  # it looks for its store first
+        assert cli("run", "evalkit.smoke").code == 0
+    before = stored_runs(project)
+    result = cli(*args, env=env)
+    assert result.code == 2, result.stdout + result.stderr
+    assert culprit in result.stderr
+    assert stored_runs(project) == before
+
+
 # --- 14: size ------------------------------------------------------------------------------------
 
 

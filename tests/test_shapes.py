@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from evalkit.shapes import MAX_VALUE_CONTAINERS, MAX_VALUE_NESTING, short_repr, value_shape_problem, whole_number
+from evalkit.shapes import (
+    MAX_VALUE_CONTAINERS,
+    MAX_VALUE_NESTING,
+    decimal_text,
+    short_repr,
+    value_shape_problem,
+    whole_number,
+)
 
 
 def nested(depth: int) -> object:
@@ -106,6 +113,19 @@ def test_a_mapping_key_that_is_not_text_is_named(value: object, problem: str | N
 def test_a_whole_number_is_ascii_digits_only(text, options, number) -> None:
     # str.isdigit() takes "²" (int() then raised: --shard auto/², a qrels grade, SUDO_UID) and "٣" (read as 3)
     assert whole_number(text, **options) == number
+
+
+@pytest.mark.parametrize(
+    ("text", "decimal"),
+    [
+        ("0.5", True), (".5", True), ("5.", True), ("-2", True), ("+2e-3", True), (" 1.5 ", True), ("1E9", True),
+        ("٠.٥", False), ("٣", False), ("１", False), ("1_0", False), ("nan", False), ("inf", False), ("Infinity", False),
+        ("0x10", False), ("", False), (".", False), ("1e", False), ("--1", False),
+    ],
+)  # fmt: skip
+def test_a_decimal_number_is_ascii_digits_only(text, decimal) -> None:
+    # float("٠.٥") is 0.5, Decimal("٣") is 3, float("1_0") is 10
+    assert decimal_text(text) is decimal
 
 
 def test_the_text_of_a_plugins_exception_is_bounded_and_never_fails() -> None:

@@ -219,3 +219,31 @@ def test_a_staged_file_appears_only_when_put_and_fails_before_anything_changes(t
     (tmp_path / "afile").write_text("x")
     with pytest.raises(OSError), staged_text_file(tmp_path / "afile" / "s.yaml", ["x"]):
         raise AssertionError("the folder is a file: refused before the block runs")
+
+
+def test_no_output_replaces_the_results_store_the_command_opened(cli, project: Path, tmp_path: Path) -> None:
+    # `--export-run results.db` replaced the store with a TREC run, exit 0: every run was lost. So did
+    # `report -o`, `baseline export -o` and `--report FMT:PATH` naming the store or its -wal file.
+    (project / "evalkit.toml").write_text('database = "sqlite:///results.db"\n')
+    store = project / "results.db"
+    args = ("retrieval", "evalkit_stdlib.docs", "--deployment", "demo")
+    first = cli(*args, env={"EVALKIT_CACHE_DIR": str(tmp_path / "cache")})
+    assert first.code == 0, first.stderr
+    run_id = cli("history", "evalkit_stdlib.docs", "--json").json()["runs"][0]["run_id"]
+
+    exported = cli(*args, "--export-run", "results.db", env={"EVALKIT_CACHE_DIR": str(tmp_path / "cache")})
+    assert exported.code == 3, exported.stderr
+    assert "cannot write results.db: it is the results store's file" in exported.stderr
+    assert "the export is not written" in exported.stderr
+    linked = project / "link.db"
+    linked.symlink_to(store)
+    for command in (
+        ("report", run_id, "-o", "results.db"),
+        ("report", run_id, "--format", "junit", "-o", str(linked)),
+        ("compare", run_id, run_id, "--report", "junit:results.db-wal"),
+        ("baseline", "export", "evalkit_stdlib.docs", "-o", "results.db"),
+    ):
+        result = cli(*command)
+        assert "it is the results store's file" in result.stderr, (command, result.stderr)
+    assert store.read_bytes().startswith(b"SQLite format 3\x00")
+    assert len(cli("history", "evalkit_stdlib.docs", "--json").json()["runs"]) == 2

@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 
 from .answers import Usage
+from .shapes import decimal_text
 
 __all__ = [
     "DEFAULT_CURRENCY",
@@ -101,6 +102,8 @@ def parse_amount(text: str) -> Decimal:
     """An amount of money as a user writes it (``--budget 2.50``): a finite decimal of zero or more;
     ``ValueError`` otherwise."""
     try:
+        if not decimal_text(text):
+            raise InvalidOperation(text)
         amount = Decimal(text.strip())
     except InvalidOperation:
         raise ValueError(f"{text!r} is not an amount (write it like 2.50)") from None

@@ -37,7 +37,7 @@ import attrs
 
 from .errors import ConfigError, UsageError
 from .printable import not_nfc
-from .shapes import short_repr, whole_number
+from .shapes import decimal_text, short_repr, whole_number
 from .tolerance import Tolerances, parse_tolerance
 from .wording import did_you_mean
 
@@ -112,7 +112,7 @@ def check_alpha(value: object, where: str) -> float:
     number = value
     if isinstance(value, str):
         try:
-            number = float(value) if len(value) <= 32 else None
+            number = float(value) if len(value) <= 32 and decimal_text(value) else None
         except ValueError:
             number = None
     if isinstance(number, bool) or not isinstance(number, (int, float)) or not SMALLEST_ALPHA <= number < 0.5:

@@ -331,6 +331,20 @@ def clipped_lines(text: str, limit: int = MAX_MESSAGE_LINE) -> str:
     return "\n".join(clipped_line(line, limit) for line in text.split("\n"))
 
 
+#: A decimal number as a person writes one: ASCII digits, an optional sign, point and exponent.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def decimal_text(text: str) -> bool:
+    """True when ``text``, spaces around it aside, is a decimal number written in ASCII digits
+    (``0.5``, ``.5``, ``-2``, ``5e-2``). The check every reader of a decimal number from text
+    (a tolerance, ``--alpha``, a temperature, a duration, an amount, ``EVALKIT_BUSY_TIMEOUT``)
+    makes before ``float()``, ``Decimal()`` or ``Fraction()``: each of those also reads digits of
+    other scripts (``٠.٥`` as 0.5, as :func:`whole_number` says of ``int()``) and underscores
+    (``1_0`` as 10), and ``float()`` reads ``nan`` and ``infinity``."""
+    return _DECIMAL.fullmatch(text.strip()) is not None
+
+
 def whole_number(text: str, *, max_digits: int = 4300, signed: bool = False) -> int | None:
     """``text`` as a whole number written in ASCII digits (with one ``+`` or ``-`` first when
     ``signed``), at most ``max_digits`` of them; ``None`` for anything else. The one reader of a

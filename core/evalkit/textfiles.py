@@ -36,14 +36,17 @@ from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
-    "FileTooLarge", "NoReaderOnPipe", "NotARegularFile", "PIPE_READER_WAIT_S", "PIPE_STALL_S",
-    "append_text_file", "open_regular_file", "outputs_relative_to", "read_whole_file", "staged_text_file", "utf8_text",
+    "FileTooLarge", "KeptFile", "NoReaderOnPipe", "NotARegularFile", "PIPE_READER_WAIT_S", "PIPE_STALL_S",
+    "append_text_file", "keep_from_outputs", "open_regular_file", "outputs_relative_to", "read_whole_file", "staged_text_file",
+    "utf8_text",
     "working_directory", "write_text_file",
 ]
 
 #: The folder a relative output path is written under (:func:`outputs_relative_to`); ``None``:
 #: the working directory of the moment.
 _outputs_base: str | None = None
+#: Files no output may replace (:func:`keep_from_outputs`), by real path, with what each is.
+_kept: dict[str, str] = {}
 
 
 def working_directory() -> str | None:
@@ -60,12 +63,25 @@ def outputs_relative_to(folder: str | None) -> Iterator[None]:
     under ``folder`` while the block runs: the folder a command was started in (``None``: the
     working directory of the moment). A plugin that changes the working directory (at import, or
     in a call) wrote ``--report junit:out.xml`` and ``--export-run`` files into its own folder."""
-    global _outputs_base
+    global _outputs_base, _kept
     before, _outputs_base = _outputs_base, folder
+    kept_before, _kept = _kept, dict(_kept)
     try:
         yield
     finally:
-        _outputs_base = before
+        _outputs_base, _kept = before, kept_before
+
+
+def keep_from_outputs(path: str | os.PathLike[str], what: str) -> None:
+    """Refuse (:class:`KeptFile`) every output :func:`write_text_file` or :func:`append_text_file`
+    would write over ``path`` (followed through links), for the rest of the command
+    (:func:`outputs_relative_to`): the results store a command opened. ``what`` names it in the
+    refusal. ``--export-run results.db`` replaced the store with a TREC run, every run lost."""
+    _kept[os.path.realpath(path)] = what
+
+
+class KeptFile(OSError):
+    """An output names a file the command keeps from outputs (its results store); ``strerror`` says which."""
 
 
 class NotARegularFile(OSError):
@@ -177,6 +193,8 @@ def append_text_file(path: Path, chunks: Iterable[str]) -> None:
 def _write(path: Path, chunks: Iterable[str], *, append: bool) -> None:
     if _outputs_base is not None and not path.is_absolute():
         path = Path(_outputs_base, path)
+    if _kept and (what := _kept.get(os.path.realpath(path))) is not None:
+        raise KeptFile(errno.EEXIST, f"it is {what}, which no output replaces; name another file", str(path))
     try:
         mode_bits: int | None = os.stat(path).st_mode
     except FileNotFoundError:

@@ -19,8 +19,9 @@ from .errors import ToleranceError
 
 __all__ = ["Tolerances", "parse_tolerance", "resolve_tolerances", "tolerance_value", "DEFAULT_TOLERANCE"]
 
-#: Decimal or scientific notation with an optional sign; no nan, inf, hex or underscores.
-_NUMBER = re.compile(r"\s*[+-]?(?P<mantissa>\d+(?:\.\d*)?|\.\d+)(?:[eE](?P<exponent>[+-]?\d+))?\s*")
+#: Decimal or scientific notation with an optional sign, in ASCII digits (``\d`` and ``Fraction()``
+#: also read ``٠.٥`` as 0.5); no nan, inf, hex or underscores.
+_NUMBER = re.compile(r"\s*[+-]?(?P<mantissa>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE](?P<exponent>[+-]?[0-9]+))?\s*")
 
 #: Longer text is refused before it is parsed: no tolerance needs more digits, and parsing a
 #: number of millions of digits (or an exponent of ``1e99999999``) would take minutes.

@@ -55,6 +55,7 @@ __all__ = [
     "EditedCase",
     "QuarantinedCase",
     "Verdict",
+    "different_k",
     "metric_specs",
     "case_pairs",
     "compare",
@@ -98,16 +99,32 @@ def _retrieval_k(run: Run) -> int | None:
     return k if isinstance(k, int) and not isinstance(k, bool) else None
 
 
-def metric_specs(run: Run, tolerances: Tolerances) -> tuple[MetricSpec, ...]:
+def different_k(run: Run, baseline: Run | None) -> tuple[int, int] | None:
+    """``(baseline's k, run's k)`` when both are retrieval runs that declare different cut-offs
+    (their MRR@k, recall@k and nDCG@k are then different measures), else ``None``."""
+    if baseline is None or run.kind is not RunKind.RETRIEVAL or baseline.kind is not RunKind.RETRIEVAL:
+        return None
+    before, after = _retrieval_k(baseline), _retrieval_k(run)
+    return (before, after) if before is not None and after is not None and before != after else None
+
+
+def metric_specs(run: Run, tolerances: Tolerances, baseline: Run | None = None) -> tuple[MetricSpec, ...]:
     """The metrics a comparison of ``run`` measures, with the tolerances that gate them: a prompt
     run's pass rate and mean score; a retrieval run's hit@1, hit@3 (its pass rate and mean score),
-    MRR@k, recall@k and nDCG@k (the last three gated only when their tolerance is set)."""
+    MRR@k, recall@k and nDCG@k (the last three gated only when their tolerance is set). Against a
+    ``baseline`` measured at another k (:func:`different_k`) only hit@1 and hit@3 are compared:
+    MRR@10 against MRR@5 was reported, and gated, as a drop of MRR@5."""
     if run.kind is RunKind.RETRIEVAL:
         k = _retrieval_k(run)
         at = str(k) if k is not None else "k"
-        return (
+        hits = (
             MetricSpec("hit_at_1", "top-1 hit rate", True, True, tolerances.max_pass_rate_drop),
             MetricSpec("hit_at_3", "top-3 hit rate", True, True, tolerances.max_mean_score_drop),
+        )
+        if different_k(run, baseline) is not None:
+            return hits
+        return (
+            *hits,
             MetricSpec("mrr_at_k", f"MRR@{at}", False, False, tolerances.max_mrr_drop),
             MetricSpec("recall_at_k", f"recall@{at}", False, False, tolerances.max_recall_drop),
             MetricSpec("ndcg_at_k", f"nDCG@{at}", False, False, tolerances.max_ndcg_drop),
@@ -394,7 +411,7 @@ def compare_pairs(
     gate = gate or GateSettings()
     paired = gate.paired
     quarantine = frozenset(gate.quarantine)
-    specs = metric_specs(current, tolerances)
+    specs = metric_specs(current, tolerances, baseline)
     columns = {spec.name: PairedColumn() for spec in specs}
     column_list = [(spec.name, columns[spec.name]) for spec in specs]
     prompts = current.kind is not RunKind.RETRIEVAL

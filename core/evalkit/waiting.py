@@ -28,13 +28,13 @@ _UNITS = {"s": 1, "m": 60, "h": 3600}
 def parse_duration(text: str) -> float:
     """``90``, ``90s``, ``30m``, ``1.5h`` → seconds; a usage error otherwise."""
     from .errors import UsageError
-    from .shapes import MIN_SECONDS, seconds_between
+    from .shapes import MIN_SECONDS, decimal_text, seconds_between
 
     raw = text.strip().lower()
     unit = raw[-1:] if raw[-1:] in _UNITS else "s"
     number = raw[:-1] if raw[-1:] in _UNITS else raw
     try:
-        if len(number) > 12:
+        if len(number) > 12 or not decimal_text(number):
             raise ValueError
         value = float(number)
     except ValueError:

@@ -59,3 +59,21 @@ def test_compare_refuses_unknown_runs_runs_of_two_sets_and_bad_tolerances(evalki
     assert missing.code == 2 and 'there is no run "nope"' in missing.stderr
     bad = evalkit_cli("compare", base, base, "--max-pass-rate-drop", "2")
     assert bad.code == 2 and "must be a finite number in 0..1" in bad.stderr
+
+
+def test_retrieval_runs_at_different_k_compare_their_hit_rates_only(evalkit_cli, project, tmp_path) -> None:
+    # MRR@10, recall@10 and nDCG@10 of the base were compared with the run's @5 values, labelled
+    # "@5" on both sides: a "significant drop" that was only the cut-off, a regression under a
+    # [gate] tolerance for nDCG, exit 1 under --fail-on-regression.
+    (project / "evalkit.toml").write_text("[gate]\nmax_ndcg_drop = 0.01\n")
+    env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    args = ("retrieval", "evalkit_stdlib.docs", "--deployment", "demo", "--json")
+    base = evalkit_cli(*args, env=env).json()["run_id"]
+    run = evalkit_cli(*args, "--k", "5", env=env).json()["run_id"]
+    result = evalkit_cli("compare", base, run, "--fail-on-regression")
+    assert result.code == 0, result.stdout + result.stderr
+    assert "The runs measured at different cut-offs (k 10 and 5)" in result.stdout
+    assert "nDCG@5" not in result.stdout and "MRR@5" not in result.stdout
+    assert "top-1 hit rate  34.4% → 34.4%" in result.stdout
+    document = evalkit_cli("compare", base, run, "--json").json()
+    assert document["regressed"] is False and document["notes"][0].startswith("The runs measured at different cut-offs")

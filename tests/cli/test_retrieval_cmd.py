@@ -185,6 +185,10 @@ def test_unknown_set_retriever_and_deployment_exit_2_listing_the_known_ones(cli,
     assert 'Unknown deployment "prod" (--deployment prod). Known deployments: demo, staging' in unknown_deployment.stderr
     from_env = cli("retrieval", "retrievalkit.tiny", "evalkit.lexical", extra_env={"EVALKIT_DEPLOYMENT": "qa"})
     assert from_env.code == 2 and 'Unknown deployment "qa" (EVALKIT_DEPLOYMENT=qa). Known deployments: staging' in from_env.stderr
+    # Set but empty (a CI variable the job cannot read) was read as unset: the retriever ran with no
+    # deployment's options, in a scope of its own (whose first run a gate passes as its baseline).
+    empty_env = cli("retrieval", "retrievalkit.tiny", "fixtures.raising", "--fail-on-regression", extra_env={"EVALKIT_DEPLOYMENT": ""})
+    assert empty_env.code == 2 and "EVALKIT_DEPLOYMENT is set but empty" in empty_env.stderr
 
     # An explicit retriever must be one the deployment has options for, or one that takes none.
     wrong_retriever = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "staging")
@@ -544,6 +548,19 @@ def test_a_retriever_returning_an_endless_generator_is_read_up_to_a_bound(cli, p
         'retriever "fixtures.garbage" returned more than limit=12 ids for 4 questions (up to 10012); '
         "only the first 12 of each were scored"
     ]
+
+
+@pytest.mark.parametrize("mode", ["touchy", "touchy-scored"])
+def test_document_ids_of_a_str_subclass_are_scored_as_plain_text(cli, project, mode) -> None:
+    # a str subclass whose == raised was compared with the labels outside the retriever's guard:
+    # an internal error, the run left interrupted
+    configure(project, {"x": {"fixtures.garbage": {"mode": mode}}})
+    result = cli("retrieval", "retrievalkit.tiny", "fixtures.garbage", "--deployment", "x", "--json")
+    assert result.code == 0, result.stderr
+    ranked = {q["id"]: q["ranked_ids"] for q in result.json()["questions"]}
+    assert ranked["json"] == ["doc-json", "doc-csv"]
+    assert {q["id"]: q["hit_at_1"] for q in result.json()["questions"]}["json"] is True
+    assert stored(project)[0][2] == "complete"
 
 
 # -- storage ------------------------------------------------------------------------------------

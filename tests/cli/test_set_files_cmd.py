@@ -272,6 +272,20 @@ def test_a_question_set_file_runs_through_evalkit_retrieval(evalkit_cli, project
     assert result.json()["status"] == "complete"
 
 
+def test_a_hard_class_of_a_million_characters_is_refused_before_the_retriever_is_asked(evalkit_cli, project: Path) -> None:
+    # It named a row of the by-class table and was stored whole in every run's metrics (1 MB a run,
+    # a megabyte more for each distinct class), where a question id is held to 1,000 characters.
+    sprawling = QUESTIONS.replace("hard_class: wording", "hard_class: " + "w" * 1_000_000)
+    project_with(project, {"questions/help.yaml": sprawling}, paths='["evals/**/*.yaml"]')
+    (project / "pages.jsonl").write_text('{"id": "password", "text": "Choose reset password on the sign-in page."}\n')
+    with open(project / "evalkit.toml", "a", encoding="utf-8") as fh:
+        fh.write('\n[deployments.local.retrievers."evalkit.lexical"]\ncorpus = "pages.jsonl"\n')
+    result = evalkit_cli("retrieval", "myapp.help", "evalkit.lexical", "--deployment", "local")
+    assert result.code == 2, result.stdout + result.stderr
+    assert 'question "invoices": field hard_class is 1,000,000 characters long, more than the 1,000 allowed' in result.stderr
+    assert stored_runs(project) == 0
+
+
 def test_validate_of_a_folder_holding_no_set_file_is_a_problem_not_a_success(evalkit_cli, project: Path) -> None:
     """`evalkit validate evals/` of an empty folder (or one of other files) said "nothing to check:
     no [sets] paths are configured" and exited 0: a CI step checking the wrong folder passed."""

@@ -104,8 +104,10 @@ def test_no_deployment_means_no_options_and_the_environment_names_one(monkeypatc
     monkeypatch.setenv(DEPLOYMENT_ENV, "qa")
     assert resolve_deployment(None, "r", config).options == {"url": "http://qa"}
     assert resolve_deployment("prod", "r", config).options == {"url": "http://prod"}
+    # set but empty is a CI variable the job could not read, refused as an empty EVALKIT_DATABASE_URL is
     monkeypatch.setenv(DEPLOYMENT_ENV, "")
-    assert resolve_deployment(None, "r", config).name is None
+    with pytest.raises(UsageError, match="EVALKIT_DEPLOYMENT is set but empty"):
+        resolve_deployment(None, "r", config)
     with pytest.raises(UsageError, match="must name a deployment"):
         resolve_deployment("", "r", config)
 

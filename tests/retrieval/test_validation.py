@@ -58,6 +58,7 @@ def test_a_set_needs_a_question():
         ({"expected_document_ids": ["json.loads", "json.loads"]}, "field expected_document_ids[2]"),
         ({"expected_document_ids": ["json.loads", 7]}, "field expected_document_ids[2]"),
         ({"hard_class": ""}, "field hard_class"),
+        ({"hard_class": "h" * 1_001}, "field hard_class is 1,001 characters long, more than the 1,000 allowed"),
     ],
 )
 def test_each_question_rule_names_set_question_and_field(changes, field):

@@ -182,7 +182,7 @@ def handle_accept(args: Arguments) -> int:
     from .render import acceptance_document
     from .stored import format_date, open_store
 
-    repository = open_store(args)
+    repository = open_store(args, writing=True)
     try:
         run, acceptance = accept_run(repository, args.run_id, args.reason)
     finally:

@@ -103,7 +103,7 @@ def _clear(args: Arguments) -> int:
     from .stored import format_date, open_store
 
     cutoff = time.time() - parse_age(args.older_than) if args.older_than is not None else None
-    repository = open_store(args)
+    repository = open_store(args, writing=True)
     try:
         removed = _cache(repository).clear_cache(cutoff)
     finally:

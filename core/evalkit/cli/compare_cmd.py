@@ -49,6 +49,7 @@ def command(**params: Any) -> Arguments:
 
 
 def _differences(base: Any, run: Any) -> list[str]:
+    from ..verdict import different_k
     from .stored import identity_label
 
     notes = []
@@ -58,6 +59,11 @@ def _differences(base: Any, run: Any) -> list[str]:
         notes.append(f'The runs were graded by different yardsticks: "{base.grader}" vs "{run.grader}".')
     if base.set_fingerprint and run.set_fingerprint and base.set_fingerprint != run.set_fingerprint:
         notes.append("The set changed between the two runs (its fingerprint differs): the gate counts only the unchanged cases.")
+    if (ks := different_k(run, base)) is not None:
+        notes.append(
+            f"The runs measured at different cut-offs (k {ks[0]} and {ks[1]}): their MRR@k, recall@k and nDCG@k are "
+            "different measures and are not compared; the top-1 and top-3 hit rates are."
+        )
     for which, stored in (("BASE", base), ("RUN", run)):
         if stored.status.value != "complete":
             notes.append(

@@ -15,7 +15,7 @@ from ..wording import counted
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments, group_without_command
 from .params import global_options
 
-_DURATION = re.compile(r"(\d+)([smhdw])")
+_DURATION = re.compile(r"([0-9]+)([smhdw])")  # ASCII digits: \d also takes ٣, which int() reads as 3
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
@@ -186,7 +186,7 @@ def _prune(args: Arguments) -> int:
 
     age = parse_age(args.older_than)
     cutoff = time.time() - age
-    repository = open_store(args)
+    repository = open_store(args, writing=True)
     try:
         history = capabilities(repository).history
         if history is None:

@@ -74,7 +74,11 @@ class Temperature(click.ParamType):
         text = str(value)
         if len(text) > 16:
             self.fail(f"must be a number from 0 to 2, got {text[:16]!r}…", param, ctx)
+        from ..shapes import decimal_text
+
         try:
+            if not decimal_text(text):
+                raise ValueError(text)
             number = float(text)
         except ValueError:
             self.fail(f"must be a number from 0 to 2, got {text!r}", param, ctx)

@@ -63,9 +63,10 @@ def render_for(targets: Sequence[ReportTarget], database: str, run: Any, **assem
         return Rendered()
     from ..reports.assemble import assemble_report
     from ..reports.targets import render_reports
-    from ..storage import close_repository, open_repository
+    from ..storage import close_repository
+    from .stored import open_for_reading
 
-    repository = open_repository(database)
+    repository = open_for_reading(database)
     try:
         # A report lists every case: a run (or baseline) that came without its cases is read back whole.
         if not run.cases and run.answered_count:

@@ -21,6 +21,7 @@ __all__ = [
     "format_date",
     "identity_label",
     "liveness_fields",
+    "open_for_reading",
     "open_store",
     "require_existing_store",
     "store_origin",
@@ -35,13 +36,18 @@ __all__ = [
 SPARK_BARS = "▁▂▃▄▅▆▇█"
 
 
-def open_store(args: Arguments) -> Any:
+def open_store(args: Arguments, *, writing: bool = False) -> Any:
     """The repository the command's ``--database``/``--config`` (or the defaults) name.
 
-    For commands that only read: a SQLite store that does not exist (or is an empty file) is never
-    created; the command stops with a usage error naming the path it looked at (see
-    :func:`require_existing_store`). A built-in database that holds no store is never given its
+    For commands that work on a store that exists: a SQLite store that does not exist (or is an
+    empty file) is never created; the command stops with a usage error naming the path it looked at
+    (see :func:`require_existing_store`). A built-in database that holds no store is never given its
     tables here: only ``run``, ``retrieval`` and ``db upgrade`` make a store.
+
+    A built-in store is opened on a connection that refuses every change (``read_only``, as
+    ``evalkit view`` reads it) unless the command changes it (``writing``: ``db prune``, ``cache
+    clear``, ``baseline accept``): a reader neither takes SQLite's write lock, so it does not wait
+    for (or fail on) a run writing the file, nor needs a file it may write.
     """
     from ..config import load_config
     from ..storage import SQL_SCHEMES, url_scheme
@@ -49,7 +55,21 @@ def open_store(args: Arguments) -> Any:
     config = load_config(getattr(args, "config", None))
     url = database_url(args, config)
     require_existing_store(url, config, getattr(args, "database", None))
-    return open_repository(url, create=False) if url_scheme(url) in SQL_SCHEMES else open_repository(url)
+    if writing:
+        return open_repository(url, create=False) if url_scheme(url) in SQL_SCHEMES else open_repository(url)
+    return open_for_reading(url)
+
+
+def open_for_reading(url: str) -> Any:
+    """The repository ``url`` names, opened to be read: a built-in store on a connection that
+    refuses every change and never takes SQLite's write lock (a SQLite store in memory, which a
+    new connection sees empty, is opened as before)."""
+    from ..storage import SQL_SCHEMES, url_scheme
+    from ..storage.urls import is_in_memory
+
+    if url_scheme(url) in SQL_SCHEMES and not is_in_memory(url):
+        return open_repository(url, create=False, read_only=True)
+    return open_repository(url)
 
 
 def require_existing_store(url: str, config: Any, explicit: str | None = None) -> None:

@@ -183,11 +183,19 @@ def known_deployments(config: Config, sourced: Iterable[SourcedSet] = ()) -> dic
 def choose_deployment(name: str | None, config: Config, *, sourced: SourcedSet | None = None) -> DeploymentChoice | None:
     """The deployment ``name`` (else ``$EVALKIT_DEPLOYMENT``), ``None`` when neither names one.
 
-    Raises :class:`UsageError` for an unknown deployment, listing the known ones.
+    Raises :class:`UsageError` for an unknown deployment, listing the known ones, and for an
+    ``$EVALKIT_DEPLOYMENT`` that is set but empty: read as unset, a CI variable the job could not
+    read ran the retriever with no deployment's options, a scope of its own whose first run passed
+    as its baseline (as an empty ``EVALKIT_DATABASE_URL`` is refused).
     """
-    chosen = name if name is not None else (os.environ.get(DEPLOYMENT_ENV) or None)
+    chosen = name if name is not None else os.environ.get(DEPLOYMENT_ENV)
     if chosen is None:
         return None
+    if name is None and not chosen:
+        raise UsageError(
+            f"{DEPLOYMENT_ENV} is set but empty (in CI: a variable this job cannot read?), so no deployment is "
+            "chosen; set it to a deployment's name, or unset it to run the retriever with no deployment's options"
+        )
     if not chosen:
         raise UsageError("--deployment must name a deployment")
     known = known_deployments(config, [sourced] if sourced is not None else [])

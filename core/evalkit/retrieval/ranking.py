@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from evalkit.errors import RetrievalError
-from evalkit.shapes import finite_number, short_repr, too_long
+from evalkit.shapes import finite_number, plain_text, short_repr, too_long
 
 from .contracts import ScoredDocument
 from .scoring import rank_distinct
@@ -56,7 +56,7 @@ def _check_lengths(ids: Sequence[Any]) -> None:
 
 def _score(value: Any, at: int) -> float:
     if not finite_number(value):
-        raise RetrievalError(f"result {at}: the score must be a finite number, not {value!r}")
+        raise RetrievalError(f"result {at}: the score must be a finite number, not {short_repr(value)}")
     return float(value)
 
 
@@ -74,8 +74,8 @@ def _scored(raw: Sequence[Any]) -> tuple[list[str], list[float]]:
                 "all (id, score) pairs or all ScoredDocument results"
             )
         if not isinstance(doc_id, str):
-            raise RetrievalError(f"a retriever returned a document id that is not a string: {doc_id!r}")
-        ids.append(doc_id)
+            raise RetrievalError(f"a retriever returned a document id that is not a string: {short_repr(doc_id)}")
+        ids.append(plain_text(doc_id))
         scores.append(_score(score, at))
     return ids, scores
 
@@ -97,6 +97,9 @@ def read_ranking(raw: Any, limit: int) -> tuple[Ranking, int]:
     if over:
         items = items[:limit]
     if not items or isinstance(items[0], str):
+        # Plain str before anything hashes or compares them: a str subclass's own == runs later,
+        # in the scoring outside the retriever's time limit (an internal error when it raised).
+        items = [plain_text(item) for item in items]
         _check_lengths(items)
         return Ranking(rank_distinct(items)), over
     ids, scores = _scored(items)

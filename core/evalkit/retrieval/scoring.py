@@ -38,6 +38,7 @@ import attrs
 
 from evalkit.errors import RetrievalError, UsageError
 from evalkit.questions import GoldenQuestion, QuestionForm
+from evalkit.shapes import short_repr
 
 __all__ = [
     "DEFAULT_K",
@@ -73,7 +74,7 @@ def rank_distinct(raw_ids: Iterable[str]) -> tuple[str, ...]:
         "".join(ids)
     except TypeError:
         bad = next(i for i in ids if not isinstance(i, str))
-        raise RetrievalError(f"a retriever returned a document id that is not a string: {bad!r}") from None
+        raise RetrievalError(f"a retriever returned a document id that is not a string: {short_repr(bad)}") from None
     distinct = dict.fromkeys(ids)
     distinct.pop("", None)
     return tuple(distinct)

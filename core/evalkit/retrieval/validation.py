@@ -5,7 +5,7 @@ from __future__ import annotations
 from evalkit import questions as questions_module
 from evalkit.errors import SetValidationError
 from evalkit.questions import GoldenQuestionSet, QuestionForm
-from evalkit.shapes import set_label, set_limit_passed, short_repr, too_long
+from evalkit.shapes import MAX_NAME_CHARS, set_label, set_limit_passed, short_repr, too_long
 from evalkit.validation import IDENTIFIER_PATTERN, has_visible_text, members_with_ids, set_problems
 
 from ..wording import counted
@@ -21,7 +21,7 @@ def question_set_problems(question_set: GoldenQuestionSet) -> list[str]:
     ids non-empty and unique; question text non-empty; form a :class:`QuestionForm`; expected
     ids non-empty strings of at most 1,000 characters without repeats (an empty list is allowed:
     "nothing answers this");
-    hard class ``None`` or a non-empty string; grades, when given, one integer per expected id.
+    hard class ``None`` or a non-empty string of at most 1,000 characters; grades, when given, one integer per expected id.
     """
     where = set_label(question_set.identifier, "question set")
     problems = set_problems(where, question_set.identifier, question_set.name, question_set.questions, "question")
@@ -36,6 +36,9 @@ def question_set_problems(question_set: GoldenQuestionSet) -> list[str]:
             problems.append(f"{at}: field form must be one of {', '.join(f.value for f in QuestionForm)}")
         if question.hard_class is not None and (not isinstance(question.hard_class, str) or not question.hard_class):
             problems.append(f"{at}: field hard_class must be a non-empty string or absent")
+        elif question.hard_class is not None and (long := too_long(question.hard_class, MAX_NAME_CHARS)):
+            # a class names a row of the by-class table, kept in every run's metrics
+            problems.append(f"{at}: field hard_class {long}")
         expected_seen: set[str] = set()
         for number, target in enumerate(question.expected_document_ids, start=1):
             field = f"expected_document_ids[{number}]"

@@ -15,7 +15,8 @@ from pathlib import Path
 import peewee as pw
 
 from ..errors import StorageError, UsageError
-from ..shapes import MIN_SECONDS, seconds_between
+from ..shapes import MIN_SECONDS, decimal_text, seconds_between
+from ..textfiles import keep_from_outputs
 from .urls import check_postgres_url, check_sqlite_file, redact_url, sqlite_path
 
 __all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_S", "busy_timeout_s", "connect", "failure_cause", "open_database"]
@@ -49,7 +50,7 @@ def busy_timeout_s() -> float:
     if not raw:
         return float(BUSY_TIMEOUT_S)
     try:
-        value = float(raw) if len(raw) <= 20 else math.nan
+        value = float(raw) if len(raw) <= 20 and decimal_text(raw) else math.nan
     except ValueError:
         value = math.nan
     if not seconds_between(value, 86400):
@@ -132,6 +133,8 @@ def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.D
             except OSError as exc:
                 raise StorageError(f"cannot create the folder of database {redact_url(url)}: {exc.strerror}") from None
             check_sqlite_file(url, path, writing=writing and not read_only)
+            for suffix in ("", "-wal", "-shm", "-journal"):  # the store's own files, kept from every output
+                keep_from_outputs(path + suffix, f"the results store's file ({redact_url(url)})")
         timeout = busy_timeout_s()
         if read_only:
             return pw.SqliteDatabase(path, timeout=timeout, pragmas={"busy_timeout": int(timeout * 1000), "query_only": 1})

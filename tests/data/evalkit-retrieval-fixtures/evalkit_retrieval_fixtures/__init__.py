@@ -111,9 +111,19 @@ class RaisingRetriever:
         return RetrievalProvenance("corpus-v1", "not-applicable", "whole-document", "raising-v1")
 
 
+class Touchy(str):
+    """A document id of a ``str`` subclass whose ``==`` raises, as a careless wrapper type might."""
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("Touchy ids cannot be compared")
+
+    __hash__ = str.__hash__
+
+
 class GarbageRetriever:
     """Returns what ``mode`` says: ``non-string`` ids, a ``string``, a ``dict``, ``duplicates``,
-    ``too-many`` ids or an ``endless`` generator of them."""
+    ``too-many`` ids, an ``endless`` generator of them, or ids (``touchy``) and scored ids
+    (``touchy-scored``) of a ``str`` subclass whose ``==`` raises."""
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
@@ -130,6 +140,10 @@ class GarbageRetriever:
             return ["doc-csv", "doc-csv", "", "doc-json", "doc-csv", "doc-sleep"]
         if self.mode == "too-many":
             return ["doc-json", "doc-csv", "doc-sleep"] + [f"filler-{i}" for i in range(limit + 5)]
+        if self.mode == "touchy":
+            return [Touchy("doc-json"), Touchy("doc-csv")]
+        if self.mode == "touchy-scored":
+            return [(Touchy("doc-json"), 2.0), (Touchy("doc-csv"), 1.0)]
         if self.mode == "endless":
             return (f"doc-{i}" for i in itertools.count())
         raise ValueError(f"unknown mode {self.mode}")
