@@ -1939,6 +1939,15 @@ def test_an_empty_name_option_is_refused_not_read_as_not_given(cli, project, val
 
 
 @pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])
+@pytest.mark.parametrize("command", ["run", "history", "flaky", "plan", "retrieval"])
+def test_an_empty_set_identifier_is_refused_not_read_as_a_set_with_no_runs(cli, project, value, command) -> None:
+    # `evalkit history "$SET"` with the variable unset said "No stored runs of set """, exit 0
+    result = cli(command, value)
+    assert result.code == 2 and "SET is empty; give a set identifier" in result.stderr, result.stderr
+    assert stored_runs(project) == 0 and not database(project).exists()
+
+
+@pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])
 def test_an_empty_validate_target_is_refused_not_read_as_the_working_directory(cli, project, value) -> None:
     # `evalkit validate "$CHANGED_FILES"` with nothing in the variable checked the working
     # directory instead ("": is a folder holding no set file) — or passed, when it held set files

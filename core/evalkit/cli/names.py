@@ -46,6 +46,9 @@ class TypedName(click.ParamType):
     name typed as ``e`` and a combining accent names what it prints as. An empty one is refused
     (``--provider "$PROVIDER"`` with the variable unset): no name is empty."""
 
+    #: What an empty value is asked to be instead.
+    wanted = "a name"
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         """``value`` in NFC; a usage error when it is empty or only spaces."""
         import unicodedata
@@ -53,8 +56,10 @@ class TypedName(click.ParamType):
         if not isinstance(value, str):
             return value
         if not value.strip():
-            flags = "/".join(param.opts) if isinstance(param, click.Option) else self.name
-            raise click.UsageError(f"{flags} is empty; give a {self.name} name, or leave the option out", ctx)
+            if isinstance(param, click.Option):
+                raise click.UsageError(f"{'/'.join(param.opts)} is empty; give {self.wanted}, or leave the option out", ctx)
+            shown = param.human_readable_name if param is not None else self.name
+            raise click.UsageError(f"{shown} is empty; give {self.wanted}", ctx)
         return unicodedata.normalize("NFC", value)
 
 
@@ -133,10 +138,11 @@ def installed_sets_hint(kinds: Sequence[str], config_path: str | None = None) ->
     return f"\nsets here: {shown}{more} ({pointer})"
 
 
-class SetIdentifier(click.ParamType):
+class SetIdentifier(TypedName):
     """A golden set identifier (``kinds``: the kinds of set the command takes, prompt and/or question)."""
 
     name = "set"
+    wanted = "a set identifier"
 
     def __init__(self, *kinds: str) -> None:
         self.kinds = kinds
@@ -154,6 +160,7 @@ class ProviderName(TypedName):
     """A configured provider instance, or a generator adapter (an ad-hoc run)."""
 
     name = "provider"
+    wanted = "a provider name"
 
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
         """The configured instances first, then the installed adapters (from metadata: nothing imported)."""
@@ -185,6 +192,7 @@ class DeploymentName(TypedName):
     """A retrieval deployment (``[deployments.NAME]``)."""
 
     name = "deployment"
+    wanted = "a deployment name"
 
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
         """The configured deployments (a set provider's own are not listed: that would load it)."""
