@@ -100,6 +100,32 @@ def test_a_killed_run_is_shown_with_no_live_process_and_report_wait_stops_for_it
     assert (document["status"], document["live_process"], document["last_seen_at"]) == ("complete", None, None)
 
 
+def test_compare_says_a_killed_run_has_no_live_process_as_history_and_show_do(evalkit_cli, project) -> None:
+    """`evalkit compare BASE RUN` said "RUN nightly-7 is running" of a run no process answers any
+    more, where `history` and `show` say `running (no live process)`, since when, and the command
+    that continues it: it says the same, by the same rule (`evalkit.leases`)."""
+    from evalkit.leases import STALE_AFTER_S
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--run-id", "base-1").code == 0
+    answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    assert evalkit_cli("run", "arith.basic", "--run-id", "nightly-7").code == 3
+    _killed_elsewhere(project, "nightly-7", age=30)  # answered on another machine: live
+    lacking = "cases it lacks count as added or removed"
+    (note,) = [n for n in evalkit_cli("compare", "base-1", "nightly-7", "--json").json()["notes"] if lacking in n]
+    assert note == f"RUN nightly-7 (6 of 6 cases answered) is running: {lacking}."
+
+    _killed_elsewhere(project, "nightly-7", age=STALE_AFTER_S + 5)  # killed
+    shown = evalkit_cli("show", "nightly-7").stdout
+    (said,) = [line.strip() for line in shown.splitlines() if "no live process since" in line]
+    assert "continue it with `evalkit run arith.basic --provider my-app --resume nightly-7`" in said
+    for order, which in ((("base-1", "nightly-7"), "RUN"), (("nightly-7", "base-1"), "BASE")):
+        (note,) = [n for n in evalkit_cli("compare", *order, "--json").json()["notes"] if lacking in n]
+        assert note == f"{which} nightly-7 (6 of 6 cases answered) is running (no live process): {lacking}; it has {said}."
+    printed = evalkit_cli("compare", "base-1", "nightly-7")
+    assert "is running (no live process)" in printed.stdout and said in " ".join(printed.stdout.split()), printed.stdout
+
+
 def test_report_wait_gives_a_dead_run_the_stale_limit_before_it_stops(evalkit_cli, project) -> None:
     """A process on this host that is gone is "no live process" at once, but the wait goes on until
     the stale limit has passed since it was last heard from (a re-run of the job may take it over)."""

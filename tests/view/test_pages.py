@@ -298,6 +298,43 @@ def test_a_running_run_whose_process_died_says_so_as_history_and_show_do(client,
     assert cell == "running (no live process)"
 
 
+def test_the_compare_page_says_a_running_run_whose_process_died_is_gone_as_the_run_page_does(client, viewer_cli, stored, store_url) -> None:
+    """The compare page said plain "The run is running" of a run no process answers any more,
+    where the run page, the set page, `history` and `show` say `running (no live process)` since
+    when, with the command that continues it: it reads the same rule (`evalkit.leases`)."""
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+    from evalkit.storage import open_repository
+
+    done = viewer_cli("run", "viewkit.live", "--provider", "app", "--privacy", "full", "--json")
+    assert done.code == 0, done.stderr[-3000:]
+    base = done.json()["run_id"]
+
+    def notes() -> list[str]:
+        page = client.get("/compare", params={"base": base, "run": stored.live})
+        assert page.status_code == 200
+        listed = re.search(r'<ul class="notes">(.*?)</ul>', page.text, re.S)
+        return [html.unescape(note) for note in re.findall(r"<li>(.*?)</li>", listed.group(1), re.S)] if listed else []
+
+    # shard 2 not started yet: the run is waited for
+    assert notes() == ["The run is running: cases it lacks count as added or removed."]
+
+    repo = open_repository(store_url)
+    try:
+        repo.acquire_lease(stored.live, "2/2", LeaseOwner("ci-7", 4242, "token-2"), shard_count=2)
+        L = repo.Lease
+        then = repo._store_now() - STALE_AFTER_S - 5
+        L.update({L.heartbeat_at: then, L.acquired_at: then}).where((L.run == stored.live) & (L.part == "2/2")).execute()
+    finally:
+        repo.close()
+    shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
+    (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
+    assert "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`" in said
+    assert notes() == [f"The run is running (no live process): cases it lacks count as added or removed; it has {said}."]
+    # the other way round, the base is the one named
+    swapped = client.get("/compare", params={"base": stored.live, "run": base})
+    assert html.unescape(swapped.text).count(f"The base is running (no live process): cases it lacks count as added or removed; it has {said}.") == 1
+
+
 def test_unknown_ids_are_404_pages(client, stored) -> None:
     for path, params in (("/run", {"id": "no-such-run"}), ("/run", {}), ("/case", {}), ("/set", {"id": "x.y"})):
         response = client.get(path, params=params)

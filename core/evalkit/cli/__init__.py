@@ -166,8 +166,10 @@ def _handle(args: Arguments) -> int:
     """Run the command's handler; its exit code, every failure said on stderr (an evalkit bug
     naming the runs the command has in the store: :mod:`evalkit.run.stored_runs`)."""
     from ..run.stored_runs import recording
+    from .ending import command_stores
 
     with recording() as stored:
+        command_stores(stored)  # what a forced end (SIGTERM, another thread) says was stored
         return _handled(args, stored)
 
 

@@ -48,7 +48,11 @@ def command(**params: Any) -> Arguments:
     return arguments(handle, params)
 
 
-def _differences(base: Any, run: Any) -> list[str]:
+def _differences(base: Any, run: Any, alive: Any) -> list[str]:
+    """What differs between the two runs besides their cases, and which is not complete (a running
+    run no process answers any more said as ``history`` and ``show`` say it: ``alive``, the runs'
+    :func:`evalkit.leases.liveness`)."""
+    from ..leases import gone_sentence, status_label
     from ..verdict import different_k
     from .stored import identity_label
 
@@ -66,9 +70,11 @@ def _differences(base: Any, run: Any) -> list[str]:
         )
     for which, stored in (("BASE", base), ("RUN", run)):
         if stored.status.value != "complete":
+            live = alive.get(stored.id)
+            gone = f"; it has {gone_sentence(stored, live)}" if live is not None and live.gone else ""
             notes.append(
-                f"{which} {stored.id} is {stored.status.value} ({stored.answered_count} of "
-                f"{counted(stored.case_count, 'case')} answered): cases it lacks count as added or removed."
+                f"{which} {stored.id} ({stored.answered_count} of {counted(stored.case_count, 'case')} answered) "
+                f"is {status_label(stored, live)}: cases it lacks count as added or removed{gone}."
             )
     return notes
 
@@ -85,6 +91,7 @@ def handle(args: Arguments) -> int:
     and under --fail-on-new-failures when an added or edited case fails."""
     from ..config import load_config
     from ..errors import UsageError
+    from ..leases import liveness
     from ..run.decide import compare_runs
     from ..storage import capabilities, close_repository
     from .comparison_view import PROMPT_WORDS, RETRIEVAL_WORDS, comparison_document, render_comparison
@@ -105,6 +112,7 @@ def handle(args: Arguments) -> int:
         whole = store.streamed is None
         base = require_run(repository, args.base, with_cases=whole)
         run = require_run(repository, args.run, with_cases=whole)
+        alive = liveness(repository, [base, run])
         if base.set_identifier != run.set_identifier:
             raise UsageError(
                 f'runs {base.id} and {run.id} are of different sets ("{base.set_identifier}" and "{run.set_identifier}"); '
@@ -120,7 +128,7 @@ def handle(args: Arguments) -> int:
         close_repository(repository)
     pairwise = _judge_pairwise(args, config, *judged_pair) if args.pairwise_judge is not None else None
     words = RETRIEVAL_WORDS if run.kind.value == "retrieval" and base.kind.value == "retrieval" else PROMPT_WORDS
-    notes = _differences(base, run)
+    notes = _differences(base, run, alive)
     cases = {
         "regressed": list(comparison.regressed_cases),
         "fixed": list(comparison.fixed_cases),

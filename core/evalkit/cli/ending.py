@@ -16,8 +16,11 @@ call, never :func:`evalkit.cli.main` called in a process that is not evalkit's o
   later — a plugin swallowed the interrupt — or a second SIGTERM comes, it says what was stored
   and how to resume the run, and ends (exit 3).
 
-A run tells this module what it is answering (:func:`run_began`, :func:`case_committed`), so
-that the forced end can say it.
+A run tells this module what it is answering (:func:`run_began`, :func:`case_committed`), and the
+CLI which runs the command has in the store (:func:`command_stores`: the list
+:func:`evalkit.run.stored_runs.recording` keeps, read here from the thread that ends the process,
+which cannot see the command's context), so that the forced end can say it: a run is stored, and
+its lease taken, before it begins answering.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-__all__ = ["EXIT_HANDLERS_S", "TERMINATE_GRACE_S", "case_committed", "entry", "run_began"]
+__all__ = ["EXIT_HANDLERS_S", "TERMINATE_GRACE_S", "case_committed", "command_stores", "entry", "run_began"]
 
 #: How long the first SIGTERM gives the command to stop by itself before the process is ended.
 TERMINATE_GRACE_S = 5.0
@@ -54,6 +57,8 @@ class _RunInProgress:
 
 #: The run this process answers, once it began (``None``: none yet, or not the console script).
 _run: _RunInProgress | None = None
+#: The ids of the runs the command has in the store, as it notes them (``None``: no command began).
+_stored: list[str] | None = None
 #: Whether this process is the console script's (the only one this module ends).
 _owned = False
 #: Set once SIGTERM came (a second one ends the process at once).
@@ -64,6 +69,14 @@ def run_began(run_id: str, resume: str) -> None:
     """Note that this process answers run ``run_id``, resumed by the command ``resume``."""
     global _run
     _run = _RunInProgress(run_id, resume)
+
+
+def command_stores(stored: list[str]) -> None:
+    """Note that a command begins, keeping in ``stored`` the ids of the runs it has in the store
+    (the list itself, appended to as runs are stored, and still read once the command returned:
+    the exit handlers run after it); no run of its began yet."""
+    global _stored, _run
+    _stored, _run = stored, None
 
 
 def case_committed() -> None:
@@ -113,13 +126,20 @@ def _forced_end(why: str) -> NoReturn:
     the descriptor: the main thread may hold the stream's lock, stuck in a plugin."""
     from ..printable import visible
 
-    if _run is None:
-        said = f"evalkit: interrupted: {why}; no run had begun, nothing was stored"
-    else:
+    run = _run
+    stored = list(_stored or ())
+    if run is not None:
         said = (
-            f"evalkit: interrupted: {why}; run {_run.run_id} keeps every case committed before it "
-            f"({_run.committed} from this process); continue it with `{_run.resume}`"
+            f"evalkit: interrupted: {why}; run {run.run_id} keeps every case committed before it "
+            f"({run.committed} from this process); continue it with `{run.resume}`"
         )
+    elif stored:  # stored, its lease taken, before it began answering (the started hook, the slice)
+        from . import _kept
+
+        runs, kept = _kept(stored)
+        said = f"evalkit: interrupted: {why}; {runs} stored before it: {kept}"
+    else:
+        said = f"evalkit: interrupted: {why}; no run had begun, nothing was stored"
     _write_stderr(visible(said) + "\n")  # every control character as its escape, as the console shows it
     os._exit(_INTERRUPTED)
 

@@ -14,6 +14,7 @@ import attrs
 
 from ..case_texts import CaseSource
 from ..errors import UsageError
+from ..leases import RunLiveness, gone_sentence, status_label
 from ..reports.model import Report
 from ..runs import Run, RunKind
 from ..tolerance import Tolerances
@@ -98,8 +99,10 @@ class ComparePage:
         return "REGRESSED" if self.comparison.regressed else "NO REGRESSION"
 
 
-def run_differences(base: Run, run: Run) -> tuple[str, ...]:
-    """What differs between the two runs besides their cases (who answered, the grader, the set)."""
+def run_differences(base: Run, run: Run, alive: Mapping[str, RunLiveness] | None = None) -> tuple[str, ...]:
+    """What differs between the two runs besides their cases (who answered, the grader, the set),
+    and which of them is not complete: a running run no process answers any more as ``history``
+    and ``show`` say it (``alive``: the runs' liveness, :func:`evalkit.leases.status_label`)."""
     notes = []
     before, after = Report(run=base).identity, Report(run=run).identity
     if before != after:
@@ -110,7 +113,9 @@ def run_differences(base: Run, run: Run) -> tuple[str, ...]:
         notes.append("The set changed between the two runs: the verdict counts only the unchanged cases.")
     for which, stored in (("The base", base), ("The run", run)):
         if stored.status.value != "complete":
-            notes.append(f"{which} is {stored.status.value}: cases it lacks count as added or removed.")
+            live = (alive or {}).get(stored.id)
+            gone = f"; it has {gone_sentence(stored, live)}" if live is not None and live.gone else ""
+            notes.append(f"{which} is {status_label(stored, live)}: cases it lacks count as added or removed{gone}.")
     return tuple(notes)
 
 
@@ -185,4 +190,4 @@ def build_compare_page(state: ViewerState, base_id: str, run_id: str, params: Ma
         rows.append(CompareRow(case_id, tag, view, base_result))
     sections = tuple((key, label, counts[key], key == show) for key, label, _ in SECTIONS)
     report = Report(run=run, comparison=comparison, baseline=base)
-    return ComparePage(base, run, comparison, tolerances, report, run_differences(base, run), show, sections, paging, tuple(rows))
+    return ComparePage(base, run, comparison, tolerances, report, run_differences(base, run, state.store.liveness([base, run])), show, sections, paging, tuple(rows))
