@@ -167,7 +167,7 @@ def test_accepting_on_purpose_records_who_when_and_why_and_refuses_what_cannot_b
 
     run_id = store(repo)
     run, acceptance = accept_run(repo, run_id, "  a new prompt template ", by="ali\x1bce", at=5.0)
-    assert run.id == run_id and acceptance == Acceptance("manual", 5.0, "ali?ce", "a new prompt template")
+    assert run.id == run_id and acceptance == Acceptance("manual", 5.0, "ali\\x1bce", "a new prompt template")
     assert repo.acceptances_for([run_id]) == {run_id: acceptance}
     _, longest = accept_run(repo, run_id, "x" * MAX_REASON_CHARS, by="alice", at=6.0)
     assert longest.reason == "x" * MAX_REASON_CHARS

@@ -24,8 +24,9 @@ from collections.abc import Sequence
 import attrs
 
 from .errors import UnknownRunError, UsageError
+from .printable import visible
 from .runs import Run, RunKind, RunStatus
-from .shapes import short_repr, too_long
+from .shapes import clipped_line, short_repr, too_long
 from .storage.protocols import AcceptedBaselines, ResultRepository, capabilities
 from .storage.values import ACCEPTANCE_KINDS, Acceptance, BaselineScope
 
@@ -70,6 +71,10 @@ def scope_mismatch(chosen: Run, scope: BaselineScope) -> str | None:
     return None
 
 
+#: The longest name of who accepted a baseline stored whole; a longer one is cut in its middle.
+MAX_ACCEPTOR_CHARS = 200
+
+
 def current_user() -> str:
     """Who is accepting: ``$USER``, else what :func:`getpass.getuser` finds, else ``unknown``."""
     user = os.environ.get("USER")
@@ -107,7 +112,8 @@ def accept_run(
             f"run {run.id} has no verified serving identity ({run.identity_note or 'unverified'}), so it belongs to no "
             "baseline scope and cannot be accepted"
         )
-    who = "".join(ch if ch.isprintable() else "?" for ch in (by or current_user()))
+    # $USER is the environment's word: kept as every stored name is shown (escapes visible), and bounded
+    who = clipped_line(visible(by or current_user()), MAX_ACCEPTOR_CHARS)
     acceptance = Acceptance("manual", at if at is not None else time.time(), who, reason.strip())
     baselines.accept_run(run.id, acceptance)
     return run, acceptance

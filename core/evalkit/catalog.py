@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -22,7 +22,7 @@ from .prompts import PromptStream
 from .shapes import MAX_NAME_CHARS, clipped, exception_message, exception_name, read_up_to, short_repr, too_long
 from .timeouts import TimeLimitExceeded
 
-__all__ = ["ConfigAware", "SetCatalog", "SourcedSet", "clash", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
+__all__ = ["ConfigAware", "RefusesSets", "SetCatalog", "SourcedSet", "clash", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
 
 
 @runtime_checkable
@@ -34,6 +34,17 @@ class ConfigAware(Protocol):
 
     def bind_config(self, config: Any) -> None:
         """Remember ``config`` (an :class:`evalkit.config.Config`)."""
+
+
+@runtime_checkable
+class RefusesSets(Protocol):
+    """A set provider that, asked for its sets, leaves out the ones it could not read and says why
+    (the ``evalkit.collections`` provider, one set per configuration table): each is a failure of
+    the catalog, and the provider's other sets still count."""
+
+    def refused_sets(self) -> Sequence[str]:
+        """One problem per set left out of the last listing, naming the set."""
+        ...
 
 
 @attrs.frozen
@@ -135,11 +146,13 @@ def load_catalog(
             continue
         try:
             options: dict[str, Any] = {}
+            refused_tables: list[str] = []  # a set's own invalid table fails that set only
             if isinstance(factory, (DeclaresOptions, TableOptions)):
-                _, options = provider_table(record, factory, project_config())
+                _, options = provider_table(record, factory, project_config(), refused=refused_tables)
             loaded.append((record, registry.instantiate(record, factory, **options)))
         except (PluginError, ConfigError) as exc:
             failures.append(registry.PluginFailure(record, str(exc)))
+        failures.extend(registry.PluginFailure(record, problem) for problem in refused_tables)
     for provider in extra_providers:
         local = registry.PluginRecord(group, type(provider).__name__, "", "(in process)", "")
         loaded.append((local, provider))
@@ -171,6 +184,11 @@ def load_catalog(
             ))  # fmt: skip
             continue
         providers.append(provider)
+        if isinstance(provider, RefusesSets):  # the sets it could not read, each failed alone
+            try:
+                failures.extend(registry.PluginFailure(record, str(problem)) for problem in carried(provider.refused_sets))
+            except PLUGIN_FAILURES as exc:
+                failures.append(registry.PluginFailure(record, f"{exception_name(exc)} in refused_sets(): {exception_message(exc)}"))
         for item in shipped:
             if set_type is not None and not isinstance(item, set_type):
                 failures.append(registry.PluginFailure(record, f"{method}() returned {short_repr(item)}, which is no {set_type.__name__}"))

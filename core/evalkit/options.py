@@ -498,9 +498,13 @@ def build_plugin(factory: Any, /, **options: Any) -> Any:
 # -- set providers' tables ---------------------------------------------------------------------------
 
 
-def provider_table(record: Any, factory: Any, config: Any) -> tuple[str, dict[str, Any]]:
+def provider_table(record: Any, factory: Any, config: Any, refused: list[str] | None = None) -> tuple[str, dict[str, Any]]:
     """A set provider's options table: its name for messages and the keyword arguments to call the
-    provider with (empty when it declares nothing or the table is absent and nothing is required)."""
+    provider with (empty when it declares nothing or the table is absent and nothing is required).
+
+    With ``refused``, a provider of one table per set (``question_sets.*``) is given only the valid
+    tables, and the problem of each invalid one is appended to ``refused``: one bad table fails
+    only its own set. Without it, the first invalid table raises."""
     path = factory.config_table if isinstance(factory, TableOptions) else f'{SET_PROVIDER_TABLE}."{record.name}"'
     raw = getattr(config, "raw", {}) if config is not None else {}
     keys = _split_table(path)
@@ -525,7 +529,12 @@ def provider_table(record: Any, factory: Any, config: Any) -> tuple[str, dict[st
         instances = {}
         for name, table in data.items():
             at = f"[{shown}.{_quote(name)}]{where}"
-            instances[name] = structure_options(cls, _resolved(table, factory, config, at), plugin="it", table=at)
+            try:
+                instances[name] = structure_options(cls, _resolved(table, factory, config, at), plugin="it", table=at)
+            except ConfigError as exc:
+                if refused is None:
+                    raise
+                refused.append(str(exc))
         return shown, {"instances": instances}
     at = f"[{shown}]{where}"
     return shown, check_options(record, factory, _resolved(data, factory, config, at), at, plugin="it")

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
 from evalkit.config import Config
+from evalkit.errors import ConfigError
 
 __all__ = ["ConfigTables"]
 
@@ -23,12 +24,25 @@ class ConfigTables(Generic[OptionsT]):
     def __init__(self, instances: Mapping[str, OptionsT] | None = None) -> None:
         self._instances: Mapping[str, OptionsT] = dict(instances or {})
         self._where = "configuration"
+        self._refused: list[str] = []
 
     def bind_config(self, config: Config) -> None:
         """Name the configuration file the tables were read from, in messages."""
         self._where = str(config.path) if config.path else "configuration"
 
+    def refused_sets(self) -> list[str]:
+        """The problem of each table the last listing left out (:class:`evalkit.catalog.RefusesSets`)."""
+        return list(self._refused)
+
     def _loaded(self, load: Any) -> list[Any]:
-        """``load(identifier, options, where)`` for every table, ``where`` naming the table."""
+        """``load(identifier, options, where)`` for every table, ``where`` naming the table; a table
+        whose ``load`` raises :class:`~evalkit.errors.ConfigError` is left out and its problem kept
+        (:meth:`refused_sets`): one bad table fails only its own set."""
         family = self.config_table.removesuffix(".*")
-        return [load(identifier, options, f'{self._where} [{family}."{identifier}"]') for identifier, options in self._instances.items()]
+        loaded, self._refused = [], []
+        for identifier, options in self._instances.items():
+            try:
+                loaded.append(load(identifier, options, f'{self._where} [{family}."{identifier}"]'))
+            except ConfigError as exc:
+                self._refused.append(str(exc))
+        return loaded

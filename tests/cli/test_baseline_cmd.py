@@ -140,3 +140,18 @@ def test_run_with_a_chosen_baseline_compares_with_it_and_refuses_another_scope(e
     assert other_provider.code == 2 and "is of another scope" in other_provider.stderr
     assert "answered by my-app/my-app, this run asks an ad-hoc generator" in other_provider.stderr
     assert run_count(project) == before, "nothing stored"
+
+
+def test_the_accepting_user_is_stored_bounded_and_with_control_characters_escaped(evalkit_cli, project) -> None:
+    # $USER is whatever the environment says: 100,000 characters were stored whole, an ESC as "?"
+    answer_with(project, ARITH_GOOD)
+    done = evalkit_cli("run", "arith.basic", "--json")
+    assert done.code == 0, done.stderr
+    run_id = done.json()["run_id"]
+    user = "mallory\x1b[31m" + "x" * 100_000 + "end"
+    accepted = evalkit_cli("baseline", "accept", run_id, "--reason", "checked", env={"USER": user})
+    assert accepted.code == 0, accepted.stderr
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        (stored,) = connection.execute("SELECT accepted_by FROM evalkit_run WHERE id = ?", (run_id,)).fetchone()
+    assert len(stored) < 300 and "\x1b" not in stored and "?" not in stored
+    assert stored.startswith("mallory\\x1b[31m") and stored.endswith("xend") and " characters cut … " in stored

@@ -119,6 +119,22 @@ def test_import_refuses_one_file_for_two_roles_and_writes_nothing(evalkit_cli, p
     assert not (project / "out").exists() and not (project / "prod-answers.jsonl").exists()
 
 
+def test_import_refuses_a_folder_as_either_output_at_once_and_writes_nothing(evalkit_cli, project: Path) -> None:
+    # --answers FOLDER said "already exists; give --force to replace", and --force then failed
+    # with "Is a directory"
+    write_traces(project / "prod.jsonl")
+    (project / "answers").mkdir()
+    (project / "set.yaml").mkdir()
+    for force in ((), ("--force",)):
+        answers = evalkit_cli("import", "otel", "prod.jsonl", "-o", "out/p.yaml", "--answers", "answers", *force)
+        assert answers.code == 2, answers.stdout
+        assert "evalkit import writes nothing: --answers answers is a folder; give a file's path" in answers.stderr, answers.stderr
+        as_set = evalkit_cli("import", "otel", "prod.jsonl", "-o", "set.yaml", *force)
+        assert as_set.code == 2 and "-o set.yaml is a folder; give a file's path" in as_set.stderr, as_set.stderr
+    assert not (project / "out").exists() and list((project / "answers").iterdir()) == []
+    assert list((project / "set.yaml").iterdir()) == [] and not (project / "set-answers.jsonl").exists()
+
+
 def test_an_import_writes_only_cases_its_set_file_can_hold(evalkit_cli, project: Path) -> None:
     # A history whose tool response answers a call the trace left out, and a user turn of only a
     # zero-width space, were written into the set file (exit 0) that `evalkit validate` and every

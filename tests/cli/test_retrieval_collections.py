@@ -125,6 +125,20 @@ def test_a_broken_collection_is_named_when_its_set_is_asked_for(evalkit_cli, pro
     assert "evalkit.collections" in result.stderr and "does not exist" in result.stderr
 
 
+def test_one_invalid_collection_table_fails_only_its_own_set(evalkit_cli, project, collection, tmp_path) -> None:
+    # one bad [question_sets] table made the whole evalkit.collections provider fail: beir.col was unknown too
+    with (project / "evalkit.toml").open("a") as config:
+        config.write('[question_sets."beir.gone"]\npath = "nowhere"\n\n[question_sets."trec.odd"]\nformat = "nope"\n')
+    env = {"EVALKIT_CACHE_DIR": str(tmp_path / "cache")}
+    good = evalkit_cli("retrieval", "beir.col", "--deployment", "prod", env=env)
+    assert good.code == 0, good.stderr
+    for identifier, problem in (("beir.gone", "does not exist"), ("trec.odd", 'format must be "beir" or "trec"')):
+        bad = evalkit_cli("retrieval", identifier, "--deployment", "prod", env=env)
+        assert bad.code == 2 and f'Unknown golden question set "{identifier}"' in bad.stderr, bad.stderr
+        assert "Available sets: beir.col" in bad.stderr
+        assert f'[question_sets."{identifier}"]' in bad.stderr and problem in bad.stderr
+
+
 def test_a_grade_past_what_ndcg_can_use_is_refused_before_anything_runs(evalkit_cli, project, collection) -> None:
     qrels = project / "col" / "qrels" / "test.tsv"
     first_query, judged = next(iter(collection.items()))

@@ -34,6 +34,11 @@ def test_resume_refusals_exit_2_naming_the_reason(evalkit_cli, project, plugin_d
     assert complete.code == 2 and f"run {run_id} is already complete" in complete.stderr
     other_k = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--k", "5", "--resume", run_id, env=env)
     assert other_k.code == 2 and "is already complete" in other_k.stderr
+    # a complete run of another set is named as such (as `evalkit run` words it), not "already complete"
+    smoke = evalkit_cli("run", "evalkit.smoke", "--run-id", "smoke-1", env=env)
+    assert smoke.code == 0, smoke.stderr
+    other_set = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--resume", "smoke-1", env=env)
+    assert other_set.code == 2 and 'run smoke-1 is a run of set "evalkit.smoke", not "retrievalkit.tiny"' in other_set.stderr
 
 
 def test_resuming_an_incomplete_run_asks_only_its_errored_questions(evalkit_cli, project, plugin_dists) -> None:
@@ -44,6 +49,11 @@ def test_resuming_an_incomplete_run_asks_only_its_errored_questions(evalkit_cli,
     run_id = broken.json()["run_id"]
     other = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--k", "5", "--resume", run_id, env=env)
     assert other.code == 2 and "measured something else (benchmark, k differ)" in other.stderr
+    # one thing that differs is worded in the singular ("deployment differ" was not English)
+    with (project / "evalkit.toml").open("a") as config:
+        config.write('[deployments.twin]\nretriever = "fixtures.raising"\n[deployments.twin.retrievers."fixtures.raising"]\nfail_on = "JSON"\n')
+    one = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "twin", "--resume", run_id, env=env)
+    assert one.code == 2 and "measured something else (deployment differs)" in one.stderr, one.stderr
     write_config(project, fail_on="comma")  # now only "csv" would fail, and it is not asked again
     resumed = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "flaky", "--resume", "--json", env=env)
     assert resumed.code == 0, resumed.stderr

@@ -370,3 +370,18 @@ def test_a_litellm_backend_swap_is_not_compared_as_the_same_identity(evalkit_cli
     chat_server.reply_headers = ()  # the gateway stopped naming its backend: compared, with a note
     silent = run(evalkit_cli, env)
     assert "No regression" in silent.stdout and "gave no evidence of the backend serving the alias" in silent.stdout
+
+
+def test_flaky_grader_filter_leaves_out_runs_without_a_grader_as_the_model_filter_does(evalkit_cli, project, plugin_dists) -> None:
+    # a retrieval run's scope has no grader (nor model): `--grader X` listed it, `--model X` did not
+    env = {"PYTHONPATH": plugin_dists("evalkit-retrieval-fixtures")}
+    (project / "evalkit.toml").write_text(
+        '[deployments.local]\nretriever = "fixtures.raising"\n[deployments.local.retrievers."fixtures.raising"]\nfail_on = "never"\n'
+    )
+    done = evalkit_cli("retrieval", "retrievalkit.tiny", "--deployment", "local", env=env)
+    assert done.code == 0, done.stderr
+    every = evalkit_cli("flaky", "retrievalkit.tiny", "--json", env=env)
+    assert every.code == 0 and [s["scope"]["kind"] for s in every.json()["scopes"]] == ["retrieval"]
+    for option, value in (("--model", "smart"), ("--grader", "deterministic")):
+        filtered = evalkit_cli("flaky", "retrievalkit.tiny", option, value, "--json", env=env)
+        assert filtered.code == 0 and filtered.json()["scopes"] == [], (option, filtered.stdout)

@@ -58,8 +58,9 @@ def _scopes(runs: Any, args: Arguments) -> list[Any]:
             continue
         if args.model is not None and scope.model_alias != args.model:
             continue
-        if args.grader is not None and scope.grader is not None and not (
-            scope.grader == args.grader or scope.grader.startswith(f"{args.grader}:")
+        # a run without a grader (retrieval) matches no --grader, as one without a model matches no --model
+        if args.grader is not None and (
+            scope.grader is None or not (scope.grader == args.grader or scope.grader.startswith(f"{args.grader}:"))
         ):
             continue
         found.setdefault(scope)

@@ -162,7 +162,11 @@ def _same_file(one: Path, other: Path) -> bool:
 def check_distinct(trace_file: Path, target: ImportTarget) -> None:
     """:class:`~evalkit.errors.UsageError` when the set file and the answers file are one file
     (the second write replaced the first: a set file naming itself as its answers), or when either
-    is the trace file read (``--force`` replaced the source with what was made of it)."""
+    is the trace file read (``--force`` replaced the source with what was made of it), or is a
+    folder (it "already existed", and ``--force`` then failed with "Is a directory")."""
+    for option, path in (("-o", target.set_file), ("--answers", target.answers_file)):
+        if os.path.isdir(path):
+            raise UsageError(f"evalkit import writes nothing: {option} {path} is a folder; give a file's path")
     if _same_file(target.set_file, target.answers_file):
         raise UsageError(
             f"evalkit import writes nothing: the set file and the answers file are both {target.set_file}; "

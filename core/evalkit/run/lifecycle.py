@@ -416,6 +416,9 @@ class _Lifecycle:
         existing = repository.get_run(header.id, with_cases=False) if run_id is not None else None
         if placement.resume and existing is None:
             raise UnknownRunError(header.id, option="--resume")
+        if existing is not None and existing.set_identifier != header.set_identifier:
+            # one rule for every kind of run, before "already complete": naming the other set says why
+            raise UsageError(f'run {existing.id} is a run of set "{existing.set_identifier}", not "{header.set_identifier}"')
         if existing is not None and _complete_shard_of(existing, placement):
             # A later attempt of the pipeline (a CI's "re-run"): the run is in, its verdict is given.
             self.answering.check_joinable(attrs.evolve(existing, status=RunStatus.RUNNING), header, False)

@@ -331,9 +331,8 @@ class PromptAnswering:
         return previous.id
 
     def check_joinable(self, existing: Run, header: Run, resume: bool) -> None:
-        """Refuse to add cases to a stored run they do not belong to (before anything is written)."""
-        if existing.set_identifier != header.set_identifier:
-            raise UsageError(f'run {existing.id} is a run of set "{existing.set_identifier}", not "{header.set_identifier}"')
+        """Refuse to add cases to a stored run they do not belong to (before anything is written; a run
+        of another set was refused by the caller)."""
         if resume and existing.status is RunStatus.COMPLETE:
             raise UsageError(f"run {existing.id} is already complete; there is nothing to resume")
         if (existing.provider_instance, existing.model_alias) != (header.provider_instance, header.model_alias):

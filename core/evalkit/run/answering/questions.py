@@ -406,7 +406,8 @@ class QuestionAnswering:
         return found.id
 
     def check_joinable(self, existing: Run, header: Run, resume: bool) -> None:
-        """Refuse to continue or join a stored run that measured something else, or is complete."""
+        """Refuse to continue or join a stored run that measured something else, or is complete (a run
+        of another set was refused by the caller)."""
         if resume and existing.status is RunStatus.COMPLETE:
             raise UsageError(f"run {existing.id} is already complete; there is nothing to resume")
         stored = existing.provenance if isinstance(existing.provenance, Mapping) else {}
@@ -415,7 +416,6 @@ class QuestionAnswering:
             what
             for what, ours, theirs in (
                 ("kind", RunKind.RETRIEVAL.value, existing.kind.value),
-                ("set", header.set_identifier, existing.set_identifier),
                 ("retriever", self.retriever_id, existing.retriever),
                 ("deployment", self.deployment.name, existing.deployment),
                 ("labels", identity.labels_fingerprint, existing.set_fingerprint),
@@ -426,7 +426,8 @@ class QuestionAnswering:
             if ours != theirs
         ]
         if differences:
-            what = f"run {existing.id} measured something else ({', '.join(differences)} differ); it cannot be"
+            verb = "differs" if len(differences) == 1 else "differ"
+            what = f"run {existing.id} measured something else ({', '.join(differences)} {verb}); it cannot be"
             if resume:
                 raise UsageError(f"--resume: {what} continued as a run of {self._where()}")
             raise UsageError(f"{what} joined by a run of {self._where()}")
