@@ -259,3 +259,49 @@ def test_a_limit_that_passes_before_the_guarded_call_begins_leaves_nothing_behin
 
     child = subprocess.run([sys.executable, "-c", _TOO_SHORT_TO_BEGIN], capture_output=True, text=True, timeout=120)
     assert child.returncode == 0 and child.stdout.strip() == "clean", (child.returncode, child.stdout, child.stderr[-2000:])
+
+
+def _lose_the_next_ring() -> None:
+    """The next ``SIGALRM`` is taken from the process without its handler running, as a ring is
+    lost on a loaded machine: delivered after the main thread's last check for signals but before
+    it entered its blocking call (``time.sleep``'s ``clock_nanosleep`` is then not interrupted), or
+    delivered to another thread while the main one had a signal pending."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    try:
+        assert signal.sigtimedwait({signal.SIGALRM}, 10) is not None
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
+
+
+@pytest.mark.parametrize("scoped", [False, True])
+def test_a_ring_lost_before_a_blocking_call_is_followed_by_another(scoped: bool) -> None:
+    """Every timer evalkit set rang once: a ring lost on a loaded machine left the guarded call
+    blocked for good (a stalled set producer's sleep(3600) ran past the test runner's 60 s
+    watchdog). The timer now rings again every 0.1 s until it is moved or stopped."""
+
+    def stalls() -> None:
+        _lose_the_next_ring()  # the limit's own ring
+        time.sleep(10)
+
+    started = time.perf_counter()
+    with alarm_scope() if scoped else contextlib.nullcontext():
+        with pytest.raises(Outer):
+            alarm_bounded(stalls, (), 0.2, Outer)
+    assert time.perf_counter() - started < 2
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_ring_lost_while_nothing_is_due_is_followed_by_another_in_a_scope() -> None:
+    """The timer a guard that ended in time left running rings with nothing due and moves itself
+    to the next limit; that ring lost, the next limit was never set."""
+    with alarm_scope():
+        assert alarm_bounded(len, ("abc",), 0.1, Inner) == 3
+
+        def stalls() -> None:
+            _lose_the_next_ring()  # the earlier guard's ring, nothing due: nothing moves the timer
+            time.sleep(10)
+
+        started = time.perf_counter()
+        with pytest.raises(Outer):
+            alarm_bounded(stalls, (), 0.3, Outer)
+        assert time.perf_counter() - started < 2

@@ -103,7 +103,12 @@ def host_alarms() -> Iterator[None]:
 
 
 #: Once a limit has passed, the alarm rings again this often until the guarded call has ended:
-#: a call that catches the first exception (a retry loop) gets another.
+#: a call that catches the first exception (a retry loop) gets another. Every timer set here
+#: repeats at this interval too, until it is moved or stopped: a ring can be lost (delivered after
+#: the main thread last checked for signals but before it entered a blocking call, which then is not
+#: interrupted; or delivered to another thread), and a timer that rang once then left the guarded
+#: call blocked for good. The next ring interrupts it; the handler, finding nothing due, moves the
+#: timer on as before.
 _RING_AGAIN_S = 0.1
 
 
@@ -142,8 +147,12 @@ def _on_alarm(signum: int, frame: object) -> None:
 
 
 def _set_timer(now: float, at: float | None) -> None:
-    """Ring at ``at`` (``None``: not at all), remembering it in the scope in force."""
-    _signal.setitimer(_signal.ITIMER_REAL, 0 if at is None else max(at - now, 1e-6))
+    """Ring at ``at`` and every :data:`_RING_AGAIN_S` after (``None``: not at all), remembering it
+    in the scope in force."""
+    if at is None:
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+    else:
+        _signal.setitimer(_signal.ITIMER_REAL, max(at - now, 1e-6), _RING_AGAIN_S)
     if _scope is not None:
         _scope.rings_at = at
 
@@ -213,7 +222,7 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
     try:
         _deadlines.append(_Deadline(started + timeout_s, error))
         if depth == 0:
-            _signal.setitimer(_signal.ITIMER_REAL, timeout_s)
+            _signal.setitimer(_signal.ITIMER_REAL, timeout_s, _RING_AGAIN_S)
         else:
             _arm_nearest()
         return function(*args)
