@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with, run_json
 
 BROKEN = {**ARITH_GOOD, "add-7-5": "13", "times-table": "forty-two"}
@@ -155,3 +157,14 @@ def test_the_accepting_user_is_stored_bounded_and_with_control_characters_escape
         (stored,) = connection.execute("SELECT accepted_by FROM evalkit_run WHERE id = ?", (run_id,)).fetchone()
     assert len(stored) < 300 and "\x1b" not in stored and "?" not in stored
     assert stored.startswith("mallory\\x1b[31m") and stored.endswith("xend") and " characters cut … " in stored
+
+
+@pytest.mark.parametrize(("length", "whole"), [(200, True), (201, False)])
+def test_the_accepting_user_is_stored_whole_up_to_200_characters(evalkit_cli, project, length, whole) -> None:
+    answer_with(project, ARITH_GOOD)
+    run_id = evalkit_cli("run", "arith.basic", "--json").json()["run_id"]
+    user = "u" * length
+    assert evalkit_cli("baseline", "accept", run_id, "--reason", "checked", env={"USER": user}).code == 0
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        (stored,) = connection.execute("SELECT accepted_by FROM evalkit_run WHERE id = ?", (run_id,)).fetchone()
+    assert (stored == user) is whole, stored
