@@ -256,12 +256,26 @@ def test_a_running_run_shows_what_is_in_and_follows_it(client, viewer_cli, store
     assert client.get("/progress", params={"id": "nope"}).status_code == 404
 
 
+def kill_second_shard_elsewhere(store_url: str, run_id: str) -> None:
+    """Shard 2/2 of ``run_id`` started on machine ci-7 and was killed there: its lease taken, its
+    heartbeat older than a live process's."""
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+    from evalkit.storage import open_repository
+
+    repo = open_repository(store_url)
+    try:
+        repo.acquire_lease(run_id, "2/2", LeaseOwner("ci-7", 4242, "token-2"), shard_count=2)
+        L = repo.Lease
+        then = repo._store_now() - STALE_AFTER_S - 5
+        L.update({L.heartbeat_at: then, L.acquired_at: then}).where((L.run == run_id) & (L.part == "2/2")).execute()
+    finally:
+        repo.close()
+
+
 def test_a_running_run_whose_process_died_says_so_as_history_and_show_do(client, viewer_cli, stored, store_url) -> None:
     """`history` and `show` said `running (no live process)` since when, with the command that
     continues the run, where the viewer's run and set pages said plain `running` and the run page
     "still being answered"; they now read the same rule (`evalkit.leases.status_label`, `gone_sentence`)."""
-    from evalkit.leases import STALE_AFTER_S, LeaseOwner
-    from evalkit.storage import open_repository
 
     # shard 1 is in, shard 2 not started yet: the run is waited for, not given up on
     waiting = run_page(client, stored.live)
@@ -270,14 +284,7 @@ def test_a_running_run_whose_process_died_says_so_as_history_and_show_do(client,
     before = client.get("/progress", params={"id": stored.live}).json()
 
     # shard 2 started on machine ci-7 and was killed there
-    repo = open_repository(store_url)
-    try:
-        repo.acquire_lease(stored.live, "2/2", LeaseOwner("ci-7", 4242, "token-2"), shard_count=2)
-        L = repo.Lease
-        then = repo._store_now() - STALE_AFTER_S - 5
-        L.update({L.heartbeat_at: then, L.acquired_at: then}).where((L.run == stored.live) & (L.part == "2/2")).execute()
-    finally:
-        repo.close()
+    kill_second_shard_elsewhere(store_url, stored.live)
     rerun = "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`"
     shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
@@ -302,8 +309,6 @@ def test_the_compare_page_says_a_running_run_whose_process_died_is_gone_as_the_r
     """The compare page said plain "The run is running" of a run no process answers any more,
     where the run page, the set page, `history` and `show` say `running (no live process)` since
     when, with the command that continues it: it reads the same rule (`evalkit.leases`)."""
-    from evalkit.leases import STALE_AFTER_S, LeaseOwner
-    from evalkit.storage import open_repository
 
     done = viewer_cli("run", "viewkit.live", "--provider", "app", "--privacy", "full", "--json")
     assert done.code == 0, done.stderr[-3000:]
@@ -318,14 +323,7 @@ def test_the_compare_page_says_a_running_run_whose_process_died_is_gone_as_the_r
     # shard 2 not started yet: the run is waited for
     assert notes() == ["The run is running: cases it lacks count as added or removed."]
 
-    repo = open_repository(store_url)
-    try:
-        repo.acquire_lease(stored.live, "2/2", LeaseOwner("ci-7", 4242, "token-2"), shard_count=2)
-        L = repo.Lease
-        then = repo._store_now() - STALE_AFTER_S - 5
-        L.update({L.heartbeat_at: then, L.acquired_at: then}).where((L.run == stored.live) & (L.part == "2/2")).execute()
-    finally:
-        repo.close()
+    kill_second_shard_elsewhere(store_url, stored.live)
     shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
     (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
     assert "`evalkit run viewkit.live --provider app --shard 2/2 --run-id live-run`" in said
