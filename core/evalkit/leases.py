@@ -55,6 +55,7 @@ __all__ = [
     "RunLiveness",
     "ShardMismatchError",
     "ShardProgress",
+    "gone_clause",
     "gone_sentence",
     "liveness",
     "overlaps",
@@ -109,6 +110,12 @@ def gone_sentence(run: Run, live: RunLiveness) -> str:
         f"no live process since {since}: the process answering run {run.id} stopped without ending it "
         f"(killed, or its machine lost); continue it with {resume_hint(run, live.missing, live.shard_count)}"
     )
+
+
+def gone_clause(run: Run, live: RunLiveness | None) -> str:
+    """``; it has no live process since …`` (:func:`gone_sentence`) to end a note on ``run`` when
+    it is :attr:`RunLiveness.gone`, else nothing (``live``: its liveness, ``None`` when not known)."""
+    return f"; it has {gone_sentence(run, live)}" if live is not None and live.gone else ""
 
 
 def status_label(run: Run, live: RunLiveness | None) -> str:

@@ -191,6 +191,21 @@ def append_text_file(path: Path, chunks: Iterable[str]) -> None:
 
 
 def _write(path: Path, chunks: Iterable[str], *, append: bool) -> None:
+    path, mode_bits = _output_place(path)
+    if mode_bits is not None and stat.S_ISFIFO(mode_bits):
+        _write_pipe(path, chunks)
+        return
+    if _written_into(path, mode_bits):
+        with open(path, "a" if append else "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
+            out.writelines(chunks)
+        return
+    _replace(_replaced_file(path), chunks, append=append)
+
+
+def _output_place(path: Path) -> tuple[Path, int | None]:
+    """Where an output named ``path`` goes (relative to :func:`outputs_relative_to`'s folder) and
+    the mode bits of what is there (``None``: nothing, or a link to nothing: created); refused when
+    it is a folder or a file :func:`keep_from_outputs` keeps."""
     if _outputs_base is not None and not path.is_absolute():
         path = Path(_outputs_base, path)
     if _kept and (what := _kept.get(os.path.realpath(path))) is not None:
@@ -198,20 +213,25 @@ def _write(path: Path, chunks: Iterable[str], *, append: bool) -> None:
     try:
         mode_bits: int | None = os.stat(path).st_mode
     except FileNotFoundError:
-        mode_bits = None  # nothing there, or a link to nothing: created
+        mode_bits = None
     if mode_bits is not None and stat.S_ISDIR(mode_bits):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-    if mode_bits is not None and stat.S_ISFIFO(mode_bits):
-        _write_pipe(path, chunks)
-        return
-    if (mode_bits is not None and not stat.S_ISREG(mode_bits)) or _names_a_descriptor(path):
-        with open(path, "a" if append else "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:
-            out.writelines(chunks)
-        return
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
-    if target is path:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    _replace(target, chunks, append=append)
+    return path, mode_bits
+
+
+def _written_into(path: Path, mode_bits: int | None) -> bool:
+    """Whether an output at ``path`` is written into rather than replaced: a device, a pipe, or
+    a descriptor's name (see :func:`_names_a_descriptor`)."""
+    return (mode_bits is not None and not stat.S_ISREG(mode_bits)) or _names_a_descriptor(path)
+
+
+def _replaced_file(path: Path) -> Path:
+    """The file a replacement of ``path`` renames over: a link's target (the link kept), else
+    ``path`` itself, its folder created."""
+    if path.is_symlink():
+        return Path(os.path.realpath(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _names_a_descriptor(path: Path) -> bool:
@@ -265,22 +285,12 @@ def staged_text_file(path: Path, chunks: Iterable[str]) -> Iterator[Callable[[],
     a folder that cannot be made, a full disk — leaves everything as it was), and put in place by
     the function yielded, a rename. Left without calling it, nothing is changed. A named pipe, a
     device or a descriptor's name cannot be staged: the function yielded writes into it."""
-    path = Path(path)
-    if _outputs_base is not None and not path.is_absolute():
-        path = Path(_outputs_base, path)
-    try:
-        mode_bits: int | None = os.stat(path).st_mode
-    except FileNotFoundError:
-        mode_bits = None
-    if mode_bits is not None and stat.S_ISDIR(mode_bits):
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-    if (mode_bits is not None and not stat.S_ISREG(mode_bits)) or _names_a_descriptor(path):
+    path, mode_bits = _output_place(Path(path))
+    if _written_into(path, mode_bits):
         kept = list(chunks)
         yield lambda: _write(path, kept, append=False)
         return
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
-    if target is path:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    target = _replaced_file(path)
     temporary = _written_beside(target, chunks)
     try:
         yield lambda: os.replace(temporary, target)

@@ -195,8 +195,9 @@ class OpenAIGenerator:
         self.max_tokens_per_minute = options.max_tokens_per_minute
         #: The pace of the current event loop's requests (429 back-off, per-minute limits).
         self._pacer: Pacer | None = None
-        #: The replies whose usage held a token count evalkit cannot use: how many, and the first's.
-        self._usage_set_aside: list[str] = []
+        #: How many replies held a usage evalkit cannot count, and what was wrong with the first.
+        self._usage_set_aside = 0
+        self._first_usage_problem: str | None = None
         extra_headers = options.extra_headers or {}
         self._header_names = tuple(extra_headers)
         if self.model is None:
@@ -450,10 +451,10 @@ class OpenAIGenerator:
         """What the run's notes say of this endpoint: the concurrency it lowered after 429s, and the
         replies whose usage was set aside (see :func:`_token_counts`)."""
         notes = self._pacer.notes(self.base_url) if self._pacer is not None else []
-        if self._usage_set_aside:
+        if self._first_usage_problem is not None:
             notes.append(
-                f"{counted(len(self._usage_set_aside), 'reply')} from {self.base_url} reported a usage evalkit cannot count "
-                f"(the first: {self._usage_set_aside[0]}): each such reply's usage is counted as unreported, "
+                f"{counted(self._usage_set_aside, 'reply')} from {self.base_url} reported a usage evalkit cannot count "
+                f"(the first: {self._first_usage_problem}): each such reply's usage is counted as unreported, "
                 "its prompt and completion tokens alike, and its cost is unknown"
             )
         return notes
@@ -462,7 +463,9 @@ class OpenAIGenerator:
         """The reply's token counts (:func:`_token_counts`), a usage set aside remembered for the notes."""
         counts, problem = _token_counts(data.get("usage"))
         if problem is not None:
-            self._usage_set_aside.append(problem)
+            self._usage_set_aside += 1
+            if self._first_usage_problem is None:
+                self._first_usage_problem = problem
         return counts
 
     async def _generate_once(self, request: GenerationRequest) -> Answer:

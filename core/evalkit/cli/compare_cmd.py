@@ -52,7 +52,7 @@ def _differences(base: Any, run: Any, alive: Any) -> list[str]:
     """What differs between the two runs besides their cases, and which is not complete (a running
     run no process answers any more said as ``history`` and ``show`` say it: ``alive``, the runs'
     :func:`evalkit.leases.liveness`)."""
-    from ..leases import gone_sentence, status_label
+    from ..leases import gone_clause, status_label
     from ..verdict import different_k
     from .stored import identity_label
 
@@ -71,7 +71,7 @@ def _differences(base: Any, run: Any, alive: Any) -> list[str]:
     for which, stored in (("BASE", base), ("RUN", run)):
         if stored.status.value != "complete":
             live = alive.get(stored.id)
-            gone = f"; it has {gone_sentence(stored, live)}" if live is not None and live.gone else ""
+            gone = gone_clause(stored, live)
             notes.append(
                 f"{which} {stored.id} ({stored.answered_count} of {counted(stored.case_count, 'case')} answered) "
                 f"is {status_label(stored, live)}: cases it lacks count as added or removed{gone}."

@@ -53,13 +53,12 @@ class TypedName(click.ParamType):
         """``value`` in NFC; a usage error when it is empty or only spaces."""
         import unicodedata
 
+        from .params import refuse_blank
+
         if not isinstance(value, str):
             return value
-        if not value.strip():
-            if isinstance(param, click.Option):
-                raise click.UsageError(f"{'/'.join(param.opts)} is empty; give {self.wanted}, or leave the option out", ctx)
-            shown = param.human_readable_name if param is not None else self.name
-            raise click.UsageError(f"{shown} is empty; give {self.wanted}", ctx)
+        if param is not None:
+            refuse_blank(ctx, param, value, self.wanted)
         return unicodedata.normalize("NFC", value)
 
 

@@ -14,7 +14,7 @@ import attrs
 
 from ..case_texts import CaseSource
 from ..errors import UsageError
-from ..leases import RunLiveness, gone_sentence, status_label
+from ..leases import RunLiveness, gone_clause, status_label
 from ..reports.model import Report
 from ..runs import Run, RunKind
 from ..tolerance import Tolerances
@@ -114,7 +114,7 @@ def run_differences(base: Run, run: Run, alive: Mapping[str, RunLiveness] | None
     for which, stored in (("The base", base), ("The run", run)):
         if stored.status.value != "complete":
             live = (alive or {}).get(stored.id)
-            gone = f"; it has {gone_sentence(stored, live)}" if live is not None and live.gone else ""
+            gone = gone_clause(stored, live)
             notes.append(f"{which} is {status_label(stored, live)}: cases it lacks count as added or removed{gone}.")
     return tuple(notes)
 
