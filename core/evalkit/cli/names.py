@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from click.shell_completion import CompletionItem
 
-__all__ = ["DeploymentName", "PluginName", "ProviderName", "RunId", "SetIdentifier", "installed_sets_hint", "safe_names"]
+__all__ = ["DeploymentName", "PluginName", "ProviderName", "RunId", "SetIdentifier", "TypedName", "installed_sets_hint", "refuse_blank", "safe_names"]
 
 #: How long finding the names to complete, or the sets a missing SET lists, may take (seconds).
 LISTED_WITHIN_S = 5.0
@@ -40,6 +40,16 @@ class _ListingTooSlow(BaseException):
     nested inside, must not take it for its own)."""
 
 
+def refuse_blank(ctx: click.Context | None, param: click.Parameter, value: str | None, what: str) -> None:
+    """A usage error naming ``param`` when ``value`` is empty or only spaces, asking for ``what``
+    instead (the callbacks of :func:`evalkit.cli.params.non_empty`, and the typed names here)."""
+    if value is not None and not value.strip():
+        if isinstance(param, click.Option):
+            raise click.UsageError(f"{'/'.join(param.opts)} is empty; give {what}, or leave the option out", ctx)
+        name = param.human_readable_name.strip("[]").removesuffix("...")  # the metavar: [DIR] → DIR
+        raise click.UsageError(f"{name} is empty; give {what}" + ("" if param.required else ", or leave it out"), ctx)
+
+
 class TypedName(click.ParamType):
     """A configured name the user types (``--provider``, ``--judge``, ``--deployment``), read in
     Unicode normal form NFC, as every configured name is (:func:`evalkit.printable.not_nfc`): a
@@ -52,8 +62,6 @@ class TypedName(click.ParamType):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         """``value`` in NFC; a usage error when it is empty or only spaces."""
         import unicodedata
-
-        from .params import refuse_blank
 
         if not isinstance(value, str):
             return value

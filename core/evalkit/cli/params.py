@@ -109,20 +109,13 @@ def non_empty(what: str) -> Callable[[click.Context, click.Parameter, str | None
     own instead of joining the one named; and a blank path made a file named by spaces."""
 
     def refuse_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        from .names import refuse_blank
+
         refuse_blank(ctx, param, value, what)
         return value
 
     return refuse_empty
 
-
-def refuse_blank(ctx: click.Context | None, param: click.Parameter, value: str | None, what: str) -> None:
-    """A usage error naming ``param`` when ``value`` is empty or only spaces, asking for ``what``
-    instead (:func:`non_empty`'s callbacks, and the typed names of :mod:`evalkit.cli.names`)."""
-    if value is not None and not value.strip():
-        if isinstance(param, click.Option):
-            raise click.UsageError(f"{'/'.join(param.opts)} is empty; give {what}, or leave the option out", ctx)
-        name = param.human_readable_name.strip("[]").removesuffix("...")  # the metavar: [DIR] → DIR
-        raise click.UsageError(f"{name} is empty; give {what}" + ("" if param.required else ", or leave it out"), ctx)
 
 
 #: The callback of a path option (``-o/--output``).
