@@ -12,7 +12,8 @@ from .shapes import plain_text, short_repr, too_long
 
 __all__ = [
     "Answer", "ChatRequest", "Citation", "GenerationRequest", "MAX_ANSWER_NAME_CHARS", "Passage", "ServingIdentity", "Turn",
-    "USAGE_FIELDS", "Usage", "answer_problems", "base_prompt_digest", "sum_usage",
+    "USAGE_FIELDS", "Usage", "UsageSetAside", "answer_problems", "base_prompt_digest", "reported_usage", "sum_usage",
+    "token_count_problem",
 ]
 
 #: The longest model name or finish reason an answer may report: the reported model is part of
@@ -152,6 +153,91 @@ def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
     return Usage(total("input_tokens"), total("output_tokens"))
 
 
+#: A token count the store can keep is below this (a signed 64-bit integer).
+_COUNT_LIMIT = 2**63
+
+
+def _countable(value: object) -> bool:
+    """True for a whole number from 0 below 2**63 (never a bool, a float, a string)."""
+    return type(value) is int and 0 <= value < _COUNT_LIMIT
+
+
+def token_count_problem(name: str, value: object) -> str | None:
+    """What is wrong with one token count an endpoint reported under ``name`` (``None``: nothing;
+    a count not given is fine): ``"prompt_tokens -1, not a whole number from 0 below 2**63"``."""
+    if value is None or _countable(value):
+        return None
+    if type(value) is int and value >= _COUNT_LIMIT:  # str() of an int past 4,300 digits raises
+        import math
+
+        shown = f"of about 1e{math.floor(math.log10(value))}"
+    else:
+        shown = short_repr(value, 40)
+    return f"{name} {shown}, not a whole number from 0 below 2**63"
+
+
+def reported_usage(usage: object, fields: Mapping[str, str]) -> tuple[Usage | None, str | None]:
+    """The one rule for the token counts a generator's endpoint reports: ``usage`` is its report
+    (a mapping, or ``None``: none) and ``fields`` maps the endpoint's name of each count — a dotted
+    name reaches into a nested object (``prompt_tokens_details.cached_tokens``) — to the
+    :class:`Usage` field it fills. The result is the :class:`Usage` (``None`` when no count is
+    given) and ``None``, or, when ``usage`` is no mapping or one count in it is not a whole number
+    from 0 below 2**63 (``10**400``, ``-1``, ``"5"``, ``12.0``, ``true``), ``None`` and what is wrong
+    (:func:`token_count_problem`): one such count makes the whole usage unreported, so a reply
+    never counts as reporting no usage while its other tokens are counted. An adapter keeps the
+    problems in a :class:`UsageSetAside`, whose note the run shows."""
+    if usage is None:
+        return None, None
+    if not isinstance(usage, Mapping):
+        return None, f"usage {short_repr(usage, 40)}, not an object"
+    counts: dict[str, int] = {}
+    for name, field in fields.items():
+        value: object = usage
+        for step in name.split("."):
+            value = value.get(step) if isinstance(value, Mapping) else None
+        if (problem := token_count_problem(name, value)) is not None:
+            return None, problem
+        if value is not None:
+            counts[field] = value  # type: ignore[assignment]
+    return (Usage(**counts) if counts else None), None
+
+
+class UsageSetAside:
+    """The replies of one generator whose usage :func:`reported_usage` set aside, and what was
+    wrong with the first: what the run's notes say of them (:meth:`notes`). Thread-safe: an
+    adapter may answer from several worker threads."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.count = 0
+        self.first: str | None = None
+        self._lock = threading.Lock()
+
+    def usage(self, usage: object, fields: Mapping[str, str]) -> Usage | None:
+        """:func:`reported_usage` of one reply, its problem (if any) remembered for the notes."""
+        counts, problem = reported_usage(usage, fields)
+        if problem is not None:
+            with self._lock:
+                self.count += 1
+                if self.first is None:
+                    self.first = problem
+        return counts
+
+    def notes(self, source: str) -> list[str]:
+        """The run's note on the replies from ``source`` (``http://…``, ``the llm model "x"``) whose
+        usage was set aside; none when there were none."""
+        if self.first is None:
+            return []
+        from .wording import counted
+
+        return [
+            f"{counted(self.count, 'reply')} from {source} reported a usage evalkit cannot count "
+            f"(the first: {self.first}): each such reply's usage is counted as unreported, "
+            "its prompt and completion tokens alike, and its cost is unknown"
+        ]
+
+
 def _citations(value: Iterable[Citation | str | Mapping[str, Any]] | None) -> tuple[Citation, ...]:
     out = []
     for item in value or ():
@@ -258,7 +344,7 @@ def answer_problems(answer: Answer) -> list[str]:
     usage = answer.usage
     for field in USAGE_FIELDS if usage is not None else ():
         count = getattr(usage, field)
-        if count is not None and (type(count) is not int or not 0 <= count < 2**63):
+        if count is not None and not _countable(count):
             problems.append(f"usage {field} must be a whole number from 0 or None, got {short_repr(count)}")
     return problems
 
