@@ -140,17 +140,21 @@ USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "cached_input_t
 
 
 def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
-    """The token counts of several turns added up (a count no turn reported stays ``None``);
-    ``None`` when no turn reported any."""
-    known = [u for u in usages if u is not None]
-    if not known:
+    """The token counts of several requests added up — a conversation's model turns, a prompt's
+    repeated answers: ``None`` when one of them reported no usage (or had it set aside,
+    :func:`reported_usage`), so a request whose tokens are unknown never counts as 0 and the
+    sum's cost is unknown, as that request's is; else each count summed, ``None`` where one
+    request did not report it."""
+    known = list(usages)
+    if not known or any(u is None for u in known):
         return None
 
     def total(field: str) -> int | None:
-        counts = [getattr(u, field) for u in known if getattr(u, field) is not None]
-        return sum(counts) if counts else None
+        counts = [getattr(u, field) for u in known]
+        return None if any(c is None for c in counts) else sum(counts)
 
-    return Usage(total("input_tokens"), total("output_tokens"))
+    summed = Usage(*map(total, USAGE_FIELDS))
+    return None if summed.counts() == (None, None, None, None) else summed
 
 
 #: A token count the store can keep is below this (a signed 64-bit integer).

@@ -278,3 +278,36 @@ def test_an_llm_token_count_past_what_can_be_counted_sets_the_replys_whole_usage
         "each such reply's usage is counted as unreported, its prompt and completion tokens alike, and its cost is unknown"
     )
     assert note in document["notes"], document["notes"]
+
+
+def test_a_conversation_with_a_turn_whose_usage_is_unknown_has_an_unknown_usage_and_cost(llm_models, project, evalkit_cli) -> None:
+    """A conversation's usage was the sum of the turns that reported one: a turn whose usage was
+    set aside (or never reported) counted as 0 tokens, so the case read as fully reported and the
+    run's cost was a figure below what was spent, while its note said the cost was unknown."""
+
+    class CountModels:
+        @llm.hookimpl
+        def register_models(self, register) -> None:
+            register(CountBot())
+
+    plugin = CountModels()
+    llm.plugins.pm.register(plugin, name="evalkit-test-count-models")
+    USAGES[:] = [{"input": -1, "output": 7}]  # the first turn's usage is set aside, the second's is 10 + 2
+    try:
+        write(project, "countbot", """\
+  - id: chat
+    mode: scripted
+    messages:
+      - {role: user, content: Hi.}
+      - {role: user, content: 2+2?}
+    assertions: [{contains: '4'}]
+""")
+        with (project / "evalkit.toml").open("a") as config:
+            config.write('price_per_million_input = 1000\nprice_per_million_output = 2000\ncurrency = "EUR"\n')
+        result = evalkit_cli("run", "llm.agent", "--json")
+    finally:
+        llm.plugins.pm.unregister(plugin)
+    case = case_of(result)
+    assert not case["errored"] and case["usage"] is None, case["usage"]
+    spend = result.json()["spend"]
+    assert spend["generator"]["usage_unreported"] == 1 and spend["cost"] is None, spend
