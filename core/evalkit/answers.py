@@ -166,18 +166,34 @@ def _countable(value: object) -> bool:
     return type(value) is int and 0 <= value < _COUNT_LIMIT
 
 
+#: The longest text a note shows of a count that is text; a longer one is described by its length.
+_COUNT_TEXT_SHOWN = 16
+
+
+def _count_shown(value: object) -> str:
+    """A reported count that is not one, as a note shows it: a number as written (one of thousands
+    of digits by its size), a short text as ``repr`` writes it, anything else by its kind — never
+    the first characters of a long text or an object, which may echo a credential that the
+    output's secret removal only finds whole."""
+    if type(value) is int:  # str() of an int past 4,300 digits raises; its size says enough
+        import math
+
+        return f"of about {'-' if value < 0 else ''}1e{math.floor(math.log10(abs(value)))}" if abs(value) >= 10**40 else str(value)
+    if value is None or isinstance(value, (bool, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value) if len(value) <= _COUNT_TEXT_SHOWN else f"a text of {len(value):,} characters"
+    if isinstance(value, Mapping):
+        return "an object"
+    return "a list" if isinstance(value, list) else f"a {type(value).__name__}"
+
+
 def token_count_problem(name: str, value: object) -> str | None:
     """What is wrong with one token count an endpoint reported under ``name`` (``None``: nothing;
     a count not given is fine): ``"prompt_tokens -1, not a whole number from 0 below 2**63"``."""
     if value is None or _countable(value):
         return None
-    if type(value) is int and value >= _COUNT_LIMIT:  # str() of an int past 4,300 digits raises
-        import math
-
-        shown = f"of about 1e{math.floor(math.log10(value))}"
-    else:
-        shown = short_repr(value, 40)
-    return f"{name} {shown}, not a whole number from 0 below 2**63"
+    return f"{name} {_count_shown(value)}, not a whole number from 0 below 2**63"
 
 
 def reported_usage(usage: object, fields: Mapping[str, str]) -> tuple[Usage | None, str | None]:
@@ -193,7 +209,7 @@ def reported_usage(usage: object, fields: Mapping[str, str]) -> tuple[Usage | No
     if usage is None:
         return None, None
     if not isinstance(usage, Mapping):
-        return None, f"usage {short_repr(usage, 40)}, not an object"
+        return None, f"usage {_count_shown(usage)}, not an object"
     counts: dict[str, int] = {}
     for name, field in fields.items():
         value: object = usage
