@@ -191,3 +191,23 @@ def test_a_tool_calls_arguments_are_sent_strictly_and_shown_as_the_store_writes_
     with pytest.raises(NotJsonNumber, match=r"holds Infinity at a\[1\]"):
         call.sent_arguments()
     assert ToolCall("t", {"a": "é"}).sent_arguments() == '{"a":"é"}' and ToolCall("t", "raw").sent_arguments() == "raw"
+
+
+@pytest.mark.parametrize(
+    ("turn", "problem"),
+    [
+        (Turn(text="18", usage={"prompt_tokens": -1, "completion_tokens": 2}), "usage input_tokens must be a whole number from 0 or None, got -1"),
+        (Turn(text="18", usage={"prompt_tokens": 10**5000}), "usage input_tokens must be a whole number from 0 or None, got (not shown: repr() raised ValueError)"),
+        (Turn(text="18", model=42), "model must be text or None, got 42"),  # type: ignore[arg-type]
+        (Turn(text="18", model="m" * 1001), "model is 1,001 characters long, more than the 1,000 allowed"),
+    ],
+)
+def test_a_generators_turn_is_held_to_the_rule_of_a_plain_answer(turn: Turn, problem: str) -> None:
+    """A plain answer's usage of -1 tokens, or a model that is no text, errs its case (the kernel's
+    answer_problems); a chat generator's turn carrying the same went unchecked into the stored
+    case (a usage of 10**5000 tokens cannot even be written as a number)."""
+    from evalkit.errors import GenerationError
+
+    with pytest.raises(GenerationError) as failed:
+        asyncio.run(converse(agent(), played(turn), None, {}))
+    assert str(failed.value) == f"the generator returned a turn evalkit cannot use: {problem}"

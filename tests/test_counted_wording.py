@@ -24,3 +24,9 @@ def test_validate_and_plan_word_a_set_of_one_prompt_in_the_singular(evalkit_cli,
     assert planned.code == 0, planned.stderr
     assert "a.one (1 case)\n" in planned.stdout and "1 answer (1 per case)" in planned.stdout, planned.stdout
     assert "with this 1 case" in planned.stdout and "for 1 case;" in planned.stdout, planned.stdout
+
+
+def test_a_noun_ending_in_a_consonant_and_y_takes_ies() -> None:
+    # the openai adapter's note said "2 replys from http://… reported a usage evalkit cannot count"
+    assert counted(2, "reply") == "2 replies" and counted(3, "entry") == "3 entries"
+    assert counted(2, "key") == "2 keys" and counted(1, "reply") == "1 reply"

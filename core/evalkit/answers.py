@@ -12,7 +12,8 @@ from .shapes import plain_text, short_repr, too_long
 
 __all__ = [
     "Answer", "ChatRequest", "Citation", "GenerationRequest", "MAX_ANSWER_NAME_CHARS", "Passage", "ServingIdentity", "Turn",
-    "USAGE_FIELDS", "Usage", "answer_problems", "base_prompt_digest", "sum_usage",
+    "USAGE_FIELDS", "Usage", "UsageSetAside", "answer_problems", "base_prompt_digest", "reported_usage", "sum_usage",
+    "token_count_problem",
 ]
 
 #: The longest model name or finish reason an answer may report: the reported model is part of
@@ -139,17 +140,122 @@ USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "cached_input_t
 
 
 def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
-    """The token counts of several turns added up (a count no turn reported stays ``None``);
-    ``None`` when no turn reported any."""
-    known = [u for u in usages if u is not None]
-    if not known:
+    """The token counts of several requests added up — a conversation's model turns, a prompt's
+    repeated answers: ``None`` when one of them reported no usage (or had it set aside,
+    :func:`reported_usage`), so a request whose tokens are unknown never counts as 0 and the
+    sum's cost is unknown, as that request's is; else each count summed, ``None`` where one
+    request did not report it."""
+    known = list(usages)
+    if not known or any(u is None for u in known):
         return None
 
     def total(field: str) -> int | None:
-        counts = [getattr(u, field) for u in known if getattr(u, field) is not None]
-        return sum(counts) if counts else None
+        counts = [getattr(u, field) for u in known]
+        return None if any(c is None for c in counts) else sum(counts)
 
-    return Usage(total("input_tokens"), total("output_tokens"))
+    summed = Usage(*map(total, USAGE_FIELDS))
+    return None if summed.counts() == (None, None, None, None) else summed
+
+
+#: A token count the store can keep is below this (a signed 64-bit integer).
+_COUNT_LIMIT = 2**63
+
+
+def _countable(value: object) -> bool:
+    """True for a whole number from 0 below 2**63 (never a bool, a float, a string)."""
+    return type(value) is int and 0 <= value < _COUNT_LIMIT
+
+
+#: The longest text a note shows of a count that is text; a longer one is described by its length.
+_COUNT_TEXT_SHOWN = 16
+
+
+def _count_shown(value: object) -> str:
+    """A reported count that is not one, as a note shows it: a number as written (one of thousands
+    of digits by its size), a short text as ``repr`` writes it, anything else by its kind — never
+    the first characters of a long text or an object, which may echo a credential that the
+    output's secret removal only finds whole."""
+    if type(value) is int:  # str() of an int past 4,300 digits raises; its size says enough
+        import math
+
+        return f"of about {'-' if value < 0 else ''}1e{math.floor(math.log10(abs(value)))}" if abs(value) >= 10**40 else str(value)
+    if value is None or isinstance(value, (bool, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value) if len(value) <= _COUNT_TEXT_SHOWN else f"a text of {len(value):,} characters"
+    if isinstance(value, Mapping):
+        return "an object"
+    return "a list" if isinstance(value, list) else f"a {type(value).__name__}"
+
+
+def token_count_problem(name: str, value: object) -> str | None:
+    """What is wrong with one token count an endpoint reported under ``name`` (``None``: nothing;
+    a count not given is fine): ``"prompt_tokens -1, not a whole number from 0 below 2**63"``."""
+    if value is None or _countable(value):
+        return None
+    return f"{name} {_count_shown(value)}, not a whole number from 0 below 2**63"
+
+
+def reported_usage(usage: object, fields: Mapping[str, str]) -> tuple[Usage | None, str | None]:
+    """The one rule for the token counts a generator's endpoint reports: ``usage`` is its report
+    (a mapping, or ``None``: none) and ``fields`` maps the endpoint's name of each count — a dotted
+    name reaches into a nested object (``prompt_tokens_details.cached_tokens``) — to the
+    :class:`Usage` field it fills. The result is the :class:`Usage` (``None`` when no count is
+    given) and ``None``, or, when ``usage`` is no mapping or one count in it is not a whole number
+    from 0 below 2**63 (``10**400``, ``-1``, ``"5"``, ``12.0``, ``true``), ``None`` and what is wrong
+    (:func:`token_count_problem`): one such count makes the whole usage unreported, so a reply
+    never counts as reporting no usage while its other tokens are counted. An adapter keeps the
+    problems in a :class:`UsageSetAside`, whose note the run shows."""
+    if usage is None:
+        return None, None
+    if not isinstance(usage, Mapping):
+        return None, f"usage {_count_shown(usage)}, not an object"
+    counts: dict[str, int] = {}
+    for name, field in fields.items():
+        value: object = usage
+        for step in name.split("."):
+            value = value.get(step) if isinstance(value, Mapping) else None
+        if (problem := token_count_problem(name, value)) is not None:
+            return None, problem
+        if value is not None:
+            counts[field] = value  # type: ignore[assignment]
+    return (Usage(**counts) if counts else None), None
+
+
+class UsageSetAside:
+    """The replies of one generator whose usage :func:`reported_usage` set aside, and what was
+    wrong with the first: what the run's notes say of them (:meth:`notes`). Thread-safe: an
+    adapter may answer from several worker threads."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.count = 0
+        self.first: str | None = None
+        self._lock = threading.Lock()
+
+    def usage(self, usage: object, fields: Mapping[str, str]) -> Usage | None:
+        """:func:`reported_usage` of one reply, its problem (if any) remembered for the notes."""
+        counts, problem = reported_usage(usage, fields)
+        if problem is not None:
+            with self._lock:
+                self.count += 1
+                if self.first is None:
+                    self.first = problem
+        return counts
+
+    def notes(self, source: str) -> list[str]:
+        """The run's note on the replies from ``source`` (``http://…``, ``the llm model "x"``) whose
+        usage was set aside; none when there were none."""
+        if self.first is None:
+            return []
+        from .wording import counted
+
+        return [
+            f"{counted(self.count, 'reply')} from {source} reported a usage evalkit cannot count "
+            f"(the first: {self.first}): each such reply's usage is counted as unreported, "
+            "its prompt and completion tokens alike, and its cost is unknown"
+        ]
 
 
 def _citations(value: Iterable[Citation | str | Mapping[str, Any]] | None) -> tuple[Citation, ...]:
@@ -258,7 +364,7 @@ def answer_problems(answer: Answer) -> list[str]:
     usage = answer.usage
     for field in USAGE_FIELDS if usage is not None else ():
         count = getattr(usage, field)
-        if count is not None and (type(count) is not int or not 0 <= count < 2**63):
+        if count is not None and not _countable(count):
             problems.append(f"usage {field} must be a whole number from 0 or None, got {short_repr(count)}")
     return problems
 

@@ -31,14 +31,40 @@ MODEL_PATTERN = re.compile(f"[{_MODEL_CHARACTERS}]{{1,150}}")
 #: One character a model name may not hold (what an adapter that builds a name replaces).
 MODEL_UNSAFE = re.compile(f"[^{_MODEL_CHARACTERS}]")
 _SHOWN = 60
+#: One character of a shown value: an escape (``\\\\``, ``\\"``, ``\\x1b``, ``\\u202e``) or a character.
+_SHOWN_CHARACTER = re.compile(r"\\x[0-9a-f]{2}|\\u[0-9a-f]{4}|\\U[0-9a-f]{8}|\\.|.", re.DOTALL)
 
 
 def _shown(value: str) -> str:
-    """The value as a message may show it: credentials scrubbed, escapes visible, bounded."""
+    """The value as a refusal shows it, in double quotes: credentials scrubbed, a typed ``"`` and
+    backslash escaped (``\\"``, ``\\\\``), every control or invisible character as its escape
+    (``\\x1b``, ``\\u202e``: :func:`evalkit.printable.visible`), cut to about 60 characters. A name
+    may hold a backslash (a Windows path), so the typed text ``\\u202e`` must not read as the
+    character: it is shown ``\\\\u202e``, as a Python or TOML string writes it."""
     from .privacy import scrub
 
-    text = visible(scrub(value))
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+    body = visible(scrub(value).replace("\\", "\\\\").replace('"', '\\"'))
+    if len(body) <= _SHOWN:
+        return f'"{body}"'
+    kept, size = [], 0
+    for match in _SHOWN_CHARACTER.finditer(body):  # never cut an escape in two
+        size += len(match.group())
+        if size > _SHOWN - 3:
+            break
+        kept.append(match.group())
+    return '"' + "".join(kept) + '..."'
+
+
+def _hidden_character(value: str) -> str | None:
+    """The first control or invisible character of ``value``, named by code point and position
+    (``U+202E RIGHT-TO-LEFT OVERRIDE, character 7``); ``None`` when there is none."""
+    import unicodedata
+
+    for position, char in enumerate(value, start=1):
+        if not char.isprintable():
+            name = unicodedata.name(char, "")
+            return f"U+{ord(char):04X}{' ' + name if name else ''}, character {position}"
+    return None
 
 
 def part_problem(value: object, pattern: re.Pattern[str], limit: int) -> str | None:
@@ -51,8 +77,8 @@ def part_problem(value: object, pattern: re.Pattern[str], limit: int) -> str | N
         return "is empty"
     if len(value) > limit:
         return f"is longer than {limit} characters"
-    if any(not char.isprintable() for char in value):
-        return "contains control or invisible characters"
+    if (hidden := _hidden_character(value)) is not None:
+        return f"contains control or invisible characters (the first: {hidden})"
     if "://" in value:
         return "is a URL"
     if scrub(value) != value:
@@ -67,7 +93,7 @@ def model_problem(model: str) -> str | None:
     """Why a reported model name is not well formed, showing it safely (``None`` when it is): the
     rule a run's serving identity keeps, for a judge's model too."""
     problem = part_problem(model, MODEL_PATTERN, 150)
-    return None if problem is None else f'"{_shown(model)}" {problem}'
+    return None if problem is None else f"{_shown(model)} {problem}"
 
 
 def identity_problems(identity: ServingIdentity) -> list[str]:
@@ -80,6 +106,6 @@ def identity_problems(identity: ServingIdentity) -> list[str]:
     ):
         problem = part_problem(value, pattern, limit)
         if problem is not None:
-            shown = _shown(value) if isinstance(value, str) else repr(value)
-            problems.append(f'{label} "{shown}" {problem}')
+            shown = _shown(value) if isinstance(value, str) else f'"{value!r}"'
+            problems.append(f"{label} {shown} {problem}")
     return problems

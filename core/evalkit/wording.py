@@ -20,11 +20,16 @@ IRREGULAR = {"repository": "repositories", "was": "were"}
 def counted(number: int, noun: str, *, grouped: bool = False) -> str:
     """``counted(1, "case")`` → ``"1 case"``; ``counted(3, "run")`` → ``"3 runs"``; with
     ``grouped``, thousands are grouped: ``"12,000 answers"``. The one wording of a count with its
-    noun (a last word of ``noun`` takes the plural: ``"labelled item"`` → ``"labelled items"``)."""
+    noun (a last word of ``noun`` takes the plural: ``"labelled item"`` → ``"labelled items"``,
+    ``"reply"`` → ``"replies"``)."""
     shown = f"{number:,}" if grouped else f"{number}"
     if number == 1:
         return f"{shown} {noun}"
-    return f"{shown} {IRREGULAR.get(noun, noun + 's')}"
+    if noun in IRREGULAR:
+        return f"{shown} {IRREGULAR[noun]}"
+    if noun.endswith("y") and noun[-2:-1] not in ("", "a", "e", "i", "o", "u"):
+        return f"{shown} {noun[:-1]}ies"  # a consonant before the y: "entry" → "entries", "key" → "keys"
+    return f"{shown} {noun}s"
 
 
 def quoted(word: str) -> str:

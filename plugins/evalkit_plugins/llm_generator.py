@@ -39,7 +39,7 @@ import importlib.metadata
 from typing import Any
 
 import attrs
-from evalkit.answers import Answer, ChatRequest, GenerationRequest, Turn, Usage
+from evalkit.answers import Answer, ChatRequest, GenerationRequest, Turn, Usage, UsageSetAside
 from evalkit.components import MAX_CONCURRENCY
 from evalkit.conversations import Message, ToolCall
 from evalkit.errors import ConfigError, GenerationError
@@ -93,6 +93,8 @@ class LLMGenerator:
         self.concurrency = concurrency
         self._accepted_options = set(getattr(self._model.Options, "model_fields", {}))
         self._plugin = _plugin_of(self._model)
+        #: The replies whose usage evalkit cannot count, for the run's notes (:meth:`pacing_notes`).
+        self._usage_set_aside = UsageSetAside()
 
     def __repr__(self) -> str:
         return f"LLMGenerator(model={self.model!r}, options={self.options!r}, concurrency={self.concurrency})"
@@ -128,6 +130,15 @@ class LLMGenerator:
             return f"the installed llm library ({_llm_version()}) cannot send a conversation with tools: it needs a newer llm, whose model.prompt() takes messages="
         return f'the llm model "{self.model}" ({self._plugin}) does not support tools (its supports_tools is false)'
 
+    def pacing_notes(self) -> list[str]:
+        """What the run's notes say of this model: the replies whose usage was set aside, by the
+        one rule of every adapter (:func:`evalkit.answers.reported_usage`)."""
+        return self._usage_set_aside.notes(f'the llm model "{self.model}"')
+
+    def _usage(self, usage: Any) -> Usage | None:
+        """llm's ``Usage`` (``input``/``output`` token counts) as evalkit's (:func:`_usage_of`)."""
+        return self._usage_set_aside.usage(_usage_of(usage), _USAGE_FIELDS)
+
     def _options(self, request: GenerationRequest | ChatRequest) -> dict[str, Any]:
         options = dict(self.options)
         for name in _REQUEST_OPTIONS:
@@ -161,7 +172,7 @@ class LLMGenerator:
         if not isinstance(text, str):
             raise GenerationError(f'llm generator: model "{self.model}" returned {type(text).__name__}, not text')
         resolved = getattr(response, "resolved_model", None) or self._model.model_id
-        return Turn(text or None, calls, model=_identity_part(f"{resolved}@{self._plugin}"), usage=_usage(usage))
+        return Turn(text or None, calls, model=_identity_part(f"{resolved}@{self._plugin}"), usage=self._usage(usage))
 
     def generate(self, request: GenerationRequest) -> Answer:
         """Ask the model once; any failure of the model or its plugin is a :class:`GenerationError`."""
@@ -175,7 +186,7 @@ class LLMGenerator:
         if not isinstance(text, str) or not text:
             raise GenerationError(f'llm generator: model "{self.model}" returned an empty answer')
         resolved = getattr(response, "resolved_model", None) or self._model.model_id
-        return Answer(text=text, model=_identity_part(f"{resolved}@{self._plugin}"), usage=_usage(usage))
+        return Answer(text=text, model=_identity_part(f"{resolved}@{self._plugin}"), usage=self._usage(usage))
 
 
 def _import_llm() -> Any:
@@ -250,11 +261,16 @@ def _identity_part(text: str) -> str:
     return MODEL_UNSAFE.sub("_", text)[:150]
 
 
-def _usage(usage: Any) -> Usage | None:
-    """llm's ``Usage`` (``input``/``output`` token counts) as evalkit's."""
-    counts = [getattr(usage, name, None) for name in ("input", "output")]
-    counts = [c if isinstance(c, int) and not isinstance(c, bool) else None for c in counts]
-    return None if counts == [None, None] else Usage(*counts)
+#: llm's token counts, by the :class:`evalkit.answers.Usage` field each fills.
+_USAGE_FIELDS = {"input": "input_tokens", "output": "output_tokens"}
+
+
+def _usage_of(usage: Any) -> dict[str, Any] | None:
+    """llm's ``Usage`` object as the mapping :func:`evalkit.answers.reported_usage` reads
+    (``None``: the model reported none)."""
+    if usage is None:
+        return None
+    return {name: getattr(usage, name, None) for name in _USAGE_FIELDS}
 
 
 def _one_line(exc: BaseException) -> str:

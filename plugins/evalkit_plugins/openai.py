@@ -50,7 +50,7 @@ from urllib.parse import parse_qsl, quote, quote_plus
 
 import attrs
 from evalkit import __version__ as _EVALKIT_VERSION
-from evalkit.answers import MAX_ANSWER_NAME_CHARS, Answer, ChatRequest, GenerationRequest, Turn
+from evalkit.answers import MAX_ANSWER_NAME_CHARS, Answer, ChatRequest, GenerationRequest, Turn, Usage, UsageSetAside
 from evalkit.components import MAX_CONCURRENCY
 from evalkit.conversations import Message, ToolCall
 from evalkit.errors import ConfigError, GenerationError, RequestRejected
@@ -58,7 +58,7 @@ from evalkit.jsonparse import parse_json
 from evalkit.jsontext import NotJsonNumber, sent_text
 from evalkit.options import number, option, text, whole
 from evalkit.privacy import remove_secrets
-from evalkit.shapes import MIN_SECONDS, short_repr
+from evalkit.shapes import MIN_SECONDS
 from evalkit.wording import counted
 from yarl import URL
 
@@ -195,9 +195,8 @@ class OpenAIGenerator:
         self.max_tokens_per_minute = options.max_tokens_per_minute
         #: The pace of the current event loop's requests (429 back-off, per-minute limits).
         self._pacer: Pacer | None = None
-        #: How many replies held a usage evalkit cannot count, and what was wrong with the first.
-        self._usage_set_aside = 0
-        self._first_usage_problem: str | None = None
+        #: The replies that held a usage evalkit cannot count, and what was wrong with the first.
+        self._usage_set_aside = UsageSetAside()
         extra_headers = options.extra_headers or {}
         self._header_names = tuple(extra_headers)
         if self.model is None:
@@ -449,24 +448,14 @@ class OpenAIGenerator:
 
     def pacing_notes(self) -> list[str]:
         """What the run's notes say of this endpoint: the concurrency it lowered after 429s, and the
-        replies whose usage was set aside (see :func:`_token_counts`)."""
+        replies whose usage was set aside (see :func:`evalkit.answers.reported_usage`)."""
         notes = self._pacer.notes(self.base_url) if self._pacer is not None else []
-        if self._first_usage_problem is not None:
-            notes.append(
-                f"{counted(self._usage_set_aside, 'reply')} from {self.base_url} reported a usage evalkit cannot count "
-                f"(the first: {self._first_usage_problem}): each such reply's usage is counted as unreported, "
-                "its prompt and completion tokens alike, and its cost is unknown"
-            )
-        return notes
+        return notes + self._usage_set_aside.notes(self.base_url)
 
-    def _usage(self, data: dict[str, Any]) -> dict[str, int] | None:
-        """The reply's token counts (:func:`_token_counts`), a usage set aside remembered for the notes."""
-        counts, problem = _token_counts(data.get("usage"))
-        if problem is not None:
-            self._usage_set_aside += 1
-            if self._first_usage_problem is None:
-                self._first_usage_problem = problem
-        return counts
+    def _usage(self, data: dict[str, Any]) -> Usage | None:
+        """The reply's token counts (:data:`_USAGE_FIELDS`), by the one rule of every adapter
+        (:func:`evalkit.answers.reported_usage`); a usage set aside is remembered for the notes."""
+        return self._usage_set_aside.usage(data.get("usage"), _USAGE_FIELDS)
 
     async def _generate_once(self, request: GenerationRequest) -> Answer:
         session = EndpointSession(self._post_settings, 1)
@@ -882,37 +871,13 @@ def _check_headers(headers: object) -> Mapping[str, str]:
     raise ConfigError('Option "extra_headers" of the openai generator must be a table of header names to string values.')
 
 
-def _token_count_problem(name: str, value: object) -> str | None:
-    """What is wrong with one reported token count (``None``: nothing; a count not given is fine)."""
-    if value is None or (type(value) is int and 0 <= value < 2**63):
-        return None
-    # str() of an int past 4,300 digits raises; its size says enough
-    shown = f"of about 1e{math.floor(math.log10(value))}" if type(value) is int and value >= 2**63 else short_repr(value, 40)
-    return f"{name} {shown}, not a whole number from 0 below 2**63"
-
-
-def _token_counts(usage: object) -> tuple[dict[str, int] | None, str | None]:
-    """The endpoint's ``usage`` as token counts — prompt, completion and total tokens, and the
-    cached prompt tokens (``prompt_tokens_details.cached_tokens``) where it reports them — and
-    ``None``, or, when it is no object or a count in it is not a whole number from 0 below 2**63
-    (``10**400``, ``-1``, ``"5"``, ``4.0``), ``None`` and what is wrong: one such count makes the
-    whole usage unreported, so a reply never counts as reporting no usage while its other tokens
-    are counted (the run's notes say so: :meth:`OpenAIGenerator.pacing_notes`)."""
-    if usage is None:
-        return None, None
-    if not isinstance(usage, dict):
-        return None, f"usage {short_repr(usage, 40)}, not an object"
-    reported = {name: usage.get(name) for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
-    details = usage.get("prompt_tokens_details")
-    if isinstance(details, dict):
-        reported["prompt_tokens_details.cached_tokens"] = details.get("cached_tokens")
-    for name, value in reported.items():
-        if (problem := _token_count_problem(name, value)) is not None:
-            return None, problem
-    counts = {name: value for name, value in reported.items() if value is not None}
-    if "prompt_tokens_details.cached_tokens" in counts:
-        counts["cached_input_tokens"] = counts.pop("prompt_tokens_details.cached_tokens")
-    return counts or None, None
+#: The counts of a chat completion's ``usage``, by the :class:`evalkit.answers.Usage` field each fills.
+_USAGE_FIELDS = {
+    "prompt_tokens": "input_tokens",
+    "completion_tokens": "output_tokens",
+    "total_tokens": "total_tokens",
+    "prompt_tokens_details.cached_tokens": "cached_input_tokens",
+}
 
 
 def _tool_choice(choice: str | None) -> str | dict[str, Any]:

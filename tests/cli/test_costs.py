@@ -474,3 +474,48 @@ def test_a_token_count_past_what_can_be_counted_sets_the_replys_whole_usage_asid
         "tokens alike, and its cost is unknown"
     )
     assert note in document["notes"], document["notes"]
+
+
+def test_a_repeated_prompt_with_an_answer_whose_usage_is_unknown_has_an_unknown_usage_and_cost(evalkit_cli, project, chat_server) -> None:
+    """--repeats 2: the case's usage was the sum of the answers that reported one, so an answer
+    whose usage was set aside counted as 0 tokens and the run's cost was below what was spent."""
+    import json
+
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    body = {
+        "model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": True, "completion_tokens": 7},
+    }  # fmt: skip
+    chat_server.fail_at(2, Fault.garbage(json.dumps(body)))  # the first request is the readiness probe
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--repeats", "2", "--json", env=env)
+    assert result.code == 0, result.stderr
+    document = result.json()
+    assert [case["usage"] is None for case in document["cases"]].count(True) == 1
+    assert document["spend"]["generator"]["usage_unreported"] == 1 and document["spend"]["cost"] is None
+    assert any("prompt_tokens True, not a whole number" in note for note in document["notes"]), document["notes"]
+
+
+def test_a_usage_echoing_the_api_key_never_shows_a_piece_of_it_in_the_notes(evalkit_cli, project, chat_server) -> None:
+    """A proxy echoing the request's key as a token count: the note showed its first 37
+    characters (``short_repr`` cut it before the output's secret removal, which finds a key only
+    whole). A count that is a long text is now described by its length."""
+    import json
+
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    key = "sk-proj-" + "Q7f2" * 12  # 56 characters, as a real project key is long
+    env["EVALKIT_TEST_KEY"] = key
+    body = {
+        "model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": key, "completion_tokens": 7},
+    }  # fmt: skip
+    chat_server.fail_at(2, Fault.garbage(json.dumps(body)))
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", env=env)
+    assert result.code == 0, result.stderr
+    assert "(the first: prompt_tokens a text of 56 characters, not a whole number from 0 below 2**63)" in result.stdout, result.stdout
+    assert key[8:20] not in result.stdout + result.stderr

@@ -102,6 +102,30 @@ def test_a_windows_path_as_the_reported_model_is_a_verified_identity(evalkit_cli
     assert (row["reported_model"], row["verified"]) == ("C:\\models\\app-Q4_K_M.gguf", 1)
 
 
+def test_a_refused_model_name_shows_a_control_character_apart_from_a_typed_backslash(evalkit_cli, project, chat_server) -> None:
+    """Backslashes are allowed in a model name (a Windows path), so a refused name holding U+202E,
+    shown escaped, read the same as one holding the typed text backslash-u-2-0-2-e (refused for
+    its space). The refused name is shown with a typed backslash doubled and
+    the hidden character named by its code point."""
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    notes, run_ids = [], []
+    for reported in ("C:\\m\\j\u202e.gguf", "C:\\m\\j\\u202e x.gguf"):
+        chat_server.model = reported
+        result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--json", env=env)
+        assert result.code == 0, result.stdout + result.stderr
+        notes.append(result.json()["identity_note"])
+        run_ids.append(result.json()["run_id"])
+    hidden, typed = notes
+    assert hidden.endswith(
+        'reported model "C:\\\\m\\\\j\\u202e.gguf" contains control or invisible characters '
+        "(the first: U+202E RIGHT-TO-LEFT OVERRIDE, character 7)"
+    ), hidden
+    assert typed.endswith('reported model "C:\\\\m\\\\j\\\\u202e x.gguf" may only use ASCII letters, digits and _ . / \\ : @ + -'), typed
+    shown = evalkit_cli("show", run_ids[1], env=env)
+    assert 'reported model "C:\\\\m\\\\j\\\\u202e x.gguf"' in shown.stdout, shown.stdout
+
+
 def test_a_run_speaks_aiohttp_and_imports_neither_httpx_nor_the_question_types(project, chat_server) -> None:
     """The generator's one HTTP client is aiohttp (httpx is no longer a dependency; a run that
     imported it would pay ~65 ms for nothing). Nor does a prompt run import the question types

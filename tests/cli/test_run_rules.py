@@ -95,7 +95,7 @@ def test_a_malformed_reported_model_is_no_evidence_the_run_is_stored_not_compare
     reason = (
         "not compared: no single verified serving identity — 10 cases carry a serving identity that is not well "
         'formed, so it is no evidence of who answered: reported model "http://evil host\\x0ax" contains control or '
-        "invisible characters"
+        "invisible characters (the first: U+000A, character 17)"
     )
     assert reason in first.stdout
     assert "Model:      (unknown)" in first.stdout

@@ -223,3 +223,91 @@ def test_the_llm_adapters_reported_model_keeps_the_identity_rules_characters(llm
     document = result.json()
     assert document["verified"], document["identity_note"]
     assert document["cases"][0]["identity"]["reported_model"].startswith("C:\\models\\winbot.gguf@")
+
+
+USAGES: list[dict[str, Any]] = []  # countbot's usage per prompt, in order (then 10 in, 2 out)
+
+
+class CountBot(llm.Model):
+    """A model whose plugin reports the token counts of :data:`USAGES`, one per prompt."""
+
+    model_id = "countbot"
+
+    def execute(self, prompt, stream, response, conversation) -> Iterator[str]:
+        response.set_usage(**(USAGES.pop(0) if USAGES else {"input": 10, "output": 2}))
+        yield "4"
+
+
+@pytest.mark.parametrize(
+    ("usage", "first"),
+    [
+        ({"input": 10**400, "output": 7}, "input of about 1e400, not a whole number from 0 below 2**63"),
+        ({"input": 5, "output": -1}, "output -1, not a whole number from 0 below 2**63"),
+        ({"input": "5", "output": 7}, "input '5', not a whole number from 0 below 2**63"),
+        ({"input": 12.0, "output": True}, "input 12.0, not a whole number from 0 below 2**63"),
+    ],
+)
+def test_an_llm_token_count_past_what_can_be_counted_sets_the_replys_whole_usage_aside_and_says_so(
+    usage, first, llm_models, project, evalkit_cli
+) -> None:
+    """An llm plugin reporting 10**400 input tokens errored the case (the answer's usage broke the
+    kernel's rule), where the openai adapter sets such a usage aside and says so: now one rule."""
+
+    class CountModels:
+        @llm.hookimpl
+        def register_models(self, register) -> None:
+            register(CountBot())
+
+    plugin = CountModels()
+    llm.plugins.pm.register(plugin, name="evalkit-test-count-models")
+    USAGES[:] = [usage, usage]
+    prompts = "".join(f"  - id: q{n}\n    prompt: 2+2?\n    assertions: [{{contains: '4'}}]\n" for n in range(3))
+    try:
+        write(project, "countbot", prompts)
+        result = evalkit_cli("run", "llm.agent", "--json")
+    finally:
+        llm.plugins.pm.unregister(plugin)
+    assert result.code == 0, result.stdout + result.stderr
+    document = result.json()
+    assert [case["errored"] for case in document["cases"]] == [False, False, False], document["cases"]
+    assert [case["usage"] for case in document["cases"]][:2] == [None, None]
+    assert document["spend"]["generator"]["usage_unreported"] == 2
+    assert document["spend"]["generator"]["prompt_tokens"] == 10 and document["spend"]["generator"]["completion_tokens"] == 2
+    note = (
+        f'2 replies from the llm model "countbot" reported a usage evalkit cannot count (the first: {first}): '
+        "each such reply's usage is counted as unreported, its prompt and completion tokens alike, and its cost is unknown"
+    )
+    assert note in document["notes"], document["notes"]
+
+
+def test_a_conversation_with_a_turn_whose_usage_is_unknown_has_an_unknown_usage_and_cost(llm_models, project, evalkit_cli) -> None:
+    """A conversation's usage was the sum of the turns that reported one: a turn whose usage was
+    set aside (or never reported) counted as 0 tokens, so the case read as fully reported and the
+    run's cost was a figure below what was spent, while its note said the cost was unknown."""
+
+    class CountModels:
+        @llm.hookimpl
+        def register_models(self, register) -> None:
+            register(CountBot())
+
+    plugin = CountModels()
+    llm.plugins.pm.register(plugin, name="evalkit-test-count-models")
+    USAGES[:] = [{"input": -1, "output": 7}]  # the first turn's usage is set aside, the second's is 10 + 2
+    try:
+        write(project, "countbot", """\
+  - id: chat
+    mode: scripted
+    messages:
+      - {role: user, content: Hi.}
+      - {role: user, content: 2+2?}
+    assertions: [{contains: '4'}]
+""")
+        with (project / "evalkit.toml").open("a") as config:
+            config.write('price_per_million_input = 1000\nprice_per_million_output = 2000\ncurrency = "EUR"\n')
+        result = evalkit_cli("run", "llm.agent", "--json")
+    finally:
+        llm.plugins.pm.unregister(plugin)
+    case = case_of(result)
+    assert not case["errored"] and case["usage"] is None, case["usage"]
+    spend = result.json()["spend"]
+    assert spend["generator"]["usage_unreported"] == 1 and spend["cost"] is None, spend

@@ -29,7 +29,7 @@ from typing import Any
 
 import attrs
 
-from ...answers import Answer, ChatRequest, GenerationRequest, Turn, sum_usage
+from ...answers import Answer, ChatRequest, GenerationRequest, Turn, answer_problems, sum_usage
 from ...checks import schema_matches
 from ...conversations import DEFAULT_MAX_STEPS, CannedResult, ConversationMode, Message, ToolCall
 from ...errors import GenerationError
@@ -121,6 +121,10 @@ def _turn(value: Any) -> Turn:
         for number, call in enumerate(value.tool_calls, start=1):  # sent back to the model, stored, checked
             if (fault := value_fault(call.arguments)) is not None:
                 raise GenerationError(f"the generator returned a turn evalkit cannot use: tool call {number} ({clipped(call.name, 64)}): the value of its arguments {fault.phrase()}")
+        # what the turn reports beside its text is held to a plain answer's rule (model, usage, finish_reason)
+        broken = answer_problems(Answer(text="", model=value.model, usage=value.usage, finish_reason=value.finish_reason))
+        if broken:
+            raise GenerationError(f"the generator returned a turn evalkit cannot use: {'; '.join(broken)}")
         return value
     if isinstance(value, str) and value:
         return Turn(text=value)

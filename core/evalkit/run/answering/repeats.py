@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from ...answers import Usage
+from ...answers import Usage, sum_usage
 from ...grading import Check, judge_pass_share
 from ...runs import CaseResult
 from ...storage.values import ANSWERS, PASS_FRACTION, PASSES
@@ -72,15 +72,8 @@ def _merged_checks(answers: Sequence[CaseResult]) -> tuple[Check, ...]:
 
 
 def _usage(answers: Sequence[CaseResult]) -> Usage | None:
-    usages = [a.usage for a in answers if a.usage is not None]
-    if not usages:
-        return None
-
-    def total(field: str) -> int | None:
-        values = [getattr(u, field) for u in usages]
-        return None if any(v is None for v in values) else sum(values)
-
-    return Usage(total("input_tokens"), total("output_tokens"))
+    """The answers' token counts summed by the one rule (:func:`evalkit.answers.sum_usage`)."""
+    return sum_usage(a.usage for a in answers)
 
 
 def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
