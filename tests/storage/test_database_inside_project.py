@@ -55,3 +55,24 @@ def test_a_store_inside_the_project_or_an_allowed_place_is_used(evalkit_cli, pro
     configure(project, "sqlite:///../elsewhere/x.db", f'[sets]\nallow_outside = ["{elsewhere}"]\n')
     assert evalkit_cli("run", "evalkit.smoke").code == 0
     assert (elsewhere / "x.db").is_file()
+
+
+@pytest.mark.parametrize(
+    ("database", "spelling"),
+    [("sqlite://x.db", "sqlite:///x.db"), ("sqlite:x.db", "sqlite:///x.db"), ("sqlite:/srv/x.db", "sqlite:////srv/x.db")],
+)
+def test_a_sqlite_url_without_three_slashes_is_refused_naming_the_right_spelling(
+    evalkit_cli, project: Path, database: str, spelling: str
+) -> None:
+    # sqlite://x.db was opened from the working directory (project/sub/x.db), past the rule that a
+    # configured store lies in the project; to SQLAlchemy and peewee x.db is a host
+    configure(project, database)
+    (project / "sub").mkdir()
+    for where in (project / "sub", project):
+        result = evalkit_cli("run", "evalkit.smoke", cwd=where)
+        assert result.code == 2, result.stdout + result.stderr
+        assert f'database URL "{database}" is not spelled sqlite:///PATH' in result.stderr
+        assert f"write {spelling} (three slashes" in result.stderr and "Traceback" not in result.stderr
+    assert not list(project.rglob("*.db")) and not (project / ".evalkit").exists(), "nothing was made"
+    result = evalkit_cli("history", "evalkit.smoke", "--database", database)
+    assert result.code == 2 and "is not spelled sqlite:///PATH" in result.stderr

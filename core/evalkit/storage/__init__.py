@@ -177,7 +177,7 @@ def _check_store_inside_project(url: str, config: Any) -> None:
     path = sqlite_file(url)
     if path is None:
         return
-    absolute = os.path.abspath(path)  # a relative path left (sqlite://x.db) is SQLite's: from the working directory
+    absolute = os.path.abspath(path)  # relative only for a config without a file: from the working directory
     boundary = ProjectBoundary.of(config)
     if boundary.outside(absolute) is None:
         return
