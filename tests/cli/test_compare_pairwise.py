@@ -162,7 +162,10 @@ def test_runs_that_did_not_store_answers_in_full_are_refused_naming_the_level(ru
     result = evalkit_cli("compare", base, run, "--pairwise-judge", "judge", "--json")
     assert result.code == 2
     assert f'BASE {base} stored its answers at privacy level "redacted" (scrubbed and cut)' in result.stderr
-    assert result.stdout == "" and judge_bodies(chat_server) == [], "nothing asked, nothing printed"
+    assert judge_bodies(chat_server) == [], "nothing asked"
+    assert result.json() == {"error": result.stderr.split("evalkit: error: ", 1)[1].rstrip("\n"), "exit_code": 2, "runs_kept": []}, (
+        "nothing printed but --json's error object"
+    )
     metadata, _ = runs(prefers_new, base_privacy="metadata")
     refused = evalkit_cli("compare", run, metadata, "--pairwise-judge", "judge")
     assert refused.code == 2 and 'privacy level "metadata"' in refused.stderr
@@ -183,7 +186,8 @@ def test_a_failing_judge_exits_3_and_prints_nothing(runs, chat_server, evalkit_c
     chat_server.fail_next(Fault.http_error(400, body='{"error": {"message": "bad request"}}'), count=100)
     result = evalkit_cli("compare", base, run, "--pairwise-judge", "judge", "--json")
     assert result.code == 3, result.stderr
-    assert 'the pairwise judge "judge" failed 6 of 6 requests' in result.stderr and result.stdout == ""
+    assert 'the pairwise judge "judge" failed 6 of 6 requests' in result.stderr
+    assert result.json()["exit_code"] == 3, "nothing printed but --json's error object"
     # unreachable before anything is asked: refused with exit 2, as a run's or a calibration's judge
     unreachable = evalkit_cli("compare", base, run, "--pairwise-judge", "gone")
     assert unreachable.code == 2 and 'its judge "gone" is not reachable' in unreachable.stderr

@@ -17,7 +17,7 @@ VERSIONS = [version for version, _, _ in MIGRATIONS]
 
 def test_status_and_upgrade_of_a_new_store(evalkit_cli, project) -> None:
     status = evalkit_cli("db", "status", "--json")
-    assert status.code == 2 and status.stdout == ""
+    assert status.code == 2 and status.json()["error"].startswith("There is no results store at "), "--json's error object alone"
     assert f"There is no results store at {project / '.evalkit' / 'results.db'} yet" in status.stderr
     assert "the first `evalkit run` will create it" in status.stderr and "db upgrade" not in status.stderr
     assert not (project / ".evalkit").exists(), "status only reads"

@@ -201,7 +201,8 @@ def test_the_kit_checks_a_streamed_set_provider(plugin_dists, monkeypatch) -> No
 def test_a_stream_that_yields_other_prompts_when_answered_stops_the_run_uncompared(evalkit_cli, streamed, project, how, where) -> None:
     env, _ = streamed
     result = evalkit_cli("run", "streamed.shifting", "--json", env={**env, "EVALKIT_STREAMED_SHIFTING": how})
-    assert result.code == 3 and result.stdout == "", result.stderr
+    assert result.code == 3, result.stderr
+    assert result.json()["error"] == result.stderr.removeprefix("evalkit: error: ").rstrip("\n"), "--json's error object alone"
     assert result.stderr == (
         'evalkit: error: set "streamed.shifting" changed while it ran: its prompts are not the ones checked before the run '
         f"began ({where}); a PromptStream must yield the same prompts, in the same order, every time\n"
@@ -209,6 +210,7 @@ def test_a_stream_that_yields_other_prompts_when_answered_stops_the_run_uncompar
     history = evalkit_cli("history", "streamed.shifting", "--json", env=env).json()
     (run,) = history["runs"]
     assert (run["status"], run["verdict"], run["accepted"]) == ("interrupted", None, None), run
+    assert result.json()["runs_kept"] == [run["run_id"]]
     if how == "first":  # caught before the first prompt was answered
         assert run["answered"] == 0
 
@@ -250,12 +252,13 @@ def test_a_stream_whose_producer_stalls_is_interrupted_at_set_load_timeout_not_w
     assert not (project / ".evalkit" / "results.db").exists()
     # stalled on the answering pass: the run stops there, marked interrupted, never compared
     during = evalkit_cli("run", "streamed.shifting", "--json", env={**env, "EVALKIT_STREAMED_SHIFTING": "stalls"}, timeout=60)
-    assert during.code == 3 and during.stdout == "" and "Traceback" not in during.stderr, during.stderr
+    assert during.code == 3 and "Traceback" not in during.stderr, during.stderr
     assert (
         "(producing prompt #3 raised TimeoutError: no prompt within 1 s (set_load_timeout); the producer was interrupted)"
     ) in during.stderr
     (run,) = evalkit_cli("history", "streamed.shifting", "--json", env=env).json()["runs"]
     assert (run["status"], run["verdict"]) == ("interrupted", None) and run["answered"] <= 2, run
+    assert during.json() == {"error": during.stderr.removeprefix("evalkit: error: ").rstrip("\n"), "exit_code": 3, "runs_kept": [run["run_id"]]}
 
 
 def test_plan_counts_a_stream_in_its_check_and_reads_it_no_more_to_count_it(evalkit_cli, streamed) -> None:

@@ -55,3 +55,56 @@ def test_a_store_inside_the_project_or_an_allowed_place_is_used(evalkit_cli, pro
     configure(project, "sqlite:///../elsewhere/x.db", f'[sets]\nallow_outside = ["{elsewhere}"]\n')
     assert evalkit_cli("run", "evalkit.smoke").code == 0
     assert (elsewhere / "x.db").is_file()
+
+
+@pytest.mark.parametrize(
+    ("database", "spelling"),
+    [("sqlite://x.db", "sqlite:///x.db"), ("sqlite:x.db", "sqlite:///x.db"), ("sqlite:/srv/x.db", "sqlite:////srv/x.db")],
+)
+def test_a_sqlite_url_without_three_slashes_is_refused_naming_the_right_spelling(
+    evalkit_cli, project: Path, database: str, spelling: str
+) -> None:
+    # sqlite://x.db was opened from the working directory (project/sub/x.db), past the rule that a
+    # configured store lies in the project; to SQLAlchemy and peewee x.db is a host
+    configure(project, database)
+    (project / "sub").mkdir()
+    for where in (project / "sub", project):
+        result = evalkit_cli("run", "evalkit.smoke", cwd=where)
+        assert result.code == 2, result.stdout + result.stderr
+        assert f'database URL "{database}" is not spelled sqlite:///PATH' in result.stderr
+        assert f"write {spelling} (three slashes" in result.stderr and "Traceback" not in result.stderr
+    assert not list(project.rglob("*.db")) and not (project / ".evalkit").exists(), "nothing was made"
+    result = evalkit_cli("history", "evalkit.smoke", "--database", database)
+    assert result.code == 2 and "is not spelled sqlite:///PATH" in result.stderr
+
+
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("db", "upgrade")], ids=lambda c: c[0])
+def test_a_default_store_a_link_leads_out_of_the_project_is_refused_like_the_database_it_stands_for(
+    evalkit_cli, project: Path, elsewhere: Path, command: tuple[str, ...]
+) -> None:
+    # a committed .evalkit -> ../elsewhere held the store outside the project, where the same path
+    # written out (database = "sqlite:///.evalkit/results.db") was refused
+    configure(project, "sqlite:///.evalkit/results.db")
+    (project / ".evalkit").symlink_to(elsewhere, target_is_directory=True)
+    (project / "sub").mkdir()
+    for database in ("sqlite:///.evalkit/results.db", None):
+        if database is None:
+            (project / "evalkit.toml").write_text("", encoding="utf-8")
+        result = evalkit_cli(*command, cwd=project / "sub")
+        assert result.code == 2, result.stdout + result.stderr
+        assert f"the SQLite file {elsewhere}/results.db, outside the project" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+    assert "the default store" in result.stderr and f"EVALKIT_DATABASE_URL=sqlite:///{elsewhere}/results.db" in result.stderr
+    assert list(elsewhere.iterdir()) == [], "nothing was made"
+    # the user's ways to keep the store on another disk
+    assert evalkit_cli("run", "evalkit.smoke", env={"EVALKIT_DATABASE_URL": f"sqlite:///{elsewhere}/results.db"}).code == 0
+    (project / "evalkit.toml").write_text(f'[sets]\nallow_outside = ["{elsewhere}"]\n', encoding="utf-8")
+    assert evalkit_cli("history", "evalkit.smoke", cwd=project / "sub").code == 0
+
+
+def test_a_default_store_a_link_keeps_inside_the_project_is_used(evalkit_cli, project: Path) -> None:
+    (project / "evalkit.toml").write_text("", encoding="utf-8")
+    (project / "stores").mkdir()
+    (project / ".evalkit").symlink_to(project / "stores", target_is_directory=True)
+    assert evalkit_cli("run", "evalkit.smoke").code == 0
+    assert (project / "stores" / "results.db").is_file()

@@ -109,11 +109,23 @@ def _stop_on_sigterm() -> object:
 
 
 def _main(argv: Sequence[str] | None, collecting: bool) -> int:
+    """The command line ``argv`` read and run; its exit code. With ``--json``, an exit through the
+    error path also ends standard output with the error object (:mod:`evalkit.cli.error_json`)."""
+    from . import error_json
+
+    error_json.begin()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    code = _command(argv, collecting)
+    if code and error_json.asked_on(argv):
+        error_json.write_error_object(code)
+    return code
+
+
+def _command(argv: list[str], collecting: bool) -> int:
     import gc
     import os
 
     _never_fail_on_output()
-    argv = sys.argv[1:] if argv is None else list(argv)
     instruction = os.environ.get(COMPLETE_VAR)
     if instruction:  # a shell's completion script asking for candidates
         from .shell_completion import answer_completion_request
@@ -126,16 +138,22 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
     try:
         args = evalkit.parse(argv)
     except Printed as printed:
+        if printed.code and not printed.stderr:
+            from . import error_json
+
+            if error_json.asked_on(argv):  # `evalkit --json`: no command, and the help is no JSON document
+                printed.stderr = True
+                error_json.said("no command given (the usage is on standard error)")
         return _print(printed)
     except click.UsageError as exc:
         from .usage import usage_failed
 
         return usage_failed(exc, argv)
     except click.ClickException as exc:  # none of evalkit's own: said as any error is
-        print(f"evalkit: error: {exc.format_message()}", file=sys.stderr)
+        _say(f"evalkit: error: {exc.format_message()}")
         return 2
     except click.Abort:  # Ctrl-C (or SIGTERM) while the command line was read
-        print("evalkit: interrupted", file=sys.stderr)
+        _say("evalkit: interrupted")
         return 3
     if collecting and args.collects_garbage_from_run_start:
         from .common import collect_rarely_until_run_start
@@ -166,15 +184,16 @@ def _handle(args: Arguments) -> int:
     """Run the command's handler; its exit code, every failure said on stderr (an evalkit bug
     naming the runs the command has in the store: :mod:`evalkit.run.stored_runs`)."""
     from ..run.stored_runs import recording
+    from . import error_json
     from .ending import command_stores
 
     with recording() as stored:
         command_stores(stored)  # what a forced end (SIGTERM, another thread) says was stored
+        error_json.runs_kept(stored)  # what --json's error object lists
         return _handled(args, stored)
 
 
 def _handled(args: Arguments, stored: list[str]) -> int:
-    from .console import console
     from .stdout import stdout
 
     try:
@@ -182,12 +201,12 @@ def _handled(args: Arguments, stored: list[str]) -> int:
         stdout().flush()  # a full disk or a vanished reader is reported here, not after exit
         return code
     except KeyboardInterrupt:
-        console(stderr=True).message("evalkit: interrupted")
+        _say("evalkit: interrupted")
         return 3
     except SystemExit as exc:  # no command of evalkit's raises it: a plugin called sys.exit()
         from ..shapes import short_repr
 
-        console(stderr=True).message(
+        _say(
             f"evalkit: error: a plugin ended the command with sys.exit({short_repr(exc.code)}); "
             "what it was doing did not complete (a CI gate must not read this as success)"
         )
@@ -204,7 +223,7 @@ def _handled(args: Arguments, stored: list[str]) -> int:
     except BaseException as exc:  # noqa: BLE001 - no command of evalkit's raises one: a plugin did
         from ..shapes import exception_text
 
-        console(stderr=True).message(
+        _say(
             f"evalkit: error: a plugin raised {exception_text(exc)}, which is no Exception; "
             "what it was doing did not complete (a CI gate must not read this as success)"
         )
@@ -257,9 +276,11 @@ def _output_failed(exc: OSError, code: int) -> int:
 
 def _unwritable(exc: OSError, kept: str = "") -> int:
     """Say that standard output could not take the text (exit 3); it is not written again at exit."""
+    from . import error_json
     from .console import console
 
     _discard_stdout()
+    error_json.output_failed()  # no error object either
     console(stderr=True).message(f"evalkit: error: could not write the output: {exc.strerror or exc}{kept}")
     return 3
 
@@ -296,7 +317,7 @@ def _failed(args: Arguments, exc: Exception, stored: Sequence[str] = ()) -> int:
     from ..errors import EvalkitError, SetValidationError
     from .console import console
 
-    say = console(stderr=True).message
+    say = _say
 
     if args.traceback or not isinstance(exc, EvalkitError) or getattr(exc, "shows_traceback", False):
         if not isinstance(exc, EvalkitError):
@@ -305,7 +326,7 @@ def _failed(args: Arguments, exc: Exception, stored: Sequence[str] = ()) -> int:
             say(f"evalkit: error: {exc}")
         import traceback
 
-        say(traceback.format_exc().rstrip("\n"))
+        console(stderr=True).message(traceback.format_exc().rstrip("\n"))  # not in --json's error object
         if isinstance(exc, EvalkitError):
             return _stored_before(exc.exit_code, stored, say)
         return 3 if stored else 2
@@ -320,6 +341,16 @@ def _failed(args: Arguments, exc: Exception, stored: Sequence[str] = ()) -> int:
     else:
         say(f"evalkit: error: {exc}")
     return _stored_before(exc.exit_code, stored, say)
+
+
+def _say(text: str) -> None:
+    """Say ``text`` on standard error as the error exit does (as data, each line cut), recorded for
+    the error object ``--json`` ends standard output with (:mod:`evalkit.cli.error_json`)."""
+    from . import error_json
+    from .console import console
+
+    console(stderr=True).message(text)
+    error_json.said(text)
 
 
 def _stored_before(code: int, stored: Sequence[str], say: Callable[[str], None]) -> int:

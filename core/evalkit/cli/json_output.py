@@ -19,7 +19,19 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["COMPACT_JSON_CASES", "STREAMED_BATCH", "print_json", "print_json_streamed", "prints_compact"]
+__all__ = ["COMPACT_JSON_CASES", "STREAMED_BATCH", "document_cut", "print_json", "print_json_streamed", "prints_compact"]
+
+#: A streamed document is being written: its head is out, its end not yet.
+_streaming = False
+
+
+def document_cut(*, forget: bool = False) -> bool:
+    """Whether a streamed document (:func:`print_json_streamed`) was begun and never ended (an
+    error cut it short); ``forget`` starts afresh, for the next command in this process."""
+    global _streaming
+    if forget:
+        _streaming = False
+    return _streaming
 
 
 #: A ``--json`` document listing more cases than this is printed compact (one line, no
@@ -70,7 +82,9 @@ def print_json_streamed(
         return
     import itertools
 
+    global _streaming
     out = stdout()
+    _streaming = True
     out.write(head + "[")
     separator = ""
     items = iter(items)
@@ -78,6 +92,7 @@ def print_json_streamed(
         out.write(separator + (writer.encoded_text(",".join(group)) if encoded else writer.text(group)[1:-1]))
         separator = ","
     out.write("]" + tail + "\n")
+    _streaming = False
 
 
 class _JsonWriter:

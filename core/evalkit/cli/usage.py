@@ -21,7 +21,9 @@ __all__ = ["usage_failed"]
 
 
 def usage_failed(exc: click.UsageError, argv: Sequence[str]) -> int:
-    """Print ``exc`` on stderr (see the module); the exit code, 2."""
+    """Print ``exc`` on stderr (see the module), recorded for ``--json``'s error object
+    (:mod:`evalkit.cli.error_json`); the exit code, 2."""
+    from . import error_json
     from .console import console
 
     ctx = exc.ctx
@@ -31,6 +33,7 @@ def usage_failed(exc: click.UsageError, argv: Sequence[str]) -> int:
     where = ctx.command_path if ctx is not None else "evalkit"
     lines.append(f"{where}: error: {_message(exc, argv)}")
     console(stderr=True).message("\n".join(line.rstrip() for line in "\n".join(lines).split("\n")))
+    error_json.said(lines[-1])
     return 2
 
 

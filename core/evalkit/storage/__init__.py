@@ -145,7 +145,8 @@ def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = N
     """The database to use: ``explicit`` (``--database``), ``EVALKIT_DATABASE_URL``, the config's
     ``database`` (a relative SQLite path is relative to the config file; a SQLite file outside the
     project is refused, see :func:`_check_store_inside_project`), then the default: SQLite under
-    ``.evalkit/`` in the project root (the config file's folder, else ``cwd``)."""
+    ``.evalkit/`` in the project root (the config file's folder, else ``cwd``), refused like the
+    ``database`` it stands for when a link (``.evalkit`` itself) leads it out of a configured project."""
     source = database_source(explicit, config)
     if source == "--database":
         return explicit  # type: ignore[return-value]
@@ -159,33 +160,43 @@ def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = N
             _check_store_inside_project(url, config)
         return url
     if getattr(config, "path", None) is not None:
-        return default_database_url(config.root)
+        url = default_database_url(config.root)
+        _check_store_inside_project(url, config, default=True)
+        return url
     return default_database_url(cwd or getattr(config, "root", None))
 
 
-def _check_store_inside_project(url: str, config: Any) -> None:
+def _check_store_inside_project(url: str, config: Any, *, default: bool = False) -> None:
     """Raise :class:`~evalkit.project_files.OutsideProjectError` (exit 2, nothing opened) when the
     SQLite file ``url`` names — the ``database`` of the configuration file ``config`` was read
     from — resolves (links followed) outside the project and the places its ``[sets]
     allow_outside`` lists: a cloned project's ``database = "sqlite:///../../x.db"`` (or an
     absolute path) made `evalkit run` create, or write evalkit's tables into, any SQLite file the
-    user can write. ``--database`` and ``EVALKIT_DATABASE_URL`` are the user's own and name a store
-    anywhere; other schemes name no file."""
+    user can write. ``default``: ``url`` is the default store, ``<root>/.evalkit/results.db``, which
+    a committed link (``.evalkit -> ../../x``) took out of the project the same way. ``--database``
+    and ``EVALKIT_DATABASE_URL`` are the user's own and name a store anywhere; other schemes name no
+    file."""
     from ..project_files import OutsideProjectError, ProjectBoundary
     from .urls import redact_url
 
     path = sqlite_file(url)
     if path is None:
         return
-    absolute = os.path.abspath(path)  # a relative path left (sqlite://x.db) is SQLite's: from the working directory
+    absolute = os.path.abspath(path)  # relative only for a config without a file: from the working directory
     boundary = ProjectBoundary.of(config)
     if boundary.outside(absolute) is None:
         return
     real = os.path.realpath(absolute)
+    if default:
+        named = f"the default store {absolute} leads, through a link, to the SQLite file {real}"
+        elsewhere = f"EVALKIT_DATABASE_URL=sqlite:///{real}"
+    else:
+        named = f'database = "{redact_url(config.database)}" names the SQLite file {real}'
+        elsewhere = "EVALKIT_DATABASE_URL"
     raise OutsideProjectError(
-        f'{config.path}: database = "{redact_url(config.database)}" names the SQLite file {real}, outside the project '
-        f"({boundary.root}): a project's configuration keeps its store inside the project. Name a store elsewhere "
-        f'with --database or EVALKIT_DATABASE_URL, or list its folder in [sets] allow_outside (allow_outside = ["{os.path.dirname(real)}"])'
+        f"{config.path}: {named}, outside the project ({boundary.root}): a project's configuration keeps its store "
+        f"inside the project. Name a store elsewhere with --database or {elsewhere}, or list its folder in [sets] "
+        f'allow_outside (allow_outside = ["{os.path.dirname(real)}"])'
     )
 
 

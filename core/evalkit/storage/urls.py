@@ -90,6 +90,10 @@ def sqlite_path(url: str) -> str | None:
         rest = rest[3:]
     elif rest.startswith("//"):
         rest = rest[2:]
+        if rest.strip() and rest != ":memory:":  # sqlite://x.db: x.db is a host
+            _refuse_other_spelling(url, rest)
+    elif rest.strip():  # sqlite:x.db, sqlite:/srv/x.db
+        _refuse_other_spelling(url, rest)
     if "\x00" in rest:  # the system calls raise ValueError ("embedded null byte") for such a path
         raise StorageError(f'database URL "{redact_url(url)}" holds a NUL character, which no file name can')
     cut = min((rest.find(mark) for mark in "?#" if mark in rest), default=-1)
@@ -107,6 +111,20 @@ def sqlite_path(url: str) -> str | None:
     if rest.startswith("~"):  # sqlite:///~/runs.db is in the home folder, not in a new folder named "~"
         rest = _home_path(url, rest)
     return rest
+
+
+def _refuse_other_spelling(url: str, path: str) -> None:
+    """Refuse (:class:`StorageError`) a ``sqlite:`` URL naming ``path`` without the three slashes
+    of ``sqlite:///PATH``: ``sqlite://x.db`` names a host to SQLAlchemy and peewee (peewee's
+    ``connect`` refuses it, SQLAlchemy too) and ``sqlite:/srv/x.db`` a relative file to peewee's
+    ``parse``, so such a URL meant another file to each tool; evalkit read it as a path from the
+    working directory, past a configuration's rule that its store lies in the project."""
+    raise StorageError(
+        f'database URL "{redact_url(url)}" is not spelled sqlite:///PATH, the one spelling every tool reads as the '
+        'same file (after "sqlite://" SQLAlchemy and peewee read a host name); write '
+        f"sqlite:///{clipped(path)} (three slashes, then the path: sqlite:///results.db, relative to the project "
+        "in evalkit.toml; sqlite:////srv/results.db, absolute)"
+    )
 
 
 def _home_path(url: str, path: str) -> str:
