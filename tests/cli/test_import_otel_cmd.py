@@ -222,6 +222,29 @@ def test_attribute_text_that_is_not_unicode_is_imported_not_an_internal_error(ev
     assert evalkit_cli("validate", "evals/prod.yaml").code == 0
 
 
+def test_messages_that_are_not_json_are_counted_as_such_naming_the_first_span(evalkit_cli, project: Path) -> None:
+    # A span whose messages attribute holds broken JSON (cut by an attribute length limit) was
+    # counted among "spans without gen_ai.input.messages": the wrong fix (instrument the app) suggested.
+    said = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Hi"}]}])
+    answered = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Hello."}]}])
+    spans = [
+        {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": span_id, "startTimeUnixNano": str(n),
+         "attributes": [{"key": key, "value": {"stringValue": value}} for key, value in
+                        (("gen_ai.input.messages", sent), ("gen_ai.output.messages", answer_text))]}
+        for n, (span_id, sent, answer_text) in enumerate([
+            ("b7ad6b7169203331", said, answered), ("00f067aa0ba902b7", said[:20], answered),
+            ("00f067aa0ba902b8", said[:-1], answered), ("00f067aa0ba902b9", said, answered + "\x1b]"),
+        ])
+    ]  # fmt: skip
+    (project / "prod.json").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+    imported = evalkit_cli("import", "otel", "prod.json")
+    assert imported.code == 0, imported.stderr
+    out = imported.stdout
+    assert "not imported: spans whose gen_ai.input.messages is not valid JSON (first: 00f067aa0ba902b7: Unterminated string starting at line 1, column 19): 2\n" in out, out
+    assert "not imported: spans whose gen_ai.output.messages is not valid JSON (first: 00f067aa0ba902b9: Extra data at line 1, column 74): 1\n" in out, out
+    assert "without gen_ai" not in out and "\x1b" not in out
+
+
 def test_a_trace_of_tool_conversations_only_says_so(evalkit_cli, project: Path) -> None:
     # The set check came first and refused the set of skipped cases as one with no prompt ("field
     # prompts must hold at least one prompt"), so the reason the import meant to give was never said.

@@ -11,6 +11,7 @@ import yaml
 from evalkit.errors import UsageError
 from evalkit.importers import ImportTarget, import_otel
 from evalkit.importers.otel import (
+    BROKEN_INPUT,
     NO_INPUT,
     OTHER_OPERATION,
     TOOL_CALLS_ONLY,
@@ -91,12 +92,18 @@ def test_a_span_with_images_or_malformed_messages_is_counted_not_imported(tmp_pa
         with tracer.start_as_current_span("chat broken") as span:
             span.set_attribute("gen_ai.input.messages", "[{not json")
             span.set_attribute("gen_ai.output.messages", "[]")
+            broken = format(span.get_span_context().span_id, "016x")
+        with tracer.start_as_current_span("chat not a list") as span:
+            span.set_attribute("gen_ai.input.messages", '{"role": "user"}')
+            span.set_attribute("gen_ai.output.messages", "[]")
     found = cases_from_spans(read_spans(path).spans)
     assert found.cases == ()
+    # Messages that are there but not JSON were counted as missing ("spans without
+    # gen_ai.input.messages"): a truncated attribute looked like an uninstrumented span.
     assert found.not_imported == {
         "spans holding images, audio or files, which a golden prompt cannot carry": 1,
-        UNREADABLE: 1,
-        NO_INPUT: 1,
+        UNREADABLE: 2,
+        f"{BROKEN_INPUT} (first: {broken}: Expecting property name enclosed in double quotes at line 1, column 3)": 1,
     }
 
 
