@@ -8,6 +8,8 @@ from pathlib import Path
 import attrs
 import pytest
 import yaml
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from evalkit.errors import UsageError
 from evalkit.importers import ImportTarget, import_otel
 from evalkit.importers.otel import (
@@ -16,6 +18,7 @@ from evalkit.importers.otel import (
     OTHER_OPERATION,
     TOOL_CALLS_ONLY,
     UNREADABLE,
+    ImportedCase,
     Turn,
     cases_from_spans,
 )
@@ -257,10 +260,43 @@ def test_hidden_characters_are_written_as_escapes_and_read_back_as_they_were(tmp
     for written in (target.set_file, target.answers_file):
         content = written.read_text(encoding="utf-8")
         assert [c for c in content if unicodedata.category(c) == "Cf"] == [], written
-        assert "café 中文" in content or written == target.answers_file  # other text stays as it is
+        assert "café 中文 🦜" in content or written == target.answers_file  # other text stays as it is (an emoji too)
     from evalkit.importers.writing import set_document
 
     assert yaml.load(target.set_file.read_text(encoding="utf-8"), Loader=yaml.SafeLoader) == set_document(outcome.found.cases, target)
     answers = [json.loads(line) for line in target.answers_file.read_text(encoding="utf-8").splitlines()]
     assert [a["text"] for a in answers] == [f"Done: {sneaky}", "ok \U000e0041", "Plain."]
     assert load_set_files([target.set_file]).problems == ()
+
+
+def test_the_set_file_writes_wide_characters_as_they_are_and_hidden_ones_as_escapes(tmp_path: Path) -> None:
+    # libyaml wrote every character past U+FFFF as an escape ("\U0001F99C"), whatever allow_unicode
+    # said: a set file of emoji was unreadable as written. A line separator (U+2028) was left raw in
+    # a single-quoted scalar, where an editor breaks the line or shows nothing.
+    from evalkit.importers.writing import set_document, set_file_text
+
+    target = ImportTarget(tmp_path / "s.yaml", tmp_path / "s-answers.jsonl", "traces.s", "S 🦜", "t.jsonl")
+    said = "🦜 parrot 𠀋 C:\\U0001F99C \ue000 a\u2028b \U000e0041"  # a backslash-U typed, a private-use character
+    cases = [ImportedCase("a", "", (Turn("user", said),), "Hi 🦜", answer_tool_calls=()),
+             ImportedCase("b", "", (Turn("user", "q"), Turn("assistant", "x"), Turn("user", "🦜:\n- 🦜")), "🦜\t🦜")]  # fmt: skip
+    written = set_file_text(cases, target)
+    assert 'prompt: "🦜 parrot 𠀋 C:\\\\U0001F99C \ue000 a\\Lb \\U000E0041"' in written, written  # hidden: escaped
+    assert "reference: Hi 🦜" in written and "name: S 🦜" in written and r'"🦜\t🦜"' in written
+    assert "\u2028" not in written and "\U000e0041" not in written
+    assert yaml.load(written, Loader=yaml.SafeLoader) == set_document(cases, target)
+
+
+@given(st.lists(st.text(st.characters(exclude_categories=["Cs"]), max_size=12), min_size=1, max_size=6))
+@example(["a\u2028b 🦜", "\U000e0041\u202e"])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_recorded_text_is_written_hiding_nothing_and_loads_back_exactly(tmp_path: Path, texts: list[str]) -> None:
+    from evalkit.importers.writing import set_document, set_file_text
+    from evalkit.printable import is_hidden
+
+    target = ImportTarget(tmp_path / "s.yaml", tmp_path / "s-answers.jsonl", "traces.s", "S", "t.jsonl")
+    cases = [ImportedCase(f"c{n}", "", (Turn("user", text + "x"),), text, answer_tool_calls=({"name": "f", "arguments": {text: text}},))
+             for n, text in enumerate(texts)]  # fmt: skip
+    written = set_file_text(cases, target)
+    assert [c for c in written if c not in "\n" and is_hidden(c)] == []
+    assert all(c in written for c in "".join(texts) if ord(c) > 0xFFFF and not is_hidden(c))  # readable as written
+    assert yaml.load(written, Loader=yaml.SafeLoader) == set_document(cases, target)

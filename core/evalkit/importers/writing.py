@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-import unicodedata
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
+from ..printable import is_hidden
 from ..textfiles import staged_text_file, write_text_file
 from .otel import ImportedCase, TraceImport
 
@@ -99,9 +100,11 @@ def _answer_lines(cases: Sequence[ImportedCase]) -> list[str]:
 
 
 def _hidden(char: str) -> bool:
-    """A character a YAML writer leaves raw that no reader sees: a format character (a bidi
-    override, a zero-width one). The controls, U+2028/U+2029 and a byte-order mark it escapes itself."""
-    return unicodedata.category(char) == "Cf"
+    """A character no reader of the set file may meet raw, by the rule of everything evalkit shows
+    (:func:`evalkit.printable.is_hidden`): a control, a format character (a bidi override, a
+    zero-width one), a line or paragraph separator (U+2028, which the YAML writer leaves raw in a
+    quoted scalar); a line break and a tab are the text's own."""
+    return char not in "\n\t" and is_hidden(char)
 
 
 def _holds_hidden(text: str) -> bool:
@@ -114,28 +117,70 @@ def _escaped_hidden(text: str) -> str:
     return "".join((f"\\u{ord(c):04X}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08X}") if _hidden(c) else c for c in text)
 
 
+#: A character past U+FFFF (an emoji, a CJK extension ideograph), which libyaml writes as a
+#: ``\U0001F99C`` escape whatever ``allow_unicode`` says.
+_WIDE = re.compile("[\U00010000-\U0010FFFF]")
+#: Such a character's escape, as the YAML writer spells it.
+_WIDE_ESCAPE = re.compile(r"\\U[0-9A-F]{8}")
+#: The private-use characters of the Basic Multilingual Plane, which libyaml writes as they are:
+#: each stands in for one wide character while the document is dumped.
+_STAND_INS = range(0xE000, 0xF900)
+
+
+class _StandIns:
+    """Wide characters replaced by private-use characters the document does not hold, while it is
+    dumped, and put back in the text written: YAML's writer then writes them raw in whatever style
+    it picks (plain, quoted or block), as any other printable character, and the file loads back
+    exactly. Hidden ones (the tag characters U+E0000-U+E007F, which can spell a text no one sees)
+    keep their escapes, as do any past the 6,400 stand-ins there are."""
+
+    def __init__(self, body: str) -> None:
+        used = set(re.findall("[\uE000-\uF8FF]", body))
+        self._free = iter([chr(code) for code in _STAND_INS if chr(code) not in used])
+        self.into: dict[int, str] = {}
+        self.back: dict[int, str] = {}
+
+    def replaced(self, text: str) -> str:
+        """``text`` with each visible wide character replaced by its stand-in."""
+        wide = _WIDE.findall(text)
+        if not wide:
+            return text
+        for char in wide:
+            if ord(char) not in self.into and not _hidden(char):
+                stand_in = next(self._free, None)
+                if stand_in is None:
+                    break
+                self.into[ord(char)], self.back[ord(stand_in)] = stand_in, char
+        return text.translate(self.into)
+
+
 def _yaml_body(document: dict[str, Any]) -> str:
-    """The document as YAML. A text holding a hidden character (a bidi override that shows a
-    reviewer other words than the ones sent) is written double-quoted with it as an escape: it
-    loads back the same. Such texts are rare; the document is dumped a second time only when one is there."""
+    """The document as YAML, readable as written and hiding nothing. A text holding a hidden
+    character (a bidi override that shows a reviewer other words than the ones sent) is written
+    double-quoted with it as an escape; a wide character (an emoji) is written as it is, not as
+    the escape libyaml writes (:class:`_StandIns`). Both load back the same. Such texts are rare;
+    the document is dumped a second time only when one is there."""
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     options: dict[str, Any] = {"sort_keys": False, "allow_unicode": True, "width": 100, "default_flow_style": False}
     body = yaml.dump(document, Dumper=dumper, **options)
-    if not _holds_hidden(body):
+    if not _holds_hidden(body) and not _WIDE_ESCAPE.search(body):
         return body
+    stand_ins = _StandIns(body)
 
     class Quoting(dumper):  # type: ignore[misc, valid-type]
         pass
 
     def text(representer: Any, value: str) -> Any:
+        value = stand_ins.replaced(value)
         return representer.represent_scalar("tag:yaml.org,2002:str", value, style='"' if _holds_hidden(value) else None)
 
     Quoting.add_representer(str, text)
     body = yaml.dump(document, Dumper=Quoting, **options)
     # Every hidden character is now inside a double-quoted scalar, where an escape means it.
-    return "\n".join(_escaped_hidden(line) if not line.isprintable() else line for line in body.split("\n"))
+    body = "\n".join(_escaped_hidden(line) if not line.isprintable() else line for line in body.split("\n"))
+    return body.translate(stand_ins.back)
 
 
 def _yaml_text(document: dict[str, Any], target: ImportTarget, answers_path: str) -> str:
