@@ -118,39 +118,46 @@ def _escaped_hidden(text: str) -> str:
 
 
 #: A character past U+FFFF (an emoji, a CJK extension ideograph), which libyaml writes as a
-#: ``\U0001F99C`` escape whatever ``allow_unicode`` says.
-_WIDE = re.compile("[\U00010000-\U0010FFFF]")
-#: Such a character's escape, as the YAML writer spells it.
-_WIDE_ESCAPE = re.compile(r"\\U[0-9A-F]{8}")
-#: The private-use characters of the Basic Multilingual Plane, which libyaml writes as they are:
-#: each stands in for one wide character while the document is dumped.
-_STAND_INS = range(0xE000, 0xF900)
+#: ``\U0001F99C`` escape whatever ``allow_unicode`` says, or a private-use one of the Basic
+#: Multilingual Plane, which it writes as it is (:class:`_StandIns` picks among those).
+_WIDE_OR_PRIVATE = re.compile("[\U00010000-\U0010FFFF\uE000-\uF8FF]")
+#: The private-use characters of the Basic Multilingual Plane.
+_PRIVATE = range(0xE000, 0xF900)
 
 
 class _StandIns:
-    """Wide characters replaced by private-use characters the document does not hold, while it is
-    dumped, and put back in the text written: YAML's writer then writes them raw in whatever style
-    it picks (plain, quoted or block), as any other printable character, and the file loads back
-    exactly. Hidden ones (the tag characters U+E0000-U+E007F, which can spell a text no one sees)
-    keep their escapes, as do any past the 6,400 stand-ins there are."""
+    """Wide characters replaced, while the document is dumped, by private-use characters it does
+    not hold, and put back in the text written: YAML's writer writes those raw in whatever style
+    it picks (plain, quoted, folded), so the wide characters are written as they are and the file
+    loads back exactly. Hidden ones (the tag characters U+E0000-U+E007F, which can spell a text no
+    one sees) keep their escapes, as do any past the 6,400 stand-ins there are. A stand-in the
+    document turns out to hold (met after it was picked) is a :attr:`clash`: dump again, avoiding
+    what was met."""
 
-    def __init__(self, body: str) -> None:
-        used = set(re.findall("[\uE000-\uF8FF]", body))
-        self._free = iter([chr(code) for code in _STAND_INS if chr(code) not in used])
+    def __init__(self, avoid: frozenset[str] = frozenset()) -> None:
+        self._free = (chr(code) for code in _PRIVATE if chr(code) not in avoid)
         self.into: dict[int, str] = {}
         self.back: dict[int, str] = {}
+        #: The private-use characters the document's own texts hold.
+        self.met: set[str] = set()
+
+    @property
+    def clash(self) -> bool:
+        """Whether a stand-in picked is also a character of the document's texts."""
+        return any(chr(code) in self.met for code in self.back)
 
     def replaced(self, text: str) -> str:
         """``text`` with each visible wide character replaced by its stand-in."""
-        wide = _WIDE.findall(text)
-        if not wide:
+        found = _WIDE_OR_PRIVATE.findall(text)
+        if not found:
             return text
-        for char in wide:
-            if ord(char) not in self.into and not _hidden(char):
+        for char in found:
+            if char <= "\uF8FF":
+                self.met.add(char)
+            elif ord(char) not in self.into and not _hidden(char):
                 stand_in = next(self._free, None)
-                if stand_in is None:
-                    break
-                self.into[ord(char)], self.back[ord(stand_in)] = stand_in, char
+                if stand_in is not None:
+                    self.into[ord(char)], self.back[ord(stand_in)] = stand_in, char
         return text.translate(self.into)
 
 
@@ -158,29 +165,30 @@ def _yaml_body(document: dict[str, Any]) -> str:
     """The document as YAML, readable as written and hiding nothing. A text holding a hidden
     character (a bidi override that shows a reviewer other words than the ones sent) is written
     double-quoted with it as an escape; a wide character (an emoji) is written as it is, not as
-    the escape libyaml writes (:class:`_StandIns`). Both load back the same. Such texts are rare;
-    the document is dumped a second time only when one is there."""
+    the escape libyaml writes (:class:`_StandIns`). Both load back the same."""
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     options: dict[str, Any] = {"sort_keys": False, "allow_unicode": True, "width": 100, "default_flow_style": False}
-    body = yaml.dump(document, Dumper=dumper, **options)
-    if not _holds_hidden(body) and not _WIDE_ESCAPE.search(body):
-        return body
-    stand_ins = _StandIns(body)
+    stand_ins = _StandIns()
 
-    class Quoting(dumper):  # type: ignore[misc, valid-type]
+    class Writer(dumper):  # type: ignore[misc, valid-type]
         pass
 
     def text(representer: Any, value: str) -> Any:
-        value = stand_ins.replaced(value)
-        return representer.represent_scalar("tag:yaml.org,2002:str", value, style='"' if _holds_hidden(value) else None)
+        style = '"' if not value.isprintable() and _holds_hidden(value) else None
+        return representer.represent_scalar("tag:yaml.org,2002:str", stand_ins.replaced(value), style=style)
 
-    Quoting.add_representer(str, text)
-    body = yaml.dump(document, Dumper=Quoting, **options)
-    # Every hidden character is now inside a double-quoted scalar, where an escape means it.
-    body = "\n".join(_escaped_hidden(line) if not line.isprintable() else line for line in body.split("\n"))
-    return body.translate(stand_ins.back)
+    Writer.add_representer(str, text)
+    body = yaml.dump(document, Dumper=Writer, **options)
+    if stand_ins.clash:  # rare: a text holds a private-use character picked before it was met
+        stand_ins = _StandIns(frozenset(stand_ins.met))
+        body = yaml.dump(document, Dumper=Writer, **options)
+    body = body.translate(stand_ins.back) if stand_ins.back else body
+    if not _holds_hidden(body):
+        return body
+    # Every hidden character is inside a double-quoted scalar, where an escape means it.
+    return "\n".join(_escaped_hidden(line) if not line.isprintable() else line for line in body.split("\n"))
 
 
 def _yaml_text(document: dict[str, Any], target: ImportTarget, answers_path: str) -> str:
