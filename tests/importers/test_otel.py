@@ -8,8 +8,6 @@ from pathlib import Path
 import attrs
 import pytest
 import yaml
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
 from evalkit.errors import UsageError
 from evalkit.importers import ImportTarget, import_otel
 from evalkit.importers.otel import (
@@ -24,6 +22,8 @@ from evalkit.importers.otel import (
 )
 from evalkit.importers.otlp import MAX_VALUE_DEPTH, any_value, read_spans
 from evalkit.setfiles import load_set_files
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from tests.support.otel_traces import answer, model_call, text, tool_call, tool_response, trace_file
 
