@@ -308,3 +308,12 @@ def test_the_next_steps_spell_tables_as_a_pyproject_configuration_holds_them(eva
     assert "([tool.evalkit.providers.prod] in pyproject.toml replays them):" in again.stdout, again.stdout
     run = evalkit_cli("run", "traces.prod", "--provider", "prod", "--json")
     assert run.code == 0, run.stderr
+
+
+def test_an_output_that_cannot_be_made_is_named_not_a_temporary_file(evalkit_cli, project: Path) -> None:
+    write_traces(project / "prod.jsonl")
+    (project / "p.yaml").symlink_to("gone/p.yaml")
+    refused = evalkit_cli("import", "otel", "prod.jsonl", "-o", "p.yaml", "--force")
+    assert refused.code == 2, refused.stdout
+    assert f"evalkit import cannot write {project / 'gone' / 'p.yaml'}: No such file or directory" in refused.stderr, refused.stderr
+    assert not (project / "evals").exists() and not (project / "p-answers.jsonl").exists()
