@@ -317,3 +317,17 @@ def test_an_output_that_cannot_be_made_is_named_not_a_temporary_file(evalkit_cli
     assert refused.code == 2, refused.stdout
     assert f"evalkit import cannot write {project / 'gone' / 'p.yaml'}: No such file or directory" in refused.stderr, refused.stderr
     assert not (project / "evals").exists() and not (project / "p-answers.jsonl").exists()
+
+
+def test_a_file_name_or_name_that_is_not_utf8_is_written_with_a_question_mark(evalkit_cli, project: Path) -> None:
+    # Undecodable bytes in the trace file's name (the default --name and the description) or in
+    # --name reach Python as lone surrogates: writing the set file ended in an internal error.
+    write_traces(project / "caf\udcff.jsonl")
+    imported = evalkit_cli("import", "otel", "caf\udcff.jsonl", "-o", "p.yaml")
+    assert imported.code == 0, imported.stderr
+    written = (project / "p.yaml").read_text(encoding="utf-8")
+    assert "name: Traces from caf?.jsonl\n" in written and "recorded in caf?.jsonl," in written
+    named = evalkit_cli("import", "otel", "caf\udcff.jsonl", "-o", "q.yaml", "--name", "Caf\udcff")
+    assert named.code == 0, named.stderr
+    assert "name: Caf?\n" in (project / "q.yaml").read_text(encoding="utf-8")
+    assert evalkit_cli("validate", "p.yaml").code == 0 and evalkit_cli("validate", "q.yaml").code == 0

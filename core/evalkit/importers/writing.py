@@ -80,10 +80,17 @@ def set_document(cases: Sequence[ImportedCase], target: ImportTarget) -> dict[st
         prompts.append(prompt)
     return {
         "identifier": target.identifier,
-        "name": target.name,
-        "description": f"Model calls recorded in {target.source}, imported by evalkit import otel with the answers observed; review before trusting.",
+        "name": _unicode(target.name),
+        "description": _unicode(f"Model calls recorded in {target.source}, imported by evalkit import otel with the answers observed; review before trusting."),
         "prompts": prompts,
     }
+
+
+def _unicode(text: str) -> str:
+    """``text`` with each lone surrogate replaced by ``?``, as the trace's texts are read: a file
+    name or a ``--name`` holding bytes that are not UTF-8 (kept by Python as lone surrogates),
+    which no file can hold, ended the import in an internal error when the set file was written."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _answer_lines(cases: Sequence[ImportedCase]) -> list[str]:
