@@ -205,6 +205,19 @@ def test_a_loop_of_links_is_named_by_the_system(tmp_path: Path) -> None:
     assert caught.value.strerror == "Too many levels of symbolic links"
 
 
+def test_a_file_that_cannot_be_made_is_named_not_its_temporary_file(tmp_path: Path) -> None:
+    # A link into a folder that does not exist: the error named ".s.yaml.r648rylt", the temporary
+    # file beside the target, a name no one gave (`evalkit import otel … -o link.yaml --force`).
+    from evalkit.textfiles import staged_text_file
+
+    (tmp_path / "link.yaml").symlink_to("nowhere/s.yaml")
+    for write in (lambda: write_text_file(tmp_path / "link.yaml", ["x"]), lambda: staged_text_file(tmp_path / "link.yaml", ["x"]).__enter__()):
+        with pytest.raises(FileNotFoundError) as caught:
+            write()
+        assert caught.value.filename == str(tmp_path / "nowhere" / "s.yaml")
+    assert not (tmp_path / "nowhere").exists()
+
+
 def test_a_staged_file_appears_only_when_put_and_fails_before_anything_changes(tmp_path: Path) -> None:
     from evalkit.textfiles import staged_text_file
 

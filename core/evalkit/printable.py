@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["HIDDEN_CATEGORIES", "RUNNER_COMMAND", "json_visible", "not_nfc", "visible"]
+__all__ = ["HIDDEN_CATEGORIES", "RUNNER_COMMAND", "is_hidden", "json_visible", "not_nfc", "visible"]
 
 #: Unicode categories never sent raw to a terminal: controls (ESC of ANSI CSI/OSC sequences, CR,
 #: NUL, the one-byte C1 CSI), format characters (bidi overrides, zero-width joiners), lone
@@ -17,6 +17,12 @@ HIDDEN_CATEGORIES = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
 
 def _hidden(char: str) -> bool:
     return not char.isprintable() and unicodedata.category(char) in HIDDEN_CATEGORIES
+
+
+def is_hidden(char: str) -> bool:
+    """Whether ``char`` is one :func:`visible` and :func:`json_visible` write as an escape: a
+    control, format, surrogate or line/paragraph separator character (:data:`HIDDEN_CATEGORIES`)."""
+    return _hidden(char)
 
 
 def _escape(char: str) -> str:

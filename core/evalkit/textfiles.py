@@ -261,7 +261,10 @@ def _written_beside(target: Path, chunks: Iterable[str], *, append: bool = False
         old = os.stat(target)
     except FileNotFoundError:
         old = None
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:  # it named the temporary file, which no one asked for: name the file to write
+        raise type(exc)(exc.errno, exc.strerror, str(target)) from None
     try:
         os.chmod(temporary, stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_umask())
         with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as out:

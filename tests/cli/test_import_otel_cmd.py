@@ -222,6 +222,29 @@ def test_attribute_text_that_is_not_unicode_is_imported_not_an_internal_error(ev
     assert evalkit_cli("validate", "evals/prod.yaml").code == 0
 
 
+def test_messages_that_are_not_json_are_counted_as_such_naming_the_first_span(evalkit_cli, project: Path) -> None:
+    # A span whose messages attribute holds broken JSON (cut by an attribute length limit) was
+    # counted among "spans without gen_ai.input.messages": the wrong fix (instrument the app) suggested.
+    said = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Hi"}]}])
+    answered = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Hello."}]}])
+    spans = [
+        {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": span_id, "startTimeUnixNano": str(n),
+         "attributes": [{"key": key, "value": {"stringValue": value}} for key, value in
+                        (("gen_ai.input.messages", sent), ("gen_ai.output.messages", answer_text))]}
+        for n, (span_id, sent, answer_text) in enumerate([
+            ("b7ad6b7169203331", said, answered), ("00f067aa0ba902b7", said[:20], answered),
+            ("00f067aa0ba902b8", said[:-1], answered), ("00f067aa0ba902b9", said, answered + "\x1b]"),
+        ])
+    ]  # fmt: skip
+    (project / "prod.json").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+    imported = evalkit_cli("import", "otel", "prod.json")
+    assert imported.code == 0, imported.stderr
+    out = imported.stdout
+    assert "not imported: spans whose gen_ai.input.messages is not valid JSON (first: 00f067aa0ba902b7: Unterminated string starting at line 1, column 19): 2\n" in out, out
+    assert "not imported: spans whose gen_ai.output.messages is not valid JSON (first: 00f067aa0ba902b9: Extra data at line 1, column 74): 1\n" in out, out
+    assert "without gen_ai" not in out and "\x1b" not in out
+
+
 def test_a_trace_of_tool_conversations_only_says_so(evalkit_cli, project: Path) -> None:
     # The set check came first and refused the set of skipped cases as one with no prompt ("field
     # prompts must hold at least one prompt"), so the reason the import meant to give was never said.
@@ -285,3 +308,26 @@ def test_the_next_steps_spell_tables_as_a_pyproject_configuration_holds_them(eva
     assert "([tool.evalkit.providers.prod] in pyproject.toml replays them):" in again.stdout, again.stdout
     run = evalkit_cli("run", "traces.prod", "--provider", "prod", "--json")
     assert run.code == 0, run.stderr
+
+
+def test_an_output_that_cannot_be_made_is_named_not_a_temporary_file(evalkit_cli, project: Path) -> None:
+    write_traces(project / "prod.jsonl")
+    (project / "p.yaml").symlink_to("gone/p.yaml")
+    refused = evalkit_cli("import", "otel", "prod.jsonl", "-o", "p.yaml", "--force")
+    assert refused.code == 2, refused.stdout
+    assert f"evalkit import cannot write {project / 'gone' / 'p.yaml'}: No such file or directory" in refused.stderr, refused.stderr
+    assert not (project / "evals").exists() and not (project / "p-answers.jsonl").exists()
+
+
+def test_a_file_name_or_name_that_is_not_utf8_is_written_with_a_question_mark(evalkit_cli, project: Path) -> None:
+    # Undecodable bytes in the trace file's name (the default --name and the description) or in
+    # --name reach Python as lone surrogates: writing the set file ended in an internal error.
+    write_traces(project / "caf\udcff.jsonl")
+    imported = evalkit_cli("import", "otel", "caf\udcff.jsonl", "-o", "p.yaml")
+    assert imported.code == 0, imported.stderr
+    written = (project / "p.yaml").read_text(encoding="utf-8")
+    assert "name: Traces from caf?.jsonl\n" in written and "recorded in caf?.jsonl," in written
+    named = evalkit_cli("import", "otel", "caf\udcff.jsonl", "-o", "q.yaml", "--name", "Caf\udcff")
+    assert named.code == 0, named.stderr
+    assert "name: Caf?\n" in (project / "q.yaml").read_text(encoding="utf-8")
+    assert evalkit_cli("validate", "p.yaml").code == 0 and evalkit_cli("validate", "q.yaml").code == 0

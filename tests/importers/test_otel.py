@@ -11,15 +11,19 @@ import yaml
 from evalkit.errors import UsageError
 from evalkit.importers import ImportTarget, import_otel
 from evalkit.importers.otel import (
+    BROKEN_INPUT,
     NO_INPUT,
     OTHER_OPERATION,
     TOOL_CALLS_ONLY,
     UNREADABLE,
+    ImportedCase,
     Turn,
     cases_from_spans,
 )
 from evalkit.importers.otlp import MAX_VALUE_DEPTH, any_value, read_spans
 from evalkit.setfiles import load_set_files
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from tests.support.otel_traces import answer, model_call, text, tool_call, tool_response, trace_file
 
@@ -91,12 +95,18 @@ def test_a_span_with_images_or_malformed_messages_is_counted_not_imported(tmp_pa
         with tracer.start_as_current_span("chat broken") as span:
             span.set_attribute("gen_ai.input.messages", "[{not json")
             span.set_attribute("gen_ai.output.messages", "[]")
+            broken = format(span.get_span_context().span_id, "016x")
+        with tracer.start_as_current_span("chat not a list") as span:
+            span.set_attribute("gen_ai.input.messages", '{"role": "user"}')
+            span.set_attribute("gen_ai.output.messages", "[]")
     found = cases_from_spans(read_spans(path).spans)
     assert found.cases == ()
+    # Messages that are there but not JSON were counted as missing ("spans without
+    # gen_ai.input.messages"): a truncated attribute looked like an uninstrumented span.
     assert found.not_imported == {
         "spans holding images, audio or files, which a golden prompt cannot carry": 1,
-        UNREADABLE: 1,
-        NO_INPUT: 1,
+        UNREADABLE: 2,
+        f"{BROKEN_INPUT} (first: {broken}: Expecting property name enclosed in double quotes at line 1, column 3)": 1,
     }
 
 
@@ -250,10 +260,43 @@ def test_hidden_characters_are_written_as_escapes_and_read_back_as_they_were(tmp
     for written in (target.set_file, target.answers_file):
         content = written.read_text(encoding="utf-8")
         assert [c for c in content if unicodedata.category(c) == "Cf"] == [], written
-        assert "café 中文" in content or written == target.answers_file  # other text stays as it is
+        assert "café 中文 🦜" in content or written == target.answers_file  # other text stays as it is (an emoji too)
     from evalkit.importers.writing import set_document
 
     assert yaml.load(target.set_file.read_text(encoding="utf-8"), Loader=yaml.SafeLoader) == set_document(outcome.found.cases, target)
     answers = [json.loads(line) for line in target.answers_file.read_text(encoding="utf-8").splitlines()]
     assert [a["text"] for a in answers] == [f"Done: {sneaky}", "ok \U000e0041", "Plain."]
     assert load_set_files([target.set_file]).problems == ()
+
+
+def test_the_set_file_writes_wide_characters_as_they_are_and_hidden_ones_as_escapes(tmp_path: Path) -> None:
+    # libyaml wrote every character past U+FFFF as an escape ("\U0001F99C"), whatever allow_unicode
+    # said: a set file of emoji was unreadable as written. A line separator (U+2028) was left raw in
+    # a single-quoted scalar, where an editor breaks the line or shows nothing.
+    from evalkit.importers.writing import set_document, set_file_text
+
+    target = ImportTarget(tmp_path / "s.yaml", tmp_path / "s-answers.jsonl", "traces.s", "S 🦜", "t.jsonl")
+    said = "🦜 parrot 𠀋 C:\\U0001F99C \ue000 a\u2028b \U000e0041"  # a backslash-U typed, a private-use character
+    cases = [ImportedCase("a", "", (Turn("user", said),), "Hi 🦜", answer_tool_calls=()),
+             ImportedCase("b", "", (Turn("user", "q"), Turn("assistant", "x"), Turn("user", "🦜:\n- 🦜")), "🦜\t🦜")]  # fmt: skip
+    written = set_file_text(cases, target)
+    assert 'prompt: "🦜 parrot 𠀋 C:\\\\U0001F99C \ue000 a\\Lb \\U000E0041"' in written, written  # hidden: escaped
+    assert "reference: Hi 🦜" in written and "name: S 🦜" in written and r'"🦜\t🦜"' in written
+    assert "\u2028" not in written and "\U000e0041" not in written
+    assert yaml.load(written, Loader=yaml.SafeLoader) == set_document(cases, target)
+
+
+@given(st.lists(st.text(st.characters(exclude_categories=["Cs"]), max_size=12), min_size=1, max_size=6))
+@example(["a\u2028b 🦜", "\U000e0041\u202e"])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_recorded_text_is_written_hiding_nothing_and_loads_back_exactly(tmp_path: Path, texts: list[str]) -> None:
+    from evalkit.importers.writing import set_document, set_file_text
+    from evalkit.printable import is_hidden
+
+    target = ImportTarget(tmp_path / "s.yaml", tmp_path / "s-answers.jsonl", "traces.s", "S", "t.jsonl")
+    cases = [ImportedCase(f"c{n}", "", (Turn("user", text + "x"),), text, answer_tool_calls=({"name": "f", "arguments": {text: text}},))
+             for n, text in enumerate(texts)]  # fmt: skip
+    written = set_file_text(cases, target)
+    assert [c for c in written if c not in "\n" and is_hidden(c)] == []
+    assert all(c in written for c in "".join(texts) if ord(c) > 0xFFFF and not is_hidden(c))  # readable as written
+    assert yaml.load(written, Loader=yaml.SafeLoader) == set_document(cases, target)

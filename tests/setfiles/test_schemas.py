@@ -69,3 +69,37 @@ def test_a_reference_back_into_its_own_definition_is_left_to_resolve(monkeypatch
         assert _errors(Draft202012Validator(checked), document) != []
     finally:
         schemas._checked_schema.cache_clear()
+
+
+def _every_error(errors: object) -> list[tuple[object, ...]]:
+    """Each error as it is reported, in the order met, with the errors of its context (``anyOf``)."""
+    return [
+        (tuple(e.absolute_path), tuple(e.absolute_schema_path), e.validator, e.message, _every_error(e.context))
+        for e in errors  # type: ignore[attr-defined]
+    ]
+
+
+@pytest.mark.parametrize("kind", SCHEMA_KINDS)
+def test_the_validator_reusing_its_evolved_validators_reports_what_jsonschema_does(kind: str) -> None:
+    # jsonschema made a validator object per subschema per node (a third of checking a large set);
+    # the one made first for a subschema is used again, which must change no error nor their order.
+    from evalkit.setfiles.schemas import _validator
+
+    plain = Draft202012Validator(_checked_schema(kind))
+    for document in [*DOCUMENTS, *DOCUMENTS]:  # the second time round, every subschema's validator is reused
+        assert _every_error(_validator(kind).iter_errors(document)) == _every_error(plain.iter_errors(document))
+    assert any(_every_error(_validator(kind).iter_errors(document)) for document in DOCUMENTS)
+
+
+def test_checking_a_large_set_makes_no_validator_per_prompt(monkeypatch: pytest.MonkeyPatch) -> None:
+    import jsonschema.validators
+    from evalkit.setfiles.schemas import _validator
+
+    prompt = {"id": "p", "prompt": "q", "tags": ["t"], "reference": "r", "assertions": [{"exact": "r", "name": "same"}]}
+    document = {"identifier": "a.b", "name": "N", "prompts": [dict(prompt, id=f"p{n}") for n in range(200)]}
+    assert list(_validator("golden-set").iter_errors(document)) == []  # every subschema met once
+    made = []
+    real = jsonschema.validators.validator_for
+    monkeypatch.setattr(jsonschema.validators, "validator_for", lambda *a, **k: made.append(1) or real(*a, **k))
+    assert list(_validator("golden-set").iter_errors(document)) == []
+    assert len(made) == 0  # each evolve made a validator: about 20 a prompt

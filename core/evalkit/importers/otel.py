@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 
 from ..jsonparse import parse_json
+from ..printable import visible
 from ..privacy import is_scrubbable, scrub
 from ..validation import has_visible_text
 from .otlp import Span
@@ -120,6 +121,10 @@ class TraceImport:
 OTHER_OPERATION = "spans of other operations (not a model call)"
 NO_INPUT = "spans without gen_ai.input.messages"
 NO_OUTPUT = "spans without gen_ai.output.messages"
+#: A messages attribute that is there but holds text that is not JSON (cut short by an attribute
+#: length limit, written by hand): counted apart from a missing one, the first such span named.
+BROKEN_INPUT = "spans whose gen_ai.input.messages is not valid JSON"
+BROKEN_OUTPUT = "spans whose gen_ai.output.messages is not valid JSON"
 UNREADABLE = "spans whose messages are not the conventions' shape"
 MEDIA = "spans holding images, audio or files, which a golden prompt cannot carry"
 TOOL_CALLS_ONLY = "spans answered with tool calls only (the final answer is another span's)"
@@ -132,8 +137,10 @@ REPEATED = "spans met twice (same trace and span id)"
 
 def cases_from_spans(spans: Iterable[Span]) -> TraceImport:
     """Every model call among ``spans`` as an :class:`ImportedCase`, in start order; every other
-    span counted by the reason it was left out."""
+    span counted by the reason it was left out (a reason with a first span to look at, a
+    messages attribute that is not JSON, names it: ``… (first: <span id>: <what is wrong>)``)."""
     skipped: Counter[str] = Counter()
+    firsts: dict[str, str] = {}
     cases: list[ImportedCase] = []
     seen: set[tuple[str, str]] = set()
     ids: set[str] = set()
@@ -145,6 +152,11 @@ def cases_from_spans(spans: Iterable[Span]) -> TraceImport:
             continue
         seen.add(key)
         found = _case(span, position)
+        if isinstance(found, tuple):
+            why, first = found
+            skipped[why] += 1
+            firsts.setdefault(why, first)
+            continue
         if isinstance(found, str):
             skipped[found] += 1
             continue
@@ -154,21 +166,31 @@ def cases_from_spans(spans: Iterable[Span]) -> TraceImport:
             case_id, suffix = f"{found.id}-{suffix}", suffix + 1
         ids.add(case_id)
         cases.append(attrs.evolve(found, id=case_id))
-    return TraceImport(len(ordered), tuple(cases), dict(skipped))
+    not_imported = {(f"{why} (first: {firsts[why]})" if why in firsts else why): count for why, count in skipped.items()}
+    return TraceImport(len(ordered), tuple(cases), not_imported)
 
 
-def _case(span: Span, position: int) -> ImportedCase | str:
-    """The case ``span`` records, or why it records none."""
+def _case(span: Span, position: int) -> ImportedCase | str | tuple[str, str]:
+    """The case ``span`` records, or why it records none (with what to show of the span when
+    its messages are not JSON)."""
     attributes = span.attributes
     operation = attributes.get("gen_ai.operation.name")
     if isinstance(operation, str) and operation not in MODEL_OPERATIONS:
         return OTHER_OPERATION
-    sent = _structured(attributes.get("gen_ai.input.messages"))
-    if sent is None:
-        return NO_INPUT
-    answered = _structured(attributes.get("gen_ai.output.messages"))
-    if answered is None:
-        return NO_OUTPUT
+    messages: list[list[Any]] = []
+    for key, missing, broken in (
+        ("gen_ai.input.messages", NO_INPUT, BROKEN_INPUT),
+        ("gen_ai.output.messages", NO_OUTPUT, BROKEN_OUTPUT),
+    ):
+        read = _structured(attributes.get(key))
+        if read is None:
+            return missing
+        if isinstance(read, json.JSONDecodeError):
+            return broken, f"{span.span_id or f'span-{position + 1}'}: {_json_error(read)}"
+        if not isinstance(read, list):
+            return UNREADABLE  # there, but not a list of messages
+        messages.append(read)
+    sent, answered = messages
     secrets = _credentials(span)
     turns = _turns(sent, secrets)
     system = _system_turns(attributes.get("gen_ai.system_instructions"), secrets)
@@ -201,15 +223,23 @@ def _case(span: Span, position: int) -> ImportedCase | str:
     )
 
 
-def _structured(value: Any) -> list[Any] | None:
-    """A messages attribute as a list: a JSON string parsed (evalkit's reader: nesting bounded),
-    or a structured value as it is; ``None`` when absent or not a list."""
+def _structured(value: Any) -> Any:
+    """A messages attribute as data: a JSON string parsed (evalkit's reader: nesting bounded), or
+    a structured value as it is; ``None`` when absent, the :class:`json.JSONDecodeError` when
+    its text is not JSON."""
     if isinstance(value, str):
         try:
-            value = parse_json(value)
-        except json.JSONDecodeError:
-            return None
-    return value if isinstance(value, list) else None
+            return parse_json(value)
+        except json.JSONDecodeError as exc:
+            return exc
+    return value
+
+
+def _json_error(error: json.JSONDecodeError) -> str:
+    """What is wrong with an attribute's JSON text, and where: ``Expecting value at line 1, column 3``
+    (the message printable: it is shown, and a reader's message may quote the text)."""
+    message = error.msg.removesuffix(" at")  # "Unterminated string starting at": where follows
+    return visible(f"{message} at line {error.lineno}, column {error.colno}")
 
 
 def _credentials(span: Span) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-import unicodedata
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
+from ..printable import is_hidden
 from ..textfiles import staged_text_file, write_text_file
 from .otel import ImportedCase, TraceImport
 
@@ -79,10 +80,17 @@ def set_document(cases: Sequence[ImportedCase], target: ImportTarget) -> dict[st
         prompts.append(prompt)
     return {
         "identifier": target.identifier,
-        "name": target.name,
-        "description": f"Model calls recorded in {target.source}, imported by evalkit import otel with the answers observed; review before trusting.",
+        "name": _unicode(target.name),
+        "description": _unicode(f"Model calls recorded in {target.source}, imported by evalkit import otel with the answers observed; review before trusting."),
         "prompts": prompts,
     }
+
+
+def _unicode(text: str) -> str:
+    """``text`` with each lone surrogate replaced by ``?``, as the trace's texts are read: a file
+    name or a ``--name`` holding bytes that are not UTF-8 (kept by Python as lone surrogates),
+    which no file can hold, ended the import in an internal error when the set file was written."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _answer_lines(cases: Sequence[ImportedCase]) -> list[str]:
@@ -99,9 +107,11 @@ def _answer_lines(cases: Sequence[ImportedCase]) -> list[str]:
 
 
 def _hidden(char: str) -> bool:
-    """A character a YAML writer leaves raw that no reader sees: a format character (a bidi
-    override, a zero-width one). The controls, U+2028/U+2029 and a byte-order mark it escapes itself."""
-    return unicodedata.category(char) == "Cf"
+    """A character no reader of the set file may meet raw, by the rule of everything evalkit shows
+    (:func:`evalkit.printable.is_hidden`): a control, a format character (a bidi override, a
+    zero-width one), a line or paragraph separator (U+2028, which the YAML writer leaves raw in a
+    quoted scalar); a line break and a tab are the text's own."""
+    return char not in "\n\t" and is_hidden(char)
 
 
 def _holds_hidden(text: str) -> bool:
@@ -114,27 +124,77 @@ def _escaped_hidden(text: str) -> str:
     return "".join((f"\\u{ord(c):04X}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08X}") if _hidden(c) else c for c in text)
 
 
+#: A character past U+FFFF (an emoji, a CJK extension ideograph), which libyaml writes as a
+#: ``\U0001F99C`` escape whatever ``allow_unicode`` says, or a private-use one of the Basic
+#: Multilingual Plane, which it writes as it is (:class:`_StandIns` picks among those).
+_WIDE_OR_PRIVATE = re.compile("[\U00010000-\U0010FFFF\uE000-\uF8FF]")
+#: The private-use characters of the Basic Multilingual Plane.
+_PRIVATE = range(0xE000, 0xF900)
+
+
+class _StandIns:
+    """Wide characters replaced, while the document is dumped, by private-use characters it does
+    not hold, and put back in the text written: YAML's writer writes those raw in whatever style
+    it picks (plain, quoted, folded), so the wide characters are written as they are and the file
+    loads back exactly. Hidden ones (the tag characters U+E0000-U+E007F, which can spell a text no
+    one sees) keep their escapes, as do any past the 6,400 stand-ins there are. A stand-in the
+    document turns out to hold (met after it was picked) is a :attr:`clash`: dump again, avoiding
+    what was met."""
+
+    def __init__(self, avoid: frozenset[str] = frozenset()) -> None:
+        self._free = (chr(code) for code in _PRIVATE if chr(code) not in avoid)
+        self.into: dict[int, str] = {}
+        self.back: dict[int, str] = {}
+        #: The private-use characters the document's own texts hold.
+        self.met: set[str] = set()
+
+    @property
+    def clash(self) -> bool:
+        """Whether a stand-in picked is also a character of the document's texts."""
+        return any(chr(code) in self.met for code in self.back)
+
+    def replaced(self, text: str) -> str:
+        """``text`` with each visible wide character replaced by its stand-in."""
+        found = _WIDE_OR_PRIVATE.findall(text)
+        if not found:
+            return text
+        for char in found:
+            if char <= "\uF8FF":
+                self.met.add(char)
+            elif ord(char) not in self.into and not _hidden(char):
+                stand_in = next(self._free, None)
+                if stand_in is not None:
+                    self.into[ord(char)], self.back[ord(stand_in)] = stand_in, char
+        return text.translate(self.into)
+
+
 def _yaml_body(document: dict[str, Any]) -> str:
-    """The document as YAML. A text holding a hidden character (a bidi override that shows a
-    reviewer other words than the ones sent) is written double-quoted with it as an escape: it
-    loads back the same. Such texts are rare; the document is dumped a second time only when one is there."""
+    """The document as YAML, readable as written and hiding nothing. A text holding a hidden
+    character (a bidi override that shows a reviewer other words than the ones sent) is written
+    double-quoted with it as an escape; a wide character (an emoji) is written as it is, not as
+    the escape libyaml writes (:class:`_StandIns`). Both load back the same."""
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     options: dict[str, Any] = {"sort_keys": False, "allow_unicode": True, "width": 100, "default_flow_style": False}
-    body = yaml.dump(document, Dumper=dumper, **options)
-    if not _holds_hidden(body):
-        return body
+    stand_ins = _StandIns()
 
-    class Quoting(dumper):  # type: ignore[misc, valid-type]
+    class Writer(dumper):  # type: ignore[misc, valid-type]
         pass
 
     def text(representer: Any, value: str) -> Any:
-        return representer.represent_scalar("tag:yaml.org,2002:str", value, style='"' if _holds_hidden(value) else None)
+        style = '"' if not value.isprintable() and _holds_hidden(value) else None
+        return representer.represent_scalar("tag:yaml.org,2002:str", stand_ins.replaced(value), style=style)
 
-    Quoting.add_representer(str, text)
-    body = yaml.dump(document, Dumper=Quoting, **options)
-    # Every hidden character is now inside a double-quoted scalar, where an escape means it.
+    Writer.add_representer(str, text)
+    body = yaml.dump(document, Dumper=Writer, **options)
+    if stand_ins.clash:  # rare: a text holds a private-use character picked before it was met
+        stand_ins = _StandIns(frozenset(stand_ins.met))
+        body = yaml.dump(document, Dumper=Writer, **options)
+    body = body.translate(stand_ins.back) if stand_ins.back else body
+    if not _holds_hidden(body):
+        return body
+    # Every hidden character is inside a double-quoted scalar, where an escape means it.
     return "\n".join(_escaped_hidden(line) if not line.isprintable() else line for line in body.split("\n"))
 
 
