@@ -198,6 +198,25 @@ def test_a_store_that_fails_while_the_stored_run_is_printed_does_not_say_nothing
     ]
 
 
+def test_a_refused_lease_leaves_the_run_another_process_answers_as_it_is(evalkit_cli, project) -> None:
+    """An error of exit 2 after the lease marks the run interrupted; the lease's own refusal (another
+    live process answers the run) comes before this process holds it, and must not touch that run."""
+    from evalkit.storage import close_repository, open_repository
+    from evalkit.storage.values import LeaseOwner
+
+    answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    assert evalkit_cli("run", "arith.basic", "--run-id", "held-1").code == 3
+    repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        repository.acquire_lease("held-1", "*", LeaseOwner.this_process())  # a live process answers it now
+    finally:
+        close_repository(repository)
+    refused = evalkit_cli("run", "arith.basic", "--resume", "held-1")
+    assert refused.code == 2 and "run held-1 is being answered by another process" in refused.stderr, refused.stderr
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        assert connection.execute("SELECT status FROM evalkit_run WHERE id = 'held-1'").fetchone() == ("incomplete",)
+
+
 def test_an_internal_error_before_the_run_is_stored_says_no_run_was_stored(evalkit_cli, project, monkeypatch) -> None:
     """Exit 2 is right before the run is stored; the message says so instead of leaving it to the code."""
     from evalkit.run import lifecycle

@@ -12,8 +12,9 @@ that changed under it interrupts it.
       finish     give the lease up (this part is in) → the answering's Finish → finish_run
       decide     pending while shards are missing; else decide.settle (baseline, comparison,
                  verdict, acceptance)
-      interrupt  Ctrl-C, a set that changed, evalkit's own bug: mark the run interrupted; a failing
-                 store: say what was kept — each time with the command that resumes it
+      interrupt  Ctrl-C, a set that changed, evalkit's own bug, an EvalkitError found late (once the
+                 lease is taken): mark the run interrupted; a failing store: say what was kept —
+                 each time with the command that resumes it
 
 Where a newcomer finds "lease a run": :class:`RunLease`; "store a case": :class:`CaseRecorder`.
 """
@@ -60,6 +61,7 @@ __all__ = [
     "CaseRecorder",
     "Commits",
     "RunLease",
+    "error_stopped",
     "execute",
     "internal_error",
     "mark_interrupted",
@@ -286,6 +288,28 @@ def internal_error(store: Capabilities, run: Run, exc: Exception, command: str |
     return RunInternalError(run.id, run.set_identifier, exception_text(exc), kept=_kept(store, run.id), status=status, command=command)
 
 
+def error_stopped(store: Capabilities, run: Run, exc: EvalkitError, command: str) -> None:
+    """After ``exc`` — an error of evalkit's own kind (a usage, configuration or set problem found
+    late, a plugin's own refusal) — stopped ``run``, whose lease this process holds: mark the run
+    interrupted where the store can (a finished run keeps its status) and, when it is, say so with
+    the cases kept and ``command``, which continues it: to the command that is running
+    (:func:`evalkit.run.stored_runs.stopped`, said under the error, exit 3) and to a library caller
+    (a note on ``exc``). ``exc`` itself is raised as it is."""
+    if not mark_interrupted(store, run.id):
+        return
+    try:
+        stored = store.repository.get_run(run.id, with_cases=False)
+    except StorageError:
+        return
+    if stored is None or stored.status is not RunStatus.INTERRUPTED:
+        return
+    kept = _kept(store, run.id)
+    cases = "its committed cases are kept" if kept is None else f"{counted(kept, 'case')} committed before it {'is' if kept == 1 else 'are'} kept"
+    said = f"{cases}, the run is marked interrupted; continue it with `{command}`"
+    stored_runs.stopped(run.id, said)
+    exc.add_note(f"evalkit: raised during run {run.id}: {said}")
+
+
 class CallerCallbackFailed(Exception):
     """A library caller's own callback (``on_start``, ``on_case``, ``on_stored``) raised ``cause``:
     the caller's error, not evalkit's. The lifecycle marks the run interrupted and raises ``cause``
@@ -347,10 +371,12 @@ class _Lifecycle:
         lease = RunLease(self.store.leases, header.id, part)
         observing = self.plan.observing
         self.observers = hooks.Observers(observing.manager, observing.hook_timeout) if observing.manager is not None else None
+        leased = False
         try:
             # Taken inside: a run stored as running whose lease could not be taken (evalkit's bug,
             # Ctrl-C) is marked interrupted and said resumable, as any other stop after its begin.
             lease.take(None if shard is None else shard.count)
+            leased = True
             stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
             stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
         except KeyboardInterrupt:
@@ -377,7 +403,11 @@ class _Lifecycle:
                 + (f"; continue it with `{resume}`" if resume else "")
             )
             raise
-        except EvalkitError:
+        except EvalkitError as exc:
+            # Found late (a configuration, a set, a plugin's own refusal): the run this process holds
+            # stops here, marked interrupted; a refused lease (another process answers the run) is left alone.
+            if leased:
+                error_stopped(self.store, header, exc, self.answering.resume_command(header.id))
             raise
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
             raise internal_error(self.store, header, exc, self.answering.resume_command(header.id)) from exc

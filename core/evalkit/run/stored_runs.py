@@ -6,7 +6,9 @@ by a resume or a shard once its lease is taken (a refused lease stores nothing).
 around each command (:func:`recording`), so that an evalkit bug raised outside the lifecycle's own
 handling (printing the outcome, a run that was already complete), or an error of exit 2 after the
 run is stored (a store failing while the outcome is read back), is said as what it is: the run is
-stored and kept (exit 3), not "nothing called, nothing stored" (exit 2).
+stored and kept (exit 3), not "nothing called, nothing stored" (exit 2). A run the lifecycle
+stopped on such an error and marked interrupted is also noted with :func:`stopped`, with what is
+said of it (the cases kept, the command that continues it), for the CLI to say under the error.
 
 Outside :func:`recording` (a library caller) nothing is noted.
 """
@@ -21,11 +23,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["note", "recording"]
+__all__ = ["note", "recording", "stopped", "stopped_runs"]
 
 #: The run ids noted by the command being recorded, in the order they were stored (``None``: no
 #: command is being recorded).
 _noted: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("evalkit_stored_runs", default=None)
+#: The runs of the command being recorded that an error stopped and the lifecycle marked
+#: interrupted, each with what is said of it (``None``: no command is being recorded).
+_stopped: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("evalkit_stopped_runs", default=None)
 
 
 @contextlib.contextmanager
@@ -33,9 +38,11 @@ def recording() -> Iterator[list[str]]:
     """Record, while the block runs, the ids of the runs that go into the store (each once, in order)."""
     noted: list[str] = []
     token = _noted.set(noted)
+    stopped_token = _stopped.set({})
     try:
         yield noted
     finally:
+        _stopped.reset(stopped_token)
         _noted.reset(token)
 
 
@@ -44,3 +51,17 @@ def note(run_id: str) -> None:
     noted = _noted.get()
     if noted is not None and run_id not in noted:
         noted.append(run_id)
+
+
+def stopped(run_id: str, said: str) -> None:
+    """Note that an error stopped run ``run_id`` and it is marked interrupted; ``said``: what is said
+    of it (``3 cases committed before it are kept, the run is marked interrupted; continue it with
+    `…```). Nothing when no command is being recorded."""
+    runs = _stopped.get()
+    if runs is not None:
+        runs[run_id] = said
+
+
+def stopped_runs() -> dict[str, str]:
+    """The runs :func:`stopped` noted in the command being recorded, each with what is said of it."""
+    return dict(_stopped.get() or {})
