@@ -217,6 +217,50 @@ def test_5_a_full_disk_ends_the_run_with_exit_3_and_it_resumes(
     assert answers_asked(chat_server) - before == 240 - len(kept)
 
 
+def _fill(mount: Path) -> None:
+    """Write into ``mount`` until its file system refuses another byte (a real ENOSPC)."""
+    with open(mount / "filler", "ab") as filler:  # noqa: PTH123
+        try:
+            while True:
+                filler.write(b"\0" * 65536)
+                filler.flush()
+        except OSError:
+            pass
+
+
+@pytest.mark.parametrize(
+    "words",
+    [("run", "hostilestore.ids", "--provider", "reference"), ("retrieval", "hostilestore.questions", "hostile.echo")],
+    ids=["prompts", "retrieval"],
+)
+def test_5_a_disk_that_fills_after_the_run_is_stored_complete_does_not_offer_a_resume(
+    hostile_plugins, project, evalkit_cli, tiny_filesystem, monkeypatch, words
+) -> None:
+    """The disk filled while the verdict was recorded, after the run was stored complete: it said
+    "the run is marked interrupted; continue it with `… --resume ID`" — the run stayed complete
+    (a complete run keeps its status) and that resume refused, "already complete"."""
+    from evalkit.storage.sql import SqlRepository
+
+    finish_run = SqlRepository.finish_run
+
+    def finish_then_fill(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        finished = finish_run(self, *args, **kwargs)
+        _fill(tiny_filesystem)
+        return finished
+
+    monkeypatch.setattr(SqlRepository, "finish_run", finish_then_fill)
+    database = f"sqlite:///{tiny_filesystem / 'results.db'}"
+    result = evalkit_cli(*words, "--run-id", "filled-1", "--database", database, env={"PYTHONPATH": hostile_plugins})
+    assert result.code == 3, result.stderr
+    assert result.stderr == (
+        "evalkit: error: the results store failed after run filled-1 was stored complete: database or disk is full — "
+        "its cases are kept; its verdict may not be recorded (`evalkit show filled-1` says)\n"
+    )
+    monkeypatch.undo()
+    (tiny_filesystem / "filler").unlink()
+    assert stored(database, "filled-1").status is RunStatus.COMPLETE
+
+
 def hold_lock(database_url: str, engine: str, run_id: str):  # noqa: ANN201 - a DB-API connection
     """Another session holding what the run must write: SQLite's write lock, or the run's row on PostgreSQL."""
     if engine == "sqlite":

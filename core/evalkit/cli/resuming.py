@@ -65,5 +65,5 @@ def with_resume_command(error: RunInterrupted | RunStoreFailed, command: str) ->
         return RunInterrupted(error.run_id, error.set_identifier, command=command, cause=error.cause)
     return type(error)(
         error.run_id, error.set_identifier, error.cause, kept=error.kept, marked=error.marked,
-        resumable=error.resumable, command=command,
+        resumable=error.resumable, command=command, complete=error.complete,
     )  # fmt: skip

@@ -268,11 +268,22 @@ def _kept(store: Capabilities, run_id: str) -> int | None:
 
 def store_failed(store: Capabilities, run: Run, failure: StoreFailure, command: str | None = None) -> RunStoreFailed:
     """The error to raise after ``failure`` stopped ``run``: marks the run interrupted where the
-    store still answers and counts the cases it kept; ``command`` resumes it."""
+    store still answers and counts the cases it kept; ``command`` resumes it. A run the fault met
+    after it was stored complete (its verdict being recorded) keeps that status, and is said so."""
     marked = mark_interrupted(store, run.id)
+    complete = marked and _stored_status(store, run.id) is RunStatus.COMPLETE
     return RunStoreFailed(
-        run.id, run.set_identifier, failure.cause, kept=_kept(store, run.id), marked=marked, command=command
+        run.id, run.set_identifier, failure.cause, kept=_kept(store, run.id), marked=marked, command=command, complete=complete
     )
+
+
+def _stored_status(store: Capabilities, run_id: str) -> RunStatus | None:
+    """The run's status as the store has it (``None``: not stored, or the store does not answer)."""
+    try:
+        stored = store.repository.get_run(run_id, with_cases=False)
+    except StorageError:
+        return None
+    return stored.status if stored is not None else None
 
 
 def internal_error(store: Capabilities, run: Run, exc: Exception, command: str | None = None) -> RunInternalError:
@@ -295,13 +306,7 @@ def error_stopped(store: Capabilities, run: Run, exc: EvalkitError, command: str
     the cases kept and ``command``, which continues it: to the command that is running
     (:func:`evalkit.run.stored_runs.stopped`, said under the error, exit 3) and to a library caller
     (a note on ``exc``). ``exc`` itself is raised as it is."""
-    if not mark_interrupted(store, run.id):
-        return
-    try:
-        stored = store.repository.get_run(run.id, with_cases=False)
-    except StorageError:
-        return
-    if stored is None or stored.status is not RunStatus.INTERRUPTED:
+    if not mark_interrupted(store, run.id) or _stored_status(store, run.id) is not RunStatus.INTERRUPTED:
         return
     kept = _kept(store, run.id)
     cases = "its committed cases are kept" if kept is None else f"{counted(kept, 'case')} committed before it {'is' if kept == 1 else 'are'} kept"
