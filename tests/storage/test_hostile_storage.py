@@ -219,13 +219,12 @@ def test_5_a_full_disk_ends_the_run_with_exit_3_and_it_resumes(
 
 def _fill(mount: Path) -> None:
     """Write into ``mount`` until its file system refuses another byte (a real ENOSPC)."""
-    with open(mount / "filler", "ab") as filler:  # noqa: PTH123
-        try:
+    try:
+        with open(mount / "filler", "ab", buffering=0) as filler:  # noqa: PTH123
             while True:
                 filler.write(b"\0" * 65536)
-                filler.flush()
-        except OSError:
-            pass
+    except OSError:
+        pass
 
 
 @pytest.mark.parametrize(
@@ -259,6 +258,27 @@ def test_5_a_disk_that_fills_after_the_run_is_stored_complete_does_not_offer_a_r
     monkeypatch.undo()
     (tiny_filesystem / "filler").unlink()
     assert stored(database, "filled-1").status is RunStatus.COMPLETE
+
+
+def test_5_a_third_party_store_whose_disk_fills_mid_run_is_a_store_failure_not_an_evalkit_bug(
+    plugin_dists, project, chat_server, evalkit_cli, tiny_filesystem
+) -> None:
+    """A store plugin (evalkit-minimal-repo, one JSON file) raising its own OSError on a full disk:
+    the run ended in "internal error (an evalkit bug)" and a traceback; it is the store's failure,
+    named, exit 3, the committed cases kept and the resume command given."""
+    chat_server.responder = lambda body: body["messages"][-1]["content"] + " " + "x" * 6000
+    configure_slow_endpoint(project, chat_server.base_url)
+    store = f"minimal://{tiny_filesystem / 'store.json'}"
+    env = cli_env(plugin_dists("evalkit-storage-sets", "evalkit-minimal-repo"), store)
+    result = evalkit_cli("run", "storagekit.wide", "--privacy", "full", "--run-id", "full-3p", env=env)
+    assert result.code == 3, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(
+        "evalkit: error: the results store failed during run full-3p: evalkit_minimal_repo.MinimalRepository raised "
+        "OSError: [Errno 28] No space left on device — "
+    ), line
+    assert line.endswith("--resume full-3p`"), line
 
 
 def hold_lock(database_url: str, engine: str, run_id: str):  # noqa: ANN201 - a DB-API connection

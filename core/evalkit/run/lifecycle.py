@@ -65,6 +65,7 @@ __all__ = [
     "execute",
     "internal_error",
     "mark_interrupted",
+    "plugin_store_failure",
     "redact_secrets",
     "store_failed",
 ]
@@ -277,6 +278,24 @@ def store_failed(store: Capabilities, run: Run, failure: StoreFailure, command: 
     )
 
 
+def plugin_store_failure(repository: object, exc: BaseException) -> StoreFailure | None:
+    """``exc`` as the :class:`StoreFailure` of ``repository`` when the repository is a plugin's (a
+    third-party store, not evalkit's own) and ``exc`` was raised in or through its code — an
+    ``OSError`` from its full disk, its client's lost connection — naming the repository; ``None``
+    for anything else (an evalkit bug stays one). Only evalkit's own store turns its errors into
+    :class:`StoreFailure` itself."""
+    kind = type(repository)
+    package = kind.__module__.partition(".")[0]
+    if package == "evalkit":
+        return None
+    frame = exc.__traceback__
+    while frame is not None:
+        if str(frame.tb_frame.f_globals.get("__name__", "")).partition(".")[0] == package:
+            return StoreFailure(f"{kind.__module__}.{kind.__qualname__} raised {exception_text(exc)}")
+        frame = frame.tb_next
+    return None
+
+
 def _stored_status(store: Capabilities, run_id: str) -> RunStatus | None:
     """The run's status as the store has it (``None``: not stored, or the store does not answer)."""
     try:
@@ -415,6 +434,9 @@ class _Lifecycle:
                 error_stopped(self.store, header, exc, self.answering.resume_command(header.id))
             raise
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
+            failure = plugin_store_failure(self.store.repository, exc)
+            if failure is not None:  # a third-party store's own exception (its disk full): the store failed
+                raise store_failed(self.store, header, failure, self.answering.resume_command(header.id)) from exc
             raise internal_error(self.store, header, exc, self.answering.resume_command(header.id)) from exc
         except BaseException as exc:  # a plugin's, where no call carried it (evalkit.errors.carried)
             mark_interrupted(self.store, header.id)
