@@ -281,6 +281,21 @@ def test_5_a_third_party_store_whose_disk_fills_mid_run_is_a_store_failure_not_a
     assert line.endswith("--resume full-3p`"), line
 
 
+def test_5_an_existing_store_on_a_full_disk_is_an_environment_fault_exit_3(project, evalkit_cli, tiny_filesystem) -> None:
+    """A store made before its disk filled could not be opened ("disk I/O error" from SQLite's
+    shared-memory file) and the command exited 2, bad usage; it is the environment's fault, exit 3,
+    as it is for a new store the disk cannot take and for a disk that fills mid-run."""
+    database = f"sqlite:///{tiny_filesystem / 'results.db'}"
+    assert evalkit_cli("run", "evalkit.smoke", "--database", database).code == 0
+    _fill(tiny_filesystem)
+    for words in (("run", "evalkit.smoke"), ("history", "evalkit.smoke")):
+        result = evalkit_cli(*words, "--database", database)
+        assert result.code == 3, result.stderr
+        assert result.stderr.startswith("evalkit: error: cannot ") and f" database {database}: disk I/O error" in result.stderr, result.stderr
+    (tiny_filesystem / "filler").unlink()
+    assert len(evalkit_cli("history", "evalkit.smoke", "--database", database, "--json").json()["runs"]) == 1
+
+
 def hold_lock(database_url: str, engine: str, run_id: str):  # noqa: ANN201 - a DB-API connection
     """Another session holding what the run must write: SQLite's write lock, or the run's row on PostgreSQL."""
     if engine == "sqlite":
