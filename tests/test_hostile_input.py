@@ -1339,9 +1339,10 @@ def test_a_plugin_raising_what_except_exception_misses_where_no_call_carries_it_
     ("words", "place", "resume"),
     [
         (("run", "evalkit.smoke", "--grader", "raising.grader", "--run-id", "late-1"), "kinds",
-         "evalkit run evalkit.smoke --resume late-1 --grader raising.grader"),
-        (("retrieval", "raising.questions", "raising.retriever", "--run-id", "late-1"), "secrets",
-         "evalkit retrieval raising.questions raising.retriever --resume late-1"),
+         "evalkit run evalkit.smoke --grader raising.grader --resume late-1"),
+        # the command as it was given: pasted without its --database, it looked in another store
+        (("retrieval", "raising.questions", "raising.retriever", "--run-id", "late-1", "--database", "sqlite:///.evalkit/results.db"),
+         "secrets", "evalkit retrieval raising.questions raising.retriever --database sqlite:///.evalkit/results.db --resume late-1"),
     ],
     ids=["prompts", "retrieval"],
 )

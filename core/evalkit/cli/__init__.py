@@ -327,9 +327,15 @@ def _stored_before(code: int, stored: Sequence[str], say: Callable[[str], None])
     the store (a store that failed while the outcome was read back, say): said, with how to see them.
     A run the error stopped, which the lifecycle marked interrupted (:func:`evalkit.run.stored_runs.stopped`),
     is said whatever the code, with the cases it keeps and the command that continues it."""
-    from ..run.stored_runs import stopped_runs
+    from ..run.stored_runs import stopped_runs, stopped_sentence
+    from .ending import resume_of
 
-    stopped = {run_id: said for run_id, said in stopped_runs().items() if run_id in stored}
+    # the command as this one was given (its --database, --config…) once the run began answering
+    stopped = {
+        run_id: stopped_sentence(kept, resume_of(run_id) or command)
+        for run_id, (kept, command) in stopped_runs().items()
+        if run_id in stored
+    }
     if (code != 2 or not stored) and not stopped:
         return code
     if len(stored) == 1 and stopped:

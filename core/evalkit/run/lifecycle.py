@@ -329,9 +329,8 @@ def error_stopped(store: Capabilities, run: Run, exc: EvalkitError, command: str
         return
     kept = _kept(store, run.id)
     cases = "its committed cases are kept" if kept is None else f"{counted(kept, 'case')} committed before it {'is' if kept == 1 else 'are'} kept"
-    said = f"{cases}, the run is marked interrupted; continue it with `{command}`"
-    stored_runs.stopped(run.id, said)
-    exc.add_note(f"evalkit: raised during run {run.id}: {said}")
+    stored_runs.stopped(run.id, cases, command)
+    exc.add_note(f"evalkit: raised during run {run.id}: {stored_runs.stopped_sentence(cases, command)}")
 
 
 class CallerCallbackFailed(Exception):
