@@ -98,6 +98,28 @@ def test_an_internal_error_after_the_run_is_stored_says_it_is_interrupted_and_re
     assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
 
 
+def test_an_internal_error_during_a_run_gives_the_resume_command_as_it_was_given(evalkit_cli, project, monkeypatch) -> None:
+    """The bug's resume line was the lifecycle's own: a retrieval run's left out --database, and
+    pasted it looked in the default store ("there is no run"). It is the command as given, as a
+    Ctrl-C's or a failing store's is, and the traceback under it is still the bug's."""
+    from evalkit.run.answering.questions import QuestionAnswering
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("a bug in finishing the run")
+
+    monkeypatch.setattr(QuestionAnswering, "finish", broken)
+    database = f"sqlite:///{project / 'elsewhere.db'}"
+    words = ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo")
+    crashed = evalkit_cli(*words, "--run-id", "crash-3", "--database", database)
+    assert crashed.code == 3, crashed.stderr
+    resume = f"evalkit retrieval evalkit_stdlib.docs evalkit.lexical --deployment demo --database {database} --resume crash-3"
+    assert f"the run is marked interrupted; continue it with `{resume}`" in crashed.stderr, crashed.stderr
+    assert "in broken" in crashed.stderr, "a bug report needs the traceback"
+    monkeypatch.undo()
+    resumed = evalkit_cli(*resume.split()[1:], "--json")
+    assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
+
+
 def test_an_internal_error_after_the_run_is_finished_says_it_is_stored_complete(evalkit_cli, project, monkeypatch) -> None:
     """The bug came after the run was finished: it keeps its status, and nothing offers to resume it."""
     from evalkit.run import lifecycle
