@@ -1335,6 +1335,35 @@ def test_a_plugin_raising_what_except_exception_misses_where_no_call_carries_it_
     assert [run["status"] for run in history.json()["runs"]] == ["interrupted"], history.stdout[-2000:]
 
 
+@pytest.mark.parametrize(
+    ("words", "place", "resume"),
+    [
+        (("run", "evalkit.smoke", "--grader", "raising.grader", "--run-id", "late-1"), "kinds",
+         "evalkit run evalkit.smoke --grader raising.grader --resume late-1"),
+        # the command as it was given: pasted without its --database, it looked in another store
+        (("retrieval", "raising.questions", "raising.retriever", "--run-id", "late-1", "--database", "sqlite:///.evalkit/results.db"),
+         "secrets", "evalkit retrieval raising.questions raising.retriever --database sqlite:///.evalkit/results.db --resume late-1"),
+    ],
+    ids=["prompts", "retrieval"],
+)
+def test_an_error_of_exit_2_after_the_lease_marks_the_run_interrupted_and_names_it(raising, project, words, place, resume) -> None:
+    """A plugin's own ConfigError (exit 2's kind) raised once the run was stored and leased was
+    raised as it was: the run stayed "running" (then "running (no live process)"), and the command
+    said only that it was stored. It is marked interrupted at once, named with its resume command
+    under the error, exit 3 (something was stored)."""
+    failed = raising(*words, raised="ConfigError", place=place)
+    assert failed.code == 3, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        "evalkit: error: the plugin refuses its configuration: no credentials for it",
+        "evalkit: run late-1 was stored before this error: 0 cases committed before it are kept, the run is marked "
+        f"interrupted; continue it with `{resume}`",
+    ]
+    history = raising("history", words[1], "--json", raised="ConfigError")
+    assert [run["status"] for run in history.json()["runs"]] == ["interrupted"], history.stdout[-2000:]
+    resumed = raising(*resume.split()[1:], raised="ConfigError", place="")
+    assert resumed.code == 0, resumed.stderr[-2000:]
+
+
 def test_a_set_made_of_str_subclasses_that_cannot_be_compared_is_plain_text(raising, project) -> None:
     """A set whose identifier or prompt ids were a ``str`` subclass whose ``==`` or ``str()``
     raises ended `list sets`, `validate` and `run` of every set in an internal error."""

@@ -93,6 +93,31 @@ def test_a_callback_that_raises_is_the_callers_error_not_an_evalkit_bug(callback
     assert note.startswith(f"evalkit: raised by the {callback} callback during run {run.id}, which is marked interrupted")
 
 
+def test_an_evalkit_error_raised_after_the_lease_marks_the_run_interrupted_and_says_so(tmp_path: Path) -> None:
+    """A generator refusing its configuration once it learns the run's concurrency (a ConfigError,
+    evalkit's own kind) came back as it was, with the run left "running" and not a word of it."""
+    from evalkit import evaluate_set
+    from evalkit.components import BoundGenerator
+    from evalkit.errors import ConfigError
+
+    class Refusing:
+        def generate(self, request: object) -> None:
+            return None
+
+        def use_concurrency(self, requests: int) -> None:
+            raise ConfigError(f"a pool of 2 cannot take {requests} requests in flight")
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    bound = BoundGenerator(Refusing(), "refusing", "refusing", "m", True)
+    with pytest.raises(ConfigError, match="a pool of 2 cannot take") as caught:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, bound_generator=bound, run_id="refused-1")
+    (run,) = _runs(url)
+    assert run.status.value == "interrupted"
+    (note,) = caught.value.__notes__
+    assert note.startswith("evalkit: raised during run refused-1: 0 cases committed before it are kept, the run is marked interrupted; ")
+    assert note.endswith("continue it with `evalkit run evalkit.smoke --resume refused-1`")
+
+
 class _Generator:
     def generate(self, request: object) -> None:
         return None

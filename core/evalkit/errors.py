@@ -340,7 +340,9 @@ class RunNotFinished(EvalkitError):
 
 class RunStoreFailed(EvalkitError):
     """The results store failed during a run: the cases committed before the fault are kept, and
-    the run is marked ``interrupted`` when the store still answers; it can be resumed."""
+    the run is marked ``interrupted`` when the store still answers; it can be resumed. ``complete``:
+    the fault came after the run was stored complete (its verdict being recorded), which it stays:
+    nothing is left to resume, and its verdict may not be recorded."""
 
     exit_code = 3
 
@@ -354,13 +356,21 @@ class RunStoreFailed(EvalkitError):
         marked: bool,
         resumable: bool = True,
         command: str | None = None,
+        complete: bool = False,
     ) -> None:
         self.run_id = run_id
         self.set_identifier = set_identifier
         self.cause = cause
         self.kept = kept
         self.marked = marked
-        self.resumable = resumable
+        self.resumable = resumable and not complete
+        self.complete = complete
+        if complete:
+            super().__init__(
+                f"the results store failed after run {run_id} was stored complete: {cause} — its cases are kept; "
+                f"its verdict may not be recorded (`evalkit show {run_id}` says)"
+            )
+            return
         kept_text = _kept_cases(kept, "the fault", "the cases committed before the fault are kept")
         state = "the run is marked interrupted" if marked else "the run could not be marked interrupted (the store does not answer)"
         resume = f"; continue it with `{_resume_command(set_identifier, run_id, command)}`" if resumable else ""

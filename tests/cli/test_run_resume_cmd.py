@@ -98,6 +98,28 @@ def test_an_internal_error_after_the_run_is_stored_says_it_is_interrupted_and_re
     assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
 
 
+def test_an_internal_error_during_a_run_gives_the_resume_command_as_it_was_given(evalkit_cli, project, monkeypatch) -> None:
+    """The bug's resume line was the lifecycle's own: a retrieval run's left out --database, and
+    pasted it looked in the default store ("there is no run"). It is the command as given, as a
+    Ctrl-C's or a failing store's is, and the traceback under it is still the bug's."""
+    from evalkit.run.answering.questions import QuestionAnswering
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("a bug in finishing the run")
+
+    monkeypatch.setattr(QuestionAnswering, "finish", broken)
+    database = f"sqlite:///{project / 'elsewhere.db'}"
+    words = ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo")
+    crashed = evalkit_cli(*words, "--run-id", "crash-3", "--database", database)
+    assert crashed.code == 3, crashed.stderr
+    resume = f"evalkit retrieval evalkit_stdlib.docs evalkit.lexical --deployment demo --database {database} --resume crash-3"
+    assert f"the run is marked interrupted; continue it with `{resume}`" in crashed.stderr, crashed.stderr
+    assert "in broken" in crashed.stderr, "a bug report needs the traceback"
+    monkeypatch.undo()
+    resumed = evalkit_cli(*resume.split()[1:], "--json")
+    assert resumed.code == 0 and resumed.json()["status"] == "complete", resumed.stderr
+
+
 def test_an_internal_error_after_the_run_is_finished_says_it_is_stored_complete(evalkit_cli, project, monkeypatch) -> None:
     """The bug came after the run was finished: it keeps its status, and nothing offers to resume it."""
     from evalkit.run import lifecycle
@@ -196,6 +218,25 @@ def test_a_store_that_fails_while_the_stored_run_is_printed_does_not_say_nothing
         "evalkit: error: connection to PostgreSQL lost",
         "evalkit: run read-1 was stored before this error: the run and its results are kept (see `evalkit show read-1`)",
     ]
+
+
+def test_a_refused_lease_leaves_the_run_another_process_answers_as_it_is(evalkit_cli, project) -> None:
+    """An error of exit 2 after the lease marks the run interrupted; the lease's own refusal (another
+    live process answers the run) comes before this process holds it, and must not touch that run."""
+    from evalkit.storage import close_repository, open_repository
+    from evalkit.storage.values import LeaseOwner
+
+    answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    assert evalkit_cli("run", "arith.basic", "--run-id", "held-1").code == 3
+    repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        repository.acquire_lease("held-1", "*", LeaseOwner.this_process())  # a live process answers it now
+    finally:
+        close_repository(repository)
+    refused = evalkit_cli("run", "arith.basic", "--resume", "held-1")
+    assert refused.code == 2 and "run held-1 is being answered by another process" in refused.stderr, refused.stderr
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        assert connection.execute("SELECT status FROM evalkit_run WHERE id = 'held-1'").fetchone() == ("incomplete",)
 
 
 def test_an_internal_error_before_the_run_is_stored_says_no_run_was_stored(evalkit_cli, project, monkeypatch) -> None:

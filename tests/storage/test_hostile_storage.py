@@ -217,6 +217,85 @@ def test_5_a_full_disk_ends_the_run_with_exit_3_and_it_resumes(
     assert answers_asked(chat_server) - before == 240 - len(kept)
 
 
+def _fill(mount: Path) -> None:
+    """Write into ``mount`` until its file system refuses another byte (a real ENOSPC)."""
+    try:
+        with open(mount / "filler", "ab", buffering=0) as filler:  # noqa: PTH123
+            while True:
+                filler.write(b"\0" * 65536)
+    except OSError:
+        pass
+
+
+@pytest.mark.parametrize(
+    "words",
+    [("run", "hostilestore.ids", "--provider", "reference"), ("retrieval", "hostilestore.questions", "hostile.echo")],
+    ids=["prompts", "retrieval"],
+)
+def test_5_a_disk_that_fills_after_the_run_is_stored_complete_does_not_offer_a_resume(
+    hostile_plugins, project, evalkit_cli, tiny_filesystem, monkeypatch, words
+) -> None:
+    """The disk filled while the verdict was recorded, after the run was stored complete: it said
+    "the run is marked interrupted; continue it with `… --resume ID`" — the run stayed complete
+    (a complete run keeps its status) and that resume refused, "already complete"."""
+    from evalkit.storage.sql import SqlRepository
+
+    finish_run = SqlRepository.finish_run
+
+    def finish_then_fill(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        finished = finish_run(self, *args, **kwargs)
+        _fill(tiny_filesystem)
+        return finished
+
+    monkeypatch.setattr(SqlRepository, "finish_run", finish_then_fill)
+    database = f"sqlite:///{tiny_filesystem / 'results.db'}"
+    result = evalkit_cli(*words, "--run-id", "filled-1", "--database", database, env={"PYTHONPATH": hostile_plugins})
+    assert result.code == 3, result.stderr
+    assert result.stderr == (
+        "evalkit: error: the results store failed after run filled-1 was stored complete: database or disk is full — "
+        "its cases are kept; its verdict may not be recorded (`evalkit show filled-1` says)\n"
+    )
+    monkeypatch.undo()
+    (tiny_filesystem / "filler").unlink()
+    assert stored(database, "filled-1").status is RunStatus.COMPLETE
+
+
+def test_5_a_third_party_store_whose_disk_fills_mid_run_is_a_store_failure_not_an_evalkit_bug(
+    plugin_dists, project, chat_server, evalkit_cli, tiny_filesystem
+) -> None:
+    """A store plugin (evalkit-minimal-repo, one JSON file) raising its own OSError on a full disk:
+    the run ended in "internal error (an evalkit bug)" and a traceback; it is the store's failure,
+    named, exit 3, the committed cases kept and the resume command given."""
+    chat_server.responder = lambda body: body["messages"][-1]["content"] + " " + "x" * 6000
+    configure_slow_endpoint(project, chat_server.base_url)
+    store = f"minimal://{tiny_filesystem / 'store.json'}"
+    env = cli_env(plugin_dists("evalkit-storage-sets", "evalkit-minimal-repo"), store)
+    result = evalkit_cli("run", "storagekit.wide", "--privacy", "full", "--run-id", "full-3p", env=env)
+    assert result.code == 3, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(
+        "evalkit: error: the results store failed during run full-3p: evalkit_minimal_repo.MinimalRepository raised "
+        "OSError: [Errno 28] No space left on device — "
+    ), line
+    assert line.endswith("--resume full-3p`"), line
+
+
+def test_5_an_existing_store_on_a_full_disk_is_an_environment_fault_exit_3(project, evalkit_cli, tiny_filesystem) -> None:
+    """A store made before its disk filled could not be opened ("disk I/O error" from SQLite's
+    shared-memory file) and the command exited 2, bad usage; it is the environment's fault, exit 3,
+    as it is for a new store the disk cannot take and for a disk that fills mid-run."""
+    database = f"sqlite:///{tiny_filesystem / 'results.db'}"
+    assert evalkit_cli("run", "evalkit.smoke", "--database", database).code == 0
+    _fill(tiny_filesystem)
+    for words in (("run", "evalkit.smoke"), ("history", "evalkit.smoke")):
+        result = evalkit_cli(*words, "--database", database)
+        assert result.code == 3, result.stderr
+        assert result.stderr.startswith("evalkit: error: cannot ") and f" database {database}: disk I/O error" in result.stderr, result.stderr
+    (tiny_filesystem / "filler").unlink()
+    assert len(evalkit_cli("history", "evalkit.smoke", "--database", database, "--json").json()["runs"]) == 1
+
+
 def hold_lock(database_url: str, engine: str, run_id: str):  # noqa: ANN201 - a DB-API connection
     """Another session holding what the run must write: SQLite's write lock, or the run's row on PostgreSQL."""
     if engine == "sqlite":

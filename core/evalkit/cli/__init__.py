@@ -355,9 +355,24 @@ def _say(text: str) -> None:
 
 def _stored_before(code: int, stored: Sequence[str], say: Callable[[str], None]) -> int:
     """``code``, but 3 when it is 2 ("nothing called, nothing stored") and the command has runs in
-    the store (a store that failed while the outcome was read back, say): said, with how to see them."""
-    if code != 2 or not stored:
+    the store (a store that failed while the outcome was read back, say): said, with how to see them.
+    A run the error stopped, which the lifecycle marked interrupted (:func:`evalkit.run.stored_runs.stopped`),
+    is said whatever the code, with the cases it keeps and the command that continues it."""
+    from ..run.stored_runs import stopped_runs, stopped_sentence
+    from .ending import resume_of
+
+    # the command as this one was given (its --database, --config…) once the run began answering
+    stopped = {
+        run_id: stopped_sentence(kept, resume_of(run_id) or command)
+        for run_id, (kept, command) in stopped_runs().items()
+        if run_id in stored
+    }
+    if (code != 2 or not stored) and not stopped:
         return code
-    runs, kept = _kept(stored)
-    say(f"evalkit: {runs} stored before this error: {kept}")
-    return 3
+    if len(stored) == 1 and stopped:
+        say(f"evalkit: run {stored[0]} was stored before this error: {stopped[stored[0]]}")
+    else:
+        runs, kept = _kept(stored)
+        said = "".join(f"; run {run_id}: {what}" for run_id, what in stopped.items())
+        say(f"evalkit: {runs} stored before this error: {kept}{said}")
+    return 3 if code == 2 else code

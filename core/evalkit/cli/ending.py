@@ -35,7 +35,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-__all__ = ["EXIT_HANDLERS_S", "TERMINATE_GRACE_S", "case_committed", "command_stores", "entry", "run_began"]
+__all__ = ["EXIT_HANDLERS_S", "TERMINATE_GRACE_S", "case_committed", "command_stores", "entry", "resume_of", "run_began"]
 
 #: How long the first SIGTERM gives the command to stop by itself before the process is ended.
 TERMINATE_GRACE_S = 5.0
@@ -69,6 +69,12 @@ def run_began(run_id: str, resume: str) -> None:
     """Note that this process answers run ``run_id``, resumed by the command ``resume``."""
     global _run
     _run = _RunInProgress(run_id, resume)
+
+
+def resume_of(run_id: str) -> str | None:
+    """The command that resumes run ``run_id`` as this command was given, when it is the run this
+    process began answering (``None`` otherwise)."""
+    return _run.resume if _run is not None and _run.run_id == run_id else None
 
 
 def command_stores(stored: list[str]) -> None:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from ..errors import RunInterrupted, RunStoreFailed
+    from ..errors import RunInternalError, RunInterrupted, RunStoreFailed
     from .app import Arguments
 
 __all__ = ["RESUMED_OPTIONS", "resume_command", "with_resume_command"]
@@ -57,13 +57,17 @@ def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
     return " ".join(shlex.quote(part) for part in parts)
 
 
-def with_resume_command(error: RunInterrupted | RunStoreFailed, command: str) -> RunInterrupted | RunStoreFailed:
+def with_resume_command(
+    error: RunInterrupted | RunStoreFailed | RunInternalError, command: str
+) -> RunInterrupted | RunStoreFailed | RunInternalError:
     """The same error, its "continue it with" line giving ``command``."""
-    from ..errors import RunInterrupted
+    from ..errors import RunInternalError, RunInterrupted
 
     if isinstance(error, RunInterrupted):
         return RunInterrupted(error.run_id, error.set_identifier, command=command, cause=error.cause)
+    if isinstance(error, RunInternalError):
+        return RunInternalError(error.run_id, error.set_identifier, error.cause, kept=error.kept, status=error.status, command=command)
     return type(error)(
         error.run_id, error.set_identifier, error.cause, kept=error.kept, marked=error.marked,
-        resumable=error.resumable, command=command,
+        resumable=error.resumable, command=command, complete=error.complete,
     )  # fmt: skip

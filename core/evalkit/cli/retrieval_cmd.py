@@ -101,7 +101,7 @@ def handle(args: Arguments) -> int:
     from .. import registry
     from ..catalog import question_set_catalog
     from ..config import load_config
-    from ..errors import RunInterrupted, RunStoreFailed
+    from ..errors import RunInternalError, RunInterrupted, RunStoreFailed
     from ..run.library import evaluate_retrieval
     from ..storage import is_in_memory
     from . import ending
@@ -163,8 +163,8 @@ def handle(args: Arguments) -> int:
             judge_unjudged=args.judge_unjudged,
             **placement_options(args, _pipeline_scope(args)),
         )
-    except (RunInterrupted, RunStoreFailed) as exc:  # the line that resumes it, as this command was given
-        raise with_resume_command(exc, resume_command(words, args, exc.run_id)) from None
+    except (RunInterrupted, RunStoreFailed, RunInternalError) as exc:  # the line that resumes it, as this command was given
+        raise with_resume_command(exc, resume_command(words, args, exc.run_id)) from exc.__cause__  # a bug's traceback kept
     finally:
         progress.stop()
     return _deliver(args, outcome, targets, database)

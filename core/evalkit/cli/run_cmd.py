@@ -211,7 +211,7 @@ def run_one(
     ``--json`` document there instead of printing it) and deliver its reports; the exit code and
     the outcome. ``gating``: the tolerances, the gate's settings and the repeats; ``baseline_file``:
     the baseline ``--baseline-file`` names."""
-    from ..errors import RunInterrupted, RunStoreFailed
+    from ..errors import RunInternalError, RunInterrupted, RunStoreFailed
     from ..run.answering.prompts import PromptRules
     from ..run.decide import stored_verdict
     from ..run.library import evaluate_set
@@ -270,8 +270,8 @@ def run_one(
                 on_check=checking,
                 **_extra_run_options(args),
             )
-        except (RunInterrupted, RunStoreFailed) as exc:  # the line that resumes it, as this command was given
-            raise with_resume_command(exc, resume_command(("run", args.set), args, exc.run_id)) from None
+        except (RunInterrupted, RunStoreFailed, RunInternalError) as exc:  # the line that resumes it, as this command was given
+            raise with_resume_command(exc, resume_command(("run", args.set), args, exc.run_id)) from exc.__cause__  # a bug's traceback kept
         finally:
             checking.stop()
             progress.stop()

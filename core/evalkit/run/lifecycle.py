@@ -12,8 +12,9 @@ that changed under it interrupts it.
       finish     give the lease up (this part is in) → the answering's Finish → finish_run
       decide     pending while shards are missing; else decide.settle (baseline, comparison,
                  verdict, acceptance)
-      interrupt  Ctrl-C, a set that changed, evalkit's own bug: mark the run interrupted; a failing
-                 store: say what was kept — each time with the command that resumes it
+      interrupt  Ctrl-C, a set that changed, evalkit's own bug, an EvalkitError found late (once the
+                 lease is taken): mark the run interrupted; a failing store: say what was kept —
+                 each time with the command that resumes it
 
 Where a newcomer finds "lease a run": :class:`RunLease`; "store a case": :class:`CaseRecorder`.
 """
@@ -60,9 +61,11 @@ __all__ = [
     "CaseRecorder",
     "Commits",
     "RunLease",
+    "error_stopped",
     "execute",
     "internal_error",
     "mark_interrupted",
+    "plugin_store_failure",
     "redact_secrets",
     "store_failed",
 ]
@@ -266,11 +269,40 @@ def _kept(store: Capabilities, run_id: str) -> int | None:
 
 def store_failed(store: Capabilities, run: Run, failure: StoreFailure, command: str | None = None) -> RunStoreFailed:
     """The error to raise after ``failure`` stopped ``run``: marks the run interrupted where the
-    store still answers and counts the cases it kept; ``command`` resumes it."""
+    store still answers and counts the cases it kept; ``command`` resumes it. A run the fault met
+    after it was stored complete (its verdict being recorded) keeps that status, and is said so."""
     marked = mark_interrupted(store, run.id)
+    complete = marked and _stored_status(store, run.id) is RunStatus.COMPLETE
     return RunStoreFailed(
-        run.id, run.set_identifier, failure.cause, kept=_kept(store, run.id), marked=marked, command=command
+        run.id, run.set_identifier, failure.cause, kept=_kept(store, run.id), marked=marked, command=command, complete=complete
     )
+
+
+def plugin_store_failure(repository: object, exc: BaseException) -> StoreFailure | None:
+    """``exc`` as the :class:`StoreFailure` of ``repository`` when the repository is a plugin's (a
+    third-party store, not evalkit's own) and ``exc`` was raised in or through its code — an
+    ``OSError`` from its full disk, its client's lost connection — naming the repository; ``None``
+    for anything else (an evalkit bug stays one). Only evalkit's own store turns its errors into
+    :class:`StoreFailure` itself."""
+    kind = type(repository)
+    package = kind.__module__.partition(".")[0]
+    if package == "evalkit":
+        return None
+    frame = exc.__traceback__
+    while frame is not None:
+        if str(frame.tb_frame.f_globals.get("__name__", "")).partition(".")[0] == package:
+            return StoreFailure(f"{kind.__module__}.{kind.__qualname__} raised {exception_text(exc)}")
+        frame = frame.tb_next
+    return None
+
+
+def _stored_status(store: Capabilities, run_id: str) -> RunStatus | None:
+    """The run's status as the store has it (``None``: not stored, or the store does not answer)."""
+    try:
+        stored = store.repository.get_run(run_id, with_cases=False)
+    except StorageError:
+        return None
+    return stored.status if stored is not None else None
 
 
 def internal_error(store: Capabilities, run: Run, exc: Exception, command: str | None = None) -> RunInternalError:
@@ -284,6 +316,21 @@ def internal_error(store: Capabilities, run: Run, exc: Exception, command: str |
         stored = None
     status = stored.status.value if stored is not None else None
     return RunInternalError(run.id, run.set_identifier, exception_text(exc), kept=_kept(store, run.id), status=status, command=command)
+
+
+def error_stopped(store: Capabilities, run: Run, exc: EvalkitError, command: str) -> None:
+    """After ``exc`` — an error of evalkit's own kind (a usage, configuration or set problem found
+    late, a plugin's own refusal) — stopped ``run``, whose lease this process holds: mark the run
+    interrupted where the store can (a finished run keeps its status) and, when it is, say so with
+    the cases kept and ``command``, which continues it: to the command that is running
+    (:func:`evalkit.run.stored_runs.stopped`, said under the error, exit 3) and to a library caller
+    (a note on ``exc``). ``exc`` itself is raised as it is."""
+    if not mark_interrupted(store, run.id) or _stored_status(store, run.id) is not RunStatus.INTERRUPTED:
+        return
+    kept = _kept(store, run.id)
+    cases = "its committed cases are kept" if kept is None else f"{counted(kept, 'case')} committed before it {'is' if kept == 1 else 'are'} kept"
+    stored_runs.stopped(run.id, cases, command)
+    exc.add_note(f"evalkit: raised during run {run.id}: {stored_runs.stopped_sentence(cases, command)}")
 
 
 class CallerCallbackFailed(Exception):
@@ -347,10 +394,12 @@ class _Lifecycle:
         lease = RunLease(self.store.leases, header.id, part)
         observing = self.plan.observing
         self.observers = hooks.Observers(observing.manager, observing.hook_timeout) if observing.manager is not None else None
+        leased = False
         try:
             # Taken inside: a run stored as running whose lease could not be taken (evalkit's bug,
             # Ctrl-C) is marked interrupted and said resumable, as any other stop after its begin.
             lease.take(None if shard is None else shard.count)
+            leased = True
             stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
             stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
         except KeyboardInterrupt:
@@ -377,9 +426,16 @@ class _Lifecycle:
                 + (f"; continue it with `{resume}`" if resume else "")
             )
             raise
-        except EvalkitError:
+        except EvalkitError as exc:
+            # Found late (a configuration, a set, a plugin's own refusal): the run this process holds
+            # stops here, marked interrupted; a refused lease (another process answers the run) is left alone.
+            if leased:
+                error_stopped(self.store, header, exc, self.answering.resume_command(header.id))
             raise
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
+            failure = plugin_store_failure(self.store.repository, exc)
+            if failure is not None:  # a third-party store's own exception (its disk full): the store failed
+                raise store_failed(self.store, header, failure, self.answering.resume_command(header.id)) from exc
             raise internal_error(self.store, header, exc, self.answering.resume_command(header.id)) from exc
         except BaseException as exc:  # a plugin's, where no call carried it (evalkit.errors.carried)
             mark_interrupted(self.store, header.id)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import peewee as pw
 
-from ..errors import StorageError, UsageError
+from ..errors import StorageError, StoreUnavailable, UsageError
 from ..shapes import MIN_SECONDS, decimal_text, seconds_between
 from ..textfiles import keep_from_outputs
 from .urls import check_postgres_url, check_sqlite_file, redact_url, sqlite_path
@@ -168,7 +168,8 @@ def connect(url: str, *, writing: bool = False, read_only: bool = False) -> pw.D
 
 def open_database(url: str, *, writing: bool = False, read_only: bool = False) -> pw.Database:
     """:func:`connect`, then open the connection (a :class:`StorageError` naming the URL when it
-    cannot be opened)."""
+    cannot be opened; :class:`StoreUnavailable`, exit 3, when the environment is at fault — a full
+    disk, an I/O error: :func:`environment_fault`)."""
     db = connect(url, writing=writing, read_only=read_only)
     deadline = time.monotonic() + busy_timeout_s()
     while True:
@@ -183,4 +184,5 @@ def open_database(url: str, *, writing: bool = False, read_only: bool = False) -
                     db.close()
                 time.sleep(0.05)
                 continue
-            raise StorageError(f"cannot open database {redact_url(url)}: {' '.join(str(exc).split())}") from None
+            error = StoreUnavailable if environment_fault(exc, is_sqlite=isinstance(db, pw.SqliteDatabase)) else StorageError
+            raise error(f"cannot open database {redact_url(url)}: {' '.join(str(exc).split())}") from None

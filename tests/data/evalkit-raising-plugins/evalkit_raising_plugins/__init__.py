@@ -8,7 +8,9 @@ answered, graded or ranked as it should be. The plugins that are no per-case cal
 ``$EVALKIT_RAISE_IN`` says: ``listing`` (the set provider's ``golden_prompt_sets()``), ``stream``
 (the second prompt of ``raising.stream``), ``import`` (``raising.at_import``), ``hook``
 (``evalkit_case_graded``), ``close`` (the retriever's ``close()``), ``report`` (the reporter), ``concurrency`` (the
-generator's), ``kinds`` (the grader's ``use_assertion_kinds()``).
+generator's), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
+``secret_values()``, which the run asks before its questions). ``ConfigError`` is evalkit's own error of exit
+2, as a plugin refusing its configuration late raises it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from evalkit import (
     QuestionForm,
 )
 from evalkit.answers import Answer
+from evalkit.errors import ConfigError
 from evalkit.grading import Check, Grading
 
 
@@ -48,6 +51,7 @@ RAISED = {
     "CancelledError": lambda: asyncio.CancelledError("cancelled by the plugin"),
     "Skipped": lambda: Skipped("skipped by the plugin"),
     "Unprintable": Unprintable,
+    "ConfigError": lambda: ConfigError("the plugin refuses its configuration: no credentials for it"),
 }
 
 
@@ -177,6 +181,11 @@ class RaisingRetriever:
         """``["doc-1"]``, or the exception."""
         raise_for(question)
         return ["doc-1"]
+
+    def secret_values(self) -> tuple[str, ...]:
+        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=secrets``."""
+        raise_in("secrets")
+        return ()
 
     def close(self) -> None:
         """Nothing, or the exception."""
