@@ -27,6 +27,11 @@ A guard costs two ``signal()`` and two to four ``setitimer()`` calls. Inside :fu
 guard's limit is nearer than the one already set: a guarded call that ends in time leaves the timer
 running, and the alarm, when it rings with nothing due, sets itself for the nearest limit still in
 force or stays off. Thousands of short guarded calls then cost no system call at all.
+
+A limit's exception is raised into the guarded call only, never into a guard's own code (setting
+its limit up, or removing it after the call ended): a ring there would cut that code short and
+leave a limit in force with no call under it. The alarm repeats, so the next ring reaches the call
+if it is still running.
 """
 
 from __future__ import annotations
@@ -136,11 +141,40 @@ class _Scope:
 #: The alarm scope in force in the main thread, if any.
 _scope: _Scope | None = None
 
+#: This module's namespace: the frames of its code (the guards' own) are told by it.
+_OWN_GLOBALS = globals()
 
-def _on_alarm(signum: int, frame: object) -> None:
+
+def _call(function: Callable[..., T], args: tuple[Any, ...]) -> T:
+    """The guarded call: the one frame of this module a limit's exception is raised into."""
+    return function(*args)
+
+
+_CALL = _call.__code__
+
+
+def _in_the_guards_own_code(frame: Any) -> bool:
+    """True when the alarm rang while a guard's own code ran (setting its limit up, or removing it
+    after the call ended, and what that calls), not the guarded call (:func:`_call` and below)."""
+    while frame is not None:
+        if frame.f_code is _CALL:
+            return False
+        if frame.f_globals is _OWN_GLOBALS:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
     now = time.monotonic()
     for deadline in _deadlines:
         if now >= deadline.at:
+            # Never into a guard's own code: raised in its ``finally`` before it removed its limit,
+            # the limit stayed in force after the call (the next ring raised it into whatever ran,
+            # a guard outside a scope then set the timer without the handler: "Alarm clock"). The
+            # timer repeats: the next ring, if the call is still running, raises it there.
+            if _in_the_guards_own_code(frame):
+                return
             _set_timer(now, now + _RING_AGAIN_S)
             raise deadline.error()
     _arm_nearest()
@@ -212,7 +246,7 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
             _deadlines.append(_Deadline(at, error))
             if scope.rings_at is None or at < scope.rings_at:
                 _set_timer(started, at)
-            return function(*args)
+            return _call(function, args)
         finally:
             del _deadlines[depth:]  # the timer runs on: when it rings with nothing due, it moves on
     if depth == 0:
@@ -225,7 +259,7 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
             _signal.setitimer(_signal.ITIMER_REAL, timeout_s, _RING_AGAIN_S)
         else:
             _arm_nearest()
-        return function(*args)
+        return _call(function, args)
     finally:
         del _deadlines[depth:]  # this guard's and any inner one an exception cut short
         if depth == 0:
