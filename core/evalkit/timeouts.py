@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from .signal_claims import claim, release
+from .signal_claims import adopting, claim, release
 
 __all__ = ["HostAlarm", "TimeLimitExceeded", "alarm_bounded", "alarm_scope", "alarms_reach_this_thread", "host_alarms"]
 
@@ -86,25 +86,54 @@ class _HostHandler:
         raise HostAlarm(raised)  # outside the except: no context chain back to the cause
 
 
+class _HostHandlers:
+    """The :class:`~evalkit.signal_claims.Adopter` of ``SIGALRM`` handlers the host sets during a
+    run: wrapped as :class:`_HostHandler`, given back as the host set them."""
+
+    def wrap(self, handler: Any) -> Any:
+        """``handler`` as a :class:`_HostHandler` when it is a Python callable of the host's."""
+        if not callable(handler) or isinstance(handler, _HostHandler) or handler is _on_alarm:
+            return handler
+        return _HostHandler(handler)
+
+    def unwrap(self, handler: Any) -> Any:
+        """The host's own handler for a :class:`_HostHandler`; any other as it is."""
+        return handler.handler if isinstance(handler, _HostHandler) else handler
+
+
+_HOST_HANDLERS = _HostHandlers()
+
+#: True while a :func:`host_alarms` is in force (main thread).
+_hosting = False
+
+
 @contextlib.contextmanager
 def host_alarms() -> Iterator[None]:
-    """Inside it, a ``SIGALRM`` handler of the host program's own (a Python callable set before it,
-    in the main thread) raises its exception as :class:`HostAlarm`; a :class:`HostAlarm` leaving it
-    is raised as the host's exception itself. Elsewhere (another thread, no handler of the host's,
-    inside another :func:`host_alarms`) it changes nothing. The host's handler is put back after."""
+    """Inside it, a ``SIGALRM`` handler of the host program's own (a Python callable, in the main
+    thread: set before it, or during it through ``signal.signal`` outside evalkit's time limits,
+    from a callback say) raises its exception as :class:`HostAlarm`; a :class:`HostAlarm` leaving it
+    is raised as the host's exception itself. Elsewhere (another thread, inside another
+    :func:`host_alarms` or one of evalkit's time limits) it changes nothing. The host's handler (the
+    last it set) is put back after."""
+    global _hosting
     handler = _signal.getsignal(_signal.SIGALRM) if alarms_reach_this_thread() else None
-    if not callable(handler) or isinstance(handler, _HostHandler) or handler is _on_alarm:
+    if handler is None or _hosting or isinstance(handler, _HostHandler) or handler is _on_alarm:
         yield
         return
-    wrapped = _HostHandler(handler)
-    _signal.signal(_signal.SIGALRM, wrapped)
+    _hosting = True
     try:
-        yield
+        wrapped = _HOST_HANDLERS.wrap(handler)
+        if wrapped is not handler:
+            _signal.signal(_signal.SIGALRM, wrapped)
+        with adopting(_signal.SIGALRM, _HOST_HANDLERS):
+            yield
     except HostAlarm as alarm:
         raise alarm.cause from None
     finally:
-        if _signal.getsignal(_signal.SIGALRM) is wrapped:
-            _signal.signal(_signal.SIGALRM, handler)
+        _hosting = False
+        current = _signal.getsignal(_signal.SIGALRM)
+        if isinstance(current, _HostHandler):
+            _signal.signal(_signal.SIGALRM, current.handler)
 
 
 #: Once a limit has passed, the alarm rings again this often until the guarded call has ended:
@@ -191,6 +220,15 @@ def _set_timer(now: float, at: float | None) -> None:
         _scope.rings_at = at
 
 
+def _take_the_alarm() -> Any:
+    """Install the handler of evalkit's limits; return the handler to put back after. During a
+    library run (:func:`host_alarms`) a host's handler set there in a way ``signal.signal``'s
+    adoption did not see (``_signal.signal``, or ``signal.signal`` as imported before evalkit was)
+    is put back wrapped as one set through ``signal.signal`` would be."""
+    previous = _signal.signal(_signal.SIGALRM, _on_alarm)
+    return _HOST_HANDLERS.wrap(previous) if _hosting else previous
+
+
 def _arm_nearest() -> None:
     if _deadlines:
         _set_timer(time.monotonic(), min(deadline.at for deadline in _deadlines))
@@ -208,7 +246,7 @@ def alarm_scope() -> Iterator[None]:
     if _scope is not None or _deadlines or not alarms_reach_this_thread() or _signal.getitimer(_signal.ITIMER_REAL)[0]:
         yield
         return
-    previous_handler = _signal.signal(_signal.SIGALRM, _on_alarm)
+    previous_handler = _take_the_alarm()
     claim(_signal.SIGALRM)  # a plugin's own SIGALRM handler or timer cannot switch the limits off
     scope = _scope = _Scope()
     try:
@@ -250,7 +288,7 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
         finally:
             del _deadlines[depth:]  # the timer runs on: when it rings with nothing due, it moves on
     if depth == 0:
-        previous_handler = _signal.signal(_signal.SIGALRM, _on_alarm)
+        previous_handler = _take_the_alarm()
         claim(_signal.SIGALRM)
         previous_timer = _signal.getitimer(_signal.ITIMER_REAL)
     try:
