@@ -307,6 +307,25 @@ def test_a_ring_lost_while_nothing_is_due_is_followed_by_another_in_a_scope() ->
         assert time.perf_counter() - started < 2
 
 
+@pytest.mark.parametrize("scope", [contextlib.nullcontext, alarm_scope], ids=["per-call", "in-a-scope"])
+def test_an_outer_limit_is_raised_while_inner_guards_come_and_go_faster_than_the_alarm_repeats(scope) -> None:  # noqa: ANN001
+    """Each inner guard sets the timer for the outer limit that has passed, and its ring lands in
+    that guard's own code, where it is withheld: the guard raises it once its own limit is removed,
+    or the outer limit was never raised."""
+
+    def inner_guards_for_5_s() -> str:
+        began = time.monotonic()
+        while time.monotonic() - began < 5:
+            alarm_bounded(len, ("x",), 30, Inner)
+        return "the outer limit never came"
+
+    started = time.perf_counter()
+    with scope(), pytest.raises(Outer):
+        alarm_bounded(inner_guards_for_5_s, (), 0.2, Outer)
+    assert time.perf_counter() - started < 2
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
 #: A child that rings the alarm as a guard removes its limit after the call ended late (its limit's
 #: own ring lost, as on a loaded machine), outside and inside a scope, alone and inside an outer
 #: guard; then guards another call, and says what each left behind.

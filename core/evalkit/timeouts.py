@@ -194,19 +194,40 @@ def _in_the_guards_own_code(frame: Any) -> bool:
     return False
 
 
+#: True when the alarm found a limit passed while a guard's own code ran, and raised nothing.
+_withheld = False
+
+
 def _on_alarm(signum: int, frame: Any) -> None:
+    global _withheld
     now = time.monotonic()
     for deadline in _deadlines:
         if now >= deadline.at:
             # Never into a guard's own code: raised in its ``finally`` before it removed its limit,
             # the limit stayed in force after the call (the next ring raised it into whatever ran,
             # a guard outside a scope then set the timer without the handler: "Alarm clock"). The
-            # timer repeats: the next ring, if the call is still running, raises it there.
+            # timer repeats: the next ring, if the call is still running, raises it there; and the
+            # guard, once its own limit is removed, raises an enclosing one that has passed.
             if _in_the_guards_own_code(frame):
+                _withheld = True
                 return
             _set_timer(now, now + _RING_AGAIN_S)
             raise deadline.error()
     _arm_nearest()
+
+
+def _raise_what_was_withheld() -> None:
+    """After a guard removed its limit: the limit in force that has passed (the outermost), raised
+    as the alarm would have, when the alarm withheld one meanwhile. A guarded call that starts and
+    ends guarded calls of its own faster than the alarm repeats would otherwise never get its
+    limit: each inner guard sets the timer for it at once, and the ring lands in that guard's code."""
+    global _withheld
+    _withheld = False
+    now = time.monotonic()
+    for deadline in _deadlines:
+        if now >= deadline.at:
+            _set_timer(now, now + _RING_AGAIN_S)
+            raise deadline.error()
 
 
 def _set_timer(now: float, at: float | None) -> None:
@@ -287,6 +308,8 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
             return _call(function, args)
         finally:
             del _deadlines[depth:]  # the timer runs on: when it rings with nothing due, it moves on
+            if _withheld:
+                _raise_what_was_withheld()
     if depth == 0:
         previous_handler = _take_the_alarm()
         claim(_signal.SIGALRM)
@@ -309,3 +332,5 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
                 _signal.setitimer(_signal.ITIMER_REAL, max(delay - (time.monotonic() - started), 1e-6), interval)
         else:
             _arm_nearest()
+            if _withheld:
+                _raise_what_was_withheld()
