@@ -30,8 +30,9 @@ force or stays off. Thousands of short guarded calls then cost no system call at
 
 A limit's exception is raised into the guarded call only, never into a guard's own code (setting
 its limit up, or removing it after the call ended): a ring there would cut that code short and
-leave a limit in force with no call under it. The alarm repeats, so the next ring reaches the call
-if it is still running.
+leave a limit in force with no call under it. Such a ring is withheld: the alarm repeats, so the
+next ring reaches the call if it is still running, and the guard, once its own limit is removed,
+raises an enclosing limit that has passed (the call of an outer guard it runs in).
 """
 
 from __future__ import annotations
