@@ -4,6 +4,7 @@ documented error with nothing stored, never an "evalkit bug"."""
 
 from __future__ import annotations
 
+import _signal
 import asyncio
 import contextlib
 import signal
@@ -329,3 +330,73 @@ def test_a_hosts_own_alarm_around_a_run_inside_a_running_event_loop_stops_the_ru
     assert run.status.value == "interrupted"
     (note,) = raised.value.__notes__
     assert note.startswith(f"evalkit: interrupted: run {run.id}") and f"--resume {run.id}" in note, note
+
+
+@contextlib.contextmanager
+def host_timeout_set_during_the_run(seconds: float, install: str = "signal.signal") -> Iterator[Callable[..., None]]:
+    """:func:`host_timeout`, but the host installs its handler during the run (from ``on_start``,
+    with ``install``), not before it: evalkit did not see it when the run began."""
+
+    def expired(signum: int, frame: object) -> None:
+        raise HostTimeout(f"the host's own {seconds:g} s limit")
+
+    def start(*_: object) -> None:
+        (signal.signal if install == "signal.signal" else _signal.signal)(signal.SIGALRM, expired)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    previous = signal.getsignal(signal.SIGALRM)
+    try:
+        yield start
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("install", ["signal.signal", "_signal.signal"])
+def test_a_hosts_alarm_handler_installed_during_the_run_still_reaches_the_host(
+    install: str, tmp_path: Path, plugin_dists, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host that installs its ``SIGALRM`` handler during the run (from a callback) replaced
+    nothing evalkit had wrapped: its exception, falling due while a grader ran under grade_timeout,
+    was stored as that case's failed grading and the run went on, complete. It reaches the host as
+    a handler installed before the run does, and the host's handler is its own again after. Set
+    through ``signal.signal`` it is wrapped as it is set; through the C function (or a reference to
+    ``signal.signal`` taken before evalkit was imported), when the grading's limit takes the alarm."""
+    from evalkit import evaluate_set, registry
+
+    monkeypatch.syspath_prepend(plugin_dists("evalkit-hostile-sets"))
+    registry.scan(refresh=True)
+    monkeypatch.setenv("EVALKIT_HOSTILE_STUCK", "two-plus-two")
+    (tmp_path / "evalkit.toml").write_text('grade_timeout = 1\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with host_timeout_set_during_the_run(0.3, install) as on_start:
+        with pytest.raises(HostTimeout, match="the host's own") as raised:
+            evaluate_set(
+                "evalkit.smoke", provider="self", grader="hostile.stuck_grader", concurrency=1, database=url, cwd=tmp_path,
+                on_start=on_start,
+            )  # fmt: skip
+        assert signal.getsignal(signal.SIGALRM).__name__ == "expired"
+    (run,) = _runs(url)
+    assert run.status.value == "interrupted"
+    assert raised.value.__notes__[0].startswith(f"evalkit: raised by the host's own SIGALRM handler during run {run.id}")
+
+
+def test_a_hosts_alarm_handler_installed_during_the_run_while_the_generator_answers(tmp_path: Path) -> None:
+    """Falling due while the run waits for a slow endpoint, outside any time limit of evalkit's."""
+    from evalkit import evaluate_set
+
+    from tests.support.chat_server import ChatServer
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with ChatServer(delay=5.0) as server:
+        (tmp_path / "evalkit.toml").write_text(
+            f'[providers.slow]\nadapter = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\napi_key_env = ""\n'
+            "max_attempts = 1\ntimeout = 120\n"
+        )
+        with host_timeout_set_during_the_run(0.3) as on_start:
+            with pytest.raises(HostTimeout, match="the host's own") as raised:
+                evaluate_set("evalkit.smoke", provider="slow", concurrency=1, database=url, cwd=tmp_path, on_start=on_start)
+            assert signal.getsignal(signal.SIGALRM).__name__ == "expired"
+    (run,) = _runs(url)
+    assert run.status.value == "interrupted"
+    assert raised.value.__notes__[0].startswith(f"evalkit: raised by the host's own SIGALRM handler during run {run.id}")

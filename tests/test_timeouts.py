@@ -305,3 +305,88 @@ def test_a_ring_lost_while_nothing_is_due_is_followed_by_another_in_a_scope() ->
         with pytest.raises(Outer):
             alarm_bounded(stalls, (), 0.3, Outer)
         assert time.perf_counter() - started < 2
+
+
+@pytest.mark.parametrize("scope", [contextlib.nullcontext, alarm_scope], ids=["per-call", "in-a-scope"])
+def test_an_outer_limit_is_raised_while_inner_guards_come_and_go_faster_than_the_alarm_repeats(scope) -> None:  # noqa: ANN001
+    """Each inner guard sets the timer for the outer limit that has passed, and its ring lands in
+    that guard's own code, where it is withheld: the guard raises it once its own limit is removed,
+    or the outer limit was never raised."""
+
+    def inner_guards_for_5_s() -> str:
+        began = time.monotonic()
+        while time.monotonic() - began < 5:
+            alarm_bounded(len, ("x",), 30, Inner)
+        return "the outer limit never came"
+
+    started = time.perf_counter()
+    with scope(), pytest.raises(Outer):
+        alarm_bounded(inner_guards_for_5_s, (), 0.2, Outer)
+    assert time.perf_counter() - started < 2
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+#: A child that rings the alarm as a guard removes its limit after the call ended late (its limit's
+#: own ring lost, as on a loaded machine), outside and inside a scope, alone and inside an outer
+#: guard; then guards another call, and says what each left behind.
+_RING_AS_THE_GUARD_ENDS = """
+import contextlib, signal, sys, time
+from evalkit import timeouts
+from evalkit.timeouts import alarm_bounded, alarm_scope
+
+class Late(BaseException):
+    pass
+
+class Outer(BaseException):
+    pass
+
+class RingsAsALimitIsRemoved(list):
+    ring = False
+
+    def __delitem__(self, index):
+        if self.ring:
+            self.ring = False
+            signal.raise_signal(signal.SIGALRM)  # handled at once: a ring at this bytecode
+        super().__delitem__(index)
+
+timeouts._deadlines = RingsAsALimitIsRemoved()
+
+def late():
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    try:
+        assert signal.sigtimedwait({signal.SIGALRM}, 10) is not None  # the limit's ring, lost
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
+    timeouts._deadlines.ring = True
+    return "done"
+
+for scoped in (False, True):
+    for nested in (False, True):
+        with alarm_scope() if scoped else contextlib.nullcontext():
+            try:
+                if nested:
+                    outcome = alarm_bounded(alarm_bounded, (late, (), 0.05, Late), 30, Outer)
+                else:
+                    outcome = alarm_bounded(late, (), 0.05, Late)
+            except BaseException as exc:
+                outcome = type(exc).__name__
+            left = list(timeouts._deadlines)
+            assert alarm_bounded(time.sleep, (0.3,), 30, Outer) is None
+        state = (outcome, left, signal.getsignal(signal.SIGALRM) is signal.SIG_DFL, signal.getitimer(signal.ITIMER_REAL))
+        if state != ("done", [], True, (0.0, 0.0)):
+            sys.exit(f"scoped {scoped}, nested {nested}: {state}")
+print("clean")
+"""
+
+
+def test_a_ring_as_a_guard_removes_its_limit_leaves_nothing_in_force() -> None:
+    """A ring that came as a guard's ``finally`` began, its limit just passed, raised the limit out
+    of the ``finally`` before the limit was removed: the limit stayed in force after the call (the
+    next ring raised it into whatever ran next; outside a scope the handler stayed installed too)
+    and the next guard set the timer without the handler ("Alarm clock"). The handler now never
+    raises into a guard's own code. A child process: the failure kills the process that meets it."""
+    import subprocess
+    import sys
+
+    child = subprocess.run([sys.executable, "-c", _RING_AS_THE_GUARD_ENDS], capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0 and child.stdout.strip() == "clean", (child.returncode, child.stdout, child.stderr[-2000:])

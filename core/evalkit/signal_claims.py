@@ -13,6 +13,11 @@ place and returns it; while ``SIGALRM`` is claimed, ``signal.setitimer(ITIMER_RE
 applied later either. This holds for calls through the :mod:`signal` module — the way code calls
 it — not for the private ``_signal`` module (evalkit's own way, which the claims do not affect).
 Claims are made and released in the main thread, the only one that may set a handler.
+
+A signal may also be *adopted* (:func:`adopting`): while it is, and not claimed, a handler set
+through ``signal.signal`` is installed as the adopter wraps it (:mod:`evalkit.timeouts` wraps a
+host program's ``SIGALRM`` handler set during a library run), and ``signal.signal`` returns the
+previous handler unwrapped, as its caller set it.
 """
 
 from __future__ import annotations
@@ -22,14 +27,27 @@ import _signal
 import contextlib
 import signal
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["claim", "claimed", "is_claimed", "release"]
+__all__ = ["Adopter", "adopting", "claim", "claimed", "is_claimed", "release"]
+
+
+class Adopter(Protocol):
+    """How :func:`adopting` installs a handler set through ``signal.signal`` and gives one back."""
+
+    def wrap(self, handler: Any) -> Any:
+        """The handler to install for ``handler``."""
+
+    def unwrap(self, handler: Any) -> Any:
+        """The handler as its caller set it, for an installed one (any other as it is)."""
+
 
 #: How many claims are in force on each signal number.
 _claims: dict[int, int] = {}
 #: The signal module's own functions, before :func:`_guard` replaced them.
 _originals: dict[str, Any] = {}
+#: The adopter in force on each signal number (see :func:`adopting`).
+_adopters: dict[int, Adopter] = {}
 
 
 def claim(signum: int) -> None:
@@ -55,6 +73,20 @@ def claimed(signum: int) -> Iterator[None]:
         release(signum)
 
 
+@contextlib.contextmanager
+def adopting(signum: int, adopter: Adopter) -> Iterator[None]:
+    """While inside, a handler set for ``signum`` through ``signal.signal`` (and not refused by a
+    claim) is installed as ``adopter.wrap(handler)``; the previous handler is returned as
+    ``adopter.unwrap`` gives it. Main thread only, one adopter per signal at a time."""
+    _guard()
+    number = int(signum)
+    _adopters[number] = adopter
+    try:
+        yield
+    finally:
+        del _adopters[number]
+
+
 def is_claimed(signum: int) -> bool:
     """True while a claim on ``signum`` is in force."""
     return _claims.get(int(signum), 0) > 0
@@ -72,9 +104,13 @@ def _guard() -> None:
 
 
 def _signal_unless_claimed(signalnum: Any, handler: Any) -> Any:
-    """``signal.signal``, except for a claimed signal: its handler is kept, and returned."""
+    """``signal.signal``, except for a claimed signal (its handler is kept, and returned) and an
+    adopted one (the handler installed as its adopter wraps it)."""
     if is_claimed(signalnum):
         return signal.getsignal(signalnum)
+    adopter = _adopters.get(int(signalnum))
+    if adopter is not None:
+        return adopter.unwrap(_originals["signal"](signalnum, adopter.wrap(handler)))
     return _originals["signal"](signalnum, handler)
 
 

@@ -27,6 +27,12 @@ A guard costs two ``signal()`` and two to four ``setitimer()`` calls. Inside :fu
 guard's limit is nearer than the one already set: a guarded call that ends in time leaves the timer
 running, and the alarm, when it rings with nothing due, sets itself for the nearest limit still in
 force or stays off. Thousands of short guarded calls then cost no system call at all.
+
+A limit's exception is raised into the guarded call only, never into a guard's own code (setting
+its limit up, or removing it after the call ended): a ring there would cut that code short and
+leave a limit in force with no call under it. Such a ring is withheld: the alarm repeats, so the
+next ring reaches the call if it is still running, and the guard, once its own limit is removed,
+raises an enclosing limit that has passed (the call of an outer guard it runs in).
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from .signal_claims import claim, release
+from .signal_claims import adopting, claim, release
 
 __all__ = ["HostAlarm", "TimeLimitExceeded", "alarm_bounded", "alarm_scope", "alarms_reach_this_thread", "host_alarms"]
 
@@ -81,25 +87,54 @@ class _HostHandler:
         raise HostAlarm(raised)  # outside the except: no context chain back to the cause
 
 
+class _HostHandlers:
+    """The :class:`~evalkit.signal_claims.Adopter` of ``SIGALRM`` handlers the host sets during a
+    run: wrapped as :class:`_HostHandler`, given back as the host set them."""
+
+    def wrap(self, handler: Any) -> Any:
+        """``handler`` as a :class:`_HostHandler` when it is a Python callable of the host's."""
+        if not callable(handler) or isinstance(handler, _HostHandler) or handler is _on_alarm:
+            return handler
+        return _HostHandler(handler)
+
+    def unwrap(self, handler: Any) -> Any:
+        """The host's own handler for a :class:`_HostHandler`; any other as it is."""
+        return handler.handler if isinstance(handler, _HostHandler) else handler
+
+
+_HOST_HANDLERS = _HostHandlers()
+
+#: True while a :func:`host_alarms` is in force (main thread).
+_hosting = False
+
+
 @contextlib.contextmanager
 def host_alarms() -> Iterator[None]:
-    """Inside it, a ``SIGALRM`` handler of the host program's own (a Python callable set before it,
-    in the main thread) raises its exception as :class:`HostAlarm`; a :class:`HostAlarm` leaving it
-    is raised as the host's exception itself. Elsewhere (another thread, no handler of the host's,
-    inside another :func:`host_alarms`) it changes nothing. The host's handler is put back after."""
+    """Inside it, a ``SIGALRM`` handler of the host program's own (a Python callable, in the main
+    thread: set before it, or during it through ``signal.signal`` outside evalkit's time limits,
+    from a callback say) raises its exception as :class:`HostAlarm`; a :class:`HostAlarm` leaving it
+    is raised as the host's exception itself. Elsewhere (another thread, inside another
+    :func:`host_alarms` or one of evalkit's time limits) it changes nothing. The host's handler (the
+    last it set) is put back after."""
+    global _hosting
     handler = _signal.getsignal(_signal.SIGALRM) if alarms_reach_this_thread() else None
-    if not callable(handler) or isinstance(handler, _HostHandler) or handler is _on_alarm:
+    if handler is None or _hosting or isinstance(handler, _HostHandler) or handler is _on_alarm:
         yield
         return
-    wrapped = _HostHandler(handler)
-    _signal.signal(_signal.SIGALRM, wrapped)
+    _hosting = True
     try:
-        yield
+        wrapped = _HOST_HANDLERS.wrap(handler)
+        if wrapped is not handler:
+            _signal.signal(_signal.SIGALRM, wrapped)
+        with adopting(_signal.SIGALRM, _HOST_HANDLERS):
+            yield
     except HostAlarm as alarm:
         raise alarm.cause from None
     finally:
-        if _signal.getsignal(_signal.SIGALRM) is wrapped:
-            _signal.signal(_signal.SIGALRM, handler)
+        _hosting = False
+        current = _signal.getsignal(_signal.SIGALRM)
+        if isinstance(current, _HostHandler):
+            _signal.signal(_signal.SIGALRM, current.handler)
 
 
 #: Once a limit has passed, the alarm rings again this often until the guarded call has ended:
@@ -136,14 +171,64 @@ class _Scope:
 #: The alarm scope in force in the main thread, if any.
 _scope: _Scope | None = None
 
+#: This module's namespace: the frames of its code (the guards' own) are told by it.
+_OWN_GLOBALS = globals()
 
-def _on_alarm(signum: int, frame: object) -> None:
+
+def _call(function: Callable[..., T], args: tuple[Any, ...]) -> T:
+    """The guarded call: the one frame of this module a limit's exception is raised into."""
+    return function(*args)
+
+
+_CALL = _call.__code__
+
+
+def _in_the_guards_own_code(frame: Any) -> bool:
+    """True when the alarm rang while a guard's own code ran (setting its limit up, or removing it
+    after the call ended, and what that calls), not the guarded call (:func:`_call` and below)."""
+    while frame is not None:
+        if frame.f_code is _CALL:
+            return False
+        if frame.f_globals is _OWN_GLOBALS:
+            return True
+        frame = frame.f_back
+    return False
+
+
+#: True when the alarm found a limit passed while a guard's own code ran, and raised nothing.
+_withheld = False
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    global _withheld
+    now = time.monotonic()
+    for deadline in _deadlines:
+        if now >= deadline.at:
+            # Never into a guard's own code: raised in its ``finally`` before it removed its limit,
+            # the limit stayed in force after the call (the next ring raised it into whatever ran,
+            # a guard outside a scope then set the timer without the handler: "Alarm clock"). The
+            # timer repeats: the next ring, if the call is still running, raises it there; and the
+            # guard, once its own limit is removed, raises an enclosing one that has passed.
+            if _in_the_guards_own_code(frame):
+                _withheld = True
+                return
+            _set_timer(now, now + _RING_AGAIN_S)
+            raise deadline.error()
+    _arm_nearest()
+
+
+def _raise_what_was_withheld() -> None:
+    """After a guard removed its limit: the limit in force that has passed (the outermost), raised
+    as the alarm would have, when the alarm withheld one meanwhile. A guarded call that starts and
+    ends guarded calls of its own faster than the alarm repeats would otherwise never get its
+    limit: each inner guard sets the timer for it at once, and the ring lands in that guard's code."""
+    global _withheld
+    _withheld = False
     now = time.monotonic()
     for deadline in _deadlines:
         if now >= deadline.at:
             _set_timer(now, now + _RING_AGAIN_S)
             raise deadline.error()
-    _arm_nearest()
 
 
 def _set_timer(now: float, at: float | None) -> None:
@@ -155,6 +240,15 @@ def _set_timer(now: float, at: float | None) -> None:
         _signal.setitimer(_signal.ITIMER_REAL, max(at - now, 1e-6), _RING_AGAIN_S)
     if _scope is not None:
         _scope.rings_at = at
+
+
+def _take_the_alarm() -> Any:
+    """Install the handler of evalkit's limits; return the handler to put back after. During a
+    library run (:func:`host_alarms`) a host's handler set there in a way ``signal.signal``'s
+    adoption did not see (``_signal.signal``, or ``signal.signal`` as imported before evalkit was)
+    is put back wrapped as one set through ``signal.signal`` would be."""
+    previous = _signal.signal(_signal.SIGALRM, _on_alarm)
+    return _HOST_HANDLERS.wrap(previous) if _hosting else previous
 
 
 def _arm_nearest() -> None:
@@ -174,7 +268,7 @@ def alarm_scope() -> Iterator[None]:
     if _scope is not None or _deadlines or not alarms_reach_this_thread() or _signal.getitimer(_signal.ITIMER_REAL)[0]:
         yield
         return
-    previous_handler = _signal.signal(_signal.SIGALRM, _on_alarm)
+    previous_handler = _take_the_alarm()
     claim(_signal.SIGALRM)  # a plugin's own SIGALRM handler or timer cannot switch the limits off
     scope = _scope = _Scope()
     try:
@@ -212,11 +306,13 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
             _deadlines.append(_Deadline(at, error))
             if scope.rings_at is None or at < scope.rings_at:
                 _set_timer(started, at)
-            return function(*args)
+            return _call(function, args)
         finally:
             del _deadlines[depth:]  # the timer runs on: when it rings with nothing due, it moves on
+            if _withheld:
+                _raise_what_was_withheld()
     if depth == 0:
-        previous_handler = _signal.signal(_signal.SIGALRM, _on_alarm)
+        previous_handler = _take_the_alarm()
         claim(_signal.SIGALRM)
         previous_timer = _signal.getitimer(_signal.ITIMER_REAL)
     try:
@@ -225,7 +321,7 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
             _signal.setitimer(_signal.ITIMER_REAL, timeout_s, _RING_AGAIN_S)
         else:
             _arm_nearest()
-        return function(*args)
+        return _call(function, args)
     finally:
         del _deadlines[depth:]  # this guard's and any inner one an exception cut short
         if depth == 0:
@@ -237,3 +333,5 @@ def alarm_bounded(function: Callable[..., T], args: tuple[Any, ...], timeout_s: 
                 _signal.setitimer(_signal.ITIMER_REAL, max(delay - (time.monotonic() - started), 1e-6), interval)
         else:
             _arm_nearest()
+            if _withheld:
+                _raise_what_was_withheld()
