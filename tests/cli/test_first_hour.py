@@ -32,6 +32,15 @@ def quoted_output(name: str) -> list[str]:
     return quoted[name]
 
 
+def quoted_spans(start: str, end: str) -> list[str]:
+    """The inline code the README's tour quotes between START and END, its line breaks and
+    indentation read as one space (as Markdown renders them)."""
+    text = README.read_text(encoding="utf-8")
+    begin = text.index(start)
+    passage = text[begin : text.index(end, begin)]
+    return [re.sub(r"\n\s*", " ", span) for span in re.findall(r"`([^`]+)`", passage)]
+
+
 def shows_in_order(quoted: list[str], printed: str) -> bool:
     """Whether every quoted line is a line of PRINTED, in the quoted order (run ids may differ)."""
     lines = iter(RUN_ID.sub("RUN", line) for line in printed.splitlines())
@@ -67,6 +76,8 @@ def test_the_readme_tour_from_the_project_a_subdirectory_and_elsewhere(evalkit_c
     assert first.code == 0, first.stdout + first.stderr
     assert "Pass rate:  100.0% (2/2)" in first.stdout
     assert "No accepted run for this set, serving identity and grader — recorded as the baseline." in first.stdout
+    for quoted in quoted_spans("It prints each case that failed", "exit **0**"):
+        assert quoted in first.stdout, f"the README quotes {quoted!r}, which the first run does not print"
     assert (project / ".evalkit" / "results.db").is_file()
 
     again = evalkit_cli("run", "myapp.faq", env=env, cwd=project / "myapp")
