@@ -59,6 +59,8 @@ def test_the_viewer_names_an_unnamed_check_by_its_kind_and_finds_it_by_either_na
         page = client.get("/case", params={"run": run_id, "id": "receipts"}).text
         assert "contains_any" in page and "said_within" in page
         assert not [stored for stored in STORED_DEFAULTS if stored in page]
+        listed = client.get("/run", params={"id": run_id}).text
+        assert "contains_any" in listed and not [stored for stored in STORED_DEFAULTS if stored in listed]
         for query in ("contains_any", "stated_the_fact"):
             found = client.get("/run", params={"id": run_id, "q": query}).text
             assert 'data-case="receipts"' in found, query
