@@ -139,15 +139,16 @@ USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "cached_input_t
 
 
 def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
-    """The token counts of several turns added up (a count no turn reported stays ``None``);
-    ``None`` when no turn reported any."""
-    known = [u for u in usages if u is not None]
-    if not known:
+    """The token counts of several requests added up (a conversation's turns, a repeated prompt's
+    answers): ``None`` when none reported any; a count that any of them did not report is
+    ``None`` — unknown, and so is its cost, never the sum of the requests that did report it."""
+    given = list(usages)
+    if all(usage is None for usage in given):
         return None
 
     def total(field: str) -> int | None:
-        counts = [getattr(u, field) for u in known if getattr(u, field) is not None]
-        return sum(counts) if counts else None
+        counts = [None if usage is None else getattr(usage, field) for usage in given]
+        return None if any(count is None for count in counts) else sum(counts)  # type: ignore[arg-type]
 
     return Usage(total("input_tokens"), total("output_tokens"))
 
