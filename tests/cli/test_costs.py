@@ -476,6 +476,27 @@ def test_a_token_count_past_what_can_be_counted_sets_the_replys_whole_usage_asid
     assert note in document["notes"], document["notes"]
 
 
+def test_a_repeat_that_reported_no_usage_leaves_the_cost_unknown_not_the_sum_of_the_others(evalkit_cli, project, chat_server) -> None:
+    """Under --repeats a case's usage was the sum of the answers that reported one: a reply
+    without usage was left out, so the run's cost was known and too low ("an unknown cost is
+    never 0" — nor a part of it)."""
+    import json
+
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    body = {"model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}]}
+    chat_server.fail_at(2, Fault.garbage(json.dumps(body)))  # the first request is the readiness probe
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--repeats", "3", "--json", env=env)
+    assert result.code == 0, result.stderr
+    document = result.json()
+    assert document["spend"]["generator"]["usage_unreported"] == 1
+    assert document["spend"]["cost"] is None
+    assert sum(1 for case in document["cases"] if case["usage"] is None or case["usage"]["prompt_tokens"] is None) == 1
+
+
+
 def test_a_repeated_prompt_with_an_answer_whose_usage_is_unknown_has_an_unknown_usage_and_cost(evalkit_cli, project, chat_server) -> None:
     """--repeats 2: the case's usage was the sum of the answers that reported one, so an answer
     whose usage was set aside counted as 0 tokens and the run's cost was below what was spent."""

@@ -49,3 +49,14 @@ def test_a_deployment_table_with_an_unknown_key_is_refused(evalkit_cli, project)
     write(project, '[deployments.prod]\nretreiver = "evalkit.lexical"\n')
     result = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", "prod")
     assert result.code == 2 and "unknown key: retreiver" in result.stderr
+
+
+def test_a_retriever_run_with_no_deployment_says_how_to_give_its_required_option(evalkit_cli, project) -> None:
+    # The README's command without `--deployment demo`: the message says how to choose a
+    # deployment and which table to write, not "set corpus = … in no deployment".
+    result = evalkit_cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical")
+    assert result.code == 2
+    assert 'needs option "corpus"' in result.stderr
+    assert "in no deployment" not in result.stderr
+    assert "--deployment NAME (`evalkit list deployments` lists them)" in result.stderr
+    assert '[deployments.NAME.retrievers."evalkit.lexical"]' in result.stderr

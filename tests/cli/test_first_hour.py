@@ -14,6 +14,8 @@ import pytest
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 TOUR_FILE = re.compile(r"<!-- tour: (\S+) -->\s*\n(\s*)```\w*\n(.*?)\n\s*```", re.S)
+TOUR_OUTPUT = re.compile(r"<!-- tour-output: (\S+) -->\s*\n(\s*)```\w*\n(.*?)\n\s*```", re.S)
+RUN_ID = re.compile(r"\d{8}T\d{6}-[0-9a-f]{6}")
 
 
 def tour_files() -> dict[str, str]:
@@ -21,6 +23,28 @@ def tour_files() -> dict[str, str]:
     files = {path: textwrap.dedent(body) + "\n" for path, _, body in TOUR_FILE.findall(README.read_text(encoding="utf-8"))}
     assert {"pyproject.toml", "myapp/evaluation.py", "evalkit.toml", "answers.jsonl"} <= set(files)
     return files
+
+
+def quoted_output(name: str) -> list[str]:
+    """The lines of the output the README's tour quotes under ``<!-- tour-output: NAME -->``."""
+    quoted = {key: textwrap.dedent(body).splitlines() for key, _, body in TOUR_OUTPUT.findall(README.read_text(encoding="utf-8"))}
+    assert name in quoted, f"no block marked tour-output: {name}"
+    return quoted[name]
+
+
+def quoted_spans(start: str, end: str) -> list[str]:
+    """The inline code the README's tour quotes between START and END, its line breaks and
+    indentation read as one space (as Markdown renders them)."""
+    text = README.read_text(encoding="utf-8")
+    begin = text.index(start)
+    passage = text[begin : text.index(end, begin)]
+    return [re.sub(r"\n\s*", " ", span) for span in re.findall(r"`([^`]+)`", passage)]
+
+
+def shows_in_order(quoted: list[str], printed: str) -> bool:
+    """Whether every quoted line is a line of PRINTED, in the quoted order (run ids may differ)."""
+    lines = iter(RUN_ID.sub("RUN", line) for line in printed.splitlines())
+    return all(any(RUN_ID.sub("RUN", want) == line for line in lines) for want in quoted)
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +76,8 @@ def test_the_readme_tour_from_the_project_a_subdirectory_and_elsewhere(evalkit_c
     assert first.code == 0, first.stdout + first.stderr
     assert "Pass rate:  100.0% (2/2)" in first.stdout
     assert "No accepted run for this set, serving identity and grader — recorded as the baseline." in first.stdout
+    for quoted in quoted_spans("It prints each case that failed", "exit **0**"):
+        assert quoted in first.stdout, f"the README quotes {quoted!r}, which the first run does not print"
     assert (project / ".evalkit" / "results.db").is_file()
 
     again = evalkit_cli("run", "myapp.faq", env=env, cwd=project / "myapp")
@@ -67,6 +93,7 @@ def test_the_readme_tour_from_the_project_a_subdirectory_and_elsewhere(evalkit_c
     gated = evalkit_cli("run", "myapp.faq", "--fail-on-regression", "--config", config, env=env, cwd=elsewhere)
     assert gated.code == 1, gated.stdout + gated.stderr
     assert "Regressed (passed in the baseline, fail now): 1\n  - receipts: contains_any, contains_none\n" in gated.stdout
+    assert shows_in_order(quoted_output("regression"), gated.stdout), "the README quotes what the gate prints"
     assert "Regression: pass rate dropped 50.0 pp and mean score dropped 0.500" in gated.stdout
     assert not (elsewhere / ".evalkit").exists(), "no second store where the command ran"
     assert not any(line.endswith(" ") for line in gated.stdout.splitlines()), "no padding when piped"

@@ -96,3 +96,20 @@ def test_history_and_show_read_an_inconclusive_verdict(evalkit_cli, project) -> 
     shown = evalkit_cli("show", second["run_id"])
     assert shown.code == 0, shown.stderr
     assert "Verdict:    inconclusive vs " in shown.stdout
+
+
+def test_a_mistyped_set_with_no_runs_gets_a_did_you_mean_from_the_stored_sets(evalkit_cli, project) -> None:
+    # A typo in the set id of a command that reads the store said only "No stored runs of set …".
+    assert evalkit_cli("run", "evalkit.smoke").code == 0
+    for command, code in (
+        (("history", "evalkit.smok"), 0),
+        (("baseline", "show", "evalkit.smok"), 0),
+        (("flaky", "evalkit.smok"), 0),
+        (("baseline", "export", "evalkit.smok", "-o", "b.json"), 2),
+    ):
+        result = evalkit_cli(*command)
+        assert result.code == code, (command, result.stdout, result.stderr)
+        assert 'Did you mean "evalkit.smoke"?' in result.stdout + result.stderr, command
+    far = evalkit_cli("history", "nobody.ran")
+    assert "Did you mean" not in far.stdout
+    assert not (project / "b.json").exists()

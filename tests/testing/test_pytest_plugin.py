@@ -84,7 +84,7 @@ def test_a_set_becomes_one_test_per_case_and_a_regression_gate(tmp_path: Path) -
     second = pytest_run(folder, *args)
     assert second.returncode == 1
     assert "evalkit-set:myapp.faq::capital FAILED" in second.stdout
-    assert "within_length: 5 words, limit 3" in second.stdout
+    assert "max_words: 5 words, limit 3" in second.stdout  # an unnamed check by its kind, as `evalkit run` shows it
     assert "just_the_digit: regex(/^4$/) did not hold" in second.stdout
     assert "evalkit-set:myapp.faq::evalkit:regression-gate FAILED" in second.stdout
     assert "Regression" in second.stdout

@@ -83,6 +83,7 @@ def handle(args: Arguments) -> int:
         liveness_fields,
         open_store,
         sparkline,
+        stored_set_suggestion,
         stored_verdicts,
         verdict_document,
         verdict_label,
@@ -100,6 +101,7 @@ def handle(args: Arguments) -> int:
         alive = liveness(repository, runs)
         verdicts = stored_verdicts(repository, [r.id for r in runs])
         acceptances, current = _acceptances(repository, args.set, [r.id for r in runs])
+        hint = "" if runs or args.json else stored_set_suggestion(repository, args.set)
     finally:
         close_repository(repository)
 
@@ -132,7 +134,7 @@ def handle(args: Arguments) -> int:
 
     out = console()
     if not runs:
-        out.print(f"No stored runs of set {quoted(args.set)}.")
+        out.print(f"No stored runs of set {quoted(args.set)}.{hint}")
         return 0
     from .layout import Column, print_rows
     from .spend_view import cost_cell

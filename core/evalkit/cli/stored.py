@@ -27,6 +27,7 @@ __all__ = [
     "store_origin",
     "require_run",
     "sparkline",
+    "stored_set_suggestion",
     "stored_verdicts",
     "verdict_document",
     "verdict_label",
@@ -118,6 +119,22 @@ def require_run(repository: ResultRepository, run_id: str, with_cases: bool = Tr
     if run is None:
         raise UnknownRunError(run_id)
     return counted_so_far(repository, run)
+
+
+#: How many of the newest runs a "did you mean" for a mistyped set id looks through.
+SUGGESTION_RUNS = 1000
+
+
+def stored_set_suggestion(repository: ResultRepository, set_id: str) -> str:
+    """`` Did you mean "x"?`` naming a set with stored runs close to ``set_id`` when ``set_id``
+    itself has none (a typo in a command that reads the store); an empty string otherwise, or
+    when the store cannot list runs."""
+    from ..wording import did_you_mean
+
+    history = capabilities(repository).history
+    if history is None or history.recent_runs(set_id, limit=1):
+        return ""
+    return did_you_mean(set_id, (run.set_identifier for run in history.recent_runs(None, limit=SUGGESTION_RUNS)))
 
 
 def stored_verdicts(repository: ResultRepository, run_ids: Sequence[str]) -> Mapping[str, StoredVerdict]:

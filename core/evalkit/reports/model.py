@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from ..prompts import displayed_check_name
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..storage import StoredVerdict
 from ..verdict import Comparison
@@ -331,7 +332,8 @@ class Report:
 
     @staticmethod
     def failed_checks(case: CaseResult) -> tuple[str, ...]:
-        """A case's failed checks as ``name (why)``, or its error."""
+        """A case's failed checks as ``name (why)`` (an unnamed check by its kind, as the terminal
+        shows it: :func:`~evalkit.prompts.displayed_check_name`), or its error."""
         if case.errored and not case.failed_checks:
             return (f"error: {case.error}",)
         parts = []
@@ -339,7 +341,8 @@ class Report:
             why = check.error or check.detail
             if check.advisory:  # a judge's verdict that does not gate (evalkit.judge_gate)
                 why = f"advisory: {why}" if why else "advisory"
-            parts.append(f"{check.name} ({why})" if why else check.name)
+            name = displayed_check_name(check.name)
+            parts.append(f"{name} ({why})" if why else name)
         if case.errored:
             parts.append(f"error: {case.error}")
         return tuple(parts)

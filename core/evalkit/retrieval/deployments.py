@@ -45,6 +45,7 @@ __all__ = [
     "DeploymentChoice",
     "choose_deployment",
     "known_deployments",
+    "no_deployment",
     "resolve_deployment",
 ]
 
@@ -296,4 +297,19 @@ def resolve_deployment(
     :func:`choose_deployment` then :func:`deployment_options`; see the module docstring for
     how project and provider deployments combine.
     """
-    return deployment_options(choose_deployment(name, config, sourced=sourced), retriever_id, factory)
+    choice = choose_deployment(name, config, sourced=sourced)
+    if choice is None:
+        return no_deployment(retriever_id)
+    return deployment_options(choice, retriever_id, factory)
+
+
+def no_deployment(retriever_id: str) -> Deployment:
+    """The retriever's options when no deployment was chosen: none. Its ``table`` says how to
+    choose one, or the table to write, for a message about an option the retriever requires (no
+    provider is asked for its deployments: a broken one must not stop a run that chose none)."""
+    table = (
+        "a deployment's table, but none was chosen, so the retriever gets no options: choose one with "
+        f'--deployment NAME (`evalkit list deployments` lists them), or write [deployments.NAME.retrievers."{retriever_id}"] '
+        "in evalkit.toml"
+    )
+    return Deployment(None, {}, "none", table=table)

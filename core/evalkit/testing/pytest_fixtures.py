@@ -157,7 +157,10 @@ class GoldenCase(pytest.Item):
         self.case_id = case_id
 
     def runtest(self) -> None:
-        """Look the case up in the run and fail with its failed checks."""
+        """Look the case up in the run and fail with its failed checks (an unnamed check by its
+        kind, as ``evalkit run`` shows it)."""
+        from ..prompts import displayed_check_name
+
         outcome = self.parent.outcome()
         case = self.parent.graded.get(self.case_id) or next((c for c in outcome.run.cases if c.case_id == self.case_id), None)
         if case is None:
@@ -166,7 +169,7 @@ class GoldenCase(pytest.Item):
             _fail(f"the generator failed: {case.error}")
         if not case.passed:
             lines = [
-                f"{check.name}: " + (check.error or check.detail or "did not hold")
+                f"{displayed_check_name(check.name)}: " + (check.error or check.detail or "did not hold")
                 for check in case.checks if not check.passed
             ] or [f"score {case.score:.2f} is below the pass mark"]
             _fail("failed checks:\n  " + "\n  ".join(lines))

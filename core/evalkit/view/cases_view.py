@@ -16,6 +16,7 @@ import attrs
 
 from ..case_texts import CaseSource
 from ..privacy import scrub
+from ..prompts import displayed_check_name
 from ..runs import CaseResult, Run, RunKind
 from .diff import WordDiff, word_diff
 from .index import CaseRow
@@ -175,7 +176,7 @@ def _checks(case: CaseResult | None, limit: int) -> tuple[CheckLine, ...]:
     if case is None:
         return ()
     lines = [
-        CheckLine(check.name, check.passed, excerpt(scrub(why), limit) if (why := check.error or check.detail) else None)
+        CheckLine(displayed_check_name(check.name), check.passed, excerpt(scrub(why), limit) if (why := check.error or check.detail) else None)
         for check in case.checks
     ]
     if case.errored:

@@ -20,6 +20,7 @@ from ..baselines import Acceptance
 from ..case_texts import CaseSource, InstalledSets
 from ..leases import RunLiveness, status_label
 from ..privacy import scrub
+from ..prompts import displayed_check_name
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..storage import StoredVerdict
 from ..tolerance import Tolerances
@@ -93,11 +94,11 @@ def progress_state(run: Run, live: RunLiveness | None = None) -> str:
 
 def searchable_texts(case: CaseResult, extra: Sequence[str] = ()) -> list[str]:
     """Everything a search looks through for one case, a text per field: its id, answer, error,
-    every check's name and reason, the grader's detail (judge reasons) and ``extra`` (the
+    every check's name (stored, and as shown: an unnamed check's kind) and reason, the grader's detail (judge reasons) and ``extra`` (the
     installed prompt and reference)."""
     parts = [case.case_id, case.answer_text or "", case.error or ""]
     for check in case.checks:
-        parts.extend((check.name, check.error or "", check.detail or ""))
+        parts.extend((check.name, displayed_check_name(check.name), check.error or "", check.detail or ""))
     if case.detail:
         parts.extend(value if isinstance(value, str) else json.dumps(value, default=str) for value in case.detail.values() if isinstance(value, (str, list)))
     parts.extend(extra)

@@ -47,7 +47,14 @@ from ...retrieval.contracts import (
     Retriever,
     ThreadSafeRetriever,
 )
-from ...retrieval.deployments import DEFAULT_TIMEOUT_S, Deployment, choose_deployment, deployment_options, retriever_of
+from ...retrieval.deployments import (
+    DEFAULT_TIMEOUT_S,
+    Deployment,
+    choose_deployment,
+    deployment_options,
+    no_deployment,
+    retriever_of,
+)
 from ...retrieval.holes import HoleGrades, HoleJudging, filled_measures, filled_question, filled_score_from_measures
 from ...retrieval.provenance import (
     BASELINE,
@@ -703,7 +710,8 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
     factory = registry.load(record)
     if choice is None:
         choice = choose_deployment(source.deployment, config, sourced=sourced)
-    return ResolvedQuestions(golden_set, retriever, record, factory, deployment_options(choice, retriever, factory), privacy, source)
+    deployment = deployment_options(choice, retriever, factory) if choice is not None else no_deployment(retriever)
+    return ResolvedQuestions(golden_set, retriever, record, factory, deployment, privacy, source)
 
 
 def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:

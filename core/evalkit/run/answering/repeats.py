@@ -10,7 +10,8 @@ for a repeated run: a cached answer is not another sample). The case keeps:
 * ``passed`` — more than half of its answers passed; ``score`` — the mean of their scores;
 * each check once, holding when it held for every answer (its detail says in how many it failed);
 * the first answer's text and detail, with every answer's result in ``detail["answers"]``; the
-  mean latency and the summed token counts.
+  mean latency and the summed token counts (unknown when an answer reported none:
+  :func:`~evalkit.answers.sum_usage`).
 
 An answer that errs (the generator failed) makes the case errored — the run is then incomplete,
 and ``--resume`` answers the whole case again.
@@ -23,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from ...answers import Usage, sum_usage
+from ...answers import sum_usage
 from ...grading import Check, judge_pass_share
 from ...runs import CaseResult
 from ...storage.values import ANSWERS, PASS_FRACTION, PASSES
@@ -71,11 +72,6 @@ def _merged_checks(answers: Sequence[CaseResult]) -> tuple[Check, ...]:
     return tuple(merged)
 
 
-def _usage(answers: Sequence[CaseResult]) -> Usage | None:
-    """The answers' token counts summed by the one rule (:func:`evalkit.answers.sum_usage`)."""
-    return sum_usage(a.usage for a in answers)
-
-
 def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
     """One case from the graded answers of one prompt (at least one; see the module docstring)."""
     first = answers[0]
@@ -105,7 +101,7 @@ def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
         # answers that disagree on who served are no evidence of one identity
         identity=first.identity if len(identities) == 1 else None,
         yardstick=yardstick,
-        usage=_usage(answers),
+        usage=sum_usage(a.usage for a in answers),
         detail=detail,
         finished_at=max(a.finished_at for a in answers),
         measures={**(first.measures or {}), PASS_FRACTION: fraction, ANSWERS: total, PASSES: passes},
