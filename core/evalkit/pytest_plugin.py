@@ -11,6 +11,12 @@ from __future__ import annotations
 
 import pytest  # already loaded: pytest is what imports this plugin
 
+#: How the node id of every test the plugin makes from a set begins: ``evalkit-set:SET::CASE``.
+NODE_ID_PREFIX = "evalkit-set:"
+
+#: The command-line arguments that named set tests by node id, taken out of ``config.args``.
+SELECTED_NODE_IDS = pytest.StashKey[tuple[str, ...]]()
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """The ``--evalkit-*`` options and the ``evalkit`` ini switch."""
@@ -34,11 +40,34 @@ def is_active(config: pytest.Config) -> bool:
         switched_on = bool(config.getini("evalkit"))
     except (ValueError, pytest.UsageError) as exc:  # pytest's "invalid truth value 'maybe'" named no option
         raise pytest.UsageError(f"the pytest ini option evalkit: {exc}; give true or false") from None
-    return switched_on or "evalkit" in asked or bool(config.getoption("evalkit_set"))
+    return switched_on or "evalkit" in asked or bool(config.getoption("evalkit_set")) or bool(selected_node_ids(config))
 
 
+def _names_a_set_test(config: pytest.Config, arg: str) -> bool:
+    """True when the command-line argument ``arg`` is the node id of a set's test (or of a whole
+    set, ``evalkit-set:SET``), not a path: a file or folder of that name is left to pytest."""
+    return arg.startswith(NODE_ID_PREFIX) and not (config.invocation_params.dir / arg.split("::", 1)[0]).exists()
+
+
+def selected_node_ids(config: pytest.Config) -> tuple[str, ...]:
+    """The node ids of set tests given on the command line (``pytest 'evalkit-set:SET::CASE'``, as
+    ``-v`` prints them), in the order given."""
+    if SELECTED_NODE_IDS in config.stash:
+        return config.stash[SELECTED_NODE_IDS]
+    return tuple(arg for arg in config.args if _names_a_set_test(config, arg))
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the fixtures and the set collection when the plugin is active."""
+    """Register the fixtures and the set collection when the plugin is active.
+
+    The node ids of set tests given as arguments are taken out of ``config.args`` here, before any
+    collection: pytest reads every argument as a path (``ERROR: file or directory not found:
+    evalkit-set:SET::CASE``), and these tests have no file. The set collection selects them.
+    """
+    if is_active(config) and SELECTED_NODE_IDS not in config.stash:
+        config.stash[SELECTED_NODE_IDS] = selected = selected_node_ids(config)
+        config.args[:] = [arg for arg in config.args if arg not in selected]
     if is_active(config) and not config.pluginmanager.has_plugin("evalkit-active"):
         from evalkit.testing import pytest_fixtures
 

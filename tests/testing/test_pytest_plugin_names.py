@@ -196,3 +196,45 @@ def test_an_ini_switch_that_is_no_boolean_is_named(pytester: pytest.Pytester) ->
     done = pytester.runpytest_inprocess()
     assert done.ret == pytest.ExitCode.USAGE_ERROR
     done.stderr.fnmatch_lines(["*the pytest ini option evalkit: invalid truth value 'maybe'; give true or false*"])
+
+
+def test_a_node_id_given_as_an_argument_runs_that_test_alone(evalkit_pytest: Callable[..., pytest.RunResult]) -> None:
+    """``pytest 'evalkit-set:SET::CASE' --evalkit-set SET`` (the id ``-v`` prints) ended with
+    ``ERROR: file or directory not found``: pytest reads every argument as a path."""
+    done = evalkit_pytest("evalkit-set:pytestkit.gate::fine", "--evalkit-set", "pytestkit.gate", "-v")
+    done.assert_outcomes(passed=1)
+    assert [line.split()[0] for line in done.stdout.lines if " PASSED " in line] == ["evalkit-set:pytestkit.gate::fine"]
+
+
+def test_an_id_copied_from_the_verbose_output_names_its_set_without_evalkit_set(evalkit_pytest: Callable[..., pytest.RunResult]) -> None:
+    """The id of a failed test, escapes and all, copied back from ``-v`` with the gate's: the set
+    it names is run (no ``--evalkit-set`` needed), and only the tests named are collected."""
+    first = evalkit_pytest("--evalkit-set", "pytestkit.escapes", "-v")
+    failed = [line.split()[0] for line in first.stdout.lines if line.endswith("%]") and " FAILED " in line]
+    assert failed == ["evalkit-set:pytestkit.escapes::a\\x3ab"]
+    again = evalkit_pytest(failed[0], f"evalkit-set:pytestkit.escapes::{GATE}", "-v")
+    again.assert_outcomes(failed=1, passed=1)
+    again.stdout.fnmatch_lines(["*collected 2 items", "*::a\\x3ab FAILED*", f"*::{GATE} PASSED*"])
+
+
+def test_a_whole_set_by_node_id_with_a_test_file_and_another_set_whole(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester
+) -> None:
+    """``evalkit-set:SET`` names every test of a set; a path argument is still collected, and a
+    set given with ``--evalkit-set`` and named by no node id runs whole."""
+    pytester.makepyfile(test_plain="def test_plain(): pass\n")
+    done = evalkit_pytest("test_plain.py", "evalkit-set:pytestkit.escapes", "--evalkit-set", "pytestkit.gate", "-v")
+    done.assert_outcomes(passed=7, failed=2)
+
+
+def test_a_node_id_that_names_no_test_is_a_usage_error_and_nothing_runs(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester
+) -> None:
+    """As pytest says for ``test_x.py::test_missing``; a set no one has is refused as for ``--evalkit-set``."""
+    done = evalkit_pytest("evalkit-set:pytestkit.gate::fine", "evalkit-set:pytestkit.gate::missing")
+    assert done.ret == pytest.ExitCode.USAGE_ERROR
+    done.stderr.fnmatch_lines(["*not found: evalkit-set:pytestkit.gate::missing*"])
+    unknown = evalkit_pytest("evalkit-set:pytestkit.nowhere::fine")
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR
+    unknown.stderr.fnmatch_lines(['*evalkit-set:pytestkit.nowhere::fine: Unknown golden prompt set "pytestkit.nowhere"*'])
+    assert stored_runs(pytester.path) == 0

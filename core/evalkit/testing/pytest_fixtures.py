@@ -217,34 +217,93 @@ def _spread_over(config: pytest.Config) -> str | None:
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Append the cases of each ``--evalkit-set`` (and its gate) to the collected tests."""
+    """Append the cases of each ``--evalkit-set`` (and its gate) to the collected tests: every one,
+    or, for a set named by node ids on the command line, the tests those name."""
     from ..catalog import prompt_set_catalog
     from ..config import load_config
     from ..errors import EvalkitError
 
-    set_ids = config.getoption("evalkit_set")
-    if not set_ids:
+    given = list(config.getoption("evalkit_set"))
+    selection = _Selection.of(config)
+    if not given and not selection.node_ids:
         return
     _refuse_blank_options(config)
-    repeated = next((set_id for number, set_id in enumerate(set_ids) if set_id in set_ids[:number]), None)
+    repeated = next((set_id for number, set_id in enumerate(given) if set_id in given[:number]), None)
     if repeated is not None:  # it ran twice, stored two runs, and reported each test twice under one id
         raise _usage_error(f'--evalkit-set: "{repeated}" is given twice; name each set once')
+    # each set to run, with the argument that named it: a set named only by node ids needs no --evalkit-set
+    named_by = {set_id: "--evalkit-set" for set_id in given}
+    for set_name, node_id in selection.set_names.items():
+        if set_name not in {_node_name(set_id) for set_id in given}:
+            named_by.setdefault(set_name, node_id)
+    sets = []
     try:
         catalog = prompt_set_catalog(config=load_config(config.getoption("evalkit_config")))
-        sets = [(golden_set, _listed_cases(golden_set)) for golden_set in (catalog.get(set_id).set for set_id in set_ids)]
-    except EvalkitError as exc:  # the set's or configuration's text (a set id as typed, too) is shown safely
+    except EvalkitError as exc:  # the configuration's text is shown safely
         raise _usage_error(f"--evalkit-set: {exc}") from None
+    for set_id, argument in named_by.items():
+        try:
+            golden_set = catalog.get(set_id).set
+            sets.append((golden_set, _listed_cases(golden_set)))
+        except EvalkitError as exc:  # the set's text (a set id as typed, too) is shown safely
+            raise _usage_error(f"{argument}: {exc}") from None
     for golden_set, prompts in sets:
         name = f"evalkit-set:{_node_name(golden_set.identifier)}"
         # The node id is the name, as a test file's is its path: made from the session's (""), it was
         # "::evalkit-set:…", and the documented id `--deselect evalkit-set:SET::CASE` named nothing.
         collector = GoldenSetRun.from_parent(session, name=name, nodeid=name, set_id=golden_set.identifier, prompts=prompts)
-        collected = collector.collect()
+        collected = selection.chosen(collector.collect())
         # Reported as collected, as pytest's own collection reports each collector: the header's
         # count ("collected 0 items / 4 deselected / -4 selected" under -k or --lf) and
         # --collect-only's summary ("no tests collected") left these items out.
         config.hook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, collected))
         items.extend(collected)
+    selection.refuse_unmatched()
+
+
+@attrs.define
+class _Selection:
+    """The node ids of set tests given on the command line (``evalkit-set:SET::CASE``, or
+    ``evalkit-set:SET`` for every test of a set), which pytest itself cannot resolve: they name no
+    file. A set named by one needs no ``--evalkit-set``; of such a set only the named tests are
+    collected, as pytest collects only ``test_x.py::test_y`` of a file named so. A node id that
+    names no test is pytest's usage error for one, ``not found: …`` (exit 4)."""
+
+    node_ids: tuple[str, ...]
+    matched: set[str] = attrs.Factory(set)
+
+    @classmethod
+    def of(cls, config: pytest.Config) -> _Selection:
+        """The node ids the plugin took out of this session's arguments."""
+        from ..pytest_plugin import selected_node_ids
+
+        return cls(selected_node_ids(config))
+
+    @property
+    def set_names(self) -> dict[str, str]:
+        """The sets the node ids name, each once, in the order given, with the first node id naming it."""
+        names: dict[str, str] = {}
+        for node_id in self.node_ids:
+            names.setdefault(node_id.split("::", 1)[0].removeprefix("evalkit-set:"), node_id)
+        return names
+
+    def chosen(self, collected: list[pytest.Item]) -> list[pytest.Item]:
+        """Of one set's tests, those the node ids name (all of them when none names the set)."""
+        if not collected:
+            return collected
+        prefix = collected[0].parent.nodeid
+        named = [node_id for node_id in self.node_ids if node_id == prefix or node_id.startswith(prefix + "::")]
+        if not named:
+            return collected
+        chosen = [item for item in collected if prefix in named or item.nodeid in named]
+        self.matched.update(node_id for node_id in named if node_id == prefix or any(item.nodeid == node_id for item in chosen))
+        return chosen
+
+    def refuse_unmatched(self) -> None:
+        """pytest's usage error for a node id that names no test (it says ``not found: ID``)."""
+        unmatched = [node_id for node_id in self.node_ids if node_id not in self.matched]
+        if unmatched:
+            raise _usage_error("\n".join(f"not found: {node_id}\n(no test of that node id in its set)" for node_id in unmatched))
 
 
 def _listed_cases(golden_set: Any) -> list[Any]:
