@@ -106,18 +106,23 @@ def evalkit_run(evalkit_store: TemporaryStore) -> Callable[..., Any]:
 class GoldenSetRun(pytest.Collector):
     """One ``--evalkit-set``: its cases as tests and the regression gate; the set runs once, on first use."""
 
-    def __init__(self, *, set_id: str, prompts: Iterable[Any], **kwargs: Any) -> None:
+    def __init__(self, *, set_id: str, prompts: Iterable[Any], bound: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.set_id = set_id
         self.prompts = prompts
+        #: The generator that answers, bound before the tests are named (:func:`_bound_generator`);
+        #: ``None`` when binding it failed, which the run then reports. The run closes it.
+        self.bound = bound
+        self.handed_over = False
         self._outcome: Any = None
         self._failure: str | None = None
         #: Each case as graded, with its check details whatever the privacy level keeps in the store.
         self.graded: dict[str, Any] = {}
 
     def collect(self) -> list[pytest.Item]:
-        """One item per case, then the gate."""
-        items: list[pytest.Item] = [GoldenCase.from_parent(self, name=_node_name(p.id), case_id=p.id) for p in self.prompts]
+        """One item per case, then the gate; a usage error for two cases of one name (:func:`_case_names`)."""
+        names = _case_names(self.set_id, [p.id for p in self.prompts])
+        items: list[pytest.Item] = [GoldenCase.from_parent(self, name=n, case_id=p.id) for n, p in zip(names, self.prompts, strict=True)]
         items.append(RegressionGate.from_parent(self, name=GATE_NAME))
         return items
 
@@ -131,10 +136,11 @@ class GoldenSetRun(pytest.Collector):
             option = self.config.getoption
             try:
                 config = load_config(option("evalkit_config"))
+                self.handed_over = True
                 self._outcome = evaluate_set(
                     self.set_id, provider=option("evalkit_provider"), model=option("evalkit_model"),
                     grader=option("evalkit_grader"), strict_grader=True, config=config,
-                    database=option("evalkit_database"),
+                    database=option("evalkit_database"), bound_generator=self.bound,
                     on_case=lambda case: self.graded.__setitem__(case.case_id, case),
                 )
             except RunInterrupted as exc:
@@ -147,6 +153,39 @@ class GoldenSetRun(pytest.Collector):
         if self._failure is not None:
             _fail(self._failure)
         return self._outcome
+
+
+def _case_names(set_id: str, case_ids: list[str]) -> list[str]:
+    """The test name of each case (:func:`_node_name`), or a usage error naming two cases that get
+    one name: ids that differ only in a secret the generator declares (``key-<its key>`` and
+    ``key-***``) are both written with the secret hidden, and pytest would run, report and select
+    them as one test. The cases are named by their place in the set and their shown name, the
+    secret still hidden."""
+    names = [_node_name(case_id) for case_id in case_ids]
+    first: dict[str, int] = {}
+    for number, name in enumerate(names):
+        if name in first:
+            raise _usage_error(
+                f'--evalkit-set: set "{set_id}": cases #{first[name] + 1} and #{number + 1} are both named "{name}" '
+                "once secrets are hidden, and pytest cannot tell one test from the other: give one an id that "
+                "differs outside the secret"
+            )
+        first[name] = number
+    return names
+
+
+def _bound_generator(config: pytest.Config, run_config: Any) -> Any:
+    """The generator the sets' runs use, bound now, before their tests are named: binding it
+    remembers the secrets it declares, so they are hidden in the node ids that pytest prints (the
+    generator was bound only when the first test ran, and ``-v`` showed a case id holding the key
+    as it was). ``None`` when it cannot be bound; the run then says why, as before."""
+    from ..components import bind_generator
+    from ..errors import EvalkitError
+
+    try:
+        return bind_generator(run_config, config.getoption("evalkit_provider"), config.getoption("evalkit_model"))
+    except EvalkitError:
+        return None
 
 
 class GoldenCase(pytest.Item):
@@ -238,7 +277,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             named_by.setdefault(set_name, node_id)
     sets = []
     try:
-        catalog = prompt_set_catalog(config=load_config(config.getoption("evalkit_config")))
+        run_config = load_config(config.getoption("evalkit_config"))
+        catalog = prompt_set_catalog(config=run_config)
     except EvalkitError as exc:  # the configuration's text is shown safely
         raise _usage_error(f"--evalkit-set: {exc}") from None
     for set_id, argument in named_by.items():
@@ -251,7 +291,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         name = f"evalkit-set:{_node_name(golden_set.identifier)}"
         # The node id is the name, as a test file's is its path: made from the session's (""), it was
         # "::evalkit-set:…", and the documented id `--deselect evalkit-set:SET::CASE` named nothing.
-        collector = GoldenSetRun.from_parent(session, name=name, nodeid=name, set_id=golden_set.identifier, prompts=prompts)
+        collector = GoldenSetRun.from_parent(
+            session, name=name, nodeid=name, set_id=golden_set.identifier, prompts=prompts,
+            bound=_bound_generator(config, run_config),
+        )  # fmt: skip
+        config.stash.setdefault(_SET_RUNS, []).append(collector)
         collected = selection.chosen(collector.collect())
         # Reported as collected, as pytest's own collection reports each collector: the header's
         # count ("collected 0 items / 4 deselected / -4 selected" under -k or --lf) and
@@ -259,6 +303,25 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         config.hook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, collected))
         items.extend(collected)
     selection.refuse_unmatched()
+
+
+#: The sets' collectors of this session, whose generators :func:`pytest_sessionfinish` closes if no test ran them.
+_SET_RUNS = pytest.StashKey[list[GoldenSetRun]]()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Close the generator of each set whose run never began (every test of it deselected, or
+    ``--collect-only``); a run closes its own."""
+    from ..errors import PLUGIN_FAILURES
+    from ..event_loops import run_to_completion
+
+    for collector in session.config.stash.get(_SET_RUNS, []):
+        if collector.bound is not None and not collector.handed_over:
+            collector.handed_over = True
+            try:
+                run_to_completion(collector.bound.aclose)
+            except PLUGIN_FAILURES:  # a generator failing to close must not fail the session
+                pass
 
 
 @attrs.define
