@@ -38,8 +38,13 @@ def _node_name(text: object) -> str:
     ``a::b`` or ``x[1]``, and every set's ``evalkit-set[…]`` collector, broke ``--lf``: a failed
     case's id read back as another, so every case ran again). A backslash, which begins each of
     these escapes, is written ``\\x5c`` first: ids ``a:b`` and ``a\\x3ab`` made one name, two tests
-    of one node id."""
-    return _shown(str(text).replace("\\", "\\x5c")).translate(_NODE_ID_SYNTAX)
+    of one node id. Secrets are hidden before that: a key holding a backslash, once written
+    ``\\x5c``, was no longer found, and was shown."""
+    from ..printable import visible
+    from ..privacy import remove_secrets, secrets_to_hide
+
+    scrubbed = remove_secrets(str(text), secrets_to_hide())
+    return visible(scrubbed.replace("\\", "\\x5c")).translate(_NODE_ID_SYNTAX)
 
 
 def _fail(message: str) -> NoReturn:

@@ -16,7 +16,8 @@ from __future__ import annotations
 from evalkit import Answer, Assertion, GenerationRequest, GoldenPrompt, GoldenPromptSet
 
 #: The credential ``pytestkit.keyed`` declares.
-SECRET = "pytestkit-key-5e1f0c9a"
+#: It holds a backslash, which the plugin writes ``\\x5c`` in test names.
+SECRET = "pytestkit-key\\5e1f0c9a"
 
 
 def _case(case_id: str, number: int, answer: str = "ok") -> GoldenPrompt:
