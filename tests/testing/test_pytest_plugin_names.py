@@ -166,6 +166,9 @@ def test_sets_spread_over_xdist_workers_are_refused(
     done = evalkit_pytest("--evalkit-set", "pytestkit.gate", *spread)
     assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
     done.stderr.fnmatch_lines(["*--evalkit-set runs each set once, in one process, and pytest-xdist* -p no:xdist (or -n 0)*"])
+    # a set named by a test's node id alone runs as one named by --evalkit-set does: refused alike
+    by_node_id = evalkit_pytest("evalkit-set:pytestkit.gate::fine", *spread)
+    assert by_node_id.ret == pytest.ExitCode.USAGE_ERROR, by_node_id.stdout.str()
     assert stored_runs(pytester.path) == 0
     if spread:  # not spread, the same session runs the set (its case regression-gate fails)
         assert evalkit_pytest("--evalkit-set", "pytestkit.gate", "--dist", "no").ret == pytest.ExitCode.TESTS_FAILED

@@ -242,9 +242,12 @@ class RegressionGate(pytest.Item):
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Refuse ``--evalkit-set`` in a session pytest-xdist spreads over workers (:func:`_spread_over`)."""
+    """Refuse ``--evalkit-set``, or a set test's node id as an argument, in a session pytest-xdist
+    spreads over workers (:func:`_spread_over`)."""
+    from ..pytest_plugin import selected_node_ids
+
     spread = _spread_over(config)
-    if spread and config.getoption("evalkit_set"):
+    if spread and (config.getoption("evalkit_set") or selected_node_ids(config)):
         raise _usage_error(
             f"--evalkit-set runs each set once, in one process, and {spread} would run it again in every worker "
             "given one of its tests (each run stored, each gate judging its own): run the sets with -p no:xdist "
