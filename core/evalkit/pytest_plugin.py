@@ -1,7 +1,7 @@
 """The pytest plugin (``pytest11`` entry point ``evalkit``), active only when asked.
 
 Ask with ``pytest -p evalkit``, with ``evalkit = true`` in the pytest ini options, or by passing
-``--evalkit-set``. Until then this module only declares its options: it imports nothing of
+``--evalkit-set`` or a set test's node id (``evalkit-set:SET::CASE``). Until then this module only declares its options: it imports nothing of
 evalkit's kernel, so installing evalkit costs other test suites nothing. Once active,
 :mod:`evalkit.testing.pytest_fixtures` is registered: the ``evalkit_store`` and ``evalkit_run``
 fixtures, and one test per case of each ``--evalkit-set`` plus a final regression-gate test.
@@ -45,8 +45,15 @@ def is_active(config: pytest.Config) -> bool:
 
 def _names_a_set_test(config: pytest.Config, arg: str) -> bool:
     """True when the command-line argument ``arg`` is the node id of a set's test (or of a whole
-    set, ``evalkit-set:SET``), not a path: a file or folder of that name is left to pytest."""
-    return arg.startswith(NODE_ID_PREFIX) and not (config.invocation_params.dir / arg.split("::", 1)[0]).exists()
+    set, ``evalkit-set:SET``), not a path: a file or folder of that name is left to pytest. A name
+    the system cannot even look up (longer than a file name may be) is no file: its ``OSError``
+    was pytest's INTERNALERROR."""
+    if not arg.startswith(NODE_ID_PREFIX):
+        return False
+    try:
+        return not (config.invocation_params.dir / arg.split("::", 1)[0]).exists()
+    except (OSError, ValueError):
+        return True
 
 
 def selected_node_ids(config: pytest.Config) -> tuple[str, ...]:

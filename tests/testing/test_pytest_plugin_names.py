@@ -240,6 +240,10 @@ def test_a_node_id_that_names_no_test_is_a_usage_error_and_nothing_runs(
     unknown = evalkit_pytest("evalkit-set:pytestkit.nowhere::fine")
     assert unknown.ret == pytest.ExitCode.USAGE_ERROR
     unknown.stderr.fnmatch_lines(['*evalkit-set:pytestkit.nowhere::fine: Unknown golden prompt set "pytestkit.nowhere"*'])
+    # longer than a file name may be: looking it up as a path raised OSError, pytest's INTERNALERROR
+    too_long = evalkit_pytest("evalkit-set:" + "x" * 300 + "::fine")
+    assert too_long.ret == pytest.ExitCode.USAGE_ERROR and "INTERNALERROR" not in too_long.stdout.str() + too_long.stderr.str()
+    too_long.stderr.fnmatch_lines(["*: Unknown golden prompt set*"])
     assert stored_runs(pytester.path) == 0
 
 
