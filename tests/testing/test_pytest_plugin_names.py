@@ -287,3 +287,11 @@ def test_case_ids_that_differ_only_in_a_secret_are_a_usage_error(
     done.stderr.fnmatch_lines(['*set "pytestkit.collide": cases #1 and #2 are both named "key-[*][*][*]" once secrets are hidden*'])
     assert KEYED_SECRET_TAIL not in done.stdout.str() + done.stderr.str()
     assert stored_runs(pytester.path) == 0
+
+
+def test_two_cases_of_one_id_are_a_usage_error_saying_so(evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester) -> None:
+    """Refused as ``evalkit run`` refuses the set, and not said to differ in a secret."""
+    done = evalkit_pytest("--evalkit-set", "pytestkit.twice")
+    assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
+    done.stderr.fnmatch_lines(['*set "pytestkit.twice": cases #1 and #3 have one id, "same"; give each case its own*'])
+    assert stored_runs(pytester.path) == 0

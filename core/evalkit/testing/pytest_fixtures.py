@@ -165,10 +165,13 @@ def _case_names(set_id: str, case_ids: list[str]) -> list[str]:
     one name: ids that differ only in a secret the generator declares (``key-<its key>`` and
     ``key-***``) are both written with the secret hidden, and pytest would run, report and select
     them as one test. The cases are named by their place in the set and their shown name, the
-    secret still hidden."""
+    secret still hidden. Two cases of one id (a set ``evalkit run`` refuses) are refused so too:
+    pytest ran them as two tests of one node id, each failing as the run refused the set."""
     names = [_node_name(case_id) for case_id in case_ids]
     first: dict[str, int] = {}
     for number, name in enumerate(names):
+        if name in first and case_ids[first[name]] == case_ids[number]:  # as evalkit run refuses the set
+            raise _usage_error(f'--evalkit-set: set "{set_id}": cases #{first[name] + 1} and #{number + 1} have one id, "{name}"; give each case its own')
         if name in first:
             raise _usage_error(
                 f'--evalkit-set: set "{set_id}": cases #{first[name] + 1} and #{number + 1} are both named "{name}" '

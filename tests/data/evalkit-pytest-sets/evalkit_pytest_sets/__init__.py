@@ -8,7 +8,8 @@ and the same escape written out (``a:b`` and ``a\\x3ab``).
 
 ``pytestkit.keyed`` is a generator that declares :data:`SECRET` and answers "ok" to every
 prompt; ``pytestkit.secret`` has a case whose id holds that secret, and ``pytestkit.collide``
-also one whose id is the same with the secret hidden (``key-***``).
+also one whose id is the same with the secret hidden (``key-***``); ``pytestkit.twice`` has two
+cases of one id (a set ``evalkit run`` refuses).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class PytestSets:
         """The sets."""
         return [
             GoldenPromptSet(identifier="pytestkit.secret", name="A case id holding the key", prompts=[_case(f"key-{SECRET}", 1), _case("plain", 2)]),
+            GoldenPromptSet(identifier="pytestkit.twice", name="One case id twice", prompts=[_case("same", 1), _case("fine", 2), _case("same", 3)]),
             GoldenPromptSet(identifier="pytestkit.collide", name="Case ids one with the key hidden", prompts=[_case(f"key-{SECRET}", 1), _case("key-***", 2)]),
             GoldenPromptSet(
                 identifier="pytestkit.gate",
