@@ -1,7 +1,7 @@
 """The pytest plugin (``pytest11`` entry point ``evalkit``), active only when asked.
 
 Ask with ``pytest -p evalkit``, with ``evalkit = true`` in the pytest ini options, or by passing
-``--evalkit-set``. Until then this module only declares its options: it imports nothing of
+``--evalkit-set`` or a set test's node id (``evalkit-set:SET::CASE``). Until then this module only declares its options: it imports nothing of
 evalkit's kernel, so installing evalkit costs other test suites nothing. Once active,
 :mod:`evalkit.testing.pytest_fixtures` is registered: the ``evalkit_store`` and ``evalkit_run``
 fixtures, and one test per case of each ``--evalkit-set`` plus a final regression-gate test.
@@ -10,6 +10,12 @@ fixtures, and one test per case of each ``--evalkit-set`` plus a final regressio
 from __future__ import annotations
 
 import pytest  # already loaded: pytest is what imports this plugin
+
+#: How the node id of every test the plugin makes from a set begins: ``evalkit-set:SET::CASE``.
+NODE_ID_PREFIX = "evalkit-set:"
+
+#: The command-line arguments that named set tests by node id, taken out of ``config.args``.
+SELECTED_NODE_IDS = pytest.StashKey[tuple[str, ...]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -34,11 +40,41 @@ def is_active(config: pytest.Config) -> bool:
         switched_on = bool(config.getini("evalkit"))
     except (ValueError, pytest.UsageError) as exc:  # pytest's "invalid truth value 'maybe'" named no option
         raise pytest.UsageError(f"the pytest ini option evalkit: {exc}; give true or false") from None
-    return switched_on or "evalkit" in asked or bool(config.getoption("evalkit_set"))
+    return switched_on or "evalkit" in asked or bool(config.getoption("evalkit_set")) or bool(selected_node_ids(config))
 
 
+def _names_a_set_test(config: pytest.Config, arg: str) -> bool:
+    """True when the command-line argument ``arg`` is the node id of a set's test (or of a whole
+    set, ``evalkit-set:SET``), not a path: a file or folder of that name is left to pytest. A name
+    the system cannot even look up (longer than a file name may be) is no file: its ``OSError``
+    was pytest's INTERNALERROR."""
+    if not arg.startswith(NODE_ID_PREFIX):
+        return False
+    try:
+        return not (config.invocation_params.dir / arg.split("::", 1)[0]).exists()
+    except (OSError, ValueError):
+        return True
+
+
+def selected_node_ids(config: pytest.Config) -> tuple[str, ...]:
+    """The node ids of set tests given on the command line (``pytest 'evalkit-set:SET::CASE'``, as
+    ``-v`` prints them), in the order given."""
+    if SELECTED_NODE_IDS in config.stash:
+        return config.stash[SELECTED_NODE_IDS]
+    return tuple(arg for arg in config.args if _names_a_set_test(config, arg))
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the fixtures and the set collection when the plugin is active."""
+    """Register the fixtures and the set collection when the plugin is active.
+
+    The node ids of set tests given as arguments are taken out of ``config.args`` here, before any
+    collection: pytest reads every argument as a path (``ERROR: file or directory not found:
+    evalkit-set:SET::CASE``), and these tests have no file. The set collection selects them.
+    """
+    if is_active(config) and SELECTED_NODE_IDS not in config.stash:
+        config.stash[SELECTED_NODE_IDS] = selected = selected_node_ids(config)
+        config.args[:] = [arg for arg in config.args if arg not in selected]
     if is_active(config) and not config.pluginmanager.has_plugin("evalkit-active"):
         from evalkit.testing import pytest_fixtures
 

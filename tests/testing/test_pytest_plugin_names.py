@@ -166,6 +166,9 @@ def test_sets_spread_over_xdist_workers_are_refused(
     done = evalkit_pytest("--evalkit-set", "pytestkit.gate", *spread)
     assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
     done.stderr.fnmatch_lines(["*--evalkit-set runs each set once, in one process, and pytest-xdist* -p no:xdist (or -n 0)*"])
+    # a set named by a test's node id alone runs as one named by --evalkit-set does: refused alike
+    by_node_id = evalkit_pytest("evalkit-set:pytestkit.gate::fine", *spread)
+    assert by_node_id.ret == pytest.ExitCode.USAGE_ERROR, by_node_id.stdout.str()
     assert stored_runs(pytester.path) == 0
     if spread:  # not spread, the same session runs the set (its case regression-gate fails)
         assert evalkit_pytest("--evalkit-set", "pytestkit.gate", "--dist", "no").ret == pytest.ExitCode.TESTS_FAILED
@@ -196,3 +199,99 @@ def test_an_ini_switch_that_is_no_boolean_is_named(pytester: pytest.Pytester) ->
     done = pytester.runpytest_inprocess()
     assert done.ret == pytest.ExitCode.USAGE_ERROR
     done.stderr.fnmatch_lines(["*the pytest ini option evalkit: invalid truth value 'maybe'; give true or false*"])
+
+
+def test_a_node_id_given_as_an_argument_runs_that_test_alone(evalkit_pytest: Callable[..., pytest.RunResult]) -> None:
+    """``pytest 'evalkit-set:SET::CASE' --evalkit-set SET`` (the id ``-v`` prints) ended with
+    ``ERROR: file or directory not found``: pytest reads every argument as a path."""
+    done = evalkit_pytest("evalkit-set:pytestkit.gate::fine", "--evalkit-set", "pytestkit.gate", "-v")
+    done.assert_outcomes(passed=1)
+    assert [line.split()[0] for line in done.stdout.lines if " PASSED " in line] == ["evalkit-set:pytestkit.gate::fine"]
+
+
+def test_an_id_copied_from_the_verbose_output_names_its_set_without_evalkit_set(evalkit_pytest: Callable[..., pytest.RunResult]) -> None:
+    """The id of a failed test, escapes and all, copied back from ``-v`` with the gate's: the set
+    it names is run (no ``--evalkit-set`` needed), and only the tests named are collected."""
+    first = evalkit_pytest("--evalkit-set", "pytestkit.escapes", "-v")
+    failed = [line.split()[0] for line in first.stdout.lines if line.endswith("%]") and " FAILED " in line]
+    assert failed == ["evalkit-set:pytestkit.escapes::a\\x3ab"]
+    again = evalkit_pytest(failed[0], f"evalkit-set:pytestkit.escapes::{GATE}", "-v")
+    again.assert_outcomes(failed=1, passed=1)
+    again.stdout.fnmatch_lines(["*collected 2 items", "*::a\\x3ab FAILED*", f"*::{GATE} PASSED*"])
+
+
+def test_a_whole_set_by_node_id_with_a_test_file_and_another_set_whole(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester
+) -> None:
+    """``evalkit-set:SET`` names every test of a set; a path argument is still collected, and a
+    set given with ``--evalkit-set`` and named by no node id runs whole."""
+    pytester.makepyfile(test_plain="def test_plain(): pass\n")
+    done = evalkit_pytest("test_plain.py", "evalkit-set:pytestkit.escapes", "--evalkit-set", "pytestkit.gate", "-v")
+    done.assert_outcomes(passed=7, failed=2)
+
+
+def test_a_node_id_that_names_no_test_is_a_usage_error_and_nothing_runs(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester
+) -> None:
+    """As pytest says for ``test_x.py::test_missing``; a set no one has is refused as for ``--evalkit-set``."""
+    done = evalkit_pytest("evalkit-set:pytestkit.gate::fine", "evalkit-set:pytestkit.gate::missing")
+    assert done.ret == pytest.ExitCode.USAGE_ERROR
+    done.stderr.fnmatch_lines(["*not found: evalkit-set:pytestkit.gate::missing*"])
+    unknown = evalkit_pytest("evalkit-set:pytestkit.nowhere::fine")
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR
+    unknown.stderr.fnmatch_lines(['*evalkit-set:pytestkit.nowhere::fine: Unknown golden prompt set "pytestkit.nowhere"*'])
+    # longer than a file name may be: looking it up as a path raised OSError, pytest's INTERNALERROR
+    too_long = evalkit_pytest("evalkit-set:" + "x" * 300 + "::fine")
+    assert too_long.ret == pytest.ExitCode.USAGE_ERROR and "INTERNALERROR" not in too_long.stdout.str() + too_long.stderr.str()
+    too_long.stderr.fnmatch_lines(["*: Unknown golden prompt set*"])
+    assert stored_runs(pytester.path) == 0
+
+
+#: What follows the backslash in the secret the test generator ``pytestkit.keyed`` declares,
+#: ``pytestkit-key\\5e1f0c9a`` (tests/data/evalkit-pytest-sets): shown neither as it is nor with
+#: its backslash written ``\\x5c``, as the plugin writes one in a test's name.
+KEYED_SECRET_TAIL = "5e1f0c9a"
+
+
+def with_keyed_provider(pytester: pytest.Pytester) -> tuple[str, ...]:
+    """Configure the provider instance ``keyed`` (the generator declaring the secret of :data:`KEYED_SECRET_TAIL`); the options choosing it."""
+    pytester.path.joinpath("evalkit.toml").write_text(
+        '[providers.ref]\nadapter = "reference"\nmodel = "ref-v1"\n\n[providers.keyed]\nadapter = "pytestkit.keyed"\nmodel = "keyed-v1"\n'
+    )
+    return ("--evalkit-provider", "keyed")
+
+
+def test_a_case_id_holding_the_generators_key_is_named_with_it_hidden(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester
+) -> None:
+    """The tests were named before the generator was bound, so its key was not yet a secret to hide:
+    ``-v``, the short summary and JUnit XML showed the case id with the key in it."""
+    done = evalkit_pytest("--evalkit-set", "pytestkit.secret", *with_keyed_provider(pytester), "-v", "-rA", "--junitxml", "out.xml")
+    done.assert_outcomes(passed=3)
+    output = done.stdout.str() + done.stderr.str() + (pytester.path / "out.xml").read_text()
+    assert KEYED_SECRET_TAIL not in output
+    done.stdout.fnmatch_lines(["evalkit-set:pytestkit.secret::key-[*][*][*] PASSED*"])
+    # the name as shown selects the case
+    again = evalkit_pytest("evalkit-set:pytestkit.secret::key-***", *with_keyed_provider(pytester), "-v")
+    again.assert_outcomes(passed=1)
+
+
+def test_case_ids_that_differ_only_in_a_secret_are_a_usage_error(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester
+) -> None:
+    """``key-<the key>`` and ``key-***`` are both shown ``key-***``: one node id for two tests, which
+    pytest reported, selected and deselected as one. Refused naming both cases by their place,
+    the key still hidden, nothing run or stored."""
+    done = evalkit_pytest("--evalkit-set", "pytestkit.collide", *with_keyed_provider(pytester))
+    assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
+    done.stderr.fnmatch_lines(['*set "pytestkit.collide": cases #1 and #2 are both named "key-[*][*][*]" once secrets are hidden*'])
+    assert KEYED_SECRET_TAIL not in done.stdout.str() + done.stderr.str()
+    assert stored_runs(pytester.path) == 0
+
+
+def test_two_cases_of_one_id_are_a_usage_error_saying_so(evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester) -> None:
+    """Refused as ``evalkit run`` refuses the set, and not said to differ in a secret."""
+    done = evalkit_pytest("--evalkit-set", "pytestkit.twice")
+    assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
+    done.stderr.fnmatch_lines(['*set "pytestkit.twice": cases #1 and #3 have one id, "same"; give each case its own*'])
+    assert stored_runs(pytester.path) == 0

@@ -38,8 +38,13 @@ def _node_name(text: object) -> str:
     ``a::b`` or ``x[1]``, and every set's ``evalkit-set[…]`` collector, broke ``--lf``: a failed
     case's id read back as another, so every case ran again). A backslash, which begins each of
     these escapes, is written ``\\x5c`` first: ids ``a:b`` and ``a\\x3ab`` made one name, two tests
-    of one node id."""
-    return _shown(str(text).replace("\\", "\\x5c")).translate(_NODE_ID_SYNTAX)
+    of one node id. Secrets are hidden before that: a key holding a backslash, once written
+    ``\\x5c``, was no longer found, and was shown."""
+    from ..printable import visible
+    from ..privacy import remove_secrets, secrets_to_hide
+
+    scrubbed = remove_secrets(str(text), secrets_to_hide())
+    return visible(scrubbed.replace("\\", "\\x5c")).translate(_NODE_ID_SYNTAX)
 
 
 def _fail(message: str) -> NoReturn:
@@ -106,18 +111,23 @@ def evalkit_run(evalkit_store: TemporaryStore) -> Callable[..., Any]:
 class GoldenSetRun(pytest.Collector):
     """One ``--evalkit-set``: its cases as tests and the regression gate; the set runs once, on first use."""
 
-    def __init__(self, *, set_id: str, prompts: Iterable[Any], **kwargs: Any) -> None:
+    def __init__(self, *, set_id: str, prompts: Iterable[Any], bound: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.set_id = set_id
         self.prompts = prompts
+        #: The generator that answers, bound before the tests are named (:func:`_bound_generator`);
+        #: ``None`` when binding it failed, which the run then reports. The run closes it.
+        self.bound = bound
+        self.handed_over = False
         self._outcome: Any = None
         self._failure: str | None = None
         #: Each case as graded, with its check details whatever the privacy level keeps in the store.
         self.graded: dict[str, Any] = {}
 
     def collect(self) -> list[pytest.Item]:
-        """One item per case, then the gate."""
-        items: list[pytest.Item] = [GoldenCase.from_parent(self, name=_node_name(p.id), case_id=p.id) for p in self.prompts]
+        """One item per case, then the gate; a usage error for two cases of one name (:func:`_case_names`)."""
+        names = _case_names(self.set_id, [p.id for p in self.prompts])
+        items: list[pytest.Item] = [GoldenCase.from_parent(self, name=n, case_id=p.id) for n, p in zip(names, self.prompts, strict=True)]
         items.append(RegressionGate.from_parent(self, name=GATE_NAME))
         return items
 
@@ -131,10 +141,11 @@ class GoldenSetRun(pytest.Collector):
             option = self.config.getoption
             try:
                 config = load_config(option("evalkit_config"))
+                self.handed_over = True
                 self._outcome = evaluate_set(
                     self.set_id, provider=option("evalkit_provider"), model=option("evalkit_model"),
                     grader=option("evalkit_grader"), strict_grader=True, config=config,
-                    database=option("evalkit_database"),
+                    database=option("evalkit_database"), bound_generator=self.bound,
                     on_case=lambda case: self.graded.__setitem__(case.case_id, case),
                 )
             except RunInterrupted as exc:
@@ -147,6 +158,42 @@ class GoldenSetRun(pytest.Collector):
         if self._failure is not None:
             _fail(self._failure)
         return self._outcome
+
+
+def _case_names(set_id: str, case_ids: list[str]) -> list[str]:
+    """The test name of each case (:func:`_node_name`), or a usage error naming two cases that get
+    one name: ids that differ only in a secret the generator declares (``key-<its key>`` and
+    ``key-***``) are both written with the secret hidden, and pytest would run, report and select
+    them as one test. The cases are named by their place in the set and their shown name, the
+    secret still hidden. Two cases of one id (a set ``evalkit run`` refuses) are refused so too:
+    pytest ran them as two tests of one node id, each failing as the run refused the set."""
+    names = [_node_name(case_id) for case_id in case_ids]
+    first: dict[str, int] = {}
+    for number, name in enumerate(names):
+        if name in first and case_ids[first[name]] == case_ids[number]:  # as evalkit run refuses the set
+            raise _usage_error(f'--evalkit-set: set "{set_id}": cases #{first[name] + 1} and #{number + 1} have one id, "{name}"; give each case its own')
+        if name in first:
+            raise _usage_error(
+                f'--evalkit-set: set "{set_id}": cases #{first[name] + 1} and #{number + 1} are both named "{name}" '
+                "once secrets are hidden, and pytest cannot tell one test from the other: give one an id that "
+                "differs outside the secret"
+            )
+        first[name] = number
+    return names
+
+
+def _bound_generator(config: pytest.Config, run_config: Any) -> Any:
+    """The generator the sets' runs use, bound now, before their tests are named: binding it
+    remembers the secrets it declares, so they are hidden in the node ids that pytest prints (the
+    generator was bound only when the first test ran, and ``-v`` showed a case id holding the key
+    as it was). ``None`` when it cannot be bound; the run then says why, as before."""
+    from ..components import bind_generator
+    from ..errors import EvalkitError
+
+    try:
+        return bind_generator(run_config, config.getoption("evalkit_provider"), config.getoption("evalkit_model"))
+    except EvalkitError:
+        return None
 
 
 class GoldenCase(pytest.Item):
@@ -201,9 +248,12 @@ class RegressionGate(pytest.Item):
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Refuse ``--evalkit-set`` in a session pytest-xdist spreads over workers (:func:`_spread_over`)."""
+    """Refuse ``--evalkit-set``, or a set test's node id as an argument, in a session pytest-xdist
+    spreads over workers (:func:`_spread_over`)."""
+    from ..pytest_plugin import selected_node_ids
+
     spread = _spread_over(config)
-    if spread and config.getoption("evalkit_set"):
+    if spread and (config.getoption("evalkit_set") or selected_node_ids(config)):
         raise _usage_error(
             f"--evalkit-set runs each set once, in one process, and {spread} would run it again in every worker "
             "given one of its tests (each run stored, each gate judging its own): run the sets with -p no:xdist "
@@ -220,34 +270,117 @@ def _spread_over(config: pytest.Config) -> str | None:
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Append the cases of each ``--evalkit-set`` (and its gate) to the collected tests."""
+    """Append the cases of each ``--evalkit-set`` (and its gate) to the collected tests: every one,
+    or, for a set named by node ids on the command line, the tests those name."""
     from ..catalog import prompt_set_catalog
     from ..config import load_config
     from ..errors import EvalkitError
 
-    set_ids = config.getoption("evalkit_set")
-    if not set_ids:
+    given = list(config.getoption("evalkit_set"))
+    selection = _Selection.of(config)
+    if not given and not selection.node_ids:
         return
     _refuse_blank_options(config)
-    repeated = next((set_id for number, set_id in enumerate(set_ids) if set_id in set_ids[:number]), None)
+    repeated = next((set_id for number, set_id in enumerate(given) if set_id in given[:number]), None)
     if repeated is not None:  # it ran twice, stored two runs, and reported each test twice under one id
         raise _usage_error(f'--evalkit-set: "{repeated}" is given twice; name each set once')
+    # each set to run, with the argument that named it: a set named only by node ids needs no --evalkit-set
+    named_by = {set_id: "--evalkit-set" for set_id in given}
+    for set_name, node_id in selection.set_names.items():
+        if set_name not in {_node_name(set_id) for set_id in given}:
+            named_by.setdefault(set_name, node_id)
+    sets = []
     try:
-        catalog = prompt_set_catalog(config=load_config(config.getoption("evalkit_config")))
-        sets = [(golden_set, _listed_cases(golden_set)) for golden_set in (catalog.get(set_id).set for set_id in set_ids)]
-    except EvalkitError as exc:  # the set's or configuration's text (a set id as typed, too) is shown safely
+        run_config = load_config(config.getoption("evalkit_config"))
+        catalog = prompt_set_catalog(config=run_config)
+    except EvalkitError as exc:  # the configuration's text is shown safely
         raise _usage_error(f"--evalkit-set: {exc}") from None
+    for set_id, argument in named_by.items():
+        try:
+            golden_set = catalog.get(set_id).set
+            sets.append((golden_set, _listed_cases(golden_set)))
+        except EvalkitError as exc:  # the set's text (a set id as typed, too) is shown safely
+            raise _usage_error(f"{argument}: {exc}") from None
     for golden_set, prompts in sets:
         name = f"evalkit-set:{_node_name(golden_set.identifier)}"
         # The node id is the name, as a test file's is its path: made from the session's (""), it was
         # "::evalkit-set:…", and the documented id `--deselect evalkit-set:SET::CASE` named nothing.
-        collector = GoldenSetRun.from_parent(session, name=name, nodeid=name, set_id=golden_set.identifier, prompts=prompts)
-        collected = collector.collect()
+        collector = GoldenSetRun.from_parent(
+            session, name=name, nodeid=name, set_id=golden_set.identifier, prompts=prompts,
+            bound=_bound_generator(config, run_config),
+        )  # fmt: skip
+        config.stash.setdefault(_SET_RUNS, []).append(collector)
+        collected = selection.chosen(collector.collect())
         # Reported as collected, as pytest's own collection reports each collector: the header's
         # count ("collected 0 items / 4 deselected / -4 selected" under -k or --lf) and
         # --collect-only's summary ("no tests collected") left these items out.
         config.hook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, collected))
         items.extend(collected)
+    selection.refuse_unmatched()
+
+
+#: The sets' collectors of this session, whose generators :func:`pytest_sessionfinish` closes if no test ran them.
+_SET_RUNS = pytest.StashKey[list[GoldenSetRun]]()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Close the generator of each set whose run never began (every test of it deselected, or
+    ``--collect-only``); a run closes its own."""
+    from ..errors import PLUGIN_FAILURES
+    from ..event_loops import run_to_completion
+
+    for collector in session.config.stash.get(_SET_RUNS, []):
+        if collector.bound is not None and not collector.handed_over:
+            collector.handed_over = True
+            try:
+                run_to_completion(collector.bound.aclose)
+            except PLUGIN_FAILURES:  # a generator failing to close must not fail the session
+                pass
+
+
+@attrs.define
+class _Selection:
+    """The node ids of set tests given on the command line (``evalkit-set:SET::CASE``, or
+    ``evalkit-set:SET`` for every test of a set), which pytest itself cannot resolve: they name no
+    file. A set named by one needs no ``--evalkit-set``; of such a set only the named tests are
+    collected, as pytest collects only ``test_x.py::test_y`` of a file named so. A node id that
+    names no test is pytest's usage error for one, ``not found: …`` (exit 4)."""
+
+    node_ids: tuple[str, ...]
+    matched: set[str] = attrs.Factory(set)
+
+    @classmethod
+    def of(cls, config: pytest.Config) -> _Selection:
+        """The node ids the plugin took out of this session's arguments."""
+        from ..pytest_plugin import selected_node_ids
+
+        return cls(selected_node_ids(config))
+
+    @property
+    def set_names(self) -> dict[str, str]:
+        """The sets the node ids name, each once, in the order given, with the first node id naming it."""
+        names: dict[str, str] = {}
+        for node_id in self.node_ids:
+            names.setdefault(node_id.split("::", 1)[0].removeprefix("evalkit-set:"), node_id)
+        return names
+
+    def chosen(self, collected: list[pytest.Item]) -> list[pytest.Item]:
+        """Of one set's tests, those the node ids name (all of them when none names the set)."""
+        if not collected:
+            return collected
+        prefix = collected[0].parent.nodeid
+        named = [node_id for node_id in self.node_ids if node_id == prefix or node_id.startswith(prefix + "::")]
+        if not named:
+            return collected
+        chosen = [item for item in collected if prefix in named or item.nodeid in named]
+        self.matched.update(node_id for node_id in named if node_id == prefix or any(item.nodeid == node_id for item in chosen))
+        return chosen
+
+    def refuse_unmatched(self) -> None:
+        """pytest's usage error for a node id that names no test (it says ``not found: ID``)."""
+        unmatched = [node_id for node_id in self.node_ids if node_id not in self.matched]
+        if unmatched:
+            raise _usage_error("\n".join(f"not found: {node_id}\n(no test of that node id in its set)" for node_id in unmatched))
 
 
 def _listed_cases(golden_set: Any) -> list[Any]:
