@@ -16,7 +16,7 @@ from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
 from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError, carried
 from .grading import Grading
 from .options import resolve_paths
-from .privacy import SecretHolder
+from .privacy import SecretHolder, read_secrets
 from .prompts import GoldenPrompt
 from .shapes import exception_text, short_repr
 
@@ -353,14 +353,18 @@ class BoundGenerator:
 
     @property
     def concurrency(self) -> int | None:
-        """The concurrency the generator asks for, if it says (at most :data:`MAX_CONCURRENCY`)."""
-        value = getattr(self.generator, "concurrency", None)
+        """The concurrency the generator asks for, if it says (at most :data:`MAX_CONCURRENCY`); a
+        ``concurrency`` property that raises says nothing."""
+        try:
+            value = carried(lambda: getattr(self.generator, "concurrency", None))
+        except PLUGIN_FAILURES:
+            return None
         return min(value, MAX_CONCURRENCY) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
     def secrets(self) -> tuple[str, ...]:
         """Credential values the generator sends (empty when it holds none or does not say)."""
         if isinstance(self.generator, SecretHolder):
-            return tuple(v for v in self.generator.secret_values() if isinstance(v, str) and v)
+            return tuple(v for v in read_secrets(self.generator)[0] if v)
         return ()
 
     async def aclose(self) -> None:

@@ -348,10 +348,13 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
     anything it raises names the plugin.
 
     A created component that holds credentials (``secret_values()``) is remembered, so the CLI
-    scrubs its secrets from every line it prints (see :func:`evalkit.privacy.secrets_to_hide`).
+    scrubs its secrets from every line it prints (see :func:`evalkit.privacy.secrets_to_hide`);
+    one whose declaration cannot be honoured (it raises, never ends, or holds a value past
+    :data:`~evalkit.privacy.MAX_SECRET_CHARS`: :func:`~evalkit.privacy.read_secrets`) is a
+    :class:`PluginError` naming the plugin, before anything is asked of it.
     """
     from .errors import EvalkitError
-    from .privacy import SecretHolder, remember_secret_holder
+    from .privacy import SecretHolder, read_secrets, remember_secret_holder
 
     try:
         created = carried(lambda: factory(**options))
@@ -365,6 +368,8 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
             f"{record.kind} {record.describe()} raised {exception_name(exc)} when created: {exception_message(exc)}",
         ) from exc
     if isinstance(created, SecretHolder):
+        if (problem := read_secrets(created)[1]) is not None:  # its secrets could not all be kept out of sight
+            raise PluginError.for_plugin(record, f"{record.kind} {record.describe()}: {problem}")
         remember_secret_holder(created)  # its secrets are scrubbed from everything printed, too
     return created
 

@@ -28,7 +28,7 @@ from ...event_loops import run_to_completion
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
 from ...judge_gate import JudgeGate
-from ...privacy import MIN_SECRET_LENGTH, is_scrubbable
+from ...privacy import MIN_SECRET_LENGTH, is_scrubbable, read_secrets
 from ...prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...storage.protocols import Capabilities, ResultRepository
@@ -546,7 +546,7 @@ def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> lis
     """
     holders = [(f'provider instance "{bound.instance or bound.adapter}"', bound.secrets())]
     if isinstance(grading, components.SecretHolder):
-        holders.append((f'the grader\'s judge "{getattr(grading, "judge_instance", None) or "?"}"', tuple(grading.secret_values())))
+        holders.append((f'the grader\'s judge "{getattr(grading, "judge_instance", None) or "?"}"', read_secrets(grading)[0]))
     warnings = []
     for who, values in holders:
         short = [v for v in values if isinstance(v, str) and v and not is_scrubbable(v)]
