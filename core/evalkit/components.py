@@ -44,6 +44,7 @@ __all__ = [
     "PathOptions",
     "resolve_paths",
     "SecretHolder",
+    "declared",
     "ServingEvidence",
     "bind_generator",
     "check_generator_ready",
@@ -309,6 +310,18 @@ class AsyncChatGenerator(Protocol):
 MAX_CONCURRENCY = 1_000_000
 
 
+
+def declared(component: Any, name: str, default: Any = None) -> Any:
+    """The optional attribute ``name`` a plugin component may declare (a generator's
+    ``concurrency``, ``max_tokens``, ``redacted_options``, ``supports_tools``; a grader's ``name``),
+    or ``default`` when it has none — or when reading it raises (a property whose pool or client is
+    not set up): the one way evalkit reads such an attribute, so a plugin's broken property is an
+    attribute it did not declare, never an internal error."""
+    try:
+        return carried(lambda: getattr(component, name, default))
+    except PLUGIN_FAILURES:
+        return default
+
 @attrs.frozen
 class BoundGenerator:
     """A generator object with the serving facts the runner records for each case.
@@ -355,10 +368,7 @@ class BoundGenerator:
     def concurrency(self) -> int | None:
         """The concurrency the generator asks for, if it says (at most :data:`MAX_CONCURRENCY`); a
         ``concurrency`` property that raises says nothing."""
-        try:
-            value = carried(lambda: getattr(self.generator, "concurrency", None))
-        except PLUGIN_FAILURES:
-            return None
+        value = declared(self.generator, "concurrency")
         return min(value, MAX_CONCURRENCY) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
     def secrets(self) -> tuple[str, ...]:

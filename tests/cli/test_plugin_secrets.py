@@ -58,3 +58,11 @@ def test_a_concurrency_property_that_raises_is_no_concurrency_said(evalkit_cli, 
     result = evalkit_cli("run", "evalkit.smoke", "--provider", "x", "--json", env=secretive)
     assert result.code in (0, 1), result.stderr
     assert json.loads(result.stdout)["status"] == "complete"
+
+
+def test_plan_of_a_generator_whose_max_tokens_property_raises_estimates_as_for_none(evalkit_cli, project, secretive) -> None:
+    # Before: "internal error (an evalkit bug): RuntimeError: the client is not configured", exit 2.
+    _configure(project, "secretive.touchy_max_tokens")
+    result = evalkit_cli("plan", "evalkit.smoke", "--provider", "x", env=secretive)
+    assert result.code == 0, result.stderr
+    assert "Tokens:" in result.stdout and "internal error" not in result.stderr

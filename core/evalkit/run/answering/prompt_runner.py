@@ -21,7 +21,7 @@ import attrs
 from ...answers import Answer, ChatRequest, GenerationRequest, ServingIdentity, answer_problems
 from ...bounded import BoundedCalls
 from ...checks import AssertionKind
-from ...components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder
+from ...components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, declared
 from ...config import DEFAULT_GRADE_TIMEOUT_S
 from ...errors import PLUGIN_FAILURES, GenerationError, UsageError, carried, carried_async
 from ...grading import Grading, grading_problems
@@ -81,7 +81,7 @@ def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
 def _failed_grading(grader: Any, error: str) -> Grading:
     """A grading that raised or broke the rules (:func:`~evalkit.grading.grading_problems`) is no
     measurement: it fails, and its yardstick ``<grader>:failed`` keeps the run out of comparisons."""
-    name = getattr(grader, "name", None)
+    name = declared(grader, "name")
     named = isinstance(name, str) and 0 < len(name) <= 200
     return Grading(0.0, False, yardstick=f"{name if named else 'grader'}:failed", error=error)
 

@@ -630,14 +630,14 @@ def prepare_prompts(
             "(see evalkit.components.ChatGenerator); the openai, llm, replay and reference adapters have one"
         )
     # a chat generator may say that its model takes no tools (the llm adapter's supports_tools)
-    if with_tools and getattr(bound.generator, "supports_tools", True) is False:
+    if with_tools and components.declared(bound.generator, "supports_tools", True) is False:
         why = getattr(bound.generator, "tools_refusal", lambda: "its model does not support tools")()
         raise UsageError(
             f'set "{golden_set.identifier}" offers tools (prompt "{with_tools[0][:80]}"), and the generator of '
             f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send them: {why}"
         )
     # and that it cannot be told which tool to call (the llm library has no tool_choice)
-    if forced_choice and getattr(bound.generator, "supports_tool_choice", True) is False:
+    if forced_choice and components.declared(bound.generator, "supports_tool_choice", True) is False:
         raise UsageError(
             f'set "{golden_set.identifier}" sets tool_choice (prompt "{forced_choice[0][:80]}"), and the generator of '
             f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send it: only tool_choice auto (the model decides) works there"

@@ -64,3 +64,12 @@ class TouchyConcurrency(_Answering):
     def concurrency(self) -> int:
         """How many in flight: it cannot say."""
         raise RuntimeError("the pool is not configured")
+
+
+class TouchyMaxTokens(_Answering):
+    """A ``max_tokens`` property that raises: ``evalkit plan`` read it for its estimate."""
+
+    @property
+    def max_tokens(self) -> int:
+        """The most tokens an answer may take: it cannot say."""
+        raise RuntimeError("the client is not configured")
