@@ -316,10 +316,12 @@ def declared(component: Any, name: str, default: Any = None) -> Any:
     ``concurrency``, ``max_tokens``, ``redacted_options``, ``supports_tools``; a grader's ``name``),
     or ``default`` when it has none — or when reading it raises (a property whose pool or client is
     not set up): the one way evalkit reads such an attribute, so a plugin's broken property is an
-    attribute it did not declare, never an internal error."""
+    attribute it did not declare, never an internal error. What is no ``Exception`` (``SystemExit``,
+    a framework's own ``BaseException``) is not caught here: it stops the command as said where
+    every error ends one (``evalkit: error: a plugin raised …``, exit 3)."""
     try:
-        return carried(lambda: getattr(component, name, default))
-    except PLUGIN_FAILURES:
+        return getattr(component, name, default)
+    except Exception:  # noqa: BLE001 - whatever a broken property raises
         return default
 
 @attrs.frozen
