@@ -16,7 +16,7 @@ from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
 from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError, carried
 from .grading import Grading
 from .options import resolve_paths
-from .privacy import SecretHolder
+from .privacy import SecretHolder, read_secrets
 from .prompts import GoldenPrompt
 from .shapes import exception_text, short_repr
 
@@ -44,6 +44,7 @@ __all__ = [
     "PathOptions",
     "resolve_paths",
     "SecretHolder",
+    "declared",
     "ServingEvidence",
     "bind_generator",
     "check_generator_ready",
@@ -309,6 +310,20 @@ class AsyncChatGenerator(Protocol):
 MAX_CONCURRENCY = 1_000_000
 
 
+
+def declared(component: Any, name: str, default: Any = None) -> Any:
+    """The optional attribute ``name`` a plugin component may declare (a generator's
+    ``concurrency``, ``max_tokens``, ``redacted_options``, ``supports_tools``; a grader's ``name``),
+    or ``default`` when it has none — or when reading it raises (a property whose pool or client is
+    not set up): the one way evalkit reads such an attribute, so a plugin's broken property is an
+    attribute it did not declare, never an internal error. What is no ``Exception`` (``SystemExit``,
+    a framework's own ``BaseException``) is not caught here: it stops the command as said where
+    every error ends one (``evalkit: error: a plugin raised …``, exit 3)."""
+    try:
+        return getattr(component, name, default)
+    except Exception:  # noqa: BLE001 - whatever a broken property raises
+        return default
+
 @attrs.frozen
 class BoundGenerator:
     """A generator object with the serving facts the runner records for each case.
@@ -353,14 +368,15 @@ class BoundGenerator:
 
     @property
     def concurrency(self) -> int | None:
-        """The concurrency the generator asks for, if it says (at most :data:`MAX_CONCURRENCY`)."""
-        value = getattr(self.generator, "concurrency", None)
+        """The concurrency the generator asks for, if it says (at most :data:`MAX_CONCURRENCY`); a
+        ``concurrency`` property that raises says nothing."""
+        value = declared(self.generator, "concurrency")
         return min(value, MAX_CONCURRENCY) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
     def secrets(self) -> tuple[str, ...]:
         """Credential values the generator sends (empty when it holds none or does not say)."""
         if isinstance(self.generator, SecretHolder):
-            return tuple(v for v in self.generator.secret_values() if isinstance(v, str) and v)
+            return tuple(v for v in read_secrets(self.generator)[0] if v)
         return ()
 
     async def aclose(self) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import itertools
 import re
 import weakref
 from collections.abc import Iterable, Iterator
@@ -37,6 +38,9 @@ __all__ = [
     "keeps_text",
     "is_scrubbable",
     "remember_secret_holder",
+    "read_secrets",
+    "MAX_SECRET_CHARS",
+    "MAX_SECRET_VALUES",
     "secrets_remembered_within",
     "remove_secrets",
     "secrets_to_hide",
@@ -304,12 +308,45 @@ _values: set[str] = set()
 _holders: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def _declared(component: Any) -> set[str]:
+#: The most values one component's ``secret_values()`` is read for: a generator that never ends
+#: (``itertools.count()``'s keys) filled memory at the component's creation.
+MAX_SECRET_VALUES = 1_000
+#: The longest value scrubbed: each is compiled into a pattern of every form it may be echoed in,
+#: and one of 10,000,000 characters took minutes and gigabytes before anything was printed.
+MAX_SECRET_CHARS = 10_000
+
+
+def read_secrets(component: Any) -> tuple[tuple[str, ...], str | None]:
+    """What ``component.secret_values()`` declares, read once and bounded — the one place a
+    plugin's secret values enter evalkit: its text values as plain ``str`` (a ``str`` subclass
+    whose ``hash`` or ``==`` raises could not go into a set of them), at most
+    :data:`MAX_SECRET_VALUES` of them, none longer than :data:`MAX_SECRET_CHARS`; and why the
+    declaration breaks that rule, or ``None``. A value that is no text is no secret, as before."""
+    from .shapes import exception_text
+
+    def first_values() -> tuple[Any, ...]:
+        values = component.secret_values()
+        return tuple(itertools.islice(values, MAX_SECRET_VALUES + 1)) if values is not None else ()
+
     try:
-        declared = carried(lambda: tuple(component.secret_values()))
-    except PLUGIN_FAILURES:  # a broken secret_values() must not take the output down
-        return set()
-    return {v for v in declared if isinstance(v, str) and is_scrubbable(v)}
+        declared = carried(first_values)
+    except PLUGIN_FAILURES as exc:
+        return (), f"secret_values() raised {exception_text(exc)}"
+    problem = None
+    if len(declared) > MAX_SECRET_VALUES:
+        declared = declared[:MAX_SECRET_VALUES]
+        problem = f"secret_values() returned more than {MAX_SECRET_VALUES:,} values (one that never ends?)"
+    texts = tuple(str.__str__(value) for value in declared if isinstance(value, str))
+    if any(len(value) > MAX_SECRET_CHARS for value in texts):
+        longest = max(len(value) for value in texts)
+        problem = problem or f"secret_values() returned a value of {longest:,} characters, more than the {MAX_SECRET_CHARS:,} a secret may have"
+        texts = tuple(value for value in texts if len(value) <= MAX_SECRET_CHARS)
+    return texts, problem
+
+
+def _declared(component: Any) -> set[str]:
+    # a broken secret_values() must not take the output down: what could be read is used
+    return {v for v in read_secrets(component)[0] if is_scrubbable(v)}
 
 
 def remember_secret_holder(component: Any) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from .errors import PLUGIN_FAILURES, PluginError, UnknownPluginError, carried
@@ -184,19 +184,32 @@ def _discover() -> tuple[tuple[PluginRecord, ...], tuple[PluginFailure, ...]]:
     position: dict[str, int] = {}
     for index, entry in enumerate(sys.path):
         position.setdefault(os.path.abspath(entry or "."), index)
-    every = entry_points()  # on Python 3.11 grouped, so each distribution's own list gives the file's order
-    by_dist: dict[int, Any] = {}
-    for group in GROUPS:
-        for ep in every.select(group=group):
-            if ep.dist is not None:
-                by_dist.setdefault(id(ep.dist), ep.dist)
     found: list[tuple[int, str, PluginRecord]] = []
     refused: list[tuple[int, str, PluginFailure]] = []
+    by_dist: dict[int, Any] = {}
+    try:
+        every = entry_points()  # on Python 3.11 grouped, so each distribution's own list gives the file's order
+    except Exception:  # noqa: BLE001 - one installed distribution whose metadata cannot be read
+        every = None
+    if every is not None:
+        for group in GROUPS:
+            for ep in every.select(group=group):
+                if ep.dist is not None:
+                    by_dist.setdefault(id(ep.dist), ep.dist)
+    else:
+        for dist, failures in _readable_distributions():
+            if dist is not None:
+                by_dist.setdefault(id(dist), dist)
+            refused += ((len(position), failure.record.distribution, failure) for failure in failures)
     for dist in by_dist.values():
-        meta = dist.metadata
-        whole_name = meta.get("Name") or "(unnamed)"
+        try:
+            meta = dist.metadata
+            whole_name = meta.get("Name") or "(unnamed)"
+            whole_version = meta.get("Version") or ""
+        except Exception:  # noqa: BLE001 - a METADATA that is not UTF-8: named by its folder instead
+            whole_name, whole_version = _folder_name(dist), "(its METADATA cannot be read)"
         name = clipped(whole_name, MAX_METADATA_CHARS)
-        version = clipped(meta.get("Version") or "", MAX_METADATA_CHARS)
+        version = clipped(whole_version, MAX_METADATA_CHARS)
         at = position.get(os.path.abspath(str(dist.locate_file(""))), len(position))
         key = whole_name.lower().replace("-", "_").replace(".", "_")
         for ep in dist.entry_points:
@@ -211,6 +224,53 @@ def _discover() -> tuple[tuple[PluginRecord, ...], tuple[PluginFailure, ...]]:
     found.sort(key=lambda item: item[:2])  # stable: a distribution's own order stays
     refused.sort(key=lambda item: item[:2])
     return tuple(item[2] for item in found), tuple(item[2] for item in refused)
+
+
+def _folder_name(dist: Any) -> str:
+    """A distribution's metadata folder (``name-1.0.dist-info``), where its ``METADATA`` cannot be read."""
+    folder = getattr(dist, "_path", None)
+    return str(getattr(folder, "name", None) or "(unnamed distribution)")
+
+
+def _folder_place(dist: Any) -> str:
+    """``in FOLDER``: where a distribution's metadata folder lies, for a failure naming it by that folder."""
+    folder = getattr(dist, "_path", None)
+    return f"in {getattr(folder, 'parent', None) or '?'}"
+
+
+def _readable_distributions() -> Iterator[tuple[Any, tuple[PluginFailure, ...]]]:
+    """Each installed distribution whose entry points can be read (the first of a name on
+    ``sys.path``, as ``entry_points()`` takes them), or the failures of one whose
+    ``entry_points.txt`` cannot be read (not UTF-8, unreadable) and names evalkit's groups: one per
+    group, naming the distribution by its folder. The slow path, taken only when the one
+    ``entry_points()`` call of :func:`_discover` failed: every command that lists or loads plugins
+    ended in an internal error over one broken distribution, evalkit's plugins or not."""
+    from importlib.metadata import distributions
+
+    from .shapes import exception_text
+
+    seen: set[str] = set()
+    for dist in distributions():
+        try:
+            key = getattr(dist, "_normalized_name", None) or _folder_name(dist)
+        except Exception:  # noqa: BLE001 - its name is read from a METADATA that is not UTF-8
+            key = _folder_name(dist)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            dist.entry_points  # noqa: B018 - read now, so that a failure is this distribution's
+        except Exception as exc:  # noqa: BLE001
+            folder = getattr(dist, "_path", None)
+            try:
+                raw = (folder / "entry_points.txt").read_bytes() if folder is not None else b""
+            except OSError:
+                raw = b""
+            named = [group for group in GROUPS if f"[{group}]".encode() in raw]
+            reason = f"its entry_points.txt cannot be read ({exception_text(exc)}); none of its plugins is listed or loaded"
+            yield None, tuple(PluginFailure(PluginRecord(group, "(unreadable)", "", _folder_name(dist), _folder_place(dist)), reason) for group in named)
+            continue
+        yield dist, ()
 
 
 def _refusal(record: PluginRecord) -> PluginFailure:
@@ -348,10 +408,13 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
     anything it raises names the plugin.
 
     A created component that holds credentials (``secret_values()``) is remembered, so the CLI
-    scrubs its secrets from every line it prints (see :func:`evalkit.privacy.secrets_to_hide`).
+    scrubs its secrets from every line it prints (see :func:`evalkit.privacy.secrets_to_hide`);
+    one whose declaration cannot be honoured (it raises, never ends, or holds a value past
+    :data:`~evalkit.privacy.MAX_SECRET_CHARS`: :func:`~evalkit.privacy.read_secrets`) is a
+    :class:`PluginError` naming the plugin, before anything is asked of it.
     """
     from .errors import EvalkitError
-    from .privacy import SecretHolder, remember_secret_holder
+    from .privacy import SecretHolder, read_secrets, remember_secret_holder
 
     try:
         created = carried(lambda: factory(**options))
@@ -365,6 +428,8 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
             f"{record.kind} {record.describe()} raised {exception_name(exc)} when created: {exception_message(exc)}",
         ) from exc
     if isinstance(created, SecretHolder):
+        if (problem := read_secrets(created)[1]) is not None:  # its secrets could not all be kept out of sight
+            raise PluginError.for_plugin(record, f"{record.kind} {record.describe()}: {problem}")
         remember_secret_holder(created)  # its secrets are scrubbed from everything printed, too
     return created
 

@@ -88,12 +88,13 @@ def estimate_answering(
     (:class:`~evalkit.errors.SetChangedError` when a stream yields other prompts, or its producer
     fails, this time). ``progress`` hears how far that pass has come, as the check's ``on_check``
     does (:func:`evalkit.validation.paced`)."""
+    from ..components import declared
     from ..set_versions import prompt_digest
     from ..validation import paced
     from .answering.spending import DEFAULT_OUTPUT_TOKENS, estimate_tokens, measured_cases, run_pricing
 
     from_run, stored = measured_cases(repository, answering) if repository is not None else (None, {})
-    max_tokens = getattr(answering.bound.generator, "max_tokens", None)
+    max_tokens = declared(answering.bound.generator, "max_tokens")
     judge = getattr(answering.grading, "judge_instance", None)
     repeats = getattr(answering.grading, "repeats", 1) if judge else 0
     repeats = repeats if isinstance(repeats, int) and repeats > 0 else 1 if judge else 0

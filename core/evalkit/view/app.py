@@ -165,21 +165,22 @@ class _Pages:
         return self.render("sets.html", page=build_sets_page(self.state))
 
     def set(self, request: Request) -> Response:
-        identifier = request.query_params.get("id")
+        identifier = urls.query(request).get("id")
         page = build_set_page(self.state, identifier) if identifier is not None else None
         if page is None:
             return self.not_found("The store has no run of this set.")
         return self.render("set.html", page=page)
 
     def run(self, request: Request) -> Response:
-        run_id = request.query_params.get("id")
-        page = build_run_page(self.state, run_id, request.query_params) if run_id is not None else None
+        params = urls.query(request)
+        run_id = params.get("id")
+        page = build_run_page(self.state, run_id, params) if run_id is not None else None
         if page is None:
             return self.not_found("There is no run with this id in the store.")
         return self.render("run.html", page=page, refresh=_refresh_seconds(page.index_seconds) if page.live else None)
 
     def case(self, request: Request) -> Response:
-        params = request.query_params
+        params = urls.query(request)
         run_id = params.get("run")
         page = build_case_page(self.state, run_id, params.get("id"), params.get("pos")) if run_id is not None else None
         if page is None:
@@ -187,7 +188,7 @@ class _Pages:
         return self.render("case.html", page=page, refresh=None)
 
     def compare(self, request: Request) -> Response:
-        params = request.query_params
+        params = urls.query(request)
         base, run = params.get("base"), params.get("run")
         if base is None or run is None:
             return self.render("error.html", 400, title="Two runs are needed", message="Give the two runs: /compare?base=RUN_ID&run=RUN_ID.")
@@ -199,7 +200,7 @@ class _Pages:
         return self.render("compare.html", page=page)
 
     def progress(self, request: Request) -> Response:
-        run_id = request.query_params.get("id")
+        run_id = urls.query(request).get("id")
         run = self.state.run(run_id) if run_id is not None else None
         if run is None:
             return JSONResponse({"error": "no such run"}, status_code=404)

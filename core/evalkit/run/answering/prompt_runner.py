@@ -21,12 +21,12 @@ import attrs
 from ...answers import Answer, ChatRequest, GenerationRequest, ServingIdentity, answer_problems
 from ...bounded import BoundedCalls
 from ...checks import AssertionKind
-from ...components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder
+from ...components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, declared
 from ...config import DEFAULT_GRADE_TIMEOUT_S
 from ...errors import PLUGIN_FAILURES, GenerationError, UsageError, carried, carried_async
 from ...grading import Grading, grading_problems
 from ...judge_gate import JudgeGate
-from ...privacy import is_scrubbable
+from ...privacy import is_scrubbable, read_secrets
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...set_versions import case_fingerprint, prompt_digest
@@ -74,14 +74,14 @@ def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
     """The generator's and the grader's credential values long enough to be scrubbed (see
     :func:`evalkit.privacy.remove_secrets`): with none, a finished case is stored as it is,
     without copying it field by field."""
-    values = bound.secrets() + (tuple(grader.secret_values()) if isinstance(grader, SecretHolder) else ())
+    values = bound.secrets() + (read_secrets(grader)[0] if isinstance(grader, SecretHolder) else ())
     return tuple(s for s in values if isinstance(s, str) and is_scrubbable(s))
 
 
 def _failed_grading(grader: Any, error: str) -> Grading:
     """A grading that raised or broke the rules (:func:`~evalkit.grading.grading_problems`) is no
     measurement: it fails, and its yardstick ``<grader>:failed`` keeps the run out of comparisons."""
-    name = getattr(grader, "name", None)
+    name = declared(grader, "name")
     named = isinstance(name, str) and 0 < len(name) <= 200
     return Grading(0.0, False, yardstick=f"{name if named else 'grader'}:failed", error=error)
 

@@ -28,7 +28,7 @@ from ...event_loops import run_to_completion
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
 from ...judge_gate import JudgeGate
-from ...privacy import MIN_SECRET_LENGTH, is_scrubbable
+from ...privacy import MIN_SECRET_LENGTH, is_scrubbable, read_secrets
 from ...prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...storage.protocols import Capabilities, ResultRepository
@@ -546,7 +546,7 @@ def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> lis
     """
     holders = [(f'provider instance "{bound.instance or bound.adapter}"', bound.secrets())]
     if isinstance(grading, components.SecretHolder):
-        holders.append((f'the grader\'s judge "{getattr(grading, "judge_instance", None) or "?"}"', tuple(grading.secret_values())))
+        holders.append((f'the grader\'s judge "{getattr(grading, "judge_instance", None) or "?"}"', read_secrets(grading)[0]))
     warnings = []
     for who, values in holders:
         short = [v for v in values if isinstance(v, str) and v and not is_scrubbable(v)]
@@ -630,14 +630,14 @@ def prepare_prompts(
             "(see evalkit.components.ChatGenerator); the openai, llm, replay and reference adapters have one"
         )
     # a chat generator may say that its model takes no tools (the llm adapter's supports_tools)
-    if with_tools and getattr(bound.generator, "supports_tools", True) is False:
+    if with_tools and components.declared(bound.generator, "supports_tools", True) is False:
         why = getattr(bound.generator, "tools_refusal", lambda: "its model does not support tools")()
         raise UsageError(
             f'set "{golden_set.identifier}" offers tools (prompt "{with_tools[0][:80]}"), and the generator of '
             f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send them: {why}"
         )
     # and that it cannot be told which tool to call (the llm library has no tool_choice)
-    if forced_choice and getattr(bound.generator, "supports_tool_choice", True) is False:
+    if forced_choice and components.declared(bound.generator, "supports_tool_choice", True) is False:
         raise UsageError(
             f'set "{golden_set.identifier}" sets tool_choice (prompt "{forced_choice[0][:80]}"), and the generator of '
             f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send it: only tool_choice auto (the model decides) works there"

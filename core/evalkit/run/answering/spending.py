@@ -26,6 +26,7 @@ import attrs
 
 from ...answer_cache import request_key
 from ...answers import Answer, GenerationRequest, ServingIdentity, Usage
+from ...components import declared
 from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
@@ -466,10 +467,10 @@ def prepare_spending(answering: Any, config: Any, privacy: str, request: Spendin
         if configured is not None and bound.configured:
             options = dict(configured.options)
         else:
-            redacted = getattr(bound.generator, "redacted_options", None)
+            redacted = declared(bound.generator, "redacted_options")
             options = dict(redacted()) if callable(redacted) else {}
         serving = serving_side(bound.instance, bound.adapter, bound.alias, options)
-    output = getattr(bound.generator, "max_tokens", None)
+    output = declared(bound.generator, "max_tokens")
     prior_output = measured_output(repository, answering) if request.budget is not None else None
     plan = SpendingPlan(
         budget=request.budget, max_requests=request.max_requests, cache=wants_cache, serving=serving, stored=stored,
