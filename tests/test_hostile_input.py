@@ -1336,17 +1336,20 @@ def test_a_plugin_raising_what_except_exception_misses_where_no_call_carries_it_
 
 
 @pytest.mark.parametrize(
-    ("words", "place", "resume"),
+    ("words", "place", "resume", "said"),
     [
         (("run", "evalkit.smoke", "--grader", "raising.grader", "--run-id", "late-1"), "kinds",
-         "evalkit run evalkit.smoke --grader raising.grader --resume late-1"),
+         "evalkit run evalkit.smoke --grader raising.grader --resume late-1", "the plugin refuses its configuration: no credentials for it"),
         # the command as it was given: pasted without its --database, it looked in another store
         (("retrieval", "raising.questions", "raising.retriever", "--run-id", "late-1", "--database", "sqlite:///.evalkit/results.db"),
-         "secrets", "evalkit retrieval raising.questions raising.retriever --database sqlite:///.evalkit/results.db --resume late-1"),
+         "secrets_late", "evalkit retrieval raising.questions raising.retriever --database sqlite:///.evalkit/results.db --resume late-1",
+         # its credentials unknown, its answers could not be kept free of them: refused, naming it
+         'retriever "raising.retriever": secret_values() raised ConfigError: the plugin refuses its configuration: '
+         "no credentials for it; its credentials could not be kept out of what is stored"),
     ],
     ids=["prompts", "retrieval"],
 )
-def test_an_error_of_exit_2_after_the_lease_marks_the_run_interrupted_and_names_it(raising, project, words, place, resume) -> None:
+def test_an_error_of_exit_2_after_the_lease_marks_the_run_interrupted_and_names_it(raising, project, words, place, resume, said) -> None:
     """A plugin's own ConfigError (exit 2's kind) raised once the run was stored and leased was
     raised as it was: the run stayed "running" (then "running (no live process)"), and the command
     said only that it was stored. It is marked interrupted at once, named with its resume command
@@ -1354,7 +1357,7 @@ def test_an_error_of_exit_2_after_the_lease_marks_the_run_interrupted_and_names_
     failed = raising(*words, raised="ConfigError", place=place)
     assert failed.code == 3, failed.stderr[-2000:]
     assert failed.stderr.splitlines() == [
-        "evalkit: error: the plugin refuses its configuration: no credentials for it",
+        f"evalkit: error: {said}",
         "evalkit: run late-1 was stored before this error: 0 cases committed before it are kept, the run is marked "
         f"interrupted; continue it with `{resume}`",
     ]

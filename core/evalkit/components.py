@@ -16,7 +16,7 @@ from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
 from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError, carried
 from .grading import Grading
 from .options import resolve_paths
-from .privacy import SecretHolder, read_secrets
+from .privacy import SecretHolder, secrets_to_keep_out
 from .prompts import GoldenPrompt
 from .shapes import exception_text, short_repr
 
@@ -376,7 +376,7 @@ class BoundGenerator:
     def secrets(self) -> tuple[str, ...]:
         """Credential values the generator sends (empty when it holds none or does not say)."""
         if isinstance(self.generator, SecretHolder):
-            return tuple(v for v in read_secrets(self.generator)[0] if v)
+            return tuple(v for v in secrets_to_keep_out(self.generator, f'provider instance "{self.instance or self.adapter}"') if v)
         return ()
 
     async def aclose(self) -> None:

@@ -344,6 +344,19 @@ def read_secrets(component: Any) -> tuple[tuple[str, ...], str | None]:
     return texts, problem
 
 
+def secrets_to_keep_out(component: Any, who: str) -> tuple[str, ...]:
+    """The values a run keeps out of what it stores and prints for ``component`` (``who`` names
+    it: ``retriever "x"``), read by :func:`read_secrets`. A declaration that breaks the rule now —
+    ``secret_values()`` raising, endless, a value too long — is a :class:`~evalkit.errors.PluginError`:
+    read as no secrets, the component's credentials would be stored and shown as they are."""
+    values, problem = read_secrets(component)
+    if problem is not None:
+        from .errors import PluginError
+
+        raise PluginError(f"{who}: {problem}; its credentials could not be kept out of what is stored")
+    return values
+
+
 def _declared(component: Any) -> set[str]:
     # a broken secret_values() must not take the output down: what could be read is used
     return {v for v in read_secrets(component)[0] if is_scrubbable(v)}

@@ -26,7 +26,7 @@ from ...config import DEFAULT_GRADE_TIMEOUT_S
 from ...errors import PLUGIN_FAILURES, GenerationError, UsageError, carried, carried_async
 from ...grading import Grading, grading_problems
 from ...judge_gate import JudgeGate
-from ...privacy import is_scrubbable, read_secrets
+from ...privacy import is_scrubbable, secrets_to_keep_out
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...set_versions import case_fingerprint, prompt_digest
@@ -74,7 +74,7 @@ def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
     """The generator's and the grader's credential values long enough to be scrubbed (see
     :func:`evalkit.privacy.remove_secrets`): with none, a finished case is stored as it is,
     without copying it field by field."""
-    values = bound.secrets() + (read_secrets(grader)[0] if isinstance(grader, SecretHolder) else ())
+    values = bound.secrets() + (secrets_to_keep_out(grader, f"grader {getattr(grader, 'name', None) or '?'}") if isinstance(grader, SecretHolder) else ())
     return tuple(s for s in values if isinstance(s, str) and is_scrubbable(s))
 
 

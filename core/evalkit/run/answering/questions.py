@@ -38,7 +38,7 @@ from ...errors import (
     UsageError,
     carried,
 )
-from ...privacy import read_secrets, remove_secrets
+from ...privacy import remove_secrets, secrets_to_keep_out
 from ...questions import GoldenQuestion, GoldenQuestionSet
 from ...retrieval.contracts import (
     ClosingRetriever,
@@ -477,7 +477,7 @@ class QuestionAnswering:
     def answer(self, todo: Collection[Any], sink: CaseSink) -> None:
         """Ask ``todo``, score each ranking and commit each question's case as it comes."""
         # A retriever's own credentials never reach the store (nor, through the CLI's filter, the screen).
-        secrets = read_secrets(self.retriever)[0] if isinstance(self.retriever, SecretHolder) else ()
+        secrets = secrets_to_keep_out(self.retriever, f'retriever "{self.retriever_id}"') if isinstance(self.retriever, SecretHolder) else ()
         asking = Asking(self.retriever, self.retriever_id, retrieval_limit(self.k), self.in_flight, self.deployment.timeout)
         over_limit: list[int] = []
         try:

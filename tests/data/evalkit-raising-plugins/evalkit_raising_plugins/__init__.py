@@ -9,7 +9,7 @@ answered, graded or ranked as it should be. The plugins that are no per-case cal
 (the second prompt of ``raising.stream``), ``import`` (``raising.at_import``), ``hook``
 (``evalkit_case_graded``), ``close`` (the retriever's ``close()``), ``report`` (the reporter), ``concurrency`` (the
 generator's), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
-``secret_values()``, which the run asks before its questions). ``ConfigError`` is evalkit's own error of exit
+``secret_values()``, asked when it is created), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
 2, as a plugin refusing its configuration late raises it.
 """
 
@@ -183,8 +183,13 @@ class RaisingRetriever:
         return ["doc-1"]
 
     def secret_values(self) -> tuple[str, ...]:
-        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=secrets``."""
+        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=secrets``; with ``secrets_late``, the
+        exception from the second call on (the run asks again once it is stored: a plugin whose
+        credentials are fetched when first used)."""
         raise_in("secrets")
+        self._asked = getattr(self, "_asked", 0) + 1
+        if self._asked > 1:
+            raise_in("secrets_late")
         return ()
 
     def close(self) -> None:
