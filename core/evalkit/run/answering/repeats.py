@@ -10,8 +10,9 @@ for a repeated run: a cached answer is not another sample). The case keeps:
 * ``passed`` — more than half of its answers passed; ``score`` — the mean of their scores;
 * each check once, holding when it held for every answer (its detail says in how many it failed);
 * the first answer's text and detail, with every answer's result in ``detail["answers"]``; the
-  mean latency and the summed token counts (unknown when an answer reported none:
-  :func:`~evalkit.answers.sum_usage`).
+  mean latency, the summed token counts (unknown when an answer reported none:
+  :func:`~evalkit.answers.sum_usage`) and the summed requests (``requests``: one an answer, one a
+  model turn of a conversation).
 
 An answer that errs (the generator failed) makes the case errored — the run is then incomplete,
 and ``--resume`` answers the whole case again.
@@ -81,7 +82,7 @@ def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
     errored = next((a for a in answers if a.errored), None)
     if errored is not None:
         place = answers.index(errored) + 1
-        return attrs.evolve(errored, error=f"answer {place} of {total}: {errored.error}")
+        return attrs.evolve(errored, error=f"answer {place} of {total}: {errored.error}", requests=_requests(answers))
     passes = sum(1 for a in answers if a.passed)
     fraction = sum(answer_pass_value(a) for a in answers) / total
     identities = {a.identity for a in answers}
@@ -102,10 +103,17 @@ def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
         identity=first.identity if len(identities) == 1 else None,
         yardstick=yardstick,
         usage=sum_usage(a.usage for a in answers),
+        requests=_requests(answers),
         detail=detail,
         finished_at=max(a.finished_at for a in answers),
         measures={**(first.measures or {}), PASS_FRACTION: fraction, ANSWERS: total, PASSES: passes},
     )
+
+
+def _requests(answers: Sequence[CaseResult]) -> int | None:
+    """The requests the answers took together (``None`` when one of them does not say)."""
+    counts = [a.requests for a in answers]
+    return None if any(c is None for c in counts) else sum(counts)  # type: ignore[misc]
 
 
 def case_repeats(case: CaseResult) -> tuple[int, int, float] | None:

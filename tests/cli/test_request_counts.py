@@ -1,0 +1,78 @@
+"""The requests a run made, counted as the server counts them: a prompt answered ``--repeats N``
+times is N requests, a scripted conversation one request a model turn. The run's summary, its
+``--json`` spend, ``show`` and ``history`` said one request a case (a run of 6 prompts repeated 3
+times: "in 6 requests" after 18), and ``--max-requests`` on ``--resume`` started from that count."""
+
+from __future__ import annotations
+
+from tests.cli.test_conversations_cmd import write_project
+from tests.cli.test_costs import priced, resume_words
+from tests.cli.test_openai_runs import arithmetic, completions, configure
+from tests.support.chat_server import Script
+
+
+def test_repeats_count_every_request_in_the_summary_json_show_and_history(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--repeats", "3", "--json", env=env)
+    assert result.code == 0, result.stderr
+    document = result.json()
+    made = len(completions(chat_server))
+    assert made == 18
+    assert document["spend"]["generator"]["requests"] == made
+    assert [case["requests"] for case in document["cases"]] == [3] * 6
+
+    shown = evalkit_cli("show", document["run_id"], env=env)
+    assert shown.code == 0 and "in 18 requests" in shown.stdout, shown.stdout
+    history = evalkit_cli("history", "arith.basic", "--json", env=env).json()
+    assert history["runs"][0]["spend"]["generator"]["requests"] == 18
+    text = evalkit_cli("run", "arith.basic", "--provider", "prod", "--repeats", "2", env=env)
+    assert text.code == 0 and "in 12 requests" in text.stdout, text.stdout
+
+
+def test_max_requests_on_resume_counts_the_stored_repeats_requests(evalkit_cli, project, chat_server) -> None:
+    """6 requests made (2 prompts x 3) were read back as 2, so a resume with --max-requests 9 sent
+    7 more instead of 3; and the printed resume command's limit (the set's size, 6) stopped a
+    repeated run before it could finish."""
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    base = ("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--repeats", "3")
+    stopped = evalkit_cli(*base, "--max-requests", "6", "--json", env=env)
+    assert stopped.code == 3, stopped.stderr
+    assert len(completions(chat_server)) == 6
+    document = stopped.json()
+    assert document["spend"]["generator"]["requests"] == 6
+    words = resume_words("\n".join(document.get("notes", [])) + stopped.stderr)
+    assert int(words[words.index("--max-requests") + 1]) >= 18, words
+    run_id = document["run_id"]
+
+    resumed = evalkit_cli(*base, "--resume", run_id, "--max-requests", "9", "--json", env=env)
+    assert resumed.code == 3, resumed.stderr
+    assert len(completions(chat_server)) == 9, "the limit counts the requests the stored cases made"
+    assert resumed.json()["spend"]["generator"]["requests"] == 9
+
+
+
+def test_a_scripted_conversation_counts_one_request_a_model_turn(evalkit_cli, project, chat_server) -> None:
+    chat_server.responder = Script("Hello! How can I help?", "Paris is in France.", "Goodbye!")
+    write_project(project, chat_server, """\
+identifier: chat.script
+name: Scripted
+prompts:
+  - id: three-turns
+    mode: scripted
+    messages:
+      - {role: user, content: Hi.}
+      - {role: user, content: Where is Paris?}
+      - {role: user, content: "Thanks, bye."}
+    assertions:
+      - {contains_any: [bye, Goodbye]}
+""")
+    run = evalkit_cli("run", "chat.script", "--json")
+    assert run.code == 0, run.stdout + run.stderr
+    document = run.json()
+    assert len(completions(chat_server)) == 3
+    assert document["spend"]["generator"]["requests"] == 3
+    assert document["cases"][0]["requests"] == 3
+    shown = evalkit_cli("show", document["run_id"])
+    assert "in 3 requests" in shown.stdout, shown.stdout
