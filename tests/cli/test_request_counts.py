@@ -53,6 +53,21 @@ def test_max_requests_on_resume_counts_the_stored_repeats_requests(evalkit_cli, 
 
 
 
+def test_the_resume_command_of_a_repeated_run_repeats_its_repeats(evalkit_cli, project, chat_server) -> None:
+    """A repeated run stopped by --max-requests printed a resume command without --repeats: the
+    rest of its cases were answered once each, in a run whose first cases were answered 3 times."""
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--repeats", "3", "--max-requests", "6", env=env)
+    assert stopped.code == 3, stopped.stderr
+    words = resume_words(stopped.stdout + stopped.stderr)
+    assert words[words.index("--repeats") + 1] == "3", words
+    finished = evalkit_cli(*words, "--json", env=env)
+    assert finished.code == 0, finished.stdout + finished.stderr
+    assert len(completions(chat_server)) == 18
+    assert [case["answers"] for case in finished.json()["cases"]] == [3] * 6
+
+
 def test_a_scripted_conversation_counts_one_request_a_model_turn(evalkit_cli, project, chat_server) -> None:
     chat_server.responder = Script("Hello! How can I help?", "Paris is in France.", "Goodbye!")
     write_project(project, chat_server, """\
