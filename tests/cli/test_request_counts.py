@@ -91,3 +91,18 @@ prompts:
     assert document["cases"][0]["requests"] == 3
     shown = evalkit_cli("show", document["run_id"])
     assert "in 3 requests" in shown.stdout, shown.stdout
+
+
+def test_plan_after_a_repeated_run_measures_one_answer_not_the_sum_of_its_repeats(evalkit_cli, project, chat_server) -> None:
+    """A case's stored usage sums its answers under --repeats; plan took that sum for one answer,
+    so after a `--repeats 3` run it estimated a run answered once at three times its cost (and
+    `plan --repeats 3` at nine times)."""
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    once = evalkit_cli("run", "arith.basic", "--provider", "prod", "--json", env=env).json()
+    assert evalkit_cli("run", "arith.basic", "--provider", "prod", "--repeats", "3", env=env).code == 0
+    planned = evalkit_cli("plan", "arith.basic", "--provider", "prod", "--json", env=env).json()["estimate"]
+    assert planned["cost"] == once["spend"]["cost"]
+    assert planned["prompt_tokens"] == once["spend"]["generator"]["prompt_tokens"]
+    repeated = evalkit_cli("plan", "arith.basic", "--provider", "prod", "--repeats", "3", "--json", env=env).json()["estimate"]
+    assert repeated["prompt_tokens"] == 3 * once["spend"]["generator"]["prompt_tokens"]

@@ -20,17 +20,18 @@ and ``--resume`` answers the whole case again.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
 
-from ...answers import sum_usage
+from ...answers import USAGE_FIELDS, Usage, sum_usage
 from ...grading import Check, judge_pass_share
 from ...runs import CaseResult
 from ...storage.values import ANSWERS, PASS_FRACTION, PASSES
 
-__all__ = ["FLAKY_LISTED", "answer_pass_value", "case_repeats", "merge_answers", "repeat_metrics", "single_answer_measures"]
+__all__ = ["FLAKY_LISTED", "answer_pass_value", "answer_usage", "case_repeats", "merge_answers", "repeat_metrics", "single_answer_measures"]
 
 #: The most flaky case ids a run's metrics list (all are counted).
 FLAKY_LISTED = 100
@@ -114,6 +115,16 @@ def _requests(answers: Sequence[CaseResult]) -> int | None:
     """The requests the answers took together (``None`` when one of them does not say)."""
     counts = [a.requests for a in answers]
     return None if any(c is None for c in counts) else sum(counts)  # type: ignore[misc]
+
+
+def answer_usage(case: CaseResult) -> Usage | None:
+    """The token counts of one answer of ``case``: its stored usage, which sums its answers under
+    ``--repeats`` (``measures["answers"]``, kept since repeats were), divided by their number and
+    rounded up — what ``evalkit plan`` and a budget measure one answer by."""
+    usage, answers = case.usage, case.answers
+    if usage is None or answers < 2:
+        return usage
+    return Usage(*(None if (count := getattr(usage, field)) is None else math.ceil(count / answers) for field in USAGE_FIELDS))
 
 
 def case_repeats(case: CaseResult) -> tuple[int, int, float] | None:

@@ -510,11 +510,11 @@ def measured_cases(repository: Any, answering: Any) -> tuple[str | None, dict[st
 def measured_output(repository: Any, answering: Any) -> int | None:
     """The mean completion tokens of the answered cases of the latest run of the set for this
     instance and alias (what ``evalkit plan`` estimates from), or ``None`` when none is measured."""
+    from .repeats import answer_usage
+
     _, cases = measured_cases(repository, answering)
-    measured = [
-        c.usage.output_tokens for c in cases.values()
-        if c.usage is not None and c.usage.output_tokens is not None and not c.answer_source
-    ]  # fmt: skip
+    usages = [answer_usage(c) for c in cases.values() if not c.answer_source]  # one answer's, of a run answered --repeats N
+    measured = [u.output_tokens for u in usages if u is not None and u.output_tokens is not None]
     return math.ceil(sum(measured) / len(measured)) if measured else None
 
 
