@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from tests.cli.test_conversations_cmd import write_project
 from tests.cli.test_costs import priced, resume_words
+from tests.cli.test_judges import judge  # noqa: F401 - the judge server fixture
 from tests.cli.test_openai_runs import arithmetic, completions, configure
 from tests.support.chat_server import Script
 
@@ -106,3 +107,15 @@ def test_plan_after_a_repeated_run_measures_one_answer_not_the_sum_of_its_repeat
     assert planned["prompt_tokens"] == once["spend"]["generator"]["prompt_tokens"]
     repeated = evalkit_cli("plan", "arith.basic", "--provider", "prod", "--repeats", "3", "--json", env=env).json()["estimate"]
     assert repeated["prompt_tokens"] == 3 * once["spend"]["generator"]["prompt_tokens"]
+
+
+def test_every_answers_judge_calls_are_counted_under_repeats(judge, evalkit_cli) -> None:  # noqa: F811
+    """A repeated case kept only its first answer's judge calls: `--repeats 3` with a judge
+    counted 7 judge requests after 21, and their tokens and cost a third of what was paid."""
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--repeats", "3", "--json")
+    assert result.code == 0, result.stdout + result.stderr
+    asked = len([r for r in judge.requests if r.method == "POST"])
+    assert asked == 21
+    document = result.json()
+    assert document["spend"]["judge"]["requests"] == asked
+    assert [len(case["judge_usage"]) for case in document["cases"]] == [3] * 7

@@ -12,7 +12,7 @@ for a repeated run: a cached answer is not another sample). The case keeps:
 * the first answer's text and detail, with every answer's result in ``detail["answers"]``; the
   mean latency, the summed token counts (unknown when an answer reported none:
   :func:`~evalkit.answers.sum_usage`) and the summed requests (``requests``: one an answer, one a
-  model turn of a conversation).
+  model turn of a conversation) and every answer's judge calls (``judge_usage``, in order).
 
 An answer that errs (the generator failed) makes the case errored — the run is then incomplete,
 and ``--resume`` answers the whole case again.
@@ -83,7 +83,9 @@ def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
     errored = next((a for a in answers if a.errored), None)
     if errored is not None:
         place = answers.index(errored) + 1
-        return attrs.evolve(errored, error=f"answer {place} of {total}: {errored.error}", requests=_requests(answers))
+        return attrs.evolve(
+            errored, error=f"answer {place} of {total}: {errored.error}", requests=_requests(answers), judge_usage=_judge_calls(answers)
+        )
     passes = sum(1 for a in answers if a.passed)
     fraction = sum(answer_pass_value(a) for a in answers) / total
     identities = {a.identity for a in answers}
@@ -105,6 +107,8 @@ def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
         yardstick=yardstick,
         usage=sum_usage(a.usage for a in answers),
         requests=_requests(answers),
+        # every answer's judge calls, in order: each was asked and paid for
+        judge_usage=_judge_calls(answers),
         detail=detail,
         finished_at=max(a.finished_at for a in answers),
         measures={**(first.measures or {}), PASS_FRACTION: fraction, ANSWERS: total, PASSES: passes},
@@ -125,6 +129,11 @@ def answer_usage(case: CaseResult) -> Usage | None:
     if usage is None or answers < 2:
         return usage
     return Usage(*(None if (count := getattr(usage, field)) is None else math.ceil(count / answers) for field in USAGE_FIELDS))
+
+
+def _judge_calls(answers: Sequence[CaseResult]) -> tuple[Any, ...]:
+    """Every answer's judge calls, in order (each was asked and paid for)."""
+    return tuple(call for a in answers for call in a.judge_usage)
 
 
 def case_repeats(case: CaseResult) -> tuple[int, int, float] | None:
