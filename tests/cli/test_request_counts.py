@@ -119,3 +119,22 @@ def test_every_answers_judge_calls_are_counted_under_repeats(judge, evalkit_cli)
     document = result.json()
     assert document["spend"]["judge"]["requests"] == asked
     assert [len(case["judge_usage"]) for case in document["cases"]] == [3] * 7
+
+
+def test_a_case_the_limit_stops_between_its_repeats_is_answered_whole_on_resume(evalkit_cli, project, chat_server) -> None:
+    """--repeats 3 --max-requests 4: the second case got one answer of three and was stored as
+    answered; the resume never asked for the other two, and the completed run held a case
+    answered once beside cases answered three times."""
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    base = ("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--repeats", "3")
+    stopped = evalkit_cli(*base, "--max-requests", "4", "--json", env=env)
+    assert stopped.code == 3, stopped.stderr
+    document = stopped.json()
+    cut = document["cases"][1]
+    assert cut["errored"] and "--max-requests 4 reached after 1 of 3 answers" in cut["error"], cut
+    assert document["spend"]["generator"]["requests"] == 4 == len(completions(chat_server))
+    finished = evalkit_cli(*base, "--resume", document["run_id"], "--json", env=env)
+    assert finished.code == 0, finished.stdout + finished.stderr
+    assert [case["answers"] for case in finished.json()["cases"]] == [3] * 6
+    assert len(completions(chat_server)) == 4 + 3 * 5

@@ -150,11 +150,22 @@ class _Answerer:
             else:
                 answer = await self.answer_once(prompt)
             if answer is None:  # a budget or request limit stopped the run
-                return merge_answers(answers) if answers else None
+                return self._cut_short(answers) if answers else None
             answers.append(answer)
             if answer.errored:  # the case is errored anyway: the resume answers it again
                 break
         return merge_answers(answers)
+
+    def _cut_short(self, answers: list[CaseResult]) -> CaseResult:
+        """A case a budget or request limit stopped before all its ``repeats`` answers: errored (its
+        requests and tokens counted), so ``--resume`` answers it whole instead of keeping it
+        answered fewer times than the rest."""
+        guard = self.extras.guard if self.extras is not None else None
+        why = guard.stopped if guard is not None and guard.stopped else "the run was stopped"
+        merged = merge_answers(answers)
+        return attrs.evolve(
+            merged, passed=False, score=0.0, error=f"{why} after {len(answers)} of {self.job.repeats} answers"
+        )
 
     async def answer_once(self, prompt: GoldenPrompt) -> CaseResult:
         """One answer to ``prompt``, graded, or errored when the generator failed. A conversation (a
