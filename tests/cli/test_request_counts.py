@@ -138,3 +138,30 @@ def test_a_case_the_limit_stops_between_its_repeats_is_answered_whole_on_resume(
     assert finished.code == 0, finished.stdout + finished.stderr
     assert [case["answers"] for case in finished.json()["cases"]] == [3] * 6
     assert len(completions(chat_server)) == 4 + 3 * 5
+
+
+def test_a_store_from_before_the_count_upgrades_and_its_cases_count_one_request_each(evalkit_cli, project, chat_server) -> None:
+    """A store at schema version 10 (no `requests` column) is upgraded by `evalkit db upgrade`; its
+    runs still show, and a stopped run's stored cases count one request each on resume, as they
+    did when they were stored."""
+    import sqlite3
+
+    chat_server.responder = arithmetic
+    env = configure(project, chat_server)
+    base = ("run", "arith.basic", "--provider", "prod", "--concurrency", "1")
+    stopped = evalkit_cli(*base, "--max-requests", "2", "--json", env=env)
+    assert stopped.code == 3, stopped.stderr
+    run_id = stopped.json()["run_id"]
+    with sqlite3.connect(project / ".evalkit" / "results.db") as conn:  # as evalkit before the count left it
+        conn.execute("alter table evalkit_case drop column requests")
+        conn.execute("delete from evalkit_schema_migration where version = 11")
+    refused = evalkit_cli("show", run_id, env=env)
+    assert refused.code != 0 and "evalkit db upgrade" in refused.stdout + refused.stderr
+    assert evalkit_cli("db", "upgrade", env=env).code == 0
+    shown = evalkit_cli("show", run_id, "--json", env=env)
+    assert shown.code == 0, shown.stderr
+    assert [case["requests"] for case in shown.json()["cases"]] == [None, None]
+    resumed = evalkit_cli(*base, "--resume", run_id, "--max-requests", "4", "--json", env=env)
+    assert resumed.code == 3, resumed.stderr
+    assert len(completions(chat_server)) == 4
+    assert resumed.json()["spend"]["generator"]["requests"] == 4
