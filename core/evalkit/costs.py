@@ -146,9 +146,10 @@ class TokenTally:
     cached_input_tokens: int = 0
     cost: Decimal | None = Decimal(0)
 
-    def add(self, usage: Usage | None, price: Price | None) -> None:
-        """Count one request."""
-        self.requests += 1
+    def add(self, usage: Usage | None, price: Price | None, requests: int = 1) -> None:
+        """Count ``requests`` requests (one answer's, a conversation's turns, a case's repeats)
+        whose token counts add up to ``usage``."""
+        self.requests += requests
         if usage is None or usage.input_tokens is None or usage.output_tokens is None:
             self.unreported += 1
         if usage is not None:
@@ -183,6 +184,9 @@ class RunSpend:
     judge: TokenTally = attrs.Factory(TokenTally)
     from_cache: int = 0
     reused: int = 0
+    #: The cases whose answer was asked of the generator (``generator.requests`` counts requests:
+    #: several a case under ``--repeats`` or in a conversation).
+    asked: int = 0
     generator_price: Price | None = None
     judge_price: Price | None = None
 
@@ -197,15 +201,18 @@ class RunSpend:
             spend.judge.cost = None
         return spend
 
-    def add_case(self, usage: Usage | None, judge_usage: Iterable[Usage], answer_source: str | None, asked: bool = True) -> None:
-        """Count one stored case: its generator request (none when its answer was reused or the
-        case never got one: ``asked`` false) and each of its judge calls."""
+    def add_case(
+        self, usage: Usage | None, judge_usage: Iterable[Usage], answer_source: str | None, asked: bool = True, requests: int = 1
+    ) -> None:
+        """Count one stored case: its generator ``requests`` (none when its answer was reused or
+        the case never got one: ``asked`` false) and each of its judge calls."""
         if answer_source == "cache":
             self.from_cache += 1
         elif answer_source:
             self.reused += 1
         elif asked:
-            self.generator.add(usage, self.generator_price)
+            self.asked += 1
+            self.generator.add(usage, self.generator_price, requests)
         for call in judge_usage:
             self.judge.add(call, self.judge_price)
 

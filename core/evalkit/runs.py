@@ -74,6 +74,10 @@ class CaseResult:
     #: canned tools' results, a scripted conversation's user turns (see :attr:`evalkit.Answer.transcript`);
     #: kept as the run's privacy level allows (:mod:`evalkit.privacy`). Empty for a plain prompt.
     transcript: tuple[Message, ...] = attrs.field(default=(), converter=messages_of)
+    #: The generator requests that answered this case: one an answer, one a model turn of a
+    #: conversation, summed over ``--repeats``; 0 when no request got an answer or the answer was
+    #: reused; ``None``: not known (a case stored before the count was kept, or built by a caller).
+    requests: int | None = None
 
     @property
     def errored(self) -> bool:

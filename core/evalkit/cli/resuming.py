@@ -23,13 +23,15 @@ if TYPE_CHECKING:
     from ..errors import RunInternalError, RunInterrupted, RunStoreFailed
     from .app import Arguments
 
-__all__ = ["RESUMED_OPTIONS", "resume_command", "with_resume_command"]
+__all__ = ["RESUMED_OPTIONS", "given_options", "resume_command", "with_resume_command"]
 
 #: The options a resume command repeats when they were given, and the value each has when not
 #: given (``None``: any value given is repeated; a flag repeats as the bare option).
 RESUMED_OPTIONS: dict[str, Any] = {
     "provider": None, "model": None, "grader": "deterministic", "judge": None, "judge_repeats": None,
     "judge_temperature": None, "allow_self_judge": False, "deployment": None, "config": None, "database": None,
+    # the answers a case stands for: a resume without it answers the rest once each
+    "repeats": None,
 }  # fmt: skip
 
 
@@ -43,7 +45,14 @@ def _hidden_password(url: str) -> str:
 def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
     """``evalkit WORDS… [OPTIONS as given] --resume RUN_ID``, quoted for a shell; ``words`` is
     the command and its arguments (``("run", SET)``, ``("retrieval", SET, RETRIEVER)``)."""
-    parts = ["evalkit", *words]
+    parts = ["evalkit", *words, *given_options(args), "--resume", run_id]
+    return " ".join(shlex.quote(part) for part in parts)
+
+
+def given_options(args: Arguments) -> list[str]:
+    """The :data:`RESUMED_OPTIONS` given to this command, as words (a database password as ``***``):
+    what every line that resumes a run repeats, an interrupted one's and a stopped one's alike."""
+    parts: list[str] = []
     for name, default in RESUMED_OPTIONS.items():
         value = getattr(args, name, default)
         if value is None or value == default:
@@ -53,8 +62,7 @@ def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
             parts.append(option)
             continue
         parts += [option, _hidden_password(str(value)) if name == "database" else str(value)]
-    parts += ["--resume", run_id]
-    return " ".join(shlex.quote(part) for part in parts)
+    return parts
 
 
 def with_resume_command(

@@ -78,17 +78,12 @@ def spending_options(args: Arguments) -> dict[str, Any]:
 
 
 def resume_args(args: Arguments) -> tuple[str, ...]:
-    """The options a resume command repeats, as the user gave them: ``--provider``, ``--model``,
-    ``--grader``, ``--judge``, ``--config``, ``--database`` (the run keeps its privacy level)."""
-    words: list[str] = []
-    for option, value in (
-        ("--provider", args.provider), ("--model", args.model),
-        ("--grader", args.grader if args.grader != "deterministic" else None), ("--judge", getattr(args, "judge", None)),
-        ("--config", getattr(args, "config", None)),
-        ("--database", getattr(args, "database", None)),
-    ):  # fmt: skip
-        if value:
-            words += [option, str(value)]
+    """The options a resume command repeats, as the user gave them: those of an interrupted run's
+    resume line (:data:`~evalkit.cli.resuming.RESUMED_OPTIONS`: ``--provider``, ``--repeats``,
+    ``--config``, ``--database``…; the run keeps its privacy level), and ``--cache``."""
+    from .resuming import given_options
+
+    words = given_options(args)
     if args.cache:
         words.append("--cache")
     return tuple(words)

@@ -91,6 +91,7 @@ def estimate_answering(
     from ..components import declared
     from ..set_versions import prompt_digest
     from ..validation import paced
+    from .answering.repeats import answer_usage
     from .answering.spending import DEFAULT_OUTPUT_TOKENS, estimate_tokens, measured_cases, run_pricing
 
     from_run, stored = measured_cases(repository, answering) if repository is not None else (None, {})
@@ -112,7 +113,7 @@ def estimate_answering(
     for prompt in prompts:
         cases += 1
         case = stored.get(prompt.id)
-        usage = case.usage if case is not None else None
+        usage = answer_usage(case) if case is not None else None  # one answer's, of a run answered --repeats N
         if (
             usage is None or usage.input_tokens is None or usage.output_tokens is None or case.answer_source
             or (case.prompt_digest is not None and case.prompt_digest != prompt_digest(prompt))

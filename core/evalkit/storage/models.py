@@ -169,6 +169,8 @@ def bind_models(db: pw.Database) -> SimpleNamespace:
         prompt_digest = pw.TextField(null=True)
         #: A conversation's turns after its fixed history (JSON), as the privacy level keeps them.
         transcript = pw.TextField(null=True)
+        #: The generator requests that answered the case (null: stored before they were counted).
+        requests = pw.IntegerField(null=True)
 
         class Meta:
             table_name = "evalkit_case"

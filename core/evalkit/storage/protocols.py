@@ -262,9 +262,9 @@ class RunSpending(Protocol):
     from). A store offering it also keeps a run's ``pricing`` (given to ``begin_run`` with the run),
     and takes ``spend`` and ``answers_reused`` keywords in ``finish_run``."""
 
-    def case_usage(self, run_id: str) -> Iterator[tuple[Any, tuple[Any, ...], str | None, bool]]:
-        """Each stored case's generator usage, its judge calls' usage, its answer source and
-        whether it errored."""
+    def case_usage(self, run_id: str) -> Iterator[tuple[Any, tuple[Any, ...], str | None, bool, int | None]]:
+        """Each stored case's generator usage, its judge calls' usage, its answer source, whether
+        it errored and the generator requests it took (``None``: not stored, an older case)."""
         ...
 
 

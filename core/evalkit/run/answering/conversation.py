@@ -81,11 +81,13 @@ def plain_request(prompt: GoldenPrompt, base: str | None, options: dict[str, Any
 
 @attrs.frozen
 class Conversation:
-    """A conversation answered: the answer (its final reply, the transcript, the summed usage) and
-    the loop's checks (empty for a conversation without tools)."""
+    """A conversation answered: the answer (its final reply, the transcript, the summed usage),
+    the loop's checks (empty for a conversation without tools) and the requests it took (one a
+    model turn)."""
 
     answer: Answer
     checks: tuple[Check, ...] = ()
+    requests: int = 1
 
 
 def canned_result(prompt: GoldenPrompt, call: ToolCall) -> tuple[str, bool]:
@@ -197,7 +199,7 @@ async def converse(prompt: GoldenPrompt, call: TurnCall, base: str | None, optio
     else:
         loop.history.extend(turns)
         loop.stopped = not await loop.answer_user_turn()
-    return Conversation(_answer(loop), _loop_checks(loop))
+    return Conversation(_answer(loop), _loop_checks(loop), len(loop.turns))
 
 
 def _answer(loop: _Loop) -> Answer:

@@ -150,11 +150,22 @@ class _Answerer:
             else:
                 answer = await self.answer_once(prompt)
             if answer is None:  # a budget or request limit stopped the run
-                return merge_answers(answers) if answers else None
+                return self._cut_short(answers) if answers else None
             answers.append(answer)
             if answer.errored:  # the case is errored anyway: the resume answers it again
                 break
         return merge_answers(answers)
+
+    def _cut_short(self, answers: list[CaseResult]) -> CaseResult:
+        """A case a budget or request limit stopped before all its ``repeats`` answers: errored (its
+        requests and tokens counted), so ``--resume`` answers it whole instead of keeping it
+        answered fewer times than the rest."""
+        guard = self.extras.guard if self.extras is not None else None
+        why = guard.stopped if guard is not None and guard.stopped else "the run was stopped"
+        merged = merge_answers(answers)
+        return attrs.evolve(
+            merged, passed=False, score=0.0, error=f"{why} after {len(answers)} of {self.job.repeats} answers"
+        )
 
     async def answer_once(self, prompt: GoldenPrompt) -> CaseResult:
         """One answer to ``prompt``, graded, or errored when the generator failed. A conversation (a
@@ -165,8 +176,9 @@ class _Answerer:
         if isinstance(reply, CaseResult):
             return reply
         loop_checks: tuple[Any, ...] = ()
+        requests = 1
         if isinstance(reply, Conversation):
-            reply, loop_checks = reply.answer, reply.checks
+            reply, loop_checks, requests = reply.answer, reply.checks, reply.requests
         latency = time.perf_counter() - started
         grading = with_loop_checks(await self._grade(prompt, reply), loop_checks)
         if self.job.judge_gate is not None:
@@ -184,6 +196,7 @@ class _Answerer:
             fingerprint=case_fingerprint(prompt),
             prompt_digest=prompt_digest(prompt),
             transcript=reply.transcript,
+            requests=requests,
         )
 
     async def _answer_with_extras(self, prompt: GoldenPrompt, extras: Any) -> CaseResult | None:
@@ -202,6 +215,7 @@ class _Answerer:
         key = None
         reserved = None
         loop_checks: tuple[Any, ...] = ()
+        requests = 0  # a reused answer took none
         if reused is None:
             # a conversation is never cached (its turns depend on the replies): only a plain request has a key
             request = None if prompt.is_chat else plain_request(prompt, bound.base_prompt, {"model": bound.alias, "case_id": prompt.id, **self.options})
@@ -219,8 +233,9 @@ class _Answerer:
                 if reserved is not None:
                     extras.guard.settle(reserved, reply)
                 return reply
+            requests = 1
             if isinstance(reply, Conversation):
-                reply, loop_checks = reply.answer, reply.checks
+                reply, loop_checks, requests = reply.answer, reply.checks, reply.requests
             identity = _case_identity(bound, reply)
             if key is not None:
                 extras.keep(key, reply, identity, bound.instance, bound.alias)
@@ -248,6 +263,7 @@ class _Answerer:
             answer_source=source,
             prompt_digest=prompt_digest(prompt),
             transcript=getattr(reply, "transcript", ()),
+            requests=requests,
         )
         if extras.guard is not None:
             if reserved is not None:
@@ -300,6 +316,7 @@ class _Answerer:
                 finished_at=time.time(),
                 fingerprint=case_fingerprint(prompt),
             prompt_digest=prompt_digest(prompt),
+                requests=0,  # no reply was received (a conversation's earlier turns' are not kept)
             )
 
     def _turn_caller(self, calls: list[Any]) -> Any:

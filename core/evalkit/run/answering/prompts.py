@@ -448,13 +448,13 @@ class PromptAnswering:
             spend = run_spend(self.pricing, store.spending.case_usage(header.id))
         else:
             answered = answered if answered is not None else repository.get_run(header.id)
-            spend = run_spend(self.pricing, ((c.usage, c.judge_usage, c.answer_source, c.errored) for c in (answered.cases if answered else ())))
+            spend = run_spend(self.pricing, ((c.usage, c.judge_usage, c.answer_source, c.errored, c.requests) for c in (answered.cases if answered else ())))
         notes: list[str] = list(pacing_notes(self.bound, self.grading))
         status, stop_note = self._stopped(header, status, spend)
         if stop_note is not None:
             notes.append(stop_note)
         reused = self.spending.reuse_kind if self.spending is not None else None
-        answered_count = tally.answered if tally is not None else spend.generator.requests + spend.from_cache + spend.reused
+        answered_count = tally.answered if tally is not None else spend.asked + spend.from_cache + spend.reused
         if spend.from_cache:
             reused = reused or ("cache:all" if spend.from_cache >= answered_count else "cache")
             notes.append(cache_note(spend.from_cache, answered_count))
@@ -469,8 +469,8 @@ class PromptAnswering:
         guard = extras.guard if extras is not None else None
         if guard is None or guard.stopped is None or status is not RunStatus.RUNNING:
             return status, None
-        answered = spend.generator.requests + spend.from_cache + spend.reused
-        limit = budget_args(guard, spend, header.case_count)
+        answered = spend.asked + spend.from_cache + spend.reused
+        limit = budget_args(guard, spend, header.case_count, self.repeats)
         self.live.resume_limits = limit
         return RunStatus.INCOMPLETE, (
             f"{guard.stopped} after {answered} of {counted(header.case_count, 'case')} "

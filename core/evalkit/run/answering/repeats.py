@@ -10,8 +10,9 @@ for a repeated run: a cached answer is not another sample). The case keeps:
 * ``passed`` — more than half of its answers passed; ``score`` — the mean of their scores;
 * each check once, holding when it held for every answer (its detail says in how many it failed);
 * the first answer's text and detail, with every answer's result in ``detail["answers"]``; the
-  mean latency and the summed token counts (unknown when an answer reported none:
-  :func:`~evalkit.answers.sum_usage`).
+  mean latency, the summed token counts (unknown when an answer reported none:
+  :func:`~evalkit.answers.sum_usage`) and the summed requests (``requests``: one an answer, one a
+  model turn of a conversation) and every answer's judge calls (``judge_usage``, in order).
 
 An answer that errs (the generator failed) makes the case errored — the run is then incomplete,
 and ``--resume`` answers the whole case again.
@@ -19,17 +20,18 @@ and ``--resume`` answers the whole case again.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
 
-from ...answers import sum_usage
+from ...answers import USAGE_FIELDS, Usage, sum_usage
 from ...grading import Check, judge_pass_share
 from ...runs import CaseResult
 from ...storage.values import ANSWERS, PASS_FRACTION, PASSES
 
-__all__ = ["FLAKY_LISTED", "answer_pass_value", "case_repeats", "merge_answers", "repeat_metrics", "single_answer_measures"]
+__all__ = ["FLAKY_LISTED", "answer_pass_value", "answer_usage", "case_repeats", "merge_answers", "repeat_metrics", "single_answer_measures"]
 
 #: The most flaky case ids a run's metrics list (all are counted).
 FLAKY_LISTED = 100
@@ -81,7 +83,9 @@ def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
     errored = next((a for a in answers if a.errored), None)
     if errored is not None:
         place = answers.index(errored) + 1
-        return attrs.evolve(errored, error=f"answer {place} of {total}: {errored.error}")
+        return attrs.evolve(
+            errored, error=f"answer {place} of {total}: {errored.error}", requests=_requests(answers), judge_usage=_judge_calls(answers)
+        )
     passes = sum(1 for a in answers if a.passed)
     fraction = sum(answer_pass_value(a) for a in answers) / total
     identities = {a.identity for a in answers}
@@ -102,10 +106,34 @@ def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
         identity=first.identity if len(identities) == 1 else None,
         yardstick=yardstick,
         usage=sum_usage(a.usage for a in answers),
+        requests=_requests(answers),
+        # every answer's judge calls, in order: each was asked and paid for
+        judge_usage=_judge_calls(answers),
         detail=detail,
         finished_at=max(a.finished_at for a in answers),
         measures={**(first.measures or {}), PASS_FRACTION: fraction, ANSWERS: total, PASSES: passes},
     )
+
+
+def _requests(answers: Sequence[CaseResult]) -> int | None:
+    """The requests the answers took together (``None`` when one of them does not say)."""
+    counts = [a.requests for a in answers]
+    return None if any(c is None for c in counts) else sum(counts)  # type: ignore[misc]
+
+
+def answer_usage(case: CaseResult) -> Usage | None:
+    """The token counts of one answer of ``case``: its stored usage, which sums its answers under
+    ``--repeats`` (``measures["answers"]``, kept since repeats were), divided by their number and
+    rounded up — what ``evalkit plan`` and a budget measure one answer by."""
+    usage, answers = case.usage, case.answers
+    if usage is None or answers < 2:
+        return usage
+    return Usage(*(None if (count := getattr(usage, field)) is None else math.ceil(count / answers) for field in USAGE_FIELDS))
+
+
+def _judge_calls(answers: Sequence[CaseResult]) -> tuple[Any, ...]:
+    """Every answer's judge calls, in order (each was asked and paid for)."""
+    return tuple(call for a in answers for call in a.judge_usage)
 
 
 def case_repeats(case: CaseResult) -> tuple[int, int, float] | None:

@@ -197,8 +197,10 @@ class SpendGuard:
         self.add_judge(case.judge_usage)
         self.spent += spent
         self.own_spent += spent
-        self.requests += 1
-        self.own_requests += 1
+        # a conversation's model turns each count; a request that got no reply still went out
+        made = max(1, getattr(case, "requests", None) or 0)
+        self.requests += made
+        self.own_requests += made
         self._settled += 1
         if self._settled_event is not None:
             self._settled_event.set()
@@ -267,11 +269,15 @@ class AnswerExtras:
 
 def run_spend(pricing: Mapping[str, Any] | None, rows: Any) -> RunSpend:
     """A run's spend from its cases' stored usage (``rows``: ``(usage, judge usage, answer
-    source, errored)`` per case, see :class:`~evalkit.storage.RunSpending`)."""
+    source, errored, requests)`` per case, see :class:`~evalkit.storage.RunSpending`). A case
+    stored before its requests were counted (``None``) counts one, as it did then."""
     spend = RunSpend.priced(pricing)
-    for usage, judge_usage, source, errored in rows:
-        # An errored case with no usage never got an answer (a failed request): nothing was reported.
-        spend.add_case(usage, judge_usage, source, asked=not (errored and usage is None))
+    for usage, judge_usage, source, errored, requests in rows:
+        if requests is None:
+            # An errored case with no usage never got an answer (a failed request): nothing was reported.
+            spend.add_case(usage, judge_usage, source, asked=not (errored and usage is None))
+        else:
+            spend.add_case(usage, judge_usage, source, asked=requests > 0, requests=requests)
     return spend
 
 
@@ -304,7 +310,7 @@ class SpendingPlan:
                 output_tokens=self.output_tokens, prior_output=self.prior_output,
             )  # fmt: skip
             if store.spending is not None:  # a resumed run, other shards: their answers measure it best
-                for usage, _, _, _ in store.spending.case_usage(part.run_id):
+                for usage, *_ in store.spending.case_usage(part.run_id):
                     guard.measure(usage)
 
             def stored_spend() -> tuple[Decimal, int]:
@@ -327,14 +333,15 @@ class SpendingPlan:
         return AnswerExtras(stored=self.stored, cache=cache, serving=self.serving, guard=guard)
 
 
-def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int) -> tuple[str, ...]:
+def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int, repeats: int = 1) -> tuple[str, ...]:
     """The limits a resume command gives after ``guard`` stopped a run: a budget enough for the
     whole run at the cost per case so far (rounded up, with a quarter to spare), at least twice
     the old one and at least what lets the resumed run send the request the budget refused and the
-    rest at its estimate; a request limit of the set's size."""
+    rest at its estimate; a request limit of the requests the whole run takes (``repeats`` a case,
+    more when its cases so far took more: conversations), at least twice the old one."""
     args: list[str] = []
+    asked = spend.asked
     if guard.budget is not None:
-        asked = spend.generator.requests
         cost = spend.cost
         wanted = guard.budget * 2
         if cost is not None and asked:
@@ -342,7 +349,7 @@ def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int) -> tuple[st
             wanted = max(wanted, projected)
         if guard.refused is not None:
             # else a run stopped before its first answer is told a budget that stops it again
-            wanted = max(wanted, (guard.spent + guard.refused * max(1, case_count - asked)) * Decimal("1.25"))
+            wanted = max(wanted, (guard.spent + guard.refused * repeats * max(1, case_count - asked)) * Decimal("1.25"))
         if wanted >= SCIENTIFIC_FROM:
             # Six significant digits, written 2.275E+26: cents would pass the context's 28 digits
             # (quantize() fails) and the plain form --budget's 40 characters.
@@ -352,7 +359,10 @@ def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int) -> tuple[st
         rounded = wanted.quantize(quantum, rounding=ROUND_CEILING).normalize()
         args += ["--budget", str(rounded) if wanted >= SCIENTIFIC_FROM else f"{rounded:f}"]
     if guard.max_requests is not None and guard.stopped and guard.stopped.startswith("--max-requests"):
-        args += ["--max-requests", str(max(case_count, guard.max_requests * 2))]
+        needed = case_count * repeats
+        if asked:
+            needed = max(needed, math.ceil(spend.generator.requests * case_count / asked))
+        args += ["--max-requests", str(max(needed, guard.max_requests * 2))]
     return tuple(args)
 
 
@@ -500,11 +510,11 @@ def measured_cases(repository: Any, answering: Any) -> tuple[str | None, dict[st
 def measured_output(repository: Any, answering: Any) -> int | None:
     """The mean completion tokens of the answered cases of the latest run of the set for this
     instance and alias (what ``evalkit plan`` estimates from), or ``None`` when none is measured."""
+    from .repeats import answer_usage
+
     _, cases = measured_cases(repository, answering)
-    measured = [
-        c.usage.output_tokens for c in cases.values()
-        if c.usage is not None and c.usage.output_tokens is not None and not c.answer_source
-    ]  # fmt: skip
+    usages = [answer_usage(c) for c in cases.values() if not c.answer_source]  # one answer's, of a run answered --repeats N
+    measured = [u.output_tokens for u in usages if u is not None and u.output_tokens is not None]
     return math.ceil(sum(measured) / len(measured)) if measured else None
 
 

@@ -67,6 +67,7 @@ RECORDED_COLUMNS = (
     "run", "case_id", "passed", "score", "errored", "error", "checks", "latency_s", "provider_instance",
     "model_alias", "reported_model", "adapter", "yardstick", "answer_text", "detail", "measures", "usage",
     "finished_at", "fingerprint", "judge_usage", "answer_source", "prompt_digest", "transcript",
+    "requests",
 )  # fmt: skip
 
 
@@ -230,7 +231,7 @@ def case_from_columns(
     instance: str | None, alias: str | None, reported: str | None, adapter: str | None, yardstick: str | None,
     answer_text: str | None, detail: str | None, measures: str | None, usage: str | None, finished_at: float,
     fingerprint: str | None, judge_usage: str | None = None, answer_source: str | None = None,
-    prompt_digest: str | None = None, transcript: str | None = None,
+    prompt_digest: str | None = None, transcript: str | None = None, requests: Any = None,
 ) -> CaseResult:  # fmt: skip
     """A case from its decoded stored columns (:data:`CASE_COLUMNS`)."""
     if type(score) is not float or type(latency_s) is not float or not time_held(finished_at) or not math.isfinite(score + latency_s):
@@ -258,7 +259,13 @@ def case_from_columns(
         answer_source=answer_source,
         prompt_digest=prompt_digest,
         transcript=stored_transcript(transcript),
+        requests=stored_requests(requests),
     )
+
+
+def stored_requests(value: Any) -> int | None:
+    """A case's stored request count (``None``: not stored, or not a count evalkit writes)."""
+    return value if type(value) is int and value >= 0 else None
 
 
 def stored_transcript(text: str | None) -> tuple[Message, ...]:
@@ -344,6 +351,7 @@ def case_values(stored_run_id: str, case: CaseResult, privacy: str) -> tuple[Any
         stored_text(case.answer_source),
         stored_text(case.prompt_digest),
         stored_text(transcript_value(case.transcript, privacy)),
+        case.requests,
     )
 
 

@@ -246,20 +246,21 @@ class RunsAndCases(SqlStore):
         return CaseTally(answered, passed, errored, score_sum, identities, frozenset(yardsticks))
 
     @guarded
-    def case_usage(self, run_id: str) -> Iterator[tuple[Any, tuple[Any, ...], str | None, bool]]:
-        """Each stored case's generator usage, judge calls' usage, answer source and whether it
-        errored, read raw a page at a time (what :func:`evalkit.costs` sums; see :class:`~evalkit.storage.RunSpending`)."""
-        from .rows import stored_judge_usage, stored_usage
+    def case_usage(self, run_id: str) -> Iterator[tuple[Any, tuple[Any, ...], str | None, bool, int | None]]:
+        """Each stored case's generator usage, judge calls' usage, answer source, whether it
+        errored and the requests it took (``None``: stored before they were counted), read raw a
+        page at a time (what :func:`evalkit.costs` sums; see :class:`~evalkit.storage.RunSpending`)."""
+        from .rows import stored_judge_usage, stored_requests, stored_usage
 
         C = self.Case
 
         def page(after: int) -> Any:
-            return C.select(C.id, C.usage, C.judge_usage, C.answer_source, C.errored).where((C.run == run_id) & (C.id > after)).order_by(C.id)
+            return C.select(C.id, C.usage, C.judge_usage, C.answer_source, C.errored, C.requests).where((C.run == run_id) & (C.id > after)).order_by(C.id)
 
         rows = list(self._guarded_rows(self._pages(page, lambda row: row[0], raw=True)))
         return iter([
-            (stored_usage(decode_text(u) if u else None), stored_judge_usage(decode_text(j) if j else None), decode_text(s) if s else None, bool(e))
-            for _, u, j, s, e in rows
+            (stored_usage(decode_text(u) if u else None), stored_judge_usage(decode_text(j) if j else None), decode_text(s) if s else None, bool(e), stored_requests(r))
+            for _, u, j, s, e, r in rows
         ])  # fmt: skip
 
     #: Rows read per page when a run's cases are streamed (bounded memory on every engine:
