@@ -315,7 +315,7 @@ def test_plan_estimates_every_answer_and_judge_call_of_repeats(judge: ChatServer
     assert shown.code == 0, shown.stderr
     assert "Requests:         21 answers (3 per case), 42 judge calls" in shown.stdout
     assert "Requests sent:" not in shown.stdout, "the estimate counts what the plan counts: no second line"
-    assert f"Tokens:           about {estimate['prompt_tokens']} in, {estimate['completion_tokens']} out" in shown.stdout
+    assert f"Tokens:           about {estimate['prompt_tokens']:,} in, {estimate['completion_tokens']:,} out" in shown.stdout
     assert completions(judge) == [], "a plan asks nothing"
 
 
