@@ -295,3 +295,23 @@ def test_two_cases_of_one_id_are_a_usage_error_saying_so(evalkit_pytest: Callabl
     assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
     done.stderr.fnmatch_lines(['*set "pytestkit.twice": cases #1 and #3 have one id, "same"; give each case its own*'])
     assert stored_runs(pytester.path) == 0
+
+
+def test_a_case_id_holding_the_judges_key_is_named_with_it_hidden(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester
+) -> None:
+    """A judge grader's judge was bound only when the set ran, after its tests were named: a case
+    id holding the judge's key showed in ``--collect-only``, ``-v`` and JUnit XML. The grader is now
+    built at collection too, its judge bound, so its secrets are known before the names are made."""
+    pytester.path.joinpath("evalkit.toml").write_text(
+        'judge = "keyed"\n\n[providers.ref]\nadapter = "reference"\nmodel = "ref-v1"\n\n'
+        '[providers.keyed]\nadapter = "pytestkit.keyed"\nmodel = "keyed-v1"\n'
+    )
+    listed = evalkit_pytest("--evalkit-set", "pytestkit.secret", "--evalkit-grader", "relevance", "--collect-only", "-q")
+    assert listed.ret == pytest.ExitCode.OK, listed.stdout.str() + listed.stderr.str()
+    assert KEYED_SECRET_TAIL not in listed.stdout.str() + listed.stderr.str()
+    listed.stdout.fnmatch_lines(["evalkit-set:pytestkit.secret::key-[*][*][*]"])
+    done = evalkit_pytest("--evalkit-set", "pytestkit.secret", "--evalkit-grader", "relevance", "-v", "-rA", "--junitxml", "out.xml")
+    output = done.stdout.str() + done.stderr.str() + (pytester.path / "out.xml").read_text()
+    assert KEYED_SECRET_TAIL not in output
+    done.stdout.fnmatch_lines(["evalkit-set:pytestkit.secret::key-[*][*][*] *"])

@@ -196,6 +196,39 @@ def _bound_generator(config: pytest.Config, run_config: Any) -> Any:
         return None
 
 
+def _learn_grader_secrets(config: pytest.Config, run_config: Any, bound: Any, prompts: list[Any]) -> None:
+    """Build the grader the set's run will build, and bind its judges as the run binds them (a
+    judge grader's judge; the judge of rubric checks, for a set that has them), then close it:
+    binding a judge remembers the secrets its provider instance declares, so they are hidden in the
+    node ids pytest prints, as the generator's are (:func:`_bound_generator`). A judge was bound
+    only when the set ran, after the tests were named, and a case id holding the judge's key showed
+    in ``-v``, ``--collect-only`` and JUnit XML. Nothing is called; a grader that cannot be built
+    or bound is the run's to report, as before."""
+    from .. import components
+    from ..errors import PLUGIN_FAILURES, EvalkitError
+    from ..event_loops import run_to_completion
+    from ..prompts import Assertion
+
+    if bound is None:
+        return
+    grading: Any = None
+    try:
+        grading, _ = components.load_grader(config.getoption("evalkit_grader") or "deterministic", strict=True, config=run_config)
+        if isinstance(grading, components.JudgeGrader):
+            grading.bind_judge(run_config, bound)
+        judged = tuple(p.id for p in prompts if any(isinstance(a, Assertion) and a.judged for a in p.assertions))
+        if judged and isinstance(grading, components.RubricJudging):
+            grading = grading.with_rubric_judge(run_config, bound, judged)
+    except EvalkitError:
+        pass
+    close = getattr(grading, "aclose", None)
+    if callable(close):
+        try:
+            run_to_completion(close)
+        except PLUGIN_FAILURES:  # a judge failing to close must not fail the collection
+            pass
+
+
 class GoldenCase(pytest.Item):
     """One case of the set: fails with the checks that failed."""
 
@@ -303,11 +336,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             raise _usage_error(f"{argument}: {exc}") from None
     for golden_set, prompts in sets:
         name = f"evalkit-set:{_node_name(golden_set.identifier)}"
+        bound = _bound_generator(config, run_config)
+        _learn_grader_secrets(config, run_config, bound, prompts)  # before any name is made
         # The node id is the name, as a test file's is its path: made from the session's (""), it was
         # "::evalkit-set:…", and the documented id `--deselect evalkit-set:SET::CASE` named nothing.
         collector = GoldenSetRun.from_parent(
-            session, name=name, nodeid=name, set_id=golden_set.identifier, prompts=prompts,
-            bound=_bound_generator(config, run_config),
+            session, name=name, nodeid=name, set_id=golden_set.identifier, prompts=prompts, bound=bound,
         )  # fmt: skip
         config.stash.setdefault(_SET_RUNS, []).append(collector)
         collected = selection.chosen(collector.collect())
