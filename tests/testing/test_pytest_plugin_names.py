@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -315,3 +316,23 @@ def test_a_case_id_holding_the_judges_key_is_named_with_it_hidden(
     output = done.stdout.str() + done.stderr.str() + (pytester.path / "out.xml").read_text()
     assert KEYED_SECRET_TAIL not in output
     done.stdout.fnmatch_lines(["evalkit-set:pytestkit.secret::key-[*][*][*] *"])
+
+
+def test_last_failed_alone_reruns_the_failures_of_the_sets_the_cache_names(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester
+) -> None:
+    """``pytest -p evalkit --lf`` with neither ``--evalkit-set`` nor a node id collected no set, so
+    the last run's failures in one (``evalkit-set:SET::CASE`` in pytest's lastfailed cache) were
+    not rerun: "no tests ran", exit 5. The sets the cache names are collected, and --lf picks."""
+    first = evalkit_pytest("--evalkit-set", "pytestkit.gate")
+    first.assert_outcomes(passed=3, failed=1)
+    again = evalkit_pytest("--lf", "-v")
+    again.assert_outcomes(failed=1, deselected=3)
+    again.stdout.fnmatch_lines(["*run-last-failure: rerun previous 1 failure*", "*evalkit-set:pytestkit.gate::regression-gate FAILED*"])
+    # without --lf nothing is collected from the cache: the sets run only when asked for
+    plain = evalkit_pytest()
+    assert plain.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    # a set the cache remembers that is gone is passed over, as a deleted test file is
+    (pytester.path / ".pytest_cache" / "v" / "cache" / "lastfailed").write_text(json.dumps({"evalkit-set:gone.set::x": True}))
+    gone = evalkit_pytest("--lf")
+    assert gone.ret == pytest.ExitCode.NO_TESTS_COLLECTED, gone.stdout.str() + gone.stderr.str()

@@ -311,7 +311,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
     given = list(config.getoption("evalkit_set"))
     selection = _Selection.of(config)
-    if not given and not selection.node_ids:
+    rerun = _last_failed_sets(config) if not given and not selection.node_ids else {}
+    if not given and not selection.node_ids and not rerun:
         return
     _refuse_blank_options(config)
     repeated = next((set_id for number, set_id in enumerate(given) if set_id in given[:number]), None)
@@ -328,8 +329,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         catalog = prompt_set_catalog(config=run_config)
     except EvalkitError as exc:  # the configuration's text is shown safely
         raise _usage_error(f"--evalkit-set: {exc}") from None
+    for set_name, node_id in rerun.items():
+        named_by.setdefault(set_name, f"--lf (the last failure {node_id})")
     for set_id, argument in named_by.items():
         try:
+            if set_id in rerun and set_id not in catalog.sets and set_id not in catalog.duplicates:
+                continue  # a set the cache remembers that is gone: nothing of it to rerun, as for a deleted test file
             golden_set = catalog.get(set_id).set
             sets.append((golden_set, _listed_cases(golden_set)))
         except EvalkitError as exc:  # the set's text (a set id as typed, too) is shown safely
@@ -351,6 +356,22 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         config.hook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, collected))
         items.extend(collected)
     selection.refuse_unmatched()
+
+
+def _last_failed_sets(config: pytest.Config) -> dict[str, str]:
+    """Under ``--lf`` with no test path, set or node id given: the sets pytest's cache remembers a
+    failed test of (``evalkit-set:SET::CASE`` in ``cache/lastfailed``), each with the first such
+    node id, so the last run's failures in them are rerun, as a test file's are. pytest cannot
+    collect them itself: their node ids name no file. Empty otherwise (pytest's cache off too)."""
+    cache = getattr(config, "cache", None)
+    if cache is None or not config.getoption("lf", False) or config.args_source == pytest.Config.ArgsSource.ARGS:
+        return {}
+    remembered = cache.get("cache/lastfailed", {})
+    sets: dict[str, str] = {}
+    for node_id in remembered if isinstance(remembered, dict) else ():
+        if isinstance(node_id, str) and node_id.startswith("evalkit-set:"):
+            sets.setdefault(node_id.split("::", 1)[0].removeprefix("evalkit-set:"), node_id)
+    return sets
 
 
 #: The sets' collectors of this session, whose generators :func:`pytest_sessionfinish` closes if no test ran them.
