@@ -569,3 +569,22 @@ def test_plan_time_honours_the_providers_per_minute_limits_and_prints_huge_count
     lines = {line.split(":")[0]: line for line in fresh.stdout.splitlines()}
     assert re.search(r"Tokens: +about [0-9,]+ in, 5\.4E\+19 out", lines["Tokens"]), lines["Tokens"]
     assert "Time:             at least 300 s, bounded by max_tokens_per_minute" in lines["Time"], lines["Time"]
+
+
+def test_a_runs_summary_prints_a_huge_token_count_as_the_plan_does(evalkit_cli, project, chat_server) -> None:
+    """A reply reporting 9e18 prompt tokens (a count evalkit keeps: below 2**63) printed as 19 digits
+    in the run's summary while `evalkit plan` and the cost read 9E+18: one bounded way for both."""
+    import json
+
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    body = {
+        "model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 9 * 10**18, "completion_tokens": 7, "total_tokens": 9 * 10**18 + 7},
+    }  # fmt: skip
+    chat_server.fail_at(2, Fault.garbage(json.dumps(body)))  # the first request is the readiness probe
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", env=env)
+    tokens = next(line for line in result.stdout.splitlines() if line.startswith("Tokens:"))
+    assert re.match(r"Tokens: +9E\+18 prompt \+ [0-9,]+ completion tokens in 6 requests", tokens), tokens
