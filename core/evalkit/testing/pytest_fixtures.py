@@ -205,7 +205,7 @@ def _learn_grader_secrets(config: pytest.Config, run_config: Any, bound: Any, pr
     in ``-v``, ``--collect-only`` and JUnit XML. Nothing is called; a grader that cannot be built
     or bound is the run's to report, as before."""
     from .. import components
-    from ..errors import PLUGIN_FAILURES, EvalkitError
+    from ..errors import PLUGIN_FAILURES
     from ..event_loops import run_to_completion
     from ..prompts import Assertion
 
@@ -219,7 +219,7 @@ def _learn_grader_secrets(config: pytest.Config, run_config: Any, bound: Any, pr
         judged = tuple(p.id for p in prompts if any(isinstance(a, Assertion) and a.judged for a in p.assertions))
         if judged and isinstance(grading, components.RubricJudging):
             grading = grading.with_rubric_judge(run_config, bound, judged)
-    except EvalkitError:
+    except PLUGIN_FAILURES:  # a refusal, or a grader plugin raising: the run meets it again and reports it
         pass
     close = getattr(grading, "aclose", None)
     if callable(close):
