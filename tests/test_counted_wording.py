@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalkit.wording import counted
+from evalkit.wording import counted, figure
 
 
 def test_counted_takes_the_singular_for_one_and_groups_thousands_when_asked() -> None:
     assert counted(1, "prompt") == "1 prompt" and counted(0, "prompt") == "0 prompts"
     assert counted(12_000, "labelled item", grouped=True) == "12,000 labelled items" and counted(12_000, "run") == "12000 runs"
     assert counted(2, "repository") == "2 repositories"
+
+
+def test_a_figure_groups_thousands_and_turns_scientific_where_a_cost_does_even_past_the_int_digit_limit() -> None:
+    assert figure(0) == "0" and figure(12_000) == "12,000" and figure(299.6) == "300" and figure(10**15 - 1) == "999,999,999,999,999"
+    assert figure(6 * (2**63 - 1)) == "5.5340E+19" or figure(6 * (2**63 - 1)) == "5.53402E+19"
+    assert figure(10**400) == "1E+400" and figure(3 * 10**5000) == "3E+5000"  # str() of it raises; a plan printed 401 digits
 
 
 def test_validate_and_plan_word_a_set_of_one_prompt_in_the_singular(evalkit_cli, project: Path) -> None:

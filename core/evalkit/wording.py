@@ -8,7 +8,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-__all__ = ["close_matches", "counted", "did_you_mean", "quoted", "suggestion"]
+__all__ = ["close_matches", "counted", "did_you_mean", "figure", "quoted", "suggestion"]
+
+#: From here on a figure reads in scientific notation (``5.4E+19``), as an amount of money does
+#: (:data:`evalkit.costs.SCIENTIFIC_FROM`): a count of 400 digits is no figure anyone reads.
+SCIENTIFIC_FIGURE_FROM = 10**15
 
 #: How much less similar than the best a suggestion may be and still be offered beside it.
 NEAR_BEST = 0.05
@@ -30,6 +34,19 @@ def counted(number: int, noun: str, *, grouped: bool = False) -> str:
     if noun.endswith("y") and noun[-2:-1] not in ("", "a", "e", "i", "o", "u"):
         return f"{shown} {noun[:-1]}ies"  # a consonant before the y: "entry" → "entries", "key" → "keys"
     return f"{shown} {noun}s"
+
+
+def figure(number: float) -> str:
+    """A count or a duration for people, the one bounded way: rounded to a whole number with its
+    thousands grouped (``12,000``) below :data:`SCIENTIFIC_FIGURE_FROM`, from there in scientific
+    notation with at most six digits (``5.4E+19``, ``1E+400``), as :func:`evalkit.costs.format_amount`
+    prints money; an int past Python's 4,300-digit ``str()`` limit too."""
+    from decimal import Decimal
+
+    if abs(number) < SCIENTIFIC_FIGURE_FROM:
+        return f"{round(number):,}"
+    mantissa, _, exponent = f"{Decimal(number):.5E}".partition("E")
+    return f"{mantissa.rstrip('0').rstrip('.')}E{exponent}"
 
 
 def quoted(word: str) -> str:

@@ -540,3 +540,51 @@ def test_a_usage_echoing_the_api_key_never_shows_a_piece_of_it_in_the_notes(eval
     assert result.code == 0, result.stderr
     assert "(the first: prompt_tokens a text of 56 characters, not a whole number from 0 below 2**63)" in result.stdout, result.stdout
     assert key[8:20] not in result.stdout + result.stderr
+
+
+def test_plan_time_honours_the_providers_per_minute_limits_and_prints_huge_counts_one_bounded_way(evalkit_cli, project, chat_server) -> None:
+    """``max_tokens_per_minute = 1000`` and ~5.5e19 tokens said "Time: 0 s" (the latencies alone);
+    the token line had no thousands separators, and ``max_tokens = 10**400`` printed a 401-digit
+    count beside a cost in scientific notation. Now the time is bounded by the limits the provider
+    declares (and says which), and every figure reads as the cost does."""
+    chat_server.responder = arithmetic
+    assert evalkit_cli("run", "arith.basic", "--provider", "prod", env=priced(project, chat_server)).code == 0  # latencies measured
+    env = priced(project, chat_server, extra="max_requests_per_minute = 2")
+    planned = evalkit_cli("plan", "arith.basic", "--provider", "prod", env=env)
+    assert planned.code == 0, planned.stderr
+    time_line = next(line for line in planned.stdout.splitlines() if line.startswith("Time:"))
+    # 6 requests at 2 a minute: the first 2 at once, the other 4 two minutes later at the earliest
+    assert re.search(r"Time: +1?[0-9]{2,3} s", time_line) and "max_requests_per_minute = 2" in time_line, time_line
+    assert evalkit_cli("plan", "arith.basic", "--provider", "prod", "--json", env=env).json()["estimate"]["time_limit"] == (
+        'max_requests_per_minute = 2 of "prod"'
+    )
+
+    env = priced(project, chat_server, extra="max_tokens_per_minute = 1000\nmax_tokens = 9_000_000_000_000_000_000")
+    planned = evalkit_cli("plan", "arith.basic", "--provider", "prod", env=env)
+    assert planned.code == 0, planned.stderr
+    lines = {line.split(":")[0]: line for line in planned.stdout.splitlines()}
+    # each request holds its max_tokens, at most a minute's 1,000: 6,000 tokens, the first 1,000 at once
+    assert re.search(r"Time: +300 s, bounded by max_tokens_per_minute = 1,000 of \"prod\"", lines["Time"]), lines["Time"]
+    fresh = evalkit_cli("plan", "arith.basic", "--provider", "prod", "--model", "unmeasured", env=env)
+    lines = {line.split(":")[0]: line for line in fresh.stdout.splitlines()}
+    assert re.search(r"Tokens: +about [0-9,]+ in, 5\.4E\+19 out", lines["Tokens"]), lines["Tokens"]
+    assert "Time:             at least 300 s, bounded by max_tokens_per_minute" in lines["Time"], lines["Time"]
+
+
+def test_a_runs_summary_prints_a_huge_token_count_as_the_plan_does(evalkit_cli, project, chat_server) -> None:
+    """A reply reporting 9e18 prompt tokens (a count evalkit keeps: below 2**63) printed as 19 digits
+    in the run's summary while `evalkit plan` and the cost read 9E+18: one bounded way for both."""
+    import json
+
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    body = {
+        "model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 9 * 10**18, "completion_tokens": 7, "total_tokens": 9 * 10**18 + 7},
+    }  # fmt: skip
+    chat_server.fail_at(2, Fault.garbage(json.dumps(body)))  # the first request is the readiness probe
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", env=env)
+    tokens = next(line for line in result.stdout.splitlines() if line.startswith("Tokens:"))
+    assert re.match(r"Tokens: +9E\+18 prompt \+ [0-9,]+ completion tokens in 6 requests", tokens), tokens

@@ -315,7 +315,7 @@ def test_plan_estimates_every_answer_and_judge_call_of_repeats(judge: ChatServer
     assert shown.code == 0, shown.stderr
     assert "Requests:         21 answers (3 per case), 42 judge calls" in shown.stdout
     assert "Requests sent:" not in shown.stdout, "the estimate counts what the plan counts: no second line"
-    assert f"Tokens:           about {estimate['prompt_tokens']} in, {estimate['completion_tokens']} out" in shown.stdout
+    assert f"Tokens:           about {estimate['prompt_tokens']:,} in, {estimate['completion_tokens']:,} out" in shown.stdout
     assert completions(judge) == [], "a plan asks nothing"
 
 
@@ -560,3 +560,15 @@ def test_each_judge_call_keeps_its_usage_and_the_judge_is_priced_apart(judge: Ch
     assert spend["generator"]["cost"] is None and spend["cost"] is None
     text = evalkit_cli("show", document["run_id"])
     assert "Judging:    " in text.stdout and "in 14 requests" in text.stdout and "Cost:       unknown" in text.stdout
+
+
+def test_plan_time_honours_the_judges_per_minute_limit(judge: ChatServer, evalkit_cli: Callable[..., Any], project: Path) -> None:
+    """The judge's instance declares its own per-minute limits: a plan's time left them out."""
+    with (project / "evalkit.toml").open("a", encoding="utf-8") as config:
+        config.write("\nmax_requests_per_minute = 3\n")
+    shown = evalkit_cli("plan", "evalkit.smoke", "--provider", "sut", "--grader", "decision")
+    assert shown.code == 0, shown.stderr
+    # 7 judge calls at 3 a minute: 3 at once, the other 4 over 80 seconds; no answer measured yet
+    assert 'Time:             at least 80 s, bounded by max_requests_per_minute = 3 of "judge"' in shown.stdout, shown.stdout
+    assert evalkit_cli("plan", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--json").json()["estimate"]["seconds"] == 80
+    assert completions(judge) == [], "a plan asks nothing"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -295,3 +296,43 @@ def test_two_cases_of_one_id_are_a_usage_error_saying_so(evalkit_pytest: Callabl
     assert done.ret == pytest.ExitCode.USAGE_ERROR, done.stdout.str()
     done.stderr.fnmatch_lines(['*set "pytestkit.twice": cases #1 and #3 have one id, "same"; give each case its own*'])
     assert stored_runs(pytester.path) == 0
+
+
+def test_a_case_id_holding_the_judges_key_is_named_with_it_hidden(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester
+) -> None:
+    """A judge grader's judge was bound only when the set ran, after its tests were named: a case
+    id holding the judge's key showed in ``--collect-only``, ``-v`` and JUnit XML. The grader is now
+    built at collection too, its judge bound, so its secrets are known before the names are made."""
+    pytester.path.joinpath("evalkit.toml").write_text(
+        'judge = "keyed"\n\n[providers.ref]\nadapter = "reference"\nmodel = "ref-v1"\n\n'
+        '[providers.keyed]\nadapter = "pytestkit.keyed"\nmodel = "keyed-v1"\n'
+    )
+    listed = evalkit_pytest("--evalkit-set", "pytestkit.secret", "--evalkit-grader", "relevance", "--collect-only", "-q")
+    assert listed.ret == pytest.ExitCode.OK, listed.stdout.str() + listed.stderr.str()
+    assert KEYED_SECRET_TAIL not in listed.stdout.str() + listed.stderr.str()
+    listed.stdout.fnmatch_lines(["evalkit-set:pytestkit.secret::key-[*][*][*]"])
+    done = evalkit_pytest("--evalkit-set", "pytestkit.secret", "--evalkit-grader", "relevance", "-v", "-rA", "--junitxml", "out.xml")
+    output = done.stdout.str() + done.stderr.str() + (pytester.path / "out.xml").read_text()
+    assert KEYED_SECRET_TAIL not in output
+    done.stdout.fnmatch_lines(["evalkit-set:pytestkit.secret::key-[*][*][*] *"])
+
+
+def test_last_failed_alone_reruns_the_failures_of_the_sets_the_cache_names(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester
+) -> None:
+    """``pytest -p evalkit --lf`` with neither ``--evalkit-set`` nor a node id collected no set, so
+    the last run's failures in one (``evalkit-set:SET::CASE`` in pytest's lastfailed cache) were
+    not rerun: "no tests ran", exit 5. The sets the cache names are collected, and --lf picks."""
+    first = evalkit_pytest("--evalkit-set", "pytestkit.gate")
+    first.assert_outcomes(passed=3, failed=1)
+    again = evalkit_pytest("--lf", "-v")
+    again.assert_outcomes(failed=1, deselected=3)
+    again.stdout.fnmatch_lines(["*run-last-failure: rerun previous 1 failure*", "*evalkit-set:pytestkit.gate::regression-gate FAILED*"])
+    # without --lf nothing is collected from the cache: the sets run only when asked for
+    plain = evalkit_pytest()
+    assert plain.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    # a set the cache remembers that is gone is passed over, as a deleted test file is
+    (pytester.path / ".pytest_cache" / "v" / "cache" / "lastfailed").write_text(json.dumps({"evalkit-set:gone.set::x": True}))
+    gone = evalkit_pytest("--lf")
+    assert gone.ret == pytest.ExitCode.NO_TESTS_COLLECTED, gone.stdout.str() + gone.stderr.str()

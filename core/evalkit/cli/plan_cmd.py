@@ -186,7 +186,7 @@ def estimate_lines(estimate: Any, plan: Any) -> list[str]:
     never 0) and time, and the requests only where they differ from the plan's own count."""
     from ..costs import format_amount
     from ..plan_report import plan_row
-    from ..wording import counted
+    from ..wording import counted, figure
 
     lengths = "the prompts' lengths (about 4 characters a token)"
     if estimate.from_run and estimate.measured_cases:
@@ -195,12 +195,17 @@ def estimate_lines(estimate: Any, plan: Any) -> list[str]:
     else:
         basis = lengths
     cost = "unknown (no price configured)" if estimate.cost is None else format_amount(estimate.cost, estimate.currency)
-    seconds = "unknown" if estimate.seconds is None else f"{estimate.seconds:.0f} s at {estimate.concurrency} in flight"
+    if estimate.seconds is None:
+        seconds = "unknown"
+    elif estimate.time_limit is None:
+        seconds = f"{figure(estimate.seconds)} s at {figure(estimate.concurrency)} in flight"
+    else:  # a per-minute limit is slower than the latencies (or the only bound known)
+        seconds = f"{'' if estimate.measured_cases else 'at least '}{figure(estimate.seconds)} s, bounded by {estimate.time_limit}"
     same_count = (estimate.generator_requests, estimate.judge_requests) == (plan.answers, plan.judge_calls)
-    requests = f"{estimate.generator_requests} to the generator, {estimate.judge_requests} to a judge"
+    requests = f"{figure(estimate.generator_requests)} to the generator, {figure(estimate.judge_requests)} to a judge"
     return [
         *([] if same_count else [plan_row("Requests sent", requests)]),
-        plan_row("Tokens", f"about {estimate.prompt_tokens} in, {estimate.completion_tokens} out (estimated from {basis})"),
+        plan_row("Tokens", f"about {figure(estimate.prompt_tokens)} in, {figure(estimate.completion_tokens)} out (estimated from {basis})"),
         plan_row("Cost", cost),
         plan_row("Time", seconds),
     ]

@@ -18,11 +18,12 @@ def spend_document(run: Any) -> dict[str, Any] | None:
 def _tokens(tally: Any) -> str:
     if not isinstance(tally, dict) or not tally.get("requests"):
         return ""
-    from ..wording import counted
+    from ..wording import counted, figure
 
-    text = f"{tally.get('prompt_tokens', 0):,} prompt + {tally.get('completion_tokens', 0):,} completion tokens in {counted(tally['requests'], 'request')}"
+    # counts read as evalkit plan's do (grouped; scientific from 10^15, as a cost is)
+    text = f"{figure(tally.get('prompt_tokens', 0))} prompt + {figure(tally.get('completion_tokens', 0))} completion tokens in {counted(tally['requests'], 'request')}"
     if tally.get("cached_prompt_tokens"):
-        text += f" ({tally['cached_prompt_tokens']:,} prompt tokens cached by the endpoint)"
+        text += f" ({figure(tally['cached_prompt_tokens'])} prompt tokens cached by the endpoint)"
     if tally.get("usage_unreported"):
         text += f"; {tally['usage_unreported']} reported no usage"
     return text

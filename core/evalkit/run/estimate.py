@@ -9,7 +9,9 @@ with the instance's ``max_tokens`` completion tokens (else the mean of the measu
 ``repeats`` times a case; each call is estimated from the stored judge usage of the case, else as
 the case's prompt and answer plus :data:`JUDGE_INSTRUCTION_TOKENS` of instructions, answered in
 :data:`JUDGE_OUTPUT_TOKENS`. The time is the measured latencies summed over the concurrency
-(unknown when no case was measured). Nothing is called: the generator and the judge are bound,
+(unknown when no case was measured), or longer when the per-minute limits the generator's or the
+judge's provider instance declares (``max_requests_per_minute``, ``max_tokens_per_minute``) cannot
+pass the run's requests sooner (:func:`minute_limit_seconds`); ``time_limit`` names that limit. Nothing is called: the generator and the judge are bound,
 never asked (nor shown the set), and no readiness probe is made. (The ``evalkit plan`` command prints this.)
 """
 
@@ -43,7 +45,9 @@ class RunEstimate:
 
     ``measured_cases`` of the ``cases`` were estimated from the stored usage of run ``from_run``;
     ``cost`` is ``None`` (unknown) when a price that would be paid is not configured; ``seconds``
-    is ``None`` when no case's latency was measured; ``judge_repeats`` is how many times the
+    is ``None`` when no case's latency was measured and no per-minute limit bounds it (with one
+    but no latency it is the least the limit allows), ``time_limit`` the per-minute limit that
+    bounds it (``None``: the latencies do); ``judge_repeats`` is how many times the
     built grader asks its judge about one answer (0 without a judge), as a run would."""
 
     cases: int
@@ -60,6 +64,7 @@ class RunEstimate:
     from_run: str | None = None
     measured_cases: int = 0
     judge_repeats: int = 0
+    time_limit: str | None = None
 
     def document(self) -> dict[str, Any]:
         """The JSON form: amounts as exact decimal strings, ``null`` when unknown."""
@@ -74,6 +79,7 @@ class RunEstimate:
             "cost": None if self.cost is None else str(self.cost),
             "currency": self.currency,
             "seconds": self.seconds,
+            "time_limit": self.time_limit,
             "concurrency": self.concurrency,
             "from_run": self.from_run,
             "measured_cases": self.measured_cases,
@@ -161,10 +167,49 @@ def estimate_answering(
     if measured:
         # the unmeasured cases are assumed as slow as the measured ones on average
         seconds = latency / measured * cases * answers / max(1, min(concurrency, cases))
+    reserved = output_guess * cases * answers if output_guess == max_tokens else 0
+    limited = [
+        # a request's tokens, as the pacing counts them before it is sent, hold its whole max_tokens
+        *_limits_of(config, answering.bound.instance, cases * answers, prompt_tokens + max(completion_tokens, reserved)),
+        *(_limits_of(config, judge, cases * repeats * answers, judge_in + judge_out) if repeats and isinstance(judge, str) else []),
+    ]
+    time_limit = None
+    for limit_seconds, name in limited:
+        if seconds is None or limit_seconds > seconds:
+            seconds, time_limit = limit_seconds, name
     return RunEstimate(
         cases, cases * answers, cases * repeats * answers, prompt_tokens, completion_tokens,
-        judge_in, judge_out, cost, currency, seconds, concurrency, from_run, measured, repeats,
+        judge_in, judge_out, cost, currency, seconds, concurrency, from_run, measured, repeats, time_limit,
     )  # fmt: skip
+
+
+def minute_limit_seconds(amount: int, per_minute: int, *, requests: int | None = None) -> int:
+    """The least whole seconds a per-minute limit of ``per_minute`` units needs to pass ``amount``
+    of them, as the ``openai`` adapter's pacing does (:class:`evalkit_plugins._pacing.MinuteBucket`:
+    a full minute's worth at once, then refilled evenly; a request takes at most the capacity, so
+    ``requests`` of them take at most ``requests * per_minute`` tokens). In integers: a count of
+    400 digits is no float."""
+    if requests is not None:
+        amount = min(amount, requests * per_minute)
+    waiting = max(0, amount - per_minute)
+    return -(-waiting * 60 // per_minute)
+
+
+def _limits_of(config: Config, instance: str | None, requests: int, tokens: int) -> list[tuple[int, str]]:
+    """The seconds each per-minute limit the provider ``instance`` declares needs for ``requests``
+    carrying ``tokens``, each with the limit's name as the plan says it."""
+    from ..wording import figure
+
+    provider = config.providers.get(instance) if instance is not None else None
+    if provider is None:
+        return []
+    found = []
+    for option, amount, per_request in (("max_requests_per_minute", requests, None), ("max_tokens_per_minute", tokens, requests)):
+        per_minute = provider.options.get(option)
+        if isinstance(per_minute, int) and not isinstance(per_minute, bool) and per_minute > 0:
+            needed = minute_limit_seconds(amount, per_minute, requests=per_request)
+            found.append((needed, f'{option} = {figure(per_minute)} of "{instance}"'))
+    return found
 
 
 def _cost(

@@ -196,6 +196,39 @@ def _bound_generator(config: pytest.Config, run_config: Any) -> Any:
         return None
 
 
+def _learn_grader_secrets(config: pytest.Config, run_config: Any, bound: Any, prompts: list[Any]) -> None:
+    """Build the grader the set's run will build, and bind its judges as the run binds them (a
+    judge grader's judge; the judge of rubric checks, for a set that has them), then close it:
+    binding a judge remembers the secrets its provider instance declares, so they are hidden in the
+    node ids pytest prints, as the generator's are (:func:`_bound_generator`). A judge was bound
+    only when the set ran, after the tests were named, and a case id holding the judge's key showed
+    in ``-v``, ``--collect-only`` and JUnit XML. Nothing is called; a grader that cannot be built
+    or bound is the run's to report, as before."""
+    from .. import components
+    from ..errors import PLUGIN_FAILURES
+    from ..event_loops import run_to_completion
+    from ..prompts import Assertion
+
+    if bound is None:
+        return
+    grading: Any = None
+    try:
+        grading, _ = components.load_grader(config.getoption("evalkit_grader") or "deterministic", strict=True, config=run_config)
+        if isinstance(grading, components.JudgeGrader):
+            grading.bind_judge(run_config, bound)
+        judged = tuple(p.id for p in prompts if any(isinstance(a, Assertion) and a.judged for a in p.assertions))
+        if judged and isinstance(grading, components.RubricJudging):
+            grading = grading.with_rubric_judge(run_config, bound, judged)
+    except PLUGIN_FAILURES:  # a refusal, or a grader plugin raising: the run meets it again and reports it
+        pass
+    close = getattr(grading, "aclose", None)
+    if callable(close):
+        try:
+            run_to_completion(close)
+        except PLUGIN_FAILURES:  # a judge failing to close must not fail the collection
+            pass
+
+
 class GoldenCase(pytest.Item):
     """One case of the set: fails with the checks that failed."""
 
@@ -278,7 +311,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
     given = list(config.getoption("evalkit_set"))
     selection = _Selection.of(config)
-    if not given and not selection.node_ids:
+    rerun = _last_failed_sets(config) if not given and not selection.node_ids else {}
+    if not given and not selection.node_ids and not rerun:
         return
     _refuse_blank_options(config)
     repeated = next((set_id for number, set_id in enumerate(given) if set_id in given[:number]), None)
@@ -295,19 +329,24 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         catalog = prompt_set_catalog(config=run_config)
     except EvalkitError as exc:  # the configuration's text is shown safely
         raise _usage_error(f"--evalkit-set: {exc}") from None
+    for set_name, node_id in rerun.items():
+        named_by.setdefault(set_name, f"--lf (the last failure {node_id})")
     for set_id, argument in named_by.items():
         try:
+            if set_id in rerun and set_id not in catalog.sets and set_id not in catalog.duplicates:
+                continue  # a set the cache remembers that is gone: nothing of it to rerun, as for a deleted test file
             golden_set = catalog.get(set_id).set
             sets.append((golden_set, _listed_cases(golden_set)))
         except EvalkitError as exc:  # the set's text (a set id as typed, too) is shown safely
             raise _usage_error(f"{argument}: {exc}") from None
     for golden_set, prompts in sets:
         name = f"evalkit-set:{_node_name(golden_set.identifier)}"
+        bound = _bound_generator(config, run_config)
+        _learn_grader_secrets(config, run_config, bound, prompts)  # before any name is made
         # The node id is the name, as a test file's is its path: made from the session's (""), it was
         # "::evalkit-set:…", and the documented id `--deselect evalkit-set:SET::CASE` named nothing.
         collector = GoldenSetRun.from_parent(
-            session, name=name, nodeid=name, set_id=golden_set.identifier, prompts=prompts,
-            bound=_bound_generator(config, run_config),
+            session, name=name, nodeid=name, set_id=golden_set.identifier, prompts=prompts, bound=bound,
         )  # fmt: skip
         config.stash.setdefault(_SET_RUNS, []).append(collector)
         collected = selection.chosen(collector.collect())
@@ -317,6 +356,22 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         config.hook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, collected))
         items.extend(collected)
     selection.refuse_unmatched()
+
+
+def _last_failed_sets(config: pytest.Config) -> dict[str, str]:
+    """Under ``--lf`` with no test path, set or node id given: the sets pytest's cache remembers a
+    failed test of (``evalkit-set:SET::CASE`` in ``cache/lastfailed``), each with the first such
+    node id, so the last run's failures in them are rerun, as a test file's are. pytest cannot
+    collect them itself: their node ids name no file. Empty otherwise (pytest's cache off too)."""
+    cache = getattr(config, "cache", None)
+    if cache is None or not config.getoption("lf", False) or config.args_source == pytest.Config.ArgsSource.ARGS:
+        return {}
+    remembered = cache.get("cache/lastfailed", {})
+    sets: dict[str, str] = {}
+    for node_id in remembered if isinstance(remembered, dict) else ():
+        if isinstance(node_id, str) and node_id.startswith("evalkit-set:"):
+            sets.setdefault(node_id.split("::", 1)[0].removeprefix("evalkit-set:"), node_id)
+    return sets
 
 
 #: The sets' collectors of this session, whose generators :func:`pytest_sessionfinish` closes if no test ran them.
