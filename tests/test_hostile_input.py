@@ -281,6 +281,10 @@ def test_class12_every_command_shows_hostile_strings_literally(cli, project, hos
         ("hostile.fanned_value", 'prompt "p1": field assertions[1] (json_schema): its value holds more than 100,000 lists and mappings'),
         ("hostile.mixed_keys", 'prompt "p1": field assertions[1] (json_schema): its value has a key that is not text (int 1); the keys of JSON objects are text'),
         ("hostile.tag_not_string", 'prompt "p1": field tags must hold strings, got list [[]]'),
+        # a line break or a bidi override in a tag made it print as other tags (spaces are fine: "North America")
+        ("hostile.tag_line_break", 'prompt "p1": field tags[2] "provider:a b\\x0ac:d" contains control or invisible characters (the first: U+000A, character 13)'),
+        ("hostile.tag_bidi", 'prompt "p1": field tags[2] "North \\u202eaciremA" contains control or invisible characters (the first: U+202E RIGHT-TO-LEFT OVERRIDE, character 7)'),
+        ("hostile.bytes_name", "field name must be text, got bytes b'bytes\\x1bname'"),  # it said "must not be empty"
         ("hostile.huge_id", f'prompt "{"i" * 57}...": field id is 10,000,000 characters long, more than the 1,000 allowed'),
     ],
 )
@@ -298,7 +302,7 @@ def test_class13_a_grading_that_breaks_the_rules_fails_its_case_and_never_counts
     table = cli(*args)
     assert table.code == 0, table.stderr
     assert_shown_literally(table.stdout, table.stderr)
-    assert "Pass rate:  11.1% (1/9)" in table.stdout and "Mean score: 0.111" in table.stdout
+    assert "Pass rate:  9.1% (1/11)" in table.stdout and "Mean score: 0.091" in table.stdout
     assert "not compared: the gradings of this run do not share one yardstick" in table.stdout
     document = cli(*args, "--json", "--fail-on-regression")
     assert document.code == 1, document.stderr  # not comparable under --fail-on-regression
@@ -313,12 +317,16 @@ def test_class13_a_grading_that_breaks_the_rules_fails_its_case_and_never_counts
         "g6": "yardstick must be a non-empty string of at most 1,000 characters, got 6,000,000 characters",
         "g7": "NoneType None is not an evalkit.Grading",
         "g8": "score must be a finite number in 0..1, got " + repr(10**400)[:57] + "...",  # crashed the run
+        # a yardstick keys which runs are compared: one that prints as another was accepted
+        "g9": 'yardstick "judge:\\u202elanimret" contains control or invisible characters (the first: U+202E RIGHT-TO-LEFT OVERRIDE, character 7)',
+        "g10": "yardstick 'cafe\\u0301' is not in Unicode normal form NFC (it prints like other text it never matches); "
+        "write it as \"caf\u00e9\" ('caf\\xe9')",
     }
     for case_id, reason in expected.items():
         case = cases[case_id]
         assert (case["passed"], case["score"], case["yardstick"]) == (False, 0.0, "hostile.broken_grading:failed")
         assert case["checks"] == [{"name": "grading", "passed": False, "error": prefix + reason, "detail": None}]
-    assert (cases["g9"]["passed"], cases["g9"]["yardstick"]) == (True, "hostile.broken_grading")
+    assert (cases["g11"]["passed"], cases["g11"]["yardstick"]) == (True, "hostile.broken_grading")
     assert stored_runs(project) == 2
 
 

@@ -150,7 +150,8 @@ def grading_problems(grading: object) -> list[str]:
     score in 0..1; ``passed`` exactly ``True`` or ``False`` (``"no"`` is not false enough); checks
     with a non-empty name and a bool ``passed`` (``error`` and ``detail`` text or ``None``, ``judged`` a
     bool, ``advisory`` left ``False``: the kernel sets it); a
-    non-empty yardstick of at most :data:`MAX_YARDSTICK_CHARS` characters; ``error`` text or
+    non-empty yardstick of at most :data:`MAX_YARDSTICK_CHARS` characters, without control or
+    invisible characters and in Unicode NFC (one that prints as another is no yardstick); ``error`` text or
     ``None``; ``detail`` ``None`` or a mapping that can be written as JSON.
     """
     if not isinstance(grading, Grading):
@@ -182,11 +183,22 @@ def grading_problems(grading: object) -> list[str]:
     if not isinstance(yardstick, str) or not yardstick or len(yardstick) > MAX_YARDSTICK_CHARS:
         shown = f"{len(yardstick):,} characters" if isinstance(yardstick, str) and yardstick else short_repr(yardstick)
         problems.append(f"yardstick must be a non-empty string of at most {MAX_YARDSTICK_CHARS:,} characters, got {shown}")
+    elif (disguised := _disguise(yardstick)) is not None:  # it would print as another it never equals
+        problems.append(f"yardstick {disguised}")
     if not isinstance(grading.error, (str, type(None))):
         problems.append(f"error must be text or None, got {short_repr(grading.error)}")
     if grading.detail is not None:
         problems.extend(_detail_problems(grading.detail))
     return problems
+
+
+def _disguise(yardstick: str) -> str | None:
+    """Why ``yardstick`` would print as another yardstick it never equals (a control or invisible
+    character, or a form other than NFC: the rule of a model name and a prompt id); ``None``."""
+    from .identity import hidden_problem
+    from .printable import not_nfc
+
+    return hidden_problem(yardstick) or not_nfc(yardstick)
 
 
 def _detail_problems(detail: object) -> list[str]:

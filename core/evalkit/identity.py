@@ -23,7 +23,9 @@ import re
 from .answers import ServingIdentity
 from .printable import visible
 
-__all__ = ["INSTANCE_PATTERN", "MODEL_PATTERN", "MODEL_UNSAFE", "identity_problems", "model_problem", "part_problem"]
+__all__ = [
+    "INSTANCE_PATTERN", "MODEL_PATTERN", "MODEL_UNSAFE", "hidden_problem", "identity_problems", "model_problem", "part_problem",
+]
 
 INSTANCE_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 _MODEL_CHARACTERS = r"A-Za-z0-9_./\\:@+-"
@@ -65,6 +67,17 @@ def _hidden_character(value: str) -> str | None:
             name = unicodedata.name(char, "")
             return f"U+{ord(char):04X}{' ' + name if name else ''}, character {position}"
     return None
+
+
+def hidden_problem(value: str) -> str | None:
+    """Why text that names something people compare by eye (a grading's yardstick, a prompt's
+    tag) cannot: it holds a control or invisible character, so it prints as other text while it
+    compares differently. The words show ``value`` safely and name the first such character
+    (``"judge:\\u202e..." contains control or invisible characters (the first: U+202E
+    RIGHT-TO-LEFT OVERRIDE, character 7)``), as a refused model name's do; ``None`` when there is
+    none. A space is no such character."""
+    hidden = None if value.isprintable() else _hidden_character(value)  # isprintable: one C call for the common case
+    return None if hidden is None else f"{_shown(value)} contains control or invisible characters (the first: {hidden})"
 
 
 def part_problem(value: object, pattern: re.Pattern[str], limit: int) -> str | None:

@@ -87,7 +87,9 @@ def _naming_problems(where: str, identifier: object, name: object) -> list[str]:
             f"{where}: field identifier must be lowercase segments of a-z, 0-9 and _ joined by dots "
             f"(like package.set), got {short_repr(identifier)}"
         )
-    if not isinstance(name, str) or not name.strip():
+    if not isinstance(name, str):
+        problems.append(f"{where}: field name must be text, got {_describe(name)}")
+    elif not name.strip():
         problems.append(f"{where}: field name must not be empty")
     elif len(name) > MAX_NAME_CHARS:
         problems.append(f"{where}: field name {_too_long(name)}")
@@ -474,9 +476,7 @@ def _prompt_problems(
         problems.append(f"{at}: field reference must be a string or an evalkit.Answer")
     if prompt.system_prompt is not None and not isinstance(prompt.system_prompt, str):
         problems.append(f"{at}: field system_prompt must be a string")
-    stray_tags = [tag for tag in prompt.tags if not isinstance(tag, str)]
-    if stray_tags:
-        problems.append(f"{at}: field tags must hold strings, got {_describe(stray_tags[0])}")
+    problems.extend(_tag_problems(at, prompt.tags))
     if not prompt.assertions and reference_ok and not prompt.reference_text:
         problems.append(f"{at}: field assertions is empty and there is no reference; declare at least one")
     if len(prompt.assertions) > MAX_CHECKS:
@@ -513,6 +513,21 @@ def _prompt_problems(
 
         problems.extend(f"{at}: field {_field_path(path)}: {reason}" for path, reason in conversation_problems(prompt))
     return problems
+
+
+def _tag_problems(at: str, tags: Iterable[object]) -> list[str]:
+    """The problem with a prompt's tags, if any: each must be a string, and one holding a control
+    or invisible character (a line break, a bidi override) prints as other tags: it is refused,
+    named by its place and shown escaped. A space is fine (``North America``)."""
+    from .identity import hidden_problem
+
+    stray_tags = [tag for tag in tags if not isinstance(tag, str)]
+    if stray_tags:
+        return [f"{at}: field tags must hold strings, got {_describe(stray_tags[0])}"]
+    for number, tag in enumerate(tags, start=1):
+        if (hidden := hidden_problem(tag)) is not None:  # type: ignore[arg-type]  (every tag is a str here)
+            return [f"{at}: field tags[{number}] {hidden}"]
+    return []
 
 
 def _field_path(path: tuple[Any, ...]) -> str:

@@ -222,6 +222,23 @@ def test_attribute_text_that_is_not_unicode_is_imported_not_an_internal_error(ev
     assert evalkit_cli("validate", "evals/prod.yaml").code == 0
 
 
+def test_a_provider_name_with_a_line_break_becomes_a_tag_that_shows_it_escaped(evalkit_cli, project: Path) -> None:
+    # A provider name "a b\nc:d" was written as a tag holding the line break, which prints as two
+    # tags; tags now refuse such characters, so the import writes the tag with them as escapes.
+    _raw_trace(project / "prod.json", {
+        "gen_ai.provider.name": "a b\nc:d\u00a0e\u202e",
+        "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Hi"}]}]),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Hello."}]}]),
+    })  # fmt: skip
+    imported = evalkit_cli("import", "otel", "prod.json")
+    assert imported.code == 0, imported.stderr
+    from evalkit.setfiles import load_set_files
+
+    (golden,) = load_set_files([project / "evals" / "prod.yaml"]).prompt_sets
+    assert golden.prompts[0].tags[-1] == "provider:a b\\nc:d\\xa0e\\u202e"
+    assert evalkit_cli("validate", "evals/prod.yaml").code == 0
+
+
 def test_messages_that_are_not_json_are_counted_as_such_naming_the_first_span(evalkit_cli, project: Path) -> None:
     # A span whose messages attribute holds broken JSON (cut by an attribute length limit) was
     # counted among "spans without gen_ai.input.messages": the wrong fix (instrument the app) suggested.

@@ -80,6 +80,20 @@ def test_mistakes_in_set_files_refuse_the_run_listing_every_one_and_store_nothin
     assert evalkit_cli("run", "evalkit.smoke").code == 0  # other providers' sets still run
 
 
+def test_a_tag_with_a_line_break_is_refused_at_its_line_and_a_space_is_kept(evalkit_cli, project: Path) -> None:
+    # "provider:a b\nc:d" was taken, and printed as two tags; "North America" is a tag as meant.
+    tagged = GOOD.replace("    reference: Paris\n", '    reference: Paris\n    tags: [North America, "provider:a b\\nc:d"]\n')
+    project_with(project, {"faq.yaml": tagged})
+    result = evalkit_cli("validate", "evals/faq.yaml")
+    assert result.code == 2, result.stdout
+    assert (
+        "evals/faq.yaml:7:27: prompt 'capital': tags[1]: \"provider:a b\\x0ac:d\" contains control or invisible "
+        "characters (the first: U+000A, character 13)"
+    ) in result.stderr, result.stderr
+    project_with(project, {"faq.yaml": tagged.replace("\\n", " ")})
+    assert evalkit_cli("validate", "evals/faq.yaml").code == 0
+
+
 def test_the_config_option_chooses_whose_set_files_are_read(evalkit_cli, project: Path, tmp_path: Path) -> None:
     elsewhere = project_with(tmp_path / "elsewhere", {"faq.yaml": GOOD})
     assert evalkit_cli("run", "myapp.faq").code == 2

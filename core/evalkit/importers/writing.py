@@ -71,8 +71,8 @@ def set_document(cases: Sequence[ImportedCase], target: ImportTarget) -> dict[st
             prompt["messages"] = [turn.as_dict() for turn in case.turns]
             if case.kept_skipped:
                 prompt["skip"] = TOOLS_SKIP_REASON
-        tags = [f"trace:{case.trace_id}"] if case.trace_id else []
-        tags += [f"provider:{case.provider}"] if case.provider else []
+        tags = [_tag(f"trace:{case.trace_id}")] if case.trace_id else []
+        tags += [_tag(f"provider:{case.provider}")] if case.provider else []
         if tags:
             prompt["tags"] = tags
         prompt["reference"] = case.answer
@@ -84,6 +84,13 @@ def set_document(cases: Sequence[ImportedCase], target: ImportTarget) -> dict[st
         "description": _unicode(f"Model calls recorded in {target.source}, imported by evalkit import otel with the answers observed; review before trusting."),
         "prompts": prompts,
     }
+
+
+def _tag(text: str) -> str:
+    """``text`` as a tag may hold it: each character a tag refuses (a control or invisible one, a
+    space other than ``" "``: :func:`evalkit.identity.hidden_problem`) written as its escape, as
+    Python writes it (``provider:a b\\nc``). A tag is a hint for a reader, not the recorded text."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def _unicode(text: str) -> str:

@@ -94,6 +94,7 @@ def rule_problems(
                     path = at + ("assertions", number)
                     if isinstance(raw_assertion, dict) and not near(path, flagged):
                         problems.extend(_assertion_problems(document, path, raw_assertion, kinds))
+            problems.extend(_tag_problems(document, at, raw.get("tags"), flagged))
             reference = raw.get("reference")
             reference_text = reference.get("text") if isinstance(reference, dict) else reference
             if not assertions and not reference_text and not near(at + ("assertions",), flagged):
@@ -101,6 +102,18 @@ def rule_problems(
             if not near(at, flagged):
                 problems.extend(conversation_problems(document, at, raw, golden_prompt))
     return problems
+
+
+def _tag_problems(document: SetDocument, at: JsonPath, tags: Any, flagged: FlaggedPaths) -> Iterator[FileProblem]:
+    """Each tag holding a control or invisible character (the kernel's tag rule,
+    :func:`evalkit.identity.hidden_problem`), placed at the tag's line."""
+    from ..identity import hidden_problem
+
+    if not isinstance(tags, list) or near(at + ("tags",), flagged):
+        return
+    for index, tag in enumerate(tags):
+        if isinstance(tag, str) and (hidden := hidden_problem(tag)) is not None:
+            yield document.problem(at + ("tags", index), hidden)
 
 
 def _calibration_item_problems(

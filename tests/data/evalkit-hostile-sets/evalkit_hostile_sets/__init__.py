@@ -133,6 +133,9 @@ _SHAPES = [
     _one_prompt_set("hostile.fanned_value", "An assertion value of 43 million lists by reference", assertions=[Assertion.json_schema({"enum": _fanned_out(8)})]),
     _one_prompt_set("hostile.mixed_keys", "A JSON Schema whose keys mix a number with text", assertions=[Assertion.json_schema({"type": "object", "properties": {"a": {"type": "string"}, 1: {"type": "string"}}})]),
     _one_prompt_set("hostile.tag_not_string", "A tag that is a list holding itself", tags=[_nested(1)], assertions=[Assertion.contains("x")]),
+    _one_prompt_set("hostile.tag_line_break", "A tag holding a line break", tags=["faq", "provider:a b\nc:d"], assertions=[Assertion.contains("x")]),
+    _one_prompt_set("hostile.tag_bidi", "A tag holding a bidi override", tags=["geo", "North \u202eaciremA"], assertions=[Assertion.contains("x")]),
+    _one_prompt_set("hostile.bytes_name", b"bytes\x1bname", assertions=[Assertion.contains("x")]),  # type: ignore[arg-type]
     _one_prompt_set("hostile.huge_id", "A 10 MB prompt id", id="i" * 10_000_000, assertions=[Assertion.contains("x")]),
 ]
 
@@ -317,6 +320,8 @@ BROKEN_GRADINGS = [
     lambda: Grading(score=1.0, passed=True, yardstick="y\x1b[31m" * 1_000_000),
     lambda: None,
     lambda: Grading(score=10**400, passed=True),  # past what a float holds: math.isfinite overflows
+    lambda: Grading(score=1.0, passed=True, yardstick="judge:\u202elanimret"),  # reads as another yardstick
+    lambda: Grading(score=1.0, passed=True, yardstick="caf\u0065\u0301"),  # prints as "café" yet never equals it
     lambda: Grading(score=1.0, passed=True, checks=[Check("fine", True)], yardstick="hostile.broken_grading"),
 ]
 
@@ -324,7 +329,7 @@ BROKEN_GRADINGS = [
 #: ``hostile.graded``: one prompt per entry of :data:`BROKEN_GRADINGS`, for ``hostile.broken_grading``.
 _GRADED = GoldenPromptSet(
     identifier="hostile.graded", name="Prompts for a grader that breaks the rules",
-    prompts=[GoldenPrompt(id=f"g{n}", prompt="Say x", reference="x") for n in range(1, 10)],
+    prompts=[GoldenPrompt(id=f"g{n}", prompt="Say x", reference="x") for n in range(1, len(BROKEN_GRADINGS) + 1)],
 )
 
 
