@@ -69,5 +69,5 @@ def with_resume_command(
         return RunInternalError(error.run_id, error.set_identifier, error.cause, kept=error.kept, status=error.status, command=command)
     return type(error)(
         error.run_id, error.set_identifier, error.cause, kept=error.kept, marked=error.marked,
-        resumable=error.resumable, command=command, complete=error.complete,
+        resumable=error.resumable, command=command, complete=error.complete, can_mark=error.can_mark,
     )  # fmt: skip

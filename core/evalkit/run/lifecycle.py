@@ -274,7 +274,8 @@ def store_failed(store: Capabilities, run: Run, failure: StoreFailure, command: 
     marked = mark_interrupted(store, run.id)
     complete = marked and _stored_status(store, run.id) is RunStatus.COMPLETE
     return RunStoreFailed(
-        run.id, run.set_identifier, failure.cause, kept=_kept(store, run.id), marked=marked, command=command, complete=complete
+        run.id, run.set_identifier, failure.cause, kept=_kept(store, run.id), marked=marked, command=command, complete=complete,
+        can_mark=store.resumable is not None,
     )
 
 
