@@ -272,3 +272,31 @@ def test_an_option_that_needs_a_stored_run_leaves_no_store_behind_when_there_is_
     assert refused.code == 2
     assert f"{option}: there is no store at " in refused.stderr and "yet, so there is no run to find" in refused.stderr
     assert not (project / ".evalkit" / "results.db").exists()
+
+
+def test_a_rerun_shard_of_a_run_whose_verdict_the_store_failed_to_record_says_one_true_thing(evalkit_cli, project, monkeypatch) -> None:
+    """The store failed while the last shard recorded the verdict (the run stored complete): a CI
+    re-run of that shard decided the verdict again and printed "… — recorded as the baseline." then
+    "Not accepted as the baseline: the run could not be compared." (exit 0). Neither was true: the
+    verdict is now recorded and the run accepted, as the failed job would have done."""
+    from evalkit.errors import StoreFailure
+    from evalkit.storage.sql import SqlRepository
+
+    shard = ("run", "evalkit.smoke", "--shard", "2/2", "--run-id", "ci-7", "--database", LOCAL)
+    assert evalkit_cli("run", "evalkit.smoke", "--shard", "1/2", "--run-id", "ci-7", "--database", LOCAL).code == 0
+
+    def full(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        raise StoreFailure("database or disk is full")
+
+    monkeypatch.setattr(SqlRepository, "record_verdict", full)
+    failed = evalkit_cli(*shard)
+    assert failed.code == 3 and "after run ci-7 was stored complete: database or disk is full" in failed.stderr, failed.stderr
+    monkeypatch.undo()
+    again = evalkit_cli(*shard)
+    assert again.code == 0, again.stderr
+    said = again.stdout + again.stderr
+    assert "its verdict, which the store failed to record when its last shard finished, is recorded now" in said, said
+    assert "recorded as the baseline." in said and "Accepted as the baseline of its scope (automatically: the first run" in said, said
+    assert "Not accepted" not in said and "could not be compared" not in said, said
+    shown = evalkit_cli("baseline", "show", "evalkit.smoke", "--json", "--database", LOCAL)
+    assert "ci-7" in shown.stdout, shown.stdout + shown.stderr
