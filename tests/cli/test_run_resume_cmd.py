@@ -300,3 +300,35 @@ def test_a_rerun_shard_of_a_run_whose_verdict_the_store_failed_to_record_says_on
     assert "Not accepted" not in said and "could not be compared" not in said, said
     shown = evalkit_cli("baseline", "show", "evalkit.smoke", "--json", "--database", LOCAL)
     assert "ci-7" in shown.stdout, shown.stdout + shown.stderr
+
+
+@pytest.mark.parametrize(
+    ("words", "answering"),
+    [
+        (("run", "evalkit.smoke"), "evalkit.run.answering.prompts.PromptAnswering"),
+        (("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo"), "evalkit.run.answering.questions.QuestionAnswering"),
+    ],
+    ids=["prompts", "retrieval"],
+)
+def test_a_failed_shard_says_to_run_the_shard_again_not_to_resume_the_whole_run(evalkit_cli, project, monkeypatch, words, answering) -> None:
+    """A shard the store failed under said "continue it with `… --resume ID`": a resume answers the
+    whole run, and is refused while another shard answers it. The line re-runs the shard itself,
+    with the options as they were typed."""
+    import importlib
+
+    from evalkit.errors import StoreFailure
+
+    module, _, name = answering.rpartition(".")
+    kind = getattr(importlib.import_module(module), name)
+
+    def full(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise StoreFailure("database or disk is full")
+
+    monkeypatch.setattr(kind, "finish", full)
+    failed = evalkit_cli(*words, "--shard", "1/2", "--run-id", "sh-1", "--database", LOCAL)
+    assert failed.code == 3, failed.stderr
+    again = f"evalkit {' '.join(words)} --database {LOCAL} --shard 1/2 --run-id sh-1"
+    assert failed.stderr.rstrip().endswith(f"continue it with `{again}`"), failed.stderr
+    monkeypatch.undo()
+    rerun = evalkit_cli(*again.split()[1:])
+    assert rerun.code == 0 and "Shard done" in rerun.stdout + rerun.stderr, rerun.stderr

@@ -42,7 +42,10 @@ def _hidden_password(url: str) -> str:
 
 def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
     """``evalkit WORDS… [OPTIONS as given] --resume RUN_ID``, quoted for a shell; ``words`` is
-    the command and its arguments (``("run", SET)``, ``("retrieval", SET, RETRIEVER)``)."""
+    the command and its arguments (``("run", SET)``, ``("retrieval", SET, RETRIEVER)``). A shard's
+    ends ``--shard I/N --run-id RUN_ID`` (``--shard`` as it was typed, ``auto`` too): it is run
+    again, its slice answered — a resume answers the whole run, and is refused while another shard
+    answers it."""
     parts = ["evalkit", *words]
     for name, default in RESUMED_OPTIONS.items():
         value = getattr(args, name, default)
@@ -53,7 +56,8 @@ def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
             parts.append(option)
             continue
         parts += [option, _hidden_password(str(value)) if name == "database" else str(value)]
-    parts += ["--resume", run_id]
+    shard = getattr(args, "shard", None)
+    parts += ["--shard", str(shard), "--run-id", run_id] if shard else ["--resume", run_id]
     return " ".join(shlex.quote(part) for part in parts)
 
 
