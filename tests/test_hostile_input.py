@@ -1338,8 +1338,33 @@ def test_a_plugin_raising_what_except_exception_misses_where_no_call_carries_it_
     assert "evalkit: error: a plugin raised Skipped: skipped by the plugin, which is no Exception" in before.stderr
     during = raising("run", "evalkit.smoke", "--grader", "raising.grader", raised="Skipped", place="kinds")
     assert during.code == 3, during.stderr[-2000:]
-    assert "interrupted by Skipped: skipped by the plugin, which a plugin raised and is no Exception: run " in during.stderr
+    # use_assertion_kinds() is a call that carries it now (test_a_plugin_call_outside_the_cases_…)
+    assert "grader raising.grader (evalkit-raising-plugins 0.1.0) raised Skipped in use_assertion_kinds(): " in during.stderr
     history = raising("history", "evalkit.smoke", "--json", raised="Skipped")
+    assert [run["status"] for run in history.json()["runs"]] == ["interrupted"], history.stdout[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("place", "grader", "named"),
+    [
+        ("use_concurrency", None, "generator raising.generator (evalkit-raising-plugins 0.1.0) raised RuntimeError in use_concurrency()"),
+        ("kinds", "raising.grader", "grader raising.grader (evalkit-raising-plugins 0.1.0) raised RuntimeError in use_assertion_kinds()"),
+    ],
+)
+def test_a_plugin_call_outside_the_cases_that_raises_names_the_plugin_not_an_evalkit_bug(raising, project, place, grader, named) -> None:
+    """A generator's use_concurrency() (or a grader's use_assertion_kinds()) raising a plain
+    exception ended the run as "internal error (an evalkit bug)" with a traceback: it is the
+    plugin's failure, named with its distribution; the run is marked interrupted and resumable."""
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.generator"\nmodel = "m"\n')
+    given = ("--grader", grader) if grader else ()
+    failed = raising("run", "evalkit.smoke", "--provider", "x", *given, "--run-id", "own-1", raised="RuntimeError", place=place)
+    assert failed.code == 3, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        f"evalkit: error: {named}: the plugin's own failure",
+        "evalkit: run own-1 was stored before this error: 0 cases committed before it are kept, the run is marked "
+        f"interrupted; continue it with `evalkit run evalkit.smoke --provider x {' '.join(given)}{' ' if given else ''}--resume own-1`",
+    ]
+    history = raising("history", "evalkit.smoke", "--json", raised="RuntimeError")
     assert [run["status"] for run in history.json()["runs"]] == ["interrupted"], history.stdout[-2000:]
 
 

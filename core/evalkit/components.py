@@ -45,6 +45,10 @@ __all__ = [
     "resolve_paths",
     "SecretHolder",
     "declared",
+    "grader_plugin",
+    "plugin_awaited",
+    "plugin_call_failed",
+    "plugin_called",
     "ServingEvidence",
     "bind_generator",
     "check_generator_ready",
@@ -324,6 +328,59 @@ def declared(component: Any, name: str, default: Any = None) -> Any:
     except Exception:  # noqa: BLE001 - whatever a broken property raises
         return default
 
+
+def plugin_called(who: Any, method: str, call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)``: a plugin's call the run makes outside its per-case wrappers (a generator's
+    ``use_concurrency()``, a grader's ``use_assertion_kinds()`` or ``run_metrics()``, their
+    closing) — the one rule for them: what it raises (:data:`~evalkit.errors.PLUGIN_FAILURES`, and
+    what :func:`~evalkit.errors.carried` carries) is a :class:`~evalkit.errors.PluginError` naming
+    the plugin and its distribution (``who``: its record, a name when there is none, or a function
+    giving either) and ``method``, never an internal error; an error of evalkit's own kind it
+    raises is raised as it is."""
+    from .errors import EvalkitError
+
+    try:
+        return carried(call, *args)
+    except EvalkitError:
+        raise
+    except PLUGIN_FAILURES as exc:
+        raise plugin_call_failed(who, method, exc) from exc
+
+
+async def plugin_awaited(who: Any, method: str, awaitable: Any) -> Any:
+    """``await awaitable`` under the rule of :func:`plugin_called`."""
+    from .errors import EvalkitError, carried_async
+
+    try:
+        return await carried_async(awaitable)
+    except EvalkitError:
+        raise
+    except PLUGIN_FAILURES as exc:
+        raise plugin_call_failed(who, method, exc) from exc
+
+
+def plugin_call_failed(who: Any, method: str, exc: BaseException) -> Any:
+    """The :class:`~evalkit.errors.PluginError` saying that ``who`` (see :func:`plugin_called`)
+    raised ``exc`` in ``method()``."""
+    from .errors import PluginError
+    from .shapes import exception_message, exception_name
+
+    if callable(who):
+        who = who()
+
+    said = f"raised {exception_name(exc)} in {method}(): {exception_message(exc)}"
+    if isinstance(who, str):
+        return PluginError(f"{who} {said}")
+    return PluginError.for_plugin(who, f"{who.kind} {who.describe()} {said}")
+
+
+def grader_plugin(name: str) -> registry.PluginRecord | str:
+    """The record of the grader ``name`` (its distribution named in its failures), or ``grader "NAME"``."""
+    try:
+        return registry.find("evalkit.graders", name)
+    except Exception:  # noqa: BLE001 - a failure's message never fails on who to name
+        return f'grader "{name}"'
+
 @attrs.frozen
 class BoundGenerator:
     """A generator object with the serving facts the runner records for each case.
@@ -372,6 +429,12 @@ class BoundGenerator:
         ``concurrency`` property that raises says nothing."""
         value = declared(self.generator, "concurrency")
         return min(value, MAX_CONCURRENCY) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    @property
+    def plugin(self) -> registry.PluginRecord | str:
+        """Who the generator's failures name: its entry point's record (with its distribution), or
+        the instance when there is none (a generator a library caller built)."""
+        return self.record if self.record is not None else _named(self)
 
     def secrets(self) -> tuple[str, ...]:
         """Credential values the generator sends (empty when it holds none or does not say)."""

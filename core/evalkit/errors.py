@@ -340,7 +340,8 @@ class RunNotFinished(EvalkitError):
 
 class RunStoreFailed(EvalkitError):
     """The results store failed during a run: the cases committed before the fault are kept, and
-    the run is marked ``interrupted`` when the store still answers; it can be resumed. ``complete``:
+    the run is marked ``interrupted`` when the store still answers (``can_mark``: the store keeps
+    that status at all, :class:`~evalkit.storage.ResumableRuns`); it can be resumed. ``complete``:
     the fault came after the run was stored complete (its verdict being recorded), which it stays:
     nothing is left to resume, and its verdict may not be recorded."""
 
@@ -357,12 +358,14 @@ class RunStoreFailed(EvalkitError):
         resumable: bool = True,
         command: str | None = None,
         complete: bool = False,
+        can_mark: bool = True,
     ) -> None:
         self.run_id = run_id
         self.set_identifier = set_identifier
         self.cause = cause
         self.kept = kept
         self.marked = marked
+        self.can_mark = can_mark
         self.resumable = resumable and not complete
         self.complete = complete
         if complete:
@@ -372,7 +375,12 @@ class RunStoreFailed(EvalkitError):
             )
             return
         kept_text = _kept_cases(kept, "the fault", "the cases committed before the fault are kept")
-        state = "the run is marked interrupted" if marked else "the run could not be marked interrupted (the store does not answer)"
+        if marked:
+            state = "the run is marked interrupted"
+        elif can_mark:
+            state = "the run could not be marked interrupted (the store does not answer)"
+        else:  # a store without ResumableRuns keeps no status it could be asked to change
+            state = "the run could not be marked interrupted (the store cannot record that status)"
         resume = f"; continue it with `{_resume_command(set_identifier, run_id, command)}`" if resumable else ""
         super().__init__(f"the results store failed during run {run_id}: {cause} — {kept_text}, {state}{resume}")
 

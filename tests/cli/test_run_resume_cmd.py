@@ -272,3 +272,63 @@ def test_an_option_that_needs_a_stored_run_leaves_no_store_behind_when_there_is_
     assert refused.code == 2
     assert f"{option}: there is no store at " in refused.stderr and "yet, so there is no run to find" in refused.stderr
     assert not (project / ".evalkit" / "results.db").exists()
+
+
+def test_a_rerun_shard_of_a_run_whose_verdict_the_store_failed_to_record_says_one_true_thing(evalkit_cli, project, monkeypatch) -> None:
+    """The store failed while the last shard recorded the verdict (the run stored complete): a CI
+    re-run of that shard decided the verdict again and printed "… — recorded as the baseline." then
+    "Not accepted as the baseline: the run could not be compared." (exit 0). Neither was true: the
+    verdict is now recorded and the run accepted, as the failed job would have done."""
+    from evalkit.errors import StoreFailure
+    from evalkit.storage.sql import SqlRepository
+
+    shard = ("run", "evalkit.smoke", "--shard", "2/2", "--run-id", "ci-7", "--database", LOCAL)
+    assert evalkit_cli("run", "evalkit.smoke", "--shard", "1/2", "--run-id", "ci-7", "--database", LOCAL).code == 0
+
+    def full(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        raise StoreFailure("database or disk is full")
+
+    monkeypatch.setattr(SqlRepository, "record_verdict", full)
+    failed = evalkit_cli(*shard)
+    assert failed.code == 3 and "after run ci-7 was stored complete: database or disk is full" in failed.stderr, failed.stderr
+    monkeypatch.undo()
+    again = evalkit_cli(*shard)
+    assert again.code == 0, again.stderr
+    said = again.stdout + again.stderr
+    assert "its verdict, which the store failed to record when its last shard finished, is recorded now" in said, said
+    assert "recorded as the baseline." in said and "Accepted as the baseline of its scope (automatically: the first run" in said, said
+    assert "Not accepted" not in said and "could not be compared" not in said, said
+    shown = evalkit_cli("baseline", "show", "evalkit.smoke", "--json", "--database", LOCAL)
+    assert "ci-7" in shown.stdout, shown.stdout + shown.stderr
+
+
+@pytest.mark.parametrize(
+    ("words", "answering"),
+    [
+        (("run", "evalkit.smoke"), "evalkit.run.answering.prompts.PromptAnswering"),
+        (("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo"), "evalkit.run.answering.questions.QuestionAnswering"),
+    ],
+    ids=["prompts", "retrieval"],
+)
+def test_a_failed_shard_says_to_run_the_shard_again_not_to_resume_the_whole_run(evalkit_cli, project, monkeypatch, words, answering) -> None:
+    """A shard the store failed under said "continue it with `… --resume ID`": a resume answers the
+    whole run, and is refused while another shard answers it. The line re-runs the shard itself,
+    with the options as they were typed."""
+    import importlib
+
+    from evalkit.errors import StoreFailure
+
+    module, _, name = answering.rpartition(".")
+    kind = getattr(importlib.import_module(module), name)
+
+    def full(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise StoreFailure("database or disk is full")
+
+    monkeypatch.setattr(kind, "finish", full)
+    failed = evalkit_cli(*words, "--shard", "1/2", "--run-id", "sh-1", "--database", LOCAL)
+    assert failed.code == 3, failed.stderr
+    again = f"evalkit {' '.join(words)} --database {LOCAL} --shard 1/2 --run-id sh-1"
+    assert failed.stderr.rstrip().endswith(f"continue it with `{again}`"), failed.stderr
+    monkeypatch.undo()
+    rerun = evalkit_cli(*again.split()[1:])
+    assert rerun.code == 0 and "Shard done" in rerun.stdout + rerun.stderr, rerun.stderr

@@ -278,6 +278,8 @@ def test_5_a_third_party_store_whose_disk_fills_mid_run_is_a_store_failure_not_a
         "evalkit: error: the results store failed during run full-3p: evalkit_minimal_repo.MinimalRepository raised "
         "OSError: [Errno 28] No space left on device — "
     ), line
+    # the store keeps no run status it could be asked to change (no ResumableRuns): not "does not answer"
+    assert ", the run could not be marked interrupted (the store cannot record that status); continue it with" in line, line
     assert line.endswith("--resume full-3p`"), line
 
 

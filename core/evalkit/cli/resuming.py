@@ -44,8 +44,13 @@ def _hidden_password(url: str) -> str:
 
 def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
     """``evalkit WORDS… [OPTIONS as given] --resume RUN_ID``, quoted for a shell; ``words`` is
-    the command and its arguments (``("run", SET)``, ``("retrieval", SET, RETRIEVER)``)."""
-    parts = ["evalkit", *words, *given_options(args), "--resume", run_id]
+    the command and its arguments (``("run", SET)``, ``("retrieval", SET, RETRIEVER)``). A shard's
+    ends ``--shard I/N --run-id RUN_ID`` (``--shard`` as it was typed, ``auto`` too): it is run
+    again, its slice answered — a resume answers the whole run, and is refused while another shard
+    answers it."""
+    shard = getattr(args, "shard", None)
+    ending = ["--shard", str(shard), "--run-id", run_id] if shard else ["--resume", run_id]
+    parts = ["evalkit", *words, *given_options(args), *ending]
     return " ".join(shlex.quote(part) for part in parts)
 
 
@@ -77,5 +82,5 @@ def with_resume_command(
         return RunInternalError(error.run_id, error.set_identifier, error.cause, kept=error.kept, status=error.status, command=command)
     return type(error)(
         error.run_id, error.set_identifier, error.cause, kept=error.kept, marked=error.marked,
-        resumable=error.resumable, command=command, complete=error.complete,
+        resumable=error.resumable, command=command, complete=error.complete, can_mark=error.can_mark,
     )  # fmt: skip

@@ -303,11 +303,18 @@ def recorded_verdict(run: Run, judging: Judging) -> Verdict:
     Read back from the store (the baseline it was compared with is compared again under the
     judging's tolerances, for the deltas and the case lists); a run stored without a verdict is
     decided now. This is how the final job of a sharded CI run learns its verdict.
+
+    A complete run of a store that keeps verdicts, stored without one — the store failed while the
+    process that closed it recorded its verdict — is settled now (:func:`settle`: kept, and the
+    acceptance it earns recorded), as that process would have: deciding it without recording it
+    said "recorded as the baseline" of a run that was not.
     """
     store = judging.store
     recorded = store.baselines.verdicts_for([run.id]).get(run.id) if store.baselines is not None else None
     # A baseline the caller chose (--baseline, --baseline-file) is compared with here, whatever was recorded.
     chosen = judging.baseline_id is not None or judging.baseline_run is not None
+    if recorded is None and store.baselines is not None and run.status is RunStatus.COMPLETE and not chosen:
+        return settle(run, attrs.evolve(judging, answers_reused=judging.answers_reused or run.answers_reused is not None))
     if recorded is None or run.status is not RunStatus.COMPLETE or chosen:
         verdict = decide(run, judging)
     else:

@@ -274,7 +274,8 @@ def store_failed(store: Capabilities, run: Run, failure: StoreFailure, command: 
     marked = mark_interrupted(store, run.id)
     complete = marked and _stored_status(store, run.id) is RunStatus.COMPLETE
     return RunStoreFailed(
-        run.id, run.set_identifier, failure.cause, kept=_kept(store, run.id), marked=marked, command=command, complete=complete
+        run.id, run.set_identifier, failure.cause, kept=_kept(store, run.id), marked=marked, command=command, complete=complete,
+        can_mark=store.resumable is not None,
     )
 
 
@@ -496,10 +497,16 @@ class _Lifecycle:
             self.store, self.answering.rules, gate.tolerances, gate.baseline_id, None, gate.fail_on_new_failures, gate.baseline_run
         )
         run = self.store.repository.get_run(existing.id, with_cases=self.plan.observing.keep_cases) or existing
-        verdict = recorded_verdict(run, judging)
+        baselines = self.store.baselines
+        unrecorded = baselines is not None and run.id not in baselines.verdicts_for([run.id])
+        verdict = recorded_verdict(run, judging)  # one the store failed to record when the run closed is recorded now
+        given = (
+            "its verdict, which the store failed to record when its last shard finished, is recorded now"
+            if unrecorded else "the verdict recorded when its last shard finished is given"
+        )  # fmt: skip
         self.notes.append(
             f"Run {run.id} is already complete (a later attempt of its pipeline?): nothing is answered again; "
-            "the verdict recorded when its last shard finished is given. Pass --run-id to start a new run."
+            f"{given}. Pass --run-id to start a new run."
         )
         detail = self.answering.detail(run, verdict, self.store)
         return Outcome(run, verdict, tuple(self.notes), self.plan.observing.hook_failures, detail=detail)

@@ -21,7 +21,16 @@ import attrs
 from ...answers import Answer, ChatRequest, GenerationRequest, ServingIdentity, answer_problems
 from ...bounded import BoundedCalls
 from ...checks import AssertionKind
-from ...components import MAX_CONCURRENCY, AssertionKindsAware, AsyncGrader, BoundGenerator, SecretHolder, declared
+from ...components import (
+    MAX_CONCURRENCY,
+    AssertionKindsAware,
+    AsyncGrader,
+    BoundGenerator,
+    SecretHolder,
+    declared,
+    grader_plugin,
+    plugin_called,
+)
 from ...config import DEFAULT_GRADE_TIMEOUT_S
 from ...errors import PLUGIN_FAILURES, GenerationError, UsageError, carried, carried_async
 from ...grading import Grading, grading_problems
@@ -68,6 +77,8 @@ class PromptJob:
     repeats: int = 1
     #: Reused answers, the answer cache, a budget (:mod:`.spending`); ``None``: ask for every answer.
     extras: Any = None
+    #: The grader's name, which its failures outside a case's grading name (its plugin and distribution).
+    grader_name: str | None = None
 
 
 def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
@@ -382,7 +393,9 @@ async def answer_prompts(job: PromptJob, sink: CaseSink) -> int:
     """
     prompts, concurrency = job.prompts, job.concurrency
     if isinstance(job.grader, AssertionKindsAware):
-        job.grader.use_assertion_kinds(job.kinds)
+        name = job.grader_name or declared(job.grader, "name") or type(job.grader).__name__
+        who = (lambda: grader_plugin(name)) if isinstance(name, str) else type(job.grader).__name__
+        plugin_called(who, "use_assertion_kinds", job.grader.use_assertion_kinds, job.kinds)
     wanted = min(concurrency, len(prompts)) if isinstance(prompts, Sized) else concurrency
     # A synchronous generator answers on daemon threads: one that never returns is abandoned at
     # its time limit (a thread of a concurrent.futures pool would be joined at exit, for ever).

@@ -379,23 +379,27 @@ class PromptAnswering:
         records = store.calibrations.calibrations() if store.calibrations is not None else ()
         return JudgeGate.from_records(self.min_judge_kappa, records, self.grading.judge_temperature)
 
+    def _grader(self) -> Any:
+        """Who the grader's failures name (see :func:`evalkit.components.plugin_called`)."""
+        return components.grader_plugin(self.grader_name)
+
     def answer(self, todo: Collection[Any], sink: CaseSink) -> None:
         """Answer and grade ``todo`` (the async runner), then close the generator and the grader."""
         if isinstance(self.bound.generator, components.ConcurrencyAware):
-            self.bound.generator.use_concurrency(self.concurrency)
+            components.plugin_called(self.bound.plugin, "use_concurrency", self.bound.generator.use_concurrency, self.concurrency)
         job = PromptJob(
             todo, self.bound, self.grading, self.kinds, self.concurrency,
             max_answer_bytes=self.max_answer_bytes, grade_timeout=self.grade_timeout, repeats=self.repeats,
-            extras=self.live.extras, judge_gate=self.judge_gate,
+            extras=self.live.extras, judge_gate=self.judge_gate, grader_name=self.grader_name,
         )  # fmt: skip
 
         async def main() -> None:
             try:
                 await answer_prompts(job, sink)
             finally:
-                await self.bound.aclose()
+                await components.plugin_awaited(self.bound.plugin, "close", self.bound.aclose())
                 if isinstance(self.grading, components.AsyncClosing):
-                    await self.grading.aclose()
+                    await components.plugin_awaited(self._grader, "aclose", self.grading.aclose())
 
         run_to_completion(main)  # an interrupt of a caller in a running loop reaches its loop
 
@@ -415,7 +419,7 @@ class PromptAnswering:
             cases_read: Iterable[CaseResult] = ()
             if isinstance(self.grading, components.RunMetricsSource):
                 answered = repository.get_run(header.id)  # a judge's run metrics read every case (judged runs are small)
-                metrics = self.grading.run_metrics(answered.cases if answered is not None else ())
+                metrics = components.plugin_called(self._grader, "run_metrics", self.grading.run_metrics, answered.cases if answered is not None else ())
         else:
             answered = repository.get_run(header.id)
             cases = answered.cases if answered is not None else ()
@@ -423,7 +427,10 @@ class PromptAnswering:
             status = final_status(header.case_count, len(cases), sum(1 for c in cases if c.errored))
             identity, note = run_identity(cases, self.bound.configured)
             yardstick = run_yardstick(cases, self.grader_name)
-            metrics = self.grading.run_metrics(cases) if isinstance(self.grading, components.RunMetricsSource) else None
+            metrics = (
+                components.plugin_called(self._grader, "run_metrics", self.grading.run_metrics, cases)
+                if isinstance(self.grading, components.RunMetricsSource) else None
+            )  # fmt: skip
         if identity is None and self.bound.configured and not self.bound.alias:
             note = missing_alias_note(self.bound.instance)
         digest = base_prompt_digest(self.bound.base_prompt)

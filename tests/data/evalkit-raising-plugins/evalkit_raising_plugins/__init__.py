@@ -8,7 +8,7 @@ answered, graded or ranked as it should be. The plugins that are no per-case cal
 ``$EVALKIT_RAISE_IN`` says: ``listing`` (the set provider's ``golden_prompt_sets()``), ``stream``
 (the second prompt of ``raising.stream``), ``import`` (``raising.at_import``), ``hook``
 (``evalkit_case_graded``), ``close`` (the retriever's ``close()``), ``report`` (the reporter), ``concurrency`` (the
-generator's), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
+generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
 ``secret_values()``, asked when it is created), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
 2, as a plugin refusing its configuration late raises it.
 """
@@ -52,6 +52,7 @@ RAISED = {
     "Skipped": lambda: Skipped("skipped by the plugin"),
     "Unprintable": Unprintable,
     "ConfigError": lambda: ConfigError("the plugin refuses its configuration: no credentials for it"),
+    "RuntimeError": lambda: RuntimeError("the plugin's own failure"),
 }
 
 
@@ -132,6 +133,10 @@ class RaisingGenerator:
         """4, or the exception."""
         raise_in("concurrency")
         return 4
+
+    def use_concurrency(self, requests: int) -> None:
+        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=use_concurrency``."""
+        raise_in("use_concurrency")
 
     def generate(self, request: GenerationRequest) -> Answer:
         """``x``, or the exception."""
