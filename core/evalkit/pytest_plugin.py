@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import pytest  # already loaded: pytest is what imports this plugin
 
-#: How the node id of every test the plugin makes from a set begins: ``evalkit-set:SET::CASE``.
-NODE_ID_PREFIX = "evalkit-set:"
-
-#: The command-line arguments that named set tests by node id, taken out of ``config.args``.
-SELECTED_NODE_IDS = pytest.StashKey[tuple[str, ...]]()
+from .pytest_node_ids import SELECTED_NODE_IDS, selected_node_ids
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,27 +37,6 @@ def is_active(config: pytest.Config) -> bool:
     except (ValueError, pytest.UsageError) as exc:  # pytest's "invalid truth value 'maybe'" named no option
         raise pytest.UsageError(f"the pytest ini option evalkit: {exc}; give true or false") from None
     return switched_on or "evalkit" in asked or bool(config.getoption("evalkit_set")) or bool(selected_node_ids(config))
-
-
-def _names_a_set_test(config: pytest.Config, arg: str) -> bool:
-    """True when the command-line argument ``arg`` is the node id of a set's test (or of a whole
-    set, ``evalkit-set:SET``), not a path: a file or folder of that name is left to pytest. A name
-    the system cannot even look up (longer than a file name may be) is no file: its ``OSError``
-    was pytest's INTERNALERROR."""
-    if not arg.startswith(NODE_ID_PREFIX):
-        return False
-    try:
-        return not (config.invocation_params.dir / arg.split("::", 1)[0]).exists()
-    except (OSError, ValueError):
-        return True
-
-
-def selected_node_ids(config: pytest.Config) -> tuple[str, ...]:
-    """The node ids of set tests given on the command line (``pytest 'evalkit-set:SET::CASE'``, as
-    ``-v`` prints them), in the order given."""
-    if SELECTED_NODE_IDS in config.stash:
-        return config.stash[SELECTED_NODE_IDS]
-    return tuple(arg for arg in config.args if _names_a_set_test(config, arg))
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -283,7 +283,7 @@ class RegressionGate(pytest.Item):
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse ``--evalkit-set``, or a set test's node id as an argument, in a session pytest-xdist
     spreads over workers (:func:`_spread_over`)."""
-    from ..pytest_plugin import selected_node_ids
+    from ..pytest_node_ids import selected_node_ids
 
     spread = _spread_over(config)
     if spread and (config.getoption("evalkit_set") or selected_node_ids(config)):
@@ -407,7 +407,7 @@ class _Selection:
     @classmethod
     def of(cls, config: pytest.Config) -> _Selection:
         """The node ids the plugin took out of this session's arguments."""
-        from ..pytest_plugin import selected_node_ids
+        from ..pytest_node_ids import selected_node_ids
 
         return cls(selected_node_ids(config))
 
