@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -45,13 +46,22 @@ class PlainBot(llm.Model):
         yield "plain"
 
 
-class TestModels:
-    """The llm plugin registering the test models."""
+@contextmanager
+def registered(*models: llm.Model) -> Iterator[None]:
+    """``models`` registered with llm, by a plugin of their own, while the block runs."""
 
-    @llm.hookimpl
-    def register_models(self, register) -> None:
-        register(ToolBot())
-        register(PlainBot())
+    class Models:
+        @llm.hookimpl
+        def register_models(self, register) -> None:
+            for model in models:
+                register(model)
+
+    plugin = Models()
+    llm.plugins.pm.register(plugin, name=f"evalkit-test-models-{models[0].model_id}")
+    try:
+        yield
+    finally:
+        llm.plugins.pm.unregister(plugin)
 
 
 @pytest.fixture
@@ -59,12 +69,8 @@ def llm_models(monkeypatch, tmp_path):
     monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-home"))
     SCRIPT.clear()
     SEEN.clear()
-    plugin = TestModels()
-    llm.plugins.pm.register(plugin, name="evalkit-test-models")
-    try:
+    with registered(ToolBot(), PlainBot()):
         yield
-    finally:
-        llm.plugins.pm.unregister(plugin)
 
 
 TOOLS = """\
@@ -207,18 +213,9 @@ class WindowsBot(llm.Model):
 def test_the_llm_adapters_reported_model_keeps_the_identity_rules_characters(llm_models, project, evalkit_cli) -> None:
     # the adapter builds the reported model from llm's model id and the plugin: the one identity rule
     # decides what stays (a Windows path's backslashes) and what is replaced, so the run is verified
-    class WindowsModels:
-        @llm.hookimpl
-        def register_models(self, register) -> None:
-            register(WindowsBot())
-
-    plugin = WindowsModels()
-    llm.plugins.pm.register(plugin, name="evalkit-test-windows-models")
-    try:
+    with registered(WindowsBot()):
         write(project, "C:\\\\models\\\\winbot.gguf", "  - id: one\n    prompt: Hi.\n    assertions: [{contains: plain}]\n")
         result = evalkit_cli("run", "llm.agent", "--json")
-    finally:
-        llm.plugins.pm.unregister(plugin)
     assert result.code == 0, result.stdout + result.stderr
     document = result.json()
     assert document["verified"], document["identity_note"]
@@ -252,21 +249,11 @@ def test_an_llm_token_count_past_what_can_be_counted_sets_the_replys_whole_usage
 ) -> None:
     """An llm plugin reporting 10**400 input tokens errored the case (the answer's usage broke the
     kernel's rule), where the openai adapter sets such a usage aside and says so: now one rule."""
-
-    class CountModels:
-        @llm.hookimpl
-        def register_models(self, register) -> None:
-            register(CountBot())
-
-    plugin = CountModels()
-    llm.plugins.pm.register(plugin, name="evalkit-test-count-models")
     USAGES[:] = [usage, usage]
     prompts = "".join(f"  - id: q{n}\n    prompt: 2+2?\n    assertions: [{{contains: '4'}}]\n" for n in range(3))
-    try:
+    with registered(CountBot()):
         write(project, "countbot", prompts)
         result = evalkit_cli("run", "llm.agent", "--json")
-    finally:
-        llm.plugins.pm.unregister(plugin)
     assert result.code == 0, result.stdout + result.stderr
     document = result.json()
     assert [case["errored"] for case in document["cases"]] == [False, False, False], document["cases"]
@@ -284,16 +271,8 @@ def test_a_conversation_with_a_turn_whose_usage_is_unknown_has_an_unknown_usage_
     """A conversation's usage was the sum of the turns that reported one: a turn whose usage was
     set aside (or never reported) counted as 0 tokens, so the case read as fully reported and the
     run's cost was a figure below what was spent, while its note said the cost was unknown."""
-
-    class CountModels:
-        @llm.hookimpl
-        def register_models(self, register) -> None:
-            register(CountBot())
-
-    plugin = CountModels()
-    llm.plugins.pm.register(plugin, name="evalkit-test-count-models")
     USAGES[:] = [{"input": -1, "output": 7}]  # the first turn's usage is set aside, the second's is 10 + 2
-    try:
+    with registered(CountBot()):
         write(project, "countbot", """\
   - id: chat
     mode: scripted
@@ -305,8 +284,6 @@ def test_a_conversation_with_a_turn_whose_usage_is_unknown_has_an_unknown_usage_
         with (project / "evalkit.toml").open("a") as config:
             config.write('price_per_million_input = 1000\nprice_per_million_output = 2000\ncurrency = "EUR"\n')
         result = evalkit_cli("run", "llm.agent", "--json")
-    finally:
-        llm.plugins.pm.unregister(plugin)
     case = case_of(result)
     assert not case["errored"] and case["usage"] is None, case["usage"]
     spend = result.json()["spend"]
