@@ -39,7 +39,7 @@ from ..jsonparse import parse_json
 from ..printable import visible
 from ..privacy import is_scrubbable, scrub
 from ..validation import has_visible_text
-from .otlp import Span
+from .otlp import Span, valid_text
 
 __all__ = ["MODEL_OPERATIONS", "SEMCONV_VERSIONS", "ImportedCase", "Turn", "TraceImport", "cases_from_spans"]
 
@@ -259,7 +259,7 @@ def _credentials(span: Span) -> tuple[str, ...]:
 
 def _clean(text: str, secrets: tuple[str, ...]) -> str:
     """``text`` scrubbed, with lone surrogates (undecodable bytes escaped in JSON) replaced."""
-    return scrub(text.encode("utf-8", "replace").decode("utf-8"), secrets)
+    return scrub(valid_text(text), secrets)
 
 
 def _clean_value(value: Any, secrets: tuple[str, ...], depth: int = 0) -> Any:

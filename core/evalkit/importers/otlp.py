@@ -25,7 +25,7 @@ from ..errors import UsageError
 from ..jsonparse import json_lines, parse_json
 from ..textfiles import read_whole_file, utf8_text
 
-__all__ = ["MAX_TRACE_FILE_BYTES", "MAX_VALUE_DEPTH", "Span", "SpanReading", "any_value", "read_spans"]
+__all__ = ["MAX_TRACE_FILE_BYTES", "MAX_VALUE_DEPTH", "Span", "SpanReading", "any_value", "read_spans", "valid_text"]
 
 #: The largest trace file read, in bytes.
 MAX_TRACE_FILE_BYTES = 256 * 1024 * 1024
@@ -155,10 +155,10 @@ def attributes(raw: Any, depth: int = 0) -> dict[str, Any]:
     return found
 
 
-def _valid_text(value: str) -> str:
-    """``value`` with each lone surrogate (a JSON ``"\\ud800"`` escape) replaced by ``?``: no file
-    and no terminal takes one, and a provider name holding one ended the import in an internal
-    error when its tag was written."""
+def valid_text(value: str) -> str:
+    """``value`` with each lone surrogate (a JSON ``"\\ud800"`` escape, a byte of a file name that
+    is not UTF-8) replaced by ``?``: no file and no terminal takes one, and a provider name holding
+    one ended the import in an internal error when its tag was written."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -175,7 +175,7 @@ def any_value(raw: Any, depth: int = 0) -> Any:
     for key in ("stringValue", "bytesValue"):
         value = _field(raw, key)
         if isinstance(value, str):
-            return _valid_text(value)
+            return valid_text(value)
     value = _field(raw, "boolValue")
     if isinstance(value, bool):
         return value

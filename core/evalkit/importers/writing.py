@@ -29,6 +29,7 @@ from ..errors import UsageError
 from ..printable import is_hidden
 from ..textfiles import staged_text_file, write_text_file
 from .otel import ImportedCase, TraceImport
+from .otlp import valid_text
 
 __all__ = [
     "OBSERVED_CHECK", "TOOLS_SKIP_REASON", "UNWRITABLE", "ImportTarget", "check_distinct", "set_document", "set_file_text",
@@ -80,8 +81,8 @@ def set_document(cases: Sequence[ImportedCase], target: ImportTarget) -> dict[st
         prompts.append(prompt)
     return {
         "identifier": target.identifier,
-        "name": _unicode(target.name),
-        "description": _unicode(f"Model calls recorded in {target.source}, imported by evalkit import otel with the answers observed; review before trusting."),
+        "name": valid_text(target.name),
+        "description": valid_text(f"Model calls recorded in {target.source}, imported by evalkit import otel with the answers observed; review before trusting."),
         "prompts": prompts,
     }
 
@@ -91,13 +92,6 @@ def _tag(text: str) -> str:
     space other than ``" "``: :func:`evalkit.identity.hidden_problem`) written as its escape, as
     Python writes it (``provider:a b\\nc``). A tag is a hint for a reader, not the recorded text."""
     return text if text.isprintable() else "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
-
-
-def _unicode(text: str) -> str:
-    """``text`` with each lone surrogate replaced by ``?``, as the trace's texts are read: a file
-    name or a ``--name`` holding bytes that are not UTF-8 (kept by Python as lone surrogates),
-    which no file can hold, ended the import in an internal error when the set file was written."""
-    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _answer_lines(cases: Sequence[ImportedCase]) -> list[str]:
