@@ -1912,6 +1912,46 @@ def test_issue34_04_a_plugins_own_sigalrm_handler_or_timer_does_not_switch_off_h
     assert 'hook plugin "evalkit-unruly-hooks:unruly" did not return from evalkit_case_graded within 1 s (hook_timeout)' in said, said
 
 
+_ALARMIST_GRADER = """
+import signal, time
+from evalkit import Grading
+
+class PluginAlarm(Exception):
+    pass
+
+def rang(signum, frame):
+    raise PluginAlarm("the plugin's own alarm")
+
+class Grader:
+    yardstick = "alarmist:v1"
+
+    def __init__(self):  # made outside evalkit's time limits
+        signal.signal(signal.SIGALRM, rang)
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+
+    def grade(self, prompt, answer):
+        time.sleep(0.1)
+        return Grading(1.0, True, yardstick=self.yardstick)
+"""
+
+
+def test_a_plugins_own_sigalrm_handler_set_outside_evalkits_limits_is_not_the_hosts_nor_an_evalkit_bug(project, cli) -> None:
+    """A grader that installs its own SIGALRM handler and timer as it is made (outside any time
+    limit of evalkit's) had it wrapped as the host program's: its exception stopped the run as
+    "internal error (an evalkit bug)", with a note blaming "the host's own SIGALRM handler", exit 3.
+    A plugin call's SIGALRM handler and timer are not applied during a run: the run completes."""
+    from tests.support.distributions import write_distribution
+
+    site = write_distribution(
+        project / "site", "alarmist-grader", "1.0", {"evalkit.graders": {"alarmist.grader": "alarmist_cli:Grader"}},
+        {"alarmist_cli.py": _ALARMIST_GRADER},
+    )  # fmt: skip
+    result = cli("run", "evalkit.smoke", "--grader", "alarmist.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
+    assert result.code == 0, result.stderr
+    assert "PluginAlarm" not in result.stderr and "host's own" not in result.stderr, result.stderr
+    assert "All 7 cases passed" in result.stdout and stored_runs(project) == 1
+
+
 def _wait_for_lines(path: Path, count: int, process) -> None:  # noqa: ANN001
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:

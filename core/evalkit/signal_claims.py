@@ -17,7 +17,10 @@ Claims are made and released in the main thread, the only one that may set a han
 A signal may also be *adopted* (:func:`adopting`): while it is, and not claimed, a handler set
 through ``signal.signal`` is installed as the adopter wraps it (:mod:`evalkit.timeouts` wraps a
 host program's ``SIGALRM`` handler set during a library run), and ``signal.signal`` returns the
-previous handler unwrapped, as its caller set it.
+previous handler unwrapped, as its caller set it. The adopter also decides, claimed or not, whether
+a call for the signal (and for ``SIGALRM`` the real-time timer) is refused as a claim refuses it
+(:mod:`evalkit.timeouts` refuses a plugin call's during a library run), and may refuse it aloud by
+raising.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ class Adopter(Protocol):
 
     def unwrap(self, handler: Any) -> Any:
         """The handler as its caller set it, for an installed one (any other as it is)."""
+
+    def refuses(self, call: str, claimed: bool) -> bool:
+        """Whether ``call`` (``"signal.signal"``, ``"signal.setitimer"``, ``"signal.alarm"``), made
+        now, is not applied; ``claimed``: a claim is in force. May raise to refuse it aloud."""
 
 
 #: How many claims are in force on each signal number.
@@ -103,27 +110,37 @@ def _guard() -> None:
     signal.alarm = _alarm_unless_claimed  # type: ignore[assignment]
 
 
+def _refused(signum: int, call: str) -> bool:
+    """Whether ``call`` for ``signum`` is not applied: claimed, or as its adopter decides."""
+    adopter = _adopters.get(signum)
+    claimed = is_claimed(signum)
+    return claimed if adopter is None else adopter.refuses(call, claimed)
+
+
 def _signal_unless_claimed(signalnum: Any, handler: Any) -> Any:
     """``signal.signal``, except for a claimed signal (its handler is kept, and returned) and an
-    adopted one (the handler installed as its adopter wraps it)."""
-    if is_claimed(signalnum):
-        return signal.getsignal(signalnum)
-    adopter = _adopters.get(int(signalnum))
+    adopted one (the handler installed as its adopter wraps it, or refused as it decides)."""
+    number = int(signalnum)
+    adopter = _adopters.get(number)
+    if _refused(number, "signal.signal"):
+        current = signal.getsignal(signalnum)
+        return current if adopter is None else adopter.unwrap(current)
     if adopter is not None:
         return adopter.unwrap(_originals["signal"](signalnum, adopter.wrap(handler)))
     return _originals["signal"](signalnum, handler)
 
 
 def _setitimer_unless_claimed(which: int, seconds: float, interval: float = 0.0) -> tuple[float, float]:
-    """``signal.setitimer``, except for the real-time timer while ``SIGALRM`` is claimed: left
-    running as evalkit set it (its state returned)."""
-    if which == _signal.ITIMER_REAL and is_claimed(_signal.SIGALRM):
+    """``signal.setitimer``, except for the real-time timer while ``SIGALRM`` is claimed (or its
+    adopter refuses it): left running as it was (its state returned)."""
+    if which == _signal.ITIMER_REAL and _refused(_signal.SIGALRM, "signal.setitimer"):
         return _signal.getitimer(which)
     return _originals["setitimer"](which, seconds, interval)
 
 
 def _alarm_unless_claimed(seconds: int) -> int:
-    """``signal.alarm``, except while ``SIGALRM`` is claimed: evalkit's timer is left running."""
-    if is_claimed(_signal.SIGALRM):
+    """``signal.alarm``, except while ``SIGALRM`` is claimed (or its adopter refuses it): the timer
+    is left running as it was."""
+    if _refused(_signal.SIGALRM, "signal.alarm"):
         return int(_signal.getitimer(_signal.ITIMER_REAL)[0])
     return int(_originals["alarm"](seconds))

@@ -46,7 +46,7 @@ from ..runs import CaseResult, Run, RunStatus
 from ..shapes import exception_text
 from ..storage.protocols import Capabilities, ResultRepository, RunLeases, StreamedCases, capabilities
 from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, shard_part
-from ..timeouts import HostAlarm, host_alarms
+from ..timeouts import HostAlarm, callers_call, host_alarms
 from ..verdict import Verdict
 from ..wording import counted
 from . import stored_runs
@@ -352,7 +352,7 @@ def callers(name: str, callback: Callable[..., Any] | None) -> Callable[..., Any
 
     def called(*args: Any) -> Any:
         try:
-            return callback(*args)
+            return callers_call(name, callback, *args)  # the caller's own code: its SIGALRM handler is the host's
         except Exception as exc:
             raise CallerCallbackFailed(name, exc) from exc
 
@@ -423,7 +423,7 @@ class _Lifecycle:
             mark_interrupted(self.store, header.id)
             resume = self.answering.resume_command(header.id)
             alarm.cause.add_note(
-                f"evalkit: raised by the host's own SIGALRM handler during run {header.id}, which is marked interrupted"
+                f"evalkit: raised by {alarm.by} during run {header.id}, which is marked interrupted"
                 + (f"; continue it with `{resume}`" if resume else "")
             )
             raise
