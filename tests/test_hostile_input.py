@@ -1952,6 +1952,46 @@ def test_a_plugins_own_sigalrm_handler_set_outside_evalkits_limits_is_not_the_ho
     assert "All 7 cases passed" in result.stdout and stored_runs(project) == 1
 
 
+_MASKING_GRADER = """
+import signal, time
+from evalkit import Grading
+
+class Grader:
+    yardstick = "masking:v1"
+
+    def grade(self, prompt, answer):
+        if prompt.id == "two-plus-two":  # blocks the alarm, then waits far past grade_timeout
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+            time.sleep(20)
+        return Grading(1.0, True, yardstick=self.yardstick)
+"""
+
+
+def test_a_grader_that_blocks_sigalrm_is_still_interrupted_at_grade_timeout(project, cli) -> None:
+    """A grader that blocks SIGALRM in the main thread (``signal.pthread_sigmask``) and then waits
+    was not interrupted: the ring went to another thread, the grader's ``sleep`` ran to its end (an
+    hour, for ``sleep(3600)``), and SIGALRM stayed blocked for the rest of the process. While
+    evalkit's limits hold SIGALRM, the mask a plugin asks for keeps it out."""
+    import _signal
+
+    from tests.support.distributions import write_distribution
+
+    (project / "evalkit.toml").write_text("grade_timeout = 1\n")
+    site = write_distribution(
+        project / "site", "masking-grader", "1.0", {"evalkit.graders": {"masking.grader": "masking_cli:Grader"}},
+        {"masking_cli.py": _MASKING_GRADER},
+    )  # fmt: skip
+    started = time.monotonic()
+    try:
+        result = cli("run", "evalkit.smoke", "--grader", "masking.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
+    finally:
+        _signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})  # what the old code left the test process
+    assert time.monotonic() - started < 15, result.stderr
+    said = result.stdout + result.stderr
+    assert "no grading within 1 s (grade_timeout); the grader was interrupted" in said, said
+    assert stored_runs(project) == 1
+
+
 def _wait_for_lines(path: Path, count: int, process) -> None:  # noqa: ANN001
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:

@@ -9,7 +9,9 @@ killed it, with nothing said.
 
 While a signal is *claimed* (:func:`claimed`), ``signal.signal`` for it leaves evalkit's handler in
 place and returns it; while ``SIGALRM`` is claimed, ``signal.setitimer(ITIMER_REAL, …)`` and
-``signal.alarm()`` leave evalkit's timer as it is (returning it). What a plugin asked for is not
+``signal.alarm()`` leave evalkit's timer as it is (returning it), and ``signal.pthread_sigmask`` in
+the main thread blocks what it is asked to except ``SIGALRM`` (blocked there, the alarm no longer
+interrupted a stuck call's blocking wait: a grader's ``sleep(3600)`` ran its hour). What a plugin asked for is not
 applied later either. This holds for calls through the :mod:`signal` module — the way code calls
 it — not for the private ``_signal`` module (evalkit's own way, which the claims do not affect).
 Claims are made and released in the main thread, the only one that may set a handler.
@@ -29,6 +31,7 @@ from __future__ import annotations
 import _signal
 import contextlib
 import signal
+import threading
 from collections.abc import Iterator
 from typing import Any, Protocol
 
@@ -100,14 +103,15 @@ def is_claimed(signum: int) -> bool:
 
 
 def _guard() -> None:
-    """Put the claim-aware versions of ``signal.signal``, ``signal.setitimer`` and ``signal.alarm``
-    in the :mod:`signal` module (once)."""
+    """Put the claim-aware versions of ``signal.signal``, ``signal.setitimer``, ``signal.alarm`` and
+    ``signal.pthread_sigmask`` in the :mod:`signal` module (once)."""
     if _originals:
         return
-    _originals.update(signal=signal.signal, setitimer=signal.setitimer, alarm=signal.alarm)
+    _originals.update(signal=signal.signal, setitimer=signal.setitimer, alarm=signal.alarm, pthread_sigmask=signal.pthread_sigmask)
     signal.signal = _signal_unless_claimed  # type: ignore[assignment]
     signal.setitimer = _setitimer_unless_claimed  # type: ignore[assignment]
     signal.alarm = _alarm_unless_claimed  # type: ignore[assignment]
+    signal.pthread_sigmask = _sigmask_unless_claimed  # type: ignore[assignment]
 
 
 def _refused(signum: int, call: str) -> bool:
@@ -144,3 +148,28 @@ def _alarm_unless_claimed(seconds: int) -> int:
     if _refused(_signal.SIGALRM, "signal.alarm"):
         return int(_signal.getitimer(_signal.ITIMER_REAL)[0])
     return int(_originals["alarm"](seconds))
+
+
+def _is_alarm(signum: Any) -> bool:
+    """True for ``SIGALRM`` (an ``int`` or a ``Signals``); anything else is the real call's to refuse."""
+    try:
+        return int(signum) == _signal.SIGALRM
+    except (TypeError, ValueError):
+        return False
+
+
+def _sigmask_unless_claimed(how: int, mask: Any) -> Any:
+    """``signal.pthread_sigmask``, except in the main thread while ``SIGALRM`` is claimed (or its
+    adopter refuses it): what it blocks (or sets as the mask) keeps ``SIGALRM`` out."""
+    try:
+        signals = list(mask)
+    except TypeError:  # no set of signals: the real call says so
+        return _originals["pthread_sigmask"](how, mask)
+    if (
+        how != _signal.SIG_UNBLOCK
+        and threading.current_thread() is threading.main_thread()
+        and any(_is_alarm(s) for s in signals)
+        and _refused(_signal.SIGALRM, "signal.pthread_sigmask")
+    ):
+        signals = [s for s in signals if not _is_alarm(s)]
+    return _originals["pthread_sigmask"](how, signals)

@@ -130,7 +130,12 @@ _CALLERS_CALL = callers_call.__code__
 _PLUGIN_CALLS = (carried.__code__, carried_async.__code__)
 
 #: Calls for ``SIGALRM`` as :class:`~evalkit.errors.AlarmHeld` names them.
-_SHOWN = {"signal.signal": "signal.signal(SIGALRM, …)", "signal.setitimer": "signal.setitimer(ITIMER_REAL, …)", "signal.alarm": "signal.alarm(…)"}
+_SHOWN = {
+    "signal.signal": "signal.signal(SIGALRM, …)",
+    "signal.setitimer": "signal.setitimer(ITIMER_REAL, …)",
+    "signal.alarm": "signal.alarm(…)",
+    "signal.pthread_sigmask": "signal.pthread_sigmask(…) blocking SIGALRM",
+}
 
 
 def _whose_call() -> tuple[str, str]:
