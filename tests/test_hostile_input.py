@@ -1992,6 +1992,41 @@ def test_a_grader_that_blocks_sigalrm_is_still_interrupted_at_grade_timeout(proj
     assert stored_runs(project) == 1
 
 
+_OFFLOADING_GRADER = """
+import asyncio, time
+from evalkit import Grading
+
+class Grader:
+    yardstick = "offloading:v1"
+
+    async def agrade(self, prompt, answer):
+        if prompt.id == "two-plus-two":  # a blocking call off the loop, far past grade_timeout
+            await asyncio.to_thread(time.sleep, 20)
+        return Grading(1.0, True, yardstick=self.yardstick)
+"""
+
+
+def test_an_async_grader_whose_thread_outlives_grade_timeout_does_not_hold_the_run(project, cli) -> None:
+    """An async grader that waits on a thread (``asyncio.to_thread``, ``run_in_executor(None, …)``)
+    was cancelled at grade_timeout, but closing the run's event loop waited for the loop's default
+    executor, so the run ended only when the thread's call did (an hour, for ``sleep(3600)``), and
+    its thread, not a daemon, held a library caller's process at exit. The loop's default executor
+    is evalkit's daemon pool, not waited for (``evalkit.event_loops``)."""
+    from tests.support.distributions import write_distribution
+
+    (project / "evalkit.toml").write_text("grade_timeout = 1\n")
+    site = write_distribution(
+        project / "site", "offloading-grader", "1.0", {"evalkit.graders": {"offloading.grader": "offloading_cli:Grader"}},
+        {"offloading_cli.py": _OFFLOADING_GRADER},
+    )  # fmt: skip
+    started = time.monotonic()
+    result = cli("run", "evalkit.smoke", "--grader", "offloading.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
+    assert time.monotonic() - started < 12, result.stderr
+    said = result.stdout + result.stderr
+    assert "no grading within 1 s (grade_timeout); the grader was cancelled" in said, said
+    assert stored_runs(project) == 1
+
+
 def _wait_for_lines(path: Path, count: int, process) -> None:  # noqa: ANN001
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
