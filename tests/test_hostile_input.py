@@ -1992,6 +1992,44 @@ def test_a_grader_that_blocks_sigalrm_is_still_interrupted_at_grade_timeout(proj
     assert stored_runs(project) == 1
 
 
+_RESTARTING_GRADER = """
+import signal, socket, threading
+from evalkit import Grading
+
+class Grader:
+    yardstick = "restarting:v1"
+
+    def grade(self, prompt, answer):
+        if prompt.id == "two-plus-two":  # the alarm restarts a blocking read, then a read answered in 20 s
+            signal.siginterrupt(signal.SIGALRM, False)
+            ours, theirs = socket.socketpair()
+            answer_late = threading.Timer(20, theirs.send, (b"x",))
+            answer_late.daemon = True
+            answer_late.start()
+            ours.recv(1)
+        return Grading(1.0, True, yardstick=self.yardstick)
+"""
+
+
+def test_a_grader_that_makes_sigalrm_restart_blocking_calls_is_still_interrupted_at_grade_timeout(project, cli) -> None:
+    """``signal.siginterrupt(SIGALRM, False)`` makes a blocking read restart when the alarm rings,
+    so a grader waiting on a socket that never answers was not interrupted: the run hung for ever
+    (here, until the socket is answered 20 s later). While evalkit's limits hold SIGALRM, it is not
+    applied."""
+    from tests.support.distributions import write_distribution
+
+    (project / "evalkit.toml").write_text("grade_timeout = 1\n")
+    site = write_distribution(
+        project / "site", "restarting-grader", "1.0", {"evalkit.graders": {"restarting.grader": "restarting_cli:Grader"}},
+        {"restarting_cli.py": _RESTARTING_GRADER},
+    )  # fmt: skip
+    started = time.monotonic()
+    result = cli("run", "evalkit.smoke", "--grader", "restarting.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
+    assert time.monotonic() - started < 12, result.stderr
+    said = result.stdout + result.stderr
+    assert "no grading within 1 s (grade_timeout); the grader was interrupted" in said, said
+
+
 _OFFLOADING_GRADER = """
 import asyncio, time
 from evalkit import Grading

@@ -9,9 +9,11 @@ killed it, with nothing said.
 
 While a signal is *claimed* (:func:`claimed`), ``signal.signal`` for it leaves evalkit's handler in
 place and returns it; while ``SIGALRM`` is claimed, ``signal.setitimer(ITIMER_REAL, …)`` and
-``signal.alarm()`` leave evalkit's timer as it is (returning it), and ``signal.pthread_sigmask`` in
+``signal.alarm()`` leave evalkit's timer as it is (returning it), ``signal.pthread_sigmask`` in
 the main thread blocks what it is asked to except ``SIGALRM`` (blocked there, the alarm no longer
-interrupted a stuck call's blocking wait: a grader's ``sleep(3600)`` ran its hour). What a plugin asked for is not
+interrupted a stuck call's blocking wait: a grader's ``sleep(3600)`` ran its hour), and
+``signal.siginterrupt(SIGALRM, …)`` is not applied (``False`` made a blocking read restart when the
+alarm rang: a grader waiting on a socket that never answered hung the run). What a plugin asked for is not
 applied later either. This holds for calls through the :mod:`signal` module — the way code calls
 it — not for the private ``_signal`` module (evalkit's own way, which the claims do not affect).
 Claims are made and released in the main thread, the only one that may set a handler.
@@ -103,15 +105,19 @@ def is_claimed(signum: int) -> bool:
 
 
 def _guard() -> None:
-    """Put the claim-aware versions of ``signal.signal``, ``signal.setitimer``, ``signal.alarm`` and
-    ``signal.pthread_sigmask`` in the :mod:`signal` module (once)."""
+    """Put the claim-aware versions of ``signal.signal``, ``signal.setitimer``, ``signal.alarm``,
+    ``signal.pthread_sigmask`` and ``signal.siginterrupt`` in the :mod:`signal` module (once)."""
     if _originals:
         return
-    _originals.update(signal=signal.signal, setitimer=signal.setitimer, alarm=signal.alarm, pthread_sigmask=signal.pthread_sigmask)
+    _originals.update(
+        signal=signal.signal, setitimer=signal.setitimer, alarm=signal.alarm, pthread_sigmask=signal.pthread_sigmask,
+        siginterrupt=signal.siginterrupt,
+    )  # fmt: skip
     signal.signal = _signal_unless_claimed  # type: ignore[assignment]
     signal.setitimer = _setitimer_unless_claimed  # type: ignore[assignment]
     signal.alarm = _alarm_unless_claimed  # type: ignore[assignment]
     signal.pthread_sigmask = _sigmask_unless_claimed  # type: ignore[assignment]
+    signal.siginterrupt = _siginterrupt_unless_claimed  # type: ignore[assignment]
 
 
 def _refused(signum: int, call: str) -> bool:
@@ -173,3 +179,11 @@ def _sigmask_unless_claimed(how: int, mask: Any) -> Any:
     ):
         signals = [s for s in signals if not _is_alarm(s)]
     return _originals["pthread_sigmask"](how, signals)
+
+
+def _siginterrupt_unless_claimed(signalnum: Any, flag: Any) -> None:
+    """``signal.siginterrupt``, except for ``SIGALRM`` while it is claimed (or its adopter refuses
+    it): a ring keeps interrupting blocking calls."""
+    if _is_alarm(signalnum) and _refused(_signal.SIGALRM, "signal.siginterrupt"):
+        return None
+    return _originals["siginterrupt"](signalnum, flag)  # type: ignore[no-any-return]

@@ -135,6 +135,7 @@ _SHOWN = {
     "signal.setitimer": "signal.setitimer(ITIMER_REAL, …)",
     "signal.alarm": "signal.alarm(…)",
     "signal.pthread_sigmask": "signal.pthread_sigmask(…) blocking SIGALRM",
+    "signal.siginterrupt": "signal.siginterrupt(SIGALRM, …)",
 }
 
 
