@@ -541,3 +541,24 @@ def test_a_hosts_alarm_set_from_on_check_while_the_checks_limits_hold_sigalrm_is
         evaluate_set("streamed.capitals", database=url, cwd=tmp_path, on_check=heard)
     assert signal.getsignal(signal.SIGALRM) is previous
     assert not (tmp_path / "results.db").exists() or _runs(url) == []  # refused at the check: nothing stored
+
+
+def test_a_callback_that_blocks_every_signal_around_a_thread_start_is_not_refused_aloud(tmp_path: Path) -> None:
+    """Blocking every signal while a thread starts (so the thread inherits the mask) is common code,
+    not a time limit of the caller's: from ``on_case`` it is not an :class:`~evalkit.errors.AlarmHeld`;
+    the mask keeps SIGALRM out while evalkit's limits hold it, and the run completes."""
+    from evalkit import evaluate_set
+
+    blocked: list[bool] = []
+
+    def on_case(case: object) -> None:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        try:
+            blocked.append(signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    outcome = evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path, on_case=on_case)
+    assert outcome.run.status.value == "complete"
+    assert blocked == [False] * 7
+    assert signal.SIGALRM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])

@@ -129,13 +129,13 @@ def callers_call(name: str, callback: Callable[..., T], *args: Any) -> T:
 _CALLERS_CALL = callers_call.__code__
 _PLUGIN_CALLS = (carried.__code__, carried_async.__code__)
 
-#: Calls for ``SIGALRM`` as :class:`~evalkit.errors.AlarmHeld` names them.
+#: The calls that set a time limit of the caller's own, as :class:`~evalkit.errors.AlarmHeld` names
+#: them (the others — ``pthread_sigmask``, ``siginterrupt`` — are refused quietly to the caller too:
+#: blocking every signal around a thread's start is common code, not a time limit).
 _SHOWN = {
     "signal.signal": "signal.signal(SIGALRM, …)",
     "signal.setitimer": "signal.setitimer(ITIMER_REAL, …)",
     "signal.alarm": "signal.alarm(…)",
-    "signal.pthread_sigmask": "signal.pthread_sigmask(…) blocking SIGALRM",
-    "signal.siginterrupt": "signal.siginterrupt(SIGALRM, …)",
 }
 
 
@@ -167,15 +167,15 @@ class _HostHandlers:
         return handler.handler if isinstance(handler, _HostHandler) else handler
 
     def refuses(self, call: str, claimed: bool) -> bool:
-        """A plugin call's ``call`` is refused; the caller's callback's raises
+        """A plugin call's ``call`` is refused; the caller's callback's handler or timer raises
         :class:`~evalkit.errors.AlarmHeld` while evalkit's limits claim ``SIGALRM``; any other is
         refused while they do."""
         whose, name = _whose_call()
         if whose == "plugin":
             return True
-        if whose == "caller" and claimed:
+        if whose == "caller" and claimed and call in _SHOWN:
             raise AlarmHeld(
-                f"{_SHOWN.get(call, call)} in the {name} callback was not applied: evalkit's own time limits hold SIGALRM "
+                f"{_SHOWN[call]} in the {name} callback was not applied: evalkit's own time limits hold SIGALRM "
                 "there (while a run answers, or a set's prompts are checked), so a SIGALRM handler or timer of the "
                 "caller's would never be in force; set it before calling evalkit, or from on_start"
             )
