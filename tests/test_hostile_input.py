@@ -2003,7 +2003,14 @@ class Grader:
         if prompt.id == "two-plus-two":  # the alarm restarts a blocking read, then a read answered in 20 s
             signal.siginterrupt(signal.SIGALRM, False)
             ours, theirs = socket.socketpair()
-            answer_late = threading.Timer(20, theirs.send, (b"x",))
+
+            def answer():
+                try:
+                    theirs.send(b"x")
+                except OSError:  # the grading was interrupted long ago, its socket closed
+                    pass
+
+            answer_late = threading.Timer(20, answer)
             answer_late.daemon = True
             answer_late.start()
             ours.recv(1)
