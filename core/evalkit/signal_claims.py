@@ -50,8 +50,9 @@ class Adopter(Protocol):
         """The handler as its caller set it, for an installed one (any other as it is)."""
 
     def refuses(self, call: str, claimed: bool) -> bool:
-        """Whether ``call`` (``"signal.signal"``, ``"signal.setitimer"``, ``"signal.alarm"``), made
-        now, is not applied; ``claimed``: a claim is in force. May raise to refuse it aloud."""
+        """Whether ``call`` (``"signal.signal"``, ``"signal.setitimer"``, ``"signal.alarm"``,
+        ``"signal.pthread_sigmask"``, ``"signal.siginterrupt"``), made now, is not applied;
+        ``claimed``: a claim is in force. May raise to refuse it aloud."""
 
 
 #: How many claims are in force on each signal number.
