@@ -128,7 +128,7 @@ def test_a_value_that_breaks_a_prompt_rule_is_named_at_its_row_and_column(evalki
             "evals/capitals.jsonl:3: row 3 ('Co\u0302te') makes the id invalid through its column 'country' (the id "
             "'capital/Co\\u0302te' is not in Unicode normal form NFC" in result.stderr
         )
-        long_id = next(line for line in result.stderr.splitlines() if line.startswith("evals/capitals.jsonl:4: row 4 ("))
+        long_id = next(line for line in result.stderr.splitlines() if "evals/capitals.jsonl:4: row 4 (" in line)
         assert "makes the id invalid through its column 'country' (the id is 1,008 characters long, more than the 1,000 allowed)" in long_id
         assert ":1:1:" not in result.stdout + result.stderr
     (project / "evals" / "capitals.yaml").write_text(SET.replace("What is the capital of {country}? One word.", '"{source}"').replace("ignore_columns: [source]", "ignore_columns: []"))
