@@ -148,7 +148,7 @@ def _shown(value: Any) -> str:
 
 
 def _sets(args: Arguments) -> int:
-    from ..catalog import clash, prompt_set_catalog, question_set_catalog
+    from ..catalog import prompt_set_catalog, question_set_catalog
     from ..config import load_config
     from ..errors import SetValidationError
     from ..shapes import MAX_NAME_CHARS, clipped, short_repr
@@ -186,7 +186,7 @@ def _sets(args: Arguments) -> int:
             problems += [f"{where}: {problem}" for problem in failure.exception.problems]
         else:
             problems.append(f"{where}: {failure.error}")
-    problems += [f'set "{identifier}" {clash(owners)}' for identifier, owners in catalog.duplicates.items()]
+    problems += [f'set "{identifier}" {catalog.clash(identifier)}' for identifier in catalog.duplicates]
     if args.json:
         print_json({"sets": rows, "problems": problems})
         return 2 if problems else 0
