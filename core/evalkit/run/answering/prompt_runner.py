@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from ...answers import Answer, ChatRequest, GenerationRequest, ServingIdentity, answer_problems
+from ...answers import Answer, ChatRequest, GenerationRequest, ServingIdentity, UsageSetAside, answer_problems
 from ...bounded import BoundedCalls
 from ...checks import AssertionKind
 from ...components import (
@@ -79,6 +79,9 @@ class PromptJob:
     extras: Any = None
     #: The grader's name, which its failures outside a case's grading name (its plugin and distribution).
     grader_name: str | None = None
+    #: Where the usages summed over a case's requests that were set aside are kept, for the run's
+    #: notes (:func:`~evalkit.answers.sum_usage`); ``None``: set aside unnoted.
+    usage_sums: UsageSetAside | None = None
 
 
 def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
@@ -165,7 +168,7 @@ class _Answerer:
             answers.append(answer)
             if answer.errored:  # the case is errored anyway: the resume answers it again
                 break
-        return merge_answers(answers)
+        return merge_answers(answers, self.job.usage_sums)
 
     def _cut_short(self, answers: list[CaseResult]) -> CaseResult:
         """A case a budget or request limit stopped before all its ``repeats`` answers: errored (its
@@ -173,7 +176,7 @@ class _Answerer:
         answered fewer times than the rest."""
         guard = self.extras.guard if self.extras is not None else None
         why = guard.stopped if guard is not None and guard.stopped else "the run was stopped"
-        merged = merge_answers(answers)
+        merged = merge_answers(answers, self.job.usage_sums)
         return attrs.evolve(
             merged, passed=False, score=0.0, error=f"{why} after {len(answers)} of {self.job.repeats} answers"
         )
@@ -296,7 +299,7 @@ class _Answerer:
                 if prompt.is_chat:
                     chat_options = {k: v for k, v in self.options.items() if k in _CHAT_FIELDS}
                     options = {"model": bound.alias, "case_id": prompt.id, **chat_options}
-                    return await converse(prompt, self._turn_caller(calls), bound.base_prompt, options)
+                    return await converse(prompt, self._turn_caller(calls), bound.base_prompt, options, self.job.usage_sums)
                 if request is None:
                     request = plain_request(prompt, bound.base_prompt, {"model": bound.alias, "case_id": prompt.id, **self.options})
                 if pool is None:

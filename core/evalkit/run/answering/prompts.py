@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from ... import components
-from ...answers import ServingIdentity, base_prompt_digest
+from ...answers import ServingIdentity, UsageSetAside, base_prompt_digest
 from ...baselines import NO_ACCEPTANCE
 from ...catalog import prompt_set_catalog
 from ...checks import AssertionKind
@@ -390,7 +390,7 @@ class PromptAnswering:
         job = PromptJob(
             todo, self.bound, self.grading, self.kinds, self.concurrency,
             max_answer_bytes=self.max_answer_bytes, grade_timeout=self.grade_timeout, repeats=self.repeats,
-            extras=self.live.extras, judge_gate=self.judge_gate, grader_name=self.grader_name,
+            extras=self.live.extras, judge_gate=self.judge_gate, grader_name=self.grader_name, usage_sums=self.live.usage_sums,
         )  # fmt: skip
 
         async def main() -> None:
@@ -456,7 +456,7 @@ class PromptAnswering:
         else:
             answered = answered if answered is not None else repository.get_run(header.id)
             spend = run_spend(self.pricing, ((c.usage, c.judge_usage, c.answer_source, c.errored, c.requests) for c in (answered.cases if answered else ())))
-        notes: list[str] = list(pacing_notes(self.bound, self.grading))
+        notes: list[str] = [*pacing_notes(self.bound, self.grading), *self.live.usage_sums.sum_notes()]
         status, stop_note = self._stopped(header, status, spend)
         if stop_note is not None:
             notes.append(stop_note)
@@ -533,6 +533,8 @@ class LiveSpending:
 
     extras: AnswerExtras | None = None
     resume_limits: tuple[str, ...] = ()
+    #: The usages summed over a case's requests that were set aside, for the run's notes.
+    usage_sums: UsageSetAside = attrs.Factory(UsageSetAside)
 
 
 def _tally_identity(tally: Any, configured: bool) -> tuple[ServingIdentity | None, str | None]:

@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from ...answers import USAGE_FIELDS, Usage, sum_usage
+from ...answers import USAGE_FIELDS, Usage, UsageSetAside, sum_usage
 from ...grading import Check, judge_pass_share
 from ...runs import CaseResult
 from ...storage.values import ANSWERS, PASS_FRACTION, PASSES
@@ -74,8 +74,9 @@ def _merged_checks(answers: Sequence[CaseResult]) -> tuple[Check, ...]:
     return tuple(merged)
 
 
-def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
-    """One case from the graded answers of one prompt (at least one; see the module docstring)."""
+def merge_answers(answers: Sequence[CaseResult], usage_sums: UsageSetAside | None = None) -> CaseResult:
+    """One case from the graded answers of one prompt (at least one; see the module docstring);
+    ``usage_sums`` keeps the problem of a summed usage set aside (:func:`~evalkit.answers.sum_usage`)."""
     first = answers[0]
     if len(answers) == 1:
         return single_answer_measures(first)
@@ -105,7 +106,7 @@ def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
         # answers that disagree on who served are no evidence of one identity
         identity=first.identity if len(identities) == 1 else None,
         yardstick=yardstick,
-        usage=sum_usage(a.usage for a in answers),
+        usage=sum_usage((a.usage for a in answers), usage_sums),
         requests=_requests(answers),
         # every answer's judge calls, in order: each was asked and paid for
         judge_usage=_judge_calls(answers),

@@ -1,0 +1,98 @@
+"""The usage a case sums over its requests (a conversation's turns, a prompt's repeated answers)
+held to the rule of one reply's (:func:`evalkit.answers.reported_usage`), through the CLI against
+the chat-completions test server, whose replies here carry the usage a test gives them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from tests.cli.test_conversations_cmd import write_project
+from tests.cli.test_openai_runs import completions
+from tests.support.chat_server import Fault
+
+TWO_TURNS = """\
+identifier: chat.script
+name: Scripted
+prompts:
+  - id: two-turns
+    mode: scripted
+    messages:
+      - {role: user, content: Hi.}
+      - {role: user, content: Bye.}
+    assertions:
+      - {contains: Goodbye}
+"""
+
+ONE_PROMPT = """\
+identifier: chat.plain
+name: Plain
+prompts:
+  - id: plain
+    prompt: Say goodbye.
+    assertions:
+      - {contains: Goodbye}
+"""
+
+
+def replies_reporting(server, usage: dict | None, count: int = 10) -> None:
+    """The server's next ``count`` chat replies say "Goodbye" and report ``usage`` (``None``: none)."""
+    body = {"model": "bot-1", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Goodbye"}, "finish_reason": "stop"}]}
+    if usage is not None:
+        body["usage"] = usage
+    server.fail_next(Fault.garbage(json.dumps(body)), count=count)
+
+
+def stored_usage(project) -> list:
+    with sqlite3.connect(project / ".evalkit" / "results.db") as conn:
+        return [row[0] for row in conn.execute("select usage from evalkit_case")]
+
+
+BIG = 6 * 10**18  # each reply's count is one evalkit keeps (below 2**63); two of them are not
+
+
+def test_a_conversations_summed_usage_past_what_can_be_counted_is_set_aside_with_a_note(evalkit_cli, project, chat_server) -> None:
+    """Two turns of 6e18 prompt tokens each: the case stored 12000000000000000000 prompt tokens
+    (past 2**63 - 1, what an integer column or a reader of the store holds), while one reply
+    reporting that many had its usage set aside. The sum is held to the same rule."""
+    replies_reporting(chat_server, {"prompt_tokens": BIG, "completion_tokens": 1, "total_tokens": BIG + 1})
+    write_project(project, chat_server, TWO_TURNS)
+    run = evalkit_cli("run", "chat.script", "--json")
+    assert run.code == 0, run.stdout + run.stderr
+    assert len(completions(chat_server)) == 2
+    document = run.json()
+    (case,) = document["cases"]
+    assert case["usage"] is None and case["requests"] == 2
+    assert stored_usage(project) == [None]
+    note = (
+        "1 usage summed over a case's requests (a conversation's turns, a prompt's repeated answers) is past what evalkit "
+        "can count (the first: prompt_tokens 12000000000000000000 summed over 2 requests, not a whole number from 0 "
+        "below 2**63): the case's usage is counted as unreported, its prompt and completion tokens alike, and its cost is unknown"
+    )
+    assert note in document["notes"], document["notes"]
+    assert document["spend"]["generator"]["prompt_tokens"] == 0
+    shown = evalkit_cli("show", document["run_id"])
+    assert shown.code == 0 and "E+19" not in shown.stdout, shown.stdout
+
+
+def test_repeated_answers_whose_summed_usage_is_past_what_can_be_counted_are_set_aside(evalkit_cli, project, chat_server) -> None:
+    """--repeats 2 of a reply reporting 6e18 completion tokens: the same sum, the same rule."""
+    replies_reporting(chat_server, {"prompt_tokens": 3, "completion_tokens": BIG})
+    write_project(project, chat_server, ONE_PROMPT)
+    run = evalkit_cli("run", "chat.plain", "--repeats", "2", "--json")
+    assert run.code == 0, run.stdout + run.stderr
+    document = run.json()
+    assert [case["usage"] for case in document["cases"]] == [None]
+    assert stored_usage(project) == [None]
+    assert any("(the first: completion_tokens 12000000000000000000 summed over 2 requests" in n for n in document["notes"]), document["notes"]
+
+
+def test_a_summed_usage_just_within_what_can_be_counted_is_kept(evalkit_cli, project, chat_server) -> None:
+    """The limit is the store's: 2**63 - 1 summed is kept as it is."""
+    half = (2**63 - 1) // 2
+    replies_reporting(chat_server, {"prompt_tokens": half, "completion_tokens": 0})
+    write_project(project, chat_server, ONE_PROMPT)
+    run = evalkit_cli("run", "chat.plain", "--repeats", "2", "--json")
+    assert run.code == 0, run.stdout + run.stderr
+    (case,) = run.json()["cases"]
+    assert case["usage"]["prompt_tokens"] == 2 * half and not run.json()["notes"]
