@@ -213,15 +213,16 @@ def reported_usage(usage: object, fields: Mapping[str, str]) -> tuple[Usage | No
     name reaches into a nested object (``prompt_tokens_details.cached_tokens``) — to the
     :class:`Usage` field it fills. The result is the :class:`Usage` (``None`` when no count is
     given) and ``None``, or, when ``usage`` is no mapping or one count in it is not a whole number
-    from 0 below 2**63 (``10**400``, ``-1``, ``"5"``, ``12.0``, ``true``), ``None`` and what is wrong
-    (:func:`token_count_problem`): one such count makes the whole usage unreported, so a reply
-    never counts as reporting no usage while its other tokens are counted. An adapter keeps the
-    problems in a :class:`UsageSetAside`, whose note the run shows."""
+    from 0 below 2**63 (``10**400``, ``-1``, ``"5"``, ``12.0``, ``true``, :func:`token_count_problem`)
+    or the counts are impossible together (more cached prompt tokens than prompt tokens), ``None``
+    and what is wrong: one such count makes the whole usage unreported, so a reply never counts as reporting no usage while its other tokens are counted.
+    An adapter keeps the problems in a :class:`UsageSetAside`, whose note the run shows."""
     if usage is None:
         return None, None
     if not isinstance(usage, Mapping):
         return None, f"usage {_count_shown(usage)}, not an object"
     counts: dict[str, int] = {}
+    names: dict[str, str] = {}
     for name, field in fields.items():
         value: object = usage
         for step in name.split("."):
@@ -230,6 +231,10 @@ def reported_usage(usage: object, fields: Mapping[str, str]) -> tuple[Usage | No
             return None, problem
         if value is not None:
             counts[field] = value  # type: ignore[assignment]
+            names[field] = name
+    cached, prompt = counts.get("cached_input_tokens"), counts.get("input_tokens")
+    if cached is not None and prompt is not None and cached > prompt:
+        return None, f"{names['cached_input_tokens']} {cached}, more than its {names['input_tokens']} {prompt}"
     return (Usage(**counts) if counts else None), None
 
 

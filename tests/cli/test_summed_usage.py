@@ -96,3 +96,33 @@ def test_a_summed_usage_just_within_what_can_be_counted_is_kept(evalkit_cli, pro
     assert run.code == 0, run.stdout + run.stderr
     (case,) = run.json()["cases"]
     assert case["usage"]["prompt_tokens"] == 2 * half and not run.json()["notes"]
+
+
+def test_more_cached_prompt_tokens_than_prompt_tokens_sets_the_replys_usage_aside(evalkit_cli, project, chat_server) -> None:
+    """A reply reporting 500 of its 5 prompt tokens served from the endpoint's cache: it was
+    stored and shown as reported ("500 prompt tokens cached by the endpoint" beside 5 prompt
+    tokens). An impossible usage is set aside whole, as an out-of-range count is, with the note."""
+    replies_reporting(chat_server, {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6, "prompt_tokens_details": {"cached_tokens": 500}})
+    write_project(project, chat_server, ONE_PROMPT)
+    run = evalkit_cli("run", "chat.plain", "--json")
+    assert run.code == 0, run.stdout + run.stderr
+    document = run.json()
+    assert [case["usage"] for case in document["cases"]] == [None]
+    assert document["spend"]["generator"]["cached_prompt_tokens"] == 0
+    note = (
+        f"1 reply from {chat_server.base_url} reported a usage evalkit cannot count (the first: "
+        "prompt_tokens_details.cached_tokens 500, more than its prompt_tokens 5): each such reply's usage is counted as "
+        "unreported, its prompt and completion tokens alike, and its cost is unknown"
+    )
+    assert note in document["notes"], document["notes"]
+    shown = evalkit_cli("show", document["run_id"])
+    assert "cached by the endpoint" not in shown.stdout, shown.stdout
+
+
+def test_cached_prompt_tokens_up_to_the_prompt_tokens_are_kept(evalkit_cli, project, chat_server) -> None:
+    """Every prompt token served from the cache is possible, and kept."""
+    replies_reporting(chat_server, {"prompt_tokens": 5, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 5}})
+    write_project(project, chat_server, ONE_PROMPT)
+    run = evalkit_cli("run", "chat.plain", "--json")
+    (case,) = run.json()["cases"]
+    assert case["usage"]["cached_prompt_tokens"] == 5 and not run.json()["notes"]
