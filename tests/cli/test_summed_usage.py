@@ -126,3 +126,17 @@ def test_cached_prompt_tokens_up_to_the_prompt_tokens_are_kept(evalkit_cli, proj
     run = evalkit_cli("run", "chat.plain", "--json")
     (case,) = run.json()["cases"]
     assert case["usage"]["cached_prompt_tokens"] == 5 and not run.json()["notes"]
+
+
+def test_requests_of_unknown_usage_are_counted_per_request_as_requests_are(evalkit_cli, project, chat_server) -> None:
+    """A scripted conversation of two turns whose replies report no usage: the summary said
+    "0 prompt + 0 completion tokens in 2 requests; 1 reported no usage" (one a case, beside
+    requests counted one a request). Both counts are now of requests."""
+    replies_reporting(chat_server, None)
+    write_project(project, chat_server, TWO_TURNS)
+    run = evalkit_cli("run", "chat.script", "--json")
+    assert run.code == 0, run.stdout + run.stderr
+    generator = run.json()["spend"]["generator"]
+    assert generator["requests"] == 2 and generator["usage_unreported"] == 2, generator
+    shown = evalkit_cli("show", run.json()["run_id"])
+    assert "Tokens:     0 prompt + 0 completion tokens in 2 requests; usage unknown for 2\n" in shown.stdout, shown.stdout

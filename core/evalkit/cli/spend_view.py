@@ -25,7 +25,7 @@ def _tokens(tally: Any) -> str:
     if tally.get("cached_prompt_tokens"):
         text += f" ({figure(tally['cached_prompt_tokens'])} prompt tokens cached by the endpoint)"
     if tally.get("usage_unreported"):
-        text += f"; {tally['usage_unreported']} reported no usage"
+        text += f"; usage unknown for {tally['usage_unreported']}"
     return text
 
 
