@@ -139,4 +139,49 @@ def test_requests_of_unknown_usage_are_counted_per_request_as_requests_are(evalk
     generator = run.json()["spend"]["generator"]
     assert generator["requests"] == 2 and generator["usage_unreported"] == 2, generator
     shown = evalkit_cli("show", run.json()["run_id"])
-    assert "Tokens:     0 prompt + 0 completion tokens in 2 requests; usage unknown for 2\n" in shown.stdout, shown.stdout
+    assert "Tokens:     0 prompt + 0 completion tokens in 2 answered requests; usage unknown for 2\n" in shown.stdout, shown.stdout
+
+
+def test_a_conversation_that_fails_after_a_reply_counts_the_reply_and_its_tokens(evalkit_cli, project, chat_server) -> None:
+    """A scripted conversation whose second request failed (HTTP 500): the case stored 0 requests
+    and no usage, so the run said "0 requests" and a known cost below what was spent — its first
+    turn was answered and paid. ``requests`` counts the requests that got a reply: that one."""
+    replies_reporting(chat_server, {"prompt_tokens": 4, "completion_tokens": 1, "total_tokens": 5}, count=1)
+    chat_server.fail_next(Fault.http_error(500))
+    write_project(project, chat_server, TWO_TURNS)
+    run = evalkit_cli("run", "chat.script", "--json")
+    assert run.code == 3, run.stdout + run.stderr
+    assert len(completions(chat_server)) == 2
+    document = run.json()
+    (case,) = document["cases"]
+    assert case["errored"] and case["requests"] == 1, case
+    assert case["usage"] == {"prompt_tokens": 4, "completion_tokens": 1, "total_tokens": 5, "cached_prompt_tokens": None}
+    generator = document["spend"]["generator"]
+    assert (generator["requests"], generator["prompt_tokens"], generator["usage_unreported"]) == (1, 4, 0), generator
+
+
+def test_a_repeated_conversation_that_fails_counts_the_tokens_of_every_answer_before(evalkit_cli, project, chat_server) -> None:
+    """--repeats 2 of a two-turn conversation whose last request fails: the case counts 3 requests
+    answered, and their tokens all (it kept the failed answer's alone: a known cost below what was
+    spent)."""
+    replies_reporting(chat_server, {"prompt_tokens": 4, "completion_tokens": 1, "total_tokens": 5}, count=3)
+    chat_server.fail_next(Fault.http_error(500))
+    write_project(project, chat_server, TWO_TURNS)
+    run = evalkit_cli("run", "chat.script", "--repeats", "2", "--json")
+    assert run.code == 3, run.stdout + run.stderr
+    (case,) = run.json()["cases"]
+    assert case["errored"] and case["requests"] == 3, case
+    assert case["usage"]["prompt_tokens"] == 12 and case["usage"]["completion_tokens"] == 3, case["usage"]
+
+
+def test_plan_never_measures_an_answer_by_a_conversation_that_failed_midway(evalkit_cli, project, chat_server) -> None:
+    """The errored case's usage is of the one turn answered before the failure: `evalkit plan`
+    estimates the prompt from its length instead of taking that for a whole answer."""
+    replies_reporting(chat_server, {"prompt_tokens": 4000, "completion_tokens": 1, "total_tokens": 4001}, count=1)
+    chat_server.fail_next(Fault.http_error(500))
+    write_project(project, chat_server, TWO_TURNS)
+    assert evalkit_cli("run", "chat.script").code == 3
+    planned = evalkit_cli("plan", "chat.script", "--json")
+    assert planned.code == 0, planned.stdout + planned.stderr
+    estimate = planned.json()["estimate"]
+    assert estimate["prompt_tokens"] < 4000 and estimate.get("measured_cases", 0) == 0, estimate

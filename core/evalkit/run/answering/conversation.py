@@ -177,19 +177,26 @@ class _Loop:
 
 
 async def converse(
-    prompt: GoldenPrompt, call: TurnCall, base: str | None, options: dict[str, Any], usage_sums: UsageSetAside | None = None
+    prompt: GoldenPrompt,
+    call: TurnCall,
+    base: str | None,
+    options: dict[str, Any],
+    usage_sums: UsageSetAside | None = None,
+    received: list[Turn] | None = None,
 ) -> Conversation:
     """Answer the conversation of ``prompt`` (see the module docstring) with ``call``, which asks the
     generator for one turn; ``base`` is the instance's base system prompt and ``options`` the
     request fields every turn carries (``model``, ``case_id``, ``temperature``, ``max_tokens``);
-    ``usage_sums`` keeps the problem of a summed usage set aside (:func:`~evalkit.answers.sum_usage`).
+    ``usage_sums`` keeps the problem of a summed usage set aside (:func:`~evalkit.answers.sum_usage`);
+    ``received`` gets each turn as it is answered, so a caller whose conversation fails midway
+    knows the replies it got (their requests and tokens were spent).
 
     Raises :class:`~evalkit.errors.GenerationError` when a turn is unusable, or the turns report
     different models (who answered is then unknown).
     """
     own_system = [m.content or "" for m in prompt.messages if m.role == "system"]
     system = joined_system_prompt(base, "\n\n".join(own_system) if own_system else prompt.system_prompt)
-    loop = _Loop(prompt, call, dict(options))
+    loop = _Loop(prompt, call, dict(options), turns=received if received is not None else [])
     if system is not None:
         loop.history.append(Message.system(system))
     turns = [m for m in prompt.messages if m.role != "system"] or [Message.user(prompt.prompt)]

@@ -85,7 +85,12 @@ def merge_answers(answers: Sequence[CaseResult], usage_sums: UsageSetAside | Non
     if errored is not None:
         place = answers.index(errored) + 1
         return attrs.evolve(
-            errored, error=f"answer {place} of {total}: {errored.error}", requests=_requests(answers), judge_usage=_judge_calls(answers)
+            errored,
+            error=f"answer {place} of {total}: {errored.error}",
+            # the tokens of every answer that got replies, as their requests are counted
+            usage=sum_usage((a.usage for a in answers if a.requests != 0), usage_sums),
+            requests=_requests(answers),
+            judge_usage=_judge_calls(answers),
         )
     passes = sum(1 for a in answers if a.passed)
     fraction = sum(answer_pass_value(a) for a in answers) / total
@@ -125,8 +130,11 @@ def _requests(answers: Sequence[CaseResult]) -> int | None:
 def answer_usage(case: CaseResult) -> Usage | None:
     """The token counts of one answer of ``case``: its stored usage, which sums its answers under
     ``--repeats`` (``measures["answers"]``, kept since repeats were), divided by their number and
-    rounded up — what ``evalkit plan`` and a budget measure one answer by."""
+    rounded up — what ``evalkit plan`` and a budget measure one answer by. ``None`` for an errored
+    case: its usage is what the replies before the failure reported, no whole answer's."""
     usage, answers = case.usage, case.answers
+    if case.errored:
+        return None
     if usage is None or answers < 2:
         return usage
     return Usage(*(None if (count := getattr(usage, field)) is None else math.ceil(count / answers) for field in USAGE_FIELDS))
