@@ -587,4 +587,4 @@ def test_a_runs_summary_prints_a_huge_token_count_as_the_plan_does(evalkit_cli, 
     chat_server.fail_at(2, Fault.garbage(json.dumps(body)))  # the first request is the readiness probe
     result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", env=env)
     tokens = next(line for line in result.stdout.splitlines() if line.startswith("Tokens:"))
-    assert re.match(r"Tokens: +9E\+18 prompt \+ [0-9,]+ completion tokens in 6 answered requests", tokens), tokens
+    assert re.match(r"Tokens: +9E\+18 prompt \+ [0-9,]+ completion tokens in 6 replies", tokens), tokens

@@ -139,7 +139,7 @@ def test_requests_of_unknown_usage_are_counted_per_request_as_requests_are(evalk
     generator = run.json()["spend"]["generator"]
     assert generator["requests"] == 2 and generator["usage_unreported"] == 2, generator
     shown = evalkit_cli("show", run.json()["run_id"])
-    assert "Tokens:     0 prompt + 0 completion tokens in 2 answered requests; usage unknown for 2\n" in shown.stdout, shown.stdout
+    assert "Tokens:     0 prompt + 0 completion tokens in 2 replies; usage unknown for 2\n" in shown.stdout, shown.stdout
 
 
 def test_a_conversation_that_fails_after_a_reply_counts_the_reply_and_its_tokens(evalkit_cli, project, chat_server) -> None:
