@@ -215,8 +215,9 @@ def reported_usage(usage: object, fields: Mapping[str, str]) -> tuple[Usage | No
     given) and ``None``, or, when ``usage`` is no mapping or one count in it is not a whole number
     from 0 below 2**63 (``10**400``, ``-1``, ``"5"``, ``12.0``, ``true``, :func:`token_count_problem`)
     or the counts are impossible together (more cached prompt tokens than prompt tokens), ``None``
-    and what is wrong: one such count makes the whole usage unreported, so a reply never counts as reporting no usage while its other tokens are counted.
-    An adapter keeps the problems in a :class:`UsageSetAside`, whose note the run shows."""
+    and what is wrong: one such count makes the whole usage unreported, so a reply never counts as
+    reporting no usage while its other tokens are counted. An adapter keeps the problems in a
+    :class:`UsageSetAside`, whose note the run shows."""
     if usage is None:
         return None, None
     if not isinstance(usage, Mapping):
