@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from ... import components
-from ...answers import ServingIdentity, base_prompt_digest
+from ...answers import ServingIdentity, UsageSetAside, base_prompt_digest
 from ...baselines import NO_ACCEPTANCE
 from ...catalog import prompt_set_catalog
 from ...checks import AssertionKind
@@ -62,6 +62,19 @@ __all__ = [
 NO_SCOPED_READS = "not compared: the configured repository has no generator-scoped reads"
 #: The note shown when the reported model is just the alias the request sent.
 ECHOED_MODEL_NOTE = "reported model is the alias sent; the server does not report its own"
+#: The longest note a generator's ``echoed_model_note`` may give (a longer one, or one with a
+#: control character, is not shown: :data:`ECHOED_MODEL_NOTE` is).
+_OWN_NOTE_CHARS = 300
+
+
+def _echoed_model_note(generator: Any) -> str | None:
+    """What the run says when the reported model equals the alias: the generator's own
+    ``echoed_model_note`` (a generator that asks no server knows why — ``replay``; ``None``: nothing
+    to say), else :data:`ECHOED_MODEL_NOTE`."""
+    own = components.declared(generator, "echoed_model_note", ECHOED_MODEL_NOTE)
+    if own is None or (isinstance(own, str) and 0 < len(own) <= _OWN_NOTE_CHARS and own.isprintable()):
+        return own
+    return ECHOED_MODEL_NOTE
 
 
 # -- who answered, under which yardstick ---------------------------------------------------------
@@ -154,16 +167,19 @@ def identity_from_counts(counts: Mapping[ServingIdentity | None, int]) -> tuple[
 
 def serving_metrics(bound: components.BoundGenerator, identity: ServingIdentity | None) -> dict[str, Any] | None:
     """What is known about who served beyond the identity: whether the reported model merely
-    echoes the alias sent (never said of the reference self-check, which serves no model), and the
-    generator's own free evidence (:class:`~evalkit.components.ServingEvidence`).
+    echoes the alias sent (never said of the reference self-check, which serves no model; in the
+    generator's own words when it declares ``echoed_model_note``), and the generator's own free
+    evidence (:class:`~evalkit.components.ServingEvidence`).
 
     ``None`` when there is nothing to say. Evidence a generator fails to give is left out.
     """
     serving: dict[str, Any] = {}
     # The reference self-check serves no model: its "reported model" is its name, not an echo.
     if identity is not None and identity.reported_model == identity.model_alias and not bound.is_reference_self_check:
-        serving["reported_model_is_alias"] = True
-        serving["note"] = ECHOED_MODEL_NOTE
+        note = _echoed_model_note(bound.generator)
+        if note is not None:
+            serving["reported_model_is_alias"] = True
+            serving["note"] = note
     if isinstance(bound.generator, components.ServingEvidence):
         try:
             evidence = dict(carried(bound.generator.serving_evidence))
@@ -390,7 +406,7 @@ class PromptAnswering:
         job = PromptJob(
             todo, self.bound, self.grading, self.kinds, self.concurrency,
             max_answer_bytes=self.max_answer_bytes, grade_timeout=self.grade_timeout, repeats=self.repeats,
-            extras=self.live.extras, judge_gate=self.judge_gate, grader_name=self.grader_name,
+            extras=self.live.extras, judge_gate=self.judge_gate, grader_name=self.grader_name, usage_sums=self.live.usage_sums,
         )  # fmt: skip
 
         async def main() -> None:
@@ -456,7 +472,7 @@ class PromptAnswering:
         else:
             answered = answered if answered is not None else repository.get_run(header.id)
             spend = run_spend(self.pricing, ((c.usage, c.judge_usage, c.answer_source, c.errored, c.requests) for c in (answered.cases if answered else ())))
-        notes: list[str] = list(pacing_notes(self.bound, self.grading))
+        notes: list[str] = [*pacing_notes(self.bound, self.grading), *self.live.usage_sums.sum_notes()]
         status, stop_note = self._stopped(header, status, spend)
         if stop_note is not None:
             notes.append(stop_note)
@@ -533,6 +549,8 @@ class LiveSpending:
 
     extras: AnswerExtras | None = None
     resume_limits: tuple[str, ...] = ()
+    #: The usages summed over a case's requests that were set aside, for the run's notes.
+    usage_sums: UsageSetAside = attrs.Factory(UsageSetAside)
 
 
 def _tally_identity(tally: Any, configured: bool) -> tuple[ServingIdentity | None, str | None]:
