@@ -400,3 +400,30 @@ def test_a_hosts_alarm_handler_installed_during_the_run_while_the_generator_answ
     (run,) = _runs(url)
     assert run.status.value == "interrupted"
     assert raised.value.__notes__[0].startswith(f"evalkit: raised by the host's own SIGALRM handler during run {run.id}")
+
+
+def test_a_failed_shard_is_continued_as_that_shard_not_resumed(tmp_path: Path) -> None:
+    """A shard's notes and errors said `--resume RUN_ID`, which answers the whole run and is
+    refused while another shard answers it; the CLI's own line gave the shard's command. Through
+    the library, the command names the shard and the run again (call again with them)."""
+    from evalkit import evaluate_set
+    from evalkit.errors import RunInterrupted
+    from evalkit.run.plan import Shard
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+
+    def broken(*_: object) -> None:
+        raise ZeroDivisionError("the caller's own")
+
+    def ctrl_c(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(ZeroDivisionError) as caught:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(1, 2), run_id="ci-1", on_case=broken)
+    assert caught.value.__notes__[0].endswith("continue it with `evalkit run evalkit.smoke --shard 1/2 --run-id ci-1`")
+    with pytest.raises(RunInterrupted) as interrupted:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(2, 2), run_id="ci-2", on_case=ctrl_c)
+    assert str(interrupted.value).endswith("continue it with `evalkit run evalkit.smoke --shard 2/2 --run-id ci-2`")
+    stopped = evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(1, 2), run_id="ci-3", max_requests=1)
+    (note,) = [n for n in stopped.notes if "reached after" in n]
+    assert "resume it with: evalkit run evalkit.smoke --shard 1/2 --run-id ci-3 --max-requests " in note, note

@@ -332,3 +332,19 @@ def test_a_failed_shard_says_to_run_the_shard_again_not_to_resume_the_whole_run(
     monkeypatch.undo()
     rerun = evalkit_cli(*again.split()[1:])
     assert rerun.code == 0 and "Shard done" in rerun.stdout + rerun.stderr, rerun.stderr
+
+
+def test_a_shard_its_request_limit_stopped_prints_the_shards_own_command(evalkit_cli, project) -> None:
+    """The note of a shard stopped by --max-requests said `--resume RUN_ID`: a resume answers the
+    whole run (refused while another shard answers it); the printed command now runs the shard
+    again, and pasted as printed it finishes the shard's slice."""
+    from tests.cli.test_costs import resume_words
+
+    answer_with(project, ARITH_GOOD)
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--shard", "1/2", "--run-id", "cap-1", "--database", LOCAL,
+                          "--max-requests", "1")  # fmt: skip
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    words = resume_words(stopped.stdout)
+    assert words[:7] == ["run", "arith.basic", "--shard", "1/2", "--run-id", "cap-1", "--provider"], words
+    again = evalkit_cli(*words)
+    assert again.code == 0 and "Shard done: " in again.stdout, again.stdout + again.stderr

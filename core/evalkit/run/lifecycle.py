@@ -422,15 +422,15 @@ class _Lifecycle:
         except KeyboardInterrupt:
             if held():
                 mark_interrupted(self.store, header.id)
-            raise RunInterrupted(header.id, header.set_identifier, command=self.answering.resume_command(header.id)) from None
+            raise RunInterrupted(header.id, header.set_identifier, command=self._resume_command(header.id)) from None
         except SetChangedError:
             mark_interrupted(self.store, header.id)  # never complete, never compared
             raise
         except StoreFailure as exc:
-            raise store_failed(self.store, header, exc, self.answering.resume_command(header.id), held=held()) from None
+            raise store_failed(self.store, header, exc, self._resume_command(header.id), held=held()) from None
         except CallerCallbackFailed as failed:  # the caller's callback raised: its error, raised as it is
             mark_interrupted(self.store, header.id)
-            resume = self.answering.resume_command(header.id)
+            resume = self._resume_command(header.id)
             failed.cause.add_note(
                 f"evalkit: raised by the {failed.name} callback during run {header.id}, which is marked interrupted"
                 + (f"; continue it with `{resume}`" if resume else "")
@@ -438,7 +438,7 @@ class _Lifecycle:
             raise failed.cause from None
         except HostAlarm as alarm:  # the host program's own time limit: its exception, raised as it is
             marked = held() and mark_interrupted(self.store, header.id)
-            resume = self.answering.resume_command(header.id)
+            resume = self._resume_command(header.id)
             alarm.cause.add_note(
                 f"evalkit: raised by the host's own SIGALRM handler during run {header.id}"
                 + (", which is marked interrupted" if marked else " (its lease not taken: its status is left as it is)")
@@ -449,11 +449,11 @@ class _Lifecycle:
             # Found late (a configuration, a set, a plugin's own refusal): the run this process holds
             # stops here, marked interrupted; a refused lease (another process answers the run) is left alone.
             if leased:
-                error_stopped(self.store, header, exc, self.answering.resume_command(header.id))
+                error_stopped(self.store, header, exc, self._resume_command(header.id))
             raise
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
             failure = plugin_store_failure(self.store.repository, exc)
-            resume, mine = self.answering.resume_command(header.id), held()
+            resume, mine = self._resume_command(header.id), held()
             if failure is not None:  # a third-party store's own exception (its disk full): the store failed
                 raise store_failed(self.store, header, failure, resume, held=mine) from exc
             raise internal_error(self.store, header, exc, resume, held=mine) from exc
@@ -461,7 +461,7 @@ class _Lifecycle:
             if held():
                 mark_interrupted(self.store, header.id)
             cause = f"{exception_text(exc)}, which a plugin raised and is no Exception"
-            raise RunInterrupted(header.id, header.set_identifier, command=self.answering.resume_command(header.id), cause=cause) from exc
+            raise RunInterrupted(header.id, header.set_identifier, command=self._resume_command(header.id), cause=cause) from exc
         finally:
             lease.give_up(done=False)  # nothing when the slice was done (given up then)
         finished = stored
@@ -473,6 +473,10 @@ class _Lifecycle:
             stored, verdict, tuple(self.notes), failures, concurrency=self.answering.concurrency,
             detail=self.answering.detail(stored, verdict, self.store),
         )  # fmt: skip
+
+    def _resume_command(self, run_id: str) -> str:
+        """The command that continues the run (a shard's continues its own slice)."""
+        return self.answering.resume_command(run_id, self.plan.placement.shard)
 
     def _unanswered(self, run_id: str, joining: bool) -> bool:
         """Whether this process may mark the run whose lease it could not take: only one it began

@@ -145,8 +145,9 @@ class Answering(Protocol):
         """What only this kind of outcome carries (``None`` for none)."""
         ...
 
-    def resume_command(self, run_id: str) -> str:
-        """The command that continues the run ``run_id`` (said when it is interrupted)."""
+    def resume_command(self, run_id: str, shard: Shard | None = None) -> str:
+        """The command that continues the run ``run_id`` (said when it is interrupted); for a
+        ``shard``, the shard's own (:func:`~evalkit.run.placement.continuing_words`)."""
         ...
 
 
