@@ -348,3 +348,22 @@ def test_a_shard_its_request_limit_stopped_prints_the_shards_own_command(evalkit
     assert words[:7] == ["run", "arith.basic", "--shard", "1/2", "--run-id", "cap-1", "--provider"], words
     again = evalkit_cli(*words)
     assert again.code == 0 and "Shard done: " in again.stdout, again.stdout + again.stderr
+
+
+@pytest.mark.parametrize(
+    "words",
+    [("report", "ci-1/feature/x", "--wait"), ("run", "arith.basic", "--wait-for-shards", "--run-id", "ci-1/feature/x")],
+    ids=["report --wait", "run --wait-for-shards"],
+)
+def test_the_verdict_job_does_not_wait_for_a_run_id_no_shard_can_store(evalkit_cli, project, words) -> None:
+    """Every shard refuses `--run-id ci-1/feature/x` (exit 2, nothing stored); the verdict job waited
+    for that run until its --timeout (30 minutes by default), then asked "did any shard start?"."""
+    import time
+
+    answer_with(project, ARITH_GOOD)
+    shard = evalkit_cli("run", "arith.basic", "--shard", "1/2", "--run-id", "ci-1/feature/x", "--database", LOCAL)
+    assert shard.code == 2 and 'run id "ci-1/feature/x" must be 1 to 64 letters' in shard.stderr
+    started = time.monotonic()
+    waited = evalkit_cli(*words, "--database", LOCAL, "--timeout", "20s", "--poll", "1s")
+    assert waited.code == 2 and 'run id "ci-1/feature/x" must be 1 to 64 letters' in waited.stderr, waited.stderr
+    assert time.monotonic() - started < 10 and "Waiting" not in waited.stderr
