@@ -367,3 +367,23 @@ def test_the_verdict_job_does_not_wait_for_a_run_id_no_shard_can_store(evalkit_c
     waited = evalkit_cli(*words, "--database", LOCAL, "--timeout", "20s", "--poll", "1s")
     assert waited.code == 2 and 'run id "ci-1/feature/x" must be 1 to 64 letters' in waited.stderr, waited.stderr
     assert time.monotonic() - started < 10 and "Waiting" not in waited.stderr
+
+
+def test_a_shard_its_request_limit_stopped_is_not_counted_in(evalkit_cli, project) -> None:
+    """A shard stopped by --max-requests gave its lease up as done: the other shard then said
+    "shards 1, 2 of 2 are in" with 3 of 6 cases stored, and the run, left running by every shard,
+    was continued with `--resume` instead of the stopped shard's own command."""
+    from evalkit.storage import close_repository, open_repository
+
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-2", "--database", LOCAL)
+    assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
+    other = evalkit_cli(*base, "--shard", "2/2")
+    assert other.code == 0, other.stderr
+    assert "(shard 2 of 2 is in; waiting for shard 1)" in other.stdout, other.stdout
+    repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        progress = repository.shard_progress("cap-2")
+    finally:
+        close_repository(repository)
+    assert progress.done == {2}, progress

@@ -9,7 +9,8 @@ that changed under it interrupts it.
       lease      acquire the lease on the whole run or on this shard; a heartbeat thread renews it
       answer     the answering's slice (its shard, minus what is stored), each case committed
                  through a CaseRecorder (group commit) and told to the observers
-      finish     give the lease up (this part is in) → the answering's Finish → finish_run
+      finish     the answering's Finish → give the lease up (this part is in, unless a budget
+                 stopped it) → finish_run
       decide     pending while shards are missing; else decide.settle (baseline, comparison,
                  verdict, acceptance)
       interrupt  Ctrl-C, a set that changed, evalkit's own bug, an EvalkitError found late (once the
@@ -564,9 +565,9 @@ class _Lifecycle:
         if on_start is not None:
             on_start(header, len(todo))
         self.answering.answer(todo, Commits(self._recorder(header, joining), self._case_done(header)))
-        lease.give_up(done=True)
         streamed = not observing.keep_cases and self.store.streamed is not None
         finish = self.answering.finish(header, self.store, streamed)
+        lease.give_up(done=finish.slice_in)  # a slice its budget stopped is not in
         finish_options: dict[str, Any] = {"with_cases": False} if streamed else {}
         if self.store.spending is not None:  # a store that keeps spend (others are given what they take)
             if finish.spend is not None:

@@ -469,7 +469,9 @@ class PromptAnswering:
             notes.append(cache_note(spend.from_cache, answered_count))
         if notes and any(n.startswith("concurrency") for n in notes):
             metrics = {**(metrics or {}), "rate_limits": [n for n in notes if n.startswith("concurrency")]}
-        return Finish(status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes))
+        return Finish(
+            status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes), slice_in=stop_note is None
+        )
 
     def _stopped(self, header: Run, status: RunStatus, spend: RunSpend) -> tuple[RunStatus, str | None]:
         """A run its budget or request limit stopped: ``incomplete``, and the note saying where it
