@@ -438,11 +438,13 @@ class _Lifecycle:
             )
             raise failed.cause from None
         except HostAlarm as alarm:  # the host program's own time limit: its exception, raised as it is
-            marked = held() and mark_interrupted(self.store, header.id)
+            mine = held()
+            if mine:
+                mark_interrupted(self.store, header.id)
             resume = self._resume_command(header.id)
             alarm.cause.add_note(
                 f"evalkit: raised by the host's own SIGALRM handler during run {header.id}"
-                + (", which is marked interrupted" if marked else " (its lease not taken: its status is left as it is)")
+                + (", which is marked interrupted" if mine else " (its lease not taken: its status is left as it is)")
                 + (f"; continue it with `{resume}`" if resume else "")
             )
             raise
