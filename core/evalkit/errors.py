@@ -62,6 +62,7 @@ __all__ = [
     "RunInternalError",
     "RunInterrupted",
     "RunNotFinished",
+    "RunTakenOver",
     "RunStoreFailed",
     "SchemaOutOfDateError",
     "SetValidationError",
@@ -333,6 +334,23 @@ class SetChangedError(EvalkitError):
     pass): the run stops, is marked ``interrupted`` and is never compared."""
 
     exit_code = 3
+
+
+class RunTakenOver(EvalkitError):
+    """Another process took over the lease this process held on a run (or a shard of it): its
+    heartbeat went unrenewed past the stale limit (the process was suspended, or the store held its
+    lock that long). This process stops answering and leaves the run, and its status, to the other."""
+
+    exit_code = 3
+
+    def __init__(self, run_id: str, part: str, stale_after: float) -> None:
+        self.run_id = run_id
+        what = "the whole run" if part == "*" else f"shard {part}"
+        super().__init__(
+            f"another process took over run {run_id} ({what}): this process's lease on it went {stale_after:.0f} s "
+            "without a heartbeat (the process was suspended, or the store held its lock that long); this process "
+            "stops answering it and leaves the run to that process (the cases it committed are kept)"
+        )
 
 
 class RunNotFinished(EvalkitError):

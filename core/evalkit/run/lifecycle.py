@@ -36,6 +36,7 @@ from ..errors import (
     RunInternalError,
     RunInterrupted,
     RunStoreFailed,
+    RunTakenOver,
     SetChangedError,
     StorageError,
     StoreFailure,
@@ -191,13 +192,16 @@ class CaseRecorder:
 @attrs.frozen
 class Commits:
     """The :class:`~evalkit.run.answering.CaseSink` the lifecycle hands an answering: each case is
-    committed by the recorder, then told to the observers (``told``)."""
+    committed by the recorder, then told to the observers (``told``); ``held`` first raises when
+    the run is no longer this process's (:meth:`RunLease.check`)."""
 
     recorder: CaseRecorder
     told: Callable[[CaseResult], None]
+    held: Callable[[], None] = lambda: None
 
     def commit(self, case: CaseResult) -> None:
         """Commit ``case``, then tell the observers."""
+        self.held()
         self.recorder.commit(case)
         self.told(case)
 
@@ -232,6 +236,18 @@ class RunLease:
             self._leases.acquire_lease(self._run_id, self.part, self._owner, shard_count=shard_count)
             self._keeper = LeaseKeeper(self._leases, self._run_id, self.part, self._owner).start()
         return self
+
+    @property
+    def lost(self) -> bool:
+        """True once another process took the lease over (this one's heartbeat went stale)."""
+        return self._keeper is not None and self._keeper.lost.is_set()
+
+    def check(self) -> None:
+        """Raise :class:`~evalkit.errors.RunTakenOver` once the lease was taken over."""
+        if self.lost:
+            from ..leases import STALE_AFTER_S
+
+            raise RunTakenOver(self._run_id, self.part, STALE_AFTER_S)
 
     def give_up(self, *, done: bool) -> None:
         """Stop the heartbeat and release the lease (a store that fails here changes nothing)."""
@@ -411,7 +427,7 @@ class _Lifecycle:
             # A process changes the status only of a run it holds: its lease taken, or a run it
             # began whose lease it could not take (evalkit's bug, Ctrl-C, a lock timeout) while no
             # other process answers it (it is marked interrupted, not left running for ever).
-            return leased or self._unanswered(header.id, joining)
+            return (leased and not lease.lost) or (not leased and self._unanswered(header.id, joining))
 
         try:
             # Taken inside: a run stored as running whose lease could not be taken is marked
@@ -451,7 +467,7 @@ class _Lifecycle:
         except EvalkitError as exc:
             # Found late (a configuration, a set, a plugin's own refusal): the run this process holds
             # stops here, marked interrupted; a refused lease (another process answers the run) is left alone.
-            if leased:
+            if leased and not lease.lost:
                 error_stopped(self.store, header, exc, self._resume_command(header.id))
             raise
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
@@ -566,7 +582,8 @@ class _Lifecycle:
         on_start = callers("on_start", observing.on_start)
         if on_start is not None:
             on_start(header, len(todo))
-        self.answering.answer(todo, Commits(self._recorder(header, joining), self._case_done(header)))
+        self.answering.answer(todo, Commits(self._recorder(header, joining), self._case_done(header), lease.check))
+        lease.check()  # a run taken over is the other process's to finish
         streamed = not observing.keep_cases and self.store.streamed is not None
         finish = self.answering.finish(header, self.store, streamed)
         lease.give_up(done=finish.slice_in)  # a slice its budget stopped is not in
