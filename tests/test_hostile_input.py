@@ -1950,6 +1950,65 @@ def test_issue34_04_sigterm_ends_the_process_whatever_a_plugin_does_saying_how_t
     assert resumed.json()["status"] == "complete" and resumed.json()["run_id"] == resume[-1]
 
 
+@pytest.mark.parametrize(
+    ("ways", "second"),
+    [("sigterm,slow", False), ("swallow", True), ("swallow", False)],
+    ids=["orderly end", "a second SIGTERM", "the grace period"],
+)
+def test_issue34_04_a_forced_end_with_json_ends_stdout_with_one_error_object(project, evalkit_process, unruly, ways, second) -> None:
+    """With --json a CI script parses standard output: the first SIGTERM's orderly end wrote the
+    error object, the forced end (a second SIGTERM, a plugin that swallowed the first) wrote none."""
+    marks = project / "marks.txt"
+    (project / "evalkit.toml").write_text("hook_timeout = 30\n")
+    env = {"PYTHONPATH": unruly, "UNRULY": ways, "UNRULY_STARTED": str(marks)}
+    process = evalkit_process.start("run", "evalkit.smoke", "--concurrency", "1", "--run-id", "forced-1", "--json", env=env)
+    try:
+        _wait_for_lines(marks, 3, process)  # started, and two cases graded
+        process.send_signal(signal.SIGTERM)
+        if second:
+            time.sleep(0.5)
+            process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 3, out + err
+    document = json.loads(out)  # one JSON object, nothing else
+    assert document["exit_code"] == 3 and document["runs_kept"] == ["forced-1"], document
+    assert document["error"].startswith("interrupted") and "continue it with `evalkit run evalkit.smoke" in document["error"], document
+    if ways == "swallow":
+        assert document["error"].startswith("interrupted: a second SIGTERM; " if second else "interrupted: SIGTERM 5 s ago"), document
+
+
+def test_issue34_04_a_second_sigterm_after_the_orderly_end_wrote_its_error_object_writes_no_other(
+    project, evalkit_process, unruly
+) -> None:
+    """The orderly end wrote the error object, then an exit handler that never returns held the
+    process; the second SIGTERM that ends it adds no second object: standard output stays one."""
+    marks, out = project / "marks.txt", project / "out.json"
+    (project / "evalkit.toml").write_text("hook_timeout = 30\n")
+    env = {"PYTHONPATH": unruly, "UNRULY": "atexit,slow", "UNRULY_STARTED": str(marks)}
+    with out.open("w") as stdout:
+        process = evalkit_process.start("run", "evalkit.smoke", "--concurrency", "1", "--run-id", "forced-2", "--json", env=env, stdout=stdout)
+    try:
+        _wait_for_lines(marks, 3, process)
+        process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 60
+        while not out.read_text().endswith("\n") and time.monotonic() < deadline:  # the orderly end wrote its object
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 3, err
+    assert "interrupted: a second SIGTERM" in err, err
+    document = json.loads(out.read_text())  # one JSON object, nothing else
+    assert document["exit_code"] == 3 and document["error"].startswith("interrupted: run forced-2 keeps"), document
+
+
 @pytest.mark.parametrize("value", ["", "   "], ids=["empty", "blank"])
 @pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke")], ids=lambda c: c[0])
 def test_issue34_14_an_empty_database_url_is_refused_not_read_as_unset(cli, project, value, command) -> None:

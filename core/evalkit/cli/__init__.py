@@ -113,8 +113,8 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
     error path also ends standard output with the error object (:mod:`evalkit.cli.error_json`)."""
     from . import error_json
 
-    error_json.begin()
     argv = sys.argv[1:] if argv is None else list(argv)
+    error_json.begin(error_json.asked_on(argv))
     code = _command(argv, collecting)
     if code and error_json.asked_on(argv):
         error_json.write_error_object(code)

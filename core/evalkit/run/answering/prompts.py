@@ -37,6 +37,7 @@ from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import counted
 from ..decide import Judging, incomplete_reason, streams
+from ..placement import Shard, continuing_words
 from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
@@ -384,6 +385,7 @@ class PromptAnswering:
         The judges' calibration records are read here too, the one step that holds the store before
         anything is answered: a store that keeps none leaves every judge uncalibrated."""
         self.judge_gate = self._judge_gate(part.store)
+        self.live.shard = part.shard  # a budget stop's note continues this shard, not the whole run
         if self.spending is not None:
             self.live.extras = self.spending.extras_for(part, self.pricing, self.bound)
         return select_cases(self.golden_set.prompts, part.shard, part.skip, self.order)
@@ -483,7 +485,9 @@ class PromptAnswering:
             notes.append(cache_note(spend.from_cache, answered_count))
         if notes and any(n.startswith("concurrency") for n in notes):
             metrics = {**(metrics or {}), "rate_limits": [n for n in notes if n.startswith("concurrency")]}
-        return Finish(status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes))
+        return Finish(
+            status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes), slice_in=stop_note is None
+        )
 
     def _stopped(self, header: Run, status: RunStatus, spend: RunSpend) -> tuple[RunStatus, str | None]:
         """A run its budget or request limit stopped: ``incomplete``, and the note saying where it
@@ -499,19 +503,21 @@ class PromptAnswering:
             f"{guard.stopped} after {answered} of {counted(header.case_count, 'case')} "
             f"(spent {format_amount(spend.cost, spend.currency)}"
             + (f" of a budget of {format_amount(guard.budget, spend.currency)}" if guard.budget is not None else "")
-            + f"); resume it with: {self.resume_command(header.id)}"
+            + f"); resume it with: {self.resume_command(header.id, self.live.shard)}"
         )
 
     def detail(self, run: Run, verdict: Verdict, store: Capabilities) -> None:
         """A prompt outcome carries nothing beyond the run and its verdict."""
         return None
 
-    def resume_command(self, run_id: str) -> str:
-        """``evalkit run SET --resume RUN_ID``, with the options the caller gave (``--provider``,
-        ``--config``, ``--database``…) and, after a budget stopped the run, a higher ``--budget``."""
+    def resume_command(self, run_id: str, shard: Shard | None = None) -> str:
+        """``evalkit run SET --resume RUN_ID`` (a ``shard``'s: ``--shard I/N --run-id RUN_ID``), with
+        the options the caller gave (``--provider``, ``--config``, ``--database``…) and, after a
+        budget stopped the run, a higher ``--budget``."""
         import shlex
 
-        words = ["evalkit", "run", self.golden_set.identifier, "--resume", run_id, *self.command_args, *self.live.resume_limits]
+        ending = continuing_words(run_id, shard)
+        words = ["evalkit", "run", self.golden_set.identifier, *ending, *self.command_args, *self.live.resume_limits]
         return " ".join(shlex.quote(word) for word in words)
 
     def wanted_scope(self) -> BaselineScope:
@@ -551,6 +557,8 @@ class LiveSpending:
     resume_limits: tuple[str, ...] = ()
     #: The usages summed over a case's requests that were set aside, for the run's notes.
     usage_sums: UsageSetAside = attrs.Factory(UsageSetAside)
+    #: The slice this answering answers (``None``: the whole run).
+    shard: Shard | None = None
 
 
 def _tally_identity(tally: Any, configured: bool) -> tuple[ServingIdentity | None, str | None]:

@@ -89,6 +89,7 @@ from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import counted
 from ..decide import Judging
+from ..placement import Shard, continuing_words
 from . import CaseSink, Finish, Slice, final_status
 
 __all__ = [
@@ -605,10 +606,12 @@ class QuestionAnswering:
         metrics = self._metrics if self._metrics is not None else aggregate(list(self.scores.values()), self.k)
         return _detail(self, metrics, verdict)
 
-    def resume_command(self, run_id: str) -> str:
-        """``evalkit retrieval SET RETRIEVER [--deployment NAME] --resume RUN_ID``."""
+    def resume_command(self, run_id: str, shard: Shard | None = None) -> str:
+        """``evalkit retrieval SET RETRIEVER [--deployment NAME] --resume RUN_ID`` (a ``shard``'s:
+        ``--shard I/N --run-id RUN_ID``)."""
         where = f" --deployment {self.deployment.name}" if self.deployment.name else ""
-        return f"evalkit retrieval {self.golden_set.identifier} {self.retriever_id}{where} --resume {run_id}"
+        ending = " ".join(continuing_words(run_id, shard))
+        return f"evalkit retrieval {self.golden_set.identifier} {self.retriever_id}{where} {ending}"
 
 
 def _detail(answering: QuestionAnswering, metrics: RetrievalMetrics, verdict: Verdict) -> QuestionsDetail:
