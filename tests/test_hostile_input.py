@@ -1368,6 +1368,33 @@ def test_a_plugin_call_outside_the_cases_that_raises_names_the_plugin_not_an_eva
     assert [run["status"] for run in history.json()["runs"]] == ["interrupted"], history.stdout[-2000:]
 
 
+@pytest.mark.parametrize("place", ["judge_temperature", "judge_instance"])
+def test_a_judges_property_that_raises_is_an_attribute_it_did_not_declare(raising, project, place) -> None:
+    """A grader whose judge_temperature (read for the judge gate once the run was stored) or
+    judge_instance (read for the run's prices and credential warnings) property raised ended the
+    run as "internal error (an evalkit bug)" with a traceback: it is read as every optional
+    attribute of a plugin is (components.declared), so the run completes; a judge whose temperature
+    cannot be read matches no calibration record."""
+    result = raising("run", "evalkit.smoke", "--grader", "raising.judge", "--json", raised="RuntimeError", place=place)
+    assert result.code == 0 and "internal error" not in result.stderr, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "complete" and document["passed"] == 7
+    planned = raising("plan", "evalkit.smoke", "--grader", "raising.judge", raised="RuntimeError", place=place)
+    assert planned.code == 0 and "internal error" not in planned.stderr, planned.stderr[-2000:]
+
+
+def test_a_retrievers_thread_safe_property_that_raises_is_not_declared(raising, project) -> None:
+    """A retriever whose thread_safe property raised ended `evalkit retrieval --concurrency 2` as
+    "internal error (an evalkit bug)": a thread_safe it cannot say is not declared, so the
+    concurrency is refused as for any retriever that does not declare itself thread-safe (exit 2)."""
+    words = ("retrieval", "raising.questions", "raising.retriever", "--concurrency", "2")
+    refused = raising(*words, raised="RuntimeError", place="thread_safe")
+    assert refused.code == 2 and "internal error" not in refused.stderr, refused.stderr[-2000:]
+    assert 'retriever "raising.retriever" does not declare itself thread-safe' in refused.stderr
+    assert stored_runs(project) == 0
+    assert raising(*words, raised="RuntimeError").code == 0  # declared thread-safe, it runs
+
+
 @pytest.mark.parametrize(
     ("words", "place", "resume", "said"),
     [

@@ -11,6 +11,7 @@ identity, the yardstick and the run metrics (:func:`run_identity`, :func:`run_ya
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -373,11 +374,16 @@ class PromptAnswering:
         return select_cases(self.golden_set.prompts, part.shard, part.skip, self.order)
 
     def _judge_gate(self, store: Capabilities) -> JudgeGate | None:
-        """The gate of a grader with a judge (``None`` for one without)."""
-        if not isinstance(self.grading, components.JudgeTemperature):
+        """The gate of a grader with a judge (``None`` for one without). A judge whose
+        ``judge_temperature`` cannot be read (a property that raises, no real number) matches no
+        calibration record: it is uncalibrated, advisory under ``[gate] min_judge_kappa``."""
+        if not components.declares(self.grading, "judge_temperature"):
             return None
+        temperature = components.declared(self.grading, "judge_temperature")
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not math.isfinite(temperature):
+            return JudgeGate.from_records(self.min_judge_kappa, (), 0.0)
         records = store.calibrations.calibrations() if store.calibrations is not None else ()
-        return JudgeGate.from_records(self.min_judge_kappa, records, self.grading.judge_temperature)
+        return JudgeGate.from_records(self.min_judge_kappa, records, temperature)
 
     def _grader(self) -> Any:
         """Who the grader's failures name (see :func:`evalkit.components.plugin_called`)."""
@@ -553,7 +559,7 @@ def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> lis
     """
     holders = [(f'provider instance "{bound.instance or bound.adapter}"', bound.secrets())]
     if isinstance(grading, components.SecretHolder):
-        holders.append((f'the grader\'s judge "{getattr(grading, "judge_instance", None) or "?"}"', read_secrets(grading)[0]))
+        holders.append((f'the grader\'s judge "{components.judge_instance(grading) or "?"}"', read_secrets(grading)[0]))
     warnings = []
     for who, values in holders:
         short = [v for v in values if isinstance(v, str) and v and not is_scrubbable(v)]

@@ -26,7 +26,7 @@ import attrs
 
 from ...answer_cache import request_key
 from ...answers import Answer, GenerationRequest, ServingIdentity, Usage
-from ...components import declared
+from ...components import declared, judge_instance
 from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
@@ -381,11 +381,12 @@ def pacing_notes(bound: Any, grading: Any) -> list[str]:
     lowered to 12 after 429s"): the ``pacing_notes()`` of an adapter that keeps them."""
     notes: list[str] = []
     sources = [bound.generator]
-    judge = getattr(grading, "_bound", None)
-    if judge is not None and getattr(judge, "generator", None) is not None and judge.generator is not bound.generator:
-        sources.append(judge.generator)
+    judge = declared(grading, "_bound")
+    judged_by = declared(judge, "generator") if judge is not None else None
+    if judged_by is not None and judged_by is not bound.generator:
+        sources.append(judged_by)
     for source in sources:
-        report = getattr(source, "pacing_notes", None)
+        report = declared(source, "pacing_notes")
         if callable(report):
             try:
                 notes.extend(str(n) for n in report())
@@ -419,7 +420,7 @@ def run_pricing(config: Any, bound: Any, grading: Any) -> dict[str, Any]:
         configured = config.providers.get(instance) if instance else None
         return configured.price.as_mapping() if configured is not None and configured.price is not None else None
 
-    return {"generator": price(bound.instance if bound.configured else None), "judge": price(getattr(grading, "judge_instance", None))}
+    return {"generator": price(bound.instance if bound.configured else None), "judge": price(judge_instance(grading))}
 
 
 def cache_allowed(wanted: bool, repeats: int) -> bool:

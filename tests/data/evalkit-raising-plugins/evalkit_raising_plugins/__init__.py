@@ -9,7 +9,8 @@ answered, graded or ranked as it should be. The plugins that are no per-case cal
 (the second prompt of ``raising.stream``), ``import`` (``raising.at_import``), ``hook``
 (``evalkit_case_graded``), ``close`` (the retriever's ``close()``), ``report`` (the reporter), ``concurrency`` (the
 generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
-``secret_values()``, asked when it is created), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
+``secret_values()``, asked when it is created), ``thread_safe`` (the retriever's), ``judge_temperature`` and
+``judge_instance`` (``raising.judge``'s), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
 2, as a plugin refusing its configuration late raises it.
 """
 
@@ -167,6 +168,29 @@ class RaisingGrader:
         return Grading(score=1.0, passed=True, checks=[Check("fine", True)], yardstick="raising.grader")
 
 
+class RaisingJudge(RaisingGrader):
+    """A grader with a judge (it declares ``judge_temperature`` and ``judge_instance``) that passes
+    every case; each of the two raises where ``$EVALKIT_RAISE_IN`` names it."""
+
+    name = "raising.judge"
+
+    @property
+    def judge_temperature(self) -> float:
+        """0.0, or the exception."""
+        raise_in("judge_temperature")
+        return 0.0
+
+    @property
+    def judge_instance(self) -> str:
+        """``judge``, or the exception with ``$EVALKIT_RAISE_IN=judge_instance``."""
+        raise_in("judge_instance")
+        return "judge"
+
+    def secret_values(self) -> tuple[str, ...]:
+        """None: its judge sends no credentials."""
+        return ()
+
+
 class RaisingAsyncGrader(RaisingGrader):
     """``async`` twin of :class:`RaisingGrader`."""
 
@@ -181,6 +205,12 @@ class RaisingAsyncGrader(RaisingGrader):
 class RaisingRetriever:
     """Ranks ``doc-1``, except for the question that raises (its text is the case id); its
     ``close()`` raises with ``$EVALKIT_RAISE_IN=close``."""
+
+    @property
+    def thread_safe(self) -> bool:
+        """True, or the exception with ``$EVALKIT_RAISE_IN=thread_safe``."""
+        raise_in("thread_safe")
+        return True
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         """``["doc-1"]``, or the exception."""
