@@ -1304,6 +1304,22 @@ def test_a_plugin_raising_what_except_exception_misses_at_import_failed_to_load(
     assert stored_runs(project) == 0
 
 
+def test_a_keyboard_interrupt_raised_at_a_plugins_import_names_the_plugin(raising, project) -> None:
+    """A plugin module raising KeyboardInterrupt at import read as the user's Ctrl-C ("evalkit:
+    interrupted"), no plugin named. evalkit cannot tell it from a Ctrl-C during a slow import, so
+    it is still an interrupt (exit 3, nothing stored), naming the plugin being loaded."""
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.at_import"\n')
+    result = raising("run", "evalkit.smoke", "--provider", "x", "--json", raised="KeyboardInterrupt", place="import")
+    assert result.code == 3, result.stderr[-2000:]
+    said = (
+        "interrupted while loading generator raising.at_import (evalkit-raising-plugins 0.1.0) "
+        "(Ctrl-C, or a KeyboardInterrupt its module raised at import)"
+    )
+    assert result.stderr.splitlines() == [f"evalkit: {said}"]
+    assert json.loads(result.stdout) == {"error": said, "exit_code": 3, "runs_kept": []}
+    assert stored_runs(project) == 0
+
+
 @pytest.mark.parametrize("raised", ["GeneratorExit", "Skipped"])
 def test_a_hook_reporter_or_closing_retriever_raising_what_except_exception_misses_leaves_the_run_as_it_is(raising, project, raised) -> None:
     hooked = raising("run", "evalkit.smoke", "--json", raised=raised, case="two-plus-two", place="hook")

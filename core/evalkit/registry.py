@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from .errors import PLUGIN_FAILURES, PluginError, UnknownPluginError, carried
+from .errors import PLUGIN_FAILURES, PluginError, PluginLoadInterrupted, UnknownPluginError, carried
 from .problem_texts import bounded_problem, clipped, too_long
 
 __all__ = [
@@ -113,6 +113,10 @@ class PluginRecord(NamedTuple):
             )
         try:
             return carried(EntryPoint(self.name, f"{module_name}:{attribute}" if colon else module_name, self.group).load)
+        except PluginLoadInterrupted:  # one plugin's import loads another: the innermost is named
+            raise
+        except KeyboardInterrupt as exc:  # still an interrupt, but naming the plugin whose import it stopped
+            raise PluginLoadInterrupted(f"{self.kind} {self.describe()}") from exc
         except PLUGIN_FAILURES as exc:  # a plugin that fails to import (or exits) names itself, and never takes the others down
             from .shapes import exception_text
 

@@ -54,6 +54,7 @@ RAISED = {
     "Unprintable": Unprintable,
     "ConfigError": lambda: ConfigError("the plugin refuses its configuration: no credentials for it"),
     "RuntimeError": lambda: RuntimeError("the plugin's own failure"),
+    "KeyboardInterrupt": lambda: KeyboardInterrupt("raised by the plugin"),
 }
 
 
