@@ -1344,6 +1344,35 @@ def test_a_retriever_whose_close_fails_after_the_run_is_stored_keeps_its_outcome
     assert 'retriever "raising.retriever": close() raised Unprintable: (its message could not be read' in result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("raised", ["RuntimeError", "Skipped"])
+@pytest.mark.parametrize(
+    ("place", "grader", "named"),
+    [
+        ("generator_close", None, "generator raising.generator (evalkit-raising-plugins 0.1.0) raised {} in close()"),
+        ("grader_close", "raising.grader", "grader raising.grader (evalkit-raising-plugins 0.1.0) raised {} in aclose()"),
+    ],
+    ids=["generator", "grader"],
+)
+def test_a_generator_or_grader_whose_close_fails_after_the_cases_are_stored_keeps_the_outcome(raising, project, place, grader, named, raised) -> None:
+    """A generator's close() or a grader's aclose() raising once every case was answered and
+    stored stopped the run with an error (exit 3, the run marked interrupted, no verdict), where a
+    retriever's close failure only warns. It warns now too, naming the plugin and its distribution;
+    the run is complete, its verdict given and the exit code is the verdict's."""
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.generator"\nmodel = "m"\n')
+    given = ("--grader", grader) if grader else ()
+    result = raising("run", "evalkit.smoke", "--provider", "x", *given, "--json", raised=raised, place=place)
+    assert result.code == 0 and "error" not in result.stderr, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "complete" and document["answered"] == 7 and document["verdict"]["state"] == "baseline"
+    (warning,) = document["warnings"]
+    assert warning.startswith(named.format(raised) + ": ") and warning.endswith("; the run is kept as it is"), warning
+    shown = raising("run", "evalkit.smoke", "--provider", "x", *given, raised=raised, place=place)
+    assert shown.code == 0, shown.stderr[-2000:]
+    assert f"warning: {named.format(raised)}: " in shown.stdout and "Regression check" in shown.stdout
+    history = raising("history", "evalkit.smoke", "--json", raised=raised)
+    assert [run["status"] for run in history.json()["runs"]] == ["complete", "complete"], history.stdout[-2000:]
+
+
 def test_a_plugin_raising_what_except_exception_misses_where_no_call_carries_it_is_said_exit_3(raising, project) -> None:
     """Where no call carries it, a BaseException from a plugin stops the command: said (not a silent
     exit 3 as before, or an exception out of main()), exit 3; a run it stops is marked interrupted,

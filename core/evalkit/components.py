@@ -348,8 +348,9 @@ def judge_instance(grading: Any) -> str | None:
 
 def plugin_called(who: Any, method: str, call: Callable[..., Any], *args: Any) -> Any:
     """``call(*args)``: a plugin's call the run makes outside its per-case wrappers (a generator's
-    ``use_concurrency()``, a grader's ``use_assertion_kinds()`` or ``run_metrics()``, their
-    closing) — the one rule for them: what it raises (:data:`~evalkit.errors.PLUGIN_FAILURES`, and
+    ``use_concurrency()``, a grader's ``use_assertion_kinds()`` or ``run_metrics()``; their
+    closing, which comes once the cases are stored, is a warning made of
+    :func:`plugin_call_failed` instead) — the one rule for them: what it raises (:data:`~evalkit.errors.PLUGIN_FAILURES`, and
     what :func:`~evalkit.errors.carried` carries) is a :class:`~evalkit.errors.PluginError` naming
     the plugin and its distribution (``who``: its record, a name when there is none, or a function
     giving either) and ``method``, never an internal error; an error of evalkit's own kind it

@@ -70,7 +70,8 @@ class Finish:
     under, who answered (or why that is unknown), the run metrics, the store's count of the
     cases when it was taken (reused by the verdict of a whole run), what the run spent
     (:meth:`evalkit.costs.RunSpend.document`), whether its answers were reused (``cache``,
-    ``regrade``…: never accepted automatically) and notes for the user."""
+    ``regrade``…: never accepted automatically), notes for the user and the plugins that failed
+    around it (warnings)."""
 
     status: RunStatus
     grader: str
@@ -81,6 +82,9 @@ class Finish:
     spend: Mapping[str, Any] | None = None
     answers_reused: str | None = None
     notes: tuple[str, ...] = ()
+    #: Plugins that failed around the run without changing it (a generator's ``close()``), said
+    #: with the outcome as a hook's failure is.
+    plugin_failures: tuple[str, ...] = ()
 
 
 class Answering(Protocol):

@@ -24,7 +24,7 @@ from ...catalog import prompt_set_catalog
 from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
 from ...costs import RunSpend, format_amount
-from ...errors import PLUGIN_FAILURES, UnknownRunError, UsageError, carried
+from ...errors import PLUGIN_FAILURES, UnknownRunError, UsageError, carried, carried_async
 from ...event_loops import run_to_completion
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
@@ -287,6 +287,8 @@ class PromptAnswering:
     command_args: tuple[str, ...] = ()
     #: What this process's runner reused and spent, once it ran (:class:`~.spending.AnswerExtras`).
     live: LiveSpending = attrs.Factory(lambda: LiveSpending())
+    #: The generator's or the grader's closing that failed once the cases were answered (warnings).
+    closing_failures: list[str] = attrs.field(factory=list, init=False)
 
     @property
     def rules(self) -> PromptRules:
@@ -403,11 +405,24 @@ class PromptAnswering:
             try:
                 await answer_prompts(job, sink)
             finally:
-                await components.plugin_awaited(self.bound.plugin, "close", self.bound.aclose())
-                if isinstance(self.grading, components.AsyncClosing):
-                    await components.plugin_awaited(self._grader, "aclose", self.grading.aclose())
+                await self._close()
 
         run_to_completion(main)  # an interrupt of a caller in a running loop reaches its loop
+
+    async def _close(self) -> None:
+        """Close the generator, then the grader, on the run's event loop. What either raises is a
+        warning naming the plugin and its distribution (:attr:`closing_failures`), as a
+        retriever's is: the run's cases are stored by then, and its status, verdict and exit code
+        stay what they are (an error of the run that is on its way is not replaced by it)."""
+        closers: list[tuple[Any, str, Callable[[], Any]]] = [(self.bound.plugin, "close", self.bound.aclose)]
+        if isinstance(self.grading, components.AsyncClosing):
+            closers.append((self._grader, "aclose", self.grading.aclose))
+        for who, method, close in closers:
+            try:
+                await carried_async(close())
+            except PLUGIN_FAILURES as exc:
+                failed = components.plugin_call_failed(who, method, exc)
+                self.closing_failures.append(f"{failed}; the run is kept as it is")
 
     def finish(self, header: Run, store: Capabilities, streamed: bool) -> Finish:
         """The status, yardstick, verified identity and run metrics; ``streamed``: counted by the
@@ -473,7 +488,10 @@ class PromptAnswering:
             notes.append(cache_note(spend.from_cache, answered_count))
         if notes and any(n.startswith("concurrency") for n in notes):
             metrics = {**(metrics or {}), "rate_limits": [n for n in notes if n.startswith("concurrency")]}
-        return Finish(status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes))
+        return Finish(
+            status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes),
+            plugin_failures=tuple(self.closing_failures),
+        )  # fmt: skip
 
     def _stopped(self, header: Run, status: RunStatus, spend: RunSpend) -> tuple[RunStatus, str | None]:
         """A run its budget or request limit stopped: ``incomplete``, and the note saying where it

@@ -8,7 +8,7 @@ answered, graded or ranked as it should be. The plugins that are no per-case cal
 ``$EVALKIT_RAISE_IN`` says: ``listing`` (the set provider's ``golden_prompt_sets()``), ``stream``
 (the second prompt of ``raising.stream``), ``import`` (``raising.at_import``), ``hook``
 (``evalkit_case_graded``), ``close`` (the retriever's ``close()``), ``report`` (the reporter), ``concurrency`` (the
-generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
+generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``generator_close`` (its ``close()``), ``grader_close`` (the grader's ``aclose()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
 ``secret_values()``, asked when it is created), ``thread_safe`` (the retriever's), ``judge_temperature`` and
 ``judge_instance`` (``raising.judge``'s), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
 2, as a plugin refusing its configuration late raises it.
@@ -145,6 +145,10 @@ class RaisingGenerator:
         raise_for(request.case_id)
         return Answer(text="x", model="raising-model")
 
+    def close(self) -> None:
+        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=generator_close``."""
+        raise_in("generator_close")
+
 
 class RaisingAsyncGenerator(RaisingGenerator):
     """``async`` twin of :class:`RaisingGenerator`."""
@@ -162,6 +166,10 @@ class RaisingGrader:
     def use_assertion_kinds(self, kinds: object) -> None:
         """Nothing, or the exception with ``$EVALKIT_RAISE_IN=kinds``."""
         raise_in("kinds")
+
+    async def aclose(self) -> None:
+        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=grader_close``."""
+        raise_in("grader_close")
 
     def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
         """A pass, or the exception."""
