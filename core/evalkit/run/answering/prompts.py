@@ -675,10 +675,12 @@ def prepare_prompts(
         )
     if source.answered and isinstance(bound.generator, components.SetAware):
         components.bind_set(bound, golden_set)
+    # the grader's calls before the run, under the one rule for a plugin's calls outside a case
+    grader = components.grader_plugin(grader_name)
     if isinstance(grading, components.JudgeGrader):
-        grading.bind_judge(config, bound)
+        components.plugin_called(grader, "bind_judge", grading.bind_judge, config, bound)
     if rubric_prompts and isinstance(grading, components.RubricJudging):
-        grading = grading.with_rubric_judge(config, bound, tuple(rubric_prompts))
+        grading = components.plugin_called(grader, "with_rubric_judge", grading.with_rubric_judge, config, bound, tuple(rubric_prompts))
     notes.extend(short_secret_warnings(bound, grading))
     if bound.is_reference_self_check:
         notes.append(
@@ -704,8 +706,8 @@ def prepare_prompts(
 def check_ready(answering: PromptAnswering, probe_generator: bool) -> list[str]:
     """The judge's readiness check, then (``probe_generator``: a new run) the generator's one free
     readiness probe — both before the store is even opened; returns the probe's notes."""
-    if isinstance(answering.grading, components.ReadinessCheck):
-        answering.grading.check_ready()
+    if isinstance(answering.grading, components.ReadinessCheck):  # what it raises names it (plugin_called)
+        components.plugin_called(answering._grader, "check_ready", answering.grading.check_ready)
     return components.check_generator_ready(answering.bound, answering.wait_ready) if probe_generator else []
 
 

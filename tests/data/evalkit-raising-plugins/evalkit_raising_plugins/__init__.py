@@ -9,8 +9,8 @@ answered, graded or ranked as it should be. The plugins that are no per-case cal
 (the second prompt of ``raising.stream``), ``import`` (``raising.at_import``), ``hook``
 (``evalkit_case_graded``), ``close`` (the retriever's ``close()``), ``report`` (the reporter), ``concurrency`` (the
 generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``generator_close`` (its ``close()``), ``grader_close`` (the grader's ``aclose()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
-``secret_values()``, asked when it is created), ``thread_safe`` (the retriever's), ``judge_temperature`` and
-``judge_instance`` (``raising.judge``'s), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
+``secret_values()``, asked when it is created), ``thread_safe`` (the retriever's), ``judge_temperature``,
+``judge_instance``, ``bind_judge`` and ``judge_ready`` (``raising.judge``'s, the last its ``check_ready()``), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
 2, as a plugin refusing its configuration late raises it.
 """
 
@@ -178,8 +178,9 @@ class RaisingGrader:
 
 
 class RaisingJudge(RaisingGrader):
-    """A grader with a judge (it declares ``judge_temperature`` and ``judge_instance``) that passes
-    every case; each of the two raises where ``$EVALKIT_RAISE_IN`` names it."""
+    """A grader with a judge (it declares ``judge_temperature`` and ``judge_instance``, binds a
+    judge and checks it is ready) that passes every case; each of these raises where
+    ``$EVALKIT_RAISE_IN`` names it."""
 
     name = "raising.judge"
 
@@ -198,6 +199,14 @@ class RaisingJudge(RaisingGrader):
     def secret_values(self) -> tuple[str, ...]:
         """None: its judge sends no credentials."""
         return ()
+
+    def bind_judge(self, config: object, under_test: object) -> None:
+        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=bind_judge``."""
+        raise_in("bind_judge")
+
+    def check_ready(self) -> None:
+        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=judge_ready``."""
+        raise_in("judge_ready")
 
 
 class RaisingAsyncGrader(RaisingGrader):
