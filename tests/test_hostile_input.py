@@ -1445,6 +1445,25 @@ def test_a_judges_call_before_the_run_that_raises_names_the_plugin_not_an_evalki
     assert refused.code == 2 and refused.stderr.splitlines() == ["evalkit: error: the plugin refuses its configuration: no credentials for it"]
 
 
+def test_a_chat_generators_tools_refusal_that_raises_still_refuses_the_tools(raising, project) -> None:
+    """A chat generator whose model takes no tools (supports_tools = False) and whose
+    tools_refusal() raised ended `evalkit run` of a set offering tools as "internal error (an
+    evalkit bug)": the tools are refused as they are for any such generator (exit 2, nothing
+    stored), with the plain reason when it cannot say its own."""
+    (project / "agent.yaml").write_text(
+        "identifier: raising.agent\nname: Agent\nprompts:\n  - id: weather\n    prompt: Weather?\n    tools:\n"
+        "      - {type: function, function: {name: get_weather, parameters: {type: object}}}\n"
+        "    tool_results:\n      - {name: get_weather, result: {temp_c: 18}}\n    assertions: [{tool_called: get_weather}]\n"
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["agent.yaml"]\n\n[providers.bot]\nadapter = "raising.toolless"\nmodel = "m"\n')
+    refused = 'evalkit: error: set "raising.agent" offers tools (prompt "weather"), and the generator of bot (raising.toolless) cannot send them: '
+    failed = raising("run", "raising.agent", raised="RuntimeError", place="tools_refusal")
+    assert failed.code == 2 and failed.stderr.splitlines() == [refused + "its model does not support tools"], failed.stderr[-2000:]
+    said = raising("run", "raising.agent", raised="RuntimeError")
+    assert said.code == 2 and said.stderr.splitlines() == [refused + "the raising model takes no tools"], said.stderr[-2000:]
+    assert stored_runs(project) == 0
+
+
 def test_a_retrievers_thread_safe_property_that_raises_is_not_declared(raising, project) -> None:
     """A retriever whose thread_safe property raised ended `evalkit retrieval --concurrency 2` as
     "internal error (an evalkit bug)": a thread_safe it cannot say is not declared, so the

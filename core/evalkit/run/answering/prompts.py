@@ -662,7 +662,7 @@ def prepare_prompts(
         )
     # a chat generator may say that its model takes no tools (the llm adapter's supports_tools)
     if with_tools and components.declared(bound.generator, "supports_tools", True) is False:
-        why = getattr(bound.generator, "tools_refusal", lambda: "its model does not support tools")()
+        why = _tools_refusal(bound.generator)
         raise UsageError(
             f'set "{golden_set.identifier}" offers tools (prompt "{with_tools[0][:80]}"), and the generator of '
             f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send them: {why}"
@@ -701,6 +701,20 @@ def prepare_prompts(
         repeats=source.repeats, pricing=run_pricing(config, bound, grading),
     )  # fmt: skip
     return answering, notes
+
+
+def _tools_refusal(generator: Any) -> str:
+    """Why a chat generator's model takes no tools: what its ``tools_refusal()`` says, read as
+    any optional declaration of a plugin is (:func:`evalkit.components.declared`) — when it has
+    none, or it raises or says no text, ``its model does not support tools``."""
+    said: Any = None
+    refusal = components.declared(generator, "tools_refusal")
+    if callable(refusal):
+        try:
+            said = carried(refusal)
+        except PLUGIN_FAILURES:  # the refusal stands; only its reason is unknown
+            said = None
+    return said if isinstance(said, str) and said.strip() else "its model does not support tools"
 
 
 def check_ready(answering: PromptAnswering, probe_generator: bool) -> list[str]:

@@ -9,7 +9,7 @@ answered, graded or ranked as it should be. The plugins that are no per-case cal
 (the second prompt of ``raising.stream``), ``import`` (``raising.at_import``), ``hook``
 (``evalkit_case_graded``), ``close`` (the retriever's ``close()``), ``report`` (the reporter), ``concurrency`` (the
 generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``generator_close`` (its ``close()``), ``grader_close`` (the grader's ``aclose()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
-``secret_values()``, asked when it is created), ``thread_safe`` (the retriever's), ``judge_temperature``,
+``secret_values()``, asked when it is created), ``thread_safe`` (the retriever's), ``tools_refusal`` (``raising.toolless``'s), ``judge_temperature``,
 ``judge_instance``, ``bind_judge`` and ``judge_ready`` (``raising.judge``'s, the last its ``check_ready()``), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
 2, as a plugin refusing its configuration late raises it.
 """
@@ -30,7 +30,7 @@ from evalkit import (
     PromptStream,
     QuestionForm,
 )
-from evalkit.answers import Answer
+from evalkit.answers import Answer, Turn
 from evalkit.errors import ConfigError
 from evalkit.grading import Check, Grading
 
@@ -148,6 +148,22 @@ class RaisingGenerator:
     def close(self) -> None:
         """Nothing, or the exception with ``$EVALKIT_RAISE_IN=generator_close``."""
         raise_in("generator_close")
+
+
+class ToollessChatGenerator(RaisingGenerator):
+    """Takes conversations, says its model takes no tools (``supports_tools = False``), and says
+    why with ``tools_refusal()`` — which raises with ``$EVALKIT_RAISE_IN=tools_refusal``."""
+
+    supports_tools = False
+
+    def tools_refusal(self) -> str:
+        """Why, or the exception."""
+        raise_in("tools_refusal")
+        return "the raising model takes no tools"
+
+    def chat(self, request: object) -> Turn:
+        """``x``."""
+        return Turn(text="x", model="raising-model")
 
 
 class RaisingAsyncGenerator(RaisingGenerator):
