@@ -1464,6 +1464,21 @@ def test_a_chat_generators_tools_refusal_that_raises_still_refuses_the_tools(rai
     assert stored_runs(project) == 0
 
 
+def test_an_ad_hoc_generators_redacted_options_that_raises_names_it(raising, project) -> None:
+    """An ad-hoc run with --cache keys its answers by the generator's redacted_options(); one that
+    raised ended the run as "internal error (an evalkit bug)": it names the generator and its
+    distribution, exit 2, no run stored."""
+    words = ("run", "evalkit.smoke", "--provider", "raising.generator", "--model", "m", "--cache", "--privacy", "full")
+    failed = raising(*words, raised="RuntimeError", place="redacted_options")
+    assert failed.code == 2, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        "evalkit: error: generator raising.generator (evalkit-raising-plugins 0.1.0) raised RuntimeError in redacted_options(): "
+        "the plugin's own failure"
+    ]
+    assert stored_runs(project) == 0
+    assert raising(*words, raised="RuntimeError").code == 0
+
+
 def test_a_retrievers_thread_safe_property_that_raises_is_not_declared(raising, project) -> None:
     """A retriever whose thread_safe property raised ended `evalkit retrieval --concurrency 2` as
     "internal error (an evalkit bug)": a thread_safe it cannot say is not declared, so the

@@ -26,7 +26,7 @@ import attrs
 
 from ...answer_cache import request_key
 from ...answers import Answer, GenerationRequest, ServingIdentity, Usage
-from ...components import declared, judge_instance
+from ...components import declared, judge_instance, plugin_called
 from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
@@ -478,8 +478,11 @@ def prepare_spending(answering: Any, config: Any, privacy: str, request: Spendin
         if configured is not None and bound.configured:
             options = dict(configured.options)
         else:
+            # an ad-hoc generator's options as it shows them: its call under the one rule for a
+            # plugin's calls outside a case (what it raises names it); no table read as none
             redacted = declared(bound.generator, "redacted_options")
-            options = dict(redacted()) if callable(redacted) else {}
+            shown = plugin_called(bound.plugin, "redacted_options", redacted) if callable(redacted) else None
+            options = dict(shown) if isinstance(shown, Mapping) else {}
         serving = serving_side(bound.instance, bound.adapter, bound.alias, options)
     output = declared(bound.generator, "max_tokens")
     prior_output = measured_output(repository, answering) if request.budget is not None else None

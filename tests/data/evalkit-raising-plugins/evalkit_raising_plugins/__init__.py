@@ -8,7 +8,7 @@ answered, graded or ranked as it should be. The plugins that are no per-case cal
 ``$EVALKIT_RAISE_IN`` says: ``listing`` (the set provider's ``golden_prompt_sets()``), ``stream``
 (the second prompt of ``raising.stream``), ``import`` (``raising.at_import``), ``hook``
 (``evalkit_case_graded``), ``close`` (the retriever's ``close()``), ``report`` (the reporter), ``concurrency`` (the
-generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``generator_close`` (its ``close()``), ``grader_close`` (the grader's ``aclose()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
+generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``generator_close`` (its ``close()``), ``redacted_options`` (its), ``grader_close`` (the grader's ``aclose()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
 ``secret_values()``, asked when it is created), ``thread_safe`` (the retriever's), ``tools_refusal`` (``raising.toolless``'s), ``judge_temperature``,
 ``judge_instance``, ``bind_judge`` and ``judge_ready`` (``raising.judge``'s, the last its ``check_ready()``), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
 2, as a plugin refusing its configuration late raises it.
@@ -148,6 +148,12 @@ class RaisingGenerator:
     def close(self) -> None:
         """Nothing, or the exception with ``$EVALKIT_RAISE_IN=generator_close``."""
         raise_in("generator_close")
+
+    def redacted_options(self) -> dict[str, object]:
+        """Its options as shown (the answer cache keys an ad-hoc run by them), or the exception
+        with ``$EVALKIT_RAISE_IN=redacted_options``."""
+        raise_in("redacted_options")
+        return {"model": self.model}
 
 
 class ToollessChatGenerator(RaisingGenerator):
