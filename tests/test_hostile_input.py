@@ -1428,21 +1428,27 @@ def test_a_judges_property_that_raises_is_an_attribute_it_did_not_declare(raisin
     assert planned.code == 0 and "internal error" not in planned.stderr, planned.stderr[-2000:]
 
 
-@pytest.mark.parametrize("method", ["bind_judge", "check_ready"])
+@pytest.mark.parametrize("method", ["bind_judge", "check_ready", "with_rubric_judge"])
 def test_a_judges_call_before_the_run_that_raises_names_the_plugin_not_an_evalkit_bug(raising, project, method) -> None:
-    """A grader's bind_judge() or check_ready() (a judge's calls before the run) raising a plain
-    exception ended `evalkit run` as "internal error (an evalkit bug)" with a traceback: it names
-    the grader and its distribution, exit 2, nothing stored; an error of evalkit's own kind it
-    raises is said as it is."""
-    place = {"bind_judge": "bind_judge", "check_ready": "judge_ready"}[method]
-    failed = raising("run", "evalkit.smoke", "--grader", "raising.judge", raised="RuntimeError", place=place)
+    """A grader's bind_judge(), check_ready() or with_rubric_judge() (a judge's calls before the
+    run) raising a plain exception ended `evalkit run` as "internal error (an evalkit bug)" with a
+    traceback: it names the grader and its distribution, exit 2, nothing stored; an error of
+    evalkit's own kind it raises is said as it is."""
+    place = {"bind_judge": "bind_judge", "check_ready": "judge_ready", "with_rubric_judge": "rubric_judge"}[method]
+    (project / "rubric.yaml").write_text(
+        "identifier: raising.rubric\nname: Rubric\nprompts:\n  - id: polite\n    prompt: Say x\n    reference: x\n"
+        "    assertions:\n      - rubric: The answer is polite.\n"
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["rubric.yaml"]\n')
+    failed = raising("run", "raising.rubric", "--grader", "raising.judge", raised="RuntimeError", place=place)
     assert failed.code == 2, failed.stderr[-2000:]
     assert failed.stderr.splitlines() == [
         f"evalkit: error: grader raising.judge (evalkit-raising-plugins 0.1.0) raised RuntimeError in {method}(): the plugin's own failure"
     ]
     assert stored_runs(project) == 0
-    refused = raising("run", "evalkit.smoke", "--grader", "raising.judge", raised="ConfigError", place=place)
+    refused = raising("run", "raising.rubric", "--grader", "raising.judge", raised="ConfigError", place=place)
     assert refused.code == 2 and refused.stderr.splitlines() == ["evalkit: error: the plugin refuses its configuration: no credentials for it"]
+    assert raising("run", "raising.rubric", "--grader", "raising.judge", raised="RuntimeError").code == 0
 
 
 def test_a_chat_generators_tools_refusal_that_raises_still_refuses_the_tools(raising, project) -> None:

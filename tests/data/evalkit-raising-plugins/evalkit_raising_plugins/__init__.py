@@ -10,7 +10,8 @@ answered, graded or ranked as it should be. The plugins that are no per-case cal
 (``evalkit_case_graded``), ``close`` (the retriever's ``close()``), ``report`` (the reporter), ``concurrency`` (the
 generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``generator_close`` (its ``close()``), ``redacted_options`` (its), ``grader_close`` (the grader's ``aclose()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
 ``secret_values()``, asked when it is created), ``thread_safe`` (the retriever's), ``tools_refusal`` (``raising.toolless``'s), ``judge_temperature``,
-``judge_instance``, ``bind_judge`` and ``judge_ready`` (``raising.judge``'s, the last its ``check_ready()``), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
+``judge_instance``, ``bind_judge``, ``judge_ready`` (its ``check_ready()``) and ``rubric_judge`` (its
+``with_rubric_judge()``, called for a set with rubric checks) (``raising.judge``'s), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
 2, as a plugin refusing its configuration late raises it.
 """
 
@@ -229,6 +230,11 @@ class RaisingJudge(RaisingGrader):
     def check_ready(self) -> None:
         """Nothing, or the exception with ``$EVALKIT_RAISE_IN=judge_ready``."""
         raise_in("judge_ready")
+
+    def with_rubric_judge(self, config: object, under_test: object, rubric_prompts: object) -> RaisingJudge:
+        """Itself (it judges no rubric, it passes), or the exception with ``$EVALKIT_RAISE_IN=rubric_judge``."""
+        raise_in("rubric_judge")
+        return self
 
 
 class RaisingAsyncGrader(RaisingGrader):
