@@ -54,6 +54,7 @@ __all__ = [
     "GraderUnavailableError",
     "OutputFailed",
     "PluginError",
+    "PluginLoadInterrupted",
     "CalibrationFailed",
     "PairwiseJudgingFailed",
     "RequestRejected",
@@ -252,6 +253,21 @@ class PluginError(EvalkitError):
     def for_plugin(cls, record: Any, message: str) -> PluginError:
         """The error for the plugin an entry-point ``record`` (a ``PluginRecord``) names."""
         return cls(message, group=record.group, name=record.name, distribution=record.distribution)
+
+
+class PluginLoadInterrupted(KeyboardInterrupt):
+    """A ``KeyboardInterrupt`` while a plugin's module was imported: Ctrl-C (or SIGTERM) during a
+    slow import, or one the module raised itself — evalkit cannot tell them apart, so it is still
+    an interrupt (exit 3, no run stored or one marked interrupted), but it names the plugin being
+    loaded (``who``: ``generator NAME (DISTRIBUTION VERSION)``) instead of reading as the user's
+    Ctrl-C alone. Raised by :meth:`evalkit.registry.PluginRecord.load`."""
+
+    def __init__(self, who: str) -> None:
+        super().__init__(who)
+        self.who = who
+
+    def __str__(self) -> str:
+        return f"interrupted while loading {self.who} (Ctrl-C, or a KeyboardInterrupt its module raised at import)"
 
 
 class DuplicateSetError(PluginError):

@@ -194,12 +194,16 @@ def _handle(args: Arguments) -> int:
 
 
 def _handled(args: Arguments, stored: list[str]) -> int:
+    from ..errors import PluginLoadInterrupted
     from .stdout import stdout
 
     try:
         code = int(args.handler(args) or 0)
         stdout().flush()  # a full disk or a vanished reader is reported here, not after exit
         return code
+    except PluginLoadInterrupted as exc:
+        _say(f"evalkit: {exc}")
+        return 3
     except KeyboardInterrupt:
         _say("evalkit: interrupted")
         return 3

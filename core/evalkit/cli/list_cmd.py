@@ -73,7 +73,7 @@ def _plugins(args: Arguments) -> int:
         for r in records:
             row: dict[str, Any] = {
                 "group": r.group, "name": r.name, "value": r.value, "distribution": r.distribution, "version": r.version,
-                "disabled": r.name in off, "refused": None,
+                "disabled": registry.is_disabled(r, off), "refused": None,
             }
             if args.options:
                 row["options"], row["options_error"] = options[r]
@@ -96,7 +96,7 @@ def _plugins(args: Arguments) -> int:
             out.plain("  (none installed)")
         width = max((len(r.name) for r in members), default=0)
         for record in members:
-            note = f"  (disabled by {registry.DISABLE_ENV})" if record.name in off else ""
+            note = f"  (disabled by {registry.DISABLE_ENV})" if registry.is_disabled(record, off) else ""
             out.plain(f"  {record.name.ljust(width)}  {record.distribution} {record.version}{note}")
             if args.options:
                 for line in option_lines(*options[record]):

@@ -402,6 +402,8 @@ class _Lifecycle:
     store: Capabilities
     notes: list[str] = attrs.Factory(list)
     observers: hooks.Observers | None = None
+    #: Plugins that failed around the run without changing it (the answering's Finish says them).
+    plugin_failures: list[str] = attrs.Factory(list)
 
     @property
     def answering(self) -> Answering:
@@ -487,7 +489,7 @@ class _Lifecycle:
         if not stored.cases and stored.answered_count and self._hooked("evalkit_run_finished"):
             finished = self.store.repository.get_run(header.id) or stored  # the hook's contract: the run with its cases
         self._notify("evalkit_run_finished", run=finished)
-        failures = observing.hook_failures + (self.observers.failures if self.observers is not None else ())
+        failures = observing.hook_failures + (self.observers.failures if self.observers is not None else ()) + tuple(self.plugin_failures)
         return Outcome(
             stored, verdict, tuple(self.notes), failures, concurrency=self.answering.concurrency,
             detail=self.answering.detail(stored, verdict, self.store),
@@ -594,6 +596,7 @@ class _Lifecycle:
             if finish.answers_reused is not None:
                 finish_options["answers_reused"] = finish.answers_reused
         self.notes.extend(finish.notes)
+        self.plugin_failures.extend(finish.plugin_failures)
         stored = self.store.repository.finish_run(
             header.id, finish.status.value, time.time(), grader=finish.grader, identity=finish.identity,
             identity_note=finish.identity_note, metrics=finish.metrics, **finish_options,

@@ -70,9 +70,10 @@ class Finish:
     under, who answered (or why that is unknown), the run metrics, the store's count of the
     cases when it was taken (reused by the verdict of a whole run), what the run spent
     (:meth:`evalkit.costs.RunSpend.document`), whether its answers were reused (``cache``,
-    ``regrade``…: never accepted automatically) and notes for the user. ``slice_in`` is false when
-    the answering stopped before its slice was all in (a budget or request limit): the part is not
-    given up as in, so a shard so stopped is still missing, and named to continue."""
+    ``regrade``…: never accepted automatically), notes for the user and the plugins that failed
+    around it (warnings). ``slice_in`` is false when the answering stopped before its slice was
+    all in (a budget or request limit): the part is not given up as in, so a shard so stopped is
+    still missing, and named to continue."""
 
     status: RunStatus
     grader: str
@@ -84,6 +85,9 @@ class Finish:
     answers_reused: str | None = None
     notes: tuple[str, ...] = ()
     slice_in: bool = True
+    #: Plugins that failed around the run without changing it (a generator's ``close()``), said
+    #: with the outcome as a hook's failure is.
+    plugin_failures: tuple[str, ...] = ()
 
 
 class Answering(Protocol):

@@ -11,6 +11,7 @@ identity, the yardstick and the run metrics (:func:`run_identity`, :func:`run_ya
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -23,7 +24,7 @@ from ...catalog import prompt_set_catalog
 from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
 from ...costs import RunSpend, format_amount
-from ...errors import PLUGIN_FAILURES, UnknownRunError, UsageError, carried
+from ...errors import PLUGIN_FAILURES, UnknownRunError, UsageError, carried, carried_async
 from ...event_loops import run_to_completion
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
@@ -303,6 +304,8 @@ class PromptAnswering:
     command_args: tuple[str, ...] = ()
     #: What this process's runner reused and spent, once it ran (:class:`~.spending.AnswerExtras`).
     live: LiveSpending = attrs.Factory(lambda: LiveSpending())
+    #: The generator's or the grader's closing that failed once the cases were answered (warnings).
+    closing_failures: list[str] = attrs.field(factory=list, init=False)
 
     @property
     def rules(self) -> PromptRules:
@@ -391,11 +394,16 @@ class PromptAnswering:
         return select_cases(self.golden_set.prompts, part.shard, part.skip, self.order)
 
     def _judge_gate(self, store: Capabilities) -> JudgeGate | None:
-        """The gate of a grader with a judge (``None`` for one without)."""
-        if not isinstance(self.grading, components.JudgeTemperature):
+        """The gate of a grader with a judge (``None`` for one without). A judge whose
+        ``judge_temperature`` cannot be read (a property that raises, no real number) matches no
+        calibration record: it is uncalibrated, advisory under ``[gate] min_judge_kappa``."""
+        if not components.declares(self.grading, "judge_temperature"):
             return None
+        temperature = components.declared(self.grading, "judge_temperature")
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not math.isfinite(temperature):
+            return JudgeGate.from_records(self.min_judge_kappa, (), 0.0)
         records = store.calibrations.calibrations() if store.calibrations is not None else ()
-        return JudgeGate.from_records(self.min_judge_kappa, records, self.grading.judge_temperature)
+        return JudgeGate.from_records(self.min_judge_kappa, records, temperature)
 
     def _grader(self) -> Any:
         """Who the grader's failures name (see :func:`evalkit.components.plugin_called`)."""
@@ -415,11 +423,24 @@ class PromptAnswering:
             try:
                 await answer_prompts(job, sink)
             finally:
-                await components.plugin_awaited(self.bound.plugin, "close", self.bound.aclose())
-                if isinstance(self.grading, components.AsyncClosing):
-                    await components.plugin_awaited(self._grader, "aclose", self.grading.aclose())
+                await self._close()
 
         run_to_completion(main)  # an interrupt of a caller in a running loop reaches its loop
+
+    async def _close(self) -> None:
+        """Close the generator, then the grader, on the run's event loop. What either raises is a
+        warning naming the plugin and its distribution (:attr:`closing_failures`), as a
+        retriever's is: the run's cases are stored by then, and its status, verdict and exit code
+        stay what they are (an error of the run that is on its way is not replaced by it)."""
+        closers: list[tuple[Any, str, Callable[[], Any]]] = [(self.bound.plugin, "close", self.bound.aclose)]
+        if isinstance(self.grading, components.AsyncClosing):
+            closers.append((self._grader, "aclose", self.grading.aclose))
+        for who, method, close in closers:
+            try:
+                await carried_async(close())
+            except PLUGIN_FAILURES as exc:
+                failed = components.plugin_call_failed(who, method, exc)
+                self.closing_failures.append(f"{failed}; the run is kept as it is")
 
     def finish(self, header: Run, store: Capabilities, streamed: bool) -> Finish:
         """The status, yardstick, verified identity and run metrics; ``streamed``: counted by the
@@ -486,8 +507,9 @@ class PromptAnswering:
         if notes and any(n.startswith("concurrency") for n in notes):
             metrics = {**(metrics or {}), "rate_limits": [n for n in notes if n.startswith("concurrency")]}
         return Finish(
-            status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes), slice_in=stop_note is None
-        )
+            status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes),
+            slice_in=stop_note is None, plugin_failures=tuple(self.closing_failures),
+        )  # fmt: skip
 
     def _stopped(self, header: Run, status: RunStatus, spend: RunSpend) -> tuple[RunStatus, str | None]:
         """A run its budget or request limit stopped: ``incomplete``, and the note saying where it
@@ -579,7 +601,7 @@ def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> lis
     """
     holders = [(f'provider instance "{bound.instance or bound.adapter}"', bound.secrets())]
     if isinstance(grading, components.SecretHolder):
-        holders.append((f'the grader\'s judge "{getattr(grading, "judge_instance", None) or "?"}"', read_secrets(grading)[0]))
+        holders.append((f'the grader\'s judge "{components.judge_instance(grading) or "?"}"', read_secrets(grading)[0]))
     warnings = []
     for who, values in holders:
         short = [v for v in values if isinstance(v, str) and v and not is_scrubbable(v)]
@@ -664,7 +686,7 @@ def prepare_prompts(
         )
     # a chat generator may say that its model takes no tools (the llm adapter's supports_tools)
     if with_tools and components.declared(bound.generator, "supports_tools", True) is False:
-        why = getattr(bound.generator, "tools_refusal", lambda: "its model does not support tools")()
+        why = _tools_refusal(bound.generator)
         raise UsageError(
             f'set "{golden_set.identifier}" offers tools (prompt "{with_tools[0][:80]}"), and the generator of '
             f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send them: {why}"
@@ -677,10 +699,12 @@ def prepare_prompts(
         )
     if source.answered and isinstance(bound.generator, components.SetAware):
         components.bind_set(bound, golden_set)
+    # the grader's calls before the run, under the one rule for a plugin's calls outside a case
+    grader = components.grader_plugin(grader_name)
     if isinstance(grading, components.JudgeGrader):
-        grading.bind_judge(config, bound)
+        components.plugin_called(grader, "bind_judge", grading.bind_judge, config, bound)
     if rubric_prompts and isinstance(grading, components.RubricJudging):
-        grading = grading.with_rubric_judge(config, bound, tuple(rubric_prompts))
+        grading = components.plugin_called(grader, "with_rubric_judge", grading.with_rubric_judge, config, bound, tuple(rubric_prompts))
     notes.extend(short_secret_warnings(bound, grading))
     if bound.is_reference_self_check:
         notes.append(
@@ -703,11 +727,25 @@ def prepare_prompts(
     return answering, notes
 
 
+def _tools_refusal(generator: Any) -> str:
+    """Why a chat generator's model takes no tools: what its ``tools_refusal()`` says, read as
+    any optional declaration of a plugin is (:func:`evalkit.components.declared`) — when it has
+    none, or it raises or says no text, ``its model does not support tools``."""
+    said: Any = None
+    refusal = components.declared(generator, "tools_refusal")
+    if callable(refusal):
+        try:
+            said = carried(refusal)
+        except PLUGIN_FAILURES:  # the refusal stands; only its reason is unknown
+            said = None
+    return said if isinstance(said, str) and said.strip() else "its model does not support tools"
+
+
 def check_ready(answering: PromptAnswering, probe_generator: bool) -> list[str]:
     """The judge's readiness check, then (``probe_generator``: a new run) the generator's one free
     readiness probe — both before the store is even opened; returns the probe's notes."""
-    if isinstance(answering.grading, components.ReadinessCheck):
-        answering.grading.check_ready()
+    if isinstance(answering.grading, components.ReadinessCheck):  # what it raises names it (plugin_called)
+        components.plugin_called(answering._grader, "check_ready", answering.grading.check_ready)
     return components.check_generator_ready(answering.bound, answering.wait_ready) if probe_generator else []
 
 

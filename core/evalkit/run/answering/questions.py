@@ -26,7 +26,7 @@ from ... import registry
 from ...baselines import scope_mismatch
 from ...bounded import BoundedCalls
 from ...catalog import SourcedSet, question_set_catalog
-from ...components import SecretHolder
+from ...components import SecretHolder, declared
 from ...config import PRIVACY_LEVELS
 from ...errors import (
     PLUGIN_FAILURES,
@@ -45,7 +45,6 @@ from ...retrieval.contracts import (
     PreparedRetriever,
     RetrievalProvenanceProvider,
     Retriever,
-    ThreadSafeRetriever,
 )
 from ...retrieval.deployments import (
     DEFAULT_TIMEOUT_S,
@@ -770,7 +769,8 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
     retriever = _create_retriever(resolved, config)
     concurrency = resolved.source.concurrency
     try:
-        if concurrency > 1 and not (isinstance(retriever, ThreadSafeRetriever) and retriever.thread_safe is True):
+        # read under the one rule for a plugin's optional attribute: a thread_safe that raises is not declared
+        if concurrency > 1 and declared(retriever, "thread_safe") is not True:
             raise UsageError(
                 f'--concurrency {concurrency}: retriever "{resolved.retriever_id}" does not declare itself thread-safe '
                 "(thread_safe = True), so its questions are asked one at a time; drop --concurrency"
