@@ -187,7 +187,11 @@ def test_one_name_declared_by_two_distributions_is_an_error_naming_both(tmp_path
     on_path(first, second)
     with pytest.raises(PluginError) as caught:
         registry.driver(GRADERS, "twin")
-    assert str(caught.value) == 'grader "twin" is declared by more than one distribution: evalkit-twin-a 1.0, evalkit-twin-b 2.5'
+    assert str(caught.value) == (
+        'grader "twin" is declared by more than one distribution: evalkit-twin-a 1.0, evalkit-twin-b 2.5; keep the one you '
+        "want by switching the other off by distribution and name (EVALKIT_DISABLE_PLUGINS=evalkit-twin-a:twin or "
+        "EVALKIT_DISABLE_PLUGINS=evalkit-twin-b:twin), or uninstall it"
+    )
 
 
 def test_an_unknown_name_lists_the_installed_ones() -> None:

@@ -1304,6 +1304,22 @@ def test_a_plugin_raising_what_except_exception_misses_at_import_failed_to_load(
     assert stored_runs(project) == 0
 
 
+def test_a_keyboard_interrupt_raised_at_a_plugins_import_names_the_plugin(raising, project) -> None:
+    """A plugin module raising KeyboardInterrupt at import read as the user's Ctrl-C ("evalkit:
+    interrupted"), no plugin named. evalkit cannot tell it from a Ctrl-C during a slow import, so
+    it is still an interrupt (exit 3, nothing stored), naming the plugin being loaded."""
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.at_import"\n')
+    result = raising("run", "evalkit.smoke", "--provider", "x", "--json", raised="KeyboardInterrupt", place="import")
+    assert result.code == 3, result.stderr[-2000:]
+    said = (
+        "interrupted while loading generator raising.at_import (evalkit-raising-plugins 0.1.0) "
+        "(Ctrl-C, or a KeyboardInterrupt its module raised at import)"
+    )
+    assert result.stderr.splitlines() == [f"evalkit: {said}"]
+    assert json.loads(result.stdout) == {"error": said, "exit_code": 3, "runs_kept": []}
+    assert stored_runs(project) == 0
+
+
 @pytest.mark.parametrize("raised", ["GeneratorExit", "Skipped"])
 def test_a_hook_reporter_or_closing_retriever_raising_what_except_exception_misses_leaves_the_run_as_it_is(raising, project, raised) -> None:
     hooked = raising("run", "evalkit.smoke", "--json", raised=raised, case="two-plus-two", place="hook")
@@ -1326,6 +1342,35 @@ def test_a_retriever_whose_close_fails_after_the_run_is_stored_keeps_its_outcome
     assert result.code == 0 and "internal error" not in result.stderr, result.stderr[-2000:]
     assert "The measurement was recorded" in result.stdout  # the outcome is shown
     assert 'retriever "raising.retriever": close() raised Unprintable: (its message could not be read' in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("raised", ["RuntimeError", "Skipped"])
+@pytest.mark.parametrize(
+    ("place", "grader", "named"),
+    [
+        ("generator_close", None, "generator raising.generator (evalkit-raising-plugins 0.1.0) raised {} in close()"),
+        ("grader_close", "raising.grader", "grader raising.grader (evalkit-raising-plugins 0.1.0) raised {} in aclose()"),
+    ],
+    ids=["generator", "grader"],
+)
+def test_a_generator_or_grader_whose_close_fails_after_the_cases_are_stored_keeps_the_outcome(raising, project, place, grader, named, raised) -> None:
+    """A generator's close() or a grader's aclose() raising once every case was answered and
+    stored stopped the run with an error (exit 3, the run marked interrupted, no verdict), where a
+    retriever's close failure only warns. It warns now too, naming the plugin and its distribution;
+    the run is complete, its verdict given and the exit code is the verdict's."""
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.generator"\nmodel = "m"\n')
+    given = ("--grader", grader) if grader else ()
+    result = raising("run", "evalkit.smoke", "--provider", "x", *given, "--json", raised=raised, place=place)
+    assert result.code == 0 and "error" not in result.stderr, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "complete" and document["answered"] == 7 and document["verdict"]["state"] == "baseline"
+    (warning,) = document["warnings"]
+    assert warning.startswith(named.format(raised) + ": ") and warning.endswith("; the run is kept as it is"), warning
+    shown = raising("run", "evalkit.smoke", "--provider", "x", *given, raised=raised, place=place)
+    assert shown.code == 0, shown.stderr[-2000:]
+    assert f"warning: {named.format(raised)}: " in shown.stdout and "Regression check" in shown.stdout
+    history = raising("history", "evalkit.smoke", "--json", raised=raised)
+    assert [run["status"] for run in history.json()["runs"]] == ["complete", "complete"], history.stdout[-2000:]
 
 
 def test_a_plugin_raising_what_except_exception_misses_where_no_call_carries_it_is_said_exit_3(raising, project) -> None:
@@ -1366,6 +1411,90 @@ def test_a_plugin_call_outside_the_cases_that_raises_names_the_plugin_not_an_eva
     ]
     history = raising("history", "evalkit.smoke", "--json", raised="RuntimeError")
     assert [run["status"] for run in history.json()["runs"]] == ["interrupted"], history.stdout[-2000:]
+
+
+@pytest.mark.parametrize("place", ["judge_temperature", "judge_instance"])
+def test_a_judges_property_that_raises_is_an_attribute_it_did_not_declare(raising, project, place) -> None:
+    """A grader whose judge_temperature (read for the judge gate once the run was stored) or
+    judge_instance (read for the run's prices and credential warnings) property raised ended the
+    run as "internal error (an evalkit bug)" with a traceback: it is read as every optional
+    attribute of a plugin is (components.declared), so the run completes; a judge whose temperature
+    cannot be read matches no calibration record."""
+    result = raising("run", "evalkit.smoke", "--grader", "raising.judge", "--json", raised="RuntimeError", place=place)
+    assert result.code == 0 and "internal error" not in result.stderr, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "complete" and document["passed"] == 7
+    planned = raising("plan", "evalkit.smoke", "--grader", "raising.judge", raised="RuntimeError", place=place)
+    assert planned.code == 0 and "internal error" not in planned.stderr, planned.stderr[-2000:]
+
+
+@pytest.mark.parametrize("method", ["bind_judge", "check_ready", "with_rubric_judge"])
+def test_a_judges_call_before_the_run_that_raises_names_the_plugin_not_an_evalkit_bug(raising, project, method) -> None:
+    """A grader's bind_judge(), check_ready() or with_rubric_judge() (a judge's calls before the
+    run) raising a plain exception ended `evalkit run` as "internal error (an evalkit bug)" with a
+    traceback: it names the grader and its distribution, exit 2, nothing stored; an error of
+    evalkit's own kind it raises is said as it is."""
+    place = {"bind_judge": "bind_judge", "check_ready": "judge_ready", "with_rubric_judge": "rubric_judge"}[method]
+    (project / "rubric.yaml").write_text(
+        "identifier: raising.rubric\nname: Rubric\nprompts:\n  - id: polite\n    prompt: Say x\n    reference: x\n"
+        "    assertions:\n      - rubric: The answer is polite.\n"
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["rubric.yaml"]\n')
+    failed = raising("run", "raising.rubric", "--grader", "raising.judge", raised="RuntimeError", place=place)
+    assert failed.code == 2, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        f"evalkit: error: grader raising.judge (evalkit-raising-plugins 0.1.0) raised RuntimeError in {method}(): the plugin's own failure"
+    ]
+    assert stored_runs(project) == 0
+    refused = raising("run", "raising.rubric", "--grader", "raising.judge", raised="ConfigError", place=place)
+    assert refused.code == 2 and refused.stderr.splitlines() == ["evalkit: error: the plugin refuses its configuration: no credentials for it"]
+    assert raising("run", "raising.rubric", "--grader", "raising.judge", raised="RuntimeError").code == 0
+
+
+def test_a_chat_generators_tools_refusal_that_raises_still_refuses_the_tools(raising, project) -> None:
+    """A chat generator whose model takes no tools (supports_tools = False) and whose
+    tools_refusal() raised ended `evalkit run` of a set offering tools as "internal error (an
+    evalkit bug)": the tools are refused as they are for any such generator (exit 2, nothing
+    stored), with the plain reason when it cannot say its own."""
+    (project / "agent.yaml").write_text(
+        "identifier: raising.agent\nname: Agent\nprompts:\n  - id: weather\n    prompt: Weather?\n    tools:\n"
+        "      - {type: function, function: {name: get_weather, parameters: {type: object}}}\n"
+        "    tool_results:\n      - {name: get_weather, result: {temp_c: 18}}\n    assertions: [{tool_called: get_weather}]\n"
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["agent.yaml"]\n\n[providers.bot]\nadapter = "raising.toolless"\nmodel = "m"\n')
+    refused = 'evalkit: error: set "raising.agent" offers tools (prompt "weather"), and the generator of bot (raising.toolless) cannot send them: '
+    failed = raising("run", "raising.agent", raised="RuntimeError", place="tools_refusal")
+    assert failed.code == 2 and failed.stderr.splitlines() == [refused + "its model does not support tools"], failed.stderr[-2000:]
+    said = raising("run", "raising.agent", raised="RuntimeError")
+    assert said.code == 2 and said.stderr.splitlines() == [refused + "the raising model takes no tools"], said.stderr[-2000:]
+    assert stored_runs(project) == 0
+
+
+def test_an_ad_hoc_generators_redacted_options_that_raises_names_it(raising, project) -> None:
+    """An ad-hoc run with --cache keys its answers by the generator's redacted_options(); one that
+    raised ended the run as "internal error (an evalkit bug)": it names the generator and its
+    distribution, exit 2, no run stored."""
+    words = ("run", "evalkit.smoke", "--provider", "raising.generator", "--model", "m", "--cache", "--privacy", "full")
+    failed = raising(*words, raised="RuntimeError", place="redacted_options")
+    assert failed.code == 2, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        "evalkit: error: generator raising.generator (evalkit-raising-plugins 0.1.0) raised RuntimeError in redacted_options(): "
+        "the plugin's own failure"
+    ]
+    assert stored_runs(project) == 0
+    assert raising(*words, raised="RuntimeError").code == 0
+
+
+def test_a_retrievers_thread_safe_property_that_raises_is_not_declared(raising, project) -> None:
+    """A retriever whose thread_safe property raised ended `evalkit retrieval --concurrency 2` as
+    "internal error (an evalkit bug)": a thread_safe it cannot say is not declared, so the
+    concurrency is refused as for any retriever that does not declare itself thread-safe (exit 2)."""
+    words = ("retrieval", "raising.questions", "raising.retriever", "--concurrency", "2")
+    refused = raising(*words, raised="RuntimeError", place="thread_safe")
+    assert refused.code == 2 and "internal error" not in refused.stderr, refused.stderr[-2000:]
+    assert 'retriever "raising.retriever" does not declare itself thread-safe' in refused.stderr
+    assert stored_runs(project) == 0
+    assert raising(*words, raised="RuntimeError").code == 0  # declared thread-safe, it runs
 
 
 @pytest.mark.parametrize(
@@ -2108,6 +2237,65 @@ def test_issue34_04_sigterm_ends_the_process_whatever_a_plugin_does_saying_how_t
     resumed = evalkit_process(*resume[1:], "--json", env={"PYTHONPATH": unruly}, timeout=90)
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete" and resumed.json()["run_id"] == resume[-1]
+
+
+@pytest.mark.parametrize(
+    ("ways", "second"),
+    [("sigterm,slow", False), ("swallow", True), ("swallow", False)],
+    ids=["orderly end", "a second SIGTERM", "the grace period"],
+)
+def test_issue34_04_a_forced_end_with_json_ends_stdout_with_one_error_object(project, evalkit_process, unruly, ways, second) -> None:
+    """With --json a CI script parses standard output: the first SIGTERM's orderly end wrote the
+    error object, the forced end (a second SIGTERM, a plugin that swallowed the first) wrote none."""
+    marks = project / "marks.txt"
+    (project / "evalkit.toml").write_text("hook_timeout = 30\n")
+    env = {"PYTHONPATH": unruly, "UNRULY": ways, "UNRULY_STARTED": str(marks)}
+    process = evalkit_process.start("run", "evalkit.smoke", "--concurrency", "1", "--run-id", "forced-1", "--json", env=env)
+    try:
+        _wait_for_lines(marks, 3, process)  # started, and two cases graded
+        process.send_signal(signal.SIGTERM)
+        if second:
+            time.sleep(0.5)
+            process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 3, out + err
+    document = json.loads(out)  # one JSON object, nothing else
+    assert document["exit_code"] == 3 and document["runs_kept"] == ["forced-1"], document
+    assert document["error"].startswith("interrupted") and "continue it with `evalkit run evalkit.smoke" in document["error"], document
+    if ways == "swallow":
+        assert document["error"].startswith("interrupted: a second SIGTERM; " if second else "interrupted: SIGTERM 5 s ago"), document
+
+
+def test_issue34_04_a_second_sigterm_after_the_orderly_end_wrote_its_error_object_writes_no_other(
+    project, evalkit_process, unruly
+) -> None:
+    """The orderly end wrote the error object, then an exit handler that never returns held the
+    process; the second SIGTERM that ends it adds no second object: standard output stays one."""
+    marks, out = project / "marks.txt", project / "out.json"
+    (project / "evalkit.toml").write_text("hook_timeout = 30\n")
+    env = {"PYTHONPATH": unruly, "UNRULY": "atexit,slow", "UNRULY_STARTED": str(marks)}
+    with out.open("w") as stdout:
+        process = evalkit_process.start("run", "evalkit.smoke", "--concurrency", "1", "--run-id", "forced-2", "--json", env=env, stdout=stdout)
+    try:
+        _wait_for_lines(marks, 3, process)
+        process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 60
+        while not out.read_text().endswith("\n") and time.monotonic() < deadline:  # the orderly end wrote its object
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 3, err
+    assert "interrupted: a second SIGTERM" in err, err
+    document = json.loads(out.read_text())  # one JSON object, nothing else
+    assert document["exit_code"] == 3 and document["error"].startswith("interrupted: run forced-2 keeps"), document
 
 
 @pytest.mark.parametrize("value", ["", "   "], ids=["empty", "blank"])

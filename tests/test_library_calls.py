@@ -562,3 +562,64 @@ def test_a_callback_that_blocks_every_signal_around_a_thread_start_is_not_refuse
     assert outcome.run.status.value == "complete"
     assert blocked == [False] * 7
     assert signal.SIGALRM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+def test_a_failed_shard_is_continued_as_that_shard_not_resumed(tmp_path: Path) -> None:
+    """A shard's notes and errors said `--resume RUN_ID`, which answers the whole run and is
+    refused while another shard answers it; the CLI's own line gave the shard's command. Through
+    the library, the command names the shard and the run again (call again with them)."""
+    from evalkit import evaluate_set
+    from evalkit.errors import RunInterrupted
+    from evalkit.run.plan import Shard
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+
+    def broken(*_: object) -> None:
+        raise ZeroDivisionError("the caller's own")
+
+    def ctrl_c(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(ZeroDivisionError) as caught:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(1, 2), run_id="ci-1", on_case=broken)
+    assert caught.value.__notes__[0].endswith("continue it with `evalkit run evalkit.smoke --shard 1/2 --run-id ci-1`")
+    with pytest.raises(RunInterrupted) as interrupted:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(2, 2), run_id="ci-2", on_case=ctrl_c)
+    assert str(interrupted.value).endswith("continue it with `evalkit run evalkit.smoke --shard 2/2 --run-id ci-2`")
+    stopped = evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, shard=Shard(1, 2), run_id="ci-3", max_requests=1)
+    (note,) = [n for n in stopped.notes if "reached after" in n]
+    assert "resume it with: evalkit run evalkit.smoke --shard 1/2 --run-id ci-3 --max-requests " in note, note
+
+
+def test_a_run_whose_lease_another_process_took_over_stops_and_leaves_it_to_that_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process whose heartbeat went stale (suspended, a store locked past the stale limit) has its
+    lease taken over; it went on answering every case and closed the run the other process held.
+    It stops at its next case, with the run's status left to the process that holds it."""
+    import sqlite3
+    import time
+
+    from evalkit import evaluate_set
+    from evalkit.errors import RunTakenOver
+    from evalkit.leases import LeaseKeeper
+
+    monkeypatch.setattr(LeaseKeeper.__init__, "__defaults__", (0.05,))  # a heartbeat every 50 ms
+    path = tmp_path / "results.db"
+    seen: list[str] = []
+
+    def taken_over_after_the_first(case: object) -> None:
+        seen.append(case.case_id)  # type: ignore[attr-defined]
+        if len(seen) == 1:  # another process takes the lease over, as it would a stale one
+            with sqlite3.connect(path) as connection:
+                connection.execute("UPDATE evalkit_run_lease SET owner_host = 'other-host', owner_pid = 1, owner_token = 'other'")
+            time.sleep(0.5)
+
+    with pytest.raises(RunTakenOver, match=r"another process took over run lost-1 \(the whole run\)") as caught:
+        evaluate_set("evalkit.smoke", database=f"sqlite:///{path}", cwd=tmp_path, run_id="lost-1", on_case=taken_over_after_the_first)
+    assert caught.value.exit_code == 3
+    assert len(seen) == 1, "no case is answered for a run this process no longer holds"
+    (run,) = _runs(f"sqlite:///{path}")
+    assert run.status.value == "running"
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("SELECT owner_token FROM evalkit_run_lease").fetchall() == [("other",)]

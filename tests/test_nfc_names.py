@@ -111,3 +111,27 @@ def test_a_deployment_typed_in_nfd_names_the_deployment_it_prints_as(evalkit_cli
     ran = evalkit_cli("retrieval", "evalkit_stdlib.docs", "--deployment", NFD)
     # the deployment is found (its retriever's missing corpus is what is refused), not "no deployment ..."
     assert ran.code == 2 and f'in deployment "{NFC}" of configuration' in ran.stderr, ran.stderr
+
+
+def test_a_tag_is_read_in_nfc_so_a_set_saved_in_nfd_is_the_same_set(evalkit_cli, project: Path) -> None:
+    # A tag only labels its prompt: it is read as the text it prints as, not refused as an id is.
+    # Written in NFD (macOS), it made the set's fingerprint differ from the same file in NFC, so the
+    # next run read "The set changed between the two runs"; a tag made by a template from a table
+    # in NFD is read the same way.
+    assert GoldenPrompt(id="p", prompt="hi", tags=[NFD, "plain"], assertions=[Assertion.contains("x")]).tags == (NFC, "plain")
+    (project / "answers.jsonl").write_text('{"id": "a", "text": "x"}\n{"id": "t/1", "text": "x"}\n', encoding="utf-8")
+    (project / "evalkit.toml").write_text(
+        '[sets]\npaths = ["set.json"]\n[providers.p]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "m"\n', encoding="utf-8"
+    )
+    runs = []
+    for tag in (NFC, NFD):
+        prompts = [
+            {"id": "a", "prompt": "hi", "reference": "x", "tags": [tag], "assertions": [{"contains": "x"}]},
+            {"id": "t", "template": "hi {v}", "vars": [{"v": "x", "tag": tag}], "tags": ["{tag}"], "assertions": [{"contains": "{v}"}]},
+        ]
+        (project / "set.json").write_text(json.dumps({"identifier": "a.tags", "name": "T", "prompts": prompts}, ensure_ascii=False), encoding="utf-8")
+        ran = evalkit_cli("run", "a.tags", "--provider", "p", "--json")
+        assert ran.code == 0, ran.stderr
+        runs.append(ran.json()["run_id"])
+    compared = evalkit_cli("compare", *runs, "--json").json()
+    assert compared["notes"] == [] and compared["comparison"]["set_changed"] is False

@@ -139,12 +139,18 @@ class Usage:
 USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "cached_input_tokens")
 
 
-def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
+#: The name of each :class:`Usage` count where evalkit shows it (a case's ``--json`` usage).
+_SHOWN_NAMES = dict(zip(USAGE_FIELDS, ("prompt_tokens", "completion_tokens", "total_tokens", "cached_prompt_tokens"), strict=True))
+
+
+def sum_usage(usages: Iterable[Usage | None], aside: UsageSetAside | None = None) -> Usage | None:
     """The token counts of several requests added up — a conversation's model turns, a prompt's
     repeated answers: ``None`` when one of them reported no usage (or had it set aside,
     :func:`reported_usage`), so a request whose tokens are unknown never counts as 0 and the
     sum's cost is unknown, as that request's is; else each count summed, ``None`` where one
-    request did not report it."""
+    request did not report it. A sum is held to one reply's rule: a count summed to 2**63 or
+    more (what the store cannot keep) makes the whole sum ``None``, its problem remembered in
+    ``aside`` (:meth:`UsageSetAside.sum_notes`) when given."""
     known = list(usages)
     if not known or any(u is None for u in known):
         return None
@@ -154,6 +160,11 @@ def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
         return None if any(c is None for c in counts) else sum(counts)
 
     summed = Usage(*map(total, USAGE_FIELDS))
+    for field, count in zip(USAGE_FIELDS, summed.counts(), strict=True):
+        if count is not None and not _countable(count):
+            if aside is not None:
+                aside.record(f"{_SHOWN_NAMES[field]} {_count_shown(count)} summed over {len(known)} requests, not a whole number from 0 below 2**63")
+            return None
     return None if summed.counts() == (None, None, None, None) else summed
 
 
@@ -202,15 +213,17 @@ def reported_usage(usage: object, fields: Mapping[str, str]) -> tuple[Usage | No
     name reaches into a nested object (``prompt_tokens_details.cached_tokens``) — to the
     :class:`Usage` field it fills. The result is the :class:`Usage` (``None`` when no count is
     given) and ``None``, or, when ``usage`` is no mapping or one count in it is not a whole number
-    from 0 below 2**63 (``10**400``, ``-1``, ``"5"``, ``12.0``, ``true``), ``None`` and what is wrong
-    (:func:`token_count_problem`): one such count makes the whole usage unreported, so a reply
-    never counts as reporting no usage while its other tokens are counted. An adapter keeps the
-    problems in a :class:`UsageSetAside`, whose note the run shows."""
+    from 0 below 2**63 (``10**400``, ``-1``, ``"5"``, ``12.0``, ``true``, :func:`token_count_problem`)
+    or the counts are impossible together (more cached prompt tokens than prompt tokens), ``None``
+    and what is wrong: one such count makes the whole usage unreported, so a reply never counts as
+    reporting no usage while its other tokens are counted. An adapter keeps the problems in a
+    :class:`UsageSetAside`, whose note the run shows."""
     if usage is None:
         return None, None
     if not isinstance(usage, Mapping):
         return None, f"usage {_count_shown(usage)}, not an object"
     counts: dict[str, int] = {}
+    names: dict[str, str] = {}
     for name, field in fields.items():
         value: object = usage
         for step in name.split("."):
@@ -219,6 +232,10 @@ def reported_usage(usage: object, fields: Mapping[str, str]) -> tuple[Usage | No
             return None, problem
         if value is not None:
             counts[field] = value  # type: ignore[assignment]
+            names[field] = name
+    cached, prompt = counts.get("cached_input_tokens"), counts.get("input_tokens")
+    if cached is not None and prompt is not None and cached > prompt:
+        return None, f"{names['cached_input_tokens']} {cached}, more than its {names['input_tokens']} {prompt}"
     return (Usage(**counts) if counts else None), None
 
 
@@ -234,14 +251,18 @@ class UsageSetAside:
         self.first: str | None = None
         self._lock = threading.Lock()
 
+    def record(self, problem: str) -> None:
+        """Remember one usage set aside, and ``problem`` when it is the first."""
+        with self._lock:
+            self.count += 1
+            if self.first is None:
+                self.first = problem
+
     def usage(self, usage: object, fields: Mapping[str, str]) -> Usage | None:
         """:func:`reported_usage` of one reply, its problem (if any) remembered for the notes."""
         counts, problem = reported_usage(usage, fields)
         if problem is not None:
-            with self._lock:
-                self.count += 1
-                if self.first is None:
-                    self.first = problem
+            self.record(problem)
         return counts
 
     def notes(self, source: str) -> list[str]:
@@ -255,6 +276,19 @@ class UsageSetAside:
             f"{counted(self.count, 'reply')} from {source} reported a usage evalkit cannot count "
             f"(the first: {self.first}): each such reply's usage is counted as unreported, "
             "its prompt and completion tokens alike, and its cost is unknown"
+        ]
+
+    def sum_notes(self) -> list[str]:
+        """The run's note on the cases whose usage summed over their requests :func:`sum_usage`
+        set aside (kept in this object by ``sum_usage``); none when there were none."""
+        if self.first is None:
+            return []
+        from .wording import counted
+
+        return [
+            f"{counted(self.count, 'usage')} summed over a case's requests (a conversation's turns, a prompt's repeated "
+            f"answers) {'is' if self.count == 1 else 'are'} past what evalkit can count (the first: {self.first}): "
+            "the case's usage is counted as unreported, its prompt and completion tokens alike, and its cost is unknown"
         ]
 
 

@@ -22,7 +22,10 @@ from .prompts import PromptStream
 from .shapes import MAX_NAME_CHARS, clipped, exception_message, exception_name, read_up_to, short_repr, too_long
 from .timeouts import TimeLimitExceeded
 
-__all__ = ["ConfigAware", "RefusesSets", "SetCatalog", "SourcedSet", "clash", "load_catalog", "prompt_set_catalog", "question_set_catalog"]
+__all__ = [
+    "ConfigAware", "LocatesSets", "RefusesSets", "SetCatalog", "SourcedSet", "clash", "load_catalog", "prompt_set_catalog",
+    "question_set_catalog",
+]  # fmt: skip
 
 
 @runtime_checkable
@@ -47,6 +50,17 @@ class RefusesSets(Protocol):
         ...
 
 
+@runtime_checkable
+class LocatesSets(Protocol):
+    """A set provider that can say where in the project one of its sets is declared (the
+    ``evalkit.files`` provider: ``the set file evals/faq.yaml:1``), so a clash with an installed
+    set names the file rather than the provider's distribution."""
+
+    def set_location(self, identifier: str) -> str | None:
+        """Where the set ``identifier`` is declared, or ``None`` when unknown."""
+        ...
+
+
 @attrs.frozen
 class SourcedSet:
     """A set together with the entry point of the provider that shipped it, and that provider."""
@@ -65,6 +79,8 @@ class SetCatalog:
     failures: tuple[registry.PluginFailure, ...]
     duplicates: dict[str, tuple[registry.PluginRecord, ...]]
     providers: tuple[Any, ...] = ()
+    #: Of a duplicated identifier, where the owners that know it declare it (:class:`LocatesSets`).
+    locations: dict[str, dict[registry.PluginRecord, str]] = attrs.field(factory=dict)
 
     def identifiers(self) -> list[str]:
         """Identifiers in discovery order."""
@@ -77,7 +93,7 @@ class SetCatalog:
         that provider's :class:`SetValidationError` is raised instead: the set may be among them.
         """
         if identifier in self.duplicates:
-            raise DuplicateSetError(f'{self.kind} "{identifier}" {clash(self.duplicates[identifier])}')
+            raise DuplicateSetError(f'{self.kind} "{identifier}" {self.clash(identifier)}')
         if identifier not in self.sets:
             refused = self.invalid_sets()
             if refused is not None:
@@ -89,6 +105,11 @@ class SetCatalog:
                 failures=[f"{f.record.kind} {f.record.describe()}: {f.error}" for f in self.failures],
             )
         return self.sets[identifier]
+
+    def clash(self, identifier: str) -> str:
+        """What ships the duplicated ``identifier`` more than once (:func:`clash`), a set file
+        named by its path and line."""
+        return clash(self.duplicates[identifier], self.locations.get(identifier))
 
     def invalid_sets(self) -> SetValidationError | None:
         """The first provider failure that is a refusal of invalid sets, if any."""
@@ -212,7 +233,21 @@ def load_catalog(
     duplicates = {i: tuple(rs) for i, rs in owners.items() if len(rs) > 1}
     for identifier in duplicates:
         sets.pop(identifier, None)
-    return SetCatalog(kind, sets, tuple(failures), duplicates, tuple(providers))
+    return SetCatalog(kind, sets, tuple(failures), duplicates, tuple(providers), _locations(duplicates, loaded))
+
+
+def _locations(
+    duplicates: dict[str, tuple[registry.PluginRecord, ...]], loaded: Sequence[tuple[registry.PluginRecord, Any]]
+) -> dict[str, dict[registry.PluginRecord, str]]:
+    """Of each duplicated identifier, where the providers that can say so (:class:`LocatesSets`)
+    declare it."""
+    locating = [(record, provider) for record, provider in loaded if isinstance(provider, LocatesSets)]
+    found: dict[str, dict[registry.PluginRecord, str]] = {}
+    for identifier, owners in duplicates.items():
+        for record, provider in locating:
+            if record in owners and isinstance(at := provider.set_location(identifier), str):
+                found.setdefault(identifier, {})[record] = at
+    return found
 
 
 class _ListingStalled(TimeLimitExceeded):
@@ -220,11 +255,23 @@ class _ListingStalled(TimeLimitExceeded):
     taken for it)."""
 
 
-def clash(owners: Iterable[registry.PluginRecord]) -> str:
+def clash(owners: Iterable[registry.PluginRecord], locations: dict[registry.PluginRecord, str] | None = None) -> str:
     """What ships one identifier more than once, each distribution and provider named once:
     ``is shipped by more than one distribution: a (d 1.0) and b (e 2.0)``, ``is shipped by more
-    than one provider of distribution d 1.0: a and b``, or ``is shipped 2 times by provider a (d 1.0)``."""
+    than one provider of distribution d 1.0: a and b``, or ``is shipped 2 times by provider a (d 1.0)``.
+
+    An owner with a ``locations`` entry (a set file) is named by it, not by the distribution that
+    reads it: ``is declared in the set file evals/a.yaml:1 and shipped by the installed distribution d 1.0
+    (provider a); give the file's set another identifier``."""
     records = list(owners)
+    located = list(dict.fromkeys(locations[r] for r in records if locations and r in locations))
+    if located:
+        others = list(dict.fromkeys(f"{r.distribution} {r.version} (provider {r.name})" for r in records if r not in (locations or {})))
+        declared = "is declared in " + " and ".join(located)
+        if not others:
+            return declared
+        installed = "the installed distribution" + ("s " if len(others) > 1 else " ")
+        return f"{declared} and shipped by {installed}{' and '.join(others)}; give the file's set another identifier"
     providers = list(dict.fromkeys((r.name, r.distribution, r.version) for r in records))
     distributions = list(dict.fromkeys((r.distribution, r.version) for r in records))
     if len(providers) == 1:

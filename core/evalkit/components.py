@@ -45,7 +45,9 @@ __all__ = [
     "resolve_paths",
     "SecretHolder",
     "declared",
+    "declares",
     "grader_plugin",
+    "judge_instance",
     "plugin_awaited",
     "plugin_call_failed",
     "plugin_called",
@@ -329,10 +331,26 @@ def declared(component: Any, name: str, default: Any = None) -> Any:
         return default
 
 
+def declares(component: Any, name: str) -> bool:
+    """True when ``component`` has the attribute ``name`` at all, found without running it (a
+    property is not called, a ``__getattr__`` not asked): which optional protocol a plugin chose,
+    where ``isinstance`` against a protocol with a data member would read the attribute (Python
+    3.11 does) and fail on a property that raises. Its value is read with :func:`declared`."""
+    return inspect.getattr_static(component, name, None) is not None
+
+
+def judge_instance(grading: Any) -> str | None:
+    """The provider instance a grader's judge asks (its ``judge_instance``), read with
+    :func:`declared`: ``None`` when it has none, or none that is text."""
+    value = declared(grading, "judge_instance")
+    return value if isinstance(value, str) and value else None
+
+
 def plugin_called(who: Any, method: str, call: Callable[..., Any], *args: Any) -> Any:
     """``call(*args)``: a plugin's call the run makes outside its per-case wrappers (a generator's
-    ``use_concurrency()``, a grader's ``use_assertion_kinds()`` or ``run_metrics()``, their
-    closing) — the one rule for them: what it raises (:data:`~evalkit.errors.PLUGIN_FAILURES`, and
+    ``use_concurrency()``, a grader's ``use_assertion_kinds()`` or ``run_metrics()``; their
+    closing, which comes once the cases are stored, is a warning made of
+    :func:`plugin_call_failed` instead) — the one rule for them: what it raises (:data:`~evalkit.errors.PLUGIN_FAILURES`, and
     what :func:`~evalkit.errors.carried` carries) is a :class:`~evalkit.errors.PluginError` naming
     the plugin and its distribution (``who``: its record, a name when there is none, or a function
     giving either) and ``method``, never an internal error; an error of evalkit's own kind it

@@ -135,8 +135,10 @@ def format_amount(amount: Decimal | None, currency: str | None) -> str:
 
 @attrs.define
 class TokenTally:
-    """Requests and their token counts, summed; ``unreported`` counts requests whose endpoint
-    reported no usage (their tokens are unknown, and so is any cost of them)."""
+    """Requests and their token counts, summed; ``unreported`` counts requests whose usage is
+    unknown (their tokens are not in the sums, and their cost is unknown): one whose endpoint
+    reported none, and each request of a case whose summed usage is unknown
+    (:func:`~evalkit.answers.sum_usage`: a conversation's turns, a prompt's repeated answers)."""
 
     requests: int = 0
     unreported: int = 0
@@ -148,10 +150,10 @@ class TokenTally:
 
     def add(self, usage: Usage | None, price: Price | None, requests: int = 1) -> None:
         """Count ``requests`` requests (one answer's, a conversation's turns, a case's repeats)
-        whose token counts add up to ``usage``."""
+        whose token counts add up to ``usage``; when it is unknown, each of them counts as unreported."""
         self.requests += requests
         if usage is None or usage.input_tokens is None or usage.output_tokens is None:
-            self.unreported += 1
+            self.unreported += requests
         if usage is not None:
             self.input_tokens += usage.input_tokens or 0
             self.output_tokens += usage.output_tokens or 0

@@ -56,6 +56,7 @@ __all__ = [
     "GraderUnavailableError",
     "OutputFailed",
     "PluginError",
+    "PluginLoadInterrupted",
     "CalibrationFailed",
     "PairwiseJudgingFailed",
     "RequestRejected",
@@ -64,6 +65,7 @@ __all__ = [
     "RunInternalError",
     "RunInterrupted",
     "RunNotFinished",
+    "RunTakenOver",
     "RunStoreFailed",
     "SchemaOutOfDateError",
     "SetValidationError",
@@ -255,6 +257,21 @@ class PluginError(EvalkitError):
         return cls(message, group=record.group, name=record.name, distribution=record.distribution)
 
 
+class PluginLoadInterrupted(KeyboardInterrupt):
+    """A ``KeyboardInterrupt`` while a plugin's module was imported: Ctrl-C (or SIGTERM) during a
+    slow import, or one the module raised itself — evalkit cannot tell them apart, so it is still
+    an interrupt (exit 3, no run stored or one marked interrupted), but it names the plugin being
+    loaded (``who``: ``generator NAME (DISTRIBUTION VERSION)``) instead of reading as the user's
+    Ctrl-C alone. Raised by :meth:`evalkit.registry.PluginRecord.load`."""
+
+    def __init__(self, who: str) -> None:
+        super().__init__(who)
+        self.who = who
+
+    def __str__(self) -> str:
+        return f"interrupted while loading {self.who} (Ctrl-C, or a KeyboardInterrupt its module raised at import)"
+
+
 class DuplicateSetError(PluginError):
     """Two providers ship a set with the same identifier."""
 
@@ -310,6 +327,10 @@ def _kept_cases(kept: int | None, before: str, unknown: str) -> str:
     return unknown if kept is None else f"{counted(kept, 'case')} committed before {before} {'is' if kept == 1 else 'are'} kept"
 
 
+#: What a run-stopping error says of a run whose lease this process never took.
+_NOT_HELD = "its status is left as it is: this process never took its lease (another process may be answering it)"
+
+
 class RunInterrupted(EvalkitError):
     """The run was interrupted (Ctrl-C, or ``cause``: what stopped it); its finished cases are
     stored and it can be resumed."""
@@ -343,6 +364,23 @@ class SetChangedError(EvalkitError):
     exit_code = 3
 
 
+class RunTakenOver(EvalkitError):
+    """Another process took over the lease this process held on a run (or a shard of it): its
+    heartbeat went unrenewed past the stale limit (the process was suspended, or the store held its
+    lock that long). This process stops answering and leaves the run, and its status, to the other."""
+
+    exit_code = 3
+
+    def __init__(self, run_id: str, part: str, stale_after: float) -> None:
+        self.run_id = run_id
+        what = "the whole run" if part == "*" else f"shard {part}"
+        super().__init__(
+            f"another process took over run {run_id} ({what}): this process's lease on it went {stale_after:.0f} s "
+            "without a heartbeat (the process was suspended, or the store held its lock that long); this process "
+            "stops answering it and leaves the run to that process (the cases it committed are kept)"
+        )
+
+
 class RunNotFinished(EvalkitError):
     """A run's shards were not all in (or its verdict not recorded) when the wait ran out, or no
     process answers the run any more (its leases went stale: it was killed)."""
@@ -355,7 +393,9 @@ class RunStoreFailed(EvalkitError):
     the run is marked ``interrupted`` when the store still answers (``can_mark``: the store keeps
     that status at all, :class:`~evalkit.storage.ResumableRuns`); it can be resumed. ``complete``:
     the fault came after the run was stored complete (its verdict being recorded), which it stays:
-    nothing is left to resume, and its verdict may not be recorded."""
+    nothing is left to resume, and its verdict may not be recorded. ``held``: this process took
+    the run's lease; when it did not (a shard joining a run whose lease it could not take), the run
+    is another process's and its status is left as it is."""
 
     exit_code = 3
 
@@ -371,6 +411,7 @@ class RunStoreFailed(EvalkitError):
         command: str | None = None,
         complete: bool = False,
         can_mark: bool = True,
+        held: bool = True,
     ) -> None:
         self.run_id = run_id
         self.set_identifier = set_identifier
@@ -378,6 +419,7 @@ class RunStoreFailed(EvalkitError):
         self.kept = kept
         self.marked = marked
         self.can_mark = can_mark
+        self.held = held
         self.resumable = resumable and not complete
         self.complete = complete
         if complete:
@@ -389,6 +431,8 @@ class RunStoreFailed(EvalkitError):
         kept_text = _kept_cases(kept, "the fault", "the cases committed before the fault are kept")
         if marked:
             state = "the run is marked interrupted"
+        elif not held:
+            state = _NOT_HELD
         elif can_mark:
             state = "the run could not be marked interrupted (the store does not answer)"
         else:  # a store without ResumableRuns keeps no status it could be asked to change
@@ -401,21 +445,24 @@ class RunInternalError(EvalkitError):
     """An unexpected exception — evalkit's own bug — stopped a run after the run was created in the
     store: its committed cases are kept and it is marked ``interrupted`` (when the store can say
     so), so it can be resumed; ``status`` is the run's stored status afterwards (``None``: the store
-    did not say). A run the bug hit after it was finished keeps its status (``complete``). The CLI
-    prints the traceback under the message: a bug report needs it."""
+    did not say). A run the bug hit after it was finished keeps its status (``complete``). ``held``:
+    this process took the run's lease; a run it did not (another process's) keeps its status. The
+    CLI prints the traceback under the message: a bug report needs it."""
 
     exit_code = 3
     #: The CLI prints the traceback of what was raised (``__cause__``) under the message.
     shows_traceback = True
 
     def __init__(
-        self, run_id: str, set_identifier: str, cause: str, *, kept: int | None, status: str | None, command: str | None = None
-    ) -> None:
+        self, run_id: str, set_identifier: str, cause: str, *, kept: int | None, status: str | None, command: str | None = None,
+        held: bool = True,
+    ) -> None:  # fmt: skip
         self.run_id = run_id
         self.set_identifier = set_identifier
         self.cause = cause
         self.kept = kept
         self.status = status
+        self.held = held
         command = _resume_command(set_identifier, run_id, command)
         if status == "complete":
             super().__init__(
@@ -424,7 +471,9 @@ class RunInternalError(EvalkitError):
             )
             return
         kept_text = _kept_cases(kept, "it", "its committed cases are kept")
-        if status == "interrupted":
+        if not held:
+            state = _NOT_HELD
+        elif status == "interrupted":
             state = "the run is marked interrupted"
         elif status == "incomplete":
             state = "the run is stored incomplete"

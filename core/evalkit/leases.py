@@ -132,7 +132,9 @@ class LeaseKeeper:
     """Refreshes a lease's heartbeat from a background thread until :meth:`stop`.
 
     The thread uses its own connection to the store (or none, when the repository says so); a
-    refresh that fails is retried at the next beat — the run itself reports a failing store.
+    refresh that fails is retried at the next beat — the run itself reports a failing store. A
+    refresh the store refuses (another process took the lease over: this one's heartbeat was stale)
+    sets :attr:`lost` and ends the beating: the run stops at its next case.
     """
 
     def __init__(self, repository: RunLeases, run_id: str, part: str, owner: LeaseOwner, interval: float = HEARTBEAT_S) -> None:
@@ -142,6 +144,8 @@ class LeaseKeeper:
         self._owner = owner
         self._interval = interval
         self._stop = threading.Event()
+        #: Set once another process took the lease over.
+        self.lost = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="evalkit-lease", daemon=True)
 
     def start(self) -> LeaseKeeper:
@@ -153,9 +157,12 @@ class LeaseKeeper:
         try:
             while not self._stop.wait(self._interval):
                 try:
-                    self._repository.renew_lease(self._run_id, self._part, self._owner)
+                    renewed = self._repository.renew_lease(self._run_id, self._part, self._owner)
                 except Exception:  # noqa: BLE001,S112 - a failing store is reported by the run itself
                     continue
+                if renewed is False:  # another process holds it now
+                    self.lost.set()
+                    return
         finally:
             self._repository.release_thread_connection()
 

@@ -46,6 +46,19 @@ def _tuple(value: Iterable[Any] | None) -> tuple[Any, ...]:
     return tuple(value)
 
 
+def _nfc_tags(values: Any) -> Any:
+    """A prompt's tags with each text in Unicode normal form NFC (anything else as it is, for the
+    tag rule to judge): a set file saved on macOS writes ``café`` as ``e`` and a combining accent
+    (NFD), which prints as the ``é`` of another file and never equals it — the set's fingerprint
+    differed, so its runs read "the set changed". A tag only labels its prompt (nothing is keyed
+    or typed back by it), so it is read as the text it prints as, not refused as an id is."""
+    if not isinstance(values, tuple) or all(not isinstance(v, str) or v.isascii() for v in values):
+        return values
+    import unicodedata
+
+    return tuple(unicodedata.normalize("NFC", v) if isinstance(v, str) else v for v in values)
+
+
 #: The check name each assertion kind reports unless the assertion names its own.
 DEFAULT_CHECK_NAMES: Mapping[str, str] = {
     "exact": "exact_match",
@@ -224,7 +237,8 @@ class GoldenPrompt:
     """A prompt with the assertions its answer must satisfy and, optionally, an ideal answer.
 
     ``reference`` is the ideal answer's text, or a whole :class:`~evalkit.Answer` when the ideal
-    answer also abstains or cites sources (RAG sets).
+    answer also abstains or cites sources (RAG sets). ``tags`` are kept in Unicode normal form NFC
+    (a decomposed ``e`` + U+0301 becomes ``é``), so tags that print alike are alike.
 
     A conversation holds ``messages`` (:class:`~evalkit.conversations.Message` turns, or mappings
     ``{"role", "content", ...}``) instead of ``prompt``: in ``mode`` ``"fixed"`` the model answers
@@ -243,7 +257,7 @@ class GoldenPrompt:
     assertions: tuple[Assertion, ...] = attrs.field(default=(), converter=_tuple)
     reference: str | Answer | None = attrs.field(default=None, converter=plain_text)
     system_prompt: str | None = attrs.field(default=None, converter=plain_text)
-    tags: tuple[str, ...] = attrs.field(default=(), converter=attrs.converters.pipe(_tuple, plain_texts))
+    tags: tuple[str, ...] = attrs.field(default=(), converter=attrs.converters.pipe(_tuple, plain_texts, _nfc_tags))
     messages: tuple[Message, ...] = attrs.field(default=(), converter=messages_of)
     mode: ConversationMode = attrs.field(default=ConversationMode.FIXED, converter=_mode)
     tools: tuple[Tool, ...] = attrs.field(default=(), converter=tools_of)

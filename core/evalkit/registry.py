@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from .errors import PLUGIN_FAILURES, PluginError, UnknownPluginError, carried
+from .errors import PLUGIN_FAILURES, PluginError, PluginLoadInterrupted, UnknownPluginError, carried
 from .problem_texts import bounded_problem, clipped, too_long
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "disabled",
     "driver",
     "enabled",
+    "is_disabled",
     "find",
     "forget",
     "instantiate",
@@ -113,6 +114,10 @@ class PluginRecord(NamedTuple):
             )
         try:
             return carried(EntryPoint(self.name, f"{module_name}:{attribute}" if colon else module_name, self.group).load)
+        except PluginLoadInterrupted:  # one plugin's import loads another: the innermost is named
+            raise
+        except KeyboardInterrupt as exc:  # still an interrupt, but naming the plugin whose import it stopped
+            raise PluginLoadInterrupted(f"{self.kind} {self.describe()}") from exc
         except PLUGIN_FAILURES as exc:  # a plugin that fails to import (or exits) names itself, and never takes the others down
             from .shapes import exception_text
 
@@ -328,14 +333,36 @@ def records(group: str) -> tuple[PluginRecord, ...]:
 
 
 def disabled() -> frozenset[str]:
-    """The entry-point names :data:`DISABLE_ENV` names (read each time: library callers may set it)."""
+    """What :data:`DISABLE_ENV` names, comma-separated: entry-point names, or ``DISTRIBUTION:NAME``
+    (:func:`is_disabled`); read each time, library callers may set it."""
     return frozenset(n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip())
 
 
+def is_disabled(record: PluginRecord, off: frozenset[str]) -> bool:
+    """Whether ``off`` (:func:`disabled`) names ``record``: by its entry-point name (``openai``,
+    every distribution's), or by distribution and name (``acme-openai:openai``, that one only —
+    the way to keep one of two distributions that declare the same name; the distribution's name
+    compared as pip does, case and ``-_.`` aside)."""
+    if record.name in off:
+        return True
+    return any(
+        name == record.name and _canonical(distribution) == _canonical(record.distribution)
+        for distribution, colon, name in (entry.partition(":") for entry in off)
+        if colon
+    )
+
+
+def _canonical(distribution: str) -> str:
+    """A distribution's name as PEP 503 compares it: ``Acme_OpenAI`` → ``acme-openai``."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", distribution).lower()
+
+
 def enabled(group: str) -> tuple[PluginRecord, ...]:
-    """The entry points of one group that :data:`DISABLE_ENV` does not name."""
+    """The entry points of one group that :data:`DISABLE_ENV` does not name (:func:`is_disabled`)."""
     off = disabled()
-    return tuple(r for r in records(group) if r.name not in off)
+    return tuple(r for r in records(group) if not is_disabled(r, off))
 
 
 def find(group: str, name: str) -> PluginRecord:
@@ -350,9 +377,11 @@ def find(group: str, name: str) -> PluginRecord:
         raise UnknownPluginError(KIND_BY_GROUP[group], name, sorted({r.name for r in candidates}))
     if len(matches) > 1:
         owners = list(dict.fromkeys(f"{r.distribution} {r.version}" for r in matches))
+        switches = " or ".join(f"{DISABLE_ENV}={d}:{name}" for d in dict.fromkeys(r.distribution for r in matches))
         declared = (
             f"is declared {len(matches)} times by distribution {owners[0]}" if len(owners) == 1
-            else f"is declared by more than one distribution: {', '.join(owners)}"
+            else f"is declared by more than one distribution: {', '.join(owners)}; keep the one you want by switching "
+            f"the other off by distribution and name ({switches}), or uninstall it"
         )  # fmt: skip
         raise PluginError(f'{KIND_BY_GROUP[group]} "{name}" {declared}', group=group, name=name)
     return matches[0]

@@ -104,7 +104,7 @@ def _installed(
     Also returns the identifiers found and the set files' refusal, if the configured files are invalid.
     """
     from .calibration import calibration_set_catalog, calibration_set_problems
-    from .catalog import clash, prompt_set_catalog, question_set_catalog
+    from .catalog import prompt_set_catalog, question_set_catalog
     from .retrieval.validation import question_set_problems
     from .validation import prompt_set_problems
 
@@ -129,10 +129,10 @@ def _installed(
                 failed.extend(SetProblem(where, problem) for problem in failure.exception.problems)
             else:
                 failed.append(SetProblem(where, failure.error))
-        for identifier, owners in catalog.duplicates.items():
+        for identifier in catalog.duplicates:
             if want is None or identifier in want:
                 found.add(identifier)
-                problems.append(SetProblem(identifier, clash(owners)))
+                problems.append(SetProblem(identifier, catalog.clash(identifier)))
         for identifier, sourced in catalog.sets.items():
             if want is not None and identifier not in want:
                 continue

@@ -3,7 +3,9 @@
 The run is finished when its stored status is no longer ``running`` (the last shard closes it)
 and, on a store that keeps verdicts, its verdict is recorded. A run that does not exist yet is
 waited for too: the final job may start before the first shard has written anything, and so is a
-sharded run some of whose shards have not taken their lease yet. A run no process answers any more
+sharded run some of whose shards have not taken their lease yet — unless its id is one no shard can
+store (``evalkit run --run-id`` refuses it: ``ci-1/feature/x``), refused at once (exit 2) instead of
+waited for until the time limit. A run no process answers any more
 — every lease it took is dead, and was last heard from more than :data:`~evalkit.leases.STALE_AFTER_S`
 ago (:meth:`~evalkit.leases.RunLiveness.given_up`) — is not waited for until the time limit: the
 wait ends there, naming the command that continues it.
@@ -80,10 +82,17 @@ def wait_for_run(
     sleep: Callable[[float], None] = time.sleep,
 ) -> Run:
     """The run ``run_id`` once every shard is in (with its cases); :class:`RunNotFinished` when
-    ``timeout_s`` passes first, or when no process answers the run any more (see the module)."""
+    ``timeout_s`` passes first, or when no process answers the run any more (see the module); a
+    usage error at once when the run is not stored and no shard could store it (its id refused)."""
     deadline = clock() + timeout_s
+    first = True
     while True:
         run = repository.get_run(run_id, with_cases=False)
+        if run is None and first:  # an id every shard refuses never appears: not waited for
+            from .run.placement import check_run_id
+
+            check_run_id(run_id)
+        first = False
         if _finished(repository, run):
             full = repository.get_run(run_id)
             assert full is not None

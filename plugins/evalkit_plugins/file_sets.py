@@ -54,6 +54,12 @@ class FileSetProvider:
         """The calibration sets the files declare (``kind: calibration``)."""
         return self.load().calibration_sets if self._names_files() else ()
 
+    def set_location(self, identifier: str) -> str | None:
+        """Where the set ``identifier`` is declared — ``the set file FILE:LINE`` — or ``None`` when
+        no file read so far declares it (:class:`evalkit.catalog.LocatesSets`)."""
+        at = self._loaded.declared_at.get(identifier) if self._loaded is not None else None
+        return f"the set file {at}" if at is not None else None
+
     def _configuration(self) -> Config:
         if self._config is None:
             self._config = load_config()

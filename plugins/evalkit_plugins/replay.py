@@ -85,6 +85,15 @@ class ReplayGenerator:
                 )
             first_line[item["id"]] = number
             self._answers[item["id"]] = item
+        #: Whether a line names no model of its own, so it reports the instance's ``model``.
+        self._unnamed = any(not _names_a_model(item) for item in self._answers.values())
+
+    @property
+    def echoed_model_note(self) -> str | None:
+        """What the run says when its reported model is the alias the instance names: no server is
+        asked, so it is the instance's ``model`` option, taken by lines that name none; ``None``
+        when every line names its own (the recorded model, no echo)."""
+        return "reported model is the instance's model option: the replay file's lines name none" if self._unnamed else None
 
     def chat(self, request: ChatRequest) -> Turn:
         """The recorded model turn number ``request.step`` of the prompt's conversation."""
@@ -119,6 +128,12 @@ class ReplayGenerator:
             citations=item.get("citations", ()),
             passages=item.get("passages", ()),
         )
+
+
+def _names_a_model(item: dict[str, Any]) -> bool:
+    """Whether a line reports a model of its own: its ``model``, or one on each of its ``turns``."""
+    turns = item.get("turns")
+    return bool(item.get("model")) or bool(turns and all(turn.get("model") for turn in turns))
 
 
 def _final_text(item: dict[str, Any]) -> str:

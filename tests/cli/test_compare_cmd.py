@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from evalkit.verdict import mcnemar_exact_p
 
@@ -33,12 +35,17 @@ def test_compare_sorts_every_case_and_weighs_the_flips(evalkit_cli, two_runs) ->
     assert document["regressed"] is True and document["base"]["run_id"] == base
     assert any("incomplete" in note for note in document["notes"]), "the errored case makes RUN incomplete"
     assert document["run"]["errored"] == 1, "an errored case counts as failing: times-table regressed"
+    assert document["regressed_checks"] == {
+        "add-2-2": {"failed_checks": ["matches_pattern"], "errored": False},
+        "add-7-5": {"failed_checks": ["matches_pattern"], "errored": False},
+        "times-table": {"failed_checks": [], "errored": True},
+    }
 
     text = evalkit_cli("compare", base, run)
     assert text.code == 0
     out = text.stdout
     assert out.index("Regressed (passed in the baseline, fail now): 3") < out.index("Fixed (failed in the baseline, pass now): 1")
-    assert "  - add-2-2" in out and "Still failing: 1" in out
+    assert "  - add-2-2: regex\n" in out and "  - times-table: errored\n" in out and "Still failing: 1" in out
     assert "-33.3 pp" in out and "exact McNemar p = 0.625; too few flips to call a trend" in out
 
 
@@ -77,3 +84,29 @@ def test_retrieval_runs_at_different_k_compare_their_hit_rates_only(evalkit_cli,
     assert "top-1 hit rate  34.4% → 34.4%" in result.stdout
     document = evalkit_cli("compare", base, run, "--json").json()
     assert document["regressed"] is False and document["notes"][0].startswith("The runs measured at different cut-offs")
+
+
+HOSTILE_CHECK = "::error::said [red]x[/red]\x1b[31m\u202e"
+
+
+def test_a_regressed_case_names_the_checks_it_fails_now_shown_literally(evalkit_cli, project) -> None:
+    # compare listed a regressed case by its id alone, while `evalkit run` named its failed checks:
+    # the user saw that a case regressed, not which check failed. The name, hostile here, is
+    # escaped where it is printed and carried exactly by --json.
+    prompts = [
+        {"id": cid, "prompt": "q", "assertions": [{"kind": "contains", "value": "yes", "name": HOSTILE_CHECK}, {"kind": "max_words", "value": 3}]}
+        for cid in ("a", "b")
+    ]
+    (project / "evals.json").write_text(json.dumps({"identifier": "my.set", "name": "S", "prompts": prompts}))
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals.json"]\n[providers.p]\nadapter = "replay"\npath = "answers.jsonl"\nmodel = "m"\n')
+    ids = []
+    for answer in ("yes", "no, this is not it"):
+        (project / "answers.jsonl").write_text("".join(json.dumps({"id": cid, "text": answer if cid == "a" else "yes"}) + "\n" for cid in ("a", "b")))
+        ids.append(run_json(evalkit_cli, "my.set", "--provider", "p")["run_id"])
+    text = evalkit_cli("compare", *ids)
+    assert text.code == 0, text.stderr
+    assert "  - a: ::error::said [red]x[/red]\\x1b[31m\\u202e, max_words\n" in text.stdout
+    assert "\x1b" not in text.stdout and "\u202e" not in text.stdout
+    document = evalkit_cli("compare", *ids, "--json")
+    assert "\x1b" not in document.stdout and "\u202e" not in document.stdout
+    assert document.json()["regressed_checks"] == {"a": {"failed_checks": [HOSTILE_CHECK, "within_length"], "errored": False}}

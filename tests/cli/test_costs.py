@@ -491,7 +491,7 @@ def test_a_repeat_that_reported_no_usage_leaves_the_cost_unknown_not_the_sum_of_
     result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--repeats", "3", "--json", env=env)
     assert result.code == 0, result.stderr
     document = result.json()
-    assert document["spend"]["generator"]["usage_unreported"] == 1
+    assert document["spend"]["generator"]["usage_unreported"] == 3  # the case's 3 requests: its usage is unknown
     assert document["spend"]["cost"] is None
     assert sum(1 for case in document["cases"] if case["usage"] is None or case["usage"]["prompt_tokens"] is None) == 1
 
@@ -515,7 +515,7 @@ def test_a_repeated_prompt_with_an_answer_whose_usage_is_unknown_has_an_unknown_
     assert result.code == 0, result.stderr
     document = result.json()
     assert [case["usage"] is None for case in document["cases"]].count(True) == 1
-    assert document["spend"]["generator"]["usage_unreported"] == 1 and document["spend"]["cost"] is None
+    assert document["spend"]["generator"]["usage_unreported"] == 2 and document["spend"]["cost"] is None  # the case's 2 requests
     assert any("prompt_tokens True, not a whole number" in note for note in document["notes"]), document["notes"]
 
 
@@ -587,4 +587,4 @@ def test_a_runs_summary_prints_a_huge_token_count_as_the_plan_does(evalkit_cli, 
     chat_server.fail_at(2, Fault.garbage(json.dumps(body)))  # the first request is the readiness probe
     result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", env=env)
     tokens = next(line for line in result.stdout.splitlines() if line.startswith("Tokens:"))
-    assert re.match(r"Tokens: +9E\+18 prompt \+ [0-9,]+ completion tokens in 6 requests", tokens), tokens
+    assert re.match(r"Tokens: +9E\+18 prompt \+ [0-9,]+ completion tokens in 6 replies", tokens), tokens

@@ -47,7 +47,7 @@ def test_invalid_input_is_an_error_object_exit_2_naming_the_culprit(evalkit_cli,
     result = evalkit_cli("run", "evalkit.smoke", "--json")
     assert result.code == 2
     document = result.json()
-    assert document["error"].startswith('database URL "sqlite://x.db" is not spelled sqlite:///PATH')
+    assert document["error"].startswith(f'{project / "evalkit.toml"}: database URL "sqlite://x.db" is not spelled sqlite:///PATH')
     assert document["runs_kept"] == [] and f"evalkit: error: {document['error']}" in result.stderr
 
 

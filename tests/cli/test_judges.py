@@ -559,7 +559,7 @@ def test_each_judge_call_keeps_its_usage_and_the_judge_is_priced_apart(judge: Ch
     # the replay instance under test has no price: the run's total is unknown, never the judge's alone
     assert spend["generator"]["cost"] is None and spend["cost"] is None
     text = evalkit_cli("show", document["run_id"])
-    assert "Judging:    " in text.stdout and "in 14 requests" in text.stdout and "Cost:       unknown" in text.stdout
+    assert "Judging:    " in text.stdout and "in 14 replies" in text.stdout and "Cost:       unknown" in text.stdout
 
 
 def test_plan_time_honours_the_judges_per_minute_limit(judge: ChatServer, evalkit_cli: Callable[..., Any], project: Path) -> None:

@@ -53,6 +53,27 @@ def test_two_sets_with_one_identifier_name_both_distributions(evalkit_cli, plugi
     assert evalkit_cli("run", "evalkit.smoke", env=env).code == 0
 
 
+def test_a_set_file_and_an_installed_set_of_one_identifier_name_the_file_and_the_distribution(evalkit_cli, project) -> None:
+    # The clash read "is shipped by more than one distribution: evalkit.files (evalkit-golden 0.1.0)
+    # and arith (evalkit-set-arith 0.1.0)": the set file the user wrote was not named.
+    (project / "evals").mkdir()
+    (project / "evals" / "mine.yaml").write_text(
+        "identifier: arith.basic\nname: Mine\nprompts:\n  - id: a\n    prompt: hi\n    assertions:\n      - contains: x\n"
+    )
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n')
+    said = (
+        'is declared in the set file evals/mine.yaml:1 and shipped by the installed distribution '
+        "evalkit-set-arith 0.1.0 (provider arith); give the file's set another identifier"
+    )
+    run = evalkit_cli("run", "arith.basic", "--provider", "reference")
+    assert run.code == 2 and f'golden prompt set "arith.basic" {said}' in run.stderr, run.stderr
+    listed = evalkit_cli("list", "sets", "--json")
+    assert listed.code == 2 and f'set "arith.basic" {said}' in listed.json()["problems"]
+    validated = evalkit_cli("validate")
+    assert validated.code == 2 and f"arith.basic: {said}" in validated.stdout + validated.stderr
+    assert "evalkit.files" not in run.stderr + listed.stdout + validated.stdout + validated.stderr
+
+
 def test_help_mentions_exit_codes(evalkit_cli) -> None:
     result = evalkit_cli("--help")
     assert result.code == 0

@@ -93,6 +93,35 @@ def test_a_grader_name_two_distributions_declare_is_refused_naming_both(evalkit_
     assert 'grader "twin" is declared by more than one distribution: evalkit-twin-a 1.0, evalkit-twin-b 2.5' in run.stderr
 
 
+def test_a_third_party_generator_named_openai_is_refused_naming_both_and_how_to_keep_one(evalkit_cli, project, tmp_path: Path) -> None:
+    """A distribution registering its own generator under the built-in id "openai" made every
+    openai instance refuse to run, naming both distributions but no way out short of uninstalling
+    one (EVALKIT_DISABLE_PLUGINS=openai switched both off). It now says how to keep one, and
+    EVALKIT_DISABLE_PLUGINS takes DISTRIBUTION:NAME to switch off one distribution's."""
+    module = (
+        "from evalkit.answers import Answer\n\n\nclass Generator:\n    def __init__(self, model=None):\n        self.model = model\n\n"
+        "    def generate(self, request):\n        return Answer(text='x', model='acme-model')\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-openai", "2.0", {"evalkit.generators": {"openai": "acme_openai:Generator"}},
+                              {"acme_openai.py": module})  # fmt: skip
+    (project / "evalkit.toml").write_text('[providers.prod]\nadapter = "openai"\nmodel = "gpt-4o"\n')
+    env = {"PYTHONPATH": str(site)}
+    refused = evalkit_cli("run", "evalkit.smoke", env=env)
+    assert refused.code == 2, refused.stderr
+    assert refused.stderr.splitlines()[0] == (
+        'evalkit: error: generator "openai" is declared by more than one distribution: acme-openai 2.0, evalkit-golden 0.1.0; '
+        "keep the one you want by switching the other off by distribution and name (EVALKIT_DISABLE_PLUGINS=acme-openai:openai "
+        "or EVALKIT_DISABLE_PLUGINS=evalkit-golden:openai), or uninstall it"
+    )
+    theirs = {**env, "EVALKIT_DISABLE_PLUGINS": "Evalkit_Golden:openai"}  # the name compared as pip does
+    ran = evalkit_cli("run", "evalkit.smoke", "--json", env=theirs)
+    assert ran.code == 0, ran.stderr
+    assert ran.json()["identity"]["reported_model"] == "acme-model"
+    rows = evalkit_cli("list", "plugins", "--json", env=theirs).json()
+    assert sorted((r["distribution"], r["disabled"]) for r in rows if r["group"] == "evalkit.generators" and r["name"] == "openai") \
+        == [("acme-openai", False), ("evalkit-golden", True)]  # fmt: skip
+
+
 def test_a_grader_name_one_distribution_declares_twice_is_refused_naming_it_once(evalkit_cli, tmp_path: Path) -> None:
     """It was "declared by more than one distribution: evalkit-twice 1.0, evalkit-twice 1.0"."""
     folder = write_distribution(tmp_path / "a", "evalkit-twice", "1.0", {})

@@ -24,11 +24,11 @@ def test_repeats_count_every_request_in_the_summary_json_show_and_history(evalki
     assert [case["requests"] for case in document["cases"]] == [3] * 6
 
     shown = evalkit_cli("show", document["run_id"], env=env)
-    assert shown.code == 0 and "in 18 requests" in shown.stdout, shown.stdout
+    assert shown.code == 0 and "in 18 replies" in shown.stdout, shown.stdout
     history = evalkit_cli("history", "arith.basic", "--json", env=env).json()
     assert history["runs"][0]["spend"]["generator"]["requests"] == 18
     text = evalkit_cli("run", "arith.basic", "--provider", "prod", "--repeats", "2", env=env)
-    assert text.code == 0 and "in 12 requests" in text.stdout, text.stdout
+    assert text.code == 0 and "in 12 replies" in text.stdout, text.stdout
 
 
 def test_max_requests_on_resume_counts_the_stored_repeats_requests(evalkit_cli, project, chat_server) -> None:
@@ -91,7 +91,7 @@ prompts:
     assert document["spend"]["generator"]["requests"] == 3
     assert document["cases"][0]["requests"] == 3
     shown = evalkit_cli("show", document["run_id"])
-    assert "in 3 requests" in shown.stdout, shown.stdout
+    assert "in 3 replies" in shown.stdout, shown.stdout
 
 
 def test_plan_after_a_repeated_run_measures_one_answer_not_the_sum_of_its_repeats(evalkit_cli, project, chat_server) -> None:

@@ -332,3 +332,58 @@ def test_a_failed_shard_says_to_run_the_shard_again_not_to_resume_the_whole_run(
     monkeypatch.undo()
     rerun = evalkit_cli(*again.split()[1:])
     assert rerun.code == 0 and "Shard done" in rerun.stdout + rerun.stderr, rerun.stderr
+
+
+def test_a_shard_its_request_limit_stopped_prints_the_shards_own_command(evalkit_cli, project) -> None:
+    """The note of a shard stopped by --max-requests said `--resume RUN_ID`: a resume answers the
+    whole run (refused while another shard answers it); the printed command now runs the shard
+    again, and pasted as printed it finishes the shard's slice."""
+    from tests.cli.test_costs import resume_words
+
+    answer_with(project, ARITH_GOOD)
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--shard", "1/2", "--run-id", "cap-1", "--database", LOCAL,
+                          "--max-requests", "1")  # fmt: skip
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    words = resume_words(stopped.stdout)
+    assert words[:7] == ["run", "arith.basic", "--shard", "1/2", "--run-id", "cap-1", "--provider"], words
+    again = evalkit_cli(*words)
+    assert again.code == 0 and "Shard done: " in again.stdout, again.stdout + again.stderr
+
+
+@pytest.mark.parametrize(
+    "words",
+    [("report", "ci-1/feature/x", "--wait"), ("run", "arith.basic", "--wait-for-shards", "--run-id", "ci-1/feature/x")],
+    ids=["report --wait", "run --wait-for-shards"],
+)
+def test_the_verdict_job_does_not_wait_for_a_run_id_no_shard_can_store(evalkit_cli, project, words) -> None:
+    """Every shard refuses `--run-id ci-1/feature/x` (exit 2, nothing stored); the verdict job waited
+    for that run until its --timeout (30 minutes by default), then asked "did any shard start?"."""
+    import time
+
+    answer_with(project, ARITH_GOOD)
+    shard = evalkit_cli("run", "arith.basic", "--shard", "1/2", "--run-id", "ci-1/feature/x", "--database", LOCAL)
+    assert shard.code == 2 and 'run id "ci-1/feature/x" must be 1 to 64 letters' in shard.stderr
+    started = time.monotonic()
+    waited = evalkit_cli(*words, "--database", LOCAL, "--timeout", "20s", "--poll", "1s")
+    assert waited.code == 2 and 'run id "ci-1/feature/x" must be 1 to 64 letters' in waited.stderr, waited.stderr
+    assert time.monotonic() - started < 10 and "Waiting" not in waited.stderr
+
+
+def test_a_shard_its_request_limit_stopped_is_not_counted_in(evalkit_cli, project) -> None:
+    """A shard stopped by --max-requests gave its lease up as done: the other shard then said
+    "shards 1, 2 of 2 are in" with 3 of 6 cases stored, and the run, left running by every shard,
+    was continued with `--resume` instead of the stopped shard's own command."""
+    from evalkit.storage import close_repository, open_repository
+
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-2", "--database", LOCAL)
+    assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
+    other = evalkit_cli(*base, "--shard", "2/2")
+    assert other.code == 0, other.stderr
+    assert "(shard 2 of 2 is in; waiting for shard 1)" in other.stdout, other.stdout
+    repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        progress = repository.shard_progress("cap-2")
+    finally:
+        close_repository(repository)
+    assert progress.done == {2}, progress

@@ -103,6 +103,43 @@ def test_validate_names_the_row_that_lacks_a_variable_and_repeated_ids(evalkit_c
     assert "evals/capitals.jsonl:3: row 3 ('France') expands to the id 'capital/France', which row 1 ('France') already has" in result.stderr
 
 
+def test_a_value_that_breaks_a_prompt_rule_is_named_at_its_row_and_column(evalkit_cli, project: Path) -> None:
+    # a tag made from a row holding a control character, an id made from a row in NFD and a
+    # prompt made empty by a row were all placed at the set file's first line ("capitals.yaml:1:1:
+    # set ..., prompt "capital/Japan": field tags[1] ..."), by the kernel's check of the built set
+    project_with(project)
+    tagged = SET.replace("    reference:", '    tags: [geo, "{region}"]\n    reference:').replace("ignore_columns: [source]", "ignore_columns: []")
+    (project / "evals" / "capitals.yaml").write_text(tagged.replace("capitals.csv", "capitals.jsonl"))
+    rows = [
+        {"country": "France", "capital": "Paris", "region": "europe"},
+        {"country": "Japan", "capital": "Tokyo", "region": "as\u0007ia"},
+        {"country": "Co\u0302te", "capital": "Yamoussoukro", "region": "africa"},
+        {"country": "x" * 1000, "capital": "Nowhere", "region": "none"},
+    ]
+    (project / "evals" / "capitals.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    of = " (the template at prompts[0] of evals/capitals.yaml)"
+    for result in (evalkit_cli("validate"), evalkit_cli("run", "geo.capitals", "--provider", "app")):
+        assert result.code == 2
+        assert (
+            "evals/capitals.jsonl:2: row 2 ('Japan') makes prompts[0].tags[1] invalid through its column 'region' "
+            '("as\\x07ia" contains control or invisible characters (the first: U+0007, character 3))' + of
+        ) in result.stderr, result.stderr
+        assert (
+            "evals/capitals.jsonl:3: row 3 ('Co\u0302te') makes the id invalid through its column 'country' (the id "
+            "'capital/Co\\u0302te' is not in Unicode normal form NFC" in result.stderr
+        )
+        long_id = next(line for line in result.stderr.splitlines() if "evals/capitals.jsonl:4: row 4 (" in line)
+        assert "makes the id invalid through its column 'country' (the id is 1,008 characters long, more than the 1,000 allowed)" in long_id
+        assert ":1:1:" not in result.stdout + result.stderr
+    (project / "evals" / "capitals.yaml").write_text(SET.replace("What is the capital of {country}? One word.", '"{source}"').replace("ignore_columns: [source]", "ignore_columns: []"))
+    (project / "evals" / "capitals.csv").write_text("country,capital,source\nFrance,Paris,atlas\nJapan,Tokyo,\" \"\n")
+    result = evalkit_cli("validate")
+    assert result.code == 2 and (
+        "evals/capitals.csv:3: row 2 ('Japan') makes prompts[0].template invalid through its column 'source' (must not be "
+        "empty (or hold only whitespace and control characters))"
+    ) in result.stderr, result.stderr
+
+
 def test_a_set_file_whose_table_cannot_be_read_fails_and_the_problem_names_both_files(evalkit_cli, project: Path) -> None:
     # the table's problem was filed on the table alone: validate printed "ok  evals/capitals.yaml"
     # above it, and a table that could not be read at all did not say which set file named it

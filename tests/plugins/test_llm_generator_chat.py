@@ -287,4 +287,4 @@ def test_a_conversation_with_a_turn_whose_usage_is_unknown_has_an_unknown_usage_
     case = case_of(result)
     assert not case["errored"] and case["usage"] is None, case["usage"]
     spend = result.json()["spend"]
-    assert spend["generator"]["usage_unreported"] == 1 and spend["cost"] is None, spend
+    assert spend["generator"]["usage_unreported"] == 2 and spend["cost"] is None, spend  # both turns: the case's usage is unknown

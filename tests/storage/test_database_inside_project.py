@@ -71,11 +71,32 @@ def test_a_sqlite_url_without_three_slashes_is_refused_naming_the_right_spelling
     for where in (project / "sub", project):
         result = evalkit_cli("run", "evalkit.smoke", cwd=where)
         assert result.code == 2, result.stdout + result.stderr
-        assert f'database URL "{database}" is not spelled sqlite:///PATH' in result.stderr
+        # named with the file it came from, as the configuration's other errors are
+        assert f'{project / "evalkit.toml"}: database URL "{database}" is not spelled sqlite:///PATH' in result.stderr
         assert f"write {spelling} (three slashes" in result.stderr and "Traceback" not in result.stderr
     assert not list(project.rglob("*.db")) and not (project / ".evalkit").exists(), "nothing was made"
     result = evalkit_cli("history", "evalkit.smoke", "--database", database)
-    assert result.code == 2 and "is not spelled sqlite:///PATH" in result.stderr
+    assert result.code == 2 and f'error: database URL "{database}" is not spelled sqlite:///PATH' in result.stderr
+    result = evalkit_cli("history", "evalkit.smoke", env={"EVALKIT_DATABASE_URL": database})
+    assert result.code == 2 and f'error: EVALKIT_DATABASE_URL: database URL "{database}" is not spelled' in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("database", "said"),
+    [
+        ("sqlite:///x.db?mode=ro", "has a query string ('?mode=ro')"),  # was shown resolved: sqlite:////…/x.db?mode=ro
+        ("sqlite:///", "names no file"),  # was "sqlite:////…/project: … is a folder"
+        ("x.db", "does not start with a scheme"),
+        ("postgresql://[", "is malformed"),
+    ],
+)
+def test_a_configured_database_url_of_the_wrong_form_is_refused_naming_the_file(
+    evalkit_cli, project: Path, database: str, said: str
+) -> None:
+    configure(project, database)
+    result = evalkit_cli("history", "evalkit.smoke")
+    assert result.code == 2 and f'error: {project / "evalkit.toml"}: database URL "{database}" {said}' in result.stderr, result.stderr
+    assert not list(project.rglob("*.db")) and not (project / ".evalkit").exists(), "nothing was made"
 
 
 @pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("db", "upgrade")], ids=lambda c: c[0])

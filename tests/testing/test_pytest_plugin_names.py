@@ -336,3 +336,33 @@ def test_last_failed_alone_reruns_the_failures_of_the_sets_the_cache_names(
     (pytester.path / ".pytest_cache" / "v" / "cache" / "lastfailed").write_text(json.dumps({"evalkit-set:gone.set::x": True}))
     gone = evalkit_pytest("--lf")
     assert gone.ret == pytest.ExitCode.NO_TESTS_COLLECTED, gone.stdout.str() + gone.stderr.str()
+
+
+def test_a_generator_no_test_ran_is_closed_once_at_the_end_of_the_session(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The generator is bound when the set's tests are named; pytest_sessionfinish closes it when
+    the set's run never began (``--collect-only``, every test of it deselected), once, and a
+    generator failing to close there does not fail the session. A run closes its own, and the end
+    of the session does not close it again. Nothing tested this."""
+    from evalkit_raising_plugins import RaisingGenerator
+
+    closed: list[object] = []
+
+    def close(generator: object) -> None:
+        closed.append(generator)
+        raise RuntimeError("the connection pool is gone")
+
+    monkeypatch.setattr(RaisingGenerator, "close", close)
+    pytester.path.joinpath("evalkit.toml").write_text('[providers.raising]\nadapter = "raising.generator"\nmodel = "m"\n')
+    chosen = ("--evalkit-set", "pytestkit.gate", "--evalkit-provider", "raising")
+    for args, code in ((("--collect-only",), pytest.ExitCode.OK), (("-k", "no_such_case"), pytest.ExitCode.NO_TESTS_COLLECTED)):
+        closed.clear()
+        done = evalkit_pytest(*chosen, *args)
+        assert done.ret == code, done.stdout.str() + done.stderr.str()
+        assert len(closed) == 1 and isinstance(closed[0], RaisingGenerator), (args, closed)
+    assert stored_runs(pytester.path) == 0
+    closed.clear()
+    ran = evalkit_pytest(*chosen)
+    assert stored_runs(pytester.path) == 1, ran.stdout.str() + ran.stderr.str()
+    assert len(closed) == 1  # by the run, not again at the end of the session

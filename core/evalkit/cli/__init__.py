@@ -113,8 +113,8 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
     error path also ends standard output with the error object (:mod:`evalkit.cli.error_json`)."""
     from . import error_json
 
-    error_json.begin()
     argv = sys.argv[1:] if argv is None else list(argv)
+    error_json.begin(error_json.asked_on(argv))
     code = _command(argv, collecting)
     if code and error_json.asked_on(argv):
         error_json.write_error_object(code)
@@ -194,12 +194,16 @@ def _handle(args: Arguments) -> int:
 
 
 def _handled(args: Arguments, stored: list[str]) -> int:
+    from ..errors import PluginLoadInterrupted
     from .stdout import stdout
 
     try:
         code = int(args.handler(args) or 0)
         stdout().flush()  # a full disk or a vanished reader is reported here, not after exit
         return code
+    except PluginLoadInterrupted as exc:
+        _say(f"evalkit: {exc}")
+        return 3
     except KeyboardInterrupt:
         _say("evalkit: interrupted")
         return 3

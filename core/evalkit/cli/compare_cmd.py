@@ -23,7 +23,7 @@ from .params import global_options, report_option, tolerance_options
     help=(
         "Compare the stored run RUN with the stored run BASE (both of one set), by the same rule as `evalkit run`: "
         "the pass-rate and mean-score deltas against the tolerances, the cases that regressed (passed in BASE, "
-        "fail in RUN), were fixed or still fail, and the exact McNemar p-value on the flipped cases, all on the "
+        "fail in RUN; each with the checks it fails in RUN), were fixed or still fail, and the exact McNemar p-value on the flipped cases, all on the "
         "cases whose content is unchanged; cases added, edited or removed between the two set versions are "
         "listed apart and are never a regression. "
         "Any two runs can be compared — other models, graders or prompt versions — and a note says what differs. "
@@ -121,6 +121,7 @@ def handle(args: Arguments) -> int:
         if run.kind.value == "retrieval":  # the two options are hit@1's and hit@3's; the rest from [gate]
             tolerances, _ = gate_of(_retrieval_names(args), config, "retrieval")
         comparison = compare_runs(run, base, store, tolerances, gate)
+        regressed_checks = _regressed_checks(run, comparison.regressed_cases, store)
         if args.pairwise_judge is not None:
             # the judge needs every case's answer, also from a store that streams cases
             judged_pair = (base, run) if whole else (require_run(repository, base.id), require_run(repository, run.id))
@@ -160,6 +161,10 @@ def handle(args: Arguments) -> int:
                 "mean_score_regressed": comparison.mean_score_regressed,
                 "regressed": comparison.regressed,
                 "cases": cases,
+                "regressed_checks": {
+                    case_id: {"failed_checks": entry["failed_checks"], "errored": entry["errored"]}
+                    for case_id, entry in regressed_checks.items()
+                },
                 "mcnemar_p": comparison.mcnemar_p,
                 "summary": words.summary(comparison),
                 "comparison": comparison_document(comparison, words),
@@ -192,7 +197,8 @@ def handle(args: Arguments) -> int:
     out.print(table)
     out.line()
     render_comparison(
-        out, comparison, words, fail_on_new_failures=args.fail_on_new_failures, fail_on_inconclusive=args.fail_on_inconclusive
+        out, comparison, words, fail_on_new_failures=args.fail_on_new_failures, fail_on_inconclusive=args.fail_on_inconclusive,
+        case_notes={case_id: entry["shown"] for case_id, entry in regressed_checks.items()},
     )
     if pairwise is not None:
         from .pairwise_view import render_pairwise
@@ -201,6 +207,25 @@ def handle(args: Arguments) -> int:
         render_pairwise(out, pairwise)
     deliver_reports(rendered)
     return exit_code
+
+
+def _regressed_checks(run: Any, regressed_ids: Any, store: Any) -> dict[str, dict[str, Any]]:
+    """Each regressed case of RUN, in the comparison's order, with what it failed now:
+    ``{"failed_checks": [stored check names], "errored": bool, "shown": "a, b"}`` (``shown``: the
+    names as the terminal lists them, ``errored`` for an error). Read from the run's cases, or —
+    from a store that streams cases — from its failing ones, a page at a time."""
+    from .render import check_names
+
+    wanted = set(regressed_ids)
+    if not wanted:
+        return {}
+    cases = run.cases if store.streamed is None else store.streamed.iter_cases(run.id, notable_only=True)
+    found = {
+        case.case_id: {"failed_checks": [c.name for c in case.failed_checks], "errored": case.errored, "shown": check_names(case)}
+        for case in cases
+        if case.case_id in wanted
+    }
+    return {case_id: found[case_id] for case_id in regressed_ids if case_id in found}
 
 
 def _judge_pairwise(args: Arguments, config: Any, base: Any, run: Any) -> Any:

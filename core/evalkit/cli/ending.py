@@ -14,7 +14,8 @@ call, never :func:`evalkit.cli.main` called in a process that is not evalkit's o
   applied). The first SIGTERM stops the command as Ctrl-C does (the run marks itself interrupted
   and prints how to resume it). When the process has not ended :data:`TERMINATE_GRACE_S` seconds
   later — a plugin swallowed the interrupt — or a second SIGTERM comes, it says what was stored
-  and how to resume the run, and ends (exit 3).
+  and how to resume the run (with ``--json``, in the error object on standard output too:
+  :func:`evalkit.cli.error_json.write_forced_end`), and ends (exit 3).
 
 A run tells this module what it is answering (:func:`run_began`, :func:`case_committed`), and the
 CLI which runs the command has in the store (:func:`command_stores`: the list
@@ -147,6 +148,9 @@ def _forced_end(why: str) -> NoReturn:
     else:
         said = f"evalkit: interrupted: {why}; no run had begun, nothing was stored"
     _write_stderr(visible(said) + "\n")  # every control character as its escape, as the console shows it
+    from .error_json import write_forced_end
+
+    write_forced_end(said, _INTERRUPTED)  # with --json, the error object a CI script parses
     os._exit(_INTERRUPTED)
 
 

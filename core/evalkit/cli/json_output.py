@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["COMPACT_JSON_CASES", "STREAMED_BATCH", "document_cut", "print_json", "print_json_streamed", "prints_compact"]
+__all__ = ["COMPACT_JSON_CASES", "STREAMED_BATCH", "document_cut", "json_line", "print_json", "print_json_streamed", "prints_compact"]
 
 #: A streamed document is being written: its head is out, its end not yet.
 _streaming = False
@@ -60,6 +60,12 @@ def print_json(document: Any, *, compact: bool = False) -> None:
     """
     writer = _JsonWriter(compact)
     stdout().write(writer.text(document) + "\n")
+
+
+def json_line(document: Any) -> str:
+    """The line :func:`print_json` writes for ``document`` compact (scrubbed, escaped, ending in a
+    newline), for a writer that cannot go through the stream."""
+    return _JsonWriter(compact=True).text(document) + "\n"
 
 
 def print_json_streamed(

@@ -73,7 +73,7 @@ def _plugins(args: Arguments) -> int:
         for r in records:
             row: dict[str, Any] = {
                 "group": r.group, "name": r.name, "value": r.value, "distribution": r.distribution, "version": r.version,
-                "disabled": r.name in off, "refused": None,
+                "disabled": registry.is_disabled(r, off), "refused": None,
             }
             if args.options:
                 row["options"], row["options_error"] = options[r]
@@ -96,7 +96,7 @@ def _plugins(args: Arguments) -> int:
             out.plain("  (none installed)")
         width = max((len(r.name) for r in members), default=0)
         for record in members:
-            note = f"  (disabled by {registry.DISABLE_ENV})" if record.name in off else ""
+            note = f"  (disabled by {registry.DISABLE_ENV})" if registry.is_disabled(record, off) else ""
             out.plain(f"  {record.name.ljust(width)}  {record.distribution} {record.version}{note}")
             if args.options:
                 for line in option_lines(*options[record]):
@@ -148,7 +148,7 @@ def _shown(value: Any) -> str:
 
 
 def _sets(args: Arguments) -> int:
-    from ..catalog import clash, prompt_set_catalog, question_set_catalog
+    from ..catalog import prompt_set_catalog, question_set_catalog
     from ..config import load_config
     from ..errors import SetValidationError
     from ..shapes import MAX_NAME_CHARS, clipped, short_repr
@@ -186,7 +186,7 @@ def _sets(args: Arguments) -> int:
             problems += [f"{where}: {problem}" for problem in failure.exception.problems]
         else:
             problems.append(f"{where}: {failure.error}")
-    problems += [f'set "{identifier}" {clash(owners)}' for identifier, owners in catalog.duplicates.items()]
+    problems += [f'set "{identifier}" {catalog.clash(identifier)}' for identifier in catalog.duplicates]
     if args.json:
         print_json({"sets": rows, "problems": problems})
         return 2 if problems else 0

@@ -79,8 +79,11 @@ def with_resume_command(
     if isinstance(error, RunInterrupted):
         return RunInterrupted(error.run_id, error.set_identifier, command=command, cause=error.cause)
     if isinstance(error, RunInternalError):
-        return RunInternalError(error.run_id, error.set_identifier, error.cause, kept=error.kept, status=error.status, command=command)
+        return RunInternalError(
+            error.run_id, error.set_identifier, error.cause, kept=error.kept, status=error.status, command=command, held=error.held
+        )
     return type(error)(
         error.run_id, error.set_identifier, error.cause, kept=error.kept, marked=error.marked,
         resumable=error.resumable, command=command, complete=error.complete, can_mark=error.can_mark,
+        held=error.held,
     )  # fmt: skip

@@ -49,7 +49,8 @@ spending_option_group = option_group(
     ),
     click.option(
         "--max-requests", type=PositiveInt(), metavar="N",
-        help="stop asking after N generator requests (the whole run); the run ends incomplete (exit 3)",
+        help="stop asking after N generator requests (each answer, each conversation turn, a failed request too; "
+        "a transport retry is not counted) over the whole run; the run ends incomplete (exit 3)",
     ),
     click.option(
         "--cache/--no-cache", default=None,

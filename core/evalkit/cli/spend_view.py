@@ -16,16 +16,18 @@ def spend_document(run: Any) -> dict[str, Any] | None:
 
 
 def _tokens(tally: Any) -> str:
+    """A tally's tokens in the replies its requests got (``requests``: a failed request and a
+    transport retry are not among them), and how many of those are of unknown usage."""
     if not isinstance(tally, dict) or not tally.get("requests"):
         return ""
     from ..wording import counted, figure
 
     # counts read as evalkit plan's do (grouped; scientific from 10^15, as a cost is)
-    text = f"{figure(tally.get('prompt_tokens', 0))} prompt + {figure(tally.get('completion_tokens', 0))} completion tokens in {counted(tally['requests'], 'request')}"
+    text = f"{figure(tally.get('prompt_tokens', 0))} prompt + {figure(tally.get('completion_tokens', 0))} completion tokens in {counted(tally['requests'], 'reply')}"
     if tally.get("cached_prompt_tokens"):
         text += f" ({figure(tally['cached_prompt_tokens'])} prompt tokens cached by the endpoint)"
     if tally.get("usage_unreported"):
-        text += f"; {tally['usage_unreported']} reported no usage"
+        text += f"; usage unknown for {tally['usage_unreported']}"
     return text
 
 

@@ -94,7 +94,7 @@ def estimate_answering(
     (:class:`~evalkit.errors.SetChangedError` when a stream yields other prompts, or its producer
     fails, this time). ``progress`` hears how far that pass has come, as the check's ``on_check``
     does (:func:`evalkit.validation.paced`)."""
-    from ..components import declared
+    from ..components import declared, judge_instance
     from ..set_versions import prompt_digest
     from ..validation import paced
     from .answering.repeats import answer_usage
@@ -102,8 +102,8 @@ def estimate_answering(
 
     from_run, stored = measured_cases(repository, answering) if repository is not None else (None, {})
     max_tokens = declared(answering.bound.generator, "max_tokens")
-    judge = getattr(answering.grading, "judge_instance", None)
-    repeats = getattr(answering.grading, "repeats", 1) if judge else 0
+    judge = judge_instance(answering.grading)
+    repeats = declared(answering.grading, "repeats", 1) if judge else 0
     repeats = repeats if isinstance(repeats, int) and repeats > 0 else 1 if judge else 0
     cases = measured = measured_out = 0
     prompt_tokens = completion_tokens = judge_in = judge_out = 0

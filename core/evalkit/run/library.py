@@ -187,7 +187,9 @@ def evaluate_set(
     ``run_id`` names the run (an existing run of that id is joined: a shard); ``resume`` continues
     an unfinished run (``run_id``, else the newest unfinished run of the same set, provider
     instance, alias and grader), answering only what is missing; ``shard`` answers one slice of
-    the set (it needs ``run_id``).
+    the set (it needs ``run_id``). A shard that stops is continued as that shard: its notes and
+    errors give ``--shard I/N --run-id ID`` (call again with the same ``shard`` and ``run_id``),
+    never ``--resume``, which answers the whole run and is refused while another shard answers it.
     ``baseline`` names a stored run to compare with instead of the scope's accepted baseline; one
     of another set, provider instance, alias or grader is refused before anything is called.
     ``baseline_file`` (:func:`evalkit.baseline_file.read_baseline_file`) is compared with instead of

@@ -9,7 +9,8 @@ that changed under it interrupts it.
       lease      acquire the lease on the whole run or on this shard; a heartbeat thread renews it
       answer     the answering's slice (its shard, minus what is stored), each case committed
                  through a CaseRecorder (group commit) and told to the observers
-      finish     give the lease up (this part is in) → the answering's Finish → finish_run
+      finish     the answering's Finish → give the lease up (this part is in, unless a budget
+                 stopped it) → finish_run
       decide     pending while shards are missing; else decide.settle (baseline, comparison,
                  verdict, acceptance)
       interrupt  Ctrl-C, a set that changed, evalkit's own bug, an EvalkitError found late (once the
@@ -35,6 +36,7 @@ from ..errors import (
     RunInternalError,
     RunInterrupted,
     RunStoreFailed,
+    RunTakenOver,
     SetChangedError,
     StorageError,
     StoreFailure,
@@ -190,13 +192,16 @@ class CaseRecorder:
 @attrs.frozen
 class Commits:
     """The :class:`~evalkit.run.answering.CaseSink` the lifecycle hands an answering: each case is
-    committed by the recorder, then told to the observers (``told``)."""
+    committed by the recorder, then told to the observers (``told``); ``held`` first raises when
+    the run is no longer this process's (:meth:`RunLease.check`)."""
 
     recorder: CaseRecorder
     told: Callable[[CaseResult], None]
+    held: Callable[[], None] = lambda: None
 
     def commit(self, case: CaseResult) -> None:
         """Commit ``case``, then tell the observers."""
+        self.held()
         self.recorder.commit(case)
         self.told(case)
 
@@ -231,6 +236,18 @@ class RunLease:
             self._leases.acquire_lease(self._run_id, self.part, self._owner, shard_count=shard_count)
             self._keeper = LeaseKeeper(self._leases, self._run_id, self.part, self._owner).start()
         return self
+
+    @property
+    def lost(self) -> bool:
+        """True once another process took the lease over (this one's heartbeat went stale)."""
+        return self._keeper is not None and self._keeper.lost.is_set()
+
+    def check(self) -> None:
+        """Raise :class:`~evalkit.errors.RunTakenOver` once the lease was taken over."""
+        if self.lost:
+            from ..leases import STALE_AFTER_S
+
+            raise RunTakenOver(self._run_id, self.part, STALE_AFTER_S)
 
     def give_up(self, *, done: bool) -> None:
         """Stop the heartbeat and release the lease (a store that fails here changes nothing)."""
@@ -267,15 +284,18 @@ def _kept(store: Capabilities, run_id: str) -> int | None:
         return None
 
 
-def store_failed(store: Capabilities, run: Run, failure: StoreFailure, command: str | None = None) -> RunStoreFailed:
+def store_failed(
+    store: Capabilities, run: Run, failure: StoreFailure, command: str | None = None, *, held: bool = True
+) -> RunStoreFailed:
     """The error to raise after ``failure`` stopped ``run``: marks the run interrupted where the
     store still answers and counts the cases it kept; ``command`` resumes it. A run the fault met
-    after it was stored complete (its verdict being recorded) keeps that status, and is said so."""
-    marked = mark_interrupted(store, run.id)
+    after it was stored complete (its verdict being recorded) keeps that status, and is said so.
+    A run this process does not hold (``held`` false: it never took its lease) is not touched."""
+    marked = held and mark_interrupted(store, run.id)
     complete = marked and _stored_status(store, run.id) is RunStatus.COMPLETE
     return RunStoreFailed(
         run.id, run.set_identifier, failure.cause, kept=_kept(store, run.id), marked=marked, command=command, complete=complete,
-        can_mark=store.resumable is not None,
+        can_mark=store.resumable is not None, held=held,
     )
 
 
@@ -306,17 +326,23 @@ def _stored_status(store: Capabilities, run_id: str) -> RunStatus | None:
     return stored.status if stored is not None else None
 
 
-def internal_error(store: Capabilities, run: Run, exc: Exception, command: str | None = None) -> RunInternalError:
+def internal_error(
+    store: Capabilities, run: Run, exc: Exception, command: str | None = None, *, held: bool = True
+) -> RunInternalError:
     """The error to raise after ``exc`` — evalkit's own bug — stopped ``run``, which is in the
     store: marks the run interrupted where the store can and counts the cases it kept; ``command``
-    resumes it. (Exit 2 would say "nothing stored", which is not so.)"""
-    mark_interrupted(store, run.id)  # a finished run keeps its status
+    resumes it. (Exit 2 would say "nothing stored", which is not so.) A run this process does not
+    hold (``held`` false: it never took its lease) is not touched."""
+    if held:
+        mark_interrupted(store, run.id)  # a finished run keeps its status
     try:
         stored = store.repository.get_run(run.id, with_cases=False)
     except StorageError:
         stored = None
     status = stored.status.value if stored is not None else None
-    return RunInternalError(run.id, run.set_identifier, exception_text(exc), kept=_kept(store, run.id), status=status, command=command)
+    return RunInternalError(
+        run.id, run.set_identifier, exception_text(exc), kept=_kept(store, run.id), status=status, command=command, held=held
+    )
 
 
 def error_stopped(store: Capabilities, run: Run, exc: EvalkitError, command: str) -> None:
@@ -376,6 +402,8 @@ class _Lifecycle:
     store: Capabilities
     notes: list[str] = attrs.Factory(list)
     observers: hooks.Observers | None = None
+    #: Plugins that failed around the run without changing it (the answering's Finish says them).
+    plugin_failures: list[str] = attrs.Factory(list)
 
     @property
     def answering(self) -> Answering:
@@ -396,63 +424,94 @@ class _Lifecycle:
         observing = self.plan.observing
         self.observers = hooks.Observers(observing.manager, observing.hook_timeout) if observing.manager is not None else None
         leased = False
+
+        def held() -> bool:
+            # A process changes the status only of a run it holds: its lease taken, or a run it
+            # began whose lease it could not take (evalkit's bug, Ctrl-C, a lock timeout) while no
+            # other process answers it (it is marked interrupted, not left running for ever).
+            return (leased and not lease.lost) or (not leased and self._unanswered(header.id, joining))
+
         try:
-            # Taken inside: a run stored as running whose lease could not be taken (evalkit's bug,
-            # Ctrl-C) is marked interrupted and said resumable, as any other stop after its begin.
+            # Taken inside: a run stored as running whose lease could not be taken is marked
+            # interrupted and said resumable (when it is this process's: see held), as any other stop.
             lease.take(None if shard is None else shard.count)
             leased = True
             stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
             stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
         except KeyboardInterrupt:
-            mark_interrupted(self.store, header.id)
-            raise RunInterrupted(header.id, header.set_identifier, command=self.answering.resume_command(header.id)) from None
+            if held():
+                mark_interrupted(self.store, header.id)
+            raise RunInterrupted(header.id, header.set_identifier, command=self._resume_command(header.id)) from None
         except SetChangedError:
             mark_interrupted(self.store, header.id)  # never complete, never compared
             raise
         except StoreFailure as exc:
-            raise store_failed(self.store, header, exc, self.answering.resume_command(header.id)) from None
+            raise store_failed(self.store, header, exc, self._resume_command(header.id), held=held()) from None
         except CallerCallbackFailed as failed:  # the caller's callback raised: its error, raised as it is
             mark_interrupted(self.store, header.id)
-            resume = self.answering.resume_command(header.id)
+            resume = self._resume_command(header.id)
             failed.cause.add_note(
                 f"evalkit: raised by the {failed.name} callback during run {header.id}, which is marked interrupted"
                 + (f"; continue it with `{resume}`" if resume else "")
             )
             raise failed.cause from None
         except HostAlarm as alarm:  # the host program's own time limit: its exception, raised as it is
-            mark_interrupted(self.store, header.id)
-            resume = self.answering.resume_command(header.id)
+            mine = held()
+            if mine:
+                mark_interrupted(self.store, header.id)
+            resume = self._resume_command(header.id)
             alarm.cause.add_note(
-                f"evalkit: raised by {alarm.by} during run {header.id}, which is marked interrupted"
+                f"evalkit: raised by {alarm.by} during run {header.id}"
+                + (", which is marked interrupted" if mine else " (its lease not taken: its status is left as it is)")
                 + (f"; continue it with `{resume}`" if resume else "")
             )
             raise
         except EvalkitError as exc:
             # Found late (a configuration, a set, a plugin's own refusal): the run this process holds
             # stops here, marked interrupted; a refused lease (another process answers the run) is left alone.
-            if leased:
-                error_stopped(self.store, header, exc, self.answering.resume_command(header.id))
+            if leased and not lease.lost:
+                error_stopped(self.store, header, exc, self._resume_command(header.id))
             raise
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
             failure = plugin_store_failure(self.store.repository, exc)
+            resume, mine = self._resume_command(header.id), held()
             if failure is not None:  # a third-party store's own exception (its disk full): the store failed
-                raise store_failed(self.store, header, failure, self.answering.resume_command(header.id)) from exc
-            raise internal_error(self.store, header, exc, self.answering.resume_command(header.id)) from exc
+                raise store_failed(self.store, header, failure, resume, held=mine) from exc
+            raise internal_error(self.store, header, exc, resume, held=mine) from exc
         except BaseException as exc:  # a plugin's, where no call carried it (evalkit.errors.carried)
-            mark_interrupted(self.store, header.id)
+            if held():
+                mark_interrupted(self.store, header.id)
             cause = f"{exception_text(exc)}, which a plugin raised and is no Exception"
-            raise RunInterrupted(header.id, header.set_identifier, command=self.answering.resume_command(header.id), cause=cause) from exc
+            raise RunInterrupted(header.id, header.set_identifier, command=self._resume_command(header.id), cause=cause) from exc
         finally:
             lease.give_up(done=False)  # nothing when the slice was done (given up then)
         finished = stored
         if not stored.cases and stored.answered_count and self._hooked("evalkit_run_finished"):
             finished = self.store.repository.get_run(header.id) or stored  # the hook's contract: the run with its cases
         self._notify("evalkit_run_finished", run=finished)
-        failures = observing.hook_failures + (self.observers.failures if self.observers is not None else ())
+        failures = observing.hook_failures + (self.observers.failures if self.observers is not None else ()) + tuple(self.plugin_failures)
         return Outcome(
             stored, verdict, tuple(self.notes), failures, concurrency=self.answering.concurrency,
             detail=self.answering.detail(stored, verdict, self.store),
         )  # fmt: skip
+
+    def _resume_command(self, run_id: str) -> str:
+        """The command that continues the run (a shard's continues its own slice)."""
+        return self.answering.resume_command(run_id, self.plan.placement.shard)
+
+    def _unanswered(self, run_id: str, joining: bool) -> bool:
+        """Whether this process may mark the run whose lease it could not take: only one it began
+        (not one stored before it: another process's) on which no other process holds a live
+        lease (shards that began one run at once); ``False`` when the store does not say."""
+        if joining:
+            return False
+        if self.store.leases is None:
+            return True
+        try:
+            live = self.store.leases.lease_liveness([run_id]).get(run_id)
+        except StorageError:
+            return False
+        return live is None or not live.live
 
     # -- begin ---------------------------------------------------------------------------------
 
@@ -525,10 +584,11 @@ class _Lifecycle:
         on_start = callers("on_start", observing.on_start)
         if on_start is not None:
             on_start(header, len(todo))
-        self.answering.answer(todo, Commits(self._recorder(header, joining), self._case_done(header)))
-        lease.give_up(done=True)
+        self.answering.answer(todo, Commits(self._recorder(header, joining), self._case_done(header), lease.check))
+        lease.check()  # a run taken over is the other process's to finish
         streamed = not observing.keep_cases and self.store.streamed is not None
         finish = self.answering.finish(header, self.store, streamed)
+        lease.give_up(done=finish.slice_in)  # a slice its budget stopped is not in
         finish_options: dict[str, Any] = {"with_cases": False} if streamed else {}
         if self.store.spending is not None:  # a store that keeps spend (others are given what they take)
             if finish.spend is not None:
@@ -536,6 +596,7 @@ class _Lifecycle:
             if finish.answers_reused is not None:
                 finish_options["answers_reused"] = finish.answers_reused
         self.notes.extend(finish.notes)
+        self.plugin_failures.extend(finish.plugin_failures)
         stored = self.store.repository.finish_run(
             header.id, finish.status.value, time.time(), grader=finish.grader, identity=finish.identity,
             identity_note=finish.identity_note, metrics=finish.metrics, **finish_options,

@@ -14,7 +14,7 @@ import attrs
 from ..errors import UsageError
 from ..shapes import whole_number
 
-__all__ = ["Placement", "Shard", "check_run_id", "new_run_id"]
+__all__ = ["Placement", "Shard", "check_run_id", "continuing_words", "new_run_id"]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 
@@ -64,6 +64,16 @@ class Shard:
     def owns(self, case_id: str) -> bool:
         """True when the case belongs to this slice (stable across processes and machines)."""
         return zlib.crc32(case_id.encode("utf-8", "surrogatepass")) % self.count == self.index - 1
+
+
+def continuing_words(run_id: str, shard: Shard | None) -> list[str]:
+    """The words a command that continues run ``run_id`` ends with: ``--resume RUN_ID``, and for a
+    ``shard`` its own ``--shard I/N --run-id RUN_ID`` — the shard is run again, its slice answered
+    (a library caller calls again with the same ``shard`` and ``run_id``): a resume answers the
+    whole run, and is refused while another shard answers it."""
+    if shard is None:
+        return ["--resume", run_id]
+    return ["--shard", f"{shard.index}/{shard.count}", "--run-id", run_id]
 
 
 @attrs.frozen

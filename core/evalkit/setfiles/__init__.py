@@ -114,6 +114,8 @@ class SetFiles:
     #: template's table of variables, whose problems are filed at the table's own lines): none of
     #: them is "ok", even when every problem is another file's.
     failed: tuple[Path, ...] = ()
+    #: Where each set is declared, by identifier: ``FILE:LINE`` as problems show the file.
+    declared_at: Mapping[str, str] = attrs.field(factory=dict)
 
     def raise_for_problems(self) -> None:
         """Raise :class:`SetFileError` listing every problem, if there is one."""
@@ -477,8 +479,9 @@ def load_set_files(
     bounds = [*first_problem, len(problems)]
     failed = tuple(path for path, start, end in zip(read, bounds, bounds[1:], strict=False) if end > start)
     return SetFiles(
-        tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped), tuple(calibration_sets), failed
-    )
+        tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped), tuple(calibration_sets), failed,
+        {identifier: f"{at.file}:{at.line}" if at.line is not None else at.file for identifier, at in declared.items()},
+    )  # fmt: skip
 
 
 def configured_inputs(config: Any) -> dict[str, str]:

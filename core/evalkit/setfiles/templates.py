@@ -368,7 +368,7 @@ class _Expansion:
                              "as much as a set file may hold; a set that large is a provider's job (a PromptStream)")  # fmt: skip
                 return None
             field.put(prompt, text)
-        failed = False
+        failed = self._kernel_rules_broken(row, fields, prompt)
         for number, assertion in enumerate(prompt["assertions"]):
             kind = next((k for k in SUBSTITUTED_KINDS if k in assertion), None)
             if kind is None or kind not in self.reading.kinds:
@@ -378,6 +378,37 @@ class _Expansion:
                 self.row_problem(row, f"makes {format_path(self.at + ('assertions', number, kind))} invalid ({issue})")
                 failed = True
         return None if failed else prompt
+
+    def _kernel_rules_broken(self, row: Row, fields: list[_Field], prompt: dict[str, Any]) -> bool:
+        """Whether the row's values break a rule the kernel holds every prompt to — its text
+        visible, its id in Unicode NFC and at most :data:`~evalkit.shapes.MAX_NAME_CHARS` long, no
+        tag with a control or invisible character — each a problem at the row, naming the columns
+        whose values did it. Checked on the raw file these rules pass the template's own text; the
+        kernel's check of the built set would place them at the set's first line."""
+        from ..identity import hidden_problem
+        from ..printable import not_nfc
+        from ..problem_texts import too_long
+        from ..shapes import MAX_NAME_CHARS
+        from ..validation import has_visible_text
+
+        broken = []
+        for field in fields:
+            if not field.template.names:
+                continue
+            key = field.path[len(self.at) :]
+            if key == ("template",) and not has_visible_text(prompt["prompt"]):
+                broken.append((field, "must not be empty (or hold only whitespace and control characters)"))
+            elif key[0] == "tags" and (hidden := hidden_problem(prompt["tags"][key[1]])) is not None:
+                broken.append((field, hidden))
+        for field, issue in broken:
+            self.row_problem(row, f"makes {format_path(field.path)} invalid{_through(field.template.names)} ({issue})")
+        id_column = self.raw.get("id_column")
+        if id_column is not None:
+            issue = too_long(prompt["id"], MAX_NAME_CHARS) or not_nfc(prompt["id"])
+            if issue is not None:
+                broken.append(issue)
+                self.row_problem(row, f"makes the id invalid through its column {quoted(id_column)} (the id {issue})")
+        return bool(broken)
 
     # --- naming rows ---------------------------------------------------------------------------
 
@@ -425,6 +456,11 @@ def _assertion_setter(number: int, kind: str, item: int | None) -> Callable[[dic
             prompt["assertions"][number][kind][item] = text
 
     return put
+
+
+def _through(names: tuple[str, ...]) -> str:
+    """`` through its column 'a'`` (or columns): the placeholders of a field a row fills."""
+    return f" through its column{'s' if len(names) > 1 else ''} " + ", ".join(quoted(name) for name in names)
 
 
 def _listed(columns: tuple[str, ...]) -> str:

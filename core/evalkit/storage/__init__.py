@@ -151,9 +151,11 @@ def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = N
     if source == "--database":
         return explicit  # type: ignore[return-value]
     if source == "EVALKIT_DATABASE_URL":
-        return os.environ["EVALKIT_DATABASE_URL"]
+        return _well_formed(os.environ["EVALKIT_DATABASE_URL"], "EVALKIT_DATABASE_URL")
     if source == "config":
         url: str = config.database
+        if config.path is not None:  # as written there, before a relative SQLite path is resolved
+            _well_formed(url, str(config.path))
         if url.startswith("sqlite:///") and not url.startswith(("sqlite:////", "sqlite:///~")) and config.path is not None:
             url = f"sqlite:///{config.root / url[len('sqlite:///'):]}"
         if config.path is not None:
@@ -164,6 +166,25 @@ def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = N
         _check_store_inside_project(url, config, default=True)
         return url
     return default_database_url(cwd or getattr(config, "root", None))
+
+
+def _well_formed(url: str, source: str) -> str:
+    """``url`` when its form is one evalkit opens — a scheme, ``sqlite:///PATH`` spelt so, a
+    PostgreSQL URL that parses (:mod:`.urls`) — else the refusal (:class:`~evalkit.errors.StorageError`,
+    exit 2) prefixed with ``source``, where the URL was read (the configuration file, or
+    ``EVALKIT_DATABASE_URL``), as the configuration's other errors name their file: the same
+    refusal of ``--database`` needs no name, the user just typed it."""
+    from ..errors import StorageError
+    from .urls import check_postgres_url, sqlite_path, url_scheme
+
+    try:
+        if url_scheme(url) in ("postgres", "postgresql"):
+            check_postgres_url(url)
+        else:
+            sqlite_path(url)
+    except StorageError as exc:
+        raise StorageError(f"{source}: {exc}") from None
+    return url
 
 
 def _check_store_inside_project(url: str, config: Any, *, default: bool = False) -> None:

@@ -70,7 +70,10 @@ class Finish:
     under, who answered (or why that is unknown), the run metrics, the store's count of the
     cases when it was taken (reused by the verdict of a whole run), what the run spent
     (:meth:`evalkit.costs.RunSpend.document`), whether its answers were reused (``cache``,
-    ``regrade``…: never accepted automatically) and notes for the user."""
+    ``regrade``…: never accepted automatically), notes for the user and the plugins that failed
+    around it (warnings). ``slice_in`` is false when the answering stopped before its slice was
+    all in (a budget or request limit): the part is not given up as in, so a shard so stopped is
+    still missing, and named to continue."""
 
     status: RunStatus
     grader: str
@@ -81,6 +84,10 @@ class Finish:
     spend: Mapping[str, Any] | None = None
     answers_reused: str | None = None
     notes: tuple[str, ...] = ()
+    slice_in: bool = True
+    #: Plugins that failed around the run without changing it (a generator's ``close()``), said
+    #: with the outcome as a hook's failure is.
+    plugin_failures: tuple[str, ...] = ()
 
 
 class Answering(Protocol):
@@ -145,8 +152,9 @@ class Answering(Protocol):
         """What only this kind of outcome carries (``None`` for none)."""
         ...
 
-    def resume_command(self, run_id: str) -> str:
-        """The command that continues the run ``run_id`` (said when it is interrupted)."""
+    def resume_command(self, run_id: str, shard: Shard | None = None) -> str:
+        """The command that continues the run ``run_id`` (said when it is interrupted); for a
+        ``shard``, the shard's own (:func:`~evalkit.run.placement.continuing_words`)."""
         ...
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import attrs
 
-from ...answers import Answer, ChatRequest, GenerationRequest, Turn, answer_problems, sum_usage
+from ...answers import Answer, ChatRequest, GenerationRequest, Turn, UsageSetAside, answer_problems, sum_usage
 from ...checks import schema_matches
 from ...conversations import DEFAULT_MAX_STEPS, CannedResult, ConversationMode, Message, ToolCall
 from ...errors import GenerationError
@@ -176,17 +176,27 @@ class _Loop:
         self.transcript.append(message)
 
 
-async def converse(prompt: GoldenPrompt, call: TurnCall, base: str | None, options: dict[str, Any]) -> Conversation:
+async def converse(
+    prompt: GoldenPrompt,
+    call: TurnCall,
+    base: str | None,
+    options: dict[str, Any],
+    usage_sums: UsageSetAside | None = None,
+    received: list[Turn] | None = None,
+) -> Conversation:
     """Answer the conversation of ``prompt`` (see the module docstring) with ``call``, which asks the
     generator for one turn; ``base`` is the instance's base system prompt and ``options`` the
-    request fields every turn carries (``model``, ``case_id``, ``temperature``, ``max_tokens``).
+    request fields every turn carries (``model``, ``case_id``, ``temperature``, ``max_tokens``);
+    ``usage_sums`` keeps the problem of a summed usage set aside (:func:`~evalkit.answers.sum_usage`);
+    ``received`` gets each turn as it is answered, so a caller whose conversation fails midway
+    knows the replies it got (their requests and tokens were spent).
 
     Raises :class:`~evalkit.errors.GenerationError` when a turn is unusable, or the turns report
     different models (who answered is then unknown).
     """
     own_system = [m.content or "" for m in prompt.messages if m.role == "system"]
     system = joined_system_prompt(base, "\n\n".join(own_system) if own_system else prompt.system_prompt)
-    loop = _Loop(prompt, call, dict(options))
+    loop = _Loop(prompt, call, dict(options), turns=received if received is not None else [])
     if system is not None:
         loop.history.append(Message.system(system))
     turns = [m for m in prompt.messages if m.role != "system"] or [Message.user(prompt.prompt)]
@@ -199,10 +209,10 @@ async def converse(prompt: GoldenPrompt, call: TurnCall, base: str | None, optio
     else:
         loop.history.extend(turns)
         loop.stopped = not await loop.answer_user_turn()
-    return Conversation(_answer(loop), _loop_checks(loop), len(loop.turns))
+    return Conversation(_answer(loop, usage_sums), _loop_checks(loop), len(loop.turns))
 
 
-def _answer(loop: _Loop) -> Answer:
+def _answer(loop: _Loop, usage_sums: UsageSetAside | None) -> Answer:
     models = list(dict.fromkeys(turn.model for turn in loop.turns if turn.model is not None))
     if len(models) > 1:
         raise GenerationError(f"the endpoint reported {len(models)} models in one conversation ({', '.join(m[:80] for m in models)}), so who answered is unknown")
@@ -210,7 +220,7 @@ def _answer(loop: _Loop) -> Answer:
     return Answer(
         text="" if loop.stopped else last.text or "",
         model=models[0] if models else None,
-        usage=sum_usage(turn.usage for turn in loop.turns),
+        usage=sum_usage((turn.usage for turn in loop.turns), usage_sums),
         finish_reason="max_steps" if loop.stopped else last.finish_reason,
         transcript=tuple(loop.transcript),
     )

@@ -18,7 +18,16 @@ from typing import Any
 
 import attrs
 
-from ...answers import Answer, ChatRequest, GenerationRequest, ServingIdentity, answer_problems
+from ...answers import (
+    Answer,
+    ChatRequest,
+    GenerationRequest,
+    ServingIdentity,
+    Turn,
+    UsageSetAside,
+    answer_problems,
+    sum_usage,
+)
 from ...bounded import BoundedCalls
 from ...checks import AssertionKind
 from ...components import (
@@ -79,6 +88,9 @@ class PromptJob:
     extras: Any = None
     #: The grader's name, which its failures outside a case's grading name (its plugin and distribution).
     grader_name: str | None = None
+    #: Where the usages summed over a case's requests that were set aside are kept, for the run's
+    #: notes (:func:`~evalkit.answers.sum_usage`); ``None``: set aside unnoted.
+    usage_sums: UsageSetAside | None = None
 
 
 def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
@@ -165,7 +177,7 @@ class _Answerer:
             answers.append(answer)
             if answer.errored:  # the case is errored anyway: the resume answers it again
                 break
-        return merge_answers(answers)
+        return merge_answers(answers, self.job.usage_sums)
 
     def _cut_short(self, answers: list[CaseResult]) -> CaseResult:
         """A case a budget or request limit stopped before all its ``repeats`` answers: errored (its
@@ -173,7 +185,7 @@ class _Answerer:
         answered fewer times than the rest."""
         guard = self.extras.guard if self.extras is not None else None
         why = guard.stopped if guard is not None and guard.stopped else "the run was stopped"
-        merged = merge_answers(answers)
+        merged = merge_answers(answers, self.job.usage_sums)
         return attrs.evolve(
             merged, passed=False, score=0.0, error=f"{why} after {len(answers)} of {self.job.repeats} answers"
         )
@@ -291,12 +303,13 @@ class _Answerer:
         already made (a cached one's key was taken from it)."""
         bound, pool = self.bound, self.pool
         calls: list[Any] = []  # the pool's futures, the last one abandoned when time runs out
+        received: list[Turn] = []  # a conversation's turns answered, kept when a later one fails
         try:
             async with asyncio.timeout(bound.answer_timeout) as limit:
                 if prompt.is_chat:
                     chat_options = {k: v for k, v in self.options.items() if k in _CHAT_FIELDS}
                     options = {"model": bound.alias, "case_id": prompt.id, **chat_options}
-                    return await converse(prompt, self._turn_caller(calls), bound.base_prompt, options)
+                    return await converse(prompt, self._turn_caller(calls), bound.base_prompt, options, self.job.usage_sums, received)
                 if request is None:
                     request = plain_request(prompt, bound.base_prompt, {"model": bound.alias, "case_id": prompt.id, **self.options})
                 if pool is None:
@@ -326,8 +339,10 @@ class _Answerer:
                 adapter=bound.adapter,
                 finished_at=time.time(),
                 fingerprint=case_fingerprint(prompt),
-            prompt_digest=prompt_digest(prompt),
-                requests=0,  # no reply was received (a conversation's earlier turns' are not kept)
+                prompt_digest=prompt_digest(prompt),
+                # the replies received: none for a plain request, a conversation's turns answered before
+                usage=sum_usage((turn.usage for turn in received), self.job.usage_sums),
+                requests=len(received),
             )
 
     def _turn_caller(self, calls: list[Any]) -> Any:

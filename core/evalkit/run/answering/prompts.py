@@ -12,19 +12,20 @@ identity, the yardstick and the run metrics (:func:`run_identity`, :func:`run_ya
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from ... import components
-from ...answers import ServingIdentity, base_prompt_digest
+from ...answers import ServingIdentity, UsageSetAside, base_prompt_digest
 from ...baselines import NO_ACCEPTANCE
 from ...catalog import prompt_set_catalog
 from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
 from ...costs import RunSpend, format_amount
-from ...errors import PLUGIN_FAILURES, UnknownRunError, UsageError, carried
+from ...errors import PLUGIN_FAILURES, UnknownRunError, UsageError, carried, carried_async
 from ...event_loops import run_to_completion
 from ...hooks import assertion_kinds
 from ...identity import identity_problems
@@ -39,6 +40,7 @@ from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import counted
 from ..decide import Judging, incomplete_reason, streams
+from ..placement import Shard, continuing_words
 from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
@@ -64,6 +66,19 @@ __all__ = [
 NO_SCOPED_READS = "not compared: the configured repository has no generator-scoped reads"
 #: The note shown when the reported model is just the alias the request sent.
 ECHOED_MODEL_NOTE = "reported model is the alias sent; the server does not report its own"
+#: The longest note a generator's ``echoed_model_note`` may give (a longer one, or one with a
+#: control character, is not shown: :data:`ECHOED_MODEL_NOTE` is).
+_OWN_NOTE_CHARS = 300
+
+
+def _echoed_model_note(generator: Any) -> str | None:
+    """What the run says when the reported model equals the alias: the generator's own
+    ``echoed_model_note`` (a generator that asks no server knows why — ``replay``; ``None``: nothing
+    to say), else :data:`ECHOED_MODEL_NOTE`."""
+    own = components.declared(generator, "echoed_model_note", ECHOED_MODEL_NOTE)
+    if own is None or (isinstance(own, str) and 0 < len(own) <= _OWN_NOTE_CHARS and own.isprintable()):
+        return own
+    return ECHOED_MODEL_NOTE
 
 
 # -- who answered, under which yardstick ---------------------------------------------------------
@@ -156,16 +171,19 @@ def identity_from_counts(counts: Mapping[ServingIdentity | None, int]) -> tuple[
 
 def serving_metrics(bound: components.BoundGenerator, identity: ServingIdentity | None) -> dict[str, Any] | None:
     """What is known about who served beyond the identity: whether the reported model merely
-    echoes the alias sent (never said of the reference self-check, which serves no model), and the
-    generator's own free evidence (:class:`~evalkit.components.ServingEvidence`).
+    echoes the alias sent (never said of the reference self-check, which serves no model; in the
+    generator's own words when it declares ``echoed_model_note``), and the generator's own free
+    evidence (:class:`~evalkit.components.ServingEvidence`).
 
     ``None`` when there is nothing to say. Evidence a generator fails to give is left out.
     """
     serving: dict[str, Any] = {}
     # The reference self-check serves no model: its "reported model" is its name, not an echo.
     if identity is not None and identity.reported_model == identity.model_alias and not bound.is_reference_self_check:
-        serving["reported_model_is_alias"] = True
-        serving["note"] = ECHOED_MODEL_NOTE
+        note = _echoed_model_note(bound.generator)
+        if note is not None:
+            serving["reported_model_is_alias"] = True
+            serving["note"] = note
     if isinstance(bound.generator, components.ServingEvidence):
         try:
             evidence = dict(carried(bound.generator.serving_evidence))
@@ -288,6 +306,8 @@ class PromptAnswering:
     command_args: tuple[str, ...] = ()
     #: What this process's runner reused and spent, once it ran (:class:`~.spending.AnswerExtras`).
     live: LiveSpending = attrs.Factory(lambda: LiveSpending())
+    #: The generator's or the grader's closing that failed once the cases were answered (warnings).
+    closing_failures: list[str] = attrs.field(factory=list, init=False)
 
     @property
     def rules(self) -> PromptRules:
@@ -370,16 +390,22 @@ class PromptAnswering:
         The judges' calibration records are read here too, the one step that holds the store before
         anything is answered: a store that keeps none leaves every judge uncalibrated."""
         self.judge_gate = self._judge_gate(part.store)
+        self.live.shard = part.shard  # a budget stop's note continues this shard, not the whole run
         if self.spending is not None:
             self.live.extras = self.spending.extras_for(part, self.pricing, self.bound)
         return select_cases(self.golden_set.prompts, part.shard, part.skip, self.order)
 
     def _judge_gate(self, store: Capabilities) -> JudgeGate | None:
-        """The gate of a grader with a judge (``None`` for one without)."""
-        if not isinstance(self.grading, components.JudgeTemperature):
+        """The gate of a grader with a judge (``None`` for one without). A judge whose
+        ``judge_temperature`` cannot be read (a property that raises, no real number) matches no
+        calibration record: it is uncalibrated, advisory under ``[gate] min_judge_kappa``."""
+        if not components.declares(self.grading, "judge_temperature"):
             return None
+        temperature = components.declared(self.grading, "judge_temperature")
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not math.isfinite(temperature):
+            return JudgeGate.from_records(self.min_judge_kappa, (), 0.0)
         records = store.calibrations.calibrations() if store.calibrations is not None else ()
-        return JudgeGate.from_records(self.min_judge_kappa, records, self.grading.judge_temperature)
+        return JudgeGate.from_records(self.min_judge_kappa, records, temperature)
 
     def _grader(self) -> Any:
         """Who the grader's failures name (see :func:`evalkit.components.plugin_called`)."""
@@ -392,18 +418,31 @@ class PromptAnswering:
         job = PromptJob(
             todo, self.bound, self.grading, self.kinds, self.concurrency,
             max_answer_bytes=self.max_answer_bytes, grade_timeout=self.grade_timeout, repeats=self.repeats,
-            extras=self.live.extras, judge_gate=self.judge_gate, grader_name=self.grader_name,
+            extras=self.live.extras, judge_gate=self.judge_gate, grader_name=self.grader_name, usage_sums=self.live.usage_sums,
         )  # fmt: skip
 
         async def main() -> None:
             try:
                 await answer_prompts(job, sink)
             finally:
-                await components.plugin_awaited(self.bound.plugin, "close", self.bound.aclose())
-                if isinstance(self.grading, components.AsyncClosing):
-                    await components.plugin_awaited(self._grader, "aclose", self.grading.aclose())
+                await self._close()
 
         run_to_completion(main)  # an interrupt of a caller in a running loop reaches its loop
+
+    async def _close(self) -> None:
+        """Close the generator, then the grader, on the run's event loop. What either raises is a
+        warning naming the plugin and its distribution (:attr:`closing_failures`), as a
+        retriever's is: the run's cases are stored by then, and its status, verdict and exit code
+        stay what they are (an error of the run that is on its way is not replaced by it)."""
+        closers: list[tuple[Any, str, Callable[[], Any]]] = [(self.bound.plugin, "close", self.bound.aclose)]
+        if isinstance(self.grading, components.AsyncClosing):
+            closers.append((self._grader, "aclose", self.grading.aclose))
+        for who, method, close in closers:
+            try:
+                await carried_async(close())
+            except PLUGIN_FAILURES as exc:
+                failed = components.plugin_call_failed(who, method, exc)
+                self.closing_failures.append(f"{failed}; the run is kept as it is")
 
     def finish(self, header: Run, store: Capabilities, streamed: bool) -> Finish:
         """The status, yardstick, verified identity and run metrics; ``streamed``: counted by the
@@ -458,7 +497,7 @@ class PromptAnswering:
         else:
             answered = answered if answered is not None else repository.get_run(header.id)
             spend = run_spend(self.pricing, ((c.usage, c.judge_usage, c.answer_source, c.errored, c.requests) for c in (answered.cases if answered else ())))
-        notes: list[str] = list(pacing_notes(self.bound, self.grading))
+        notes: list[str] = [*pacing_notes(self.bound, self.grading), *self.live.usage_sums.sum_notes()]
         status, stop_note = self._stopped(header, status, spend)
         if stop_note is not None:
             notes.append(stop_note)
@@ -469,7 +508,10 @@ class PromptAnswering:
             notes.append(cache_note(spend.from_cache, answered_count))
         if notes and any(n.startswith("concurrency") for n in notes):
             metrics = {**(metrics or {}), "rate_limits": [n for n in notes if n.startswith("concurrency")]}
-        return Finish(status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes))
+        return Finish(
+            status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes),
+            slice_in=stop_note is None, plugin_failures=tuple(self.closing_failures),
+        )  # fmt: skip
 
     def _stopped(self, header: Run, status: RunStatus, spend: RunSpend) -> tuple[RunStatus, str | None]:
         """A run its budget or request limit stopped: ``incomplete``, and the note saying where it
@@ -485,19 +527,21 @@ class PromptAnswering:
             f"{guard.stopped} after {answered} of {counted(header.case_count, 'case')} "
             f"(spent {format_amount(spend.cost, spend.currency)}"
             + (f" of a budget of {format_amount(guard.budget, spend.currency)}" if guard.budget is not None else "")
-            + f"); resume it with: {self.resume_command(header.id)}"
+            + f"); resume it with: {self.resume_command(header.id, self.live.shard)}"
         )
 
     def detail(self, run: Run, verdict: Verdict, store: Capabilities) -> None:
         """A prompt outcome carries nothing beyond the run and its verdict."""
         return None
 
-    def resume_command(self, run_id: str) -> str:
-        """``evalkit run SET --resume RUN_ID``, with the options the caller gave (``--provider``,
-        ``--config``, ``--database``…) and, after a budget stopped the run, a higher ``--budget``."""
+    def resume_command(self, run_id: str, shard: Shard | None = None) -> str:
+        """``evalkit run SET --resume RUN_ID`` (a ``shard``'s: ``--shard I/N --run-id RUN_ID``), with
+        the options the caller gave (``--provider``, ``--config``, ``--database``…) and, after a
+        budget stopped the run, a higher ``--budget``."""
         import shlex
 
-        words = ["evalkit", "run", self.golden_set.identifier, "--resume", run_id, *self.command_args, *self.live.resume_limits]
+        ending = continuing_words(run_id, shard)
+        words = ["evalkit", "run", self.golden_set.identifier, *ending, *self.command_args, *self.live.resume_limits]
         return " ".join(shlex.quote(word) for word in words)
 
     def wanted_scope(self) -> BaselineScope:
@@ -535,6 +579,10 @@ class LiveSpending:
 
     extras: AnswerExtras | None = None
     resume_limits: tuple[str, ...] = ()
+    #: The usages summed over a case's requests that were set aside, for the run's notes.
+    usage_sums: UsageSetAside = attrs.Factory(UsageSetAside)
+    #: The slice this answering answers (``None``: the whole run).
+    shard: Shard | None = None
 
 
 def _tally_identity(tally: Any, configured: bool) -> tuple[ServingIdentity | None, str | None]:
@@ -555,7 +603,7 @@ def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> lis
     """
     holders = [(f'provider instance "{bound.instance or bound.adapter}"', bound.secrets())]
     if isinstance(grading, components.SecretHolder):
-        holders.append((f'the grader\'s judge "{getattr(grading, "judge_instance", None) or "?"}"', read_secrets(grading)[0]))
+        holders.append((f'the grader\'s judge "{components.judge_instance(grading) or "?"}"', read_secrets(grading)[0]))
     warnings = []
     for who, values in holders:
         short = [v for v in values if isinstance(v, str) and v and not is_scrubbable(v)]
@@ -642,7 +690,7 @@ def prepare_prompts(
         )
     # a chat generator may say that its model takes no tools (the llm adapter's supports_tools)
     if with_tools and components.declared(bound.generator, "supports_tools", True) is False:
-        why = getattr(bound.generator, "tools_refusal", lambda: "its model does not support tools")()
+        why = _tools_refusal(bound.generator)
         raise UsageError(
             f'set "{golden_set.identifier}" offers tools (prompt "{with_tools[0][:80]}"), and the generator of '
             f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send them: {why}"
@@ -655,10 +703,12 @@ def prepare_prompts(
         )
     if source.answered and isinstance(bound.generator, components.SetAware):
         components.bind_set(bound, golden_set)
+    # the grader's calls before the run, under the one rule for a plugin's calls outside a case
+    grader = components.grader_plugin(grader_name)
     if isinstance(grading, components.JudgeGrader):
-        grading.bind_judge(config, bound)
+        components.plugin_called(grader, "bind_judge", grading.bind_judge, config, bound)
     if rubric_prompts and isinstance(grading, components.RubricJudging):
-        grading = grading.with_rubric_judge(config, bound, tuple(rubric_prompts))
+        grading = components.plugin_called(grader, "with_rubric_judge", grading.with_rubric_judge, config, bound, tuple(rubric_prompts))
     notes.extend(short_secret_warnings(bound, grading))
     if bound.is_reference_self_check:
         notes.append(
@@ -681,11 +731,25 @@ def prepare_prompts(
     return answering, notes
 
 
+def _tools_refusal(generator: Any) -> str:
+    """Why a chat generator's model takes no tools: what its ``tools_refusal()`` says, read as
+    any optional declaration of a plugin is (:func:`evalkit.components.declared`) — when it has
+    none, or it raises or says no text, ``its model does not support tools``."""
+    said: Any = None
+    refusal = components.declared(generator, "tools_refusal")
+    if callable(refusal):
+        try:
+            said = carried(refusal)
+        except PLUGIN_FAILURES:  # the refusal stands; only its reason is unknown
+            said = None
+    return said if isinstance(said, str) and said.strip() else "its model does not support tools"
+
+
 def check_ready(answering: PromptAnswering, probe_generator: bool) -> list[str]:
     """The judge's readiness check, then (``probe_generator``: a new run) the generator's one free
     readiness probe — both before the store is even opened; returns the probe's notes."""
-    if isinstance(answering.grading, components.ReadinessCheck):
-        answering.grading.check_ready()
+    if isinstance(answering.grading, components.ReadinessCheck):  # what it raises names it (plugin_called)
+        components.plugin_called(answering._grader, "check_ready", answering.grading.check_ready)
     return components.check_generator_ready(answering.bound, answering.wait_ready) if probe_generator else []
 
 

@@ -26,7 +26,7 @@ from ... import registry
 from ...baselines import scope_mismatch
 from ...bounded import BoundedCalls
 from ...catalog import SourcedSet, question_set_catalog
-from ...components import SecretHolder
+from ...components import SecretHolder, declared
 from ...config import PRIVACY_LEVELS
 from ...errors import (
     PLUGIN_FAILURES,
@@ -45,7 +45,6 @@ from ...retrieval.contracts import (
     PreparedRetriever,
     RetrievalProvenanceProvider,
     Retriever,
-    ThreadSafeRetriever,
 )
 from ...retrieval.deployments import (
     DEFAULT_TIMEOUT_S,
@@ -89,6 +88,7 @@ from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import counted
 from ..decide import Judging
+from ..placement import Shard, continuing_words
 from . import CaseSink, Finish, Slice, final_status
 
 __all__ = [
@@ -605,10 +605,12 @@ class QuestionAnswering:
         metrics = self._metrics if self._metrics is not None else aggregate(list(self.scores.values()), self.k)
         return _detail(self, metrics, verdict)
 
-    def resume_command(self, run_id: str) -> str:
-        """``evalkit retrieval SET RETRIEVER [--deployment NAME] --resume RUN_ID``."""
+    def resume_command(self, run_id: str, shard: Shard | None = None) -> str:
+        """``evalkit retrieval SET RETRIEVER [--deployment NAME] --resume RUN_ID`` (a ``shard``'s:
+        ``--shard I/N --run-id RUN_ID``)."""
         where = f" --deployment {self.deployment.name}" if self.deployment.name else ""
-        return f"evalkit retrieval {self.golden_set.identifier} {self.retriever_id}{where} --resume {run_id}"
+        ending = " ".join(continuing_words(run_id, shard))
+        return f"evalkit retrieval {self.golden_set.identifier} {self.retriever_id}{where} {ending}"
 
 
 def _detail(answering: QuestionAnswering, metrics: RetrievalMetrics, verdict: Verdict) -> QuestionsDetail:
@@ -767,7 +769,8 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
     retriever = _create_retriever(resolved, config)
     concurrency = resolved.source.concurrency
     try:
-        if concurrency > 1 and not (isinstance(retriever, ThreadSafeRetriever) and retriever.thread_safe is True):
+        # read under the one rule for a plugin's optional attribute: a thread_safe that raises is not declared
+        if concurrency > 1 and declared(retriever, "thread_safe") is not True:
             raise UsageError(
                 f'--concurrency {concurrency}: retriever "{resolved.retriever_id}" does not declare itself thread-safe '
                 "(thread_safe = True), so its questions are asked one at a time; drop --concurrency"

@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from ...answers import USAGE_FIELDS, Usage, sum_usage
+from ...answers import USAGE_FIELDS, Usage, UsageSetAside, sum_usage
 from ...grading import Check, judge_pass_share
 from ...runs import CaseResult
 from ...storage.values import ANSWERS, PASS_FRACTION, PASSES
@@ -74,8 +74,9 @@ def _merged_checks(answers: Sequence[CaseResult]) -> tuple[Check, ...]:
     return tuple(merged)
 
 
-def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
-    """One case from the graded answers of one prompt (at least one; see the module docstring)."""
+def merge_answers(answers: Sequence[CaseResult], usage_sums: UsageSetAside | None = None) -> CaseResult:
+    """One case from the graded answers of one prompt (at least one; see the module docstring);
+    ``usage_sums`` keeps the problem of a summed usage set aside (:func:`~evalkit.answers.sum_usage`)."""
     first = answers[0]
     if len(answers) == 1:
         return single_answer_measures(first)
@@ -84,7 +85,12 @@ def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
     if errored is not None:
         place = answers.index(errored) + 1
         return attrs.evolve(
-            errored, error=f"answer {place} of {total}: {errored.error}", requests=_requests(answers), judge_usage=_judge_calls(answers)
+            errored,
+            error=f"answer {place} of {total}: {errored.error}",
+            # the tokens of every answer that got replies, as their requests are counted
+            usage=sum_usage((a.usage for a in answers if a.requests != 0), usage_sums),
+            requests=_requests(answers),
+            judge_usage=_judge_calls(answers),
         )
     passes = sum(1 for a in answers if a.passed)
     fraction = sum(answer_pass_value(a) for a in answers) / total
@@ -105,7 +111,7 @@ def merge_answers(answers: Sequence[CaseResult]) -> CaseResult:
         # answers that disagree on who served are no evidence of one identity
         identity=first.identity if len(identities) == 1 else None,
         yardstick=yardstick,
-        usage=sum_usage(a.usage for a in answers),
+        usage=sum_usage((a.usage for a in answers), usage_sums),
         requests=_requests(answers),
         # every answer's judge calls, in order: each was asked and paid for
         judge_usage=_judge_calls(answers),
@@ -124,8 +130,11 @@ def _requests(answers: Sequence[CaseResult]) -> int | None:
 def answer_usage(case: CaseResult) -> Usage | None:
     """The token counts of one answer of ``case``: its stored usage, which sums its answers under
     ``--repeats`` (``measures["answers"]``, kept since repeats were), divided by their number and
-    rounded up — what ``evalkit plan`` and a budget measure one answer by."""
+    rounded up — what ``evalkit plan`` and a budget measure one answer by. ``None`` for an errored
+    case: its usage is what the replies before the failure reported, no whole answer's."""
     usage, answers = case.usage, case.answers
+    if case.errored:
+        return None
     if usage is None or answers < 2:
         return usage
     return Usage(*(None if (count := getattr(usage, field)) is None else math.ceil(count / answers) for field in USAGE_FIELDS))

@@ -26,7 +26,7 @@ import attrs
 
 from ...answer_cache import request_key
 from ...answers import Answer, GenerationRequest, ServingIdentity, Usage
-from ...components import declared
+from ...components import declared, judge_instance, plugin_called
 from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
@@ -381,11 +381,12 @@ def pacing_notes(bound: Any, grading: Any) -> list[str]:
     lowered to 12 after 429s"): the ``pacing_notes()`` of an adapter that keeps them."""
     notes: list[str] = []
     sources = [bound.generator]
-    judge = getattr(grading, "_bound", None)
-    if judge is not None and getattr(judge, "generator", None) is not None and judge.generator is not bound.generator:
-        sources.append(judge.generator)
+    judge = declared(grading, "_bound")
+    judged_by = declared(judge, "generator") if judge is not None else None
+    if judged_by is not None and judged_by is not bound.generator:
+        sources.append(judged_by)
     for source in sources:
-        report = getattr(source, "pacing_notes", None)
+        report = declared(source, "pacing_notes")
         if callable(report):
             try:
                 notes.extend(str(n) for n in report())
@@ -419,7 +420,7 @@ def run_pricing(config: Any, bound: Any, grading: Any) -> dict[str, Any]:
         configured = config.providers.get(instance) if instance else None
         return configured.price.as_mapping() if configured is not None and configured.price is not None else None
 
-    return {"generator": price(bound.instance if bound.configured else None), "judge": price(getattr(grading, "judge_instance", None))}
+    return {"generator": price(bound.instance if bound.configured else None), "judge": price(judge_instance(grading))}
 
 
 def cache_allowed(wanted: bool, repeats: int) -> bool:
@@ -477,8 +478,11 @@ def prepare_spending(answering: Any, config: Any, privacy: str, request: Spendin
         if configured is not None and bound.configured:
             options = dict(configured.options)
         else:
+            # an ad-hoc generator's options as it shows them: its call under the one rule for a
+            # plugin's calls outside a case (what it raises names it); no table read as none
             redacted = declared(bound.generator, "redacted_options")
-            options = dict(redacted()) if callable(redacted) else {}
+            shown = plugin_called(bound.plugin, "redacted_options", redacted) if callable(redacted) else None
+            options = dict(shown) if isinstance(shown, Mapping) else {}
         serving = serving_side(bound.instance, bound.adapter, bound.alias, options)
     output = declared(bound.generator, "max_tokens")
     prior_output = measured_output(repository, answering) if request.budget is not None else None

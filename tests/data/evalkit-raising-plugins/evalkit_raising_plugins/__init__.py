@@ -8,8 +8,10 @@ answered, graded or ranked as it should be. The plugins that are no per-case cal
 ``$EVALKIT_RAISE_IN`` says: ``listing`` (the set provider's ``golden_prompt_sets()``), ``stream``
 (the second prompt of ``raising.stream``), ``import`` (``raising.at_import``), ``hook``
 (``evalkit_case_graded``), ``close`` (the retriever's ``close()``), ``report`` (the reporter), ``concurrency`` (the
-generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
-``secret_values()``, asked when it is created), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
+generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``generator_close`` (its ``close()``), ``redacted_options`` (its), ``grader_close`` (the grader's ``aclose()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
+``secret_values()``, asked when it is created), ``thread_safe`` (the retriever's), ``tools_refusal`` (``raising.toolless``'s), ``judge_temperature``,
+``judge_instance``, ``bind_judge``, ``judge_ready`` (its ``check_ready()``) and ``rubric_judge`` (its
+``with_rubric_judge()``, called for a set with rubric checks) (``raising.judge``'s), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
 2, as a plugin refusing its configuration late raises it.
 """
 
@@ -29,7 +31,7 @@ from evalkit import (
     PromptStream,
     QuestionForm,
 )
-from evalkit.answers import Answer
+from evalkit.answers import Answer, Turn
 from evalkit.errors import ConfigError
 from evalkit.grading import Check, Grading
 
@@ -53,6 +55,7 @@ RAISED = {
     "Unprintable": Unprintable,
     "ConfigError": lambda: ConfigError("the plugin refuses its configuration: no credentials for it"),
     "RuntimeError": lambda: RuntimeError("the plugin's own failure"),
+    "KeyboardInterrupt": lambda: KeyboardInterrupt("raised by the plugin"),
 }
 
 
@@ -143,6 +146,32 @@ class RaisingGenerator:
         raise_for(request.case_id)
         return Answer(text="x", model="raising-model")
 
+    def close(self) -> None:
+        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=generator_close``."""
+        raise_in("generator_close")
+
+    def redacted_options(self) -> dict[str, object]:
+        """Its options as shown (the answer cache keys an ad-hoc run by them), or the exception
+        with ``$EVALKIT_RAISE_IN=redacted_options``."""
+        raise_in("redacted_options")
+        return {"model": self.model}
+
+
+class ToollessChatGenerator(RaisingGenerator):
+    """Takes conversations, says its model takes no tools (``supports_tools = False``), and says
+    why with ``tools_refusal()`` — which raises with ``$EVALKIT_RAISE_IN=tools_refusal``."""
+
+    supports_tools = False
+
+    def tools_refusal(self) -> str:
+        """Why, or the exception."""
+        raise_in("tools_refusal")
+        return "the raising model takes no tools"
+
+    def chat(self, request: object) -> Turn:
+        """``x``."""
+        return Turn(text="x", model="raising-model")
+
 
 class RaisingAsyncGenerator(RaisingGenerator):
     """``async`` twin of :class:`RaisingGenerator`."""
@@ -161,10 +190,51 @@ class RaisingGrader:
         """Nothing, or the exception with ``$EVALKIT_RAISE_IN=kinds``."""
         raise_in("kinds")
 
+    async def aclose(self) -> None:
+        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=grader_close``."""
+        raise_in("grader_close")
+
     def grade(self, prompt: GoldenPrompt, answer: Answer) -> Grading:
         """A pass, or the exception."""
         raise_for(prompt.id)
         return Grading(score=1.0, passed=True, checks=[Check("fine", True)], yardstick="raising.grader")
+
+
+class RaisingJudge(RaisingGrader):
+    """A grader with a judge (it declares ``judge_temperature`` and ``judge_instance``, binds a
+    judge and checks it is ready) that passes every case; each of these raises where
+    ``$EVALKIT_RAISE_IN`` names it."""
+
+    name = "raising.judge"
+
+    @property
+    def judge_temperature(self) -> float:
+        """0.0, or the exception."""
+        raise_in("judge_temperature")
+        return 0.0
+
+    @property
+    def judge_instance(self) -> str:
+        """``judge``, or the exception with ``$EVALKIT_RAISE_IN=judge_instance``."""
+        raise_in("judge_instance")
+        return "judge"
+
+    def secret_values(self) -> tuple[str, ...]:
+        """None: its judge sends no credentials."""
+        return ()
+
+    def bind_judge(self, config: object, under_test: object) -> None:
+        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=bind_judge``."""
+        raise_in("bind_judge")
+
+    def check_ready(self) -> None:
+        """Nothing, or the exception with ``$EVALKIT_RAISE_IN=judge_ready``."""
+        raise_in("judge_ready")
+
+    def with_rubric_judge(self, config: object, under_test: object, rubric_prompts: object) -> RaisingJudge:
+        """Itself (it judges no rubric, it passes), or the exception with ``$EVALKIT_RAISE_IN=rubric_judge``."""
+        raise_in("rubric_judge")
+        return self
 
 
 class RaisingAsyncGrader(RaisingGrader):
@@ -181,6 +251,12 @@ class RaisingAsyncGrader(RaisingGrader):
 class RaisingRetriever:
     """Ranks ``doc-1``, except for the question that raises (its text is the case id); its
     ``close()`` raises with ``$EVALKIT_RAISE_IN=close``."""
+
+    @property
+    def thread_safe(self) -> bool:
+        """True, or the exception with ``$EVALKIT_RAISE_IN=thread_safe``."""
+        raise_in("thread_safe")
+        return True
 
     def retrieve(self, question: str, limit: int) -> list[str]:
         """``["doc-1"]``, or the exception."""
