@@ -2041,6 +2041,166 @@ def test_issue34_04_a_plugins_own_sigalrm_handler_or_timer_does_not_switch_off_h
     assert 'hook plugin "evalkit-unruly-hooks:unruly" did not return from evalkit_case_graded within 1 s (hook_timeout)' in said, said
 
 
+_ALARMIST_GRADER = """
+import signal, time
+from evalkit import Grading
+
+class PluginAlarm(Exception):
+    pass
+
+def rang(signum, frame):
+    raise PluginAlarm("the plugin's own alarm")
+
+class Grader:
+    yardstick = "alarmist:v1"
+
+    def __init__(self):  # made outside evalkit's time limits
+        signal.signal(signal.SIGALRM, rang)
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+
+    def grade(self, prompt, answer):
+        time.sleep(0.1)
+        return Grading(1.0, True, yardstick=self.yardstick)
+"""
+
+
+def test_a_plugins_own_sigalrm_handler_set_outside_evalkits_limits_is_not_the_hosts_nor_an_evalkit_bug(project, cli) -> None:
+    """A grader that installs its own SIGALRM handler and timer as it is made (outside any time
+    limit of evalkit's) had it wrapped as the host program's: its exception stopped the run as
+    "internal error (an evalkit bug)", with a note blaming "the host's own SIGALRM handler", exit 3.
+    A plugin call's SIGALRM handler and timer are not applied during a run: the run completes."""
+    from tests.support.distributions import write_distribution
+
+    site = write_distribution(
+        project / "site", "alarmist-grader", "1.0", {"evalkit.graders": {"alarmist.grader": "alarmist_cli:Grader"}},
+        {"alarmist_cli.py": _ALARMIST_GRADER},
+    )  # fmt: skip
+    result = cli("run", "evalkit.smoke", "--grader", "alarmist.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
+    assert result.code == 0, result.stderr
+    assert "PluginAlarm" not in result.stderr and "host's own" not in result.stderr, result.stderr
+    assert "All 7 cases passed" in result.stdout and stored_runs(project) == 1
+
+
+_MASKING_GRADER = """
+import signal, time
+from evalkit import Grading
+
+class Grader:
+    yardstick = "masking:v1"
+
+    def grade(self, prompt, answer):
+        if prompt.id == "two-plus-two":  # blocks the alarm, then waits far past grade_timeout
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+            time.sleep(20)
+        return Grading(1.0, True, yardstick=self.yardstick)
+"""
+
+
+def test_a_grader_that_blocks_sigalrm_is_still_interrupted_at_grade_timeout(project, cli) -> None:
+    """A grader that blocks SIGALRM in the main thread (``signal.pthread_sigmask``) and then waits
+    was not interrupted: the ring went to another thread, the grader's ``sleep`` ran to its end (an
+    hour, for ``sleep(3600)``), and SIGALRM stayed blocked for the rest of the process. While
+    evalkit's limits hold SIGALRM, the mask a plugin asks for keeps it out."""
+    import _signal
+
+    from tests.support.distributions import write_distribution
+
+    (project / "evalkit.toml").write_text("grade_timeout = 1\n")
+    site = write_distribution(
+        project / "site", "masking-grader", "1.0", {"evalkit.graders": {"masking.grader": "masking_cli:Grader"}},
+        {"masking_cli.py": _MASKING_GRADER},
+    )  # fmt: skip
+    started = time.monotonic()
+    try:
+        result = cli("run", "evalkit.smoke", "--grader", "masking.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
+    finally:
+        _signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})  # what the old code left the test process
+    assert time.monotonic() - started < 15, result.stderr
+    said = result.stdout + result.stderr
+    assert "no grading within 1 s (grade_timeout); the grader was interrupted" in said, said
+    assert stored_runs(project) == 1
+
+
+_RESTARTING_GRADER = """
+import signal, socket, threading
+from evalkit import Grading
+
+class Grader:
+    yardstick = "restarting:v1"
+
+    def grade(self, prompt, answer):
+        if prompt.id == "two-plus-two":  # the alarm restarts a blocking read, then a read answered in 20 s
+            signal.siginterrupt(signal.SIGALRM, False)
+            ours, theirs = socket.socketpair()
+
+            def answer():
+                try:
+                    theirs.send(b"x")
+                except OSError:  # the grading was interrupted long ago, its socket closed
+                    pass
+
+            answer_late = threading.Timer(20, answer)
+            answer_late.daemon = True
+            answer_late.start()
+            ours.recv(1)
+        return Grading(1.0, True, yardstick=self.yardstick)
+"""
+
+
+def test_a_grader_that_makes_sigalrm_restart_blocking_calls_is_still_interrupted_at_grade_timeout(project, cli) -> None:
+    """``signal.siginterrupt(SIGALRM, False)`` makes a blocking read restart when the alarm rings,
+    so a grader waiting on a socket that never answers was not interrupted: the run hung for ever
+    (here, until the socket is answered 20 s later). While evalkit's limits hold SIGALRM, it is not
+    applied."""
+    from tests.support.distributions import write_distribution
+
+    (project / "evalkit.toml").write_text("grade_timeout = 1\n")
+    site = write_distribution(
+        project / "site", "restarting-grader", "1.0", {"evalkit.graders": {"restarting.grader": "restarting_cli:Grader"}},
+        {"restarting_cli.py": _RESTARTING_GRADER},
+    )  # fmt: skip
+    started = time.monotonic()
+    result = cli("run", "evalkit.smoke", "--grader", "restarting.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
+    assert time.monotonic() - started < 12, result.stderr
+    said = result.stdout + result.stderr
+    assert "no grading within 1 s (grade_timeout); the grader was interrupted" in said, said
+
+
+_OFFLOADING_GRADER = """
+import asyncio, time
+from evalkit import Grading
+
+class Grader:
+    yardstick = "offloading:v1"
+
+    async def agrade(self, prompt, answer):
+        if prompt.id == "two-plus-two":  # a blocking call off the loop, far past grade_timeout
+            await asyncio.to_thread(time.sleep, 20)
+        return Grading(1.0, True, yardstick=self.yardstick)
+"""
+
+
+def test_an_async_grader_whose_thread_outlives_grade_timeout_does_not_hold_the_run(project, cli) -> None:
+    """An async grader that waits on a thread (``asyncio.to_thread``, ``run_in_executor(None, …)``)
+    was cancelled at grade_timeout, but closing the run's event loop waited for the loop's default
+    executor, so the run ended only when the thread's call did (an hour, for ``sleep(3600)``), and
+    its thread, not a daemon, held a library caller's process at exit. The loop's default executor
+    is evalkit's daemon pool, not waited for (``evalkit.event_loops``)."""
+    from tests.support.distributions import write_distribution
+
+    (project / "evalkit.toml").write_text("grade_timeout = 1\n")
+    site = write_distribution(
+        project / "site", "offloading-grader", "1.0", {"evalkit.graders": {"offloading.grader": "offloading_cli:Grader"}},
+        {"offloading_cli.py": _OFFLOADING_GRADER},
+    )  # fmt: skip
+    started = time.monotonic()
+    result = cli("run", "evalkit.smoke", "--grader", "offloading.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
+    assert time.monotonic() - started < 12, result.stderr
+    said = result.stdout + result.stderr
+    assert "no grading within 1 s (grade_timeout); the grader was cancelled" in said, said
+    assert stored_runs(project) == 1
+
+
 def _wait_for_lines(path: Path, count: int, process) -> None:  # noqa: ANN001
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:

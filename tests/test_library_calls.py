@@ -378,7 +378,10 @@ def test_a_hosts_alarm_handler_installed_during_the_run_still_reaches_the_host(
         assert signal.getsignal(signal.SIGALRM).__name__ == "expired"
     (run,) = _runs(url)
     assert run.status.value == "interrupted"
-    assert raised.value.__notes__[0].startswith(f"evalkit: raised by the host's own SIGALRM handler during run {run.id}")
+    # Set around signal.signal, the handler is found only when a limit takes the alarm: by whom, evalkit cannot tell.
+    by = "the host's own SIGALRM handler" if install == "signal.signal" else "a SIGALRM handler set outside the caller's callbacks"
+    assert raised.value.__notes__[0].startswith(f"evalkit: raised by {by}"), raised.value.__notes__
+    assert f" during run {run.id}, which is marked interrupted" in raised.value.__notes__[0]
 
 
 def test_a_hosts_alarm_handler_installed_during_the_run_while_the_generator_answers(tmp_path: Path) -> None:
@@ -400,6 +403,165 @@ def test_a_hosts_alarm_handler_installed_during_the_run_while_the_generator_answ
     (run,) = _runs(url)
     assert run.status.value == "interrupted"
     assert raised.value.__notes__[0].startswith(f"evalkit: raised by the host's own SIGALRM handler during run {run.id}")
+
+
+@pytest.mark.parametrize("callback", ["on_case", "on_stored"])
+@pytest.mark.parametrize("call", ["signal.signal", "signal.setitimer", "signal.alarm"])
+def test_a_hosts_alarm_set_from_a_callback_while_evalkits_limits_hold_sigalrm_is_refused_aloud(
+    callback: str, call: str, tmp_path: Path
+) -> None:
+    """``on_case`` and ``on_stored`` are called while the run answers, where evalkit's time limits
+    hold ``SIGALRM``: the host's handler and timer set there were quietly not applied (its own time
+    limit never rang, and ``signal.signal`` returned evalkit's private handler). Refused aloud:
+    :class:`~evalkit.errors.AlarmHeld` naming the call and the callback, raised in the callback, so
+    the run stops, marked interrupted, as for any callback that raises."""
+    from evalkit import evaluate_set
+    from evalkit.errors import AlarmHeld
+
+    def expired(signum: int, frame: object) -> None:
+        raise HostTimeout("the host's own limit")
+
+    calls = {
+        "signal.signal": lambda: signal.signal(signal.SIGALRM, expired),
+        "signal.setitimer": lambda: signal.setitimer(signal.ITIMER_REAL, 0.2),
+        "signal.alarm": lambda: signal.alarm(1),
+    }
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    previous = signal.getsignal(signal.SIGALRM)
+    try:
+        with pytest.raises(AlarmHeld, match=rf"^{call}\(.*\) in the {callback} callback was not applied: ") as raised:
+            evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, concurrency=1, **{callback: lambda *_: calls[call]()})
+        assert signal.getsignal(signal.SIGALRM) is previous and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    (run,) = _runs(url)
+    assert run.status.value == "interrupted"
+    assert "set it before calling evalkit, or from on_start" in str(raised.value)
+    assert raised.value.__notes__[0].startswith(f"evalkit: raised by the {callback} callback during run {run.id}")
+
+
+def _alarmist_grader(folder: Path, install: str) -> Path:
+    """A distribution whose grader ``alarmist.grader`` sets up ``SIGALRM`` for itself as it is made
+    (outside any time limit of evalkit's): ``install`` is ``handler`` (its own handler, raising
+    ``PluginAlarm``, and a 0.2 s timer) or ``stop`` (``signal.alarm(0)``: it stops the timer)."""
+    from tests.support.distributions import write_distribution
+
+    source = f'''
+import signal, time
+from evalkit import Grading
+
+class PluginAlarm(Exception):
+    pass
+
+def rang(signum, frame):
+    raise PluginAlarm("the plugin's own alarm")
+
+class Grader:
+    yardstick = "alarmist:v1"
+
+    def __init__(self):
+        if {install!r} == "handler":
+            signal.signal(signal.SIGALRM, rang)
+            signal.setitimer(signal.ITIMER_REAL, 0.2)
+        else:
+            signal.alarm(0)
+
+    def grade(self, prompt, answer):
+        time.sleep(0.1)
+        return Grading(1.0, True, yardstick=self.yardstick)
+'''
+    module = f"alarmist_{install}"  # a module of its own: one imported by an earlier test is not imported again
+    entry = {"evalkit.graders": {"alarmist.grader": f"{module}:Grader"}}
+    return write_distribution(folder, "alarmist-grader", "1.0", entry, {f"{module}.py": source})
+
+
+def test_a_plugins_own_alarm_handler_during_a_library_run_is_not_taken_for_the_hosts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A grader that installs its own ``SIGALRM`` handler and timer as it is made (outside evalkit's
+    time limits) had its handler adopted as the host's: its exception stopped the run and reached
+    the host "raised by the host's own SIGALRM handler" (under ``evalkit run``, "internal error (an
+    evalkit bug)"), and its handler stayed the host process's after the run. A plugin call's
+    ``signal.signal``, ``setitimer`` and ``alarm`` for ``SIGALRM`` are not applied during a run, as
+    inside evalkit's limits: the run completes, the host's handler is its own."""
+    from evalkit import evaluate_set, registry
+
+    monkeypatch.syspath_prepend(str(_alarmist_grader(tmp_path / "site", "handler")))
+    registry.scan(refresh=True)
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    previous = signal.getsignal(signal.SIGALRM)
+    try:
+        outcome = evaluate_set("evalkit.smoke", grader="alarmist.grader", concurrency=1, database=url, cwd=tmp_path)
+        assert signal.getsignal(signal.SIGALRM) is previous and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert outcome.run.status.value == "complete"
+    assert [(case.passed, case.error) for case in outcome.run.cases] == [(True, None)] * 7
+
+
+def test_a_plugin_that_stops_the_timer_during_a_library_run_leaves_the_hosts_limit_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A grader that calls ``signal.alarm(0)`` as it is made switched the host's own time limit off:
+    the run went on past it, complete. The host's limit still falls due, its exception the host's."""
+    from evalkit import evaluate_set, registry
+
+    monkeypatch.syspath_prepend(str(_alarmist_grader(tmp_path / "site", "stop")))
+    registry.scan(refresh=True)
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+
+    def started_before_the_call(on_start: Callable[..., None]) -> object:
+        on_start()  # the host's timer runs before evalkit is called, as a @timeout's does
+        return evaluate_set("evalkit.smoke", grader="alarmist.grader", concurrency=1, database=url, cwd=tmp_path)
+
+    _host_timed_out(started_before_the_call, url)
+
+
+def test_a_hosts_alarm_set_from_on_check_while_the_checks_limits_hold_sigalrm_is_refused_aloud(
+    tmp_path: Path, plugin_dists, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``on_check`` hears the check of a streamed set from inside its time limits (each prompt is
+    produced within set_load_timeout): a handler it set there was quietly not applied either."""
+    from evalkit import evaluate_set, registry
+    from evalkit.errors import AlarmHeld
+
+    monkeypatch.syspath_prepend(plugin_dists("evalkit-streamed-sets"))
+    registry.scan(refresh=True)
+    monkeypatch.setenv("EVALKIT_STREAMED_PROMPTS", "2000")
+    previous = signal.getsignal(signal.SIGALRM)
+
+    def heard(progress: object) -> None:
+        if progress.checked == 1000:  # type: ignore[attr-defined]  (a CheckProgress)
+            signal.signal(signal.SIGALRM, lambda *_: None)
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with pytest.raises(AlarmHeld, match=r"^signal\.signal\(SIGALRM, …\) in the on_check callback was not applied: "):
+        evaluate_set("streamed.capitals", database=url, cwd=tmp_path, on_check=heard)
+    assert signal.getsignal(signal.SIGALRM) is previous
+    assert not (tmp_path / "results.db").exists() or _runs(url) == []  # refused at the check: nothing stored
+
+
+def test_a_callback_that_blocks_every_signal_around_a_thread_start_is_not_refused_aloud(tmp_path: Path) -> None:
+    """Blocking every signal while a thread starts (so the thread inherits the mask) is common code,
+    not a time limit of the caller's: from ``on_case`` it is not an :class:`~evalkit.errors.AlarmHeld`;
+    the mask keeps SIGALRM out while evalkit's limits hold it, and the run completes."""
+    from evalkit import evaluate_set
+
+    blocked: list[bool] = []
+
+    def on_case(case: object) -> None:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        try:
+            blocked.append(signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    outcome = evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path, on_case=on_case)
+    assert outcome.run.status.value == "complete"
+    assert blocked == [False] * 7
+    assert signal.SIGALRM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
 
 
 def test_a_failed_shard_is_continued_as_that_shard_not_resumed(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@
     ├── RunNotFinished                waited for a run's shards until the time limit, or no process answers it (exit 3)
     ├── RunStoreFailed                the store failed mid-run: committed cases kept, resumable (exit 3)
     ├── RunInternalError              evalkit's own bug stopped a stored run: marked interrupted, resumable (exit 3)
+    ├── AlarmHeld                     a library caller's callback set SIGALRM while evalkit's limits held it (exit 3)
     ├── GraderUnavailableError        a judge cannot be reached before the run (exit 2, nothing stored)
     ├── GeneratorUnavailableError     the endpoint under test refuses or cannot be reached before the run (exit 2)
     └── StorageError                  the results store cannot be used (exit 2)
@@ -43,6 +44,7 @@ from .wording import counted, quoted
 
 __all__ = [
     "PLUGIN_FAILURES",
+    "AlarmHeld",
     "PluginRaised",
     "carried",
     "carried_async",
@@ -342,6 +344,16 @@ class RunInterrupted(EvalkitError):
         resume = _resume_command(set_identifier, run_id, command)
         why = f" by {cause}" if cause else ""
         super().__init__(f"interrupted{why}: run {run_id} keeps its finished cases; continue it with `{resume}`")
+
+
+class AlarmHeld(EvalkitError, RuntimeError):
+    """A library caller's own callback (``on_case``, ``on_stored``, ``on_check``) called
+    ``signal.signal(SIGALRM, …)``, ``signal.setitimer(ITIMER_REAL, …)`` or ``signal.alarm()`` while
+    evalkit's time limits hold ``SIGALRM`` (while a run answers): not applied, and raised in the
+    callback rather than leaving the caller's own time limit quietly off. The run stops, marked
+    interrupted, as for any callback that raises (:mod:`evalkit.timeouts`)."""
+
+    exit_code = 3
 
 
 class SetChangedError(EvalkitError):

@@ -9,12 +9,21 @@ thread (an in-memory SQLite store exists in one connection only); :func:`run_to_
 the same for a coroutine. The caller's loop is blocked meanwhile, as by any synchronous call, and
 the worker is not the main thread, so its synchronous calls are bounded as off the main thread
 (:mod:`evalkit.timeouts`).
+
+The loops it runs have evalkit's daemon pool (:class:`~evalkit.bounded.BoundedCalls`) for their
+default executor (``asyncio.to_thread``, ``run_in_executor(None, …)``), and closing one does not
+wait for a call still running there: an async grader cancelled at ``grade_timeout`` whose thread
+slept on held the run's end until that call returned (an hour, for ``sleep(3600)``), and its
+thread, joined at exit, a library caller's process after it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
+import functools
+import os
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
@@ -103,13 +112,35 @@ def _interrupt(worker: threading.Thread) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident or 0), ctypes.py_object(KeyboardInterrupt))
 
 
+class _UnwaitedExecutor(concurrent.futures.ThreadPoolExecutor):
+    """A loop's default executor whose calls run on daemon threads (:class:`~evalkit.bounded.BoundedCalls`,
+    as many as asyncio's own default pool has), and whose shutdown does not wait for a call still
+    running. A ``ThreadPoolExecutor`` only in name: ``set_default_executor`` takes no other."""
+
+    def __init__(self) -> None:
+        from .bounded import BoundedCalls
+
+        super().__init__(max_workers=1)  # its own threads are never started: submit is the pool's
+        self._calls = BoundedCalls(min(32, (os.cpu_count() or 1) + 4), name="evalkit-loop")
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:  # type: ignore[override]
+        """``fn(*args, **kwargs)`` on one of the pool's daemon threads."""
+        return self._calls.submit(functools.partial(fn, **kwargs) if kwargs else fn, *args)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Let the idle threads end; a call still running is not waited for (its daemon thread ends with the process)."""
+        self._calls.close()
+
+
 def run_to_completion(job: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """``job()`` run on a fresh event loop: in this thread when it runs none, else in a worker
-    thread (:func:`off_the_loop`)."""
+    thread (:func:`off_the_loop`). The loop's default executor is not waited for as it closes (see
+    the module docstring)."""
     if loop_running():
         return off_the_loop(lambda: run_to_completion(job))
     ident = threading.get_ident()
     with asyncio.Runner() as runner:
+        runner.get_loop().set_default_executor(_UnwaitedExecutor())
         _loops[ident] = runner.get_loop()
         try:
             return runner.run(job())

@@ -16,7 +16,13 @@ A host program that calls evalkit as a library may have a ``SIGALRM`` handler of
 is) that handler is wrapped: what it raises is raised as :class:`HostAlarm`, which no boundary that
 takes an exception as a plugin's failure catches (:data:`~evalkit.errors.PLUGIN_FAILURES`,
 :func:`~evalkit.errors.carried`), and is raised to the host as the host's own exception when it
-leaves :func:`host_alarms` (the run it stopped is marked interrupted on the way).
+leaves :func:`host_alarms` (the run it stopped is marked interrupted on the way). Who set a handler
+during the run is told by the frames of the call that set it: one of the caller's callbacks
+(:func:`callers_call`) is the host; a plugin call (:func:`~evalkit.errors.carried`) is a plugin,
+whose ``SIGALRM`` handler and timer are not applied during a library run (the host's are in force);
+anything else, evalkit cannot tell, and says so. A callback of the caller's that sets them while
+evalkit's limits hold ``SIGALRM`` is refused aloud (:class:`~evalkit.errors.AlarmHeld`), not
+quietly: the caller's own time limit would never ring.
 
 While a guard or scope is in force, ``SIGALRM`` and the real-time timer are claimed
 (:mod:`evalkit.signal_claims`): a plugin that installs its own ``SIGALRM`` handler, or stops the
@@ -41,14 +47,24 @@ from __future__ import annotations
 # and back, 13 µs of the 15 a guarded call spent installing and restoring the handler.
 import _signal
 import contextlib
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from .errors import AlarmHeld, carried, carried_async
 from .signal_claims import adopting, claim, release
 
-__all__ = ["HostAlarm", "TimeLimitExceeded", "alarm_bounded", "alarm_scope", "alarms_reach_this_thread", "host_alarms"]
+__all__ = [
+    "HostAlarm",
+    "TimeLimitExceeded",
+    "alarm_bounded",
+    "alarm_scope",
+    "alarms_reach_this_thread",
+    "callers_call",
+    "host_alarms",
+]
 
 T = TypeVar("T")
 
@@ -58,23 +74,31 @@ class TimeLimitExceeded(BaseException):
     :class:`Exception`, so the call's own ``except Exception`` cannot swallow it."""
 
 
+#: Who set a wrapped handler, as :class:`HostAlarm`'s ``by`` says it.
+HOSTS_OWN = "the host's own SIGALRM handler"
+SET_UNTOLD = "a SIGALRM handler set outside the caller's callbacks (the host's or a plugin's: evalkit cannot tell which)"
+
+
 class HostAlarm(BaseException):
     """What the host program's own ``SIGALRM`` handler raised while evalkit ran (see
     :func:`host_alarms`): ``cause``, carried past every boundary that isolates a plugin's failure,
-    so a host's time limit is never blamed on the plugin that happened to be running."""
+    so a host's time limit is never blamed on the plugin that happened to be running. ``by`` says
+    whose handler it was: :data:`HOSTS_OWN`, or :data:`SET_UNTOLD` when evalkit cannot tell."""
 
-    def __init__(self, cause: BaseException) -> None:
+    def __init__(self, cause: BaseException, by: str = HOSTS_OWN) -> None:
         super().__init__(cause)
         self.cause = cause
+        self.by = by
 
 
 class _HostHandler:
     """The host's ``SIGALRM`` handler, its exception raised as :class:`HostAlarm`."""
 
-    __slots__ = ("handler",)
+    __slots__ = ("by", "handler")
 
-    def __init__(self, handler: Callable[[int, Any], Any]) -> None:
+    def __init__(self, handler: Callable[[int, Any], Any], by: str) -> None:
         self.handler = handler
+        self.by = by
 
     def __call__(self, signum: int, frame: Any) -> None:
         try:
@@ -84,22 +108,78 @@ class _HostHandler:
             raise
         except BaseException as exc:  # noqa: BLE001 - whatever the host raises is the host's
             raised = exc
-        raise HostAlarm(raised)  # outside the except: no context chain back to the cause
+        raise HostAlarm(raised, self.by)  # outside the except: no context chain back to the cause
+
+
+def _as_hosts(handler: Any, by: str) -> Any:
+    """``handler`` as a :class:`_HostHandler` when it is a Python callable not yet wrapped, nor
+    evalkit's own; any other as it is."""
+    if not callable(handler) or isinstance(handler, _HostHandler) or handler is _on_alarm:
+        return handler
+    return _HostHandler(handler, by)
+
+
+def callers_call(name: str, callback: Callable[..., T], *args: Any) -> T:
+    """``callback(*args)``: the library caller's own callback ``name`` (``on_start``, ``on_case``,
+    ``on_stored``, ``on_check``). Its frame tells the caller's code from evalkit's and a plugin's:
+    a ``SIGALRM`` handler set in it during a run is the host's own (:func:`host_alarms`)."""
+    return callback(*args)
+
+
+_CALLERS_CALL = callers_call.__code__
+_PLUGIN_CALLS = (carried.__code__, carried_async.__code__)
+
+#: The calls that set a time limit of the caller's own, as :class:`~evalkit.errors.AlarmHeld` names
+#: them (the others — ``pthread_sigmask``, ``siginterrupt`` — are refused quietly to the caller too:
+#: blocking every signal around a thread's start is common code, not a time limit).
+_SHOWN = {
+    "signal.signal": "signal.signal(SIGALRM, …)",
+    "signal.setitimer": "signal.setitimer(ITIMER_REAL, …)",
+    "signal.alarm": "signal.alarm(…)",
+}
+
+
+def _whose_call() -> tuple[str, str]:
+    """Who is calling now: ``("caller", name)`` inside the caller's callback ``name``, ``("plugin",
+    "")`` inside a plugin call, ``("", "")`` when neither (the innermost of them decides)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is _CALLERS_CALL:
+            return "caller", str(frame.f_locals.get("name", "a"))
+        if frame.f_code in _PLUGIN_CALLS:
+            return "plugin", ""
+        frame = frame.f_back
+    return "", ""
 
 
 class _HostHandlers:
-    """The :class:`~evalkit.signal_claims.Adopter` of ``SIGALRM`` handlers the host sets during a
-    run: wrapped as :class:`_HostHandler`, given back as the host set them."""
+    """The :class:`~evalkit.signal_claims.Adopter` of ``SIGALRM`` handlers set during a run: the
+    caller's wrapped as :class:`_HostHandler` (given back as the host set them); a plugin call's
+    refused, as evalkit's limits refuse it, its handler and timer left the host's."""
 
     def wrap(self, handler: Any) -> Any:
-        """``handler`` as a :class:`_HostHandler` when it is a Python callable of the host's."""
-        if not callable(handler) or isinstance(handler, _HostHandler) or handler is _on_alarm:
-            return handler
-        return _HostHandler(handler)
+        """``handler`` as a :class:`_HostHandler` when it is a Python callable (the host's own when
+        one of the caller's callbacks set it)."""
+        return _as_hosts(handler, HOSTS_OWN if _whose_call()[0] == "caller" else SET_UNTOLD)
 
     def unwrap(self, handler: Any) -> Any:
         """The host's own handler for a :class:`_HostHandler`; any other as it is."""
         return handler.handler if isinstance(handler, _HostHandler) else handler
+
+    def refuses(self, call: str, claimed: bool) -> bool:
+        """A plugin call's ``call`` is refused; the caller's callback's handler or timer raises
+        :class:`~evalkit.errors.AlarmHeld` while evalkit's limits claim ``SIGALRM``; any other is
+        refused while they do."""
+        whose, name = _whose_call()
+        if whose == "plugin":
+            return True
+        if whose == "caller" and claimed and call in _SHOWN:
+            raise AlarmHeld(
+                f"{_SHOWN[call]} in the {name} callback was not applied: evalkit's own time limits hold SIGALRM "
+                "there (while a run answers, or a set's prompts are checked), so a SIGALRM handler or timer of the "
+                "caller's would never be in force; set it before calling evalkit, or from on_start"
+            )
+        return claimed
 
 
 _HOST_HANDLERS = _HostHandlers()
@@ -113,9 +193,11 @@ def host_alarms() -> Iterator[None]:
     """Inside it, a ``SIGALRM`` handler of the host program's own (a Python callable, in the main
     thread: set before it, or during it through ``signal.signal`` outside evalkit's time limits,
     from a callback say) raises its exception as :class:`HostAlarm`; a :class:`HostAlarm` leaving it
-    is raised as the host's exception itself. Elsewhere (another thread, inside another
-    :func:`host_alarms` or one of evalkit's time limits) it changes nothing. The host's handler (the
-    last it set) is put back after."""
+    is raised as the host's exception itself. A plugin call's ``signal.signal(SIGALRM, …)``,
+    ``signal.setitimer(ITIMER_REAL, …)`` and ``signal.alarm()`` are not applied inside it; a caller's
+    callback's, while evalkit's limits hold ``SIGALRM``, raise :class:`~evalkit.errors.AlarmHeld`.
+    Elsewhere (another thread, inside another :func:`host_alarms` or one of evalkit's time limits)
+    it changes nothing. The host's handler (the last it set) is put back after."""
     global _hosting
     handler = _signal.getsignal(_signal.SIGALRM) if alarms_reach_this_thread() else None
     if handler is None or _hosting or isinstance(handler, _HostHandler) or handler is _on_alarm:
@@ -123,7 +205,7 @@ def host_alarms() -> Iterator[None]:
         return
     _hosting = True
     try:
-        wrapped = _HOST_HANDLERS.wrap(handler)
+        wrapped = _as_hosts(handler, HOSTS_OWN)
         if wrapped is not handler:
             _signal.signal(_signal.SIGALRM, wrapped)
         with adopting(_signal.SIGALRM, _HOST_HANDLERS):
@@ -248,7 +330,7 @@ def _take_the_alarm() -> Any:
     adoption did not see (``_signal.signal``, or ``signal.signal`` as imported before evalkit was)
     is put back wrapped as one set through ``signal.signal`` would be."""
     previous = _signal.signal(_signal.SIGALRM, _on_alarm)
-    return _HOST_HANDLERS.wrap(previous) if _hosting else previous
+    return _as_hosts(previous, SET_UNTOLD) if _hosting else previous
 
 
 def _arm_nearest() -> None:

@@ -48,7 +48,7 @@ from ..runs import CaseResult, Run, RunStatus
 from ..shapes import exception_text
 from ..storage.protocols import Capabilities, ResultRepository, RunLeases, StreamedCases, capabilities
 from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, shard_part
-from ..timeouts import HostAlarm, host_alarms
+from ..timeouts import HostAlarm, callers_call, host_alarms
 from ..verdict import Verdict
 from ..wording import counted
 from . import stored_runs
@@ -378,7 +378,7 @@ def callers(name: str, callback: Callable[..., Any] | None) -> Callable[..., Any
 
     def called(*args: Any) -> Any:
         try:
-            return callback(*args)
+            return callers_call(name, callback, *args)  # the caller's own code: its SIGALRM handler is the host's
         except Exception as exc:
             raise CallerCallbackFailed(name, exc) from exc
 
@@ -461,7 +461,7 @@ class _Lifecycle:
                 mark_interrupted(self.store, header.id)
             resume = self._resume_command(header.id)
             alarm.cause.add_note(
-                f"evalkit: raised by the host's own SIGALRM handler during run {header.id}"
+                f"evalkit: raised by {alarm.by} during run {header.id}"
                 + (", which is marked interrupted" if mine else " (its lease not taken: its status is left as it is)")
                 + (f"; continue it with `{resume}`" if resume else "")
             )

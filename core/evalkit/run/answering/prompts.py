@@ -11,6 +11,7 @@ identity, the yardstick and the run metrics (:func:`run_identity`, :func:`run_ya
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
@@ -34,6 +35,7 @@ from ...prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ...runs import CaseResult, Run, RunKind, RunStatus
 from ...storage.protocols import Capabilities, ResultRepository
 from ...storage.values import BaselineScope
+from ...timeouts import callers_call
 from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import counted
@@ -673,7 +675,9 @@ def prepare_prompts(
         if any(isinstance(a, Assertion) and a.judged for a in prompt.assertions):
             rubric_prompts.append(prompt.id)
 
-    case_count = validate_prompt_set(golden_set, kinds, visit=visit, progress=on_check)
+    # The caller's own callback: a SIGALRM it sets while the check's limits hold it is refused aloud.
+    progress = None if on_check is None else functools.partial(callers_call, "on_check", on_check)
+    case_count = validate_prompt_set(golden_set, kinds, visit=visit, progress=progress)
     grading, grader_name = components.load_grader(
         source.grader, strict=source.strict_grader, config=config, **dict(source.grader_options)
     )
