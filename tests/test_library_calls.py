@@ -141,6 +141,13 @@ class _Generator:
         ({"baseline": 5}, "baseline"),
         ({"on_case": 5}, "on_case"),
         ({"on_start": "print"}, "on_start"),
+        ({"wait_ready": "30"}, "wait_ready"),
+        ({"wait_ready": None}, "wait_ready"),
+        ({"wait_ready": -1}, "wait_ready"),
+        ({"command_args": None}, "command_args"),
+        ({"command_args": "--cache"}, "command_args"),
+        ({"command_args": ["--repeats", 3]}, "command_args"),
+        ({"baseline_file": "baseline.json"}, "baseline_file"),
     ],
 )
 def test_an_argument_of_the_wrong_kind_is_refused_by_name_before_anything_is_stored(
@@ -160,13 +167,32 @@ def test_an_argument_of_the_wrong_kind_is_refused_by_name_before_anything_is_sto
 
 
 @pytest.mark.parametrize(("arguments", "named"), [({"question_set": 5}, "question_set"), ({"retriever": object()}, "retriever"),
-                                                  ({"deployment": 5}, "deployment")])  # fmt: skip
+                                                  ({"deployment": 5}, "deployment"), ({"baseline_file": "baseline.json"}, "baseline_file")])  # fmt: skip
 def test_a_retrieval_argument_of_the_wrong_kind_is_refused_by_name(arguments: dict, named: str, tmp_path: Path) -> None:
     from evalkit import evaluate_retrieval
 
     given = {"question_set": "evalkit_stdlib.docs", "retriever": "evalkit.lexical", "database": "sqlite:///:memory:", "cwd": tmp_path, **arguments}
     with pytest.raises(UsageError, match=rf"^evaluate_retrieval: {named} must be .*, got "):
         evaluate_retrieval(**given)
+
+
+@pytest.mark.parametrize("wait", [float("nan"), float("inf")])
+def test_a_readiness_wait_that_is_no_number_of_seconds_is_refused_not_waited_forever(wait: float, tmp_path: Path) -> None:
+    """``wait_ready=float("nan")`` with a server that is not up asked it again every 5 s forever:
+    no deadline is ever passed by NaN. Refused by name, before the generator is asked."""
+    from evalkit import evaluate_set
+    from evalkit.components import BoundGenerator
+
+    class Down:
+        def generate(self, request: object) -> str:
+            return "never asked"
+
+        def check_ready(self) -> None:
+            raise ConnectionError("connection refused")
+
+    bound = BoundGenerator(Down(), "local", "local", "m", True)
+    with pytest.raises(UsageError, match=r"^evaluate_set: wait_ready must be a number of seconds from 0 .*, got float (nan|inf)"):
+        evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path, bound_generator=bound, wait_ready=wait)
 
 
 def test_cwd_may_be_given_as_text(tmp_path: Path) -> None:
