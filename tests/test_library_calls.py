@@ -94,6 +94,26 @@ def test_a_callback_that_raises_is_the_callers_error_not_an_evalkit_bug(callback
     assert note.startswith(f"evalkit: raised by the {callback} callback during run {run.id}, which is marked interrupted")
 
 
+@pytest.mark.parametrize("callback", ["on_start", "on_case"])
+def test_a_callback_that_calls_sys_exit_is_the_callers_exit_not_a_plugins(callback: str, tmp_path: Path) -> None:
+    """``on_case=lambda case: sys.exit(1)`` (stop at the first failure) came back as RunInterrupted
+    "interrupted by SystemExit: 1, which a plugin raised": the caller's exit, its code lost."""
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+
+    def leave(*_: object) -> None:
+        raise SystemExit(4)
+
+    with pytest.raises(SystemExit) as caught:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, **{callback: leave})
+    assert caught.value.code == 4
+    (run,) = _runs(url)
+    assert run.status.value == "interrupted"
+    (note,) = caught.value.__notes__
+    assert note.startswith(f"evalkit: raised by the {callback} callback during run {run.id}, which is marked interrupted")
+
+
 def test_an_evalkit_error_raised_after_the_lease_marks_the_run_interrupted_and_says_so(tmp_path: Path) -> None:
     """A generator refusing its configuration once it learns the run's concurrency (a ConfigError,
     evalkit's own kind) came back as it was, with the run left "running" and not a word of it."""
