@@ -446,3 +446,33 @@ def test_a_hosts_alarm_handler_installed_during_the_run_while_the_generator_answ
     (run,) = _runs(url)
     assert run.status.value == "interrupted"
     assert raised.value.__notes__[0].startswith(f"evalkit: raised by the host's own SIGALRM handler during run {run.id}")
+
+
+def test_a_plugins_answer_or_turn_with_more_cached_than_prompt_tokens_is_set_aside_with_a_note(tmp_path: Path) -> None:
+    """An endpoint's reply reporting 50 cached of 10 prompt tokens has its usage set aside with a
+    note (evalkit.answers.reported_usage); a generator plugin's Answer or Turn reporting the same
+    was stored as it was, its cost counted from counts that cannot both be true."""
+    from evalkit import Answer, Assertion, GoldenPrompt, GoldenPromptSet, Usage, evaluate_set
+    from evalkit.answers import Turn
+    from evalkit.components import BoundGenerator
+
+    from tests.test_conversations import agent
+
+    impossible = Usage(input_tokens=10, output_tokens=2, total_tokens=12, cached_input_tokens=50)
+
+    class Plugin:
+        def generate(self, request: object) -> Answer:
+            return Answer(text="hello", model="m-1", usage=impossible)
+
+        def chat(self, request: object) -> Turn:
+            return Turn(text="hello", model="m-1", usage=impossible)
+
+    said = Assertion.contains("hello")
+    golden = GoldenPromptSet(identifier="t.usage", name="U", prompts=[GoldenPrompt(id="plain", prompt="Say hello.", assertions=[said]), agent(said)])
+    outcome = evaluate_set(golden, database="sqlite:///:memory:", cwd=tmp_path, bound_generator=BoundGenerator(Plugin(), "local", "local", "m", True))
+    assert outcome.run.status.value == "complete"
+    assert [(case.case_id, case.passed, case.usage) for case in outcome.run.cases] == [("plain", True, None), ("agent", True, None)]
+    assert (
+        '2 replies from provider instance "local" reported a usage evalkit cannot count (the first: cached_prompt_tokens 50, '
+        "more than its prompt_tokens 10): each such reply's usage is counted as unreported"
+    ) in "\n".join(outcome.notes)
