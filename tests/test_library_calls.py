@@ -152,6 +152,7 @@ class _Generator:
         ({"provider": _Generator()}, "provider"),
         ({"grader": None}, "grader"),
         ({"grader_options": [1]}, "grader_options"),
+        ({"grader_options": {1: "judge-gpt"}}, "grader_options"),
         ({"config": "evalkit.toml"}, "config"),
         ({"database": Path("results.db")}, "database"),
         ({"hook_plugins": None}, "hook_plugins"),

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import UsageError
 from ..shapes import short_repr
 
-__all__ = ["OPTIONAL_TEXT", "SECONDS", "TEXT", "WORDS", "check_arguments", "one_of", "optional"]
+__all__ = ["OPTIONAL_OPTIONS", "OPTIONAL_TEXT", "SECONDS", "TEXT", "WORDS", "check_arguments", "one_of", "optional"]
 
 #: An argument's kind: what the message says it takes, and the test of a value.
 Kind = tuple[str, Callable[[Any], bool]]
@@ -35,6 +35,11 @@ SECONDS: Kind = (
 WORDS: Kind = (
     "a list or tuple of text (str)",
     lambda value: isinstance(value, (list, tuple)) and all(isinstance(word, str) for word in value),
+)
+#: Options passed on as keywords (a grader's): a mapping whose keys are text.
+OPTIONAL_OPTIONS: Kind = (
+    "a mapping (a dict) of option names (str) to values, or None",
+    lambda value: value is None or (isinstance(value, Mapping) and all(isinstance(key, str) for key in value)),
 )
 PLUGINS: Kind = (
     "a list or tuple of plugin objects",

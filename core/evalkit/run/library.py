@@ -34,7 +34,7 @@ from ..validation import CheckProgress, check_label
 from .arguments import (
     CALLBACK,
     FLAG,
-    OPTIONAL_MAPPING,
+    OPTIONAL_OPTIONS,
     OPTIONAL_TEXT,
     PLUGINS,
     SECONDS,
@@ -141,7 +141,7 @@ def _is_question_set(value: Any) -> bool:
 
 _PROMPT_RUN_ARGUMENTS = _argument_kinds(
     set_identifier=one_of(str, GoldenPromptSet), provider=_PROVIDER, model=OPTIONAL_TEXT, grader=TEXT,
-    strict_grader=FLAG, grader_options=OPTIONAL_MAPPING, on_stored=CALLBACK, on_check=CALLBACK,
+    strict_grader=FLAG, grader_options=OPTIONAL_OPTIONS, on_stored=CALLBACK, on_check=CALLBACK,
     bound_generator=optional(BoundGenerator), answers_from=OPTIONAL_TEXT, cache=optional(bool), wait_ready=SECONDS,
     command_args=WORDS,
 )  # fmt: skip
