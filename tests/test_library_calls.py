@@ -477,3 +477,44 @@ def test_a_plugins_answer_or_turn_with_more_cached_than_prompt_tokens_is_set_asi
         '2 replies from provider instance "local" reported a usage evalkit cannot count (the first: cached_prompt_tokens 50, '
         "more than its prompt_tokens 10): each such reply's usage is counted as unreported"
     ) in "\n".join(outcome.notes)
+
+
+def _faq(tmp_path: Path) -> Path:
+    path = tmp_path / "faq.yaml"
+    path.write_text("identifier: myapp.faq\nname: FAQ\nprompts:\n  - id: a\n    prompt: Say hello.\n    assertions: [{contains: hello}]\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("call", "arguments", "named"),
+    [
+        ("validate_prompt_set", lambda faq: ("myapp.faq",), "golden_set"),
+        ("validate_prompt_set", lambda faq: (None,), "golden_set"),
+        ("validate_prompt_set", lambda faq: (faq, "contains"), "kinds"),
+        ("validate_prompt_set", lambda faq: (faq, None, None, 5), "progress"),
+        ("validate_question_set", lambda faq: (faq,), "question_set"),
+        ("validate_question_set", lambda faq: (None,), "question_set"),
+    ],
+)
+def test_the_validation_calls_refuse_an_argument_of_the_wrong_kind_by_name(call: str, arguments: Callable, named: str, tmp_path: Path) -> None:
+    """They were AttributeErrors ("'str' object has no attribute 'identifier'") and TypeErrors
+    ("'int' object is not callable") from inside the survey."""
+    import evalkit
+    from evalkit.setfiles import load_set_files
+
+    (faq,) = load_set_files([_faq(tmp_path)]).prompt_sets
+    with pytest.raises(UsageError, match=rf"^{call}: {named} must be .*, got "):
+        getattr(evalkit, call)(*arguments(faq))
+
+
+@pytest.mark.parametrize("given", ["faq.yaml", Path("faq.yaml"), None, [5]])
+def test_load_set_files_refuses_what_is_not_a_list_of_paths(given: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``load_set_files("faq.yaml")`` read one file per character (``f``, ``a``, ``q``…) and said
+    none of them existed; a ``Path`` or ``None`` was a raw TypeError."""
+    from evalkit.setfiles import load_set_files
+
+    _faq(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match=r"^load_set_files: files must be a list of paths \(str or Path\)"):
+        load_set_files(given)  # type: ignore[arg-type]
+    assert [s.identifier for s in load_set_files(p for p in ["faq.yaml"]).prompt_sets] == ["myapp.faq"]
