@@ -94,6 +94,26 @@ def test_a_callback_that_raises_is_the_callers_error_not_an_evalkit_bug(callback
     assert note.startswith(f"evalkit: raised by the {callback} callback during run {run.id}, which is marked interrupted")
 
 
+@pytest.mark.parametrize("callback", ["on_start", "on_case"])
+def test_a_callback_that_calls_sys_exit_is_the_callers_exit_not_a_plugins(callback: str, tmp_path: Path) -> None:
+    """``on_case=lambda case: sys.exit(1)`` (stop at the first failure) came back as RunInterrupted
+    "interrupted by SystemExit: 1, which a plugin raised": the caller's exit, its code lost."""
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+
+    def leave(*_: object) -> None:
+        raise SystemExit(4)
+
+    with pytest.raises(SystemExit) as caught:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, **{callback: leave})
+    assert caught.value.code == 4
+    (run,) = _runs(url)
+    assert run.status.value == "interrupted"
+    (note,) = caught.value.__notes__
+    assert note.startswith(f"evalkit: raised by the {callback} callback during run {run.id}, which is marked interrupted")
+
+
 def test_an_evalkit_error_raised_after_the_lease_marks_the_run_interrupted_and_says_so(tmp_path: Path) -> None:
     """A generator refusing its configuration once it learns the run's concurrency (a ConfigError,
     evalkit's own kind) came back as it was, with the run left "running" and not a word of it."""
@@ -132,6 +152,7 @@ class _Generator:
         ({"provider": _Generator()}, "provider"),
         ({"grader": None}, "grader"),
         ({"grader_options": [1]}, "grader_options"),
+        ({"grader_options": {1: "judge-gpt"}}, "grader_options"),
         ({"config": "evalkit.toml"}, "config"),
         ({"database": Path("results.db")}, "database"),
         ({"hook_plugins": None}, "hook_plugins"),
@@ -141,6 +162,13 @@ class _Generator:
         ({"baseline": 5}, "baseline"),
         ({"on_case": 5}, "on_case"),
         ({"on_start": "print"}, "on_start"),
+        ({"wait_ready": "30"}, "wait_ready"),
+        ({"wait_ready": None}, "wait_ready"),
+        ({"wait_ready": -1}, "wait_ready"),
+        ({"command_args": None}, "command_args"),
+        ({"command_args": "--cache"}, "command_args"),
+        ({"command_args": ["--repeats", 3]}, "command_args"),
+        ({"baseline_file": "baseline.json"}, "baseline_file"),
     ],
 )
 def test_an_argument_of_the_wrong_kind_is_refused_by_name_before_anything_is_stored(
@@ -160,13 +188,32 @@ def test_an_argument_of_the_wrong_kind_is_refused_by_name_before_anything_is_sto
 
 
 @pytest.mark.parametrize(("arguments", "named"), [({"question_set": 5}, "question_set"), ({"retriever": object()}, "retriever"),
-                                                  ({"deployment": 5}, "deployment")])  # fmt: skip
+                                                  ({"deployment": 5}, "deployment"), ({"baseline_file": "baseline.json"}, "baseline_file")])  # fmt: skip
 def test_a_retrieval_argument_of_the_wrong_kind_is_refused_by_name(arguments: dict, named: str, tmp_path: Path) -> None:
     from evalkit import evaluate_retrieval
 
     given = {"question_set": "evalkit_stdlib.docs", "retriever": "evalkit.lexical", "database": "sqlite:///:memory:", "cwd": tmp_path, **arguments}
     with pytest.raises(UsageError, match=rf"^evaluate_retrieval: {named} must be .*, got "):
         evaluate_retrieval(**given)
+
+
+@pytest.mark.parametrize("wait", [float("nan"), float("inf")])
+def test_a_readiness_wait_that_is_no_number_of_seconds_is_refused_not_waited_forever(wait: float, tmp_path: Path) -> None:
+    """``wait_ready=float("nan")`` with a server that is not up asked it again every 5 s forever:
+    no deadline is ever passed by NaN. Refused by name, before the generator is asked."""
+    from evalkit import evaluate_set
+    from evalkit.components import BoundGenerator
+
+    class Down:
+        def generate(self, request: object) -> str:
+            return "never asked"
+
+        def check_ready(self) -> None:
+            raise ConnectionError("connection refused")
+
+    bound = BoundGenerator(Down(), "local", "local", "m", True)
+    with pytest.raises(UsageError, match=r"^evaluate_set: wait_ready must be a number of seconds from 0 .*, got float (nan|inf)"):
+        evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path, bound_generator=bound, wait_ready=wait)
 
 
 def test_cwd_may_be_given_as_text(tmp_path: Path) -> None:
@@ -623,3 +670,72 @@ def test_a_run_whose_lease_another_process_took_over_stops_and_leaves_it_to_that
     assert run.status.value == "running"
     with sqlite3.connect(path) as connection:
         assert connection.execute("SELECT owner_token FROM evalkit_run_lease").fetchall() == [("other",)]
+def test_a_plugins_answer_or_turn_with_more_cached_than_prompt_tokens_is_set_aside_with_a_note(tmp_path: Path) -> None:
+    """An endpoint's reply reporting 50 cached of 10 prompt tokens has its usage set aside with a
+    note (evalkit.answers.reported_usage); a generator plugin's Answer or Turn reporting the same
+    was stored as it was, its cost counted from counts that cannot both be true."""
+    from evalkit import Answer, Assertion, GoldenPrompt, GoldenPromptSet, Usage, evaluate_set
+    from evalkit.answers import Turn
+    from evalkit.components import BoundGenerator
+
+    from tests.test_conversations import agent
+
+    impossible = Usage(input_tokens=10, output_tokens=2, total_tokens=12, cached_input_tokens=50)
+
+    class Plugin:
+        def generate(self, request: object) -> Answer:
+            return Answer(text="hello", model="m-1", usage=impossible)
+
+        def chat(self, request: object) -> Turn:
+            return Turn(text="hello", model="m-1", usage=impossible)
+
+    said = Assertion.contains("hello")
+    golden = GoldenPromptSet(identifier="t.usage", name="U", prompts=[GoldenPrompt(id="plain", prompt="Say hello.", assertions=[said]), agent(said)])
+    outcome = evaluate_set(golden, database="sqlite:///:memory:", cwd=tmp_path, bound_generator=BoundGenerator(Plugin(), "local", "local", "m", True))
+    assert outcome.run.status.value == "complete"
+    assert [(case.case_id, case.passed, case.usage) for case in outcome.run.cases] == [("plain", True, None), ("agent", True, None)]
+    assert (
+        '2 replies from provider instance "local" reported a usage evalkit cannot count (the first: cached_prompt_tokens 50, '
+        "more than its prompt_tokens 10): each such reply's usage is counted as unreported"
+    ) in "\n".join(outcome.notes)
+
+
+def _faq(tmp_path: Path) -> Path:
+    path = tmp_path / "faq.yaml"
+    path.write_text("identifier: myapp.faq\nname: FAQ\nprompts:\n  - id: a\n    prompt: Say hello.\n    assertions: [{contains: hello}]\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("call", "arguments", "named"),
+    [
+        ("validate_prompt_set", lambda faq: ("myapp.faq",), "golden_set"),
+        ("validate_prompt_set", lambda faq: (None,), "golden_set"),
+        ("validate_prompt_set", lambda faq: (faq, "contains"), "kinds"),
+        ("validate_prompt_set", lambda faq: (faq, None, None, 5), "progress"),
+        ("validate_question_set", lambda faq: (faq,), "question_set"),
+        ("validate_question_set", lambda faq: (None,), "question_set"),
+    ],
+)
+def test_the_validation_calls_refuse_an_argument_of_the_wrong_kind_by_name(call: str, arguments: Callable, named: str, tmp_path: Path) -> None:
+    """They were AttributeErrors ("'str' object has no attribute 'identifier'") and TypeErrors
+    ("'int' object is not callable") from inside the survey."""
+    import evalkit
+    from evalkit.setfiles import load_set_files
+
+    (faq,) = load_set_files([_faq(tmp_path)]).prompt_sets
+    with pytest.raises(UsageError, match=rf"^{call}: {named} must be .*, got "):
+        getattr(evalkit, call)(*arguments(faq))
+
+
+@pytest.mark.parametrize("given", ["faq.yaml", Path("faq.yaml"), None, [5]])
+def test_load_set_files_refuses_what_is_not_a_list_of_paths(given: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``load_set_files("faq.yaml")`` read one file per character (``f``, ``a``, ``q``…) and said
+    none of them existed; a ``Path`` or ``None`` was a raw TypeError."""
+    from evalkit.setfiles import load_set_files
+
+    _faq(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match=r"^load_set_files: files must be a list of paths \(str or Path\)"):
+        load_set_files(given)  # type: ignore[arg-type]
+    assert [s.identifier for s in load_set_files(p for p in ["faq.yaml"]).prompt_sets] == ["myapp.faq"]

@@ -265,6 +265,19 @@ class UsageSetAside:
             self.record(problem)
         return counts
 
+    def kept(self, usage: object) -> object:
+        """``usage`` as a generator plugin's :class:`Answer` or :class:`Turn` reported it, held to
+        :func:`reported_usage`'s rule of counts impossible together: more cached prompt tokens than
+        prompt tokens is ``None`` (the reply's usage unreported, its problem remembered for
+        :meth:`notes`), as an endpoint's reply is; anything else is returned as it is (a count out
+        of range is :func:`answer_problems`' to refuse)."""
+        if isinstance(usage, Usage):
+            cached, prompt = usage.cached_input_tokens, usage.input_tokens
+            if _countable(cached) and _countable(prompt) and cached > prompt:  # type: ignore[operator]
+                self.record(f"cached_prompt_tokens {cached}, more than its prompt_tokens {prompt}")
+                return None
+        return usage
+
     def notes(self, source: str) -> list[str]:
         """The run's note on the replies from ``source`` (``http://…``, ``the llm model "x"``) whose
         usage was set aside; none when there were none."""

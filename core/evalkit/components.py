@@ -125,11 +125,11 @@ def bind_set(bound: BoundGenerator, golden_set: Any) -> None:
         carried(bound.generator.bind_set, golden_set)
     except PLUGIN_FAILURES as exc:
         raise GeneratorUnavailableError(
-            f"{_named(bound)} could not take in the set, so nothing was run or stored: {exception_text(exc)}"
+            f"{generator_named(bound)} could not take in the set, so nothing was run or stored: {exception_text(exc)}"
         ) from None
 
 
-def _named(bound: BoundGenerator) -> str:
+def generator_named(bound: BoundGenerator) -> str:
     """``provider instance "prod"``, or ``the ad-hoc "openai" generator``: who a message is about."""
     return f'provider instance "{bound.instance}"' if bound.instance else f'the ad-hoc "{bound.adapter}" generator'
 
@@ -181,7 +181,7 @@ def check_generator_ready(
 
     if not isinstance(bound.generator, ReadinessCheck):
         return []
-    who = _named(bound)
+    who = generator_named(bound)
     deadline, delay = clock() + wait_s, 0.5
     while True:
         try:
@@ -452,7 +452,7 @@ class BoundGenerator:
     def plugin(self) -> registry.PluginRecord | str:
         """Who the generator's failures name: its entry point's record (with its distribution), or
         the instance when there is none (a generator a library caller built)."""
-        return self.record if self.record is not None else _named(self)
+        return self.record if self.record is not None else generator_named(self)
 
     def secrets(self) -> tuple[str, ...]:
         """Credential values the generator sends (empty when it holds none or does not say)."""

@@ -41,6 +41,7 @@ import attrs
 from .config import Config, ProviderInstance
 from .errors import UsageError
 from .runs import Run
+from .shapes import short_repr
 from .storage.protocols import capabilities
 from .tolerance import parse_tolerance
 from .wording import counted
@@ -214,6 +215,11 @@ def _candidates(value: Any) -> tuple[Candidate, ...]:
         value = value.providers
     if isinstance(value, Mapping):
         value = value.values()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise UsageError(
+            "ModelSelection: candidates must be an evalkit.config.Config (load_config()) or a list of its "
+            f"ProviderInstance or Candidate, got {type(value).__name__} {short_repr(value)}"
+        )
     out: list[Candidate] = []
     for position, item in enumerate(value):
         if isinstance(item, Candidate):
@@ -221,7 +227,7 @@ def _candidates(value: Any) -> tuple[Candidate, ...]:
         elif isinstance(item, ProviderInstance):
             out.append(Candidate.from_instance(item, position))
         else:
-            raise TypeError(f"a routing candidate must be a ProviderInstance or Candidate, not {type(item).__name__}")
+            raise UsageError(f"ModelSelection: a routing candidate must be a ProviderInstance or Candidate, got {type(item).__name__} {short_repr(item)}")
     names = [c.name for c in out]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -388,6 +394,31 @@ def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
 
 
+def _repository(value: Any) -> Any:
+    """A results store, or ``None``; a URL or a path is refused: read as a store it has none of
+    the quality reads, so every candidate was silently unmeasured."""
+    import os
+
+    if isinstance(value, (str, bytes, os.PathLike)):
+        raise UsageError(
+            "ModelSelection: repository must be an open results store "
+            f"(evalkit.storage.open_repository(url)) or None, not a URL or path: got {type(value).__name__} {short_repr(value)}"
+        )
+    return value
+
+
+def _criteria(value: Any) -> SelectionCriteria:
+    """``value``, or the empty criteria for ``None``; anything else is refused by name."""
+    if value is None:
+        return SelectionCriteria()
+    if not isinstance(value, SelectionCriteria):
+        raise UsageError(
+            'criteria must be an evalkit.routing.SelectionCriteria (SelectionCriteria(["chat"])) or None, '
+            f"got {type(value).__name__} {short_repr(value)}"
+        )
+    return value
+
+
 @attrs.frozen
 class ModelSelection:
     """Ranks configured provider instances under a policy, from measured quality.
@@ -400,7 +431,7 @@ class ModelSelection:
     """
 
     candidates: tuple[Candidate, ...] = attrs.field(converter=_candidates)
-    repository: Any = None
+    repository: Any = attrs.field(default=None, converter=_repository)
     policy: str = attrs.field(default=DEFAULT_POLICY, converter=parse_policy)
 
     @property
@@ -410,7 +441,7 @@ class ModelSelection:
 
     def find_candidates(self, criteria: SelectionCriteria | None = None) -> tuple[Candidate, ...]:
         """The candidates that meet ``criteria``, in configuration order."""
-        criteria = criteria or SelectionCriteria()
+        criteria = _criteria(criteria)
         return tuple(c for c in self.candidates if not criteria.missing(c))
 
     def quality_of(self, candidate: Candidate) -> QualityReading:
@@ -455,7 +486,7 @@ class ModelSelection:
         it); either way every candidate then scores 0.5 and the order is priority, then
         configuration order.
         """
-        criteria = criteria or SelectionCriteria()
+        criteria = _criteria(criteria)
         weights = self.weights
         uses_cost = weights.uses_cost(criteria)
         read_quality = weights.quality > 0 or explain
@@ -563,7 +594,7 @@ class ModelSelection:
         ``min_quality`` above 0, candidates below it or unmeasured are excluded (a quality equal to
         the minimum stays). ``Ranking.selected`` is the choice, ``None`` when nothing qualifies.
         """
-        criteria = criteria or SelectionCriteria()
+        criteria = _criteria(criteria)
         minimum = parse_min_quality(min_quality)
         filtering = minimum is not None and minimum > 0
         readings = [(c, self.quality_of(c)) for c in self.find_candidates(criteria)]

@@ -561,7 +561,12 @@ def validate_prompt_set(
 ) -> int:
     """Raise :class:`SetValidationError` listing every problem with ``golden_set``; else return
     how many prompts it has. One pass over the prompts (``visit`` and ``progress``: see
-    :func:`survey_prompt_set`)."""
+    :func:`survey_prompt_set`). An argument of the wrong kind (a set identifier instead of the
+    set) is a :class:`~evalkit.errors.UsageError` naming it."""
+    from .run.arguments import CALLBACK, check_arguments, one_of, optional
+
+    wanted = {"golden_set": one_of(GoldenPromptSet), "kinds": optional(Mapping), "visit": CALLBACK, "progress": CALLBACK}
+    check_arguments("validate_prompt_set", locals(), wanted)
     if kinds is None:
         from .checks import BUILTIN_KINDS
 

@@ -153,6 +153,22 @@ def test_the_deterministic_grader_passes() -> None:
     check_grader(DeterministicGrader)
 
 
+def test_an_async_grader_passes_when_checked_from_an_async_test() -> None:
+    """Inside a running loop (an async test) the check's own ``asyncio.run()`` refused, and the
+    grader was said to break the contract: "grading the reference answer raised RuntimeError"."""
+    import asyncio
+
+    class Async:
+        async def agrade(self, prompt, answer):
+            passed = "Paris" in answer.text
+            return Grading(1.0 if passed else 0.0, passed, yardstick="async:1")
+
+    async def test() -> None:
+        check_grader(Async)
+
+    asyncio.run(test())
+
+
 def test_a_grader_breaking_the_grading_rules_gets_every_problem() -> None:
     class Moody:
         def __init__(self):

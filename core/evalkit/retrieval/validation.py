@@ -68,8 +68,12 @@ def validate_question_set(question_set: GoldenQuestionSet) -> None:
     """Raise :class:`SetValidationError` listing every problem with ``question_set``.
 
     The counterpart of :func:`evalkit.validate_prompt_set`; :func:`question_set_problems` returns
-    the list instead.
+    the list instead. Anything but a :class:`GoldenQuestionSet` (its identifier, a prompt set) is
+    a :class:`~evalkit.errors.UsageError` naming the argument.
     """
+    from evalkit.run.arguments import check_arguments, one_of
+
+    check_arguments("validate_question_set", {"question_set": question_set}, {"question_set": one_of(GoldenQuestionSet)})
     problems = question_set_problems(question_set)
     if problems:
         raise SetValidationError(problems)

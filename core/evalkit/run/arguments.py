@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import UsageError
 from ..shapes import short_repr
 
-__all__ = ["TEXT", "OPTIONAL_TEXT", "check_arguments", "one_of", "optional"]
+__all__ = ["OPTIONAL_OPTIONS", "OPTIONAL_TEXT", "SECONDS", "TEXT", "WORDS", "check_arguments", "one_of", "optional"]
 
 #: An argument's kind: what the message says it takes, and the test of a value.
 Kind = tuple[str, Callable[[Any], bool]]
@@ -26,6 +26,21 @@ OPTIONAL_TEXT: Kind = ("text (a str) or None", lambda value: value is None or is
 FLAG: Kind = ("True or False", lambda value: isinstance(value, bool))
 CALLBACK: Kind = ("a callable or None", lambda value: value is None or callable(value))
 OPTIONAL_MAPPING: Kind = ("a mapping (a dict) or None", lambda value: value is None or isinstance(value, Mapping))
+#: Seconds to wait: a finite number from 0 (``float("nan")`` made a readiness wait that never ends).
+SECONDS: Kind = (
+    "a number of seconds from 0 (an int or a float)",
+    lambda value: isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf"),
+)
+#: Command-line words (a resume command repeats them): a list or tuple of text.
+WORDS: Kind = (
+    "a list or tuple of text (str)",
+    lambda value: isinstance(value, (list, tuple)) and all(isinstance(word, str) for word in value),
+)
+#: Options passed on as keywords (a grader's): a mapping whose keys are text.
+OPTIONAL_OPTIONS: Kind = (
+    "a mapping (a dict) of option names (str) to values, or None",
+    lambda value: value is None or (isinstance(value, Mapping) and all(isinstance(key, str) for key in value)),
+)
 PLUGINS: Kind = (
     "a list or tuple of plugin objects",
     lambda value: isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping)),

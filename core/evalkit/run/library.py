@@ -34,10 +34,12 @@ from ..validation import CheckProgress, check_label
 from .arguments import (
     CALLBACK,
     FLAG,
-    OPTIONAL_MAPPING,
+    OPTIONAL_OPTIONS,
     OPTIONAL_TEXT,
     PLUGINS,
+    SECONDS,
     TEXT,
+    WORDS,
     Kind,
     check_arguments,
     one_of,
@@ -111,13 +113,22 @@ _PROVIDER: Kind = (
 )
 
 
+def _is_baseline_file(value: Any) -> bool:
+    from ..baseline_file import BaselineFile  # here: only a run given one imports it
+
+    return value is None or isinstance(value, BaselineFile)
+
+
+_BASELINE_FILE: Kind = ("an evalkit.baseline_file.BaselineFile (read_baseline_file()) or None", _is_baseline_file)
+
+
 def _argument_kinds(**more: Kind) -> dict[str, Kind]:
     """What each argument of a run takes (checked first, so a wrong kind is refused by name)."""
     return {
         "config": optional(Config), "database": _DATABASE, "privacy": OPTIONAL_TEXT, "label": OPTIONAL_TEXT,
         "run_id": OPTIONAL_TEXT, "resume": FLAG, "shard": optional(Shard), "baseline": OPTIONAL_TEXT,
         "fail_on_new_failures": FLAG, "hook_plugins": PLUGINS, "on_start": CALLBACK, "on_case": CALLBACK,
-        "cwd": optional(str, PurePath), "keep_cases": FLAG, **more,
+        "cwd": optional(str, PurePath), "keep_cases": FLAG, "baseline_file": _BASELINE_FILE, **more,
     }  # fmt: skip
 
 
@@ -130,8 +141,9 @@ def _is_question_set(value: Any) -> bool:
 
 _PROMPT_RUN_ARGUMENTS = _argument_kinds(
     set_identifier=one_of(str, GoldenPromptSet), provider=_PROVIDER, model=OPTIONAL_TEXT, grader=TEXT,
-    strict_grader=FLAG, grader_options=OPTIONAL_MAPPING, on_stored=CALLBACK, on_check=CALLBACK,
-    bound_generator=optional(BoundGenerator), answers_from=OPTIONAL_TEXT, cache=optional(bool),
+    strict_grader=FLAG, grader_options=OPTIONAL_OPTIONS, on_stored=CALLBACK, on_check=CALLBACK,
+    bound_generator=optional(BoundGenerator), answers_from=OPTIONAL_TEXT, cache=optional(bool), wait_ready=SECONDS,
+    command_args=WORDS,
 )  # fmt: skip
 _RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
     question_set=("a set identifier (a str), a GoldenQuestionSet or a SourcedSet", _is_question_set),

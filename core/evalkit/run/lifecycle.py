@@ -365,21 +365,25 @@ class CallerCallbackFailed(Exception):
     the caller's error, not evalkit's. The lifecycle marks the run interrupted and raises ``cause``
     itself, with a note naming the callback, the run and its resume command."""
 
-    def __init__(self, name: str, cause: Exception) -> None:
+    def __init__(self, name: str, cause: BaseException) -> None:
         super().__init__(name, cause)
         self.name = name
         self.cause = cause
 
 
 def callers(name: str, callback: Callable[..., Any] | None) -> Callable[..., Any] | None:
-    """``callback`` (``None`` stays ``None``), its ``Exception`` carried as :class:`CallerCallbackFailed`."""
+    """``callback`` (``None`` stays ``None``), what it raises carried as :class:`CallerCallbackFailed`
+    — ``sys.exit()`` too, which is the caller's as much as a ``ValueError`` is (it was said to be
+    "a plugin's"); Ctrl-C, the host's own alarm and a cancellation keep their own ways."""
     if callback is None:
         return None
 
     def called(*args: Any) -> Any:
         try:
             return callers_call(name, callback, *args)  # the caller's own code: its SIGALRM handler is the host's
-        except Exception as exc:
+        except (KeyboardInterrupt, HostAlarm, asyncio.CancelledError):
+            raise
+        except BaseException as exc:
             raise CallerCallbackFailed(name, exc) from exc
 
     return called

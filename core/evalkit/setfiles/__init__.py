@@ -424,6 +424,17 @@ def check_document(
     return CheckedDocument(kind, tuple(found), () if found else tuple(built))
 
 
+def _check_files(files: object) -> None:
+    """Refuse ``files`` unless it is a collection of paths (see :func:`load_set_files`)."""
+    from ..errors import UsageError
+    from ..shapes import short_repr
+
+    single = isinstance(files, (str, bytes, os.PathLike))
+    if single or not isinstance(files, Iterable) or isinstance(files, Mapping):
+        hint = f" (one file: [{short_repr(files)}])" if single else ""
+        raise UsageError(f"load_set_files: files must be a list of paths (str or Path){hint}, got {type(files).__name__} {short_repr(files)}")
+
+
 def load_set_files(
     files: Sequence[str | os.PathLike[str]],
     kinds: Mapping[str, Any] | None = None,
@@ -436,8 +447,12 @@ def load_set_files(
     problems are shown relative to ``root`` when given. A file a set file names (a template's
     table of variables) is read only when it lies inside ``boundary`` (the project and the places
     ``[sets] allow_outside`` lists); without one, only inside the set file's own folder.
+    ``files`` that is one path (text or a :class:`~pathlib.Path`), or not paths, is a
+    :class:`~evalkit.errors.UsageError` naming it: text was read as one file per character.
     """
     from .sets import skipped_prompts
+
+    _check_files(files)
 
     prompt_sets: list[Any] = []
     question_sets: list[Any] = []
@@ -448,6 +463,8 @@ def load_set_files(
     read: list[Path] = []
     first_problem: list[int] = []  # of each file read: where its problems begin in ``problems``
     for name in files:
+        if not isinstance(name, (str, os.PathLike)):
+            _check_files(name)  # refused, naming the member that is not a path
         path = Path(name)
         shown = _display(path, root)
         read.append(path)

@@ -91,6 +91,10 @@ class PromptJob:
     #: Where the usages summed over a case's requests that were set aside are kept, for the run's
     #: notes (:func:`~evalkit.answers.sum_usage`); ``None``: set aside unnoted.
     usage_sums: UsageSetAside | None = None
+    #: Where the replies (an Answer, a Turn) whose usage the generator plugin reported impossible
+    #: (:meth:`~evalkit.answers.UsageSetAside.kept`) are counted, for the run's notes; ``None``:
+    #: such a usage is kept as reported.
+    reply_usage: UsageSetAside | None = None
 
 
 def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
@@ -136,11 +140,16 @@ def stored_answer(text: str, max_bytes: int | None) -> str:
     return f"{kept}\n… [truncated by evalkit: the answer was {len(encoded)} bytes; the first {max_bytes} are stored]"
 
 
-def _coerce_answer(value: Any) -> Answer:
+def _coerce_answer(value: Any, reply_usage: UsageSetAside | None = None) -> Answer:
+    """The generator's reply as an :class:`Answer` (text becomes one), refused as a
+    :class:`GenerationError` when evalkit cannot use it; a usage impossible in itself is set aside
+    in ``reply_usage`` (:meth:`~evalkit.answers.UsageSetAside.kept`)."""
     if isinstance(value, Answer):
         broken = answer_problems(value)
         if broken:
             raise GenerationError(f"the generator returned an Answer evalkit cannot use: {'; '.join(broken)}")
+        if reply_usage is not None and value.usage is not None and reply_usage.kept(value.usage) is None:
+            return attrs.evolve(value, usage=None)
         return value
     if isinstance(value, str):
         return Answer(text=value)
@@ -317,7 +326,7 @@ class _Answerer:
                 else:
                     calls.append(pool.submit(bound.generator.generate, request))
                     raw = await asyncio.wrap_future(calls[-1])
-            return _coerce_answer(raw)
+            return _coerce_answer(raw, self.job.reply_usage)
         except asyncio.CancelledError:
             raise
         except PLUGIN_FAILURES as exc:  # sys.exit() in a plugin ends its case, never the run (exit 0)
@@ -349,13 +358,20 @@ class _Answerer:
         """How the loop asks the generator for one turn: awaited (``achat``), or on the pool's threads."""
         generator, pool = self.bound.generator, self.pool
 
-        async def call(request: ChatRequest) -> Any:
+        async def asked(request: ChatRequest) -> Any:
             if self.bound.chats_async:
                 return await carried_async(generator.achat(request))
             if pool is None:  # an async generator whose chat() is synchronous: still off the loop
                 return await asyncio.to_thread(carried, generator.chat, request)
             calls.append(pool.submit(generator.chat, request))
             return await asyncio.wrap_future(calls[-1])
+
+        async def call(request: ChatRequest) -> Any:
+            turn = await asked(request)
+            aside = self.job.reply_usage
+            if aside is not None and isinstance(turn, Turn) and turn.usage is not None and aside.kept(turn.usage) is None:
+                return attrs.evolve(turn, usage=None)
+            return turn
 
         return call
 

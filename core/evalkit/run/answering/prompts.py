@@ -419,6 +419,7 @@ class PromptAnswering:
             todo, self.bound, self.grading, self.kinds, self.concurrency,
             max_answer_bytes=self.max_answer_bytes, grade_timeout=self.grade_timeout, repeats=self.repeats,
             extras=self.live.extras, judge_gate=self.judge_gate, grader_name=self.grader_name, usage_sums=self.live.usage_sums,
+            reply_usage=self.live.reply_usage,
         )  # fmt: skip
 
         async def main() -> None:
@@ -497,7 +498,10 @@ class PromptAnswering:
         else:
             answered = answered if answered is not None else repository.get_run(header.id)
             spend = run_spend(self.pricing, ((c.usage, c.judge_usage, c.answer_source, c.errored, c.requests) for c in (answered.cases if answered else ())))
-        notes: list[str] = [*pacing_notes(self.bound, self.grading), *self.live.usage_sums.sum_notes()]
+        notes: list[str] = [
+            *pacing_notes(self.bound, self.grading), *self.live.reply_usage.notes(components.generator_named(self.bound)),
+            *self.live.usage_sums.sum_notes(),
+        ]  # fmt: skip
         status, stop_note = self._stopped(header, status, spend)
         if stop_note is not None:
             notes.append(stop_note)
@@ -583,6 +587,8 @@ class LiveSpending:
     usage_sums: UsageSetAside = attrs.Factory(UsageSetAside)
     #: The slice this answering answers (``None``: the whole run).
     shard: Shard | None = None
+    #: The generator plugin's replies whose usage was impossible in itself, set aside, for the notes.
+    reply_usage: UsageSetAside = attrs.Factory(UsageSetAside)
 
 
 def _tally_identity(tally: Any, configured: bool) -> tuple[ServingIdentity | None, str | None]:
