@@ -1591,6 +1591,23 @@ def test_a_hole_judge_that_raises_before_the_run_names_its_grader_not_an_evalkit
     assert stored_runs(project) == 0
 
 
+def test_a_hole_judge_that_fails_to_close_after_the_run_is_stored_is_a_warning(judging, project) -> None:
+    """The relevance judge's aclose() raising once a `retrieval --judge-unjudged` run was stored
+    ended the command as "internal error (an evalkit bug)", the run's outcome unsaid: it is a
+    warning in the one close wording (components.plugin_close_failed), the run kept as it is."""
+    from tests.cli.test_retrieval_judged_holes import write_collection
+
+    write_collection(project, "http://127.0.0.1:9/v1")
+    words = ("retrieval", "beir.col", "--deployment", "prod", "--k", "3", "--judge-unjudged", "judge", "--json")
+    result = judging(*words, place="aclose")
+    assert result.code == 0, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "complete" and document["judged_holes"] is not None, document
+    assert document["warnings"] == [
+        "grader relevance (evalkit-judging-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
+    ]
+
+
 def test_a_chat_generators_tools_refusal_that_raises_still_refuses_the_tools(raising, project) -> None:
     """A chat generator whose model takes no tools (supports_tools = False) and whose
     tools_refusal() raised ended `evalkit run` of a set offering tools as "internal error (an
