@@ -1496,7 +1496,11 @@ class Judge:
     async def alabel(self, item):
         return (item.label, "judge-model")
 
-    async def aprefer(self, task, first, second):
+    def aprefer(self, task, first, second):  # raising before its coroutine is made, with "aprefer"
+        raise_in("aprefer")
+        return self._prefer()
+
+    async def _prefer(self):
         return ("tie", "judge-model")
 
     async def agrade_document(self, query, text):
@@ -1576,6 +1580,16 @@ def test_a_pairwise_judge_that_raises_names_its_grader_not_an_evalkit_bug(judgin
     assert failed.code == 2, failed.stderr[-2000:]
     assert [line.format("deterministic") for line in said(place)] == failed.stderr.splitlines()
     assert judging("compare", *ids, "--pairwise-judge", "judge").code in (0, 1)
+
+
+def test_a_pairwise_judge_raising_as_it_is_asked_fails_the_comparison_not_evalkit(judging, cli, project) -> None:
+    """A pairwise judge whose aprefer() raised as it was called (before its coroutine was made)
+    escaped the gathering of the judge's replies: "internal error (an evalkit bug)". It is a
+    failed request of the judge, as a reply that raises is (exit 3, the judge named)."""
+    ids = [cli("run", "evalkit.smoke", "--provider", "reference", "--privacy", "full", "--json").json()["run_id"] for _ in range(2)]
+    failed = judging("compare", *ids, "--pairwise-judge", "judge", place="aprefer")
+    assert failed.code == 3 and "internal error" not in failed.stderr, failed.stderr[-2000:]
+    assert 'the pairwise judge "judge" failed 14 of 14 requests' in failed.stderr, failed.stderr[-2000:]
 
 
 @pytest.mark.parametrize("place", ["calibration_judge", "bind_judge", "check_ready"])

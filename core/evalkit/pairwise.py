@@ -297,8 +297,11 @@ def _pairwise_grader() -> Any:
 
 async def _ask_all(judge: Any, asked: Sequence[tuple[str, str, str]]) -> list[Any]:
     """The judge's ``(verdict, model)`` for each ``(task, first, second)``, or the exception."""
+    async def prefer(task: str, first: str, second: str) -> Any:
+        return await judge.aprefer(task, first, second)  # raising as it is called, it fails this request only
+
     try:
-        return await asyncio.gather(*(judge.aprefer(task, first, second) for task, first, second in asked), return_exceptions=True)
+        return await asyncio.gather(*(prefer(task, first, second) for task, first, second in asked), return_exceptions=True)
     finally:  # nothing is stored yet: a judge that cannot close is named, and the comparison not shown
         await plugin_awaited(_pairwise_grader, "aclose", judge.aclose())
 
