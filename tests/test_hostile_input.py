@@ -1463,9 +1463,14 @@ JUDGING_PLUGINS = """
 import os
 
 
+class Unprintable(Exception):
+    def __str__(self):
+        raise ValueError("no text for you")
+
+
 def raise_in(place):
     if os.environ.get("EVALKIT_RAISE_IN") == place:
-        raise RuntimeError("the plugin's own failure")
+        raise Unprintable() if os.environ.get("EVALKIT_RAISE") == "Unprintable" else RuntimeError("the plugin's own failure")
 
 
 class Prompt:
@@ -1494,6 +1499,7 @@ class Judge:
         return "judging-yardstick"
 
     async def alabel(self, item):
+        raise_in("alabel")
         return (item.label, "judge-model")
 
     def aprefer(self, task, first, second):  # raising before its coroutine is made, with "aprefer"
@@ -1546,9 +1552,10 @@ def judging(cli, project, tmp_path):
         '[providers.judge]\nadapter = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
     )
 
-    def run(*args: str, place: str = "", plugins: str = ""):
+    def run(*args: str, place: str = "", plugins: str = "", raised: str = "RuntimeError"):
         off = "evalkit-golden:deterministic,evalkit-golden:relevance"
-        env = {"PYTHONPATH": os.pathsep.join(p for p in (str(folder), plugins) if p), "EVALKIT_DISABLE_PLUGINS": off, "EVALKIT_RAISE_IN": place}
+        env = {"PYTHONPATH": os.pathsep.join(p for p in (str(folder), plugins) if p), "EVALKIT_DISABLE_PLUGINS": off,
+               "EVALKIT_RAISE_IN": place, "EVALKIT_RAISE": raised}  # fmt: skip
         return cli(*args, env=env)
 
     return run
@@ -1571,6 +1578,15 @@ def test_a_judge_calibrations_judge_that_raises_names_its_grader_not_an_evalkit_
     assert judging("judge", "calibrate", "--set", "shop.labels", "--json").code == 0
 
 
+def test_a_calibration_whose_every_label_failed_unreadably_is_said(judging, project) -> None:
+    """A judge whose every alabel() raised an exception whose message cannot be read ended
+    `evalkit judge calibrate` as "internal error (an evalkit bug)" (str() of it raised): the
+    calibration fails (exit 3), naming the failure's class."""
+    failed = judging("judge", "calibrate", "--set", "shop.labels", place="alabel", raised="Unprintable")
+    assert failed.code == 3, failed.stderr[-2000:]
+    assert "the judge labelled none of the 2 items; the first failure: Unprintable: (its message could not be read" in failed.stderr
+
+
 @pytest.mark.parametrize("place", ["pairwise_judge", "bind_judge", "check_ready", "task", "aclose"])
 def test_a_pairwise_judge_that_raises_names_its_grader_not_an_evalkit_bug(judging, cli, project, place) -> None:
     """`evalkit compare BASE RUN --pairwise-judge NAME` called the pairwise judge's plugin directly:
@@ -1590,6 +1606,9 @@ def test_a_pairwise_judge_raising_as_it_is_asked_fails_the_comparison_not_evalki
     failed = judging("compare", *ids, "--pairwise-judge", "judge", place="aprefer")
     assert failed.code == 3 and "internal error" not in failed.stderr, failed.stderr[-2000:]
     assert 'the pairwise judge "judge" failed 14 of 14 requests' in failed.stderr, failed.stderr[-2000:]
+    # one whose message cannot be read is said all the same (str() of it raised: an internal error)
+    unread = judging("compare", *ids, "--pairwise-judge", "judge", place="aprefer", raised="Unprintable")
+    assert unread.code == 3 and "the first failure: Unprintable: (its message could not be read" in unread.stderr, unread.stderr[-2000:]
 
 
 @pytest.mark.parametrize("place", ["calibration_judge", "bind_judge", "check_ready"])

@@ -30,6 +30,7 @@ from .components import BoundGenerator, grader_plugin, load_grader, plugin_await
 from .config import Config
 from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError, carried_async
 from .event_loops import run_to_completion
+from .shapes import exception_text
 
 __all__ = ["CALIBRATING_GRADER", "Calibration", "CalibratingGrader", "JudgeSettings", "calibrate_judge", "calibration_judge", "check_judge_ready"]
 
@@ -244,7 +245,7 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
         models.update(o[1] for o in outcomes if not isinstance(o, BaseException))
         failures = [o for o in outcomes if isinstance(o, BaseException)]
         if failures and first_failure is None:
-            first_failure = str(failures[0])
+            first_failure = exception_text(failures[0])
         if not labels:
             unjudged.append(item.id)
             continue

@@ -44,6 +44,7 @@ from .config import Config
 from .errors import PLUGIN_FAILURES, PairwiseJudgingFailed, UsageError
 from .event_loops import run_to_completion
 from .runs import CaseResult, Run, RunKind
+from .shapes import exception_text
 from .stats.intervals import Interval, wilson_interval
 
 __all__ = [
@@ -354,7 +355,7 @@ def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Co
             raise first
         raise PairwiseJudgingFailed(
             f'the pairwise judge "{judge.judge_instance}" failed {len(failures)} of {len(replies)} requests, '
-            f"so nothing is reported; the first failure: {first}"
+            f"so nothing is reported; the first failure: {exception_text(first)}"
         )
     judgements = tuple(
         PairJudgement(now.case_id, replies[2 * i][0], replies[2 * i + 1][0]) for i, (_, now) in enumerate(judged)
