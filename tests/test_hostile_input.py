@@ -1332,7 +1332,10 @@ def test_a_hook_reporter_or_closing_retriever_raising_what_except_exception_miss
     assert closed.code == 0, closed.stderr[-2000:]
     document = json.loads(closed.stdout)
     assert document["status"] == "complete"
-    assert f'retriever "raising.retriever": close() raised {raised}: ' in " ".join(document["warnings"])
+    # one wording with a generator's or grader's close failure, naming its distribution
+    (warning,) = document["warnings"]
+    assert warning.startswith(f"retriever raising.retriever (evalkit-raising-plugins 0.1.0) raised {raised} in close(): "), warning
+    assert warning.endswith("; the run is kept as it is"), warning
 
 
 def test_a_retriever_whose_close_fails_after_the_run_is_stored_keeps_its_outcome(raising, project) -> None:
@@ -1341,7 +1344,8 @@ def test_a_retriever_whose_close_fails_after_the_run_is_stored_keeps_its_outcome
     result = raising("retrieval", "raising.questions", "raising.retriever", raised="Unprintable", place="close")
     assert result.code == 0 and "internal error" not in result.stderr, result.stderr[-2000:]
     assert "The measurement was recorded" in result.stdout  # the outcome is shown
-    assert 'retriever "raising.retriever": close() raised Unprintable: (its message could not be read' in result.stdout + result.stderr
+    said = "retriever raising.retriever (evalkit-raising-plugins 0.1.0) raised Unprintable in close(): (its message could not be read"
+    assert said in result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("raised", ["RuntimeError", "Skipped"])
@@ -1449,6 +1453,192 @@ def test_a_judges_call_before_the_run_that_raises_names_the_plugin_not_an_evalki
     refused = raising("run", "raising.rubric", "--grader", "raising.judge", raised="ConfigError", place=place)
     assert refused.code == 2 and refused.stderr.splitlines() == ["evalkit: error: the plugin refuses its configuration: no credentials for it"]
     assert raising("run", "raising.rubric", "--grader", "raising.judge", raised="RuntimeError").code == 0
+
+
+#: A third-party distribution shipping the graders whose judges evalkit's judge commands use
+#: (``deterministic``: calibration of rubric items and pairwise judging; ``relevance``: hole
+#: judging), installed in place of evalkit's own; each judge's call raises where
+#: ``$EVALKIT_RAISE_IN`` names it.
+JUDGING_PLUGINS = """
+import os
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise ValueError("no text for you")
+
+
+def raise_in(place):
+    if os.environ.get("EVALKIT_RAISE_IN") == place:
+        raise Unprintable() if os.environ.get("EVALKIT_RAISE") == "Unprintable" else RuntimeError("the plugin's own failure")
+
+
+class Prompt:
+    version = 1
+
+
+class Judge:
+    judge_instance = "judge"
+    prompt = Prompt()
+
+    def bind_judge(self, config, under_test):
+        raise_in("bind_judge")
+
+    def check_ready(self):
+        raise_in("check_ready")
+
+    def judge_scale(self):
+        raise_in("judge_scale")
+        return ("fail", "pass")
+
+    def task(self, prompt, system):
+        raise_in("task")
+        return prompt
+
+    def yardstick_for(self, model):
+        return "judging-yardstick"
+
+    async def alabel(self, item):
+        raise_in("alabel")
+        return (item.label, "judge-model")
+
+    def aprefer(self, task, first, second):  # raising before its coroutine is made, with "aprefer"
+        raise_in("aprefer")
+        return self._prefer()
+
+    async def _prefer(self):
+        return ("tie", "judge-model")
+
+    async def agrade_document(self, query, text):
+        return (1, "judge-model")
+
+    async def aclose(self):
+        raise_in("aclose")
+
+
+class Grader:
+    def __init__(self, **options):
+        pass
+
+    def grade(self, prompt, answer):
+        raise RuntimeError("not a grader of runs")
+
+    def calibration_judge(self, grader):
+        raise_in("calibration_judge")
+        return Judge()
+
+    def pairwise_judge(self):
+        raise_in("pairwise_judge")
+        return Judge()
+"""
+
+
+@pytest.fixture
+def judging(cli, project, tmp_path):
+    """``evalkit`` with evalkit-judging-plugins' ``deterministic`` and ``relevance`` graders in
+    place of evalkit's own, their judges raising where ``place`` says; a judge instance configured."""
+    from tests.support.distributions import write_distribution
+
+    graders = {"deterministic": "judging_plugins:Grader", "relevance": "judging_plugins:Grader"}
+    folder = write_distribution(tmp_path / "judging", "evalkit-judging-plugins", "0.1.0", {"evalkit.graders": graders},
+                                {"judging_plugins.py": JUDGING_PLUGINS})  # fmt: skip
+    (project / "labels.yaml").write_text(
+        "kind: calibration\nidentifier: shop.labels\nname: Labels\ngrader: rubric\nlabels: [fail, pass]\nitems:\n"
+        "  - {id: a1, prompt: How long?, answer: 30 days, criterion: Names the window., label: pass}\n"
+        "  - {id: a2, prompt: How long?, answer: No idea, criterion: Names the window., label: fail}\n"
+    )
+    (project / "evalkit.toml").write_text(
+        'judge = "judge"\n[sets]\npaths = ["labels.yaml"]\n\n'
+        '[providers.judge]\nadapter = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    )
+
+    def run(*args: str, place: str = "", plugins: str = "", raised: str = "RuntimeError"):
+        off = "evalkit-golden:deterministic,evalkit-golden:relevance"
+        env = {"PYTHONPATH": os.pathsep.join(p for p in (str(folder), plugins) if p), "EVALKIT_DISABLE_PLUGINS": off,
+               "EVALKIT_RAISE_IN": place, "EVALKIT_RAISE": raised}  # fmt: skip
+        return cli(*args, env=env)
+
+    return run
+
+
+def said(method: str) -> list[str]:
+    """The one line a judge command says when evalkit-judging-plugins' judge raises in ``method()``."""
+    return [f"evalkit: error: grader {{}} (evalkit-judging-plugins 0.1.0) raised RuntimeError in {method}(): the plugin's own failure"]
+
+
+@pytest.mark.parametrize("place", ["calibration_judge", "bind_judge", "judge_scale", "check_ready", "aclose"])
+def test_a_judge_calibrations_judge_that_raises_names_its_grader_not_an_evalkit_bug(judging, project, place) -> None:
+    """`evalkit judge calibrate` called the judge's plugin (calibration_judge(), bind_judge(),
+    judge_scale(), check_ready(), aclose()) directly: a third-party grader raising there ended it
+    as "internal error (an evalkit bug)" with a traceback. Each call is under the one rule
+    (components.plugin_called): the grader and its distribution are named, exit 2, nothing stored."""
+    failed = judging("judge", "calibrate", "--set", "shop.labels", place=place)
+    assert failed.code == 2, failed.stderr[-2000:]
+    assert [line.format("deterministic") for line in said(place)] == failed.stderr.splitlines()
+    assert judging("judge", "calibrate", "--set", "shop.labels", "--json").code == 0
+
+
+def test_a_calibration_whose_every_label_failed_unreadably_is_said(judging, project) -> None:
+    """A judge whose every alabel() raised an exception whose message cannot be read ended
+    `evalkit judge calibrate` as "internal error (an evalkit bug)" (str() of it raised): the
+    calibration fails (exit 3), naming the failure's class."""
+    failed = judging("judge", "calibrate", "--set", "shop.labels", place="alabel", raised="Unprintable")
+    assert failed.code == 3, failed.stderr[-2000:]
+    assert "the judge labelled none of the 2 items; the first failure: Unprintable: (its message could not be read" in failed.stderr
+
+
+@pytest.mark.parametrize("place", ["pairwise_judge", "bind_judge", "check_ready", "task", "aclose"])
+def test_a_pairwise_judge_that_raises_names_its_grader_not_an_evalkit_bug(judging, cli, project, place) -> None:
+    """`evalkit compare BASE RUN --pairwise-judge NAME` called the pairwise judge's plugin directly:
+    one raising ended it as "internal error (an evalkit bug)". It names the grader and its distribution."""
+    ids = [cli("run", "evalkit.smoke", "--provider", "reference", "--privacy", "full", "--json").json()["run_id"] for _ in range(2)]
+    failed = judging("compare", *ids, "--pairwise-judge", "judge", place=place)
+    assert failed.code == 2, failed.stderr[-2000:]
+    assert [line.format("deterministic") for line in said(place)] == failed.stderr.splitlines()
+    assert judging("compare", *ids, "--pairwise-judge", "judge").code in (0, 1)
+
+
+def test_a_pairwise_judge_raising_as_it_is_asked_fails_the_comparison_not_evalkit(judging, cli, project) -> None:
+    """A pairwise judge whose aprefer() raised as it was called (before its coroutine was made)
+    escaped the gathering of the judge's replies: "internal error (an evalkit bug)". It is a
+    failed request of the judge, as a reply that raises is (exit 3, the judge named)."""
+    ids = [cli("run", "evalkit.smoke", "--provider", "reference", "--privacy", "full", "--json").json()["run_id"] for _ in range(2)]
+    failed = judging("compare", *ids, "--pairwise-judge", "judge", place="aprefer")
+    assert failed.code == 3 and "internal error" not in failed.stderr, failed.stderr[-2000:]
+    assert 'the pairwise judge "judge" failed 14 of 14 requests' in failed.stderr, failed.stderr[-2000:]
+    # one whose message cannot be read is said all the same (str() of it raised: an internal error)
+    unread = judging("compare", *ids, "--pairwise-judge", "judge", place="aprefer", raised="Unprintable")
+    assert unread.code == 3 and "the first failure: Unprintable: (its message could not be read" in unread.stderr, unread.stderr[-2000:]
+
+
+@pytest.mark.parametrize("place", ["calibration_judge", "bind_judge", "check_ready"])
+def test_a_hole_judge_that_raises_before_the_run_names_its_grader_not_an_evalkit_bug(judging, plugin_dists, project, place) -> None:
+    """`evalkit retrieval --judge-unjudged NAME` called the relevance judge's check_ready() (and
+    binding) directly: one raising ended it as "internal error (an evalkit bug)". It names the
+    grader and its distribution, exit 2, nothing stored."""
+    plugins = plugin_dists("evalkit-raising-plugins")
+    words = ("retrieval", "raising.questions", "raising.retriever", "--judge-unjudged", "judge")
+    failed = judging(*words, place=place, plugins=plugins)
+    assert failed.code == 2, failed.stderr[-2000:]
+    assert [line.format("relevance") for line in said(place)] == failed.stderr.splitlines()
+    assert stored_runs(project) == 0
+
+
+def test_a_hole_judge_that_fails_to_close_after_the_run_is_stored_is_a_warning(judging, project) -> None:
+    """The relevance judge's aclose() raising once a `retrieval --judge-unjudged` run was stored
+    ended the command as "internal error (an evalkit bug)", the run's outcome unsaid: it is a
+    warning in the one close wording (components.plugin_close_failed), the run kept as it is."""
+    from tests.cli.test_retrieval_judged_holes import write_collection
+
+    write_collection(project, "http://127.0.0.1:9/v1")
+    words = ("retrieval", "beir.col", "--deployment", "prod", "--k", "3", "--judge-unjudged", "judge", "--json")
+    result = judging(*words, place="aclose")
+    assert result.code == 0, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "complete" and document["judged_holes"] is not None, document
+    assert document["warnings"] == [
+        "grader relevance (evalkit-judging-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
+    ]
 
 
 def test_a_chat_generators_tools_refusal_that_raises_still_refuses_the_tools(raising, project) -> None:

@@ -50,6 +50,7 @@ __all__ = [
     "judge_instance",
     "plugin_awaited",
     "plugin_call_failed",
+    "plugin_close_failed",
     "plugin_called",
     "ServingEvidence",
     "bind_generator",
@@ -363,6 +364,14 @@ def plugin_called(who: Any, method: str, call: Callable[..., Any], *args: Any) -
         raise
     except PLUGIN_FAILURES as exc:
         raise plugin_call_failed(who, method, exc) from exc
+
+
+def plugin_close_failed(who: Any, method: str, exc: BaseException) -> str:
+    """The warning saying that ``who`` (see :func:`plugin_called`) raised ``exc`` when closed once
+    the run was stored (a generator's ``close()``, a grader's or judge's ``aclose()``, a
+    retriever's ``close()``): the one wording for them all; the run, its verdict and exit code stay
+    what they are."""
+    return f"{plugin_call_failed(who, method, exc)}; the run is kept as it is"
 
 
 async def plugin_awaited(who: Any, method: str, awaitable: Any) -> Any:

@@ -26,12 +26,13 @@ import attrs
 
 from .agreement import Agreement, KrippendorffAlpha, judge_agreement, krippendorff_alpha
 from .calibration import CalibrationSet, calibration_set_problems
-from .components import BoundGenerator, load_grader
+from .components import BoundGenerator, grader_plugin, load_grader, plugin_awaited, plugin_called
 from .config import Config
 from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError, carried_async
 from .event_loops import run_to_completion
+from .shapes import exception_text
 
-__all__ = ["CALIBRATING_GRADER", "Calibration", "CalibratingGrader", "JudgeSettings", "calibrate_judge", "calibration_judge"]
+__all__ = ["CALIBRATING_GRADER", "Calibration", "CalibratingGrader", "JudgeSettings", "calibrate_judge", "calibration_judge", "check_judge_ready"]
 
 #: The grader (``evalkit.graders`` entry point) whose judge a calibration set of each kind measures.
 CALIBRATING_GRADER: Mapping[str, str] = {
@@ -152,29 +153,51 @@ def calibration_judge(grader: str, settings: JudgeSettings, config: Config) -> A
         raise
     except Exception as exc:  # an unknown grader: no installed plugin judges this kind
         raise UsageError(f'no installed grader judges "{grader}" calibration sets ({exc})') from None
-    judge = loaded.calibration_judge(grader) if isinstance(loaded, CalibratingGrader) else None
+    who = _grader_of(grader)
+    judge = plugin_called(who, "calibration_judge", loaded.calibration_judge, grader) if isinstance(loaded, CalibratingGrader) else None
     if judge is None:
         raise UsageError(f'the "{name}" grader has no judge to calibrate on "{grader}" items')
-    judge.bind_judge(config, _NOBODY_UNDER_TEST)
+    plugin_called(who, "bind_judge", judge.bind_judge, config, _NOBODY_UNDER_TEST)
     return judge
 
 
-def _same_scale(judge: Any, labels: Sequence[Any]) -> bool:
-    return {(type(v), v) for v in judge.judge_scale()} == {(type(v), v) for v in labels}
+def _grader_of(grader: str) -> Any:
+    """Who a failure of the judge of ``grader`` (a calibration set's grader kind) names: the
+    grader plugin whose judge it is (see :func:`~evalkit.components.plugin_called`)."""
+    return grader_plugin(CALIBRATING_GRADER.get(grader) or grader)
+
+
+def check_judge_ready(grader: str, judge: Any) -> None:
+    """Ask the judge of ``grader`` (a calibration set's grader kind) whether it can run, before
+    anything is asked: what it raises names the grader and its distribution
+    (:func:`~evalkit.components.plugin_called`), an error of evalkit's own kind is raised as it is."""
+    plugin_called(_grader_of(grader), "check_ready", judge.check_ready)
+
+
+def _scale(judge: Any, grader: str) -> list[Any]:
+    """The labels the judge of ``grader`` answers with (its ``judge_scale()``, under the one rule)."""
+    return list(plugin_called(_grader_of(grader), "judge_scale", judge.judge_scale))
+
+
+def _same_scale(scale: Sequence[Any], labels: Sequence[Any]) -> bool:
+    return {(type(v), v) for v in scale} == {(type(v), v) for v in labels}
 
 
 def _check_scale(judge: Any, calibration: CalibrationSet) -> Any:
     """The judge that answers on the set's scale: ``judge`` itself, or — when it offers
     ``judge_on_scale(labels)`` (the relevance judge meets binary labels) — the judge that method
     returns; a :class:`UsageError` when neither does."""
-    if _same_scale(judge, calibration.labels):
+    grader = calibration.grader
+    scale = _scale(judge, grader)
+    if _same_scale(scale, calibration.labels):
         return judge
-    rescaled = judge.judge_on_scale(calibration.labels) if hasattr(judge, "judge_on_scale") else None
-    if rescaled is not None and _same_scale(rescaled, calibration.labels):
+    who = _grader_of(grader)
+    rescaled = plugin_called(who, "judge_on_scale", judge.judge_on_scale, calibration.labels) if hasattr(judge, "judge_on_scale") else None
+    if rescaled is not None and _same_scale(_scale(rescaled, grader), calibration.labels):
         return rescaled
     raise UsageError(
         f'calibration set "{calibration.identifier}" labels items {list(calibration.labels)!r}, but the '
-        f"{calibration.grader} judge answers {list(judge.judge_scale())!r}: label the items on the judge's scale"
+        f"{calibration.grader} judge answers {scale!r}: label the items on the judge's scale"
     )
 
 
@@ -195,8 +218,8 @@ async def _ask_all(judge: Any, calibration: CalibrationSet, repeats: int) -> lis
 
     try:
         asked = await asyncio.gather(*(ask(item) for item in calibration.items for _ in range(repeats)))
-    finally:
-        await judge.aclose()
+    finally:  # nothing is stored yet: a judge that cannot close is named, and the calibration not kept
+        await plugin_awaited(_grader_of(calibration.grader), "aclose", judge.aclose())
     return [asked[i * repeats : (i + 1) * repeats] for i in range(len(calibration.items))]
 
 
@@ -209,7 +232,7 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
         shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
         raise UsageError(f'calibration set "{getattr(calibration, "identifier", "?")}" cannot be used: {shown}')
     judge = _check_scale(calibration_judge(calibration.grader, settings, config), calibration)
-    judge.check_ready()
+    check_judge_ready(calibration.grader, judge)
     answers = run_to_completion(lambda: _ask_all(judge, calibration, settings.repeats))
     human: list[Any] = []
     judged: list[Any] = []
@@ -222,7 +245,7 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
         models.update(o[1] for o in outcomes if not isinstance(o, BaseException))
         failures = [o for o in outcomes if isinstance(o, BaseException)]
         if failures and first_failure is None:
-            first_failure = str(failures[0])
+            first_failure = exception_text(failures[0])
         if not labels:
             unjudged.append(item.id)
             continue

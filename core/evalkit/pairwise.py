@@ -39,11 +39,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from .components import BoundGenerator, load_grader
+from .components import BoundGenerator, grader_plugin, load_grader, plugin_awaited, plugin_called
 from .config import Config
 from .errors import PLUGIN_FAILURES, PairwiseJudgingFailed, UsageError
 from .event_loops import run_to_completion
 from .runs import CaseResult, Run, RunKind
+from .shapes import exception_text
 from .stats.intervals import Interval, wilson_interval
 
 __all__ = [
@@ -284,23 +285,32 @@ def pairwise_judge(settings: PairwiseSettings, config: Config) -> Any:
     grader, _ = load_grader("deterministic", **options)
     if not isinstance(grader, PairwiseJudging):
         raise UsageError('the installed "deterministic" grader has no pairwise judge')
-    judge = grader.pairwise_judge()
-    judge.bind_judge(config, _NOBODY_UNDER_TEST)
+    judge = plugin_called(_pairwise_grader, "pairwise_judge", grader.pairwise_judge)
+    plugin_called(_pairwise_grader, "bind_judge", judge.bind_judge, config, _NOBODY_UNDER_TEST)
     return judge
+
+
+def _pairwise_grader() -> Any:
+    """Who a failure of the pairwise judge names: the installed ``deterministic`` grader and its
+    distribution (see :func:`~evalkit.components.plugin_called`)."""
+    return grader_plugin("deterministic")
 
 
 async def _ask_all(judge: Any, asked: Sequence[tuple[str, str, str]]) -> list[Any]:
     """The judge's ``(verdict, model)`` for each ``(task, first, second)``, or the exception."""
+    async def prefer(task: str, first: str, second: str) -> Any:
+        return await judge.aprefer(task, first, second)  # raising as it is called, it fails this request only
+
     try:
-        return await asyncio.gather(*(judge.aprefer(task, first, second) for task, first, second in asked), return_exceptions=True)
-    finally:
-        await judge.aclose()
+        return await asyncio.gather(*(prefer(task, first, second) for task, first, second in asked), return_exceptions=True)
+    finally:  # nothing is stored yet: a judge that cannot close is named, and the comparison not shown
+        await plugin_awaited(_pairwise_grader, "aclose", judge.aclose())
 
 
 def _task(judge: Any, messages: Sequence[tuple[str, str]]) -> str:
     system = next((text for role, text in messages if role == "system"), None)
     prompt = "\n\n".join(text for role, text in messages if role != "system")
-    return judge.task(prompt, system)
+    return plugin_called(_pairwise_grader, "task", judge.task, prompt, system)
 
 
 def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Config) -> PairwiseComparison:
@@ -330,7 +340,8 @@ def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Co
             f"to judge ({len(left_out)} left out)"
         )
     judge = pairwise_judge(settings, config)
-    judge.check_ready()  # GraderUnavailableError (exit 2) before anything is asked, as for a run's judge
+    # GraderUnavailableError (exit 2) before anything is asked, as for a run's judge; what else it raises names it
+    plugin_called(_pairwise_grader, "check_ready", judge.check_ready)
     asked = []
     for then, now in judged:
         task = _task(judge, texts[now.case_id].messages)
@@ -344,7 +355,7 @@ def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Co
             raise first
         raise PairwiseJudgingFailed(
             f'the pairwise judge "{judge.judge_instance}" failed {len(failures)} of {len(replies)} requests, '
-            f"so nothing is reported; the first failure: {first}"
+            f"so nothing is reported; the first failure: {exception_text(first)}"
         )
     judgements = tuple(
         PairJudgement(now.case_id, replies[2 * i][0], replies[2 * i + 1][0]) for i, (_, now) in enumerate(judged)

@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from ..components import grader_plugin, plugin_close_failed
 from ..errors import PLUGIN_FAILURES, UsageError, carried, carried_async
 from ..questions import GoldenQuestion
 from .contracts import DocumentTexts
@@ -158,15 +159,27 @@ class HoleJudging:
             "binary_from": 2 if self.binary else None,
         }
 
-    def close(self) -> None:
-        """Close the judge's connections, then the event loop."""
+    def check_ready(self) -> None:
+        """Ask the judge whether it can run, before anything is asked or stored: what it raises
+        names the relevance grader and its distribution (:func:`~evalkit.components.plugin_called`)."""
+        from ..judge_calibration import check_judge_ready
+
+        check_judge_ready("relevance", self.judge)
+
+    def close(self) -> str | None:
+        """Close the judge's connections, then the event loop; what closing raised, as a warning
+        naming the grader and its distribution (:func:`~evalkit.components.plugin_close_failed`):
+        the run is stored by then, and stays as it is."""
         if self._runner is None:
-            return
+            return None
         try:
-            self._runner.run(self.judge.aclose())
+            self._runner.run(carried_async(self.judge.aclose()))
+        except PLUGIN_FAILURES as exc:
+            return plugin_close_failed(lambda: grader_plugin("relevance"), "aclose", exc)
         finally:
             self._runner.close()
             self._runner = None
+        return None
 
 
 def hole_judging(name: str, config: Any, binary: bool) -> HoleJudging:

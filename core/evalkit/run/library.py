@@ -404,9 +404,9 @@ def evaluate_retrieval(
         from ..retrieval.holes import hole_judging
 
         holes = hole_judging(judge_unjudged, config, binary=all(q.grades is None for q in resolved.golden_set.questions))
-        holes.judge.check_ready()
+        holes.check_ready()
     answering = question_answering.start_retriever(resolved, config)
-    closing = None
+    closing: list[str] = []
     try:
         if holes is not None:
             from ..retrieval.holes import check_document_texts
@@ -423,12 +423,13 @@ def evaluate_retrieval(
             outcome = execute(plan, repository)
     finally:
         try:
-            closing = question_answering.close_retriever(answering.retriever, resolved.retriever_id)
+            closing.append(question_answering.close_retriever(answering.retriever, resolved.record))
         finally:
             if holes is not None:
-                holes.close()
-    if closing is not None:  # said with the run, as a hook's failure is
-        outcome = attrs.evolve(outcome, plugin_failures=(*outcome.plugin_failures, closing))
+                closing.append(holes.close())
+    closed = [failure for failure in closing if failure is not None]
+    if closed:  # said with the run, as a hook's failure is
+        outcome = attrs.evolve(outcome, plugin_failures=(*outcome.plugin_failures, *closed))
     if is_in_memory(url):
         outcome = attrs.evolve(outcome, notes=(*outcome.notes, f"The store is in memory ({url}): this run will not be kept."))
     return outcome

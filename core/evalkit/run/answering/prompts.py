@@ -442,8 +442,7 @@ class PromptAnswering:
             try:
                 await carried_async(close())
             except PLUGIN_FAILURES as exc:
-                failed = components.plugin_call_failed(who, method, exc)
-                self.closing_failures.append(f"{failed}; the run is kept as it is")
+                self.closing_failures.append(components.plugin_close_failed(who, method, exc))
 
     def finish(self, header: Run, store: Capabilities, streamed: bool) -> Finish:
         """The status, yardstick, verified identity and run metrics; ``streamed``: counted by the

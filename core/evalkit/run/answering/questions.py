@@ -26,7 +26,7 @@ from ... import registry
 from ...baselines import scope_mismatch
 from ...bounded import BoundedCalls
 from ...catalog import SourcedSet, question_set_catalog
-from ...components import SecretHolder, declared
+from ...components import SecretHolder, declared, plugin_close_failed
 from ...config import PRIVACY_LEVELS
 from ...errors import (
     PLUGIN_FAILURES,
@@ -778,7 +778,7 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
         identity = _identity(resolved, retriever)
         prepared = _prepare(retriever, resolved.retriever_id)
     except BaseException:
-        close_retriever(retriever, resolved.retriever_id)  # what went wrong first is what is said
+        close_retriever(retriever, resolved.record)  # what went wrong first is what is said
         raise
     return QuestionAnswering(
         resolved.golden_set, resolved.retriever_id, retriever, resolved.deployment, identity,
@@ -786,16 +786,17 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
     )  # fmt: skip
 
 
-def close_retriever(retriever: Any, retriever_id: str) -> str | None:
-    """Close a retriever that holds something open; what it raised, as a warning naming it
-    (``None``: closed, or nothing to close). The run is stored by then: a retriever that fails to
+def close_retriever(retriever: Any, who: Any) -> str | None:
+    """Close a retriever that holds something open; what it raised, as a warning naming it and
+    its distribution (``who``: its record, see :func:`~evalkit.components.plugin_close_failed`;
+    ``None``: closed, or nothing to close). The run is stored by then: a retriever that fails to
     close does not change it, its verdict or the exit code."""
     if not isinstance(retriever, ClosingRetriever):
         return None
     try:
         carried(retriever.close)
     except PLUGIN_FAILURES as exc:
-        return f'retriever "{retriever_id}": close() raised {exception_text(exc)}; the run is kept as it is'
+        return plugin_close_failed(who, "close", exc)
     return None
 
 
