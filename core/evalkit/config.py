@@ -408,7 +408,9 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
             raise ConfigError(f"{by} names the folder {chosen}; give the file (evalkit.toml or pyproject.toml)")
         if not chosen.exists():
             named_by = "" if by == "--config" else f" (named by {by})"
-            raise ConfigError(f"configuration file {chosen}{named_by} does not exist")
+            from .printable import hidden_escaped
+
+            raise ConfigError(f"configuration file {hidden_escaped(str(chosen))}{named_by} does not exist")
     else:
         found = find_config(base)
         if found is None:

@@ -35,7 +35,7 @@ LOCAL = "sqlite:///.evalkit/results.db"
         # a shard's store is shared by every job of the run: one chosen by default, unnamed, is refused
         (("--shard", "1/3", "--run-id", "x"), "--shard needs a store every job of the run shares"),
         (("--wait-for-shards", "--run-id", "x"), "--wait-for-shards needs a store every job of the run shares"),
-        (("--resume", "a", "--run-id", "b"), "--resume a and --run-id b name two different runs"),
+        (("--resume", "a", "--run-id", "b"), '--resume "a" and --run-id "b" name two different runs'),
         (("--run-id", "../etc"), 'run id "../etc" must be 1 to 64 letters'),
         (("--resume",), "--resume: there is no store at "),
     ],
