@@ -59,6 +59,20 @@ def test_a_complete_run_is_not_resumed_and_another_set_or_generator_cannot_join(
     assert stored_run_count(project) == 1
 
 
+def test_a_shard_of_a_complete_run_with_another_n_is_refused_naming_the_stored_count(evalkit_cli, project) -> None:
+    # `--shard 1/3` on a run its two shards completed was given the run's verdict, answering
+    # nothing (a changed job matrix went unseen); while the run is open it was already refused
+    shard = ("run", "evalkit.smoke", "--run-id", "ci-9", "--database", LOCAL, "--shard")
+    assert evalkit_cli(*shard, "1/2").code == 0 and evalkit_cli(*shard, "2/2").code == 0
+    other = evalkit_cli(*shard, "1/3", "--json")
+    assert other.code == 2, other.stdout + other.stderr
+    assert "--shard 1/3: run ci-9 is split into 2 shards by the shards already stored" in other.stderr
+    assert "already complete" not in other.stdout + other.stderr
+    again = evalkit_cli(*shard, "2/2")  # a later attempt of the same matrix still finds the verdict
+    assert again.code == 0 and "Run ci-9 is already complete" in again.stdout + again.stderr
+    assert stored_run_count(project) == 1
+
+
 def test_resuming_an_incomplete_run_answers_only_its_errored_cases(evalkit_cli, project) -> None:
     answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
     broken = evalkit_cli("run", "arith.basic", "--json")
