@@ -2586,6 +2586,53 @@ def test_a_run_id_not_in_the_store_is_quoted_by_every_command_that_looks_it_up(c
     assert stored_runs(project) == 1
 
 
+#: Every character Unicode breaks a line at, each with the escape the output boundary writes.
+LINE_BREAKS = {"\n": "\\x0a", "\r": "\\x0d", "\x0b": "\\x0b", "\x0c": "\\x0c", "\x85": "\\x85", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+@pytest.mark.parametrize("brk", LINE_BREAKS, ids=[f"U+{ord(c):04X}" for c in LINE_BREAKS])
+def test_a_line_break_in_a_word_the_user_gave_never_forges_a_line_of_evalkit_s(cli, project, brk: str) -> None:
+    # `evalkit show $'a\nevalkit: forged'` printed "evalkit: forged\" in the store ..." on a line of
+    # its own: error messages keep their line breaks (they are evalkit's), and a word put into one
+    # was quoted with its newline raw. quoted() now escapes it as the output boundary does.
+    assert cli("run", "evalkit.smoke").code == 0
+    word = f"a{brk}evalkit: forged"
+    shown = f"a{LINE_BREAKS[brk]}evalkit: forged"
+    said_in_json = 0
+    (project / word).write_text("a file, not a folder", encoding="utf-8")
+    for command in [
+        ("show", word), ("report", word), ("compare", word, word), ("regrade", word),
+        ("baseline", "accept", word, "--reason", "checked"),
+        ("run", word), ("run", "evalkit.smoke", "--baseline", word), ("run", "evalkit.smoke", "--provider", word),
+        ("run", "evalkit.smoke", "--resume", word), ("run", "evalkit.smoke", "--run-id", word),
+        ("run", "evalkit.smoke", "--resume", "a", "--run-id", word), ("run", "evalkit.smoke", "--baseline-file", word),
+        ("run", "evalkit.smoke", "--config", word), ("run", "evalkit.smoke", "--database", word),
+        ("retrieval", word), ("retrieval", "evalkit_stdlib.docs", "--deployment", word),
+        ("import", "otel", word), ("import", "otel", "trace.json", "-o", word),
+        ("run", "evalkit.smoke", "--report", f"{word}:"), ("run", "evalkit.smoke", "--provider", word, "--provider", word),
+        ("plan", "evalkit.smoke", "--provider", word), ("baseline", "export", word, "-o", "b.json"),
+        ("baseline", "export", "evalkit.smoke", "-o", f"{word}/b.json"), ("init", f"{word}/x"),
+    ]:
+        result = cli(*command)
+        # str.splitlines breaks at every one of LINE_BREAKS; a noisy plugin of this suite prints its own
+        lines = [line for line in result.stderr.splitlines() if not line.startswith("noisy: ")]
+        expected = 4 if command[:3] == ("run", "evalkit.smoke", "--provider") and len(command) == 4 else 1  # an unknown provider's message ends with a TOML table
+        assert result.code == 2 and len(lines) == expected, (command, result.stderr)
+        # (--report cuts the word at its first colon, so only its start is named there)
+        assert lines[0].startswith("evalkit: error: ") and shown.partition(":")[0] in lines[0], (command, result.stderr)
+        as_json = cli("--json", *command)
+        error = json.loads(as_json.stdout.splitlines()[-1])["error"]  # one line, valid JSON
+        if "does not apply" not in error:  # a command with a JSON document: its error says it as stderr does
+            said_in_json += 1
+            said = "\n".join(lines).removeprefix("evalkit: error: ")
+            assert as_json.code == 2 and error == said, (command, as_json.stdout)
+    assert said_in_json >= 10
+    history = cli("history", word)  # not an error: said on standard output, one line
+    assert history.code == 0 and len(history.stdout.splitlines()) == 1, history.stdout
+    assert history.stdout.startswith(f'No stored runs of set "{shown}".')
+    assert stored_runs(project) == 1
+
+
 @pytest.mark.parametrize(
     ("args", "env"),
     [

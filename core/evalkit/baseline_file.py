@@ -52,7 +52,9 @@ class BaselineFile:
 
     def named(self) -> str:
         """``baseline file PATH``, for messages."""
-        return f"baseline file {self.path}"
+        from .printable import hidden_escaped
+
+        return f"baseline file {hidden_escaped(self.path)}"
 
 
 def _digest(body: dict[str, Any]) -> str:
@@ -152,9 +154,10 @@ def read_baseline_file(path: str) -> BaselineFile:
     """The baseline ``path`` holds; a usage error naming the file when it cannot be read, is not a
     baseline file (schema), was changed after it was written (digest) or is not a complete run."""
     from . import convert
+    from .printable import hidden_escaped
     from .textfiles import read_whole_file
 
-    name = f"baseline file {path}"
+    name = f"baseline file {hidden_escaped(path)}"
     try:
         raw = read_whole_file(path, MAX_BYTES)
     except OSError as exc:

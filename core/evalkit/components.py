@@ -591,7 +591,8 @@ class UnknownProviderError(UnknownPluginError):
     """
 
     def __init__(self, name: str, config: Config, adapters: Sequence[str]) -> None:
-        from .wording import did_you_mean
+        from .printable import hidden_escaped
+        from .wording import did_you_mean, quoted
 
         configured = list(config.providers)
         UsageError.__init__(self)
@@ -606,11 +607,12 @@ class UnknownProviderError(UnknownPluginError):
             where = f"{config.path} configures no provider instance"
         adapters_text = ", ".join(f'"{a}"' for a in adapters) or "none installed"
         example = next((a for a in ("openai", "replay") if a in adapters), adapters[0] if adapters else "openai")
-        table = f'    [providers.{name}]\n    adapter = "{example}"\n    model = "MODEL-ALIAS"'
+        shown = hidden_escaped(name)  # a line break in it would start a line of its own
+        table = f'    [providers.{shown}]\n    adapter = "{example}"\n    model = "MODEL-ALIAS"'
         self.args = (
-            f'Unknown provider "{name}": it is not a configured provider instance, nor an adapter.{hint} {where}. '
+            f"Unknown provider {quoted(name)}: it is not a configured provider instance, nor an adapter.{hint} {where}. "
             f"Adapters (evalkit.generators, usable as --provider for an ad-hoc run) are {adapters_text}. "
-            f"To define {name}, add this table to {config.path or 'evalkit.toml in your project root'}"
+            f"To define {shown}, add this table to {config.path or 'evalkit.toml in your project root'}"
             f" (adapter options such as base_url or path go in it too; see `evalkit list plugins --options`):\n{table}",
         )
 

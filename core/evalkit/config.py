@@ -287,11 +287,13 @@ def _question_sets(table: Any, where: str) -> dict[str, Mapping[str, Any]]:
     return {identifier: dict(options) for identifier, options in table.items()}
 
 
-def _read(path: Path) -> Mapping[str, Any]:
+def _read(file: Path) -> Mapping[str, Any]:
+    from .printable import hidden_escaped
     from .textfiles import read_whole_file, utf8_text
 
+    path = hidden_escaped(str(file))  # as messages name it: a line break in it would start a line
     try:
-        data = tomllib.loads(utf8_text(read_whole_file(path, MAX_CONFIG_BYTES)))
+        data = tomllib.loads(utf8_text(read_whole_file(file, MAX_CONFIG_BYTES)))
     except OSError as exc:
         raise ConfigError(f"cannot read configuration {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
@@ -306,7 +308,7 @@ def _read(path: Path) -> Mapping[str, Any]:
         raise ConfigError(f"{path} is not valid TOML: {TOO_MANY_DIGITS}") from None
     except RecursionError:
         raise ConfigError(f"{path} is not valid TOML: arrays or inline tables nested too deeply") from None
-    if path.name != "pyproject.toml":
+    if file.name != "pyproject.toml":
         return data
     tool = data.get("tool", {})
     if not isinstance(tool, Mapping):
@@ -408,14 +410,18 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
             raise ConfigError(f"{by} names the folder {chosen}; give the file (evalkit.toml or pyproject.toml)")
         if not chosen.exists():
             named_by = "" if by == "--config" else f" (named by {by})"
-            raise ConfigError(f"configuration file {chosen}{named_by} does not exist")
+            from .printable import hidden_escaped
+
+            raise ConfigError(f"configuration file {hidden_escaped(str(chosen))}{named_by} does not exist")
     else:
         found = find_config(base)
         if found is None:
             return Config(start=base)
         chosen = found
     data = _read(chosen)
-    where = str(chosen)
+    from .printable import hidden_escaped
+
+    where = hidden_escaped(str(chosen))  # a line break in the path would start a line in every message
     from .config_schema import check_schema, installed_plugin_tables
 
     check_schema(data, where, installed_plugin_tables)

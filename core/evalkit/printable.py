@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["HIDDEN_CATEGORIES", "RUNNER_COMMAND", "is_hidden", "json_visible", "not_nfc", "visible"]
+__all__ = ["HIDDEN_CATEGORIES", "RUNNER_COMMAND", "hidden_escaped", "is_hidden", "json_visible", "not_nfc", "visible"]
 
 #: Unicode categories never sent raw to a terminal: controls (ESC of ANSI CSI/OSC sequences, CR,
 #: NUL, the one-byte C1 CSI), format characters (bidi overrides, zero-width joiners), lone
@@ -49,14 +49,24 @@ def _defused(match: re.Match[str]) -> str:
     return "\\x23" if spaces is None else spaces + "\\x3a"
 
 
+def hidden_escaped(text: str, keep: str = "") -> str:
+    """``text`` with every hidden character (:func:`is_hidden`: controls, line breaks — ``\\n``,
+    ``\\r``, ``\\x0b``, ``\\x0c``, ``\\x85``, ``\\u2028``, ``\\u2029`` — format characters, lone
+    surrogates) but those in ``keep`` replaced by its backslash escape (``\\x0a``): the one rule
+    :func:`visible` applies where text is printed, and :func:`evalkit.wording.quoted` to a word
+    put into a message (whose own line breaks the output keeps)."""
+    if text.isprintable():
+        return text
+    return "".join(_escape(c) if c not in keep and _hidden(c) else c for c in text)
+
+
 def visible(text: str, keep: str = "") -> str:
     """``text`` with every control character (``\\n``, ``\\x1b``, …), invisible format character
     (bidi overrides, zero-width joiners), lone surrogate and line separator replaced by its
     backslash escape, and a CI runner's command (:data:`RUNNER_COMMAND`) defused by one such
     escape; the rest — and any character in ``keep`` (``"\\n\\t"`` for multi-line text) —
     unchanged."""
-    if not text.isprintable():
-        text = "".join(_escape(c) if c not in keep and _hidden(c) else c for c in text)
+    text = hidden_escaped(text, keep)
     if "::" in text or "##" in text:
         text = RUNNER_COMMAND.sub(_defused, text)
     return text

@@ -53,9 +53,15 @@ def quoted(word: str) -> str:
     """``word`` in double quotes, as a message names what the user gave (a run id, a set): an empty
     one shows as ``""`` (``there is no run  in the store`` named nothing), one of spaces as ``" "``.
     A ``"`` in it is escaped (``\\"``), so the quotes say where it ends; a backslash is kept as it
-    is, so a Windows path reads as typed. Control characters and length are the output boundary's
-    (:func:`evalkit.printable.visible`; a huge word is cut in its middle where it is printed)."""
-    return '"' + word.replace('"', '\\"') + '"'
+    is, so a Windows path reads as typed. Every control character and line break in it is written
+    as its escape (``\\x0a``, ``\\x0d``, ``\\u2028``: :func:`evalkit.printable.hidden_escaped`, the
+    output boundary's rule), newline and tab included: the boundary keeps the line breaks of an
+    error message, which are evalkit's own, so a word holding ``\\nevalkit: ok`` would otherwise
+    print a line that reads as evalkit's. Length is the boundary's (a huge word is cut in its
+    middle where it is printed)."""
+    from .printable import hidden_escaped
+
+    return '"' + hidden_escaped(word).replace('"', '\\"') + '"'
 
 
 def close_matches(word: str, candidates: Iterable[str]) -> list[str]:

@@ -588,3 +588,26 @@ def test_a_runs_summary_prints_a_huge_token_count_as_the_plan_does(evalkit_cli, 
     result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", env=env)
     tokens = next(line for line in result.stdout.splitlines() if line.startswith("Tokens:"))
     assert re.match(r"Tokens: +9E\+18 prompt \+ [0-9,]+ completion tokens in 6 replies", tokens), tokens
+
+
+def test_a_budget_stopped_shard_is_told_its_own_slice_and_a_budget_its_run_needs(evalkit_cli, project, chat_server) -> None:
+    # The note of a stopped shard counted the whole run ("after 1 of 6 cases") though the shard
+    # answers its slice, and did not say the limit it suggests is the run's, which shards share
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    database = f"sqlite:///{project / '.evalkit' / 'results.db'}"
+    common = ("--provider", "prod", "--run-id", "sliced", "--concurrency", "1", "--database", database)
+    # each request costs about 0.012 EUR: 0.03 lets shard 1/2 answer one of its four cases
+    first = evalkit_cli("run", "arith.basic", *common, "--shard", "1/2", "--budget", "0.03", env=env)
+    assert first.code == 3, first.stdout + first.stderr
+    output = first.stdout + first.stderr
+    assert "budget reached after 1 of the 4 cases of shard 1/2 (1 of the run's 6; spent 0.012 EUR of the run's " in output
+    assert "budget of 0.03 EUR, which its shards share); resume it with: " in output, output
+    second = evalkit_cli("run", "arith.basic", *common, "--shard", "2/2", "--budget", "1", env=env)
+    assert second.code == 0, second.stdout + second.stderr
+    words = resume_words(output)
+    assert words[2:6] == ["--shard", "1/2", "--run-id", "sliced"]
+    resumed = evalkit_cli(*words, env=env)  # the run's budget it was told lets the slice finish, the other shard's spend included
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    assert evalkit_cli("show", "sliced", "--json", env=env).json()["status"] == "complete"
+    assert len(completions(chat_server)) == 6

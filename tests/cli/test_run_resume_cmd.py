@@ -35,7 +35,7 @@ LOCAL = "sqlite:///.evalkit/results.db"
         # a shard's store is shared by every job of the run: one chosen by default, unnamed, is refused
         (("--shard", "1/3", "--run-id", "x"), "--shard needs a store every job of the run shares"),
         (("--wait-for-shards", "--run-id", "x"), "--wait-for-shards needs a store every job of the run shares"),
-        (("--resume", "a", "--run-id", "b"), "--resume a and --run-id b name two different runs"),
+        (("--resume", "a", "--run-id", "b"), '--resume "a" and --run-id "b" name two different runs'),
         (("--run-id", "../etc"), 'run id "../etc" must be 1 to 64 letters'),
         (("--resume",), "--resume: there is no store at "),
     ],
@@ -56,6 +56,20 @@ def test_a_complete_run_is_not_resumed_and_another_set_or_generator_cannot_join(
     answer_with(project, {})
     other_generator = evalkit_cli("run", "evalkit.smoke", "--run-id", "nightly-1")
     assert other_generator.code == 2 and "is answered by reference/reference" in other_generator.stderr
+    assert stored_run_count(project) == 1
+
+
+def test_a_shard_of_a_complete_run_with_another_n_is_refused_naming_the_stored_count(evalkit_cli, project) -> None:
+    # `--shard 1/3` on a run its two shards completed was given the run's verdict, answering
+    # nothing (a changed job matrix went unseen); while the run is open it was already refused
+    shard = ("run", "evalkit.smoke", "--run-id", "ci-9", "--database", LOCAL, "--shard")
+    assert evalkit_cli(*shard, "1/2").code == 0 and evalkit_cli(*shard, "2/2").code == 0
+    other = evalkit_cli(*shard, "1/3", "--json")
+    assert other.code == 2, other.stdout + other.stderr
+    assert "--shard 1/3: run ci-9 is split into 2 shards by the shards already stored" in other.stderr
+    assert "already complete" not in other.stdout + other.stderr
+    again = evalkit_cli(*shard, "2/2")  # a later attempt of the same matrix still finds the verdict
+    assert again.code == 0 and "Run ci-9 is already complete" in again.stdout + again.stderr
     assert stored_run_count(project) == 1
 
 

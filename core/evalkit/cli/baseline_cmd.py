@@ -137,24 +137,29 @@ def handle_export(args: Arguments) -> int:
             )  # fmt: skip
             if not found:
                 hint = stored_set_suggestion(repository, args.set)
-                raise UsageError(f'no accepted baseline of set "{args.set}" matches (see `evalkit baseline show {args.set}`).{hint}')
+                from ..printable import hidden_escaped
+
+                shown = f"`evalkit baseline show {hidden_escaped(args.set)}`"
+                raise UsageError(f"no accepted baseline of set {quoted(args.set)} matches (see {shown}).{hint}")
             if len(found) > 1:
                 scopes = "; ".join(b.scope.describe() for b in found[:5])
                 raise UsageError(
-                    f'{counted(len(found), "scope")} of set "{args.set}" match ({scopes}); narrow them with '
+                    f'{counted(len(found), "scope")} of set {quoted(args.set)} match ({scopes}); narrow them with '
                     "--provider, --model, --grader, --retriever or --deployment"
                 )
             run = repository.get_run(found[0].run.id)
             acceptance = found[0].acceptance
         if run is None:
-            raise UsageError(f'the baseline of set "{args.set}" is no longer in the store')
+            raise UsageError(f"the baseline of set {quoted(args.set)} is no longer in the store")
         document = baseline_document(run, acceptance, args.privacy)
     finally:
         close_repository(repository)
     try:
         write_baseline_file(args.output, document)
     except OSError as exc:
-        raise UsageError(f"baseline file {args.output}: cannot be written ({exc.strerror or exc})") from None
+        from ..printable import hidden_escaped
+
+        raise UsageError(f"baseline file {hidden_escaped(args.output)}: cannot be written ({exc.strerror or exc})") from None
     console().print(
         f"Baseline run {run.id} of {document['scope']['description']} written to {args.output} "
         f"({counted(len(run.cases), 'case')}, answers at the {document['privacy']} level)."

@@ -81,7 +81,9 @@ def handle(args: Arguments) -> int:
     stem = source.name.split(".")[0] or "imported"
     set_file = Path(args.output) if args.output else Path("evals") / f"{_slug(stem)}.yaml"
     if set_file.suffix.lower() not in (".yaml", ".yml"):
-        raise UsageError(f"-o {clipped(str(set_file))}: evalkit import writes a YAML set file (.yaml or .yml)")
+        from ..printable import hidden_escaped
+
+        raise UsageError(f"-o {hidden_escaped(clipped(str(set_file)))}: evalkit import writes a YAML set file (.yaml or .yml)")
     answers = Path(args.answers) if args.answers else set_file.with_name(f"{set_file.stem}-answers.jsonl")
     identifier = args.identifier or f"traces.{_slug(stem)}"
     if not IDENTIFIER_PATTERN.fullmatch(identifier):

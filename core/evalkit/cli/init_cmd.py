@@ -73,7 +73,9 @@ def handle(args: Arguments) -> int:
     except OSError as exc:  # a name too long, DIR unwritable, a full disk: nothing is left half-written
         for path in written:
             path.unlink(missing_ok=True)
-        raise UsageError(f"evalkit init cannot write into {clipped(str(root))}: {exc.strerror}") from None
+        from ..printable import hidden_escaped
+
+        raise UsageError(f"evalkit init cannot write into {hidden_escaped(clipped(str(root)))}: {exc.strerror}") from None
     from .console import console
 
     out = console()

@@ -114,9 +114,10 @@ def handle(args: Arguments) -> int:
     if (args.judge or args.judge_repeats) and not judged:
         raise UsageError(f'--judge and --judge-repeats apply to judge graders; "{args.grader}" asks no judge')
     if args.provider is not None and args.provider not in config.providers:
-        from ..wording import did_you_mean
+        from ..wording import did_you_mean, quoted
 
-        raise UsageError(f'--provider "{args.provider}" is not a configured provider instance.{did_you_mean(args.provider, config.providers)}')
+        hint = did_you_mean(args.provider, config.providers)
+        raise UsageError(f"--provider {quoted(args.provider)} is not a configured provider instance.{hint}")
     tolerances, gate = gate_of(args, config)
     instance = args.provider
     alias = args.model or (config.providers[instance].model if instance is not None else None)

@@ -34,7 +34,9 @@ def refuse_single_run_options(args: Arguments) -> None:
     seen: set[str] = set()
     for provider in args.providers:
         if provider in seen:
-            raise UsageError(f'--provider "{provider}" is given twice; name each provider once')
+            from ..wording import quoted
+
+            raise UsageError(f"--provider {quoted(provider)} is given twice; name each provider once")
         seen.add(provider)
     given = [flag for name, flag in SINGLE_RUN_OPTIONS if getattr(args, name, None) not in (None, False, (), [])]
     if given:

@@ -410,7 +410,9 @@ def placement_options(args: Arguments, scope: tuple[str | None, ...]) -> dict[st
         shard = Shard.parse(args.shard)
     run_id = args.run_id or (pipeline_run_id(scope) if shard is not None and not args.resume else None)
     if args.resume and run_id and args.resume != run_id:
-        raise UsageError(f"--resume {args.resume} and --run-id {run_id} name two different runs")
+        from ..wording import quoted
+
+        raise UsageError(f"--resume {quoted(args.resume)} and --run-id {quoted(run_id)} name two different runs")
     return {"run_id": args.resume or run_id, "resume": args.resume is not None, "shard": shard}
 
 

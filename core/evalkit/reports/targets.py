@@ -21,6 +21,7 @@ from .. import registry
 from ..errors import PLUGIN_FAILURES, UsageError, carried
 from ..shapes import exception_text
 from ..textfiles import append_text_file, write_text_file
+from ..wording import quoted
 from .contract import DefaultDestination, Reporter
 from .model import Report
 
@@ -58,9 +59,9 @@ class ReportTarget:
         name, colon, path = text.partition(":")
         name = name.strip()
         if not name:
-            raise UsageError(f'--report "{text}": name a format before the colon, e.g. junit:results.xml')
+            raise UsageError(f"--report {quoted(text)}: name a format before the colon, e.g. junit:results.xml")
         if colon and not path:
-            raise UsageError(f'--report "{text}": the path after the colon is empty (use "-" for standard output)')
+            raise UsageError(f'--report {quoted(text)}: the path after the colon is empty (use "-" for standard output)')
         registry.find(GROUP, name)
         return cls(name, STDOUT if path in STDOUT_PATHS else path or None)
 

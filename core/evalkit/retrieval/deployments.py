@@ -201,11 +201,13 @@ def choose_deployment(name: str | None, config: Config, *, sourced: SourcedSet |
         raise UsageError("--deployment must name a deployment")
     known = known_deployments(config, [sourced] if sourced is not None else [])
     if chosen not in known:
-        origin = f"--deployment {chosen}" if name is not None else f"{DEPLOYMENT_ENV}={chosen}"
-        listed = ", ".join(sorted(known)) if known else '(none: add [deployments.NAME] with retriever = "ID" to evalkit.toml)'
-        from evalkit.wording import did_you_mean
+        from evalkit.printable import hidden_escaped
+        from evalkit.wording import did_you_mean, quoted
 
-        raise UsageError(f'Unknown deployment "{chosen}" ({origin}).{did_you_mean(chosen, sorted(known))} Known deployments: {listed}')
+        shown = hidden_escaped(chosen)
+        origin = f"--deployment {shown}" if name is not None else f"{DEPLOYMENT_ENV}={shown}"
+        listed = ", ".join(sorted(known)) if known else '(none: add [deployments.NAME] with retriever = "ID" to evalkit.toml)'
+        raise UsageError(f"Unknown deployment {quoted(chosen)} ({origin}).{did_you_mean(chosen, sorted(known))} Known deployments: {listed}")
     return known[chosen]
 
 

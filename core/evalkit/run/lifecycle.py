@@ -47,7 +47,7 @@ from ..leases import LeaseKeeper
 from ..runs import CaseResult, Run, RunStatus
 from ..shapes import exception_text
 from ..storage.protocols import Capabilities, ResultRepository, RunLeases, StreamedCases, capabilities
-from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, shard_part
+from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, ShardMismatchError, shard_part
 from ..timeouts import HostAlarm, callers_call, host_alarms
 from ..verdict import Verdict
 from ..wording import counted
@@ -540,7 +540,10 @@ class _Lifecycle:
             # one rule for every kind of run, before "already complete": naming the other set says why
             raise UsageError(f'run {existing.id} is a run of set "{existing.set_identifier}", not "{header.set_identifier}"')
         if existing is not None and _complete_shard_of(existing, placement):
-            # A later attempt of the pipeline (a CI's "re-run"): the run is in, its verdict is given.
+            # A later attempt of the pipeline (a CI's "re-run"): the run is in, its verdict is given —
+            # unless the shard gives another N than the run was stored with (a changed job matrix):
+            # refused as it is while the run is open, not answered with a verdict it had no part in.
+            self._refuse_another_shard_count(existing.id, placement.shard)
             self.answering.check_joinable(attrs.evolve(existing, status=RunStatus.RUNNING), header, False)
             return header, existing, True
         if existing is not None:
@@ -551,6 +554,16 @@ class _Lifecycle:
             # resuming or joining: the checks that need the store came first, and still precede any write
             self.notes.extend(self.answering.before_joining())
         return header, repository.begin_run(header), existing is not None
+
+    def _refuse_another_shard_count(self, run_id: str, shard: Any) -> None:
+        """:class:`~evalkit.storage.values.ShardMismatchError` when the run's stored shards give
+        another N than ``shard`` (nothing is said when the store keeps no leases, or no N)."""
+        leases = self.store.leases
+        if leases is None:
+            return
+        stored = leases.shard_progress(run_id).count
+        if stored is not None and stored != shard.count:
+            raise ShardMismatchError(run_id, shard_part(shard.index, shard.count), [stored])
 
     def _complete_already(self, existing: Run) -> Outcome:
         """The outcome of a shard whose run is already complete: nothing is answered or stored

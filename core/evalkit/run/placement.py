@@ -29,7 +29,11 @@ def check_run_id(run_id: str) -> None:
     """Refuse a run id a user gave that is not 1 to 64 letters, digits, ``.``, ``_``, ``:`` or ``-``."""
     if not _RUN_ID.fullmatch(run_id):
         shown = run_id if len(run_id) <= 80 else f"{run_id[:77]}..."
-        raise UsageError(f'run id "{shown}" must be 1 to 64 letters, digits, ".", "_", ":" or "-", starting with a letter or digit')
+        from ..wording import quoted
+
+        raise UsageError(
+            f'run id {quoted(shown)} must be 1 to 64 letters, digits, ".", "_", ":" or "-", starting with a letter or digit'
+        )
 
 
 #: The most slices a run is split into: more than any job array, and what the store keeps as a

@@ -70,8 +70,10 @@ def url_scheme(url: str) -> str:
     refused with :class:`StorageError`, saying how a SQLite file is written."""
     found = _SCHEME.match(url)
     if found is None:
+        from ..wording import quoted
+
         raise StorageError(
-            f'database URL "{redact_url(url)}" does not start with a scheme: a SQLite file is sqlite:///PATH '
+            f"database URL {quoted(redact_url(url))} does not start with a scheme: a SQLite file is sqlite:///PATH "
             "(sqlite:///results.db, relative; sqlite:////srv/results.db, absolute), a PostgreSQL database "
             "postgresql://USER@HOST[:PORT]/DATABASE"
         )

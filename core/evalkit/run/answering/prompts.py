@@ -501,7 +501,7 @@ class PromptAnswering:
             *pacing_notes(self.bound, self.grading), *self.live.reply_usage.notes(components.generator_named(self.bound)),
             *self.live.usage_sums.sum_notes(),
         ]  # fmt: skip
-        status, stop_note = self._stopped(header, status, spend)
+        status, stop_note = self._stopped(header, status, spend, lambda: store.streamed.iter_cases(header.id) if streamed and store.streamed is not None else cases_read)
         if stop_note is not None:
             notes.append(stop_note)
         reused = self.spending.reuse_kind if self.spending is not None else None
@@ -516,9 +516,14 @@ class PromptAnswering:
             slice_in=stop_note is None, plugin_failures=tuple(self.closing_failures),
         )  # fmt: skip
 
-    def _stopped(self, header: Run, status: RunStatus, spend: RunSpend) -> tuple[RunStatus, str | None]:
+    def _stopped(
+        self, header: Run, status: RunStatus, spend: RunSpend, stored: Callable[[], Iterable[CaseResult]]
+    ) -> tuple[RunStatus, str | None]:
         """A run its budget or request limit stopped: ``incomplete``, and the note saying where it
-        stopped and the command that resumes it with a higher limit."""
+        stopped and the command that resumes it with a higher limit. A shard's note counts its own
+        slice (``stored``: the run's cases, read only then) and says that the limits are the run's,
+        which its shards share (what is spent is the run's: the limit it is told is sized for the
+        whole run, or the shard would be stopped again by what the other shards spend)."""
         extras = self.live.extras
         guard = extras.guard if extras is not None else None
         if guard is None or guard.stopped is None or status is not RunStatus.RUNNING:
@@ -526,11 +531,21 @@ class PromptAnswering:
         answered = spend.asked + spend.from_cache + spend.reused
         limit = budget_args(guard, spend, header.case_count, self.repeats)
         self.live.resume_limits = limit
+        where, run_part = f"after {answered} of {counted(header.case_count, 'case')}", ""
+        budget = f" of a budget of {format_amount(guard.budget, spend.currency)}" if guard.budget is not None else ""
+        shard = self.live.shard
+        if shard is not None:
+            mine = sum(1 for prompt in self.golden_set.prompts if shard.owns(prompt.id))
+            done = sum(1 for case in stored() if shard.owns(case.case_id))
+            where = f"after {done} of the {counted(mine, 'case')} of shard {shard.index}/{shard.count}"
+            run_part = f"{answered} of the run's {header.case_count}; "
+            budget = (
+                f" of the run's budget of {format_amount(guard.budget, spend.currency)}, which its shards share"
+                if guard.budget is not None else "; the run's request limit is shared by its shards"
+            )  # fmt: skip
         return RunStatus.INCOMPLETE, (
-            f"{guard.stopped} after {answered} of {counted(header.case_count, 'case')} "
-            f"(spent {format_amount(spend.cost, spend.currency)}"
-            + (f" of a budget of {format_amount(guard.budget, spend.currency)}" if guard.budget is not None else "")
-            + f"); resume it with: {self.resume_command(header.id, self.live.shard)}"
+            f"{guard.stopped} {where} ({run_part}spent {format_amount(spend.cost, spend.currency)}{budget}"
+            + f"); resume it with: {self.resume_command(header.id, shard)}"
         )
 
     def detail(self, run: Run, verdict: Verdict, store: Capabilities) -> None:
