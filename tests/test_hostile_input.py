@@ -1158,6 +1158,33 @@ def test_a_time_limit_or_interval_under_1_ms_is_refused_wherever_it_is_read(cli,
     assert cli("validate", "evalkit.smoke").code == 0
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("run", "evalkit.smoke", "--wait-for-shards", "--run-id", "ci-1", "--database", "sqlite:///shared.db"),
+        ("retrieval", "evalkit_stdlib.docs", "--wait-for-shards", "--run-id", "ci-1", "--database", "sqlite:///shared.db"),
+        ("run", "evalkit.smoke"),  # without the flag that waits: was ignored, and the run went ahead
+        ("report", "ci-1", "--wait", "--database", "sqlite:///shared.db"),
+    ],
+    ids=["run-waiting", "retrieval-waiting", "run", "report"],
+)
+@pytest.mark.parametrize(("option", "value"), [("--timeout", "nan"), ("--poll", "0"), ("--timeout", "x" * 10_000)])
+def test_a_bad_duration_is_refused_as_the_command_line_is_read_naming_its_option(
+    cli, project, command: tuple[str, ...], option: str, value: str
+) -> None:
+    """``--timeout`` and ``--poll`` were read where the wait began, after the store was opened:
+    ``run … --wait-for-shards --timeout nan --database sqlite:///shared.db`` made shared.db, then
+    said 'a duration must look like 90s, 30m or 2h' naming no option; without the flag that waits
+    the value was never read. ``--wait-ready`` is read the same way."""
+    result = cli(*command, option, value)
+    assert result.code == 2, result.stdout + result.stderr
+    assert f"Invalid value for '{option}': a duration must" in result.stderr, result.stderr
+    assert len(result.stderr) < 1_000 and "Traceback" not in result.stderr
+    assert not (project / "shared.db").exists() and not (project / ".evalkit").exists(), "nothing was made"
+    ready = cli("run", "evalkit.smoke", "--wait-ready", "")  # read as "not given": asked once, no wait
+    assert ready.code == 2 and "Invalid value for '--wait-ready'" in ready.stderr, ready.stderr
+
+
 # --- Numbers longer than Python converts ---------------------------------------------------------
 
 LONG_NUMBER = "9" * 5_000  # past sys.get_int_max_str_digits() (4,300): int() raises ValueError

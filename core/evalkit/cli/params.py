@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_COUNT",
     "Choice",
+    "Duration",
     "PositiveInt",
     "Temperature",
     "baseline_option",
@@ -60,6 +61,28 @@ class PositiveInt(click.ParamType):
         if number is None or not 1 <= number <= MAX_COUNT:
             self.fail(f"must be a whole number from 1 to {MAX_COUNT}, got {shown!r}", param, ctx)
         return number
+
+
+class Duration(click.ParamType):
+    """A length of time as :func:`evalkit.waiting.parse_duration` reads it (``90``, ``90s``, ``30m``,
+    ``1.5h``; 1 ms to 7 days), refused at once otherwise, naming the option: checked where it was
+    used, after the store was opened, a bad ``--timeout`` left a new store behind, was ignored
+    without the flag that waits, and its message named no option. The value stays the text given
+    (messages repeat it as written); its reader parses it again, and cannot fail."""
+
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        """``value``, once it reads as a duration, or a usage error quoting (the start of) it."""
+        from ..errors import UsageError
+        from ..waiting import parse_duration
+
+        text = str(value)
+        try:
+            parse_duration(text)
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
+        return text
 
 
 class Temperature(click.ParamType):
@@ -234,8 +257,8 @@ def wait_options(flag: str, what: str) -> Callable[[Decorated], Decorated]:
     """The waiting flag (read as ``args.wait``), ``--timeout DURATION`` and ``--poll DURATION``."""
     return option_group(
         click.option(flag, "wait", is_flag=True, help=what),
-        click.option("--timeout", default="30m", metavar="DURATION", help="how long to wait: 90s, 30m, 2h (default 30m)"),
-        click.option("--poll", default="5s", metavar="DURATION", help="how often to look at the store while waiting (default 5s)"),
+        click.option("--timeout", default="30m", type=Duration(), metavar="DURATION", help="how long to wait: 90s, 30m, 2h (default 30m)"),
+        click.option("--poll", default="5s", type=Duration(), metavar="DURATION", help="how often to look at the store while waiting (default 5s)"),
     )
 
 

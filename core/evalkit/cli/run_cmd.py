@@ -19,6 +19,7 @@ from .gate_options import gate_options, repeats_option
 from .names import PluginName, ProviderName, SetIdentifier
 from .params import (
     Choice,
+    Duration,
     PositiveInt,
     Temperature,
     baseline_option,
@@ -79,7 +80,7 @@ judge_options = option_group(
 )
 @click.option("--concurrency", type=PositiveInt(), metavar="N", help="prompts in flight (default: the instance's concurrency, else $EVALKIT_CONCURRENCY, else what the generator asks for, else 8)")
 @click.option(
-    "--wait-ready", metavar="DURATION",
+    "--wait-ready", type=Duration(), metavar="DURATION",
     help="keep asking the generator's endpoint for up to DURATION (90s, 2m) until it answers its readiness probe: "
     "a local model server that was just started (default: ask once)",
 )
