@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_COUNT",
+    "MAX_REPEATS",
     "Choice",
     "Duration",
     "PositiveInt",
@@ -45,9 +46,13 @@ TRACEBACK_HELP = "show the full traceback on errors"
 
 
 class PositiveInt(click.ParamType):
-    """A whole number from 1 to :data:`MAX_COUNT`, refused at once otherwise."""
+    """A whole number from 1 to ``maximum`` (:data:`MAX_COUNT` unless the option takes fewer, as
+    ``--repeats`` does), refused at once otherwise."""
 
     name = "integer"
+
+    def __init__(self, maximum: int = MAX_COUNT) -> None:
+        self.maximum = maximum
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         """``value`` as an int, or a usage error quoting (the start of) it."""
@@ -57,10 +62,16 @@ class PositiveInt(click.ParamType):
 
         text = str(value)
         shown = text if len(text) <= 20 else text[:20] + "…"
-        number = whole_number(text.strip(), max_digits=len(str(MAX_COUNT)))
-        if number is None or not 1 <= number <= MAX_COUNT:
-            self.fail(f"must be a whole number from 1 to {MAX_COUNT}, got {shown!r}", param, ctx)
+        number = whole_number(text.strip(), max_digits=len(str(self.maximum)))
+        if number is None or not 1 <= number <= self.maximum:
+            self.fail(f"must be a whole number from 1 to {self.maximum}, got {shown!r}", param, ctx)
         return number
+
+
+#: The most answers per prompt ``--repeats`` takes, and judge calls per answer or item
+#: (``--judge-repeats``, ``judge calibrate --repeats``): :data:`evalkit.config.MAX_REPEATS`, written
+#: here so that parsing the command line imports no configuration code (a test keeps them equal).
+MAX_REPEATS = 1_000
 
 
 class Duration(click.ParamType):

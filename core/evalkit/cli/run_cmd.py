@@ -18,6 +18,7 @@ from .app import Arguments, EvalkitCommand, arguments
 from .gate_options import gate_options, repeats_option
 from .names import PluginName, ProviderName, SetIdentifier
 from .params import (
+    MAX_REPEATS,
     Choice,
     Duration,
     PositiveInt,
@@ -43,7 +44,7 @@ judge_options = option_group(
         help='the configured provider instance a judge grader (decision, groundedness) or a set\'s rubric checks ask (default: the config\'s judge = "NAME")',
     ),
     click.option(
-        "--judge-repeats", type=PositiveInt(), metavar="K",
+        "--judge-repeats", type=PositiveInt(MAX_REPEATS), metavar="K",
         help="ask the judge K times per case, store every verdict and report its self-agreement (default 1)",
     ),
     click.option(
