@@ -2138,3 +2138,20 @@ def test_issue34_15_a_baseline_file_that_is_a_pipe_nobody_writes_is_refused_not_
     os.mkfifo(project / "baseline.json")
     result = cli("run", "evalkit.smoke", "--baseline-file", "baseline.json", timeout=60)
     assert result.code == 2 and "baseline file baseline.json: " in result.stderr
+
+
+@pytest.mark.parametrize("where", ["--model", "config"])
+def test_a_model_alias_of_a_million_characters_is_refused_before_anything_is_called(cli, project, where: str) -> None:
+    """The alias keys a run's baseline scope and every report prints it: one of a million
+    characters was sent with every request, and the run stored (each case erred "the generator
+    returned an Answer … model is 1,000,000 characters long", exit 3)."""
+    alias = "m" * 1_000_000
+    if where == "config":
+        (project / "evalkit.toml").write_text(f'[providers.x]\nadapter = "reference"\nmodel = "{alias}"\n')
+        result = cli("run", "evalkit.smoke")
+        said = f"model in [providers.x] of {project / 'evalkit.toml'}: the model alias is 1,000,000 characters long"
+    else:
+        result = cli("run", "evalkit.smoke", "--model", alias)
+        said = "--model: the model alias is 1,000,000 characters long, more than the 1,000 allowed"
+    assert result.code == 2 and said in result.stderr, result.stdout[-500:] + result.stderr[-500:]
+    assert len(result.stderr) < 2_000 and not (project / ".evalkit").exists(), "nothing was run or stored"
