@@ -2155,3 +2155,14 @@ def test_a_model_alias_of_a_million_characters_is_refused_before_anything_is_cal
         said = "--model: the model alias is 1,000,000 characters long, more than the 1,000 allowed"
     assert result.code == 2 and said in result.stderr, result.stdout[-500:] + result.stderr[-500:]
     assert len(result.stderr) < 2_000 and not (project / ".evalkit").exists(), "nothing was run or stored"
+
+
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical")], ids=["run", "retrieval"])
+@pytest.mark.parametrize("run_id", ["bad id", "a\u202eb", "x" * 65])
+def test_a_run_id_of_the_wrong_form_is_refused_as_the_command_line_is_read(cli, project, command: tuple[str, ...], run_id: str) -> None:
+    """``--run-id "bad id"`` was refused where the run began, after the store was opened: exit 2,
+    and a new store left in the project (a shared one named with --database, too)."""
+    result = cli(*command, "--run-id", run_id, "--database", "sqlite:///shared.db")
+    assert result.code == 2, result.stdout + result.stderr
+    assert "Invalid value for '--run-id': run id " in result.stderr and "must be 1 to 64 letters" in result.stderr, result.stderr
+    assert not (project / "shared.db").exists() and not (project / ".evalkit").exists(), "nothing was made"

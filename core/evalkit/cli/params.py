@@ -172,6 +172,26 @@ def resume_value(ctx: click.Context, param: click.Parameter, value: str | None) 
 _resume_id = non_empty("a run id (--resume alone: the newest unfinished run)")
 
 
+_run_id_given = non_empty("the run's id")
+
+
+def run_id_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--run-id``'s callback: the id as given, refused (a usage error naming the option) when
+    empty or not 1 to 64 letters, digits, ``.``, ``_``, ``:`` or ``-``
+    (:func:`evalkit.run.placement.check_run_id`): checked where the run began, after the store
+    was opened, ``--run-id "bad id"`` left a new store behind."""
+    value = _run_id_given(ctx, param, value)
+    if value is not None:
+        from ..errors import UsageError
+        from ..run.placement import check_run_id
+
+        try:
+            check_run_id(value)
+        except UsageError as exc:
+            raise click.BadParameter(str(exc), ctx, param) from None
+    return value
+
+
 def option_group(*decorators: Callable[[Decorated], Decorated]) -> Callable[[Decorated], Decorated]:
     """One decorator applying ``decorators`` so that their options are listed in the order given."""
 
@@ -294,7 +314,7 @@ def placement_options(*, resume: str, scope: str) -> Callable[[Decorated], Decor
             "with auto/N or EVALKIT_SHARD_COUNT for N). A shared store only: SQLite is refused unless --database names it",
         ),
         click.option(
-            "--run-id", metavar="ID", callback=non_empty("the run's id"),
+            "--run-id", metavar="ID", callback=run_id_value,
             help="the run's id; an existing run of that id is joined (shards). With --shard or --wait-for-shards it "
             "defaults to one derived from the CI pipeline id (GitLab, GitHub Actions, CircleCI, Buildkite) and the "
             f"{scope}",
