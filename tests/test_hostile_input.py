@@ -1158,6 +1158,33 @@ def test_a_time_limit_or_interval_under_1_ms_is_refused_wherever_it_is_read(cli,
     assert cli("validate", "evalkit.smoke").code == 0
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("run", "evalkit.smoke", "--wait-for-shards", "--run-id", "ci-1", "--database", "sqlite:///shared.db"),
+        ("retrieval", "evalkit_stdlib.docs", "--wait-for-shards", "--run-id", "ci-1", "--database", "sqlite:///shared.db"),
+        ("run", "evalkit.smoke"),  # without the flag that waits: was ignored, and the run went ahead
+        ("report", "ci-1", "--wait", "--database", "sqlite:///shared.db"),
+    ],
+    ids=["run-waiting", "retrieval-waiting", "run", "report"],
+)
+@pytest.mark.parametrize(("option", "value"), [("--timeout", "nan"), ("--poll", "0"), ("--timeout", "x" * 10_000)])
+def test_a_bad_duration_is_refused_as_the_command_line_is_read_naming_its_option(
+    cli, project, command: tuple[str, ...], option: str, value: str
+) -> None:
+    """``--timeout`` and ``--poll`` were read where the wait began, after the store was opened:
+    ``run … --wait-for-shards --timeout nan --database sqlite:///shared.db`` made shared.db, then
+    said 'a duration must look like 90s, 30m or 2h' naming no option; without the flag that waits
+    the value was never read. ``--wait-ready`` is read the same way."""
+    result = cli(*command, option, value)
+    assert result.code == 2, result.stdout + result.stderr
+    assert f"Invalid value for '{option}': a duration must" in result.stderr, result.stderr
+    assert len(result.stderr) < 1_000 and "Traceback" not in result.stderr
+    assert not (project / "shared.db").exists() and not (project / ".evalkit").exists(), "nothing was made"
+    ready = cli("run", "evalkit.smoke", "--wait-ready", "")  # read as "not given": asked once, no wait
+    assert ready.code == 2 and "Invalid value for '--wait-ready'" in ready.stderr, ready.stderr
+
+
 # --- Numbers longer than Python converts ---------------------------------------------------------
 
 LONG_NUMBER = "9" * 5_000  # past sys.get_int_max_str_digits() (4,300): int() raises ValueError
@@ -2696,3 +2723,31 @@ def test_issue34_15_a_baseline_file_that_is_a_pipe_nobody_writes_is_refused_not_
     os.mkfifo(project / "baseline.json")
     result = cli("run", "evalkit.smoke", "--baseline-file", "baseline.json", timeout=60)
     assert result.code == 2 and "baseline file baseline.json: " in result.stderr
+
+
+@pytest.mark.parametrize("where", ["--model", "config"])
+def test_a_model_alias_of_a_million_characters_is_refused_before_anything_is_called(cli, project, where: str) -> None:
+    """The alias keys a run's baseline scope and every report prints it: one of a million
+    characters was sent with every request, and the run stored (each case erred "the generator
+    returned an Answer … model is 1,000,000 characters long", exit 3)."""
+    alias = "m" * 1_000_000
+    if where == "config":
+        (project / "evalkit.toml").write_text(f'[providers.x]\nadapter = "reference"\nmodel = "{alias}"\n')
+        result = cli("run", "evalkit.smoke")
+        said = f"model in [providers.x] of {project / 'evalkit.toml'}: the model alias is 1,000,000 characters long"
+    else:
+        result = cli("run", "evalkit.smoke", "--model", alias)
+        said = "--model: the model alias is 1,000,000 characters long, more than the 1,000 allowed"
+    assert result.code == 2 and said in result.stderr, result.stdout[-500:] + result.stderr[-500:]
+    assert len(result.stderr) < 2_000 and not (project / ".evalkit").exists(), "nothing was run or stored"
+
+
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("retrieval", "evalkit_stdlib.docs", "evalkit.lexical")], ids=["run", "retrieval"])
+@pytest.mark.parametrize("run_id", ["bad id", "a\u202eb", "x" * 65])
+def test_a_run_id_of_the_wrong_form_is_refused_as_the_command_line_is_read(cli, project, command: tuple[str, ...], run_id: str) -> None:
+    """``--run-id "bad id"`` was refused where the run began, after the store was opened: exit 2,
+    and a new store left in the project (a shared one named with --database, too)."""
+    result = cli(*command, "--run-id", run_id, "--database", "sqlite:///shared.db")
+    assert result.code == 2, result.stdout + result.stderr
+    assert "Invalid value for '--run-id': run id " in result.stderr and "must be 1 to 64 letters" in result.stderr, result.stderr
+    assert not (project / "shared.db").exists() and not (project / ".evalkit").exists(), "nothing was made"

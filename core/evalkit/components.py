@@ -504,6 +504,8 @@ def bind_generator(
     (never verified); with neither, the built-in reference instance answers with the set's own
     references.
     """
+    if model:
+        _check_alias(model, "--model")
     instance: ProviderInstance | None = None
     if provider is None:
         if config.providers and len(config.providers) == 1:
@@ -518,9 +520,11 @@ def bind_generator(
         instance = config.providers[provider]
     if instance is not None:
         options = {**instance.options, **overrides}
+        where = f" of {config.path}" if config.path else ""
         if model:
             options["model"] = model
-        where = f" of {config.path}" if config.path else ""
+        elif isinstance(instance.options.get("model"), str):
+            _check_alias(instance.options["model"], f"model in [providers.{instance.name}]{where}")
         try:
             generator, record = _create(instance.adapter, options, f"[providers.{instance.name}]{where}", config)
         except ConfigError as exc:
@@ -546,6 +550,19 @@ def bind_generator(
     except UnknownPluginError as exc:
         raise UnknownProviderError(provider or "", config, exc.available) from None
     return BoundGenerator(generator, provider or "", None, model, False, record)
+
+
+def _check_alias(alias: str, source: str) -> None:
+    """Refuse (:class:`~evalkit.errors.UsageError`, exit 2, before anything is called or stored) a
+    model alias longer than :data:`~evalkit.shapes.MAX_NAME_CHARS`: it is a name the store keys a
+    run's baseline scope on and every report prints. One of a million characters, from ``--model``
+    or the instance's ``model``, was sent with every request; the run was stored, and each case
+    erred (the generator's answer named that model) or, where the adapter ignores it, the run was
+    kept under that alias. ``source`` names where it was read."""
+    from .shapes import MAX_NAME_CHARS, too_long
+
+    if (length := too_long(alias, MAX_NAME_CHARS)) is not None:
+        raise UsageError(f"{source}: the model alias {length}")
 
 
 def check_provider_known(provider: str, config: Config) -> None:

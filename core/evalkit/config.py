@@ -373,10 +373,35 @@ def find_config(cwd: Path | None = None) -> Path | None:
     for folder in (start, *start.parents):
         for name in CONFIG_NAMES:
             candidate = folder / name
+            if name == "evalkit.toml" and not candidate.is_file() and os.path.lexists(candidate):
+                raise ConfigError(_not_a_config_file(candidate))
             if candidate.is_file() and (name == "evalkit.toml" or _declares_evalkit(candidate)):
                 check_trusted(candidate)
                 return candidate
     return None
+
+
+def _not_a_config_file(path: Path) -> str:
+    """Why the ``evalkit.toml`` found at ``path``, which is no regular file, is refused: passed
+    over, the search went on to the folders above (someone else's configuration, or none: the
+    defaults, another store) while the user meant this one — a link whose target was moved, most
+    often."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+        what = (
+            "a folder" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        )  # fmt: skip
+    except FileNotFoundError:
+        what = f"a link to {os.readlink(path)}, which does not exist" if path.is_symlink() else "not a file"
+    except OSError as exc:
+        what = f"a path that cannot be looked up ({exc.strerror})"
+    return (
+        f"{path} is no configuration file: it is {what}. Passed over, a configuration further up (or none) "
+        "would be used instead; make it the file, remove it, or name the configuration with --config PATH"
+    )
 
 
 #: The environment variable naming the configuration file, as ``--config`` does (``--config`` wins).

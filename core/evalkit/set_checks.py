@@ -30,6 +30,9 @@ from .wording import counted
 
 __all__ = ["SetProblem", "ValidationReport", "check_everything", "check_targets"]
 
+#: The entry point of the provider that reads the configured set files (``[sets] paths``).
+FILES_PROVIDER = "evalkit.files"
+
 
 @attrs.frozen
 class SetProblem:
@@ -136,7 +139,7 @@ def _installed(
         for identifier, sourced in catalog.sets.items():
             if want is not None and identifier not in want:
                 continue
-            if sourced.record.name == "evalkit.files" and want is None:
+            if sourced.record.name == FILES_PROVIDER and want is None:
                 continue  # already checked as files
             found.add(identifier)
             # a question or calibration set's check does not stop at MAX_PROBLEMS_KEPT itself
@@ -147,6 +150,39 @@ def _installed(
     if want is None or not want <= found:
         problems += failed
     return checked, problems, found, refused
+
+
+def _clashes_with_installed(loaded: SetFiles, config: Config) -> list[SetProblem]:
+    """A problem for each set the named files declare whose identifier an installed provider of
+    its kind also ships, worded as the configured files' clashes are (:func:`~evalkit.catalog.clash`):
+    `evalkit validate evals/mine.yaml` said ``ok`` of a set `evalkit validate` and `evalkit run`
+    refuse (configured), or whose runs would share the installed set's baselines in the store.
+    The files provider's own listing is no clash (it reads these very files, or others that
+    `evalkit validate` checks); a provider that fails is the business of `evalkit validate SET`."""
+    from .calibration import calibration_set_catalog
+    from .catalog import clash, prompt_set_catalog, question_set_catalog
+    from .registry import PluginRecord
+
+    here = PluginRecord("", FILES_PROVIDER, "", "", "")  # stands for the named file in the clash's wording
+    problems: list[SetProblem] = []
+    for declared, catalog_of in (
+        (loaded.prompt_sets, prompt_set_catalog),
+        (loaded.question_sets, question_set_catalog),
+        (loaded.calibration_sets, calibration_set_catalog),
+    ):
+        if not declared:
+            continue
+        catalog = catalog_of(config=config)
+        for item in declared:
+            shipped = catalog.duplicates.get(item.identifier) or (
+                (catalog.sets[item.identifier].record,) if item.identifier in catalog.sets else ()
+            )
+            installed = [record for record in shipped if record.name != FILES_PROVIDER]
+            if not installed:
+                continue
+            at = f"the set file {loaded.declared_at[item.identifier]}"
+            problems.append(SetProblem(item.identifier, clash((here, *installed), {here: at})))
+    return problems
 
 
 def check_everything(config: Config, on_check: Callable[[Any], None] | None = None) -> ValidationReport:
@@ -204,7 +240,7 @@ def check_targets(targets: Sequence[str], config: Config, on_check: Callable[[An
     files, passed = passed_over(files, config)
     loaded = load_set_files(files, kinds, None, ProjectBoundary.of(config).allowing(folders)) if files else SetFiles()
     checked = _file_lines(loaded, None)
-    problems: list[Any] = [*empty, *outside, *loaded.problems]
+    problems: list[Any] = [*empty, *outside, *loaded.problems, *_clashes_with_installed(loaded, config)]
     if identifiers:
         more, found_problems, found, refused = _installed(config, kinds, identifiers, on_check)
         checked += more

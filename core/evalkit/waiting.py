@@ -30,7 +30,7 @@ _UNITS = {"s": 1, "m": 60, "h": 3600}
 def parse_duration(text: str) -> float:
     """``90``, ``90s``, ``30m``, ``1.5h`` → seconds; a usage error otherwise."""
     from .errors import UsageError
-    from .shapes import MIN_SECONDS, decimal_text, seconds_between
+    from .shapes import MIN_SECONDS, clipped, decimal_text, seconds_between
 
     raw = text.strip().lower()
     unit = raw[-1:] if raw[-1:] in _UNITS else "s"
@@ -40,10 +40,10 @@ def parse_duration(text: str) -> float:
             raise ValueError
         value = float(number)
     except ValueError:
-        raise UsageError(f'a duration must look like 90s, 30m or 2h, got "{text}"') from None
+        raise UsageError(f'a duration must look like 90s, 30m or 2h, got "{clipped(text, 40)}"') from None
     seconds = value * _UNITS[unit]
     if not seconds_between(seconds, 7 * 86400):
-        raise UsageError(f'a duration must be at least {MIN_SECONDS:g}s (1 ms) and at most 7 days, got "{text}"')
+        raise UsageError(f'a duration must be at least {MIN_SECONDS:g}s (1 ms) and at most 7 days, got "{clipped(text, 40)}"')
     return seconds
 
 

@@ -3,6 +3,7 @@ options are accepted before or after the subcommand."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,26 @@ def test_evalkit_toml_is_preferred_in_one_folder_and_the_nearest_folder_wins(eva
     assert evalkit_cli("run", "evalkit.smoke", "--json").json()["provider_instance"] == "outer"
     assert evalkit_cli("run", "evalkit.smoke", "--json", cwd=project / "src" / "deep").json()["provider_instance"] == "inner"
     assert (project / "src" / ".evalkit" / "results.db").is_file()
+
+
+@pytest.mark.parametrize("form", ["dangling link", "folder", "named pipe"])
+def test_an_evalkit_toml_that_is_no_file_is_refused_not_passed_over_for_the_one_above(evalkit_cli, project: Path, form: str) -> None:
+    # passed over, the parent's configuration (its providers, its store) was used without a word
+    _project(project, '[providers.outer]\nadapter = "reference"\n')
+    inner = project / "src" / "evalkit.toml"
+    if form == "dangling link":
+        inner.symlink_to("../shared/evalkit.toml")  # the shared file was moved
+    elif form == "folder":
+        inner.mkdir()
+    else:
+        os.mkfifo(inner)
+    result = evalkit_cli("run", "evalkit.smoke", cwd=project / "src" / "deep")
+    assert result.code == 2, result.stdout + result.stderr
+    said = "a link to ../shared/evalkit.toml, which does not exist" if form == "dangling link" else f"a {form}"
+    assert f"error: {inner} is no configuration file: it is {said}." in result.stderr, result.stderr
+    assert "--config PATH" in result.stderr and not (project / ".evalkit").exists(), "nothing was run or made"
+    named = evalkit_cli("run", "evalkit.smoke", "--json", "--config", str(project / "evalkit.toml"), cwd=project / "src" / "deep")
+    assert named.code == 0 and named.json()["provider_instance"] == "outer", "--config still names one"
 
 
 def test_config_from_elsewhere_uses_the_store_next_to_it(evalkit_cli, project: Path, tmp_path: Path) -> None:

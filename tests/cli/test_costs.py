@@ -189,6 +189,14 @@ def test_a_budget_without_prices_is_refused_before_anything_is_sent(evalkit_cli,
     assert bad.code == 2 and "--budget" in bad.stderr
 
 
+@pytest.mark.parametrize("option", [("--budget", "1"), ("--cache",)], ids=["budget-without-prices", "cache-below-full"])
+def test_a_spending_option_refused_leaves_no_store_behind(evalkit_cli, project: Path, option: tuple[str, ...]) -> None:
+    # the refusal came after the store was opened: exit 2, and a new .evalkit/results.db in the project
+    refused = evalkit_cli("run", "evalkit.smoke", *option)
+    assert refused.code == 2 and option[0] in refused.stderr, refused.stdout + refused.stderr
+    assert not (project / ".evalkit").exists(), "nothing was made"
+
+
 def test_the_cache_answers_only_an_identical_request_and_a_cached_run_is_marked_and_never_a_baseline(evalkit_cli, project, chat_server) -> None:
     chat_server.responder = arithmetic
     env = priced(project, chat_server)

@@ -342,6 +342,13 @@ def test_plan_counts_the_judge_calls_a_graders_table_configures(judge: ChatServe
     assert len(completions(judge)) == 21
 
 
+def test_the_command_line_takes_as_many_repeats_as_a_run() -> None:
+    from evalkit.cli.params import MAX_REPEATS as parsed
+    from evalkit.config import MAX_REPEATS
+
+    assert parsed == MAX_REPEATS, "evalkit.cli.params keeps its own copy (the CLI imports no configuration code to parse)"
+
+
 def test_repeats_past_what_a_run_takes_are_refused_by_the_plan_as_by_the_run(judge: ChatServer, project: Path, evalkit_cli: Callable[..., Any]) -> None:
     """A run takes at most 1,000 answers a prompt and 1,000 judge calls an answer. `evalkit plan
     --repeats 1001` planned a run that `evalkit run` refuses, and `[graders.NAME] repeats =
@@ -352,10 +359,14 @@ def test_repeats_past_what_a_run_takes_are_refused_by_the_plan_as_by_the_run(jud
         common = ("evalkit.smoke", "--provider", "sut", "--grader", "decision", *args)
         return [evalkit_cli("plan", *common), evalkit_cli("run", *common)]
 
-    for done in both("--repeats", "1001"):
-        assert (done.code, done.stderr) == (2, "evalkit: error: repeats must be a whole number from 1 to 1000, got 1001\n")
-    for done in both("--judge-repeats", "1001"):
-        assert done.code == 2 and "repeats must be a whole number from 1 to 1000 (got 1001)" in done.stderr, done.stderr
+    # refused as the command line is read, naming the option: 0 was "from 1 to 1000000" there, 1001
+    # "repeats must be … from 1 to 1000" later, naming none (and a judge's options, for --judge-repeats)
+    for option in ("--repeats", "--judge-repeats"):
+        for done in both(option, "1001"):
+            assert done.code == 2, done.stderr
+            assert f"Invalid value for '{option}': must be a whole number from 1 to 1000, got '1001'" in done.stderr, done.stderr
+    calibrate = evalkit_cli("judge", "calibrate", "--set", "x", "--repeats", "1001")
+    assert calibrate.code == 2 and "Invalid value for '--repeats': must be a whole number from 1 to 1000" in calibrate.stderr
     write_project(project, judge.base_url, extra="[graders.decision]\nrepeats = 1000000000000\n")
     for done in both():
         assert done.code == 2, done.stderr

@@ -72,6 +72,20 @@ def test_a_set_file_and_an_installed_set_of_one_identifier_name_the_file_and_the
     validated = evalkit_cli("validate")
     assert validated.code == 2 and f"arith.basic: {said}" in validated.stdout + validated.stderr
     assert "evalkit.files" not in run.stderr + listed.stdout + validated.stdout + validated.stderr
+    # naming the file said "ok" of the set plain `validate` and `run` refuse
+    for named in ("evals/mine.yaml", "evals"):
+        validated = evalkit_cli("validate", named)
+        assert validated.code == 2 and f"arith.basic: {said}" in validated.stderr, validated.stdout + validated.stderr
+    (project / "evalkit.toml").unlink()  # not configured: its runs would still share the installed set's baselines
+    validated = evalkit_cli("validate", "evals/mine.yaml", "--json")
+    assert validated.code == 2 and validated.json()["problems"] == [{"set": "arith.basic", "reason": said}]
+
+
+def test_a_named_set_file_of_an_identifier_no_installed_set_ships_is_valid(evalkit_cli, project) -> None:
+    (project / "mine.yaml").write_text("identifier: mine.faq\nname: Mine\nprompts:\n  - id: a\n    prompt: hi\n    assertions:\n      - contains: x\n")
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["*.yaml"]\n')
+    validated = evalkit_cli("validate", "mine.yaml")
+    assert validated.code == 0 and "ok  set mine.faq (1 prompt)" in validated.stdout, validated.stdout + validated.stderr
 
 
 def test_help_mentions_exit_codes(evalkit_cli) -> None:

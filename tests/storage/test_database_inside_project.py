@@ -99,6 +99,24 @@ def test_a_configured_database_url_of_the_wrong_form_is_refused_naming_the_file(
     assert not list(project.rglob("*.db")) and not (project / ".evalkit").exists(), "nothing was made"
 
 
+@pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke")], ids=lambda c: c[0])
+def test_a_configured_database_url_of_an_unknown_scheme_is_refused_naming_where_it_was_read(
+    evalkit_cli, project: Path, command: tuple[str, ...]
+) -> None:
+    # said only 'Unknown repository "mysql"', raised where the store is opened: which file held it?
+    configure(project, "mysql://x")
+    result = evalkit_cli(*command)
+    assert result.code == 2, result.stdout + result.stderr
+    assert f'error: {project / "evalkit.toml"}: Unknown repository "mysql".' in result.stderr, result.stderr
+    assert "sqlite (built in)" in result.stderr and "Traceback" not in result.stderr
+    (project / "evalkit.toml").unlink()
+    result = evalkit_cli(*command, env={"EVALKIT_DATABASE_URL": "mysql://x"})
+    assert result.code == 2 and 'error: EVALKIT_DATABASE_URL: Unknown repository "mysql".' in result.stderr, result.stderr
+    result = evalkit_cli(*command, "--database", "mysql://x")  # typed: needs no name
+    assert result.code == 2 and 'error: Unknown repository "mysql".' in result.stderr, result.stderr
+    assert not list(project.rglob("*.db")) and not (project / ".evalkit").exists(), "nothing was made"
+
+
 @pytest.mark.parametrize("command", [("run", "evalkit.smoke"), ("history", "evalkit.smoke"), ("db", "upgrade")], ids=lambda c: c[0])
 def test_a_default_store_a_link_leads_out_of_the_project_is_refused_like_the_database_it_stands_for(
     evalkit_cli, project: Path, elsewhere: Path, command: tuple[str, ...]

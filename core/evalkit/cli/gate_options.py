@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from .params import Decorated
 
-from .params import Choice, PositiveInt, option_group
+from .params import MAX_REPEATS, Choice, PositiveInt, option_group
 
 __all__ = ["GATE_METHODS", "gate_of", "gate_options", "repeats_of", "repeats_option"]
 
@@ -66,7 +66,7 @@ def gate_options(kind: str = "prompts") -> Callable[[Decorated], Decorated]:
 def repeats_option(function: Decorated) -> Decorated:
     """``--repeats N``: every prompt answered N times."""
     return click.option(
-        "--repeats", type=PositiveInt(), metavar="N", default=None,
+        "--repeats", type=PositiveInt(MAX_REPEATS), metavar="N", default=None,
         help="answer every prompt N times as independent requests and grade each answer; a case's result is its pass "
         "fraction, compared in pairs (default: [run] repeats, else 1)",
     )(function)  # fmt: skip

@@ -7,7 +7,7 @@ import click
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments, group_without_command
 from .console import console
 from .names import ProviderName
-from .params import PositiveInt, Temperature, global_options
+from .params import MAX_REPEATS, PositiveInt, Temperature, global_options
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -41,7 +41,7 @@ def command(**params: Any) -> None:
     "--judge", metavar="NAME", type=ProviderName(),
     help='the configured provider instance that judges (default: the config\'s judge = "NAME")',
 )
-@click.option("--repeats", type=PositiveInt(), default=1, metavar="N", help="ask the judge N times per item and report its self-agreement (default 1)")
+@click.option("--repeats", type=PositiveInt(MAX_REPEATS), default=1, metavar="N", help="ask the judge N times per item and report its self-agreement (default 1)")
 @click.option("--judge-temperature", type=Temperature(), metavar="T", help="the judge's sampling temperature (default 0)")
 @global_options(json="print one JSON document")
 def calibrate(**params: Any) -> Arguments:

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_COUNT",
+    "MAX_REPEATS",
     "Choice",
+    "Duration",
     "PositiveInt",
     "Temperature",
     "baseline_option",
@@ -44,9 +46,13 @@ TRACEBACK_HELP = "show the full traceback on errors"
 
 
 class PositiveInt(click.ParamType):
-    """A whole number from 1 to :data:`MAX_COUNT`, refused at once otherwise."""
+    """A whole number from 1 to ``maximum`` (:data:`MAX_COUNT` unless the option takes fewer, as
+    ``--repeats`` does), refused at once otherwise."""
 
     name = "integer"
+
+    def __init__(self, maximum: int = MAX_COUNT) -> None:
+        self.maximum = maximum
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         """``value`` as an int, or a usage error quoting (the start of) it."""
@@ -56,10 +62,38 @@ class PositiveInt(click.ParamType):
 
         text = str(value)
         shown = text if len(text) <= 20 else text[:20] + "…"
-        number = whole_number(text.strip(), max_digits=len(str(MAX_COUNT)))
-        if number is None or not 1 <= number <= MAX_COUNT:
-            self.fail(f"must be a whole number from 1 to {MAX_COUNT}, got {shown!r}", param, ctx)
+        number = whole_number(text.strip(), max_digits=len(str(self.maximum)))
+        if number is None or not 1 <= number <= self.maximum:
+            self.fail(f"must be a whole number from 1 to {self.maximum}, got {shown!r}", param, ctx)
         return number
+
+
+#: The most answers per prompt ``--repeats`` takes, and judge calls per answer or item
+#: (``--judge-repeats``, ``judge calibrate --repeats``): :data:`evalkit.config.MAX_REPEATS`, written
+#: here so that parsing the command line imports no configuration code (a test keeps them equal).
+MAX_REPEATS = 1_000
+
+
+class Duration(click.ParamType):
+    """A length of time as :func:`evalkit.waiting.parse_duration` reads it (``90``, ``90s``, ``30m``,
+    ``1.5h``; 1 ms to 7 days), refused at once otherwise, naming the option: checked where it was
+    used, after the store was opened, a bad ``--timeout`` left a new store behind, was ignored
+    without the flag that waits, and its message named no option. The value stays the text given
+    (messages repeat it as written); its reader parses it again, and cannot fail."""
+
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        """``value``, once it reads as a duration, or a usage error quoting (the start of) it."""
+        from ..errors import UsageError
+        from ..waiting import parse_duration
+
+        text = str(value)
+        try:
+            parse_duration(text)
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
+        return text
 
 
 class Temperature(click.ParamType):
@@ -136,6 +170,26 @@ def resume_value(ctx: click.Context, param: click.Parameter, value: str | None) 
 
 
 _resume_id = non_empty("a run id (--resume alone: the newest unfinished run)")
+
+
+_run_id_given = non_empty("the run's id")
+
+
+def run_id_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--run-id``'s callback: the id as given, refused (a usage error naming the option) when
+    empty or not 1 to 64 letters, digits, ``.``, ``_``, ``:`` or ``-``
+    (:func:`evalkit.run.placement.check_run_id`): checked where the run began, after the store
+    was opened, ``--run-id "bad id"`` left a new store behind."""
+    value = _run_id_given(ctx, param, value)
+    if value is not None:
+        from ..errors import UsageError
+        from ..run.placement import check_run_id
+
+        try:
+            check_run_id(value)
+        except UsageError as exc:
+            raise click.BadParameter(str(exc), ctx, param) from None
+    return value
 
 
 def option_group(*decorators: Callable[[Decorated], Decorated]) -> Callable[[Decorated], Decorated]:
@@ -234,8 +288,8 @@ def wait_options(flag: str, what: str) -> Callable[[Decorated], Decorated]:
     """The waiting flag (read as ``args.wait``), ``--timeout DURATION`` and ``--poll DURATION``."""
     return option_group(
         click.option(flag, "wait", is_flag=True, help=what),
-        click.option("--timeout", default="30m", metavar="DURATION", help="how long to wait: 90s, 30m, 2h (default 30m)"),
-        click.option("--poll", default="5s", metavar="DURATION", help="how often to look at the store while waiting (default 5s)"),
+        click.option("--timeout", default="30m", type=Duration(), metavar="DURATION", help="how long to wait: 90s, 30m, 2h (default 30m)"),
+        click.option("--poll", default="5s", type=Duration(), metavar="DURATION", help="how often to look at the store while waiting (default 5s)"),
     )
 
 
@@ -260,7 +314,7 @@ def placement_options(*, resume: str, scope: str) -> Callable[[Decorated], Decor
             "with auto/N or EVALKIT_SHARD_COUNT for N). A shared store only: SQLite is refused unless --database names it",
         ),
         click.option(
-            "--run-id", metavar="ID", callback=non_empty("the run's id"),
+            "--run-id", metavar="ID", callback=run_id_value,
             help="the run's id; an existing run of that id is joined (shards). With --shard or --wait-for-shards it "
             "defaults to one derived from the CI pipeline id (GitLab, GitHub Actions, CircleCI, Buildkite) and the "
             f"{scope}",

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 from .app import Arguments, EvalkitCommand, arguments
 from .gate_options import gate_options, repeats_option
 from .names import PluginName, ProviderName, SetIdentifier
-from .params import PositiveInt, global_options, non_empty
+from .params import MAX_REPEATS, PositiveInt, global_options, non_empty
 
 
 @click.command(
@@ -34,7 +34,7 @@ from .params import PositiveInt, global_options, non_empty
     "--grader", default="deterministic", metavar="NAME", type=PluginName("evalkit.graders"), help="grader (default: deterministic)"
 )
 @click.option("--judge", metavar="NAME", type=ProviderName(), help="the provider instance a judge grader would ask")
-@click.option("--judge-repeats", type=PositiveInt(), metavar="K", help="judge calls per answer (default 1 for a judge grader)")
+@click.option("--judge-repeats", type=PositiveInt(MAX_REPEATS), metavar="K", help="judge calls per answer (default 1 for a judge grader)")
 @repeats_option
 @click.option("--target-drop", metavar="X", default=None, help="the drop of the pass rate to detect, 0..1 (default: the tolerance)")
 @click.option("--rate", metavar="P", default=None, help="the pass rate to assume when no stored run gives one (default 0.8)")

@@ -18,7 +18,9 @@ from .app import Arguments, EvalkitCommand, arguments
 from .gate_options import gate_options, repeats_option
 from .names import PluginName, ProviderName, SetIdentifier
 from .params import (
+    MAX_REPEATS,
     Choice,
+    Duration,
     PositiveInt,
     Temperature,
     baseline_option,
@@ -42,7 +44,7 @@ judge_options = option_group(
         help='the configured provider instance a judge grader (decision, groundedness) or a set\'s rubric checks ask (default: the config\'s judge = "NAME")',
     ),
     click.option(
-        "--judge-repeats", type=PositiveInt(), metavar="K",
+        "--judge-repeats", type=PositiveInt(MAX_REPEATS), metavar="K",
         help="ask the judge K times per case, store every verdict and report its self-agreement (default 1)",
     ),
     click.option(
@@ -79,7 +81,7 @@ judge_options = option_group(
 )
 @click.option("--concurrency", type=PositiveInt(), metavar="N", help="prompts in flight (default: the instance's concurrency, else $EVALKIT_CONCURRENCY, else what the generator asks for, else 8)")
 @click.option(
-    "--wait-ready", metavar="DURATION",
+    "--wait-ready", type=Duration(), metavar="DURATION",
     help="keep asking the generator's endpoint for up to DURATION (90s, 2m) until it answers its readiness probe: "
     "a local model server that was just started (default: ask once)",
 )

@@ -260,6 +260,7 @@ def evaluate_set(
     if baseline_file is not None:
         prompt_answering.check_baseline_file(baseline_file.run, baseline_file.named(), answering.wanted_scope())
     wanted = spending.SpendingRequest(_amount(budget), _limit(max_requests), cache, answers_from, repeats=repeats)
+    spending.check_spending(answering, config, privacy, wanted)  # before the store is opened (or made)
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)  # a bad store is refused before the judge or the generator is asked anything
     # the generator's one free readiness probe, before the store is even opened (a resumed or

@@ -173,18 +173,35 @@ def _well_formed(url: str, source: str) -> str:
     PostgreSQL URL that parses (:mod:`.urls`) — else the refusal (:class:`~evalkit.errors.StorageError`,
     exit 2) prefixed with ``source``, where the URL was read (the configuration file, or
     ``EVALKIT_DATABASE_URL``), as the configuration's other errors name their file: the same
-    refusal of ``--database`` needs no name, the user just typed it."""
-    from ..errors import StorageError
+    refusal of ``--database`` needs no name, the user just typed it. A scheme no repository serves
+    (``mysql://x``) is refused here too, named the same way, not later where a store is opened."""
+    from ..errors import StorageError, UnknownPluginError
     from .urls import check_postgres_url, sqlite_path, url_scheme
 
     try:
-        if url_scheme(url) in ("postgres", "postgresql"):
+        scheme = url_scheme(url)
+        if scheme in ("postgres", "postgresql"):
             check_postgres_url(url)
         else:
             sqlite_path(url)
-    except StorageError as exc:
-        raise StorageError(f"{source}: {exc}") from None
+        if scheme not in SQL_SCHEMES:
+            _repository_record(scheme)
+    except (StorageError, UnknownPluginError) as exc:
+        exc.args = (f"{source}: {exc}",)
+        raise exc.with_traceback(None) from None
     return url
+
+
+def _repository_record(scheme: str) -> Any:
+    """The ``evalkit.repositories`` entry point serving ``scheme`` (found, not loaded), or
+    :class:`~evalkit.errors.UnknownPluginError` listing the built-in stores and the installed ones."""
+    from .. import registry
+    from ..errors import UnknownPluginError
+
+    try:
+        return registry.find("evalkit.repositories", scheme)
+    except UnknownPluginError as exc:  # the built-in schemes are no plugins, but are there to choose
+        raise UnknownPluginError("repository", scheme, (*BUILT_IN_REPOSITORIES, *exc.available)) from None
 
 
 def _check_store_inside_project(url: str, config: Any, *, default: bool = False) -> None:
@@ -292,12 +309,8 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
 
         return SqlRepository(url, **options)
     from .. import registry
-    from ..errors import UnknownPluginError
 
-    try:
-        record = registry.find("evalkit.repositories", scheme)
-    except UnknownPluginError as exc:  # the built-in schemes are no plugins, but are there to choose
-        raise UnknownPluginError("repository", scheme, (*BUILT_IN_REPOSITORIES, *exc.available)) from None
+    record = _repository_record(scheme)
     repository: ResultRepository = registry.instantiate(record, registry.load(record), url=url)
     return repository
 

@@ -442,31 +442,40 @@ def check_cache_privacy(privacy: str, config: Any, explicit_flag: bool) -> None:
         )
 
 
+def check_spending(answering: Any, config: Any, privacy: str, request: SpendingRequest) -> None:
+    """Refuse (usage error) what is wrong with ``request`` whatever the store holds — a budget
+    without prices, a cache the privacy level does not allow — before the store is opened: opened
+    first, a refusal (exit 2) left a new store behind in a project that had none."""
+    from ...errors import UsageError
+
+    if request.cache if request.cache is not None else config.cache_enabled:
+        check_cache_privacy(privacy, config, explicit_flag=True)
+    if request.budget is not None and (answering.pricing or {}).get("generator") is None:
+        name = answering.bound.instance or answering.bound.adapter
+        raise UsageError(
+            f'--budget needs the prices of provider instance "{name}": set price_per_million_input and '
+            f"price_per_million_output (and currency) in [providers.{name}] of evalkit.toml"
+        )
+
+
 def prepare_spending(answering: Any, config: Any, privacy: str, request: SpendingRequest, repository: Any) -> tuple[SpendingPlan | None, list[str]]:
     """The run's :class:`SpendingPlan` and notes, refusing (usage error, nothing called or stored)
     a budget without prices, a cache the privacy level or the store does not allow, and a source
-    run whose answers cannot be reused."""
+    run whose answers cannot be reused (:func:`check_spending` first: what needs no store)."""
     from ...answer_cache import serving_side
     from ...errors import UsageError
     from ...storage.protocols import capabilities
 
+    check_spending(answering, config, privacy, request)
     notes: list[str] = []
     bound = answering.bound
     wants_cache = request.cache if request.cache is not None else config.cache_enabled
     if wants_cache:
-        check_cache_privacy(privacy, config, explicit_flag=True)
         if not cache_allowed(True, request.repeats):
             notes.append("The answer cache is neither read nor written: each prompt is answered more than once (--repeats), and repeats must be independent.")
             wants_cache = False
         elif capabilities(repository).cache is None:
             raise UsageError("--cache needs a store that keeps an answer cache (AnswerCache), and the configured one does not")
-    pricing = answering.pricing or {}
-    if request.budget is not None and pricing.get("generator") is None:
-        name = bound.instance or bound.adapter
-        raise UsageError(
-            f'--budget needs the prices of provider instance "{name}": set price_per_million_input and '
-            f"price_per_million_output (and currency) in [providers.{name}] of evalkit.toml"
-        )
     stored = None
     if request.answers_from is not None:
         stored = stored_answers(repository, request.answers_from, answering, only=False)
