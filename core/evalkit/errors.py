@@ -45,6 +45,8 @@ from .wording import counted, quoted
 __all__ = [
     "PLUGIN_FAILURES",
     "AlarmHeld",
+    "HostAlarm",
+    "TimeLimitExceeded",
     "PluginRaised",
     "carried",
     "carried_async",
@@ -104,13 +106,34 @@ class PluginRaised(Exception):
         return str(self.raised)
 
 
+class TimeLimitExceeded(BaseException):
+    """Raised into a call that outlived its time limit (see
+    :func:`~evalkit.timeouts.alarm_bounded`). Not an :class:`Exception`, so the call's own
+    ``except Exception`` cannot swallow it."""
+
+
+#: Who set a wrapped handler, as :class:`HostAlarm`'s ``by`` says it.
+HOSTS_OWN = "the host's own SIGALRM handler"
+SET_UNTOLD = "a SIGALRM handler set outside the caller's callbacks (the host's or a plugin's: evalkit cannot tell which)"
+
+
+class HostAlarm(BaseException):
+    """What the host program's own ``SIGALRM`` handler raised while evalkit ran (see
+    :func:`~evalkit.timeouts.host_alarms`): ``cause``, carried past every boundary that isolates a
+    plugin's failure, so a host's time limit is never blamed on the plugin that happened to be
+    running. ``by`` says whose handler it was: :data:`HOSTS_OWN`, or :data:`SET_UNTOLD` when evalkit cannot tell."""
+
+    def __init__(self, cause: BaseException, by: str = HOSTS_OWN) -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.by = by
+
+
 def _carries(exc: BaseException) -> bool:
     """Whether ``exc``, raised by a plugin call, is carried as :class:`PluginRaised`: not an error
     handled as it is, nor an interrupt of evalkit's own (Ctrl-C or SIGTERM as ``KeyboardInterrupt``,
-    a time limit as :class:`~evalkit.timeouts.TimeLimitExceeded`, the host program's own alarm as
-    :class:`~evalkit.timeouts.HostAlarm`)."""
-    from .timeouts import HostAlarm, TimeLimitExceeded
-
+    a time limit as :class:`TimeLimitExceeded`, the host program's own alarm as
+    :class:`HostAlarm`)."""
     if isinstance(exc, StopIteration):
         return True
     return not isinstance(exc, (*PLUGIN_FAILURES, KeyboardInterrupt, TimeLimitExceeded, HostAlarm))

@@ -53,7 +53,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from .errors import AlarmHeld, carried, carried_async
+# The two exceptions live with evalkit's others (errors.py tells a plugin's failure from them);
+# they are named here too, where the limits that raise them are.
+from .errors import HOSTS_OWN, SET_UNTOLD, AlarmHeld, HostAlarm, TimeLimitExceeded, carried, carried_async
 from .signal_claims import adopting, claim, release
 
 __all__ = [
@@ -67,28 +69,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-class TimeLimitExceeded(BaseException):
-    """Raised into a call that outlived its time limit (see :func:`alarm_bounded`). Not an
-    :class:`Exception`, so the call's own ``except Exception`` cannot swallow it."""
-
-
-#: Who set a wrapped handler, as :class:`HostAlarm`'s ``by`` says it.
-HOSTS_OWN = "the host's own SIGALRM handler"
-SET_UNTOLD = "a SIGALRM handler set outside the caller's callbacks (the host's or a plugin's: evalkit cannot tell which)"
-
-
-class HostAlarm(BaseException):
-    """What the host program's own ``SIGALRM`` handler raised while evalkit ran (see
-    :func:`host_alarms`): ``cause``, carried past every boundary that isolates a plugin's failure,
-    so a host's time limit is never blamed on the plugin that happened to be running. ``by`` says
-    whose handler it was: :data:`HOSTS_OWN`, or :data:`SET_UNTOLD` when evalkit cannot tell."""
-
-    def __init__(self, cause: BaseException, by: str = HOSTS_OWN) -> None:
-        super().__init__(cause)
-        self.cause = cause
-        self.by = by
 
 
 class _HostHandler:
