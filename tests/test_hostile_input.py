@@ -2258,6 +2258,22 @@ def test_issue34_04_a_plugins_own_sigalrm_handler_or_timer_does_not_switch_off_h
     assert 'hook plugin "evalkit-unruly-hooks:unruly" did not return from evalkit_case_graded within 1 s (hook_timeout)' in said, said
 
 
+def _run_with_grader(project: Path, cli, kind: str, source: str, *, grade_timeout: int | None = None):  # noqa: ANN001, ANN202
+    """``evalkit run evalkit.smoke --grader KIND.grader --concurrency 1``, the grader ``source``
+    installed as a distribution of its own; the result and the seconds it took."""
+    from tests.support.distributions import write_distribution
+
+    if grade_timeout is not None:
+        (project / "evalkit.toml").write_text(f"grade_timeout = {grade_timeout}\n")
+    site = write_distribution(
+        project / "site", f"{kind}-grader", "1.0", {"evalkit.graders": {f"{kind}.grader": f"{kind}_cli:Grader"}},
+        {f"{kind}_cli.py": source},
+    )  # fmt: skip
+    started = time.monotonic()
+    result = cli("run", "evalkit.smoke", "--grader", f"{kind}.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
+    return result, time.monotonic() - started
+
+
 _ALARMIST_GRADER = """
 import signal, time
 from evalkit import Grading
@@ -2286,13 +2302,7 @@ def test_a_plugins_own_sigalrm_handler_set_outside_evalkits_limits_is_not_the_ho
     limit of evalkit's) had it wrapped as the host program's: its exception stopped the run as
     "internal error (an evalkit bug)", with a note blaming "the host's own SIGALRM handler", exit 3.
     A plugin call's SIGALRM handler and timer are not applied during a run: the run completes."""
-    from tests.support.distributions import write_distribution
-
-    site = write_distribution(
-        project / "site", "alarmist-grader", "1.0", {"evalkit.graders": {"alarmist.grader": "alarmist_cli:Grader"}},
-        {"alarmist_cli.py": _ALARMIST_GRADER},
-    )  # fmt: skip
-    result = cli("run", "evalkit.smoke", "--grader", "alarmist.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
+    result, _ = _run_with_grader(project, cli, "alarmist", _ALARMIST_GRADER)
     assert result.code == 0, result.stderr
     assert "PluginAlarm" not in result.stderr and "host's own" not in result.stderr, result.stderr
     assert "All 7 cases passed" in result.stdout and stored_runs(project) == 1
@@ -2320,19 +2330,11 @@ def test_a_grader_that_blocks_sigalrm_is_still_interrupted_at_grade_timeout(proj
     evalkit's limits hold SIGALRM, the mask a plugin asks for keeps it out."""
     import _signal
 
-    from tests.support.distributions import write_distribution
-
-    (project / "evalkit.toml").write_text("grade_timeout = 1\n")
-    site = write_distribution(
-        project / "site", "masking-grader", "1.0", {"evalkit.graders": {"masking.grader": "masking_cli:Grader"}},
-        {"masking_cli.py": _MASKING_GRADER},
-    )  # fmt: skip
-    started = time.monotonic()
     try:
-        result = cli("run", "evalkit.smoke", "--grader", "masking.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
+        result, took = _run_with_grader(project, cli, "masking", _MASKING_GRADER, grade_timeout=1)
     finally:
         _signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})  # what the old code left the test process
-    assert time.monotonic() - started < 15, result.stderr
+    assert took < 15, result.stderr
     said = result.stdout + result.stderr
     assert "no grading within 1 s (grade_timeout); the grader was interrupted" in said, said
     assert stored_runs(project) == 1
@@ -2369,16 +2371,8 @@ def test_a_grader_that_makes_sigalrm_restart_blocking_calls_is_still_interrupted
     so a grader waiting on a socket that never answers was not interrupted: the run hung for ever
     (here, until the socket is answered 20 s later). While evalkit's limits hold SIGALRM, it is not
     applied."""
-    from tests.support.distributions import write_distribution
-
-    (project / "evalkit.toml").write_text("grade_timeout = 1\n")
-    site = write_distribution(
-        project / "site", "restarting-grader", "1.0", {"evalkit.graders": {"restarting.grader": "restarting_cli:Grader"}},
-        {"restarting_cli.py": _RESTARTING_GRADER},
-    )  # fmt: skip
-    started = time.monotonic()
-    result = cli("run", "evalkit.smoke", "--grader", "restarting.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
-    assert time.monotonic() - started < 12, result.stderr
+    result, took = _run_with_grader(project, cli, "restarting", _RESTARTING_GRADER, grade_timeout=1)
+    assert took < 12, result.stderr
     said = result.stdout + result.stderr
     assert "no grading within 1 s (grade_timeout); the grader was interrupted" in said, said
 
@@ -2403,16 +2397,8 @@ def test_an_async_grader_whose_thread_outlives_grade_timeout_does_not_hold_the_r
     executor, so the run ended only when the thread's call did (an hour, for ``sleep(3600)``), and
     its thread, not a daemon, held a library caller's process at exit. The loop's default executor
     is evalkit's daemon pool, not waited for (``evalkit.event_loops``)."""
-    from tests.support.distributions import write_distribution
-
-    (project / "evalkit.toml").write_text("grade_timeout = 1\n")
-    site = write_distribution(
-        project / "site", "offloading-grader", "1.0", {"evalkit.graders": {"offloading.grader": "offloading_cli:Grader"}},
-        {"offloading_cli.py": _OFFLOADING_GRADER},
-    )  # fmt: skip
-    started = time.monotonic()
-    result = cli("run", "evalkit.smoke", "--grader", "offloading.grader", "--concurrency", "1", env={"PYTHONPATH": str(site)})
-    assert time.monotonic() - started < 12, result.stderr
+    result, took = _run_with_grader(project, cli, "offloading", _OFFLOADING_GRADER, grade_timeout=1)
+    assert took < 12, result.stderr
     said = result.stdout + result.stderr
     assert "no grading within 1 s (grade_timeout); the grader was cancelled" in said, said
     assert stored_runs(project) == 1
