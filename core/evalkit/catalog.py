@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -107,7 +107,7 @@ class SetCatalog:
                 self.identifiers(),
                 self.kind,
                 failures=[f"{f.record.kind} {f.record.describe()}: {f.error}" for f in self.failures],
-                notes=[note for note in (set_file_hint(identifier, _RUN_BY_KIND.get(self.kind)), self.disabled_hint()) if note],
+                notes=[note for note in (set_file_hint(identifier, _RUN_BY_KIND.get(self.kind), self.sets), self.disabled_hint()) if note],
             )
         return self.sets[identifier]
 
@@ -268,10 +268,10 @@ _DECLARED_IDENTIFIER = re.compile(r"""["']?\bidentifier["']?\s*[:=]\s*["']?([a-z
 _RUN_BY_KIND = {"golden prompt set": "evalkit run", "golden question set": "evalkit retrieval"}
 
 
-def set_file_hint(identifier: str, command: str | None = None) -> str:
+def set_file_hint(identifier: str, command: str | None = None, known: Container[str] = ()) -> str:
     """When ``identifier`` names a regular file (a set file given by its path), a sentence saying
     that set files are run by the identifier they declare, naming it (and ``command`` with it) when
-    the file's head declares one; else ``""``. Reads at most :data:`SET_FILE_HINT_BYTES` without blocking; any error reading
+    the file's head declares one, and whether it is among the ``known`` ones; else ``""``. Reads at most :data:`SET_FILE_HINT_BYTES` without blocking; any error reading
     it gives the hint without the identifier."""
     import os
     import stat
@@ -294,9 +294,12 @@ def set_file_hint(identifier: str, command: str | None = None) -> str:
     if found is None:
         return generic
     declared = found.group(1)
+    run = f" ({command} {declared})" if command else ""
+    if declared in known:
+        return f"That is a set file, and it declares the set {quoted(declared)}, which is known: run it by that identifier{run}."
     return (
         f"That is a set file, and it declares the set {quoted(declared)}: list the file under [sets] paths "
-        f"in evalkit.toml and run it by that identifier{f' ({command} {declared})' if command else ''}."
+        f"in evalkit.toml and run it by that identifier{run}."
     )
 
 

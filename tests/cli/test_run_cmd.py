@@ -124,6 +124,11 @@ def test_a_set_file_path_given_as_the_set_names_the_identifier_it_declares(evalk
     assert "(evalkit run myapp.faq)" in result.stderr
     question = evalkit_cli("retrieval", "evals/mine.yaml")
     assert question.code == 2 and "(evalkit retrieval myapp.faq)" in question.stderr
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n')
+    (project / "evals" / "mine.yaml").write_text("identifier: myapp.faq\nname: FAQ\nprompts:\n  - id: p\n    prompt: q\n    reference: r\n")
+    listed = evalkit_cli("run", "evals/mine.yaml")
+    assert listed.code == 2
+    assert 'it declares the set "myapp.faq", which is known: run it by that identifier (evalkit run myapp.faq)' in listed.stderr
     assert stored_runs(project) == []
 
 
