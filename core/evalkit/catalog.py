@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Container, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -16,6 +17,7 @@ from .errors import (
     SetValidationError,
     UnknownSetError,
     carried,
+    quoted,
 )
 from .options import DeclaresOptions, TableOptions
 from .prompts import PromptStream
@@ -81,6 +83,8 @@ class SetCatalog:
     providers: tuple[Any, ...] = ()
     #: Of a duplicated identifier, where the owners that know it declare it (:class:`LocatesSets`).
     locations: dict[str, dict[registry.PluginRecord, str]] = attrs.field(factory=dict)
+    #: The providers of the group that ``EVALKIT_DISABLE_PLUGINS`` switched off (not loaded).
+    disabled: tuple[registry.PluginRecord, ...] = ()
 
     def identifiers(self) -> list[str]:
         """Identifiers in discovery order."""
@@ -103,6 +107,7 @@ class SetCatalog:
                 self.identifiers(),
                 self.kind,
                 failures=[f"{f.record.kind} {f.record.describe()}: {f.error}" for f in self.failures],
+                notes=[note for note in (set_file_hint(identifier, _RUN_BY_KIND.get(self.kind), self.sets), self.disabled_hint()) if note],
             )
         return self.sets[identifier]
 
@@ -110,6 +115,18 @@ class SetCatalog:
         """What ships the duplicated ``identifier`` more than once (:func:`clash`), a set file
         named by its path and line."""
         return clash(self.duplicates[identifier], self.locations.get(identifier))
+
+    def disabled_hint(self) -> str:
+        """A sentence naming the providers ``EVALKIT_DISABLE_PLUGINS`` switched off, or ``""``:
+        an unknown set may be one of theirs."""
+        if not self.disabled:
+            return ""
+        names = ", ".join(dict.fromkeys(r.describe() for r in self.disabled))
+        one = len(self.disabled) == 1
+        return (
+            f"{registry.DISABLE_ENV} switches off {'the provider' if one else 'the providers'} {names}, "
+            f"which may ship it."
+        )
 
     def invalid_sets(self) -> SetValidationError | None:
         """The first provider failure that is a refusal of invalid sets, if any."""
@@ -233,7 +250,57 @@ def load_catalog(
     duplicates = {i: tuple(rs) for i, rs in owners.items() if len(rs) > 1}
     for identifier in duplicates:
         sets.pop(identifier, None)
-    return SetCatalog(kind, sets, tuple(failures), duplicates, tuple(providers), _locations(duplicates, loaded))
+    off = registry.disabled()
+    switched_off = tuple(r for r in registry.records(group) if registry.is_disabled(r, off)) if off else ()
+    return SetCatalog(
+        kind, sets, tuple(failures), duplicates, tuple(providers), _locations(duplicates, loaded), switched_off
+    )
+
+
+#: How much of a file named where a set identifier was expected is read to find the identifier
+#: it declares: enough for the head of any set file, never a whole large file.
+SET_FILE_HINT_BYTES = 64 * 1024
+
+_DECLARED_IDENTIFIER = re.compile(r"""["']?\bidentifier["']?\s*[:=]\s*["']?([a-z0-9_]+(?:\.[a-z0-9_]+)*)""")
+
+
+#: The command that runs a set of each kind by its identifier, for :func:`set_file_hint`.
+_RUN_BY_KIND = {"golden prompt set": "evalkit run", "golden question set": "evalkit retrieval"}
+
+
+def set_file_hint(identifier: str, command: str | None = None, known: Container[str] = ()) -> str:
+    """When ``identifier`` names a regular file (a set file given by its path), a sentence saying
+    that set files are run by the identifier they declare, naming it (and ``command`` with it) when
+    the file's head declares one, and whether it is among the ``known`` ones; else ``""``. Reads at most :data:`SET_FILE_HINT_BYTES` without blocking; any error reading
+    it gives the hint without the identifier."""
+    import os
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(identifier).st_mode):
+            return ""
+    except (OSError, ValueError):  # no such file, a name too long, a NUL in it
+        return ""
+    generic = "Set files are listed under [sets] paths in evalkit.toml and run by the identifier they declare."
+    try:
+        fd = os.open(identifier, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            head = os.read(fd, SET_FILE_HINT_BYTES).decode("utf-8", errors="replace")
+        finally:
+            os.close(fd)
+    except (OSError, ValueError):
+        return generic
+    found = _DECLARED_IDENTIFIER.search(head)
+    if found is None:
+        return generic
+    declared = found.group(1)
+    run = f" ({command} {declared})" if command else ""
+    if declared in known:
+        return f"That is a set file, and it declares the set {quoted(declared)}, which is known: run it by that identifier{run}."
+    return (
+        f"That is a set file, and it declares the set {quoted(declared)}: list the file under [sets] paths "
+        f"in evalkit.toml and run it by that identifier{run}."
+    )
 
 
 def _locations(

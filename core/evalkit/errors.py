@@ -183,7 +183,12 @@ class UnknownSetError(UsageError, LookupError):
     """No installed provider ships a set with this identifier."""
 
     def __init__(
-        self, identifier: str, available: Sequence[str], kind: str = "golden prompt set", failures: Sequence[str] = ()
+        self,
+        identifier: str,
+        available: Sequence[str],
+        kind: str = "golden prompt set",
+        failures: Sequence[str] = (),
+        notes: Sequence[str] = (),
     ) -> None:
         self.identifier = identifier
         self.available = tuple(available)
@@ -191,7 +196,8 @@ class UnknownSetError(UsageError, LookupError):
 
         hint = f" Available sets: {', '.join(self.available)}." if self.available else " No sets are installed."
         failed = "".join(f"\n  provider failed: {f}" for f in failures)
-        super().__init__(f"Unknown {kind} {quoted(identifier)}.{did_you_mean(identifier, self.available)}{hint}{failed}")
+        told = "".join(f" {note}" for note in notes)  # why it may be unknown: a path given, a provider switched off
+        super().__init__(f"Unknown {kind} {quoted(identifier)}.{did_you_mean(identifier, self.available)}{hint}{told}{failed}")
 
 
 class UnknownPluginError(UsageError, LookupError):

@@ -114,6 +114,50 @@ def test_unknown_set_lists_the_available_ones(evalkit_cli, project) -> None:
     assert stored_runs(project) == []
 
 
+def test_a_set_file_path_given_as_the_set_names_the_identifier_it_declares(evalkit_cli, project) -> None:
+    # `evalkit run evals/mine.yaml` said only: Unknown golden prompt set "evals/mine.yaml".
+    (project / "evals").mkdir()
+    (project / "evals" / "mine.yaml").write_text("identifier: myapp.faq\nname: FAQ\nprompts: []\n")
+    result = evalkit_cli("run", "evals/mine.yaml")
+    assert result.code == 2
+    assert 'it declares the set "myapp.faq": list the file under [sets] paths in evalkit.toml' in result.stderr
+    assert "(evalkit run myapp.faq)" in result.stderr
+    question = evalkit_cli("retrieval", "evals/mine.yaml")
+    assert question.code == 2 and "(evalkit retrieval myapp.faq)" in question.stderr
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n')
+    (project / "evals" / "mine.yaml").write_text("identifier: myapp.faq\nname: FAQ\nprompts:\n  - id: p\n    prompt: q\n    reference: r\n")
+    listed = evalkit_cli("run", "evals/mine.yaml")
+    assert listed.code == 2
+    assert 'it declares the set "myapp.faq", which is known: run it by that identifier (evalkit run myapp.faq)' in listed.stderr
+    assert stored_runs(project) == []
+
+
+@pytest.mark.parametrize("content", [b"name: no identifier\n", b"\xff\xfe" + b"x" * 200_000])
+def test_a_set_file_path_without_a_readable_identifier_gets_the_generic_hint(evalkit_cli, project, content) -> None:
+    (project / "odd.yaml").write_bytes(content)
+    result = evalkit_cli("run", "odd.yaml")
+    assert result.code == 2
+    assert "Set files are listed under [sets] paths in evalkit.toml and run by the identifier they declare." in result.stderr
+
+
+def test_a_fifo_given_as_the_set_is_not_read_for_the_hint(evalkit_cli, project) -> None:
+    import os
+
+    os.mkfifo(project / "pipe")  # opening it to read would wait for a writer
+    result = evalkit_cli("run", "pipe")
+    assert result.code == 2
+    assert 'Unknown golden prompt set "pipe"' in result.stderr and "set file" not in result.stderr
+
+
+def test_an_unknown_set_names_the_providers_switched_off(evalkit_cli, project) -> None:
+    # EVALKIT_DISABLE_PLUGINS=evalkit.smoke made `evalkit run evalkit.smoke` a plain "Unknown set".
+    result = evalkit_cli("run", "evalkit.smoke", env={"EVALKIT_DISABLE_PLUGINS": "evalkit.smoke"})
+    assert result.code == 2
+    assert "EVALKIT_DISABLE_PLUGINS switches off the provider evalkit.smoke (evalkit-golden" in result.stderr
+    assert "which may ship it" in result.stderr
+    assert "EVALKIT_DISABLE_PLUGINS" not in evalkit_cli("run", "nope.set").stderr
+
+
 @pytest.mark.parametrize("grader", ["llm_judge", "llm_judg", "DETERMINISTIC"])
 def test_unknown_grader_lists_the_known_ones(evalkit_cli, project, grader) -> None:
     result = evalkit_cli("run", "evalkit.smoke", "--grader", grader)

@@ -409,3 +409,12 @@ def test_a_prompt_with_exactly_as_many_assertions_as_a_grading_may_hold_checks_r
     assert checked.code == 0, checked.stderr
     ran = evalkit_cli("run", "myapp.many", "--json")
     assert ran.code == 0 and ran.json()["pass_rate"] == 1.0, ran.stderr
+
+
+def test_init_names_a_dangling_evalkit_toml_link(evalkit_cli, project: Path) -> None:
+    # A dangling evalkit.toml symlink said only "cannot write into .: File exists".
+    (project / "evalkit.toml").symlink_to(project / "gone.toml")
+    result = evalkit_cli("init")
+    assert result.code == 2
+    assert "evalkit.toml is a link to a missing file" in result.stderr
+    assert (project / "evalkit.toml").is_symlink() and not (project / "evals").exists()

@@ -58,6 +58,13 @@ def handle(args: Arguments) -> int:
     try:
         if root.exists() and not root.is_dir():
             raise UsageError(f"evalkit init writes into a folder, and {clipped(str(root))} is not one")
+        dangling = [str(path) for _, path in targets if path.is_symlink() and not path.exists()]
+        if dangling:  # open(path, "x") would fail with a bare "File exists" for a link to nothing
+            one = len(dangling) == 1
+            raise UsageError(
+                f"evalkit init writes nothing: {', '.join(dangling)} {'is a link' if one else 'are links'} "
+                f"to a missing file; remove {'it' if one else 'them'} or choose another DIR"
+            )
         existing = [str(path) for _, path in targets if path.exists()]
         if existing:
             one = len(existing) == 1
