@@ -51,10 +51,11 @@ def test_a_regrade_that_stops_says_a_command_that_finishes_it(cli, plugin_dists,
     source = cli("run", "raising.rubric", "--provider", "reference", "--grader", "raising.judge", "--json", env=env)
     assert source.code == 0, source.stderr[-2000:]
     run_id = source.json()["run_id"]
-    failed = cli("regrade", run_id, "--grader", "raising.judge", env={**env, "EVALKIT_RAISE": "RuntimeError", "EVALKIT_RAISE_IN": "kinds"})
+    given = ("--grader", "raising.judge", "--config", "evalkit.toml")
+    failed = cli("regrade", run_id, *given, env={**env, "EVALKIT_RAISE": "RuntimeError", "EVALKIT_RAISE_IN": "kinds"})
     assert failed.code == 3, failed.stderr[-2000:]
     command = failed.stderr.split("continue it with `")[1].split("`")[0]
-    assert command == f"evalkit regrade {run_id} --grader raising.judge", failed.stderr[-2000:]
+    assert command == f"evalkit regrade {run_id} --grader raising.judge --config evalkit.toml", failed.stderr[-2000:]
     again = cli(*shlex.split(command)[1:], "--json", env=env)
     assert again.code == 0, again.stderr[-2000:]
     assert again.json()["status"] == "complete" and again.json()["source_run_id"] == run_id
