@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import tomllib
 from pathlib import Path
 
@@ -35,3 +36,26 @@ def test_a_regrade_of_an_ad_hoc_run_is_still_ad_hoc(evalkit_cli, project) -> Non
     regraded = evalkit_cli("regrade", source["run_id"], "--json")
     assert regraded.code == 0, regraded.stderr
     assert "(ad-hoc run)" in regraded.json()["verdict"]["reason"]
+
+
+def test_a_regrade_that_stops_says_a_command_that_finishes_it(cli, plugin_dists, project: Path) -> None:
+    # A re-grade with a judge grader whose use_assertion_kinds() raised said "continue it with
+    # `evalkit run raising.rubric --resume ID`": without --grader, pasted it failed (exit 2, "no judge
+    # is configured"), and `evalkit run --resume` would ask the model. It says to re-grade again.
+    env = {"PYTHONPATH": plugin_dists("evalkit-raising-plugins")}
+    (project / "rubric.yaml").write_text(
+        "identifier: raising.rubric\nname: Rubric\nprompts:\n  - id: polite\n    prompt: Say x\n    reference: x\n"
+        "    assertions:\n      - rubric: The answer is polite.\n"
+    )
+    (project / "evalkit.toml").write_text('privacy = "full"\n[sets]\npaths = ["rubric.yaml"]\n')
+    source = cli("run", "raising.rubric", "--provider", "reference", "--grader", "raising.judge", "--json", env=env)
+    assert source.code == 0, source.stderr[-2000:]
+    run_id = source.json()["run_id"]
+    given = ("--grader", "raising.judge", "--config", "evalkit.toml")
+    failed = cli("regrade", run_id, *given, env={**env, "EVALKIT_RAISE": "RuntimeError", "EVALKIT_RAISE_IN": "kinds"})
+    assert failed.code == 3, failed.stderr[-2000:]
+    command = failed.stderr.split("continue it with `")[1].split("`")[0]
+    assert command == f"evalkit regrade {run_id} --grader raising.judge --config evalkit.toml", failed.stderr[-2000:]
+    again = cli(*shlex.split(command)[1:], "--json", env=env)
+    assert again.code == 0, again.stderr[-2000:]
+    assert again.json()["status"] == "complete" and again.json()["source_run_id"] == run_id

@@ -54,6 +54,7 @@ def handle(args: Arguments) -> int:
     from .console import console
     from .json_output import print_json
     from .render import ProgressDisplay, SetCheckDisplay, outcome_document, render_outcome
+    from .resuming import given_options
 
     config = load_config(args.config)
     from .gate_options import gate_of
@@ -73,6 +74,7 @@ def handle(args: Arguments) -> int:
             on_check=checking,
             on_start=progress.start,
             on_case=progress.advance,
+            command_args=given_options(args),
         )
     finally:
         checking.stop()

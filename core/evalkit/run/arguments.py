@@ -10,7 +10,7 @@ nothing called, nothing stored) naming the argument, what it takes and what it g
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from ..errors import UsageError
@@ -25,7 +25,6 @@ TEXT: Kind = ("text (a str)", lambda value: isinstance(value, str))
 OPTIONAL_TEXT: Kind = ("text (a str) or None", lambda value: value is None or isinstance(value, str))
 FLAG: Kind = ("True or False", lambda value: isinstance(value, bool))
 CALLBACK: Kind = ("a callable or None", lambda value: value is None or callable(value))
-OPTIONAL_MAPPING: Kind = ("a mapping (a dict) or None", lambda value: value is None or isinstance(value, Mapping))
 #: Seconds to wait: a finite number from 0 (``float("nan")`` made a readiness wait that never ends).
 SECONDS: Kind = (
     "a number of seconds from 0 (an int or a float)",
@@ -41,9 +40,28 @@ OPTIONAL_OPTIONS: Kind = (
     "a mapping (a dict) of option names (str) to values, or None",
     lambda value: value is None or (isinstance(value, Mapping) and all(isinstance(key, str) for key in value)),
 )
+
+
+def _is_hook_plugin(value: Any) -> bool:
+    """Whether ``value`` has an ``@evalkit.hookimpl`` function (``None``, ``5`` or ``object()``
+    were registered with nothing to call, silently)."""
+    if value is None:
+        return False
+    for name in dir(value):
+        try:
+            if hasattr(getattr(value, name), "evalkit_impl"):  # what evalkit.hookimpl marks
+                return True
+        except Exception:  # noqa: BLE001 - a property that raises is not a hook
+            continue
+    return False
+
+
+#: Hook plugins: each item has an ``@evalkit.hookimpl`` function (an iterator is not looked into).
 PLUGINS: Kind = (
-    "a list or tuple of plugin objects",
-    lambda value: isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping)),
+    "a list or tuple of plugin objects (each with @evalkit.hookimpl functions)",
+    lambda value: isinstance(value, Iterable)
+    and not isinstance(value, (str, bytes, Mapping))
+    and (not isinstance(value, Collection) or all(_is_hook_plugin(plugin) for plugin in value)),
 )
 
 

@@ -105,7 +105,11 @@ def chosen_repeats(repeats: int | None, config: Config) -> int:
     return chosen
 
 
-_DATABASE: Kind = ('a database URL (a str such as "sqlite:///results.db") or None', OPTIONAL_TEXT[1])
+#: ``""`` (or blanks) is refused: it silently meant the default ``.evalkit/results.db``.
+_DATABASE: Kind = (
+    'a database URL (a non-empty str such as "sqlite:///results.db") or None',
+    lambda value: value is None or (isinstance(value, str) and value.strip() != ""),
+)
 _PROVIDER: Kind = (
     "the name of a configured provider instance or an adapter (a str) or None (a generator object "
     "goes in bound_generator=)",

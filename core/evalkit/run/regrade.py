@@ -11,7 +11,8 @@ scrubbed and cut) is refused, naming its privacy level.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import shlex
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,7 @@ def regrade_run(
     on_case: Callable[[CaseResult], None] | None = None,
     on_check: Callable[[CheckProgress], None] | None = None,
     on_start: Callable[[Run, int], None] | None = None,
+    command_args: Sequence[str] | None = None,
 ) -> Outcome:
     """Grade the stored answers of run ``run_id`` again and store the result as a new run.
 
@@ -68,7 +70,10 @@ def regrade_run(
     prompt run, or its answers were not stored in full; and when its set is no longer installed.
     ``on_start(run, total)`` hears the new run begin, with the cases it grades; ``on_case`` each
     graded case; ``on_check`` how far the check of the set has come — as :func:`evalkit.evaluate_set`'s
-    do (the CLI draws its progress from them).
+    do (the CLI draws its progress from them). A re-grade that stops is not resumed (``evalkit run
+    --resume`` would ask the model): its "continue it with" line is ``evalkit regrade RUN_ID`` again
+    with ``command_args`` (the CLI's options: ``--grader``, ``--judge``, ``--config``, ``--database``;
+    default: ``--grader GRADER`` when given), which stores a new run.
     """
     from . import library
     from .answering import prompts as prompt_answering
@@ -99,7 +104,9 @@ def regrade_run(
         answering, notes = prompt_answering.prepare_prompts(prepared, config, manager, on_check)
         stored = spending.stored_answers(repository, run_id, answering, only=True)
         plan_of_spending = spending.SpendingPlan(stored=stored, reuse_kind="regrade")
-        answering = attrs.evolve(answering, spending=plan_of_spending)
+        given = tuple(command_args) if command_args is not None else (("--grader", grader) if grader else ())
+        again = " ".join(shlex.quote(word) for word in ("evalkit", "regrade", run_id, *given))
+        answering = attrs.evolve(answering, spending=plan_of_spending, redo_command=again)
         notes.append(
             f"Re-grading the stored answers of run {run_id} with grader {chosen}: the model is not asked, so this run "
             "measures the grading, not the model (it is never accepted as a baseline automatically)."

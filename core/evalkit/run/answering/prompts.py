@@ -304,6 +304,9 @@ class PromptAnswering:
     spending: SpendingPlan | None = None
     #: The options the caller gave that a resume command repeats (``--provider p --config c``…).
     command_args: tuple[str, ...] = ()
+    #: A run done again rather than resumed (a re-grade: ``evalkit run --resume`` would ask the
+    #: model): the command that does it again, said in place of a resume command.
+    redo_command: str | None = None
     #: What this process's runner reused and spent, once it ran (:class:`~.spending.AnswerExtras`).
     live: LiveSpending = attrs.Factory(lambda: LiveSpending())
     #: The generator's or the grader's closing that failed once the cases were answered (warnings).
@@ -555,9 +558,11 @@ class PromptAnswering:
     def resume_command(self, run_id: str, shard: Shard | None = None) -> str:
         """``evalkit run SET --resume RUN_ID`` (a ``shard``'s: ``--shard I/N --run-id RUN_ID``), with
         the options the caller gave (``--provider``, ``--config``, ``--database``…) and, after a
-        budget stopped the run, a higher ``--budget``."""
+        budget stopped the run, a higher ``--budget``; a re-grade's: its ``redo_command``."""
         import shlex
 
+        if self.redo_command is not None:
+            return self.redo_command
         ending = continuing_words(run_id, shard)
         words = ["evalkit", "run", self.golden_set.identifier, *ending, *self.command_args, *self.live.resume_limits]
         return " ".join(shlex.quote(word) for word in words)
