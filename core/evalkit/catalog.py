@@ -271,10 +271,14 @@ _RUN_BY_KIND = {"golden prompt set": "evalkit run", "golden question set": "eval
 def set_file_hint(identifier: str, command: str | None = None, known: Container[str] = ()) -> str:
     """When ``identifier`` names a regular file (a set file given by its path), a sentence saying
     that set files are run by the identifier they declare, naming it (and ``command`` with it) when
-    the file's head declares one, and whether it is among the ``known`` ones; else ``""``. Reads at most :data:`SET_FILE_HINT_BYTES` without blocking; any error reading
-    it gives the hint without the identifier."""
+    the file's head declares one, and whether it is among the ``known`` ones; else ``""``. Reads
+    at most :data:`SET_FILE_HINT_BYTES`, opened as every file evalkit reads
+    (:func:`~evalkit.textfiles.open_regular_file`: never waiting on a pipe); any error reading it
+    gives the hint without the identifier."""
     import os
     import stat
+
+    from .textfiles import open_regular_file
 
     try:
         if not stat.S_ISREG(os.stat(identifier).st_mode):
@@ -283,11 +287,8 @@ def set_file_hint(identifier: str, command: str | None = None, known: Container[
         return ""
     generic = "Set files are listed under [sets] paths in evalkit.toml and run by the identifier they declare."
     try:
-        fd = os.open(identifier, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        try:
-            head = os.read(fd, SET_FILE_HINT_BYTES).decode("utf-8", errors="replace")
-        finally:
-            os.close(fd)
+        with open_regular_file(identifier) as handle:
+            head = handle.read(SET_FILE_HINT_BYTES).decode("utf-8", errors="replace")
     except (OSError, ValueError):
         return generic
     found = _DECLARED_IDENTIFIER.search(head)
