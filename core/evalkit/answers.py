@@ -233,10 +233,19 @@ def reported_usage(usage: object, fields: Mapping[str, str]) -> tuple[Usage | No
         if value is not None:
             counts[field] = value  # type: ignore[assignment]
             names[field] = name
-    cached, prompt = counts.get("cached_input_tokens"), counts.get("input_tokens")
-    if cached is not None and prompt is not None and cached > prompt:
-        return None, f"{names['cached_input_tokens']} {cached}, more than its {names['input_tokens']} {prompt}"
+    both = (counts.get("cached_input_tokens"), counts.get("input_tokens"), names.get("cached_input_tokens"), names.get("input_tokens"))
+    if (problem := _cached_past_prompt(*both)) is not None:
+        return None, problem
     return (Usage(**counts) if counts else None), None
+
+
+def _cached_past_prompt(cached: object, prompt: object, cached_name: object, prompt_name: object) -> str | None:
+    """What is wrong when more prompt tokens were served from cache than the prompt had (counts
+    impossible together, named as the reply named them), or ``None``: the one rule for an
+    endpoint's reply (:func:`reported_usage`) and a plugin's own answer (:meth:`UsageSetAside.kept`)."""
+    if _countable(cached) and _countable(prompt) and cached > prompt:  # type: ignore[operator]
+        return f"{cached_name} {cached}, more than its {prompt_name} {prompt}"
+    return None
 
 
 class UsageSetAside:
@@ -272,9 +281,9 @@ class UsageSetAside:
         :meth:`notes`), as an endpoint's reply is; anything else is returned as it is (a count out
         of range is :func:`answer_problems`' to refuse)."""
         if isinstance(usage, Usage):
-            cached, prompt = usage.cached_input_tokens, usage.input_tokens
-            if _countable(cached) and _countable(prompt) and cached > prompt:  # type: ignore[operator]
-                self.record(f"cached_prompt_tokens {cached}, more than its prompt_tokens {prompt}")
+            problem = _cached_past_prompt(usage.cached_input_tokens, usage.input_tokens, "cached_prompt_tokens", "prompt_tokens")
+            if problem is not None:
+                self.record(problem)
                 return None
         return usage
 
