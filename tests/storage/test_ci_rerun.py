@@ -91,10 +91,13 @@ def test_re_run_failed_jobs_completes_the_run_and_a_later_attempt_finds_its_verd
 
     chat_server.delay = 0.3  # shard 4's endpoint is slow: it is killed with part of its slice stored
     victim = evalkit_process.start(*shard_args(database_url, 4), env=first)
-    _, kept_before = sigkill_when(victim, lambda: stored_of(database_url, Shard(4, SHARDS), at_least=2))
-    run, _ = kept_by_store(database_url, run_id)
+    sigkill_when(victim, lambda: stored_of(database_url, Shard(4, SHARDS), at_least=2))
+    # What shard 4 had stored when it died is read after the kill: more cases may have been
+    # committed between the poll that saw two and the SIGKILL (a loaded machine widens that gap).
+    run, kept = kept_by_store(database_url, run_id)
     ours = {f"token-{n:03d}" for n in range(SIZE) if Shard(4, SHARDS).owns(f"token-{n:03d}")}
-    assert run.status.value == "running" and kept_before < ours, "the run waits for the rest of shard 4"
+    kept_before = kept & ours
+    assert run.status.value == "running" and len(kept_before) >= 2 and kept_before < ours, "the run waits for the rest of shard 4"
 
     pending = evalkit_cli(*verdict_args(database_url, "1s"), env=first)
     assert pending.code == 3, pending.stderr  # the verdict job of attempt 1 cannot give a verdict
