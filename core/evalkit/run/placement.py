@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-__all__ = ["Placement", "Shard", "check_run_id", "continuing_words", "new_run_id", "regrade_again", "regrade_command", "regraded_from"]
+__all__ = ["Placement", "Shard", "check_run_id", "continuing_call", "continuing_words", "new_run_id", "regrade_again", "regrade_command", "regraded_from"]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 
@@ -85,6 +85,21 @@ def continuing_words(run_id: str, shard: Shard | None) -> list[str]:
     if shard is None:
         return ["--resume", run_id]
     return ["--shard", f"{shard.index}/{shard.count}", "--run-id", run_id]
+
+
+def continuing_call(function: str, set_identifier: str, run_id: str, shard: Shard | None, limits: Sequence[str] = ()) -> str:
+    """What continues run ``run_id`` of a set built in code, which no ``evalkit`` command finds:
+    the library call ``function`` again, ``evalkit.evaluate_set(<the in-code set "ID">, <the same
+    arguments>, run_id="RUN", resume=True)`` — a ``shard``'s ``shard=Shard(I, N), run_id="RUN"``
+    (:func:`continuing_words` as keywords) — with ``limits`` (``--budget 2.5 --max-requests 40``,
+    what a stopped budget asks for) as keywords too (``budget="2.5", max_requests=40``)."""
+    from ..wording import quoted
+
+    placed = f'shard=Shard({shard.index}, {shard.count}), run_id="{run_id}"' if shard is not None else f'run_id="{run_id}", resume=True'
+    keywords = [placed]
+    for option, value in zip(limits[::2], limits[1::2], strict=True):
+        keywords.append(f"{option.lstrip('-').replace('-', '_')}={value if value.isdigit() else quoted(value)}")
+    return f"evalkit.{function}(<the in-code set {quoted(set_identifier)}>, <the same arguments>, {', '.join(keywords)})"
 
 
 def regraded_from(run: Any) -> str | None:
