@@ -782,3 +782,36 @@ def test_a_stopped_run_of_a_set_built_in_code_says_the_library_call_that_continu
     with pytest.raises(RunInterrupted) as interrupted:
         evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="in-4", on_case=ctrl_c)
     assert str(interrupted.value).endswith("continue it with `evalkit run evalkit.smoke --resume in-4`")
+
+
+def test_a_run_another_thread_of_this_process_answers_is_refused_naming_this_process(tmp_path: Path) -> None:
+    """Two threads of one program calling evaluate_set on one run: the second was told the run "is
+    being answered by another process", held by its own pid, and that a lease with no heartbeat for
+    90 s is taken over (it never is: this process beats it). It says another call of this process."""
+    import os
+    import threading
+
+    from evalkit import evaluate_set
+    from evalkit.storage.values import RunBusyError
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    answering, release = threading.Event(), threading.Event()
+
+    def hold(_: object) -> None:
+        answering.set()
+        release.wait(30)
+
+    first = threading.Thread(target=lambda: evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="busy-1", on_case=hold, concurrency=1))
+    first.start()
+    try:
+        assert answering.wait(30)
+        with pytest.raises(RunBusyError) as refused:
+            evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="busy-1", resume=True)
+    finally:
+        release.set()
+        first.join(30)
+    said = str(refused.value)
+    assert said.startswith("run busy-1 is being answered by another call in this process (another thread): "), said
+    assert f"held by this process, pid {os.getpid()} on host " in said and "another process" not in said
+    assert "taken over" not in said
+    assert [run.status.value for run in _runs(url)] == ["complete"]
