@@ -744,3 +744,74 @@ def test_load_set_files_refuses_what_is_not_a_list_of_paths(given: object, tmp_p
     with pytest.raises(UsageError, match=r"^load_set_files: files must be a list of paths \(str or Path\)"):
         load_set_files(given)  # type: ignore[arg-type]
     assert [s.identifier for s in load_set_files(p for p in ["faq.yaml"]).prompt_sets] == ["myapp.faq"]
+
+
+def test_a_stopped_run_of_a_set_built_in_code_says_the_library_call_that_continues_it(tmp_path: Path) -> None:
+    """A run of a GoldenPromptSet built in Python (no entry point, no set file) said "continue it
+    with `evalkit run mine.inline --resume ID`", a command that cannot find the set (exit 2,
+    Unknown golden prompt set). It names the library call, with the run id and resume=True (a
+    shard's shard= and run_id=, a stopped budget's higher max_requests=), and that call finishes it."""
+    import evalkit
+    from evalkit import Assertion, GoldenPrompt, GoldenPromptSet, evaluate_set
+    from evalkit.errors import RunInterrupted
+    from evalkit.run.plan import Shard
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    inline = GoldenPromptSet(
+        identifier="mine.inline", name="Inline",
+        prompts=[GoldenPrompt(id=f"p{i}", prompt="Say x", reference="x", assertions=[Assertion(kind="contains", value="x")]) for i in range(6)],
+    )  # fmt: skip
+
+    def ctrl_c(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(RunInterrupted) as interrupted:
+        evaluate_set(inline, database=url, cwd=tmp_path, run_id="in-1", on_case=ctrl_c)
+    call = 'evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="in-1", resume=True)'
+    assert str(interrupted.value).endswith(f"continue it with `{call}`"), str(interrupted.value)
+    assert "evalkit run" not in str(interrupted.value)
+    assert evalkit.evaluate_set(inline, database=url, cwd=tmp_path, run_id="in-1", resume=True).run.status.value == "complete"
+
+    with pytest.raises(RunInterrupted) as interrupted:
+        evaluate_set(inline, database=url, cwd=tmp_path, shard=Shard(1, 2), run_id="in-2", on_case=ctrl_c)
+    assert str(interrupted.value).endswith('(<the in-code set "mine.inline">, <the same arguments>, shard=Shard(1, 2), run_id="in-2")`')
+    stopped = evaluate_set(inline, database=url, cwd=tmp_path, run_id="in-3", max_requests=1)
+    (note,) = [n for n in stopped.notes if "reached after" in n]
+    assert note.endswith('resume it with: evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="in-3", resume=True, max_requests=6)'), note
+    # an installed set keeps the CLI's command
+    with pytest.raises(RunInterrupted) as interrupted:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="in-4", on_case=ctrl_c)
+    assert str(interrupted.value).endswith("continue it with `evalkit run evalkit.smoke --resume in-4`")
+
+
+def test_a_run_another_thread_of_this_process_answers_is_refused_naming_this_process(tmp_path: Path) -> None:
+    """Two threads of one program calling evaluate_set on one run: the second was told the run "is
+    being answered by another process", held by its own pid, and that a lease with no heartbeat for
+    90 s is taken over (it never is: this process beats it). It says another call of this process."""
+    import os
+    import threading
+
+    from evalkit import evaluate_set
+    from evalkit.storage.values import RunBusyError
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    answering, release = threading.Event(), threading.Event()
+
+    def hold(_: object) -> None:
+        answering.set()
+        release.wait(30)
+
+    first = threading.Thread(target=lambda: evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="busy-1", on_case=hold, concurrency=1))
+    first.start()
+    try:
+        assert answering.wait(30)
+        with pytest.raises(RunBusyError) as refused:
+            evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="busy-1", resume=True)
+    finally:
+        release.set()
+        first.join(30)
+    said = str(refused.value)
+    assert said.startswith("run busy-1 is being answered by another call in this process (another thread): "), said
+    assert f"held by this process, pid {os.getpid()} on host " in said and "another process" not in said
+    assert "taken over" not in said
+    assert [run.status.value for run in _runs(url)] == ["complete"]

@@ -81,9 +81,15 @@ def liveness(repository: ResultRepository, runs: Sequence[Run]) -> dict[str, Run
 def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None) -> str:
     """The command that continues ``run`` (with the options it was started with): ``evalkit run SET
     --provider NAME --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
-    the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each."""
+    the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each. A re-grade run's is
+    the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed."""
     import shlex
 
+    from .run.placement import regrade_again
+
+    again = regrade_again(run)
+    if again is not None:
+        return f"`{again}`"
     if run.kind is RunKind.RETRIEVAL:
         words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
         if run.deployment:

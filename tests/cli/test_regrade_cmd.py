@@ -59,3 +59,63 @@ def test_a_regrade_that_stops_says_a_command_that_finishes_it(cli, plugin_dists,
     again = cli(*shlex.split(command)[1:], "--json", env=env)
     assert again.code == 0, again.stderr[-2000:]
     assert again.json()["status"] == "complete" and again.json()["source_run_id"] == run_id
+
+
+def _stopped_regrade(evalkit_cli, project: Path) -> tuple[str, str]:  # noqa: ANN001
+    """A configured instance's run ``src`` and a re-grade of it that stopped one case short,
+    marked interrupted (as a stopped re-grade is left); their ids."""
+    from evalkit.storage import open_repository
+
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--privacy", "full", "--run-id", "src").code == 0
+    regraded = evalkit_cli("regrade", "src", "--json")
+    assert regraded.code == 0, regraded.stderr
+    run_id = regraded.json()["run_id"]
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        repo.Run.update({repo.Run.status: "interrupted"}).where(repo.Run.id == run_id).execute()
+        repo.Case.delete().where((repo.Case.run == run_id) & (repo.Case.case_id == "json-sum")).execute()
+    finally:
+        repo.close()
+    return "src", run_id
+
+
+def test_run_resume_of_a_regrade_run_is_refused_naming_the_regrade_that_continues_it(evalkit_cli, project) -> None:
+    # `evalkit run arith.basic --provider my-app --resume REGRADE_ID` continued the re-grade run by
+    # asking the model for its missing case: a re-grade run with one case answered now, the rest
+    # re-graded. It is a usage error naming the run and the command that continues it.
+    source, run_id = _stopped_regrade(evalkit_cli, project)
+    before = evalkit_cli("show", run_id, "--json").json()
+    refused = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--resume", run_id)
+    assert refused.code == 2, refused.stderr
+    again = f"evalkit regrade {source} --grader deterministic"
+    assert f"run {run_id} is a re-grade run (the stored answers of run {source} graded again)" in refused.stderr
+    assert f"continue it with `{again}`" in refused.stderr
+    assert evalkit_cli("show", run_id, "--json").json() == before, "nothing stored or changed"
+    for joined in (("--run-id", run_id), ("--resume",)):
+        assert evalkit_cli("run", "arith.basic", "--provider", "my-app", *joined).code == 2
+    done = evalkit_cli(*shlex.split(again)[1:], "--json")
+    assert done.code == 0 and done.json()["status"] == "complete" and done.json()["source_run_id"] == source, done.stderr
+
+
+def test_a_killed_regrade_run_says_the_regrade_that_continues_it(evalkit_cli, project) -> None:
+    # `history` and `show` said a killed re-grade run is continued with `evalkit run arith.basic
+    # --provider my-app --resume ID`, which would ask the model (and is refused): it is re-graded again.
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+    from evalkit.storage import open_repository
+
+    source, run_id = _stopped_regrade(evalkit_cli, project)
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # what a `kill -9` on machine ci-7 leaves: the run running, a lease no one renews
+        repo.mark_status(run_id, "running")
+        repo.acquire_lease(run_id, "*", LeaseOwner("ci-7", 4242, "token"))
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(repo.Lease.run == run_id).execute()
+    finally:
+        repo.close()
+    again = f"continue it with `evalkit regrade {source} --grader deterministic`"
+    assert again in evalkit_cli("show", run_id).stdout
+    assert again in evalkit_cli("history", "arith.basic").stdout
+    assert "--resume" not in evalkit_cli("show", run_id).stdout

@@ -383,3 +383,19 @@ def test_a_shard_whose_run_another_shard_closes_meanwhile_reports_the_whole_run(
     assert list(first.detail.scores) == list(second.detail.scores) == [q.id for q in SET.questions]
     assert first.detail.metrics == second.detail.metrics and first.detail.metrics.question_count == 5
     assert first.verdict.state == second.verdict.state == "baseline"
+
+
+def test_a_stopped_run_of_a_question_set_built_in_code_says_the_library_call_that_continues_it(config, sqlite_url) -> None:
+    # A run of SET (built in this module: no entry point finds it) said "continue it with `evalkit
+    # retrieval tests.lexical evalkit.lexical --deployment t --resume ID`": that command cannot find
+    # the set. It names evaluate_retrieval again, which finishes the run.
+    from evalkit.errors import RunInterrupted
+
+    def ctrl_c(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(RunInterrupted) as interrupted:
+        run_lexical(config, sqlite_url, run_id="in-1", on_case=ctrl_c)
+    call = 'evalkit.evaluate_retrieval(<the in-code set "tests.lexical">, <the same arguments>, run_id="in-1", resume=True)'
+    assert str(interrupted.value).endswith(f"continue it with `{call}`"), str(interrupted.value)
+    assert run_lexical(config, sqlite_url, run_id="in-1", resume=True).run.status is RunStatus.COMPLETE

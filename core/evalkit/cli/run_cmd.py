@@ -177,7 +177,8 @@ def handle(args: Arguments) -> int:
 
     config = load_config(args.config)
     catalog = prompt_set_catalog(config=config)
-    golden_set = catalog.get(args.set).set
+    sourced = catalog.get(args.set)  # given to the run as the catalog's entry: a set the CLI finds, resumed by the CLI
+    golden_set = sourced.set
     registry.find("evalkit.graders", args.grader)
     from .gate_options import gate_of, repeats_of
 
@@ -199,19 +200,19 @@ def handle(args: Arguments) -> int:
                 return ProviderResult(provider, outcome, outcome.run.cases if cases is None else cases)
 
         gating = (tolerances, gate, repeats)
-        return run_each_provider(args, lambda one, collect: run_one(one, golden_set, config, database, gating, targets, collect), result_of)
+        return run_each_provider(args, lambda one, collect: run_one(one, sourced, config, database, gating, targets, collect), result_of)
     if args.wait:
         return _verdict_job(args, golden_set, database, (tolerances, gate), targets, baseline_file)
-    return run_one(args, golden_set, config, database, (tolerances, gate, repeats), targets, baseline_file=baseline_file)[0]
+    return run_one(args, sourced, config, database, (tolerances, gate, repeats), targets, baseline_file=baseline_file)[0]
 
 
 def run_one(
-    args: Arguments, golden_set: Any, config: Any, database: str, gating: Any, targets: Any,
+    args: Arguments, sourced: Any, config: Any, database: str, gating: Any, targets: Any,
     collect: list[Any] | None = None, baseline_file: Any = None,
 ) -> tuple[int, Any]:
-    """Run ``golden_set`` for ``args.provider``, print its outcome (or, with ``collect``, keep its
-    ``--json`` document there instead of printing it) and deliver its reports; the exit code and
-    the outcome. ``gating``: the tolerances, the gate's settings and the repeats; ``baseline_file``:
+    """Run the set of catalog entry ``sourced`` for ``args.provider``, print its outcome (or, with
+    ``collect``, keep its ``--json`` document there instead of printing it) and deliver its
+    reports; the exit code and the outcome. ``gating``: the tolerances, the gate's settings and the repeats; ``baseline_file``:
     the baseline ``--baseline-file`` names."""
     from ..errors import RunInternalError, RunInterrupted, RunStoreFailed
     from ..run.answering.prompts import PromptRules
@@ -247,7 +248,7 @@ def run_one(
 
         try:
             outcome = evaluate_set(
-                golden_set,
+                sourced,
                 provider=args.provider,
                 model=args.model,
                 grader=args.grader,
@@ -292,7 +293,7 @@ def run_one(
             print_json_streamed(document, "cases", spool.texts(), encoded=True, batch=1)
         else:
             spool.close()
-            _print_outcome(args, outcome, golden_set, database, failed, rendered.takes_stdout)
+            _print_outcome(args, outcome, sourced.set, database, failed, rendered.takes_stdout)
     deliver_reports(rendered)
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures, args.fail_on_inconclusive), outcome
 

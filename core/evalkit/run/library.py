@@ -42,7 +42,6 @@ from .arguments import (
     WORDS,
     Kind,
     check_arguments,
-    one_of,
     optional,
 )
 from .lifecycle import execute
@@ -136,6 +135,12 @@ def _argument_kinds(**more: Kind) -> dict[str, Kind]:
     }  # fmt: skip
 
 
+def _is_prompt_set(value: Any) -> bool:
+    from ..catalog import SourcedSet
+
+    return isinstance(value, (str, GoldenPromptSet, SourcedSet))
+
+
 def _is_question_set(value: Any) -> bool:
     from ..catalog import SourcedSet
     from ..questions import GoldenQuestionSet
@@ -144,7 +149,8 @@ def _is_question_set(value: Any) -> bool:
 
 
 _PROMPT_RUN_ARGUMENTS = _argument_kinds(
-    set_identifier=one_of(str, GoldenPromptSet), provider=_PROVIDER, model=OPTIONAL_TEXT, grader=TEXT,
+    set_identifier=("a set identifier (a str), a GoldenPromptSet or a SourcedSet", _is_prompt_set),
+    provider=_PROVIDER, model=OPTIONAL_TEXT, grader=TEXT,
     strict_grader=FLAG, grader_options=OPTIONAL_OPTIONS, on_stored=CALLBACK, on_check=CALLBACK,
     bound_generator=optional(BoundGenerator), answers_from=OPTIONAL_TEXT, cache=optional(bool), wait_ready=SECONDS,
     command_args=WORDS,
@@ -157,7 +163,7 @@ _RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
 
 @host_alarms()
 def evaluate_set(
-    set_identifier: str | GoldenPromptSet,
+    set_identifier: str | GoldenPromptSet | SourcedSet,
     *,
     provider: str | None = None,
     model: str | None = None,
@@ -195,6 +201,11 @@ def evaluate_set(
 ) -> Outcome:
     """Run a golden prompt set, store it, and compare it with its baseline.
 
+    ``set_identifier`` names an installed set (an entry point's, a set file's), or is a catalog
+    entry (:class:`~evalkit.catalog.SourcedSet`, as the CLI gives it), or a
+    :class:`~evalkit.prompts.GoldenPromptSet` built in code: no ``evalkit run`` finds such a set, so
+    a stopped run of it says to call ``evaluate_set`` again with ``run_id=…, resume=True`` rather
+    than print a CLI command.
     Everything that can be refused (unknown set or grader, an invalid set, bad tolerances, a judge
     that is not ready) is refused before any generator call and before anything is stored.
     As a library call an unknown grader falls back to ``deterministic`` unless ``strict_grader``.

@@ -55,6 +55,7 @@ from . import stored_runs
 from .answering import Answering, Slice
 from .decide import Judging, recorded_verdict, settle
 from .outcome import Outcome
+from .placement import regrade_again, regraded_from
 from .plan import RunPlan, check_run_id, new_run_id
 
 __all__ = [
@@ -392,6 +393,19 @@ def callers(name: str, callback: Callable[..., Any] | None) -> Callable[..., Any
 # -- the run -------------------------------------------------------------------------------------
 
 
+def _not_joined(existing: Run) -> str:
+    """Why ``evalkit run`` (``--resume``, ``--run-id``, ``--shard``) cannot answer re-grade run
+    ``existing``: it would ask the model for answers a re-grade only grades again; and the command
+    that continues it (:func:`evalkit.run.placement.regrade_again`), unless it is complete."""
+    what = f"run {existing.id} is a re-grade run (the stored answers of run {regraded_from(existing)} graded again)"
+    if existing.status is RunStatus.COMPLETE:
+        return f"{what} and is complete; no other run joins it: choose a new --run-id"
+    return (
+        f"{what}: `evalkit run` cannot continue it, it would ask the model; continue it with "
+        f"`{regrade_again(existing)}`, which re-grades those answers again as a new run"
+    )
+
+
 def _complete_shard_of(existing: Run, placement: Any) -> bool:
     """True when a shard joins a run that is already complete (not a ``--resume``)."""
     return existing.status is RunStatus.COMPLETE and placement.shard is not None and not placement.resume
@@ -539,6 +553,8 @@ class _Lifecycle:
         if existing is not None and existing.set_identifier != header.set_identifier:
             # one rule for every kind of run, before "already complete": naming the other set says why
             raise UsageError(f'run {existing.id} is a run of set "{existing.set_identifier}", not "{header.set_identifier}"')
+        if existing is not None and regraded_from(existing) is not None and not (placement.resume and existing.status is RunStatus.COMPLETE):
+            raise UsageError(_not_joined(existing))
         if existing is not None and _complete_shard_of(existing, placement):
             # A later attempt of the pipeline (a CI's "re-run"): the run is in, its verdict is given —
             # unless the shard gives another N than the run was stored with (a changed job matrix):

@@ -1,5 +1,6 @@
 """Where a run goes: its id, whether it resumes or joins a run, which slice of the set this process
-answers (a shard), and what a new run is stored with. Values only: the plan (:mod:`.plan`) and the
+answers (a shard), what a new run is stored with, and the command that continues a re-grade run
+(:func:`regrade_again`: it is re-graded again, never resumed). Values only: the plan (:mod:`.plan`) and the
 answering strategies (:mod:`.answering`) both use them, so they live below both."""
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ import attrs
 from ..errors import UsageError
 from ..shapes import whole_number
 
-__all__ = ["Placement", "Shard", "check_run_id", "continuing_words", "new_run_id"]
+# typing is imported only for type checkers: the CLI's start-up budget is tight.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+__all__ = ["Placement", "Shard", "check_run_id", "continuing_call", "continuing_words", "new_run_id", "regrade_again", "regrade_command", "regraded_from"]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 
@@ -78,6 +85,45 @@ def continuing_words(run_id: str, shard: Shard | None) -> list[str]:
     if shard is None:
         return ["--resume", run_id]
     return ["--shard", f"{shard.index}/{shard.count}", "--run-id", run_id]
+
+
+def continuing_call(function: str, set_identifier: str, run_id: str, shard: Shard | None, limits: Sequence[str] = ()) -> str:
+    """What continues run ``run_id`` of a set built in code, which no ``evalkit`` command finds:
+    the library call ``function`` again, ``evalkit.evaluate_set(<the in-code set "ID">, <the same
+    arguments>, run_id="RUN", resume=True)`` — a ``shard``'s ``shard=Shard(I, N), run_id="RUN"``
+    (:func:`continuing_words` as keywords) — with ``limits`` (``--budget 2.5 --max-requests 40``,
+    what a stopped budget asks for) as keywords too (``budget="2.5", max_requests=40``)."""
+    from ..wording import quoted
+
+    placed = f'shard=Shard({shard.index}, {shard.count}), run_id="{run_id}"' if shard is not None else f'run_id="{run_id}", resume=True'
+    keywords = [placed]
+    for option, value in zip(limits[::2], limits[1::2], strict=True):
+        keywords.append(f"{option.lstrip('-').replace('-', '_')}={value if value.isdigit() else quoted(value)}")
+    return f"evalkit.{function}(<the in-code set {quoted(set_identifier)}>, <the same arguments>, {', '.join(keywords)})"
+
+
+def regraded_from(run: Any) -> str | None:
+    """The id of the run whose answers ``run`` (a stored :class:`~evalkit.runs.Run`) re-grades;
+    ``None`` for a run that is no re-grade."""
+    return run.source_run_id if run.answers_reused == "regrade" and run.source_run_id else None
+
+
+def regrade_command(source_run_id: str, options: Sequence[str] = ()) -> str:
+    """``evalkit regrade SOURCE OPTIONS…``, quoted for a shell: the one command that continues a
+    re-grade run of ``source_run_id``, stopped, killed or typed after ``run --resume`` alike. A
+    re-grade is not resumed: it is made again, a new run (``evalkit run --resume`` would ask the
+    model for the answers it only grades, and refuses a re-grade run)."""
+    import shlex
+
+    return " ".join(shlex.quote(word) for word in ("evalkit", "regrade", source_run_id, *options))
+
+
+def regrade_again(run: Any) -> str | None:
+    """The command that continues ``run`` when it is a re-grade (a stored :class:`~evalkit.runs.Run`):
+    :func:`regrade_command` of its source with the grader it was stored under; ``None`` for a run
+    that is no re-grade (``evalkit run`` or ``evalkit retrieval`` ``--resume`` continues it)."""
+    source = regraded_from(run)
+    return None if source is None else regrade_command(source, ("--grader", run.grader))
 
 
 @attrs.frozen

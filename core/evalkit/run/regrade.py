@@ -11,7 +11,6 @@ scrubbed and cut) is refused, naming its privacy level.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from ..tolerance import Tolerances
 from ..validation import CheckProgress
 from .lifecycle import execute
 from .outcome import Outcome
+from .placement import regrade_command
 from .plan import Gate, Observing, Placement, RunPlan
 
 __all__ = ["StoredAnswersOnly", "regrade_run"]
@@ -105,7 +105,7 @@ def regrade_run(
         stored = spending.stored_answers(repository, run_id, answering, only=True)
         plan_of_spending = spending.SpendingPlan(stored=stored, reuse_kind="regrade")
         given = tuple(command_args) if command_args is not None else (("--grader", grader) if grader else ())
-        again = " ".join(shlex.quote(word) for word in ("evalkit", "regrade", run_id, *given))
+        again = regrade_command(run_id, given)
         answering = attrs.evolve(answering, spending=plan_of_spending, redo_command=again)
         notes.append(
             f"Re-grading the stored answers of run {run_id} with grader {chosen}: the model is not asked, so this run "

@@ -241,6 +241,11 @@ class LeaseHolder:
             return _process_exists(self.pid)  # type: ignore[arg-type]
         return True
 
+    def is_this_process(self) -> bool:
+        """True when the lease names this host and this process's id: a call of this very process
+        holds it (another thread), not another process."""
+        return self.host == socket.gethostname() and self.pid == os.getpid()
+
     def is_suspect(self, now: float) -> bool:
         """True when the heartbeat is later than ``now`` (the store's clock) by more than :data:`FUTURE_MARGIN_S`."""
         return self.heartbeat_at is not None and self.heartbeat_at - now > FUTURE_MARGIN_S
@@ -365,13 +370,20 @@ class RunLiveness:
 
 
 class RunBusyError(UsageError):
-    """Another live process holds a lease that overlaps the part of the run asked for."""
+    """A live lease overlaps the part of the run asked for: another process's, or another call's of
+    this very process (another thread: the lease names this host and pid, and is said to be so)."""
 
     def __init__(self, run_id: str, part: str, holder: LeaseHolder, now: float) -> None:
         self.run_id = run_id
         self.holder = holder
         what = "the whole run" if holder.part == WHOLE_RUN else f"shard {holder.part}"
         mine = "" if part == WHOLE_RUN else f" (shard {part})"
+        if holder.is_this_process():  # its heartbeat goes on while that call runs: it is never taken over
+            super().__init__(
+                f"run {run_id} is being answered by another call in this process (another thread){mine}: {what} is "
+                f"held by this process, {holder.describe(now)}; wait for that call to return, or answer another run"
+            )
+            return
         super().__init__(
             f"run {run_id} is being answered by another process{mine}: {what} is held by {holder.describe(now)}; "
             f"wait for it to finish, or stop it — a lease with no heartbeat for {STALE_AFTER_S:.0f} s is taken over"

@@ -21,7 +21,7 @@ import attrs
 from ... import components
 from ...answers import ServingIdentity, UsageSetAside, base_prompt_digest
 from ...baselines import NO_ACCEPTANCE
-from ...catalog import prompt_set_catalog
+from ...catalog import SourcedSet, prompt_set_catalog
 from ...checks import AssertionKind
 from ...config import DEFAULT_GRADE_TIMEOUT_S, Config
 from ...costs import RunSpend, format_amount
@@ -40,7 +40,7 @@ from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import counted
 from ..decide import Judging, incomplete_reason, streams
-from ..placement import Shard, continuing_words
+from ..placement import Shard, continuing_call, continuing_words
 from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
@@ -307,6 +307,9 @@ class PromptAnswering:
     #: A run done again rather than resumed (a re-grade: ``evalkit run --resume`` would ask the
     #: model): the command that does it again, said in place of a resume command.
     redo_command: str | None = None
+    #: The set was given as a :class:`GoldenPromptSet` built in code, not found by the catalog (an
+    #: entry point, a set file): no ``evalkit run`` finds it, so its resume line is the library call.
+    in_code: bool = False
     #: What this process's runner reused and spent, once it ran (:class:`~.spending.AnswerExtras`).
     live: LiveSpending = attrs.Factory(lambda: LiveSpending())
     #: The generator's or the grader's closing that failed once the cases were answered (warnings).
@@ -558,11 +561,14 @@ class PromptAnswering:
     def resume_command(self, run_id: str, shard: Shard | None = None) -> str:
         """``evalkit run SET --resume RUN_ID`` (a ``shard``'s: ``--shard I/N --run-id RUN_ID``), with
         the options the caller gave (``--provider``, ``--config``, ``--database``…) and, after a
-        budget stopped the run, a higher ``--budget``; a re-grade's: its ``redo_command``."""
+        budget stopped the run, a higher ``--budget``; a re-grade's: its ``redo_command``; a set built in
+        code (:attr:`in_code`): ``evaluate_set`` again (:func:`~evalkit.run.placement.continuing_call`)."""
         import shlex
 
         if self.redo_command is not None:
             return self.redo_command
+        if self.in_code:
+            return continuing_call("evaluate_set", self.golden_set.identifier, run_id, shard, self.live.resume_limits)
         ending = continuing_words(run_id, shard)
         words = ["evalkit", "run", self.golden_set.identifier, *ending, *self.command_args, *self.live.resume_limits]
         return " ".join(shlex.quote(word) for word in words)
@@ -650,7 +656,7 @@ class PromptSource:
     the generator (an estimate): a :class:`~evalkit.components.SetAware` generator is then not
     shown the set (the reference generator's ``bind_set`` reads every prompt once more)."""
 
-    golden_set: str | GoldenPromptSet
+    golden_set: str | GoldenPromptSet | SourcedSet
     provider: str | None = None
     model: str | None = None
     grader: str = "deterministic"
@@ -676,7 +682,12 @@ def prepare_prompts(
     """
     notes: list[str] = []
     golden_set = source.golden_set
-    if not isinstance(golden_set, GoldenPromptSet):
+    in_code = isinstance(golden_set, GoldenPromptSet)  # built in code: not a set the CLI finds
+    if isinstance(golden_set, SourcedSet):
+        golden_set = golden_set.set
+        if not isinstance(golden_set, GoldenPromptSet):
+            raise UsageError(f"the catalog entry given as the set holds a {type(golden_set).__name__}, not a GoldenPromptSet")
+    elif not in_code:
         golden_set = prompt_set_catalog(config=config).get(golden_set).set
     kinds = assertion_kinds(manager)
     # One pass over the prompts checks, counts and fingerprints the set (a stream is never held).
@@ -751,7 +762,7 @@ def prepare_prompts(
         golden_set, bound, grading, grader_name, kinds, level, case_count, digest.fingerprint(), order,
         max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout, wait_ready=source.wait_ready,
         min_judge_kappa=config.min_judge_kappa,
-        repeats=source.repeats, pricing=run_pricing(config, bound, grading),
+        repeats=source.repeats, pricing=run_pricing(config, bound, grading), in_code=in_code,
     )  # fmt: skip
     return answering, notes
 

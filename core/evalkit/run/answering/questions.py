@@ -88,7 +88,7 @@ from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import counted
 from ..decide import Judging
-from ..placement import Shard, continuing_words
+from ..placement import Shard, continuing_call, continuing_words
 from . import CaseSink, Finish, Slice, final_status
 
 __all__ = [
@@ -356,6 +356,9 @@ class QuestionAnswering:
     filled: dict[str, QuestionScore] = attrs.Factory(dict)
     model_grades: dict[str, dict[str, int]] = attrs.Factory(dict)
     hole_counts: dict[str, tuple[int, int]] = attrs.Factory(dict)
+    #: The set was given as a :class:`GoldenQuestionSet` built in code, not a catalog's: no ``evalkit
+    #: retrieval`` finds it, so its resume line is the library call.
+    in_code: bool = False
     _keep_ranking: bool = False
     _kept: int = 0
     _metrics: RetrievalMetrics | None = None
@@ -607,7 +610,10 @@ class QuestionAnswering:
 
     def resume_command(self, run_id: str, shard: Shard | None = None) -> str:
         """``evalkit retrieval SET RETRIEVER [--deployment NAME] --resume RUN_ID`` (a ``shard``'s:
-        ``--shard I/N --run-id RUN_ID``)."""
+        ``--shard I/N --run-id RUN_ID``); a set built in code (:attr:`in_code`): ``evaluate_retrieval``
+        again (:func:`~evalkit.run.placement.continuing_call`)."""
+        if self.in_code:
+            return continuing_call("evaluate_retrieval", self.golden_set.identifier, run_id, shard)
         where = f" --deployment {self.deployment.name}" if self.deployment.name else ""
         ending = " ".join(continuing_words(run_id, shard))
         return f"evalkit retrieval {self.golden_set.identifier} {self.retriever_id}{where} {ending}"
@@ -782,7 +788,7 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
         raise
     return QuestionAnswering(
         resolved.golden_set, resolved.retriever_id, retriever, resolved.deployment, identity,
-        in_flight=concurrency, prepare_seconds=prepared,
+        in_flight=concurrency, prepare_seconds=prepared, in_code=isinstance(resolved.source.question_set, GoldenQuestionSet),
     )  # fmt: skip
 
 
