@@ -59,3 +59,24 @@ def test_a_regrade_that_stops_says_a_command_that_finishes_it(cli, plugin_dists,
     again = cli(*shlex.split(command)[1:], "--json", env=env)
     assert again.code == 0, again.stderr[-2000:]
     assert again.json()["status"] == "complete" and again.json()["source_run_id"] == run_id
+
+
+def test_a_regrade_with_an_unreachable_judge_is_refused_as_a_run_is_before_anything_is_stored(evalkit_cli, project) -> None:
+    # `evalkit regrade RUN_ID --grader decision` with the judge's endpoint down never asked the
+    # judge's check_ready(), as `evalkit run` does: it stored a re-grade run of seven errored
+    # gradings ("decision:failed"), exit 0. It is refused as the run is, with the run's words.
+    from tests.plugins.judge_support import closed_port_url
+    from tests.support.providers import openai_provider_table
+
+    (project / "evalkit.toml").write_text('judge = "judge"\nprivacy = "full"\n' + openai_provider_table("judge", closed_port_url(), "judge-alias"))
+    source = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--json")
+    assert source.code == 0, source.stderr[-2000:]
+    run_id = source.json()["run_id"]
+    run = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--grader", "decision")
+    regraded = evalkit_cli("regrade", run_id, "--grader", "decision")
+    assert run.code == regraded.code == 2, regraded.stdout[-2000:]
+    assert 'The "decision" grader cannot run: its judge "judge" is not reachable' in regraded.stderr
+    assert regraded.stderr.split(": connection failed")[0] == run.stderr.split(": connection failed")[0]
+    assert regraded.stdout == ""
+    history = evalkit_cli("history", "evalkit.smoke", "--json").json()
+    assert [stored["run_id"] for stored in history["runs"]] == [run_id]

@@ -67,7 +67,9 @@ def regrade_run(
     ``grader_options`` are its options (a judge grader's ``judge`` …: the judge is asked, and
     paid for). ``tolerances`` and ``gate`` decide the comparison as for :func:`evaluate_set`.
     Refused (a usage error, nothing stored) when the run is not in the store, is not a
-    prompt run, or its answers were not stored in full; and when its set is no longer installed.
+    prompt run, or its answers were not stored in full; and when its set is no longer installed,
+    or the grader's readiness check (``check_ready()``: a judge whose endpoint is down) fails, as
+    :func:`evalkit.evaluate_set` refuses it.
     ``on_start(run, total)`` hears the new run begin, with the cases it grades; ``on_case`` each
     graded case; ``on_check`` how far the check of the set has come — as :func:`evalkit.evaluate_set`'s
     do (the CLI draws its progress from them). A re-grade that stops is not resumed (``evalkit run
@@ -103,6 +105,8 @@ def regrade_run(
         prepared = prompt_answering.PromptSource(source.set_identifier, None, None, chosen, True, dict(grader_options or {}), bound)
         answering, notes = prompt_answering.prepare_prompts(prepared, config, manager, on_check)
         stored = spending.stored_answers(repository, run_id, answering, only=True)
+        # the judge's readiness check, as a run makes it once all else is agreed (the generator is never asked: no probe)
+        prompt_answering.check_ready(answering, probe_generator=False)
         plan_of_spending = spending.SpendingPlan(stored=stored, reuse_kind="regrade")
         given = tuple(command_args) if command_args is not None else (("--grader", grader) if grader else ())
         again = " ".join(shlex.quote(word) for word in ("evalkit", "regrade", run_id, *given))
