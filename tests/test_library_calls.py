@@ -744,3 +744,52 @@ def test_load_set_files_refuses_what_is_not_a_list_of_paths(given: object, tmp_p
     with pytest.raises(UsageError, match=r"^load_set_files: files must be a list of paths \(str or Path\)"):
         load_set_files(given)  # type: ignore[arg-type]
     assert [s.identifier for s in load_set_files(p for p in ["faq.yaml"]).prompt_sets] == ["myapp.faq"]
+
+
+@pytest.mark.parametrize(
+    ("call", "arguments", "named"),
+    [
+        ("estimate_set", {"database": ""}, "database"),
+        ("estimate_set", {"database": Path("results.db")}, "database"),
+        ("estimate_set", {"set_identifier": 42}, "set_identifier"),
+        ("estimate_set", {"grader": None}, "grader"),
+        ("estimate_set", {"provider": object()}, "provider"),
+        ("estimate_set", {"grader_options": [1]}, "grader_options"),
+        ("estimate_set", {"config": "evalkit.toml"}, "config"),
+        ("estimate_set", {"cwd": 5}, "cwd"),
+        ("estimate_set", {"on_check": 5}, "on_check"),
+        ("estimate_set", {"on_estimate": 5}, "on_estimate"),
+        ("regrade_run", {"database": ""}, "database"),
+        ("regrade_run", {"database": "  "}, "database"),
+        ("regrade_run", {"run_id": None}, "run_id"),
+        ("regrade_run", {"grader": 5}, "grader"),
+        ("regrade_run", {"grader_options": [1]}, "grader_options"),
+        ("regrade_run", {"config": "evalkit.toml"}, "config"),
+        ("regrade_run", {"cwd": 5}, "cwd"),
+        ("regrade_run", {"on_case": 5}, "on_case"),
+        ("regrade_run", {"on_start": "print"}, "on_start"),
+        ("regrade_run", {"on_check": 5}, "on_check"),
+        ("regrade_run", {"command_args": "--grader"}, "command_args"),
+        ("regrade_run", {"command_args": ["--grader", 5]}, "command_args"),
+    ],
+)
+def test_the_estimate_and_regrade_calls_refuse_an_argument_of_the_wrong_kind_as_evaluate_set_does(
+    call: str, arguments: dict, named: str, tmp_path: Path
+) -> None:
+    """They checked nothing first: ``database=""`` estimated from (and re-graded into) the default
+    ``.evalkit/results.db`` — a re-grade made it, empty, to say the run was not in it —,
+    ``command_args="--grader"`` made a resume command of its characters, and the rest were
+    AttributeErrors and TypeErrors from inside. Refused by name as ``evaluate_set`` refuses them,
+    nothing made or stored."""
+    from evalkit import evaluate_set
+    from evalkit.run.estimate import estimate_set
+    from evalkit.run.regrade import regrade_run
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    source = evaluate_set("evalkit.smoke", privacy="full", database=url, cwd=tmp_path).run.id
+    first = {"estimate_set": {"set_identifier": "evalkit.smoke"}, "regrade_run": {"run_id": source}}[call]
+    given = {**first, "database": url, "cwd": tmp_path, **arguments}
+    with pytest.raises(UsageError, match=rf"^{call}: {named} must be .*, got ") as caught:
+        {"estimate_set": estimate_set, "regrade_run": regrade_run}[call](**given)
+    assert caught.value.exit_code == 2
+    assert [run.id for run in _runs(url)] == [source] and not (tmp_path / ".evalkit").exists()

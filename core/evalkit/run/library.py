@@ -33,6 +33,7 @@ from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import CheckProgress, check_label
 from .arguments import (
     CALLBACK,
+    DATABASE,
     FLAG,
     OPTIONAL_OPTIONS,
     OPTIONAL_TEXT,
@@ -105,11 +106,6 @@ def chosen_repeats(repeats: int | None, config: Config) -> int:
     return chosen
 
 
-#: ``""`` (or blanks) is refused: it silently meant the default ``.evalkit/results.db``.
-_DATABASE: Kind = (
-    'a database URL (a non-empty str such as "sqlite:///results.db") or None',
-    lambda value: value is None or (isinstance(value, str) and value.strip() != ""),
-)
 _PROVIDER: Kind = (
     "the name of a configured provider instance or an adapter (a str) or None (a generator object "
     "goes in bound_generator=)",
@@ -129,7 +125,7 @@ _BASELINE_FILE: Kind = ("an evalkit.baseline_file.BaselineFile (read_baseline_fi
 def _argument_kinds(**more: Kind) -> dict[str, Kind]:
     """What each argument of a run takes (checked first, so a wrong kind is refused by name)."""
     return {
-        "config": optional(Config), "database": _DATABASE, "privacy": OPTIONAL_TEXT, "label": OPTIONAL_TEXT,
+        "config": optional(Config), "database": DATABASE, "privacy": OPTIONAL_TEXT, "label": OPTIONAL_TEXT,
         "run_id": OPTIONAL_TEXT, "resume": FLAG, "shard": optional(Shard), "baseline": OPTIONAL_TEXT,
         "fail_on_new_failures": FLAG, "hook_plugins": PLUGINS, "on_start": CALLBACK, "on_case": CALLBACK,
         "cwd": optional(str, PurePath), "keep_cases": FLAG, "baseline_file": _BASELINE_FILE, **more,
@@ -153,6 +149,14 @@ _RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
     question_set=("a set identifier (a str), a GoldenQuestionSet or a SourcedSet", _is_question_set),
     retriever=OPTIONAL_TEXT, deployment=OPTIONAL_TEXT, judge_unjudged=OPTIONAL_TEXT,
 )
+
+
+def prompt_run_kinds(*names: str, **more: Kind) -> dict[str, Kind]:
+    """The kinds of :func:`evaluate_set`'s arguments ``names``, with ``more``: a library call that
+    takes some of them (:func:`~evalkit.run.estimate.estimate_set`,
+    :func:`~evalkit.run.regrade.regrade_run`) checks them by the same rule, first
+    (:func:`~evalkit.run.arguments.check_arguments`)."""
+    return {**{name: _PROMPT_RUN_ARGUMENTS[name] for name in names}, **more}
 
 
 @host_alarms()

@@ -75,12 +75,21 @@ def regrade_run(
     do (the CLI draws its progress from them). A re-grade that stops is not resumed (``evalkit run
     --resume`` would ask the model): its "continue it with" line is ``evalkit regrade RUN_ID`` again
     with ``command_args`` (the CLI's options: ``--grader``, ``--judge``, ``--config``, ``--database``;
-    default: ``--grader GRADER`` when given), which stores a new run.
+    default: ``--grader GRADER`` when given), which stores a new run. An argument of the wrong kind
+    (``database=""``, ``command_args="--grader"``, ``on_case=5``) is refused by name first, as
+    :func:`evalkit.evaluate_set` refuses it.
     """
     from . import library
     from .answering import prompts as prompt_answering
     from .answering import spending
+    from .arguments import OPTIONAL_TEXT, TEXT, WORDS, check_arguments
 
+    kinds = library.prompt_run_kinds(
+        "grader_options", "config", "database", "cwd", "on_case", "on_check", "on_start",
+        run_id=TEXT, grader=OPTIONAL_TEXT, command_args=(f"{WORDS[0]} or None", lambda value: value is None or WORDS[1](value)),
+    )  # fmt: skip
+    check_arguments("regrade_run", locals(), kinds)
+    cwd = Path(cwd) if cwd is not None else None
     config = config if config is not None else load_config(cwd=cwd)
     tolerances, gate = library._gating(config, tolerances, gate, "prompts")
     url = resolve_database_url(database, config, cwd)
