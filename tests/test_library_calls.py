@@ -793,3 +793,63 @@ def test_the_estimate_and_regrade_calls_refuse_an_argument_of_the_wrong_kind_as_
         {"estimate_set": estimate_set, "regrade_run": regrade_run}[call](**given)
     assert caught.value.exit_code == 2
     assert [run.id for run in _runs(url)] == [source] and not (tmp_path / ".evalkit").exists()
+
+
+
+#: A refusal of ``evaluate_set``: its arguments, the ``evalkit run`` options that meet the same
+#: refusal, how the library begins it and how the command line does.
+_NAMED_REFUSALS = [
+    ({"resume": True}, "--resume", "resume: there is no store at ", "--resume: there is no store at "),
+    ({"baseline": "nope"}, "--baseline nope", "baseline: there is no store at ", "--baseline: there is no store at "),
+    ({"answers_from": "nope"}, "--answers-from nope", "answers_from: there is no store at ", "--answers-from: there is no store at "),
+    ({"resume": True, "run_id": "nope"}, "--resume nope", 'resume: there is no run "nope"', '--resume: there is no run "nope"'),
+    ({"resume": True}, "--resume", 'resume: no unfinished run of "evalkit.smoke"', '--resume: no unfinished run of "evalkit.smoke"'),
+    ({"baseline": "nope"}, "--baseline nope", 'baseline: there is no run "nope"', '--baseline: there is no run "nope"'),
+    ({"answers_from": "nope"}, "--answers-from nope", 'answers_from: there is no run "nope"', '--answers-from: there is no run "nope"'),
+    ({"cache": True, "privacy": "redacted"}, "--cache --privacy redacted", "cache keeps full answer text", "--cache keeps full answer text"),
+    ({"budget": "1"}, "--budget 1", 'budget needs the prices of provider instance "reference"', '--budget needs the prices of provider instance "reference"'),
+    ({"model": "m" * 1001}, "--model " + "m" * 1001, "model: the model alias is 1,001 characters long", "--model: the model alias is 1,001 characters long"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("arguments", "options", "library", "command_line"), _NAMED_REFUSALS)
+def test_a_library_refusal_names_the_callers_argument_and_the_command_line_its_option(
+    arguments: dict, options: str, library: str, command_line: str, tmp_path: Path, cli: Callable
+) -> None:
+    """``evaluate_set(resume=True)`` was told ``--resume: there is no store …``, ``cache=True``
+    "run with --privacy full": options a Python caller has no way to give. The library names its
+    own arguments (``evalkit.wording.argument``: ``resume``, ``privacy=full``); the command line,
+    calling the same code, still names its options — and a command run before in the same process
+    leaves no trace on the next library call."""
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    if "no store" not in library:
+        assert evaluate_set("evalkit.smoke", database=url, cwd=tmp_path).run.status.value == "complete"
+    command = cli("run", "evalkit.smoke", "--database", url, *options.split(" "))
+    assert command.code == 2 and command.stderr.startswith(f"evalkit: error: {command_line}"), command.stderr[-2000:]
+    with pytest.raises(UsageError) as caught:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, **arguments)
+    assert str(caught.value).startswith(library) and " --" not in f" {caught.value}", caught.value
+    assert caught.value.exit_code == 2
+
+
+def test_a_library_shard_names_shard_and_run_id_not_the_command_lines_options(tmp_path: Path) -> None:
+    """``evaluate_set(shard=Shard(1, 2))`` without ``run_id`` said ``--shard needs --run-id``."""
+    from evalkit import evaluate_set
+    from evalkit.run.plan import Shard
+
+    with pytest.raises(UsageError, match=r'^shard needs run_id: every shard joins one run \(e\.g\. run_id="\$CI_PIPELINE_ID"\)$'):
+        evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path, shard=Shard(1, 2))
+
+
+def test_load_config_names_its_path_argument_and_the_command_line_its_config_option(tmp_path: Path, cli: Callable) -> None:
+    """``load_config("")`` said ``--config is empty``, ``load_config(folder)`` ``--config names the folder``."""
+    from evalkit.config import load_config
+    from evalkit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^path is empty; name the configuration file"):
+        load_config("")
+    with pytest.raises(ConfigError, match=rf"^path names the folder {tmp_path}; give the file"):
+        load_config(tmp_path)
+    assert cli("history", "x", "--config", str(tmp_path)).stderr.startswith(f"evalkit: error: --config names the folder {tmp_path}")

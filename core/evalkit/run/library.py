@@ -31,6 +31,7 @@ from ..storage.protocols import ResultRepository
 from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import CheckProgress, check_label
+from ..wording import argument
 from .arguments import (
     CALLBACK,
     DATABASE,
@@ -61,15 +62,16 @@ __all__ = ["evaluate_retrieval", "evaluate_set"]
 @contextmanager
 def opened(url: str, *, needs_a_run: str | None = None) -> Iterator[ResultRepository]:
     """The store ``url`` names, open for the block and closed after it. When ``needs_a_run`` names
-    the option that asks for a stored run (``--resume``, ``--baseline``), a SQLite store that is
-    not there yet (no file, or an empty one) is refused before it is made: there is no run in it,
-    and the refusal left a new, empty store behind."""
+    the argument that asks for a stored run (``resume``, ``baseline``: named to the caller by
+    :func:`evalkit.wording.argument`), a SQLite store that is not there yet (no file, or an empty
+    one) is refused before it is made: there is no run in it, and the refusal left a new, empty
+    store behind."""
     if needs_a_run is not None:
         from ..storage import missing_store
 
         path = missing_store(url)
         if path is not None:
-            raise UsageError(f"{needs_a_run}: there is no store at {path} yet, so there is no run to find (the first run creates it)")
+            raise UsageError(f"{argument(needs_a_run)}: there is no store at {path} yet, so there is no run to find (the first run creates it)")
     repository = open_repository(url)
     try:
         yield repository
@@ -274,7 +276,7 @@ def evaluate_set(
     # the generator's one free readiness probe, before the store is even opened (a resumed or
     # joined run makes it once the store agreed: see PromptAnswering.before_joining)
     notes.extend(prompt_answering.check_ready(answering, probe_generator=not resume and run_id is None))
-    asked_for = "--resume" if resume else "--baseline" if baseline is not None else "--answers-from" if answers_from is not None else None
+    asked_for = "resume" if resume else "baseline" if baseline is not None else "answers_from" if answers_from is not None else None
     with opened(url, needs_a_run=asked_for) as repository:
         if is_in_memory(url):
             notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
@@ -404,7 +406,7 @@ def evaluate_retrieval(
     if baseline_file is not None:
         question_answering.check_baseline_file(baseline_file.run, baseline_file.named(), resolved)
     if baseline is not None:
-        with opened(url, needs_a_run="--baseline") as repository:
+        with opened(url, needs_a_run="baseline") as repository:
             question_answering.check_chosen_baseline(repository, baseline, resolved)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
     check_database_url(url)  # a bad store is refused before the retriever is created
@@ -422,7 +424,7 @@ def evaluate_retrieval(
 
             check_document_texts(answering.retriever, resolved.retriever_id)
             answering.hole_judging = holes
-        with opened(url, needs_a_run="--resume" if resume else None) as repository:
+        with opened(url, needs_a_run="resume" if resume else None) as repository:
             plan = RunPlan(
                 answering,
                 Placement(run_id, resume, shard, label, resolved.privacy),

@@ -13,6 +13,7 @@ import attrs
 
 from ..errors import UsageError
 from ..shapes import whole_number
+from ..wording import argument
 
 __all__ = ["Placement", "Shard", "check_run_id", "continuing_words", "new_run_id"]
 
@@ -50,7 +51,7 @@ class Shard:
     count: int
 
     def __attrs_post_init__(self) -> None:
-        told = f"--shard {self.index}/{self.count}"
+        told = argument("shard", f"{self.index}/{self.count}")
         if not 1 <= self.count <= MAX_SHARDS:
             raise UsageError(f"{told}: N must be a whole number from 1 to {MAX_SHARDS:,}")
         if not 1 <= self.index <= self.count:
