@@ -7,6 +7,8 @@ import shlex
 import tomllib
 from pathlib import Path
 
+import pytest
+
 
 def _starter(evalkit_cli, project: Path, model: str) -> None:  # noqa: ANN001
     """`evalkit init`'s example, answers kept in full, every answer reporting ``model``."""
@@ -80,3 +82,20 @@ def test_a_regrade_with_an_unreachable_judge_is_refused_as_a_run_is_before_anyth
     assert regraded.stdout == ""
     history = evalkit_cli("history", "evalkit.smoke", "--json").json()
     assert [stored["run_id"] for stored in history["runs"]] == [run_id]
+
+
+def test_a_regrade_where_there_is_no_store_makes_none(evalkit_cli, project, tmp_path) -> None:
+    # `evalkit regrade RUN_ID` in a project with no store made an empty .evalkit/results.db to say
+    # the run was not in it (exit 2, a store left behind); `regrade_run(database=a missing file)` too.
+    # Refused as `evalkit show` refuses it, nothing made.
+    from evalkit.errors import UsageError
+    from evalkit.run.regrade import regrade_run
+
+    refused = evalkit_cli("regrade", "20261205T192216-ff845b")
+    assert refused.code == 2
+    assert refused.stderr.startswith(f"evalkit: error: There is no results store at {project / '.evalkit' / 'results.db'}: nothing has been run here yet")
+    assert not (project / ".evalkit").exists()
+    missing = tmp_path / "none.db"
+    with pytest.raises(UsageError, match=r"^run_id: there is no store at .* yet, so there is no run to find"):
+        regrade_run("20261205T192216-ff845b", database=f"sqlite:///{missing}", cwd=project)
+    assert not missing.exists() and not (project / ".evalkit").exists()

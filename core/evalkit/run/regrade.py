@@ -66,7 +66,8 @@ def regrade_run(
     ``grader`` (default: the source run's) grades the answers with the set's current checks;
     ``grader_options`` are its options (a judge grader's ``judge`` …: the judge is asked, and
     paid for). ``tolerances`` and ``gate`` decide the comparison as for :func:`evaluate_set`.
-    Refused (a usage error, nothing stored) when the run is not in the store, is not a
+    Refused (a usage error, nothing stored) when the run is not in the store (a SQLite store that
+    is not there yet is not made), is not a
     prompt run, or its answers were not stored in full; and when its set is no longer installed,
     or the grader's readiness check (``check_ready()``: a judge whose endpoint is down) fails, as
     :func:`evalkit.evaluate_set` refuses it.
@@ -94,7 +95,7 @@ def regrade_run(
     tolerances, gate = library._gating(config, tolerances, gate, "prompts")
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)
-    with library.opened(url) as repository:
+    with library.opened(url, needs_a_run="run_id") as repository:  # a store that is not there is not made
         source = repository.get_run(run_id, with_cases=False)
         if source is None:
             raise UnknownRunError(run_id)
