@@ -148,11 +148,12 @@ def test_the_shards_a_run_waits_for_are_named_as_shards_never_as_a_count() -> No
 
 
 def test_a_shard_is_refused_outside_1_to_n_and_past_the_most_slices_however_it_is_made() -> None:
-    """The bounds hold for a library caller's Shard as for --shard I/N and --shard auto."""
+    """The bounds hold for a library caller's Shard as for --shard I/N and --shard auto (named as
+    the library caller gave it: ``shard=``)."""
     from evalkit.run.placement import MAX_SHARDS
 
     assert Shard(MAX_SHARDS, MAX_SHARDS).count == 999_999_999
     for index, count, message in ((1, MAX_SHARDS + 1, "N must be a whole number from 1 to 999,999,999"),
                                   (0, 3, "I must be between 1 and N"), (4, 3, "I must be between 1 and N")):  # fmt: skip
-        with pytest.raises(UsageError, match=f"--shard {index}/{count}: {message}"):
+        with pytest.raises(UsageError, match=f"^shard={index}/{count}: {message}"):
             Shard(index, count)

@@ -815,3 +815,110 @@ def test_a_run_another_thread_of_this_process_answers_is_refused_naming_this_pro
     assert f"held by this process, pid {os.getpid()} on host " in said and "another process" not in said
     assert "taken over" not in said
     assert [run.status.value for run in _runs(url)] == ["complete"]
+@pytest.mark.parametrize(
+    ("call", "arguments", "named"),
+    [
+        ("estimate_set", {"database": ""}, "database"),
+        ("estimate_set", {"database": Path("results.db")}, "database"),
+        ("estimate_set", {"set_identifier": 42}, "set_identifier"),
+        ("estimate_set", {"grader": None}, "grader"),
+        ("estimate_set", {"provider": object()}, "provider"),
+        ("estimate_set", {"grader_options": [1]}, "grader_options"),
+        ("estimate_set", {"config": "evalkit.toml"}, "config"),
+        ("estimate_set", {"cwd": 5}, "cwd"),
+        ("estimate_set", {"on_check": 5}, "on_check"),
+        ("estimate_set", {"on_estimate": 5}, "on_estimate"),
+        ("regrade_run", {"database": ""}, "database"),
+        ("regrade_run", {"database": "  "}, "database"),
+        ("regrade_run", {"run_id": None}, "run_id"),
+        ("regrade_run", {"grader": 5}, "grader"),
+        ("regrade_run", {"grader_options": [1]}, "grader_options"),
+        ("regrade_run", {"config": "evalkit.toml"}, "config"),
+        ("regrade_run", {"cwd": 5}, "cwd"),
+        ("regrade_run", {"on_case": 5}, "on_case"),
+        ("regrade_run", {"on_start": "print"}, "on_start"),
+        ("regrade_run", {"on_check": 5}, "on_check"),
+        ("regrade_run", {"command_args": "--grader"}, "command_args"),
+        ("regrade_run", {"command_args": ["--grader", 5]}, "command_args"),
+    ],
+)
+def test_the_estimate_and_regrade_calls_refuse_an_argument_of_the_wrong_kind_as_evaluate_set_does(
+    call: str, arguments: dict, named: str, tmp_path: Path
+) -> None:
+    """They checked nothing first: ``database=""`` estimated from (and re-graded into) the default
+    ``.evalkit/results.db`` — a re-grade made it, empty, to say the run was not in it —,
+    ``command_args="--grader"`` made a resume command of its characters, and the rest were
+    AttributeErrors and TypeErrors from inside. Refused by name as ``evaluate_set`` refuses them,
+    nothing made or stored."""
+    from evalkit import evaluate_set
+    from evalkit.run.estimate import estimate_set
+    from evalkit.run.regrade import regrade_run
+
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    source = evaluate_set("evalkit.smoke", privacy="full", database=url, cwd=tmp_path).run.id
+    first = {"estimate_set": {"set_identifier": "evalkit.smoke"}, "regrade_run": {"run_id": source}}[call]
+    given = {**first, "database": url, "cwd": tmp_path, **arguments}
+    with pytest.raises(UsageError, match=rf"^{call}: {named} must be .*, got ") as caught:
+        {"estimate_set": estimate_set, "regrade_run": regrade_run}[call](**given)
+    assert caught.value.exit_code == 2
+    assert [run.id for run in _runs(url)] == [source] and not (tmp_path / ".evalkit").exists()
+
+
+
+#: A refusal of ``evaluate_set``: its arguments, the ``evalkit run`` options that meet the same
+#: refusal, how the library begins it and how the command line does.
+_NAMED_REFUSALS = [
+    ({"resume": True}, "--resume", "resume: there is no store at ", "--resume: there is no store at "),
+    ({"baseline": "nope"}, "--baseline nope", "baseline: there is no store at ", "--baseline: there is no store at "),
+    ({"answers_from": "nope"}, "--answers-from nope", "answers_from: there is no store at ", "--answers-from: there is no store at "),
+    ({"resume": True, "run_id": "nope"}, "--resume nope", 'resume: there is no run "nope"', '--resume: there is no run "nope"'),
+    ({"resume": True}, "--resume", 'resume: no unfinished run of "evalkit.smoke"', '--resume: no unfinished run of "evalkit.smoke"'),
+    ({"baseline": "nope"}, "--baseline nope", 'baseline: there is no run "nope"', '--baseline: there is no run "nope"'),
+    ({"answers_from": "nope"}, "--answers-from nope", 'answers_from: there is no run "nope"', '--answers-from: there is no run "nope"'),
+    ({"cache": True, "privacy": "redacted"}, "--cache --privacy redacted", "cache keeps full answer text", "--cache keeps full answer text"),
+    ({"budget": "1"}, "--budget 1", 'budget needs the prices of provider instance "reference"', '--budget needs the prices of provider instance "reference"'),
+    ({"model": "m" * 1001}, "--model " + "m" * 1001, "model: the model alias is 1,001 characters long", "--model: the model alias is 1,001 characters long"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("arguments", "options", "library", "command_line"), _NAMED_REFUSALS)
+def test_a_library_refusal_names_the_callers_argument_and_the_command_line_its_option(
+    arguments: dict, options: str, library: str, command_line: str, tmp_path: Path, cli: Callable
+) -> None:
+    """``evaluate_set(resume=True)`` was told ``--resume: there is no store …``, ``cache=True``
+    "run with --privacy full": options a Python caller has no way to give. The library names its
+    own arguments (``evalkit.wording.argument``: ``resume``, ``privacy=full``); the command line,
+    calling the same code, still names its options — and a command run before in the same process
+    leaves no trace on the next library call."""
+    from evalkit import evaluate_set
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    if "no store" not in library:
+        assert evaluate_set("evalkit.smoke", database=url, cwd=tmp_path).run.status.value == "complete"
+    command = cli("run", "evalkit.smoke", "--database", url, *options.split(" "))
+    assert command.code == 2 and command.stderr.startswith(f"evalkit: error: {command_line}"), command.stderr[-2000:]
+    with pytest.raises(UsageError) as caught:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, **arguments)
+    assert str(caught.value).startswith(library) and " --" not in f" {caught.value}", caught.value
+    assert caught.value.exit_code == 2
+
+
+def test_a_library_shard_names_shard_and_run_id_not_the_command_lines_options(tmp_path: Path) -> None:
+    """``evaluate_set(shard=Shard(1, 2))`` without ``run_id`` said ``--shard needs --run-id``."""
+    from evalkit import evaluate_set
+    from evalkit.run.plan import Shard
+
+    with pytest.raises(UsageError, match=r'^shard needs run_id: every shard joins one run \(e\.g\. run_id="\$CI_PIPELINE_ID"\)$'):
+        evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=tmp_path, shard=Shard(1, 2))
+
+
+def test_load_config_names_its_path_argument_and_the_command_line_its_config_option(tmp_path: Path, cli: Callable) -> None:
+    """``load_config("")`` said ``--config is empty``, ``load_config(folder)`` ``--config names the folder``."""
+    from evalkit.config import load_config
+    from evalkit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^path is empty; name the configuration file"):
+        load_config("")
+    with pytest.raises(ConfigError, match=rf"^path names the folder {tmp_path}; give the file"):
+        load_config(tmp_path)
+    assert cli("history", "x", "--config", str(tmp_path)).stderr.startswith(f"evalkit: error: --config names the folder {tmp_path}")

@@ -30,6 +30,7 @@ from .errors import UsageError
 from .jsonparse import parse_json
 from .runs import Run, RunStatus
 from .storage.values import Acceptance
+from .wording import argument
 
 __all__ = ["FORMAT", "MAX_BYTES", "BaselineFile", "baseline_document", "read_baseline_file", "write_baseline_file"]
 
@@ -86,7 +87,7 @@ def baseline_document(run: Run, acceptance: Acceptance | None, privacy: str | No
     stored = run.privacy or "metadata"
     level = privacy or stored
     if _LEVELS.index(level) > _LEVELS.index(stored):
-        raise UsageError(f"--privacy {level}: run {run.id} keeps answers at the {stored} level; a baseline file cannot hold more")
+        raise UsageError(f"{argument('privacy', level)}: run {run.id} keeps answers at the {stored} level; a baseline file cannot hold more")
     scope = BaselineScope.of_run(run)
     if run.status is not RunStatus.COMPLETE or scope is None:
         raise UsageError(f"run {run.id} is not a complete run of a scope, so it cannot be a baseline file")

@@ -19,6 +19,7 @@ from .options import resolve_paths
 from .privacy import SecretHolder, secrets_to_keep_out
 from .prompts import GoldenPrompt
 from .shapes import exception_text, short_repr
+from .wording import argument
 
 if TYPE_CHECKING:
     from .runs import CaseResult
@@ -505,14 +506,14 @@ def bind_generator(
     references.
     """
     if model:
-        _check_alias(model, "--model")
+        _check_alias(model, argument("model"))
     instance: ProviderInstance | None = None
     if provider is None:
         if config.providers and len(config.providers) == 1:
             instance = next(iter(config.providers.values()))
         elif config.providers:
             names = ", ".join(config.providers)
-            raise ConfigError(f"several provider instances are configured ({names}); choose one with --provider")
+            raise ConfigError(f"several provider instances are configured ({names}); choose one with {argument('provider')}")
         else:
             generator, record = _create("reference", {}, "the built-in reference instance")
             return BoundGenerator(generator, "reference", REFERENCE_INSTANCE, model or "reference", True, record)

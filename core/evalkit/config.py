@@ -54,6 +54,7 @@ import attrs
 from .errors import ConfigError
 from .printable import not_nfc
 from .shapes import MIN_SECONDS, finite_number, seconds_between, short_repr
+from .wording import argument
 
 __all__ = [
     "Config", "ProviderInstance", "find_config", "load_config", "DEFAULT_MAX_ANSWER_BYTES", "PRIVACY_LEVELS", "ROUTING_KEYS",
@@ -412,9 +413,10 @@ def named_config(path: str | os.PathLike[str] | None, environ: Mapping[str, str]
     """The configuration named explicitly, and by what: ``path`` (``--config``), else
     ``$EVALKIT_CONFIG``; ``None`` when neither names one (then it is discovered)."""
     if path is not None:
+        named_by = argument("path", option="--config")  # load_config's path, the command line's --config
         if not str(path).strip():  # `--config "$CONFIG"` with the variable unset: never "look for one" silently
-            raise ConfigError("--config is empty; name the configuration file, or leave the option out to look for one")
-        return Path(path), "--config"
+            raise ConfigError(f"{named_by} is empty; name the configuration file, or leave the option out to look for one")
+        return Path(path), named_by
     value = (os.environ if environ is None else environ).get(CONFIG_VARIABLE)
     if value is None:
         return None
@@ -434,7 +436,7 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
         if chosen.is_dir():
             raise ConfigError(f"{by} names the folder {chosen}; give the file (evalkit.toml or pyproject.toml)")
         if not chosen.exists():
-            named_by = "" if by == "--config" else f" (named by {by})"
+            named_by = f" (named by {by})" if by == CONFIG_VARIABLE else ""
             from .printable import hidden_escaped
 
             raise ConfigError(f"configuration file {hidden_escaped(str(chosen))}{named_by} does not exist")

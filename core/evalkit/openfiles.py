@@ -24,6 +24,8 @@ def make_room_for(connections: int) -> str | None:
         import resource
     except ImportError:
         return None
+    from .wording import argument
+
     needed = connections + RESERVED_FILES
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY or needed <= soft:
@@ -36,7 +38,7 @@ def make_room_for(connections: int) -> str | None:
     if allowed >= needed:
         return None
     return (
-        f"--concurrency {connections:,} holds up to {connections:,} connections beside evalkit's own "
+        f"{argument('concurrency', f'{connections:,}')} holds up to {connections:,} connections beside evalkit's own "
         f"{RESERVED_FILES} files, and this process may open {allowed:,} files in all (its hard limit, "
         "ulimit -Hn): connections past that fail with 'Too many open files'. Lower the concurrency or "
         "raise the hard limit."

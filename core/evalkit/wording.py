@@ -1,14 +1,17 @@
 """Phrases messages share: counted nouns ("1 case", "2 cases", never "case(s)"), a word the user
-gave quoted, and "did you mean"."""
+gave quoted, "did you mean", and an argument named as its caller gave it (``run_id`` to a Python
+caller, ``--run-id`` on the command line)."""
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
-__all__ = ["close_matches", "counted", "did_you_mean", "figure", "quoted", "suggestion"]
+__all__ = ["argument", "arguments_named", "close_matches", "counted", "did_you_mean", "figure", "quoted", "suggestion"]
 
 #: From here on a figure reads in scientific notation (``5.4E+19``), as an amount of money does
 #: (:data:`evalkit.costs.SCIENTIFIC_FROM`): a count of 400 digits is no figure anyone reads.
@@ -16,6 +19,11 @@ SCIENTIFIC_FIGURE_FROM = 10**15
 
 #: How much less similar than the best a suggestion may be and still be offered beside it.
 NEAR_BEST = 0.05
+
+#: How :func:`argument` names an argument inside :func:`arguments_named`: the front end's word for
+#: it (the CLI's option); ``None``: the Python caller's keyword. A plain global, not a context
+#: variable: a message may be made in a thread the run started, which would not see the CLI's.
+_front_end_word: Callable[[str], str] | None = None
 
 #: Nouns whose plural is not the singular plus "s".
 IRREGULAR = {"repository": "repositories", "was": "were"}
@@ -91,3 +99,36 @@ def suggestion(found: Sequence[str]) -> str:
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """:func:`suggestion` of the candidates close to ``word``."""
     return suggestion(close_matches(word, candidates))
+
+
+def argument(name: str, value: object = None, *, option: str | None = None) -> str:
+    """A library call's argument ``name`` (with the ``value`` given, if any) as a message names it to
+    whoever called: the keyword to a Python caller (``resume``, ``baseline=RUN_ID``), the front
+    end's word inside :func:`arguments_named` — on the command line its option (``--resume``,
+    ``--baseline RUN_ID``). ``option`` is the whole command-line phrase where it is not the
+    keyword's option (``run_id=ID`` with ``resume=True`` is ``--resume ID``). The one way an
+    error the library raises names what its caller gave: a message written with ``--run-id`` told
+    a Python caller to pass an option it has no way to give."""
+    words = _front_end_word
+    if words is None:
+        return name if value is None else f"{name}={value}"
+    if option is not None:
+        return option
+    return words(name) if value is None else f"{words(name)} {value}"
+
+
+def command_line_option(name: str) -> str:
+    """The command line's option for the library argument ``name``: ``run_id`` → ``--run-id``."""
+    return "--" + name.replace("_", "-")
+
+
+@contextmanager
+def arguments_named(word: Callable[[str], str] = command_line_option) -> Iterator[None]:
+    """Within the block, :func:`argument` names each argument by ``word`` (default: as an option of
+    the command line; ``evalkit.cli.main`` is such a block); the naming before is restored after."""
+    global _front_end_word
+    before, _front_end_word = _front_end_word, word
+    try:
+        yield
+    finally:
+        _front_end_word = before

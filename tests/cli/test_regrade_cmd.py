@@ -7,6 +7,8 @@ import shlex
 import tomllib
 from pathlib import Path
 
+import pytest
+
 
 def _starter(evalkit_cli, project: Path, model: str) -> None:  # noqa: ANN001
     """`evalkit init`'s example, answers kept in full, every answer reporting ``model``."""
@@ -119,3 +121,41 @@ def test_a_killed_regrade_run_says_the_regrade_that_continues_it(evalkit_cli, pr
     assert again in evalkit_cli("show", run_id).stdout
     assert again in evalkit_cli("history", "arith.basic").stdout
     assert "--resume" not in evalkit_cli("show", run_id).stdout
+
+
+def test_a_regrade_with_an_unreachable_judge_is_refused_as_a_run_is_before_anything_is_stored(evalkit_cli, project) -> None:
+    # `evalkit regrade RUN_ID --grader decision` with the judge's endpoint down never asked the
+    # judge's check_ready(), as `evalkit run` does: it stored a re-grade run of seven errored
+    # gradings ("decision:failed"), exit 0. It is refused as the run is, with the run's words.
+    from tests.plugins.judge_support import closed_port_url
+    from tests.support.providers import openai_provider_table
+
+    (project / "evalkit.toml").write_text('judge = "judge"\nprivacy = "full"\n' + openai_provider_table("judge", closed_port_url(), "judge-alias"))
+    source = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--json")
+    assert source.code == 0, source.stderr[-2000:]
+    run_id = source.json()["run_id"]
+    run = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--grader", "decision")
+    regraded = evalkit_cli("regrade", run_id, "--grader", "decision")
+    assert run.code == regraded.code == 2, regraded.stdout[-2000:]
+    assert 'The "decision" grader cannot run: its judge "judge" is not reachable' in regraded.stderr
+    assert regraded.stderr.split(": connection failed")[0] == run.stderr.split(": connection failed")[0]
+    assert regraded.stdout == ""
+    history = evalkit_cli("history", "evalkit.smoke", "--json").json()
+    assert [stored["run_id"] for stored in history["runs"]] == [run_id]
+
+
+def test_a_regrade_where_there_is_no_store_makes_none(evalkit_cli, project, tmp_path) -> None:
+    # `evalkit regrade RUN_ID` in a project with no store made an empty .evalkit/results.db to say
+    # the run was not in it (exit 2, a store left behind); `regrade_run(database=a missing file)` too.
+    # Refused as `evalkit show` refuses it, nothing made.
+    from evalkit.errors import UsageError
+    from evalkit.run.regrade import regrade_run
+
+    refused = evalkit_cli("regrade", "20261205T192216-ff845b")
+    assert refused.code == 2
+    assert refused.stderr.startswith(f"evalkit: error: There is no results store at {project / '.evalkit' / 'results.db'}: nothing has been run here yet")
+    assert not (project / ".evalkit").exists()
+    missing = tmp_path / "none.db"
+    with pytest.raises(UsageError, match=r"^run_id: there is no store at .* yet, so there is no run to find"):
+        regrade_run("20261205T192216-ff845b", database=f"sqlite:///{missing}", cwd=project)
+    assert not missing.exists() and not (project / ".evalkit").exists()

@@ -120,7 +120,7 @@ def test_configured_deployments_replace_provided_ones_of_the_same_name(tmp_path:
     assert mine.source == f"configuration {tmp_path / 'evalkit.toml'}"
     theirs = resolve_deployment("extra", "r", config, sourced=provided, factory=PathFactory)
     assert theirs.options == {"corpus": "/pkg/x.jsonl"} and theirs.source == "provider tests (tests-dist 1.0)"
-    with pytest.raises(UsageError, match=r'Unknown deployment "nope" \(--deployment nope\)\. Known deployments: demo, extra'):
+    with pytest.raises(UsageError, match=r'Unknown deployment "nope" \(deployment=nope\)\. Known deployments: demo, extra'):
         resolve_deployment("nope", "r", config, sourced=provided)
 
 

@@ -56,9 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.disable()
     terminating = _stop_on_sigterm()
     from ..privacy import secrets_remembered_within
+    from ..wording import arguments_named
 
     try:
-        with secrets_remembered_within():  # a second main() in this process scrubs its own secrets, not these
+        # an error the library raises names what the command line gave: --run-id, not run_id (wording.argument)
+        with secrets_remembered_within(), arguments_named():  # a second main() in this process scrubs its own secrets, not these
             return _main(argv, collecting)
     finally:
         from .common import collect_as_usual

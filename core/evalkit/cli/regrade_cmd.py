@@ -55,8 +55,11 @@ def handle(args: Arguments) -> int:
     from .json_output import print_json
     from .render import ProgressDisplay, SetCheckDisplay, outcome_document, render_outcome
     from .resuming import given_options
+    from .stored import require_existing_store
 
     config = load_config(args.config)
+    url = database_url(args, config)
+    require_existing_store(url, config, args.database)  # as `show` refuses it: the store is not made to say the run is not in it
     from .gate_options import gate_of
 
     tolerances, gate = gate_of(args, config)
@@ -68,7 +71,7 @@ def handle(args: Arguments) -> int:
             grader=args.grader,
             grader_options={"judge": args.judge} if args.judge else None,
             config=config,
-            database=database_url(args, config),
+            database=url,
             tolerances=tolerances,
             gate=gate,
             on_check=checking,

@@ -34,6 +34,7 @@ from evalkit.errors import PLUGIN_FAILURES, PluginError, UsageError, carried
 from evalkit.options import declared_options
 from evalkit.project_files import ProjectBoundary
 from evalkit.shapes import MIN_SECONDS, seconds_between, short_repr
+from evalkit.wording import argument
 
 from .contracts import DeploymentDefaults
 
@@ -198,14 +199,14 @@ def choose_deployment(name: str | None, config: Config, *, sourced: SourcedSet |
             "chosen; set it to a deployment's name, or unset it to run the retriever with no deployment's options"
         )
     if not chosen:
-        raise UsageError("--deployment must name a deployment")
+        raise UsageError(f"{argument('deployment')} must name a deployment")
     known = known_deployments(config, [sourced] if sourced is not None else [])
     if chosen not in known:
         from evalkit.printable import hidden_escaped
         from evalkit.wording import did_you_mean, quoted
 
         shown = hidden_escaped(chosen)
-        origin = f"--deployment {shown}" if name is not None else f"{DEPLOYMENT_ENV}={shown}"
+        origin = argument("deployment", shown) if name is not None else f"{DEPLOYMENT_ENV}={shown}"
         listed = ", ".join(sorted(known)) if known else '(none: add [deployments.NAME] with retriever = "ID" to evalkit.toml)'
         raise UsageError(f"Unknown deployment {quoted(chosen)} ({origin}).{did_you_mean(chosen, sorted(known))} Known deployments: {listed}")
     return known[chosen]
@@ -311,7 +312,7 @@ def no_deployment(retriever_id: str) -> Deployment:
     provider is asked for its deployments: a broken one must not stop a run that chose none)."""
     table = (
         "a deployment's table, but none was chosen, so the retriever gets no options: choose one with "
-        f'--deployment NAME (`evalkit list deployments` lists them), or write [deployments.NAME.retrievers."{retriever_id}"] '
+        f'{argument("deployment", "NAME")} (`evalkit list deployments` lists them), or write [deployments.NAME.retrievers."{retriever_id}"] '
         "in evalkit.toml"
     )
     return Deployment(None, {}, "none", table=table)

@@ -28,6 +28,7 @@ import attrs
 from ..components import grader_plugin, plugin_close_failed
 from ..errors import PLUGIN_FAILURES, UsageError, carried, carried_async
 from ..questions import GoldenQuestion
+from ..wording import argument
 from .contracts import DocumentTexts
 from .scoring import QuestionScore
 
@@ -190,7 +191,7 @@ def hole_judging(name: str, config: Any, binary: bool) -> HoleJudging:
 
     judge = calibration_judge("relevance", JudgeSettings(judge=name), config)
     if not callable(getattr(judge, "agrade_document", None)):
-        raise UsageError('--judge-unjudged: the installed "relevance" grader cannot grade a document for a query')
+        raise UsageError(f'{argument("judge_unjudged")}: the installed "relevance" grader cannot grade a document for a query')
     return HoleJudging(judge, binary, name)
 
 
@@ -199,6 +200,6 @@ def check_document_texts(retriever: Any, retriever_id: str) -> None:
     would have nothing to read."""
     if not isinstance(retriever, DocumentTexts):
         raise UsageError(
-            f'--judge-unjudged: retriever "{retriever_id}" cannot show a document\'s text (it has no document_text(id)), '
+            f'{argument("judge_unjudged")}: retriever "{retriever_id}" cannot show a document\'s text (it has no document_text(id)), '
             "so a judge cannot grade what it returns; nothing was asked or stored"
         )

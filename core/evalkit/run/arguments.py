@@ -16,7 +16,9 @@ from typing import Any
 from ..errors import UsageError
 from ..shapes import short_repr
 
-__all__ = ["OPTIONAL_OPTIONS", "OPTIONAL_TEXT", "SECONDS", "TEXT", "WORDS", "check_arguments", "one_of", "optional"]
+__all__ = [
+    "DATABASE", "OPTIONAL_OPTIONS", "OPTIONAL_TEXT", "SECONDS", "TEXT", "WORDS", "check_arguments", "one_of", "optional",
+]  # fmt: skip
 
 #: An argument's kind: what the message says it takes, and the test of a value.
 Kind = tuple[str, Callable[[Any], bool]]
@@ -34,6 +36,11 @@ SECONDS: Kind = (
 WORDS: Kind = (
     "a list or tuple of text (str)",
     lambda value: isinstance(value, (list, tuple)) and all(isinstance(word, str) for word in value),
+)
+#: A store's URL: ``""`` (or blanks) is refused: it silently meant the default ``.evalkit/results.db``.
+DATABASE: Kind = (
+    'a database URL (a non-empty str such as "sqlite:///results.db") or None',
+    lambda value: value is None or (isinstance(value, str) and value.strip() != ""),
 )
 #: Options passed on as keywords (a grader's): a mapping whose keys are text.
 OPTIONAL_OPTIONS: Kind = (

@@ -251,11 +251,20 @@ def estimate_set(
     :func:`evalkit.evaluate_set`'s does, and ``on_estimate`` how far the estimate's own pass over
     the prompts has come (the same :class:`~evalkit.validation.CheckProgress`). The set is read
     twice: checked and counted, then estimated; a generator that wants to see the set before a run
-    (the reference generator's ``bind_set``) is not shown it, as it is never asked."""
+    (the reference generator's ``bind_set``) is not shown it, as it is never asked. An argument of
+    the wrong kind (``database=""``, ``grader=None``, ``on_check=5``) is refused by name first, as
+    :func:`evalkit.evaluate_set` refuses it."""
     from .. import hooks
     from .answering import prompts as prompt_answering
-    from .library import chosen_repeats, opened
+    from .arguments import CALLBACK, OPTIONAL_TEXT, check_arguments
+    from .library import chosen_repeats, opened, prompt_run_kinds
 
+    kinds = prompt_run_kinds(
+        "set_identifier", "model", "grader", "grader_options", "config", "database", "cwd", "on_check",
+        provider=OPTIONAL_TEXT, on_estimate=CALLBACK,
+    )  # fmt: skip
+    check_arguments("estimate_set", locals(), kinds)
+    cwd = Path(cwd) if cwd is not None else None
     config = config if config is not None else load_config(cwd=cwd)
     repeats = chosen_repeats(repeats, config)
     manager, _ = hooks.plugin_manager(())

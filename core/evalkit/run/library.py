@@ -31,8 +31,10 @@ from ..storage.protocols import ResultRepository
 from ..timeouts import host_alarms
 from ..tolerance import Tolerances, resolve_tolerances
 from ..validation import CheckProgress, check_label
+from ..wording import argument
 from .arguments import (
     CALLBACK,
+    DATABASE,
     FLAG,
     OPTIONAL_OPTIONS,
     OPTIONAL_TEXT,
@@ -59,15 +61,16 @@ __all__ = ["evaluate_retrieval", "evaluate_set"]
 @contextmanager
 def opened(url: str, *, needs_a_run: str | None = None) -> Iterator[ResultRepository]:
     """The store ``url`` names, open for the block and closed after it. When ``needs_a_run`` names
-    the option that asks for a stored run (``--resume``, ``--baseline``), a SQLite store that is
-    not there yet (no file, or an empty one) is refused before it is made: there is no run in it,
-    and the refusal left a new, empty store behind."""
+    the argument that asks for a stored run (``resume``, ``baseline``: named to the caller by
+    :func:`evalkit.wording.argument`), a SQLite store that is not there yet (no file, or an empty
+    one) is refused before it is made: there is no run in it, and the refusal left a new, empty
+    store behind."""
     if needs_a_run is not None:
         from ..storage import missing_store
 
         path = missing_store(url)
         if path is not None:
-            raise UsageError(f"{needs_a_run}: there is no store at {path} yet, so there is no run to find (the first run creates it)")
+            raise UsageError(f"{argument(needs_a_run)}: there is no store at {path} yet, so there is no run to find (the first run creates it)")
     repository = open_repository(url)
     try:
         yield repository
@@ -104,11 +107,6 @@ def chosen_repeats(repeats: int | None, config: Config) -> int:
     return chosen
 
 
-#: ``""`` (or blanks) is refused: it silently meant the default ``.evalkit/results.db``.
-_DATABASE: Kind = (
-    'a database URL (a non-empty str such as "sqlite:///results.db") or None',
-    lambda value: value is None or (isinstance(value, str) and value.strip() != ""),
-)
 _PROVIDER: Kind = (
     "the name of a configured provider instance or an adapter (a str) or None (a generator object "
     "goes in bound_generator=)",
@@ -128,7 +126,7 @@ _BASELINE_FILE: Kind = ("an evalkit.baseline_file.BaselineFile (read_baseline_fi
 def _argument_kinds(**more: Kind) -> dict[str, Kind]:
     """What each argument of a run takes (checked first, so a wrong kind is refused by name)."""
     return {
-        "config": optional(Config), "database": _DATABASE, "privacy": OPTIONAL_TEXT, "label": OPTIONAL_TEXT,
+        "config": optional(Config), "database": DATABASE, "privacy": OPTIONAL_TEXT, "label": OPTIONAL_TEXT,
         "run_id": OPTIONAL_TEXT, "resume": FLAG, "shard": optional(Shard), "baseline": OPTIONAL_TEXT,
         "fail_on_new_failures": FLAG, "hook_plugins": PLUGINS, "on_start": CALLBACK, "on_case": CALLBACK,
         "cwd": optional(str, PurePath), "keep_cases": FLAG, "baseline_file": _BASELINE_FILE, **more,
@@ -159,6 +157,14 @@ _RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
     question_set=("a set identifier (a str), a GoldenQuestionSet or a SourcedSet", _is_question_set),
     retriever=OPTIONAL_TEXT, deployment=OPTIONAL_TEXT, judge_unjudged=OPTIONAL_TEXT,
 )
+
+
+def prompt_run_kinds(*names: str, **more: Kind) -> dict[str, Kind]:
+    """The kinds of :func:`evaluate_set`'s arguments ``names``, with ``more``: a library call that
+    takes some of them (:func:`~evalkit.run.estimate.estimate_set`,
+    :func:`~evalkit.run.regrade.regrade_run`) checks them by the same rule, first
+    (:func:`~evalkit.run.arguments.check_arguments`)."""
+    return {**{name: _PROMPT_RUN_ARGUMENTS[name] for name in names}, **more}
 
 
 @host_alarms()
@@ -281,7 +287,7 @@ def evaluate_set(
     # the generator's one free readiness probe, before the store is even opened (a resumed or
     # joined run makes it once the store agreed: see PromptAnswering.before_joining)
     notes.extend(prompt_answering.check_ready(answering, probe_generator=not resume and run_id is None))
-    asked_for = "--resume" if resume else "--baseline" if baseline is not None else "--answers-from" if answers_from is not None else None
+    asked_for = "resume" if resume else "baseline" if baseline is not None else "answers_from" if answers_from is not None else None
     with opened(url, needs_a_run=asked_for) as repository:
         if is_in_memory(url):
             notes.append(f"The store is in memory ({url}): this run will not be kept and has no baseline.")
@@ -411,7 +417,7 @@ def evaluate_retrieval(
     if baseline_file is not None:
         question_answering.check_baseline_file(baseline_file.run, baseline_file.named(), resolved)
     if baseline is not None:
-        with opened(url, needs_a_run="--baseline") as repository:
+        with opened(url, needs_a_run="baseline") as repository:
             question_answering.check_chosen_baseline(repository, baseline, resolved)
     manager, hook_failures = hooks.plugin_manager(hook_plugins)
     check_database_url(url)  # a bad store is refused before the retriever is created
@@ -429,7 +435,7 @@ def evaluate_retrieval(
 
             check_document_texts(answering.retriever, resolved.retriever_id)
             answering.hole_judging = holes
-        with opened(url, needs_a_run="--resume" if resume else None) as repository:
+        with opened(url, needs_a_run="resume" if resume else None) as repository:
             plan = RunPlan(
                 answering,
                 Placement(run_id, resume, shard, label, resolved.privacy),

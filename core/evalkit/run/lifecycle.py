@@ -50,7 +50,7 @@ from ..storage.protocols import Capabilities, ResultRepository, RunLeases, Strea
 from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, ShardMismatchError, shard_part
 from ..timeouts import HostAlarm, callers_call, host_alarms
 from ..verdict import Verdict
-from ..wording import counted
+from ..wording import argument, counted
 from . import stored_runs
 from .answering import Answering, Slice
 from .decide import Judging, recorded_verdict, settle
@@ -544,12 +544,15 @@ class _Lifecycle:
         if placement.resume and run_id is None:
             run_id = self.answering.unfinished_run(self.store)
         if placement.shard is not None and run_id is None:
-            raise UsageError("--shard needs --run-id: every shard joins one run (e.g. --run-id \"$CI_PIPELINE_ID\")")
+            raise UsageError(
+                f"{argument('shard')} needs {argument('run_id')}: every shard joins one run "
+                f"(e.g. {argument('run_id', chr(34) + '$CI_PIPELINE_ID' + chr(34))})"
+            )
         header = self.answering.header(run_id or new_run_id(started), started, placement)
         repository = self.store.repository
         existing = repository.get_run(header.id, with_cases=False) if run_id is not None else None
         if placement.resume and existing is None:
-            raise UnknownRunError(header.id, option="--resume")
+            raise UnknownRunError(header.id, option=argument("resume"))
         if existing is not None and existing.set_identifier != header.set_identifier:
             # one rule for every kind of run, before "already complete": naming the other set says why
             raise UsageError(f'run {existing.id} is a run of set "{existing.set_identifier}", not "{header.set_identifier}"')

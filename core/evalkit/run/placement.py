@@ -14,6 +14,7 @@ import attrs
 
 from ..errors import UsageError
 from ..shapes import whole_number
+from ..wording import argument
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -57,7 +58,7 @@ class Shard:
     count: int
 
     def __attrs_post_init__(self) -> None:
-        told = f"--shard {self.index}/{self.count}"
+        told = argument("shard", f"{self.index}/{self.count}")
         if not 1 <= self.count <= MAX_SHARDS:
             raise UsageError(f"{told}: N must be a whole number from 1 to {MAX_SHARDS:,}")
         if not 1 <= self.index <= self.count:

@@ -66,24 +66,36 @@ def regrade_run(
     ``grader`` (default: the source run's) grades the answers with the set's current checks;
     ``grader_options`` are its options (a judge grader's ``judge`` …: the judge is asked, and
     paid for). ``tolerances`` and ``gate`` decide the comparison as for :func:`evaluate_set`.
-    Refused (a usage error, nothing stored) when the run is not in the store, is not a
-    prompt run, or its answers were not stored in full; and when its set is no longer installed.
+    Refused (a usage error, nothing stored) when the run is not in the store (a SQLite store that
+    is not there yet is not made), is not a
+    prompt run, or its answers were not stored in full; and when its set is no longer installed,
+    or the grader's readiness check (``check_ready()``: a judge whose endpoint is down) fails, as
+    :func:`evalkit.evaluate_set` refuses it.
     ``on_start(run, total)`` hears the new run begin, with the cases it grades; ``on_case`` each
     graded case; ``on_check`` how far the check of the set has come — as :func:`evalkit.evaluate_set`'s
     do (the CLI draws its progress from them). A re-grade that stops is not resumed (``evalkit run
     --resume`` would ask the model): its "continue it with" line is ``evalkit regrade RUN_ID`` again
     with ``command_args`` (the CLI's options: ``--grader``, ``--judge``, ``--config``, ``--database``;
-    default: ``--grader GRADER`` when given), which stores a new run.
+    default: ``--grader GRADER`` when given), which stores a new run. An argument of the wrong kind
+    (``database=""``, ``command_args="--grader"``, ``on_case=5``) is refused by name first, as
+    :func:`evalkit.evaluate_set` refuses it.
     """
     from . import library
     from .answering import prompts as prompt_answering
     from .answering import spending
+    from .arguments import OPTIONAL_TEXT, TEXT, WORDS, check_arguments
 
+    kinds = library.prompt_run_kinds(
+        "grader_options", "config", "database", "cwd", "on_case", "on_check", "on_start",
+        run_id=TEXT, grader=OPTIONAL_TEXT, command_args=(f"{WORDS[0]} or None", lambda value: value is None or WORDS[1](value)),
+    )  # fmt: skip
+    check_arguments("regrade_run", locals(), kinds)
+    cwd = Path(cwd) if cwd is not None else None
     config = config if config is not None else load_config(cwd=cwd)
     tolerances, gate = library._gating(config, tolerances, gate, "prompts")
     url = resolve_database_url(database, config, cwd)
     check_database_url(url)
-    with library.opened(url) as repository:
+    with library.opened(url, needs_a_run="run_id") as repository:  # a store that is not there is not made
         source = repository.get_run(run_id, with_cases=False)
         if source is None:
             raise UnknownRunError(run_id)
@@ -103,6 +115,8 @@ def regrade_run(
         prepared = prompt_answering.PromptSource(source.set_identifier, None, None, chosen, True, dict(grader_options or {}), bound)
         answering, notes = prompt_answering.prepare_prompts(prepared, config, manager, on_check)
         stored = spending.stored_answers(repository, run_id, answering, only=True)
+        # the judge's readiness check, as a run makes it once all else is agreed (the generator is never asked: no probe)
+        prompt_answering.check_ready(answering, probe_generator=False)
         plan_of_spending = spending.SpendingPlan(stored=stored, reuse_kind="regrade")
         given = tuple(command_args) if command_args is not None else (("--grader", grader) if grader else ())
         again = regrade_command(run_id, given)

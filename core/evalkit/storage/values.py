@@ -26,6 +26,7 @@ import attrs
 from ..answers import ServingIdentity
 from ..errors import UsageError
 from ..runs import Run, RunKind
+from ..wording import argument
 
 __all__ = [
     "ACCEPTANCE_KINDS",
@@ -396,7 +397,7 @@ class ShardMismatchError(UsageError):
     def __init__(self, run_id: str, part: str, counts: Iterable[int]) -> None:
         known = sorted(set(counts))
         super().__init__(
-            f"--shard {part}: run {run_id} is split into {' and '.join(map(str, known))} shards by the shards "
+            f"{argument('shard', part)}: run {run_id} is split into {' and '.join(map(str, known))} shards by the shards "
             "already stored; every shard of a run must give the same N"
         )
 

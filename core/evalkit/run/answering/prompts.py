@@ -38,7 +38,7 @@ from ...storage.values import BaselineScope
 from ...timeouts import callers_call
 from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
-from ...wording import counted
+from ...wording import argument, counted
 from ..decide import Judging, incomplete_reason, streams
 from ..placement import Shard, continuing_call, continuing_words
 from . import CaseSink, Finish, Slice, final_status
@@ -349,11 +349,14 @@ class PromptAnswering:
     def unfinished_run(self, store: Capabilities) -> str:
         """The newest unfinished run of this set, instance, alias and grader."""
         if store.resumable is None:
-            raise UsageError("--resume without a run id needs a store that can find unfinished runs, and this one cannot; pass the id: --resume RUN_ID")
+            raise UsageError(
+                f"{argument('resume')} without a run id needs a store that can find unfinished runs, and this one cannot; "
+                f"pass the id: {argument('run_id', 'RUN_ID', option='--resume RUN_ID')}"
+            )
         previous = store.resumable.latest_unfinished_run(self.golden_set.identifier, self.bound.instance, self.bound.alias, self.grader_name)
         if previous is None:
             raise UsageError(
-                f'--resume: no unfinished run of "{self.golden_set.identifier}" by {self.bound.instance}/{self.bound.alias} '
+                f'{argument("resume")}: no unfinished run of "{self.golden_set.identifier}" by {self.bound.instance}/{self.bound.alias} '
                 f'with grader "{self.grader_name}" to resume'
             )
         return previous.id
@@ -799,10 +802,10 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, wanted
     """
     chosen = repository.get_run(baseline_id, with_cases=False)
     if chosen is None:
-        raise UnknownRunError(baseline_id, option="--baseline")
+        raise UnknownRunError(baseline_id, option=argument("baseline"))
     problems = _scope_problems(chosen, wanted)
     if problems:
-        raise UsageError(f"--baseline {chosen.id} is of another scope: {'; '.join(problems)}")
+        raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: {'; '.join(problems)}")
 
 
 def check_baseline_file(baseline: Run, named: str, wanted: BaselineScope) -> None:

@@ -86,7 +86,7 @@ from ...shapes import exception_message, exception_name, exception_text
 from ...storage.protocols import Capabilities, ResultRepository
 from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
 from ...verdict import Comparability, Comparison, Verdict
-from ...wording import counted
+from ...wording import argument, counted
 from ..decide import Judging
 from ..placement import Shard, continuing_call, continuing_words
 from . import CaseSink, Finish, Slice, final_status
@@ -407,12 +407,12 @@ class QuestionAnswering:
         """The newest unfinished run of this set, retriever and deployment."""
         if store.resumable is None:
             raise UsageError(
-                "--resume without a run id needs a store that can find unfinished retrieval runs, and this one "
-                "cannot; pass the id: --resume RUN_ID"
+                f"{argument('resume')} without a run id needs a store that can find unfinished retrieval runs, and this one "
+                f"cannot; pass the id: {argument('run_id', 'RUN_ID', option='--resume RUN_ID')}"
             )
         found = store.resumable.latest_unfinished_retrieval_run(self.golden_set.identifier, self.retriever_id, deployment=self.deployment.name)
         if found is None:
-            raise UsageError(f"--resume: no unfinished retrieval run of {self._where()} to resume")
+            raise UsageError(f"{argument('resume')}: no unfinished retrieval run of {self._where()} to resume")
         return found.id
 
     def check_joinable(self, existing: Run, header: Run, resume: bool) -> None:
@@ -439,10 +439,10 @@ class QuestionAnswering:
             verb = "differs" if len(differences) == 1 else "differ"
             what = f"run {existing.id} measured something else ({', '.join(differences)} {verb}); it cannot be"
             if resume:
-                raise UsageError(f"--resume: {what} continued as a run of {self._where()}")
+                raise UsageError(f"{argument('resume')}: {what} continued as a run of {self._where()}")
             raise UsageError(f"{what} joined by a run of {self._where()}")
         if existing.status is RunStatus.COMPLETE:
-            raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new --run-id")
+            raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new {argument('run_id')}")
 
     def before_joining(self) -> list[str]:
         """Nothing: the retriever was prepared before the store was opened."""
@@ -778,8 +778,8 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
         # read under the one rule for a plugin's optional attribute: a thread_safe that raises is not declared
         if concurrency > 1 and declared(retriever, "thread_safe") is not True:
             raise UsageError(
-                f'--concurrency {concurrency}: retriever "{resolved.retriever_id}" does not declare itself thread-safe '
-                "(thread_safe = True), so its questions are asked one at a time; drop --concurrency"
+                f'{argument("concurrency", concurrency)}: retriever "{resolved.retriever_id}" does not declare itself thread-safe '
+                f"(thread_safe = True), so its questions are asked one at a time; drop {argument('concurrency')}"
             )
         identity = _identity(resolved, retriever)
         prepared = _prepare(retriever, resolved.retriever_id)
@@ -821,10 +821,10 @@ def check_chosen_baseline(repository: ResultRepository, baseline_id: str, resolv
     """Refuse a chosen baseline of another scope before the retriever is created or anything is stored."""
     chosen = repository.get_run(baseline_id, with_cases=False)
     if chosen is None:
-        raise UnknownRunError(baseline_id, option="--baseline")
+        raise UnknownRunError(baseline_id, option=argument("baseline"))
     scope = BaselineScope(RunKind.RETRIEVAL, resolved.golden_set.identifier, retriever=resolved.retriever_id, deployment=resolved.deployment.name)
     if chosen.kind is not RunKind.RETRIEVAL:
-        raise UsageError(f"--baseline {chosen.id} is of another scope: it is a {chosen.kind.value} run, not a retrieval run")
+        raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: it is a {chosen.kind.value} run, not a retrieval run")
     problem = scope_mismatch(chosen, scope)
     if problem is not None:
-        raise UsageError(f"--baseline {chosen.id} is of another scope: {problem}")
+        raise UsageError(f"{argument('baseline', chosen.id)} is of another scope: {problem}")

@@ -30,6 +30,7 @@ from ...components import declared, judge_instance, plugin_called
 from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
+from ...wording import argument
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -436,9 +437,9 @@ def check_cache_privacy(privacy: str, config: Any, explicit_flag: bool) -> None:
 
     if privacy != "full" and not config.cache_enabled and explicit_flag:
         raise UsageError(
-            f'--cache keeps full answer text in the store, and this run\'s privacy level is "{privacy}": '
+            f'{argument("cache")} keeps full answer text in the store, and this run\'s privacy level is "{privacy}": '
             "set [cache] enabled = true in evalkit.toml to allow it (the cache then stores full answers whatever "
-            "the privacy level), or run with --privacy full"
+            f"the privacy level), or run with {argument('privacy', 'full', option='--privacy full')}"
         )
 
 
@@ -453,7 +454,7 @@ def check_spending(answering: Any, config: Any, privacy: str, request: SpendingR
     if request.budget is not None and (answering.pricing or {}).get("generator") is None:
         name = answering.bound.instance or answering.bound.adapter
         raise UsageError(
-            f'--budget needs the prices of provider instance "{name}": set price_per_million_input and '
+            f'{argument("budget")} needs the prices of provider instance "{name}": set price_per_million_input and '
             f"price_per_million_output (and currency) in [providers.{name}] of evalkit.toml"
         )
 
@@ -472,10 +473,13 @@ def prepare_spending(answering: Any, config: Any, privacy: str, request: Spendin
     wants_cache = request.cache if request.cache is not None else config.cache_enabled
     if wants_cache:
         if not cache_allowed(True, request.repeats):
-            notes.append("The answer cache is neither read nor written: each prompt is answered more than once (--repeats), and repeats must be independent.")
+            notes.append(
+                "The answer cache is neither read nor written: each prompt is answered more than once "
+                f"({argument('repeats')}), and repeats must be independent."
+            )
             wants_cache = False
         elif capabilities(repository).cache is None:
-            raise UsageError("--cache needs a store that keeps an answer cache (AnswerCache), and the configured one does not")
+            raise UsageError(f"{argument('cache')} needs a store that keeps an answer cache (AnswerCache), and the configured one does not")
     stored = None
     if request.answers_from is not None:
         stored = stored_answers(repository, request.answers_from, answering, only=False)
@@ -539,7 +543,7 @@ def stored_answers(repository: Any, run_id: str, answering: Any, *, only: bool) 
 
     source = repository.get_run(run_id)
     if source is None:
-        raise UnknownRunError(run_id, option=None if only else "--answers-from")
+        raise UnknownRunError(run_id, option=None if only else argument("answers_from"))
     if source.set_identifier != answering.golden_set.identifier:
         raise UsageError(f'run {run_id} is a run of set "{source.set_identifier}", not "{answering.golden_set.identifier}"')
     if source.kind.value != "prompts":
