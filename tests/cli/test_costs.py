@@ -180,6 +180,26 @@ def test_max_requests_stops_after_n_requests_with_exit_3(evalkit_cli, project, c
     assert evalkit_cli(*words, env=env).code == 0 and len(completions(chat_server)) == 6
 
 
+def test_the_verdict_of_a_run_a_spending_limit_stopped_names_the_limit(evalkit_cli, project, chat_server) -> None:
+    """The verdict of a run --max-requests or --budget stopped read "not compared: the run is
+    incomplete (0 errored cases)": no case errored; a spending limit stopped it, and it says which."""
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    limited = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--max-requests", "2", "--json", env=env)
+    assert limited.code == 3, limited.stderr
+    reason = limited.json()["verdict"]["reason"]
+    assert reason == (
+        "not compared: the run is incomplete (a spending limit stopped it: --max-requests 2 reached), "
+        "so it is never a baseline and is not compared"
+    )
+    shown = evalkit_cli("show", limited.json()["run_id"], env=env)
+    assert "a spending limit stopped it: --max-requests 2 reached" in shown.stdout, shown.stdout
+    budgeted = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--budget", "0.03", env=env)
+    assert budgeted.code == 3, budgeted.stderr
+    assert "not compared: the run is incomplete (a spending limit stopped it: --budget 0.03 EUR reached)" in budgeted.stdout
+    assert "0 errored" not in budgeted.stdout
+
+
 def test_a_budget_without_prices_is_refused_before_anything_is_sent(evalkit_cli, project, chat_server) -> None:
     env = configure(project, chat_server)
     refused = evalkit_cli("run", "arith.basic", "--provider", "prod", "--budget", "1", env=env)

@@ -627,7 +627,7 @@ class _Lifecycle:
         reused = self.plan.answers_reused or stored.answers_reused is not None
         judging = Judging(
             self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures,
-            baseline_run=gate.baseline_run, gate=gate.settings, answers_reused=reused,
+            baseline_run=gate.baseline_run, gate=gate.settings, answers_reused=reused, stopped_by=finish.stopped_by,
         )  # fmt: skip
         return stored, settle(stored, judging)
 
