@@ -180,11 +180,15 @@ class SpendGuard:
             self._settled_event.clear()
             await self._settled_event.wait()
 
-    def measure(self, usage: Usage | None) -> None:
-        """Count an answer's completion tokens (when reported) into the size :meth:`estimate` expects."""
-        if usage is not None and usage.output_tokens is not None:
+    def measure(self, usage: Usage | None, answers: int = 1) -> None:
+        """Count the completion tokens (when reported) of ``answers`` whole answers (``usage`` sums
+        them: a stored case of a run answered ``--repeats N``) into the size :meth:`estimate`
+        expects. Only whole answers measure it: an errored case's usage is what its replies before
+        the failure reported (see :func:`~evalkit.run.answering.repeats.answer_usage`) — spent, and
+        counted in what was spent, but no answer's size."""
+        if usage is not None and usage.output_tokens is not None and answers >= 1:
             self._answered_output += usage.output_tokens
-            self._answered += 1
+            self._answered += answers
 
     def settle(self, reserved: Decimal, case: CaseResult) -> None:
         """Count what the request for ``case`` (and its judge calls) cost, releasing ``reserved``."""
@@ -193,7 +197,8 @@ class SpendGuard:
         spent = cost_of(case.usage, self.price) if self.price is not None else Decimal(0)
         if spent is None:  # the endpoint reported no usage: the estimate is what is known
             spent = reserved
-        self.measure(case.usage)
+        if not getattr(case, "errored", False):  # an errored answer's spend is spent, but it measures no answer
+            self.measure(case.usage)
         self.add_judge(case.judge_usage)
         self.spent += spent
         self.own_spent += spent
@@ -296,6 +301,8 @@ class SpendingPlan:
     reuse_kind: str | None = None
     output_tokens: int | None = None
     prior_output: int | None = None
+    #: Answers per prompt (``--repeats``): a stored case's usage sums that many.
+    repeats: int = 1
 
     def extras_for(self, part: Any, pricing: Mapping[str, Any] | None, bound: Any) -> AnswerExtras:
         """The runner's extras for one slice of the run, bound to the store: its answer cache, and
@@ -310,8 +317,11 @@ class SpendingPlan:
                 output_tokens=self.output_tokens, prior_output=self.prior_output,
             )  # fmt: skip
             if store.spending is not None:  # a resumed run, other shards: their answers measure it best
-                for usage, *_ in store.spending.case_usage(part.run_id):
-                    guard.measure(usage)
+                # by the rule of this run's own answers: whole answers asked of the model (not an
+                # errored case's, nor a reused one), a case of a repeated run being its N answers
+                for usage, _, source, errored, _ in store.spending.case_usage(part.run_id):
+                    if not errored and not source:
+                        guard.measure(usage, answers=self.repeats)
 
             def stored_spend() -> tuple[Decimal, int]:
                 if store.spending is None:
@@ -499,7 +509,7 @@ def prepare_spending(answering: Any, config: Any, privacy: str, request: Spendin
         budget=request.budget, max_requests=request.max_requests, cache=wants_cache, serving=serving, stored=stored,
         reuse_kind="answers-from" if stored is not None else None,
         output_tokens=output if isinstance(output, int) and not isinstance(output, bool) and output > 0 else None,
-        prior_output=prior_output,
+        prior_output=prior_output, repeats=max(1, request.repeats),
     )  # fmt: skip
     return plan, notes
 
