@@ -618,6 +618,35 @@ def test_a_runs_summary_prints_a_huge_token_count_as_the_plan_does(evalkit_cli, 
     assert re.match(r"Tokens: +9E\+18 prompt \+ [0-9,]+ completion tokens in 6 replies", tokens), tokens
 
 
+def test_a_runs_token_total_past_2_63_is_kept_whole_and_read_back_everywhere(evalkit_cli, project, chat_server) -> None:
+    """Each reply below 2**63 tokens (what one reply may report), six of them past it: the run's
+    total is kept as JSON text (no INTEGER or BIGINT column holds it), so the store, show, history
+    and the verdict take it whole. A pin: a total moved into an integer column would overflow."""
+    import json
+
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    body = {
+        "model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 9 * 10**18, "completion_tokens": 7, "total_tokens": 9 * 10**18 + 7},
+    }  # fmt: skip
+    for number in range(2, 8):  # the first request is the readiness probe
+        chat_server.fail_at(number, Fault.garbage(json.dumps(body)))
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--json", env=env)
+    assert result.code == 0, result.stderr
+    document = result.json()
+    assert document["spend"]["generator"]["prompt_tokens"] == 6 * 9 * 10**18 > 2**63
+    assert document["verdict"]["state"] == "baseline"
+    shown = evalkit_cli("show", document["run_id"], "--json", env=env)
+    assert shown.code == 0 and shown.json()["spend"] == document["spend"]
+    listed = evalkit_cli("history", "arith.basic", "--json", env=env)
+    assert listed.code == 0 and listed.json()["runs"][0]["spend"] == document["spend"]
+    again = evalkit_cli("run", "arith.basic", "--provider", "prod", "--json", env=env)
+    assert again.code == 0 and again.json()["verdict"]["state"] == "no_regression", again.stderr
+
+
 def test_a_budget_stopped_shard_is_told_its_own_slice_and_a_budget_its_run_needs(evalkit_cli, project, chat_server) -> None:
     # The note of a stopped shard counted the whole run ("after 1 of 6 cases") though the shard
     # answers its slice, and did not say the limit it suggests is the run's, which shards share
