@@ -200,6 +200,33 @@ def test_the_verdict_of_a_run_a_spending_limit_stopped_names_the_limit(evalkit_c
     assert "0 errored" not in budgeted.stdout
 
 
+def test_a_resumed_budget_never_forgets_what_was_spent_because_one_reply_reported_no_usage(evalkit_cli, project, chat_server) -> None:
+    """One reply without usage made the run's stored cost unknown, and a resumed run's budget read
+    unknown as nothing spent: resumed with the budget that had stopped it, it spent it again. A
+    reply of unknown cost now counts the mean of the known ones (the running process counts its
+    estimate), and what is known is never dropped."""
+    import json
+
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    body = {"model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "12"}, "finish_reason": "stop"}]}
+    chat_server.fail_at(3, Fault.garbage(json.dumps(body)))  # the second case's reply reports no usage
+    base = ("run", "arith.basic", "--provider", "prod", "--concurrency", "1")
+    stopped = evalkit_cli(*base, "--budget", "0.06", "--json", env=env)
+    assert stopped.code == 3, stopped.stderr
+    document = stopped.json()
+    assert document["spend"]["cost"] is None and document["spend"]["generator"]["usage_unreported"] == 1
+    sent = len(completions(chat_server))
+    assert 3 <= sent < 6, sent
+    again = evalkit_cli(*base, "--resume", document["run_id"], "--budget", "0.06", "--json", env=env)
+    assert again.code == 3, again.stderr
+    # the unknown reply counted the mean of the known ones, not the estimate the running process
+    # reserved for it: the resume may send the one request that difference leaves room for
+    assert len(completions(chat_server)) - sent <= 1, "the budget that stopped the run stops its resume"
+
+
 def test_a_budget_without_prices_is_refused_before_anything_is_sent(evalkit_cli, project, chat_server) -> None:
     env = configure(project, chat_server)
     refused = evalkit_cli("run", "arith.basic", "--provider", "prod", "--budget", "1", env=env)

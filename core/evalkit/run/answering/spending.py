@@ -330,9 +330,7 @@ class SpendingPlan:
             def stored_spend() -> tuple[Decimal, int]:
                 if store.spending is None:
                     return guard.own_spent, guard.own_requests
-                spent = run_spend(pricing, store.spending.case_usage(part.run_id))
-                known = (spent.generator.cost or Decimal(0)) + (spent.judge.cost or Decimal(0))
-                return known, spent.generator.requests
+                return budget_spent(pricing, store.spending.case_usage(part.run_id))
 
             guard.spent, guard.requests = stored_spend()
             if part.shard is not None and store.spending is not None:
@@ -345,6 +343,37 @@ class SpendingPlan:
 
                 guard.refresh = refresh
         return AnswerExtras(stored=self.stored, cache=cache, serving=self.serving, guard=guard)
+
+
+def budget_spent(pricing: Mapping[str, Any] | None, rows: Any) -> tuple[Decimal, int]:
+    """What a run's stored cases spent, as a budget counts it, and their generator requests (what
+    ``--max-requests`` counts), from :class:`~evalkit.storage.RunSpending` rows.
+
+    The run's spend says its cost is unknown once one reply reported no usage; a budget cannot
+    count that as nothing (a resumed run forgot all it had spent, and spent the budget again). A
+    reply of unknown cost counts what one request cost on average among the run's replies whose
+    cost is known (none known: nothing) — as the running process counted the estimate it
+    reserved for it; a judge call of unknown cost adds nothing, as it did there."""
+    rows = list(rows)
+    spend = run_spend(pricing, rows)
+    generator, judge = RunSpend.priced(pricing).generator_price, RunSpend.priced(pricing).judge_price
+    known, known_requests, unknown_requests, judged = Decimal(0), 0, 0, Decimal(0)
+    for usage, judge_usage, source, errored, requests in rows:
+        for call in judge_usage:
+            cost = cost_of(call, judge) if judge is not None else None
+            judged += cost if cost is not None else Decimal(0)
+        made = 1 if requests is None else requests
+        if source or not made or (requests is None and errored and usage is None):
+            continue  # reused, or no reply (see run_spend)
+        cost = cost_of(usage, generator) if generator is not None else None
+        if cost is None:
+            unknown_requests += made
+        else:
+            known += cost
+            known_requests += made
+    if unknown_requests and known_requests:
+        known += known / known_requests * unknown_requests
+    return known + judged, spend.generator.requests
 
 
 def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int, repeats: int = 1) -> tuple[str, ...]:
