@@ -356,7 +356,7 @@ def budget_spent(pricing: Mapping[str, Any] | None, rows: Any) -> tuple[Decimal,
     reserved for it; a judge call of unknown cost adds nothing, as it did there."""
     rows = list(rows)
     spend = run_spend(pricing, rows)
-    generator, judge = RunSpend.priced(pricing).generator_price, RunSpend.priced(pricing).judge_price
+    generator, judge = spend.generator_price, spend.judge_price
     known, known_requests, unknown_requests, judged = Decimal(0), 0, 0, Decimal(0)
     for usage, judge_usage, source, errored, requests in rows:
         for call in judge_usage:
