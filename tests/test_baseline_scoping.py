@@ -230,6 +230,29 @@ def test_an_unfinished_run_is_not_compared_and_says_why(repo) -> None:
     assert incomplete_reason(run, "case") == (
         "not compared: the run is incomplete (1 errored case), so it is never a baseline and is not compared"
     )
+    assert incomplete_reason(run, "question", None) == (
+        "not compared: the run is incomplete (1 errored question), so it is never a baseline and is not compared"
+    )
+
+
+def test_a_run_a_spending_limit_stopped_says_which_limit_not_zero_errored_cases(repo) -> None:
+    """A run --max-requests or --budget stopped said "incomplete (0 errored cases)": the limit is why."""
+    from evalkit.run.decide import incomplete_reason
+
+    clean = repo.get_run(store(repo, status="incomplete"), with_cases=False)
+    assert clean.errored_count == 0
+    assert incomplete_reason(clean, "case", "--max-requests 2 reached") == (
+        "not compared: the run is incomplete (a spending limit stopped it: --max-requests 2 reached), "
+        "so it is never a baseline and is not compared"
+    )
+    errored = repo.get_run(store(repo, status="incomplete", errored=True), with_cases=False)
+    assert incomplete_reason(errored, "case", "--budget 0.03 EUR reached") == (
+        "not compared: the run is incomplete (a spending limit stopped it: --budget 0.03 EUR reached; 1 errored case), "
+        "so it is never a baseline and is not compared"
+    )
+    assert incomplete_reason(clean, "case") == (
+        "not compared: the run is incomplete (0 errored cases), so it is never a baseline and is not compared"
+    )
 
 
 def test_a_run_with_a_new_failing_case_is_accepted_unless_new_failures_gate(repo) -> None:

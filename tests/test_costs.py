@@ -93,6 +93,60 @@ def test_a_budget_guard_waits_for_requests_in_flight_and_stops_only_when_nothing
     assert limited.admit(prompt) == 0 and limited.admit(prompt) is None and limited.stopped == "--max-requests 1 reached"
 
 
+def test_an_errored_answers_spend_counts_but_never_its_size_in_the_budgets_estimate() -> None:
+    """The budget's running mean of an answer's size took in an errored case's usage (what its
+    replies before the failure reported): a conversation cut after one long turn, a case a limit
+    stopped between its repeats, made the next requests' estimates wrong. Its spend still counts."""
+    prompt = SimpleNamespace(prompt="x" * 40, system_prompt=None)
+    guard = SpendGuard(Decimal(100), None, Price(1000, 2000))
+    reserved = guard.admit(prompt)
+    guard.settle(reserved, SimpleNamespace(usage=Usage(input_tokens=10, output_tokens=4), judge_usage=(), errored=False))
+    before = guard.estimate(prompt)
+    reserved = guard.admit(prompt)
+    guard.settle(reserved, SimpleNamespace(usage=Usage(input_tokens=10, output_tokens=4000), judge_usage=(), errored=True))
+    assert guard.estimate(prompt) == before, "an errored answer is no measure of an answer's size"
+    assert guard.spent == Decimal("0.018") + Decimal("8.01"), "what it spent is spent"
+    stored = SpendGuard(Decimal(100), None, Price(1000, 2000))
+    stored.measure(Usage(input_tokens=30, output_tokens=12), answers=3)
+    assert stored.estimate(prompt) == before, "a stored case of a run answered 3 times is 3 answers"
+
+
+def test_a_failed_request_costs_the_budget_what_the_store_counts_it_nothing_and_no_request() -> None:
+    """A request that got no reply was charged its estimate by the running process, and nothing
+    once read back from the store (a resume, other shards): one rule, the store's."""
+    from evalkit.run.answering.spending import budget_spent
+
+    prompt = SimpleNamespace(prompt="x" * 40, system_prompt=None)
+    guard = SpendGuard(Decimal(100), 5, Price(1000, 2000), output_tokens=1)
+    failed = SimpleNamespace(usage=None, judge_usage=(), errored=True, requests=0)
+    guard.settle(guard.admit(prompt), failed)
+    assert (guard.spent, guard.requests) == (Decimal(0), 0)
+    assert budget_spent({"generator": Price(1000, 2000).as_mapping()}, [(None, (), None, True, 0)]) == (Decimal(0), 0)
+    silent = SimpleNamespace(usage=None, judge_usage=(), errored=False, requests=1)
+    reserved = guard.admit(prompt)
+    guard.settle(reserved, silent)
+    assert (guard.spent, guard.requests) == (reserved, 1), "a reply without usage costs its estimate"
+
+
+def test_a_resumed_runs_stored_cases_measure_its_answers_by_the_same_rule() -> None:
+    """Resumed, the guard measured every stored case's usage as one answer: an errored one's
+    partial usage, a reused one's, and a repeated case's sum of N answers as one answer."""
+    from evalkit.run.answering.spending import SpendingPlan
+
+    rows = [
+        (Usage(input_tokens=30, output_tokens=12), (), None, False, 3),  # 3 answers of 4 tokens
+        (Usage(input_tokens=10, output_tokens=4000), (), None, True, 1),  # errored
+        (Usage(input_tokens=10, output_tokens=900), (), "cache", False, 0),  # reused
+    ]
+    spending = SimpleNamespace(case_usage=lambda run_id: iter(rows))
+    store = SimpleNamespace(cache=None, spending=spending)
+    part = SimpleNamespace(store=store, run_id="r", shard=None)
+    pricing = {"generator": Price(1000, 2000).as_mapping()}
+    guard = SpendingPlan(budget=Decimal(100), repeats=3).extras_for(part, pricing, None).guard
+    prompt = SimpleNamespace(prompt="x" * 40, system_prompt=None)
+    assert guard.estimate(prompt) == Price(1000, 2000).request_cost(14, 4)
+
+
 def test_usage_keeps_total_and_cached_prompt_tokens_where_the_endpoint_reports_them() -> None:
     reported = {"prompt_tokens": 120, "completion_tokens": 8, "total_tokens": 128, "prompt_tokens_details": {"cached_tokens": 100}}
     assert Usage.coerce(reported) == Usage(input_tokens=120, output_tokens=8, total_tokens=128, cached_input_tokens=100)

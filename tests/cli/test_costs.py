@@ -180,6 +180,53 @@ def test_max_requests_stops_after_n_requests_with_exit_3(evalkit_cli, project, c
     assert evalkit_cli(*words, env=env).code == 0 and len(completions(chat_server)) == 6
 
 
+def test_the_verdict_of_a_run_a_spending_limit_stopped_names_the_limit(evalkit_cli, project, chat_server) -> None:
+    """The verdict of a run --max-requests or --budget stopped read "not compared: the run is
+    incomplete (0 errored cases)": no case errored; a spending limit stopped it, and it says which."""
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    limited = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--max-requests", "2", "--json", env=env)
+    assert limited.code == 3, limited.stderr
+    reason = limited.json()["verdict"]["reason"]
+    assert reason == (
+        "not compared: the run is incomplete (a spending limit stopped it: --max-requests 2 reached), "
+        "so it is never a baseline and is not compared"
+    )
+    shown = evalkit_cli("show", limited.json()["run_id"], env=env)
+    assert "a spending limit stopped it: --max-requests 2 reached" in shown.stdout, shown.stdout
+    budgeted = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--budget", "0.03", env=env)
+    assert budgeted.code == 3, budgeted.stderr
+    assert "not compared: the run is incomplete (a spending limit stopped it: --budget 0.03 EUR reached)" in budgeted.stdout
+    assert "0 errored" not in budgeted.stdout
+
+
+def test_a_resumed_budget_never_forgets_what_was_spent_because_one_reply_reported_no_usage(evalkit_cli, project, chat_server) -> None:
+    """One reply without usage made the run's stored cost unknown, and a resumed run's budget read
+    unknown as nothing spent: resumed with the budget that had stopped it, it spent it again. A
+    reply of unknown cost now counts the mean of the known ones (the running process counts its
+    estimate), and what is known is never dropped."""
+    import json
+
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    body = {"model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "12"}, "finish_reason": "stop"}]}
+    chat_server.fail_at(3, Fault.garbage(json.dumps(body)))  # the second case's reply reports no usage
+    base = ("run", "arith.basic", "--provider", "prod", "--concurrency", "1")
+    stopped = evalkit_cli(*base, "--budget", "0.06", "--json", env=env)
+    assert stopped.code == 3, stopped.stderr
+    document = stopped.json()
+    assert document["spend"]["cost"] is None and document["spend"]["generator"]["usage_unreported"] == 1
+    sent = len(completions(chat_server))
+    assert 3 <= sent < 6, sent
+    again = evalkit_cli(*base, "--resume", document["run_id"], "--budget", "0.06", "--json", env=env)
+    assert again.code == 3, again.stderr
+    # the unknown reply counted the mean of the known ones, not the estimate the running process
+    # reserved for it: the resume may send the one request that difference leaves room for
+    assert len(completions(chat_server)) - sent <= 1, "the budget that stopped the run stops its resume"
+
+
 def test_a_budget_without_prices_is_refused_before_anything_is_sent(evalkit_cli, project, chat_server) -> None:
     env = configure(project, chat_server)
     refused = evalkit_cli("run", "arith.basic", "--provider", "prod", "--budget", "1", env=env)
@@ -596,6 +643,35 @@ def test_a_runs_summary_prints_a_huge_token_count_as_the_plan_does(evalkit_cli, 
     result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", env=env)
     tokens = next(line for line in result.stdout.splitlines() if line.startswith("Tokens:"))
     assert re.match(r"Tokens: +9E\+18 prompt \+ [0-9,]+ completion tokens in 6 replies", tokens), tokens
+
+
+def test_a_runs_token_total_past_2_63_is_kept_whole_and_read_back_everywhere(evalkit_cli, project, chat_server) -> None:
+    """Each reply below 2**63 tokens (what one reply may report), six of them past it: the run's
+    total is kept as JSON text (no INTEGER or BIGINT column holds it), so the store, show, history
+    and the verdict take it whole. A pin: a total moved into an integer column would overflow."""
+    import json
+
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server)
+    body = {
+        "model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 9 * 10**18, "completion_tokens": 7, "total_tokens": 9 * 10**18 + 7},
+    }  # fmt: skip
+    for number in range(2, 8):  # the first request is the readiness probe
+        chat_server.fail_at(number, Fault.garbage(json.dumps(body)))
+    result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--json", env=env)
+    assert result.code == 0, result.stderr
+    document = result.json()
+    assert document["spend"]["generator"]["prompt_tokens"] == 6 * 9 * 10**18 > 2**63
+    assert document["verdict"]["state"] == "baseline"
+    shown = evalkit_cli("show", document["run_id"], "--json", env=env)
+    assert shown.code == 0 and shown.json()["spend"] == document["spend"]
+    listed = evalkit_cli("history", "arith.basic", "--json", env=env)
+    assert listed.code == 0 and listed.json()["runs"][0]["spend"] == document["spend"]
+    again = evalkit_cli("run", "arith.basic", "--provider", "prod", "--json", env=env)
+    assert again.code == 0 and again.json()["verdict"]["state"] == "no_regression", again.stderr
 
 
 def test_a_budget_stopped_shard_is_told_its_own_slice_and_a_budget_its_run_needs(evalkit_cli, project, chat_server) -> None:

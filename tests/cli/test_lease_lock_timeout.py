@@ -113,3 +113,36 @@ def test_a_shard_that_began_the_run_another_shard_already_answers_leaves_it_as_i
     began = evalkit_cli("run", "arith.basic", "--shard", "1/2", "--run-id", "ci-2", "--database", LOCAL)
     assert began.code == 3 and NOT_HELD in began.stderr, began.stderr
     assert status_of(project, "ci-2") == "running"
+
+
+def test_ctrl_c_right_after_the_run_is_stored_marks_it_interrupted_not_running_unleased(evalkit_cli, project, monkeypatch) -> None:
+    """A Ctrl-C between begin_run's commit and the lease left the run stored running with no lease
+    (and no process answering it) for ever: it is marked interrupted and said resumable."""
+    from evalkit.storage.sql import runs
+
+    answer_with(project, ARITH_GOOD)
+    real = runs.RunsAndCases.begin_run
+
+    def committed_then_interrupted(self, run):  # noqa: ANN001, ANN202
+        real(self, run)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runs.RunsAndCases, "begin_run", committed_then_interrupted)
+    began = evalkit_cli("run", "arith.basic", "--run-id", "mine-2", "--database", LOCAL)
+    assert began.code == 3 and "interrupted: run mine-2" in began.stderr and "--resume mine-2" in began.stderr, began.stderr
+    assert status_of(project, "mine-2") == "interrupted"
+
+
+def test_ctrl_c_before_the_run_is_stored_stores_nothing(evalkit_cli, project, monkeypatch) -> None:
+    from evalkit.storage.sql import runs
+
+    answer_with(project, ARITH_GOOD)
+
+    def interrupted(self, run):  # noqa: ANN001, ANN202
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runs.RunsAndCases, "begin_run", interrupted)
+    began = evalkit_cli("run", "arith.basic", "--run-id", "mine-3", "--database", LOCAL)
+    assert began.code != 0 and "mine-3" not in began.stderr, began.stderr
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        assert connection.execute("SELECT count(*) FROM evalkit_run").fetchone()[0] == 0

@@ -356,6 +356,14 @@ def test_a_server_that_echoes_the_alias_is_said_to_and_its_own_evidence_is_store
     shown = evalkit_cli("run", "arith.basic", "--provider", "prod", env=env)
     assert "(reported model is the alias sent; the server does not report its own)" in shown.stdout
     assert "Served by:  gateway routed to [bold]smollm2-q4[/bold], model list says owned by llamacpp" in shown.stdout  # markup shown, not applied
+    # `show` never printed the serving note nor the evidence the run printed: it says them again
+    stored = evalkit_cli("show", result.json()["run_id"], env=env)
+    assert stored.code == 0, stored.stderr
+    lines = stored.stdout.splitlines()
+    model = next(i for i, line in enumerate(lines) if line.startswith("Model:"))
+    assert lines[model + 1].strip() == "(reported model is the alias sent; the server does not report its own)", lines
+    assert "Served by:  gateway routed to [bold]smollm2-q4[/bold], model list says owned by llamacpp" in stored.stdout
+    assert evalkit_cli("show", result.json()["run_id"], "--json", env=env).json()["metrics"]["serving"] == serving
     assert KEY.encode() not in b"".join(p.read_bytes() for p in (project / ".evalkit").glob("results.db*"))
 
 

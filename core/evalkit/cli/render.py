@@ -339,6 +339,24 @@ def base_prompt_line(run: Run) -> str | None:
     return f"base system prompt {digest}" if digest else None
 
 
+def serving_lines(run: Run) -> list[str]:
+    """The lines under ``Model:`` on who served the run, as stored with it (``metrics["serving"]``):
+    its note (the reported model is the alias sent …) and the free evidence (``Served by:``) —
+    what ``run`` prints and ``show`` prints again. A stored value of another shape shows nothing."""
+    serving = (run.metrics or {}).get("serving") if isinstance(run.metrics, dict) else None
+    if not isinstance(serving, dict):
+        return []
+    lines = []
+    note = serving.get("note")
+    if isinstance(note, str) and note:
+        lines.append(f"            ({note})")
+    evidence = serving.get("evidence")
+    if isinstance(evidence, dict) and evidence:
+        shown = ", ".join(f"{_evidence_label(str(key))} {value}" for key, value in evidence.items())
+        lines.append(f"Served by:  {shown}")
+    return lines
+
+
 def render_summary(out: Output, run: Run) -> None:
     """Identity and aggregates."""
     if run.identity is not None:
@@ -346,12 +364,8 @@ def render_summary(out: Output, run: Run) -> None:
     else:
         who = "(unknown)"
     out.print(f"Model:      {who}")
-    serving = (run.metrics or {}).get("serving") or {}
-    if serving.get("note"):
-        out.print(f"            ({serving['note']})")
-    if serving.get("evidence"):
-        shown = ", ".join(f"{_evidence_label(str(key))} {value}" for key, value in serving["evidence"].items())
-        out.print(f"Served by:  {shown}")
+    for line in serving_lines(run):
+        out.print(line)
     base = base_prompt_line(run)
     if base is not None:
         out.print(f"System:     {base}")

@@ -156,7 +156,7 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
     from ..conversations import transcript_lines
     from .console import Lines, console
     from .layout import Column, print_rows
-    from .render import base_prompt_line, result_cell, unlisted_cases_line
+    from .render import base_prompt_line, result_cell, serving_lines, unlisted_cases_line
     from .stored import format_date, identity_label, verdict_label
 
     out = console()
@@ -166,6 +166,8 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
     out.print(f"Model:      {identity_label(run)}")
     if run.identity is None and run.identity_note:
         out.print(f"            ({run.identity_note})")
+    for line in serving_lines(run):
+        out.print(line)
     base = base_prompt_line(run)
     if base is not None:
         out.print(f"System:     {base}")

@@ -118,14 +118,21 @@ class Judging:
     baseline_run: Run | None = None
     gate: GateSettings = attrs.Factory(GateSettings)
     answers_reused: bool = False
+    #: The spending limit that stopped the run before all its cases were asked ("--max-requests 2
+    #: reached"), said in its verdict; ``None``: none did.
+    stopped_by: str | None = None
 
 
-def incomplete_reason(run: Run, unit: str) -> str:
-    """Why an unfinished run is not compared."""
-    return (
-        f"not compared: the run is {run.status.value} ({counted(run.errored_count, 'errored ' + unit)}), "
-        "so it is never a baseline and is not compared"
-    )
+def incomplete_reason(run: Run, unit: str, stopped_by: str | None = None) -> str:
+    """Why an unfinished run is not compared: its errored cases, or the spending limit that stopped
+    it (``stopped_by``, with its errored cases when it has any)."""
+    if stopped_by is None:
+        why = counted(run.errored_count, "errored " + unit)
+    else:
+        why = f"a spending limit stopped it: {stopped_by}"
+        if run.errored_count:
+            why += f"; {counted(run.errored_count, 'errored ' + unit)}"
+    return f"not compared: the run is {run.status.value} ({why}), so it is never a baseline and is not compared"
 
 
 def streams(run: Run, store: Capabilities) -> bool:
@@ -162,7 +169,7 @@ def decide(run: Run, judging: Judging) -> Verdict:
             return Verdict(NOT_COMPARABLE, found)
         check = rules.comparability(run, found)
         if run.status is not RunStatus.COMPLETE:
-            return Verdict(NOT_COMPARABLE, incomplete_reason(run, rules.unit), baseline=found, comparability=check)
+            return Verdict(NOT_COMPARABLE, incomplete_reason(run, rules.unit, judging.stopped_by), baseline=found, comparability=check)
         if not check.comparable:
             return Verdict(NOT_COMPARABLE, check.reason, baseline=found, comparability=check)
         if found is None:

@@ -5,7 +5,8 @@ that changed under it interrupts it.
 ::
 
     execute(plan, repository)
-      begin      run id (given, resumed or new) → refuse what cannot join → begin_run
+      begin      run id (given, resumed or new) → refuse what cannot join → begin_run (inside the
+                 guard the lease is taken in: no interruption leaves it running unleased)
       lease      acquire the lease on the whole run or on this shard; a heartbeat thread renews it
       answer     the answering's slice (its shard, minus what is stored), each case committed
                  through a CaseRecorder (group commit) and told to the observers
@@ -429,34 +430,46 @@ class _Lifecycle:
 
     def run(self) -> Outcome:
         self.notes = list(self.plan.notes)
-        header, stored_header, joining = self._begin()
-        if not joining or stored_header.status is RunStatus.COMPLETE:
-            # this process began the run, or it is complete: an error past here that is not the
-            # run's own (printing the outcome) says the run is stored (evalkit.cli._failed)
-            stored_runs.note(header.id)
-        if joining and stored_header.status is RunStatus.COMPLETE:
-            return self._complete_already(stored_header)
+        header, existing, joining = self._begin()
+        if existing is not None and _complete_shard_of(existing, self.plan.placement):
+            stored_runs.note(header.id)  # complete: an error past here says the run is stored (evalkit.cli._failed)
+            return self._complete_already(existing)
         shard = self.plan.placement.shard
         part = WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)
         lease = RunLease(self.store.leases, header.id, part)
         observing = self.plan.observing
         self.observers = hooks.Observers(observing.manager, observing.hook_timeout) if observing.manager is not None else None
-        leased = False
+        leased = begun = False
+        complete: Run | None = None
 
         def held() -> bool:
             # A process changes the status only of a run it holds: its lease taken, or a run it
             # began whose lease it could not take (evalkit's bug, Ctrl-C, a lock timeout) while no
-            # other process answers it (it is marked interrupted, not left running for ever).
-            return (leased and not lease.lost) or (not leased and self._unanswered(header.id, joining))
+            # other process answers it (it is marked interrupted, not left running for ever) — one
+            # begin_run was stopped in after its commit too: it is stored running.
+            stored = begun or _stored_status(self.store, header.id) is RunStatus.RUNNING
+            return (leased and not lease.lost) or (not leased and stored and self._unanswered(header.id, joining))
 
         try:
-            # Taken inside: a run stored as running whose lease could not be taken is marked
-            # interrupted and said resumable (when it is this process's: see held), as any other stop.
-            lease.take(None if shard is None else shard.count)
-            leased = True
-            stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
-            stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
+            # Begun inside, and the lease taken inside: a Ctrl-C between begin_run's commit and the
+            # lease, or a lease that could not be taken, leaves no run stored as running without a
+            # lease — it is marked interrupted and said resumable (when it is this process's: see held).
+            stored_header = self.store.repository.begin_run(header)
+            begun = True
+            if not joining or stored_header.status is RunStatus.COMPLETE:
+                # this process began the run, or it is complete: an error past here that is not the
+                # run's own (printing the outcome) says the run is stored (evalkit.cli._failed)
+                stored_runs.note(header.id)
+            if joining and stored_header.status is RunStatus.COMPLETE:
+                complete = stored_header  # closed by another shard meanwhile: its verdict is given below
+            else:
+                lease.take(None if shard is None else shard.count)
+                leased = True
+                stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
+                stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
         except KeyboardInterrupt:
+            if not begun and _stored_status(self.store, header.id) is None:
+                raise  # stopped in begin_run before its commit: nothing is stored
             if held():
                 mark_interrupted(self.store, header.id)
             raise RunInterrupted(header.id, header.set_identifier, command=self._resume_command(header.id)) from None
@@ -464,6 +477,8 @@ class _Lifecycle:
             mark_interrupted(self.store, header.id)  # never complete, never compared
             raise
         except StoreFailure as exc:
+            if not begun:
+                raise  # begin_run's own failure: the run was not stored
             raise store_failed(self.store, header, exc, self._resume_command(header.id), held=held()) from None
         except CallerCallbackFailed as failed:  # the caller's callback raised: its error, raised as it is
             mark_interrupted(self.store, header.id)
@@ -474,6 +489,8 @@ class _Lifecycle:
             )
             raise failed.cause from None
         except HostAlarm as alarm:  # the host program's own time limit: its exception, raised as it is
+            if not begun and _stored_status(self.store, header.id) is None:
+                raise  # met in begin_run before its commit: nothing is stored
             mine = held()
             if mine:
                 mark_interrupted(self.store, header.id)
@@ -491,18 +508,24 @@ class _Lifecycle:
                 error_stopped(self.store, header, exc, self._resume_command(header.id))
             raise
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
+            if not begun:
+                raise  # begin_run's own: as it was raised before the run was stored
             failure = plugin_store_failure(self.store.repository, exc)
             resume, mine = self._resume_command(header.id), held()
             if failure is not None:  # a third-party store's own exception (its disk full): the store failed
                 raise store_failed(self.store, header, failure, resume, held=mine) from exc
             raise internal_error(self.store, header, exc, resume, held=mine) from exc
         except BaseException as exc:  # a plugin's, where no call carried it (evalkit.errors.carried)
+            if not begun:
+                raise
             if held():
                 mark_interrupted(self.store, header.id)
             cause = f"{exception_text(exc)}, which a plugin raised and is no Exception"
             raise RunInterrupted(header.id, header.set_identifier, command=self._resume_command(header.id), cause=cause) from exc
         finally:
             lease.give_up(done=False)  # nothing when the slice was done (given up then)
+        if complete is not None:
+            return self._complete_already(complete)
         finished = stored
         if not stored.cases and stored.answered_count and self._hooked("evalkit_run_finished"):
             finished = self.store.repository.get_run(header.id) or stored  # the hook's contract: the run with its cases
@@ -533,9 +556,11 @@ class _Lifecycle:
 
     # -- begin ---------------------------------------------------------------------------------
 
-    def _begin(self) -> tuple[Run, Run, bool]:
-        """The run's header (its id given, resumed or new) and the run as stored; refuses, before
-        anything is written, a run the header cannot join."""
+    def _begin(self) -> tuple[Run, Run | None, bool]:
+        """The run's header (its id given, resumed or new), the run stored under its id before
+        (``None``: a new run) and whether this process joins it; refuses, before anything is
+        written, a run the header cannot join. It writes nothing: the run is begun (``begin_run``)
+        where its lease is taken, so no interruption between the two leaves it running unleased."""
         placement = self.plan.placement
         started = time.time()
         run_id = placement.run_id
@@ -572,7 +597,7 @@ class _Lifecycle:
         if placement.resume or run_id is not None:
             # resuming or joining: the checks that need the store came first, and still precede any write
             self.notes.extend(self.answering.before_joining())
-        return header, repository.begin_run(header), existing is not None
+        return header, existing, existing is not None
 
     def _refuse_another_shard_count(self, run_id: str, shard: Any) -> None:
         """:class:`~evalkit.storage.values.ShardMismatchError` when the run's stored shards give
@@ -646,7 +671,7 @@ class _Lifecycle:
         reused = self.plan.answers_reused or stored.answers_reused is not None
         judging = Judging(
             self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures,
-            baseline_run=gate.baseline_run, gate=gate.settings, answers_reused=reused,
+            baseline_run=gate.baseline_run, gate=gate.settings, answers_reused=reused, stopped_by=finish.stopped_by,
         )  # fmt: skip
         return stored, settle(stored, judging)
 

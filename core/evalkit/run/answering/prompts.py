@@ -209,7 +209,7 @@ class PromptRules:
     def run_problem(self, run: Run, judging: Judging) -> str | None:
         """Incomplete, ungraded, graded under two yardsticks, or answered by no single identity."""
         if run.status is not RunStatus.COMPLETE:
-            return incomplete_reason(run, self.unit)
+            return incomplete_reason(run, self.unit, judging.stopped_by)
         # The yardstick reasons come first (as in the original): they say what is wrong with the measurement.
         if run.grader.endswith(":failed"):
             return f'not compared: no grading of this run could be made (stored as "{run.grader}")'
@@ -523,7 +523,18 @@ class PromptAnswering:
         return Finish(
             status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes),
             slice_in=stop_note is None, plugin_failures=tuple(self.closing_failures),
+            stopped_by=self._limit_reached(spend) if stop_note is not None else None,
         )  # fmt: skip
+
+    def _limit_reached(self, spend: RunSpend) -> str | None:
+        """Which spending limit stopped the run, as its verdict says it ("--max-requests 2 reached",
+        "--budget 0.03 EUR reached")."""
+        guard = self.live.extras.guard if self.live.extras is not None else None
+        if guard is None or guard.stopped is None:
+            return None
+        if guard.stopped.startswith("--max-requests"):
+            return guard.stopped
+        return f"--budget {format_amount(guard.budget, spend.currency)} reached"
 
     def _stopped(
         self, header: Run, status: RunStatus, spend: RunSpend, stored: Callable[[], Iterable[CaseResult]]

@@ -10,7 +10,8 @@ per-request path is what it always was, and nothing here costs a store round tri
 * The answer cache (:mod:`evalkit.answer_cache`) — read before a request, written after an answer.
 * :class:`SpendGuard` — before each request its cost is estimated (:func:`estimate_tokens`) and
   the request is refused when what was spent, plus what is in flight, plus it would pass
-  ``--budget``; ``--max-requests`` counts the generator's requests. What was spent is counted as
+  ``--budget``; ``--max-requests`` counts the generator's requests that got a reply (while in
+  flight, each counts one), as the store keeps them. What was spent is counted as
   answers arrive, judge calls included; shards of one run share it through the store.
 """
 
@@ -181,25 +182,35 @@ class SpendGuard:
             self._settled_event.clear()
             await self._settled_event.wait()
 
-    def measure(self, usage: Usage | None) -> None:
-        """Count an answer's completion tokens (when reported) into the size :meth:`estimate` expects."""
-        if usage is not None and usage.output_tokens is not None:
+    def measure(self, usage: Usage | None, answers: int = 1) -> None:
+        """Count the completion tokens (when reported) of ``answers`` whole answers (``usage`` sums
+        them: a stored case of a run answered ``--repeats N``) into the size :meth:`estimate`
+        expects. Only whole answers measure it: an errored case's usage is what its replies before
+        the failure reported (see :func:`~evalkit.run.answering.repeats.answer_usage`) — spent, and
+        counted in what was spent, but no answer's size."""
+        if usage is not None and usage.output_tokens is not None and answers >= 1:
             self._answered_output += usage.output_tokens
-            self._answered += 1
+            self._answered += answers
 
     def settle(self, reserved: Decimal, case: CaseResult) -> None:
         """Count what the request for ``case`` (and its judge calls) cost, releasing ``reserved``."""
         self.in_flight -= reserved
         self.in_flight_requests -= 1
+        replies = getattr(case, "requests", None)
         spent = cost_of(case.usage, self.price) if self.price is not None else Decimal(0)
-        if spent is None:  # the endpoint reported no usage: the estimate is what is known
-            spent = reserved
-        self.measure(case.usage)
+        if spent is None:
+            # a reply without usage: the estimate is what is known; a request that got no reply
+            # (it failed) reported nothing and costs nothing, as the store counts it (budget_spent)
+            spent = Decimal(0) if replies == 0 and case.usage is None else reserved
+        if not getattr(case, "errored", False):  # an errored answer's spend is spent, but it measures no answer
+            self.measure(case.usage)
         self.add_judge(case.judge_usage)
         self.spent += spent
         self.own_spent += spent
-        # a conversation's model turns each count; a request that got no reply still went out
-        made = max(1, getattr(case, "requests", None) or 0)
+        # One rule, the store's (what a resumed run and other shards read back): the requests that
+        # got a reply — a conversation's model turns each count, a request that failed does not
+        # (it is asked again on resume); a case that does not say counts one, as a stored one does.
+        made = 1 if replies is None else replies
         self.requests += made
         self.own_requests += made
         self._settled += 1
@@ -297,6 +308,8 @@ class SpendingPlan:
     reuse_kind: str | None = None
     output_tokens: int | None = None
     prior_output: int | None = None
+    #: Answers per prompt (``--repeats``): a stored case's usage sums that many.
+    repeats: int = 1
 
     def extras_for(self, part: Any, pricing: Mapping[str, Any] | None, bound: Any) -> AnswerExtras:
         """The runner's extras for one slice of the run, bound to the store: its answer cache, and
@@ -311,15 +324,16 @@ class SpendingPlan:
                 output_tokens=self.output_tokens, prior_output=self.prior_output,
             )  # fmt: skip
             if store.spending is not None:  # a resumed run, other shards: their answers measure it best
-                for usage, *_ in store.spending.case_usage(part.run_id):
-                    guard.measure(usage)
+                # by the rule of this run's own answers: whole answers asked of the model (not an
+                # errored case's, nor a reused one), a case of a repeated run being its N answers
+                for usage, _, source, errored, _ in store.spending.case_usage(part.run_id):
+                    if not errored and not source:
+                        guard.measure(usage, answers=self.repeats)
 
             def stored_spend() -> tuple[Decimal, int]:
                 if store.spending is None:
                     return guard.own_spent, guard.own_requests
-                spent = run_spend(pricing, store.spending.case_usage(part.run_id))
-                known = (spent.generator.cost or Decimal(0)) + (spent.judge.cost or Decimal(0))
-                return known, spent.generator.requests
+                return budget_spent(pricing, store.spending.case_usage(part.run_id))
 
             guard.spent, guard.requests = stored_spend()
             if part.shard is not None and store.spending is not None:
@@ -332,6 +346,37 @@ class SpendingPlan:
 
                 guard.refresh = refresh
         return AnswerExtras(stored=self.stored, cache=cache, serving=self.serving, guard=guard)
+
+
+def budget_spent(pricing: Mapping[str, Any] | None, rows: Any) -> tuple[Decimal, int]:
+    """What a run's stored cases spent, as a budget counts it, and their generator requests (what
+    ``--max-requests`` counts), from :class:`~evalkit.storage.RunSpending` rows.
+
+    The run's spend says its cost is unknown once one reply reported no usage; a budget cannot
+    count that as nothing (a resumed run forgot all it had spent, and spent the budget again). A
+    reply of unknown cost counts what one request cost on average among the run's replies whose
+    cost is known (none known: nothing) — as the running process counted the estimate it
+    reserved for it; a judge call of unknown cost adds nothing, as it did there."""
+    rows = list(rows)
+    spend = run_spend(pricing, rows)
+    generator, judge = spend.generator_price, spend.judge_price
+    known, known_requests, unknown_requests, judged = Decimal(0), 0, 0, Decimal(0)
+    for usage, judge_usage, source, errored, requests in rows:
+        for call in judge_usage:
+            cost = cost_of(call, judge) if judge is not None else None
+            judged += cost if cost is not None else Decimal(0)
+        made = 1 if requests is None else requests
+        if source or not made or (requests is None and errored and usage is None):
+            continue  # reused, or no reply (see run_spend)
+        cost = cost_of(usage, generator) if generator is not None else None
+        if cost is None:
+            unknown_requests += made
+        else:
+            known += cost
+            known_requests += made
+    if unknown_requests and known_requests:
+        known += known / known_requests * unknown_requests
+    return known + judged, spend.generator.requests
 
 
 def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int, repeats: int = 1) -> tuple[str, ...]:
@@ -503,7 +548,7 @@ def prepare_spending(answering: Any, config: Any, privacy: str, request: Spendin
         budget=request.budget, max_requests=request.max_requests, cache=wants_cache, serving=serving, stored=stored,
         reuse_kind="answers-from" if stored is not None else None,
         output_tokens=output if isinstance(output, int) and not isinstance(output, bool) and output > 0 else None,
-        prior_output=prior_output,
+        prior_output=prior_output, repeats=max(1, request.repeats),
     )  # fmt: skip
     return plan, notes
 
