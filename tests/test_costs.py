@@ -111,23 +111,6 @@ def test_an_errored_answers_spend_counts_but_never_its_size_in_the_budgets_estim
     assert stored.estimate(prompt) == before, "a stored case of a run answered 3 times is 3 answers"
 
 
-def test_a_failed_request_costs_the_budget_what_the_store_counts_it_nothing_and_no_request() -> None:
-    """A request that got no reply was charged its estimate by the running process, and nothing
-    once read back from the store (a resume, other shards): one rule, the store's."""
-    from evalkit.run.answering.spending import budget_spent
-
-    prompt = SimpleNamespace(prompt="x" * 40, system_prompt=None)
-    guard = SpendGuard(Decimal(100), 5, Price(1000, 2000), output_tokens=1)
-    failed = SimpleNamespace(usage=None, judge_usage=(), errored=True, requests=0)
-    guard.settle(guard.admit(prompt), failed)
-    assert (guard.spent, guard.requests) == (Decimal(0), 0)
-    assert budget_spent({"generator": Price(1000, 2000).as_mapping()}, [(None, (), None, True, 0)]) == (Decimal(0), 0)
-    silent = SimpleNamespace(usage=None, judge_usage=(), errored=False, requests=1)
-    reserved = guard.admit(prompt)
-    guard.settle(reserved, silent)
-    assert (guard.spent, guard.requests) == (reserved, 1), "a reply without usage costs its estimate"
-
-
 def test_a_resumed_runs_stored_cases_measure_its_answers_by_the_same_rule() -> None:
     """Resumed, the guard measured every stored case's usage as one answer: an errored one's
     partial usage, a reused one's, and a repeated case's sum of N answers as one answer."""

@@ -196,12 +196,9 @@ class SpendGuard:
         """Count what the request for ``case`` (and its judge calls) cost, releasing ``reserved``."""
         self.in_flight -= reserved
         self.in_flight_requests -= 1
-        replies = getattr(case, "requests", None)
         spent = cost_of(case.usage, self.price) if self.price is not None else Decimal(0)
-        if spent is None:
-            # a reply without usage: the estimate is what is known; a request that got no reply
-            # (it failed) reported nothing and costs nothing, as the store counts it (budget_spent)
-            spent = Decimal(0) if replies == 0 and case.usage is None else reserved
+        if spent is None:  # the endpoint reported no usage: the estimate is what is known
+            spent = reserved
         if not getattr(case, "errored", False):  # an errored answer's spend is spent, but it measures no answer
             self.measure(case.usage)
         self.add_judge(case.judge_usage)
@@ -210,6 +207,7 @@ class SpendGuard:
         # One rule, the store's (what a resumed run and other shards read back): the requests that
         # got a reply — a conversation's model turns each count, a request that failed does not
         # (it is asked again on resume); a case that does not say counts one, as a stored one does.
+        replies = getattr(case, "requests", None)
         made = 1 if replies is None else replies
         self.requests += made
         self.own_requests += made
