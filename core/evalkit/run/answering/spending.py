@@ -10,8 +10,7 @@ per-request path is what it always was, and nothing here costs a store round tri
 * The answer cache (:mod:`evalkit.answer_cache`) — read before a request, written after an answer.
 * :class:`SpendGuard` — before each request its cost is estimated (:func:`estimate_tokens`) and
   the request is refused when what was spent, plus what is in flight, plus it would pass
-  ``--budget``; ``--max-requests`` counts the generator's requests that got a reply (while in
-  flight, each counts one), as the store keeps them. What was spent is counted as
+  ``--budget``; ``--max-requests`` counts the generator's requests. What was spent is counted as
   answers arrive, judge calls included; shards of one run share it through the store.
 """
 
@@ -204,11 +203,8 @@ class SpendGuard:
         self.add_judge(case.judge_usage)
         self.spent += spent
         self.own_spent += spent
-        # One rule, the store's (what a resumed run and other shards read back): the requests that
-        # got a reply — a conversation's model turns each count, a request that failed does not
-        # (it is asked again on resume); a case that does not say counts one, as a stored one does.
-        replies = getattr(case, "requests", None)
-        made = 1 if replies is None else replies
+        # a conversation's model turns each count; a request that got no reply still went out
+        made = max(1, getattr(case, "requests", None) or 0)
         self.requests += made
         self.own_requests += made
         self._settled += 1
