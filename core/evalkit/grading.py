@@ -30,6 +30,7 @@ __all__ = [
     "grading_problems",
     "judge_pass_share",
     "verdict_check_name",
+    "yardstick_problem",
 ]
 
 #: The check a judge grader asked several times per case adds: it holds when every verdict agreed.
@@ -179,17 +180,23 @@ def grading_problems(grading: object) -> list[str]:
             problems.append(f"check {short_repr(check.name)}: error and detail must be text or None")
         elif not isinstance(check.judged, bool) or check.advisory is not False:
             problems.append(f"check {short_repr(check.name)}: judged must be True or False, and advisory is the kernel's to set")
-    yardstick = grading.yardstick
-    if not isinstance(yardstick, str) or not yardstick or len(yardstick) > MAX_YARDSTICK_CHARS:
-        shown = f"{len(yardstick):,} characters" if isinstance(yardstick, str) and yardstick else short_repr(yardstick)
-        problems.append(f"yardstick must be a non-empty string of at most {MAX_YARDSTICK_CHARS:,} characters, got {shown}")
-    elif (disguised := _disguise(yardstick)) is not None:  # it would print as another it never equals
-        problems.append(f"yardstick {disguised}")
+    if (broken := yardstick_problem(grading.yardstick)) is not None:
+        problems.append(f"yardstick {broken}")
     if not isinstance(grading.error, (str, type(None))):
         problems.append(f"error must be text or None, got {short_repr(grading.error)}")
     if grading.detail is not None:
         problems.extend(_detail_problems(grading.detail))
     return problems
+
+
+def yardstick_problem(yardstick: object) -> str | None:
+    """Why ``yardstick`` is no yardstick, as words following the word "yardstick" (``None`` when
+    it is one): the rule of a grading's yardstick (:func:`grading_problems`), and of the yardstick
+    a judge names for its calibration (:mod:`evalkit.judge_replies`)."""
+    if not isinstance(yardstick, str) or not yardstick or len(yardstick) > MAX_YARDSTICK_CHARS:
+        shown = f"{len(yardstick):,} characters" if isinstance(yardstick, str) and yardstick else short_repr(yardstick)
+        return f"must be a non-empty string of at most {MAX_YARDSTICK_CHARS:,} characters, got {shown}"
+    return _disguise(yardstick)  # one that prints as another it never equals
 
 
 def _disguise(yardstick: str) -> str | None:
