@@ -1552,7 +1552,7 @@ class Judge:
 
     def judge_scale(self):
         raise_in("judge_scale")
-        return (0, 1, 2, 3) if self.grader == "relevance" else ("fail", "pass")
+        return given("judge_scale", (0, 1, 2, 3) if self.grader == "relevance" else ("fail", "pass"))
 
     def task(self, prompt, system):
         raise_in("task")
@@ -1841,8 +1841,9 @@ def test_a_hole_judges_identity_evalkit_cannot_use_is_refused_or_said(judging, p
     """The relevance judge's prompt.version and yardstick_for() were read once the run's cases
     were stored: a prompt that was no prompt ended the run as "internal error (an evalkit bug)",
     left interrupted; a yardstick of 42 or holding a terminal's escapes was stored in the run's
-    metrics. The prompt version is read as the judge is bound (exit 2, nothing stored); a
-    yardstick that breaks a yardstick's rule is recorded as none, and a warning says so."""
+    metrics. The prompt version, and the grades its replies are held to (its judge_scale()), are
+    read as the judge is bound (exit 2, nothing stored); a yardstick that breaks a yardstick's
+    rule is recorded as none, and a warning says so."""
     from tests.cli.test_retrieval_judged_holes import write_collection
 
     write_collection(project, "http://127.0.0.1:9/v1")
@@ -1852,6 +1853,13 @@ def test_a_hole_judges_identity_evalkit_cannot_use_is_refused_or_said(judging, p
     assert refused.stderr.splitlines() == [
         "evalkit: error: grader relevance (evalkit-judging-plugins 0.1.0) gave a prompt.version evalkit cannot use: "
         "it must be a whole number from 1 to 2,147,483,647, got None"
+    ]
+    assert stored_runs(project) == 0
+    refused = judging(*words, give=("judge_scale", "list"))
+    assert refused.code == 2, refused.stderr[-2000:]
+    assert refused.stderr.splitlines() == [
+        "evalkit: error: grader relevance (evalkit-judging-plugins 0.1.0) gave a judge_scale() evalkit cannot use: "
+        "it must be 1 to 100 whole numbers from 0 to 2,147,483,647, got ('A',)"
     ]
     assert stored_runs(project) == 0
     result = judging(*words, give=("yardstick_for", "control"))

@@ -30,10 +30,15 @@ from typing import Any
 from .components import declared, plugin_called, plugin_gave_unusable
 from .shapes import short_repr
 
-__all__ = ["MAX_PROMPT_VERSION", "judge_instance_of", "judge_reply", "model_reply_problem", "prompt_version_of", "yardstick_of"]
+__all__ = [
+    "MAX_GRADES", "MAX_PROMPT_VERSION", "grade_scale_of", "judge_instance_of", "judge_reply", "model_reply_problem", "prompt_version_of",
+    "yardstick_of",
+]
 
 #: The largest prompt version a judge may name (the store keeps it as a 32-bit number).
 MAX_PROMPT_VERSION = 2**31 - 1
+#: The most grades a relevance judge's scale may have.
+MAX_GRADES = 100
 
 
 def _one_of(value: Any, choices: Sequence[Any]) -> tuple[bool, Any]:
@@ -115,3 +120,17 @@ def yardstick_of(who: Any, judge: Any, model: str) -> str:
     if (problem := yardstick_problem(yardstick)) is not None:
         raise plugin_gave_unusable(who, "a yardstick from yardstick_for()", f"the yardstick {problem}")
     return yardstick
+
+
+def grade_scale_of(who: Any, judge: Any) -> tuple[int, ...]:
+    """The grades a relevance judge gives (its ``judge_scale()``, under
+    :func:`~evalkit.components.plugin_called`): 1 to :data:`MAX_GRADES` whole numbers from 0 to
+    2,147,483,647 (a question's grade), or a :class:`~evalkit.errors.PluginError` naming ``who``."""
+    from .shapes import read_up_to
+
+    scale = plugin_called(who, "judge_scale", lambda: read_up_to(judge.judge_scale(), MAX_GRADES))
+    if not 1 <= len(scale) <= MAX_GRADES or not all(type(g) is int and 0 <= g <= 2**31 - 1 for g in scale):
+        raise plugin_gave_unusable(
+            who, "a judge_scale()", f"it must be 1 to {MAX_GRADES} whole numbers from 0 to 2,147,483,647, got {short_repr(scale)}"
+        )
+    return scale

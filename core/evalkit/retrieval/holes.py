@@ -31,9 +31,9 @@ from typing import Any
 
 import attrs
 
-from ..components import aclosed, grader_plugin, plugin_called, plugin_close_failed
+from ..components import aclosed, grader_plugin, plugin_close_failed
 from ..errors import PLUGIN_FAILURES, PluginError, UsageError, carried, carried_async
-from ..judge_replies import judge_reply, prompt_version_of, yardstick_of
+from ..judge_replies import grade_scale_of, judge_reply, prompt_version_of, yardstick_of
 from ..questions import GoldenQuestion
 from .contracts import DocumentTexts
 from .scoring import QuestionScore
@@ -229,7 +229,7 @@ def hole_judging(name: str, config: Any, binary: bool) -> HoleJudging:
     judge = calibration_judge("relevance", JudgeSettings(judge=name), config)
     if not callable(getattr(judge, "agrade_document", None)):
         raise UsageError('--judge-unjudged: the installed "relevance" grader cannot grade a document for a query')
-    scale = tuple(plugin_called(_relevance_grader, "judge_scale", judge.judge_scale))
+    scale = grade_scale_of(_relevance_grader, judge)
     return HoleJudging(judge, binary, name, prompt_version=prompt_version_of(_relevance_grader, judge), scale=scale)
 
 
