@@ -1786,6 +1786,26 @@ def test_a_judge_calibrations_judge_giving_what_evalkit_cannot_use_names_its_gra
     assert stored_calibrations(project) == 0
 
 
+def test_a_calibrations_judge_scale_evalkit_cannot_use_names_its_grader(judging, project) -> None:
+    """`evalkit judge calibrate` read the judge's judge_scale() as it came: one that was no
+    iterable (a number, None) ended it as "internal error (an evalkit bug)", and one of a million
+    labels was printed whole in the refusal of a set labelled otherwise (megabytes on the
+    terminal). The scale is read up to 1,000 labels, each a string or an integer (a calibration
+    set's own rule), the grader and its distribution named otherwise (exit 2, nothing stored)."""
+    calibrate = ("judge", "calibrate", "--set", "shop.labels")
+    failed = judging(*calibrate, give=("judge_scale", "int"))
+    assert failed.code == 2 and failed.stderr.splitlines() == [
+        "evalkit: error: grader deterministic (evalkit-judging-plugins 0.1.0) raised TypeError in judge_scale(): 'int' object is not iterable"
+    ], failed.stderr[-2000:]
+    failed = judging(*calibrate, give=("judge_scale", "huge"))
+    assert failed.code == 2 and len(failed.stderr) < 500, failed.stderr[-2000:]
+    assert failed.stderr.startswith(
+        "evalkit: error: grader deterministic (evalkit-judging-plugins 0.1.0) gave a judge_scale() evalkit cannot use: "
+        "it must be 1 to 1,000 labels, each a string or an integer, got ('j', 'j',"
+    ), failed.stderr[-2000:]
+    assert stored_calibrations(project) == 0
+
+
 @pytest.mark.parametrize(("give", "gave"), UNUSABLE + [
     (("verdict", "int"), "a reply from aprefer() evalkit cannot use: its value must be A, B, TIE or None (unusable twice), got 42"),
     (("verdict", "unequal"), "a reply from aprefer() evalkit cannot use: its value must be A, B, TIE or None (unusable twice), got (not shown"),
@@ -1859,7 +1879,7 @@ def test_a_hole_judges_identity_evalkit_cannot_use_is_refused_or_said(judging, p
     assert refused.code == 2, refused.stderr[-2000:]
     assert refused.stderr.splitlines() == [
         "evalkit: error: grader relevance (evalkit-judging-plugins 0.1.0) gave a judge_scale() evalkit cannot use: "
-        "it must be 1 to 100 whole numbers from 0 to 2,147,483,647, got ('A',)"
+        "its grades must be whole numbers from 0 to 2,147,483,647, got ('A',)"
     ]
     assert stored_runs(project) == 0
     result = judging(*words, give=("yardstick_for", "control"))

@@ -30,8 +30,8 @@ from .components import BoundGenerator, aclosed, grader_plugin, load_grader, plu
 from .config import Config
 from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError, carried_async
 from .event_loops import run_to_completion
-from .judge_replies import judge_instance_of, judge_reply, prompt_version_of, yardstick_of
-from .shapes import exception_text
+from .judge_replies import judge_instance_of, judge_reply, judge_scale_of, prompt_version_of, yardstick_of
+from .shapes import exception_text, short_repr
 from .wording import quoted
 
 __all__ = ["CALIBRATING_GRADER", "Calibration", "CalibratingGrader", "JudgeSettings", "calibrate_judge", "calibration_judge", "check_judge_ready"]
@@ -177,8 +177,9 @@ def check_judge_ready(grader: str, judge: Any) -> None:
 
 
 def _scale(judge: Any, grader: str) -> list[Any]:
-    """The labels the judge of ``grader`` answers with (its ``judge_scale()``, under the one rule)."""
-    return list(plugin_called(_grader_of(grader), "judge_scale", judge.judge_scale))
+    """The labels the judge of ``grader`` answers with (its ``judge_scale()``, under the rule of a
+    judge's values: :func:`~evalkit.judge_replies.judge_scale_of`)."""
+    return list(judge_scale_of(_grader_of(grader), judge))
 
 
 def _same_scale(scale: Sequence[Any], labels: Sequence[Any]) -> bool:
@@ -199,7 +200,7 @@ def _check_scale(judge: Any, calibration: CalibrationSet) -> Any:
         return rescaled
     raise UsageError(
         f'calibration set "{calibration.identifier}" labels items {list(calibration.labels)!r}, but the '
-        f"{calibration.grader} judge answers {scale!r}: label the items on the judge's scale"
+        f"{calibration.grader} judge answers {short_repr(scale, 400)}: label the items on the judge's scale"
     )
 
 

@@ -31,14 +31,14 @@ from .components import declared, plugin_called, plugin_gave_unusable
 from .shapes import short_repr
 
 __all__ = [
-    "MAX_GRADES", "MAX_PROMPT_VERSION", "grade_scale_of", "judge_instance_of", "judge_reply", "model_reply_problem", "prompt_version_of",
-    "yardstick_of",
+    "MAX_PROMPT_VERSION", "MAX_SCALE", "grade_scale_of", "judge_instance_of", "judge_reply", "judge_scale_of", "model_reply_problem",
+    "prompt_version_of", "yardstick_of",
 ]
 
 #: The largest prompt version a judge may name (the store keeps it as a 32-bit number).
 MAX_PROMPT_VERSION = 2**31 - 1
-#: The most grades a relevance judge's scale may have.
-MAX_GRADES = 100
+#: The most labels a judge's scale may have.
+MAX_SCALE = 1_000
 
 
 def _one_of(value: Any, choices: Sequence[Any]) -> tuple[bool, Any]:
@@ -122,15 +122,29 @@ def yardstick_of(who: Any, judge: Any, model: str) -> str:
     return yardstick
 
 
-def grade_scale_of(who: Any, judge: Any) -> tuple[int, ...]:
-    """The grades a relevance judge gives (its ``judge_scale()``, under
-    :func:`~evalkit.components.plugin_called`): 1 to :data:`MAX_GRADES` whole numbers from 0 to
-    2,147,483,647 (a question's grade), or a :class:`~evalkit.errors.PluginError` naming ``who``."""
+
+def judge_scale_of(who: Any, judge: Any) -> tuple[str | int, ...]:
+    """The labels a judge answers with (its ``judge_scale()``, under
+    :func:`~evalkit.components.plugin_called`): 1 to :data:`MAX_SCALE` labels, each a string or an
+    integer (a calibration set's rule), or a :class:`~evalkit.errors.PluginError` naming ``who``.
+    Read as it came, a scale that was no iterable was an internal error, and one of a million
+    labels was printed whole in the refusal of a set labelled otherwise."""
     from .shapes import read_up_to
 
-    scale = plugin_called(who, "judge_scale", lambda: read_up_to(judge.judge_scale(), MAX_GRADES))
-    if not 1 <= len(scale) <= MAX_GRADES or not all(type(g) is int and 0 <= g <= 2**31 - 1 for g in scale):
+    scale = plugin_called(who, "judge_scale", lambda: read_up_to(judge.judge_scale(), MAX_SCALE))
+    if not 1 <= len(scale) <= MAX_SCALE or not all(type(label) in (str, int) for label in scale):
         raise plugin_gave_unusable(
-            who, "a judge_scale()", f"it must be 1 to {MAX_GRADES} whole numbers from 0 to 2,147,483,647, got {short_repr(scale)}"
+            who, "a judge_scale()", f"it must be 1 to {MAX_SCALE:,} labels, each a string or an integer, got {short_repr(scale)}"
         )
     return scale
+
+
+def grade_scale_of(who: Any, judge: Any) -> tuple[int, ...]:
+    """The grades a relevance judge gives (its :func:`judge_scale_of`), each a whole number from 0
+    to 2,147,483,647 (a question's grade), or a :class:`~evalkit.errors.PluginError` naming ``who``."""
+    scale = judge_scale_of(who, judge)
+    if not all(type(grade) is int and 0 <= grade <= 2**31 - 1 for grade in scale):
+        raise plugin_gave_unusable(
+            who, "a judge_scale()", f"its grades must be whole numbers from 0 to 2,147,483,647, got {short_repr(scale)}"
+        )
+    return scale  # type: ignore[return-value]
