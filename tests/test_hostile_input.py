@@ -1892,6 +1892,63 @@ def test_a_hole_judges_identity_evalkit_cannot_use_is_refused_or_said(judging, p
     assert warning.endswith("; the judge's yardstick is recorded as none"), warning
 
 
+#: A judge grader whose run_metrics() gives what ``$EVALKIT_GIVE`` names.
+METRICS_PLUGIN = """
+import os
+
+from evalkit import Check, Grading
+
+
+class Unwritable:
+    def __repr__(self):
+        raise RuntimeError("no text for you")
+
+
+GIVEN = {"list": lambda: [1], "nan": lambda: {"judge": {"kappa": float("nan")}}, "object": lambda: {"judge": Unwritable()},
+         "huge": lambda: {"judge": {"note": "j" * 2_000_000}}, "fine": lambda: {"judge": {"instance": "judge"}}}
+
+
+class Grader:
+    def __init__(self, **options):
+        pass
+
+    def grade(self, prompt, answer):
+        return Grading(score=1.0, passed=True, checks=[Check("fine", True)], yardstick="metrics.judge")
+
+    def run_metrics(self, cases):
+        return GIVEN[os.environ["EVALKIT_GIVE"]]()
+"""
+
+
+@pytest.mark.parametrize(("give", "problem"), [
+    ("list", "the value must be a mapping or None, got [1]"),
+    ("nan", "the value holds NaN at judge.kappa, which is not a number JSON can carry"),
+    ("object", "the value cannot be written as JSON: Object of type Unwritable is not JSON serializable"),
+    ("huge", "the value is 2,000,023 characters of JSON, more than the 1,048,576 allowed"),
+])  # fmt: skip
+def test_a_judge_graders_run_metrics_evalkit_cannot_use_names_it(cli, project, tmp_path, give, problem) -> None:
+    """A judge grader's run_metrics() (its identity and self-agreement, stored with the run) was
+    stored as it came: an object no JSON writer takes ended `evalkit run` as "internal error (an
+    evalkit bug)"; a list, a NaN or megabytes were stored whole. They are held to the rule of a
+    mapping a plugin gives to be stored (evalkit.grading.mapping_problem, a grading's detail's):
+    one that breaks it is the plugin's, named as one whose run_metrics() raises is (the run marked
+    interrupted with its resume command, exit 3)."""
+    from tests.support.distributions import write_distribution
+
+    folder = write_distribution(tmp_path / "metrics", "evalkit-metrics-judge", "0.1.0", {"evalkit.graders": {"metrics.judge": "metrics_judge:Grader"}},
+                                {"metrics_judge.py": METRICS_PLUGIN})  # fmt: skip
+    env = {"PYTHONPATH": str(folder), "EVALKIT_GIVE": give}
+    failed = cli("run", "evalkit.smoke", "--provider", "reference", "--grader", "metrics.judge", "--run-id", "own-1", env=env)
+    assert failed.code == 3, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        f"evalkit: error: grader metrics.judge (evalkit-metrics-judge 0.1.0) gave run metrics from run_metrics() evalkit cannot use: {problem}",
+        "evalkit: run own-1 was stored before this error: 7 cases committed before it are kept, the run is marked "
+        "interrupted; continue it with `evalkit run evalkit.smoke --provider reference --grader metrics.judge --resume own-1`",
+    ]
+    fine = cli("run", "evalkit.smoke", "--provider", "reference", "--grader", "metrics.judge", "--json", env={**env, "EVALKIT_GIVE": "fine"})
+    assert fine.code == 0, fine.stderr[-2000:]
+
+
 def test_a_chat_generators_tools_refusal_that_raises_still_refuses_the_tools(raising, project) -> None:
     """A chat generator whose model takes no tools (supports_tools = False) and whose
     tools_refusal() raised ended `evalkit run` of a set offering tools as "internal error (an

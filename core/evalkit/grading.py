@@ -11,6 +11,7 @@ import attrs
 from .shapes import (
     MAX_REASON_CHARS,
     bounded_reason,
+    exception_name,
     finite_number,
     short_repr,
     too_long,
@@ -29,6 +30,7 @@ __all__ = [
     "Grading",
     "grading_problems",
     "judge_pass_share",
+    "mapping_problem",
     "verdict_check_name",
     "yardstick_problem",
 ]
@@ -209,16 +211,31 @@ def _disguise(yardstick: str) -> str | None:
 
 
 def _detail_problems(detail: object) -> list[str]:
-    if not isinstance(detail, Mapping):
-        return [f"detail must be a mapping or None, got {short_repr(detail)}"]
-    shape = value_shape_problem(dict(detail))
-    if shape is not None:
-        return [f"detail {shape}"]
+    problem = mapping_problem(detail, "detail")
+    return [] if problem is None else [problem]
+
+
+def mapping_problem(value: object, name: str) -> str | None:
+    """Why ``value``, a mapping a plugin gives to be stored (a grading's ``detail``, a grader's
+    ``run_metrics()``), cannot be (``None`` when it can), in words starting with ``name``: not a
+    mapping; a value no store, fingerprint or printer takes (:func:`evalkit.shapes.value_shape_problem`:
+    a NaN, a key that is not text, nested past 64, containing itself); not JSON-writable; more than
+    :data:`MAX_DETAIL_JSON_CHARS` characters of JSON."""
+    from .errors import PLUGIN_FAILURES
+
+    if not isinstance(value, Mapping):
+        return f"{name} must be a mapping or None, got {short_repr(value)}"
     try:
-        written = json.dumps(detail, allow_nan=False)
+        shape = value_shape_problem(dict(value))
+    except PLUGIN_FAILURES as exc:  # a plugin's own Mapping whose keys or items raise
+        return f"{name} cannot be read as a mapping: {exception_name(exc)}"
+    if shape is not None:
+        return f"{name} {shape}"
+    try:
+        written = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        return [f"detail cannot be written as JSON: {exc}"]
+        return f"{name} cannot be written as JSON: {exc}"
     if len(written) > MAX_DETAIL_JSON_CHARS:
-        return [f"detail is {len(written):,} characters of JSON, more than the {MAX_DETAIL_JSON_CHARS:,} allowed"]
-    return []
+        return f"{name} is {len(written):,} characters of JSON, more than the {MAX_DETAIL_JSON_CHARS:,} allowed"
+    return None
 
