@@ -1573,8 +1573,18 @@ class Judge:
     async def _prefer(self):
         return given("aprefer", (given("verdict", "TIE"), given("model", "judge-model")))
 
-    async def agrade_document(self, query, text):
+    @property
+    def agrade_document(self):  # a property, raising as it is read with "agrade_document property"
+        raise_in("agrade_document property")
+        return self._agrade_document
+
+    async def _agrade_document(self, query, text):
         return given("agrade_document", (given("grade", 1), given("model", "judge-model")))
+
+    @property
+    def judge_on_scale(self):  # a property, raising as it is read with "judge_on_scale property"
+        raise_in("judge_on_scale property")
+        return lambda labels: None
 
     def aclose(self):  # a plain method: raising as it is called with "plain aclose"; a coroutine, or None where given
         raise_in("plain aclose")
@@ -1735,6 +1745,27 @@ def test_a_judges_plain_aclose_is_closed_under_the_rule_of_an_async_one(judging,
     assert warned.code == 0 and json.loads(warned.stdout)["warnings"] == [
         "grader relevance (evalkit-judging-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
     ], warned.stdout[-2000:]
+
+
+def test_a_judges_optional_method_whose_property_raises_is_one_it_does_not_offer(judging, project) -> None:
+    """The judge commands asked whether a judge offers judge_on_scale() (a calibration set on
+    another scale) or agrade_document() (`retrieval --judge-unjudged`) with hasattr()/getattr():
+    a property raising as it was read ended them as "internal error (an evalkit bug)". Each is
+    read as every optional attribute of a plugin is (components.declared): one that raises is not
+    offered, and the command says so as it does for a judge without it (exit 2, nothing stored)."""
+    from tests.cli.test_retrieval_judged_holes import write_collection
+
+    failed = judging("judge", "calibrate", "--set", "shop.labels", give=("judge_scale", "list"), place="judge_on_scale property")
+    assert failed.code == 2 and failed.stderr.splitlines() == [
+        "evalkit: error: calibration set \"shop.labels\" labels items ['fail', 'pass'], but the rubric judge answers ['A']: "
+        "label the items on the judge's scale"
+    ], failed.stderr[-2000:]
+    write_collection(project, "http://127.0.0.1:9/v1")
+    failed = judging("retrieval", "beir.col", "--deployment", "prod", "--k", "3", "--judge-unjudged", "judge", place="agrade_document property")
+    assert failed.code == 2 and failed.stderr.splitlines() == [
+        'evalkit: error: --judge-unjudged: the installed "relevance" grader cannot grade a document for a query'
+    ], failed.stderr[-2000:]
+    assert stored_runs(project) == 0 and stored_calibrations(project) == 0
 
 
 def stored_calibrations(project: Path) -> int:

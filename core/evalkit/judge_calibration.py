@@ -26,7 +26,7 @@ import attrs
 
 from .agreement import Agreement, KrippendorffAlpha, judge_agreement, krippendorff_alpha
 from .calibration import CalibrationSet, calibration_set_problems
-from .components import BoundGenerator, aclosed, grader_plugin, load_grader, plugin_awaited, plugin_called
+from .components import BoundGenerator, aclosed, declared, grader_plugin, load_grader, plugin_awaited, plugin_called
 from .config import Config
 from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError, carried_async
 from .event_loops import run_to_completion
@@ -195,7 +195,8 @@ def _check_scale(judge: Any, calibration: CalibrationSet) -> Any:
     if _same_scale(scale, calibration.labels):
         return judge
     who = _grader_of(grader)
-    rescaled = plugin_called(who, "judge_on_scale", judge.judge_on_scale, calibration.labels) if hasattr(judge, "judge_on_scale") else None
+    offered = declared(judge, "judge_on_scale")  # a property that raises offers none
+    rescaled = plugin_called(who, "judge_on_scale", offered, calibration.labels) if offered is not None else None
     if rescaled is not None and _same_scale(_scale(rescaled, grader), calibration.labels):
         return rescaled
     raise UsageError(

@@ -64,7 +64,8 @@ def model_reply_problem(model: object) -> str | None:
 
 
 def judge_reply(who: Any, method: str, reply: object, choices: Sequence[Any], wanted: str) -> tuple[Any, str | None]:
-    """``(value, model)`` of one reply of a judge's ``method`` (``alabel``, ``aprefer``): ``value``
+    """``(value, model)`` of one reply of a judge's ``method`` (``alabel``, ``aprefer``,
+    ``agrade_document``): ``value``
     the one of ``choices`` it gave (``wanted`` says them in words), ``model`` ``None`` or a
     well-formed name; a :class:`~evalkit.errors.PluginError` naming ``who`` and ``method`` when the
     reply breaks the rule (see the module docstring)."""
@@ -120,7 +121,6 @@ def yardstick_of(who: Any, judge: Any, model: str) -> str:
     if (problem := yardstick_problem(yardstick)) is not None:
         raise plugin_gave_unusable(who, "a yardstick from yardstick_for()", f"the yardstick {problem}")
     return yardstick
-
 
 
 def judge_scale_of(who: Any, judge: Any) -> tuple[str | int, ...]:

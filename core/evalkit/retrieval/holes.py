@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from ..components import aclosed, grader_plugin, plugin_close_failed
+from ..components import aclosed, declared, grader_plugin, plugin_close_failed
 from ..errors import PLUGIN_FAILURES, PluginError, UsageError, carried, carried_async
 from ..judge_replies import grade_scale_of, judge_reply, prompt_version_of, yardstick_of
 from ..questions import GoldenQuestion
@@ -227,7 +227,7 @@ def hole_judging(name: str, config: Any, binary: bool) -> HoleJudging:
     from ..judge_calibration import JudgeSettings, calibration_judge
 
     judge = calibration_judge("relevance", JudgeSettings(judge=name), config)
-    if not callable(getattr(judge, "agrade_document", None)):
+    if not callable(declared(judge, "agrade_document")):  # a property that raises offers none
         raise UsageError('--judge-unjudged: the installed "relevance" grader cannot grade a document for a query')
     scale = grade_scale_of(_relevance_grader, judge)
     return HoleJudging(judge, binary, name, prompt_version=prompt_version_of(_relevance_grader, judge), scale=scale)
