@@ -1500,13 +1500,49 @@ def raise_in(place):
         raise Unprintable() if os.environ.get("EVALKIT_RAISE") == "Unprintable" else RuntimeError("the plugin's own failure")
 
 
+class Unequal:
+    def __eq__(self, other):
+        raise RuntimeError("no equality for you")
+
+    __hash__ = object.__hash__
+
+    def __str__(self):
+        raise RuntimeError("no text for you")
+
+    __repr__ = __str__
+
+
+#: What the judge gives in place of a good value where ``$EVALKIT_GIVE_IN`` names it.
+HOSTILE = {
+    "int": lambda: 42, "none": lambda: None, "nan": lambda: float("nan"), "list": lambda: ["A"],
+    "control": lambda: "judge\\x1b[2J\\nevalkit: ok", "huge": lambda: "j" * 1_000_000, "unequal": Unequal,
+    "triple": lambda: ("A", "judge-model", "more"), "bool": lambda: True,
+}
+
+
+def given(place, value):
+    if os.environ.get("EVALKIT_GIVE_IN") == place:
+        return HOSTILE[os.environ["EVALKIT_GIVE"]]()
+    return value
+
+
 class Prompt:
-    version = 1
+    @property
+    def version(self):
+        return given("version", 1)
 
 
 class Judge:
-    judge_instance = "judge"
-    prompt = Prompt()
+    def __init__(self, grader="rubric"):
+        self.grader = grader
+
+    @property
+    def judge_instance(self):
+        return given("judge_instance", "judge")
+
+    @property
+    def prompt(self):
+        return given("prompt", Prompt())
 
     def bind_judge(self, config, under_test):
         raise_in("bind_judge")
@@ -1516,30 +1552,45 @@ class Judge:
 
     def judge_scale(self):
         raise_in("judge_scale")
-        return ("fail", "pass")
+        return given("judge_scale", (0, 1, 2, 3) if self.grader == "relevance" else ("fail", "pass"))
 
     def task(self, prompt, system):
         raise_in("task")
         return prompt
 
     def yardstick_for(self, model):
-        return "judging-yardstick"
+        raise_in("yardstick_for")
+        return given("yardstick_for", "judging-yardstick")
 
     async def alabel(self, item):
         raise_in("alabel")
-        return (item.label, "judge-model")
+        return given("alabel", (given("label", item.label), given("model", "judge-model")))
 
     def aprefer(self, task, first, second):  # raising before its coroutine is made, with "aprefer"
         raise_in("aprefer")
         return self._prefer()
 
     async def _prefer(self):
-        return ("tie", "judge-model")
+        return given("aprefer", (given("verdict", "TIE"), given("model", "judge-model")))
 
-    async def agrade_document(self, query, text):
-        return (1, "judge-model")
+    @property
+    def agrade_document(self):  # a property, raising as it is read with "agrade_document property"
+        raise_in("agrade_document property")
+        return self._agrade_document
 
-    async def aclose(self):
+    async def _agrade_document(self, query, text):
+        return given("agrade_document", (given("grade", 1), given("model", "judge-model")))
+
+    @property
+    def judge_on_scale(self):  # a property, raising as it is read with "judge_on_scale property"
+        raise_in("judge_on_scale property")
+        return lambda labels: None
+
+    def aclose(self):  # a plain method: raising as it is called with "plain aclose"; a coroutine, or None where given
+        raise_in("plain aclose")
+        return None if os.environ.get("EVALKIT_GIVE_IN") == "aclose" else self._aclose()
+
+    async def _aclose(self):
         raise_in("aclose")
 
 
@@ -1552,7 +1603,7 @@ class Grader:
 
     def calibration_judge(self, grader):
         raise_in("calibration_judge")
-        return Judge()
+        return Judge(grader)
 
     def pairwise_judge(self):
         raise_in("pairwise_judge")
@@ -1579,10 +1630,10 @@ def judging(cli, project, tmp_path):
         '[providers.judge]\nadapter = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
     )
 
-    def run(*args: str, place: str = "", plugins: str = "", raised: str = "RuntimeError"):
+    def run(*args: str, place: str = "", plugins: str = "", raised: str = "RuntimeError", give: tuple[str, str] = ("", "")):
         off = "evalkit-golden:deterministic,evalkit-golden:relevance"
         env = {"PYTHONPATH": os.pathsep.join(p for p in (str(folder), plugins) if p), "EVALKIT_DISABLE_PLUGINS": off,
-               "EVALKIT_RAISE_IN": place, "EVALKIT_RAISE": raised}  # fmt: skip
+               "EVALKIT_RAISE_IN": place, "EVALKIT_RAISE": raised, "EVALKIT_GIVE_IN": give[0], "EVALKIT_GIVE": give[1]}  # fmt: skip
         return cli(*args, env=env)
 
     return run
@@ -1666,6 +1717,267 @@ def test_a_hole_judge_that_fails_to_close_after_the_run_is_stored_is_a_warning(j
     assert document["warnings"] == [
         "grader relevance (evalkit-judging-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
     ]
+
+
+def test_a_judges_plain_aclose_is_closed_under_the_rule_of_an_async_one(judging, cli, project) -> None:
+    """A judge whose aclose() is a plain method: one raising as it was called escaped `evalkit
+    judge calibrate` and `evalkit compare --pairwise-judge` as "internal error (an evalkit bug)";
+    one returning None was awaited (`retrieval --judge-unjudged` warned "raised TypeError in
+    aclose()" about a judge that closed fine). It is closed as an async one is
+    (components.aclosed): raising, the grader is named (exit 2, nothing kept, as for an async
+    aclose() that raises; a warning once a retrieval run is stored); returning None, all is well."""
+    from tests.cli.test_retrieval_judged_holes import write_collection
+
+    calibrate = ("judge", "calibrate", "--set", "shop.labels")
+    failed = judging(*calibrate, place="plain aclose")
+    assert failed.code == 2 and [line.format("deterministic") for line in said("aclose")] == failed.stderr.splitlines(), failed.stderr[-2000:]
+    assert stored_calibrations(project) == 0
+    assert judging(*calibrate, give=("aclose", "none")).code == 0
+    ids = [cli("run", "evalkit.smoke", "--provider", "reference", "--privacy", "full", "--json").json()["run_id"] for _ in range(2)]
+    failed = judging("compare", *ids, "--pairwise-judge", "judge", place="plain aclose")
+    assert failed.code == 2 and [line.format("deterministic") for line in said("aclose")] == failed.stderr.splitlines(), failed.stderr[-2000:]
+    assert judging("compare", *ids, "--pairwise-judge", "judge", give=("aclose", "none")).code in (0, 1)
+    write_collection(project, "http://127.0.0.1:9/v1")
+    words = ("retrieval", "beir.col", "--deployment", "prod", "--k", "3", "--judge-unjudged", "judge", "--json")
+    closed = judging(*words, give=("aclose", "none"))
+    assert closed.code == 0 and json.loads(closed.stdout)["warnings"] == [], closed.stdout[-2000:]
+    warned = judging(*words, place="plain aclose")
+    assert warned.code == 0 and json.loads(warned.stdout)["warnings"] == [
+        "grader relevance (evalkit-judging-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
+    ], warned.stdout[-2000:]
+
+
+def test_a_judges_optional_method_whose_property_raises_is_one_it_does_not_offer(judging, project) -> None:
+    """The judge commands asked whether a judge offers judge_on_scale() (a calibration set on
+    another scale) or agrade_document() (`retrieval --judge-unjudged`) with hasattr()/getattr():
+    a property raising as it was read ended them as "internal error (an evalkit bug)". Each is
+    read as every optional attribute of a plugin is (components.declared): one that raises is not
+    offered, and the command says so as it does for a judge without it (exit 2, nothing stored)."""
+    from tests.cli.test_retrieval_judged_holes import write_collection
+
+    failed = judging("judge", "calibrate", "--set", "shop.labels", give=("judge_scale", "list"), place="judge_on_scale property")
+    assert failed.code == 2 and failed.stderr.splitlines() == [
+        "evalkit: error: calibration set \"shop.labels\" labels items ['fail', 'pass'], but the rubric judge answers ['A']: "
+        "label the items on the judge's scale"
+    ], failed.stderr[-2000:]
+    write_collection(project, "http://127.0.0.1:9/v1")
+    failed = judging("retrieval", "beir.col", "--deployment", "prod", "--k", "3", "--judge-unjudged", "judge", place="agrade_document property")
+    assert failed.code == 2 and failed.stderr.splitlines() == [
+        'evalkit: error: --judge-unjudged: the installed "relevance" grader cannot grade a document for a query'
+    ], failed.stderr[-2000:]
+    assert stored_runs(project) == 0 and stored_calibrations(project) == 0
+
+
+def stored_calibrations(project: Path) -> int:
+    """How many judge calibrations the project's SQLite store holds (0 when there is none)."""
+    if not database(project).exists():
+        return 0
+    with sqlite3.connect(database(project)) as conn:
+        if not conn.execute("select 1 from sqlite_master where name = 'evalkit_judge_calibration'").fetchone():
+            return 0
+        return conn.execute("select count(*) from evalkit_judge_calibration").fetchone()[0]
+
+
+#: What evalkit-judging-plugins' judge gives where (``$EVALKIT_GIVE_IN``, ``$EVALKIT_GIVE``), and
+#: what the judge commands then say after "grader NAME (evalkit-judging-plugins 0.1.0) gave ".
+UNUSABLE = [
+    (("judge_instance", "huge"), "a judge_instance evalkit cannot use: it is 1,000,000 characters long, more than the 1,000 allowed"),
+    (("judge_instance", "control"), 'a judge_instance evalkit cannot use: "judge\\x1b[2J\\x0aevalkit: ok" contains control or invisible characters'),
+    (("prompt", "int"), "a prompt.version evalkit cannot use: it must be a whole number from 1 to 2,147,483,647, got None"),
+    (("version", "nan"), "a prompt.version evalkit cannot use: it must be a whole number from 1 to 2,147,483,647, got nan"),
+    (("model", "unequal"), "a reply from {method}() evalkit cannot use: its model must be text or None, got (not shown: repr() raised RuntimeError)"),
+    (("model", "control"), 'a reply from {method}() evalkit cannot use: its model "judge\\x1b[2J\\x0aevalkit: ok" contains control'),
+    (("{method}", "triple"), "a reply from {method}() evalkit cannot use: it must be a (value, model) pair, got ('A', 'judge-model', 'more')"),
+    (("{method}", "none"), "a reply from {method}() evalkit cannot use: it must be a (value, model) pair, got None"),
+]
+
+
+@pytest.mark.parametrize(("give", "gave"), UNUSABLE + [
+    (("label", "unequal"), "a reply from alabel() evalkit cannot use: its value must be one of the set's labels ['fail', 'pass'], got (not shown"),
+    (("label", "list"), "a reply from alabel() evalkit cannot use: its value must be one of the set's labels ['fail', 'pass'], got ['A']"),
+    (("yardstick_for", "none"), "a yardstick from yardstick_for() evalkit cannot use: the yardstick must be a non-empty string of at most 1,000 characters, got None"),
+    (("yardstick_for", "control"), 'a yardstick from yardstick_for() evalkit cannot use: the yardstick "judge\\x1b[2J\\x0aevalkit: ok" contains control'),
+])  # fmt: skip
+def test_a_judge_calibrations_judge_giving_what_evalkit_cannot_use_names_its_grader(judging, project, give, gave) -> None:
+    """`evalkit judge calibrate` read what the judge gave as it came: a reply that was no (label,
+    model) pair, a label that was no label, its judge_instance, prompt.version or yardstick_for()
+    of the wrong type ended it as "internal error (an evalkit bug)" (a label whose __str__ raised,
+    a prompt that was a number, None where the store keeps text), or stored it (a judge_instance or
+    a model of a million characters or holding a terminal's escapes, a yardstick of 42). Each is
+    held to the rule of a judge's values (evalkit.judge_replies): the grader and its distribution
+    named with what it gave, exit 2, no calibration stored."""
+    place = give[0].format(method="alabel")
+    failed = judging("judge", "calibrate", "--set", "shop.labels", give=(place, give[1]))
+    assert failed.code == 2, failed.stderr[-2000:]
+    lines = failed.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "evalkit: error: grader deterministic (evalkit-judging-plugins 0.1.0) gave " + gave.format(method="alabel")
+    ), lines
+    assert_shown_literally(failed.stdout, failed.stderr)
+    assert stored_calibrations(project) == 0
+
+
+def test_a_calibrations_judge_scale_evalkit_cannot_use_names_its_grader(judging, project) -> None:
+    """`evalkit judge calibrate` read the judge's judge_scale() as it came: one that was no
+    iterable (a number, None) ended it as "internal error (an evalkit bug)", and one of a million
+    labels was printed whole in the refusal of a set labelled otherwise (megabytes on the
+    terminal). The scale is read up to 1,000 labels, each a string or an integer (a calibration
+    set's own rule), the grader and its distribution named otherwise (exit 2, nothing stored)."""
+    calibrate = ("judge", "calibrate", "--set", "shop.labels")
+    failed = judging(*calibrate, give=("judge_scale", "int"))
+    assert failed.code == 2 and failed.stderr.splitlines() == [
+        "evalkit: error: grader deterministic (evalkit-judging-plugins 0.1.0) raised TypeError in judge_scale(): 'int' object is not iterable"
+    ], failed.stderr[-2000:]
+    failed = judging(*calibrate, give=("judge_scale", "huge"))
+    assert failed.code == 2 and len(failed.stderr) < 500, failed.stderr[-2000:]
+    assert failed.stderr.startswith(
+        "evalkit: error: grader deterministic (evalkit-judging-plugins 0.1.0) gave a judge_scale() evalkit cannot use: "
+        "it must be 1 to 1,000 labels, each a string or an integer, got ('j', 'j',"
+    ), failed.stderr[-2000:]
+    assert stored_calibrations(project) == 0
+
+
+@pytest.mark.parametrize(("give", "gave"), UNUSABLE + [
+    (("verdict", "int"), "a reply from aprefer() evalkit cannot use: its value must be A, B, TIE or None (unusable twice), got 42"),
+    (("verdict", "unequal"), "a reply from aprefer() evalkit cannot use: its value must be A, B, TIE or None (unusable twice), got (not shown"),
+])  # fmt: skip
+def test_a_pairwise_judge_giving_what_evalkit_cannot_use_names_its_grader(judging, cli, project, give, gave) -> None:
+    """`evalkit compare BASE RUN --pairwise-judge NAME` read the judge's replies and identity as
+    they came: a reply that was no (verdict, model) pair, a verdict whose __eq__ raised, a
+    prompt.version that was no number ended it as "internal error (an evalkit bug)"; a verdict of
+    42 was counted as a tie, and a judge_instance or a model holding a terminal's escapes printed.
+    The grader and its distribution are named with what it gave, exit 2, nothing reported."""
+    ids = [cli("run", "evalkit.smoke", "--provider", "reference", "--privacy", "full", "--json").json()["run_id"] for _ in range(2)]
+    place = give[0].format(method="aprefer")
+    failed = judging("compare", *ids, "--pairwise-judge", "judge", give=(place, give[1]))
+    assert failed.code == 2, failed.stderr[-2000:]
+    lines = failed.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "evalkit: error: grader deterministic (evalkit-judging-plugins 0.1.0) gave " + gave.format(method="aprefer")
+    ), lines
+    assert failed.stdout == ""
+    assert_shown_literally(failed.stderr)
+
+
+@pytest.mark.parametrize(("give", "gave"), [
+    (("agrade_document", "triple"), "a reply from agrade_document() evalkit cannot use: it must be a (value, model) pair, got ('A', 'judge-model', 'more')"),
+    (("grade", "none"), "a reply from agrade_document() evalkit cannot use: its value must be one of its grades [0, 1, 2, 3], got None"),
+    (("grade", "int"), "a reply from agrade_document() evalkit cannot use: its value must be one of its grades [0, 1, 2, 3], got 42"),
+    (("model", "control"), 'a reply from agrade_document() evalkit cannot use: its model "judge\\x1b[2J\\x0aevalkit: ok" contains control'),
+])  # fmt: skip
+def test_a_hole_judges_unusable_reply_leaves_the_hole_and_is_a_warning(judging, project, give, gave) -> None:
+    """`evalkit retrieval --judge-unjudged NAME` unpacked each reply of the relevance judge as it
+    came: one that was no (grade, model) pair or a grade that was no number ended the run as
+    "internal error (an evalkit bug)", the run left interrupted; a grade of 42 (on a 0-3 scale)
+    filled a hole, and a model holding a terminal's escapes was stored in the run's metrics. Such a
+    reply is a failed one: its hole stays a hole and is counted, and the run's warnings name the
+    grader and what it gave; the stored, gated figures (people's labels alone) are untouched."""
+    from tests.cli.test_retrieval_judged_holes import write_collection
+
+    write_collection(project, "http://127.0.0.1:9/v1")
+    words = ("retrieval", "beir.col", "--deployment", "prod", "--k", "3", "--judge-unjudged", "judge", "--json")
+    result = judging(*words, give=give)
+    assert result.code == 0, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    holes = document["judged_holes"]
+    assert document["status"] == "complete" and (holes["judged"], holes["unjudged"]) == (0, 3), document
+    assert holes["judge"]["models"] == [] and holes["judge"]["yardstick"] is None
+    (warning,) = document["warnings"]
+    assert warning.startswith("grader relevance (evalkit-judging-plugins 0.1.0) gave " + gave), warning
+    assert warning.endswith("; 3 of its replies did, and their holes stay unjudged"), warning
+    assert_shown_literally(result.stderr)
+
+
+def test_a_hole_judges_identity_evalkit_cannot_use_is_refused_or_said(judging, project) -> None:
+    """The relevance judge's prompt.version and yardstick_for() were read once the run's cases
+    were stored: a prompt that was no prompt ended the run as "internal error (an evalkit bug)",
+    left interrupted; a yardstick of 42 or holding a terminal's escapes was stored in the run's
+    metrics. The prompt version, and the grades its replies are held to (its judge_scale()), are
+    read as the judge is bound (exit 2, nothing stored); a yardstick that breaks a yardstick's
+    rule is recorded as none, and a warning says so."""
+    from tests.cli.test_retrieval_judged_holes import write_collection
+
+    write_collection(project, "http://127.0.0.1:9/v1")
+    words = ("retrieval", "beir.col", "--deployment", "prod", "--k", "3", "--judge-unjudged", "judge", "--json")
+    refused = judging(*words, give=("prompt", "int"))
+    assert refused.code == 2, refused.stderr[-2000:]
+    assert refused.stderr.splitlines() == [
+        "evalkit: error: grader relevance (evalkit-judging-plugins 0.1.0) gave a prompt.version evalkit cannot use: "
+        "it must be a whole number from 1 to 2,147,483,647, got None"
+    ]
+    assert stored_runs(project) == 0
+    refused = judging(*words, give=("judge_scale", "list"))
+    assert refused.code == 2, refused.stderr[-2000:]
+    assert refused.stderr.splitlines() == [
+        "evalkit: error: grader relevance (evalkit-judging-plugins 0.1.0) gave a judge_scale() evalkit cannot use: "
+        "its grades must be whole numbers from 0 to 2,147,483,647, got ('A',)"
+    ]
+    assert stored_runs(project) == 0
+    result = judging(*words, give=("yardstick_for", "control"))
+    assert result.code == 0, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["judged_holes"]["judge"]["yardstick"] is None and document["judged_holes"]["judged"] == 3
+    (warning,) = document["warnings"]
+    assert warning.startswith("grader relevance (evalkit-judging-plugins 0.1.0) gave a yardstick from yardstick_for() evalkit cannot use: "
+                              'the yardstick "judge\\x1b[2J\\x0aevalkit: ok" contains control'), warning  # fmt: skip
+    assert warning.endswith("; the judge's yardstick is recorded as none"), warning
+
+
+#: A judge grader whose run_metrics() gives what ``$EVALKIT_GIVE`` names.
+METRICS_PLUGIN = """
+import os
+
+from evalkit import Check, Grading
+
+
+class Unwritable:
+    def __repr__(self):
+        raise RuntimeError("no text for you")
+
+
+GIVEN = {"list": lambda: [1], "nan": lambda: {"judge": {"kappa": float("nan")}}, "object": lambda: {"judge": Unwritable()},
+         "huge": lambda: {"judge": {"note": "j" * 2_000_000}}, "fine": lambda: {"judge": {"instance": "judge"}}}
+
+
+class Grader:
+    def __init__(self, **options):
+        pass
+
+    def grade(self, prompt, answer):
+        return Grading(score=1.0, passed=True, checks=[Check("fine", True)], yardstick="metrics.judge")
+
+    def run_metrics(self, cases):
+        return GIVEN[os.environ["EVALKIT_GIVE"]]()
+"""
+
+
+@pytest.mark.parametrize(("give", "problem"), [
+    ("list", "the value must be a mapping or None, got [1]"),
+    ("nan", "the value holds NaN at judge.kappa, which is not a number JSON can carry"),
+    ("object", "the value cannot be written as JSON: Object of type Unwritable is not JSON serializable"),
+    ("huge", "the value is 2,000,023 characters of JSON, more than the 1,048,576 allowed"),
+])  # fmt: skip
+def test_a_judge_graders_run_metrics_evalkit_cannot_use_names_it(cli, project, tmp_path, give, problem) -> None:
+    """A judge grader's run_metrics() (its identity and self-agreement, stored with the run) was
+    stored as it came: an object no JSON writer takes ended `evalkit run` as "internal error (an
+    evalkit bug)"; a list, a NaN or megabytes were stored whole. They are held to the rule of a
+    mapping a plugin gives to be stored (evalkit.grading.mapping_problem, a grading's detail's):
+    one that breaks it is the plugin's, named as one whose run_metrics() raises is (the run marked
+    interrupted with its resume command, exit 3)."""
+    from tests.support.distributions import write_distribution
+
+    folder = write_distribution(tmp_path / "metrics", "evalkit-metrics-judge", "0.1.0", {"evalkit.graders": {"metrics.judge": "metrics_judge:Grader"}},
+                                {"metrics_judge.py": METRICS_PLUGIN})  # fmt: skip
+    env = {"PYTHONPATH": str(folder), "EVALKIT_GIVE": give}
+    failed = cli("run", "evalkit.smoke", "--provider", "reference", "--grader", "metrics.judge", "--run-id", "own-1", env=env)
+    assert failed.code == 3, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        f"evalkit: error: grader metrics.judge (evalkit-metrics-judge 0.1.0) gave run metrics from run_metrics() evalkit cannot use: {problem}",
+        "evalkit: run own-1 was stored before this error: 7 cases committed before it are kept, the run is marked "
+        "interrupted; continue it with `evalkit run evalkit.smoke --provider reference --grader metrics.judge --resume own-1`",
+    ]
+    fine = cli("run", "evalkit.smoke", "--provider", "reference", "--grader", "metrics.judge", "--json", env={**env, "EVALKIT_GIVE": "fine"})
+    assert fine.code == 0, fine.stderr[-2000:]
 
 
 def test_a_chat_generators_tools_refusal_that_raises_still_refuses_the_tools(raising, project) -> None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_CONCURRENCY",
     "AsyncClosing",
+    "aclosed",
     "AssertionKindsAware",
     "AsyncGenerator",
     "AsyncGrader",
@@ -53,6 +54,7 @@ __all__ = [
     "plugin_call_failed",
     "plugin_close_failed",
     "plugin_called",
+    "plugin_gave_unusable",
     "ServingEvidence",
     "bind_generator",
     "check_generator_ready",
@@ -390,16 +392,40 @@ async def plugin_awaited(who: Any, method: str, awaitable: Any) -> Any:
 def plugin_call_failed(who: Any, method: str, exc: BaseException) -> Any:
     """The :class:`~evalkit.errors.PluginError` saying that ``who`` (see :func:`plugin_called`)
     raised ``exc`` in ``method()``."""
-    from .errors import PluginError
     from .shapes import exception_message, exception_name
+
+    return _plugin_error(who, f"raised {exception_name(exc)} in {method}(): {exception_message(exc)}")
+
+
+def plugin_gave_unusable(who: Any, what: str, problem: str) -> Any:
+    """The :class:`~evalkit.errors.PluginError` saying that ``who`` (see :func:`plugin_called`)
+    gave ``what`` (``a reply from aprefer()``, ``a prompt.version``) that breaks evalkit's rule for
+    it, ``problem`` saying how: a value a plugin returns outside a case, named as what it raises is."""
+    return _plugin_error(who, f"gave {what} evalkit cannot use: {problem}")
+
+
+def _plugin_error(who: Any, said: str) -> Any:
+    """The :class:`~evalkit.errors.PluginError` whose message is ``who`` named, then ``said``."""
+    from .errors import PluginError
 
     if callable(who):
         who = who()
-
-    said = f"raised {exception_name(exc)} in {method}(): {exception_message(exc)}"
     if isinstance(who, str):
         return PluginError(f"{who} {said}")
     return PluginError.for_plugin(who, f"{who.kind} {who.describe()} {said}")
+
+
+async def aclosed(component: Any) -> None:
+    """Close ``component`` with its ``aclose()``, a coroutine function's or a plain method's (what
+    it returns is awaited when it can be): a plain ``aclose()`` that raised as it was called
+    escaped the judge commands' closing as an internal error, and one that returned ``None`` was
+    awaited. What either raises is raised as it is (and carried, :func:`~evalkit.errors.carried`):
+    a caller names it with :func:`plugin_awaited` or :func:`plugin_close_failed`."""
+    from .errors import carried, carried_async
+
+    closing = carried(lambda: component.aclose())
+    if inspect.isawaitable(closing):
+        await carried_async(closing)
 
 
 def grader_plugin(name: str) -> registry.PluginRecord | str:

@@ -11,6 +11,7 @@ import attrs
 from .shapes import (
     MAX_REASON_CHARS,
     bounded_reason,
+    exception_name,
     finite_number,
     short_repr,
     too_long,
@@ -29,7 +30,9 @@ __all__ = [
     "Grading",
     "grading_problems",
     "judge_pass_share",
+    "mapping_problem",
     "verdict_check_name",
+    "yardstick_problem",
 ]
 
 #: The check a judge grader asked several times per case adds: it holds when every verdict agreed.
@@ -179,17 +182,23 @@ def grading_problems(grading: object) -> list[str]:
             problems.append(f"check {short_repr(check.name)}: error and detail must be text or None")
         elif not isinstance(check.judged, bool) or check.advisory is not False:
             problems.append(f"check {short_repr(check.name)}: judged must be True or False, and advisory is the kernel's to set")
-    yardstick = grading.yardstick
-    if not isinstance(yardstick, str) or not yardstick or len(yardstick) > MAX_YARDSTICK_CHARS:
-        shown = f"{len(yardstick):,} characters" if isinstance(yardstick, str) and yardstick else short_repr(yardstick)
-        problems.append(f"yardstick must be a non-empty string of at most {MAX_YARDSTICK_CHARS:,} characters, got {shown}")
-    elif (disguised := _disguise(yardstick)) is not None:  # it would print as another it never equals
-        problems.append(f"yardstick {disguised}")
+    if (broken := yardstick_problem(grading.yardstick)) is not None:
+        problems.append(f"yardstick {broken}")
     if not isinstance(grading.error, (str, type(None))):
         problems.append(f"error must be text or None, got {short_repr(grading.error)}")
     if grading.detail is not None:
         problems.extend(_detail_problems(grading.detail))
     return problems
+
+
+def yardstick_problem(yardstick: object) -> str | None:
+    """Why ``yardstick`` is no yardstick, as words following the word "yardstick" (``None`` when
+    it is one): the rule of a grading's yardstick (:func:`grading_problems`), and of the yardstick
+    a judge names for its calibration (:mod:`evalkit.judge_replies`)."""
+    if not isinstance(yardstick, str) or not yardstick or len(yardstick) > MAX_YARDSTICK_CHARS:
+        shown = f"{len(yardstick):,} characters" if isinstance(yardstick, str) and yardstick else short_repr(yardstick)
+        return f"must be a non-empty string of at most {MAX_YARDSTICK_CHARS:,} characters, got {shown}"
+    return _disguise(yardstick)  # one that prints as another it never equals
 
 
 def _disguise(yardstick: str) -> str | None:
@@ -202,16 +211,31 @@ def _disguise(yardstick: str) -> str | None:
 
 
 def _detail_problems(detail: object) -> list[str]:
-    if not isinstance(detail, Mapping):
-        return [f"detail must be a mapping or None, got {short_repr(detail)}"]
-    shape = value_shape_problem(dict(detail))
-    if shape is not None:
-        return [f"detail {shape}"]
+    problem = mapping_problem(detail, "detail")
+    return [] if problem is None else [problem]
+
+
+def mapping_problem(value: object, name: str) -> str | None:
+    """Why ``value``, a mapping a plugin gives to be stored (a grading's ``detail``, a grader's
+    ``run_metrics()``), cannot be (``None`` when it can), in words starting with ``name``: not a
+    mapping; a value no store, fingerprint or printer takes (:func:`evalkit.shapes.value_shape_problem`:
+    a NaN, a key that is not text, nested past 64, containing itself); not JSON-writable; more than
+    :data:`MAX_DETAIL_JSON_CHARS` characters of JSON."""
+    from .errors import PLUGIN_FAILURES
+
+    if not isinstance(value, Mapping):
+        return f"{name} must be a mapping or None, got {short_repr(value)}"
     try:
-        written = json.dumps(detail, allow_nan=False)
+        shape = value_shape_problem(dict(value))
+    except PLUGIN_FAILURES as exc:  # a plugin's own Mapping whose keys or items raise
+        return f"{name} cannot be read as a mapping: {exception_name(exc)}"
+    if shape is not None:
+        return f"{name} {shape}"
+    try:
+        written = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        return [f"detail cannot be written as JSON: {exc}"]
+        return f"{name} cannot be written as JSON: {exc}"
     if len(written) > MAX_DETAIL_JSON_CHARS:
-        return [f"detail is {len(written):,} characters of JSON, more than the {MAX_DETAIL_JSON_CHARS:,} allowed"]
-    return []
+        return f"{name} is {len(written):,} characters of JSON, more than the {MAX_DETAIL_JSON_CHARS:,} allowed"
+    return None
 

@@ -26,11 +26,13 @@ import attrs
 
 from .agreement import Agreement, KrippendorffAlpha, judge_agreement, krippendorff_alpha
 from .calibration import CalibrationSet, calibration_set_problems
-from .components import BoundGenerator, grader_plugin, load_grader, plugin_awaited, plugin_called
+from .components import BoundGenerator, aclosed, declared, grader_plugin, load_grader, plugin_awaited, plugin_called
 from .config import Config
 from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError, carried_async
 from .event_loops import run_to_completion
-from .shapes import exception_text
+from .judge_replies import judge_instance_of, judge_reply, judge_scale_of, prompt_version_of, yardstick_of
+from .shapes import exception_text, short_repr
+from .wording import quoted
 
 __all__ = ["CALIBRATING_GRADER", "Calibration", "CalibratingGrader", "JudgeSettings", "calibrate_judge", "calibration_judge", "check_judge_ready"]
 
@@ -175,8 +177,9 @@ def check_judge_ready(grader: str, judge: Any) -> None:
 
 
 def _scale(judge: Any, grader: str) -> list[Any]:
-    """The labels the judge of ``grader`` answers with (its ``judge_scale()``, under the one rule)."""
-    return list(plugin_called(_grader_of(grader), "judge_scale", judge.judge_scale))
+    """The labels the judge of ``grader`` answers with (its ``judge_scale()``, under the rule of a
+    judge's values: :func:`~evalkit.judge_replies.judge_scale_of`)."""
+    return list(judge_scale_of(_grader_of(grader), judge))
 
 
 def _same_scale(scale: Sequence[Any], labels: Sequence[Any]) -> bool:
@@ -192,12 +195,13 @@ def _check_scale(judge: Any, calibration: CalibrationSet) -> Any:
     if _same_scale(scale, calibration.labels):
         return judge
     who = _grader_of(grader)
-    rescaled = plugin_called(who, "judge_on_scale", judge.judge_on_scale, calibration.labels) if hasattr(judge, "judge_on_scale") else None
+    offered = declared(judge, "judge_on_scale")  # a property that raises offers none
+    rescaled = plugin_called(who, "judge_on_scale", offered, calibration.labels) if offered is not None else None
     if rescaled is not None and _same_scale(_scale(rescaled, grader), calibration.labels):
         return rescaled
     raise UsageError(
         f'calibration set "{calibration.identifier}" labels items {list(calibration.labels)!r}, but the '
-        f"{calibration.grader} judge answers {scale!r}: label the items on the judge's scale"
+        f"{calibration.grader} judge answers {short_repr(scale, 400)}: label the items on the judge's scale"
     )
 
 
@@ -219,7 +223,7 @@ async def _ask_all(judge: Any, calibration: CalibrationSet, repeats: int) -> lis
     try:
         asked = await asyncio.gather(*(ask(item) for item in calibration.items for _ in range(repeats)))
     finally:  # nothing is stored yet: a judge that cannot close is named, and the calibration not kept
-        await plugin_awaited(_grader_of(calibration.grader), "aclose", judge.aclose())
+        await plugin_awaited(_grader_of(calibration.grader), "aclose", aclosed(judge))
     return [asked[i * repeats : (i + 1) * repeats] for i in range(len(calibration.items))]
 
 
@@ -234,6 +238,15 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
     judge = _check_scale(calibration_judge(calibration.grader, settings, config), calibration)
     check_judge_ready(calibration.grader, judge)
     answers = run_to_completion(lambda: _ask_all(judge, calibration, settings.repeats))
+    who = _grader_of(calibration.grader)
+    # every reply held to the rule before any is counted: a broken one is the plugin's, and nothing is kept
+    wanted = f"one of the set's labels {list(calibration.labels)!r}"
+    answers = [
+        [o if isinstance(o, BaseException) else judge_reply(who, "alabel", o, calibration.labels, wanted) for o in outcomes]
+        for outcomes in answers
+    ]
+    instance = judge_instance_of(who, judge)
+    prompt_version = prompt_version_of(who, judge)
     human: list[Any] = []
     judged: list[Any] = []
     per_repeat: list[list[Any]] = []
@@ -255,7 +268,7 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
     if not judged:
         raise CalibrationFailed(f"the judge labelled none of the {len(calibration.items)} items; the first failure: {first_failure}")
     if None in models:
-        raise CalibrationFailed(f'the judge "{judge.judge_instance}" reported no model, so its calibration cannot be attributed')
+        raise CalibrationFailed(f"the judge {quoted(instance)} reported no model, so its calibration cannot be attributed")
     if len(models) > 1:
         raise CalibrationFailed(f"the judge model changed during the calibration ({', '.join(sorted(map(str, models)))})")
     (model,) = models
@@ -267,11 +280,11 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
     return Calibration(
         set_identifier=calibration.identifier,
         grader=calibration.grader,
-        judge_instance=judge.judge_instance,
-        judge_model=str(model),
-        prompt_version=judge.prompt.version,
+        judge_instance=instance,
+        judge_model=model,
+        prompt_version=prompt_version,
         temperature=float(settings.temperature),
-        yardstick=judge.yardstick_for(str(model)),
+        yardstick=yardstick_of(who, judge, model),
         repeats=settings.repeats,
         agreement=agreement,
         self_agreement=self_agreement,

@@ -39,13 +39,15 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from .components import BoundGenerator, grader_plugin, load_grader, plugin_awaited, plugin_called
+from .components import BoundGenerator, aclosed, grader_plugin, load_grader, plugin_awaited, plugin_called
 from .config import Config
 from .errors import PLUGIN_FAILURES, PairwiseJudgingFailed, UsageError
 from .event_loops import run_to_completion
+from .judge_replies import judge_instance_of, judge_reply, prompt_version_of
 from .runs import CaseResult, Run, RunKind
 from .shapes import exception_text
 from .stats.intervals import Interval, wilson_interval
+from .wording import quoted
 
 __all__ = [
     "LOSS",
@@ -69,6 +71,9 @@ WIN, TIE, LOSS = "win", "tie", "loss"
 
 #: The verdicts a pairwise judge gives: the answer shown first, the second, neither.
 FIRST, SECOND, NEITHER = "A", "B", "TIE"
+
+#: What a pairwise judge's reply may give as its verdict: ``None`` when its reply was unusable twice.
+_VERDICTS = (FIRST, SECOND, NEITHER, None)
 
 #: The privacy level at which a run keeps its answers whole.
 FULL = "full"
@@ -304,7 +309,7 @@ async def _ask_all(judge: Any, asked: Sequence[tuple[str, str, str]]) -> list[An
     try:
         return await asyncio.gather(*(prefer(task, first, second) for task, first, second in asked), return_exceptions=True)
     finally:  # nothing is stored yet: a judge that cannot close is named, and the comparison not shown
-        await plugin_awaited(_pairwise_grader, "aclose", judge.aclose())
+        await plugin_awaited(_pairwise_grader, "aclose", aclosed(judge))
 
 
 def _task(judge: Any, messages: Sequence[tuple[str, str]]) -> str:
@@ -348,26 +353,30 @@ def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Co
         asked.append((task, then.answer_text, now.answer_text))  # BASE shown first
         asked.append((task, now.answer_text, then.answer_text))  # RUN shown first
     replies = run_to_completion(lambda: _ask_all(judge, asked))
+    instance = judge_instance_of(_pairwise_grader, judge)
     failures = [r for r in replies if isinstance(r, BaseException)]
     if failures:
         first = failures[0]
         if not isinstance(first, PLUGIN_FAILURES):
             raise first
         raise PairwiseJudgingFailed(
-            f'the pairwise judge "{judge.judge_instance}" failed {len(failures)} of {len(replies)} requests, '
+            f"the pairwise judge {quoted(instance)} failed {len(failures)} of {len(replies)} requests, "
             f"so nothing is reported; the first failure: {exception_text(first)}"
         )
+    # every reply held to the rule before any is counted: a broken one is the plugin's, and nothing is shown
+    replies = [judge_reply(_pairwise_grader, "aprefer", r, _VERDICTS, "A, B, TIE or None (unusable twice)") for r in replies]
+    prompt_version = prompt_version_of(_pairwise_grader, judge)
     judgements = tuple(
         PairJudgement(now.case_id, replies[2 * i][0], replies[2 * i + 1][0]) for i, (_, now) in enumerate(judged)
     )
-    models = tuple(sorted({str(model) for _, model in replies if model is not None}))
+    models = tuple(sorted({model for _, model in replies if model is not None}))
     return PairwiseComparison(
         set_identifier=run.set_identifier,
         base_id=base.id,
         run_id=run.id,
-        judge_instance=str(judge.judge_instance),
+        judge_instance=instance,
         judge_models=models,
-        prompt_version=int(judge.prompt.version),
+        prompt_version=prompt_version,
         temperature=float(settings.temperature),
         judgements=judgements,
         tally=tally(judgements),

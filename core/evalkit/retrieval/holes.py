@@ -15,6 +15,12 @@ ids: a document id can name content), and the judge's identity in the run's metr
 
 A hole the judge could not grade (an unusable reply twice, a failed call) or whose text the
 retriever cannot give stays a hole: it counts as not relevant in both figures, and is counted.
+So does one whose reply breaks the rule of a judge's reply (:func:`evalkit.judge_replies.judge_reply`:
+a ``(grade, model)`` pair, the grade on the judge's ``judge_scale()``, the model a well-formed
+name), and a yardstick that breaks a yardstick's rule is recorded as none: the run, whose stored
+and gated figures are the human labels' alone, goes on, and its warnings name the grader and
+what it gave (:meth:`HoleJudging.unusable`). The judge's ``prompt.version`` and scale are read
+when it is bound, before anything is asked or stored.
 """
 
 from __future__ import annotations
@@ -25,8 +31,9 @@ from typing import Any
 
 import attrs
 
-from ..components import grader_plugin, plugin_close_failed
-from ..errors import PLUGIN_FAILURES, UsageError, carried, carried_async
+from ..components import aclosed, declared, grader_plugin, plugin_close_failed
+from ..errors import PLUGIN_FAILURES, PluginError, UsageError, carried, carried_async
+from ..judge_replies import grade_scale_of, judge_reply, prompt_version_of, yardstick_of
 from ..questions import GoldenQuestion
 from ..wording import argument
 from .contracts import DocumentTexts
@@ -101,8 +108,18 @@ class HoleJudging:
     judge: Any
     binary: bool
     instance: str
+    #: The judge's ``prompt.version`` and the grades it gives (its ``judge_scale()``), read when bound.
+    prompt_version: int = 1
+    scale: tuple[Any, ...] = ()
     _runner: asyncio.Runner | None = None
     models: set[str] = attrs.Factory(set)
+    #: The first value the judge gave that broke its rule, and how many replies did.
+    _unusable: str | None = None
+    _unusable_replies: int = 0
+
+    def _broke(self, error: PluginError) -> None:
+        if self._unusable is None:
+            self._unusable = str(error)
 
     def holes(self, question: GoldenQuestion, ranked: Sequence[str], k: int) -> list[str]:
         """The documents of the top ``k`` of ``ranked`` that people have not judged for ``question``."""
@@ -133,10 +150,16 @@ class HoleJudging:
             if isinstance(answer, BaseException):
                 failed += 1
                 continue
-            grade, model = answer
+            try:
+                grade, model = judge_reply(_relevance_grader, "agrade_document", answer, self.scale, f"one of its grades {list(self.scale)!r}")
+            except PluginError as exc:  # as a failed call: the hole stays one, and the warnings say why
+                self._broke(exc)
+                self._unusable_replies += 1
+                failed += 1
+                continue
             grades[document] = grade
             if model is not None:
-                self.models.add(str(model))
+                self.models.add(model)
         return HoleGrades(grades, failed)
 
     async def _ask(self, query: str, texts: Mapping[str, str]) -> list[Any]:
@@ -151,14 +174,29 @@ class HoleJudging:
     def identity(self) -> dict[str, Any]:
         """The judge as the run's metrics record it: instance, model(s) seen, prompt version, yardstick."""
         models = sorted(self.models)
+        yardstick = None
+        if len(models) == 1:
+            try:
+                yardstick = yardstick_of(_relevance_grader, self.judge, models[0])
+            except PluginError as exc:  # the cases are stored by now: recorded as none, and said
+                self._broke(exc)
         return {
             "grader": "relevance",
             "instance": self.instance,
             "models": models,
-            "prompt_version": self.judge.prompt.version,
-            "yardstick": self.judge.yardstick_for(models[0]) if len(models) == 1 else None,
+            "prompt_version": self.prompt_version,
+            "yardstick": yardstick,
             "binary_from": 2 if self.binary else None,
         }
+
+    def unusable(self) -> str | None:
+        """The warning naming the grader and the first value its judge gave that broke the rule
+        (with how many replies did, which stayed holes); ``None`` when none did."""
+        if self._unusable is None:
+            return None
+        if not self._unusable_replies:
+            return f"{self._unusable}; the judge's yardstick is recorded as none"
+        return f"{self._unusable}; {self._unusable_replies} of its replies did, and their holes stay unjudged"
 
     def check_ready(self) -> None:
         """Ask the judge whether it can run, before anything is asked or stored: what it raises
@@ -174,9 +212,9 @@ class HoleJudging:
         if self._runner is None:
             return None
         try:
-            self._runner.run(carried_async(self.judge.aclose()))
+            self._runner.run(aclosed(self.judge))
         except PLUGIN_FAILURES as exc:
-            return plugin_close_failed(lambda: grader_plugin("relevance"), "aclose", exc)
+            return plugin_close_failed(_relevance_grader, "aclose", exc)
         finally:
             self._runner.close()
             self._runner = None
@@ -190,9 +228,15 @@ def hole_judging(name: str, config: Any, binary: bool) -> HoleJudging:
     from ..judge_calibration import JudgeSettings, calibration_judge
 
     judge = calibration_judge("relevance", JudgeSettings(judge=name), config)
-    if not callable(getattr(judge, "agrade_document", None)):
+    if not callable(declared(judge, "agrade_document")):  # a property that raises offers none
         raise UsageError(f'{argument("judge_unjudged")}: the installed "relevance" grader cannot grade a document for a query')
-    return HoleJudging(judge, binary, name)
+    scale = grade_scale_of(_relevance_grader, judge)
+    return HoleJudging(judge, binary, name, prompt_version=prompt_version_of(_relevance_grader, judge), scale=scale)
+
+
+def _relevance_grader() -> Any:
+    """Who a failure of the hole judge names: the installed ``relevance`` grader and its distribution."""
+    return grader_plugin("relevance")
 
 
 def check_document_texts(retriever: Any, retriever_id: str) -> None:

@@ -448,6 +448,7 @@ def evaluate_retrieval(
             closing.append(question_answering.close_retriever(answering.retriever, resolved.record))
         finally:
             if holes is not None:
+                closing.append(holes.unusable())  # what the judge gave that broke its rule, said with the run
                 closing.append(holes.close())
     closed = [failure for failure in closing if failure is not None]
     if closed:  # said with the run, as a hook's failure is

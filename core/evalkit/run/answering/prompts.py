@@ -469,7 +469,7 @@ class PromptAnswering:
             cases_read: Iterable[CaseResult] = ()
             if isinstance(self.grading, components.RunMetricsSource):
                 answered = repository.get_run(header.id)  # a judge's run metrics read every case (judged runs are small)
-                metrics = components.plugin_called(self._grader, "run_metrics", self.grading.run_metrics, answered.cases if answered is not None else ())
+                metrics = self._run_metrics(answered.cases if answered is not None else ())
         else:
             answered = repository.get_run(header.id)
             cases = answered.cases if answered is not None else ()
@@ -477,10 +477,7 @@ class PromptAnswering:
             status = final_status(header.case_count, len(cases), sum(1 for c in cases if c.errored))
             identity, note = run_identity(cases, self.bound.configured)
             yardstick = run_yardstick(cases, self.grader_name)
-            metrics = (
-                components.plugin_called(self._grader, "run_metrics", self.grading.run_metrics, cases)
-                if isinstance(self.grading, components.RunMetricsSource) else None
-            )  # fmt: skip
+            metrics = self._run_metrics(cases) if isinstance(self.grading, components.RunMetricsSource) else None
         if identity is None and self.bound.configured and not self.bound.alias:
             note = missing_alias_note(self.bound.instance)
         digest = base_prompt_digest(self.bound.base_prompt)
@@ -535,6 +532,19 @@ class PromptAnswering:
         if guard.stopped.startswith("--max-requests"):
             return guard.stopped
         return f"--budget {format_amount(guard.budget, spend.currency)} reached"
+
+    def _run_metrics(self, cases: Iterable[CaseResult]) -> Any:
+        """The grader's run metrics (a judge's identity and self-agreement), under the rule of a
+        plugin's call (:func:`~evalkit.components.plugin_called`), held to the rule of a mapping a
+        plugin gives to be stored (:func:`evalkit.grading.mapping_problem`): one that breaks it —
+        an object no JSON writer takes, a NaN, megabytes — is the plugin's, named as one that
+        raises is (the run marked interrupted), where it was an internal error or stored whole."""
+        from ...grading import mapping_problem
+
+        metrics = components.plugin_called(self._grader, "run_metrics", self.grading.run_metrics, cases)
+        if metrics is not None and (problem := mapping_problem(metrics, "the value")) is not None:
+            raise components.plugin_gave_unusable(self._grader, "run metrics from run_metrics()", problem)
+        return metrics
 
     def _stopped(
         self, header: Run, status: RunStatus, spend: RunSpend, stored: Callable[[], Iterable[CaseResult]]
