@@ -119,3 +119,27 @@ def test_a_killed_regrade_run_says_the_regrade_that_continues_it(evalkit_cli, pr
     assert again in evalkit_cli("show", run_id).stdout
     assert again in evalkit_cli("history", "arith.basic").stdout
     assert "--resume" not in evalkit_cli("show", run_id).stdout
+
+
+def test_a_bare_resume_continues_the_users_own_run_not_a_stopped_regrade_of_it(evalkit_cli, project) -> None:
+    # `evalkit run arith.basic --provider my-app --resume` (no id) chose the newest unfinished run of
+    # the set, instance, alias and grader: a stopped re-grade run, which it then refused ("is a
+    # re-grade run … continue it with `evalkit regrade …`"), hiding the user's own stopped run. A
+    # re-grade is never resumed, so a bare --resume passes over it.
+    from evalkit.storage import open_repository
+
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--run-id", "mine").code == 0
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # the user's own run, stopped one case short (older than the re-grade below)
+        repo.Run.update({repo.Run.status: "interrupted"}).where(repo.Run.id == "mine").execute()
+        repo.Case.delete().where((repo.Case.run == "mine") & (repo.Case.case_id == "json-sum")).execute()
+    finally:
+        repo.close()
+    _, regrade_id = _stopped_regrade(evalkit_cli, project)
+    resumed = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--resume", "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["run_id"] == "mine" and resumed.json()["status"] == "complete"
+    assert evalkit_cli("show", regrade_id, "--json").json()["status"] == "interrupted", "the re-grade is left as it was"
