@@ -82,14 +82,20 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None) 
     """The command that continues ``run`` (with the options it was started with): ``evalkit run SET
     --provider NAME --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
     the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each. A re-grade run's is
-    the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed."""
+    the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed. A run of a
+    set built in code (:func:`evalkit.run.placement.built_in_code`), which no command finds, is
+    continued by its library call again (:func:`evalkit.run.placement.continuing_call`)."""
     import shlex
 
-    from .run.placement import regrade_again
+    from .run.placement import Shard, built_in_code, continuing_call, regrade_again
 
     again = regrade_again(run)
     if again is not None:
         return f"`{again}`"
+    if built_in_code(run):
+        function = "evaluate_retrieval" if run.kind is RunKind.RETRIEVAL else "evaluate_set"
+        parts = [Shard(i, count) for i in shards] if shards and count else [None]
+        return " and ".join(f"`{continuing_call(function, run.set_identifier, run.id, part)}`" for part in parts)
     if run.kind is RunKind.RETRIEVAL:
         words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
         if run.deployment:
