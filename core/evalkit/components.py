@@ -53,6 +53,7 @@ __all__ = [
     "plugin_close_failed",
     "plugin_called",
     "ServingEvidence",
+    "answered_by",
     "bind_generator",
     "check_generator_ready",
     "check_provider_known",
@@ -128,6 +129,20 @@ def bind_set(bound: BoundGenerator, golden_set: Any) -> None:
         raise GeneratorUnavailableError(
             f"{generator_named(bound)} could not take in the set, so nothing was run or stored: {exception_text(exc)}"
         ) from None
+
+
+def answered_by(instance: str | None, adapter: str | None, alias: str | None) -> str:
+    """Who answers (or answered) a run, as a message says it after "answered by": ``prod/gpt-4o``
+    for a configured provider instance and its model alias (``prod (no model alias)``), ``the ad-hoc
+    "openai" generator`` (``… with model "gpt-4o"``) for an ad-hoc run, which has no instance —
+    never Python's ``None``. ``instance``, ``adapter`` and ``alias`` are a run's (stored or about to
+    be) or a bound generator's."""
+    from .wording import quoted
+
+    if instance is not None:
+        return f"{instance}/{alias}" if alias is not None else f"{instance} (no model alias)"
+    named = f"the ad-hoc {quoted(adapter)} generator" if adapter else "an ad-hoc generator"
+    return named if alias is None else f"{named} with model {quoted(alias)}"
 
 
 def generator_named(bound: BoundGenerator) -> str:

@@ -406,3 +406,31 @@ def test_a_shard_its_request_limit_stopped_is_not_counted_in(evalkit_cli, projec
     finally:
         close_repository(repository)
     assert progress.done == {2}, progress
+
+
+def test_resuming_an_ad_hoc_run_names_its_generator_never_none(evalkit_cli, project) -> None:
+    # `evalkit run evalkit.smoke --resume ID` of an ad-hoc run (`--provider reference`, no configured
+    # instance) said "run ID is answered by None/None; this process would answer with reference/reference";
+    # a bare --resume by it "no unfinished run … by None/None", and --answers-from one "was answered by None/None".
+    from evalkit.storage import open_repository
+
+    assert evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--run-id", "adhoc", "--privacy", "full").code == 0
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        repo.Run.update({repo.Run.status: "interrupted"}).where(repo.Run.id == "adhoc").execute()
+    finally:
+        repo.close()
+    refused = evalkit_cli("run", "evalkit.smoke", "--resume", "adhoc")
+    assert refused.code == 2
+    assert (
+        'run adhoc is answered by the ad-hoc "reference" generator; this process would answer with reference/reference'
+    ) in refused.stderr
+    with_model = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--model", "m\x1b", "--resume", "adhoc")
+    assert with_model.code == 2 and 'would answer with the ad-hoc "reference" generator with model "m\\x1b"' in with_model.stderr
+    assert evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--resume", "adhoc").code == 0
+    nothing = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--resume")
+    assert nothing.code == 2 and 'no unfinished run of "evalkit.smoke" by the ad-hoc "reference" generator with grader' in nothing.stderr
+    other = evalkit_cli("run", "evalkit.smoke", "--answers-from", "adhoc")
+    assert other.code == 2 and 'run adhoc was answered by the ad-hoc "reference" generator; this run asks reference/reference' in other.stderr
+    for result in (refused, with_model, nothing, other):
+        assert "None" not in result.stderr

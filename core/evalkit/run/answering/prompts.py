@@ -354,7 +354,7 @@ class PromptAnswering:
         previous = store.resumable.latest_unfinished_run(self.golden_set.identifier, self.bound.instance, self.bound.alias, self.grader_name)
         if previous is None:
             raise UsageError(
-                f'--resume: no unfinished run of "{self.golden_set.identifier}" by {self.bound.instance}/{self.bound.alias} '
+                f'--resume: no unfinished run of "{self.golden_set.identifier}" by {components.answered_by(self.bound.instance, self.bound.adapter, self.bound.alias)} '
                 f'with grader "{self.grader_name}" to resume'
             )
         return previous.id
@@ -366,8 +366,9 @@ class PromptAnswering:
             raise UsageError(f"run {existing.id} is already complete; there is nothing to resume")
         if (existing.provider_instance, existing.model_alias) != (header.provider_instance, header.model_alias):
             raise UsageError(
-                f"run {existing.id} is answered by {existing.provider_instance}/{existing.model_alias}; this process "
-                f"would answer with {header.provider_instance}/{header.model_alias} — use the same --provider and --model"
+                f"run {existing.id} is answered by {components.answered_by(existing.provider_instance, existing.adapter, existing.model_alias)}; "
+                f"this process would answer with {components.answered_by(header.provider_instance, header.adapter, header.model_alias)} "
+                "— use the same --provider and --model"
             )
         if existing.set_fingerprint and existing.set_fingerprint != header.set_fingerprint:
             raise UsageError(
