@@ -80,7 +80,7 @@ def liveness(repository: ResultRepository, runs: Sequence[Run]) -> dict[str, Run
 
 def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None) -> str:
     """The command that continues ``run`` (with the options it was started with): ``evalkit run SET
-    --provider NAME --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
+    --provider NAME [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
     the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each. A re-grade run's is
     the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed. A run of a
     set built in code (:func:`evalkit.run.placement.built_in_code`), which no command finds, is
@@ -104,6 +104,8 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None) 
         words = ["evalkit", "run", run.set_identifier]
         if run.provider_instance:
             words += ["--provider", run.provider_instance]
+        if run.answers_reused == "answers-from" and run.source_run_id:
+            words += ["--answers-from", run.source_run_id]  # without it the model is asked for the rest
     base = " ".join(shlex.quote(w) for w in words)
     if shards and count:
         return " and ".join(f"`{base} --shard {i}/{count} --run-id {shlex.quote(run.id)}`" for i in shards)

@@ -434,3 +434,36 @@ def test_resuming_an_ad_hoc_run_names_its_generator_never_none(evalkit_cli, proj
     assert other.code == 2 and 'run adhoc was answered by the ad-hoc "reference" generator; this run asks reference/reference' in other.stderr
     for result in (refused, with_model, nothing, other):
         assert "None" not in result.stderr
+
+
+def test_a_stopped_answers_from_run_is_continued_with_its_answers_from(evalkit_cli, project, monkeypatch) -> None:
+    # A run of `--answers-from src` that stopped said "continue it with `evalkit run arith.basic
+    # --provider my-app --resume af-1`" (killed: in history/show alike): pasted, it asked the model
+    # for the cases still missing, where the run reused src's answers. Both lines repeat it.
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+    from evalkit.run.answering.prompts import PromptAnswering
+    from evalkit.storage import open_repository
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--privacy", "full", "--run-id", "src").code == 0
+    with monkeypatch.context() as patched:
+        patched.setattr(PromptAnswering, "finish", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a bug in finishing")))
+        crashed = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--answers-from", "src", "--run-id", "af-1")
+    assert crashed.code == 3, crashed.stderr
+    command = "evalkit run arith.basic --provider my-app --answers-from src --resume af-1"
+    assert f"continue it with `{command}`" in crashed.stderr, crashed.stderr
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # killed half-way on machine ci-7: three cases in, the run running, a lease no one renews
+        repo.Case.delete().where((repo.Case.run == "af-1") & repo.Case.case_id.in_(["add-7-5", "times-table", "json-sum"])).execute()
+        repo.mark_status("af-1", "running")
+        repo.acquire_lease("af-1", "*", LeaseOwner("ci-7", 4242, "token"))
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).execute()
+    finally:
+        repo.close()
+    assert f"continue it with `{command}`" in " ".join(evalkit_cli("show", "af-1").stdout.split())
+    answer_with(project, {})  # the model would now fail every case it is asked
+    resumed = evalkit_cli(*command.split()[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    document = resumed.json()
+    assert document["status"] == "complete" and document["spend"]["generator"]["requests"] == 0, document["spend"]
