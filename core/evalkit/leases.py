@@ -101,15 +101,30 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None) 
         if run.deployment:
             words += ["--deployment", run.deployment]
     else:
-        words = ["evalkit", "run", run.set_identifier]
-        if run.provider_instance:
-            words += ["--provider", run.provider_instance]
+        words = ["evalkit", "run", run.set_identifier, *_generator_options(run)]
         if run.answers_reused == "answers-from" and run.source_run_id:
             words += ["--answers-from", run.source_run_id]  # without it the model is asked for the rest
     base = " ".join(shlex.quote(w) for w in words)
     if shards and count:
         return " and ".join(f"`{base} --shard {i}/{count} --run-id {shlex.quote(run.id)}`" for i in shards)
     return f"`{base} --resume {shlex.quote(run.id)}`"
+
+
+def _generator_options(run: Run) -> list[str]:
+    """The ``--provider``/``--model`` that answer prompt run ``run`` again: its configured instance
+    (``--provider NAME``); for an ad-hoc run, which has no instance, its adapter (``--provider
+    ADAPTER``) and the ``--model`` it was given; for the built-in reference instance (no provider
+    configured), no ``--provider`` (``--provider reference`` names an ad-hoc reference generator,
+    another run's), and a ``--model`` it was given."""
+    from .components import REFERENCE_INSTANCE
+
+    if run.provider_instance == REFERENCE_INSTANCE and run.adapter == "reference":
+        return ["--model", run.model_alias] if run.model_alias and run.model_alias != "reference" else []
+    if run.provider_instance:
+        return ["--provider", run.provider_instance]
+    if not run.adapter:
+        return []
+    return ["--provider", run.adapter, *(["--model", run.model_alias] if run.model_alias else [])]
 
 
 def gone_sentence(run: Run, live: RunLiveness) -> str:

@@ -467,3 +467,38 @@ def test_a_stopped_answers_from_run_is_continued_with_its_answers_from(evalkit_c
     assert resumed.code == 0, resumed.stderr
     document = resumed.json()
     assert document["status"] == "complete" and document["spend"]["generator"]["requests"] == 0, document["spend"]
+
+
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        # the built-in reference instance (no provider configured, no --provider): `--provider reference`
+        # named an ad-hoc reference generator, and was refused ("answered by reference/reference")
+        ((), "evalkit run evalkit.smoke --resume k-1"),
+        (("--model", "self-check"), "evalkit run evalkit.smoke --model self-check --resume k-1"),
+        # an ad-hoc run: the hint had no --provider, and pasted was refused the same way
+        (("--provider", "reference"), "evalkit run evalkit.smoke --provider reference --resume k-1"),
+        (("--provider", "reference", "--model", "m 1"), "evalkit run evalkit.smoke --provider reference --model 'm 1' --resume k-1"),
+    ],
+)
+def test_a_killed_run_of_the_reference_or_an_ad_hoc_generator_says_a_command_that_continues_it(evalkit_cli, project, given, hint) -> None:
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+    from evalkit.storage import open_repository
+
+    assert evalkit_cli("run", "evalkit.smoke", *given, "--run-id", "k-1").code == 0
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # killed half-way on machine ci-7
+        repo.Case.delete().where((repo.Case.run == "k-1") & (repo.Case.case_id == "echo-token")).execute()
+        repo.Run.update({repo.Run.status: "running"}).where(repo.Run.id == "k-1").execute()
+        repo.acquire_lease("k-1", "*", LeaseOwner("ci-7", 4242, "token"))
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).execute()
+    finally:
+        repo.close()
+    shown = " ".join(evalkit_cli("show", "k-1").stdout.split())
+    assert f"continue it with `{hint}`" in shown, shown
+    import shlex
+
+    resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
