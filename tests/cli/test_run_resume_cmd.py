@@ -502,3 +502,32 @@ def test_a_killed_run_of_the_reference_or_an_ad_hoc_generator_says_a_command_tha
     resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
+
+
+def test_an_ad_hoc_run_is_not_continued_or_reused_by_another_adapter(evalkit_cli, project) -> None:
+    # An ad-hoc run of `--provider reference --model gpt-4o`, stopped, was resumed by `--provider llm
+    # --model gpt-4o`: only the instance (none) and alias were compared, so llm answered its missing
+    # case into the reference run; `--answers-from` took the reference answers into an llm run alike.
+    from evalkit.storage import open_repository
+
+    adhoc = ("--provider", "reference", "--model", "gpt-4o")
+    assert evalkit_cli("run", "evalkit.smoke", *adhoc, "--run-id", "ref-1", "--privacy", "full").code == 0
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        repo.Run.update({repo.Run.status: "interrupted"}).where(repo.Run.id == "ref-1").execute()
+        repo.Case.delete().where((repo.Case.run == "ref-1") & (repo.Case.case_id == "echo-token")).execute()
+    finally:
+        repo.close()
+    before = evalkit_cli("show", "ref-1", "--json").json()
+    other = ("--provider", "llm", "--model", "gpt-4o")
+    for joined in (("--resume", "ref-1"), ("--run-id", "ref-1")):
+        refused = evalkit_cli("run", "evalkit.smoke", *other, *joined, env={"OPENAI_API_KEY": ""})
+        assert refused.code == 2, refused.stderr
+        assert (
+            'run ref-1 is answered by the ad-hoc "reference" generator with model "gpt-4o"; this process would answer '
+            'with the ad-hoc "llm" generator with model "gpt-4o"'
+        ) in refused.stderr
+    reused = evalkit_cli("run", "evalkit.smoke", *other, "--answers-from", "ref-1", env={"OPENAI_API_KEY": ""})
+    assert reused.code == 2 and 'run ref-1 was answered by the ad-hoc "reference" generator' in reused.stderr, reused.stderr
+    assert evalkit_cli("show", "ref-1", "--json").json() == before, "nothing answered into the run"
+    assert evalkit_cli("run", "evalkit.smoke", *adhoc, "--resume", "ref-1").code == 0

@@ -364,7 +364,9 @@ class PromptAnswering:
         of another set was refused by the caller)."""
         if resume and existing.status is RunStatus.COMPLETE:
             raise UsageError(f"run {existing.id} is already complete; there is nothing to resume")
-        if (existing.provider_instance, existing.model_alias) != (header.provider_instance, header.model_alias):
+        if not components.same_generator(
+            (existing.provider_instance, existing.adapter, existing.model_alias), (header.provider_instance, header.adapter, header.model_alias)
+        ):
             raise UsageError(
                 f"run {existing.id} is answered by {components.answered_by(existing.provider_instance, existing.adapter, existing.model_alias)}; "
                 f"this process would answer with {components.answered_by(header.provider_instance, header.adapter, header.model_alias)} "
