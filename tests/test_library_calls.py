@@ -922,3 +922,63 @@ def test_load_config_names_its_path_argument_and_the_command_line_its_config_opt
     with pytest.raises(ConfigError, match=rf"^path names the folder {tmp_path}; give the file"):
         load_config(tmp_path)
     assert cli("history", "x", "--config", str(tmp_path)).stderr.startswith(f"evalkit: error: --config names the folder {tmp_path}")
+
+
+
+
+def _killed(url: str, run_id: str) -> None:
+    """Leave stored run ``run_id`` as a ``kill -9`` on machine ci-7 leaves it: running, a lease no one renews."""
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+
+    repo = open_repository(url)
+    try:
+        repo.mark_status(run_id, "running")
+        repo.acquire_lease(run_id, "*", LeaseOwner("ci-7", 4242, "token"))
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(repo.Lease.run == run_id).execute()
+    finally:
+        close_repository(repo)
+
+
+def test_a_killed_run_of_a_set_built_in_code_is_shown_with_the_library_call_that_continues_it(evalkit_cli, project: Path) -> None:
+    """`evalkit history` and `evalkit show` said a killed run of a GoldenPromptSet built in Python
+    is continued with `evalkit run mine.inline --resume ID`, a command that cannot find the set: the
+    store did not keep that the set was built in code. It names evaluate_set again, as the run
+    stopped in the library call says; an installed set's run keeps the CLI's command."""
+    from evalkit import Assertion, GoldenPrompt, GoldenPromptSet, evaluate_set
+    from evalkit.errors import RunInterrupted
+
+    url = f"sqlite:///{project / 'results.db'}"
+    inline = GoldenPromptSet(
+        identifier="mine.inline", name="Inline",
+        prompts=[GoldenPrompt(id=f"p{i}", prompt="Say x", reference="x", assertions=[Assertion(kind="contains", value="x")]) for i in range(3)],
+    )  # fmt: skip
+
+    def ctrl_c(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    for set_given, run_id in ((inline, "in-1"), ("evalkit.smoke", "cli-1")):
+        with pytest.raises(RunInterrupted):
+            evaluate_set(set_given, database=url, cwd=project, run_id=run_id, on_case=ctrl_c)
+        _killed(url, run_id)
+    call = 'continue it with `evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="in-1", resume=True)`'
+    shown = evalkit_cli("show", "in-1", "--database", url)
+    assert shown.code == 0, shown.stderr
+    assert call in " ".join(shown.stdout.split()) and "evalkit run" not in shown.stdout
+    history = evalkit_cli("history", "mine.inline", "--database", url)
+    assert call in " ".join(history.stdout.split()) and "evalkit run" not in history.stdout
+    assert "continue it with `evalkit run evalkit.smoke --resume cli-1`" in " ".join(evalkit_cli("show", "cli-1", "--database", url).stdout.split())
+
+
+def test_the_missing_shards_of_a_killed_run_of_a_set_built_in_code_are_each_a_library_call() -> None:
+    from evalkit.leases import resume_hint
+    from evalkit.run.placement import in_code_provenance
+    from evalkit.runs import Run
+
+    run = Run(id="r-1", set_identifier="mine.inline", grader="deterministic", provider_instance="app", provenance=in_code_provenance(None, True))
+    call = 'evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, shard=Shard({}, 3), run_id="r-1")'
+    assert resume_hint(run, (2, 3), 3) == f"`{call.format(2)}` and `{call.format(3)}`"
+    assert resume_hint(run) == '`evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="r-1", resume=True)`'
+    assert resume_hint(Run(id="r-1", set_identifier="mine.set", grader="deterministic", provenance={"set_built_in_code": "yes"})) == (
+        "`evalkit run mine.set --resume r-1`"
+    ), "only the flag evalkit stores counts"

@@ -56,6 +56,8 @@ __all__ = [
     "plugin_called",
     "plugin_gave_unusable",
     "ServingEvidence",
+    "answered_by",
+    "same_generator",
     "bind_generator",
     "check_generator_ready",
     "check_provider_known",
@@ -131,6 +133,31 @@ def bind_set(bound: BoundGenerator, golden_set: Any) -> None:
         raise GeneratorUnavailableError(
             f"{generator_named(bound)} could not take in the set, so nothing was run or stored: {exception_text(exc)}"
         ) from None
+
+
+def answered_by(instance: str | None, adapter: str | None, alias: str | None) -> str:
+    """Who answers (or answered) a run, as a message says it after "answered by": ``prod/gpt-4o``
+    for a configured provider instance and its model alias (``prod (no model alias)``), ``the ad-hoc
+    "openai" generator`` (``… with model "gpt-4o"``) for an ad-hoc run, which has no instance —
+    never Python's ``None``. ``instance``, ``adapter`` and ``alias`` are a run's (stored or about to
+    be) or a bound generator's."""
+    from .wording import quoted
+
+    if instance is not None:
+        return f"{instance}/{alias}" if alias is not None else f"{instance} (no model alias)"
+    named = f"the ad-hoc {quoted(adapter)} generator" if adapter else "an ad-hoc generator"
+    return named if alias is None else f"{named} with model {quoted(alias)}"
+
+
+def same_generator(first: tuple[str | None, str | None, str | None], second: tuple[str | None, str | None, str | None]) -> bool:
+    """Whether two ``(instance, adapter, alias)`` (of runs, stored or about to be, or bound
+    generators) name one generator, whose answers one run may hold: the same provider instance and
+    model alias, and for an ad-hoc run (no instance) the same adapter too — ``--provider llm`` does
+    not continue a run of ``--provider reference``. An adapter a run did not store is not compared."""
+    (instance, adapter, alias), (other_instance, other_adapter, other_alias) = first, second
+    if (instance, alias) != (other_instance, other_alias):
+        return False
+    return instance is not None or not adapter or not other_adapter or adapter == other_adapter
 
 
 def generator_named(bound: BoundGenerator) -> str:

@@ -80,28 +80,51 @@ def liveness(repository: ResultRepository, runs: Sequence[Run]) -> dict[str, Run
 
 def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None) -> str:
     """The command that continues ``run`` (with the options it was started with): ``evalkit run SET
-    --provider NAME --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
+    --provider NAME [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
     the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each. A re-grade run's is
-    the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed."""
+    the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed. A run of a
+    set built in code (:func:`evalkit.run.placement.built_in_code`), which no command finds, is
+    continued by its library call again (:func:`evalkit.run.placement.continuing_call`)."""
     import shlex
 
-    from .run.placement import regrade_again
+    from .run.placement import Shard, built_in_code, continuing_call, regrade_again
 
     again = regrade_again(run)
     if again is not None:
         return f"`{again}`"
+    if built_in_code(run):
+        function = "evaluate_retrieval" if run.kind is RunKind.RETRIEVAL else "evaluate_set"
+        parts = [Shard(i, count) for i in shards] if shards and count else [None]
+        return " and ".join(f"`{continuing_call(function, run.set_identifier, run.id, part)}`" for part in parts)
     if run.kind is RunKind.RETRIEVAL:
         words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
         if run.deployment:
             words += ["--deployment", run.deployment]
     else:
-        words = ["evalkit", "run", run.set_identifier]
-        if run.provider_instance:
-            words += ["--provider", run.provider_instance]
+        words = ["evalkit", "run", run.set_identifier, *_generator_options(run)]
+        if run.answers_reused == "answers-from" and run.source_run_id:
+            words += ["--answers-from", run.source_run_id]  # without it the model is asked for the rest
     base = " ".join(shlex.quote(w) for w in words)
     if shards and count:
         return " and ".join(f"`{base} --shard {i}/{count} --run-id {shlex.quote(run.id)}`" for i in shards)
     return f"`{base} --resume {shlex.quote(run.id)}`"
+
+
+def _generator_options(run: Run) -> list[str]:
+    """The ``--provider``/``--model`` that answer prompt run ``run`` again: its configured instance
+    (``--provider NAME``); for an ad-hoc run, which has no instance, its adapter (``--provider
+    ADAPTER``) and the ``--model`` it was given; for the built-in reference instance (no provider
+    configured), no ``--provider`` (``--provider reference`` names an ad-hoc reference generator,
+    another run's), and a ``--model`` it was given."""
+    from .components import REFERENCE_INSTANCE
+
+    if run.provider_instance == REFERENCE_INSTANCE and run.adapter == "reference":
+        return ["--model", run.model_alias] if run.model_alias and run.model_alias != "reference" else []
+    if run.provider_instance:
+        return ["--provider", run.provider_instance]
+    if not run.adapter:
+        return []
+    return ["--provider", run.adapter, *(["--model", run.model_alias] if run.model_alias else [])]
 
 
 def gone_sentence(run: Run, live: RunLiveness) -> str:

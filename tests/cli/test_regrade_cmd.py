@@ -159,3 +159,27 @@ def test_a_regrade_where_there_is_no_store_makes_none(evalkit_cli, project, tmp_
     with pytest.raises(UsageError, match=r"^run_id: there is no store at .* yet, so there is no run to find"):
         regrade_run("20261205T192216-ff845b", database=f"sqlite:///{missing}", cwd=project)
     assert not missing.exists() and not (project / ".evalkit").exists()
+
+
+def test_a_bare_resume_continues_the_users_own_run_not_a_stopped_regrade_of_it(evalkit_cli, project) -> None:
+    # `evalkit run arith.basic --provider my-app --resume` (no id) chose the newest unfinished run of
+    # the set, instance, alias and grader: a stopped re-grade run, which it then refused ("is a
+    # re-grade run … continue it with `evalkit regrade …`"), hiding the user's own stopped run. A
+    # re-grade is never resumed, so a bare --resume passes over it.
+    from evalkit.storage import open_repository
+
+    from tests.cli.stored_runs_helpers import ARITH_GOOD, answer_with
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--run-id", "mine").code == 0
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # the user's own run, stopped one case short (older than the re-grade below)
+        repo.Run.update({repo.Run.status: "interrupted"}).where(repo.Run.id == "mine").execute()
+        repo.Case.delete().where((repo.Case.run == "mine") & (repo.Case.case_id == "json-sum")).execute()
+    finally:
+        repo.close()
+    _, regrade_id = _stopped_regrade(evalkit_cli, project)
+    resumed = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--resume", "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["run_id"] == "mine" and resumed.json()["status"] == "complete"
+    assert evalkit_cli("show", regrade_id, "--json").json()["status"] == "interrupted", "the re-grade is left as it was"

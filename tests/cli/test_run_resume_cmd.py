@@ -406,3 +406,128 @@ def test_a_shard_its_request_limit_stopped_is_not_counted_in(evalkit_cli, projec
     finally:
         close_repository(repository)
     assert progress.done == {2}, progress
+
+
+def test_resuming_an_ad_hoc_run_names_its_generator_never_none(evalkit_cli, project) -> None:
+    # `evalkit run evalkit.smoke --resume ID` of an ad-hoc run (`--provider reference`, no configured
+    # instance) said "run ID is answered by None/None; this process would answer with reference/reference";
+    # a bare --resume by it "no unfinished run … by None/None", and --answers-from one "was answered by None/None".
+    from evalkit.storage import open_repository
+
+    assert evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--run-id", "adhoc", "--privacy", "full").code == 0
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        repo.Run.update({repo.Run.status: "interrupted"}).where(repo.Run.id == "adhoc").execute()
+    finally:
+        repo.close()
+    refused = evalkit_cli("run", "evalkit.smoke", "--resume", "adhoc")
+    assert refused.code == 2
+    assert (
+        'run adhoc is answered by the ad-hoc "reference" generator; this process would answer with reference/reference'
+    ) in refused.stderr
+    with_model = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--model", "m\x1b", "--resume", "adhoc")
+    assert with_model.code == 2 and 'would answer with the ad-hoc "reference" generator with model "m\\x1b"' in with_model.stderr
+    assert evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--resume", "adhoc").code == 0
+    nothing = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--resume")
+    assert nothing.code == 2 and 'no unfinished run of "evalkit.smoke" by the ad-hoc "reference" generator with grader' in nothing.stderr
+    other = evalkit_cli("run", "evalkit.smoke", "--answers-from", "adhoc")
+    assert other.code == 2 and 'run adhoc was answered by the ad-hoc "reference" generator; this run asks reference/reference' in other.stderr
+    for result in (refused, with_model, nothing, other):
+        assert "None" not in result.stderr
+
+
+def test_a_stopped_answers_from_run_is_continued_with_its_answers_from(evalkit_cli, project, monkeypatch) -> None:
+    # A run of `--answers-from src` that stopped said "continue it with `evalkit run arith.basic
+    # --provider my-app --resume af-1`" (killed: in history/show alike): pasted, it asked the model
+    # for the cases still missing, where the run reused src's answers. Both lines repeat it.
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+    from evalkit.run.answering.prompts import PromptAnswering
+    from evalkit.storage import open_repository
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--privacy", "full", "--run-id", "src").code == 0
+    with monkeypatch.context() as patched:
+        patched.setattr(PromptAnswering, "finish", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a bug in finishing")))
+        crashed = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--answers-from", "src", "--run-id", "af-1")
+    assert crashed.code == 3, crashed.stderr
+    command = "evalkit run arith.basic --provider my-app --answers-from src --resume af-1"
+    assert f"continue it with `{command}`" in crashed.stderr, crashed.stderr
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # killed half-way on machine ci-7: three cases in, the run running, a lease no one renews
+        repo.Case.delete().where((repo.Case.run == "af-1") & repo.Case.case_id.in_(["add-7-5", "times-table", "json-sum"])).execute()
+        repo.mark_status("af-1", "running")
+        repo.acquire_lease("af-1", "*", LeaseOwner("ci-7", 4242, "token"))
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).execute()
+    finally:
+        repo.close()
+    assert f"continue it with `{command}`" in " ".join(evalkit_cli("show", "af-1").stdout.split())
+    answer_with(project, {})  # the model would now fail every case it is asked
+    resumed = evalkit_cli(*command.split()[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    document = resumed.json()
+    assert document["status"] == "complete" and document["spend"]["generator"]["requests"] == 0, document["spend"]
+
+
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        # the built-in reference instance (no provider configured, no --provider): `--provider reference`
+        # named an ad-hoc reference generator, and was refused ("answered by reference/reference")
+        ((), "evalkit run evalkit.smoke --resume k-1"),
+        (("--model", "self-check"), "evalkit run evalkit.smoke --model self-check --resume k-1"),
+        # an ad-hoc run: the hint had no --provider, and pasted was refused the same way
+        (("--provider", "reference"), "evalkit run evalkit.smoke --provider reference --resume k-1"),
+        (("--provider", "reference", "--model", "m 1"), "evalkit run evalkit.smoke --provider reference --model 'm 1' --resume k-1"),
+    ],
+)
+def test_a_killed_run_of_the_reference_or_an_ad_hoc_generator_says_a_command_that_continues_it(evalkit_cli, project, given, hint) -> None:
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+    from evalkit.storage import open_repository
+
+    assert evalkit_cli("run", "evalkit.smoke", *given, "--run-id", "k-1").code == 0
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # killed half-way on machine ci-7
+        repo.Case.delete().where((repo.Case.run == "k-1") & (repo.Case.case_id == "echo-token")).execute()
+        repo.Run.update({repo.Run.status: "running"}).where(repo.Run.id == "k-1").execute()
+        repo.acquire_lease("k-1", "*", LeaseOwner("ci-7", 4242, "token"))
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).execute()
+    finally:
+        repo.close()
+    shown = " ".join(evalkit_cli("show", "k-1").stdout.split())
+    assert f"continue it with `{hint}`" in shown, shown
+    import shlex
+
+    resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
+
+
+def test_an_ad_hoc_run_is_not_continued_or_reused_by_another_adapter(evalkit_cli, project) -> None:
+    # An ad-hoc run of `--provider reference --model gpt-4o`, stopped, was resumed by `--provider llm
+    # --model gpt-4o`: only the instance (none) and alias were compared, so llm answered its missing
+    # case into the reference run; `--answers-from` took the reference answers into an llm run alike.
+    from evalkit.storage import open_repository
+
+    adhoc = ("--provider", "reference", "--model", "gpt-4o")
+    assert evalkit_cli("run", "evalkit.smoke", *adhoc, "--run-id", "ref-1", "--privacy", "full").code == 0
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        repo.Run.update({repo.Run.status: "interrupted"}).where(repo.Run.id == "ref-1").execute()
+        repo.Case.delete().where((repo.Case.run == "ref-1") & (repo.Case.case_id == "echo-token")).execute()
+    finally:
+        repo.close()
+    before = evalkit_cli("show", "ref-1", "--json").json()
+    other = ("--provider", "llm", "--model", "gpt-4o")
+    for joined in (("--resume", "ref-1"), ("--run-id", "ref-1")):
+        refused = evalkit_cli("run", "evalkit.smoke", *other, *joined, env={"OPENAI_API_KEY": ""})
+        assert refused.code == 2, refused.stderr
+        assert (
+            'run ref-1 is answered by the ad-hoc "reference" generator with model "gpt-4o"; this process would answer '
+            'with the ad-hoc "llm" generator with model "gpt-4o"'
+        ) in refused.stderr
+    reused = evalkit_cli("run", "evalkit.smoke", *other, "--answers-from", "ref-1", env={"OPENAI_API_KEY": ""})
+    assert reused.code == 2 and 'run ref-1 was answered by the ad-hoc "reference" generator' in reused.stderr, reused.stderr
+    assert evalkit_cli("show", "ref-1", "--json").json() == before, "nothing answered into the run"
+    assert evalkit_cli("run", "evalkit.smoke", *adhoc, "--resume", "ref-1").code == 0

@@ -399,3 +399,32 @@ def test_a_stopped_run_of_a_question_set_built_in_code_says_the_library_call_tha
     call = 'evalkit.evaluate_retrieval(<the in-code set "tests.lexical">, <the same arguments>, run_id="in-1", resume=True)'
     assert str(interrupted.value).endswith(f"continue it with `{call}`"), str(interrupted.value)
     assert run_lexical(config, sqlite_url, run_id="in-1", resume=True).run.status is RunStatus.COMPLETE
+
+
+def test_a_killed_run_of_a_question_set_built_in_code_is_shown_with_the_library_call(config, sqlite_url, evalkit_cli) -> None:
+    # `evalkit show` said a killed run of SET (built in this module) is continued with `evalkit
+    # retrieval tests.lexical evalkit.lexical --deployment t --resume ID`, which cannot find the set;
+    # the run keeps that its set was built in code, and its catalog entry's run does not.
+    from evalkit.errors import RunInterrupted
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+
+    def ctrl_c(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(RunInterrupted):
+        run_lexical(config, sqlite_url, run_id="in-1", on_case=ctrl_c)
+    with pytest.raises(RunInterrupted):
+        evaluate_retrieval(sourced({}), "evalkit.lexical", deployment="t", config=config, database=sqlite_url, run_id="cat-1", on_case=ctrl_c)
+    repo = open_repository(sqlite_url)
+    try:  # what a `kill -9` leaves: the runs running, leases no one renews
+        for run_id in ("in-1", "cat-1"):
+            repo.mark_status(run_id, "running")
+            repo.acquire_lease(run_id, "*", LeaseOwner("ci-7", 4242, "token"))
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).execute()
+    finally:
+        repo.close()
+    shown = " ".join(evalkit_cli("show", "in-1", "--database", sqlite_url).stdout.split())
+    assert 'continue it with `evalkit.evaluate_retrieval(<the in-code set "tests.lexical">, <the same arguments>, run_id="in-1", resume=True)`' in shown
+    shown = " ".join(evalkit_cli("show", "cat-1", "--database", sqlite_url).stdout.split())
+    assert "continue it with `evalkit retrieval tests.lexical evalkit.lexical --deployment t --resume cat-1`" in shown

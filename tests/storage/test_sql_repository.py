@@ -104,6 +104,21 @@ def test_latest_unfinished_run_is_scoped_to_set_instance_alias_and_grader(repo) 
     assert repo.latest_unfinished_run("PKG.SET", "prod-gpt", "gpt-4o", "deterministic") is None
 
 
+def test_latest_unfinished_run_passes_over_a_regrade_run(repo) -> None:
+    # A bare `--resume` chose a newer stopped re-grade run, which `evalkit run` refuses (it is
+    # re-graded again, never resumed), hiding the user's own stopped run of the same scope.
+    repo.begin_run(header("mine"))
+    repo.mark_status("mine", "interrupted")
+    repo.begin_run(header("regrade", answers_reused="regrade", source_run_id="src"))
+    repo.mark_status("regrade", "interrupted")
+    repo.begin_run(header("answers-from", answers_reused="answers-from", source_run_id="src"))
+    assert repo.latest_unfinished_run("pkg.set", "prod-gpt", "gpt-4o", "deterministic").id == "answers-from"
+    repo.Run.update({repo.Run.status: "complete"}).where(repo.Run.id == "answers-from").execute()
+    assert repo.latest_unfinished_run("pkg.set", "prod-gpt", "gpt-4o", "deterministic").id == "mine"
+    repo.Run.update({repo.Run.status: "complete"}).where(repo.Run.id == "mine").execute()
+    assert repo.latest_unfinished_run("pkg.set", "prod-gpt", "gpt-4o", "deterministic") is None
+
+
 def test_recent_runs_are_newest_first_limited_and_exact(repo) -> None:
     for run_id, started in (("a", 10.0), ("b", 30.0), ("c", 20.0)):
         repo.begin_run(header(run_id, started=started))

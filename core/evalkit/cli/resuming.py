@@ -5,7 +5,7 @@ The library's own line names only the set (and retriever, deployment): it cannot
 store came from ``--database`` or the configuration from ``--config``, and pasted without them it
 looked in the default store and said there was no such run. The CLI knows what was given: the
 command, its arguments and the options that choose the store, the configuration and what answers
-(``--provider``, ``--model``, ``--grader``, the judge, ``--deployment``), each quoted for a POSIX
+(``--provider``, ``--model``, ``--grader``, the judge, ``--deployment``, ``--answers-from``), each quoted for a POSIX
 shell. A password in a database URL is shown as ``***`` (a printed line is not a secret store: the
 reader puts it back, or sets ``EVALKIT_DATABASE_URL`` as the job did).
 """
@@ -32,6 +32,8 @@ RESUMED_OPTIONS: dict[str, Any] = {
     "judge_temperature": None, "allow_self_judge": False, "deployment": None, "config": None, "database": None,
     # the answers a case stands for: a resume without it answers the rest once each
     "repeats": None,
+    # the stored run whose answers are reused: a resume without it asks the model for the rest
+    "answers_from": None,
 }  # fmt: skip
 
 

@@ -1,6 +1,7 @@
 """Where a run goes: its id, whether it resumes or joins a run, which slice of the set this process
 answers (a shard), what a new run is stored with, and the command that continues a re-grade run
-(:func:`regrade_again`: it is re-graded again, never resumed). Values only: the plan (:mod:`.plan`) and the
+(:func:`regrade_again`: it is re-graded again, never resumed) or a run of a set built in code
+(:func:`continuing_call`, known of a stored run by :func:`built_in_code`). Values only: the plan (:mod:`.plan`) and the
 answering strategies (:mod:`.answering`) both use them, so they live below both."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import re
 import secrets
 import time
 import zlib
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -19,10 +21,12 @@ from ..wording import argument
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from typing import Any
 
-__all__ = ["Placement", "Shard", "check_run_id", "continuing_call", "continuing_words", "new_run_id", "regrade_again", "regrade_command", "regraded_from"]
+__all__ = [
+    "SET_BUILT_IN_CODE", "Placement", "Shard", "built_in_code", "check_run_id", "continuing_call", "continuing_words",
+    "in_code_provenance", "new_run_id", "regrade_again", "regrade_command", "regraded_from",
+]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 
@@ -101,6 +105,24 @@ def continuing_call(function: str, set_identifier: str, run_id: str, shard: Shar
     for option, value in zip(limits[::2], limits[1::2], strict=True):
         keywords.append(f"{option.lstrip('-').replace('-', '_')}={value if value.isdigit() else quoted(value)}")
     return f"evalkit.{function}(<the in-code set {quoted(set_identifier)}>, <the same arguments>, {', '.join(keywords)})"
+
+
+#: The key of a run's stored ``provenance`` (its JSON document) that says its set was built in code,
+#: not found by the catalog: no ``evalkit`` command finds such a set (:func:`built_in_code`).
+SET_BUILT_IN_CODE = "set_built_in_code"
+
+
+def in_code_provenance(provenance: Mapping[str, Any] | None, in_code: bool) -> Mapping[str, Any] | None:
+    """``provenance`` as a run stores it: with :data:`SET_BUILT_IN_CODE` when its set was built in
+    code (``in_code``), so that a reader of the stored run (``history``, ``show``) names the
+    library call that continues it, not a command that cannot find the set; as given otherwise."""
+    return {**(provenance or {}), SET_BUILT_IN_CODE: True} if in_code else provenance
+
+
+def built_in_code(run: Any) -> bool:
+    """True when stored ``run``'s set was built in code (:func:`in_code_provenance`)."""
+    provenance = run.provenance
+    return isinstance(provenance, Mapping) and provenance.get(SET_BUILT_IN_CODE) is True
 
 
 def regraded_from(run: Any) -> str | None:

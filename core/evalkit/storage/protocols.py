@@ -143,7 +143,8 @@ class ResumableRuns(Protocol):
     def latest_unfinished_run(
         self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str
     ) -> Run | None:
-        """The newest prompt run of the set for this instance, alias and grader that is not complete."""
+        """The newest prompt run of the set for this instance, alias and grader that is not complete,
+        passing over re-grade runs (``answers_reused == "regrade"``: re-graded again, never resumed)."""
         ...
 
     def latest_unfinished_retrieval_run(

@@ -40,7 +40,7 @@ from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import argument, counted
 from ..decide import Judging, incomplete_reason, streams
-from ..placement import Shard, continuing_call, continuing_words
+from ..placement import Shard, continuing_call, continuing_words, in_code_provenance
 from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
@@ -330,6 +330,7 @@ class PromptAnswering:
         spending = self.spending
         return Run(
             pricing=self.pricing,
+            provenance=in_code_provenance(None, self.in_code),
             answers_reused=spending.reuse_kind if spending is not None else None,
             source_run_id=spending.stored.run_id if spending is not None and spending.stored is not None else None,
             id=run_id,
@@ -356,7 +357,7 @@ class PromptAnswering:
         previous = store.resumable.latest_unfinished_run(self.golden_set.identifier, self.bound.instance, self.bound.alias, self.grader_name)
         if previous is None:
             raise UsageError(
-                f'{argument("resume")}: no unfinished run of "{self.golden_set.identifier}" by {self.bound.instance}/{self.bound.alias} '
+                f'{argument("resume")}: no unfinished run of "{self.golden_set.identifier}" by {components.answered_by(self.bound.instance, self.bound.adapter, self.bound.alias)} '
                 f'with grader "{self.grader_name}" to resume'
             )
         return previous.id
@@ -366,10 +367,13 @@ class PromptAnswering:
         of another set was refused by the caller)."""
         if resume and existing.status is RunStatus.COMPLETE:
             raise UsageError(f"run {existing.id} is already complete; there is nothing to resume")
-        if (existing.provider_instance, existing.model_alias) != (header.provider_instance, header.model_alias):
+        if not components.same_generator(
+            (existing.provider_instance, existing.adapter, existing.model_alias), (header.provider_instance, header.adapter, header.model_alias)
+        ):
             raise UsageError(
-                f"run {existing.id} is answered by {existing.provider_instance}/{existing.model_alias}; this process "
-                f"would answer with {header.provider_instance}/{header.model_alias} — use the same --provider and --model"
+                f"run {existing.id} is answered by {components.answered_by(existing.provider_instance, existing.adapter, existing.model_alias)}; "
+                f"this process would answer with {components.answered_by(header.provider_instance, header.adapter, header.model_alias)} "
+                "— use the same --provider and --model"
             )
         if existing.set_fingerprint and existing.set_fingerprint != header.set_fingerprint:
             raise UsageError(

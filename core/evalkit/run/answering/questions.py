@@ -88,7 +88,7 @@ from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import argument, counted
 from ..decide import Judging
-from ..placement import Shard, continuing_call, continuing_words
+from ..placement import Shard, continuing_call, continuing_words, in_code_provenance
 from . import CaseSink, Finish, Slice, final_status
 
 __all__ = [
@@ -395,7 +395,7 @@ class QuestionAnswering:
             deployment=self.deployment.name,
             benchmark_fingerprint=identity.benchmark_fingerprint,
             variant_fingerprint=identity.variant_fingerprint,
-            provenance=provenance_document(identity),
+            provenance=in_code_provenance(provenance_document(identity), self.in_code),
             label=placement.label,
             privacy=placement.privacy,
         )

@@ -26,7 +26,7 @@ import attrs
 
 from ...answer_cache import request_key
 from ...answers import Answer, GenerationRequest, ServingIdentity, Usage
-from ...components import declared, judge_instance, plugin_called
+from ...components import answered_by, declared, judge_instance, plugin_called, same_generator
 from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
@@ -593,9 +593,12 @@ def stored_answers(repository: Any, run_id: str, answering: Any, *, only: bool) 
             f'run {run_id} was stored at privacy level "{source.privacy}": its answers are {what}, so they cannot be '
             "graded again (only a run stored with --privacy full can be)"
         )
-    if not only and (source.provider_instance, source.model_alias) != (answering.bound.instance, answering.bound.alias):
+    if not only and not same_generator(
+        (source.provider_instance, source.adapter, source.model_alias), (answering.bound.instance, answering.bound.adapter, answering.bound.alias)
+    ):
         raise UsageError(
-            f"run {run_id} was answered by {source.provider_instance}/{source.model_alias}; this run asks "
-            f"{answering.bound.instance}/{answering.bound.alias}, and one run holds the answers of one model"
+            f"run {run_id} was answered by {answered_by(source.provider_instance, source.adapter, source.model_alias)}; this run "
+            f"asks {answered_by(answering.bound.instance, answering.bound.adapter, answering.bound.alias)}, and one run holds "
+            "the answers of one model"
         )
     return StoredAnswers(run_id, {case.case_id: case for case in source.cases}, only=only)

@@ -390,13 +390,15 @@ class RunsAndCases(SqlStore):
         self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str
     ) -> Run | None:
         """The newest run of the set for this instance, alias and grader that is not complete:
-        interrupted, incomplete, or still marked running (a process killed outright leaves that)."""
+        interrupted, incomplete, or still marked running (a process killed outright leaves that).
+        A re-grade run is passed over: it is re-graded again, never resumed."""
         R = self.Run
         unfinished = [RunStatus.INTERRUPTED.value, RunStatus.RUNNING.value, RunStatus.INCOMPLETE.value]
         query = R.select().where(
             (R.set_identifier == set_identifier)
             & R.status.in_(unfinished)
             & ((R.grader == grader) | R.grader.startswith(f"{grader}:"))
+            & (R.answers_reused.is_null() | (R.answers_reused != "regrade"))
         )
         for column, value in ((R.provider_instance, provider_instance), (R.model_alias, model_alias)):
             query = query.where(column.is_null() if value is None else column == value)
