@@ -922,3 +922,89 @@ def test_load_config_names_its_path_argument_and_the_command_line_its_config_opt
     with pytest.raises(ConfigError, match=rf"^path names the folder {tmp_path}; give the file"):
         load_config(tmp_path)
     assert cli("history", "x", "--config", str(tmp_path)).stderr.startswith(f"evalkit: error: --config names the folder {tmp_path}")
+
+
+def test_a_refused_continuation_of_a_stored_run_names_the_callers_arguments(tmp_path: Path, cli: Callable) -> None:
+    """``evaluate_set(run_id=…)`` of a complete run said "choose a new --run-id", one answered by
+    another model "use the same --provider and --model", and ``regrade_run`` of a run stored below
+    ``privacy="full"`` "only a run stored with --privacy full can be": options a Python caller has
+    no way to give. Each names the argument; the command line's messages keep the options."""
+    from evalkit import evaluate_set
+    from evalkit.run.regrade import regrade_run
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="r1")
+    evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="m1", privacy="metadata")
+    refusals = [
+        (lambda: evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="r1"),
+         "run r1 is already complete (its cases and verdict are kept); choose a new run_id",
+         ("run", "evalkit.smoke", "--run-id", "r1"), "choose a new --run-id"),
+        (lambda: evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="r1", model="other"),
+         "this process would answer with reference/other — use the same provider and model",
+         ("run", "evalkit.smoke", "--run-id", "r1", "--model", "other"), "use the same --provider and --model"),
+        (lambda: regrade_run("m1", grader="deterministic", database=url),
+         "so they cannot be graded again (only a run stored with privacy=full can be)",
+         ("regrade", "m1", "--grader", "deterministic"), "(only a run stored with --privacy full can be)"),
+    ]  # fmt: skip
+    for call, library, command, command_line in refusals:
+        with pytest.raises(UsageError) as caught:
+            call()
+        assert library in str(caught.value) and " --" not in f" {caught.value}", caught.value
+        done = cli(*command, "--database", url)
+        assert done.code == 2 and command_line in done.stderr, done.stderr
+
+
+def test_a_refused_configuration_or_store_names_the_callers_arguments(tmp_path: Path, cli: Callable) -> None:
+    """``load_config`` of a discovered ``evalkit.toml`` that is a folder said "name the configuration
+    with --config PATH", of one others can write "name it (--config …)", and ``evaluate_set`` of a
+    configured store outside the project "Name a store elsewhere with --database": each names the
+    argument (``path=PATH``, ``database``); the command line's messages keep the options."""
+    import os
+
+    from evalkit import evaluate_set
+    from evalkit.config import load_config
+    from evalkit.errors import EvalkitError
+
+    folder, writable, outside = (tmp_path / name for name in ("folder", "writable", "outside"))
+    for project in (folder, writable, outside):
+        project.mkdir()
+    (folder / "evalkit.toml").mkdir()
+    (writable / "evalkit.toml").write_text("")
+    os.chmod(writable / "evalkit.toml", 0o666)
+    (outside / "evalkit.toml").write_text(f'database = "sqlite:///{tmp_path / "elsewhere.db"}"\n')
+    refusals = [
+        (lambda: load_config(cwd=folder), folder, "or name the configuration with path=PATH", "or name the configuration with --config PATH"),
+        (lambda: load_config(cwd=writable), writable, f"name it (path={writable / 'evalkit.toml'}, or EVALKIT_CONFIG=",
+         f"name it (--config {writable / 'evalkit.toml'}, or EVALKIT_CONFIG="),
+        (lambda: evaluate_set("evalkit.smoke", config=load_config(cwd=outside), cwd=outside), outside,
+         "Name a store elsewhere with database or EVALKIT_DATABASE_URL", "Name a store elsewhere with --database or EVALKIT_DATABASE_URL"),
+    ]  # fmt: skip
+    for call, project, library, command_line in refusals:
+        with pytest.raises(EvalkitError) as caught:
+            call()
+        assert library in str(caught.value) and " --" not in f" {caught.value}", caught.value
+        done = cli("history", "evalkit.smoke", cwd=project)
+        assert done.code == 2 and command_line in done.stderr, done.stderr
+    assert not (tmp_path / "elsewhere.db").exists()
+
+
+def test_a_finished_shard_or_re_grade_run_names_run_id_to_a_python_caller(tmp_path: Path, cli: Callable) -> None:
+    """A later attempt of a finished sharded run noted "Pass --run-id to start a new run", and a
+    complete re-grade run given as ``run_id`` was refused with "choose a new --run-id"."""
+    from evalkit import evaluate_set
+    from evalkit.run.plan import Shard
+    from evalkit.run.regrade import regrade_run
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="s1", shard=Shard(1, 1), privacy="full")
+    again = evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="s1", shard=Shard(1, 1))
+    assert [note for note in again.notes if note.startswith("Run s1 is already complete")][0].endswith(
+        ". Pass a new run_id to start a new run."
+    )
+    command = cli("run", "evalkit.smoke", "--database", url, "--run-id", "s1", "--shard", "1/1")
+    assert command.code == 0 and "Pass a new --run-id to start a new run." in command.stdout + command.stderr
+    regraded = regrade_run("s1", grader="deterministic", database=url).run.id
+    with pytest.raises(UsageError, match=r"and is complete; no other run joins it: choose a new run_id$"):
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id=regraded)
+    refused = cli("run", "evalkit.smoke", "--database", url, "--run-id", regraded)
+    assert refused.code == 2 and "no other run joins it: choose a new --run-id" in refused.stderr, refused.stderr

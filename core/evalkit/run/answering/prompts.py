@@ -369,7 +369,7 @@ class PromptAnswering:
         if (existing.provider_instance, existing.model_alias) != (header.provider_instance, header.model_alias):
             raise UsageError(
                 f"run {existing.id} is answered by {existing.provider_instance}/{existing.model_alias}; this process "
-                f"would answer with {header.provider_instance}/{header.model_alias} — use the same --provider and --model"
+                f"would answer with {header.provider_instance}/{header.model_alias} — use the same {argument('provider')} and {argument('model')}"
             )
         if existing.set_fingerprint and existing.set_fingerprint != header.set_fingerprint:
             raise UsageError(
@@ -377,7 +377,7 @@ class PromptAnswering:
                 "mix two versions of the set, so start a new run"
             )
         if existing.status is RunStatus.COMPLETE:
-            raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new --run-id")
+            raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new {argument('run_id')}")
 
     def before_joining(self) -> list[str]:
         """The generator's one free readiness probe (a new run made it before the store was opened)."""
