@@ -1008,3 +1008,34 @@ def test_a_finished_shard_or_re_grade_run_names_run_id_to_a_python_caller(tmp_pa
         evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id=regraded)
     refused = cli("run", "evalkit.smoke", "--database", url, "--run-id", regraded)
     assert refused.code == 2 and "no other run joins it: choose a new --run-id" in refused.stderr, refused.stderr
+
+
+def test_a_retriever_or_generator_without_its_options_names_the_callers_arguments(tmp_path: Path, cli: Callable) -> None:
+    """``evaluate_retrieval`` with no retriever said "name a RETRIEVER, or choose a deployment that
+    names one (--deployment NAME …)", one with options only a deployment gives "choose one with
+    --deployment NAME", and ``evaluate_set(provider="replay")`` without its ``path`` "set path = …
+    in the ad-hoc --provider replay run"."""
+    from evalkit import evaluate_retrieval, evaluate_set
+    from evalkit.config import load_config
+    from evalkit.errors import EvalkitError
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    configured = tmp_path / "configured"
+    configured.mkdir()
+    (configured / "evalkit.toml").write_text('[deployments.staging.retrievers."evalkit.lexical"]\ncorpus = "corpus.jsonl"\n')
+    refusals = [
+        (lambda: evaluate_retrieval("evalkit_stdlib.docs", database=url, cwd=tmp_path),
+         "name retriever, or choose a deployment that names one (deployment=NAME or EVALKIT_DEPLOYMENT;"),
+        (lambda: evaluate_retrieval("evalkit_stdlib.docs", "evalkit.lexical", database=url, config=load_config(cwd=configured)),
+         "No deployment was chosen, so it got no options; choose one with deployment=NAME (configured: staging)"),
+        (lambda: evaluate_set("evalkit.smoke", provider="replay", database=url, cwd=tmp_path),
+         "set path = … in the ad-hoc provider=replay run"),
+    ]  # fmt: skip
+    for call, library in refusals:
+        with pytest.raises(EvalkitError) as caught:
+            call()
+        assert library in str(caught.value) and " --" not in f" {caught.value}", caught.value
+    command = cli("run", "evalkit.smoke", "--provider", "replay", "--database", url)
+    assert command.code == 2 and "set path = … in the ad-hoc --provider replay run" in command.stderr, command.stderr
+    command = cli("retrieval", "evalkit_stdlib.docs", "--database", url)
+    assert command.code == 2 and "name a RETRIEVER, or choose a deployment that names one (--deployment NAME or" in command.stderr

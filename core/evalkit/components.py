@@ -547,7 +547,7 @@ def bind_generator(
         options = dict(overrides)
         if model:
             options["model"] = model
-        generator, record = _create(provider, options, f"the ad-hoc --provider {provider} run")  # type: ignore[arg-type]
+        generator, record = _create(provider, options, f"the ad-hoc {argument('provider', provider)} run")  # type: ignore[arg-type]
     except UnknownPluginError as exc:
         raise UnknownProviderError(provider or "", config, exc.available) from None
     return BoundGenerator(generator, provider or "", None, model, False, record)
