@@ -7,6 +7,7 @@ from __future__ import annotations
 import _signal
 import asyncio
 import contextlib
+import re
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -1014,7 +1015,8 @@ def test_a_retriever_or_generator_without_its_options_names_the_callers_argument
     """``evaluate_retrieval`` with no retriever said "name a RETRIEVER, or choose a deployment that
     names one (--deployment NAME …)", one with options only a deployment gives "choose one with
     --deployment NAME", and ``evaluate_set(provider="replay")`` without its ``path`` "set path = …
-    in the ad-hoc --provider replay run"."""
+    in the ad-hoc --provider replay run", and ``provider="nope"`` listed the adapters "usable as
+    --provider for an ad-hoc run"."""
     from evalkit import evaluate_retrieval, evaluate_set
     from evalkit.config import load_config
     from evalkit.errors import EvalkitError
@@ -1030,12 +1032,17 @@ def test_a_retriever_or_generator_without_its_options_names_the_callers_argument
          "No deployment was chosen, so it got no options; choose one with deployment=NAME (configured: staging)"),
         (lambda: evaluate_set("evalkit.smoke", provider="replay", database=url, cwd=tmp_path),
          "set path = … in the ad-hoc provider=replay run"),
+        (lambda: evaluate_set("evalkit.smoke", provider="nope", database=url, cwd=tmp_path),
+         "Adapters (evalkit.generators, usable as provider for an ad-hoc run) are"),
     ]  # fmt: skip
     for call, library in refusals:
         with pytest.raises(EvalkitError) as caught:
             call()
-        assert library in str(caught.value) and " --" not in f" {caught.value}", caught.value
+        outside_commands = re.sub(r"`[^`]*`", "", str(caught.value))  # `evalkit list plugins --options` is a command to type
+        assert library in str(caught.value) and " --" not in f" {outside_commands}", caught.value
     command = cli("run", "evalkit.smoke", "--provider", "replay", "--database", url)
     assert command.code == 2 and "set path = … in the ad-hoc --provider replay run" in command.stderr, command.stderr
+    command = cli("run", "evalkit.smoke", "--provider", "nope", "--database", url)
+    assert command.code == 2 and "Adapters (evalkit.generators, usable as --provider for an ad-hoc run) are" in command.stderr
     command = cli("retrieval", "evalkit_stdlib.docs", "--database", url)
     assert command.code == 2 and "name a RETRIEVER, or choose a deployment that names one (--deployment NAME or" in command.stderr

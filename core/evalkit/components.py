@@ -629,7 +629,7 @@ class UnknownProviderError(UnknownPluginError):
         table = f'    [providers.{shown}]\n    adapter = "{example}"\n    model = "MODEL-ALIAS"'
         self.args = (
             f"Unknown provider {quoted(name)}: it is not a configured provider instance, nor an adapter.{hint} {where}. "
-            f"Adapters (evalkit.generators, usable as --provider for an ad-hoc run) are {adapters_text}. "
+            f"Adapters (evalkit.generators, usable as {argument('provider')} for an ad-hoc run) are {adapters_text}. "
             f"To define {shown}, add this table to {config.path or 'evalkit.toml in your project root'}"
             f" (adapter options such as base_url or path go in it too; see `evalkit list plugins --options`):\n{table}",
         )
