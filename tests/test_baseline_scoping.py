@@ -173,9 +173,10 @@ def test_accepting_on_purpose_records_who_when_and_why_and_refuses_what_cannot_b
     assert longest.reason == "x" * MAX_REASON_CHARS
 
     refusals = [
-        ((run_id, " \t"), "--reason must say why this run is accepted (it is recorded with the acceptance)"),
-        ((run_id, "x" * (MAX_REASON_CHARS + 1)), "--reason is 1,001 characters long, more than the 1,000 allowed"),
-        ((run_id, "two\nlines"), "--reason must be printable text on one line, got 'two\\nlines'"),
+        # accept_run's reason, named as its caller gave it: the command line's --reason is its own (tests/cli)
+        ((run_id, " \t"), "reason must say why this run is accepted (it is recorded with the acceptance)"),
+        ((run_id, "x" * (MAX_REASON_CHARS + 1)), "reason is 1,001 characters long, more than the 1,000 allowed"),
+        ((run_id, "two\nlines"), "reason must be printable text on one line, got 'two\\nlines'"),
         (("no-such-run", "why"), 'there is no run "no-such-run" in the store (see `evalkit history SET` for run ids)'),
     ]
     incomplete = store(repo, status="interrupted")

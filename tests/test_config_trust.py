@@ -49,7 +49,8 @@ def test_a_configuration_others_can_write_is_refused_naming_it_and_how_to_trust_
     message = refusal(shared / "work")
     assert f"refusing the configuration file {shared / 'evalkit.toml'}" in message
     assert f"is writable by others (mode 0{mode:o})" in message
-    assert f"--config {shared / 'evalkit.toml'}" in message and "EVALKIT_CONFIG=" in message
+    # load_config's path to a Python caller (the command line's --config: test_library_calls)
+    assert f"name it (path={shared / 'evalkit.toml'}, or EVALKIT_CONFIG=" in message
     assert f"EVALKIT_TRUSTED_CONFIG_DIRS={shared}" in message
 
 

@@ -36,3 +36,19 @@ def test_a_noun_ending_in_a_consonant_and_y_takes_ies() -> None:
     # the openai adapter's note said "2 replys from http://… reported a usage evalkit cannot count"
     assert counted(2, "reply") == "2 replies" and counted(3, "entry") == "3 entries"
     assert counted(2, "key") == "2 keys" and counted(1, "reply") == "1 reply"
+
+
+def test_an_argument_is_named_by_the_front_end_that_holds_the_naming() -> None:
+    """A Python caller gets the keyword, the command line its option (``option`` its whole phrase),
+    another front end (the pytest plugin) its own word, and the keyword for an argument it has no
+    word for; the command line's ``option`` phrase is never another front end's."""
+    from evalkit.wording import argument, arguments_named
+
+    assert (argument("path", option="--config"), argument("run_id", "ID")) == ("path", "run_id=ID")
+    with arguments_named():
+        assert (argument("path", option="--config"), argument("run_id", "ID")) == ("--config", "--run-id ID")
+    with arguments_named({"path": "--evalkit-config"}.get):
+        assert argument("path", option="--config") == "--evalkit-config"
+        assert argument("path", "PATH", option="--config PATH") == "--evalkit-config PATH"
+        assert argument("run_id", "ID", option="--resume ID") == "run_id=ID"
+    assert argument("path", option="--config") == "path"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import _signal
 import asyncio
 import contextlib
+import re
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -982,3 +983,126 @@ def test_the_missing_shards_of_a_killed_run_of_a_set_built_in_code_are_each_a_li
     assert resume_hint(Run(id="r-1", set_identifier="mine.set", grader="deterministic", provenance={"set_built_in_code": "yes"})) == (
         "`evalkit run mine.set --resume r-1`"
     ), "only the flag evalkit stores counts"
+
+
+def test_a_refused_continuation_of_a_stored_run_names_the_callers_arguments(tmp_path: Path, cli: Callable) -> None:
+    """``evaluate_set(run_id=…)`` of a complete run said "choose a new --run-id", one answered by
+    another model "use the same --provider and --model", and ``regrade_run`` of a run stored below
+    ``privacy="full"`` "only a run stored with --privacy full can be": options a Python caller has
+    no way to give. Each names the argument; the command line's messages keep the options."""
+    from evalkit import evaluate_set
+    from evalkit.run.regrade import regrade_run
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="r1")
+    evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="m1", privacy="metadata")
+    refusals = [
+        (lambda: evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="r1"),
+         "run r1 is already complete (its cases and verdict are kept); choose a new run_id",
+         ("run", "evalkit.smoke", "--run-id", "r1"), "choose a new --run-id"),
+        (lambda: evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="r1", model="other"),
+         "this process would answer with reference/other — use the same provider and model",
+         ("run", "evalkit.smoke", "--run-id", "r1", "--model", "other"), "use the same --provider and --model"),
+        (lambda: regrade_run("m1", grader="deterministic", database=url),
+         "so they cannot be graded again (only a run stored with privacy=full can be)",
+         ("regrade", "m1", "--grader", "deterministic"), "(only a run stored with --privacy full can be)"),
+    ]  # fmt: skip
+    for call, library, command, command_line in refusals:
+        with pytest.raises(UsageError) as caught:
+            call()
+        assert library in str(caught.value) and " --" not in f" {caught.value}", caught.value
+        done = cli(*command, "--database", url)
+        assert done.code == 2 and command_line in done.stderr, done.stderr
+
+
+def test_a_refused_configuration_or_store_names_the_callers_arguments(tmp_path: Path, cli: Callable) -> None:
+    """``load_config`` of a discovered ``evalkit.toml`` that is a folder said "name the configuration
+    with --config PATH", of one others can write "name it (--config …)", and ``evaluate_set`` of a
+    configured store outside the project "Name a store elsewhere with --database": each names the
+    argument (``path=PATH``, ``database``); the command line's messages keep the options."""
+    import os
+
+    from evalkit import evaluate_set
+    from evalkit.config import load_config
+    from evalkit.errors import EvalkitError
+
+    folder, writable, outside = (tmp_path / name for name in ("folder", "writable", "outside"))
+    for project in (folder, writable, outside):
+        project.mkdir()
+    (folder / "evalkit.toml").mkdir()
+    (writable / "evalkit.toml").write_text("")
+    os.chmod(writable / "evalkit.toml", 0o666)
+    (outside / "evalkit.toml").write_text(f'database = "sqlite:///{tmp_path / "elsewhere.db"}"\n')
+    refusals = [
+        (lambda: load_config(cwd=folder), folder, "or name the configuration with path=PATH", "or name the configuration with --config PATH"),
+        (lambda: load_config(cwd=writable), writable, f"name it (path={writable / 'evalkit.toml'}, or EVALKIT_CONFIG=",
+         f"name it (--config {writable / 'evalkit.toml'}, or EVALKIT_CONFIG="),
+        (lambda: evaluate_set("evalkit.smoke", config=load_config(cwd=outside), cwd=outside), outside,
+         "Name a store elsewhere with database or EVALKIT_DATABASE_URL", "Name a store elsewhere with --database or EVALKIT_DATABASE_URL"),
+    ]  # fmt: skip
+    for call, project, library, command_line in refusals:
+        with pytest.raises(EvalkitError) as caught:
+            call()
+        assert library in str(caught.value) and " --" not in f" {caught.value}", caught.value
+        done = cli("history", "evalkit.smoke", cwd=project)
+        assert done.code == 2 and command_line in done.stderr, done.stderr
+    assert not (tmp_path / "elsewhere.db").exists()
+
+
+def test_a_finished_shard_or_re_grade_run_names_run_id_to_a_python_caller(tmp_path: Path, cli: Callable) -> None:
+    """A later attempt of a finished sharded run noted "Pass --run-id to start a new run", and a
+    complete re-grade run given as ``run_id`` was refused with "choose a new --run-id"."""
+    from evalkit import evaluate_set
+    from evalkit.run.plan import Shard
+    from evalkit.run.regrade import regrade_run
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="s1", shard=Shard(1, 1), privacy="full")
+    again = evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="s1", shard=Shard(1, 1))
+    assert [note for note in again.notes if note.startswith("Run s1 is already complete")][0].endswith(
+        ". Pass a new run_id to start a new run."
+    )
+    command = cli("run", "evalkit.smoke", "--database", url, "--run-id", "s1", "--shard", "1/1")
+    assert command.code == 0 and "Pass a new --run-id to start a new run." in command.stdout + command.stderr
+    regraded = regrade_run("s1", grader="deterministic", database=url).run.id
+    with pytest.raises(UsageError, match=r"and is complete; no other run joins it: choose a new run_id$"):
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id=regraded)
+    refused = cli("run", "evalkit.smoke", "--database", url, "--run-id", regraded)
+    assert refused.code == 2 and "no other run joins it: choose a new --run-id" in refused.stderr, refused.stderr
+
+
+def test_a_retriever_or_generator_without_its_options_names_the_callers_arguments(tmp_path: Path, cli: Callable) -> None:
+    """``evaluate_retrieval`` with no retriever said "name a RETRIEVER, or choose a deployment that
+    names one (--deployment NAME …)", one with options only a deployment gives "choose one with
+    --deployment NAME", and ``evaluate_set(provider="replay")`` without its ``path`` "set path = …
+    in the ad-hoc --provider replay run", and ``provider="nope"`` listed the adapters "usable as
+    --provider for an ad-hoc run"."""
+    from evalkit import evaluate_retrieval, evaluate_set
+    from evalkit.config import load_config
+    from evalkit.errors import EvalkitError
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    configured = tmp_path / "configured"
+    configured.mkdir()
+    (configured / "evalkit.toml").write_text('[deployments.staging.retrievers."evalkit.lexical"]\ncorpus = "corpus.jsonl"\n')
+    refusals = [
+        (lambda: evaluate_retrieval("evalkit_stdlib.docs", database=url, cwd=tmp_path),
+         "name retriever, or choose a deployment that names one (deployment=NAME or EVALKIT_DEPLOYMENT;"),
+        (lambda: evaluate_retrieval("evalkit_stdlib.docs", "evalkit.lexical", database=url, config=load_config(cwd=configured)),
+         "No deployment was chosen, so it got no options; choose one with deployment=NAME (configured: staging)"),
+        (lambda: evaluate_set("evalkit.smoke", provider="replay", database=url, cwd=tmp_path),
+         "set path = … in the ad-hoc provider=replay run"),
+        (lambda: evaluate_set("evalkit.smoke", provider="nope", database=url, cwd=tmp_path),
+         "Adapters (evalkit.generators, usable as provider for an ad-hoc run) are"),
+    ]  # fmt: skip
+    for call, library in refusals:
+        with pytest.raises(EvalkitError) as caught:
+            call()
+        outside_commands = re.sub(r"`[^`]*`", "", str(caught.value))  # `evalkit list plugins --options` is a command to type
+        assert library in str(caught.value) and " --" not in f" {outside_commands}", caught.value
+    command = cli("run", "evalkit.smoke", "--provider", "replay", "--database", url)
+    assert command.code == 2 and "set path = … in the ad-hoc --provider replay run" in command.stderr, command.stderr
+    command = cli("run", "evalkit.smoke", "--provider", "nope", "--database", url)
+    assert command.code == 2 and "Adapters (evalkit.generators, usable as --provider for an ad-hoc run) are" in command.stderr
+    command = cli("retrieval", "evalkit_stdlib.docs", "--database", url)
+    assert command.code == 2 and "name a RETRIEVER, or choose a deployment that names one (--deployment NAME or" in command.stderr

@@ -29,6 +29,7 @@ from .runs import Run, RunKind, RunStatus
 from .shapes import clipped_line, short_repr, too_long
 from .storage.protocols import AcceptedBaselines, ResultRepository, capabilities
 from .storage.values import ACCEPTANCE_KINDS, Acceptance, BaselineScope
+from .wording import argument
 
 __all__ = [
     "ACCEPTANCE_KINDS",
@@ -97,11 +98,11 @@ def accept_run(
     """
     baselines = _baselines(repository, "cannot keep accepted baselines")
     if not reason.strip():
-        raise UsageError("--reason must say why this run is accepted (it is recorded with the acceptance)")
+        raise UsageError(f"{argument('reason')} must say why this run is accepted (it is recorded with the acceptance)")
     if (length := too_long(reason, MAX_REASON_CHARS)) is not None:
-        raise UsageError(f"--reason {length}")
+        raise UsageError(f"{argument('reason')} {length}")
     if not all(ch.isprintable() for ch in reason):
-        raise UsageError(f"--reason must be printable text on one line, got {short_repr(reason)}")
+        raise UsageError(f"{argument('reason')} must be printable text on one line, got {short_repr(reason)}")
     run = repository.get_run(run_id, with_cases=False)
     if run is None:
         raise UnknownRunError(run_id)

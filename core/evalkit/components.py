@@ -600,7 +600,7 @@ def bind_generator(
         options = dict(overrides)
         if model:
             options["model"] = model
-        generator, record = _create(provider, options, f"the ad-hoc --provider {provider} run")  # type: ignore[arg-type]
+        generator, record = _create(provider, options, f"the ad-hoc {argument('provider', provider)} run")  # type: ignore[arg-type]
     except UnknownPluginError as exc:
         raise UnknownProviderError(provider or "", config, exc.available) from None
     return BoundGenerator(generator, provider or "", None, model, False, record)
@@ -682,7 +682,7 @@ class UnknownProviderError(UnknownPluginError):
         table = f'    [providers.{shown}]\n    adapter = "{example}"\n    model = "MODEL-ALIAS"'
         self.args = (
             f"Unknown provider {quoted(name)}: it is not a configured provider instance, nor an adapter.{hint} {where}. "
-            f"Adapters (evalkit.generators, usable as --provider for an ad-hoc run) are {adapters_text}. "
+            f"Adapters (evalkit.generators, usable as {argument('provider')} for an ad-hoc run) are {adapters_text}. "
             f"To define {shown}, add this table to {config.path or 'evalkit.toml in your project root'}"
             f" (adapter options such as base_url or path go in it too; see `evalkit list plugins --options`):\n{table}",
         )

@@ -401,7 +401,7 @@ def _not_a_config_file(path: Path) -> str:
         what = f"a path that cannot be looked up ({exc.strerror})"
     return (
         f"{path} is no configuration file: it is {what}. Passed over, a configuration further up (or none) "
-        "would be used instead; make it the file, remove it, or name the configuration with --config PATH"
+        f"would be used instead; make it the file, remove it, or name the configuration with {argument('path', 'PATH', option='--config PATH')}"
     )
 
 

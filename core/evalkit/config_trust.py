@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 from .shapes import whole_number
+from .wording import argument
 
 __all__ = ["TRUSTED_DIRS_VARIABLE", "UntrustedConfigError", "check_trusted", "untrusted_because"]
 
@@ -51,7 +52,7 @@ def check_trusted(path: Path, environ: Mapping[str, str] | None = None) -> None:
     raise UntrustedConfigError(
         f"refusing the configuration file {path}, found by looking up from the working directory: {reason}, "
         "so someone else could decide where evalkit sends your keys and what it reads and stores. "
-        f"If you trust it, name it (--config {path}, or EVALKIT_CONFIG={path}), or add its folder to "
+        f"If you trust it, name it ({argument('path', path, option=f'--config {path}')}, or EVALKIT_CONFIG={path}), or add its folder to "
         f"{TRUSTED_DIRS_VARIABLE} ({TRUSTED_DIRS_VARIABLE}={folder}); otherwise remove it, or run evalkit from "
         "a project that has its own evalkit.toml"
     )

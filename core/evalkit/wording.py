@@ -21,9 +21,10 @@ SCIENTIFIC_FIGURE_FROM = 10**15
 NEAR_BEST = 0.05
 
 #: How :func:`argument` names an argument inside :func:`arguments_named`: the front end's word for
-#: it (the CLI's option); ``None``: the Python caller's keyword. A plain global, not a context
-#: variable: a message may be made in a thread the run started, which would not see the CLI's.
-_front_end_word: Callable[[str], str] | None = None
+#: it (the CLI's option, or ``None`` for an argument that front end has no word for); ``None``: the
+#: Python caller's keyword. A plain global, not a context variable: a message may be made in a
+#: thread the run started, which would not see the CLI's.
+_front_end_word: Callable[[str], str | None] | None = None
 
 #: Nouns whose plural is not the singular plus "s".
 IRREGULAR = {"repository": "repositories", "was": "were"}
@@ -108,13 +109,17 @@ def argument(name: str, value: object = None, *, option: str | None = None) -> s
     ``--baseline RUN_ID``). ``option`` is the whole command-line phrase where it is not the
     keyword's option (``run_id=ID`` with ``resume=True`` is ``--resume ID``). The one way an
     error the library raises names what its caller gave: a message written with ``--run-id`` told
-    a Python caller to pass an option it has no way to give."""
+    a Python caller to pass an option it has no way to give. Another front end's words (the pytest
+    plugin's ``--evalkit-config``) name an argument as that front end takes it; ``option``, a phrase
+    of the command line, is the command line's alone, and an argument a front end has no word for
+    is named by its keyword."""
     words = _front_end_word
-    if words is None:
+    word = None if words is None else words(name)
+    if word is None:
         return name if value is None else f"{name}={value}"
-    if option is not None:
+    if option is not None and words is command_line_option:
         return option
-    return words(name) if value is None else f"{words(name)} {value}"
+    return word if value is None else f"{word} {value}"
 
 
 def command_line_option(name: str) -> str:
@@ -123,9 +128,11 @@ def command_line_option(name: str) -> str:
 
 
 @contextmanager
-def arguments_named(word: Callable[[str], str] = command_line_option) -> Iterator[None]:
+def arguments_named(word: Callable[[str], str | None] = command_line_option) -> Iterator[None]:
     """Within the block, :func:`argument` names each argument by ``word`` (default: as an option of
-    the command line; ``evalkit.cli.main`` is such a block); the naming before is restored after."""
+    the command line; ``evalkit.cli.main`` is such a block; the pytest plugin gives its
+    ``--evalkit-*`` options, ``None`` for an argument it has no option for); the naming before is
+    restored after."""
     global _front_end_word
     before, _front_end_word = _front_end_word, word
     try:

@@ -102,14 +102,14 @@ def test_accept_refuses_what_cannot_be_a_baseline(evalkit_cli, project) -> None:
     assert refused.code == 2 and "no verified serving identity" in refused.stderr
     answer_with(project, ARITH_GOOD)
     good = run_json(evalkit_cli, "arith.basic")
-    refusals = (
-        ("   ", "--reason must say why"),
-        ("two\nlines", "printable text on one line"),
+    refusals = (  # the command line names its option; accept_run names its keyword (test_baseline_scoping)
+        ("   ", "--reason must say why this run is accepted (it is recorded with the acceptance)"),
+        ("two\nlines", "--reason must be printable text on one line, got 'two\\nlines'"),
         ("W" * 100_000, "--reason is 100,000 characters long, more than the 1,000 allowed"),
     )
     for reason, message in refusals:
         refused = evalkit_cli("baseline", "accept", good["run_id"], "--reason", reason)
-        assert refused.code == 2 and message in refused.stderr
+        assert refused.code == 2 and refused.stderr.startswith(f"evalkit: error: {message}"), refused.stderr
     assert evalkit_cli("baseline", "accept", good["run_id"]).code == 2  # --reason is required
 
 

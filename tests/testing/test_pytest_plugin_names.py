@@ -134,6 +134,46 @@ def test_a_run_option_given_empty_is_a_usage_error(
     assert not (pytester.path / ".evalkit").exists() and stored_runs(pytester.path) == 0
 
 
+def test_a_refusal_of_a_run_option_names_the_plugins_option(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester
+) -> None:
+    """A refusal the library raises for what ``--evalkit-config``/``--evalkit-model`` gave named the
+    library's keyword (``path names the folder``, ``model: the model alias …``), before that the
+    command line's ``--config``: neither is an option of pytest's. It names the plugin's option; a
+    test's own ``evaluate_set`` call (the ``evalkit_run`` fixture) still names the keyword."""
+    folder = pytester.mkdir("settings")
+    refused = evalkit_pytest("--evalkit-set", "pytestkit.gate", "--evalkit-config", str(folder))
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines([f"*--evalkit-set: --evalkit-config names the folder {folder}; give the file*"])
+    long_alias = evalkit_pytest("--evalkit-set", "pytestkit.gate", "--evalkit-model", "m" * 1001)
+    long_alias.stdout.fnmatch_lines(["*evalkit could not run pytestkit.gate: --evalkit-model: the model alias is 1,001 characters long*"])
+    pytester.makepyfile(
+        test_own_call="""
+        import pytest
+        from evalkit.errors import UsageError
+
+        def test_keyword(evalkit_run):
+            with pytest.raises(UsageError, match="^model: the model alias is 1,001 characters long"):
+                evalkit_run("pytestkit.gate", "ref", model="m" * 1001)
+        """
+    )
+    own = evalkit_pytest("--evalkit-set", "pytestkit.gate", "test_own_call.py")
+    own.assert_outcomes(passed=4, failed=1)  # the set's gate case fails as in the test above; the test's own call passes
+    assert stored_runs(pytester.path) == 1
+
+
+def test_several_providers_and_none_chosen_names_the_evalkit_provider_option(
+    evalkit_pytest: Callable[..., pytest.RunResult], pytester: pytest.Pytester
+) -> None:
+    """The refusal said "choose one with provider", a keyword the pytest user has no way to give;
+    it says "choose one with --evalkit-provider"."""
+    pytester.path.joinpath("evalkit.toml").write_text(
+        '[providers.a]\nadapter = "reference"\nmodel = "m"\n[providers.b]\nadapter = "reference"\nmodel = "m"\n'
+    )
+    done = pytester.runpytest_inprocess("-p", "evalkit", "--evalkit-set", "pytestkit.gate", "--evalkit-database", f"sqlite:///{pytester.path / 'results.db'}")
+    done.stdout.fnmatch_lines(["*evalkit could not run pytestkit.gate: several provider instances are configured (a, b); choose one with --evalkit-provider*"])
+
+
 #: A stand-in for pytest-xdist (not a test dependency): its ``--dist`` option, and a worker's
 #: ``config.workerinput`` where ``$FAKE_XDIST_WORKER`` is set. Checked by hand with pytest-xdist 3.8:
 #: ``-n 2`` ran the set once in each worker, two runs stored, each gate judging its own.

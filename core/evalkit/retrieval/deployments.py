@@ -238,7 +238,7 @@ def retriever_of(choice: DeploymentChoice | None, explicit: str | None) -> str:
         return explicit
     if choice is None:
         raise UsageError(
-            "name a RETRIEVER, or choose a deployment that names one (--deployment NAME or "
+            f"name {argument('retriever', option='a RETRIEVER')}, or choose a deployment that names one ({argument('deployment', 'NAME')} or "
             f'{DEPLOYMENT_ENV}; [deployments.NAME] retriever = "ID" in evalkit.toml)'
         )
     if choice.retriever is None:

@@ -400,7 +400,7 @@ def _not_joined(existing: Run) -> str:
     that continues it (:func:`evalkit.run.placement.regrade_again`), unless it is complete."""
     what = f"run {existing.id} is a re-grade run (the stored answers of run {regraded_from(existing)} graded again)"
     if existing.status is RunStatus.COMPLETE:
-        return f"{what} and is complete; no other run joins it: choose a new --run-id"
+        return f"{what} and is complete; no other run joins it: choose a new {argument('run_id')}"
     return (
         f"{what}: `evalkit run` cannot continue it, it would ask the model; continue it with "
         f"`{regrade_again(existing)}`, which re-grades those answers again as a new run"
@@ -626,7 +626,7 @@ class _Lifecycle:
         )  # fmt: skip
         self.notes.append(
             f"Run {run.id} is already complete (a later attempt of its pipeline?): nothing is answered again; "
-            f"{given}. Pass --run-id to start a new run."
+            f"{given}. Pass a new {argument('run_id')} to start a new run."
         )
         detail = self.answering.detail(run, verdict, self.store)
         return Outcome(run, verdict, tuple(self.notes), self.plan.observing.hook_failures, detail=detail)

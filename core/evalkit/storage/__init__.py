@@ -215,6 +215,7 @@ def _check_store_inside_project(url: str, config: Any, *, default: bool = False)
     and ``EVALKIT_DATABASE_URL`` are the user's own and name a store anywhere; other schemes name no
     file."""
     from ..project_files import OutsideProjectError, ProjectBoundary
+    from ..wording import argument
     from .urls import redact_url
 
     path = sqlite_file(url)
@@ -233,7 +234,7 @@ def _check_store_inside_project(url: str, config: Any, *, default: bool = False)
         elsewhere = "EVALKIT_DATABASE_URL"
     raise OutsideProjectError(
         f"{config.path}: {named}, outside the project ({boundary.root}): a project's configuration keeps its store "
-        f"inside the project. Name a store elsewhere with --database or {elsewhere}, or list its folder in [sets] "
+        f"inside the project. Name a store elsewhere with {argument('database')} or {elsewhere}, or list its folder in [sets] "
         f'allow_outside (allow_outside = ["{os.path.dirname(real)}"])'
     )
 

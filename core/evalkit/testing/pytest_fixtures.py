@@ -140,14 +140,15 @@ class GoldenSetRun(pytest.Collector):
 
             option = self.config.getoption
             try:
-                config = load_config(option("evalkit_config"))
-                self.handed_over = True
-                self._outcome = evaluate_set(
-                    self.set_id, provider=option("evalkit_provider"), model=option("evalkit_model"),
-                    grader=option("evalkit_grader"), strict_grader=True, config=config,
-                    database=option("evalkit_database"), bound_generator=self.bound,
-                    on_case=lambda case: self.graded.__setitem__(case.case_id, case),
-                )
+                with _options_named():
+                    config = load_config(option("evalkit_config"))
+                    self.handed_over = True
+                    self._outcome = evaluate_set(
+                        self.set_id, provider=option("evalkit_provider"), model=option("evalkit_model"),
+                        grader=option("evalkit_grader"), strict_grader=True, config=config,
+                        database=option("evalkit_database"), bound_generator=self.bound,
+                        on_case=lambda case: self.graded.__setitem__(case.case_id, case),
+                    )
             except RunInterrupted as exc:
                 if exc.cause is not None:  # a plugin's BaseException stopped it: this set's failure
                     self._failure = f"evalkit could not run {self.set_id}: {exc}"
@@ -304,7 +305,13 @@ def _spread_over(config: pytest.Config) -> str | None:
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Append the cases of each ``--evalkit-set`` (and its gate) to the collected tests: every one,
-    or, for a set named by node ids on the command line, the tests those name."""
+    or, for a set named by node ids on the command line, the tests those name (:func:`_add_sets`)."""
+    with _options_named():
+        _add_sets(session, config, items)
+
+
+def _add_sets(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The work of :func:`pytest_collection_modifyitems`, within :func:`_options_named`."""
     from ..catalog import prompt_set_catalog
     from ..config import load_config
     from ..errors import EvalkitError
@@ -467,6 +474,28 @@ _RUN_OPTIONS = (
     ("evalkit_database", "--evalkit-database", "give the results database's URL"),
     ("evalkit_config", "--evalkit-config", "name the configuration file"),
 )
+
+
+#: The library's argument behind each run option, where it is not the option's own name
+#: (``load_config``'s ``path`` is ``--evalkit-config``).
+_OPTION_OF_ARGUMENT = {"path": "--evalkit-config"} | {name.removeprefix("evalkit_"): flag for name, flag, _ in _RUN_OPTIONS}
+
+
+def _option_of(argument: str) -> str | None:
+    """This plugin's option for the library argument ``argument`` (``provider`` → ``--evalkit-provider``),
+    ``None`` for one it has no option for (then the message names the keyword)."""
+    return _OPTION_OF_ARGUMENT.get(argument)
+
+
+def _options_named() -> Any:
+    """A block in which a refusal of the library names this plugin's ``--evalkit-*`` option for the
+    argument it refuses (:func:`evalkit.wording.arguments_named`): it named the library's keyword
+    (``path is empty``, ``choose one with provider``), or, before that, ``evalkit``'s own ``--config``,
+    neither an option of pytest's. Held only while the plugin calls the library with its options;
+    a test's own ``evaluate_set(...)`` call (the ``evalkit_run`` fixture) keeps the keywords."""
+    from ..wording import arguments_named
+
+    return arguments_named(_option_of)
 
 
 def _refuse_blank_options(config: pytest.Config) -> None:

@@ -373,7 +373,7 @@ class PromptAnswering:
             raise UsageError(
                 f"run {existing.id} is answered by {components.answered_by(existing.provider_instance, existing.adapter, existing.model_alias)}; "
                 f"this process would answer with {components.answered_by(header.provider_instance, header.adapter, header.model_alias)} "
-                "— use the same --provider and --model"
+                f"— use the same {argument('provider')} and {argument('model')}"
             )
         if existing.set_fingerprint and existing.set_fingerprint != header.set_fingerprint:
             raise UsageError(
@@ -381,7 +381,7 @@ class PromptAnswering:
                 "mix two versions of the set, so start a new run"
             )
         if existing.status is RunStatus.COMPLETE:
-            raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new --run-id")
+            raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new {argument('run_id')}")
 
     def before_joining(self) -> list[str]:
         """The generator's one free readiness probe (a new run made it before the store was opened)."""

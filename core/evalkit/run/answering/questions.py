@@ -729,7 +729,7 @@ def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
     except (PluginError, ConfigError) as exc:
         if deployment.name is None and config.deployments:
             raise UsageError(
-                f"{exc}. No deployment was chosen, so it got no options; choose one with --deployment NAME "
+                f"{exc}. No deployment was chosen, so it got no options; choose one with {argument('deployment', 'NAME')} "
                 f"(configured: {', '.join(sorted(config.deployments))})"
             ) from exc
         raise

@@ -591,7 +591,7 @@ def stored_answers(repository: Any, run_id: str, answering: Any, *, only: bool) 
         what = "scrubbed and cut" if source.privacy == "redacted" else "not kept"
         raise UsageError(
             f'run {run_id} was stored at privacy level "{source.privacy}": its answers are {what}, so they cannot be '
-            "graded again (only a run stored with --privacy full can be)"
+            f"graded again (only a run stored with {argument('privacy', 'full', option='--privacy full')} can be)"
         )
     if not only and not same_generator(
         (source.provider_instance, source.adapter, source.model_alias), (answering.bound.instance, answering.bound.adapter, answering.bound.alias)
