@@ -30,6 +30,7 @@ from .errors import UsageError
 from .jsonparse import parse_json
 from .runs import Run, RunStatus
 from .storage.values import Acceptance
+from .wording import quoted
 
 __all__ = ["FORMAT", "MAX_BYTES", "BaselineFile", "baseline_document", "read_baseline_file", "write_baseline_file"]
 
@@ -174,7 +175,7 @@ def read_baseline_file(path: str) -> BaselineFile:
             "export it with `evalkit baseline export`)"
         ) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise UsageError(f'{name}: is not an evalkit baseline file (no "format": "{FORMAT}"; export one with `evalkit baseline export`)')
+        raise UsageError(f'{name}: is not an evalkit baseline file (no "format": {quoted(FORMAT)}; export one with `evalkit baseline export`)')
     problem = _schema_problem(document)
     if problem is not None:
         raise UsageError(f"{name}: is not a valid baseline file: {problem}")

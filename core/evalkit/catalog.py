@@ -98,7 +98,7 @@ class SetCatalog:
         that provider's :class:`SetValidationError` is raised instead: the set may be among them.
         """
         if identifier in self.duplicates:
-            raise DuplicateSetError(f'{self.kind} "{identifier}" {self.clash(identifier)}')
+            raise DuplicateSetError(f'{self.kind} {quoted(identifier)} {self.clash(identifier)}')
         if identifier not in self.sets:
             refused = self.invalid_sets()
             if refused is not None:

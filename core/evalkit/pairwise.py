@@ -46,6 +46,7 @@ from .event_loops import run_to_completion
 from .runs import CaseResult, Run, RunKind
 from .shapes import exception_text
 from .stats.intervals import Interval, wilson_interval
+from .wording import quoted
 
 __all__ = [
     "LOSS",
@@ -354,7 +355,7 @@ def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Co
         if not isinstance(first, PLUGIN_FAILURES):
             raise first
         raise PairwiseJudgingFailed(
-            f'the pairwise judge "{judge.judge_instance}" failed {len(failures)} of {len(replies)} requests, '
+            f'the pairwise judge {quoted(judge.judge_instance)} failed {len(failures)} of {len(replies)} requests, '
             f"so nothing is reported; the first failure: {exception_text(first)}"
         )
     judgements = tuple(

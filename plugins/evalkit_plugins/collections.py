@@ -41,6 +41,7 @@ from evalkit.options import OptionError, one_of, option, text
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, QuestionForm
 from evalkit.shapes import short_repr, whole_number
 from evalkit.textfiles import open_regular_file
+from evalkit.wording import quoted
 
 from evalkit_plugins._config_tables import ConfigTables
 
@@ -87,7 +88,7 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
             raise ConfigError(f"{path}, line {number}: empty query or document id")
         grades = judged.setdefault(query, {})
         if document in grades:
-            raise ConfigError(f'{path}, line {number}: document "{document}" is judged twice for query "{query}"')
+            raise ConfigError(f'{path}, line {number}: document {quoted(document)} is judged twice for query {quoted(query)}')
         grades[document] = grade
     return judged
 
@@ -205,7 +206,7 @@ class CollectionSets(ConfigTables[CollectionOptions]):
             takes = ", ".join(_FORMAT_KEYS[options.format])
             raise ConfigError(
                 f"{where}: {'key' if len(foreign) == 1 else 'keys'} {', '.join(foreign)} "
-                f'not read for format = "{options.format}" (it takes {takes}, name and description)'
+                f'not read for format = {quoted(options.format)} (it takes {takes}, name and description)'
             )
         if options.format == "beir":
             folder = _file(options.path, "path", where)

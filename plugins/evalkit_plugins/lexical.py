@@ -42,6 +42,7 @@ from evalkit.options import number, option
 from evalkit.questions import NOT_APPLICABLE, RetrievalProvenance
 from evalkit.shapes import whole_number
 from evalkit.textfiles import open_regular_file, utf8_text
+from evalkit.wording import quoted
 
 __all__ = [
     "Document",
@@ -359,7 +360,7 @@ class LexicalRetriever:
             seen: set[str] = set()
             for count, document in enumerate(self._documents(digest), start=1):
                 if document.id in seen:
-                    raise ConfigError(f'evalkit.lexical corpus {self.corpus}: document id "{document.id}" occurs twice')
+                    raise ConfigError(f'evalkit.lexical corpus {self.corpus}: document id {quoted(document.id)} occurs twice')
                 seen.add(document.id)
                 db.execute("INSERT INTO documents (rowid, doc_id) VALUES (?, ?)", (count, document.id))
                 db.execute(

@@ -244,7 +244,7 @@ def handle_show(args: Arguments) -> int:
     if not baselines:
         out.print(f"No accepted baseline of set {quoted(args.set)} matches.{hint}")
         return 0
-    out.print(f'Baselines of set "{args.set}" ({counted(len(baselines), "scope")})')
+    out.print(f'Baselines of set {quoted(args.set)} ({counted(len(baselines), "scope")})')
     for current in baselines:
         run = current.run
         who = run.retriever if run.kind.value == "retrieval" else identity_label(run)

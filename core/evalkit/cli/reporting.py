@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+from ..wording import quoted
 
 if TYPE_CHECKING:
     from ..reports.targets import RenderedReport, ReportFailure, ReportTarget
@@ -101,5 +102,5 @@ def deliver_reports(rendered: Rendered, *, keeps_exit_code: bool = True) -> int:
     unchanged = "the run's stored result and exit code are unchanged" if keeps_exit_code else "the stored run is unchanged"
     failed = [*rendered.failures, *failures]
     for failure in failed:
-        err.print(f'evalkit: error: reporter "{failure.format}" failed: {failure.message} ({unchanged})')
+        err.print(f'evalkit: error: reporter {quoted(failure.format)} failed: {failure.message} ({unchanged})')
     return len(failed)

@@ -28,6 +28,7 @@ import attrs
 from ..components import grader_plugin, plugin_close_failed
 from ..errors import PLUGIN_FAILURES, UsageError, carried, carried_async
 from ..questions import GoldenQuestion
+from ..wording import quoted
 from .contracts import DocumentTexts
 from .scoring import QuestionScore
 
@@ -199,6 +200,6 @@ def check_document_texts(retriever: Any, retriever_id: str) -> None:
     would have nothing to read."""
     if not isinstance(retriever, DocumentTexts):
         raise UsageError(
-            f'--judge-unjudged: retriever "{retriever_id}" cannot show a document\'s text (it has no document_text(id)), '
+            f'--judge-unjudged: retriever {quoted(retriever_id)} cannot show a document\'s text (it has no document_text(id)), '
             "so a judge cannot grade what it returns; nothing was asked or stored"
         )

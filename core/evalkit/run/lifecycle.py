@@ -50,7 +50,7 @@ from ..storage.protocols import Capabilities, ResultRepository, RunLeases, Strea
 from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, ShardMismatchError, shard_part
 from ..timeouts import HostAlarm, callers_call, host_alarms
 from ..verdict import Verdict
-from ..wording import counted
+from ..wording import counted, quoted
 from . import stored_runs
 from .answering import Answering, Slice
 from .decide import Judging, recorded_verdict, settle
@@ -538,7 +538,7 @@ class _Lifecycle:
             raise UnknownRunError(header.id, option="--resume")
         if existing is not None and existing.set_identifier != header.set_identifier:
             # one rule for every kind of run, before "already complete": naming the other set says why
-            raise UsageError(f'run {existing.id} is a run of set "{existing.set_identifier}", not "{header.set_identifier}"')
+            raise UsageError(f'run {existing.id} is a run of set {quoted(existing.set_identifier)}, not {quoted(header.set_identifier)}')
         if existing is not None and _complete_shard_of(existing, placement):
             # A later attempt of the pipeline (a CI's "re-run"): the run is in, its verdict is given —
             # unless the shard gives another N than the run was stored with (a changed job matrix):

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from ..wording import quoted
 from .protocols import (
     VERDICT_STATES,
     AcceptedBaselines,
@@ -229,7 +230,7 @@ def _check_store_inside_project(url: str, config: Any, *, default: bool = False)
         named = f"the default store {absolute} leads, through a link, to the SQLite file {real}"
         elsewhere = f"EVALKIT_DATABASE_URL=sqlite:///{real}"
     else:
-        named = f'database = "{redact_url(config.database)}" names the SQLite file {real}'
+        named = f'database = {quoted(redact_url(config.database))} names the SQLite file {real}'
         elsewhere = "EVALKIT_DATABASE_URL"
     raise OutsideProjectError(
         f"{config.path}: {named}, outside the project ({boundary.root}): a project's configuration keeps its store "
