@@ -19,7 +19,7 @@ from .options import resolve_paths
 from .privacy import SecretHolder, secrets_to_keep_out
 from .prompts import GoldenPrompt
 from .shapes import exception_text, short_repr
-from .wording import quoted, table_key
+from .wording import path_named, quoted, table_key
 
 if TYPE_CHECKING:
     from .runs import CaseResult
@@ -521,7 +521,7 @@ def bind_generator(
         instance = config.providers[provider]
     if instance is not None:
         options = {**instance.options, **overrides}
-        where = f" of {config.path}" if config.path else ""
+        where = f" of {path_named(config.path)}" if config.path else ""
         if model:
             options["model"] = model
         elif isinstance(instance.options.get("model"), str):
@@ -620,9 +620,9 @@ class UnknownProviderError(UnknownPluginError):
         if config.path is None:
             where = f"No configuration file was found ({config.describe_search()})"
         elif configured:
-            where = f"Available providers: {', '.join(self.available)} (configured in {config.path})"
+            where = f"Available providers: {', '.join(self.available)} (configured in {path_named(config.path)})"
         else:
-            where = f"{config.path} configures no provider instance"
+            where = f"{path_named(config.path)} configures no provider instance"
         adapters_text = ", ".join(quoted(a) for a in adapters) or "none installed"
         example = next((a for a in ("openai", "replay") if a in adapters), adapters[0] if adapters else "openai")
         table = f'    [providers.{table_key(name)}]\n    adapter = "{example}"\n    model = "MODEL-ALIAS"'
@@ -660,7 +660,7 @@ def load_grader(name: str, *, strict: bool = True, config: Config | None = None,
     if table:
         from .project_files import ProjectBoundary
 
-        shown = f"[graders.{table_key(name, always_quoted=True)}] of {config.path}" if config is not None else ""
+        shown = f"[graders.{table_key(name, always_quoted=True)}] of {path_named(config.path)}" if config is not None else ""
         options = {**resolve_paths(table, factory, config.root, boundary=ProjectBoundary.of(config), table=shown), **options}
         where = f"{shown}, or {where}"
     grader = registry.build(record, factory, options, where)
@@ -673,8 +673,8 @@ def _grader_table(config: Config | None, name: str) -> dict[str, Any]:
         return {}
     graders = config.raw.get("graders", {})
     if not isinstance(graders, Mapping):
-        raise ConfigError(f"{config.path}: [graders] must be a table of one table per grader, like [graders.NAME]")
+        raise ConfigError(f"{path_named(config.path)}: [graders] must be a table of one table per grader, like [graders.NAME]")
     table = graders.get(name, {})
     if not isinstance(table, Mapping):
-        raise ConfigError(f"{config.path}: [graders.{table_key(name, always_quoted=True)}] must be a table of the grader's options")
+        raise ConfigError(f"{path_named(config.path)}: [graders.{table_key(name, always_quoted=True)}] must be a table of the grader's options")
     return dict(table)

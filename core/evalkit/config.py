@@ -54,7 +54,7 @@ import attrs
 from .errors import ConfigError
 from .printable import not_nfc
 from .shapes import MIN_SECONDS, finite_number, seconds_between, short_repr
-from .wording import table_key
+from .wording import path_named, table_key
 
 __all__ = [
     "Config", "ProviderInstance", "find_config", "load_config", "DEFAULT_MAX_ANSWER_BYTES", "PRIVACY_LEVELS", "ROUTING_KEYS",
@@ -289,10 +289,9 @@ def _question_sets(table: Any, where: str) -> dict[str, Mapping[str, Any]]:
 
 
 def _read(file: Path) -> Mapping[str, Any]:
-    from .printable import hidden_escaped
     from .textfiles import read_whole_file, utf8_text
 
-    path = hidden_escaped(str(file))  # as messages name it: a line break in it would start a line
+    path = path_named(file)  # as messages name it: a line break in it would start a line
     try:
         data = tomllib.loads(utf8_text(read_whole_file(file, MAX_CONFIG_BYTES)))
     except OSError as exc:
@@ -436,18 +435,14 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
             raise ConfigError(f"{by} names the folder {chosen}; give the file (evalkit.toml or pyproject.toml)")
         if not chosen.exists():
             named_by = "" if by == "--config" else f" (named by {by})"
-            from .printable import hidden_escaped
-
-            raise ConfigError(f"configuration file {hidden_escaped(str(chosen))}{named_by} does not exist")
+            raise ConfigError(f"configuration file {path_named(chosen)}{named_by} does not exist")
     else:
         found = find_config(base)
         if found is None:
             return Config(start=base)
         chosen = found
     data = _read(chosen)
-    from .printable import hidden_escaped
-
-    where = hidden_escaped(str(chosen))  # a line break in the path would start a line in every message
+    where = path_named(chosen)  # a line break in the path would start a line in every message
     from .config_schema import check_schema, installed_plugin_tables
 
     check_schema(data, where, installed_plugin_tables)

@@ -553,7 +553,7 @@ def _resolved(table: Any, factory: Any, config: Any, where: str) -> Any:
 
 def _where(config: Any) -> str:
     path = getattr(config, "path", None)
-    return f" of {path}" if path is not None else " of evalkit.toml"
+    return f" of {wording.path_named(path)}" if path is not None else " of evalkit.toml"
 
 
 def _split_table(path: str) -> list[str]:
@@ -597,5 +597,5 @@ def resolve_paths(
             if reason is not None:
                 from .project_files import OutsideProjectError
 
-                raise OutsideProjectError(f"option {wording.quoted(name)} of {table}: {value} {reason}")
+                raise OutsideProjectError(f"option {wording.quoted(name)} of {table}: {wording.path_named(value)} {reason}")
     return resolved

@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 
 from .errors import ConfigError
+from .wording import path_named, table_key
 
 __all__ = ["ALLOW_OUTSIDE", "OutsideProjectError", "ProjectBoundary", "allowed_outside", "check_inside_project"]
 
@@ -81,11 +82,11 @@ class ProjectBoundary:
         real = os.path.realpath(absolute)
         if self._inside(real):
             return None
-        leads = f"resolves to {real}, outside" if real != absolute else "lies outside"
+        leads = f"resolves to {path_named(real)}, outside" if real != absolute else "lies outside"
         place = real if folder else os.path.dirname(real)
         return (
-            f"{leads} the project ({self.root}); evalkit reads a file outside it only when the file is named "
-            f'on the command line or its place is listed in {ALLOW_OUTSIDE}{self._of_config()} (allow_outside = ["{place}"])'
+            f"{leads} the project ({path_named(self.root)}); evalkit reads a file outside it only when the file is named "
+            f"on the command line or its place is listed in {ALLOW_OUTSIDE}{self._of_config()} (allow_outside = [{table_key(place, always_quoted=True)}])"
         )
 
     def may_hold_allowed(self, folder: str | os.PathLike[str]) -> bool:
@@ -110,7 +111,7 @@ class ProjectBoundary:
         return False
 
     def _of_config(self) -> str:
-        return f" of {self.config_path}" if self.config_path is not None else ""
+        return f" of {path_named(self.config_path)}" if self.config_path is not None else ""
 
 
 def check_inside_project(config: Any, path: str | os.PathLike[str], what: str) -> Path:

@@ -314,7 +314,7 @@ def test_a_sets_path_holding_nul_is_a_problem_not_a_crash(evalkit_cli, project: 
     (project / "evalkit.toml").write_text('[sets]\npaths = ["evals\\u0000/*.yaml"]\n', encoding="utf-8")
     result = evalkit_cli("validate")
     assert result.code == 2 and "internal error" not in result.stderr, result.stderr
-    assert "evals\\x00/*.yaml: is named in [sets] paths but holds a NUL character" in result.stderr
+    assert "\"evals\\x00/*.yaml\": is named in [sets] paths but holds a NUL character" in result.stderr
 
 
 def test_symbolic_links_back_up_the_tree_do_not_hang_a_cloned_project(evalkit_cli, project: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..wording import counted, quoted
+from ..wording import counted, path_named, quoted
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -161,7 +161,7 @@ def handle_export(args: Arguments) -> int:
 
         raise UsageError(f"baseline file {hidden_escaped(args.output)}: cannot be written ({exc.strerror or exc})") from None
     console().print(
-        f"Baseline run {run.id} of {document['scope']['description']} written to {args.output} "
+        f"Baseline run {run.id} of {document['scope']['description']} written to {path_named(args.output)} "
         f"({counted(len(run.cases), 'case')}, answers at the {document['privacy']} level)."
     )
     return 0

@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from ..wording import counted, quoted
+from ..wording import counted, path_named, quoted
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments, group_without_command
 from .params import global_options
 
@@ -145,7 +145,7 @@ def _status(args: Arguments) -> int:
     path = missing_store(url)
     if path is not None:
         raise UsageError(
-            f"There is no results store at {clipped(str(path))} yet: the first `evalkit run` will create it at the latest "
+            f"There is no results store at {clipped(path_named(path))} yet: the first `evalkit run` will create it at the latest "
             f"schema version (nothing to upgrade). {store_origin(config, args.database)}"
         )
     status = schema_status(url)

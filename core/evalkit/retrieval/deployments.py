@@ -36,7 +36,7 @@ from evalkit.project_files import ProjectBoundary
 from evalkit.shapes import MIN_SECONDS, seconds_between, short_repr
 
 from ..printable import hidden_escaped
-from ..wording import quoted, table_key
+from ..wording import path_named, quoted, table_key
 from .contracts import DeploymentDefaults
 
 __all__ = [
@@ -169,7 +169,7 @@ def known_deployments(config: Config, sourced: Iterable[SourcedSet] = ()) -> dic
                 where = earlier.source if where in earlier.sources else f"{earlier.source} + {where}"
             provided[name] = DeploymentChoice(name, _only(options), options, where)
     chosen = dict(provided)
-    configured_at = f"configuration {config.path}" if config.path else "configuration"
+    configured_at = f"configuration {path_named(config.path)}" if config.path else "configuration"
     boundary = ProjectBoundary.of(config) if config.path is not None and config.deployments else None
     for name, retrievers in config.deployments.items():
         options = {rid: _Options(dict(o), configured_at, config.root, boundary) for rid, o in retrievers.items()}
