@@ -102,7 +102,10 @@ class ProjectBoundary:
         return False
 
     def _inside(self, real: str) -> bool:
-        for place in (str(self.root), *self.allowed):
+        root = str(self.root)  # a folder, never a pattern: a project in proj[1] is not the pattern proj1
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            return True
+        for place in self.allowed:
             if glob.has_magic(place):
                 if fnmatch.fnmatchcase(real, place):
                     return True
@@ -123,16 +126,17 @@ def check_inside_project(config: Any, path: str | os.PathLike[str], what: str) -
     boundary = ProjectBoundary.of(config)
     reason = boundary.outside(path)
     if reason is not None:
-        raise OutsideProjectError(f"{what} {path} {reason}")
+        raise OutsideProjectError(f"{what} {path_named(path)} {reason}")
     return Path(os.path.join(boundary.root, path))
 
 
 def _absolute(entry: str, root: Path) -> str:
     """An ``allow_outside`` entry as an absolute path (``~`` expanded, relative to ``root``), the
     links of its part before any wildcard resolved."""
-    full = os.path.join(root, os.path.expanduser(entry))
-    if not glob.has_magic(full):
-        return os.path.realpath(full)
+    entry = os.path.expanduser(entry)
+    if not glob.has_magic(entry):
+        return os.path.realpath(os.path.join(root, entry))
+    full = entry if os.path.isabs(entry) else os.path.join(glob.escape(str(root)), entry)
     parts = os.path.normpath(full).split(os.sep)
     fixed = 0
     while fixed < len(parts) and not glob.has_magic(parts[fixed]):
