@@ -30,7 +30,7 @@ from .errors import UsageError
 from .jsonparse import parse_json
 from .runs import Run, RunStatus
 from .storage.values import Acceptance
-from .wording import argument
+from .wording import argument, path_named, quoted
 
 __all__ = ["FORMAT", "MAX_BYTES", "BaselineFile", "baseline_document", "read_baseline_file", "write_baseline_file"]
 
@@ -155,10 +155,9 @@ def read_baseline_file(path: str) -> BaselineFile:
     """The baseline ``path`` holds; a usage error naming the file when it cannot be read, is not a
     baseline file (schema), was changed after it was written (digest) or is not a complete run."""
     from . import convert
-    from .printable import hidden_escaped
     from .textfiles import read_whole_file
 
-    name = f"baseline file {hidden_escaped(path)}"
+    name = f"baseline file {path_named(path)}"
     try:
         raw = read_whole_file(path, MAX_BYTES)
     except OSError as exc:
@@ -175,7 +174,7 @@ def read_baseline_file(path: str) -> BaselineFile:
             "export it with `evalkit baseline export`)"
         ) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise UsageError(f'{name}: is not an evalkit baseline file (no "format": "{FORMAT}"; export one with `evalkit baseline export`)')
+        raise UsageError(f'{name}: is not an evalkit baseline file (no "format": {quoted(FORMAT)}; export one with `evalkit baseline export`)')
     problem = _schema_problem(document)
     if problem is not None:
         raise UsageError(f"{name}: is not a valid baseline file: {problem}")

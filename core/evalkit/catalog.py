@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -97,7 +98,7 @@ class SetCatalog:
         that provider's :class:`SetValidationError` is raised instead: the set may be among them.
         """
         if identifier in self.duplicates:
-            raise DuplicateSetError(f'{self.kind} "{identifier}" {self.clash(identifier)}')
+            raise DuplicateSetError(f'{self.kind} {quoted(identifier)} {self.clash(identifier)}')
         if identifier not in self.sets:
             refused = self.invalid_sets()
             if refused is not None:
@@ -268,6 +269,21 @@ _DECLARED_IDENTIFIER = re.compile(r"""["']?\bidentifier["']?\s*[:=]\s*["']?([a-z
 _RUN_BY_KIND = {"golden prompt set": "evalkit run", "golden question set": "evalkit retrieval"}
 
 
+def _declared_identifier(file: Path, head: str) -> str | None:
+    """The set identifier the file's ``head`` declares, by the loader's rule for a JSONL file
+    (:func:`~evalkit.setfiles.documents.jsonl_declared_identifier`: no header line, the file's
+    name), by its ``identifier`` key for the others; ``None`` when none that reads as an
+    identifier is found."""
+    if file.suffix.lower() == ".jsonl":
+        from .setfiles.documents import jsonl_declared_identifier
+        from .validation import IDENTIFIER_PATTERN
+
+        declared = jsonl_declared_identifier(file, head)
+        return declared if declared is not None and IDENTIFIER_PATTERN.fullmatch(declared) else None
+    found = _DECLARED_IDENTIFIER.search(head)
+    return None if found is None else found.group(1)
+
+
 def set_file_hint(identifier: str, command: str | None = None, known: Container[str] = ()) -> str:
     """When ``identifier`` names a regular file (a set file given by its path), a sentence saying
     that set files are run by the identifier they declare, naming it (and ``command`` with it) when
@@ -288,13 +304,12 @@ def set_file_hint(identifier: str, command: str | None = None, known: Container[
     generic = "Set files are listed under [sets] paths in evalkit.toml and run by the identifier they declare."
     try:
         with open_regular_file(identifier) as handle:
-            head = handle.read(SET_FILE_HINT_BYTES).decode("utf-8", errors="replace")
+            head = handle.read(SET_FILE_HINT_BYTES).decode("utf-8", errors="replace").removeprefix("\ufeff")
     except (OSError, ValueError):
         return generic
-    found = _DECLARED_IDENTIFIER.search(head)
-    if found is None:
+    declared = _declared_identifier(Path(identifier), head)
+    if declared is None:
         return generic
-    declared = found.group(1)
     run = f" ({command} {declared})" if command else ""
     if declared in known:
         return f"That is a set file, and it declares the set {quoted(declared)}, which is known: run it by that identifier{run}."

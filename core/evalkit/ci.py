@@ -17,6 +17,7 @@ import attrs
 from .errors import UsageError
 from .run.plan import Shard
 from .shapes import whole_number
+from .wording import quoted
 
 __all__ = [
     "COUNT_VARIABLE",
@@ -107,7 +108,7 @@ def parse_auto(text: str) -> int | None:
     head, _, count_text = text.partition("/")
     count = whole_number(count_text, max_digits=9)
     if head != "auto" or count is None or count < 1:
-        raise UsageError(f'--shard must look like I/N (e.g. 2/4), auto or auto/N, got "{text}"')
+        raise UsageError(f'--shard must look like I/N (e.g. 2/4), auto or auto/N, got {quoted(text)}')
     return count
 
 

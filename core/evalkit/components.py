@@ -19,7 +19,7 @@ from .options import resolve_paths
 from .privacy import SecretHolder, secrets_to_keep_out
 from .prompts import GoldenPrompt
 from .shapes import exception_text, short_repr
-from .wording import argument
+from .wording import argument, path_named, quoted, table_key
 
 if TYPE_CHECKING:
     from .runs import CaseResult
@@ -162,7 +162,7 @@ def same_generator(first: tuple[str | None, str | None, str | None], second: tup
 
 def generator_named(bound: BoundGenerator) -> str:
     """``provider instance "prod"``, or ``the ad-hoc "openai" generator``: who a message is about."""
-    return f'provider instance "{bound.instance}"' if bound.instance else f'the ad-hoc "{bound.adapter}" generator'
+    return f'provider instance {quoted(bound.instance)}' if bound.instance else f'the ad-hoc {quoted(bound.adapter)} generator'
 
 
 
@@ -460,7 +460,7 @@ def grader_plugin(name: str) -> registry.PluginRecord | str:
     try:
         return registry.find("evalkit.graders", name)
     except Exception:  # noqa: BLE001 - a failure's message never fails on who to name
-        return f'grader "{name}"'
+        return f'grader {quoted(name)}'
 
 @attrs.frozen
 class BoundGenerator:
@@ -520,7 +520,7 @@ class BoundGenerator:
     def secrets(self) -> tuple[str, ...]:
         """Credential values the generator sends (empty when it holds none or does not say)."""
         if isinstance(self.generator, SecretHolder):
-            return tuple(v for v in secrets_to_keep_out(self.generator, f'provider instance "{self.instance or self.adapter}"') if v)
+            return tuple(v for v in secrets_to_keep_out(self.generator, f'provider instance {quoted(self.instance or self.adapter)}') if v)
         return ()
 
     async def aclose(self) -> None:
@@ -574,21 +574,21 @@ def bind_generator(
         instance = config.providers[provider]
     if instance is not None:
         options = {**instance.options, **overrides}
-        where = f" of {config.path}" if config.path else ""
+        where = f" of {path_named(config.path)}" if config.path else ""
         if model:
             options["model"] = model
         elif isinstance(instance.options.get("model"), str):
-            _check_alias(instance.options["model"], f"model in [providers.{instance.name}]{where}")
+            _check_alias(instance.options["model"], f"model in [providers.{table_key(instance.name)}]{where}")
         try:
-            generator, record = _create(instance.adapter, options, f"[providers.{instance.name}]{where}", config)
+            generator, record = _create(instance.adapter, options, f"[providers.{table_key(instance.name)}]{where}", config)
         except ConfigError as exc:
-            raise ConfigError(f'provider instance "{instance.name}" ({instance.adapter}): {exc}') from None
+            raise ConfigError(f'provider instance {quoted(instance.name)} ({instance.adapter}): {exc}') from None
         alias = options.get("model")
         configured = instance.options.get("concurrency")
         if isinstance(configured, int) and not isinstance(configured, bool) and not 1 <= configured <= MAX_CONCURRENCY:
             raise ConfigError(
-                f'provider instance "{instance.name}": concurrency must be a whole number from 1 to {MAX_CONCURRENCY:,} '
-                f"(in [providers.{instance.name}]{where}), got {short_repr(configured)}"
+                f'provider instance {quoted(instance.name)}: concurrency must be a whole number from 1 to {MAX_CONCURRENCY:,} '
+                f"(in [providers.{table_key(instance.name)}]{where}), got {short_repr(configured)}"
             )
         return BoundGenerator(
             generator, instance.adapter, instance.name, str(alias) if alias else None, True, record,
@@ -643,7 +643,7 @@ def base_prompt_of(config: Config, instance: ProviderInstance) -> str | None:
     from .project_files import check_inside_project
     from .textfiles import read_whole_file, utf8_text
 
-    what = f"the system_prompt_file of [providers.{instance.name}]"
+    what = f"the system_prompt_file of [providers.{table_key(instance.name)}]"
     path = check_inside_project(config, instance.system_prompt_file, what)
     try:
         text = utf8_text(read_whole_file(path, MAX_BASE_PROMPT_BYTES))
@@ -663,27 +663,26 @@ class UnknownProviderError(UnknownPluginError):
 
     def __init__(self, name: str, config: Config, adapters: Sequence[str]) -> None:
         from .printable import hidden_escaped
-        from .wording import did_you_mean, quoted
+        from .wording import did_you_mean
 
         configured = list(config.providers)
         UsageError.__init__(self)
         self.kind, self.name = "provider", name
-        self.available = tuple([f"{n} (configured)" for n in configured] + list(adapters))
+        self.available = tuple([f"{hidden_escaped(n)} (configured)" for n in configured] + list(adapters))
         hint = did_you_mean(name, [*configured, *adapters])
         if config.path is None:
             where = f"No configuration file was found ({config.describe_search()})"
         elif configured:
-            where = f"Available providers: {', '.join(self.available)} (configured in {config.path})"
+            where = f"Available providers: {', '.join(self.available)} (configured in {path_named(config.path)})"
         else:
-            where = f"{config.path} configures no provider instance"
-        adapters_text = ", ".join(f'"{a}"' for a in adapters) or "none installed"
+            where = f"{path_named(config.path)} configures no provider instance"
+        adapters_text = ", ".join(quoted(a) for a in adapters) or "none installed"
         example = next((a for a in ("openai", "replay") if a in adapters), adapters[0] if adapters else "openai")
-        shown = hidden_escaped(name)  # a line break in it would start a line of its own
-        table = f'    [providers.{shown}]\n    adapter = "{example}"\n    model = "MODEL-ALIAS"'
+        table = f'    [providers.{table_key(name)}]\n    adapter = "{example}"\n    model = "MODEL-ALIAS"'
         self.args = (
             f"Unknown provider {quoted(name)}: it is not a configured provider instance, nor an adapter.{hint} {where}. "
             f"Adapters (evalkit.generators, usable as {argument('provider')} for an ad-hoc run) are {adapters_text}. "
-            f"To define {shown}, add this table to {config.path or 'evalkit.toml in your project root'}"
+            f"To define {quoted(name)}, add this table to {config.path or 'evalkit.toml in your project root'}"
             f" (adapter options such as base_url or path go in it too; see `evalkit list plugins --options`):\n{table}",
         )
 
@@ -706,7 +705,7 @@ def load_grader(name: str, *, strict: bool = True, config: Config | None = None,
     except UnknownPluginError:
         if strict:
             raise
-        warnings.warn(f'unknown grader "{name}"; grading deterministically', stacklevel=2)
+        warnings.warn(f'unknown grader {quoted(name)}; grading deterministically', stacklevel=2)
         name = "deterministic"
         record, factory = registry.driver("evalkit.graders", name)
     where = "the grader options (--judge, --judge-repeats, --judge-temperature, --allow-self-judge)"
@@ -714,7 +713,7 @@ def load_grader(name: str, *, strict: bool = True, config: Config | None = None,
     if table:
         from .project_files import ProjectBoundary
 
-        shown = f'[graders."{name}"] of {config.path}' if config is not None else ""
+        shown = f"[graders.{table_key(name, always_quoted=True)}] of {path_named(config.path)}" if config is not None else ""
         options = {**resolve_paths(table, factory, config.root, boundary=ProjectBoundary.of(config), table=shown), **options}
         where = f"{shown}, or {where}"
     grader = registry.build(record, factory, options, where)
@@ -727,8 +726,8 @@ def _grader_table(config: Config | None, name: str) -> dict[str, Any]:
         return {}
     graders = config.raw.get("graders", {})
     if not isinstance(graders, Mapping):
-        raise ConfigError(f"{config.path}: [graders] must be a table of one table per grader, like [graders.NAME]")
+        raise ConfigError(f"{path_named(config.path)}: [graders] must be a table of one table per grader, like [graders.NAME]")
     table = graders.get(name, {})
     if not isinstance(table, Mapping):
-        raise ConfigError(f'{config.path}: [graders."{name}"] must be a table of the grader\'s options')
+        raise ConfigError(f"{path_named(config.path)}: [graders.{table_key(name, always_quoted=True)}] must be a table of the grader's options")
     return dict(table)

@@ -54,7 +54,7 @@ import attrs
 from .errors import ConfigError
 from .printable import not_nfc
 from .shapes import MIN_SECONDS, finite_number, seconds_between, short_repr
-from .wording import argument
+from .wording import argument, path_named, table_key
 
 __all__ = [
     "Config", "ProviderInstance", "find_config", "load_config", "DEFAULT_MAX_ANSWER_BYTES", "PRIVACY_LEVELS", "ROUTING_KEYS",
@@ -178,32 +178,32 @@ def _provider(name: str, table: Any, where: str) -> ProviderInstance:
     if (unnormalised := not_nfc(name)) is not None:  # it would print as another instance, never match it
         raise ConfigError(f"{where}: the provider instance name {unnormalised}")
     if not isinstance(table, Mapping):
-        raise ConfigError(f"{where}: [providers.{name}] must be a table")
+        raise ConfigError(f"{where}: [providers.{table_key(name)}] must be a table")
     adapter = table.get("adapter")
     if not isinstance(adapter, str) or not adapter:
-        raise ConfigError(f'{where}: [providers.{name}] needs adapter = "<generator name>", e.g. "openai"')
+        raise ConfigError(f'{where}: [providers.{table_key(name)}] needs adapter = "<generator name>", e.g. "openai"')
     priority = table.get("priority", 0)
     if isinstance(priority, bool) or not isinstance(priority, int):
-        raise ConfigError(f"{where}: [providers.{name}] priority must be an integer")
+        raise ConfigError(f"{where}: [providers.{table_key(name)}] priority must be an integer")
     cost = table.get("cost_per_1k_tokens")
     if cost is not None and not (finite_number(cost) and cost >= 0):
         raise ConfigError(
-            f"{where}: [providers.{name}] cost_per_1k_tokens must be a finite number of zero or more, got {short_repr(cost)}"
+            f"{where}: [providers.{table_key(name)}] cost_per_1k_tokens must be a finite number of zero or more, got {short_repr(cost)}"
         )
     capabilities = table.get("capabilities", ["chat"])
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
-        raise ConfigError(f"{where}: [providers.{name}] capabilities must be a list of strings")
-    answer_timeout = _seconds(table.get("answer_timeout", DEFAULT_ANSWER_TIMEOUT_S), f"{where}: [providers.{name}] answer_timeout")
+        raise ConfigError(f"{where}: [providers.{table_key(name)}] capabilities must be a list of strings")
+    answer_timeout = _seconds(table.get("answer_timeout", DEFAULT_ANSWER_TIMEOUT_S), f"{where}: [providers.{table_key(name)}] answer_timeout")
     system_prompt, system_prompt_file = table.get("system_prompt"), table.get("system_prompt_file")
     for key, value in (("system_prompt", system_prompt), ("system_prompt_file", system_prompt_file)):
         if value is not None and not isinstance(value, str):
-            raise ConfigError(f"{where}: [providers.{name}] {key} must be text, got {short_repr(value)}")
+            raise ConfigError(f"{where}: [providers.{table_key(name)}] {key} must be text, got {short_repr(value)}")
     if system_prompt is not None and system_prompt_file is not None:
-        raise ConfigError(f"{where}: [providers.{name}] has both system_prompt and system_prompt_file; keep one")
+        raise ConfigError(f"{where}: [providers.{table_key(name)}] has both system_prompt and system_prompt_file; keep one")
     if system_prompt_file == "":
-        raise ConfigError(f"{where}: [providers.{name}] system_prompt_file must name a file")
+        raise ConfigError(f"{where}: [providers.{table_key(name)}] system_prompt_file must name a file")
     options = {k: v for k, v in table.items() if k not in ROUTING_KEYS}
-    price = _price(table, cost, f"{where}: [providers.{name}]")
+    price = _price(table, cost, f"{where}: [providers.{table_key(name)}]")
     return ProviderInstance(
         name, adapter, options, priority, cost, tuple(capabilities), answer_timeout, price, system_prompt, system_prompt_file
     )
@@ -265,18 +265,18 @@ def _deployments(table: Any, where: str) -> tuple[dict[str, dict[str, Mapping[st
             raise ConfigError(f"{where}: the deployment name {unnormalised}")
         retrievers = deployment.get("retrievers", {}) if isinstance(deployment, Mapping) else None
         if not isinstance(retrievers, Mapping) or not all(isinstance(v, Mapping) for v in retrievers.values()):
-            raise ConfigError(f'{where}: [deployments.{name}.retrievers."<retriever id>"] must hold option tables')
+            raise ConfigError(f'{where}: [deployments.{table_key(name)}.retrievers."<retriever id>"] must hold option tables')
         assert isinstance(deployment, Mapping)
         unknown = sorted(set(deployment) - {"retriever", "retrievers"})
         if unknown:
             raise ConfigError(
-                f'{where}: [deployments.{name}] takes retriever = "ID" and [deployments.{name}.retrievers."ID"] '
+                f'{where}: [deployments.{table_key(name)}] takes retriever = "ID" and [deployments.{table_key(name)}.retrievers."ID"] '
                 f"option tables; unknown {'key' if len(unknown) == 1 else 'keys'}: {', '.join(unknown)}"
             )
         retriever = deployment.get("retriever")
         if retriever is not None:
             if not isinstance(retriever, str) or not retriever:
-                raise ConfigError(f'{where}: [deployments.{name}] retriever must name a retriever, e.g. "evalkit.lexical"')
+                raise ConfigError(f'{where}: [deployments.{table_key(name)}] retriever must name a retriever, e.g. "evalkit.lexical"')
             named[name] = retriever
         out[name] = {rid: dict(options) for rid, options in retrievers.items()}
     return out, named
@@ -289,10 +289,9 @@ def _question_sets(table: Any, where: str) -> dict[str, Mapping[str, Any]]:
 
 
 def _read(file: Path) -> Mapping[str, Any]:
-    from .printable import hidden_escaped
     from .textfiles import read_whole_file, utf8_text
 
-    path = hidden_escaped(str(file))  # as messages name it: a line break in it would start a line
+    path = path_named(file)  # as messages name it: a line break in it would start a line
     try:
         data = tomllib.loads(utf8_text(read_whole_file(file, MAX_CONFIG_BYTES)))
     except OSError as exc:
@@ -437,18 +436,14 @@ def load_config(path: str | os.PathLike[str] | None = None, cwd: Path | None = N
             raise ConfigError(f"{by} names the folder {chosen}; give the file (evalkit.toml or pyproject.toml)")
         if not chosen.exists():
             named_by = f" (named by {by})" if by == CONFIG_VARIABLE else ""
-            from .printable import hidden_escaped
-
-            raise ConfigError(f"configuration file {hidden_escaped(str(chosen))}{named_by} does not exist")
+            raise ConfigError(f"configuration file {path_named(chosen)}{named_by} does not exist")
     else:
         found = find_config(base)
         if found is None:
             return Config(start=base)
         chosen = found
     data = _read(chosen)
-    from .printable import hidden_escaped
-
-    where = hidden_escaped(str(chosen))  # a line break in the path would start a line in every message
+    where = path_named(chosen)  # a line break in the path would start a line in every message
     from .config_schema import check_schema, installed_plugin_tables
 
     check_schema(data, where, installed_plugin_tables)

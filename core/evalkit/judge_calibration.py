@@ -154,11 +154,11 @@ def calibration_judge(grader: str, settings: JudgeSettings, config: Config) -> A
     except UsageError:
         raise
     except Exception as exc:  # an unknown grader: no installed plugin judges this kind
-        raise UsageError(f'no installed grader judges "{grader}" calibration sets ({exc})') from None
+        raise UsageError(f'no installed grader judges {quoted(grader)} calibration sets ({exc})') from None
     who = _grader_of(grader)
     judge = plugin_called(who, "calibration_judge", loaded.calibration_judge, grader) if isinstance(loaded, CalibratingGrader) else None
     if judge is None:
-        raise UsageError(f'the "{name}" grader has no judge to calibrate on "{grader}" items')
+        raise UsageError(f'the {quoted(name)} grader has no judge to calibrate on {quoted(grader)} items')
     plugin_called(who, "bind_judge", judge.bind_judge, config, _NOBODY_UNDER_TEST)
     return judge
 
@@ -200,7 +200,7 @@ def _check_scale(judge: Any, calibration: CalibrationSet) -> Any:
     if rescaled is not None and _same_scale(_scale(rescaled, grader), calibration.labels):
         return rescaled
     raise UsageError(
-        f'calibration set "{calibration.identifier}" labels items {list(calibration.labels)!r}, but the '
+        f'calibration set {quoted(calibration.identifier)} labels items {list(calibration.labels)!r}, but the '
         f"{calibration.grader} judge answers {short_repr(scale, 400)}: label the items on the judge's scale"
     )
 
@@ -234,7 +234,7 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
     problems = calibration_set_problems(calibration)
     if problems:
         shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
-        raise UsageError(f'calibration set "{getattr(calibration, "identifier", "?")}" cannot be used: {shown}')
+        raise UsageError(f'calibration set {quoted(getattr(calibration, "identifier", "?"))} cannot be used: {shown}')
     judge = _check_scale(calibration_judge(calibration.grader, settings, config), calibration)
     check_judge_ready(calibration.grader, judge)
     answers = run_to_completion(lambda: _ask_all(judge, calibration, settings.repeats))

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
+from . import wording
 from .errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ class OptionError(OptionsError):
         #: What the value must be, as a sentence part: ``must be a whole number of at least 1``.
         self.requirement = requirement
         self.value = value
-        super().__init__(f'wrong value for option "{option}": {self.reason()}')
+        super().__init__(f"wrong value for option {wording.quoted(option)}: {self.reason()}")
 
     def reason(self) -> str:
         """``timeout must be a number above 0 (got -1)`` (without the value when it is not shown)."""
@@ -374,7 +375,7 @@ def _parameter_for_options(factory: Any) -> str | None:
 
 
 def _plugin_label(record: Any) -> str:
-    return f'{record.kind} "{record.name}" ({record.distribution} {record.version})' if record is not None else "the plugin"
+    return f"{record.kind} {wording.quoted(record.name)} ({record.distribution} {record.version})" if record is not None else "the plugin"
 
 
 def structure_options(cls: type, given: Mapping[str, Any], *, plugin: str, table: str) -> Any:
@@ -394,12 +395,12 @@ def structure_options(cls: type, given: Mapping[str, Any], *, plugin: str, table
             if key.lower() in _SECRET_NAMES:
                 via = ' and name that variable with "api_key_env"' if "api_key_env" in fields else ""
                 hint += f" A secret is never an option: put it in an environment variable{via}."
-            problems.append(f'{plugin} has no option "{key}" (in {table}).{hint} Its options: {known}.')
+            problems.append(f"{plugin} has no option {wording.quoted(key)} (in {table}).{hint} Its options: {known}.")
     for name, field in fields.items():
         if field.default is attrs.NOTHING and name not in given:
             help_text = field.metadata.get("help")
             what = f" ({help_text})" if help_text else ""
-            problems.append(f'{plugin} needs option "{name}"{what}: set {name} = … in {table}.')
+            problems.append(f"{plugin} needs option {wording.quoted(name)}{what}: set {name} = … in {table}.")
     attrs.resolve_types(cls)
     values = {name: _fspath(fields[name], value) for name, value in given.items() if name in fields}
     failure: Exception | None = None
@@ -437,7 +438,7 @@ def _field_problems(field: attrs.Attribute, value: Any, plugin: str, table: str)
         for line in cattrs.transform_error(exc, path=f"$.{field.name}", format_exception=_structure_failure):
             message, _, where = line.rpartition(" @ ")
             shown = "value not shown" if secret else f"got {_short(value)}"
-            problems.append(f'{plugin} has a wrong value for option "{where.removeprefix("$.")}" in {table}: {message} ({shown}).')
+            problems.append(f"{plugin} has a wrong value for option {wording.quoted(where.removeprefix('$.'))} in {table}: {message} ({shown}).")
         return problems
     if field.validator is None:
         return []
@@ -445,9 +446,9 @@ def _field_problems(field: attrs.Attribute, value: Any, plugin: str, table: str)
         field.validator(None, field, structured)
     except OptionError as exc:  # shown with the value as written, not as structured
         reason = OptionError(exc.option, exc.requirement, attrs.NOTHING if secret else value).reason()
-        return [f'{plugin} has a wrong value for option "{field.name}" in {table}: {reason}.']
+        return [f"{plugin} has a wrong value for option {wording.quoted(field.name)} in {table}: {reason}."]
     except Exception as exc:  # attrs' own validators, or a plugin's (which may raise its ConfigError)
-        return [f'{plugin} has a wrong value for option "{field.name}" in {table}: {exc}']
+        return [f"{plugin} has a wrong value for option {wording.quoted(field.name)} in {table}: {exc}"]
     return []
 
 
@@ -515,7 +516,7 @@ def provider_table(record: Any, factory: Any, config: Any, refused: list[str] | 
     for key in keys:
         data = data.get(key, {}) if isinstance(data, Mapping) else {}
     where = _where(config)
-    shown = ".".join(_quote(k) for k in keys)
+    shown = ".".join(wording.table_key(k) for k in keys)
     cls = declared_options(factory)
     if cls is None:
         if data:
@@ -528,7 +529,7 @@ def provider_table(record: Any, factory: Any, config: Any, refused: list[str] | 
             raise ConfigError(f"[{shown}]{where} must hold one table per instance")
         instances = {}
         for name, table in data.items():
-            at = f"[{shown}.{_quote(name)}]{where}"
+            at = f"[{shown}.{wording.table_key(name)}]{where}"
             try:
                 instances[name] = structure_options(cls, _resolved(table, factory, config, at), plugin="it", table=at)
             except ConfigError as exc:
@@ -552,7 +553,7 @@ def _resolved(table: Any, factory: Any, config: Any, where: str) -> Any:
 
 def _where(config: Any) -> str:
     path = getattr(config, "path", None)
-    return f" of {path}" if path is not None else " of evalkit.toml"
+    return f" of {wording.path_named(path)}" if path is not None else " of evalkit.toml"
 
 
 def _split_table(path: str) -> list[str]:
@@ -568,10 +569,6 @@ def _split_table(path: str) -> list[str]:
             current += char
     keys.append(current)
     return [k for k in keys if k]
-
-
-def _quote(key: str) -> str:
-    return key if key.replace("_", "").replace("-", "").isalnum() else f'"{key}"'
 
 
 def resolve_paths(
@@ -600,5 +597,5 @@ def resolve_paths(
             if reason is not None:
                 from .project_files import OutsideProjectError
 
-                raise OutsideProjectError(f'option "{name}" of {table}: {value} {reason}')
+                raise OutsideProjectError(f"option {wording.quoted(name)} of {table}: {wording.path_named(value)} {reason}")
     return resolved

@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 
 from .errors import ConfigError
+from .wording import path_named, table_key
 
 __all__ = ["ALLOW_OUTSIDE", "OutsideProjectError", "ProjectBoundary", "allowed_outside", "check_inside_project"]
 
@@ -81,11 +82,11 @@ class ProjectBoundary:
         real = os.path.realpath(absolute)
         if self._inside(real):
             return None
-        leads = f"resolves to {real}, outside" if real != absolute else "lies outside"
+        leads = f"resolves to {path_named(real)}, outside" if real != absolute else "lies outside"
         place = real if folder else os.path.dirname(real)
         return (
-            f"{leads} the project ({self.root}); evalkit reads a file outside it only when the file is named "
-            f'on the command line or its place is listed in {ALLOW_OUTSIDE}{self._of_config()} (allow_outside = ["{place}"])'
+            f"{leads} the project ({path_named(self.root)}); evalkit reads a file outside it only when the file is named "
+            f"on the command line or its place is listed in {ALLOW_OUTSIDE}{self._of_config()} (allow_outside = [{table_key(place, always_quoted=True)}])"
         )
 
     def may_hold_allowed(self, folder: str | os.PathLike[str]) -> bool:
@@ -101,7 +102,10 @@ class ProjectBoundary:
         return False
 
     def _inside(self, real: str) -> bool:
-        for place in (str(self.root), *self.allowed):
+        root = str(self.root)  # a folder, never a pattern: a project in proj[1] is not the pattern proj1
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            return True
+        for place in self.allowed:
             if glob.has_magic(place):
                 if fnmatch.fnmatchcase(real, place):
                     return True
@@ -110,7 +114,7 @@ class ProjectBoundary:
         return False
 
     def _of_config(self) -> str:
-        return f" of {self.config_path}" if self.config_path is not None else ""
+        return f" of {path_named(self.config_path)}" if self.config_path is not None else ""
 
 
 def check_inside_project(config: Any, path: str | os.PathLike[str], what: str) -> Path:
@@ -122,16 +126,17 @@ def check_inside_project(config: Any, path: str | os.PathLike[str], what: str) -
     boundary = ProjectBoundary.of(config)
     reason = boundary.outside(path)
     if reason is not None:
-        raise OutsideProjectError(f"{what} {path} {reason}")
+        raise OutsideProjectError(f"{what} {path_named(path)} {reason}")
     return Path(os.path.join(boundary.root, path))
 
 
 def _absolute(entry: str, root: Path) -> str:
     """An ``allow_outside`` entry as an absolute path (``~`` expanded, relative to ``root``), the
     links of its part before any wildcard resolved."""
-    full = os.path.join(root, os.path.expanduser(entry))
-    if not glob.has_magic(full):
-        return os.path.realpath(full)
+    entry = os.path.expanduser(entry)
+    if not glob.has_magic(entry):
+        return os.path.realpath(os.path.join(root, entry))
+    full = entry if os.path.isabs(entry) else os.path.join(glob.escape(str(root)), entry)
     parts = os.path.normpath(full).split(os.sep)
     fixed = 0
     while fixed < len(parts) and not glob.has_magic(parts[fixed]):

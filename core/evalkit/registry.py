@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from .errors import PLUGIN_FAILURES, PluginError, PluginLoadInterrupted, UnknownPluginError, carried
 from .problem_texts import bounded_problem, clipped, too_long
+from .wording import quoted
 
 __all__ = [
     "DISABLE_ENV",
@@ -383,7 +384,7 @@ def find(group: str, name: str) -> PluginRecord:
             else f"is declared by more than one distribution: {', '.join(owners)}; keep the one you want by switching "
             f"the other off by distribution and name ({switches}), or uninstall it"
         )  # fmt: skip
-        raise PluginError(f'{KIND_BY_GROUP[group]} "{name}" {declared}', group=group, name=name)
+        raise PluginError(f'{KIND_BY_GROUP[group]} {quoted(name)} {declared}', group=group, name=name)
     return matches[0]
 
 

@@ -34,6 +34,7 @@ from .problem_texts import (
     problem_total,
     too_long,
 )
+from .wording import quoted
 
 __all__ = [
     "MAX_MESSAGE_LINE",
@@ -254,7 +255,7 @@ def set_label(identifier: object, kind: str = "set") -> str:
     """``set "package.set"``: how a message names a set, the identifier cut by :func:`clipped` to
     :data:`SHOWN_IDENTIFIER_CHARS` (a stray value by its short repr)."""
     shown = identifier if isinstance(identifier, str) else short_repr(identifier)
-    return f'{kind} "{clipped(shown, SHOWN_IDENTIFIER_CHARS)}"'
+    return f'{kind} {quoted(clipped(shown, SHOWN_IDENTIFIER_CHARS))}'
 
 
 #: The longest exception class name a message shows (a class can be made with any ``__name__``).

@@ -20,7 +20,7 @@ from .errors import RunNotFinished
 from .runs import Run, RunStatus
 from .storage import counted_so_far
 from .storage.protocols import ResultRepository, capabilities
-from .wording import counted
+from .wording import counted, quoted
 
 __all__ = ["parse_duration", "wait_for_run"]
 
@@ -40,10 +40,10 @@ def parse_duration(text: str) -> float:
             raise ValueError
         value = float(number)
     except ValueError:
-        raise UsageError(f'a duration must look like 90s, 30m or 2h, got "{clipped(text, 40)}"') from None
+        raise UsageError(f'a duration must look like 90s, 30m or 2h, got {quoted(clipped(text, 40))}') from None
     seconds = value * _UNITS[unit]
     if not seconds_between(seconds, 7 * 86400):
-        raise UsageError(f'a duration must be at least {MIN_SECONDS:g}s (1 ms) and at most 7 days, got "{clipped(text, 40)}"')
+        raise UsageError(f'a duration must be at least {MIN_SECONDS:g}s (1 ms) and at most 7 days, got {quoted(clipped(text, 40))}')
     return seconds
 
 

@@ -11,7 +11,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
-__all__ = ["argument", "arguments_named", "close_matches", "counted", "did_you_mean", "figure", "quoted", "suggestion"]
+__all__ = [
+    "argument", "arguments_named", "close_matches", "counted", "did_you_mean", "figure", "path_named", "quoted",
+    "suggestion", "table_key",
+]  # fmt: skip
 
 #: From here on a figure reads in scientific notation (``5.4E+19``), as an amount of money does
 #: (:data:`evalkit.costs.SCIENTIFIC_FROM`): a count of 400 digits is no figure anyone reads.
@@ -58,8 +61,8 @@ def figure(number: float) -> str:
     return f"{mantissa.rstrip('0').rstrip('.')}E{exponent}"
 
 
-def quoted(word: str) -> str:
-    """``word`` in double quotes, as a message names what the user gave (a run id, a set): an empty
+def quoted(word: object) -> str:
+    """``word`` (its ``str()``) in double quotes, as a message names what the user gave (a run id, a set): an empty
     one shows as ``""`` (``there is no run  in the store`` named nothing), one of spaces as ``" "``.
     A ``"`` in it is escaped (``\\"``), so the quotes say where it ends; a backslash is kept as it
     is, so a Windows path reads as typed. Every control character and line break in it is written
@@ -70,7 +73,42 @@ def quoted(word: str) -> str:
     middle where it is printed)."""
     from .printable import hidden_escaped
 
-    return '"' + hidden_escaped(word).replace('"', '\\"') + '"'
+    return '"' + hidden_escaped(f"{word}").replace('"', '\\"') + '"'
+
+
+def path_named(path: object) -> str:
+    """A file or folder's path as a message names it: as it is (``/work/evals/faq.yaml``, the
+    spelling a user copies) when it reads as one unambiguous word, else :func:`quoted`, its hidden
+    characters escaped: an empty path, or one holding a space, a quote or a character that is not
+    printable (a line break, an ESC, a no-break space), shows as ``"my evals/faq.yaml"`` or
+    ``"evals\\x0aevalkit: ok/faq.yaml"``, never as a line of its own or a word that ends early.
+    ``path`` is a ``str`` or any ``os.PathLike`` (its ``os.fspath``)."""
+    import os
+
+    text = os.fsdecode(os.fspath(path)) if isinstance(path, (os.PathLike, bytes)) else f"{path}"
+    if text and text.isprintable() and not any(c in " \"'" for c in text):
+        return text
+    return quoted(text)
+
+
+def table_key(key: str, *, always_quoted: bool = False) -> str:
+    """``key`` as a TOML table name writes it, for a message that names a table of the
+    configuration (``[providers.{table_key(name)}]``): bare when TOML allows it (letters, digits,
+    ``_`` and ``-``), else a TOML basic string: ``"evalkit.lexical"``, ``"a b"``, ``"a\\"b"``, and
+    a hidden character (:func:`evalkit.printable.is_hidden`: a line break, an ESC) as TOML's
+    ``\\uXXXX`` escape, so the name reads as one key, can be pasted into evalkit.toml, and never
+    starts a line or a terminal sequence of its own. ``always_quoted``: in quotes even when TOML
+    allows it bare, as messages write a plugin's id (``[graders."decision"]``), which is often
+    dotted."""
+    from .printable import is_hidden
+
+    if not always_quoted and key and all(c.isascii() and (c.isalnum() or c in "_-") for c in key):
+        return key
+    body = "".join(
+        "\\" + c if c in '"\\' else (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}") if is_hidden(c) else c
+        for c in key
+    )
+    return f'"{body}"'
 
 
 def close_matches(word: str, candidates: Iterable[str]) -> list[str]:
@@ -94,7 +132,7 @@ def suggestion(found: Sequence[str]) -> str:
     """`` Did you mean "x"?`` (or ``"x" or "y"``) for ``found``, or an empty string for none."""
     if not found:
         return ""
-    return " Did you mean " + " or ".join(f'"{c}"' for c in found) + "?"
+    return " Did you mean " + " or ".join(quoted(c) for c in found) + "?"
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:

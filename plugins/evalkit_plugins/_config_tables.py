@@ -8,6 +8,7 @@ from typing import Any, Generic, TypeVar
 
 from evalkit.config import Config
 from evalkit.errors import ConfigError
+from evalkit.wording import table_key
 
 __all__ = ["ConfigTables"]
 
@@ -42,7 +43,7 @@ class ConfigTables(Generic[OptionsT]):
         loaded, self._refused = [], []
         for identifier, options in self._instances.items():
             try:
-                loaded.append(load(identifier, options, f'{self._where} [{family}."{identifier}"]'))
+                loaded.append(load(identifier, options, f"{self._where} [{family}.{table_key(identifier, always_quoted=True)}]"))
             except ConfigError as exc:
                 self._refused.append(str(exc))
         return loaded

@@ -39,8 +39,10 @@ from evalkit.grading import AGREEMENT_CHECK, Check, Grading, verdict_check_name
 from evalkit.identity import model_problem
 from evalkit.jsonparse import parse_json
 from evalkit.options import number, option, text, whole
+from evalkit.printable import hidden_escaped
 from evalkit.prompts import GoldenPrompt
 from evalkit.runs import CaseResult
+from evalkit.wording import quoted, table_key
 
 from evalkit_plugins import judge_prompts
 
@@ -197,20 +199,20 @@ class JudgeGraderBase(abc.ABC):
         name = self.judge or config.judge
         if not name:
             raise UsageError(
-                f'the "{self.name}" grader asks a judge model: name a configured provider instance with '
+                f"the {quoted(self.name)} grader asks a judge model: name a configured provider instance with "
                 f'--judge NAME, or set judge = "NAME" in evalkit.toml'
             )
         instance = config.providers.get(name)
         if instance is None:
-            known = ", ".join(config.providers) or "none"
+            known = ", ".join(map(hidden_escaped, config.providers)) or "none"
             raise UsageError(
-                f'judge "{name}" is not a configured provider instance (configured: {known}); '
-                f"add [providers.{name}] to evalkit.toml"
+                f"judge {quoted(name)} is not a configured provider instance (configured: {known}); "
+                f"add [providers.{table_key(name)}] to evalkit.toml"
             )
         if not self.allow_self_judge:
             if under_test.instance == name:
                 raise UsageError(
-                    f'the judge "{name}" is the provider instance under test, so the model would grade its own '
+                    f"the judge {quoted(name)} is the provider instance under test, so the model would grade its own "
                     "answers; choose another judge with --judge, or pass --allow-self-judge if that is intended"
                 )
             tested = config.providers.get(under_test.instance or "")
@@ -222,8 +224,8 @@ class JudgeGraderBase(abc.ABC):
                 and tested.options.get("base_url") == instance.options.get("base_url")
             ):
                 raise UsageError(
-                    f'the judge "{name}" serves the model under test ({under_test.alias} at the same endpoint as '
-                    f'"{under_test.instance}"), so the model would grade its own answers; choose another judge '
+                    f"the judge {quoted(name)} serves the model under test ({under_test.alias} at the same endpoint as "
+                    f"{quoted(under_test.instance)}), so the model would grade its own answers; choose another judge "
                     "with --judge, or pass --allow-self-judge if that is intended"
                 )
         self._bound = bind_generator(config, name)
@@ -231,14 +233,14 @@ class JudgeGraderBase(abc.ABC):
     def check_ready(self) -> None:
         """Ask the judge's adapter, once and for free, whether its endpoint answers."""
         if self._bound is None:
-            raise GraderUnavailableError(f'The "{self.name}" grader cannot run: no judge is bound (bind_judge was not called)')
+            raise GraderUnavailableError(f"The {quoted(self.name)} grader cannot run: no judge is bound (bind_judge was not called)")
         generator = self._bound.generator
         if isinstance(generator, ReadinessCheck):
             try:
                 generator.check_ready()
             except Exception as exc:
                 raise GraderUnavailableError(
-                    f'The "{self.name}" grader cannot run: its judge "{self._bound.instance}" is not reachable: {exc}'
+                    f"The {quoted(self.name)} grader cannot run: its judge {quoted(self._bound.instance)} is not reachable: {exc}"
                 ) from None
 
     def secret_values(self) -> tuple[str, ...]:
@@ -359,7 +361,7 @@ class JudgeGraderBase(abc.ABC):
         models = {v.model for v in verdicts}
         if None in models:
             return self._failed(
-                f'the judge "{self._bound.instance}" reported no model, so its verdict cannot be attributed', verdicts
+                f"the judge {quoted(self._bound.instance)} reported no model, so its verdict cannot be attributed", verdicts
             )
         if len(models) > 1:
             seen = ", ".join(sorted(m for m in models if m is not None))
@@ -393,13 +395,13 @@ class JudgeGraderBase(abc.ABC):
             try:
                 reply = await self._generate(request)
             except Exception as exc:
-                raise _JudgeFailure(f'the judge "{self._bound.instance}" failed: {exc}') from None
+                raise _JudgeFailure(f"the judge {quoted(self._bound.instance)} failed: {exc}") from None
             malformed = None if reply.model is None else model_problem(reply.model)
             if malformed is not None:
                 # The model becomes part of the yardstick (the grader's scope, a calibration's
                 # key): one the run's own identity check would refuse is no evidence of who judged.
                 raise _JudgeFailure(
-                    f'the judge "{self._bound.instance}" reported a model that is not well formed ({malformed}), so its verdict cannot be attributed'
+                    f"the judge {quoted(self._bound.instance)} reported a model that is not well formed ({malformed}), so its verdict cannot be attributed"
                 )
             try:
                 return self.parse(reply)
@@ -535,7 +537,7 @@ def json_reply(text: str, keys: Sequence[str]) -> dict[str, Any]:
         raise ReplyError("the reply is not a JSON object")
     missing = [k for k in keys if k not in value]
     if missing:
-        raise ReplyError(f'the JSON object has no "{missing[0]}"')
+        raise ReplyError(f'the JSON object has no {quoted(missing[0])}')
     extra = len(set(value) - set(keys))
     if extra:
         raise ReplyError(f"the JSON object has other keys ({extra} besides {', '.join(keys)})")

@@ -41,6 +41,7 @@ from evalkit.options import OptionError, one_of, option, text
 from evalkit.questions import GoldenQuestion, GoldenQuestionSet, QuestionForm
 from evalkit.shapes import short_repr, whole_number
 from evalkit.textfiles import open_regular_file
+from evalkit.wording import path_named, quoted
 
 from evalkit_plugins._config_tables import ConfigTables
 
@@ -59,9 +60,9 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             for number, line in enumerate(handle, start=1):
                 yield number, line.rstrip("\r\n")
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot read {path_named(path)}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 ({exc.reason})") from None
+        raise ConfigError(f"{path_named(path)}: not UTF-8 ({exc.reason})") from None
 
 
 def _is_int(text: str) -> bool:
@@ -77,17 +78,17 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
         fields = line.split("\t") if "\t" in line else line.split()
         fields = [f.strip() for f in fields]
         if len(fields) not in (3, 4):
-            raise ConfigError(f"{path}, line {number}: expected 'query doc grade' or 'query iteration doc grade', got {line[:80]!r}")
+            raise ConfigError(f"{path_named(path)}, line {number}: expected 'query doc grade' or 'query iteration doc grade', got {line[:80]!r}")
         if not _is_int(fields[-1]):
             if not judged and number == 1:
                 continue  # BEIR's header row
-            raise ConfigError(f"{path}, line {number}: the grade must be an integer, got {fields[-1][:40]!r}")
+            raise ConfigError(f"{path_named(path)}, line {number}: the grade must be an integer, got {fields[-1][:40]!r}")
         query, document, grade = fields[0], fields[-2], int(fields[-1])
         if not query or not document:
-            raise ConfigError(f"{path}, line {number}: empty query or document id")
+            raise ConfigError(f"{path_named(path)}, line {number}: empty query or document id")
         grades = judged.setdefault(query, {})
         if document in grades:
-            raise ConfigError(f'{path}, line {number}: document "{document}" is judged twice for query "{query}"')
+            raise ConfigError(f'{path_named(path)}, line {number}: document {quoted(document)} is judged twice for query {quoted(query)}')
         grades[document] = grade
     return judged
 
@@ -100,16 +101,16 @@ def _jsonl_queries(path: Path) -> dict[str, str]:
         try:
             record = parse_json(line)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}, line {number}: not JSON ({exc.msg})") from None
+            raise ConfigError(f"{path_named(path)}, line {number}: not JSON ({exc.msg})") from None
         if not isinstance(record, dict):
-            raise ConfigError(f"{path}, line {number}: each line must be a JSON object")
+            raise ConfigError(f"{path_named(path)}, line {number}: each line must be a JSON object")
         query_id = record.get("_id", record.get("id"))
         if isinstance(query_id, int) and not isinstance(query_id, bool):
             query_id = str(query_id)
         text = record.get("text")
         if not isinstance(query_id, str) or not query_id or not isinstance(text, str):
-            raise ConfigError(f'{path}, line {number}: needs "_id" (a non-empty string) and "text" (a string)')
-        _add_query(queries, query_id, text, f"{path}, line {number}")
+            raise ConfigError(f'{path_named(path)}, line {number}: needs "_id" (a non-empty string) and "text" (a string)')
+        _add_query(queries, query_id, text, f"{path_named(path)}, line {number}")
     return queries
 
 
@@ -131,7 +132,7 @@ def read_queries(path: Path) -> dict[str, str]:
         for topic in _TOP.findall(text):
             number, title = _NUM.search(topic), _TITLE.search(topic)
             if number is None or title is None:
-                raise ConfigError(f"{path}: a <top> without <num> or <title>: {topic.strip()[:80]!r}")
+                raise ConfigError(f"{path_named(path)}: a <top> without <num> or <title>: {topic.strip()[:80]!r}")
             _add_query(queries, number.group(1), " ".join(title.group(1).split()), str(path))
         return queries
     queries = {}
@@ -140,8 +141,8 @@ def read_queries(path: Path) -> dict[str, str]:
             continue
         query_id, _, query = line.partition("\t") if "\t" in line else line.partition(" ")
         if not query_id.strip() or not query.strip():
-            raise ConfigError(f"{path}, line {number}: expected 'query-id<TAB>text', got {line[:80]!r}")
-        _add_query(queries, query_id.strip(), query.strip(), f"{path}, line {number}")
+            raise ConfigError(f"{path_named(path)}, line {number}: expected 'query-id<TAB>text', got {line[:80]!r}")
+        _add_query(queries, query_id.strip(), query.strip(), f"{path_named(path)}, line {number}")
     return queries
 
 
@@ -179,7 +180,7 @@ def _file(value: str | None, key: str, where: str) -> Path:
         raise ConfigError(f'{where}: {key} = "…" (a path) is required')
     path = Path(value).expanduser()
     if not path.exists():
-        raise ConfigError(f"{where}: {key} {path} does not exist")
+        raise ConfigError(f"{where}: {key} {path_named(path)} does not exist")
     return path
 
 
@@ -205,7 +206,7 @@ class CollectionSets(ConfigTables[CollectionOptions]):
             takes = ", ".join(_FORMAT_KEYS[options.format])
             raise ConfigError(
                 f"{where}: {'key' if len(foreign) == 1 else 'keys'} {', '.join(foreign)} "
-                f'not read for format = "{options.format}" (it takes {takes}, name and description)'
+                f'not read for format = {quoted(options.format)} (it takes {takes}, name and description)'
             )
         if options.format == "beir":
             folder = _file(options.path, "path", where)

@@ -42,6 +42,7 @@ from evalkit.options import number, option
 from evalkit.questions import NOT_APPLICABLE, RetrievalProvenance
 from evalkit.shapes import whole_number
 from evalkit.textfiles import open_regular_file, utf8_text
+from evalkit.wording import path_named, quoted
 
 __all__ = [
     "Document",
@@ -147,7 +148,7 @@ def _jsonl_documents(path: Path, digest: hashlib._Hash) -> Iterator[Document]:
             line = raw.decode("utf-8-sig" if number == 1 else "utf-8", "strict").strip()
             if not line:
                 continue
-            where = f"{path}, line {number}"
+            where = f"{path_named(path)}, line {number}"
             try:
                 record = parse_json(line)
             except json.JSONDecodeError as exc:
@@ -185,7 +186,7 @@ def _folder_documents(root: Path, digest: hashlib._Hash) -> Iterator[Document]:
         try:
             text = utf8_text(data)
         except UnicodeDecodeError as exc:
-            raise ConfigError(f"evalkit.lexical corpus {file}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+            raise ConfigError(f"evalkit.lexical corpus {path_named(file)}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
         doc_id = name.rsplit(".", 1)[0]
         yield Document(doc_id, text, doc_id)
 
@@ -238,11 +239,11 @@ class LexicalRetriever:
         corpus = options.corpus
         path = Path(corpus).expanduser()
         if not path.exists():
-            raise ConfigError(f'evalkit.lexical: corpus "{corpus}" does not exist')
+            raise ConfigError(f"evalkit.lexical: corpus {path_named(corpus)} does not exist")
         if path.is_dir() and (path / BEIR_CORPUS).is_file():
             path = path / BEIR_CORPUS
         if not (path.is_dir() or path.is_file()):
-            raise ConfigError(f'evalkit.lexical: corpus "{corpus}" is neither a file nor a folder')
+            raise ConfigError(f"evalkit.lexical: corpus {path_named(corpus)} is neither a file nor a folder")
         self.min_score = None if options.min_score is None else float(options.min_score)
         self.corpus = path.resolve()
         if options.index_dir is not None:
@@ -336,7 +337,7 @@ class LexicalRetriever:
             digest = hashlib.sha256()
             documents = self._write(Path(temporary), digest)
             if digest.hexdigest() != sha256:
-                raise RetrievalError(f"evalkit.lexical: corpus {self.corpus} changed while it was being indexed")
+                raise RetrievalError(f"evalkit.lexical: corpus {path_named(self.corpus)} changed while it was being indexed")
             os.replace(temporary, path)
         finally:
             if os.path.exists(temporary):
@@ -359,14 +360,14 @@ class LexicalRetriever:
             seen: set[str] = set()
             for count, document in enumerate(self._documents(digest), start=1):
                 if document.id in seen:
-                    raise ConfigError(f'evalkit.lexical corpus {self.corpus}: document id "{document.id}" occurs twice')
+                    raise ConfigError(f'evalkit.lexical corpus {path_named(self.corpus)}: document id {quoted(document.id)} occurs twice')
                 seen.add(document.id)
                 db.execute("INSERT INTO documents (rowid, doc_id) VALUES (?, ?)", (count, document.id))
                 db.execute(
                     "INSERT INTO passages (rowid, title, body) VALUES (?, ?, ?)", (count, document.title, document.text)
                 )
             if not count:
-                raise ConfigError(f"evalkit.lexical corpus {self.corpus}: no documents")
+                raise ConfigError(f"evalkit.lexical corpus {path_named(self.corpus)}: no documents")
             db.execute("INSERT INTO passages (passages) VALUES ('optimize')")
             db.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?)",

@@ -45,6 +45,7 @@ from evalkit.conversations import Message, ToolCall
 from evalkit.errors import ConfigError, GenerationError
 from evalkit.identity import MODEL_UNSAFE
 from evalkit.options import option, text, whole
+from evalkit.wording import quoted
 
 __all__ = ["LLMGenerator"]
 
@@ -83,13 +84,13 @@ class LLMGenerator:
         except llm.UnknownModelError:
             known = sorted(m.model_id for m in llm.get_models())
             shown = ", ".join(known[:20]) + (", …" if len(known) > 20 else "") if known else "none — install an llm plugin"
-            raise ConfigError(f'The llm library knows no model "{model}" (known: {shown}).') from None
+            raise ConfigError(f'The llm library knows no model {quoted(model)} (known: {shown}).') from None
         self.model = model
         self.options = dict(options.options or {})
         try:
             self._model.Options(**self.options)
         except Exception as exc:  # pydantic's ValidationError names every bad field
-            raise ConfigError(f'Option "options" of the llm generator is not valid for model "{model}": {_one_line(exc)}') from None
+            raise ConfigError(f'Option "options" of the llm generator is not valid for model {quoted(model)}: {_one_line(exc)}') from None
         self.concurrency = concurrency
         self._accepted_options = set(getattr(self._model.Options, "model_fields", {}))
         self._plugin = _plugin_of(self._model)
@@ -128,12 +129,12 @@ class LLMGenerator:
         """Why this generator cannot send a prompt's tools, for the refusal of such a set."""
         if not _takes_messages(self._model):
             return f"the installed llm library ({_llm_version()}) cannot send a conversation with tools: it needs a newer llm, whose model.prompt() takes messages="
-        return f'the llm model "{self.model}" ({self._plugin}) does not support tools (its supports_tools is false)'
+        return f'the llm model {quoted(self.model)} ({self._plugin}) does not support tools (its supports_tools is false)'
 
     def pacing_notes(self) -> list[str]:
         """What the run's notes say of this model: the replies whose usage was set aside, by the
         one rule of every adapter (:func:`evalkit.answers.reported_usage`)."""
-        return self._usage_set_aside.notes(f'the llm model "{self.model}"')
+        return self._usage_set_aside.notes(f'the llm model {quoted(self.model)}')
 
     def _usage(self, usage: Any) -> Usage | None:
         """llm's ``Usage`` (``input``/``output`` token counts) as evalkit's (:func:`_usage_of`)."""
@@ -168,9 +169,9 @@ class LLMGenerator:
             calls = [ToolCall(call.name, call.arguments, call.tool_call_id) for call in response.tool_calls()]
             usage = response.usage()
         except Exception as exc:
-            raise GenerationError(f'llm generator: model "{self.model}" failed: {type(exc).__name__}: {_one_line(exc)}') from None
+            raise GenerationError(f'llm generator: model {quoted(self.model)} failed: {type(exc).__name__}: {_one_line(exc)}') from None
         if not isinstance(text, str):
-            raise GenerationError(f'llm generator: model "{self.model}" returned {type(text).__name__}, not text')
+            raise GenerationError(f'llm generator: model {quoted(self.model)} returned {type(text).__name__}, not text')
         resolved = getattr(response, "resolved_model", None) or self._model.model_id
         return Turn(text or None, calls, model=_identity_part(f"{resolved}@{self._plugin}"), usage=self._usage(usage))
 
@@ -182,9 +183,9 @@ class LLMGenerator:
             text = response.text()
             usage = response.usage()
         except Exception as exc:
-            raise GenerationError(f'llm generator: model "{self.model}" failed: {type(exc).__name__}: {_one_line(exc)}') from None
+            raise GenerationError(f'llm generator: model {quoted(self.model)} failed: {type(exc).__name__}: {_one_line(exc)}') from None
         if not isinstance(text, str) or not text:
-            raise GenerationError(f'llm generator: model "{self.model}" returned an empty answer')
+            raise GenerationError(f'llm generator: model {quoted(self.model)} returned an empty answer')
         resolved = getattr(response, "resolved_model", None) or self._model.model_id
         return Answer(text=text, model=_identity_part(f"{resolved}@{self._plugin}"), usage=self._usage(usage))
 

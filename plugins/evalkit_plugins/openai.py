@@ -59,7 +59,7 @@ from evalkit.jsontext import NotJsonNumber, sent_text
 from evalkit.options import number, option, text, whole
 from evalkit.privacy import remove_secrets
 from evalkit.shapes import MIN_SECONDS
-from evalkit.wording import counted
+from evalkit.wording import counted, quoted
 from yarl import URL
 
 from evalkit_plugins._http import (
@@ -353,7 +353,7 @@ class OpenAIGenerator:
             return []
         shown = ", ".join(sorted(ids)[:5]) + (", …" if len(ids) > 5 else "")
         return [
-            f'the model "{self.model}" is not in the endpoint\'s model list ({shown}); '
+            f'the model {quoted(self.model)} is not in the endpoint\'s model list ({shown}); '
             "going on, since many gateways serve aliases they do not list"
         ]
 

@@ -41,6 +41,7 @@ from evalkit.calibration import CalibrationItem, CalibrationSet
 from evalkit.errors import ConfigError
 from evalkit.options import OptionError, one_of, option, text, whole
 from evalkit.shapes import whole_number
+from evalkit.wording import quoted
 
 from evalkit_plugins._config_tables import ConfigTables
 from evalkit_plugins.collections import _split_name, read_qrels, read_queries
@@ -159,7 +160,7 @@ def _labeller(options: QrelsOptions, judged: Mapping[str, Mapping[str, int]], wh
             labels[grade] = grade
         else:
             raise ConfigError(
-                f"{where}: qrels grade {grade} has no label: map it with grades = {{ \"{grade}\" = <0..3> }} "
+                f"{where}: qrels grade {grade} has no label: map it with grades = {{ {quoted(grade)} = <0..3> }} "
                 f"or leave its pairs out with exclude_grades = [{grade}]"
             )
     binary = set(labels.values()) <= {0, 1}

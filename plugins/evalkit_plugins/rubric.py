@@ -36,6 +36,7 @@ from evalkit.config import Config
 from evalkit.errors import UsageError
 from evalkit.grading import Check, Grading
 from evalkit.prompts import GoldenPrompt
+from evalkit.wording import quoted
 
 from evalkit_plugins._assertions import AssertionGrader, DeterministicOptions
 from evalkit_plugins._judge import (
@@ -263,7 +264,7 @@ class RubricJudgedGrader(AssertionGrader):
             if failure.reply is not None:
                 detail["unusable_reply"] = failure.reply
         elif None in models:
-            problem = f'the judge "{bound.instance}" reported no model, so its verdict cannot be attributed'
+            problem = f'the judge {quoted(bound.instance)} reported no model, so its verdict cannot be attributed'
         elif len(models) > 1:
             problem = f"the judge model changed between the rubric checks of this case ({', '.join(sorted(m for m in models if m))})"
         if problem is not None:

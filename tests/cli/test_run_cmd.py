@@ -132,6 +132,32 @@ def test_a_set_file_path_given_as_the_set_names_the_identifier_it_declares(evalk
     assert stored_runs(project) == []
 
 
+@pytest.mark.parametrize(
+    ("file_name", "content", "declared"),
+    [
+        # no header line: the loader takes the file name without .jsonl as the identifier
+        ("myapp.faq.jsonl", '{"id": "a", "prompt": "hi"}\n', "myapp.faq"),
+        # a member's text that reads like a declaration is not one
+        ("myapp.faq.jsonl", '\n{"id": "a", "prompt": "identifier: other.set"}\n', "myapp.faq"),
+        ("mine.jsonl", '{"identifier": "myapp.faq", "name": "FAQ"}\n{"id": "a", "prompt": "hi"}\n', "myapp.faq"),
+    ],
+)
+def test_a_jsonl_set_file_path_is_named_by_the_identifier_the_loader_gives_it(evalkit_cli, project, file_name, content, declared) -> None:
+    # `evalkit run myapp.faq.jsonl` (no header line) gave the generic hint, though the file holds the set myapp.faq
+    (project / file_name).write_text(content)
+    result = evalkit_cli("run", file_name)
+    assert result.code == 2
+    assert f'it declares the set "{declared}": list the file under [sets] paths in evalkit.toml' in result.stderr
+    assert f"(evalkit run {declared})" in result.stderr
+
+
+def test_a_jsonl_set_file_whose_name_is_no_identifier_gets_the_generic_hint(evalkit_cli, project) -> None:
+    (project / "My FAQ.jsonl").write_text('{"id": "a", "prompt": "hi"}\n')
+    result = evalkit_cli("run", "My FAQ.jsonl")
+    assert result.code == 2
+    assert "Set files are listed under [sets] paths in evalkit.toml and run by the identifier they declare." in result.stderr
+
+
 @pytest.mark.parametrize("content", [b"name: no identifier\n", b"\xff\xfe" + b"x" * 200_000])
 def test_a_set_file_path_without_a_readable_identifier_gets_the_generic_hint(evalkit_cli, project, content) -> None:
     (project / "odd.yaml").write_bytes(content)

@@ -314,7 +314,7 @@ def test_a_sets_path_holding_nul_is_a_problem_not_a_crash(evalkit_cli, project: 
     (project / "evalkit.toml").write_text('[sets]\npaths = ["evals\\u0000/*.yaml"]\n', encoding="utf-8")
     result = evalkit_cli("validate")
     assert result.code == 2 and "internal error" not in result.stderr, result.stderr
-    assert "evals\\x00/*.yaml: is named in [sets] paths but holds a NUL character" in result.stderr
+    assert "\"evals\\x00/*.yaml\": is named in [sets] paths but holds a NUL character" in result.stderr
 
 
 def test_symbolic_links_back_up_the_tree_do_not_hang_a_cloned_project(evalkit_cli, project: Path) -> None:
@@ -418,3 +418,16 @@ def test_init_names_a_dangling_evalkit_toml_link(evalkit_cli, project: Path) -> 
     assert result.code == 2
     assert "evalkit.toml is a link to a missing file" in result.stderr
     assert (project / "evalkit.toml").is_symlink() and not (project / "evals").exists()
+
+
+@pytest.mark.parametrize("paths", ['"evals/*.yaml"', '"evals/**/*.yaml"', '"evals"', '"evals/x.yaml"'])
+def test_a_project_whose_folder_name_reads_as_a_pattern_finds_its_set_files(evalkit_cli, tmp_path: Path, paths: str) -> None:
+    # A project in proj[1] found no set file: its folder's name was read as a glob pattern (the
+    # character class [1]), and a file inside it was "outside the project".
+    project = tmp_path / "proj[1]"
+    (project / "evals").mkdir(parents=True)
+    (project / "evals" / "x.yaml").write_text("identifier: a.b\nname: x\nprompts:\n  - id: p\n    prompt: q\n    reference: r\n")
+    (project / "evalkit.toml").write_text(f'[sets]\npaths = [{paths}]\nallow_outside = ["data/*"]\n')
+    result = evalkit_cli("validate", cwd=project)
+    assert result.code == 0, result.stdout + result.stderr
+    assert "ok  set a.b (1 prompt)" in result.stdout

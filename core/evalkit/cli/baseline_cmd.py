@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..wording import counted, quoted
+from ..wording import counted, path_named, quoted
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -161,7 +161,7 @@ def handle_export(args: Arguments) -> int:
 
         raise UsageError(f"baseline file {hidden_escaped(args.output)}: cannot be written ({exc.strerror or exc})") from None
     console().print(
-        f"Baseline run {run.id} of {document['scope']['description']} written to {args.output} "
+        f"Baseline run {run.id} of {document['scope']['description']} written to {path_named(args.output)} "
         f"({counted(len(run.cases), 'case')}, answers at the {document['privacy']} level)."
     )
     return 0
@@ -244,7 +244,7 @@ def handle_show(args: Arguments) -> int:
     if not baselines:
         out.print(f"No accepted baseline of set {quoted(args.set)} matches.{hint}")
         return 0
-    out.print(f'Baselines of set "{args.set}" ({counted(len(baselines), "scope")})')
+    out.print(f'Baselines of set {quoted(args.set)} ({counted(len(baselines), "scope")})')
     for current in baselines:
         run = current.run
         who = run.retriever if run.kind.value == "retrieval" else identity_label(run)

@@ -11,6 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+from ..wording import quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .gate_options import gate_options
 from .names import ProviderName, RunId
@@ -60,7 +61,7 @@ def _differences(base: Any, run: Any, alive: Any) -> list[str]:
     if identity_label(base) != identity_label(run):
         notes.append(f"The runs were answered by different generators: {identity_label(base)} vs {identity_label(run)}.")
     if base.grader != run.grader:
-        notes.append(f'The runs were graded by different yardsticks: "{base.grader}" vs "{run.grader}".')
+        notes.append(f'The runs were graded by different yardsticks: {quoted(base.grader)} vs {quoted(run.grader)}.')
     if base.set_fingerprint and run.set_fingerprint and base.set_fingerprint != run.set_fingerprint:
         notes.append("The set changed between the two runs (its fingerprint differs): the gate counts only the unchanged cases.")
     if (ks := different_k(run, base)) is not None:
@@ -115,7 +116,7 @@ def handle(args: Arguments) -> int:
         alive = liveness(repository, [base, run])
         if base.set_identifier != run.set_identifier:
             raise UsageError(
-                f'runs {base.id} and {run.id} are of different sets ("{base.set_identifier}" and "{run.set_identifier}"); '
+                f'runs {base.id} and {run.id} are of different sets ({quoted(base.set_identifier)} and {quoted(run.set_identifier)}); '
                 "compare two runs of one set"
             )
         if run.kind.value == "retrieval":  # the two options are hit@1's and hit@3's; the rest from [gate]

@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from ..wording import counted
+from ..wording import counted, path_named, quoted
 from .app import Arguments, EvalkitCommand, EvalkitGroup, arguments, group_without_command
 from .params import global_options
 
@@ -82,7 +82,7 @@ def parse_age(text: str) -> int:
     match = _DURATION.fullmatch(text.strip()) if len(text) <= 40 else None
     if not match or int(match.group(1)) == 0:
         raise UsageError(
-            f'--older-than must be a positive whole number with a unit s, m, h, d or w (e.g. 90d), got "{text[:40]}"'
+            f'--older-than must be a positive whole number with a unit s, m, h, d or w (e.g. 90d), got {quoted(text[:40])}'
         )
     seconds = int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
     if seconds >= time.time():
@@ -145,7 +145,7 @@ def _status(args: Arguments) -> int:
     path = missing_store(url)
     if path is not None:
         raise UsageError(
-            f"There is no results store at {clipped(str(path))} yet: the first `evalkit run` will create it at the latest "
+            f"There is no results store at {clipped(path_named(path))} yet: the first `evalkit run` will create it at the latest "
             f"schema version (nothing to upgrade). {store_origin(config, args.database)}"
         )
     status = schema_status(url)

@@ -143,6 +143,7 @@ def _sets_lines(set_file: Path, config: Any) -> list[str]:
     are."""
     from ..errors import ConfigError
     from ..setfiles import configured_patterns, expand_patterns
+    from ..wording import path_named
 
     try:
         patterns = configured_patterns(config) if config is not None else ()
@@ -153,7 +154,7 @@ def _sets_lines(set_file: Path, config: Any) -> list[str]:
         return []
     shown = _relative_to_config(set_file, config)
     if config is not None and "sets" in config.raw:
-        return [f"  add {shown} to the paths of {_table('sets', config)} in {config.path}"]
+        return [f"  add {shown} to the paths of {_table('sets', config)} in {path_named(config.path)}"]
     return [f"  {_table('sets', config)}", f"  paths = [{shown}]"]
 
 
@@ -164,11 +165,13 @@ def _provider_lines(instance: str, outcome: Any, config: Any) -> list[str]:
     relative to the configuration's folder, as a provider's paths are."""
     from pathlib import Path
 
+    from ..wording import path_named
+
     answers = outcome.target.answers_file
     shown = _relative_to_config(answers, config)
     existing = config.providers.get(instance) if config is not None else None
     if existing is not None:
-        where = f"{_table(f'providers.{instance}', config)} in {config.path}"
+        where = f"{_table(f'providers.{instance}', config)} in {path_named(config.path)}"
         if existing.adapter != "replay":
             return [f"  {where} answers with adapter {_toml_string(existing.adapter)}, not from {shown}: "
                     f'give it adapter = "replay" and path = {shown}, or import with another --identifier']  # fmt: skip

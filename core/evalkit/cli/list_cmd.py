@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..wording import quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .params import Choice, global_options
 
@@ -143,7 +144,7 @@ def _shown(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return f'"{value}"'
+        return quoted(value)
     return str(value)
 
 

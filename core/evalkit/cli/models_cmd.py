@@ -83,6 +83,7 @@ def handle_rank(args: Arguments) -> int:
     from ..errors import UsageError
     from ..routing import DEFAULT_POLICY, ModelSelection, SelectionCriteria, parse_min_quality, parse_policy
     from ..storage import close_repository, open_repository
+    from ..wording import path_named
     from .common import database_url
     from .json_output import print_json
 
@@ -98,7 +99,7 @@ def handle_rank(args: Arguments) -> int:
         raise UsageError("--capability needs a capability name, e.g. --capability chat")
     config = load_config(args.config)
     if not config.providers:
-        where = f"in {config.path}" if config.path else f"(no configuration file: {config.describe_search()})"
+        where = f"in {path_named(config.path)}" if config.path else f"(no configuration file: {config.describe_search()})"
         raise UsageError(
             f"No provider instance is configured {where}: there is nothing to rank. "
             "Add [providers.NAME] tables with adapter and model to evalkit.toml."

@@ -9,6 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+from ..wording import quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .gate_options import gate_options, repeats_option
 from .names import PluginName, ProviderName, SetIdentifier
@@ -112,9 +113,9 @@ def handle(args: Arguments) -> int:
     factory = registry.load(registry.find("evalkit.graders", args.grader))
     judged = isinstance(factory, type) and issubclass(factory, JudgeGrader)
     if (args.judge or args.judge_repeats) and not judged:
-        raise UsageError(f'--judge and --judge-repeats apply to judge graders; "{args.grader}" asks no judge')
+        raise UsageError(f'--judge and --judge-repeats apply to judge graders; {quoted(args.grader)} asks no judge')
     if args.provider is not None and args.provider not in config.providers:
-        from ..wording import did_you_mean, quoted
+        from ..wording import did_you_mean
 
         hint = did_you_mean(args.provider, config.providers)
         raise UsageError(f"--provider {quoted(args.provider)} is not a configured provider instance.{hint}")

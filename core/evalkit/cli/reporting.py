@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+from ..wording import path_named, quoted
 
 if TYPE_CHECKING:
     from ..reports.targets import RenderedReport, ReportFailure, ReportTarget
@@ -97,9 +98,9 @@ def deliver_reports(rendered: Rendered, *, keeps_exit_code: bool = True) -> int:
     for item in written:
         if item.destination != STDOUT:
             verb = "appended to" if item.appended else "written to"
-            err.print(f"Report {item.format} {verb} {item.destination}")
+            err.print(f"Report {item.format} {verb} {path_named(item.destination)}")
     unchanged = "the run's stored result and exit code are unchanged" if keeps_exit_code else "the stored run is unchanged"
     failed = [*rendered.failures, *failures]
     for failure in failed:
-        err.print(f'evalkit: error: reporter "{failure.format}" failed: {failure.message} ({unchanged})')
+        err.print(f'evalkit: error: reporter {quoted(failure.format)} failed: {failure.message} ({unchanged})')
     return len(failed)

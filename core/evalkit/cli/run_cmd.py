@@ -139,14 +139,16 @@ def _judge_options(args: Arguments) -> dict[str, Any]:
         return {}
     factory = registry.load(registry.find("evalkit.graders", args.grader))
     judges_cases = isinstance(factory, type) and issubclass(factory, JudgeGrader)
+    from ..wording import quoted
+
     if judges_cases is False and args.judge_repeats is not None and isinstance(factory, type) and issubclass(factory, RubricJudging):
         raise UsageError(
-            f'--judge-repeats applies to judge graders (decision, groundedness); "{args.grader}" asks a judge only '
+            f'--judge-repeats applies to judge graders (decision, groundedness); {quoted(args.grader)} asks a judge only '
             "about a set's rubric checks, once per criterion"
         )
     if not (judges_cases or (isinstance(factory, type) and issubclass(factory, RubricJudging))):
         raise UsageError(
-            f'--judge, --judge-repeats, --judge-temperature and --allow-self-judge apply to judge graders and rubric checks; "{args.grader}" asks no judge'
+            f'--judge, --judge-repeats, --judge-temperature and --allow-self-judge apply to judge graders and rubric checks; {quoted(args.grader)} asks no judge'
         )
     return {"grader_options": options}
 
@@ -445,7 +447,9 @@ def waited_run(args: Arguments, repository: ResultRepository, scope: tuple[str |
         raise UsageError("--wait-for-shards needs the run's id: pass --run-id ID (no CI pipeline id is set to derive it from)")
     run = wait_for(args, repository, run_id)
     if run.set_identifier != golden_set.identifier:
-        raise UsageError(f'run {run.id} is a run of set "{run.set_identifier}", not "{golden_set.identifier}"')
+        from ..wording import quoted
+
+        raise UsageError(f'run {run.id} is a run of set {quoted(run.set_identifier)}, not {quoted(golden_set.identifier)}')
     return run
 
 

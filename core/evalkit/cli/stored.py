@@ -78,12 +78,13 @@ def require_existing_store(url: str, config: Any, explicit: str | None = None) -
     from ..errors import UsageError
     from ..shapes import clipped
     from ..storage import missing_store
+    from ..wording import path_named
 
     path = missing_store(url)
     if path is None:
         return
     raise UsageError(
-        f"There is no results store at {clipped(str(path))}: nothing has been run here yet (`evalkit run SET` creates it). "
+        f"There is no results store at {clipped(path_named(path))}: nothing has been run here yet (`evalkit run SET` creates it). "
         f"{store_origin(config, explicit)}"
     )
 
@@ -92,6 +93,7 @@ def store_origin(config: Any, explicit: str | None = None) -> str:
     """One sentence on why the store is looked for where it is, and how to choose another
     (``explicit``: the ``--database`` given, which chose it)."""
     from ..storage import database_source
+    from ..wording import path_named
 
     source = database_source(explicit, config)
     if source == "--database":
@@ -99,9 +101,9 @@ def store_origin(config: Any, explicit: str | None = None) -> str:
     if source == "EVALKIT_DATABASE_URL":
         return "The environment variable EVALKIT_DATABASE_URL names it; --database URL chooses another."
     if source == "config":
-        return f"The configuration file {config.path} names it (database); --database URL chooses another."
+        return f"The configuration file {path_named(config.path)} names it (database); --database URL chooses another."
     if config.path is not None:
-        where = f"The default store sits next to the configuration file {config.path}"
+        where = f"The default store sits next to the configuration file {path_named(config.path)}"
     else:
         where = f"No configuration file was found ({config.describe_search()}), so the default store is in the working directory"
     return f"{where}; --config PATH or --database URL chooses another."

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import click
 
+from ..wording import quoted
+
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,7 +70,7 @@ def _misplaced_hint(root: click.Context, option: str, argv: Sequence[str]) -> st
     hints = []
     for name in found:
         takers = _commands_taking(root, name)
-        hints.append(f'"{name}"' + (f" (an option of {' and '.join(f'evalkit {t}' for t in takers)}, after the command)" if takers else ""))
+        hints.append(quoted(name) + (f" (an option of {' and '.join(f'evalkit {t}' for t in takers)}, after the command)" if takers else ""))
     return f"\nunknown option {option} before the command. Did you mean {' or '.join(hints)}?"
 
 

@@ -79,9 +79,9 @@ def import_otel(trace_file: Path, target: ImportTarget) -> OtelImport:
         f" ({counted(len(reading.unreadable_lines), 'line', grouped=True)} held no OTLP/JSON export request)" if reading.unreadable_lines else ""
     )
     if not found.cases:
-        from ..printable import hidden_escaped
+        from ..wording import path_named
 
-        raise UsageError(f"trace file {hidden_escaped(str(trace_file))} holds no model call to import: {_reasons(found.not_imported)}{unreadable}")
+        raise UsageError(f"trace file {path_named(trace_file)} holds no model call to import: {_reasons(found.not_imported)}{unreadable}")
     outcome = OtelImport(target, found, reading.unreadable_lines)
     if outcome.skipped == len(found.cases):
         raise UsageError(

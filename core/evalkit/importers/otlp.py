@@ -59,14 +59,14 @@ class SpanReading:
 def read_spans(path: Path) -> SpanReading:
     """Every span in the OTLP/JSON file ``path``; :class:`~evalkit.errors.UsageError` when the file
     cannot be read at all (not UTF-8, too large, not a file)."""
-    from ..printable import hidden_escaped
+    from ..wording import path_named
 
     try:
         text = utf8_text(read_whole_file(path, MAX_TRACE_FILE_BYTES))
     except UnicodeDecodeError as exc:
-        raise UsageError(f"trace file {hidden_escaped(str(path))} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise UsageError(f"trace file {path_named(path)} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
-        raise UsageError(f"trace file {hidden_escaped(str(path))} cannot be read: {exc.strerror}") from None
+        raise UsageError(f"trace file {path_named(path)} cannot be read: {exc.strerror}") from None
     spans: list[Span] = []
     unreadable: list[int] = []
     try:

@@ -21,7 +21,7 @@ from .. import registry
 from ..errors import PLUGIN_FAILURES, UsageError, carried
 from ..shapes import exception_text
 from ..textfiles import append_text_file, write_text_file
-from ..wording import quoted
+from ..wording import path_named, quoted
 from .contract import DefaultDestination, Reporter
 from .model import Report
 
@@ -166,7 +166,7 @@ def deliver(rendered: Sequence[RenderedReport], *, stdout: TextIO | None = None)
             else:
                 write_text_file(Path(item.destination), (text,))
         except OSError as exc:
-            failures.append(ReportFailure(item.format, f"cannot write {item.destination}: {exc.strerror or exc}"))
+            failures.append(ReportFailure(item.format, f"cannot write {path_named(item.destination)}: {exc.strerror or exc}"))
             continue
         written.append(ReportWritten(item.format, item.destination, item.append))
     return written, failures

@@ -36,6 +36,8 @@ from evalkit.project_files import ProjectBoundary
 from evalkit.shapes import MIN_SECONDS, seconds_between, short_repr
 from evalkit.wording import argument
 
+from ..printable import hidden_escaped
+from ..wording import path_named, quoted, table_key
 from .contracts import DeploymentDefaults
 
 __all__ = [
@@ -83,7 +85,7 @@ def _time_limit(options: dict[str, Any], deployment: str, retriever_id: str) -> 
     raw = options.pop(TIMEOUT_OPTION, DEFAULT_TIMEOUT_S)
     if not seconds_between(raw, 86400):
         raise UsageError(
-            f'deployment "{deployment}", retriever "{retriever_id}": {TIMEOUT_OPTION} must be a number of seconds '
+            f'deployment {quoted(deployment)}, retriever {quoted(retriever_id)}: {TIMEOUT_OPTION} must be a number of seconds '
             f"from {MIN_SECONDS:g} (1 ms) to 86400, got {short_repr(raw)}"
         )
     return float(raw)
@@ -168,7 +170,7 @@ def known_deployments(config: Config, sourced: Iterable[SourcedSet] = ()) -> dic
                 where = earlier.source if where in earlier.sources else f"{earlier.source} + {where}"
             provided[name] = DeploymentChoice(name, _only(options), options, where)
     chosen = dict(provided)
-    configured_at = f"configuration {config.path}" if config.path else "configuration"
+    configured_at = f"configuration {path_named(config.path)}" if config.path else "configuration"
     boundary = ProjectBoundary.of(config) if config.path is not None and config.deployments else None
     for name, retrievers in config.deployments.items():
         options = {rid: _Options(dict(o), configured_at, config.root, boundary) for rid, o in retrievers.items()}
@@ -242,10 +244,10 @@ def retriever_of(choice: DeploymentChoice | None, explicit: str | None) -> str:
             f'{DEPLOYMENT_ENV}; [deployments.NAME] retriever = "ID" in evalkit.toml)'
         )
     if choice.retriever is None:
-        configured = ", ".join(sorted(choice.retrievers)) or "none"
+        configured = ", ".join(map(hidden_escaped, sorted(choice.retrievers))) or "none"
         raise UsageError(
-            f'deployment "{choice.name}" names no retriever and has options for several ({configured}); '
-            f'name one: evalkit retrieval SET RETRIEVER, or retriever = "ID" under [deployments.{choice.name}]'
+            f'deployment {quoted(choice.name)} names no retriever and has options for several ({configured}); '
+            f'name one: evalkit retrieval SET RETRIEVER, or retriever = "ID" under [deployments.{table_key(choice.name)}]'
         )
     return choice.retriever
 
@@ -264,13 +266,13 @@ def deployment_options(choice: DeploymentChoice | None, retriever_id: str, facto
     if entry is None:
         if retriever_id == choice.retriever or (factory is not None and takes_no_options(factory)):
             return Deployment(choice.name, {}, choice.source, table=_table(choice.name, retriever_id, choice.source, None))
-        configured = ", ".join(sorted(choice.retrievers)) or "none"
+        configured = ", ".join(map(hidden_escaped, sorted(choice.retrievers))) or "none"
         hint = ""
         head = retriever_id.split(".", 1)[0]
         if "." in retriever_id and head in choice.retrievers:
-            hint = f'; quote an id with dots in the table name: [deployments.{choice.name}.retrievers."{retriever_id}"]'
+            hint = f"; quote an id with dots in the table name: [deployments.{table_key(choice.name)}.retrievers.{table_key(retriever_id, always_quoted=True)}]"
         raise UsageError(
-            f'deployment "{choice.name}" has no options for retriever "{retriever_id}" (it configures: {configured}){hint}'
+            f'deployment {quoted(choice.name)} has no options for retriever {quoted(retriever_id)} (it configures: {configured}){hint}'
         )
     options = dict(entry.options)
     timeout = _time_limit(options, choice.name, retriever_id)
@@ -283,8 +285,8 @@ def deployment_options(choice: DeploymentChoice | None, retriever_id: str, facto
 def _table(deployment: str, retriever_id: str, source: str, root: Path | None) -> str:
     """Where a retriever's options in a deployment are written, as a user would look for them."""
     if root is not None:
-        return f'[deployments.{deployment}.retrievers."{retriever_id}"] of {source}'
-    return f'deployment "{deployment}" of {source}'
+        return f"[deployments.{table_key(deployment)}.retrievers.{table_key(retriever_id, always_quoted=True)}] of {source}"
+    return f'deployment {quoted(deployment)} of {source}'
 
 
 def resolve_deployment(
@@ -312,7 +314,7 @@ def no_deployment(retriever_id: str) -> Deployment:
     provider is asked for its deployments: a broken one must not stop a run that chose none)."""
     table = (
         "a deployment's table, but none was chosen, so the retriever gets no options: choose one with "
-        f'{argument("deployment", "NAME")} (`evalkit list deployments` lists them), or write [deployments.NAME.retrievers."{retriever_id}"] '
+        f'{argument("deployment", "NAME")} (`evalkit list deployments` lists them), or write [deployments.NAME.retrievers.{table_key(retriever_id, always_quoted=True)}] '
         "in evalkit.toml"
     )
     return Deployment(None, {}, "none", table=table)

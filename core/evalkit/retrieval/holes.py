@@ -35,7 +35,7 @@ from ..components import aclosed, declared, grader_plugin, plugin_close_failed
 from ..errors import PLUGIN_FAILURES, PluginError, UsageError, carried, carried_async
 from ..judge_replies import grade_scale_of, judge_reply, prompt_version_of, yardstick_of
 from ..questions import GoldenQuestion
-from ..wording import argument
+from ..wording import argument, quoted
 from .contracts import DocumentTexts
 from .scoring import QuestionScore
 
@@ -244,6 +244,6 @@ def check_document_texts(retriever: Any, retriever_id: str) -> None:
     would have nothing to read."""
     if not isinstance(retriever, DocumentTexts):
         raise UsageError(
-            f'{argument("judge_unjudged")}: retriever "{retriever_id}" cannot show a document\'s text (it has no document_text(id)), '
+            f'{argument("judge_unjudged")}: retriever {quoted(retriever_id)} cannot show a document\'s text (it has no document_text(id)), '
             "so a judge cannot grade what it returns; nothing was asked or stored"
         )

@@ -30,6 +30,7 @@ from ..costs import Price, price_from_mapping
 from ..prompts import GoldenPromptSet
 from ..storage import check_database_url, missing_store, resolve_database_url
 from ..validation import CheckProgress
+from ..wording import quoted
 
 __all__ = ["JUDGE_INSTRUCTION_TOKENS", "JUDGE_OUTPUT_TOKENS", "RunEstimate", "estimate_set"]
 
@@ -208,7 +209,7 @@ def _limits_of(config: Config, instance: str | None, requests: int, tokens: int)
         per_minute = provider.options.get(option)
         if isinstance(per_minute, int) and not isinstance(per_minute, bool) and per_minute > 0:
             needed = minute_limit_seconds(amount, per_minute, requests=per_request)
-            found.append((needed, f'{option} = {figure(per_minute)} of "{instance}"'))
+            found.append((needed, f'{option} = {figure(per_minute)} of {quoted(instance)}'))
     return found
 
 

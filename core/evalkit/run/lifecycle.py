@@ -51,7 +51,7 @@ from ..storage.protocols import Capabilities, ResultRepository, RunLeases, Strea
 from ..storage.values import PENDING, WHOLE_RUN, LeaseOwner, ShardMismatchError, shard_part
 from ..timeouts import HostAlarm, callers_call, host_alarms
 from ..verdict import Verdict
-from ..wording import argument, counted
+from ..wording import argument, counted, quoted
 from . import stored_runs
 from .answering import Answering, Slice
 from .decide import Judging, recorded_verdict, settle
@@ -580,7 +580,7 @@ class _Lifecycle:
             raise UnknownRunError(header.id, option=argument("resume"))
         if existing is not None and existing.set_identifier != header.set_identifier:
             # one rule for every kind of run, before "already complete": naming the other set says why
-            raise UsageError(f'run {existing.id} is a run of set "{existing.set_identifier}", not "{header.set_identifier}"')
+            raise UsageError(f'run {existing.id} is a run of set {quoted(existing.set_identifier)}, not {quoted(header.set_identifier)}')
         if existing is not None and regraded_from(existing) is not None and not (placement.resume and existing.status is RunStatus.COMPLETE):
             raise UsageError(_not_joined(existing))
         if existing is not None and _complete_shard_of(existing, placement):

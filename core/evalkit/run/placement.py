@@ -74,7 +74,9 @@ class Shard:
         left, _, right = text.partition("/")
         index, count = whole_number(left), whole_number(right)
         if index is None or count is None:
-            raise UsageError(f'--shard must look like I/N (e.g. 2/4), got "{text}"')
+            from ..wording import quoted
+
+            raise UsageError(f'--shard must look like I/N (e.g. 2/4), got {quoted(text)}')
         return cls(index, count)
 
     def owns(self, case_id: str) -> bool:

@@ -188,12 +188,12 @@ def expand_patterns(
             else:
                 matches = [full]
         else:
-            folder = _fixed_folder(full)
+            folder = _fixed_folder(pattern) if os.path.isabs(pattern) else os.path.normpath(os.path.join(root, _fixed_folder(pattern)))
             if boundary is not None and not boundary.may_hold_allowed(folder):
                 reason = boundary.outside(folder, folder=True)
                 problems.append(FileProblem(pattern, f"is named in [sets] paths but its folder {folder} {reason}"))
                 continue
-            matched = sorted(set_file_names(glob_once(full)))
+            matched = sorted(set_file_names(glob_once(pattern, root_dir=root)))
             matches = [m for m in matched if os.path.isfile(m)]
             problems.extend(
                 FileProblem(_shown(path, root), f"is matched by [sets] paths {pattern!r} but {cause}")
@@ -246,22 +246,30 @@ def _shown(path: Path, root: Path) -> str:
     return str(_display(path, root))
 
 
-def glob_once(pattern: str) -> list[str]:
+def glob_once(pattern: str, root_dir: str | os.PathLike[str] | None = None) -> list[str]:
     """The paths ``pattern`` matches, as :func:`glob.glob` with ``recursive=True`` finds them
     (``**`` is zero or more folders; a wildcard matches no name starting with a dot), except that
     ``**`` enters each real folder once: a symbolic link to a folder is followed, but not one to
     the folder it is in or a folder above it (two such links made ``glob`` take exponential
     time: a cloned project hung ``evalkit run``), and a folder reached by two links is listed
-    once."""
+    once. A relative ``pattern`` is matched under ``root_dir`` (the working directory without
+    one), whose own name is never read as a pattern — a project in ``proj[1]`` found no set file
+    — and the paths found start with it."""
+    if root_dir is not None and not os.path.isabs(pattern):
+        return [os.path.join(root_dir, found) for found in _glob_once(pattern, os.fspath(root_dir))]
+    return _glob_once(pattern, None)
+
+
+def _glob_once(pattern: str, root_dir: str | None) -> list[str]:
     parts = pattern.replace(os.sep, "/").split("/")
     if "**" not in parts:
-        return glob.glob(pattern)
+        return glob.glob(pattern, root_dir=root_dir)
     fixed = 0
     while fixed < len(parts) and not glob.has_magic(parts[fixed]):
         fixed += 1
     base = "/".join(parts[:fixed]) or ("/" if pattern.startswith("/") else os.curdir)
     found: list[str] = []
-    _match(base, parts[fixed:], 0, set(), found, prefix="/".join(parts[:fixed]))
+    _match(os.path.join(root_dir, base) if root_dir is not None else base, parts[fixed:], 0, set(), found, prefix="/".join(parts[:fixed]))
     return found
 
 
@@ -319,7 +327,7 @@ def set_files_under(folder: str | os.PathLike[str]) -> list[Path]:
 def set_files_and_unreadable_under(folder: str | os.PathLike[str]) -> tuple[list[Path], list[tuple[Path, str]]]:
     """:func:`set_files_under` ``folder``, and the entries under it named like set files that
     cannot be read as one (:func:`unreadable_matches`), each with its cause."""
-    named = sorted(Path(path) for path in set_file_names(glob_once(os.path.join(folder, "**", "*"))))
+    named = sorted(Path(path) for path in set_file_names(glob_once(os.path.join("**", "*"), root_dir=folder)))
     return [path for path in named if path.is_file()], unreadable_matches(path for path in named if not path.is_file())
 
 

@@ -25,7 +25,16 @@ from ..jsonparse import TOO_MANY_DIGITS, json_lines, long_number_at, parse_json,
 from ..textfiles import read_whole_file, utf8_text
 from .problems import FileProblem, JsonPath, quoted, quoted_key
 
-__all__ = ["SUFFIXES", "FileSyntaxError", "SetDocument", "made_document", "read_document"]
+__all__ = [
+    "SUFFIXES",
+    "FileSyntaxError",
+    "SetDocument",
+    "is_jsonl_header",
+    "jsonl_declared_identifier",
+    "jsonl_file_identifier",
+    "made_document",
+    "read_document",
+]
 
 #: File suffixes and the reader for each.
 SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".toml")
@@ -468,6 +477,40 @@ def _read_json(file: Path, text: str) -> SetDocument:
     return SetDocument(file, data, positions, keys, tuple(_repeated_problems(file, repeated)))
 
 
+#: The keys that make a JSONL line a member of the set, not its header.
+JSONL_MEMBER_KEYS = frozenset(("prompt", "question", "template", "messages"))
+
+
+def is_jsonl_header(first: Any) -> bool:
+    """Whether ``first``, the parsed first line of a JSONL set file, is the set's header: an object
+    with none of :data:`JSONL_MEMBER_KEYS`, and no ``id`` unless it has an ``identifier`` too."""
+    return isinstance(first, dict) and not JSONL_MEMBER_KEYS & set(first) and ("id" not in first or "identifier" in first)
+
+
+def jsonl_file_identifier(file: Path) -> str:
+    """The identifier (and name) of a JSONL set file without a header line: its file name without
+    its suffix (``myapp.faq.jsonl`` holds the set ``myapp.faq``)."""
+    return file.name[: -len(file.suffix)]
+
+
+def jsonl_declared_identifier(file: Path, head: str) -> str | None:
+    """The identifier the JSONL set file ``file`` holds, found from ``head`` (its first part) as
+    :func:`read_document` finds it: its header's ``identifier`` (``None`` when that is not text), or
+    without a header :func:`jsonl_file_identifier`. ``None`` when the first line cannot be parsed
+    (or ``head`` ends before it does)."""
+    first = next((line for line in json_lines(head) if line.strip()), None)
+    if first is None:
+        return jsonl_file_identifier(file)
+    try:
+        parsed = parse_json(first)
+    except (ValueError, RecursionError):
+        return None
+    if not is_jsonl_header(parsed):
+        return jsonl_file_identifier(file)
+    declared = parsed.get("identifier")
+    return declared if isinstance(declared, str) else None
+
+
 def _read_jsonl(file: Path, text: str) -> SetDocument:
     """One member per line; a first line without ``prompt``, ``question``, ``template`` or ``messages`` is the set's header,
     unless it has an ``id`` and no ``identifier``: that is a member whose ``prompt`` is missing or
@@ -492,13 +535,12 @@ def _read_jsonl(file: Path, text: str) -> SetDocument:
         raise FileSyntaxError(problems)
     header: dict[str, Any] = {}
     header_line = header_text = None
-    first = rows[0][2] if rows else None
-    if isinstance(first, dict) and not {"prompt", "question", "template", "messages"} & set(first) and ("id" not in first or "identifier" in first):
+    if rows and is_jsonl_header(rows[0][2]):
         header_line, header_text, header = rows.pop(0)
     member_key = "questions" if any(isinstance(r[2], dict) and "question" in r[2] for r in rows) else "prompts"
     data: dict[str, Any] = {}
     if header_line is None:
-        stem = file.name[: -len(file.suffix)]
+        stem = jsonl_file_identifier(file)
         data.update(identifier=stem, name=stem)
         positions[()] = (1, 1)
     data.update(header)

@@ -91,7 +91,9 @@ class FileProblem:
         return format_path(self.path)
 
     def __str__(self) -> str:
-        where = self.file
+        from ..wording import path_named
+
+        where = path_named(self.file)
         if self.line is not None:
             where += f":{self.line}"
             if self.column is not None:

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from ..wording import path_named, quoted, table_key
 from .protocols import (
     VERDICT_STATES,
     AcceptedBaselines,
@@ -227,15 +228,15 @@ def _check_store_inside_project(url: str, config: Any, *, default: bool = False)
         return
     real = os.path.realpath(absolute)
     if default:
-        named = f"the default store {absolute} leads, through a link, to the SQLite file {real}"
-        elsewhere = f"EVALKIT_DATABASE_URL=sqlite:///{real}"
+        named = f"the default store {path_named(absolute)} leads, through a link, to the SQLite file {path_named(real)}"
+        elsewhere = f"EVALKIT_DATABASE_URL={path_named('sqlite:///' + real)}"
     else:
-        named = f'database = "{redact_url(config.database)}" names the SQLite file {real}'
+        named = f"database = {quoted(redact_url(config.database))} names the SQLite file {path_named(real)}"
         elsewhere = "EVALKIT_DATABASE_URL"
     raise OutsideProjectError(
-        f"{config.path}: {named}, outside the project ({boundary.root}): a project's configuration keeps its store "
+        f"{path_named(config.path)}: {named}, outside the project ({path_named(boundary.root)}): a project's configuration keeps its store "
         f"inside the project. Name a store elsewhere with {argument('database')} or {elsewhere}, or list its folder in [sets] "
-        f'allow_outside (allow_outside = ["{os.path.dirname(real)}"])'
+        f"allow_outside (allow_outside = [{table_key(os.path.dirname(real), always_quoted=True)}])"
     )
 
 

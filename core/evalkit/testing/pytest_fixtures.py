@@ -9,6 +9,8 @@ from typing import Any, NoReturn
 import attrs
 import pytest
 
+from ..wording import quoted
+
 __all__ = ["TemporaryStore", "evalkit_run", "evalkit_store"]
 
 
@@ -463,7 +465,7 @@ def _listed_cases(golden_set: Any) -> list[Any]:
         except EvalkitError:  # a stream past evalkit's limit says so itself
             raise
         except PLUGIN_FAILURES as exc:
-            raise SetValidationError([f'set "{golden_set.identifier}": field prompts: {stream_failure(len(listed) + 1, exc)}']) from None
+            raise SetValidationError([f'set {quoted(golden_set.identifier)}: field prompts: {stream_failure(len(listed) + 1, exc)}']) from None
 
 
 #: The options a set's run reads, each with what to give instead of nothing.

@@ -39,10 +39,11 @@ def open_read_only(url: str) -> ReadOnlyStore:
     none (a SQLite file that does not exist is never created) or it cannot be read."""
     from ..errors import StorageError
     from ..shapes import clipped
+    from ..wording import path_named
 
     path = missing_store(url)
     if path is not None:
-        raise StorageError(f"there is no results store at {clipped(str(path))}: nothing has been run there yet")
+        raise StorageError(f"there is no results store at {clipped(path_named(path))}: nothing has been run there yet")
     scheme = url.split(":", 1)[0].lower()
     # The built-in stores' connection itself refuses every change (SQLite query_only, PostgreSQL's
     # read-only transactions); a plugin's repository is read through the methods below only.

@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 from evalkit.errors import PluginError, UsageError
+from evalkit.wording import quoted
 
 __all__ = ["JudgePrompt", "RELEASED", "digest", "load", "packaged_prompts", "render", "verify"]
 
@@ -58,14 +59,14 @@ class JudgePrompt:
         """The string field ``key``; a missing or non-string field is a broken prompt file."""
         value = self.fields.get(key)
         if not isinstance(value, str):
-            raise PluginError(f'judge prompt {self.file_name} has no text field "{key}"')
+            raise PluginError(f'judge prompt {self.file_name} has no text field {quoted(key)}')
         return value
 
     def strings(self, key: str) -> tuple[str, ...]:
         """The list-of-strings field ``key``."""
         value = self.fields.get(key)
         if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-            raise PluginError(f'judge prompt {self.file_name} needs "{key}" as a list of non-empty strings')
+            raise PluginError(f'judge prompt {self.file_name} needs {quoted(key)} as a list of non-empty strings')
         return tuple(value)
 
 
@@ -77,7 +78,7 @@ def verify(grader: str, version: int, text: str) -> JudgePrompt:
     if released is None:
         raise PluginError(
             f"judge prompt {name} is not released: register its sha256 {actual} as RELEASED"
-            f'["{grader}"][{version}] in evalkit_plugins/judge_prompts/__init__.py'
+            f'[{quoted(grader)}][{version}] in evalkit_plugins/judge_prompts/__init__.py'
         )
     if actual != released:
         raise PluginError(
@@ -108,11 +109,11 @@ def load(grader: str, version: int | None = None) -> JudgePrompt:
     """The released prompt of ``grader``: ``version``, or the newest released one."""
     versions = RELEASED.get(grader)
     if not versions:
-        raise PluginError(f'no judge prompt is released for the "{grader}" grader')
+        raise PluginError(f'no judge prompt is released for the {quoted(grader)} grader')
     chosen = max(versions) if version is None else version
     if chosen not in versions:
         known = ", ".join(str(v) for v in sorted(versions))
-        raise UsageError(f'the "{grader}" grader has no judge prompt version {version!r}; released: {known}')
+        raise UsageError(f'the {quoted(grader)} grader has no judge prompt version {version!r}; released: {known}')
     name = f"{grader}_v{chosen}.toml"
     try:
         text = resources.files(__name__).joinpath(name).read_text(encoding="utf-8")

@@ -20,6 +20,7 @@ from ...jsontext import scalar_texts
 from ...prompts import GoldenPrompt, GoldenPromptSet
 from ...set_versions import plain_assertion_texts
 from ...shapes import exception_text
+from ...wording import quoted
 from ..placement import Shard
 
 __all__ = ["CaseSelection", "PromptOrder", "SetDigest", "select_cases", "set_fingerprint"]
@@ -115,7 +116,7 @@ class PromptOrder:
 
     def _changed(self, where: str) -> None:
         raise SetChangedError(
-            f'set "{self.set_identifier}" changed while it ran: its prompts are not the ones checked '
+            f'set {quoted(self.set_identifier)} changed while it ran: its prompts are not the ones checked '
             f"before the run began ({where}); a PromptStream must yield the same prompts, in the same order, every time"
         )
 

@@ -38,7 +38,7 @@ from ...storage.values import BaselineScope
 from ...timeouts import callers_call
 from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
-from ...wording import argument, counted
+from ...wording import argument, counted, quoted, table_key
 from ..decide import Judging, incomplete_reason, streams
 from ..placement import Shard, continuing_call, continuing_words, in_code_provenance
 from . import CaseSink, Finish, Slice, final_status
@@ -138,8 +138,8 @@ def missing_alias_note(instance: str | None) -> str:
     """Why a configured instance that names no ``model`` has no serving identity: its answers
     carry no alias, so no case is evidence of who answered, whatever the endpoint reported."""
     return (
-        f'the provider instance "{instance}" names no model, so its answers carry no serving identity; '
-        f'add model = "…" (the alias its runs are compared under) to [providers.{instance}]'
+        f'the provider instance {quoted(instance)} names no model, so its answers carry no serving identity; '
+        f'add model = "…" (the alias its runs are compared under) to [providers.{table_key(instance)}]'
     )
 
 
@@ -212,7 +212,7 @@ class PromptRules:
             return incomplete_reason(run, self.unit, judging.stopped_by)
         # The yardstick reasons come first (as in the original): they say what is wrong with the measurement.
         if run.grader.endswith(":failed"):
-            return f'not compared: no grading of this run could be made (stored as "{run.grader}")'
+            return f'not compared: no grading of this run could be made (stored as {quoted(run.grader)})'
         yardsticks: Iterable[str | None]
         if streams(run, judging.store):
             assert judging.store.streamed is not None
@@ -222,7 +222,7 @@ class PromptRules:
         found = {y for y in yardsticks if y}
         if found and common_yardstick(found, "") != run.grader:
             return (
-                f'not compared: the gradings of this run do not share one yardstick (stored as "{run.grader}"); '
+                f'not compared: the gradings of this run do not share one yardstick (stored as {quoted(run.grader)}); '
                 "a grading failed for some cases, or the judge model changed during the run"
             )
         if BaselineScope.of_run(run) is None:
@@ -357,8 +357,8 @@ class PromptAnswering:
         previous = store.resumable.latest_unfinished_run(self.golden_set.identifier, self.bound.instance, self.bound.alias, self.grader_name)
         if previous is None:
             raise UsageError(
-                f'{argument("resume")}: no unfinished run of "{self.golden_set.identifier}" by {components.answered_by(self.bound.instance, self.bound.adapter, self.bound.alias)} '
-                f'with grader "{self.grader_name}" to resume'
+                f'{argument("resume")}: no unfinished run of {quoted(self.golden_set.identifier)} by {components.answered_by(self.bound.instance, self.bound.adapter, self.bound.alias)} '
+                f'with grader {quoted(self.grader_name)} to resume'
             )
         return previous.id
 
@@ -377,7 +377,7 @@ class PromptAnswering:
             )
         if existing.set_fingerprint and existing.set_fingerprint != header.set_fingerprint:
             raise UsageError(
-                f'set "{header.set_identifier}" has changed since run {existing.id} started; its stored cases would '
+                f'set {quoted(header.set_identifier)} has changed since run {existing.id} started; its stored cases would '
                 "mix two versions of the set, so start a new run"
             )
         if existing.status is RunStatus.COMPLETE:
@@ -660,9 +660,9 @@ def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> lis
     Such a value (a dummy key like ``x`` for a local server) is not scrubbed from stored or printed
     text: masking every ``x`` would mangle answers. The value itself is never shown.
     """
-    holders = [(f'provider instance "{bound.instance or bound.adapter}"', bound.secrets())]
+    holders = [(f'provider instance {quoted(bound.instance or bound.adapter)}', bound.secrets())]
     if isinstance(grading, components.SecretHolder):
-        holders.append((f'the grader\'s judge "{components.judge_instance(grading) or "?"}"', read_secrets(grading)[0]))
+        holders.append((f'the grader\'s judge {quoted(components.judge_instance(grading) or "?")}', read_secrets(grading)[0]))
     warnings = []
     for who, values in holders:
         short = [v for v in values if isinstance(v, str) and v and not is_scrubbable(v)]
@@ -748,7 +748,7 @@ def prepare_prompts(
     bound = source.bound or components.bind_generator(config, source.provider, source.model)
     if conversations and not bound.can_chat:
         raise UsageError(
-            f'set "{golden_set.identifier}" holds conversations or tools (prompt "{conversations[0][:80]}"), and the '
+            f'set {quoted(golden_set.identifier)} holds conversations or tools (prompt {quoted(conversations[0][:80])}), and the '
             f'generator of {bound.instance or bound.adapter} ({bound.adapter}) cannot send them: it has no chat() '
             "(see evalkit.components.ChatGenerator); the openai, llm, replay and reference adapters have one"
         )
@@ -756,13 +756,13 @@ def prepare_prompts(
     if with_tools and components.declared(bound.generator, "supports_tools", True) is False:
         why = _tools_refusal(bound.generator)
         raise UsageError(
-            f'set "{golden_set.identifier}" offers tools (prompt "{with_tools[0][:80]}"), and the generator of '
+            f'set {quoted(golden_set.identifier)} offers tools (prompt {quoted(with_tools[0][:80])}), and the generator of '
             f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send them: {why}"
         )
     # and that it cannot be told which tool to call (the llm library has no tool_choice)
     if forced_choice and components.declared(bound.generator, "supports_tool_choice", True) is False:
         raise UsageError(
-            f'set "{golden_set.identifier}" sets tool_choice (prompt "{forced_choice[0][:80]}"), and the generator of '
+            f'set {quoted(golden_set.identifier)} sets tool_choice (prompt {quoted(forced_choice[0][:80])}), and the generator of '
             f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send it: only tool_choice auto (the model decides) works there"
         )
     if source.answered and isinstance(bound.generator, components.SetAware):
@@ -850,7 +850,7 @@ def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
     if chosen.kind.value != "prompts":
         problems.append(f"it is a {chosen.kind.value} run")
     if chosen.set_identifier != wanted.set_identifier:
-        problems.append(f'it is a run of set "{chosen.set_identifier}", not "{wanted.set_identifier}"')
+        problems.append(f'it is a run of set {quoted(chosen.set_identifier)}, not {quoted(wanted.set_identifier)}')
     if chosen.status is not RunStatus.COMPLETE:
         problems.append(f"it is {chosen.status.value}; only a complete run can be a baseline")
     if chosen.identity is None:
@@ -865,5 +865,5 @@ def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
             f"it was answered with {_base_prompt_words(chosen.identity.base_prompt)}, this run with {_base_prompt_words(wanted.base_prompt)}"
         )
     if chosen.grader != grader and not chosen.grader.startswith(f"{grader}:"):
-        problems.append(f'it was graded by "{chosen.grader}", this run by "{grader}"')
+        problems.append(f'it was graded by {quoted(chosen.grader)}, this run by {quoted(grader)}')
     return problems

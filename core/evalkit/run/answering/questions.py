@@ -86,7 +86,7 @@ from ...shapes import exception_message, exception_name, exception_text
 from ...storage.protocols import Capabilities, ResultRepository
 from ...storage.values import NOT_COMPARABLE, PENDING, BaselineScope
 from ...verdict import Comparability, Comparison, Verdict
-from ...wording import argument, counted
+from ...wording import argument, counted, quoted
 from ..decide import Judging
 from ..placement import Shard, continuing_call, continuing_words, in_code_provenance
 from . import CaseSink, Finish, Slice, final_status
@@ -266,14 +266,14 @@ def _ask(retriever: Any, retriever_id: str, question: GoldenQuestion, limit: int
         latency = time.perf_counter() - started
         ranking, over = read_ranking(raw, limit)
     except RetrievalError as exc:
-        return _Answer(None, time.perf_counter() - started, f'retriever "{retriever_id}" on question "{question.id}": {exc}')
+        return _Answer(None, time.perf_counter() - started, f'retriever {quoted(retriever_id)} on question {quoted(question.id)}: {exc}')
     except PLUGIN_FAILURES as exc:
         try:
             message = str(exc)  # whole: the question's error is cut once, saying the length of all of it
         except PLUGIN_FAILURES:
             message = exception_message(exc)  # names the __str__ that raised
         return _Answer(
-            None, time.perf_counter() - started, f'retriever "{retriever_id}" raised {exception_name(exc)} on question "{question.id}": {message}'
+            None, time.perf_counter() - started, f'retriever {quoted(retriever_id)} raised {exception_name(exc)} on question {quoted(question.id)}: {message}'
         )
     return _Answer(ranking, latency, over_limit=over)
 
@@ -314,7 +314,7 @@ def ask_all(asking: Asking, questions: Sequence[GoldenQuestion]) -> Iterator[tup
                 answer = _Answer(
                     None,
                     time.monotonic() - submitted,
-                    f'retriever "{asking.retriever_id}" on question "{question.id}": no answer within {asking.time_limit:g} s '
+                    f'retriever {quoted(asking.retriever_id)} on question {quoted(question.id)}: no answer within {asking.time_limit:g} s '
                     "(the deployment's timeout); the call was abandoned",
                 )
             following = next(queue, None)
@@ -401,7 +401,7 @@ class QuestionAnswering:
         )
 
     def _where(self) -> str:
-        return f'set "{self.golden_set.identifier}", retriever "{self.retriever_id}", deployment {self.deployment.name or "(none)"}'
+        return f'set {quoted(self.golden_set.identifier)}, retriever {quoted(self.retriever_id)}, deployment {self.deployment.name or "(none)"}'
 
     def unfinished_run(self, store: Capabilities) -> str:
         """The newest unfinished run of this set, retriever and deployment."""
@@ -480,7 +480,7 @@ class QuestionAnswering:
     def answer(self, todo: Collection[Any], sink: CaseSink) -> None:
         """Ask ``todo``, score each ranking and commit each question's case as it comes."""
         # A retriever's own credentials never reach the store (nor, through the CLI's filter, the screen).
-        secrets = secrets_to_keep_out(self.retriever, f'retriever "{self.retriever_id}"') if isinstance(self.retriever, SecretHolder) else ()
+        secrets = secrets_to_keep_out(self.retriever, f'retriever {quoted(self.retriever_id)}') if isinstance(self.retriever, SecretHolder) else ()
         asking = Asking(self.retriever, self.retriever_id, retrieval_limit(self.k), self.in_flight, self.deployment.timeout)
         over_limit: list[int] = []
         try:
@@ -508,7 +508,7 @@ class QuestionAnswering:
         if over_limit:
             limit = asking.limit
             self.warnings.append(
-                f'retriever "{self.retriever_id}" returned more than limit={limit} ids for {counted(len(over_limit), "question")} '
+                f'retriever {quoted(self.retriever_id)} returned more than limit={limit} ids for {counted(len(over_limit), "question")} '
                 f"(up to {max(over_limit)}); only the first {limit} of each were scored"
             )
 
@@ -693,7 +693,7 @@ def _load_question_set(question_set: str | GoldenQuestionSet | SourcedSet, confi
         raise PluginError.for_plugin(
             sourced.record,
             f"golden question set provider {sourced.record.describe()} returned {type(sourced.set).__name__} "
-            f'for "{getattr(sourced.set, "identifier", "?")}", not a GoldenQuestionSet',
+            f'for {quoted(getattr(sourced.set, "identifier", "?"))}, not a GoldenQuestionSet',
         )
     return sourced.set, sourced
 
@@ -750,7 +750,7 @@ def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
     try:
         declared = carried(retriever.provenance)
     except PLUGIN_FAILURES as exc:
-        problem = f'retriever "{resolved.retriever_id}": provenance() raised {exception_text(exc)}'
+        problem = f'retriever {quoted(resolved.retriever_id)}: provenance() raised {exception_text(exc)}'
         return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
     return retrieval_identity(golden_set, declared, k, threshold)
 
@@ -764,7 +764,7 @@ def _prepare(retriever: Any, retriever_id: str) -> float | None:
     except EvalkitError:
         raise
     except PLUGIN_FAILURES as exc:
-        raise RetrievalError(f'retriever "{retriever_id}" could not prepare: {exception_text(exc)}') from exc
+        raise RetrievalError(f'retriever {quoted(retriever_id)} could not prepare: {exception_text(exc)}') from exc
     return time.perf_counter() - started
 
 
@@ -778,7 +778,7 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
         # read under the one rule for a plugin's optional attribute: a thread_safe that raises is not declared
         if concurrency > 1 and declared(retriever, "thread_safe") is not True:
             raise UsageError(
-                f'{argument("concurrency", concurrency)}: retriever "{resolved.retriever_id}" does not declare itself thread-safe '
+                f'{argument("concurrency", concurrency)}: retriever {quoted(resolved.retriever_id)} does not declare itself thread-safe '
                 f"(thread_safe = True), so its questions are asked one at a time; drop {argument('concurrency')}"
             )
         identity = _identity(resolved, retriever)

@@ -30,7 +30,7 @@ from ...components import answered_by, declared, judge_instance, plugin_called, 
 from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
-from ...wording import argument
+from ...wording import argument, quoted, table_key
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -476,7 +476,7 @@ def check_cache_privacy(privacy: str, config: Any, explicit_flag: bool) -> None:
 
     if privacy != "full" and not config.cache_enabled and explicit_flag:
         raise UsageError(
-            f'{argument("cache")} keeps full answer text in the store, and this run\'s privacy level is "{privacy}": '
+            f'{argument("cache")} keeps full answer text in the store, and this run\'s privacy level is {quoted(privacy)}: '
             "set [cache] enabled = true in evalkit.toml to allow it (the cache then stores full answers whatever "
             f"the privacy level), or run with {argument('privacy', 'full', option='--privacy full')}"
         )
@@ -493,8 +493,8 @@ def check_spending(answering: Any, config: Any, privacy: str, request: SpendingR
     if request.budget is not None and (answering.pricing or {}).get("generator") is None:
         name = answering.bound.instance or answering.bound.adapter
         raise UsageError(
-            f'{argument("budget")} needs the prices of provider instance "{name}": set price_per_million_input and '
-            f"price_per_million_output (and currency) in [providers.{name}] of evalkit.toml"
+            f'{argument("budget")} needs the prices of provider instance {quoted(name)}: set price_per_million_input and '
+            f"price_per_million_output (and currency) in [providers.{table_key(name)}] of evalkit.toml"
         )
 
 
@@ -584,13 +584,13 @@ def stored_answers(repository: Any, run_id: str, answering: Any, *, only: bool) 
     if source is None:
         raise UnknownRunError(run_id, option=None if only else argument("answers_from"))
     if source.set_identifier != answering.golden_set.identifier:
-        raise UsageError(f'run {run_id} is a run of set "{source.set_identifier}", not "{answering.golden_set.identifier}"')
+        raise UsageError(f'run {run_id} is a run of set {quoted(source.set_identifier)}, not {quoted(answering.golden_set.identifier)}')
     if source.kind.value != "prompts":
         raise UsageError(f"run {run_id} is a {source.kind.value} run; only a prompt run's answers can be re-graded")
     if source.privacy != "full":
         what = "scrubbed and cut" if source.privacy == "redacted" else "not kept"
         raise UsageError(
-            f'run {run_id} was stored at privacy level "{source.privacy}": its answers are {what}, so they cannot be '
+            f'run {run_id} was stored at privacy level {quoted(source.privacy)}: its answers are {what}, so they cannot be '
             f"graded again (only a run stored with {argument('privacy', 'full', option='--privacy full')} can be)"
         )
     if not only and not same_generator(

@@ -1,0 +1,243 @@
+"""A word from the configuration, a plugin or the command line is named in a message through
+``wording.quoted`` (a word) or ``wording.table_key`` (a table of evalkit.toml): a line break or an
+escape sequence in it shows as its escape, never as a line of its own that reads as evalkit's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from evalkit.wording import table_key
+
+#: A word that, printed raw, ends the line and starts one that reads as evalkit's own.
+HOSTILE = "x\nevalkit: ok\x1b[31m"
+#: The same word as TOML writes it in evalkit.toml.
+HOSTILE_TOML = '"x\\nevalkit: ok\\u001b[31m"'
+
+
+def _no_forged_line(stderr: str) -> None:
+    assert "\nevalkit: ok" not in stderr, stderr
+    assert "\x1b" not in stderr, stderr
+    assert "x\\x0aevalkit: ok\\x1b[31m" in stderr or "x\\u000aevalkit: ok\\u001b[31m" in stderr, stderr
+
+
+CONFIGS = {
+    # an option key no plugin has
+    "option key": (
+        f'[providers.my-app]\nadapter = "replay"\npath = "a.jsonl"\n{HOSTILE_TOML} = 1\n',
+        ("run", "evalkit.smoke", "--provider", "my-app"),
+        ['has no option "x\\x0aevalkit: ok\\x1b[31m"'],
+    ),
+    # the judge named in the configuration
+    "judge": (
+        f'judge = {HOSTILE_TOML}\n[providers.my-app]\nadapter = "replay"\npath = "a.jsonl"\n',
+        ("run", "evalkit.smoke", "--provider", "my-app", "--grader", "decision"),
+        ['judge "x\\x0aevalkit: ok\\x1b[31m" is not a configured', 'add [providers."x\\u000aevalkit: ok\\u001b[31m"]'],
+    ),
+    # a provider instance's name (a TOML key), in a problem with its options
+    "provider instance": (
+        f'[providers.{HOSTILE_TOML}]\nadapter = "openai"\nmodel = "m"\nconcurrency = 0\n',
+        ("run", "evalkit.smoke", "--provider", HOSTILE),
+        ['provider instance "x\\x0aevalkit: ok\\x1b[31m"', 'in [providers."x\\u000aevalkit: ok\\u001b[31m"] of'],
+    ),
+    # a deployment's name, and a retriever id it configures
+    "deployment": (
+        f'[deployments.{HOSTILE_TOML}.retrievers."evalkit.lexical"]\ncorpus = "c"\n'
+        f'[deployments.{HOSTILE_TOML}.retrievers.{HOSTILE_TOML}]\ncorpus = "c"\n',
+        ("retrieval", "evalkit_stdlib.docs", "--deployment", HOSTILE),
+        ['deployment "x\\x0aevalkit: ok\\x1b[31m" names no retriever', "(evalkit.lexical, x\\x0aevalkit: ok\\x1b[31m)"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CONFIGS))
+def test_a_word_from_the_configuration_is_quoted_with_its_line_breaks_escaped(evalkit_cli, project: Path, case: str) -> None:
+    config, args, shown = CONFIGS[case]
+    (project / "a.jsonl").write_text("")
+    (project / "evalkit.toml").write_text(config)
+    result = evalkit_cli(*args)
+    assert result.code == 2, result.stderr
+    _no_forged_line(result.stderr)
+    for part in shown:
+        assert part in result.stderr, result.stderr
+
+
+def test_a_misspelt_provider_is_offered_the_hostile_instance_quoted(evalkit_cli, project: Path) -> None:
+    (project / "evalkit.toml").write_text(f'[providers.{HOSTILE_TOML}]\nadapter = "replay"\npath = "a.jsonl"\n')
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "x\nevalkit: ok\x1b[32m")
+    assert result.code == 2
+    _no_forged_line(result.stderr)
+    assert 'Did you mean "x\\x0aevalkit: ok\\x1b[31m"?' in result.stderr
+    assert '[providers."x\\u000aevalkit: ok\\u001b[32m"]' in result.stderr  # the table to paste, in TOML's escapes
+
+
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [
+        ("my-app", "my-app"),
+        ("evalkit.lexical", '"evalkit.lexical"'),
+        ("a b", '"a b"'),
+        ('a"b\\c', '"a\\"b\\\\c"'),
+        ("x\nevalkit: ok\x1b[31m", '"x\\u000aevalkit: ok\\u001b[31m"'),
+        ("", '""'),
+        ("café", '"café"'),
+    ],
+)
+def test_table_key_writes_a_key_toml_reads_back(key: str, shown: str) -> None:
+    import tomllib
+
+    from evalkit.wording import table_key
+
+    assert table_key(key) == shown
+    assert tomllib.loads(f"[t.{shown}]\nv = 1\n") == {"t": {key: {"v": 1}}}
+    assert table_key("decision", always_quoted=True) == '"decision"'
+
+
+# -- file paths: wording.path_named ----------------------------------------------------------------
+
+#: A folder name that, printed raw, ends the line, starts one reading as evalkit's, and sets the
+#: terminal's title (an OSC sequence: no "[", which a glob would read as a pattern).
+HOSTILE_FOLDER = "pro ject\nevalkit: ok\x1b]0;pwned\x07"
+HOSTILE_FOLDER_SHOWN = "pro ject\\x0aevalkit: ok\\x1b]0;pwned\\x07"
+
+
+@pytest.fixture
+def hostile_project(tmp_path: Path) -> Path:
+    folder = tmp_path / HOSTILE_FOLDER
+    folder.mkdir()
+    return folder
+
+
+def _path_shown(stderr: str, path: Path) -> None:
+    """``path`` is named quoted, its line break and escapes escaped, and nothing forged a line."""
+    assert "\nevalkit: ok" not in stderr and "\x1b" not in stderr and "\x07" not in stderr, stderr
+    shown = str(path).replace(HOSTILE_FOLDER, HOSTILE_FOLDER_SHOWN)
+    assert f'"{shown}"' in stderr, stderr
+
+
+def test_a_missing_configuration_file_is_named_quoted(evalkit_cli, hostile_project: Path) -> None:
+    missing = hostile_project / "none.toml"
+    result = evalkit_cli("run", "evalkit.smoke", "--config", str(missing))
+    assert result.code == 2
+    _path_shown(result.stderr, missing)
+
+
+def test_a_missing_store_is_named_quoted(evalkit_cli, hostile_project: Path) -> None:
+    store = hostile_project / "results.db"
+    result = evalkit_cli("history", "evalkit.smoke", "--database", f"sqlite:///{store}")
+    assert result.code == 2
+    _path_shown(result.stderr, store)
+
+
+def test_the_configuration_file_of_a_wrong_option_is_named_quoted(evalkit_cli, hostile_project: Path) -> None:
+    (hostile_project / "a.jsonl").write_text("")
+    (hostile_project / "evalkit.toml").write_text('[providers.my-app]\nadapter = "replay"\npath = "a.jsonl"\npaht = 1\n')
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "my-app", cwd=hostile_project)
+    assert result.code == 2
+    _path_shown(result.stderr, hostile_project / "evalkit.toml")
+    assert f'[providers.my-app] of "{hostile_project}'.replace(HOSTILE_FOLDER, HOSTILE_FOLDER_SHOWN) in result.stderr
+
+
+def test_a_written_report_is_named_quoted(evalkit_cli, hostile_project: Path) -> None:
+    report = hostile_project / "report.xml"
+    result = evalkit_cli("run", "evalkit.smoke", "--report", f"junit:{report}")
+    assert result.code == 0, result.stderr
+    assert report.is_file()
+    _path_shown(result.stderr, report)
+
+
+def test_a_missing_lexical_corpus_is_named_quoted(evalkit_cli, project: Path) -> None:
+    (project / "evalkit.toml").write_text(
+        f'[deployments.demo.retrievers."evalkit.lexical"]\ncorpus = {table_key(HOSTILE_FOLDER, always_quoted=True)}\n'
+    )
+    result = evalkit_cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo")
+    assert result.code == 2
+    _path_shown(result.stderr, project / HOSTILE_FOLDER)
+
+
+def test_a_set_file_with_a_line_break_in_its_name_is_named_quoted(evalkit_cli, project: Path) -> None:
+    (project / "evals").mkdir()
+    (project / "evals" / f"{HOSTILE_FOLDER}.yaml").write_text("identifier: a.b\nname: x\nprompts: 3\n")
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n')
+    result = evalkit_cli("validate")
+    assert result.code == 2
+    assert "\nevalkit: ok" not in result.stdout + result.stderr and "\x1b" not in result.stdout + result.stderr
+    assert f'"evals/{HOSTILE_FOLDER_SHOWN}.yaml":3:10: prompts: 3' in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [
+        ("/work/evals/faq.yaml", "/work/evals/faq.yaml"),
+        (Path("my evals/faq.yaml"), '"my evals/faq.yaml"'),
+        ("evals\nevalkit: ok/faq.yaml", '"evals\\x0aevalkit: ok/faq.yaml"'),
+        ("", '""'),
+        ('a"b', '"a\\"b"'),
+        (b"/by/tes", "/by/tes"),
+    ],
+)
+def test_path_named(path: object, shown: str) -> None:
+    from evalkit.wording import path_named
+
+    assert path_named(path) == shown
+
+
+# -- the rule, kept ----------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+#: What an exception or a warning is built with: the callee's name ends so (``UsageError``,
+#: ``ReportFailure``, ``CalibrationFailed``) or is ``warn``.
+_MESSAGE_CALLEES = ("Error", "Exception", "Failure", "Failed")
+
+
+def _hand_quoted(source: str) -> list[tuple[int, str]]:
+    """The values an exception's or a warning's f-string message writes between two ``"`` of its
+    own (``f'set "{name}"'``), by line: ``wording.quoted`` (a word) or ``wording.path_named`` (a
+    path) name them, escaping what would forge a line."""
+    import ast
+
+    found = []
+    for call in ast.walk(ast.parse(source)):
+        if not isinstance(call, ast.Call) or not call.args:
+            continue
+        callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        if not (callee.endswith(_MESSAGE_CALLEES) or callee == "warn"):
+            continue
+        for text in (node for node in ast.walk(call.args[0]) if isinstance(node, ast.JoinedStr)):
+            parts = text.values
+            for before, value, after in zip(parts, parts[1:], parts[2:], strict=False):
+                if (
+                    isinstance(value, ast.FormattedValue)
+                    and value.format_spec is None
+                    and value.conversion == -1
+                    and isinstance(before, ast.Constant)
+                    and isinstance(after, ast.Constant)
+                    and str(before.value).endswith('"')
+                    and str(after.value).startswith('"')
+                ):
+                    found.append((text.lineno, ast.unparse(value.value)))
+    return found
+
+
+def test_the_hand_quote_finder_finds_hand_quotes() -> None:
+    source = """
+raise UsageError(f'set "{name}" is unknown')
+raise errors.ConfigError(f"option \\"{key}\\" of {table}")
+warnings.warn(f'grader "{g}"; grading deterministically')
+raise UsageError(f"set {quoted(name)}, {n:,} cases, \\"{n:>3}\\" {x!r}")
+print(f'"{name}"')
+"""
+    assert _hand_quoted(source) == [(2, "name"), (3, "key"), (4, "g")]
+
+
+def test_no_message_quotes_a_value_by_hand() -> None:
+    """An option key with a line break printed as a line of evalkit's own: ``has no option "pa`` /
+    ``evalkit: ok"``, because the message wrote ``"{key}"`` itself. Every exception's and warning's
+    message names a value through ``wording.quoted`` or ``wording.path_named`` instead."""
+    found = [
+        f"{file.relative_to(ROOT)}:{line}: {value}"
+        for folder in ("core/evalkit", "plugins/evalkit_plugins")
+        for file in sorted((ROOT / folder).rglob("*.py"))
+        for line, value in _hand_quoted(file.read_text(encoding="utf-8"))
+    ]
+    assert found == [], "quote these with wording.quoted (a word) or wording.path_named (a path):\n" + "\n".join(found)
