@@ -496,6 +496,10 @@ def _structure_failure(exc: BaseException, kind: Any) -> str:
 
     if isinstance(exc, OverflowError):
         return "a number past what a float holds (about 1.8e308)"
+    said = str(exc.args[0]) if isinstance(exc, TypeError) and kind is None and exc.args else ""
+    expected, comma, got = said.removeprefix("expected ").rpartition(", got ")
+    if said.startswith("expected ") and comma:  # the converter's strict hooks: "must be a number, not str"
+        return f"must be {expected}, not {got}"
     return cattrs.v.format_exception(exc, kind)
 
 

@@ -50,6 +50,17 @@ def test_a_wrong_type_alone_is_reported_with_the_value(evalkit_cli, project: Pat
     assert 'wrong value for option "concurrency" in [providers.gpt]' in result.stderr and "'many'" in result.stderr
 
 
+def test_a_value_of_the_wrong_type_says_what_the_option_must_be_once(evalkit_cli, project: Path) -> None:
+    """It read `invalid type (expected a whole number, got str) (got 'many')`: cattrs' words, two
+    "got"s; now as a validator says it."""
+    (project / "evalkit.toml").write_text('[providers.gpt]\nadapter = "openai"\nmodel = "m"\nconcurrency = "many"\ntimeout = true\n')
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "gpt")
+    assert result.code == 2 and "invalid type" not in result.stderr
+    assert """option "concurrency" in [providers.gpt] of""" in result.stderr
+    assert "must be a whole number, not str (got 'many')." in result.stderr
+    assert "must be a number, not bool (got True)." in result.stderr
+
+
 def test_a_retriever_without_its_required_option_names_the_deployment_table(evalkit_cli, project: Path) -> None:
     (project / "evalkit.toml").write_text('[deployments.demo.retrievers."evalkit.lexical"]\ntitle_weight = 2.0\n')
     result = evalkit_cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo")
