@@ -330,6 +330,17 @@ def test_class13_a_grading_that_breaks_the_rules_fails_its_case_and_never_counts
     assert stored_runs(project) == 2
 
 
+def test_class13_a_failed_grading_of_a_grader_that_declares_no_name_is_stored_under_the_name_it_was_chosen_by(cli, project) -> None:
+    (project / "evalkit.toml").write_text('[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    table = cli("run", "hostile.graded", "--grader", "hostile.nameless_grader")
+    assert table.code == 0, table.stderr
+    assert 'not compared: no grading of this run could be made (stored as "hostile.nameless_grader:failed")' in table.stdout
+    assert "grader:failed" not in table.stdout.replace("hostile.nameless_grader:failed", "")
+    document = cli("run", "hostile.graded", "--grader", "hostile.nameless_grader", "--json").json()
+    assert {case["yardstick"] for case in document["cases"]} == {"hostile.nameless_grader:failed"}
+    assert document["grader"] == "hostile.nameless_grader:failed"
+
+
 def test_class14_a_grading_that_sprawls_is_refused_or_cut_never_stored_whole(cli, project) -> None:
     """A grader returning 100,000 checks a case, a check name of ten million characters or a
     50-million-character error filled the store (half a gigabyte for seven cases) and took minutes

@@ -286,6 +286,12 @@ class PluginError(EvalkitError):
         return cls(message, group=record.group, name=record.name, distribution=record.distribution)
 
 
+class OptionsDeclarationError(PluginError):
+    """A plugin declares options no configuration can satisfy: an ``Options`` that is not an attrs
+    class, or a default its own validator refuses (:func:`evalkit.options.declaration_problem`).
+    A defect of the plugin, never of the user's table (exit 2, nothing built)."""
+
+
 class PluginLoadInterrupted(KeyboardInterrupt):
     """A ``KeyboardInterrupt`` while a plugin's module was imported: Ctrl-C (or SIGTERM) during a
     slow import, or one the module raised itself — evalkit cannot tell them apart, so it is still

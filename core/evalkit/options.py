@@ -68,6 +68,7 @@ __all__ = [
     "TableOptions",
     "build_plugin",
     "check_options",
+    "declaration_problem",
     "declared_options",
     "number",
     "one_of",
@@ -262,6 +263,43 @@ def declared_options(factory: Any) -> type | None:
     if not (isinstance(cls, type) and attrs.has(cls)):
         return None
     return cls
+
+
+def declaration_problem(factory: Any) -> str | None:
+    """What is wrong with the options ``factory`` declares, as a sentence part after its name, or
+    ``None``: an ``Options`` that is not an attrs class (it was passed over as "declares no
+    options", and the factory then failed when called without its object), or a field whose own
+    default its validator refuses (it was reported as if the user's table were wrong). A defect of
+    the plugin, found before it is built and whatever the configuration says."""
+    from .components import declared
+
+    cls = declared(factory, "Options")
+    if cls is None:
+        return None
+    if not (isinstance(cls, type) and attrs.has(cls)):
+        from .shapes import short_repr
+
+        shown = getattr(cls, "__name__", None) if isinstance(cls, type) else None
+        return (
+            f"declares Options = {shown if isinstance(shown, str) else short_repr(cls)}, which is not an attrs class: "
+            "decorate the class with @attrs.frozen (or @attrs.define), or remove Options to receive the table as it is"
+        )
+    for field in attrs.fields(cls):
+        default = field.default
+        if default is attrs.NOTHING or isinstance(default, attrs.Factory) or field.validator is None:  # type: ignore[arg-type]
+            continue
+        try:
+            field.validator(None, field, default)
+        except OptionError as exc:
+            reason = OptionError(exc.option, exc.requirement, _shown(field, default)).reason()
+        except (ValueError, TypeError) as exc:  # attrs' own validators; one reading other fields is not judged here
+            from .shapes import exception_message
+
+            reason = exception_message(exc)
+        else:
+            continue
+        return f'declares a default for option "{field.name}" that its own validator refuses: {reason}'
+    return None
 
 
 def _type_text(annotation: Any) -> str:
@@ -459,6 +497,10 @@ def _structure_failure(exc: BaseException, kind: Any) -> str:
 
     if isinstance(exc, OverflowError):
         return "a number past what a float holds (about 1.8e308)"
+    said = str(exc.args[0]) if isinstance(exc, TypeError) and kind is None and exc.args else ""
+    expected, comma, got = said.removeprefix("expected ").rpartition(", got ")
+    if said.startswith("expected ") and comma:  # the converter's strict hooks: "must be a number, not str"
+        return f"must be {expected}, not {got}"
     return cattrs.v.format_exception(exc, kind)
 
 
@@ -475,6 +517,13 @@ def check_options(
     (:func:`receives_options`): ``{parameter: Options(...)}``, the given options structured as
     keyword arguments (the earlier contract), or ``given`` unchanged (plugins that declare nothing).
     ``plugin`` is how messages name it (default: kind, name and distribution)."""
+    problem = declaration_problem(factory)
+    if problem is not None:
+        from .errors import OptionsDeclarationError
+
+        who = plugin if plugin is not None and plugin != "it" else _plugin_label(record) if record is not None else "the plugin"
+        message = f"{who} {problem} (a defect of the plugin, whatever its configuration says)"
+        raise OptionsDeclarationError.for_plugin(record, message) if record is not None else OptionsDeclarationError(message)
     cls = declared_options(factory)
     if cls is None:
         return dict(given)
@@ -506,6 +555,10 @@ def provider_table(record: Any, factory: Any, config: Any, refused: list[str] | 
     With ``refused``, a provider of one table per set (``question_sets.*``) is given only the valid
     tables, and the problem of each invalid one is appended to ``refused``: one bad table fails
     only its own set. Without it, the first invalid table raises."""
+    if (problem := declaration_problem(factory)) is not None:
+        from .errors import OptionsDeclarationError
+
+        raise OptionsDeclarationError.for_plugin(record, f"{_plugin_label(record)} {problem}")
     path = factory.config_table if isinstance(factory, TableOptions) else f'{SET_PROVIDER_TABLE}."{record.name}"'
     raw = getattr(config, "raw", {}) if config is not None else {}
     keys = _split_table(path)

@@ -50,6 +50,17 @@ def test_a_wrong_type_alone_is_reported_with_the_value(evalkit_cli, project: Pat
     assert 'wrong value for option "concurrency" in [providers.gpt]' in result.stderr and "'many'" in result.stderr
 
 
+def test_a_value_of_the_wrong_type_says_what_the_option_must_be_once(evalkit_cli, project: Path) -> None:
+    """It read `invalid type (expected a whole number, got str) (got 'many')`: cattrs' words, two
+    "got"s; now as a validator says it."""
+    (project / "evalkit.toml").write_text('[providers.gpt]\nadapter = "openai"\nmodel = "m"\nconcurrency = "many"\ntimeout = true\n')
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "gpt")
+    assert result.code == 2 and "invalid type" not in result.stderr
+    assert """option "concurrency" in [providers.gpt] of""" in result.stderr
+    assert "must be a whole number, not str (got 'many')." in result.stderr
+    assert "must be a number, not bool (got True)." in result.stderr
+
+
 def test_a_retriever_without_its_required_option_names_the_deployment_table(evalkit_cli, project: Path) -> None:
     (project / "evalkit.toml").write_text('[deployments.demo.retrievers."evalkit.lexical"]\ntitle_weight = 2.0\n')
     result = evalkit_cli("retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo")
@@ -185,6 +196,42 @@ def test_a_plugin_written_to_the_keyword_contract_still_gets_keyword_arguments(e
     (project / "evalkit.toml").write_text('[set_providers."optsets.greeting"]\ngreeting = 5\n')
     wrong = evalkit_cli("run", "optsets.greeting", env=env)
     assert wrong.code == 2 and 'it has a wrong value for option "greeting" in [set_providers."optsets.greeting"]' in wrong.stderr
+
+
+# -- a declaration no configuration can satisfy is the plugin's defect -----------------------------------
+
+MISDECLARED = "(evalkit-misdeclared-options 0.2.0)"
+NOT_ATTRS = "declares Options = PlainOptions, which is not an attrs class"
+BAD_DEFAULT = 'declares a default for option "count" that its own validator refuses: count must be a whole number of at least 1 (got 0)'
+
+
+def test_an_options_class_that_is_not_attrs_is_named_as_the_plugins_defect(evalkit_cli, project: Path, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists("evalkit-misdeclared-options")}
+    (project / "evalkit.toml").write_text('[providers.plain]\nadapter = "misdeclared.plain_options"\n')
+    generator = evalkit_cli("run", "evalkit.smoke", "--provider", "plain", env=env)
+    assert generator.code == 2 and generator.stdout == ""
+    assert f'generator "misdeclared.plain_options" {MISDECLARED} {NOT_ATTRS}' in generator.stderr
+    assert "TypeError" not in generator.stderr and "__init__" not in generator.stderr
+    grader = evalkit_cli("run", "evalkit.smoke", "--grader", "misdeclared.plain_options", env=env)
+    assert grader.code == 2 and f'grader "misdeclared.plain_options" {MISDECLARED} {NOT_ATTRS}' in grader.stderr
+    assert not (project / ".evalkit").exists(), "nothing stored"
+    listed = evalkit_cli("list", "plugins", "--options", env=env)
+    assert listed.code == 2 and f"generator misdeclared.plain_options {MISDECLARED} {NOT_ATTRS}" in listed.stdout
+    assert "(declares no options)" not in listed.stdout.split("misdeclared.plain_options", 1)[1].splitlines()[1]
+
+
+def test_a_default_its_own_validator_refuses_is_the_plugins_defect_not_the_tables(evalkit_cli, project: Path, plugin_dists) -> None:
+    env = {"PYTHONPATH": plugin_dists("evalkit-misdeclared-options")}
+    (project / "evalkit.toml").write_text('[deployments.local.retrievers."evalkit.lexical"]\ncorpus = "c.jsonl"\n')
+    grader = evalkit_cli("run", "evalkit.smoke", "--grader", "misdeclared.bad_default", env=env)
+    assert grader.code == 2 and f'grader "misdeclared.bad_default" {MISDECLARED} {BAD_DEFAULT}' in grader.stderr
+    assert "cannot take the options" not in grader.stderr
+    retriever = evalkit_cli("retrieval", "evalkit_stdlib.docs", "misdeclared.bad_default", env=env)
+    assert retriever.code == 2 and f'retriever "misdeclared.bad_default" {MISDECLARED} {BAD_DEFAULT}' in retriever.stderr
+    assert "--deployment" not in retriever.stderr, "no deployment's options could help"
+    sets = evalkit_cli("list", "sets", env=env)
+    assert sets.code == 2 and f"misdeclared.sets {MISDECLARED}" in sets.stderr and BAD_DEFAULT in sets.stderr
+    assert not (project / ".evalkit").exists(), "nothing stored"
 
 
 # -- files the options name lie inside the project ------------------------------------------------------

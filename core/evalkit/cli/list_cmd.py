@@ -112,12 +112,15 @@ def plugin_options(record: Any) -> tuple[list[dict[str, Any]] | None, str | None
     """The options ``record``'s plugin declares (``None``: it declares none), or why it failed to load."""
     from .. import registry
     from ..errors import PluginError
-    from ..options import option_specs
+    from ..options import declaration_problem, option_specs
 
     try:
-        specs = option_specs(registry.load(record))
+        factory = registry.load(record)
     except PluginError as exc:
         return None, str(exc)
+    if (problem := declaration_problem(factory)) is not None:  # a plugin no table can configure
+        return None, f"{record.kind} {record.describe()} {problem}"
+    specs = option_specs(factory)
     if specs is None:
         return None, None
     return [{"name": s.name, "type": s.type, "required": s.required, "default": s.default, "help": s.help} for s in specs], None

@@ -105,12 +105,15 @@ def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
     return tuple(s for s in values if isinstance(s, str) and is_scrubbable(s))
 
 
-def _failed_grading(grader: Any, error: str) -> Grading:
+def _failed_grading(grader: Any, error: str, grader_name: str | None = None) -> Grading:
     """A grading that raised or broke the rules (:func:`~evalkit.grading.grading_problems`) is no
-    measurement: it fails, and its yardstick ``<grader>:failed`` keeps the run out of comparisons."""
-    name = declared(grader, "name")
-    named = isinstance(name, str) and 0 < len(name) <= 200
-    return Grading(0.0, False, yardstick=f"{name if named else 'grader'}:failed", error=error)
+    measurement: it fails, and its yardstick ``<grader>:failed`` keeps the run out of comparisons.
+    ``<grader>`` is the name the grader declares, else ``grader_name`` (the name the run chose it
+    by: a plugin grader rarely declares one, and ``grader:failed`` named none), else ``grader``."""
+    for name in (declared(grader, "name"), grader_name):
+        if isinstance(name, str) and 0 < len(name) <= 200:
+            return Grading(0.0, False, yardstick=f"{name}:failed", error=error)
+    return Grading(0.0, False, yardstick="grader:failed", error=error)
 
 
 #: How many of a broken grading's problems its failed check names (a grading with a thousand
@@ -393,15 +396,17 @@ class _Answerer:
         except (TimeLimitExceeded, *PLUGIN_FAILURES) as exc:
             if isinstance(exc, TimeLimitExceeded) or (grading_limit is not None and grading_limit.expired()):
                 how = "cancelled" if self.grade_async else "interrupted"
-                return _failed_grading(grader, f"no grading within {grade_timeout:g} s (grade_timeout); the grader was {how}")
-            return _failed_grading(grader, exception_text(exc))
+                return _failed_grading(grader, f"no grading within {grade_timeout:g} s (grade_timeout); the grader was {how}", self.job.grader_name)
+            return _failed_grading(grader, exception_text(exc), self.job.grader_name)
         try:
             broken = grading_problems(grading)
         except PLUGIN_FAILURES as exc:  # a grading built to break the check itself (a raising property)
             broken = [f"checking it raised {exception_text(exc)}"]
         if broken:
             more = f"; and {len(broken) - _PROBLEMS_SHOWN:,} more" if len(broken) > _PROBLEMS_SHOWN else ""
-            return _failed_grading(grader, f"the grader returned a grading evalkit cannot use: {'; '.join(broken[:_PROBLEMS_SHOWN])}{more}")
+            return _failed_grading(
+                grader, f"the grader returned a grading evalkit cannot use: {'; '.join(broken[:_PROBLEMS_SHOWN])}{more}", self.job.grader_name
+            )
         return grading
 
 

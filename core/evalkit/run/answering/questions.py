@@ -32,6 +32,7 @@ from ...errors import (
     PLUGIN_FAILURES,
     ConfigError,
     EvalkitError,
+    OptionsDeclarationError,
     PluginError,
     RetrievalError,
     UnknownRunError,
@@ -727,7 +728,7 @@ def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
     try:
         retriever = registry.build(record, resolved.factory, deployment.options, deployment.table)
     except (PluginError, ConfigError) as exc:
-        if deployment.name is None and config.deployments:
+        if deployment.name is None and config.deployments and not isinstance(exc, OptionsDeclarationError):
             raise UsageError(
                 f"{exc}. No deployment was chosen, so it got no options; choose one with {argument('deployment', 'NAME')} "
                 f"(configured: {', '.join(sorted(config.deployments))})"

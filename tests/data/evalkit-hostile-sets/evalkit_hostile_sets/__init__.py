@@ -348,6 +348,17 @@ class BrokenGradingGrader:
         return made
 
 
+class NamelessGrader:
+    """Declares no ``name`` (as most plugin graders do) and returns a dict, never a ``Grading``: its
+    failed gradings are stored under the name the run chose it by, not ``grader:failed``."""
+
+    yardstick = "nameless:v1"
+
+    def grade(self, prompt: GoldenPrompt, answer: Answer) -> object:
+        """Not a grading."""
+        return {"score": 1.0, "passed": True}
+
+
 #: What :class:`SprawlingGrader` returns (or raises) for each prompt of ``hostile.graded``: the
 #: grader's texts and counts past every bound the kernel sets on a grading.
 HUGE = 50_000_000
