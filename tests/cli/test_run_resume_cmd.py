@@ -531,3 +531,38 @@ def test_an_ad_hoc_run_is_not_continued_or_reused_by_another_adapter(evalkit_cli
     assert reused.code == 2 and 'run ref-1 was answered by the ad-hoc "reference" generator' in reused.stderr, reused.stderr
     assert evalkit_cli("show", "ref-1", "--json").json() == before, "nothing answered into the run"
     assert evalkit_cli("run", "evalkit.smoke", *adhoc, "--resume", "ref-1").code == 0
+
+
+def _kill_half_way(project, run_id: str, case_id: str) -> None:  # noqa: ANN001
+    """Leave ``run_id`` as a process killed half-way left it: ``case_id`` not stored, the run interrupted."""
+    from evalkit.storage import open_repository
+
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        repo.Case.delete().where((repo.Case.run == run_id) & (repo.Case.case_id == case_id)).execute()
+        repo.Run.update({repo.Run.status: "interrupted"}).where(repo.Run.id == run_id).execute()
+    finally:
+        repo.close()
+
+
+def test_a_run_answered_n_times_is_not_resumed_with_another_repeats(evalkit_cli, project) -> None:
+    # `--resume` of a run started with `--repeats 3` answered its missing prompts 5 times (or once,
+    # without --repeats) into it: its cases mixed 3 and 5 answers, and a budget measured a stored
+    # case's usage as the resumed run's N answers. The run's stored cases say its N: another is refused.
+    from evalkit.storage import open_repository
+
+    assert evalkit_cli("run", "evalkit.smoke", "--repeats", "3", "--run-id", "r-3").code == 0
+    _kill_half_way(project, "r-3", "echo-token")
+    for given, named in ((("--repeats", "5"), "--repeats 5"), ((), "--repeats 1")):
+        refused = evalkit_cli("run", "evalkit.smoke", *given, "--resume", "r-3")
+        assert refused.code == 2, refused.stdout + refused.stderr
+        assert f"run r-3 answered each prompt with --repeats 3; this process would answer with {named}" in refused.stderr
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # nothing stored: the case is still missing, the run as it was left
+        assert not repo.Case.select().where((repo.Case.run == "r-3") & (repo.Case.case_id == "echo-token")).exists()
+        assert repo.get_run("r-3", with_cases=False).status.value == "interrupted"
+    finally:
+        repo.close()
+    resumed = evalkit_cli("run", "evalkit.smoke", "--repeats", "3", "--resume", "r-3", "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
