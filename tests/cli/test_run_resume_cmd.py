@@ -566,3 +566,22 @@ def test_a_run_answered_n_times_is_not_resumed_with_another_repeats(evalkit_cli,
     resumed = evalkit_cli("run", "evalkit.smoke", "--repeats", "3", "--resume", "r-3", "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
+
+
+@pytest.mark.parametrize(
+    "words",
+    [("report", "cap-3", "--wait", "--format", "markdown"), ("run", "arith.basic", "--provider", "my-app", "--wait-for-shards", "--run-id", "cap-3")],
+    ids=["report --wait", "run --wait-for-shards"],
+)
+def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, project, words) -> None:
+    # The last shard stopped by --max-requests closed the run incomplete, its verdict saying "a
+    # spending limit stopped it"; the verdict job decided it again and said "(0 errored cases)".
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-3", "--database", LOCAL)
+    assert evalkit_cli(*base, "--shard", "2/2").code == 0
+    assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
+    waited = evalkit_cli(*words, "--database", LOCAL, "--timeout", "5s", "--poll", "1s")
+    assert waited.code == 3, waited.stdout + waited.stderr
+    said = " ".join((waited.stdout + waited.stderr).split())
+    assert "the run is incomplete (a spending limit stopped it: --max-requests 1 reached)" in said, said
+    assert "0 errored" not in said
