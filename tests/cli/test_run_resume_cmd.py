@@ -585,3 +585,39 @@ def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, pr
     said = " ".join((waited.stdout + waited.stderr).split())
     assert "the run is incomplete (a spending limit stopped it: --max-requests 1 reached)" in said, said
     assert "0 errored" not in said
+
+
+@pytest.mark.parametrize(
+    "words", [("show", "k-2"), ("history", "arith.basic"), ("report", "k-2", "--wait", "--format", "markdown", "--timeout", "5s")]
+)
+def test_a_killed_run_of_a_configured_instance_given_another_model_is_continued_with_it(evalkit_cli, project, words) -> None:
+    # `--provider my-app --model my-app-mini`, killed: history and show said "continue it with
+    # `evalkit run arith.basic --provider my-app --resume k-2`", which, pasted, was refused: it
+    # answers with the configured alias (my-app), not the run's. The line now gives its --model.
+    import shlex
+
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+    from evalkit.storage import open_repository
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--model", "my-app-mini", "--run-id", "k-2").code == 0
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--run-id", "k-3").code == 0
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # both killed half-way on machine ci-7
+        repo.Case.delete().where(repo.Case.case_id == "json-sum").execute()
+        repo.Run.update({repo.Run.status: "running"}).execute()
+        for run_id in ("k-2", "k-3"):
+            repo.acquire_lease(run_id, "*", LeaseOwner("ci-7", 4242, "token"))
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).execute()
+    finally:
+        repo.close()
+    said = evalkit_cli(*words)
+    shown = " ".join((said.stdout + said.stderr).split())
+    hint = "evalkit run arith.basic --provider my-app --model my-app-mini --resume k-2"
+    assert f"continue it with `{hint}`" in shown, shown
+    # the configured alias is not repeated
+    assert words[0] != "history" or "continue it with `evalkit run arith.basic --provider my-app --resume k-3`" in shown, shown
+    resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
