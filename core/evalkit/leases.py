@@ -26,7 +26,8 @@ beats and gives up a run's lease.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .runs import Run, RunKind
 from .storage.protocols import ResultRepository, RunLeases, capabilities
@@ -55,6 +56,7 @@ __all__ = [
     "RunLiveness",
     "ShardMismatchError",
     "ShardProgress",
+    "configured_aliases",
     "gone_clause",
     "gone_sentence",
     "liveness",
@@ -78,13 +80,21 @@ def liveness(repository: ResultRepository, runs: Sequence[Run]) -> dict[str, Run
     return leases.lease_liveness(running)
 
 
-def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None) -> str:
+def configured_aliases(config: Any) -> dict[str, str | None]:
+    """Each configured provider instance's model alias (its ``model``; ``None`` without one), as a
+    run of it without ``--model`` stores it: what :func:`resume_hint` compares a run's alias with."""
+    return {name: str(model) if (model := instance.options.get("model")) else None for name, instance in config.providers.items()}
+
+
+def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, aliases: Mapping[str, str | None] | None = None) -> str:
     """The command that continues ``run`` (with the options it was started with): ``evalkit run SET
     --provider NAME [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
     the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each. A re-grade run's is
     the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed. A run of a
     set built in code (:func:`evalkit.run.placement.built_in_code`), which no command finds, is
-    continued by its library call again (:func:`evalkit.run.placement.continuing_call`)."""
+    continued by its library call again (:func:`evalkit.run.placement.continuing_call`). ``aliases``:
+    the configured instances' model aliases (:func:`configured_aliases`; ``None``: not known), for
+    the ``--model`` of a run of an instance given another alias than its configured one."""
     import shlex
 
     from .run.placement import Shard, built_in_code, continuing_call, regrade_again
@@ -101,7 +111,7 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None) 
         if run.deployment:
             words += ["--deployment", run.deployment]
     else:
-        words = ["evalkit", "run", run.set_identifier, *_generator_options(run)]
+        words = ["evalkit", "run", run.set_identifier, *_generator_options(run, aliases)]
         if run.answers_reused == "answers-from" and run.source_run_id:
             words += ["--answers-from", run.source_run_id]  # without it the model is asked for the rest
     base = " ".join(shlex.quote(w) for w in words)
@@ -110,9 +120,10 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None) 
     return f"`{base} --resume {shlex.quote(run.id)}`"
 
 
-def _generator_options(run: Run) -> list[str]:
+def _generator_options(run: Run, aliases: Mapping[str, str | None] | None = None) -> list[str]:
     """The ``--provider``/``--model`` that answer prompt run ``run`` again: its configured instance
-    (``--provider NAME``); for an ad-hoc run, which has no instance, its adapter (``--provider
+    (``--provider NAME``, with ``--model ALIAS`` when the run's alias is not the instance's
+    configured one in ``aliases``: a resume without it answers with that one, and is refused); for an ad-hoc run, which has no instance, its adapter (``--provider
     ADAPTER``) and the ``--model`` it was given; for the built-in reference instance (no provider
     configured), no ``--provider`` (``--provider reference`` names an ad-hoc reference generator,
     another run's), and a ``--model`` it was given."""
@@ -121,15 +132,17 @@ def _generator_options(run: Run) -> list[str]:
     if run.provider_instance == REFERENCE_INSTANCE and run.adapter == "reference":
         return ["--model", run.model_alias] if run.model_alias and run.model_alias != "reference" else []
     if run.provider_instance:
-        return ["--provider", run.provider_instance]
+        given = aliases is not None and run.provider_instance in aliases and run.model_alias and aliases[run.provider_instance] != run.model_alias
+        return ["--provider", run.provider_instance, *(["--model", run.model_alias] if given and run.model_alias else [])]
     if not run.adapter:
         return []
     return ["--provider", run.adapter, *(["--model", run.model_alias] if run.model_alias else [])]
 
 
-def gone_sentence(run: Run, live: RunLiveness) -> str:
+def gone_sentence(run: Run, live: RunLiveness, aliases: Mapping[str, str | None] | None = None) -> str:
     """``no live process since 2026-12-05 06:56 UTC: …; continue it with `…```: what is said of a
-    run that is :attr:`RunLiveness.gone` (naming the shards to re-run of a sharded run)."""
+    run that is :attr:`RunLiveness.gone` (naming the shards to re-run of a sharded run; ``aliases``:
+    see :func:`resume_hint`)."""
     import time
 
     since = (
@@ -137,7 +150,7 @@ def gone_sentence(run: Run, live: RunLiveness) -> str:
     )
     return (
         f"no live process since {since}: the process answering run {run.id} stopped without ending it "
-        f"(killed, or its machine lost); continue it with {resume_hint(run, live.missing, live.shard_count)}"
+        f"(killed, or its machine lost); continue it with {resume_hint(run, live.missing, live.shard_count, aliases)}"
     )
 
 

@@ -531,3 +531,93 @@ def test_an_ad_hoc_run_is_not_continued_or_reused_by_another_adapter(evalkit_cli
     assert reused.code == 2 and 'run ref-1 was answered by the ad-hoc "reference" generator' in reused.stderr, reused.stderr
     assert evalkit_cli("show", "ref-1", "--json").json() == before, "nothing answered into the run"
     assert evalkit_cli("run", "evalkit.smoke", *adhoc, "--resume", "ref-1").code == 0
+
+
+def _kill_half_way(project, run_id: str, case_id: str) -> None:  # noqa: ANN001
+    """Leave ``run_id`` as a process killed half-way left it: ``case_id`` not stored, the run interrupted."""
+    from evalkit.storage import open_repository
+
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        repo.Case.delete().where((repo.Case.run == run_id) & (repo.Case.case_id == case_id)).execute()
+        repo.Run.update({repo.Run.status: "interrupted"}).where(repo.Run.id == run_id).execute()
+    finally:
+        repo.close()
+
+
+def test_a_run_answered_n_times_is_not_resumed_with_another_repeats(evalkit_cli, project) -> None:
+    # `--resume` of a run started with `--repeats 3` answered its missing prompts 5 times (or once,
+    # without --repeats) into it: its cases mixed 3 and 5 answers, and a budget measured a stored
+    # case's usage as the resumed run's N answers. The run's stored cases say its N: another is refused.
+    from evalkit.storage import open_repository
+
+    assert evalkit_cli("run", "evalkit.smoke", "--repeats", "3", "--run-id", "r-3").code == 0
+    _kill_half_way(project, "r-3", "echo-token")
+    for given, named in ((("--repeats", "5"), "--repeats 5"), ((), "--repeats 1")):
+        refused = evalkit_cli("run", "evalkit.smoke", *given, "--resume", "r-3")
+        assert refused.code == 2, refused.stdout + refused.stderr
+        assert f"run r-3 answered each prompt with --repeats 3; this process would answer with {named}" in refused.stderr
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # nothing stored: the case is still missing, the run as it was left
+        assert not repo.Case.select().where((repo.Case.run == "r-3") & (repo.Case.case_id == "echo-token")).exists()
+        assert repo.get_run("r-3", with_cases=False).status.value == "interrupted"
+    finally:
+        repo.close()
+    resumed = evalkit_cli("run", "evalkit.smoke", "--repeats", "3", "--resume", "r-3", "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
+
+
+@pytest.mark.parametrize(
+    "words",
+    [("report", "cap-3", "--wait", "--format", "markdown"), ("run", "arith.basic", "--provider", "my-app", "--wait-for-shards", "--run-id", "cap-3")],
+    ids=["report --wait", "run --wait-for-shards"],
+)
+def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, project, words) -> None:
+    # The last shard stopped by --max-requests closed the run incomplete, its verdict saying "a
+    # spending limit stopped it"; the verdict job decided it again and said "(0 errored cases)".
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-3", "--database", LOCAL)
+    assert evalkit_cli(*base, "--shard", "2/2").code == 0
+    assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
+    waited = evalkit_cli(*words, "--database", LOCAL, "--timeout", "5s", "--poll", "1s")
+    assert waited.code == 3, waited.stdout + waited.stderr
+    said = " ".join((waited.stdout + waited.stderr).split())
+    assert "the run is incomplete (a spending limit stopped it: --max-requests 1 reached)" in said, said
+    assert "0 errored" not in said
+
+
+@pytest.mark.parametrize(
+    "words", [("show", "k-2"), ("history", "arith.basic"), ("report", "k-2", "--wait", "--format", "markdown", "--timeout", "5s")]
+)
+def test_a_killed_run_of_a_configured_instance_given_another_model_is_continued_with_it(evalkit_cli, project, words) -> None:
+    # `--provider my-app --model my-app-mini`, killed: history and show said "continue it with
+    # `evalkit run arith.basic --provider my-app --resume k-2`", which, pasted, was refused: it
+    # answers with the configured alias (my-app), not the run's. The line now gives its --model.
+    import shlex
+
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+    from evalkit.storage import open_repository
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--model", "my-app-mini", "--run-id", "k-2").code == 0
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--run-id", "k-3").code == 0
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # both killed half-way on machine ci-7
+        repo.Case.delete().where(repo.Case.case_id == "json-sum").execute()
+        repo.Run.update({repo.Run.status: "running"}).execute()
+        for run_id in ("k-2", "k-3"):
+            repo.acquire_lease(run_id, "*", LeaseOwner("ci-7", 4242, "token"))
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).execute()
+    finally:
+        repo.close()
+    said = evalkit_cli(*words)
+    shown = " ".join((said.stdout + said.stderr).split())
+    hint = "evalkit run arith.basic --provider my-app --model my-app-mini --resume k-2"
+    assert f"continue it with `{hint}`" in shown, shown
+    # the configured alias is not repeated
+    assert words[0] != "history" or "continue it with `evalkit run arith.basic --provider my-app --resume k-3`" in shown, shown
+    resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"

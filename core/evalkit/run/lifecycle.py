@@ -592,6 +592,7 @@ class _Lifecycle:
             return header, existing, True
         if existing is not None:
             self.answering.check_joinable(existing, header, placement.resume)
+            self.answering.check_stored(existing, self.store)
             # Every case of a run is kept at the level the run was started with.
             header = attrs.evolve(header, privacy=existing.privacy or header.privacy)
         if placement.resume or run_id is not None:

@@ -125,6 +125,11 @@ class Answering(Protocol):
         """Refuse (usage error, nothing written) to add cases to a stored run they do not belong to."""
         ...
 
+    def check_stored(self, existing: Run, store: Capabilities) -> None:
+        """Refuse (usage error, nothing written) to add cases to ``existing`` when its stored cases
+        were answered otherwise than this process answers (read once :meth:`check_joinable` agreed)."""
+        ...
+
     def before_joining(self) -> list[str]:
         """Checks made only when an existing run is resumed or joined, once the store agreed;
         returns notes for the user."""

@@ -383,6 +383,20 @@ class PromptAnswering:
         if existing.status is RunStatus.COMPLETE:
             raise UsageError(f"run {existing.id} is already complete (its cases and verdict are kept); choose a new {argument('run_id')}")
 
+    def check_stored(self, existing: Run, store: Capabilities) -> None:
+        """Refuse (usage error, nothing written) to add answers to ``existing`` when its stored cases
+        were answered another number of times than this process answers each prompt (``repeats``):
+        its cases would mix N and M answers, and a budget measures a stored case's usage as N of
+        them. The run row does not keep its ``repeats``; each stored case that did not error does
+        (its ``measures["answers"]``, none for a prompt answered once). A run with no such case
+        yet is joined."""
+        stored = _stored_repeats(existing.id, store)
+        if stored is not None and stored != self.repeats:
+            raise UsageError(
+                f"run {existing.id} answered each prompt with {argument('repeats', stored)}; this process would answer "
+                f"with {argument('repeats', self.repeats)} — use {argument('repeats', stored)} to continue it"
+            )
+
     def before_joining(self) -> list[str]:
         """The generator's one free readiness probe (a new run made it before the store was opened)."""
         return components.check_generator_ready(self.bound, self.wait_ready)
@@ -867,3 +881,14 @@ def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
     if chosen.grader != grader and not chosen.grader.startswith(f"{grader}:"):
         problems.append(f'it was graded by {quoted(chosen.grader)}, this run by {quoted(grader)}')
     return problems
+
+
+def _stored_repeats(run_id: str, store: Capabilities) -> int | None:
+    """How many answers each prompt of stored run ``run_id`` had: its first case that did not
+    error says (``None``: no such case is stored yet). Read a page at a time where the store can."""
+    if store.streamed is not None:
+        cases: Iterable[CaseResult] = store.streamed.iter_cases(run_id)
+    else:
+        run = store.repository.get_run(run_id)
+        cases = run.cases if run is not None else ()
+    return next((case.answers for case in cases if not case.errored), None)

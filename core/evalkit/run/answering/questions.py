@@ -416,6 +416,9 @@ class QuestionAnswering:
             raise UsageError(f"{argument('resume')}: no unfinished retrieval run of {self._where()} to resume")
         return found.id
 
+    def check_stored(self, existing: Run, store: Capabilities) -> None:
+        """Nothing to check in a retrieval run's stored cases (each question is answered once)."""
+
     def check_joinable(self, existing: Run, header: Run, resume: bool) -> None:
         """Refuse to continue or join a stored run that measured something else, or is complete (a run
         of another set was refused by the caller)."""
