@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 
 import click
 
@@ -487,8 +486,7 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, gating: Any, t
         tolerances, gate = gating
         from_file = baseline_file.run if baseline_file is not None else None
         judging = Judging(
-            store, PromptRules(), tolerances, args.baseline, None, args.fail_on_new_failures, baseline_run=from_file, gate=gate,
-            stopped_by=_limit_that_stopped(run, store),
+            store, PromptRules(), tolerances, args.baseline, None, args.fail_on_new_failures, baseline_run=from_file, gate=gate
         )
         verdict = recorded_verdict(run, judging)
         notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))
@@ -509,24 +507,6 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, gating: Any, t
         )  # fmt: skip
     deliver_reports(rendered)
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures, args.fail_on_inconclusive)
-
-
-#: What the verdict of a run a spending limit stopped says of the limit (:func:`evalkit.run.decide.incomplete_reason`).
-_LIMIT_STOPPED = re.compile(r"\(a spending limit stopped it: (--(?:max-requests|budget) [^;()]*? reached)[;)]")
-
-
-def _limit_that_stopped(run: Any, store: Any) -> str | None:
-    """The spending limit that stopped ``run`` (``--max-requests 1 reached``) as the verdict the
-    process that closed it recorded says, for an incomplete run (``None`` otherwise): the verdict
-    job decides such a run again, and without it said "(0 errored cases)" of a run its last shard's
-    request limit or budget stopped."""
-    from ..runs import RunStatus
-
-    if run.status is not RunStatus.INCOMPLETE or store.baselines is None:
-        return None
-    recorded = store.baselines.verdicts_for([run.id]).get(run.id)
-    found = _LIMIT_STOPPED.search(recorded.note or "") if recorded is not None else None
-    return found.group(1) if found is not None else None
 
 
 def gate_notes(verdict: Any, judging: Any) -> tuple[str, ...]:
