@@ -183,3 +183,18 @@ def test_a_bare_resume_continues_the_users_own_run_not_a_stopped_regrade_of_it(e
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["run_id"] == "mine" and resumed.json()["status"] == "complete"
     assert evalkit_cli("show", regrade_id, "--json").json()["status"] == "interrupted", "the re-grade is left as it was"
+
+
+def test_a_judge_for_a_grader_that_asks_none_is_refused_as_run_refuses_it(evalkit_cli, project, plugin_dists) -> None:
+    # `evalkit regrade RUN --judge X` on a grader that asks no judge said `has no option "judge"
+    # (in [graders."keyword_coverage"] …)`, where `evalkit run --judge X` says the flag applies to
+    # judge graders: one rule (cli/judge_flags.py) refuses it for both, before anything is stored.
+    env = {"PYTHONPATH": plugin_dists("evalkit-example-grader")}
+    (project / "evalkit.toml").write_text('privacy = "full"\n[providers.judge]\nadapter = "reference"\n')
+    source = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--grader", "keyword_coverage", "--json", env=env).json()
+    regraded = evalkit_cli("regrade", source["run_id"], "--grader", "keyword_coverage", "--judge", "judge", env=env)
+    ran = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--grader", "keyword_coverage", "--judge", "judge", env=env)
+    assert ran.code == 2 and '"keyword_coverage" asks no judge' in ran.stderr, ran.stderr
+    assert regraded.code == 2, regraded.stderr
+    assert '"keyword_coverage" asks no judge' in regraded.stderr and "has no option" not in regraded.stderr, regraded.stderr
+    assert len(evalkit_cli("history", "evalkit.smoke", "--json", env=env).json()["runs"]) == 1  # nothing stored
