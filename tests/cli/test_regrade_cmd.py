@@ -198,3 +198,13 @@ def test_a_judge_for_a_grader_that_asks_none_is_refused_as_run_refuses_it(evalki
     assert regraded.code == 2, regraded.stderr
     assert '"keyword_coverage" asks no judge' in regraded.stderr and "has no option" not in regraded.stderr, regraded.stderr
     assert len(evalkit_cli("history", "evalkit.smoke", "--json", env=env).json()["runs"]) == 1  # nothing stored
+
+
+def test_a_regrade_says_its_concurrency_is_gradings_not_requests(evalkit_cli, project) -> None:
+    # `evalkit regrade` said "Concurrency: 8 requests in flight", though it sends the model nothing.
+    source = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--privacy", "full", "--json").json()
+    regraded = evalkit_cli("regrade", source["run_id"])
+    assert regraded.code == 0, regraded.stderr
+    assert "requests in flight" not in regraded.stdout and "request in flight" not in regraded.stdout
+    assert "Concurrency: " in regraded.stdout and "in flight" in regraded.stdout.split("Concurrency: ", 1)[1].splitlines()[0]
+    assert "grading" in regraded.stdout.split("Concurrency: ", 1)[1].splitlines()[0]
