@@ -816,7 +816,7 @@ CUT = "… (5,000,000 characters)"
 #: What each way of failing is reported as: the set or provider, then the start of the reason,
 #: which continues with 10,000 of the message's characters and :data:`CUT`.
 SPRAWLING_FAILURES = {
-    "import": (PROVIDER, f"{PROVIDER} failed to load: RuntimeError: " + "I" * 10_000),
+    "import": (PROVIDER, "failed to load: RuntimeError: " + "I" * 10_000),
     "listing": (PROVIDER, "RuntimeError in golden_prompt_sets(): " + "L" * 10_000),
     "stream": ("hostile.sprawling_stream", 'set "hostile.sprawling_stream": field prompts: producing prompt #2 raised RuntimeError: ' + "S" * 10_000),
 }  # fmt: skip
@@ -840,7 +840,7 @@ def test_a_plugin_failure_with_a_5_million_character_message_is_cut_in_every_lis
     listed = cli("list", "sets", "--json", env=env)
     assert listed.code == 2, listed.stderr[-500:]
     document = listed.json()
-    where = "" if mode == "stream" else f"{PROVIDER}: "
+    where = {"stream": "", "import": f"{PROVIDER} "}.get(mode, f"{PROVIDER}: ")  # the provider named once
     assert f"{where}{reason}{CUT}" in document["problems"]
     assert "evalkit.smoke" in {row["identifier"] for row in document["sets"]}
     assert len(listed.stdout) < 100_000
@@ -858,7 +858,7 @@ def test_a_plugin_that_fails_to_import_with_a_5_million_character_message_is_cut
     listed = cli("list", "--options", "--json", env={SPRAWLING: "import"})
     assert listed.code == 2, listed.stderr[-500:]
     rows = {row["name"]: row for row in listed.json()}
-    assert rows["sprawling_failures"]["options_error"] == SPRAWLING_FAILURES["import"][1] + CUT
+    assert rows["sprawling_failures"]["options_error"] == f"{PROVIDER} {SPRAWLING_FAILURES['import'][1]}{CUT}"
     assert rows["hostilekit"]["options_error"] is None and len(listed.stdout) < 100_000
     shown = cli("list", "--options", env={SPRAWLING: "import"})
     assert shown.code == 2 and "(could not load: " in shown.stdout and CUT in " ".join(shown.stdout.split())
@@ -3064,3 +3064,21 @@ def test_a_run_id_of_the_wrong_form_is_refused_as_the_command_line_is_read(cli, 
     assert result.code == 2, result.stdout + result.stderr
     assert "Invalid value for '--run-id': run id " in result.stderr and "must be 1 to 64 letters" in result.stderr, result.stderr
     assert not (project / "shared.db").exists() and not (project / ".evalkit").exists(), "nothing was made"
+
+
+def test_a_set_provider_that_raises_when_created_is_named_once(cli, project) -> None:
+    """A set provider whose constructor raises was named twice in every message:
+    ``golden prompt set provider X (dist): golden prompt set provider X (dist) raised RuntimeError
+    when created: …``. Every rendering of a plugin failure goes through PluginFailure.named: the
+    plugin once, then what went wrong."""
+    env = {SPRAWLING: "created"}
+    said = f"{PROVIDER} raised RuntimeError when created: cannot reach the set archive"
+    for args in (("list", "sets"), ("run", "no.such.set"), ("validate",)):
+        shown = cli(*args, env=env)
+        text = " ".join(shown.stderr.split())
+        assert shown.code == 2 and text.count(PROVIDER) == 1, (args, text[-800:])
+        if args[0] != "validate":
+            assert said in text, (args, text[-800:])
+    assert said in cli("list", "sets", "--json", env=env).json()["problems"]
+    reason = {"set": PROVIDER, "reason": "raised RuntimeError when created: cannot reach the set archive"}
+    assert reason in cli("validate", "--json", env=env).json()["problems"]

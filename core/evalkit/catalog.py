@@ -107,7 +107,7 @@ class SetCatalog:
                 identifier,
                 self.identifiers(),
                 self.kind,
-                failures=[f"{f.record.kind} {f.record.describe()}: {f.error}" for f in self.failures],
+                failures=[f.named() for f in self.failures],
                 notes=[note for note in (set_file_hint(identifier, _RUN_BY_KIND.get(self.kind), self.sets), self.disabled_hint()) if note],
             )
         return self.sets[identifier]

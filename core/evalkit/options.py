@@ -284,6 +284,9 @@ def declaration_problem(factory: Any) -> str | None:
             f"declares Options = {shown if isinstance(shown, str) else short_repr(cls)}, which is not an attrs class: "
             "decorate the class with @attrs.frozen (or @attrs.define), or remove Options to receive the table as it is"
         )
+    wrong_type = _default_of_another_type(cls)
+    if wrong_type is not None:
+        return wrong_type
     for field in attrs.fields(cls):
         default = field.default
         if default is attrs.NOTHING or isinstance(default, attrs.Factory) or field.validator is None:  # type: ignore[arg-type]
@@ -299,6 +302,35 @@ def declaration_problem(factory: Any) -> str | None:
         else:
             continue
         return f'declares a default for option "{field.name}" that its own validator refuses: {reason}'
+    return None
+
+
+def _default_of_another_type(cls: type) -> str | None:
+    """The first field of ``cls`` whose own default the options' converter refuses for its declared
+    type (``folder: str = option(default=5)``), as :func:`declaration_problem` says it, or ``None``.
+    What the converter accepts passes (a whole number for a float, a ``Path`` for a path option, a
+    ``None`` for an ``Optional``); a class whose annotations cannot be resolved is not judged here."""
+    import cattrs
+
+    from .convert import options_converter
+
+    try:
+        attrs.resolve_types(cls)
+    except Exception:  # a forward reference that names nothing: structuring fails later, naming the option
+        return None
+    for field in attrs.fields(cls):
+        default = field.default
+        if default is attrs.NOTHING or isinstance(default, attrs.Factory) or field.type is None:  # type: ignore[arg-type]
+            continue
+        try:
+            options_converter.structure(_fspath(field, default), field.type)
+        except Exception as exc:
+            lines = cattrs.transform_error(exc, path=f"$.{field.name}", format_exception=_structure_failure)
+            reason = (lines[0].rpartition(" @ ")[0] or lines[0]) if lines else "of another type"
+            return (
+                f'declares a default for option "{field.name}" that is not of its declared type '
+                f"{_type_text(field.type)}: {reason} (got {_short(default)})"
+            )
     return None
 
 

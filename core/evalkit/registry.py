@@ -145,6 +145,26 @@ class PluginFailure(_Failure):
     def __new__(cls, record: PluginRecord, error: str, exception: BaseException | None = None) -> PluginFailure:
         return super().__new__(cls, record, bounded_problem(error), exception)  # type: ignore[arg-type]
 
+    @property
+    def plugin(self) -> str:
+        """The plugin that failed, as every message names it: its kind, name and distribution."""
+        return f"{self.record.kind} {self.record.describe()}"
+
+    @property
+    def reason(self) -> str:
+        """``error`` without the plugin's name it may begin with (a :class:`PluginError` names its
+        plugin): for a listing that shows the plugin beside it (``validate``'s ``set``/``reason``)."""
+        if self.error.startswith(self.plugin):
+            return self.error[len(self.plugin):].removeprefix(":").lstrip() or self.error
+        return self.error
+
+    def named(self, problem: str | None = None) -> str:
+        """One sentence naming the plugin once: ``problem`` (by default ``error``) as it is when it
+        already begins with the plugin's name (``… failed to load: …``, ``… raised … when created``),
+        else after it. Every message that prints a failure goes through here."""
+        text = self.error if problem is None else problem
+        return text if text.startswith(self.plugin) else f"{self.plugin}: {text}"
+
 
 class Loaded(NamedTuple):
     """What loading one record of a group gave: the object its entry point names, or the error."""

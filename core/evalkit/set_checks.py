@@ -126,12 +126,12 @@ def _installed(
             if isinstance(failure.exception, SetFileError):
                 refused = failure.exception
                 continue  # the set files are checked (and reported) on their own
-            where = f"{failure.record.kind} {failure.record.describe()}"
+            where = failure.plugin
             if isinstance(failure.exception, SetValidationError):  # a provider's own list: each problem, as `list sets`
                 # shows them, so the count is theirs (its line of those not kept counts as them)
                 failed.extend(SetProblem(where, problem) for problem in failure.exception.problems)
             else:
-                failed.append(SetProblem(where, failure.error))
+                failed.append(SetProblem(where, failure.reason))
         for identifier in catalog.duplicates:
             if want is None or identifier in want:
                 found.add(identifier)

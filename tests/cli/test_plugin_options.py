@@ -234,6 +234,18 @@ def test_a_default_its_own_validator_refuses_is_the_plugins_defect_not_the_table
     assert not (project / ".evalkit").exists(), "nothing stored"
 
 
+def test_a_default_not_of_its_declared_type_is_the_plugins_defect(evalkit_cli, project: Path, plugin_dists) -> None:
+    # `folder: str = option(..., default=5)` passed silently: the grader was built with folder=5, a
+    # value no table could have given it. The default is structured as a table's value would be.
+    env = {"PYTHONPATH": plugin_dists("evalkit-misdeclared-options")}
+    wrong = 'declares a default for option "folder" that is not of its declared type str: must be a string, not int (got 5)'
+    grader = evalkit_cli("run", "evalkit.smoke", "--grader", "misdeclared.wrong_type_default", env=env)
+    assert grader.code == 2 and f'grader "misdeclared.wrong_type_default" {MISDECLARED} {wrong}' in grader.stderr, grader.stderr
+    assert not (project / ".evalkit").exists(), "nothing stored"
+    listed = evalkit_cli("list", "plugins", "--options", env=env)
+    assert listed.code == 2 and f"grader misdeclared.wrong_type_default {MISDECLARED} {wrong}" in listed.stdout
+
+
 # -- files the options name lie inside the project ------------------------------------------------------
 
 

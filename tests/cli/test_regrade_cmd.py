@@ -183,3 +183,28 @@ def test_a_bare_resume_continues_the_users_own_run_not_a_stopped_regrade_of_it(e
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["run_id"] == "mine" and resumed.json()["status"] == "complete"
     assert evalkit_cli("show", regrade_id, "--json").json()["status"] == "interrupted", "the re-grade is left as it was"
+
+
+def test_a_judge_for_a_grader_that_asks_none_is_refused_as_run_refuses_it(evalkit_cli, project, plugin_dists) -> None:
+    # `evalkit regrade RUN --judge X` on a grader that asks no judge said `has no option "judge"
+    # (in [graders."keyword_coverage"] …)`, where `evalkit run --judge X` says the flag applies to
+    # judge graders: one rule (cli/judge_flags.py) refuses it for both, before anything is stored.
+    env = {"PYTHONPATH": plugin_dists("evalkit-example-grader")}
+    (project / "evalkit.toml").write_text('privacy = "full"\n[providers.judge]\nadapter = "reference"\n')
+    source = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--grader", "keyword_coverage", "--json", env=env).json()
+    regraded = evalkit_cli("regrade", source["run_id"], "--grader", "keyword_coverage", "--judge", "judge", env=env)
+    ran = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--grader", "keyword_coverage", "--judge", "judge", env=env)
+    assert ran.code == 2 and '"keyword_coverage" asks no judge' in ran.stderr, ran.stderr
+    assert regraded.code == 2, regraded.stderr
+    assert '"keyword_coverage" asks no judge' in regraded.stderr and "has no option" not in regraded.stderr, regraded.stderr
+    assert len(evalkit_cli("history", "evalkit.smoke", "--json", env=env).json()["runs"]) == 1  # nothing stored
+
+
+def test_a_regrade_says_its_concurrency_is_gradings_not_requests(evalkit_cli, project) -> None:
+    # `evalkit regrade` said "Concurrency: 8 requests in flight", though it sends the model nothing.
+    source = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--privacy", "full", "--json").json()
+    regraded = evalkit_cli("regrade", source["run_id"])
+    assert regraded.code == 0, regraded.stderr
+    assert "requests in flight" not in regraded.stdout and "request in flight" not in regraded.stdout
+    assert "Concurrency: " in regraded.stdout and "in flight" in regraded.stdout.split("Concurrency: ", 1)[1].splitlines()[0]
+    assert "grading" in regraded.stdout.split("Concurrency: ", 1)[1].splitlines()[0]

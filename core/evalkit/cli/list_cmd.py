@@ -104,7 +104,7 @@ def _plugins(args: Arguments) -> int:
                     out.plain(f"      {line}")
     err = console(stderr=True)
     for f in refused:
-        err.plain(f"error: {f.record.kind} {f.record.describe()}: {f.error}")
+        err.plain(f"error: {f.named()}")
     return failed
 
 
@@ -185,11 +185,10 @@ def _sets(args: Arguments) -> int:
     finally:
         counting.stop()
     for failure in catalog.failures:
-        where = f"{failure.record.kind} {failure.record.describe()}"
         if isinstance(failure.exception, SetValidationError):
-            problems += [f"{where}: {problem}" for problem in failure.exception.problems]
+            problems += [failure.named(problem) for problem in failure.exception.problems]
         else:
-            problems.append(f"{where}: {failure.error}")
+            problems.append(failure.named())
     problems += [f'set "{identifier}" {catalog.clash(identifier)}' for identifier in catalog.duplicates]
     if args.json:
         print_json({"sets": rows, "problems": problems})
@@ -225,7 +224,7 @@ def _deployments(args: Arguments) -> int:
 
     config = load_config(args.config)
     catalog = question_set_catalog(config=config)
-    problems = [f"{f.record.kind} {f.record.describe()}: {f.error}" for f in catalog.failures]
+    problems = [f.named() for f in catalog.failures]
     deployments = known_deployments(config, catalog.sets.values())
     rows = [
         {

@@ -62,6 +62,8 @@ def handle(args: Arguments) -> int:
     require_existing_store(url, config, args.database)  # as `show` refuses it: the store is not made to say the run is not in it
     from .gate_options import gate_of
 
+    if args.judge:
+        _refuse_a_judge_nobody_asks(args, url)
     tolerances, gate = gate_of(args, config)
     checking = SetCheckDisplay(enabled=not args.json)  # the set's check, before anything is graded
     progress = ProgressDisplay(enabled=not args.json)  # then each case graded, as `evalkit run` shows them
@@ -87,3 +89,28 @@ def handle(args: Arguments) -> int:
     else:
         render_outcome(console(), outcome, show_all=args.show_all, fail_on_new_failures=args.fail_on_new_failures)
     return outcome.exit_code(args.fail_on_regression, args.fail_on_new_failures)
+
+
+def _refuse_a_judge_nobody_asks(args: Arguments, url: str) -> None:
+    """``--judge`` for a grader that asks no judge (``--grader``, else the run's own) is refused as
+    ``evalkit run`` refuses it (:func:`~evalkit.cli.judge_flags.refuse_judge_flags`), before anything is graded.
+    A run that is not stored, or whose grader is not installed, is left to the re-grade to report."""
+    from ..errors import UnknownPluginError
+    from ..storage import close_repository
+    from .judge_flags import refuse_judge_flags
+    from .stored import open_for_reading
+
+    grader = args.grader
+    if grader is None:
+        repository = open_for_reading(url)
+        try:
+            source = repository.get_run(args.run_id, with_cases=False)
+        finally:
+            close_repository(repository)
+        if source is None:
+            return
+        grader = source.grader
+    try:
+        refuse_judge_flags(grader, "--judge")
+    except UnknownPluginError:
+        return

@@ -204,8 +204,11 @@ def render_outcome(
     flaky = flaky or {}
     run = outcome.run
     out.line("[bold]Evaluation: {set}[/bold]  (run {run})", set=run.set_identifier, run=run.id)
-    if outcome.concurrency is not None:
-        out.print(f"Concurrency: {counted(outcome.concurrency, 'request')} in flight")
+    if outcome.concurrency is not None:  # a re-grade asks the model nothing: its cases are graded that many at a time
+        from ..run.placement import regraded_from
+
+        unit = "grading" if regraded_from(run) is not None else "request"
+        out.print(f"Concurrency: {counted(outcome.concurrency, unit)} in flight")
     for note in outcome.notes:
         out.print(note, style="yellow")
     for failure in outcome.plugin_failures:

@@ -121,11 +121,7 @@ def command(**params: Any) -> Arguments:
 
 
 def _judge_options(args: Arguments) -> dict[str, Any]:
-    """The judge flags as grader options; refused for a grader that asks no judge."""
-    from .. import registry
-    from ..components import JudgeGrader, RubricJudging
-    from ..errors import UsageError
-
+    """The judge flags as grader options; refused for a grader that asks no judge (:mod:`.judge_flags`)."""
     options: dict[str, Any] = {}
     if args.judge is not None:
         options["judge"] = args.judge
@@ -137,19 +133,11 @@ def _judge_options(args: Arguments) -> dict[str, Any]:
         options["temperature"] = args.judge_temperature
     if not options:
         return {}
-    factory = registry.load(registry.find("evalkit.graders", args.grader))
-    judges_cases = isinstance(factory, type) and issubclass(factory, JudgeGrader)
-    from ..wording import quoted
+    from .judge_flags import refuse_judge_flags
 
-    if judges_cases is False and args.judge_repeats is not None and isinstance(factory, type) and issubclass(factory, RubricJudging):
-        raise UsageError(
-            f'--judge-repeats applies to judge graders (decision, groundedness); {quoted(args.grader)} asks a judge only '
-            "about a set's rubric checks, once per criterion"
-        )
-    if not (judges_cases or (isinstance(factory, type) and issubclass(factory, RubricJudging))):
-        raise UsageError(
-            f'--judge, --judge-repeats, --judge-temperature and --allow-self-judge apply to judge graders and rubric checks; {quoted(args.grader)} asks no judge'
-        )
+    refuse_judge_flags(
+        args.grader, "--judge, --judge-repeats, --judge-temperature and --allow-self-judge", repeats=args.judge_repeats is not None
+    )
     return {"grader_options": options}
 
 

@@ -15,7 +15,8 @@ Each value makes one way a plugin's failure reaches a set problem or a failed-pr
 * ``many_problems``: the listing raises ``SetValidationError`` itself, with :data:`MANY_PROBLEMS`
   problems (``problem #1 of the provider's own`` …, each made when it is read);
 * ``wide_problem``: the listing raises ``SetValidationError`` with one problem of :data:`WIDE`
-  characters, short of the bound of a problem's text but five lines' worth of a terminal's.
+  characters, short of the bound of a problem's text but five lines' worth of a terminal's;
+* ``created``: creating the provider raises ``RuntimeError("cannot reach the set archive")``.
 
 Unset (or anything else), the provider ships nothing, so the distribution's other tests never see it.
 """
@@ -95,6 +96,10 @@ class ManyProblems(Sequence[str]):
 
 class SprawlingFailureSets:
     """Fails as ``$EVALKIT_HOSTILE_SPRAWLING_FAILURE`` says (see the module); ships nothing otherwise."""
+
+    def __init__(self) -> None:
+        if _mode() == "created":
+            raise RuntimeError("cannot reach the set archive")
 
     def golden_prompt_sets(self) -> list[GoldenPromptSet]:
         """The failure chosen, a set whose stream fails, or nothing."""

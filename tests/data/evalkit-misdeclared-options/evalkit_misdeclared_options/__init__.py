@@ -83,3 +83,16 @@ class BadDefaultSets:
     def golden_prompt_sets(self):
         """Never reached."""
         return []
+
+
+@attrs.frozen
+class FolderOptions:
+    """``folder`` is declared a string and defaults to a number."""
+
+    folder: str = option("where the notes are", default=5)
+
+
+class WrongTypeDefaultGrader(BadDefaultGrader):
+    """A grader whose option's default is not of the option's declared type."""
+
+    Options = FolderOptions
