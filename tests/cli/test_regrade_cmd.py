@@ -208,3 +208,28 @@ def test_a_regrade_says_its_concurrency_is_gradings_not_requests(evalkit_cli, pr
     assert "requests in flight" not in regraded.stdout and "request in flight" not in regraded.stdout
     assert "Concurrency: " in regraded.stdout and "in flight" in regraded.stdout.split("Concurrency: ", 1)[1].splitlines()[0]
     assert "grading" in regraded.stdout.split("Concurrency: ", 1)[1].splitlines()[0]
+
+
+def test_a_plugin_graders_run_is_re_graded_by_its_grader_without_naming_it(evalkit_cli, project, plugin_dists) -> None:
+    # A finished run keeps its yardstick in its grader column ("keyword-coverage:v1:0.6"), which a
+    # plugin's need not start with its entry point's name: `evalkit regrade RUN_ID` looked that up
+    # as a grader and said `Unknown grader "keyword-coverage:v1:0.6"`, exit 2. The run records the
+    # grader plugin it was graded by, and the re-grade (and a killed re-grade's resume line) use it.
+    env = {"PYTHONPATH": plugin_dists("evalkit-example-grader")}
+    (project / "evalkit.toml").write_text('privacy = "full"\n')
+    source = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--grader", "keyword_coverage", "--json", env=env)
+    assert source.code == 0, source.stderr[-2000:]
+    regraded = evalkit_cli("regrade", source.json()["run_id"], "--json", env=env)
+    assert regraded.code == 0, regraded.stderr[-2000:]
+    assert regraded.json()["status"] == "complete" and regraded.json()["source_run_id"] == source.json()["run_id"]
+    assert "Unknown grader" not in regraded.stderr
+    from evalkit.run.placement import grader_plugin_of, regrade_again
+    from evalkit.storage import open_repository
+
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        stored = repo.get_run(regraded.json()["run_id"], with_cases=False)
+    finally:
+        repo.close()
+    assert stored.grader.startswith("keyword-coverage:") and grader_plugin_of(stored) == "keyword_coverage"
+    assert regrade_again(stored) == f"evalkit regrade {source.json()['run_id']} --grader keyword_coverage"

@@ -96,6 +96,7 @@ def _refuse_a_judge_nobody_asks(args: Arguments, url: str) -> None:
     ``evalkit run`` refuses it (:func:`~evalkit.cli.judge_flags.refuse_judge_flags`), before anything is graded.
     A run that is not stored, or whose grader is not installed, is left to the re-grade to report."""
     from ..errors import UnknownPluginError
+    from ..run.placement import grader_plugin_of
     from ..storage import close_repository
     from .judge_flags import refuse_judge_flags
     from .stored import open_for_reading
@@ -109,7 +110,7 @@ def _refuse_a_judge_nobody_asks(args: Arguments, url: str) -> None:
             close_repository(repository)
         if source is None:
             return
-        grader = source.grader
+        grader = grader_plugin_of(source)
     try:
         refuse_judge_flags(grader, "--judge")
     except UnknownPluginError:

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SET_BUILT_IN_CODE", "Placement", "Shard", "built_in_code", "check_run_id", "continuing_call", "continuing_words",
-    "in_code_provenance", "new_run_id", "regrade_again", "regrade_command", "regraded_from",
+    "GRADER_PLUGIN", "grader_plugin_of", "in_code_provenance", "new_run_id", "prompt_run_provenance", "regrade_again",
+    "regrade_command", "regraded_from",
 ]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
@@ -121,6 +122,29 @@ def in_code_provenance(provenance: Mapping[str, Any] | None, in_code: bool) -> M
     return {**(provenance or {}), SET_BUILT_IN_CODE: True} if in_code else provenance
 
 
+#: The key of a prompt run's stored ``provenance`` that names the grader plugin it was graded by
+#: (:func:`grader_plugin_of`): a finished run's grader column holds its yardstick, and a plugin's
+#: yardstick need not start with its entry point's name (``keyword-coverage:v1:0.6`` of
+#: ``keyword_coverage``).
+GRADER_PLUGIN = "grader_plugin"
+
+
+def prompt_run_provenance(in_code: bool, grader: str) -> Mapping[str, Any]:
+    """What a prompt run stores as its ``provenance``: the grader plugin it is graded by
+    (:data:`GRADER_PLUGIN`), and whether its set was built in code (:func:`in_code_provenance`)."""
+    return {**(in_code_provenance(None, in_code) or {}), GRADER_PLUGIN: grader}
+
+
+def grader_plugin_of(run: Any) -> str:
+    """The grader plugin stored ``run`` was graded by, as ``--grader`` names it: the one its
+    provenance records (:func:`prompt_run_provenance`), else (a run stored before it was recorded,
+    or by a store that keeps no provenance) its grader column, which a finished run fills with its
+    yardstick."""
+    provenance = run.provenance
+    name = provenance.get(GRADER_PLUGIN) if isinstance(provenance, Mapping) else None
+    return name if isinstance(name, str) and name else run.grader
+
+
 def built_in_code(run: Any) -> bool:
     """True when stored ``run``'s set was built in code (:func:`in_code_provenance`)."""
     provenance = run.provenance
@@ -148,7 +172,7 @@ def regrade_again(run: Any) -> str | None:
     :func:`regrade_command` of its source with the grader it was stored under; ``None`` for a run
     that is no re-grade (``evalkit run`` or ``evalkit retrieval`` ``--resume`` continues it)."""
     source = regraded_from(run)
-    return None if source is None else regrade_command(source, ("--grader", run.grader))
+    return None if source is None else regrade_command(source, ("--grader", grader_plugin_of(run)))
 
 
 @attrs.frozen

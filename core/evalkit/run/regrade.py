@@ -28,7 +28,7 @@ from ..tolerance import Tolerances
 from ..validation import CheckProgress
 from .lifecycle import execute
 from .outcome import Outcome
-from .placement import regrade_command
+from .placement import grader_plugin_of, regrade_command
 from .plan import Gate, Observing, Placement, RunPlan
 
 __all__ = ["StoredAnswersOnly", "regrade_run"]
@@ -111,7 +111,7 @@ def regrade_run(
             StoredAnswersOnly(run_id), source.adapter or "stored", source.provider_instance, source.model_alias,
             configured=configured,
         )  # fmt: skip
-        chosen = grader or source.grader
+        chosen = grader or grader_plugin_of(source)
         prepared = prompt_answering.PromptSource(source.set_identifier, None, None, chosen, True, dict(grader_options or {}), bound)
         answering, notes = prompt_answering.prepare_prompts(prepared, config, manager, on_check)
         stored = spending.stored_answers(repository, run_id, answering, only=True)

@@ -40,7 +40,7 @@ from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import argument, counted, quoted, table_key
 from ..decide import Judging, incomplete_reason, streams
-from ..placement import Shard, continuing_call, continuing_words, in_code_provenance
+from ..placement import Shard, continuing_call, continuing_words, prompt_run_provenance
 from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
@@ -330,7 +330,7 @@ class PromptAnswering:
         spending = self.spending
         return Run(
             pricing=self.pricing,
-            provenance=in_code_provenance(None, self.in_code),
+            provenance=prompt_run_provenance(self.in_code, self.grader_name),
             answers_reused=spending.reuse_kind if spending is not None else None,
             source_run_id=spending.stored.run_id if spending is not None and spending.stored is not None else None,
             id=run_id,
