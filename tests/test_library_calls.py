@@ -753,15 +753,12 @@ def test_a_stopped_run_of_a_set_built_in_code_says_the_library_call_that_continu
     Unknown golden prompt set). It names the library call, with the run id and resume=True (a
     shard's shard= and run_id=, a stopped budget's higher max_requests=), and that call finishes it."""
     import evalkit
-    from evalkit import Assertion, GoldenPrompt, GoldenPromptSet, evaluate_set
+    from evalkit import evaluate_set
     from evalkit.errors import RunInterrupted
     from evalkit.run.plan import Shard
 
     url = f"sqlite:///{tmp_path / 'results.db'}"
-    inline = GoldenPromptSet(
-        identifier="mine.inline", name="Inline",
-        prompts=[GoldenPrompt(id=f"p{i}", prompt="Say x", reference="x", assertions=[Assertion(kind="contains", value="x")]) for i in range(6)],
-    )  # fmt: skip
+    inline = _inline_set(6)
 
     def ctrl_c(*_: object) -> None:
         raise KeyboardInterrupt
@@ -946,14 +943,11 @@ def test_a_killed_run_of_a_set_built_in_code_is_shown_with_the_library_call_that
     is continued with `evalkit run mine.inline --resume ID`, a command that cannot find the set: the
     store did not keep that the set was built in code. It names evaluate_set again, as the run
     stopped in the library call says; an installed set's run keeps the CLI's command."""
-    from evalkit import Assertion, GoldenPrompt, GoldenPromptSet, evaluate_set
+    from evalkit import evaluate_set
     from evalkit.errors import RunInterrupted
 
     url = f"sqlite:///{project / 'results.db'}"
-    inline = GoldenPromptSet(
-        identifier="mine.inline", name="Inline",
-        prompts=[GoldenPrompt(id=f"p{i}", prompt="Say x", reference="x", assertions=[Assertion(kind="contains", value="x")]) for i in range(3)],
-    )  # fmt: skip
+    inline = _inline_set(3)
 
     def ctrl_c(*_: object) -> None:
         raise KeyboardInterrupt
@@ -1106,3 +1100,13 @@ def test_a_retriever_or_generator_without_its_options_names_the_callers_argument
     assert command.code == 2 and "Adapters (evalkit.generators, usable as --provider for an ad-hoc run) are" in command.stderr
     command = cli("retrieval", "evalkit_stdlib.docs", "--database", url)
     assert command.code == 2 and "name a RETRIEVER, or choose a deployment that names one (--deployment NAME or" in command.stderr
+
+
+def _inline_set(size: int):  # noqa: ANN202 - a GoldenPromptSet
+    """A set built in code, ``mine.inline``, of ``size`` prompts each answered right by "x"."""
+    from evalkit import Assertion, GoldenPrompt, GoldenPromptSet
+
+    return GoldenPromptSet(
+        identifier="mine.inline", name="Inline",
+        prompts=[GoldenPrompt(id=f"p{i}", prompt="Say x", reference="x", assertions=[Assertion(kind="contains", value="x")]) for i in range(size)],
+    )  # fmt: skip

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -287,9 +287,8 @@ def declaration_problem(factory: Any) -> str | None:
     wrong_type = _default_of_another_type(cls)
     if wrong_type is not None:
         return wrong_type
-    for field in attrs.fields(cls):
-        default = field.default
-        if default is attrs.NOTHING or isinstance(default, attrs.Factory) or field.validator is None:  # type: ignore[arg-type]
+    for field, default in _plain_defaults(cls):
+        if field.validator is None:
             continue
         try:
             field.validator(None, field, default)
@@ -305,6 +304,13 @@ def declaration_problem(factory: Any) -> str | None:
     return None
 
 
+def _plain_defaults(cls: type) -> Iterator[tuple[Any, Any]]:
+    """Each field of the attrs class ``cls`` that has a plain default (not ``attrs.Factory``), with it."""
+    for field in attrs.fields(cls):
+        if field.default is not attrs.NOTHING and not isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
+            yield field, field.default
+
+
 def _default_of_another_type(cls: type) -> str | None:
     """The first field of ``cls`` whose own default the options' converter refuses for its declared
     type (``folder: str = option(default=5)``), as :func:`declaration_problem` says it, or ``None``.
@@ -318,9 +324,8 @@ def _default_of_another_type(cls: type) -> str | None:
         attrs.resolve_types(cls)
     except Exception:  # a forward reference that names nothing: structuring fails later, naming the option
         return None
-    for field in attrs.fields(cls):
-        default = field.default
-        if default is attrs.NOTHING or isinstance(default, attrs.Factory) or field.type is None:  # type: ignore[arg-type]
+    for field, default in _plain_defaults(cls):
+        if field.type is None:
             continue
         try:
             options_converter.structure(_fspath(field, default), field.type)

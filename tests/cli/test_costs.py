@@ -635,10 +635,7 @@ def test_a_runs_summary_prints_a_huge_token_count_as_the_plan_does(evalkit_cli, 
 
     chat_server.responder = arithmetic
     env = priced(project, chat_server)
-    body = {
-        "model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 9 * 10**18, "completion_tokens": 7, "total_tokens": 9 * 10**18 + 7},
-    }  # fmt: skip
+    body = _nine_e18_prompt_tokens_reply()
     chat_server.fail_at(2, Fault.garbage(json.dumps(body)))  # the first request is the readiness probe
     result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", env=env)
     tokens = next(line for line in result.stdout.splitlines() if line.startswith("Tokens:"))
@@ -655,10 +652,7 @@ def test_a_runs_token_total_past_2_63_is_kept_whole_and_read_back_everywhere(eva
 
     chat_server.responder = arithmetic
     env = priced(project, chat_server)
-    body = {
-        "model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 9 * 10**18, "completion_tokens": 7, "total_tokens": 9 * 10**18 + 7},
-    }  # fmt: skip
+    body = _nine_e18_prompt_tokens_reply()
     for number in range(2, 8):  # the first request is the readiness probe
         chat_server.fail_at(number, Fault.garbage(json.dumps(body)))
     result = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--json", env=env)
@@ -695,3 +689,11 @@ def test_a_budget_stopped_shard_is_told_its_own_slice_and_a_budget_its_run_needs
     assert resumed.code == 0, resumed.stdout + resumed.stderr
     assert evalkit_cli("show", "sliced", "--json", env=env).json()["status"] == "complete"
     assert len(completions(chat_server)) == 6
+
+
+def _nine_e18_prompt_tokens_reply() -> dict:
+    """A chat reply answering "4" that reports 9e18 prompt tokens: below 2**63, what one reply may report."""
+    return {
+        "model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 9 * 10**18, "completion_tokens": 7, "total_tokens": 9 * 10**18 + 7},
+    }  # fmt: skip
