@@ -271,7 +271,7 @@ def declaration_problem(factory: Any) -> str | None:
     options", and the factory then failed when called without its object), or a field whose own
     default its validator refuses (it was reported as if the user's table were wrong). A defect of
     the plugin, found before it is built and whatever the configuration says."""
-    from .components import declared
+    from .plugin_attributes import declared
 
     cls = declared(factory, "Options")
     if cls is None:

@@ -1,0 +1,35 @@
+"""Reading a plugin's attributes: the one way evalkit looks at what a plugin object declares.
+
+A plugin's attribute may be a property that raises (its client not set up), or a ``__getattr__``
+that answers anything; these two functions read such attributes without running into either. They
+import nothing of evalkit, so any module may use them (:mod:`evalkit.components` hands them on).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+__all__ = ["declared", "declares"]
+
+
+def declared(component: Any, name: str, default: Any = None) -> Any:
+    """The optional attribute ``name`` a plugin component may declare (a generator's
+    ``concurrency``, ``max_tokens``, ``redacted_options``, ``supports_tools``; a grader's ``name``),
+    or ``default`` when it has none — or when reading it raises (a property whose pool or client is
+    not set up): the one way evalkit reads such an attribute, so a plugin's broken property is an
+    attribute it did not declare, never an internal error. What is no ``Exception`` (``SystemExit``,
+    a framework's own ``BaseException``) is not caught here: it stops the command as said where
+    every error ends one (``evalkit: error: a plugin raised …``, exit 3)."""
+    try:
+        return getattr(component, name, default)
+    except Exception:  # noqa: BLE001 - whatever a broken property raises
+        return default
+
+
+def declares(component: Any, name: str) -> bool:
+    """True when ``component`` has the attribute ``name`` at all, found without running it (a
+    property is not called, a ``__getattr__`` not asked): which optional protocol a plugin chose,
+    where ``isinstance`` against a protocol with a data member would read the attribute (Python
+    3.11 does) and fail on a property that raises. Its value is read with :func:`declared`."""
+    return inspect.getattr_static(component, name, None) is not None
