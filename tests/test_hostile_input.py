@@ -1548,6 +1548,10 @@ class Judge:
     def __init__(self, grader="rubric"):
         self.grader = grader
 
+    def __getattribute__(self, name):  # raising as NAME is read (a property, a __getattr__), with "NAME read"
+        raise_in(name + " read")
+        return object.__getattribute__(self, name)
+
     @property
     def judge_instance(self):
         return given("judge_instance", "judge")
@@ -1609,6 +1613,10 @@ class Judge:
 class Grader:
     def __init__(self, **options):
         pass
+
+    def __getattribute__(self, name):  # raising as NAME is read (a property, a __getattr__), with "NAME read"
+        raise_in(name + " read")
+        return object.__getattribute__(self, name)
 
     def grade(self, prompt, answer):
         raise RuntimeError("not a grader of runs")
@@ -1778,6 +1786,31 @@ def test_a_judges_optional_method_whose_property_raises_is_one_it_does_not_offer
         'evalkit: error: --judge-unjudged: the installed "relevance" grader cannot grade a document for a query'
     ], failed.stderr[-2000:]
     assert stored_runs(project) == 0 and stored_calibrations(project) == 0
+
+
+@pytest.mark.parametrize("method", ["bind_judge", "check_ready", "task", "aclose", "pairwise_judge", "calibration_judge"])
+def test_a_judges_method_that_raises_as_it_is_read_names_its_grader_not_an_evalkit_bug(judging, cli, project, method) -> None:
+    """The judge commands read a judge's bind_judge, check_ready, task and aclose (and asked the
+    grader for its judge with isinstance() against a Protocol, which reads the method) before the
+    one rule for a plugin's call ran: a property or __getattr__ raising there ended `evalkit judge
+    calibrate` and `evalkit compare --pairwise-judge` as "internal error (an evalkit bug)". Read
+    within the call (components.plugin_method) or through components.offers, the grader and its
+    distribution are named, exit 2, nothing stored; a grader whose pairwise_judge or
+    calibration_judge raises as it is read offers none, and the command says so."""
+    expected = {
+        "pairwise_judge": ['evalkit: error: the installed "deterministic" grader has no pairwise judge'],
+        "calibration_judge": ['evalkit: error: the "deterministic" grader has no judge to calibrate on "rubric" items'],
+    }
+    if method != "task" and method != "pairwise_judge":
+        failed = judging("judge", "calibrate", "--set", "shop.labels", place=f"{method} read")
+        assert failed.code == 2, failed.stderr[-2000:]
+        assert expected.get(method, [line.format("deterministic") for line in said(method)]) == failed.stderr.splitlines()
+        assert stored_calibrations(project) == 0
+    if method != "calibration_judge":
+        ids = [cli("run", "evalkit.smoke", "--provider", "reference", "--privacy", "full", "--json").json()["run_id"] for _ in range(2)]
+        failed = judging("compare", *ids, "--pairwise-judge", "judge", place=f"{method} read")
+        assert failed.code == 2, failed.stderr[-2000:]
+        assert expected.get(method, [line.format("deterministic") for line in said(method)]) == failed.stderr.splitlines()
 
 
 def stored_calibrations(project: Path) -> int:

@@ -55,6 +55,8 @@ __all__ = [
     "plugin_close_failed",
     "plugin_called",
     "plugin_gave_unusable",
+    "plugin_method",
+    "offers",
     "ServingEvidence",
     "answered_by",
     "same_generator",
@@ -368,6 +370,34 @@ def declares(component: Any, name: str) -> bool:
     where ``isinstance`` against a protocol with a data member would read the attribute (Python
     3.11 does) and fail on a property that raises. Its value is read with :func:`declared`."""
     return inspect.getattr_static(component, name, None) is not None
+
+
+def offers(component: Any, protocol: type) -> bool:
+    """True when ``component`` has every member of the ``runtime_checkable`` ``protocol``, each
+    read with :func:`declared`: the one way evalkit asks which optional protocol a plugin offers,
+    where ``isinstance(component, protocol)`` reads each member with ``hasattr`` and raises (or
+    answers wrongly) when a property or ``__getattr__`` raises. One whose member raises as it is
+    read does not offer it, as an optional attribute that raises is not declared."""
+    missing = object()
+    return all(declared(component, name, missing) is not missing for name in _protocol_members(protocol))
+
+
+def _protocol_members(protocol: type) -> frozenset[str]:
+    """The members ``isinstance`` checks for ``protocol`` (its methods and data members)."""
+    members = getattr(protocol, "__protocol_attrs__", None)
+    if members is None:
+        import typing
+
+        members = typing._get_protocol_attrs(protocol)  # type: ignore[attr-defined]  # Python 3.11
+    return frozenset(members)
+
+
+def plugin_method(who: Any, component: Any, method: str, *args: Any) -> Any:
+    """``component.method(*args)`` under the rule of :func:`plugin_called`, the method read within
+    the call: a judge's ``bind_judge``, ``check_ready`` or ``task`` whose property or
+    ``__getattr__`` raises as it is read, or that is missing, is ``who``'s failure in ``method()``,
+    never an internal error."""
+    return plugin_called(who, method, lambda *given: getattr(component, method)(*given), *args)
 
 
 def judge_instance(grading: Any) -> str | None:

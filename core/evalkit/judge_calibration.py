@@ -26,7 +26,7 @@ import attrs
 
 from .agreement import Agreement, KrippendorffAlpha, judge_agreement, krippendorff_alpha
 from .calibration import CalibrationSet, calibration_set_problems
-from .components import BoundGenerator, aclosed, declared, grader_plugin, load_grader, plugin_awaited, plugin_called
+from .components import BoundGenerator, aclosed, declared, grader_plugin, load_grader, offers, plugin_awaited, plugin_called, plugin_method
 from .config import Config
 from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError, carried_async
 from .event_loops import run_to_completion
@@ -156,10 +156,10 @@ def calibration_judge(grader: str, settings: JudgeSettings, config: Config) -> A
     except Exception as exc:  # an unknown grader: no installed plugin judges this kind
         raise UsageError(f'no installed grader judges {quoted(grader)} calibration sets ({exc})') from None
     who = _grader_of(grader)
-    judge = plugin_called(who, "calibration_judge", loaded.calibration_judge, grader) if isinstance(loaded, CalibratingGrader) else None
+    judge = plugin_method(who, loaded, "calibration_judge", grader) if offers(loaded, CalibratingGrader) else None
     if judge is None:
         raise UsageError(f'the {quoted(name)} grader has no judge to calibrate on {quoted(grader)} items')
-    plugin_called(who, "bind_judge", judge.bind_judge, config, _NOBODY_UNDER_TEST)
+    plugin_method(who, judge, "bind_judge", config, _NOBODY_UNDER_TEST)
     return judge
 
 
@@ -173,7 +173,7 @@ def check_judge_ready(grader: str, judge: Any) -> None:
     """Ask the judge of ``grader`` (a calibration set's grader kind) whether it can run, before
     anything is asked: what it raises names the grader and its distribution
     (:func:`~evalkit.components.plugin_called`), an error of evalkit's own kind is raised as it is."""
-    plugin_called(_grader_of(grader), "check_ready", judge.check_ready)
+    plugin_method(_grader_of(grader), judge, "check_ready")
 
 
 def _scale(judge: Any, grader: str) -> list[Any]:

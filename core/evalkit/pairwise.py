@@ -39,7 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from .components import BoundGenerator, aclosed, grader_plugin, load_grader, plugin_awaited, plugin_called
+from .components import BoundGenerator, aclosed, grader_plugin, load_grader, offers, plugin_awaited, plugin_method
 from .config import Config
 from .errors import PLUGIN_FAILURES, PairwiseJudgingFailed, UsageError
 from .event_loops import run_to_completion
@@ -288,10 +288,10 @@ def pairwise_judge(settings: PairwiseSettings, config: Config) -> Any:
     if settings.judge is not None:
         options["judge"] = settings.judge
     grader, _ = load_grader("deterministic", **options)
-    if not isinstance(grader, PairwiseJudging):
+    if not offers(grader, PairwiseJudging):
         raise UsageError('the installed "deterministic" grader has no pairwise judge')
-    judge = plugin_called(_pairwise_grader, "pairwise_judge", grader.pairwise_judge)
-    plugin_called(_pairwise_grader, "bind_judge", judge.bind_judge, config, _NOBODY_UNDER_TEST)
+    judge = plugin_method(_pairwise_grader, grader, "pairwise_judge")
+    plugin_method(_pairwise_grader, judge, "bind_judge", config, _NOBODY_UNDER_TEST)
     return judge
 
 
@@ -315,7 +315,7 @@ async def _ask_all(judge: Any, asked: Sequence[tuple[str, str, str]]) -> list[An
 def _task(judge: Any, messages: Sequence[tuple[str, str]]) -> str:
     system = next((text for role, text in messages if role == "system"), None)
     prompt = "\n\n".join(text for role, text in messages if role != "system")
-    return plugin_called(_pairwise_grader, "task", judge.task, prompt, system)
+    return plugin_method(_pairwise_grader, judge, "task", prompt, system)
 
 
 def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Config) -> PairwiseComparison:
@@ -346,7 +346,7 @@ def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Co
         )
     judge = pairwise_judge(settings, config)
     # GraderUnavailableError (exit 2) before anything is asked, as for a run's judge; what else it raises names it
-    plugin_called(_pairwise_grader, "check_ready", judge.check_ready)
+    plugin_method(_pairwise_grader, judge, "check_ready")
     asked = []
     for then, now in judged:
         task = _task(judge, texts[now.case_id].messages)

@@ -449,8 +449,8 @@ class PromptAnswering:
         retriever's is: the run's cases are stored by then, and its status, verdict and exit code
         stay what they are (an error of the run that is on its way is not replaced by it)."""
         closers: list[tuple[Any, str, Callable[[], Any]]] = [(self.bound.plugin, "close", self.bound.aclose)]
-        if isinstance(self.grading, components.AsyncClosing):
-            closers.append((self._grader, "aclose", self.grading.aclose))
+        if components.offers(self.grading, components.AsyncClosing):  # read as it is called: a raising read is its failure
+            closers.append((self._grader, "aclose", lambda: self.grading.aclose()))
         for who, method, close in closers:
             try:
                 await carried_async(close())
@@ -769,10 +769,10 @@ def prepare_prompts(
         components.bind_set(bound, golden_set)
     # the grader's calls before the run, under the one rule for a plugin's calls outside a case
     grader = components.grader_plugin(grader_name)
-    if isinstance(grading, components.JudgeGrader):
-        components.plugin_called(grader, "bind_judge", grading.bind_judge, config, bound)
-    if rubric_prompts and isinstance(grading, components.RubricJudging):
-        grading = components.plugin_called(grader, "with_rubric_judge", grading.with_rubric_judge, config, bound, tuple(rubric_prompts))
+    if components.offers(grading, components.JudgeGrader):
+        components.plugin_method(grader, grading, "bind_judge", config, bound)
+    if rubric_prompts and components.offers(grading, components.RubricJudging):
+        grading = components.plugin_method(grader, grading, "with_rubric_judge", config, bound, tuple(rubric_prompts))
     notes.extend(short_secret_warnings(bound, grading))
     if bound.is_reference_self_check:
         notes.append(
@@ -812,8 +812,8 @@ def _tools_refusal(generator: Any) -> str:
 def check_ready(answering: PromptAnswering, probe_generator: bool) -> list[str]:
     """The judge's readiness check, then (``probe_generator``: a new run) the generator's one free
     readiness probe — both before the store is even opened; returns the probe's notes."""
-    if isinstance(answering.grading, components.ReadinessCheck):  # what it raises names it (plugin_called)
-        components.plugin_called(answering._grader, "check_ready", answering.grading.check_ready)
+    if components.offers(answering.grading, components.ReadinessCheck):  # what it raises names it (plugin_called)
+        components.plugin_method(answering._grader, answering.grading, "check_ready")
     return components.check_generator_ready(answering.bound, answering.wait_ready) if probe_generator else []
 
 
