@@ -26,7 +26,17 @@ import attrs
 
 from .agreement import Agreement, KrippendorffAlpha, judge_agreement, krippendorff_alpha
 from .calibration import CalibrationSet, calibration_set_problems
-from .components import BoundGenerator, aclosed, declared, grader_plugin, load_grader, offers, plugin_awaited, plugin_called, plugin_method
+from .components import (
+    BoundGenerator,
+    aclosed,
+    declared,
+    grader_plugin,
+    load_grader,
+    offers,
+    plugin_awaited,
+    plugin_called,
+    plugin_method,
+)
 from .config import Config
 from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError, carried_async
 from .event_loops import run_to_completion
