@@ -1813,6 +1813,39 @@ def test_a_judges_method_that_raises_as_it_is_read_names_its_grader_not_an_evalk
         assert expected.get(method, [line.format("deterministic") for line in said(method)]) == failed.stderr.splitlines()
 
 
+def test_which_protocol_a_plugin_offers_is_asked_without_letting_a_raising_property_through() -> None:
+    """isinstance() against a runtime_checkable Protocol reads each member with hasattr(), which
+    lets what a __getattr__ raises through (RuntimeError here), or says a method a property stands
+    for is offered, which then raises as it is read: either ended the command that asked as an
+    internal error. components.offers asks as isinstance does, each member read with
+    components.declared: one that raises as it is read is not offered."""
+    from evalkit import components
+    from evalkit.judge_calibration import CalibratingGrader
+    from evalkit.pairwise import PairwiseJudging
+
+    class Raising:
+        @property
+        def pairwise_judge(self) -> object:
+            raise RuntimeError("not set up")
+
+    class Asking:
+        def __getattr__(self, name: str) -> object:
+            raise RuntimeError(f"no {name} for you")
+
+    class Offering:
+        def pairwise_judge(self) -> None: ...
+
+        check_ready = None
+
+    with pytest.raises(RuntimeError):
+        isinstance(Asking(), PairwiseJudging)
+    assert isinstance(Raising(), PairwiseJudging)  # found on the class, then its read raises
+    for hostile in (Raising(), Asking()):
+        assert not components.offers(hostile, PairwiseJudging) and not components.offers(hostile, CalibratingGrader)
+    assert components.offers(Offering(), PairwiseJudging) and not components.offers(Offering(), CalibratingGrader)
+    assert not components.offers(Offering(), components.ReadinessCheck)  # a method set to None, as isinstance says
+
+
 def stored_calibrations(project: Path) -> int:
     """How many judge calibrations the project's SQLite store holds (0 when there is none)."""
     if not database(project).exists():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 import warnings
@@ -212,7 +213,7 @@ def check_generator_ready(
     passed — ``evalkit run --wait-ready 60s`` right after starting a local model server."""
     from .errors import GeneratorUnavailableError
 
-    if not isinstance(bound.generator, ReadinessCheck):
+    if not offers(bound.generator, ReadinessCheck):
         return []
     who = generator_named(bound)
     deadline, delay = clock() + wait_s, 0.5
@@ -378,18 +379,25 @@ def offers(component: Any, protocol: type) -> bool:
     where ``isinstance(component, protocol)`` reads each member with ``hasattr`` and raises (or
     answers wrongly) when a property or ``__getattr__`` raises. One whose member raises as it is
     read does not offer it, as an optional attribute that raises is not declared."""
-    missing = object()
-    return all(declared(component, name, missing) is not missing for name in _protocol_members(protocol))
+    for name, is_method in _protocol_members(protocol):
+        value = declared(component, name, _MISSING)
+        if value is _MISSING or (is_method and value is None):  # a method set to None is not offered, as for isinstance
+            return False
+    return True
 
 
-def _protocol_members(protocol: type) -> frozenset[str]:
-    """The members ``isinstance`` checks for ``protocol`` (its methods and data members)."""
+_MISSING = object()
+
+
+@functools.cache
+def _protocol_members(protocol: type) -> tuple[tuple[str, bool], ...]:
+    """The members ``isinstance`` checks for ``protocol``, each with whether it is a method."""
     members = getattr(protocol, "__protocol_attrs__", None)
     if members is None:
         import typing
 
         members = typing._get_protocol_attrs(protocol)  # type: ignore[attr-defined]  # Python 3.11
-    return frozenset(members)
+    return tuple((name, callable(getattr(protocol, name, None))) for name in sorted(members))
 
 
 def plugin_method(who: Any, component: Any, method: str, *args: Any) -> Any:
@@ -517,17 +525,17 @@ class BoundGenerator:
     @property
     def can_chat(self) -> bool:
         """True when the generator takes conversations (:class:`ChatGenerator` or :class:`AsyncChatGenerator`)."""
-        return isinstance(self.generator, ChatGenerator) or self.chats_async
+        return offers(self.generator, ChatGenerator) or self.chats_async
 
     @property
     def chats_async(self) -> bool:
         """True when the generator has ``async def achat``."""
-        return isinstance(self.generator, AsyncChatGenerator) and inspect.iscoroutinefunction(self.generator.achat)
+        return offers(self.generator, AsyncChatGenerator) and inspect.iscoroutinefunction(self.generator.achat)
 
     @property
     def is_async(self) -> bool:
         """True when the generator has ``async def agenerate``."""
-        return isinstance(self.generator, AsyncGenerator) and inspect.iscoroutinefunction(self.generator.agenerate)
+        return offers(self.generator, AsyncGenerator) and inspect.iscoroutinefunction(self.generator.agenerate)
 
     @property
     def is_reference_self_check(self) -> bool:
@@ -549,7 +557,7 @@ class BoundGenerator:
 
     def secrets(self) -> tuple[str, ...]:
         """Credential values the generator sends (empty when it holds none or does not say)."""
-        if isinstance(self.generator, SecretHolder):
+        if offers(self.generator, SecretHolder):
             return tuple(v for v in secrets_to_keep_out(self.generator, f'provider instance {quoted(self.instance or self.adapter)}') if v)
         return ()
 

@@ -457,7 +457,9 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
             record,
             f"{record.kind} {record.describe()} raised {exception_name(exc)} when created: {exception_message(exc)}",
         ) from exc
-    if isinstance(created, SecretHolder):
+    from .components import offers  # components imports this module
+
+    if offers(created, SecretHolder):
         if (problem := read_secrets(created)[1]) is not None:  # its secrets could not all be kept out of sight
             raise PluginError.for_plugin(record, f"{record.kind} {record.describe()}: {problem}")
         remember_secret_holder(created)  # its secrets are scrubbed from everything printed, too

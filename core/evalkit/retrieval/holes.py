@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from ..components import aclosed, declared, grader_plugin, plugin_close_failed
+from ..components import aclosed, declared, grader_plugin, offers, plugin_close_failed
 from ..errors import PLUGIN_FAILURES, PluginError, UsageError, carried, carried_async
 from ..judge_replies import grade_scale_of, judge_reply, prompt_version_of, yardstick_of
 from ..questions import GoldenQuestion
@@ -242,7 +242,7 @@ def _relevance_grader() -> Any:
 def check_document_texts(retriever: Any, retriever_id: str) -> None:
     """Refuse (:class:`UsageError`) a retriever that cannot show a document's text: the judge
     would have nothing to read."""
-    if not isinstance(retriever, DocumentTexts):
+    if not offers(retriever, DocumentTexts):
         raise UsageError(
             f'{argument("judge_unjudged")}: retriever {quoted(retriever_id)} cannot show a document\'s text (it has no document_text(id)), '
             "so a judge cannot grade what it returns; nothing was asked or stored"
