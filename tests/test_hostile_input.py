@@ -1529,6 +1529,7 @@ HOSTILE = {
     "int": lambda: 42, "none": lambda: None, "nan": lambda: float("nan"), "list": lambda: ["A"],
     "control": lambda: "judge\\x1b[2J\\nevalkit: ok", "huge": lambda: "j" * 1_000_000, "unequal": Unequal,
     "triple": lambda: ("A", "judge-model", "more"), "bool": lambda: True,
+    "exception": lambda: RuntimeError("returned, not raised"), "interrupt": KeyboardInterrupt,
 }
 
 
@@ -1867,6 +1868,9 @@ UNUSABLE = [
     (("model", "control"), 'a reply from {method}() evalkit cannot use: its model "judge\\x1b[2J\\x0aevalkit: ok" contains control'),
     (("{method}", "triple"), "a reply from {method}() evalkit cannot use: it must be a (value, model) pair, got ('A', 'judge-model', 'more')"),
     (("{method}", "none"), "a reply from {method}() evalkit cannot use: it must be a (value, model) pair, got None"),
+    # an exception object returned, not raised, is a reply (a failed request's was counted, a KeyboardInterrupt's raised)
+    (("{method}", "exception"), "a reply from {method}() evalkit cannot use: it must be a (value, model) pair, got RuntimeError('returned, not raised')"),
+    (("{method}", "interrupt"), "a reply from {method}() evalkit cannot use: it must be a (value, model) pair, got KeyboardInterrupt()"),
 ]
 
 

@@ -38,9 +38,17 @@ from .components import (
     plugin_method,
 )
 from .config import Config
-from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError, carried_async
+from .errors import CalibrationFailed, UsageError
 from .event_loops import run_to_completion
-from .judge_replies import judge_instance_of, judge_reply, judge_scale_of, prompt_version_of, yardstick_of
+from .judge_replies import (
+    FailedRequest,
+    judge_instance_of,
+    judge_reply,
+    judge_scale_of,
+    prompt_version_of,
+    yardstick_of,
+)
+from .judge_replies import asked as judge_asked
 from .shapes import exception_text, short_repr
 from .wording import quoted
 
@@ -222,13 +230,10 @@ def _modal(labels: Sequence[Any]) -> Any:
 
 
 async def _ask_all(judge: Any, calibration: CalibrationSet, repeats: int) -> list[list[Any]]:
-    """Every item asked ``repeats`` times; each answer a ``(label, model)`` or the exception."""
+    """Every item asked ``repeats`` times; each answer a reply or a :class:`FailedRequest`."""
 
     async def ask(item: Any) -> Any:
-        try:
-            return await carried_async(judge.alabel(item))
-        except PLUGIN_FAILURES as exc:
-            return exc
+        return await judge_asked(lambda: judge.alabel(item))
 
     try:
         asked = await asyncio.gather(*(ask(item) for item in calibration.items for _ in range(repeats)))
@@ -252,7 +257,7 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
     # every reply held to the rule before any is counted: a broken one is the plugin's, and nothing is kept
     wanted = f"one of the set's labels {list(calibration.labels)!r}"
     answers = [
-        [o if isinstance(o, BaseException) else judge_reply(who, "alabel", o, calibration.labels, wanted) for o in outcomes]
+        [o if isinstance(o, FailedRequest) else judge_reply(who, "alabel", o, calibration.labels, wanted) for o in outcomes]
         for outcomes in answers
     ]
     instance = judge_instance_of(who, judge)
@@ -264,9 +269,9 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
     models: set[Any] = set()
     first_failure: str | None = None
     for item, outcomes in zip(calibration.items, answers, strict=True):
-        labels = [o[0] for o in outcomes if not isinstance(o, BaseException)]
-        models.update(o[1] for o in outcomes if not isinstance(o, BaseException))
-        failures = [o for o in outcomes if isinstance(o, BaseException)]
+        labels = [o[0] for o in outcomes if not isinstance(o, FailedRequest)]
+        models.update(o[1] for o in outcomes if not isinstance(o, FailedRequest))
+        failures = [o.error for o in outcomes if isinstance(o, FailedRequest)]
         if failures and first_failure is None:
             first_failure = exception_text(failures[0])
         if not labels:
@@ -274,7 +279,7 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
             continue
         human.append(item.label)
         judged.append(_modal(labels))
-        per_repeat.append([o[0] if not isinstance(o, BaseException) else None for o in outcomes])
+        per_repeat.append([o[0] if not isinstance(o, FailedRequest) else None for o in outcomes])
     if not judged:
         raise CalibrationFailed(f"the judge labelled none of the {len(calibration.items)} items; the first failure: {first_failure}")
     if None in models:

@@ -41,9 +41,10 @@ import attrs
 
 from .components import BoundGenerator, aclosed, grader_plugin, load_grader, offers, plugin_awaited, plugin_method
 from .config import Config
-from .errors import PLUGIN_FAILURES, PairwiseJudgingFailed, UsageError
+from .errors import PairwiseJudgingFailed, UsageError
 from .event_loops import run_to_completion
-from .judge_replies import judge_instance_of, judge_reply, prompt_version_of
+from .judge_replies import FailedRequest, judge_instance_of, judge_reply, prompt_version_of
+from .judge_replies import asked as judge_asked
 from .runs import CaseResult, Run, RunKind
 from .shapes import exception_text
 from .stats.intervals import Interval, wilson_interval
@@ -302,12 +303,13 @@ def _pairwise_grader() -> Any:
 
 
 async def _ask_all(judge: Any, asked: Sequence[tuple[str, str, str]]) -> list[Any]:
-    """The judge's ``(verdict, model)`` for each ``(task, first, second)``, or the exception."""
+    """The judge's reply for each ``(task, first, second)``, or a :class:`FailedRequest` (what it
+    raised, as it was called or awaited: that request fails alone)."""
     async def prefer(task: str, first: str, second: str) -> Any:
-        return await judge.aprefer(task, first, second)  # raising as it is called, it fails this request only
+        return await judge_asked(lambda: judge.aprefer(task, first, second))
 
     try:
-        return await asyncio.gather(*(prefer(task, first, second) for task, first, second in asked), return_exceptions=True)
+        return await asyncio.gather(*(prefer(task, first, second) for task, first, second in asked))
     finally:  # nothing is stored yet: a judge that cannot close is named, and the comparison not shown
         await plugin_awaited(_pairwise_grader, "aclose", aclosed(judge))
 
@@ -354,11 +356,9 @@ def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Co
         asked.append((task, now.answer_text, then.answer_text))  # RUN shown first
     replies = run_to_completion(lambda: _ask_all(judge, asked))
     instance = judge_instance_of(_pairwise_grader, judge)
-    failures = [r for r in replies if isinstance(r, BaseException)]
+    failures = [r.error for r in replies if isinstance(r, FailedRequest)]
     if failures:
         first = failures[0]
-        if not isinstance(first, PLUGIN_FAILURES):
-            raise first
         raise PairwiseJudgingFailed(
             f"the pairwise judge {quoted(instance)} failed {len(failures)} of {len(replies)} requests, "
             f"so nothing is reported; the first failure: {exception_text(first)}"
