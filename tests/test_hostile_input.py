@@ -1529,6 +1529,7 @@ HOSTILE = {
     "int": lambda: 42, "none": lambda: None, "nan": lambda: float("nan"), "list": lambda: ["A"],
     "control": lambda: "judge\\x1b[2J\\nevalkit: ok", "huge": lambda: "j" * 1_000_000, "unequal": Unequal,
     "triple": lambda: ("A", "judge-model", "more"), "bool": lambda: True,
+    "exception": lambda: RuntimeError("returned, not raised"), "interrupt": KeyboardInterrupt,
 }
 
 
@@ -1547,6 +1548,10 @@ class Prompt:
 class Judge:
     def __init__(self, grader="rubric"):
         self.grader = grader
+
+    def __getattribute__(self, name):  # raising as NAME is read (a property, a __getattr__), with "NAME read"
+        raise_in(name + " read")
+        return object.__getattribute__(self, name)
 
     @property
     def judge_instance(self):
@@ -1609,6 +1614,10 @@ class Judge:
 class Grader:
     def __init__(self, **options):
         pass
+
+    def __getattribute__(self, name):  # raising as NAME is read (a property, a __getattr__), with "NAME read"
+        raise_in(name + " read")
+        return object.__getattribute__(self, name)
 
     def grade(self, prompt, answer):
         raise RuntimeError("not a grader of runs")
@@ -1780,6 +1789,64 @@ def test_a_judges_optional_method_whose_property_raises_is_one_it_does_not_offer
     assert stored_runs(project) == 0 and stored_calibrations(project) == 0
 
 
+@pytest.mark.parametrize("method", ["bind_judge", "check_ready", "task", "aclose", "pairwise_judge", "calibration_judge"])
+def test_a_judges_method_that_raises_as_it_is_read_names_its_grader_not_an_evalkit_bug(judging, cli, project, method) -> None:
+    """The judge commands read a judge's bind_judge, check_ready, task and aclose (and asked the
+    grader for its judge with isinstance() against a Protocol, which reads the method) before the
+    one rule for a plugin's call ran: a property or __getattr__ raising there ended `evalkit judge
+    calibrate` and `evalkit compare --pairwise-judge` as "internal error (an evalkit bug)". Read
+    within the call (components.plugin_method) or through components.offers, the grader and its
+    distribution are named, exit 2, nothing stored; a grader whose pairwise_judge or
+    calibration_judge raises as it is read offers none, and the command says so."""
+    expected = {
+        "pairwise_judge": ['evalkit: error: the installed "deterministic" grader has no pairwise judge'],
+        "calibration_judge": ['evalkit: error: the "deterministic" grader has no judge to calibrate on "rubric" items'],
+    }
+    if method != "task" and method != "pairwise_judge":
+        failed = judging("judge", "calibrate", "--set", "shop.labels", place=f"{method} read")
+        assert failed.code == 2, failed.stderr[-2000:]
+        assert expected.get(method, [line.format("deterministic") for line in said(method)]) == failed.stderr.splitlines()
+        assert stored_calibrations(project) == 0
+    if method != "calibration_judge":
+        ids = [cli("run", "evalkit.smoke", "--provider", "reference", "--privacy", "full", "--json").json()["run_id"] for _ in range(2)]
+        failed = judging("compare", *ids, "--pairwise-judge", "judge", place=f"{method} read")
+        assert failed.code == 2, failed.stderr[-2000:]
+        assert expected.get(method, [line.format("deterministic") for line in said(method)]) == failed.stderr.splitlines()
+
+
+def test_which_protocol_a_plugin_offers_is_asked_without_letting_a_raising_property_through() -> None:
+    """isinstance() against a runtime_checkable Protocol reads each member with hasattr(), which
+    lets what a __getattr__ raises through (RuntimeError here), or says a method a property stands
+    for is offered, which then raises as it is read: either ended the command that asked as an
+    internal error. components.offers asks as isinstance does, each member read with
+    components.declared: one that raises as it is read is not offered."""
+    from evalkit import components
+    from evalkit.judge_calibration import CalibratingGrader
+    from evalkit.pairwise import PairwiseJudging
+
+    class Raising:
+        @property
+        def pairwise_judge(self) -> object:
+            raise RuntimeError("not set up")
+
+    class Asking:
+        def __getattr__(self, name: str) -> object:
+            raise RuntimeError(f"no {name} for you")
+
+    class Offering:
+        def pairwise_judge(self) -> None: ...
+
+        check_ready = None
+
+    with pytest.raises(RuntimeError):
+        isinstance(Asking(), PairwiseJudging)
+    assert isinstance(Raising(), PairwiseJudging)  # found on the class, then its read raises
+    for hostile in (Raising(), Asking()):
+        assert not components.offers(hostile, PairwiseJudging) and not components.offers(hostile, CalibratingGrader)
+    assert components.offers(Offering(), PairwiseJudging) and not components.offers(Offering(), CalibratingGrader)
+    assert not components.offers(Offering(), components.ReadinessCheck)  # a method set to None, as isinstance says
+
+
 def stored_calibrations(project: Path) -> int:
     """How many judge calibrations the project's SQLite store holds (0 when there is none)."""
     if not database(project).exists():
@@ -1801,6 +1868,9 @@ UNUSABLE = [
     (("model", "control"), 'a reply from {method}() evalkit cannot use: its model "judge\\x1b[2J\\x0aevalkit: ok" contains control'),
     (("{method}", "triple"), "a reply from {method}() evalkit cannot use: it must be a (value, model) pair, got ('A', 'judge-model', 'more')"),
     (("{method}", "none"), "a reply from {method}() evalkit cannot use: it must be a (value, model) pair, got None"),
+    # an exception object returned, not raised, is a reply (a failed request's was counted, a KeyboardInterrupt's raised)
+    (("{method}", "exception"), "a reply from {method}() evalkit cannot use: it must be a (value, model) pair, got RuntimeError('returned, not raised')"),
+    (("{method}", "interrupt"), "a reply from {method}() evalkit cannot use: it must be a (value, model) pair, got KeyboardInterrupt()"),
 ]
 
 

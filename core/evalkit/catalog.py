@@ -10,6 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from . import registry
+from .components import offers
 from .errors import (
     PLUGIN_FAILURES,
     ConfigError,
@@ -204,7 +205,7 @@ def load_catalog(
     bounded = alarms_reach_this_thread()
     for record, provider in loaded:
         try:
-            if config is not None and isinstance(provider, ConfigAware):
+            if config is not None and offers(provider, ConfigAware):
                 carried(provider.bind_config, config)
             listing = getattr(provider, method)
             shipped = alarm_bounded(carried, (_listed, listing), limit, _ListingStalled) if bounded else carried(_listed, listing)
@@ -223,7 +224,7 @@ def load_catalog(
             ))  # fmt: skip
             continue
         providers.append(provider)
-        if isinstance(provider, RefusesSets):  # the sets it could not read, each failed alone
+        if offers(provider, RefusesSets):  # the sets it could not read, each failed alone
             try:
                 failures.extend(registry.PluginFailure(record, str(problem)) for problem in carried(provider.refused_sets))
             except PLUGIN_FAILURES as exc:
@@ -324,7 +325,7 @@ def _locations(
 ) -> dict[str, dict[registry.PluginRecord, str]]:
     """Of each duplicated identifier, where the providers that can say so (:class:`LocatesSets`)
     declare it."""
-    locating = [(record, provider) for record, provider in loaded if isinstance(provider, LocatesSets)]
+    locating = [(record, provider) for record, provider in loaded if offers(provider, LocatesSets)]
     found: dict[str, dict[registry.PluginRecord, str]] = {}
     for identifier, owners in duplicates.items():
         for record, provider in locating:

@@ -16,7 +16,7 @@ from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
 from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError, carried
 from .grading import Grading
 from .options import resolve_paths
-from .plugin_attributes import declared, declares
+from .plugin_attributes import declared, declares, offers
 from .privacy import SecretHolder, secrets_to_keep_out
 from .prompts import GoldenPrompt
 from .shapes import exception_text, short_repr
@@ -56,6 +56,8 @@ __all__ = [
     "plugin_close_failed",
     "plugin_called",
     "plugin_gave_unusable",
+    "plugin_method",
+    "offers",
     "ServingEvidence",
     "answered_by",
     "same_generator",
@@ -211,7 +213,7 @@ def check_generator_ready(
     passed — ``evalkit run --wait-ready 60s`` right after starting a local model server."""
     from .errors import GeneratorUnavailableError
 
-    if not isinstance(bound.generator, ReadinessCheck):
+    if not offers(bound.generator, ReadinessCheck):
         return []
     who = generator_named(bound)
     deadline, delay = clock() + wait_s, 0.5
@@ -349,6 +351,14 @@ MAX_CONCURRENCY = 1_000_000
 
 
 
+def plugin_method(who: Any, component: Any, method: str, *args: Any) -> Any:
+    """``component.method(*args)`` under the rule of :func:`plugin_called`, the method read within
+    the call: a judge's ``bind_judge``, ``check_ready`` or ``task`` whose property or
+    ``__getattr__`` raises as it is read, or that is missing, is ``who``'s failure in ``method()``,
+    never an internal error."""
+    return plugin_called(who, method, lambda *given: getattr(component, method)(*given), *args)
+
+
 def judge_instance(grading: Any) -> str | None:
     """The provider instance a grader's judge asks (its ``judge_instance``), read with
     :func:`declared`: ``None`` when it has none, or none that is text."""
@@ -466,17 +476,17 @@ class BoundGenerator:
     @property
     def can_chat(self) -> bool:
         """True when the generator takes conversations (:class:`ChatGenerator` or :class:`AsyncChatGenerator`)."""
-        return isinstance(self.generator, ChatGenerator) or self.chats_async
+        return offers(self.generator, ChatGenerator) or self.chats_async
 
     @property
     def chats_async(self) -> bool:
         """True when the generator has ``async def achat``."""
-        return isinstance(self.generator, AsyncChatGenerator) and inspect.iscoroutinefunction(self.generator.achat)
+        return offers(self.generator, AsyncChatGenerator) and inspect.iscoroutinefunction(self.generator.achat)
 
     @property
     def is_async(self) -> bool:
         """True when the generator has ``async def agenerate``."""
-        return isinstance(self.generator, AsyncGenerator) and inspect.iscoroutinefunction(self.generator.agenerate)
+        return offers(self.generator, AsyncGenerator) and inspect.iscoroutinefunction(self.generator.agenerate)
 
     @property
     def is_reference_self_check(self) -> bool:
@@ -498,7 +508,7 @@ class BoundGenerator:
 
     def secrets(self) -> tuple[str, ...]:
         """Credential values the generator sends (empty when it holds none or does not say)."""
-        if isinstance(self.generator, SecretHolder):
+        if offers(self.generator, SecretHolder):
             return tuple(v for v in secrets_to_keep_out(self.generator, f'provider instance {quoted(self.instance or self.adapter)}') if v)
         return ()
 

@@ -26,11 +26,29 @@ import attrs
 
 from .agreement import Agreement, KrippendorffAlpha, judge_agreement, krippendorff_alpha
 from .calibration import CalibrationSet, calibration_set_problems
-from .components import BoundGenerator, aclosed, declared, grader_plugin, load_grader, plugin_awaited, plugin_called
+from .components import (
+    BoundGenerator,
+    aclosed,
+    declared,
+    grader_plugin,
+    load_grader,
+    offers,
+    plugin_awaited,
+    plugin_called,
+    plugin_method,
+)
 from .config import Config
-from .errors import PLUGIN_FAILURES, CalibrationFailed, UsageError, carried_async
+from .errors import CalibrationFailed, UsageError
 from .event_loops import run_to_completion
-from .judge_replies import judge_instance_of, judge_reply, judge_scale_of, prompt_version_of, yardstick_of
+from .judge_replies import (
+    FailedRequest,
+    judge_instance_of,
+    judge_reply,
+    judge_scale_of,
+    prompt_version_of,
+    yardstick_of,
+)
+from .judge_replies import asked as judge_asked
 from .shapes import exception_text, short_repr
 from .wording import quoted
 
@@ -156,10 +174,10 @@ def calibration_judge(grader: str, settings: JudgeSettings, config: Config) -> A
     except Exception as exc:  # an unknown grader: no installed plugin judges this kind
         raise UsageError(f'no installed grader judges {quoted(grader)} calibration sets ({exc})') from None
     who = _grader_of(grader)
-    judge = plugin_called(who, "calibration_judge", loaded.calibration_judge, grader) if isinstance(loaded, CalibratingGrader) else None
+    judge = plugin_method(who, loaded, "calibration_judge", grader) if offers(loaded, CalibratingGrader) else None
     if judge is None:
         raise UsageError(f'the {quoted(name)} grader has no judge to calibrate on {quoted(grader)} items')
-    plugin_called(who, "bind_judge", judge.bind_judge, config, _NOBODY_UNDER_TEST)
+    plugin_method(who, judge, "bind_judge", config, _NOBODY_UNDER_TEST)
     return judge
 
 
@@ -173,7 +191,7 @@ def check_judge_ready(grader: str, judge: Any) -> None:
     """Ask the judge of ``grader`` (a calibration set's grader kind) whether it can run, before
     anything is asked: what it raises names the grader and its distribution
     (:func:`~evalkit.components.plugin_called`), an error of evalkit's own kind is raised as it is."""
-    plugin_called(_grader_of(grader), "check_ready", judge.check_ready)
+    plugin_method(_grader_of(grader), judge, "check_ready")
 
 
 def _scale(judge: Any, grader: str) -> list[Any]:
@@ -212,13 +230,10 @@ def _modal(labels: Sequence[Any]) -> Any:
 
 
 async def _ask_all(judge: Any, calibration: CalibrationSet, repeats: int) -> list[list[Any]]:
-    """Every item asked ``repeats`` times; each answer a ``(label, model)`` or the exception."""
+    """Every item asked ``repeats`` times; each answer a reply or a :class:`FailedRequest`."""
 
     async def ask(item: Any) -> Any:
-        try:
-            return await carried_async(judge.alabel(item))
-        except PLUGIN_FAILURES as exc:
-            return exc
+        return await judge_asked(lambda: judge.alabel(item))
 
     try:
         asked = await asyncio.gather(*(ask(item) for item in calibration.items for _ in range(repeats)))
@@ -242,7 +257,7 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
     # every reply held to the rule before any is counted: a broken one is the plugin's, and nothing is kept
     wanted = f"one of the set's labels {list(calibration.labels)!r}"
     answers = [
-        [o if isinstance(o, BaseException) else judge_reply(who, "alabel", o, calibration.labels, wanted) for o in outcomes]
+        [o if isinstance(o, FailedRequest) else judge_reply(who, "alabel", o, calibration.labels, wanted) for o in outcomes]
         for outcomes in answers
     ]
     instance = judge_instance_of(who, judge)
@@ -254,9 +269,9 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
     models: set[Any] = set()
     first_failure: str | None = None
     for item, outcomes in zip(calibration.items, answers, strict=True):
-        labels = [o[0] for o in outcomes if not isinstance(o, BaseException)]
-        models.update(o[1] for o in outcomes if not isinstance(o, BaseException))
-        failures = [o for o in outcomes if isinstance(o, BaseException)]
+        labels = [o[0] for o in outcomes if not isinstance(o, FailedRequest)]
+        models.update(o[1] for o in outcomes if not isinstance(o, FailedRequest))
+        failures = [o.error for o in outcomes if isinstance(o, FailedRequest)]
         if failures and first_failure is None:
             first_failure = exception_text(failures[0])
         if not labels:
@@ -264,7 +279,7 @@ def calibrate_judge(calibration: CalibrationSet, settings: JudgeSettings, config
             continue
         human.append(item.label)
         judged.append(_modal(labels))
-        per_repeat.append([o[0] if not isinstance(o, BaseException) else None for o in outcomes])
+        per_repeat.append([o[0] if not isinstance(o, FailedRequest) else None for o in outcomes])
     if not judged:
         raise CalibrationFailed(f"the judge labelled none of the {len(calibration.items)} items; the first failure: {first_failure}")
     if None in models:

@@ -24,14 +24,17 @@ calls made with :func:`~evalkit.components.plugin_called`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
+
 from .components import declared, plugin_called, plugin_gave_unusable
+from .errors import PLUGIN_FAILURES, carried_async
 from .shapes import short_repr
 
 __all__ = [
-    "MAX_PROMPT_VERSION", "MAX_SCALE", "grade_scale_of", "judge_instance_of", "judge_reply", "judge_scale_of", "model_reply_problem",
+    "MAX_PROMPT_VERSION", "MAX_SCALE", "FailedRequest", "asked", "grade_scale_of", "judge_instance_of", "judge_reply", "judge_scale_of", "model_reply_problem",
     "prompt_version_of", "yardstick_of",
 ]
 
@@ -39,6 +42,26 @@ __all__ = [
 MAX_PROMPT_VERSION = 2**31 - 1
 #: The most labels a judge's scale may have.
 MAX_SCALE = 1_000
+
+
+@attrs.frozen
+class FailedRequest:
+    """A request of a judge that raised (``error``: what it raised, a
+    :data:`~evalkit.errors.PLUGIN_FAILURES`), told apart from a reply: an exception object the
+    judge *returns* is a reply, held to the rule of :func:`judge_reply` — never a failed request,
+    never raised."""
+
+    error: BaseException
+
+
+async def asked(call: Callable[[], Any]) -> Any:
+    """The reply of one request of a judge (``call()``: its ``alabel(…)``, ``aprefer(…)``,
+    ``agrade_document(…)``, awaited), or a :class:`FailedRequest` when it raised, as it was called
+    or as it was awaited; what is no plugin failure (an interrupt) goes on as it is."""
+    try:
+        return await carried_async(call())
+    except PLUGIN_FAILURES as exc:
+        return FailedRequest(exc)
 
 
 def _one_of(value: Any, choices: Sequence[Any]) -> tuple[bool, Any]:

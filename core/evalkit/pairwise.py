@@ -39,11 +39,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from .components import BoundGenerator, aclosed, grader_plugin, load_grader, plugin_awaited, plugin_called
+from .components import BoundGenerator, aclosed, grader_plugin, load_grader, offers, plugin_awaited, plugin_method
 from .config import Config
-from .errors import PLUGIN_FAILURES, PairwiseJudgingFailed, UsageError
+from .errors import PairwiseJudgingFailed, UsageError
 from .event_loops import run_to_completion
-from .judge_replies import judge_instance_of, judge_reply, prompt_version_of
+from .judge_replies import FailedRequest, judge_instance_of, judge_reply, prompt_version_of
+from .judge_replies import asked as judge_asked
 from .runs import CaseResult, Run, RunKind
 from .shapes import exception_text
 from .stats.intervals import Interval, wilson_interval
@@ -288,10 +289,10 @@ def pairwise_judge(settings: PairwiseSettings, config: Config) -> Any:
     if settings.judge is not None:
         options["judge"] = settings.judge
     grader, _ = load_grader("deterministic", **options)
-    if not isinstance(grader, PairwiseJudging):
+    if not offers(grader, PairwiseJudging):
         raise UsageError('the installed "deterministic" grader has no pairwise judge')
-    judge = plugin_called(_pairwise_grader, "pairwise_judge", grader.pairwise_judge)
-    plugin_called(_pairwise_grader, "bind_judge", judge.bind_judge, config, _NOBODY_UNDER_TEST)
+    judge = plugin_method(_pairwise_grader, grader, "pairwise_judge")
+    plugin_method(_pairwise_grader, judge, "bind_judge", config, _NOBODY_UNDER_TEST)
     return judge
 
 
@@ -302,12 +303,13 @@ def _pairwise_grader() -> Any:
 
 
 async def _ask_all(judge: Any, asked: Sequence[tuple[str, str, str]]) -> list[Any]:
-    """The judge's ``(verdict, model)`` for each ``(task, first, second)``, or the exception."""
+    """The judge's reply for each ``(task, first, second)``, or a :class:`FailedRequest` (what it
+    raised, as it was called or awaited: that request fails alone)."""
     async def prefer(task: str, first: str, second: str) -> Any:
-        return await judge.aprefer(task, first, second)  # raising as it is called, it fails this request only
+        return await judge_asked(lambda: judge.aprefer(task, first, second))
 
     try:
-        return await asyncio.gather(*(prefer(task, first, second) for task, first, second in asked), return_exceptions=True)
+        return await asyncio.gather(*(prefer(task, first, second) for task, first, second in asked))
     finally:  # nothing is stored yet: a judge that cannot close is named, and the comparison not shown
         await plugin_awaited(_pairwise_grader, "aclose", aclosed(judge))
 
@@ -315,7 +317,7 @@ async def _ask_all(judge: Any, asked: Sequence[tuple[str, str, str]]) -> list[An
 def _task(judge: Any, messages: Sequence[tuple[str, str]]) -> str:
     system = next((text for role, text in messages if role == "system"), None)
     prompt = "\n\n".join(text for role, text in messages if role != "system")
-    return plugin_called(_pairwise_grader, "task", judge.task, prompt, system)
+    return plugin_method(_pairwise_grader, judge, "task", prompt, system)
 
 
 def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Config) -> PairwiseComparison:
@@ -346,7 +348,7 @@ def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Co
         )
     judge = pairwise_judge(settings, config)
     # GraderUnavailableError (exit 2) before anything is asked, as for a run's judge; what else it raises names it
-    plugin_called(_pairwise_grader, "check_ready", judge.check_ready)
+    plugin_method(_pairwise_grader, judge, "check_ready")
     asked = []
     for then, now in judged:
         task = _task(judge, texts[now.case_id].messages)
@@ -354,11 +356,9 @@ def compare_pairwise(base: Run, run: Run, settings: PairwiseSettings, config: Co
         asked.append((task, now.answer_text, then.answer_text))  # RUN shown first
     replies = run_to_completion(lambda: _ask_all(judge, asked))
     instance = judge_instance_of(_pairwise_grader, judge)
-    failures = [r for r in replies if isinstance(r, BaseException)]
+    failures = [r.error for r in replies if isinstance(r, FailedRequest)]
     if failures:
         first = failures[0]
-        if not isinstance(first, PLUGIN_FAILURES):
-            raise first
         raise PairwiseJudgingFailed(
             f"the pairwise judge {quoted(instance)} failed {len(failures)} of {len(replies)} requests, "
             f"so nothing is reported; the first failure: {exception_text(first)}"

@@ -1,16 +1,17 @@
 """Reading a plugin's attributes: the one way evalkit looks at what a plugin object declares.
 
 A plugin's attribute may be a property that raises (its client not set up), or a ``__getattr__``
-that answers anything; these two functions read such attributes without running into either. They
+that answers anything; these functions read such attributes without running into either. They
 import nothing of evalkit, so any module may use them (:mod:`evalkit.components` hands them on).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
-__all__ = ["declared", "declares"]
+__all__ = ["declared", "declares", "offers"]
 
 
 def declared(component: Any, name: str, default: Any = None) -> Any:
@@ -33,3 +34,30 @@ def declares(component: Any, name: str) -> bool:
     where ``isinstance`` against a protocol with a data member would read the attribute (Python
     3.11 does) and fail on a property that raises. Its value is read with :func:`declared`."""
     return inspect.getattr_static(component, name, None) is not None
+
+
+def offers(component: Any, protocol: type) -> bool:
+    """True when ``component`` has every member of the ``runtime_checkable`` ``protocol``, each
+    read with :func:`declared`: the one way evalkit asks which optional protocol a plugin offers,
+    where ``isinstance(component, protocol)`` reads each member with ``hasattr`` and raises (or
+    answers wrongly) when a property or ``__getattr__`` raises. One whose member raises as it is
+    read does not offer it, as an optional attribute that raises is not declared."""
+    for name, is_method in _protocol_members(protocol):
+        value = declared(component, name, _MISSING)
+        if value is _MISSING or (is_method and value is None):  # a method set to None is not offered, as for isinstance
+            return False
+    return True
+
+
+_MISSING = object()
+
+
+@functools.cache
+def _protocol_members(protocol: type) -> tuple[tuple[str, bool], ...]:
+    """The members ``isinstance`` checks for ``protocol``, each with whether it is a method."""
+    members = getattr(protocol, "__protocol_attrs__", None)
+    if members is None:
+        import typing
+
+        members = typing._get_protocol_attrs(protocol)  # type: ignore[attr-defined]  # Python 3.11
+    return tuple((name, callable(getattr(protocol, name, None))) for name in sorted(members))

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from .errors import PLUGIN_FAILURES, PluginError, PluginLoadInterrupted, UnknownPluginError, carried
+from .plugin_attributes import offers
 from .problem_texts import bounded_problem, clipped, too_long
 from .wording import quoted
 
@@ -477,7 +478,8 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
             record,
             f"{record.kind} {record.describe()} raised {exception_name(exc)} when created: {exception_message(exc)}",
         ) from exc
-    if isinstance(created, SecretHolder):
+
+    if offers(created, SecretHolder):
         if (problem := read_secrets(created)[1]) is not None:  # its secrets could not all be kept out of sight
             raise PluginError.for_plugin(record, f"{record.kind} {record.describe()}: {problem}")
         remember_secret_holder(created)  # its secrets are scrubbed from everything printed, too

@@ -32,7 +32,7 @@ from typing import Any
 
 import attrs
 from evalkit.answers import Answer, GenerationRequest, Usage
-from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator
+from evalkit.components import BoundGenerator, ReadinessCheck, bind_generator, offers
 from evalkit.config import MAX_REPEATS, Config
 from evalkit.errors import GraderUnavailableError, RequestRejected, UsageError
 from evalkit.grading import AGREEMENT_CHECK, Check, Grading, verdict_check_name
@@ -235,7 +235,7 @@ class JudgeGraderBase(abc.ABC):
         if self._bound is None:
             raise GraderUnavailableError(f"The {quoted(self.name)} grader cannot run: no judge is bound (bind_judge was not called)")
         generator = self._bound.generator
-        if isinstance(generator, ReadinessCheck):
+        if offers(generator, ReadinessCheck):
             try:
                 generator.check_ready()
             except Exception as exc:

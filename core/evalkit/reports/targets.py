@@ -18,6 +18,7 @@ from typing import TextIO
 import attrs
 
 from .. import registry
+from ..components import offers
 from ..errors import PLUGIN_FAILURES, UsageError, carried
 from ..shapes import exception_text
 from ..textfiles import append_text_file, write_text_file
@@ -96,7 +97,7 @@ def _render(target: ReportTarget, report: Report) -> tuple[str, object]:
     """The text and the reporter object (for its default destination)."""
     record = registry.find(GROUP, target.format)
     reporter = registry.instantiate(record, registry.load(record))
-    if not isinstance(reporter, Reporter):
+    if not offers(reporter, Reporter):
         raise TypeError(f"{type(reporter).__name__} has no render(report) method")
     text = reporter.render(report)
     if not isinstance(text, str):
@@ -118,7 +119,7 @@ def _rendered(target: ReportTarget, report: Report, environ: Mapping[str, str]) 
     """The text of ``target``'s report, where it goes, and whether it is appended there."""
     text, reporter = _render(target, report)
     destination, append = target.path, False
-    if destination is None and isinstance(reporter, DefaultDestination):
+    if destination is None and offers(reporter, DefaultDestination):
         default = reporter.default_destination(environ)
         if default is not None and not isinstance(default, str):  # an int would be a file descriptor to open()
             raise TypeError(f"default_destination() returned {type(default).__name__}, not a path")

@@ -36,6 +36,7 @@ from evalkit.project_files import ProjectBoundary
 from evalkit.shapes import MIN_SECONDS, seconds_between, short_repr
 from evalkit.wording import argument
 
+from ..components import offers
 from ..printable import hidden_escaped
 from ..wording import path_named, quoted, table_key
 from .contracts import DeploymentDefaults
@@ -122,7 +123,7 @@ class DeploymentChoice:
 
 
 def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any], str]:
-    if sourced is None or not isinstance(sourced.provider, DeploymentDefaults):
+    if sourced is None or not offers(sourced.provider, DeploymentDefaults):
         return {}, ""
     where = f"provider {sourced.record.describe()}"
     try:

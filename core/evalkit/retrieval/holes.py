@@ -31,9 +31,9 @@ from typing import Any
 
 import attrs
 
-from ..components import aclosed, declared, grader_plugin, plugin_close_failed
-from ..errors import PLUGIN_FAILURES, PluginError, UsageError, carried, carried_async
-from ..judge_replies import grade_scale_of, judge_reply, prompt_version_of, yardstick_of
+from ..components import aclosed, declared, grader_plugin, offers, plugin_close_failed
+from ..errors import PLUGIN_FAILURES, PluginError, UsageError, carried
+from ..judge_replies import FailedRequest, asked, grade_scale_of, judge_reply, prompt_version_of, yardstick_of
 from ..questions import GoldenQuestion
 from ..wording import argument, quoted
 from .contracts import DocumentTexts
@@ -147,7 +147,7 @@ class HoleJudging:
         answers = self._runner.run(self._ask(question.question, texts))
         grades: dict[str, int] = {}
         for document, answer in zip(texts, answers, strict=True):
-            if isinstance(answer, BaseException):
+            if isinstance(answer, FailedRequest):
                 failed += 1
                 continue
             try:
@@ -164,10 +164,7 @@ class HoleJudging:
 
     async def _ask(self, query: str, texts: Mapping[str, str]) -> list[Any]:
         async def one(text: str) -> Any:
-            try:
-                return await carried_async(self.judge.agrade_document(query, text))
-            except PLUGIN_FAILURES as exc:
-                return exc
+            return await asked(lambda: self.judge.agrade_document(query, text))
 
         return list(await asyncio.gather(*(one(text) for text in texts.values())))
 
@@ -242,7 +239,7 @@ def _relevance_grader() -> Any:
 def check_document_texts(retriever: Any, retriever_id: str) -> None:
     """Refuse (:class:`UsageError`) a retriever that cannot show a document's text: the judge
     would have nothing to read."""
-    if not isinstance(retriever, DocumentTexts):
+    if not offers(retriever, DocumentTexts):
         raise UsageError(
             f'{argument("judge_unjudged")}: retriever {quoted(retriever_id)} cannot show a document\'s text (it has no document_text(id)), '
             "so a judge cannot grade what it returns; nothing was asked or stored"

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from ..components import offers
 from ..wording import path_named, quoted, table_key
 from .protocols import (
     VERDICT_STATES,
@@ -347,5 +348,5 @@ def upgrade_schema(url: str) -> tuple[Any, list[int]]:
 
 def close_repository(repository: object) -> None:
     """Close ``repository`` when it holds anything open (:class:`ClosableRepository`); else nothing."""
-    if isinstance(repository, ClosableRepository):
+    if offers(repository, ClosableRepository):
         repository.close()

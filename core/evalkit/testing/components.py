@@ -62,7 +62,7 @@ def check_generator(factory: Any, *, prompt_set: GoldenPromptSet | None = None, 
     generator = _create(factory, options, report, "generator")
     if generator is None:
         report.raise_if_any()
-    if not isinstance(generator, (components.Generator, components.AsyncGenerator)):
+    if not (components.offers(generator, components.Generator) or components.offers(generator, components.AsyncGenerator)):
         report.add("it has neither generate(request) nor async agenerate(request)")
         report.raise_if_any()
     agenerate = getattr(generator, "agenerate", None)
@@ -72,7 +72,7 @@ def check_generator(factory: Any, *, prompt_set: GoldenPromptSet | None = None, 
     if declared is not None and (isinstance(declared, bool) or not isinstance(declared, int) or declared < 1):
         report.add(f"concurrency must be a positive integer, got {declared!r}")
     secrets: tuple[str, ...] = ()
-    if isinstance(generator, components.SecretHolder):
+    if components.offers(generator, components.SecretHolder):
         ok, values = report.call("secret_values()", generator.secret_values)
         if ok and (not isinstance(values, (tuple, list)) or not all(isinstance(v, str) for v in values)):
             report.add(f"secret_values() must return a tuple of strings, got {values!r}")
@@ -121,10 +121,10 @@ def check_grader(factory: Any, **options: Any) -> None:
     grader = _create(factory, options, report, "grader")
     if grader is None:
         report.raise_if_any()
-    if not isinstance(grader, (components.Grader, components.AsyncGrader)):
+    if not (components.offers(grader, components.Grader) or components.offers(grader, components.AsyncGrader)):
         report.add("it has neither grade(prompt, answer) nor async agrade(prompt, answer)")
         report.raise_if_any()
-    if isinstance(grader, components.ReadinessCheck):
+    if components.offers(grader, components.ReadinessCheck):
         report.call("check_ready()", grader.check_ready)
     prompt = GoldenPrompt(
         id="capital", prompt="What is the capital of France?", reference="Paris",
@@ -132,7 +132,7 @@ def check_grader(factory: Any, **options: Any) -> None:
     )
 
     def grade(answer: Answer) -> Any:
-        if isinstance(grader, components.AsyncGrader) and inspect.iscoroutinefunction(grader.agrade):
+        if components.offers(grader, components.AsyncGrader) and inspect.iscoroutinefunction(grader.agrade):
             # on a loop of its own: an async test (a running loop) is not the grader's fault
             return run_to_completion(lambda: grader.agrade(prompt, answer))
         return grader.grade(prompt, answer)
@@ -175,6 +175,7 @@ def check_retriever(
     but never compared). Raises one
     ``AssertionError`` listing every problem.
     """
+    from .. import components
     from ..errors import RetrievalError
     from ..retrieval.contracts import ClosingRetriever, PreparedRetriever, RetrievalProvenanceProvider, Retriever
     from ..retrieval.provenance import validate_provenance
@@ -187,10 +188,10 @@ def check_retriever(
     retriever = _create(factory, options, report, "retriever")
     if retriever is None:
         report.raise_if_any()
-    if not isinstance(retriever, Retriever):
+    if not components.offers(retriever, Retriever):
         report.add("it has no retrieve(question, limit) method")
         report.raise_if_any()
-    if isinstance(retriever, RetrievalProvenanceProvider):
+    if components.offers(retriever, RetrievalProvenanceProvider):
         ok, declared = report.call("provenance()", retriever.provenance)
         if ok:
             report.extend([f"provenance(): {p}" for p in validate_provenance(declared)])
@@ -199,7 +200,7 @@ def check_retriever(
                 report.add("provenance() declares something else on a second call; a run asks once and must be able to trust it")
     elif require_provenance:
         report.add("it declares no provenance() (RetrievalProvenanceProvider): its runs can never be compared")
-    if isinstance(retriever, PreparedRetriever):
+    if components.offers(retriever, PreparedRetriever):
         report.call("prepare()", retriever.prepare)
     limit = max(k, 12)
     for question in question_set.questions:
@@ -223,6 +224,6 @@ def check_retriever(
             report.add(f'question "{question.id}": retrieve() returned {len(ranked)} ids for limit {limit}')
         with report.step(f'scoring question "{question.id}"'):
             score_question(question, list(ranking.ids), k, 0.0)
-    if isinstance(retriever, ClosingRetriever):
+    if components.offers(retriever, ClosingRetriever):
         report.call("close()", retriever.close)
     report.raise_if_any()

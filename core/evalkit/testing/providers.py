@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..answers import Answer
+from ..components import offers
 from ..prompts import GoldenPromptSet
 from ..questions import GoldenQuestionSet
 from .problems import ContractReport
@@ -138,7 +139,7 @@ def check_question_set_provider(obj: Any) -> None:
         for question_set in sets:
             report.extend(question_set_problems(question_set))
         _stable(provider, "golden_question_sets", sets, labels_fingerprint, report)
-    if provider is not None and isinstance(provider, DeploymentDefaults):
+    if provider is not None and offers(provider, DeploymentDefaults):
         with report.step("default_deployments()"):
             deployments = provider.default_deployments()
             if not isinstance(deployments, dict) and not hasattr(deployments, "items"):

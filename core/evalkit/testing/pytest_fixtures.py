@@ -217,10 +217,10 @@ def _learn_grader_secrets(config: pytest.Config, run_config: Any, bound: Any, pr
     grading: Any = None
     try:
         grading, _ = components.load_grader(config.getoption("evalkit_grader") or "deterministic", strict=True, config=run_config)
-        if isinstance(grading, components.JudgeGrader):
+        if components.offers(grading, components.JudgeGrader):
             grading.bind_judge(run_config, bound)
         judged = tuple(p.id for p in prompts if any(isinstance(a, Assertion) and a.judged for a in p.assertions))
-        if judged and isinstance(grading, components.RubricJudging):
+        if judged and components.offers(grading, components.RubricJudging):
             grading = grading.with_rubric_judge(run_config, bound, judged)
     except PLUGIN_FAILURES:  # a refusal, or a grader plugin raising: the run meets it again and reports it
         pass

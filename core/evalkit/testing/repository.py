@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from ..answers import ServingIdentity
+from ..components import offers
 from ..grading import Check
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from .problems import ContractReport
@@ -444,7 +445,7 @@ def check_repository(url: str | Any) -> None:
     else:
         repository = url
     try:
-        if not isinstance(repository, ResultRepository):
+        if not offers(repository, ResultRepository):
             report.add("it does not satisfy ResultRepository (begin_run, record_cases, finish_run, get_run)")
             report.raise_if_any()
         report.extend(_partial_capabilities(repository))

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..baselines import Acceptance
+from ..components import offers
 from ..leases import RunLiveness
 from ..runs import CaseResult, Run
 from ..storage import (
@@ -61,12 +62,12 @@ class ReadOnlyStore:
     @property
     def lists_runs(self) -> bool:
         """True when the store can list runs (``RunHistory``): the sets and set pages need it."""
-        return isinstance(self._repository, RunHistory)
+        return offers(self._repository, RunHistory)
 
     @property
     def counts_cases(self) -> bool:
         """True when the store counts a run's cases itself (:meth:`tally`)."""
-        return isinstance(self._repository, StreamedCases)
+        return offers(self._repository, StreamedCases)
 
     def run(self, run_id: str) -> Run | None:
         """The run, without its cases, or ``None``."""
@@ -81,7 +82,7 @@ class ReadOnlyStore:
     def cases(self, run_id: str, *, notable_only: bool = False) -> Iterator[CaseResult]:
         """The run's cases in stored order, a page at a time where the store streams them
         (``notable_only``: the failed, errored and unstable ones)."""
-        if isinstance(self._repository, StreamedCases):
+        if offers(self._repository, StreamedCases):
             yield from self._repository.iter_cases(run_id, notable_only=notable_only)
             return
         run = self._repository.get_run(run_id, with_cases=True)
@@ -91,7 +92,7 @@ class ReadOnlyStore:
 
     def tally(self, run_id: str) -> CaseTally | None:
         """The run's stored cases counted by the store (``None``: the store cannot count them)."""
-        if isinstance(self._repository, StreamedCases):
+        if offers(self._repository, StreamedCases):
             return self._repository.case_tally(run_id)
         return None
 
@@ -103,7 +104,7 @@ class ReadOnlyStore:
 
     def acceptances(self, run_ids: Sequence[str]) -> Mapping[str, Acceptance] | None:
         """The acceptances of these runs; ``None`` when the store does not keep acceptances."""
-        if not isinstance(self._repository, AcceptedBaselines):
+        if not offers(self._repository, AcceptedBaselines):
             return None
         return self._repository.acceptances_for(list(run_ids)) if run_ids else {}
 

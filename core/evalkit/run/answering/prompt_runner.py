@@ -38,6 +38,7 @@ from ...components import (
     SecretHolder,
     declared,
     grader_plugin,
+    offers,
     plugin_called,
 )
 from ...config import DEFAULT_GRADE_TIMEOUT_S
@@ -101,7 +102,7 @@ def prompt_secrets(bound: BoundGenerator, grader: Any) -> tuple[str, ...]:
     """The generator's and the grader's credential values long enough to be scrubbed (see
     :func:`evalkit.privacy.remove_secrets`): with none, a finished case is stored as it is,
     without copying it field by field."""
-    values = bound.secrets() + (secrets_to_keep_out(grader, f"grader {getattr(grader, 'name', None) or '?'}") if isinstance(grader, SecretHolder) else ())
+    values = bound.secrets() + (secrets_to_keep_out(grader, f"grader {getattr(grader, 'name', None) or '?'}") if offers(grader, SecretHolder) else ())
     return tuple(s for s in values if isinstance(s, str) and is_scrubbable(s))
 
 
@@ -168,7 +169,7 @@ class _Answerer:
         self.grader = job.grader
         self.pool = pool
         self.options = dict(job.request_options)
-        self.grade_async = isinstance(job.grader, AsyncGrader) and asyncio.iscoroutinefunction(job.grader.agrade)
+        self.grade_async = offers(job.grader, AsyncGrader) and asyncio.iscoroutinefunction(job.grader.agrade)
         # Signals reach the main thread only: elsewhere (a library caller's thread) a synchronous
         # grader runs unguarded.
         self.guard_grading = not self.grade_async and alarms_reach_this_thread()
@@ -428,7 +429,7 @@ async def answer_prompts(job: PromptJob, sink: CaseSink) -> int:
     reaches it, a synchronous grader has no time limit).
     """
     prompts, concurrency = job.prompts, job.concurrency
-    if isinstance(job.grader, AssertionKindsAware):
+    if offers(job.grader, AssertionKindsAware):
         name = job.grader_name or declared(job.grader, "name") or type(job.grader).__name__
         who = (lambda: grader_plugin(name)) if isinstance(name, str) else type(job.grader).__name__
         plugin_called(who, "use_assertion_kinds", job.grader.use_assertion_kinds, job.kinds)

@@ -184,7 +184,7 @@ def serving_metrics(bound: components.BoundGenerator, identity: ServingIdentity 
         if note is not None:
             serving["reported_model_is_alias"] = True
             serving["note"] = note
-    if isinstance(bound.generator, components.ServingEvidence):
+    if components.offers(bound.generator, components.ServingEvidence):
         try:
             evidence = dict(carried(bound.generator.serving_evidence))
         except PLUGIN_FAILURES:  # evidence is a bonus; a server that does not give it is not an error
@@ -440,7 +440,7 @@ class PromptAnswering:
 
     def answer(self, todo: Collection[Any], sink: CaseSink) -> None:
         """Answer and grade ``todo`` (the async runner), then close the generator and the grader."""
-        if isinstance(self.bound.generator, components.ConcurrencyAware):
+        if components.offers(self.bound.generator, components.ConcurrencyAware):
             components.plugin_called(self.bound.plugin, "use_concurrency", self.bound.generator.use_concurrency, self.concurrency)
         job = PromptJob(
             todo, self.bound, self.grading, self.kinds, self.concurrency,
@@ -463,8 +463,8 @@ class PromptAnswering:
         retriever's is: the run's cases are stored by then, and its status, verdict and exit code
         stay what they are (an error of the run that is on its way is not replaced by it)."""
         closers: list[tuple[Any, str, Callable[[], Any]]] = [(self.bound.plugin, "close", self.bound.aclose)]
-        if isinstance(self.grading, components.AsyncClosing):
-            closers.append((self._grader, "aclose", self.grading.aclose))
+        if components.offers(self.grading, components.AsyncClosing):  # read as it is called: a raising read is its failure
+            closers.append((self._grader, "aclose", lambda: self.grading.aclose()))
         for who, method, close in closers:
             try:
                 await carried_async(close())
@@ -485,7 +485,7 @@ class PromptAnswering:
             yardstick = common_yardstick(tally.yardsticks, self.grader_name)
             metrics = None
             cases_read: Iterable[CaseResult] = ()
-            if isinstance(self.grading, components.RunMetricsSource):
+            if components.offers(self.grading, components.RunMetricsSource):
                 answered = repository.get_run(header.id)  # a judge's run metrics read every case (judged runs are small)
                 metrics = self._run_metrics(answered.cases if answered is not None else ())
         else:
@@ -495,7 +495,7 @@ class PromptAnswering:
             status = final_status(header.case_count, len(cases), sum(1 for c in cases if c.errored))
             identity, note = run_identity(cases, self.bound.configured)
             yardstick = run_yardstick(cases, self.grader_name)
-            metrics = self._run_metrics(cases) if isinstance(self.grading, components.RunMetricsSource) else None
+            metrics = self._run_metrics(cases) if components.offers(self.grading, components.RunMetricsSource) else None
         if identity is None and self.bound.configured and not self.bound.alias:
             note = missing_alias_note(self.bound.instance)
         digest = base_prompt_digest(self.bound.base_prompt)
@@ -675,7 +675,7 @@ def short_secret_warnings(bound: components.BoundGenerator, grading: Any) -> lis
     text: masking every ``x`` would mangle answers. The value itself is never shown.
     """
     holders = [(f'provider instance {quoted(bound.instance or bound.adapter)}', bound.secrets())]
-    if isinstance(grading, components.SecretHolder):
+    if components.offers(grading, components.SecretHolder):
         holders.append((f'the grader\'s judge {quoted(components.judge_instance(grading) or "?")}', read_secrets(grading)[0]))
     warnings = []
     for who, values in holders:
@@ -779,14 +779,14 @@ def prepare_prompts(
             f'set {quoted(golden_set.identifier)} sets tool_choice (prompt {quoted(forced_choice[0][:80])}), and the generator of '
             f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send it: only tool_choice auto (the model decides) works there"
         )
-    if source.answered and isinstance(bound.generator, components.SetAware):
+    if source.answered and components.offers(bound.generator, components.SetAware):
         components.bind_set(bound, golden_set)
     # the grader's calls before the run, under the one rule for a plugin's calls outside a case
     grader = components.grader_plugin(grader_name)
-    if isinstance(grading, components.JudgeGrader):
-        components.plugin_called(grader, "bind_judge", grading.bind_judge, config, bound)
-    if rubric_prompts and isinstance(grading, components.RubricJudging):
-        grading = components.plugin_called(grader, "with_rubric_judge", grading.with_rubric_judge, config, bound, tuple(rubric_prompts))
+    if components.offers(grading, components.JudgeGrader):
+        components.plugin_method(grader, grading, "bind_judge", config, bound)
+    if rubric_prompts and components.offers(grading, components.RubricJudging):
+        grading = components.plugin_method(grader, grading, "with_rubric_judge", config, bound, tuple(rubric_prompts))
     notes.extend(short_secret_warnings(bound, grading))
     if bound.is_reference_self_check:
         notes.append(
@@ -794,7 +794,7 @@ def prepare_prompts(
             "(a self-check of the set, compared only with earlier reference runs)."
         )
     level = default_concurrency(bound, source.concurrency)
-    if isinstance(bound.generator, components.ConcurrencyAware):  # it opens a connection per request in flight
+    if components.offers(bound.generator, components.ConcurrencyAware):  # it opens a connection per request in flight
         from ...openfiles import make_room_for
 
         too_few_files = make_room_for(min(level, case_count))
@@ -826,8 +826,8 @@ def _tools_refusal(generator: Any) -> str:
 def check_ready(answering: PromptAnswering, probe_generator: bool) -> list[str]:
     """The judge's readiness check, then (``probe_generator``: a new run) the generator's one free
     readiness probe — both before the store is even opened; returns the probe's notes."""
-    if isinstance(answering.grading, components.ReadinessCheck):  # what it raises names it (plugin_called)
-        components.plugin_called(answering._grader, "check_ready", answering.grading.check_ready)
+    if components.offers(answering.grading, components.ReadinessCheck):  # what it raises names it (plugin_called)
+        components.plugin_method(answering._grader, answering.grading, "check_ready")
     return components.check_generator_ready(answering.bound, answering.wait_ready) if probe_generator else []
 
 

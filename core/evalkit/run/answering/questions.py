@@ -26,7 +26,7 @@ from ... import registry
 from ...baselines import scope_mismatch
 from ...bounded import BoundedCalls
 from ...catalog import SourcedSet, question_set_catalog
-from ...components import SecretHolder, declared, plugin_close_failed
+from ...components import SecretHolder, declared, offers, plugin_close_failed
 from ...config import PRIVACY_LEVELS
 from ...errors import (
     PLUGIN_FAILURES,
@@ -484,7 +484,7 @@ class QuestionAnswering:
     def answer(self, todo: Collection[Any], sink: CaseSink) -> None:
         """Ask ``todo``, score each ranking and commit each question's case as it comes."""
         # A retriever's own credentials never reach the store (nor, through the CLI's filter, the screen).
-        secrets = secrets_to_keep_out(self.retriever, f'retriever {quoted(self.retriever_id)}') if isinstance(self.retriever, SecretHolder) else ()
+        secrets = secrets_to_keep_out(self.retriever, f'retriever {quoted(self.retriever_id)}') if offers(self.retriever, SecretHolder) else ()
         asking = Asking(self.retriever, self.retriever_id, retrieval_limit(self.k), self.in_flight, self.deployment.timeout)
         over_limit: list[int] = []
         try:
@@ -737,7 +737,7 @@ def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
                 f"(configured: {', '.join(sorted(config.deployments))})"
             ) from exc
         raise
-    if not isinstance(retriever, Retriever):
+    if not offers(retriever, Retriever):
         raise PluginError.for_plugin(
             record,
             f"retriever {record.describe()}: its factory returned {type(retriever).__name__!r}, "
@@ -749,7 +749,7 @@ def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
 def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
     """The run's identity from the retriever's declaration, taken once; a raising or invalid one is unknown."""
     golden_set, k, threshold = resolved.golden_set, resolved.source.k, resolved.source.relevance_threshold
-    if not isinstance(retriever, RetrievalProvenanceProvider):
+    if not offers(retriever, RetrievalProvenanceProvider):
         return retrieval_identity(golden_set, None, k, threshold)
     try:
         declared = carried(retriever.provenance)
@@ -760,7 +760,7 @@ def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
 
 
 def _prepare(retriever: Any, retriever_id: str) -> float | None:
-    if not isinstance(retriever, PreparedRetriever):
+    if not offers(retriever, PreparedRetriever):
         return None
     started = time.perf_counter()
     try:
@@ -801,7 +801,7 @@ def close_retriever(retriever: Any, who: Any) -> str | None:
     its distribution (``who``: its record, see :func:`~evalkit.components.plugin_close_failed`;
     ``None``: closed, or nothing to close). The run is stored by then: a retriever that fails to
     close does not change it, its verdict or the exit code."""
-    if not isinstance(retriever, ClosingRetriever):
+    if not offers(retriever, ClosingRetriever):
         return None
     try:
         carried(retriever.close)
