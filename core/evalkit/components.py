@@ -61,6 +61,7 @@ __all__ = [
     "ServingEvidence",
     "answered_by",
     "same_generator",
+    "stored_alias",
     "bind_generator",
     "check_generator_ready",
     "check_provider_known",
@@ -580,7 +581,7 @@ def bind_generator(
                 f"(in [providers.{table_key(instance.name)}]{where}), got {short_repr(configured)}"
             )
         return BoundGenerator(
-            generator, instance.adapter, instance.name, str(alias) if alias else None, True, record,
+            generator, instance.adapter, instance.name, stored_alias(alias), True, record,
             configured_concurrency=configured if isinstance(configured, int) and not isinstance(configured, bool) else None,
             answer_timeout=instance.answer_timeout,
             base_prompt=base_prompt_of(config, instance),
@@ -593,6 +594,12 @@ def bind_generator(
     except UnknownPluginError as exc:
         raise UnknownProviderError(provider or "", config, exc.available) from None
     return BoundGenerator(generator, provider or "", None, model, False, record)
+
+
+def stored_alias(model: Any) -> str | None:
+    """The model alias a run of a provider instance stores for its options' ``model`` (the
+    configured one, or ``--model``'s): as text, ``None`` without one."""
+    return str(model) if model else None
 
 
 def _check_alias(alias: str, source: str) -> None:

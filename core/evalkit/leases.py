@@ -83,7 +83,9 @@ def liveness(repository: ResultRepository, runs: Sequence[Run]) -> dict[str, Run
 def configured_aliases(config: Any) -> dict[str, str | None]:
     """Each configured provider instance's model alias (its ``model``; ``None`` without one), as a
     run of it without ``--model`` stores it: what :func:`resume_hint` compares a run's alias with."""
-    return {name: str(model) if (model := instance.options.get("model")) else None for name, instance in config.providers.items()}
+    from .components import stored_alias
+
+    return {name: stored_alias(instance.options.get("model")) for name, instance in config.providers.items()}
 
 
 def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, aliases: Mapping[str, str | None] | None = None) -> str:
@@ -132,8 +134,8 @@ def _generator_options(run: Run, aliases: Mapping[str, str | None] | None = None
     if run.provider_instance == REFERENCE_INSTANCE and run.adapter == "reference":
         return ["--model", run.model_alias] if run.model_alias and run.model_alias != "reference" else []
     if run.provider_instance:
-        given = aliases is not None and run.provider_instance in aliases and run.model_alias and aliases[run.provider_instance] != run.model_alias
-        return ["--provider", run.provider_instance, *(["--model", run.model_alias] if given and run.model_alias else [])]
+        other = aliases is not None and run.provider_instance in aliases and aliases[run.provider_instance] != run.model_alias
+        return ["--provider", run.provider_instance, *(["--model", run.model_alias] if other and run.model_alias else [])]
     if not run.adapter:
         return []
     return ["--provider", run.adapter, *(["--model", run.model_alias] if run.model_alias else [])]

@@ -16,7 +16,7 @@ import attrs
 
 from ..errors import UsageError
 from ..shapes import whole_number
-from ..wording import argument
+from ..wording import argument, quoted
 
 # typing is imported only for type checkers: the CLI's start-up budget is tight.
 TYPE_CHECKING = False
@@ -42,7 +42,6 @@ def check_run_id(run_id: str) -> None:
     """Refuse a run id a user gave that is not 1 to 64 letters, digits, ``.``, ``_``, ``:`` or ``-``."""
     if not _RUN_ID.fullmatch(run_id):
         shown = run_id if len(run_id) <= 80 else f"{run_id[:77]}..."
-        from ..wording import quoted
 
         raise UsageError(
             f'run id {quoted(shown)} must be 1 to 64 letters, digits, ".", "_", ":" or "-", starting with a letter or digit'
@@ -75,8 +74,6 @@ class Shard:
         left, _, right = text.partition("/")
         index, count = whole_number(left), whole_number(right)
         if index is None or count is None:
-            from ..wording import quoted
-
             raise UsageError(f'--shard must look like I/N (e.g. 2/4), got {quoted(text)}')
         return cls(index, count)
 
@@ -101,8 +98,6 @@ def continuing_call(function: str, set_identifier: str, run_id: str, shard: Shar
     arguments>, run_id="RUN", resume=True)`` — a ``shard``'s ``shard=Shard(I, N), run_id="RUN"``
     (:func:`continuing_words` as keywords) — with ``limits`` (``--budget 2.5 --max-requests 40``,
     what a stopped budget asks for) as keywords too (``budget="2.5", max_requests=40``)."""
-    from ..wording import quoted
-
     placed = f'shard=Shard({shard.index}, {shard.count}), run_id="{run_id}"' if shard is not None else f'run_id="{run_id}", resume=True'
     keywords = [placed]
     for option, value in zip(limits[::2], limits[1::2], strict=True):
@@ -140,15 +135,19 @@ def grader_plugin_of(run: Any) -> str:
     provenance records (:func:`prompt_run_provenance`), else (a run stored before it was recorded,
     or by a store that keeps no provenance) its grader column, which a finished run fills with its
     yardstick."""
-    provenance = run.provenance
-    name = provenance.get(GRADER_PLUGIN) if isinstance(provenance, Mapping) else None
+    name = _provenance(run).get(GRADER_PLUGIN)
     return name if isinstance(name, str) and name else run.grader
 
 
 def built_in_code(run: Any) -> bool:
     """True when stored ``run``'s set was built in code (:func:`in_code_provenance`)."""
+    return _provenance(run).get(SET_BUILT_IN_CODE) is True
+
+
+def _provenance(run: Any) -> Mapping[str, Any]:
+    """Stored ``run``'s provenance document, or an empty one (none stored, or not a mapping)."""
     provenance = run.provenance
-    return isinstance(provenance, Mapping) and provenance.get(SET_BUILT_IN_CODE) is True
+    return provenance if isinstance(provenance, Mapping) else {}
 
 
 def regraded_from(run: Any) -> str | None:

@@ -279,12 +279,18 @@ def run_spend(pricing: Mapping[str, Any] | None, rows: Any) -> RunSpend:
     stored before its requests were counted (``None``) counts one, as it did then."""
     spend = RunSpend.priced(pricing)
     for usage, judge_usage, source, errored, requests in rows:
-        if requests is None:
-            # An errored case with no usage never got an answer (a failed request): nothing was reported.
-            spend.add_case(usage, judge_usage, source, asked=not (errored and usage is None))
-        else:
-            spend.add_case(usage, judge_usage, source, asked=requests > 0, requests=requests)
+        replies = _replies(usage, errored, requests)
+        spend.add_case(usage, judge_usage, source, asked=replies > 0, requests=replies)
     return spend
+
+
+def _replies(usage: Usage | None, errored: bool, requests: int | None) -> int:
+    """The generator requests a stored case counts (a :class:`~evalkit.storage.RunSpending` row's):
+    its ``requests``; for a case stored before they were counted (``None``) one, unless it errored
+    with no usage — it never got an answer (a failed request), and nothing was reported."""
+    if requests is None:
+        return 0 if errored and usage is None else 1
+    return requests
 
 
 @attrs.frozen
@@ -359,9 +365,9 @@ def budget_spent(pricing: Mapping[str, Any] | None, rows: Any) -> tuple[Decimal,
         for call in judge_usage:
             cost = cost_of(call, judge) if judge is not None else None
             judged += cost if cost is not None else Decimal(0)
-        made = 1 if requests is None else requests
-        if source or not made or (requests is None and errored and usage is None):
-            continue  # reused, or no reply (see run_spend)
+        made = _replies(usage, errored, requests)
+        if source or not made:
+            continue  # reused, or no reply
         cost = cost_of(usage, generator) if generator is not None else None
         if cost is None:
             unknown_requests += made
