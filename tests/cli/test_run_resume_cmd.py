@@ -363,8 +363,24 @@ def test_a_shard_its_request_limit_stopped_prints_the_shards_own_command(evalkit
     assert stopped.code == 3, stopped.stdout + stopped.stderr
     words = resume_words(stopped.stdout)
     assert words[:7] == ["run", "arith.basic", "--shard", "1/2", "--run-id", "cap-1", "--provider"], words
+    assert stored_limit_stops(project, "cap-1") == {
+        "1/2": {"limit": "max_requests", "value": "1", "currency": None, "resume_limits": words[words.index("--max-requests"):][:2]}
+    }
     again = evalkit_cli(*words)
     assert again.code == 0 and "Shard done: " in again.stdout, again.stdout + again.stderr
+    assert stored_limit_stops(project, "cap-1") == {}  # the shard finished its slice: no limit stops it now
+
+
+def stored_limit_stops(project, run_id: str) -> dict:  # noqa: ANN001
+    """The limit stops run ``run_id`` keeps as data (:mod:`evalkit.run.limit_stops`)."""
+    from evalkit.run.limit_stops import stops_of
+    from evalkit.storage import close_repository, open_repository
+
+    repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        return stops_of(repository.get_run(run_id, with_cases=False))
+    finally:
+        close_repository(repository)
 
 
 @pytest.mark.parametrize(
@@ -568,12 +584,16 @@ def test_a_run_answered_n_times_is_not_resumed_with_another_repeats(evalkit_cli,
     assert resumed.json()["status"] == "complete"
 
 
-@pytest.mark.parametrize("words", [("report", "cap-3", "--wait", "--format", "markdown")], ids=["report --wait"])
+@pytest.mark.parametrize(
+    "words",
+    [("report", "cap-3", "--wait", "--format", "markdown"), ("run", "arith.basic", "--wait-for-shards", "--run-id", "cap-3")],
+    ids=["report --wait", "run --wait-for-shards"],
+)
 def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, project, words) -> None:
     # The last shard stopped by --max-requests closed the run incomplete, its verdict saying "a
-    # spending limit stopped it"; `report --wait` prints that recorded verdict. (`run
-    # --wait-for-shards` decides the run again and still says "(0 errored cases)": the stop reason
-    # is kept only in the verdict's words, which nothing should parse back.)
+    # spending limit stopped it"; `report --wait` prints that recorded verdict. `run
+    # --wait-for-shards` decides the run again and said "(0 errored cases)": the stop was kept only
+    # in the verdict's words. The shard now keeps it as data (the run's provenance), read here.
     answer_with(project, ARITH_GOOD)
     base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-3", "--database", LOCAL)
     assert evalkit_cli(*base, "--shard", "2/2").code == 0
