@@ -606,6 +606,42 @@ def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, pr
 
 
 @pytest.mark.parametrize(
+    "words",
+    [
+        ("show", "cap-5"),
+        ("history", "arith.basic"),
+        ("report", "cap-5", "--wait", "--format", "markdown", "--timeout", "60s", "--poll", "1s"),
+        ("run", "arith.basic", "--wait-for-shards", "--run-id", "cap-5", "--database", LOCAL, "--timeout", "60s", "--poll", "1s"),
+    ],
+    ids=["show", "history", "report --wait", "run --wait-for-shards"],
+)
+def test_a_shard_a_limit_stopped_first_is_not_called_killed_and_is_continued_with_a_higher_limit(evalkit_cli, project, words) -> None:
+    # Shard 1 stopped by --max-requests, then shard 2 finished: the run was left running with no
+    # live lease, and show/history/report --wait called it killed ("stopped without ending it
+    # (killed, or its machine lost)"), their command without a higher limit (pasted, it stopped at
+    # once again); the verdict jobs waited 90 s for a lease that never comes back.
+    import shlex
+    import time
+
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-5", "--database", LOCAL)
+    assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
+    assert evalkit_cli(*base, "--shard", "2/2").code == 0
+    started = time.monotonic()
+    said = evalkit_cli(*words)
+    assert time.monotonic() - started < 30, "waited for a lease to go stale"
+    shown = " ".join((said.stdout + said.stderr).split())
+    assert "(killed, or its machine lost)" not in shown, shown
+    assert "shard 1/2 of run cap-5 was stopped by a spending limit (--max-requests 1 reached)" in shown, shown
+    hint = "evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-5 --max-requests 6"
+    assert f"continue it with `{hint}`" in shown, shown
+    assert words[0] != "history" or "running (stopped by a spending limit)" in shown, shown
+    again = evalkit_cli(*shlex.split(hint)[1:], "--database", LOCAL, "--json")
+    assert again.code == 0, again.stdout + again.stderr
+    assert again.json()["status"] == "complete"
+
+
+@pytest.mark.parametrize(
     "words", [("show", "k-2"), ("history", "arith.basic"), ("report", "k-2", "--wait", "--format", "markdown", "--timeout", "5s")]
 )
 def test_a_killed_run_of_a_configured_instance_given_another_model_is_continued_with_it(evalkit_cli, project, words) -> None:
