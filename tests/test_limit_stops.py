@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import attrs
 import pytest
 from evalkit.run.limit_stops import (
     LIMIT_STOPS,
@@ -73,3 +74,24 @@ def test_an_entry_not_of_its_shape_is_ignored(entry) -> None:  # noqa: ANN001
 def test_a_limit_that_is_none_is_refused() -> None:
     with pytest.raises(ValueError, match="no such limit"):
         limit_stop("tokens", 2, None, ())
+
+
+def test_the_line_on_a_run_whose_shards_ended_tells_a_limit_from_a_kill() -> None:
+    from evalkit.leases import RunLiveness, gone_sentence, resume_hint, status_label, stopped_by_limit
+
+    run = Run(id="r-1", set_identifier="arith.basic", grader="deterministic", provider_instance="prod",
+              provenance={LIMIT_STOPS: {"1/3": REQUESTS}})  # fmt: skip
+    stopped = RunLiveness(False, 100.0, 50.0, 3, (1,))
+    assert stopped_by_limit(run, stopped) and status_label(run, stopped) == "running (stopped by a spending limit)"
+    said = gone_sentence(run, stopped)
+    assert "shard 1/3 of run r-1 was stopped by a spending limit (--max-requests 2 reached), not killed" in said, said
+    assert said.endswith("`evalkit run arith.basic --provider prod --shard 1/3 --run-id r-1 --max-requests 6`"), said
+    # shard 2 killed beside it: the run is said killed, shard 1 stopped, each continued with its own limits
+    both = RunLiveness(False, 100.0, 50.0, 3, (1, 2))
+    assert not stopped_by_limit(run, both) and status_label(run, both) == "running (no live process)"
+    said = gone_sentence(run, both)
+    assert "(killed, or its machine lost), and shard 1/3 of run r-1 was stopped by a spending limit" in said, said
+    assert "--shard 1/3 --run-id r-1 --max-requests 6` and `" in said and said.endswith("--shard 2/3 --run-id r-1`"), said
+    # a set built in code is continued by its library call, the limits as keywords
+    in_code = attrs.evolve(run, provenance={"set_built_in_code": True, LIMIT_STOPS: {"1/3": REQUESTS}})
+    assert "shard=Shard(1, 3), run_id=\"r-1\", max_requests=6)" in resume_hint(in_code, (1,), 3)
