@@ -64,6 +64,7 @@ __all__ = [
     "resume_hint",
     "shard_part",
     "status_label",
+    "stopped_by_limit",
 ]
 
 
@@ -107,7 +108,11 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, 
     if built_in_code(run):
         function = "evaluate_retrieval" if run.kind is RunKind.RETRIEVAL else "evaluate_set"
         parts = [Shard(i, count) for i in shards] if shards and count else [None]
-        return " and ".join(f"`{continuing_call(function, run.set_identifier, run.id, part)}`" for part in parts)
+        from .run.limit_stops import resume_limits
+
+        return " and ".join(
+            f"`{continuing_call(function, run.set_identifier, run.id, part, resume_limits(run, _part_of(part)))}`" for part in parts
+        )
     if run.kind is RunKind.RETRIEVAL:
         words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
         if run.deployment:
@@ -118,8 +123,45 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, 
             words += ["--answers-from", run.source_run_id]  # without it the model is asked for the rest
     base = " ".join(shlex.quote(w) for w in words)
     if shards and count:
-        return " and ".join(f"`{base} --shard {i}/{count} --run-id {shlex.quote(run.id)}`" for i in shards)
-    return f"`{base} --resume {shlex.quote(run.id)}`"
+        return " and ".join(
+            f"`{base} --shard {i}/{count} --run-id {shlex.quote(run.id)}{_limits(run, shard_part(i, count))}`" for i in shards
+        )
+    return f"`{base} --resume {shlex.quote(run.id)}{_limits(run, WHOLE_RUN)}`"
+
+
+def _part_of(shard: Any) -> str:
+    """The lease part of ``shard`` (a :class:`~evalkit.run.placement.Shard`; ``None``: the whole run)."""
+    return WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)
+
+
+def _limits(run: Run, part: str) -> str:
+    """`` --max-requests 6``: the higher limits that continue ``part`` of ``run`` after a spending
+    limit stopped it (:func:`evalkit.run.limit_stops.resume_limits`), nothing when none did."""
+    import shlex
+
+    from .run.limit_stops import resume_limits
+
+    return "".join(f" {shlex.quote(word)}" for word in resume_limits(run, part))
+
+
+def _limit_stopped(run: Run, live: RunLiveness) -> dict[int, str]:
+    """The shards of ``run`` still missing that a spending limit stopped (its ``finish`` kept the
+    stop as data: :mod:`evalkit.run.limit_stops`), each with what stopped it (``--max-requests 1
+    reached``): they ended, they were not killed."""
+    from .run.limit_stops import reached_words, stops_of
+
+    if live.shard_count is None:
+        return {}
+    stops = stops_of(run)
+    parts = {i: shard_part(i, live.shard_count) for i in live.missing}
+    return {i: reached_words(stops[part]) for i, part in parts.items() if part in stops}
+
+
+def stopped_by_limit(run: Run, live: RunLiveness | None) -> bool:
+    """True when no process answers ``run`` (:attr:`RunLiveness.gone`) because a spending limit
+    stopped every shard still missing, not because one was killed: nothing answers it until it is
+    continued with a higher limit (:func:`resume_hint` gives it)."""
+    return live is not None and live.gone and bool(live.missing) and len(_limit_stopped(run, live)) == len(live.missing)
 
 
 def _generator_options(run: Run, aliases: Mapping[str, str | None] | None = None) -> list[str]:
@@ -150,9 +192,22 @@ def gone_sentence(run: Run, live: RunLiveness, aliases: Mapping[str, str | None]
     since = (
         time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(live.last_seen)) if live.last_seen is not None else "an unknown time"
     )
+    hint = resume_hint(run, live.missing, live.shard_count, aliases)
+    stopped = _limit_stopped(run, live)
+    if stopped:
+        count = live.shard_count
+        shards = ", ".join(f"{i}/{count}" for i in stopped)
+        said = f"shard{'s' if len(stopped) > 1 else ''} {shards} of run {run.id} {'were' if len(stopped) > 1 else 'was'}"
+        limits = "; ".join(dict.fromkeys(stopped.values()))
+        if len(stopped) == len(live.missing):
+            return f"no live process since {since}: {said} stopped by a spending limit ({limits}), not killed; continue it with {hint}"
+        return (
+            f"no live process since {since}: the process answering run {run.id} stopped without ending it "
+            f"(killed, or its machine lost), and {said} stopped by a spending limit ({limits}); continue it with {hint}"
+        )
     return (
         f"no live process since {since}: the process answering run {run.id} stopped without ending it "
-        f"(killed, or its machine lost); continue it with {resume_hint(run, live.missing, live.shard_count, aliases)}"
+        f"(killed, or its machine lost); continue it with {hint}"
     )
 
 
@@ -165,8 +220,11 @@ def gone_clause(run: Run, live: RunLiveness | None) -> str:
 def status_label(run: Run, live: RunLiveness | None) -> str:
     """A run's status as every reader shows it (``history``, ``show``, the viewer's pages):
     ``running (no live process)`` for a run that is :attr:`RunLiveness.gone` (``live``: its
-    liveness, ``None`` when not known), else the stored status; :func:`gone_sentence` says since
+    liveness, ``None`` when not known), ``running (stopped by a spending limit)`` when its missing
+    shards ended so (:func:`stopped_by_limit`), else the stored status; :func:`gone_sentence` says since
     when and how to continue it."""
+    if stopped_by_limit(run, live):
+        return f"{run.status.value} (stopped by a spending limit)"
     if live is not None and live.gone:
         return f"{run.status.value} (no live process)"
     return run.status.value

@@ -60,10 +60,12 @@ def _refuse_gone(repository: ResultRepository, run: Run, aliases: Mapping[str, s
     """:class:`RunNotFinished` when no process answers ``run`` any more and none has for longer
     than a lease stays live (a run that is answered, or has a shard still to start, is waited for;
     ``aliases``: see :func:`evalkit.leases.resume_hint`)."""
-    from .leases import gone_sentence, liveness
+    from .leases import gone_sentence, liveness, stopped_by_limit
 
     live = liveness(repository, [run]).get(run.id)
-    if live is None or not live.given_up():
+    # Shards a spending limit stopped ended: nothing answers them until they are run again, so
+    # there is no lease to wait to go stale.
+    if live is None or not (live.given_up() or stopped_by_limit(run, live)):
         return
     raise RunNotFinished(
         f"run {run.id}: {run.answered_count} of {counted(run.case_count, 'case')} are in and the run is still "

@@ -200,6 +200,25 @@ def test_the_verdict_of_a_run_a_spending_limit_stopped_names_the_limit(evalkit_c
     assert "0 errored" not in budgeted.stdout
 
 
+def test_the_limit_that_stopped_a_run_is_a_field_of_its_json_until_it_finishes(evalkit_cli, project, chat_server) -> None:
+    """The limit that stopped a run was only in its verdict's words: `run`, `show` and `history
+    --json` now give it as data (``limit_stops``, by part), the budget with its currency and the
+    higher limits that continue it; a resume that finishes the run clears it."""
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    budgeted = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--budget", "0.03", "--json", env=env)
+    assert budgeted.code == 3, budgeted.stderr
+    document = budgeted.json()
+    words = resume_words("\n".join(document.get("notes", [])) + budgeted.stderr)
+    stop = {"limit": "budget", "value": "0.03", "currency": "EUR", "resume_limits": ["--budget", words[words.index("--budget") + 1]]}
+    assert document["limit_stops"] == {"*": stop}, document["limit_stops"]
+    shown = evalkit_cli("show", document["run_id"], "--json", env=env).json()
+    listed = evalkit_cli("history", "arith.basic", "--json", env=env).json()["runs"][0]
+    assert shown["limit_stops"] == listed["limit_stops"] == {"*": stop}
+    assert evalkit_cli(*words, env=env).code == 0
+    assert evalkit_cli("show", document["run_id"], "--json", env=env).json()["limit_stops"] == {}
+
+
 def test_a_resumed_budget_never_forgets_what_was_spent_because_one_reply_reported_no_usage(evalkit_cli, project, chat_server) -> None:
     """One reply without usage made the run's stored cost unknown, and a resumed run's budget read
     unknown as nothing spent: resumed with the budget that had stopped it, it spent it again. A

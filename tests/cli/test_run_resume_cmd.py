@@ -363,8 +363,24 @@ def test_a_shard_its_request_limit_stopped_prints_the_shards_own_command(evalkit
     assert stopped.code == 3, stopped.stdout + stopped.stderr
     words = resume_words(stopped.stdout)
     assert words[:7] == ["run", "arith.basic", "--shard", "1/2", "--run-id", "cap-1", "--provider"], words
+    assert stored_limit_stops(project, "cap-1") == {
+        "1/2": {"limit": "max_requests", "value": "1", "currency": None, "resume_limits": words[words.index("--max-requests"):][:2]}
+    }
     again = evalkit_cli(*words)
     assert again.code == 0 and "Shard done: " in again.stdout, again.stdout + again.stderr
+    assert stored_limit_stops(project, "cap-1") == {}  # the shard finished its slice: no limit stops it now
+
+
+def stored_limit_stops(project, run_id: str) -> dict:  # noqa: ANN001
+    """The limit stops run ``run_id`` keeps as data (:mod:`evalkit.run.limit_stops`)."""
+    from evalkit.run.limit_stops import stops_of
+    from evalkit.storage import close_repository, open_repository
+
+    repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        return stops_of(repository.get_run(run_id, with_cases=False))
+    finally:
+        close_repository(repository)
 
 
 @pytest.mark.parametrize(
@@ -568,12 +584,16 @@ def test_a_run_answered_n_times_is_not_resumed_with_another_repeats(evalkit_cli,
     assert resumed.json()["status"] == "complete"
 
 
-@pytest.mark.parametrize("words", [("report", "cap-3", "--wait", "--format", "markdown")], ids=["report --wait"])
+@pytest.mark.parametrize(
+    "words",
+    [("report", "cap-3", "--wait", "--format", "markdown"), ("run", "arith.basic", "--wait-for-shards", "--run-id", "cap-3")],
+    ids=["report --wait", "run --wait-for-shards"],
+)
 def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, project, words) -> None:
     # The last shard stopped by --max-requests closed the run incomplete, its verdict saying "a
-    # spending limit stopped it"; `report --wait` prints that recorded verdict. (`run
-    # --wait-for-shards` decides the run again and still says "(0 errored cases)": the stop reason
-    # is kept only in the verdict's words, which nothing should parse back.)
+    # spending limit stopped it"; `report --wait` prints that recorded verdict. `run
+    # --wait-for-shards` decides the run again and said "(0 errored cases)": the stop was kept only
+    # in the verdict's words. The shard now keeps it as data (the run's provenance), read here.
     answer_with(project, ARITH_GOOD)
     base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-3", "--database", LOCAL)
     assert evalkit_cli(*base, "--shard", "2/2").code == 0
@@ -583,6 +603,42 @@ def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, pr
     said = " ".join((waited.stdout + waited.stderr).split())
     assert "the run is incomplete (a spending limit stopped it: --max-requests 1 reached)" in said, said
     assert "0 errored" not in said
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ("show", "cap-5"),
+        ("history", "arith.basic"),
+        ("report", "cap-5", "--wait", "--format", "markdown", "--timeout", "60s", "--poll", "1s"),
+        ("run", "arith.basic", "--wait-for-shards", "--run-id", "cap-5", "--database", LOCAL, "--timeout", "60s", "--poll", "1s"),
+    ],
+    ids=["show", "history", "report --wait", "run --wait-for-shards"],
+)
+def test_a_shard_a_limit_stopped_first_is_not_called_killed_and_is_continued_with_a_higher_limit(evalkit_cli, project, words) -> None:
+    # Shard 1 stopped by --max-requests, then shard 2 finished: the run was left running with no
+    # live lease, and show/history/report --wait called it killed ("stopped without ending it
+    # (killed, or its machine lost)"), their command without a higher limit (pasted, it stopped at
+    # once again); the verdict jobs waited 90 s for a lease that never comes back.
+    import shlex
+    import time
+
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-5", "--database", LOCAL)
+    assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
+    assert evalkit_cli(*base, "--shard", "2/2").code == 0
+    started = time.monotonic()
+    said = evalkit_cli(*words)
+    assert time.monotonic() - started < 30, "waited for a lease to go stale"
+    shown = " ".join((said.stdout + said.stderr).split())
+    assert "(killed, or its machine lost)" not in shown, shown
+    assert "shard 1/2 of run cap-5 was stopped by a spending limit (--max-requests 1 reached)" in shown, shown
+    hint = "evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-5 --max-requests 6"
+    assert f"continue it with `{hint}`" in shown, shown
+    assert words[0] != "history" or "running (stopped by a spending limit)" in shown, shown
+    again = evalkit_cli(*shlex.split(hint)[1:], "--database", LOCAL, "--json")
+    assert again.code == 0, again.stdout + again.stderr
+    assert again.json()["status"] == "complete"
 
 
 @pytest.mark.parametrize(

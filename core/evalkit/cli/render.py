@@ -669,11 +669,14 @@ def run_document(run: Run, with_cases: bool = True) -> dict[str, Any]:
     if run.metrics:
         document["metrics"] = run.metrics
     if run.kind.value == "prompts":
+        from ..run.limit_stops import stops_of
         from .spend_view import spend_document
 
         document["spend"] = spend_document(run)
         document["answers_reused"] = run.answers_reused
         document["source_run_id"] = run.source_run_id
+        # the spending limits that stopped the run or its shards, by part (``*``, ``I/N``): {} when none did
+        document["limit_stops"] = {part: dict(stop) for part, stop in stops_of(run).items()}
     if with_cases:
         document["cases"] = [case_document(c) for c in run.cases]
     return document

@@ -458,7 +458,9 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, gating: Any, t
     """``--wait-for-shards``: wait for the run, then print its verdict, write the reports, return its exit code."""
     from ..run.answering.prompts import PromptRules
     from ..run.decide import Judging, recorded_verdict, stored_verdict
+    from ..run.limit_stops import run_stopped_by
     from ..run.outcome import Outcome
+    from ..runs import RunStatus
     from ..storage import capabilities, close_repository, open_repository
     from .console import console
     from .json_output import print_json
@@ -473,8 +475,11 @@ def _verdict_job(args: Arguments, golden_set: Any, database: str, gating: Any, t
         # baseline, new failures.
         tolerances, gate = gating
         from_file = baseline_file.run if baseline_file is not None else None
+        # An incomplete run a limit stopped says which, from the stop its shards kept as data.
+        stopped_by = run_stopped_by(run) if run.status is RunStatus.INCOMPLETE else None
         judging = Judging(
-            store, PromptRules(), tolerances, args.baseline, None, args.fail_on_new_failures, baseline_run=from_file, gate=gate
+            store, PromptRules(), tolerances, args.baseline, None, args.fail_on_new_failures, baseline_run=from_file, gate=gate,
+            stopped_by=stopped_by,
         )
         verdict = recorded_verdict(run, judging)
         notes = (f"Every shard of run {run.id} is in.", *gate_notes(verdict, judging))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, cast
 
 import attrs
@@ -55,6 +55,7 @@ from ..wording import argument, counted, quoted
 from . import stored_runs
 from .answering import Answering, Slice
 from .decide import Judging, recorded_verdict, settle
+from .limit_stops import provenance_after
 from .outcome import Outcome
 from .placement import regrade_again, regraded_from
 from .plan import RunPlan, check_run_id, new_run_id
@@ -659,6 +660,9 @@ class _Lifecycle:
                 finish_options["answers_reused"] = finish.answers_reused
         self.notes.extend(finish.notes)
         self.plugin_failures.extend(finish.plugin_failures)
+        provenance = self._limit_provenance(header.id, stored_header, finish.limit_stop)
+        if provenance is not None:
+            finish_options["provenance"] = provenance
         stored = self.store.repository.finish_run(
             header.id, finish.status.value, time.time(), grader=finish.grader, identity=finish.identity,
             identity_note=finish.identity_note, metrics=finish.metrics, **finish_options,
@@ -675,6 +679,18 @@ class _Lifecycle:
             baseline_run=gate.baseline_run, gate=gate.settings, answers_reused=reused, stopped_by=finish.stopped_by,
         )  # fmt: skip
         return stored, settle(stored, judging)
+
+    def _limit_provenance(self, run_id: str, stored_header: Run, stop: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """The run's provenance with the limit that stopped this process's part kept (or the one
+        that stopped it before cleared: it finished again), as :mod:`evalkit.run.limit_stops` keeps
+        it; ``None``: nothing to write. Read again from the store first when there is: another
+        shard may have kept its own since this one began."""
+        shard = self.plan.placement.shard
+        part = WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)
+        if provenance_after(stored_header.provenance, part, stop) is None:
+            return None
+        fresh = self.store.repository.get_run(run_id, with_cases=False)
+        return provenance_after((fresh or stored_header).provenance, part, stop)
 
     def _answered(self, header: Run, stored_header: Run, joining: bool) -> Collection[str]:
         """The ids of the run's cases stored with an answer (what this process skips)."""

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SET_BUILT_IN_CODE", "Placement", "Shard", "built_in_code", "check_run_id", "continuing_call", "continuing_words",
     "GRADER_PLUGIN", "grader_plugin_of", "in_code_provenance", "new_run_id", "prompt_run_provenance", "regrade_again",
-    "regrade_command", "regraded_from",
+    "regrade_command", "regraded_from", "stored_provenance",
 ]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
@@ -135,16 +135,16 @@ def grader_plugin_of(run: Any) -> str:
     provenance records (:func:`prompt_run_provenance`), else (a run stored before it was recorded,
     or by a store that keeps no provenance) its grader column, which a finished run fills with its
     yardstick."""
-    name = _provenance(run).get(GRADER_PLUGIN)
+    name = stored_provenance(run).get(GRADER_PLUGIN)
     return name if isinstance(name, str) and name else run.grader
 
 
 def built_in_code(run: Any) -> bool:
     """True when stored ``run``'s set was built in code (:func:`in_code_provenance`)."""
-    return _provenance(run).get(SET_BUILT_IN_CODE) is True
+    return stored_provenance(run).get(SET_BUILT_IN_CODE) is True
 
 
-def _provenance(run: Any) -> Mapping[str, Any]:
+def stored_provenance(run: Any) -> Mapping[str, Any]:
     """Stored ``run``'s provenance document, or an empty one (none stored, or not a mapping)."""
     provenance = run.provenance
     return provenance if isinstance(provenance, Mapping) else {}

@@ -91,6 +91,9 @@ class Finish:
     #: The spending limit that stopped the answering ("--max-requests 2 reached"), said in the
     #: verdict of the run it left incomplete; ``None``: none did.
     stopped_by: str | None = None
+    #: The same limit as data (:func:`evalkit.run.limit_stops.limit_stop`), kept in the run's
+    #: provenance for the part this answering answered; ``None``: none stopped it.
+    limit_stop: Mapping[str, Any] | None = None
 
 
 class Answering(Protocol):

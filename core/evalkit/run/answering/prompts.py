@@ -40,6 +40,7 @@ from ...validation import CheckProgress, validate_prompt_set
 from ...verdict import Comparability, Comparison, Verdict
 from ...wording import argument, counted, quoted, table_key
 from ..decide import Judging, incomplete_reason, streams
+from ..limit_stops import limit_stop, reached_words
 from ..placement import Shard, continuing_call, continuing_words, prompt_run_provenance
 from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
@@ -535,21 +536,22 @@ class PromptAnswering:
             notes.append(cache_note(spend.from_cache, answered_count))
         if notes and any(n.startswith("concurrency") for n in notes):
             metrics = {**(metrics or {}), "rate_limits": [n for n in notes if n.startswith("concurrency")]}
+        stop = self._limit_reached(spend) if stop_note is not None else None
         return Finish(
             status, yardstick, identity, note, metrics, tally, spend.document(), reused, tuple(notes),
             slice_in=stop_note is None, plugin_failures=tuple(self.closing_failures),
-            stopped_by=self._limit_reached(spend) if stop_note is not None else None,
+            stopped_by=reached_words(stop) if stop is not None else None, limit_stop=stop,
         )  # fmt: skip
 
-    def _limit_reached(self, spend: RunSpend) -> str | None:
-        """Which spending limit stopped the run, as its verdict says it ("--max-requests 2 reached",
-        "--budget 0.03 EUR reached")."""
+    def _limit_reached(self, spend: RunSpend) -> dict[str, Any] | None:
+        """Which spending limit stopped the run, as data (:func:`~evalkit.run.limit_stops.limit_stop`,
+        with the limits that continue it); ``None``: none did."""
         guard = self.live.extras.guard if self.live.extras is not None else None
         if guard is None or guard.stopped is None:
             return None
         if guard.stopped.startswith("--max-requests"):
-            return guard.stopped
-        return f"--budget {format_amount(guard.budget, spend.currency)} reached"
+            return limit_stop("max_requests", guard.max_requests, None, self.live.resume_limits)
+        return limit_stop("budget", guard.budget, spend.currency, self.live.resume_limits)
 
     def _run_metrics(self, cases: Iterable[CaseResult]) -> Any:
         """The grader's run metrics (a judge's identity and self-agreement), under the rule of a
