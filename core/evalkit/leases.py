@@ -90,7 +90,7 @@ def configured_aliases(config: Any) -> dict[str, str | None]:
 
 def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, aliases: Mapping[str, str | None] | None = None) -> str:
     """The command that continues ``run`` (with the options it was started with): ``evalkit run SET
-    --provider NAME [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
+    --provider NAME [--repeats N] [--cache] [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
     the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each. A re-grade run's is
     the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed. A run of a
     set built in code (:func:`evalkit.run.placement.built_in_code`), which no command finds, is
@@ -99,7 +99,7 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, 
     the ``--model`` of a run of an instance given another alias than its configured one."""
     import shlex
 
-    from .run.placement import Shard, built_in_code, continuing_call, regrade_again
+    from .run.placement import Shard, answering_options, built_in_code, continuing_call, regrade_again
 
     again = regrade_again(run)
     if again is not None:
@@ -107,13 +107,14 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, 
     if built_in_code(run):
         function = "evaluate_retrieval" if run.kind is RunKind.RETRIEVAL else "evaluate_set"
         parts = [Shard(i, count) for i in shards] if shards and count else [None]
-        return " and ".join(f"`{continuing_call(function, run.set_identifier, run.id, part)}`" for part in parts)
+        options = answering_options(run) if run.kind is not RunKind.RETRIEVAL else []
+        return " and ".join(f"`{continuing_call(function, run.set_identifier, run.id, part, options)}`" for part in parts)
     if run.kind is RunKind.RETRIEVAL:
         words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
         if run.deployment:
             words += ["--deployment", run.deployment]
     else:
-        words = ["evalkit", "run", run.set_identifier, *_generator_options(run, aliases)]
+        words = ["evalkit", "run", run.set_identifier, *_generator_options(run, aliases), *answering_options(run)]
         if run.answers_reused == "answers-from" and run.source_run_id:
             words += ["--answers-from", run.source_run_id]  # without it the model is asked for the rest
     base = " ".join(shlex.quote(w) for w in words)

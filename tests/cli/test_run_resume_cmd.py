@@ -619,3 +619,61 @@ def test_a_killed_run_of_a_configured_instance_given_another_model_is_continued_
     resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
+
+
+def _killed_half_way_on_ci_7(project, run_id: str) -> None:  # noqa: ANN001
+    """What a `kill -9` on machine ci-7 leaves of ``run_id``: ``json-sum`` not stored, the run
+    marked running, its lease's heartbeat older than a lease stays live."""
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+    from evalkit.storage import open_repository
+
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        repo.Case.delete().where((repo.Case.run == run_id) & (repo.Case.case_id == "json-sum")).execute()
+        repo.Run.update({repo.Run.status: "running"}).where(repo.Run.id == run_id).execute()
+        repo.acquire_lease(run_id, "*", LeaseOwner("ci-7", 4242, "token"))
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(repo.Lease.run == run_id).execute()
+    finally:
+        repo.close()
+
+
+@pytest.mark.parametrize("words", [("show", "k-4"), ("history", "arith.basic")])
+@pytest.mark.parametrize(
+    ("given", "repeated"),
+    [(("--repeats", "3"), "--repeats 3"), (("--cache", "--privacy", "full"), "--cache --privacy full")],
+    ids=["repeats", "cache"],
+)
+def test_a_killed_run_answered_with_repeats_or_the_cache_is_continued_with_them(evalkit_cli, project, words, given, repeated) -> None:
+    # `--repeats 3` or `--cache`, killed: history and show said "continue it with `evalkit run
+    # arith.basic --provider my-app --resume k-4`", which, pasted, was refused ("use --repeats 3")
+    # or asked the model for the answers the cache holds. The run keeps them; the line repeats them.
+    import shlex
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", *given, "--run-id", "k-4").code == 0
+    _killed_half_way_on_ci_7(project, "k-4")
+    said = evalkit_cli(*words)
+    shown = " ".join((said.stdout + said.stderr).split())
+    hint = f"evalkit run arith.basic --provider my-app {repeated} --resume k-4"
+    assert f"continue it with `{hint}`" in shown, shown
+    # the model no longer answers json-sum: only the cache does
+    answer_with(project, ARITH_GOOD if "--repeats" in given else {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
+
+
+def test_a_killed_run_of_a_set_built_in_code_answered_with_repeats_says_them_in_its_library_call() -> None:
+    from evalkit.leases import resume_hint
+    from evalkit.run.placement import prompt_run_provenance
+    from evalkit.runs import Run
+
+    run = Run(
+        id="r-1", set_identifier="mine.inline", grader="deterministic", provider_instance="app",
+        provenance=prompt_run_provenance(True, "deterministic", repeats=3, cache=True), privacy="full",
+    )  # fmt: skip
+    assert resume_hint(run) == (
+        '`evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="r-1", resume=True, '
+        'repeats=3, cache=True, privacy="full")`'
+    )

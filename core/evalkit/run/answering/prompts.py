@@ -330,7 +330,7 @@ class PromptAnswering:
         spending = self.spending
         return Run(
             pricing=self.pricing,
-            provenance=prompt_run_provenance(self.in_code, self.grader_name),
+            provenance=prompt_run_provenance(self.in_code, self.grader_name, self.repeats, spending is not None and spending.cache),
             answers_reused=spending.reuse_kind if spending is not None else None,
             source_run_id=spending.stored.run_id if spending is not None and spending.stored is not None else None,
             id=run_id,
