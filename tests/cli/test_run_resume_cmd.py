@@ -677,3 +677,29 @@ def test_a_killed_run_of_a_set_built_in_code_answered_with_repeats_says_them_in_
         '`evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="r-1", resume=True, '
         'repeats=3, cache=True, privacy="full")`'
     )
+
+
+def test_a_bare_resume_of_an_ad_hoc_run_continues_the_newest_run_of_its_own_adapter(evalkit_cli, project) -> None:
+    # Two ad-hoc runs of model gpt-4o stopped, `--provider reference`'s then `--provider llm`'s: a
+    # bare `--resume` by reference picked the newest (llm's, only the instance and alias were
+    # asked for) and was refused "use the same --provider and --model", though reference's own run
+    # was there to continue. It is continued; with none of its own left, the resume is refused.
+    from evalkit.storage import open_repository
+
+    adhoc = ("--provider", "reference", "--model", "gpt-4o")
+    for run_id in ("ref-1", "llm-1"):
+        assert evalkit_cli("run", "evalkit.smoke", *adhoc, "--run-id", run_id).code == 0
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # both stopped half-way; llm-1 (the newer) answered by the ad-hoc llm generator
+        repo.Run.update({repo.Run.status: "interrupted"}).execute()
+        repo.Run.update({repo.Run.adapter: "llm"}).where(repo.Run.id == "llm-1").execute()
+        repo.Case.delete().where(repo.Case.case_id == "echo-token").execute()
+    finally:
+        repo.close()
+    resumed = evalkit_cli("run", "evalkit.smoke", *adhoc, "--resume", "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert (resumed.json()["run_id"], resumed.json()["status"]) == ("ref-1", "complete")
+    assert evalkit_cli("show", "llm-1", "--json").json()["status"] == "interrupted", "the other adapter's run is left as it was"
+    again = evalkit_cli("run", "evalkit.smoke", *adhoc, "--resume")
+    assert again.code == 2, again.stdout + again.stderr
+    assert '--resume: no unfinished run of "evalkit.smoke" by the ad-hoc "reference" generator with model "gpt-4o"' in again.stderr
