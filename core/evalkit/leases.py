@@ -157,10 +157,11 @@ def gone_sentence(run: Run, live: RunLiveness, aliases: Mapping[str, str | None]
     )
 
 
-def gone_clause(run: Run, live: RunLiveness | None) -> str:
+def gone_clause(run: Run, live: RunLiveness | None, aliases: Mapping[str, str | None] | None = None) -> str:
     """``; it has no live process since …`` (:func:`gone_sentence`) to end a note on ``run`` when
-    it is :attr:`RunLiveness.gone`, else nothing (``live``: its liveness, ``None`` when not known)."""
-    return f"; it has {gone_sentence(run, live)}" if live is not None and live.gone else ""
+    it is :attr:`RunLiveness.gone`, else nothing (``live``: its liveness, ``None`` when not known;
+    ``aliases``: see :func:`resume_hint`)."""
+    return f"; it has {gone_sentence(run, live, aliases)}" if live is not None and live.gone else ""
 
 
 def status_label(run: Run, live: RunLiveness | None) -> str:

@@ -586,12 +586,15 @@ def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, pr
 
 
 @pytest.mark.parametrize(
-    "words", [("show", "k-2"), ("history", "arith.basic"), ("report", "k-2", "--wait", "--format", "markdown", "--timeout", "5s")]
-)
+    "words",
+    [("show", "k-2"), ("history", "arith.basic"), ("report", "k-2", "--wait", "--format", "markdown", "--timeout", "5s"),
+     ("compare", "k-3", "k-2"), ("compare", "k-2", "k-3", "--json")],
+)  # fmt: skip
 def test_a_killed_run_of_a_configured_instance_given_another_model_is_continued_with_it(evalkit_cli, project, words) -> None:
     # `--provider my-app --model my-app-mini`, killed: history and show said "continue it with
     # `evalkit run arith.basic --provider my-app --resume k-2`", which, pasted, was refused: it
-    # answers with the configured alias (my-app), not the run's. The line now gives its --model.
+    # answers with the configured alias (my-app), not the run's. The line now gives its --model;
+    # `compare`'s note on such a run said it without, where history and show had it.
     import shlex
 
     from evalkit.leases import STALE_AFTER_S, LeaseOwner
@@ -615,7 +618,7 @@ def test_a_killed_run_of_a_configured_instance_given_another_model_is_continued_
     hint = "evalkit run arith.basic --provider my-app --model my-app-mini --resume k-2"
     assert f"continue it with `{hint}`" in shown, shown
     # the configured alias is not repeated
-    assert words[0] != "history" or "continue it with `evalkit run arith.basic --provider my-app --resume k-3`" in shown, shown
+    assert words[0] not in ("history", "compare") or "continue it with `evalkit run arith.basic --provider my-app --resume k-3`" in shown, shown
     resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
