@@ -706,3 +706,27 @@ def test_a_bare_resume_of_an_ad_hoc_run_continues_the_newest_run_of_its_own_adap
     again = evalkit_cli("run", "evalkit.smoke", *adhoc, "--resume")
     assert again.code == 2, again.stdout + again.stderr
     assert '--resume: no unfinished run of "evalkit.smoke" by the ad-hoc "reference" generator with model "gpt-4o"' in again.stderr
+
+
+def test_the_lines_that_resume_a_run_answered_with_the_cache_repeat_it_and_its_privacy(evalkit_cli, project, monkeypatch) -> None:
+    # `--cache --privacy full`, stopped by --max-requests: its line said `… --cache --max-requests 6`,
+    # which, pasted, was refused ("--cache keeps full answer text …, and this run's privacy level is
+    # "metadata"": a resume takes the privacy level given); the line a Ctrl-C or a failing store
+    # prints (the one the process keeps once its run began) lacked --cache altogether.
+    import shlex
+
+    from evalkit.cli import ending
+
+    answer_with(project, ARITH_GOOD)
+    began: list[str] = []
+    run_began = ending.run_began
+    monkeypatch.setattr(ending, "run_began", lambda run_id, resume: (began.append(resume), run_began(run_id, resume)))
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--cache", "--privacy", "full", "--max-requests", "1", "--run-id", "c-1")
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    said = " ".join((stopped.stdout + stopped.stderr).split())
+    line = "evalkit run arith.basic --resume c-1 --provider my-app --cache --privacy full --max-requests 6"
+    assert f"resume it with: {line} " in said, said
+    assert began == ["evalkit run arith.basic --provider my-app --cache --privacy full --resume c-1"]
+    resumed = evalkit_cli(*shlex.split(line)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
