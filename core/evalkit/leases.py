@@ -91,7 +91,7 @@ def configured_aliases(config: Any) -> dict[str, str | None]:
 
 def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, aliases: Mapping[str, str | None] | None = None) -> str:
     """The command that continues ``run`` (with the options it was started with): ``evalkit run SET
-    --provider NAME [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
+    --provider NAME [--repeats N] [--cache] [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
     the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each. A re-grade run's is
     the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed. A run of a
     set built in code (:func:`evalkit.run.placement.built_in_code`), which no command finds, is
@@ -100,7 +100,7 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, 
     the ``--model`` of a run of an instance given another alias than its configured one."""
     import shlex
 
-    from .run.placement import Shard, built_in_code, continuing_call, regrade_again
+    from .run.placement import Shard, answering_options, built_in_code, continuing_call, regrade_again
 
     again = regrade_again(run)
     if again is not None:
@@ -110,15 +110,17 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, 
         parts = [Shard(i, count) for i in shards] if shards and count else [None]
         from .run.limit_stops import resume_limits
 
+        options = answering_options(run) if run.kind is not RunKind.RETRIEVAL else []
         return " and ".join(
-            f"`{continuing_call(function, run.set_identifier, run.id, part, resume_limits(run, _part_of(part)))}`" for part in parts
+            f"`{continuing_call(function, run.set_identifier, run.id, part, [*options, *resume_limits(run, _part_of(part))])}`"
+            for part in parts
         )
     if run.kind is RunKind.RETRIEVAL:
         words = ["evalkit", "retrieval", run.set_identifier, run.retriever or "RETRIEVER"]
         if run.deployment:
             words += ["--deployment", run.deployment]
     else:
-        words = ["evalkit", "run", run.set_identifier, *_generator_options(run, aliases)]
+        words = ["evalkit", "run", run.set_identifier, *_generator_options(run, aliases), *answering_options(run)]
         if run.answers_reused == "answers-from" and run.source_run_id:
             words += ["--answers-from", run.source_run_id]  # without it the model is asked for the rest
     base = " ".join(shlex.quote(w) for w in words)
@@ -211,10 +213,11 @@ def gone_sentence(run: Run, live: RunLiveness, aliases: Mapping[str, str | None]
     )
 
 
-def gone_clause(run: Run, live: RunLiveness | None) -> str:
+def gone_clause(run: Run, live: RunLiveness | None, aliases: Mapping[str, str | None] | None = None) -> str:
     """``; it has no live process since …`` (:func:`gone_sentence`) to end a note on ``run`` when
-    it is :attr:`RunLiveness.gone`, else nothing (``live``: its liveness, ``None`` when not known)."""
-    return f"; it has {gone_sentence(run, live)}" if live is not None and live.gone else ""
+    it is :attr:`RunLiveness.gone`, else nothing (``live``: its liveness, ``None`` when not known;
+    ``aliases``: see :func:`resume_hint`)."""
+    return f"; it has {gone_sentence(run, live, aliases)}" if live is not None and live.gone else ""
 
 
 def status_label(run: Run, live: RunLiveness | None) -> str:

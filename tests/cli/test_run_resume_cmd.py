@@ -642,12 +642,15 @@ def test_a_shard_a_limit_stopped_first_is_not_called_killed_and_is_continued_wit
 
 
 @pytest.mark.parametrize(
-    "words", [("show", "k-2"), ("history", "arith.basic"), ("report", "k-2", "--wait", "--format", "markdown", "--timeout", "5s")]
-)
+    "words",
+    [("show", "k-2"), ("history", "arith.basic"), ("report", "k-2", "--wait", "--format", "markdown", "--timeout", "5s"),
+     ("compare", "k-3", "k-2"), ("compare", "k-2", "k-3", "--json")],
+)  # fmt: skip
 def test_a_killed_run_of_a_configured_instance_given_another_model_is_continued_with_it(evalkit_cli, project, words) -> None:
     # `--provider my-app --model my-app-mini`, killed: history and show said "continue it with
     # `evalkit run arith.basic --provider my-app --resume k-2`", which, pasted, was refused: it
-    # answers with the configured alias (my-app), not the run's. The line now gives its --model.
+    # answers with the configured alias (my-app), not the run's. The line now gives its --model;
+    # `compare`'s note on such a run said it without, where history and show had it.
     import shlex
 
     from evalkit.leases import STALE_AFTER_S, LeaseOwner
@@ -671,7 +674,115 @@ def test_a_killed_run_of_a_configured_instance_given_another_model_is_continued_
     hint = "evalkit run arith.basic --provider my-app --model my-app-mini --resume k-2"
     assert f"continue it with `{hint}`" in shown, shown
     # the configured alias is not repeated
-    assert words[0] != "history" or "continue it with `evalkit run arith.basic --provider my-app --resume k-3`" in shown, shown
+    assert words[0] not in ("history", "compare") or "continue it with `evalkit run arith.basic --provider my-app --resume k-3`" in shown, shown
     resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
+
+
+def _killed_half_way_on_ci_7(project, run_id: str) -> None:  # noqa: ANN001
+    """What a `kill -9` on machine ci-7 leaves of ``run_id``: ``json-sum`` not stored, the run
+    marked running, its lease's heartbeat older than a lease stays live."""
+    from evalkit.leases import STALE_AFTER_S, LeaseOwner
+    from evalkit.storage import open_repository
+
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        repo.Case.delete().where((repo.Case.run == run_id) & (repo.Case.case_id == "json-sum")).execute()
+        repo.Run.update({repo.Run.status: "running"}).where(repo.Run.id == run_id).execute()
+        repo.acquire_lease(run_id, "*", LeaseOwner("ci-7", 4242, "token"))
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(repo.Lease.run == run_id).execute()
+    finally:
+        repo.close()
+
+
+@pytest.mark.parametrize("words", [("show", "k-4"), ("history", "arith.basic")])
+@pytest.mark.parametrize(
+    ("given", "repeated"),
+    [(("--repeats", "3"), "--repeats 3"), (("--cache", "--privacy", "full"), "--cache --privacy full")],
+    ids=["repeats", "cache"],
+)
+def test_a_killed_run_answered_with_repeats_or_the_cache_is_continued_with_them(evalkit_cli, project, words, given, repeated) -> None:
+    # `--repeats 3` or `--cache`, killed: history and show said "continue it with `evalkit run
+    # arith.basic --provider my-app --resume k-4`", which, pasted, was refused ("use --repeats 3")
+    # or asked the model for the answers the cache holds. The run keeps them; the line repeats them.
+    import shlex
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", *given, "--run-id", "k-4").code == 0
+    _killed_half_way_on_ci_7(project, "k-4")
+    said = evalkit_cli(*words)
+    shown = " ".join((said.stdout + said.stderr).split())
+    hint = f"evalkit run arith.basic --provider my-app {repeated} --resume k-4"
+    assert f"continue it with `{hint}`" in shown, shown
+    # the model no longer answers json-sum: only the cache does
+    answer_with(project, ARITH_GOOD if "--repeats" in given else {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
+
+
+def test_a_killed_run_of_a_set_built_in_code_answered_with_repeats_says_them_in_its_library_call() -> None:
+    from evalkit.leases import resume_hint
+    from evalkit.run.placement import prompt_run_provenance
+    from evalkit.runs import Run
+
+    run = Run(
+        id="r-1", set_identifier="mine.inline", grader="deterministic", provider_instance="app",
+        provenance=prompt_run_provenance(True, "deterministic", repeats=3, cache=True), privacy="full",
+    )  # fmt: skip
+    assert resume_hint(run) == (
+        '`evalkit.evaluate_set(<the in-code set "mine.inline">, <the same arguments>, run_id="r-1", resume=True, '
+        'repeats=3, cache=True, privacy="full")`'
+    )
+
+
+def test_a_bare_resume_of_an_ad_hoc_run_continues_the_newest_run_of_its_own_adapter(evalkit_cli, project) -> None:
+    # Two ad-hoc runs of model gpt-4o stopped, `--provider reference`'s then `--provider llm`'s: a
+    # bare `--resume` by reference picked the newest (llm's, only the instance and alias were
+    # asked for) and was refused "use the same --provider and --model", though reference's own run
+    # was there to continue. It is continued; with none of its own left, the resume is refused.
+    from evalkit.storage import open_repository
+
+    adhoc = ("--provider", "reference", "--model", "gpt-4o")
+    for run_id in ("ref-1", "llm-1"):
+        assert evalkit_cli("run", "evalkit.smoke", *adhoc, "--run-id", run_id).code == 0
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # both stopped half-way; llm-1 (the newer) answered by the ad-hoc llm generator
+        repo.Run.update({repo.Run.status: "interrupted"}).execute()
+        repo.Run.update({repo.Run.adapter: "llm"}).where(repo.Run.id == "llm-1").execute()
+        repo.Case.delete().where(repo.Case.case_id == "echo-token").execute()
+    finally:
+        repo.close()
+    resumed = evalkit_cli("run", "evalkit.smoke", *adhoc, "--resume", "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert (resumed.json()["run_id"], resumed.json()["status"]) == ("ref-1", "complete")
+    assert evalkit_cli("show", "llm-1", "--json").json()["status"] == "interrupted", "the other adapter's run is left as it was"
+    again = evalkit_cli("run", "evalkit.smoke", *adhoc, "--resume")
+    assert again.code == 2, again.stdout + again.stderr
+    assert '--resume: no unfinished run of "evalkit.smoke" by the ad-hoc "reference" generator with model "gpt-4o"' in again.stderr
+
+
+def test_the_lines_that_resume_a_run_answered_with_the_cache_repeat_it_and_its_privacy(evalkit_cli, project, monkeypatch) -> None:
+    # `--cache --privacy full`, stopped by --max-requests: its line said `… --cache --max-requests 6`,
+    # which, pasted, was refused ("--cache keeps full answer text …, and this run's privacy level is
+    # "metadata"": a resume takes the privacy level given); the line a Ctrl-C or a failing store
+    # prints (the one the process keeps once its run began) lacked --cache altogether.
+    import shlex
+
+    from evalkit.cli import ending
+
+    answer_with(project, ARITH_GOOD)
+    began: list[str] = []
+    run_began = ending.run_began
+    monkeypatch.setattr(ending, "run_began", lambda run_id, resume: (began.append(resume), run_began(run_id, resume)))
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--cache", "--privacy", "full", "--max-requests", "1", "--run-id", "c-1")
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    said = " ".join((stopped.stdout + stopped.stderr).split())
+    line = "evalkit run arith.basic --resume c-1 --provider my-app --cache --privacy full --max-requests 6"
+    assert f"resume it with: {line} " in said, said
+    assert began == ["evalkit run arith.basic --provider my-app --cache --privacy full --resume c-1"]
+    resumed = evalkit_cli(*shlex.split(line)[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"

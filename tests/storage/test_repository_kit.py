@@ -181,3 +181,59 @@ def test_a_store_whose_accept_if_first_always_accepts_fails(sqlite_url: str) -> 
     with pytest.raises(AssertionError) as error:
         check_repository(Credulous(sqlite_url))
     assert "the first of a scope (AcceptedBaselines): accept_if_first() must refuse (return False)" in str(error.value)
+
+
+def test_a_store_whose_latest_unfinished_run_takes_an_adapter_and_ignores_it_fails(sqlite_url: str) -> None:
+    """``latest_unfinished_run(…, adapter=)`` is a promise: a store that takes the keyword and
+    still gives another adapter's ad-hoc run is caught; one written before it (no ``adapter``) is
+    called without it and passes."""
+    from evalkit.storage.sql import SqlRepository
+
+    class Ignores(SqlRepository):
+        def latest_unfinished_run(self, set_identifier, provider_instance, model_alias, grader, adapter=None):  # noqa: ANN001, ANN201
+            return super().latest_unfinished_run(set_identifier, provider_instance, model_alias, grader)
+
+    class Older(SqlRepository):
+        def latest_unfinished_run(self, set_identifier, provider_instance, model_alias, grader):  # noqa: ANN001, ANN201
+            return super().latest_unfinished_run(set_identifier, provider_instance, model_alias, grader)
+
+    with pytest.raises(AssertionError) as error:
+        check_repository(Ignores(sqlite_url))
+    assert "latest_unfinished_run(adapter='kit') must find the newest unfinished ad-hoc run of that adapter" in str(error.value)
+    check_repository(Older(sqlite_url))
+
+
+def test_a_bare_resume_in_a_store_that_cannot_pass_over_another_adapter_names_the_run_and_asks_for_an_id(sqlite_url: str) -> None:
+    """A store written before ``adapter`` was asked for gives the newest unfinished run of the alias
+    whatever its adapter: a bare ``--resume`` says so and asks for the run's id, where it said "use the
+    same --provider and --model" of a run the user never named."""
+    from types import SimpleNamespace
+
+    from evalkit.errors import UsageError
+    from evalkit.run.answering.prompts import PromptAnswering
+    from evalkit.runs import Run
+    from evalkit.storage import capabilities
+    from evalkit.storage.sql import SqlRepository
+
+    class Older(SqlRepository):
+        def latest_unfinished_run(self, set_identifier, provider_instance, model_alias, grader):  # noqa: ANN001, ANN201
+            return super().latest_unfinished_run(set_identifier, provider_instance, model_alias, grader)
+
+    store = Older(sqlite_url)
+    try:
+        store.begin_run(Run(id="llm-1", set_identifier="pkg.set", grader="deterministic", started_at=1.0, model_alias="gpt-4o", adapter="llm"))
+        asking = SimpleNamespace(
+            golden_set=SimpleNamespace(identifier="pkg.set"), grader_name="deterministic",
+            bound=SimpleNamespace(instance=None, adapter="reference", alias="gpt-4o"),
+        )  # fmt: skip
+        with pytest.raises(UsageError) as refused:
+            PromptAnswering.unfinished_run(asking, capabilities(store))
+        assert str(refused.value) == (  # as a library caller is told: keywords, not options
+            'resume: the newest unfinished run of "pkg.set" the store finds, llm-1, is answered by the ad-hoc "llm" '
+            'generator with model "gpt-4o", not the ad-hoc "reference" generator with model "gpt-4o", and the store '
+            "cannot look past it; pass the id of the run to resume: run_id=RUN_ID"
+        )
+        asking.bound.adapter = "llm"
+        assert PromptAnswering.unfinished_run(asking, capabilities(store)) == "llm-1"
+    finally:
+        store.close()

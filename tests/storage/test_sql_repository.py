@@ -104,6 +104,26 @@ def test_latest_unfinished_run_is_scoped_to_set_instance_alias_and_grader(repo) 
     assert repo.latest_unfinished_run("PKG.SET", "prod-gpt", "gpt-4o", "deterministic") is None
 
 
+def test_latest_unfinished_run_of_an_ad_hoc_generator_passes_over_another_adapters_run(repo) -> None:
+    # A bare `--resume` of an ad-hoc run chose the newest run of the alias whatever its adapter,
+    # and was refused, hiding the run of the adapter that asked.
+    def ad_hoc(run_id: str, adapter: str | None) -> None:
+        repo.begin_run(Run(id=run_id, set_identifier="pkg.set", grader="deterministic", started_at=float(next(_clock)),
+                           provider_instance=None, model_alias="gpt-4o", adapter=adapter))
+
+    ad_hoc("reference-run", "reference")
+    ad_hoc("llm-run", "llm")
+    assert repo.latest_unfinished_run("pkg.set", None, "gpt-4o", "deterministic", adapter="reference").id == "reference-run"
+    assert repo.latest_unfinished_run("pkg.set", None, "gpt-4o", "deterministic", adapter="llm").id == "llm-run"
+    assert repo.latest_unfinished_run("pkg.set", None, "gpt-4o", "deterministic", adapter="openai") is None
+    assert repo.latest_unfinished_run("pkg.set", None, "gpt-4o", "deterministic").id == "llm-run", "no adapter: as before"
+    ad_hoc("unknown-adapter", None)  # a run that stored no adapter is not passed over
+    assert repo.latest_unfinished_run("pkg.set", None, "gpt-4o", "deterministic", adapter="openai").id == "unknown-adapter"
+    # a configured instance's run is its instance's, whatever adapter answers it now
+    repo.begin_run(header("instance-run"))
+    assert repo.latest_unfinished_run("pkg.set", "prod-gpt", "gpt-4o", "deterministic", adapter="other").id == "instance-run"
+
+
 def test_latest_unfinished_run_passes_over_a_regrade_run(repo) -> None:
     # A bare `--resume` chose a newer stopped re-grade run, which `evalkit run` refuses (it is
     # re-graded again, never resumed), hiding the user's own stopped run of the same scope.

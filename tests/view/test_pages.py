@@ -333,6 +333,32 @@ def test_the_compare_page_says_a_running_run_whose_process_died_is_gone_as_the_r
     assert html.unescape(swapped.text).count(f"The base is running (no live process): cases it lacks count as added or removed; it has {said}.") == 1
 
 
+def test_the_run_and_compare_pages_continue_a_killed_run_of_another_model_with_it_as_show_does(client, viewer_cli, stored, store_url) -> None:
+    """A killed run of a configured instance given another `--model`: `show` and `history` say
+    `--provider app --model app-mini` in the line that continues it (the configured alias would be
+    refused), where the run and compare pages said `--provider app` alone: they read the same
+    configured aliases (`evalkit.leases.configured_aliases`)."""
+    from evalkit.storage import open_repository
+
+    done = viewer_cli("run", "viewkit.live", "--provider", "app", "--privacy", "full", "--json")
+    assert done.code == 0, done.stderr[-3000:]
+    base = done.json()["run_id"]
+    repo = open_repository(store_url)
+    try:  # the run was answered with `--provider app --model app-mini`
+        repo.Run.update({repo.Run.model_alias: "app-mini"}).where(repo.Run.id == stored.live).execute()
+    finally:
+        repo.close()
+    kill_second_shard_elsewhere(store_url, stored.live)
+    rerun = "`evalkit run viewkit.live --provider app --model app-mini --shard 2/2 --run-id live-run`"
+    shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
+    (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
+    assert rerun in said
+    page = run_page(client, stored.live)
+    assert element_text(page.text, "live").startswith(f"No process answers this run any more: it has {said}.")
+    compared = client.get("/compare", params={"base": base, "run": stored.live})
+    assert f"The run is running (no live process): cases it lacks count as added or removed; it has {said}." in html.unescape(compared.text)
+
+
 def test_unknown_ids_are_404_pages(client, stored) -> None:
     for path, params in (("/run", {"id": "no-such-run"}), ("/run", {}), ("/case", {}), ("/set", {"id": "x.y"})):
         response = client.get(path, params=params)

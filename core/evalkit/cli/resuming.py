@@ -57,8 +57,10 @@ def resume_command(words: Sequence[str], args: Arguments, run_id: str) -> str:
 
 
 def given_options(args: Arguments) -> list[str]:
-    """The :data:`RESUMED_OPTIONS` given to this command, as words (a database password as ``***``):
-    what every line that resumes a run repeats, an interrupted one's and a stopped one's alike."""
+    """The :data:`RESUMED_OPTIONS` given to this command, as words (a database password as ``***``),
+    and ``--cache`` when it was given (with ``--privacy full`` when that was: below it ``--cache`` is
+    refused unless ``[cache] enabled`` allows it, and a resume takes the privacy level given, not
+    the run's): what every line that resumes a run repeats, an interrupted one's and a stopped one's alike."""
     parts: list[str] = []
     for name, default in RESUMED_OPTIONS.items():
         value = getattr(args, name, default)
@@ -69,6 +71,10 @@ def given_options(args: Arguments) -> list[str]:
             parts.append(option)
             continue
         parts += [option, _hidden_password(str(value)) if name == "database" else str(value)]
+    if getattr(args, "cache", None) is True:  # a resume without it asks the model for what the cache holds
+        parts.append("--cache")
+        if getattr(args, "privacy", None) == "full":
+            parts += ["--privacy", "full"]
     return parts
 
 

@@ -80,11 +80,8 @@ def spending_options(args: Arguments) -> dict[str, Any]:
 
 def resume_args(args: Arguments) -> tuple[str, ...]:
     """The options a resume command repeats, as the user gave them: those of an interrupted run's
-    resume line (:data:`~evalkit.cli.resuming.RESUMED_OPTIONS`: ``--provider``, ``--repeats``,
-    ``--config``, ``--database``…; the run keeps its privacy level), and ``--cache``."""
+    resume line (:func:`~evalkit.cli.resuming.given_options`: ``--provider``, ``--repeats``,
+    ``--config``, ``--database``, ``--cache``…; the run keeps its privacy level)."""
     from .resuming import given_options
 
-    words = given_options(args)
-    if args.cache:
-        words.append("--cache")
-    return tuple(words)
+    return tuple(given_options(args))

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SET_BUILT_IN_CODE", "Placement", "Shard", "built_in_code", "check_run_id", "continuing_call", "continuing_words",
-    "GRADER_PLUGIN", "grader_plugin_of", "in_code_provenance", "new_run_id", "prompt_run_provenance", "regrade_again",
-    "regrade_command", "regraded_from", "stored_provenance",
+    "GRADER_PLUGIN", "REPEATS", "ANSWER_CACHE", "answering_options", "grader_plugin_of", "in_code_provenance", "new_run_id",
+    "prompt_run_provenance", "regrade_again", "regrade_command", "regraded_from", "stored_provenance",
 ]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
@@ -97,11 +97,16 @@ def continuing_call(function: str, set_identifier: str, run_id: str, shard: Shar
     the library call ``function`` again, ``evalkit.evaluate_set(<the in-code set "ID">, <the same
     arguments>, run_id="RUN", resume=True)`` — a ``shard``'s ``shard=Shard(I, N), run_id="RUN"``
     (:func:`continuing_words` as keywords) — with ``limits`` (``--budget 2.5 --max-requests 40``,
-    what a stopped budget asks for) as keywords too (``budget="2.5", max_requests=40``)."""
+    what a stopped budget asks for, or :func:`answering_options`) as keywords too (``budget="2.5",
+    max_requests=40``; a flag such as ``--cache`` as ``cache=True``)."""
     placed = f'shard=Shard({shard.index}, {shard.count}), run_id="{run_id}"' if shard is not None else f'run_id="{run_id}", resume=True'
     keywords = [placed]
-    for option, value in zip(limits[::2], limits[1::2], strict=True):
-        keywords.append(f"{option.lstrip('-').replace('-', '_')}={value if value.isdigit() else quoted(value)}")
+    words = list(limits)
+    while words:
+        option = words.pop(0)
+        flag = not words or words[0].startswith("--")
+        value = "True" if flag else words.pop(0)
+        keywords.append(f"{option.lstrip('-').replace('-', '_')}={value if flag or value.isdigit() else quoted(value)}")
     return f"evalkit.{function}(<the in-code set {quoted(set_identifier)}>, <the same arguments>, {', '.join(keywords)})"
 
 
@@ -124,10 +129,45 @@ def in_code_provenance(provenance: Mapping[str, Any] | None, in_code: bool) -> M
 GRADER_PLUGIN = "grader_plugin"
 
 
-def prompt_run_provenance(in_code: bool, grader: str) -> Mapping[str, Any]:
+#: The key of a prompt run's stored ``provenance`` that gives the answers per prompt it was started
+#: with (``--repeats N``, above 1): a resume with another number is refused (its cases would mix them).
+REPEATS = "repeats"
+
+#: The key of a prompt run's stored ``provenance`` that says it read and wrote the answer cache
+#: (``--cache``): a resume without it asks the model for what the cache holds.
+ANSWER_CACHE = "answer_cache"
+
+
+def prompt_run_provenance(in_code: bool, grader: str, repeats: int = 1, cache: bool = False) -> Mapping[str, Any]:
     """What a prompt run stores as its ``provenance``: the grader plugin it is graded by
-    (:data:`GRADER_PLUGIN`), and whether its set was built in code (:func:`in_code_provenance`)."""
-    return {**(in_code_provenance(None, in_code) or {}), GRADER_PLUGIN: grader}
+    (:data:`GRADER_PLUGIN`), whether its set was built in code (:func:`in_code_provenance`), and
+    what a command that continues it repeats (:func:`answering_options`): its ``repeats`` when
+    above 1 (:data:`REPEATS`) and whether it used the answer ``cache`` (:data:`ANSWER_CACHE`)."""
+    provenance = {**(in_code_provenance(None, in_code) or {}), GRADER_PLUGIN: grader}
+    if repeats > 1:
+        provenance[REPEATS] = repeats
+    if cache:
+        provenance[ANSWER_CACHE] = True
+    return provenance
+
+
+def answering_options(run: Any) -> list[str]:
+    """The options besides its generator's with which stored prompt ``run`` was answered, as a
+    command that continues it repeats them (:func:`prompt_run_provenance`): ``--repeats N`` (a
+    resume without it is refused), ``--cache`` (one without it asks the model for what the cache
+    holds; with ``--privacy full`` for a run kept at ``full``: below it ``--cache`` is refused
+    unless the configuration enables the cache, as it did for the run). None when its store keeps no
+    provenance."""
+    provenance = stored_provenance(run)
+    words: list[str] = []
+    repeats = provenance.get(REPEATS)
+    if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats > 1:
+        words += ["--repeats", str(repeats)]
+    if provenance.get(ANSWER_CACHE) is True:
+        words.append("--cache")
+        if getattr(run, "privacy", None) == "full":
+            words += ["--privacy", "full"]
+    return words
 
 
 def grader_plugin_of(run: Any) -> str:

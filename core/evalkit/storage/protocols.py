@@ -76,6 +76,7 @@ __all__ = [
     "StreamedCases",
     "VERDICT_STATES",
     "capabilities",
+    "latest_unfinished_run_of",
     # older names of merged capabilities
     "FirstAcceptance",
     "ProviderModelQualityRuns",
@@ -141,10 +142,15 @@ class ResumableRuns(Protocol):
         ...
 
     def latest_unfinished_run(
-        self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str
+        self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str,
+        adapter: str | None = None,
     ) -> Run | None:
         """The newest prompt run of the set for this instance, alias and grader that is not complete,
-        passing over re-grade runs (``answers_reused == "regrade"``: re-graded again, never resumed)."""
+        passing over re-grade runs (``answers_reused == "regrade"``: re-graded again, never resumed)
+        and, given an ``adapter``, ad-hoc runs (no instance) of another adapter (a run that stored
+        none is not passed over): another adapter's answers would not continue it. A store written
+        before ``adapter`` was asked for is called without it (see
+        :func:`latest_unfinished_run_of`)."""
         ...
 
     def latest_unfinished_retrieval_run(
@@ -472,6 +478,26 @@ def capabilities(repository: Any) -> Capabilities:
         return repository
     offered = {name: repository for name, protocol in _CAPABILITIES if isinstance(repository, protocol)}
     return Capabilities(repository, **offered)
+
+
+def latest_unfinished_run_of(
+    store: ResumableRuns, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str,
+    adapter: str | None,
+) -> Run | None:
+    """``store``'s :meth:`ResumableRuns.latest_unfinished_run` for a generator of this instance,
+    alias and ``adapter``: a store whose method takes ``adapter`` passes over another adapter's
+    ad-hoc runs itself; one written before it was asked for is called without it, and what it finds
+    may be another adapter's run (the caller tells it apart: that store cannot look past it)."""
+    import inspect
+
+    method = store.latest_unfinished_run
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):  # a callable whose signature cannot be read: asked as before
+        parameters = ()
+    if any(p.name == "adapter" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return method(set_identifier, provider_instance, model_alias, grader, adapter=adapter)
+    return method(set_identifier, provider_instance, model_alias, grader)
 
 
 # The names capabilities had before they were merged: a store that implements the merged

@@ -149,6 +149,7 @@ def _resumable(suite: _Suite, report: ContractReport) -> None:
         report.add("latest_unfinished_run() must find the unfinished run of the set, instance, alias and grader")
     if repo.latest_unfinished_run(set_id, IDENTITY.provider_instance, "other-alias", "deterministic") is not None:
         report.add("latest_unfinished_run() must be scoped to the model alias")
+    _ad_hoc_resumable(suite, report)
     repo.record_cases(run.id, [suite.case("b")], "full")
     repo.finish_run(run.id, "complete", run.started_at + 1, grader="deterministic", identity=IDENTITY)
     repo.mark_status(run.id, "interrupted")
@@ -161,6 +162,35 @@ def _resumable(suite: _Suite, report: ContractReport) -> None:
         report.add("latest_unfinished_retrieval_run() must find the unfinished retrieval run of the set, retriever and deployment")
     if repo.latest_unfinished_retrieval_run(set_id, "kit.retriever", deployment=None) is not None:
         report.add("latest_unfinished_retrieval_run() must be scoped to the deployment")
+
+
+def _ad_hoc_resumable(suite: _Suite, report: ContractReport) -> None:
+    """A store whose ``latest_unfinished_run`` takes ``adapter`` must pass over another adapter's
+    ad-hoc run (no instance): a bare ``--resume`` would pick it and be refused. One written before
+    ``adapter`` was asked for is called without it, and is not held to this."""
+    import inspect
+
+    repo = suite.repository
+    try:
+        parameters = inspect.signature(repo.latest_unfinished_run).parameters
+    except (TypeError, ValueError):
+        return
+    if "adapter" not in parameters:
+        return
+    set_id = suite.set_id("resume-ad-hoc")
+    runs = {}
+    for adapter in ("kit", "kit-other"):
+        run = attrs.evolve(suite.header(f"resume-{adapter}", set_id), provider_instance=None, adapter=adapter)
+        repo.begin_run(run)
+        runs[adapter] = run.id
+    for adapter, run_id in runs.items():
+        found = repo.latest_unfinished_run(set_id, None, "kit-alias", "deterministic", adapter=adapter)
+        if found is None or found.id != run_id:
+            report.add(
+                f"latest_unfinished_run(adapter={adapter!r}) must find the newest unfinished ad-hoc run of that adapter, "
+                f"passing over another adapter's; got {found.id if found is not None else None!r}"
+            )
+            return
 
 
 def _baselines(suite: _Suite, report: ContractReport) -> None:

@@ -33,7 +33,7 @@ from ...judge_gate import JudgeGate
 from ...privacy import MIN_SECRET_LENGTH, is_scrubbable, read_secrets
 from ...prompts import Assertion, GoldenPrompt, GoldenPromptSet
 from ...runs import CaseResult, Run, RunKind, RunStatus
-from ...storage.protocols import Capabilities, ResultRepository
+from ...storage.protocols import Capabilities, ResultRepository, latest_unfinished_run_of
 from ...storage.values import BaselineScope
 from ...timeouts import callers_call
 from ...validation import CheckProgress, validate_prompt_set
@@ -331,7 +331,7 @@ class PromptAnswering:
         spending = self.spending
         return Run(
             pricing=self.pricing,
-            provenance=prompt_run_provenance(self.in_code, self.grader_name),
+            provenance=prompt_run_provenance(self.in_code, self.grader_name, self.repeats, spending is not None and spending.cache),
             answers_reused=spending.reuse_kind if spending is not None else None,
             source_run_id=spending.stored.run_id if spending is not None and spending.stored is not None else None,
             id=run_id,
@@ -355,7 +355,19 @@ class PromptAnswering:
                 f"{argument('resume')} without a run id needs a store that can find unfinished runs, and this one cannot; "
                 f"pass the id: {argument('run_id', 'RUN_ID', option='--resume RUN_ID')}"
             )
-        previous = store.resumable.latest_unfinished_run(self.golden_set.identifier, self.bound.instance, self.bound.alias, self.grader_name)
+        bound = self.bound
+        previous = latest_unfinished_run_of(
+            store.resumable, self.golden_set.identifier, bound.instance, bound.alias, self.grader_name, bound.adapter
+        )
+        if previous is not None and not components.same_generator(
+            (previous.provider_instance, previous.adapter, previous.model_alias), (bound.instance, bound.adapter, bound.alias)
+        ):  # a store that does not pass over another adapter's ad-hoc runs: it cannot look past this one
+            raise UsageError(
+                f"{argument('resume')}: the newest unfinished run of {quoted(self.golden_set.identifier)} the store finds, "
+                f"{previous.id}, is answered by {components.answered_by(previous.provider_instance, previous.adapter, previous.model_alias)}, "
+                f"not {components.answered_by(bound.instance, bound.adapter, bound.alias)}, and the store cannot look past it; "
+                f"pass the id of the run to resume: {argument('run_id', 'RUN_ID', option='--resume RUN_ID')}"
+            )
         if previous is None:
             raise UsageError(
                 f'{argument("resume")}: no unfinished run of {quoted(self.golden_set.identifier)} by {components.answered_by(self.bound.instance, self.bound.adapter, self.bound.alias)} '

@@ -387,11 +387,13 @@ class RunsAndCases(SqlStore):
 
     @guarded
     def latest_unfinished_run(
-        self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str
+        self, set_identifier: str, provider_instance: str | None, model_alias: str | None, grader: str,
+        adapter: str | None = None,
     ) -> Run | None:
         """The newest run of the set for this instance, alias and grader that is not complete:
         interrupted, incomplete, or still marked running (a process killed outright leaves that).
-        A re-grade run is passed over: it is re-graded again, never resumed."""
+        A re-grade run is passed over: it is re-graded again, never resumed; so, with ``adapter``, is
+        an ad-hoc run (no instance) of another adapter (one that stored none is not)."""
         R = self.Run
         unfinished = [RunStatus.INTERRUPTED.value, RunStatus.RUNNING.value, RunStatus.INCOMPLETE.value]
         query = R.select().where(
@@ -402,12 +404,16 @@ class RunsAndCases(SqlStore):
         )
         for column, value in ((R.provider_instance, provider_instance), (R.model_alias, model_alias)):
             query = query.where(column.is_null() if value is None else column == value)
+        ad_hoc = provider_instance is None and bool(adapter)
+        if ad_hoc:
+            query = query.where(R.adapter.is_null() | (R.adapter == "") | (R.adapter == adapter))
         for row in query.order_by(R.started_at.desc(), R.id.desc()).limit(50):
             if (
                 row.set_identifier == set_identifier
                 and row.provider_instance == provider_instance
                 and row.model_alias == model_alias
                 and (row.grader == grader or row.grader.startswith(f"{grader}:"))
+                and not (ad_hoc and row.adapter and row.adapter != adapter)
             ):
                 return run_from_row(row)
         return None
