@@ -1494,6 +1494,34 @@ def test_a_judges_call_before_the_run_that_raises_names_the_plugin_not_an_evalki
     assert raising("run", "raising.rubric", "--grader", "raising.judge", raised="RuntimeError").code == 0
 
 
+@pytest.mark.parametrize("method", ["bind_judge", "check_ready"])
+def test_a_judges_method_that_raises_as_it_is_read_stops_the_run_naming_the_plugin(raising, project, method) -> None:
+    """`evalkit run --grader NAME` asked whether the judge has bind_judge() and check_ready()
+    with components.offers, which takes a method whose property or __getattr__ raises as it is
+    read for one it does not offer: the judge was never bound nor asked whether it is ready, and
+    the run went on (exit 0). The read is the plugin's failure in the call (components.plugin_method):
+    the grader and its distribution are named, exit 2, nothing stored, no traceback."""
+    failed = raising("run", "evalkit.smoke", "--grader", "raising.judge", raised="RuntimeError", place=f"{method} read")
+    assert failed.code == 2, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        f"evalkit: error: grader raising.judge (evalkit-raising-plugins 0.1.0) raised RuntimeError in {method}(): the plugin's own failure"
+    ]
+    assert stored_runs(project) == 0
+
+
+def test_a_judges_aclose_that_raises_as_it_is_read_is_a_warning_once_the_run_is_stored(raising, project) -> None:
+    """A judge's aclose raising as it is read (a property, a __getattr__), once `evalkit run`'s
+    cases are stored: it is said in the one close wording (components.plugin_close_failed), the
+    run kept as it is (complete, exit 0), never silently skipped nor an internal error."""
+    result = raising("run", "evalkit.smoke", "--grader", "raising.judge", "--json", raised="RuntimeError", place="aclose read")
+    assert result.code == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "complete" and document["passed"] == 7
+    assert document["warnings"] == [
+        "grader raising.judge (evalkit-raising-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
+    ], document["warnings"]
+
+
 #: A third-party distribution shipping the graders whose judges evalkit's judge commands use
 #: (``deterministic``: calibration of rubric items and pairwise judging; ``relevance``: hole
 #: judging), installed in place of evalkit's own; each judge's call raises where

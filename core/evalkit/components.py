@@ -16,7 +16,7 @@ from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
 from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError, carried
 from .grading import Grading
 from .options import resolve_paths
-from .plugin_attributes import declared, declares, offers
+from .plugin_attributes import declared, declares, offers, promises
 from .privacy import SecretHolder, secrets_to_keep_out
 from .prompts import GoldenPrompt
 from .shapes import exception_text, short_repr
@@ -58,6 +58,7 @@ __all__ = [
     "plugin_gave_unusable",
     "plugin_method",
     "offers",
+    "promises",
     "ServingEvidence",
     "answered_by",
     "same_generator",

@@ -11,7 +11,9 @@ answered, graded or ranked as it should be. The plugins that are no per-case cal
 generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``generator_close`` (its ``close()``), ``redacted_options`` (its), ``grader_close`` (the grader's ``aclose()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
 ``secret_values()``, asked when it is created), ``thread_safe`` (the retriever's), ``tools_refusal`` (``raising.toolless``'s), ``judge_temperature``,
 ``judge_instance``, ``bind_judge``, ``judge_ready`` (its ``check_ready()``) and ``rubric_judge`` (its
-``with_rubric_judge()``, called for a set with rubric checks) (``raising.judge``'s), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
+``with_rubric_judge()``, called for a set with rubric checks) (``raising.judge``'s; ``bind_judge read``,
+``check_ready read`` and ``aclose read``: the attribute itself raises as it is read, a property or a
+``__getattr__`` would), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
 2, as a plugin refusing its configuration late raises it.
 """
 
@@ -206,6 +208,13 @@ class RaisingJudge(RaisingGrader):
     ``$EVALKIT_RAISE_IN`` names it."""
 
     name = "raising.judge"
+
+    def __getattribute__(self, name: str) -> object:
+        """The attribute, or the exception with ``$EVALKIT_RAISE_IN=NAME read`` (``bind_judge``,
+        ``check_ready``, ``aclose``): a method read through a property or ``__getattr__`` that raises."""
+        if name in ("bind_judge", "check_ready", "aclose"):
+            raise_in(name + " read")
+        return object.__getattribute__(self, name)
 
     @property
     def judge_temperature(self) -> float:
