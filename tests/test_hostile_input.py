@@ -1522,6 +1522,35 @@ def test_a_judges_aclose_that_raises_as_it_is_read_is_a_warning_once_the_run_is_
     ], document["warnings"]
 
 
+def test_a_generators_check_ready_that_raises_as_it_is_read_is_its_failure_not_not_ready(raising, project) -> None:
+    """check_generator_ready asked for the generator's check_ready with components.offers (a
+    property or __getattr__ raising as it is read: no probe, the run went on, exit 0), then read it
+    again inside the try that turns what the probe raises into "not ready" (one raising only then
+    was said as the instance "is not ready", the plugin unnamed). It is read once, under the one rule for a
+    plugin's call (components.plugin_method): the generator and its distribution named with the
+    method, exit 2, nothing stored."""
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.generator"\nmodel = "m"\n')
+    failed = raising("run", "evalkit.smoke", "--provider", "x", raised="RuntimeError", place="check_ready read")
+    assert failed.code == 2, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        "evalkit: error: generator raising.generator (evalkit-raising-plugins 0.1.0) raised RuntimeError in check_ready(): the plugin's own failure"
+    ]
+    assert stored_runs(project) == 0
+    assert raising("run", "evalkit.smoke", "--provider", "x", raised="RuntimeError").code == 0
+
+
+def test_an_async_generators_agenerate_is_read_once_to_know_it_is_async(raising, project) -> None:
+    """BoundGenerator.is_async read agenerate twice (components.offers, then inspect): a property
+    raising the second time it was read ended the run as "internal error (an evalkit bug)". It is
+    read once (components.declared); a read that raises as a case is answered errs that case only."""
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.async_generator"\nmodel = "m"\n')
+    result = raising("run", "evalkit.smoke", "--provider", "x", "--json", raised="RuntimeError", place="agenerate reread")
+    assert result.code == 3 and "internal error" not in result.stderr, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["answered"] == 7, document
+    assert [case["error"] for case in document["cases"] if case["error"]] == ["RuntimeError: the plugin's own failure"]
+
+
 #: A third-party distribution shipping the graders whose judges evalkit's judge commands use
 #: (``deterministic``: calibration of rubric items and pairwise judging; ``relevance``: hole
 #: judging), installed in place of evalkit's own; each judge's call raises where

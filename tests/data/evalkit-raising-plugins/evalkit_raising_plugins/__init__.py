@@ -132,6 +132,22 @@ class RaisingGenerator:
 
     def __init__(self, model: str | None = None) -> None:
         self.model = model
+        self.reads = 0
+
+    def __getattribute__(self, name: str) -> object:
+        """The attribute, or the exception: with ``$EVALKIT_RAISE_IN=check_ready read`` as its
+        ``check_ready`` is read, with ``agenerate reread`` as its ``agenerate`` is read the second
+        time (a property answering differently, or a ``__getattr__`` whose client was torn down)."""
+        if name == "check_ready":
+            raise_in("check_ready read")
+        elif name == "agenerate":
+            self.reads = object.__getattribute__(self, "reads") + 1
+            if self.reads == 2:
+                raise_in("agenerate reread")
+        return object.__getattribute__(self, name)
+
+    def check_ready(self) -> None:
+        """Nothing: it is ready (its free probe)."""
 
     @property
     def concurrency(self) -> int:
