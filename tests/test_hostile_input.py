@@ -1551,6 +1551,25 @@ def test_an_async_generators_agenerate_is_read_once_to_know_it_is_async(raising,
     assert [case["error"] for case in document["cases"] if case["error"]] == ["RuntimeError: the plugin's own failure"]
 
 
+def test_a_retriever_that_fails_as_it_is_created_is_named_as_its_options_are(raising, project) -> None:
+    """A retriever whose factory raised, or gave what has no retrieve(), was named unquoted
+    (`retriever raising.retriever (…) raised RuntimeError when created`) where a wrong option names
+    it quoted (`retriever "raising.retriever" (…) has a wrong value`): building a plugin from its
+    table has one wording for it (PluginRecord.label), exit 2, nothing stored."""
+    words = ("retrieval", "raising.questions", "raising.retriever")
+    failed = raising(*words, raised="RuntimeError", place="retriever_created")
+    assert failed.code == 2, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        'evalkit: error: retriever "raising.retriever" (evalkit-raising-plugins 0.1.0) raised RuntimeError when created: the plugin\'s own failure'
+    ]
+    unusable = raising(*words, raised="RuntimeError", place="retriever_unusable")
+    assert unusable.code == 2 and unusable.stderr.splitlines() == [
+        'evalkit: error: retriever "raising.retriever" (evalkit-raising-plugins 0.1.0): its factory returned \'NoRetrieve\', '
+        "which has no retrieve(question, limit) method"
+    ], unusable.stderr[-2000:]
+    assert stored_runs(project) == 0
+
+
 #: A third-party distribution shipping the graders whose judges evalkit's judge commands use
 #: (``deterministic``: calibration of rubric items and pairwise judging; ``relevance``: hole
 #: judging), installed in place of evalkit's own; each judge's call raises where
@@ -3199,11 +3218,12 @@ def test_a_set_provider_that_raises_when_created_is_named_once(cli, project) -> 
     when created: …``. Every rendering of a plugin failure goes through PluginFailure.named: the
     plugin once, then what went wrong."""
     env = {SPRAWLING: "created"}
-    said = f"{PROVIDER} raised RuntimeError when created: cannot reach the set archive"
+    created = PROVIDER.replace("sprawling_failures", '"sprawling_failures"')  # named as building it from its table is
+    said = f"{created} raised RuntimeError when created: cannot reach the set archive"
     for args in (("list", "sets"), ("run", "no.such.set"), ("validate",)):
         shown = cli(*args, env=env)
         text = " ".join(shown.stderr.split())
-        assert shown.code == 2 and text.count(PROVIDER) == 1, (args, text[-800:])
+        assert shown.code == 2 and text.count("sprawling_failures") == 1, (args, text[-800:])
         if args[0] != "validate":
             assert said in text, (args, text[-800:])
     assert said in cli("list", "sets", "--json", env=env).json()["problems"]

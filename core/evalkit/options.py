@@ -505,7 +505,8 @@ def _parameter_for_options(factory: Any) -> str | None:
 
 
 def _plugin_label(record: Any) -> str:
-    return f"{record.kind} {wording.quoted(record.name)} ({record.distribution} {record.version})" if record is not None else "the plugin"
+    """How an option's message names the plugin: its record's :attr:`~evalkit.registry.PluginRecord.label`."""
+    return record.label if record is not None else "the plugin"
 
 
 def structure_options(cls: type, given: Mapping[str, Any], *, plugin: str, table: str) -> Any:

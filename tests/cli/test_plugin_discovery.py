@@ -51,7 +51,7 @@ def test_the_first_distribution_of_a_name_on_the_path_is_the_one_listed_and_run(
     assert [(row["name"], row["version"]) for row in rows] == [("shadowed", "2.0")]
     run = evalkit_cli("run", "evalkit.smoke", "--grader", "shadowed", env=env)
     assert run.code == 2
-    assert "grader shadowed (evalkit-shadow 2.0) raised RuntimeError when created: version 2.0 was loaded" in run.stderr
+    assert 'grader "shadowed" (evalkit-shadow 2.0) raised RuntimeError when created: version 2.0 was loaded' in run.stderr
     swapped = {"PYTHONPATH": os.pathsep.join([str(older), str(newer)])}
     rows = [row for row in evalkit_cli("list", "--json", env=swapped).json() if row["distribution"] == "evalkit-shadow"]
     assert [(row["name"], row["version"]) for row in rows] == [("shadowed", "1.0"), ("only_old", "1.0")]

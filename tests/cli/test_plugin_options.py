@@ -276,7 +276,8 @@ def test_a_default_its_own_validator_refuses_is_the_plugins_defect_not_the_table
     assert retriever.code == 2 and f'retriever "misdeclared.bad_default" {MISDECLARED} {BAD_DEFAULT}' in retriever.stderr
     assert "--deployment" not in retriever.stderr, "no deployment's options could help"
     sets = evalkit_cli("list", "sets", env=env)
-    assert sets.code == 2 and f"misdeclared.sets {MISDECLARED}" in sets.stderr and BAD_DEFAULT in sets.stderr
+    # named once, as its options name it (it read `… provider misdeclared.sets (…): … provider "misdeclared.sets" (…) declares …`)
+    assert sets.code == 2 and f'"misdeclared.sets" {MISDECLARED} {BAD_DEFAULT}' in sets.stderr and sets.stderr.count("misdeclared.sets") == 1
     assert not (project / ".evalkit").exists(), "nothing stored"
 
 

@@ -273,9 +273,20 @@ class RaisingAsyncGrader(RaisingGrader):
         return Grading(score=1.0, passed=True, checks=[Check("fine", True)], yardstick="raising.async_grader")
 
 
+class NoRetrieve:
+    """What a broken retriever factory gives: no ``retrieve()``."""
+
+
 class RaisingRetriever:
     """Ranks ``doc-1``, except for the question that raises (its text is the case id); its
-    ``close()`` raises with ``$EVALKIT_RAISE_IN=close``."""
+    ``close()`` raises with ``$EVALKIT_RAISE_IN=close``; creating it raises with
+    ``retriever_created``, and gives a :class:`NoRetrieve` with ``retriever_unusable``."""
+
+    def __new__(cls) -> object:
+        raise_in("retriever_created")
+        if os.environ.get("EVALKIT_RAISE_IN") == "retriever_unusable":
+            return NoRetrieve()
+        return super().__new__(cls)
 
     @property
     def thread_safe(self) -> bool:
