@@ -1494,6 +1494,82 @@ def test_a_judges_call_before_the_run_that_raises_names_the_plugin_not_an_evalki
     assert raising("run", "raising.rubric", "--grader", "raising.judge", raised="RuntimeError").code == 0
 
 
+@pytest.mark.parametrize("method", ["bind_judge", "check_ready"])
+def test_a_judges_method_that_raises_as_it_is_read_stops_the_run_naming_the_plugin(raising, project, method) -> None:
+    """`evalkit run --grader NAME` asked whether the judge has bind_judge() and check_ready()
+    with components.offers, which takes a method whose property or __getattr__ raises as it is
+    read for one it does not offer: the judge was never bound nor asked whether it is ready, and
+    the run went on (exit 0). The read is the plugin's failure in the call (components.plugin_method):
+    the grader and its distribution are named, exit 2, nothing stored, no traceback."""
+    failed = raising("run", "evalkit.smoke", "--grader", "raising.judge", raised="RuntimeError", place=f"{method} read")
+    assert failed.code == 2, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        f"evalkit: error: grader raising.judge (evalkit-raising-plugins 0.1.0) raised RuntimeError in {method}(): the plugin's own failure"
+    ]
+    assert stored_runs(project) == 0
+
+
+def test_a_judges_aclose_that_raises_as_it_is_read_is_a_warning_once_the_run_is_stored(raising, project) -> None:
+    """A judge's aclose raising as it is read (a property, a __getattr__), once `evalkit run`'s
+    cases are stored: it is said in the one close wording (components.plugin_close_failed), the
+    run kept as it is (complete, exit 0), never silently skipped nor an internal error."""
+    result = raising("run", "evalkit.smoke", "--grader", "raising.judge", "--json", raised="RuntimeError", place="aclose read")
+    assert result.code == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["status"] == "complete" and document["passed"] == 7
+    assert document["warnings"] == [
+        "grader raising.judge (evalkit-raising-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
+    ], document["warnings"]
+
+
+def test_a_generators_check_ready_that_raises_as_it_is_read_is_its_failure_not_not_ready(raising, project) -> None:
+    """check_generator_ready asked for the generator's check_ready with components.offers (a
+    property or __getattr__ raising as it is read: no probe, the run went on, exit 0), then read it
+    again inside the try that turns what the probe raises into "not ready" (one raising only then
+    was said as the instance "is not ready", the plugin unnamed). It is read once, under the one rule for a
+    plugin's call (components.plugin_method): the generator and its distribution named with the
+    method, exit 2, nothing stored."""
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.generator"\nmodel = "m"\n')
+    failed = raising("run", "evalkit.smoke", "--provider", "x", raised="RuntimeError", place="check_ready read")
+    assert failed.code == 2, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        "evalkit: error: generator raising.generator (evalkit-raising-plugins 0.1.0) raised RuntimeError in check_ready(): the plugin's own failure"
+    ]
+    assert stored_runs(project) == 0
+    assert raising("run", "evalkit.smoke", "--provider", "x", raised="RuntimeError").code == 0
+
+
+def test_an_async_generators_agenerate_is_read_once_to_know_it_is_async(raising, project) -> None:
+    """BoundGenerator.is_async read agenerate twice (components.offers, then inspect): a property
+    raising the second time it was read ended the run as "internal error (an evalkit bug)". It is
+    read once (components.declared); a read that raises as a case is answered errs that case only."""
+    (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.async_generator"\nmodel = "m"\n')
+    result = raising("run", "evalkit.smoke", "--provider", "x", "--json", raised="RuntimeError", place="agenerate reread")
+    assert result.code == 3 and "internal error" not in result.stderr, result.stderr[-2000:]
+    document = json.loads(result.stdout)
+    assert document["answered"] == 7, document
+    assert [case["error"] for case in document["cases"] if case["error"]] == ["RuntimeError: the plugin's own failure"]
+
+
+def test_a_retriever_that_fails_as_it_is_created_is_named_as_its_options_are(raising, project) -> None:
+    """A retriever whose factory raised, or gave what has no retrieve(), was named unquoted
+    (`retriever raising.retriever (…) raised RuntimeError when created`) where a wrong option names
+    it quoted (`retriever "raising.retriever" (…) has a wrong value`): building a plugin from its
+    table has one wording for it (PluginRecord.label), exit 2, nothing stored."""
+    words = ("retrieval", "raising.questions", "raising.retriever")
+    failed = raising(*words, raised="RuntimeError", place="retriever_created")
+    assert failed.code == 2, failed.stderr[-2000:]
+    assert failed.stderr.splitlines() == [
+        'evalkit: error: retriever "raising.retriever" (evalkit-raising-plugins 0.1.0) raised RuntimeError when created: the plugin\'s own failure'
+    ]
+    unusable = raising(*words, raised="RuntimeError", place="retriever_unusable")
+    assert unusable.code == 2 and unusable.stderr.splitlines() == [
+        'evalkit: error: retriever "raising.retriever" (evalkit-raising-plugins 0.1.0): its factory returned \'NoRetrieve\', '
+        "which has no retrieve(question, limit) method"
+    ], unusable.stderr[-2000:]
+    assert stored_runs(project) == 0
+
+
 #: A third-party distribution shipping the graders whose judges evalkit's judge commands use
 #: (``deterministic``: calibration of rubric items and pairwise judging; ``relevance``: hole
 #: judging), installed in place of evalkit's own; each judge's call raises where
@@ -3142,11 +3218,12 @@ def test_a_set_provider_that_raises_when_created_is_named_once(cli, project) -> 
     when created: …``. Every rendering of a plugin failure goes through PluginFailure.named: the
     plugin once, then what went wrong."""
     env = {SPRAWLING: "created"}
-    said = f"{PROVIDER} raised RuntimeError when created: cannot reach the set archive"
+    created = PROVIDER.replace("sprawling_failures", '"sprawling_failures"')  # named as building it from its table is
+    said = f"{created} raised RuntimeError when created: cannot reach the set archive"
     for args in (("list", "sets"), ("run", "no.such.set"), ("validate",)):
         shown = cli(*args, env=env)
         text = " ".join(shown.stderr.split())
-        assert shown.code == 2 and text.count(PROVIDER) == 1, (args, text[-800:])
+        assert shown.code == 2 and text.count("sprawling_failures") == 1, (args, text[-800:])
         if args[0] != "validate":
             assert said in text, (args, text[-800:])
     assert said in cli("list", "sets", "--json", env=env).json()["problems"]

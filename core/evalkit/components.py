@@ -16,7 +16,7 @@ from .config import DEFAULT_ANSWER_TIMEOUT_S, Config, ProviderInstance
 from .errors import PLUGIN_FAILURES, ConfigError, UnknownPluginError, UsageError, carried
 from .grading import Grading
 from .options import resolve_paths
-from .plugin_attributes import declared, declares, offers
+from .plugin_attributes import declared, declares, offers, promises
 from .privacy import SecretHolder, secrets_to_keep_out
 from .prompts import GoldenPrompt
 from .shapes import exception_text, short_repr
@@ -58,6 +58,7 @@ __all__ = [
     "plugin_gave_unusable",
     "plugin_method",
     "offers",
+    "promises",
     "ServingEvidence",
     "answered_by",
     "same_generator",
@@ -214,13 +215,16 @@ def check_generator_ready(
     passed — ``evalkit run --wait-ready 60s`` right after starting a local model server."""
     from .errors import GeneratorUnavailableError
 
-    if not offers(bound.generator, ReadinessCheck):
+    if not promises(bound.generator, ReadinessCheck):
         return []
+    # read once, under the rule of a plugin's call: a check_ready that raises as it is read is the
+    # plugin's failure (named, exit 2), not a generator that is "not ready" nor one without a probe
+    check = plugin_called(bound.plugin, "check_ready", lambda: bound.generator.check_ready)
     who = generator_named(bound)
     deadline, delay = clock() + wait_s, 0.5
     while True:
         try:
-            warnings_given = carried(bound.generator.check_ready)
+            warnings_given = carried(check)
             break
         except PLUGIN_FAILURES as exc:  # whatever it raises, nothing has been paid for or stored yet
             remaining = deadline - clock()
@@ -481,13 +485,14 @@ class BoundGenerator:
 
     @property
     def chats_async(self) -> bool:
-        """True when the generator has ``async def achat``."""
-        return offers(self.generator, AsyncChatGenerator) and inspect.iscoroutinefunction(self.generator.achat)
+        """True when the generator has ``async def achat`` (read once, with :func:`declared`: a
+        property answering otherwise the second time, or raising, is no internal error)."""
+        return inspect.iscoroutinefunction(declared(self.generator, "achat"))
 
     @property
     def is_async(self) -> bool:
-        """True when the generator has ``async def agenerate``."""
-        return offers(self.generator, AsyncGenerator) and inspect.iscoroutinefunction(self.generator.agenerate)
+        """True when the generator has ``async def agenerate`` (read once, as :attr:`chats_async`)."""
+        return inspect.iscoroutinefunction(declared(self.generator, "agenerate"))
 
     @property
     def is_reference_self_check(self) -> bool:

@@ -255,6 +255,9 @@ class OptionSpec:
     required: bool
     default: Any
     help: str
+    #: What its validator allows, as a refusal says it (``must be a number above 0``, ``must be
+    #: "low" or "high"``, :func:`requirement`); ``None``: it does not say.
+    allowed: str | None = None
 
 
 def declared_options(factory: Any) -> type | None:
@@ -359,19 +362,71 @@ def option_specs(factory: Any) -> list[OptionSpec] | None:
         if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
             default = default.factory() if not default.takes_self else None
         specs.append(
-            OptionSpec(field.name, _type_text(field.type), required, None if required else default, field.metadata.get("help", ""))
+            OptionSpec(
+                field.name, _type_text(field.type), required, None if required else default, field.metadata.get("help", ""),
+                requirement(field.validator),
+            )
         )
     return specs
 
 
 def requirement(validator: Any) -> str | None:
     """What a field's validator allows, as its message says it (``must be a number above 0``), when
-    it says: the validators of this module do, also inside ``attrs.validators.optional``."""
+    it says: the validators of this module do, also inside ``attrs.validators.optional``; attrs' own
+    ``in_`` (``must be "low" or "high"``), ``ge``/``gt``/``le``/``lt`` (``must be at least 1``) and
+    a list of validators (``and_``: ``must be at least 1 and at most 10``) are said the same way.
+    A plugin's values are quoted (:func:`evalkit.wording.quoted`, :func:`evalkit.shapes.short_repr`);
+    what cannot be read says nothing."""
+    try:
+        return _requirement(validator, depth=0)
+    except Exception:  # noqa: BLE001 - a plugin's validator broken in itself: nothing said of it
+        return None
+
+
+#: The values of an ``attrs.validators.in_`` shown, the rest counted.
+_CHOICES_SHOWN = 12
+_COMPARED = {">=": "at least", ">": "above", "<=": "at most", "<": "below"}
+
+
+def _requirement(validator: Any, depth: int) -> str | None:
+    from .shapes import short_repr
+
     said = getattr(validator, "requirement", None)
     if isinstance(said, str):
         return said
+    if depth > 8:  # an optional(and_(optional(...))) nested without end says nothing more
+        return None
+    kind = type(validator).__name__
+    if kind == "_InValidator" and type(validator).__module__.startswith("attr"):
+        return "must be " + _choices(validator.options)
+    if kind == "_NumberValidator" and type(validator).__module__.startswith("attr") and validator.compare_op in _COMPARED:
+        bound = validator.bound
+        shown = _shown_bound(bound) if isinstance(bound, (int, float)) and not isinstance(bound, bool) else short_repr(bound)
+        return f"must be {_COMPARED[validator.compare_op]} {shown}"
+    inner = getattr(validator, "_validators", None)  # attrs.validators.and_(...), a field's list of validators
+    if kind == "_AndValidator" and isinstance(inner, (tuple, list)):
+        parts = [said for v in inner if (said := _requirement(v, depth + 1)) is not None]
+        lead = "must be " if all(p.startswith("must be ") for p in parts) else "must "
+        return lead + " and ".join(p.removeprefix(lead) for p in parts) if parts else None
     inner = getattr(validator, "validator", None)  # attrs.validators.optional(...)
-    return requirement(inner) if inner is not None and inner is not validator else None
+    return _requirement(inner, depth + 1) if inner is not None and inner is not validator else None
+
+
+def _choices(options: Any) -> str:
+    """The values an ``in_`` allows, as a message says them: ``"a", "b" or "c"``, text quoted."""
+    from itertools import islice
+
+    from .shapes import short_repr
+
+    count = len(options) if hasattr(options, "__len__") else None
+    if isinstance(options, (set, frozenset)) and len(options) <= 1_000:  # shown in an order that stays
+        values = sorted(options, key=short_repr)[: _CHOICES_SHOWN + 1]
+    else:
+        values = list(islice(options, _CHOICES_SHOWN + 1))  # a range(10**9) is never listed whole
+    shown = [wording.quoted(v) if isinstance(v, str) else short_repr(v) for v in values[:_CHOICES_SHOWN]]
+    if len(values) > _CHOICES_SHOWN:
+        return ", ".join(shown) + (f", … ({count:,} values in all)" if isinstance(count, int) else ", …")
+    return ", ".join(shown[:-1]) + " or " + shown[-1] if len(shown) > 1 else (shown[0] if shown else "nothing (no value is allowed)")
 
 
 def path_options(factory: Any) -> tuple[str, ...]:
@@ -450,7 +505,8 @@ def _parameter_for_options(factory: Any) -> str | None:
 
 
 def _plugin_label(record: Any) -> str:
-    return f"{record.kind} {wording.quoted(record.name)} ({record.distribution} {record.version})" if record is not None else "the plugin"
+    """How an option's message names the plugin: its record's :attr:`~evalkit.registry.PluginRecord.label`."""
+    return record.label if record is not None else "the plugin"
 
 
 def structure_options(cls: type, given: Mapping[str, Any], *, plugin: str, table: str) -> Any:

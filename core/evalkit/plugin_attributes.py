@@ -11,7 +11,7 @@ import functools
 import inspect
 from typing import Any
 
-__all__ = ["declared", "declares", "offers"]
+__all__ = ["declared", "declares", "offers", "promises"]
 
 
 def declared(component: Any, name: str, default: Any = None) -> Any:
@@ -45,6 +45,21 @@ def offers(component: Any, protocol: type) -> bool:
     for name, is_method in _protocol_members(protocol):
         value = declared(component, name, _MISSING)
         if value is _MISSING or (is_method and value is None):  # a method set to None is not offered, as for isinstance
+            return False
+    return True
+
+
+def promises(component: Any, protocol: type) -> bool:
+    """True when ``component`` has every method of the ``runtime_checkable`` ``protocol``, each
+    found without running it (:func:`declares`) or, when only a ``__getattr__`` answers it, read
+    with :func:`declared`: the one way evalkit asks for an optional method it must then call (a
+    judge's ``bind_judge()`` and ``check_ready()``, a grader's ``aclose()``, a generator's
+    ``check_ready()``). Unlike :func:`offers`, a method whose property raises as it is read is
+    promised: the call reads it (:func:`evalkit.components.plugin_method`), so the raising read is
+    the plugin's failure, named, never a method silently skipped (a judge left unbound, a readiness
+    check never made)."""
+    for name, _ in _protocol_members(protocol):
+        if not declares(component, name) and declared(component, name) is None:
             return False
     return True
 

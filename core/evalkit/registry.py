@@ -97,6 +97,14 @@ class PluginRecord(NamedTuple):
         """``name (distribution version)``."""
         return f"{self.name} ({self.distribution} {self.version})"
 
+    @property
+    def label(self) -> str:
+        """``kind "name" (distribution version)``, the name quoted (:func:`evalkit.wording.quoted`):
+        how a message about building the plugin from its table names it — a wrong option
+        (:func:`evalkit.options.check_options`), its factory raising when created or giving what
+        evalkit cannot use, its secrets that cannot be kept out of sight — one wording for them all."""
+        return f"{self.kind} {quoted(self.name)} ({self.distribution} {self.version})"
+
     def load(self) -> Any:
         """Import the object the entry point names (``module:attr.attr`` [extras]) with
         ``importlib.metadata.EntryPoint.load``; any failure is a :class:`PluginError` naming the plugin.
@@ -154,17 +162,20 @@ class PluginFailure(_Failure):
     @property
     def reason(self) -> str:
         """``error`` without the plugin's name it may begin with (a :class:`PluginError` names its
-        plugin): for a listing that shows the plugin beside it (``validate``'s ``set``/``reason``)."""
-        if self.error.startswith(self.plugin):
-            return self.error[len(self.plugin):].removeprefix(":").lstrip() or self.error
+        plugin, as :attr:`plugin` or :attr:`PluginRecord.label` says it): for a listing that shows
+        the plugin beside it (``validate``'s ``set``/``reason``)."""
+        for name in (self.plugin, self.record.label):
+            if self.error.startswith(name):
+                return self.error[len(name):].removeprefix(":").lstrip() or self.error
         return self.error
 
     def named(self, problem: str | None = None) -> str:
         """One sentence naming the plugin once: ``problem`` (by default ``error``) as it is when it
-        already begins with the plugin's name (``… failed to load: …``, ``… raised … when created``),
-        else after it. Every message that prints a failure goes through here."""
+        already begins with the plugin's name (``… failed to load: …``, ``… raised … when created``,
+        either as :attr:`plugin` or as :attr:`PluginRecord.label` says it), else after it. Every
+        message that prints a failure goes through here."""
         text = self.error if problem is None else problem
-        return text if text.startswith(self.plugin) else f"{self.plugin}: {text}"
+        return text if text.startswith((self.plugin, self.record.label)) else f"{self.plugin}: {text}"
 
 
 class Loaded(NamedTuple):
@@ -476,12 +487,12 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
 
         raise PluginError.for_plugin(
             record,
-            f"{record.kind} {record.describe()} raised {exception_name(exc)} when created: {exception_message(exc)}",
+            f"{record.label} raised {exception_name(exc)} when created: {exception_message(exc)}",
         ) from exc
 
     if offers(created, SecretHolder):
         if (problem := read_secrets(created)[1]) is not None:  # its secrets could not all be kept out of sight
-            raise PluginError.for_plugin(record, f"{record.kind} {record.describe()}: {problem}")
+            raise PluginError.for_plugin(record, f"{record.label}: {problem}")
         remember_secret_holder(created)  # its secrets are scrubbed from everything printed, too
     return created
 

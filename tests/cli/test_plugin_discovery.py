@@ -51,7 +51,7 @@ def test_the_first_distribution_of_a_name_on_the_path_is_the_one_listed_and_run(
     assert [(row["name"], row["version"]) for row in rows] == [("shadowed", "2.0")]
     run = evalkit_cli("run", "evalkit.smoke", "--grader", "shadowed", env=env)
     assert run.code == 2
-    assert "grader shadowed (evalkit-shadow 2.0) raised RuntimeError when created: version 2.0 was loaded" in run.stderr
+    assert 'grader "shadowed" (evalkit-shadow 2.0) raised RuntimeError when created: version 2.0 was loaded' in run.stderr
     swapped = {"PYTHONPATH": os.pathsep.join([str(older), str(newer)])}
     rows = [row for row in evalkit_cli("list", "--json", env=swapped).json() if row["distribution"] == "evalkit-shadow"]
     assert [(row["name"], row["version"]) for row in rows] == [("shadowed", "1.0"), ("only_old", "1.0")]
@@ -139,3 +139,23 @@ def test_no_entry_point_cache_file_is_written(evalkit_cli, tmp_path: Path, plugi
     assert evalkit_cli("list", "sets", env=env).code == 2
     assert evalkit_cli("run", "evalkit.smoke", env=env).code == 0
     assert not (cache / "python-entrypoints").exists()
+
+
+def test_a_generator_returning_plain_text_has_it_taken_as_the_answers_text(evalkit_cli, project, tmp_path: Path) -> None:
+    """docs/plugins.md: a generate() returning a plain str (not an Answer) has it taken as the
+    answer's text, graded as any answer; the run reports no model, so its identity is unverified
+    and it is not compared. Any other value is an errored case naming what was returned."""
+    module = (
+        "class Generator:\n    def __init__(self, model=None):\n        self.model = model\n\n"
+        "    def generate(self, request):\n        return '4' if request.case_id == 'two-plus-two' else 4\n"
+    )
+    site = write_distribution(tmp_path / "site", "acme-text", "1.0", {"evalkit.generators": {"acme.text": "acme_text:Generator"}},
+                              {"acme_text.py": module})  # fmt: skip
+    (project / "evalkit.toml").write_text('[providers.p]\nadapter = "acme.text"\nmodel = "m"\n')
+    ran = evalkit_cli("run", "evalkit.smoke", "--provider", "p", "--json", env={"PYTHONPATH": str(site)})
+    assert ran.code == 3, ran.stderr[-2000:]
+    document = ran.json()
+    cases = {case["id"]: case for case in document["cases"]}
+    assert cases["two-plus-two"]["passed"] and not cases["two-plus-two"]["errored"], cases["two-plus-two"]
+    assert {case["error"] for name, case in cases.items() if name != "two-plus-two"} == {"the generator returned int '4', not an Answer"}
+    assert document["identity"] is None and "reported no model" in document["identity_note"], document["identity_note"]

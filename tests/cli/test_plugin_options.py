@@ -74,19 +74,65 @@ def test_a_retriever_without_its_required_option_names_the_deployment_table(eval
 def test_list_plugins_options_shows_each_declared_option(evalkit_cli) -> None:
     text = evalkit_cli("list", "plugins", "--options")
     assert text.code == 0, text.stderr
-    assert "api_key_env: str | None, default none — the NAME of the environment variable holding the API key" in text.stdout
+    assert "api_key_env: str | None, default none, must be a string — the NAME of the environment variable holding the API key" in text.stdout
     assert "corpus: str, required" in text.stdout
-    assert "judge: str | None, default none — the configured provider instance that decides rubric checks" in text.stdout  # deterministic
+    assert "judge: str | None, default none, must be a non-empty string — the configured provider instance that decides rubric checks" in text.stdout  # deterministic
     document = evalkit_cli("list", "--options", "--json").json()
     replay = next(row for row in document if row["name"] == "replay")
     assert replay["options"][0] == {
-        "name": "path", "type": "str", "required": True, "default": None,
+        "name": "path", "type": "str", "required": True, "default": None, "allowed": replay["options"][0]["allowed"],
         "help": replay["options"][0]["help"],
     }
     plain = evalkit_cli("list", "--json").json()
     assert "options" not in plain[0], "plain `evalkit list` loads no plugin"
     refused = evalkit_cli("list", "sets", "--options")
     assert refused.code == 2 and "--options applies to `evalkit list plugins`" in refused.stderr
+
+
+CHOOSY = """\
+import attrs
+from evalkit.options import number, option
+
+
+class Grader:
+    @attrs.frozen
+    class Options:
+        mode: str = option(default="fast", validator=attrs.validators.in_(["fast", "careful", "odd\\nline"]), help="how")
+        tries: int = option(default=3, validator=[attrs.validators.ge(1), attrs.validators.le(10)], help="tries")
+        level: int | None = option(default=None, validator=attrs.validators.optional(attrs.validators.in_({3, 1, 2})), help="")
+        ratio: float = option(default=0.5, validator=number(above=0, at_most=1), help="")
+        note: str = option(default="", help="")
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+"""
+
+
+def test_list_plugins_options_shows_what_each_options_validator_allows(evalkit_cli, tmp_path: Path) -> None:
+    """`evalkit list plugins --options` showed an option's name, type, default and help, not what
+    its validator allows (attrs' in_, ge/le, a list of them, optional; evalkit's number()): a user
+    learned the allowed values only from a refusal. Each is said as the refusal says it, a
+    plugin's text quoted with its escapes; an option whose validator says nothing shows nothing."""
+    from tests.support.distributions import write_distribution
+
+    site = write_distribution(tmp_path / "site", "acme-choosy", "1.0", {"evalkit.graders": {"acme.choosy": "acme_choosy:Grader"}},
+                              {"acme_choosy.py": CHOOSY})  # fmt: skip
+    listed = evalkit_cli("list", "plugins", "--options", env={"PYTHONPATH": str(site)})
+    assert listed.code == 0, listed.stderr
+    lines = listed.stdout.split("acme.choosy", 1)[1].splitlines()[1:6]
+    assert [line.strip() for line in lines] == [
+        'mode: str, default "fast", must be "fast", "careful" or "odd\\x0aline" — how',
+        "tries: int, default 3, must be at least 1 and at most 10 — tries",
+        "level: int | None, default none, must be 1, 2 or 3",
+        "ratio: float, default 0.5, must be a number above 0 and at most 1",
+        'note: str, default ""',
+    ]
+    document = evalkit_cli("list", "--options", "--json", env={"PYTHONPATH": str(site)}).json()
+    (row,) = [row for row in document if row["name"] == "acme.choosy"]
+    assert [option["allowed"] for option in row["options"]] == [
+        'must be "fast", "careful" or "odd\\x0aline"', "must be at least 1 and at most 10", "must be 1, 2 or 3",
+        "must be a number above 0 and at most 1", None,
+    ]
 
 
 BUILT_IN = [
@@ -230,7 +276,8 @@ def test_a_default_its_own_validator_refuses_is_the_plugins_defect_not_the_table
     assert retriever.code == 2 and f'retriever "misdeclared.bad_default" {MISDECLARED} {BAD_DEFAULT}' in retriever.stderr
     assert "--deployment" not in retriever.stderr, "no deployment's options could help"
     sets = evalkit_cli("list", "sets", env=env)
-    assert sets.code == 2 and f"misdeclared.sets {MISDECLARED}" in sets.stderr and BAD_DEFAULT in sets.stderr
+    # named once, as its options name it (it read `… provider misdeclared.sets (…): … provider "misdeclared.sets" (…) declares …`)
+    assert sets.code == 2 and f'"misdeclared.sets" {MISDECLARED} {BAD_DEFAULT}' in sets.stderr and sets.stderr.count("misdeclared.sets") == 1
     assert not (project / ".evalkit").exists(), "nothing stored"
 
 

@@ -36,7 +36,7 @@ def test_a_generator_whose_secrets_cannot_be_kept_out_of_sight_is_refused_naming
     _configure(project, adapter)
     result = evalkit_cli("run", "evalkit.smoke", "--provider", "x", env=secretive, timeout=60)
     assert result.code == 2, result.stderr
-    assert f"generator {adapter} (evalkit-secretive-plugins 0.1.0): {problem}" in result.stderr
+    assert f'generator "{adapter}" (evalkit-secretive-plugins 0.1.0): {problem}' in result.stderr
     assert "internal error" not in result.stderr
     assert not (project / ".evalkit" / "results.db").exists() or evalkit_cli("history", "evalkit.smoke").code != 0
 

@@ -33,7 +33,7 @@ WHAT = ("plugins", "sets", "questions", "deployments")
 )
 @click.option(
     "--options", is_flag=True,
-    help="with plugins: load each plugin and show the options it declares (name, type, default, help)",
+    help="with plugins: load each plugin and show the options it declares (name, type, default, what its validator allows, help)",
 )
 @global_options(
     config="configuration file, for sets declared in files and [question_sets] collections (default: $EVALKIT_CONFIG, "
@@ -123,7 +123,8 @@ def plugin_options(record: Any) -> tuple[list[dict[str, Any]] | None, str | None
     specs = option_specs(factory)
     if specs is None:
         return None, None
-    return [{"name": s.name, "type": s.type, "required": s.required, "default": s.default, "help": s.help} for s in specs], None
+    rows = [{"name": s.name, "type": s.type, "required": s.required, "default": s.default, "allowed": s.allowed, "help": s.help} for s in specs]
+    return rows, None
 
 
 def option_lines(specs: list[dict[str, Any]] | None, error: str | None) -> list[str]:
@@ -137,7 +138,8 @@ def option_lines(specs: list[dict[str, Any]] | None, error: str | None) -> list[
     lines = []
     for spec in specs:
         default = "required" if spec["required"] else f"default {_shown(spec['default'])}"
-        lines.append(f"{spec['name']}: {spec['type']}, {default}" + (f" — {spec['help']}" if spec["help"] else ""))
+        allowed = f", {spec['allowed']}" if spec.get("allowed") else ""  # what its validator allows: "must be …"
+        lines.append(f"{spec['name']}: {spec['type']}, {default}{allowed}" + (f" — {spec['help']}" if spec["help"] else ""))
     return lines
 
 

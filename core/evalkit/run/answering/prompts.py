@@ -476,7 +476,7 @@ class PromptAnswering:
         retriever's is: the run's cases are stored by then, and its status, verdict and exit code
         stay what they are (an error of the run that is on its way is not replaced by it)."""
         closers: list[tuple[Any, str, Callable[[], Any]]] = [(self.bound.plugin, "close", self.bound.aclose)]
-        if components.offers(self.grading, components.AsyncClosing):  # read as it is called: a raising read is its failure
+        if components.promises(self.grading, components.AsyncClosing):  # read as it is called: a raising read is its failure
             closers.append((self._grader, "aclose", lambda: self.grading.aclose()))
         for who, method, close in closers:
             try:
@@ -797,9 +797,9 @@ def prepare_prompts(
         components.bind_set(bound, golden_set)
     # the grader's calls before the run, under the one rule for a plugin's calls outside a case
     grader = components.grader_plugin(grader_name)
-    if components.offers(grading, components.JudgeGrader):
+    if components.promises(grading, components.JudgeGrader):  # a raising read of it is its failure (plugin_method)
         components.plugin_method(grader, grading, "bind_judge", config, bound)
-    if rubric_prompts and components.offers(grading, components.RubricJudging):
+    if rubric_prompts and components.promises(grading, components.RubricJudging):
         grading = components.plugin_method(grader, grading, "with_rubric_judge", config, bound, tuple(rubric_prompts))
     notes.extend(short_secret_warnings(bound, grading))
     if bound.is_reference_self_check:
@@ -840,7 +840,7 @@ def _tools_refusal(generator: Any) -> str:
 def check_ready(answering: PromptAnswering, probe_generator: bool) -> list[str]:
     """The judge's readiness check, then (``probe_generator``: a new run) the generator's one free
     readiness probe — both before the store is even opened; returns the probe's notes."""
-    if components.offers(answering.grading, components.ReadinessCheck):  # what it raises names it (plugin_called)
+    if components.promises(answering.grading, components.ReadinessCheck):  # what it (or reading it) raises names it
         components.plugin_method(answering._grader, answering.grading, "check_ready")
     return components.check_generator_ready(answering.bound, answering.wait_ready) if probe_generator else []
 

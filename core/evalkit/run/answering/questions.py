@@ -740,7 +740,7 @@ def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
     if not offers(retriever, Retriever):
         raise PluginError.for_plugin(
             record,
-            f"retriever {record.describe()}: its factory returned {type(retriever).__name__!r}, "
+            f"{record.label}: its factory returned {type(retriever).__name__!r}, "
             "which has no retrieve(question, limit) method",
         )
     return retriever

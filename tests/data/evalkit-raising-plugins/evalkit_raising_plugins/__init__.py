@@ -11,7 +11,9 @@ answered, graded or ranked as it should be. The plugins that are no per-case cal
 generator's), ``use_concurrency`` (the generator's ``use_concurrency()``), ``generator_close`` (its ``close()``), ``redacted_options`` (its), ``grader_close`` (the grader's ``aclose()``), ``kinds`` (the grader's ``use_assertion_kinds()``), ``secrets`` (the retriever's
 ``secret_values()``, asked when it is created), ``thread_safe`` (the retriever's), ``tools_refusal`` (``raising.toolless``'s), ``judge_temperature``,
 ``judge_instance``, ``bind_judge``, ``judge_ready`` (its ``check_ready()``) and ``rubric_judge`` (its
-``with_rubric_judge()``, called for a set with rubric checks) (``raising.judge``'s), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
+``with_rubric_judge()``, called for a set with rubric checks) (``raising.judge``'s; ``bind_judge read``,
+``check_ready read`` and ``aclose read``: the attribute itself raises as it is read, a property or a
+``__getattr__`` would), ``secrets_late`` (the same, asked again before its questions). ``ConfigError`` is evalkit's own error of exit
 2, as a plugin refusing its configuration late raises it.
 """
 
@@ -130,6 +132,22 @@ class RaisingGenerator:
 
     def __init__(self, model: str | None = None) -> None:
         self.model = model
+        self.reads = 0
+
+    def __getattribute__(self, name: str) -> object:
+        """The attribute, or the exception: with ``$EVALKIT_RAISE_IN=check_ready read`` as its
+        ``check_ready`` is read, with ``agenerate reread`` as its ``agenerate`` is read the second
+        time (a property answering differently, or a ``__getattr__`` whose client was torn down)."""
+        if name == "check_ready":
+            raise_in("check_ready read")
+        elif name == "agenerate":
+            self.reads = object.__getattribute__(self, "reads") + 1
+            if self.reads == 2:
+                raise_in("agenerate reread")
+        return object.__getattribute__(self, name)
+
+    def check_ready(self) -> None:
+        """Nothing: it is ready (its free probe)."""
 
     @property
     def concurrency(self) -> int:
@@ -207,6 +225,13 @@ class RaisingJudge(RaisingGrader):
 
     name = "raising.judge"
 
+    def __getattribute__(self, name: str) -> object:
+        """The attribute, or the exception with ``$EVALKIT_RAISE_IN=NAME read`` (``bind_judge``,
+        ``check_ready``, ``aclose``): a method read through a property or ``__getattr__`` that raises."""
+        if name in ("bind_judge", "check_ready", "aclose"):
+            raise_in(name + " read")
+        return object.__getattribute__(self, name)
+
     @property
     def judge_temperature(self) -> float:
         """0.0, or the exception."""
@@ -248,9 +273,20 @@ class RaisingAsyncGrader(RaisingGrader):
         return Grading(score=1.0, passed=True, checks=[Check("fine", True)], yardstick="raising.async_grader")
 
 
+class NoRetrieve:
+    """What a broken retriever factory gives: no ``retrieve()``."""
+
+
 class RaisingRetriever:
     """Ranks ``doc-1``, except for the question that raises (its text is the case id); its
-    ``close()`` raises with ``$EVALKIT_RAISE_IN=close``."""
+    ``close()`` raises with ``$EVALKIT_RAISE_IN=close``; creating it raises with
+    ``retriever_created``, and gives a :class:`NoRetrieve` with ``retriever_unusable``."""
+
+    def __new__(cls) -> object:
+        raise_in("retriever_created")
+        if os.environ.get("EVALKIT_RAISE_IN") == "retriever_unusable":
+            return NoRetrieve()
+        return super().__new__(cls)
 
     @property
     def thread_safe(self) -> bool:
