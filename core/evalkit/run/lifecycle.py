@@ -41,6 +41,7 @@ from ..errors import (
     SetChangedError,
     StorageError,
     StoreFailure,
+    StoreUnavailable,
     UnknownRunError,
     UsageError,
 )
@@ -458,7 +459,7 @@ class _Lifecycle:
             # that could not be taken, leaves no run stored as running without a lease — it is
             # marked interrupted and said resumable (when it is this process's: see held).
             if not isinstance(began, Run):
-                raise began  # Ctrl-C or the host's alarm right after begin_run's commit
+                raise began  # Ctrl-C, the host's alarm or a failing store in begin_run, the run stored all the same
             stored_header = began
             if not joining or stored_header.status is RunStatus.COMPLETE:
                 # this process began the run, or it is complete: an error past here that is not the
@@ -530,17 +531,33 @@ class _Lifecycle:
             detail=self.answering.detail(stored, verdict, self.store),
         )  # fmt: skip
 
-    def _store_header(self, header: Run) -> Run | KeyboardInterrupt | HostAlarm:
-        """``begin_run(header)``: the stored header, or the Ctrl-C (or host's alarm) that stopped
-        it after its commit — the run is stored, and that stop is the caller's to raise as the stop
-        of a stored run. Anything else it raises, and a stop before its commit, is raised as it is:
-        nothing of the run is stored."""
+    def _store_header(self, header: Run) -> Run | KeyboardInterrupt | HostAlarm | StoreFailure:
+        """``begin_run(header)``: the stored header; or, when the run is in the store all the same
+        (stored before it failed, or before this process came: a resume, a shard joining), what
+        stopped it — a Ctrl-C, the host's alarm, a failing store — for the caller to raise as the
+        stop of a stored run. When the run is not stored, a failing store says so, nothing stored:
+        exit 3 for the environment's fault (a full disk, a lock held too long) and for a third-party
+        store's own exception, exit 2 for a store that cannot be used as it is (a damaged file), as
+        when it is opened. Anything else is raised as it is."""
         try:
             return self.store.repository.begin_run(header)
         except (KeyboardInterrupt, HostAlarm) as stop:
             if _stored_status(self.store, header.id) is None:
                 raise  # stopped before begin_run's commit: nothing is stored
             return stop
+        except Exception as exc:
+            failure = exc if isinstance(exc, StoreFailure) else None
+            if failure is None and not isinstance(exc, EvalkitError):
+                failure = plugin_store_failure(self.store.repository, exc)
+            if failure is None:
+                raise  # evalkit's own bug or refusal: raised as it is
+            if _stored_status(self.store, header.id) is not None:
+                return failure
+            error = StorageError if failure is exc and not failure.environment else StoreUnavailable
+            raise error(
+                f"the results store failed before run {header.id} was stored: {failure} — nothing was stored; "
+                "run the command again once the store is fixed"
+            ) from (None if failure is exc else exc)
 
     def _resume_command(self, run_id: str) -> str:
         """The command that continues the run (a shard's continues its own slice)."""
