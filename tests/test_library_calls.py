@@ -385,6 +385,37 @@ def test_a_hosts_own_alarm_around_a_run_inside_a_running_event_loop_stops_the_ru
     assert note.startswith(f"evalkit: interrupted: run {run.id}") and f"--resume {run.id}" in note, note
 
 
+@pytest.mark.parametrize("committed", [False, True], ids=["before-its-commit", "after-its-commit"])
+def test_a_hosts_own_alarm_inside_begin_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, committed: bool) -> None:
+    """The host's alarm met inside begin_run (the one guard around it, _Lifecycle._store_header):
+    before its commit nothing is stored and the host's exception is raised as it is, without a note
+    naming a run; after it the run is stored, so it is marked interrupted and the note says so."""
+    from evalkit import evaluate_set
+    from evalkit.errors import HostAlarm
+    from evalkit.storage.sql import runs
+
+    real = runs.RunsAndCases.begin_run
+
+    def stopped(self, run):  # noqa: ANN001, ANN202
+        if committed:
+            real(self, run)
+        raise HostAlarm(HostTimeout("the host's own limit"))
+
+    monkeypatch.setattr(runs.RunsAndCases, "begin_run", stopped)
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    with pytest.raises(HostTimeout, match="the host's own limit") as raised:
+        evaluate_set("evalkit.smoke", database=url, cwd=tmp_path)
+    if not committed:
+        assert _runs(url) == [] and not getattr(raised.value, "__notes__", None)
+        return
+    (run,) = _runs(url)
+    assert run.status.value == "interrupted"
+    assert raised.value.__notes__ == [
+        f"evalkit: raised by the host's own SIGALRM handler during run {run.id}, which is marked interrupted; "
+        f"continue it with `evalkit run evalkit.smoke --resume {run.id}`"
+    ]
+
+
 @contextlib.contextmanager
 def host_timeout_set_during_the_run(seconds: float, install: str = "signal.signal") -> Iterator[Callable[..., None]]:
     """:func:`host_timeout`, but the host installs its handler during the run (from ``on_start``,

@@ -552,11 +552,16 @@ class OutputFailed(EvalkitError):
 
 class StoreFailure(StorageError):
     """The store failed while in use; ``cause`` names the real cause in one line ("database or disk
-    is full", "database is locked after 60 s", "connection to PostgreSQL lost")."""
+    is full", "database is locked after 60 s", "connection to PostgreSQL lost"). ``environment``:
+    the fault is the environment's (a full disk, a lock held too long, a lost connection), not the
+    store's own content (a damaged file): met before a run is stored, that is exit 3, not 2."""
 
-    def __init__(self, cause: str, *, connection_lost: bool = False, database: str | None = None) -> None:
+    def __init__(
+        self, cause: str, *, connection_lost: bool = False, database: str | None = None, environment: bool = False
+    ) -> None:
         self.cause = cause
         self.connection_lost = connection_lost
+        self.environment = environment or connection_lost
         # ``database``: the store as a message shows it (password hidden), so that a command that
         # meets the failure outside a run names which store failed, not only how
         super().__init__(f"database {database}: {cause}" if database else cause)

@@ -246,6 +246,30 @@ def test_a_resumed_budget_never_forgets_what_was_spent_because_one_reply_reporte
     assert len(completions(chat_server)) - sent <= 1, "the budget that stopped the run stops its resume"
 
 
+def test_a_resumed_budget_counts_replies_of_an_endpoint_that_never_reports_usage(evalkit_cli, project, chat_server) -> None:
+    """With no reply's cost known, a stored reply of unknown cost counted nothing: resumed with the
+    budget that had stopped it, the run started from nothing spent and spent that budget again. It
+    now counts the mean estimate of the set's requests, as the running process counted each."""
+    import json
+
+    from tests.support.chat_server import Fault
+
+    chat_server.responder = arithmetic
+    env = priced(project, chat_server, extra="max_tokens = 4")
+    body = {"model": "gpt-test", "choices": [{"index": 0, "message": {"role": "assistant", "content": "12"}, "finish_reason": "stop"}]}
+    for request in range(1, 13):
+        chat_server.fail_at(request, Fault.garbage(json.dumps(body)))  # no reply reports usage
+    base = ("run", "arith.basic", "--provider", "prod", "--concurrency", "1")
+    stopped = evalkit_cli(*base, "--budget", "0.07", "--json", env=env)
+    assert stopped.code == 3, stopped.stderr
+    sent = len(completions(chat_server))
+    assert 2 <= sent < 6, sent
+    again = evalkit_cli(*base, "--resume", stopped.json()["run_id"], "--budget", "0.07", "--json", env=env)
+    assert again.code == 3, again.stderr
+    # the set's mean estimate, not each reply's own: the resume may send the one request that leaves room for
+    assert len(completions(chat_server)) - sent <= 1, "the budget that stopped the run stops its resume"
+
+
 def test_a_budget_without_prices_is_refused_before_anything_is_sent(evalkit_cli, project, chat_server) -> None:
     env = configure(project, chat_server)
     refused = evalkit_cli("run", "arith.basic", "--provider", "prod", "--budget", "1", env=env)

@@ -146,3 +146,50 @@ def test_ctrl_c_before_the_run_is_stored_stores_nothing(evalkit_cli, project, mo
     assert began.code != 0 and "mine-3" not in began.stderr, began.stderr
     with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
         assert connection.execute("SELECT count(*) FROM evalkit_run").fetchone()[0] == 0
+
+
+def test_a_store_failing_in_begin_run_is_exit_3_with_nothing_stored(evalkit_cli, project, monkeypatch) -> None:
+    """The disk full as the run is first stored was exit 2, bad usage, as if the store were
+    damaged: the environment's fault is exit 3 (as at open and mid-run), and nothing was stored."""
+    import peewee
+    from evalkit.storage.sql import runs
+    from evalkit.storage.sql.store import guarded
+
+    answer_with(project, ARITH_GOOD)
+
+    @guarded
+    def full(self, run):  # noqa: ANN001, ANN202
+        raise peewee.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(runs.RunsAndCases, "begin_run", full)
+    began = evalkit_cli("run", "arith.basic", "--run-id", "mine-4", "--database", LOCAL, "--json")
+    assert began.code == 3, began.stderr
+    assert (
+        f"the results store failed before run mine-4 was stored: database {LOCAL}: database or disk is full — nothing was stored"
+        in began.stderr
+    ), began.stderr
+    assert began.json()["runs_kept"] == []
+    with sqlite3.connect(project / ".evalkit" / "results.db") as connection:
+        assert connection.execute("SELECT count(*) FROM evalkit_run").fetchone()[0] == 0
+
+
+def test_a_store_failing_in_begin_run_of_a_stored_run_says_what_was_kept(evalkit_cli, project, monkeypatch) -> None:
+    """``--resume`` of a stored run whose begin_run fails: the run is in the store, so the failure
+    is that of a stored run (its cases kept, the command that continues it), not "nothing stored"."""
+    from evalkit.errors import StoreFailure
+    from evalkit.storage.sql import runs
+
+    answer_with(project, {k: v for k, v in ARITH_GOOD.items() if k != "json-sum"})
+    assert evalkit_cli("run", "arith.basic", "--run-id", "mine-5", "--database", LOCAL).code in (1, 3)
+    real = runs.RunsAndCases.begin_run
+
+    def full(self, run):  # noqa: ANN001, ANN202
+        if run.id == "mine-5":
+            raise StoreFailure("database or disk is full")
+        return real(self, run)
+
+    monkeypatch.setattr(runs.RunsAndCases, "begin_run", full)
+    resumed = evalkit_cli("run", "arith.basic", "--resume", "mine-5", "--database", LOCAL)
+    assert resumed.code == 3, resumed.stderr
+    assert "the results store failed during run mine-5: database or disk is full" in resumed.stderr, resumed.stderr
+    assert "--resume mine-5" in resumed.stderr and "nothing was stored" not in resumed.stderr

@@ -237,3 +237,46 @@ def test_a_bare_resume_in_a_store_that_cannot_pass_over_another_adapter_names_th
         assert PromptAnswering.unfinished_run(asking, capabilities(store)) == "llm-1"
     finally:
         store.close()
+
+
+def test_a_repository_that_drops_a_runs_provenance_fails(tmp_path: Path) -> None:
+    """A store that loses ``Run.provenance`` runs, but ``evalkit regrade`` of a plugin grader's run
+    then needs ``--grader`` (the plugin is read from the provenance): the kit says so, whether the
+    store drops it at ``begin_run`` or overwrites it when ``finish_run`` is given none."""
+    base = minimal_module().MinimalRepository
+
+    class DropsAtBegin(base):
+        def begin_run(self, run):
+            return super().begin_run(attrs.evolve(run, provenance=None))
+
+    class ClearsAtFinish(base):
+        def finish_run(self, run_id, status, finished_at, **fields):
+            finished = super().finish_run(run_id, status, finished_at, **fields)
+            data = self._load()
+            data[run_id]["run"]["provenance"] = fields.get("provenance")
+            self._save(data)
+            return attrs.evolve(finished, provenance=fields.get("provenance"))
+
+    with pytest.raises(AssertionError) as error:
+        check_repository(DropsAtBegin(f"minimal://{tmp_path / 'begin.json'}"))
+    assert "the run's provenance: begin_run() must keep Run.provenance as given; got None" in str(error.value)
+    with pytest.raises(AssertionError) as error:
+        check_repository(ClearsAtFinish(f"minimal://{tmp_path / 'finish.json'}"))
+    problems = str(error.value)
+    assert "the run's provenance: finish_run() must keep the provenance given to begin_run()" in problems
+    assert "begin_run() must keep Run.provenance" not in problems
+
+
+def test_a_resumable_store_that_resumes_a_regrade_run_fails(sqlite_url: str) -> None:
+    """``ResumableRuns.latest_unfinished_run`` passes over re-grade runs (a bare ``--resume`` would
+    otherwise continue a re-grade as if it were the answered run): a store that does not keep
+    ``answers_reused`` hands the re-grade back, and the kit says so."""
+    from evalkit.storage.sql import SqlRepository
+
+    class ForgetsReuse(SqlRepository):
+        def begin_run(self, run):  # noqa: ANN001, ANN201
+            return super().begin_run(attrs.evolve(run, answers_reused=None, source_run_id=None))
+
+    with pytest.raises(AssertionError) as error:
+        check_repository(ForgetsReuse(sqlite_url))
+    assert "resume (ResumableRuns): latest_unfinished_run() must pass over a re-grade run" in str(error.value)

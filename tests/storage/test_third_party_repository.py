@@ -162,3 +162,22 @@ def test_a_run_read_without_its_cases_is_compared_with_its_cases_on_a_base_proto
     verdict = decide(bare, Judging(capabilities(repository), PromptRules(), Tolerances(), baseline_id="base"))
     assert verdict.state == "regressed"
     assert verdict.comparison.regressed_cases == tuple(f"c{i}" for i in range(10))
+
+
+def test_a_third_party_store_failing_as_the_run_is_first_stored_is_named_not_the_output(
+    evalkit_cli, storage_plugins, tmp_path
+) -> None:
+    """The store plugin's own ``OSError`` raised by ``begin_run`` (here: its file cannot be made,
+    a file stands where its folder should) was "internal error (an evalkit bug)" with a traceback,
+    exit 2, as a mid-run one was before plugin_store_failure: it is the store that failed, named,
+    exit 3, and nothing of the run was stored."""
+    (tmp_path / "taken").write_text("a file, not a folder")
+    store_url = f"minimal://{tmp_path / 'taken' / 'store.json'}"
+    began = evalkit_cli("run", "evalkit.smoke", "--run-id", "full-1", "--database", store_url, env={"PYTHONPATH": storage_plugins})
+    assert began.code == 3, began.stderr
+    assert began.stderr.startswith(
+        "evalkit: error: the results store failed before run full-1 was stored: evalkit_minimal_repo.MinimalRepository raised "
+        "FileExistsError: "
+    ), began.stderr
+    assert "— nothing was stored; run the command again once the store is fixed" in began.stderr
+    assert "output" not in began.stderr

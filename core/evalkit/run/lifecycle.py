@@ -41,6 +41,7 @@ from ..errors import (
     SetChangedError,
     StorageError,
     StoreFailure,
+    StoreUnavailable,
     UnknownRunError,
     UsageError,
 )
@@ -440,8 +441,11 @@ class _Lifecycle:
         lease = RunLease(self.store.leases, header.id, part)
         observing = self.plan.observing
         self.observers = hooks.Observers(observing.manager, observing.hook_timeout) if observing.manager is not None else None
-        leased = begun = False
         complete: Run | None = None
+        # The one guard around begin_run: what it raises is raised as it is (nothing is stored),
+        # but for a stop met after its commit, raised below as the stop of a stored run.
+        began = self._store_header(header)
+        leased, begun = False, isinstance(began, Run)
 
         def held() -> bool:
             # A process changes the status only of a run it holds: its lease taken, or a run it
@@ -452,11 +456,12 @@ class _Lifecycle:
             return (leased and not lease.lost) or (not leased and stored and self._unanswered(header.id, joining))
 
         try:
-            # Begun inside, and the lease taken inside: a Ctrl-C between begin_run's commit and the
-            # lease, or a lease that could not be taken, leaves no run stored as running without a
-            # lease — it is marked interrupted and said resumable (when it is this process's: see held).
-            stored_header = self.store.repository.begin_run(header)
-            begun = True
+            # The lease taken inside: a Ctrl-C between begin_run's commit and the lease, or a lease
+            # that could not be taken, leaves no run stored as running without a lease — it is
+            # marked interrupted and said resumable (when it is this process's: see held).
+            if not isinstance(began, Run):
+                raise began  # Ctrl-C, the host's alarm or a failing store in begin_run, the run stored all the same
+            stored_header = began
             if not joining or stored_header.status is RunStatus.COMPLETE:
                 # this process began the run, or it is complete: an error past here that is not the
                 # run's own (printing the outcome) says the run is stored (evalkit.cli._failed)
@@ -469,8 +474,6 @@ class _Lifecycle:
                 stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
                 stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
         except KeyboardInterrupt:
-            if not begun and _stored_status(self.store, header.id) is None:
-                raise  # stopped in begin_run before its commit: nothing is stored
             if held():
                 mark_interrupted(self.store, header.id)
             raise RunInterrupted(header.id, header.set_identifier, command=self._resume_command(header.id)) from None
@@ -478,8 +481,6 @@ class _Lifecycle:
             mark_interrupted(self.store, header.id)  # never complete, never compared
             raise
         except StoreFailure as exc:
-            if not begun:
-                raise  # begin_run's own failure: the run was not stored
             raise store_failed(self.store, header, exc, self._resume_command(header.id), held=held()) from None
         except CallerCallbackFailed as failed:  # the caller's callback raised: its error, raised as it is
             mark_interrupted(self.store, header.id)
@@ -490,8 +491,6 @@ class _Lifecycle:
             )
             raise failed.cause from None
         except HostAlarm as alarm:  # the host program's own time limit: its exception, raised as it is
-            if not begun and _stored_status(self.store, header.id) is None:
-                raise  # met in begin_run before its commit: nothing is stored
             mine = held()
             if mine:
                 mark_interrupted(self.store, header.id)
@@ -509,16 +508,12 @@ class _Lifecycle:
                 error_stopped(self.store, header, exc, self._resume_command(header.id))
             raise
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
-            if not begun:
-                raise  # begin_run's own: as it was raised before the run was stored
             failure = plugin_store_failure(self.store.repository, exc)
             resume, mine = self._resume_command(header.id), held()
             if failure is not None:  # a third-party store's own exception (its disk full): the store failed
                 raise store_failed(self.store, header, failure, resume, held=mine) from exc
             raise internal_error(self.store, header, exc, resume, held=mine) from exc
         except BaseException as exc:  # a plugin's, where no call carried it (evalkit.errors.carried)
-            if not begun:
-                raise
             if held():
                 mark_interrupted(self.store, header.id)
             cause = f"{exception_text(exc)}, which a plugin raised and is no Exception"
@@ -536,6 +531,34 @@ class _Lifecycle:
             stored, verdict, tuple(self.notes), failures, concurrency=self.answering.concurrency,
             detail=self.answering.detail(stored, verdict, self.store),
         )  # fmt: skip
+
+    def _store_header(self, header: Run) -> Run | KeyboardInterrupt | HostAlarm | StoreFailure:
+        """``begin_run(header)``: the stored header; or, when the run is in the store all the same
+        (stored before it failed, or before this process came: a resume, a shard joining), what
+        stopped it — a Ctrl-C, the host's alarm, a failing store — for the caller to raise as the
+        stop of a stored run. When the run is not stored, a failing store says so, nothing stored:
+        exit 3 for the environment's fault (a full disk, a lock held too long) and for a third-party
+        store's own exception, exit 2 for a store that cannot be used as it is (a damaged file), as
+        when it is opened. Anything else is raised as it is."""
+        try:
+            return self.store.repository.begin_run(header)
+        except (KeyboardInterrupt, HostAlarm) as stop:
+            if _stored_status(self.store, header.id) is None:
+                raise  # stopped before begin_run's commit: nothing is stored
+            return stop
+        except Exception as exc:
+            failure = exc if isinstance(exc, StoreFailure) else None
+            if failure is None and not isinstance(exc, EvalkitError):
+                failure = plugin_store_failure(self.store.repository, exc)
+            if failure is None:
+                raise  # evalkit's own bug or refusal: raised as it is
+            if _stored_status(self.store, header.id) is not None:
+                return failure
+            error = StorageError if failure is exc and not failure.environment else StoreUnavailable
+            raise error(
+                f"the results store failed before run {header.id} was stored: {failure} — nothing was stored; "
+                "run the command again once the store is fixed"
+            ) from (None if failure is exc else exc)
 
     def _resume_command(self, run_id: str) -> str:
         """The command that continues the run (a shard's continues its own slice)."""

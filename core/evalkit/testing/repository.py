@@ -123,6 +123,33 @@ def _fingerprints(suite: _Suite, report: ContractReport) -> None:
         report.add(f"record_cases() must keep each case's fingerprint as given (an edited case is told by it); got {prints}")
 
 
+def _provenance(suite: _Suite, report: ContractReport) -> None:
+    from ..run.placement import built_in_code, grader_plugin_of, prompt_run_provenance
+
+    repo = suite.repository
+    given = prompt_run_provenance(True, "kit-grader-plugin")
+    run = attrs.evolve(suite.header("provenance", suite.set_id("provenance"), cases=1), provenance=given)
+    repo.begin_run(run)
+    begun = repo.get_run(run.id, with_cases=False)
+    if begun is None:
+        return  # the base section reports a store that loses runs
+    if begun.provenance != given:
+        report.add(
+            f"begin_run() must keep Run.provenance as given; got {begun.provenance!r}: without it `evalkit regrade` "
+            "of a plugin grader's run needs --grader and an in-code set's run is not told apart"
+        )
+        return
+    repo.record_cases(run.id, [suite.case("a")], "full")
+    finished = repo.finish_run(run.id, "complete", run.started_at + 1, grader="kit-yardstick:v1", identity=IDENTITY)
+    read = repo.get_run(run.id, with_cases=False)
+    for what, stored in (("finish_run()", finished), ("get_run() after finish_run()", read)):
+        if isinstance(stored, Run) and (grader_plugin_of(stored), built_in_code(stored)) != ("kit-grader-plugin", True):
+            report.add(
+                f"{what} must keep the provenance given to begin_run() when finish_run() is given none; got {stored.provenance!r}"
+            )
+            return
+
+
 def _privacy(suite: _Suite, report: ContractReport) -> None:
     repo = suite.repository
     run = suite.header("private", suite.set_id("privacy"), cases=1)
@@ -149,6 +176,15 @@ def _resumable(suite: _Suite, report: ContractReport) -> None:
         report.add("latest_unfinished_run() must find the unfinished run of the set, instance, alias and grader")
     if repo.latest_unfinished_run(set_id, IDENTITY.provider_instance, "other-alias", "deterministic") is not None:
         report.add("latest_unfinished_run() must be scoped to the model alias")
+    regrade = attrs.evolve(suite.header("resume-regrade", set_id), answers_reused="regrade", source_run_id=run.id)
+    repo.begin_run(regrade)
+    repo.mark_status(regrade.id, "interrupted")
+    found = repo.latest_unfinished_run(set_id, IDENTITY.provider_instance, "kit-alias", "deterministic")
+    if found is None or found.id != run.id:
+        report.add(
+            "latest_unfinished_run() must pass over a re-grade run (answers_reused \"regrade\": it is re-graded again, "
+            f"never resumed) and find the older unfinished run; got {None if found is None else found.id!r}"
+        )
     _ad_hoc_resumable(suite, report)
     repo.record_cases(run.id, [suite.case("b")], "full")
     repo.finish_run(run.id, "complete", run.started_at + 1, grader="deterministic", identity=IDENTITY)
@@ -442,11 +478,12 @@ def check_repository(url: str | Any) -> None:
     """Run the repository contract suite against the store ``url`` opens (or a repository object).
 
     Every store must satisfy :class:`~evalkit.storage.ResultRepository`: begin (and join) a run,
-    record cases (a stored answer is kept, an errored one replaced) with their fingerprints, honour the privacy level,
+    record cases (a stored answer is kept, an errored one replaced) with their fingerprints, keep a run's
+    ``provenance`` (what ``evalkit regrade`` reads the grader plugin from), honour the privacy level,
     recompute aggregates on finish, read runs back. Each optional capability the store claims
     (``ResumableRuns``, ``GeneratorScopedResults``, ``ProviderModelQualityScores``, ``RunHistory``,
     ``AcceptedBaselines``, ``StreamedCases``, ``RunLeases``; see :mod:`evalkit.storage.protocols`)
-    is checked too: a capability claimed is a promise, and one implemented in part (some of its
+    is checked too (``ResumableRuns``: the resume lookup passes over re-grade runs): a capability claimed is a promise, and one implemented in part (some of its
     methods) is a problem, since evalkit then runs as if the store lacked it. The suite writes runs under unique
     ``evalkit_kit_*`` set identifiers (and, for retention, purges only runs it dates to the first
     minutes of 1970), so an existing store can be used. Raises one ``AssertionError`` listing every
@@ -483,6 +520,7 @@ def check_repository(url: str | Any) -> None:
         sections: list[tuple[str, Callable[[_Suite, ContractReport], None], Any]] = [
             ("storing runs and cases", _base, None),
             ("case fingerprints", _fingerprints, None),
+            ("the run's provenance", _provenance, None),
             ("the privacy level", _privacy, None),
             ("resume (ResumableRuns)", _resumable, ResumableRuns),
             ("baseline reads (GeneratorScopedResults)", _baselines, GeneratorScopedResults),

@@ -432,7 +432,7 @@ class PromptAnswering:
         self.judge_gate = self._judge_gate(part.store)
         self.live.shard = part.shard  # a budget stop's note continues this shard, not the whole run
         if self.spending is not None:
-            self.live.extras = self.spending.extras_for(part, self.pricing, self.bound)
+            self.live.extras = self.spending.extras_for(part, self.pricing, self.bound, self.golden_set.prompts)
         return select_cases(self.golden_set.prompts, part.shard, part.skip, self.order)
 
     def _judge_gate(self, store: Capabilities) -> JudgeGate | None:

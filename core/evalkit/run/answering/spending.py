@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from decimal import ROUND_CEILING, Decimal
 from typing import Any, Literal
 
@@ -311,9 +311,13 @@ class SpendingPlan:
     #: Answers per prompt (``--repeats``): a stored case's usage sums that many.
     repeats: int = 1
 
-    def extras_for(self, part: Any, pricing: Mapping[str, Any] | None, bound: Any) -> AnswerExtras:
+    def extras_for(
+        self, part: Any, pricing: Mapping[str, Any] | None, bound: Any, prompts: Sequence[GoldenPrompt] = ()
+    ) -> AnswerExtras:
         """The runner's extras for one slice of the run, bound to the store: its answer cache, and
-        a guard that starts from what the run's stored cases already spent (a resume, other shards)."""
+        a guard that starts from what the run's stored cases already spent (a resume, other shards).
+        ``prompts``: the set's, whose mean estimate a stored reply of unknown cost counts when no
+        reply's cost is known (:func:`budget_spent`); they are gone over only then, once."""
         store = part.store
         cache = store.cache if self.cache else None
         guard = None
@@ -330,10 +334,20 @@ class SpendingPlan:
                     if not errored and not source:
                         guard.measure(usage, answers=self.repeats)
 
+            mean_estimate: list[Decimal | None] = []
+
+            def unknown_cost() -> Decimal | None:
+                if not mean_estimate:  # one pass, and only when asked: a streamed set is produced again
+                    total, count = Decimal(0), 0
+                    for prompt in prompts:
+                        total, count = total + guard.estimate(prompt), count + 1
+                    mean_estimate.append(total / count if count else None)
+                return mean_estimate[0]
+
             def stored_spend() -> tuple[Decimal, int]:
                 if store.spending is None:
                     return guard.own_spent, guard.own_requests
-                return budget_spent(pricing, store.spending.case_usage(part.run_id))
+                return budget_spent(pricing, store.spending.case_usage(part.run_id), unknown_cost)
 
             guard.spent, guard.requests = stored_spend()
             if part.shard is not None and store.spending is not None:
@@ -348,15 +362,19 @@ class SpendingPlan:
         return AnswerExtras(stored=self.stored, cache=cache, serving=self.serving, guard=guard)
 
 
-def budget_spent(pricing: Mapping[str, Any] | None, rows: Any) -> tuple[Decimal, int]:
+def budget_spent(
+    pricing: Mapping[str, Any] | None, rows: Any, unknown_cost: Callable[[], Decimal | None] | None = None
+) -> tuple[Decimal, int]:
     """What a run's stored cases spent, as a budget counts it, and their generator requests (what
     ``--max-requests`` counts), from :class:`~evalkit.storage.RunSpending` rows.
 
     The run's spend says its cost is unknown once one reply reported no usage; a budget cannot
     count that as nothing (a resumed run forgot all it had spent, and spent the budget again). A
     reply of unknown cost counts what one request cost on average among the run's replies whose
-    cost is known (none known: nothing) — as the running process counted the estimate it
-    reserved for it; a judge call of unknown cost adds nothing, as it did there."""
+    cost is known; none known (an endpoint that never reports usage), what ``unknown_cost()``
+    says — the mean estimate of the set's requests, as the running process counted the estimate it reserved for
+    each (else nothing: a resume then spent its whole budget again). A judge call of unknown cost
+    adds nothing, as it did there."""
     rows = list(rows)
     spend = run_spend(pricing, rows)
     generator, judge = spend.generator_price, spend.judge_price
@@ -376,6 +394,9 @@ def budget_spent(pricing: Mapping[str, Any] | None, rows: Any) -> tuple[Decimal,
             known_requests += made
     if unknown_requests and known_requests:
         known += known / known_requests * unknown_requests
+    elif unknown_requests and unknown_cost is not None:
+        each = unknown_cost()
+        known += each * unknown_requests if each is not None else Decimal(0)
     return known + judged, spend.generator.requests
 
 

@@ -132,7 +132,8 @@ class SqlStore:
         cause, lost = failure_cause(exc, is_sqlite=self.is_sqlite, busy_timeout=self.busy_timeout)
         if lost:
             self._drop_connection()
-        return StoreFailure(cause, connection_lost=lost, database=redact_url(self.url))
+        environment = environment_fault(exc, is_sqlite=self.is_sqlite)
+        return StoreFailure(cause, connection_lost=lost, database=redact_url(self.url), environment=environment)
 
     def _atomic(self) -> Any:
         """A write transaction (on SQLite ``BEGIN IMMEDIATE``, the database's lock type: see
