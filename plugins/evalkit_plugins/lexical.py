@@ -150,7 +150,7 @@ def _jsonl_documents(path: Path, digest: hashlib._Hash) -> Iterator[Document]:
                 continue
             where = f"{path_named(path)}, line {number}"
             try:
-                record = parse_json(line)
+                record = parse_json(line, unique_keys=True)
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"evalkit.lexical corpus {where}: not JSON ({exc.msg})") from None
             if not isinstance(record, dict):

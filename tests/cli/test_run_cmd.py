@@ -278,6 +278,8 @@ def test_a_relative_replay_path_is_relative_to_the_config_file(evalkit_cli, proj
         (b'{"id": "add-2-2", "text": "4", "abstained": "no"}\n', 'line 7: "model" must be a string or null, "abstained" true, false or null'),
         # a second answer to one prompt: the last line won, and nothing said which answer was graded
         (b'{"id": "add-2-2", "text": "5"}\n', "line 7: id 'add-2-2' is answered again (first on line "),
+        # a key written twice: the last "id" won, so the line answered another prompt, unsaid
+        (b'{"id": "add-2-2", "text": "5", "id": "nothing"}\n', 'line 7: not JSON (key "id" appears more than once: line 1 column 32'),
     ],
 )
 def test_a_replay_file_no_reader_can_follow_is_a_usage_error_naming_it(evalkit_cli, project, tail: bytes, reason: str) -> None:
