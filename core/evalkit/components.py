@@ -686,6 +686,8 @@ class UnknownProviderError(UnknownPluginError):
             f"To define {quoted(name)}, add this table to {config.path or 'evalkit.toml in your project root'}"
             f" (adapter options such as base_url or path go in it too; see `evalkit list plugins --options`):\n{table}",
         )
+        if switched_off := registry.switched_off_note("evalkit.generators", name):  # an adapter switched off: the cause
+            self.args = (f"Unknown provider {quoted(name)}: it is not a configured provider instance, nor an adapter. {switched_off}",)
 
 
 def known_graders() -> list[str]:

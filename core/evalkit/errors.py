@@ -203,7 +203,8 @@ class UnknownSetError(UsageError, LookupError):
 class UnknownPluginError(UsageError, LookupError):
     """No plugin of this name is registered in the group."""
 
-    def __init__(self, kind: str, name: str, available: Sequence[str]) -> None:
+    def __init__(self, kind: str, name: str, available: Sequence[str], note: str = "") -> None:
+        """``note``: a sentence on why it may be unknown (a plugin of that name switched off)."""
         self.kind = kind
         self.name = name
         self.available = tuple(available)
@@ -212,7 +213,8 @@ class UnknownPluginError(UsageError, LookupError):
         known = ", ".join(self.available) or "(none installed)"
         kinds = "repositories" if kind == "repository" else f"{kind}s"
         hint = did_you_mean(name, [a.split(" (", 1)[0] for a in self.available])  # "NAME (configured)", "NAME (built in)"
-        super().__init__(f"Unknown {kind} {quoted(name)}.{hint} Available {kinds}: {known}.")
+        told = f" {note}" if note else ""
+        super().__init__(f"Unknown {kind} {quoted(name)}.{hint} Available {kinds}: {known}.{told}")
 
 
 class UnknownRunError(UsageError, LookupError):

@@ -13,6 +13,7 @@ from .shapes import (
     bounded_reason,
     exception_name,
     finite_number,
+    plain_text,
     short_repr,
     too_long,
     value_shape_problem,
@@ -94,7 +95,7 @@ class Check:
     :mod:`evalkit.judge_gate`); it is stored and shown, and left out of the case's pass and score.
     """
 
-    name: str
+    name: str = attrs.field(converter=plain_text)
     passed: bool
     error: str | None = attrs.field(default=None, converter=bounded_reason)
     detail: str | None = attrs.field(default=None, converter=bounded_reason)
@@ -124,7 +125,7 @@ class Grading:
     score: float
     passed: bool
     checks: tuple[Check, ...] = attrs.field(default=(), converter=_checks)
-    yardstick: str = "deterministic"
+    yardstick: str = attrs.field(default="deterministic", converter=plain_text)
     error: str | None = attrs.field(default=None, converter=bounded_reason)
     detail: Mapping[str, Any] | None = None
     usage: tuple[Any, ...] = attrs.field(default=(), converter=tuple)

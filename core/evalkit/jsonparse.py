@@ -17,6 +17,12 @@ both as ``JSONDecodeError`` at the value (``NaN is not JSON``, ``the number 1e40
 range``), so a NaN in a set file, an answer file or an endpoint's reply is the reader's "not JSON"
 problem at its line and column, never a value that reaches a check, the store or a ``--json``
 document. A caller that has its own use for them passes ``parse_constant`` or ``parse_float``.
+
+``json.loads`` keeps the last of a key written twice in one object (``{"id": "a", "text": "x",
+"id": "b"}``). A reader of a file a user writes (recorded answers, a table of variables, a corpus,
+a collection's queries) passes ``unique_keys=True``: the repeated key is then a ``JSONDecodeError``
+at the repeat (``key 'id' appears more than once``), as it is in a set file, never a value that
+silently replaced the first.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import re
 from typing import Any
 
 from .shapes import clipped
+from .wording import quoted
 
 __all__ = ["TOO_MANY_DIGITS", "json_lines", "parse_json", "too_many_digits"]
 
@@ -58,6 +65,31 @@ class _NotFinite(Exception):
         self.reason = reason
 
 
+class _RepeatedKey(Exception):
+    """Raised out of ``json.loads`` for a key written twice in one object (not a ``ValueError``,
+    as :class:`_NotFinite` is not)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    made: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in made:
+            raise _RepeatedKey(key)
+        made[key] = value
+    return made
+
+
+def _repeat_at(text: str, key: str) -> int:
+    """Where ``key`` is written as a key the second time in ``text`` (as JSON writes it; 0 when it
+    is written otherwise, with escapes): a position for the reader's line and column."""
+    places = [m.start() for m in re.finditer(re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:", text)]
+    return places[1] if len(places) > 1 else 0
+
+
 def _refuse_constant(name: str) -> Any:
     raise _NotFinite(name, f"{name} is not JSON")
 
@@ -69,19 +101,25 @@ def _finite_float(literal: str) -> float:
     return value
 
 
-def parse_json(text: str | bytes, **options: Any) -> Any:
+def parse_json(text: str | bytes, *, unique_keys: bool = False, **options: Any) -> Any:
     """``json.loads(text, **options)``; text nested too deeply raises ``JSONDecodeError("nested
     too deeply")`` at the bracket where the nesting passes :data:`REPORTED_DEPTH` levels (for
     bytes, a position in their UTF-8 decoding). ``NaN``, ``Infinity``, ``-Infinity`` and a number
     that is infinite as a float raise ``JSONDecodeError`` at that value, unless ``options`` give
-    their own ``parse_constant`` or ``parse_float``."""
+    their own ``parse_constant`` or ``parse_float``. With ``unique_keys``, a key written twice in
+    one object raises ``JSONDecodeError("key 'K' appears more than once")`` at its second place."""
     options.setdefault("parse_constant", _refuse_constant)
     options.setdefault("parse_float", _finite_float)
+    if unique_keys:
+        options.setdefault("object_pairs_hook", _unique_pairs)
     try:
         return json.loads(text, **options)
     except _NotFinite as exc:
         shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
         raise json.JSONDecodeError(exc.reason, shown, _value_at(shown, exc.literal)) from None
+    except _RepeatedKey as exc:
+        shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
+        raise json.JSONDecodeError(f"key {quoted(exc.key)} appears more than once", shown, _repeat_at(shown, exc.key)) from None
     except RecursionError:
         shown = text if isinstance(text, str) else text.decode("utf-8", "replace")
         raise json.JSONDecodeError("nested too deeply", shown, _too_deep_at(shown)) from None

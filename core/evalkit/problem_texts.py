@@ -55,8 +55,13 @@ def bounded_reason(value: object) -> object:
     converter of every reason field: ``CaseResult.error``, ``Check.error`` and ``Check.detail``,
     ``Grading.error`` — a reason is bounded however it was made, by a plugin or read from a store.
     A text already cut keeps its mark (``… (50,000,000 characters)``) when it is made again: a
-    text is cut only when it is longer than the limit and room for that mark."""
-    return bounded_text(value) if isinstance(value, str) else value
+    text is cut only when it is longer than the limit and room for that mark. Text of a ``str``
+    subclass is kept as a plain ``str`` (as :func:`evalkit.shapes.plain_text` does): a grader's
+    reason whose ``str()``, ``==`` or ``hash`` raised was stored, then ended the command that
+    printed it in an internal error."""
+    if not isinstance(value, str):
+        return value
+    return bounded_text(value if type(value) is str else str.__str__(value))
 
 
 def bounded_text(text: str, limit: int = MAX_REASON_CHARS) -> str:

@@ -398,6 +398,17 @@ def enabled(group: str) -> tuple[PluginRecord, ...]:
     return tuple(r for r in records(group) if not is_disabled(r, off))
 
 
+def switched_off_note(group: str, name: str) -> str:
+    """A sentence saying that :data:`DISABLE_ENV` switches off the plugin ``name`` of ``group``
+    (with its distributions), or ``""`` when it switches off none of that name: a bare "Unknown
+    generator" sent the user looking for a package that is installed."""
+    off = disabled()
+    switched_off = list(dict.fromkeys(f"{r.distribution} {r.version}" for r in records(group) if r.name == name and is_disabled(r, off)))
+    if not switched_off:
+        return ""
+    return f"{DISABLE_ENV} switches it off ({quoted(name)} of {', '.join(switched_off)}); take it out of {DISABLE_ENV} to use it."
+
+
 def find(group: str, name: str) -> PluginRecord:
     """The one record named ``name`` in ``group``, or :class:`UnknownPluginError` listing the others.
 
@@ -407,7 +418,7 @@ def find(group: str, name: str) -> PluginRecord:
     candidates = enabled(group)
     matches = [r for r in candidates if r.name == name]
     if not matches:
-        raise UnknownPluginError(KIND_BY_GROUP[group], name, sorted({r.name for r in candidates}))
+        raise UnknownPluginError(KIND_BY_GROUP[group], name, sorted({r.name for r in candidates}), switched_off_note(group, name))
     if len(matches) > 1:
         owners = list(dict.fromkeys(f"{r.distribution} {r.version}" for r in matches))
         switches = " or ".join(f"{DISABLE_ENV}={d}:{name}" for d in dict.fromkeys(r.distribution for r in matches))

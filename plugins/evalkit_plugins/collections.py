@@ -99,7 +99,7 @@ def _jsonl_queries(path: Path) -> dict[str, str]:
         if not line.strip():
             continue
         try:
-            record = parse_json(line)
+            record = parse_json(line, unique_keys=True)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path_named(path)}, line {number}: not JSON ({exc.msg})") from None
         if not isinstance(record, dict):

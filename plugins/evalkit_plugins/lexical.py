@@ -150,7 +150,7 @@ def _jsonl_documents(path: Path, digest: hashlib._Hash) -> Iterator[Document]:
                 continue
             where = f"{path_named(path)}, line {number}"
             try:
-                record = parse_json(line)
+                record = parse_json(line, unique_keys=True)
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"evalkit.lexical corpus {where}: not JSON ({exc.msg})") from None
             if not isinstance(record, dict):
@@ -206,6 +206,11 @@ def _require_fts5() -> None:
         probe.close()
 
 
+#: The largest ``title_weight``: a title a million times the text's weight already ranks by titles
+#: alone, and BM25's sums over a question's terms stay far from a float's limit below it.
+MAX_TITLE_WEIGHT = 1_000_000
+
+
 @attrs.frozen
 class LexicalOptions:
     """The options of ``evalkit.lexical`` (a deployment's ``[deployments.NAME.retrievers."evalkit.lexical"]``)."""
@@ -215,7 +220,11 @@ class LexicalOptions:
         path=True,
     )
     index_dir: str | None = option("where the FTS5 index is cached (default: the user cache folder)", default=None, path=True)
-    title_weight: float = option("BM25 weight of titles against 1.0 for text", default=1.0, validator=number(at_least=0))
+    #: At most :data:`MAX_TITLE_WEIGHT`: past it BM25's scores overflow to infinity (``1e308``), and
+    #: every question of the run errored with a score that is no finite number.
+    title_weight: float = option(
+        "BM25 weight of titles against 1.0 for text", default=1.0, validator=number(at_least=0, at_most=MAX_TITLE_WEIGHT)
+    )
     min_score: float | None = option(
         "BM25 floor: documents scoring below it are not returned", default=None, validator=attrs.validators.optional(number())
     )

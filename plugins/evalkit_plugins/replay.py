@@ -66,7 +66,7 @@ class ReplayGenerator:
             if not line.strip():
                 continue
             try:
-                item = parse_json(line)
+                item = parse_json(line, unique_keys=True)
             except ValueError as exc:
                 raise ConfigError(f"replay file {file}, line {number}: not JSON ({exc})") from None
             if not isinstance(item, dict) or not isinstance(item.get("id"), str):

@@ -341,3 +341,20 @@ def test_an_absolute_path_outside_the_project_is_refused_for_every_kind_of_plugi
     assert questions.code == 2
     assert "evalkit.collections" in questions.stderr and 'option "path" of [question_sets."beir.far"]' in questions.stderr
     assert "lies outside the project" in questions.stderr and "allow_outside" in questions.stderr
+
+
+@pytest.mark.parametrize("weight", ["1e308", "1e7"])
+def test_a_title_weight_whose_scores_overflow_is_refused_before_anything_is_stored(evalkit_cli, project: Path, weight: str) -> None:
+    """``title_weight = 1e308`` was taken: BM25 scores then overflowed to infinity, every question
+    errored ("the score must be a finite number, not inf") and an incomplete run was stored, exit 3."""
+    (project / "evals").mkdir()
+    (project / "evals" / "q.yaml").write_text("identifier: mine.q\nname: n\nquestions:\n  - id: q1\n    question: hello\n    expected_document_ids: [d1]\n")
+    (project / "corpus.jsonl").write_text('{"id": "d1", "title": "Hello", "text": "hello world"}\n{"id": "d2", "title": "Bye", "text": "bye"}\n')
+    table = '[sets]\npaths = ["evals"]\n[deployments.x.retrievers."evalkit.lexical"]\ncorpus = "corpus.jsonl"\ntitle_weight = '
+    (project / "evalkit.toml").write_text(table + weight + "\n")
+    result = evalkit_cli("retrieval", "mine.q", "--deployment", "x")
+    assert result.code == 2, result.stdout + result.stderr
+    assert 'option "title_weight"' in result.stderr and "title_weight must be a number from 0 to 1,000,000" in result.stderr
+    assert not (project / ".evalkit").exists()  # nothing stored, no store made
+    (project / "evalkit.toml").write_text(table + "1e6\n")
+    assert evalkit_cli("retrieval", "mine.q", "--deployment", "x").code == 0

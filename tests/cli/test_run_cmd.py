@@ -184,6 +184,28 @@ def test_an_unknown_set_names_the_providers_switched_off(evalkit_cli, project) -
     assert "EVALKIT_DISABLE_PLUGINS" not in evalkit_cli("run", "nope.set").stderr
 
 
+@pytest.mark.parametrize(
+    ("switched_off", "args", "unknown"),
+    [
+        ("replay", ("run", "arith.basic"), 'Unknown generator "replay"'),  # [providers.my-app] adapter = "replay"
+        ("replay", ("run", "arith.basic", "--provider", "replay"), 'Unknown provider "replay"'),
+        ("evalkit-golden:decision", ("run", "arith.basic", "--grader", "decision"), 'Unknown grader "decision"'),
+        ("evalkit.lexical", ("retrieval", "evalkit_stdlib.docs", "--deployment", "demo"), 'Unknown retriever "evalkit.lexical"'),
+    ],
+)
+def test_an_unknown_plugin_names_the_switch_that_turned_it_off(evalkit_cli, project, switched_off, args, unknown) -> None:
+    """A generator, grader or retriever EVALKIT_DISABLE_PLUGINS switches off was a bare "Unknown
+    generator" (with a table to define a provider "replay" of adapter "openai"), as a set was before."""
+    write_replay(project, ARITH_GOOD)
+    result = evalkit_cli(*args, env={"EVALKIT_DISABLE_PLUGINS": switched_off})
+    assert result.code == 2, result.stdout + result.stderr
+    name = switched_off.split(":")[-1]
+    assert unknown in result.stderr
+    assert f'EVALKIT_DISABLE_PLUGINS switches it off ("{name}" of evalkit-golden ' in result.stderr
+    assert "take it out of EVALKIT_DISABLE_PLUGINS to use it." in result.stderr
+    assert not (project / ".evalkit").exists()
+
+
 @pytest.mark.parametrize("grader", ["llm_judge", "llm_judg", "DETERMINISTIC"])
 def test_unknown_grader_lists_the_known_ones(evalkit_cli, project, grader) -> None:
     result = evalkit_cli("run", "evalkit.smoke", "--grader", grader)
@@ -278,6 +300,8 @@ def test_a_relative_replay_path_is_relative_to_the_config_file(evalkit_cli, proj
         (b'{"id": "add-2-2", "text": "4", "abstained": "no"}\n', 'line 7: "model" must be a string or null, "abstained" true, false or null'),
         # a second answer to one prompt: the last line won, and nothing said which answer was graded
         (b'{"id": "add-2-2", "text": "5"}\n', "line 7: id 'add-2-2' is answered again (first on line "),
+        # a key written twice: the last "id" won, so the line answered another prompt, unsaid
+        (b'{"id": "add-2-2", "text": "5", "id": "nothing"}\n', 'line 7: not JSON (key "id" appears more than once: line 1 column 32'),
     ],
 )
 def test_a_replay_file_no_reader_can_follow_is_a_usage_error_naming_it(evalkit_cli, project, tail: bytes, reason: str) -> None:

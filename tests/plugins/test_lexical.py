@@ -211,6 +211,7 @@ def test_numeric_ids_become_strings(tmp_path, index_dir):
         ('{"id": "a"}\n', 'line 1: "text"'),
         ('{"id": "a", "text": "x", "title": 3}\n', 'line 1: "text"'),
         ('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', '"a" occurs twice'),
+        ('{"id": "a", "text": "x", "id": "b"}\n', r'line 1: not JSON \(key "id" appears more than once\)'),  # "b" was indexed, unsaid
         ("\n\n", "no documents"),
     ],
 )

@@ -70,3 +70,33 @@ def test_a_file_the_configuration_does_not_name_is_still_read_and_refused(evalki
     assert checked.code == 2
     assert "evals/stray.jsonl:1:1: prompt 'x': 'prompt' is required" in checked.stderr
     assert SKIP in checked.stdout
+
+
+TEMPLATE = """\
+identifier: demo.capitals
+name: Capitals
+prompts:
+  - id: capital
+    template: What is the capital of {country}?
+    vars: capitals.jsonl
+    id_column: country
+    assertions: [{contains: "{capital}"}]
+"""
+
+
+def test_a_templates_jsonl_table_beside_its_set_file_is_passed_over_not_read_as_a_set(evalkit_cli, project: Path) -> None:
+    """A ``.jsonl`` table of variables beside the set file that names it, under a folder of
+    ``[sets] paths``: it was read as a set file too, and every command refused the project
+    (``evals/capitals.jsonl:1:1: 'identifier' is required``, exit 2)."""
+    (project / "evals").mkdir()
+    (project / "evals" / "capitals.yaml").write_text(TEMPLATE)
+    (project / "evals" / "capitals.jsonl").write_text('{"country": "France", "capital": "Paris"}\n{"country": "Japan", "capital": "Tokyo"}\n')
+    (project / "evalkit.toml").write_text('[sets]\npaths = ["evals"]\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    skip = "skip  evals/capitals.jsonl: named by prompts[0].vars in evals/capitals.yaml as its table of variables, not a set file; passed over"
+    for targets in ([], ["evals"], ["evals/capitals.yaml", "evals/capitals.jsonl"]):
+        checked = evalkit_cli("validate", *targets)
+        assert checked.code == 0, checked.stdout + checked.stderr
+        assert "ok  set demo.capitals (2 prompts)" in checked.stdout and skip in checked.stdout
+    listed = evalkit_cli("list", "sets", "--json")
+    assert listed.code == 0, listed.stderr
+    assert "demo.capitals" in [row["identifier"] for row in listed.json()["sets"]]

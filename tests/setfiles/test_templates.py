@@ -205,6 +205,11 @@ def test_table_file_problems_name_the_file_and_line(tmp_path: Path) -> None:
         "latin.csv": (b"country,capital,wrong\nFran\xe7e,Paris,x\n", "latin.csv: is not UTF-8 text (invalid continuation byte at byte 26)"),
         "rows.jsonl": ('{"country": "France", "capital": "Paris", "wrong": true}\n[1]\n', None),
         "deep.jsonl": ("[" * 100_000 + "]" * 100_000 + "\n", "deep.jsonl:1:501: JSON syntax: nested too deeply"),
+        # a key written twice: the last value was the row's, unsaid
+        "twice.jsonl": (
+            '{"country": "France", "capital": "Paris", "capital": "Lyon", "wrong": "x"}\n',
+            'twice.jsonl:1:43: JSON syntax: key "capital" appears more than once',
+        ),
         "table.xlsx": ("x", "table.xlsx: has an unsupported type; a table of variables is one of .csv, .tsv, .jsonl"),
         "missing.csv": (None, "missing.csv: cannot be read: No such file or directory"),
     }

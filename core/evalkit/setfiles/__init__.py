@@ -461,6 +461,16 @@ def load_set_files(
     from .sets import skipped_prompts
 
     _check_files(files)
+    for name in files:
+        if not isinstance(name, (str, os.PathLike)):
+            _check_files(name)  # refused, naming the member that is not a path
+    readings: list[SetDocument | FileSyntaxError] = []
+    for name in files:
+        try:
+            readings.append(read_document(Path(name)))
+        except FileSyntaxError as exc:
+            readings.append(exc)
+    tables = _tables_named(readings, root)
 
     prompt_sets: list[Any] = []
     question_sets: list[Any] = []
@@ -470,17 +480,17 @@ def load_set_files(
     declared: dict[str, FileProblem] = {}
     read: list[Path] = []
     first_problem: list[int] = []  # of each file read: where its problems begin in ``problems``
-    for name in files:
-        if not isinstance(name, (str, os.PathLike)):
-            _check_files(name)  # refused, naming the member that is not a path
+    for name, document in zip(files, readings, strict=True):
         path = Path(name)
         shown = _display(path, root)
+        named_by = tables.get(os.path.realpath(path))
+        if named_by is not None:
+            skipped.append(SkippedFile(str(shown), f"{named_by}, not a set file; passed over"))  # type: ignore[arg-type]
+            continue
         read.append(path)
         first_problem.append(len(problems))
-        try:
-            document = read_document(path)
-        except FileSyntaxError as exc:
-            problems.extend(attrs.evolve(p, file=str(shown)) for p in exc.problems)
+        if isinstance(document, FileSyntaxError):
+            problems.extend(attrs.evolve(p, file=str(shown)) for p in document.problems)
             continue
         # the reader's own problems (a repeated key) name the file as it was opened: shown as the rest
         document = attrs.evolve(document, file=shown, problems=tuple(attrs.evolve(p, file=str(shown)) for p in document.problems))
@@ -507,6 +517,32 @@ def load_set_files(
         tuple(read), tuple(prompt_sets), tuple(question_sets), tuple(problems), tuple(skipped), tuple(calibration_sets), failed,
         {identifier: f"{at.file}:{at.line}" if at.line is not None else at.file for identifier, at in declared.items()},
     )  # fmt: skip
+
+
+def _tables_named(readings: Sequence[SetDocument | FileSyntaxError], root: Path | None) -> dict[str, str]:
+    """The files with a set file's suffix that the templates of the set files read name as their
+    table of variables (``vars: caps.jsonl``), by real path, each with what names it. Such a file
+    is no set file: a ``.jsonl``
+    table beside its set file, which a folder or a wildcard of ``[sets] paths`` reaches, was read
+    as a set and failed line by line (``'identifier' is required``)."""
+    from .sets import set_entries
+
+    found: dict[str, str] = {}
+    for document in readings:
+        if isinstance(document, FileSyntaxError):
+            continue
+        for at, item in set_entries(document.data):
+            prompts = item.get("prompts") if isinstance(item, dict) else None
+            for index, prompt in enumerate(prompts if isinstance(prompts, list) else ()):
+                source = prompt.get("vars") if isinstance(prompt, dict) and "template" in prompt else None
+                if not isinstance(source, str) or not source.strip() or "\x00" in source:
+                    continue
+                table = os.path.realpath(os.path.join(Path(document.file).parent, source))
+                # a .csv or .tsv table is no set file by its suffix already (named in [sets] paths, refused as such)
+                if Path(table).suffix.lower() in SUFFIXES and table != os.path.realpath(document.file):
+                    where = format_path((*at, "prompts", index, "vars"))
+                    found.setdefault(table, f"named by {where} in {_display(Path(document.file), root)} as its table of variables")
+    return found
 
 
 def configured_inputs(config: Any) -> dict[str, str]:

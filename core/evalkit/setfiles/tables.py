@@ -181,7 +181,7 @@ def _read_jsonl(text: str, shown: str) -> Table:
         if number > MAX_TABLE_ROWS:
             raise _too_many_rows(shown, line_number)
         try:
-            item = parse_json(line)
+            item = parse_json(line, unique_keys=True)
         except json.JSONDecodeError as exc:
             problems.append(FileProblem(shown, f"JSON syntax: {exc.msg}", (), line_number, exc.colno))
             continue

@@ -1,0 +1,55 @@
+"""Plugins of an outsider: what a third-party distribution hands evalkit that its authors had not seen.
+
+``outsider.treacherous_text`` grades each prompt of ``outsider.graded`` with a grading whose text
+is a ``str`` subclass that raises when it is printed (``str()``), compared or hashed, in one field
+per prompt: the grading's ``error``, a check's ``error``, ``detail`` or ``name``, the yardstick.
+Such a text was stored as it came, then ended ``evalkit run`` in an internal error as it printed
+the case (exit 3 after the run was stored).
+"""
+
+from evalkit import Assertion, Check, GoldenPrompt, GoldenPromptSet, Grading
+
+
+class TreacherousText(str):
+    """Text that raises when printed, compared or hashed: only ``str``'s own methods read it."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("treacherous __str__")
+
+    def __format__(self, spec: str) -> str:
+        raise RuntimeError("treacherous __format__")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("treacherous __eq__")
+
+    def __hash__(self) -> int:
+        raise RuntimeError("treacherous __hash__")
+
+
+#: The grading ``outsider.treacherous_text`` gives each prompt id of ``outsider.graded``.
+GRADINGS = {
+    "grading-error": lambda: Grading(0.0, False, yardstick="outsider:v1", error=TreacherousText("the grader gave up")),
+    "check-error": lambda: Grading(0.0, False, yardstick="outsider:v1", checks=[Check("c", False, error=TreacherousText("no time"))]),
+    "check-detail": lambda: Grading(0.0, False, yardstick="outsider:v1", checks=[Check("c", False, detail=TreacherousText("too long"))]),
+    "check-name": lambda: Grading(0.0, False, yardstick="outsider:v1", checks=[Check(TreacherousText("named"), False)]),
+    "yardstick": lambda: Grading(1.0, True, yardstick=TreacherousText("outsider:v1"), checks=[Check("c", True)]),
+}
+
+
+class OutsiderSets:
+    """``outsider.graded``: one prompt per entry of :data:`GRADINGS`."""
+
+    def golden_prompt_sets(self) -> list[GoldenPromptSet]:
+        """The sets."""
+        prompts = [GoldenPrompt(id=case_id, prompt="Say x", reference="x", assertions=[Assertion.contains("x")]) for case_id in GRADINGS]
+        return [GoldenPromptSet(identifier="outsider.graded", name="Prompts for a treacherous grader", prompts=prompts)]
+
+
+class TreacherousTextGrader:
+    """Grades each prompt with its entry of :data:`GRADINGS`."""
+
+    yardstick = "outsider:v1"
+
+    def grade(self, prompt, answer) -> Grading:
+        """The prompt's grading."""
+        return GRADINGS[prompt.id]()

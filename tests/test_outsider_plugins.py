@@ -1,0 +1,41 @@
+"""Plugins from outside: a third-party distribution (tests/data/evalkit-outsider-plugins) handing
+evalkit what its authors had not seen, met through the CLI as a user would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def cli(evalkit_cli, plugin_dists):
+    """``evalkit`` with the outsider's distribution installed."""
+    env = {"PYTHONPATH": plugin_dists("evalkit-outsider-plugins")}
+
+    def run(*args: str):
+        return evalkit_cli(*args, env=env)
+
+    return run
+
+
+def test_a_graders_texts_that_raise_when_printed_are_kept_as_plain_text(cli, project: Path) -> None:
+    """A grading's reason, a check's reason, detail or name and the yardstick given as a ``str``
+    subclass that raises in ``str()``, ``==`` and ``hash`` were stored as they came, then ended
+    ``evalkit run`` in an internal error as it printed the case (exit 3 after storing)."""
+    (project / "evalkit.toml").write_text('privacy = "full"\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    args = ("run", "outsider.graded", "--grader", "outsider.treacherous_text")
+    table = cli(*args)
+    assert table.code == 0, table.stderr
+    assert "internal error" not in table.stderr and "treacherous" not in table.stderr
+    assert "grading (the grader gave up)" in table.stdout and "c (no time)" in table.stdout
+    document = cli(*args, "--json")
+    assert document.code == 0, document.stderr
+    cases = {case["id"]: case for case in document.json()["cases"]}
+    assert cases["grading-error"]["checks"] == [{"name": "grading", "passed": False, "error": "the grader gave up", "detail": None}]
+    assert cases["check-error"]["checks"] == [{"name": "c", "passed": False, "error": "no time", "detail": None}]
+    assert cases["check-detail"]["checks"] == [{"name": "c", "passed": False, "error": None, "detail": "too long"}]
+    assert cases["check-name"]["checks"] == [{"name": "named", "passed": False, "error": None, "detail": None}]
+    assert (cases["yardstick"]["passed"], cases["yardstick"]["yardstick"]) == (True, "outsider:v1")
+    shown = cli("show", document.json()["run_id"])
+    assert shown.code == 0 and "internal error" not in shown.stderr, shown.stderr
