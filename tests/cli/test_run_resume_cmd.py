@@ -786,3 +786,24 @@ def test_the_lines_that_resume_a_run_answered_with_the_cache_repeat_it_and_its_p
     resumed = evalkit_cli(*shlex.split(line)[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
+
+
+@pytest.mark.parametrize("words", [("show", "k-5"), ("history", "arith.basic")])
+def test_a_killed_run_given_fewer_repeats_than_the_configured_ones_is_continued_with_them(evalkit_cli, project, words) -> None:
+    # `[run] repeats = 3` configured, the run started with `--repeats 1`, killed: its line said
+    # "continue it with `evalkit run arith.basic --provider my-app --resume k-5`", which, pasted,
+    # answered 3 times and was refused ("use --repeats 1"): only repeats above 1 were kept.
+    import shlex
+
+    answer_with(project, ARITH_GOOD)
+    config = project / "evalkit.toml"
+    config.write_text(config.read_text() + "\n[run]\nrepeats = 3\n")
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--repeats", "1", "--run-id", "k-5").code == 0
+    _killed_half_way_on_ci_7(project, "k-5")
+    said = evalkit_cli(*words)
+    shown = " ".join((said.stdout + said.stderr).split())
+    hint = "evalkit run arith.basic --provider my-app --repeats 1 --resume k-5"
+    assert f"continue it with `{hint}`" in shown, shown
+    resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
