@@ -149,13 +149,14 @@ def _limits(run: Run, part: str) -> str:
 def _limit_stopped(run: Run, live: RunLiveness) -> dict[int, str]:
     """The shards of ``run`` still missing that a spending limit stopped (its ``finish`` kept the
     stop as data: :mod:`evalkit.run.limit_stops`), each with what stopped it (``--max-requests 1
-    reached``): they ended, they were not killed."""
+    reached``): they ended, they were not killed. A shard whose lease is still held (:attr:`RunLiveness.held`)
+    was taken again since and never given up: killed, whatever its earlier attempt kept."""
     from .run.limit_stops import reached_words, stops_of
 
     if live.shard_count is None:
         return {}
     stops = stops_of(run)
-    parts = {i: shard_part(i, live.shard_count) for i in live.missing}
+    parts = {i: shard_part(i, live.shard_count) for i in live.missing if i not in live.held}
     return {i: reached_words(stops[part]) for i, part in parts.items() if part in stops}
 
 

@@ -786,3 +786,63 @@ def test_the_lines_that_resume_a_run_answered_with_the_cache_repeat_it_and_its_p
     resumed = evalkit_cli(*shlex.split(line)[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
+
+
+@pytest.mark.parametrize("words", [("show", "k-5"), ("history", "arith.basic")])
+def test_a_killed_run_given_fewer_repeats_than_the_configured_ones_is_continued_with_them(evalkit_cli, project, words) -> None:
+    # `[run] repeats = 3` configured, the run started with `--repeats 1`, killed: its line said
+    # "continue it with `evalkit run arith.basic --provider my-app --resume k-5`", which, pasted,
+    # answered 3 times and was refused ("use --repeats 1"): only repeats above 1 were kept.
+    import shlex
+
+    answer_with(project, ARITH_GOOD)
+    config = project / "evalkit.toml"
+    config.write_text(config.read_text() + "\n[run]\nrepeats = 3\n")
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--repeats", "1", "--run-id", "k-5").code == 0
+    _killed_half_way_on_ci_7(project, "k-5")
+    said = evalkit_cli(*words)
+    shown = " ".join((said.stdout + said.stderr).split())
+    hint = "evalkit run arith.basic --provider my-app --repeats 1 --resume k-5"
+    assert f"continue it with `{hint}`" in shown, shown
+    resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
+
+
+@pytest.mark.parametrize("words", [("show", "cap-6"), ("history", "arith.basic")])
+def test_a_limit_stopped_shard_run_again_and_killed_is_called_killed(evalkit_cli, project, monkeypatch, words) -> None:
+    # Shard 1 stopped by --max-requests, shard 2 finished, shard 1 run again with a higher limit
+    # and killed before it finished: the first attempt's limit stop was still kept, so show and
+    # history said "shard 1/2 … was stopped by a spending limit" of a shard a kill stopped.
+    from evalkit.leases import STALE_AFTER_S
+    from evalkit.run import lifecycle
+    from evalkit.storage import close_repository, open_repository
+    from evalkit.storage.sql.repository import SqlRepository
+
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-6", "--database", LOCAL)
+    assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
+    assert evalkit_cli(*base, "--shard", "2/2").code == 0
+    with monkeypatch.context() as killed:  # a `kill -9` before the shard finishes: nothing is given up or marked
+
+        def dies(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            raise KeyboardInterrupt
+
+        killed.setattr(SqlRepository, "finish_run", dies)
+        killed.setattr(lifecycle.RunLease, "give_up", lambda self, done: None)
+        killed.setattr(lifecycle, "mark_interrupted", lambda store, run_id: False)
+        evalkit_cli(*base, "--shard", "1/2", "--max-requests", "6")
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # its lease as a process on another machine left it, heard from long ago
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.owner_host: "ci-7", repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(
+            (repo.Lease.run == "cap-6") & (repo.Lease.part == "1/2")
+        ).execute()
+        assert repo.get_run("cap-6", with_cases=False).status.value == "running"
+    finally:
+        close_repository(repo)
+    said = evalkit_cli(*words)
+    shown = " ".join((said.stdout + said.stderr).split())
+    assert "stopped by a spending limit" not in shown, shown
+    assert "(killed, or its machine lost)" in shown, shown
+    assert "evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-6" in shown, shown

@@ -130,7 +130,8 @@ GRADER_PLUGIN = "grader_plugin"
 
 
 #: The key of a prompt run's stored ``provenance`` that gives the answers per prompt it was started
-#: with (``--repeats N``, above 1): a resume with another number is refused (its cases would mix them).
+#: with (``--repeats N``) when a bare continuing command would answer another number (above 1, or
+#: not the configured ``[run] repeats``): a resume with another number is refused (its cases would mix them).
 REPEATS = "repeats"
 
 #: The key of a prompt run's stored ``provenance`` that says it read and wrote the answer cache
@@ -138,13 +139,16 @@ REPEATS = "repeats"
 ANSWER_CACHE = "answer_cache"
 
 
-def prompt_run_provenance(in_code: bool, grader: str, repeats: int = 1, cache: bool = False) -> Mapping[str, Any]:
+def prompt_run_provenance(
+    in_code: bool, grader: str, repeats: int = 1, cache: bool = False, configured_repeats: int = 1
+) -> Mapping[str, Any]:
     """What a prompt run stores as its ``provenance``: the grader plugin it is graded by
     (:data:`GRADER_PLUGIN`), whether its set was built in code (:func:`in_code_provenance`), and
-    what a command that continues it repeats (:func:`answering_options`): its ``repeats`` when
-    above 1 (:data:`REPEATS`) and whether it used the answer ``cache`` (:data:`ANSWER_CACHE`)."""
+    what a command that continues it repeats (:func:`answering_options`): its ``repeats``
+    (:data:`REPEATS`) when above 1 or not the ``configured_repeats`` a bare continuing command
+    answers with (``[run] repeats``), and whether it used the answer ``cache`` (:data:`ANSWER_CACHE`)."""
     provenance = {**(in_code_provenance(None, in_code) or {}), GRADER_PLUGIN: grader}
-    if repeats > 1:
+    if repeats > 1 or repeats != configured_repeats:
         provenance[REPEATS] = repeats
     if cache:
         provenance[ANSWER_CACHE] = True
@@ -161,7 +165,7 @@ def answering_options(run: Any) -> list[str]:
     provenance = stored_provenance(run)
     words: list[str] = []
     repeats = provenance.get(REPEATS)
-    if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats > 1:
+    if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1:  # kept only when a bare command differs
         words += ["--repeats", str(repeats)]
     if provenance.get(ANSWER_CACHE) is True:
         words.append("--cache")

@@ -327,7 +327,9 @@ class RunLiveness:
     ``live``: a lease of the run is live. ``last_seen``: the latest time any lease of the run was
     taken, beat or done. For a sharded run, ``shard_count`` (N), the shards whose slice is not in
     (``missing``), and of those the ones that have taken no lease yet (``unstarted``: they may simply
-    not have started, so the run is not given up on).
+    not have started, so the run is not given up on), and the missing ones whose lease still names
+    an owner (``held``: taken and never given up — answered now, or killed; an earlier attempt that
+    a spending limit stopped gave its lease up, so what that attempt kept says nothing of this one).
 
     A run is :attr:`gone` when no lease of it is live and no shard is still to start: its process
     was killed (or lost its machine) without ending it. Built from a run's leases by :meth:`of`;
@@ -340,6 +342,7 @@ class RunLiveness:
     shard_count: int | None = None
     missing: tuple[int, ...] = ()
     unstarted: tuple[int, ...] = ()
+    held: tuple[int, ...] = ()
 
     @classmethod
     def of(cls, holders: Sequence[LeaseHolder], now: float) -> RunLiveness:
@@ -357,7 +360,8 @@ class RunLiveness:
         taken = {i for _, i, _ in shards}
         done = {i for h, i, _ in shards if h.done_at is not None}
         missing = tuple(i for i in range(1, count + 1) if i not in done)
-        return cls(live, now, last_seen, count, missing, tuple(i for i in missing if i not in taken))
+        held = tuple(i for h, i, _ in shards if h.host is not None and i in missing)
+        return cls(live, now, last_seen, count, missing, tuple(i for i in missing if i not in taken), held)
 
     @property
     def gone(self) -> bool:

@@ -110,6 +110,10 @@ def canned_result(prompt: GoldenPrompt, call: ToolCall) -> tuple[str, bool]:
 
 
 def _turn(value: Any) -> Turn:
+    """A chat generator's reply as a :class:`Turn` the loop can use: a ``Turn`` checked (text or a
+    tool call, each call named, at most :data:`MAX_TOOL_CALLS_PER_TURN`, what it reports beside
+    them held to an answer's rule), a plain ``str`` as the turn's text (as ``generate()``'s str is
+    the answer's); anything else, or an empty turn, is a :class:`GenerationError` (an errored case)."""
     if isinstance(value, Turn):
         if not isinstance(value.text, (str, type(None))) or not all(isinstance(c.name, str) and c.name for c in value.tool_calls):
             raise GenerationError("the generator returned a turn evalkit cannot use: text must be text or None, each tool call named")
@@ -128,9 +132,14 @@ def _turn(value: Any) -> Turn:
         if broken:
             raise GenerationError(f"the generator returned a turn evalkit cannot use: {'; '.join(broken)}")
         return value
-    if isinstance(value, str) and value:
+    if isinstance(value, str):  # as generate() takes a plain str as the answer's text: the turn's text
+        if not value:  # held to a turn's rule: Turn(text="") is refused as empty too
+            raise GenerationError("the model's turn is empty: chat() returned an empty str (a turn needs text or a tool call)")
         return Turn(text=value)
-    raise GenerationError(f"the generator's chat() returned {type(value).__name__}, not an evalkit Turn")
+    raise GenerationError(
+        f"the generator's chat() returned {type(value).__name__} {clipped(repr(value), 80)}, not an evalkit Turn "
+        "(return a Turn, or a str as the turn's text)"
+    )
 
 
 @attrs.define
