@@ -704,7 +704,7 @@ def load_grader(name: str, *, strict: bool = True, config: Config | None = None,
         warnings.warn(f'unknown grader {quoted(name)}; grading deterministically', stacklevel=2)
         name = "deterministic"
         record, factory = registry.driver("evalkit.graders", name)
-    where = "the grader options (--judge, --judge-repeats, --judge-temperature, --allow-self-judge)"
+    where = f"the grader options ({argument('grader_options', option='--judge, --judge-repeats, --judge-temperature, --allow-self-judge')})"
     table = _grader_table(config, name)
     if table:
         from .project_files import ProjectBoundary
