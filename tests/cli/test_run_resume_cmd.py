@@ -581,7 +581,7 @@ def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, pr
     waited = evalkit_cli(*words, "--database", LOCAL, "--timeout", "5s", "--poll", "1s")
     assert waited.code == 3, waited.stdout + waited.stderr
     said = " ".join((waited.stdout + waited.stderr).split())
-    assert "the run is incomplete (a spending limit stopped it: --max-requests 1 reached)" in said, said
+    assert "the run is incomplete (a spending limit stopped it: the limit of 1 request reached)" in said, said
     assert "0 errored" not in said
 
 

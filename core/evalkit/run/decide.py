@@ -118,8 +118,8 @@ class Judging:
     baseline_run: Run | None = None
     gate: GateSettings = attrs.Factory(GateSettings)
     answers_reused: bool = False
-    #: The spending limit that stopped the run before all its cases were asked ("--max-requests 2
-    #: reached"), said in its verdict; ``None``: none did.
+    #: The spending limit that stopped the run before all its cases were asked ("the limit of 2
+    #: requests reached"), said in its verdict; ``None``: none did.
     stopped_by: str | None = None
 
 

@@ -45,7 +45,16 @@ from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
 from .repeats import repeat_metrics
-from .spending import AnswerExtras, SpendingPlan, budget_args, cache_note, pacing_notes, run_pricing, run_spend
+from .spending import (
+    REQUEST_LIMIT_REACHED,
+    AnswerExtras,
+    SpendingPlan,
+    budget_args,
+    cache_note,
+    pacing_notes,
+    run_pricing,
+    run_spend,
+)
 
 __all__ = [
     "AD_HOC_NOTE",
@@ -542,14 +551,15 @@ class PromptAnswering:
         )  # fmt: skip
 
     def _limit_reached(self, spend: RunSpend) -> str | None:
-        """Which spending limit stopped the run, as its verdict says it ("--max-requests 2 reached",
-        "--budget 0.03 EUR reached")."""
+        """Which spending limit stopped the run, as its verdict says it ("the limit of 2 requests
+        reached", "the budget of 0.03 EUR reached"): stored with the verdict and shown to either
+        caller later, so in words of neither's options."""
         guard = self.live.extras.guard if self.live.extras is not None else None
         if guard is None or guard.stopped is None:
             return None
-        if guard.stopped.startswith("--max-requests"):
+        if guard.stopped.startswith(REQUEST_LIMIT_REACHED):
             return guard.stopped
-        return f"--budget {format_amount(guard.budget, spend.currency)} reached"
+        return f"the budget of {format_amount(guard.budget, spend.currency)} reached"
 
     def _run_metrics(self, cases: Iterable[CaseResult]) -> Any:
         """The grader's run metrics (a judge's identity and self-agreement), under the rule of a

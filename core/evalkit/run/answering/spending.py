@@ -30,7 +30,7 @@ from ...components import answered_by, declared, judge_instance, plugin_called, 
 from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
-from ...wording import argument, quoted, table_key
+from ...wording import argument, counted, quoted, table_key
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -51,6 +51,11 @@ MESSAGE_OVERHEAD_TOKENS = 4
 #: run says better.
 DEFAULT_OUTPUT_TOKENS = 256
 #: The marker :func:`~evalkit.run.answering.prompt_runner.stored_answer` ends a cut answer with.
+#: How a stop by the request limit begins ("the limit of 4 requests reached"). The words are stored
+#: (a case cut short, the verdict's reason) and shown later by `evalkit show` or read by a Python
+#: caller, so they name neither the command line's ``--max-requests`` nor the keyword.
+REQUEST_LIMIT_REACHED = "the limit of "
+
 CUT_MARKER = "\n… [truncated by evalkit: the answer was "
 
 
@@ -157,7 +162,7 @@ class SpendGuard:
         if self.stopped is not None:
             return None
         if self.max_requests is not None and self.requests + self.in_flight_requests >= self.max_requests:
-            self.stopped = f"--max-requests {self.max_requests} reached"  # each request in flight counts as one
+            self.stopped = f"{REQUEST_LIMIT_REACHED}{counted(self.max_requests, 'request', grouped=True)} reached"  # in flight counts
             return None
         cost = self.estimate(prompt)
         if self.budget is not None and self.spent + self.in_flight + cost > self.budget:
@@ -404,7 +409,7 @@ def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int, repeats: in
             quantum = Decimal("0.01") if wanted >= 1 else Decimal("0.0001")
         rounded = wanted.quantize(quantum, rounding=ROUND_CEILING).normalize()
         args += ["--budget", str(rounded) if wanted >= SCIENTIFIC_FROM else f"{rounded:f}"]
-    if guard.max_requests is not None and guard.stopped and guard.stopped.startswith("--max-requests"):
+    if guard.max_requests is not None and guard.stopped and guard.stopped.startswith(REQUEST_LIMIT_REACHED):
         needed = case_count * repeats
         if asked:
             needed = max(needed, math.ceil(spend.generator.requests * case_count / asked))
