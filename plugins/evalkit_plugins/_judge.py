@@ -236,7 +236,7 @@ class JudgeGraderBase(abc.ABC):
                 and tested.options.get("base_url") == instance.options.get("base_url")
             ):
                 raise UsageError(
-                    f"the judge {quoted(name)} serves the model under test ({under_test.alias} at the same endpoint as "
+                    f"the judge {quoted(name)} serves the model under test ({quoted(under_test.alias)} at the same endpoint as "
                     f"{quoted(under_test.instance)}), so the model would grade its own answers; choose another judge "
                     f"with {judge_named()}, or pass {self_judge_allowed()} if that is intended"
                 )

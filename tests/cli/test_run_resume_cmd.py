@@ -57,7 +57,7 @@ def test_a_complete_run_is_not_resumed_and_another_set_or_generator_cannot_join(
     assert other_set.code == 2 and 'run nightly-1 is a run of set "evalkit.smoke", not "arith.basic"' in other_set.stderr
     answer_with(project, {})
     other_generator = evalkit_cli("run", "evalkit.smoke", "--run-id", "nightly-1")
-    assert other_generator.code == 2 and "is answered by reference/reference" in other_generator.stderr
+    assert other_generator.code == 2 and 'is answered by "reference/reference"' in other_generator.stderr
     assert stored_run_count(project) == 1
 
 
@@ -410,7 +410,7 @@ def test_a_shard_its_request_limit_stopped_is_not_counted_in(evalkit_cli, projec
 
 def test_resuming_an_ad_hoc_run_names_its_generator_never_none(evalkit_cli, project) -> None:
     # `evalkit run evalkit.smoke --resume ID` of an ad-hoc run (`--provider reference`, no configured
-    # instance) said "run ID is answered by None/None; this process would answer with reference/reference";
+    # instance) said "run ID is answered by None/None; this process would answer with "reference/reference"";
     # a bare --resume by it "no unfinished run … by None/None", and --answers-from one "was answered by None/None".
     from evalkit.storage import open_repository
 
@@ -423,7 +423,7 @@ def test_resuming_an_ad_hoc_run_names_its_generator_never_none(evalkit_cli, proj
     refused = evalkit_cli("run", "evalkit.smoke", "--resume", "adhoc")
     assert refused.code == 2
     assert (
-        'run adhoc is answered by the ad-hoc "reference" generator; this process would answer with reference/reference'
+        'run adhoc is answered by the ad-hoc "reference" generator; this process would answer with "reference/reference"'
     ) in refused.stderr
     with_model = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--model", "m\x1b", "--resume", "adhoc")
     assert with_model.code == 2 and 'would answer with the ad-hoc "reference" generator with model "m\\x1b"' in with_model.stderr
@@ -431,7 +431,7 @@ def test_resuming_an_ad_hoc_run_names_its_generator_never_none(evalkit_cli, proj
     nothing = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--resume")
     assert nothing.code == 2 and 'no unfinished run of "evalkit.smoke" by the ad-hoc "reference" generator with grader' in nothing.stderr
     other = evalkit_cli("run", "evalkit.smoke", "--answers-from", "adhoc")
-    assert other.code == 2 and 'run adhoc was answered by the ad-hoc "reference" generator; this run asks reference/reference' in other.stderr
+    assert other.code == 2 and 'run adhoc was answered by the ad-hoc "reference" generator; this run asks "reference/reference"' in other.stderr
     for result in (refused, with_model, nothing, other):
         assert "None" not in result.stderr
 
