@@ -277,6 +277,17 @@ def _raw_generator_words(source: str) -> list[tuple[int, str]]:
     return found
 
 
+def test_a_ranked_instance_without_measurements_is_named_quoted(evalkit_cli, project: Path) -> None:
+    """`evalkit models rank` said "no … run of a/x\\x0aevalkit: ok, shown only": where the model
+    alias ended was anyone's guess. Named as every message names who answers."""
+    (project / "evalkit.toml").write_text(f'[providers.a]\nadapter = "reference"\nmodel = {HOSTILE_TOML}\n')
+    ranked = evalkit_cli("models", "rank")
+    assert ranked.code == 0, ranked.stderr
+    assert "\nevalkit: ok" not in ranked.stdout and "\x1b" not in ranked.stdout, ranked.stdout
+    said = " ".join(ranked.stdout.split())
+    assert 'no verified complete deterministic run of "a/x\\x0aevalkit: ok\\x1b[31m", shown only' in said, said
+
+
 def test_the_raw_generator_word_finder_finds_them() -> None:
     source = """
 raise UsageError(f"generator of {bound.instance or bound.adapter} ({bound.adapter})")
