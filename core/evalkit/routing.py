@@ -38,6 +38,7 @@ from typing import Any
 
 import attrs
 
+from .components import answered_by
 from .config import Config, ProviderInstance
 from .errors import UsageError
 from .runs import Run
@@ -455,8 +456,6 @@ class ModelSelection:
                 MeasuredRun.from_run(r)
                 for r in store.scoped.quality_runs_for_provider_model(candidate.name, candidate.model, ROUTING_GRADER)
             )
-            from .components import answered_by  # here: `evalkit models` starts without the plugin machinery
-
             note = None if value is not None else (
                 f"no quality measured: no verified complete {ROUTING_GRADER} run of "
                 f"{answered_by(candidate.name, None, candidate.model)}"
