@@ -7,6 +7,7 @@ import pytest
 from evalkit.pairwise import LOSS, TIE, WIN, PairJudgement, case_outcome, pairwise_refusal, tally
 from evalkit.runs import Run, RunKind
 from evalkit.stats import wilson_interval
+from evalkit.wording import arguments_named
 from evalkit_plugins._judge import ReplyError
 from evalkit_plugins.pairwise import parse_pairwise_reply
 
@@ -87,6 +88,11 @@ def test_only_runs_stored_in_full_may_be_judged() -> None:
     assert pairwise_refusal(_run("full"), _run("full")) is None
     redacted = pairwise_refusal(_run("full"), _run("redacted"))
     assert redacted is not None and 'RUN r-redacted stored its answers at privacy level "redacted" (scrubbed and cut)' in redacted
+    # a Python caller's keyword, the command line's option (it said --privacy full to both)
+    assert redacted.endswith('run them with privacy="full" (or privacy = "full" in evalkit.toml)'), redacted
+    with arguments_named():
+        said = pairwise_refusal(_run("full"), _run("redacted"))
+    assert said is not None and said.endswith('run them with --privacy full (or privacy = "full" in evalkit.toml)'), said
     metadata = pairwise_refusal(_run("metadata"), _run("full"))
     assert metadata is not None and 'privacy level "metadata" (not kept)' in metadata
     retrieval = pairwise_refusal(_run("full", RunKind.RETRIEVAL), _run("full", RunKind.RETRIEVAL))

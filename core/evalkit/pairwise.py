@@ -48,7 +48,7 @@ from .judge_replies import asked as judge_asked
 from .runs import CaseResult, Run, RunKind
 from .shapes import exception_text
 from .stats.intervals import Interval, wilson_interval
-from .wording import quoted
+from .wording import argument, quoted
 
 __all__ = [
     "LOSS",
@@ -255,9 +255,10 @@ def pairwise_refusal(base: Run, run: Run) -> str | None:
             return f"{which} {stored.id} is a retrieval run: a pairwise judge compares the answers of prompt runs"
         if stored.privacy != FULL:
             kept = "scrubbed and cut" if stored.privacy == "redacted" else "not kept"
+            full = argument("privacy", '"full"', option="--privacy full")
             return (
                 f'{which} {stored.id} stored its answers at privacy level "{stored.privacy}" ({kept}); a pairwise '
-                'judge needs both runs\' answers whole: run them with --privacy full (or privacy = "full")'
+                f'judge needs both runs\' answers whole: run them with {full} (or privacy = "full" in evalkit.toml)'
             )
     return None
 
