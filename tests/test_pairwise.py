@@ -99,3 +99,18 @@ def test_only_runs_stored_in_full_may_be_judged() -> None:
     assert retrieval is not None and "retrieval run" in retrieval
     other_set = pairwise_refusal(_run("full"), _run("full", set_identifier="t"))
     assert other_set is not None and "different sets" in other_set
+
+
+def test_no_judge_is_refused_naming_the_settings_to_a_python_caller_and_the_option_on_the_command_line(tmp_path) -> None:
+    """It said the judge grader's ``grader_options={"judge": NAME}`` (before, ``--judge NAME``): neither
+    is how a pairwise comparison is given its judge."""
+    from evalkit.config import load_config
+    from evalkit.errors import UsageError
+    from evalkit.pairwise import PairwiseSettings, pairwise_judge
+
+    (tmp_path / "evalkit.toml").write_text("")
+    config = load_config(tmp_path / "evalkit.toml")
+    with pytest.raises(UsageError, match=r"with settings=PairwiseSettings\(judge=NAME\), or set judge = "):
+        pairwise_judge(PairwiseSettings(), config)
+    with arguments_named(), pytest.raises(UsageError, match=r"with --pairwise-judge NAME, or set judge = "):
+        pairwise_judge(PairwiseSettings(), config)

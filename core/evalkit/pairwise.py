@@ -286,6 +286,9 @@ def _paired(base: Run, run: Run) -> tuple[list[tuple[CaseResult, CaseResult]], l
 def pairwise_judge(settings: PairwiseSettings, config: Config) -> Any:
     """The bound pairwise judge; a :class:`UsageError` when none is configured or the named
     instance is not."""
+    if settings.judge is None and not config.judge:  # the judge grader's own refusal names its grader options
+        named = argument("settings", "PairwiseSettings(judge=NAME)", option="--pairwise-judge NAME")
+        raise UsageError(f'a pairwise comparison asks a judge model: name a configured provider instance with {named}, or set judge = "NAME" in evalkit.toml')
     options: dict[str, Any] = {"temperature": settings.temperature}
     if settings.judge is not None:
         options["judge"] = settings.judge
