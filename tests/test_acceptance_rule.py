@@ -11,6 +11,7 @@ from evalkit.storage.protocols import Capabilities
 from evalkit.storage.values import Acceptance
 from evalkit.tolerance import Tolerances
 from evalkit.verdict import BASELINE, Verdict, compare, verdict_of
+from evalkit.wording import arguments_named
 
 
 class AcceptedStore:
@@ -111,7 +112,9 @@ def test_a_run_with_an_added_case_that_fails_is_not_accepted_under_fail_on_new_f
     now = now.with_cases([*now.cases, CaseResult("new", False, 0.0, fingerprint="g")])
     better = verdict(now, baseline, "paired")
     acceptance, note = acceptance_of(better, store("then"), fail_on_new_failures=True)
-    assert acceptance is None and note == "an added or edited case fails (--fail-on-new-failures)"
+    assert acceptance is None and note == "an added or edited case fails (fail_on_new_failures)"  # a Python caller's keyword
+    with arguments_named():  # the command line's flag (it named the flag to a Python caller too)
+        assert acceptance_of(better, store("then"), fail_on_new_failures=True)[1] == "an added or edited case fails (--fail-on-new-failures)"
     assert acceptance_of(better, store("then"))[0] is not None
 
 

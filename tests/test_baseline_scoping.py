@@ -242,13 +242,13 @@ def test_a_run_a_spending_limit_stopped_says_which_limit_not_zero_errored_cases(
 
     clean = repo.get_run(store(repo, status="incomplete"), with_cases=False)
     assert clean.errored_count == 0
-    assert incomplete_reason(clean, "case", "--max-requests 2 reached") == (
-        "not compared: the run is incomplete (a spending limit stopped it: --max-requests 2 reached), "
+    assert incomplete_reason(clean, "case", "the limit of 2 requests reached") == (
+        "not compared: the run is incomplete (a spending limit stopped it: the limit of 2 requests reached), "
         "so it is never a baseline and is not compared"
     )
     errored = repo.get_run(store(repo, status="incomplete", errored=True), with_cases=False)
-    assert incomplete_reason(errored, "case", "--budget 0.03 EUR reached") == (
-        "not compared: the run is incomplete (a spending limit stopped it: --budget 0.03 EUR reached; 1 errored case), "
+    assert incomplete_reason(errored, "case", "the budget of 0.03 EUR reached") == (
+        "not compared: the run is incomplete (a spending limit stopped it: the budget of 0.03 EUR reached; 1 errored case), "
         "so it is never a baseline and is not compared"
     )
     assert incomplete_reason(clean, "case") == (

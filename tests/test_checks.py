@@ -603,12 +603,15 @@ def test_a_turn_that_is_no_whole_number_finds_no_reply(turn: object) -> None:
 
 
 def test_a_rubric_check_without_a_judge_is_an_error_not_a_verdict() -> None:
+    """The error is stored with the case and shown later by `evalkit show` or read by a Python
+    caller alike, so it names no option of either (it said ``--judge NAME`` to both)."""
     result = check(Assertion.rubric("The answer is polite."), "Thank you!")
     assert (result.name, result.passed, result.detail) == ("rubric", False, None)
     assert result.error == (
         "a rubric check is decided by a judge, and this grading has none (the deterministic grader "
-        "judges rubric checks with --judge NAME or the configuration's judge)"
+        "judges rubric checks with the judge the run names or the configuration's judge)"
     )
+    assert "--" not in result.error
 
 
 @pytest.mark.parametrize(

@@ -90,7 +90,7 @@ def test_a_budget_guard_waits_for_requests_in_flight_and_stops_only_when_nothing
     guard.settle(second, answered)
     assert guard.admit(prompt) is None and guard.stopped == "budget reached", "0.024 spent + 0.016 would pass 0.03"
     limited = SpendGuard(None, 1, None)
-    assert limited.admit(prompt) == 0 and limited.admit(prompt) is None and limited.stopped == "--max-requests 1 reached"
+    assert limited.admit(prompt) == 0 and limited.admit(prompt) is None and limited.stopped == "the limit of 1 request reached"
 
 
 def test_an_errored_answers_spend_counts_but_never_its_size_in_the_budgets_estimate() -> None:

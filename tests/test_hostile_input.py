@@ -2149,7 +2149,7 @@ def test_a_chat_generators_tools_refusal_that_raises_still_refuses_the_tools(rai
         "    tool_results:\n      - {name: get_weather, result: {temp_c: 18}}\n    assertions: [{tool_called: get_weather}]\n"
     )
     (project / "evalkit.toml").write_text('[sets]\npaths = ["agent.yaml"]\n\n[providers.bot]\nadapter = "raising.toolless"\nmodel = "m"\n')
-    refused = 'evalkit: error: set "raising.agent" offers tools (prompt "weather"), and the generator of bot (raising.toolless) cannot send them: '
+    refused = 'evalkit: error: set "raising.agent" offers tools (prompt "weather"), and the generator of "bot" ("raising.toolless") cannot send them: '
     failed = raising("run", "raising.agent", raised="RuntimeError", place="tools_refusal")
     assert failed.code == 2 and failed.stderr.splitlines() == [refused + "its model does not support tools"], failed.stderr[-2000:]
     said = raising("run", "raising.agent", raised="RuntimeError")

@@ -1026,7 +1026,7 @@ def test_a_refused_continuation_of_a_stored_run_names_the_callers_arguments(tmp_
          "run r1 is already complete (its cases and verdict are kept); choose a new run_id",
          ("run", "evalkit.smoke", "--run-id", "r1"), "choose a new --run-id"),
         (lambda: evaluate_set("evalkit.smoke", database=url, cwd=tmp_path, run_id="r1", model="other"),
-         "this process would answer with reference/other — use the same provider and model",
+         'this process would answer with "reference/other" — use the same provider and model',
          ("run", "evalkit.smoke", "--run-id", "r1", "--model", "other"), "use the same --provider and --model"),
         (lambda: regrade_run("m1", grader="deterministic", database=url),
          "so they cannot be graded again (only a run stored with privacy=full can be)",

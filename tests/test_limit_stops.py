@@ -43,9 +43,9 @@ def test_a_stop_is_kept_per_part_and_cleared_when_the_part_finishes_again() -> N
 
 def test_what_a_reader_makes_of_a_run_s_stops() -> None:
     run = run_with({LIMIT_STOPS: {"1/2": REQUESTS, "2/2": BUDGET}})
-    assert reached_words(REQUESTS) == "--max-requests 2 reached"
-    assert reached_words(BUDGET) == "--budget 0.03 EUR reached"
-    assert run_stopped_by(run) == "--max-requests 2 reached; --budget 0.03 EUR reached"
+    assert reached_words(REQUESTS) == "the limit of 2 requests reached"
+    assert reached_words(BUDGET) == "the budget of 0.03 EUR reached"
+    assert run_stopped_by(run) == "the limit of 2 requests reached; the budget of 0.03 EUR reached"
     assert resume_limits(run, "1/2") == ("--max-requests", "6") and resume_limits(run, "*") == ()
     assert run_stopped_by(run_with(None)) is None and run_stopped_by(run_with({"grader_plugin": "x"})) is None
 
@@ -84,7 +84,7 @@ def test_the_line_on_a_run_whose_shards_ended_tells_a_limit_from_a_kill() -> Non
     stopped = RunLiveness(False, 100.0, 50.0, 3, (1,))
     assert stopped_by_limit(run, stopped) and status_label(run, stopped) == "running (stopped by a spending limit)"
     said = gone_sentence(run, stopped)
-    assert "shard 1/3 of run r-1 was stopped by a spending limit (--max-requests 2 reached), not killed" in said, said
+    assert "shard 1/3 of run r-1 was stopped by a spending limit (the limit of 2 requests reached), not killed" in said, said
     assert said.endswith("`evalkit run arith.basic --provider prod --shard 1/3 --run-id r-1 --max-requests 6`"), said
     # shard 2 killed beside it: the run is said killed, shard 1 stopped, each continued with its own limits
     both = RunLiveness(False, 100.0, 50.0, 3, (1, 2))

@@ -7,6 +7,7 @@ import pytest
 from evalkit.pairwise import LOSS, TIE, WIN, PairJudgement, case_outcome, pairwise_refusal, tally
 from evalkit.runs import Run, RunKind
 from evalkit.stats import wilson_interval
+from evalkit.wording import arguments_named
 from evalkit_plugins._judge import ReplyError
 from evalkit_plugins.pairwise import parse_pairwise_reply
 
@@ -87,9 +88,29 @@ def test_only_runs_stored_in_full_may_be_judged() -> None:
     assert pairwise_refusal(_run("full"), _run("full")) is None
     redacted = pairwise_refusal(_run("full"), _run("redacted"))
     assert redacted is not None and 'RUN r-redacted stored its answers at privacy level "redacted" (scrubbed and cut)' in redacted
+    # a Python caller's keyword, the command line's option (it said --privacy full to both)
+    assert redacted.endswith('run them with privacy="full" (or privacy = "full" in evalkit.toml)'), redacted
+    with arguments_named():
+        said = pairwise_refusal(_run("full"), _run("redacted"))
+    assert said is not None and said.endswith('run them with --privacy full (or privacy = "full" in evalkit.toml)'), said
     metadata = pairwise_refusal(_run("metadata"), _run("full"))
     assert metadata is not None and 'privacy level "metadata" (not kept)' in metadata
     retrieval = pairwise_refusal(_run("full", RunKind.RETRIEVAL), _run("full", RunKind.RETRIEVAL))
     assert retrieval is not None and "retrieval run" in retrieval
     other_set = pairwise_refusal(_run("full"), _run("full", set_identifier="t"))
     assert other_set is not None and "different sets" in other_set
+
+
+def test_no_judge_is_refused_naming_the_settings_to_a_python_caller_and_the_option_on_the_command_line(tmp_path) -> None:
+    """It said the judge grader's ``grader_options={"judge": NAME}`` (before, ``--judge NAME``): neither
+    is how a pairwise comparison is given its judge."""
+    from evalkit.config import load_config
+    from evalkit.errors import UsageError
+    from evalkit.pairwise import PairwiseSettings, pairwise_judge
+
+    (tmp_path / "evalkit.toml").write_text("")
+    config = load_config(tmp_path / "evalkit.toml")
+    with pytest.raises(UsageError, match=r"with settings=PairwiseSettings\(judge=NAME\), or set judge = "):
+        pairwise_judge(PairwiseSettings(), config)
+    with arguments_named(), pytest.raises(UsageError, match=r"with --pairwise-judge NAME, or set judge = "):
+        pairwise_judge(PairwiseSettings(), config)

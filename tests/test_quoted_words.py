@@ -4,6 +4,7 @@ escape sequence in it shows as its escape, never as a line of its own that reads
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,34 @@ def test_a_misspelt_provider_is_offered_the_hostile_instance_quoted(evalkit_cli,
     _no_forged_line(result.stderr)
     assert 'Did you mean "x\\x0aevalkit: ok\\x1b[31m"?' in result.stderr
     assert '[providers."x\\u000aevalkit: ok\\u001b[32m"]' in result.stderr  # the table to paste, in TOML's escapes
+
+
+#: A reply for each prompt of evalkit.smoke, each reporting its model: a run of them is complete,
+#: under a verified serving identity.
+SMOKE_REPLIES = "".join(
+    json.dumps({"id": case_id, "text": "x", "model": "m1"}) + "\n"
+    for case_id in ("capital-of-france", "two-plus-two", "opening-hours", "contact-json", "receipt-deadline", "colleague-claims", "echo-token")
+)
+
+
+def test_who_answers_a_run_is_named_quoted(evalkit_cli, project: Path) -> None:
+    """An instance or a ``--model`` with a line break in "by INSTANCE/ALIAS" (``components.answered_by``)
+    or "this run asks INSTANCE/ALIAS" printed the line "evalkit: ok" as evalkit's own."""
+    (project / "a.jsonl").write_text(SMOKE_REPLIES)
+    (project / "evalkit.toml").write_text(
+        '[providers.my-app]\nadapter = "replay"\npath = "a.jsonl"\nmodel = "sut"\n'
+        f'[providers.{HOSTILE_TOML}]\nadapter = "replay"\npath = "a.jsonl"\nmodel = "m"\n'
+    )
+    first = evalkit_cli("run", "evalkit.smoke", "--provider", "my-app", "--json")
+    assert first.code == 0, first.stderr
+    resumed = evalkit_cli("run", "evalkit.smoke", "--provider", HOSTILE, "--resume")
+    assert resumed.code == 2, resumed.stderr
+    _no_forged_line(resumed.stderr)
+    assert 'no unfinished run of "evalkit.smoke" by "x\\x0aevalkit: ok\\x1b[31m/m" with grader' in resumed.stderr
+    other = evalkit_cli("run", "evalkit.smoke", "--provider", "my-app", "--model", HOSTILE, "--baseline", first.json()["run_id"])
+    assert other.code == 2, other.stderr
+    _no_forged_line(other.stderr)
+    assert 'it was answered by "my-app/sut", this run asks "my-app/x\\x0aevalkit: ok\\x1b[31m"' in other.stderr
 
 
 @pytest.mark.parametrize(
@@ -217,6 +246,71 @@ def _hand_quoted(source: str) -> list[tuple[int, str]]:
                 ):
                     found.append((text.lineno, ast.unparse(value.value)))
     return found
+
+
+#: The names under which a message holds a generator's words: a provider instance (a TOML key the
+#: user wrote), a model alias (``--model``, ``model = …``), an adapter (a plugin's entry point).
+_GENERATOR_WORDS = ("instance", "alias", "model", "adapter")
+
+
+def _raw_generator_words(source: str) -> list[tuple[int, str]]:
+    """The values named like a generator's words (:data:`_GENERATOR_WORDS`: ``bound.instance``,
+    ``under_test.alias``, ``instance.adapter``) that an exception's or a warning's f-string message
+    writes as they are (``({bound.adapter})``, ``by {instance}/{alias}``), by line: they are the
+    user's or a plugin's words, named through ``wording.quoted`` (or ``components.answered_by``)."""
+    import ast
+
+    found = []
+    for call in ast.walk(ast.parse(source)):
+        if not isinstance(call, ast.Call) or not call.args:
+            continue
+        callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        if not (callee.endswith(_MESSAGE_CALLEES) or callee == "warn"):
+            continue
+        for text in (node for node in ast.walk(call.args[0]) if isinstance(node, ast.JoinedStr)):
+            for value in text.values:
+                if not isinstance(value, ast.FormattedValue) or value.conversion != -1 or value.format_spec is not None:
+                    continue
+                named = value.value.values if isinstance(value.value, ast.BoolOp) else [value.value]
+                if any((n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", "")).endswith(_GENERATOR_WORDS) for n in named):
+                    found.append((text.lineno, ast.unparse(value.value)))
+    return found
+
+
+def test_a_ranked_instance_without_measurements_is_named_quoted(evalkit_cli, project: Path) -> None:
+    """`evalkit models rank` said "no … run of a/x\\x0aevalkit: ok, shown only": where the model
+    alias ended was anyone's guess. Named as every message names who answers."""
+    (project / "evalkit.toml").write_text(f'[providers.a]\nadapter = "reference"\nmodel = {HOSTILE_TOML}\n')
+    ranked = evalkit_cli("models", "rank")
+    assert ranked.code == 0, ranked.stderr
+    assert "\nevalkit: ok" not in ranked.stdout and "\x1b" not in ranked.stdout, ranked.stdout
+    said = " ".join(ranked.stdout.split())
+    assert 'no verified complete deterministic run of "a/x\\x0aevalkit: ok\\x1b[31m", shown only' in said, said
+
+
+def test_the_raw_generator_word_finder_finds_them() -> None:
+    source = """
+raise UsageError(f"generator of {bound.instance or bound.adapter} ({bound.adapter})")
+raise ConfigError(f"serves ({under_test.alias} at {url}), {quoted(alias)}, {model!r}, {count:,}")
+raise UsageError(f"answered by {instance}/{alias}")
+print(f"{instance}")
+"""
+    assert _raw_generator_words(source) == [
+        (2, "bound.instance or bound.adapter"), (2, "bound.adapter"), (3, "under_test.alias"), (4, "instance"), (4, "alias"),
+    ]
+
+
+def test_no_message_writes_a_generators_words_raw() -> None:
+    """A provider instance or a model alias with a line break printed as a line of evalkit's own
+    (``by x`` / ``evalkit: ok/sut``): it was written as it is after "by" and "(". Every exception's
+    and warning's message names them through ``wording.quoted`` instead."""
+    found = [
+        f"{file.relative_to(ROOT)}:{line}: {value}"
+        for folder in ("core/evalkit", "plugins/evalkit_plugins")
+        for file in sorted((ROOT / folder).rglob("*.py"))
+        for line, value in _raw_generator_words(file.read_text(encoding="utf-8"))
+    ]
+    assert found == [], "quote these with wording.quoted:\n" + "\n".join(found)
 
 
 def test_the_hand_quote_finder_finds_hand_quotes() -> None:

@@ -9,7 +9,9 @@ import pytest
 from evalkit import Answer, Assertion, GoldenPrompt, GoldenPromptSet, PromptStream, validate_prompt_set
 from evalkit.checks import BUILTIN_KINDS
 from evalkit.errors import SetValidationError, UsageError
+from evalkit.evaluation import evaluate_set
 from evalkit.validation import PromptSetSurvey, check_label, prompt_set_problems, survey_prompt_set
+from evalkit.wording import arguments_named
 
 
 def one_prompt_set(identifier: str = "pkg.set", **prompt: object) -> GoldenPromptSet:
@@ -616,13 +618,22 @@ def test_a_run_label_of_text_up_to_1000_characters_is_accepted(label: object) ->
 
 @pytest.mark.parametrize(
     ("label", "message"),
-    [("L" * 1_001, "--label is 1,001 characters long, more than the 1,000 allowed"),
+    [("L" * 1_001, "label is 1,001 characters long, more than the 1,000 allowed"),
      (7, "a run label must be text, got int 7"), (b"nightly", "a run label must be text, got bytes b'nightly'")],
 )
 def test_a_run_label_that_is_no_text_or_too_long_is_refused(label: object, message: str) -> None:
     with pytest.raises(UsageError) as caught:
         check_label(label)
     assert str(caught.value) == message
+
+
+def test_a_too_long_label_is_named_as_its_caller_gave_it() -> None:
+    """A Python caller's ``label=`` is named as the keyword (it was ``--label`` to everyone);
+    `evalkit run --label` still reads "--label …" (tests/test_hostile_input.py)."""
+    with pytest.raises(UsageError, match=r"^label is 1,001 characters long"):
+        evaluate_set("evalkit.smoke", label="L" * 1_001, database="sqlite:///:memory:")
+    with arguments_named(), pytest.raises(UsageError, match=r"^--label is 1,001 characters long"):
+        check_label("L" * 1_001)
 
 
 def test_an_id_of_60_characters_is_shown_whole_and_a_longer_one_cut() -> None:

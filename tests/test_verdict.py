@@ -29,6 +29,7 @@ from evalkit.verdict import (
     metric_specs,
     verdict_of,
 )
+from evalkit.wording import arguments_named
 
 
 def run(run_id: str, outcomes: dict[str, float]) -> Run:
@@ -378,8 +379,10 @@ def test_the_noise_warnings_name_each_gated_metric_whose_tolerance_is_below_the_
         "one-sided alpha 0.05, power 0.8): the set cannot tell a drop of 10.0 pp from noise; about 66 cases would.",
         "warning: the tolerance of mean score (0.100) is below the smallest drop 30 cases can detect (0.157, "
         "one-sided alpha 0.05, power 0.8): the set cannot tell a drop of 0.100 from noise; about 74 cases or "
-        "--repeats 3 would.",
-    )
+        "repeats=3 would.",
+    )  # a Python caller's keyword: the warnings are made as they are shown, for whoever reads them
+    with arguments_named():  # the command line's option (it was the option for a Python caller too)
+        assert unsure.noise_warnings()[1].endswith("about 74 cases or --repeats 3 would.")
     outcomes = [i % 10 != 0 for i in range(400)]
     assert compare(marked(outcomes), marked(outcomes), Tolerances(), PAIRED).noise_warnings() == ()
     # one case is "1 case", not "1 cases"

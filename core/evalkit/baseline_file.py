@@ -99,8 +99,10 @@ def baseline_document(run: Run, acceptance: Acceptance | None, privacy: str | No
     # exits 2 on it later, with no store left to export from again, is the worst of both.
     problem = _schema_problem({"format": FORMAT, "version": 1, "exported_at": "", "scope": {}, "run": data, "digest": "sha256:" + "0" * 64})
     if problem is not None:
-        hint = " (--privacy redacted keeps each answer cut at 2,000 characters)" if level == "full" and "answer_text" in problem else ""
-        raise UsageError(f"run {run.id} cannot be written to a baseline file that `--baseline-file` would read: {problem}{hint}; nothing was written")
+        redacted = argument("privacy", '"redacted"', option="--privacy redacted")
+        hint = f" ({redacted} keeps each answer cut at 2,000 characters)" if level == "full" and "answer_text" in problem else ""
+        reader = argument("baseline_file", option="`--baseline-file`")  # read_baseline_file's, for a Python caller
+        raise UsageError(f"run {run.id} cannot be written to a baseline file that {reader} would read: {problem}{hint}; nothing was written")
     body: dict[str, Any] = {
         "format": FORMAT,
         "version": 1,

@@ -534,7 +534,7 @@ def _unjudged_rubric(value: str, answer: Answer) -> Check:
     return Check(
         "", False,
         error="a rubric check is decided by a judge, and this grading has none (the deterministic grader "
-        "judges rubric checks with --judge NAME or the configuration's judge)",
+        "judges rubric checks with the judge the run names or the configuration's judge)",
     )
 
 

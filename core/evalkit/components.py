@@ -141,15 +141,16 @@ def bind_set(bound: BoundGenerator, golden_set: Any) -> None:
 
 
 def answered_by(instance: str | None, adapter: str | None, alias: str | None) -> str:
-    """Who answers (or answered) a run, as a message says it after "answered by": ``prod/gpt-4o``
-    for a configured provider instance and its model alias (``prod (no model alias)``), ``the ad-hoc
+    """Who answers (or answered) a run, as a message says it after "answered by": ``"prod/gpt-4o"``
+    for a configured provider instance and its model alias (``"prod" (no model alias)``), ``the ad-hoc
     "openai" generator`` (``… with model "gpt-4o"``) for an ad-hoc run, which has no instance —
     never Python's ``None``. ``instance``, ``adapter`` and ``alias`` are a run's (stored or about to
-    be) or a bound generator's."""
+    be) or a bound generator's; each is the user's word (an instance's TOML key, ``--model``), so
+    it is :func:`~evalkit.wording.quoted`: a line break in it never prints a line of its own."""
     from .wording import quoted
 
     if instance is not None:
-        return f"{instance}/{alias}" if alias is not None else f"{instance} (no model alias)"
+        return quoted(f"{instance}/{alias}") if alias is not None else f"{quoted(instance)} (no model alias)"
     named = f"the ad-hoc {quoted(adapter)} generator" if adapter else "an ad-hoc generator"
     return named if alias is None else f"{named} with model {quoted(alias)}"
 
@@ -577,7 +578,7 @@ def bind_generator(
         try:
             generator, record = _create(instance.adapter, options, f"[providers.{table_key(instance.name)}]{where}", config)
         except ConfigError as exc:
-            raise ConfigError(f'provider instance {quoted(instance.name)} ({instance.adapter}): {exc}') from None
+            raise ConfigError(f"provider instance {quoted(instance.name)} ({quoted(instance.adapter)}): {exc}") from None
         alias = options.get("model")
         configured = instance.options.get("concurrency")
         if isinstance(configured, int) and not isinstance(configured, bool) and not 1 <= configured <= MAX_CONCURRENCY:
@@ -711,7 +712,7 @@ def load_grader(name: str, *, strict: bool = True, config: Config | None = None,
         warnings.warn(f'unknown grader {quoted(name)}; grading deterministically', stacklevel=2)
         name = "deterministic"
         record, factory = registry.driver("evalkit.graders", name)
-    where = "the grader options (--judge, --judge-repeats, --judge-temperature, --allow-self-judge)"
+    where = f"the grader options ({argument('grader_options', option='--judge, --judge-repeats, --judge-temperature, --allow-self-judge')})"
     table = _grader_table(config, name)
     if table:
         from .project_files import ProjectBoundary

@@ -24,7 +24,7 @@ from .stats import (
     noise_from_rate,
     repeats_needed,
 )
-from .wording import counted
+from .wording import argument, counted
 
 __all__ = ["MAX_CASES", "SMALLEST_DROP", "Needs", "askable", "cases_for", "cases_text", "needs_for", "noise_warning", "repeats_way", "shown"]
 
@@ -129,5 +129,5 @@ def noise_warning(spec: MetricSpec, measured: MetricComparison, unit: str = "cas
     answer_noise = not (repeats > 1 and detectable.source == "observed")
     more = repeats_way(needs.repeats, repeats, falls_short=True)  # a warning: these cases fall short
     if answer_noise and more is not None and unit == "case":
-        ways.append(f"--repeats {more}")
+        ways.append(argument("repeats", more))  # made as it is shown (never stored): the caller's word
     return sentence + f"; {' or '.join(ways)} would."

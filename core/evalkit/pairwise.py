@@ -48,7 +48,7 @@ from .judge_replies import asked as judge_asked
 from .runs import CaseResult, Run, RunKind
 from .shapes import exception_text
 from .stats.intervals import Interval, wilson_interval
-from .wording import quoted
+from .wording import argument, quoted
 
 __all__ = [
     "LOSS",
@@ -255,9 +255,10 @@ def pairwise_refusal(base: Run, run: Run) -> str | None:
             return f"{which} {stored.id} is a retrieval run: a pairwise judge compares the answers of prompt runs"
         if stored.privacy != FULL:
             kept = "scrubbed and cut" if stored.privacy == "redacted" else "not kept"
+            full = argument("privacy", '"full"', option="--privacy full")
             return (
                 f'{which} {stored.id} stored its answers at privacy level "{stored.privacy}" ({kept}); a pairwise '
-                'judge needs both runs\' answers whole: run them with --privacy full (or privacy = "full")'
+                f'judge needs both runs\' answers whole: run them with {full} (or privacy = "full" in evalkit.toml)'
             )
     return None
 
@@ -285,6 +286,9 @@ def _paired(base: Run, run: Run) -> tuple[list[tuple[CaseResult, CaseResult]], l
 def pairwise_judge(settings: PairwiseSettings, config: Config) -> Any:
     """The bound pairwise judge; a :class:`UsageError` when none is configured or the named
     instance is not."""
+    if settings.judge is None and not config.judge:  # the judge grader's own refusal names its grader options
+        named = argument("settings", "PairwiseSettings(judge=NAME)", option="--pairwise-judge NAME")
+        raise UsageError(f'a pairwise comparison asks a judge model: name a configured provider instance with {named}, or set judge = "NAME" in evalkit.toml')
     options: dict[str, Any] = {"temperature": settings.temperature}
     if settings.judge is not None:
         options["judge"] = settings.judge

@@ -38,13 +38,14 @@ from typing import Any
 
 import attrs
 
+from .components import answered_by
 from .config import Config, ProviderInstance
 from .errors import UsageError
 from .runs import Run
 from .shapes import short_repr
 from .storage.protocols import capabilities
 from .tolerance import parse_tolerance
-from .wording import counted
+from .wording import counted, quoted
 
 __all__ = [
     "COST_CEILING_PER_1K",
@@ -457,13 +458,13 @@ class ModelSelection:
             )
             note = None if value is not None else (
                 f"no quality measured: no verified complete {ROUTING_GRADER} run of "
-                f"{candidate.name}/{candidate.model}"
+                f"{answered_by(candidate.name, None, candidate.model)}"
             )
             return QualityReading(None if value is None else float(value), "provider_model", runs, note)
         if store.alias_quality is not None:
             value = store.alias_quality.mean_quality_for_model(candidate.model, ROUTING_GRADER)
             note = None if value is not None else (
-                f"no quality: the alias-wide read for {candidate.model} gave none "
+                f"no quality: the alias-wide read for {quoted(candidate.model)} gave none "
                 "(no data, or the alias was measured through several instances)"
             )
             return QualityReading(None if value is None else float(value), "model", (), note)

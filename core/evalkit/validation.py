@@ -52,7 +52,7 @@ IDENTIFIER_PATTERN = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
 
 
 def check_label(label: object) -> None:
-    """Raise :class:`~evalkit.errors.UsageError` unless ``label`` (a run's ``--label``) is
+    """Raise :class:`~evalkit.errors.UsageError` unless ``label`` (a run's ``label``, the CLI's ``--label``) is
     ``None`` or text of at most :data:`MAX_NAME_CHARS` characters."""
     from .errors import UsageError
 
@@ -61,7 +61,9 @@ def check_label(label: object) -> None:
     if not isinstance(label, str):
         raise UsageError(f"a run label must be text, got {_describe(label)}")
     if len(label) > MAX_NAME_CHARS:
-        raise UsageError(f"--label {_too_long(label)}")
+        from .wording import argument
+
+        raise UsageError(f"{argument('label')} {_too_long(label)}")
 
 
 def _is_answer(value: object) -> bool:

@@ -78,7 +78,8 @@ class AssertionGrader:
             check = Check(
                 "has_assertions",
                 False,
-                detail="no deterministic assertions declared; use a judge grader (--grader decision) "
+                # stored with the case and shown to a Python caller and the command line alike: no flag
+                detail='no deterministic assertions declared; use a judge grader (such as "decision") '
                 "for reference-only prompts",
             )
             return Grading(0.0, False, (check,), yardstick=self.name)

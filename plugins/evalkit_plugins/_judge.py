@@ -42,11 +42,23 @@ from evalkit.options import number, option, text, whole
 from evalkit.printable import hidden_escaped
 from evalkit.prompts import GoldenPrompt
 from evalkit.runs import CaseResult
-from evalkit.wording import quoted, table_key
+from evalkit.wording import argument, quoted, table_key
 
 from evalkit_plugins import judge_prompts
 
-__all__ = ["JudgeFailure", "JudgeGraderBase", "JudgeVerdict", "NotGradable", "ReplyError"]
+__all__ = ["JudgeFailure", "JudgeGraderBase", "JudgeVerdict", "NotGradable", "ReplyError", "judge_named", "self_judge_allowed"]
+
+
+def judge_named(name: str = "NAME") -> str:
+    """The judge option as a refusal names it to its caller (:func:`evalkit.wording.argument`):
+    ``--judge NAME`` on the command line, ``grader_options={"judge": NAME}`` to a Python caller."""
+    return argument("grader_options", f'{{"judge": {name}}}', option=f"--judge {name}")
+
+
+def self_judge_allowed() -> str:
+    """``--allow-self-judge`` on the command line, ``grader_options={"allow_self_judge": True}`` to a
+    Python caller."""
+    return argument("grader_options", '{"allow_self_judge": True}', option="--allow-self-judge")
 
 
 class ReplyError(Exception):
@@ -200,7 +212,7 @@ class JudgeGraderBase(abc.ABC):
         if not name:
             raise UsageError(
                 f"the {quoted(self.name)} grader asks a judge model: name a configured provider instance with "
-                f'--judge NAME, or set judge = "NAME" in evalkit.toml'
+                f'{judge_named()}, or set judge = "NAME" in evalkit.toml'
             )
         instance = config.providers.get(name)
         if instance is None:
@@ -213,7 +225,7 @@ class JudgeGraderBase(abc.ABC):
             if under_test.instance == name:
                 raise UsageError(
                     f"the judge {quoted(name)} is the provider instance under test, so the model would grade its own "
-                    "answers; choose another judge with --judge, or pass --allow-self-judge if that is intended"
+                    f"answers; choose another judge with {judge_named()}, or pass {self_judge_allowed()} if that is intended"
                 )
             tested = config.providers.get(under_test.instance or "")
             if (
@@ -224,9 +236,9 @@ class JudgeGraderBase(abc.ABC):
                 and tested.options.get("base_url") == instance.options.get("base_url")
             ):
                 raise UsageError(
-                    f"the judge {quoted(name)} serves the model under test ({under_test.alias} at the same endpoint as "
+                    f"the judge {quoted(name)} serves the model under test ({quoted(under_test.alias)} at the same endpoint as "
                     f"{quoted(under_test.instance)}), so the model would grade its own answers; choose another judge "
-                    "with --judge, or pass --allow-self-judge if that is intended"
+                    f"with {judge_named()}, or pass {self_judge_allowed()} if that is intended"
                 )
         self._bound = bind_generator(config, name)
 

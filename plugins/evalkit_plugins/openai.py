@@ -59,7 +59,7 @@ from evalkit.jsontext import NotJsonNumber, sent_text
 from evalkit.options import number, option, text, whole
 from evalkit.privacy import remove_secrets
 from evalkit.shapes import MIN_SECONDS
-from evalkit.wording import counted, quoted
+from evalkit.wording import argument, counted, quoted
 from yarl import URL
 
 from evalkit_plugins._http import (
@@ -202,7 +202,7 @@ class OpenAIGenerator:
         if self.model is None:
             raise ConfigError(
                 'Option "model" of the openai generator is required: set model = "<the model alias to send>" '
-                "in the provider instance (or pass --model)."
+                f"in the provider instance (or pass {argument('model', 'ALIAS')})."
             )
 
         # The path is extended and the query kept: …/v1/chat/completions?api-version=… (Azure OpenAI).

@@ -47,6 +47,7 @@ from evalkit_plugins._judge import (
     NotGradable,
     ReplyError,
     json_reply,
+    judge_named,
     structured_response_format,
 )
 from evalkit_plugins.judge_prompts import render
@@ -178,7 +179,7 @@ def rubric_judge(options: JudgeOptions, config: Config, under_test: BoundGenerat
     if not (options.judge or config.judge):
         raise UsageError(
             f"the set's rubric checks ({_named_prompts(rubric_prompts)}) are decided by a judge model, and none is "
-            'configured: name a configured provider instance with --judge NAME, or set judge = "NAME" in evalkit.toml'
+            f'configured: name a configured provider instance with {judge_named()}, or set judge = "NAME" in evalkit.toml'
         )
     judge = RubricJudge(options)
     judge.bind_judge(config, under_test)

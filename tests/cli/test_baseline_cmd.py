@@ -140,7 +140,7 @@ def test_run_with_a_chosen_baseline_compares_with_it_and_refuses_another_scope(e
         assert message in refused.stderr
     other_provider = evalkit_cli("run", "arith.basic", "--baseline", good["run_id"], "--provider", "reference")
     assert other_provider.code == 2 and "is of another scope" in other_provider.stderr
-    assert "answered by my-app/my-app, this run asks an ad-hoc generator" in other_provider.stderr
+    assert 'answered by "my-app/my-app", this run asks an ad-hoc generator' in other_provider.stderr
     assert run_count(project) == before, "nothing stored"
 
 

@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from evalkit.errors import UsageError
 
 from tests.support.reports import HOSTILE_IDS, REPORT_PLUGINS, answer_hostile
 
@@ -209,5 +210,19 @@ def test_an_export_its_reader_would_refuse_is_not_written(evalkit_cli, project) 
     assert "cannot be written to a baseline file that `--baseline-file` would read: .run.cases[1].answer_text" in refused.stderr
     assert "--privacy redacted" in refused.stderr and "nothing was written" in refused.stderr
     assert not (project / "baseline.json").exists()
+    # a Python caller writing the same run is told its keywords, not the command line's options
+    from evalkit.baseline_file import baseline_document
+    from evalkit.storage import close_repository, open_repository
+
+    repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        (run,) = [repository.get_run(r.id) for r in repository.recent_runs("starter.faq") if r.privacy == "full"][:1]
+        with pytest.raises(UsageError) as called:
+            baseline_document(run, None)
+    finally:
+        close_repository(repository)
+    message = str(called.value)
+    assert "to a baseline file that baseline_file would read: .run.cases[1].answer_text" in message
+    assert 'privacy="redacted" keeps each answer cut at 2,000 characters' in message and "--" not in message
     cut = evalkit_cli("baseline", "export", "starter.faq", "-o", "baseline.json", "--privacy", "redacted")
     assert cut.code == 0, cut.stderr

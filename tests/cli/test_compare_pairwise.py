@@ -169,6 +169,7 @@ def test_runs_that_did_not_store_answers_in_full_are_refused_naming_the_level(ru
     metadata, _ = runs(prefers_new, base_privacy="metadata")
     refused = evalkit_cli("compare", run, metadata, "--pairwise-judge", "judge")
     assert refused.code == 2 and 'privacy level "metadata"' in refused.stderr
+    assert "run them with --privacy full (or" in refused.stderr
 
 
 def test_a_missing_run_or_an_unconfigured_judge_is_refused(runs, chat_server, evalkit_cli) -> None:

@@ -189,14 +189,14 @@ def test_the_verdict_of_a_run_a_spending_limit_stopped_names_the_limit(evalkit_c
     assert limited.code == 3, limited.stderr
     reason = limited.json()["verdict"]["reason"]
     assert reason == (
-        "not compared: the run is incomplete (a spending limit stopped it: --max-requests 2 reached), "
+        "not compared: the run is incomplete (a spending limit stopped it: the limit of 2 requests reached), "
         "so it is never a baseline and is not compared"
     )
     shown = evalkit_cli("show", limited.json()["run_id"], env=env)
-    assert "a spending limit stopped it: --max-requests 2 reached" in shown.stdout, shown.stdout
+    assert "a spending limit stopped it: the limit of 2 requests reached" in shown.stdout, shown.stdout
     budgeted = evalkit_cli("run", "arith.basic", "--provider", "prod", "--concurrency", "1", "--budget", "0.03", env=env)
     assert budgeted.code == 3, budgeted.stderr
-    assert "not compared: the run is incomplete (a spending limit stopped it: --budget 0.03 EUR reached)" in budgeted.stdout
+    assert "not compared: the run is incomplete (a spending limit stopped it: the budget of 0.03 EUR reached)" in budgeted.stdout
     assert "0 errored" not in budgeted.stdout
 
 
@@ -217,6 +217,24 @@ def test_the_limit_that_stopped_a_run_is_a_field_of_its_json_until_it_finishes(e
     assert shown["limit_stops"] == listed["limit_stops"] == {"*": stop}
     assert evalkit_cli(*words, env=env).code == 0
     assert evalkit_cli("show", document["run_id"], "--json", env=env).json()["limit_stops"] == {}
+
+
+def test_the_stored_stop_reason_names_no_option_of_either_caller(project, chat_server, monkeypatch, tmp_path) -> None:
+    """The verdict's reason is stored and shown later by `evalkit show` to whoever asks, so it says
+    "the limit of 2 requests": it said `--max-requests 2` to a Python caller who gave
+    ``max_requests=2`` as well (and, stored, a command-line run's reason to a Python reader)."""
+    from evalkit.config import load_config
+    from evalkit.evaluation import evaluate_set
+
+    chat_server.responder = arithmetic
+    monkeypatch.setenv("EVALKIT_TEST_KEY", priced(project, chat_server, extra="max_tokens = 4")["EVALKIT_TEST_KEY"])
+    config = load_config(project / "evalkit.toml")
+    url = f"sqlite:///{tmp_path / 'library.db'}"
+    limited = evaluate_set("arith.basic", provider="prod", concurrency=1, max_requests=2, config=config, database=url)
+    assert "a spending limit stopped it: the limit of 2 requests reached" in limited.verdict.reason
+    budgeted = evaluate_set("arith.basic", provider="prod", concurrency=1, budget="0.03", config=config, database=url)
+    assert "a spending limit stopped it: the budget of 0.03 EUR reached" in budgeted.verdict.reason
+    assert "--" not in limited.verdict.reason + budgeted.verdict.reason
 
 
 def test_a_resumed_budget_never_forgets_what_was_spent_because_one_reply_reported_no_usage(evalkit_cli, project, chat_server) -> None:

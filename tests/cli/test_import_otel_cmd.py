@@ -135,6 +135,20 @@ def test_import_refuses_a_folder_as_either_output_at_once_and_writes_nothing(eva
     assert list((project / "set.yaml").iterdir()) == [] and not (project / "set-answers.jsonl").exists()
 
 
+def test_an_output_path_with_a_line_break_is_named_quoted(evalkit_cli, project: Path) -> None:
+    """A folder named "d<newline>evalkit: ok" given as -o: "-o d" ended the line, and "evalkit: ok
+    is a folder" printed as a line of evalkit's own; a file that exists, likewise."""
+    write_traces(project / "prod.jsonl")
+    (project / "d\nevalkit: ok.yaml").mkdir()
+    folder = evalkit_cli("import", "otel", "prod.jsonl", "-o", "d\nevalkit: ok.yaml")
+    assert folder.code == 2, folder.stdout
+    assert '-o "d\\x0aevalkit: ok.yaml" is a folder' in folder.stderr and "\nevalkit: ok" not in folder.stderr, folder.stderr
+    (project / "s\nevalkit: ok.yaml").write_text("")
+    exists = evalkit_cli("import", "otel", "prod.jsonl", "-o", "s\nevalkit: ok.yaml", "--answers", "a.jsonl")
+    assert exists.code == 2, exists.stdout
+    assert '"s\\x0aevalkit: ok.yaml" already exists' in exists.stderr and "\nevalkit: ok" not in exists.stderr, exists.stderr
+
+
 def test_an_import_writes_only_cases_its_set_file_can_hold(evalkit_cli, project: Path) -> None:
     # A history whose tool response answers a call the trace left out, and a user turn of only a
     # zero-width space, were written into the set file (exit 0) that `evalkit validate` and every

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from evalkit.config import load_config
+from evalkit.errors import ConfigError, UsageError
 from evalkit.evaluation import evaluate_set
 
 from tests.plugins.judge_support import JUDGE_MODEL, closed_port_url, decision_reply, user_message
@@ -266,6 +267,38 @@ def test_no_judge_configured_is_refused(chat_server: ChatServer, project: Path, 
     assert 'name a configured provider instance with --judge NAME, or set judge = "NAME" in evalkit.toml' in result.stderr
     with_flag = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision", "--judge", "judge", "--json")
     assert with_flag.code == 0, with_flag.stderr
+
+
+def test_a_judge_refusal_names_the_option_on_the_command_line_and_the_keyword_to_a_python_caller(
+    judge: ChatServer, project: Path, sqlite_url: str
+) -> None:
+    """`evalkit run` is told `--judge NAME` and `--allow-self-judge` (above); a Python caller, who
+    gives the judge as ``grader_options={"judge": …}``, was told the same flags, which it has no
+    way to pass."""
+    config = load_config(project / "evalkit.toml")
+    with pytest.raises(UsageError) as self_judged:
+        evaluate_set("evalkit.smoke", provider="judge", grader="decision", config=config, database=sqlite_url)
+    message = str(self_judged.value)
+    assert 'choose another judge with grader_options={"judge": NAME}, or pass grader_options={"allow_self_judge": True}' in message
+    assert "--" not in message
+
+    (project / "evalkit.toml").write_text((project / "evalkit.toml").read_text().replace('judge = "judge"\n', "", 1))
+    with pytest.raises(UsageError) as unnamed:
+        evaluate_set("evalkit.smoke", provider="sut", grader="decision", config=load_config(project / "evalkit.toml"), database=sqlite_url)
+    assert 'name a configured provider instance with grader_options={"judge": NAME}, or set judge = "NAME"' in str(unnamed.value)
+    with pytest.raises(ConfigError) as mistyped:
+        evaluate_set("evalkit.smoke", provider="sut", grader="decision", grader_options={"repeats": "x"}, config=config, database=sqlite_url)
+    assert 'option "repeats" in the grader options (grader_options)' in str(mistyped.value)
+    assert judge.requests == [] and not (project / ".evalkit").exists()
+
+
+def test_a_mistyped_judge_option_names_the_flags_on_the_command_line(
+    judge: ChatServer, project: Path, evalkit_cli: Callable[..., Any]
+) -> None:
+    (project / "evalkit.toml").write_text((project / "evalkit.toml").read_text() + '\n[graders.decision]\nrepeats = "x"\n')
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "sut", "--grader", "decision")
+    assert result.code == 2, result.stderr
+    assert "(--judge, --judge-repeats, --judge-temperature, --allow-self-judge)" in result.stderr
 
 
 # -- llm_judge ------------------------------------------------------------------------------------

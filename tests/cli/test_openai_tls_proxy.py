@@ -96,7 +96,7 @@ def test_a_ca_bundle_that_is_not_there_is_refused_naming_it(cli, project, https_
     configure(project, https_chat_server, ca_bundle="missing.pem")
     result = cli("run", "evalkit.smoke", "--provider", "secure")
     assert result.code == 2, result.stdout + result.stderr
-    assert 'provider instance "secure" (openai): Option "ca_bundle" of the openai generator:' in result.stderr
+    assert 'provider instance "secure" ("openai"): Option "ca_bundle" of the openai generator:' in result.stderr
     assert "missing.pem" in result.stderr and "No such file or directory" in result.stderr
     assert https_chat_server.request_count == 0 and not (project / ".evalkit").exists()
 

@@ -132,7 +132,7 @@ def test_a_case_the_limit_stops_between_its_repeats_is_answered_whole_on_resume(
     assert stopped.code == 3, stopped.stderr
     document = stopped.json()
     cut = document["cases"][1]
-    assert cut["errored"] and "--max-requests 4 reached after 1 of 3 answers" in cut["error"], cut
+    assert cut["errored"] and "the limit of 4 requests reached after 1 of 3 answers" in cut["error"], cut
     assert document["spend"]["generator"]["requests"] == 4 == len(completions(chat_server))
     finished = evalkit_cli(*base, "--resume", document["run_id"], "--json", env=env)
     assert finished.code == 0, finished.stdout + finished.stderr

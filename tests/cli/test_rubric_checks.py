@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from evalkit.config import load_config
+from evalkit.errors import UsageError
+from evalkit.evaluation import evaluate_set
 
 from tests.plugins.judge_support import JUDGE_MODEL, user_message
 from tests.support.chat_server import ChatServer
@@ -170,6 +173,10 @@ def test_a_run_with_rubric_checks_and_no_judge_is_refused_naming_the_prompts(
     assert result.code == 2
     assert 'the set\'s rubric checks (prompt "refund-window") are decided by a judge model, and none is configured' in result.stderr
     assert 'with --judge NAME, or set judge = "NAME" in evalkit.toml' in result.stderr
+    assert chat_server.requests == [] and not (project / ".evalkit").exists()
+    with pytest.raises(UsageError) as called:  # a Python caller gives the judge as a grader option, not a flag
+        evaluate_set("shop.refunds", provider="sut", config=load_config(project / "evalkit.toml"), cwd=project)
+    assert 'with grader_options={"judge": NAME}, or set judge = "NAME" in evalkit.toml' in str(called.value)
     assert chat_server.requests == [] and not (project / ".evalkit").exists()
 
     chat_server.model = JUDGE_MODEL

@@ -309,7 +309,7 @@ def test_a_replay_file_no_reader_can_follow_is_a_usage_error_naming_it(evalkit_c
     (project / "answers.jsonl").write_bytes((project / "answers.jsonl").read_bytes() + tail)
     result = evalkit_cli("run", "arith.basic")
     assert result.code == 2 and "Traceback" not in result.stderr
-    assert result.stderr.startswith(f'evalkit: error: provider instance "my-app" (replay): replay file {project / "answers.jsonl"}'), result.stderr
+    assert result.stderr.startswith(f'evalkit: error: provider instance "my-app" ("replay"): replay file {project / "answers.jsonl"}'), result.stderr
     assert reason in result.stderr, result.stderr
 
 

@@ -57,7 +57,7 @@ def test_a_complete_run_is_not_resumed_and_another_set_or_generator_cannot_join(
     assert other_set.code == 2 and 'run nightly-1 is a run of set "evalkit.smoke", not "arith.basic"' in other_set.stderr
     answer_with(project, {})
     other_generator = evalkit_cli("run", "evalkit.smoke", "--run-id", "nightly-1")
-    assert other_generator.code == 2 and "is answered by reference/reference" in other_generator.stderr
+    assert other_generator.code == 2 and 'is answered by "reference/reference"' in other_generator.stderr
     assert stored_run_count(project) == 1
 
 
@@ -426,7 +426,7 @@ def test_a_shard_its_request_limit_stopped_is_not_counted_in(evalkit_cli, projec
 
 def test_resuming_an_ad_hoc_run_names_its_generator_never_none(evalkit_cli, project) -> None:
     # `evalkit run evalkit.smoke --resume ID` of an ad-hoc run (`--provider reference`, no configured
-    # instance) said "run ID is answered by None/None; this process would answer with reference/reference";
+    # instance) said "run ID is answered by None/None; this process would answer with "reference/reference"";
     # a bare --resume by it "no unfinished run … by None/None", and --answers-from one "was answered by None/None".
     from evalkit.storage import open_repository
 
@@ -439,7 +439,7 @@ def test_resuming_an_ad_hoc_run_names_its_generator_never_none(evalkit_cli, proj
     refused = evalkit_cli("run", "evalkit.smoke", "--resume", "adhoc")
     assert refused.code == 2
     assert (
-        'run adhoc is answered by the ad-hoc "reference" generator; this process would answer with reference/reference'
+        'run adhoc is answered by the ad-hoc "reference" generator; this process would answer with "reference/reference"'
     ) in refused.stderr
     with_model = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--model", "m\x1b", "--resume", "adhoc")
     assert with_model.code == 2 and 'would answer with the ad-hoc "reference" generator with model "m\\x1b"' in with_model.stderr
@@ -447,7 +447,7 @@ def test_resuming_an_ad_hoc_run_names_its_generator_never_none(evalkit_cli, proj
     nothing = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--resume")
     assert nothing.code == 2 and 'no unfinished run of "evalkit.smoke" by the ad-hoc "reference" generator with grader' in nothing.stderr
     other = evalkit_cli("run", "evalkit.smoke", "--answers-from", "adhoc")
-    assert other.code == 2 and 'run adhoc was answered by the ad-hoc "reference" generator; this run asks reference/reference' in other.stderr
+    assert other.code == 2 and 'run adhoc was answered by the ad-hoc "reference" generator; this run asks "reference/reference"' in other.stderr
     for result in (refused, with_model, nothing, other):
         assert "None" not in result.stderr
 
@@ -601,7 +601,7 @@ def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, pr
     waited = evalkit_cli(*words, "--database", LOCAL, "--timeout", "5s", "--poll", "1s")
     assert waited.code == 3, waited.stdout + waited.stderr
     said = " ".join((waited.stdout + waited.stderr).split())
-    assert "the run is incomplete (a spending limit stopped it: --max-requests 1 reached)" in said, said
+    assert "the run is incomplete (a spending limit stopped it: the limit of 1 request reached)" in said, said
     assert "0 errored" not in said
 
 
@@ -632,7 +632,7 @@ def test_a_shard_a_limit_stopped_first_is_not_called_killed_and_is_continued_wit
     assert time.monotonic() - started < 30, "waited for a lease to go stale"
     shown = " ".join((said.stdout + said.stderr).split())
     assert "(killed, or its machine lost)" not in shown, shown
-    assert "shard 1/2 of run cap-5 was stopped by a spending limit (--max-requests 1 reached)" in shown, shown
+    assert "shard 1/2 of run cap-5 was stopped by a spending limit (the limit of 1 request reached)" in shown, shown
     hint = "evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-5 --max-requests 6"
     assert f"continue it with `{hint}`" in shown, shown
     assert words[0] != "history" or "running (stopped by a spending limit)" in shown, shown

@@ -78,7 +78,7 @@ def test_added_failing_prompts_are_reported_apart_and_never_a_regression(cli, pr
         "(2 added, 0 edited, 0 removed are reported apart)." in strict.stdout
     )
     assert "New failures: 2 added or edited cases fail: n1, n2 — the gate fails (--fail-on-new-failures)." in strict.stdout
-    assert f"Not accepted as the baseline: run {baseline_id} stays the baseline" in strict.stdout
+    assert f"Not accepted as the baseline: run {baseline_id} stays the baseline (an added or edited case fails (--fail-on-new-failures);" in strict.stdout
 
     gated = cli("run", "versioned.prompts", "--fail-on-regression", "--json")
     assert gated.code == 0, gated.stdout

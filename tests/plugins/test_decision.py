@@ -304,7 +304,7 @@ def test_the_grader_is_a_judge_grader_with_a_readiness_check() -> None:
 
 
 def test_no_judge_named_is_refused(chat_server: ChatServer) -> None:
-    with pytest.raises(UsageError, match=r'--judge NAME, or set judge = "NAME"'):
+    with pytest.raises(UsageError, match=r'grader_options=\{"judge": NAME\}, or set judge = "NAME"'):
         DecisionGrader().bind_judge(judge_config(chat_server, judge=None), UNDER_TEST)
 
 

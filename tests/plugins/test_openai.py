@@ -10,11 +10,16 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
 from evalkit.answers import GenerationRequest, Usage
+from evalkit.config import load_config
 from evalkit.errors import ConfigError, GenerationError
+from evalkit.evaluation import evaluate_set
 from evalkit.options import build_plugin
 from evalkit_plugins._http import Reply
 from evalkit_plugins.openai import OpenAIGenerator, OpenAIOptions, _retry_after
@@ -22,6 +27,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from tests.support.chat_server import ChatServer, Fault
+from tests.support.providers import openai_provider_table
 
 KEY = "sk-test-Zq8X3vT0pL9wK2"
 HEADER_SECRET = "hdr-secret-77f1c0"
@@ -178,6 +184,20 @@ def test_sync_generate_and_reuse_after_aclose(chat_server: ChatServer) -> None:
 def test_no_model_is_refused_when_the_generator_is_built(chat_server: ChatServer) -> None:
     with pytest.raises(ConfigError, match='"model" of the openai generator is required'):
         make(chat_server, model=None)
+    assert chat_server.request_count == 0
+
+
+def test_no_model_names_the_models_option_on_the_command_line_and_the_keyword_to_a_python_caller(
+    chat_server: ChatServer, project: Path, evalkit_cli: Callable[..., Any], sqlite_url: str
+) -> None:
+    """It said "(or pass --model)" to a Python caller too, who gives the alias as ``model=``."""
+    table = openai_provider_table("bare", chat_server.base_url, "x").replace('model = "x"\n', "")
+    (project / "evalkit.toml").write_text(table, encoding="utf-8")
+    refused = evalkit_cli("run", "evalkit.smoke", "--provider", "bare")
+    assert refused.code == 2 and "in the provider instance (or pass --model ALIAS)." in refused.stderr
+    with pytest.raises(ConfigError) as called:
+        evaluate_set("evalkit.smoke", provider="bare", config=load_config(project / "evalkit.toml"), database=sqlite_url)
+    assert str(called.value).endswith("in the provider instance (or pass model=ALIAS).")
     assert chat_server.request_count == 0
 
 

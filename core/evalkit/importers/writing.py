@@ -28,6 +28,7 @@ import attrs
 from ..errors import UsageError
 from ..printable import is_hidden
 from ..textfiles import staged_text_file, write_text_file
+from ..wording import path_named
 from .otel import ImportedCase, TraceImport
 from .otlp import valid_text
 
@@ -227,15 +228,15 @@ def check_distinct(trace_file: Path, target: ImportTarget) -> None:
     folder (it "already existed", and ``--force`` then failed with "Is a directory")."""
     for option, path in (("-o", target.set_file), ("--answers", target.answers_file)):
         if os.path.isdir(path):
-            raise UsageError(f"evalkit import writes nothing: {option} {path} is a folder; give a file's path")
+            raise UsageError(f"evalkit import writes nothing: {option} {path_named(path)} is a folder; give a file's path")
     if _same_file(target.set_file, target.answers_file):
         raise UsageError(
-            f"evalkit import writes nothing: the set file and the answers file are both {target.set_file}; "
+            f"evalkit import writes nothing: the set file and the answers file are both {path_named(target.set_file)}; "
             "give --answers another path (or leave it out)"
         )
     for option, path in (("-o", target.set_file), ("--answers", target.answers_file)):
         if _same_file(path, trace_file):
-            raise UsageError(f"evalkit import writes nothing: {option} {path} is the trace file it reads; choose another path")
+            raise UsageError(f"evalkit import writes nothing: {option} {path_named(path)} is the trace file it reads; choose another path")
 
 
 def set_file_text(cases: Sequence[ImportedCase], target: ImportTarget) -> str:
@@ -315,7 +316,7 @@ def write_import(cases: Sequence[ImportedCase], target: ImportTarget, text: str)
     checked it); :class:`~evalkit.errors.UsageError` when either exists and ``target.force`` is
     not set, or when one cannot be written (nothing is left half-written)."""
     targets = (target.answers_file, target.set_file)
-    existing = [str(path) for path in targets if os.path.lexists(path)]
+    existing = [path_named(path) for path in targets if os.path.lexists(path)]
     if existing and not target.force:
         one = len(existing) == 1
         raise UsageError(
@@ -335,4 +336,4 @@ def write_import(cases: Sequence[ImportedCase], target: ImportTarget, text: str)
                     target.answers_file.unlink(missing_ok=True)
                 raise
     except OSError as exc:
-        raise UsageError(f"evalkit import cannot write {exc.filename or target.set_file}: {exc.strerror}") from None
+        raise UsageError(f"evalkit import cannot write {path_named(exc.filename or target.set_file)}: {exc.strerror}") from None

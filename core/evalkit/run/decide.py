@@ -53,7 +53,7 @@ from ..storage.values import (
 )
 from ..tolerance import Tolerances
 from ..verdict import Comparability, Comparison, Verdict, compare, compare_pairs, verdict_of
-from ..wording import counted
+from ..wording import argument, counted
 
 __all__ = [
     "Judging",
@@ -118,8 +118,8 @@ class Judging:
     baseline_run: Run | None = None
     gate: GateSettings = attrs.Factory(GateSettings)
     answers_reused: bool = False
-    #: The spending limit that stopped the run before all its cases were asked ("--max-requests 2
-    #: reached"), said in its verdict; ``None``: none did.
+    #: The spending limit that stopped the run before all its cases were asked ("the limit of 2
+    #: requests reached"), said in its verdict; ``None``: none did.
     stopped_by: str | None = None
 
 
@@ -257,7 +257,7 @@ def acceptance_of(
     if comparison is None or verdict.state != NO_REGRESSION:
         return None, None
     if fail_on_new_failures and comparison.new_failures:
-        return None, "an added or edited case fails (--fail-on-new-failures)"
+        return None, f"an added or edited case fails ({argument('fail_on_new_failures')})"
     if store.baselines is None or comparison.baseline_id not in store.baselines.acceptances_for([comparison.baseline_id]):
         return None, f"the run it was compared with ({comparison.baseline_id}) is not an accepted baseline"
     better, why = significantly_better(comparison.statistics, comparison.metrics, comparison.alpha)

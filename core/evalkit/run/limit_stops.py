@@ -25,14 +25,17 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..shapes import decimal_text
+from ..wording import counted
 from .placement import stored_provenance
 
 __all__ = [
     "LIMIT_STOPS",
     "LIMITS",
+    "REQUEST_LIMIT_REACHED",
     "limit_stop",
     "provenance_after",
     "reached_words",
+    "requests_reached",
     "resume_limits",
     "run_stopped_by",
     "stops_of",
@@ -42,6 +45,11 @@ __all__ = [
 LIMIT_STOPS = "limit_stops"
 #: Each limit as stored, and the option that sets it.
 LIMITS = {"max_requests": "--max-requests", "budget": "--budget"}
+#: How the words of a request limit met begin (:func:`requests_reached`: "the limit of 4 requests
+#: reached"). The words are stored (a case cut short, the verdict's reason) and shown later by
+#: `evalkit show` or read by a Python caller, so they name neither the command line's
+#: ``--max-requests`` nor the keyword.
+REQUEST_LIMIT_REACHED = "the limit of "
 #: The whole run's part (as :data:`evalkit.storage.values.WHOLE_RUN`).
 _WHOLE = "*"
 
@@ -55,12 +63,20 @@ def limit_stop(limit: str, value: Decimal | int, currency: str | None, resume: S
 
 
 def reached_words(stop: Mapping[str, Any]) -> str:
-    """``--max-requests 2 reached``, ``--budget 0.03 EUR reached``: what a verdict says of ``stop``."""
+    """``the limit of 2 requests reached``, ``the budget of 0.03 EUR reached``: what a verdict says
+    of ``stop``. Stored with the verdict and shown later to whoever asks (a command line's user, a
+    Python caller), so it names neither's option."""
     from ..costs import format_amount
 
     if stop["limit"] == "budget":
-        return f"--budget {format_amount(Decimal(stop['value']), stop.get('currency'))} reached"
-    return f"{LIMITS[stop['limit']]} {stop['value']} reached"
+        return f"the budget of {format_amount(Decimal(stop['value']), stop.get('currency'))} reached"
+    return requests_reached(int(Decimal(stop["value"])))
+
+
+def requests_reached(limit: int) -> str:
+    """``the limit of 2 requests reached``: the words of a request limit met (they begin with
+    :data:`REQUEST_LIMIT_REACHED`), said by the spending guard as it stops and by a verdict."""
+    return f"{REQUEST_LIMIT_REACHED}{counted(limit, 'request', grouped=True)} reached"
 
 
 def stops_of(run: Any) -> dict[str, Mapping[str, Any]]:
@@ -111,7 +127,7 @@ def resume_limits(run: Any, part: str) -> tuple[str, ...]:
 
 
 def run_stopped_by(run: Any) -> str | None:
-    """What stopped stored ``run`` as its verdict says it (``--max-requests 1 reached``; the
+    """What stopped stored ``run`` as its verdict says it (``the limit of 1 request reached``; the
     different limits of its shards joined by ``;``), ``None`` when no limit did."""
     words = list(dict.fromkeys(reached_words(stop) for stop in stops_of(run).values()))
     return "; ".join(words) or None

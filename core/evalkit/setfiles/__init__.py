@@ -461,6 +461,7 @@ def load_set_files(
     from .sets import skipped_prompts
 
     _check_files(files)
+    files = list(files)  # gone over twice below (a generator's paths would be read once)
     for name in files:
         if not isinstance(name, (str, os.PathLike)):
             _check_files(name)  # refused, naming the member that is not a path

@@ -88,7 +88,7 @@ class Finish:
     #: Plugins that failed around the run without changing it (a generator's ``close()``), said
     #: with the outcome as a hook's failure is.
     plugin_failures: tuple[str, ...] = ()
-    #: The spending limit that stopped the answering ("--max-requests 2 reached"), said in the
+    #: The spending limit that stopped the answering ("the limit of 2 requests reached"), said in the
     #: verdict of the run it left incomplete; ``None``: none did.
     stopped_by: str | None = None
     #: The same limit as data (:func:`evalkit.run.limit_stops.limit_stop`), kept in the run's

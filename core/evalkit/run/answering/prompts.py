@@ -46,7 +46,16 @@ from . import CaseSink, Finish, Slice, final_status
 from .prompt_order import CaseSelection, PromptOrder, SetDigest, select_cases
 from .prompt_runner import PromptJob, answer_prompts, default_concurrency, prompt_secrets
 from .repeats import repeat_metrics
-from .spending import AnswerExtras, SpendingPlan, budget_args, cache_note, pacing_notes, run_pricing, run_spend
+from .spending import (
+    REQUEST_LIMIT_REACHED,
+    AnswerExtras,
+    SpendingPlan,
+    budget_args,
+    cache_note,
+    pacing_notes,
+    run_pricing,
+    run_spend,
+)
 
 __all__ = [
     "AD_HOC_NOTE",
@@ -566,7 +575,7 @@ class PromptAnswering:
         guard = self.live.extras.guard if self.live.extras is not None else None
         if guard is None or guard.stopped is None:
             return None
-        if guard.stopped.startswith("--max-requests"):
+        if guard.stopped.startswith(REQUEST_LIMIT_REACHED):
             return limit_stop("max_requests", guard.max_requests, None, self.live.resume_limits)
         return limit_stop("budget", guard.budget, spend.currency, self.live.resume_limits)
 
@@ -782,7 +791,7 @@ def prepare_prompts(
     if conversations and not bound.can_chat:
         raise UsageError(
             f'set {quoted(golden_set.identifier)} holds conversations or tools (prompt {quoted(conversations[0][:80])}), and the '
-            f'generator of {bound.instance or bound.adapter} ({bound.adapter}) cannot send them: it has no chat() '
+            f'generator of {quoted(bound.instance or bound.adapter)} ({quoted(bound.adapter)}) cannot send them: it has no chat() '
             "(see evalkit.components.ChatGenerator); the openai, llm, replay and reference adapters have one"
         )
     # a chat generator may say that its model takes no tools (the llm adapter's supports_tools)
@@ -790,13 +799,13 @@ def prepare_prompts(
         why = _tools_refusal(bound.generator)
         raise UsageError(
             f'set {quoted(golden_set.identifier)} offers tools (prompt {quoted(with_tools[0][:80])}), and the generator of '
-            f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send them: {why}"
+            f"{quoted(bound.instance or bound.adapter)} ({quoted(bound.adapter)}) cannot send them: {why}"
         )
     # and that it cannot be told which tool to call (the llm library has no tool_choice)
     if forced_choice and components.declared(bound.generator, "supports_tool_choice", True) is False:
         raise UsageError(
             f'set {quoted(golden_set.identifier)} sets tool_choice (prompt {quoted(forced_choice[0][:80])}), and the generator of '
-            f"{bound.instance or bound.adapter} ({bound.adapter}) cannot send it: only tool_choice auto (the model decides) works there"
+            f"{quoted(bound.instance or bound.adapter)} ({quoted(bound.adapter)}) cannot send it: only tool_choice auto (the model decides) works there"
         )
     if source.answered and components.offers(bound.generator, components.SetAware):
         components.bind_set(bound, golden_set)
@@ -891,8 +900,8 @@ def _scope_problems(chosen: Run, wanted: BaselineScope) -> list[str]:
         problems.append("it has no verified serving identity, so it belongs to no scope")
     elif (chosen.identity.provider_instance, chosen.identity.model_alias) != (instance, alias):
         problems.append(
-            f"it was answered by {chosen.identity.provider_instance}/{chosen.identity.model_alias}, this run asks "
-            + (f"{instance}/{alias}" if instance is not None else "an ad-hoc generator (never compared)")
+            f"it was answered by {components.answered_by(chosen.identity.provider_instance, None, chosen.identity.model_alias)}, "
+            + f"this run asks {components.answered_by(instance, None, alias) if instance is not None else 'an ad-hoc generator (never compared)'}"
         )
     if chosen.identity is not None and chosen.identity.base_prompt != wanted.base_prompt:
         problems.append(

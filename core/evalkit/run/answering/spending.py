@@ -31,6 +31,7 @@ from ...costs import SCIENTIFIC_FROM, Price, RunSpend, cost_of
 from ...prompts import GoldenPrompt
 from ...runs import CaseResult
 from ...wording import argument, quoted, table_key
+from ..limit_stops import REQUEST_LIMIT_REACHED, requests_reached
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -51,6 +52,7 @@ MESSAGE_OVERHEAD_TOKENS = 4
 #: run says better.
 DEFAULT_OUTPUT_TOKENS = 256
 #: The marker :func:`~evalkit.run.answering.prompt_runner.stored_answer` ends a cut answer with.
+
 CUT_MARKER = "\n… [truncated by evalkit: the answer was "
 
 
@@ -157,7 +159,7 @@ class SpendGuard:
         if self.stopped is not None:
             return None
         if self.max_requests is not None and self.requests + self.in_flight_requests >= self.max_requests:
-            self.stopped = f"--max-requests {self.max_requests} reached"  # each request in flight counts as one
+            self.stopped = requests_reached(self.max_requests)  # in flight counts
             return None
         cost = self.estimate(prompt)
         if self.budget is not None and self.spent + self.in_flight + cost > self.budget:
@@ -425,7 +427,7 @@ def budget_args(guard: SpendGuard, spend: RunSpend, case_count: int, repeats: in
             quantum = Decimal("0.01") if wanted >= 1 else Decimal("0.0001")
         rounded = wanted.quantize(quantum, rounding=ROUND_CEILING).normalize()
         args += ["--budget", str(rounded) if wanted >= SCIENTIFIC_FROM else f"{rounded:f}"]
-    if guard.max_requests is not None and guard.stopped and guard.stopped.startswith("--max-requests"):
+    if guard.max_requests is not None and guard.stopped and guard.stopped.startswith(REQUEST_LIMIT_REACHED):
         needed = case_count * repeats
         if asked:
             needed = max(needed, math.ceil(spend.generator.requests * case_count / asked))
