@@ -20,8 +20,10 @@ Every query with at least one qrels line becomes a question, in the order of the
 its judged documents are its expected ids with their grades exactly as the qrels give them
 (so 0 and negative grades are kept, and judged non-relevant). A question whose grades are all 1
 is stored ungraded. Questions have the form ``unspecified`` and no hard class. A qrels line for
-a query the queries file lacks, a document judged twice for one query, or an unreadable line is
-an error naming the file and line.
+a query the queries file lacks, a document judged twice for one query, an id holding a NUL, a
+document judged relevant (grade 1 or more) that the collection's own corpus lacks (a BEIR
+folder's ``corpus.jsonl``, a TREC ``corpus`` in JSONL; an empty one is a stand-in, not checked),
+or an unreadable line is an error naming the file and line.
 
 The built-in ``evalkit.lexical`` retriever indexes the same BEIR folder (title + text) when its
 ``corpus`` option points at it.
@@ -71,7 +73,14 @@ def _is_int(text: str) -> bool:
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     """``{query id: {document id: grade}}`` from BEIR (``query-id corpus-id score``, header row) or TREC (``qid iter docid rel``) qrels."""
+    return _qrels_with_lines(path)[0]
+
+
+def _qrels_with_lines(path: Path) -> tuple[dict[str, dict[str, int]], dict[tuple[str, str], int]]:
+    """:func:`read_qrels`'s judgements, and the line of each ``(query, document)``; an id holding a
+    NUL is refused (no corpus, no run file and no store can hold it)."""
     judged: dict[str, dict[str, int]] = {}
+    lines: dict[tuple[str, str], int] = {}
     for number, line in _lines(path):
         if not line.strip():
             continue
@@ -86,11 +95,51 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
         query, document, grade = fields[0], fields[-2], int(fields[-1])
         if not query or not document:
             raise ConfigError(f"{path_named(path)}, line {number}: empty query or document id")
+        if "\x00" in query or "\x00" in document:
+            which = f"query id {quoted(query)}" if "\x00" in query else f"document id {quoted(document)}"
+            raise ConfigError(f"{path_named(path)}, line {number}: the {which} holds a NUL character, which no corpus or run file can hold")
         grades = judged.setdefault(query, {})
         if document in grades:
             raise ConfigError(f'{path_named(path)}, line {number}: document {quoted(document)} is judged twice for query {quoted(query)}')
         grades[document] = grade
-    return judged
+        lines[query, document] = number
+    return judged, lines
+
+
+def _corpus_file(corpus: Path) -> Path | None:
+    """The JSONL file of a collection's corpus whose ids can be read (``corpus.jsonl`` of a BEIR
+    folder, a ``.jsonl`` file), or ``None`` for a corpus in another form (left unchecked)."""
+    if corpus.is_dir():
+        corpus = corpus / "corpus.jsonl"
+    return corpus if corpus.is_file() and corpus.suffix == ".jsonl" else None
+
+
+def _check_judged_in_corpus(
+    judged: Mapping[str, Mapping[str, int]], lines: Mapping[tuple[str, str], int], qrels_file: Path, corpus: Path, where: str
+) -> None:
+    """Refuse (:class:`ConfigError`, exit 2) a document judged relevant (grade 1 or more) that the
+    collection's own corpus does not hold: no retriever indexing that corpus can return it, so
+    every metric counted it a miss and recall could never reach 1, silently. The first such line
+    is named (file, line, ids escaped) with the count of the others. Documents judged
+    non-relevant (0 or less) may lie outside the corpus: they change no metric. An empty corpus
+    file is a stand-in (the deployment's retriever reads its documents elsewhere): not checked."""
+    from evalkit_plugins.lexical import corpus_documents  # read as the built-in retriever indexes it
+
+    ids = {document.id for document in corpus_documents(corpus)}
+    if not ids:
+        return
+    absent = [(query, document, grade) for query, grades in judged.items() for document, grade in grades.items() if grade >= 1 and document not in ids]
+    if not absent:
+        return
+    absent.sort(key=lambda found: lines[found[0], found[1]])
+    query, document, grade = absent[0]
+    others = len(absent) - 1
+    more = f" ({others:,} more relevant document{'s are' if others > 1 else ' is'} not in it either)" if others else ""
+    raise ConfigError(
+        f"{where}: {path_named(qrels_file)}, line {lines[query, document]}: document {quoted(document)}, judged relevant "
+        f"(grade {grade}) for query {quoted(query)}, is not in the corpus {path_named(corpus)}{more}: no retriever can return "
+        "it, so recall would count it a miss on every run; correct the id, or drop the line"
+    )
 
 
 def _jsonl_queries(path: Path) -> dict[str, str]:
@@ -216,20 +265,22 @@ class CollectionSets(ConfigTables[CollectionOptions]):
                 if not needed.is_file():
                     raise ConfigError(f"{where}: {needed} does not exist (a BEIR folder has queries.jsonl and qrels/<split>.tsv)")
             description = f"BEIR collection {folder.name}, split {split}"
+            corpus = _corpus_file(folder)
         else:
             queries_file = _file(options.topics, "topics", where)
             qrels_file = _file(options.qrels, "qrels", where)
-            if options.corpus is not None:
-                _file(options.corpus, "corpus", where)
+            corpus = _corpus_file(_file(options.corpus, "corpus", where)) if options.corpus is not None else None
             description = f"TREC topics {queries_file.name} with qrels {qrels_file.name}"
         queries = read_queries(queries_file)
-        judged = read_qrels(qrels_file)
+        judged, lines = _qrels_with_lines(qrels_file)
         missing = [q for q in judged if q not in queries]
         if missing:
             raise ConfigError(
                 f"{where}: {qrels_file} judges {len(missing)} quer(y/ies) {queries_file} does not have "
                 f"(first: {missing[0]!r})"
             )
+        if corpus is not None:
+            _check_judged_in_corpus(judged, lines, qrels_file, corpus, where)
         questions = [_question(q, asked, judged[q]) for q, asked in queries.items() if q in judged]
         return GoldenQuestionSet(
             identifier=identifier,

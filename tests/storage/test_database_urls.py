@@ -247,3 +247,37 @@ def test_a_password_in_the_query_string_is_hidden_like_one_in_the_user_info(eval
         result = evalkit_cli(*command, "--database", url)
         assert result.code == 2 and "cannot open database postgres" in result.stderr, result.stderr
         assert "s3cretpw" not in result.stderr + result.stdout and "password=***" in result.stderr.lower(), result.stderr
+
+
+@pytest.mark.parametrize("scheme", ["SQLITE", "Sqlite"])
+@pytest.mark.parametrize("where", ["--database", "EVALKIT_DATABASE_URL", "config"])
+def test_a_url_scheme_is_read_case_insensitively(evalkit_cli, project, scheme: str, where: str) -> None:
+    # RFC 3986: a scheme is case-insensitive; SQLITE:///x.db was refused as an "unsupported database URL"
+    url = f"{scheme}:///{project / 'store.db'}" if where != "config" else f"{scheme}:///store.db"
+    args: tuple[str, ...] = ("--database", url) if where == "--database" else ()
+    env = {"EVALKIT_DATABASE_URL": url} if where == "EVALKIT_DATABASE_URL" else None
+    if where == "config":
+        (project / "evalkit.toml").write_text(f'database = "{url}"\n')
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "reference", "--json", *args, env=env)
+    assert result.code == 0, result.stderr
+    assert "store.db" in _names_in(project), "the runs went to the file the URL names"
+    shown = evalkit_cli("history", "evalkit.smoke", "--json", *args, env=env)
+    assert shown.code == 0 and result.json()["run_id"] in shown.stdout, shown.stderr
+
+
+def _names_in(project) -> list[str]:
+    return sorted(p.name for p in project.iterdir())
+
+
+def test_an_upper_case_scheme_outside_the_project_is_refused_like_a_lower_case_one(evalkit_cli, project, tmp_path) -> None:
+    # read as no SQLite file at all, SQLITE:///../x.db slipped past the rule that a project's store lies inside it
+    (project / "evalkit.toml").write_text('database = "SQLITE:///../outside.db"\n')
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "reference")
+    assert result.code == 2 and "outside the project" in result.stderr, result.stderr
+    assert not (tmp_path / "outside.db").exists()
+
+
+def test_an_upper_case_postgresql_scheme_is_checked_as_postgresql(evalkit_cli) -> None:
+    result = evalkit_cli("run", "evalkit.smoke", "--database", "POSTGRESQL://ci@db/")
+    assert result.code == 2 and "names no database" in result.stderr, result.stderr
+    assert "unsupported database URL" not in result.stderr

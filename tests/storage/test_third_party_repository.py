@@ -92,6 +92,14 @@ def test_commands_that_need_a_capability_say_which(evalkit_cli, storage_plugins,
     assert result.code == 2 and message in result.stderr
 
 
+def test_a_plugin_store_scheme_is_read_case_insensitively(evalkit_cli, storage_plugins, tmp_path: Path) -> None:
+    # RFC 3986: MINIMAL:// is minimal://; the plugin was handed the URL as typed and refused it (exit 2)
+    store_url = f"MINIMAL://{tmp_path / 'third-party' / 'store.json'}"
+    result = evalkit_cli("run", "evalkit.smoke", "--database", store_url, "--json", env={"PYTHONPATH": storage_plugins})
+    assert result.code == 0, result.stderr
+    assert (tmp_path / "third-party" / "store.json").exists()
+
+
 def test_an_unknown_scheme_names_the_installed_repositories(evalkit_cli, storage_plugins) -> None:
     result = evalkit_cli("run", "evalkit.smoke", "--database", "nosuch:///x", env={"PYTHONPATH": storage_plugins})
     assert result.code == 2

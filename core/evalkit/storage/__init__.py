@@ -101,8 +101,9 @@ def check_database_url(url: str) -> None:
     no path, not a regular file, not SQLite, truncated, read-only, a malformed PostgreSQL URL —
     without connecting or creating anything. Other schemes are their repository's business."""
     from .urls import check_database_url as check
+    from .urls import with_lower_scheme
 
-    check(url)
+    check(with_lower_scheme(url))
 
 
 def _environment_url() -> str | None:
@@ -149,13 +150,15 @@ def resolve_database_url(explicit: str | None, config: Any, cwd: Path | None = N
     project is refused, see :func:`_check_store_inside_project`), then the default: SQLite under
     ``.evalkit/`` in the project root (the config file's folder, else ``cwd``), refused like the
     ``database`` it stands for when a link (``.evalkit`` itself) leads it out of a configured project."""
+    from .urls import with_lower_scheme  # SQLITE:///x.db is sqlite:///x.db, wherever it was written
+
     source = database_source(explicit, config)
     if source == "--database":
-        return explicit  # type: ignore[return-value]
+        return with_lower_scheme(explicit)  # type: ignore[arg-type]
     if source == "EVALKIT_DATABASE_URL":
-        return _well_formed(os.environ["EVALKIT_DATABASE_URL"], "EVALKIT_DATABASE_URL")
+        return _well_formed(with_lower_scheme(os.environ["EVALKIT_DATABASE_URL"]), "EVALKIT_DATABASE_URL")
     if source == "config":
-        url: str = config.database
+        url: str = with_lower_scheme(config.database)
         if config.path is not None:  # as written there, before a relative SQLite path is resolved
             _well_formed(url, str(config.path))
         if url.startswith("sqlite:///") and not url.startswith(("sqlite:////", "sqlite:///~")) and config.path is not None:
@@ -304,8 +307,12 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
     """Open the repository a URL names: SQLite or PostgreSQL built in, other schemes from plugins.
 
     A plugin in the ``evalkit.repositories`` group whose name is the URL scheme is called with
-    ``url`` and must return an object that satisfies :class:`ResultRepository`.
+    ``url`` and must return an object that satisfies :class:`ResultRepository`. The scheme is
+    read case-insensitively (``SQLITE:///x.db``); the store is given ``url`` with it lower-cased.
     """
+    from .urls import with_lower_scheme
+
+    url = with_lower_scheme(url)
     scheme = url_scheme(url)
     if scheme in SQL_SCHEMES:
         from .sql import SqlRepository

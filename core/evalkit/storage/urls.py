@@ -30,6 +30,7 @@ __all__ = [
     "redact_url",
     "sqlite_path",
     "url_scheme",
+    "with_lower_scheme",
 ]
 
 #: The one spelling of an in-memory SQLite store.
@@ -77,6 +78,16 @@ def url_scheme(url: str) -> str:
             "postgresql://USER@HOST[:PORT]/DATABASE"
         )
     return found.group()[:-1].lower()
+
+
+def with_lower_scheme(url: str) -> str:
+    """``url`` with its scheme lower-cased (``SQLITE:///x.db`` is ``sqlite:///x.db``): a scheme is
+    case-insensitive (RFC 3986), while every test of a URL here, and the choice of a repository
+    plugin, reads the lower-case spelling. The rest of the URL is kept as written (a path, a user
+    name, a password are case-sensitive); a URL without a scheme is given back as it is, for
+    :func:`url_scheme` to refuse."""
+    found = _SCHEME.match(url)
+    return url if found is None else found.group().lower() + url[found.end() :]
 
 
 def sqlite_path(url: str) -> str | None:
