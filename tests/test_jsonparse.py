@@ -91,3 +91,22 @@ def test_an_out_of_range_number_is_shown_clipped() -> None:
         parse_json("[" + "9" * 500 + ".0e999]")
     assert raised.value.msg.startswith("the number 9999") and "(506 characters) is out of range" in raised.value.msg
     assert raised.value.colno == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "repeat"),
+    [
+        ('{"id": "a", "text": "x", "id": "b"}', "id", '"id": "b"'),
+        # every case has an "id": the repeat is in the second case, not at the second case's first id
+        ('{"cases": [\n {"id": 1},\n {"id": 2, "id": 3}\n]}', "id", '"id": 3'),
+        ('{"a": {"b": 1, "b": 2}, "c": "\\"b\\": 0"}', "b", '"b": 2'),
+        ('{"\\u0069d": 1, "id": 2}', "id", '"id": 2'),
+    ],
+    ids=["one-object", "a-later-object", "nested", "escaped-first"],
+)
+def test_a_key_written_twice_is_a_decode_error_at_its_repeat_in_the_same_object(text, key, repeat) -> None:
+    with pytest.raises(json.JSONDecodeError) as caught:
+        parse_json(text, unique_keys=True)
+    assert caught.value.msg == f'key "{key}" appears more than once'
+    assert text[caught.value.pos :].startswith(repeat), text[caught.value.pos :]
+    assert isinstance(parse_json(text), dict), "without unique_keys the last value wins, as json.loads has it"

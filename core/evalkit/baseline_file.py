@@ -166,8 +166,10 @@ def read_baseline_file(path: str) -> BaselineFile:
         raise UsageError(f"{name}: cannot be read ({exc.strerror or exc})") from None
     try:
         # parse_json: NaN and the infinities, nesting past the stack, a 5,000-digit number are
-        # JSONDecodeErrors; their reasons name a position or a constant, never the file's text
-        document = parse_json(raw.decode("utf-8"))
+        # JSONDecodeErrors; their reasons name a position or a constant, never the file's text. A
+        # key written twice is one too: evalkit never exports one, and the last value winning would
+        # let an edited (merged) file still match its digest
+        document = parse_json(raw.decode("utf-8"), unique_keys=True)
     except UnicodeDecodeError:
         raise UsageError(f"{name}: is not a JSON document (export it with `evalkit baseline export`)") from None
     except json.JSONDecodeError as exc:

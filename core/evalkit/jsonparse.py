@@ -83,11 +83,31 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return made
 
 
+#: A string followed by ``:`` (an object's key), a string, or a bracket: what :func:`_repeat_at` walks.
+_KEYS = re.compile(r'("(?:[^"\\]|\\.)*")\s*:|"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
 def _repeat_at(text: str, key: str) -> int:
-    """Where ``key`` is written as a key the second time in ``text`` (as JSON writes it; 0 when it
-    is written otherwise, with escapes): a position for the reader's line and column."""
-    places = [m.start() for m in re.finditer(re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:", text)]
-    return places[1] if len(places) > 1 else 0
+    """Where ``key`` is written the second time as a key of one object of ``text`` (0 when it is
+    not found): a position for the reader's line and column. A key every object of a document has
+    (``"id"``) is a repeat only in the same object, not at its second object."""
+    objects: list[set[str] | None] = []
+    for token in _KEYS.finditer(text):
+        mark = token.group()
+        if mark in "[{":
+            objects.append(set() if mark == "{" else None)
+        elif mark in "]}":
+            if objects:
+                objects.pop()
+        elif token.group(1) is not None and objects and objects[-1] is not None:
+            try:
+                name = json.loads(token.group(1))
+            except ValueError:
+                continue
+            if name in objects[-1] and name == key:
+                return token.start()
+            objects[-1].add(name)
+    return 0
 
 
 def _refuse_constant(name: str) -> Any:

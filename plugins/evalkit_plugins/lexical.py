@@ -8,8 +8,9 @@ relative to the folder without the suffix (``guides/install``).
 
 Documents are indexed once into an FTS5 table (Porter stemming over ``unicode61`` tokens,
 diacritics folded, title and text as two columns) in a cache directory, under a name derived
-from the corpus path and its content hash: an unchanged corpus reuses its index, a changed one
-gets a new index and the stale one is removed. A question becomes an OR query of its distinct
+from the corpus path, its content hash and what builds an index (:func:`index_build`: the schema,
+the tokenizer and the reader's version): an unchanged corpus reuses its index, a changed one, or
+one a different evalkit indexed, gets a new index and the stale one is removed. A question becomes an OR query of its distinct
 terms minus English stopwords, each term quoted so FTS5 syntax in a question is just text, ranked
 by FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, fixed by SQLite). Results come back as ``(id, score)``
 pairs, the score being BM25 (higher is better). With ``min_score`` set, documents scoring below
@@ -51,14 +52,18 @@ __all__ = [
     "STOPWORDS",
     "corpus_sha256",
     "default_index_dir",
+    "index_build",
     "query_terms",
 ]
 
 #: Declared as ``pipeline_identity``; bump it when tokenisation, query building or ranking change.
 PIPELINE_IDENTITY = "evalkit.lexical-fts5-bm25-v1"
-#: Part of every index file name; bump it when the index schema or tokeniser changes.
+#: The index's schema; bump it when the tables an index holds change.
 INDEX_FORMAT = "fts5-v1"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
+#: The rules a corpus is read by; bump it when a corpus the reader took is now refused or read
+#: differently. 2: a key written twice in a JSONL line is refused (the last value won).
+READER_VERSION = 2
 #: Lucene's English stopword list, as BEIR's BM25 baselines use it.
 STOPWORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their then there"
@@ -89,6 +94,14 @@ class LexicalIndex:
     documents: int
     built: bool
     seconds: float
+
+
+def index_build() -> str:
+    """What an index is built by: its schema, the tokenizer and the corpus reader (no option changes
+    an index: ``title_weight`` and ``min_score`` apply at search time). Its digest is part of every
+    index file's name and its text is kept in the index, so an index another evalkit built (an older
+    reader that accepted what this one refuses) is rebuilt, never served."""
+    return f"{INDEX_FORMAT};{TOKENIZER};reader-{READER_VERSION}"
 
 
 def _default_index_dir_and_origin() -> tuple[Path, str]:
@@ -285,7 +298,8 @@ class LexicalRetriever:
 
     def _index_path(self, sha256: str) -> Path:
         location = hashlib.sha256(os.fsencode(self.corpus)).hexdigest()[:16]
-        return self.index_dir / f"{location}-{sha256[:32]}-{INDEX_FORMAT}.sqlite3"
+        build = hashlib.sha256(index_build().encode()).hexdigest()[:12]
+        return self.index_dir / f"{location}-{sha256[:32]}-{build}.sqlite3"
 
     def prepare(self) -> LexicalIndex:
         """Open the index of the corpus as this retriever hashed it, building it first when there is none.
@@ -322,7 +336,7 @@ class LexicalRetriever:
         except sqlite3.Error:
             return None
         documents = meta.get("documents", "")
-        if meta.get("corpus_sha256") != sha256 or meta.get("format") != INDEX_FORMAT or whole_number(documents) is None:
+        if meta.get("corpus_sha256") != sha256 or meta.get("build") != index_build() or whole_number(documents) is None:
             return None
         return int(documents)
 
@@ -382,6 +396,7 @@ class LexicalRetriever:
                 "INSERT INTO meta (key, value) VALUES (?, ?)",
                 [
                     ("format", INDEX_FORMAT),
+                    ("build", index_build()),
                     ("corpus_sha256", digest.hexdigest()),
                     ("corpus", str(self.corpus)),
                     ("documents", str(count)),

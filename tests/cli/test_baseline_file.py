@@ -180,6 +180,30 @@ def test_a_baseline_file_holding_nan_or_an_infinity_is_not_json_at_its_line(cli,
     assert not (project / ".evalkit" / "results.db").exists(), "nothing was stored"
 
 
+def test_a_baseline_file_with_a_key_written_twice_is_refused_at_the_repeat(cli, project) -> None:
+    """A merge that kept both sides wrote a case's "passed" twice: the last value won, so the digest
+    still matched and the gate compared with a value the reader of the file did not see first.
+    Nothing evalkit exports writes a key twice; the file is refused at the repeat's line and column."""
+    document = exported(cli, project)
+    text = (project / FILE).read_text()
+    first_case = text.index('"case_id"')
+    passed = text.index('"passed"', first_case)
+    line_start = text.rfind("\n", 0, passed) + 1
+    indent = text[line_start:passed]
+    edited = text[:line_start] + f'{indent}"passed": false,\n' + text[line_start:]
+    (project / FILE).write_text(edited)
+    assert json.loads(edited) == document, "the last value wins: the digest still matches"
+    at = edited.index('"passed"', edited.index('"passed": false') + 1)
+    line, column = edited.count("\n", 0, at) + 1, at - edited.rfind("\n", 0, at)
+    fresh_job(project)
+    result = cli("run", SET, "--provider", "app", "--baseline-file", FILE, "--fail-on-regression")
+    assert result.code == 2, result.stdout + result.stderr
+    assert f"baseline file {FILE}: is not a JSON document (key \"passed\" appears more than once at line {line}, column {column};" in (
+        result.stderr
+    ), result.stderr
+    assert not (project / ".evalkit" / "results.db").exists(), "nothing was stored"
+
+
 def _long_answer_project(evalkit_cli, project: Path, length: int, extra_config: str = "") -> None:
     """`evalkit init`'s example with its answers kept in full and one answer ``length`` characters long."""
     assert evalkit_cli("init").code == 0

@@ -673,6 +673,38 @@ def test_a_cache_folder_that_cannot_be_made_is_named_with_where_it_came_from(cli
     assert not (project / ".evalkit" / "results.db").exists()
 
 
+def test_an_index_an_older_reader_built_is_not_served_to_a_newer_one(cli, project, tmp_path, monkeypatch) -> None:
+    """An index is keyed by the corpus's content and by what built it: a corpus line with a key
+    written twice, indexed while the reader still let the last value win, was served from that
+    index after the reader learnt to refuse it, so the refusal waited for the corpus to change."""
+    import json as json_module
+
+    from evalkit_plugins import lexical
+
+    cache = tmp_path / "older-cache"
+    (project / "corpus.jsonl").write_text(
+        "".join(json.dumps(d) + "\n" for d in CORPUS[:4]) + '{"id": "doc-zip", "text": "Read ZIP.", "text": "Write ZIP."}\n',
+        encoding="utf-8",
+    )
+    configure(project, {"local": {"evalkit.lexical": {"corpus": "corpus.jsonl"}}})
+    with monkeypatch.context() as older:  # an evalkit of before: its reader version, its lenient reader
+        older.setattr(lexical, "READER_VERSION", 1, raising=False)
+        older.setattr(lexical, "parse_json", lambda text, **_: json_module.loads(text))
+        built = lexical.LexicalRetriever(lexical.LexicalOptions(str(project / "corpus.jsonl"), index_dir=str(cache / "lexical")))
+        assert built.prepare().documents == 5
+        built.close()
+    args = ("retrieval", "retrievalkit.tiny", "evalkit.lexical", "--deployment", "local")
+    refused = cli(*args, extra_env={"EVALKIT_CACHE_DIR": str(cache)})
+    assert refused.code == 2, refused.stdout[-500:]
+    assert 'line 5: not JSON (key "text" appears more than once' in refused.stderr, refused.stderr[-500:]
+    assert not (project / ".evalkit" / "results.db").exists()
+
+    write_corpus(project / "corpus.jsonl", CORPUS)  # fixed: indexed afresh, and the older index is cleaned away
+    fixed = cli(*args, extra_env={"EVALKIT_CACHE_DIR": str(cache)})
+    assert fixed.code == 0, fixed.stderr[-500:]
+    assert len(list((cache / "lexical").iterdir())) == 1
+
+
 def test_a_retrieval_baseline_file_gates_a_fresh_store_and_one_of_another_scope_is_refused(cli, project) -> None:
     import shutil
 

@@ -9,6 +9,9 @@ encoding specifies; the snake_case field names of the protobuf definitions are r
 The file is read whole (at most :data:`MAX_TRACE_FILE_BYTES`) as UTF-8 by evalkit's JSON reader,
 so text nested too deeply is a line that cannot be read, not a crash; attribute values nested past
 :data:`MAX_VALUE_DEPTH` are dropped. A line that is not an export request is counted, never fatal.
+A request with a key written twice in one object is such a line: OTLP/JSON is protobuf's JSON
+mapping, whose parsers refuse a field given twice (Go's protojson: "duplicate field"), so no
+exporter writes one, and keeping the last value would import what no receiver accepts.
 """
 
 from __future__ import annotations
@@ -70,15 +73,18 @@ def read_spans(path: Path) -> SpanReading:
     spans: list[Span] = []
     unreadable: list[int] = []
     try:
-        documents: list[tuple[int, Any]] = [(1, parse_json(text))]
+        documents: list[tuple[int, Any]] = [(1, parse_json(text, unique_keys=True))]
     except json.JSONDecodeError:
         documents = []
-        for number, line in enumerate(json_lines(text), start=1):
-            if line.strip():
-                try:
-                    documents.append((number, parse_json(line)))
-                except json.JSONDecodeError:
-                    unreadable.append(number)
+        if _one_document(text):  # one request with a key written twice: not read, as ProtoJSON refuses it
+            unreadable.append(1)
+        else:
+            for number, line in enumerate(json_lines(text), start=1):
+                if line.strip():
+                    try:
+                        documents.append((number, parse_json(line, unique_keys=True)))
+                    except json.JSONDecodeError:
+                        unreadable.append(number)
     for number, document in documents:
         found = list(_spans_of(document))
         if found or _is_request(document):
@@ -86,6 +92,16 @@ def read_spans(path: Path) -> SpanReading:
         else:
             unreadable.append(number)
     return SpanReading(tuple(spans), tuple(sorted(unreadable)))
+
+
+def _one_document(text: str) -> bool:
+    """Whether ``text`` is one JSON document once keys written twice are let through (so it is not
+    split into lines that are each no request)."""
+    try:
+        parse_json(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _field(mapping: Any, camel: str) -> Any:
