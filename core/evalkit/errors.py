@@ -366,6 +366,9 @@ def _kept_cases(kept: int | None, before: str, unknown: str) -> str:
 
 #: What a run-stopping error says of a run whose lease this process never took.
 _NOT_HELD = "its status is left as it is: this process never took its lease (another process may be answering it)"
+#: What a failing store's error says of such a run that no process answers (a plain ``--resume``
+#: whose ``begin_run`` failed): nothing of it was changed, and the command is simply run again.
+_NOT_TAKEN_UP = "its status is left as it is (the store failed before this process took the run up)"
 
 
 class RunInterrupted(EvalkitError):
@@ -432,7 +435,9 @@ class RunStoreFailed(EvalkitError):
     the fault came after the run was stored complete (its verdict being recorded), which it stays:
     nothing is left to resume, and its verdict may not be recorded. ``held``: this process took
     the run's lease; when it did not (a shard joining a run whose lease it could not take), the run
-    is another process's and its status is left as it is."""
+    is another process's and its status is left as it is; ``elsewhere``: another process may be
+    answering it (a live lease of it; true when not known) — when none does (a resume whose
+    ``begin_run`` failed), the command is to be run again once the store works."""
 
     exit_code = 3
 
@@ -449,6 +454,7 @@ class RunStoreFailed(EvalkitError):
         complete: bool = False,
         can_mark: bool = True,
         held: bool = True,
+        elsewhere: bool = True,
     ) -> None:
         self.run_id = run_id
         self.set_identifier = set_identifier
@@ -457,6 +463,7 @@ class RunStoreFailed(EvalkitError):
         self.marked = marked
         self.can_mark = can_mark
         self.held = held
+        self.elsewhere = elsewhere
         self.resumable = resumable and not complete
         self.complete = complete
         if complete:
@@ -469,12 +476,16 @@ class RunStoreFailed(EvalkitError):
         if marked:
             state = "the run is marked interrupted"
         elif not held:
-            state = _NOT_HELD
+            state = _NOT_HELD if elsewhere else _NOT_TAKEN_UP
         elif can_mark:
             state = "the run could not be marked interrupted (the store does not answer)"
         else:  # a store without ResumableRuns keeps no status it could be asked to change
             state = "the run could not be marked interrupted (the store cannot record that status)"
-        resume = f"; continue it with `{_resume_command(set_identifier, run_id, command)}`" if resumable else ""
+        resume = ""
+        if resumable and not held and not elsewhere:
+            resume = f"; once the store works, run `{_resume_command(set_identifier, run_id, command)}` again"
+        elif resumable:
+            resume = f"; continue it with `{_resume_command(set_identifier, run_id, command)}`"
         super().__init__(f"the results store failed during run {run_id}: {cause} — {kept_text}, {state}{resume}")
 
 

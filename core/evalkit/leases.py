@@ -65,6 +65,7 @@ __all__ = [
     "shard_part",
     "status_label",
     "stopped_by_limit",
+    "unended",
 ]
 
 
@@ -165,6 +166,17 @@ def stopped_by_limit(run: Run, live: RunLiveness | None) -> bool:
     stopped every shard still missing, not because one was killed: nothing answers it until it is
     continued with a higher limit (:func:`resume_hint` gives it)."""
     return live is not None and live.gone and bool(live.missing) and len(_limit_stopped(run, live)) == len(live.missing)
+
+
+def unended(run: Run, live: RunLiveness | None) -> tuple[int, ...]:
+    """The shards of sharded ``run`` that have not ended while one of its leases is live or a shard
+    is still to start (not :attr:`RunLiveness.gone`): not in, and not stopped by a spending limit
+    (each kept as data: :mod:`evalkit.run.limit_stops`). Empty once every shard has ended (in,
+    limit-stopped, or killed) and for a run that is not sharded: a run a limit stopped is over then."""
+    if live is None or live.shard_count is None or live.gone:
+        return ()
+    stopped = _limit_stopped(run, live)
+    return tuple(i for i in live.missing if i not in stopped)
 
 
 def _generator_options(run: Run, aliases: Mapping[str, str | None] | None = None) -> list[str]:

@@ -1,7 +1,9 @@
 """Waiting for a sharded run: the final CI job polls the store until every shard is in.
 
 The run is finished when its stored status is no longer ``running`` (the last shard closes it)
-and, on a store that keeps verdicts, its verdict is recorded. A run that does not exist yet is
+and, on a store that keeps verdicts, its verdict is recorded. A run a shard's spending limit closed
+``incomplete`` is not finished while another shard has not ended (not started, or still answering:
+:func:`~evalkit.leases.unended`): that shard reopens it. A run that does not exist yet is
 waited for too: the final job may start before the first shard has written anything, and so is a
 sharded run some of whose shards have not taken their lease yet — unless its id is one no shard can
 store (``evalkit run --run-id`` refuses it: ``ci-1/feature/x``), refused at once (exit 2) instead of
@@ -50,10 +52,40 @@ def parse_duration(text: str) -> float:
 def _finished(repository: ResultRepository, run: Run | None) -> bool:
     if run is None or run.status is RunStatus.RUNNING:
         return False
+    if run.status is RunStatus.INCOMPLETE and _unended(repository, run):
+        return False  # a shard a limit stopped closed it while other shards are still to answer
     baselines = capabilities(repository).baselines
     if run.status is RunStatus.COMPLETE and baselines is not None:
         return run.id in baselines.verdicts_for([run.id])
     return True
+
+
+def _unended(repository: ResultRepository, run: Run) -> tuple[int, ...]:
+    """The shards of ``run`` that have not ended (:func:`evalkit.leases.unended`), as its leases
+    say; none when the store keeps no leases."""
+    from .leases import unended
+
+    leases = capabilities(repository).leases
+    if leases is None:
+        return ()
+    return unended(run, leases.lease_liveness([run.id]).get(run.id))
+
+
+def _pending_words(repository: ResultRepository, run: Run) -> str:
+    """``a spending limit stopped part of it (…) and shards 2, 3 of 3 have not ended …``: why a run
+    stored incomplete is still waited for (:func:`_unended`); empty when it is not."""
+    from .run.limit_stops import run_stopped_by
+
+    shards = _unended(repository, run) if run.status is RunStatus.INCOMPLETE else ()
+    if not shards:
+        return ""
+    stopped = run_stopped_by(run)
+    said = f"a spending limit stopped part of it ({stopped}) and " if stopped else "it was closed incomplete and "
+    many = len(shards) > 1
+    return (
+        f"{said}shard{'s' if many else ''} {', '.join(map(str, shards))} {'have' if many else 'has'} not ended "
+        "(not started yet, or still answering)"
+    )
 
 
 def _refuse_gone(repository: ResultRepository, run: Run, aliases: Mapping[str, str | None] | None = None) -> None:
@@ -111,6 +143,12 @@ def wait_for_run(
         if clock() >= deadline:
             if run is None:
                 raise RunNotFinished(f"run {run_id} did not appear in the store within {timeout_s:g} s; did any shard start?")
+            pending = _pending_words(repository, run)
+            if pending:
+                raise RunNotFinished(
+                    f"run {run_id}: {run.answered_count} of {counted(run.case_count, 'case')} are in after {timeout_s:g} s: "
+                    f"{pending}; the verdict is pending (run the missing shards, then wait again)"
+                )
             raise RunNotFinished(
                 f"run {run_id}: {run.answered_count} of {counted(run.case_count, 'case')} are in after {timeout_s:g} s "
                 "and the run is still running; the verdict is pending (resume the missing shards, then wait again)"

@@ -175,7 +175,9 @@ def test_a_store_failing_in_begin_run_is_exit_3_with_nothing_stored(evalkit_cli,
 
 def test_a_store_failing_in_begin_run_of_a_stored_run_says_what_was_kept(evalkit_cli, project, monkeypatch) -> None:
     """``--resume`` of a stored run whose begin_run fails: the run is in the store, so the failure
-    is that of a stored run (its cases kept, the command that continues it), not "nothing stored"."""
+    is that of a stored run (its cases kept, the command that continues it), not "nothing stored".
+    No process answers it: it said "this process never took its lease (another process may be
+    answering it)", true by the lease rule but no help; it now says to run the resume again."""
     from evalkit.errors import StoreFailure
     from evalkit.storage.sql import runs
 
@@ -193,3 +195,9 @@ def test_a_store_failing_in_begin_run_of_a_stored_run_says_what_was_kept(evalkit
     assert resumed.code == 3, resumed.stderr
     assert "the results store failed during run mine-5: database or disk is full" in resumed.stderr, resumed.stderr
     assert "--resume mine-5" in resumed.stderr and "nothing was stored" not in resumed.stderr
+    assert NOT_HELD not in resumed.stderr and "another process" not in resumed.stderr, resumed.stderr
+    assert resumed.stderr.rstrip().endswith(
+        "its status is left as it is (the store failed before this process took the run up); once the store works, "
+        f"run `evalkit run arith.basic --database {LOCAL} --resume mine-5` again"
+    ), resumed.stderr
+    assert evalkit_cli("show", "mine-5", "--database", LOCAL).stdout.count("Status:     incomplete") == 1

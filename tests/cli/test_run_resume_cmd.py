@@ -607,6 +607,30 @@ def test_the_verdict_job_of_a_run_a_limit_stopped_says_the_limit(evalkit_cli, pr
 
 @pytest.mark.parametrize(
     "words",
+    [("report", "cap-6", "--wait", "--format", "markdown"), ("run", "arith.basic", "--wait-for-shards", "--run-id", "cap-6")],
+    ids=["report --wait", "run --wait-for-shards"],
+)
+def test_the_verdict_job_waits_for_the_shards_a_limit_stop_came_before(evalkit_cli, project, words) -> None:
+    # Shard 1 of 3 stopped by --max-requests before shards 2 and 3 started closed the run
+    # incomplete: the verdict job polling then printed "the run is incomplete" and ended, while the
+    # next shard reopened the run. It now waits for the shards that have not ended, until its
+    # --timeout, naming them; once they have run it reports the limit stop.
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-6", "--database", LOCAL)
+    assert evalkit_cli(*base, "--shard", "1/3", "--max-requests", "1").code == 3
+    waited = evalkit_cli(*words, "--database", LOCAL, "--timeout", "2s", "--poll", "1s")
+    said = " ".join((waited.stdout + waited.stderr).split())
+    assert waited.code == 3 and "incomplete" not in said, said
+    assert "a spending limit stopped part of it (the limit of 1 request reached) and shards 2, 3 have not ended" in said, said
+    for shard in ("2/3", "3/3"):
+        assert evalkit_cli(*base, "--shard", shard).code == 0
+    ended = evalkit_cli(*words, "--database", LOCAL, "--timeout", "60s", "--poll", "1s")
+    shown = " ".join((ended.stdout + ended.stderr).split())
+    assert ended.code == 3 and "shard 1/3 of run cap-6 was stopped by a spending limit (the limit of 1 request reached)" in shown, shown
+
+
+@pytest.mark.parametrize(
+    "words",
     [
         ("show", "cap-5"),
         ("history", "arith.basic"),

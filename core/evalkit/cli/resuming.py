@@ -93,5 +93,5 @@ def with_resume_command(
     return type(error)(
         error.run_id, error.set_identifier, error.cause, kept=error.kept, marked=error.marked,
         resumable=error.resumable, command=command, complete=error.complete, can_mark=error.can_mark,
-        held=error.held,
+        held=error.held, elsewhere=error.elsewhere,
     )  # fmt: skip

@@ -294,13 +294,26 @@ def store_failed(
     """The error to raise after ``failure`` stopped ``run``: marks the run interrupted where the
     store still answers and counts the cases it kept; ``command`` resumes it. A run the fault met
     after it was stored complete (its verdict being recorded) keeps that status, and is said so.
-    A run this process does not hold (``held`` false: it never took its lease) is not touched."""
+    A run this process does not hold (``held`` false: it never took its lease) is not touched; it
+    is said to be another process's only when one may answer it (:func:`_answered_elsewhere`)."""
     marked = held and mark_interrupted(store, run.id)
     complete = marked and _stored_status(store, run.id) is RunStatus.COMPLETE
     return RunStoreFailed(
         run.id, run.set_identifier, failure.cause, kept=_kept(store, run.id), marked=marked, command=command, complete=complete,
-        can_mark=store.resumable is not None, held=held,
+        can_mark=store.resumable is not None, held=held, elsewhere=held or _answered_elsewhere(store, run.id),
     )
+
+
+def _answered_elsewhere(store: Capabilities, run_id: str) -> bool:
+    """True when a process may be answering run ``run_id``: a live lease of it, or its leases not
+    known (a store without leases, or one that does not answer)."""
+    if store.leases is None:
+        return True
+    try:
+        live = store.leases.lease_liveness([run_id]).get(run_id)
+    except StorageError:
+        return True
+    return live is not None and live.live
 
 
 def plugin_store_failure(repository: object, exc: BaseException) -> StoreFailure | None:
