@@ -53,9 +53,9 @@ class BaselineFile:
 
     def named(self) -> str:
         """``baseline file PATH``, for messages."""
-        from .printable import hidden_escaped
+        from .wording import path_named
 
-        return f"baseline file {hidden_escaped(self.path)}"
+        return f"baseline file {path_named(self.path)}"
 
 
 def _digest(body: dict[str, Any]) -> str:

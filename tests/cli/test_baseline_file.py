@@ -96,6 +96,15 @@ def test_answers_go_into_the_file_only_as_the_privacy_level_allows(cli, project)
     assert not (project / "more.json").exists()
 
 
+def test_a_baseline_file_that_cannot_be_written_is_named_quoted(cli, project) -> None:
+    # named escaped but bare: "baseline file a b\x0ax/b.json: cannot be written" did not say where the path ends
+    answer_hostile(project)
+    assert cli("run", SET, "--provider", "app").code == 0
+    (project / "a b\nx").write_text("a file where the folder goes")
+    refused = cli("baseline", "export", SET, "-o", "a b\nx/b.json")
+    assert refused.code == 2 and 'baseline file "a b\\x0ax/b.json": cannot be written' in refused.stderr, refused.stderr
+
+
 def test_export_needs_exactly_one_scope(cli, project) -> None:
     none = cli("baseline", "export", SET, "-o", "x.json")
     assert none.code == 2
@@ -137,6 +146,9 @@ def test_a_foreign_baseline_file_exits_2_naming_it(cli, project) -> None:
     result = cli("run", SET, "--provider", "app", "--baseline-file", "foreign.json")
     assert result.code == 2, result.stderr
     assert 'baseline file foreign.json holds run' in result.stderr and 'it is a run of set "arith.basic"' in result.stderr
+    (project / "a b\nevalkit: ok.json").write_text(json.dumps(other))  # named escaped but bare: where did the path end?
+    spaced = cli("run", SET, "--provider", "app", "--baseline-file", "a b\nevalkit: ok.json")
+    assert spaced.code == 2 and 'baseline file "a b\\x0aevalkit: ok.json" holds run' in spaced.stderr, spaced.stderr
     other_model = cli("run", SET, "--provider", "app", "--model", "other-alias", "--baseline-file", FILE)
     assert other_model.code == 2 and f"baseline file {FILE} holds run" in other_model.stderr
     both = cli("run", SET, "--provider", "app", "--baseline-file", FILE, "--baseline", "x")

@@ -224,3 +224,22 @@ def test_runs_whose_set_is_not_installed_have_nothing_to_judge(runs, project, ch
     result = evalkit_cli("compare", base, run, "--pairwise-judge", "judge")
     assert result.code == 2 and "no unchanged case with stored answers and the set's text installed" in result.stderr
     assert judge_bodies(chat_server) == [] and result.stdout == ""
+
+
+#: A judge instance's name (a TOML key the user wrote) that rich would read as markup: a style, a
+#: closing tag, a link and a lone bracket.
+MARKUP_NAME = "[red]x[/] [link=https://evil.invalid]l[/link] [ [bold]"
+
+
+def test_a_judge_named_in_rich_markup_is_printed_as_it_is(chat_server, project, evalkit_cli) -> None:
+    """The pairwise lines print the judge's name in an f-string given to the console: it is data
+    there (the console's boundary), never markup that styles, links or fails to parse."""
+    chat_server.model = JUDGE_MODEL
+    (project / "shop.yaml").write_text(SET, encoding="utf-8")
+    judge = openai_provider_table(json.dumps(MARKUP_NAME), chat_server.base_url, "judge-alias")
+    (project / "evalkit.toml").write_text(config(chat_server.base_url, closed_port_url()) + judge, encoding="utf-8")
+    chat_server.responder = server_with(prefers_new)
+    base, run = (evalkit_cli("run", "shop.answers", "--provider", p, "--json").json()["run_id"] for p in ("old", "new"))
+    result = evalkit_cli("compare", base, run, "--pairwise-judge", MARKUP_NAME)
+    assert result.code == 0, result.stderr
+    assert f"Pairwise judge {MARKUP_NAME} ({JUDGE_MODEL}, prompt v1): RUN's answers" in result.stdout, result.stdout

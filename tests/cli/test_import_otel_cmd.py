@@ -149,6 +149,26 @@ def test_an_output_path_with_a_line_break_is_named_quoted(evalkit_cli, project: 
     assert '"s\\x0aevalkit: ok.yaml" already exists' in exists.stderr and "\nevalkit: ok" not in exists.stderr, exists.stderr
 
 
+def test_the_commands_own_checks_name_an_output_path_and_an_identifier_quoted(evalkit_cli, project: Path) -> None:
+    """import's format check showed -o escaped but bare (`-o my file.txt:` read as the path "my"),
+    and --identifier raw: its line break printed "evalkit: ok: lowercase…" as a line of its own;
+    `evalkit init` named its folder and the files in it the same ways."""
+    write_traces(project / "prod.jsonl")
+    for output, shown in (("d\nevalkit: ok.txt", '-o "d\\x0aevalkit: ok.txt": '), ("my file.txt", '-o "my file.txt": ')):
+        refused = evalkit_cli("import", "otel", "prod.jsonl", "-o", output)
+        assert refused.code == 2 and shown + "evalkit import writes a YAML set file" in refused.stderr, refused.stderr
+    identifier = evalkit_cli("import", "otel", "prod.jsonl", "--identifier", "x\nevalkit: ok")
+    assert identifier.code == 2 and '--identifier "x\\x0aevalkit: ok": lowercase segments' in identifier.stderr, identifier.stderr
+    assert not (project / "evals").exists()
+    (project / "f\nevalkit: ok").write_text("")
+    (project / "i\nevalkit: ok").mkdir()
+    (project / "i\nevalkit: ok" / "evalkit.toml").write_text("")
+    for folder, shown in (("f\nevalkit: ok", 'and "f\\x0aevalkit: ok" is not one'),
+                          ("i\nevalkit: ok", 'writes nothing: "i\\x0aevalkit: ok/evalkit.toml" already exists')):  # fmt: skip
+        refused = evalkit_cli("init", folder)
+        assert refused.code == 2 and shown in refused.stderr and "\nevalkit: ok" not in refused.stderr, refused.stderr
+
+
 def test_an_import_writes_only_cases_its_set_file_can_hold(evalkit_cli, project: Path) -> None:
     # A history whose tool response answers a call the trace left out, and a user turn of only a
     # zero-width space, were written into the set file (exit 0) that `evalkit validate` and every

@@ -264,3 +264,19 @@ def test_a_judge_that_cannot_be_reached_is_refused_before_asking(project: Path, 
     result = calibrate(evalkit_cli)
     assert result.code == 2 and 'its judge "judge" is not reachable' in result.stderr
     assert result.stdout == "" and not (project / ".evalkit").exists()
+
+
+def test_a_judge_named_in_rich_markup_is_shown_as_it_is_by_calibrate_and_show(chat_server: ChatServer, project: Path, evalkit_cli: Callable[..., Any]) -> None:
+    """The judge's name (a TOML key the user wrote) in the calibration's bold heading and in the
+    table of `judge show`: data at the console's boundary, never rich markup."""
+    name = "[red]x[/] [link=https://evil.invalid]l[/link] [ [bold]"
+    chat_server.model = JUDGE_MODEL
+    (project / "labels.yaml").write_text(rubric_set(), encoding="utf-8")
+    judge = openai_provider_table(json.dumps(name), chat_server.base_url, "judge-alias")
+    (project / "evalkit.toml").write_text(f'judge = {json.dumps(name)}\n[sets]\npaths = ["labels.yaml"]\n\n{judge}', encoding="utf-8")
+    chat_server.responder = labelling(dict(RUBRIC_ITEMS))
+    calibrated = calibrate(evalkit_cli)
+    assert calibrated.code == 0, calibrated.stderr
+    assert f"Judge {name} ({JUDGE_MODEL}, prompt v1) on calibration set shop.refund_labels" in calibrated.stdout, calibrated.stdout
+    shown = evalkit_cli("judge", "show")
+    assert shown.code == 0 and f"deterministic:rubric:{name}:{JUDGE_MODEL}:v1" in shown.stdout, shown.stdout

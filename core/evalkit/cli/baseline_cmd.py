@@ -157,9 +157,7 @@ def handle_export(args: Arguments) -> int:
     try:
         write_baseline_file(args.output, document)
     except OSError as exc:
-        from ..printable import hidden_escaped
-
-        raise UsageError(f"baseline file {hidden_escaped(args.output)}: cannot be written ({exc.strerror or exc})") from None
+        raise UsageError(f"baseline file {path_named(args.output)}: cannot be written ({exc.strerror or exc})") from None
     console().print(
         f"Baseline run {run.id} of {document['scope']['description']} written to {path_named(args.output)} "
         f"({counted(len(run.cases), 'case')}, answers at the {document['privacy']} level)."

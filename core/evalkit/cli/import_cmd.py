@@ -81,13 +81,15 @@ def handle(args: Arguments) -> int:
     stem = source.name.split(".")[0] or "imported"
     set_file = Path(args.output) if args.output else Path("evals") / f"{_slug(stem)}.yaml"
     if set_file.suffix.lower() not in (".yaml", ".yml"):
-        from ..printable import hidden_escaped
+        from ..wording import path_named
 
-        raise UsageError(f"-o {hidden_escaped(clipped(str(set_file)))}: evalkit import writes a YAML set file (.yaml or .yml)")
+        raise UsageError(f"-o {path_named(set_file)}: evalkit import writes a YAML set file (.yaml or .yml)")
     answers = Path(args.answers) if args.answers else set_file.with_name(f"{set_file.stem}-answers.jsonl")
     identifier = args.identifier or f"traces.{_slug(stem)}"
     if not IDENTIFIER_PATTERN.fullmatch(identifier):
-        raise UsageError(f"--identifier {clipped(identifier)}: lowercase segments of a-z, 0-9 and _ joined by dots, like traces.prod")
+        from ..wording import quoted
+
+        raise UsageError(f"--identifier {quoted(identifier)}: lowercase segments of a-z, 0-9 and _ joined by dots, like traces.prod")
     name = args.name if args.name is not None else f"Traces from {clipped(source.name)}"  # a blank one is the set check's to refuse
     target = ImportTarget(set_file, answers, identifier, name, source.name, args.force)
     outcome = import_otel(source, target)

@@ -49,7 +49,7 @@ def handle(args: Arguments) -> int:
     from pathlib import Path
 
     from ..errors import UsageError
-    from ..shapes import clipped
+    from ..wording import path_named
 
     root = Path(args.directory)
     targets = [(source, root / target) for source, target in STARTER_FILES]
@@ -57,15 +57,15 @@ def handle(args: Arguments) -> int:
     written: list[Path] = []
     try:
         if root.exists() and not root.is_dir():
-            raise UsageError(f"evalkit init writes into a folder, and {clipped(str(root))} is not one")
-        dangling = [str(path) for _, path in targets if path.is_symlink() and not path.exists()]
+            raise UsageError(f"evalkit init writes into a folder, and {path_named(root)} is not one")
+        dangling = [path_named(path) for _, path in targets if path.is_symlink() and not path.exists()]
         if dangling:  # open(path, "x") would fail with a bare "File exists" for a link to nothing
             one = len(dangling) == 1
             raise UsageError(
                 f"evalkit init writes nothing: {', '.join(dangling)} {'is a link' if one else 'are links'} "
                 f"to a missing file; remove {'it' if one else 'them'} or choose another DIR"
             )
-        existing = [str(path) for _, path in targets if path.exists()]
+        existing = [path_named(path) for _, path in targets if path.exists()]
         if existing:
             one = len(existing) == 1
             raise UsageError(
@@ -80,9 +80,7 @@ def handle(args: Arguments) -> int:
     except OSError as exc:  # a name too long, DIR unwritable, a full disk: nothing is left half-written
         for path in written:
             path.unlink(missing_ok=True)
-        from ..printable import hidden_escaped
-
-        raise UsageError(f"evalkit init cannot write into {hidden_escaped(clipped(str(root)))}: {exc.strerror}") from None
+        raise UsageError(f"evalkit init cannot write into {path_named(root)}: {exc.strerror}") from None
     from .console import console
 
     out = console()
