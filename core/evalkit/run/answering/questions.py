@@ -26,7 +26,7 @@ from ... import registry
 from ...baselines import scope_mismatch
 from ...bounded import BoundedCalls
 from ...catalog import SourcedSet, question_set_catalog
-from ...components import SecretHolder, declared, offers, plugin_close_failed
+from ...components import MAX_CONCURRENCY, SecretHolder, declared, offers, plugin_close_failed
 from ...config import PRIVACY_LEVELS
 from ...errors import (
     PLUGIN_FAILURES,
@@ -714,8 +714,10 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
     record = registry.find("evalkit.retrievers", retriever)
     check_question_set(golden_set)
     for what, value in (("k", source.k), ("the relevance threshold", source.relevance_threshold), ("concurrency", source.concurrency)):
-        if type(value) is not int or value < 1:
-            raise UsageError(f"{what} must be a positive integer (got {value!r})")
+        # The command line's bound (cli.params.MAX_COUNT) holds for a library caller too: a k of
+        # 10**12 asked the retriever for that many ids and grew to tens of gigabytes.
+        if type(value) is not int or not 1 <= value <= MAX_CONCURRENCY:
+            raise UsageError(f"{what} must be a positive integer up to {MAX_CONCURRENCY:,} (got {value!r})")
     privacy = source.privacy or config.privacy
     if privacy not in PRIVACY_LEVELS:
         raise UsageError(f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {privacy!r}")
