@@ -229,6 +229,23 @@ def test_cwd_may_be_given_as_text(tmp_path: Path) -> None:
     assert outcome.run.status.value == "complete"
 
 
+@pytest.mark.parametrize("call", ["evaluate_set", "evaluate_retrieval"])
+@pytest.mark.parametrize("where", ["missing/deeper", "a-file"])
+def test_a_cwd_that_is_no_folder_is_refused_and_nothing_is_made_there(call: str, where: str, tmp_path: Path) -> None:
+    """``evaluate_set(cwd="/nonexistent/x")`` ran, and made ``/nonexistent/x/.evalkit/results.db``:
+    a typo in ``cwd`` built folders and a store where nothing was."""
+    import evalkit
+
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
+    cwd = tmp_path / where
+    first = {"evaluate_set": ("evalkit.smoke",), "evaluate_retrieval": ("evalkit_stdlib.docs", "evalkit.lexical")}[call]
+    extra = {"deployment": "demo"} if call == "evaluate_retrieval" else {}
+    with pytest.raises(UsageError, match=rf"^{call}: cwd must be an existing folder .*, got PosixPath ") as caught:
+        getattr(evalkit, call)(*first, cwd=cwd, **extra)
+    assert caught.value.exit_code == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
 NOTEBOOK_CELL = """\
 import asyncio, sys
 from evalkit import evaluate_set

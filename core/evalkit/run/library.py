@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -36,6 +36,7 @@ from .arguments import (
     CALLBACK,
     DATABASE,
     FLAG,
+    FOLDER,
     OPTIONAL_OPTIONS,
     OPTIONAL_TEXT,
     PLUGINS,
@@ -129,7 +130,7 @@ def _argument_kinds(**more: Kind) -> dict[str, Kind]:
         "config": optional(Config), "database": DATABASE, "privacy": OPTIONAL_TEXT, "label": OPTIONAL_TEXT,
         "run_id": OPTIONAL_TEXT, "resume": FLAG, "shard": optional(Shard), "baseline": OPTIONAL_TEXT,
         "fail_on_new_failures": FLAG, "hook_plugins": PLUGINS, "on_start": CALLBACK, "on_case": CALLBACK,
-        "cwd": optional(str, PurePath), "keep_cases": FLAG, "baseline_file": _BASELINE_FILE, **more,
+        "cwd": FOLDER, "keep_cases": FLAG, "baseline_file": _BASELINE_FILE, **more,
     }  # fmt: skip
 
 
