@@ -175,6 +175,9 @@ class _Generator:
         ({"command_args": "--cache"}, "command_args"),
         ({"command_args": ["--repeats", 3]}, "command_args"),
         ({"baseline_file": "baseline.json"}, "baseline_file"),
+        ({"model": ""}, "model"),
+        ({"model": "  "}, "model"),
+        ({"privacy": ""}, "privacy"),
     ],
 )
 def test_an_argument_of_the_wrong_kind_is_refused_by_name_before_anything_is_stored(
@@ -194,7 +197,8 @@ def test_an_argument_of_the_wrong_kind_is_refused_by_name_before_anything_is_sto
 
 
 @pytest.mark.parametrize(("arguments", "named"), [({"question_set": 5}, "question_set"), ({"retriever": object()}, "retriever"),
-                                                  ({"deployment": 5}, "deployment"), ({"baseline_file": "baseline.json"}, "baseline_file")])  # fmt: skip
+                                                  ({"deployment": 5}, "deployment"), ({"baseline_file": "baseline.json"}, "baseline_file"),
+                                                  ({"privacy": ""}, "privacy"), ({"judge_unjudged": ""}, "judge_unjudged")])  # fmt: skip
 def test_a_retrieval_argument_of_the_wrong_kind_is_refused_by_name(arguments: dict, named: str, tmp_path: Path) -> None:
     from evalkit import evaluate_retrieval
 

@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..shapes import short_repr
 
 __all__ = [
-    "DATABASE", "FOLDER", "OPTIONAL_OPTIONS", "OPTIONAL_TEXT", "SECONDS", "TEXT", "WORDS", "check_arguments", "one_of", "optional",
+    "DATABASE", "FOLDER", "OPTIONAL_NAME", "OPTIONAL_OPTIONS", "OPTIONAL_TEXT", "SECONDS", "TEXT", "WORDS", "check_arguments", "one_of", "optional",
 ]  # fmt: skip
 
 #: An argument's kind: what the message says it takes, and the test of a value.
@@ -26,6 +26,12 @@ Kind = tuple[str, Callable[[Any], bool]]
 
 TEXT: Kind = ("text (a str)", lambda value: isinstance(value, str))
 OPTIONAL_TEXT: Kind = ("text (a str) or None", lambda value: value is None or isinstance(value, str))
+#: A name (a model alias, a privacy level, a judge): ``""`` or blanks are refused, as the command
+#: line refuses ``--model ""``: given to the library they silently meant "the default".
+OPTIONAL_NAME: Kind = (
+    "non-empty text (a str) or None",
+    lambda value: value is None or (isinstance(value, str) and value.strip() != ""),
+)
 FLAG: Kind = ("True or False", lambda value: isinstance(value, bool))
 CALLBACK: Kind = ("a callable or None", lambda value: value is None or callable(value))
 #: Seconds to wait: a finite number from 0 (``float("nan")`` made a readiness wait that never ends).
