@@ -753,11 +753,22 @@ def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
     golden_set, k, threshold = resolved.golden_set, resolved.source.k, resolved.source.relevance_threshold
     if not offers(retriever, RetrievalProvenanceProvider):
         return retrieval_identity(golden_set, None, k, threshold)
+    # bounded as each question is: a provenance() that never returned hung the run before it began
+    limit = resolved.deployment.timeout
+    calls = BoundedCalls(1, "evalkit-provenance")
     try:
-        declared = carried(retriever.provenance)
+        declared = calls.submit(retriever.provenance).result(timeout=limit)
+    except FutureTimeout:
+        problem = (
+            f"retriever {quoted(resolved.retriever_id)}: provenance() did not return within {limit:g} s "
+            "(the deployment's timeout); the call was abandoned"
+        )
+        return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
     except PLUGIN_FAILURES as exc:
         problem = f'retriever {quoted(resolved.retriever_id)}: provenance() raised {exception_text(exc)}'
         return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
+    finally:
+        calls.close()
     return retrieval_identity(golden_set, declared, k, threshold)
 
 
