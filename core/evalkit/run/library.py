@@ -447,7 +447,7 @@ def evaluate_retrieval(
             outcome = execute(plan, repository)
     finally:
         try:
-            closing.append(question_answering.close_retriever(answering.retriever, resolved.record))
+            closing.append(question_answering.close_retriever(answering.retriever, resolved.record, resolved.deployment.timeout))
         finally:
             if holes is not None:
                 closing.append(holes.unusable())  # what the judge gave that broke its rule, said with the run

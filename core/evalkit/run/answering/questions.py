@@ -26,7 +26,7 @@ from ... import registry
 from ...baselines import scope_mismatch
 from ...bounded import BoundedCalls
 from ...catalog import SourcedSet, question_set_catalog
-from ...components import MAX_CONCURRENCY, SecretHolder, declared, offers, plugin_close_failed
+from ...components import MAX_CONCURRENCY, SecretHolder, declared, offers, plugin_close_failed, plugin_close_stuck
 from ...config import PRIVACY_LEVELS
 from ...errors import (
     PLUGIN_FAILURES,
@@ -801,7 +801,7 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
         identity = _identity(resolved, retriever)
         prepared = _prepare(retriever, resolved.retriever_id)
     except BaseException:
-        close_retriever(retriever, resolved.record)  # what went wrong first is what is said
+        close_retriever(retriever, resolved.record, resolved.deployment.timeout)  # what went wrong first is what is said
         raise
     return QuestionAnswering(
         resolved.golden_set, resolved.retriever_id, retriever, resolved.deployment, identity,
@@ -809,17 +809,24 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
     )  # fmt: skip
 
 
-def close_retriever(retriever: Any, who: Any) -> str | None:
-    """Close a retriever that holds something open; what it raised, as a warning naming it and
-    its distribution (``who``: its record, see :func:`~evalkit.components.plugin_close_failed`;
-    ``None``: closed, or nothing to close). The run is stored by then: a retriever that fails to
-    close does not change it, its verdict or the exit code."""
+def close_retriever(retriever: Any, who: Any, limit: float) -> str | None:
+    """Close a retriever that holds something open, waiting at most ``limit`` seconds (the
+    deployment's timeout: a ``close()`` that never returned kept the process from ever exiting);
+    what it raised, or that it was abandoned, as a warning naming it and its distribution
+    (``who``: its record, see :func:`~evalkit.components.plugin_close_failed`; ``None``: closed,
+    or nothing to close). The run is stored by then: a retriever that fails to close does not
+    change it, its verdict or the exit code."""
     if not offers(retriever, ClosingRetriever):
         return None
+    calls = BoundedCalls(1, "evalkit-close")
     try:
-        carried(retriever.close)
+        calls.submit(retriever.close).result(timeout=limit)
+    except FutureTimeout:
+        return plugin_close_stuck(who, "close", limit)
     except PLUGIN_FAILURES as exc:
         return plugin_close_failed(who, "close", exc)
+    finally:
+        calls.close()
     return None
 
 

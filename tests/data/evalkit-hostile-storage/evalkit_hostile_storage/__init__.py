@@ -92,3 +92,8 @@ class SleepingRetriever:
         """Block forever when ``hang_on`` is ``"provenance()"``; else declare nothing usable."""
         if self.hang_on == "provenance()":
             threading.Event().wait()
+
+    def close(self) -> None:
+        """Block forever when ``hang_on`` is ``"close()"``."""
+        if self.hang_on == "close()":
+            threading.Event().wait()
