@@ -175,6 +175,9 @@ class _Generator:
         ({"command_args": "--cache"}, "command_args"),
         ({"command_args": ["--repeats", 3]}, "command_args"),
         ({"baseline_file": "baseline.json"}, "baseline_file"),
+        ({"model": ""}, "model"),
+        ({"model": "  "}, "model"),
+        ({"privacy": ""}, "privacy"),
     ],
 )
 def test_an_argument_of_the_wrong_kind_is_refused_by_name_before_anything_is_stored(
@@ -194,7 +197,8 @@ def test_an_argument_of_the_wrong_kind_is_refused_by_name_before_anything_is_sto
 
 
 @pytest.mark.parametrize(("arguments", "named"), [({"question_set": 5}, "question_set"), ({"retriever": object()}, "retriever"),
-                                                  ({"deployment": 5}, "deployment"), ({"baseline_file": "baseline.json"}, "baseline_file")])  # fmt: skip
+                                                  ({"deployment": 5}, "deployment"), ({"baseline_file": "baseline.json"}, "baseline_file"),
+                                                  ({"privacy": ""}, "privacy"), ({"judge_unjudged": ""}, "judge_unjudged")])  # fmt: skip
 def test_a_retrieval_argument_of_the_wrong_kind_is_refused_by_name(arguments: dict, named: str, tmp_path: Path) -> None:
     from evalkit import evaluate_retrieval
 
@@ -227,6 +231,23 @@ def test_cwd_may_be_given_as_text(tmp_path: Path) -> None:
 
     outcome = evaluate_set("evalkit.smoke", database="sqlite:///:memory:", cwd=str(tmp_path))
     assert outcome.run.status.value == "complete"
+
+
+@pytest.mark.parametrize("call", ["evaluate_set", "evaluate_retrieval"])
+@pytest.mark.parametrize("where", ["missing/deeper", "a-file"])
+def test_a_cwd_that_is_no_folder_is_refused_and_nothing_is_made_there(call: str, where: str, tmp_path: Path) -> None:
+    """``evaluate_set(cwd="/nonexistent/x")`` ran, and made ``/nonexistent/x/.evalkit/results.db``:
+    a typo in ``cwd`` built folders and a store where nothing was."""
+    import evalkit
+
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
+    cwd = tmp_path / where
+    first = {"evaluate_set": ("evalkit.smoke",), "evaluate_retrieval": ("evalkit_stdlib.docs", "evalkit.lexical")}[call]
+    extra = {"deployment": "demo"} if call == "evaluate_retrieval" else {}
+    with pytest.raises(UsageError, match=rf"^{call}: cwd must be an existing folder .*, got PosixPath ") as caught:
+        getattr(evalkit, call)(*first, cwd=cwd, **extra)
+    assert caught.value.exit_code == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
 
 
 NOTEBOOK_CELL = """\

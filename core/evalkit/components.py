@@ -54,6 +54,7 @@ __all__ = [
     "plugin_awaited",
     "plugin_call_failed",
     "plugin_close_failed",
+    "plugin_close_stuck",
     "plugin_called",
     "plugin_gave_unusable",
     "plugin_method",
@@ -397,6 +398,14 @@ def plugin_close_failed(who: Any, method: str, exc: BaseException) -> str:
     retriever's ``close()``): the one wording for them all; the run, its verdict and exit code stay
     what they are."""
     return f"{plugin_call_failed(who, method, exc)}; the run is kept as it is"
+
+
+def plugin_close_stuck(who: Any, method: str, seconds: float) -> str:
+    """The warning saying that ``who`` (see :func:`plugin_called`) did not return from ``method()``
+    within ``seconds`` once the run was stored, and was abandoned: the wording of
+    :func:`plugin_close_failed` for a close that never returns."""
+    limit = f"{seconds:g} s (the deployment's timeout)"
+    return f"{_plugin_error(who, f'did not return from {method}() within {limit}; the call was abandoned')}; the run is kept as it is"
 
 
 async def plugin_awaited(who: Any, method: str, awaitable: Any) -> Any:

@@ -658,6 +658,36 @@ def test_10_a_retriever_that_never_returns_errs_its_question_not_the_run(
     assert refused.code == 2 and "timeout must be a number of seconds" in refused.stderr
 
 
+def test_10_a_retriever_whose_provenance_never_returns_is_of_unknown_provenance_not_a_hung_run(
+    database_url, hostile_plugins, project, evalkit_cli
+) -> None:
+    """``provenance()`` is asked before the first question; one that never returned hung the run
+    before anything was stored. It is bounded by the deployment's timeout, as each question is."""
+    (project / "evalkit.toml").write_text('[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "provenance()"\ntimeout = 0.5\n')
+    env = cli_env(hostile_plugins, database_url)
+    result = evalkit_cli("retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", env=env, timeout=60)
+    assert result.code == 0, result.stderr
+    assert (
+        'retriever "hostile.sleeper": provenance() did not return within 0.5 s (the deployment\'s timeout); '
+        "the call was abandoned" in result.stdout
+    )
+    assert "Baseline state: unknown" in result.stdout
+
+
+def test_10_a_retriever_whose_close_never_returns_leaves_the_stored_run_and_exits(
+    database_url, hostile_plugins, project, evalkit_cli
+) -> None:
+    """``close()`` is called once the run is stored; one that never returned kept the process
+    from ever exiting. It is bounded by the deployment's timeout and abandoned, with a warning."""
+    (project / "evalkit.toml").write_text('[deployments.ci.retrievers."hostile.sleeper"]\nhang_on = "close()"\ntimeout = 0.5\n')
+    env = cli_env(hostile_plugins, database_url)
+    result = evalkit_cli("retrieval", "hostilestore.hang", "hostile.sleeper", "--deployment", "ci", "--json", env=env, timeout=60)
+    assert result.code == 0, result.stderr
+    said = "did not return from close() within 0.5 s (the deployment's timeout); the call was abandoned; the run is kept as it is"
+    assert said in result.stdout
+    assert stored(database_url, result.json()["run_id"]).status is RunStatus.COMPLETE
+
+
 @pytest.mark.parametrize(
     ("tamper", "message"),
     [

@@ -11,13 +11,14 @@ nothing called, nothing stored) naming the argument, what it takes and what it g
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
+from pathlib import Path, PurePath
 from typing import Any
 
 from ..errors import UsageError
 from ..shapes import short_repr
 
 __all__ = [
-    "DATABASE", "OPTIONAL_OPTIONS", "OPTIONAL_TEXT", "SECONDS", "TEXT", "WORDS", "check_arguments", "one_of", "optional",
+    "DATABASE", "FOLDER", "OPTIONAL_NAME", "OPTIONAL_OPTIONS", "OPTIONAL_TEXT", "SECONDS", "TEXT", "WORDS", "check_arguments", "one_of", "optional",
 ]  # fmt: skip
 
 #: An argument's kind: what the message says it takes, and the test of a value.
@@ -25,6 +26,12 @@ Kind = tuple[str, Callable[[Any], bool]]
 
 TEXT: Kind = ("text (a str)", lambda value: isinstance(value, str))
 OPTIONAL_TEXT: Kind = ("text (a str) or None", lambda value: value is None or isinstance(value, str))
+#: A name (a model alias, a privacy level, a judge): ``""`` or blanks are refused, as the command
+#: line refuses ``--model ""``: given to the library they silently meant "the default".
+OPTIONAL_NAME: Kind = (
+    "non-empty text (a str) or None",
+    lambda value: value is None or (isinstance(value, str) and value.strip() != ""),
+)
 FLAG: Kind = ("True or False", lambda value: isinstance(value, bool))
 CALLBACK: Kind = ("a callable or None", lambda value: value is None or callable(value))
 #: Seconds to wait: a finite number from 0 (``float("nan")`` made a readiness wait that never ends).
@@ -42,6 +49,23 @@ DATABASE: Kind = (
     'a database URL (a non-empty str such as "sqlite:///results.db") or None',
     lambda value: value is None or (isinstance(value, str) and value.strip() != ""),
 )
+
+
+def _is_folder(value: Any) -> bool:
+    """Whether ``value`` is ``None`` or names a folder that exists (a ``cwd`` with a typo made
+    its folders, and a store in them, where nothing was: ``cwd="/nonexistent/x"`` ran)."""
+    if value is None:
+        return True
+    if not isinstance(value, (str, PurePath)) or str(value) == "":
+        return False
+    try:
+        return Path(value).is_dir()
+    except (OSError, ValueError):  # a NUL in the text, a name too long
+        return False
+
+
+#: The folder a call works from (``cwd``): one that exists, as text or a path.
+FOLDER: Kind = ("an existing folder (a str or a PurePath) or None", _is_folder)
 #: Options passed on as keywords (a grader's): a mapping whose keys are text.
 OPTIONAL_OPTIONS: Kind = (
     "a mapping (a dict) of option names (str) to values, or None",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -36,6 +36,8 @@ from .arguments import (
     CALLBACK,
     DATABASE,
     FLAG,
+    FOLDER,
+    OPTIONAL_NAME,
     OPTIONAL_OPTIONS,
     OPTIONAL_TEXT,
     PLUGINS,
@@ -126,10 +128,10 @@ _BASELINE_FILE: Kind = ("an evalkit.baseline_file.BaselineFile (read_baseline_fi
 def _argument_kinds(**more: Kind) -> dict[str, Kind]:
     """What each argument of a run takes (checked first, so a wrong kind is refused by name)."""
     return {
-        "config": optional(Config), "database": DATABASE, "privacy": OPTIONAL_TEXT, "label": OPTIONAL_TEXT,
+        "config": optional(Config), "database": DATABASE, "privacy": OPTIONAL_NAME, "label": OPTIONAL_TEXT,
         "run_id": OPTIONAL_TEXT, "resume": FLAG, "shard": optional(Shard), "baseline": OPTIONAL_TEXT,
         "fail_on_new_failures": FLAG, "hook_plugins": PLUGINS, "on_start": CALLBACK, "on_case": CALLBACK,
-        "cwd": optional(str, PurePath), "keep_cases": FLAG, "baseline_file": _BASELINE_FILE, **more,
+        "cwd": FOLDER, "keep_cases": FLAG, "baseline_file": _BASELINE_FILE, **more,
     }  # fmt: skip
 
 
@@ -148,14 +150,14 @@ def _is_question_set(value: Any) -> bool:
 
 _PROMPT_RUN_ARGUMENTS = _argument_kinds(
     set_identifier=("a set identifier (a str), a GoldenPromptSet or a SourcedSet", _is_prompt_set),
-    provider=_PROVIDER, model=OPTIONAL_TEXT, grader=TEXT,
+    provider=_PROVIDER, model=OPTIONAL_NAME, grader=TEXT,
     strict_grader=FLAG, grader_options=OPTIONAL_OPTIONS, on_stored=CALLBACK, on_check=CALLBACK,
     bound_generator=optional(BoundGenerator), answers_from=OPTIONAL_TEXT, cache=optional(bool), wait_ready=SECONDS,
     command_args=WORDS,
 )  # fmt: skip
 _RETRIEVAL_RUN_ARGUMENTS = _argument_kinds(
     question_set=("a set identifier (a str), a GoldenQuestionSet or a SourcedSet", _is_question_set),
-    retriever=OPTIONAL_TEXT, deployment=OPTIONAL_TEXT, judge_unjudged=OPTIONAL_TEXT,
+    retriever=OPTIONAL_TEXT, deployment=OPTIONAL_TEXT, judge_unjudged=OPTIONAL_NAME,
 )
 
 
@@ -445,7 +447,7 @@ def evaluate_retrieval(
             outcome = execute(plan, repository)
     finally:
         try:
-            closing.append(question_answering.close_retriever(answering.retriever, resolved.record))
+            closing.append(question_answering.close_retriever(answering.retriever, resolved.record, resolved.deployment.timeout))
         finally:
             if holes is not None:
                 closing.append(holes.unusable())  # what the judge gave that broke its rule, said with the run

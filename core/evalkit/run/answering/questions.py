@@ -26,7 +26,7 @@ from ... import registry
 from ...baselines import scope_mismatch
 from ...bounded import BoundedCalls
 from ...catalog import SourcedSet, question_set_catalog
-from ...components import SecretHolder, declared, offers, plugin_close_failed
+from ...components import MAX_CONCURRENCY, SecretHolder, declared, offers, plugin_close_failed, plugin_close_stuck
 from ...config import PRIVACY_LEVELS
 from ...errors import (
     PLUGIN_FAILURES,
@@ -714,8 +714,10 @@ def resolve_questions(source: QuestionSource, config: Any) -> ResolvedQuestions:
     record = registry.find("evalkit.retrievers", retriever)
     check_question_set(golden_set)
     for what, value in (("k", source.k), ("the relevance threshold", source.relevance_threshold), ("concurrency", source.concurrency)):
-        if type(value) is not int or value < 1:
-            raise UsageError(f"{what} must be a positive integer (got {value!r})")
+        # The command line's bound (cli.params.MAX_COUNT) holds for a library caller too: a k of
+        # 10**12 asked the retriever for that many ids and grew to tens of gigabytes.
+        if type(value) is not int or not 1 <= value <= MAX_CONCURRENCY:
+            raise UsageError(f"{what} must be a positive integer up to {MAX_CONCURRENCY:,} (got {value!r})")
     privacy = source.privacy or config.privacy
     if privacy not in PRIVACY_LEVELS:
         raise UsageError(f"privacy must be one of {', '.join(PRIVACY_LEVELS)}, got {privacy!r}")
@@ -751,11 +753,22 @@ def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
     golden_set, k, threshold = resolved.golden_set, resolved.source.k, resolved.source.relevance_threshold
     if not offers(retriever, RetrievalProvenanceProvider):
         return retrieval_identity(golden_set, None, k, threshold)
+    # bounded as each question is: a provenance() that never returned hung the run before it began
+    limit = resolved.deployment.timeout
+    calls = BoundedCalls(1, "evalkit-provenance")
     try:
-        declared = carried(retriever.provenance)
+        declared = calls.submit(retriever.provenance).result(timeout=limit)
+    except FutureTimeout:
+        problem = (
+            f"retriever {quoted(resolved.retriever_id)}: provenance() did not return within {limit:g} s "
+            "(the deployment's timeout); the call was abandoned"
+        )
+        return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
     except PLUGIN_FAILURES as exc:
         problem = f'retriever {quoted(resolved.retriever_id)}: provenance() raised {exception_text(exc)}'
         return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
+    finally:
+        calls.close()
     return retrieval_identity(golden_set, declared, k, threshold)
 
 
@@ -788,7 +801,7 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
         identity = _identity(resolved, retriever)
         prepared = _prepare(retriever, resolved.retriever_id)
     except BaseException:
-        close_retriever(retriever, resolved.record)  # what went wrong first is what is said
+        close_retriever(retriever, resolved.record, resolved.deployment.timeout)  # what went wrong first is what is said
         raise
     return QuestionAnswering(
         resolved.golden_set, resolved.retriever_id, retriever, resolved.deployment, identity,
@@ -796,17 +809,24 @@ def start_retriever(resolved: ResolvedQuestions, config: Any) -> QuestionAnsweri
     )  # fmt: skip
 
 
-def close_retriever(retriever: Any, who: Any) -> str | None:
-    """Close a retriever that holds something open; what it raised, as a warning naming it and
-    its distribution (``who``: its record, see :func:`~evalkit.components.plugin_close_failed`;
-    ``None``: closed, or nothing to close). The run is stored by then: a retriever that fails to
-    close does not change it, its verdict or the exit code."""
+def close_retriever(retriever: Any, who: Any, limit: float) -> str | None:
+    """Close a retriever that holds something open, waiting at most ``limit`` seconds (the
+    deployment's timeout: a ``close()`` that never returned kept the process from ever exiting);
+    what it raised, or that it was abandoned, as a warning naming it and its distribution
+    (``who``: its record, see :func:`~evalkit.components.plugin_close_failed`; ``None``: closed,
+    or nothing to close). The run is stored by then: a retriever that fails to close does not
+    change it, its verdict or the exit code."""
     if not offers(retriever, ClosingRetriever):
         return None
+    calls = BoundedCalls(1, "evalkit-close")
     try:
-        carried(retriever.close)
+        calls.submit(retriever.close).result(timeout=limit)
+    except FutureTimeout:
+        return plugin_close_stuck(who, "close", limit)
     except PLUGIN_FAILURES as exc:
         return plugin_close_failed(who, "close", exc)
+    finally:
+        calls.close()
     return None
 
 

@@ -87,3 +87,13 @@ class SleepingRetriever:
         if self.hang_on in question:
             threading.Event().wait()
         return ["doc-a"]
+
+    def provenance(self) -> None:
+        """Block forever when ``hang_on`` is ``"provenance()"``; else declare nothing usable."""
+        if self.hang_on == "provenance()":
+            threading.Event().wait()
+
+    def close(self) -> None:
+        """Block forever when ``hang_on`` is ``"close()"``."""
+        if self.hang_on == "close()":
+            threading.Event().wait()
