@@ -229,7 +229,7 @@ def test_shards_answer_one_run_together_and_the_last_one_completes_it(
     ("args", "message"),
     [
         (("--resume", "no-such-run"), 'there is no run "no-such-run" in the store'),
-        (("--resume",), 'no unfinished run of "storagekit.echo" by slow/gpt-test'),
+        (("--resume",), 'no unfinished run of "storagekit.echo" by "slow/gpt-test"'),
     ],
 )
 def test_resume_refuses_what_it_cannot_resume_before_calling_anything(
