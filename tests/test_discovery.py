@@ -59,7 +59,7 @@ def test_a_distributions_name_and_version_are_kept_to_200_characters(tmp_path: P
     assert registry.MAX_METADATA_CHARS == 200
     assert record.distribution == name[:200] + "… (1,000,000 characters)"
     assert record.version == version[:200] + "… (1,000,000 characters)"
-    assert record.describe() == f"huge ({record.distribution} {record.version})" and len(record.describe()) < 500
+    assert record.describe() == f'"huge" ({record.distribution} {record.version})' and len(record.describe()) < 500
     assert registry.load(record) is json.dumps
 
 
@@ -96,7 +96,7 @@ def test_a_distribution_put_on_sys_path_after_the_scan_is_found_once_the_scan_is
     monkeypatch.syspath_prepend(str(folder))
     assert "late" not in _graders(), "read once per process"
     registry.forget()
-    assert _graders()["late"].describe() == "late (evalkit-late 1.0)"
+    assert _graders()["late"].describe() == "\"late\" (evalkit-late 1.0)"
     monkeypatch.undo()
     assert "late" in _graders()
     assert "late" not in {r.name for r in registry.scan(refresh=True) if r.group == GRADERS}, "the old name still forgets"
@@ -158,9 +158,9 @@ def test_a_plugin_that_fails_to_load_is_named_and_the_others_still_load(tmp_path
     assert loaded["deterministic"].error is None, "built-in graders load beside the broken ones"
     failed = loaded[name]
     assert failed.plugin is None
-    assert str(failed.error) == f"grader {name} (evalkit-fragile 1.0) failed to load: {reason}"
+    assert str(failed.error) == f'grader "{name}" (evalkit-fragile 1.0) failed to load: {reason}'
     assert failed.error.distribution == "evalkit-fragile"
-    with pytest.raises(PluginError, match=rf"^grader {name} \(evalkit-fragile 1\.0\) failed to load: "):
+    with pytest.raises(PluginError, match=rf'^grader "{name}" \(evalkit-fragile 1\.0\) failed to load: '):
         registry.driver(GRADERS, name)
 
 
@@ -217,7 +217,7 @@ def test_a_group_manager_lists_its_records_and_imports_only_what_it_names(tmp_pa
     assert listing.list_entry_points() == list(records) and listing.extensions == []
     assert "evalkit_lazy_a" not in sys.modules and "evalkit_lazy_b" not in sys.modules
     one = GroupManager(GRADERS, records, ["lazy_b"], fail)
-    assert [e.entry_point.describe() for e in one.extensions] == ["lazy_b (evalkit-lazy 1.0)"]
+    assert [e.entry_point.describe() for e in one.extensions] == ["\"lazy_b\" (evalkit-lazy 1.0)"]
     assert "evalkit_lazy_a" not in sys.modules and "evalkit_lazy_b" in sys.modules
 
 
@@ -231,4 +231,4 @@ def test_a_distribution_in_a_zip_archive_on_sys_path_is_found(tmp_path: Path, on
             zipped.write(path, path.relative_to(folder).as_posix())
     on_path(archive)
     record, factory = registry.driver(GRADERS, "zipped")
-    assert record.describe() == "zipped (evalkit-zipped 1.0)" and factory.__name__ == "dumps"
+    assert record.describe() == "\"zipped\" (evalkit-zipped 1.0)" and factory.__name__ == "dumps"

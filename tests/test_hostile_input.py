@@ -753,7 +753,7 @@ def test_a_set_provider_that_never_returns_is_a_failed_provider_not_a_hung_comma
     hang = {"EVALKIT_HOSTILE_HANG_SETS": "1"}
     listed = cli("list", "sets", env=hang, timeout=60)
     assert listed.code == 2 and "evalkit.smoke" in listed.stdout, listed.stderr[-500:]
-    assert "provider hanging (evalkit-hostile-sets 0.1.0): golden_prompt_sets() did not return within 1 s (set_load_timeout)" in listed.stderr
+    assert "provider \"hanging\" (evalkit-hostile-sets 0.1.0): golden_prompt_sets() did not return within 1 s (set_load_timeout)" in listed.stderr
     ran = cli("run", "evalkit.smoke", "--json", env=hang, timeout=60)
     assert ran.code == 0 and json.loads(ran.stdout)["status"] == "complete", ran.stderr[-500:]
 
@@ -767,7 +767,7 @@ def test_a_set_provider_whose_listing_never_ends_is_read_up_to_10000_sets(cli, p
     assert listed.code == 2 and "evalkit.smoke" in listed.stdout, listed.stderr[-500:]
     assert "hostile.endless" not in listed.stdout
     assert (
-        "provider hanging (evalkit-hostile-sets 0.1.0): golden_prompt_sets() returned more than 10,000 sets, the most "
+        "provider \"hanging\" (evalkit-hostile-sets 0.1.0): golden_prompt_sets() returned more than 10,000 sets, the most "
         "evalkit reads from one provider; it was not read further"
     ) in " ".join(listed.stderr.split())
     ran = cli("run", "evalkit.smoke", "--json", env=endless, timeout=60)
@@ -776,7 +776,7 @@ def test_a_set_provider_whose_listing_never_ends_is_read_up_to_10000_sets(cli, p
     validated = cli("validate", "hostile.endless5", env=endless, timeout=60)
     assert validated.code == 2
     assert "hostile.endless5: is neither a file nor an installed set" in validated.stderr
-    assert "provider hanging (evalkit-hostile-sets 0.1.0): golden_prompt_sets() returned more than 10,000" in validated.stderr
+    assert "provider \"hanging\" (evalkit-hostile-sets 0.1.0): golden_prompt_sets() returned more than 10,000" in validated.stderr
     assert cli("validate", "evalkit.smoke", env=endless, timeout=60).code == 0
 
 
@@ -787,7 +787,7 @@ def test_a_question_set_built_from_an_endless_generator_is_read_up_to_its_limit(
     listed = cli("list", "questions", env={"EVALKIT_HOSTILE_ENDLESS_QUESTIONS": "1"}, timeout=60)
     assert listed.code == 2, listed.stderr[-500:]
     assert (
-        "provider hostilekit (evalkit-hostile-sets 0.1.0): SetTooLarge in golden_question_sets(): the questions given (an "
+        "provider \"hostilekit\" (evalkit-hostile-sets 0.1.0): SetTooLarge in golden_question_sets(): the questions given (an "
         "iterator) hold more than 50 questions, the most evalkit takes in one set"
     ) in " ".join(listed.stderr.split())
 
@@ -802,7 +802,7 @@ def test_a_set_built_from_an_endless_generator_is_read_up_to_the_prompt_limit(cl
     listed = cli("list", "sets", env={"EVALKIT_HOSTILE_ENDLESS_PROMPTS": "1"}, timeout=60)
     assert listed.code == 2 and "evalkit.smoke" in listed.stdout, listed.stderr[-500:]
     assert (
-        "provider hanging (evalkit-hostile-sets 0.1.0): SetTooLarge in golden_prompt_sets(): the prompts given (an "
+        "provider \"hanging\" (evalkit-hostile-sets 0.1.0): SetTooLarge in golden_prompt_sets(): the prompts given (an "
         "iterator) hold more than 50 prompts, the most evalkit takes in one set; stream them in a PromptStream"
     ) in " ".join(listed.stderr.split())
 
@@ -810,7 +810,7 @@ def test_a_set_built_from_an_endless_generator_is_read_up_to_the_prompt_limit(cl
 # --- A plugin's failure whose text sprawls (evalkit_hostile_sets.sprawling_failures) ---------------
 
 SPRAWLING = "EVALKIT_HOSTILE_SPRAWLING_FAILURE"
-PROVIDER = "golden prompt set provider sprawling_failures (evalkit-hostile-sets 0.1.0)"
+PROVIDER = "golden prompt set provider \"sprawling_failures\" (evalkit-hostile-sets 0.1.0)"
 #: What ends a 5,000,000-character message cut where it was quoted (MAX_REASON_CHARS kept).
 CUT = "… (5,000,000 characters)"
 #: What each way of failing is reported as: the set or provider, then the start of the reason,
@@ -1085,7 +1085,7 @@ def test_a_distribution_whose_name_and_version_are_a_million_characters_is_named
     assert shown.code == 0 and len(shown.stdout) < 100_000
     line = next(line for line in shown.stdout.splitlines() if "giant_ok" in line)
     assert line.split(" ", 3)[2] == "giant_ok" and line.endswith(f"  {SHOWN_NAME} {SHOWN_VERSION}"), line[:300]
-    failing = f"golden prompt set provider giant_failing ({SHOWN_NAME} {SHOWN_VERSION})"
+    failing = f"golden prompt set provider \"giant_failing\" ({SHOWN_NAME} {SHOWN_VERSION})"
     listed = cli("list", "sets", "--json", env=env)
     assert listed.code == 2 and len(listed.stdout) < 100_000, listed.stderr[-500:]
     assert listed.json()["problems"] == [f"{failing}: RuntimeError in golden_prompt_sets(): the listing failed"]
@@ -1117,7 +1117,7 @@ def test_an_entry_point_whose_name_is_a_million_characters_is_refused_and_named_
     )  # fmt: skip
     env = {"PYTHONPATH": str(site)}
     refused = (
-        "golden prompt set provider " + "p" * 60 + "… (1,000,000 characters) (evalkit-sprawl 1.0): the entry point is refused: "
+        "golden prompt set provider \"" + "p" * 60 + "… (1,000,000 characters)\" (evalkit-sprawl 1.0): the entry point is refused: "
         "its name is 1,000,000 characters long, more than the 200 allowed; it is neither listed nor loaded"
     )
     plugins = cli("list", "--json", env=env)
@@ -1326,7 +1326,7 @@ def test_a_retriever_raising_what_except_exception_misses_errs_its_question(rais
 def test_a_set_provider_or_a_stream_raising_what_except_exception_misses_is_named(raising, raised) -> None:
     listing = raising("list", "sets", raised=raised, place="listing")
     assert listing.code == 2, listing.stderr[-2000:]
-    assert f"raising (evalkit-raising-plugins 0.1.0): {raised} in golden_prompt_sets(): " in listing.stderr
+    assert f"\"raising\" (evalkit-raising-plugins 0.1.0): {raised} in golden_prompt_sets(): " in listing.stderr
     assert "evalkit.smoke" in listing.stdout  # the other providers' sets are listed
     for command in (("validate", "raising.stream"), ("run", "raising.stream")):
         checked = raising(*command, raised=raised, place="stream")
@@ -1339,7 +1339,7 @@ def test_a_plugin_raising_what_except_exception_misses_at_import_failed_to_load(
     (project / "evalkit.toml").write_text('[providers.x]\nadapter = "raising.at_import"\n')
     result = raising("run", "evalkit.smoke", "--provider", "x", raised=raised, place="import")
     assert result.code == 2, result.stderr[-2000:]
-    assert f"generator raising.at_import (evalkit-raising-plugins 0.1.0) failed to load: {raised}: " in result.stderr
+    assert f"generator \"raising.at_import\" (evalkit-raising-plugins 0.1.0) failed to load: {raised}: " in result.stderr
     assert stored_runs(project) == 0
 
 
@@ -1351,7 +1351,7 @@ def test_a_keyboard_interrupt_raised_at_a_plugins_import_names_the_plugin(raisin
     result = raising("run", "evalkit.smoke", "--provider", "x", "--json", raised="KeyboardInterrupt", place="import")
     assert result.code == 3, result.stderr[-2000:]
     said = (
-        "interrupted while loading generator raising.at_import (evalkit-raising-plugins 0.1.0) "
+        "interrupted while loading generator \"raising.at_import\" (evalkit-raising-plugins 0.1.0) "
         "(Ctrl-C, or a KeyboardInterrupt its module raised at import)"
     )
     assert result.stderr.splitlines() == [f"evalkit: {said}"]
@@ -1373,7 +1373,7 @@ def test_a_hook_reporter_or_closing_retriever_raising_what_except_exception_miss
     assert document["status"] == "complete"
     # one wording with a generator's or grader's close failure, naming its distribution
     (warning,) = document["warnings"]
-    assert warning.startswith(f"retriever raising.retriever (evalkit-raising-plugins 0.1.0) raised {raised} in close(): "), warning
+    assert warning.startswith(f"retriever \"raising.retriever\" (evalkit-raising-plugins 0.1.0) raised {raised} in close(): "), warning
     assert warning.endswith("; the run is kept as it is"), warning
 
 
@@ -1383,7 +1383,7 @@ def test_a_retriever_whose_close_fails_after_the_run_is_stored_keeps_its_outcome
     result = raising("retrieval", "raising.questions", "raising.retriever", raised="Unprintable", place="close")
     assert result.code == 0 and "internal error" not in result.stderr, result.stderr[-2000:]
     assert "The measurement was recorded" in result.stdout  # the outcome is shown
-    said = "retriever raising.retriever (evalkit-raising-plugins 0.1.0) raised Unprintable in close(): (its message could not be read"
+    said = "retriever \"raising.retriever\" (evalkit-raising-plugins 0.1.0) raised Unprintable in close(): (its message could not be read"
     assert said in result.stdout + result.stderr
 
 
@@ -1391,8 +1391,8 @@ def test_a_retriever_whose_close_fails_after_the_run_is_stored_keeps_its_outcome
 @pytest.mark.parametrize(
     ("place", "grader", "named"),
     [
-        ("generator_close", None, "generator raising.generator (evalkit-raising-plugins 0.1.0) raised {} in close()"),
-        ("grader_close", "raising.grader", "grader raising.grader (evalkit-raising-plugins 0.1.0) raised {} in aclose()"),
+        ("generator_close", None, "generator \"raising.generator\" (evalkit-raising-plugins 0.1.0) raised {} in close()"),
+        ("grader_close", "raising.grader", "grader \"raising.grader\" (evalkit-raising-plugins 0.1.0) raised {} in aclose()"),
     ],
     ids=["generator", "grader"],
 )
@@ -1427,7 +1427,7 @@ def test_a_plugin_raising_what_except_exception_misses_where_no_call_carries_it_
     during = raising("run", "evalkit.smoke", "--grader", "raising.grader", raised="Skipped", place="kinds")
     assert during.code == 3, during.stderr[-2000:]
     # use_assertion_kinds() is a call that carries it now (test_a_plugin_call_outside_the_cases_…)
-    assert "grader raising.grader (evalkit-raising-plugins 0.1.0) raised Skipped in use_assertion_kinds(): " in during.stderr
+    assert "grader \"raising.grader\" (evalkit-raising-plugins 0.1.0) raised Skipped in use_assertion_kinds(): " in during.stderr
     history = raising("history", "evalkit.smoke", "--json", raised="Skipped")
     assert [run["status"] for run in history.json()["runs"]] == ["interrupted"], history.stdout[-2000:]
 
@@ -1435,8 +1435,8 @@ def test_a_plugin_raising_what_except_exception_misses_where_no_call_carries_it_
 @pytest.mark.parametrize(
     ("place", "grader", "named"),
     [
-        ("use_concurrency", None, "generator raising.generator (evalkit-raising-plugins 0.1.0) raised RuntimeError in use_concurrency()"),
-        ("kinds", "raising.grader", "grader raising.grader (evalkit-raising-plugins 0.1.0) raised RuntimeError in use_assertion_kinds()"),
+        ("use_concurrency", None, "generator \"raising.generator\" (evalkit-raising-plugins 0.1.0) raised RuntimeError in use_concurrency()"),
+        ("kinds", "raising.grader", "grader \"raising.grader\" (evalkit-raising-plugins 0.1.0) raised RuntimeError in use_assertion_kinds()"),
     ],
 )
 def test_a_plugin_call_outside_the_cases_that_raises_names_the_plugin_not_an_evalkit_bug(raising, project, place, grader, named) -> None:
@@ -1486,7 +1486,7 @@ def test_a_judges_call_before_the_run_that_raises_names_the_plugin_not_an_evalki
     failed = raising("run", "raising.rubric", "--grader", "raising.judge", raised="RuntimeError", place=place)
     assert failed.code == 2, failed.stderr[-2000:]
     assert failed.stderr.splitlines() == [
-        f"evalkit: error: grader raising.judge (evalkit-raising-plugins 0.1.0) raised RuntimeError in {method}(): the plugin's own failure"
+        f"evalkit: error: grader \"raising.judge\" (evalkit-raising-plugins 0.1.0) raised RuntimeError in {method}(): the plugin's own failure"
     ]
     assert stored_runs(project) == 0
     refused = raising("run", "raising.rubric", "--grader", "raising.judge", raised="ConfigError", place=place)
@@ -1504,7 +1504,7 @@ def test_a_judges_method_that_raises_as_it_is_read_stops_the_run_naming_the_plug
     failed = raising("run", "evalkit.smoke", "--grader", "raising.judge", raised="RuntimeError", place=f"{method} read")
     assert failed.code == 2, failed.stderr[-2000:]
     assert failed.stderr.splitlines() == [
-        f"evalkit: error: grader raising.judge (evalkit-raising-plugins 0.1.0) raised RuntimeError in {method}(): the plugin's own failure"
+        f"evalkit: error: grader \"raising.judge\" (evalkit-raising-plugins 0.1.0) raised RuntimeError in {method}(): the plugin's own failure"
     ]
     assert stored_runs(project) == 0
 
@@ -1518,7 +1518,7 @@ def test_a_judges_aclose_that_raises_as_it_is_read_is_a_warning_once_the_run_is_
     document = json.loads(result.stdout)
     assert document["status"] == "complete" and document["passed"] == 7
     assert document["warnings"] == [
-        "grader raising.judge (evalkit-raising-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
+        "grader \"raising.judge\" (evalkit-raising-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
     ], document["warnings"]
 
 
@@ -1533,7 +1533,7 @@ def test_a_generators_check_ready_that_raises_as_it_is_read_is_its_failure_not_n
     failed = raising("run", "evalkit.smoke", "--provider", "x", raised="RuntimeError", place="check_ready read")
     assert failed.code == 2, failed.stderr[-2000:]
     assert failed.stderr.splitlines() == [
-        "evalkit: error: generator raising.generator (evalkit-raising-plugins 0.1.0) raised RuntimeError in check_ready(): the plugin's own failure"
+        "evalkit: error: generator \"raising.generator\" (evalkit-raising-plugins 0.1.0) raised RuntimeError in check_ready(): the plugin's own failure"
     ]
     assert stored_runs(project) == 0
     assert raising("run", "evalkit.smoke", "--provider", "x", raised="RuntimeError").code == 0
@@ -1738,7 +1738,7 @@ def judging(cli, project, tmp_path):
 
 def said(method: str) -> list[str]:
     """The one line a judge command says when evalkit-judging-plugins' judge raises in ``method()``."""
-    return [f"evalkit: error: grader {{}} (evalkit-judging-plugins 0.1.0) raised RuntimeError in {method}(): the plugin's own failure"]
+    return [f"evalkit: error: grader \"{{}}\" (evalkit-judging-plugins 0.1.0) raised RuntimeError in {method}(): the plugin's own failure"]
 
 
 @pytest.mark.parametrize("place", ["calibration_judge", "bind_judge", "judge_scale", "check_ready", "aclose"])
@@ -1812,7 +1812,7 @@ def test_a_hole_judge_that_fails_to_close_after_the_run_is_stored_is_a_warning(j
     document = json.loads(result.stdout)
     assert document["status"] == "complete" and document["judged_holes"] is not None, document
     assert document["warnings"] == [
-        "grader relevance (evalkit-judging-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
+        "grader \"relevance\" (evalkit-judging-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
     ]
 
 
@@ -1840,7 +1840,7 @@ def test_a_judges_plain_aclose_is_closed_under_the_rule_of_an_async_one(judging,
     assert closed.code == 0 and json.loads(closed.stdout)["warnings"] == [], closed.stdout[-2000:]
     warned = judging(*words, place="plain aclose")
     assert warned.code == 0 and json.loads(warned.stdout)["warnings"] == [
-        "grader relevance (evalkit-judging-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
+        "grader \"relevance\" (evalkit-judging-plugins 0.1.0) raised RuntimeError in aclose(): the plugin's own failure; the run is kept as it is"
     ], warned.stdout[-2000:]
 
 
@@ -1969,7 +1969,7 @@ def test_a_judge_calibrations_judge_giving_what_evalkit_cannot_use_names_its_gra
     assert failed.code == 2, failed.stderr[-2000:]
     lines = failed.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(
-        "evalkit: error: grader deterministic (evalkit-judging-plugins 0.1.0) gave " + gave.format(method="alabel")
+        "evalkit: error: grader \"deterministic\" (evalkit-judging-plugins 0.1.0) gave " + gave.format(method="alabel")
     ), lines
     assert_shown_literally(failed.stdout, failed.stderr)
     assert stored_calibrations(project) == 0
@@ -1984,12 +1984,12 @@ def test_a_calibrations_judge_scale_evalkit_cannot_use_names_its_grader(judging,
     calibrate = ("judge", "calibrate", "--set", "shop.labels")
     failed = judging(*calibrate, give=("judge_scale", "int"))
     assert failed.code == 2 and failed.stderr.splitlines() == [
-        "evalkit: error: grader deterministic (evalkit-judging-plugins 0.1.0) raised TypeError in judge_scale(): 'int' object is not iterable"
+        "evalkit: error: grader \"deterministic\" (evalkit-judging-plugins 0.1.0) raised TypeError in judge_scale(): 'int' object is not iterable"
     ], failed.stderr[-2000:]
     failed = judging(*calibrate, give=("judge_scale", "huge"))
     assert failed.code == 2 and len(failed.stderr) < 500, failed.stderr[-2000:]
     assert failed.stderr.startswith(
-        "evalkit: error: grader deterministic (evalkit-judging-plugins 0.1.0) gave a judge_scale() evalkit cannot use: "
+        "evalkit: error: grader \"deterministic\" (evalkit-judging-plugins 0.1.0) gave a judge_scale() evalkit cannot use: "
         "it must be 1 to 1,000 labels, each a string or an integer, got ('j', 'j',"
     ), failed.stderr[-2000:]
     assert stored_calibrations(project) == 0
@@ -2011,7 +2011,7 @@ def test_a_pairwise_judge_giving_what_evalkit_cannot_use_names_its_grader(judgin
     assert failed.code == 2, failed.stderr[-2000:]
     lines = failed.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(
-        "evalkit: error: grader deterministic (evalkit-judging-plugins 0.1.0) gave " + gave.format(method="aprefer")
+        "evalkit: error: grader \"deterministic\" (evalkit-judging-plugins 0.1.0) gave " + gave.format(method="aprefer")
     ), lines
     assert failed.stdout == ""
     assert_shown_literally(failed.stderr)
@@ -2041,7 +2041,7 @@ def test_a_hole_judges_unusable_reply_leaves_the_hole_and_is_a_warning(judging, 
     assert document["status"] == "complete" and (holes["judged"], holes["unjudged"]) == (0, 3), document
     assert holes["judge"]["models"] == [] and holes["judge"]["yardstick"] is None
     (warning,) = document["warnings"]
-    assert warning.startswith("grader relevance (evalkit-judging-plugins 0.1.0) gave " + gave), warning
+    assert warning.startswith("grader \"relevance\" (evalkit-judging-plugins 0.1.0) gave " + gave), warning
     assert warning.endswith("; 3 of its replies did, and their holes stay unjudged"), warning
     assert_shown_literally(result.stderr)
 
@@ -2060,14 +2060,14 @@ def test_a_hole_judges_identity_evalkit_cannot_use_is_refused_or_said(judging, p
     refused = judging(*words, give=("prompt", "int"))
     assert refused.code == 2, refused.stderr[-2000:]
     assert refused.stderr.splitlines() == [
-        "evalkit: error: grader relevance (evalkit-judging-plugins 0.1.0) gave a prompt.version evalkit cannot use: "
+        "evalkit: error: grader \"relevance\" (evalkit-judging-plugins 0.1.0) gave a prompt.version evalkit cannot use: "
         "it must be a whole number from 1 to 2,147,483,647, got None"
     ]
     assert stored_runs(project) == 0
     refused = judging(*words, give=("judge_scale", "list"))
     assert refused.code == 2, refused.stderr[-2000:]
     assert refused.stderr.splitlines() == [
-        "evalkit: error: grader relevance (evalkit-judging-plugins 0.1.0) gave a judge_scale() evalkit cannot use: "
+        "evalkit: error: grader \"relevance\" (evalkit-judging-plugins 0.1.0) gave a judge_scale() evalkit cannot use: "
         "its grades must be whole numbers from 0 to 2,147,483,647, got ('A',)"
     ]
     assert stored_runs(project) == 0
@@ -2076,7 +2076,7 @@ def test_a_hole_judges_identity_evalkit_cannot_use_is_refused_or_said(judging, p
     document = json.loads(result.stdout)
     assert document["judged_holes"]["judge"]["yardstick"] is None and document["judged_holes"]["judged"] == 3
     (warning,) = document["warnings"]
-    assert warning.startswith("grader relevance (evalkit-judging-plugins 0.1.0) gave a yardstick from yardstick_for() evalkit cannot use: "
+    assert warning.startswith("grader \"relevance\" (evalkit-judging-plugins 0.1.0) gave a yardstick from yardstick_for() evalkit cannot use: "
                               'the yardstick "judge\\x1b[2J\\x0aevalkit: ok" contains control'), warning  # fmt: skip
     assert warning.endswith("; the judge's yardstick is recorded as none"), warning
 
@@ -2130,7 +2130,7 @@ def test_a_judge_graders_run_metrics_evalkit_cannot_use_names_it(cli, project, t
     failed = cli("run", "evalkit.smoke", "--provider", "reference", "--grader", "metrics.judge", "--run-id", "own-1", env=env)
     assert failed.code == 3, failed.stderr[-2000:]
     assert failed.stderr.splitlines() == [
-        f"evalkit: error: grader metrics.judge (evalkit-metrics-judge 0.1.0) gave run metrics from run_metrics() evalkit cannot use: {problem}",
+        f"evalkit: error: grader \"metrics.judge\" (evalkit-metrics-judge 0.1.0) gave run metrics from run_metrics() evalkit cannot use: {problem}",
         "evalkit: run own-1 was stored before this error: 7 cases committed before it are kept, the run is marked "
         "interrupted; continue it with `evalkit run evalkit.smoke --provider reference --grader metrics.judge --resume own-1`",
     ]
@@ -2165,7 +2165,7 @@ def test_an_ad_hoc_generators_redacted_options_that_raises_names_it(raising, pro
     failed = raising(*words, raised="RuntimeError", place="redacted_options")
     assert failed.code == 2, failed.stderr[-2000:]
     assert failed.stderr.splitlines() == [
-        "evalkit: error: generator raising.generator (evalkit-raising-plugins 0.1.0) raised RuntimeError in redacted_options(): "
+        "evalkit: error: generator \"raising.generator\" (evalkit-raising-plugins 0.1.0) raised RuntimeError in redacted_options(): "
         "the plugin's own failure"
     ]
     assert stored_runs(project) == 0
@@ -2234,7 +2234,7 @@ def test_a_set_provider_shipping_a_set_of_another_kind_is_a_failed_provider_not_
     ended `list sets`, `validate` and `run` of any set in an internal error (AttributeError)."""
     listed = raising("list", "sets", raised="Skipped", place="wrong_kind")
     assert listed.code == 2 and "internal error" not in listed.stderr, listed.stderr[-2000:]
-    assert "raising (evalkit-raising-plugins 0.1.0): golden_prompt_sets() returned GoldenQuestionSet(" in listed.stderr
+    assert "\"raising\" (evalkit-raising-plugins 0.1.0): golden_prompt_sets() returned GoldenQuestionSet(" in listed.stderr
     assert "which is no GoldenPromptSet" in listed.stderr and "evalkit.smoke" in listed.stdout
     checked = raising("validate", "raising.misplaced", raised="Skipped", place="wrong_kind")
     assert checked.code == 2 and "internal error" not in checked.stderr, checked.stderr[-2000:]
@@ -2681,8 +2681,8 @@ class Doubled:
 @pytest.mark.parametrize(
     ("providers", "clash"),
     [
-        ({"one": "twice_mod:One", "two": "twice_mod:Two"}, "is shipped by more than one provider of distribution evalkit-twice 1.0: one and two"),
-        ({"doubled": "twice_mod:Doubled"}, "is shipped 2 times by provider doubled (evalkit-twice 1.0)"),
+        ({"one": "twice_mod:One", "two": "twice_mod:Two"}, "is shipped by more than one provider of distribution evalkit-twice 1.0: \"one\" and \"two\""),
+        ({"doubled": "twice_mod:Doubled"}, "is shipped 2 times by provider \"doubled\" (evalkit-twice 1.0)"),
     ],
     ids=["two providers", "one provider twice"],
 )
@@ -3218,7 +3218,7 @@ def test_a_set_provider_that_raises_when_created_is_named_once(cli, project) -> 
     when created: …``. Every rendering of a plugin failure goes through PluginFailure.named: the
     plugin once, then what went wrong."""
     env = {SPRAWLING: "created"}
-    created = PROVIDER.replace("sprawling_failures", '"sprawling_failures"')  # named as building it from its table is
+    created = PROVIDER  # named as building it from its table is
     said = f"{created} raised RuntimeError when created: cannot reach the set archive"
     for args in (("list", "sets"), ("run", "no.such.set"), ("validate",)):
         shown = cli(*args, env=env)

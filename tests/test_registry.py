@@ -40,7 +40,7 @@ def test_a_plugin_that_cannot_be_imported_is_named(value: str, reason: str) -> N
     with pytest.raises(PluginError) as caught:
         registry.load(_record(value))
     message = str(caught.value)
-    assert message.startswith("grader example (evalkit-example 1.0) failed to load: ")
+    assert message.startswith("grader \"example\" (evalkit-example 1.0) failed to load: ")
     assert reason in message
 
 

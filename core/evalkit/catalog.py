@@ -341,16 +341,17 @@ class _ListingStalled(TimeLimitExceeded):
 
 def clash(owners: Iterable[registry.PluginRecord], locations: dict[registry.PluginRecord, str] | None = None) -> str:
     """What ships one identifier more than once, each distribution and provider named once:
-    ``is shipped by more than one distribution: a (d 1.0) and b (e 2.0)``, ``is shipped by more
-    than one provider of distribution d 1.0: a and b``, or ``is shipped 2 times by provider a (d 1.0)``.
+    ``is shipped by more than one distribution: "a" (d 1.0) and "b" (e 2.0)``, ``is shipped by more
+    than one provider of distribution d 1.0: "a" and "b"``, or ``is shipped 2 times by provider "a" (d 1.0)``
+    (each provider's name quoted, as every message names a plugin).
 
     An owner with a ``locations`` entry (a set file) is named by it, not by the distribution that
     reads it: ``is declared in the set file evals/a.yaml:1 and shipped by the installed distribution d 1.0
-    (provider a); give the file's set another identifier``."""
+    (provider "a"); give the file's set another identifier``."""
     records = list(owners)
     located = list(dict.fromkeys(locations[r] for r in records if locations and r in locations))
     if located:
-        others = list(dict.fromkeys(f"{r.distribution} {r.version} (provider {r.name})" for r in records if r not in (locations or {})))
+        others = list(dict.fromkeys(f"{r.distribution} {r.version} (provider {quoted(r.name)})" for r in records if r not in (locations or {})))
         declared = "is declared in " + " and ".join(located)
         if not others:
             return declared
@@ -360,11 +361,11 @@ def clash(owners: Iterable[registry.PluginRecord], locations: dict[registry.Plug
     distributions = list(dict.fromkeys((r.distribution, r.version) for r in records))
     if len(providers) == 1:
         name, distribution, version = providers[0]
-        return f"is shipped {len(records)} times by provider {name} ({distribution} {version})"
+        return f"is shipped {len(records)} times by provider {quoted(name)} ({distribution} {version})"
     if len(distributions) == 1:
         distribution, version = distributions[0]
-        return f"is shipped by more than one provider of distribution {distribution} {version}: " + " and ".join(n for n, _, _ in providers)
-    return "is shipped by more than one distribution: " + " and ".join(f"{n} ({d} {v})" for n, d, v in providers)
+        return f"is shipped by more than one provider of distribution {distribution} {version}: " + " and ".join(quoted(n) for n, _, _ in providers)
+    return "is shipped by more than one distribution: " + " and ".join(f"{quoted(n)} ({d} {v})" for n, d, v in providers)
 
 
 def prompt_set_catalog(extra_providers: Iterable[Any] = (), config: Any = None) -> SetCatalog:

@@ -443,7 +443,7 @@ def _plugin_error(who: Any, said: str) -> Any:
         who = who()
     if isinstance(who, str):
         return PluginError(f"{who} {said}")
-    return PluginError.for_plugin(who, f"{who.kind} {who.describe()} {said}")
+    return PluginError.for_plugin(who, f"{who.label} {said}")
 
 
 async def aclosed(component: Any) -> None:

@@ -94,16 +94,20 @@ class PluginRecord(NamedTuple):
         return KIND_BY_GROUP.get(self.group, self.group)
 
     def describe(self) -> str:
-        """``name (distribution version)``."""
-        return f"{self.name} ({self.distribution} {self.version})"
+        """``"name" (distribution version)``, the name quoted (:func:`evalkit.wording.quoted`): the
+        entry-point name is a third party's word, and one holding a space, a bracket, a quote or a
+        line break must read as one name that ends where its quotes do. For a sentence that has
+        said the plugin's kind already; every other message uses :attr:`label`."""
+        return f"{quoted(self.name)} ({self.distribution} {self.version})"
 
     @property
     def label(self) -> str:
-        """``kind "name" (distribution version)``, the name quoted (:func:`evalkit.wording.quoted`):
-        how a message about building the plugin from its table names it — a wrong option
+        """``kind "name" (distribution version)`` (:meth:`describe` after the kind): how every
+        message names the plugin — a load failure, a call failure, a wrong option
         (:func:`evalkit.options.check_options`), its factory raising when created or giving what
-        evalkit cannot use, its secrets that cannot be kept out of sight — one wording for them all."""
-        return f"{self.kind} {quoted(self.name)} ({self.distribution} {self.version})"
+        evalkit cannot use, its secrets that cannot be kept out of sight — one wording for them all.
+        A listing's row names it by :func:`evalkit.wording.word_named` instead."""
+        return f"{self.kind} {self.describe()}"
 
     def load(self) -> Any:
         """Import the object the entry point names (``module:attr.attr`` [extras]) with
@@ -120,19 +124,19 @@ class PluginRecord(NamedTuple):
         path = attribute.split(".") if colon else []
         if not all(part.isidentifier() for part in (*module_name.split("."), *path)):
             raise PluginError.for_plugin(
-                self, f"{self.kind} {self.describe()} failed to load: its entry point {self.value!r} is not module:attribute"
+                self, f"{self.label} failed to load: its entry point {self.value!r} is not module:attribute"
             )
         try:
             return carried(EntryPoint(self.name, f"{module_name}:{attribute}" if colon else module_name, self.group).load)
         except PluginLoadInterrupted:  # one plugin's import loads another: the innermost is named
             raise
         except KeyboardInterrupt as exc:  # still an interrupt, but naming the plugin whose import it stopped
-            raise PluginLoadInterrupted(f"{self.kind} {self.describe()}") from exc
+            raise PluginLoadInterrupted(self.label) from exc
         except PLUGIN_FAILURES as exc:  # a plugin that fails to import (or exits) names itself, and never takes the others down
             from .shapes import exception_text
 
             raise PluginError.for_plugin(
-                self, f"{self.kind} {self.describe()} failed to load: {exception_text(exc)}"
+                self, f"{self.label} failed to load: {exception_text(exc)}"
             ) from exc
 
 
@@ -156,26 +160,24 @@ class PluginFailure(_Failure):
 
     @property
     def plugin(self) -> str:
-        """The plugin that failed, as every message names it: its kind, name and distribution."""
-        return f"{self.record.kind} {self.record.describe()}"
+        """The plugin that failed, as every message names it: its record's :attr:`PluginRecord.label`."""
+        return self.record.label
 
     @property
     def reason(self) -> str:
         """``error`` without the plugin's name it may begin with (a :class:`PluginError` names its
-        plugin, as :attr:`plugin` or :attr:`PluginRecord.label` says it): for a listing that shows
-        the plugin beside it (``validate``'s ``set``/``reason``)."""
-        for name in (self.plugin, self.record.label):
-            if self.error.startswith(name):
-                return self.error[len(name):].removeprefix(":").lstrip() or self.error
+        plugin, as :attr:`plugin` says it): for a listing that shows the plugin beside it
+        (``validate``'s ``set``/``reason``)."""
+        if self.error.startswith(self.plugin):
+            return self.error[len(self.plugin):].removeprefix(":").lstrip() or self.error
         return self.error
 
     def named(self, problem: str | None = None) -> str:
         """One sentence naming the plugin once: ``problem`` (by default ``error``) as it is when it
         already begins with the plugin's name (``… failed to load: …``, ``… raised … when created``,
-        either as :attr:`plugin` or as :attr:`PluginRecord.label` says it), else after it. Every
-        message that prints a failure goes through here."""
+        as :attr:`plugin` says it), else after it. Every message that prints a failure goes through here."""
         text = self.error if problem is None else problem
-        return text if text.startswith((self.plugin, self.record.label)) else f"{self.plugin}: {text}"
+        return text if text.startswith(self.plugin) else f"{self.plugin}: {text}"
 
 
 class Loaded(NamedTuple):

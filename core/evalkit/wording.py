@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "argument", "arguments_named", "close_matches", "counted", "did_you_mean", "figure", "path_named", "quoted",
-    "suggestion", "table_key",
+    "suggestion", "table_key", "word_named",
 ]  # fmt: skip
 
 #: From here on a figure reads in scientific notation (``5.4E+19``), as an amount of money does
@@ -85,7 +85,15 @@ def path_named(path: object) -> str:
     ``path`` is a ``str`` or any ``os.PathLike`` (its ``os.fspath``)."""
     import os
 
-    text = os.fsdecode(os.fspath(path)) if isinstance(path, (os.PathLike, bytes)) else f"{path}"
+    return word_named(os.fsdecode(os.fspath(path)) if isinstance(path, (os.PathLike, bytes)) else f"{path}")
+
+
+def word_named(word: object) -> str:
+    """``word`` (its ``str()``) as it is when it reads as one unambiguous word — not empty, every
+    character printable, no space or quote — else :func:`quoted`: the rule of :func:`path_named`,
+    and of a listing's column that names what a third party chose (``evalkit list`` names a plugin
+    ``acme.grep``, and one called ``my grader`` as ``"my grader"``, exactly as a message quotes it)."""
+    text = f"{word}"
     if text and text.isprintable() and not any(c in " \"'" for c in text):
         return text
     return quoted(text)

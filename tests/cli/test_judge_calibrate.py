@@ -171,7 +171,7 @@ def test_schema_and_validate_know_calibration_sets(judge: ChatServer, project: P
     assert 'items[0].label: "maybe" is not on the scale ["fail", "pass"]' in bad.stderr
     assert "items[0]: the rubric judge needs criterion" in bad.stderr
     installed = evalkit_cli("validate", "shop.refund_labels")
-    assert installed.code == 0 and "from evalkit.files" in installed.stdout
+    assert installed.code == 0 and 'from "evalkit.files"' in installed.stdout
 
 
 def test_a_calibration_is_stored_by_the_judges_identity_and_listed(judge: ChatServer, project: Path, evalkit_cli: Callable[..., Any]) -> None:
@@ -249,7 +249,7 @@ def test_a_package_ships_calibration_sets_through_its_entry_point_group(
     assert (result.json()["n"], result.json()["kappa"]) == (2, 1.0)
     checked = evalkit_cli("validate", "acme.refund_labels", "acme.broken", env=env)
     assert checked.code == 2
-    assert "ok  calibration set acme.refund_labels (2 labelled items, rubric judge) from acme (acme-labels 1.0)" in checked.stdout
+    assert "ok  calibration set acme.refund_labels (2 labelled items, rubric judge) from \"acme\" (acme-labels 1.0)" in checked.stdout
     assert "acme.broken: item 'b1': label 'maybe' is not on the scale ('fail', 'pass')" in checked.stderr
     assert "acme.broken: item 'b1': the rubric judge needs prompt" in checked.stderr
     asked = len(judge.requests)

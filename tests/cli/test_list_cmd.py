@@ -35,9 +35,9 @@ def test_list_sets_reports_failing_providers_and_lists_the_rest(evalkit_cli, plu
     result = evalkit_cli("list", "sets", env=env)
     assert result.code == 2
     assert "evalkit.smoke" in result.stdout and "arith.basic" in result.stdout
-    assert "broken_import (evalkit-broken-plugin 6.6.6) failed to load" in result.stderr
+    assert "\"broken_import\" (evalkit-broken-plugin 6.6.6) failed to load" in result.stderr
     assert "No module named 'evalkit_broken_plugin.missing_module'" in result.stderr
-    assert "raising (evalkit-broken-plugin 6.6.6)" in result.stderr
+    assert "\"raising\" (evalkit-broken-plugin 6.6.6)" in result.stderr
     assert "the provider's data file is missing" in result.stderr
 
 
@@ -63,7 +63,7 @@ def test_a_set_file_and_an_installed_set_of_one_identifier_name_the_file_and_the
     (project / "evalkit.toml").write_text('[sets]\npaths = ["evals/*.yaml"]\n')
     said = (
         'is declared in the set file evals/mine.yaml:1 and shipped by the installed distribution '
-        "evalkit-set-arith 0.1.0 (provider arith); give the file's set another identifier"
+        "evalkit-set-arith 0.1.0 (provider \"arith\"); give the file's set another identifier"
     )
     run = evalkit_cli("run", "arith.basic", "--provider", "reference")
     assert run.code == 2 and f'golden prompt set "arith.basic" {said}' in run.stderr, run.stderr

@@ -66,7 +66,7 @@ def test_a_provider_that_exits_at_import_is_named_and_the_other_sets_still_list_
     listed = evalkit_cli("list", "sets", env=env)
     assert listed.code == 2
     assert "evalkit.smoke" in listed.stdout and "arith.basic" in listed.stdout
-    assert "golden prompt set provider exiting (evalkit-exiting 0.3) failed to load: SystemExit: 0" in listed.stderr
+    assert "golden prompt set provider \"exiting\" (evalkit-exiting 0.3) failed to load: SystemExit: 0" in listed.stderr
     assert evalkit_cli("run", "evalkit.smoke", env=env).code == 0
 
 
@@ -159,3 +159,36 @@ def test_a_generator_returning_plain_text_has_it_taken_as_the_answers_text(evalk
     assert cases["two-plus-two"]["passed"] and not cases["two-plus-two"]["errored"], cases["two-plus-two"]
     assert {case["error"] for name, case in cases.items() if name != "two-plus-two"} == {"the generator returned int '4', not an Answer"}
     assert document["identity"] is None and "reported no model" in document["identity_note"], document["identity_note"]
+
+
+HOSTILE_NAME = 'acme grader [x] "y"\x1b[2J'
+#: How every message and ``evalkit list`` name it: quoted, the quote and the ESC escaped.
+HOSTILE_SHOWN = '"acme grader [x] \\"y\\"\\x1b[2J"'
+
+
+def test_a_hostile_entry_point_name_is_shown_the_same_in_a_load_failure_a_call_failure_and_the_listing(evalkit_cli, tmp_path: Path) -> None:
+    """A plugin's name is a third party's word: a load failure and a call failure named it bare
+    (``grader acme grader [x] "y"<ESC>[2J (acme-hostile 1.0) raised …``, the terminal cleared, where
+    the name ended unclear) while a creation error quoted it; now all three quote it one way."""
+    calling = write_distribution(
+        tmp_path / "calling", "acme-hostile", "1.0", {"evalkit.graders": {HOSTILE_NAME: "acme_hostile_calling:Grader"}},
+        {"acme_hostile_calling.py": (
+            "class Grader:\n"
+            "    def use_assertion_kinds(self, kinds):\n"
+            "        raise RuntimeError('the plugin failed')\n"
+            "    def grade(self, prompt, answer):\n"
+            "        raise AssertionError('never reached')\n"
+        )},
+    )  # fmt: skip
+    loading = write_distribution(
+        tmp_path / "loading", "acme-hostile", "1.0", {"evalkit.graders": {HOSTILE_NAME: "acme_hostile_loading:Grader"}},
+        {"acme_hostile_loading.py": "raise RuntimeError('no import')\n"},
+    )
+    called = evalkit_cli("run", "evalkit.smoke", "--grader", HOSTILE_NAME, env={"PYTHONPATH": str(calling)})
+    assert f"grader {HOSTILE_SHOWN} (acme-hostile 1.0) raised RuntimeError in use_assertion_kinds(): the plugin failed" in called.stderr, called.stderr
+    loaded = evalkit_cli("run", "evalkit.smoke", "--grader", HOSTILE_NAME, env={"PYTHONPATH": str(loading)})
+    assert loaded.code == 2, loaded.stderr
+    assert f"grader {HOSTILE_SHOWN} (acme-hostile 1.0) failed to load: RuntimeError: no import" in loaded.stderr, loaded.stderr
+    listed = evalkit_cli("list", "plugins", env={"PYTHONPATH": str(loading)})
+    assert f"  {HOSTILE_SHOWN}  acme-hostile 1.0" in listed.stdout.splitlines(), listed.stdout
+    assert "\x1b" not in called.stderr + loaded.stderr + listed.stdout

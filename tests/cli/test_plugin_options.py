@@ -176,12 +176,12 @@ def test_a_set_provider_with_a_missing_or_wrong_option_is_named(evalkit_cli, pro
     (project / "evalkit.toml").write_text('[set_providers."optsets.folder"]\nprefx = "x"\n\n[opt_questions.bad]\nquestion = 3\nrelevant = []\n')
     run = evalkit_cli("run", "optsets.folder", env=env)
     assert run.code == 2
-    assert "golden prompt set provider optsets.folder (evalkit-options-sets 1.2.0): its options are wrong" in run.stderr
+    assert "golden prompt set provider \"optsets.folder\" (evalkit-options-sets 1.2.0): its options are wrong" in run.stderr
     assert 'needs option "folder"' in run.stderr and 'Did you mean "prefix"?' in run.stderr
     assert '[set_providers."optsets.folder"]' in run.stderr
     questions = evalkit_cli("list", "questions", env=env)
     assert questions.code == 2
-    assert 'optsets.questions (evalkit-options-sets 1.2.0): it has a wrong value for option "question" in [opt_questions.bad]' in questions.stderr
+    assert '"optsets.questions" (evalkit-options-sets 1.2.0): it has a wrong value for option "question" in [opt_questions.bad]' in questions.stderr
     assert evalkit_cli("run", "evalkit.smoke", env=env).code == 0, "other providers' sets still run"
 
 
@@ -262,7 +262,7 @@ def test_an_options_class_that_is_not_attrs_is_named_as_the_plugins_defect(evalk
     assert grader.code == 2 and f'grader "misdeclared.plain_options" {MISDECLARED} {NOT_ATTRS}' in grader.stderr
     assert not (project / ".evalkit").exists(), "nothing stored"
     listed = evalkit_cli("list", "plugins", "--options", env=env)
-    assert listed.code == 2 and f"generator misdeclared.plain_options {MISDECLARED} {NOT_ATTRS}" in listed.stdout
+    assert listed.code == 2 and f'generator "misdeclared.plain_options" {MISDECLARED} {NOT_ATTRS}' in listed.stdout
     assert "(declares no options)" not in listed.stdout.split("misdeclared.plain_options", 1)[1].splitlines()[1]
 
 
@@ -290,7 +290,7 @@ def test_a_default_not_of_its_declared_type_is_the_plugins_defect(evalkit_cli, p
     assert grader.code == 2 and f'grader "misdeclared.wrong_type_default" {MISDECLARED} {wrong}' in grader.stderr, grader.stderr
     assert not (project / ".evalkit").exists(), "nothing stored"
     listed = evalkit_cli("list", "plugins", "--options", env=env)
-    assert listed.code == 2 and f"grader misdeclared.wrong_type_default {MISDECLARED} {wrong}" in listed.stdout
+    assert listed.code == 2 and f'grader "misdeclared.wrong_type_default" {MISDECLARED} {wrong}' in listed.stdout
 
 
 # -- files the options name lie inside the project ------------------------------------------------------

@@ -116,7 +116,7 @@ def test_stdlib_demo_runs_out_of_the_box_and_compares_on_the_second_run(cli, pro
     assert "(relevant: grade 2 or more," in stricter.stdout
     assert re.search(r"Corpus revision:\s+sha256:[0-9a-f]{16}", out)
     assert re.search(r"Pipeline identity:\s+evalkit\.lexical-fts5-bm25-v1", out)
-    assert "Deployment:     demo (provider evalkit_stdlib.docs (evalkit-set-stdlib" in out
+    assert 'Deployment:     demo (provider "evalkit_stdlib.docs" (evalkit-set-stdlib' in out
     assert "Baseline state: baseline" in out
     assert "recorded as the baseline" in out
     # The table lists the questions that missed somewhere; the others are counted in one line.

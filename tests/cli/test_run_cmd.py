@@ -179,7 +179,7 @@ def test_an_unknown_set_names_the_providers_switched_off(evalkit_cli, project) -
     # EVALKIT_DISABLE_PLUGINS=evalkit.smoke made `evalkit run evalkit.smoke` a plain "Unknown set".
     result = evalkit_cli("run", "evalkit.smoke", env={"EVALKIT_DISABLE_PLUGINS": "evalkit.smoke"})
     assert result.code == 2
-    assert "EVALKIT_DISABLE_PLUGINS switches off the provider evalkit.smoke (evalkit-golden" in result.stderr
+    assert 'EVALKIT_DISABLE_PLUGINS switches off the provider "evalkit.smoke" (evalkit-golden' in result.stderr
     assert "which may ship it" in result.stderr
     assert "EVALKIT_DISABLE_PLUGINS" not in evalkit_cli("run", "nope.set").stderr
 

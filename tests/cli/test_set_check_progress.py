@@ -64,7 +64,7 @@ def test_validate_on_a_terminal_shows_a_bar_of_the_count_a_stream_declares(cli, 
     assert "checking set streamed.capitals" in shown, shown
     assert re.search(rf"\b\d+/{SIZE} prompts", shown), shown
     assert f"{SIZE}/{SIZE} prompts" in shown, shown
-    assert result.stdout.splitlines() == [f"ok  set streamed.capitals ({SIZE} prompts) from streamed (evalkit-streamed-sets 0.1.0)"]
+    assert result.stdout.splitlines() == [f"ok  set streamed.capitals ({SIZE} prompts) from \"streamed\" (evalkit-streamed-sets 0.1.0)"]
 
 
 @pytest.mark.usefixtures("quick_check")

@@ -116,7 +116,7 @@ def test_validate_checks_configured_files_and_installed_sets(evalkit_cli, projec
     result = evalkit_cli("validate")
     assert result.code == 0, result.stderr
     assert "ok  evals/faq.yaml" in result.stdout and "ok  set myapp.faq (1 prompt)" in result.stdout
-    assert "ok  set arith.basic (6 prompts) from arith (evalkit-set-arith 0.1.0)" in result.stdout
+    assert "ok  set arith.basic (6 prompts) from \"arith\" (evalkit-set-arith 0.1.0)" in result.stdout
     assert "ok  set evalkit_stdlib.docs" in result.stdout
 
 

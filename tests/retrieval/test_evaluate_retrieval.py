@@ -119,7 +119,7 @@ def test_configured_deployments_replace_provided_ones_of_the_same_name(tmp_path:
     assert mine.options == {"corpus": str(tmp_path / "mine.jsonl")}
     assert mine.source == f"configuration {tmp_path / 'evalkit.toml'}"
     theirs = resolve_deployment("extra", "r", config, sourced=provided, factory=PathFactory)
-    assert theirs.options == {"corpus": "/pkg/x.jsonl"} and theirs.source == "provider tests (tests-dist 1.0)"
+    assert theirs.options == {"corpus": "/pkg/x.jsonl"} and theirs.source == 'provider "tests" (tests-dist 1.0)'
     with pytest.raises(UsageError, match=r'Unknown deployment "nope" \(deployment=nope\)\. Known deployments: demo, extra'):
         resolve_deployment("nope", "r", config, sourced=provided)
 
@@ -154,7 +154,7 @@ def test_a_path_option_outside_the_project_is_refused_unless_allowed(tmp_path: P
 
 def test_a_provider_whose_deployments_are_broken_is_named(monkeypatch) -> None:
     monkeypatch.delenv(DEPLOYMENT_ENV, raising=False)
-    with pytest.raises(PluginError, match=r"tests \(tests-dist 1.0\) raised RuntimeError in default_deployments\(\): boom"):
+    with pytest.raises(PluginError, match=r'"tests" \(tests-dist 1.0\) raised RuntimeError in default_deployments\(\): boom'):
         resolve_deployment("demo", "r", Config(), sourced=sourced(RuntimeError("boom")))
     with pytest.raises(PluginError, match=r"default_deployments\(\) must return"):
         resolve_deployment("demo", "r", Config(), sourced=sourced({"demo": ["not", "a", "table"]}))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..wording import quoted
+from ..wording import quoted, word_named
 from .app import Arguments, EvalkitCommand, arguments
 from .params import Choice, global_options
 
@@ -95,10 +95,13 @@ def _plugins(args: Arguments) -> int:
         out.plain(f"{group}  ({registry.plural(registry.KIND_BY_GROUP[group])})")
         if not members:
             out.plain("  (none installed)")
-        width = max((len(r.name) for r in members), default=0)
+        # a name as it is when it is one plain word, else quoted and escaped as every message quotes it:
+        # a column cannot show where "my grader" or a name with a line break ends
+        names = {record: word_named(record.name) for record in members}
+        width = max((len(name) for name in names.values()), default=0)
         for record in members:
             note = f"  (disabled by {registry.DISABLE_ENV})" if registry.is_disabled(record, off) else ""
-            out.plain(f"  {record.name.ljust(width)}  {record.distribution} {record.version}{note}")
+            out.plain(f"  {names[record].ljust(width)}  {record.distribution} {record.version}{note}")
             if args.options:
                 for line in option_lines(*options[record]):
                     out.plain(f"      {line}")
@@ -119,7 +122,7 @@ def plugin_options(record: Any) -> tuple[list[dict[str, Any]] | None, str | None
     except PluginError as exc:
         return None, str(exc)
     if (problem := declaration_problem(factory)) is not None:  # a plugin no table can configure
-        return None, f"{record.kind} {record.describe()} {problem}"
+        return None, f"{record.label} {problem}"
     specs = option_specs(factory)
     if specs is None:
         return None, None

@@ -131,7 +131,7 @@ def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any]
     except PLUGIN_FAILURES as exc:
         raise PluginError.for_plugin(
             sourced.record,
-            f"golden question set provider {sourced.record.describe()} raised {type(exc).__name__} "
+            f"{sourced.record.label} raised {type(exc).__name__} "
             f"in default_deployments(): {exc}",
         ) from exc
     if not isinstance(found, Mapping) or not all(
@@ -139,7 +139,7 @@ def _provider_deployments(sourced: SourcedSet | None) -> tuple[Mapping[str, Any]
     ):
         raise PluginError.for_plugin(
             sourced.record,
-            f"golden question set provider {sourced.record.describe()}: default_deployments() must return "
+            f"{sourced.record.label}: default_deployments() must return "
             "{deployment: {retriever id: {option: value}}}",
         )
     return found, where
