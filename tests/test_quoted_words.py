@@ -219,6 +219,19 @@ ROOT = Path(__file__).resolve().parent.parent
 _MESSAGE_CALLEES = ("Error", "Exception", "Failure", "Failed")
 
 
+def _message_f_strings(source: str):  # noqa: ANN202 - an iterator of ast.JoinedStr
+    """Every f-string in the message of an exception's or a warning's call in ``source`` (the
+    first argument of a call whose name ends in one of :data:`_MESSAGE_CALLEES`, or ``warn``)."""
+    import ast
+
+    for call in ast.walk(ast.parse(source)):
+        if not isinstance(call, ast.Call) or not call.args:
+            continue
+        callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        if callee.endswith(_MESSAGE_CALLEES) or callee == "warn":
+            yield from (node for node in ast.walk(call.args[0]) if isinstance(node, ast.JoinedStr))
+
+
 def _hand_quoted(source: str) -> list[tuple[int, str]]:
     """The values an exception's or a warning's f-string message writes between two ``"`` of its
     own (``f'set "{name}"'``), by line: ``wording.quoted`` (a word) or ``wording.path_named`` (a
@@ -226,25 +239,19 @@ def _hand_quoted(source: str) -> list[tuple[int, str]]:
     import ast
 
     found = []
-    for call in ast.walk(ast.parse(source)):
-        if not isinstance(call, ast.Call) or not call.args:
-            continue
-        callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
-        if not (callee.endswith(_MESSAGE_CALLEES) or callee == "warn"):
-            continue
-        for text in (node for node in ast.walk(call.args[0]) if isinstance(node, ast.JoinedStr)):
-            parts = text.values
-            for before, value, after in zip(parts, parts[1:], parts[2:], strict=False):
-                if (
-                    isinstance(value, ast.FormattedValue)
-                    and value.format_spec is None
-                    and value.conversion == -1
-                    and isinstance(before, ast.Constant)
-                    and isinstance(after, ast.Constant)
-                    and str(before.value).endswith('"')
-                    and str(after.value).startswith('"')
-                ):
-                    found.append((text.lineno, ast.unparse(value.value)))
+    for text in _message_f_strings(source):
+        parts = text.values
+        for before, value, after in zip(parts, parts[1:], parts[2:], strict=False):
+            if (
+                isinstance(value, ast.FormattedValue)
+                and value.format_spec is None
+                and value.conversion == -1
+                and isinstance(before, ast.Constant)
+                and isinstance(after, ast.Constant)
+                and str(before.value).endswith('"')
+                and str(after.value).startswith('"')
+            ):
+                found.append((text.lineno, ast.unparse(value.value)))
     return found
 
 
@@ -261,19 +268,13 @@ def _raw_generator_words(source: str) -> list[tuple[int, str]]:
     import ast
 
     found = []
-    for call in ast.walk(ast.parse(source)):
-        if not isinstance(call, ast.Call) or not call.args:
-            continue
-        callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
-        if not (callee.endswith(_MESSAGE_CALLEES) or callee == "warn"):
-            continue
-        for text in (node for node in ast.walk(call.args[0]) if isinstance(node, ast.JoinedStr)):
-            for value in text.values:
-                if not isinstance(value, ast.FormattedValue) or value.conversion != -1 or value.format_spec is not None:
-                    continue
-                named = value.value.values if isinstance(value.value, ast.BoolOp) else [value.value]
-                if any((n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", "")).endswith(_GENERATOR_WORDS) for n in named):
-                    found.append((text.lineno, ast.unparse(value.value)))
+    for text in _message_f_strings(source):
+        for value in text.values:
+            if not isinstance(value, ast.FormattedValue) or value.conversion != -1 or value.format_spec is not None:
+                continue
+            named = value.value.values if isinstance(value.value, ast.BoolOp) else [value.value]
+            if any((n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", "")).endswith(_GENERATOR_WORDS) for n in named):
+                found.append((text.lineno, ast.unparse(value.value)))
     return found
 
 
