@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from .errors import carried
 
-__all__ = ["BoundedCalls"]
+__all__ = ["BoundedCalls", "call_within"]
 
 _T = TypeVar("_T")
 _STOP = None
@@ -80,3 +80,17 @@ class BoundedCalls:
         """Let the idle threads end (stuck ones end with the process)."""
         for _ in range(self._workers):
             self._tasks.put(_STOP)
+
+
+def call_within(call: Callable[[], _T], limit: float, name: str) -> _T:
+    """``call()`` on a daemon thread of its own (named ``name``), waited for at most ``limit``
+    seconds: its result, or what it raised (as :class:`BoundedCalls` hands it over), or
+    :class:`concurrent.futures.TimeoutError` when it outlives the limit — the thread is then
+    abandoned and never keeps the process from exiting. For a plugin's one call outside a case
+    (a retriever's ``provenance()``, its ``close()``)."""
+    calls = BoundedCalls(1, name)
+    try:
+        return calls.submit(call).result(timeout=limit)
+    finally:
+        calls.close()
+

@@ -24,7 +24,7 @@ import attrs
 
 from ... import registry
 from ...baselines import scope_mismatch
-from ...bounded import BoundedCalls
+from ...bounded import BoundedCalls, call_within
 from ...catalog import SourcedSet, question_set_catalog
 from ...components import MAX_CONCURRENCY, SecretHolder, declared, offers, plugin_close_failed, plugin_close_stuck
 from ...config import PRIVACY_LEVELS
@@ -755,9 +755,8 @@ def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
         return retrieval_identity(golden_set, None, k, threshold)
     # bounded as each question is: a provenance() that never returned hung the run before it began
     limit = resolved.deployment.timeout
-    calls = BoundedCalls(1, "evalkit-provenance")
     try:
-        declared = calls.submit(retriever.provenance).result(timeout=limit)
+        declared = call_within(retriever.provenance, limit, "evalkit-provenance")
     except FutureTimeout:
         problem = (
             f"retriever {quoted(resolved.retriever_id)}: provenance() did not return within {limit:g} s "
@@ -767,8 +766,6 @@ def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
     except PLUGIN_FAILURES as exc:
         problem = f'retriever {quoted(resolved.retriever_id)}: provenance() raised {exception_text(exc)}'
         return attrs.evolve(retrieval_identity(golden_set, None, k, threshold), problems=(problem,))
-    finally:
-        calls.close()
     return retrieval_identity(golden_set, declared, k, threshold)
 
 
@@ -818,15 +815,12 @@ def close_retriever(retriever: Any, who: Any, limit: float) -> str | None:
     change it, its verdict or the exit code."""
     if not offers(retriever, ClosingRetriever):
         return None
-    calls = BoundedCalls(1, "evalkit-close")
     try:
-        calls.submit(retriever.close).result(timeout=limit)
+        call_within(retriever.close, limit, "evalkit-close")
     except FutureTimeout:
         return plugin_close_stuck(who, "close", limit)
     except PLUGIN_FAILURES as exc:
         return plugin_close_failed(who, "close", exc)
-    finally:
-        calls.close()
     return None
 
 
