@@ -149,8 +149,8 @@ def _limits(run: Run, part: str) -> str:
 
 def _limit_stopped(run: Run, live: RunLiveness) -> dict[int, str]:
     """The shards of ``run`` still missing that a spending limit stopped (its ``finish`` kept the
-    stop as data: :mod:`evalkit.run.limit_stops`), each with what stopped it (``--max-requests 1
-    reached``): they ended, they were not killed. A shard whose lease is still held (:attr:`RunLiveness.held`)
+    stop as data: :mod:`evalkit.run.limit_stops`), each with what stopped it (``the limit of 1
+    request reached``): they ended, they were not killed. A shard whose lease is still held (:attr:`RunLiveness.held`)
     was taken again since and never given up: killed, whatever its earlier attempt kept."""
     from .run.limit_stops import reached_words, stops_of
 
