@@ -833,6 +833,65 @@ def test_a_killed_run_given_fewer_repeats_than_the_configured_ones_is_continued_
     assert resumed.json()["status"] == "complete"
 
 
+@pytest.mark.parametrize(
+    "words",
+    [("show", "k-6"), ("history", "arith.basic"), ("report", "k-6", "--format", "markdown"),
+     ("report", "k-6", "--wait", "--format", "markdown", "--timeout", "5s"), ("compare", "k-7", "k-6")],
+)  # fmt: skip
+def test_a_killed_run_answered_with_the_configured_repeats_is_continued_with_them_once_the_configuration_changes(
+    evalkit_cli, project, words
+) -> None:
+    # No `[run] repeats` (a bare command answers once), the run started without --repeats, killed;
+    # then `[run] repeats = 3` configured: history, show, compare and report said "continue it with
+    # `evalkit run arith.basic --provider my-app --resume k-6`", which, pasted, answered 3 times and
+    # was refused ("use --repeats 1"): the run kept its repeats only when they differed from the
+    # configuration's when it began. It keeps them always; the line compares them with the
+    # configuration's when it is printed.
+    import shlex
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--run-id", "k-7").code == 0
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--run-id", "k-6").code == 0
+    _killed_half_way_on_ci_7(project, "k-6")
+    config = project / "evalkit.toml"
+    config.write_text(config.read_text() + "\n[run]\nrepeats = 3\n")
+    said = evalkit_cli(*words)
+    shown = " ".join((said.stdout + said.stderr).split())
+    hint = "evalkit run arith.basic --provider my-app --repeats 1 --resume k-6"
+    assert f"continue it with `{hint}`" in shown, shown
+    resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
+
+
+def test_the_lines_a_stopped_run_prints_repeat_the_configured_repeats_it_answered_with(evalkit_cli, project, monkeypatch) -> None:
+    # `[run] repeats = 2`, the run started without --repeats and stopped by --max-requests: its line
+    # said `evalkit run arith.basic --resume c-2 --provider my-app --max-requests 6` (a Ctrl-C's the
+    # same without the limit), which, pasted once the configuration said otherwise, answered
+    # another number of times and was refused. The lines say the repeats it answered with.
+    import shlex
+
+    from evalkit.cli import ending
+
+    answer_with(project, ARITH_GOOD)
+    config = project / "evalkit.toml"
+    original = config.read_text()
+    config.write_text(original + "\n[run]\nrepeats = 2\n")
+    began: list[str] = []
+    run_began = ending.run_began
+    monkeypatch.setattr(ending, "run_began", lambda run_id, resume: (began.append(resume), run_began(run_id, resume)))
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--max-requests", "1", "--run-id", "c-2")
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    said = " ".join((stopped.stdout + stopped.stderr).split())
+    line = "evalkit run arith.basic --resume c-2 --provider my-app --repeats 2 --max-requests"
+    assert f"resume it with: {line} " in said, said
+    assert began == ["evalkit run arith.basic --provider my-app --repeats 2 --resume c-2"]
+    config.write_text(original)
+    resumed = evalkit_cli(*shlex.split(began[0])[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
+
+
 @pytest.mark.parametrize("words", [("show", "cap-6"), ("history", "arith.basic")])
 def test_a_limit_stopped_shard_run_again_and_killed_is_called_killed(evalkit_cli, project, monkeypatch, words) -> None:
     # Shard 1 stopped by --max-requests, shard 2 finished, shard 1 run again with a higher limit
