@@ -762,6 +762,21 @@ def test_a_killed_run_of_a_set_built_in_code_answered_with_repeats_says_them_in_
     )
 
 
+def test_a_resume_line_says_the_repeats_unless_the_configuration_it_is_printed_under_answers_them() -> None:
+    # The repeats a bare command answers with are the configuration's when the line is printed:
+    # not known (a viewer built without one), the line says them, whatever they are.
+    from evalkit.leases import ResumeDefaults, resume_hint
+    from evalkit.run.placement import prompt_run_provenance
+    from evalkit.runs import Run
+
+    run = Run(id="r-2", set_identifier="arith.basic", grader="deterministic", provider_instance="app",
+              provenance=prompt_run_provenance(False, "deterministic", repeats=1))  # fmt: skip
+    said = "`evalkit run arith.basic --provider app --repeats 1 --resume r-2`"
+    assert resume_hint(run) == said
+    assert resume_hint(run, defaults=ResumeDefaults({}, repeats=3)) == said
+    assert resume_hint(run, defaults=ResumeDefaults({}, repeats=1)) == "`evalkit run arith.basic --provider app --resume r-2`"
+
+
 def test_a_bare_resume_of_an_ad_hoc_run_continues_the_newest_run_of_its_own_adapter(evalkit_cli, project) -> None:
     # Two ad-hoc runs of model gpt-4o stopped, `--provider reference`'s then `--provider llm`'s: a
     # bare `--resume` by reference picked the newest (llm's, only the instance and alias were

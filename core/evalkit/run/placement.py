@@ -155,16 +155,15 @@ def answering_options(run: Any, configured_repeats: int | None = None) -> list[s
     """The options besides its generator's with which stored prompt ``run`` was answered, as a
     command that continues it repeats them (:func:`prompt_run_provenance`): ``--repeats N`` when a
     bare command would answer another number, ``configured_repeats`` (``[run] repeats``, else 1, as
-    the configuration says when the line is printed; ``None``: not known, taken as 1) — a resume
-    with another number is refused —, ``--cache`` (one without it asks the model for what the cache
+    the configuration says when the line is printed; ``None``: not known, so said whenever kept) —
+    a resume with another number is refused —, ``--cache`` (one without it asks the model for what the cache
     holds; with ``--privacy full`` for a run kept at ``full``: below it ``--cache`` is refused
     unless the configuration enables the cache, as it did for the run). None when its store keeps no
     provenance."""
     provenance = stored_provenance(run)
     words: list[str] = []
     repeats = provenance.get(REPEATS)
-    bare = configured_repeats if configured_repeats is not None else 1
-    if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1 and repeats != bare:
+    if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1 and repeats != configured_repeats:
         words += ["--repeats", str(repeats)]
     if provenance.get(ANSWER_CACHE) is True:
         words.append("--cache")
