@@ -29,6 +29,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from .runs import Run, RunKind
 from .storage.protocols import ResultRepository, RunLeases, capabilities
 from .storage.values import (
@@ -52,15 +54,16 @@ __all__ = [
     "LeaseHolder",
     "LeaseKeeper",
     "LeaseOwner",
+    "ResumeDefaults",
     "RunBusyError",
     "RunLiveness",
     "ShardMismatchError",
     "ShardProgress",
-    "configured_aliases",
     "gone_clause",
     "gone_sentence",
     "liveness",
     "overlaps",
+    "resume_defaults",
     "resume_hint",
     "shard_part",
     "status_label",
@@ -82,23 +85,37 @@ def liveness(repository: ResultRepository, runs: Sequence[Run]) -> dict[str, Run
     return leases.lease_liveness(running)
 
 
-def configured_aliases(config: Any) -> dict[str, str | None]:
-    """Each configured provider instance's model alias (its ``model``; ``None`` without one), as a
-    run of it without ``--model`` stores it: what :func:`resume_hint` compares a run's alias with."""
+@attrs.frozen
+class ResumeDefaults:
+    """What a bare continuing command answers a run with, as the configuration says when the line
+    is printed (:func:`resume_defaults`): each configured provider instance's model ``aliases``
+    (its ``model``, ``None`` without one, as a run of it without ``--model`` stores it) and the
+    ``repeats`` each prompt is answered (``[run] repeats``, else 1). :func:`resume_hint` names the
+    ``--model`` and ``--repeats`` of a run answered otherwise: pasted without them, the line would
+    answer with these, and be refused."""
+
+    aliases: Mapping[str, str | None]
+    repeats: int = 1
+
+
+def resume_defaults(config: Any) -> ResumeDefaults:
+    """The :class:`ResumeDefaults` of ``config`` (an :class:`~evalkit.config.Config`)."""
     from .components import stored_alias
 
-    return {name: stored_alias(instance.options.get("model")) for name, instance in config.providers.items()}
+    aliases = {name: stored_alias(instance.options.get("model")) for name, instance in config.providers.items()}
+    return ResumeDefaults(aliases, config.repeats or 1)
 
 
-def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, aliases: Mapping[str, str | None] | None = None) -> str:
+def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, defaults: ResumeDefaults | None = None) -> str:
     """The command that continues ``run`` (with the options it was started with): ``evalkit run SET
     --provider NAME [--repeats N] [--cache] [--answers-from SOURCE] --resume ID`` (``evalkit retrieval SET RETRIEVER …`` for a retrieval run); for
     the missing ``shards`` of ``count``, the ``--shard I/N --run-id ID`` of each. A re-grade run's is
     the re-grade again (:func:`evalkit.run.placement.regrade_again`): it is never resumed. A run of a
     set built in code (:func:`evalkit.run.placement.built_in_code`), which no command finds, is
-    continued by its library call again (:func:`evalkit.run.placement.continuing_call`). ``aliases``:
-    the configured instances' model aliases (:func:`configured_aliases`; ``None``: not known), for
-    the ``--model`` of a run of an instance given another alias than its configured one."""
+    continued by its library call again (:func:`evalkit.run.placement.continuing_call`). ``defaults``:
+    what a bare command answers with as the configuration says now (:func:`resume_defaults`;
+    ``None``: not known), for the ``--model`` of a run of an instance given another alias than its
+    configured one and the ``--repeats`` of a run answered another number of times."""
     import shlex
 
     from .run.placement import Shard, answering_options, built_in_code, continuing_call, regrade_again
@@ -111,7 +128,7 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, 
         parts = [Shard(i, count) for i in shards] if shards and count else [None]
         from .run.limit_stops import resume_limits
 
-        options = answering_options(run) if run.kind is not RunKind.RETRIEVAL else []
+        options = answering_options(run, _repeats(defaults)) if run.kind is not RunKind.RETRIEVAL else []
         return " and ".join(
             f"`{continuing_call(function, run.set_identifier, run.id, part, [*options, *resume_limits(run, _part_of(part))])}`"
             for part in parts
@@ -121,7 +138,7 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, 
         if run.deployment:
             words += ["--deployment", run.deployment]
     else:
-        words = ["evalkit", "run", run.set_identifier, *_generator_options(run, aliases), *answering_options(run)]
+        words = ["evalkit", "run", run.set_identifier, *_generator_options(run, defaults), *answering_options(run, _repeats(defaults))]
         if run.answers_reused == "answers-from" and run.source_run_id:
             words += ["--answers-from", run.source_run_id]  # without it the model is asked for the rest
     base = " ".join(shlex.quote(w) for w in words)
@@ -130,6 +147,11 @@ def resume_hint(run: Run, shards: Sequence[int] = (), count: int | None = None, 
             f"`{base} --shard {i}/{count} --run-id {shlex.quote(run.id)}{_limits(run, shard_part(i, count))}`" for i in shards
         )
     return f"`{base} --resume {shlex.quote(run.id)}{_limits(run, WHOLE_RUN)}`"
+
+
+def _repeats(defaults: ResumeDefaults | None) -> int | None:
+    """The repeats a bare continuing command answers with (``None``: not known)."""
+    return defaults.repeats if defaults is not None else None
 
 
 def _part_of(shard: Any) -> str:
@@ -179,10 +201,10 @@ def unended(run: Run, live: RunLiveness | None) -> tuple[int, ...]:
     return tuple(i for i in live.missing if i not in stopped)
 
 
-def _generator_options(run: Run, aliases: Mapping[str, str | None] | None = None) -> list[str]:
+def _generator_options(run: Run, defaults: ResumeDefaults | None = None) -> list[str]:
     """The ``--provider``/``--model`` that answer prompt run ``run`` again: its configured instance
     (``--provider NAME``, with ``--model ALIAS`` when the run's alias is not the instance's
-    configured one in ``aliases``: a resume without it answers with that one, and is refused); for an ad-hoc run, which has no instance, its adapter (``--provider
+    configured one in ``defaults``: a resume without it answers with that one, and is refused); for an ad-hoc run, which has no instance, its adapter (``--provider
     ADAPTER``) and the ``--model`` it was given; for the built-in reference instance (no provider
     configured), no ``--provider`` (``--provider reference`` names an ad-hoc reference generator,
     another run's), and a ``--model`` it was given."""
@@ -191,23 +213,24 @@ def _generator_options(run: Run, aliases: Mapping[str, str | None] | None = None
     if run.provider_instance == REFERENCE_INSTANCE and run.adapter == "reference":
         return ["--model", run.model_alias] if run.model_alias and run.model_alias != "reference" else []
     if run.provider_instance:
-        other = aliases is not None and run.provider_instance in aliases and aliases[run.provider_instance] != run.model_alias
+        aliases = defaults.aliases if defaults is not None else {}
+        other = run.provider_instance in aliases and aliases[run.provider_instance] != run.model_alias
         return ["--provider", run.provider_instance, *(["--model", run.model_alias] if other and run.model_alias else [])]
     if not run.adapter:
         return []
     return ["--provider", run.adapter, *(["--model", run.model_alias] if run.model_alias else [])]
 
 
-def gone_sentence(run: Run, live: RunLiveness, aliases: Mapping[str, str | None] | None = None) -> str:
+def gone_sentence(run: Run, live: RunLiveness, defaults: ResumeDefaults | None = None) -> str:
     """``no live process since 2026-12-05 06:56 UTC: …; continue it with `…```: what is said of a
-    run that is :attr:`RunLiveness.gone` (naming the shards to re-run of a sharded run; ``aliases``:
+    run that is :attr:`RunLiveness.gone` (naming the shards to re-run of a sharded run; ``defaults``:
     see :func:`resume_hint`)."""
     import time
 
     since = (
         time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(live.last_seen)) if live.last_seen is not None else "an unknown time"
     )
-    hint = resume_hint(run, live.missing, live.shard_count, aliases)
+    hint = resume_hint(run, live.missing, live.shard_count, defaults)
     stopped = _limit_stopped(run, live)
     if stopped:
         count = live.shard_count
@@ -226,11 +249,11 @@ def gone_sentence(run: Run, live: RunLiveness, aliases: Mapping[str, str | None]
     )
 
 
-def gone_clause(run: Run, live: RunLiveness | None, aliases: Mapping[str, str | None] | None = None) -> str:
+def gone_clause(run: Run, live: RunLiveness | None, defaults: ResumeDefaults | None = None) -> str:
     """``; it has no live process since …`` (:func:`gone_sentence`) to end a note on ``run`` when
     it is :attr:`RunLiveness.gone`, else nothing (``live``: its liveness, ``None`` when not known;
-    ``aliases``: see :func:`resume_hint`)."""
-    return f"; it has {gone_sentence(run, live, aliases)}" if live is not None and live.gone else ""
+    ``defaults``: see :func:`resume_hint`)."""
+    return f"; it has {gone_sentence(run, live, defaults)}" if live is not None and live.gone else ""
 
 
 def status_label(run: Run, live: RunLiveness | None) -> str:

@@ -16,13 +16,17 @@ wait ends there, naming the command that continues it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from .errors import RunNotFinished
 from .runs import Run, RunStatus
 from .storage import counted_so_far
 from .storage.protocols import ResultRepository, capabilities
 from .wording import counted, quoted
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .leases import ResumeDefaults
 
 __all__ = ["parse_duration", "wait_for_run"]
 
@@ -88,10 +92,10 @@ def _pending_words(repository: ResultRepository, run: Run) -> str:
     )
 
 
-def _refuse_gone(repository: ResultRepository, run: Run, aliases: Mapping[str, str | None] | None = None) -> None:
+def _refuse_gone(repository: ResultRepository, run: Run, defaults: ResumeDefaults | None = None) -> None:
     """:class:`RunNotFinished` when no process answers ``run`` any more and none has for longer
     than a lease stays live (a run that is answered, or has a shard still to start, is waited for;
-    ``aliases``: see :func:`evalkit.leases.resume_hint`)."""
+    ``defaults``: see :func:`evalkit.leases.resume_hint`)."""
     from .leases import gone_sentence, liveness, stopped_by_limit
 
     live = liveness(repository, [run]).get(run.id)
@@ -101,7 +105,7 @@ def _refuse_gone(repository: ResultRepository, run: Run, aliases: Mapping[str, s
         return
     raise RunNotFinished(
         f"run {run.id}: {run.answered_count} of {counted(run.case_count, 'case')} are in and the run is still "
-        f"running, but it has {gone_sentence(run, live, aliases)}, then wait again; "
+        f"running, but it has {gone_sentence(run, live, defaults)}, then wait again; "
         "the verdict is pending"
     )
 
@@ -115,13 +119,13 @@ def wait_for_run(
     on_poll: Callable[[Run | None], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
-    aliases: Mapping[str, str | None] | None = None,
+    defaults: ResumeDefaults | None = None,
 ) -> Run:
     """The run ``run_id`` once every shard is in (with its cases); :class:`RunNotFinished` when
     ``timeout_s`` passes first, or when no process answers the run any more (see the module); a
     usage error at once when the run is not stored and no shard could store it (its id refused).
-    ``aliases``: the configured instances' model aliases, for the command that continues a run no
-    process answers (:func:`evalkit.leases.configured_aliases`)."""
+    ``defaults``: what a bare continuing command answers with, for the command that continues a run
+    no process answers (:func:`evalkit.leases.resume_defaults`)."""
     deadline = clock() + timeout_s
     first = True
     while True:
@@ -137,7 +141,7 @@ def wait_for_run(
             return full
         if run is not None:
             run = counted_so_far(repository, run)  # its row's counts are written when it ends
-            _refuse_gone(repository, run, aliases)
+            _refuse_gone(repository, run, defaults)
         if on_poll is not None:
             on_poll(run)
         if clock() >= deadline:

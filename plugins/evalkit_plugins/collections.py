@@ -23,7 +23,10 @@ is stored ungraded. Questions have the form ``unspecified`` and no hard class. A
 a query the queries file lacks, a document judged twice for one query, an id holding a NUL, a
 document judged relevant (grade 1 or more) that the collection's own corpus lacks (a BEIR
 folder's ``corpus.jsonl``, a TREC ``corpus`` in JSONL; an empty one is a stand-in, not checked),
-or an unreadable line is an error naming the file and line.
+or an unreadable line is an error naming the file and line. The corpus's ids are read once and
+cached beside the lexical retriever's indexes (:func:`evalkit_plugins.lexical.corpus_ids`): a
+collection loaded again (``evalkit list questions``, ``validate``) reads them from there until the
+corpus file changes.
 
 The built-in ``evalkit.lexical`` retriever indexes the same BEIR folder (title + text) when its
 ``corpus`` option points at it.
@@ -123,9 +126,9 @@ def _check_judged_in_corpus(
     is named (file, line, ids escaped) with the count of the others. Documents judged
     non-relevant (0 or less) may lie outside the corpus: they change no metric. An empty corpus
     file is a stand-in (the deployment's retriever reads its documents elsewhere): not checked."""
-    from evalkit_plugins.lexical import corpus_documents  # read as the built-in retriever indexes it
+    from evalkit_plugins.lexical import corpus_ids  # read as the built-in retriever indexes it, cached
 
-    ids = {document.id for document in corpus_documents(corpus)}
+    ids = corpus_ids(corpus)
     if not ids:
         return
     absent = [(query, document, grade) for query, grades in judged.items() for document, grade in grades.items() if grade >= 1 and document not in ids]

@@ -10,7 +10,9 @@ Documents are indexed once into an FTS5 table (Porter stemming over ``unicode61`
 diacritics folded, title and text as two columns) in a cache directory, under a name derived
 from the corpus path, its content hash and what builds an index (:func:`index_build`: the schema,
 the tokenizer and the reader's version): an unchanged corpus reuses its index, a changed one, or
-one a different evalkit indexed, gets a new index and the stale one is removed. A question becomes an OR query of its distinct
+one a different evalkit indexed, gets a new index and the stale one is removed. The same folder
+keeps each JSONL corpus's id set for the ``evalkit.collections`` qrels check (:func:`corpus_ids`).
+A question becomes an OR query of its distinct
 terms minus English stopwords, each term quoted so FTS5 syntax in a question is just text, ranked
 by FTS5's ``bm25()`` (k1 = 1.2, b = 0.75, fixed by SQLite). Results come back as ``(id, score)``
 pairs, the score being BM25 (higher is better). With ``min_score`` set, documents scoring below
@@ -30,11 +32,13 @@ import os
 import re
 import secrets
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import attrs
 from evalkit.errors import ConfigError, PluginError, RetrievalError
@@ -50,6 +54,7 @@ __all__ = [
     "LexicalIndex",
     "LexicalRetriever",
     "STOPWORDS",
+    "corpus_ids",
     "corpus_sha256",
     "default_index_dir",
     "index_build",
@@ -189,6 +194,96 @@ def corpus_documents(corpus: str | os.PathLike[str]) -> Iterator[Document]:
     if path.is_dir():
         return _folder_documents(path, hashlib.sha256())
     return _jsonl_documents(path, hashlib.sha256())
+
+
+#: The shape of a corpus's cached id set (:func:`corpus_ids`); bump it when what the file holds changes.
+IDS_CACHE_FORMAT = "corpus-ids-v1"
+
+
+def corpus_ids(corpus: str | os.PathLike[str], cache_dir: str | os.PathLike[str] | None = None) -> frozenset[str]:
+    """The id of every document of ``corpus`` as :func:`corpus_documents` reads it (its errors
+    too), a JSONL file's (a BEIR folder's ``corpus.jsonl``) kept in ``cache_dir`` (default
+    :func:`default_index_dir`, where indexes are kept): one file per corpus path, holding the ids
+    with the file's size, ``mtime_ns``, ``ctime_ns``, inode and :data:`READER_VERSION` they were read
+    under and a digest of them. While all of those still hold, the ids come from it, not the
+    corpus; a corpus changed since (or while it was read), and a cache file that is unreadable,
+    not this shape, for another file, larger than the corpus's ids could be or whose digest does
+    not match, is read again and the cache rewritten. A cache that cannot be written is left out,
+    said nowhere: the ids are the same. A folder of text files is read each time (a folder's times
+    do not change when a file in it is edited)."""
+    path = Path(corpus)
+    if path.is_dir() and (path / BEIR_CORPUS).is_file():
+        path = path / BEIR_CORPUS
+    key = _ids_key(path)
+    if key is None:
+        return frozenset(document.id for document in corpus_documents(path))
+    folder = Path(cache_dir).expanduser() if cache_dir is not None else default_index_dir()
+    cache = folder / f"ids-{hashlib.sha256(os.fsencode(key['corpus'])).hexdigest()[:16]}.json"
+    cached = _cached_ids(cache, key, key["size"])
+    if cached is not None:
+        return cached
+    ids = frozenset(document.id for document in _jsonl_documents(path, hashlib.sha256()))
+    if _ids_key(path) == key:  # not changed while it was read
+        _keep_ids(cache, key, ids)
+    return ids
+
+
+def _ids_key(path: Path) -> dict[str, Any] | None:
+    """What a cached id set of JSONL corpus ``path`` must have been read under; ``None`` for a
+    corpus that is not one regular file (a folder, a pipe, a file gone)."""
+    try:
+        resolved = path.resolve()
+        found = os.stat(resolved)
+    except (OSError, RuntimeError):
+        return None
+    if not stat.S_ISREG(found.st_mode):
+        return None
+    return {
+        "format": IDS_CACHE_FORMAT, "reader": READER_VERSION, "corpus": os.fsdecode(resolved), "size": found.st_size,
+        "mtime_ns": found.st_mtime_ns, "ctime_ns": found.st_ctime_ns, "inode": found.st_ino,
+    }  # fmt: skip
+
+
+def _ids_digest(ids: list[str]) -> str:
+    return hashlib.sha256(json.dumps(ids).encode()).hexdigest()
+
+
+def _cached_ids(cache: Path, key: dict[str, Any], size: int) -> frozenset[str] | None:
+    """The ids ``cache`` holds when it was written under ``key`` and is whole; ``None`` otherwise
+    (``size``: the corpus's, in bytes)."""
+    # ids are text of the corpus: as JSON (\uXXXX escapes) at most 6 bytes a corpus byte, with the key around them
+    most = 6 * size + 4096
+    try:
+        with open_regular_file(cache) as handle:
+            raw = handle.read(most + 1)
+        if len(raw) > most:
+            return None
+        kept = json.loads(raw)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(kept, dict) or kept.get("key") != key:
+        return None
+    ids = kept.get("ids")
+    if not isinstance(ids, list) or not all(isinstance(one, str) for one in ids) or kept.get("sha256") != _ids_digest(ids):
+        return None
+    return frozenset(ids)
+
+
+def _keep_ids(cache: Path, key: dict[str, Any], ids: frozenset[str]) -> None:
+    """Write ``ids`` read under ``key`` to ``cache`` (whole or not at all); nothing when it cannot be written."""
+    listed = sorted(ids)
+    temporary = cache.with_name(f"{cache.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(json.dumps({"key": key, "ids": listed, "sha256": _ids_digest(listed)}), encoding="utf-8")
+        os.replace(temporary, cache)
+    except OSError:
+        pass  # a read-only or full cache folder: the ids are read again next time
+    finally:
+        try:
+            temporary.unlink()
+        except OSError:
+            pass
 
 
 def _folder_documents(root: Path, digest: hashlib._Hash) -> Iterator[Document]:

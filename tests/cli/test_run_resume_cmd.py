@@ -762,6 +762,21 @@ def test_a_killed_run_of_a_set_built_in_code_answered_with_repeats_says_them_in_
     )
 
 
+def test_a_resume_line_says_the_repeats_unless_the_configuration_it_is_printed_under_answers_them() -> None:
+    # The repeats a bare command answers with are the configuration's when the line is printed:
+    # not known (a viewer built without one), the line says them, whatever they are.
+    from evalkit.leases import ResumeDefaults, resume_hint
+    from evalkit.run.placement import prompt_run_provenance
+    from evalkit.runs import Run
+
+    run = Run(id="r-2", set_identifier="arith.basic", grader="deterministic", provider_instance="app",
+              provenance=prompt_run_provenance(False, "deterministic", repeats=1))  # fmt: skip
+    said = "`evalkit run arith.basic --provider app --repeats 1 --resume r-2`"
+    assert resume_hint(run) == said
+    assert resume_hint(run, defaults=ResumeDefaults({}, repeats=3)) == said
+    assert resume_hint(run, defaults=ResumeDefaults({}, repeats=1)) == "`evalkit run arith.basic --provider app --resume r-2`"
+
+
 def test_a_bare_resume_of_an_ad_hoc_run_continues_the_newest_run_of_its_own_adapter(evalkit_cli, project) -> None:
     # Two ad-hoc runs of model gpt-4o stopped, `--provider reference`'s then `--provider llm`'s: a
     # bare `--resume` by reference picked the newest (llm's, only the instance and alias were
@@ -829,6 +844,65 @@ def test_a_killed_run_given_fewer_repeats_than_the_configured_ones_is_continued_
     hint = "evalkit run arith.basic --provider my-app --repeats 1 --resume k-5"
     assert f"continue it with `{hint}`" in shown, shown
     resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
+
+
+@pytest.mark.parametrize(
+    "words",
+    [("show", "k-6"), ("history", "arith.basic"), ("report", "k-6", "--format", "markdown"),
+     ("report", "k-6", "--wait", "--format", "markdown", "--timeout", "5s"), ("compare", "k-7", "k-6")],
+)  # fmt: skip
+def test_a_killed_run_answered_with_the_configured_repeats_is_continued_with_them_once_the_configuration_changes(
+    evalkit_cli, project, words
+) -> None:
+    # No `[run] repeats` (a bare command answers once), the run started without --repeats, killed;
+    # then `[run] repeats = 3` configured: history, show, compare and report said "continue it with
+    # `evalkit run arith.basic --provider my-app --resume k-6`", which, pasted, answered 3 times and
+    # was refused ("use --repeats 1"): the run kept its repeats only when they differed from the
+    # configuration's when it began. It keeps them always; the line compares them with the
+    # configuration's when it is printed.
+    import shlex
+
+    answer_with(project, ARITH_GOOD)
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--run-id", "k-7").code == 0
+    assert evalkit_cli("run", "arith.basic", "--provider", "my-app", "--run-id", "k-6").code == 0
+    _killed_half_way_on_ci_7(project, "k-6")
+    config = project / "evalkit.toml"
+    config.write_text(config.read_text() + "\n[run]\nrepeats = 3\n")
+    said = evalkit_cli(*words)
+    shown = " ".join((said.stdout + said.stderr).split())
+    hint = "evalkit run arith.basic --provider my-app --repeats 1 --resume k-6"
+    assert f"continue it with `{hint}`" in shown, shown
+    resumed = evalkit_cli(*shlex.split(hint)[1:], "--json")
+    assert resumed.code == 0, resumed.stderr
+    assert resumed.json()["status"] == "complete"
+
+
+def test_the_lines_a_stopped_run_prints_repeat_the_configured_repeats_it_answered_with(evalkit_cli, project, monkeypatch) -> None:
+    # `[run] repeats = 2`, the run started without --repeats and stopped by --max-requests: its line
+    # said `evalkit run arith.basic --resume c-2 --provider my-app --max-requests 6` (a Ctrl-C's the
+    # same without the limit), which, pasted once the configuration said otherwise, answered
+    # another number of times and was refused. The lines say the repeats it answered with.
+    import shlex
+
+    from evalkit.cli import ending
+
+    answer_with(project, ARITH_GOOD)
+    config = project / "evalkit.toml"
+    original = config.read_text()
+    config.write_text(original + "\n[run]\nrepeats = 2\n")
+    began: list[str] = []
+    run_began = ending.run_began
+    monkeypatch.setattr(ending, "run_began", lambda run_id, resume: (began.append(resume), run_began(run_id, resume)))
+    stopped = evalkit_cli("run", "arith.basic", "--provider", "my-app", "--max-requests", "1", "--run-id", "c-2")
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    said = " ".join((stopped.stdout + stopped.stderr).split())
+    line = "evalkit run arith.basic --resume c-2 --provider my-app --repeats 2 --max-requests"
+    assert f"resume it with: {line} " in said, said
+    assert began == ["evalkit run arith.basic --provider my-app --repeats 2 --resume c-2"]
+    config.write_text(original)
+    resumed = evalkit_cli(*shlex.split(began[0])[1:], "--json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.json()["status"] == "complete"
 

@@ -337,7 +337,7 @@ def test_the_run_and_compare_pages_continue_a_killed_run_of_another_model_with_i
     """A killed run of a configured instance given another `--model`: `show` and `history` say
     `--provider app --model app-mini` in the line that continues it (the configured alias would be
     refused), where the run and compare pages said `--provider app` alone: they read the same
-    configured aliases (`evalkit.leases.configured_aliases`)."""
+    configured aliases (`evalkit.leases.resume_defaults`)."""
     from evalkit.storage import open_repository
 
     done = viewer_cli("run", "viewkit.live", "--provider", "app", "--privacy", "full", "--json")
@@ -357,6 +357,35 @@ def test_the_run_and_compare_pages_continue_a_killed_run_of_another_model_with_i
     assert element_text(page.text, "live").startswith(f"No process answers this run any more: it has {said}.")
     compared = client.get("/compare", params={"base": base, "run": stored.live})
     assert f"The run is running (no live process): cases it lacks count as added or removed; it has {said}." in html.unescape(compared.text)
+
+
+def test_the_run_and_compare_pages_continue_a_killed_run_with_its_repeats_once_the_configured_ones_change(
+    viewer_cli, stored, store_url, project
+) -> None:
+    """A killed run answered once, as the configuration said when it began; then `[run] repeats = 3`
+    configured: the run and compare pages said `evalkit run viewkit.live --provider app --shard 2/2
+    …`, which, pasted, answered 3 times and was refused. They say its `--repeats 1`, as `show` does
+    (`evalkit.leases.resume_defaults`, read from the viewer's configuration)."""
+    from evalkit.config import load_config
+    from evalkit.view import create_app
+    from starlette.testclient import TestClient
+
+    done = viewer_cli("run", "viewkit.live", "--provider", "app", "--privacy", "full", "--json")
+    assert done.code == 0, done.stderr[-3000:]
+    base = done.json()["run_id"]
+    kill_second_shard_elsewhere(store_url, stored.live)
+    config = project / "evalkit.toml"
+    config.write_text(config.read_text() + "\n[run]\nrepeats = 3\n")
+    rerun = "`evalkit run viewkit.live --provider app --repeats 1 --shard 2/2 --run-id live-run`"
+    shown = viewer_cli("show", stored.live, "--database", "sqlite:///.evalkit/results.db")
+    (said,) = [line.strip() for line in shown.stdout.splitlines() if "no live process since" in line]
+    assert rerun in said
+    app = create_app(store_url, port=8765, config=load_config(config))
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        page = run_page(client, stored.live)
+        assert element_text(page.text, "live").startswith(f"No process answers this run any more: it has {said}.")
+        compared = client.get("/compare", params={"base": base, "run": stored.live})
+        assert f"The run is running (no live process): cases it lacks count as added or removed; it has {said}." in html.unescape(compared.text)
 
 
 def test_unknown_ids_are_404_pages(client, stored) -> None:

@@ -53,8 +53,8 @@ def _differences(base: Any, run: Any, alive: Any, config: Any) -> list[str]:
     """What differs between the two runs besides their cases, and which is not complete (a running
     run no process answers any more said as ``history`` and ``show`` say it: ``alive``, the runs'
     :func:`evalkit.leases.liveness`, its resume line with the ``--model`` the configuration's
-    aliases call for: :func:`evalkit.leases.configured_aliases`)."""
-    from ..leases import configured_aliases, gone_clause, status_label
+    aliases and repeats call for: :func:`evalkit.leases.resume_defaults`)."""
+    from ..leases import gone_clause, resume_defaults, status_label
     from ..verdict import different_k
     from .stored import identity_label
 
@@ -70,11 +70,11 @@ def _differences(base: Any, run: Any, alive: Any, config: Any) -> list[str]:
             f"The runs measured at different cut-offs (k {ks[0]} and {ks[1]}): their MRR@k, recall@k and nDCG@k are "
             "different measures and are not compared; the top-1 and top-3 hit rates are."
         )
-    aliases = configured_aliases(config) if any(live.gone for live in alive.values()) else None
+    defaults = resume_defaults(config) if any(live.gone for live in alive.values()) else None
     for which, stored in (("BASE", base), ("RUN", run)):
         if stored.status.value != "complete":
             live = alive.get(stored.id)
-            gone = gone_clause(stored, live, aliases)
+            gone = gone_clause(stored, live, defaults)
             notes.append(
                 f"{which} {stored.id} ({stored.answered_count} of {counted(stored.case_count, 'case')} answered) "
                 f"is {status_label(stored, live)}: cases it lacks count as added or removed{gone}."

@@ -73,7 +73,7 @@ def handle(args: Arguments) -> int:
     """Print the history; exit 2 when the store cannot list runs."""
     from ..config import load_config
     from ..errors import UsageError
-    from ..leases import configured_aliases, gone_sentence, liveness, status_label
+    from ..leases import gone_sentence, liveness, resume_defaults, status_label
     from ..storage import capabilities, close_repository, counted_so_far
     from .console import console
     from .json_output import print_json
@@ -158,11 +158,11 @@ def handle(args: Arguments) -> int:
             _accepted_label(acceptances.get(run.id), run.id in current),
         ])  # fmt: skip
     print_rows(out, columns, rows)
-    aliases = configured_aliases(load_config(args.config)) if any(live.gone for live in alive.values()) else None
+    defaults = resume_defaults(load_config(args.config)) if any(live.gone for live in alive.values()) else None
     for run in runs:
         live = alive.get(run.id)
         if live is not None and live.gone:
-            out.print(f"Run {run.id}: {gone_sentence(run, live, aliases)}.")
+            out.print(f"Run {run.id}: {gone_sentence(run, live, defaults)}.")
     out.line()
     out.line("[bold]Trend[/bold] (pass rate, oldest → newest, per serving identity and grader)")
     for trend in trends:

@@ -66,15 +66,15 @@ def wait_for(args: Arguments, repository: ResultRepository, run_id: str) -> Any:
             err.print(f"Waiting up to {args.timeout} for every shard of run {run_id} ({seen})…")
 
     from ..config import load_config
-    from ..leases import configured_aliases
+    from ..leases import resume_defaults
 
-    aliases = configured_aliases(load_config(getattr(args, "config", None)))
-    return wait_for_run(repository, run_id, timeout_s=timeout, poll_s=poll, on_poll=on_poll, aliases=aliases)
+    defaults = resume_defaults(load_config(getattr(args, "config", None)))
+    return wait_for_run(repository, run_id, timeout_s=timeout, poll_s=poll, on_poll=on_poll, defaults=defaults)
 
 
 def handle(args: Arguments) -> int:
     """Render the run; its exit code (see the description)."""
-    from ..leases import configured_aliases, gone_sentence, liveness
+    from ..leases import gone_sentence, liveness, resume_defaults
     from ..reports.targets import ReportTarget
     from ..runs import RunStatus
     from ..storage import close_repository
@@ -98,7 +98,7 @@ def handle(args: Arguments) -> int:
 
     config = load_config(args.config)
     # pending for ever: nothing answers the run any more; the report files say it too
-    gone = (f"The run has {gone_sentence(run, live, configured_aliases(config))}.",) if live is not None and live.gone else ()
+    gone = (f"The run has {gone_sentence(run, live, resume_defaults(config))}.",) if live is not None and live.gone else ()
     rendered = render_for(
         targets, database_url(args, config), run,
         questions=installed_questions(run), fail_on_regression=args.fail_on_regression, config=config, notes=gone,

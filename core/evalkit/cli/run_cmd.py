@@ -174,6 +174,10 @@ def handle(args: Arguments) -> int:
 
     tolerances, gate = gate_of(args, config)
     repeats = repeats_of(args, config)
+    if args.repeats is None and config.repeats is not None:
+        # the lines that continue the run (a Ctrl-C's, a spending limit's) say the repeats it answers
+        # with: pasted once [run] repeats has changed, a bare one answered another number and was refused
+        args.repeats = repeats
     targets = report_targets(args)
     baseline_file = read_baseline_option(args)
     database = database_url(args, config)

@@ -179,10 +179,10 @@ def _print_tables(run: Any, live: Any, verdict: Any, acceptance: Any, cases: Any
     out.print(f"Status:     {run.status.value}, {answered} of {counted(run.case_count, 'case')} answered{errored}")
     if live is not None and live.gone:
         from ..config import load_config
-        from ..leases import configured_aliases, gone_sentence
+        from ..leases import gone_sentence, resume_defaults
 
-        # the configured instances' aliases: a run given another --model is continued with it
-        out.print(f"            {gone_sentence(run, live, configured_aliases(load_config(beside.config_path)))}")
+        # the configured aliases and repeats: a run given another --model or --repeats is continued with it
+        out.print(f"            {gone_sentence(run, live, resume_defaults(load_config(beside.config_path)))}")
     out.print(f"Pass rate:  {float(run.pass_rate) * 100:.1f}% ({run.passed_count}/{run.answered_count})")
     out.print(f"Mean score: {run.mean_score:.3f}")
     from .spend_view import spend_lines

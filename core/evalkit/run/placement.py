@@ -130,8 +130,9 @@ GRADER_PLUGIN = "grader_plugin"
 
 
 #: The key of a prompt run's stored ``provenance`` that gives the answers per prompt it was started
-#: with (``--repeats N``) when a bare continuing command would answer another number (above 1, or
-#: not the configured ``[run] repeats``): a resume with another number is refused (its cases would mix them).
+#: with (``--repeats N``, or ``[run] repeats``), always: a resume with another number is refused (its
+#: cases would mix them), and what a bare continuing command answers with is the configuration's
+#: when the line is pasted, not when the run began (:func:`answering_options` compares them then).
 REPEATS = "repeats"
 
 #: The key of a prompt run's stored ``provenance`` that says it read and wrote the answer cache
@@ -139,33 +140,30 @@ REPEATS = "repeats"
 ANSWER_CACHE = "answer_cache"
 
 
-def prompt_run_provenance(
-    in_code: bool, grader: str, repeats: int = 1, cache: bool = False, configured_repeats: int = 1
-) -> Mapping[str, Any]:
+def prompt_run_provenance(in_code: bool, grader: str, repeats: int = 1, cache: bool = False) -> Mapping[str, Any]:
     """What a prompt run stores as its ``provenance``: the grader plugin it is graded by
     (:data:`GRADER_PLUGIN`), whether its set was built in code (:func:`in_code_provenance`), and
     what a command that continues it repeats (:func:`answering_options`): its ``repeats``
-    (:data:`REPEATS`) when above 1 or not the ``configured_repeats`` a bare continuing command
-    answers with (``[run] repeats``), and whether it used the answer ``cache`` (:data:`ANSWER_CACHE`)."""
-    provenance = {**(in_code_provenance(None, in_code) or {}), GRADER_PLUGIN: grader}
-    if repeats > 1 or repeats != configured_repeats:
-        provenance[REPEATS] = repeats
+    (:data:`REPEATS`) and whether it used the answer ``cache`` (:data:`ANSWER_CACHE`)."""
+    provenance = {**(in_code_provenance(None, in_code) or {}), GRADER_PLUGIN: grader, REPEATS: repeats}
     if cache:
         provenance[ANSWER_CACHE] = True
     return provenance
 
 
-def answering_options(run: Any) -> list[str]:
+def answering_options(run: Any, configured_repeats: int | None = None) -> list[str]:
     """The options besides its generator's with which stored prompt ``run`` was answered, as a
-    command that continues it repeats them (:func:`prompt_run_provenance`): ``--repeats N`` (a
-    resume without it is refused), ``--cache`` (one without it asks the model for what the cache
+    command that continues it repeats them (:func:`prompt_run_provenance`): ``--repeats N`` when a
+    bare command would answer another number, ``configured_repeats`` (``[run] repeats``, else 1, as
+    the configuration says when the line is printed; ``None``: not known, so said whenever kept) —
+    a resume with another number is refused —, ``--cache`` (one without it asks the model for what the cache
     holds; with ``--privacy full`` for a run kept at ``full``: below it ``--cache`` is refused
     unless the configuration enables the cache, as it did for the run). None when its store keeps no
     provenance."""
     provenance = stored_provenance(run)
     words: list[str] = []
     repeats = provenance.get(REPEATS)
-    if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1:  # kept only when a bare command differs
+    if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1 and repeats != configured_repeats:
         words += ["--repeats", str(repeats)]
     if provenance.get(ANSWER_CACHE) is True:
         words.append("--cache")

@@ -14,7 +14,7 @@ import attrs
 
 from ..case_texts import CaseSource
 from ..errors import UsageError
-from ..leases import RunLiveness, gone_clause, status_label
+from ..leases import ResumeDefaults, RunLiveness, gone_clause, status_label
 from ..reports.model import Report
 from ..runs import Run, RunKind
 from ..tolerance import Tolerances
@@ -100,12 +100,12 @@ class ComparePage:
 
 
 def run_differences(
-    base: Run, run: Run, alive: Mapping[str, RunLiveness] | None = None, aliases: Mapping[str, str | None] | None = None
+    base: Run, run: Run, alive: Mapping[str, RunLiveness] | None = None, defaults: ResumeDefaults | None = None
 ) -> tuple[str, ...]:
     """What differs between the two runs besides their cases (who answered, the grader, the set),
     and which of them is not complete: a running run no process answers any more as ``history``
     and ``show`` say it (``alive``: the runs' liveness, :func:`evalkit.leases.status_label`;
-    ``aliases``: the configured instances' model aliases, :func:`evalkit.leases.configured_aliases`)."""
+    ``defaults``: what a bare continuing command answers with, :func:`evalkit.leases.resume_defaults`)."""
     notes = []
     before, after = Report(run=base).identity, Report(run=run).identity
     if before != after:
@@ -117,7 +117,7 @@ def run_differences(
     for which, stored in (("The base", base), ("The run", run)):
         if stored.status.value != "complete":
             live = (alive or {}).get(stored.id)
-            gone = gone_clause(stored, live, aliases)
+            gone = gone_clause(stored, live, defaults)
             notes.append(f"{which} is {status_label(stored, live)}: cases it lacks count as added or removed{gone}.")
     return tuple(notes)
 
@@ -193,4 +193,4 @@ def build_compare_page(state: ViewerState, base_id: str, run_id: str, params: Ma
         rows.append(CompareRow(case_id, tag, view, base_result))
     sections = tuple((key, label, counts[key], key == show) for key, label, _ in SECTIONS)
     report = Report(run=run, comparison=comparison, baseline=base)
-    return ComparePage(base, run, comparison, tolerances, report, run_differences(base, run, state.store.liveness([base, run]), state.configured_aliases()), show, sections, paging, tuple(rows))
+    return ComparePage(base, run, comparison, tolerances, report, run_differences(base, run, state.store.liveness([base, run]), state.resume_defaults()), show, sections, paging, tuple(rows))

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from ..baselines import Acceptance
-from ..leases import RunLiveness, gone_sentence, status_label
+from ..leases import ResumeDefaults, RunLiveness, gone_sentence, status_label
 from ..reports.model import Figure, Report
 from ..runs import CaseResult, Run, RunKind, RunStatus
 from ..shapes import whole_number
@@ -183,9 +183,9 @@ class RunPage:
     index_seconds: float
     #: Whether a process answers the run now, as its leases say (``None``: not running, or unknown).
     liveness: RunLiveness | None = None
-    #: The configured instances' model aliases (:func:`evalkit.leases.configured_aliases`; ``None``:
-    #: not known), for the ``--model`` of the line that continues a run no process answers.
-    aliases: Mapping[str, str | None] | None = None
+    #: What a bare continuing command answers with (:func:`evalkit.leases.resume_defaults`; ``None``:
+    #: not known), for the ``--model`` and ``--repeats`` of the line that continues a run no process answers.
+    defaults: ResumeDefaults | None = None
 
     @property
     def live(self) -> bool:
@@ -204,7 +204,7 @@ class RunPage:
         answers any more (:func:`evalkit.leases.gone_sentence`); ``None`` otherwise."""
         if self.liveness is None or not self.liveness.gone:
             return None
-        return gone_sentence(self.run, self.liveness, self.aliases)
+        return gone_sentence(self.run, self.liveness, self.defaults)
 
     @property
     def retrieval(self) -> bool:
@@ -291,7 +291,7 @@ def build_run_page(state: ViewerState, run_id: str, params: Mapping[str, str]) -
     report = Report(run=run, verdict=verdict, comparison=comparison, baseline=baseline if comparison is not None else None)
     return RunPage(
         run, report, verdict, acceptance, baseline, comparison, attrs.evolve(query, page=paging.number), filters, search,
-        paging, views, columns, installed_note, index.seconds, state.liveness(run), state.configured_aliases(),
+        paging, views, columns, installed_note, index.seconds, state.liveness(run), state.resume_defaults(),
     )  # fmt: skip
 
 

@@ -18,7 +18,7 @@ import attrs
 
 from ..baselines import Acceptance
 from ..case_texts import CaseSource, InstalledSets
-from ..leases import RunLiveness, configured_aliases, status_label
+from ..leases import ResumeDefaults, RunLiveness, resume_defaults, status_label
 from ..privacy import scrub
 from ..prompts import displayed_check_name
 from ..runs import CaseResult, Run, RunKind, RunStatus
@@ -154,11 +154,11 @@ class ViewerState:
         """Whether a process answers ``run`` now (``None``: it is not running, or the store cannot tell)."""
         return self.store.liveness([run]).get(run.id)
 
-    def configured_aliases(self) -> Mapping[str, str | None] | None:
-        """The configured instances' model aliases, as ``history`` and ``show`` read them
-        (:func:`evalkit.leases.configured_aliases`); ``None`` when the viewer was given no configuration."""
+    def resume_defaults(self) -> ResumeDefaults | None:
+        """What a bare continuing command answers with, as ``history`` and ``show`` read it
+        (:func:`evalkit.leases.resume_defaults`); ``None`` when the viewer was given no configuration."""
         config = self.settings.config
-        return configured_aliases(config) if config is not None else None
+        return resume_defaults(config) if config is not None else None
 
     def verdict(self, run_id: str) -> StoredVerdict | None:
         """The verdict stored with the run."""

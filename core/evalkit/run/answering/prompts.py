@@ -300,9 +300,6 @@ class PromptAnswering:
     max_answer_bytes: int | None = None
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT_S
     repeats: int = 1
-    #: What a bare continuing command answers each prompt with (``[run] repeats``, else 1): a run
-    #: given another ``repeats`` keeps it, so its resume line repeats it.
-    configured_repeats: int = 1
     kind: RunKind = RunKind.PROMPTS
     groups_commits: bool = True
     #: How long the generator's readiness probe may wait for a server that is still starting (s).
@@ -344,7 +341,7 @@ class PromptAnswering:
         return Run(
             pricing=self.pricing,
             provenance=prompt_run_provenance(
-                self.in_code, self.grader_name, self.repeats, spending is not None and spending.cache, self.configured_repeats
+                self.in_code, self.grader_name, self.repeats, spending is not None and spending.cache
             ),
             answers_reused=spending.reuse_kind if spending is not None else None,
             source_run_id=spending.stored.run_id if spending is not None and spending.stored is not None else None,
@@ -832,7 +829,7 @@ def prepare_prompts(
         golden_set, bound, grading, grader_name, kinds, level, case_count, digest.fingerprint(), order,
         max_answer_bytes=config.max_answer_bytes, grade_timeout=config.grade_timeout, wait_ready=source.wait_ready,
         min_judge_kappa=config.min_judge_kappa,
-        repeats=source.repeats, configured_repeats=config.repeats or 1, pricing=run_pricing(config, bound, grading),
+        repeats=source.repeats, pricing=run_pricing(config, bound, grading),
         in_code=in_code,
     )  # fmt: skip
     return answering, notes
