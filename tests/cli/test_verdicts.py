@@ -187,6 +187,10 @@ def test_the_gate_is_configured_in_the_file_and_the_options_override_it(evalkit_
         ('[gatee]\nmethod = "paired"\n', 'unknown table [gatee] — evalkit does not read it. Did you mean "gate"?'),
         ("[gate]\nmax_pass_rate_dorp = 0.5\n", "[gate] has no key 'max_pass_rate_dorp'. Did you mean \"max_pass_rate_drop\"?"),
         ('[gate]\nmethod = "pared"\n', '[gate] method must be "tolerance" or "paired"'),
+        # a number written as text was read as the number it spells, where [run] repeats = "3" is refused
+        ('[gate]\nalpha = "0.05"\n', "[gate] alpha must be a number from 1e-9 and below 0.5 (the one-sided level), got '0.05', which is text"),
+        ('[gate]\nmax_regressed_cases = "3"\n', "[gate] max_regressed_cases must be a whole number from 0 to 999,999,999, got '3', which is text"),
+        ('[gate]\nmax_pass_rate_drop = "0.05"\n', "[gate] max_pass_rate_drop must be a finite number in 0..1, got '0.05', which is text"),
     ],
 )
 def test_a_misspelled_gate_is_refused_before_anything_is_called(evalkit_cli, project, chat_server, words, toml, message) -> None:
