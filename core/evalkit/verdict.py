@@ -209,6 +209,9 @@ class Comparison:
     mean_score: Fraction = Fraction(0)
     fingerprints_known: bool = True
     quarantined_cases: tuple[QuarantinedCase, ...] = ()
+    #: The gate's quarantined ids that name no case of either run (a misspelt id), each with the
+    #: case ids close to it (best first; none when none is): they keep nothing out of the gate.
+    unmatched_quarantine: tuple[tuple[str, tuple[str, ...]], ...] = ()
     metrics: tuple[MetricSpec, ...] = ()
     statistics: tuple[MetricComparison, ...] = ()
     method: str = "tolerance"
@@ -268,6 +271,18 @@ class Comparison:
             if spec.gated and measured is not None and measured.tolerance_below_detectable:
                 warnings.append(noise_warning(spec, measured, unit, self.repeats))
         return tuple(warnings)
+
+    def warnings(self, unit: str = "case") -> tuple[str, ...]:
+        """Every warning a report of the comparison gives: :meth:`noise_warnings`, then one per
+        quarantined id that names no case of either run (it keeps nothing out of the gate)."""
+        from .wording import quoted, suggestion
+
+        unmatched = [
+            f"warning: [gate] quarantine names {quoted(case_id)}, which is no {unit} of this run or its baseline, "
+            f"so it keeps nothing out of the gate.{suggestion(close)}"
+            for case_id, close in self.unmatched_quarantine
+        ]
+        return (*self.noise_warnings(unit), *unmatched)
 
     @property
     def set_changed(self) -> bool:
@@ -479,6 +494,7 @@ def compare_pairs(
             still.append(case_id)
     unstable_before.sort()
     unstable = tuple(dict.fromkeys([*unstable_now, *(case_id for _, case_id in unstable_before)]))
+    unmatched = _unmatched_quarantine(gate.quarantine, quarantined, (compared, [e.case_id for e in edited], added, removed, unstable))
     baseline_rate, baseline_mean = _rate_and_mean(before_passed, before_scores)
     current_rate, current_mean = _rate_and_mean(after_passed, after_scores)
     if prompts and compared and max(repeats_seen, baseline_repeats) > 1:
@@ -528,6 +544,7 @@ def compare_pairs(
         mean_score=current_mean,
         fingerprints_known=baseline.fingerprints_kept and current.fingerprints_kept,
         quarantined_cases=tuple(quarantined),
+        unmatched_quarantine=unmatched,
         metrics=specs,
         statistics=statistics,
         method=gate.method,
@@ -649,3 +666,18 @@ def verdict_of(comparison: Comparison, baseline: Run, comparability: Comparabili
     """The verdict of a run compared with ``baseline``: ``regressed``, ``no_regression`` or
     (under the paired gate) ``inconclusive``."""
     return Verdict(comparison.state, comparison=comparison, baseline=baseline, comparability=comparability)
+
+
+def _unmatched_quarantine(
+    quarantine: Sequence[str], quarantined: Sequence[QuarantinedCase], seen: Iterable[Sequence[str]]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The ids of ``quarantine`` that no pair of the comparison had (``quarantined`` holds those it
+    had), each with the case ids of ``seen`` close to it."""
+    found = {case.case_id for case in quarantined}
+    missing = [case_id for case_id in quarantine if case_id not in found]
+    if not missing:
+        return ()
+    from .wording import close_matches
+
+    ids = [case_id for group in seen for case_id in group]
+    return tuple((case_id, tuple(close_matches(case_id, ids))) for case_id in missing)

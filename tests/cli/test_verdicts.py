@@ -181,6 +181,23 @@ def test_the_gate_is_configured_in_the_file_and_the_options_override_it(evalkit_
     assert loose.code == 0 and loose.json()["verdict"]["method"] == "tolerance"
 
 
+def test_a_quarantined_id_that_names_no_case_is_said_not_silently_ignored(evalkit_cli, project, chat_server, words) -> None:
+    # quarantine = ["casee-05"] (a typo) kept nothing out of the gate and said nothing: the flaky
+    # case went on failing builds while the file said it was quarantined
+    env = configure(project, chat_server, gate='[gate]\nquarantine = ["casee-05", "gone"]\n')
+    chat_server.responder = breaking(set())
+    run(evalkit_cli, env)
+    chat_server.responder = breaking({words[0]})
+    result = run(evalkit_cli, env, "--fail-on-regression")
+    assert "Quarantined (" not in result.stdout  # case-00 regressed, gated as any case
+    said = 'warning: [gate] quarantine names "casee-05", which is no case of this run or its baseline, so it keeps nothing out of the gate'
+    line = next(line for line in result.stdout.splitlines() if line.startswith(said))
+    assert line.endswith('. Did you mean "case-05"?'), line
+    assert 'quarantine names "gone", which is no case of this run or its baseline, so it keeps nothing out of the gate.\n' in result.stdout
+    warnings = run(evalkit_cli, env, "--fail-on-regression", "--json").json()["verdict"]["warnings"]
+    assert line in warnings
+
+
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
