@@ -319,6 +319,13 @@ class Comparison:
                 "are reported apart)"
             )
         state = self.state
+        if not self.compared_cases and state in (NO_REGRESSION, INCONCLUSIVE):
+            # no pair to measure: a delta here (+0.0 pp) would be a figure of no case at all
+            word = "No regression" if state == NO_REGRESSION else "Inconclusive"
+            apart = f"{len(self.added_cases)} added, {len(self.edited_cases)} edited, {len(self.removed_cases)} removed"
+            apart += f", {len(self.quarantined_cases)} quarantined" if self.quarantined_cases else ""
+            apart += f", {len(self.unstable_cases)} the judge disagreed on" if self.unstable_cases else ""
+            return f"{word}: no {unit} was compared with run {self.baseline_id}, so nothing was measured ({apart} are reported apart)."
         if state == NO_REGRESSION:
             return (
                 f"No regression: {pass_name} {float(self.pass_rate_delta) * 100:+.1f} pp, "
