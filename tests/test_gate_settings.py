@@ -119,3 +119,10 @@ def test_plugin_tables_are_left_to_their_plugins_and_a_providers_own_table_is_al
     check_schema({"opt_questions": {"a": {}}}, "evalkit.toml", lambda: claimed)  # a set provider's config_table
     with pytest.raises(ConfigError, match=r"unknown table \[opt_question\]"):
         check_schema({"opt_question": {}}, "evalkit.toml", lambda: claimed)
+
+
+@pytest.mark.parametrize("fields", [{"alpha": "0.05"}, {"max_regressed_cases": "3"}])
+def test_a_library_callers_gate_settings_take_numbers_not_text(fields) -> None:
+    # GateSettings(alpha="0.05") was kept as the text "0.05", for the statistics to trip over later
+    with pytest.raises(UsageError, match="which is text"):
+        GateSettings(**fields)

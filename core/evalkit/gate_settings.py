@@ -107,8 +107,17 @@ def check_method(value: object, where: str) -> str:
     return str(value)
 
 
-def check_alpha(value: object, where: str) -> float:
-    """``value`` as a significance level: a number from :data:`SMALLEST_ALPHA`, below 0.5."""
+def _text_refused(value: object, where: str, rule: str, text: bool) -> None:
+    """Refuse ``value`` when it is text and only a number may be given (``text`` false: a TOML
+    value, a library caller's): ``alpha = "0.05"`` was read as the number it spells."""
+    if isinstance(value, str) and not text:
+        raise UsageError(f"{where} must be {rule}, got {short_repr(value)}, which is text (quoted), not a number")
+
+
+def check_alpha(value: object, where: str, *, text: bool = True) -> float:
+    """``value`` as a significance level: a number from :data:`SMALLEST_ALPHA`, below 0.5 (text that
+    spells one only when ``text``: the command line's)."""
+    _text_refused(value, where, f"a number from {SMALLEST_ALPHA_TEXT} and below 0.5 (the one-sided level)", text)
     number = value
     if isinstance(value, str):
         try:
@@ -120,9 +129,10 @@ def check_alpha(value: object, where: str) -> float:
     return float(number)
 
 
-def check_regressed_cases(value: object, where: str) -> int:
+def check_regressed_cases(value: object, where: str, *, text: bool = True) -> int:
     """``value`` as a count of regressed cases: a whole number from 0 to :data:`MAX_REGRESSED_CASES`,
-    whether it comes from the command line (text) or ``[gate]`` (a TOML integer)."""
+    from the command line (text, when ``text``) or ``[gate]`` (a TOML integer)."""
+    _text_refused(value, where, f"a whole number from 0 to {MAX_REGRESSED_CASES:,}", text)
     number = value
     if isinstance(value, str):
         number = whole_number(value, max_digits=9)
@@ -161,9 +171,9 @@ class GateSettings:
         check_method(value, "the gate method")
 
     def __attrs_post_init__(self) -> None:
-        check_alpha(self.alpha, "alpha")
+        check_alpha(self.alpha, "alpha", text=False)
         if self.max_regressed_cases is not None:
-            check_regressed_cases(self.max_regressed_cases, "max_regressed_cases")
+            check_regressed_cases(self.max_regressed_cases, "max_regressed_cases", text=False)
         check_quarantine(list(self.quarantine), "quarantine")
 
     @property
@@ -175,6 +185,8 @@ class GateSettings:
 def _tolerance(raw: object, key: str, where: str) -> Fraction:
     """A tolerance as written in the file: a TOML float is read as the decimal it was written as
     (``0.05`` is 1/20 exactly, so a drop equal to it passes), through its shortest repr."""
+    if isinstance(raw, str):  # "0.05" was read as the number it spells, where [run] repeats = "3" is refused
+        raise ConfigError(f"{where}: [gate] {key} must be a finite number in 0..1, got {raw!r}, which is text (quoted), not a number")
     written = repr(raw) if isinstance(raw, float) else raw
     try:
         return parse_tolerance(written, key.replace("_", "-"))
@@ -212,6 +224,8 @@ def gate_from(
             return check(given[key], f"--{key.replace('_', '-')}" if key != "method" else "--gate")
         if key in table:
             try:
+                if key in ("alpha", "max_regressed_cases"):  # a TOML number, never text that spells one
+                    return check(table[key], f"[gate] {key}", text=False)
                 return check(table[key], f"[gate] {key}")
             except UsageError as exc:
                 raise ConfigError(f"{where}: {exc}") from None

@@ -209,6 +209,9 @@ class Comparison:
     mean_score: Fraction = Fraction(0)
     fingerprints_known: bool = True
     quarantined_cases: tuple[QuarantinedCase, ...] = ()
+    #: The gate's quarantined ids that name no case of either run (a misspelt id), each with the
+    #: case ids close to it (best first; none when none is): they keep nothing out of the gate.
+    unmatched_quarantine: tuple[tuple[str, tuple[str, ...]], ...] = ()
     metrics: tuple[MetricSpec, ...] = ()
     statistics: tuple[MetricComparison, ...] = ()
     method: str = "tolerance"
@@ -269,6 +272,18 @@ class Comparison:
                 warnings.append(noise_warning(spec, measured, unit, self.repeats))
         return tuple(warnings)
 
+    def warnings(self, unit: str = "case") -> tuple[str, ...]:
+        """Every warning a report of the comparison gives: :meth:`noise_warnings`, then one per
+        quarantined id that names no case of either run (it keeps nothing out of the gate)."""
+        from .wording import quoted, suggestion
+
+        unmatched = [
+            f"warning: [gate] quarantine names {quoted(case_id)}, which is no {unit} of this run or its baseline, "
+            f"so it keeps nothing out of the gate.{suggestion(close)}"
+            for case_id, close in self.unmatched_quarantine
+        ]
+        return (*self.noise_warnings(unit), *unmatched)
+
     @property
     def set_changed(self) -> bool:
         """True when a case was added, edited or removed between the runs."""
@@ -304,6 +319,13 @@ class Comparison:
                 "are reported apart)"
             )
         state = self.state
+        if not self.compared_cases and state in (NO_REGRESSION, INCONCLUSIVE):
+            # no pair to measure: a delta here (+0.0 pp) would be a figure of no case at all
+            word = "No regression" if state == NO_REGRESSION else "Inconclusive"
+            apart = f"{len(self.added_cases)} added, {len(self.edited_cases)} edited, {len(self.removed_cases)} removed"
+            apart += f", {len(self.quarantined_cases)} quarantined" if self.quarantined_cases else ""
+            apart += f", {len(self.unstable_cases)} the judge disagreed on" if self.unstable_cases else ""
+            return f"{word}: no {unit} was compared with run {self.baseline_id}, so nothing was measured ({apart} are reported apart)."
         if state == NO_REGRESSION:
             return (
                 f"No regression: {pass_name} {float(self.pass_rate_delta) * 100:+.1f} pp, "
@@ -479,6 +501,7 @@ def compare_pairs(
             still.append(case_id)
     unstable_before.sort()
     unstable = tuple(dict.fromkeys([*unstable_now, *(case_id for _, case_id in unstable_before)]))
+    unmatched = _unmatched_quarantine(gate.quarantine, quarantined, (compared, [e.case_id for e in edited], added, removed, unstable))
     baseline_rate, baseline_mean = _rate_and_mean(before_passed, before_scores)
     current_rate, current_mean = _rate_and_mean(after_passed, after_scores)
     if prompts and compared and max(repeats_seen, baseline_repeats) > 1:
@@ -528,6 +551,7 @@ def compare_pairs(
         mean_score=current_mean,
         fingerprints_known=baseline.fingerprints_kept and current.fingerprints_kept,
         quarantined_cases=tuple(quarantined),
+        unmatched_quarantine=unmatched,
         metrics=specs,
         statistics=statistics,
         method=gate.method,
@@ -649,3 +673,18 @@ def verdict_of(comparison: Comparison, baseline: Run, comparability: Comparabili
     """The verdict of a run compared with ``baseline``: ``regressed``, ``no_regression`` or
     (under the paired gate) ``inconclusive``."""
     return Verdict(comparison.state, comparison=comparison, baseline=baseline, comparability=comparability)
+
+
+def _unmatched_quarantine(
+    quarantine: Sequence[str], quarantined: Sequence[QuarantinedCase], seen: Iterable[Sequence[str]]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The ids of ``quarantine`` that no pair of the comparison had (``quarantined`` holds those it
+    had), each with the case ids of ``seen`` close to it."""
+    found = {case.case_id for case in quarantined}
+    missing = [case_id for case_id in quarantine if case_id not in found]
+    if not missing:
+        return ()
+    from .wording import close_matches
+
+    ids = [case_id for group in seen for case_id in group]
+    return tuple((case_id, tuple(close_matches(case_id, ids))) for case_id in missing)

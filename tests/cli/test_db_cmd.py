@@ -30,18 +30,37 @@ def test_status_and_upgrade_of_a_new_store(evalkit_cli, project) -> None:
 
 
 def test_prune_removes_whole_old_runs_and_reports_how_many(evalkit_cli, project) -> None:
-    ids = [evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"] for _ in range(3)]
+    ids = [evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"] for _ in range(4)]
     db = project / ".evalkit" / "results.db"
     old = time.time() - 91 * 86400
-    with sqlite3.connect(db) as connection:
-        connection.execute("UPDATE evalkit_run SET started_at = ? WHERE id IN (?, ?)", (old, ids[0], ids[1]))
+    with sqlite3.connect(db) as connection:  # ids[0], the first run, is the scope's baseline: kept
+        connection.execute("UPDATE evalkit_run SET started_at = ? WHERE id IN (?, ?, ?)", (old, *ids[:3]))
     pruned = evalkit_cli("db", "prune", "--older-than", "90d")
     assert pruned.code == 0, pruned.stderr
     assert "Pruned 2 runs, with their cases" in pruned.stdout
     with sqlite3.connect(db) as connection:
-        assert connection.execute("SELECT id FROM evalkit_run").fetchall() == [(ids[2],)]
-        assert connection.execute("SELECT DISTINCT run_id FROM evalkit_case").fetchall() == [(ids[2],)]
+        assert {row[0] for row in connection.execute("SELECT id FROM evalkit_run")} == {ids[0], ids[3]}
+        assert {row[0] for row in connection.execute("SELECT DISTINCT run_id FROM evalkit_case")} == {ids[0], ids[3]}
     assert evalkit_cli("db", "prune", "--older-than", "90d", "--json").json()["pruned_runs"] == 0
+
+
+def test_prune_keeps_each_scopes_current_baseline_so_the_gate_still_fires(evalkit_cli, project) -> None:
+    # `db prune --older-than 90d` deleted a scope's accepted baseline when it was older than the
+    # age, so the next run of the scope, regressed or not, was "the first run of its scope" and
+    # became the baseline: a retention job turned the gate off for every set that had been stable
+    first = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
+    later = evalkit_cli("run", "evalkit.smoke", "--json").json()["run_id"]
+    db = project / ".evalkit" / "results.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE evalkit_run SET started_at = ? WHERE id IN (?, ?)", (time.time() - 91 * 86400, first, later))
+    pruned = evalkit_cli("db", "prune", "--older-than", "90d")
+    assert pruned.code == 0, pruned.stderr
+    assert "Pruned 1 run, with their cases" in pruned.stdout and "1 current baseline was kept" in pruned.stdout, pruned.stdout
+    assert evalkit_cli("db", "prune", "--older-than", "90d", "--json").json()["kept_baselines"] == 1
+    shown = evalkit_cli("baseline", "show", "evalkit.smoke", "--json")
+    assert shown.code == 0 and first in shown.stdout, shown.stdout
+    gated = evalkit_cli("run", "evalkit.smoke", "--fail-on-regression", "--json").json()
+    assert gated["verdict"]["state"] != "baseline" and gated["verdict"]["baseline_id"] == first
 
 
 @pytest.mark.parametrize("age", ["90", "0d", "-3d", "90 days", "1.5d", "d"])

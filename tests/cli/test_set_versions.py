@@ -149,6 +149,25 @@ def test_edited_and_removed_cases_have_sections_of_their_own(cli, project, sets_
     assert document["comparison"]["new_failures"] == ["p1"]
 
 
+def test_a_comparison_with_no_unchanged_case_gives_no_figure_it_did_not_measure(cli, project, sets_file) -> None:
+    # every prompt's assertion rewritten, every case failing now: the verdict said "No regression:
+    # pass rate +0.0 pp, mean score +0.000 … on the 0 unchanged cases", a delta over no case at all
+    # that read as "pass rate unchanged" while the pass rate went from 100 % to 0 %
+    write_sets(sets_file, PROMPTS)
+    answer_with(project, GOOD)
+    base = cli("run", "versioned.prompts", "--json").json()["run_id"]
+    write_sets(sets_file, [{**p, "contains": "never-said"} for p in PROMPTS])
+    for gate, word in (("tolerance", "No regression"), ("paired", "Inconclusive")):
+        result = cli("run", "versioned.prompts", "--gate", gate, "--json")
+        assert result.code == 0, result.stdout
+        reason = result.json()["verdict"]["reason"]
+        assert reason.startswith(
+            f"{word}: no case was compared with run {base}, so nothing was measured "
+            "(0 added, 4 edited, 0 removed are reported apart)."
+        ), reason
+        assert "+0.0 pp" not in reason
+
+
 TINY = [
     {"id": "json", "question": "deserialize a JSON document", "expected": ["doc-json"]},
     {"id": "csv", "question": "read rows of a comma separated values file", "expected": ["doc-csv"]},

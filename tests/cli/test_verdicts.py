@@ -181,12 +181,33 @@ def test_the_gate_is_configured_in_the_file_and_the_options_override_it(evalkit_
     assert loose.code == 0 and loose.json()["verdict"]["method"] == "tolerance"
 
 
+def test_a_quarantined_id_that_names_no_case_is_said_not_silently_ignored(evalkit_cli, project, chat_server, words) -> None:
+    # quarantine = ["casee-05"] (a typo) kept nothing out of the gate and said nothing: the flaky
+    # case went on failing builds while the file said it was quarantined
+    env = configure(project, chat_server, gate='[gate]\nquarantine = ["casee-05", "gone"]\n')
+    chat_server.responder = breaking(set())
+    run(evalkit_cli, env)
+    chat_server.responder = breaking({words[0]})
+    result = run(evalkit_cli, env, "--fail-on-regression")
+    assert "Quarantined (" not in result.stdout  # case-00 regressed, gated as any case
+    said = 'warning: [gate] quarantine names "casee-05", which is no case of this run or its baseline, so it keeps nothing out of the gate'
+    line = next(line for line in result.stdout.splitlines() if line.startswith(said))
+    assert line.endswith('. Did you mean "case-05"?'), line
+    assert 'quarantine names "gone", which is no case of this run or its baseline, so it keeps nothing out of the gate.\n' in result.stdout
+    warnings = run(evalkit_cli, env, "--fail-on-regression", "--json").json()["verdict"]["warnings"]
+    assert line in warnings
+
+
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
         ('[gatee]\nmethod = "paired"\n', 'unknown table [gatee] — evalkit does not read it. Did you mean "gate"?'),
         ("[gate]\nmax_pass_rate_dorp = 0.5\n", "[gate] has no key 'max_pass_rate_dorp'. Did you mean \"max_pass_rate_drop\"?"),
         ('[gate]\nmethod = "pared"\n', '[gate] method must be "tolerance" or "paired"'),
+        # a number written as text was read as the number it spells, where [run] repeats = "3" is refused
+        ('[gate]\nalpha = "0.05"\n', "[gate] alpha must be a number from 1e-9 and below 0.5 (the one-sided level), got '0.05', which is text"),
+        ('[gate]\nmax_regressed_cases = "3"\n', "[gate] max_regressed_cases must be a whole number from 0 to 999,999,999, got '3', which is text"),
+        ('[gate]\nmax_pass_rate_drop = "0.05"\n', "[gate] max_pass_rate_drop must be a finite number in 0..1, got '0.05', which is text"),
     ],
 )
 def test_a_misspelled_gate_is_refused_before_anything_is_called(evalkit_cli, project, chat_server, words, toml, message) -> None:

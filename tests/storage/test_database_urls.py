@@ -232,6 +232,40 @@ def test_a_store_whose_pages_are_damaged_is_named_by_every_command_that_meets_it
         assert "Traceback" not in result.stderr
 
 
+def test_a_store_whose_baseline_index_is_damaged_is_named_never_a_traceback(evalkit_cli, project, tmp_path) -> None:
+    # A store whose index of accepted runs is damaged made `history`, `baseline show` and
+    # `baseline export` end in "internal error (an evalkit bug)" and a peewee traceback: the
+    # repository's baseline reads (accepted_runs, acceptances_for, accepted_baseline) were not
+    # turned into the one-line store failure every other read gives.
+    import sqlite3
+
+    store = tmp_path / "damaged.db"
+    url = f"sqlite:///{store}"
+    for _ in range(2):
+        assert evalkit_cli("run", "evalkit.smoke", "--database", url).code == 0
+    run_id = evalkit_cli("history", "evalkit.smoke", "--database", url, "--json").json()["runs"][0]["run_id"]
+    with sqlite3.connect(store) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+        (root,) = connection.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'evalkit_run_set_accepted'"
+        ).fetchone()
+    with store.open("r+b") as file:
+        file.seek((root - 1) * page_size)  # the index the baseline reads search: the runs themselves are intact
+        file.write(bytes(range(256)) * (page_size // 256))
+    for command in (
+        ("history", "evalkit.smoke"),
+        ("baseline", "show", "evalkit.smoke"),
+        ("baseline", "export", "evalkit.smoke", "-o", str(tmp_path / "baseline.json")),
+        ("baseline", "accept", run_id, "--reason", "r"),
+        ("run", "evalkit.smoke"),
+    ):
+        result = evalkit_cli(*command, "--database", url)
+        assert result.code == 2, (command, result.stderr)
+        assert f"database {url}: " in result.stderr and "malformed" in result.stderr, (command, result.stderr)
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr, (command, result.stderr)
+
+
 @pytest.mark.parametrize(
     "url",
     [

@@ -219,3 +219,29 @@ def test_case_fingerprints_are_stored_with_each_case_and_older_runs_say_they_hav
     assert repo.get_run("with", with_cases=False).fingerprints_kept
     without = repo.get_run("without")
     assert not without.fingerprints_kept and without.cases[0].fingerprint is None
+
+
+#: Public methods that reach the database only through guarded ones (or not at all).
+_DELEGATING = {
+    "close",
+    "release_thread_connection",
+    "iter_cases",
+    "paired_cases",
+    "record_cases_as_stored",
+    "mean_quality_for_provider_model",
+}
+
+
+def test_every_public_method_turns_a_database_error_into_a_store_failure() -> None:
+    # accepted_runs, acceptances_for, accepted_baseline, accept_run … let peewee's DatabaseError out:
+    # `evalkit history` on a store with a damaged index printed "internal error (an evalkit bug)"
+    import inspect
+
+    from evalkit.storage.sql import SqlRepository
+
+    unguarded = sorted(
+        name
+        for name, method in inspect.getmembers(SqlRepository, inspect.isfunction)
+        if not name.startswith("_") and name not in _DELEGATING and not hasattr(method, "__wrapped__")
+    )
+    assert unguarded == []

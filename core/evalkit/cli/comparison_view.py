@@ -187,7 +187,7 @@ def render_comparison(
         )
     for line in metric_lines(comparison, words):
         out.print(line)
-    for warning in comparison.noise_warnings(words.cases):
+    for warning in comparison.warnings(words.cases):
         out.print(warning, style="yellow")
     out.print(words.summary(comparison), style={"regressed": "red", "inconclusive": "yellow"}.get(comparison.state, "green"))
     if comparison.regressed:
@@ -250,7 +250,7 @@ def comparison_document(comparison: Any, words: ComparisonWords = PROMPT_WORDS) 
         "alpha": comparison.alpha,
         "repeats": comparison.repeats,
         "max_regressed_cases": comparison.max_regressed_cases,
-        "warnings": list(comparison.noise_warnings(words.cases)),
+        "warnings": list(comparison.warnings(words.cases)),
     }
 
 

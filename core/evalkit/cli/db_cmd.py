@@ -60,7 +60,8 @@ def status(**params: Any) -> Arguments:
     short_help="delete whole runs older than a given age",
     help=(
         "Delete every run (with all its cases) that started before now minus the given age, and report how "
-        "many were deleted. Runs go whole: a kept run always has all its cases."
+        "many were deleted. Runs go whole: a kept run always has all its cases. Each scope's current "
+        "baseline (its most recently accepted run) is kept however old, so the gate keeps its bar."
     ),
 )
 @click.option(
@@ -196,13 +197,29 @@ def _prune(args: Arguments) -> int:
             )
         pruned = history.purge_older_than(cutoff)
         # what is left from before the cutoff and still running: runs a live process answers, kept
-        kept = sum(1 for run in history.recent_runs(limit=1000) if run.started_at < cutoff and run.status.value == "running")
+        # and the rest from before it: each scope's current baseline, kept so the gate still has its bar
+        left = [run for run in history.recent_runs(limit=1000) if run.started_at < cutoff]
+        kept = sum(1 for run in left if run.status.value == "running")
+        baselines = len(left) - kept
     finally:
         close_repository(repository)
     if args.json:
-        print_json({"pruned_runs": pruned, "kept_running_runs": kept, "older_than": args.older_than, "cutoff": cutoff})
+        print_json(
+            {
+                "pruned_runs": pruned,
+                "kept_running_runs": kept,
+                "kept_baselines": baselines,
+                "older_than": args.older_than,
+                "cutoff": cutoff,
+            }
+        )
         return 0
     kept_note = f" {counted(kept, 'run')} being answered now {'was' if kept == 1 else 'were'} kept." if kept else ""
+    if baselines:
+        kept_note += (
+            f" {counted(baselines, 'current baseline')} {'was' if baselines == 1 else 'were'} kept "
+            "(the runs the gate compares with; `evalkit baseline accept` a newer run to let one go)."
+        )
     console().print(
         f"Pruned {counted(pruned, 'run')}, with their cases, started before {format_date(cutoff)} UTC (older than {args.older_than}).{kept_note}"
     )

@@ -299,7 +299,7 @@ class Report:
 
         unit = "question" if self.retrieval else "case"
         lines = [line.strip() for line in metric_lines(comparison, unit)]
-        lines.extend(comparison.noise_warnings(unit))
+        lines.extend(comparison.warnings(unit))
         if comparison.quarantined_cases:
             ids = ", ".join(q.case_id for q in comparison.quarantined_cases)
             lines.append(f"Quarantined ([gate] quarantine): {counted(len(comparison.quarantined_cases), unit)} left out of the gate: {ids}")

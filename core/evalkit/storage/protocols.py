@@ -259,7 +259,8 @@ class RunHistory(Protocol):
         ...
 
     def purge_older_than(self, cutoff: float) -> int:
-        """Delete whole runs (with their cases) started strictly before ``cutoff``; return how many."""
+        """Delete whole runs (with their cases) started strictly before ``cutoff``; return how many.
+        A store that keeps baselines keeps each scope's current baseline (the built-in one does)."""
         ...
 
 

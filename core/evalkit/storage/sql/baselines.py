@@ -70,8 +70,12 @@ class BaselinesAndVerdicts(RunsAndCases):
 
     # -- accepted baselines ----------------------------------------------------------------------
 
+    @guarded
     def accept_run(self, run_id: str, acceptance: Acceptance) -> None:
         """Record that the run is an accepted baseline (how, when, by whom, why)."""
+        self._accept_run(run_id, acceptance)
+
+    def _accept_run(self, run_id: str, acceptance: Acceptance) -> None:
         R = self.Run
         with self._atomic():
             R.update(
@@ -91,11 +95,12 @@ class BaselinesAndVerdicts(RunsAndCases):
         with self._atomic():
             if not self.is_sqlite:
                 self.db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_scope_lock_key(scope),))
-            if self.accepted_baseline(scope, exclude_run_id=run_id, with_cases=False) is not None:
+            if self._accepted_baseline(scope, exclude_run_id=run_id, with_cases=False) is not None:
                 return False
-            self.accept_run(run_id, acceptance)
+            self._accept_run(run_id, acceptance)
         return True
 
+    @guarded
     def acceptances_for(self, run_ids: Sequence[str]) -> dict[str, Acceptance]:
         """The acceptances of these runs (runs that are not accepted are absent)."""
         R = self.Run
@@ -110,6 +115,7 @@ class BaselinesAndVerdicts(RunsAndCases):
                     found[run_id] = Acceptance(how, at, by, reason)
         return found
 
+    @guarded
     def accepted_runs(self, set_identifier: str) -> list[Run]:
         """Every complete, accepted run of the set, most recently accepted first, without cases."""
         R = self.Run
@@ -119,11 +125,17 @@ class BaselinesAndVerdicts(RunsAndCases):
         rows = query.order_by(R.accepted_at.desc(), R.finished_at.desc(), R.id.desc())
         return [run_from_row(r) for r in rows if r.set_identifier == set_identifier]
 
+    @guarded
     def accepted_baseline(
         self, scope: BaselineScope, *, exclude_run_id: str | None = None, with_cases: bool = True
     ) -> Run | None:
         """The most recently accepted complete run of exactly this scope, with its cases unless
         ``with_cases`` is false."""
+        return self._accepted_baseline(scope, exclude_run_id=exclude_run_id, with_cases=with_cases)
+
+    def _accepted_baseline(
+        self, scope: BaselineScope, *, exclude_run_id: str | None = None, with_cases: bool = True
+    ) -> Run | None:
         R = self.Run
         query = R.select().where(
             (R.kind == scope.kind.value)
@@ -195,6 +207,7 @@ class BaselinesAndVerdicts(RunsAndCases):
             query = query.where(R.id != exclude_run_id)
         return self._newest_first(query).limit(20)
 
+    @guarded
     def explain_baseline(self, set_identifier: str, identity: ServingIdentity, grader: str) -> list[str]:
         """The engine's plan for the baseline read (``EXPLAIN QUERY PLAN`` / ``EXPLAIN``), one line
         per step: shows that the lookup searches the scope index instead of scanning runs."""

@@ -10,6 +10,7 @@ from typing import Any
 
 from ...runs import Run, RunKind, RunStatus
 from ..values import ANSWERS, PASSES, BaselineScope, CaseOutcome, LeaseHolder, RunOutcomes
+from .baselines import BaselinesAndVerdicts
 from .leases import _checked
 from .rows import run_from_row, stored_measures
 from .runs import RunsAndCases
@@ -103,7 +104,9 @@ class HistoryAndQuality(RunsAndCases):
     @guarded
     def purge_older_than(self, cutoff: float) -> int:
         """Delete whole runs, with their cases, started strictly before ``cutoff``; return how many.
-        A run a live process is answering (its lease: :meth:`LeaseHolder.is_live`) is kept.
+        A run a live process is answering (its lease: :meth:`LeaseHolder.is_live`) is kept, and so is
+        each scope's current baseline (its most recently accepted run): deleted, the next run of the
+        scope, regressed or not, was the first of its scope and became the baseline.
 
         Runs go in chunks, each chunk (cases and runs together) in its own short transaction, so a
         large purge never holds the write lock long enough to time out a concurrent run.
@@ -127,12 +130,26 @@ class HistoryAndQuality(RunsAndCases):
                     row.run_id for row in map(_checked, L.select().where(L.run.in_(chunk)))
                     if LeaseHolder(row.part, row.owner_host, row.owner_pid, row.heartbeat_at).is_live(now)
                 }
-                gone = [run_id for run_id in chunk if run_id not in answered]
+                baselines = self._current_baselines(chunk)
+                gone = [run_id for run_id in chunk if run_id not in answered and run_id not in baselines]
                 if gone:
                     L.delete().where(L.run.in_(gone)).execute()
                     self.Case.delete().where(self.Case.run.in_(gone)).execute()
                     R.delete().where(R.id.in_(gone)).execute()
             total += len(gone)
+
+    def _current_baselines(self, run_ids: Sequence[str]) -> set[str]:
+        """Those of ``run_ids`` that are their scope's current baseline (the most recently accepted
+        complete run of the scope)."""
+        R = self.Run
+        query = R.select().where(R.id.in_(list(run_ids)) & R.accepted_at.is_null(False) & (R.status == RunStatus.COMPLETE.value))
+        current: set[str] = set()
+        for row in query:
+            scope = BaselineScope.of_run(run_from_row(row))
+            baseline = None if scope is None else BaselinesAndVerdicts._accepted_baseline(self, scope, with_cases=False)  # type: ignore[arg-type]
+            if baseline is not None and baseline.id == row.id:
+                current.add(row.id)
+        return current
 
     @guarded
     def delete_runs(self, run_ids: Iterable[str]) -> None:

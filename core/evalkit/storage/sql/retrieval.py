@@ -42,6 +42,7 @@ class RetrievalReads(RunsAndCases):
                 return self.get_run(row.id)
         return None
 
+    @guarded
     def latest_unfinished_retrieval_run(
         self, set_identifier: str, retriever: str, *, deployment: str | None = None
     ) -> Run | None:
