@@ -15,6 +15,17 @@ pytest_plugins = ["tests.support.fixtures", "tests.support.tls_fixtures", "tests
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session", autouse=True)
+def suite_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """``EVALKIT_CACHE_DIR`` is one scratch folder for the whole session, so no test writes the
+    developer's own cache (``~/.cache/evalkit``: lexical indexes, a corpus's ids); a test about where
+    the cache goes sets or removes the variable itself."""
+    folder = tmp_path_factory.mktemp("evalkit-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EVALKIT_CACHE_DIR", str(folder))
+        yield folder
+
+
 @pytest.fixture(autouse=True)
 def fresh_plugin_scan() -> Iterator[None]:
     """Forget the per-process plugin scan after each test: a test that put distributions on
