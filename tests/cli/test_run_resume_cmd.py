@@ -928,6 +928,30 @@ def test_the_lines_a_stopped_run_prints_continue_it_with_its_repeats_whatever_th
         repo.close()
 
 
+def test_a_shard_that_joins_a_run_without_repeats_answers_with_the_runs(evalkit_cli, project) -> None:
+    # `[run] repeats = 2` when shard 1/2 ran, none when shard 2/2 did (another job's configuration, or
+    # the file changed between them): the second shard answered once and was refused ("use
+    # --repeats 2"), though its command was the first's. A shard that gives no --repeats joins the
+    # run with its repeats.
+    from evalkit.storage import open_repository
+
+    answer_with(project, ARITH_GOOD)
+    config = project / "evalkit.toml"
+    original = config.read_text()
+    config.write_text(original + "\n[run]\nrepeats = 2\n")
+    shard = ("run", "arith.basic", "--provider", "my-app", "--database", LOCAL, "--run-id", "sh-2", "--shard")
+    assert evalkit_cli(*shard, "1/2").code == 0
+    config.write_text(original)
+    joined = evalkit_cli(*shard, "2/2")
+    assert joined.code == 0, joined.stdout + joined.stderr
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:
+        run = repo.get_run("sh-2")
+        assert run.status.value == "complete" and {case.answers for case in run.cases} == {2}
+    finally:
+        repo.close()
+
+
 @pytest.mark.parametrize("words", [("show", "cap-6"), ("history", "arith.basic")])
 def test_a_limit_stopped_shard_run_again_and_killed_is_called_killed(evalkit_cli, project, monkeypatch, words) -> None:
     # Shard 1 stopped by --max-requests, shard 2 finished, shard 1 run again with a higher limit
