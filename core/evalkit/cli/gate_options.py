@@ -68,7 +68,7 @@ def repeats_option(function: Decorated) -> Decorated:
     return click.option(
         "--repeats", type=PositiveInt(MAX_REPEATS), metavar="N", default=None,
         help="answer every prompt N times as independent requests and grade each answer; a case's result is its pass "
-        "fraction, compared in pairs (default: [run] repeats, else 1; a run --resume or --run-id continues, its own)",
+        "fraction, compared in pairs (default: [run] repeats, else 1)",
     )(function)  # fmt: skip
 
 

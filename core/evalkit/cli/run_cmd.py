@@ -105,8 +105,8 @@ judge_options = option_group(
 @baseline_option
 @judge_options
 @placement_options(
-    resume="answer only the missing cases of an unfinished run, then complete it "
-    "(default: the newest unfinished run of this set, provider instance, alias and grader)",
+    resume="answer only the missing cases of an unfinished run, each as many times as the run was (another --repeats is "
+    "refused), then complete it (default: the newest unfinished run of this set, provider instance, alias and grader)",
     scope="set, provider, model and grader",
 )
 @report_option
