@@ -877,7 +877,7 @@ def test_a_stopped_library_run_of_the_configured_repeats_is_continued_with_them_
     assert resumed.run.status.value == "complete"
     assert {case.answers for case in resumed.run.cases} == {3}
     assert (
-        "Each prompt is answered 3 times, as the run continued was (repeats=3), not the configuration's 1."
+        "Each prompt is answered 3 times, as the run continued was (repeats=3), not 1 as the configuration now says."
         in resumed.notes
     )
 

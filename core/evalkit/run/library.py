@@ -330,7 +330,7 @@ def _continued_repeats(
         return answering, wanted
     notes.append(
         f"Each prompt is answered {counted(kept, 'time')}, as the run continued was ({argument('repeats', kept)}), "
-        f"not the configuration's {answering.repeats}."
+        f"not {answering.repeats} as the configuration now says."
     )
     return attrs.evolve(answering, repeats=kept), attrs.evolve(wanted, repeats=kept)
 
