@@ -39,3 +39,24 @@ def test_a_graders_texts_that_raise_when_printed_are_kept_as_plain_text(cli, pro
     assert (cases["yardstick"]["passed"], cases["yardstick"]["yardstick"]) == (True, "outsider:v1")
     shown = cli("show", document.json()["run_id"])
     assert shown.code == 0 and "internal error" not in shown.stderr, shown.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "named", "lacking"),
+    [
+        (("--provider", "outsider.shapeless"), 'generator "outsider.shapeless"', "has none of generate(request), async agenerate(request)"),
+        (("--grader", "outsider.shapeless"), 'grader "outsider.shapeless"', "has neither grade(prompt, answer) nor async agrade"),
+        (("--database", "outsiderstore:///tmp/never-written.json"), 'repository "outsiderstore"', "lacks begin_run, record_cases"),
+    ],
+)
+def test_a_factory_that_builds_no_component_of_its_kind_is_refused_before_the_run(cli, project: Path, args, named, lacking) -> None:
+    """A generator or grader factory that built an object without ``generate``/``grade`` had every
+    case errored or failed with ``AttributeError`` (exit 3, the run stored); a repository without
+    ``begin_run`` ended ``evalkit run`` in an internal error with a traceback. Each is now the
+    plugin's refusal where it is created, as a retriever's was: exit 2, nothing stored."""
+    (project / "evalkit.toml").write_text('privacy = "full"\n')
+    result = cli("run", "outsider.graded", *args)
+    assert result.code == 2, (result.code, result.stderr)
+    assert f"evalkit: error: {named} (evalkit-outsider-plugins 0.1.0): its factory returned 'Shapeless', which {lacking}" in result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert "Evaluation:" not in result.stdout and not (project / ".evalkit").exists()

@@ -551,7 +551,9 @@ def _create(
 
         boundary = ProjectBoundary.of(config) if config.path is not None else None
         options = resolve_paths(options, factory, config.root, boundary=boundary, table=table)
-    return registry.build(record, factory, options, table), record
+    generator = registry.build(record, factory, options, table)
+    wanted = "has none of generate(request), async agenerate(request), chat(request) or async achat(request)"
+    return registry.require_offered(record, generator, (Generator, AsyncGenerator, ChatGenerator, AsyncChatGenerator), wanted), record
 
 
 def bind_generator(
@@ -730,7 +732,7 @@ def load_grader(name: str, *, strict: bool = True, config: Config | None = None,
         options = {**resolve_paths(table, factory, config.root, boundary=ProjectBoundary.of(config), table=shown), **options}
         where = f"{shown}, or {where}"
     grader = registry.build(record, factory, options, where)
-    return grader, name
+    return registry.require_offered(record, grader, (Grader, AsyncGrader), "has neither grade(prompt, answer) nor async agrade(prompt, answer)"), name
 
 
 def _grader_table(config: Config | None, name: str) -> dict[str, Any]:

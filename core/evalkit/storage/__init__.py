@@ -322,7 +322,8 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
 
     record = _repository_record(scheme)
     repository: ResultRepository = registry.instantiate(record, registry.load(record), url=url)
-    return repository
+    wanted = "lacks begin_run, record_cases, finish_run or get_run: it is no evalkit.storage.ResultRepository"
+    return registry.require_offered(record, repository, (ResultRepository,), wanted)
 
 
 def _sql_only(url: str, what: str) -> None:

@@ -53,3 +53,13 @@ class TreacherousTextGrader:
     def grade(self, prompt, answer) -> Grading:
         """The prompt's grading."""
         return GRADINGS[prompt.id]()
+
+
+class Shapeless:
+    """A factory that builds the wrong thing: no ``generate``, ``grade``, ``retrieve`` nor
+    ``begin_run`` — what a plugin author meets when the entry point names a helper class instead
+    of the component (``outsider.shapeless`` as a generator, a grader and a repository)."""
+
+    def __init__(self, options=None, url=None) -> None:
+        """Takes whatever evalkit passes."""
+        self.options, self.url = options, url
