@@ -60,3 +60,16 @@ def test_a_factory_that_builds_no_component_of_its_kind_is_refused_before_the_ru
     assert f"evalkit: error: {named} (evalkit-outsider-plugins 0.1.0): its factory returned 'Shapeless', which {lacking}" in result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     assert "Evaluation:" not in result.stdout and not (project / ".evalkit").exists()
+
+
+@pytest.mark.parametrize("command", [("show", "r-1"), ("compare", "r-1", "r-2"), ("report", "r-1")])
+def test_a_third_party_store_that_fails_outside_a_run_is_said_as_the_stores_failure(cli, project: Path, command) -> None:
+    """A third-party store's own ``OSError`` (its disk gone) met while ``show``, ``compare`` or
+    ``report`` read it was said as evalkit's internal error with a traceback (exit 2); in a run it
+    was already the store's failure. Now it is the same outside a run: exit 3, naming the store's
+    class and what it raised, no traceback."""
+    result = cli(*command, "--database", "outsiderdisk:///srv/store")
+    assert result.code == 3, (result.code, result.stderr)
+    said = "evalkit: error: the results store failed: evalkit_outsider_plugins.UnreadableStore raised OSError: [Errno 5] Input/output error: 'outsiderdisk:///srv/store'"
+    assert said in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr

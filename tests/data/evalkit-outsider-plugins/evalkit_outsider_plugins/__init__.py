@@ -63,3 +63,18 @@ class Shapeless:
     def __init__(self, options=None, url=None) -> None:
         """Takes whatever evalkit passes."""
         self.options, self.url = options, url
+
+
+class UnreadableStore:
+    """A results store (``outsiderdisk://…``) whose disk is gone: every method raises ``OSError``,
+    as a third-party store's own client does. Met outside a run (``evalkit show``, ``compare``,
+    ``report``), that was said as evalkit's internal error, with a traceback."""
+
+    def __init__(self, url: str) -> None:
+        """Opens nothing."""
+        self.url = url
+
+    def _gone(self, *args, **kwargs):
+        raise OSError(5, "Input/output error", self.url)
+
+    begin_run = record_cases = finish_run = get_run = _gone
