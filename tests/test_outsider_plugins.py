@@ -73,3 +73,20 @@ def test_a_third_party_store_that_fails_outside_a_run_is_said_as_the_stores_fail
     said = "evalkit: error: the results store failed: evalkit_outsider_plugins.UnreadableStore raised OSError: [Errno 5] Input/output error: 'outsiderdisk:///srv/store'"
     assert said in result.stderr, result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
+def test_a_third_party_store_that_gives_back_no_run_is_refused_naming_it(cli, project: Path) -> None:
+    """A store whose ``begin_run`` returned ``None`` ended ``evalkit run`` in an internal error
+    (``TypeError: exceptions must derive from BaseException``), one whose ``get_run`` returned a
+    dict ended ``evalkit show`` in one (``'dict' object has no attribute …``). Each is the store's
+    failure, naming the plugin, the method and what it returned; no traceback."""
+    (project / "evalkit.toml").write_text('privacy = "full"\n[providers.self]\nadapter = "reference"\nmodel = "ref"\n')
+    store = ("--database", "outsidermisshapen:///srv/store")
+    plugin = 'repository "outsidermisshapen" (evalkit-outsider-plugins 0.1.0)'
+    ran = cli("run", "outsider.graded", "--grader", "outsider.treacherous_text", *store)
+    assert ran.code == 2, (ran.code, ran.stderr)
+    assert f"{plugin}: begin_run() returned NoneType None, not an evalkit Run — nothing was stored" in ran.stderr, ran.stderr
+    shown = cli("show", "r-1", *store)
+    assert shown.code == 2, (shown.code, shown.stderr)
+    assert f"evalkit: error: {plugin}: get_run() returned dict {{'id': 'r-1'}}, not an evalkit Run or None" in shown.stderr
+    assert "Traceback" not in ran.stderr + shown.stderr and "internal error" not in ran.stderr + shown.stderr

@@ -326,9 +326,42 @@ def open_repository(url: str, **options: Any) -> ResultRepository:
     repository: ResultRepository = registry.instantiate(record, registry.load(record), url=url)
     wanted = "lacks begin_run, record_cases, finish_run or get_run: it is no evalkit.storage.ResultRepository"
     registry.require_offered(record, repository, (ResultRepository,), wanted)
+    _hold_to_runs(repository, record.label)
     if type(repository) not in _OPENED_PLUGIN_STORES:
         _OPENED_PLUGIN_STORES.append(type(repository))
     return repository
+
+
+#: The base protocol's methods that give a run back, with whether ``None`` is an answer.
+_RUN_RETURNS = (("begin_run", False), ("finish_run", False), ("get_run", True))
+
+
+def _hold_to_runs(repository: Any, label: str) -> None:
+    """Make each method of a third-party store that gives a run back (``begin_run``,
+    ``finish_run``, ``get_run``) refuse what is no :class:`~evalkit.runs.Run` (``get_run``: or
+    ``None``) as the store's failure naming it, ``label`` (``repository "acme" (acme 1.0)``), and
+    what it returned: every command reads the store through these, and a ``None`` from
+    ``begin_run`` or a dict from ``get_run`` ended ``evalkit run``, ``show`` or ``compare`` in an
+    internal error (``TypeError: exceptions must derive from BaseException``, ``'dict' object has
+    no attribute 'status'``). A store whose instance takes no attribute is left as it is."""
+    from ..errors import StoreFailure
+    from ..runs import Run
+    from ..shapes import short_repr
+
+    for name, none_too in _RUN_RETURNS:
+        method = getattr(repository, name)
+
+        def checked(*args: Any, _method: Any = method, _name: str = name, _none_too: bool = none_too, **kwargs: Any) -> Any:
+            value = _method(*args, **kwargs)
+            if isinstance(value, Run) or (_none_too and value is None):
+                return value
+            wanted = "an evalkit Run or None" if _none_too else "an evalkit Run"
+            raise StoreFailure(f"{label}: {_name}() returned {type(value).__name__} {short_repr(value)}, not {wanted}")
+
+        try:
+            setattr(repository, name, checked)
+        except (AttributeError, TypeError):  # __slots__, a frozen class: read as it is
+            continue
 
 
 #: The classes of the third-party stores this process opened (:func:`open_repository`): what is

@@ -78,3 +78,27 @@ class UnreadableStore:
         raise OSError(5, "Input/output error", self.url)
 
     begin_run = record_cases = finish_run = get_run = _gone
+
+
+class MisshapenStore:
+    """A results store (``outsidermisshapen://…``) that gives back what is no ``Run``:
+    ``begin_run`` returns ``None`` (it forgot the ``return``), ``get_run`` the run's record as a
+    dict. ``evalkit run`` ended in an internal error (``TypeError: exceptions must derive from
+    BaseException``), ``evalkit show`` in one (``'dict' object has no attribute …``)."""
+
+    def __init__(self, url: str) -> None:
+        """Opens nothing."""
+        self.url = url
+
+    def begin_run(self, run):
+        """Keeps nothing, returns nothing."""
+
+    def record_cases(self, run_id, cases, privacy) -> None:
+        """Keeps nothing."""
+
+    def finish_run(self, run_id, status, finished_at, **what):
+        """Keeps nothing, returns nothing."""
+
+    def get_run(self, run_id, with_cases=True):
+        """The run as a dict."""
+        return {"id": run_id}
