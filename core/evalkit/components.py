@@ -20,7 +20,7 @@ from .plugin_attributes import declared, declares, offers, promises
 from .privacy import SecretHolder, secrets_to_keep_out
 from .prompts import GoldenPrompt
 from .shapes import exception_text, short_repr
-from .wording import argument, path_named, quoted, table_key
+from .wording import argument, listed, path_named, quoted, table_key
 
 if TYPE_CHECKING:
     from .runs import CaseResult
@@ -572,8 +572,7 @@ def bind_generator(
         if config.providers and len(config.providers) == 1:
             instance = next(iter(config.providers.values()))
         elif config.providers:
-            names = ", ".join(config.providers)
-            raise ConfigError(f"several provider instances are configured ({names}); choose one with {argument('provider')}")
+            raise ConfigError(f"several provider instances are configured ({listed(config.providers)}); choose one with {argument('provider')}")
         else:
             generator, record = _create("reference", {}, "the built-in reference instance")
             return BoundGenerator(generator, "reference", REFERENCE_INSTANCE, model or "reference", True, record)
