@@ -90,3 +90,22 @@ def test_a_third_party_store_that_gives_back_no_run_is_refused_naming_it(cli, pr
     assert shown.code == 2, (shown.code, shown.stderr)
     assert f"evalkit: error: {plugin}: get_run() returned dict {{'id': 'r-1'}}, not an evalkit Run or None" in shown.stderr
     assert "Traceback" not in ran.stderr + shown.stderr and "internal error" not in ran.stderr + shown.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "said"),
+    [
+        (("run", "outsider.graded", "--provider", "outsider.forging"), {}, 'generator "outsider.forging" (evalkit-outsider-plugins 0.1.0) raised RuntimeError when created: '),
+        (("run", "outsider.nope"), {"OUTSIDER_FORGE": "1"}, 'golden prompt set provider "outsider.forging" (evalkit-outsider-plugins 0.1.0): RuntimeError in golden_prompt_sets(): '),
+    ],
+)
+def test_a_line_break_in_what_a_plugin_raised_never_forges_a_line_of_evalkit_s(evalkit_cli, plugin_dists, project: Path, args, env, said) -> None:
+    """An error message keeps its own line breaks: a plugin's exception quoted in it — raised when
+    the plugin was created, or by a set provider named under an unknown set — printed its
+    ``\\nevalkit: ok, every case passed`` as a line of its own (and its escape sequence raw). It
+    is written with escapes, as a quoted word is; a case's stored error keeps its text."""
+    result = evalkit_cli(*args, env={"PYTHONPATH": plugin_dists("evalkit-outsider-plugins"), **env})
+    assert result.code == 2, (result.code, result.stderr)
+    assert said + "the app is down\\x0aevalkit: ok, every case passed\\x1b[32m" in result.stderr, result.stderr
+    assert "\nevalkit: ok" not in result.stderr and "\x1b" not in result.stderr
+

@@ -102,3 +102,46 @@ class MisshapenStore:
     def get_run(self, run_id, with_cases=True):
         """The run as a dict."""
         return {"id": run_id}
+
+
+#: What the forging plugins raise: printed with its line break, it reads as a line of evalkit's own.
+FORGED = "the app is down\nevalkit: ok, every case passed\x1b[32m"
+
+
+class ForgingGenerator:
+    """A generator that cannot be created, and says why in two lines (:data:`FORGED`): the second
+    was printed as a line of its own under ``evalkit: error: generator … raised RuntimeError when
+    created: the app is down``."""
+
+    def __init__(self, options=None) -> None:
+        """Fails."""
+        raise RuntimeError(FORGED)
+
+
+class ForgingSets:
+    """A set provider whose listing fails with :data:`FORGED` when ``$OUTSIDER_FORGE`` is set (the
+    ``provider failed:`` line under an unknown set printed its line break)."""
+
+    def golden_prompt_sets(self) -> list[GoldenPromptSet]:
+        """No sets, or the failure."""
+        import os
+
+        if os.environ.get("OUTSIDER_FORGE"):
+            raise RuntimeError(FORGED)
+        return []
+
+
+class QuotedConcurrencyGenerator:
+    """A generator that declares ``concurrency = "4"`` (read from its own configuration file, as
+    text): a run passed it over for 8 prompts in flight, unsaid."""
+
+    concurrency = "4"
+
+    def __init__(self, **table) -> None:
+        """Takes its table as it is (it declares no ``Options``)."""
+
+    def generate(self, request):
+        """Answers "x"."""
+        from evalkit import Answer
+
+        return Answer(text="x", model="m")
