@@ -512,19 +512,19 @@ class BoundGenerator:
     @property
     def concurrency(self) -> int | None:
         """The concurrency the generator asks for, if it says; a ``concurrency`` property that
-        raises says nothing. One that is not a whole number from 1 to :data:`MAX_CONCURRENCY`
-        (``"4"``, ``0``, ``2.5``, ``True``, ``10**30``) is the plugin's defect, a
+        raises says nothing; more than :data:`MAX_CONCURRENCY` gets the limit. One that is not a
+        whole number of at least 1 (``"4"``, ``0``, ``2.5``, ``True``) is the plugin's defect, a
         :class:`~evalkit.errors.PluginError` naming it and the value (exit 2, nothing called or
-        stored): it was passed over for 8 prompts in flight, or cut to the limit, unsaid, where
+        stored): it was passed over for 8 prompts in flight, unsaid, where
         ``evalkit.testing.check_generator`` refuses it."""
         value = declared(self.generator, "concurrency")
-        if value is None or (type(value) is int and 1 <= value <= MAX_CONCURRENCY):
-            return value
+        if value is None or (type(value) is int and value >= 1):
+            return value if value is None else min(value, MAX_CONCURRENCY)
         from .errors import PluginError
 
         said = (
             f"{self.record.label if self.record is not None else generator_named(self)} declares concurrency "
-            f"{type(value).__name__} {short_repr(value, 40)}, which must be a whole number from 1 to {MAX_CONCURRENCY:,} "
+            f"{type(value).__name__} {short_repr(value, 40)}, which must be a whole number of at least 1 "
             "(a defect of the plugin; a concurrency configured for the instance is used instead of it)"
         )
         raise PluginError.for_plugin(self.record, said) if self.record is not None else PluginError(said)
