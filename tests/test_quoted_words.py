@@ -48,6 +48,18 @@ CONFIGS = {
         ("retrieval", "evalkit_stdlib.docs", "--deployment", HOSTILE),
         ['deployment "x\\x0aevalkit: ok\\x1b[31m" names no retriever', "(evalkit.lexical, x\\x0aevalkit: ok\\x1b[31m)"],
     ),
+    # the configured provider instances, listed when none is chosen (printed raw: a line of its own)
+    "provider instances listed": (
+        f'[providers.{HOSTILE_TOML}]\nadapter = "replay"\npath = "a.jsonl"\n[providers.b]\nadapter = "replay"\npath = "a.jsonl"\n',
+        ("run", "evalkit.smoke"),
+        ["several provider instances are configured (x\\x0aevalkit: ok\\x1b[31m, b)"],
+    ),
+    # the deployments listed beside an unknown one (printed raw)
+    "deployments listed": (
+        f'[deployments.{HOSTILE_TOML}.retrievers."evalkit.lexical"]\ncorpus = "c"\n',
+        ("retrieval", "evalkit_stdlib.docs", "--deployment", "nope"),
+        ["Known deployments: demo, x\\x0aevalkit: ok\\x1b[31m"],
+    ),
 }
 
 

@@ -54,7 +54,7 @@ import attrs
 from .errors import ConfigError
 from .printable import not_nfc
 from .shapes import MIN_SECONDS, finite_number, seconds_between, short_repr
-from .wording import argument, path_named, table_key
+from .wording import argument, listed, path_named, table_key
 
 __all__ = [
     "Config", "ProviderInstance", "find_config", "load_config", "DEFAULT_MAX_ANSWER_BYTES", "PRIVACY_LEVELS", "ROUTING_KEYS",
@@ -524,7 +524,7 @@ def _cache_enabled(table: Any, where: str) -> bool:
         raise ConfigError(f"{where}: [cache] must be a table (enabled = true)")
     unknown = sorted(set(table) - {"enabled"})
     if unknown:
-        raise ConfigError(f"{where}: [cache] takes only enabled = true|false; unknown: {', '.join(unknown)}")
+        raise ConfigError(f"{where}: [cache] takes only enabled = true|false; unknown: {listed(unknown)}")
     enabled = table.get("enabled", False)
     if not isinstance(enabled, bool):
         raise ConfigError(f"{where}: [cache] enabled must be true or false, got {short_repr(enabled)}")

@@ -47,6 +47,7 @@ __all__ = [
     "load_group",
     "records",
     "refused",
+    "require_offered",
     "scan",
 ]
 
@@ -508,6 +509,18 @@ def instantiate(record: PluginRecord, factory: Callable[..., Any], **options: An
             raise PluginError.for_plugin(record, f"{record.label}: {problem}")
         remember_secret_holder(created)  # its secrets are scrubbed from everything printed, too
     return created
+
+
+def require_offered(record: PluginRecord, created: Any, protocols: tuple[type, ...], lacking: str) -> Any:
+    """``created`` — what the factory of ``record`` returned — when it offers one of ``protocols``
+    (each ``runtime_checkable``, read with :func:`~evalkit.plugin_attributes.offers`); else a
+    :class:`PluginError` naming the plugin, the type it returned and ``lacking`` (what it lacks, in
+    words: ``"has no retrieve(question, limit) method"``), raised where the component is created:
+    before anything is asked of it or stored, exit 2. A generator, grader or store of the wrong
+    shape was otherwise met mid-run, as an ``AttributeError`` in every case or an internal error."""
+    if any(offers(created, protocol) for protocol in protocols):
+        return created
+    raise PluginError.for_plugin(record, f"{record.label}: its factory returned {type(created).__name__!r}, which {lacking}")
 
 
 def build(record: PluginRecord, factory: Callable[..., Any], options: Any, table: str) -> Any:

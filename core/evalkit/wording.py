@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
 __all__ = [
-    "argument", "arguments_named", "close_matches", "counted", "did_you_mean", "figure", "path_named", "quoted",
+    "argument", "arguments_named", "close_matches", "counted", "did_you_mean", "figure", "listed", "path_named", "quoted",
     "suggestion", "table_key", "word_named",
 ]  # fmt: skip
 
@@ -86,6 +86,19 @@ def path_named(path: object) -> str:
     import os
 
     return word_named(os.fsdecode(os.fspath(path)) if isinstance(path, (os.PathLike, bytes)) else f"{path}")
+
+
+def listed(names: Iterable[object], empty: str = "none") -> str:
+    """``names`` (each its ``str()``) joined with ``", "`` for a message that lists what the user
+    or a plugin chose — the configured provider instances, the installed plugins, the deployments,
+    the assertion kinds, a prompt's tools — each with its hidden characters written as escapes
+    (:func:`evalkit.printable.hidden_escaped`, as :func:`quoted` writes a word): a name holding a
+    line break printed a line of its own that read as evalkit's (``several provider instances are
+    configured (a`` then ``evalkit: ok``); ``empty`` when there is none."""
+    from .printable import hidden_escaped
+
+    shown = ", ".join(hidden_escaped(f"{name}") for name in names)
+    return shown or empty
 
 
 def word_named(word: object) -> str:

@@ -14,6 +14,7 @@ from evalkit.jsonparse import json_lines, parse_json
 from evalkit.options import option, text
 from evalkit.shapes import short_repr
 from evalkit.textfiles import read_whole_file, utf8_text
+from evalkit.wording import counted
 
 #: The largest file of recorded answers read, in bytes.
 MAX_REPLAY_BYTES = 1024 * 1024 * 1024
@@ -106,7 +107,7 @@ class ReplayGenerator:
             return Turn(item.get("text") or "", model=item.get("model") or self.model)
         if request.step >= len(turns):
             raise GenerationError(
-                f"replay file {self.path} holds {len(turns)} model turn(s) for prompt id {request.case_id!r}; "
+                f"replay file {self.path} holds {counted(len(turns), 'model turn')} for prompt id {request.case_id!r}; "
                 f"the conversation asked for turn {request.step + 1}"
             )
         turn = turns[request.step]

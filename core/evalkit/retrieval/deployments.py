@@ -206,12 +206,12 @@ def choose_deployment(name: str | None, config: Config, *, sourced: SourcedSet |
     known = known_deployments(config, [sourced] if sourced is not None else [])
     if chosen not in known:
         from evalkit.printable import hidden_escaped
-        from evalkit.wording import did_you_mean, quoted
+        from evalkit.wording import did_you_mean, listed, quoted
 
         shown = hidden_escaped(chosen)
         origin = argument("deployment", shown) if name is not None else f"{DEPLOYMENT_ENV}={shown}"
-        listed = ", ".join(sorted(known)) if known else '(none: add [deployments.NAME] with retriever = "ID" to evalkit.toml)'
-        raise UsageError(f"Unknown deployment {quoted(chosen)} ({origin}).{did_you_mean(chosen, sorted(known))} Known deployments: {listed}")
+        shown_known = listed(sorted(known), '(none: add [deployments.NAME] with retriever = "ID" to evalkit.toml)')
+        raise UsageError(f"Unknown deployment {quoted(chosen)} ({origin}).{did_you_mean(chosen, sorted(known))} Known deployments: {shown_known}")
     return known[chosen]
 
 

@@ -320,18 +320,12 @@ def plugin_store_failure(repository: object, exc: BaseException) -> StoreFailure
     """``exc`` as the :class:`StoreFailure` of ``repository`` when the repository is a plugin's (a
     third-party store, not evalkit's own) and ``exc`` was raised in or through its code — an
     ``OSError`` from its full disk, its client's lost connection — naming the repository; ``None``
-    for anything else (an evalkit bug stays one). Only evalkit's own store turns its errors into
-    :class:`StoreFailure` itself."""
-    kind = type(repository)
-    package = kind.__module__.partition(".")[0]
-    if package == "evalkit":
-        return None
-    frame = exc.__traceback__
-    while frame is not None:
-        if str(frame.tb_frame.f_globals.get("__name__", "")).partition(".")[0] == package:
-            return StoreFailure(f"{kind.__module__}.{kind.__qualname__} raised {exception_text(exc)}")
-        frame = frame.tb_next
-    return None
+    for anything else (an evalkit bug stays one): :func:`evalkit.storage.plugin_store_failure`.
+    Only evalkit's own store turns its errors into :class:`StoreFailure` itself."""
+    from ..storage import plugin_store_failure as failure_of
+
+    failure: StoreFailure | None = failure_of(exc, (type(repository),))
+    return failure
 
 
 def _stored_status(store: Capabilities, run_id: str) -> RunStatus | None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import ConfigError
+from ..wording import counted
 from .documents import SUFFIXES, FileSyntaxError, SetDocument, read_document
 from .problems import FileProblem, SetFileError, format_path, kept_file_problems, quoted
 
@@ -147,7 +148,7 @@ def configured_patterns(config: Any) -> tuple[str, ...]:
         raise ConfigError(f'{where}: [sets] paths must be a list of file patterns, like ["evals/*.yaml"]')
     unknown = sorted(set(table) - {"paths", "allow_outside"})
     if unknown:
-        raise ConfigError(f"{where}: [sets] has unknown key(s) {', '.join(unknown)}; it takes paths and allow_outside")
+        raise ConfigError(f"{where}: [sets] has {counted(len(unknown), 'unknown key')} {', '.join(unknown)}; it takes paths and allow_outside")
     allowed_outside(table, where)
     return tuple(paths)
 

@@ -69,8 +69,10 @@ def check_generator(factory: Any, *, prompt_set: GoldenPromptSet | None = None, 
     if agenerate is not None and not inspect.iscoroutinefunction(agenerate) and not callable(getattr(generator, "generate", None)):
         report.add("agenerate must be an async def")
     declared = getattr(generator, "concurrency", None)
+    concurrency = None  # the generator's own, unless the run would refuse it
     if declared is not None and (isinstance(declared, bool) or not isinstance(declared, int) or declared < 1):
         report.add(f"concurrency must be a positive integer, got {declared!r}")
+        concurrency = 1  # a run refuses it: the rest is still checked
     secrets: tuple[str, ...] = ()
     if components.offers(generator, components.SecretHolder):
         ok, values = report.call("secret_values()", generator.secret_values)
@@ -84,7 +86,8 @@ def check_generator(factory: Any, *, prompt_set: GoldenPromptSet | None = None, 
         database = f"sqlite:///{Path(folder) / 'kit.db'}"
         with report.step("answering through the runner"):
             outcome = evaluate_set(
-                prompt_set or KIT_SET, bound_generator=bound, config=_empty_config(), database=database, privacy="full"
+                prompt_set or KIT_SET, bound_generator=bound, config=_empty_config(), database=database, privacy="full",
+                concurrency=concurrency,
             )
             for case in outcome.run.cases:
                 if case.errored:

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 import attrs
 import pytest
 
-from ..wording import quoted
+from ..wording import counted, quoted
 
 __all__ = ["TemporaryStore", "evalkit_run", "evalkit_store"]
 
@@ -272,7 +272,7 @@ class RegressionGate(pytest.Item):
         verdict = outcome.verdict
         code = outcome.exit_code(fail_on_regression=True)
         if code == 3:
-            _fail(f"run {outcome.run.id} is {outcome.run.status.value}: {outcome.run.errored_count} case(s) errored")
+            _fail(f"run {outcome.run.id} is {outcome.run.status.value}: {counted(outcome.run.errored_count, 'case')} errored")
         if code == 1 and verdict.comparison is not None:
             _fail(verdict.comparison.summary())
         if code == 1:

@@ -342,7 +342,7 @@ class _Answerer:
                     "the call was abandoned"
                 )
             else:
-                error = exception_message(exc) if isinstance(exc, GenerationError) else exception_text(exc)
+                error = exception_message(exc, lines=True) if isinstance(exc, GenerationError) else exception_text(exc, lines=True)
             return CaseResult(
                 case_id=prompt.id,
                 passed=False,
@@ -398,11 +398,11 @@ class _Answerer:
             if isinstance(exc, TimeLimitExceeded) or (grading_limit is not None and grading_limit.expired()):
                 how = "cancelled" if self.grade_async else "interrupted"
                 return _failed_grading(grader, f"no grading within {grade_timeout:g} s (grade_timeout); the grader was {how}", self.job.grader_name)
-            return _failed_grading(grader, exception_text(exc), self.job.grader_name)
+            return _failed_grading(grader, exception_text(exc, lines=True), self.job.grader_name)
         try:
             broken = grading_problems(grading)
         except PLUGIN_FAILURES as exc:  # a grading built to break the check itself (a raising property)
-            broken = [f"checking it raised {exception_text(exc)}"]
+            broken = [f"checking it raised {exception_text(exc, lines=True)}"]
         if broken:
             more = f"; and {len(broken) - _PROBLEMS_SHOWN:,} more" if len(broken) > _PROBLEMS_SHOWN else ""
             return _failed_grading(

@@ -739,13 +739,7 @@ def _create_retriever(resolved: ResolvedQuestions, config: Any) -> Any:
                 f"(configured: {', '.join(sorted(config.deployments))})"
             ) from exc
         raise
-    if not offers(retriever, Retriever):
-        raise PluginError.for_plugin(
-            record,
-            f"{record.label}: its factory returned {type(retriever).__name__!r}, "
-            "which has no retrieve(question, limit) method",
-        )
-    return retriever
+    return registry.require_offered(record, retriever, (Retriever,), "has no retrieve(question, limit) method")
 
 
 def _identity(resolved: ResolvedQuestions, retriever: Any) -> RetrievalIdentity:
