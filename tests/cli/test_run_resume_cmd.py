@@ -870,3 +870,48 @@ def test_a_limit_stopped_shard_run_again_and_killed_is_called_killed(evalkit_cli
     assert "stopped by a spending limit" not in shown, shown
     assert "(killed, or its machine lost)" in shown, shown
     assert "evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-6" in shown, shown
+
+
+def test_a_shard_answering_while_another_shards_limit_closes_the_run_says_so(evalkit_cli, project, monkeypatch) -> None:
+    # Shard 2 still answering when shard 1, stopped by --max-requests, closed the run incomplete:
+    # shard 2 then gave a verdict of its own, "the run is incomplete (0 errored cases)", where the
+    # verdict job says the limit. It now says what happened: its slice is in, the run closed by
+    # shard 1's limit (as --wait-for-shards reads it), and the command that continues shard 1.
+    import time
+
+    from evalkit.run.answering.prompts import PromptAnswering
+    from evalkit.run.limit_stops import LIMIT_STOPS, limit_stop
+    from evalkit.storage import close_repository, open_repository
+
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-7", "--database", LOCAL)
+    real = PromptAnswering.finish
+
+    def other_shard_stops_first(self, header, store, streamed):  # noqa: ANN001, ANN202
+        # shard 2 has answered its slice; shard 1, elsewhere, is stopped by its limit meanwhile
+        # and closes the run as its finish stores it
+        repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+        try:
+            stop = limit_stop("max_requests", 1, None, ("--max-requests", "6"))
+            repository.finish_run("cap-7", "incomplete", time.time(), provenance={LIMIT_STOPS: {"1/2": stop}})
+        finally:
+            close_repository(repository)
+        return real(self, header, store, streamed)
+
+    monkeypatch.setattr(PromptAnswering, "finish", other_shard_stops_first)
+    second = evalkit_cli(*base, "--shard", "2/2")
+    monkeypatch.undo()
+    said = " ".join((second.stdout + second.stderr).split())
+    assert second.code == 3, said
+    assert "the run is incomplete (a spending limit stopped it: the limit of 1 request reached)" in said, said
+    assert "0 errored" not in said, said
+    assert (
+        "Shard 2/2 done: its slice is in; run cap-7 was closed incomplete because a spending limit stopped shard 1/2"
+        in said
+    ), said
+    assert "`evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-7 --max-requests 6`" in said, said
+    job = evalkit_cli(
+        "run", "arith.basic", "--wait-for-shards", "--run-id", "cap-7", "--database", LOCAL, "--timeout", "5s"
+    )
+    read = " ".join((job.stdout + job.stderr).split())
+    assert "the run is incomplete (a spending limit stopped it: the limit of 1 request reached)" in read, read

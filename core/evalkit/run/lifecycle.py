@@ -45,7 +45,7 @@ from ..errors import (
     UnknownRunError,
     UsageError,
 )
-from ..leases import LeaseKeeper
+from ..leases import LeaseKeeper, resume_hint
 from ..runs import CaseResult, Run, RunStatus
 from ..shapes import exception_text
 from ..storage.protocols import Capabilities, ResultRepository, RunLeases, StreamedCases, capabilities
@@ -56,7 +56,7 @@ from ..wording import argument, counted, quoted
 from . import stored_runs
 from .answering import Answering, Slice
 from .decide import Judging, recorded_verdict, settle
-from .limit_stops import provenance_after
+from .limit_stops import provenance_after, reached_words, run_stopped_by, stops_of
 from .outcome import Outcome
 from .placement import regrade_again, regraded_from
 from .plan import RunPlan, check_run_id, new_run_id
@@ -455,23 +455,28 @@ class _Lifecycle:
         observing = self.plan.observing
         self.observers = hooks.Observers(observing.manager, observing.hook_timeout) if observing.manager is not None else None
         complete: Run | None = None
-        # The one guard around begin_run: what it raises is raised as it is (nothing is stored),
-        # but for a stop met after its commit, raised below as the stop of a stored run.
-        began = self._store_header(header)
-        leased, begun = False, isinstance(began, Run)
+        began: Run | KeyboardInterrupt | HostAlarm | StoreFailure | None = None
+        leased = False
 
         def held() -> bool:
             # A process changes the status only of a run it holds: its lease taken, or a run it
             # began whose lease it could not take (evalkit's bug, Ctrl-C, a lock timeout) while no
             # other process answers it (it is marked interrupted, not left running for ever) — one
             # begin_run was stopped in after its commit too: it is stored running.
-            stored = begun or _stored_status(self.store, header.id) is RunStatus.RUNNING
+            stored = isinstance(began, Run) or _stored_status(self.store, header.id) is RunStatus.RUNNING
             return (leased and not lease.lost) or (not leased and stored and self._unanswered(header.id, joining))
 
+        def unstored() -> bool:
+            # What the one guard around begin_run raised (nothing stored) is raised as it is; a
+            # Ctrl-C or the host's alarm met as it returned (``began`` not set yet) finds the run
+            # stored, and is the stop of a stored run.
+            return began is None and _stored_status(self.store, header.id) is None
+
         try:
-            # The lease taken inside: a Ctrl-C between begin_run's commit and the lease, or a lease
-            # that could not be taken, leaves no run stored as running without a lease — it is
-            # marked interrupted and said resumable (when it is this process's: see held).
+            # begin_run inside: a Ctrl-C met as it returns, between begin_run's commit and the
+            # lease, or a lease that could not be taken, leaves no run stored as running without a
+            # lease — it is marked interrupted and said resumable (when it is this process's: see held).
+            began = self._store_header(header)
             if not isinstance(began, Run):
                 raise began  # Ctrl-C, the host's alarm or a failing store in begin_run, the run stored all the same
             stored_header = began
@@ -487,6 +492,8 @@ class _Lifecycle:
                 stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
                 stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
         except KeyboardInterrupt:
+            if unstored():
+                raise
             if held():
                 mark_interrupted(self.store, header.id)
             raise RunInterrupted(header.id, header.set_identifier, command=self._resume_command(header.id)) from None
@@ -504,6 +511,8 @@ class _Lifecycle:
             )
             raise failed.cause from None
         except HostAlarm as alarm:  # the host program's own time limit: its exception, raised as it is
+            if unstored():
+                raise
             mine = held()
             if mine:
                 mark_interrupted(self.store, header.id)
@@ -521,12 +530,16 @@ class _Lifecycle:
                 error_stopped(self.store, header, exc, self._resume_command(header.id))
             raise
         except Exception as exc:  # evalkit's own bug: the run is stored, so it is marked interrupted and said so (exit 3)
+            if began is None:
+                raise  # raised by begin_run's guard as it is
             failure = plugin_store_failure(self.store.repository, exc)
             resume, mine = self._resume_command(header.id), held()
             if failure is not None:  # a third-party store's own exception (its disk full): the store failed
                 raise store_failed(self.store, header, failure, resume, held=mine) from exc
             raise internal_error(self.store, header, exc, resume, held=mine) from exc
         except BaseException as exc:  # a plugin's, where no call carried it (evalkit.errors.carried)
+            if began is None:
+                raise  # raised by begin_run's guard as it is
             if held():
                 mark_interrupted(self.store, header.id)
             cause = f"{exception_text(exc)}, which a plugin raised and is no Exception"
@@ -712,9 +725,33 @@ class _Lifecycle:
         reused = self.plan.answers_reused or stored.answers_reused is not None
         judging = Judging(
             self.store, self.answering.rules, gate.tolerances, gate.baseline_id, tally, gate.fail_on_new_failures,
-            baseline_run=gate.baseline_run, gate=gate.settings, answers_reused=reused, stopped_by=finish.stopped_by,
+            baseline_run=gate.baseline_run, gate=gate.settings, answers_reused=reused,
+            stopped_by=self._stopped_by(stored, finish.stopped_by, finish.limit_stop is None),
         )  # fmt: skip
         return stored, settle(stored, judging)
+
+    def _stopped_by(self, stored: Run, own: str | None, slice_done: bool) -> str | None:
+        """What stopped the run this process finished, as its verdict says it: this part's own
+        limit (``own``), or — a shard whose run another shard's limit stop closed ``incomplete``
+        while it answered — the limits the run keeps as data, read as the verdict job
+        (``--wait-for-shards``) reads them; a shard whose own slice is in says so in a note."""
+        shard = self.plan.placement.shard
+        if shard is None or stored.status is not RunStatus.INCOMPLETE:
+            return own
+        stops = stops_of(stored)
+        mine = shard_part(shard.index, shard.count)
+        others = {part: stop for part, stop in stops.items() if part != mine}
+        if slice_done and others:
+            which = ", ".join(sorted(others))
+            words = "; ".join(dict.fromkeys(reached_words(stop) for stop in others.values()))
+            ends = [part.partition("/") for part in others]
+            indices = tuple(sorted(int(i) for i, _, n in ends if i.isdigit() and n == str(shard.count)))
+            self.notes.append(
+                f"Shard {mine} done: its slice is in; run {stored.id} was closed incomplete because a spending limit "
+                f"stopped shard{'s' if len(others) > 1 else ''} {which} ({words}); continue "
+                f"{'them' if len(others) > 1 else 'it'} with a higher limit: {resume_hint(stored, indices, shard.count)}"
+            )
+        return run_stopped_by(stored) or own
 
     def _limit_provenance(self, run_id: str, stored_header: Run, stop: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The run's provenance with the limit that stopped this process's part kept (or the one
