@@ -3,6 +3,7 @@ incomplete run answers only its errored cases."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sqlite3
@@ -915,3 +916,52 @@ def test_a_shard_answering_while_another_shards_limit_closes_the_run_says_so(eva
     )
     read = " ".join((job.stdout + job.stderr).split())
     assert "the run is incomplete (a spending limit stopped it: the limit of 1 request reached)" in read, read
+
+
+@pytest.mark.parametrize("revisable", [True, False], ids=["revise_provenance", "a store without it"])
+def test_two_shards_stopped_by_a_limit_at_once_both_keep_their_stop(evalkit_cli, project, monkeypatch, revisable) -> None:
+    # Shard 2 stopped by its limit between shard 1's reading the run's provenance and its writing
+    # it through finish_run: shard 1 wrote its own stop over shard 2's, so shard 2 read as killed
+    # (its resume line without the higher limit; the verdict job waited 90 s for its lease). The
+    # store merges each shard's stop with the run's row locked. A store without revise_provenance
+    # (a third party's) still keeps a lone shard's stop, by finish_run, as before.
+    from evalkit.run import lifecycle
+    from evalkit.run.limit_stops import LIMIT_STOPS, limit_stop
+    from evalkit.storage import protocols
+
+    if not revisable:  # the store offers no RevisableProvenance (its isinstance answer is cached per class)
+        without = tuple(c for c in protocols._CAPABILITIES if c[0] != "revisable")
+        monkeypatch.setattr(protocols, "_CAPABILITIES", without)
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-8", "--database", LOCAL)
+    other = limit_stop("max_requests", 1, None, ("--max-requests", "9"))
+    give_up = lifecycle.RunLease.give_up
+    committed: list[bool] = []
+
+    def shard_2_stops_meanwhile(self, *, done):  # noqa: ANN001, ANN202
+        # between shard 1's keeping its stop and its finish_run, shard 2's stop is committed
+        from evalkit.storage import close_repository, open_repository
+
+        if committed:
+            return give_up(self, done=done)
+        committed.append(True)
+        repository = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+        try:
+            provenance = repository.get_run("cap-8", with_cases=False).provenance or {}
+            stops = {**provenance.get(LIMIT_STOPS, {}), "2/2": other}
+            repository.Run.update({repository.Run.provenance: json.dumps({**provenance, LIMIT_STOPS: stops})}).where(
+                repository.Run.id == "cap-8"
+            ).execute()
+        finally:
+            close_repository(repository)
+        give_up(self, done=done)
+
+    monkeypatch.setattr(lifecycle.RunLease, "give_up", shard_2_stops_meanwhile)
+    stopped = evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1")
+    monkeypatch.undo()
+    assert stopped.code == 3, stopped.stdout + stopped.stderr
+    kept = stored_limit_stops(project, "cap-8")
+    # without revise_provenance shard 2's is lost, as documented (docs/architecture.md)
+    assert set(kept) == ({"1/2", "2/2"} if revisable else {"1/2"}), kept
+    assert kept["1/2"]["resume_limits"] == ["--max-requests", "6"], kept
+

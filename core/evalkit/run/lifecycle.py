@@ -10,8 +10,9 @@ that changed under it interrupts it.
       lease      acquire the lease on the whole run or on this shard; a heartbeat thread renews it
       answer     the answering's slice (its shard, minus what is stored), each case committed
                  through a CaseRecorder (group commit) and told to the observers
-      finish     the answering's Finish → give the lease up (this part is in, unless a budget
-                 stopped it) → finish_run
+      finish     the answering's Finish → keep the limit that stopped this part, if one did
+                 (limit_stops) → give the lease up (this part is in, unless a budget stopped it)
+                 → finish_run
       decide     pending while shards are missing; else decide.settle (baseline, comparison,
                  verdict, acceptance)
       interrupt  Ctrl-C, a set that changed, evalkit's own bug, an EvalkitError found late (once the
@@ -700,6 +701,8 @@ class _Lifecycle:
         lease.check()  # a run taken over is the other process's to finish
         streamed = not observing.keep_cases and self.store.streamed is not None
         finish = self.answering.finish(header, self.store, streamed)
+        # kept before the lease is given up: a reader that finds the part ended finds its stop
+        provenance = self._limit_provenance(header.id, stored_header, finish.limit_stop)
         lease.give_up(done=finish.slice_in)  # a slice its budget stopped is not in
         finish_options: dict[str, Any] = {"with_cases": False} if streamed else {}
         if self.store.spending is not None:  # a store that keeps spend (others are given what they take)
@@ -709,7 +712,6 @@ class _Lifecycle:
                 finish_options["answers_reused"] = finish.answers_reused
         self.notes.extend(finish.notes)
         self.plugin_failures.extend(finish.plugin_failures)
-        provenance = self._limit_provenance(header.id, stored_header, finish.limit_stop)
         if provenance is not None:
             finish_options["provenance"] = provenance
         stored = self.store.repository.finish_run(
@@ -753,13 +755,25 @@ class _Lifecycle:
             )
         return run_stopped_by(stored) or own
 
-    def _limit_provenance(self, run_id: str, stored_header: Run, stop: Mapping[str, Any] | None) -> dict[str, Any] | None:
-        """The run's provenance with the limit that stopped this process's part kept (or the one
-        that stopped it before cleared: it finished again), as :mod:`evalkit.run.limit_stops` keeps
-        it; ``None``: nothing to write. Read again from the store first when there is: another
-        shard may have kept its own since this one began."""
+    def _part(self) -> str:
+        """This process's part of the run: ``*`` or its shard's ``I/N``."""
         shard = self.plan.placement.shard
-        part = WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)
+        return WHOLE_RUN if shard is None else shard_part(shard.index, shard.count)
+
+    def _limit_provenance(self, run_id: str, stored_header: Run, stop: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """Keep the limit that stopped this process's part (or clear the one that stopped it before:
+        it finished again), as :mod:`evalkit.run.limit_stops` keeps it. A store that revises a run's
+        provenance (:class:`~evalkit.storage.RevisableProvenance`) merges it with the run row locked,
+        so shards stopped at once each keep theirs; ``None`` is returned, nothing left to write.
+        Another store is given the provenance to write through ``finish_run`` (returned; ``None``:
+        nothing to write), read again first — a shard finishing between that read and this write
+        loses its entry (see docs/architecture.md)."""
+        part = self._part()
+        if provenance_after(stored_header.provenance, part, stop) is None and stop is None:
+            return None  # nothing kept for this part when it began, nothing to keep now
+        if self.store.revisable is not None:
+            self.store.revisable.revise_provenance(run_id, lambda stored: provenance_after(stored, part, stop))
+            return None
         if provenance_after(stored_header.provenance, part, stop) is None:
             return None
         fresh = self.store.repository.get_run(run_id, with_cases=False)
