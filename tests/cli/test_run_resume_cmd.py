@@ -965,3 +965,41 @@ def test_two_shards_stopped_by_a_limit_at_once_both_keep_their_stop(evalkit_cli,
     assert set(kept) == ({"1/2", "2/2"} if revisable else {"1/2"}), kept
     assert kept["1/2"]["resume_limits"] == ["--max-requests", "6"], kept
 
+
+def test_a_limit_stopped_shard_taken_again_and_killed_keeps_no_stop_of_its_earlier_attempt(evalkit_cli, project, monkeypatch) -> None:
+    # Shard 1 stopped by --max-requests 1, run again with --max-requests 6 and killed before it
+    # finished: `show --json` still gave the first attempt's stop under limit_stops, and the line
+    # continuing shard 1 its "--max-requests 6" (only finish_run wrote the stops). The stop is
+    # cleared as the shard is taken again: the shard reads as killed, its line without that limit.
+    from evalkit.leases import STALE_AFTER_S
+    from evalkit.run import lifecycle
+    from evalkit.storage import close_repository, open_repository
+    from evalkit.storage.sql.repository import SqlRepository
+
+    answer_with(project, ARITH_GOOD)
+    base = ("run", "arith.basic", "--provider", "my-app", "--run-id", "cap-9", "--database", LOCAL)
+    assert evalkit_cli(*base, "--shard", "1/2", "--max-requests", "1").code == 3
+    assert set(stored_limit_stops(project, "cap-9")) == {"1/2"}
+    assert evalkit_cli(*base, "--shard", "2/2").code == 0
+    with monkeypatch.context() as killed:  # a `kill -9` before the shard finishes: nothing is given up or marked
+
+        def dies(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            raise KeyboardInterrupt
+
+        killed.setattr(SqlRepository, "finish_run", dies)
+        killed.setattr(lifecycle.RunLease, "give_up", lambda self, done: None)
+        killed.setattr(lifecycle, "mark_interrupted", lambda store, run_id: False)
+        evalkit_cli(*base, "--shard", "1/2", "--max-requests", "6")
+    repo = open_repository(f"sqlite:///{project / '.evalkit' / 'results.db'}")
+    try:  # its lease as a process on another machine left it, heard from long ago
+        then = repo._store_now() - STALE_AFTER_S - 5
+        repo.Lease.update({repo.Lease.owner_host: "ci-7", repo.Lease.heartbeat_at: then, repo.Lease.acquired_at: then}).where(
+            (repo.Lease.run == "cap-9") & (repo.Lease.part == "1/2")
+        ).execute()
+    finally:
+        close_repository(repo)
+    shown = evalkit_cli("show", "cap-9", "--json")
+    assert shown.code == 0 and shown.json()["limit_stops"] == {}, shown.stdout
+    said = " ".join(evalkit_cli("show", "cap-9").stdout.split())
+    assert "(killed, or its machine lost)" in said, said
+    assert "`evalkit run arith.basic --provider my-app --shard 1/2 --run-id cap-9`" in said, said

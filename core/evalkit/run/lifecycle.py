@@ -7,7 +7,8 @@ that changed under it interrupts it.
     execute(plan, repository)
       begin      run id (given, resumed or new) → refuse what cannot join → begin_run (inside the
                  guard the lease is taken in: no interruption leaves it running unleased)
-      lease      acquire the lease on the whole run or on this shard; a heartbeat thread renews it
+      lease      acquire the lease on the whole run or on this shard; a heartbeat thread renews it;
+                 the limit stop an earlier attempt of this part kept is cleared (limit_stops)
       answer     the answering's slice (its shard, minus what is stored), each case committed
                  through a CaseRecorder (group commit) and told to the observers
       finish     the answering's Finish → keep the limit that stopped this part, if one did
@@ -490,6 +491,7 @@ class _Lifecycle:
             else:
                 lease.take(None if shard is None else shard.count)
                 leased = True
+                self._clear_earlier_stop(header.id, stored_header)
                 stored_runs.note(header.id)  # joined: this process answers it from here (a refused lease stores nothing)
                 stored, verdict = self._answer_and_finish(header, stored_header, joining, lease)
         except KeyboardInterrupt:
@@ -778,6 +780,17 @@ class _Lifecycle:
             return None
         fresh = self.store.repository.get_run(run_id, with_cases=False)
         return provenance_after((fresh or stored_header).provenance, part, stop)
+
+    def _clear_earlier_stop(self, run_id: str, stored_header: Run) -> None:
+        """This part taken again: the limit that stopped its earlier attempt no longer holds, so its
+        entry is cleared now (a whole run's: every shard's), where the store can revise a run's
+        provenance — killed before it finishes, the part reads as killed, its resume line without the
+        earlier attempt's higher limit. Another store keeps the entry until the part finishes; its
+        readers pass over it while the part's lease is held."""
+        part = self._part()
+        if self.store.revisable is None or provenance_after(stored_header.provenance, part, None) is None:
+            return
+        self.store.revisable.revise_provenance(run_id, lambda stored: provenance_after(stored, part, None))
 
     def _answered(self, header: Run, stored_header: Run, joining: bool) -> Collection[str]:
         """The ids of the run's cases stored with an answer (what this process skips)."""
