@@ -194,6 +194,34 @@ def test_a_set_file_with_a_line_break_in_its_name_is_named_quoted(evalkit_cli, p
     assert f'"evals/{HOSTILE_FOLDER_SHOWN}.yaml":3:10: prompts: 3' in result.stdout + result.stderr
 
 
+def test_the_files_init_writes_are_named_quoted(evalkit_cli, hostile_project: Path) -> None:
+    """`evalkit init DIR` printed "wrote DIR/evalkit.toml" and "Next, in DIR:" with DIR as it is: a
+    folder name with a line break printed a line "evalkit: ok" of its own, and one with a space
+    read as two words."""
+    result = evalkit_cli("init", str(hostile_project))
+    assert result.code == 0, result.stderr
+    assert (hostile_project / "evalkit.toml").is_file()
+    _path_shown(result.stdout, hostile_project / "evalkit.toml")
+    _path_shown(result.stdout, hostile_project / "evals" / "example.yaml")
+    assert f'Next, in "{hostile_project}":'.replace(HOSTILE_FOLDER, HOSTILE_FOLDER_SHOWN) in result.stdout, result.stdout
+
+
+def test_the_files_an_import_reads_and_writes_are_named_quoted(evalkit_cli, hostile_project: Path) -> None:
+    """`evalkit import otel` printed "wrote SET and ANSWERS" and "read N spans from TRACE" with
+    the paths as they are: a line break in one printed a line of its own."""
+    from tests.support.otel_traces import answer, model_call, text, trace_file
+
+    trace = hostile_project / "prod x.jsonl"
+    with trace_file(trace) as tracer:
+        model_call(tracer, [text("user", "When can I return a lamp?")], answer("Within 30 days."))
+    set_file, answers = hostile_project / "set.yaml", hostile_project / "a.jsonl"
+    result = evalkit_cli("import", "otel", str(trace), "-o", str(set_file), "--answers", str(answers))
+    assert result.code == 0, result.stderr
+    _path_shown(result.stdout, set_file)
+    _path_shown(result.stdout, answers)
+    assert 'from "prod x.jsonl" (' in result.stdout, result.stdout
+
+
 @pytest.mark.parametrize(
     ("path", "shown"),
     [
