@@ -239,6 +239,20 @@ def test_path_named(path: object, shown: str) -> None:
     assert path_named(path) == shown
 
 
+def test_evalkits_own_words_in_a_names_place_are_not_quoted_as_a_name() -> None:
+    """A record standing for a distribution's unreadable entry points was labelled
+    ``generator "(unreadable)" (…)``, as if a plugin had chosen that name; a plugin that did choose
+    it is still quoted."""
+    from evalkit.registry import UNREADABLE_ENTRY_POINTS, PluginRecord
+    from evalkit.wording import quoted, word_named
+
+    placeholder = PluginRecord("evalkit.generators", UNREADABLE_ENTRY_POINTS, "", "broken-1.0.dist-info", "in /site")
+    assert placeholder.label == "generator (unreadable) (broken-1.0.dist-info in /site)"
+    assert quoted(UNREADABLE_ENTRY_POINTS) == word_named(UNREADABLE_ENTRY_POINTS) == "(unreadable)"
+    chosen = PluginRecord("evalkit.generators", "(unreadable)", "m:f", "acme", "1.0")
+    assert chosen.label == 'generator "(unreadable)" (acme 1.0)'
+
+
 # -- the rule, kept ----------------------------------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parent.parent
