@@ -221,7 +221,7 @@ def _verdict_job(args: Arguments, sourced: Any, config: Any, database: str, gati
         if run.kind.value != "retrieval":
             raise UsageError(f"run {run.id} is a {run.kind.value} run, not a retrieval run")
         choice = choose_deployment(args.deployment, config, sourced=sourced)
-        deployment = Deployment(run.deployment, {}, choice.source if choice is not None else "none")
+        deployment = Deployment(run.deployment, {}, choice.sources if choice is not None else "none")
         store = capabilities(repository)
         answering = stored_answering(run, question_set, deployment, store)
         # The whole gate, as a single process would apply it: tolerances, the gate's method, a chosen
@@ -546,7 +546,7 @@ def outcome_document(outcome: Any) -> dict[str, Any]:
         "kind": run.kind.value,
         "set": run.set_identifier,
         "retriever": run.retriever,
-        "deployment": {"name": detail.deployment.name, "source": detail.deployment.source},
+        "deployment": {"name": detail.deployment.name, "source": detail.deployment.source, "sources": list(detail.deployment.sources)},
         "status": run.status.value,
         "grader": run.grader,
         "k": detail.metrics.k,
