@@ -389,6 +389,7 @@ def test_a_set_provider_named_with_a_quote_reads_and_names_its_own_table(evalkit
     the name cut the key short, so its table was never read (a required option was "missing") nor
     named rightly. Its name is now one key, quoted once where the table is shown (TOML's escapes)."""
     from evalkit.wording import table_key
+
     from tests.support.distributions import write_distribution
 
     name = 'say"hi'
