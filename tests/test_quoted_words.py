@@ -222,6 +222,42 @@ def test_the_files_an_import_reads_and_writes_are_named_quoted(evalkit_cli, host
     assert 'from "prod x.jsonl" (' in result.stdout, result.stdout
 
 
+def test_a_missing_replay_file_is_named_quoted(evalkit_cli, hostile_project: Path) -> None:
+    (hostile_project / "evalkit.toml").write_text('[providers.my-app]\nadapter = "replay"\npath = "missing.jsonl"\n')
+    result = evalkit_cli("run", "evalkit.smoke", "--provider", "my-app", cwd=hostile_project)
+    assert result.code == 2, result.stderr
+    _path_shown(result.stderr, hostile_project / "missing.jsonl")
+    assert "replay file " in result.stderr
+
+
+def test_a_resume_in_a_store_not_made_yet_names_it_quoted(evalkit_cli, hostile_project: Path) -> None:
+    store = hostile_project / "results.db"
+    result = evalkit_cli("run", "evalkit.smoke", "--resume", "r1", "--database", f"sqlite:///{store}")
+    assert result.code == 2, result.stderr
+    assert "there is no store at " in result.stderr, result.stderr
+    _path_shown(result.stderr, store)
+
+
+def test_a_missing_set_file_names_the_folder_looked_in_quoted(evalkit_cli, hostile_project: Path) -> None:
+    (hostile_project / "evalkit.toml").write_text('[sets]\npaths = ["missing.yaml"]\n')
+    result = evalkit_cli("validate", cwd=hostile_project)
+    assert result.code == 2
+    said = result.stdout + result.stderr
+    assert "(looked in " in said, said
+    _path_shown(said, hostile_project)
+
+
+def test_the_trec_files_written_are_named_quoted(evalkit_cli, hostile_project: Path) -> None:
+    run_file, qrels = hostile_project / "run.txt", hostile_project / "qrels.txt"
+    result = evalkit_cli(
+        "retrieval", "evalkit_stdlib.docs", "evalkit.lexical", "--deployment", "demo",
+        "--export-run", str(run_file), "--export-qrels", str(qrels), cwd=hostile_project,
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    _path_shown(result.stdout, run_file)
+    _path_shown(result.stdout, qrels)
+
+
 @pytest.mark.parametrize(
     ("path", "shown"),
     [

@@ -273,16 +273,17 @@ def _check_export_paths(args: Arguments) -> None:
 def _export(args: Arguments, outcome: Any) -> list[str]:
     """Write the TREC run and qrels files asked for; one line per file written."""
     from ..retrieval.trec import write_qrels, write_run
+    from ..wording import path_named
 
     written = []
     if args.export_run:
         tag = f"evalkit-{outcome.run.id}"
         rankings = outcome.detail.rankings
         path = write_run(args.export_run, rankings, tag)
-        written.append(f"TREC run:       {path} ({counted(len(rankings), 'question')}, tag {tag})")
+        written.append(f"TREC run:       {path_named(path)} ({counted(len(rankings), 'question')}, tag {tag})")
     if args.export_qrels:
         path = write_qrels(args.export_qrels, outcome.detail.question_set.questions)
-        written.append(f"TREC qrels:     {path}")
+        written.append(f"TREC qrels:     {path_named(path)}")
     return written
 
 
