@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from .console import Output
 
-from ..wording import counted
+from ..wording import counted, quoted
 from .app import Arguments, EvalkitCommand, arguments
 from .gate_options import gate_options
 from .names import DeploymentName, PluginName, SetIdentifier
@@ -398,7 +398,7 @@ def _render_holes(out: Output, detail: Any) -> None:
         return
     human, filled, k = detail.metrics, holes.metrics, detail.metrics.k
     judge = holes.judge or {}
-    who = judge.get("instance") or "the judge"
+    who = quoted(judge["instance"]) if judge.get("instance") else "the judge"
     models = ", ".join(judge.get("models") or ()) or "no model reported"
     out.line()
     out.line("[bold]Unjudged documents graded by a relevance judge[/bold]")
